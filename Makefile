@@ -1,0 +1,41 @@
+# Front door: `make demo` on a fresh Debian 12 machine installs what is missing, builds and runs
+# the simulator on the bundled Alibaba trace; `make test` runs every test, the sanitizer build too.
+BUILD ?= build
+SAN   ?= build-san
+
+.PHONY: all deps demo test test-release test-san bench format clean
+
+all: $(BUILD)/build.ninja
+	ninja -C $(BUILD)
+
+$(BUILD)/build.ninja:
+	meson setup $(BUILD) --buildtype=release
+
+$(SAN)/build.ninja:
+	meson setup $(SAN) --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false
+
+deps:
+	scripts/install-deps
+
+demo: deps all
+	$(BUILD)/gpusched simulate --policy all --seed 42
+
+test: deps
+	scripts/run-tests
+
+test-release: all
+	meson test -C $(BUILD) --print-errorlogs
+
+test-san: $(SAN)/build.ninja
+	ninja -C $(SAN)
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
+		meson test -C $(SAN) --print-errorlogs --timeout-multiplier 4
+
+bench: all
+	$(BUILD)/bench_simulate
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf $(BUILD) $(SAN)
