@@ -1,0 +1,47 @@
+/*
+ * gpusched — the GPU model catalog.
+ *
+ * Invariants: the catalog is a constant table compiled into the library; indexes are stable within
+ * one build and below GS_MODEL_MAX, so a set of models fits a 32-bit mask (bit i = model index i).
+ * Memory is what `nvidia-smi` reports as total framebuffer, in MiB; SM counts are NVIDIA's
+ * published figures (CUDA deviceQuery / product briefs). Models G1-G3 of the Alibaba trace are
+ * undisclosed: their figures are assumptions, marked as such in `note`.
+ * Thread safety: read-only, safe from any thread.
+ */
+#ifndef GPUSCHED_CATALOG_H
+#define GPUSCHED_CATALOG_H
+
+#include <stdint.h>
+
+#define GS_MODEL_MAX 32
+
+/* Form factor; decides the default topology template of a node (see gs_topology_default()). */
+enum gs_form { GS_FORM_PCIE = 0, GS_FORM_SXM = 1 };
+
+struct gs_gpu_model {
+    const char *name;    /* catalog name, e.g. "A100-SXM4-80GB" */
+    const char *aliases; /* '|'-separated other spellings (trace codes), may be "" */
+    uint32_t memory_mib; /* framebuffer, MiB */
+    uint16_t sm_count;   /* streaming multiprocessors */
+    enum gs_form form;
+    const char *note; /* source of the figures, or the assumption made */
+};
+
+/* gs_catalog_count() - number of models in the catalog (<= GS_MODEL_MAX). */
+int gs_catalog_count(void);
+
+/*
+ * gs_catalog_at() - the model at index @idx.
+ * Return: the entry, or NULL when @idx is out of range. Owned by the library; never free it.
+ */
+const struct gs_gpu_model *gs_catalog_at(int idx);
+
+/*
+ * gs_catalog_find() - look a model up by name or alias, ignoring ASCII case.
+ * @name: NUL-terminated; @len: bytes of @name to compare, or -1 for the whole string.
+ * Return: the model index (>= 0), or -ENOENT when no model has that name.
+ * Complexity: O(models).
+ */
+int gs_catalog_find(const char *name, int len);
+
+#endif

@@ -1,0 +1,99 @@
+/*
+ * gpusched — the cluster: its topology tree and what is free on every node.
+ *
+ * Topology: zone -> node -> PCIe domain -> NVLink group -> GPU. Every GPU of a node has a PCIe
+ * domain index and an NVLink group index (GS_NO_GROUP when it has no NVLink peer). A node template
+ * is the pair of per-GPU index arrays; gs_topology_default() gives the documented default.
+ *
+ * Invariants: every quantity is an integer in its unit — CPU in milli-cores, host memory in MiB,
+ * GPU share in milli-GPU (1000 = one whole card). For every node 0 <= free <= capacity on every
+ * resource; a GPU's free share is in 0..1000. Nodes are numbered 0..n-1 in insertion order and
+ * never removed; names are unique. The cluster is changed only through the scheduler
+ * (gs_sched_bind(), gs_sched_release()), which keeps its node-state index in step. Thread safety:
+ * none; one owner at a time.
+ */
+#ifndef GPUSCHED_CLUSTER_H
+#define GPUSCHED_CLUSTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct gs_diag;
+struct gs_cluster;
+
+#define GS_GPUS_MAX  16   /* GPUs per node */
+#define GS_NO_GROUP  0xff /* "no NVLink group" */
+#define GS_NAME_MAX  64   /* node and zone names, bytes with the NUL */
+#define GS_NODES_MAX 1000000
+#define GS_MILLI_GPU 1000
+
+/* What a caller states about one node. Strings are copied; the struct may be reused. */
+struct gs_node_spec {
+    const char *name;   /* unique, 1..GS_NAME_MAX-1 bytes */
+    const char *zone;   /* availability zone; NULL or "" = "default" */
+    int model;          /* catalog index (gs_catalog_find()); ignored when gpus == 0 */
+    int gpus;           /* 0..GS_GPUS_MAX */
+    int64_t cpu_milli;  /* > 0 */
+    int64_t memory_mib; /* > 0 */
+    /* Per-GPU PCIe domain and NVLink group indexes (GPU i at [i]); NULL = the default template. */
+    const uint8_t *pcie_domain;
+    const uint8_t *nvlink_group;
+};
+
+/*
+ * gs_topology_default() - the default template of a node with @gpus cards of catalog model @model.
+ * SXM boards (V100 SXM2, A100/H100/H200 SXM, HGX): all GPUs in one NVLink group (NVSwitch or
+ * hybrid cube mesh treated as one group), two GPUs per PCIe switch. PCIe cards: no NVLink, four
+ * GPUs per PCIe switch. Both as on the reference HGX/DGX and 4-GPU-per-switch PCIe boards.
+ * @pcie, @nvlink: arrays of at least @gpus entries, written.
+ */
+void gs_topology_default(int model, int gpus, uint8_t *pcie, uint8_t *nvlink);
+
+/*
+ * gs_cluster_new() - an empty cluster.
+ * Return: 0 and *@out set (free with gs_cluster_free()), or -ENOMEM.
+ */
+int gs_cluster_new(struct gs_cluster **out);
+
+/* gs_cluster_free() - free @c and its nodes; NULL is allowed. */
+void gs_cluster_free(struct gs_cluster *c);
+
+/*
+ * gs_cluster_add_node() - add a node, all of it free.
+ * Return: the new node's index (>= 0); -EINVAL with @d set (bad name, duplicate name, resource out
+ * of range, unknown model, bad topology index); -ENOMEM; -E2BIG past GS_NODES_MAX nodes.
+ * Complexity: amortised O(1).
+ */
+int gs_cluster_add_node(struct gs_cluster *c, const struct gs_node_spec *spec, struct gs_diag *d);
+
+/* gs_cluster_node_count() - number of nodes. */
+size_t gs_cluster_node_count(const struct gs_cluster *c);
+
+/* gs_cluster_gpu_count() - number of GPUs over all nodes. */
+int64_t gs_cluster_gpu_count(const struct gs_cluster *c);
+
+/* gs_cluster_model_mask() - bit i set when some node has GPUs of catalog model i. */
+uint32_t gs_cluster_model_mask(const struct gs_cluster *c);
+
+/*
+ * gs_cluster_find() - index of the node named @name, or -ENOENT. Complexity: O(1) expected.
+ */
+int gs_cluster_find(const struct gs_cluster *c, const char *name);
+
+/* gs_cluster_node_name() - the name of node @i (owned by @c), or NULL when out of range. */
+const char *gs_cluster_node_name(const struct gs_cluster *c, size_t i);
+
+/* Totals over the cluster, capacity and allocated, in their units. */
+struct gs_cluster_totals {
+    int64_t gpus;                        /* cards */
+    int64_t gpu_milli, gpu_milli_used;   /* milli-GPU */
+    int64_t cpu_milli, cpu_milli_used;   /* milli-cores */
+    int64_t memory_mib, memory_mib_used; /* MiB */
+    int64_t gpus_idle;                   /* cards with nothing allocated */
+    int64_t gpus_partial;                /* cards partly allocated */
+};
+
+/* gs_cluster_totals() - fill @t; O(nodes x GPUs). */
+void gs_cluster_totals(const struct gs_cluster *c, struct gs_cluster_totals *t);
+
+#endif

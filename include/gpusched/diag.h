@@ -1,0 +1,50 @@
+/*
+ * gpusched — diagnostics carried out of fallible calls.
+ *
+ * Invariants: a struct gs_diag is a caller-owned value (stack or embedded); no call allocates for
+ * it. `msg` always holds a NUL-terminated string; it is the empty string until an error is set.
+ * Error text names the place the problem is (file:line:column, the request field, the pod or the
+ * node) so a person can act on it without a debugger. Warnings do not stop a call: each is passed
+ * to `warn` when set, otherwise counted only.
+ */
+#ifndef GPUSCHED_DIAG_H
+#define GPUSCHED_DIAG_H
+
+#include <stddef.h>
+
+#define GS_DIAG_MSG_MAX 512
+
+struct gs_diag {
+    char msg[GS_DIAG_MSG_MAX]; /* last error, "" when none */
+    unsigned nwarn;            /* warnings reported so far */
+    /* Called once per warning with the formatted text; may be NULL. */
+    void (*warn)(void *ud, const char *msg);
+    void *warn_ud;
+};
+
+/*
+ * gs_diag_init() - reset @d to no error and no warnings, keeping no callback.
+ * @d: may be NULL (then nothing happens).
+ */
+void gs_diag_init(struct gs_diag *d);
+
+/*
+ * gs_diag_error() - record an error message, printf-style, truncated to GS_DIAG_MSG_MAX - 1 bytes.
+ * @d: may be NULL (then the message is dropped).
+ * Return: always -EINVAL, so callers can write `return gs_diag_error(d, ...)`.
+ */
+int gs_diag_error(struct gs_diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * gs_diag_errorf_code() - as gs_diag_error() but returns @code (a negative errno) instead.
+ */
+int gs_diag_error_code(struct gs_diag *d, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/*
+ * gs_diag_warn() - report a warning: counted in @d->nwarn and passed to @d->warn when set.
+ * @d: may be NULL.
+ */
+void gs_diag_warn(struct gs_diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif
