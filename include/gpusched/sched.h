@@ -1,0 +1,213 @@
+/*
+ * gpusched — the scheduling framework: profiles, plugins and the scheduling cycle.
+ *
+ * A profile lists plugins per extension point, as a KubeSchedulerConfiguration profile does:
+ * queueSort, preFilter, filter, postFilter, score (each with an integer weight), reserve. Plugins
+ * are compiled in; src/core/plugins/plugins.def lists each once and generates the registry.
+ *
+ * The scheduling cycle for one pod: preFilter once; filter and score once per *node state* (nodes
+ * whose free resources, GPU model, shape and placement tags are equal are one state and score the
+ * same, so a cycle costs O(distinct states), and a (state, pod shape) result is cached for good
+ * because states are immutable); the best weighted sum wins; ties go to a fixed per-seed random
+ * node priority (as the FGD study's simulator does) or, for plugins that ask for it, to a uniform
+ * draw; postFilter explains a pod that fits nowhere; reserve picks the cards and binds.
+ *
+ * Invariants: scores are integers 0..GS_SCORE_MAX before weighting; weights are 1..GS_WEIGHT_MAX.
+ * Same cluster, profile, workload and seed give the same decisions, byte for byte.
+ * Thread safety: none; one scheduler per thread.
+ */
+#ifndef GPUSCHED_SCHED_H
+#define GPUSCHED_SCHED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpusched/cluster.h"
+#include "gpusched/pod.h"
+
+struct gs_diag;
+struct gs_profile;
+struct gs_sched;
+
+#define GS_SCORE_MAX  1000
+#define GS_WEIGHT_MAX 1000000
+
+enum gs_ext_point {
+    GS_EP_QUEUE_SORT = 0,
+    GS_EP_PRE_FILTER,
+    GS_EP_FILTER,
+    GS_EP_POST_FILTER,
+    GS_EP_SCORE,
+    GS_EP_RESERVE,
+    GS_EP_COUNT
+};
+
+/* gs_ext_point_name() - "queueSort", "preFilter", ... as KubeSchedulerConfiguration spells them. */
+const char *gs_ext_point_name(enum gs_ext_point ep);
+
+/* gs_ext_point_find() - the extension point named @name, or -ENOENT. */
+int gs_ext_point_find(const char *name);
+
+/* gs_plugin_count() - number of compiled-in plugins. */
+int gs_plugin_count(void);
+
+/* gs_plugin_find() - the plugin id of @name (exact, case-sensitive), or -ENOENT. */
+int gs_plugin_find(const char *name);
+
+/* gs_plugin_name() - name of plugin @id, or NULL when out of range. */
+const char *gs_plugin_name(int id);
+
+/* gs_plugin_points() - bit (1 << ep) set for each extension point plugin @id implements. */
+unsigned gs_plugin_points(int id);
+
+/*
+ * gs_profile_new() - an empty profile named @scheduler_name (copied; NULL = "gpusched").
+ * Return: 0 and *@out (free with gs_profile_free()), or -ENOMEM.
+ */
+int gs_profile_new(const char *scheduler_name, struct gs_profile **out);
+
+/* gs_profile_free() - NULL allowed. */
+void gs_profile_free(struct gs_profile *p);
+
+/* gs_profile_name() - the schedulerName, owned by @p. */
+const char *gs_profile_name(const struct gs_profile *p);
+
+/*
+ * gs_profile_enable() - enable plugin @id at @ep with @weight (score only; others pass 1).
+ * Enabling a plugin twice at one point replaces its weight.
+ * Return: 0; -EINVAL with @d set when the plugin does not implement @ep or the weight is outside
+ * 1..GS_WEIGHT_MAX; -E2BIG past 16 plugins at one point.
+ */
+int gs_profile_enable(struct gs_profile *p, enum gs_ext_point ep, int id, int weight,
+                      struct gs_diag *d);
+
+/*
+ * gs_profile_disable() - remove plugin @id from @ep (no-op when absent); id -1 removes all.
+ */
+void gs_profile_disable(struct gs_profile *p, enum gs_ext_point ep, int id);
+
+/* gs_profile_count() - plugins enabled at @ep. */
+int gs_profile_count(const struct gs_profile *p, enum gs_ext_point ep);
+
+/*
+ * gs_profile_at() - the @i-th plugin at @ep: returns its id and writes its weight to @weight
+ * (may be NULL). Return: -ENOENT when @i is out of range.
+ */
+int gs_profile_at(const struct gs_profile *p, enum gs_ext_point ep, int i, int *weight);
+
+/*
+ * gs_policy_names() - NULL-terminated list of the placement policy names gs_profile_for_policy()
+ * knows: "gpusched" (the default), "fgd", "bestfit", "gpupacking", "gpuclustering", "dotprod",
+ * "random". Owned by the library.
+ */
+const char *const *gs_policy_names(void);
+
+/*
+ * gs_profile_for_policy() - the profile of a named placement policy: GPUQueueSort,
+ * GPUAvailability, NodeGPUFilter, the policy's score plugin(s), NodeGPUReserve.
+ * Return: 0 and *@out; -EINVAL with @d listing the known names; -ENOMEM.
+ */
+int gs_profile_for_policy(const char *policy, struct gs_profile **out, struct gs_diag *d);
+
+/* Where a pod was put. */
+struct gs_placement {
+    int32_t node;       /* node index */
+    uint32_t gpu_mask;  /* bit i = node-local GPU i */
+    uint32_t gpu_milli; /* milli-GPU taken on each GPU in gpu_mask */
+};
+
+/*
+ * gs_sched_new() - a scheduler over @c (borrowed, must outlive it; the scheduler becomes the only
+ * writer of its free resources) running profile @p (copied) with @seed for every random choice.
+ * Return: 0 and *@out; -EINVAL with @d when the profile has no filter or no reserve plugin;
+ * -ENOMEM.
+ */
+int gs_sched_new(struct gs_cluster *c, const struct gs_profile *p, uint64_t seed,
+                 struct gs_sched **out, struct gs_diag *d);
+
+/*
+ * gs_sched_set_priority() - replace the tie-break order: @prio[i] is node i's rank (lower wins
+ * a tie), a permutation of 0..n-1 (not checked for repeats: equal ranks fall to the heap order).
+ * Only before the first pod is scheduled.
+ * Return: 0; -EBUSY after a pod was scheduled; -EINVAL when a rank is >= the node count.
+ */
+int gs_sched_set_priority(struct gs_sched *s, const uint32_t *prio);
+
+/* gs_sched_priority() - node @node's tie-break rank (UINT32_MAX when out of range). */
+uint32_t gs_sched_priority(const struct gs_sched *s, size_t node);
+
+/* gs_sched_free() - NULL allowed; the cluster is left as it is. */
+void gs_sched_free(struct gs_sched *s);
+
+/*
+ * gs_sched_set_workload() - describe the workload the cluster serves: @n pod requests (copied),
+ * from which the fragmentation-aware plugins derive the "typical pods" (the most frequent request
+ * classes covering 95 % of pods, FGD, USENIX ATC '23 §4). Call before the first placement.
+ * Return: 0; -ENOMEM.
+ */
+int gs_sched_set_workload(struct gs_sched *s, const struct gs_pod_req *pods, size_t n);
+
+/* Returned by gs_sched_place() when the pod fits on no node; the diag holds why. */
+#define GS_UNSCHEDULABLE 1
+
+/*
+ * gs_sched_place() - run one scheduling cycle for @pod and, when a node fits, bind it there.
+ * @out: written on success only.
+ * @why: on GS_UNSCHEDULABLE, a kube-scheduler style summary ("0/152 nodes are available: 120
+ * Insufficient nvidia.com/gpu, 32 Insufficient cpu."); on -EINVAL the bad field.
+ * Return: 0 placed; GS_UNSCHEDULABLE; -EINVAL (invalid request, or one no node could ever host:
+ * a GPU model no node has); -ENOMEM.
+ * Complexity: O(distinct node states) per call, amortised.
+ */
+int gs_sched_place(struct gs_sched *s, const struct gs_pod_req *pod, struct gs_placement *out,
+                   struct gs_diag *why);
+
+/*
+ * gs_sched_score_node() - filter and score @pod on node @node (an index) without binding: what
+ * a scheduler extender's filter and prioritize verbs ask.
+ * Return: the weighted score + 2 (>= 2) when the pod fits; GS_UNSCHEDULABLE with @why; -EINVAL
+ * (bad request or node index); -ENOMEM.
+ */
+int64_t gs_sched_score_node(struct gs_sched *s, const struct gs_pod_req *pod, size_t node,
+                            struct gs_diag *why);
+
+/*
+ * gs_sched_bind_node() - bind @pod to node @node chosen elsewhere (kube-scheduler's bind verb):
+ * the cards are picked by the profile's reserve plugin.
+ * Return: 0 and *@out; GS_UNSCHEDULABLE with @why when it does not fit there; -EINVAL; -ENOMEM.
+ */
+int gs_sched_bind_node(struct gs_sched *s, const struct gs_pod_req *pod, size_t node,
+                       struct gs_placement *out, struct gs_diag *why);
+
+/*
+ * gs_sched_release() - give back what @pod held at @pl (a placement this scheduler returned).
+ * The scheduler keeps amounts per node and card, not pod identities: the caller owns its pods
+ * and must release each placement once. What can be checked is: the amounts fit back.
+ * Return: 0; -EINVAL when @pl gives back more than the node or a card has allocated.
+ */
+int gs_sched_release(struct gs_sched *s, const struct gs_pod_req *pod,
+                     const struct gs_placement *pl);
+
+/*
+ * gs_sched_frag_milli() - the cluster's GPU fragmentation for the typical pods, in milli-GPU: the
+ * frequency-weighted free GPU share that the typical pods could not use (FGD's F_n summed over
+ * nodes). 0 before gs_sched_set_workload(). O(nodes x typical pods x GPUs).
+ */
+int64_t gs_sched_frag_milli(const struct gs_sched *s);
+
+/*
+ * gs_sched_last_reason() - after GS_UNSCHEDULABLE, the reason most nodes gave, in kube-scheduler
+ * words ("Insufficient nvidia.com/gpu"); a static string.
+ */
+const char *gs_sched_last_reason(const struct gs_sched *s);
+
+/* gs_sched_state_count() - distinct node states created so far (for benchmarks). */
+size_t gs_sched_state_count(const struct gs_sched *s);
+
+/*
+ * gs_queue_less() - GPUQueueSort order: higher @prio first, then earlier @seq.
+ * Return: non-zero when (a_prio, a_seq) sorts before (b_prio, b_seq).
+ */
+int gs_queue_less(int32_t a_prio, uint64_t a_seq, int32_t b_prio, uint64_t b_seq);
+
+#endif

@@ -1,0 +1,790 @@
+/*
+ * The scheduling cycle over interned node states.
+ *
+ * Why states: in a large cluster most nodes look alike (empty, or full, or holding the same mix),
+ * and every filter and score here is a function of what a node has free, its GPU model and shape.
+ * Interning those makes a cycle O(distinct states), and because a state never changes, the result
+ * of a (state, pod class) pair is cached for good; binding a pod moves one node to another state.
+ */
+#include "sched_impl.h"
+
+#include "gpusched/diag.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const reason_text[GS_REASON_COUNT] = {
+    [GS_REASON_CPU] = "Insufficient cpu",
+    [GS_REASON_MEMORY] = "Insufficient memory",
+    [GS_REASON_GPU_MODEL] = "node(s) didn't match the requested GPU model",
+    [GS_REASON_GPU_COUNT] = "Insufficient nvidia.com/gpu",
+    [GS_REASON_GPU_SHARE] = "no GPU with enough free share",
+    [GS_REASON_NO_GPU] = "node(s) had no GPU",
+};
+
+/* Combine @v into @h; the murmur3 finaliser spreads every input bit over the low bits too. */
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ULL;
+    return h ^ (h >> 33);
+}
+
+static uint64_t state_hash(const struct gs_nstate *st)
+{
+    uint64_t h = mix(0, (uint64_t)st->cpu_milli);
+    h = mix(h, (uint64_t)st->memory_mib);
+    h = mix(h, (uint64_t)st->cpu_left);
+    h = mix(h, (uint64_t)st->memory_left);
+    h = mix(h, (uint64_t)st->model << 8 | st->ngpu);
+    h = mix(h, st->tags);
+    h = mix(h, st->topo);
+    for (int i = 0; i < st->ngpu; i++)
+        h = mix(h, st->gpu_left[i]);
+    return h;
+}
+
+static int state_eq(const struct gs_nstate *a, const struct gs_nstate *b)
+{
+    if (a->hash != b->hash || a->cpu_milli != b->cpu_milli || a->memory_mib != b->memory_mib ||
+        a->cpu_left != b->cpu_left || a->memory_left != b->memory_left || a->model != b->model ||
+        a->ngpu != b->ngpu || a->tags != b->tags || a->topo != b->topo)
+        return 0;
+    return memcmp(a->gpu_left, b->gpu_left, a->ngpu * sizeof(a->gpu_left[0])) == 0;
+}
+
+static void key_of_node(const struct gs_node *n, struct gs_nstate *st)
+{
+    memset(st, 0, sizeof(*st));
+    st->cpu_milli = n->cpu_milli;
+    st->memory_mib = n->memory_mib;
+    st->cpu_left = n->cpu_left;
+    st->memory_left = n->memory_left;
+    st->model = n->model;
+    st->ngpu = n->ngpu;
+    st->topo = n->topo;
+    for (int i = 0; i < n->ngpu; i++) {
+        st->gpu_left[i] = n->gpu_left[i];
+        st->gpu_left_sum += n->gpu_left[i];
+    }
+    for (int k = 0; k <= GS_GPUS_MAX; k++)
+        if (n->tag_pods[k])
+            st->tags |= 1u << k;
+    st->hash = state_hash(st);
+    st->frag = st->frag_pack = FRAG_UNKNOWN;
+    st->active_pos = UINT32_MAX;
+}
+
+static int intern_grow(struct gs_sched *s)
+{
+    size_t cap = s->intern_cap ? s->intern_cap * 2 : 1024;
+    uint32_t *t = calloc(cap, sizeof(*t));
+    if (!t)
+        return -ENOMEM;
+    for (size_t i = 0; i < s->nstates; i++) {
+        size_t h = s->states[i].hash & (cap - 1);
+        while (t[h])
+            h = (h + 1) & (cap - 1);
+        t[h] = (uint32_t)i + 1;
+    }
+    free(s->intern);
+    s->intern = t;
+    s->intern_cap = cap;
+    return 0;
+}
+
+/* The id of the state equal to @key, created when new. Return: id, or -ENOMEM. */
+static int64_t intern(struct gs_sched *s, const struct gs_nstate *key)
+{
+    if ((s->nstates + 1) * 2 > s->intern_cap && intern_grow(s) < 0)
+        return -ENOMEM;
+    size_t h = key->hash & (s->intern_cap - 1);
+    while (s->intern[h]) {
+        if (state_eq(&s->states[s->intern[h] - 1], key))
+            return s->intern[h] - 1;
+        h = (h + 1) & (s->intern_cap - 1);
+    }
+    if (s->nstates == s->states_cap) {
+        size_t cap = s->states_cap ? s->states_cap * 2 : 256;
+        struct gs_nstate *n = realloc(s->states, cap * sizeof(*n));
+        if (!n)
+            return -ENOMEM;
+        s->states = n;
+        s->states_cap = cap;
+    }
+    s->states[s->nstates] = *key;
+    s->intern[h] = (uint32_t)s->nstates + 1;
+    return (int64_t)s->nstates++;
+}
+
+/* Member heaps: the node with the lowest tie-break priority on top. */
+static void heap_swap(struct gs_sched *s, struct gs_nstate *st, uint32_t a, uint32_t b)
+{
+    uint32_t t = st->heap[a];
+    st->heap[a] = st->heap[b];
+    st->heap[b] = t;
+    s->c->nodes[st->heap[a]].state_pos = a;
+    s->c->nodes[st->heap[b]].state_pos = b;
+}
+
+static void heap_fix(struct gs_sched *s, struct gs_nstate *st, uint32_t i)
+{
+    while (i > 0 && s->prio[st->heap[(i - 1) / 2]] > s->prio[st->heap[i]]) {
+        heap_swap(s, st, i, (i - 1) / 2);
+        i = (i - 1) / 2;
+    }
+    for (;;) {
+        uint32_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < st->count && s->prio[st->heap[l]] < s->prio[st->heap[m]])
+            m = l;
+        if (r < st->count && s->prio[st->heap[r]] < s->prio[st->heap[m]])
+            m = r;
+        if (m == i)
+            return;
+        heap_swap(s, st, i, m);
+        i = m;
+    }
+}
+
+static int log_push(struct gs_sched *s, uint32_t id, int32_t delta, uint32_t better)
+{
+    if (s->nlog == s->log_cap) {
+        size_t cap = s->log_cap ? s->log_cap * 2 : 4096;
+        struct gs_logent *l = realloc(s->log, cap * sizeof(*l));
+        if (!l)
+            return -ENOMEM;
+        s->log = l;
+        s->log_cap = cap;
+    }
+    s->log[s->nlog++] = (struct gs_logent){id, s->states[id].epoch, delta, better};
+    return 0;
+}
+
+static int state_add(struct gs_sched *s, uint32_t id, uint32_t node)
+{
+    struct gs_nstate *st = &s->states[id];
+    if (st->count == st->heap_cap) {
+        uint32_t cap = st->heap_cap ? st->heap_cap * 2 : 4;
+        uint32_t *h = realloc(st->heap, cap * sizeof(*h));
+        if (!h)
+            return -ENOMEM;
+        st->heap = h;
+        st->heap_cap = cap;
+    }
+    uint32_t better = st->count == 0 || s->prio[node] < s->prio[st->heap[0]];
+    if (st->count == 0) {
+        st->active_pos = (uint32_t)s->nactive;
+        s->active[s->nactive++] = id;
+    }
+    st->heap[st->count] = node;
+    s->c->nodes[node].state = id;
+    s->c->nodes[node].state_pos = st->count;
+    st->count++;
+    heap_fix(s, st, st->count - 1);
+    st->epoch += better;
+    return log_push(s, id, 1, better);
+}
+
+static int state_remove(struct gs_sched *s, uint32_t node)
+{
+    uint32_t id = s->c->nodes[node].state;
+    struct gs_nstate *st = &s->states[id];
+    uint32_t pos = s->c->nodes[node].state_pos;
+    st->count--;
+    if (pos != st->count) {
+        heap_swap(s, st, pos, st->count);
+        heap_fix(s, st, pos);
+    }
+    if (st->count == 0) {
+        uint32_t last = s->active[--s->nactive];
+        s->active[st->active_pos] = last;
+        s->states[last].active_pos = st->active_pos;
+        st->active_pos = UINT32_MAX;
+    }
+    return log_push(s, id, -1, 0);
+}
+
+/* Re-file node @i under the state its resources now have. */
+static int refile(struct gs_sched *s, uint32_t i, int first)
+{
+    struct gs_nstate key;
+    key_of_node(&s->c->nodes[i], &key);
+    if (!first) {
+        int rc = state_remove(s, i);
+        if (rc)
+            return rc;
+    }
+    int64_t id = intern(s, &key);
+    if (id < 0)
+        return (int)id;
+    return state_add(s, (uint32_t)id, i);
+}
+
+static int check_profile(const struct gs_profile *p, struct gs_diag *d)
+{
+    if (p->n[GS_EP_FILTER] == 0)
+        return gs_diag_error(d, "profile %s: no filter plugin enabled", p->name);
+    if (p->n[GS_EP_RESERVE] == 0)
+        return gs_diag_error(d, "profile %s: no reserve plugin enabled", p->name);
+    return 0;
+}
+
+int gs_sched_new(struct gs_cluster *c, const struct gs_profile *p, uint64_t seed,
+                 struct gs_sched **out, struct gs_diag *d)
+{
+    int rc = check_profile(p, d);
+    if (rc)
+        return rc;
+    struct gs_sched *s = calloc(1, sizeof(*s));
+    if (!s)
+        return -ENOMEM;
+    s->c = c;
+    s->prof = *p;
+    gs_rng_seed(&s->rng, seed);
+    for (int i = 0; i < p->n[GS_EP_SCORE]; i++)
+        if (gs__plugins[p->id[GS_EP_SCORE][i]]->tie == GS_TIE_UNIFORM)
+            s->tie = GS_TIE_UNIFORM;
+    if (p->n[GS_EP_SCORE] > 0)
+        s->card_tie = gs__plugins[p->id[GS_EP_SCORE][0]]->card_tie;
+    s->prio = malloc((c->n + 1) * sizeof(*s->prio));
+    s->active = malloc((c->n + 1) * sizeof(*s->active));
+    if (!s->prio || !s->active) {
+        gs_sched_free(s);
+        return -ENOMEM;
+    }
+    /* A seeded permutation of the nodes: which of equally good nodes wins (Fisher-Yates). */
+    for (size_t i = 0; i < c->n; i++)
+        s->prio[i] = (uint32_t)i;
+    gs_rng_shuffle(&s->rng, s->prio, c->n);
+    for (size_t i = 0; i < c->n; i++) {
+        rc = refile(s, (uint32_t)i, 1);
+        if (rc) {
+            gs_sched_free(s);
+            return rc;
+        }
+    }
+    *out = s;
+    return 0;
+}
+
+void gs_sched_free(struct gs_sched *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->nstates; i++)
+        free(s->states[i].heap);
+    free(s->states);
+    free(s->intern);
+    free(s->active);
+    free(s->prio);
+    for (size_t i = 0; i < s->nclasses; i++) {
+        free(s->queues[i].v);
+        free(s->queues[i].val);
+    }
+    free(s->queues);
+    free(s->log);
+    free(s->classes);
+    free(s->class_index);
+    free(s->typical);
+    free(s);
+}
+
+const char *gs_sched_last_reason(const struct gs_sched *s)
+{
+    return s->last_reason > 0 ? reason_text[s->last_reason] : "no node";
+}
+
+size_t gs_sched_state_count(const struct gs_sched *s)
+{
+    return s->nstates;
+}
+
+static uint64_t req_hash(const struct gs_pod_req *r)
+{
+    uint64_t h = mix(0, (uint64_t)r->cpu_milli);
+    h = mix(h, (uint64_t)r->memory_mib);
+    h = mix(h, (uint64_t)r->num_gpu << 32 | r->gpu_milli);
+    return mix(h, r->model_mask);
+}
+
+static int req_eq(const struct gs_pod_req *a, const struct gs_pod_req *b)
+{
+    return a->cpu_milli == b->cpu_milli && a->memory_mib == b->memory_mib &&
+           a->num_gpu == b->num_gpu && a->gpu_milli == b->gpu_milli &&
+           a->model_mask == b->model_mask;
+}
+
+void gs__podclass_init(struct gs_podclass *pc, const struct gs_pod_req *r)
+{
+    memset(pc, 0, sizeof(*pc));
+    pc->req = *r;
+    /* kube-scheduler scores a zero CPU request as 100m (GetNonzeroRequests). */
+    pc->cpu_score = r->cpu_milli ? r->cpu_milli : 100;
+    if (r->num_gpu == 0 || r->gpu_milli == 0)
+        pc->tag = 0;
+    else if (r->gpu_milli < GS_MILLI_GPU)
+        pc->tag = 1u;
+    else
+        pc->tag = 1u << (r->num_gpu < GS_GPUS_MAX ? r->num_gpu : GS_GPUS_MAX);
+}
+
+static int class_grow(struct gs_sched *s)
+{
+    size_t cap = s->class_index_cap ? s->class_index_cap * 2 : 256;
+    uint32_t *t = calloc(cap, sizeof(*t));
+    if (!t)
+        return -ENOMEM;
+    for (size_t i = 0; i < s->nclasses; i++) {
+        size_t h = req_hash(&s->classes[i].req) & (cap - 1);
+        while (t[h])
+            h = (h + 1) & (cap - 1);
+        t[h] = (uint32_t)i + 1;
+    }
+    free(s->class_index);
+    s->class_index = t;
+    s->class_index_cap = cap;
+    return 0;
+}
+
+static int64_t class_intern(struct gs_sched *s, const struct gs_pod_req *r)
+{
+    if ((s->nclasses + 1) * 2 > s->class_index_cap && class_grow(s) < 0)
+        return -ENOMEM;
+    size_t h = req_hash(r) & (s->class_index_cap - 1);
+    while (s->class_index[h]) {
+        if (req_eq(&s->classes[s->class_index[h] - 1].req, r))
+            return s->class_index[h] - 1;
+        h = (h + 1) & (s->class_index_cap - 1);
+    }
+    if (s->nclasses == s->classes_cap) {
+        size_t cap = s->classes_cap ? s->classes_cap * 2 : 64;
+        struct gs_podclass *n = realloc(s->classes, cap * sizeof(*n));
+        if (!n)
+            return -ENOMEM;
+        s->classes = n;
+        struct gs_classq *q = realloc(s->queues, cap * sizeof(*q));
+        if (!q)
+            return -ENOMEM;
+        s->queues = q;
+        s->classes_cap = cap;
+    }
+    gs__podclass_init(&s->classes[s->nclasses], r);
+    memset(&s->queues[s->nclasses], 0, sizeof(s->queues[0]));
+    s->queues[s->nclasses].pos = SIZE_MAX; /* not yet seeded from the active states */
+    s->class_index[h] = (uint32_t)s->nclasses + 1;
+    return (int64_t)s->nclasses++;
+}
+
+static int64_t weighted(const struct gs_sched *s, const struct gs_nstate *st,
+                        const struct gs_podclass *pc, int gpu)
+{
+    const struct gs_profile *p = &s->prof;
+    int64_t total = 0;
+    for (int i = 0; i < p->n[GS_EP_SCORE]; i++) {
+        int sc = gs__plugins[p->id[GS_EP_SCORE][i]]->score(s, st, pc, gpu);
+        sc = sc < 0 ? 0 : sc > GS_SCORE_MAX ? GS_SCORE_MAX : sc;
+        total += (int64_t)sc * p->weight[GS_EP_SCORE][i];
+    }
+    return total;
+}
+
+/*
+ * Filter and score class @pc on state @st: score << 8 | (card + 2), or -reason. A share of one
+ * card is scored on every card it fits, so the card is part of the decision.
+ */
+static int64_t evaluate(const struct gs_sched *s, const struct gs_nstate *st,
+                        const struct gs_podclass *pc)
+{
+    const struct gs_profile *p = &s->prof;
+    for (int i = 0; i < p->n[GS_EP_FILTER]; i++) {
+        int r = gs__plugins[p->id[GS_EP_FILTER][i]]->filter(s, st, pc);
+        if (r)
+            return -(int64_t)r;
+    }
+    if (!(pc->req.num_gpu == 1 && pc->req.gpu_milli < GS_MILLI_GPU))
+        return weighted(s, st, pc, -1) << 8 | 1;
+    int64_t best = -1;
+    int gpu = -1;
+    for (int i = 0; i < st->ngpu; i++) {
+        if (st->gpu_left[i] < pc->req.gpu_milli)
+            continue;
+        int64_t t = weighted(s, st, pc, i);
+        if (t > best ||
+            (t == best && s->card_tie == GS_CARD_BEST_FIT && st->gpu_left[i] < st->gpu_left[gpu])) {
+            best = t;
+            gpu = i;
+        }
+    }
+    if (s->card_tie == GS_CARD_RANDOM)
+        gpu = -2; /* the reserve plugin draws among the cards that fit */
+    return best << 8 | (int64_t)(gpu + 2);
+}
+
+/*
+ * The (state, class) result, computed once: a value >= 0 is score << 8 | (gpu + 2), < 0 is
+ * -reason. Each class keeps a dense array indexed by state id, since states are numbered in
+ * creation order and a class mostly asks about recent ones.
+ */
+#define UNSET INT64_MIN
+
+static int64_t lookup(struct gs_sched *s, uint32_t state, uint32_t cls)
+{
+    struct gs_classq *q = &s->queues[cls];
+    if (state >= q->val_cap) {
+        size_t cap = q->val_cap ? q->val_cap : 1024;
+        while (cap <= state)
+            cap *= 2;
+        int64_t *v = realloc(q->val, cap * sizeof(*v));
+        if (!v) /* no room to remember: compute again next time */
+            return evaluate(s, &s->states[state], &s->classes[cls]);
+        for (size_t k = q->val_cap; k < cap; k++)
+            v[k] = UNSET;
+        q->val = v;
+        q->val_cap = cap;
+    }
+    if (q->val[state] == UNSET)
+        q->val[state] = evaluate(s, &s->states[state], &s->classes[cls]);
+    return q->val[state];
+}
+
+/* kube-scheduler's FitError wording: "0/N nodes are available: 3 Insufficient cpu, ...". */
+static void explain(const struct gs_sched *s, const uint64_t *reasons, struct gs_diag *why)
+{
+    char buf[GS_DIAG_MSG_MAX];
+    size_t off = (size_t)snprintf(buf, sizeof(buf), "0/%zu nodes are available", s->c->n);
+    const char *sep = ": ";
+    uint64_t most = 0;
+    ((struct gs_sched *)s)->last_reason = GS_REASON_NONE;
+    for (int r = 1; r < GS_REASON_COUNT; r++)
+        if (reasons[r] > most) {
+            most = reasons[r];
+            ((struct gs_sched *)s)->last_reason = r;
+        }
+    for (int r = 1; r < GS_REASON_COUNT && off < sizeof(buf); r++) {
+        if (!reasons[r])
+            continue;
+        off += (size_t)snprintf(buf + off, sizeof(buf) - off, "%s%llu %s", sep,
+                                (unsigned long long)reasons[r], reason_text[r]);
+        sep = ", ";
+    }
+    if (off < sizeof(buf))
+        snprintf(buf + off, sizeof(buf) - off, ".");
+    gs_diag_error(why, "%s", buf);
+}
+
+static int tag_index(uint32_t tag)
+{
+    for (int k = 0; k <= GS_GPUS_MAX; k++)
+        if (tag == 1u << k)
+            return k;
+    return -1;
+}
+
+static int bind(struct gs_sched *s, const struct gs_podclass *pc, const struct gs_placement *pl)
+{
+    struct gs_node *n = &s->c->nodes[pl->node];
+    n->cpu_left -= pc->req.cpu_milli;
+    n->memory_left -= pc->req.memory_mib;
+    for (int g = 0; g < n->ngpu; g++)
+        if (pl->gpu_mask & (1u << g))
+            n->gpu_left[g] = (uint16_t)(n->gpu_left[g] - pl->gpu_milli);
+    n->npods++;
+    int k = tag_index(pc->tag);
+    if (k >= 0)
+        n->tag_pods[k]++;
+    return refile(s, (uint32_t)pl->node, 0);
+}
+
+/* Class heaps: max score first, then the lowest node priority. */
+static int hent_before(const struct gs_hent *a, const struct gs_hent *b)
+{
+    return a->score != b->score ? a->score > b->score : a->prio < b->prio;
+}
+
+static int hpush(struct gs_classq *q, struct gs_hent e)
+{
+    if (q->n == q->cap) {
+        size_t cap = q->cap ? q->cap * 2 : 64;
+        struct gs_hent *v = realloc(q->v, cap * sizeof(*v));
+        if (!v)
+            return -ENOMEM;
+        q->v = v;
+        q->cap = cap;
+    }
+    size_t i = q->n++;
+    while (i > 0 && hent_before(&e, &q->v[(i - 1) / 2])) {
+        q->v[i] = q->v[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    q->v[i] = e;
+    return 0;
+}
+
+static void hpop(struct gs_classq *q)
+{
+    struct gs_hent e = q->v[--q->n];
+    size_t i = 0;
+    for (;;) {
+        size_t l = 2 * i + 1, m = l;
+        if (l >= q->n)
+            break;
+        if (l + 1 < q->n && hent_before(&q->v[l + 1], &q->v[l]))
+            m = l + 1;
+        if (!hent_before(&q->v[m], &e))
+            break;
+        q->v[i] = q->v[m];
+        i = m;
+    }
+    if (q->n)
+        q->v[i] = e;
+}
+
+/* Account one state (@cnt nodes, or a join/leave of @cnt) for class @cls; push when @push. */
+static int account(struct gs_sched *s, uint32_t cls, uint32_t id, int64_t cnt, int push)
+{
+    struct gs_classq *q = &s->queues[cls];
+    const struct gs_nstate *st = &s->states[id];
+    int64_t v = lookup(s, id, cls);
+    if (v < 0) {
+        q->reasons[-v < GS_REASON_COUNT ? -v : 0] += cnt;
+        return 0;
+    }
+    if (!push || st->count == 0)
+        return 0;
+    return hpush(q, (struct gs_hent){v >> 8, s->prio[st->heap[0]], id, st->epoch});
+}
+
+/* Bring class @cls up to date with the membership log (or seed it from the active states). */
+static int catch_up(struct gs_sched *s, uint32_t cls)
+{
+    struct gs_classq *q = &s->queues[cls];
+    int rc = 0;
+    if (q->pos == SIZE_MAX) {
+        for (size_t a = 0; a < s->nactive && !rc; a++)
+            rc = account(s, cls, s->active[a], s->states[s->active[a]].count, 1);
+        q->pos = s->log_base + s->nlog;
+        q->states_seen = s->nstates;
+        return rc;
+    }
+    for (size_t i = q->pos - s->log_base; i < s->nlog && !rc; i++) {
+        const struct gs_logent *e = &s->log[i];
+        /* born and emptied since the last catch-up: its joins and leaves cancel out */
+        if (e->state >= q->states_seen && s->states[e->state].count == 0)
+            continue;
+        int fresh = e->better && e->epoch == s->states[e->state].epoch;
+        rc = account(s, cls, e->state, e->delta, fresh);
+    }
+    q->pos = s->log_base + s->nlog;
+    q->states_seen = s->nstates;
+    return rc;
+}
+
+/* The best node for class @cls, or -1. Stale heap entries are dropped or re-filed lazily. */
+static int64_t pick_best(struct gs_sched *s, uint32_t cls)
+{
+    struct gs_classq *q = &s->queues[cls];
+    while (q->n) {
+        struct gs_hent top = q->v[0];
+        const struct gs_nstate *st = &s->states[top.state];
+        if (st->count == 0 || st->epoch != top.epoch) {
+            hpop(q);
+            continue;
+        }
+        uint32_t prio = s->prio[st->heap[0]];
+        if (prio != top.prio) { /* its best node left: re-file with the one it has now */
+            hpop(q);
+            top.prio = prio;
+            if (hpush(q, top) < 0)
+                return -ENOMEM;
+            continue;
+        }
+        return st->heap[0];
+    }
+    return -1;
+}
+
+/* A uniformly drawn feasible node for class @cls, or -1 (GS_TIE_UNIFORM plugins). */
+static int64_t pick_uniform(struct gs_sched *s, uint32_t cls)
+{
+    int64_t bad = 0;
+    for (int r = 1; r < GS_REASON_COUNT; r++)
+        bad += s->queues[cls].reasons[r];
+    uint64_t feasible = s->c->n - (uint64_t)bad;
+    if (feasible == 0)
+        return -1;
+    if (feasible * 64 >= s->c->n) /* rejection sampling: about n / feasible draws */
+        for (;;) {
+            uint32_t node = (uint32_t)gs_rng_below(&s->rng, s->c->n);
+            if (lookup(s, s->c->nodes[node].state, cls) >= 0)
+                return node;
+        }
+    uint64_t r = gs_rng_below(&s->rng, feasible);
+    for (size_t a = 0; a < s->nactive; a++) {
+        const struct gs_nstate *st = &s->states[s->active[a]];
+        if (lookup(s, s->active[a], cls) < 0)
+            continue;
+        if (r < st->count)
+            return st->heap[r];
+        r -= st->count;
+    }
+    return -1;
+}
+
+/* Drop log entries every class has consumed, when that frees half of the log. */
+static void log_compact(struct gs_sched *s)
+{
+    size_t low = s->log_base + s->nlog;
+    for (size_t c = 0; c < s->nclasses; c++)
+        if (s->queues[c].pos != SIZE_MAX && s->queues[c].pos < low)
+            low = s->queues[c].pos;
+    size_t drop = low - s->log_base;
+    if (drop < 65536 || drop * 2 < s->nlog)
+        return;
+    memmove(s->log, s->log + drop, (s->nlog - drop) * sizeof(*s->log));
+    s->nlog -= drop;
+    s->log_base += drop;
+}
+
+static int64_t prepare(struct gs_sched *s, const struct gs_pod_req *pod, struct gs_diag *why);
+
+int gs_sched_place(struct gs_sched *s, const struct gs_pod_req *pod, struct gs_placement *out,
+                   struct gs_diag *why)
+{
+    int64_t cls = prepare(s, pod, why);
+    if (cls < 0)
+        return (int)cls;
+    int rc = catch_up(s, (uint32_t)cls);
+    if (rc)
+        return rc;
+    int64_t node =
+        s->tie == GS_TIE_UNIFORM ? pick_uniform(s, (uint32_t)cls) : pick_best(s, (uint32_t)cls);
+    if (node == -ENOMEM)
+        return -ENOMEM;
+    if (node < 0) {
+        uint64_t reasons[GS_REASON_COUNT];
+        for (int r = 0; r < GS_REASON_COUNT; r++)
+            reasons[r] = (uint64_t)s->queues[cls].reasons[r];
+        explain(s, reasons, why);
+        return GS_UNSCHEDULABLE;
+    }
+    const struct gs_podclass *pc = &s->classes[cls];
+    int gpu = (int)(lookup(s, s->c->nodes[node].state, (uint32_t)cls) & 0xff) - 2;
+    struct gs_placement pl = {.node = (int32_t)node};
+    const struct gs_plugin *res = gs__plugins[s->prof.id[GS_EP_RESERVE][0]];
+    rc = res->reserve(s, &s->c->nodes[node], pc, gpu, &pl);
+    if (!rc)
+        rc = bind(s, pc, &pl);
+    if (rc)
+        return rc;
+    log_compact(s);
+    *out = pl;
+    return 0;
+}
+
+int gs_sched_release(struct gs_sched *s, const struct gs_pod_req *pod,
+                     const struct gs_placement *pl)
+{
+    if (pl->node < 0 || (size_t)pl->node >= s->c->n)
+        return -EINVAL;
+    struct gs_node *n = &s->c->nodes[pl->node];
+    struct gs_podclass pc;
+    gs__podclass_init(&pc, pod);
+    int k = tag_index(pc.tag);
+    if (n->npods == 0 || n->cpu_left + pod->cpu_milli > n->cpu_milli ||
+        n->memory_left + pod->memory_mib > n->memory_mib || (k >= 0 && n->tag_pods[k] == 0))
+        return -EINVAL;
+    for (int g = 0; g < GS_GPUS_MAX; g++)
+        if ((pl->gpu_mask & (1u << g)) &&
+            (g >= n->ngpu || n->gpu_left[g] + pl->gpu_milli > GS_MILLI_GPU))
+            return -EINVAL;
+    n->cpu_left += pod->cpu_milli;
+    n->memory_left += pod->memory_mib;
+    for (int g = 0; g < n->ngpu; g++)
+        if (pl->gpu_mask & (1u << g))
+            n->gpu_left[g] = (uint16_t)(n->gpu_left[g] + pl->gpu_milli);
+    n->npods--;
+    if (k >= 0)
+        n->tag_pods[k]--;
+    return refile(s, (uint32_t)pl->node, 0);
+}
+
+static int64_t prepare(struct gs_sched *s, const struct gs_pod_req *pod, struct gs_diag *why)
+{
+    int rc = gs_pod_req_check(pod, "pod", why);
+    if (rc)
+        return rc;
+    int64_t cls = class_intern(s, pod);
+    if (cls < 0)
+        return cls;
+    const struct gs_profile *p = &s->prof;
+    for (int i = 0; i < p->n[GS_EP_PRE_FILTER]; i++) {
+        const struct gs_plugin *pl = gs__plugins[p->id[GS_EP_PRE_FILTER][i]];
+        if (pl->pre_filter && (rc = pl->pre_filter(s, &s->classes[cls], why)) != 0)
+            return rc;
+    }
+    return cls;
+}
+
+int64_t gs_sched_score_node(struct gs_sched *s, const struct gs_pod_req *pod, size_t node,
+                            struct gs_diag *why)
+{
+    if (node >= s->c->n)
+        return gs_diag_error(why, "node index %zu out of range", node);
+    int64_t cls = prepare(s, pod, why);
+    if (cls < 0)
+        return cls;
+    int64_t v = lookup(s, s->c->nodes[node].state, (uint32_t)cls);
+    if (v < 0) {
+        uint64_t reasons[GS_REASON_COUNT] = {0};
+        reasons[-v < GS_REASON_COUNT ? -v : 0] = 1;
+        explain(s, reasons, why);
+        return GS_UNSCHEDULABLE;
+    }
+    return (v >> 8) + 2; /* shifted past the status codes 0 and 1 */
+}
+
+int gs_sched_bind_node(struct gs_sched *s, const struct gs_pod_req *pod, size_t node,
+                       struct gs_placement *out, struct gs_diag *why)
+{
+    int64_t sc = gs_sched_score_node(s, pod, node, why);
+    if (sc < 2)
+        return (int)sc;
+    int64_t cls = class_intern(s, pod);
+    int gpu = (int)(lookup(s, s->c->nodes[node].state, (uint32_t)cls) & 0xff) - 2;
+    struct gs_placement pl = {.node = (int32_t)node};
+    const struct gs_plugin *res = gs__plugins[s->prof.id[GS_EP_RESERVE][0]];
+    int rc = res->reserve(s, &s->c->nodes[node], &s->classes[cls], gpu, &pl);
+    if (!rc)
+        rc = bind(s, &s->classes[cls], &pl);
+    if (!rc)
+        *out = pl;
+    return rc;
+}
+
+int gs_sched_set_priority(struct gs_sched *s, const uint32_t *prio)
+{
+    if (s->nclasses > 0)
+        return -EBUSY;
+    for (size_t i = 0; i < s->c->n; i++)
+        if (prio[i] >= s->c->n)
+            return -EINVAL;
+    memcpy(s->prio, prio, s->c->n * sizeof(*prio));
+    for (size_t a = 0; a < s->nactive; a++) { /* re-heap: insert members one by one */
+        struct gs_nstate *st = &s->states[s->active[a]];
+        for (uint32_t i = 1; i < st->count; i++)
+            for (uint32_t k = i; k > 0 && s->prio[st->heap[(k - 1) / 2]] > s->prio[st->heap[k]];
+                 k = (k - 1) / 2)
+                heap_swap(s, st, k, (k - 1) / 2);
+    }
+    return 0;
+}
+
+uint32_t gs_sched_priority(const struct gs_sched *s, size_t node)
+{
+    return node < s->c->n ? s->prio[node] : UINT32_MAX;
+}

@@ -1,0 +1,213 @@
+/*
+ * GPU fragmentation, after Weng et al., "Beware of Fragmentation: Scheduling GPU-Sharing Workloads
+ * with Fragmentation Gradient Descent", USENIX ATC '23, §4, and the rules of its public simulator.
+ *
+ * Typical pods: the request classes (CPU, per-GPU share, GPU count, GPU model set) of the
+ * workload, most frequent first, up to the smallest prefix covering 95 % of its pods; each
+ * weighted by its pod count. A node's fragmentation for one class is the free GPU share the class
+ * could not use: all of it when the class asks for no GPU or cannot be hosted at all (model, too
+ * few cards with enough free share, too little CPU); otherwise the free share of each card whose
+ * free share is below the class's per-GPU demand. Weights stay integer counts; the normaliser is
+ * their sum, so no floating point enters a decision.
+ */
+#include "sched_impl.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int gs__share_fits(const struct gs_nstate *st, const struct gs_podclass *pc)
+{
+    uint32_t fit = 0;
+    for (int i = 0; i < st->ngpu; i++)
+        if (st->gpu_left[i] >= pc->req.gpu_milli)
+            fit++;
+    return fit >= pc->req.num_gpu;
+}
+
+int gs__best_fit_gpu(const struct gs_nstate *st, uint32_t milli)
+{
+    int best = -1;
+    for (int i = 0; i < st->ngpu; i++)
+        if (st->gpu_left[i] >= milli && (best < 0 || st->gpu_left[i] < st->gpu_left[best]))
+            best = i;
+    return best;
+}
+
+void gs__apply(struct gs_nstate *st, const struct gs_podclass *pc, int gpu)
+{
+    st->cpu_left -= pc->cpu_score;
+    st->memory_left -= pc->req.memory_mib;
+    st->frag = st->frag_pack = FRAG_UNKNOWN;
+    if (pc->req.num_gpu == 0)
+        return;
+    if (gpu >= 0) {
+        st->gpu_left[gpu] = (uint16_t)(st->gpu_left[gpu] - pc->req.gpu_milli);
+        st->gpu_left_sum -= pc->req.gpu_milli;
+        return;
+    }
+    /* Cards taken smallest free share first, lowest index among equals. */
+    for (uint32_t k = 0; k < pc->req.num_gpu; k++) {
+        int g = gs__best_fit_gpu(st, pc->req.gpu_milli);
+        if (g < 0)
+            return;
+        st->gpu_left[g] = (uint16_t)(st->gpu_left[g] - pc->req.gpu_milli);
+        st->gpu_left_sum -= pc->req.gpu_milli;
+    }
+}
+
+static int64_t class_frag(const struct gs_nstate *st, const struct gs_podclass *pc)
+{
+    if (pc->req.num_gpu == 0 || pc->req.gpu_milli == 0)
+        return st->gpu_left_sum;
+    if (pc->req.model_mask && !(pc->req.model_mask & (1u << st->model)))
+        return st->gpu_left_sum;
+    if (st->cpu_left < pc->cpu_score || !gs__share_fits(st, pc))
+        return st->gpu_left_sum;
+    int64_t f = 0;
+    for (int i = 0; i < st->ngpu; i++)
+        if (st->gpu_left[i] < pc->req.gpu_milli)
+            f += st->gpu_left[i];
+    return f;
+}
+
+int64_t gs__frag_raw(const struct gs_sched *s, const struct gs_nstate *st)
+{
+    int64_t f = 0;
+    if (st->ngpu == 0)
+        return 0;
+    for (size_t k = 0; k < s->ntypical; k++)
+        f += s->typical[k].count * class_frag(st, &s->typical[k].pc);
+    return f;
+}
+
+int64_t gs__frag(const struct gs_sched *s, const struct gs_nstate *st)
+{
+    if (st->frag == FRAG_UNKNOWN)
+        ((struct gs_nstate *)st)->frag = gs__frag_raw(s, st); /* memo on an immutable state */
+    return st->frag;
+}
+
+static int cmp_typical(const void *a, const void *b)
+{
+    const struct gs_typical *x = a, *y = b;
+    if (x->count != y->count)
+        return x->count > y->count ? -1 : 1;
+    const struct gs_pod_req *p = &x->pc.req, *q = &y->pc.req;
+    if (x->pc.cpu_score != y->pc.cpu_score)
+        return x->pc.cpu_score > y->pc.cpu_score ? -1 : 1;
+    if (p->gpu_milli != q->gpu_milli)
+        return p->gpu_milli > q->gpu_milli ? -1 : 1;
+    if (p->num_gpu != q->num_gpu)
+        return p->num_gpu > q->num_gpu ? -1 : 1;
+    if (p->model_mask != q->model_mask)
+        return p->model_mask > q->model_mask ? -1 : 1;
+    return 0;
+}
+
+static int same_class(const struct gs_podclass *a, const struct gs_pod_req *r, int64_t cpu)
+{
+    return a->cpu_score == cpu && a->req.gpu_milli == r->gpu_milli &&
+           a->req.num_gpu == r->num_gpu && a->req.model_mask == r->model_mask;
+}
+
+int gs_sched_set_workload(struct gs_sched *s, const struct gs_pod_req *pods, size_t n)
+{
+    struct gs_typical *t = NULL;
+    size_t nt = 0, cap = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct gs_pod_req r = pods[i];
+        int64_t mem = r.memory_mib;
+        r.memory_mib = 0; /* classes are kept apart by CPU and GPU only, as FGD does */
+        int64_t cpu = r.cpu_milli ? r.cpu_milli : 100;
+        size_t k;
+        /* Linear probe: workloads have tens to hundreds of classes. */
+        for (k = 0; k < nt; k++)
+            if (same_class(&t[k].pc, &r, cpu))
+                break;
+        if (k == nt) {
+            if (nt == cap) {
+                cap = cap ? cap * 2 : 64;
+                struct gs_typical *g = realloc(t, cap * sizeof(*g));
+                if (!g) {
+                    free(t);
+                    return -ENOMEM;
+                }
+                t = g;
+            }
+            gs__podclass_init(&t[nt].pc, &r);
+            t[nt].memory_mib = 0;
+            t[nt++].count = 0;
+        }
+        t[k].count++;
+        t[k].memory_mib += mem; /* a sum until the division below */
+    }
+    for (size_t k = 0; k < nt; k++)
+        t[k].memory_mib /= t[k].count;
+    qsort(t, nt, sizeof(*t), cmp_typical);
+    int64_t cum = 0;
+    size_t take = 0;
+    int64_t cov = 95;
+    while (take < nt && cum * 100 < (int64_t)n * cov)
+        cum += t[take++].count;
+    free(s->typical);
+    s->typical = t;
+    s->ntypical = take;
+    s->typical_total = cum;
+    return 0;
+}
+
+int64_t gs_sched_frag_milli(const struct gs_sched *s)
+{
+    if (s->typical_total == 0)
+        return 0;
+    int64_t f = 0;
+    for (size_t a = 0; a < s->nactive; a++) {
+        const struct gs_nstate *st = &s->states[s->active[a]];
+        f += (int64_t)st->count * gs__frag(s, st);
+    }
+    return f / s->typical_total;
+}
+
+/*
+ * Stranded share: for each typical class, the free GPU share left over once as many pods of the
+ * class as the node can still host are packed on it, counting CPU and host memory as well as
+ * card slots. FGD asks only "can one more pod fit"; a node with four free cards and CPU for one
+ * more pod strands three cards, and this measure says so.
+ */
+static int64_t class_stranded(const struct gs_nstate *st, const struct gs_typical *t)
+{
+    const struct gs_podclass *pc = &t->pc;
+    if (pc->req.num_gpu == 0 || pc->req.gpu_milli == 0)
+        return st->gpu_left_sum;
+    if (pc->req.model_mask && !(pc->req.model_mask & (1u << st->model)))
+        return st->gpu_left_sum;
+    int64_t slots = 0;
+    for (int i = 0; i < st->ngpu; i++)
+        slots += st->gpu_left[i] / pc->req.gpu_milli;
+    int64_t n = slots / pc->req.num_gpu;
+    int64_t by_cpu = st->cpu_left / pc->cpu_score;
+    if (by_cpu < n)
+        n = by_cpu;
+    if (t->memory_mib > 0 && st->memory_left / t->memory_mib < n)
+        n = st->memory_left / t->memory_mib;
+    int64_t used = n * pc->req.num_gpu * pc->req.gpu_milli;
+    return st->gpu_left_sum - used;
+}
+
+int64_t gs__frag_pack_raw(const struct gs_sched *s, const struct gs_nstate *st)
+{
+    int64_t f = 0;
+    if (st->ngpu == 0)
+        return 0;
+    for (size_t k = 0; k < s->ntypical; k++)
+        f += s->typical[k].count * class_stranded(st, &s->typical[k]);
+    return f;
+}
+
+int64_t gs__frag_pack(const struct gs_sched *s, const struct gs_nstate *st)
+{
+    if (st->frag_pack == FRAG_UNKNOWN)
+        ((struct gs_nstate *)st)->frag_pack = gs__frag_pack_raw(s, st);
+    return st->frag_pack;
+}

@@ -1,0 +1,173 @@
+/* The framework's internal layout, shared by the engine and its plugins. */
+#ifndef GS_SCHED_IMPL_H
+#define GS_SCHED_IMPL_H
+
+#include "cluster_impl.h"
+#include "gpusched/rng.h"
+#include "gpusched/sched.h"
+
+#define GS_PROFILE_SLOTS 16
+
+enum gs_reason {
+    GS_REASON_NONE = 0,
+    GS_REASON_CPU,
+    GS_REASON_MEMORY,
+    GS_REASON_GPU_MODEL,
+    GS_REASON_GPU_COUNT,
+    GS_REASON_GPU_SHARE,
+    GS_REASON_NO_GPU,
+    GS_REASON_COUNT
+};
+
+/*
+ * An interned node state: everything a filter or score may look at. Immutable once created, so a
+ * (state, pod class) result can be cached for the life of the scheduler.
+ */
+struct gs_nstate {
+    /* membership, read on every cycle: first, to share a cache line */
+    uint32_t count; /* nodes now in this state */
+    uint32_t epoch; /* bumped when the state becomes active or its best node improves */
+    uint32_t *heap; /* member node indexes, min-heap by node priority */
+    uint32_t heap_cap;
+    uint32_t active_pos;
+    /* the key */
+    uint64_t hash;
+    int64_t cpu_milli, memory_mib; /* capacity */
+    int64_t cpu_left, memory_left; /* free */
+    uint8_t model, ngpu;
+    uint16_t gpu_left[GS_GPUS_MAX]; /* in GPU index order */
+    uint32_t tags;                  /* GPU request kinds placed here (GpuClustering) */
+    uint32_t topo;                  /* hash of the node's PCIe / NVLink template */
+    /* derived */
+    int64_t gpu_left_sum;
+    int64_t frag;      /* weighted fragmentation (FGD), FRAG_UNKNOWN until computed */
+    int64_t frag_pack; /* weighted stranded share (GpuSched), FRAG_UNKNOWN until computed */
+};
+
+/*
+ * The membership log: every node joining (+1) or leaving (-1) a state. Each pod class replays
+ * what it has not seen yet into its own heap and reason counts, so a cycle costs what changed
+ * since that class last asked, not the size of the cluster.
+ */
+struct gs_logent {
+    uint32_t state;
+    uint32_t epoch;  /* the state's epoch after the change */
+    int32_t delta;   /* +1 join, -1 leave */
+    uint32_t better; /* the join activated the state or gave it a better node */
+};
+
+/* A candidate in a class's heap: best score first, then the lowest node priority. */
+struct gs_hent {
+    int64_t score;
+    uint32_t prio;
+    uint32_t state;
+    uint32_t epoch;
+};
+
+struct gs_classq {
+    struct gs_hent *v;
+    size_t n, cap;
+    size_t pos;         /* log entries consumed */
+    size_t states_seen; /* states that existed at the last catch-up */
+    int64_t *val;       /* per state id: cached result, see lookup() */
+    size_t val_cap;
+    int64_t reasons[GS_REASON_COUNT]; /* nodes that fail the filter, by reason */
+};
+
+/* A pod request as the plugins see it. */
+struct gs_podclass {
+    struct gs_pod_req req;
+    int64_t cpu_score; /* CPU used by scores: 100m when the request is 0 (kube-scheduler) */
+    uint32_t tag;      /* GpuClustering kind: bit 0 share, bit k k whole GPUs, 0 CPU-only */
+};
+
+/* One typical pod class of the workload (FGD). */
+struct gs_typical {
+    struct gs_podclass pc;
+    int64_t count;      /* pods of this class: the frequency weight */
+    int64_t memory_mib; /* mean host memory of its pods */
+};
+
+struct gs_sched;
+struct gs_diag;
+
+/* Tie handling a score plugin asks for: among nodes, and among the cards of one node. */
+enum gs_tie { GS_TIE_NODE_PRIORITY = 0, GS_TIE_UNIFORM = 1 };
+enum gs_card_tie { GS_CARD_BEST_FIT = 0, GS_CARD_LOWEST_INDEX = 1, GS_CARD_RANDOM = 2 };
+
+/*
+ * A plugin. filter returns 0 when the pod fits the state, else a GS_REASON_*; score returns
+ * 0..GS_SCORE_MAX for the pod on the state and, for a share of one card, on card @gpu (an index
+ * with gpu_left >= the share; -1 for other pods). The engine tries every card a share fits and
+ * keeps the best weighted sum; equal sums go by the first score plugin's card_tie. Scores must
+ * depend only on (state, pod class, card, typical pods).
+ */
+struct gs_plugin {
+    const char *name;
+    unsigned points;
+    enum gs_tie tie;
+    enum gs_card_tie card_tie;
+    int (*pre_filter)(const struct gs_sched *s, const struct gs_podclass *pc, struct gs_diag *d);
+    int (*filter)(const struct gs_sched *s, const struct gs_nstate *st,
+                  const struct gs_podclass *pc);
+    int (*score)(const struct gs_sched *s, const struct gs_nstate *st, const struct gs_podclass *pc,
+                 int gpu);
+    /* reserve: pick the cards on node @n for @pc, given the preferred share card @gpu (-1 none) */
+    int (*reserve)(struct gs_sched *s, const struct gs_node *n, const struct gs_podclass *pc,
+                   int gpu, struct gs_placement *out);
+};
+
+struct gs_profile {
+    char name[64];
+    int n[GS_EP_COUNT];
+    int id[GS_EP_COUNT][GS_PROFILE_SLOTS];
+    int weight[GS_EP_COUNT][GS_PROFILE_SLOTS];
+};
+
+struct gs_sched {
+    struct gs_cluster *c;
+    struct gs_profile prof;
+    struct gs_rng rng;
+    enum gs_tie tie;
+    enum gs_card_tie card_tie;
+    uint32_t *prio; /* per node: tie-break priority, a seeded permutation */
+
+    struct gs_nstate *states;
+    size_t nstates, states_cap;
+    uint32_t *intern; /* open addressing over state ids (+1), 0 empty */
+    size_t intern_cap;
+    uint32_t *active; /* ids of states with count > 0 */
+    size_t nactive;
+
+    struct gs_podclass *classes;
+    struct gs_classq *queues; /* parallel to classes */
+    size_t nclasses, classes_cap;
+    struct gs_logent *log;
+    size_t nlog, log_cap, log_base; /* log_base: entries dropped from the front */
+    uint32_t *class_index;          /* open addressing over class ids (+1) */
+    size_t class_index_cap;
+
+    struct gs_typical *typical;
+    size_t ntypical;
+    int64_t typical_total; /* sum of typical counts: FGD's normaliser */
+
+    int last_reason; /* GS_REASON_* most nodes gave in the last failed cycle */
+};
+
+#define FRAG_UNKNOWN INT64_MIN
+
+/* Plugin registry, generated from plugins.def. */
+extern const struct gs_plugin *const gs__plugins[];
+
+/* Node-state helpers for plugins (engine.c). */
+int64_t gs__frag(const struct gs_sched *s, const struct gs_nstate *st);
+int64_t gs__frag_raw(const struct gs_sched *s, const struct gs_nstate *st);
+int64_t gs__frag_pack(const struct gs_sched *s, const struct gs_nstate *st);
+int64_t gs__frag_pack_raw(const struct gs_sched *s, const struct gs_nstate *st);
+int gs__sigmoid_pct(int64_t d, int64_t total);
+int gs__share_fits(const struct gs_nstate *st, const struct gs_podclass *pc);
+int gs__best_fit_gpu(const struct gs_nstate *st, uint32_t milli);
+void gs__apply(struct gs_nstate *st, const struct gs_podclass *pc, int gpu);
+void gs__podclass_init(struct gs_podclass *pc, const struct gs_pod_req *r);
+
+#endif
