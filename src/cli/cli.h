@@ -1,0 +1,10 @@
+/* Subcommands of the gpusched command. Each returns the process exit status. */
+#ifndef GS_CLI_H
+#define GS_CLI_H
+
+/* Exit statuses: 0 success, 1 internal failure (out of memory, I/O), 2 bad input or usage. */
+#define EXIT_BAD_INPUT 2
+
+int cmd_simulate(int argc, char **argv);
+
+#endif

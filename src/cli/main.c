@@ -1,0 +1,38 @@
+/* gpusched: the command-line front end. */
+#include "cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: gpusched <command> [options]\n"
+               "\n"
+               "commands:\n"
+               "  simulate   replay a trace through the scheduler and report GPU allocation\n"
+               "  version    print the version\n"
+               "\n"
+               "gpusched <command> --help shows a command's options.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_BAD_INPUT;
+    }
+    if (strcmp(argv[1], "simulate") == 0)
+        return cmd_simulate(argc - 1, argv + 1);
+    if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) {
+        printf("gpusched %s\n", GS_VERSION);
+        return 0;
+    }
+    if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 ||
+        strcmp(argv[1], "-h") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    fprintf(stderr, "gpusched: unknown command \"%s\"\n", argv[1]);
+    usage(stderr);
+    return EXIT_BAD_INPUT;
+}

@@ -1,0 +1,434 @@
+/* gpusched simulate: trace replay with the FGD study's method, one or all policies. */
+#include "cli.h"
+
+#include "gpusched/catalog.h"
+#include "gpusched/config.h"
+#include "gpusched/diag.h"
+#include "gpusched/report.h"
+#include "gpusched/sched.h"
+#include "gpusched/sim.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#define DEFAULT_NODES GS_DATA_DIR "/alibaba-gpu-v2023/openb_node_list_gpu_node.csv"
+#define DEFAULT_PODS  GS_DATA_DIR "/alibaba-gpu-v2023/openb_pod_list_default.csv"
+#define MAX_SEEDS     1000
+#define MAX_PROFILES  16
+
+struct opts {
+    const char *nodes, *pods, *sequence, *policy, *config, *scheduler_name, *json, *curve;
+    const char *tie_order; /* auto, seed, reference */
+    uint64_t seed_lo, seed_hi;
+    int tune_permille;
+    int quiet;
+};
+
+struct inputs {
+    struct gs_trace_node *nodes;
+    size_t nnodes;
+    struct gs_trace_pod *pods;
+    size_t npods;
+    struct gs_sequence seq;
+    struct gs_profile *prof[MAX_PROFILES];
+    size_t nprof;
+    uint32_t *ref_prio; /* tie-break order recovered from the reference, or NULL */
+    char tie_note[160];
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: gpusched simulate [options]\n"
+               "  --nodes CSV        node list (default: the bundled Alibaba GPU nodes)\n"
+               "  --pods CSV         pod list (default: openb_pod_list_default.csv)\n"
+               "  --sequence CSV     replay this exact arrival order (column `pod`) instead of "
+               "sampling\n"
+               "  --policy NAME      gpusched (default), fgd, bestfit, gpupacking, gpuclustering,\n"
+               "                     dotprod, random, or all (side by side)\n"
+               "  --config YAML      take the profile from a KubeSchedulerConfiguration instead\n"
+               "  --scheduler-name N the profile to take from --config (default: the first)\n"
+               "  --seed N           seed of sampling and random choices (default 42)\n"
+               "  --seeds A..B       run every seed from A to B and report means\n"
+               "  --tune X           arrivals until their GPU request reaches X x capacity "
+               "(default 1.3)\n"
+               "  --tie-order MODE   ties between equal nodes: seed (a seeded random node order),\n"
+               "                     reference (the order the sequence's peer_<Policy> placements\n"
+               "                     imply), auto (reference when the sequence has them; default)\n"
+               "  --json FILE        write pods and summary as JSON\n"
+               "  --curve FILE       write allocation against arrived request as CSV\n"
+               "  --quiet            no progress bar\n");
+}
+
+static int bad(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "gpusched simulate: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n");
+    return EXIT_BAD_INPUT;
+}
+
+/* "1.3" -> 1300; up to three decimals, 0.001..100. */
+static int parse_tune(const char *s, int *out)
+{
+    long whole = 0, frac = 0, scale = 1000;
+    const char *p = s;
+    if (!*p)
+        return -1;
+    for (; *p >= '0' && *p <= '9'; p++)
+        if ((whole = whole * 10 + (*p - '0')) > 100)
+            return -1;
+    if (*p == '.')
+        for (p++; *p >= '0' && *p <= '9'; p++) {
+            if (scale == 1)
+                return -1;
+            scale /= 10;
+            frac += (*p - '0') * scale;
+        }
+    if (*p || whole * 1000 + frac < 1 || whole * 1000 + frac > 100000)
+        return -1;
+    *out = (int)(whole * 1000 + frac);
+    return 0;
+}
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+    char *end;
+    if (!*s || *s == '-')
+        return -1;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_seeds(const char *s, struct opts *o)
+{
+    char lo[32];
+    const char *dots = strstr(s, "..");
+    if (!dots || (size_t)(dots - s) >= sizeof(lo))
+        return -1;
+    memcpy(lo, s, (size_t)(dots - s));
+    lo[dots - s] = '\0';
+    if (parse_u64(lo, &o->seed_lo) || parse_u64(dots + 2, &o->seed_hi))
+        return -1;
+    return o->seed_hi >= o->seed_lo && o->seed_hi - o->seed_lo < MAX_SEEDS ? 0 : -1;
+}
+
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+    static const struct option longopts[] = {
+        {"nodes", required_argument, 0, 'n'},
+        {"pods", required_argument, 0, 'p'},
+        {"sequence", required_argument, 0, 'q'},
+        {"policy", required_argument, 0, 'P'},
+        {"config", required_argument, 0, 'c'},
+        {"scheduler-name", required_argument, 0, 'N'},
+        {"seed", required_argument, 0, 's'},
+        {"seeds", required_argument, 0, 'S'},
+        {"tune", required_argument, 0, 't'},
+        {"json", required_argument, 0, 'j'},
+        {"curve", required_argument, 0, 'C'},
+        {"quiet", no_argument, 0, 'Q'},
+        {"help", no_argument, 0, 'h'},
+        {"tie-order", required_argument, 0, 'T'},
+        {0, 0, 0, 0},
+    };
+    *o = (struct opts){.nodes = DEFAULT_NODES,
+                       .pods = DEFAULT_PODS,
+                       .policy = "gpusched",
+                       .seed_lo = 42,
+                       .seed_hi = 42,
+                       .tune_permille = 1300,
+                       .tie_order = "auto"};
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'n':
+            o->nodes = optarg;
+            break;
+        case 'p':
+            o->pods = optarg;
+            break;
+        case 'q':
+            o->sequence = optarg;
+            break;
+        case 'P':
+            o->policy = optarg;
+            break;
+        case 'c':
+            o->config = optarg;
+            break;
+        case 'N':
+            o->scheduler_name = optarg;
+            break;
+        case 'j':
+            o->json = optarg;
+            break;
+        case 'C':
+            o->curve = optarg;
+            break;
+        case 'Q':
+            o->quiet = 1;
+            break;
+        case 's':
+            if (parse_u64(optarg, &o->seed_lo))
+                return bad("--seed: \"%s\" is not a whole number >= 0", optarg);
+            o->seed_hi = o->seed_lo;
+            break;
+        case 'S':
+            if (parse_seeds(optarg, o))
+                return bad("--seeds: \"%s\" is not A..B with A <= B (at most 1000 seeds)", optarg);
+            break;
+        case 't':
+            if (parse_tune(optarg, &o->tune_permille))
+                return bad("--tune: \"%s\" is not a number in 0.001..100", optarg);
+            break;
+        case 'T':
+            if (strcmp(optarg, "auto") && strcmp(optarg, "seed") && strcmp(optarg, "reference"))
+                return bad("--tie-order: \"%s\" is not auto, seed or reference", optarg);
+            o->tie_order = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return -1;
+        default:
+            return bad("unknown or incomplete option \"%s\" (see gpusched simulate --help)",
+                       argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return bad("unexpected argument \"%s\"", argv[optind]);
+    return 0;
+}
+
+static int fail(const struct gs_diag *d, int rc)
+{
+    fprintf(stderr, "gpusched simulate: %s\n", d->msg[0] ? d->msg : strerror(-rc));
+    return rc == -ENOMEM || rc == -EIO ? 1 : EXIT_BAD_INPUT;
+}
+
+static void print_warning(void *ud, const char *msg)
+{
+    (void)ud;
+    fprintf(stderr, "gpusched simulate: warning: %s\n", msg);
+}
+
+/* Every pod must be hostable by some GPU model of the cluster: else it is an input error. */
+static int check_models(const struct opts *o, const struct inputs *in, struct gs_diag *d)
+{
+    uint32_t have = 0;
+    for (size_t i = 0; i < in->nnodes; i++)
+        if (in->nodes[i].gpus > 0)
+            have |= 1u << in->nodes[i].model;
+    for (size_t i = 0; i < in->npods; i++) {
+        const struct gs_pod_req *r = &in->pods[i].req;
+        if (r->num_gpu && r->model_mask && !(r->model_mask & have))
+            return gs_diag_error(d, "%s: pod %s asks for a GPU model no node of %s has", o->pods,
+                                 in->pods[i].name, o->nodes);
+    }
+    return 0;
+}
+
+static int load_profiles(const struct opts *o, struct inputs *in, struct gs_diag *d)
+{
+    int rc;
+    if (o->config) {
+        rc = gs_config_load_kubesched(o->config, o->scheduler_name, &in->prof[0], d);
+        in->nprof = rc ? 0 : 1;
+        return rc;
+    }
+    if (strcmp(o->policy, "all") != 0) {
+        rc = gs_profile_for_policy(o->policy, &in->prof[0], d);
+        in->nprof = rc ? 0 : 1;
+        return rc;
+    }
+    for (const char *const *p = gs_policy_names(); *p && in->nprof < MAX_PROFILES; p++) {
+        rc = gs_profile_for_policy(*p, &in->prof[in->nprof], d);
+        if (rc)
+            return rc;
+        in->nprof++;
+    }
+    return 0;
+}
+
+static int load_tie_order(const struct opts *o, struct inputs *in, struct gs_diag *d)
+{
+    int want = strcmp(o->tie_order, "reference") == 0;
+    if (!strcmp(o->tie_order, "seed") || (!want && (!o->sequence || in->seq.npeers == 0)))
+        return 0;
+    if (want && !o->sequence)
+        return gs_diag_error(d, "--tie-order reference needs a --sequence with peer_<Policy> "
+                                "columns");
+    size_t pairs;
+    int used;
+    struct gs_diag why;
+    gs_diag_init(&why);
+    int rc = gs_sim_reference_order(in->nodes, in->nnodes, in->pods, in->npods, &in->seq,
+                                    &in->ref_prio, &pairs, &used, &why);
+    if (rc == -ENOMEM)
+        return rc;
+    if (rc && want)
+        return gs_diag_error(d, "%s: cannot recover the reference node order: %s", o->sequence,
+                             why.msg);
+    if (rc) {
+        gs_diag_warn(d, "%s: ties use the seeded node order: %s", o->sequence, why.msg);
+        return 0;
+    }
+    snprintf(in->tie_note, sizeof(in->tie_note),
+             "ties: the reference run's node order, recovered from %d of its policies' "
+             "placements (%zu pairs)",
+             used, pairs);
+    return 0;
+}
+
+static int load(const struct opts *o, struct inputs *in, struct gs_diag *d)
+{
+    int rc = gs_trace_read_nodes(o->nodes, &in->nodes, &in->nnodes, d);
+    if (!rc)
+        rc = gs_trace_read_pods(o->pods, &in->pods, &in->npods, d);
+    if (!rc && o->sequence)
+        rc = gs_trace_read_sequence(o->sequence, in->pods, in->npods, in->nodes, in->nnodes,
+                                    &in->seq, d);
+    if (!rc) {
+        int64_t gpus = 0;
+        for (size_t i = 0; i < in->nnodes; i++)
+            gpus += in->nodes[i].gpus;
+        if (gpus == 0)
+            rc = gs_diag_error(d, "%s: no node has a GPU: the cluster is empty", o->nodes);
+    }
+    if (!rc)
+        rc = check_models(o, in, d);
+    if (!rc)
+        rc = load_profiles(o, in, d);
+    if (!rc)
+        rc = load_tie_order(o, in, d);
+    return rc;
+}
+
+static void inputs_free(struct inputs *in)
+{
+    free(in->nodes);
+    free(in->pods);
+    gs_sequence_free(&in->seq);
+    free(in->ref_prio);
+    for (size_t i = 0; i < in->nprof; i++)
+        gs_profile_free(in->prof[i]);
+}
+
+struct progress {
+    const char *policy;
+    uint64_t seed;
+    int last;
+};
+
+static void show_progress(void *ud, size_t done, size_t total)
+{
+    struct progress *p = ud;
+    int pct = total ? (int)(done * 100 / total) : 100;
+    if (pct == p->last)
+        return;
+    p->last = pct;
+    char bar[41];
+    memset(bar, '#', (size_t)(pct * 40 / 100));
+    memset(bar + pct * 40 / 100, '.', (size_t)(40 - pct * 40 / 100));
+    bar[40] = '\0';
+    fprintf(stderr, "\r%-14s seed %-6llu [%s] %3d%%", p->policy, (unsigned long long)p->seed, bar,
+            pct);
+    if (done == total)
+        fprintf(stderr, "\r%*s\r", 80, "");
+}
+
+static int peer_column(const struct gs_sequence *seq, const char *policy)
+{
+    for (int k = 0; k < seq->npeers; k++)
+        if (strcasecmp(seq->peer_policy[k], policy) == 0)
+            return k;
+    return -1;
+}
+
+static int run_one(const struct opts *o, const struct inputs *in, const struct gs_profile *prof,
+                   uint64_t seed, struct gs_sim_run **out, struct gs_diag *d)
+{
+    uint32_t *order = in->seq.pod;
+    size_t n = in->seq.n;
+    int rc = 0;
+    if (!o->sequence) {
+        int64_t gpus = 0;
+        for (size_t i = 0; i < in->nnodes; i++)
+            gpus += in->nodes[i].gpus;
+        rc = gs_sim_sample(in->pods, in->npods, gpus * 1000, o->tune_permille, seed, &order, &n);
+        if (rc)
+            return gs_diag_error_code(d, rc, "cannot sample arrivals");
+    }
+    struct progress pr = {gs_profile_name(prof), seed, -1};
+    int tty = !o->quiet && isatty(STDERR_FILENO);
+    rc = gs_sim_replay(in->nodes, in->nnodes, prof, in->pods, in->npods, order, n, seed,
+                       in->ref_prio, o->sequence ? &in->seq : NULL,
+                       o->sequence ? peer_column(&in->seq, gs_profile_name(prof)) : -1,
+                       tty ? show_progress : NULL, &pr, out, d);
+    if (!o->sequence)
+        free(order);
+    return rc;
+}
+
+static int report(const struct opts *o, const struct inputs *in, struct gs_sim_run **runs,
+                  size_t nseeds, struct gs_diag *d)
+{
+    struct gs_report_ctx ctx = {
+        .nodes = in->nodes,
+        .nnodes = in->nnodes,
+        .pods = in->pods,
+        .npods = in->npods,
+        .nodes_path = o->nodes,
+        .pods_path = o->pods,
+        .sequence_path = o->sequence,
+        .tune_permille = o->sequence ? 0 : o->tune_permille,
+        .note = in->tie_note[0] ? in->tie_note : NULL,
+    };
+    int rc = 0;
+    if (o->json)
+        rc = gs_report_json(o->json, &ctx, runs, in->nprof, nseeds, d);
+    if (!rc && o->curve)
+        rc = gs_report_curve(o->curve, &ctx, runs, in->nprof * nseeds, d);
+    if (!rc) /* the table last: a failed file write leaves no half-reported run */
+        gs_report_text(stdout, &ctx, runs, in->nprof, nseeds);
+    return rc;
+}
+
+int cmd_simulate(int argc, char **argv)
+{
+    struct opts o;
+    struct inputs in = {0};
+    struct gs_diag d;
+    int rc = parse_args(argc, argv, &o);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    gs_diag_init(&d);
+    d.warn = print_warning;
+    if ((rc = load(&o, &in, &d)) != 0) {
+        inputs_free(&in);
+        return fail(&d, rc);
+    }
+    size_t nseeds = (size_t)(o.seed_hi - o.seed_lo + 1);
+    struct gs_sim_run **runs = calloc(in.nprof * nseeds, sizeof(*runs));
+    rc = runs ? 0 : -ENOMEM;
+    for (size_t p = 0; !rc && p < in.nprof; p++)
+        for (size_t k = 0; !rc && k < nseeds; k++)
+            rc = run_one(&o, &in, in.prof[p], o.seed_lo + k, &runs[p * nseeds + k], &d);
+    if (!rc)
+        rc = report(&o, &in, runs, nseeds, &d);
+    for (size_t i = 0; runs && i < in.nprof * nseeds; i++)
+        gs_sim_run_free(runs[i]);
+    free(runs);
+    inputs_free(&in);
+    return rc ? fail(&d, rc) : 0;
+}

@@ -1,0 +1,44 @@
+/* A strict reader of plain comma-separated files (no quoting), for the trace formats. */
+#ifndef GS_CSV_H
+#define GS_CSV_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#define CSV_LINE_MAX 4096
+#define CSV_COLS_MAX 64
+#define CSV_ROWS_MAX 10000000
+
+struct gs_diag;
+
+struct csv {
+    FILE *f;
+    const char *path;
+    unsigned long line;
+    char buf[CSV_LINE_MAX];
+    int ncols;                 /* columns of the header */
+    char *field[CSV_COLS_MAX]; /* fields of the current row */
+    int col[CSV_COLS_MAX];     /* 1-based byte column of each field */
+    char header[CSV_COLS_MAX][48];
+};
+
+/* Open @path and read its header. Return: 0; -ENOENT/-EIO/-EINVAL with @d set. */
+int csv_open(struct csv *c, const char *path, struct gs_diag *d);
+void csv_close(struct csv *c);
+
+/* The header column named @name, or -1; csv_need() sets @d when it is missing. */
+int csv_find(const struct csv *c, const char *name);
+int csv_need(const struct csv *c, const char *name, struct gs_diag *d);
+
+/* Next row. Return: 1 row read; 0 at end of file; -EINVAL with @d (wrong column count, long line).
+ */
+int csv_next(struct csv *c, struct gs_diag *d);
+
+/* Parse column @i of the current row as an integer in [0, max]. Return: 0; -EINVAL with @d. */
+int csv_uint(struct csv *c, int i, int64_t max, int64_t *out, struct gs_diag *d);
+
+/* Report an error about column @i of the current row: "path:line:col: <column>: ...". */
+int csv_error(const struct csv *c, int i, struct gs_diag *d, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+#endif
