@@ -1,0 +1,115 @@
+/*
+ * Benchmark: trace replay speed per policy on the bundled Alibaba trace, and its growth on a
+ * cluster replicated k times (same nodes k times over, tune 1.3 of the larger capacity).
+ * Prints figures; asserts nothing. Usage: bench_simulate [NODES.csv PODS.csv [MAX_K]]
+ */
+#include "gpusched/diag.h"
+#include "gpusched/sched.h"
+#include "gpusched/sim.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static struct gs_trace_node *replicate(const struct gs_trace_node *n, size_t nn, int k)
+{
+    struct gs_trace_node *v = malloc(nn * (size_t)k * sizeof(*v));
+    if (!v)
+        return NULL;
+    for (int r = 0; r < k; r++)
+        for (size_t i = 0; i < nn; i++) {
+            struct gs_trace_node *x = &v[(size_t)r * nn + i];
+            *x = n[i];
+            snprintf(x->name, sizeof(x->name), "r%d-%.50s", r, n[i].name);
+        }
+    return v;
+}
+
+/* Best of @reps: seconds for one sampled replay; *pods and *states from the last. */
+static double time_run(const struct gs_trace_node *nodes, size_t nn, const struct gs_profile *p,
+                       const struct gs_trace_pod *pods, size_t np, int reps, size_t *npods,
+                       size_t *states, int64_t *alloc_bp)
+{
+    int64_t gpus = 0;
+    double best = 1e9;
+    for (size_t i = 0; i < nn; i++)
+        gpus += nodes[i].gpus;
+    for (int r = 0; r < reps; r++) {
+        uint32_t *order;
+        size_t n;
+        struct gs_sim_run *run;
+        struct gs_diag d;
+        gs_diag_init(&d);
+        if (gs_sim_sample(pods, np, gpus * 1000, 1300, 42, &order, &n))
+            return -1;
+        double t0 = now_s();
+        int rc = gs_sim_replay(nodes, nn, p, pods, np, order, n, 42, NULL, NULL, -1, NULL, NULL,
+                               &run, &d);
+        double t = now_s() - t0;
+        free(order);
+        if (rc) {
+            fprintf(stderr, "bench: %s\n", d.msg);
+            return -1;
+        }
+        best = t < best ? t : best;
+        *npods = run->n;
+        *states = run->states;
+        *alloc_bp = gs_sim_alloc_at(run, 100);
+        gs_sim_run_free(run);
+    }
+    return best;
+}
+
+int main(int argc, char **argv)
+{
+    const char *nodes_path =
+        argc > 2 ? argv[1] : "data/alibaba-gpu-v2023/openb_node_list_gpu_node.csv";
+    const char *pods_path =
+        argc > 2 ? argv[2] : "data/alibaba-gpu-v2023/openb_pod_list_default.csv";
+    int max_k = argc > 3 ? atoi(argv[3]) : 10;
+    struct gs_trace_node *nodes;
+    struct gs_trace_pod *pods;
+    size_t nn, np;
+    struct gs_diag d;
+    gs_diag_init(&d);
+    if (gs_trace_read_nodes(nodes_path, &nodes, &nn, &d) ||
+        gs_trace_read_pods(pods_path, &pods, &np, &d)) {
+        fprintf(stderr, "bench: %s\n", d.msg);
+        return 1;
+    }
+    printf("replay of %s on %s (tune 1.3, seed 42), best of 3\n", pods_path, nodes_path);
+    printf("%-14s %6s %8s %10s %12s %8s %9s\n", "policy", "copies", "nodes", "pods", "seconds",
+           "pods/s", "states");
+    for (const char *const *name = gs_policy_names(); *name; name++) {
+        struct gs_profile *p;
+        if (gs_profile_for_policy(*name, &p, &d))
+            return 1;
+        for (int k = 1; k <= max_k; k *= (k == 1 ? 2 : 5)) {
+            struct gs_trace_node *rep = replicate(nodes, nn, k);
+            size_t npods = 0, states = 0;
+            int64_t bp = 0;
+            double t = rep ? time_run(rep, nn * (size_t)k, p, pods, np, k == 1 ? 3 : 1, &npods,
+                                      &states, &bp)
+                           : -1;
+            free(rep);
+            if (t < 0)
+                return 1;
+            printf("%-14s %6d %8zu %10zu %12.4f %8.0f %9zu\n", *name, k, nn * (size_t)k, npods, t,
+                   (double)npods / t, states);
+            if (k == 10)
+                break;
+        }
+        gs_profile_free(p);
+    }
+    free(nodes);
+    free(pods);
+    return 0;
+}

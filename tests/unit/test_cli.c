@@ -1,0 +1,500 @@
+/*
+ * The gpusched command as a user runs it: the binary named by $GPUSCHED_BIN, started from the
+ * source root with its stdout and stderr captured. A good run exits 0 and writes its reports; bad
+ * input exits 2 with one line on stderr naming the place, no report on stdout and never a crash.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <jansson.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define EIGHTH_NODES    "data/fgd-reference/openb-eighth/nodes.csv"
+#define EIGHTH_SEQUENCE "data/fgd-reference/openb-eighth/sequence.csv"
+#define EIGHTH_ROWS     1366
+#define NODES_HEADER    "sn,cpu_milli,memory_mib,gpu,model\n"
+#define PODS_HEADER     "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\n"
+
+static char tmpdir[64];
+static const char *bin;
+
+struct result {
+    int exited, status, signal; /* exited: 1 when it ended by exit(), status its exit status */
+    char *out, *err;            /* captured stdout and stderr, NUL-terminated */
+    size_t out_len, err_len;
+};
+
+/* The buffers of the last run, freed by the next run or at the end (also after a failed check). */
+static char *held_out, *held_err;
+
+static void release_held(void)
+{
+    free(held_out);
+    free(held_err);
+    held_out = held_err = NULL;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    bin = getenv("GPUSCHED_BIN");
+    if (!bin || !*bin) {
+        fprintf(stderr, "test_cli: GPUSCHED_BIN must name the gpusched executable\n");
+        return -1;
+    }
+    snprintf(tmpdir, sizeof(tmpdir), "/tmp/gs_test_cli.XXXXXX");
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    release_held();
+    DIR *dir = opendir(tmpdir);
+    if (!dir)
+        return -1;
+    struct dirent *e;
+    char path[512];
+    while ((e = readdir(dir)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", tmpdir, e->d_name);
+        unlink(path);
+    }
+    closedir(dir);
+    return rmdir(tmpdir);
+}
+
+/* @name inside the temporary directory, in a rotating static buffer (a few may be live). */
+static const char *tmp_path(const char *name)
+{
+    static char buf[16][256];
+    static int next;
+    char *p = buf[next++ % 16];
+    snprintf(p, sizeof(buf[0]), "%s/%s", tmpdir, name);
+    return p;
+}
+
+static const char *write_tmp(const char *name, const char *text)
+{
+    const char *path = tmp_path(name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    assert_int_equal(fputs(text, f) >= 0, 1);
+    assert_int_equal(fclose(f), 0);
+    return path;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 4096, n = 0;
+    char *s = malloc(cap);
+    assert_non_null(s);
+    for (;;) {
+        size_t got = fread(s + n, 1, cap - n - 1, f);
+        n += got;
+        if (n + 1 < cap)
+            break;
+        cap *= 2;
+        s = realloc(s, cap);
+        assert_non_null(s);
+    }
+    fclose(f);
+    s[n] = '\0';
+    if (len)
+        *len = n;
+    return s;
+}
+
+/* Run gpusched with @args (NULL-terminated, without the program name). */
+static void run(struct result *r, const char *const *args)
+{
+    const char *argv[64];
+    size_t n = 0;
+    argv[n++] = bin;
+    while (*args && n < 63)
+        argv[n++] = *args++;
+    argv[n] = NULL;
+    const char *out = tmp_path("stdout.txt"), *err = tmp_path("stderr.txt");
+    posix_spawn_file_actions_t fa;
+    assert_int_equal(posix_spawn_file_actions_init(&fa), 0);
+    assert_int_equal(posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0),
+                     0);
+    assert_int_equal(posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, out,
+                                                      O_WRONLY | O_CREAT | O_TRUNC, 0600),
+                     0);
+    assert_int_equal(posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, err,
+                                                      O_WRONLY | O_CREAT | O_TRUNC, 0600),
+                     0);
+    pid_t pid;
+    int rc = posix_spawn(&pid, bin, &fa, NULL, (char *const *)argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0)
+        fail_msg("cannot start %s: %s", bin, strerror(rc));
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        assert_int_equal(errno, EINTR);
+    release_held();
+    memset(r, 0, sizeof(*r));
+    r->exited = WIFEXITED(st);
+    r->status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    r->signal = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+    r->out = slurp(out, &r->out_len);
+    r->err = slurp(err, &r->err_len);
+    held_out = r->out;
+    held_err = r->err;
+    assert_non_null(r->out);
+    assert_non_null(r->err);
+}
+
+static void result_free(struct result *r)
+{
+    release_held();
+    r->out = r->err = NULL;
+}
+
+static void show(const struct result *r)
+{
+    print_error("exit %d, signal %d\n--- stdout ---\n%s\n--- stderr ---\n%s\n", r->status,
+                r->signal, r->out, r->err);
+}
+
+static void expect_exit(const struct result *r, int status)
+{
+    if (!r->exited || r->status != status) {
+        show(r);
+        fail_msg("expected exit status %d", status);
+    }
+}
+
+static void expect_has(const char *text, const char *want)
+{
+    if (!strstr(text, want))
+        fail_msg("expected \"%s\" in:\n%s", want, text);
+}
+
+static size_t count_lines(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+/* The simulate run on the reference eighth of the cluster with its recorded arrivals. */
+static void run_eighth(struct result *r, const char *policy, const char *seed, const char *json,
+                       const char *curve)
+{
+    const char *args[20];
+    size_t n = 0;
+    args[n++] = "simulate";
+    args[n++] = "--nodes";
+    args[n++] = EIGHTH_NODES;
+    args[n++] = "--sequence";
+    args[n++] = EIGHTH_SEQUENCE;
+    args[n++] = "--policy";
+    args[n++] = policy;
+    if (seed) {
+        args[n++] = "--seed";
+        args[n++] = seed;
+    }
+    if (json) {
+        args[n++] = "--json";
+        args[n++] = json;
+    }
+    if (curve) {
+        args[n++] = "--curve";
+        args[n++] = curve;
+    }
+    args[n++] = "--quiet";
+    args[n] = NULL;
+    run(r, args);
+}
+
+static void test_simulate_fgd_reports(void **state)
+{
+    (void)state;
+    struct result r;
+    const char *json = tmp_path("fgd.json"), *curve = tmp_path("fgd_curve.csv");
+    run_eighth(&r, "fgd", NULL, json, curve);
+    expect_exit(&r, 0);
+    assert_int_equal(r.signal, 0);
+    expect_has(r.out, "fgd");
+    expect_has(r.out, "152 nodes, 773 GPUs");
+    expect_has(r.out, "1366 pods");
+    if (r.err_len != 0) {
+        show(&r);
+        fail_msg("--quiet run wrote to stderr");
+    }
+    result_free(&r);
+
+    json_error_t jerr;
+    json_t *root = json_load_file(json, 0, &jerr);
+    if (!root)
+        fail_msg("%s: %d: %s", json, jerr.line, jerr.text);
+    json_t *pods = json_object_get(root, "pods");
+    assert_true(json_is_array(pods));
+    assert_int_equal(json_array_size(pods), EIGHTH_ROWS);
+    static const char *const keys[] = {"name", "state", "node", "gpus", "reason"};
+    size_t i;
+    json_t *pod;
+    json_array_foreach(pods, i, pod)
+    {
+        assert_true(json_is_object(pod));
+        for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+            if (!json_object_get(pod, keys[k]))
+                fail_msg("pod %zu has no \"%s\"", i, keys[k]);
+        assert_true(json_is_string(json_object_get(pod, "name")));
+    }
+    assert_string_equal(json_string_value(json_object_get(json_array_get(pods, 0), "name")),
+                        "openb-pod-4463");
+    json_t *summary = json_object_get(root, "summary");
+    assert_true(json_is_object(summary));
+    json_t *at = json_object_get(summary, "gpu_allocation_at_arrived_pct");
+    assert_true(json_is_object(at));
+    static const char *const points[] = {"80", "90", "95", "100", "110", "130"};
+    for (size_t k = 0; k < 6; k++)
+        if (!json_is_number(json_object_get(at, points[k])))
+            fail_msg("gpu_allocation_at_arrived_pct has no number at \"%s\"", points[k]);
+    double at100 = json_number_value(json_object_get(at, "100"));
+    if (at100 < 93.0 || at100 > 96.0)
+        fail_msg("fgd allocation at 100%% arrived: %.2f, expected 93..96", at100);
+    json_decref(root);
+
+    size_t len;
+    char *csv = slurp(curve, &len);
+    assert_non_null(csv);
+    int ends = len > 0 && csv[len - 1] == '\n';
+    int header = strncmp(csv, "policy,seed,seq,pod,", 20) == 0;
+    size_t lines = count_lines(csv);
+    int first_fgd = strchr(csv, '\n') && strncmp(strchr(csv, '\n') + 1, "fgd,", 4) == 0;
+    free(csv);
+    assert_true(ends);
+    assert_true(header);
+    assert_int_equal(lines, EIGHTH_ROWS + 1);
+    assert_true(first_fgd);
+}
+
+/* Byte-compare two files. */
+static int same_file(const char *a, const char *b)
+{
+    size_t la, lb;
+    char *x = slurp(a, &la), *y = slurp(b, &lb);
+    int ok = x && y && la > 0;
+    int same = ok && la == lb && memcmp(x, y, la) == 0;
+    free(x);
+    free(y);
+    if (!ok)
+        fail_msg("%s or %s is missing or empty", a, b);
+    return same;
+}
+
+static void test_simulate_deterministic(void **state)
+{
+    (void)state;
+    struct result r;
+    const char *a = tmp_path("det_a.json"), *b = tmp_path("det_b.json");
+    run_eighth(&r, "fgd", NULL, a, NULL);
+    expect_exit(&r, 0);
+    result_free(&r);
+    run_eighth(&r, "fgd", NULL, b, NULL);
+    expect_exit(&r, 0);
+    result_free(&r);
+    assert_true(same_file(a, b));
+
+    const char *r7a = tmp_path("r7a.json"), *r7b = tmp_path("r7b.json"), *r8 = tmp_path("r8.json");
+    run_eighth(&r, "random", "7", r7a, NULL);
+    expect_exit(&r, 0);
+    result_free(&r);
+    run_eighth(&r, "random", "7", r7b, NULL);
+    expect_exit(&r, 0);
+    result_free(&r);
+    run_eighth(&r, "random", "8", r8, NULL);
+    expect_exit(&r, 0);
+    result_free(&r);
+    assert_true(same_file(r7a, r7b));
+    assert_false(same_file(r7a, r8));
+}
+
+/*
+ * Run @args and expect a refusal: exit @status (or 1 when @or_one), not a signal, nothing on
+ * stdout, and on stderr one "gpusched simulate: " line holding every string of @want.
+ * @usage: the usage text may come with it (option errors).
+ */
+static void refused(const char *const *args, int status, int or_one, int usage,
+                    const char *const *want)
+{
+    struct result r;
+    run(&r, args);
+    if (r.signal) {
+        show(&r);
+        fail_msg("killed by signal %d", r.signal);
+    }
+    if (!r.exited || !(r.status == status || (or_one && r.status == 1))) {
+        show(&r);
+        fail_msg("expected exit status %d", status);
+    }
+    if (r.out_len != 0) {
+        show(&r);
+        fail_msg("a refused run printed on stdout");
+    }
+    /* the one error line */
+    const char *line = NULL;
+    size_t nerr = 0;
+    for (const char *p = r.err; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        if (strncmp(p, "gpusched simulate: ", 19) == 0) {
+            line = p;
+            nerr++;
+        }
+    if (nerr != 1 || (!usage && (count_lines(r.err) != 1 || r.err != line))) {
+        show(&r);
+        fail_msg("expected one error line on stderr");
+    }
+    char *end = strchr(line, '\n');
+    assert_non_null(end);
+    *end = '\0';
+    for (; *want; want++)
+        if (!strstr(line, *want)) {
+            show(&r);
+            fail_msg("expected \"%s\" in the error line", *want);
+        }
+    result_free(&r);
+}
+
+#define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static void test_bad_node_files(void **state)
+{
+    (void)state;
+    char want[320];
+    const char *missing = tmp_path("missing_nodes.csv");
+    refused(ARGS("simulate", "--nodes", missing, "--sequence", EIGHTH_SEQUENCE), 2, 0, 0,
+            ARGS(missing));
+
+    const char *p = write_tmp("cols.csv", NODES_HEADER "n1,64000,262144,2,P100\n"
+                                                       "n2,64000,262144,2\n");
+    snprintf(want, sizeof(want), "%s:3:1:", p);
+    refused(ARGS("simulate", "--nodes", p, "--sequence", EIGHTH_SEQUENCE), 2, 0, 0, ARGS(want));
+
+    p = write_tmp("num.csv", NODES_HEADER "n1,64000,256GB,2,P100\n");
+    snprintf(want, sizeof(want), "%s:2:10: memory_mib:", p);
+    refused(ARGS("simulate", "--nodes", p, "--sequence", EIGHTH_SEQUENCE), 2, 0, 0,
+            ARGS(want, "256GB"));
+
+    p = write_tmp("neg.csv", NODES_HEADER "n1,-64000,262144,2,P100\n");
+    snprintf(want, sizeof(want), "%s:2:4: cpu_milli:", p);
+    refused(ARGS("simulate", "--nodes", p, "--sequence", EIGHTH_SEQUENCE), 2, 0, 0,
+            ARGS(want, "negative"));
+
+    p = write_tmp("model.csv", NODES_HEADER "n1,64000,262144,2,P100\nn2,64000,262144,8,K80\n");
+    snprintf(want, sizeof(want), "%s:3:19: model:", p);
+    refused(ARGS("simulate", "--nodes", p, "--sequence", EIGHTH_SEQUENCE), 2, 0, 0,
+            ARGS(want, "K80"));
+
+    p = write_tmp("cpu_only.csv", NODES_HEADER "n1,64000,262144,0,\nn2,64000,262144,0,\n");
+    refused(ARGS("simulate", "--nodes", p, "--pods",
+                 write_tmp("any.csv", PODS_HEADER "p1,1000,1024,1,1000,\n")),
+            2, 0, 0, ARGS(p, "GPU"));
+}
+
+static void test_pod_model_not_in_cluster(void **state)
+{
+    (void)state;
+    const char *nodes =
+        write_tmp("t4_nodes.csv", NODES_HEADER "n1,64000,262144,4,T4\nn2,64000,262144,2,P100\n");
+    const char *pods = write_tmp("a100_pods.csv", PODS_HEADER "p1,1000,1024,1,500,T4\n"
+                                                              "p2,1000,1024,1,1000,T4|P100\n"
+                                                              "p-a100,1000,1024,1,1000,A100-80GB\n"
+                                                              "p4,1000,1024,0,0,\n");
+    refused(ARGS("simulate", "--nodes", nodes, "--pods", pods), 2, 0, 0, ARGS("p-a100"));
+}
+
+static void test_bad_options(void **state)
+{
+    (void)state;
+    refused(ARGS("simulate", "--nodes", EIGHTH_NODES, "--sequence", EIGHTH_SEQUENCE, "--policy",
+                 "nosuch"),
+            2, 0, 0, ARGS("nosuch"));
+    refused(ARGS("simulate", "--tune", "abc"), 2, 0, 0, ARGS("--tune", "abc"));
+    refused(ARGS("simulate", "--tune", "0"), 2, 0, 0, ARGS("--tune", "\"0\""));
+    refused(ARGS("simulate", "--tune", "-1"), 2, 0, 0, ARGS("--tune", "-1"));
+    refused(ARGS("simulate", "--seeds", "5..3"), 2, 0, 0, ARGS("--seeds", "5..3"));
+    refused(ARGS("simulate", "--seed", "x7"), 2, 0, 0, ARGS("--seed", "x7"));
+    refused(ARGS("simulate", "--bogus"), 2, 0, 1, ARGS("--bogus"));
+    refused(ARGS("simulate", "--nodes"), 2, 0, 1, ARGS("--nodes"));
+    refused(ARGS("simulate", "--quiet", "stray"), 2, 0, 0, ARGS("stray"));
+}
+
+static void test_unwritable_outputs(void **state)
+{
+    (void)state;
+    const char *json = tmp_path("no_such_dir/out.json");
+    refused(ARGS("simulate", "--nodes", EIGHTH_NODES, "--sequence", EIGHTH_SEQUENCE, "--policy",
+                 "fgd", "--quiet", "--json", json),
+            2, 1, 0, ARGS(json));
+    const char *curve = tmp_path("no_such_dir/curve.csv");
+    refused(ARGS("simulate", "--nodes", EIGHTH_NODES, "--sequence", EIGHTH_SEQUENCE, "--policy",
+                 "fgd", "--quiet", "--curve", curve),
+            2, 1, 0, ARGS(curve));
+}
+
+static void test_top_level(void **state)
+{
+    (void)state;
+    struct result r;
+    run(&r, ARGS("simulate", "--help"));
+    expect_exit(&r, 0);
+    expect_has(r.out, "usage: gpusched simulate");
+    expect_has(r.out, "--nodes");
+    result_free(&r);
+
+    run(&r, ARGS("version"));
+    expect_exit(&r, 0);
+    assert_true(strncmp(r.out, "gpusched ", 9) == 0);
+    result_free(&r);
+
+    run(&r, (const char *const[]){NULL});
+    expect_exit(&r, 2);
+    expect_has(r.err, "usage: gpusched");
+    assert_int_equal(r.out_len, 0);
+    result_free(&r);
+
+    run(&r, ARGS("frobnicate"));
+    expect_exit(&r, 2);
+    expect_has(r.err, "frobnicate");
+    assert_int_equal(r.out_len, 0);
+    result_free(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_simulate_fgd_reports),
+        cmocka_unit_test(test_simulate_deterministic),
+        cmocka_unit_test(test_bad_node_files),
+        cmocka_unit_test(test_pod_model_not_in_cluster),
+        cmocka_unit_test(test_bad_options),
+        cmocka_unit_test(test_unwritable_outputs),
+        cmocka_unit_test(test_top_level),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

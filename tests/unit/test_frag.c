@@ -1,0 +1,148 @@
+/* Fragmentation (FGD) and stranded share, on states worked out by hand. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "gpusched/catalog.h"
+#include "gpusched/diag.h"
+#include "sched_impl.h"
+
+#include <string.h>
+
+static struct gs_sched *one_node_sched(struct gs_cluster **c, const char *policy)
+{
+    struct gs_profile *p;
+    struct gs_sched *s;
+    struct gs_diag d;
+    gs_diag_init(&d);
+    gs_cluster_new(c);
+    struct gs_node_spec n = {.name = "n",
+                             .model = gs_catalog_find("G2", -1),
+                             .gpus = 4,
+                             .cpu_milli = 32000,
+                             .memory_mib = 65536};
+    gs_cluster_add_node(*c, &n, &d);
+    gs_profile_for_policy(policy, &p, &d);
+    assert_int_equal(gs_sched_new(*c, p, 1, &s, &d), 0);
+    gs_profile_free(p);
+    return s;
+}
+
+static struct gs_pod_req req(int64_t cpu, uint32_t num, uint32_t milli)
+{
+    return (struct gs_pod_req){
+        .cpu_milli = cpu, .memory_mib = 1024, .num_gpu = num, .gpu_milli = milli};
+}
+
+static void test_typical_pods_cover_95(void **state)
+{
+    (void)state;
+    struct gs_cluster *c;
+    struct gs_sched *s = one_node_sched(&c, "fgd");
+    /* 60 x (1 GPU share 500), 36 x (1 whole), 3 x CPU-only, 1 x 2 whole: 100 pods. The
+     * smallest prefix by frequency reaching 95 pods is the first two classes (96 pods). */
+    struct gs_pod_req w[100];
+    for (int i = 0; i < 100; i++)
+        w[i] = i < 60   ? req(4000, 1, 500)
+               : i < 96 ? req(8000, 1, 1000)
+               : i < 99 ? req(2000, 0, 0)
+                        : req(8000, 2, 1000);
+    assert_int_equal(gs_sched_set_workload(s, w, 100), 0);
+    assert_int_equal(s->ntypical, 2);
+    assert_int_equal(s->typical_total, 96);
+    assert_int_equal(s->typical[0].count, 60);
+    assert_int_equal(s->typical[0].pc.req.gpu_milli, 500);
+    assert_int_equal(s->typical[1].count, 36);
+    assert_int_equal(s->typical[0].memory_mib, 1024);
+    gs_sched_free(s);
+    gs_cluster_free(c);
+}
+
+static void test_fragmentation_by_hand(void **state)
+{
+    (void)state;
+    struct gs_cluster *c;
+    struct gs_sched *s = one_node_sched(&c, "fgd");
+    struct gs_pod_req w[4] = {req(4000, 1, 500), req(4000, 1, 500), req(4000, 1, 500),
+                              req(8000, 1, 1000)};
+    gs_sched_set_workload(s, w, 4); /* classes: share 500 (3 pods), whole (1 pod) */
+    struct gs_nstate st = s->states[0];
+    /* empty node: both classes fit every card -> no fragment */
+    assert_int_equal(gs__frag_raw(s, &st), 0);
+    /* cards left 1000, 300, 700, 0: the 500-share class cannot use the 300 card (3 x 300);
+     * the whole-card class cannot use 300 + 700 (1 x 1000) */
+    st.gpu_left[1] = 300, st.gpu_left[2] = 700, st.gpu_left[3] = 0;
+    st.gpu_left_sum = 2000;
+    assert_int_equal(gs__frag_raw(s, &st), 3 * 300 + 1 * 1000);
+    /* CPU below the share class's 4 cores: all free share is a fragment for it */
+    st.cpu_left = 3000;
+    assert_int_equal(gs__frag_raw(s, &st), 3 * 2000 + 1 * 2000);
+    /* stranded share, CPU for one 500 pod only: 2000 - 500 left over for it; whole class
+     * needs 8 cores: all 2000 */
+    st.cpu_left = 4000;
+    assert_int_equal(gs__frag_pack_raw(s, &st), 3 * 1500 + 1 * 2000);
+    gs_sched_free(s);
+    gs_cluster_free(c);
+}
+
+static void test_model_constraint_is_fragment(void **state)
+{
+    (void)state;
+    struct gs_cluster *c;
+    struct gs_sched *s = one_node_sched(&c, "fgd");
+    struct gs_pod_req t4 = req(1000, 1, 1000);
+    t4.model_mask = 1u << gs_catalog_find("T4", -1);
+    gs_sched_set_workload(s, &t4, 1);
+    /* a G2 node cannot host the T4-only class: its whole free share is a fragment */
+    assert_int_equal(gs__frag_raw(s, &s->states[0]), 4000);
+    assert_int_equal(gs_sched_frag_milli(s), 4000);
+    gs_sched_free(s);
+    gs_cluster_free(c);
+}
+
+static void test_sigmoid_scale(void **state)
+{
+    (void)state;
+    /* int(100 x sigmoid(x)), x = d / total / 1000 */
+    assert_int_equal(gs__sigmoid_pct(0, 1), 50);
+    assert_int_equal(gs__sigmoid_pct(-1, 1), 49);
+    assert_int_equal(gs__sigmoid_pct(1000, 1), 73);  /* sigmoid(1) = 0.731 */
+    assert_int_equal(gs__sigmoid_pct(-1000, 1), 26); /* sigmoid(-1) = 0.269 */
+    assert_int_equal(gs__sigmoid_pct(2000, 2), 73);  /* weights normalise */
+    assert_int_equal(gs__sigmoid_pct(10000000, 1), 99);
+    assert_int_equal(gs__sigmoid_pct(-10000000, 1), 0);
+}
+
+static void test_fgd_prefers_less_fragmenting_card(void **state)
+{
+    (void)state;
+    struct gs_cluster *c;
+    struct gs_sched *s = one_node_sched(&c, "fgd");
+    struct gs_pod_req w[2] = {req(1000, 1, 500), req(1000, 1, 500)};
+    gs_sched_set_workload(s, w, 2);
+    struct gs_placement a, b;
+    struct gs_diag d;
+    struct gs_pod_req p = req(1000, 1, 500);
+    assert_int_equal(gs_sched_place(s, &p, &a, &d), 0);
+    assert_int_equal(a.gpu_mask, 1u); /* all cards equal: the lowest index */
+    /* the second 500 share completes card 0 (no new fragment) rather than opening card 1 */
+    assert_int_equal(gs_sched_place(s, &p, &b, &d), 0);
+    assert_int_equal(b.gpu_mask, 1u);
+    gs_sched_free(s);
+    gs_cluster_free(c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_typical_pods_cover_95),
+        cmocka_unit_test(test_fragmentation_by_hand),
+        cmocka_unit_test(test_model_constraint_is_fragment),
+        cmocka_unit_test(test_sigmoid_scale),
+        cmocka_unit_test(test_fgd_prefers_less_fragmenting_card),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

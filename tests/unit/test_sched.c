@@ -1,0 +1,262 @@
+/*
+ * Scheduling framework: plugin registry, profiles, queue order, and the incremental engine
+ * checked against a brute-force scan of every node under random arrivals and departures.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "gpusched/catalog.h"
+#include "gpusched/diag.h"
+#include "gpusched/rng.h"
+#include "sched_impl.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void test_registry(void **state)
+{
+    (void)state;
+    int n = gs_plugin_count();
+    assert_true(n >= 12);
+    for (int i = 0; i < n; i++) {
+        const struct gs_plugin *p = gs__plugins[i];
+        assert_int_equal(gs_plugin_find(p->name), i); /* names unique */
+        assert_true(p->points != 0);
+        if (p->points & (1u << GS_EP_FILTER))
+            assert_non_null(p->filter);
+        if (p->points & (1u << GS_EP_SCORE))
+            assert_non_null(p->score);
+        if (p->points & (1u << GS_EP_RESERVE))
+            assert_non_null(p->reserve);
+        if (p->points & (1u << GS_EP_PRE_FILTER))
+            assert_non_null(p->pre_filter);
+    }
+    assert_int_equal(gs_plugin_find("NoSuchPlugin"), -ENOENT);
+    assert_null(gs_plugin_name(n));
+    assert_int_equal(gs_ext_point_find("postFilter"), GS_EP_POST_FILTER);
+    assert_string_equal(gs_ext_point_name(GS_EP_QUEUE_SORT), "queueSort");
+}
+
+static void test_profile_rules(void **state)
+{
+    (void)state;
+    struct gs_profile *p;
+    struct gs_diag d;
+    int w;
+    gs_diag_init(&d);
+    assert_int_equal(gs_profile_new("x", &p), 0);
+    int fgd = gs_plugin_find("FGD"), filt = gs_plugin_find("NodeGPUFilter");
+    assert_int_equal(gs_profile_enable(p, GS_EP_FILTER, fgd, 1, &d), -EINVAL);
+    assert_non_null(strstr(d.msg, "does not implement filter"));
+    assert_int_equal(gs_profile_enable(p, GS_EP_SCORE, fgd, 0, &d), -EINVAL);
+    assert_int_equal(gs_profile_enable(p, GS_EP_SCORE, fgd, 5, &d), 0);
+    assert_int_equal(gs_profile_enable(p, GS_EP_SCORE, fgd, 7, &d), 0); /* replaces */
+    assert_int_equal(gs_profile_count(p, GS_EP_SCORE), 1);
+    assert_int_equal(gs_profile_at(p, GS_EP_SCORE, 0, &w), fgd);
+    assert_int_equal(w, 7);
+    assert_int_equal(gs_profile_enable(p, GS_EP_FILTER, filt, 1, &d), 0);
+    gs_profile_disable(p, GS_EP_SCORE, -1);
+    assert_int_equal(gs_profile_count(p, GS_EP_SCORE), 0);
+    /* no reserve plugin: a scheduler cannot be made from it */
+    struct gs_cluster *c;
+    struct gs_sched *s;
+    gs_cluster_new(&c);
+    assert_int_equal(gs_sched_new(c, p, 1, &s, &d), -EINVAL);
+    assert_non_null(strstr(d.msg, "reserve"));
+    gs_cluster_free(c);
+    gs_profile_free(p);
+}
+
+static void test_policies_resolve(void **state)
+{
+    (void)state;
+    struct gs_diag d;
+    gs_diag_init(&d);
+    int n = 0;
+    for (const char *const *name = gs_policy_names(); *name; name++, n++) {
+        struct gs_profile *p;
+        assert_int_equal(gs_profile_for_policy(*name, &p, &d), 0);
+        assert_string_equal(gs_profile_name(p), *name);
+        assert_true(gs_profile_count(p, GS_EP_SCORE) >= 1);
+        assert_int_equal(gs_profile_count(p, GS_EP_RESERVE), 1);
+        gs_profile_free(p);
+    }
+    assert_int_equal(n, 7);
+    struct gs_profile *p = NULL;
+    assert_int_equal(gs_profile_for_policy("fdg", &p, &d), -EINVAL);
+    assert_non_null(strstr(d.msg, "unknown policy"));
+    assert_null(p);
+}
+
+static void test_queue_order(void **state)
+{
+    (void)state;
+    assert_true(gs_queue_less(10, 5, 1, 1)); /* higher priority first */
+    assert_false(gs_queue_less(1, 1, 10, 5));
+    assert_true(gs_queue_less(3, 1, 3, 2)); /* then arrival */
+    assert_false(gs_queue_less(3, 2, 3, 2));
+}
+
+/* A small mixed cluster; identical nodes must share one interned state. */
+static struct gs_cluster *mixed_cluster(int copies)
+{
+    struct gs_cluster *c;
+    struct gs_diag d;
+    char name[32];
+    gs_diag_init(&d);
+    gs_cluster_new(&c);
+    const char *models[] = {"G2", "T4", "V100M32", "P100"};
+    const int gpus[] = {8, 4, 8, 2};
+    for (int k = 0; k < copies; k++)
+        for (int m = 0; m < 4; m++) {
+            snprintf(name, sizeof(name), "%s-%d", models[m], k);
+            struct gs_node_spec s = {.name = name,
+                                     .model = gs_catalog_find(models[m], -1),
+                                     .gpus = gpus[m],
+                                     .cpu_milli = 64000 + 32000 * (m % 2),
+                                     .memory_mib = 262144};
+            assert_true(gs_cluster_add_node(c, &s, &d) >= 0);
+        }
+    return c;
+}
+
+static struct gs_pod_req random_pod(struct gs_rng *r)
+{
+    static const uint32_t shares[] = {250, 470, 500, 810, 1000};
+    struct gs_pod_req p = {.cpu_milli = 1000 * (int64_t)(1 + gs_rng_below(r, 16)),
+                           .memory_mib = 1024 * (int64_t)(1 + gs_rng_below(r, 32))};
+    uint64_t k = gs_rng_below(r, 10);
+    if (k == 0)
+        return p; /* CPU-only */
+    p.gpu_milli = shares[gs_rng_below(r, 5)];
+    p.num_gpu = p.gpu_milli < 1000 ? 1 : (uint32_t)(1u << gs_rng_below(r, 4));
+    if (k == 1)
+        p.model_mask = 1u << gs_catalog_find("T4", -1);
+    return p;
+}
+
+/* The node a full scan would pick: best score, then the lowest node priority. */
+static int64_t brute_force(struct gs_sched *s, const struct gs_pod_req *p)
+{
+    int64_t best = -1, node = -1;
+    struct gs_diag d;
+    for (size_t i = 0; i < s->c->n; i++) {
+        int64_t v = gs_sched_score_node(s, p, i, &d);
+        if (v < 2)
+            continue;
+        if (v > best || (v == best && s->prio[i] < s->prio[node])) {
+            best = v;
+            node = (int64_t)i;
+        }
+    }
+    return node;
+}
+
+static void check_engine_against_scan(const char *policy)
+{
+    struct gs_cluster *c = mixed_cluster(6);
+    struct gs_profile *prof;
+    struct gs_sched *s;
+    struct gs_diag d;
+    struct gs_rng r;
+    gs_diag_init(&d);
+    gs_rng_seed(&r, 99);
+    assert_int_equal(gs_profile_for_policy(policy, &prof, &d), 0);
+    assert_int_equal(gs_sched_new(c, prof, 7, &s, &d), 0);
+    assert_int_equal(gs_sched_state_count(s), 4); /* four node shapes, six copies each */
+    struct gs_pod_req w[64];
+    for (int i = 0; i < 64; i++)
+        w[i] = random_pod(&r);
+    assert_int_equal(gs_sched_set_workload(s, w, 64), 0);
+    struct {
+        struct gs_pod_req p;
+        struct gs_placement pl;
+    } live[400];
+    int nlive = 0;
+    for (int step = 0; step < 1500; step++) {
+        if (nlive > 0 && (gs_rng_below(&r, 3) == 0 || nlive == 400)) { /* a departure */
+            int k = (int)gs_rng_below(&r, (uint64_t)nlive);
+            assert_int_equal(gs_sched_release(s, &live[k].p, &live[k].pl), 0);
+            live[k] = live[--nlive];
+            continue;
+        }
+        struct gs_pod_req p = random_pod(&r);
+        int64_t want = brute_force(s, &p);
+        struct gs_placement pl;
+        int rc = gs_sched_place(s, &p, &pl, &d);
+        if (want < 0) {
+            assert_int_equal(rc, GS_UNSCHEDULABLE);
+            assert_non_null(strstr(d.msg, "0/24 nodes are available"));
+            continue;
+        }
+        assert_int_equal(rc, 0);
+        assert_int_equal(pl.node, want);
+        live[nlive].p = p;
+        live[nlive++].pl = pl;
+    }
+    gs_sched_free(s);
+    gs_profile_free(prof);
+    gs_cluster_free(c);
+}
+
+static void test_engine_matches_scan(void **state)
+{
+    (void)state;
+    const char *policies[] = {"gpusched",   "fgd",           "bestfit",
+                              "gpupacking", "gpuclustering", "dotprod"};
+    for (size_t i = 0; i < sizeof(policies) / sizeof(policies[0]); i++)
+        check_engine_against_scan(policies[i]);
+}
+
+static void test_release_restores(void **state)
+{
+    (void)state;
+    struct gs_cluster *c = mixed_cluster(1);
+    struct gs_profile *prof;
+    struct gs_sched *s;
+    struct gs_diag d;
+    gs_diag_init(&d);
+    gs_profile_for_policy("bestfit", &prof, &d);
+    gs_sched_new(c, prof, 1, &s, &d);
+    size_t before = gs_sched_state_count(s);
+    struct gs_pod_req p = {.cpu_milli = 4000, .memory_mib = 1024, .num_gpu = 2, .gpu_milli = 1000};
+    struct gs_placement a, b;
+    assert_int_equal(gs_sched_place(s, &p, &a, &d), 0);
+    assert_int_equal(__builtin_popcount(a.gpu_mask), 2);
+    assert_int_equal(gs_sched_release(s, &p, &a), 0);
+    assert_int_equal(gs_sched_place(s, &p, &b, &d), 0);
+    assert_int_equal(a.node, b.node);
+    assert_int_equal(a.gpu_mask, b.gpu_mask);
+    assert_int_equal(gs_sched_release(s, &p, &b), 0);
+    assert_int_equal(gs_sched_release(s, &p, &b), -EINVAL); /* not held any more */
+    struct gs_cluster_totals t;
+    gs_cluster_totals(c, &t);
+    assert_int_equal(t.gpu_milli_used, 0);
+    assert_int_equal(t.cpu_milli_used, 0);
+    assert_true(gs_sched_state_count(s) >= before);
+    struct gs_pod_req bad = {.num_gpu = 2, .gpu_milli = 500};
+    assert_int_equal(gs_sched_place(s, &bad, &a, &d), -EINVAL);
+    assert_non_null(strstr(d.msg, "more than one GPU"));
+    gs_sched_free(s);
+    gs_profile_free(prof);
+    gs_cluster_free(c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_registry),
+        cmocka_unit_test(test_profile_rules),
+        cmocka_unit_test(test_policies_resolve),
+        cmocka_unit_test(test_queue_order),
+        cmocka_unit_test(test_engine_matches_scan),
+        cmocka_unit_test(test_release_restores),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
