@@ -12,10 +12,11 @@
  *   point, plugin entry) must be a field kube-scheduler knows at that level, once. A misspelt key
  *   is an error, never silently dropped, because a dropped "scroe:" would quietly run a profile
  *   without its score plugins. The message suggests the nearest known key.
- * - No implicit defaults: the profile holds exactly the plugins the file enables, so what runs is
- *   what the file says. `disabled` is applied before `enabled` within one extension point, as
- *   kube-scheduler does ("*" removes all). A key with no value (null) counts as absent, as when
- *   kube-scheduler decodes it.
+ * - Defaults merged as kube-scheduler merges them: a profile starts from the default plugins
+ *   (gs_profile_new_default(): GPUQueueSort, GPUAvailability, NodeGPUFilter, FGD weight 100 and
+ *   StrandedShare weight 1, NodeGPUReserve); per extension point `disabled` is applied first
+ *   ("*" removes every default there), then `enabled` appends, or sets the weight of a plugin
+ *   already there. A key with no value (null) counts as absent, as when kube-scheduler decodes it.
  * - Portability over rejection: a plugin that gpusched does not build, or an extension point it
  *   does not have (preEnqueue, preScore, permit, preBind, bind, postBind, multiPoint), is ignored
  *   with a warning, so a production kube-scheduler file loads as is. A plugin gpusched does build

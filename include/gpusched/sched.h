@@ -109,6 +109,14 @@ const char *const *gs_policy_names(void);
  */
 int gs_profile_for_policy(const char *policy, struct gs_profile **out, struct gs_diag *d);
 
+/*
+ * gs_profile_new_default() - the default profile, named @scheduler_name (NULL = "gpusched"):
+ * what a KubeSchedulerConfiguration profile starts from before its enabled/disabled lists, as
+ * kube-scheduler merges a profile with its default plugins. Its plugins are those of the
+ * "gpusched" policy. Return: 0 and *@out; -ENOMEM.
+ */
+int gs_profile_new_default(const char *scheduler_name, struct gs_profile **out, struct gs_diag *d);
+
 /* Where a pod was put. */
 struct gs_placement {
     int32_t node;       /* node index */

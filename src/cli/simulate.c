@@ -38,7 +38,7 @@ struct inputs {
     struct gs_profile *prof[MAX_PROFILES];
     size_t nprof;
     uint32_t *ref_prio; /* tie-break order recovered from the reference, or NULL */
-    char tie_note[160];
+    char note[512];     /* extra header lines of the report */
 };
 
 static void usage(FILE *f)
@@ -121,6 +121,43 @@ static int parse_seeds(const char *s, struct opts *o)
     return o->seed_hi >= o->seed_lo && o->seed_hi - o->seed_lo < MAX_SEEDS ? 0 : -1;
 }
 
+/* Apply one option. Return: 0; an exit status (> 0) after a message; -1 unknown option. */
+static int apply_opt(int c, const char *arg, struct opts *o)
+{
+    const char **str[] = {['n'] = &o->nodes,  ['p'] = &o->pods,   ['q'] = &o->sequence,
+                          ['P'] = &o->policy, ['c'] = &o->config, ['N'] = &o->scheduler_name,
+                          ['j'] = &o->json,   ['C'] = &o->curve,  ['T'] = &o->tie_order};
+    if (c > 0 && (size_t)c < sizeof(str) / sizeof(str[0]) && str[c]) {
+        if (c == 'T' && strcmp(arg, "auto") && strcmp(arg, "seed") && strcmp(arg, "reference"))
+            return bad("--tie-order: \"%s\" is not auto, seed or reference", arg);
+        *str[c] = arg;
+        return 0;
+    }
+    switch (c) {
+    case 'Q':
+        o->quiet = 1;
+        return 0;
+    case 's':
+        if (parse_u64(arg, &o->seed_lo))
+            return bad("--seed: \"%s\" is not a whole number >= 0", arg);
+        o->seed_hi = o->seed_lo;
+        return 0;
+    case 'S':
+        if (parse_seeds(arg, o))
+            return bad("--seeds: \"%s\" is not A..B with A <= B (at most 1000 seeds)", arg);
+        return 0;
+    case 't':
+        if (parse_tune(arg, &o->tune_permille))
+            return bad("--tune: \"%s\" is not a number in 0.001..100", arg);
+        return 0;
+    case 'h':
+        usage(stdout);
+        return 0;
+    default:
+        return -1;
+    }
+}
+
 static int parse_args(int argc, char **argv, struct opts *o)
 {
     static const struct option longopts[] = {
@@ -150,63 +187,24 @@ static int parse_args(int argc, char **argv, struct opts *o)
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'n':
-            o->nodes = optarg;
-            break;
-        case 'p':
-            o->pods = optarg;
-            break;
-        case 'q':
-            o->sequence = optarg;
-            break;
-        case 'P':
-            o->policy = optarg;
-            break;
-        case 'c':
-            o->config = optarg;
-            break;
-        case 'N':
-            o->scheduler_name = optarg;
-            break;
-        case 'j':
-            o->json = optarg;
-            break;
-        case 'C':
-            o->curve = optarg;
-            break;
-        case 'Q':
-            o->quiet = 1;
-            break;
-        case 's':
-            if (parse_u64(optarg, &o->seed_lo))
-                return bad("--seed: \"%s\" is not a whole number >= 0", optarg);
-            o->seed_hi = o->seed_lo;
-            break;
-        case 'S':
-            if (parse_seeds(optarg, o))
-                return bad("--seeds: \"%s\" is not A..B with A <= B (at most 1000 seeds)", optarg);
-            break;
-        case 't':
-            if (parse_tune(optarg, &o->tune_permille))
-                return bad("--tune: \"%s\" is not a number in 0.001..100", optarg);
-            break;
-        case 'T':
-            if (strcmp(optarg, "auto") && strcmp(optarg, "seed") && strcmp(optarg, "reference"))
-                return bad("--tie-order: \"%s\" is not auto, seed or reference", optarg);
-            o->tie_order = optarg;
-            break;
-        case 'h':
-            usage(stdout);
-            return -1;
-        default:
+    unsigned seen = 0; /* bit per option letter class, for conflicts */
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        int rc = apply_opt(c, optarg, o);
+        if (rc > 0)
+            return rc;
+        if (rc < 0)
             return bad("unknown or incomplete option \"%s\" (see gpusched simulate --help)",
                        argv[optind - 1]);
-        }
+        seen |= c == 's' ? 1u : c == 'S' ? 2u : c == 'P' ? 4u : c == 'c' ? 8u : 0u;
+        if (c == 'h')
+            return -1;
     }
     if (optind < argc)
         return bad("unexpected argument \"%s\"", argv[optind]);
+    if ((seen & 3u) == 3u)
+        return bad("%s", "--seed and --seeds: give one or the other");
+    if ((seen & 12u) == 12u)
+        return bad("%s", "--policy and --config: give one or the other");
     return 0;
 }
 
@@ -238,12 +236,34 @@ static int check_models(const struct opts *o, const struct inputs *in, struct gs
     return 0;
 }
 
+/* "profile NAME: filter A; score B x100, C x1; reserve D" */
+static void describe_profile(const struct gs_profile *p, char *buf, size_t cap)
+{
+    size_t off = (size_t)snprintf(buf, cap, "profile %s:", gs_profile_name(p));
+    for (int ep = 0; ep < GS_EP_COUNT && off < cap; ep++) {
+        int n = gs_profile_count(p, (enum gs_ext_point)ep);
+        for (int i = 0; i < n && off < cap; i++) {
+            int w, id = gs_profile_at(p, (enum gs_ext_point)ep, i, &w);
+            off +=
+                (size_t)snprintf(buf + off, cap - off, "%s%s%s", i ? ", " : " ",
+                                 i ? "" : gs_ext_point_name((enum gs_ext_point)ep), i ? "" : " ");
+            if (off < cap)
+                off += (size_t)snprintf(buf + off, cap - off, ep == GS_EP_SCORE ? "%s x%d" : "%s",
+                                        gs_plugin_name(id), w);
+        }
+        if (n && off < cap)
+            off += (size_t)snprintf(buf + off, cap - off, ";");
+    }
+}
+
 static int load_profiles(const struct opts *o, struct inputs *in, struct gs_diag *d)
 {
     int rc;
     if (o->config) {
         rc = gs_config_load_kubesched(o->config, o->scheduler_name, &in->prof[0], d);
         in->nprof = rc ? 0 : 1;
+        if (!rc)
+            describe_profile(in->prof[0], in->note, sizeof(in->note));
         return rc;
     }
     if (strcmp(o->policy, "all") != 0) {
@@ -283,10 +303,11 @@ static int load_tie_order(const struct opts *o, struct inputs *in, struct gs_dia
         gs_diag_warn(d, "%s: ties use the seeded node order: %s", o->sequence, why.msg);
         return 0;
     }
-    snprintf(in->tie_note, sizeof(in->tie_note),
-             "ties: the reference run's node order, recovered from %d of its policies' "
+    size_t off = strlen(in->note);
+    snprintf(in->note + off, sizeof(in->note) - off,
+             "%sties: the reference run's node order, recovered from %d of its policies' "
              "placements (%zu pairs)",
-             used, pairs);
+             off ? "\n" : "", used, pairs);
     return 0;
 }
 
@@ -392,7 +413,7 @@ static int report(const struct opts *o, const struct inputs *in, struct gs_sim_r
         .pods_path = o->pods,
         .sequence_path = o->sequence,
         .tune_permille = o->sequence ? 0 : o->tune_permille,
-        .note = in->tie_note[0] ? in->tie_note : NULL,
+        .note = in->note[0] ? in->note : NULL,
     };
     int rc = 0;
     if (o->json)

@@ -583,7 +583,7 @@ static int load_profile(struct kctx *c, yaml_node_t *n, int idx, struct sel *s)
                       s->kept_line);
     bool selected = !s->kept && (!s->want || strcmp(name, s->want) == 0);
     struct gs_profile *p;
-    if (gs_profile_new(name, &p) < 0)
+    if (gs_profile_new_default(name, &p, c->d) < 0)
         return gs_diag_error_code(c->d, -ENOMEM, "%s: out of memory", c->path);
     if (strcmp(gs_profile_name(p), name) != 0) { /* the profile stores a bounded name */
         rc = err_at(c, at, "schedulerName %s is longer than %zu bytes", show(at, buf),

@@ -191,6 +191,17 @@ int gs_profile_for_policy(const char *policy, struct gs_profile **out, struct gs
     return 0;
 }
 
+int gs_profile_new_default(const char *scheduler_name, struct gs_profile **out, struct gs_diag *d)
+{
+    struct gs_profile *p;
+    int rc = gs_profile_for_policy("gpusched", &p, d);
+    if (rc)
+        return rc;
+    snprintf(p->name, sizeof(p->name), "%s", scheduler_name ? scheduler_name : "gpusched");
+    *out = p;
+    return 0;
+}
+
 int gs_queue_less(int32_t a_prio, uint64_t a_seq, int32_t b_prio, uint64_t b_seq)
 {
     if (a_prio != b_prio)

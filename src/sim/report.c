@@ -50,6 +50,17 @@ static void count_reasons(const struct gs_sim_run *r, struct figures *f)
     }
 }
 
+static void sort_reasons(struct figures *f)
+{
+    for (int i = 1; i < NREASONS; i++) /* most frequent first, insertion sort */
+        for (int k = i; k > 0 && f->reason_count[k] > f->reason_count[k - 1]; k--) {
+            const char *t = f->reason[k];
+            int64_t c = f->reason_count[k];
+            f->reason[k] = f->reason[k - 1], f->reason_count[k] = f->reason_count[k - 1];
+            f->reason[k - 1] = t, f->reason_count[k - 1] = c;
+        }
+}
+
 static void figures_of(const struct gs_sim_run *r, struct figures *f)
 {
     memset(f, 0, sizeof(*f));
@@ -73,13 +84,7 @@ static void figures_of(const struct gs_sim_run *r, struct figures *f)
     f->same_node_bp = bp(r->peer_same_node, r->peer_ref_placed);
     f->same_outcome_bp = bp(r->peer_same_outcome, r->peer_compared);
     count_reasons(r, f);
-    for (int i = 1; i < NREASONS; i++) /* most frequent first */
-        for (int k = i; k > 0 && f->reason_count[k] > f->reason_count[k - 1]; k--) {
-            const char *t = f->reason[k];
-            int64_t c = f->reason_count[k];
-            f->reason[k] = f->reason[k - 1], f->reason_count[k] = f->reason_count[k - 1];
-            f->reason[k - 1] = t, f->reason_count[k - 1] = c;
-        }
+    sort_reasons(f);
 }
 
 static int64_t avg(int64_t sum, int64_t n)
@@ -102,10 +107,13 @@ static void figures_mean(struct gs_sim_run *const *runs, size_t n, struct figure
         s.same_node_bp += f.same_node_bp;
         s.same_outcome_bp += f.same_outcome_bp;
         s.compared += f.compared;
-        if (k == 0)
-            memcpy(s.reason, f.reason, sizeof(s.reason));
-        for (int i = 0; i < NREASONS; i++)
-            s.reason_count[i] += f.reason_count[i];
+        for (int i = 0; i < NREASONS && f.reason[i]; i++) { /* merge by name */
+            int j = 0;
+            while (j < NREASONS - 1 && s.reason[j] && strcmp(s.reason[j], f.reason[i]) != 0)
+                j++;
+            s.reason[j] = s.reason[j] ? s.reason[j] : f.reason[i];
+            s.reason_count[j] += f.reason_count[i];
+        }
     }
     *m = s;
     for (int i = 0; i < NPOINTS; i++)
@@ -117,6 +125,7 @@ static void figures_mean(struct gs_sim_run *const *runs, size_t n, struct figure
     m->same_outcome_bp = avg(s.same_outcome_bp, (int64_t)n);
     for (int i = 0; i < NREASONS; i++)
         m->reason_count[i] = avg(s.reason_count[i], (int64_t)n);
+    sort_reasons(m);
 }
 
 static const char *fmt_bp(char *buf, int64_t v)
@@ -127,9 +136,11 @@ static const char *fmt_bp(char *buf, int64_t v)
     return buf;
 }
 
+/* milli-units with one decimal, rounded half up (v >= 0) */
 static const char *fmt_milli(char *buf, int64_t v)
 {
-    snprintf(buf, 24, "%lld.%lld", (long long)(v / 1000), (long long)((v % 1000 + 50) / 100 % 10));
+    int64_t tenths = (v + 50) / 100;
+    snprintf(buf, 24, "%lld.%lld", (long long)(tenths / 10), (long long)(tenths % 10));
     return buf;
 }
 
@@ -153,13 +164,21 @@ static void text_header(FILE *f, const struct gs_report_ctx *ctx, struct gs_sim_
     fprintf(f, ")\n");
     if (ctx->sequence_path)
         fprintf(f, "arrivals %s: %zu pods in the recorded order\n", ctx->sequence_path, runs[0]->n);
-    else
+    else if (nseeds == 1)
         fprintf(f, "arrivals %s: %zu pods in the list, %zu arrived (tune %d.%03d, seed %llu)\n",
                 ctx->pods_path, ctx->npods, runs[0]->n, ctx->tune_permille / 1000,
                 ctx->tune_permille % 1000, (unsigned long long)runs[0]->seed);
+    else {
+        size_t sum = 0;
+        for (size_t k = 0; k < nseeds; k++)
+            sum += runs[k]->n;
+        fprintf(f, "arrivals %s: %zu pods in the list, %zu arrived on average (tune %d.%03d)\n",
+                ctx->pods_path, ctx->npods, (sum + nseeds / 2) / nseeds, ctx->tune_permille / 1000,
+                ctx->tune_permille % 1000);
+    }
     if (nseeds > 1)
-        fprintf(f, "figures are means over seeds %llu..%llu\n", (unsigned long long)runs[0]->seed,
-                (unsigned long long)runs[nseeds - 1]->seed);
+        fprintf(f, "every figure is a mean over seeds %llu..%llu\n",
+                (unsigned long long)runs[0]->seed, (unsigned long long)runs[nseeds - 1]->seed);
     if (ctx->note)
         fprintf(f, "%s\n", ctx->note);
 }
@@ -191,7 +210,8 @@ void gs_report_text(FILE *f, const struct gs_report_ctx *ctx, struct gs_sim_run 
                "CPU and memory allocated at the end)\n");
     for (size_t p = 0; p < npol; p++) {
         figures_mean(runs + p * nseeds, nseeds, &m);
-        fprintf(f, "\n%s: failed pods by reason:", runs[p * nseeds]->policy);
+        fprintf(f, "\n%s: failed pods by reason%s:", runs[p * nseeds]->policy,
+                nseeds > 1 ? " (mean per seed)" : "");
         int any = 0;
         for (int i = 0; i < NREASONS; i++)
             if (m.reason[i] && m.reason_count[i]) {

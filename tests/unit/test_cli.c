@@ -457,6 +457,36 @@ static void test_unwritable_outputs(void **state)
             2, 1, 0, ARGS(curve));
 }
 
+/* The seed profile and the shipped one run through the CLI; conflicting options are refused. */
+static void test_config_profiles(void **state)
+{
+    (void)state;
+    struct result r;
+    run(&r, ARGS("simulate", "--nodes", EIGHTH_NODES, "--sequence", EIGHTH_SEQUENCE, "--config",
+                 "tests/data/kube-scheduler-config.yaml", "--quiet"));
+    expect_exit(&r, 0);
+    expect_has(r.out, "profile gpu-scheduler:");
+    expect_has(r.out, "GPUBinPacking x8");
+    expect_has(r.err, "kube-scheduler-config.yaml:16:19: plugin \"TopologyFilter\"");
+    result_free(&r);
+
+    run(&r, ARGS("simulate", "--nodes", EIGHTH_NODES, "--sequence", EIGHTH_SEQUENCE, "--config",
+                 "deploy/kube-scheduler-config.yaml", "--quiet"));
+    expect_exit(&r, 0);
+    expect_has(r.out, "score FGD x100, StrandedShare x1;");
+    assert_int_equal(r.err_len, 0);
+    result_free(&r);
+
+    run(&r, ARGS("simulate", "--policy", "fgd", "--config", "deploy/kube-scheduler-config.yaml"));
+    expect_exit(&r, 2);
+    expect_has(r.err, "--policy and --config");
+    result_free(&r);
+    run(&r, ARGS("simulate", "--seed", "1", "--seeds", "1..2"));
+    expect_exit(&r, 2);
+    expect_has(r.err, "--seed and --seeds");
+    result_free(&r);
+}
+
 static void test_top_level(void **state)
 {
     (void)state;
@@ -494,6 +524,7 @@ int main(void)
         cmocka_unit_test(test_pod_model_not_in_cluster),
         cmocka_unit_test(test_bad_options),
         cmocka_unit_test(test_unwritable_outputs),
+        cmocka_unit_test(test_config_profiles),
         cmocka_unit_test(test_top_level),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -147,10 +147,14 @@ static void test_seed_file_loads(void **state)
     assert_int_equal(gs_profile_count(p, GS_EP_FILTER), 1);
     assert_string_equal(plugin_at(p, GS_EP_FILTER, 0, NULL), "NodeGPUFilter");
     assert_int_equal(gs_profile_count(p, GS_EP_POST_FILTER), 0);
-    assert_int_equal(gs_profile_count(p, GS_EP_SCORE), 1);
-    assert_string_equal(plugin_at(p, GS_EP_SCORE, 0, &weight), "GPUBinPacking");
+    /* the defaults stay, as kube-scheduler merges them; the file's plugin is appended */
+    assert_int_equal(gs_profile_count(p, GS_EP_SCORE), 3);
+    assert_string_equal(plugin_at(p, GS_EP_SCORE, 0, &weight), "FGD");
+    assert_int_equal(weight, 100);
+    assert_string_equal(plugin_at(p, GS_EP_SCORE, 2, &weight), "GPUBinPacking");
     assert_int_equal(weight, 8);
-    assert_int_equal(gs_profile_count(p, GS_EP_RESERVE), 0); /* no implicit defaults */
+    assert_int_equal(gs_profile_count(p, GS_EP_RESERVE), 1); /* the default NodeGPUReserve */
+    assert_string_equal(plugin_at(p, GS_EP_RESERVE, 0, NULL), "NodeGPUReserve");
     assert_int_equal(d.nwarn, 4);
     assert_int_equal(w.n, 4);
     for (int i = 0; i < 4; i++) {
@@ -366,8 +370,8 @@ static void test_select_profile_by_name(void **state)
     int weight = 0;
     struct gs_profile *p = load_ok(two_profiles, "beta", &w);
     assert_string_equal(gs_profile_name(p), "beta");
-    assert_int_equal(gs_profile_count(p, GS_EP_SCORE), 1);
-    assert_string_equal(plugin_at(p, GS_EP_SCORE, 0, &weight), "BestFit");
+    assert_int_equal(gs_profile_count(p, GS_EP_SCORE), 3); /* FGD, StrandedShare, BestFit */
+    assert_string_equal(plugin_at(p, GS_EP_SCORE, 2, &weight), "BestFit");
     assert_int_equal(weight, 2);
     assert_int_equal(w.n, 0); /* alpha's TopologyScore does not concern beta */
     gs_profile_free(p);
@@ -490,7 +494,7 @@ static void test_points_gpusched_lacks(void **state)
     assert_has(w.msg[0], "multiPoint");
     assert_has(w.msg[1], ":12:19:");
     assert_has(w.msg[1], "\"Coscheduling\" (permit)");
-    assert_int_equal(gs_profile_count(p, GS_EP_SCORE), 0);
+    assert_int_equal(gs_profile_count(p, GS_EP_SCORE), 2); /* the defaults, untouched */
     assert_int_equal(gs_profile_count(p, GS_EP_QUEUE_SORT), 1);
     gs_profile_free(p);
 }
@@ -534,8 +538,12 @@ static void test_nulls_count_as_empty(void **state)
                                        "      filter:\n"
                                        "        enabled: ~\n",
                                    NULL, &w);
-    for (int ep = 0; ep < GS_EP_COUNT; ep++)
-        assert_int_equal(gs_profile_count(p, (enum gs_ext_point)ep), 0);
+    struct gs_profile *def;
+    assert_int_equal(gs_profile_new_default("n", &def, NULL), 0);
+    for (int ep = 0; ep < GS_EP_COUNT; ep++) /* null lists change nothing: the defaults */
+        assert_int_equal(gs_profile_count(p, (enum gs_ext_point)ep),
+                         gs_profile_count(def, (enum gs_ext_point)ep));
+    gs_profile_free(def);
     gs_profile_free(p);
 }
 
@@ -651,12 +659,14 @@ static void test_never_crashes_on_mutations(void **state)
     fclose(f);
     assert_true(len > 0 && len < sizeof(seed));
     write_tmp("", 0, path);
+    /* every position: truncated there, and replaced by 4 of the bytes (rotating through all) */
     for (size_t pos = 0; pos < len; pos++) {
-        for (size_t b = 0; b <= sizeof(bytes); b++) {
+        for (size_t k = 0; k <= 4; k++) {
             char text[4096];
-            size_t n = b == sizeof(bytes) ? pos : len; /* the last round truncates */
+            size_t b = (pos + k * 5) % sizeof(bytes);
+            size_t n = k == 4 ? pos : len; /* the last round truncates */
             memcpy(text, seed, len);
-            if (b < sizeof(bytes))
+            if (k < 4)
                 text[pos] = bytes[b];
             FILE *out = fopen(path, "wb");
             assert_non_null(out);
