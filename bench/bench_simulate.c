@@ -36,7 +36,7 @@ static struct gs_trace_node *replicate(const struct gs_trace_node *n, size_t nn,
 /* Best of @reps: seconds for one sampled replay; *pods and *states from the last. */
 static double time_run(const struct gs_trace_node *nodes, size_t nn, const struct gs_profile *p,
                        const struct gs_trace_pod *pods, size_t np, int reps, size_t *npods,
-                       size_t *states, int64_t *alloc_bp)
+                       size_t *states, struct gs_sched_stats *work)
 {
     int64_t gpus = 0;
     double best = 1e9;
@@ -62,7 +62,7 @@ static double time_run(const struct gs_trace_node *nodes, size_t nn, const struc
         best = t < best ? t : best;
         *npods = run->n;
         *states = run->states;
-        *alloc_bp = gs_sim_alloc_at(run, 100);
+        *work = run->work;
         gs_sim_run_free(run);
     }
     return best;
@@ -85,9 +85,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench: %s\n", d.msg);
         return 1;
     }
-    printf("replay of %s on %s (tune 1.3, seed 42), best of 3\n", pods_path, nodes_path);
-    printf("%-14s %6s %8s %10s %12s %8s %9s\n", "policy", "copies", "nodes", "pods", "seconds",
-           "pods/s", "states");
+    printf("replay of %s on %s (tune 1.3, seed 42); seconds: best of 3 at 1x, one run above;\n"
+           "evaluations and log visits: the engine's work in that run\n",
+           pods_path, nodes_path);
+    printf("%-14s %6s %8s %8s %9s %8s %7s %11s %11s\n", "policy", "copies", "nodes", "pods",
+           "seconds", "pods/s", "states", "evaluations", "log visits");
     for (const char *const *name = gs_policy_names(); *name; name++) {
         struct gs_profile *p;
         if (gs_profile_for_policy(*name, &p, &d))
@@ -95,15 +97,16 @@ int main(int argc, char **argv)
         for (int k = 1; k <= max_k; k *= (k == 1 ? 2 : 5)) {
             struct gs_trace_node *rep = replicate(nodes, nn, k);
             size_t npods = 0, states = 0;
-            int64_t bp = 0;
+            struct gs_sched_stats w = {0};
             double t = rep ? time_run(rep, nn * (size_t)k, p, pods, np, k == 1 ? 3 : 1, &npods,
-                                      &states, &bp)
+                                      &states, &w)
                            : -1;
             free(rep);
             if (t < 0)
                 return 1;
-            printf("%-14s %6d %8zu %10zu %12.4f %8.0f %9zu\n", *name, k, nn * (size_t)k, npods, t,
-                   (double)npods / t, states);
+            printf("%-14s %6d %8zu %8zu %9.4f %8.0f %7zu %11llu %11llu\n", *name, k, nn * (size_t)k,
+                   npods, t, (double)npods / t, states, (unsigned long long)w.evaluations,
+                   (unsigned long long)w.log_visits);
             if (k == 10)
                 break;
         }

@@ -30,7 +30,7 @@ struct gs_profile;
 struct gs_sched;
 
 #define GS_SCORE_MAX  1000
-#define GS_WEIGHT_MAX 1000000
+#define GS_WEIGHT_MAX 500
 
 enum gs_ext_point {
     GS_EP_QUEUE_SORT = 0,
@@ -208,6 +208,15 @@ int64_t gs_sched_frag_milli(const struct gs_sched *s);
  * words ("Insufficient nvidia.com/gpu"); a static string.
  */
 const char *gs_sched_last_reason(const struct gs_sched *s);
+
+/* Work done so far, the algorithm's own cost measure (benchmarks). */
+struct gs_sched_stats {
+    uint64_t evaluations; /* (node state, pod class) pairs filtered and scored */
+    uint64_t log_visits;  /* membership changes replayed into pod-class heaps */
+};
+
+/* gs_sched_stats() - fill @out. */
+void gs_sched_stats(const struct gs_sched *s, struct gs_sched_stats *out);
 
 /* gs_sched_state_count() - distinct node states created so far (for benchmarks). */
 size_t gs_sched_state_count(const struct gs_sched *s);

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gpusched/sched.h"
+#include "gpusched/sched.h"
 #include "gpusched/trace.h"
 
 struct gs_diag;
@@ -40,7 +42,8 @@ struct gs_sim_run {
     int64_t frag_milli; /* fragmented GPU share at the end (typical pods of the workload) */
     int64_t cpu_milli, cpu_used, memory_mib, memory_used;
     int64_t gpus_idle, gpus_partial;
-    size_t states; /* distinct node states the engine interned */
+    size_t states;              /* distinct node states the engine interned */
+    struct gs_sched_stats work; /* the engine's work for this run */
     /* agreement with a reference run, when the sequence has its placements */
     int64_t peer_same_node;    /* the reference placed it, on the same node */
     int64_t peer_same_outcome; /* placed by both, or failed in both */

@@ -299,6 +299,11 @@ const char *gs_sched_last_reason(const struct gs_sched *s)
     return s->last_reason > 0 ? reason_text[s->last_reason] : "no node";
 }
 
+void gs_sched_stats(const struct gs_sched *s, struct gs_sched_stats *out)
+{
+    *out = s->stats;
+}
+
 size_t gs_sched_state_count(const struct gs_sched *s)
 {
     return s->nstates;
@@ -430,7 +435,7 @@ static int64_t evaluate(const struct gs_sched *s, const struct gs_nstate *st,
  * -reason. Each class keeps a dense array indexed by state id, since states are numbered in
  * creation order and a class mostly asks about recent ones.
  */
-#define UNSET INT64_MIN
+#define UNSET INT32_MIN
 
 static int64_t lookup(struct gs_sched *s, uint32_t state, uint32_t cls)
 {
@@ -439,7 +444,7 @@ static int64_t lookup(struct gs_sched *s, uint32_t state, uint32_t cls)
         size_t cap = q->val_cap ? q->val_cap : 1024;
         while (cap <= state)
             cap *= 2;
-        int64_t *v = realloc(q->val, cap * sizeof(*v));
+        int32_t *v = realloc(q->val, cap * sizeof(*v));
         if (!v) /* no room to remember: compute again next time */
             return evaluate(s, &s->states[state], &s->classes[cls]);
         for (size_t k = q->val_cap; k < cap; k++)
@@ -447,8 +452,10 @@ static int64_t lookup(struct gs_sched *s, uint32_t state, uint32_t cls)
         q->val = v;
         q->val_cap = cap;
     }
-    if (q->val[state] == UNSET)
-        q->val[state] = evaluate(s, &s->states[state], &s->classes[cls]);
+    if (q->val[state] == UNSET) { /* fits: scores < 1000 x 16 x GS_WEIGHT_MAX < 2^23 */
+        q->val[state] = (int32_t)evaluate(s, &s->states[state], &s->classes[cls]);
+        s->stats.evaluations++;
+    }
     return q->val[state];
 }
 
@@ -571,6 +578,7 @@ static int catch_up(struct gs_sched *s, uint32_t cls)
         q->states_seen = s->nstates;
         return rc;
     }
+    s->stats.log_visits += s->nlog - (q->pos - s->log_base);
     for (size_t i = q->pos - s->log_base; i < s->nlog && !rc; i++) {
         const struct gs_logent *e = &s->log[i];
         /* born and emptied since the last catch-up: its joins and leaves cancel out */

@@ -69,7 +69,7 @@ struct gs_classq {
     size_t n, cap;
     size_t pos;         /* log entries consumed */
     size_t states_seen; /* states that existed at the last catch-up */
-    int64_t *val;       /* per state id: cached result, see lookup() */
+    int32_t *val;       /* per state id: cached result, see lookup() */
     size_t val_cap;
     int64_t reasons[GS_REASON_COUNT]; /* nodes that fail the filter, by reason */
 };
@@ -152,6 +152,7 @@ struct gs_sched {
     int64_t typical_total; /* sum of typical counts: FGD's normaliser */
 
     int last_reason; /* GS_REASON_* most nodes gave in the last failed cycle */
+    struct gs_sched_stats stats;
 };
 
 #define FRAG_UNKNOWN INT64_MIN

@@ -89,6 +89,7 @@ static void finish(struct gs_sim_run *r, const struct gs_cluster *c, const struc
     r->gpus_partial = t.gpus_partial;
     r->frag_milli = gs_sched_frag_milli(s);
     r->states = gs_sched_state_count(s);
+    gs_sched_stats(s, &r->work);
 }
 
 static int place_one(struct gs_sim_run *r, struct gs_sched *s, const struct gs_trace_pod *pod,
