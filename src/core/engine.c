@@ -571,14 +571,20 @@ static int catch_up(struct gs_sched *s, uint32_t cls)
 {
     struct gs_classq *q = &s->queues[cls];
     int rc = 0;
-    if (q->pos == SIZE_MAX) {
+    size_t behind = q->pos == SIZE_MAX ? SIZE_MAX : s->nlog - (q->pos - s->log_base);
+    if (behind > 2 * s->nactive + 64) {
+        /* New, or so far behind that a fresh look at the active states costs less than the
+         * replay: start the class over from them. */
+        q->n = 0;
+        memset(q->reasons, 0, sizeof(q->reasons));
+        s->stats.log_visits += s->nactive;
         for (size_t a = 0; a < s->nactive && !rc; a++)
             rc = account(s, cls, s->active[a], s->states[s->active[a]].count, 1);
         q->pos = s->log_base + s->nlog;
         q->states_seen = s->nstates;
         return rc;
     }
-    s->stats.log_visits += s->nlog - (q->pos - s->log_base);
+    s->stats.log_visits += behind;
     for (size_t i = q->pos - s->log_base; i < s->nlog && !rc; i++) {
         const struct gs_logent *e = &s->log[i];
         /* born and emptied since the last catch-up: its joins and leaves cancel out */
