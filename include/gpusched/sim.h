@@ -20,6 +20,8 @@
 struct gs_diag;
 struct gs_profile;
 
+#define GS_SIM_ARRIVALS_MAX 2000000 /* arrivals one replay may have (48 bytes each) */
+
 /* What happened to one arriving pod. */
 struct gs_sim_event {
     uint32_t pod;          /* index into the pod list */
@@ -58,8 +60,10 @@ typedef void (*gs_sim_progress)(void *ud, size_t done, size_t total);
  * @seed, then pods drawn with replacement (the same seed's stream) and appended while the total
  * GPU request stays within @tune_permille / 1000 x @capacity_milli; when the pods alone ask for
  * more, random pods are dropped until it fits. (The study's simulator: `-tune`, `-tuneseed`.)
- * Return: 0 and *@order (indexes into @pods; free()) of *@n entries; -ENOMEM; -EINVAL when
- * @tune_permille is not in 1..100000.
+ * Return: 0 and *@order (indexes into @pods; free()) of *@n entries (at least one); -EINVAL when
+ * @tune_permille is not in 1..100000 or @pods is empty; -EDOM when no pod asks for a GPU (the
+ * target is never reached); -ERANGE when not one pod fits within the target; -E2BIG past
+ * GS_SIM_ARRIVALS_MAX arrivals; -ENOMEM. O(arrivals).
  */
 int gs_sim_sample(const struct gs_trace_pod *pods, size_t npods, int64_t capacity_milli,
                   int tune_permille, uint64_t seed, uint32_t **order, size_t *n);

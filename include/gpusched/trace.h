@@ -25,6 +25,7 @@ struct gs_diag;
 struct gs_trace_pod {
     char name[GS_POD_NAME_MAX];
     struct gs_pod_req req;
+    uint32_t line; /* line of the pod list it was read from, for messages */
 };
 
 /* One node row, kept so a fresh cluster can be built for every run. */

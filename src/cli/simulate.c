@@ -18,7 +18,7 @@
 
 #define DEFAULT_NODES GS_DATA_DIR "/alibaba-gpu-v2023/openb_node_list_gpu_node.csv"
 #define DEFAULT_PODS  GS_DATA_DIR "/alibaba-gpu-v2023/openb_pod_list_default.csv"
-#define MAX_SEEDS     1000
+#define MAX_SEEDS     100 /* every run's events stay in memory for the report */
 #define MAX_PROFILES  16
 
 struct opts {
@@ -84,8 +84,10 @@ static int parse_tune(const char *s, int *out)
             return -1;
     if (*p == '.')
         for (p++; *p >= '0' && *p <= '9'; p++) {
-            if (scale == 1)
+            if (scale == 1 && *p != '0') /* finer than 0.001: only trailing zeros */
                 return -1;
+            if (scale == 1)
+                continue;
             scale /= 10;
             frac += (*p - '0') * scale;
         }
@@ -95,14 +97,15 @@ static int parse_tune(const char *s, int *out)
     return 0;
 }
 
+/* A seed: decimal digits only, at most 2^63 - 1 (it is written to JSON as an integer). */
 static int parse_u64(const char *s, uint64_t *out)
 {
     char *end;
-    if (!*s || *s == '-')
+    if (*s < '0' || *s > '9')
         return -1;
     errno = 0;
     unsigned long long v = strtoull(s, &end, 10);
-    if (errno || *end)
+    if (errno || *end || v > INT64_MAX)
         return -1;
     *out = v;
     return 0;
@@ -139,12 +142,12 @@ static int apply_opt(int c, const char *arg, struct opts *o)
         return 0;
     case 's':
         if (parse_u64(arg, &o->seed_lo))
-            return bad("--seed: \"%s\" is not a whole number >= 0", arg);
+            return bad("--seed: \"%s\" is not a whole number in 0..2^63-1", arg);
         o->seed_hi = o->seed_lo;
         return 0;
     case 'S':
         if (parse_seeds(arg, o))
-            return bad("--seeds: \"%s\" is not A..B with A <= B (at most 1000 seeds)", arg);
+            return bad("--seeds: \"%s\" is not A..B with A <= B (at most 100 seeds)", arg);
         return 0;
     case 't':
         if (parse_tune(arg, &o->tune_permille))
@@ -195,7 +198,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
         if (rc < 0)
             return bad("unknown or incomplete option \"%s\" (see gpusched simulate --help)",
                        argv[optind - 1]);
-        seen |= c == 's' ? 1u : c == 'S' ? 2u : c == 'P' ? 4u : c == 'c' ? 8u : 0u;
+        seen |= c == 's' ? 1u : c == 'S' ? 2u : c == 'P' ? 4u : c == 'c' ? 8u : c == 't' ? 16u : 0u;
         if (c == 'h')
             return -1;
     }
@@ -205,13 +208,19 @@ static int parse_args(int argc, char **argv, struct opts *o)
         return bad("%s", "--seed and --seeds: give one or the other");
     if ((seen & 12u) == 12u)
         return bad("%s", "--policy and --config: give one or the other");
+    if (o->scheduler_name && !o->config)
+        return bad("%s", "--scheduler-name picks a profile of --config; no --config given");
+    if (o->sequence && (seen & 16u))
+        return bad("%s", "--tune samples arrivals; --sequence gives them: give one or the other");
+    if ((o->json && !*o->json) || (o->curve && !*o->curve))
+        return bad("%s", "--json/--curve: an empty file name");
     return 0;
 }
 
 static int fail(const struct gs_diag *d, int rc)
 {
     fprintf(stderr, "gpusched simulate: %s\n", d->msg[0] ? d->msg : strerror(-rc));
-    return rc == -ENOMEM || rc == -EIO ? 1 : EXIT_BAD_INPUT;
+    return rc == -ENOMEM || rc == -EIO ? 1 : EXIT_BAD_INPUT; /* inputs map -EIO to -EINVAL */
 }
 
 static void print_warning(void *ud, const char *msg)
@@ -230,8 +239,8 @@ static int check_models(const struct opts *o, const struct inputs *in, struct gs
     for (size_t i = 0; i < in->npods; i++) {
         const struct gs_pod_req *r = &in->pods[i].req;
         if (r->num_gpu && r->model_mask && !(r->model_mask & have))
-            return gs_diag_error(d, "%s: pod %s asks for a GPU model no node of %s has", o->pods,
-                                 in->pods[i].name, o->nodes);
+            return gs_diag_error(d, "%s:%u: pod %s asks for a GPU model no node of %s has", o->pods,
+                                 in->pods[i].line, in->pods[i].name, o->nodes);
     }
     return 0;
 }
@@ -261,6 +270,8 @@ static int load_profiles(const struct opts *o, struct inputs *in, struct gs_diag
     int rc;
     if (o->config) {
         rc = gs_config_load_kubesched(o->config, o->scheduler_name, &in->prof[0], d);
+        if (rc == -EIO)
+            rc = -EINVAL; /* an unreadable input is bad input (exit 2), not an internal error */
         in->nprof = rc ? 0 : 1;
         if (!rc)
             describe_profile(in->prof[0], in->note, sizeof(in->note));
@@ -280,9 +291,35 @@ static int load_profiles(const struct opts *o, struct inputs *in, struct gs_diag
     return 0;
 }
 
+/* Every peer_<Policy> column should name a policy; a misspelt one would be compared with nothing.
+ */
+static void check_peer_names(const struct opts *o, const struct inputs *in, struct gs_diag *d)
+{
+    for (int k = 0; o->sequence && k < in->seq.npeers; k++) {
+        const char *const *name = gs_policy_names();
+        while (*name && strcasecmp(*name, in->seq.peer_policy[k]) != 0)
+            name++;
+        if (!*name)
+            gs_diag_warn(d, "%s: column peer_%s names no policy; it is not compared", o->sequence,
+                         in->seq.peer_policy[k]);
+    }
+}
+
+/* Recovering the reference order costs rows x nodes x policies evaluations: keep "auto" cheap. */
+#define REF_ORDER_BUDGET 400000000ULL
+
 static int load_tie_order(const struct opts *o, struct inputs *in, struct gs_diag *d)
 {
     int want = strcmp(o->tie_order, "reference") == 0;
+    check_peer_names(o, in, d);
+    if (!want && o->sequence &&
+        (unsigned long long)in->seq.n * in->nnodes * (unsigned)in->seq.npeers > REF_ORDER_BUDGET) {
+        gs_diag_warn(d,
+                     "%s: %zu rows x %zu nodes: too large to recover the reference node order "
+                     "(use --tie-order reference to insist); ties use the seeded order",
+                     o->sequence, in->seq.n, in->nnodes);
+        return 0;
+    }
     if (!strcmp(o->tie_order, "seed") || (!want && (!o->sequence || in->seq.npeers == 0)))
         return 0;
     if (want && !o->sequence)
@@ -311,9 +348,25 @@ static int load_tie_order(const struct opts *o, struct inputs *in, struct gs_dia
     return 0;
 }
 
+/* Outputs are created before the runs, so a bad path fails in a second, not after the work. */
+static int check_outputs(const struct opts *o, struct gs_diag *d)
+{
+    const char *paths[2] = {o->json, o->curve};
+    for (int i = 0; i < 2; i++) {
+        FILE *f = paths[i] ? fopen(paths[i], "w") : NULL;
+        if (paths[i] && !f)
+            return gs_diag_error(d, "%s: cannot write: %s", paths[i], strerror(errno));
+        if (f)
+            fclose(f);
+    }
+    return 0;
+}
+
 static int load(const struct opts *o, struct inputs *in, struct gs_diag *d)
 {
-    int rc = gs_trace_read_nodes(o->nodes, &in->nodes, &in->nnodes, d);
+    int rc = check_outputs(o, d);
+    if (!rc)
+        rc = gs_trace_read_nodes(o->nodes, &in->nodes, &in->nnodes, d);
     if (!rc)
         rc = gs_trace_read_pods(o->pods, &in->pods, &in->npods, d);
     if (!rc && o->sequence)
@@ -387,6 +440,18 @@ static int run_one(const struct opts *o, const struct inputs *in, const struct g
         for (size_t i = 0; i < in->nnodes; i++)
             gpus += in->nodes[i].gpus;
         rc = gs_sim_sample(in->pods, in->npods, gpus * 1000, o->tune_permille, seed, &order, &n);
+        if (rc == -EDOM)
+            return gs_diag_error(d,
+                                 "%s: no pod asks for a GPU, so arrivals never reach --tune x "
+                                 "GPU capacity",
+                                 o->pods);
+        if (rc == -ERANGE)
+            return gs_diag_error(d,
+                                 "%s: no pod arrives: every pod asks for more GPUs than --tune "
+                                 "x capacity (%lld GPUs)",
+                                 o->pods, (long long)(gpus * o->tune_permille / 1000));
+        if (rc == -E2BIG)
+            return gs_diag_error(d, "more than %d arrivals: lower --tune", GS_SIM_ARRIVALS_MAX);
         if (rc)
             return gs_diag_error_code(d, rc, "cannot sample arrivals");
     }
@@ -451,5 +516,8 @@ int cmd_simulate(int argc, char **argv)
         gs_sim_run_free(runs[i]);
     free(runs);
     inputs_free(&in);
+    if (!rc && (fflush(stdout) != 0 || ferror(stdout)))
+        rc = gs_diag_error_code(&d, -EIO, "cannot write the report to standard output: %s",
+                                strerror(errno));
     return rc ? fail(&d, rc) : 0;
 }

@@ -494,9 +494,10 @@ static int walk_list(struct kctx *c, yaml_node_t *seq, const struct point *pt, i
     if (seq->type != YAML_SEQUENCE_NODE)
         return type_error(c, seq, where, "a sequence");
     int i = 0;
+    const char *seen[64]; /* names listed so far: kube-scheduler rejects a plugin listed twice */
     for (yaml_node_item_t *it = seq->data.sequence.items.start; it < seq->data.sequence.items.top;
          it++, i++) {
-        char ew[WHERE_MAX];
+        char ew[WHERE_MAX], buf[SHOW_BUF];
         struct entry e;
         yaml_node_t *n = child(c, *it);
         int rc = spend(c, seq);
@@ -506,6 +507,11 @@ static int walk_list(struct kctx *c, yaml_node_t *seq, const struct point *pt, i
             return err_at(c, seq, "malformed sequence in %s", where);
         label(ew, sizeof(ew), "%s[%d]", where, i);
         rc = parse_entry(c, n, ew, &e);
+        for (int k = 0; !rc && k < i && k < 64; k++)
+            if (strcmp(seen[k], str_of(e.name)) == 0)
+                rc = err_at(c, e.name, "plugin %s is listed twice in %s", show(e.name, buf), where);
+        if (!rc && i < 64)
+            seen[i] = str_of(e.name);
         if (!rc)
             rc = list == LIST_ENABLED ? enable_entry(c, pt, &e, ew) : disable_entry(c, pt, &e, ew);
         if (rc)
@@ -561,6 +567,11 @@ static int profile_name(struct kctx *c, yaml_node_t *n, const char **name, yaml_
     *name = *at ? str_of(*at) : DEFAULT_NAME;
     if (*at && (!*name || !**name || is_null(*at)))
         return type_error(c, *at, "schedulerName", "a non-empty string");
+    /* a name goes into reports and CSV columns: letters, digits, '-', '_', '.' only */
+    for (const char *p = *at ? *name : ""; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              *p == '-' || *p == '_' || *p == '.'))
+            return err_at(c, *at, "schedulerName may hold letters, digits, '-', '_' and '.' only");
     if (!*at) /* where to point at for a duplicate default name */
         *at = n;
     return 0;

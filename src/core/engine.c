@@ -227,6 +227,12 @@ static int refile(struct gs_sched *s, uint32_t i, int first)
 
 static int check_profile(const struct gs_profile *p, struct gs_diag *d)
 {
+    for (int i = 0; i < p->n[GS_EP_SCORE]; i++)
+        if (gs__plugins[p->id[GS_EP_SCORE][i]]->tie == GS_TIE_UNIFORM && p->n[GS_EP_SCORE] > 1)
+            return gs_diag_error(d,
+                                 "profile %s: %s draws among all feasible nodes and cannot be "
+                                 "combined with other score plugins",
+                                 p->name, gs__plugins[p->id[GS_EP_SCORE][i]]->name);
     if (p->n[GS_EP_FILTER] == 0)
         return gs_diag_error(d, "profile %s: no filter plugin enabled", p->name);
     if (p->n[GS_EP_RESERVE] == 0)

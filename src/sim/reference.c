@@ -13,6 +13,7 @@
 #include "gpusched/sched.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -37,7 +38,7 @@ static void add_edge(struct order *o, size_t a, size_t b)
 
 /* Score every node; add "chosen before each other best node"; bind on the chosen node. */
 static int follow_one(struct gs_sched *s, struct order *o, const struct gs_trace_pod *pod,
-                      int32_t ref, int64_t *score, struct gs_diag *d)
+                      int32_t ref, int64_t *score, const char *where, struct gs_diag *d)
 {
     struct gs_diag why;
     int64_t best = -1;
@@ -51,8 +52,8 @@ static int follow_one(struct gs_sched *s, struct order *o, const struct gs_trace
     if (ref < 0)
         return 0; /* the reference could not place it; nothing to learn */
     if (score[ref] < 2 || score[ref] != best)
-        return gs_diag_error(d, "pod %s: the reference's node is not among the best here",
-                             pod->name);
+        return gs_diag_error(d, "%s (pod %s): the reference's node is not among the best here",
+                             where, pod->name);
     for (size_t i = 0; i < o->n; i++)
         if (score[i] == best && i != (size_t)ref)
             add_edge(o, (size_t)ref, i);
@@ -78,9 +79,12 @@ static int follow_policy(const struct gs_trace_node *nodes, const struct gs_trac
         rc = gs_sched_new(c, prof, 0, &s, d);
     if (!rc)
         rc = gs_sched_set_workload(s, w, npods);
-    for (size_t i = 0; !rc && i < seq->n; i++)
+    char where[96];
+    for (size_t i = 0; !rc && i < seq->n; i++) {
+        snprintf(where, sizeof(where), "row %zu, column peer_%s", i + 1, seq->peer_policy[col]);
         rc = follow_one(s, o, &pods[seq->pod[i]], seq->peer[i * (size_t)seq->npeers + (size_t)col],
-                        score, d);
+                        score, where, d);
+    }
     gs_sched_free(s);
     gs_cluster_free(c);
     free(score);

@@ -10,10 +10,38 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Drop random pods of @o (keeping the order of the rest) until @total fits @target. O(n). */
+static size_t drop_until(struct gs_rng *rng, const struct gs_trace_pod *pods, uint32_t *o, size_t n,
+                         int64_t *total, int64_t target)
+{
+    uint32_t *left = malloc(n * sizeof(*left)); /* positions not dropped yet */
+    char *gone = calloc(n, 1);
+    size_t m = n, k = 0;
+    if (!left || !gone) {
+        free(left);
+        free(gone);
+        return SIZE_MAX;
+    }
+    for (size_t i = 0; i < n; i++)
+        left[i] = (uint32_t)i;
+    while (*total > target && m > 0) {
+        size_t j = gs_rng_below(rng, m);
+        gone[left[j]] = 1;
+        *total -= gs_pod_req_gpu_milli(&pods[o[left[j]]].req);
+        left[j] = left[--m];
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!gone[i])
+            o[k++] = o[i];
+    free(left);
+    free(gone);
+    return k;
+}
+
 int gs_sim_sample(const struct gs_trace_pod *pods, size_t npods, int64_t capacity_milli,
                   int tune_permille, uint64_t seed, uint32_t **order, size_t *nout)
 {
-    if (tune_permille < 1 || tune_permille > 100000 || npods == 0)
+    if (tune_permille < 1 || tune_permille > 100000 || npods == 0 || npods > UINT32_MAX)
         return -EINVAL;
     struct gs_rng rng;
     gs_rng_seed(&rng, seed);
@@ -26,20 +54,26 @@ int gs_sim_sample(const struct gs_trace_pod *pods, size_t npods, int64_t capacit
         o[i] = (uint32_t)i;
         total += gs_pod_req_gpu_milli(&pods[i].req);
     }
+    if (total == 0) { /* drawing would never reach the target */
+        free(o);
+        return -EDOM;
+    }
     gs_rng_shuffle(&rng, o, n);
-    while (total > target && n > 0) { /* the pods alone ask for more: drop random ones */
-        size_t j = gs_rng_below(&rng, n);
-        total -= gs_pod_req_gpu_milli(&pods[o[j]].req);
-        memmove(&o[j], &o[j + 1], (n - j - 1) * sizeof(*o));
-        n--;
+    if (total > target && (n = drop_until(&rng, pods, o, n, &total, target)) == SIZE_MAX) {
+        free(o);
+        return -ENOMEM;
     }
     for (;;) { /* draw with replacement until the next draw would pass the target */
         uint32_t k = (uint32_t)gs_rng_below(&rng, npods);
         int64_t want = gs_pod_req_gpu_milli(&pods[k].req);
         if (total + want > target)
             break;
+        if (n == GS_SIM_ARRIVALS_MAX) {
+            free(o);
+            return -E2BIG;
+        }
         if (n == cap) {
-            cap *= 2;
+            cap = cap * 2 < GS_SIM_ARRIVALS_MAX ? cap * 2 : GS_SIM_ARRIVALS_MAX;
             uint32_t *g = realloc(o, cap * sizeof(*o));
             if (!g) {
                 free(o);
@@ -52,7 +86,7 @@ int gs_sim_sample(const struct gs_trace_pod *pods, size_t npods, int64_t capacit
     }
     *order = o;
     *nout = n;
-    return 0;
+    return n ? 0 : (free(o), -ERANGE);
 }
 
 void gs_sim_run_free(struct gs_sim_run *r)

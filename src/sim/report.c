@@ -29,9 +29,11 @@ _Static_assert(offsetof(struct figures, states) - offsetof(struct figures, alloc
                    11 * sizeof(int64_t),
                "figures counters must be contiguous");
 
+/* part / whole in basis points, rounded; 128-bit so huge memory totals cannot overflow */
 static int64_t bp(int64_t part, int64_t whole)
 {
-    return whole > 0 ? (part * 20000 / whole + 1) / 2 : 0;
+    __extension__ typedef __int128 wide;
+    return whole > 0 ? (int64_t)(((wide)part * 20000 / whole + 1) / 2) : 0;
 }
 
 static void count_reasons(const struct gs_sim_run *r, struct figures *f)

@@ -12,9 +12,10 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
-#define CPU_MILLI_MAX  100000000LL     /* 100,000 cores */
-#define MEMORY_MIB_MAX 1099511627776LL /* 1 EiB */
+#define CPU_MILLI_MAX  100000000LL  /* 100,000 cores */
+#define MEMORY_MIB_MAX 1073741824LL /* 1 PiB: sums over 10M rows stay in 64 bits */
 
 /*
  * Name -> row index, open addressing; used for duplicate checks and sequence look-ups. Rows are
@@ -95,13 +96,15 @@ static int parse_name(struct csv *c, int col, char *dst, size_t cap, struct gs_d
         return csv_error(c, col, d, "empty name");
     if (len >= cap)
         return csv_error(c, col, d, "name longer than %zu bytes", cap - 1);
+    if (!csv_text_ok(c->field[col]))
+        return csv_error(c, col, d, "a name must be UTF-8 without control characters");
     memcpy(dst, c->field[col], len + 1);
     return 0;
 }
 
 static int is_nan(const char *s)
 {
-    return *s == '\0' || strcmp(s, "nan") == 0 || strcmp(s, "NaN") == 0;
+    return *s == '\0' || strcasecmp(s, "nan") == 0;
 }
 
 static int parse_node(struct csv *c, const int *col, struct gs_trace_node *n, struct gs_diag *d)
@@ -184,6 +187,8 @@ static int read_table(const char *path, const char *const *names, int ncols, siz
 
 static int parse_node_row(struct csv *c, const int *col, void *row, struct gs_diag *d)
 {
+    if (c->rows > GS_NODES_MAX)
+        return gs_diag_error(d, "%s:%lu:1: more than %d nodes", c->path, c->line, GS_NODES_MAX);
     return parse_node(c, col, row, d);
 }
 
@@ -208,12 +213,12 @@ static int parse_spec(struct csv *c, int col, uint32_t *mask, struct gs_diag *d)
     while (*s) {
         const char *bar = strchr(s, '|');
         int len = bar ? (int)(bar - s) : (int)strlen(s);
-        if (len > 0) {
-            int m = gs_catalog_find(s, len);
-            if (m < 0)
-                return csv_error(c, col, d, "unknown GPU model \"%.*s\"", len, s);
-            *mask |= 1u << m;
-        }
+        if (len == 0)
+            return csv_error(c, col, d, "an empty model name in \"%s\"", c->field[col]);
+        int m = gs_catalog_find(s, len);
+        if (m < 0)
+            return csv_error(c, col, d, "unknown GPU model \"%.*s\"", len, s);
+        *mask |= 1u << m;
         if (!bar)
             break;
         s = bar + 1;
@@ -241,6 +246,8 @@ static int parse_pod(struct csv *c, const int *col, struct gs_trace_pod *p, stru
     p->req.gpu_milli = (uint32_t)milli;
     if (num == 0 && milli != 0)
         return csv_error(c, col[4], d, "%lld milli-GPU asked with num_gpu 0", (long long)milli);
+    if (num == 0 && p->req.model_mask)
+        return csv_error(c, col[5], d, "a GPU model for a pod that asks for no GPU");
     if (num > 0 && milli == 0)
         return csv_error(c, col[4], d, "num_gpu %lld with 0 milli-GPU each", (long long)num);
     if (num > 1 && milli < GS_MILLI_GPU)
@@ -250,6 +257,7 @@ static int parse_pod(struct csv *c, const int *col, struct gs_trace_pod *p, stru
 
 static int parse_pod_row(struct csv *c, const int *col, void *row, struct gs_diag *d)
 {
+    ((struct gs_trace_pod *)row)->line = (uint32_t)c->line;
     return parse_pod(c, col, row, d);
 }
 

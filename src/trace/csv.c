@@ -43,7 +43,7 @@ static int read_line(struct csv *c, struct gs_diag *d)
         c->buf[len++] = (char)ch;
     }
     if (ch == EOF && ferror(c->f))
-        return gs_diag_error_code(d, -EIO, "%s: read error: %s", c->path, strerror(errno));
+        return gs_diag_error(d, "%s: cannot read: %s", c->path, strerror(errno));
     if (ch == EOF && len == 0)
         return 0;
     c->line++;
@@ -80,8 +80,21 @@ int csv_open(struct csv *c, const char *path, struct gs_diag *d)
         csv_close(c);
         return gs_diag_error(d, "%s:1:1: more than %d columns", path, CSV_COLS_MAX);
     }
-    for (int i = 0; i < c->ncols; i++)
+    if (strncmp(c->field[0], "\xef\xbb\xbf", 3) == 0) /* a UTF-8 byte-order mark */
+        c->field[0] += 3;
+    for (int i = 0; i < c->ncols; i++) {
+        if (c->field[i][0] == '"' || strlen(c->field[i]) >= sizeof(c->header[i]) ||
+            csv_find(c, c->field[i]) >= 0) {
+            const char *why = c->field[i][0] == '"'           ? "quoted names are not supported"
+                              : csv_find(c, c->field[i]) >= 0 ? "a duplicate column name"
+                                                              : "a column name too long";
+            int col = c->col[i];
+            csv_close(c);
+            return gs_diag_error(d, "%s:1:%d: %s", path, col, why);
+        }
         snprintf(c->header[i], sizeof(c->header[i]), "%s", c->field[i]);
+        c->ncols_named = i + 1;
+    }
     return 0;
 }
 
@@ -94,7 +107,7 @@ void csv_close(struct csv *c)
 
 int csv_find(const struct csv *c, const char *name)
 {
-    for (int i = 0; i < c->ncols; i++)
+    for (int i = 0; i < c->ncols_named; i++)
         if (strcmp(c->header[i], name) == 0)
             return i;
     return -1;
@@ -126,6 +139,39 @@ int csv_next(struct csv *c, struct gs_diag *d)
     }
 }
 
+int csv_text_ok(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        int extra = *p < 0x80             ? 0
+                    : (*p & 0xe0) == 0xc0 ? 1
+                    : (*p & 0xf0) == 0xe0 ? 2
+                    : (*p & 0xf8) == 0xf0 ? 3
+                                          : -1;
+        if (extra < 0 || *p < 0x20 || *p == 0x7f || (extra == 1 && *p < 0xc2))
+            return 0;
+        for (p++; extra > 0; extra--, p++)
+            if ((*p & 0xc0) != 0x80)
+                return 0;
+    }
+    return 1;
+}
+
+/* Control bytes and invalid UTF-8 of user text become \xHH, so a message shows what is there. */
+static void sanitize(char *msg, size_t cap)
+{
+    char out[GS_DIAG_MSG_MAX];
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *)msg; *p && o + 5 < sizeof(out); p++) {
+        if (*p < 0x20 || *p == 0x7f || *p >= 0x80)
+            o += (size_t)snprintf(out + o, sizeof(out) - o, "\\x%02x", *p);
+        else
+            out[o++] = (char)*p;
+    }
+    out[o] = '\0';
+    snprintf(msg, cap, "%s", out);
+}
+
 int csv_error(const struct csv *c, int i, struct gs_diag *d, const char *fmt, ...)
 {
     char msg[GS_DIAG_MSG_MAX];
@@ -133,6 +179,7 @@ int csv_error(const struct csv *c, int i, struct gs_diag *d, const char *fmt, ..
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
+    sanitize(msg, sizeof(msg));
     return gs_diag_error(d, "%s:%lu:%d: %s: %s", c->path, c->line, c->col[i], c->header[i], msg);
 }
 

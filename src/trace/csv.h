@@ -17,6 +17,8 @@ struct csv {
     unsigned long line;
     char buf[CSV_LINE_MAX];
     int ncols;                 /* columns of the header */
+    int ncols_named;           /* header names checked so far */
+    unsigned long rows;        /* data rows read */
     char *field[CSV_COLS_MAX]; /* fields of the current row */
     int col[CSV_COLS_MAX];     /* 1-based byte column of each field */
     char header[CSV_COLS_MAX][48];
@@ -36,6 +38,9 @@ int csv_next(struct csv *c, struct gs_diag *d);
 
 /* Parse column @i of the current row as an integer in [0, max]. Return: 0; -EINVAL with @d. */
 int csv_uint(struct csv *c, int i, int64_t max, int64_t *out, struct gs_diag *d);
+
+/* csv_text_ok() - @s is valid UTF-8 without control characters (C0, DEL). */
+int csv_text_ok(const char *s);
 
 /* Report an error about column @i of the current row: "path:line:col: <column>: ...". */
 int csv_error(const struct csv *c, int i, struct gs_diag *d, const char *fmt, ...)

@@ -428,6 +428,18 @@ static void test_pod_model_not_in_cluster(void **state)
     refused(ARGS("simulate", "--nodes", nodes, "--pods", pods), 2, 0, 0, ARGS("p-a100"));
 }
 
+/* Workloads that could never reach the sampling target, or not one pod of which fits in it. */
+static void test_unsampleable_workloads(void **state)
+{
+    (void)state;
+    const char *nodes = write_tmp("one_t4.csv", NODES_HEADER "n1,96000,393216,1,T4\n");
+    const char *cpu = write_tmp("cpu_only.csv", PODS_HEADER "c1,1000,1024,0,0,\n");
+    const char *big = write_tmp("too_big.csv", PODS_HEADER "b1,1000,1024,2,1000,\n");
+    refused(ARGS("simulate", "--nodes", nodes, "--pods", cpu), 2, 0, 0,
+            ARGS("no pod asks for a GPU"));
+    refused(ARGS("simulate", "--nodes", nodes, "--pods", big), 2, 0, 0, ARGS("no pod arrives"));
+}
+
 static void test_bad_options(void **state)
 {
     (void)state;
@@ -525,6 +537,7 @@ int main(void)
         cmocka_unit_test(test_bad_options),
         cmocka_unit_test(test_unwritable_outputs),
         cmocka_unit_test(test_config_profiles),
+        cmocka_unit_test(test_unsampleable_workloads),
         cmocka_unit_test(test_top_level),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

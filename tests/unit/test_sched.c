@@ -69,6 +69,13 @@ static void test_profile_rules(void **state)
     gs_cluster_new(&c);
     assert_int_equal(gs_sched_new(c, p, 1, &s, &d), -EINVAL);
     assert_non_null(strstr(d.msg, "reserve"));
+    /* Random draws among all feasible nodes: combined with another score it would hide it */
+    assert_int_equal(gs_profile_enable(p, GS_EP_SCORE, fgd, 1, &d), 0);
+    assert_int_equal(gs_profile_enable(p, GS_EP_SCORE, gs_plugin_find("Random"), 1, &d), 0);
+    assert_int_equal(gs_profile_enable(p, GS_EP_RESERVE, gs_plugin_find("NodeGPUReserve"), 1, &d),
+                     0);
+    assert_int_equal(gs_sched_new(c, p, 1, &s, &d), -EINVAL);
+    assert_non_null(strstr(d.msg, "cannot be combined"));
     gs_cluster_free(c);
     gs_profile_free(p);
 }
