@@ -18,7 +18,7 @@ deps:
 	scripts/install-deps
 
 demo: deps all
-	$(BUILD)/gpusched simulate --policy all --seed 42
+	$(BUILD)/gpusched simulate --policy all --seeds 42..51
 
 test: deps
 	scripts/run-tests
