@@ -80,28 +80,39 @@ static void key_of_node(const struct gs_node *n, struct gs_nstate *st)
     st->active_pos = UINT32_MAX;
 }
 
-static int intern_grow(struct gs_sched *s)
+/*
+ * Rebuild an open-addressing table of ids (stored + 1, 0 = empty) at twice its capacity, or
+ * @first slots. @hash_of gives the hash of id i. Used for the state and the pod-class tables.
+ */
+static int ids_grow(const struct gs_sched *s, uint32_t **tab, size_t *cap, size_t first, size_t n,
+                    uint64_t (*hash_of)(const struct gs_sched *, size_t))
 {
-    size_t cap = s->intern_cap ? s->intern_cap * 2 : 1024;
-    uint32_t *t = calloc(cap, sizeof(*t));
+    size_t c = *cap ? *cap * 2 : first;
+    uint32_t *t = calloc(c, sizeof(*t));
     if (!t)
         return -ENOMEM;
-    for (size_t i = 0; i < s->nstates; i++) {
-        size_t h = s->states[i].hash & (cap - 1);
+    for (size_t i = 0; i < n; i++) {
+        size_t h = hash_of(s, i) & (c - 1);
         while (t[h])
-            h = (h + 1) & (cap - 1);
+            h = (h + 1) & (c - 1);
         t[h] = (uint32_t)i + 1;
     }
-    free(s->intern);
-    s->intern = t;
-    s->intern_cap = cap;
+    free(*tab);
+    *tab = t;
+    *cap = c;
     return 0;
+}
+
+static uint64_t state_hash_of(const struct gs_sched *s, size_t i)
+{
+    return s->states[i].hash;
 }
 
 /* The id of the state equal to @key, created when new. Return: id, or -ENOMEM. */
 static int64_t intern(struct gs_sched *s, const struct gs_nstate *key)
 {
-    if ((s->nstates + 1) * 2 > s->intern_cap && intern_grow(s) < 0)
+    if ((s->nstates + 1) * 2 > s->intern_cap &&
+        ids_grow(s, &s->intern, &s->intern_cap, 1024, s->nstates, state_hash_of) < 0)
         return -ENOMEM;
     size_t h = key->hash & (s->intern_cap - 1);
     while (s->intern[h]) {
@@ -344,27 +355,15 @@ void gs__podclass_init(struct gs_podclass *pc, const struct gs_pod_req *r)
         pc->tag = 1u << (r->num_gpu < GS_GPUS_MAX ? r->num_gpu : GS_GPUS_MAX);
 }
 
-static int class_grow(struct gs_sched *s)
+static uint64_t class_hash_of(const struct gs_sched *s, size_t i)
 {
-    size_t cap = s->class_index_cap ? s->class_index_cap * 2 : 256;
-    uint32_t *t = calloc(cap, sizeof(*t));
-    if (!t)
-        return -ENOMEM;
-    for (size_t i = 0; i < s->nclasses; i++) {
-        size_t h = req_hash(&s->classes[i].req) & (cap - 1);
-        while (t[h])
-            h = (h + 1) & (cap - 1);
-        t[h] = (uint32_t)i + 1;
-    }
-    free(s->class_index);
-    s->class_index = t;
-    s->class_index_cap = cap;
-    return 0;
+    return req_hash(&s->classes[i].req);
 }
 
 static int64_t class_intern(struct gs_sched *s, const struct gs_pod_req *r)
 {
-    if ((s->nclasses + 1) * 2 > s->class_index_cap && class_grow(s) < 0)
+    if ((s->nclasses + 1) * 2 > s->class_index_cap &&
+        ids_grow(s, &s->class_index, &s->class_index_cap, 256, s->nclasses, class_hash_of) < 0)
         return -ENOMEM;
     size_t h = req_hash(r) & (s->class_index_cap - 1);
     while (s->class_index[h]) {
@@ -466,17 +465,17 @@ static int64_t lookup(struct gs_sched *s, uint32_t state, uint32_t cls)
 }
 
 /* kube-scheduler's FitError wording: "0/N nodes are available: 3 Insufficient cpu, ...". */
-static void explain(const struct gs_sched *s, const uint64_t *reasons, struct gs_diag *why)
+static void explain(struct gs_sched *s, const uint64_t *reasons, struct gs_diag *why)
 {
     char buf[GS_DIAG_MSG_MAX];
     size_t off = (size_t)snprintf(buf, sizeof(buf), "0/%zu nodes are available", s->c->n);
     const char *sep = ": ";
     uint64_t most = 0;
-    ((struct gs_sched *)s)->last_reason = GS_REASON_NONE;
+    s->last_reason = GS_REASON_NONE;
     for (int r = 1; r < GS_REASON_COUNT; r++)
         if (reasons[r] > most) {
             most = reasons[r];
-            ((struct gs_sched *)s)->last_reason = r;
+            s->last_reason = r;
         }
     for (int r = 1; r < GS_REASON_COUNT && off < sizeof(buf); r++) {
         if (!reasons[r])
@@ -672,6 +671,22 @@ static void log_compact(struct gs_sched *s)
 
 static int64_t prepare(struct gs_sched *s, const struct gs_pod_req *pod, struct gs_diag *why);
 
+/* Reserve the cards of class @cls on @node (the card its cached result chose) and bind. */
+static int commit(struct gs_sched *s, uint32_t cls, size_t node, struct gs_placement *out)
+{
+    int gpu = (int)(lookup(s, s->c->nodes[node].state, cls) & 0xff) - 2;
+    struct gs_placement pl = {.node = (int32_t)node};
+    const struct gs_plugin *res = gs__plugins[s->prof.id[GS_EP_RESERVE][0]];
+    int rc = res->reserve(s, &s->c->nodes[node], &s->classes[cls], gpu, &pl);
+    if (!rc)
+        rc = bind(s, &s->classes[cls], &pl);
+    if (rc)
+        return rc;
+    log_compact(s);
+    *out = pl;
+    return 0;
+}
+
 int gs_sched_place(struct gs_sched *s, const struct gs_pod_req *pod, struct gs_placement *out,
                    struct gs_diag *why)
 {
@@ -692,18 +707,7 @@ int gs_sched_place(struct gs_sched *s, const struct gs_pod_req *pod, struct gs_p
         explain(s, reasons, why);
         return GS_UNSCHEDULABLE;
     }
-    const struct gs_podclass *pc = &s->classes[cls];
-    int gpu = (int)(lookup(s, s->c->nodes[node].state, (uint32_t)cls) & 0xff) - 2;
-    struct gs_placement pl = {.node = (int32_t)node};
-    const struct gs_plugin *res = gs__plugins[s->prof.id[GS_EP_RESERVE][0]];
-    rc = res->reserve(s, &s->c->nodes[node], pc, gpu, &pl);
-    if (!rc)
-        rc = bind(s, pc, &pl);
-    if (rc)
-        return rc;
-    log_compact(s);
-    *out = pl;
-    return 0;
+    return commit(s, (uint32_t)cls, (size_t)node, out);
 }
 
 int gs_sched_release(struct gs_sched *s, const struct gs_pod_req *pod,
@@ -750,15 +754,16 @@ static int64_t prepare(struct gs_sched *s, const struct gs_pod_req *pod, struct 
     return cls;
 }
 
-int64_t gs_sched_score_node(struct gs_sched *s, const struct gs_pod_req *pod, size_t node,
-                            struct gs_diag *why)
+/* Class of @pod and its cached result on @node; GS_UNSCHEDULABLE (with @why) when it fails. */
+static int64_t node_value(struct gs_sched *s, const struct gs_pod_req *pod, size_t node,
+                          int64_t *cls, struct gs_diag *why)
 {
     if (node >= s->c->n)
         return gs_diag_error(why, "node index %zu out of range", node);
-    int64_t cls = prepare(s, pod, why);
-    if (cls < 0)
-        return cls;
-    int64_t v = lookup(s, s->c->nodes[node].state, (uint32_t)cls);
+    *cls = prepare(s, pod, why);
+    if (*cls < 0)
+        return *cls;
+    int64_t v = lookup(s, s->c->nodes[node].state, (uint32_t)*cls);
     if (v < 0) {
         uint64_t reasons[GS_REASON_COUNT] = {0};
         reasons[-v < GS_REASON_COUNT ? -v : 0] = 1;
@@ -768,22 +773,18 @@ int64_t gs_sched_score_node(struct gs_sched *s, const struct gs_pod_req *pod, si
     return (v >> 8) + 2; /* shifted past the status codes 0 and 1 */
 }
 
+int64_t gs_sched_score_node(struct gs_sched *s, const struct gs_pod_req *pod, size_t node,
+                            struct gs_diag *why)
+{
+    int64_t cls;
+    return node_value(s, pod, node, &cls, why);
+}
+
 int gs_sched_bind_node(struct gs_sched *s, const struct gs_pod_req *pod, size_t node,
                        struct gs_placement *out, struct gs_diag *why)
 {
-    int64_t sc = gs_sched_score_node(s, pod, node, why);
-    if (sc < 2)
-        return (int)sc;
-    int64_t cls = class_intern(s, pod);
-    int gpu = (int)(lookup(s, s->c->nodes[node].state, (uint32_t)cls) & 0xff) - 2;
-    struct gs_placement pl = {.node = (int32_t)node};
-    const struct gs_plugin *res = gs__plugins[s->prof.id[GS_EP_RESERVE][0]];
-    int rc = res->reserve(s, &s->c->nodes[node], &s->classes[cls], gpu, &pl);
-    if (!rc)
-        rc = bind(s, &s->classes[cls], &pl);
-    if (!rc)
-        *out = pl;
-    return rc;
+    int64_t cls, sc = node_value(s, pod, node, &cls, why);
+    return sc < 2 ? (int)sc : commit(s, (uint32_t)cls, node, out);
 }
 
 int gs_sched_set_priority(struct gs_sched *s, const uint32_t *prio)
