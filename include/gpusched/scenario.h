@@ -1,0 +1,265 @@
+/*
+ * gpusched — a scenario: the cluster, the tenancy policy and the workload a user hands the
+ * simulator (or the daemon, as its configuration), loaded from Kubernetes-style YAML.
+ *
+ * A scenario is a plain value tree: every record below is data, filled by the loader
+ * (gs_scenario_load()) or by a caller building one in code, and owned by the struct gs_scenario
+ * that holds it (gs_scenario_free() releases all of it). Records refer to each other by name, as
+ * manifests do; gs_scenario_resolve() checks the references and fills the derived indexes.
+ *
+ * Units: milli-GPU (1000 = one card), milli-CPU, MiB, microseconds, percent where Kubernetes users
+ * write percent (nvidia.com/gpucores), milli-ratios for overcommit (1300 = 1.3).
+ * Invariants: names are NUL-terminated and shorter than GS_SCN_NAME_MAX; counts never exceed the
+ * array sizes; an unset optional quantity is GS_UNSET (-1).
+ * Thread safety: a scenario is not shared between threads while it is written.
+ */
+#ifndef GPUSCHED_SCENARIO_H
+#define GPUSCHED_SCENARIO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpusched/cluster.h"
+
+struct gs_diag;
+
+#define GS_SCN_NAME_MAX      64 /* names (Kubernetes allows 253; longer ones are refused) */
+#define GS_UNSET             (-1)
+#define GS_SCN_QUOTA_MODELS  16 /* GPU models per GPUQuota */
+#define GS_SCN_NAMESPACES    16 /* namespaces mapped to one tenant */
+#define GS_SCN_CONTAINERS    8  /* containers per pod */
+#define GS_SCN_SCOPE_CLASSES 8  /* priority classes in a ResourceQuota scope */
+#define GS_SCN_PODS_MAX      2000000
+#define GS_SCN_RECORDS_MAX   100000 /* of each policy kind */
+
+/* Where a record came from, for messages: "file:line:col". */
+struct gs_scn_src {
+    char file[128];
+    uint32_t line, col;
+};
+
+/* The four topology tiers of the topology-gpu-policy (seed 000 §1.1, §3.1), broadest last. */
+enum gs_tier { GS_TIER_NONE = 0, GS_TIER_NVLINK, GS_TIER_PCIE, GS_TIER_NODE, GS_TIER_AZ };
+enum gs_strategy { GS_STRATEGY_COLOCATE = 0, GS_STRATEGY_PREFER_COLOCATE, GS_STRATEGY_SPREAD };
+enum gs_isolation { GS_ISOLATION_EXCLUSIVE = 0, GS_ISOLATION_SOFT, GS_ISOLATION_HARD };
+
+/* gs_tier_name() - "nvlink", "pcie", "node", "az", or "none". gs_tier_find(): index or -ENOENT. */
+const char *gs_tier_name(enum gs_tier t);
+int gs_tier_find(const char *name);
+
+/* One tier of the policy's `scheduling:` map. */
+struct gs_tier_spec {
+    int defined;                 /* 1 when the policy names this tier */
+    enum gs_strategy strategy;   /* colocate | prefer-colocate | spread */
+    int sharing;                 /* cards may be shared by several pods */
+    int32_t overcommit_milli;    /* compute overcommit, 1000 = none; never applies to memory */
+    enum gs_isolation isolation; /* exclusive | soft | hard (a node never shared across tenants) */
+    int32_t max_skew;            /* GS_UNSET when not given */
+    struct gs_scn_src src;
+};
+
+/* A GPUQuota entry for one GPU model (the quota's key as written, e.g. "a100-80gb"). */
+struct gs_model_quota {
+    char key[GS_SCN_NAME_MAX];
+    int model;               /* catalog index the key resolves to, GS_UNSET before resolve */
+    int64_t total_milli;     /* cap of dedicated + shared use */
+    int64_t dedicated_milli; /* whole cards guaranteed to the tenant */
+    int64_t shared_milli;    /* GPU-equivalents of fractional use */
+};
+
+/* A tenant: the merge of its GPUQuota and its entry in the topology policy's `tenants:` map. */
+struct gs_tenant_spec {
+    char name[GS_SCN_NAME_MAX];
+    char namespaces[GS_SCN_NAMESPACES][GS_SCN_NAME_MAX]; /* namespaces that belong to it */
+    int nnamespaces;
+    enum gs_tier tier;                    /* required tier of its pods, GS_TIER_NONE = none */
+    int32_t priority;                     /* policy.yaml `priority`, GS_UNSET when not given */
+    int64_t gpu_count_milli;              /* policy.yaml `gpuCount`, GS_UNSET when not given */
+    char priority_class[GS_SCN_NAME_MAX]; /* GPUQuota spec.priorityClass, "" when not given */
+    struct gs_model_quota quotas[GS_SCN_QUOTA_MODELS];
+    int nquotas;
+    int32_t max_gpus_per_pod;                             /* GS_UNSET = no limit */
+    int32_t max_pods_per_user;                            /* GS_UNSET = no limit */
+    int topology_awareness, gang_scheduling, bin_packing; /* GPUQuota schedulingPolicy */
+    int has_quota;                                        /* a GPUQuota names it */
+    struct gs_scn_src src;
+};
+
+/* A step profile of the kubeflow-gpu-profiles ConfigMap (seed 004 §1.2). */
+struct gs_step_profile {
+    char name[GS_SCN_NAME_MAX];
+    int gpu_share;            /* may share a card */
+    int64_t max_memory_mib;   /* GPU memory cap per card, GS_UNSET when not given */
+    int32_t overcommit_milli; /* compute overcommit when shared */
+    int32_t priority;
+    int preemptible;
+    struct gs_scn_src src;
+};
+
+/* A Volcano Queue (scheduling.volcano.sh/v1beta1). */
+struct gs_queue_spec {
+    char name[GS_SCN_NAME_MAX];
+    int32_t weight;           /* >= 1; Volcano's default is 1 */
+    int64_t cap_gpu_milli;    /* capability nvidia.com/gpu, GS_UNSET = none */
+    int64_t cap_cpu_milli;    /* capability cpu, GS_UNSET = none */
+    int64_t cap_memory_mib;   /* capability memory, GS_UNSET = none */
+    int reclaimable;          /* default true, as in Volcano */
+    int32_t overcommit_milli; /* overcommitRatio of nvidia.com/gpu, 1000 when not given */
+    struct gs_scn_src src;
+};
+
+/* A Volcano PodGroup: a gang. */
+struct gs_podgroup_spec {
+    char ns[GS_SCN_NAME_MAX], name[GS_SCN_NAME_MAX];
+    int32_t min_member;                   /* >= 1 */
+    char queue[GS_SCN_NAME_MAX];          /* "" = the default queue */
+    char priority_class[GS_SCN_NAME_MAX]; /* "" = none */
+    struct gs_scn_src src;
+};
+
+/* A PriorityClass (scheduling.k8s.io/v1). */
+struct gs_priority_class_spec {
+    char name[GS_SCN_NAME_MAX];
+    int32_t value;
+    int never_preempt; /* preemptionPolicy: Never */
+    int global_default;
+    struct gs_scn_src src;
+};
+
+/* A namespace ResourceQuota, reduced to what it means for GPUs and what Kubernetes enforces. */
+struct gs_rquota_spec {
+    char ns[GS_SCN_NAME_MAX], name[GS_SCN_NAME_MAX];
+    int64_t gpu_milli;  /* requests.nvidia.com/gpu (or bare nvidia.com/gpu); GS_UNSET */
+    int64_t cpu_milli;  /* requests.cpu / cpu; GS_UNSET */
+    int64_t memory_mib; /* requests.memory / memory; GS_UNSET */
+    int64_t pods;       /* pods; GS_UNSET */
+    char scope_classes[GS_SCN_SCOPE_CLASSES][GS_SCN_NAME_MAX]; /* PriorityClass scope (In) */
+    int nscope_classes;
+    struct gs_scn_src src;
+};
+
+/* A namespace LimitRange, type Container, for the resources that matter here; GS_UNSET = none. */
+struct gs_limit_range_spec {
+    char ns[GS_SCN_NAME_MAX], name[GS_SCN_NAME_MAX];
+    int64_t max_gpu_milli, min_gpu_milli, default_gpu_milli, default_request_gpu_milli;
+    int64_t max_memory_mib, min_memory_mib, default_memory_mib, default_request_memory_mib;
+    int64_t max_cpu_milli, min_cpu_milli, default_cpu_milli, default_request_cpu_milli;
+    struct gs_scn_src src;
+};
+
+/* A node template of a Cluster document (SCENARIO.md). */
+struct gs_node_template {
+    char name[GS_SCN_NAME_MAX];
+    int model; /* catalog index */
+    int gpus;
+    int64_t cpu_milli, memory_mib;
+    uint8_t pcie_domain[GS_GPUS_MAX];  /* per GPU */
+    uint8_t nvlink_group[GS_GPUS_MAX]; /* per GPU, GS_NO_GROUP = none */
+    struct gs_scn_src src;
+};
+
+/* One node of the Cluster, after name ranges are expanded. */
+struct gs_scn_node {
+    char name[GS_NAME_MAX];
+    char zone[GS_NAME_MAX];
+    int template_index;
+};
+
+/* One container's resources as written; GS_UNSET where a field is absent. */
+struct gs_scn_container {
+    int64_t gpu;        /* nvidia.com/gpu: cards, or slices when gpumem/gpucores are set */
+    int64_t gpumem_mib; /* nvidia.com/gpumem, MiB per card */
+    int64_t gpucores;   /* nvidia.com/gpucores, percent of one card per card */
+    int64_t cpu_milli;
+    int64_t memory_mib;
+    char mig_profile[16]; /* from nvidia.com/mig-<profile>: 1, "" when none */
+};
+
+/* A pod of the workload. */
+struct gs_scn_pod {
+    char ns[GS_SCN_NAME_MAX], name[GS_SCN_NAME_MAX];
+    char user[GS_SCN_NAME_MAX];           /* label `user` */
+    char workload[GS_SCN_NAME_MAX];       /* label `gpusched.io/workload`, "" when none */
+    char group[GS_SCN_NAME_MAX];          /* annotation scheduling.k8s.io/group-name */
+    char profile[GS_SCN_NAME_MAX];        /* annotation gpusched.io/profile */
+    char vgpu_class[GS_SCN_NAME_MAX];     /* annotation gpusched.io/vgpu-class */
+    char priority_class[GS_SCN_NAME_MAX]; /* spec.priorityClassName */
+    char queue[GS_SCN_NAME_MAX];          /* annotation scheduling.volcano.sh/queue-name */
+    enum gs_tier tier;                    /* annotation gpusched.io/topology */
+    int64_t arrival_us;                   /* sim.gpusched.io/arrival, 0 when absent */
+    int64_t duration_us;                  /* sim.gpusched.io/duration, GS_UNSET = runs forever */
+    int32_t util_pct;                     /* sim.gpusched.io/gpu-util, GS_UNSET = 100 */
+    uint32_t model_mask;                  /* allowed GPU models (node selector), 0 = any */
+    struct gs_scn_container containers[GS_SCN_CONTAINERS];
+    int ncontainers;
+    struct gs_scn_src src;
+};
+
+/* The Simulation document (sim.gpusched.io/v1alpha1): how to run the scenario. */
+struct gs_sim_spec {
+    int defined;
+    char compare[4][16]; /* ways to compare: "exclusive", "sharing", "full" */
+    int ncompare;
+    int64_t horizon_us; /* GS_UNSET = until the last pod ends */
+};
+
+struct gs_scenario {
+    struct gs_tier_spec tiers[5]; /* indexed by enum gs_tier; [0] unused */
+    struct gs_tenant_spec *tenants;
+    size_t ntenants;
+    struct gs_step_profile *profiles;
+    size_t nprofiles;
+    struct gs_queue_spec *queues;
+    size_t nqueues;
+    struct gs_podgroup_spec *podgroups;
+    size_t npodgroups;
+    struct gs_priority_class_spec *priority_classes;
+    size_t npriority_classes;
+    struct gs_rquota_spec *rquotas;
+    size_t nrquotas;
+    struct gs_limit_range_spec *limit_ranges;
+    size_t nlimit_ranges;
+    struct gs_node_template *templates;
+    size_t ntemplates;
+    struct gs_scn_node *nodes;
+    size_t nnodes;
+    struct gs_scn_pod *pods;
+    size_t npods;
+    struct gs_sim_spec sim;
+    int has_kubesched; /* a KubeSchedulerConfiguration document was seen */
+};
+
+/*
+ * gs_scenario_new() - an empty scenario. Return: 0 and *@out; -ENOMEM.
+ * gs_scenario_free() - free @s and everything it holds; NULL allowed.
+ */
+int gs_scenario_new(struct gs_scenario **out);
+void gs_scenario_free(struct gs_scenario *s);
+
+/*
+ * gs_scenario_load() - add the documents of YAML file @path ("-" = standard input) to @s.
+ * Kinds understood: Cluster, Simulation, Pod, GPUQuota, ConfigMap (topology-gpu-policy's
+ * policy.yaml, kubeflow-gpu-profiles' profiles.yaml; other ConfigMaps are reported and kept out),
+ * Queue, PodGroup, PriorityClass, ResourceQuota, LimitRange, KubeSchedulerConfiguration (noted;
+ * load it with gs_config_load_kubesched()), and the kinds later modules own (GpuClusterPolicy,
+ * VirtualGPUClass, PrometheusRule, ServiceMonitor: accepted, reported as not interpreted here).
+ * Unknown fields are warned about with file:line:col; wrong types and bad quantities are errors.
+ * Return: 0; -EINVAL with @d naming file:line:column; -ENOENT; -EIO; -E2BIG past a limit;
+ * -ENOMEM. On error, @s keeps what earlier calls added, and may hold part of @path's documents.
+ */
+int gs_scenario_load(struct gs_scenario *s, const char *path, struct gs_diag *d);
+
+/*
+ * gs_scenario_resolve() - check cross-references after every file is loaded: namespaces to
+ * tenants (a GPUQuota's namespace and tenant; otherwise a namespace is its own tenant), GPUQuota
+ * model keys to catalog models, pods' groups, profiles, priority classes and queues.
+ * Return: 0; -EINVAL with @d naming the record (file:line:col) and the missing name.
+ */
+int gs_scenario_resolve(struct gs_scenario *s, struct gs_diag *d);
+
+/*
+ * gs_scenario_tenant_of() - index of the tenant namespace @ns belongs to, or -ENOENT.
+ */
+int gs_scenario_tenant_of(const struct gs_scenario *s, const char *ns);
+
+#endif
