@@ -1,0 +1,512 @@
+/*
+ * libyaml helpers shared by the configuration loaders; the contract is in yamlutil.h.
+ *
+ * Two passes over the bytes. The event pass checks syntax and nesting depth only: libyaml 0.2.5's
+ * document loader has no depth limit of its own. The document pass then hands each document's
+ * tree to the caller, whose walk descends only the levels it interprets (a fixed depth), so an
+ * aliased or even cyclic node (libyaml registers an anchor before the collection's children)
+ * cannot recurse without end; a visit budget bounds the work aliases can multiply.
+ */
+#include "yamlutil.h"
+
+#include "gpusched/diag.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Visits a walk may make per document beyond 4 per node: far above what an alias-free file
+ * needs, small enough that a file reusing one subtree a million times fails fast. */
+#define WALK_BUDGET_MIN (1u << 20)
+
+void gs__yaml_pos(const struct gs__yctx *c, const yaml_node_t *n, size_t *line, size_t *col)
+{
+    if (c->inner) { /* only the data entry's own position is exact */
+        *line = c->line0 + 1;
+        *col = c->col0 + 1;
+        return;
+    }
+    *line = c->line0 + n->start_mark.line + 1;
+    *col = c->col0 + n->start_mark.column + 1;
+}
+
+/* where() - "path:LINE:COL: " plus, inside an inexact embedded document, its own position. */
+static void where(const struct gs__yctx *c, const yaml_node_t *n, char *buf, size_t size)
+{
+    size_t line, col;
+    gs__yaml_pos(c, n, &line, &col);
+    if (c->inner)
+        snprintf(buf, size, "%s:%zu:%zu: in %s at line %zu, column %zu: ", c->path, line, col,
+                 c->inner, (size_t)n->start_mark.line + 1, (size_t)n->start_mark.column + 1);
+    else
+        snprintf(buf, size, "%s:%zu:%zu: ", c->path, line, col);
+}
+
+int gs__yaml_err(struct gs__yctx *c, const yaml_node_t *n, const char *fmt, ...)
+{
+    char buf[GS_DIAG_MSG_MAX], at[GS_DIAG_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    where(c, n, at, sizeof(at));
+    return gs_diag_error(c->d, "%s%s", at, buf);
+}
+
+void gs__yaml_warn(struct gs__yctx *c, const yaml_node_t *n, const char *fmt, ...)
+{
+    char buf[GS_DIAG_MSG_MAX], at[GS_DIAG_MSG_MAX];
+    va_list ap;
+    if (c->quiet)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    where(c, n, at, sizeof(at));
+    gs_diag_warn(c->d, "%s%s", at, buf);
+}
+
+/* (Through vsnprintf so that GCC does not warn about the cut at -O3.) */
+void gs__yaml_label(char *buf, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, size, fmt, ap);
+    va_end(ap);
+}
+
+const char *gs__yaml_kind_name(const yaml_node_t *n)
+{
+    switch (n->type) {
+    case YAML_SCALAR_NODE:
+        return "a scalar";
+    case YAML_SEQUENCE_NODE:
+        return "a sequence";
+    case YAML_MAPPING_NODE:
+        return "a mapping";
+    default:
+        return "an empty node";
+    }
+}
+
+const char *gs__yaml_show(const yaml_node_t *n, char *buf)
+{
+    if (n->type != YAML_SCALAR_NODE)
+        return gs__yaml_kind_name(n);
+    const unsigned char *v = n->data.scalar.value;
+    size_t len = n->data.scalar.length, lim = len > GS__YAML_SHOW_MAX ? GS__YAML_SHOW_MAX : len;
+    size_t k = 0;
+    while (lim < len && lim > 0 && (v[lim] & 0xC0) == 0x80) /* cut on a UTF-8 boundary */
+        lim--;
+    buf[k++] = '"';
+    for (size_t i = 0; i < lim; i++)
+        buf[k++] = v[i] < 0x20 || v[i] == 0x7f || v[i] == '"' ? '?' : (char)v[i];
+    if (lim < len) {
+        memcpy(buf + k, "...", 3);
+        k += 3;
+    }
+    buf[k++] = '"';
+    buf[k] = '\0';
+    return buf;
+}
+
+const char *gs__yaml_str(const yaml_node_t *n)
+{
+    if (n->type != YAML_SCALAR_NODE)
+        return NULL;
+    const char *s = (const char *)n->data.scalar.value;
+    return strlen(s) == n->data.scalar.length ? s : NULL;
+}
+
+bool gs__yaml_is_plain(const yaml_node_t *n)
+{
+    return n->type == YAML_SCALAR_NODE && n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+}
+
+bool gs__yaml_is_null(const yaml_node_t *n)
+{
+    static const char *const nulls[] = {"", "~", "null", "Null", "NULL"};
+    const char *s = gs__yaml_str(n);
+    if (!s || !gs__yaml_is_plain(n))
+        return false;
+    for (int i = 0; i < GS__YAML_NKEYS(nulls); i++)
+        if (strcmp(s, nulls[i]) == 0)
+            return true;
+    return false;
+}
+
+int gs__yaml_type_error(struct gs__yctx *c, const yaml_node_t *n, const char *what,
+                        const char *want)
+{
+    char buf[GS__YAML_SHOW_BUF];
+    if (n->type == YAML_SCALAR_NODE)
+        return gs__yaml_err(c, n, "%s must be %s, not the scalar %s", what, want,
+                            gs__yaml_show(n, buf));
+    return gs__yaml_err(c, n, "%s must be %s, not %s", what, want, gs__yaml_kind_name(n));
+}
+
+int gs__yaml_spend(struct gs__yctx *c, const yaml_node_t *n)
+{
+    if (c->budget == 0)
+        return gs__yaml_err(c, n, "document too large once its YAML aliases are expanded");
+    c->budget--;
+    return 0;
+}
+
+yaml_node_t *gs__yaml_child(struct gs__yctx *c, int id)
+{
+    return yaml_document_get_node(c->doc, id);
+}
+
+/* near() - edit distance of @a (@la bytes) and @b when it is at most 2, else 3: all we need. */
+static int near(const unsigned char *a, size_t la, const char *b)
+{
+    int row[48];
+    size_t lb = strlen(b);
+    if (lb >= sizeof(row) / sizeof(row[0]) || la > lb + 2 || lb > la + 2)
+        return 3;
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        int diag = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int up = row[j], best = diag + (a[i - 1] != (unsigned char)b[j - 1]);
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb] > 2 ? 3 : row[lb];
+}
+
+int gs__yaml_nearest(const yaml_node_t *k, const char *const *known, int n)
+{
+    int best = -1, best_dist = 3;
+    if (k->type != YAML_SCALAR_NODE)
+        return -1;
+    for (int i = 0; i < n; i++) {
+        int dist = near(k->data.scalar.value, k->data.scalar.length, known[i]);
+        if (dist < best_dist) {
+            best = i;
+            best_dist = dist;
+        }
+    }
+    return best;
+}
+
+/*
+ * key_index() - index of key @k in @known; otherwise an error (or, lenient, a warning and
+ * -ENOENT) suggesting the nearest key.
+ */
+static int key_index(struct gs__yctx *c, const yaml_node_t *k, const char *const *known, int n,
+                     const char *what)
+{
+    char buf[GS__YAML_SHOW_BUF];
+    if (k->type != YAML_SCALAR_NODE)
+        return gs__yaml_err(c, k, "a key in %s must be a scalar, not %s", what,
+                            gs__yaml_kind_name(k));
+    const char *s = gs__yaml_str(k);
+    for (int i = 0; s && i < n; i++)
+        if (strcmp(s, known[i]) == 0)
+            return i;
+    int best = gs__yaml_nearest(k, known, n);
+    char hint[96] = "";
+    if (best >= 0)
+        snprintf(hint, sizeof(hint), " (did you mean \"%s\"?)", known[best]);
+    if (!c->lenient)
+        return gs__yaml_err(c, k, "unknown field %s in %s%s", gs__yaml_show(k, buf), what, hint);
+    gs__yaml_warn(c, k, "unknown field %s in %s%s; ignored", gs__yaml_show(k, buf), what, hint);
+    return -ENOENT;
+}
+
+int gs__yaml_each_field(struct gs__yctx *c, yaml_node_t *map, const char *const *known, int n,
+                        const char *what, gs__yaml_field_fn fn, void *arg)
+{
+    char buf[GS__YAML_SHOW_BUF];
+    uint64_t seen = 0;
+    if (gs__yaml_is_null(map))
+        return 0;
+    if (map->type != YAML_MAPPING_NODE)
+        return gs__yaml_type_error(c, map, what, "a mapping");
+    for (yaml_node_pair_t *pr = map->data.mapping.pairs.start; pr < map->data.mapping.pairs.top;
+         pr++) {
+        yaml_node_t *k = gs__yaml_child(c, pr->key), *v = gs__yaml_child(c, pr->value);
+        int rc = gs__yaml_spend(c, map);
+        if (rc)
+            return rc;
+        if (!k || !v)
+            return gs__yaml_err(c, map, "malformed mapping in %s", what);
+        int i = key_index(c, k, known, n < GS__YAML_KEYS_MAX ? n : GS__YAML_KEYS_MAX, what);
+        if (i == -ENOENT)
+            continue;
+        if (i < 0)
+            return i;
+        if (seen & ((uint64_t)1 << i))
+            return gs__yaml_err(c, k, "duplicate field %s in %s", gs__yaml_show(k, buf), what);
+        seen |= (uint64_t)1 << i;
+        rc = fn(c, i, v, arg);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int gs__yaml_each_pair(struct gs__yctx *c, yaml_node_t *map, const char *what, gs__yaml_pair_fn fn,
+                       void *arg)
+{
+    if (gs__yaml_is_null(map))
+        return 0;
+    if (map->type != YAML_MAPPING_NODE)
+        return gs__yaml_type_error(c, map, what, "a mapping");
+    for (yaml_node_pair_t *pr = map->data.mapping.pairs.start; pr < map->data.mapping.pairs.top;
+         pr++) {
+        yaml_node_t *k = gs__yaml_child(c, pr->key), *v = gs__yaml_child(c, pr->value);
+        int rc = gs__yaml_spend(c, map);
+        if (rc)
+            return rc;
+        if (!k || !v)
+            return gs__yaml_err(c, map, "malformed mapping in %s", what);
+        if (!gs__yaml_str(k))
+            return gs__yaml_type_error(c, k, "a key in", "a string");
+        rc = fn(c, k, v, arg);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int gs__yaml_each_item(struct gs__yctx *c, yaml_node_t *seq, const char *what, gs__yaml_item_fn fn,
+                       void *arg)
+{
+    if (gs__yaml_is_null(seq))
+        return 0;
+    if (seq->type != YAML_SEQUENCE_NODE)
+        return gs__yaml_type_error(c, seq, what, "a sequence");
+    int i = 0;
+    for (yaml_node_item_t *it = seq->data.sequence.items.start; it < seq->data.sequence.items.top;
+         it++, i++) {
+        yaml_node_t *n = gs__yaml_child(c, *it);
+        int rc = gs__yaml_spend(c, seq);
+        if (rc)
+            return rc;
+        if (!n)
+            return gs__yaml_err(c, seq, "malformed sequence in %s", what);
+        rc = fn(c, i, n, arg);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int gs__yaml_map_get(struct gs__yctx *c, yaml_node_t *map, const char *key, yaml_node_t **out)
+{
+    *out = NULL;
+    if (map->type != YAML_MAPPING_NODE)
+        return 0;
+    for (yaml_node_pair_t *pr = map->data.mapping.pairs.start; pr < map->data.mapping.pairs.top;
+         pr++) {
+        yaml_node_t *k = gs__yaml_child(c, pr->key);
+        int rc = gs__yaml_spend(c, map);
+        if (rc)
+            return rc;
+        const char *s = k ? gs__yaml_str(k) : NULL;
+        if (s && strcmp(s, key) == 0) {
+            *out = gs__yaml_child(c, pr->value);
+            return 0;
+        }
+    }
+    return 0;
+}
+
+bool gs__yaml_parse_int(const char *s, long long *v)
+{
+    const char *p = s + (*s == '+' || *s == '-');
+    if (!*p)
+        return false;
+    for (const char *q = p; *q; q++)
+        if (*q < '0' || *q > '9')
+            return false;
+    errno = 0;
+    long long x = strtoll(s, NULL, 10);
+    if (errno == ERANGE)
+        x = *s == '-' ? LLONG_MIN : LLONG_MAX;
+    *v = x;
+    return true;
+}
+
+/* line_col() - 1-based line and column of byte @off of @buf: reader errors carry only an offset. */
+static void line_col(const unsigned char *buf, size_t len, size_t off, size_t *line, size_t *col)
+{
+    *line = 1;
+    *col = 1;
+    for (size_t i = 0; i < off && i < len; i++) {
+        if (buf[i] == '\n') {
+            ++*line;
+            *col = 1;
+        } else {
+            ++*col;
+        }
+    }
+}
+
+/* fail_at() - the outer position of inner 1-based @line, @col. */
+static void fail_at(const struct gs__yctx *c, size_t line, size_t col, char *buf, size_t size)
+{
+    if (c->inner)
+        snprintf(buf, size, "%s:%zu:%zu: in %s at line %zu, column %zu", c->path, c->line0 + 1,
+                 c->col0 + 1, c->inner, line, col);
+    else
+        snprintf(buf, size, "%s:%zu:%zu", c->path, c->line0 + line, c->col0 + col);
+}
+
+static int yaml_fail(const struct gs__yctx *c, const yaml_parser_t *ps, const unsigned char *buf,
+                     size_t len)
+{
+    char at[GS_DIAG_MSG_MAX];
+    const char *problem = ps->problem ? ps->problem : "malformed YAML";
+    size_t line = ps->problem_mark.line + 1, col = ps->problem_mark.column + 1;
+    if (ps->error == YAML_MEMORY_ERROR)
+        return gs_diag_error_code(c->d, -ENOMEM, "%s: out of memory parsing YAML", c->path);
+    if (ps->error == YAML_READER_ERROR)
+        line_col(buf, len, ps->problem_offset, &line, &col);
+    fail_at(c, line, col, at, sizeof(at));
+    if (ps->context && ps->error != YAML_READER_ERROR)
+        return gs_diag_error(c->d, "%s: YAML error: %s (%s at line %zu, column %zu)", at, problem,
+                             ps->context, c->line0 + ps->context_mark.line + 1,
+                             c->col0 + ps->context_mark.column + 1);
+    return gs_diag_error(c->d, "%s: YAML error: %s", at, problem);
+}
+
+int gs__yaml_check_syntax(const struct gs__yctx *proto, const unsigned char *buf, size_t len,
+                          int max_depth)
+{
+    yaml_parser_t ps;
+    int depth = 0, rc = 0;
+    char at[GS_DIAG_MSG_MAX];
+    if (!yaml_parser_initialize(&ps))
+        return gs_diag_error_code(proto->d, -ENOMEM, "%s: out of memory", proto->path);
+    yaml_parser_set_input_string(&ps, buf, len);
+    for (;;) {
+        yaml_event_t ev;
+        if (!yaml_parser_parse(&ps, &ev)) {
+            rc = yaml_fail(proto, &ps, buf, len);
+            break;
+        }
+        if (ev.type == YAML_SEQUENCE_START_EVENT || ev.type == YAML_MAPPING_START_EVENT)
+            depth++;
+        else if (ev.type == YAML_SEQUENCE_END_EVENT || ev.type == YAML_MAPPING_END_EVENT)
+            depth--;
+        if (depth > max_depth) {
+            fail_at(proto, ev.start_mark.line + 1, ev.start_mark.column + 1, at, sizeof(at));
+            rc = gs_diag_error(proto->d, "%s: nested deeper than %d levels", at, max_depth);
+        }
+        bool end = ev.type == YAML_STREAM_END_EVENT;
+        yaml_event_delete(&ev);
+        if (rc || end)
+            break;
+    }
+    yaml_parser_delete(&ps);
+    return rc;
+}
+
+int gs__yaml_each_document(const struct gs__yctx *proto, const unsigned char *buf, size_t len,
+                           gs__yaml_doc_fn fn, void *arg)
+{
+    yaml_parser_t ps;
+    int rc = 0;
+    if (!yaml_parser_initialize(&ps))
+        return gs_diag_error_code(proto->d, -ENOMEM, "%s: out of memory", proto->path);
+    yaml_parser_set_input_string(&ps, buf, len);
+    for (;;) {
+        yaml_document_t doc;
+        if (!yaml_parser_load(&ps, &doc)) { /* libyaml frees @doc itself on failure */
+            rc = yaml_fail(proto, &ps, buf, len);
+            break;
+        }
+        yaml_node_t *root = yaml_document_get_root_node(&doc);
+        bool last = root == NULL; /* an empty document only at the end of the stream */
+        if (root) {
+            struct gs__yctx c = *proto;
+            c.doc = &doc;
+            c.budget = WALK_BUDGET_MIN + 4 * (size_t)(doc.nodes.top - doc.nodes.start);
+            rc = fn(&c, root, arg);
+        }
+        yaml_document_delete(&doc);
+        if (rc || last)
+            break;
+    }
+    yaml_parser_delete(&ps);
+    return rc;
+}
+
+static int io_error(const char *path, const char *what, int e, struct gs_diag *d)
+{
+    char why[128];
+    if (e == ENOMEM)
+        return gs_diag_error_code(d, -ENOMEM, "%s: out of memory", path);
+    if (strerror_r(e, why, sizeof(why)) != 0)
+        snprintf(why, sizeof(why), "error %d", e);
+    return gs_diag_error_code(d, -EIO, "%s: %s: %s", path, what, why);
+}
+
+/* slurp() - all of @f into *@out, NUL-terminated; more than @max bytes is -EINVAL. */
+static int slurp(FILE *f, const char *path, size_t max, const char *what, unsigned char **out,
+                 size_t *outlen, struct gs_diag *d)
+{
+    unsigned char *buf = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len + 1 >= cap) { /* cap never passes max + 2: one byte tells "too big", one the NUL */
+            size_t ncap = cap ? 2 * cap : 16384;
+            ncap = ncap > max + 2 ? max + 2 : ncap;
+            unsigned char *nbuf = realloc(buf, ncap);
+            if (!nbuf) {
+                free(buf);
+                return gs_diag_error_code(d, -ENOMEM, "%s: out of memory", path);
+            }
+            buf = nbuf;
+            cap = ncap;
+        }
+        size_t got = fread(buf + len, 1, cap - len - 1, f);
+        len += got;
+        if (len > max) {
+            free(buf);
+            return gs_diag_error(d, "%s: larger than %zu bytes; %s", path, max, what);
+        }
+        if (got == 0) {
+            if (ferror(f)) {
+                free(buf);
+                return io_error(path, "cannot read", errno, d);
+            }
+            break;
+        }
+    }
+    buf[len] = '\0';
+    *out = buf;
+    *outlen = len;
+    return 0;
+}
+
+int gs__yaml_read(const char *path, bool allow_stdin, size_t max, const char *what,
+                  unsigned char **out, size_t *len, struct gs_diag *d)
+{
+    if (allow_stdin && strcmp(path, "-") == 0)
+        return slurp(stdin, "<stdin>", max, what, out, len, d);
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        int e = errno;
+        if (e == ENOENT)
+            return gs_diag_error_code(d, -ENOENT, "%s: no such file", path);
+        return io_error(path, "cannot open", e, d);
+    }
+    int rc = slurp(f, path, max, what, out, len, d);
+    fclose(f);
+    return rc;
+}

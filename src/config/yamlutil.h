@@ -1,0 +1,149 @@
+/*
+ * Helpers the YAML loaders of src/config share: reading a file with a size cap, a syntax and depth
+ * pass, walking libyaml document trees with messages that name "path:LINE:COL", and checking the
+ * keys of a mapping against a list of known fields with a "did you mean" suggestion.
+ *
+ * Invariants:
+ * - Every error and warning names the place: "path:LINE:COL: ..." (1-based), or "path: ..." when
+ *   the problem is the file as a whole. A document parsed from a string inside a file (a
+ *   ConfigMap's data entry) reports positions in the outer file: exact for a literal block scalar
+ *   (`key: |`), otherwise the scalar's own position with the inner line and column added.
+ * - Bounded work: a walk spends one unit of its budget per mapping pair or sequence item it visits,
+ *   so aliases that repeat a subtree cannot multiply the work without end.
+ * - A scalar quoted back in a message is cut to GS__YAML_SHOW_MAX bytes with control bytes
+ *   replaced, so a hostile file cannot garble a terminal.
+ * Thread safety: reentrant; no global state.
+ */
+#ifndef GS_CONFIG_YAMLUTIL_H
+#define GS_CONFIG_YAMLUTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <yaml.h>
+
+struct gs_diag;
+
+#define GS__YAML_SHOW_MAX 64 /* bytes of a user's scalar quoted back in a message */
+#define GS__YAML_SHOW_BUF (GS__YAML_SHOW_MAX + 8)
+#define GS__YAML_KEYS_MAX 64 /* known keys of one mapping (each_field keeps a 64-bit seen-set) */
+#define GS__YAML_NKEYS(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/* One document being walked, and how to report on it. */
+struct gs__yctx {
+    const char *path;     /* file named in messages */
+    struct gs_diag *d;    /* may be NULL */
+    yaml_document_t *doc; /* set per document by gs__yaml_each_document() */
+    size_t budget;        /* visits left */
+    bool quiet;           /* drop warnings */
+    bool lenient;         /* an unknown key is a warning and skipped, not an error */
+    size_t line0, col0;   /* added to 0-based marks: where an embedded document starts */
+    const char *inner;    /* NULL, or the data entry's name when only line0/col0 are exact */
+};
+
+typedef int (*gs__yaml_field_fn)(struct gs__yctx *c, int field, yaml_node_t *val, void *arg);
+typedef int (*gs__yaml_pair_fn)(struct gs__yctx *c, yaml_node_t *key, yaml_node_t *val, void *arg);
+typedef int (*gs__yaml_item_fn)(struct gs__yctx *c, int idx, yaml_node_t *item, void *arg);
+typedef int (*gs__yaml_doc_fn)(struct gs__yctx *c, yaml_node_t *root, void *arg);
+
+/* gs__yaml_pos() - the 1-based position of @n in the outer file. */
+void gs__yaml_pos(const struct gs__yctx *c, const yaml_node_t *n, size_t *line, size_t *col);
+
+/* gs__yaml_err() - set @c->d to "path:LINE:COL: <message>" at @n. Return: -EINVAL. */
+int gs__yaml_err(struct gs__yctx *c, const yaml_node_t *n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* gs__yaml_warn() - warn "path:LINE:COL: <message>" at @n, unless @c->quiet. */
+void gs__yaml_warn(struct gs__yctx *c, const yaml_node_t *n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* gs__yaml_label() - snprintf for message labels; a label cut at @size loses nothing vital. */
+void gs__yaml_label(char *buf, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* gs__yaml_kind_name() - "a scalar", "a sequence", "a mapping" or "an empty node". */
+const char *gs__yaml_kind_name(const yaml_node_t *n);
+
+/* gs__yaml_show() - @n for a message: a scalar quoted and sanitised, otherwise its kind.
+ * @buf: GS__YAML_SHOW_BUF bytes. Return: @buf or a constant string. */
+const char *gs__yaml_show(const yaml_node_t *n, char *buf);
+
+/* gs__yaml_str() - a scalar's text, or NULL for a non-scalar or one with a NUL inside. */
+const char *gs__yaml_str(const yaml_node_t *n);
+
+/* gs__yaml_is_null() - a plain null scalar ("", "~", "null", "Null", "NULL"). */
+bool gs__yaml_is_null(const yaml_node_t *n);
+
+/* gs__yaml_is_plain() - a plain (unquoted) scalar: numbers and booleans must be plain. */
+bool gs__yaml_is_plain(const yaml_node_t *n);
+
+/* gs__yaml_type_error() - "WHERE must be WANT, not ..." at @n. Return: -EINVAL. */
+int gs__yaml_type_error(struct gs__yctx *c, const yaml_node_t *n, const char *where,
+                        const char *want);
+
+/* gs__yaml_spend() - take one unit of the walk budget. Return: 0, or -EINVAL when spent. */
+int gs__yaml_spend(struct gs__yctx *c, const yaml_node_t *n);
+
+/* gs__yaml_child() - node @id of the current document, or NULL. */
+yaml_node_t *gs__yaml_child(struct gs__yctx *c, int id);
+
+/*
+ * gs__yaml_each_field() - check every key of mapping @map (a null scalar counts as empty) against
+ * @known (@n <= GS__YAML_KEYS_MAX entries), each at most once, and pass each value to @fn with
+ * the key's index. An unknown key is an error suggesting the nearest known key, or, when
+ * @c->lenient, the same text as a warning and the key is skipped.
+ * Return: 0, or the first non-zero return of @fn, or -EINVAL with @c->d set.
+ */
+int gs__yaml_each_field(struct gs__yctx *c, yaml_node_t *map, const char *const *known, int n,
+                        const char *where, gs__yaml_field_fn fn, void *arg);
+
+/*
+ * gs__yaml_nearest() - the index in @known of the key nearest @k (edit distance at most 2), or -1.
+ */
+int gs__yaml_nearest(const yaml_node_t *k, const char *const *known, int n);
+
+/*
+ * gs__yaml_each_pair() - every pair of mapping @map (null counts as empty) to @fn; keys must be
+ * scalars. Return: 0, the first non-zero return of @fn, or -EINVAL.
+ */
+int gs__yaml_each_pair(struct gs__yctx *c, yaml_node_t *map, const char *where, gs__yaml_pair_fn fn,
+                       void *arg);
+
+/*
+ * gs__yaml_each_item() - every item of sequence @seq (null counts as empty) to @fn with its index.
+ * Return: 0, the first non-zero return of @fn, or -EINVAL.
+ */
+int gs__yaml_each_item(struct gs__yctx *c, yaml_node_t *seq, const char *where, gs__yaml_item_fn fn,
+                       void *arg);
+
+/* gs__yaml_map_get() - the value of key @key in mapping @map into *@out (NULL when absent). */
+int gs__yaml_map_get(struct gs__yctx *c, yaml_node_t *map, const char *key, yaml_node_t **out);
+
+/* gs__yaml_parse_int() - a decimal integer, saturated to the long long range; false if not one. */
+bool gs__yaml_parse_int(const char *s, long long *v);
+
+/*
+ * gs__yaml_read() - all of @path into a malloc'd *@out (NUL-terminated, the NUL not counted in
+ * *@len), refusing more than @max bytes ("-" reads standard input when @allow_stdin). @what ends
+ * the too-large message ("not a scheduler configuration").
+ * Return: 0; -ENOENT; -EIO; -EINVAL (too large); -ENOMEM; with @d set.
+ */
+int gs__yaml_read(const char *path, bool allow_stdin, size_t max, const char *what,
+                  unsigned char **out, size_t *len, struct gs_diag *d);
+
+/*
+ * gs__yaml_check_syntax() - the event pass: a syntax error or nesting deeper than @max_depth is
+ * an error naming the place (mapped through @proto's offsets). Return: 0; -EINVAL; -ENOMEM.
+ */
+int gs__yaml_check_syntax(const struct gs__yctx *proto, const unsigned char *buf, size_t len,
+                          int max_depth);
+
+/*
+ * gs__yaml_each_document() - load each document of @buf in turn and pass its root (never NULL) to
+ * @fn with a context copied from @proto, its document and budget set. Stops at the first error.
+ * Return: 0; -EINVAL with a YAML error; -ENOMEM; or @fn's non-zero return.
+ */
+int gs__yaml_each_document(const struct gs__yctx *proto, const unsigned char *buf, size_t len,
+                           gs__yaml_doc_fn fn, void *arg);
+
+#endif
