@@ -22,6 +22,7 @@
 #include "gpusched/cluster.h"
 
 struct gs_diag;
+struct gs_scn_priv;
 
 #define GS_SCN_NAME_MAX      64 /* names (Kubernetes allows 253; longer ones are refused) */
 #define GS_UNSET             (-1)
@@ -82,6 +83,7 @@ struct gs_tenant_spec {
     int32_t max_pods_per_user;                            /* GS_UNSET = no limit */
     int topology_awareness, gang_scheduling, bin_packing; /* GPUQuota schedulingPolicy */
     int has_quota;                                        /* a GPUQuota names it */
+    int in_policy; /* the topology policy's `tenants:` map names it */
     struct gs_scn_src src;
 };
 
@@ -150,9 +152,9 @@ struct gs_limit_range_spec {
 /* A node template of a Cluster document (SCENARIO.md). */
 struct gs_node_template {
     char name[GS_SCN_NAME_MAX];
-    int model; /* catalog index */
+    int model; /* catalog index; GS_UNSET for a node without GPUs and without gpuModel */
     int gpus;
-    int64_t cpu_milli, memory_mib;
+    int64_t cpu_milli, memory_mib;     /* GS_UNSET when omitted: host resources do not constrain */
     uint8_t pcie_domain[GS_GPUS_MAX];  /* per GPU */
     uint8_t nvlink_group[GS_GPUS_MAX]; /* per GPU, GS_NO_GROUP = none */
     struct gs_scn_src src;
@@ -226,7 +228,8 @@ struct gs_scenario {
     struct gs_scn_pod *pods;
     size_t npods;
     struct gs_sim_spec sim;
-    int has_kubesched; /* a KubeSchedulerConfiguration document was seen */
+    int has_kubesched;        /* a KubeSchedulerConfiguration document was seen */
+    struct gs_scn_priv *priv; /* the loader's array capacities and name indexes; NULL at first */
 };
 
 /*

@@ -45,15 +45,33 @@ static void where(const struct gs__yctx *c, const yaml_node_t *n, char *buf, siz
         snprintf(buf, size, "%s:%zu:%zu: ", c->path, line, col);
 }
 
-int gs__yaml_err(struct gs__yctx *c, const yaml_node_t *n, const char *fmt, ...)
+static int err_va(struct gs__yctx *c, const yaml_node_t *n, int code, const char *fmt, va_list ap)
+    __attribute__((format(printf, 4, 0)));
+
+static int err_va(struct gs__yctx *c, const yaml_node_t *n, int code, const char *fmt, va_list ap)
 {
     char buf[GS_DIAG_MSG_MAX], at[GS_DIAG_MSG_MAX];
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    where(c, n, at, sizeof(at));
+    return gs_diag_error_code(c->d, code, "%s%s", at, buf);
+}
+
+int gs__yaml_err(struct gs__yctx *c, const yaml_node_t *n, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof(buf), fmt, ap);
+    int rc = err_va(c, n, -EINVAL, fmt, ap);
     va_end(ap);
-    where(c, n, at, sizeof(at));
-    return gs_diag_error(c->d, "%s%s", at, buf);
+    return rc;
+}
+
+int gs__yaml_err_code(struct gs__yctx *c, const yaml_node_t *n, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = err_va(c, n, code, fmt, ap);
+    va_end(ap);
+    return rc;
 }
 
 void gs__yaml_warn(struct gs__yctx *c, const yaml_node_t *n, const char *fmt, ...)

@@ -53,6 +53,10 @@ void gs__yaml_pos(const struct gs__yctx *c, const yaml_node_t *n, size_t *line, 
 int gs__yaml_err(struct gs__yctx *c, const yaml_node_t *n, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* gs__yaml_err_code() - as gs__yaml_err() but returns @code (a negative errno, e.g. -E2BIG). */
+int gs__yaml_err_code(struct gs__yctx *c, const yaml_node_t *n, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 /* gs__yaml_warn() - warn "path:LINE:COL: <message>" at @n, unless @c->quiet. */
 void gs__yaml_warn(struct gs__yctx *c, const yaml_node_t *n, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -1,0 +1,772 @@
+/*
+ * gpusched validate FILE...: load scenario files as the simulator would, resolve them, and print
+ * what was understood (text, or JSON with --json), with every warning naming file:line:col.
+ * Exit status: 0 loaded (warnings or not), 2 bad input or usage, 1 out of memory or I/O failure.
+ */
+#include "cli.h"
+
+#include "gpusched/catalog.h"
+#include "gpusched/config.h"
+#include "gpusched/diag.h"
+#include "gpusched/scenario.h"
+#include "gpusched/sched.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WARN_KEEP  10000 /* warnings kept for the report; the count goes on */
+#define LIST_SHOWN 50    /* namespaces of pods listed one by one */
+
+struct warnings {
+    char **msg;
+    size_t n, kept, cap;
+    int oom;
+};
+
+static void on_warn(void *ud, const char *msg)
+{
+    struct warnings *w = ud;
+    w->n++;
+    if (w->kept >= WARN_KEEP)
+        return;
+    if (w->kept == w->cap) {
+        size_t cap = w->cap ? 2 * w->cap : 64;
+        char **m = realloc(w->msg, cap * sizeof(*m));
+        if (!m) {
+            w->oom = 1;
+            return;
+        }
+        w->msg = m;
+        w->cap = cap;
+    }
+    if ((w->msg[w->kept] = strdup(msg)) != NULL)
+        w->kept++;
+    else
+        w->oom = 1;
+}
+
+static void warnings_free(struct warnings *w)
+{
+    for (size_t i = 0; i < w->kept; i++)
+        free(w->msg[i]);
+    free(w->msg);
+}
+
+/* milli() - @v thousandths as a decimal: 16000 "16", 1300 "1.3", 500 "0.5"; "-" when unset. */
+static const char *milli(int64_t v, char *buf, size_t size)
+{
+    if (v == GS_UNSET)
+        return "-";
+    int64_t frac = v % 1000;
+    int digits = 3;
+    if (!frac) {
+        snprintf(buf, size, "%lld", (long long)(v / 1000));
+        return buf;
+    }
+    while (frac % 10 == 0) {
+        frac /= 10;
+        digits--;
+    }
+    snprintf(buf, size, "%lld.%0*lld", (long long)(v / 1000), digits, (long long)frac);
+    return buf;
+}
+
+static const char *num(int64_t v, char *buf, size_t size)
+{
+    if (v == GS_UNSET)
+        return "-";
+    snprintf(buf, size, "%lld", (long long)v);
+    return buf;
+}
+
+static const char *where(const struct gs_scn_src *s, char *buf, size_t size)
+{
+    snprintf(buf, size, "%.*s:%u:%u", (int)sizeof(s->file), s->file, s->line, s->col);
+    return buf;
+}
+
+static const char *model_name(int m)
+{
+    const struct gs_gpu_model *g = gs_catalog_at(m);
+    return g ? g->name : "-";
+}
+
+/* --- effective limits per namespace --- */
+
+struct eff {
+    const char *ns;
+    int tenant;                           /* -1 = none */
+    int64_t container_gpu;                /* tightest LimitRange max, milli */
+    const struct gs_limit_range_spec *lr; /* which */
+    int64_t ns_gpu;                       /* tightest ResourceQuota, milli */
+    const struct gs_rquota_spec *rq;      /* which */
+    int64_t pod_gpu;                      /* what a one-container pod may ask, milli */
+    const char *pod_from;                 /* which limit that is */
+};
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* namespaces() - the distinct namespaces with a tenant, quota or limit range, sorted. */
+static const char **namespaces(const struct gs_scenario *s, size_t *n)
+{
+    size_t cap = s->nrquotas + s->nlimit_ranges, k = 0;
+    for (size_t t = 0; t < s->ntenants; t++)
+        cap += (size_t)s->tenants[t].nnamespaces;
+    const char **v = malloc((cap ? cap : 1) * sizeof(*v));
+    if (!v)
+        return NULL;
+    for (size_t t = 0; t < s->ntenants; t++)
+        for (int i = 0; i < s->tenants[t].nnamespaces; i++)
+            v[k++] = s->tenants[t].namespaces[i];
+    for (size_t i = 0; i < s->nrquotas; i++)
+        v[k++] = s->rquotas[i].ns;
+    for (size_t i = 0; i < s->nlimit_ranges; i++)
+        v[k++] = s->limit_ranges[i].ns;
+    qsort(v, k, sizeof(*v), cmp_str);
+    size_t u = 0;
+    for (size_t i = 0; i < k; i++)
+        if (!u || strcmp(v[u - 1], v[i]) != 0)
+            v[u++] = v[i];
+    *n = u;
+    return v;
+}
+
+static void eff_of(const struct gs_scenario *s, const char *ns, struct eff *e)
+{
+    memset(e, 0, sizeof(*e));
+    e->ns = ns;
+    e->tenant = gs_scenario_tenant_of(s, ns);
+    e->container_gpu = e->ns_gpu = e->pod_gpu = GS_UNSET;
+    for (size_t i = 0; i < s->nlimit_ranges; i++) {
+        const struct gs_limit_range_spec *r = &s->limit_ranges[i];
+        if (strcmp(r->ns, ns) == 0 && r->max_gpu_milli != GS_UNSET &&
+            (e->container_gpu == GS_UNSET || r->max_gpu_milli < e->container_gpu)) {
+            e->container_gpu = r->max_gpu_milli;
+            e->lr = r;
+        }
+    }
+    for (size_t i = 0; i < s->nrquotas; i++) {
+        const struct gs_rquota_spec *q = &s->rquotas[i];
+        if (strcmp(q->ns, ns) == 0 && q->gpu_milli != GS_UNSET &&
+            (e->ns_gpu == GS_UNSET || q->gpu_milli < e->ns_gpu)) {
+            e->ns_gpu = q->gpu_milli;
+            e->rq = q;
+        }
+    }
+    int64_t per_pod = e->tenant >= 0 && s->tenants[e->tenant].max_gpus_per_pod != GS_UNSET
+                          ? (int64_t)s->tenants[e->tenant].max_gpus_per_pod * 1000
+                          : GS_UNSET;
+    e->pod_gpu = per_pod;
+    e->pod_from = per_pod != GS_UNSET ? "GPUQuota maxGPUsPerPod" : NULL;
+    if (e->container_gpu != GS_UNSET && (per_pod == GS_UNSET || e->container_gpu < per_pod)) {
+        e->pod_gpu = e->container_gpu;
+        e->pod_from = "LimitRange max per container";
+    }
+    if (e->ns_gpu != GS_UNSET && (e->pod_gpu == GS_UNSET || e->ns_gpu < e->pod_gpu)) {
+        e->pod_gpu = e->ns_gpu;
+        e->pod_from = "ResourceQuota of the namespace";
+    }
+}
+
+/* model_per_pod() - what one pod may ask of a quota's model: maxGPUsPerPod, or the total. */
+static int64_t model_per_pod(const struct gs_tenant_spec *t, const struct gs_model_quota *q)
+{
+    int64_t cap = q->total_milli / 1000 * 1000; /* a pod asks for whole cards of a quota */
+    if (t->max_gpus_per_pod != GS_UNSET && (int64_t)t->max_gpus_per_pod * 1000 < cap)
+        cap = (int64_t)t->max_gpus_per_pod * 1000;
+    return cap;
+}
+
+/* --- text report --- */
+
+static void text_cluster(const struct gs_scenario *s, FILE *f)
+{
+    char a[32], b[32];
+    fprintf(f, "cluster: %zu node templates, %zu nodes\n", s->ntemplates, s->nnodes);
+    for (size_t i = 0; i < s->ntemplates; i++) {
+        const struct gs_node_template *t = &s->templates[i];
+        size_t n = 0;
+        for (size_t k = 0; k < s->nnodes; k++)
+            n += s->nodes[k].template_index == (int)i;
+        fprintf(f, "  template %s: %d x %s, cpu %s milli, memory %s MiB, %zu nodes; pcie", t->name,
+                t->gpus, t->gpus ? model_name(t->model) : "no GPU", num(t->cpu_milli, a, sizeof(a)),
+                num(t->memory_mib, b, sizeof(b)), n);
+        for (int g = 0; g < t->gpus; g++)
+            fprintf(f, " %d", t->pcie_domain[g]);
+        fprintf(f, "; nvlink");
+        for (int g = 0; g < t->gpus; g++)
+            t->nvlink_group[g] == GS_NO_GROUP ? fprintf(f, " -")
+                                              : fprintf(f, " %d", t->nvlink_group[g]);
+        fprintf(f, "\n");
+    }
+}
+
+static void text_tiers(const struct gs_scenario *s, FILE *f)
+{
+    static const char *const strat[] = {"colocate", "prefer-colocate", "spread"};
+    static const char *const iso[] = {"exclusive", "soft", "hard"};
+    char a[32], b[32], w[160];
+    fprintf(f, "tiers:\n");
+    for (int t = GS_TIER_NVLINK; t <= GS_TIER_AZ; t++) {
+        const struct gs_tier_spec *ts = &s->tiers[t];
+        if (!ts->defined) {
+            fprintf(f, "  %-6s (not defined)\n", gs_tier_name((enum gs_tier)t));
+            continue;
+        }
+        fprintf(f,
+                "  %-6s strategy %s, sharing %s, overcommit %s, isolation %s, maxSkew %s  (%s)\n",
+                gs_tier_name((enum gs_tier)t), strat[ts->strategy], ts->sharing ? "on" : "off",
+                milli(ts->overcommit_milli, a, sizeof(a)), iso[ts->isolation],
+                num(ts->max_skew, b, sizeof(b)), where(&ts->src, w, sizeof(w)));
+    }
+}
+
+static void text_tenant(const struct gs_tenant_spec *t, FILE *f)
+{
+    char a[32], b[32], c[32], d[32], w[160];
+    fprintf(f, "  %s  namespaces", t->name);
+    for (int i = 0; i < t->nnamespaces; i++)
+        fprintf(f, "%s%s", i ? ", " : " ", t->namespaces[i]);
+    fprintf(f,
+            "; tier %s; priority %s; gpuCount %s; priority class %s; GPUQuota %s, policy %s  "
+            "(%s)\n",
+            gs_tier_name(t->tier), num(t->priority, a, sizeof(a)),
+            milli(t->gpu_count_milli, b, sizeof(b)), *t->priority_class ? t->priority_class : "-",
+            t->has_quota ? "yes" : "no", t->in_policy ? "yes" : "no", where(&t->src, w, sizeof(w)));
+    for (int i = 0; i < t->nquotas; i++) {
+        const struct gs_model_quota *q = &t->quotas[i];
+        fprintf(f, "    %s (%s): total %s, dedicated %s, shared %s; per pod at most %s\n", q->key,
+                model_name(q->model), milli(q->total_milli, a, sizeof(a)),
+                milli(q->dedicated_milli, b, sizeof(b)), milli(q->shared_milli, c, sizeof(c)),
+                milli(model_per_pod(t, q), d, sizeof(d)));
+    }
+    if (t->has_quota)
+        fprintf(f,
+                "    limits: maxGPUsPerPod %s, maxPodsPerUser %s; topologyAwareness %s, "
+                "gangScheduling %s, binPacking %s\n",
+                num(t->max_gpus_per_pod, a, sizeof(a)), num(t->max_pods_per_user, b, sizeof(b)),
+                t->topology_awareness ? "on" : "off", t->gang_scheduling ? "on" : "off",
+                t->bin_packing ? "on" : "off");
+}
+
+static void text_queues(const struct gs_scenario *s, FILE *f)
+{
+    char a[32], b[32], c[32], d[32], w[160];
+    fprintf(f, "queues:%s\n", s->nqueues ? "" : " none");
+    for (size_t i = 0; i < s->nqueues; i++) {
+        const struct gs_queue_spec *q = &s->queues[i];
+        fprintf(f,
+                "  %s  weight %d, capability gpu %s cpu %s memory %s MiB, reclaimable %s, "
+                "overcommit %s  (%s)\n",
+                q->name, q->weight, milli(q->cap_gpu_milli, a, sizeof(a)),
+                milli(q->cap_cpu_milli, b, sizeof(b)), num(q->cap_memory_mib, c, sizeof(c)),
+                q->reclaimable ? "yes" : "no", milli(q->overcommit_milli, d, sizeof(d)),
+                where(&q->src, w, sizeof(w)));
+    }
+    fprintf(f, "podgroups:%s\n", s->npodgroups ? "" : " none");
+    for (size_t i = 0; i < s->npodgroups; i++) {
+        const struct gs_podgroup_spec *g = &s->podgroups[i];
+        fprintf(f, "  %s/%s  minMember %d, queue %s, priority class %s  (%s)\n", g->ns, g->name,
+                g->min_member, *g->queue ? g->queue : "default",
+                *g->priority_class ? g->priority_class : "-", where(&g->src, w, sizeof(w)));
+    }
+    fprintf(f, "priority classes:%s\n", s->npriority_classes ? "" : " none");
+    for (size_t i = 0; i < s->npriority_classes; i++) {
+        const struct gs_priority_class_spec *p = &s->priority_classes[i];
+        fprintf(f, "  %s  value %d%s%s  (%s)\n", p->name, p->value,
+                p->never_preempt ? ", never preempts" : "",
+                p->global_default ? ", global default" : "", where(&p->src, w, sizeof(w)));
+    }
+}
+
+static void text_profiles(const struct gs_scenario *s, FILE *f)
+{
+    char a[32], b[32], w[160];
+    fprintf(f, "step profiles:%s\n", s->nprofiles ? "" : " none");
+    for (size_t i = 0; i < s->nprofiles; i++) {
+        const struct gs_step_profile *p = &s->profiles[i];
+        fprintf(f,
+                "  %s  gpuShare %s, maxMemory %s MiB, overcommit %s, priority %d, preemptible "
+                "%s  (%s)\n",
+                p->name, p->gpu_share ? "on" : "off", num(p->max_memory_mib, a, sizeof(a)),
+                milli(p->overcommit_milli, b, sizeof(b)), p->priority,
+                p->preemptible ? "yes" : "no", where(&p->src, w, sizeof(w)));
+    }
+}
+
+static void text_rquotas(const struct gs_scenario *s, FILE *f)
+{
+    char a[32], b[32], c[32], d[32], w[160];
+    fprintf(f, "namespace quotas:%s\n", s->nrquotas ? "" : " none");
+    for (size_t i = 0; i < s->nrquotas; i++) {
+        const struct gs_rquota_spec *q = &s->rquotas[i];
+        fprintf(f, "  %s/%s  nvidia.com/gpu %s, cpu %s, memory %s MiB, pods %s", q->ns, q->name,
+                milli(q->gpu_milli, a, sizeof(a)), milli(q->cpu_milli, b, sizeof(b)),
+                num(q->memory_mib, c, sizeof(c)), num(q->pods, d, sizeof(d)));
+        for (int k = 0; k < q->nscope_classes; k++)
+            fprintf(f, "%s%s", k ? ", " : "; scope PriorityClass in ", q->scope_classes[k]);
+        fprintf(f, "  (%s)\n", where(&q->src, w, sizeof(w)));
+    }
+    fprintf(f, "limit ranges:%s\n", s->nlimit_ranges ? "" : " none");
+    for (size_t i = 0; i < s->nlimit_ranges; i++) {
+        const struct gs_limit_range_spec *r = &s->limit_ranges[i];
+        char e[32], g[32], h[32], k2[32];
+        fprintf(f,
+                "  %s/%s  container nvidia.com/gpu max %s min %s default %s defaultRequest %s; "
+                "memory MiB max %s min %s default %s defaultRequest %s  (%s)\n",
+                r->ns, r->name, milli(r->max_gpu_milli, a, sizeof(a)),
+                milli(r->min_gpu_milli, b, sizeof(b)), milli(r->default_gpu_milli, c, sizeof(c)),
+                milli(r->default_request_gpu_milli, d, sizeof(d)),
+                num(r->max_memory_mib, e, sizeof(e)), num(r->min_memory_mib, g, sizeof(g)),
+                num(r->default_memory_mib, h, sizeof(h)),
+                num(r->default_request_memory_mib, k2, sizeof(k2)), where(&r->src, w, sizeof(w)));
+    }
+}
+
+static void text_effective(const struct gs_scenario *s, const char **ns, size_t n, FILE *f)
+{
+    char a[32], b[32], c[32];
+    fprintf(f, "effective GPU limits:%s\n", n ? "" : " none");
+    for (size_t i = 0; i < n; i++) {
+        struct eff e;
+        eff_of(s, ns[i], &e);
+        fprintf(f,
+                "  namespace %s (tenant %s): per container %s%s%s, per pod %s%s%s%s, namespace "
+                "%s%s%s\n",
+                e.ns, e.tenant >= 0 ? s->tenants[e.tenant].name : "-",
+                milli(e.container_gpu, a, sizeof(a)), e.lr ? " by LimitRange " : "",
+                e.lr ? e.lr->name : "", milli(e.pod_gpu, b, sizeof(b)), e.pod_from ? " (" : "",
+                e.pod_from ? e.pod_from : "", e.pod_from ? ")" : "", milli(e.ns_gpu, c, sizeof(c)),
+                e.rq ? " by ResourceQuota " : "", e.rq ? e.rq->name : "");
+    }
+}
+
+static void text_pods(const struct gs_scenario *s, FILE *f)
+{
+    size_t gang = 0, gpu = 0;
+    for (size_t i = 0; i < s->npods; i++) {
+        gang += *s->pods[i].group != 0;
+        for (int k = 0; k < s->pods[i].ncontainers; k++)
+            if (s->pods[i].containers[k].gpu > 0 || *s->pods[i].containers[k].mig_profile) {
+                gpu++;
+                break;
+            }
+    }
+    fprintf(f, "pods: %zu (%zu ask for GPUs, %zu in gangs)\n", s->npods, gpu, gang);
+    if (s->sim.defined) {
+        char a[32];
+        fprintf(f, "simulation: compare");
+        for (int i = 0; i < s->sim.ncompare; i++)
+            fprintf(f, " %s", s->sim.compare[i]);
+        fprintf(f, "%s; horizon %s us\n", s->sim.ncompare ? "" : " -",
+                num(s->sim.horizon_us, a, sizeof(a)));
+    }
+}
+
+/* --- scheduler profiles (KubeSchedulerConfiguration documents) --- */
+
+struct ksc {
+    const char *path;
+    struct gs_profile *p;
+};
+
+static void text_ksc(const struct ksc *k, size_t n, FILE *f)
+{
+    for (size_t i = 0; i < n; i++) {
+        fprintf(f, "scheduler profile %s (%s):", gs_profile_name(k[i].p), k[i].path);
+        for (int ep = 0; ep < GS_EP_COUNT; ep++) {
+            int cnt = gs_profile_count(k[i].p, (enum gs_ext_point)ep);
+            for (int j = 0; j < cnt; j++) {
+                int w = 0, id = gs_profile_at(k[i].p, (enum gs_ext_point)ep, j, &w);
+                fprintf(f, "%s%s %s", j ? "," : (ep ? "; " : " "),
+                        j ? "" : gs_ext_point_name((enum gs_ext_point)ep), gs_plugin_name(id));
+                if (ep == GS_EP_SCORE)
+                    fprintf(f, " x%d", w);
+            }
+        }
+        fprintf(f, "\n");
+    }
+}
+
+static void text_report(const struct gs_scenario *s, const struct ksc *k, size_t nk,
+                        const struct warnings *w, FILE *f)
+{
+    size_t nns = 0;
+    const char **ns = namespaces(s, &nns);
+    text_cluster(s, f);
+    text_tiers(s, f);
+    fprintf(f, "tenants:%s\n", s->ntenants ? "" : " none");
+    for (size_t i = 0; i < s->ntenants; i++)
+        text_tenant(&s->tenants[i], f);
+    text_queues(s, f);
+    text_profiles(s, f);
+    text_rquotas(s, f);
+    if (ns)
+        text_effective(s, ns, nns, f);
+    text_pods(s, f);
+    text_ksc(k, nk, f);
+    fprintf(f, "%zu warning%s\n", w->n, w->n == 1 ? "" : "s");
+    free(ns);
+}
+
+/* --- JSON report: the same, in the units of the records --- */
+
+static json_t *jint(int64_t v)
+{
+    return v == GS_UNSET ? json_null() : json_integer((json_int_t)v);
+}
+
+static json_t *jsrc(const struct gs_scn_src *src)
+{
+    char w[160];
+    return json_string(where(src, w, sizeof(w)));
+}
+
+static json_t *jstrs(const char (*v)[GS_SCN_NAME_MAX], int n)
+{
+    json_t *a = json_array();
+    for (int i = 0; i < n; i++)
+        json_array_append_new(a, json_string(v[i]));
+    return a;
+}
+
+static json_t *json_tenant(const struct gs_tenant_spec *t)
+{
+    json_t *q = json_array();
+    for (int i = 0; i < t->nquotas; i++)
+        json_array_append_new(q,
+                              json_pack("{s:s, s:s, s:I, s:I, s:I, s:I}", "key", t->quotas[i].key,
+                                        "model", model_name(t->quotas[i].model), "total_milli",
+                                        (json_int_t)t->quotas[i].total_milli, "dedicated_milli",
+                                        (json_int_t)t->quotas[i].dedicated_milli, "shared_milli",
+                                        (json_int_t)t->quotas[i].shared_milli, "per_pod_milli",
+                                        (json_int_t)model_per_pod(t, &t->quotas[i])));
+    return json_pack("{s:s, s:o, s:s, s:o, s:o, s:s?, s:o, s:o, s:o, s:b, s:b, s:b, s:b, s:b, "
+                     "s:o}",
+                     "name", t->name, "namespaces", jstrs(t->namespaces, t->nnamespaces), "tier",
+                     gs_tier_name(t->tier), "priority", jint(t->priority), "gpu_count_milli",
+                     jint(t->gpu_count_milli), "priority_class",
+                     *t->priority_class ? t->priority_class : NULL, "quotas", q, "max_gpus_per_pod",
+                     jint(t->max_gpus_per_pod), "max_pods_per_user", jint(t->max_pods_per_user),
+                     "topology_awareness", t->topology_awareness, "gang_scheduling",
+                     t->gang_scheduling, "bin_packing", t->bin_packing, "has_quota", t->has_quota,
+                     "in_policy", t->in_policy, "src", jsrc(&t->src));
+}
+
+static json_t *json_tiers(const struct gs_scenario *s)
+{
+    static const char *const strat[] = {"colocate", "prefer-colocate", "spread"};
+    static const char *const iso[] = {"exclusive", "soft", "hard"};
+    json_t *o = json_object();
+    for (int t = GS_TIER_NVLINK; t <= GS_TIER_AZ; t++) {
+        const struct gs_tier_spec *ts = &s->tiers[t];
+        json_object_set_new(o, gs_tier_name((enum gs_tier)t),
+                            ts->defined ? json_pack("{s:s, s:b, s:i, s:s, s:o, s:o}", "strategy",
+                                                    strat[ts->strategy], "sharing", ts->sharing,
+                                                    "overcommit_milli", ts->overcommit_milli,
+                                                    "isolation", iso[ts->isolation], "max_skew",
+                                                    jint(ts->max_skew), "src", jsrc(&ts->src))
+                                        : json_null());
+    }
+    return o;
+}
+
+static json_t *json_queues(const struct gs_scenario *s)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < s->nqueues; i++) {
+        const struct gs_queue_spec *q = &s->queues[i];
+        json_array_append_new(
+            a, json_pack("{s:s, s:i, s:o, s:o, s:o, s:b, s:i, s:o}", "name", q->name, "weight",
+                         q->weight, "capability_gpu_milli", jint(q->cap_gpu_milli),
+                         "capability_cpu_milli", jint(q->cap_cpu_milli), "capability_memory_mib",
+                         jint(q->cap_memory_mib), "reclaimable", q->reclaimable, "overcommit_milli",
+                         q->overcommit_milli, "src", jsrc(&q->src)));
+    }
+    return a;
+}
+
+static json_t *json_groups_classes(const struct gs_scenario *s, json_t **classes)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < s->npodgroups; i++) {
+        const struct gs_podgroup_spec *g = &s->podgroups[i];
+        json_array_append_new(a, json_pack("{s:s, s:s, s:i, s:s, s:s?, s:o}", "namespace", g->ns,
+                                           "name", g->name, "min_member", g->min_member, "queue",
+                                           *g->queue ? g->queue : "default", "priority_class",
+                                           *g->priority_class ? g->priority_class : NULL, "src",
+                                           jsrc(&g->src)));
+    }
+    *classes = json_array();
+    for (size_t i = 0; i < s->npriority_classes; i++) {
+        const struct gs_priority_class_spec *p = &s->priority_classes[i];
+        json_array_append_new(*classes,
+                              json_pack("{s:s, s:i, s:b, s:b, s:o}", "name", p->name, "value",
+                                        p->value, "never_preempt", p->never_preempt,
+                                        "global_default", p->global_default, "src", jsrc(&p->src)));
+    }
+    return a;
+}
+
+static json_t *json_profiles(const struct gs_scenario *s)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < s->nprofiles; i++) {
+        const struct gs_step_profile *p = &s->profiles[i];
+        json_array_append_new(a, json_pack("{s:s, s:b, s:o, s:i, s:i, s:b, s:o}", "name", p->name,
+                                           "gpu_share", p->gpu_share, "max_memory_mib",
+                                           jint(p->max_memory_mib), "overcommit_milli",
+                                           p->overcommit_milli, "priority", p->priority,
+                                           "preemptible", p->preemptible, "src", jsrc(&p->src)));
+    }
+    return a;
+}
+
+static json_t *json_limits(const struct gs_scenario *s, json_t **ranges)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < s->nrquotas; i++) {
+        const struct gs_rquota_spec *q = &s->rquotas[i];
+        json_array_append_new(
+            a, json_pack("{s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o}", "namespace", q->ns, "name",
+                         q->name, "gpu_milli", jint(q->gpu_milli), "cpu_milli", jint(q->cpu_milli),
+                         "memory_mib", jint(q->memory_mib), "pods", jint(q->pods),
+                         "scope_priority_classes", jstrs(q->scope_classes, q->nscope_classes),
+                         "src", jsrc(&q->src)));
+    }
+    *ranges = json_array();
+    for (size_t i = 0; i < s->nlimit_ranges; i++) {
+        const struct gs_limit_range_spec *r = &s->limit_ranges[i];
+        json_array_append_new(
+            *ranges,
+            json_pack("{s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, "
+                      "s:o}",
+                      "namespace", r->ns, "name", r->name, "max_gpu_milli", jint(r->max_gpu_milli),
+                      "min_gpu_milli", jint(r->min_gpu_milli), "default_gpu_milli",
+                      jint(r->default_gpu_milli), "default_request_gpu_milli",
+                      jint(r->default_request_gpu_milli), "max_memory_mib", jint(r->max_memory_mib),
+                      "min_memory_mib", jint(r->min_memory_mib), "default_memory_mib",
+                      jint(r->default_memory_mib), "default_request_memory_mib",
+                      jint(r->default_request_memory_mib), "max_cpu_milli", jint(r->max_cpu_milli),
+                      "min_cpu_milli", jint(r->min_cpu_milli), "default_cpu_milli",
+                      jint(r->default_cpu_milli), "default_request_cpu_milli",
+                      jint(r->default_request_cpu_milli), "src", jsrc(&r->src)));
+    }
+    return a;
+}
+
+static json_t *json_effective(const struct gs_scenario *s, const char **ns, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < n; i++) {
+        struct eff e;
+        eff_of(s, ns[i], &e);
+        json_array_append_new(
+            a, json_pack("{s:s, s:s?, s:o, s:s?, s:o, s:s?, s:o, s:s?}", "namespace", e.ns,
+                         "tenant", e.tenant >= 0 ? s->tenants[e.tenant].name : NULL,
+                         "per_container_gpu_milli", jint(e.container_gpu), "limit_range",
+                         e.lr ? e.lr->name : NULL, "per_pod_gpu_milli", jint(e.pod_gpu),
+                         "per_pod_from", e.pod_from, "namespace_gpu_milli", jint(e.ns_gpu),
+                         "resource_quota", e.rq ? e.rq->name : NULL));
+    }
+    return a;
+}
+
+static json_t *json_cluster(const struct gs_scenario *s)
+{
+    json_t *t = json_array();
+    for (size_t i = 0; i < s->ntemplates; i++) {
+        const struct gs_node_template *nt = &s->templates[i];
+        json_t *pcie = json_array(), *nv = json_array();
+        size_t n = 0;
+        for (int g = 0; g < nt->gpus; g++) {
+            json_array_append_new(pcie, json_integer(nt->pcie_domain[g]));
+            json_array_append_new(nv, nt->nvlink_group[g] == GS_NO_GROUP
+                                          ? json_null()
+                                          : json_integer(nt->nvlink_group[g]));
+        }
+        for (size_t k = 0; k < s->nnodes; k++)
+            n += s->nodes[k].template_index == (int)i;
+        json_array_append_new(
+            t,
+            json_pack("{s:s, s:s?, s:i, s:o, s:o, s:o, s:o, s:I, s:o}", "name", nt->name, "model",
+                      nt->gpus ? model_name(nt->model) : NULL, "gpus", nt->gpus, "cpu_milli",
+                      jint(nt->cpu_milli), "memory_mib", jint(nt->memory_mib), "pcie_domains", pcie,
+                      "nvlink_groups", nv, "nodes", (json_int_t)n, "src", jsrc(&nt->src)));
+    }
+    return json_pack("{s:o, s:I}", "templates", t, "nodes", (json_int_t)s->nnodes);
+}
+
+static json_t *json_pods(const struct gs_scenario *s)
+{
+    size_t gang = 0, gpu = 0;
+    for (size_t i = 0; i < s->npods; i++) {
+        gang += *s->pods[i].group != 0;
+        for (int k = 0; k < s->pods[i].ncontainers; k++)
+            if (s->pods[i].containers[k].gpu > 0 || *s->pods[i].containers[k].mig_profile) {
+                gpu++;
+                break;
+            }
+    }
+    return json_pack("{s:I, s:I, s:I}", "count", (json_int_t)s->npods, "gpu", (json_int_t)gpu,
+                     "gang", (json_int_t)gang);
+}
+
+static json_t *json_ksc(const struct ksc *k, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < n; i++) {
+        json_t *pts = json_object();
+        for (int ep = 0; ep < GS_EP_COUNT; ep++) {
+            json_t *pl = json_array();
+            for (int j = 0; j < gs_profile_count(k[i].p, (enum gs_ext_point)ep); j++) {
+                int w = 0, id = gs_profile_at(k[i].p, (enum gs_ext_point)ep, j, &w);
+                json_array_append_new(
+                    pl, json_pack("{s:s, s:i}", "name", gs_plugin_name(id), "weight", w));
+            }
+            json_object_set_new(pts, gs_ext_point_name((enum gs_ext_point)ep), pl);
+        }
+        json_array_append_new(a, json_pack("{s:s, s:s, s:o}", "scheduler_name",
+                                           gs_profile_name(k[i].p), "file", k[i].path, "plugins",
+                                           pts));
+    }
+    return a;
+}
+
+static int json_report(const struct gs_scenario *s, const struct ksc *k, size_t nk,
+                       const struct warnings *w, FILE *f)
+{
+    size_t nns = 0;
+    const char **ns = namespaces(s, &nns);
+    json_t *classes, *ranges, *warns = json_array(), *tenants = json_array();
+    if (!ns)
+        return -ENOMEM;
+    for (size_t i = 0; i < s->ntenants; i++)
+        json_array_append_new(tenants, json_tenant(&s->tenants[i]));
+    for (size_t i = 0; i < w->kept; i++)
+        json_array_append_new(warns, json_string(w->msg[i]));
+    json_t *groups = json_groups_classes(s, &classes), *quotas = json_limits(s, &ranges);
+    json_t *root = json_pack(
+        "{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I}", "cluster",
+        json_cluster(s), "tiers", json_tiers(s), "tenants", tenants, "queues", json_queues(s),
+        "podgroups", groups, "priority_classes", classes, "step_profiles", json_profiles(s),
+        "resource_quotas", quotas, "limit_ranges", ranges, "effective_limits",
+        json_effective(s, ns, nns), "pods", json_pods(s), "scheduler_profiles", json_ksc(k, nk),
+        "warnings", warns, "warning_count", (json_int_t)w->n);
+    free(ns);
+    if (!root)
+        return -ENOMEM;
+    int rc = json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    fputc('\n', f);
+    json_decref(root);
+    return rc ? -EIO : 0;
+}
+
+/* --- the command --- */
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: gpusched validate [--json] FILE...\n"
+               "  Loads scenario files (Cluster, Pod, GPUQuota, ConfigMap policy and profiles,\n"
+               "  Queue, PodGroup, PriorityClass, ResourceQuota, LimitRange, ...; \"-\" reads\n"
+               "  standard input) and prints what was understood. Warnings go to standard error\n"
+               "  (into the JSON with --json). Exit status: 0 valid, 2 bad input, 1 failure.\n"
+               "  --json    print the report as JSON\n");
+}
+
+static int fail(int rc, const struct gs_diag *d)
+{
+    fprintf(stderr, "gpusched validate: %s\n", d->msg[0] ? d->msg : strerror(-rc));
+    return rc == -ENOMEM || rc == -EIO ? 1 : EXIT_BAD_INPUT;
+}
+
+/* load_all() - every file into @s, the scheduler configurations among them into @k. */
+static int load_all(struct gs_scenario *s, char **files, int n, struct ksc *k, size_t *nk,
+                    struct gs_diag *d)
+{
+    for (int i = 0; i < n; i++) {
+        int before = s->has_kubesched;
+        s->has_kubesched = 0;
+        int rc = gs_scenario_load(s, files[i], d);
+        if (!rc && s->has_kubesched && strcmp(files[i], "-") != 0) {
+            rc = gs_config_load_kubesched(files[i], NULL, &k[*nk].p, d);
+            k[*nk].path = files[i];
+            *nk += rc == 0;
+        }
+        s->has_kubesched |= before;
+        if (rc)
+            return rc;
+    }
+    return gs_scenario_resolve(s, d);
+}
+
+int cmd_validate(int argc, char **argv)
+{
+    int json = 0, nfiles = 0, rc;
+    char **files = calloc((size_t)argc, sizeof(*files));
+    struct ksc *k = calloc((size_t)argc, sizeof(*k));
+    struct warnings w = {0};
+    struct gs_scenario *s = NULL;
+    struct gs_diag d;
+    size_t nk = 0;
+    if (!files || !k) {
+        fprintf(stderr, "gpusched validate: out of memory\n");
+        free(files);
+        free(k);
+        return 1;
+    }
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--json") == 0) {
+            json = 1;
+        } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(stdout);
+            free(files);
+            free(k);
+            return 0;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "gpusched validate: unknown option \"%s\"\n", argv[i]);
+            usage(stderr);
+            free(files);
+            free(k);
+            return EXIT_BAD_INPUT;
+        } else {
+            files[nfiles++] = argv[i];
+        }
+    }
+    gs_diag_init(&d);
+    d.warn = on_warn;
+    d.warn_ud = &w;
+    if (nfiles == 0) {
+        usage(stderr);
+        rc = EXIT_BAD_INPUT;
+    } else if ((rc = gs_scenario_new(&s)) < 0) {
+        rc = fail(rc, &d);
+    } else if ((rc = load_all(s, files, nfiles, k, &nk, &d)) < 0) {
+        for (size_t i = 0; !json && i < w.kept; i++)
+            fprintf(stderr, "gpusched validate: warning: %s\n", w.msg[i]);
+        rc = fail(rc, &d);
+    } else {
+        for (size_t i = 0; !json && i < w.kept; i++)
+            fprintf(stderr, "gpusched validate: warning: %s\n", w.msg[i]);
+        if (!json && w.n > w.kept)
+            fprintf(stderr, "gpusched validate: %zu more warnings\n", w.n - w.kept);
+        if (json)
+            rc = json_report(s, k, nk, &w, stdout) ? 1 : 0;
+        else
+            text_report(s, k, nk, &w, stdout);
+        rc = w.oom ? 1 : rc;
+    }
+    for (size_t i = 0; i < nk; i++)
+        gs_profile_free(k[i].p);
+    gs_scenario_free(s);
+    warnings_free(&w);
+    free(files);
+    free(k);
+    return rc;
+}

@@ -1,0 +1,229 @@
+/*
+ * Kubernetes quantities and Go-style durations as exact integers.
+ *
+ * A quantity is <sign><digits>[.<digits>]<suffix>, the suffix one of the binary SI units
+ * (Ki Mi Gi Ti Pi Ei), the decimal SI units (m "" k M G T P E) or a decimal exponent (e3, E-2), as
+ * in k8s.io/apimachinery's resource.Quantity. It is held as mant x 10^e10 x 2^e2 with mant at most
+ * 18 significant digits, then scaled to the caller's unit by integer multiplication and one exact
+ * division, so "1.5" x 1000 is 1500 and "0.1" Gi in MiB is exactly 102.4 (an error, or 103 when
+ * rounding up is asked): never a float.
+ */
+#include "scenario_impl.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#define DIGITS_MAX 18    /* 10^18 < 2^63 */
+#define EXP_MAX    10000 /* |exponent| beyond this is nonsense, and bounds the scaling loops */
+
+struct dec {
+    uint64_t mant;
+    long e10, e2;
+    bool neg;
+};
+
+/* number() - sign, digits, optional fraction from *@p; advances *@p. */
+static int number(const char **p, struct dec *v, const char **why)
+{
+    const char *s = *p;
+    int sig = 0, ndig = 0;
+    long pend = 0, nfrac = 0;
+    bool frac = false;
+    v->mant = 0;
+    v->e2 = 0;
+    v->neg = *s == '-';
+    if (*s == '+' || *s == '-')
+        s++;
+    for (;; s++) {
+        if (*s == '.' && !frac) {
+            frac = true;
+            continue;
+        }
+        if (*s < '0' || *s > '9')
+            break;
+        ndig++;
+        nfrac += frac;
+        if (*s == '0') { /* leading zeros are dropped; others wait for a non-zero digit */
+            pend += v->mant > 0;
+            continue;
+        }
+        sig += (int)pend + 1;
+        if (sig > DIGITS_MAX) {
+            *why = "has more than 18 significant digits";
+            return -ERANGE;
+        }
+        for (long k = 0; k <= pend; k++)
+            v->mant *= 10;
+        v->mant += (uint64_t)(*s - '0');
+        pend = 0;
+    }
+    if (ndig == 0) {
+        *why = "is not a number";
+        return -EINVAL;
+    }
+    v->e10 = pend - nfrac;
+    *p = s;
+    return 0;
+}
+
+/* suffix() - the unit suffix @s of a quantity into @v's exponents. */
+static int suffix(const char *s, struct dec *v, const char **why)
+{
+    static const char dec_si[] = "m\0k\0M\0G\0T\0P\0E";
+    static const int dec_exp[] = {-3, 3, 6, 9, 12, 15, 18};
+    static const char *const bin_si[] = {"Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
+    *why = "is not a Kubernetes quantity (a number with an optional unit: 500m, 2, 64Gi, 1e3)";
+    if (!*s)
+        return 0;
+    for (int i = 0; i < 6; i++)
+        if (strcmp(s, bin_si[i]) == 0) {
+            v->e2 += 10 * (i + 1);
+            return 0;
+        }
+    for (int i = 0; i < 7; i++)
+        if (strcmp(s, dec_si + 2 * i) == 0) {
+            v->e10 += dec_exp[i];
+            return 0;
+        }
+    if ((*s == 'e' || *s == 'E') && s[1]) {
+        const char *p = s + 1 + (s[1] == '+' || s[1] == '-');
+        long x = 0;
+        for (; *p >= '0' && *p <= '9'; p++)
+            if ((x = x * 10 + (*p - '0')) > EXP_MAX) {
+                *why = "has an exponent out of range";
+                return -ERANGE;
+            }
+        if (!*p && p > s + 1 + (s[1] == '+' || s[1] == '-')) {
+            v->e10 += s[1] == '-' ? -x : x;
+            return 0;
+        }
+    }
+    return -EINVAL;
+}
+
+/*
+ * scale() - @v x @mult as an integer: multiplications checked for overflow, then one division by
+ * the negative powers; a remainder rounds up with GS__Q_CEIL, otherwise it is an error.
+ */
+static int scale(const struct dec *v, uint64_t mult, unsigned flags, int64_t *out, const char **why)
+{
+    uint64_t num = v->mant, den = 1;
+    bool den_big = false;
+    *why = "is too large";
+    if (num == 0 || mult == 0) {
+        *out = 0;
+        return 0;
+    }
+    if (num > UINT64_MAX / mult)
+        return -ERANGE;
+    num *= mult;
+    for (long k = 0; k < v->e10; k++)
+        if (num > UINT64_MAX / 10)
+            return -ERANGE;
+        else
+            num *= 10;
+    for (long k = 0; k < v->e2; k++)
+        if (num > UINT64_MAX / 2)
+            return -ERANGE;
+        else
+            num *= 2;
+    for (long k = 0; k < -v->e10 && !den_big; k++)
+        den_big = den > UINT64_MAX / 10, den *= 10;
+    for (long k = 0; k < -v->e2 && !den_big; k++)
+        den_big = den > UINT64_MAX / 2, den *= 2;
+    uint64_t q = den_big ? 0 : num / den, r = den_big ? num : num % den;
+    if (r && !(flags & GS__Q_CEIL)) {
+        *why = "is not a whole number of";
+        return -EDOM;
+    }
+    q += r != 0;
+    if (q > INT64_MAX)
+        return -ERANGE;
+    *out = (int64_t)q;
+    return 0;
+}
+
+int gs__qty_parse(const char *s, int e10, int e2, unsigned flags, int64_t *out, const char **why)
+{
+    struct dec v;
+    const char *p = s;
+    int rc = number(&p, &v, why);
+    if (rc == -EINVAL)
+        *why = "is not a Kubernetes quantity (a number with an optional unit: 500m, 2, 64Gi, 1e3)";
+    if (rc)
+        return rc;
+    if (*p && (flags & GS__Q_PLAIN)) {
+        *why = "must be a plain number, without a unit";
+        return -EINVAL;
+    }
+    rc = suffix(p, &v, why);
+    if (rc)
+        return rc;
+    if (v.neg && v.mant) {
+        *why = "must not be negative";
+        return -EDOM;
+    }
+    v.e10 += e10;
+    v.e2 += e2;
+    return scale(&v, 1, flags, out, why);
+}
+
+/* unit_us() - microseconds in the unit at *@p, advancing past it; 0 when none. */
+static uint64_t unit_us(const char **p)
+{
+    static const struct {
+        const char *name;
+        uint64_t us;
+    } units[] = {{"us", 1},          {"ms", 1000},         {"s", 1000000},
+                 {"m", 60000000ull}, {"h", 3600000000ull}, {"d", 86400000000ull}};
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+        size_t n = strlen(units[i].name);
+        /* "m" must not take the "m" of "ms" */
+        if (strncmp(*p, units[i].name, n) == 0 && !(n == 1 && (*p)[1] == 's')) {
+            *p += n;
+            return units[i].us;
+        }
+    }
+    return 0;
+}
+
+int gs__duration_parse(const char *s, int64_t *out, const char **why)
+{
+    const char *p = s;
+    int64_t total = 0;
+    if (strcmp(s, "0") == 0) {
+        *out = 0;
+        return 0;
+    }
+    do {
+        struct dec v;
+        int64_t part;
+        int rc = number(&p, &v, why);
+        if (rc == -EINVAL)
+            *why = "is not a duration (a number and a unit: 90s, 1.5h, 1h30m, 2d; us, ms too)";
+        if (rc)
+            return rc;
+        uint64_t us = unit_us(&p);
+        if (!us) {
+            *why = "is not a duration (a number and a unit: 90s, 1.5h, 1h30m, 2d; us, ms too)";
+            return -EINVAL;
+        }
+        if (v.neg && v.mant) {
+            *why = "must not be negative";
+            return -EDOM;
+        }
+        rc = scale(&v, us, 0, &part, why);
+        if (rc == -EDOM)
+            *why = "is not a whole number of";
+        if (rc)
+            return rc;
+        if (part > INT64_MAX - total) {
+            *why = "is too large";
+            return -ERANGE;
+        }
+        total += part;
+    } while (*p);
+    *out = total;
+    return 0;
+}

@@ -1,0 +1,238 @@
+/*
+ * Scenario loader entry points; the contract is in gpusched/scenario.h.
+ *
+ * A file is read whole (at most GS_SCN_FILE_MAX_BYTES), checked by the event pass (syntax, depth),
+ * then each document is loaded as a tree and handed to the reader of its kind (scenario_*.c). A
+ * document's tree is freed before the next is loaded, so memory follows the largest document,
+ * not the file. Unknown fields are warnings (SCENARIO.md: manifests a user already has must load
+ * as they are); wrong types and bad values are errors.
+ */
+#include "scenario_impl.h"
+
+#include "gpusched/diag.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Who reads each kind, and the API group it must come from ("" = the core group, "v1"). */
+static const struct kind_entry {
+    const char *kind;
+    const char *groups; /* '|'-separated */
+    gs__scn_kind_fn fn;
+} kinds_read[] = {
+    {"Cluster", "gpusched.io", gs__scn_cluster},
+    {"Simulation", "sim.gpusched.io|gpusched.io", gs__scn_simulation},
+    {"Pod", "", gs__scn_pod},
+    {"GPUQuota", "gpu.example.com|gpusched.io", gs__scn_gpuquota},
+    {"ConfigMap", "", gs__scn_configmap},
+    {"Queue", "scheduling.volcano.sh", gs__scn_queue},
+    {"PodGroup", "scheduling.volcano.sh", gs__scn_podgroup},
+    {"PriorityClass", "scheduling.k8s.io", gs__scn_priority_class},
+    {"ResourceQuota", "", gs__scn_rquota},
+    {"LimitRange", "", gs__scn_limit_range},
+};
+
+/* Kinds other modules own: accepted, and said to be not interpreted by the scenario. */
+static const char *const kinds_elsewhere[] = {"GpuClusterPolicy", "VirtualGPUClass",
+                                              "PrometheusRule", "ServiceMonitor"};
+
+static const char *const tier_names[] = {"none", "nvlink", "pcie", "node", "az"};
+
+const char *gs_tier_name(enum gs_tier t)
+{
+    return (unsigned)t < sizeof(tier_names) / sizeof(tier_names[0]) ? tier_names[t] : "none";
+}
+
+int gs_tier_find(const char *name)
+{
+    for (int i = 0; name && i < (int)(sizeof(tier_names) / sizeof(tier_names[0])); i++)
+        if (strcmp(name, tier_names[i]) == 0)
+            return i;
+    return -ENOENT;
+}
+
+int gs_scenario_new(struct gs_scenario **out)
+{
+    struct gs_scenario *s = calloc(1, sizeof(*s));
+    if (!s)
+        return -ENOMEM;
+    for (int t = 0; t < 5; t++) {
+        s->tiers[t].overcommit_milli = 1000;
+        s->tiers[t].max_skew = GS_UNSET;
+    }
+    s->sim.horizon_us = GS_UNSET;
+    *out = s;
+    return 0;
+}
+
+void gs_scenario_free(struct gs_scenario *s)
+{
+    if (!s)
+        return;
+    if (s->priv) {
+        for (int k = 0; k < GS__K_COUNT; k++)
+            gs__nidx_clear(&s->priv->idx[k]);
+        gs__nidx_clear(&s->priv->ns_tenant);
+        free(s->priv->pending);
+        free(s->priv);
+    }
+    free(s->tenants);
+    free(s->profiles);
+    free(s->queues);
+    free(s->podgroups);
+    free(s->priority_classes);
+    free(s->rquotas);
+    free(s->limit_ranges);
+    free(s->templates);
+    free(s->nodes);
+    free(s->pods);
+    free(s);
+}
+
+/* group_ok() - whether apiVersion @api ("group/version", or "version" for the core group) is of
+ * one of @groups. */
+static bool group_ok(const char *api, const char *groups)
+{
+    const char *slash = strrchr(api, '/');
+    size_t glen = slash ? (size_t)(slash - api) : 0;
+    for (const char *g = groups;;) {
+        const char *bar = strchr(g, '|');
+        size_t n = bar ? (size_t)(bar - g) : strlen(g);
+        if (n == glen && strncmp(g, api, n) == 0)
+            return true;
+        if (!bar)
+            return false;
+        g = bar + 1;
+    }
+}
+
+static int read_list(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root);
+
+static int dispatch_item(struct gs__yctx *c, int idx, yaml_node_t *item, void *arg);
+
+/* dispatch() - hand document (or List item) @root to the reader of its kind. */
+static int dispatch(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root, bool in_list)
+{
+    char buf[GS__YAML_SHOW_BUF];
+    yaml_node_t *kind = NULL, *api = NULL;
+    if (root->type != YAML_MAPPING_NODE)
+        return gs__yaml_type_error(c, root, "a document", "a mapping with a kind");
+    int rc = gs__yaml_map_get(c, root, "kind", &kind);
+    if (!rc)
+        rc = gs__yaml_map_get(c, root, "apiVersion", &api);
+    if (rc)
+        return rc;
+    const char *k = kind ? gs__yaml_str(kind) : NULL, *a = api ? gs__yaml_str(api) : NULL;
+    if (!kind)
+        return gs__yaml_err(c, root, "missing field \"kind\"");
+    if (!k || !*k)
+        return gs__yaml_type_error(c, kind, "kind", "a kind name");
+    if (api && !a)
+        return gs__yaml_type_error(c, api, "apiVersion", "a string");
+    if (!in_list &&
+        (strcmp(k, "List") == 0 || (strlen(k) > 4 && !strcmp(k + strlen(k) - 4, "List"))))
+        return read_list(c, L, root);
+    for (size_t i = 0; i < sizeof(kinds_read) / sizeof(kinds_read[0]); i++) {
+        if (strcmp(k, kinds_read[i].kind) != 0)
+            continue;
+        if (!a)
+            gs__yaml_warn(c, root, "kind %s without apiVersion; read as %s", k, k);
+        else if (!group_ok(a, kinds_read[i].groups)) {
+            gs__yaml_warn(c, api, "kind %s of apiVersion %s is not the %s gpusched reads; ignored",
+                          k, gs__yaml_show(api, buf), k);
+            return 0;
+        }
+        return kinds_read[i].fn(c, L, root);
+    }
+    if (strcmp(k, "KubeSchedulerConfiguration") == 0) {
+        L->s->has_kubesched = 1; /* gs_config_load_kubesched() reads it */
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof(kinds_elsewhere) / sizeof(kinds_elsewhere[0]); i++)
+        if (strcmp(k, kinds_elsewhere[i]) == 0) {
+            gs__yaml_warn(c, kind, "kind %s is accepted but not interpreted by the scenario", k);
+            return 0;
+        }
+    gs__yaml_warn(c, kind, "kind %s is not a scenario kind; ignored", gs__yaml_show(kind, buf));
+    return 0;
+}
+
+static int dispatch_item(struct gs__yctx *c, int idx, yaml_node_t *item, void *arg)
+{
+    (void)idx; /* a gs__yaml_item_fn */
+    return dispatch(c, arg, item, true);
+}
+
+/* A List (kubectl get pods -o yaml) or PodList: each item is read as a document of its own. */
+static int read_list(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root)
+{
+    yaml_node_t *items = NULL;
+    int rc = gs__yaml_map_get(c, root, "items", &items);
+    if (rc || !items)
+        return rc;
+    return gs__yaml_each_item(c, items, "items", dispatch_item, L);
+}
+
+static int read_document(struct gs__yctx *c, yaml_node_t *root, void *arg)
+{
+    return dispatch(c, arg, root, false);
+}
+
+/* short_file() - @path as records keep it: its tail, marked, when it does not fit. */
+static void short_file(const char *path, char *dst, size_t size)
+{
+    size_t len = strlen(path);
+    if (len < size)
+        memcpy(dst, path, len + 1);
+    else
+        snprintf(dst, size, "...%s", path + len - (size - 4));
+}
+
+int gs_scenario_load(struct gs_scenario *s, const char *path, struct gs_diag *d)
+{
+    struct gs__scn_load L = {.s = s};
+    if (!s || !path)
+        return gs_diag_error(d, "gs_scenario_load: scenario and path must not be NULL");
+    if (!gs__scn_priv(s))
+        return gs_diag_error_code(d, -ENOMEM, "%s: out of memory", path);
+    const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
+    unsigned char *buf;
+    int rc = gs__yaml_read(path, true, GS_SCN_FILE_MAX_BYTES, "too large for a scenario file", &buf,
+                           &L.len, d);
+    if (rc == -EINVAL)
+        rc = -E2BIG;
+    if (rc)
+        return rc;
+    L.buf = buf;
+    short_file(name, L.file, sizeof(L.file));
+    struct gs__yctx proto = {.path = name, .d = d, .lenient = true};
+    rc = gs__yaml_check_syntax(&proto, buf, L.len, GS_SCN_MAX_DEPTH);
+    if (!rc)
+        rc = gs__yaml_each_document(&proto, buf, L.len, read_document, &L);
+    free(buf);
+    return rc;
+}
+
+/* The key of an ns_tenant value: tenant * GS_SCN_NAMESPACES + the namespace's place. */
+void gs__scn_ns_key(const void *ctx, uint32_t v, const char **ns, const char **name)
+{
+    const struct gs_scenario *s = ctx;
+    *ns = "";
+    *name = s->tenants[v / GS_SCN_NAMESPACES].namespaces[v % GS_SCN_NAMESPACES];
+}
+
+int gs_scenario_tenant_of(const struct gs_scenario *s, const char *ns)
+{
+    const struct gs_scn_priv *p = s->priv;
+    if (p && p->ns_tenant_for == s->ntenants) {
+        long v = gs__nidx_find(&p->ns_tenant, gs__nidx_hash("", ns), gs__scn_ns_key, s, "", ns);
+        return v < 0 ? -ENOENT : (int)(v / GS_SCN_NAMESPACES);
+    }
+    for (size_t i = 0; i < s->ntenants; i++) /* not resolved since the tenants changed */
+        for (int k = 0; k < s->tenants[i].nnamespaces && k < GS_SCN_NAMESPACES; k++)
+            if (strcmp(s->tenants[i].namespaces[k], ns) == 0)
+                return (int)i;
+    return -ENOENT;
+}

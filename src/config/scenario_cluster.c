@@ -1,0 +1,359 @@
+/*
+ * The Cluster kind (gpusched.io/v1alpha1, SCENARIO.md): node templates and nodes.
+ *
+ * A template's topology: pcieDomains and nvlinkGroups list GPU indexes per domain / group. With
+ * neither, gs_topology_default() applies (an SXM board is one NVLink group); with pcieDomains
+ * alone the node has no NVLink (SCENARIO.md: "omitted = no NVLink"); with nvlinkGroups alone the
+ * PCIe domains are the default ones. Every GPU is in exactly one PCIe domain and at most one
+ * NVLink group. A node name may hold one range, "a1-n[01-08]", expanded with the width of its
+ * first bound ("a1-n01" .. "a1-n08"). A node may name a template defined later, in any file:
+ * gs_scenario_resolve() then fills it in.
+ */
+#include "scenario_impl.h"
+
+#include "gpusched/catalog.h"
+#include "gpusched/diag.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { CL_API, CL_KIND, CL_META, CL_SPEC };
+static const char *const cluster_keys[] = {"apiVersion", "kind", "metadata", "spec"};
+
+enum { SP_TEMPLATES, SP_NODES };
+static const char *const spec_keys[] = {"nodeTemplates", "nodes"};
+
+enum { T_NAME, T_MODEL, T_GPUS, T_CPU, T_MEM, T_PCIE, T_NVLINK, T_TOPOFILE, T_COUNT };
+static const char *const tpl_keys[] = {"name",      "gpuModel",    "gpus",         "cpuMilli",
+                                       "memoryMiB", "pcieDomains", "nvlinkGroups", "topologyFile"};
+
+enum { N_NAME, N_ZONE, N_TEMPLATE, N_COUNT };
+static const char *const node_keys[] = {"name", "zone", "template"};
+
+struct fields {
+    yaml_node_t *f[T_COUNT];
+};
+
+struct cl {
+    struct gs__scn_load *L;
+    yaml_node_t *f[4];
+};
+
+/* One list of GPU index lists (pcieDomains or nvlinkGroups) being read into per-GPU indexes. */
+struct groups {
+    const char *what;
+    int gpus;
+    uint8_t *out;   /* per GPU: the list's index */
+    uint8_t *taken; /* per GPU: 1 once placed */
+    int group;      /* the inner list being read */
+};
+
+static int group_gpu(struct gs__yctx *c, int idx, yaml_node_t *item, void *arg)
+{
+    struct groups *g = arg;
+    char what[96];
+    int64_t gpu;
+    (void)idx; /* a gs__yaml_item_fn */
+    gs__yaml_label(what, sizeof(what), "%s[%d]", g->what, g->group);
+    int rc = gs__scn_int(c, item, what, 0, g->gpus - 1, &gpu);
+    if (rc)
+        return rc;
+    if (g->taken[gpu])
+        return gs__yaml_err(c, item, "%s: GPU %d is listed twice", g->what, (int)gpu);
+    g->taken[gpu] = 1;
+    g->out[gpu] = (uint8_t)g->group;
+    return 0;
+}
+
+static int group_list(struct gs__yctx *c, int idx, yaml_node_t *item, void *arg)
+{
+    struct groups *g = arg;
+    if (idx >= GS_GPUS_MAX)
+        return gs__yaml_err(c, item, "%s: more than %d lists", g->what, GS_GPUS_MAX);
+    g->group = idx;
+    return gs__yaml_each_item(c, item, g->what, group_gpu, g);
+}
+
+/* read_groups() - @n (a list of GPU index lists) into @out; @all: every GPU must be listed. */
+static int read_groups(struct gs__yctx *c, yaml_node_t *n, const char *what, int gpus, bool all,
+                       uint8_t *out)
+{
+    uint8_t taken[GS_GPUS_MAX] = {0};
+    struct groups g = {what, gpus, out, taken, 0};
+    int rc = gs__yaml_each_item(c, n, what, group_list, &g);
+    for (int i = 0; !rc && all && i < gpus; i++)
+        if (!taken[i])
+            rc = gs__yaml_err(c, n, "%s: GPU %d is in none of them", what, i);
+    return rc;
+}
+
+/* gpus_and_model() - the template's gpus and gpuModel. */
+static int gpus_and_model(struct gs__yctx *c, yaml_node_t *at, const struct fields *f,
+                          struct gs_node_template *t)
+{
+    char buf[GS__YAML_SHOW_BUF];
+    int64_t gpus = 0;
+    int rc = f->f[T_GPUS] ? gs__scn_int(c, f->f[T_GPUS], "gpus", 0, GS_GPUS_MAX, &gpus) : 0;
+    if (rc)
+        return rc;
+    t->gpus = (int)gpus;
+    t->model = GS_UNSET;
+    if (f->f[T_MODEL]) {
+        const char *m = gs__yaml_str(f->f[T_MODEL]);
+        t->model = m ? gs__scn_model(m) : -ENOENT;
+        if (t->model < 0)
+            return gs__yaml_err(c, f->f[T_MODEL],
+                                "gpuModel %s is not in the GPU catalog (try A100-SXM4-80GB, "
+                                "H100-SXM5-80GB, L40S, T4, ...)",
+                                gs__yaml_show(f->f[T_MODEL], buf));
+    }
+    if (gpus > 0 && !f->f[T_MODEL])
+        return gs__yaml_err(c, at, "node template with %d GPUs needs gpuModel", t->gpus);
+    if (f->f[T_MODEL] && !f->f[T_GPUS])
+        return gs__yaml_err(c, at, "node template with a gpuModel needs gpus");
+    return 0;
+}
+
+static int topology(struct gs__yctx *c, const struct fields *f, struct gs_node_template *t)
+{
+    memset(t->pcie_domain, 0, sizeof(t->pcie_domain));
+    memset(t->nvlink_group, GS_NO_GROUP, sizeof(t->nvlink_group));
+    if (f->f[T_TOPOFILE])
+        return gs__yaml_err(c, f->f[T_TOPOFILE],
+                            "topologyFile is not supported yet; give pcieDomains and "
+                            "nvlinkGroups");
+    if (t->gpus > 0 && !f->f[T_PCIE] && !f->f[T_NVLINK])
+        gs_topology_default(t->model, t->gpus, t->pcie_domain, t->nvlink_group);
+    if (t->gpus > 0 && !f->f[T_PCIE] && f->f[T_NVLINK]) {
+        uint8_t nv[GS_GPUS_MAX];
+        gs_topology_default(t->model, t->gpus, t->pcie_domain, nv);
+    }
+    int rc = f->f[T_PCIE]
+                 ? read_groups(c, f->f[T_PCIE], "pcieDomains", t->gpus, true, t->pcie_domain)
+                 : 0;
+    if (!rc && f->f[T_NVLINK])
+        rc = read_groups(c, f->f[T_NVLINK], "nvlinkGroups", t->gpus, false, t->nvlink_group);
+    return rc;
+}
+
+static int read_template(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
+{
+    struct cl *cl = arg;
+    struct fields f = {{NULL}};
+    struct gs_node_template t;
+    char where[64], at[160];
+    int64_t v;
+    memset(&t, 0, sizeof(t));
+    gs__yaml_label(where, sizeof(where), "nodeTemplates[%d]", idx);
+    int rc = gs__yaml_each_field(c, n, tpl_keys, T_COUNT, where, gs__scn_keep, f.f);
+    if (rc)
+        return rc;
+    if (!f.f[T_NAME])
+        return gs__yaml_err(c, n, "%s has no name", where);
+    rc = gs__scn_name(c, f.f[T_NAME], "node template name", t.name, sizeof(t.name));
+    if (!rc)
+        rc = gpus_and_model(c, n, &f, &t);
+    t.cpu_milli = t.memory_mib = GS_UNSET;
+    if (!rc && f.f[T_CPU] && !(rc = gs__scn_int(c, f.f[T_CPU], "cpuMilli", 1, INT64_MAX / 2, &v)))
+        t.cpu_milli = v;
+    if (!rc && f.f[T_MEM] && !(rc = gs__scn_int(c, f.f[T_MEM], "memoryMiB", 1, INT64_MAX / 2, &v)))
+        t.memory_mib = v;
+    if (!rc)
+        rc = topology(c, &f, &t);
+    if (rc)
+        return rc;
+    long dup = gs__scn_find(cl->L->s, GS__K_TEMPLATE, "", t.name);
+    if (dup >= 0)
+        return gs__yaml_err(c, f.f[T_NAME],
+                            "a second node template named \"%s\" (the first is "
+                            "at %s)",
+                            t.name, gs__scn_where(&cl->L->s->templates[dup].src, at, sizeof(at)));
+    gs__scn_src(c, cl->L, n, &t.src);
+    long i = gs__scn_push(c, n, cl->L->s, GS__K_TEMPLATE, &t);
+    return i < 0 ? (int)i : 0;
+}
+
+static bool name_char(char ch)
+{
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+           ch == '-' || ch == '_' || ch == '.';
+}
+
+/* A node name with its range taken apart: prefix[lo-hi]suffix, or a plain name (lo == hi). */
+struct range {
+    char prefix[GS_NAME_MAX], suffix[GS_NAME_MAX];
+    long lo, hi;
+    int width; /* 0 = no range */
+};
+
+static int bound(struct gs__yctx *c, yaml_node_t *n, const char *s, size_t len, long *out)
+{
+    if (len == 0 || len > GS_SCN_RANGE_DIGITS)
+        return gs__yaml_err(c, n, "node name range bounds must be 1 to %d digits",
+                            GS_SCN_RANGE_DIGITS);
+    *out = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return gs__yaml_err(c, n, "node name range \"[lo-hi]\" takes digits only");
+        *out = *out * 10 + (s[i] - '0');
+    }
+    return 0;
+}
+
+static int parse_range(struct gs__yctx *c, yaml_node_t *n, struct range *r)
+{
+    const char *s = gs__yaml_str(n);
+    if (!s || gs__yaml_is_null(n) || !*s)
+        return gs__yaml_type_error(c, n, "node name", "a name");
+    const char *open = strchr(s, '['), *close = open ? strchr(open, ']') : NULL;
+    const char *dash = open ? memchr(open, '-', close ? (size_t)(close - open) : 0) : NULL;
+    memset(r, 0, sizeof(*r));
+    if (!open) {
+        if (strlen(s) >= GS_NAME_MAX)
+            return gs__yaml_err(c, n, "node name is %zu bytes long; at most %d", strlen(s),
+                                GS_NAME_MAX - 1);
+        memcpy(r->prefix, s, strlen(s) + 1);
+        return 0;
+    }
+    if (!close || !dash || strchr(close, '[') || strchr(close + 1, ']'))
+        return gs__yaml_err(c, n, "node name may hold one range \"[lo-hi]\", as in a1-n[01-08]");
+    if ((size_t)(open - s) >= GS_NAME_MAX || strlen(close + 1) >= GS_NAME_MAX)
+        return gs__yaml_err(c, n, "node name is longer than %d bytes", GS_NAME_MAX - 1);
+    int rc = bound(c, n, open + 1, (size_t)(dash - open - 1), &r->lo);
+    if (!rc)
+        rc = bound(c, n, dash + 1, (size_t)(close - dash - 1), &r->hi);
+    if (rc)
+        return rc;
+    if (r->lo > r->hi)
+        return gs__yaml_err(c, n, "node name range [%.*s] runs backwards", (int)(close - open - 1),
+                            open + 1);
+    memcpy(r->prefix, s, (size_t)(open - s));
+    memcpy(r->suffix, close + 1, strlen(close + 1) + 1);
+    r->width = (int)(dash - open - 1);
+    return 0;
+}
+
+struct node_ctx {
+    struct cl *cl;
+    int idx;
+};
+
+/* add_nodes() - push the nodes of range @r with zone and template already in @proto. */
+static int add_nodes(struct gs__yctx *c, struct cl *cl, yaml_node_t *at, const struct range *r,
+                     struct gs_scn_node *proto)
+{
+    for (long i = r->lo; i <= r->hi; i++) {
+        int len = r->width ? snprintf(proto->name, sizeof(proto->name), "%s%0*ld%s", r->prefix,
+                                      r->width, i, r->suffix)
+                           : snprintf(proto->name, sizeof(proto->name), "%s", r->prefix);
+        if (len < 0 || len >= GS_NAME_MAX)
+            return gs__yaml_err(c, at, "node name %s%0*ld%s is longer than %d bytes", r->prefix,
+                                r->width, i, r->suffix, GS_NAME_MAX - 1);
+        for (const char *p = proto->name; *p; p++)
+            if (!name_char(*p))
+                return gs__yaml_err(c, at,
+                                    "node name may hold letters, digits, '-', '_', '.' and one "
+                                    "[lo-hi] range only");
+        if (gs__scn_find(cl->L->s, GS__K_NODE, "", proto->name) >= 0)
+            return gs__yaml_err(c, at, "duplicate node name \"%s\"", proto->name);
+        long k = gs__scn_push(c, at, cl->L->s, GS__K_NODE, proto);
+        if (k < 0)
+            return (int)k;
+    }
+    return 0;
+}
+
+/* defer() - remember nodes first..first+count-1 wait for template @name. */
+static int defer(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *at, size_t first,
+                 size_t count, const char *name)
+{
+    struct gs_scn_priv *p = L->s->priv;
+    if (p->npending == p->cap_pending) {
+        size_t cap = p->cap_pending ? 2 * p->cap_pending : 16;
+        void *a = realloc(p->pending, cap * sizeof(*p->pending));
+        if (!a)
+            return gs_diag_error_code(c->d, -ENOMEM, "%s: out of memory", c->path);
+        p->pending = a;
+        p->cap_pending = cap;
+    }
+    struct gs__pending_tpl *pt = &p->pending[p->npending++];
+    pt->first = first;
+    pt->count = count;
+    memcpy(pt->name, name, strlen(name) + 1);
+    gs__scn_src(c, L, at, &pt->src);
+    return 0;
+}
+
+static int read_node(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
+{
+    struct cl *cl = arg;
+    struct fields f = {{NULL}};
+    struct gs_scn_node node;
+    struct range r;
+    char where[64], tpl[GS_SCN_NAME_MAX];
+    memset(&node, 0, sizeof(node));
+    gs__yaml_label(where, sizeof(where), "nodes[%d]", idx);
+    int rc = gs__yaml_each_field(c, n, node_keys, N_COUNT, where, gs__scn_keep, f.f);
+    if (rc)
+        return rc;
+    if (!f.f[N_NAME] || !f.f[N_TEMPLATE])
+        return gs__yaml_err(c, n, "%s needs a name and a template", where);
+    rc = parse_range(c, f.f[N_NAME], &r);
+    if (!rc)
+        rc = gs__scn_name(c, f.f[N_TEMPLATE], "template", tpl, sizeof(tpl));
+    memcpy(node.zone, "default", sizeof("default"));
+    if (!rc && f.f[N_ZONE])
+        rc = gs__scn_name(c, f.f[N_ZONE], "zone", node.zone, sizeof(node.zone));
+    if (rc)
+        return rc;
+    long t = gs__scn_find(cl->L->s, GS__K_TEMPLATE, "", tpl);
+    node.template_index = t >= 0 ? (int)t : GS_UNSET;
+    size_t first = cl->L->s->nnodes;
+    rc = add_nodes(c, cl, f.f[N_NAME], &r, &node);
+    if (!rc && t < 0)
+        rc = defer(c, cl->L, f.f[N_TEMPLATE], first, cl->L->s->nnodes - first, tpl);
+    return rc;
+}
+
+int gs__scn_cluster(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root)
+{
+    struct cl cl = {L, {NULL}};
+    struct gs__scn_meta m;
+    int rc = gs__yaml_each_field(c, root, cluster_keys, GS__YAML_NKEYS(cluster_keys), "Cluster",
+                                 gs__scn_keep, cl.f);
+    if (!rc)
+        rc = gs__scn_meta(c, root, cl.f[CL_META], false, &m);
+    if (rc || !cl.f[CL_SPEC])
+        return rc;
+    yaml_node_t *spec = cl.f[CL_SPEC];
+    memset(cl.f, 0, sizeof(cl.f));
+    rc = gs__yaml_each_field(c, spec, spec_keys, GS__YAML_NKEYS(spec_keys), "Cluster spec",
+                             gs__scn_keep, cl.f);
+    yaml_node_t *tpls = cl.f[SP_TEMPLATES], *nodes = cl.f[SP_NODES];
+    /* templates first: a node may name a template listed after it in the same document */
+    if (!rc && tpls)
+        rc = gs__yaml_each_item(c, tpls, "nodeTemplates", read_template, &cl);
+    if (!rc && nodes)
+        rc = gs__yaml_each_item(c, nodes, "nodes", read_node, &cl);
+    return rc;
+}
+
+int gs__scn_resolve_templates(struct gs_scenario *s, struct gs_diag *d)
+{
+    struct gs_scn_priv *p = s->priv;
+    char at[160];
+    for (size_t i = 0; p && i < p->npending; i++) {
+        struct gs__pending_tpl *pt = &p->pending[i];
+        long t = gs__scn_find(s, GS__K_TEMPLATE, "", pt->name);
+        if (t < 0)
+            return gs_diag_error(d, "%s: node template \"%s\" is not defined",
+                                 gs__scn_where(&pt->src, at, sizeof(at)), pt->name);
+        for (size_t k = pt->first; k < pt->first + pt->count && k < s->nnodes; k++)
+            s->nodes[k].template_index = (int)t;
+    }
+    if (p)
+        p->npending = 0;
+    return 0;
+}

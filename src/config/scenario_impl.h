@@ -1,0 +1,206 @@
+/*
+ * Internals of the scenario loader (gpusched/scenario.h), shared by src/config/scenario*.c.
+ *
+ * Invariants:
+ * - Record arrays grow geometrically; struct gs_scn_priv keeps their capacities. A caller may also
+ *   fill arrays itself (malloc'd): a capacity below the count is read as "exactly full".
+ * - Name indexes (open addressing over record indexes) cover records 0..indexed-1 of their array;
+ *   before each use they catch up with records appended since, and are rebuilt when the count
+ *   went down. Look-ups are O(1) expected, so loading n records is O(n) expected.
+ * - Quantities are parsed as exact decimals (mantissa of at most 18 significant digits times a
+ *   power of ten and a power of two), never through floating point.
+ */
+#ifndef GS_SCENARIO_IMPL_H
+#define GS_SCENARIO_IMPL_H
+
+#include "gpusched/scenario.h"
+#include "yamlutil.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Largest scenario file accepted (a workload of GS_SCN_PODS_MAX flow-style pods fits). */
+#define GS_SCN_FILE_MAX_BYTES ((size_t)1 << 30)
+#define GS_SCN_MAX_DEPTH      64
+#define GS_SCN_RANGE_DIGITS   9 /* digits of a bound in a node name range "[01-08]" */
+
+/* The record arrays of a scenario, for generic growth and indexing. */
+enum gs__scn_kind {
+    GS__K_TENANT,
+    GS__K_PROFILE,
+    GS__K_QUEUE,
+    GS__K_PODGROUP,
+    GS__K_PRIORITY_CLASS,
+    GS__K_RQUOTA,
+    GS__K_LIMIT_RANGE,
+    GS__K_TEMPLATE,
+    GS__K_NODE,
+    GS__K_POD,
+    GS__K_COUNT
+};
+
+/* Open-addressing index of record numbers by (namespace, name); slot v is the number + 1, 0 =
+ * empty; h the key's hash, so growing needs no keys. cap is 0 or a power of two. */
+struct gs__nslot {
+    uint32_t v, h;
+};
+struct gs__nidx {
+    struct gs__nslot *slot;
+    size_t cap, n; /* n: values 0..n-1 are in the index */
+};
+
+/* The key of value @v: its namespace ("" for cluster-scoped records) and name. */
+typedef void (*gs__nidx_key)(const void *ctx, uint32_t v, const char **ns, const char **name);
+
+uint32_t gs__nidx_hash(const char *ns, const char *name);
+/* gs__nidx_find() - the value with key (@ns, @name) and hash @h, or -1. */
+long gs__nidx_find(const struct gs__nidx *x, uint32_t h, gs__nidx_key key, const void *ctx,
+                   const char *ns, const char *name);
+/* gs__nidx_add() - add value @v (hash @h); grows the table. Return: 0 or -ENOMEM. */
+int gs__nidx_add(struct gs__nidx *x, uint32_t h, uint32_t v);
+void gs__nidx_clear(struct gs__nidx *x);
+
+/* Nodes whose template was not defined yet when they were read; resolve fills them. */
+struct gs__pending_tpl {
+    size_t first, count; /* nodes first..first+count-1 */
+    char name[GS_SCN_NAME_MAX];
+    struct gs_scn_src src;
+};
+
+struct gs_scn_priv {
+    size_t cap[GS__K_COUNT];
+    struct gs__nidx idx[GS__K_COUNT];
+    struct gs__nidx ns_tenant; /* namespace -> tenant * GS_SCN_NAMESPACES + k, built by resolve */
+    size_t ns_tenant_for;      /* ntenants when ns_tenant was built; (size_t)-1 = never */
+    struct gs__pending_tpl *pending;
+    size_t npending, cap_pending;
+    bool policy_tenants;             /* a topology policy with a tenants: map was loaded */
+    struct gs_scn_src policy_src;    /* its position */
+    bool policy_seen, profiles_seen; /* one topology policy and one profiles ConfigMap */
+};
+
+/* One gs_scenario_load() call. */
+struct gs__scn_load {
+    struct gs_scenario *s;
+    const unsigned char *buf; /* the file's bytes, for positions inside embedded documents */
+    size_t len;
+    char file[sizeof(((struct gs_scn_src *)0)->file)]; /* path as records keep it */
+};
+
+/* --- scenario.c: records, indexes and field parsers --- */
+
+/* gs__scn_priv() - the private part of @s, created on first use. Return: NULL when out of memory.
+ */
+struct gs_scn_priv *gs__scn_priv(struct gs_scenario *s);
+
+/*
+ * gs__scn_add() - append a copy of the complete record @rec to array @kind and index it.
+ * Return: the new record's index; -E2BIG past the kind's limit; -ENOMEM. No message.
+ */
+long gs__scn_add(struct gs_scenario *s, int kind, const void *rec);
+
+/* gs__scn_kind_what() - the records of @kind in words ("pods"); gs__scn_kind_max() their limit. */
+const char *gs__scn_kind_what(int kind);
+size_t gs__scn_kind_max(int kind);
+
+/*
+ * gs__scn_push() - append a copy of the complete record @rec to array @kind and index it.
+ * Return: the new record's index; -E2BIG past the kind's limit; -ENOMEM; @d set naming @at.
+ */
+long gs__scn_push(struct gs__yctx *c, const yaml_node_t *at, struct gs_scenario *s, int kind,
+                  const void *rec);
+
+/*
+ * gs__scn_find() - index of the @kind record named (@ns, @name) (@ns ignored for cluster-scoped
+ * kinds), or -1. O(1) expected; a linear scan when the index cannot catch up (out of memory).
+ */
+long gs__scn_find(struct gs_scenario *s, int kind, const char *ns, const char *name);
+
+/* gs__scn_src() - the position of @n into @src. */
+void gs__scn_src(const struct gs__yctx *c, const struct gs__scn_load *L, const yaml_node_t *n,
+                 struct gs_scn_src *src);
+
+/* gs__scn_where() - "file:line:col" of @src into @buf (a gs_scn_src prints this way). */
+const char *gs__scn_where(const struct gs_scn_src *src, char *buf, size_t size);
+
+/* gs__scn_keep() - a gs__yaml_field_fn storing each value at its key's index of the
+ * yaml_node_t *[] @arg, for readers that look at the fields after the whole mapping is checked. */
+int gs__scn_keep(struct gs__yctx *c, int field, yaml_node_t *val, void *arg);
+
+/* Field parsers: each checks @n's type and range and names @what and the place on error. */
+int gs__scn_name(struct gs__yctx *c, const yaml_node_t *n, const char *what, char *dst,
+                 size_t size);
+int gs__scn_bool(struct gs__yctx *c, const yaml_node_t *n, const char *what, int *out);
+int gs__scn_int(struct gs__yctx *c, const yaml_node_t *n, const char *what, int64_t lo, int64_t hi,
+                int64_t *out);
+int gs__scn_enum(struct gs__yctx *c, const yaml_node_t *n, const char *what,
+                 const char *const *names, int count, int *out);
+
+/*
+ * gs__scn_model() - the catalog index of GPU model @name: a catalog name or alias in any case, or
+ * the gpu.product label value GPU feature discovery gives it ("NVIDIA-A100-SXM4-80GB", with a
+ * "-SHARED" suffix under time slicing). Return: the index or -ENOENT.
+ */
+int gs__scn_model(const char *name);
+
+/* Quantity flags: round a remainder up (else it is an error); refuse a unit suffix. */
+#define GS__Q_CEIL  1u
+#define GS__Q_PLAIN 2u
+
+/*
+ * gs__scn_qty() - Kubernetes quantity @n (plain or quoted scalar) times 10^@e10 x 2^@e2, as an
+ * integer in lo..hi. @unit names the integer's unit in messages ("whole GPUs", "MiB").
+ */
+int gs__scn_qty(struct gs__yctx *c, const yaml_node_t *n, const char *what, int e10, int e2,
+                unsigned flags, const char *unit, int64_t lo, int64_t hi, int64_t *out);
+
+/* gs__scn_dur() - a duration ("90s", "1h30m", "1.5d") in microseconds, >= 0. */
+int gs__scn_dur(struct gs__yctx *c, const yaml_node_t *n, const char *what, int64_t *out);
+
+/* --- quantity.c --- */
+
+/*
+ * gs__qty_parse() - Kubernetes quantity @s times 10^@e10 x 2^@e2 into *@out.
+ * Return: 0; or a negative errno with *@why a phrase ("is not a Kubernetes quantity", ...).
+ */
+int gs__qty_parse(const char *s, int e10, int e2, unsigned flags, int64_t *out, const char **why);
+
+/* gs__duration_parse() - a Go-style duration (units us, ms, s, m, h, d) in microseconds. */
+int gs__duration_parse(const char *s, int64_t *out, const char **why);
+
+/* --- the kinds: each reads one document root whose kind was recognised --- */
+
+struct gs__scn_meta {
+    yaml_node_t *name, *ns, *labels, *annotations;
+    char name_s[GS_SCN_NAME_MAX], ns_s[GS_SCN_NAME_MAX]; /* ns "default" when absent */
+};
+
+/* gs__scn_meta() - read metadata @n (NULL = absent); @need_name: a missing name is an error. */
+int gs__scn_meta(struct gs__yctx *c, yaml_node_t *root, yaml_node_t *n, bool need_name,
+                 struct gs__scn_meta *m);
+
+typedef int (*gs__scn_kind_fn)(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root);
+
+int gs__scn_cluster(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root);
+int gs__scn_pod(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root);
+int gs__scn_gpuquota(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root);
+int gs__scn_configmap(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root);
+int gs__scn_queue(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root);
+int gs__scn_podgroup(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root);
+int gs__scn_priority_class(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root);
+int gs__scn_rquota(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root);
+int gs__scn_limit_range(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root);
+int gs__scn_simulation(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root);
+
+/* gs__scn_tenant() - the tenant named @name, created (with @src) when absent; index into *@out. */
+int gs__scn_tenant(struct gs__yctx *c, struct gs__scn_load *L, const yaml_node_t *at,
+                   const char *name, long *out);
+
+/* gs__scn_ns_key() - the key of a ns_tenant index value (a gs__nidx_key; @ctx the scenario). */
+void gs__scn_ns_key(const void *ctx, uint32_t v, const char **ns, const char **name);
+
+/* gs__scn_resolve_templates() - fill the nodes whose template came later. */
+int gs__scn_resolve_templates(struct gs_scenario *s, struct gs_diag *d);
+
+#endif

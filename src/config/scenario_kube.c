@@ -1,0 +1,518 @@
+/*
+ * The Kubernetes and Volcano kinds of a scenario: Volcano Queue and PodGroup (seed 004 §2.1),
+ * PriorityClass, namespace ResourceQuota and LimitRange (seed 004 §3.1), and the Simulation
+ * document.
+ *
+ * ResourceQuota, as Kubernetes enforces it: for an extended resource only `requests.<name>` and
+ * the bare name are quota items, and they are the same quota (both given: both are enforced, so
+ * the tighter applies, with a warning); `limits.nvidia.com/gpu` is not enforced for extended
+ * resources and is reported as ignored. cpu and memory work the same way for their requests.
+ */
+#include "scenario_impl.h"
+
+#include "gpusched/diag.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#define GPU_MILLI_MAX (INT64_C(1000000) * 1000)
+
+enum { O_API, O_KIND, O_META, O_SPEC, O_STATUS };
+static const char *const obj_keys[] = {"apiVersion", "kind", "metadata", "spec", "status"};
+
+/* read_obj() - the common shape: check the top keys, read metadata, give spec (or NULL). */
+static int read_obj(struct gs__yctx *c, yaml_node_t *root, const char *kind, bool need_name,
+                    struct gs__scn_meta *m, yaml_node_t **spec)
+{
+    yaml_node_t *f[5] = {NULL};
+    int rc = gs__yaml_each_field(c, root, obj_keys, 5, kind, gs__scn_keep, f);
+    if (!rc)
+        rc = gs__scn_meta(c, root, f[O_META], need_name, m);
+    *spec = f[O_SPEC];
+    return rc;
+}
+
+/* dup_error() - "a second KIND NAME (the first is at ...)". */
+static int dup_error(struct gs__yctx *c, yaml_node_t *at, const char *kind, const char *name,
+                     const struct gs_scn_src *first)
+{
+    char where[160];
+    return gs__yaml_err(c, at, "a second %s %s (the first is at %s)", kind, name,
+                        gs__scn_where(first, where, sizeof(where)));
+}
+
+/* Resources of Queue capability and LimitRange lists: GPU, CPU, memory; GS_UNSET = absent. */
+struct gcm {
+    int64_t gpu_milli, cpu_milli, memory_mib;
+    const char *where;
+};
+
+static int gcm_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *arg)
+{
+    struct gcm *g = arg;
+    const char *name = gs__yaml_str(k);
+    char what[128];
+    gs__yaml_label(what, sizeof(what), "%s.%s", g->where, name);
+    if (strcmp(name, "nvidia.com/gpu") == 0)
+        return gs__scn_qty(c, v, what, 3, 0, 0, "milli-GPU", 0, GPU_MILLI_MAX, &g->gpu_milli);
+    if (strcmp(name, "cpu") == 0)
+        return gs__scn_qty(c, v, what, 3, 0, GS__Q_CEIL, "milli-CPU", 0, INT64_MAX / 4,
+                           &g->cpu_milli);
+    if (strcmp(name, "memory") == 0)
+        return gs__scn_qty(c, v, what, 0, -20, GS__Q_CEIL, "MiB", 0, INT64_MAX / 4, &g->memory_mib);
+    if (strcmp(name, "ephemeral-storage") != 0 && strcmp(name, "pods") != 0)
+        gs__yaml_warn(c, k, "resource %s in %s is not interpreted by the scenario; ignored", name,
+                      g->where);
+    return 0;
+}
+
+static int read_gcm(struct gs__yctx *c, yaml_node_t *n, const char *where, struct gcm *g)
+{
+    g->gpu_milli = g->cpu_milli = g->memory_mib = GS_UNSET;
+    g->where = where;
+    return n ? gs__yaml_each_pair(c, n, where, gcm_pair, g) : 0;
+}
+
+/* --- Queue --- */
+
+enum { Q_WEIGHT, Q_CAPABILITY, Q_RECLAIMABLE, Q_OVERCOMMIT, Q_WARN_FIRST };
+static const char *const queue_keys[] = {
+    "weight", "capability", "reclaimable", "overcommitRatio", "guarantee", "deserved",
+    "parent", "priority",   "affinity",    "extendClusters",  "type"};
+#define Q_SILENT_FIRST 9
+
+static int ratio_value(struct gs__yctx *c, yaml_node_t *v, struct gs_queue_spec *q)
+{
+    int64_t x;
+    int rc =
+        gs__scn_qty(c, v, "overcommitRatio", 3, 0, GS__Q_PLAIN, "thousandths", 1000, 100000, &x);
+    if (!rc)
+        q->overcommit_milli = (int32_t)x;
+    return rc;
+}
+
+/* Volcano's form: a ratio per resource; only the GPU's matters here. */
+static int ratio_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *arg)
+{
+    if (strcmp(gs__yaml_str(k), "nvidia.com/gpu") != 0) {
+        gs__yaml_warn(c, k, "overcommitRatio of %s is not interpreted (only nvidia.com/gpu)",
+                      gs__yaml_str(k));
+        return 0;
+    }
+    return ratio_value(c, v, arg);
+}
+
+static int queue_fields(struct gs__yctx *c, yaml_node_t **f, struct gs_queue_spec *q)
+{
+    struct gcm g;
+    int64_t w;
+    int rc = 0;
+    for (int i = Q_WARN_FIRST; i < Q_SILENT_FIRST; i++)
+        if (f[i])
+            gs__yaml_warn(c, f[i], "Queue spec.%s is not interpreted by the scenario; ignored",
+                          queue_keys[i]);
+    if (f[Q_WEIGHT] && !(rc = gs__scn_int(c, f[Q_WEIGHT], "weight", 1, 1000000, &w)))
+        q->weight = (int32_t)w;
+    if (!rc)
+        rc = read_gcm(c, f[Q_CAPABILITY], "capability", &g);
+    q->cap_gpu_milli = g.gpu_milli;
+    q->cap_cpu_milli = g.cpu_milli;
+    q->cap_memory_mib = g.memory_mib;
+    if (!rc && f[Q_RECLAIMABLE])
+        rc = gs__scn_bool(c, f[Q_RECLAIMABLE], "reclaimable", &q->reclaimable);
+    if (!rc && f[Q_OVERCOMMIT] && f[Q_OVERCOMMIT]->type == YAML_MAPPING_NODE)
+        rc = gs__yaml_each_pair(c, f[Q_OVERCOMMIT], "overcommitRatio", ratio_pair, q);
+    else if (!rc && f[Q_OVERCOMMIT])
+        rc = ratio_value(c, f[Q_OVERCOMMIT], q);
+    return rc;
+}
+
+int gs__scn_queue(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root)
+{
+    struct gs__scn_meta m;
+    yaml_node_t *spec, *f[GS__YAML_NKEYS(queue_keys)] = {NULL};
+    struct gs_queue_spec q = {.weight = 1, .reclaimable = 1, .overcommit_milli = 1000};
+    int rc = read_obj(c, root, "Queue", true, &m, &spec);
+    if (!rc && spec)
+        rc = gs__yaml_each_field(c, spec, queue_keys, GS__YAML_NKEYS(queue_keys), "Queue spec",
+                                 gs__scn_keep, f);
+    if (!rc)
+        rc = queue_fields(c, f, &q);
+    if (rc)
+        return rc;
+    memcpy(q.name, m.name_s, sizeof(q.name));
+    long dup = gs__scn_find(L->s, GS__K_QUEUE, "", q.name);
+    if (dup >= 0)
+        return dup_error(c, m.name, "Queue", q.name, &L->s->queues[dup].src);
+    gs__scn_src(c, L, root, &q.src);
+    long i = gs__scn_push(c, root, L->s, GS__K_QUEUE, &q);
+    return i < 0 ? (int)i : 0;
+}
+
+/* --- PodGroup --- */
+
+enum { PG_MIN_MEMBER, PG_QUEUE, PG_PRIORITY_CLASS };
+static const char *const pg_keys[] = {"minMember",    "queue",         "priorityClassName",
+                                      "minResources", "minTaskMember", "networkTopology"};
+
+int gs__scn_podgroup(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root)
+{
+    struct gs__scn_meta m;
+    yaml_node_t *spec, *f[GS__YAML_NKEYS(pg_keys)] = {NULL};
+    struct gs_podgroup_spec g = {.min_member = 1};
+    int64_t v;
+    int rc = read_obj(c, root, "PodGroup", true, &m, &spec);
+    if (!rc && spec)
+        rc = gs__yaml_each_field(c, spec, pg_keys, GS__YAML_NKEYS(pg_keys), "PodGroup spec",
+                                 gs__scn_keep, f);
+    if (!rc && f[PG_MIN_MEMBER] &&
+        !(rc = gs__scn_int(c, f[PG_MIN_MEMBER], "minMember", 1, GS_SCN_PODS_MAX, &v)))
+        g.min_member = (int32_t)v;
+    if (!rc && f[PG_QUEUE])
+        rc = gs__scn_name(c, f[PG_QUEUE], "queue", g.queue, sizeof(g.queue));
+    if (!rc && f[PG_PRIORITY_CLASS])
+        rc = gs__scn_name(c, f[PG_PRIORITY_CLASS], "priorityClassName", g.priority_class,
+                          sizeof(g.priority_class));
+    if (rc)
+        return rc;
+    memcpy(g.ns, m.ns_s, sizeof(g.ns));
+    memcpy(g.name, m.name_s, sizeof(g.name));
+    long dup = gs__scn_find(L->s, GS__K_PODGROUP, g.ns, g.name);
+    if (dup >= 0)
+        return dup_error(c, m.name, "PodGroup", g.name, &L->s->podgroups[dup].src);
+    gs__scn_src(c, L, root, &g.src);
+    long i = gs__scn_push(c, root, L->s, GS__K_PODGROUP, &g);
+    return i < 0 ? (int)i : 0;
+}
+
+/* --- PriorityClass --- */
+
+enum { PC_API, PC_KIND, PC_META, PC_VALUE, PC_DEFAULT, PC_PREEMPTION, PC_DESCRIPTION };
+static const char *const pc_keys[] = {
+    "apiVersion", "kind", "metadata", "value", "globalDefault", "preemptionPolicy", "description"};
+static const char *const preemption[] = {"PreemptLowerPriority", "Never"};
+
+int gs__scn_priority_class(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root)
+{
+    struct gs__scn_meta m;
+    yaml_node_t *f[GS__YAML_NKEYS(pc_keys)] = {NULL};
+    struct gs_priority_class_spec p = {0};
+    int64_t v;
+    int pol = 0;
+    int rc = gs__yaml_each_field(c, root, pc_keys, GS__YAML_NKEYS(pc_keys), "PriorityClass",
+                                 gs__scn_keep, f);
+    if (!rc)
+        rc = gs__scn_meta(c, root, f[PC_META], true, &m);
+    if (!rc && !f[PC_VALUE])
+        rc = gs__yaml_err(c, root, "PriorityClass %s has no value", m.name_s);
+    if (!rc && !(rc = gs__scn_int(c, f[PC_VALUE], "value", INT32_MIN, INT32_MAX, &v)))
+        p.value = (int32_t)v;
+    if (!rc && f[PC_DEFAULT])
+        rc = gs__scn_bool(c, f[PC_DEFAULT], "globalDefault", &p.global_default);
+    if (!rc && f[PC_PREEMPTION] &&
+        !(rc = gs__scn_enum(c, f[PC_PREEMPTION], "preemptionPolicy", preemption, 2, &pol)))
+        p.never_preempt = pol == 1;
+    if (rc)
+        return rc;
+    memcpy(p.name, m.name_s, sizeof(p.name));
+    long dup = gs__scn_find(L->s, GS__K_PRIORITY_CLASS, "", p.name);
+    if (dup >= 0)
+        return dup_error(c, m.name, "PriorityClass", p.name, &L->s->priority_classes[dup].src);
+    for (size_t i = 0; p.global_default && i < L->s->npriority_classes; i++)
+        if (L->s->priority_classes[i].global_default)
+            return dup_error(c, f[PC_DEFAULT], "globalDefault PriorityClass", p.name,
+                             &L->s->priority_classes[i].src);
+    gs__scn_src(c, L, root, &p.src);
+    long i = gs__scn_push(c, root, L->s, GS__K_PRIORITY_CLASS, &p);
+    return i < 0 ? (int)i : 0;
+}
+
+/* --- ResourceQuota --- */
+
+enum { RQ_HARD, RQ_SCOPE_SELECTOR, RQ_SCOPES };
+static const char *const rq_keys[] = {"hard", "scopeSelector", "scopes"};
+
+/* Quota items Kubernetes has that do not concern GPU placement: accepted silently. */
+static const char *const rq_other[] = {"services",
+                                       "secrets",
+                                       "configmaps",
+                                       "persistentvolumeclaims",
+                                       "replicationcontrollers",
+                                       "resourcequotas",
+                                       "services.loadbalancers",
+                                       "services.nodeports",
+                                       "requests.storage",
+                                       "requests.ephemeral-storage",
+                                       "limits.ephemeral-storage",
+                                       "ephemeral-storage"};
+
+struct rq {
+    struct gs_rquota_spec *q;
+    yaml_node_t *at[3][2]; /* gpu, cpu, memory: [0] bare name, [1] requests.<name> */
+    int64_t v[3][2];
+};
+
+static int rq_item(struct gs__yctx *c, struct rq *r, int res, int req, yaml_node_t *k,
+                   yaml_node_t *v)
+{
+    static const int e10[] = {3, 3, 0}, e2[] = {0, 0, -20};
+    static const unsigned fl[] = {0, GS__Q_CEIL, GS__Q_CEIL};
+    static const char *const unit[] = {"milli-GPU", "milli-CPU", "MiB"};
+    char what[128];
+    gs__yaml_label(what, sizeof(what), "hard.%s", gs__yaml_str(k));
+    r->at[res][req] = k;
+    return gs__scn_qty(c, v, what, e10[res], e2[res], fl[res], unit[res], 0,
+                       res == 0 ? GPU_MILLI_MAX : INT64_MAX / 4, &r->v[res][req]);
+}
+
+static int rq_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *arg)
+{
+    static const char *const res[] = {"nvidia.com/gpu", "cpu", "memory"};
+    struct rq *r = arg;
+    const char *name = gs__yaml_str(k);
+    for (int i = 0; i < 3; i++) {
+        if (strcmp(name, res[i]) == 0)
+            return rq_item(c, r, i, 0, k, v);
+        if (strncmp(name, "requests.", 9) == 0 && strcmp(name + 9, res[i]) == 0)
+            return rq_item(c, r, i, 1, k, v);
+    }
+    if (strcmp(name, "limits.nvidia.com/gpu") == 0) {
+        gs__yaml_warn(c, k,
+                      "limits.nvidia.com/gpu is not enforced by Kubernetes for extended "
+                      "resources (only requests.nvidia.com/gpu or nvidia.com/gpu); ignored");
+        return 0;
+    }
+    if (strcmp(name, "pods") == 0)
+        return gs__scn_qty(c, v, "hard.pods", 0, 0, 0, "pods", 0, INT64_MAX / 4, &r->q->pods);
+    for (size_t i = 0; i < sizeof(rq_other) / sizeof(rq_other[0]); i++)
+        if (strcmp(name, rq_other[i]) == 0)
+            return 0;
+    if (strncmp(name, "count/", 6) == 0 || strstr(name, ".storageclass.storage.k8s.io/"))
+        return 0;
+    gs__yaml_warn(c, k, "quota item %s is not interpreted by the scenario; ignored", name);
+    return 0;
+}
+
+/* rq_merge() - the bare name and requests.<name> are one quota: both given, the tighter. */
+static int64_t rq_merge(struct gs__yctx *c, struct rq *r, int res)
+{
+    char a[32], b[32];
+    if (!r->at[res][0] || !r->at[res][1])
+        return r->at[res][0] ? r->v[res][0] : r->at[res][1] ? r->v[res][1] : GS_UNSET;
+    int64_t lo = r->v[res][0] < r->v[res][1] ? r->v[res][0] : r->v[res][1];
+    if (r->v[res][0] != r->v[res][1]) {
+        snprintf(a, sizeof(a), "%s", gs__yaml_str(r->at[res][0]));
+        snprintf(b, sizeof(b), "%s", gs__yaml_str(r->at[res][1]));
+        gs__yaml_warn(c, r->at[res][1],
+                      "%s and %s are the same quota in Kubernetes, which enforces both: the "
+                      "tighter (%s) applies",
+                      b, a, r->v[res][0] < r->v[res][1] ? a : b);
+    }
+    return lo;
+}
+
+enum { SE_SCOPE, SE_OPERATOR, SE_VALUES };
+static const char *const se_keys[] = {"scopeName", "operator", "values"};
+
+static int scope_value(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
+{
+    struct gs_rquota_spec *q = arg;
+    (void)idx; /* a gs__yaml_item_fn */
+    if (q->nscope_classes >= GS_SCN_SCOPE_CLASSES)
+        return gs__yaml_err_code(c, n, -E2BIG, "more than %d PriorityClasses in a quota scope",
+                                 GS_SCN_SCOPE_CLASSES);
+    int rc = gs__scn_name(c, n, "values[]", q->scope_classes[q->nscope_classes], GS_SCN_NAME_MAX);
+    q->nscope_classes += !rc;
+    return rc;
+}
+
+static int scope_expr(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
+{
+    yaml_node_t *f[3] = {NULL};
+    char where[64];
+    gs__yaml_label(where, sizeof(where), "scopeSelector.matchExpressions[%d]", idx);
+    int rc = gs__yaml_each_field(c, n, se_keys, 3, where, gs__scn_keep, f);
+    if (rc)
+        return rc;
+    const char *scope = f[SE_SCOPE] ? gs__yaml_str(f[SE_SCOPE]) : NULL;
+    const char *op = f[SE_OPERATOR] ? gs__yaml_str(f[SE_OPERATOR]) : NULL;
+    if (scope && op && strcmp(scope, "PriorityClass") == 0 && strcmp(op, "In") == 0)
+        return f[SE_VALUES] ? gs__yaml_each_item(c, f[SE_VALUES], "values", scope_value, arg) : 0;
+    gs__yaml_warn(c, n,
+                  "quota scope %s %s is not interpreted (only PriorityClass In); the quota "
+                  "is read as covering every pod of its namespace",
+                  scope ? scope : "?", op ? op : "?");
+    return 0;
+}
+
+static const char *const sel_keys[] = {"matchExpressions"};
+
+static int rq_fields(struct gs__yctx *c, yaml_node_t **f, struct gs_rquota_spec *q)
+{
+    struct rq r = {q, {{NULL}}, {{0}}};
+    yaml_node_t *sel[1] = {NULL};
+    int rc = f[RQ_HARD] ? gs__yaml_each_pair(c, f[RQ_HARD], "hard", rq_pair, &r) : 0;
+    if (rc)
+        return rc;
+    q->gpu_milli = rq_merge(c, &r, 0);
+    q->cpu_milli = rq_merge(c, &r, 1);
+    q->memory_mib = rq_merge(c, &r, 2);
+    if (f[RQ_SCOPES])
+        gs__yaml_warn(c, f[RQ_SCOPES],
+                      "quota scopes are not interpreted; the quota is read as "
+                      "covering every pod of its namespace");
+    if (f[RQ_SCOPE_SELECTOR])
+        rc = gs__yaml_each_field(c, f[RQ_SCOPE_SELECTOR], sel_keys, 1, "scopeSelector",
+                                 gs__scn_keep, sel);
+    if (!rc && sel[0])
+        rc = gs__yaml_each_item(c, sel[0], "matchExpressions", scope_expr, q);
+    return rc;
+}
+
+int gs__scn_rquota(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root)
+{
+    struct gs__scn_meta m;
+    yaml_node_t *spec, *f[3] = {NULL};
+    struct gs_rquota_spec q = {.pods = GS_UNSET};
+    int rc = read_obj(c, root, "ResourceQuota", true, &m, &spec);
+    if (!rc && spec)
+        rc = gs__yaml_each_field(c, spec, rq_keys, 3, "ResourceQuota spec", gs__scn_keep, f);
+    if (!rc)
+        rc = rq_fields(c, f, &q);
+    if (rc)
+        return rc;
+    memcpy(q.ns, m.ns_s, sizeof(q.ns));
+    memcpy(q.name, m.name_s, sizeof(q.name));
+    long dup = gs__scn_find(L->s, GS__K_RQUOTA, q.ns, q.name);
+    if (dup >= 0)
+        return dup_error(c, m.name, "ResourceQuota", q.name, &L->s->rquotas[dup].src);
+    gs__scn_src(c, L, root, &q.src);
+    long i = gs__scn_push(c, root, L->s, GS__K_RQUOTA, &q);
+    return i < 0 ? (int)i : 0;
+}
+
+/* --- LimitRange --- */
+
+enum { LR_TYPE, LR_MAX, LR_MIN, LR_DEFAULT, LR_DEFAULT_REQUEST, LR_RATIO };
+static const char *const lr_keys[] = {
+    "type", "max", "min", "default", "defaultRequest", "maxLimitRequestRatio"};
+static const char *const lr_spec_keys[] = {"limits"};
+
+struct lr {
+    struct gs_limit_range_spec *r;
+    yaml_node_t *container; /* the type: Container entry, once seen */
+};
+
+static void lr_set(struct gs_limit_range_spec *r, int which, const struct gcm *g)
+{
+    int64_t *gpu[] = {&r->max_gpu_milli, &r->min_gpu_milli, &r->default_gpu_milli,
+                      &r->default_request_gpu_milli};
+    int64_t *mem[] = {&r->max_memory_mib, &r->min_memory_mib, &r->default_memory_mib,
+                      &r->default_request_memory_mib};
+    int64_t *cpu[] = {&r->max_cpu_milli, &r->min_cpu_milli, &r->default_cpu_milli,
+                      &r->default_request_cpu_milli};
+    *gpu[which] = g->gpu_milli;
+    *mem[which] = g->memory_mib;
+    *cpu[which] = g->cpu_milli;
+}
+
+static int lr_item(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
+{
+    struct lr *l = arg;
+    yaml_node_t *f[6] = {NULL};
+    char where[64], what[96];
+    gs__yaml_label(where, sizeof(where), "limits[%d]", idx);
+    int rc = gs__yaml_each_field(c, n, lr_keys, 6, where, gs__scn_keep, f);
+    if (rc)
+        return rc;
+    const char *type = f[LR_TYPE] ? gs__yaml_str(f[LR_TYPE]) : NULL;
+    if (!type)
+        return gs__yaml_err(c, f[LR_TYPE] ? f[LR_TYPE] : n, "%s needs a type", where);
+    if (strcmp(type, "Container") != 0) {
+        gs__yaml_warn(c, f[LR_TYPE], "LimitRange type %s is not interpreted (only Container)",
+                      type);
+        return 0;
+    }
+    if (l->container)
+        return gs__yaml_err(c, n, "a second type: Container entry in one LimitRange");
+    l->container = n;
+    if (f[LR_RATIO])
+        gs__yaml_warn(c, f[LR_RATIO], "maxLimitRequestRatio is not interpreted; ignored");
+    for (int i = 0; i < 4; i++) {
+        struct gcm g;
+        gs__yaml_label(what, sizeof(what), "%s.%s", where, lr_keys[LR_MAX + i]);
+        rc = read_gcm(c, f[LR_MAX + i], what, &g);
+        if (rc)
+            return rc;
+        lr_set(l->r, i, &g);
+    }
+    return 0;
+}
+
+int gs__scn_limit_range(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root)
+{
+    struct gs__scn_meta m;
+    yaml_node_t *spec, *f[1] = {NULL};
+    struct gs_limit_range_spec r;
+    struct lr l = {&r, NULL};
+    memset(&r, 0, sizeof(r));
+    struct gcm none = {GS_UNSET, GS_UNSET, GS_UNSET, ""};
+    for (int i = 0; i < 4; i++)
+        lr_set(&r, i, &none);
+    int rc = read_obj(c, root, "LimitRange", true, &m, &spec);
+    if (!rc && spec)
+        rc = gs__yaml_each_field(c, spec, lr_spec_keys, 1, "LimitRange spec", gs__scn_keep, f);
+    if (!rc && f[0])
+        rc = gs__yaml_each_item(c, f[0], "limits", lr_item, &l);
+    if (rc)
+        return rc;
+    memcpy(r.ns, m.ns_s, sizeof(r.ns));
+    memcpy(r.name, m.name_s, sizeof(r.name));
+    long dup = gs__scn_find(L->s, GS__K_LIMIT_RANGE, r.ns, r.name);
+    if (dup >= 0)
+        return dup_error(c, m.name, "LimitRange", r.name, &L->s->limit_ranges[dup].src);
+    gs__scn_src(c, L, root, &r.src);
+    long i = gs__scn_push(c, root, L->s, GS__K_LIMIT_RANGE, &r);
+    return i < 0 ? (int)i : 0;
+}
+
+/* --- Simulation --- */
+
+enum { SIM_COMPARE, SIM_HORIZON };
+static const char *const sim_keys[] = {"compare", "horizon"};
+static const char *const compare_ways[] = {"exclusive", "sharing", "full"};
+
+static int compare_item(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
+{
+    struct gs_sim_spec *sim = arg;
+    int way = 0;
+    if (idx >= 3)
+        return gs__yaml_err(c, n, "compare lists at most 3 ways");
+    int rc = gs__scn_enum(c, n, "compare[]", compare_ways, 3, &way);
+    for (int i = 0; !rc && i < sim->ncompare; i++)
+        if (strcmp(sim->compare[i], compare_ways[way]) == 0)
+            rc = gs__yaml_err(c, n, "compare lists %s twice", compare_ways[way]);
+    if (!rc)
+        snprintf(sim->compare[sim->ncompare++], sizeof(sim->compare[0]), "%s", compare_ways[way]);
+    return rc;
+}
+
+int gs__scn_simulation(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root)
+{
+    struct gs__scn_meta m;
+    yaml_node_t *spec, *f[2] = {NULL};
+    struct gs_sim_spec sim = {.defined = 1, .horizon_us = GS_UNSET};
+    int rc = read_obj(c, root, "Simulation", false, &m, &spec);
+    if (!rc && L->s->sim.defined)
+        rc = gs__yaml_err(c, root, "a second Simulation document; give one");
+    if (!rc && spec)
+        rc = gs__yaml_each_field(c, spec, sim_keys, 2, "Simulation spec", gs__scn_keep, f);
+    if (!rc && f[SIM_COMPARE])
+        rc = gs__yaml_each_item(c, f[SIM_COMPARE], "compare", compare_item, &sim);
+    if (!rc && f[SIM_HORIZON])
+        rc = gs__scn_dur(c, f[SIM_HORIZON], "horizon", &sim.horizon_us);
+    if (!rc)
+        L->s->sim = sim;
+    return rc;
+}

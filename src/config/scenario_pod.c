@@ -1,0 +1,400 @@
+/*
+ * The Pod kind (core v1), as SCENARIO.md describes it and as `kubectl get pod -o yaml` writes it.
+ *
+ * Resources, per container: cpu in milli-cores and memory in MiB, each rounded up as Kubernetes
+ * rounds a quantity finer than its unit; the scheduler counts requests, so a request wins and a
+ * limit stands in when the request is absent (Kubernetes defaults one to the other). Extended
+ * resources (nvidia.com/...) must have requests == limits when both are given, as the API server
+ * insists: the limit is taken, else the request. nvidia.com/gpu counts whole cards (or slices with
+ * nvidia.com/gpumem in MiB and nvidia.com/gpucores in percent); nvidia.com/mig-<profile>: 1 asks
+ * for one MIG instance. Fields that decide placement but are not modelled here (affinity,
+ * topologySpreadConstraints, initContainers, nodeName) are warned about; the rest of the pod
+ * spec (images, volumes, probes) is accepted silently.
+ */
+#include "scenario_impl.h"
+
+#include "gpusched/diag.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#define GPUS_PER_CONTAINER_MAX 1000000 /* far above any node; the simulator says "never fits" */
+
+enum { P_API, P_KIND, P_META, P_SPEC, P_STATUS };
+static const char *const pod_keys[] = {"apiVersion", "kind", "metadata", "spec", "status"};
+
+enum {
+    S_CONTAINERS,
+    S_PRIORITY_CLASS,
+    S_NODE_SELECTOR,
+    S_WARN_FIRST, /* from here on: decides placement in Kubernetes, not modelled here */
+    S_INIT_CONTAINERS = S_WARN_FIRST,
+    S_AFFINITY,
+    S_SPREAD,
+    S_NODE_NAME,
+    S_RESOURCES,
+    S_SILENT_FIRST,
+};
+static const char *const spec_keys[] = {
+    "containers", "priorityClassName", "nodeSelector", "initContainers", "affinity",
+    "topologySpreadConstraints", "nodeName", "resources",
+    /* accepted, without effect on GPU placement */
+    "activeDeadlineSeconds", "automountServiceAccountToken", "dnsConfig", "dnsPolicy",
+    "enableServiceLinks", "ephemeralContainers", "hostAliases", "hostIPC", "hostNetwork", "hostPID",
+    "hostUsers", "hostname", "imagePullSecrets", "os", "overhead", "preemptionPolicy", "priority",
+    "readinessGates", "resourceClaims", "restartPolicy", "runtimeClassName", "schedulerName",
+    "schedulingGates", "securityContext", "serviceAccount", "serviceAccountName",
+    "setHostnameAsFQDN", "shareProcessNamespace", "subdomain", "terminationGracePeriodSeconds",
+    "tolerations", "volumes"};
+
+enum { C_NAME, C_RESOURCES };
+static const char *const container_keys[] = {"name",
+                                             "resources",
+                                             "image",
+                                             "command",
+                                             "args",
+                                             "env",
+                                             "envFrom",
+                                             "ports",
+                                             "volumeMounts",
+                                             "workingDir",
+                                             "imagePullPolicy",
+                                             "livenessProbe",
+                                             "readinessProbe",
+                                             "startupProbe",
+                                             "lifecycle",
+                                             "securityContext",
+                                             "stdin",
+                                             "stdinOnce",
+                                             "tty",
+                                             "terminationMessagePath",
+                                             "terminationMessagePolicy",
+                                             "volumeDevices",
+                                             "resizePolicy",
+                                             "restartPolicy"};
+
+enum { R_LIMITS, R_REQUESTS, R_CLAIMS };
+static const char *const res_keys[] = {"limits", "requests", "claims"};
+
+/* The resources of one list (requests or limits); GS_UNSET where absent. */
+enum { Q_GPU, Q_GPUMEM, Q_GPUCORES, Q_MIG, Q_CPU, Q_MEMORY, Q_COUNT };
+static const char *const res_names[Q_COUNT] = {
+    "nvidia.com/gpu", "nvidia.com/gpumem", "nvidia.com/gpucores", "nvidia.com/mig-*", "cpu",
+    "memory"};
+
+struct res {
+    const char *list; /* "requests" or "limits" */
+    int64_t v[Q_COUNT];
+    yaml_node_t *at[Q_COUNT];
+    char mig[16];
+};
+
+/* mig_profile() - "<g>g.<mem>gb" with an optional "+me" (media extensions), as NVIDIA names
+ * them; whether the model has that profile is the simulator's question. */
+static bool mig_profile(const char *p)
+{
+    if (strlen(p) >= 16 || p[0] < '1' || p[0] > '7' || strncmp(p + 1, "g.", 2) != 0)
+        return false;
+    const char *q = p + 3;
+    if (*q < '1' || *q > '9')
+        return false;
+    while (*q >= '0' && *q <= '9')
+        q++;
+    return strcmp(q, "gb") == 0 || strcmp(q, "gb+me") == 0;
+}
+
+/* res_kind() - which Q_* resource @name is, or -1 (not modelled); *@silent for resources that
+ * do not matter to GPU placement. */
+static int res_kind(const char *name, bool *silent)
+{
+    *silent = strcmp(name, "ephemeral-storage") == 0 || strncmp(name, "hugepages-", 10) == 0;
+    for (int q = 0; q < Q_COUNT; q++)
+        if (q != Q_MIG && strcmp(name, res_names[q]) == 0)
+            return q;
+    return strncmp(name, "nvidia.com/mig-", 15) == 0 ? Q_MIG : -1;
+}
+
+static int res_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *arg)
+{
+    struct res *r = arg;
+    const char *name = gs__yaml_str(k);
+    char what[128];
+    bool silent;
+    int q = res_kind(name, &silent);
+    gs__yaml_label(what, sizeof(what), "%s.%s", r->list, name);
+    if (q < 0) {
+        if (!silent)
+            gs__yaml_warn(c, k, "resource %s is not interpreted by the scenario; ignored", name);
+        return 0;
+    }
+    if (r->at[q])
+        return gs__yaml_err(c, k, "%s is given twice in %s", q == Q_MIG ? "a MIG profile" : name,
+                            r->list);
+    r->at[q] = k;
+    switch (q) {
+    case Q_GPU:
+        return gs__scn_qty(c, v, what, 0, 0, 0, "whole GPUs", 0, GPUS_PER_CONTAINER_MAX, &r->v[q]);
+    case Q_GPUMEM: /* HAMi's unit is MiB: "20Gi" would be read as 20 Gi-MiB */
+        return gs__scn_qty(c, v, what, 0, 0, GS__Q_PLAIN, "MiB", 0, INT32_MAX, &r->v[q]);
+    case Q_GPUCORES:
+        return gs__scn_qty(c, v, what, 0, 0, GS__Q_PLAIN, "percent", 0, 100, &r->v[q]);
+    case Q_MIG:
+        if (!mig_profile(name + 15))
+            return gs__yaml_err(c, k, "%s is not a MIG profile (as in nvidia.com/mig-2g.20gb)",
+                                name);
+        memcpy(r->mig, name + 15, strlen(name + 15) + 1);
+        return gs__scn_qty(c, v, what, 0, 0, 0, "instances (one per container)", 0, 1, &r->v[q]);
+    case Q_CPU:
+        return gs__scn_qty(c, v, what, 3, 0, GS__Q_CEIL, "milli-CPU", 0, INT64_MAX / 4, &r->v[q]);
+    default:
+        return gs__scn_qty(c, v, what, 0, -20, GS__Q_CEIL, "MiB", 0, INT64_MAX / 4, &r->v[q]);
+    }
+}
+
+static int read_res(struct gs__yctx *c, yaml_node_t *n, const char *list, struct res *r)
+{
+    r->list = list;
+    for (int q = 0; q < Q_COUNT; q++) {
+        r->v[q] = GS_UNSET;
+        r->at[q] = NULL;
+    }
+    r->mig[0] = '\0';
+    return n ? gs__yaml_each_pair(c, n, list, res_pair, r) : 0;
+}
+
+/* combine() - one container's resources from its requests @rq and limits @lim. */
+static int combine(struct gs__yctx *c, const struct res *rq, const struct res *lim,
+                   struct gs_scn_container *out)
+{
+    int64_t v[Q_COUNT];
+    for (int q = 0; q < Q_COUNT; q++) {
+        bool ext = q <= Q_MIG, both = rq->at[q] && lim->at[q];
+        if (ext && both && (rq->v[q] != lim->v[q] || strcmp(rq->mig, lim->mig) != 0))
+            return gs__yaml_err(c, rq->at[q],
+                                "requests.%s must equal limits.%s: Kubernetes requires it for "
+                                "extended resources",
+                                gs__yaml_str(rq->at[q]), gs__yaml_str(lim->at[q]));
+        if (!ext && both && rq->v[q] > lim->v[q])
+            return gs__yaml_err(c, rq->at[q], "requests.%s is above limits.%s", res_names[q],
+                                res_names[q]);
+        v[q] = ext ? (lim->at[q] ? lim->v[q] : rq->v[q]) : (rq->at[q] ? rq->v[q] : lim->v[q]);
+    }
+    const struct res *src = lim->at[Q_MIG] ? lim : rq;
+    yaml_node_t *share = lim->at[Q_GPUMEM] ? lim->at[Q_GPUMEM] : rq->at[Q_GPUMEM];
+    share = share ? share : (lim->at[Q_GPUCORES] ? lim->at[Q_GPUCORES] : rq->at[Q_GPUCORES]);
+    if (share && v[Q_GPU] <= 0)
+        return gs__yaml_err(c, share, "%s needs nvidia.com/gpu (the number of shared GPUs)",
+                            gs__yaml_str(share));
+    out->gpu = v[Q_GPU];
+    out->gpumem_mib = v[Q_GPUMEM];
+    out->gpucores = v[Q_GPUCORES];
+    out->cpu_milli = v[Q_CPU];
+    out->memory_mib = v[Q_MEMORY];
+    out->mig_profile[0] = '\0';
+    if (v[Q_MIG] > 0)
+        memcpy(out->mig_profile, src->mig, sizeof(out->mig_profile));
+    return 0;
+}
+
+static int read_container(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
+{
+    struct gs_scn_pod *p = arg;
+    yaml_node_t *f[GS__YAML_NKEYS(container_keys)] = {NULL}, *r[3] = {NULL};
+    struct res rq, lim;
+    char where[64];
+    gs__yaml_label(where, sizeof(where), "spec.containers[%d]", idx);
+    if (idx >= GS_SCN_CONTAINERS)
+        return gs__yaml_err_code(c, n, -E2BIG, "more than %d containers in a pod",
+                                 GS_SCN_CONTAINERS);
+    int rc = gs__yaml_each_field(c, n, container_keys, GS__YAML_NKEYS(container_keys), where,
+                                 gs__scn_keep, f);
+    if (!rc && f[C_RESOURCES])
+        rc = gs__yaml_each_field(c, f[C_RESOURCES], res_keys, GS__YAML_NKEYS(res_keys), "resources",
+                                 gs__scn_keep, r);
+    if (!rc)
+        rc = read_res(c, r[R_REQUESTS], "requests", &rq);
+    if (!rc)
+        rc = read_res(c, r[R_LIMITS], "limits", &lim);
+    if (!rc)
+        rc = combine(c, &rq, &lim, &p->containers[idx]);
+    if (!rc)
+        p->ncontainers = idx + 1;
+    return rc;
+}
+
+static int selector_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *arg)
+{
+    struct gs_scn_pod *p = arg;
+    char buf[GS__YAML_SHOW_BUF];
+    if (strcmp(gs__yaml_str(k), "nvidia.com/gpu.product") != 0) {
+        gs__yaml_warn(c, k,
+                      "nodeSelector %s is not interpreted (only nvidia.com/gpu.product); "
+                      "ignored",
+                      gs__yaml_show(k, buf));
+        return 0;
+    }
+    const char *s = gs__yaml_str(v);
+    int m = s ? gs__scn_model(s) : -ENOENT;
+    if (m < 0)
+        return gs__yaml_err(c, v,
+                            "nodeSelector nvidia.com/gpu.product: %s is not a GPU model in "
+                            "the catalog",
+                            gs__yaml_show(v, buf));
+    p->model_mask = 1u << m;
+    return 0;
+}
+
+/* The annotations and labels the scenario reads. */
+enum { A_GROUP, A_PROFILE, A_VGPU, A_QUEUE, A_TOPOLOGY, A_ARRIVAL, A_DURATION, A_UTIL, A_COUNT };
+static const char *const annot_keys[] = {
+    "scheduling.k8s.io/group-name",     "gpusched.io/profile",     "gpusched.io/vgpu-class",
+    "scheduling.volcano.sh/queue-name", "gpusched.io/topology",    "sim.gpusched.io/arrival",
+    "sim.gpusched.io/duration",         "sim.gpusched.io/gpu-util"};
+
+struct annot {
+    struct gs_scn_pod *p;
+    unsigned seen;
+};
+
+static int util_pct(struct gs__yctx *c, yaml_node_t *v, int32_t *out)
+{
+    char buf[GS__YAML_SHOW_BUF], num[8];
+    const char *s = gs__yaml_str(v);
+    long long x;
+    size_t len = s ? strlen(s) : 0;
+    if (len && len < sizeof(num) && s[len - 1] == '%')
+        len--;
+    if (s && len < sizeof(num)) {
+        memcpy(num, s, len);
+        num[len] = '\0';
+    }
+    if (!s || len >= sizeof(num) || !gs__yaml_parse_int(num, &x) || x < 0 || x > 100)
+        return gs__yaml_err(c, v, "sim.gpusched.io/gpu-util must be a percentage 0..100, not %s",
+                            gs__yaml_show(v, buf));
+    *out = (int32_t)x;
+    return 0;
+}
+
+static int annot_value(struct gs__yctx *c, int a, yaml_node_t *v, struct gs_scn_pod *p)
+{
+    int tier = 0, rc;
+    switch (a) {
+    case A_GROUP:
+        return gs__scn_name(c, v, annot_keys[a], p->group, sizeof(p->group));
+    case A_PROFILE:
+        return gs__scn_name(c, v, annot_keys[a], p->profile, sizeof(p->profile));
+    case A_VGPU:
+        return gs__scn_name(c, v, annot_keys[a], p->vgpu_class, sizeof(p->vgpu_class));
+    case A_QUEUE:
+        return gs__scn_name(c, v, annot_keys[a], p->queue, sizeof(p->queue));
+    case A_TOPOLOGY: {
+        static const char *const tiers[] = {"none", "nvlink", "pcie", "node", "az"};
+        rc = gs__scn_enum(c, v, annot_keys[a], tiers, 5, &tier);
+        p->tier = (enum gs_tier)tier;
+        return rc;
+    }
+    case A_ARRIVAL:
+        return gs__scn_dur(c, v, annot_keys[a], &p->arrival_us);
+    case A_DURATION:
+        return gs__scn_dur(c, v, annot_keys[a], &p->duration_us);
+    default:
+        return util_pct(c, v, &p->util_pct);
+    }
+}
+
+static int annot_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *arg)
+{
+    struct annot *an = arg;
+    const char *key = gs__yaml_str(k);
+    char buf[GS__YAML_SHOW_BUF];
+    for (int a = 0; a < A_COUNT; a++) {
+        if (strcmp(key, annot_keys[a]) != 0)
+            continue;
+        if (an->seen & (1u << a))
+            return gs__yaml_err(c, k, "annotation %s is given twice", key);
+        an->seen |= 1u << a;
+        return annot_value(c, a, v, an->p);
+    }
+    /* a misspelt annotation of ours would silently do nothing: say so */
+    if (strncmp(key, "gpusched.io/", 12) == 0 || strncmp(key, "sim.gpusched.io/", 16) == 0) {
+        int best = gs__yaml_nearest(k, annot_keys, A_COUNT);
+        gs__yaml_warn(c, k, "unknown annotation %s%s%s%s; ignored", gs__yaml_show(k, buf),
+                      best >= 0 ? " (did you mean \"" : "", best >= 0 ? annot_keys[best] : "",
+                      best >= 0 ? "\"?)" : "");
+    }
+    return 0;
+}
+
+static int label_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *arg)
+{
+    struct gs_scn_pod *p = arg;
+    const char *key = gs__yaml_str(k);
+    if (strcmp(key, "user") == 0)
+        return gs__scn_name(c, v, "label user", p->user, sizeof(p->user));
+    if (strcmp(key, "gpusched.io/workload") == 0)
+        return gs__scn_name(c, v, "label gpusched.io/workload", p->workload, sizeof(p->workload));
+    return 0;
+}
+
+static int read_spec(struct gs__yctx *c, yaml_node_t *spec, struct gs_scn_pod *p)
+{
+    yaml_node_t *f[GS__YAML_NKEYS(spec_keys)] = {NULL};
+    int rc =
+        gs__yaml_each_field(c, spec, spec_keys, GS__YAML_NKEYS(spec_keys), "spec", gs__scn_keep, f);
+    for (int i = S_WARN_FIRST; !rc && i < S_SILENT_FIRST; i++)
+        if (f[i] && !gs__yaml_is_null(f[i]))
+            gs__yaml_warn(c, f[i], "spec.%s is not interpreted by the scenario; ignored",
+                          spec_keys[i]);
+    if (!rc && f[S_PRIORITY_CLASS])
+        rc = gs__scn_name(c, f[S_PRIORITY_CLASS], "spec.priorityClassName", p->priority_class,
+                          sizeof(p->priority_class));
+    if (!rc && f[S_NODE_SELECTOR])
+        rc = gs__yaml_each_pair(c, f[S_NODE_SELECTOR], "spec.nodeSelector", selector_pair, p);
+    if (!rc && f[S_CONTAINERS])
+        rc = gs__yaml_each_item(c, f[S_CONTAINERS], "spec.containers", read_container, p);
+    if (!rc && p->ncontainers == 0)
+        rc = gs__yaml_err(c, f[S_CONTAINERS] ? f[S_CONTAINERS] : spec,
+                          "a pod needs at least one container");
+    return rc;
+}
+
+static void pod_defaults(struct gs_scn_pod *p)
+{
+    memset(p, 0, sizeof(*p));
+    p->duration_us = GS_UNSET;
+    p->util_pct = GS_UNSET;
+}
+
+int gs__scn_pod(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root)
+{
+    yaml_node_t *f[GS__YAML_NKEYS(pod_keys)] = {NULL};
+    struct gs__scn_meta m;
+    struct gs_scn_pod p;
+    struct annot an = {&p, 0};
+    char at[160];
+    pod_defaults(&p);
+    int rc =
+        gs__yaml_each_field(c, root, pod_keys, GS__YAML_NKEYS(pod_keys), "Pod", gs__scn_keep, f);
+    if (!rc)
+        rc = gs__scn_meta(c, root, f[P_META], true, &m);
+    if (!rc && m.labels)
+        rc = gs__yaml_each_pair(c, m.labels, "metadata.labels", label_pair, &p);
+    if (!rc && m.annotations)
+        rc = gs__yaml_each_pair(c, m.annotations, "metadata.annotations", annot_pair, &an);
+    if (!rc && !f[P_SPEC])
+        rc = gs__yaml_err(c, root, "Pod %s/%s has no spec", m.ns_s, m.name_s);
+    if (!rc)
+        rc = read_spec(c, f[P_SPEC], &p);
+    if (rc)
+        return rc;
+    memcpy(p.ns, m.ns_s, sizeof(p.ns));
+    memcpy(p.name, m.name_s, sizeof(p.name));
+    long dup = gs__scn_find(L->s, GS__K_POD, p.ns, p.name);
+    if (dup >= 0)
+        return gs__yaml_err(c, m.name, "a second pod %s/%s (the first is at %s)", p.ns, p.name,
+                            gs__scn_where(&L->s->pods[dup].src, at, sizeof(at)));
+    gs__scn_src(c, L, root, &p.src);
+    long i = gs__scn_push(c, root, L->s, GS__K_POD, &p);
+    return i < 0 ? (int)i : 0;
+}

@@ -1,0 +1,245 @@
+/*
+ * gs_scenario_resolve(): cross-references, once every file is loaded; the contract is in
+ * gpusched/scenario.h.
+ *
+ * Namespaces to tenants: a tenant's namespaces are those its GPUQuota (or policy entry) names; a
+ * tenant that names none owns the namespace of its own name, unless another tenant claims it; a
+ * namespace of a pod or PodGroup that no tenant owns is a tenant of its own. A namespace owned by
+ * two tenants is an error. Pods' references (PodGroup, step profile, PriorityClass, Queue) must
+ * resolve: they decide how a pod runs. References that only describe policy (a PodGroup's queue
+ * or PriorityClass, a quota's scope) are warnings, as are the policy's disagreements: a GPUQuota
+ * tenant missing from the topology policy or the other way round, and a LimitRange that caps a
+ * container below its tenant's maxGPUsPerPod.
+ */
+#include "scenario_impl.h"
+
+#include "gpusched/diag.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#define AT_MAX 160
+
+/* Built into every cluster: Kubernetes' system classes and Volcano's default queue. */
+static bool builtin_class(const char *name)
+{
+    return strcmp(name, "system-cluster-critical") == 0 ||
+           strcmp(name, "system-node-critical") == 0;
+}
+
+static bool class_known(struct gs_scenario *s, const char *name)
+{
+    return !*name || builtin_class(name) || gs__scn_find(s, GS__K_PRIORITY_CLASS, "", name) >= 0;
+}
+
+static bool queue_known(struct gs_scenario *s, const char *name)
+{
+    return !*name || strcmp(name, "default") == 0 || gs__scn_find(s, GS__K_QUEUE, "", name) >= 0;
+}
+
+static int own_ns(struct gs_scenario *s, size_t t, int k, struct gs_diag *d)
+{
+    struct gs_scn_priv *p = s->priv;
+    const char *ns = s->tenants[t].namespaces[k];
+    uint32_t h = gs__nidx_hash("", ns);
+    char a[AT_MAX], b[AT_MAX];
+    long v = gs__nidx_find(&p->ns_tenant, h, gs__scn_ns_key, s, "", ns);
+    if (v >= 0 && (size_t)v / GS_SCN_NAMESPACES != t)
+        return gs_diag_error(d, "%s: namespace %s belongs to tenant %s and to tenant %s (%s)",
+                             gs__scn_where(&s->tenants[t].src, a, sizeof(a)), ns,
+                             s->tenants[t].name, s->tenants[v / GS_SCN_NAMESPACES].name,
+                             gs__scn_where(&s->tenants[v / GS_SCN_NAMESPACES].src, b, sizeof(b)));
+    if (v < 0 && gs__nidx_add(&p->ns_tenant, h, (uint32_t)(t * GS_SCN_NAMESPACES + (size_t)k)))
+        return gs_diag_error_code(d, -ENOMEM, "out of memory");
+    return 0;
+}
+
+/* map_namespaces() - the ns -> tenant index over the tenants' own namespaces. */
+static int map_namespaces(struct gs_scenario *s, struct gs_diag *d)
+{
+    struct gs_scn_priv *p = s->priv;
+    char at[AT_MAX];
+    gs__nidx_clear(&p->ns_tenant);
+    p->ns_tenant_for = (size_t)-1;
+    if (s->ntenants > UINT32_MAX / GS_SCN_NAMESPACES)
+        return gs_diag_error_code(d, -E2BIG, "more than %u tenants",
+                                  UINT32_MAX / GS_SCN_NAMESPACES);
+    for (size_t t = 0; t < s->ntenants; t++) {
+        struct gs_tenant_spec *ts = &s->tenants[t];
+        for (int i = 0; i < ts->nquotas; i++) {
+            if (ts->quotas[i].model == GS_UNSET)
+                ts->quotas[i].model = gs__scn_model(ts->quotas[i].key);
+            if (ts->quotas[i].model < 0)
+                return gs_diag_error(d, "%s: tenant %s: quota key \"%s\" names no GPU model",
+                                     gs__scn_where(&ts->src, at, sizeof(at)), ts->name,
+                                     ts->quotas[i].key);
+        }
+        for (int k = 0; k < ts->nnamespaces && k < GS_SCN_NAMESPACES; k++) {
+            int rc = own_ns(s, t, k, d);
+            if (rc)
+                return rc;
+        }
+    }
+    p->ns_tenant_for = s->ntenants;            /* complete for the namespaces named so far */
+    for (size_t t = 0; t < s->ntenants; t++) { /* a tenant naming none owns its own name */
+        struct gs_tenant_spec *ts = &s->tenants[t];
+        if (ts->nnamespaces || gs_scenario_tenant_of(s, ts->name) >= 0)
+            continue;
+        memcpy(ts->namespaces[0], ts->name, sizeof(ts->name));
+        ts->nnamespaces = 1;
+        int rc = own_ns(s, t, 0, d);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* ns_tenant() - make namespace @ns, used at @src, a tenant of its own unless one owns it. */
+static int ns_tenant(struct gs_scenario *s, const char *ns, const struct gs_scn_src *src,
+                     struct gs_diag *d)
+{
+    struct gs_scn_priv *p = s->priv;
+    char at[AT_MAX];
+    if (gs_scenario_tenant_of(s, ns) >= 0)
+        return 0;
+    struct gs_tenant_spec t;
+    memset(&t, 0, sizeof(t));
+    t.tier = GS_TIER_NONE;
+    t.priority = GS_UNSET;
+    t.gpu_count_milli = t.max_gpus_per_pod = t.max_pods_per_user = GS_UNSET;
+    memcpy(t.name, ns, sizeof(t.name));
+    memcpy(t.namespaces[0], ns, sizeof(t.name));
+    t.nnamespaces = 1;
+    t.src = *src;
+    long i = gs__scn_add(s, GS__K_TENANT, &t);
+    if (i == -E2BIG)
+        return gs_diag_error_code(d, -E2BIG, "%s: namespace %s: more than %zu tenants",
+                                  gs__scn_where(src, at, sizeof(at)), ns,
+                                  gs__scn_kind_max(GS__K_TENANT));
+    if (i < 0)
+        return gs_diag_error_code(d, -ENOMEM, "out of memory");
+    if (gs__nidx_add(&p->ns_tenant, gs__nidx_hash("", ns), (uint32_t)(i * GS_SCN_NAMESPACES)))
+        return gs_diag_error_code(d, -ENOMEM, "out of memory");
+    p->ns_tenant_for = s->ntenants;
+    return 0;
+}
+
+/* pod_refs() - a pod's group, profile, PriorityClass and queue must exist. */
+static int pod_refs(struct gs_scenario *s, const struct gs_scn_pod *p, struct gs_diag *d)
+{
+    char at[AT_MAX];
+    const char *what = NULL, *name = NULL;
+    if (*p->group && gs__scn_find(s, GS__K_PODGROUP, p->ns, p->group) < 0)
+        what = "PodGroup (annotation scheduling.k8s.io/group-name)", name = p->group;
+    else if (*p->profile && gs__scn_find(s, GS__K_PROFILE, "", p->profile) < 0)
+        what = "step profile (annotation gpusched.io/profile)", name = p->profile;
+    else if (!class_known(s, p->priority_class))
+        what = "PriorityClass (spec.priorityClassName)", name = p->priority_class;
+    else if (!queue_known(s, p->queue))
+        what = "Queue (annotation scheduling.volcano.sh/queue-name)", name = p->queue;
+    if (!what)
+        return 0;
+    return gs_diag_error(d, "%s: pod %s/%s: %s \"%s\" is not defined",
+                         gs__scn_where(&p->src, at, sizeof(at)), p->ns, p->name, what, name);
+}
+
+static void warn_policy_tenants(struct gs_scenario *s, struct gs_diag *d)
+{
+    char at[AT_MAX], pol[AT_MAX];
+    bool any_quota = false;
+    if (!s->priv->policy_tenants)
+        return;
+    gs__scn_where(&s->priv->policy_src, pol, sizeof(pol));
+    for (size_t t = 0; t < s->ntenants; t++)
+        any_quota |= s->tenants[t].has_quota != 0;
+    for (size_t t = 0; t < s->ntenants; t++) {
+        const struct gs_tenant_spec *ts = &s->tenants[t];
+        if (ts->has_quota && !ts->in_policy)
+            gs_diag_warn(d,
+                         "%s: GPUQuota tenant %s is not in the tenants: map of the "
+                         "topology-gpu-policy (%s): it gets no topology tier or priority there",
+                         gs__scn_where(&ts->src, at, sizeof(at)), ts->name, pol);
+        else if (any_quota && ts->in_policy && !ts->has_quota)
+            gs_diag_warn(d,
+                         "%s: topology-gpu-policy tenant %s has no GPUQuota: no per-model quota "
+                         "applies to it",
+                         gs__scn_where(&ts->src, at, sizeof(at)), ts->name);
+    }
+}
+
+static void warn_refs(struct gs_scenario *s, struct gs_diag *d)
+{
+    char at[AT_MAX];
+    for (size_t i = 0; i < s->npodgroups; i++) {
+        const struct gs_podgroup_spec *g = &s->podgroups[i];
+        if (!queue_known(s, g->queue))
+            gs_diag_warn(d, "%s: PodGroup %s/%s names queue \"%s\", which is not defined",
+                         gs__scn_where(&g->src, at, sizeof(at)), g->ns, g->name, g->queue);
+        if (!class_known(s, g->priority_class))
+            gs_diag_warn(d, "%s: PodGroup %s/%s names PriorityClass \"%s\", which is not defined",
+                         gs__scn_where(&g->src, at, sizeof(at)), g->ns, g->name, g->priority_class);
+    }
+    for (size_t i = 0; i < s->nrquotas; i++)
+        for (int k = 0; k < s->rquotas[i].nscope_classes; k++)
+            if (!class_known(s, s->rquotas[i].scope_classes[k]))
+                gs_diag_warn(d,
+                             "%s: ResourceQuota %s/%s is scoped to PriorityClass \"%s\", which "
+                             "is not defined: no pod of that class can exist",
+                             gs__scn_where(&s->rquotas[i].src, at, sizeof(at)), s->rquotas[i].ns,
+                             s->rquotas[i].name, s->rquotas[i].scope_classes[k]);
+    for (size_t t = 0; t < s->ntenants; t++)
+        if (s->tenants[t].has_quota && !class_known(s, s->tenants[t].priority_class))
+            gs_diag_warn(d,
+                         "%s: GPUQuota of tenant %s names PriorityClass \"%s\", which is not "
+                         "defined",
+                         gs__scn_where(&s->tenants[t].src, at, sizeof(at)), s->tenants[t].name,
+                         s->tenants[t].priority_class);
+}
+
+/* warn_limit_ranges() - a LimitRange cap per container below the tenant's per-pod cap wins. */
+static void warn_limit_ranges(struct gs_scenario *s, struct gs_diag *d)
+{
+    char at[AT_MAX], q[AT_MAX];
+    for (size_t i = 0; i < s->nlimit_ranges; i++) {
+        const struct gs_limit_range_spec *r = &s->limit_ranges[i];
+        int t = gs_scenario_tenant_of(s, r->ns);
+        if (r->max_gpu_milli == GS_UNSET || t < 0 || s->tenants[t].max_gpus_per_pod == GS_UNSET)
+            continue;
+        const struct gs_tenant_spec *ts = &s->tenants[t];
+        if (r->max_gpu_milli >= (int64_t)ts->max_gpus_per_pod * 1000)
+            continue;
+        gs_diag_warn(d,
+                     "%s: LimitRange %s/%s caps a container at %lld GPUs, below maxGPUsPerPod "
+                     "%d of the GPUQuota of tenant %s (%s): the LimitRange wins for "
+                     "single-container pods",
+                     gs__scn_where(&r->src, at, sizeof(at)), r->ns, r->name,
+                     (long long)(r->max_gpu_milli / 1000), ts->max_gpus_per_pod, ts->name,
+                     gs__scn_where(&ts->src, q, sizeof(q)));
+    }
+}
+
+int gs_scenario_resolve(struct gs_scenario *s, struct gs_diag *d)
+{
+    if (!s)
+        return gs_diag_error(d, "gs_scenario_resolve: scenario must not be NULL");
+    if (!gs__scn_priv(s))
+        return gs_diag_error_code(d, -ENOMEM, "out of memory");
+    int rc = gs__scn_resolve_templates(s, d);
+    if (!rc)
+        rc = map_namespaces(s, d);
+    if (!rc)
+        s->priv->ns_tenant_for = s->ntenants;
+    for (size_t i = 0; !rc && i < s->npodgroups; i++)
+        rc = ns_tenant(s, s->podgroups[i].ns, &s->podgroups[i].src, d);
+    for (size_t i = 0; !rc && i < s->npods; i++)
+        rc = ns_tenant(s, s->pods[i].ns, &s->pods[i].src, d);
+    for (size_t i = 0; !rc && i < s->npods; i++)
+        rc = pod_refs(s, &s->pods[i], d);
+    if (rc)
+        return rc;
+    warn_policy_tenants(s, d);
+    warn_refs(s, d);
+    warn_limit_ranges(s, d);
+    return 0;
+}
