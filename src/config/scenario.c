@@ -190,6 +190,42 @@ static void short_file(const char *path, char *dst, size_t size)
         snprintf(dst, size, "...%s", path + len - (size - 4));
 }
 
+/* has_range() - whether line @p (up to a newline) holds "{" and then a "[digits-digits]". */
+static bool has_range(const char *p, const char *end)
+{
+    const char *brace = NULL;
+    for (; p < end && *p != '\n'; p++) {
+        brace = brace ? brace : (*p == '{' ? p : NULL);
+        if (!brace || *p != '[' || p[1] < '0' || p[1] > '9')
+            continue;
+        const char *q = p + 1;
+        while (q < end && *q >= '0' && *q <= '9')
+            q++;
+        if (q < end && *q == '-' && q + 1 < end && q[1] >= '0' && q[1] <= '9')
+            return true;
+    }
+    return false;
+}
+
+/*
+ * range_hint() - after a syntax error: a node name range in a flow mapping, {name: a1-n[01-08]},
+ * is not valid YAML ('[' starts a flow sequence there), an easy slip worth naming.
+ */
+static void range_hint(const char *name, const unsigned char *buf, size_t len, struct gs_diag *d)
+{
+    size_t n = strlen(name), line = 0, used = strlen(d->msg);
+    if (strncmp(d->msg, name, n) != 0 || d->msg[n] != ':' || !strstr(d->msg, "YAML error"))
+        return;
+    for (const char *p = d->msg + n + 1; *p >= '0' && *p <= '9'; p++)
+        line = line * 10 + (size_t)(*p - '0');
+    const char *p = (const char *)buf, *end = p + len;
+    for (size_t l = 1; l < line && p < end; p++)
+        l += *p == '\n';
+    if (line && has_range(p, end))
+        snprintf(d->msg + used, sizeof(d->msg) - used,
+                 "; a node name range inside {...} must be quoted: name: \"a1-n[01-08]\"");
+}
+
 int gs_scenario_load(struct gs_scenario *s, const char *path, struct gs_diag *d)
 {
     struct gs__scn_load L = {.s = s};
@@ -209,6 +245,8 @@ int gs_scenario_load(struct gs_scenario *s, const char *path, struct gs_diag *d)
     short_file(name, L.file, sizeof(L.file));
     struct gs__yctx proto = {.path = name, .d = d, .lenient = true};
     rc = gs__yaml_check_syntax(&proto, buf, L.len, GS_SCN_MAX_DEPTH);
+    if (rc == -EINVAL && d)
+        range_hint(name, buf, L.len, d);
     if (!rc)
         rc = gs__yaml_each_document(&proto, buf, L.len, read_document, &L);
     free(buf);

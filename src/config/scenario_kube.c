@@ -256,14 +256,19 @@ struct rq {
 static int rq_item(struct gs__yctx *c, struct rq *r, int res, int req, yaml_node_t *k,
                    yaml_node_t *v)
 {
-    static const int e10[] = {3, 3, 0}, e2[] = {0, 0, -20};
+    /* GPUs in whole cards, as Kubernetes counts an extended resource; kept in milli-GPU */
+    static const int e10[] = {0, 3, 0}, e2[] = {0, 0, -20};
     static const unsigned fl[] = {0, GS__Q_CEIL, GS__Q_CEIL};
-    static const char *const unit[] = {"milli-GPU", "milli-CPU", "MiB"};
+    static const char *const unit[] = {"GPUs", "milli-CPU", "MiB"};
+    static const int64_t hi[] = {GPU_MILLI_MAX / 1000, INT64_MAX / 4, INT64_MAX / 4};
     char what[128];
     gs__yaml_label(what, sizeof(what), "hard.%s", gs__yaml_str(k));
     r->at[res][req] = k;
-    return gs__scn_qty(c, v, what, e10[res], e2[res], fl[res], unit[res], 0,
-                       res == 0 ? GPU_MILLI_MAX : INT64_MAX / 4, &r->v[res][req]);
+    int rc = gs__scn_qty(c, v, what, e10[res], e2[res], fl[res], unit[res], 0, hi[res],
+                         &r->v[res][req]);
+    if (!rc && res == 0)
+        r->v[res][req] *= 1000;
+    return rc;
 }
 
 static int rq_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *arg)
@@ -297,19 +302,18 @@ static int rq_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *arg
 /* rq_merge() - the bare name and requests.<name> are one quota: both given, the tighter. */
 static int64_t rq_merge(struct gs__yctx *c, struct rq *r, int res)
 {
-    char a[32], b[32];
+    static const char *const unit[] = {"milli-GPU", "milli-CPU", "MiB"};
     if (!r->at[res][0] || !r->at[res][1])
         return r->at[res][0] ? r->v[res][0] : r->at[res][1] ? r->v[res][1] : GS_UNSET;
-    int64_t lo = r->v[res][0] < r->v[res][1] ? r->v[res][0] : r->v[res][1];
-    if (r->v[res][0] != r->v[res][1]) {
-        snprintf(a, sizeof(a), "%s", gs__yaml_str(r->at[res][0]));
-        snprintf(b, sizeof(b), "%s", gs__yaml_str(r->at[res][1]));
+    int lo = r->v[res][1] < r->v[res][0];
+    if (r->v[res][0] != r->v[res][1])
         gs__yaml_warn(c, r->at[res][1],
-                      "%s and %s are the same quota in Kubernetes, which enforces both: the "
-                      "tighter (%s) applies",
-                      b, a, r->v[res][0] < r->v[res][1] ? a : b);
-    }
-    return lo;
+                      "%s (%lld %s) and %s (%lld %s) are the same quota in Kubernetes, which "
+                      "enforces both: the tighter, %s, applies",
+                      gs__yaml_str(r->at[res][1]), (long long)r->v[res][1], unit[res],
+                      gs__yaml_str(r->at[res][0]), (long long)r->v[res][0], unit[res],
+                      gs__yaml_str(r->at[res][lo]));
+    return r->v[res][lo];
 }
 
 enum { SE_SCOPE, SE_OPERATOR, SE_VALUES };

@@ -134,7 +134,7 @@ static int res_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *ar
     r->at[q] = k;
     switch (q) {
     case Q_GPU:
-        return gs__scn_qty(c, v, what, 0, 0, 0, "whole GPUs", 0, GPUS_PER_CONTAINER_MAX, &r->v[q]);
+        return gs__scn_qty(c, v, what, 0, 0, 0, "GPUs", 0, GPUS_PER_CONTAINER_MAX, &r->v[q]);
     case Q_GPUMEM: /* HAMi's unit is MiB: "20Gi" would be read as 20 Gi-MiB */
         return gs__scn_qty(c, v, what, 0, 0, GS__Q_PLAIN, "MiB", 0, INT32_MAX, &r->v[q]);
     case Q_GPUCORES:
@@ -172,9 +172,10 @@ static int combine(struct gs__yctx *c, const struct res *rq, const struct res *l
         bool ext = q <= Q_MIG, both = rq->at[q] && lim->at[q];
         if (ext && both && (rq->v[q] != lim->v[q] || strcmp(rq->mig, lim->mig) != 0))
             return gs__yaml_err(c, rq->at[q],
-                                "requests.%s must equal limits.%s: Kubernetes requires it for "
-                                "extended resources",
-                                gs__yaml_str(rq->at[q]), gs__yaml_str(lim->at[q]));
+                                "requests.%s (%lld) must equal limits.%s (%lld): Kubernetes "
+                                "requires it for extended resources",
+                                gs__yaml_str(rq->at[q]), (long long)rq->v[q],
+                                gs__yaml_str(lim->at[q]), (long long)lim->v[q]);
         if (!ext && both && rq->v[q] > lim->v[q])
             return gs__yaml_err(c, rq->at[q], "requests.%s is above limits.%s", res_names[q],
                                 res_names[q]);

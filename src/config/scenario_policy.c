@@ -218,7 +218,7 @@ int gs__scn_gpuquota(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *ro
         rc = gs__scn_name(c, f[G_TENANT], "spec.tenant", name, sizeof(name));
     struct tref r = {L, -1};
     if (!rc)
-        rc = gq_tenant(c, L, f[G_TENANT] ? f[G_TENANT] : root, name, &r.t);
+        rc = gq_tenant(c, L, f[G_TENANT] ? f[G_TENANT] : m.ns ? m.ns : root, name, &r.t);
     if (rc)
         return rc;
     struct gs_tenant_spec *t = &L->s->tenants[r.t];

@@ -1,0 +1,584 @@
+/*
+ * Tests of the scenario loader (gpusched/scenario.h). Run from the source root: the seed
+ * manifests and fixtures are read at fixed relative paths; every other input is written to /tmp.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "config/scenario_impl.h"
+#include "gpusched/catalog.h"
+#include "gpusched/diag.h"
+#include "gpusched/scenario.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SEEDS "tests/data/seed-manifests/"
+#define FULL  "tests/data/scenario/full.yaml"
+#define WARNS "tests/data/scenario/warnings.yaml"
+
+#define MAX_WARNS 64
+
+/* Every warning, kept for inspection. */
+struct warns {
+    int n;
+    char msg[MAX_WARNS][GS_DIAG_MSG_MAX];
+};
+
+static void on_warn(void *ud, const char *msg)
+{
+    struct warns *w = ud;
+    if (w->n < MAX_WARNS)
+        snprintf(w->msg[w->n], sizeof(w->msg[0]), "%s", msg);
+    w->n++;
+}
+
+static void diag_with(struct gs_diag *d, struct warns *w)
+{
+    gs_diag_init(d);
+    memset(w, 0, sizeof(*w));
+    d->warn = on_warn;
+    d->warn_ud = w;
+}
+
+static void assert_has(const char *text, const char *needle)
+{
+    if (!strstr(text, needle)) {
+        print_error("expected \"%s\" in: %s\n", needle, text);
+        fail();
+    }
+}
+
+/* assert_warned() - some warning holds every one of @needles. */
+static void assert_warned(const struct warns *w, const char *const *needles)
+{
+    for (int i = 0; i < w->n && i < MAX_WARNS; i++) {
+        int all = 1;
+        for (int k = 0; needles[k] && all; k++)
+            all = strstr(w->msg[i], needles[k]) != NULL;
+        if (all)
+            return;
+    }
+    print_error("no warning with \"%s\" among %d:\n", needles[0], w->n);
+    for (int i = 0; i < w->n && i < MAX_WARNS; i++)
+        print_error("  %s\n", w->msg[i]);
+    fail();
+}
+
+#define ASSERT_WARNED(w, ...) assert_warned(w, (const char *const[]){__VA_ARGS__, NULL})
+
+static struct gs_scenario *new_scenario(void)
+{
+    struct gs_scenario *s = NULL;
+    assert_int_equal(gs_scenario_new(&s), 0);
+    assert_non_null(s);
+    return s;
+}
+
+static void load_ok(struct gs_scenario *s, const char *path, struct gs_diag *d)
+{
+    int rc = gs_scenario_load(s, path, d);
+    if (rc)
+        print_error("%s: rc %d: %s\n", path, rc, d->msg);
+    assert_int_equal(rc, 0);
+}
+
+static void resolve_ok(struct gs_scenario *s, struct gs_diag *d)
+{
+    int rc = gs_scenario_resolve(s, d);
+    if (rc)
+        print_error("resolve: rc %d: %s\n", rc, d->msg);
+    assert_int_equal(rc, 0);
+}
+
+/* A temporary file holding @text; the path lives in a static buffer until the next call. */
+static const char *tmp_file(const char *text)
+{
+    static char path[64];
+    snprintf(path, sizeof(path), "/tmp/gs_test_scenario_XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    size_t len = strlen(text);
+    assert_int_equal(write(fd, text, len), (ssize_t)len);
+    assert_int_equal(close(fd), 0);
+    return path;
+}
+
+static const struct gs_tenant_spec *tenant(const struct gs_scenario *s, const char *name)
+{
+    for (size_t i = 0; i < s->ntenants; i++)
+        if (strcmp(s->tenants[i].name, name) == 0)
+            return &s->tenants[i];
+    print_error("no tenant %s\n", name);
+    fail();
+    return NULL;
+}
+
+/* --- the seeds --- */
+
+static const char *const seed_files[] = {
+    SEEDS "dcgm-servicemonitor.yaml",       SEEDS "gpuquota-team-a.yaml",
+    SEEDS "kube-scheduler-config.yaml",     SEEDS "kubeflow-gpu-profiles.yaml",
+    SEEDS "mig-cluster-policy.yaml",        SEEDS "tenant-a-resourcequota-limitrange.yaml",
+    SEEDS "tenant-gpu-prometheusrule.yaml", SEEDS "topology-gpu-policy.yaml",
+    SEEDS "vgpu-class-shared-small.yaml",   SEEDS "volcano-queue-podgroup.yaml",
+};
+
+static struct gs_scenario *load_seeds(struct gs_diag *d)
+{
+    struct gs_scenario *s = new_scenario();
+    for (size_t i = 0; i < sizeof(seed_files) / sizeof(seed_files[0]); i++)
+        load_ok(s, seed_files[i], d);
+    resolve_ok(s, d);
+    return s;
+}
+
+static void test_seeds_load_each(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(seed_files) / sizeof(seed_files[0]); i++) {
+        struct gs_diag d;
+        struct warns w;
+        struct gs_scenario *s = new_scenario();
+        diag_with(&d, &w);
+        load_ok(s, seed_files[i], &d);
+        resolve_ok(s, &d);
+        gs_scenario_free(s);
+    }
+}
+
+static void test_seed_policy_values(void **state)
+{
+    (void)state;
+    struct gs_diag d;
+    struct warns w;
+    diag_with(&d, &w);
+    struct gs_scenario *s = load_seeds(&d);
+    const struct gs_tier_spec *t = s->tiers;
+    assert_true(t[GS_TIER_NVLINK].defined && t[GS_TIER_AZ].defined);
+    assert_int_equal(t[GS_TIER_NVLINK].strategy, GS_STRATEGY_COLOCATE);
+    assert_int_equal(t[GS_TIER_NVLINK].isolation, GS_ISOLATION_EXCLUSIVE);
+    assert_int_equal(t[GS_TIER_NVLINK].max_skew, 0);
+    assert_int_equal(t[GS_TIER_PCIE].strategy, GS_STRATEGY_PREFER_COLOCATE);
+    assert_int_equal(t[GS_TIER_PCIE].overcommit_milli, 1300);
+    assert_int_equal(t[GS_TIER_PCIE].sharing, 1);
+    assert_int_equal(t[GS_TIER_NODE].overcommit_milli, 1500);
+    assert_int_equal(t[GS_TIER_NODE].max_skew, GS_UNSET);
+    assert_int_equal(t[GS_TIER_AZ].isolation, GS_ISOLATION_HARD);
+    assert_int_equal(t[GS_TIER_AZ].overcommit_milli, 1000);
+    /* 1-based line and column of the nvlink tier's mapping inside the embedded policy.yaml */
+    assert_int_equal(t[GS_TIER_NVLINK].src.line, 11);
+    assert_int_equal(t[GS_TIER_NVLINK].src.col, 9);
+
+    const struct gs_tenant_spec *a = tenant(s, "team-a");
+    assert_true(a->has_quota && !a->in_policy);
+    assert_string_equal(a->priority_class, "high");
+    assert_int_equal(a->nquotas, 2);
+    assert_string_equal(a->quotas[0].key, "a100-80gb");
+    assert_int_equal(a->quotas[0].model, gs_catalog_find("A100-SXM4-80GB", -1));
+    assert_int_equal(a->quotas[0].total_milli, 16000);
+    assert_int_equal(a->quotas[0].dedicated_milli, 8000);
+    assert_int_equal(a->quotas[0].shared_milli, 8000);
+    assert_int_equal(a->quotas[1].model, gs_catalog_find("H100-80GB", -1));
+    assert_int_equal(a->quotas[1].total_milli, 4000);
+    assert_int_equal(a->quotas[1].shared_milli, 0);
+    assert_int_equal(a->max_gpus_per_pod, 8);
+    assert_int_equal(a->max_pods_per_user, 32);
+    assert_true(a->topology_awareness && a->gang_scheduling && a->bin_packing);
+    assert_int_equal(gs_scenario_tenant_of(s, "team-a"), (int)(a - s->tenants));
+
+    const struct gs_tenant_spec *ta = tenant(s, "tenant-a");
+    assert_true(ta->in_policy && !ta->has_quota);
+    assert_int_equal(ta->tier, GS_TIER_NVLINK);
+    assert_int_equal(ta->gpu_count_milli, 16000);
+    assert_int_equal(ta->priority, 100);
+    assert_int_equal(tenant(s, "tenant-c")->tier, GS_TIER_NODE);
+    assert_int_equal(gs_scenario_tenant_of(s, "tenant-a"), (int)(ta - s->tenants));
+    assert_int_equal(gs_scenario_tenant_of(s, "nowhere"), -ENOENT);
+    assert_int_equal(s->has_kubesched, 1);
+    gs_scenario_free(s);
+}
+
+static void test_seed_kube_values(void **state)
+{
+    (void)state;
+    struct gs_diag d;
+    struct warns w;
+    diag_with(&d, &w);
+    struct gs_scenario *s = load_seeds(&d);
+    assert_int_equal(s->nprofiles, 4);
+    assert_string_equal(s->profiles[0].name, "data-loading");
+    assert_int_equal(s->profiles[0].gpu_share, 1);
+    assert_int_equal(s->profiles[0].max_memory_mib, 8192);
+    assert_int_equal(s->profiles[0].overcommit_milli, 2000);
+    assert_int_equal(s->profiles[0].priority, 50);
+    assert_int_equal(s->profiles[0].preemptible, 1);
+    assert_int_equal(s->profiles[2].max_memory_mib, 81920);
+    assert_int_equal(s->profiles[2].overcommit_milli, 1000);
+    assert_int_equal(s->profiles[3].overcommit_milli, 1300);
+    assert_int_equal(s->profiles[3].src.line, 31);
+
+    assert_int_equal(s->nqueues, 1);
+    assert_int_equal(s->queues[0].weight, 2);
+    assert_int_equal(s->queues[0].cap_gpu_milli, 32000);
+    assert_int_equal(s->queues[0].cap_cpu_milli, 320000);
+    assert_int_equal(s->queues[0].cap_memory_mib, 4 * 1024 * 1024);
+    assert_int_equal(s->queues[0].reclaimable, 1);
+    assert_int_equal(s->queues[0].overcommit_milli, 1500);
+    assert_int_equal(s->npodgroups, 1);
+    assert_string_equal(s->podgroups[0].ns, "kubeflow");
+    assert_int_equal(s->podgroups[0].min_member, 1);
+    assert_string_equal(s->podgroups[0].queue, "kubeflow-queue");
+
+    assert_int_equal(s->nrquotas, 1);
+    assert_int_equal(s->rquotas[0].gpu_milli, 4000); /* the tighter of "4" and requests "8" */
+    assert_int_equal(s->rquotas[0].nscope_classes, 2);
+    assert_string_equal(s->rquotas[0].scope_classes[1], "kubeflow-normal");
+    assert_int_equal(s->nlimit_ranges, 1);
+    const struct gs_limit_range_spec *r = &s->limit_ranges[0];
+    assert_int_equal(r->max_gpu_milli, 2000);
+    assert_int_equal(r->min_gpu_milli, 0);
+    assert_int_equal(r->max_memory_mib, 32768);
+    assert_int_equal(r->min_memory_mib, 1024);
+    assert_int_equal(r->default_memory_mib, 8192);
+    assert_int_equal(r->default_request_memory_mib, 4096);
+    assert_int_equal(r->max_cpu_milli, GS_UNSET);
+    gs_scenario_free(s);
+}
+
+static void test_seed_warnings(void **state)
+{
+    (void)state;
+    struct gs_diag d;
+    struct warns w;
+    diag_with(&d, &w);
+    struct gs_scenario *s = load_seeds(&d);
+    ASSERT_WARNED(&w, "tenant-a-resourcequota-limitrange.yaml:11:5: ",
+                  "limits.nvidia.com/gpu is not enforced by Kubernetes");
+    ASSERT_WARNED(&w, "tenant-a-resourcequota-limitrange.yaml:10:5: ", "same quota",
+                  "the tighter, nvidia.com/gpu, applies");
+    ASSERT_WARNED(&w, "gpuquota-team-a.yaml:8:11: ",
+                  "GPUQuota tenant team-a is not in the "
+                  "tenants: map");
+    ASSERT_WARNED(&w, "topology-gpu-policy.yaml:30:7: ", "tenant tenant-a has no GPUQuota");
+    ASSERT_WARNED(&w, "volcano-queue-podgroup.yaml:17:1: ", "PriorityClass \"kubeflow-priority\"");
+    ASSERT_WARNED(&w, "volcano-queue-podgroup.yaml:30:9: ", "ConfigMap kubeflow/volcano-gpu-config",
+                  "not interpreted");
+    ASSERT_WARNED(&w, "vgpu-class-shared-small.yaml:3:7: ", "VirtualGPUClass", "not interpreted");
+    ASSERT_WARNED(&w, "mig-cluster-policy.yaml:3:7: ", "GpuClusterPolicy");
+    ASSERT_WARNED(&w, "dcgm-servicemonitor.yaml:3:7: ", "ServiceMonitor");
+    ASSERT_WARNED(&w, "tenant-gpu-prometheusrule.yaml:3:7: ", "PrometheusRule");
+    assert_int_equal(d.nwarn, (unsigned)w.n);
+    gs_scenario_free(s);
+}
+
+static void test_warnings(void **state)
+{
+    (void)state;
+    struct gs_diag d;
+    struct warns w;
+    diag_with(&d, &w);
+    struct gs_scenario *s = new_scenario();
+    load_ok(s, WARNS, &d);
+    resolve_ok(s, &d);
+    ASSERT_WARNED(&w, WARNS ":7:24: ", "total 10 is not dedicated 4 + shared 4");
+    ASSERT_WARNED(&w, WARNS ":27:10: ", "limits.nvidia.com/gpu is not enforced");
+    ASSERT_WARNED(&w, WARNS ":31:18: ", "ConfigMap team-b/other is not interpreted");
+    ASSERT_WARNED(&w, WARNS ":48:5: ", "unknown field \"resoures\"", "did you mean \"resources\"");
+    ASSERT_WARNED(&w, WARNS ":4:32: ", "GPUQuota tenant team-b is not in the tenants: map");
+    ASSERT_WARNED(&w, WARNS ":40:7: ", "tenant team-z has no GPUQuota");
+    ASSERT_WARNED(&w, WARNS ":18:1: ", "queue \"nope\", which is not defined");
+    ASSERT_WARNED(&w, WARNS ":18:1: ", "PriorityClass \"ghost\", which is not defined");
+    ASSERT_WARNED(&w, WARNS ":10:1: ", "LimitRange team-b/small caps a container at 2 GPUs",
+                  "below maxGPUsPerPod 8", "the LimitRange wins");
+    assert_int_equal(w.n, 9);
+    assert_int_equal(s->rquotas[0].gpu_milli, 6000);
+    gs_scenario_free(s);
+}
+
+/* --- a full scenario into exact records --- */
+
+static void check_cluster(const struct gs_scenario *s)
+{
+    assert_int_equal(s->ntemplates, 2);
+    const struct gs_node_template *h = &s->templates[0], *l = &s->templates[1];
+    assert_string_equal(h->name, "hgx-a100-80");
+    assert_int_equal(h->model, gs_catalog_find("A100-SXM4-80GB", -1));
+    assert_int_equal(h->gpus, 8);
+    assert_int_equal(h->cpu_milli, 128000);
+    assert_int_equal(h->memory_mib, 1048576);
+    static const uint8_t pcie[8] = {0, 0, 0, 0, 1, 1, 1, 1}, nv[8] = {0};
+    assert_memory_equal(h->pcie_domain, pcie, 8);
+    assert_memory_equal(h->nvlink_group, nv, 8);
+    assert_int_equal(l->model, gs_catalog_find("L40S", -1));
+    assert_int_equal(l->cpu_milli, GS_UNSET);
+    uint8_t dp[GS_GPUS_MAX], dn[GS_GPUS_MAX];
+    gs_topology_default(l->model, 4, dp, dn);
+    assert_memory_equal(l->pcie_domain, dp, 4);
+    assert_memory_equal(l->nvlink_group, dn, 4);
+    assert_int_equal(s->nnodes, 12);
+    assert_string_equal(s->nodes[0].name, "a1-n01");
+    assert_string_equal(s->nodes[7].name, "a1-n08");
+    assert_string_equal(s->nodes[7].zone, "az-1");
+    assert_int_equal(s->nodes[7].template_index, 0);
+    assert_string_equal(s->nodes[8].name, "a2-n1");
+    assert_string_equal(s->nodes[11].name, "a2-n4");
+    assert_int_equal(s->nodes[11].template_index, 1);
+}
+
+static void check_policy(const struct gs_scenario *s)
+{
+    const struct gs_tenant_spec *t = tenant(s, "team-a");
+    assert_true(t->has_quota && t->in_policy);
+    assert_int_equal(t->tier, GS_TIER_NVLINK);
+    assert_int_equal(t->priority, 100);
+    assert_int_equal(t->gpu_count_milli, 16000);
+    assert_int_equal(t->nquotas, 2);
+    assert_int_equal(t->quotas[1].model, gs_catalog_find("L40S", -1));
+    assert_int_equal(t->quotas[1].total_milli, 2500);
+    assert_int_equal(t->quotas[1].shared_milli, 500);
+    assert_int_equal(t->bin_packing, 0);
+    assert_int_equal(s->tiers[GS_TIER_PCIE].overcommit_milli, 1300);
+    assert_int_equal(s->tiers[GS_TIER_NODE].defined, 0);
+    assert_int_equal(s->npriority_classes, 1);
+    assert_int_equal(s->priority_classes[0].value, 1000);
+    assert_int_equal(s->priority_classes[0].never_preempt, 1);
+    assert_int_equal(s->queues[0].weight, 3);
+    assert_int_equal(s->queues[0].cap_memory_mib, 512 * 1024);
+    assert_int_equal(s->queues[0].reclaimable, 0);
+    assert_int_equal(s->podgroups[0].min_member, 2);
+    assert_true(s->sim.defined);
+    assert_int_equal(s->sim.ncompare, 3);
+    assert_string_equal(s->sim.compare[2], "full");
+    assert_int_equal(s->sim.horizon_us, INT64_C(86400000000));
+}
+
+static void check_pods(const struct gs_scenario *s)
+{
+    assert_int_equal(s->npods, 2);
+    const struct gs_scn_pod *p = &s->pods[0], *q = &s->pods[1];
+    assert_string_equal(p->ns, "team-a");
+    assert_string_equal(p->name, "train-0");
+    assert_string_equal(p->user, "user-1");
+    assert_string_equal(p->workload, "train");
+    assert_string_equal(p->group, "train-job");
+    assert_string_equal(p->queue, "training");
+    assert_string_equal(p->priority_class, "high");
+    assert_int_equal(p->tier, GS_TIER_NVLINK);
+    assert_int_equal(p->arrival_us, INT64_C(120000000));
+    assert_int_equal(p->duration_us, INT64_C(7200000000));
+    assert_int_equal(p->util_pct, 85);
+    assert_int_equal(p->model_mask, 1u << gs_catalog_find("A100-SXM4-80GB", -1));
+    assert_int_equal(p->ncontainers, 1);
+    assert_int_equal(p->containers[0].gpu, 4);
+    assert_int_equal(p->containers[0].gpumem_mib, GS_UNSET);
+    assert_int_equal(p->containers[0].cpu_milli, 500);   /* the request wins */
+    assert_int_equal(p->containers[0].memory_mib, 1536); /* 1.5Gi */
+    assert_int_equal(p->src.line, 66);
+    assert_int_equal(q->arrival_us, INT64_C(120000000));
+    assert_int_equal(q->duration_us, INT64_C(5400000000));
+    assert_int_equal(q->util_pct, GS_UNSET);
+    assert_int_equal(q->tier, GS_TIER_NONE);
+    assert_int_equal(q->ncontainers, 2);
+    assert_int_equal(q->containers[0].gpu, 2);
+    assert_int_equal(q->containers[0].gpumem_mib, 20480);
+    assert_int_equal(q->containers[0].gpucores, 30);
+    assert_int_equal(q->containers[0].cpu_milli, 2000); /* the limit stands in */
+    assert_int_equal(q->containers[0].memory_mib, 65536);
+    assert_string_equal(q->containers[1].mig_profile, "2g.20gb");
+    assert_int_equal(q->containers[1].gpu, GS_UNSET);
+    assert_int_equal(q->containers[1].cpu_milli, 1500);
+    assert_int_equal(q->containers[1].memory_mib, GS_UNSET);
+}
+
+static void test_full_scenario(void **state)
+{
+    (void)state;
+    struct gs_diag d;
+    struct warns w;
+    diag_with(&d, &w);
+    struct gs_scenario *s = new_scenario();
+    load_ok(s, FULL, &d);
+    resolve_ok(s, &d);
+    assert_int_equal(w.n, 0);
+    check_cluster(s);
+    check_policy(s);
+    check_pods(s);
+    /* resolving again changes nothing */
+    size_t nt = s->ntenants;
+    resolve_ok(s, &d);
+    assert_int_equal(s->ntenants, nt);
+    gs_scenario_free(s);
+}
+
+/* --- bad inputs: each names the place --- */
+
+struct bad {
+    const char *text;
+    int rc;
+    const char *where; /* ":LINE:COL: " after the path */
+    const char *what;
+    int at_resolve;
+};
+
+#define POD_HDR  "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: a}\n"
+#define POD_META "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: a\n"
+#define CL_HDR   "apiVersion: gpusched.io/v1alpha1\nkind: Cluster\nspec:\n"
+#define RES(r)   POD_HDR "spec:\n  containers:\n  - name: m\n    resources:\n      limits: {" r "}\n"
+
+static const struct bad bads[] = {
+    {"apiVersion: v1\nkind: Pod\nmetadata: {name: x\n", -EINVAL, ":4:1: ", "YAML error", 0},
+    {"apiVersion: v1\nkind: Pod\nmetadata: [a]\n", -EINVAL, ":3:11: ", "metadata must be a mapping",
+     0},
+    {POD_HDR "spec: {containers: 5}\n", -EINVAL, ":4:20: ", "spec.containers must be a sequence",
+     0},
+    {POD_HDR "spec: {priorityClassName: [x], containers: []}\n", -EINVAL,
+     ":4:27: ", "spec.priorityClassName must be a name", 0},
+    {"kind: [Pod]\n", -EINVAL, ":1:7: ", "kind must be a kind name", 0},
+    {"apiVersion: v1\nmetadata: {name: x}\n", -EINVAL, ":1:1: ", "missing field \"kind\"", 0},
+    {RES("nvidia.com/gpu: 8Gx"), -EINVAL,
+     ":8:32: ", "limits.nvidia.com/gpu: \"8Gx\" is not a Kubernetes quantity", 0},
+    {RES("cpu: \"-1\""), -EINVAL, ":8:21: ", "limits.cpu: \"-1\" must not be negative", 0},
+    {RES("memory: 99999999999999999Ei"), -EINVAL, ":8:24: ", "is too large", 0},
+    {RES("memory: 1234567890123456789"), -EINVAL, ":8:24: ", "more than 18 significant digits", 0},
+    {RES("nvidia.com/gpu: 1.5"), -EINVAL, ":8:32: ", "not a whole number of GPUs", 0},
+    {RES("nvidia.com/gpucores: 101"), -EINVAL, ":8:37: ", "out of range (0..100 percent)", 0},
+    {RES("nvidia.com/gpumem: 20Gi"), -EINVAL, ":8:35: ", "must be a plain number", 0},
+    {RES("nvidia.com/mig-9x.1gb: 1"), -EINVAL, ":8:16: ", "is not a MIG profile", 0},
+    {RES("nvidia.com/gpumem: 1024"), -EINVAL, ":8:16: ", "needs nvidia.com/gpu", 0},
+    {POD_HDR "spec:\n  containers:\n  - name: m\n    resources:\n      requests: {cpu: 2}\n"
+             "      limits: {cpu: 1}\n",
+     -EINVAL, ":8:18: ", "requests.cpu is above limits.cpu", 0},
+    {"apiVersion: v1\nkind: Pod\nmetadata:\n  name: "
+     "ppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp"
+     "ppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp"
+     "ppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp"
+     "ppppppppppppppppppppppppppppppppp\n",
+     -EINVAL, ":4:9: ", "metadata.name is 300 bytes long; names are at most 63", 0},
+    {POD_META "  annotations: {sim.gpusched.io/arrival: \"120\"}\n", -EINVAL,
+     ":6:42: ", "is not a duration", 0},
+    {POD_META "  annotations: {sim.gpusched.io/arrival: 0.0000001s}\n", -EINVAL,
+     ":6:42: ", "not a whole number of microseconds", 0},
+    {CL_HDR "  nodes:\n  - {name: \"x[08-01]\", template: t}\n", -EINVAL,
+     ":5:12: ", "node name range [08-01] runs backwards", 0},
+    {CL_HDR "  nodes:\n  - {name: \"x[1-2]y[3-4]\", template: t}\n", -EINVAL,
+     ":5:12: ", "one range", 0},
+    {CL_HDR "  nodes:\n  - {name: \"x[1-1234567890]\", template: t}\n", -EINVAL,
+     ":5:12: ", "1 to 9 digits", 0},
+    {CL_HDR "  nodeTemplates: [{name: t}]\n  nodes:\n  - {name: \"n[1-3]\", template: t}\n"
+            "  - {name: n2, template: t}\n",
+     -EINVAL, ":7:12: ", "duplicate node name \"n2\"", 0},
+    {CL_HDR "  nodes:\n  - {name: \"n[1-3]\", template: nope}\n", -EINVAL,
+     ":5:32: ", "node template \"nope\" is not defined", 1},
+    {CL_HDR "  nodeTemplates: [{name: t, gpuModel: Z100, gpus: 2}]\n", -EINVAL,
+     ":4:39: ", "gpuModel \"Z100\" is not in the GPU catalog", 0},
+    {CL_HDR "  nodeTemplates: [{name: t, gpuModel: T4, gpus: 4, pcieDomains: [[0,1],[2]]}]\n",
+     -EINVAL, ":4:65: ", "pcieDomains: GPU 3 is in none of them", 0},
+    {CL_HDR "  nodeTemplates: [{name: t, gpuModel: T4, gpus: 2, nvlinkGroups: [[0,1],[1]]}]\n",
+     -EINVAL, ":4:74: ", "nvlinkGroups: GPU 1 is listed twice", 0},
+    {CL_HDR "  nodeTemplates: [{name: t, gpuModel: T4, gpus: 2, topologyFile: a.txt}]\n", -EINVAL,
+     ":4:66: ", "topologyFile is not supported yet", 0},
+    {"apiVersion: gpu.example.com/v1\nkind: GPUQuota\nmetadata: {name: q, namespace: a}\n"
+     "spec:\n  quotas:\n    b200x: {total: 1}\n",
+     -EINVAL, ":6:5: ", "quotas key \"b200x\" names no GPU model", 0},
+    {"apiVersion: gpu.example.com/v1\nkind: GPUQuota\nmetadata: {name: q, namespace: a}\n"
+     "spec:\n  quotas:\n    h100: {total: 1}\n    H100-80GB: {total: 2}\n",
+     -EINVAL, ":7:5: ", "name the same GPU model", 0},
+    {"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: topology-gpu-policy}\ndata:\n"
+     "  policy.yaml: |\n    scheduling:\n      nvlink:\n        strategy: colcate\n",
+     -EINVAL, ":8:19: ", "strategy must be one of colocate, prefer-colocate, spread", 0},
+    {"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: topology-gpu-policy}\ndata:\n"
+     "  policy.yaml: |\n    tenants:\n      t: {gpuCount: 1x}\n",
+     -EINVAL, ":7:21: ", "tenants.t.gpuCount: \"1x\" is not a Kubernetes quantity", 0},
+    {"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: topology-gpu-policy}\ndata:\n"
+     "  policy.yaml: |\n    tenants:\n      t: {topology: [\n",
+     -EINVAL, ":8:5: ", "YAML error", 0},
+    {"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kubeflow-gpu-profiles}\ndata:\n"
+     "  profiles.yaml: \"profiles:\\n- {name: x, overcommitRatio: 1.3333}\\n\"\n",
+     -EINVAL, ":5:18: ", "in profiles.yaml at line 2, column 30", 0},
+    {POD_META "  annotations: {scheduling.k8s.io/group-name: g}\nspec: {containers: [{name: m}]}\n",
+     -EINVAL, ":1:1: ", "PodGroup (annotation scheduling.k8s.io/group-name) \"g\" is not defined",
+     1},
+    {POD_HDR "spec: {priorityClassName: hi, containers: [{name: m}]}\n", -EINVAL,
+     ":1:1: ", "PriorityClass (spec.priorityClassName) \"hi\" is not defined", 1},
+    {POD_HDR "spec: {containers: [{name: m}]}\n---\n" POD_HDR "spec: {containers: [{name: m}]}\n",
+     -EINVAL, ":8:18: ", "a second pod a/p (the first is at ", 0},
+    {POD_HDR "spec: {containers: [{name: a}, {name: b}, {name: c}, {name: d}, {name: e}, "
+             "{name: f}, {name: g}, {name: h}, {name: i}]}\n",
+     -E2BIG, ":4:109: ", "more than 8 containers in a pod", 0},
+    {"apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: x}\nvalue: "
+     "3000000000\n",
+     -EINVAL, ":4:8: ", "value must be in -2147483648..2147483647", 0},
+    {"apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: q}\n"
+     "spec: {weight: 0}\n",
+     -EINVAL, ":4:16: ", "weight must be in 1..1000000", 0},
+    {"apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: g}\n"
+     "spec: {minMember: 0}\n",
+     -EINVAL, ":4:19: ", "minMember must be in 1..", 0},
+    {"apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q, namespace: a}\n"
+     "spec: {hard: {requests.nvidia.com/gpu: \"0.5\"}}\n",
+     -EINVAL, ":4:40: ", "hard.requests.nvidia.com/gpu: \"0.5\" is not a whole number of GPUs", 0},
+};
+
+static void expect_bad(const struct bad *b)
+{
+    struct gs_diag d;
+    struct warns w;
+    char want[128];
+    diag_with(&d, &w);
+    struct gs_scenario *s = new_scenario();
+    const char *path = tmp_file(b->text);
+    int rc = gs_scenario_load(s, path, &d);
+    if (b->at_resolve) {
+        if (rc)
+            print_error("load: %s\n", d.msg);
+        assert_int_equal(rc, 0);
+        rc = gs_scenario_resolve(s, &d);
+    }
+    unlink(path);
+    if (rc != b->rc)
+        print_error("case \"%s\": rc %d, msg: %s\n", b->what, rc, d.msg);
+    assert_int_equal(rc, b->rc);
+    snprintf(want, sizeof(want), "%s%s", path, b->where);
+    assert_has(d.msg, want);
+    assert_has(d.msg, b->what);
+    gs_scenario_free(s);
+}
+
+static void test_bad_inputs(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(bads) / sizeof(bads[0]); i++)
+        expect_bad(&bads[i]);
+}
+
+static void test_missing_file(void **state)
+{
+    (void)state;
+    struct gs_diag d;
+    struct warns w;
+    diag_with(&d, &w);
+    struct gs_scenario *s = new_scenario();
+    assert_int_equal(gs_scenario_load(s, "/nonexistent/scenario.yaml", &d), -ENOENT);
+    assert_has(d.msg, "/nonexistent/scenario.yaml: no such file");
+    assert_int_equal(gs_scenario_load(s, NULL, &d), -EINVAL);
+    gs_scenario_free(s);
+    gs_scenario_free(NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_seeds_load_each),  cmocka_unit_test(test_seed_policy_values),
+        cmocka_unit_test(test_seed_kube_values), cmocka_unit_test(test_seed_warnings),
+        cmocka_unit_test(test_warnings),         cmocka_unit_test(test_full_scenario),
+        cmocka_unit_test(test_bad_inputs),       cmocka_unit_test(test_missing_file),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
