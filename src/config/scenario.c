@@ -244,11 +244,10 @@ int gs_scenario_load(struct gs_scenario *s, const char *path, struct gs_diag *d)
     L.buf = buf;
     short_file(name, L.file, sizeof(L.file));
     struct gs__yctx proto = {.path = name, .d = d, .lenient = true};
-    rc = gs__yaml_check_syntax(&proto, buf, L.len, GS_SCN_MAX_DEPTH);
+    rc = gs__yaml_stream_documents(&proto, buf, L.len, GS_SCN_MAX_DEPTH, GS_SCN_DOC_NODES_MAX,
+                                   read_document, &L);
     if (rc == -EINVAL && d)
         range_hint(name, buf, L.len, d);
-    if (!rc)
-        rc = gs__yaml_each_document(&proto, buf, L.len, read_document, &L);
     free(buf);
     return rc;
 }

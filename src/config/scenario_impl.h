@@ -23,7 +23,10 @@
 /* Largest scenario file accepted (a workload of GS_SCN_PODS_MAX flow-style pods fits). */
 #define GS_SCN_FILE_MAX_BYTES ((size_t)1 << 30)
 #define GS_SCN_MAX_DEPTH      64
-#define GS_SCN_RANGE_DIGITS   9 /* digits of a bound in a node name range "[01-08]" */
+/* YAML nodes of one document (a `kubectl get pods -o yaml` List of ~80,000 pods): bounds the
+ * memory one document's tree takes, at roughly 100 bytes a node. */
+#define GS_SCN_DOC_NODES_MAX ((size_t)8 << 20)
+#define GS_SCN_RANGE_DIGITS  9 /* digits of a bound in a node name range "[01-08]" */
 
 /* The record arrays of a scenario, for generic growth and indexing. */
 enum gs__scn_kind {

@@ -264,8 +264,8 @@ static int rq_item(struct gs__yctx *c, struct rq *r, int res, int req, yaml_node
     char what[128];
     gs__yaml_label(what, sizeof(what), "hard.%s", gs__yaml_str(k));
     r->at[res][req] = k;
-    int rc = gs__scn_qty(c, v, what, e10[res], e2[res], fl[res], unit[res], 0, hi[res],
-                         &r->v[res][req]);
+    int rc =
+        gs__scn_qty(c, v, what, e10[res], e2[res], fl[res], unit[res], 0, hi[res], &r->v[res][req]);
     if (!rc && res == 0)
         r->v[res][req] *= 1000;
     return rc;

@@ -461,8 +461,8 @@ static int embedded(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *n, 
         proto.inner = key; /* only the entry's own place is exact */
     }
     const unsigned char *b = (const unsigned char *)s;
-    int rc = gs__yaml_check_syntax(&proto, b, n->data.scalar.length, GS_SCN_MAX_DEPTH);
-    return rc ? rc : gs__yaml_each_document(&proto, b, n->data.scalar.length, fn, &p);
+    return gs__yaml_stream_documents(&proto, b, n->data.scalar.length, GS_SCN_MAX_DEPTH,
+                                     GS_SCN_DOC_NODES_MAX, fn, &p);
 }
 
 struct cm {

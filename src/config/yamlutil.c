@@ -528,3 +528,237 @@ int gs__yaml_read(const char *path, bool allow_stdin, size_t max, const char *wh
     fclose(f);
     return rc;
 }
+
+/* --- one-pass document building --- */
+
+/* The anchors of one document: open addressing over names, each mapped to its node. */
+struct anchor {
+    char *name;
+    int id;
+};
+
+struct builder {
+    const struct gs__yctx *proto;
+    yaml_document_t doc;
+    bool open;        /* doc is initialised */
+    int *stack, *key; /* open collections and, for a mapping, its pending key (0 = none) */
+    size_t depth, cap;
+    struct anchor *anc; /* table of acap slots, name NULL = empty */
+    size_t nanc, acap;
+    size_t nodes, max_nodes;
+    int max_depth;
+};
+
+static uint32_t hash_name(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+static struct anchor *anchor_slot(struct anchor *tab, size_t cap, const char *name)
+{
+    size_t i = hash_name(name) & (cap - 1);
+    while (tab[i].name && strcmp(tab[i].name, name) != 0)
+        i = (i + 1) & (cap - 1);
+    return &tab[i];
+}
+
+static void anchors_clear(struct builder *b)
+{
+    for (size_t i = 0; i < b->acap; i++)
+        free(b->anc[i].name);
+    free(b->anc);
+    b->anc = NULL;
+    b->nanc = b->acap = 0;
+}
+
+/* anchor_set() - @name now names node @id (YAML lets a later anchor reuse a name). */
+static int anchor_set(struct builder *b, const yaml_char_t *name, int id)
+{
+    if (!name)
+        return 0;
+    if ((b->nanc + 1) * 2 > b->acap) {
+        size_t cap = b->acap ? 2 * b->acap : 16;
+        struct anchor *tab = calloc(cap, sizeof(*tab));
+        if (!tab)
+            return -ENOMEM;
+        for (size_t i = 0; i < b->acap; i++)
+            if (b->anc[i].name)
+                *anchor_slot(tab, cap, b->anc[i].name) = b->anc[i];
+        free(b->anc);
+        b->anc = tab;
+        b->acap = cap;
+    }
+    struct anchor *a = anchor_slot(b->anc, b->acap, (const char *)name);
+    if (!a->name) {
+        if (!(a->name = strdup((const char *)name)))
+            return -ENOMEM;
+        b->nanc++;
+    }
+    a->id = id;
+    return 0;
+}
+
+static int anchor_get(const struct builder *b, const yaml_char_t *name)
+{
+    if (!b->acap || !name)
+        return 0;
+    const struct anchor *a = anchor_slot(b->anc, b->acap, (const char *)name);
+    return a->name ? a->id : 0;
+}
+
+static int build_fail(struct builder *b, const yaml_event_t *ev, const char *msg)
+{
+    char at[GS_DIAG_MSG_MAX];
+    fail_at(b->proto, ev->start_mark.line + 1, ev->start_mark.column + 1, at, sizeof(at));
+    return gs_diag_error(b->proto->d, "%s: %s", at, msg);
+}
+
+static int oom(const struct builder *b)
+{
+    return gs_diag_error_code(b->proto->d, -ENOMEM, "%s: out of memory", b->proto->path);
+}
+
+/* attach() - node @id into the open collection, or as the root. */
+static int attach(struct builder *b, int id)
+{
+    if (!b->depth)
+        return 0; /* the first node added is the document's root */
+    int top = b->stack[b->depth - 1];
+    yaml_node_t *n = yaml_document_get_node(&b->doc, top);
+    if (n->type == YAML_SEQUENCE_NODE)
+        return yaml_document_append_sequence_item(&b->doc, top, id) ? 0 : oom(b);
+    if (!b->key[b->depth - 1]) {
+        b->key[b->depth - 1] = id;
+        return 0;
+    }
+    int key = b->key[b->depth - 1];
+    b->key[b->depth - 1] = 0;
+    return yaml_document_append_mapping_pair(&b->doc, top, key, id) ? 0 : oom(b);
+}
+
+/* add_node() - a scalar, or the start of a collection, from @ev; into *@id. */
+static int add_node(struct builder *b, const yaml_event_t *ev, int *id)
+{
+    const yaml_char_t *anchor = NULL;
+    char msg[96];
+    if (++b->nodes > b->max_nodes) {
+        snprintf(msg, sizeof(msg), "document has more than %zu YAML nodes", b->max_nodes);
+        return build_fail(b, ev, msg);
+    }
+    if (ev->type == YAML_SCALAR_EVENT) {
+        *id = yaml_document_add_scalar(&b->doc, NULL, ev->data.scalar.value,
+                                       (int)ev->data.scalar.length, ev->data.scalar.style);
+        anchor = ev->data.scalar.anchor;
+    } else if (ev->type == YAML_SEQUENCE_START_EVENT) {
+        *id = yaml_document_add_sequence(&b->doc, NULL, ev->data.sequence_start.style);
+        anchor = ev->data.sequence_start.anchor;
+    } else {
+        *id = yaml_document_add_mapping(&b->doc, NULL, ev->data.mapping_start.style);
+        anchor = ev->data.mapping_start.anchor;
+    }
+    if (!*id)
+        return oom(b);
+    yaml_node_t *n = yaml_document_get_node(&b->doc, *id);
+    n->start_mark = ev->start_mark; /* the document API leaves marks zero */
+    n->end_mark = ev->end_mark;
+    if (anchor_set(b, anchor, *id))
+        return oom(b);
+    return attach(b, *id);
+}
+
+static int push(struct builder *b, const yaml_event_t *ev, int id)
+{
+    char msg[64];
+    if (b->depth >= (size_t)b->max_depth) {
+        snprintf(msg, sizeof(msg), "nested deeper than %d levels", b->max_depth);
+        return build_fail(b, ev, msg);
+    }
+    if (b->depth == b->cap) {
+        size_t cap = b->cap ? 2 * b->cap : 16;
+        int *st = realloc(b->stack, cap * sizeof(*st)), *k;
+        if (st)
+            b->stack = st;
+        k = st ? realloc(b->key, cap * sizeof(*k)) : NULL;
+        if (!k)
+            return oom(b);
+        b->key = k;
+        b->cap = cap;
+    }
+    b->stack[b->depth] = id;
+    b->key[b->depth++] = 0;
+    return 0;
+}
+
+/* on_event() - one event into the document being built; a finished document goes to @fn. */
+static int on_event(struct builder *b, const yaml_event_t *ev, gs__yaml_doc_fn fn, void *arg)
+{
+    int id = 0, rc = 0;
+    switch (ev->type) {
+    case YAML_DOCUMENT_START_EVENT:
+        if (!yaml_document_initialize(&b->doc, NULL, NULL, NULL, 1, 1))
+            return oom(b);
+        b->open = true;
+        b->nodes = b->depth = 0;
+        return 0;
+    case YAML_SCALAR_EVENT:
+        return add_node(b, ev, &id);
+    case YAML_SEQUENCE_START_EVENT:
+    case YAML_MAPPING_START_EVENT:
+        rc = add_node(b, ev, &id);
+        return rc ? rc : push(b, ev, id);
+    case YAML_SEQUENCE_END_EVENT:
+    case YAML_MAPPING_END_EVENT:
+        yaml_document_get_node(&b->doc, b->stack[--b->depth])->end_mark = ev->end_mark;
+        return 0;
+    case YAML_ALIAS_EVENT:
+        if (!(id = anchor_get(b, ev->data.alias.anchor)))
+            return build_fail(b, ev, "YAML error: found undefined alias");
+        return attach(b, id);
+    case YAML_DOCUMENT_END_EVENT: {
+        yaml_node_t *root = yaml_document_get_root_node(&b->doc);
+        if (root) {
+            struct gs__yctx c = *b->proto;
+            c.doc = &b->doc;
+            c.budget = WALK_BUDGET_MIN + 4 * b->nodes;
+            rc = fn(&c, root, arg);
+        }
+        yaml_document_delete(&b->doc);
+        b->open = false;
+        anchors_clear(b);
+        return rc;
+    }
+    default:
+        return 0;
+    }
+}
+
+int gs__yaml_stream_documents(const struct gs__yctx *proto, const unsigned char *buf, size_t len,
+                              int max_depth, size_t max_nodes, gs__yaml_doc_fn fn, void *arg)
+{
+    yaml_parser_t ps;
+    struct builder b = {.proto = proto, .max_nodes = max_nodes, .max_depth = max_depth};
+    int rc = 0;
+    if (!yaml_parser_initialize(&ps))
+        return gs_diag_error_code(proto->d, -ENOMEM, "%s: out of memory", proto->path);
+    yaml_parser_set_input_string(&ps, buf, len);
+    for (bool end = false; !rc && !end;) {
+        yaml_event_t ev;
+        if (!yaml_parser_parse(&ps, &ev)) {
+            rc = yaml_fail(proto, &ps, buf, len);
+            break;
+        }
+        end = ev.type == YAML_STREAM_END_EVENT;
+        rc = on_event(&b, &ev, fn, arg);
+        yaml_event_delete(&ev);
+    }
+    if (b.open)
+        yaml_document_delete(&b.doc);
+    anchors_clear(&b);
+    free(b.stack);
+    free(b.key);
+    yaml_parser_delete(&ps);
+    return rc;
+}

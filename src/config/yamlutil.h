@@ -150,4 +150,14 @@ int gs__yaml_check_syntax(const struct gs__yctx *proto, const unsigned char *buf
 int gs__yaml_each_document(const struct gs__yctx *proto, const unsigned char *buf, size_t len,
                            gs__yaml_doc_fn fn, void *arg);
 
+/*
+ * gs__yaml_stream_documents() - one pass over @buf: build each document's tree from the parser's
+ * events (libyaml's document API), refusing nesting deeper than @max_depth and documents of more
+ * than @max_nodes nodes, and pass each root to @fn as gs__yaml_each_document() does. Memory
+ * follows the largest document, and the bytes are parsed once, not twice.
+ * Return: 0; -EINVAL with a YAML error or past a limit; -ENOMEM; or @fn's non-zero return.
+ */
+int gs__yaml_stream_documents(const struct gs__yctx *proto, const unsigned char *buf, size_t len,
+                              int max_depth, size_t max_nodes, gs__yaml_doc_fn fn, void *arg);
+
 #endif
