@@ -527,6 +527,103 @@ static void test_top_level(void **state)
     result_free(&r);
 }
 
+/* gpusched validate: the seed manifests load, and what was understood is printed. */
+#define SEED_DIR "tests/data/seed-manifests/"
+#define SEEDS_ARGS                                                                                 \
+    SEED_DIR "dcgm-servicemonitor.yaml", SEED_DIR "gpuquota-team-a.yaml",                          \
+        SEED_DIR "kube-scheduler-config.yaml", SEED_DIR "kubeflow-gpu-profiles.yaml",              \
+        SEED_DIR "mig-cluster-policy.yaml", SEED_DIR "tenant-a-resourcequota-limitrange.yaml",     \
+        SEED_DIR "tenant-gpu-prometheusrule.yaml", SEED_DIR "topology-gpu-policy.yaml",            \
+        SEED_DIR "vgpu-class-shared-small.yaml", SEED_DIR "volcano-queue-podgroup.yaml"
+
+static void test_validate_seeds(void **state)
+{
+    (void)state;
+    struct result r;
+    run(&r, ARGS("validate", SEEDS_ARGS));
+    expect_exit(&r, 0);
+    expect_has(r.out, "a100-80gb (A100-SXM4-80GB): total 16, dedicated 8, shared 8; per pod at "
+                      "most 8");
+    expect_has(r.out, "h100 (H100-SXM5-80GB): total 4, dedicated 4, shared 0");
+    expect_has(r.out, "tenant-a  namespaces tenant-a; tier nvlink; priority 100; gpuCount 16");
+    expect_has(r.out, "pcie   strategy prefer-colocate, sharing on, overcommit 1.3");
+    expect_has(r.out, "kubeflow-queue  weight 2, capability gpu 32 cpu 320 memory 4194304 MiB, "
+                      "reclaimable yes, overcommit 1.5");
+    expect_has(r.out, "kubeflow/pipeline-step-group  minMember 1, queue kubeflow-queue");
+    expect_has(r.out, "data-loading  gpuShare on, maxMemory 8192 MiB, overcommit 2, priority 50");
+    expect_has(r.out, "tenant-a/tenant-a-gpu-quota  nvidia.com/gpu 4");
+    expect_has(r.out, "namespace tenant-a (tenant tenant-a): per container 2 by LimitRange "
+                      "tenant-a-gpu-limits, per pod 2");
+    expect_has(r.out, "scheduler profile gpu-scheduler");
+    expect_has(r.err, "warning: " SEED_DIR "tenant-a-resourcequota-limitrange.yaml:11:5: "
+                      "limits.nvidia.com/gpu is not enforced");
+    expect_has(r.err, "warning: " SEED_DIR "gpuquota-team-a.yaml:8:11: GPUQuota tenant team-a");
+    result_free(&r);
+}
+
+static void test_validate_json(void **state)
+{
+    (void)state;
+    struct result r;
+    run(&r, ARGS("validate", "--json", "tests/data/scenario/full.yaml"));
+    expect_exit(&r, 0);
+    assert_int_equal(r.err_len, 0);
+    json_error_t jerr;
+    json_t *root = json_loads(r.out, 0, &jerr);
+    if (!root)
+        fail_msg("not JSON: %d: %s", jerr.line, jerr.text);
+    json_t *q = json_array_get(
+        json_object_get(json_array_get(json_object_get(root, "tenants"), 0), "quotas"), 1);
+    assert_string_equal(json_string_value(json_object_get(q, "model")), "L40S");
+    assert_int_equal(json_integer_value(json_object_get(q, "total_milli")), 2500);
+    assert_int_equal(json_integer_value(json_object_get(q, "per_pod_milli")), 2000);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(root, "pods"), "count")),
+                     2);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(root, "cluster"), "nodes")),
+                     12);
+    assert_int_equal(json_array_size(json_object_get(root, "warnings")), 0);
+    json_decref(root);
+    result_free(&r);
+
+    run(&r, ARGS("validate", "--json", SEED_DIR "tenant-a-resourcequota-limitrange.yaml"));
+    expect_exit(&r, 0);
+    expect_has(r.out, "\"warning_count\": 4");
+    expect_has(r.out, "tenant-a-resourcequota-limitrange.yaml:11:5: limits.nvidia.com/gpu");
+    assert_int_equal(r.err_len, 0);
+    result_free(&r);
+}
+
+static void test_validate_bad_input(void **state)
+{
+    (void)state;
+    struct result r;
+    const char *bad = write_tmp("bad.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+                                            "spec: {containers: [{name: m, resources: {limits: "
+                                            "{nvidia.com/gpu: 8Gx}}}]}\n");
+    run(&r, ARGS("validate", "tests/data/scenario/full.yaml", bad));
+    expect_exit(&r, 2);
+    assert_int_equal(r.out_len, 0);
+    expect_has(r.err, "bad.yaml:4:68: limits.nvidia.com/gpu: \"8Gx\" is not a Kubernetes quantity");
+    result_free(&r);
+
+    run(&r, ARGS("validate", "no-such-file.yaml"));
+    expect_exit(&r, 2);
+    expect_has(r.err, "no-such-file.yaml: no such file");
+    result_free(&r);
+    run(&r, ARGS("validate"));
+    expect_exit(&r, 2);
+    expect_has(r.err, "usage: gpusched validate");
+    result_free(&r);
+    run(&r, ARGS("validate", "--frobnicate", "x.yaml"));
+    expect_exit(&r, 2);
+    expect_has(r.err, "--frobnicate");
+    result_free(&r);
+    run(&r, ARGS("validate", "--help"));
+    expect_exit(&r, 0);
+    expect_has(r.out, "usage: gpusched validate");
+    result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -539,6 +636,9 @@ int main(void)
         cmocka_unit_test(test_config_profiles),
         cmocka_unit_test(test_unsampleable_workloads),
         cmocka_unit_test(test_top_level),
+        cmocka_unit_test(test_validate_seeds),
+        cmocka_unit_test(test_validate_json),
+        cmocka_unit_test(test_validate_bad_input),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -572,6 +572,357 @@ static void test_missing_file(void **state)
     gs_scenario_free(NULL);
 }
 
+/* --- quantities and durations, exactly --- */
+
+struct qcase {
+    const char *s;
+    int e10, e2;
+    unsigned flags;
+    int rc;
+    int64_t v;
+};
+
+static const struct qcase qcases[] = {
+    {"16", 3, 0, 0, 0, 16000},
+    {"500m", 3, 0, 0, 0, 500},
+    {"64Gi", 0, -20, 0, 0, 65536},
+    {"1.5", 3, 0, 0, 0, 1500},
+    {"1.5k", 0, 0, 0, 0, 1500},
+    {"2e3", 0, 0, 0, 0, 2000},
+    {"2E-3", 6, 0, 0, 0, 2000},
+    {"1E", 0, 0, 0, 0, INT64_C(1000000000000000000)},
+    {"7Ei", 0, 0, 0, 0, INT64_C(8070450532247928832)},
+    {"9Ei", 0, 0, 0, -ERANGE, 0},
+    {"0.1Gi", 0, -20, 0, -EDOM, 0},
+    {"0.1Gi", 0, -20, GS__Q_CEIL, 0, 103},
+    {"1G", 0, -20, GS__Q_CEIL, 0, 954},
+    {"1e-30", 0, 0, GS__Q_CEIL, 0, 1},
+    {"2.0", 3, 0, GS__Q_PLAIN, 0, 2000},
+    {"1.3333", 3, 0, GS__Q_PLAIN, -EDOM, 0},
+    {"2k", 0, 0, GS__Q_PLAIN, -EINVAL, 0},
+    {"8Gx", 0, 0, 0, -EINVAL, 0},
+    {"1e", 0, 0, 0, -EINVAL, 0},
+    {".", 0, 0, 0, -EINVAL, 0},
+    {"", 0, 0, 0, -EINVAL, 0},
+    {"-1", 0, 0, 0, -EDOM, 0},
+    {"-0", 0, 0, 0, 0, 0},
+    {"+5", 0, 0, 0, 0, 5},
+    {"0.000", 0, 0, 0, 0, 0},
+    {"922337203685477580", 0, 0, 0, 0, INT64_C(922337203685477580)},
+    {"1234567890123456789", 0, 0, 0, -ERANGE, 0},
+    {"12345678901234567800000", 0, 0, 0, -ERANGE, 0},
+    {"123456789012345678000", -3, 0, 0, 0, INT64_C(123456789012345678)},
+    {"1e10000", 0, 0, 0, -ERANGE, 0},
+    {"1e10001", 0, 0, 0, -ERANGE, 0},
+    {"100000000000000000", 3, 0, 0, -ERANGE, 0},
+};
+
+static void test_quantities(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(qcases) / sizeof(qcases[0]); i++) {
+        const struct qcase *q = &qcases[i];
+        const char *why = NULL;
+        int64_t v = -42;
+        int rc = gs__qty_parse(q->s, q->e10, q->e2, q->flags, &v, &why);
+        if (rc != q->rc || (!rc && v != q->v))
+            print_error("\"%s\": rc %d (want %d), %lld (want %lld), %s\n", q->s, rc, q->rc,
+                        (long long)v, (long long)q->v, why ? why : "");
+        assert_int_equal(rc, q->rc);
+        if (!rc)
+            assert_int_equal(v, q->v);
+        else
+            assert_non_null(why);
+    }
+}
+
+static void test_durations(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *s;
+        int rc;
+        int64_t us;
+    } cases[] = {
+        {"90s", 0, INT64_C(90000000)},
+        {"1h30m", 0, INT64_C(5400000000)},
+        {"1.5h", 0, INT64_C(5400000000)},
+        {"250ms", 0, 250000},
+        {"5us", 0, 5},
+        {"2d", 0, INT64_C(172800000000)},
+        {"0", 0, 0},
+        {"1m", 0, 60000000},
+        {"1m30s", 0, 90000000},
+        {"120", -EINVAL, 0},
+        {"1.5", -EINVAL, 0},
+        {"1x", -EINVAL, 0},
+        {"s", -EINVAL, 0},
+        {"-1s", -EDOM, 0},
+        {"0.0000001s", -EDOM, 0},
+        {"300000000000d", -ERANGE, 0},
+        {"100000000d100000000d", -ERANGE, 0},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *why = NULL;
+        int64_t us = -42;
+        int rc = gs__duration_parse(cases[i].s, &us, &why);
+        if (rc != cases[i].rc || (!rc && us != cases[i].us))
+            print_error("\"%s\": rc %d, %lld us\n", cases[i].s, rc, (long long)us);
+        assert_int_equal(rc, cases[i].rc);
+        if (!rc)
+            assert_int_equal(us, cases[i].us);
+    }
+}
+
+/* --- kubectl output, tenants, limits --- */
+
+static const char kubectl_list[] =
+    "apiVersion: v1\n"
+    "items:\n"
+    "- apiVersion: v1\n"
+    "  kind: Pod\n"
+    "  metadata:\n"
+    "    creationTimestamp: \"2024-05-01T10:00:00Z\"\n"
+    "    name: web-0\n"
+    "    namespace: shop\n"
+    "    uid: 0d7c0a4e\n"
+    "    resourceVersion: \"42\"\n"
+    "    ownerReferences: [{kind: StatefulSet, name: web}]\n"
+    "  spec:\n"
+    "    nodeName: node-7\n"
+    "    schedulerName: default-scheduler\n"
+    "    tolerations: [{key: nvidia.com/gpu, operator: Exists}]\n"
+    "    containers:\n"
+    "    - name: app\n"
+    "      image: nginx\n"
+    "      resources:\n"
+    "        requests: {cpu: 250m, memory: 512Mi, nvidia.com/gpu: \"1\"}\n"
+    "        limits: {nvidia.com/gpu: \"1\", ephemeral-storage: 1Gi}\n"
+    "  status: {phase: Running, hostIP: 10.0.0.7}\n"
+    "- apiVersion: v1\n"
+    "  kind: Pod\n"
+    "  metadata: {name: web-1, namespace: shop}\n"
+    "  spec: {containers: [{name: app, resources: {requests: {cpu: \"1\"}}}]}\n"
+    "kind: List\n"
+    "metadata: {resourceVersion: \"\"}\n";
+
+static void test_kubectl_list(void **state)
+{
+    (void)state;
+    struct gs_diag d;
+    struct warns w;
+    diag_with(&d, &w);
+    struct gs_scenario *s = new_scenario();
+    const char *path = tmp_file(kubectl_list);
+    load_ok(s, path, &d);
+    unlink(path);
+    resolve_ok(s, &d);
+    assert_int_equal(s->npods, 2);
+    assert_string_equal(s->pods[0].name, "web-0");
+    assert_int_equal(s->pods[0].containers[0].gpu, 1);
+    assert_int_equal(s->pods[0].containers[0].cpu_milli, 250);
+    assert_int_equal(s->pods[0].containers[0].memory_mib, 512);
+    assert_int_equal(s->pods[1].containers[0].gpu, GS_UNSET);
+    assert_int_equal(s->pods[1].src.line, 23);
+    assert_int_equal(w.n, 1); /* nodeName: the simulator places pods itself */
+    ASSERT_WARNED(&w, ":13:15: ", "spec.nodeName is not interpreted");
+    assert_int_equal(gs_scenario_tenant_of(s, "shop"), 0);
+    assert_string_equal(s->tenants[0].name, "shop");
+    gs_scenario_free(s);
+}
+
+static const char tenancy[] =
+    "apiVersion: gpu.example.com/v1\n"
+    "kind: GPUQuota\n"
+    "metadata: {name: q, namespace: a}\n"
+    "spec: {tenant: t, namespaces: [b, c], quotas: {t4: {dedicated: 2}}}\n"
+    "---\n"
+    "apiVersion: v1\n"
+    "kind: ConfigMap\n"
+    "metadata: {name: topology-gpu-policy}\n"
+    "data:\n"
+    "  policy.yaml: |\n"
+    "    tenants:\n"
+    "      t: {priority: 7}\n"
+    "      a: {priority: 1}\n"
+    "      e: {priority: 2}\n"
+    "---\n"
+    "{apiVersion: v1, kind: Pod, metadata: {name: x, namespace: b}, spec: {containers: [{name: "
+    "m}]}}\n"
+    "---\n"
+    "{apiVersion: v1, kind: Pod, metadata: {name: x, namespace: d}, spec: {containers: [{name: "
+    "m}]}}\n";
+
+static void test_tenancy(void **state)
+{
+    (void)state;
+    struct gs_diag d;
+    struct warns w;
+    diag_with(&d, &w);
+    struct gs_scenario *s = new_scenario();
+    const char *path = tmp_file(tenancy);
+    load_ok(s, path, &d);
+    unlink(path);
+    resolve_ok(s, &d);
+    const struct gs_tenant_spec *t = tenant(s, "t");
+    int ti = (int)(t - s->tenants);
+    assert_int_equal(t->priority, 7);
+    assert_int_equal(t->nnamespaces, 3);
+    assert_int_equal(t->quotas[0].total_milli, 2000); /* dedicated + shared */
+    assert_int_equal(gs_scenario_tenant_of(s, "a"), ti);
+    assert_int_equal(gs_scenario_tenant_of(s, "b"), ti);
+    assert_int_equal(gs_scenario_tenant_of(s, "c"), ti);
+    assert_int_equal(tenant(s, "a")->nnamespaces, 0); /* its namespace is t's */
+    assert_int_equal(gs_scenario_tenant_of(s, "e"), (int)(tenant(s, "e") - s->tenants));
+    assert_int_equal(gs_scenario_tenant_of(s, "d"), (int)(tenant(s, "d") - s->tenants));
+    assert_int_equal(s->ntenants, 4);
+    gs_scenario_free(s);
+
+    /* one namespace, two tenants */
+    diag_with(&d, &w);
+    s = new_scenario();
+    path = tmp_file("{apiVersion: gpu.example.com/v1, kind: GPUQuota, metadata: {name: q, "
+                    "namespace: a}}\n---\n"
+                    "{apiVersion: gpu.example.com/v1, kind: GPUQuota, metadata: {name: q, "
+                    "namespace: b}, spec: {namespaces: [a]}}\n");
+    load_ok(s, path, &d);
+    assert_int_equal(gs_scenario_resolve(s, &d), -EINVAL);
+    assert_has(d.msg, "namespace a belongs to tenant");
+    assert_has(d.msg, path);
+    unlink(path);
+    gs_scenario_free(s);
+}
+
+static void expect_code(const char *text, int code, const char *what)
+{
+    struct gs_diag d;
+    struct warns w;
+    diag_with(&d, &w);
+    struct gs_scenario *s = new_scenario();
+    const char *path = tmp_file(text);
+    int rc = gs_scenario_load(s, path, &d);
+    unlink(path);
+    if (rc != code)
+        print_error("rc %d: %s\n", rc, d.msg);
+    assert_int_equal(rc, code);
+    assert_has(d.msg, path);
+    assert_has(d.msg, what);
+    gs_scenario_free(s);
+}
+
+static void test_limits(void **state)
+{
+    (void)state;
+    char text[8192];
+    size_t k = (size_t)snprintf(text, sizeof(text),
+                                "apiVersion: gpu.example.com/v1\nkind: "
+                                "GPUQuota\nmetadata: {name: q, namespace: "
+                                "a}\nspec:\n  namespaces:\n");
+    for (int i = 0; i < 17; i++)
+        k += (size_t)snprintf(text + k, sizeof(text) - k, "  - n%d\n", i);
+    expect_code(text, -E2BIG, "more than 16 namespaces");
+
+    k = 0;
+    for (int i = 0; i < 70; i++)
+        text[k++] = '[';
+    text[k] = '\0';
+    expect_code(text, -EINVAL, "nested deeper than 64 levels");
+    expect_code("a: *nothing\n", -EINVAL, "undefined alias");
+    expect_code("kind: Pod\nmetadata: {name: x}\nspec: {containers: [{name: m, resources: "
+                "{limits: {nvidia.com/mig-1g.10gb: 2}}}]}\n",
+                -EINVAL, "out of range (0..1 instances");
+    /* aliases are plain YAML: the aliased mapping reads as if written out */
+    struct gs_diag d;
+    struct warns w;
+    diag_with(&d, &w);
+    struct gs_scenario *s = new_scenario();
+    /* (anchors belong to their document: a later document cannot use them) */
+    const char *path = tmp_file("kind: Pod\nmetadata: {name: x, labels: &l {user: u}, "
+                                "annotations: *l}\nspec: {containers: [{name: m, resources: "
+                                "{limits: &r {cpu: 1}, requests: *r}}]}\n---\nkind: Pod\n"
+                                "metadata: {name: y, labels: *l}\n");
+    assert_int_equal(gs_scenario_load(s, path, &d), -EINVAL);
+    assert_has(d.msg, ":6:29: YAML error: found undefined alias");
+    assert_int_equal(s->npods, 1);
+
+    unlink(path);
+    assert_int_equal(s->pods[0].containers[0].cpu_milli, 1000);
+    assert_string_equal(s->pods[0].user, "u");
+    gs_scenario_free(s);
+}
+
+/* Every prefix of the full scenario and every byte replaced by a YAML indicator: no crash, and
+ * either success or one message that names the file. */
+static void test_never_crashes_on_mutations(void **state)
+{
+    (void)state;
+    FILE *f = fopen(FULL, "rb");
+    assert_non_null(f);
+    static char text[8192];
+    size_t len = fread(text, 1, sizeof(text) - 1, f);
+    fclose(f);
+    static const char subst[] = ":[{-\"'&*!|>#\n ";
+    for (size_t i = 0; i < len; i += 3) {
+        for (int m = 0; m <= (int)sizeof(subst) - 1; m++) {
+            char copy[8192];
+            memcpy(copy, text, len);
+            copy[len] = '\0';
+            if (m == (int)sizeof(subst) - 1)
+                copy[i] = '\0'; /* a prefix */
+            else
+                copy[i] = subst[m];
+            struct gs_diag d;
+            struct warns w;
+            diag_with(&d, &w);
+            struct gs_scenario *s = new_scenario();
+            const char *path = tmp_file(copy);
+            int rc = gs_scenario_load(s, path, &d);
+            if (!rc)
+                rc = gs_scenario_resolve(s, &d);
+            unlink(path);
+            assert_true(rc == 0 || rc == -EINVAL || rc == -E2BIG);
+            if (rc)
+                assert_has(d.msg, path);
+            gs_scenario_free(s);
+        }
+    }
+}
+
+/* 100,000 flow-style pods load into exact records (the time is bench_scenario's business). */
+static void test_many_pods(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/gs_test_scenario_pods_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    assert_non_null(f);
+    for (long i = 0; i < 100000; i++)
+        fprintf(f,
+                "--- {apiVersion: v1, kind: Pod, metadata: {name: p-%06ld, namespace: ns-%ld, "
+                "annotations: {sim.gpusched.io/arrival: \"%lds\"}}, spec: {containers: [{name: "
+                "m, resources: {limits: {nvidia.com/gpu: %ld, memory: 16Gi}}}]}}\n",
+                i, i % 50, i, 1 + i % 4);
+    assert_int_equal(fclose(f), 0);
+    struct gs_diag d;
+    struct warns w;
+    diag_with(&d, &w);
+    struct gs_scenario *s = new_scenario();
+    load_ok(s, path, &d);
+    resolve_ok(s, &d);
+    unlink(path);
+    assert_int_equal(s->npods, 100000);
+    assert_string_equal(s->pods[99999].name, "p-099999");
+    assert_string_equal(s->pods[99999].ns, "ns-49");
+    assert_int_equal(s->pods[99999].arrival_us, INT64_C(99999000000));
+    assert_int_equal(s->pods[99999].containers[0].gpu, 4);
+    assert_int_equal(s->pods[99999].containers[0].memory_mib, 16384);
+    assert_int_equal(s->pods[99999].src.line, 100000);
+    assert_int_equal(s->ntenants, 50);
+    assert_int_equal(w.n, 0);
+    gs_scenario_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -579,6 +930,10 @@ int main(void)
         cmocka_unit_test(test_seed_kube_values), cmocka_unit_test(test_seed_warnings),
         cmocka_unit_test(test_warnings),         cmocka_unit_test(test_full_scenario),
         cmocka_unit_test(test_bad_inputs),       cmocka_unit_test(test_missing_file),
+        cmocka_unit_test(test_quantities),       cmocka_unit_test(test_durations),
+        cmocka_unit_test(test_kubectl_list),     cmocka_unit_test(test_tenancy),
+        cmocka_unit_test(test_limits),           cmocka_unit_test(test_never_crashes_on_mutations),
+        cmocka_unit_test(test_many_pods),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
