@@ -246,9 +246,21 @@ void gs_scenario_free(struct gs_scenario *s);
  * Queue, PodGroup, PriorityClass, ResourceQuota, LimitRange, KubeSchedulerConfiguration (noted;
  * load it with gs_config_load_kubesched()), and the kinds later modules own (GpuClusterPolicy,
  * VirtualGPUClass, PrometheusRule, ServiceMonitor: accepted, reported as not interpreted here).
- * Unknown fields are warned about with file:line:col; wrong types and bad quantities are errors.
+ * A List (`kubectl get pods -o yaml`) is read item by item. Unknown fields, kinds and ConfigMaps
+ * are warned about with file:line:col; wrong types and bad values are errors.
+ * Values: Kubernetes quantities are parsed exactly (no floats): cpu to milli-CPU and memory to
+ * MiB rounded up as Kubernetes rounds, GPUs (nvidia.com/gpu, quotas, ratios) exactly or refused;
+ * durations ("90s", "1.5h", "1h30m", "2d", also "ms", "us") exactly in microseconds. Extended
+ * resources must have requests == limits when both are given; cpu and memory take the request,
+ * else the limit. In a ResourceQuota `requests.nvidia.com/gpu` and `nvidia.com/gpu` are one quota
+ * (both given and different: the tighter, with a warning); `limits.nvidia.com/gpu` is ignored with
+ * a warning, as Kubernetes does not enforce it.
+ * Limits: a file of at most 1 GiB; a document of at most 8 Mi YAML nodes, nested at most 64
+ * deep; the counts of scenario.h (GS_SCN_PODS_MAX, GS_SCN_RECORDS_MAX, GS_NODES_MAX, ...).
+ * @d: error text, and each warning through @d->warn. May be NULL.
  * Return: 0; -EINVAL with @d naming file:line:column; -ENOENT; -EIO; -E2BIG past a limit;
  * -ENOMEM. On error, @s keeps what earlier calls added, and may hold part of @path's documents.
+ * Complexity: O(file size) expected; the file is parsed once, a document at a time.
  */
 int gs_scenario_load(struct gs_scenario *s, const char *path, struct gs_diag *d);
 
@@ -256,12 +268,23 @@ int gs_scenario_load(struct gs_scenario *s, const char *path, struct gs_diag *d)
  * gs_scenario_resolve() - check cross-references after every file is loaded: namespaces to
  * tenants (a GPUQuota's namespace and tenant; otherwise a namespace is its own tenant), GPUQuota
  * model keys to catalog models, pods' groups, profiles, priority classes and queues.
- * Return: 0; -EINVAL with @d naming the record (file:line:col) and the missing name.
+ * Tenants: one that names no namespace owns the namespace of its own name unless another tenant
+ * claims it; a namespace of a pod or PodGroup that no tenant owns becomes a tenant (appended to
+ * @s->tenants). Nodes whose template was defined later get its index. Warnings (through @d):
+ * a GPUQuota tenant missing from the topology policy's tenants: map or the other way round; a
+ * PodGroup, GPUQuota or ResourceQuota scope naming an undefined Queue or PriorityClass; a
+ * LimitRange whose per-container GPU cap is below its tenant's maxGPUsPerPod. Calling it again
+ * changes nothing more (warnings are given again).
+ * Return: 0; -EINVAL with @d naming the record (file:line:col) and the missing name (a namespace
+ * of two tenants, an undefined node template, a pod's undefined PodGroup, step profile,
+ * PriorityClass other than system-*-critical, or Queue other than "default"); -E2BIG; -ENOMEM.
+ * Complexity: O(records) expected.
  */
 int gs_scenario_resolve(struct gs_scenario *s, struct gs_diag *d);
 
 /*
  * gs_scenario_tenant_of() - index of the tenant namespace @ns belongs to, or -ENOENT.
+ * O(1) expected after gs_scenario_resolve(); O(tenants) when tenants were added since.
  */
 int gs_scenario_tenant_of(const struct gs_scenario *s, const char *ns);
 

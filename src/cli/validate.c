@@ -112,53 +112,16 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* namespaces() - the distinct namespaces with a tenant, quota or limit range, sorted. */
-static const char **namespaces(const struct gs_scenario *s, size_t *n)
+/* ns_index() - the place of @ns in the sorted, distinct @v. */
+static size_t ns_index(const char **v, size_t n, const char *ns)
 {
-    size_t cap = s->nrquotas + s->nlimit_ranges, k = 0;
-    for (size_t t = 0; t < s->ntenants; t++)
-        cap += (size_t)s->tenants[t].nnamespaces;
-    const char **v = malloc((cap ? cap : 1) * sizeof(*v));
-    if (!v)
-        return NULL;
-    for (size_t t = 0; t < s->ntenants; t++)
-        for (int i = 0; i < s->tenants[t].nnamespaces; i++)
-            v[k++] = s->tenants[t].namespaces[i];
-    for (size_t i = 0; i < s->nrquotas; i++)
-        v[k++] = s->rquotas[i].ns;
-    for (size_t i = 0; i < s->nlimit_ranges; i++)
-        v[k++] = s->limit_ranges[i].ns;
-    qsort(v, k, sizeof(*v), cmp_str);
-    size_t u = 0;
-    for (size_t i = 0; i < k; i++)
-        if (!u || strcmp(v[u - 1], v[i]) != 0)
-            v[u++] = v[i];
-    *n = u;
-    return v;
+    const char **p = bsearch(&ns, v, n, sizeof(*v), cmp_str);
+    return (size_t)(p - v);
 }
 
-static void eff_of(const struct gs_scenario *s, const char *ns, struct eff *e)
+/* pod_limit() - what a one-container pod of @e may ask: the tightest cap, and which it is. */
+static void pod_limit(const struct gs_scenario *s, struct eff *e)
 {
-    memset(e, 0, sizeof(*e));
-    e->ns = ns;
-    e->tenant = gs_scenario_tenant_of(s, ns);
-    e->container_gpu = e->ns_gpu = e->pod_gpu = GS_UNSET;
-    for (size_t i = 0; i < s->nlimit_ranges; i++) {
-        const struct gs_limit_range_spec *r = &s->limit_ranges[i];
-        if (strcmp(r->ns, ns) == 0 && r->max_gpu_milli != GS_UNSET &&
-            (e->container_gpu == GS_UNSET || r->max_gpu_milli < e->container_gpu)) {
-            e->container_gpu = r->max_gpu_milli;
-            e->lr = r;
-        }
-    }
-    for (size_t i = 0; i < s->nrquotas; i++) {
-        const struct gs_rquota_spec *q = &s->rquotas[i];
-        if (strcmp(q->ns, ns) == 0 && q->gpu_milli != GS_UNSET &&
-            (e->ns_gpu == GS_UNSET || q->gpu_milli < e->ns_gpu)) {
-            e->ns_gpu = q->gpu_milli;
-            e->rq = q;
-        }
-    }
     int64_t per_pod = e->tenant >= 0 && s->tenants[e->tenant].max_gpus_per_pod != GS_UNSET
                           ? (int64_t)s->tenants[e->tenant].max_gpus_per_pod * 1000
                           : GS_UNSET;
@@ -174,6 +137,58 @@ static void eff_of(const struct gs_scenario *s, const char *ns, struct eff *e)
     }
 }
 
+/*
+ * effective() - the GPU limits of every namespace that has a tenant, quota or limit range,
+ * sorted by namespace; O(records log namespaces). Return: the array (*@n entries) or NULL.
+ */
+static struct eff *effective(const struct gs_scenario *s, size_t *n)
+{
+    size_t cap = s->nrquotas + s->nlimit_ranges + 1, k = 0, u = 0;
+    for (size_t t = 0; t < s->ntenants; t++)
+        cap += (size_t)s->tenants[t].nnamespaces;
+    const char **v = malloc(cap * sizeof(*v));
+    struct eff *e = calloc(cap, sizeof(*e));
+    if (!v || !e) {
+        free(v);
+        free(e);
+        return NULL;
+    }
+    for (size_t t = 0; t < s->ntenants; t++)
+        for (int i = 0; i < s->tenants[t].nnamespaces; i++)
+            v[k++] = s->tenants[t].namespaces[i];
+    for (size_t i = 0; i < s->nrquotas; i++)
+        v[k++] = s->rquotas[i].ns;
+    for (size_t i = 0; i < s->nlimit_ranges; i++)
+        v[k++] = s->limit_ranges[i].ns;
+    qsort(v, k, sizeof(*v), cmp_str);
+    for (size_t i = 0; i < k; i++)
+        if (!u || strcmp(v[u - 1], v[i]) != 0)
+            v[u++] = v[i];
+    for (size_t i = 0; i < u; i++) {
+        e[i].ns = v[i];
+        e[i].tenant = gs_scenario_tenant_of(s, v[i]);
+        e[i].container_gpu = e[i].ns_gpu = GS_UNSET;
+    }
+    for (size_t i = 0; i < s->nlimit_ranges; i++) { /* the tightest of each namespace */
+        const struct gs_limit_range_spec *r = &s->limit_ranges[i];
+        struct eff *x = &e[ns_index(v, u, r->ns)];
+        if (r->max_gpu_milli != GS_UNSET &&
+            (x->container_gpu == GS_UNSET || r->max_gpu_milli < x->container_gpu))
+            x->container_gpu = r->max_gpu_milli, x->lr = r;
+    }
+    for (size_t i = 0; i < s->nrquotas; i++) {
+        const struct gs_rquota_spec *q = &s->rquotas[i];
+        struct eff *x = &e[ns_index(v, u, q->ns)];
+        if (q->gpu_milli != GS_UNSET && (x->ns_gpu == GS_UNSET || q->gpu_milli < x->ns_gpu))
+            x->ns_gpu = q->gpu_milli, x->rq = q;
+    }
+    for (size_t i = 0; i < u; i++)
+        pod_limit(s, &e[i]);
+    free(v);
+    *n = u;
+    return e;
+}
+
 /* model_per_pod() - what one pod may ask of a quota's model: maxGPUsPerPod, or the total. */
 static int64_t model_per_pod(const struct gs_tenant_spec *t, const struct gs_model_quota *q)
 {
@@ -183,17 +198,34 @@ static int64_t model_per_pod(const struct gs_tenant_spec *t, const struct gs_mod
     return cap;
 }
 
+/* What the reports derive from the records, computed once: O(records log records). */
+struct derived {
+    struct eff *eff; /* per namespace, sorted */
+    size_t neff;
+    size_t *tpl_nodes; /* nodes per template */
+};
+
+static int derive(const struct gs_scenario *s, struct derived *dv)
+{
+    dv->eff = effective(s, &dv->neff);
+    dv->tpl_nodes = calloc(s->ntemplates + 1, sizeof(*dv->tpl_nodes));
+    if (!dv->eff || !dv->tpl_nodes)
+        return -ENOMEM;
+    for (size_t k = 0; k < s->nnodes; k++)
+        if (s->nodes[k].template_index >= 0 && (size_t)s->nodes[k].template_index < s->ntemplates)
+            dv->tpl_nodes[s->nodes[k].template_index]++;
+    return 0;
+}
+
 /* --- text report --- */
 
-static void text_cluster(const struct gs_scenario *s, FILE *f)
+static void text_cluster(const struct gs_scenario *s, const struct derived *dv, FILE *f)
 {
     char a[32], b[32];
     fprintf(f, "cluster: %zu node templates, %zu nodes\n", s->ntemplates, s->nnodes);
     for (size_t i = 0; i < s->ntemplates; i++) {
         const struct gs_node_template *t = &s->templates[i];
-        size_t n = 0;
-        for (size_t k = 0; k < s->nnodes; k++)
-            n += s->nodes[k].template_index == (int)i;
+        size_t n = dv->tpl_nodes[i];
         fprintf(f, "  template %s: %d x %s, cpu %s milli, memory %s MiB, %zu nodes; pcie", t->name,
                 t->gpus, t->gpus ? model_name(t->model) : "no GPU", num(t->cpu_milli, a, sizeof(a)),
                 num(t->memory_mib, b, sizeof(b)), n);
@@ -329,13 +361,12 @@ static void text_rquotas(const struct gs_scenario *s, FILE *f)
     }
 }
 
-static void text_effective(const struct gs_scenario *s, const char **ns, size_t n, FILE *f)
+static void text_effective(const struct gs_scenario *s, const struct derived *dv, FILE *f)
 {
     char a[32], b[32], c[32];
-    fprintf(f, "effective GPU limits:%s\n", n ? "" : " none");
-    for (size_t i = 0; i < n; i++) {
-        struct eff e;
-        eff_of(s, ns[i], &e);
+    fprintf(f, "effective GPU limits:%s\n", dv->neff ? "" : " none");
+    for (size_t i = 0; i < dv->neff; i++) {
+        struct eff e = dv->eff[i];
         fprintf(f,
                 "  namespace %s (tenant %s): per container %s%s%s, per pod %s%s%s%s, namespace "
                 "%s%s%s\n",
@@ -347,17 +378,24 @@ static void text_effective(const struct gs_scenario *s, const char **ns, size_t 
     }
 }
 
-static void text_pods(const struct gs_scenario *s, FILE *f)
+/* count_pods() - pods asking for GPUs (cards, shares or MIG) and pods in gangs. */
+static void count_pods(const struct gs_scenario *s, size_t *gpu, size_t *gang)
 {
-    size_t gang = 0, gpu = 0;
+    *gpu = *gang = 0;
     for (size_t i = 0; i < s->npods; i++) {
-        gang += *s->pods[i].group != 0;
+        *gang += *s->pods[i].group != 0;
         for (int k = 0; k < s->pods[i].ncontainers; k++)
             if (s->pods[i].containers[k].gpu > 0 || *s->pods[i].containers[k].mig_profile) {
-                gpu++;
+                ++*gpu;
                 break;
             }
     }
+}
+
+static void text_pods(const struct gs_scenario *s, FILE *f)
+{
+    size_t gang, gpu;
+    count_pods(s, &gpu, &gang);
     fprintf(f, "pods: %zu (%zu ask for GPUs, %zu in gangs)\n", s->npods, gpu, gang);
     if (s->sim.defined) {
         char a[32];
@@ -394,12 +432,10 @@ static void text_ksc(const struct ksc *k, size_t n, FILE *f)
     }
 }
 
-static void text_report(const struct gs_scenario *s, const struct ksc *k, size_t nk,
-                        const struct warnings *w, FILE *f)
+static void text_report(const struct gs_scenario *s, const struct derived *dv, const struct ksc *k,
+                        size_t nk, const struct warnings *w, FILE *f)
 {
-    size_t nns = 0;
-    const char **ns = namespaces(s, &nns);
-    text_cluster(s, f);
+    text_cluster(s, dv, f);
     text_tiers(s, f);
     fprintf(f, "tenants:%s\n", s->ntenants ? "" : " none");
     for (size_t i = 0; i < s->ntenants; i++)
@@ -407,12 +443,10 @@ static void text_report(const struct gs_scenario *s, const struct ksc *k, size_t
     text_queues(s, f);
     text_profiles(s, f);
     text_rquotas(s, f);
-    if (ns)
-        text_effective(s, ns, nns, f);
+    text_effective(s, dv, f);
     text_pods(s, f);
     text_ksc(k, nk, f);
     fprintf(f, "%zu warning%s\n", w->n, w->n == 1 ? "" : "s");
-    free(ns);
 }
 
 /* --- JSON report: the same, in the units of the records --- */
@@ -561,12 +595,11 @@ static json_t *json_limits(const struct gs_scenario *s, json_t **ranges)
     return a;
 }
 
-static json_t *json_effective(const struct gs_scenario *s, const char **ns, size_t n)
+static json_t *json_effective(const struct gs_scenario *s, const struct derived *dv)
 {
     json_t *a = json_array();
-    for (size_t i = 0; i < n; i++) {
-        struct eff e;
-        eff_of(s, ns[i], &e);
+    for (size_t i = 0; i < dv->neff; i++) {
+        struct eff e = dv->eff[i];
         json_array_append_new(
             a, json_pack("{s:s, s:s?, s:o, s:s?, s:o, s:s?, s:o, s:s?}", "namespace", e.ns,
                          "tenant", e.tenant >= 0 ? s->tenants[e.tenant].name : NULL,
@@ -578,21 +611,19 @@ static json_t *json_effective(const struct gs_scenario *s, const char **ns, size
     return a;
 }
 
-static json_t *json_cluster(const struct gs_scenario *s)
+static json_t *json_cluster(const struct gs_scenario *s, const struct derived *dv)
 {
     json_t *t = json_array();
     for (size_t i = 0; i < s->ntemplates; i++) {
         const struct gs_node_template *nt = &s->templates[i];
         json_t *pcie = json_array(), *nv = json_array();
-        size_t n = 0;
+        size_t n = dv->tpl_nodes[i];
         for (int g = 0; g < nt->gpus; g++) {
             json_array_append_new(pcie, json_integer(nt->pcie_domain[g]));
             json_array_append_new(nv, nt->nvlink_group[g] == GS_NO_GROUP
                                           ? json_null()
                                           : json_integer(nt->nvlink_group[g]));
         }
-        for (size_t k = 0; k < s->nnodes; k++)
-            n += s->nodes[k].template_index == (int)i;
         json_array_append_new(
             t,
             json_pack("{s:s, s:s?, s:i, s:o, s:o, s:o, s:o, s:I, s:o}", "name", nt->name, "model",
@@ -605,15 +636,8 @@ static json_t *json_cluster(const struct gs_scenario *s)
 
 static json_t *json_pods(const struct gs_scenario *s)
 {
-    size_t gang = 0, gpu = 0;
-    for (size_t i = 0; i < s->npods; i++) {
-        gang += *s->pods[i].group != 0;
-        for (int k = 0; k < s->pods[i].ncontainers; k++)
-            if (s->pods[i].containers[k].gpu > 0 || *s->pods[i].containers[k].mig_profile) {
-                gpu++;
-                break;
-            }
-    }
+    size_t gang, gpu;
+    count_pods(s, &gpu, &gang);
     return json_pack("{s:I, s:I, s:I}", "count", (json_int_t)s->npods, "gpu", (json_int_t)gpu,
                      "gang", (json_int_t)gang);
 }
@@ -639,14 +663,10 @@ static json_t *json_ksc(const struct ksc *k, size_t n)
     return a;
 }
 
-static int json_report(const struct gs_scenario *s, const struct ksc *k, size_t nk,
-                       const struct warnings *w, FILE *f)
+static int json_report(const struct gs_scenario *s, const struct derived *dv, const struct ksc *k,
+                       size_t nk, const struct warnings *w, FILE *f)
 {
-    size_t nns = 0;
-    const char **ns = namespaces(s, &nns);
     json_t *classes, *ranges, *warns = json_array(), *tenants = json_array();
-    if (!ns)
-        return -ENOMEM;
     for (size_t i = 0; i < s->ntenants; i++)
         json_array_append_new(tenants, json_tenant(&s->tenants[i]));
     for (size_t i = 0; i < w->kept; i++)
@@ -654,12 +674,11 @@ static int json_report(const struct gs_scenario *s, const struct ksc *k, size_t 
     json_t *groups = json_groups_classes(s, &classes), *quotas = json_limits(s, &ranges);
     json_t *root = json_pack(
         "{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I}", "cluster",
-        json_cluster(s), "tiers", json_tiers(s), "tenants", tenants, "queues", json_queues(s),
+        json_cluster(s, dv), "tiers", json_tiers(s), "tenants", tenants, "queues", json_queues(s),
         "podgroups", groups, "priority_classes", classes, "step_profiles", json_profiles(s),
         "resource_quotas", quotas, "limit_ranges", ranges, "effective_limits",
-        json_effective(s, ns, nns), "pods", json_pods(s), "scheduler_profiles", json_ksc(k, nk),
+        json_effective(s, dv), "pods", json_pods(s), "scheduler_profiles", json_ksc(k, nk),
         "warnings", warns, "warning_count", (json_int_t)w->n);
-    free(ns);
     if (!root)
         return -ENOMEM;
     int rc = json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
@@ -706,6 +725,60 @@ static int load_all(struct gs_scenario *s, char **files, int n, struct ksc *k, s
     return gs_scenario_resolve(s, d);
 }
 
+/* print_warnings() - the warnings kept, on standard error. */
+static void print_warnings(const struct warnings *w)
+{
+    for (size_t i = 0; i < w->kept; i++)
+        fprintf(stderr, "gpusched validate: warning: %s\n", w->msg[i]);
+    if (w->n > w->kept)
+        fprintf(stderr, "gpusched validate: %zu more warnings\n", w->n - w->kept);
+}
+
+/* report() - print what @s holds; warnings go to stderr, or into the JSON. */
+static int report(const struct gs_scenario *s, const struct ksc *k, size_t nk,
+                  const struct warnings *w, int json)
+{
+    struct derived dv = {NULL, 0, NULL};
+    int rc = derive(s, &dv);
+    if (!rc && !json)
+        print_warnings(w);
+    if (!rc && json)
+        rc = json_report(s, &dv, k, nk, w, stdout);
+    else if (!rc)
+        text_report(s, &dv, k, nk, w, stdout);
+    free(dv.eff);
+    free(dv.tpl_nodes);
+    if (rc || w->oom) {
+        fprintf(stderr, "gpusched validate: %s\n", rc == -EIO ? "cannot write" : "out of memory");
+        return 1;
+    }
+    return 0;
+}
+
+/* parse_args() - the options into *@json and the files into @files. Return: -1 ok, else exit. */
+static int parse_args(int argc, char **argv, int *json, char **files, int *nfiles)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--json") == 0) {
+            *json = 1;
+        } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(stdout);
+            return 0;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "gpusched validate: unknown option \"%s\"\n", argv[i]);
+            usage(stderr);
+            return EXIT_BAD_INPUT;
+        } else {
+            files[(*nfiles)++] = argv[i];
+        }
+    }
+    if (*nfiles == 0) {
+        usage(stderr);
+        return EXIT_BAD_INPUT;
+    }
+    return -1;
+}
+
 int cmd_validate(int argc, char **argv)
 {
     int json = 0, nfiles = 0, rc;
@@ -715,52 +788,21 @@ int cmd_validate(int argc, char **argv)
     struct gs_scenario *s = NULL;
     struct gs_diag d;
     size_t nk = 0;
-    if (!files || !k) {
-        fprintf(stderr, "gpusched validate: out of memory\n");
-        free(files);
-        free(k);
-        return 1;
-    }
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0) {
-            json = 1;
-        } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            usage(stdout);
-            free(files);
-            free(k);
-            return 0;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "gpusched validate: unknown option \"%s\"\n", argv[i]);
-            usage(stderr);
-            free(files);
-            free(k);
-            return EXIT_BAD_INPUT;
-        } else {
-            files[nfiles++] = argv[i];
-        }
-    }
     gs_diag_init(&d);
     d.warn = on_warn;
     d.warn_ud = &w;
-    if (nfiles == 0) {
-        usage(stderr);
-        rc = EXIT_BAD_INPUT;
+    if (!files || !k) {
+        fprintf(stderr, "gpusched validate: out of memory\n");
+        rc = 1;
+    } else if ((rc = parse_args(argc, argv, &json, files, &nfiles)) >= 0) {
+        /* help or usage error: rc is the exit status */
     } else if ((rc = gs_scenario_new(&s)) < 0) {
         rc = fail(rc, &d);
     } else if ((rc = load_all(s, files, nfiles, k, &nk, &d)) < 0) {
-        for (size_t i = 0; !json && i < w.kept; i++)
-            fprintf(stderr, "gpusched validate: warning: %s\n", w.msg[i]);
+        print_warnings(&w); /* they may explain the error */
         rc = fail(rc, &d);
     } else {
-        for (size_t i = 0; !json && i < w.kept; i++)
-            fprintf(stderr, "gpusched validate: warning: %s\n", w.msg[i]);
-        if (!json && w.n > w.kept)
-            fprintf(stderr, "gpusched validate: %zu more warnings\n", w.n - w.kept);
-        if (json)
-            rc = json_report(s, k, nk, &w, stdout) ? 1 : 0;
-        else
-            text_report(s, k, nk, &w, stdout);
-        rc = w.oom ? 1 : rc;
+        rc = report(s, k, nk, &w, json);
     }
     for (size_t i = 0; i < nk; i++)
         gs_profile_free(k[i].p);

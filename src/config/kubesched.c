@@ -218,40 +218,39 @@ static int disable_entry(struct gs__yctx *c, const struct point *pt, const struc
     return 0;
 }
 
+/* One enabled or disabled list being walked. */
+struct list_walk {
+    const struct point *pt;
+    int list;
+    const char *where;
+    const char *seen[64]; /* names listed so far: kube-scheduler rejects a plugin listed twice */
+};
+
+static int list_entry(struct gs__yctx *c, int i, yaml_node_t *n, void *arg)
+{
+    struct list_walk *lw = arg;
+    char ew[WHERE_MAX], buf[GS__YAML_SHOW_BUF];
+    struct entry e;
+    gs__yaml_label(ew, sizeof(ew), "%s[%d]", lw->where, i);
+    int rc = parse_entry(c, n, ew, &e);
+    for (int k = 0; !rc && k < i && k < 64; k++)
+        if (strcmp(lw->seen[k], gs__yaml_str(e.name)) == 0)
+            rc = gs__yaml_err(c, e.name, "plugin %s is listed twice in %s",
+                              gs__yaml_show(e.name, buf), lw->where);
+    if (!rc && i < 64)
+        lw->seen[i] = gs__yaml_str(e.name);
+    if (rc)
+        return rc;
+    return lw->list == LIST_ENABLED ? enable_entry(c, lw->pt, &e, ew)
+                                    : disable_entry(c, lw->pt, &e, ew);
+}
+
 static int walk_list(struct gs__yctx *c, yaml_node_t *seq, const struct point *pt, int list)
 {
     char where[WHERE_MAX];
+    struct list_walk lw = {pt, list, where, {NULL}};
     gs__yaml_label(where, sizeof(where), "%s.%s", pt->where, list_keys[list]);
-    if (!seq || gs__yaml_is_null(seq))
-        return 0;
-    if (seq->type != YAML_SEQUENCE_NODE)
-        return gs__yaml_type_error(c, seq, where, "a sequence");
-    int i = 0;
-    const char *seen[64]; /* names listed so far: kube-scheduler rejects a plugin listed twice */
-    for (yaml_node_item_t *it = seq->data.sequence.items.start; it < seq->data.sequence.items.top;
-         it++, i++) {
-        char ew[WHERE_MAX], buf[GS__YAML_SHOW_BUF];
-        struct entry e;
-        yaml_node_t *n = gs__yaml_child(c, *it);
-        int rc = gs__yaml_spend(c, seq);
-        if (rc)
-            return rc;
-        if (!n)
-            return gs__yaml_err(c, seq, "malformed sequence in %s", where);
-        gs__yaml_label(ew, sizeof(ew), "%s[%d]", where, i);
-        rc = parse_entry(c, n, ew, &e);
-        for (int k = 0; !rc && k < i && k < 64; k++)
-            if (strcmp(seen[k], gs__yaml_str(e.name)) == 0)
-                rc = gs__yaml_err(c, e.name, "plugin %s is listed twice in %s",
-                                  gs__yaml_show(e.name, buf), where);
-        if (!rc && i < 64)
-            seen[i] = gs__yaml_str(e.name);
-        if (!rc)
-            rc = list == LIST_ENABLED ? enable_entry(c, pt, &e, ew) : disable_entry(c, pt, &e, ew);
-        if (rc)
-            return rc;
-    }
-    return 0;
+    return seq ? gs__yaml_each_item(c, seq, where, list_entry, &lw) : 0;
 }
 
 static int lists_field(struct gs__yctx *c, int field, yaml_node_t *val, void *arg)

@@ -143,7 +143,7 @@ static int read_template(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
     struct cl *cl = arg;
     struct fields f = {{NULL}};
     struct gs_node_template t;
-    char where[64], at[160];
+    char where[64];
     int64_t v;
     memset(&t, 0, sizeof(t));
     gs__yaml_label(where, sizeof(where), "nodeTemplates[%d]", idx);
@@ -164,15 +164,7 @@ static int read_template(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
         rc = topology(c, &f, &t);
     if (rc)
         return rc;
-    long dup = gs__scn_find(cl->L->s, GS__K_TEMPLATE, "", t.name);
-    if (dup >= 0)
-        return gs__yaml_err(c, f.f[T_NAME],
-                            "a second node template named \"%s\" (the first is "
-                            "at %s)",
-                            t.name, gs__scn_where(&cl->L->s->templates[dup].src, at, sizeof(at)));
-    gs__scn_src(c, cl->L, n, &t.src);
-    long i = gs__scn_push(c, n, cl->L->s, GS__K_TEMPLATE, &t);
-    return i < 0 ? (int)i : 0;
+    return gs__scn_commit(c, cl->L, n, f.f[T_NAME], GS__K_TEMPLATE, &t);
 }
 
 static bool name_char(char ch)

@@ -17,32 +17,38 @@
 
 /* Where each record array lives in struct gs_scenario, its key fields and its limit. */
 static const struct kdesc {
-    size_t elem, arr, cnt, ns, name, max;
-    const char *what;
+    size_t elem, arr, cnt, ns, name, src, max;
+    const char *what, *one;
 } kinds[GS__K_COUNT] = {
-#define K(T, A, N, NS, MAX, WHAT)                                                                  \
+#define K(T, A, N, NS, SRC, MAX, WHAT, ONE)                                                        \
     {                                                                                              \
         sizeof(struct T), offsetof(struct gs_scenario, A), offsetof(struct gs_scenario, N), NS,    \
-            offsetof(struct T, name), MAX, WHAT                                                    \
+            offsetof(struct T, name), SRC, MAX, WHAT, ONE                                          \
     }
-    [GS__K_TENANT] = K(gs_tenant_spec, tenants, ntenants, NO_NS, GS_SCN_RECORDS_MAX, "tenants"),
-    [GS__K_PROFILE] =
-        K(gs_step_profile, profiles, nprofiles, NO_NS, GS_SCN_RECORDS_MAX, "step profiles"),
-    [GS__K_QUEUE] = K(gs_queue_spec, queues, nqueues, NO_NS, GS_SCN_RECORDS_MAX, "queues"),
-    [GS__K_PODGROUP] = K(gs_podgroup_spec, podgroups, npodgroups,
-                         offsetof(struct gs_podgroup_spec, ns), GS_SCN_RECORDS_MAX, "PodGroups"),
-    [GS__K_PRIORITY_CLASS] = K(gs_priority_class_spec, priority_classes, npriority_classes, NO_NS,
-                               GS_SCN_RECORDS_MAX, "PriorityClasses"),
+#define SRC(T) offsetof(struct T, src)
+    [GS__K_TENANT] = K(gs_tenant_spec, tenants, ntenants, NO_NS, SRC(gs_tenant_spec),
+                       GS_SCN_RECORDS_MAX, "tenants", "tenant"),
+    [GS__K_PROFILE] = K(gs_step_profile, profiles, nprofiles, NO_NS, SRC(gs_step_profile),
+                        GS_SCN_RECORDS_MAX, "step profiles", "step profile"),
+    [GS__K_QUEUE] = K(gs_queue_spec, queues, nqueues, NO_NS, SRC(gs_queue_spec), GS_SCN_RECORDS_MAX,
+                      "queues", "Queue"),
+    [GS__K_PODGROUP] =
+        K(gs_podgroup_spec, podgroups, npodgroups, offsetof(struct gs_podgroup_spec, ns),
+          SRC(gs_podgroup_spec), GS_SCN_RECORDS_MAX, "PodGroups", "PodGroup"),
+    [GS__K_PRIORITY_CLASS] =
+        K(gs_priority_class_spec, priority_classes, npriority_classes, NO_NS,
+          SRC(gs_priority_class_spec), GS_SCN_RECORDS_MAX, "PriorityClasses", "PriorityClass"),
     [GS__K_RQUOTA] = K(gs_rquota_spec, rquotas, nrquotas, offsetof(struct gs_rquota_spec, ns),
-                       GS_SCN_RECORDS_MAX, "ResourceQuotas"),
-    [GS__K_LIMIT_RANGE] =
-        K(gs_limit_range_spec, limit_ranges, nlimit_ranges,
-          offsetof(struct gs_limit_range_spec, ns), GS_SCN_RECORDS_MAX, "LimitRanges"),
-    [GS__K_TEMPLATE] =
-        K(gs_node_template, templates, ntemplates, NO_NS, GS_SCN_RECORDS_MAX, "node templates"),
-    [GS__K_NODE] = K(gs_scn_node, nodes, nnodes, NO_NS, GS_NODES_MAX, "nodes"),
-    [GS__K_POD] =
-        K(gs_scn_pod, pods, npods, offsetof(struct gs_scn_pod, ns), GS_SCN_PODS_MAX, "pods"),
+                       SRC(gs_rquota_spec), GS_SCN_RECORDS_MAX, "ResourceQuotas", "ResourceQuota"),
+    [GS__K_LIMIT_RANGE] = K(gs_limit_range_spec, limit_ranges, nlimit_ranges,
+                            offsetof(struct gs_limit_range_spec, ns), SRC(gs_limit_range_spec),
+                            GS_SCN_RECORDS_MAX, "LimitRanges", "LimitRange"),
+    [GS__K_TEMPLATE] = K(gs_node_template, templates, ntemplates, NO_NS, SRC(gs_node_template),
+                         GS_SCN_RECORDS_MAX, "node templates", "node template"),
+    [GS__K_NODE] = K(gs_scn_node, nodes, nnodes, NO_NS, NO_NS, GS_NODES_MAX, "nodes", "node"),
+    [GS__K_POD] = K(gs_scn_pod, pods, npods, offsetof(struct gs_scn_pod, ns), SRC(gs_scn_pod),
+                    GS_SCN_PODS_MAX, "pods", "pod"),
+#undef SRC
 #undef K
 };
 
@@ -234,6 +240,27 @@ long gs__scn_push(struct gs__yctx *c, const yaml_node_t *at, struct gs_scenario 
     if (i < 0)
         return gs_diag_error_code(c->d, -ENOMEM, "%s: out of memory", c->path);
     return i;
+}
+
+int gs__scn_commit(struct gs__yctx *c, struct gs__scn_load *L, const yaml_node_t *root,
+                   const yaml_node_t *name_at, int kind, void *rec)
+{
+    const struct kdesc *kd = &kinds[kind];
+    const char *ns = kd->ns == NO_NS ? "" : (const char *)rec + kd->ns;
+    const char *name = (const char *)rec + kd->name;
+    char at[160];
+    long dup = gs__scn_find(L->s, kind, ns, name);
+    if (dup >= 0) {
+        struct gs_scn_src first;
+        memcpy(&first, arr_get(L->s, kind) + (size_t)dup * kd->elem + kd->src, sizeof(first));
+        return gs__yaml_err(c, name_at, "a second %s %s%s%s (the first is at %s)", kd->one, ns,
+                            *ns ? "/" : "", name, gs__scn_where(&first, at, sizeof(at)));
+    }
+    struct gs_scn_src src;
+    gs__scn_src(c, L, root, &src);
+    memcpy((char *)rec + kd->src, &src, sizeof(src));
+    long i = gs__scn_push(c, root, L->s, kind, rec);
+    return i < 0 ? (int)i : 0;
 }
 
 void gs__scn_src(const struct gs__yctx *c, const struct gs__scn_load *L, const yaml_node_t *n,

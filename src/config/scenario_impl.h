@@ -115,6 +115,14 @@ long gs__scn_push(struct gs__yctx *c, const yaml_node_t *at, struct gs_scenario 
                   const void *rec);
 
 /*
+ * gs__scn_commit() - add the complete record @rec of @kind (but its src, set from @root) read
+ * from @root; a second record of the same (namespace,) name is an error at @name_at naming the
+ * first. Not for nodes, which have no src. Return: 0; -EINVAL; -E2BIG; -ENOMEM.
+ */
+int gs__scn_commit(struct gs__yctx *c, struct gs__scn_load *L, const yaml_node_t *root,
+                   const yaml_node_t *name_at, int kind, void *rec);
+
+/*
  * gs__scn_find() - index of the @kind record named (@ns, @name) (@ns ignored for cluster-scoped
  * kinds), or -1. O(1) expected; a linear scan when the index cannot catch up (out of memory).
  */

@@ -142,12 +142,7 @@ int gs__scn_queue(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root)
     if (rc)
         return rc;
     memcpy(q.name, m.name_s, sizeof(q.name));
-    long dup = gs__scn_find(L->s, GS__K_QUEUE, "", q.name);
-    if (dup >= 0)
-        return dup_error(c, m.name, "Queue", q.name, &L->s->queues[dup].src);
-    gs__scn_src(c, L, root, &q.src);
-    long i = gs__scn_push(c, root, L->s, GS__K_QUEUE, &q);
-    return i < 0 ? (int)i : 0;
+    return gs__scn_commit(c, L, root, m.name, GS__K_QUEUE, &q);
 }
 
 /* --- PodGroup --- */
@@ -178,12 +173,7 @@ int gs__scn_podgroup(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *ro
         return rc;
     memcpy(g.ns, m.ns_s, sizeof(g.ns));
     memcpy(g.name, m.name_s, sizeof(g.name));
-    long dup = gs__scn_find(L->s, GS__K_PODGROUP, g.ns, g.name);
-    if (dup >= 0)
-        return dup_error(c, m.name, "PodGroup", g.name, &L->s->podgroups[dup].src);
-    gs__scn_src(c, L, root, &g.src);
-    long i = gs__scn_push(c, root, L->s, GS__K_PODGROUP, &g);
-    return i < 0 ? (int)i : 0;
+    return gs__scn_commit(c, L, root, m.name, GS__K_PODGROUP, &g);
 }
 
 /* --- PriorityClass --- */
@@ -216,16 +206,11 @@ int gs__scn_priority_class(struct gs__yctx *c, struct gs__scn_load *L, yaml_node
     if (rc)
         return rc;
     memcpy(p.name, m.name_s, sizeof(p.name));
-    long dup = gs__scn_find(L->s, GS__K_PRIORITY_CLASS, "", p.name);
-    if (dup >= 0)
-        return dup_error(c, m.name, "PriorityClass", p.name, &L->s->priority_classes[dup].src);
     for (size_t i = 0; p.global_default && i < L->s->npriority_classes; i++)
         if (L->s->priority_classes[i].global_default)
             return dup_error(c, f[PC_DEFAULT], "globalDefault PriorityClass", p.name,
                              &L->s->priority_classes[i].src);
-    gs__scn_src(c, L, root, &p.src);
-    long i = gs__scn_push(c, root, L->s, GS__K_PRIORITY_CLASS, &p);
-    return i < 0 ? (int)i : 0;
+    return gs__scn_commit(c, L, root, m.name, GS__K_PRIORITY_CLASS, &p);
 }
 
 /* --- ResourceQuota --- */
@@ -388,12 +373,7 @@ int gs__scn_rquota(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root
         return rc;
     memcpy(q.ns, m.ns_s, sizeof(q.ns));
     memcpy(q.name, m.name_s, sizeof(q.name));
-    long dup = gs__scn_find(L->s, GS__K_RQUOTA, q.ns, q.name);
-    if (dup >= 0)
-        return dup_error(c, m.name, "ResourceQuota", q.name, &L->s->rquotas[dup].src);
-    gs__scn_src(c, L, root, &q.src);
-    long i = gs__scn_push(c, root, L->s, GS__K_RQUOTA, &q);
-    return i < 0 ? (int)i : 0;
+    return gs__scn_commit(c, L, root, m.name, GS__K_RQUOTA, &q);
 }
 
 /* --- LimitRange --- */
@@ -473,12 +453,7 @@ int gs__scn_limit_range(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t 
         return rc;
     memcpy(r.ns, m.ns_s, sizeof(r.ns));
     memcpy(r.name, m.name_s, sizeof(r.name));
-    long dup = gs__scn_find(L->s, GS__K_LIMIT_RANGE, r.ns, r.name);
-    if (dup >= 0)
-        return dup_error(c, m.name, "LimitRange", r.name, &L->s->limit_ranges[dup].src);
-    gs__scn_src(c, L, root, &r.src);
-    long i = gs__scn_push(c, root, L->s, GS__K_LIMIT_RANGE, &r);
-    return i < 0 ? (int)i : 0;
+    return gs__scn_commit(c, L, root, m.name, GS__K_LIMIT_RANGE, &r);
 }
 
 /* --- Simulation --- */

@@ -373,7 +373,6 @@ int gs__scn_pod(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root)
     struct gs__scn_meta m;
     struct gs_scn_pod p;
     struct annot an = {&p, 0};
-    char at[160];
     pod_defaults(&p);
     int rc =
         gs__yaml_each_field(c, root, pod_keys, GS__YAML_NKEYS(pod_keys), "Pod", gs__scn_keep, f);
@@ -391,11 +390,5 @@ int gs__scn_pod(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root)
         return rc;
     memcpy(p.ns, m.ns_s, sizeof(p.ns));
     memcpy(p.name, m.name_s, sizeof(p.name));
-    long dup = gs__scn_find(L->s, GS__K_POD, p.ns, p.name);
-    if (dup >= 0)
-        return gs__yaml_err(c, m.name, "a second pod %s/%s (the first is at %s)", p.ns, p.name,
-                            gs__scn_where(&L->s->pods[dup].src, at, sizeof(at)));
-    gs__scn_src(c, L, root, &p.src);
-    long i = gs__scn_push(c, root, L->s, GS__K_POD, &p);
-    return i < 0 ? (int)i : 0;
+    return gs__scn_commit(c, L, root, m.name, GS__K_POD, &p);
 }

@@ -252,6 +252,8 @@ static const char *const pt_keys[] = {"topology", "gpuCount", "priority", "names
 struct pol {
     struct gs__scn_load *L;
     int ndocs;
+    const char *key;    /* the data entry: "policy.yaml" */
+    gs__yaml_doc_fn fn; /* its reader */
 };
 
 static int tier_fields(struct gs__yctx *c, yaml_node_t **f, const char *what,
@@ -338,8 +340,6 @@ static int read_policy(struct gs__yctx *c, yaml_node_t *root, void *arg)
 {
     struct pol *p = arg;
     yaml_node_t *f[2] = {NULL};
-    if (++p->ndocs > 1)
-        return gs__yaml_err(c, root, "policy.yaml holds more than one YAML document");
     int rc = gs__yaml_each_field(c, root, policy_keys, 2, "policy.yaml", gs__scn_keep, f);
     if (!rc && f[PY_SCHEDULING])
         rc = gs__yaml_each_field(c, f[PY_SCHEDULING], tier_keys, 4, "scheduling", tier_field, p);
@@ -385,7 +385,7 @@ static int profile_item(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
 {
     struct pol *pl = arg;
     yaml_node_t *f[6] = {NULL};
-    char where[64], at[160];
+    char where[64];
     struct gs_step_profile p = {.max_memory_mib = GS_UNSET, .overcommit_milli = 1000};
     gs__yaml_label(where, sizeof(where), "profiles[%d]", idx);
     int rc = gs__yaml_each_field(c, n, pr_keys, 6, where, gs__scn_keep, f);
@@ -395,13 +395,7 @@ static int profile_item(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
         rc = pr_fields(c, f, where, &p);
     if (rc)
         return rc;
-    long dup = gs__scn_find(pl->L->s, GS__K_PROFILE, "", p.name);
-    if (dup >= 0)
-        return gs__yaml_err(c, f[PR_NAME], "a second profile named \"%s\" (the first is at %s)",
-                            p.name, gs__scn_where(&pl->L->s->profiles[dup].src, at, sizeof(at)));
-    gs__scn_src(c, pl->L, n, &p.src);
-    long i = gs__scn_push(c, n, pl->L->s, GS__K_PROFILE, &p);
-    return i < 0 ? (int)i : 0;
+    return gs__scn_commit(c, pl->L, n, f[PR_NAME], GS__K_PROFILE, &p);
 }
 
 static const char *const profiles_keys[] = {"profiles"};
@@ -410,8 +404,6 @@ static int read_profiles(struct gs__yctx *c, yaml_node_t *root, void *arg)
 {
     struct pol *p = arg;
     yaml_node_t *f[1] = {NULL};
-    if (++p->ndocs > 1)
-        return gs__yaml_err(c, root, "profiles.yaml holds more than one YAML document");
     int rc = gs__yaml_each_field(c, root, profiles_keys, 1, "profiles.yaml", gs__scn_keep, f);
     if (!rc && f[0])
         rc = gs__yaml_each_item(c, f[0], "profiles", profile_item, p);
@@ -424,6 +416,15 @@ enum { CM_API, CM_KIND, CM_META, CM_DATA, CM_BINARY, CM_IMMUTABLE };
 static const char *const cm_keys[] = {"apiVersion", "kind",       "metadata",
                                       "data",       "binaryData", "immutable"};
 
+/* one_doc() - an entry holds one YAML document: which of several would apply? */
+static int one_doc(struct gs__yctx *c, yaml_node_t *root, void *arg)
+{
+    struct pol *p = arg;
+    if (++p->ndocs > 1)
+        return gs__yaml_err(c, root, "%s holds more than one YAML document", p->key);
+    return p->fn(c, root, p);
+}
+
 /*
  * embedded() - parse data entry @n (a string) of the ConfigMap as YAML with @fn. Positions map to
  * the outer file: a literal block's content starts on the line after its `|`, indented by the
@@ -433,7 +434,7 @@ static int embedded(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *n, 
                     gs__yaml_doc_fn fn)
 {
     char what[64];
-    struct pol p = {L, 0};
+    struct pol p = {L, 0, key, fn};
     const char *s = gs__yaml_str(n);
     gs__yaml_label(what, sizeof(what), "data.%s", key);
     if (!s)
@@ -462,7 +463,7 @@ static int embedded(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *n, 
     }
     const unsigned char *b = (const unsigned char *)s;
     return gs__yaml_stream_documents(&proto, b, n->data.scalar.length, GS_SCN_MAX_DEPTH,
-                                     GS_SCN_DOC_NODES_MAX, fn, &p);
+                                     GS_SCN_DOC_NODES_MAX, one_doc, &p);
 }
 
 struct cm {

@@ -244,83 +244,104 @@ static int key_index(struct gs__yctx *c, const yaml_node_t *k, const char *const
     return -ENOENT;
 }
 
-int gs__yaml_each_field(struct gs__yctx *c, yaml_node_t *map, const char *const *known, int n,
-                        const char *what, gs__yaml_field_fn fn, void *arg)
+/*
+ * walk() - each child of collection @n (@type; a null scalar counts as empty) to @fn: a mapping's
+ * pairs as (key, value), a sequence's items as (NULL, item), with the child's index.
+ */
+typedef int (*child_fn)(struct gs__yctx *c, int idx, yaml_node_t *k, yaml_node_t *v, void *arg);
+
+static int walk(struct gs__yctx *c, yaml_node_t *n, yaml_node_type_t type, const char *what,
+                child_fn fn, void *arg)
 {
-    char buf[GS__YAML_SHOW_BUF];
-    uint64_t seen = 0;
-    if (gs__yaml_is_null(map))
+    bool map = type == YAML_MAPPING_NODE;
+    if (gs__yaml_is_null(n))
         return 0;
-    if (map->type != YAML_MAPPING_NODE)
-        return gs__yaml_type_error(c, map, what, "a mapping");
-    for (yaml_node_pair_t *pr = map->data.mapping.pairs.start; pr < map->data.mapping.pairs.top;
-         pr++) {
-        yaml_node_t *k = gs__yaml_child(c, pr->key), *v = gs__yaml_child(c, pr->value);
-        int rc = gs__yaml_spend(c, map);
+    if (n->type != type)
+        return gs__yaml_type_error(c, n, what, map ? "a mapping" : "a sequence");
+    size_t count = map ? (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start)
+                       : (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
+    for (size_t i = 0; i < count && i < INT32_MAX; i++) {
+        yaml_node_t *k = map ? gs__yaml_child(c, n->data.mapping.pairs.start[i].key) : NULL;
+        yaml_node_t *v = gs__yaml_child(c, map ? n->data.mapping.pairs.start[i].value
+                                               : n->data.sequence.items.start[i]);
+        int rc = gs__yaml_spend(c, n);
         if (rc)
             return rc;
-        if (!k || !v)
-            return gs__yaml_err(c, map, "malformed mapping in %s", what);
-        int i = key_index(c, k, known, n < GS__YAML_KEYS_MAX ? n : GS__YAML_KEYS_MAX, what);
-        if (i == -ENOENT)
-            continue;
-        if (i < 0)
-            return i;
-        if (seen & ((uint64_t)1 << i))
-            return gs__yaml_err(c, k, "duplicate field %s in %s", gs__yaml_show(k, buf), what);
-        seen |= (uint64_t)1 << i;
-        rc = fn(c, i, v, arg);
+        if (!v || (map && !k))
+            return gs__yaml_err(c, n, "malformed %s in %s", map ? "mapping" : "sequence", what);
+        rc = fn(c, (int)i, k, v, arg);
         if (rc)
             return rc;
     }
     return 0;
+}
+
+struct fields {
+    const char *const *known;
+    int n;
+    const char *what;
+    gs__yaml_field_fn fn;
+    void *arg;
+    uint64_t seen;
+};
+
+static int field_child(struct gs__yctx *c, int idx, yaml_node_t *k, yaml_node_t *v, void *arg)
+{
+    struct fields *f = arg;
+    char buf[GS__YAML_SHOW_BUF];
+    (void)idx; /* a child_fn */
+    int i = key_index(c, k, f->known, f->n, f->what);
+    if (i == -ENOENT)
+        return 0;
+    if (i < 0)
+        return i;
+    if (f->seen & ((uint64_t)1 << i))
+        return gs__yaml_err(c, k, "duplicate field %s in %s", gs__yaml_show(k, buf), f->what);
+    f->seen |= (uint64_t)1 << i;
+    return f->fn(c, i, v, f->arg);
+}
+
+int gs__yaml_each_field(struct gs__yctx *c, yaml_node_t *map, const char *const *known, int n,
+                        const char *what, gs__yaml_field_fn fn, void *arg)
+{
+    struct fields f = {known, n < GS__YAML_KEYS_MAX ? n : GS__YAML_KEYS_MAX, what, fn, arg, 0};
+    return walk(c, map, YAML_MAPPING_NODE, what, field_child, &f);
+}
+
+struct pass {
+    gs__yaml_pair_fn pair;
+    gs__yaml_item_fn item;
+    void *arg;
+};
+
+static int pair_child(struct gs__yctx *c, int idx, yaml_node_t *k, yaml_node_t *v, void *arg)
+{
+    const struct pass *p = arg;
+    (void)idx; /* a child_fn */
+    if (!gs__yaml_str(k))
+        return gs__yaml_type_error(c, k, "a key", "a string");
+    return p->pair(c, k, v, p->arg);
+}
+
+static int item_child(struct gs__yctx *c, int idx, yaml_node_t *k, yaml_node_t *v, void *arg)
+{
+    const struct pass *p = arg;
+    (void)k; /* a child_fn; items have no key */
+    return p->item(c, idx, v, p->arg);
 }
 
 int gs__yaml_each_pair(struct gs__yctx *c, yaml_node_t *map, const char *what, gs__yaml_pair_fn fn,
                        void *arg)
 {
-    if (gs__yaml_is_null(map))
-        return 0;
-    if (map->type != YAML_MAPPING_NODE)
-        return gs__yaml_type_error(c, map, what, "a mapping");
-    for (yaml_node_pair_t *pr = map->data.mapping.pairs.start; pr < map->data.mapping.pairs.top;
-         pr++) {
-        yaml_node_t *k = gs__yaml_child(c, pr->key), *v = gs__yaml_child(c, pr->value);
-        int rc = gs__yaml_spend(c, map);
-        if (rc)
-            return rc;
-        if (!k || !v)
-            return gs__yaml_err(c, map, "malformed mapping in %s", what);
-        if (!gs__yaml_str(k))
-            return gs__yaml_type_error(c, k, "a key in", "a string");
-        rc = fn(c, k, v, arg);
-        if (rc)
-            return rc;
-    }
-    return 0;
+    struct pass p = {fn, NULL, arg};
+    return walk(c, map, YAML_MAPPING_NODE, what, pair_child, &p);
 }
 
 int gs__yaml_each_item(struct gs__yctx *c, yaml_node_t *seq, const char *what, gs__yaml_item_fn fn,
                        void *arg)
 {
-    if (gs__yaml_is_null(seq))
-        return 0;
-    if (seq->type != YAML_SEQUENCE_NODE)
-        return gs__yaml_type_error(c, seq, what, "a sequence");
-    int i = 0;
-    for (yaml_node_item_t *it = seq->data.sequence.items.start; it < seq->data.sequence.items.top;
-         it++, i++) {
-        yaml_node_t *n = gs__yaml_child(c, *it);
-        int rc = gs__yaml_spend(c, seq);
-        if (rc)
-            return rc;
-        if (!n)
-            return gs__yaml_err(c, seq, "malformed sequence in %s", what);
-        rc = fn(c, i, n, arg);
-        if (rc)
-            return rc;
-    }
-    return 0;
+    struct pass p = {NULL, fn, arg};
+    return walk(c, seq, YAML_SEQUENCE_NODE, what, item_child, &p);
 }
 
 int gs__yaml_map_get(struct gs__yctx *c, yaml_node_t *map, const char *key, yaml_node_t **out)

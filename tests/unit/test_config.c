@@ -21,38 +21,7 @@
 #define SEED "tests/data/kube-scheduler-config.yaml"
 #define HDR  "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
 
-#define MAX_WARNS 8
-
-/* Warnings the loader reported, kept for inspection (the count goes on past MAX_WARNS). */
-struct warns {
-    int n;
-    char msg[MAX_WARNS][GS_DIAG_MSG_MAX];
-};
-
-static void on_warn(void *ud, const char *msg)
-{
-    struct warns *w = ud;
-    if (w->n < MAX_WARNS)
-        snprintf(w->msg[w->n], sizeof(w->msg[w->n]), "%s", msg);
-    w->n++;
-}
-
-static void diag_with(struct gs_diag *d, struct warns *w)
-{
-    gs_diag_init(d);
-    memset(w, 0, sizeof(*w));
-    d->warn = on_warn;
-    d->warn_ud = w;
-}
-
-/* assert_has() - fail showing @text when it lacks @needle (cmocka would not show the text). */
-static void assert_has(const char *text, const char *needle)
-{
-    if (!strstr(text, needle)) {
-        print_error("expected \"%s\" in: %s\n", needle, text);
-        fail();
-    }
-}
+#include "diag_capture.h"
 
 /* write_tmp() - @len bytes of @text into a new file under /tmp; its name into @path. */
 static void write_tmp(const char *text, size_t len, char path[32])

@@ -24,36 +24,7 @@
 #define WARNS "tests/data/scenario/warnings.yaml"
 
 #define MAX_WARNS 64
-
-/* Every warning, kept for inspection. */
-struct warns {
-    int n;
-    char msg[MAX_WARNS][GS_DIAG_MSG_MAX];
-};
-
-static void on_warn(void *ud, const char *msg)
-{
-    struct warns *w = ud;
-    if (w->n < MAX_WARNS)
-        snprintf(w->msg[w->n], sizeof(w->msg[0]), "%s", msg);
-    w->n++;
-}
-
-static void diag_with(struct gs_diag *d, struct warns *w)
-{
-    gs_diag_init(d);
-    memset(w, 0, sizeof(*w));
-    d->warn = on_warn;
-    d->warn_ud = w;
-}
-
-static void assert_has(const char *text, const char *needle)
-{
-    if (!strstr(text, needle)) {
-        print_error("expected \"%s\" in: %s\n", needle, text);
-        fail();
-    }
-}
+#include "diag_capture.h"
 
 /* assert_warned() - some warning holds every one of @needles. */
 static void assert_warned(const struct warns *w, const char *const *needles)
@@ -108,6 +79,18 @@ static const char *tmp_file(const char *text)
     assert_int_equal(write(fd, text, len), (ssize_t)len);
     assert_int_equal(close(fd), 0);
     return path;
+}
+
+/* load_text_ok() - @text loads and resolves; @d and @w see it. */
+static struct gs_scenario *load_text_ok(const char *text, struct gs_diag *d, struct warns *w)
+{
+    diag_with(d, w);
+    struct gs_scenario *s = new_scenario();
+    const char *path = tmp_file(text);
+    load_ok(s, path, d);
+    unlink(path);
+    resolve_ok(s, d);
+    return s;
 }
 
 static const struct gs_tenant_spec *tenant(const struct gs_scenario *s, const char *name)
@@ -711,12 +694,7 @@ static void test_kubectl_list(void **state)
     (void)state;
     struct gs_diag d;
     struct warns w;
-    diag_with(&d, &w);
-    struct gs_scenario *s = new_scenario();
-    const char *path = tmp_file(kubectl_list);
-    load_ok(s, path, &d);
-    unlink(path);
-    resolve_ok(s, &d);
+    struct gs_scenario *s = load_text_ok(kubectl_list, &d, &w);
     assert_int_equal(s->npods, 2);
     assert_string_equal(s->pods[0].name, "web-0");
     assert_int_equal(s->pods[0].containers[0].gpu, 1);
@@ -758,12 +736,8 @@ static void test_tenancy(void **state)
     (void)state;
     struct gs_diag d;
     struct warns w;
-    diag_with(&d, &w);
-    struct gs_scenario *s = new_scenario();
-    const char *path = tmp_file(tenancy);
-    load_ok(s, path, &d);
-    unlink(path);
-    resolve_ok(s, &d);
+    struct gs_scenario *s = load_text_ok(tenancy, &d, &w);
+    const char *path;
     const struct gs_tenant_spec *t = tenant(s, "t");
     int ti = (int)(t - s->tenants);
     assert_int_equal(t->priority, 7);
