@@ -897,6 +897,42 @@ static void test_many_pods(void **state)
     gs_scenario_free(s);
 }
 
+/* Files in any order: nodes may come before their template, pods before their PodGroup. */
+static void test_any_order(void **state)
+{
+    (void)state;
+    struct gs_diag d;
+    struct warns w;
+    char a[64], b[64];
+    diag_with(&d, &w);
+    struct gs_scenario *s = new_scenario();
+    snprintf(a, sizeof(a), "%s",
+             tmp_file(CL_HDR "  nodes:\n  - {name: \"g[8-10]\", template: "
+                             "late}\n"
+                             "---\n" POD_META "  annotations: "
+                             "{scheduling.k8s.io/group-name: g}\nspec: "
+                             "{containers: [{name: m}]}\n"));
+    snprintf(b, sizeof(b), "%s",
+             tmp_file(CL_HDR "  nodeTemplates: [{name: late, gpuModel: T4, "
+                             "gpus: 1}]\n---\n"
+                             "{apiVersion: scheduling.volcano.sh/v1beta1, "
+                             "kind: PodGroup, metadata: {name: g, namespace: "
+                             "a}}\n"));
+    load_ok(s, a, &d);
+    load_ok(s, b, &d);
+    unlink(a);
+    unlink(b);
+    assert_int_equal(s->nodes[0].template_index, GS_UNSET);
+    resolve_ok(s, &d);
+    assert_int_equal(s->nnodes, 3);
+    assert_string_equal(s->nodes[0].name, "g8");
+    assert_string_equal(s->nodes[2].name, "g10");
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(s->nodes[i].template_index, 0);
+    assert_int_equal(w.n, 0);
+    gs_scenario_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -907,7 +943,7 @@ int main(void)
         cmocka_unit_test(test_quantities),       cmocka_unit_test(test_durations),
         cmocka_unit_test(test_kubectl_list),     cmocka_unit_test(test_tenancy),
         cmocka_unit_test(test_limits),           cmocka_unit_test(test_never_crashes_on_mutations),
-        cmocka_unit_test(test_many_pods),
+        cmocka_unit_test(test_many_pods),        cmocka_unit_test(test_any_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
