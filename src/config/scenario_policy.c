@@ -51,10 +51,11 @@ int gs__scn_tenant(struct gs__yctx *c, struct gs__scn_load *L, const yaml_node_t
     return *out < 0 ? (int)*out : 0;
 }
 
-/* add_ns() - namespace @ns into tenant @t, once. */
-static int add_ns(struct gs__yctx *c, const yaml_node_t *at, struct gs_tenant_spec *t,
-                  const char *ns)
+/* add_ns() - namespace @ns into tenant @t of @s, once; the resolved ns index is then stale. */
+static int add_ns(struct gs__yctx *c, const yaml_node_t *at, struct gs_scenario *s,
+                  struct gs_tenant_spec *t, const char *ns)
 {
+    s->priv->ns_tenant_for = (size_t)-1;
     for (int i = 0; i < t->nnamespaces; i++)
         if (strcmp(t->namespaces[i], ns) == 0)
             return 0;
@@ -76,7 +77,7 @@ static int ns_item(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
     char ns[GS_SCN_NAME_MAX];
     (void)idx; /* a gs__yaml_item_fn */
     int rc = gs__scn_name(c, n, "namespaces[]", ns, sizeof(ns));
-    return rc ? rc : add_ns(c, n, &r->L->s->tenants[r->t], ns);
+    return rc ? rc : add_ns(c, n, r->L->s, &r->L->s->tenants[r->t], ns);
 }
 
 /* --- GPUQuota --- */
@@ -222,7 +223,7 @@ int gs__scn_gpuquota(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *ro
     if (rc)
         return rc;
     struct gs_tenant_spec *t = &L->s->tenants[r.t];
-    rc = add_ns(c, m.ns ? m.ns : root, t, m.ns_s);
+    rc = add_ns(c, m.ns ? m.ns : root, L->s, t, m.ns_s);
     if (!rc && f[G_NAMESPACES])
         rc = gs__yaml_each_item(c, f[G_NAMESPACES], "spec.namespaces", ns_item, &r);
     if (!rc && f[G_PC])

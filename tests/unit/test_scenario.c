@@ -280,7 +280,8 @@ static void test_warnings(void **state)
     ASSERT_WARNED(&w, WARNS ":18:1: ", "PriorityClass \"ghost\", which is not defined");
     ASSERT_WARNED(&w, WARNS ":10:1: ", "LimitRange team-b/small caps a container at 2 GPUs",
                   "below maxGPUsPerPod 8", "the LimitRange wins");
-    assert_int_equal(w.n, 9);
+    ASSERT_WARNED(&w, WARNS ":51:7: ", "kind \"Deployment\" is not a scenario kind");
+    assert_int_equal(w.n, 10);
     assert_int_equal(s->rquotas[0].gpu_milli, 6000);
     gs_scenario_free(s);
 }
