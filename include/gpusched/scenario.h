@@ -132,6 +132,7 @@ struct gs_priority_class_spec {
 struct gs_rquota_spec {
     char ns[GS_SCN_NAME_MAX], name[GS_SCN_NAME_MAX];
     int64_t gpu_milli;  /* requests.nvidia.com/gpu (or bare nvidia.com/gpu); GS_UNSET */
+    int64_t gpumem_mib; /* requests.nvidia.com/gpumem: cards x MiB per card; GS_UNSET */
     int64_t cpu_milli;  /* requests.cpu / cpu; GS_UNSET */
     int64_t memory_mib; /* requests.memory / memory; GS_UNSET */
     int64_t pods;       /* pods; GS_UNSET */

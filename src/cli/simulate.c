@@ -48,6 +48,8 @@ static void usage(FILE *f)
                "  --pods CSV         pod list (default: openb_pod_list_default.csv)\n"
                "  --sequence CSV     replay this exact arrival order (column `pod`) instead of "
                "sampling\n"
+               "  --scenario FILE    run a scenario (Cluster, policy, Pods; see `gpusched "
+               "simulate --scenario x --help`)\n"
                "  --policy NAME      gpusched (default), fgd, bestfit, gpupacking, gpuclustering,\n"
                "                     dotprod, random, or all (side by side)\n"
                "  --config YAML      take the profile from a KubeSchedulerConfiguration instead\n"
@@ -492,6 +494,9 @@ static int report(const struct opts *o, const struct inputs *in, struct gs_sim_r
 
 int cmd_simulate(int argc, char **argv)
 {
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--scenario") == 0 || strncmp(argv[i], "--scenario=", 11) == 0)
+            return cmd_simulate_scenario(argc, argv);
     struct opts o;
     struct inputs in = {0};
     struct gs_diag d;

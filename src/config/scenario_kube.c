@@ -234,18 +234,18 @@ static const char *const rq_other[] = {"services",
 
 struct rq {
     struct gs_rquota_spec *q;
-    yaml_node_t *at[3][2]; /* gpu, cpu, memory: [0] bare name, [1] requests.<name> */
-    int64_t v[3][2];
+    yaml_node_t *at[4][2]; /* gpu, cpu, memory, gpumem: [0] bare name, [1] requests.<name> */
+    int64_t v[4][2];
 };
 
 static int rq_item(struct gs__yctx *c, struct rq *r, int res, int req, yaml_node_t *k,
                    yaml_node_t *v)
 {
     /* GPUs in whole cards, as Kubernetes counts an extended resource; kept in milli-GPU */
-    static const int e10[] = {0, 3, 0}, e2[] = {0, 0, -20};
-    static const unsigned fl[] = {0, GS__Q_CEIL, GS__Q_CEIL};
-    static const char *const unit[] = {"GPUs", "milli-CPU", "MiB"};
-    static const int64_t hi[] = {GPU_MILLI_MAX / 1000, INT64_MAX / 4, INT64_MAX / 4};
+    static const int e10[] = {0, 3, 0, 0}, e2[] = {0, 0, -20, 0};
+    static const unsigned fl[] = {0, GS__Q_CEIL, GS__Q_CEIL, 0};
+    static const char *const unit[] = {"GPUs", "milli-CPU", "MiB", "MiB"};
+    static const int64_t hi[] = {GPU_MILLI_MAX / 1000, INT64_MAX / 4, INT64_MAX / 4, INT64_MAX / 4};
     char what[128];
     gs__yaml_label(what, sizeof(what), "hard.%s", gs__yaml_str(k));
     r->at[res][req] = k;
@@ -258,10 +258,10 @@ static int rq_item(struct gs__yctx *c, struct rq *r, int res, int req, yaml_node
 
 static int rq_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *arg)
 {
-    static const char *const res[] = {"nvidia.com/gpu", "cpu", "memory"};
+    static const char *const res[] = {"nvidia.com/gpu", "cpu", "memory", "nvidia.com/gpumem"};
     struct rq *r = arg;
     const char *name = gs__yaml_str(k);
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
         if (strcmp(name, res[i]) == 0)
             return rq_item(c, r, i, 0, k, v);
         if (strncmp(name, "requests.", 9) == 0 && strcmp(name + 9, res[i]) == 0)
@@ -287,7 +287,7 @@ static int rq_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *arg
 /* rq_merge() - the bare name and requests.<name> are one quota: both given, the tighter. */
 static int64_t rq_merge(struct gs__yctx *c, struct rq *r, int res)
 {
-    static const char *const unit[] = {"milli-GPU", "milli-CPU", "MiB"};
+    static const char *const unit[] = {"milli-GPU", "milli-CPU", "MiB", "MiB"};
     if (!r->at[res][0] || !r->at[res][1])
         return r->at[res][0] ? r->v[res][0] : r->at[res][1] ? r->v[res][1] : GS_UNSET;
     int lo = r->v[res][1] < r->v[res][0];
@@ -347,6 +347,7 @@ static int rq_fields(struct gs__yctx *c, yaml_node_t **f, struct gs_rquota_spec 
     q->gpu_milli = rq_merge(c, &r, 0);
     q->cpu_milli = rq_merge(c, &r, 1);
     q->memory_mib = rq_merge(c, &r, 2);
+    q->gpumem_mib = rq_merge(c, &r, 3);
     if (f[RQ_SCOPES])
         gs__yaml_warn(c, f[RQ_SCOPES],
                       "quota scopes are not interpreted; the quota is read as "

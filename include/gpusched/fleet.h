@@ -1,0 +1,135 @@
+/*
+ * gpusched — the device-level state of a cluster for multi-tenant scheduling: every card's mode,
+ * memory and compute share, every node's host resources and the pods on it.
+ *
+ * A card is in exactly one mode: free, exclusive (one pod holds it whole) or shared (fractions:
+ * memory MiB, compute milli and a client count). A card leaves a mode only when empty. GPU memory
+ * is never overcommitted; compute may be, up to the overcommit ratio of the tier or profile: a
+ * shared card's cap is the smallest ratio of the pods that joined it since it was last empty, so
+ * admitting a pod never breaks a promise made to a pod already there.
+ *
+ * Isolation (seed 000 §3.1): a pod with hard isolation goes only to a node whose pods are all of
+ * its tenant, and a node holding a hard-isolation pod takes no other tenant's pods.
+ *
+ * Units: milli-GPU (1000 = one card), milli-CPU, MiB. Node and card indexes are those of the
+ * scenario. Thread safety: none. Determinism: every choice breaks ties by the lowest index.
+ */
+#ifndef GPUSCHED_FLEET_H
+#define GPUSCHED_FLEET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpusched/scenario.h"
+
+struct gs_diag;
+struct gs_fleet;
+
+enum gs_card_mode { GS_CARD_FREE = 0, GS_CARD_EXCLUSIVE, GS_CARD_SHARED };
+
+/* What one pod asks of one node. */
+struct gs_fit {
+    int ncards;           /* 0..GS_GPUS_MAX cards (exclusive) or slices on distinct cards */
+    int whole;            /* 1: exclusive cards; 0: shared slices */
+    int32_t compute;      /* shared: compute share per card, milli (1..1000) */
+    int64_t mem_mib;      /* shared: GPU memory per card, MiB (>= 1) */
+    int32_t overcommit;   /* shared: compute cap of a card this pod may join, milli (>= 1000) */
+    int32_t max_clients;  /* shared: pods a card may hold, 0 = no cap */
+    uint32_t model_mask;  /* allowed catalog models, 0 = any */
+    int64_t cpu_milli;    /* host CPU */
+    int64_t memory_mib;   /* host memory */
+    int32_t tenant;       /* owner, >= 0 */
+    int32_t group;        /* gang (PodGroup) index, -1 none: spread counts replicas by it */
+    int hard;             /* hard isolation */
+    enum gs_tier tier;    /* nvlink: every card in one NVLink group; pcie: prefer one domain */
+    uint32_t nvlink_only; /* nvlink tier: bit g set = only NVLink group g (a gang kept together) */
+};
+
+/* Why a pod does not fit a node, in kube-scheduler's words (gs_fit_reason_text()). */
+enum gs_fit_reason {
+    GS_FIT_OK = 0,
+    GS_FIT_MODEL,     /* node's GPU model not allowed */
+    GS_FIT_CPU,       /* Insufficient cpu */
+    GS_FIT_MEMORY,    /* Insufficient memory */
+    GS_FIT_GPU,       /* Insufficient nvidia.com/gpu */
+    GS_FIT_GPUMEM,    /* Insufficient nvidia.com/gpumem */
+    GS_FIT_GPUCORES,  /* Insufficient nvidia.com/gpucores */
+    GS_FIT_NVLINK,    /* enough cards, but not inside one NVLink group */
+    GS_FIT_ISOLATION, /* hard isolation: another tenant's pods are on the node */
+    GS_FIT_REASONS
+};
+
+/* gs_fit_reason_text() - "Insufficient nvidia.com/gpu", ...; a static string. */
+const char *gs_fit_reason_text(enum gs_fit_reason r);
+
+/* Where a pod fits on a node. */
+struct gs_fit_choice {
+    uint32_t mask;     /* node-local GPU indexes chosen */
+    int32_t topology;  /* 0..1000: how well the cards keep together (one PCIe domain = 1000) */
+    int32_t packing;   /* 0..1000: how allocated the node's cards are after the placement */
+    int32_t isolation; /* 0..1000: 1000 when the node holds no other tenant's pods */
+    int32_t spread;    /* 0..1000: 1000 when no replica of the same gang is on the node */
+};
+
+/*
+ * gs_fleet_new() - the fleet of @s's nodes (templates resolved, every card free).
+ * Return: 0 and *@out (free with gs_fleet_free()); -EINVAL with @d when a node's template or model
+ * is unknown; -ENOMEM.
+ */
+int gs_fleet_new(const struct gs_scenario *s, struct gs_fleet **out, struct gs_diag *d);
+
+/* gs_fleet_free() - NULL allowed. */
+void gs_fleet_free(struct gs_fleet *f);
+
+/* gs_fleet_node_count(), gs_fleet_card_count() - sizes. */
+size_t gs_fleet_node_count(const struct gs_fleet *f);
+int64_t gs_fleet_card_count(const struct gs_fleet *f);
+
+/* Read-only views of one node, for reports and tests. */
+int gs_fleet_node_model(const struct gs_fleet *f, size_t node);
+int gs_fleet_node_zone(const struct gs_fleet *f, size_t node);
+int gs_fleet_node_gpus(const struct gs_fleet *f, size_t node);
+int gs_fleet_node_free_cards(const struct gs_fleet *f, size_t node);
+enum gs_card_mode gs_fleet_card_mode(const struct gs_fleet *f, size_t node, int gpu);
+int32_t gs_fleet_card_compute(const struct gs_fleet *f, size_t node, int gpu);
+int64_t gs_fleet_card_mem_used(const struct gs_fleet *f, size_t node, int gpu);
+int64_t gs_fleet_card_mem(const struct gs_fleet *f, size_t node, int gpu);
+
+/*
+ * gs_fleet_fit() - can @r go on node @node now, and on which cards.
+ * Return: GS_FIT_OK with *@out filled, or the first reason it cannot (out untouched).
+ * Complexity: O(cards of the node + pods on it).
+ */
+enum gs_fit_reason gs_fleet_fit(const struct gs_fleet *f, size_t node, const struct gs_fit *r,
+                                struct gs_fit_choice *out);
+
+/*
+ * gs_fleet_commit() - bind pod @pod (the caller's id) with request @r to @mask on @node, as a
+ * gs_fleet_fit() answer allows. Return: 0; -EINVAL when it does not fit there (nothing changed);
+ * -ENOMEM.
+ */
+int gs_fleet_commit(struct gs_fleet *f, size_t node, const struct gs_fit *r, uint32_t mask,
+                    int32_t pod);
+
+/*
+ * gs_fleet_release() - give back what pod @pod holds on @node (@r and @mask as committed).
+ * Return: 0; -ENOENT when @pod is not on @node.
+ */
+int gs_fleet_release(struct gs_fleet *f, size_t node, const struct gs_fit *r, uint32_t mask,
+                     int32_t pod);
+
+/* gs_fleet_pod_count(), gs_fleet_pod_at() - the pods on @node (ids as committed, in no fixed
+ * order; -1 past the end). */
+size_t gs_fleet_pod_count(const struct gs_fleet *f, size_t node);
+int32_t gs_fleet_pod_at(const struct gs_fleet *f, size_t node, size_t i);
+
+/*
+ * gs_fleet_allocated() - milli-GPU allocated over the fleet, each card counted at most 1000
+ * (an overcommitted card is fully allocated, not more). O(1).
+ */
+int64_t gs_fleet_allocated(const struct gs_fleet *f);
+
+/* gs_fleet_nvlink_max() - the largest NVLink group over all nodes, in cards (0 when none). */
+int gs_fleet_nvlink_max(const struct gs_fleet *f);
+
+#endif

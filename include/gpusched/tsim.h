@@ -1,0 +1,156 @@
+/*
+ * gpusched — the multi-tenant discrete-event simulator: a scenario (gpusched/scenario.h) run in
+ * simulated time.
+ *
+ * Events are pod arrivals and completions; at each instant every event due is applied, then the
+ * pending queue is tried in GPUQueueSort order: priority, then the queue's fair-share deficit
+ * (used / deserved, lowest first), then arrival. What the scheduler may do depends on the way the
+ * scenario is run:
+ *   exclusive  whole exclusive cards only (a fractional request takes whole cards); no tiers,
+ *              no GPUQuota, no gangs, no preemption — a device-plugin cluster;
+ *   sharing    fractions of cards (memory MiB + compute share), otherwise as exclusive;
+ *   full       sharing, the four topology tiers, GPUQuota, queues with deserved shares and
+ *              reclaim, gangs (all-or-nothing), priority preemption and backfill with a
+ *              reservation for the head of the queue.
+ * Namespace ResourceQuota and LimitRange are Kubernetes admission and apply in every way.
+ * Determinism: same scenario, same way, same result, byte for byte (no randomness is used; every
+ * tie goes to the lowest index).
+ * Thread safety: a run touches only its own state; runs may go on in parallel threads.
+ */
+#ifndef GPUSCHED_TSIM_H
+#define GPUSCHED_TSIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct gs_diag;
+struct gs_scenario;
+struct gs_tsim;
+
+enum gs_way { GS_WAY_EXCLUSIVE = 0, GS_WAY_SHARING, GS_WAY_FULL, GS_WAY_COUNT };
+
+/* gs_way_name() - "exclusive", "sharing", "full". gs_way_find(): the way, or -ENOENT. */
+const char *gs_way_name(enum gs_way w);
+int gs_way_find(const char *name);
+
+enum gs_pod_state {
+    GS_POD_PENDING = 0,
+    GS_POD_RUNNING,
+    GS_POD_COMPLETED,
+    GS_POD_PREEMPTED, /* evicted and not running again by the end */
+    GS_POD_REJECTED   /* can never run: admission or a limit refuses it */
+};
+
+/* gs_pod_state_name() - "pending", "running", ... as SCENARIO.md spells them. */
+const char *gs_pod_state_name(enum gs_pod_state s);
+
+/* One pod's outcome. Strings are owned by the run. */
+struct gs_tsim_pod {
+    const char *ns, *name, *tenant, *queue, *workload;
+    enum gs_pod_state state;
+    int32_t node;      /* node index of its last placement, -1 when it never ran */
+    uint32_t gpu_mask; /* node-local GPU indexes of its last placement */
+    int whole;         /* 1: exclusive cards; 0: shared slices */
+    int32_t share_milli;
+    int32_t priority;
+    int64_t submit_us, start_us, end_us; /* start/end -1 when not reached */
+    int32_t preemptions;
+    const char *reason; /* why it is not running, or NULL */
+};
+
+/* One contiguous run of a pod on its devices (a pod preempted and run again has two). */
+struct gs_tsim_use {
+    int32_t pod;
+    int32_t node;
+    uint32_t gpu_mask;
+    int whole;
+    int32_t share_milli; /* per card: 1000 when whole */
+    int64_t start_us, end_us;
+};
+
+/* Per-tenant totals. */
+struct gs_tsim_tenant {
+    const char *name;
+    int64_t pods, completed, preemptions;
+    int64_t gpu_milli_s;  /* allocated milli-GPU x seconds */
+    int64_t busy_milli_s; /* modelled busy milli-GPU x seconds */
+    int64_t wait_p50_us, wait_p95_us, wait_p99_us, wait_max_us;
+    int64_t entitlement_milli; /* GPUQuota total over its models, 0 when it has none */
+};
+
+/* Per-queue totals. */
+struct gs_tsim_queue {
+    const char *name;
+    int32_t weight;
+    int64_t deserved_milli; /* at the end of the run */
+    int64_t gpu_milli_s;    /* allocated milli-GPU x seconds */
+};
+
+/* Per-workload-kind waits (label gpusched.io/workload). */
+struct gs_tsim_kind {
+    const char *name;
+    int64_t pods, started;
+    int64_t wait_p50_us, wait_p95_us, wait_p99_us, wait_max_us;
+};
+
+struct gs_tsim_summary {
+    enum gs_way way;
+    int64_t horizon_us;        /* end of the measured window */
+    int64_t gpus;              /* cards */
+    int32_t allocation_milli;  /* time-averaged allocated share of the cards, 0..1000 */
+    int32_t utilization_milli; /* time-averaged modelled busy share, 0..1000 */
+    int64_t pods, completed, running, pending, rejected, preempted_pods;
+    int64_t preemptions; /* evictions by priority preemption */
+    int64_t reclaims;    /* evictions by queue reclaim */
+    int32_t jain_milli;  /* Jain's index over tenants' allocation per entitlement */
+    int64_t events;
+};
+
+/*
+ * gs_tsim_run() - simulate @s (resolved; borrowed for the life of the result) the @way way.
+ * Return: 0 and *@out (free with gs_tsim_free()); -EINVAL with @d for a scenario that cannot be
+ * run (no nodes); -ENOMEM.
+ * Complexity: about O(events x (pending classes x nodes)); see bench/README.md for figures.
+ */
+int gs_tsim_run(const struct gs_scenario *s, enum gs_way way, struct gs_tsim **out,
+                struct gs_diag *d);
+
+/* gs_tsim_free() - NULL allowed. */
+void gs_tsim_free(struct gs_tsim *t);
+
+/* Results; every pointer is owned by @t. */
+const struct gs_tsim_summary *gs_tsim_summary(const struct gs_tsim *t);
+size_t gs_tsim_pod_count(const struct gs_tsim *t);
+const struct gs_tsim_pod *gs_tsim_pod(const struct gs_tsim *t, size_t i);
+size_t gs_tsim_use_count(const struct gs_tsim *t);
+const struct gs_tsim_use *gs_tsim_use(const struct gs_tsim *t, size_t i);
+size_t gs_tsim_tenant_count(const struct gs_tsim *t);
+const struct gs_tsim_tenant *gs_tsim_tenant(const struct gs_tsim *t, size_t i);
+size_t gs_tsim_queue_count(const struct gs_tsim *t);
+const struct gs_tsim_queue *gs_tsim_queue(const struct gs_tsim *t, size_t i);
+size_t gs_tsim_kind_count(const struct gs_tsim *t);
+const struct gs_tsim_kind *gs_tsim_kind(const struct gs_tsim *t, size_t i);
+
+/* gs_tsim_node_name() - the name of node @i of the run's scenario; gs_tsim_node_model(): its
+ * catalog model index. */
+const char *gs_tsim_node_name(const struct gs_tsim *t, int32_t i);
+int gs_tsim_node_model(const struct gs_tsim *t, int32_t i);
+
+/*
+ * gs_tsim_write_json() - write @n runs of one scenario as the JSON object of SCENARIO.md:
+ * {"way", "pods", "summary"} for one run; for several, the last run's "way", "pods" and
+ * "summary" at the top and every run under "ways" (each {"way", "pods", "summary"}). Every pod
+ * has "usage": one entry per contiguous run on its devices (mode, model, cards, share_milli,
+ * start_s, end_s), the input of `gpusched bill`. Times are whole simulated seconds.
+ * Return: 0; -EIO when writing fails; -ENOMEM.
+ */
+int gs_tsim_write_json(FILE *f, struct gs_tsim *const *runs, size_t n);
+
+/*
+ * gs_tsim_write_text() - a person's report of @n runs: per run the summary, the tenants, the
+ * queues and the workload kinds; for several runs a side-by-side table first.
+ */
+void gs_tsim_write_text(FILE *f, struct gs_tsim *const *runs, size_t n);
+
+#endif

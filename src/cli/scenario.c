@@ -1,0 +1,186 @@
+/* gpusched simulate --scenario: a multi-tenant scenario run in simulated time, one way or more. */
+#include "cli.h"
+
+#include "gpusched/diag.h"
+#include "gpusched/scenario.h"
+#include "gpusched/tsim.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_FILES 64
+
+struct sopts {
+    const char *files[MAX_FILES];
+    int nfiles;
+    const char *way, *json;
+    int quiet;
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: gpusched simulate --scenario FILE [--scenario FILE...] [options]\n"
+            "  --scenario FILE   YAML documents: Cluster, Pods, GPUQuota, topology policy,\n"
+            "                    Queue, PodGroup, PriorityClass, ResourceQuota, LimitRange,\n"
+            "                    Simulation (\"-\" = standard input; repeat for several files)\n"
+            "  --way WAY         exclusive | sharing | full | compare (all three side by side);\n"
+            "                    default: the Simulation document's compare list, else full\n"
+            "  --json FILE       write pods and summary as JSON (\"-\" = standard output)\n"
+            "  --quiet           no text report\n");
+}
+
+static void print_warning(void *ud, const char *msg)
+{
+    (void)ud;
+    fprintf(stderr, "gpusched: warning: %s\n", msg);
+}
+
+static int parse(int argc, char **argv, struct sopts *o)
+{
+    static const struct option longs[] = {
+        {"scenario", required_argument, NULL, 's'}, {"way", required_argument, NULL, 'w'},
+        {"json", required_argument, NULL, 'j'},     {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
+    memset(o, 0, sizeof(*o));
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
+        switch (c) {
+        case 's':
+            if (o->nfiles == MAX_FILES) {
+                fprintf(stderr, "gpusched: more than %d --scenario files\n", MAX_FILES);
+                return EXIT_BAD_INPUT;
+            }
+            o->files[o->nfiles++] = optarg;
+            break;
+        case 'w':
+            o->way = optarg;
+            break;
+        case 'j':
+            o->json = optarg;
+            break;
+        case 'q':
+            o->quiet = 1;
+            break;
+        case 'h':
+            usage(stdout);
+            return -1;
+        default:
+            usage(stderr);
+            return EXIT_BAD_INPUT;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "gpusched: unexpected argument \"%s\" (scenario files follow --scenario)\n",
+                argv[optind]);
+        return EXIT_BAD_INPUT;
+    }
+    return 0;
+}
+
+/* The ways to run: --way, else the Simulation document's compare list, else full. */
+static int ways_of(const struct sopts *o, const struct gs_scenario *s, enum gs_way *w, size_t *n)
+{
+    *n = 0;
+    if (o->way && strcmp(o->way, "compare") != 0) {
+        int k = gs_way_find(o->way);
+        if (k < 0) {
+            fprintf(stderr,
+                    "gpusched: --way \"%s\": expected exclusive, sharing, full or compare\n",
+                    o->way);
+            return EXIT_BAD_INPUT;
+        }
+        w[(*n)++] = (enum gs_way)k;
+        return 0;
+    }
+    if (o->way || !s->sim.defined || s->sim.ncompare == 0) {
+        if (o->way)
+            for (int k = 0; k < GS_WAY_COUNT; k++)
+                w[(*n)++] = (enum gs_way)k;
+        else
+            w[(*n)++] = GS_WAY_FULL;
+        return 0;
+    }
+    for (int i = 0; i < s->sim.ncompare && *n < GS_WAY_COUNT; i++) {
+        int k = gs_way_find(s->sim.compare[i]);
+        if (k < 0) {
+            fprintf(stderr, "gpusched: Simulation spec.compare: unknown way \"%s\"\n",
+                    s->sim.compare[i]);
+            return EXIT_BAD_INPUT;
+        }
+        w[(*n)++] = (enum gs_way)k;
+    }
+    return 0;
+}
+
+static int write_json(const char *path, struct gs_tsim *const *runs, size_t n)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "gpusched: %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    int r = gs_tsim_write_json(f, runs, n);
+    if (f != stdout && fclose(f) != 0)
+        r = -EIO;
+    if (r < 0) {
+        fprintf(stderr, "gpusched: %s: cannot write the JSON report\n", path);
+        return 1;
+    }
+    return 0;
+}
+
+static int load_all(const struct sopts *o, struct gs_scenario *s, struct gs_diag *d)
+{
+    for (int i = 0; i < o->nfiles; i++) {
+        int r = gs_scenario_load(s, o->files[i], d);
+        if (r < 0)
+            return r;
+    }
+    return gs_scenario_resolve(s, d);
+}
+
+int cmd_simulate_scenario(int argc, char **argv)
+{
+    struct sopts o;
+    int rc = parse(argc, argv, &o);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    struct gs_scenario *s = NULL;
+    struct gs_diag d;
+    gs_diag_init(&d);
+    d.warn = print_warning;
+    if (gs_scenario_new(&s) < 0) {
+        fprintf(stderr, "gpusched: out of memory\n");
+        return 1;
+    }
+    int r = load_all(&o, s, &d);
+    if (r < 0) {
+        fprintf(stderr, "gpusched: %s\n", d.msg[0] ? d.msg : strerror(-r));
+        gs_scenario_free(s);
+        return r == -ENOMEM || r == -EIO ? 1 : EXIT_BAD_INPUT;
+    }
+    enum gs_way ways[GS_WAY_COUNT];
+    size_t nways;
+    struct gs_tsim *runs[GS_WAY_COUNT] = {0};
+    rc = ways_of(&o, s, ways, &nways);
+    for (size_t i = 0; rc == 0 && i < nways; i++) {
+        r = gs_tsim_run(s, ways[i], &runs[i], &d);
+        if (r < 0) {
+            fprintf(stderr, "gpusched: %s\n", d.msg[0] ? d.msg : strerror(-r));
+            rc = r == -ENOMEM ? 1 : EXIT_BAD_INPUT;
+        }
+    }
+    if (rc == 0 && !o.quiet)
+        gs_tsim_write_text(o.json && strcmp(o.json, "-") == 0 ? stderr : stdout, runs, nways);
+    if (rc == 0 && o.json)
+        rc = write_json(o.json, runs, nways);
+    for (size_t i = 0; i < nways; i++)
+        gs_tsim_free(runs[i]);
+    gs_scenario_free(s);
+    return rc;
+}

@@ -1,0 +1,483 @@
+/* Device-level cluster state for multi-tenant scheduling. Invariants: see gpusched/fleet.h. */
+#include "gpusched/fleet.h"
+
+#include "gpusched/catalog.h"
+#include "gpusched/diag.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct card {
+    int64_t mem_mib, mem_used;
+    int32_t compute, cap; /* milli used; milli cap while shared */
+    uint8_t mode, clients, pcie, nvlink;
+};
+
+struct slot {
+    int32_t pod, tenant, group;
+};
+
+struct fnode {
+    int32_t model, zone;
+    int ngpu, nfree;
+    int64_t cpu_left, mem_left;
+    int32_t sole_tenant; /* tenant of every pod here; -1 none, -2 several */
+    int hard;            /* pods with hard isolation here */
+    struct slot *pods;
+    size_t npods, cap;
+    struct card cards[GS_GPUS_MAX];
+};
+
+struct gs_fleet {
+    struct fnode *nodes;
+    size_t n;
+    int64_t cards, allocated;
+    int nvlink_max;
+};
+
+static const char *const reason_text[GS_FIT_REASONS] = {
+    [GS_FIT_OK] = "fits",
+    [GS_FIT_MODEL] = "node(s) didn't match Pod's node affinity/selector",
+    [GS_FIT_CPU] = "Insufficient cpu",
+    [GS_FIT_MEMORY] = "Insufficient memory",
+    [GS_FIT_GPU] = "Insufficient nvidia.com/gpu",
+    [GS_FIT_GPUMEM] = "Insufficient nvidia.com/gpumem",
+    [GS_FIT_GPUCORES] = "Insufficient nvidia.com/gpucores",
+    [GS_FIT_NVLINK] = "no NVLink group with enough free GPUs",
+    [GS_FIT_ISOLATION] = "hard isolation: node used by another tenant",
+};
+
+const char *gs_fit_reason_text(enum gs_fit_reason r)
+{
+    return (unsigned)r < GS_FIT_REASONS ? reason_text[r] : "unknown";
+}
+
+static int nvlink_groups_max(const struct fnode *nd)
+{
+    int count[GS_GPUS_MAX] = {0}, best = 0;
+    for (int i = 0; i < nd->ngpu; i++)
+        if (nd->cards[i].nvlink < GS_GPUS_MAX && ++count[nd->cards[i].nvlink] > best)
+            best = count[nd->cards[i].nvlink];
+    return best;
+}
+
+static int node_init(struct fnode *nd, const struct gs_scenario *s, size_t i, struct gs_diag *d)
+{
+    const struct gs_scn_node *sn = &s->nodes[i];
+    if (sn->template_index < 0 || (size_t)sn->template_index >= s->ntemplates)
+        return gs_diag_error(d, "node %s: unknown template", sn->name);
+    const struct gs_node_template *t = &s->templates[sn->template_index];
+    const struct gs_gpu_model *m = gs_catalog_at(t->model);
+    if (t->gpus > 0 && !m)
+        return gs_diag_error(d, "node %s: template %s has an unknown GPU model", sn->name, t->name);
+    nd->model = t->model < 0 ? 0 : t->model;
+    nd->ngpu = nd->nfree = t->gpus;
+    /* Host resources left out of a template do not constrain placement. */
+    nd->cpu_left = t->cpu_milli == GS_UNSET ? INT64_MAX / 4 : t->cpu_milli;
+    nd->mem_left = t->memory_mib == GS_UNSET ? INT64_MAX / 4 : t->memory_mib;
+    nd->sole_tenant = -1;
+    for (int g = 0; g < t->gpus; g++) {
+        nd->cards[g].mem_mib = m->memory_mib;
+        nd->cards[g].pcie = t->pcie_domain[g];
+        nd->cards[g].nvlink = t->nvlink_group[g];
+    }
+    return 0;
+}
+
+/* Zones are numbered in order of first appearance; a scenario has few of them. */
+static int zone_number(const struct gs_scenario *s, const char **names, int *nzones, size_t i)
+{
+    for (int z = 0; z < *nzones; z++)
+        if (strcmp(names[z], s->nodes[i].zone) == 0)
+            return z;
+    names[*nzones] = s->nodes[i].zone;
+    return (*nzones)++;
+}
+
+int gs_fleet_new(const struct gs_scenario *s, struct gs_fleet **out, struct gs_diag *d)
+{
+    struct gs_fleet *f = calloc(1, sizeof(*f));
+    const char **zones = calloc(s->nnodes ? s->nnodes : 1, sizeof(*zones));
+    if (f)
+        f->nodes = calloc(s->nnodes ? s->nnodes : 1, sizeof(*f->nodes));
+    if (!f || !zones || !f->nodes) {
+        free(zones);
+        gs_fleet_free(f);
+        return -ENOMEM;
+    }
+    f->n = s->nnodes;
+    int nzones = 0;
+    for (size_t i = 0; i < s->nnodes; i++) {
+        int r = node_init(&f->nodes[i], s, i, d);
+        if (r < 0) {
+            free(zones);
+            gs_fleet_free(f);
+            return r;
+        }
+        f->nodes[i].zone = zone_number(s, zones, &nzones, i);
+        f->cards += f->nodes[i].ngpu;
+        int g = nvlink_groups_max(&f->nodes[i]);
+        if (g > f->nvlink_max)
+            f->nvlink_max = g;
+    }
+    free(zones);
+    *out = f;
+    return 0;
+}
+
+void gs_fleet_free(struct gs_fleet *f)
+{
+    if (!f)
+        return;
+    for (size_t i = 0; i < f->n; i++)
+        free(f->nodes[i].pods);
+    free(f->nodes);
+    free(f);
+}
+
+size_t gs_fleet_node_count(const struct gs_fleet *f)
+{
+    return f->n;
+}
+
+int64_t gs_fleet_card_count(const struct gs_fleet *f)
+{
+    return f->cards;
+}
+
+int gs_fleet_node_model(const struct gs_fleet *f, size_t node)
+{
+    return f->nodes[node].model;
+}
+
+int gs_fleet_node_zone(const struct gs_fleet *f, size_t node)
+{
+    return f->nodes[node].zone;
+}
+
+int gs_fleet_node_gpus(const struct gs_fleet *f, size_t node)
+{
+    return f->nodes[node].ngpu;
+}
+
+int gs_fleet_node_free_cards(const struct gs_fleet *f, size_t node)
+{
+    return f->nodes[node].nfree;
+}
+
+enum gs_card_mode gs_fleet_card_mode(const struct gs_fleet *f, size_t node, int gpu)
+{
+    return (enum gs_card_mode)f->nodes[node].cards[gpu].mode;
+}
+
+int32_t gs_fleet_card_compute(const struct gs_fleet *f, size_t node, int gpu)
+{
+    return f->nodes[node].cards[gpu].compute;
+}
+
+int64_t gs_fleet_card_mem_used(const struct gs_fleet *f, size_t node, int gpu)
+{
+    return f->nodes[node].cards[gpu].mem_used;
+}
+
+int64_t gs_fleet_card_mem(const struct gs_fleet *f, size_t node, int gpu)
+{
+    return f->nodes[node].cards[gpu].mem_mib;
+}
+
+size_t gs_fleet_pod_count(const struct gs_fleet *f, size_t node)
+{
+    return f->nodes[node].npods;
+}
+
+int32_t gs_fleet_pod_at(const struct gs_fleet *f, size_t node, size_t i)
+{
+    return i < f->nodes[node].npods ? f->nodes[node].pods[i].pod : -1;
+}
+
+int64_t gs_fleet_allocated(const struct gs_fleet *f)
+{
+    return f->allocated;
+}
+
+int gs_fleet_nvlink_max(const struct gs_fleet *f)
+{
+    return f->nvlink_max;
+}
+
+static enum gs_fit_reason fit_host(const struct fnode *nd, const struct gs_fit *r)
+{
+    if (r->ncards > 0 && r->model_mask && !(r->model_mask & (1u << nd->model)))
+        return GS_FIT_MODEL;
+    if (r->ncards > nd->ngpu)
+        return GS_FIT_GPU;
+    if (r->hard ? (nd->sole_tenant >= 0 && nd->sole_tenant != r->tenant) || nd->sole_tenant == -2
+                : nd->hard && nd->sole_tenant != r->tenant)
+        return GS_FIT_ISOLATION;
+    if (r->cpu_milli > nd->cpu_left)
+        return GS_FIT_CPU;
+    if (r->memory_mib > nd->mem_left)
+        return GS_FIT_MEMORY;
+    return GS_FIT_OK;
+}
+
+/* The @n lowest-indexed cards of @cand. */
+static uint32_t lowest(uint32_t cand, int n)
+{
+    uint32_t m = 0;
+    for (int i = 0; i < GS_GPUS_MAX && n > 0; i++)
+        if (cand & (1u << i)) {
+            m |= 1u << i;
+            n--;
+        }
+    return m;
+}
+
+/*
+ * The group (PCIe domain or NVLink group, by @by_nvlink) with the fewest free cards that still
+ * holds @n: best fit keeps the larger groups whole for pods that need them.
+ */
+static uint32_t best_group(const struct fnode *nd, uint32_t free, int n, int by_nvlink,
+                           uint32_t allowed)
+{
+    int count[GS_GPUS_MAX] = {0};
+    uint32_t members[GS_GPUS_MAX] = {0};
+    for (int i = 0; i < nd->ngpu; i++) {
+        int g = by_nvlink ? nd->cards[i].nvlink : nd->cards[i].pcie;
+        if (g >= GS_GPUS_MAX || !(free & (1u << i)) || (allowed && !(allowed & (1u << g))))
+            continue;
+        count[g]++;
+        members[g] |= 1u << i;
+    }
+    int best = -1;
+    for (int g = 0; g < GS_GPUS_MAX; g++)
+        if (count[g] >= n && (best < 0 || count[g] < count[best]))
+            best = g;
+    return best < 0 ? 0 : lowest(members[best], n);
+}
+
+static int domains_of(const struct fnode *nd, uint32_t mask)
+{
+    uint32_t seen = 0;
+    for (int i = 0; i < nd->ngpu; i++)
+        if (mask & (1u << i))
+            seen |= 1u << (nd->cards[i].pcie % 32);
+    return __builtin_popcount(seen);
+}
+
+static uint32_t free_mask(const struct fnode *nd)
+{
+    uint32_t m = 0;
+    for (int i = 0; i < nd->ngpu; i++)
+        if (nd->cards[i].mode == GS_CARD_FREE)
+            m |= 1u << i;
+    return m;
+}
+
+static enum gs_fit_reason pick_whole(const struct fnode *nd, const struct gs_fit *r, uint32_t *mask,
+                                     int32_t *topo)
+{
+    if (nd->nfree < r->ncards)
+        return GS_FIT_GPU;
+    uint32_t free = free_mask(nd), m;
+    if (r->tier == GS_TIER_NVLINK) {
+        m = best_group(nd, free, r->ncards, 1, r->nvlink_only);
+        if (!m)
+            return GS_FIT_NVLINK;
+        *mask = m;
+        *topo = domains_of(nd, m) == 1 ? 1000 : 800;
+        return GS_FIT_OK;
+    }
+    if ((m = best_group(nd, free, r->ncards, 0, 0))) {
+        *topo = 1000;
+    } else if ((m = best_group(nd, free, r->ncards, 1, 0))) {
+        *topo = 700;
+    } else {
+        m = lowest(free, r->ncards);
+        *topo = 500 / domains_of(nd, m);
+    }
+    *mask = m;
+    return GS_FIT_OK;
+}
+
+/* Can a shared slice of @r join card @c: memory never overcommitted, compute up to the cap. */
+static enum gs_fit_reason slice_fits(const struct card *c, const struct gs_fit *r)
+{
+    if (c->mode == GS_CARD_EXCLUSIVE)
+        return GS_FIT_GPU;
+    if (c->mem_mib - c->mem_used < r->mem_mib)
+        return GS_FIT_GPUMEM;
+    int32_t cap = c->mode == GS_CARD_SHARED && c->cap < r->overcommit ? c->cap : r->overcommit;
+    if (c->compute + r->compute > cap)
+        return GS_FIT_GPUCORES;
+    if (r->max_clients > 0 && c->clients >= r->max_clients)
+        return GS_FIT_GPU;
+    return GS_FIT_OK;
+}
+
+/* Shared slices: cards already shared first, fullest memory first (best fit), then free cards. */
+static enum gs_fit_reason pick_shared(const struct fnode *nd, const struct gs_fit *r,
+                                      uint32_t *mask, int32_t *topo)
+{
+    int order[GS_GPUS_MAX], n = 0;
+    enum gs_fit_reason why = GS_FIT_GPU;
+    for (int i = 0; i < nd->ngpu; i++) {
+        enum gs_fit_reason f = slice_fits(&nd->cards[i], r);
+        if (f != GS_FIT_OK) {
+            if (f > why)
+                why = f;
+            continue;
+        }
+        int j = n++;
+        for (; j > 0; j--) {
+            const struct card *a = &nd->cards[order[j - 1]], *b = &nd->cards[i];
+            int a_shared = a->mode == GS_CARD_SHARED, b_shared = b->mode == GS_CARD_SHARED;
+            if (a_shared > b_shared ||
+                (a_shared == b_shared && a->mem_mib - a->mem_used <= b->mem_mib - b->mem_used))
+                break;
+            order[j] = order[j - 1];
+        }
+        order[j] = i;
+    }
+    if (n < r->ncards)
+        return why;
+    uint32_t m = 0;
+    for (int k = 0; k < r->ncards; k++)
+        m |= 1u << order[k];
+    *mask = m;
+    *topo = domains_of(nd, m) == 1 ? 1000 : 500 / domains_of(nd, m);
+    return GS_FIT_OK;
+}
+
+static int32_t packing_after(const struct fnode *nd, const struct gs_fit *r, uint32_t mask)
+{
+    if (!nd->ngpu)
+        return 0;
+    int64_t used = 0;
+    for (int i = 0; i < nd->ngpu; i++) {
+        int32_t c = nd->cards[i].compute;
+        if (mask & (1u << i))
+            c = r->whole ? 1000 : c + r->compute;
+        used += c < 1000 ? c : 1000;
+    }
+    return (int32_t)(used / nd->ngpu);
+}
+
+enum gs_fit_reason gs_fleet_fit(const struct gs_fleet *f, size_t node, const struct gs_fit *r,
+                                struct gs_fit_choice *out)
+{
+    const struct fnode *nd = &f->nodes[node];
+    enum gs_fit_reason why = fit_host(nd, r);
+    if (why != GS_FIT_OK)
+        return why;
+    uint32_t mask = 0;
+    int32_t topo = 1000;
+    if (r->ncards > 0) {
+        why = r->whole ? pick_whole(nd, r, &mask, &topo) : pick_shared(nd, r, &mask, &topo);
+        if (why != GS_FIT_OK)
+            return why;
+    }
+    int same = 0;
+    for (size_t i = 0; r->group >= 0 && i < nd->npods; i++)
+        same += nd->pods[i].group == r->group;
+    out->mask = mask;
+    out->topology = topo;
+    out->packing = packing_after(nd, r, mask);
+    out->isolation = nd->sole_tenant == -1 || nd->sole_tenant == r->tenant ? 1000 : 0;
+    out->spread = same >= 4 ? 0 : 1000 - 250 * same;
+    return GS_FIT_OK;
+}
+
+/* Adds @sign times the pod's share to the cards of @mask, keeping the fleet's allocated sum. */
+static void cards_apply(struct gs_fleet *f, struct fnode *nd, const struct gs_fit *r, uint32_t mask,
+                        int sign)
+{
+    for (int i = 0; i < nd->ngpu; i++) {
+        if (!(mask & (1u << i)))
+            continue;
+        struct card *c = &nd->cards[i];
+        int32_t before = c->compute < 1000 ? c->compute : 1000;
+        if (r->whole) {
+            c->mode = sign > 0 ? GS_CARD_EXCLUSIVE : GS_CARD_FREE;
+            c->compute = sign > 0 ? 1000 : 0;
+            c->mem_used = sign > 0 ? c->mem_mib : 0;
+            c->clients = sign > 0;
+            nd->nfree -= sign;
+        } else {
+            if (sign > 0 && c->mode == GS_CARD_FREE) {
+                c->mode = GS_CARD_SHARED;
+                c->cap = r->overcommit;
+                nd->nfree--;
+            } else if (sign > 0 && r->overcommit < c->cap) {
+                c->cap = r->overcommit;
+            }
+            c->compute += sign * r->compute;
+            c->mem_used += sign * r->mem_mib;
+            c->clients = (uint8_t)(c->clients + sign);
+            if (c->clients == 0) {
+                c->mode = GS_CARD_FREE;
+                c->cap = 0;
+                nd->nfree++;
+            }
+        }
+        f->allocated += (c->compute < 1000 ? c->compute : 1000) - before;
+    }
+}
+
+static int mask_valid(const struct fnode *nd, const struct gs_fit *r, uint32_t mask)
+{
+    if (__builtin_popcount(mask) != r->ncards || (nd->ngpu < 32 && (mask >> nd->ngpu)))
+        return 0;
+    for (int i = 0; i < nd->ngpu; i++)
+        if ((mask & (1u << i)) && (r->whole ? nd->cards[i].mode != GS_CARD_FREE
+                                            : slice_fits(&nd->cards[i], r) != GS_FIT_OK))
+            return 0;
+    return 1;
+}
+
+int gs_fleet_commit(struct gs_fleet *f, size_t node, const struct gs_fit *r, uint32_t mask,
+                    int32_t pod)
+{
+    struct fnode *nd = &f->nodes[node];
+    if (fit_host(nd, r) != GS_FIT_OK || !mask_valid(nd, r, mask))
+        return -EINVAL;
+    if (nd->npods == nd->cap) {
+        size_t cap = nd->cap ? nd->cap * 2 : 4;
+        struct slot *p = realloc(nd->pods, cap * sizeof(*p));
+        if (!p)
+            return -ENOMEM;
+        nd->pods = p;
+        nd->cap = cap;
+    }
+    nd->pods[nd->npods++] = (struct slot){pod, r->tenant, r->group};
+    nd->sole_tenant = nd->sole_tenant == -1 || nd->sole_tenant == r->tenant ? r->tenant : -2;
+    nd->hard += r->hard;
+    nd->cpu_left -= r->cpu_milli;
+    nd->mem_left -= r->memory_mib;
+    cards_apply(f, nd, r, mask, 1);
+    return 0;
+}
+
+int gs_fleet_release(struct gs_fleet *f, size_t node, const struct gs_fit *r, uint32_t mask,
+                     int32_t pod)
+{
+    struct fnode *nd = &f->nodes[node];
+    size_t i = 0;
+    while (i < nd->npods && nd->pods[i].pod != pod)
+        i++;
+    if (i == nd->npods)
+        return -ENOENT;
+    nd->pods[i] = nd->pods[--nd->npods];
+    nd->sole_tenant = -1;
+    for (size_t k = 0; k < nd->npods; k++)
+        if (nd->sole_tenant == -1 || nd->sole_tenant == nd->pods[k].tenant)
+            nd->sole_tenant = nd->pods[k].tenant;
+        else
+            nd->sole_tenant = -2;
+    nd->hard -= r->hard;
+    nd->cpu_left += r->cpu_milli;
+    nd->mem_left += r->memory_mib;
+    cards_apply(f, nd, r, mask, -1);
+    return 0;
+}

@@ -1,0 +1,1005 @@
+/*
+ * The multi-tenant discrete-event simulator: events, binding, the scheduling pass, gangs and
+ * backfill. Invariants: see gpusched/tsim.h.
+ */
+#include "tenancy_impl.h"
+
+#include "gpusched/diag.h"
+#include "gpusched/fairshare.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const way_names[GS_WAY_COUNT] = {"exclusive", "sharing", "full"};
+static const char *const state_names[] = {"pending", "running", "completed", "preempted",
+                                          "rejected"};
+
+const char *gs_way_name(enum gs_way w)
+{
+    return (unsigned)w < GS_WAY_COUNT ? way_names[w] : "unknown";
+}
+
+int gs_way_find(const char *name)
+{
+    for (int i = 0; i < GS_WAY_COUNT; i++)
+        if (strcmp(way_names[i], name) == 0)
+            return i;
+    return -ENOENT;
+}
+
+const char *gs_pod_state_name(enum gs_pod_state s)
+{
+    return (unsigned)s <= GS_POD_REJECTED ? state_names[s] : "unknown";
+}
+
+int gs__vec_push(struct vec *v, int32_t x)
+{
+    if (v->n == v->cap) {
+        size_t cap = v->cap ? v->cap * 2 : 8;
+        int32_t *p = realloc(v->v, cap * sizeof(*p));
+        if (!p)
+            return -ENOMEM;
+        v->v = p;
+        v->cap = cap;
+    }
+    v->v[v->n++] = x;
+    return 0;
+}
+
+/* Completion events: a binary min-heap by (time, pod). */
+static int ev_less(const struct event *a, const struct event *b)
+{
+    return a->t < b->t || (a->t == b->t && a->pod < b->pod);
+}
+
+static int heap_push(struct gs_tsim *t, struct event e)
+{
+    if (t->nheap == t->capheap) {
+        size_t cap = t->capheap ? t->capheap * 2 : 64;
+        struct event *h = realloc(t->heap, cap * sizeof(*h));
+        if (!h)
+            return -ENOMEM;
+        t->heap = h;
+        t->capheap = cap;
+    }
+    size_t i = t->nheap++;
+    while (i > 0 && ev_less(&e, &t->heap[(i - 1) / 2])) {
+        t->heap[i] = t->heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    t->heap[i] = e;
+    return 0;
+}
+
+static struct event heap_pop(struct gs_tsim *t)
+{
+    struct event top = t->heap[0], last = t->heap[--t->nheap];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= t->nheap)
+            break;
+        if (c + 1 < t->nheap && ev_less(&t->heap[c + 1], &t->heap[c]))
+            c++;
+        if (!ev_less(&t->heap[c], &last))
+            break;
+        t->heap[i] = t->heap[c];
+        i = c;
+    }
+    if (t->nheap)
+        t->heap[i] = last;
+    return top;
+}
+
+/* Busy share of the pod's cards, each card counted at most 1000. */
+static void busy_apply(struct gs_tsim *t, const struct rpod *p, int sign)
+{
+    int32_t share = p->fit.whole ? 1000 : p->fit.compute;
+    int32_t add = share * p->util_pct / 100;
+    for (int g = 0; g < GS_GPUS_MAX; g++) {
+        if (!(p->mask & (1u << g)))
+            continue;
+        int32_t *c = &t->card_busy[(size_t)p->node * GS_GPUS_MAX + (size_t)g];
+        int32_t before = *c < 1000 ? *c : 1000;
+        *c += sign * add;
+        t->busy_now += (*c < 1000 ? *c : 1000) - before;
+    }
+    t->tenant_busy[p->tenant] += sign * (int64_t)add * __builtin_popcount(p->mask);
+}
+
+static int use_open(struct gs_tsim *t, int32_t pod)
+{
+    if (t->nuses == t->capuses) {
+        size_t cap = t->capuses ? t->capuses * 2 : 64;
+        struct gs_tsim_use *u = realloc(t->uses, cap * sizeof(*u));
+        if (!u)
+            return -ENOMEM;
+        t->uses = u;
+        t->capuses = cap;
+    }
+    const struct rpod *p = &t->pods[pod];
+    t->uses[t->nuses] = (struct gs_tsim_use){
+        pod, p->node, p->mask, p->fit.whole, p->fit.whole ? 1000 : p->fit.compute, t->now, -1};
+    t->pods[pod].use = (int32_t)t->nuses++;
+    return 0;
+}
+
+/* Account a pod arriving on (+1) or leaving (-1) its devices; the fleet is done by the caller. */
+static void account(struct gs_tsim *t, int32_t pod, int sign)
+{
+    struct rpod *p = &t->pods[pod];
+    int model = p->fit.ncards > 0 ? gs_fleet_node_model(t->fleet, (size_t)p->node) : -1;
+    gs__quota_charge(t, p, model, sign);
+    t->tenant_alloc[p->tenant] += sign * p->milli;
+    busy_apply(t, p, sign);
+    if (p->group >= 0)
+        t->gangs[p->group].running += sign;
+    t->running_by_level[p->level] += sign;
+}
+
+int gs__tsim_bind(struct gs_tsim *t, int32_t pod, size_t node, uint32_t mask, struct txn *x)
+{
+    struct rpod *p = &t->pods[pod];
+    int r = gs_fleet_commit(t->fleet, node, &p->fit, mask, pod);
+    if (r < 0)
+        return r;
+    p->node = (int32_t)node;
+    p->mask = mask;
+    p->state = GS_POD_RUNNING;
+    p->start = t->now;
+    if (p->first_start < 0)
+        p->first_start = t->now;
+    p->reason[0] = 0;
+    account(t, pod, 1);
+    if ((r = use_open(t, pod)) < 0 || (x && (r = gs__vec_push(&x->bound, pod)) < 0))
+        return r;
+    if (p->sp->duration_us != GS_UNSET)
+        r = heap_push(t, (struct event){t->now + p->sp->duration_us, pod, p->gen});
+    return r;
+}
+
+/* Take a pod off its devices; its completion event goes stale. */
+static void unplace(struct gs_tsim *t, int32_t pod)
+{
+    struct rpod *p = &t->pods[pod];
+    account(t, pod, -1);
+    gs_fleet_release(t->fleet, (size_t)p->node, &p->fit, p->mask, pod);
+    p->gen++;
+}
+
+int gs__tsim_evict(struct gs_tsim *t, int32_t pod, struct txn *x)
+{
+    struct rpod *p = &t->pods[pod];
+    unplace(t, pod);
+    p->state = GS_POD_PENDING;
+    t->uses[p->use].end_us = t->now;
+    return gs__vec_push(&x->evicted, pod);
+}
+
+int gs__tsim_rollback(struct gs_tsim *t, struct txn *x, size_t bound_to, size_t evicted_to)
+{
+    while (x->bound.n > bound_to) {
+        int32_t pod = x->bound.v[--x->bound.n];
+        struct rpod *p = &t->pods[pod];
+        unplace(t, pod);
+        p->state = GS_POD_PENDING;
+        p->node = -1;
+        t->nuses--; /* binds append uses in order; undone in reverse, it is the last one */
+        p->use = -1;
+        if (p->preemptions == 0) /* it had never run: only an eviction brings a pod back */
+            p->first_start = -1;
+    }
+    while (x->evicted.n > evicted_to) {
+        int32_t pod = x->evicted.v[--x->evicted.n];
+        struct rpod *p = &t->pods[pod];
+        int r = gs_fleet_commit(t->fleet, (size_t)p->node, &p->fit, p->mask, pod);
+        if (r < 0)
+            return r; /* cannot happen: the exact state it left is restored in reverse order */
+        p->state = GS_POD_RUNNING;
+        p->gen--; /* its completion event is valid again */
+        t->uses[p->use].end_us = -1;
+        account(t, pod, 1);
+    }
+    return 0;
+}
+
+int gs__tsim_commit(struct gs_tsim *t, struct txn *x, int32_t by)
+{
+    for (size_t i = 0; i < x->evicted.n; i++) {
+        struct rpod *p = &t->pods[x->evicted.v[i]];
+        int reclaim = p->reclaimed;
+        p->preemptions++;
+        p->node = -1;
+        p->use = -1;
+        gs__say(p->reason, sizeof(p->reason), "%s by %s/%s", reclaim ? "reclaimed" : "preempted",
+                t->pods[by].sp->ns, t->pods[by].sp->name);
+        if (reclaim)
+            t->sum.reclaims++;
+        else
+            t->sum.preemptions++;
+        int r = gs__tsim_pending_add(t, x->evicted.v[i]);
+        if (r < 0)
+            return r;
+        t->epoch++;
+    }
+    x->bound.n = x->evicted.n = 0;
+    return 0;
+}
+
+/* Pending pods of one (priority level, queue), in arrival order. */
+int gs__tsim_pending_add(struct gs_tsim *t, int32_t pod)
+{
+    struct rpod *p = &t->pods[pod];
+    if (p->in_pending)
+        return 0;
+    struct vec *v = &t->pending[(size_t)p->level * t->nqueues + (size_t)p->queue];
+    int r = gs__vec_push(v, pod);
+    if (r < 0)
+        return r;
+    size_t i = v->n - 1;
+    while (i > 0) {
+        const struct rpod *q = &t->pods[v->v[i - 1]];
+        if (q->submit < p->submit || (q->submit == p->submit && v->v[i - 1] < pod))
+            break;
+        v->v[i] = v->v[i - 1];
+        i--;
+    }
+    v->v[i] = pod;
+    p->in_pending = 1;
+    p->tried_epoch = 0;
+    return 0;
+}
+
+/* Zone spread of a gang: 1000 when no member runs in @node's zone, less for each that does. */
+static int32_t zone_spread(const struct gs_tsim *t, const struct rpod *p, size_t node)
+{
+    if (p->group < 0)
+        return 1000;
+    const struct gang *g = &t->gangs[p->group];
+    int zone = gs_fleet_node_zone(t->fleet, node), same = 0;
+    for (int32_t i = 0; i < g->n; i++) {
+        const struct rpod *m = &t->pods[g->members[i]];
+        same += m->state == GS_POD_RUNNING && gs_fleet_node_zone(t->fleet, (size_t)m->node) == zone;
+    }
+    return same >= 4 ? 0 : 1000 - 250 * same;
+}
+
+/*
+ * Weighted score of the seed's profile (seed 000 §3.2): GPUBinPacking 8, TopologyScore 6,
+ * FairnessScore 4. TopologyScore is what the pod's tier asks: cards kept together (nvlink,
+ * pcie, none), replicas spread over nodes (node) or zones (az). FairnessScore keeps tenants
+ * apart where it costs nothing: a node holding only this tenant's pods scores full.
+ */
+static int64_t score(const struct gs_tsim *t, const struct rpod *p, size_t node,
+                     const struct gs_fit_choice *c)
+{
+    int32_t topo = p->fit.tier == GS_TIER_NODE ? c->spread
+                   : p->fit.tier == GS_TIER_AZ ? zone_spread(t, p, node)
+                                               : c->topology;
+    int64_t s = 8 * (int64_t)c->packing + 6 * (int64_t)topo;
+    if (t->way == GS_WAY_FULL)
+        s += 4 * (int64_t)c->isolation;
+    return s;
+}
+
+static void why_nodes(struct gs_tsim *t, struct rpod *p, const int64_t *count, int64_t quota,
+                      const char *quota_why, int64_t reserved)
+{
+    if (quota == (int64_t)t->s->nnodes && quota_why[0]) {
+        gs__say(p->reason, sizeof(p->reason), "%s", quota_why);
+        return;
+    }
+    int n = gs__say(p->reason, sizeof(p->reason), "0/%zu nodes are available:", t->s->nnodes);
+    for (int r = 1; r < GS_FIT_REASONS && n < (int)sizeof(p->reason); r++)
+        if (count[r])
+            n += gs__say(p->reason + n, sizeof(p->reason) - (size_t)n, " %lld %s,",
+                         (long long)count[r], gs_fit_reason_text((enum gs_fit_reason)r));
+    if (quota && n < (int)sizeof(p->reason))
+        n += gs__say(p->reason + n, sizeof(p->reason) - (size_t)n, " %lld %s,", (long long)quota,
+                     quota_why);
+    if (reserved && n < (int)sizeof(p->reason))
+        n += gs__say(p->reason + n, sizeof(p->reason) - (size_t)n,
+                     " %lld reserved for a pod ahead in the queue,", (long long)reserved);
+    if (n > 0 && n < (int)sizeof(p->reason) && p->reason[n - 1] == ',')
+        p->reason[n - 1] = '.';
+}
+
+/* The reservation of the blocked head holds @node against @p unless @p ends before it is due. */
+static int held(const struct gs_tsim *t, const struct rpod *p, int32_t pod, size_t node)
+{
+    if (t->head < 0 || t->head == pod || !t->reserved[node])
+        return 0;
+    return p->sp->duration_us == GS_UNSET || t->now + p->sp->duration_us > t->shadow_t;
+}
+
+int gs__tsim_find(struct gs_tsim *t, int32_t pod, int only_node, size_t *node, uint32_t *mask,
+                  int *capacity)
+{
+    struct rpod *p = &t->pods[pod];
+    int8_t model_ok[GS_MODEL_MAX];
+    memset(model_ok, -1, sizeof(model_ok));
+    char quota_why[GS_REASON_MAX] = "";
+    int64_t count[GS_FIT_REASONS] = {0}, quota = 0, reserved = 0, best_score = -1;
+    size_t lo = only_node >= 0 ? (size_t)only_node : 0;
+    size_t hi = only_node >= 0 ? lo + 1 : t->s->nnodes;
+    t->stamp++;
+    for (size_t n = lo; n < hi; n++) {
+        int model = gs_fleet_node_model(t->fleet, n);
+        size_t key = (size_t)t->s->nodes[n].template_index * t->nzones +
+                     (size_t)gs_fleet_node_zone(t->fleet, n);
+        int empty = gs_fleet_pod_count(t->fleet, n) == 0 && only_node < 0 && !t->reserved[n];
+        if (empty && t->seen[key] == t->stamp) {
+            if (t->seen_reason[key] >= 0)
+                count[t->seen_reason[key]]++;
+            else
+                quota += t->seen_reason[key] == -2;
+            continue;
+        }
+        if (empty) {
+            t->seen[key] = t->stamp;
+            t->seen_reason[key] = -1;
+        }
+        if (p->fit.ncards > 0 && model_ok[model] < 0)
+            model_ok[model] = (int8_t)gs__quota_check(t, p, model, quota_why, sizeof(quota_why));
+        else if (p->fit.ncards == 0 && model_ok[0] < 0)
+            model_ok[0] = (int8_t)gs__quota_check(t, p, -1, quota_why, sizeof(quota_why));
+        if (!model_ok[p->fit.ncards > 0 ? model : 0]) {
+            quota++;
+            if (empty)
+                t->seen_reason[key] = -2;
+            continue;
+        }
+        if (held(t, p, pod, n)) {
+            reserved++;
+            continue;
+        }
+        struct gs_fit_choice c;
+        enum gs_fit_reason why = gs_fleet_fit(t->fleet, n, &p->fit, &c);
+        if (why != GS_FIT_OK) {
+            count[why]++;
+            if (empty)
+                t->seen_reason[key] = (int8_t)why;
+            continue;
+        }
+        int64_t sc = score(t, p, n, &c);
+        if (sc > best_score) {
+            best_score = sc;
+            *node = n;
+            *mask = c.mask;
+        }
+    }
+    if (best_score >= 0)
+        return 0;
+    *capacity = quota < (int64_t)(hi - lo);
+    why_nodes(t, p, count, quota, quota_why, reserved);
+    return 1;
+}
+
+/* Place one pod now, preempting or reclaiming in the full scheme; 0 placed, 1 not. */
+static int place_one(struct gs_tsim *t, int32_t pod, struct txn *x, int only_node, int *capacity)
+{
+    size_t node;
+    uint32_t mask;
+    int r = gs__tsim_find(t, pod, only_node, &node, &mask, capacity);
+    if (r == 0)
+        return gs__tsim_bind(t, pod, node, mask, x) < 0 ? -ENOMEM : 0;
+    if (t->way != GS_WAY_FULL || !*capacity || only_node >= 0)
+        return 1;
+    char why[GS_REASON_MAX];
+    memcpy(why, t->pods[pod].reason, sizeof(why));
+    for (int mode = EVICT_PREEMPT; mode <= EVICT_RECLAIM; mode++) {
+        r = gs__tsim_evict_for(t, pod, (enum evict_mode)mode, x);
+        if (r <= 0)
+            return r;
+    }
+    memcpy(t->pods[pod].reason, why, sizeof(why));
+    return 1;
+}
+
+/*
+ * Gang colocation for the nvlink tier: when the whole gang fits one NVLink group somewhere in
+ * the cluster, it must be placed inside one; NVLink groups are tried best fit first.
+ */
+static int place_gang_nvlink(struct gs_tsim *t, struct gang *g, const int32_t *m, int nm,
+                             struct txn *x)
+{
+    int64_t best_free = -1;
+    for (int pass = 0; pass < 2; pass++) {
+        int64_t want = best_free;
+        for (size_t n = 0; n < t->s->nnodes; n++) {
+            int free_in[GS_GPUS_MAX] = {0};
+            int gpus = gs_fleet_node_gpus(t->fleet, n);
+            for (int i = 0; i < gpus; i++) {
+                int grp = t->s->templates[t->s->nodes[n].template_index].nvlink_group[i];
+                if (grp < GS_GPUS_MAX && gs_fleet_card_mode(t->fleet, n, i) == GS_CARD_FREE)
+                    free_in[grp]++;
+            }
+            for (int grp = 0; grp < GS_GPUS_MAX; grp++) {
+                if (free_in[grp] < g->cards)
+                    continue;
+                if (pass == 0) {
+                    if (best_free < 0 || free_in[grp] < best_free)
+                        best_free = free_in[grp];
+                    continue;
+                }
+                if (free_in[grp] != want)
+                    continue;
+                size_t b0 = x->bound.n;
+                int k = 0, cap;
+                for (; k < nm; k++) {
+                    t->pods[m[k]].fit.nvlink_only = 1u << grp;
+                    int r = place_one(t, m[k], x, (int)n, &cap);
+                    t->pods[m[k]].fit.nvlink_only = 0;
+                    if (r < 0)
+                        return r;
+                    if (r)
+                        break;
+                }
+                if (k == nm)
+                    return 0;
+                if (gs__tsim_rollback(t, x, b0, x->evicted.n) < 0)
+                    return -ENOMEM;
+            }
+        }
+        if (best_free < 0)
+            break;
+    }
+    for (int k = 0; k < nm; k++)
+        gs__say(t->pods[m[k]].reason, GS_REASON_MAX,
+                "gang needs %lld GPUs inside one NVLink group (tier nvlink); no group has them "
+                "free",
+                (long long)g->cards);
+    return 1;
+}
+
+/* Members of gang @g waiting to run, in member order. */
+static int gang_waiting(const struct gs_tsim *t, const struct gang *g, int32_t *out)
+{
+    int n = 0;
+    for (int32_t i = 0; i < g->n; i++) {
+        const struct rpod *p = &t->pods[g->members[i]];
+        if (p->state == GS_POD_PENDING && p->arrived)
+            out[n++] = g->members[i];
+    }
+    return n;
+}
+
+/*
+ * All or nothing: a gang below minMember places its waiting members together, or none of them
+ * (every bind and eviction of the attempt is undone). Once minMember run, later members go one
+ * by one. Return: 0 placed, 1 not, < 0 error.
+ */
+static int place_gang(struct gs_tsim *t, int32_t group, int *capacity)
+{
+    struct gang *g = &t->gangs[group];
+    int32_t *m = malloc((size_t)g->n * sizeof(*m));
+    if (!m)
+        return -ENOMEM;
+    int nm = gang_waiting(t, g, m), r = 1;
+    struct txn x = {0};
+    *capacity = 1;
+    if (g->running + nm < g->min) {
+        for (int k = 0; k < nm; k++)
+            gs__say(t->pods[m[k]].reason, GS_REASON_MAX,
+                    "PodGroup %s: %d of minMember %d pods submitted", t->pods[m[k]].sp->group,
+                    g->running + nm, g->min);
+        *capacity = 0;
+    } else if (g->running >= g->min) {
+        r = 1; /* satisfied gangs grow one pod at a time through the normal path */
+    } else if (t->pods[m[0]].fit.tier == GS_TIER_NVLINK && g->cards > 0 &&
+               g->cards <= gs_fleet_nvlink_max(t->fleet)) {
+        r = place_gang_nvlink(t, g, m, nm, &x);
+    } else {
+        int k = 0;
+        for (; k < nm; k++)
+            if ((r = place_one(t, m[k], &x, -1, capacity)) != 0)
+                break;
+        if (r > 0) {
+            char why[GS_REASON_MAX];
+            memcpy(why, t->pods[m[k]].reason, sizeof(why));
+            for (int j = 0; j < nm; j++)
+                if (j != k)
+                    gs__say(t->pods[m[j]].reason, GS_REASON_MAX,
+                            "gang %s: member %s cannot be placed: %s", t->pods[m[j]].sp->group,
+                            t->pods[m[k]].sp->name, why);
+            r = gs__tsim_rollback(t, &x, 0, 0) < 0 ? -ENOMEM : 1;
+        }
+    }
+    if (r == 0)
+        r = gs__tsim_commit(t, &x, m[0]);
+    free(x.bound.v);
+    free(x.evicted.v);
+    free(m);
+    return r;
+}
+
+static int cmp_event(const void *a, const void *b)
+{
+    const struct event *x = a, *y = b;
+    return ev_less(x, y) ? -1 : ev_less(y, x);
+}
+
+static int live(const struct gs_tsim *t, const struct event *e)
+{
+    return t->pods[e->pod].gen == e->gen && t->pods[e->pod].state == GS_POD_RUNNING;
+}
+
+/*
+ * EASY backfill: the head of the queue, blocked, is promised the node where it would fit first
+ * as running pods end (their durations are the walltimes); a later pod may use that node only
+ * if it ends before then. Found by releasing running pods from the fleet in order of end time
+ * until the head fits, then putting every one back. A gang at the head gets no promise.
+ */
+static int reserve_for(struct gs_tsim *t, int32_t head)
+{
+    memset(t->reserved, 0, t->s->nnodes ? t->s->nnodes : 1);
+    t->head = -1;
+    struct rpod *h = &t->pods[head];
+    if (h->group >= 0 || t->nheap == 0)
+        return 0;
+    struct event *ev = malloc(t->nheap * sizeof(*ev));
+    if (!ev)
+        return -ENOMEM;
+    size_t n = 0, k = 0;
+    for (size_t i = 0; i < t->nheap; i++)
+        if (live(t, &t->heap[i]))
+            ev[n++] = t->heap[i];
+    qsort(ev, n, sizeof(*ev), cmp_event);
+    struct gs_fit_choice c;
+    for (; k < n && k < 4096; k++) {
+        struct rpod *p = &t->pods[ev[k].pod];
+        gs_fleet_release(t->fleet, (size_t)p->node, &p->fit, p->mask, ev[k].pod);
+        if (gs_fleet_fit(t->fleet, (size_t)p->node, &h->fit, &c) == GS_FIT_OK) {
+            t->reserved[p->node] = 1;
+            t->head = head;
+            t->shadow_t = ev[k].t;
+            k++;
+            break;
+        }
+    }
+    while (k-- > 0) {
+        struct rpod *p = &t->pods[ev[k].pod];
+        gs_fleet_commit(t->fleet, (size_t)p->node, &p->fit, p->mask, ev[k].pod);
+    }
+    free(ev);
+    return 0;
+}
+
+/* Deserved shares of the queues over the cluster's cards (Volcano proportion). */
+static void deserve(struct gs_tsim *t)
+{
+    int64_t *limit = t->q_deserved + t->nqueues; /* scratch half of the array */
+    for (size_t q = 0; q < t->nqueues; q++) {
+        limit[q] = t->q_demand[q];
+        if (q < t->s->nqueues && t->s->queues[q].cap_gpu_milli != GS_UNSET &&
+            t->s->queues[q].cap_gpu_milli < limit[q])
+            limit[q] = t->s->queues[q].cap_gpu_milli;
+    }
+    gs_fairshare_waterfill(gs_fleet_card_count(t->fleet) * 1000, t->q_weight, limit, t->nqueues,
+                           t->q_deserved);
+}
+
+/* Is queue @a further below its deserved share than queue @b (used / deserved, lower first)? */
+static int hungrier(const struct gs_tsim *t, size_t a, size_t b)
+{
+    gs_i128 l = (gs_i128)t->q_used[a] * (t->q_deserved[b] + 1);
+    gs_i128 r = (gs_i128)t->q_used[b] * (t->q_deserved[a] + 1);
+    return l < r || (l == r && a < b);
+}
+
+/*
+ * Pods that ask the same of the same tenant, queue and user fail alike within one pass (nothing
+ * is freed during a pass unless an eviction bumps the epoch), so only the first of a shape is
+ * tried; the others take its reason. The shape is hashed; a collision only costs a retry later.
+ */
+static uint64_t shape_of(const struct rpod *p)
+{
+    const struct gs_fit *f = &p->fit;
+    const int64_t v[] = {f->ncards,     f->whole,          f->compute,    f->mem_mib, f->overcommit,
+                         f->model_mask, f->cpu_milli,      f->memory_mib, f->tenant,  f->hard,
+                         f->tier,       p->queue,          p->user,       p->level,   p->rq[0],
+                         p->rq[1],      p->sp->duration_us};
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+        h = (h ^ (uint64_t)v[i]) * 1099511628211ULL;
+    return h | 1;
+}
+
+static int32_t *memo_slot(struct gs_tsim *t, uint64_t h)
+{
+    size_t i = (size_t)(h & (GS_MEMO_SLOTS - 1));
+    while (t->memo_key[i] && t->memo_stamp[i] == t->memo_pass && t->memo_key[i] != h)
+        i = (i + 1) & (GS_MEMO_SLOTS - 1);
+    if (t->memo_stamp[i] != t->memo_pass || t->memo_key[i] != h) {
+        t->memo_stamp[i] = t->memo_pass;
+        t->memo_key[i] = h;
+        t->memo_pod[i] = -1;
+    }
+    return &t->memo_pod[i];
+}
+
+static int try_pod(struct gs_tsim *t, int32_t pod)
+{
+    struct rpod *p = &t->pods[pod];
+    int capacity = 0, r;
+    int32_t *memo = NULL;
+    if (p->group >= 0 && t->gangs[p->group].running < t->gangs[p->group].min) {
+        r = place_gang(t, p->group, &capacity);
+    } else if (*(memo = memo_slot(t, shape_of(p))) >= 0 && t->memo_epoch == t->epoch) {
+        memcpy(p->reason, t->pods[*memo].reason, sizeof(p->reason));
+        p->tried_epoch = t->epoch;
+        return 0;
+    } else {
+        struct txn x = {0};
+        r = place_one(t, pod, &x, -1, &capacity);
+        if (r == 0)
+            r = gs__tsim_commit(t, &x, pod);
+        free(x.bound.v);
+        free(x.evicted.v);
+    }
+    if (r <= 0)
+        return r;
+    p->tried_epoch = t->epoch;
+    if (memo) {
+        *memo = pod;
+        t->memo_epoch = t->epoch;
+    }
+    if (capacity && p->group < 0 && (t->head < 0 || p->level < t->pods[t->head].level))
+        return reserve_for(t, pod);
+    return 0;
+}
+
+/* Try every pending pod: levels high to low; within a level the hungriest queue goes next. */
+static int pass(struct gs_tsim *t)
+{
+    deserve(t);
+    if (t->head >= 0 && t->pods[t->head].state != GS_POD_PENDING)
+        t->head = -1;
+    size_t *cur = calloc(t->nqueues, sizeof(*cur));
+    if (!cur)
+        return -ENOMEM;
+    t->memo_pass++;
+    int r = 0;
+    for (size_t l = 0; l < t->nlevels && r >= 0; l++) {
+        struct vec *lv = &t->pending[l * t->nqueues];
+        memset(cur, 0, t->nqueues * sizeof(*cur));
+        for (;;) {
+            size_t q = t->nqueues;
+            for (size_t i = 0; i < t->nqueues; i++)
+                if (cur[i] < lv[i].n && (q == t->nqueues || hungrier(t, i, q)))
+                    q = i;
+            if (q == t->nqueues)
+                break;
+            int32_t pod = lv[q].v[cur[q]++];
+            struct rpod *p = &t->pods[pod];
+            if (p->state == GS_POD_PENDING && p->tried_epoch != t->epoch &&
+                (r = try_pod(t, pod)) < 0)
+                break;
+        }
+        for (size_t q = 0; q < t->nqueues; q++) { /* drop what left the pending state */
+            size_t w = 0;
+            for (size_t i = 0; i < lv[q].n; i++) {
+                struct rpod *p = &t->pods[lv[q].v[i]];
+                if (p->state == GS_POD_PENDING)
+                    lv[q].v[w++] = lv[q].v[i];
+                else
+                    p->in_pending = 0;
+            }
+            lv[q].n = w;
+        }
+    }
+    free(cur);
+    return r;
+}
+
+static void advance(struct gs_tsim *t, int64_t to)
+{
+    int64_t dt = to - t->last_t;
+    if (dt <= 0)
+        return;
+    t->alloc_int += (gs_i128)gs_fleet_allocated(t->fleet) * dt;
+    t->busy_int += (gs_i128)t->busy_now * dt;
+    for (size_t i = 0; i <= t->s->ntenants; i++) {
+        t->tenant_alloc_int[i] += (gs_i128)t->tenant_alloc[i] * dt;
+        t->tenant_busy_int[i] += (gs_i128)t->tenant_busy[i] * dt;
+    }
+    for (size_t q = 0; q < t->nqueues; q++)
+        t->q_alloc_int[q] += (gs_i128)t->q_used[q] * dt;
+    t->last_t = to;
+}
+
+static void complete(struct gs_tsim *t, int32_t pod)
+{
+    struct rpod *p = &t->pods[pod];
+    unplace(t, pod);
+    p->state = GS_POD_COMPLETED;
+    p->end = t->now;
+    t->uses[p->use].end_us = t->now;
+    t->q_demand[p->queue] -= p->milli;
+    t->epoch++;
+}
+
+static int arrive(struct gs_tsim *t, int32_t pod)
+{
+    struct rpod *p = &t->pods[pod];
+    p->arrived = 1;
+    if (p->state == GS_POD_REJECTED)
+        return 0;
+    t->q_demand[p->queue] += p->milli;
+    t->arrivals_since_pass = 1;
+    return gs__tsim_pending_add(t, pod);
+}
+
+static int next_time(struct gs_tsim *t, int64_t *when)
+{
+    while (t->nheap && !live(t, &t->heap[0]))
+        heap_pop(t);
+    int64_t a =
+        t->next_arrival < t->npods ? t->pods[t->arrival_order[t->next_arrival]].submit : INT64_MAX;
+    int64_t c = t->nheap ? t->heap[0].t : INT64_MAX;
+    *when = a < c ? a : c;
+    return *when != INT64_MAX;
+}
+
+static int loop(struct gs_tsim *t)
+{
+    int64_t when;
+    int r = 0;
+    while (r >= 0 && next_time(t, &when)) {
+        if (t->horizon != GS_UNSET && when > t->horizon)
+            break;
+        advance(t, when);
+        t->now = when;
+        while (t->nheap && t->heap[0].t == when) {
+            struct event e = heap_pop(t);
+            if (live(t, &e))
+                complete(t, e.pod);
+        }
+        while (r >= 0 && t->next_arrival < t->npods &&
+               t->pods[t->arrival_order[t->next_arrival]].submit == when)
+            r = arrive(t, t->arrival_order[t->next_arrival++]);
+        if (r >= 0 && (t->epoch != t->pass_epoch || t->arrivals_since_pass)) {
+            t->pass_epoch = t->epoch;
+            t->arrivals_since_pass = 0;
+            r = pass(t);
+        }
+        t->sum.events++;
+    }
+    if (r >= 0) {
+        int64_t end = t->horizon != GS_UNSET ? t->horizon : t->now;
+        advance(t, end);
+        t->now = end;
+    }
+    return r;
+}
+
+struct arrival {
+    int64_t t;
+    int32_t pod;
+};
+
+static int cmp_arrival(const void *a, const void *b)
+{
+    const struct arrival *x = a, *y = b;
+    return x->t < y->t ? -1 : x->t > y->t ? 1 : (x->pod > y->pod) - (x->pod < y->pod);
+}
+
+static int order_arrivals(struct gs_tsim *t)
+{
+    struct arrival *a = malloc((t->npods ? t->npods : 1) * sizeof(*a));
+    t->arrival_order = malloc((t->npods ? t->npods : 1) * sizeof(*t->arrival_order));
+    if (!a || !t->arrival_order) {
+        free(a);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < t->npods; i++)
+        a[i] = (struct arrival){t->pods[i].submit, (int32_t)i};
+    qsort(a, t->npods, sizeof(*a), cmp_arrival);
+    for (size_t i = 0; i < t->npods; i++)
+        t->arrival_order[i] = a[i].pod;
+    free(a);
+    return 0;
+}
+
+#define ALLOC(ptr, n) (((ptr) = gs__zalloc((n), sizeof(*(ptr)))) == NULL)
+
+void *gs__zalloc(size_t n, size_t size)
+{
+    return calloc(n ? n : 1, size);
+}
+
+int gs__say(char *buf, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, size, fmt, ap);
+    va_end(ap);
+    return n < 0 ? 0 : n >= (int)size ? (int)size - 1 : n;
+}
+
+static int alloc_state(struct gs_tsim *t)
+{
+    const struct gs_scenario *s = t->s;
+    size_t nt = s->ntenants + 1, nodes = s->nnodes;
+    t->nqueues = s->nqueues + 1;
+    t->nzones = nodes;
+    if (ALLOC(t->pods, t->npods) || ALLOC(t->ded_used, nt * GS_MODEL_MAX) ||
+        ALLOC(t->sh_used, nt * GS_MODEL_MAX) || ALLOC(t->tenant_alloc, nt) ||
+        ALLOC(t->tenant_busy, nt) || ALLOC(t->tenant_alloc_int, nt) ||
+        ALLOC(t->tenant_busy_int, nt) || ALLOC(t->q_used, t->nqueues) ||
+        ALLOC(t->q_demand, t->nqueues) || ALLOC(t->q_deserved, 2 * t->nqueues) ||
+        ALLOC(t->q_alloc_int, t->nqueues) || ALLOC(t->q_weight, t->nqueues) ||
+        ALLOC(t->rq_used, s->nrquotas) || ALLOC(t->card_busy, nodes * GS_GPUS_MAX) ||
+        ALLOC(t->reserved, nodes) || ALLOC(t->memo_key, GS_MEMO_SLOTS) ||
+        ALLOC(t->memo_stamp, GS_MEMO_SLOTS) || ALLOC(t->memo_pod, GS_MEMO_SLOTS))
+        return -ENOMEM;
+    for (size_t q = 0; q < t->nqueues; q++)
+        t->q_weight[q] = q < s->nqueues ? s->queues[q].weight : 1;
+    /* Zones of the fleet are numbered below the node count; templates x zones stamps. */
+    size_t nz = 0;
+    for (size_t n = 0; n < nodes; n++)
+        if ((size_t)gs_fleet_node_zone(t->fleet, n) + 1 > nz)
+            nz = (size_t)gs_fleet_node_zone(t->fleet, n) + 1;
+    t->nzones = nz ? nz : 1;
+    if (ALLOC(t->seen, s->ntemplates * t->nzones) ||
+        ALLOC(t->seen_reason, s->ntemplates * t->nzones))
+        return -ENOMEM;
+    return 0;
+}
+
+static int alloc_levels(struct gs_tsim *t)
+{
+    if (ALLOC(t->pending, t->nlevels * t->nqueues) || ALLOC(t->running_by_level, t->nlevels))
+        return -ENOMEM;
+    return order_arrivals(t);
+}
+
+int gs_tsim_run(const struct gs_scenario *s, enum gs_way way, struct gs_tsim **out,
+                struct gs_diag *d)
+{
+    if ((unsigned)way >= GS_WAY_COUNT)
+        return gs_diag_error(d, "unknown way %d", (int)way);
+    if (s->nnodes == 0)
+        return gs_diag_error(d, "the scenario has no nodes (a Cluster document lists them)");
+    struct gs_tsim *t = calloc(1, sizeof(*t));
+    if (!t)
+        return -ENOMEM;
+    t->s = s;
+    t->way = way;
+    t->npods = s->npods;
+    t->head = -1;
+    t->epoch = 1;
+    t->horizon = s->sim.horizon_us;
+    int r = gs_fleet_new(s, &t->fleet, d);
+    if (r == 0)
+        r = alloc_state(t);
+    if (r == 0)
+        r = gs__tsim_admit(t, d);
+    if (r == 0)
+        r = alloc_levels(t);
+    if (r == 0)
+        r = loop(t);
+    if (r == 0)
+        r = gs__tsim_finish(t);
+    if (r < 0) {
+        gs_tsim_free(t);
+        return r;
+    }
+    *out = t;
+    return 0;
+}
+
+void gs_tsim_free(struct gs_tsim *t)
+{
+    if (!t)
+        return;
+    gs_fleet_free(t->fleet);
+    for (size_t i = 0; t->pending && i < t->nlevels * t->nqueues; i++)
+        free(t->pending[i].v);
+    for (size_t i = 0; t->gangs && i <= t->s->npodgroups; i++)
+        free(t->gangs[i].members);
+    void *all[] = {t->pods,
+                   t->arrival_order,
+                   t->gangs,
+                   t->ded_used,
+                   t->sh_used,
+                   t->tenant_alloc,
+                   t->tenant_busy,
+                   t->tenant_alloc_int,
+                   t->tenant_busy_int,
+                   t->q_used,
+                   t->q_demand,
+                   t->q_deserved,
+                   t->q_alloc_int,
+                   t->q_weight,
+                   t->rq_used,
+                   t->user_running,
+                   t->levels,
+                   t->pending,
+                   t->heap,
+                   t->uses,
+                   t->card_busy,
+                   t->reserved,
+                   t->seen,
+                   t->seen_reason,
+                   t->running_by_level,
+                   t->memo_key,
+                   t->memo_stamp,
+                   t->memo_pod,
+                   t->out,
+                   t->tout,
+                   t->qout,
+                   t->kout,
+                   t->kind_names};
+    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+        free(all[i]);
+    free(t);
+}
+
+const struct gs_tsim_summary *gs_tsim_summary(const struct gs_tsim *t)
+{
+    return &t->sum;
+}
+
+size_t gs_tsim_pod_count(const struct gs_tsim *t)
+{
+    return t->npods;
+}
+
+const struct gs_tsim_pod *gs_tsim_pod(const struct gs_tsim *t, size_t i)
+{
+    return i < t->npods ? &t->out[i] : NULL;
+}
+
+size_t gs_tsim_use_count(const struct gs_tsim *t)
+{
+    return t->nuses;
+}
+
+const struct gs_tsim_use *gs_tsim_use(const struct gs_tsim *t, size_t i)
+{
+    return i < t->nuses ? &t->uses[i] : NULL;
+}
+
+size_t gs_tsim_tenant_count(const struct gs_tsim *t)
+{
+    return t->s->ntenants + 1;
+}
+
+const struct gs_tsim_tenant *gs_tsim_tenant(const struct gs_tsim *t, size_t i)
+{
+    return i <= t->s->ntenants ? &t->tout[i] : NULL;
+}
+
+size_t gs_tsim_queue_count(const struct gs_tsim *t)
+{
+    return t->nqueues;
+}
+
+const struct gs_tsim_queue *gs_tsim_queue(const struct gs_tsim *t, size_t i)
+{
+    return i < t->nqueues ? &t->qout[i] : NULL;
+}
+
+size_t gs_tsim_kind_count(const struct gs_tsim *t)
+{
+    return t->nkinds;
+}
+
+const struct gs_tsim_kind *gs_tsim_kind(const struct gs_tsim *t, size_t i)
+{
+    return i < t->nkinds ? &t->kout[i] : NULL;
+}
+
+const char *gs_tsim_node_name(const struct gs_tsim *t, int32_t i)
+{
+    return i >= 0 && (size_t)i < t->s->nnodes ? t->s->nodes[i].name : NULL;
+}
+
+int gs_tsim_node_model(const struct gs_tsim *t, int32_t i)
+{
+    return i >= 0 && (size_t)i < t->s->nnodes ? gs_fleet_node_model(t->fleet, (size_t)i) : -1;
+}

@@ -1,0 +1,596 @@
+/*
+ * Admission of a scenario's pods: what each one asks of the devices, whose it is, and the
+ * quotas that count it. Kubernetes admission (LimitRange defaults and bounds, ResourceQuota) holds
+ * in every way; GPUQuota, tiers and step profiles only in the full scheme.
+ */
+#include "tenancy_impl.h"
+
+#include "gpusched/diag.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A string -> index map with open addressing; keys are borrowed. */
+struct strmap {
+    const char **k1, **k2;
+    int32_t *val;
+    size_t cap, n;
+};
+
+static uint64_t hash2(const char *a, const char *b)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (; *a; a++)
+        h = (h ^ (unsigned char)*a) * 1099511628211ULL;
+    h = (h ^ 0xff) * 1099511628211ULL;
+    for (; b && *b; b++)
+        h = (h ^ (unsigned char)*b) * 1099511628211ULL;
+    return h;
+}
+
+static int strmap_init(struct strmap *m, size_t n)
+{
+    m->cap = 16;
+    while (m->cap < 2 * n + 2)
+        m->cap *= 2;
+    m->n = 0;
+    m->k1 = calloc(m->cap, sizeof(*m->k1));
+    m->k2 = calloc(m->cap, sizeof(*m->k2));
+    m->val = calloc(m->cap, sizeof(*m->val));
+    return m->k1 && m->k2 && m->val ? 0 : -ENOMEM;
+}
+
+static void strmap_free(struct strmap *m)
+{
+    free(m->k1);
+    free(m->k2);
+    free(m->val);
+}
+
+/* The slot of (a, b): found, or the empty slot where it would go. */
+static size_t strmap_slot(const struct strmap *m, const char *a, const char *b)
+{
+    size_t h = hash2(a, b) & (m->cap - 1);
+    while (m->k1[h] && (strcmp(m->k1[h], a) || strcmp(m->k2[h], b ? b : "")))
+        h = (h + 1) & (m->cap - 1);
+    return h;
+}
+
+/* Index of (a, b), adding it with value @next when absent (the map is sized for every key). */
+static int32_t strmap_intern(struct strmap *m, const char *a, const char *b, int32_t next)
+{
+    size_t h = strmap_slot(m, a, b);
+    if (!m->k1[h]) {
+        m->k1[h] = a;
+        m->k2[h] = b ? b : "";
+        m->val[h] = next;
+        m->n++;
+    }
+    return m->val[h];
+}
+
+static int32_t strmap_get(const struct strmap *m, const char *a, const char *b)
+{
+    size_t h = strmap_slot(m, a, b);
+    return m->k1[h] ? m->val[h] : -1;
+}
+
+int gs__tenant_is_hard(const struct gs_tsim *t, int32_t tenant)
+{
+    const struct gs_scenario *s = t->s;
+    return tenant >= 0 && (size_t)tenant < s->ntenants && s->tenants[tenant].tier == GS_TIER_AZ &&
+           s->tiers[GS_TIER_AZ].isolation == GS_ISOLATION_HARD;
+}
+
+static int32_t class_value(const struct gs_scenario *s, const char *name, int *found)
+{
+    for (size_t i = 0; name[0] && i < s->npriority_classes; i++)
+        if (strcmp(s->priority_classes[i].name, name) == 0) {
+            *found = 1;
+            return s->priority_classes[i].value;
+        }
+    *found = 0;
+    return 0;
+}
+
+static const struct gs_step_profile *profile_of(const struct gs_scenario *s, const char *name)
+{
+    for (size_t i = 0; name[0] && i < s->nprofiles; i++)
+        if (strcmp(s->profiles[i].name, name) == 0)
+            return &s->profiles[i];
+    return NULL;
+}
+
+/* Priority: the pod's class, its PodGroup's, its step profile's, its tenant's, the default. */
+static int32_t priority_of(const struct gs_tsim *t, const struct gs_scn_pod *sp, int32_t group,
+                           int32_t tenant, const struct gs_step_profile *prof)
+{
+    const struct gs_scenario *s = t->s;
+    int found;
+    int32_t v = class_value(s, sp->priority_class, &found);
+    if (found)
+        return v;
+    if (group >= 0 && (v = class_value(s, s->podgroups[group].priority_class, &found), found))
+        return v;
+    if (t->way == GS_WAY_FULL && prof)
+        return prof->priority;
+    if (tenant >= 0 && (size_t)tenant < s->ntenants) {
+        const struct gs_tenant_spec *ts = &s->tenants[tenant];
+        if ((v = class_value(s, ts->priority_class, &found), found))
+            return v;
+        if (ts->priority != GS_UNSET)
+            return ts->priority;
+    }
+    for (size_t i = 0; i < s->npriority_classes; i++)
+        if (s->priority_classes[i].global_default)
+            return s->priority_classes[i].value;
+    return 0;
+}
+
+static const struct gs_limit_range_spec *limits_of(const struct gs_scenario *s, const char *ns)
+{
+    for (size_t i = 0; i < s->nlimit_ranges; i++)
+        if (strcmp(s->limit_ranges[i].ns, ns) == 0)
+            return &s->limit_ranges[i];
+    return NULL;
+}
+
+/* One bound of a LimitRange; a violation is written to @why. */
+static int bound(int64_t v, int64_t min, int64_t max, const char *res, const char *unit,
+                 const struct gs_limit_range_spec *lr, char *why, size_t size)
+{
+    if (max != GS_UNSET && v > max) {
+        gs__say(why, size, "LimitRange %s/%s: %s %lld%s > max %lld%s per Container", lr->ns,
+                lr->name, res, (long long)v, unit, (long long)max, unit);
+        return -1;
+    }
+    if (min != GS_UNSET && v < min) {
+        gs__say(why, size, "LimitRange %s/%s: %s %lld%s < min %lld%s per Container", lr->ns,
+                lr->name, res, (long long)v, unit, (long long)min, unit);
+        return -1;
+    }
+    return 0;
+}
+
+static int64_t or_default(int64_t v, int64_t def)
+{
+    return v != GS_UNSET ? v : def;
+}
+
+/* Containers after LimitRange defaults, summed; -1 with @why when a bound is broken. */
+static int containers(const struct gs_scenario *s, const struct gs_scn_pod *sp,
+                      struct gs_scn_container *sum, char *why, size_t size)
+{
+    const struct gs_limit_range_spec *lr = limits_of(s, sp->ns);
+    *sum = (struct gs_scn_container){0, GS_UNSET, GS_UNSET, 0, 0, ""};
+    for (int i = 0; i < sp->ncontainers; i++) {
+        struct gs_scn_container c = sp->containers[i];
+        if (lr) {
+            if (c.gpu == GS_UNSET && lr->default_gpu_milli != GS_UNSET)
+                c.gpu = lr->default_gpu_milli / 1000;
+            c.memory_mib = or_default(
+                c.memory_mib, or_default(lr->default_memory_mib, lr->default_request_memory_mib));
+            c.cpu_milli = or_default(
+                c.cpu_milli, or_default(lr->default_cpu_milli, lr->default_request_cpu_milli));
+            int64_t g = c.gpu == GS_UNSET ? 0 : c.gpu * 1000;
+            if (bound(g / 1000, lr->min_gpu_milli == GS_UNSET ? GS_UNSET : lr->min_gpu_milli / 1000,
+                      lr->max_gpu_milli == GS_UNSET ? GS_UNSET : lr->max_gpu_milli / 1000,
+                      "nvidia.com/gpu", "", lr, why, size) ||
+                bound(or_default(c.memory_mib, 0), lr->min_memory_mib, lr->max_memory_mib, "memory",
+                      "Mi", lr, why, size) ||
+                bound(or_default(c.cpu_milli, 0), lr->min_cpu_milli, lr->max_cpu_milli, "cpu", "m",
+                      lr, why, size))
+                return -1;
+        }
+        sum->gpu += c.gpu == GS_UNSET ? 0 : c.gpu;
+        if (c.gpumem_mib != GS_UNSET && c.gpumem_mib > sum->gpumem_mib)
+            sum->gpumem_mib = c.gpumem_mib;
+        if (c.gpucores != GS_UNSET && c.gpucores > sum->gpucores)
+            sum->gpucores = c.gpucores;
+        sum->cpu_milli += or_default(c.cpu_milli, 0);
+        sum->memory_mib += or_default(c.memory_mib, 0);
+        if (c.mig_profile[0])
+            memcpy(sum->mig_profile, c.mig_profile, sizeof(sum->mig_profile));
+    }
+    return 0;
+}
+
+/* Memory of the smallest card the pod may use, to turn a memory slice into a compute share. */
+static int64_t smallest_card_mib(const struct gs_tsim *t, uint32_t model_mask)
+{
+    int64_t best = 0;
+    for (size_t i = 0; i < t->s->ntemplates; i++) {
+        const struct gs_node_template *tp = &t->s->templates[i];
+        const struct gs_gpu_model *m = gs_catalog_at(tp->model);
+        if (tp->gpus > 0 && m && (!model_mask || (model_mask & (1u << tp->model))) &&
+            (best == 0 || m->memory_mib < best))
+            best = m->memory_mib;
+    }
+    return best;
+}
+
+static enum gs_tier tier_of(const struct gs_tsim *t, const struct gs_scn_pod *sp, int32_t tenant)
+{
+    if (t->way != GS_WAY_FULL)
+        return GS_TIER_NONE;
+    if (sp->tier != GS_TIER_NONE)
+        return sp->tier;
+    return tenant >= 0 && (size_t)tenant < t->s->ntenants ? t->s->tenants[tenant].tier
+                                                          : GS_TIER_NONE;
+}
+
+/* The device demand of a pod; -1 with @why when it can never be admitted. */
+static int demand(struct gs_tsim *t, struct rpod *p, const struct gs_step_profile *prof, char *why,
+                  size_t size)
+{
+    const struct gs_scn_pod *sp = p->sp;
+    struct gs_scn_container c;
+    if (containers(t->s, sp, &c, why, size))
+        return -1;
+    if (c.mig_profile[0]) {
+        gs__say(why, size, "nvidia.com/mig-%s: no card in MIG mode in this cluster", c.mig_profile);
+        return -1;
+    }
+    if (c.gpu > GS_GPUS_MAX) {
+        gs__say(why, size, "nvidia.com/gpu %lld: more than a node holds (%d)", (long long)c.gpu,
+                GS_GPUS_MAX);
+        return -1;
+    }
+    struct gs_fit *f = &p->fit;
+    enum gs_tier tier = tier_of(t, sp, p->tenant);
+    const struct gs_tier_spec *ts = tier ? &t->s->tiers[tier] : NULL;
+    int fractional = c.gpumem_mib != GS_UNSET || c.gpucores != GS_UNSET;
+    int may_share = t->way != GS_WAY_EXCLUSIVE && (!ts || !ts->defined || ts->sharing) &&
+                    (t->way != GS_WAY_FULL || !prof || prof->gpu_share);
+    f->ncards = (int)c.gpu;
+    f->whole = !(fractional && may_share);
+    f->model_mask = sp->model_mask;
+    f->cpu_milli = c.cpu_milli;
+    f->memory_mib = c.memory_mib;
+    f->tenant = p->tenant;
+    f->group = p->group;
+    f->tier = tier;
+    f->hard = ts && ts->defined && ts->isolation == GS_ISOLATION_HARD;
+    p->gpus = c.gpu;
+    if (t->way == GS_WAY_FULL && prof && prof->max_memory_mib != GS_UNSET &&
+        c.gpumem_mib != GS_UNSET && c.gpumem_mib > prof->max_memory_mib) {
+        gs__say(why, size, "profile %s: nvidia.com/gpumem %lld MiB > maxMemory %lld MiB",
+                prof->name, (long long)c.gpumem_mib, (long long)prof->max_memory_mib);
+        return -1;
+    }
+    if (f->whole) {
+        p->milli = c.gpu * 1000;
+        p->gpumem_mib = c.gpu * or_default(c.gpumem_mib, 0);
+        return 0;
+    }
+    int64_t card = smallest_card_mib(t, f->model_mask);
+    if (card <= 0) {
+        gs__say(why, size, "no node has GPUs of the models this pod allows");
+        return -1;
+    }
+    int64_t cores =
+        c.gpucores != GS_UNSET ? c.gpucores * 10 : (c.gpumem_mib * 1000 + card - 1) / card;
+    f->compute = (int32_t)(cores < 1 ? 1 : cores > 1000 ? 1000 : cores);
+    f->mem_mib = c.gpumem_mib != GS_UNSET ? c.gpumem_mib : card * f->compute / 1000;
+    if (f->mem_mib < 1)
+        f->mem_mib = 1;
+    f->overcommit = 1000;
+    if (t->way == GS_WAY_FULL)
+        f->overcommit = prof                ? prof->overcommit_milli
+                        : ts && ts->defined ? ts->overcommit_milli
+                                            : 1000;
+    if (f->overcommit < 1000)
+        f->overcommit = 1000;
+    p->milli = c.gpu * f->compute;
+    p->gpumem_mib = c.gpu * f->mem_mib;
+    return 0;
+}
+
+static int32_t queue_of(const struct gs_tsim *t, const struct gs_scn_pod *sp, int32_t group,
+                        int32_t tenant)
+{
+    const struct gs_scenario *s = t->s;
+    const char *want = group >= 0 && s->podgroups[group].queue[0]    ? s->podgroups[group].queue
+                       : sp->queue[0]                                ? sp->queue
+                       : tenant >= 0 && (size_t)tenant < s->ntenants ? s->tenants[tenant].name
+                                                                     : sp->ns;
+    for (size_t i = 0; i < s->nqueues; i++)
+        if (strcmp(s->queues[i].name, want) == 0)
+            return (int32_t)i;
+    return (int32_t)s->nqueues; /* the implicit default queue */
+}
+
+static void quotas_of(const struct gs_tsim *t, struct rpod *p)
+{
+    const struct gs_scenario *s = t->s;
+    int k = 0;
+    p->rq[0] = p->rq[1] = -1;
+    for (size_t i = 0; i < s->nrquotas && k < 2; i++) {
+        const struct gs_rquota_spec *q = &s->rquotas[i];
+        if (strcmp(q->ns, p->sp->ns))
+            continue;
+        int in_scope = q->nscope_classes == 0;
+        for (int j = 0; j < q->nscope_classes; j++)
+            in_scope |= strcmp(q->scope_classes[j], p->sp->priority_class) == 0;
+        if (in_scope)
+            p->rq[k++] = (int32_t)i;
+    }
+}
+
+static int32_t level_of(const int32_t *levels, size_t n, int32_t prio)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (levels[mid] > prio)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return (int32_t)lo;
+}
+
+static int cmp_desc(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x < y) - (x > y);
+}
+
+/* Distinct priorities, highest first. */
+static int make_levels(struct gs_tsim *t)
+{
+    t->levels = malloc((t->npods ? t->npods : 1) * sizeof(*t->levels));
+    if (!t->levels)
+        return -ENOMEM;
+    for (size_t i = 0; i < t->npods; i++)
+        t->levels[i] = t->pods[i].prio;
+    qsort(t->levels, t->npods, sizeof(*t->levels), cmp_desc);
+    size_t n = 0;
+    for (size_t i = 0; i < t->npods; i++)
+        if (n == 0 || t->levels[n - 1] != t->levels[i])
+            t->levels[n++] = t->levels[i];
+    t->nlevels = n ? n : 1;
+    for (size_t i = 0; i < t->npods; i++)
+        t->pods[i].level = level_of(t->levels, n, t->pods[i].prio);
+    return 0;
+}
+
+static int add_member(struct gang *g, int32_t pod)
+{
+    if (g->n == g->cap) {
+        int32_t cap = g->cap ? g->cap * 2 : 4;
+        int32_t *m = realloc(g->members, (size_t)cap * sizeof(*m));
+        if (!m)
+            return -ENOMEM;
+        g->members = m;
+        g->cap = cap;
+    }
+    g->members[g->n++] = pod;
+    return 0;
+}
+
+/* Names interned: users (tenant/user) and workload kinds. */
+static int intern_names(struct gs_tsim *t, struct strmap *groups)
+{
+    struct strmap users, kinds;
+    int r = strmap_init(&users, t->npods) | strmap_init(&kinds, t->npods);
+    t->kind_names = calloc(t->npods + 1, sizeof(*t->kind_names));
+    if (r || !t->kind_names) {
+        strmap_free(&users);
+        strmap_free(&kinds);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < t->npods; i++) {
+        struct rpod *p = &t->pods[i];
+        const char *tn = p->tenant >= 0 && (size_t)p->tenant < t->s->ntenants
+                             ? t->s->tenants[p->tenant].name
+                             : p->sp->ns;
+        p->user = strmap_intern(&users, tn, p->sp->user, (int32_t)users.n);
+        const char *k = p->sp->workload[0] ? p->sp->workload : "-";
+        p->kind = strmap_intern(&kinds, k, NULL, (int32_t)kinds.n);
+        t->kind_names[p->kind] = k;
+        p->group = p->sp->group[0] ? strmap_get(groups, p->sp->ns, p->sp->group) : -1;
+    }
+    t->nusers = users.n;
+    t->nkinds = kinds.n;
+    strmap_free(&users);
+    strmap_free(&kinds);
+    t->user_running = calloc(t->nusers + 1, sizeof(*t->user_running));
+    return t->user_running ? 0 : -ENOMEM;
+}
+
+static void admit_one(struct gs_tsim *t, struct rpod *p)
+{
+    const struct gs_scenario *s = t->s;
+    const struct gs_scn_pod *sp = p->sp;
+    const struct gs_step_profile *prof = profile_of(s, sp->profile);
+    p->queue = queue_of(t, sp, p->group, p->tenant);
+    p->prio = priority_of(t, sp, p->group, p->tenant, prof);
+    p->preemptible = prof && t->way == GS_WAY_FULL ? (uint8_t)prof->preemptible : 1;
+    p->util_pct = sp->util_pct == GS_UNSET ? 100 : sp->util_pct;
+    p->node = -1;
+    p->model = -1;
+    p->use = -1;
+    p->start = p->first_start = p->end = -1;
+    p->submit = sp->arrival_us;
+    quotas_of(t, p);
+    if (sp->group[0] && p->group < 0 && t->way == GS_WAY_FULL) {
+        gs__say(p->reason, sizeof(p->reason), "PodGroup %s/%s is not defined", sp->ns, sp->group);
+        p->state = GS_POD_REJECTED;
+        return;
+    }
+    if (t->way != GS_WAY_FULL)
+        p->group = -1;
+    if (demand(t, p, prof, p->reason, sizeof(p->reason)) < 0) {
+        p->state = GS_POD_REJECTED;
+        return;
+    }
+    const struct gs_tenant_spec *ts =
+        p->tenant >= 0 && (size_t)p->tenant < s->ntenants ? &s->tenants[p->tenant] : NULL;
+    if (t->way == GS_WAY_FULL && ts && ts->max_gpus_per_pod != GS_UNSET &&
+        p->gpus > ts->max_gpus_per_pod) {
+        gs__say(p->reason, sizeof(p->reason), "tenant %s: maxGPUsPerPod %d < nvidia.com/gpu %lld",
+                ts->name, ts->max_gpus_per_pod, (long long)p->gpus);
+        p->state = GS_POD_REJECTED;
+    }
+}
+
+int gs__tsim_admit(struct gs_tsim *t, struct gs_diag *d)
+{
+    const struct gs_scenario *s = t->s;
+    struct strmap groups;
+    if (strmap_init(&groups, s->npodgroups))
+        return -ENOMEM;
+    for (size_t i = 0; i < s->npodgroups; i++)
+        strmap_intern(&groups, s->podgroups[i].ns, s->podgroups[i].name, (int32_t)i);
+    t->gangs = calloc(s->npodgroups + 1, sizeof(*t->gangs));
+    int r = t->gangs ? 0 : -ENOMEM;
+    for (size_t i = 0; !r && i < t->npods; i++) {
+        t->pods[i].sp = &s->pods[i];
+        int tn = gs_scenario_tenant_of(s, s->pods[i].ns);
+        t->pods[i].tenant = tn >= 0 ? tn : (int32_t)s->ntenants; /* unknown: one shared "other" */
+    }
+    if (!r)
+        r = intern_names(t, &groups);
+    strmap_free(&groups);
+    for (size_t i = 0; !r && i < t->npods; i++) {
+        struct rpod *p = &t->pods[i];
+        admit_one(t, p);
+        if (p->group >= 0 && p->state != GS_POD_REJECTED) {
+            struct gang *g = &t->gangs[p->group];
+            g->min = s->podgroups[p->group].min_member;
+            g->cards += p->fit.whole ? p->fit.ncards : 0;
+            r = add_member(g, (int32_t)i);
+        }
+    }
+    if (!r)
+        r = make_levels(t);
+    (void)d;
+    return r;
+}
+
+/* GPUQuota entry of @tenant for catalog @model, or NULL. */
+static const struct gs_model_quota *model_quota(const struct gs_tsim *t, int32_t tenant, int model)
+{
+    if (tenant < 0 || (size_t)tenant >= t->s->ntenants || !t->s->tenants[tenant].has_quota)
+        return NULL;
+    const struct gs_tenant_spec *ts = &t->s->tenants[tenant];
+    for (int i = 0; i < ts->nquotas; i++)
+        if (ts->quotas[i].model == model)
+            return &ts->quotas[i];
+    return NULL;
+}
+
+static void milli_str(char *buf, size_t size, int64_t m)
+{
+    gs__say(buf, size, "%lld.%lld", (long long)(m / 1000), (long long)(m % 1000 / 100));
+}
+
+/* GPUQuota: 1 dedicated, 2 shared, 0 with @why over quota. */
+static int gpuquota_bucket(const struct gs_tsim *t, const struct rpod *p, int model, char *why,
+                           size_t size)
+{
+    const struct gs_tenant_spec *ts = &t->s->tenants[p->tenant];
+    const struct gs_model_quota *q = model_quota(t, p->tenant, model);
+    if (!q) {
+        gs__say(why, size, "tenant %s: no GPUQuota for %s", ts->name,
+                gs_catalog_at(model) ? gs_catalog_at(model)->name : "this model");
+        return 0;
+    }
+    size_t k = (size_t)p->tenant * GS_MODEL_MAX + (size_t)model;
+    int64_t ded = t->ded_used[k], sh = t->sh_used[k];
+    if (p->fit.whole && ded + p->milli <= q->dedicated_milli)
+        return 1;
+    if (sh + p->milli <= q->shared_milli && ded + sh + p->milli <= q->total_milli)
+        return 2;
+    char a[32], b[32];
+    int over_total = ded + sh + p->milli > q->total_milli;
+    milli_str(a, sizeof(a), over_total ? ded + sh : sh);
+    milli_str(b, sizeof(b), over_total ? q->total_milli : q->shared_milli);
+    gs__say(why, size, "tenant %s: %s %s %s/%s GPUs", ts->name, q->key,
+            over_total ? "total" : "shared", a, b);
+    return 0;
+}
+
+static int rquota_ok(const struct gs_tsim *t, const struct rpod *p, char *why, size_t size)
+{
+    static const char *const res[5] = {"requests.nvidia.com/gpu", "requests.nvidia.com/gpumem",
+                                       "requests.cpu", "requests.memory", "pods"};
+    int64_t add[5] = {p->gpus, p->gpumem_mib, p->fit.cpu_milli, p->fit.memory_mib, 1};
+    for (int k = 0; k < 2 && p->rq[k] >= 0; k++) {
+        const struct gs_rquota_spec *q = &t->s->rquotas[p->rq[k]];
+        int64_t hard[5] = {q->gpu_milli == GS_UNSET ? GS_UNSET : q->gpu_milli / 1000, q->gpumem_mib,
+                           q->cpu_milli, q->memory_mib, q->pods};
+        for (int r = 0; r < 5; r++)
+            if (hard[r] != GS_UNSET && t->rq_used[p->rq[k]][r] + add[r] > hard[r]) {
+                gs__say(why, size, "namespace %s: %s %lld+%lld > %lld (ResourceQuota %s)", q->ns,
+                        res[r], (long long)t->rq_used[p->rq[k]][r], (long long)add[r],
+                        (long long)hard[r], q->name);
+                return 0;
+            }
+    }
+    return 1;
+}
+
+int gs__quota_check(struct gs_tsim *t, struct rpod *p, int model, char *why, size_t size)
+{
+    if (!rquota_ok(t, p, why, size))
+        return 0;
+    if (t->way != GS_WAY_FULL)
+        return 1;
+    const struct gs_scenario *s = t->s;
+    if ((size_t)p->queue < s->nqueues && s->queues[p->queue].cap_gpu_milli != GS_UNSET) {
+        const struct gs_queue_spec *q = &s->queues[p->queue];
+        int64_t cap = q->cap_gpu_milli;
+        if (!p->fit.whole)
+            cap = cap * q->overcommit_milli / 1000;
+        if (t->q_used[p->queue] + p->milli > cap) {
+            char a[32], b[32];
+            milli_str(a, sizeof(a), t->q_used[p->queue]);
+            milli_str(b, sizeof(b), cap);
+            gs__say(why, size, "queue %s: nvidia.com/gpu %s/%s capability", q->name, a, b);
+            return 0;
+        }
+    }
+    if ((size_t)p->tenant < s->ntenants) {
+        const struct gs_tenant_spec *ts = &s->tenants[p->tenant];
+        if (ts->max_pods_per_user != GS_UNSET &&
+            t->user_running[p->user] >= ts->max_pods_per_user) {
+            gs__say(why, size, "tenant %s: user %s has %d pods running (maxPodsPerUser %d)",
+                    ts->name, p->sp->user[0] ? p->sp->user : "(none)", t->user_running[p->user],
+                    ts->max_pods_per_user);
+            return 0;
+        }
+        if (ts->has_quota && p->milli > 0 && model >= 0)
+            return gpuquota_bucket(t, p, model, why, size) ? 1 : 0;
+    }
+    return 1;
+}
+
+void gs__quota_charge(struct gs_tsim *t, struct rpod *p, int model, int sign)
+{
+    int64_t add[5] = {p->gpus, p->gpumem_mib, p->fit.cpu_milli, p->fit.memory_mib, 1};
+    for (int k = 0; k < 2 && p->rq[k] >= 0; k++)
+        for (int r = 0; r < 5; r++)
+            t->rq_used[p->rq[k]][r] += sign * add[r];
+    t->user_running[p->user] += sign;
+    t->q_used[p->queue] += sign * p->milli;
+    if (sign > 0) {
+        char why[8];
+        p->model = model;
+        p->charged = 0;
+        if (t->way == GS_WAY_FULL && (size_t)p->tenant < t->s->ntenants &&
+            t->s->tenants[p->tenant].has_quota && p->milli > 0 && model >= 0)
+            p->charged = (int8_t)gpuquota_bucket(t, p, model, why, sizeof(why));
+    }
+    if (p->charged && p->model >= 0) {
+        size_t k = (size_t)p->tenant * GS_MODEL_MAX + (size_t)p->model;
+        (p->charged == 1 ? t->ded_used : t->sh_used)[k] += sign * p->milli;
+    }
+    if (sign < 0) {
+        p->charged = 0;
+        p->model = -1;
+    }
+}

@@ -1,0 +1,291 @@
+/*
+ * Preemption and reclaim: the smallest set of whole gangs whose eviction lets a pod fit, checked
+ * card by card on the real fleet and undone unless it is the set chosen.
+ *
+ * Who may be evicted. Preemption: pods of lower priority that are preemptible, and, for a pod
+ * within its tenant's dedicated GPUQuota, other tenants' pods running beyond their own dedicated
+ * quota (the guarantee: dedicated cards are the tenant's whenever it asks). Reclaim (Volcano): a
+ * queue below its deserved share takes back from reclaimable queues above theirs, never taking
+ * a queue below its deserved share, and never growing past its own: that margin is the
+ * hysteresis that keeps evict -> readmit -> evict cycles from starting. A pod charged to its
+ * tenant's dedicated quota is never evicted for another tenant.
+ * Which set. Per node, victims are taken in order (priority, GPU share, newest first) until the
+ * pod fits, then each is put back if the pod still fits without it; over nodes the set with the
+ * lowest (highest victim priority, milli-GPU evicted, pods evicted, node index) wins.
+ */
+#include "tenancy_impl.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct unit {
+    int32_t pod; /* a pod, or the first running member of its gang */
+    int32_t prio;
+    int64_t milli, start;
+    int32_t pods;
+};
+
+struct pick {
+    int found;
+    size_t node;
+    int32_t prio;
+    int64_t milli, pods;
+    struct vec units;
+};
+
+static int guaranteed(const struct gs_tsim *t, const struct rpod *p)
+{
+    if (!p->fit.whole || (size_t)p->tenant >= t->s->ntenants || !t->s->tenants[p->tenant].has_quota)
+        return 0;
+    const struct gs_tenant_spec *ts = &t->s->tenants[p->tenant];
+    for (int i = 0; i < ts->nquotas; i++) {
+        int m = ts->quotas[i].model;
+        if (m >= 0 && t->ded_used[(size_t)p->tenant * GS_MODEL_MAX + (size_t)m] + p->milli <=
+                          ts->quotas[i].dedicated_milli)
+            return 1;
+    }
+    return 0;
+}
+
+static int reclaimable(const struct gs_tsim *t, int32_t q)
+{
+    return (size_t)q >= t->s->nqueues || t->s->queues[q].reclaimable;
+}
+
+static int eligible(const struct gs_tsim *t, const struct rpod *p, const struct rpod *v,
+                    enum evict_mode mode, int guarantee)
+{
+    if (v->state != GS_POD_RUNNING || (p->group >= 0 && v->group == p->group))
+        return 0;
+    if (v->charged == 1 && v->tenant != p->tenant)
+        return 0;
+    if (mode == EVICT_RECLAIM)
+        return v->queue != p->queue && reclaimable(t, v->queue) &&
+               t->q_used[v->queue] > t->q_deserved[v->queue];
+    return (v->prio < p->prio && v->preemptible) || (guarantee && v->tenant != p->tenant);
+}
+
+/* The unit a victim belongs to: its whole gang when it is a gang member. */
+static struct unit unit_of(const struct gs_tsim *t, int32_t pod)
+{
+    const struct rpod *v = &t->pods[pod];
+    struct unit u = {pod, v->prio, v->milli, v->start, 1};
+    if (v->group < 0)
+        return u;
+    const struct gang *g = &t->gangs[v->group];
+    u.milli = 0;
+    u.pods = 0;
+    u.pod = -1;
+    for (int32_t i = 0; i < g->n; i++) {
+        const struct rpod *m = &t->pods[g->members[i]];
+        if (m->state != GS_POD_RUNNING)
+            continue;
+        if (u.pod < 0)
+            u.pod = g->members[i];
+        u.milli += m->milli;
+        u.pods++;
+        if (m->start > u.start)
+            u.start = m->start;
+    }
+    return u;
+}
+
+static int unit_less(const struct unit *a, const struct unit *b)
+{
+    if (a->prio != b->prio)
+        return a->prio < b->prio;
+    if (a->milli != b->milli)
+        return a->milli < b->milli;
+    if (a->start != b->start)
+        return a->start > b->start;
+    return a->pod < b->pod;
+}
+
+static int evict_unit(struct gs_tsim *t, int32_t pod, struct txn *y)
+{
+    const struct rpod *v = &t->pods[pod];
+    if (v->group < 0)
+        return gs__tsim_evict(t, pod, y);
+    const struct gang *g = &t->gangs[v->group];
+    for (int32_t i = 0; i < g->n; i++)
+        if (t->pods[g->members[i]].state == GS_POD_RUNNING) {
+            int r = gs__tsim_evict(t, g->members[i], y);
+            if (r < 0)
+                return r;
+        }
+    return 0;
+}
+
+/* Eligible units with a pod on @node, sorted; the count. */
+static size_t node_units(struct gs_tsim *t, const struct rpod *p, size_t node, enum evict_mode mode,
+                         int guarantee, struct unit *out)
+{
+    size_t n = 0, np = gs_fleet_pod_count(t->fleet, node);
+    for (size_t i = 0; i < np && n < GS_GPUS_MAX * 4; i++) {
+        int32_t vid = gs_fleet_pod_at(t->fleet, node, i);
+        if (!eligible(t, p, &t->pods[vid], mode, guarantee))
+            continue;
+        struct unit u = unit_of(t, vid);
+        int dup = 0;
+        for (size_t k = 0; k < n; k++)
+            dup |= out[k].pod == u.pod;
+        if (dup)
+            continue;
+        size_t k = n++;
+        for (; k > 0 && unit_less(&u, &out[k - 1]); k--)
+            out[k] = out[k - 1];
+        out[k] = u;
+    }
+    return n;
+}
+
+/* Reclaim may not take a queue below its deserved share. */
+static int may_take(const struct gs_tsim *t, const struct unit *u, enum evict_mode mode)
+{
+    int32_t q = t->pods[u->pod].queue;
+    return mode != EVICT_RECLAIM || t->q_used[q] - u->milli >= t->q_deserved[q];
+}
+
+static int fits(struct gs_tsim *t, const struct rpod *p, size_t node)
+{
+    struct gs_fit_choice c;
+    return gs_fleet_fit(t->fleet, node, &p->fit, &c) == GS_FIT_OK;
+}
+
+/*
+ * Evict the units of @use (bit i = units[i]) into @y; 1 when @p then fits on @node. The
+ * evictions stay in @y for the caller to undo.
+ */
+static int try_set(struct gs_tsim *t, const struct rpod *p, size_t node, const struct unit *u,
+                   uint64_t use, size_t n, enum evict_mode mode, struct txn *y)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!(use & (1ull << i)) || t->pods[u[i].pod].state != GS_POD_RUNNING)
+            continue;
+        if (!may_take(t, &u[i], mode))
+            return 0;
+        if (evict_unit(t, u[i].pod, y) < 0)
+            return -ENOMEM;
+    }
+    return fits(t, p, node);
+}
+
+/* The smallest set on @node, as a bit set of @u, or 0 when none makes @p fit. */
+static int node_set(struct gs_tsim *t, const struct rpod *p, size_t node, const struct unit *u,
+                    size_t n, enum evict_mode mode, uint64_t *set)
+{
+    struct txn y = {0};
+    uint64_t use = 0;
+    int r = 0;
+    for (size_t i = 0; i < n && r == 0; i++) {
+        use |= 1ull << i;
+        r = try_set(t, p, node, u, 1ull << i, n, mode, &y);
+    }
+    if (gs__tsim_rollback(t, &y, 0, 0) < 0 || r < 0)
+        r = -ENOMEM;
+    for (size_t i = 0; r > 0 && i < n; i++) {
+        if (!(use & (1ull << i)))
+            continue;
+        int without = try_set(t, p, node, u, use & ~(1ull << i), n, mode, &y);
+        if (gs__tsim_rollback(t, &y, 0, 0) < 0 || without < 0)
+            r = -ENOMEM;
+        else if (without)
+            use &= ~(1ull << i);
+    }
+    free(y.bound.v);
+    free(y.evicted.v);
+    *set = use;
+    return r;
+}
+
+static void consider(struct pick *b, size_t node, const struct unit *u, size_t n, uint64_t set)
+{
+    int32_t prio = INT32_MIN;
+    int64_t milli = 0, pods = 0;
+    for (size_t i = 0; i < n; i++)
+        if (set & (1ull << i)) {
+            prio = u[i].prio > prio ? u[i].prio : prio;
+            milli += u[i].milli;
+            pods += u[i].pods;
+        }
+    if (b->found && (prio > b->prio || (prio == b->prio && milli > b->milli) ||
+                     (prio == b->prio && milli == b->milli && pods >= b->pods)))
+        return;
+    b->found = 1;
+    b->node = node;
+    b->prio = prio;
+    b->milli = milli;
+    b->pods = pods;
+    b->units.n = 0;
+    for (size_t i = 0; i < n; i++)
+        if (set & (1ull << i))
+            gs__vec_push(&b->units, u[i].pod);
+}
+
+static int worth_trying(const struct gs_tsim *t, const struct rpod *p, enum evict_mode mode,
+                        int guarantee)
+{
+    if (mode == EVICT_RECLAIM) {
+        if (t->q_used[p->queue] + p->milli > t->q_deserved[p->queue])
+            return 0;
+        for (size_t q = 0; q < t->nqueues; q++)
+            if ((int32_t)q != p->queue && reclaimable(t, (int32_t)q) &&
+                t->q_used[q] > t->q_deserved[q])
+                return 1;
+        return 0;
+    }
+    if (guarantee)
+        return 1;
+    for (size_t l = (size_t)p->level + 1; l < t->nlevels; l++)
+        if (t->running_by_level[l] > 0)
+            return 1;
+    return 0;
+}
+
+int gs__tsim_evict_for(struct gs_tsim *t, int32_t pod, enum evict_mode mode, struct txn *x)
+{
+    struct rpod *p = &t->pods[pod];
+    int guarantee = mode == EVICT_PREEMPT && guaranteed(t, p);
+    if (!worth_trying(t, p, mode, guarantee))
+        return 1;
+    struct unit u[GS_GPUS_MAX * 4];
+    struct pick best = {0};
+    char why[GS_REASON_MAX];
+    int r = 1;
+    for (size_t n = 0; n < t->s->nnodes && r >= 0; n++) {
+        int model = gs_fleet_node_model(t->fleet, n);
+        if (p->fit.ncards > 0 && ((p->fit.model_mask && !(p->fit.model_mask & (1u << model))) ||
+                                  !gs__quota_check(t, p, model, why, sizeof(why))))
+            continue;
+        size_t nu = node_units(t, p, n, mode, guarantee, u);
+        uint64_t set;
+        if (nu && (r = node_set(t, p, n, u, nu, mode, &set)) > 0)
+            consider(&best, n, u, nu, set);
+    }
+    size_t b0 = x->bound.n, e0 = x->evicted.n;
+    if (r >= 0 && best.found) {
+        for (size_t i = 0; i < best.units.n && r >= 0; i++) {
+            int32_t first = best.units.v[i];
+            const struct rpod *v = &t->pods[first];
+            for (int32_t k = 0; v->group >= 0 && k < t->gangs[v->group].n; k++)
+                t->pods[t->gangs[v->group].members[k]].reclaimed = mode == EVICT_RECLAIM;
+            t->pods[first].reclaimed = mode == EVICT_RECLAIM;
+            r = evict_unit(t, first, x);
+        }
+        int cap;
+        if (r >= 0) {
+            size_t node;
+            uint32_t mask;
+            r = gs__tsim_find(t, pod, (int)best.node, &node, &mask, &cap);
+            if (r == 0)
+                r = gs__tsim_bind(t, pod, node, mask, x);
+            else if (gs__tsim_rollback(t, x, b0, e0) < 0) /* held for the head of the queue */
+                r = -ENOMEM;
+            else
+                best.found = 0;
+        }
+    }
+    free(best.units.v);
+    return r < 0 ? r : best.found ? 0 : 1;
+}

@@ -1,0 +1,158 @@
+/* Layout of a multi-tenant simulation run, shared by src/sim/tenancy*.c. See gpusched/tsim.h. */
+#ifndef GS_TENANCY_IMPL_H
+#define GS_TENANCY_IMPL_H
+
+#include "gpusched/catalog.h"
+#include "gpusched/fleet.h"
+#include "gpusched/scenario.h"
+#include "gpusched/tsim.h"
+
+#include <stdint.h>
+
+#define GS_REASON_MAX 200
+#define GS_MEMO_SLOTS 4096 /* pod shapes remembered per pass (a power of two) */
+
+__extension__ typedef __int128 gs_i128;
+
+/* say() - snprintf into a reason buffer; a long message is cut, never overrun. */
+int gs__say(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void *gs__zalloc(size_t n, size_t size);
+
+struct rpod {
+    const struct gs_scn_pod *sp;
+    struct gs_fit fit;
+    int32_t tenant, queue, group, level, kind, user;
+    int32_t prio;
+    int32_t rq[2];      /* ResourceQuotas that count this pod, -1 none */
+    int64_t milli;      /* GPU share charged to quotas and queues: cards x share */
+    int64_t gpus;       /* nvidia.com/gpu as ResourceQuota counts it */
+    int64_t gpumem_mib; /* cards x per-card GPU memory */
+    int32_t util_pct;
+    int32_t model;  /* model charged while running, -1 none */
+    int8_t charged; /* 1 dedicated, 2 shared */
+    uint8_t preemptible, state, in_pending, arrived, reclaimed;
+    int32_t node;
+    uint32_t mask;
+    int64_t submit, start, first_start, end;
+    uint32_t gen;
+    int32_t preemptions;
+    int32_t use;          /* open use record, -1 none */
+    uint64_t tried_epoch; /* release epoch at its last failed try, 0 never */
+    char reason[GS_REASON_MAX];
+};
+
+struct gang {
+    int32_t min, running, arrived, pending;
+    int32_t *members;
+    int32_t n, cap;
+    int64_t cards; /* cards of all members (whole-card gangs), for NVLink colocation */
+};
+
+struct vec {
+    int32_t *v;
+    size_t n, cap;
+};
+
+struct event {
+    int64_t t;
+    int32_t pod;
+    uint32_t gen;
+};
+
+struct gs_tsim {
+    const struct gs_scenario *s;
+    enum gs_way way;
+    struct gs_fleet *fleet;
+    struct rpod *pods;
+    size_t npods;
+    int32_t *arrival_order;
+    size_t next_arrival;
+    struct gang *gangs; /* one per PodGroup */
+    /* Tenants: per model [tenant * GS_MODEL_MAX + model], milli. */
+    int64_t *ded_used, *sh_used;
+    int64_t *tenant_alloc, *tenant_busy;
+    gs_i128 *tenant_alloc_int, *tenant_busy_int, *q_alloc_int;
+    size_t ntenants;
+    /* Queues: the scenario's, plus an implicit "default" queue last. */
+    size_t nqueues;
+    int64_t *q_used, *q_demand, *q_deserved;
+    int32_t *q_weight;
+    /* ResourceQuota usage per quota: gpus, gpumem, cpu, memory, pods. */
+    int64_t (*rq_used)[5];
+    /* Users: counts of running pods per user id. */
+    int32_t *user_running;
+    size_t nusers;
+    /* Priority levels, highest first; pending vectors [level * nqueues + queue]. */
+    int32_t *levels;
+    size_t nlevels;
+    struct vec *pending;
+    /* Completion events (min-heap by time, then pod). */
+    struct event *heap;
+    size_t nheap, capheap;
+    /* Use records. */
+    struct gs_tsim_use *uses;
+    size_t nuses, capuses;
+    /* Busy milli per card [node * GS_GPUS_MAX + gpu], for the utilisation integral. */
+    int32_t *card_busy;
+    int64_t busy_now;
+    /* Time. */
+    int64_t now, last_t, horizon;
+    gs_i128 alloc_int, busy_int;
+    uint64_t epoch, pass_epoch;
+    int arrivals_since_pass;
+    /* Backfill: the head of the queue and the nodes it is promised. */
+    int32_t head;
+    uint32_t stamp;
+    uint32_t *seen; /* [template x nzones + zone] == stamp: an empty node of it was tried */
+    int8_t *seen_reason;
+    size_t nzones;
+    int64_t *running_by_level;
+    /* Shapes that failed in this pass (see shape_of()). */
+    uint64_t *memo_key, memo_pass, memo_epoch;
+    uint64_t *memo_stamp;
+    int32_t *memo_pod;
+    int64_t shadow_t;
+    uint8_t *reserved;
+    struct gs_tsim_summary sum;
+    struct gs_tsim_pod *out;
+    struct gs_tsim_tenant *tout;
+    struct gs_tsim_queue *qout;
+    struct gs_tsim_kind *kout;
+    size_t nkinds;
+    const char **kind_names;
+    char (*reasons)[GS_REASON_MAX];
+};
+
+/* tenancy_admit.c */
+int gs__tsim_admit(struct gs_tsim *t, struct gs_diag *d);
+int gs__quota_check(struct gs_tsim *t, struct rpod *p, int model, char *why, size_t size);
+void gs__quota_charge(struct gs_tsim *t, struct rpod *p, int model, int sign);
+int gs__tenant_is_hard(const struct gs_tsim *t, int32_t tenant);
+
+/*
+ * A transaction: pods bound and evicted while trying to place a pod or a gang, undone together
+ * when the attempt fails, so a gang is placed whole or not at all.
+ */
+struct txn {
+    struct vec bound, evicted;
+};
+
+/* tenancy.c */
+int gs__tsim_bind(struct gs_tsim *t, int32_t pod, size_t node, uint32_t mask, struct txn *x);
+int gs__tsim_evict(struct gs_tsim *t, int32_t pod, struct txn *x);
+int gs__tsim_rollback(struct gs_tsim *t, struct txn *x, size_t bound_to, size_t evicted_to);
+int gs__tsim_commit(struct gs_tsim *t, struct txn *x, int32_t by);
+int gs__vec_push(struct vec *v, int32_t x);
+int gs__tsim_pending_add(struct gs_tsim *t, int32_t pod);
+/* Best node for @pod now: 0 with @node and @mask set, or 1 with the pod's reason set. */
+int gs__tsim_find(struct gs_tsim *t, int32_t pod, int only_node, size_t *node, uint32_t *mask,
+                  int *capacity);
+
+/* tenancy_evict.c */
+enum evict_mode { EVICT_PREEMPT, EVICT_RECLAIM };
+int gs__tsim_evict_for(struct gs_tsim *t, int32_t pod, enum evict_mode mode, struct txn *x);
+
+/* tenancy_report.c */
+int gs__tsim_finish(struct gs_tsim *t);
+
+#endif

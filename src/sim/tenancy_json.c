@@ -1,0 +1,266 @@
+/* JSON and text reports of multi-tenant runs (SCENARIO.md's output contract). */
+#include "tenancy_impl.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SEC(us) ((json_int_t)((us) / 1000000))
+
+static json_t *ratio(int64_t milli)
+{
+    return json_real((double)milli / 1000.0);
+}
+
+static json_t *gpus_of(uint32_t mask)
+{
+    json_t *a = json_array();
+    for (int g = 0; a && g < GS_GPUS_MAX; g++)
+        if (mask & (1u << g))
+            json_array_append_new(a, json_integer(g));
+    return a;
+}
+
+static const char *model_name(const struct gs_tsim *t, int32_t node)
+{
+    const struct gs_gpu_model *m = gs_catalog_at(gs_tsim_node_model(t, node));
+    return m && gs_fleet_node_gpus(t->fleet, (size_t)node) > 0 ? m->name : NULL;
+}
+
+static json_t *uses_of(const struct gs_tsim *t, size_t pod, const size_t *first, const size_t *next)
+{
+    json_t *a = json_array();
+    for (size_t u = first[pod]; a && u != SIZE_MAX; u = next[u]) {
+        const struct gs_tsim_use *x = &t->uses[u];
+        if (!x->gpu_mask)
+            continue;
+        json_array_append_new(
+            a, json_pack("{s:s,s:s?,s:n,s:i,s:i,s:I,s:I}", "mode",
+                         x->whole ? "exclusive" : "shared", "model", model_name(t, x->node),
+                         "profile", "cards", __builtin_popcount(x->gpu_mask), "share_milli",
+                         x->share_milli, "start_s", SEC(x->start_us), "end_s", SEC(x->end_us)));
+    }
+    return a;
+}
+
+static json_t *pod_json(const struct gs_tsim *t, size_t i, const size_t *first, const size_t *next)
+{
+    const struct gs_tsim_pod *p = &t->out[i];
+    char name[2 * GS_SCN_NAME_MAX + 2];
+    snprintf(name, sizeof(name), "%s/%s", p->ns, p->name);
+    json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s?,s:o,s:n,s:s?,s:i,s:i,s:I,s:I,s:i,s:s?}",
+                          "name", name, "tenant", p->tenant, "namespace", p->ns, "queue", p->queue,
+                          "workload", p->workload, "state", gs_pod_state_name(p->state), "node",
+                          p->node >= 0 ? gs_tsim_node_name(t, p->node) : NULL, "gpus",
+                          p->node >= 0 ? gpus_of(p->gpu_mask) : json_null(), "mig", "gpu_model",
+                          p->node >= 0 ? model_name(t, p->node) : NULL, "share_milli",
+                          p->share_milli, "priority", p->priority, "submit_s", SEC(p->submit_us),
+                          "wait_s", SEC((p->start_us >= 0 ? p->start_us : t->now) - p->submit_us),
+                          "preemptions", p->preemptions, "reason", p->reason);
+    if (!o)
+        return NULL;
+    json_object_set_new(o, "start_s",
+                        p->start_us >= 0 ? json_integer(SEC(p->start_us)) : json_null());
+    json_object_set_new(o, "end_s", p->end_us >= 0 ? json_integer(SEC(p->end_us)) : json_null());
+    json_object_set_new(o, "usage", uses_of(t, i, first, next));
+    return o;
+}
+
+static json_t *waits(int64_t p50, int64_t p95, int64_t p99, int64_t max)
+{
+    return json_pack("{s:I,s:I,s:I,s:I}", "p50", SEC(p50), "p95", SEC(p95), "p99", SEC(p99), "max",
+                     SEC(max));
+}
+
+static json_t *summary_json(const struct gs_tsim *t)
+{
+    const struct gs_tsim_summary *s = &t->sum;
+    json_t *o = json_pack("{s:o,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:o,s:I}",
+                          "gpu_allocation_ratio", ratio(s->allocation_milli), "gpu_utilization",
+                          ratio(s->utilization_milli), "gpus", (json_int_t)s->gpus, "horizon_s",
+                          SEC(s->horizon_us), "pods", (json_int_t)s->pods, "completed",
+                          (json_int_t)s->completed, "running", (json_int_t)s->running, "pending",
+                          (json_int_t)s->pending, "rejected", (json_int_t)s->rejected,
+                          "preempted_pods", (json_int_t)s->preempted_pods, "preemptions",
+                          (json_int_t)s->preemptions, "reclaims", (json_int_t)s->reclaims,
+                          "jain_fairness", ratio(s->jain_milli), "events", (json_int_t)s->events);
+    json_t *ten = json_array(), *qs = json_array(), *ks = json_array();
+    for (size_t i = 0; i <= t->s->ntenants; i++) {
+        const struct gs_tsim_tenant *x = &t->tout[i];
+        if (x->pods == 0)
+            continue;
+        json_array_append_new(
+            ten,
+            json_pack("{s:s,s:I,s:I,s:I,s:f,s:f,s:f,s:o}", "name", x->name, "pods",
+                      (json_int_t)x->pods, "completed", (json_int_t)x->completed, "preemptions",
+                      (json_int_t)x->preemptions, "gpu_hours", (double)x->gpu_milli_s / 3600000.0,
+                      "busy_gpu_hours", (double)x->busy_milli_s / 3600000.0, "entitlement_gpus",
+                      (double)x->entitlement_milli / 1000.0, "wait_s",
+                      waits(x->wait_p50_us, x->wait_p95_us, x->wait_p99_us, x->wait_max_us)));
+    }
+    for (size_t q = 0; q < t->nqueues; q++)
+        json_array_append_new(qs, json_pack("{s:s,s:i,s:f,s:f}", "name", t->qout[q].name, "weight",
+                                            t->qout[q].weight, "deserved_gpus",
+                                            (double)t->qout[q].deserved_milli / 1000.0, "gpu_hours",
+                                            (double)t->qout[q].gpu_milli_s / 3600000.0));
+    for (size_t k = 0; k < t->nkinds; k++) {
+        const struct gs_tsim_kind *x = &t->kout[k];
+        json_array_append_new(
+            ks, json_pack("{s:s,s:I,s:I,s:o}", "name", x->name, "pods", (json_int_t)x->pods,
+                          "started", (json_int_t)x->started, "wait_s",
+                          waits(x->wait_p50_us, x->wait_p95_us, x->wait_p99_us, x->wait_max_us)));
+    }
+    json_object_set_new(o, "tenants", ten);
+    json_object_set_new(o, "queues", qs);
+    json_object_set_new(o, "workloads", ks);
+    return o;
+}
+
+/* One run: uses are threaded per pod so each pod lists its own in time order. */
+static json_t *run_json(const struct gs_tsim *t)
+{
+    size_t *first = malloc((t->npods + 1) * sizeof(*first));
+    size_t *last = malloc((t->npods + 1) * sizeof(*last));
+    size_t *next = malloc((t->nuses + 1) * sizeof(*next));
+    json_t *pods = json_array(), *o = NULL;
+    if (!first || !last || !next || !pods)
+        goto out;
+    for (size_t i = 0; i < t->npods; i++)
+        first[i] = last[i] = SIZE_MAX;
+    for (size_t u = 0; u < t->nuses; u++) {
+        size_t p = (size_t)t->uses[u].pod;
+        next[u] = SIZE_MAX;
+        if (first[p] == SIZE_MAX)
+            first[p] = u;
+        else
+            next[last[p]] = u;
+        last[p] = u;
+    }
+    for (size_t i = 0; i < t->npods; i++)
+        if (json_array_append_new(pods, pod_json(t, i, first, next)))
+            goto out;
+    o = json_pack("{s:s,s:O,s:o}", "way", gs_way_name(t->way), "pods", pods, "summary",
+                  summary_json(t));
+out:
+    json_decref(pods);
+    free(first);
+    free(last);
+    free(next);
+    return o;
+}
+
+int gs_tsim_write_json(FILE *f, struct gs_tsim *const *runs, size_t n)
+{
+    if (n == 0)
+        return -EINVAL;
+    json_t *top = run_json(runs[n - 1]);
+    if (!top)
+        return -ENOMEM;
+    if (n > 1) {
+        json_t *ways = json_array();
+        for (size_t i = 0; ways && i < n; i++)
+            json_array_append_new(ways, i + 1 == n ? json_deep_copy(top) : run_json(runs[i]));
+        json_object_set_new(top, "ways", ways);
+    }
+    int r = json_dumpf(top, f, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
+    json_decref(top);
+    if (r == 0 && fputc('\n', f) == EOF)
+        r = -1;
+    return r < 0 ? -EIO : 0;
+}
+
+static void pct(FILE *f, int64_t milli)
+{
+    fprintf(f, " %9lld.%lld %%", (long long)(milli / 10), (long long)(milli % 10));
+}
+
+static void row_i(FILE *f, const char *label, struct gs_tsim *const *runs, size_t n, size_t offset)
+{
+    fprintf(f, "%-28s", label);
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, " %11lld", (long long)*(const int64_t *)((const char *)&runs[i]->sum + offset));
+    fputc('\n', f);
+}
+
+/* Wait percentile of workload kind @kind in @t, or -1 when the run has no such kind. */
+static int64_t kind_wait(const struct gs_tsim *t, const char *kind, int which)
+{
+    for (size_t k = 0; k < t->nkinds; k++)
+        if (strcmp(t->kout[k].name, kind) == 0)
+            return which == 0   ? t->kout[k].wait_p50_us
+                   : which == 1 ? t->kout[k].wait_p95_us
+                                : t->kout[k].wait_p99_us;
+    return -1;
+}
+
+static void side_by_side(FILE *f, struct gs_tsim *const *runs, size_t n)
+{
+    fprintf(f, "%-28s", "");
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, " %11s", gs_way_name(runs[i]->way));
+    fprintf(f, "\n%-28s", "GPU allocation (time avg)");
+    for (size_t i = 0; i < n; i++)
+        pct(f, runs[i]->sum.allocation_milli);
+    fprintf(f, "\n%-28s", "GPU busy (modelled)");
+    for (size_t i = 0; i < n; i++)
+        pct(f, runs[i]->sum.utilization_milli);
+    fprintf(f, "\n%-28s", "Jain fairness (x1000)");
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, " %11d", runs[i]->sum.jain_milli);
+    fputc('\n', f);
+    row_i(f, "pods completed", runs, n, offsetof(struct gs_tsim_summary, completed));
+    row_i(f, "pods running at the end", runs, n, offsetof(struct gs_tsim_summary, running));
+    row_i(f, "pods pending at the end", runs, n, offsetof(struct gs_tsim_summary, pending));
+    row_i(f, "pods rejected", runs, n, offsetof(struct gs_tsim_summary, rejected));
+    row_i(f, "preemptions", runs, n, offsetof(struct gs_tsim_summary, preemptions));
+    row_i(f, "reclaims", runs, n, offsetof(struct gs_tsim_summary, reclaims));
+    for (size_t k = 0; k < runs[0]->nkinds; k++) {
+        const char *kind = runs[0]->kout[k].name;
+        for (int w = 0; w < 3; w++) {
+            char label[80];
+            snprintf(label, sizeof(label), "wait p%s %.14s (s)",
+                     w == 0   ? "50"
+                     : w == 1 ? "95"
+                              : "99",
+                     kind);
+            fprintf(f, "%-28s", label);
+            for (size_t i = 0; i < n; i++)
+                fprintf(f, " %11lld", (long long)(kind_wait(runs[i], kind, w) / 1000000));
+            fputc('\n', f);
+        }
+    }
+}
+
+static void one_run(FILE *f, const struct gs_tsim *t)
+{
+    const struct gs_tsim_summary *s = &t->sum;
+    fprintf(f, "\nway %s: %lld GPUs over %lld s, %lld events\n", gs_way_name(t->way),
+            (long long)s->gpus, (long long)(s->horizon_us / 1000000), (long long)s->events);
+    fprintf(f, "  %-16s %6s %9s %8s %10s %10s %8s %8s %8s\n", "tenant", "pods", "completed",
+            "preempt", "GPU-hours", "busy-h", "wait-p50", "wait-p95", "wait-p99");
+    for (size_t i = 0; i <= t->s->ntenants; i++) {
+        const struct gs_tsim_tenant *x = &t->tout[i];
+        if (x->pods)
+            fprintf(f, "  %-16.16s %6lld %9lld %8lld %10.1f %10.1f %8lld %8lld %8lld\n", x->name,
+                    (long long)x->pods, (long long)x->completed, (long long)x->preemptions,
+                    (double)x->gpu_milli_s / 3600000.0, (double)x->busy_milli_s / 3600000.0,
+                    (long long)(x->wait_p50_us / 1000000), (long long)(x->wait_p95_us / 1000000),
+                    (long long)(x->wait_p99_us / 1000000));
+    }
+    fprintf(f, "  %-16s %6s %10s %10s\n", "queue", "weight", "deserved", "GPU-hours");
+    for (size_t q = 0; q < t->nqueues; q++)
+        if (t->qout[q].gpu_milli_s || q < t->s->nqueues)
+            fprintf(f, "  %-16.16s %6d %10.1f %10.1f\n", t->qout[q].name, t->qout[q].weight,
+                    (double)t->qout[q].deserved_milli / 1000.0,
+                    (double)t->qout[q].gpu_milli_s / 3600000.0);
+}
+
+void gs_tsim_write_text(FILE *f, struct gs_tsim *const *runs, size_t n)
+{
+    side_by_side(f, runs, n);
+    for (size_t i = 0; i < n; i++)
+        one_run(f, runs[i]);
+}

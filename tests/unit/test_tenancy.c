@@ -1,0 +1,452 @@
+/*
+ * The multi-tenant simulator on small scenarios built in code: each test is a case users met
+ * with other schedulers, and asserts the outcome pod by pod.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "gpusched/catalog.h"
+#include "gpusched/diag.h"
+#include "gpusched/fairshare.h"
+#include "gpusched/scenario.h"
+#include "gpusched/tsim.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define S 1000000LL /* one second in microseconds */
+
+static void *grow(void *p, size_t *n, size_t size)
+{
+    void *q = realloc(p, (*n + 1) * size);
+    assert_non_null(q);
+    memset((char *)q + *n * size, 0, size);
+    (*n)++;
+    return q;
+}
+
+static struct gs_scenario *scn(void)
+{
+    struct gs_scenario *s;
+    assert_int_equal(gs_scenario_new(&s), 0);
+    return s;
+}
+
+/* A template of @gpus A100-80GB cards in one NVLink group (or none when @nvlink is 0). */
+static int tmpl(struct gs_scenario *s, const char *name, int gpus, int nvlink)
+{
+    s->templates = grow(s->templates, &s->ntemplates, sizeof(*s->templates));
+    struct gs_node_template *t = &s->templates[s->ntemplates - 1];
+    snprintf(t->name, sizeof(t->name), "%s", name);
+    t->model = gs_catalog_find("A100-SXM4-80GB", -1);
+    t->gpus = gpus;
+    t->cpu_milli = 128000;
+    t->memory_mib = 1 << 20;
+    for (int i = 0; i < gpus; i++) {
+        t->pcie_domain[i] = (uint8_t)(i / 4);
+        t->nvlink_group[i] = nvlink ? 0 : GS_NO_GROUP;
+    }
+    return (int)s->ntemplates - 1;
+}
+
+static void node(struct gs_scenario *s, const char *name, const char *zone, int t)
+{
+    s->nodes = grow(s->nodes, &s->nnodes, sizeof(*s->nodes));
+    struct gs_scn_node *n = &s->nodes[s->nnodes - 1];
+    snprintf(n->name, sizeof(n->name), "%s", name);
+    snprintf(n->zone, sizeof(n->zone), "%s", zone);
+    n->template_index = t;
+}
+
+static struct gs_scn_pod *pod(struct gs_scenario *s, const char *ns, const char *name, int gpus,
+                              int64_t arrival_s, int64_t duration_s)
+{
+    s->pods = grow(s->pods, &s->npods, sizeof(*s->pods));
+    struct gs_scn_pod *p = &s->pods[s->npods - 1];
+    snprintf(p->ns, sizeof(p->ns), "%s", ns);
+    snprintf(p->name, sizeof(p->name), "%s", name);
+    p->arrival_us = arrival_s * S;
+    p->duration_us = duration_s < 0 ? GS_UNSET : duration_s * S;
+    p->util_pct = GS_UNSET;
+    p->ncontainers = 1;
+    p->containers[0] = (struct gs_scn_container){gpus, GS_UNSET, GS_UNSET, 1000, 1024, ""};
+    return p;
+}
+
+static void pclass(struct gs_scenario *s, const char *name, int32_t value)
+{
+    s->priority_classes =
+        grow(s->priority_classes, &s->npriority_classes, sizeof(*s->priority_classes));
+    struct gs_priority_class_spec *c = &s->priority_classes[s->npriority_classes - 1];
+    snprintf(c->name, sizeof(c->name), "%s", name);
+    c->value = value;
+}
+
+static void podgroup(struct gs_scenario *s, const char *ns, const char *name, int min,
+                     const char *queue)
+{
+    s->podgroups = grow(s->podgroups, &s->npodgroups, sizeof(*s->podgroups));
+    struct gs_podgroup_spec *g = &s->podgroups[s->npodgroups - 1];
+    snprintf(g->ns, sizeof(g->ns), "%s", ns);
+    snprintf(g->name, sizeof(g->name), "%s", name);
+    snprintf(g->queue, sizeof(g->queue), "%s", queue ? queue : "");
+    g->min_member = min;
+}
+
+static void queue(struct gs_scenario *s, const char *name, int weight)
+{
+    s->queues = grow(s->queues, &s->nqueues, sizeof(*s->queues));
+    struct gs_queue_spec *q = &s->queues[s->nqueues - 1];
+    snprintf(q->name, sizeof(q->name), "%s", name);
+    q->weight = weight;
+    q->cap_gpu_milli = q->cap_cpu_milli = q->cap_memory_mib = GS_UNSET;
+    q->reclaimable = 1;
+    q->overcommit_milli = 1000;
+}
+
+static void gang(struct gs_scenario *s, const char *ns, const char *name, int n, int gpus,
+                 int64_t arrival_s, int64_t duration_s, const char *cls, const char *queue_name)
+{
+    podgroup(s, ns, name, n, queue_name);
+    for (int i = 0; i < n; i++) {
+        char pn[GS_SCN_NAME_MAX];
+        snprintf(pn, sizeof(pn), "%s-%d", name, i);
+        struct gs_scn_pod *p = pod(s, ns, pn, gpus, arrival_s, duration_s);
+        snprintf(p->group, sizeof(p->group), "%s", name);
+        snprintf(p->priority_class, sizeof(p->priority_class), "%s", cls ? cls : "");
+    }
+}
+
+static struct gs_tsim *run(struct gs_scenario *s, enum gs_way way)
+{
+    struct gs_tsim *t;
+    struct gs_diag d;
+    gs_diag_init(&d);
+    int r = gs_tsim_run(s, way, &t, &d);
+    if (r)
+        fprintf(stderr, "%s\n", d.msg);
+    assert_int_equal(r, 0);
+    return t;
+}
+
+static const struct gs_tsim_pod *find(const struct gs_tsim *t, const char *name)
+{
+    for (size_t i = 0; i < gs_tsim_pod_count(t); i++)
+        if (strcmp(gs_tsim_pod(t, i)->name, name) == 0)
+            return gs_tsim_pod(t, i);
+    fail_msg("no pod %s", name);
+    return NULL;
+}
+
+static const char *node_of(const struct gs_tsim *t, const char *name)
+{
+    const struct gs_tsim_pod *p = find(t, name);
+    return p->node >= 0 ? gs_tsim_node_name(t, p->node) : "(none)";
+}
+
+/* A higher-priority pod needing 1 GPU, whose only candidates are a 3-pod gang's members: the
+ * whole gang goes, and nothing else. */
+static void test_preempt_whole_gang(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    int t2 = tmpl(s, "two", 2, 0), t1 = tmpl(s, "one", 1, 0);
+    node(s, "n1", "az-1", t2);
+    node(s, "n2", "az-1", t1);
+    node(s, "n3", "az-1", t1);
+    pclass(s, "low", 10);
+    pclass(s, "mid", 50);
+    pclass(s, "high", 100);
+    gang(s, "ns", "g", 3, 1, 0, 1000, "low", NULL);
+    snprintf(pod(s, "ns", "other", 1, 0, 1000)->priority_class, GS_SCN_NAME_MAX, "mid");
+    struct gs_scn_pod *hp = pod(s, "ns", "urgent", 1, 10, 100);
+    snprintf(hp->priority_class, GS_SCN_NAME_MAX, "high");
+    /* "other" lands first on a one-card node; the gang then fills the rest. */
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    assert_int_equal(find(t, "urgent")->start_us, 10 * S);
+    for (int i = 0; i < 3; i++) {
+        char n[16];
+        snprintf(n, sizeof(n), "g-%d", i);
+        assert_int_equal(find(t, n)->preemptions, 1);
+    }
+    assert_int_equal(find(t, "other")->preemptions, 0);
+    assert_int_equal(gs_tsim_summary(t)->preemptions, 3);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
+/* Of two gangs that could make room, the smaller one goes. */
+static void test_preempt_smallest_gang(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    int t4 = tmpl(s, "four", 4, 0);
+    node(s, "n1", "az-1", t4);
+    node(s, "n2", "az-1", t4);
+    pclass(s, "low", 10);
+    pclass(s, "high", 100);
+    gang(s, "ns", "big", 4, 1, 0, 1000, "low", NULL);
+    gang(s, "ns", "small", 2, 2, 1, 1000, "low", NULL);
+    struct gs_scn_pod *hp = pod(s, "ns", "urgent", 1, 10, 100);
+    snprintf(hp->priority_class, GS_SCN_NAME_MAX, "high");
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    assert_int_equal(find(t, "urgent")->start_us, 10 * S);
+    assert_int_equal(find(t, "big-0")->preemptions, 0);
+    assert_int_equal(gs_tsim_summary(t)->preemptions, 2);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
+/* Free GPUs 2, 1 and 1; job A (two 1-GPU pods) then job B (one 2-GPU pod). */
+static void test_small_pods_keep_the_big_hole(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    node(s, "two", "az-1", tmpl(s, "t2", 2, 0));
+    int t1 = tmpl(s, "t1", 1, 0);
+    node(s, "one-a", "az-1", t1);
+    node(s, "one-b", "az-1", t1);
+    pod(s, "ns", "a-0", 1, 0, -1);
+    pod(s, "ns", "a-1", 1, 0, -1);
+    pod(s, "ns", "b-0", 2, 1, -1);
+    for (int way = 0; way < GS_WAY_COUNT; way++) {
+        struct gs_tsim *t = run(s, (enum gs_way)way);
+        assert_string_equal(node_of(t, "a-0"), "one-a");
+        assert_string_equal(node_of(t, "a-1"), "one-b");
+        assert_string_equal(node_of(t, "b-0"), "two");
+        gs_tsim_free(t);
+    }
+    gs_scenario_free(s);
+}
+
+/* Eight GPUs, four equal queues, gangs of 6, 5, 4 and 3: no evict-readmit loop. */
+static void test_fair_share_settles(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    node(s, "n1", "az-1", tmpl(s, "t8", 8, 1));
+    const char *qn[4] = {"q1", "q2", "q3", "q4"};
+    const char *gn[4] = {"g6", "g5", "g4", "g3"};
+    for (int i = 0; i < 4; i++) {
+        queue(s, qn[i], 1);
+        gang(s, "ns", gn[i], 6 - i, 1, i, 600, NULL, qn[i]);
+    }
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    for (size_t i = 0; i < gs_tsim_pod_count(t); i++) {
+        assert_true(gs_tsim_pod(t, i)->preemptions <= 1);
+        assert_int_equal(gs_tsim_pod(t, i)->state, GS_POD_COMPLETED);
+    }
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
+/* A reclaim frees more than the first pod needs: the queue's other pending pods use it too. */
+static void test_reclaim_then_fill(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    int t8 = tmpl(s, "t8", 8, 1);
+    node(s, "n1", "az-1", t8);
+    node(s, "n2", "az-1", t8);
+    queue(s, "qa", 1);
+    queue(s, "qb", 2);
+    gang(s, "ns", "a9", 9, 1, 0, 10000, NULL, "qa");
+    gang(s, "ns", "a7", 7, 1, 0, 10000, NULL, "qa");
+    for (int i = 0; i < 5; i++) {
+        char n[16];
+        snprintf(n, sizeof(n), "b-%d", i);
+        struct gs_scn_pod *p = pod(s, "ns", n, 2, 10, 1000);
+        snprintf(p->queue, sizeof(p->queue), "qb");
+    }
+    /* qb deserves 10 of 16 GPUs (weight 2 of 3), qa 6: reclaiming gang a7 keeps qa at 9 >= 6;
+     * the 7 GPUs freed take three 2-GPU pods at once. Taking a9 too would leave qa at 0. */
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    for (int i = 0; i < 5; i++) {
+        char n[16];
+        snprintf(n, sizeof(n), "b-%d", i);
+        if (i < 3)
+            assert_int_equal(find(t, n)->start_us, 10 * S);
+        else
+            assert_true(find(t, n)->start_us > 10 * S);
+    }
+    assert_int_equal(find(t, "a7-0")->preemptions, 1);
+    assert_true(gs_tsim_summary(t)->reclaims > 0);
+    assert_int_equal(find(t, "a9-0")->preemptions, 0);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
+/* Two cards x 200 MiB is charged 400 MiB against the namespace's gpumem quota. */
+static void test_gpumem_quota_per_card(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    node(s, "n1", "az-1", tmpl(s, "t4", 4, 0));
+    s->rquotas = grow(s->rquotas, &s->nrquotas, sizeof(*s->rquotas));
+    struct gs_rquota_spec *q = &s->rquotas[0];
+    snprintf(q->ns, sizeof(q->ns), "ns");
+    snprintf(q->name, sizeof(q->name), "mem");
+    q->gpu_milli = q->cpu_milli = q->memory_mib = q->pods = GS_UNSET;
+    q->gpumem_mib = 600;
+    const char *names[3] = {"a", "b", "c"};
+    const int gpus[3] = {2, 2, 1};
+    for (int i = 0; i < 3; i++) {
+        struct gs_scn_pod *p = pod(s, "ns", names[i], gpus[i], i, -1);
+        p->containers[0].gpumem_mib = 200;
+    }
+    for (int way = GS_WAY_SHARING; way < GS_WAY_COUNT; way++) {
+        struct gs_tsim *t = run(s, (enum gs_way)way);
+        assert_int_equal(find(t, "a")->state, GS_POD_RUNNING);
+        assert_int_equal(find(t, "b")->state, GS_POD_PENDING);
+        assert_non_null(strstr(find(t, "b")->reason, "requests.nvidia.com/gpumem 400+400 > 600"));
+        assert_int_equal(find(t, "c")->state, GS_POD_RUNNING);
+        gs_tsim_free(t);
+    }
+    gs_scenario_free(s);
+}
+
+/* A gang with a hard nvlink tier that would fit only across two NVLink groups stays pending. */
+static void test_nvlink_gang_never_split(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    int t8 = tmpl(s, "t8", 8, 1);
+    node(s, "n1", "az-1", t8);
+    node(s, "n2", "az-1", t8);
+    pod(s, "other", "busy-1", 5, 0, -1);
+    pod(s, "other", "busy-2", 5, 0, -1);
+    gang(s, "ns", "job", 2, 3, 1, 100, NULL, NULL); /* 6 GPUs: 3 free on each node */
+    for (size_t i = 0; i < s->npods; i++)
+        if (strcmp(s->pods[i].ns, "ns") == 0)
+            s->pods[i].tier = GS_TIER_NVLINK;
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    assert_string_not_equal(node_of(t, "busy-1"), node_of(t, "busy-2"));
+    assert_int_equal(find(t, "job-0")->state, GS_POD_PENDING);
+    assert_int_equal(find(t, "job-1")->state, GS_POD_PENDING);
+    assert_non_null(strstr(find(t, "job-0")->reason, "one NVLink group"));
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
+/* Over GPUQuota is a result with a reason, not an error. */
+static void test_gpuquota_reason(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    node(s, "n1", "az-1", tmpl(s, "t8", 8, 1));
+    s->tenants = grow(s->tenants, &s->ntenants, sizeof(*s->tenants));
+    struct gs_tenant_spec *ts = &s->tenants[0];
+    snprintf(ts->name, sizeof(ts->name), "team-a");
+    snprintf(ts->namespaces[0], sizeof(ts->namespaces[0]), "team-a");
+    ts->nnamespaces = 1;
+    ts->has_quota = 1;
+    ts->priority = ts->max_gpus_per_pod = ts->max_pods_per_user = GS_UNSET;
+    ts->gpu_count_milli = GS_UNSET;
+    ts->nquotas = 1;
+    snprintf(ts->quotas[0].key, sizeof(ts->quotas[0].key), "a100-80gb");
+    ts->quotas[0].model = gs_catalog_find("A100-SXM4-80GB", -1);
+    ts->quotas[0].total_milli = 3000;
+    ts->quotas[0].dedicated_milli = 2000;
+    ts->quotas[0].shared_milli = 1000;
+    pod(s, "team-a", "a", 2, 0, -1);
+    pod(s, "team-a", "b", 1, 0, -1);
+    pod(s, "team-a", "c", 1, 0, -1);
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    assert_int_equal(find(t, "a")->state, GS_POD_RUNNING);
+    assert_int_equal(find(t, "b")->state, GS_POD_RUNNING);
+    assert_int_equal(find(t, "c")->state, GS_POD_PENDING);
+    assert_string_equal(find(t, "c")->reason, "tenant team-a: a100-80gb total 3.0/3.0 GPUs");
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
+/* The head of the queue is not starved by smaller pods behind it. */
+static void test_backfill_keeps_head(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    node(s, "n1", "az-1", tmpl(s, "t4", 4, 0));
+    pod(s, "ns", "running", 2, 0, 100);
+    pod(s, "ns", "head", 4, 1, 100);
+    pod(s, "ns", "short", 1, 2, 50); /* ends at 52 < 100: may backfill */
+    pod(s, "ns", "long", 1, 3, 500); /* would delay the head: waits */
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    assert_int_equal(find(t, "short")->start_us, 2 * S);
+    assert_int_equal(find(t, "head")->start_us, 100 * S);
+    assert_true(find(t, "long")->start_us >= 200 * S);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
+/* Same scenario, same JSON, byte for byte. */
+static void test_deterministic_json(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    int t8 = tmpl(s, "t8", 8, 1);
+    node(s, "n1", "az-1", t8);
+    node(s, "n2", "az-2", t8);
+    pclass(s, "low", 1);
+    for (int i = 0; i < 40; i++) {
+        char n[16];
+        snprintf(n, sizeof(n), "p%d", i);
+        struct gs_scn_pod *p = pod(s, i % 2 ? "a" : "b", n, 1 + i % 3, i * 7 % 50, 30 + i % 40);
+        if (i % 4 == 0) {
+            p->containers[0].gpumem_mib = 8192;
+            p->containers[0].gpucores = 30;
+        }
+    }
+    char *out[2];
+    for (int k = 0; k < 2; k++) {
+        struct gs_tsim *t[3];
+        for (int w = 0; w < 3; w++)
+            t[w] = run(s, (enum gs_way)w);
+        size_t len;
+        FILE *f = open_memstream(&out[k], &len);
+        assert_int_equal(gs_tsim_write_json(f, t, 3), 0);
+        fclose(f);
+        for (int w = 0; w < 3; w++)
+            gs_tsim_free(t[w]);
+    }
+    assert_string_equal(out[0], out[1]);
+    assert_non_null(strstr(out[0], "\"usage\""));
+    free(out[0]);
+    free(out[1]);
+    gs_scenario_free(s);
+}
+
+static void test_waterfill(void **state)
+{
+    (void)state;
+    int32_t w[3] = {1, 1, 2};
+    int64_t lim[3] = {1000, 100000, 100000}, out[3];
+    gs_fairshare_waterfill(16000, w, lim, 3, out);
+    assert_int_equal(out[0], 1000);
+    assert_int_equal(out[1], 5000);
+    assert_int_equal(out[2], 10000);
+    int64_t eq[3] = {5, 5, 5}, one[3] = {9, 0, 0};
+    assert_int_equal(gs_fairshare_jain(eq, 3), 1000);
+    assert_int_equal(gs_fairshare_jain(one, 3), 333);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_preempt_whole_gang),
+        cmocka_unit_test(test_preempt_smallest_gang),
+        cmocka_unit_test(test_small_pods_keep_the_big_hole),
+        cmocka_unit_test(test_fair_share_settles),
+        cmocka_unit_test(test_reclaim_then_fill),
+        cmocka_unit_test(test_gpumem_quota_per_card),
+        cmocka_unit_test(test_nvlink_gang_never_split),
+        cmocka_unit_test(test_gpuquota_reason),
+        cmocka_unit_test(test_backfill_keeps_head),
+        cmocka_unit_test(test_deterministic_json),
+        cmocka_unit_test(test_waterfill),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
