@@ -11,6 +11,7 @@ static void usage(FILE *f)
                "commands:\n"
                "  simulate   replay a trace through the scheduler and report GPU allocation\n"
                "  validate   load scenario files and print what was understood\n"
+               "  generate   write a scenario: generate tenant-day models the tenants' day\n"
                "  version    print the version\n"
                "\n"
                "gpusched <command> --help shows a command's options.\n");
@@ -26,6 +27,8 @@ int main(int argc, char **argv)
         return cmd_simulate(argc - 1, argv + 1);
     if (strcmp(argv[1], "validate") == 0)
         return cmd_validate(argc - 1, argv + 1);
+    if (strcmp(argv[1], "generate") == 0)
+        return cmd_generate(argc - 1, argv + 1);
     if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) {
         printf("gpusched %s\n", GS_VERSION);
         return 0;

@@ -1,0 +1,77 @@
+/*
+ * gpusched — the tenant-day scenario generator: one simulated day of the seeds' three tenants on a
+ * two-zone cluster, written as the multi-document YAML `gpusched simulate` reads (SCENARIO.md).
+ *
+ * What is written, in this order: a `Simulation` document; a `Cluster` (zones az-1 and az-2; HGX
+ * A100 and H100 boards, H100 NVL cards bridged in pairs, L40S PCIe boxes); the policy kinds of the
+ * seeds (the topology-gpu-policy ConfigMap, one GPUQuota per tenant, Volcano Queues,
+ * PriorityClasses, the kubeflow-gpu-profiles ConfigMap); then every Pod in arrival order, one
+ * flow-style document each, a gang's PodGroup just before its first member. The workload model
+ * (four kinds of seed 004 section 1.1) is described in README.md, "The tenant-day scenario".
+ *
+ * Invariants: the output is a function of the parameters alone: the same parameters give the same
+ * bytes on every platform (gs_rng, integer arithmetic only). Exactly `pods` Pod documents are
+ * written; arrivals never decrease; a gang's members all follow its PodGroup and number its
+ * minMember. Memory: 28 bytes per pod while writing, nothing kept after the call.
+ */
+#ifndef GPUSCHED_TENANTDAY_H
+#define GPUSCHED_TENANTDAY_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+struct gs_diag;
+
+#define GS_TENANTDAY_NODES_MAX 100000  /* 750,000 GPUs: beyond any cluster simulated here */
+#define GS_TENANTDAY_PODS_MAX  1000000 /* about 450 MB of YAML */
+#define GS_TENANTDAY_HOURS_MAX 168     /* a week */
+
+/* The four workload kinds of seed 004 section 1.1, as the `gpusched.io/workload` label names. */
+enum gs_workload {
+    GS_WORKLOAD_TRAINING = 0, /* data team (tenant-a): ETL + training, nights, whole cards */
+    GS_WORKLOAD_INTERACTIVE,  /* algorithm team (tenant-b): experiments, daytime, fractions */
+    GS_WORKLOAD_INFERENCE,    /* online inference (tenant-c): all day, fractional replicas */
+    GS_WORKLOAD_HPO,          /* batch HPO/NAS (tenant-a): bursts of preemptible gangs */
+    GS_WORKLOAD_KINDS
+};
+
+struct gs_tenantday_params {
+    uint32_t nodes; /* 1..GS_TENANTDAY_NODES_MAX */
+    uint32_t pods;  /* 1..GS_TENANTDAY_PODS_MAX: the exact number of Pod documents */
+    uint32_t hours; /* 1..GS_TENANTDAY_HOURS_MAX: the horizon; the daily shapes repeat */
+    uint64_t seed;  /* any value */
+};
+
+/* What a call wrote, for summaries and checks. */
+struct gs_tenantday_stats {
+    uint32_t nodes, gpus, pods, podgroups;
+    uint32_t pods_by_kind[GS_WORKLOAD_KINDS];
+    /* GPU time the pods ask for (milli-GPU x seconds of duration, fractions by their compute
+     * share), per mille of the cluster's GPU time over the horizon. */
+    uint32_t offered_permille;
+    /* Per hour: the GPU demand of the pods that would be running if each started at its arrival,
+     * averaged over the hour, per mille of capacity. Above 1000 the cluster is oversubscribed. */
+    uint32_t hourly_permille[GS_TENANTDAY_HOURS_MAX];
+};
+
+/* gs_tenantday_defaults() - 64 nodes (480 GPUs), 2,000 pods, 24 hours, seed 42. */
+void gs_tenantday_defaults(struct gs_tenantday_params *p);
+
+/*
+ * gs_tenantday_check() - validate @p against the limits above.
+ * Return: 0; -EINVAL with @d naming the field, its value and its range.
+ */
+int gs_tenantday_check(const struct gs_tenantday_params *p, struct gs_diag *d);
+
+/*
+ * gs_tenantday_write() - write the scenario for @p to @f.
+ * @f: an open stream; written from its current position, not closed.
+ * @st: filled on success when not NULL.
+ * Return: 0; -EINVAL with @d (parameters out of range, see gs_tenantday_check()); -ENOMEM; -EIO
+ * with @d when writing to @f failed (part of the output may have been written).
+ * Complexity: O(pods log pods) time.
+ */
+int gs_tenantday_write(FILE *f, const struct gs_tenantday_params *p, struct gs_tenantday_stats *st,
+                       struct gs_diag *d);
+
+#endif

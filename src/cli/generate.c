@@ -1,0 +1,186 @@
+/* gpusched generate: write a scenario (cluster, policy, pods) that `gpusched simulate` reads. */
+#include "cli.h"
+
+#include "gpusched/diag.h"
+#include "gpusched/tenantday.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct gen_opts {
+    struct gs_tenantday_params p;
+    const char *out; /* NULL: stdout */
+    int quiet;
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: gpusched generate tenant-day [options]\n"
+            "  --nodes N    cluster size in nodes, 1..%d (default 64: 480 GPUs)\n"
+            "  --pods N     exact number of pods, 1..%d (default 2000)\n"
+            "  --hours H    horizon in hours, 1..%d (default 24)\n"
+            "  --seed S     seed of every random choice (default 42)\n"
+            "  -o FILE      write to FILE instead of stdout\n"
+            "  --quiet      no summary on stderr\n"
+            "The same options give the same output, byte for byte.\n",
+            GS_TENANTDAY_NODES_MAX, GS_TENANTDAY_PODS_MAX, GS_TENANTDAY_HOURS_MAX);
+}
+
+static int bad(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "gpusched generate: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n");
+    return EXIT_BAD_INPUT;
+}
+
+/* A whole number option: decimal digits only, in @lo..@max. Return: 0; -1 otherwise. */
+static int parse_num(const char *s, uint64_t lo, uint64_t max, uint64_t *out)
+{
+    char *end;
+    if (*s < '0' || *s > '9')
+        return -1;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end || v < lo || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* Apply one option. Return: 0; an exit status (> 0) after a message; -1 unknown option. */
+static int apply_opt(int c, const char *arg, struct gen_opts *o)
+{
+    static const struct {
+        int c;
+        const char *name, *range;
+        uint64_t lo, max;
+    } nums[] = {
+        {'n', "--nodes", "1..100000", 1, GS_TENANTDAY_NODES_MAX},
+        {'p', "--pods", "1..1000000", 1, GS_TENANTDAY_PODS_MAX},
+        {'H', "--hours", "1..168", 1, GS_TENANTDAY_HOURS_MAX},
+        {'s', "--seed", "0..2^63-1", 0, INT64_MAX}, /* as simulate's --seed */
+    };
+    uint64_t v;
+    for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
+        if (c != nums[i].c)
+            continue;
+        if (parse_num(arg, nums[i].lo, nums[i].max, &v)) {
+            fprintf(stderr, "gpusched generate: %s: \"%s\" is not a whole number in %s\n",
+                    nums[i].name, arg, nums[i].range);
+            return EXIT_BAD_INPUT;
+        }
+        uint32_t *field[] = {&o->p.nodes, &o->p.pods, &o->p.hours};
+        if (c == 's')
+            o->p.seed = v;
+        else
+            *field[i] = (uint32_t)v;
+        return 0;
+    }
+    if (c == 'o' && !*arg)
+        return bad("-o: the file name is empty%s", "");
+    if (c == 'o')
+        o->out = arg;
+    else if (c == 'q')
+        o->quiet = 1;
+    return c == 'o' || c == 'q' ? 0 : -1;
+}
+
+/* Return: 0 to run; -1 after --help (exit 0); an exit status > 0 after a message. */
+static int parse_args(int argc, char **argv, struct gen_opts *o)
+{
+    static const struct option longopts[] = {
+        {"nodes", required_argument, 0, 'n'},  {"pods", required_argument, 0, 'p'},
+        {"hours", required_argument, 0, 'H'},  {"seed", required_argument, 0, 's'},
+        {"output", required_argument, 0, 'o'}, {"quiet", no_argument, 0, 'q'},
+        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0},
+    };
+    gs_tenantday_defaults(&o->p);
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
+        if (c == 'h') {
+            usage(stdout);
+            return -1;
+        }
+        int rc = apply_opt(c, optarg, o);
+        if (rc > 0)
+            return rc;
+        if (rc < 0)
+            return bad("unknown or incomplete option \"%s\" (see gpusched generate --help)",
+                       argv[optind - 1]);
+    }
+    if (optind < argc)
+        return bad("unexpected argument \"%s\"", argv[optind]);
+    return 0;
+}
+
+static void summary(const struct gs_tenantday_stats *st, uint32_t hours)
+{
+    uint32_t lo = UINT32_MAX, hi = 0;
+    for (uint32_t h = 0; h < hours; h++) {
+        lo = st->hourly_permille[h] < lo ? st->hourly_permille[h] : lo;
+        hi = st->hourly_permille[h] > hi ? st->hourly_permille[h] : hi;
+    }
+    fprintf(stderr,
+            "tenant-day: %" PRIu32 " nodes, %" PRIu32 " GPUs, %" PRIu32 " pods (training %" PRIu32
+            ", interactive %" PRIu32 ", inference %" PRIu32 ", hpo %" PRIu32 "), %" PRIu32
+            " gangs; GPU time asked %" PRIu32 ".%02" PRIu32 "x capacity, demand by hour %" PRIu32
+            ".%02" PRIu32 "x..%" PRIu32 ".%02" PRIu32 "x\n",
+            st->nodes, st->gpus, st->pods, st->pods_by_kind[0], st->pods_by_kind[1],
+            st->pods_by_kind[2], st->pods_by_kind[3], st->podgroups, st->offered_permille / 1000,
+            st->offered_permille % 1000 / 10, lo / 1000, lo % 1000 / 10, hi / 1000, hi % 1000 / 10);
+}
+
+static void print_warning(void *ud, const char *msg)
+{
+    (void)ud;
+    fprintf(stderr, "gpusched generate: warning: %s\n", msg);
+}
+
+static int run_tenantday(const struct gen_opts *o)
+{
+    FILE *f = o->out ? fopen(o->out, "w") : stdout;
+    if (!f) {
+        fprintf(stderr, "gpusched generate: cannot write %s: %s\n", o->out, strerror(errno));
+        return EXIT_BAD_INPUT;
+    }
+    struct gs_diag d;
+    struct gs_tenantday_stats st;
+    gs_diag_init(&d);
+    d.warn = print_warning;
+    int rc = gs_tenantday_write(f, &o->p, &st, &d);
+    if (o->out && fclose(f) != 0 && rc == 0)
+        rc = gs_diag_error_code(&d, -EIO, "tenant-day: writing the scenario failed");
+    if (rc < 0) {
+        fprintf(stderr, "gpusched generate: %s: %s\n", d.msg, o->out ? o->out : "stdout");
+        if (o->out)
+            unlink(o->out); /* no half-written scenario left behind */
+        return rc == -EINVAL ? EXIT_BAD_INPUT : 1;
+    }
+    if (!o->quiet)
+        summary(&st, o->p.hours);
+    return 0;
+}
+
+int cmd_generate(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? EXIT_BAD_INPUT : 0;
+    }
+    if (strcmp(argv[1], "tenant-day") != 0)
+        return bad("unknown generator \"%s\" (there is one: tenant-day)", argv[1]);
+    struct gen_opts o = {0};
+    int rc = parse_args(argc - 1, argv + 1, &o);
+    if (rc != 0)
+        return rc < 0 ? 0 : rc;
+    return run_tenantday(&o);
+}
