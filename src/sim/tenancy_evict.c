@@ -3,8 +3,9 @@
  * card by card on the real fleet and undone unless it is the set chosen.
  *
  * Who may be evicted. Preemption: pods of lower priority that are preemptible, and, for a pod
- * within its tenant's dedicated GPUQuota, other tenants' pods running beyond their own dedicated
- * quota (the guarantee: dedicated cards are the tenant's whenever it asks). Reclaim (Volcano): a
+ * within its tenant's dedicated GPUQuota, other tenants' pods of no higher priority running
+ * beyond their own dedicated quota (the guarantee: dedicated cards are the tenant's whenever it
+ * asks). Reclaim (Volcano): a
  * queue below its deserved share takes back from reclaimable queues above theirs, never taking
  * a queue below its deserved share, and never growing past its own: that margin is the
  * hysteresis that keeps evict -> readmit -> evict cycles from starting. A pod charged to its
@@ -63,7 +64,10 @@ static int eligible(const struct gs_tsim *t, const struct rpod *p, const struct 
     if (mode == EVICT_RECLAIM)
         return v->queue != p->queue && reclaimable(t, v->queue) &&
                t->q_used[v->queue] > t->q_deserved[v->queue];
-    return (v->prio < p->prio && v->preemptible) || (guarantee && v->tenant != p->tenant);
+    /* The guarantee never reaches over a higher priority: evictions only go down or level,
+     * so a pod evicted for a guarantee cannot turn round and evict its evictor's kin. */
+    return (v->prio < p->prio && v->preemptible) ||
+           (guarantee && v->tenant != p->tenant && v->prio <= p->prio);
 }
 
 /* The unit a victim belongs to: its whole gang when it is a gang member. */
