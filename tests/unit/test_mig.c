@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "gpusched/catalog.h"
+#include "gpusched/config.h"
 #include "gpusched/diag.h"
 #include "gpusched/mig.h"
 #include "gpusched/migpolicy.h"
@@ -871,6 +872,8 @@ static void test_policy_errors(void **state)
         {"kind: GpuClusterPolicy", "kind: GpuClusterPolicy\n- x",
          "PATH:4:1: YAML error: did not find expected key"},
         {"spec:", "spec: 1\nx:", "PATH:6:7: spec must be a mapping, not a scalar"},
+        {"kind: GpuClusterPolicy", "kind: GpuClusterPolicy\nkind: GpuClusterPolicy",
+         "PATH:4:1: duplicate field \"kind\" in GpuClusterPolicy"},
         {"  devices:", "  devices: {}\n  x:", "PATH:9:12: spec.devices must be a sequence"},
         {"7g.80gb\n", "7g.80gb\n---\nkind: x\n", "PATH:17:1: a second YAML document"},
         {"  name: gpu-cluster-policy",
@@ -937,6 +940,16 @@ static void test_policy_variants(void **state)
     assert_int_equal(gs_migpolicy_load("tests/data", &pol, &d), -EIO);
     assert_memory_equal(&pol, &before, sizeof(pol)); /* untouched on failure */
     assert_int_equal(gs_migpolicy_load(NULL, &pol, &d), -EINVAL);
+    /* a file over the size limit is refused before it is parsed */
+    char big[32] = "/tmp/gs_test_mig_XXXXXX";
+    int fd = mkstemp(big);
+    assert_true(fd >= 0);
+    assert_int_equal(ftruncate(fd, (off_t)GS_CONFIG_MAX_BYTES + 1), 0);
+    assert_int_equal(close(fd), 0);
+    assert_int_equal(gs_migpolicy_load(big, &pol, &d), -EINVAL);
+    assert_has(d.msg, "larger than");
+    unlink(big);
+    assert_memory_equal(&pol, &before, sizeof(pol));
 }
 
 int main(void)
