@@ -6,5 +6,6 @@
 #define EXIT_BAD_INPUT 2
 
 int cmd_simulate(int argc, char **argv);
+int cmd_bill(int argc, char **argv);
 
 #endif

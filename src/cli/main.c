@@ -10,6 +10,7 @@ static void usage(FILE *f)
                "\n"
                "commands:\n"
                "  simulate   replay a trace through the scheduler and report GPU allocation\n"
+               "  bill       price a simulation's GPU use per tenant, resource and day\n"
                "  version    print the version\n"
                "\n"
                "gpusched <command> --help shows a command's options.\n");
@@ -23,6 +24,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "simulate") == 0)
         return cmd_simulate(argc - 1, argv + 1);
+    if (strcmp(argv[1], "bill") == 0)
+        return cmd_bill(argc - 1, argv + 1);
     if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) {
         printf("gpusched %s\n", GS_VERSION);
         return 0;
