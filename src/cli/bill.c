@@ -15,8 +15,9 @@
 #include <string.h>
 
 #define DEFAULT_RATES  GS_DATA_DIR "/billing/rates.yaml"
-#define JSON_MAX_BYTES (512u * 1024u * 1024u) /* a simulator run of a million pods fits */
+#define JSON_MAX_BYTES (256u * 1024u * 1024u) /* ~1M pods; jansson holds ~10x the file */
 #define WAYS_MAX       64
+#define WAY_NAME_MAX   64
 /* JSON paths in messages: "ways[63]", "ways[63].pods[N]", "ways[63].pods[N].usage[N]" */
 #define WAY_AT 32
 #define POD_AT (WAY_AT + 40)
@@ -49,7 +50,8 @@ static void usage(FILE *f)
                "  of ways) per tenant, resource and day.\n"
                "  --format F     table (default), csv or json\n"
                "  --rates FILE   the RateCard YAML (default: " DEFAULT_RATES ")\n"
-               "  --way NAME     only this way of a comparison file (default: every way)\n"
+               "  --way NAME     only this way of a comparison file (default: every way; a\n"
+               "                 single run without \"way\" is named \"run\")\n"
                "  --tenant NAME  only this tenant's lines\n"
                "Amounts are exact: whole cents print as $X.YY, finer amounts with up to six\n"
                "decimals ($0.000139); totals are the sums of the lines printed. CSV and JSON give\n"
@@ -252,6 +254,16 @@ static int bill_pod(const json_t *pod, const char *at, struct gs_bill *b, struct
     return rc;
 }
 
+/* printable() - @s is 1..@max bytes without control characters: safe in a table or a CSV row. */
+static bool printable(const char *s, size_t max)
+{
+    size_t n = strnlen(s, max + 1);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if (*p < 0x20 || *p == 0x7f)
+            return false;
+    return n >= 1 && n <= max;
+}
+
 /* bill_way() - the pods of one run (object @run at @at, "" at the top) into a new bill. */
 static int bill_way(const json_t *run, const char *at, struct input *in, struct gs_diag *d)
 {
@@ -265,6 +277,8 @@ static int bill_way(const json_t *run, const char *at, struct input *in, struct 
     if (!rc)
         rc = field(run, "pods", at, JSON_ARRAY, &pods, d);
     w->name = name ? json_string_value(name) : "run";
+    if (!rc && !printable(w->name, WAY_NAME_MAX))
+        rc = gs_diag_error(d, "%s.way: expected 1..%d printable characters", at, WAY_NAME_MAX);
     for (size_t k = 0; !rc && k < in->nway; k++)
         if (strcmp(in->way[k].name, w->name) == 0)
             rc = gs_diag_error(d, "%s.way: \"%.40s\" is also ways[%zu]", at, w->name, k);

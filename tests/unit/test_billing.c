@@ -929,6 +929,8 @@ static void test_cli_bad_shapes(void **state)
         {"{\"ways\": [{\"pods\": []}]}", "ways[0].way: expected string, missing"},
         {"{\"ways\": [{\"way\": \"a\", \"pods\": []}, {\"way\": \"a\", \"pods\": []}]}",
          "ways[1].way: \"a\" is also ways[0]"},
+        {"{\"ways\": [{\"way\": \"a\\tb\", \"pods\": []}]}",
+         "ways[0].way: expected 1..64 printable characters"},
         {"{\"pods\": [7]}", "pods[0]: expected object, got integer"},
         {"{\"pods\": [{\"tenant\": \"t\"}]}", "pods[0].usage: expected array, missing"},
         {"{\"pods\": [{\"tenant\": \"t\", \"usage\": [{\"mode\": \"whole\"}]}]}",
