@@ -32,18 +32,17 @@
 
 struct gs_diag;
 
-#define GS_UDOLLARS_PER_DOLLAR  1000000LL
-#define GS_MONEY_MAX            1000000000000000000LL /* $10^12 in micro-dollars */
-#define GS_RATE_MAX             1000000000000LL       /* $1,000,000 per hour per unit */
-#define GS_MONEY_STR_MAX        32                    /* "-1000000000000.000000" and NUL */
-#define GS_BILL_DAY_S           86400
-#define GS_BILL_TENANT_MAX      253          /* bytes of a tenant name (a DNS subdomain) */
-#define GS_BILL_CARDS_MAX       1048576      /* cards or MIG instances one use holds */
-#define GS_BILL_TIME_MAX_S      3155760000LL /* 100 years of simulated seconds */
-#define GS_BILL_LINES_MAX       (1u << 20)
-#define GS_MIG_PROFILES_MAX     8  /* MIG profiles of one model (A100 has 7) */
-#define GS_MIG_PROFILE_NAME_MAX 16 /* "7g.141gb" and NUL, with room */
-#define GS_RATECARD_MAX_BYTES   (1u << 20)
+#define GS_UDOLLARS_PER_DOLLAR 1000000LL
+#define GS_MONEY_MAX           1000000000000000000LL /* $10^12 in micro-dollars */
+#define GS_RATE_MAX            1000000000000LL       /* $1,000,000 per hour per unit */
+#define GS_MONEY_STR_MAX       32                    /* "-1000000000000.000000" and NUL */
+#define GS_BILL_DAY_S          86400
+#define GS_BILL_TENANT_MAX     253          /* bytes of a tenant name (a DNS subdomain) */
+#define GS_BILL_CARDS_MAX      1048576      /* cards or MIG instances one use holds */
+#define GS_BILL_TIME_MAX_S     3155760000LL /* 100 years of simulated seconds */
+#define GS_BILL_LINES_MAX      (1u << 20)
+#define GS_MIG_PROFILES_MAX    8 /* MIG profiles of one model (A100 has 7) */
+#define GS_RATECARD_MAX_BYTES  (1u << 20)
 
 /* How a use held its devices. Shared and time-sliced are metered alike, priced separately. */
 enum gs_bill_mode {
