@@ -9,5 +9,6 @@ int cmd_simulate(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 int cmd_simulate_scenario(int argc, char **argv);
 int cmd_generate(int argc, char **argv);
+int cmd_bill(int argc, char **argv);
 
 #endif

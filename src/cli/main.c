@@ -12,6 +12,7 @@ static void usage(FILE *f)
                "  simulate   replay a trace through the scheduler and report GPU allocation\n"
                "  validate   load scenario files and print what was understood\n"
                "  generate   write a scenario: generate tenant-day models the tenants' day\n"
+               "  bill       price a simulation's GPU use per tenant, resource and day\n"
                "  version    print the version\n"
                "\n"
                "gpusched <command> --help shows a command's options.\n");
@@ -29,6 +30,8 @@ int main(int argc, char **argv)
         return cmd_validate(argc - 1, argv + 1);
     if (strcmp(argv[1], "generate") == 0)
         return cmd_generate(argc - 1, argv + 1);
+    if (strcmp(argv[1], "bill") == 0)
+        return cmd_bill(argc - 1, argv + 1);
     if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) {
         printf("gpusched %s\n", GS_VERSION);
         return 0;

@@ -1,0 +1,623 @@
+/* gpusched bill: price the simulator's JSON output with a rate card, per tenant, resource, day. */
+#include "cli.h"
+
+#include "gpusched/billing.h"
+#include "gpusched/catalog.h"
+#include "gpusched/diag.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_RATES  GS_DATA_DIR "/billing/rates.yaml"
+#define JSON_MAX_BYTES (256u * 1024u * 1024u) /* ~1M pods; jansson holds ~10x the file */
+#define WAYS_MAX       64
+#define WAY_NAME_MAX   64
+/* JSON paths in messages: "ways[63]", "ways[63].pods[N]", "ways[63].pods[N].usage[N]" */
+#define WAY_AT 32
+#define POD_AT (WAY_AT + 40)
+#define USE_AT (POD_AT + 40)
+#define NCOL   7
+
+enum format { FMT_TABLE, FMT_CSV, FMT_JSON };
+
+struct opts {
+    const char *file, *rates, *way, *tenant;
+    enum format fmt;
+};
+
+struct way {
+    const char *name; /* owned by the JSON document */
+    struct gs_bill *bill;
+};
+
+struct input {
+    json_t *root;
+    struct gs_ratecard *rc;
+    struct way way[WAYS_MAX];
+    size_t nway;
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: gpusched bill [options] FILE.json\n"
+               "  Prices the pods of a `gpusched simulate --json` file (one run, or a comparison\n"
+               "  of ways) per tenant, resource and day.\n"
+               "  --format F     table (default), csv or json\n"
+               "  --rates FILE   the RateCard YAML (default: " DEFAULT_RATES ")\n"
+               "  --way NAME     only this way of a comparison file (default: every way; a\n"
+               "                 single run without \"way\" is named \"run\")\n"
+               "  --tenant NAME  only this tenant's lines\n"
+               "Amounts are exact: whole cents print as $X.YY, finer amounts with up to six\n"
+               "decimals ($0.000139); totals are the sums of the lines printed. CSV and JSON give\n"
+               "integer micro-dollars next to the decimal strings.\n");
+}
+
+static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* bad() - a usage error on stderr; returns the exit status for it. */
+static int bad(const char *fmt, ...)
+{
+    va_list ap;
+    fputs("gpusched bill: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return EXIT_BAD_INPUT;
+}
+
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+    static const struct option longopts[] = {
+        {"format", required_argument, 0, 'f'}, {"rates", required_argument, 0, 'r'},
+        {"way", required_argument, 0, 'w'},    {"tenant", required_argument, 0, 't'},
+        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0},
+    };
+    static const char *const formats[] = {"table", "csv", "json"};
+    *o = (struct opts){.rates = DEFAULT_RATES, .fmt = FMT_TABLE};
+    int c, k;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        if (c == 'h') {
+            usage(stdout);
+            return -1;
+        }
+        if (c == 'f') {
+            for (k = 0; k < 3 && strcmp(optarg, formats[k]) != 0; k++)
+                ;
+            if (k == 3)
+                return bad("--format: \"%s\" is not table, csv or json", optarg);
+            o->fmt = (enum format)k;
+        } else if (c == 'r' || c == 'w' || c == 't') {
+            *(c == 'r' ? &o->rates : c == 'w' ? &o->way : &o->tenant) = optarg;
+        } else {
+            return bad("unknown or incomplete option \"%s\" (see gpusched bill --help)",
+                       argv[optind - 1]);
+        }
+    }
+    if (optind != argc - 1)
+        return bad("%s", optind < argc ? "give one FILE.json, not more"
+                                       : "no FILE.json given (see gpusched bill --help)");
+    o->file = argv[optind];
+    return 0;
+}
+
+/* ---- Reading the simulator's JSON ---- */
+
+struct capped {
+    FILE *f;
+    size_t left; /* bytes still allowed */
+    bool over;   /* the file is longer than JSON_MAX_BYTES */
+};
+
+static size_t read_capped(void *buf, size_t size, void *data)
+{
+    struct capped *c = data;
+    size_t n = fread(buf, 1, size, c->f);
+    c->over = n > c->left;
+    if (c->over || (n == 0 && ferror(c->f)))
+        return (size_t)-1; /* jansson stops with an error */
+    c->left -= n;
+    return n;
+}
+
+static int load_json(const char *path, json_t **out, struct gs_diag *d)
+{
+    struct capped c = {fopen(path, "rb"), JSON_MAX_BYTES, false};
+    json_error_t je;
+    if (!c.f)
+        return gs_diag_error(d, "%s: cannot open: %s", path, strerror(errno));
+    json_t *root = json_load_callback(read_capped, &c, JSON_REJECT_DUPLICATES, &je);
+    int unreadable = ferror(c.f);
+    fclose(c.f);
+    if (!root && c.over)
+        return gs_diag_error(d, "%s: larger than %u bytes", path, JSON_MAX_BYTES);
+    if (!root && unreadable)
+        return gs_diag_error(d, "%s: cannot read", path);
+    if (!root)
+        return gs_diag_error(d, "%s:%d:%d: JSON error: %s", path, je.line, je.column, je.text);
+    *out = root;
+    return 0;
+}
+
+static const char *type_name(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        return "object";
+    case JSON_ARRAY:
+        return "array";
+    case JSON_STRING:
+        return "string";
+    case JSON_INTEGER:
+        return "integer";
+    case JSON_REAL:
+        return "real";
+    case JSON_NULL:
+        return "null";
+    default:
+        return "boolean";
+    }
+}
+
+/* field() - @obj's @key at @at, which must be of @type; missing or another type is an error. */
+static int field(const json_t *obj, const char *key, const char *at, json_type type, json_t **out,
+                 struct gs_diag *d)
+{
+    static const char *const want[] = {[JSON_OBJECT] = "object",
+                                       [JSON_ARRAY] = "array",
+                                       [JSON_STRING] = "string",
+                                       [JSON_INTEGER] = "integer"};
+    json_t *v = json_object_get(obj, key);
+    if (!v)
+        return gs_diag_error(d, "%s%s%s: expected %s, missing", at, *at ? "." : "", key,
+                             want[type]);
+    if (json_typeof(v) != type)
+        return gs_diag_error(d, "%s%s%s: expected %s, got %s", at, *at ? "." : "", key, want[type],
+                             type_name(v));
+    if (type == JSON_STRING && strlen(json_string_value(v)) != json_string_length(v))
+        return gs_diag_error(d, "%s%s%s: a string with a NUL character", at, *at ? "." : "", key);
+    *out = v;
+    return 0;
+}
+
+static int field_int(const json_t *obj, const char *key, const char *at, int64_t *out,
+                     struct gs_diag *d)
+{
+    json_t *v;
+    int rc = field(obj, key, at, JSON_INTEGER, &v, d);
+    if (!rc)
+        *out = json_integer_value(v);
+    return rc;
+}
+
+/* use_of() - the USE object @u at @at as a gs_bill_use for @tenant. */
+static int use_of(const json_t *u, const char *at, const char *tenant, struct gs_bill_use *out,
+                  struct gs_diag *d)
+{
+    json_t *mode, *model, *profile = json_object_get(u, "profile");
+    *out = (struct gs_bill_use){.tenant = tenant};
+    if (!json_is_object(u))
+        return gs_diag_error(d, "%s: expected object, got %s", at, type_name(u));
+    int rc = field(u, "mode", at, JSON_STRING, &mode, d);
+    if (!rc && (rc = gs_bill_mode_find(json_string_value(mode))) < 0)
+        return gs_diag_error(d, "%s.mode: \"%.40s\" is not exclusive, mig, shared or timeslice", at,
+                             json_string_value(mode));
+    out->mode = (enum gs_bill_mode)rc;
+    if ((rc = field(u, "model", at, JSON_STRING, &model, d)) != 0)
+        return rc;
+    if ((out->model = gs_catalog_find(json_string_value(model), -1)) < 0)
+        return gs_diag_error(d, "%s.model: unknown GPU model \"%.40s\"", at,
+                             json_string_value(model));
+    if (out->mode == GS_BILL_MIG || (profile && !json_is_null(profile))) {
+        if ((rc = field(u, "profile", at, JSON_STRING, &profile, d)) != 0)
+            return rc;
+        out->profile = json_string_value(profile);
+    }
+    if ((rc = field_int(u, "cards", at, &out->cards, d)) != 0 ||
+        (rc = field_int(u, "share_milli", at, &out->share_milli, d)) != 0 ||
+        (rc = field_int(u, "start_s", at, &out->start_s, d)) != 0)
+        return rc;
+    return field_int(u, "end_s", at, &out->end_s, d);
+}
+
+/* bill_pod() - meter every use of pod @pod (at @at) into @b. */
+static int bill_pod(const json_t *pod, const char *at, struct gs_bill *b, struct gs_diag *d)
+{
+    json_t *tenant, *usage = NULL, *u;
+    size_t j;
+    char uat[USE_AT];
+    if (!json_is_object(pod))
+        return gs_diag_error(d, "%s: expected object, got %s", at, type_name(pod));
+    int rc = field(pod, "tenant", at, JSON_STRING, &tenant, d);
+    if (!rc)
+        rc = field(pod, "usage", at, JSON_ARRAY, &usage, d);
+    json_array_foreach(usage, j, u)
+    {
+        struct gs_bill_use use;
+        struct gs_diag why;
+        if (rc)
+            break;
+        gs_diag_init(&why);
+        snprintf(uat, sizeof(uat), "%s.usage[%zu]", at, j);
+        rc = use_of(u, uat, json_string_value(tenant), &use, d);
+        if (!rc && (rc = gs_bill_add_use(b, &use, &why)) != 0)
+            rc = gs_diag_error_code(d, rc, "%s: %s", uat, why.msg);
+    }
+    return rc;
+}
+
+/* printable() - @s is 1..@max bytes without control characters: safe in a table or a CSV row. */
+static bool printable(const char *s, size_t max)
+{
+    size_t n = strnlen(s, max + 1);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if (*p < 0x20 || *p == 0x7f)
+            return false;
+    return n >= 1 && n <= max;
+}
+
+/* bill_way() - the pods of one run (object @run at @at, "" at the top) into a new bill. */
+static int bill_way(const json_t *run, const char *at, struct input *in, struct gs_diag *d)
+{
+    json_t *pods = NULL, *pod, *name = json_object_get(run, "way");
+    size_t i;
+    char pat[POD_AT];
+    struct way *w = &in->way[in->nway];
+    if (!json_is_object(run))
+        return gs_diag_error(d, "%s: expected object, got %s", at, type_name(run));
+    int rc = *at || name ? field(run, "way", at, JSON_STRING, &name, d) : 0;
+    if (!rc)
+        rc = field(run, "pods", at, JSON_ARRAY, &pods, d);
+    w->name = name ? json_string_value(name) : "run";
+    if (!rc && !printable(w->name, WAY_NAME_MAX))
+        rc = gs_diag_error(d, "%s.way: expected 1..%d printable characters", at, WAY_NAME_MAX);
+    for (size_t k = 0; !rc && k < in->nway; k++)
+        if (strcmp(in->way[k].name, w->name) == 0)
+            rc = gs_diag_error(d, "%s.way: \"%.40s\" is also ways[%zu]", at, w->name, k);
+    if (!rc && (rc = gs_bill_new(in->rc, &w->bill)) == 0)
+        in->nway++;
+    json_array_foreach(pods, i, pod)
+    {
+        if (rc)
+            break;
+        snprintf(pat, sizeof(pat), "%s%spods[%zu]", at, *at ? "." : "", i);
+        rc = bill_pod(pod, pat, w->bill, d);
+    }
+    return rc;
+}
+
+/* bill_file() - every way of the document: {"ways": [RUN...]} or a single RUN. */
+static int bill_file(struct input *in, struct gs_diag *d)
+{
+    json_t *ways = json_object_get(in->root, "ways"), *run;
+    size_t i;
+    char at[WAY_AT];
+    if (!json_is_object(in->root))
+        return gs_diag_error(d, "the document: expected object, got %s", type_name(in->root));
+    if (!ways)
+        return bill_way(in->root, "", in, d);
+    if (!json_is_array(ways))
+        return gs_diag_error(d, "ways: expected array, got %s", type_name(ways));
+    if (json_array_size(ways) > WAYS_MAX)
+        return gs_diag_error(d, "ways: more than %d ways", WAYS_MAX);
+    json_array_foreach(ways, i, run)
+    {
+        snprintf(at, sizeof(at), "ways[%zu]", i);
+        int rc = bill_way(run, at, in, d);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* ---- Reports: one walk over a bill, three sinks ---- */
+
+struct sink {
+    void (*line)(struct sink *s, const struct gs_bill_line *l);
+    void (*total)(struct sink *s, const char *tenant, int64_t udollars); /* NULL: the way's */
+    const char *way;
+};
+
+/*
+ * walk() - pass @b's lines of @tenant (NULL: every tenant) in report order to @s, each tenant's
+ * total after its lines and the way's total last. Totals are the sums of the lines passed, so a
+ * report always adds up. Return: the number of lines passed.
+ */
+static size_t walk(struct gs_bill *b, const char *tenant, struct sink *s)
+{
+    size_t it = 0, n = 0;
+    int64_t sum = 0, all = 0;
+    const char *cur = NULL;
+    for (const struct gs_bill_line *l; (l = gs_bill_next(b, &it)) != NULL;) {
+        if (tenant && strcmp(l->tenant, tenant) != 0)
+            continue;
+        if (cur && strcmp(cur, l->tenant) != 0) {
+            s->total(s, cur, sum);
+            sum = 0;
+        }
+        cur = l->tenant;
+        s->line(s, l);
+        sum += l->cost_udollars;
+        all += l->cost_udollars;
+        n++;
+    }
+    if (cur)
+        s->total(s, cur, sum);
+    s->total(s, NULL, all);
+    return n;
+}
+
+/* dollars() - "$" and the exact amount. @buf: GS_MONEY_STR_MAX + 1 bytes. */
+static const char *dollars(int64_t udollars, char *buf)
+{
+    buf[0] = '$';
+    gs_money_format(udollars, buf + 1);
+    return buf;
+}
+
+/* Table: a measuring walk sets the column widths, a second walk prints. */
+struct table {
+    struct sink s;
+    FILE *out; /* NULL while measuring */
+    int width[NCOL];
+};
+
+static void table_row(struct table *t, const char *const cell[NCOL])
+{
+    static const bool right[NCOL] = {false, false, true, true, false, true, true};
+    for (int k = 0; k < NCOL; k++) {
+        int w = (int)strlen(cell[k]);
+        if (!t->out && w > t->width[k])
+            t->width[k] = w;
+        if (t->out)
+            fprintf(t->out, "%s%*s%s", k ? "  " : "", right[k] ? t->width[k] - w : 0, "", cell[k]);
+        if (t->out && !right[k] && k < NCOL - 1)
+            fprintf(t->out, "%*s", t->width[k] - w, "");
+    }
+    if (t->out)
+        fputc('\n', t->out);
+}
+
+static void table_line(struct sink *s, const struct gs_bill_line *l)
+{
+    char day[24], qty[24], rate[GS_MONEY_STR_MAX + 1], cost[GS_MONEY_STR_MAX + 1];
+    snprintf(day, sizeof(day), "%lld", (long long)l->day);
+    snprintf(qty, sizeof(qty), "%lld", (long long)l->quantity);
+    const char *cell[NCOL] = {l->tenant,
+                              l->resource,
+                              day,
+                              qty,
+                              gs_bill_mode_unit(l->mode),
+                              dollars(l->rate_udollars_per_hour, rate),
+                              dollars(l->cost_udollars, cost)};
+    table_row((struct table *)s, cell);
+}
+
+static void table_total(struct sink *s, const char *tenant, int64_t udollars)
+{
+    char cost[GS_MONEY_STR_MAX + 1];
+    const char *cell[NCOL] = {tenant ? tenant : "TOTAL", tenant ? "total" : "", "", "", "", "",
+                              dollars(udollars, cost)};
+    table_row((struct table *)s, cell);
+}
+
+static size_t report_table(struct gs_bill *b, const struct opts *o, const struct input *in,
+                           const char *way)
+{
+    static const char *const head[NCOL] = {"TENANT", "RESOURCE", "DAY", "QUANTITY",
+                                           "UNIT",   "RATE/H",   "COST"};
+    struct table t = {{table_line, table_total, way}, NULL, {0}};
+    table_row(&t, head);
+    walk(b, o->tenant, &t.s);
+    t.out = stdout;
+    printf("way %s (rates: %s, %s)\n", way, o->rates, gs_ratecard_currency(in->rc));
+    table_row(&t, head);
+    return walk(b, o->tenant, &t.s);
+}
+
+/* CSV (RFC 4180): one row per line; free text (way, tenant) quoted when it needs to be. */
+static void csv_text(const char *s)
+{
+    if (!strpbrk(s, ",\"\r\n")) {
+        fputs(s, stdout);
+        return;
+    }
+    putchar('"');
+    for (; *s; s++) {
+        if (*s == '"')
+            putchar('"');
+        putchar(*s);
+    }
+    putchar('"');
+}
+
+static void csv_line(struct sink *s, const struct gs_bill_line *l)
+{
+    char rate[GS_MONEY_STR_MAX], cost[GS_MONEY_STR_MAX];
+    csv_text(s->way);
+    putchar(',');
+    csv_text(l->tenant);
+    printf(",%s,%s,%s,%s,%lld,%lld,%s,%lld,%s,%lld,%s\n", l->resource,
+           gs_catalog_at(l->model)->name, gs_bill_mode_name(l->mode), l->profile ? l->profile : "",
+           (long long)l->day, (long long)l->quantity, gs_bill_mode_unit(l->mode),
+           (long long)l->rate_udollars_per_hour, gs_money_format(l->rate_udollars_per_hour, rate),
+           (long long)l->cost_udollars, gs_money_format(l->cost_udollars, cost));
+}
+
+static void csv_total(struct sink *s, const char *tenant, int64_t udollars)
+{
+    (void)s; /* totals are the sums of the rows; CSV leaves them to the reader */
+    (void)tenant;
+    (void)udollars;
+}
+
+/* JSON: {"currency", "rates", "ways": [{"way", "lines", "tenants", "total_udollars", "total"}]} */
+struct jsink {
+    struct sink s;
+    json_t *way, *lines, *tenants;
+    bool oom;
+};
+
+static void put(json_t *obj, const char *key, json_t *v, bool *oom)
+{
+    if (json_object_set_new(obj, key, v) != 0)
+        *oom = true;
+}
+
+static void put_money(json_t *obj, const char *key, int64_t udollars, bool *oom)
+{
+    char k[40], buf[GS_MONEY_STR_MAX];
+    snprintf(k, sizeof(k), "%s_udollars", key);
+    put(obj, k, json_integer(udollars), oom);
+    put(obj, key, json_string(gs_money_format(udollars, buf)), oom);
+}
+
+static void json_line(struct sink *s, const struct gs_bill_line *l)
+{
+    struct jsink *j = (struct jsink *)s;
+    json_t *o = json_object();
+    put(o, "tenant", json_string(l->tenant), &j->oom);
+    put(o, "resource", json_string(l->resource), &j->oom);
+    put(o, "model", json_string(gs_catalog_at(l->model)->name), &j->oom);
+    put(o, "mode", json_string(gs_bill_mode_name(l->mode)), &j->oom);
+    put(o, "profile", l->profile ? json_string(l->profile) : json_null(), &j->oom);
+    put(o, "day", json_integer(l->day), &j->oom);
+    put(o, "quantity", json_integer(l->quantity), &j->oom);
+    put(o, "unit", json_string(gs_bill_mode_unit(l->mode)), &j->oom);
+    put_money(o, "rate_per_hour", l->rate_udollars_per_hour, &j->oom);
+    put_money(o, "cost", l->cost_udollars, &j->oom);
+    if (json_array_append_new(j->lines, o) != 0)
+        j->oom = true;
+}
+
+static void json_total(struct sink *s, const char *tenant, int64_t udollars)
+{
+    struct jsink *j = (struct jsink *)s;
+    json_t *o = tenant ? json_object() : j->way;
+    if (tenant)
+        put(o, "tenant", json_string(tenant), &j->oom);
+    put_money(o, "total", udollars, &j->oom);
+    if (tenant && json_array_append_new(j->tenants, o) != 0)
+        j->oom = true;
+}
+
+static size_t report_json(struct gs_bill *b, const struct opts *o, json_t *ways, const char *way,
+                          bool *oom)
+{
+    struct jsink j = {
+        {json_line, json_total, way}, json_object(), json_array(), json_array(), false};
+    put(j.way, "way", json_string(way), &j.oom);
+    put(j.way, "lines", j.lines, &j.oom);
+    put(j.way, "tenants", j.tenants, &j.oom);
+    size_t n = walk(b, o->tenant, &j.s);
+    if (json_array_append_new(ways, j.way) != 0 || j.oom)
+        *oom = true;
+    return n;
+}
+
+/* select_way() - the index of --way among the file's ways, or -1 for all of them. */
+static int select_way(const struct opts *o, const struct input *in, int *sel, struct gs_diag *d)
+{
+    char names[256] = "";
+    size_t off = 0;
+    *sel = -1;
+    for (size_t k = 0; o->way && k < in->nway; k++) {
+        if (strcmp(in->way[k].name, o->way) == 0) {
+            *sel = (int)k;
+            return 0;
+        }
+        if (off < sizeof(names))
+            off += (size_t)snprintf(names + off, sizeof(names) - off, "%s%s", k ? ", " : "",
+                                    in->way[k].name);
+    }
+    if (o->way)
+        return gs_diag_error(d, "--way: %s has no way \"%.40s\" (it has: %s)", o->file, o->way,
+                             names);
+    return 0;
+}
+
+/* report() - the selected ways in @o's format on stdout. Return: 0, or -ENOMEM. */
+static int report(const struct opts *o, struct input *in, int sel)
+{
+    size_t lines = 0;
+    bool oom = false;
+    json_t *doc = o->fmt == FMT_JSON ? json_object() : NULL, *ways = json_array();
+    if (o->fmt == FMT_CSV)
+        printf("way,tenant,resource,model,mode,profile,day,quantity,unit,"
+               "rate_per_hour_udollars,rate_per_hour,cost_udollars,cost\n");
+    for (size_t k = 0; k < in->nway; k++) {
+        struct way *w = &in->way[k];
+        struct sink csv = {csv_line, csv_total, w->name};
+        if (sel >= 0 && (size_t)sel != k)
+            continue;
+        if (o->fmt == FMT_TABLE && sel < 0 && k > 0)
+            putchar('\n');
+        lines += o->fmt == FMT_TABLE ? report_table(w->bill, o, in, w->name)
+                 : o->fmt == FMT_CSV ? walk(w->bill, o->tenant, &csv)
+                                     : report_json(w->bill, o, ways, w->name, &oom);
+    }
+    if (doc) {
+        put(doc, "currency", json_string(gs_ratecard_currency(in->rc)), &oom);
+        put(doc, "rates", json_string(o->rates), &oom);
+        put(doc, "ways", json_incref(ways), &oom);
+        if (!oom && json_dumpf(doc, stdout, JSON_INDENT(2)) == 0)
+            putchar('\n');
+    }
+    json_decref(doc);
+    json_decref(ways);
+    if (o->tenant && !lines && !oom)
+        fprintf(stderr, "gpusched bill: warning: tenant \"%s\" has no usage in %s\n", o->tenant,
+                o->file);
+    return oom ? -ENOMEM : 0;
+}
+
+static void input_free(struct input *in)
+{
+    for (size_t k = 0; k < in->nway; k++)
+        gs_bill_free(in->way[k].bill);
+    gs_ratecard_free(in->rc);
+    json_decref(in->root);
+}
+
+int cmd_bill(int argc, char **argv)
+{
+    struct opts o;
+    struct input in = {0};
+    struct gs_diag d;
+    bool write_failed = false;
+    int sel, rc = parse_args(argc, argv, &o);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    gs_diag_init(&d);
+    rc = gs_ratecard_load(o.rates, &in.rc, &d);
+    if (!rc)
+        rc = load_json(o.file, &in.root, &d);
+    if (!rc && (rc = bill_file(&in, &d)) != 0) {
+        char msg[GS_DIAG_MSG_MAX];
+        memcpy(msg, d.msg, sizeof(msg));
+        gs_diag_error_code(&d, rc, "%s: %s", o.file, rc == -ENOMEM ? "out of memory" : msg);
+    }
+    if (!rc)
+        rc = select_way(&o, &in, &sel, &d);
+    if (!rc && (rc = report(&o, &in, sel)) != 0)
+        gs_diag_error_code(&d, rc, "out of memory writing the report");
+    input_free(&in);
+    if (!rc && (fflush(stdout) != 0 || ferror(stdout))) {
+        rc = gs_diag_error_code(&d, -EIO, "cannot write the report to standard output: %s",
+                                strerror(errno));
+        write_failed = true;
+    }
+    if (!rc)
+        return 0;
+    fprintf(stderr, "gpusched bill: %s\n", d.msg[0] ? d.msg : strerror(-rc));
+    /* Out of memory and a failed write are failures of this run; all else is the input's. */
+    return rc == -ENOMEM || write_failed ? 1 : EXIT_BAD_INPUT;
+}
