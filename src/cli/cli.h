@@ -7,4 +7,7 @@
 
 int cmd_simulate(int argc, char **argv);
 
+/* submit, get, list, cancel, status: talk to gpuschedd (@argv[0] names the subcommand). */
+int cmd_client(int argc, char **argv);
+
 #endif

@@ -11,6 +11,8 @@ static void usage(FILE *f)
                "commands:\n"
                "  simulate   replay a trace through the scheduler and report GPU allocation\n"
                "  version    print the version\n"
+               "  submit, get, list, cancel, status\n"
+               "             talk to a running gpuschedd (gpusched submit --help)\n"
                "\n"
                "gpusched <command> --help shows a command's options.\n");
 }
@@ -23,6 +25,10 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "simulate") == 0)
         return cmd_simulate(argc - 1, argv + 1);
+    static const char *const client_cmds[] = {"submit", "get", "list", "cancel", "status"};
+    for (size_t i = 0; i < sizeof(client_cmds) / sizeof(client_cmds[0]); i++)
+        if (strcmp(argv[1], client_cmds[i]) == 0)
+            return cmd_client(argc - 1, argv + 1);
     if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) {
         printf("gpusched %s\n", GS_VERSION);
         return 0;
