@@ -507,5 +507,5 @@ int64_t gsd_bucket_take(struct gsd_tenant *t, int64_t now_us)
         return 0;
     }
     int64_t wait_us = (1000 - t->bucket_milli) * 1000000 / t->rate_milli;
-    return wait_us / 1000000 + 1;
+    return wait_us < 1000000 ? 1 : (wait_us + 999999) / 1000000; /* whole seconds, rounded up */
 }

@@ -137,11 +137,10 @@ static void filter(struct gsd_state *st, struct gsd_req *r, const json_t *args)
         ext_remember(st, &spec);
     }
     json_t *res =
-        json_pack("{s:o, s:o, s:o, s:s}", "FailedNodes", failed, "FailedAndUnresolvableNodes",
-                  unres, "Error", err, "NodeNames", json_null());
+        json_pack("{s:o, s:o, s:s, s:n, s:n}", "FailedNodes", failed, "FailedAndUnresolvableNodes",
+                  unres, "Error", err, "NodeNames", "Nodes");
     if (cc) {
         json_object_set_new(res, "NodeNames", pass);
-        json_object_set_new(res, "Nodes", json_null());
     } else {
         json_object_set_new(res, "Nodes", json_pack("{s:{}, s:o}", "metadata", "items", pass));
     }
