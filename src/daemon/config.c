@@ -153,13 +153,25 @@ static int walk_rate(const struct walk *w, yaml_node_t *m, struct gsd_tenant *t)
     return 0;
 }
 
+/* The length of list @s, at most @max; a negative error after a message naming @what. */
+static int64_t list_len(const struct walk *w, const yaml_node_t *s, const char *what, size_t max)
+{
+    char msg[96];
+    if (s->type != YAML_SEQUENCE_NODE) {
+        snprintf(msg, sizeof(msg), "%s: expected a list", what);
+        return err_at(w, s, "%s", msg);
+    }
+    size_t n = (size_t)(s->data.sequence.items.top - s->data.sequence.items.start);
+    snprintf(msg, sizeof(msg), "%s: more than %zu entries", what, max);
+    return n > max ? err_at(w, s, "%s", msg) : (int64_t)n;
+}
+
 static int walk_namespaces(const struct walk *w, yaml_node_t *s, struct gsd_tenant *t)
 {
-    if (s->type != YAML_SEQUENCE_NODE)
-        return err_at(w, s, "%s", "namespaces: expected a list");
-    size_t n = (size_t)(s->data.sequence.items.top - s->data.sequence.items.start);
-    if (n > GSD_NS_MAX)
-        return err_at(w, s, "namespaces: more than %s", "256");
+    int64_t len = list_len(w, s, "namespaces", GSD_NS_MAX);
+    if (len < 0)
+        return (int)len;
+    size_t n = (size_t)len;
     t->ns = calloc(n ? n : 1, sizeof(*t->ns));
     if (!t->ns)
         return -ENOMEM;
@@ -238,11 +250,10 @@ static int check_unique(const struct walk *w, const yaml_node_t *at, const struc
 
 static int walk_tenants(const struct walk *w, yaml_node_t *s, struct gsd_config *c)
 {
-    if (s->type != YAML_SEQUENCE_NODE)
-        return err_at(w, s, "%s", "tenants: expected a list");
-    size_t n = (size_t)(s->data.sequence.items.top - s->data.sequence.items.start);
-    if (n > GSD_TENANTS_MAX)
-        return err_at(w, s, "tenants: more than %s", "1024");
+    int64_t len = list_len(w, s, "tenants", GSD_TENANTS_MAX);
+    if (len < 0)
+        return (int)len;
+    size_t n = (size_t)len;
     c->tenants = calloc(n ? n : 1, sizeof(*c->tenants));
     if (!c->tenants)
         return -ENOMEM;

@@ -192,6 +192,16 @@ static void bind_text(sqlite3_stmt *q, int i, const char *v)
     sqlite3_bind_text(q, i, v, -1, SQLITE_STATIC);
 }
 
+/* Parameters 1..5 of the pod and ledger inserts: seq, namespace, name, tenant, uid. */
+static void bind_identity(sqlite3_stmt *q, const struct gsd_pod *p)
+{
+    sqlite3_bind_int64(q, 1, p->seq);
+    bind_text(q, 2, p->ns);
+    bind_text(q, 3, p->name);
+    bind_text(q, 4, p->tenant);
+    bind_text(q, 5, p->uid);
+}
+
 /* "0,1,5" for a card mask. */
 static void mask_text(uint32_t mask, char *buf, size_t cap)
 {
@@ -219,11 +229,7 @@ static int record_run(struct gsd_store *s, const struct gsd_pod *p, const char *
     char gpus[128];
     mask_text(p->pl.gpu_mask, gpus, sizeof(gpus));
     q = s->q[Q_LEDGER_OPEN];
-    sqlite3_bind_int64(q, 1, p->seq);
-    bind_text(q, 2, p->ns);
-    bind_text(q, 3, p->name);
-    bind_text(q, 4, p->tenant);
-    bind_text(q, 5, p->uid);
+    bind_identity(q, p);
     bind_text(q, 6, node);
     bind_text(q, 7, gpus);
     sqlite3_bind_int(q, 8, p->req.num_gpu ? (int)p->pl.gpu_milli : 0);
@@ -234,11 +240,7 @@ static int record_run(struct gsd_store *s, const struct gsd_pod *p, const char *
 int gsd_store_pod_insert(struct gsd_store *s, struct gsd_pod *p, const char *node)
 {
     sqlite3_stmt *q = s->q[Q_POD_INSERT];
-    sqlite3_bind_int64(q, 1, p->seq);
-    bind_text(q, 2, p->ns);
-    bind_text(q, 3, p->name);
-    bind_text(q, 4, p->tenant);
-    bind_text(q, 5, p->uid);
+    bind_identity(q, p);
     bind_text(q, 6, p->meta);
     sqlite3_bind_int64(q, 7, p->req.cpu_milli);
     sqlite3_bind_int64(q, 8, p->req.memory_mib);
