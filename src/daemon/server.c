@@ -15,6 +15,7 @@
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -332,6 +333,16 @@ static void mhd_panic(void *cls, const char *file, unsigned line, const char *re
     abort();
 }
 
+/* libmicrohttpd's own messages (a failed TLS handshake, ...) as logfmt lines too. */
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    char buf[512];
+    (void)cls;
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    buf[strcspn(buf, "\n")] = '\0';
+    gsd_log("warn", "http", "error", buf, NULL);
+}
+
 static int start_mhd(struct gsd_server *s, const struct gsd_listen *l, struct gs_diag *d)
 {
     struct sockaddr_storage ss = {0};
@@ -362,10 +373,11 @@ static int start_mhd(struct gsd_server *s, const struct gsd_listen *l, struct gs
         {s->key ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, s->key},
         {MHD_OPTION_END, 0, NULL},
     };
-    s->mhd = MHD_start_daemon(
-        flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, &ss, MHD_OPTION_CONNECTION_LIMIT,
-        (unsigned)CONN_LIMIT, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONN_TIMEOUT,
-        MHD_OPTION_NOTIFY_COMPLETED, on_done, NULL, MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
+    s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER,
+                              mhd_log, NULL, MHD_OPTION_SOCK_ADDR, &ss, MHD_OPTION_CONNECTION_LIMIT,
+                              (unsigned)CONN_LIMIT, MHD_OPTION_CONNECTION_TIMEOUT,
+                              (unsigned)CONN_TIMEOUT, MHD_OPTION_NOTIFY_COMPLETED, on_done, NULL,
+                              MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
     if (!s->mhd)
         return gs_diag_error_code(d, -EADDRINUSE,
                                   "cannot listen on %s:%d (address in use, not local, or a bad "

@@ -89,7 +89,10 @@ int h_start(struct daemon *d)
     snprintf(data, sizeof(data), "%s/data", d->dir);
     snprintf(listen, sizeof(listen), "127.0.0.1:%d", d->port);
     char *argv[] = {(char *)bin, "--data-dir", data,       "--listen", listen,
-                    "--nodes",   d->nodes,     "--config", d->config,  NULL};
+                    "--nodes",   d->nodes,     "--config", d->config,  "--tls-cert",
+                    d->tls_cert, "--tls-key",  d->tls_key, NULL};
+    if (!d->tls_cert[0])
+        argv[9] = NULL;
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 2, d->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
@@ -180,7 +183,10 @@ int h_call(const struct daemon *d, const char *method, const char *path, const c
     struct sink b = {0};
     char url[512], auth[256];
     memset(a, 0, sizeof(*a));
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", d->port, path);
+    snprintf(url, sizeof(url), "%s://127.0.0.1:%d%s", d->tls_cert[0] ? "https" : "http", d->port,
+             path);
+    if (d->tls_cert[0])
+        curl_easy_setopt(c, CURLOPT_CAINFO, d->tls_cert);
     if (token) {
         snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
         h = curl_slist_append(h, auth);

@@ -20,6 +20,7 @@ struct daemon {
     char log[96];    /* its stderr */
     char nodes[128]; /* inventory CSV */
     char config[96];
+    char tls_cert[96], tls_key[96]; /* when set: --tls-cert/--tls-key, and h_call speaks HTTPS */
 };
 
 struct answer {

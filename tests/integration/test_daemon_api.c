@@ -339,12 +339,51 @@ static void test_client(void **state)
     h_cleanup(&d);
 }
 
+/* HTTPS with --tls-cert/--tls-key: the API answers over TLS, plain HTTP gets nothing. */
+static void test_tls(void **state)
+{
+    (void)state;
+    struct daemon d;
+    char cmd[512];
+    assert_int_equal(h_setup(&d, NULL), 0);
+    snprintf(d.tls_cert, sizeof(d.tls_cert), "%s/cert.pem", d.dir);
+    snprintf(d.tls_key, sizeof(d.tls_key), "%s/key.pem", d.dir);
+    snprintf(cmd, sizeof(cmd),
+             "openssl req -x509 -newkey rsa:2048 -nodes -keyout '%s' -out '%s' -days 2 "
+             "-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 >/dev/null 2>&1",
+             d.tls_key, d.tls_cert);
+    if (system(cmd) != 0) {
+        h_cleanup(&d);
+        fprintf(stderr, "SKIP: openssl cannot make a test certificate\n");
+        skip();
+    }
+    assert_int_equal(h_start(&d), 0);
+    json_decref(submit(&d, TOKEN_A, h_pod("team-a", "secure", 1, 0), 201));
+    json_t *g = get(&d, TOKEN_A, "/v1/pods/team-a/secure", 200);
+    assert_string_equal(sget(g, "state"), "running");
+    json_decref(g);
+    char keep[96];
+    memcpy(keep, d.tls_cert, sizeof(keep));
+    d.tls_cert[0] = '\0'; /* plain HTTP to the TLS port: no answer */
+    struct answer a;
+    int plain_ok = h_call(&d, "GET", "/healthz", NULL, NULL, &a) == 0 && a.status == 200;
+    h_answer_free(&a);
+    assert_false(plain_ok);
+    memcpy(d.tls_cert, keep, sizeof(keep));
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_lifecycle_and_restart), cmocka_unit_test(test_tenants_apart),
-        cmocka_unit_test(test_errors_name_the_field), cmocka_unit_test(test_rate_limit),
-        cmocka_unit_test(test_sighup_reload),         cmocka_unit_test(test_client),
+        cmocka_unit_test(test_lifecycle_and_restart),
+        cmocka_unit_test(test_tenants_apart),
+        cmocka_unit_test(test_errors_name_the_field),
+        cmocka_unit_test(test_rate_limit),
+        cmocka_unit_test(test_sighup_reload),
+        cmocka_unit_test(test_client),
+        cmocka_unit_test(test_tls),
     };
     signal(SIGPIPE, SIG_IGN);
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -221,16 +221,24 @@ static void test_engine_matches_scan(void **state)
         check_engine_against_scan(policies[i]);
 }
 
+/* A bestfit scheduler over @c, seed 1. */
+static struct gs_sched *bestfit_over(struct gs_cluster *c, struct gs_profile **prof,
+                                     struct gs_diag *d)
+{
+    struct gs_sched *s = NULL;
+    gs_diag_init(d);
+    assert_int_equal(gs_profile_for_policy("bestfit", prof, d), 0);
+    assert_int_equal(gs_sched_new(c, *prof, 1, &s, d), 0);
+    return s;
+}
+
 static void test_release_restores(void **state)
 {
     (void)state;
     struct gs_cluster *c = mixed_cluster(1);
     struct gs_profile *prof;
-    struct gs_sched *s;
     struct gs_diag d;
-    gs_diag_init(&d);
-    gs_profile_for_policy("bestfit", &prof, &d);
-    gs_sched_new(c, prof, 1, &s, &d);
+    struct gs_sched *s = bestfit_over(c, &prof, &d);
     size_t before = gs_sched_state_count(s);
     struct gs_pod_req p = {.cpu_milli = 4000, .memory_mib = 1024, .num_gpu = 2, .gpu_milli = 1000};
     struct gs_placement a, b;
@@ -261,11 +269,8 @@ static void test_bind_placement(void **state)
     (void)state;
     struct gs_cluster *c = mixed_cluster(1);
     struct gs_profile *prof;
-    struct gs_sched *s;
     struct gs_diag d;
-    gs_diag_init(&d);
-    gs_profile_for_policy("bestfit", &prof, &d);
-    gs_sched_new(c, prof, 1, &s, &d);
+    struct gs_sched *s = bestfit_over(c, &prof, &d);
     struct gs_pod_req p = {.cpu_milli = 1000, .memory_mib = 1024, .num_gpu = 1, .gpu_milli = 600};
     struct gs_placement at = {.node = 0, .gpu_mask = 1u << 1, .gpu_milli = 600};
     assert_int_equal(gs_sched_bind_placement(s, &p, &at, &d), 0);
