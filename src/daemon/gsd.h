@@ -298,9 +298,6 @@ int gsd_state_init(struct gsd_state *st, struct gsd_config *cfg, struct gs_clust
                    const char *data_dir, struct gs_diag *d);
 void gsd_state_free(struct gsd_state *st);
 
-/* gsd_state_handle() - answer one HTTP request (inside the open transaction). */
-void gsd_state_handle(struct gsd_state *st, struct gsd_req *r);
-
 /* gsd_state_retry() - place pending pods in arrival order when capacity came back. */
 int gsd_state_retry(struct gsd_state *st);
 
@@ -323,6 +320,7 @@ json_t *gsd_pod_json(const struct gsd_state *st, const struct gsd_pod *p);
 void gsd_reply_json(struct gsd_req *r, int status, json_t *body);
 void gsd_reply_error(struct gsd_req *r, int status, const char *field, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* gsd_api_handle() - route and answer one HTTP request (inside the batch's transaction). */
 void gsd_api_handle(struct gsd_state *st, struct gsd_req *r);
 const char *gsd_qarg(const struct gsd_req *r, const char *key);
 int64_t gsd_now_us(void);  /* wall clock, Unix epoch */

@@ -141,6 +141,8 @@ static void *scheduler_main(void *arg)
     for (int stop = 0; !stop;) {
         int n = take_batch(s, batch);
         int ok = atomic_load(&s->failed) || gsd_store_begin(st->store) == 0;
+        if (!ok)
+            st->failed = 1; /* no transaction: nothing may be written, every answer is 503 */
         for (int i = 0; i < n; i++)
             stop |= run_one(s, batch[i]);
         if (!atomic_load(&s->failed) && ok && st->retry && !st->failed)
