@@ -3,7 +3,7 @@
 BUILD ?= build
 SAN   ?= build-san
 
-.PHONY: all deps demo test test-release test-san bench format clean
+.PHONY: all deps demo test test-release test-san bench format clean bench-daemon
 
 all: $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -39,3 +39,6 @@ format:
 
 clean:
 	rm -rf $(BUILD) $(SAN)
+
+bench-daemon: all
+	$(BUILD)/bench_daemon

@@ -96,4 +96,21 @@ struct gs_cluster_totals {
 /* gs_cluster_totals() - fill @t; O(nodes x GPUs). */
 void gs_cluster_totals(const struct gs_cluster *c, struct gs_cluster_totals *t);
 
+/* One node as a caller reads it back: its shape and what is free now. */
+struct gs_node_info {
+    const char *name; /* owned by the cluster */
+    const char *zone; /* owned by the cluster */
+    int model;        /* catalog index; -1 when the node has no GPU */
+    int gpus;
+    int64_t cpu_milli, cpu_left;     /* milli-cores */
+    int64_t memory_mib, memory_left; /* MiB */
+    uint16_t gpu_left[GS_GPUS_MAX];  /* free milli-GPU per card, [0..gpus) */
+};
+
+/*
+ * gs_cluster_node_info() - fill @out with node @i's shape and free resources.
+ * Return: 0; -ENOENT when @i is out of range. O(GPUs of the node).
+ */
+int gs_cluster_node_info(const struct gs_cluster *c, size_t i, struct gs_node_info *out);
+
 #endif

@@ -227,4 +227,16 @@ size_t gs_sched_state_count(const struct gs_sched *s);
  */
 int gs_queue_less(int32_t a_prio, uint64_t a_seq, int32_t b_prio, uint64_t b_seq);
 
+/*
+ * gs_sched_bind_placement() - bind @pod at exactly @pl (node, cards, share per card), a placement
+ * recorded earlier, so a restarted service gets back the very cards its pods hold.
+ * Checked: @pl->node in range; @pl->gpu_mask names exactly @pod->num_gpu existing cards and
+ * @pl->gpu_milli equals @pod->gpu_milli; the GPU model is allowed; CPU, memory and every named
+ * card have room.
+ * Return: 0; GS_UNSCHEDULABLE with @why when something has no room; -EINVAL with @why for a
+ * request or placement that breaks the rules above; -ENOMEM.
+ */
+int gs_sched_bind_placement(struct gs_sched *s, const struct gs_pod_req *pod,
+                            const struct gs_placement *pl, struct gs_diag *why);
+
 #endif

@@ -210,3 +210,21 @@ void gs_cluster_totals(const struct gs_cluster *c, struct gs_cluster_totals *t)
         }
     }
 }
+
+int gs_cluster_node_info(const struct gs_cluster *c, size_t i, struct gs_node_info *out)
+{
+    if (i >= c->n)
+        return -ENOENT;
+    const struct gs_node *n = &c->nodes[i];
+    memset(out, 0, sizeof(*out));
+    out->name = n->name;
+    out->zone = c->zones[n->zone];
+    out->model = n->ngpu ? n->model : -1;
+    out->gpus = n->ngpu;
+    out->cpu_milli = n->cpu_milli;
+    out->cpu_left = n->cpu_left;
+    out->memory_mib = n->memory_mib;
+    out->memory_left = n->memory_left;
+    memcpy(out->gpu_left, n->gpu_left, sizeof(out->gpu_left));
+    return 0;
+}

@@ -809,3 +809,50 @@ uint32_t gs_sched_priority(const struct gs_sched *s, size_t node)
 {
     return node < s->c->n ? s->prio[node] : UINT32_MAX;
 }
+
+/* Does @pl name @pod's cards on an existing node? -EINVAL with @why when not. */
+static int placement_check(const struct gs_sched *s, const struct gs_pod_req *pod,
+                           const struct gs_placement *pl, struct gs_diag *why)
+{
+    if (pl->node < 0 || (size_t)pl->node >= s->c->n)
+        return gs_diag_error(why, "placement: node index %d out of range", (int)pl->node);
+    const struct gs_node *n = &s->c->nodes[pl->node];
+    if (n->ngpu < GS_GPUS_MAX && (pl->gpu_mask >> n->ngpu) != 0)
+        return gs_diag_error(why, "placement: node %s has %d GPUs; mask 0x%x names others", n->name,
+                             n->ngpu, pl->gpu_mask);
+    if ((uint32_t)__builtin_popcount(pl->gpu_mask) != pod->num_gpu ||
+        (pod->num_gpu && pl->gpu_milli != pod->gpu_milli))
+        return gs_diag_error(why, "placement: %d cards of %u milli for a pod of %u x %u",
+                             __builtin_popcount(pl->gpu_mask), pl->gpu_milli, pod->num_gpu,
+                             pod->gpu_milli);
+    if (pod->num_gpu && pod->model_mask && !(pod->model_mask & (1u << n->model)))
+        return gs_diag_error(why, "placement: node %s has a GPU model the pod does not allow",
+                             n->name);
+    return 0;
+}
+
+int gs_sched_bind_placement(struct gs_sched *s, const struct gs_pod_req *pod,
+                            const struct gs_placement *pl, struct gs_diag *why)
+{
+    int rc = gs_pod_req_check(pod, "pod", why);
+    if (!rc)
+        rc = placement_check(s, pod, pl, why);
+    if (rc)
+        return rc;
+    const struct gs_node *n = &s->c->nodes[pl->node];
+    if (n->cpu_left < pod->cpu_milli || n->memory_left < pod->memory_mib)
+        return gs_diag_error_code(why, GS_UNSCHEDULABLE, "node %s: no room for the CPU or memory",
+                                  n->name);
+    for (int g = 0; g < n->ngpu; g++)
+        if ((pl->gpu_mask & (1u << g)) && n->gpu_left[g] < pl->gpu_milli) {
+            gs_diag_error(why, "node %s: GPU %d has %u milli free, %u needed", n->name, g,
+                          n->gpu_left[g], pl->gpu_milli);
+            return GS_UNSCHEDULABLE;
+        }
+    struct gs_podclass pc;
+    gs__podclass_init(&pc, pod);
+    rc = bind(s, &pc, pl);
+    if (!rc)
+        log_compact(s);
+    return rc;
+}

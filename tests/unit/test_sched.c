@@ -221,16 +221,24 @@ static void test_engine_matches_scan(void **state)
         check_engine_against_scan(policies[i]);
 }
 
+/* A bestfit scheduler over @c, seed 1. */
+static struct gs_sched *bestfit_over(struct gs_cluster *c, struct gs_profile **prof,
+                                     struct gs_diag *d)
+{
+    struct gs_sched *s = NULL;
+    gs_diag_init(d);
+    assert_int_equal(gs_profile_for_policy("bestfit", prof, d), 0);
+    assert_int_equal(gs_sched_new(c, *prof, 1, &s, d), 0);
+    return s;
+}
+
 static void test_release_restores(void **state)
 {
     (void)state;
     struct gs_cluster *c = mixed_cluster(1);
     struct gs_profile *prof;
-    struct gs_sched *s;
     struct gs_diag d;
-    gs_diag_init(&d);
-    gs_profile_for_policy("bestfit", &prof, &d);
-    gs_sched_new(c, prof, 1, &s, &d);
+    struct gs_sched *s = bestfit_over(c, &prof, &d);
     size_t before = gs_sched_state_count(s);
     struct gs_pod_req p = {.cpu_milli = 4000, .memory_mib = 1024, .num_gpu = 2, .gpu_milli = 1000};
     struct gs_placement a, b;
@@ -255,6 +263,37 @@ static void test_release_restores(void **state)
     gs_cluster_free(c);
 }
 
+/* A recorded placement binds back to the very cards, and the engine then sees them taken. */
+static void test_bind_placement(void **state)
+{
+    (void)state;
+    struct gs_cluster *c = mixed_cluster(1);
+    struct gs_profile *prof;
+    struct gs_diag d;
+    struct gs_sched *s = bestfit_over(c, &prof, &d);
+    struct gs_pod_req p = {.cpu_milli = 1000, .memory_mib = 1024, .num_gpu = 1, .gpu_milli = 600};
+    struct gs_placement at = {.node = 0, .gpu_mask = 1u << 1, .gpu_milli = 600};
+    assert_int_equal(gs_sched_bind_placement(s, &p, &at, &d), 0);
+    struct gs_node_info ni;
+    assert_int_equal(gs_cluster_node_info(c, 0, &ni), 0);
+    assert_int_equal(ni.gpu_left[1], 400);
+    assert_int_equal(ni.gpu_left[0], 1000);
+    assert_int_equal(ni.cpu_left, ni.cpu_milli - 1000);
+    assert_int_equal(gs_sched_bind_placement(s, &p, &at, &d), GS_UNSCHEDULABLE); /* 400 left */
+    assert_non_null(strstr(d.msg, "GPU 1"));
+    struct gs_placement two = {.node = 0, .gpu_mask = 3u, .gpu_milli = 600};
+    assert_int_equal(gs_sched_bind_placement(s, &p, &two, &d), -EINVAL); /* 2 cards for 1 */
+    struct gs_placement far = {.node = 1 << 30, .gpu_mask = 1u, .gpu_milli = 600};
+    assert_int_equal(gs_sched_bind_placement(s, &p, &far, &d), -EINVAL);
+    assert_int_equal(gs_cluster_node_info(c, 1u << 30, &ni), -ENOENT);
+    assert_int_equal(gs_sched_release(s, &p, &at), 0);
+    assert_int_equal(gs_cluster_node_info(c, 0, &ni), 0);
+    assert_int_equal(ni.gpu_left[1], 1000);
+    gs_sched_free(s);
+    gs_profile_free(prof);
+    gs_cluster_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -264,6 +303,7 @@ int main(void)
         cmocka_unit_test(test_queue_order),
         cmocka_unit_test(test_engine_matches_scan),
         cmocka_unit_test(test_release_restores),
+        cmocka_unit_test(test_bind_placement),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

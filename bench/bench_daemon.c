@@ -1,0 +1,214 @@
+/*
+ * Benchmark of gpuschedd through its API on 127.0.0.1 (the daemon binary: $GPUSCHEDD_BIN, or
+ * build/gpuschedd). Prints figures; asserts nothing.
+ *   1. submissions per second and latency percentiles: CLIENTS keep-alive clients POST pods;
+ *   2. extender filter and prioritize with 5,000 NodeNames: latency percentiles;
+ *   3. restart time with 100,000 pods in the store: from exec to the first answer.
+ * Usage: bench_daemon [SUBMISSIONS [STORE_PODS]]
+ */
+#include "../tests/integration/harness.h"
+
+#include <curl/curl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define CLIENTS   8
+#define EXT_NODES 5000
+#define EXT_CALLS 200
+
+static struct daemon d;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double pct(double *v, size_t n, double p)
+{
+    qsort(v, n, sizeof(*v), cmp_double);
+    size_t i = (size_t)(p * (double)(n - 1) + 0.5);
+    return v[i < n ? i : n - 1];
+}
+
+struct client {
+    const char *prefix;
+    int id, from, to;
+    double *lat;
+    int failed;
+};
+
+static size_t discard(char *p, size_t sz, size_t n, void *ud)
+{
+    (void)p;
+    (void)ud;
+    return sz * n;
+}
+
+/* One keep-alive connection submitting pods [from, to). */
+static void *submitter(void *arg)
+{
+    struct client *c = arg;
+    CURL *h = curl_easy_init();
+    char url[64];
+    struct curl_slist *hd = curl_slist_append(NULL, "Authorization: Bearer " TOKEN_A);
+    hd = curl_slist_append(hd, "Expect:");
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/pods", d.port);
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hd);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);
+    for (int i = c->from; i < c->to; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "%s-%d", c->prefix, i);
+        int share = i % 3 == 0; /* a third shares a card, the rest take 1 or 2 whole */
+        char *body = h_pod("team-a", name, share || i % 4 ? 1 : 2, share ? 10 + i % 80 : 0);
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+        double t0 = now_s();
+        long st = 0;
+        if (curl_easy_perform(h) == CURLE_OK)
+            curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &st);
+        c->lat[i - c->from] = now_s() - t0;
+        c->failed += st != 201;
+        free(body);
+    }
+    curl_slist_free_all(hd);
+    curl_easy_cleanup(h);
+    return NULL;
+}
+
+/* @n submissions from CLIENTS threads: pods per second and latency. */
+static void bench_submit(int n, const char *prefix, const char *what)
+{
+    pthread_t t[CLIENTS];
+    struct client c[CLIENTS];
+    double *lat = calloc((size_t)n, sizeof(*lat));
+    int per = n / CLIENTS, failed = 0;
+    double t0 = now_s();
+    for (int i = 0; i < CLIENTS; i++) {
+        c[i] = (struct client){prefix, i, i * per, (i + 1) * per, lat + i * per, 0};
+        pthread_create(&t[i], NULL, submitter, &c[i]);
+    }
+    for (int i = 0; i < CLIENTS; i++) {
+        pthread_join(t[i], NULL);
+        failed += c[i].failed;
+    }
+    double el = now_s() - t0;
+    int done = per * CLIENTS;
+    if (what)
+        printf("%s: %d pods by %d clients in %.2f s: %.0f submissions/s; latency p50 %.2f ms, "
+               "p99 %.2f ms, max %.2f ms; %d not 201\n",
+               what, done, CLIENTS, el, done / el, pct(lat, (size_t)done, 0.50) * 1e3,
+               pct(lat, (size_t)done, 0.99) * 1e3, pct(lat, (size_t)done, 1.0) * 1e3, failed);
+    free(lat);
+}
+
+/* 5,000 nodes: A100 and V100 boards of 8, T4 boxes of 4, the CPU and memory of the trace. */
+static void write_nodes(const char *path)
+{
+    FILE *f = fopen(path, "w");
+    fprintf(f, "sn,cpu_milli,memory_mib,gpu,model\n");
+    for (int i = 0; i < EXT_NODES; i++)
+        fprintf(f, "node-%04d,96000,786432,%d,%s\n", i, i % 5 == 4 ? 4 : 8,
+                i % 5 == 4   ? "T4"
+                : i % 5 == 3 ? "V100M32"
+                             : "A100-SXM4-80GB");
+    fclose(f);
+}
+
+static void bench_extender(void)
+{
+    json_t *names = json_array();
+    for (int i = 0; i < EXT_NODES; i++) {
+        char n[16];
+        snprintf(n, sizeof(n), "node-%04d", i);
+        json_array_append_new(names, json_string(n));
+    }
+    char *pod = h_pod("team-a", "ext-0", 2, 0);
+    json_t *args =
+        json_pack("{s:o, s:n, s:o}", "Pod", json_loads(pod, 0, NULL), "Nodes", "NodeNames", names);
+    char *body = json_dumps(args, JSON_COMPACT);
+    json_decref(args);
+    free(pod);
+    double *lf = calloc(EXT_CALLS, sizeof(double)), *lp = calloc(EXT_CALLS, sizeof(double));
+    double *lb = calloc(EXT_CALLS, sizeof(double));
+    CURL *h = curl_easy_init();
+    struct curl_slist *hd = curl_slist_append(NULL, "Expect:");
+    char url[64];
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hd);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+    for (int i = 0; i < EXT_CALLS; i++) {
+        double t0 = now_s();
+        snprintf(url, sizeof(url), "http://127.0.0.1:%d/extender/filter", d.port);
+        curl_easy_setopt(h, CURLOPT_URL, url);
+        curl_easy_perform(h);
+        double t1 = now_s();
+        snprintf(url, sizeof(url), "http://127.0.0.1:%d/extender/prioritize", d.port);
+        curl_easy_setopt(h, CURLOPT_URL, url);
+        curl_easy_perform(h);
+        double t2 = now_s();
+        lf[i] = t1 - t0;
+        lp[i] = t2 - t1;
+        lb[i] = t2 - t0;
+    }
+    printf("extender, %d NodeNames, request body %zu bytes, %d calls each: filter p50 %.2f ms "
+           "p99 %.2f ms; prioritize p50 %.2f ms p99 %.2f ms; filter+prioritize p99 %.2f ms\n",
+           EXT_NODES, strlen(body), EXT_CALLS, pct(lf, EXT_CALLS, 0.5) * 1e3,
+           pct(lf, EXT_CALLS, 0.99) * 1e3, pct(lp, EXT_CALLS, 0.5) * 1e3,
+           pct(lp, EXT_CALLS, 0.99) * 1e3, pct(lb, EXT_CALLS, 0.99) * 1e3);
+    curl_slist_free_all(hd);
+    curl_easy_cleanup(h);
+    free(body);
+    free(lf);
+    free(lp);
+    free(lb);
+}
+
+int main(int argc, char **argv)
+{
+    int subs = argc > 1 ? atoi(argv[1]) : 20000, store = argc > 2 ? atoi(argv[2]) : 100000;
+    signal(SIGPIPE, SIG_IGN);
+    if (!getenv("GPUSCHEDD_BIN"))
+        setenv("GPUSCHEDD_BIN", "build/gpuschedd", 0);
+    if (subs < CLIENTS || store < subs || h_setup(&d, NULL)) {
+        fprintf(stderr, "usage: bench_daemon [SUBMISSIONS >= 8 [STORE_PODS >= SUBMISSIONS]]\n");
+        return 2;
+    }
+    write_nodes(d.nodes);
+    if (h_start(&d)) {
+        fprintf(stderr, "bench_daemon: gpuschedd did not start (log: %s)\n", d.log);
+        return 1;
+    }
+    printf("gpuschedd on 127.0.0.1, store in %s (synchronous=FULL), %d nodes\n", d.dir, EXT_NODES);
+    bench_submit(subs, "b", "submit");
+    bench_extender();
+    bench_submit(store - subs, "fill", NULL);
+    struct answer a;
+    h_call(&d, "GET", "/v1/status", TOKEN_ADMIN, NULL, &a);
+    long long run = json_integer_value(json_object_get(a.json, "pods_running"));
+    long long pend = json_integer_value(json_object_get(a.json, "pods_pending"));
+    h_answer_free(&a);
+    h_stop(&d);
+    double t0 = now_s();
+    if (h_start(&d)) {
+        fprintf(stderr, "bench_daemon: gpuschedd did not restart (log: %s)\n", d.log);
+        return 1;
+    }
+    printf("restart with %lld pods in the store (%lld running, %lld pending): first answer "
+           "after %.2f s\n",
+           run + pend, run, pend, now_s() - t0);
+    h_stop(&d);
+    h_cleanup(&d);
+    return 0;
+}

@@ -1,0 +1,362 @@
+/*
+ * gpusched submit | get | list | cancel | status: the client of gpuschedd's REST API.
+ *
+ * libcurl does the HTTP: it brings HTTPS (a daemon started with --tls-cert), proxies, timeouts
+ * and connection reuse, which a hand-written socket client would have to grow one by one.
+ * The token comes from --token or $GPUSCHED_TOKEN, the server from --server or
+ * $GPUSCHED_SERVER (default http://127.0.0.1:8080). Exit status: 0 on a 2xx answer, 2 on bad
+ * usage or a 4xx answer (the request was wrong), 1 when the server failed or cannot be reached.
+ */
+#include "cli.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#define ANSWER_MAX   (256u << 20) /* bytes of an answer kept */
+#define POD_FILE_MAX (4u << 20)   /* bytes of a pod file */
+
+struct copts {
+    const char *server, *token, *cacert, *tenant, *state;
+    int json;
+};
+
+struct buf {
+    char *s;
+    size_t len;
+};
+
+static size_t on_data(char *p, size_t sz, size_t n, void *ud)
+{
+    struct buf *b = ud;
+    size_t add = sz * n;
+    if (b->len + add + 1 > ANSWER_MAX)
+        return 0; /* curl reports a write error */
+    char *m = realloc(b->s, b->len + add + 1);
+    if (!m)
+        return 0;
+    memcpy(m + b->len, p, add);
+    b->s = m;
+    b->len += add;
+    b->s[b->len] = '\0';
+    return add;
+}
+
+/* One request. Return: the HTTP status and *@out (JSON, may be NULL); -1 after a message. */
+static long call(const char *cmd, const struct copts *o, const char *method, const char *path,
+                 const char *body, json_t **out)
+{
+    CURL *c = curl_easy_init();
+    struct buf b = {0};
+    char url[2048], auth[1024];
+    struct curl_slist *h = NULL;
+    long status = -1;
+    *out = NULL;
+    snprintf(url, sizeof(url), "%s%s", o->server, path);
+    if (o->token) {
+        snprintf(auth, sizeof(auth), "Authorization: Bearer %s", o->token);
+        h = curl_slist_append(h, auth);
+    }
+    h = curl_slist_append(h, "Content-Type: application/json");
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
+    if (o->cacert)
+        curl_easy_setopt(c, CURLOPT_CAINFO, o->cacert);
+    if (body)
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+    CURLcode rc = curl_easy_perform(c);
+    if (rc != CURLE_OK)
+        fprintf(stderr, "gpusched %s: %s: %s\n", cmd, url, curl_easy_strerror(rc));
+    else
+        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    if (b.s)
+        *out = json_loads(b.s, 0, NULL);
+    free(b.s);
+    curl_slist_free_all(h);
+    curl_easy_cleanup(c);
+    return status;
+}
+
+/* Print the answer (or its error) and map the status to an exit status. */
+static int finish(const char *cmd, long status, json_t *ans, int print)
+{
+    int rc = status < 0 ? 1 : status >= 500 ? 1 : status >= 400 ? EXIT_BAD_INPUT : 0;
+    if (status >= 400) {
+        const char *err = json_string_value(json_object_get(ans, "error"));
+        const char *field = json_string_value(json_object_get(ans, "field"));
+        fprintf(stderr, "gpusched %s: %ld: %s%s%s%s\n", cmd, status, err ? err : "(no message)",
+                field && *field ? " (field " : "", field && *field ? field : "",
+                field && *field ? ")" : "");
+    } else if (status > 0 && print && ans) {
+        json_dumpf(ans, stdout, JSON_INDENT(2));
+        putchar('\n');
+    }
+    json_decref(ans);
+    return rc;
+}
+
+/* A plain YAML scalar as JSON: whole numbers and true/false typed, the rest strings. */
+static json_t *yaml_scalar(const yaml_node_t *n)
+{
+    const char *s = (const char *)n->data.scalar.value;
+    if (n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE) {
+        char *end;
+        errno = 0;
+        long long v = strtoll(s, &end, 10);
+        if (*s && !*end && !errno)
+            return json_integer(v);
+        if (!strcmp(s, "true") || !strcmp(s, "false"))
+            return json_boolean(s[0] == 't');
+        if (!strcmp(s, "null") || !strcmp(s, "~") || !*s)
+            return json_null();
+    }
+    return json_string(s);
+}
+
+/* YAML node to JSON; depth-bounded, so an aliased cycle stops. NULL on a bad shape. */
+static json_t *yaml_to_json(yaml_document_t *doc, yaml_node_t *n, int depth)
+{
+    if (!n || depth > 32)
+        return NULL;
+    if (n->type == YAML_SCALAR_NODE)
+        return yaml_scalar(n);
+    json_t *out = n->type == YAML_MAPPING_NODE ? json_object() : json_array();
+    if (n->type == YAML_SEQUENCE_NODE) {
+        for (yaml_node_item_t *i = n->data.sequence.items.start; i < n->data.sequence.items.top;
+             i++)
+            if (json_array_append_new(
+                    out, yaml_to_json(doc, yaml_document_get_node(doc, *i), depth + 1)))
+                goto bad;
+        return out;
+    }
+    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = yaml_document_get_node(doc, p->key);
+        if (!k || k->type != YAML_SCALAR_NODE ||
+            json_object_set_new(
+                out, (const char *)k->data.scalar.value,
+                yaml_to_json(doc, yaml_document_get_node(doc, p->value), depth + 1)))
+            goto bad;
+    }
+    return out;
+bad:
+    json_decref(out);
+    return NULL;
+}
+
+/* The pod file (JSON, or YAML as kubectl takes it; "-" = standard input) as JSON text. */
+static char *read_pod(const char *path)
+{
+    FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+    char *buf = f ? malloc(POD_FILE_MAX + 1) : NULL;
+    size_t n = buf ? fread(buf, 1, POD_FILE_MAX + 1, f) : 0;
+    if (f && f != stdin)
+        fclose(f);
+    if (!buf || n > POD_FILE_MAX) {
+        fprintf(stderr, "gpusched submit: %s: cannot read it, or it is over 4 MiB\n", path);
+        free(buf);
+        return NULL;
+    }
+    buf[n] = '\0';
+    size_t lead = strspn(buf, " \t\r\n");
+    if (buf[lead] == '{')
+        return buf;
+    yaml_parser_t ps;
+    yaml_document_t doc;
+    json_t *j = NULL;
+    yaml_parser_initialize(&ps);
+    yaml_parser_set_input_string(&ps, (const unsigned char *)buf, n);
+    if (yaml_parser_load(&ps, &doc)) {
+        j = yaml_to_json(&doc, yaml_document_get_root_node(&doc), 0);
+        yaml_document_delete(&doc);
+    } else {
+        fprintf(stderr, "gpusched submit: %s:%zu:%zu: %s\n", path, ps.problem_mark.line + 1,
+                ps.problem_mark.column + 1, ps.problem ? ps.problem : "not YAML");
+    }
+    yaml_parser_delete(&ps);
+    free(buf);
+    char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    if (!j && ps.error == YAML_NO_ERROR)
+        fprintf(stderr, "gpusched submit: %s: not a Pod object\n", path);
+    json_decref(j);
+    return text;
+}
+
+/* One line per pod: NAMESPACE/NAME STATE NODE GPUS REASON. */
+static void print_table(const json_t *ans)
+{
+    size_t i;
+    const json_t *p;
+    printf("%-40s %-8s %-20s %-10s %s\n", "POD", "STATE", "NODE", "GPUS", "REASON");
+    json_array_foreach(json_object_get(ans, "items"), i, p)
+    {
+        char pod[160], gpus[64] = "";
+        size_t k, off = 0;
+        const json_t *g;
+        snprintf(pod, sizeof(pod), "%s/%s", json_string_value(json_object_get(p, "namespace")),
+                 json_string_value(json_object_get(p, "name")));
+        json_array_foreach(json_object_get(p, "gpus"), k, g)
+        {
+            if (off < sizeof(gpus))
+                off += (size_t)snprintf(gpus + off, sizeof(gpus) - off, off ? ",%lld" : "%lld",
+                                        (long long)json_integer_value(g));
+        }
+        const char *node = json_string_value(json_object_get(p, "node"));
+        const char *why = json_string_value(json_object_get(p, "reason"));
+        printf("%-40s %-8s %-20s %-10s %s\n", pod, json_string_value(json_object_get(p, "state")),
+               node ? node : "-", gpus[0] ? gpus : "-", why ? why : "");
+    }
+    const char *more = json_string_value(json_object_get(ans, "continue"));
+    if (more && *more)
+        printf("(more: --continue %s)\n", more);
+}
+
+static void client_usage(FILE *f)
+{
+    fprintf(f, "usage: gpusched submit POD.yaml|POD.json|-   submit a Pod\n"
+               "       gpusched get NAMESPACE/NAME             show one pod\n"
+               "       gpusched list [--tenant T] [--state pending|running] [--json]\n"
+               "       gpusched cancel NAMESPACE/NAME          cancel a pod, freeing its cards\n"
+               "       gpusched status                         the daemon's totals\n"
+               "options: --server URL (or $GPUSCHED_SERVER; default http://127.0.0.1:8080)\n"
+               "         --token TOKEN (or $GPUSCHED_TOKEN)   --cacert PEM (HTTPS)\n");
+}
+
+static int parse_client(int argc, char **argv, struct copts *o, char **cont)
+{
+    static const struct option lo[] = {
+        {"server", required_argument, 0, 's'},
+        {"token", required_argument, 0, 't'},
+        {"cacert", required_argument, 0, 'c'},
+        {"tenant", required_argument, 0, 'T'},
+        {"state", required_argument, 0, 'S'},
+        {"continue", required_argument, 0, 'C'},
+        {"json", no_argument, 0, 'j'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    const char *env_server = getenv("GPUSCHED_SERVER"), *env_token = getenv("GPUSCHED_TOKEN");
+    *o = (struct copts){.server = env_server && *env_server ? env_server : "http://127.0.0.1:8080",
+                        .token = env_token && *env_token ? env_token : NULL};
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+        switch (c) {
+        case 's':
+            o->server = optarg;
+            break;
+        case 't':
+            o->token = optarg;
+            break;
+        case 'c':
+            o->cacert = optarg;
+            break;
+        case 'T':
+            o->tenant = optarg;
+            break;
+        case 'S':
+            o->state = optarg;
+            break;
+        case 'C':
+            *cont = optarg;
+            break;
+        case 'j':
+            o->json = 1;
+            break;
+        case 'h':
+            client_usage(stdout);
+            return -1;
+        default:
+            fprintf(stderr, "gpusched %s: unknown or incomplete option \"%s\"\n", argv[0],
+                    argv[optind - 1]);
+            return EXIT_BAD_INPUT;
+        }
+    }
+    return 0;
+}
+
+/* "NS/NAME" from the one positional argument, checked so it cannot bend the URL. */
+static int pod_arg(const char *cmd, int argc, char **argv, char *path, size_t cap)
+{
+    if (optind != argc - 1) {
+        fprintf(stderr, "gpusched %s: expected one NAMESPACE/NAME\n", cmd);
+        return EXIT_BAD_INPUT;
+    }
+    const char *a = argv[optind], *slash = strchr(a, '/');
+    if (!slash || slash == a || !slash[1] || strchr(slash + 1, '/') ||
+        strspn(a, "abcdefghijklmnopqrstuvwxyz0123456789-./") != strlen(a)) {
+        fprintf(stderr, "gpusched %s: \"%s\" is not NAMESPACE/NAME\n", cmd, a);
+        return EXIT_BAD_INPUT;
+    }
+    snprintf(path, cap, "/v1/pods/%s", a);
+    return 0;
+}
+
+static int list(const char *cmd, const struct copts *o, const char *cont)
+{
+    char path[1024] = "/v1/pods?";
+    const char *keys[] = {"tenant", "state", "continue"}, *vals[] = {o->tenant, o->state, cont};
+    CURL *c = curl_easy_init();
+    for (int i = 0; c && i < 3; i++) {
+        char *e = vals[i] ? curl_easy_escape(c, vals[i], 0) : NULL;
+        if (e && strlen(path) + strlen(e) + 16 < sizeof(path))
+            snprintf(path + strlen(path), sizeof(path) - strlen(path), "%s=%s&", keys[i], e);
+        curl_free(e);
+    }
+    curl_easy_cleanup(c);
+    json_t *ans;
+    long st = call(cmd, o, "GET", path, NULL, &ans);
+    if (st >= 200 && st < 300 && !o->json) {
+        print_table(ans);
+        json_decref(ans);
+        return 0;
+    }
+    return finish(cmd, st, ans, 1);
+}
+
+int cmd_client(int argc, char **argv)
+{
+    const char *cmd = argv[0];
+    struct copts o;
+    char *cont = NULL, path[256];
+    json_t *ans = NULL;
+    int rc = parse_client(argc, argv, &o, &cont);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    long st = -1;
+    if (!strcmp(cmd, "submit")) {
+        char *body = optind == argc - 1 ? read_pod(argv[optind]) : NULL;
+        if (optind != argc - 1)
+            fprintf(stderr, "gpusched submit: expected one pod file (or - for stdin)\n");
+        if (body)
+            st = call(cmd, &o, "POST", "/v1/pods", body, &ans);
+        rc = body ? finish(cmd, st, ans, 1) : EXIT_BAD_INPUT;
+        free(body);
+    } else if (!strcmp(cmd, "get") || !strcmp(cmd, "cancel")) {
+        rc = pod_arg(cmd, argc, argv, path, sizeof(path));
+        if (!rc) {
+            st = call(cmd, &o, cmd[0] == 'g' ? "GET" : "DELETE", path, NULL, &ans);
+            rc = finish(cmd, st, ans, 1);
+        }
+    } else if (optind != argc) {
+        fprintf(stderr, "gpusched %s: unexpected argument \"%s\"\n", cmd, argv[optind]);
+        rc = EXIT_BAD_INPUT;
+    } else if (!strcmp(cmd, "list")) {
+        rc = list(cmd, &o, cont);
+    } else {
+        st = call(cmd, &o, "GET", "/v1/status", NULL, &ans);
+        rc = finish(cmd, st, ans, 1);
+    }
+    curl_global_cleanup();
+    return rc;
+}

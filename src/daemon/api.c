@@ -1,0 +1,356 @@
+/*
+ * gpuschedd: the REST API under /v1 and the routing of every request. Runs on the scheduler
+ * thread. Access: a tenant's token reaches the namespaces it owns (others: 403), the admin token
+ * reaches all; no token or an unknown one gets 401. Each tenant's requests pass its token bucket
+ * first (429 with Retry-After). Errors are {"error": "...", "field": "..."}.
+ */
+#include "gsd.h"
+
+#include "gpusched/catalog.h"
+#include "gpusched/cluster.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Who is asking: a tenant, or the admin (tenant NULL). */
+struct who {
+    struct gsd_tenant *tenant;
+    int admin;
+};
+
+void gsd_reply_json(struct gsd_req *r, int status, json_t *body)
+{
+    r->status = status;
+    r->ctype = "application/json";
+    r->resp = body ? json_dumps(body, JSON_COMPACT) : NULL;
+    json_decref(body);
+    if (!r->resp) {
+        r->status = 500;
+        r->resp = strdup("{\"error\":\"out of memory\",\"field\":\"\"}");
+    }
+    r->resp_len = r->resp ? strlen(r->resp) : 0;
+}
+
+void gsd_reply_error(struct gsd_req *r, int status, const char *field, const char *fmt, ...)
+{
+    char msg[GS_DIAG_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    gsd_reply_json(r, status, json_pack("{s:s, s:s}", "error", msg, "field", field));
+}
+
+const char *gsd_qarg(const struct gsd_req *r, const char *key)
+{
+    for (int i = 0; i < r->nqargs; i++)
+        if (strcmp(r->qargs[i].key, key) == 0)
+            return r->qargs[i].val;
+    return NULL;
+}
+
+/* May @w act in namespace @ns? Writes 403 when not. */
+static int may_use_ns(const struct gsd_state *st, const struct who *w, const char *ns,
+                      struct gsd_req *r)
+{
+    if (w->admin || gsd_tenant_of_ns(st->cfg, ns) == w->tenant)
+        return 1;
+    gsd_reply_error(r, 403, "metadata.namespace", "namespace %s does not belong to tenant %s", ns,
+                    w->tenant->name);
+    return 0;
+}
+
+static void post_pod(struct gsd_state *st, struct gsd_req *r, const struct who *w)
+{
+    json_error_t jerr;
+    json_t *body = json_loadb(r->body ? r->body : "", r->len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!body) {
+        gsd_reply_error(r, 400, "", "body: not JSON at line %d column %d: %s", jerr.line,
+                        jerr.column, jerr.text);
+        return;
+    }
+    struct gsd_podspec spec;
+    struct gsd_ferr e;
+    int rc = gsd_podspec_parse(body, st->min_card_mib, &spec, &e);
+    json_decref(body);
+    if (rc) {
+        gsd_reply_error(r, e.status, e.field, "%s", e.msg);
+        return;
+    }
+    if (!spec.ns[0] && w->admin) {
+        gsd_reply_error(r, 400, "metadata.namespace",
+                        "metadata.namespace: required with the "
+                        "admin token");
+    } else {
+        if (!spec.ns[0])
+            memcpy(spec.ns, w->tenant->ns[0], sizeof(spec.ns));
+        if (may_use_ns(st, w, spec.ns, r)) {
+            const struct gsd_tenant *owner = gsd_tenant_of_ns(st->cfg, spec.ns);
+            struct gsd_pod *p =
+                gsd_pod_add(st, &spec, owner ? owner->name : "", GSD_SRC_API, -1, &e);
+            if (p)
+                gsd_reply_json(r, 201, gsd_pod_json(st, p));
+            else
+                gsd_reply_error(r, e.status, e.field, "%s", e.msg);
+        }
+    }
+    gsd_podspec_clear(&spec);
+}
+
+/* "/v1/pods/NS/NAME" -> ns, name; 0 when the path has that shape. */
+static int split_pod_path(const char *rest, char *ns, char *name)
+{
+    const char *slash = strchr(rest, '/');
+    if (!slash || (size_t)(slash - rest) >= GSD_NAME_MAX || strlen(slash + 1) >= GSD_NAME_MAX)
+        return -1;
+    memcpy(ns, rest, (size_t)(slash - rest));
+    ns[slash - rest] = '\0';
+    strcpy(name, slash + 1);
+    return gsd_name_ok(ns) && name[0] && !strchr(name, '/') ? 0 : -1;
+}
+
+static void one_pod(struct gsd_state *st, struct gsd_req *r, const struct who *w, const char *rest)
+{
+    char ns[GSD_NAME_MAX], name[GSD_NAME_MAX];
+    if (split_pod_path(rest, ns, name)) {
+        gsd_reply_error(r, 404, "", "no such pod: the path is /v1/pods/NAMESPACE/NAME");
+        return;
+    }
+    if (!may_use_ns(st, w, ns, r))
+        return;
+    struct gsd_pod *p = gsd_pod_find(st, ns, name);
+    if (!p) {
+        gsd_reply_error(r, 404, "", "pod %s/%s not found", ns, name);
+        return;
+    }
+    if (!strcmp(r->method, "GET")) {
+        gsd_reply_json(r, 200, gsd_pod_json(st, p));
+        return;
+    }
+    if (strcmp(r->method, "DELETE")) {
+        gsd_reply_error(r, 405, "", "%s: use GET or DELETE", r->method);
+        return;
+    }
+    if (gsd_pod_cancel(st, p)) {
+        gsd_reply_error(r, 503, "", "the store failed");
+        return;
+    }
+    gsd_reply_json(
+        r, 200, json_pack("{s:s, s:s, s:s}", "namespace", ns, "name", name, "state", "cancelled"));
+}
+
+static int parse_count(const char *s, int64_t lo, int64_t hi, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = s && *s ? strtoll(s, &end, 10) : -1;
+    if (!s || !*s || *end || errno || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static void list_pods(struct gsd_state *st, struct gsd_req *r, const struct who *w)
+{
+    const char *tenant = gsd_qarg(r, "tenant"), *state = gsd_qarg(r, "state");
+    int64_t limit = 500, from = 0;
+    int want = -1;
+    if (tenant && !*tenant)
+        tenant = NULL;
+    if (!w->admin && tenant && strcmp(tenant, w->tenant->name)) {
+        gsd_reply_error(r, 403, "tenant", "tenant %.64s: a tenant token lists its own pods only",
+                        tenant);
+        return;
+    }
+    if (!w->admin)
+        tenant = w->tenant->name;
+    if (state && *state) {
+        want = !strcmp(state, "pending")   ? GSD_PENDING
+               : !strcmp(state, "running") ? GSD_RUNNING
+                                           : -2;
+        if (want == -2) {
+            gsd_reply_error(r, 400, "state", "state: expected pending or running");
+            return;
+        }
+    }
+    if (gsd_qarg(r, "limit") && parse_count(gsd_qarg(r, "limit"), 1, GSD_LIST_MAX, &limit)) {
+        gsd_reply_error(r, 400, "limit", "limit: expected a whole number in 1..%d", GSD_LIST_MAX);
+        return;
+    }
+    if (gsd_qarg(r, "continue") && parse_count(gsd_qarg(r, "continue"), 0, INT64_MAX, &from)) {
+        gsd_reply_error(r, 400, "continue", "continue: expected the value a previous list gave");
+        return;
+    }
+    json_t *items = json_array();
+    const struct gsd_pod *p = st->head;
+    for (; p && p->seq < from; p = p->next)
+        ;
+    for (; p; p = p->next) {
+        if ((tenant && strcmp(p->tenant, tenant)) || (want >= 0 && p->state != want))
+            continue;
+        if ((int64_t)json_array_size(items) == limit)
+            break;
+        json_array_append_new(items, gsd_pod_json(st, p));
+    }
+    char next[24] = "";
+    if (p)
+        snprintf(next, sizeof(next), "%lld", (long long)p->seq);
+    gsd_reply_json(r, 200, json_pack("{s:o, s:s}", "items", items, "continue", next));
+}
+
+static json_t *node_json(const struct gsd_state *st, size_t i)
+{
+    struct gs_node_info ni;
+    gs_cluster_node_info(st->cluster, i, &ni);
+    int64_t free_milli = 0;
+    for (int g = 0; g < ni.gpus; g++)
+        free_milli += ni.gpu_left[g];
+    return json_pack("{s:s, s:s, s:s?, s:i, s:I, s:I, s:I, s:I, s:I, s:I}", "name", ni.name, "zone",
+                     ni.zone, "gpu_model", ni.model >= 0 ? gs_catalog_at(ni.model)->name : NULL,
+                     "gpus", ni.gpus, "gpu_milli_allocated",
+                     (json_int_t)(ni.gpus * 1000 - free_milli), "gpu_milli_free",
+                     (json_int_t)free_milli, "cpu_milli", (json_int_t)ni.cpu_milli,
+                     "cpu_milli_free", (json_int_t)ni.cpu_left, "memory_mib",
+                     (json_int_t)ni.memory_mib, "memory_mib_free", (json_int_t)ni.memory_left);
+}
+
+/* One node with its cards: allocated share and the pods holding each card. */
+static void one_node(struct gsd_state *st, struct gsd_req *r, const char *name)
+{
+    int i = gs_cluster_find(st->cluster, name);
+    if (i < 0) {
+        gsd_reply_error(r, 404, "", "node %.64s not found", name);
+        return;
+    }
+    struct gs_node_info ni;
+    gs_cluster_node_info(st->cluster, (size_t)i, &ni);
+    json_t *n = node_json(st, (size_t)i), *cards = json_array(), *pods[GS_GPUS_MAX];
+    for (int g = 0; g < ni.gpus; g++)
+        pods[g] = json_array();
+    for (const struct gsd_pod *p = st->head; p; p = p->next)
+        for (int g = 0; p->state == GSD_RUNNING && p->pl.node == i && g < ni.gpus; g++)
+            if (p->pl.gpu_mask & (1u << g)) {
+                char key[2 * GSD_NAME_MAX + 1];
+                snprintf(key, sizeof(key), "%s/%s", p->ns, p->name);
+                json_array_append_new(pods[g], json_string(key));
+            }
+    for (int g = 0; g < ni.gpus; g++)
+        json_array_append_new(cards, json_pack("{s:i, s:i, s:i, s:o}", "index", g,
+                                               "allocated_milli", 1000 - ni.gpu_left[g],
+                                               "free_milli", ni.gpu_left[g], "pods", pods[g]));
+    json_object_set_new(n, "gpu", cards);
+    gsd_reply_json(r, 200, n);
+}
+
+static void nodes(struct gsd_state *st, struct gsd_req *r, const char *rest)
+{
+    if (strcmp(r->method, "GET")) {
+        gsd_reply_error(r, 405, "", "%s: use GET", r->method);
+        return;
+    }
+    if (rest) {
+        one_node(st, r, rest);
+        return;
+    }
+    json_t *items = json_array();
+    for (size_t i = 0; i < gs_cluster_node_count(st->cluster); i++)
+        json_array_append_new(items, node_json(st, i));
+    gsd_reply_json(r, 200, json_pack("{s:o}", "items", items));
+}
+
+static void status(struct gsd_state *st, struct gsd_req *r, const struct who *w)
+{
+    struct gs_cluster_totals t;
+    gs_cluster_totals(st->cluster, &t);
+    gsd_reply_json(r, 200,
+                   json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "version", GS_VERSION,
+                             "caller", w->admin ? "admin" : w->tenant->name, "nodes",
+                             (json_int_t)gs_cluster_node_count(st->cluster), "gpus",
+                             (json_int_t)t.gpus, "gpu_milli", (json_int_t)t.gpu_milli,
+                             "gpu_milli_allocated", (json_int_t)t.gpu_milli_used, "pods_running",
+                             (json_int_t)st->nrunning, "pods_pending", (json_int_t)st->npending,
+                             "started_us", (json_int_t)st->started_us));
+}
+
+/* Authenticate and rate-limit. Return: 0 and *@w; -1 after writing 401 or 429. */
+static int admit(struct gsd_state *st, struct gsd_req *r, struct who *w)
+{
+    int id = r->auth == 1 ? gsd_config_auth(st->cfg, r->token_sha) : GSD_AUTH_NONE;
+    if (id == GSD_AUTH_NONE) {
+        gsd_reply_error(r, 401, "Authorization",
+                        r->auth ? "the bearer token is not valid"
+                                : "an Authorization: Bearer token is required");
+        return -1;
+    }
+    w->admin = id == GSD_AUTH_ADMIN;
+    w->tenant = w->admin ? NULL : &st->cfg->tenants[id];
+    int64_t wait = w->tenant ? gsd_bucket_take(w->tenant, gsd_mono_us()) : 0;
+    if (wait) {
+        r->retry_after = wait;
+        gsd_reply_error(r, 429, "", "tenant %s is over its rate limit; retry in %lld s",
+                        w->tenant->name, (long long)wait);
+        return -1;
+    }
+    return 0;
+}
+
+static void v1(struct gsd_state *st, struct gsd_req *r, const char *rest)
+{
+    struct who w;
+    if (admit(st, r, &w))
+        return;
+    if (!strcmp(rest, "pods")) {
+        if (!strcmp(r->method, "POST"))
+            post_pod(st, r, &w);
+        else if (!strcmp(r->method, "GET"))
+            list_pods(st, r, &w);
+        else
+            gsd_reply_error(r, 405, "", "%s: use GET or POST", r->method);
+    } else if (!strncmp(rest, "pods/", 5)) {
+        one_pod(st, r, &w, rest + 5);
+    } else if (!strcmp(rest, "nodes")) {
+        nodes(st, r, NULL);
+    } else if (!strncmp(rest, "nodes/", 6)) {
+        nodes(st, r, rest + 6);
+    } else if (!strcmp(rest, "status")) {
+        status(st, r, &w);
+    } else {
+        gsd_reply_error(r, 404, "", "no such endpoint: /v1/%.64s", rest);
+    }
+}
+
+void gsd_api_handle(struct gsd_state *st, struct gsd_req *r)
+{
+    if (r->qarg_too_long) {
+        gsd_reply_error(r, 400, "",
+                        "a query argument is longer than %d bytes or there are "
+                        "more than %d",
+                        GSD_QARG_LEN - 1, GSD_QARGS_MAX);
+        return;
+    }
+    if (!strncmp(r->path, "/v1/", 4)) {
+        v1(st, r, r->path + 4);
+    } else if (!strcmp(r->path, "/metrics") || !strcmp(r->path, "/healthz")) {
+        if (strcmp(r->method, "GET"))
+            gsd_reply_error(r, 405, "", "%s: use GET", r->method);
+        else if (r->path[1] == 'm')
+            gsd_metrics_handle(st, r);
+        else
+            gsd_reply_json(r, 200, json_pack("{s:s}", "status", "ok"));
+    } else if (!strncmp(r->path, "/extender/", 10)) {
+        struct who w;
+        if (strcmp(r->method, "POST"))
+            gsd_reply_error(r, 405, "", "%s: extender verbs take POST", r->method);
+        else if (!st->cfg->extender_token)
+            gsd_extender_handle(st, r, r->path + 10);
+        else if (!admit(st, r, &w) && !w.admin)
+            gsd_reply_error(r, 403, "Authorization", "extender verbs need the admin token");
+        else if (!r->status)
+            gsd_extender_handle(st, r, r->path + 10);
+    } else {
+        gsd_reply_error(r, 404, "", "no such endpoint: %.64s", r->path);
+    }
+}

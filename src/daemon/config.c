@@ -1,0 +1,522 @@
+/*
+ * gpuschedd: the DaemonConfig file.
+ *
+ *   apiVersion: gpusched.io/v1alpha1
+ *   kind: DaemonConfig
+ *   policy: gpusched              # placement policy (gpusched policy names)
+ *   maxBodyBytes: 1048576         # cap of a /v1 request body
+ *   maxPods: 1000000              # pods held, pending and running
+ *   adminToken: "..."             # or adminTokenSHA256: <64 hex digits>
+ *   extender: {maxBodyBytes: 33554432, requireToken: false}
+ *   tenants:
+ *     - name: team-a
+ *       token: "..."              # or tokenSHA256: <64 hex digits>
+ *       namespaces: [team-a, team-a-dev]
+ *       rateLimit: {requestsPerSecond: 50, burst: 100}
+ *
+ * Tokens are hashed (SHA-256, nettle) as soon as they are read and the text is wiped: only hashes
+ * stay in memory. Keys are strict, as in the KubeSchedulerConfiguration loader: a misspelt
+ * "rateLimt" would silently lift a tenant's limit. The walk descends a fixed depth and an event
+ * pass bounds nesting first (libyaml's loader recurses without a limit of its own).
+ */
+#include "gsd.h"
+
+#include "gpusched/config.h"
+
+#include <errno.h>
+#include <nettle/memops.h>
+#include <nettle/sha2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#define TOKEN_MIN 16 /* bytes: shorter bearer tokens are guessable */
+
+struct walk {
+    const char *path;
+    yaml_document_t *doc;
+    struct gs_diag *d;
+};
+
+void gsd_sha256(const void *data, size_t len, uint8_t out[GSD_SHA256_LEN])
+{
+    struct sha256_ctx c;
+    sha256_init(&c);
+    sha256_update(&c, len, data);
+    sha256_digest(&c, GSD_SHA256_LEN, out);
+}
+
+static int err_at(const struct walk *w, const yaml_node_t *n, const char *fmt, const char *a)
+{
+    char msg[256];
+    snprintf(msg, sizeof(msg), fmt, a);
+    return gs_diag_error(w->d, "%s:%zu:%zu: %s", w->path, n->start_mark.line + 1,
+                         n->start_mark.column + 1, msg);
+}
+
+static const char *scalar(const yaml_node_t *n)
+{
+    return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+}
+
+/* A whole number in [lo, hi]. */
+static int get_int(const struct walk *w, const yaml_node_t *n, const char *key, int64_t lo,
+                   int64_t hi, int64_t *out)
+{
+    const char *s = scalar(n);
+    char *end;
+    errno = 0;
+    long long v = s && *s ? strtoll(s, &end, 10) : 0;
+    if (!s || !*s || *end || errno || v < lo || v > hi) {
+        char what[96];
+        snprintf(what, sizeof(what), "%s: expected a whole number in %lld..%lld", key,
+                 (long long)lo, (long long)hi);
+        return err_at(w, n, "%s", what);
+    }
+    *out = v;
+    return 0;
+}
+
+static int get_bool(const struct walk *w, const yaml_node_t *n, const char *key, int *out)
+{
+    const char *s = scalar(n);
+    if (s && (!strcmp(s, "true") || !strcmp(s, "false"))) {
+        *out = s[0] == 't';
+        return 0;
+    }
+    return err_at(w, n, "%s: expected true or false", key);
+}
+
+/* A token in plain text (hashed at once, then wiped in the YAML buffer) or as 64 hex digits. */
+static int get_token(const struct walk *w, yaml_node_t *n, int hashed, uint8_t out[32])
+{
+    char *s = n->type == YAML_SCALAR_NODE ? (char *)n->data.scalar.value : NULL;
+    if (!s)
+        return err_at(w, n, "%s", "a token must be a string");
+    size_t len = strlen(s);
+    if (!hashed) {
+        if (len < TOKEN_MIN)
+            return err_at(w, n, "a token must be at least %s bytes long", "16");
+        gsd_sha256(s, len, out);
+        memset(s, 0, len);
+        return 0;
+    }
+    if (len != 64)
+        return err_at(w, n, "%s", "tokenSHA256: expected 64 hex digits");
+    for (int i = 0; i < 32; i++) {
+        unsigned v;
+        if (sscanf(s + 2 * i, "%2x", &v) != 1 || !strchr("0123456789abcdefABCDEF", s[2 * i]) ||
+            !strchr("0123456789abcdefABCDEF", s[2 * i + 1]))
+            return err_at(w, n, "%s", "tokenSHA256: expected 64 hex digits");
+        out[i] = (uint8_t)v;
+    }
+    return 0;
+}
+
+/* Look a key up in a mapping's known list; unknown keys are errors. */
+static int key_index(const struct walk *w, const yaml_node_t *k, const char *const *keys, int n)
+{
+    const char *s = scalar(k);
+    for (int i = 0; s && i < n; i++)
+        if (strcmp(s, keys[i]) == 0)
+            return i;
+    return err_at(w, k, "unknown key \"%.64s\"", s ? s : "(not a string)");
+}
+
+#define FOR_PAIRS(w, map, pair)                                                                    \
+    for (yaml_node_pair_t *pair = (map)->data.mapping.pairs.start;                                 \
+         pair < (map)->data.mapping.pairs.top; pair++)
+
+static int walk_rate(const struct walk *w, yaml_node_t *m, struct gsd_tenant *t)
+{
+    static const char *const keys[] = {"requestsPerSecond", "burst"};
+    if (m->type != YAML_MAPPING_NODE)
+        return err_at(w, m, "%s", "rateLimit: expected a mapping");
+    FOR_PAIRS(w, m, p)
+    {
+        yaml_node_t *k = yaml_document_get_node(w->doc, p->key);
+        yaml_node_t *v = yaml_document_get_node(w->doc, p->value);
+        int i = key_index(w, k, keys, 2);
+        if (i < 0)
+            return i;
+        if (i == 0 && (!scalar(v) || gsd_parse_cpu(scalar(v), &t->rate_milli) ||
+                       t->rate_milli < 1 || t->rate_milli > 1000000000))
+            return err_at(w, v, "%s", "requestsPerSecond: expected a number in 0.001..1000000");
+        if (i == 1 && get_int(w, v, "burst", 1, 1000000, &t->burst))
+            return -EINVAL;
+    }
+    if (!t->rate_milli)
+        return err_at(w, m, "%s", "rateLimit: requestsPerSecond is missing");
+    if (!t->burst)
+        t->burst = (t->rate_milli + 999) / 1000;
+    return 0;
+}
+
+/* The length of list @s, at most @max; a negative error after a message naming @what. */
+static int64_t list_len(const struct walk *w, const yaml_node_t *s, const char *what, size_t max)
+{
+    char msg[96];
+    if (s->type != YAML_SEQUENCE_NODE) {
+        snprintf(msg, sizeof(msg), "%s: expected a list", what);
+        return err_at(w, s, "%s", msg);
+    }
+    size_t n = (size_t)(s->data.sequence.items.top - s->data.sequence.items.start);
+    snprintf(msg, sizeof(msg), "%s: more than %zu entries", what, max);
+    return n > max ? err_at(w, s, "%s", msg) : (int64_t)n;
+}
+
+static int walk_namespaces(const struct walk *w, yaml_node_t *s, struct gsd_tenant *t)
+{
+    int64_t len = list_len(w, s, "namespaces", GSD_NS_MAX);
+    if (len < 0)
+        return (int)len;
+    size_t n = (size_t)len;
+    t->ns = calloc(n ? n : 1, sizeof(*t->ns));
+    if (!t->ns)
+        return -ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        yaml_node_t *v = yaml_document_get_node(w->doc, s->data.sequence.items.start[i]);
+        if (!scalar(v) || !gsd_name_ok(scalar(v)))
+            return err_at(w, v, "%s", "namespace: expected a DNS label (a-z, 0-9, '-', 1..63)");
+        memcpy(t->ns[i], scalar(v), strlen(scalar(v)) + 1);
+        t->nns++;
+    }
+    return 0;
+}
+
+static int walk_tenant(const struct walk *w, yaml_node_t *m, struct gsd_tenant *t)
+{
+    static const char *const keys[] = {"name", "token", "tokenSHA256", "namespaces", "rateLimit"};
+    int has_token = 0, rc = 0;
+    if (m->type != YAML_MAPPING_NODE)
+        return err_at(w, m, "%s", "tenants[]: expected a mapping");
+    FOR_PAIRS(w, m, p)
+    {
+        yaml_node_t *k = yaml_document_get_node(w->doc, p->key);
+        yaml_node_t *v = yaml_document_get_node(w->doc, p->value);
+        int i = key_index(w, k, keys, 5);
+        if (i < 0)
+            return i;
+        if (i == 0) {
+            if (!scalar(v) || !gsd_name_ok(scalar(v)))
+                return err_at(w, v, "%s", "name: expected a DNS label (a-z, 0-9, '-', 1..63)");
+            memcpy(t->name, scalar(v), strlen(scalar(v)) + 1);
+        } else if (i == 1 || i == 2) {
+            rc = get_token(w, v, i == 2, t->token_sha);
+            has_token++;
+        } else if (i == 3) {
+            rc = walk_namespaces(w, v, t);
+        } else {
+            rc = walk_rate(w, v, t);
+        }
+        if (rc)
+            return rc;
+    }
+    if (!t->name[0])
+        return err_at(w, m, "%s", "tenant: name is missing");
+    if (has_token != 1)
+        return err_at(w, m, "tenant %s: give exactly one of token and tokenSHA256", t->name);
+    if (!t->nns)
+        return err_at(w, m, "tenant %s: namespaces is missing or empty", t->name);
+    return 0;
+}
+
+/* Names, namespaces and tokens must each be unique: a shared token would make two tenants one. */
+static int check_unique(const struct walk *w, const yaml_node_t *at, const struct gsd_config *c)
+{
+    for (size_t i = 0; i < c->ntenants; i++) {
+        const struct gsd_tenant *a = &c->tenants[i];
+        if (c->has_admin && memeql_sec(a->token_sha, c->admin_sha, 32))
+            return err_at(w, at, "tenant %s has the admin token", a->name);
+        for (size_t j = 0; j < i; j++) {
+            const struct gsd_tenant *b = &c->tenants[j];
+            if (!strcmp(a->name, b->name))
+                return err_at(w, at, "tenant %s is listed twice", a->name);
+            if (memeql_sec(a->token_sha, b->token_sha, 32))
+                return err_at(w, at, "tenant %s has the token of another tenant", a->name);
+        }
+        for (size_t k = 0; k < a->nns; k++) {
+            const struct gsd_tenant *o = gsd_tenant_of_ns(c, a->ns[k]);
+            for (size_t m = 0; o && m < k && o == a; m++)
+                if (!strcmp(a->ns[m], a->ns[k]))
+                    return err_at(w, at, "namespace %s is listed twice", a->ns[k]);
+            if (o != a)
+                return err_at(w, at, "namespace %s belongs to two tenants", a->ns[k]);
+        }
+    }
+    return 0;
+}
+
+static int walk_tenants(const struct walk *w, yaml_node_t *s, struct gsd_config *c)
+{
+    int64_t len = list_len(w, s, "tenants", GSD_TENANTS_MAX);
+    if (len < 0)
+        return (int)len;
+    size_t n = (size_t)len;
+    c->tenants = calloc(n ? n : 1, sizeof(*c->tenants));
+    if (!c->tenants)
+        return -ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        int rc = walk_tenant(w, yaml_document_get_node(w->doc, s->data.sequence.items.start[i]),
+                             &c->tenants[c->ntenants++]);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static int walk_extender(const struct walk *w, yaml_node_t *m, struct gsd_config *c)
+{
+    static const char *const keys[] = {"maxBodyBytes", "requireToken"};
+    if (m->type != YAML_MAPPING_NODE)
+        return err_at(w, m, "%s", "extender: expected a mapping");
+    FOR_PAIRS(w, m, p)
+    {
+        yaml_node_t *k = yaml_document_get_node(w->doc, p->key);
+        yaml_node_t *v = yaml_document_get_node(w->doc, p->value);
+        int i = key_index(w, k, keys, 2);
+        int64_t x;
+        if (i < 0)
+            return i;
+        if (i == 0 && get_int(w, v, "maxBodyBytes", 1024, 1 << 30, &x))
+            return -EINVAL;
+        if (i == 0)
+            c->extender_max_body = (size_t)x;
+        if (i == 1 && get_bool(w, v, "requireToken", &c->extender_token))
+            return -EINVAL;
+    }
+    return 0;
+}
+
+/* One top-level key. */
+static int walk_top_key(const struct walk *w, int i, yaml_node_t *v, struct gsd_config *c)
+{
+    int64_t x;
+    switch (i) {
+    case 0: /* apiVersion */
+        if (!scalar(v) || strcmp(scalar(v), "gpusched.io/v1alpha1"))
+            return err_at(w, v, "%s", "apiVersion: expected gpusched.io/v1alpha1");
+        return 0;
+    case 1: /* kind */
+        if (!scalar(v) || strcmp(scalar(v), "DaemonConfig"))
+            return err_at(w, v, "%s", "kind: expected DaemonConfig");
+        return 0;
+    case 2:
+        if (!scalar(v) || strlen(scalar(v)) >= sizeof(c->policy))
+            return err_at(w, v, "%s", "policy: expected a policy name");
+        memcpy(c->policy, scalar(v), strlen(scalar(v)) + 1);
+        return 0;
+    case 3:
+        if (get_int(w, v, "maxBodyBytes", 1024, 1 << 30, &x))
+            return -EINVAL;
+        c->max_body = (size_t)x;
+        return 0;
+    case 4:
+        return get_int(w, v, "maxPods", 1, 10000000, &c->max_pods) ? -EINVAL : 0;
+    case 5:
+    case 6:
+        c->has_admin++;
+        return get_token(w, v, i == 6, c->admin_sha);
+    case 7:
+        return walk_extender(w, v, c);
+    default:
+        return walk_tenants(w, v, c);
+    }
+}
+
+static int walk_top(const struct walk *w, yaml_node_t *root, struct gsd_config *c)
+{
+    static const char *const keys[] = {"apiVersion",       "kind",     "policy",
+                                       "maxBodyBytes",     "maxPods",  "adminToken",
+                                       "adminTokenSHA256", "extender", "tenants"};
+    int seen[9] = {0};
+    if (!root || root->type != YAML_MAPPING_NODE)
+        return gs_diag_error(w->d, "%s: expected a DaemonConfig mapping", w->path);
+    FOR_PAIRS(w, root, p)
+    {
+        yaml_node_t *k = yaml_document_get_node(w->doc, p->key);
+        int i = key_index(w, k, keys, 9);
+        if (i < 0)
+            return i;
+        if (seen[i]++)
+            return err_at(w, k, "key \"%s\" appears twice", keys[i]);
+        int rc = walk_top_key(w, i, yaml_document_get_node(w->doc, p->value), c);
+        if (rc)
+            return rc;
+    }
+    if (!seen[1])
+        return err_at(w, root, "%s", "kind: DaemonConfig is missing");
+    if (c->has_admin > 1)
+        return err_at(w, root, "%s", "give one of adminToken and adminTokenSHA256");
+    struct gs_profile *prof;
+    struct gs_diag pd;
+    gs_diag_init(&pd);
+    if (gs_profile_for_policy(c->policy, &prof, &pd))
+        return err_at(w, root, "policy: %.200s", pd.msg);
+    gs_profile_free(prof);
+    return check_unique(w, root, c);
+}
+
+static int read_file(const char *path, unsigned char **buf, size_t *len, struct gs_diag *d)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return gs_diag_error_code(d, errno == ENOENT ? -ENOENT : -EIO, "%s: cannot open: %s", path,
+                                  strerror(errno));
+    *buf = malloc(GS_CONFIG_MAX_BYTES + 1);
+    if (!*buf) {
+        fclose(f);
+        return -ENOMEM;
+    }
+    *len = fread(*buf, 1, GS_CONFIG_MAX_BYTES + 1, f);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad || *len > GS_CONFIG_MAX_BYTES) {
+        free(*buf);
+        return bad ? gs_diag_error_code(d, -EIO, "%s: cannot read", path)
+                   : gs_diag_error(d, "%s: larger than %u bytes", path, GS_CONFIG_MAX_BYTES);
+    }
+    return 0;
+}
+
+/* Event pass: syntax and nesting depth, before the loader (which recurses) sees the bytes. */
+static int check_events(const char *path, const unsigned char *buf, size_t len, struct gs_diag *d)
+{
+    yaml_parser_t ps;
+    yaml_event_t ev;
+    int depth = 0, rc = 0, done = 0;
+    yaml_parser_initialize(&ps);
+    yaml_parser_set_input_string(&ps, buf, len);
+    while (!done && !rc) {
+        if (!yaml_parser_parse(&ps, &ev)) {
+            rc = gs_diag_error(d, "%s:%zu:%zu: %s", path, ps.problem_mark.line + 1,
+                               ps.problem_mark.column + 1, ps.problem ? ps.problem : "bad YAML");
+            break;
+        }
+        if (ev.type == YAML_SEQUENCE_START_EVENT || ev.type == YAML_MAPPING_START_EVENT)
+            depth++;
+        if (ev.type == YAML_SEQUENCE_END_EVENT || ev.type == YAML_MAPPING_END_EVENT)
+            depth--;
+        if (depth > GS_CONFIG_MAX_DEPTH)
+            rc = gs_diag_error(d, "%s:%zu:%zu: nested deeper than %d", path, ev.start_mark.line + 1,
+                               ev.start_mark.column + 1, GS_CONFIG_MAX_DEPTH);
+        done = ev.type == YAML_STREAM_END_EVENT;
+        yaml_event_delete(&ev);
+    }
+    yaml_parser_delete(&ps);
+    return rc;
+}
+
+static int parse_doc(const char *path, unsigned char *buf, size_t len, struct gsd_config *c,
+                     struct gs_diag *d)
+{
+    yaml_parser_t ps;
+    yaml_document_t doc;
+    yaml_parser_initialize(&ps);
+    yaml_parser_set_input_string(&ps, buf, len);
+    if (!yaml_parser_load(&ps, &doc)) {
+        yaml_parser_delete(&ps);
+        return gs_diag_error(d, "%s: cannot parse", path);
+    }
+    struct walk w = {path, &doc, d};
+    int rc = walk_top(&w, yaml_document_get_root_node(&doc), c);
+    /* Wipe every scalar: plain tokens must not linger in freed memory. */
+    for (yaml_node_t *n = doc.nodes.start; n < doc.nodes.top; n++)
+        if (n->type == YAML_SCALAR_NODE)
+            memset(n->data.scalar.value, 0, n->data.scalar.length);
+    yaml_document_delete(&doc);
+    yaml_parser_delete(&ps);
+    return rc;
+}
+
+int gsd_config_load(const char *path, struct gsd_config **out, struct gs_diag *d)
+{
+    struct gsd_config *c = calloc(1, sizeof(*c));
+    if (!c)
+        return -ENOMEM;
+    c->max_body = 1 << 20;
+    c->extender_max_body = 32u << 20;
+    c->max_pods = 1000000;
+    memcpy(c->policy, "gpusched", 9);
+    int rc = 0;
+    if (path) {
+        unsigned char *buf = NULL;
+        size_t len = 0;
+        c->path = strdup(path);
+        rc = c->path ? read_file(path, &buf, &len, d) : -ENOMEM;
+        if (!rc) {
+            rc = check_events(path, buf, len, d);
+            if (!rc)
+                rc = parse_doc(path, buf, len, c, d);
+            memset(buf, 0, len);
+            free(buf);
+        }
+    }
+    if (rc) {
+        gsd_config_free(c);
+        return rc;
+    }
+    *out = c;
+    return 0;
+}
+
+void gsd_config_free(struct gsd_config *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->ntenants; i++)
+        free(c->tenants[i].ns);
+    free(c->tenants);
+    free(c->path);
+    free(c);
+}
+
+const struct gsd_tenant *gsd_tenant_of_ns(const struct gsd_config *c, const char *ns)
+{
+    for (size_t i = 0; i < c->ntenants; i++)
+        for (size_t k = 0; k < c->tenants[i].nns; k++)
+            if (strcmp(c->tenants[i].ns[k], ns) == 0)
+                return &c->tenants[i];
+    return NULL;
+}
+
+int gsd_config_auth(const struct gsd_config *c, const uint8_t sha[GSD_SHA256_LEN])
+{
+    int who = GSD_AUTH_NONE;
+    /* No early exit: every hash is compared whatever matched before. */
+    for (size_t i = 0; i < c->ntenants; i++)
+        if (memeql_sec(c->tenants[i].token_sha, sha, GSD_SHA256_LEN))
+            who = (int)i;
+    if (c->has_admin && memeql_sec(c->admin_sha, sha, GSD_SHA256_LEN))
+        who = GSD_AUTH_ADMIN;
+    return who;
+}
+
+int64_t gsd_bucket_take(struct gsd_tenant *t, int64_t now_us)
+{
+    if (!t->rate_milli)
+        return 0;
+    int64_t cap = t->burst * 1000;
+    int64_t full_us = cap * 1000000 / t->rate_milli; /* time to fill from empty */
+    if (t->bucket_at_us == 0 || now_us - t->bucket_at_us >= full_us) {
+        t->bucket_milli = cap;
+        t->bucket_at_us = now_us;
+    } else if (now_us > t->bucket_at_us) {
+        /* elapsed x rate < cap x 10^6: no overflow. Only the time turned into tokens is spent,
+         * so frequent requests do not lose the fractions. */
+        int64_t add = (now_us - t->bucket_at_us) * t->rate_milli / 1000000;
+        t->bucket_milli += add;
+        t->bucket_at_us += add * 1000000 / t->rate_milli;
+        if (t->bucket_milli >= cap) {
+            t->bucket_milli = cap;
+            t->bucket_at_us = now_us;
+        }
+    }
+    if (t->bucket_milli >= 1000) {
+        t->bucket_milli -= 1000;
+        return 0;
+    }
+    int64_t wait_us = (1000 - t->bucket_milli) * 1000000 / t->rate_milli;
+    return wait_us < 1000000 ? 1 : (wait_us + 999999) / 1000000; /* whole seconds, rounded up */
+}

@@ -1,0 +1,362 @@
+/*
+ * gpuschedd — internal interfaces of the daemon's modules.
+ *
+ * Threads: one scheduler thread owns the cluster, the engine, the pod table, the store and the
+ * configuration in force (struct gsd_state). HTTP threads (libmicrohttpd, one per connection)
+ * only read a request, hash its bearer token and hand it over as a struct gsd_req through the
+ * queue; they wait for the scheduler thread to fill in the answer. The main thread handles
+ * signals and parses a reloaded configuration before handing it over the same way.
+ *
+ * Durability: the scheduler thread takes the queued requests in batches, runs them inside one
+ * SQLite transaction and answers none of them before that transaction commits, so a 2xx always
+ * means "in the store". Should a commit fail, memory and store disagree: the daemon answers 503
+ * and exits, and the next start rebuilds memory from the store.
+ *
+ * Units as in the engine: milli-GPU, milli-cores, MiB; times are microseconds (wall clock since
+ * the Unix epoch for what is stored and shown, monotonic for latencies and rate limits).
+ */
+#ifndef GSD_H
+#define GSD_H
+
+#include "gpusched/diag.h"
+#include "gpusched/sched.h"
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define GSD_NAME_MAX    64    /* namespace, pod and tenant names, with the NUL (63 bytes) */
+#define GSD_UID_MAX     64    /* metadata.uid, with the NUL */
+#define GSD_REASON_MAX  256   /* a pending pod's reason, cut to fit */
+#define GSD_META_MAX    65536 /* labels + annotations as JSON text, bytes */
+#define GSD_TENANTS_MAX 1024
+#define GSD_NS_MAX      256  /* namespaces per tenant */
+#define GSD_QARGS_MAX   8    /* query arguments kept per request */
+#define GSD_QARG_LEN    128  /* bytes of one query argument value, with the NUL */
+#define GSD_BATCH_MAX   512  /* requests run in one store transaction */
+#define GSD_LIST_MAX    5000 /* pods in one list answer */
+#define GSD_EXT_CACHE   4096 /* pods remembered from filter calls for bind */
+#define GSD_SHA256_LEN  32
+
+/* ---- logging (log.c): one logfmt line per event on stderr ---- */
+
+/*
+ * gsd_log() - write "ts=... level=@level msg=@msg k1=v1 ..." with one write(2).
+ * The variadic part is key, value pairs of strings ending with NULL; values are quoted when they
+ * hold a space, '=', '"' or a control byte. Thread-safe.
+ */
+void gsd_log(const char *level, const char *msg, ...);
+
+/* ---- configuration (config.c) ---- */
+
+struct gsd_tenant {
+    char name[GSD_NAME_MAX];
+    uint8_t token_sha[GSD_SHA256_LEN]; /* SHA-256 of the bearer token; never the token */
+    char (*ns)[GSD_NAME_MAX];          /* namespaces it owns */
+    size_t nns;
+    int64_t rate_milli; /* requests per second x 1000; 0 = no limit */
+    int64_t burst;      /* bucket size in requests */
+    /* token bucket, owned by the scheduler thread (carried over a reload by tenant name) */
+    int64_t bucket_milli;
+    int64_t bucket_at_us;
+};
+
+struct gsd_config {
+    char *path; /* the file, for messages; NULL when none */
+    struct gsd_tenant *tenants;
+    size_t ntenants;
+    int has_admin;
+    uint8_t admin_sha[GSD_SHA256_LEN];
+    size_t max_body;          /* bytes of a /v1 request body */
+    size_t extender_max_body; /* bytes of an /extender request body (a NodeList can be large) */
+    int extender_token;       /* 1: extender verbs need the admin token */
+    int64_t max_pods;         /* pods held (pending + running) */
+    char policy[32];          /* placement policy name */
+};
+
+/*
+ * gsd_config_load() - read a DaemonConfig YAML file (kind: DaemonConfig). Plain tokens are
+ * hashed at once and the text wiped; `tokenSHA256` gives the hash instead. Unknown keys are
+ * errors naming path:line:column. @path NULL gives the defaults (no tenant, no admin).
+ * Return: 0 and *@out (free with gsd_config_free()); -EINVAL with @d; -ENOENT/-EIO; -ENOMEM.
+ */
+int gsd_config_load(const char *path, struct gsd_config **out, struct gs_diag *d);
+void gsd_config_free(struct gsd_config *c);
+
+/* gsd_sha256() - @out = SHA-256(@data). */
+void gsd_sha256(const void *data, size_t len, uint8_t out[GSD_SHA256_LEN]);
+
+/* gsd_tenant_of_ns() - the tenant owning namespace @ns, or NULL. O(tenants x namespaces). */
+const struct gsd_tenant *gsd_tenant_of_ns(const struct gsd_config *c, const char *ns);
+
+/*
+ * gsd_config_auth() - who holds the token hashed to @sha: the tenant (its index), GSD_AUTH_ADMIN
+ * or GSD_AUTH_NONE. Every configured hash is compared in constant time, all of them always, so
+ * the time taken does not tell which one matched or how much of one did.
+ */
+#define GSD_AUTH_ADMIN (-1)
+#define GSD_AUTH_NONE  (-2)
+int gsd_config_auth(const struct gsd_config *c, const uint8_t sha[GSD_SHA256_LEN]);
+
+/*
+ * gsd_bucket_take() - take one request from @t's token bucket at monotonic time @now_us.
+ * Return: 0 allowed; else the whole seconds (>= 1) to wait, for Retry-After.
+ */
+int64_t gsd_bucket_take(struct gsd_tenant *t, int64_t now_us);
+
+/* ---- pod specs (podspec.c) ---- */
+
+struct gsd_podspec {
+    char ns[GSD_NAME_MAX], name[GSD_NAME_MAX], uid[GSD_UID_MAX];
+    json_t *labels, *annotations; /* objects of strings, owned (never NULL after a parse) */
+    struct gs_pod_req req;
+    int32_t gpumem_mib, gpucores; /* as asked, 0 = not given */
+    int32_t priority;
+    char models[160]; /* '|'-joined catalog names allowed, "" = any */
+};
+
+/* A field error: an HTTP status, the message and the JSON path of the field. */
+struct gsd_ferr {
+    int status;
+    char field[128];
+    char msg[GS_DIAG_MSG_MAX];
+};
+
+/*
+ * gsd_podspec_parse() - read a Kubernetes Pod object (@pod) into @out: metadata name, namespace
+ * (may be absent: "" then), uid, labels, annotations (gpusched.io/gpu-model limits GPU models),
+ * spec.priority, and per container resources.limits (requests where a limit is absent)
+ * nvidia.com/gpu, nvidia.com/gpumem (MiB), nvidia.com/gpucores (%), cpu, memory.
+ * @min_card_mib: the smallest card memory among the cluster's models, to turn a gpumem-only
+ * share into milli-GPU.
+ * Return: 0; -EINVAL with @e (status 400 and the field).
+ */
+int gsd_podspec_parse(const json_t *pod, uint32_t min_card_mib, struct gsd_podspec *out,
+                      struct gsd_ferr *e);
+void gsd_podspec_clear(struct gsd_podspec *p);
+
+/* gsd_models_mask() - the catalog mask of '|'-joined model names (0 for ""); -1 unknown name. */
+int64_t gsd_models_mask(const char *models);
+
+/* gsd_parse_cpu() / gsd_parse_memory() - Kubernetes quantities to milli-cores / MiB (rounded
+ * up). Return: 0; -EINVAL (syntax, negative, over 2^40). */
+int gsd_parse_cpu(const char *s, int64_t *milli);
+int gsd_parse_memory(const char *s, int64_t *mib);
+
+/* gsd_name_ok() - a DNS-1123 label: 1..63 of [a-z0-9-], alphanumeric at both ends. */
+int gsd_name_ok(const char *s);
+
+/* ---- pods held by the scheduler thread ---- */
+
+enum gsd_pod_state { GSD_PENDING = 0, GSD_RUNNING = 1 };
+enum gsd_source { GSD_SRC_API = 0, GSD_SRC_EXTENDER = 1 };
+
+struct gsd_pod {
+    int64_t id;  /* store row id */
+    int64_t seq; /* arrival order; unique for the life of the store */
+    char ns[GSD_NAME_MAX], name[GSD_NAME_MAX], tenant[GSD_NAME_MAX], uid[GSD_UID_MAX];
+    char *meta; /* JSON text {"labels":{..},"annotations":{..}}, owned */
+    struct gs_pod_req req;
+    int32_t gpumem_mib, gpucores, priority;
+    char models[160];
+    uint8_t state, source;
+    struct gs_placement pl; /* valid when running */
+    char reason[GSD_REASON_MAX];
+    const char *why; /* a pending pod's main reason, kube-scheduler words (static), or NULL */
+    int64_t submit_us, start_us;
+    struct gsd_pod *hnext;         /* hash chain by namespace/name */
+    struct gsd_pod *prev, *next;   /* every pod, by seq */
+    struct gsd_pod *pprev, *pnext; /* pending pods, by seq */
+};
+
+/* ---- the durable store (store.c) ---- */
+
+struct gsd_store;
+
+/*
+ * gsd_store_open() - open or create DIR/gpusched.db (WAL, synchronous=FULL, foreign keys).
+ * Return: 0 and *@out; -EIO with @d (cannot open, not a gpusched store, newer schema).
+ */
+int gsd_store_open(const char *dir, struct gsd_store **out, struct gs_diag *d);
+void gsd_store_close(struct gsd_store *s);
+int gsd_store_begin(struct gsd_store *s);
+/* gsd_store_commit() - commit the open transaction. Return: 0; -EIO (then it was rolled back). */
+int gsd_store_commit(struct gsd_store *s);
+void gsd_store_rollback(struct gsd_store *s);
+/* gsd_store_pod_insert() - insert @p (sets p->id), its cards and, when running, its ledger row.
+ * @node: the node's name when running. Return: 0; -EIO. */
+int gsd_store_pod_insert(struct gsd_store *s, struct gsd_pod *p, const char *node);
+/* gsd_store_pod_start() - a pending pod got @p->pl on @node: state, cards, ledger row. */
+int gsd_store_pod_start(struct gsd_store *s, const struct gsd_pod *p, const char *node);
+/* gsd_store_pod_unstart() - a running pod goes back to pending (its node vanished). */
+int gsd_store_pod_unstart(struct gsd_store *s, const struct gsd_pod *p, int64_t end_us);
+/* gsd_store_pod_delete() - remove @p and its cards; close its ledger row at @end_us. */
+int gsd_store_pod_delete(struct gsd_store *s, const struct gsd_pod *p, int64_t end_us);
+/* gsd_store_next_seq() - one past the largest seq ever stored (pods and ledger). */
+int64_t gsd_store_next_seq(struct gsd_store *s);
+
+/* One stored pod handed to gsd_store_load()'s callback; node is "" when pending. */
+struct gsd_stored {
+    struct gsd_pod pod; /* meta is owned by the callback once called */
+    char node[GS_NAME_MAX];
+};
+/*
+ * gsd_store_load() - call @fn for every stored pod in seq order, with its cards in pod.pl
+ * (gpu_mask, gpu_milli; node left -1 for the caller to resolve).
+ * Return: 0; the callback's negative return; -EIO; -ENOMEM.
+ */
+int gsd_store_load(struct gsd_store *s, int (*fn)(void *ud, struct gsd_stored *sp), void *ud);
+
+/* ---- the node inventory (inventory.c) ---- */
+
+/*
+ * gsd_inventory_load() - build the cluster the daemon schedules on from @path. The one place
+ * that knows the inventory format (today the node CSV of include/gpusched/trace.h), so another
+ * loader can take its place. Return: 0 and *@out; -EINVAL/-ENOENT/-EIO with @d; -ENOMEM.
+ */
+int gsd_inventory_load(const char *path, struct gs_cluster **out, struct gs_diag *d);
+
+/* ---- requests between the threads (queue.c) ---- */
+
+enum gsd_req_kind { GSD_REQ_HTTP = 0, GSD_REQ_RELOAD, GSD_REQ_STOP };
+
+struct gsd_qarg {
+    char key[32];
+    char val[GSD_QARG_LEN];
+};
+
+struct gsd_req {
+    enum gsd_req_kind kind;
+    char method[8];
+    char path[512];
+    struct gsd_qarg qargs[GSD_QARGS_MAX];
+    int nqargs;
+    int qarg_too_long; /* a query argument was cut: the request is refused */
+    char *body;
+    size_t len;
+    int auth; /* 0 no Authorization header, 1 a bearer token (token_sha), 2 another scheme */
+    uint8_t token_sha[GSD_SHA256_LEN];
+    struct gsd_config *new_cfg; /* GSD_REQ_RELOAD: handed over, owned by the scheduler after */
+    int64_t arrive_us;          /* monotonic */
+    /* the answer */
+    int status;
+    char *resp; /* malloc'd, handed to libmicrohttpd */
+    size_t resp_len;
+    const char *ctype;
+    int64_t retry_after; /* seconds; 0 = no header */
+    int done;
+    pthread_cond_t cv;
+    struct gsd_req *next;
+};
+
+/* ---- the scheduler thread's state and handlers ---- */
+
+struct gsd_hist {
+    const double *bounds; /* upper bounds in seconds, ascending */
+    int n;
+    uint64_t count[24]; /* per bucket (not cumulative), last one +Inf */
+    uint64_t total;
+    int64_t sum_us;
+};
+
+struct gsd_extpod {
+    char key[2 * GSD_NAME_MAX];
+    struct gsd_podspec spec;
+    int used;
+};
+
+struct gsd_state {
+    struct gsd_config *cfg;
+    struct gs_cluster *cluster;
+    struct gs_profile *prof;
+    struct gs_sched *sched;
+    struct gsd_store *store;
+    uint32_t min_card_mib;
+    /* pods */
+    struct gsd_pod **tab;
+    size_t tab_cap, npods, nrunning, npending;
+    struct gsd_pod *head, *tail, *phead, *ptail;
+    int64_t next_seq;
+    int retry;  /* capacity was released: retry pending pods */
+    int failed; /* a store write failed: the batch is rolled back and the daemon exits */
+    /* extender: pods seen by filter, for bind */
+    struct gsd_extpod *ext;
+    size_t ext_next;
+    /* metrics */
+    struct gsd_hist sched_lat, commit_lat;
+    uint64_t placed_total, cancelled_total, http_requests[6]; /* by status class 1xx..5xx */
+    int64_t started_us;
+};
+
+/*
+ * gsd_state_init() - take @cfg and @cluster (owned from now on), open the store in @data_dir,
+ * restore every stored pod (running pods re-bound to their very cards) and retry the pending.
+ * Return: 0; negative errno with @d.
+ */
+int gsd_state_init(struct gsd_state *st, struct gsd_config *cfg, struct gs_cluster *cluster,
+                   const char *data_dir, struct gs_diag *d);
+void gsd_state_free(struct gsd_state *st);
+
+/* gsd_state_retry() - place pending pods in arrival order when capacity came back. */
+int gsd_state_retry(struct gsd_state *st);
+
+/* gsd_state_reload() - put @cfg in force (bucket levels carried over by tenant name). */
+void gsd_state_reload(struct gsd_state *st, struct gsd_config *cfg);
+
+/* Pod table (state.c), used by the API and extender handlers. */
+struct gsd_pod *gsd_pod_find(struct gsd_state *st, const char *ns, const char *name);
+/* gsd_pod_add() - register @spec as a new pod, place it (or bind it to @node when >= 0) and
+ * store it. Return: the pod; NULL with @e (409 duplicate, 507 full, 400 unschedulable bind, 500).
+ */
+struct gsd_pod *gsd_pod_add(struct gsd_state *st, struct gsd_podspec *spec, const char *tenant,
+                            int source, int node, struct gsd_ferr *e);
+/* gsd_pod_cancel() - release and forget @p. Return: 0; -EIO. */
+int gsd_pod_cancel(struct gsd_state *st, struct gsd_pod *p);
+/* gsd_pod_json() - the pod as the API shows it (new reference). */
+json_t *gsd_pod_json(const struct gsd_state *st, const struct gsd_pod *p);
+
+/* Answers (api.c). */
+void gsd_reply_json(struct gsd_req *r, int status, json_t *body);
+void gsd_reply_error(struct gsd_req *r, int status, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* gsd_api_handle() - route and answer one HTTP request (inside the batch's transaction). */
+void gsd_api_handle(struct gsd_state *st, struct gsd_req *r);
+const char *gsd_qarg(const struct gsd_req *r, const char *key);
+int64_t gsd_now_us(void);  /* wall clock, Unix epoch */
+int64_t gsd_mono_us(void); /* monotonic */
+
+/* Extender verbs (extender.c): @verb is "filter", "prioritize" or "bind". */
+void gsd_extender_handle(struct gsd_state *st, struct gsd_req *r, const char *verb);
+
+/* Metrics (metrics.c). */
+void gsd_hist_observe(struct gsd_hist *h, int64_t us);
+void gsd_metrics_handle(struct gsd_state *st, struct gsd_req *r);
+
+/* ---- the queue and the HTTP side (server.c) ---- */
+
+struct gsd_server;
+
+struct gsd_listen {
+    const char *host; /* numeric IPv4 or IPv6 address */
+    int port;
+    const char *tls_cert, *tls_key; /* PEM files, both or neither */
+};
+
+/*
+ * gsd_server_start() - start the scheduler thread over @st and the HTTP listener.
+ * Return: 0 and *@out; negative errno with @d (address in use, bad certificate, ...).
+ */
+int gsd_server_start(struct gsd_state *st, const struct gsd_listen *l, struct gsd_server **out,
+                     struct gs_diag *d);
+/* gsd_server_port() - the port actually bound (useful with port 0). */
+int gsd_server_port(const struct gsd_server *s);
+/* gsd_server_reload() - hand @cfg to the scheduler thread and wait until it is in force. */
+void gsd_server_reload(struct gsd_server *s, struct gsd_config *cfg);
+/*
+ * gsd_server_stop() - stop listening, finish the requests in flight, stop the scheduler, free @s.
+ * Return: 1 when a store write failed while it ran, else 0.
+ */
+int gsd_server_stop(struct gsd_server *s);
+
+#endif

@@ -1,0 +1,187 @@
+/*
+ * gpuschedd: gpusched as a service.
+ *
+ *   gpuschedd --data-dir DIR --listen 127.0.0.1:PORT [--nodes FILE.csv] [--config FILE]
+ *             [--tls-cert PEM --tls-key PEM]
+ *
+ * The main thread owns the signals: SIGTERM and SIGINT drain (stop listening, finish what is in
+ * flight, commit) and exit 0; SIGHUP reloads the config file, and a file that does not load is
+ * refused with its reason logged while the one in force stays. Exit status: 0 after a drain,
+ * 1 when the store failed, 2 for bad arguments or input at start.
+ */
+#include "gsd.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define DEFAULT_NODES GS_DATA_DIR "/alibaba-gpu-v2023/openb_node_list_gpu_node.csv"
+
+struct opts {
+    const char *data_dir, *listen, *nodes, *config, *cert, *key;
+    char host[64];
+    int port;
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: gpuschedd --data-dir DIR --listen ADDR:PORT [options]\n"
+               "  --data-dir DIR     where the store (gpusched.db) lives; created if missing\n"
+               "  --listen ADDR:PORT numeric address and port, e.g. 127.0.0.1:8080, [::1]:8080\n"
+               "  --nodes FILE       node inventory CSV (default: the bundled Alibaba nodes)\n"
+               "  --config FILE      DaemonConfig YAML: tenants, tokens, limits (SIGHUP reloads)\n"
+               "  --tls-cert PEM     serve HTTPS with this certificate (with --tls-key)\n"
+               "  --tls-key PEM      the certificate's private key\n");
+}
+
+static int bad(const char *msg, const char *arg)
+{
+    gsd_log("error", msg, "arg", arg ? arg : "", NULL);
+    return 2;
+}
+
+/* "127.0.0.1:8080" or "[::1]:8080". */
+static int parse_listen(const char *s, struct opts *o)
+{
+    const char *colon = strrchr(s, ':');
+    const char *h = s;
+    size_t hl = colon ? (size_t)(colon - s) : 0;
+    if (s[0] == '[' && colon && colon > s && colon[-1] == ']') {
+        h = s + 1;
+        hl -= 2;
+    }
+    char *end;
+    long port = colon ? strtol(colon + 1, &end, 10) : -1;
+    if (!colon || hl == 0 || hl >= sizeof(o->host) || !colon[1] || *end || port < 0 || port > 65535)
+        return -1;
+    memcpy(o->host, h, hl);
+    o->host[hl] = '\0';
+    o->port = (int)port;
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+    static const struct option lo[] = {
+        {"data-dir", required_argument, 0, 'd'}, {"listen", required_argument, 0, 'l'},
+        {"nodes", required_argument, 0, 'n'},    {"config", required_argument, 0, 'c'},
+        {"tls-cert", required_argument, 0, 'C'}, {"tls-key", required_argument, 0, 'K'},
+        {"help", no_argument, 0, 'h'},           {0, 0, 0, 0},
+    };
+    const char **dst[128] = {['d'] = &o->data_dir, ['l'] = &o->listen, ['n'] = &o->nodes,
+                             ['c'] = &o->config,   ['C'] = &o->cert,   ['K'] = &o->key};
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+        if (c == 'h') {
+            usage(stdout);
+            return -1;
+        }
+        if (c < 0 || c >= 128 || !dst[c])
+            return bad("unknown or incomplete option (see gpuschedd --help)", argv[optind - 1]);
+        *dst[c] = optarg;
+    }
+    if (optind < argc)
+        return bad("unexpected argument", argv[optind]);
+    if (!o->data_dir || !o->listen)
+        return bad("--data-dir and --listen are required", NULL);
+    if (parse_listen(o->listen, o))
+        return bad("--listen: expected ADDR:PORT, e.g. 127.0.0.1:8080", o->listen);
+    if (!o->cert != !o->key)
+        return bad("--tls-cert and --tls-key go together", NULL);
+    if (!o->nodes)
+        o->nodes = DEFAULT_NODES;
+    return 0;
+}
+
+/* Load what the daemon needs before it listens. Return: 0; an exit status. */
+static int setup(const struct opts *o, struct gsd_state *st)
+{
+    struct gs_diag d;
+    struct gsd_config *cfg = NULL;
+    struct gs_cluster *cluster = NULL;
+    gs_diag_init(&d);
+    if (mkdir(o->data_dir, 0700) && errno != EEXIST)
+        return bad("--data-dir: cannot create the directory", o->data_dir);
+    int rc = gsd_config_load(o->config, &cfg, &d);
+    if (!rc)
+        rc = gsd_inventory_load(o->nodes, &cluster, &d);
+    if (rc) {
+        gsd_config_free(cfg);
+        return bad(d.msg[0] ? d.msg : strerror(-rc), NULL);
+    }
+    rc = gsd_state_init(st, cfg, cluster, o->data_dir, &d);
+    if (rc) {
+        gsd_log("error", "cannot start", "error", d.msg[0] ? d.msg : strerror(-rc), NULL);
+        gsd_state_free(st);
+        return rc == -EINVAL ? 2 : 1;
+    }
+    return 0;
+}
+
+static void reload(struct gsd_server *srv, const char *path)
+{
+    struct gs_diag d;
+    struct gsd_config *cfg;
+    gs_diag_init(&d);
+    if (!path) {
+        gsd_log("warn", "SIGHUP: no --config file to reload", NULL);
+        return;
+    }
+    int rc = gsd_config_load(path, &cfg, &d);
+    if (rc) {
+        gsd_log("error", "config rejected; the one in force stays", "path", path, "error",
+                d.msg[0] ? d.msg : strerror(-rc), NULL);
+        return;
+    }
+    gsd_server_reload(srv, cfg);
+}
+
+int main(int argc, char **argv)
+{
+    struct opts o = {0};
+    int rc = parse_args(argc, argv, &o);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
+    sigaddset(&set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &set, NULL); /* before any thread: all inherit it */
+    static struct gsd_state st;
+    if ((rc = setup(&o, &st)) != 0)
+        return rc;
+    struct gsd_server *srv;
+    struct gs_diag d;
+    gs_diag_init(&d);
+    if ((rc = gsd_server_start(&st, &(struct gsd_listen){o.host, o.port, o.cert, o.key}, &srv,
+                               &d)) != 0) {
+        gsd_log("error", "cannot start", "error", d.msg, NULL);
+        gsd_state_free(&st);
+        return 1;
+    }
+    char addr[96];
+    snprintf(addr, sizeof(addr), "%s:%d", o.host, gsd_server_port(srv));
+    gsd_log("info", "listening", "addr", addr, "tls", o.cert ? "on" : "off", "nodes", o.nodes,
+            NULL);
+    for (;;) {
+        int sig;
+        if (sigwait(&set, &sig))
+            continue;
+        if (sig == SIGHUP)
+            reload(srv, o.config);
+        else if (sig != SIGPIPE)
+            break;
+    }
+    gsd_log("info", "draining", NULL);
+    int failed = gsd_server_stop(srv);
+    gsd_state_free(&st);
+    gsd_log("info", "stopped", NULL);
+    return failed ? 1 : 0;
+}

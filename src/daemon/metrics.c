@@ -1,0 +1,235 @@
+/*
+ * gpuschedd: GET /metrics in the Prometheus text format (version 0.0.4).
+ *
+ * Label names follow NVIDIA's DCGM exporter where the meaning is the same, so allocation joins
+ * with utilisation in one query: Hostname (node), gpu (index on the node), modelName, namespace,
+ * pod. DCGM's UUID is not exported: the inventory does not know card UUIDs yet.
+ */
+#include "gsd.h"
+
+#include "gpusched/catalog.h"
+#include "gpusched/cluster.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define METRICS_MAX (512u << 20) /* bytes of one scrape */
+
+struct sbuf {
+    char *s;
+    size_t len, cap;
+    int full; /* past METRICS_MAX or out of memory: the scrape fails */
+};
+
+static void put(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void put(struct sbuf *b, const char *fmt, ...)
+{
+    va_list ap;
+    for (int tries = 0; tries < 2 && !b->full; tries++) {
+        va_start(ap, fmt);
+        int n = vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
+        va_end(ap);
+        if (n < 0 || b->len + (size_t)n + 1 > METRICS_MAX) {
+            b->full = 1;
+            return;
+        }
+        if (b->len + (size_t)n < b->cap) {
+            b->len += (size_t)n;
+            return;
+        }
+        size_t cap = b->cap * 2 > b->len + (size_t)n + 1 ? b->cap * 2 : b->len + (size_t)n + 1;
+        char *m = realloc(b->s, cap);
+        if (!m) {
+            b->full = 1;
+            return;
+        }
+        b->s = m;
+        b->cap = cap;
+    }
+}
+
+/* A label value with \\, " and newline escaped; @v is short (names, reasons). */
+static const char *esc(const char *v, char *buf, size_t cap)
+{
+    size_t o = 0;
+    for (; *v && o + 3 < cap; v++) {
+        if (*v == '\\' || *v == '"' || *v == '\n')
+            buf[o++] = '\\';
+        buf[o++] = *v == '\n' ? 'n' : *v;
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
+static void header(struct sbuf *b, const char *name, const char *type, const char *help)
+{
+    put(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+void gsd_hist_observe(struct gsd_hist *h, int64_t us)
+{
+    int i = 0;
+    while (i < h->n && (double)us / 1e6 > h->bounds[i])
+        i++;
+    h->count[i]++;
+    h->total++;
+    h->sum_us += us;
+}
+
+static void hist(struct sbuf *b, const char *name, const char *help, const struct gsd_hist *h)
+{
+    header(b, name, "histogram", help);
+    uint64_t cum = 0;
+    for (int i = 0; i < h->n; i++) {
+        cum += h->count[i];
+        put(b, "%s_bucket{le=\"%g\"} %llu\n", name, h->bounds[i], (unsigned long long)cum);
+    }
+    put(b, "%s_bucket{le=\"+Inf\"} %llu\n", name, (unsigned long long)h->total);
+    put(b, "%s_sum %lld.%06lld\n%s_count %llu\n", name, (long long)(h->sum_us / 1000000),
+        (long long)(h->sum_us % 1000000), name, (unsigned long long)h->total);
+}
+
+static int by_tenant_ns(const void *a, const void *b)
+{
+    const struct gsd_pod *x = *(const struct gsd_pod *const *)a;
+    const struct gsd_pod *y = *(const struct gsd_pod *const *)b;
+    int c = strcmp(x->tenant, y->tenant);
+    return c ? c : strcmp(x->ns, y->ns);
+}
+
+/* Allocation per tenant and namespace: whole cards and milli-GPU. */
+static int per_namespace(struct sbuf *b, const struct gsd_state *st)
+{
+    const struct gsd_pod **v = malloc((st->nrunning ? st->nrunning : 1) * sizeof(*v));
+    size_t n = 0;
+    if (!v)
+        return -ENOMEM;
+    for (const struct gsd_pod *p = st->head; p; p = p->next)
+        if (p->state == GSD_RUNNING && n < st->nrunning)
+            v[n++] = p;
+    qsort(v, n, sizeof(*v), by_tenant_ns);
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 0)
+            header(b, "gpusched_allocated_gpus", "gauge",
+                   "Whole GPUs allocated to running pods that asked for whole cards.");
+        else
+            header(b, "gpusched_allocated_gpu_milli", "gauge",
+                   "GPU share allocated to running pods, in milli-GPU (1000 = one card).");
+        for (size_t i = 0; i < n;) {
+            int64_t sum = 0;
+            size_t j = i;
+            for (; j < n && !by_tenant_ns(&v[i], &v[j]); j++)
+                sum += pass ? (int64_t)v[j]->req.num_gpu * v[j]->req.gpu_milli
+                            : (v[j]->req.gpu_milli == 1000 ? v[j]->req.num_gpu : 0);
+            char t[160], ns[160];
+            put(b, "%s{tenant=\"%s\",namespace=\"%s\"} %lld\n",
+                pass ? "gpusched_allocated_gpu_milli" : "gpusched_allocated_gpus",
+                esc(v[i]->tenant, t, sizeof(t)), esc(v[i]->ns, ns, sizeof(ns)), (long long)sum);
+            i = j;
+        }
+    }
+    free(v);
+    return 0;
+}
+
+static void pending(struct sbuf *b, const struct gsd_state *st)
+{
+    const char *why[16];
+    uint64_t cnt[16] = {0};
+    int n = 0;
+    for (const struct gsd_pod *p = st->phead; p; p = p->pnext) {
+        const char *w = p->why ? p->why : "not tried yet";
+        int i = 0;
+        while (i < n && strcmp(why[i], w))
+            i++;
+        if (i == n && n < 16)
+            why[n++] = w;
+        cnt[i < 16 ? i : 15]++;
+    }
+    header(b, "gpusched_pending_pods", "gauge",
+           "Pods waiting for capacity, by the reason most nodes gave (kube-scheduler words).");
+    for (int i = 0; i < n; i++) {
+        char e[256];
+        put(b, "gpusched_pending_pods{reason=\"%s\"} %llu\n", esc(why[i], e, sizeof(e)),
+            (unsigned long long)cnt[i]);
+    }
+}
+
+static void cards(struct sbuf *b, const struct gsd_state *st)
+{
+    char host[160], model[96];
+    header(b, "gpusched_gpu_allocated_milli", "gauge",
+           "Share of each card allocated, in milli-GPU (1000 = the whole card).");
+    for (size_t i = 0; i < gs_cluster_node_count(st->cluster); i++) {
+        struct gs_node_info ni;
+        gs_cluster_node_info(st->cluster, i, &ni);
+        esc(ni.name, host, sizeof(host));
+        esc(ni.model >= 0 ? gs_catalog_at(ni.model)->name : "", model, sizeof(model));
+        for (int g = 0; g < ni.gpus; g++)
+            put(b, "gpusched_gpu_allocated_milli{Hostname=\"%s\",gpu=\"%d\",modelName=\"%s\"} %d\n",
+                host, g, model, 1000 - ni.gpu_left[g]);
+    }
+    header(b, "gpusched_pod_gpu_allocated_milli", "gauge",
+           "Share of a card a running pod holds, in milli-GPU.");
+    for (const struct gsd_pod *p = st->head; p; p = p->next) {
+        if (p->state != GSD_RUNNING || !p->pl.gpu_mask)
+            continue;
+        struct gs_node_info ni;
+        char ns[160], pod[160];
+        gs_cluster_node_info(st->cluster, (size_t)p->pl.node, &ni);
+        esc(ni.name, host, sizeof(host));
+        esc(ni.model >= 0 ? gs_catalog_at(ni.model)->name : "", model, sizeof(model));
+        for (int g = 0; g < ni.gpus; g++)
+            if (p->pl.gpu_mask & (1u << g))
+                put(b,
+                    "gpusched_pod_gpu_allocated_milli{namespace=\"%s\",pod=\"%s\",Hostname="
+                    "\"%s\",gpu=\"%d\",modelName=\"%s\"} %u\n",
+                    esc(p->ns, ns, sizeof(ns)), esc(p->name, pod, sizeof(pod)), host, g, model,
+                    p->pl.gpu_milli);
+    }
+}
+
+static void counters(struct sbuf *b, const struct gsd_state *st)
+{
+    header(b, "gpusched_pods", "gauge", "Pods held, by state.");
+    put(b, "gpusched_pods{state=\"running\"} %zu\ngpusched_pods{state=\"pending\"} %zu\n",
+        st->nrunning, st->npending);
+    header(b, "gpusched_pods_placed_total", "counter", "Pods given cards since the start.");
+    put(b, "gpusched_pods_placed_total %llu\n", (unsigned long long)st->placed_total);
+    header(b, "gpusched_pods_cancelled_total", "counter", "Pods cancelled since the start.");
+    put(b, "gpusched_pods_cancelled_total %llu\n", (unsigned long long)st->cancelled_total);
+    header(b, "gpusched_http_requests_total", "counter", "HTTP answers by status class.");
+    for (int c = 1; c <= 5; c++)
+        put(b, "gpusched_http_requests_total{code=\"%dxx\"} %llu\n", c,
+            (unsigned long long)st->http_requests[c]);
+}
+
+void gsd_metrics_handle(struct gsd_state *st, struct gsd_req *r)
+{
+    struct sbuf b = {malloc(1 << 16), 0, 1 << 16, 0};
+    b.full = !b.s;
+    if (!b.full && per_namespace(&b, st))
+        b.full = 1;
+    pending(&b, st);
+    hist(&b, "gpusched_scheduling_duration_seconds",
+         "Time of one scheduling cycle of the engine (one pod, one placement attempt).",
+         &st->sched_lat);
+    hist(&b, "gpusched_store_commit_duration_seconds",
+         "Time to commit one batch of requests to the store, fsync included.", &st->commit_lat);
+    cards(&b, st);
+    counters(&b, st);
+    if (b.full) {
+        free(b.s);
+        gsd_reply_error(r, 500, "", "the scrape is larger than %u bytes or memory ran out",
+                        METRICS_MAX);
+        return;
+    }
+    r->status = 200;
+    r->ctype = "text/plain; version=0.0.4; charset=utf-8";
+    r->resp = b.s;
+    r->resp_len = b.len;
+}

@@ -1,0 +1,415 @@
+/*
+ * gpuschedd: a Kubernetes Pod object to a gpusched request.
+ *
+ * GPU requests follow the HAMi convention the scenario files use: nvidia.com/gpu cards, each with
+ * nvidia.com/gpumem MiB and nvidia.com/gpucores percent of one card when shared. A share is
+ * gpucores x 10 milli-GPU; a share given only as memory is that memory's part of the smallest
+ * card in the cluster, rounded up, so it fits wherever it is put. Only one container may ask for
+ * GPUs (the engine places one card set per pod); CPU and memory add up over containers.
+ */
+#include "gsd.h"
+
+#include "gpusched/catalog.h"
+#include "gpusched/cluster.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CONTAINERS_MAX 64
+#define KV_MAX         256 /* labels, and annotations, per pod */
+#define QTY_MAX        (1LL << 40)
+
+static int ferr(struct gsd_ferr *e, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int ferr(struct gsd_ferr *e, const char *field, const char *fmt, ...)
+{
+    va_list ap;
+    e->status = 400;
+    snprintf(e->field, sizeof(e->field), "%s", field);
+    va_start(ap, fmt);
+    vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+    va_end(ap);
+    return -EINVAL;
+}
+
+int gsd_name_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (n < 1 || n > 63 || s[0] == '-' || s[n - 1] == '-')
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-'))
+            return 0;
+    return 1;
+}
+
+/* A pod name: a DNS subdomain of at most 63 bytes (dots allowed between labels). */
+static int pod_name_ok(const char *s)
+{
+    char buf[GSD_NAME_MAX];
+    size_t n = strlen(s);
+    if (n < 1 || n >= sizeof(buf))
+        return 0;
+    memcpy(buf, s, n + 1);
+    for (char *save, *lab = strtok_r(buf, ".", &save); lab; lab = strtok_r(NULL, ".", &save))
+        if (!gsd_name_ok(lab))
+            return 0;
+    return s[0] != '.' && s[n - 1] != '.' && !strstr(s, "..");
+}
+
+/* "1.25" -> 1250 (value x 1000, at most three decimals); also accepts a plain integer. */
+static int parse_milli(const char *s, int64_t *out)
+{
+    int64_t whole = 0, frac = 0, scale = 1000;
+    const char *p = s;
+    if (!isdigit((unsigned char)*p))
+        return -EINVAL;
+    for (; isdigit((unsigned char)*p); p++)
+        if ((whole = whole * 10 + (*p - '0')) > QTY_MAX)
+            return -EINVAL;
+    if (*p == '.') {
+        if (!isdigit((unsigned char)p[1]))
+            return -EINVAL;
+        for (p++; isdigit((unsigned char)*p); p++) {
+            if (scale == 1 && *p != '0')
+                return -EINVAL; /* finer than a milli */
+            if (scale > 1)
+                frac += (*p - '0') * (scale /= 10);
+        }
+    }
+    *out = whole * 1000 + frac;
+    return *p ? -EINVAL : 0;
+}
+
+int gsd_parse_cpu(const char *s, int64_t *milli)
+{
+    size_t n = strlen(s);
+    int64_t v;
+    if (n > 1 && s[n - 1] == 'm') { /* "500m": whole milli-cores */
+        char buf[32];
+        if (n >= sizeof(buf) || strchr(s, '.'))
+            return -EINVAL;
+        memcpy(buf, s, n - 1);
+        buf[n - 1] = '\0';
+        if (parse_milli(buf, &v))
+            return -EINVAL;
+        *milli = v / 1000;
+        return 0;
+    }
+    if (parse_milli(s, &v))
+        return -EINVAL;
+    *milli = v;
+    return 0;
+}
+
+int gsd_parse_memory(const char *s, int64_t *mib)
+{
+    static const struct {
+        const char *suf;
+        int64_t bytes; /* per unit */
+    } units[] = {{"Ki", 1LL << 10}, {"Mi", 1LL << 20}, {"Gi", 1LL << 30},   {"Ti", 1LL << 40},
+                 {"k", 1000LL},     {"M", 1000000LL},  {"G", 1000000000LL}, {"T", 1000000000000LL}};
+    const int64_t unit = 1000LL << 20; /* one MiB, in the thousandths parse_milli() gives */
+    char buf[32];
+    size_t n = strlen(s);
+    int64_t per = 1, v;
+    if (n == 0 || n >= sizeof(buf))
+        return -EINVAL;
+    memcpy(buf, s, n + 1);
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+        size_t k = strlen(units[i].suf);
+        if (n > k && strcmp(buf + n - k, units[i].suf) == 0) {
+            per = units[i].bytes;
+            buf[n - k] = '\0';
+            break;
+        }
+    }
+    if (parse_milli(buf, &v)) /* v = amount x 1000 */
+        return -EINVAL;
+    /* Past 8 PiB the product overflows: no pod asks for that, so it is refused. */
+    if ((v > 0 && per > INT64_MAX / v) || v * per > INT64_MAX - unit)
+        return -EINVAL;
+    int64_t r = (v * per + unit - 1) / unit;
+    if (r > QTY_MAX)
+        return -EINVAL;
+    *mib = r;
+    return 0;
+}
+
+/* A quantity as a JSON string or integer, into the text form the parsers read. */
+static int qty_text(const json_t *v, char *buf, size_t cap)
+{
+    if (json_is_string(v) && json_string_length(v) < cap) {
+        memcpy(buf, json_string_value(v), json_string_length(v) + 1);
+        return 0;
+    }
+    if (json_is_integer(v) && json_integer_value(v) >= 0) {
+        snprintf(buf, cap, "%lld", (long long)json_integer_value(v));
+        return 0;
+    }
+    return -EINVAL;
+}
+
+/* An object of string values (labels, annotations), copied; absent gives an empty object. */
+static int string_map(const json_t *v, const char *field, json_t **out, struct gsd_ferr *e)
+{
+    if (!v || json_is_null(v)) {
+        *out = json_object();
+        return *out ? 0 : -ENOMEM;
+    }
+    if (!json_is_object(v))
+        return ferr(e, field, "%s: expected an object of strings", field);
+    if (json_object_size(v) > KV_MAX)
+        return ferr(e, field, "%s: more than %d entries", field, KV_MAX);
+    const char *k;
+    json_t *x;
+    json_object_foreach((json_t *)v, k, x)
+    {
+        if (!json_is_string(x))
+            return ferr(e, field, "%s.%s: expected a string", field, k);
+        if (!*k || strlen(k) > 316) /* Kubernetes: 253-byte prefix, '/', 63-byte name */
+            return ferr(e, field, "%s: a key is empty or longer than 316 bytes", field);
+    }
+    *out = json_deep_copy(v);
+    return *out ? 0 : -ENOMEM;
+}
+
+static int parse_metadata(const json_t *md, struct gsd_podspec *out, struct gsd_ferr *e)
+{
+    if (!json_is_object(md))
+        return ferr(e, "metadata", "metadata: expected an object");
+    const json_t *name = json_object_get(md, "name"), *ns = json_object_get(md, "namespace");
+    const json_t *uid = json_object_get(md, "uid");
+    if (!json_is_string(name) || !pod_name_ok(json_string_value(name)))
+        return ferr(e, "metadata.name",
+                    "metadata.name: expected a DNS name of at most 63 bytes (a-z, 0-9, '-', '.')");
+    memcpy(out->name, json_string_value(name), strlen(json_string_value(name)) + 1);
+    if (ns && !json_is_null(ns)) {
+        if (!json_is_string(ns) || !gsd_name_ok(json_string_value(ns)))
+            return ferr(e, "metadata.namespace",
+                        "metadata.namespace: expected a DNS label (a-z, 0-9, '-', 1..63)");
+        memcpy(out->ns, json_string_value(ns), strlen(json_string_value(ns)) + 1);
+    }
+    if (uid && !json_is_null(uid)) {
+        if (!json_is_string(uid) || json_string_length(uid) >= GSD_UID_MAX)
+            return ferr(e, "metadata.uid", "metadata.uid: expected a string of at most 63 bytes");
+        memcpy(out->uid, json_string_value(uid), json_string_length(uid) + 1);
+    }
+    int rc = string_map(json_object_get(md, "labels"), "metadata.labels", &out->labels, e);
+    if (!rc)
+        rc = string_map(json_object_get(md, "annotations"), "metadata.annotations",
+                        &out->annotations, e);
+    if (rc)
+        return rc;
+    const char *model =
+        json_string_value(json_object_get(out->annotations, "gpusched.io/gpu-model"));
+    if (model) {
+        if (strlen(model) >= sizeof(out->models) || gsd_models_mask(model) < 0)
+            return ferr(e, "metadata.annotations.gpusched.io/gpu-model",
+                        "gpusched.io/gpu-model: \"%.64s\" names a GPU model not in the catalog",
+                        model);
+        memcpy(out->models, model, strlen(model) + 1);
+    }
+    return 0;
+}
+
+int64_t gsd_models_mask(const char *models)
+{
+    int64_t mask = 0;
+    for (const char *p = models; *p;) {
+        const char *bar = strchr(p, '|');
+        int len = bar ? (int)(bar - p) : (int)strlen(p);
+        int m = gs_catalog_find(p, len);
+        if (m < 0)
+            return -1;
+        mask |= 1LL << m;
+        p += len + (bar ? 1 : 0);
+    }
+    return mask;
+}
+
+/* What one container asks for; GPU amounts stay -1 when not given. */
+struct ask {
+    int64_t gpu, gpumem, gpucores, cpu, memory;
+};
+
+static int one_quantity(const json_t *v, const char *key, const char *field, struct ask *a,
+                        struct gsd_ferr *e)
+{
+    char buf[48];
+    int64_t x;
+    if (qty_text(v, buf, sizeof(buf)))
+        return ferr(e, field, "%s: expected a quantity (a string or a whole number)", field);
+    if (!strcmp(key, "cpu")) {
+        if (gsd_parse_cpu(buf, &a->cpu))
+            return ferr(e, field, "%s: \"%s\" is not a CPU quantity (\"2\", \"0.5\", \"500m\")",
+                        field, buf);
+        return 0;
+    }
+    if (!strcmp(key, "memory")) {
+        if (gsd_parse_memory(buf, &a->memory))
+            return ferr(e, field, "%s: \"%s\" is not a memory quantity (\"64Gi\", \"512Mi\")",
+                        field, buf);
+        return 0;
+    }
+    char *end;
+    errno = 0;
+    x = strtoll(buf, &end, 10);
+    int64_t hi = !strcmp(key, "nvidia.com/gpu")        ? GS_GPUS_MAX
+                 : !strcmp(key, "nvidia.com/gpucores") ? 100
+                                                       : 1 << 24;
+    if (errno || *end || !*buf || x < 0 || x > hi)
+        return ferr(e, field, "%s: \"%s\" is not a whole number in 0..%lld", field, buf,
+                    (long long)hi);
+    if (!strcmp(key, "nvidia.com/gpu"))
+        a->gpu = x;
+    else if (!strcmp(key, "nvidia.com/gpucores"))
+        a->gpucores = x;
+    else
+        a->gpumem = x;
+    return 0;
+}
+
+static int container_ask(const json_t *c, int idx, struct ask *a, struct gsd_ferr *e)
+{
+    static const char *const keys[] = {"nvidia.com/gpu", "nvidia.com/gpumem", "nvidia.com/gpucores",
+                                       "cpu", "memory"};
+    char field[128];
+    const json_t *res = json_object_get(c, "resources");
+    *a = (struct ask){-1, -1, -1, 0, 0};
+    if (!res || json_is_null(res))
+        return 0;
+    const json_t *lim = json_object_get(res, "limits"), *req = json_object_get(res, "requests");
+    for (int w = 0; w < 2; w++) {
+        const json_t *m = w ? req : lim;
+        if (m && !json_is_null(m) && !json_is_object(m)) {
+            snprintf(field, sizeof(field), "spec.containers[%d].resources.%s", idx,
+                     w ? "requests" : "limits");
+            return ferr(e, field, "%s: expected an object", field);
+        }
+    }
+    for (int k = 0; k < 5; k++) {
+        const json_t *v = json_object_get(lim, keys[k]); /* a limit wins over a request */
+        const char *where = "limits";
+        if (!v) {
+            v = json_object_get(req, keys[k]);
+            where = "requests";
+        }
+        if (!v)
+            continue;
+        snprintf(field, sizeof(field), "spec.containers[%d].resources.%s.%s", idx, where, keys[k]);
+        int rc = one_quantity(v, keys[k], field, a, e);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* The GPU part of the request from the one container that asks for GPUs. */
+static int gpu_request(const struct ask *a, int idx, uint32_t min_card_mib, struct gsd_podspec *out,
+                       struct gsd_ferr *e)
+{
+    char field[128];
+    snprintf(field, sizeof(field), "spec.containers[%d].resources.limits.nvidia.com/gpu", idx);
+    int64_t n = a->gpu >= 0 ? a->gpu : 1;
+    if (n == 0)
+        return (a->gpumem > 0 || a->gpucores > 0)
+                   ? ferr(e, field, "%s: 0 cards with nvidia.com/gpumem or gpucores", field)
+                   : 0;
+    out->gpumem_mib = a->gpumem > 0 ? (int32_t)a->gpumem : 0;
+    out->gpucores = a->gpucores > 0 ? (int32_t)a->gpucores : 0;
+    int64_t milli = 1000;
+    if (a->gpucores > 0 && a->gpucores < 100)
+        milli = a->gpucores * 10;
+    else if (a->gpucores < 0 && a->gpumem > 0 && min_card_mib > 0)
+        milli = (a->gpumem * 1000 + min_card_mib - 1) / min_card_mib;
+    if (milli > 1000)
+        milli = 1000;
+    if (milli < 1000 && n > 1)
+        return ferr(e, field,
+                    "%s: a share of a card (nvidia.com/gpucores or gpumem) is for one card; "
+                    "asked for %lld",
+                    field, (long long)n);
+    out->req.num_gpu = (uint32_t)n;
+    out->req.gpu_milli = (uint32_t)(milli < 1 ? 1 : milli);
+    return 0;
+}
+
+static int parse_containers(const json_t *cs, uint32_t min_card_mib, struct gsd_podspec *out,
+                            struct gsd_ferr *e)
+{
+    if (!json_is_array(cs) || json_array_size(cs) == 0)
+        return ferr(e, "spec.containers", "spec.containers: expected a non-empty list");
+    if (json_array_size(cs) > CONTAINERS_MAX)
+        return ferr(e, "spec.containers", "spec.containers: more than %d", CONTAINERS_MAX);
+    int gpu_idx = -1;
+    struct ask gpu_ask = {0};
+    for (size_t i = 0; i < json_array_size(cs); i++) {
+        const json_t *c = json_array_get(cs, i);
+        struct ask a;
+        char field[64];
+        snprintf(field, sizeof(field), "spec.containers[%zu]", i);
+        if (!json_is_object(c))
+            return ferr(e, field, "%s: expected an object", field);
+        int rc = container_ask(c, (int)i, &a, e);
+        if (rc)
+            return rc;
+        out->req.cpu_milli += a.cpu;
+        out->req.memory_mib += a.memory;
+        if (out->req.cpu_milli > QTY_MAX || out->req.memory_mib > QTY_MAX)
+            return ferr(e, field, "%s: CPU or memory adds up past the limit", field);
+        if (a.gpu > 0 || a.gpumem > 0 || a.gpucores > 0) {
+            if (gpu_idx >= 0)
+                return ferr(e, field,
+                            "%s: only one container may ask for GPUs (container %d "
+                            "does too)",
+                            field, gpu_idx);
+            gpu_idx = (int)i;
+            gpu_ask = a;
+        }
+    }
+    return gpu_idx < 0 ? 0 : gpu_request(&gpu_ask, gpu_idx, min_card_mib, out, e);
+}
+
+int gsd_podspec_parse(const json_t *pod, uint32_t min_card_mib, struct gsd_podspec *out,
+                      struct gsd_ferr *e)
+{
+    memset(out, 0, sizeof(*out));
+    if (!json_is_object(pod))
+        return ferr(e, "", "the body must be a Pod object");
+    const json_t *kind = json_object_get(pod, "kind");
+    if (kind && !json_is_null(kind) &&
+        (!json_is_string(kind) || strcmp(json_string_value(kind), "Pod")))
+        return ferr(e, "kind", "kind: expected Pod");
+    int rc = parse_metadata(json_object_get(pod, "metadata"), out, e);
+    const json_t *spec = json_object_get(pod, "spec");
+    if (!rc && !json_is_object(spec))
+        rc = ferr(e, "spec", "spec: expected an object");
+    if (!rc)
+        rc = parse_containers(json_object_get(spec, "containers"), min_card_mib, out, e);
+    const json_t *prio = rc ? NULL : json_object_get(spec, "priority");
+    if (prio && !json_is_null(prio)) {
+        if (!json_is_integer(prio) || json_integer_value(prio) < -2147483647 ||
+            json_integer_value(prio) > 2147483647)
+            rc = ferr(e, "spec.priority", "spec.priority: expected a 32-bit whole number");
+        else
+            out->priority = (int32_t)json_integer_value(prio);
+    }
+    if (!rc && out->models[0] && out->req.num_gpu)
+        out->req.model_mask = (uint32_t)gsd_models_mask(out->models);
+    if (rc)
+        gsd_podspec_clear(out);
+    return rc;
+}
+
+void gsd_podspec_clear(struct gsd_podspec *p)
+{
+    json_decref(p->labels);
+    json_decref(p->annotations);
+    p->labels = p->annotations = NULL;
+}

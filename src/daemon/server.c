@@ -1,0 +1,455 @@
+/*
+ * gpuschedd: the HTTP side (libmicrohttpd, a thread per connection) and the scheduler thread.
+ *
+ * An HTTP thread reads one request (the body capped: Content-Length over the cap is refused
+ * before a byte of it is read, a chunked body past the cap is dropped and refused at its end),
+ * hashes its bearer token, queues it and sleeps on its own condition variable. The scheduler
+ * thread takes up to GSD_BATCH_MAX queued requests, runs them in one store transaction, commits,
+ * and only then wakes their threads. Reloads and the stop request travel the same queue, so they
+ * take effect between batches, never inside one.
+ */
+#include "gsd.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#define CONN_LIMIT   1024
+#define CONN_TIMEOUT 60 /* seconds of silence before an idle connection is closed */
+
+struct gsd_server {
+    struct gsd_state *st;
+    struct MHD_Daemon *mhd;
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct gsd_req *head, *tail;
+    _Atomic size_t max_body, ext_max_body;
+    atomic_int failed;
+    int port;
+    char *cert, *key;
+};
+
+/* Per connection: the request being read. */
+struct conn {
+    struct gsd_req *r;
+    size_t cap, bufcap;
+    int too_big;
+};
+
+static void req_free(struct gsd_req *r)
+{
+    if (!r)
+        return;
+    pthread_cond_destroy(&r->cv);
+    free(r->body);
+    free(r->resp);
+    free(r);
+}
+
+static struct gsd_req *req_new(enum gsd_req_kind kind)
+{
+    struct gsd_req *r = calloc(1, sizeof(*r));
+    if (r && pthread_cond_init(&r->cv, NULL)) {
+        free(r);
+        return NULL;
+    }
+    if (r)
+        r->kind = kind;
+    return r;
+}
+
+/* Queue @r for the scheduler thread and wait for its answer. */
+static void submit(struct gsd_server *s, struct gsd_req *r)
+{
+    r->arrive_us = gsd_mono_us();
+    pthread_mutex_lock(&s->mu);
+    r->next = NULL;
+    *(s->tail ? &s->tail->next : &s->head) = r;
+    s->tail = r;
+    pthread_cond_signal(&s->cv);
+    while (!r->done)
+        pthread_cond_wait(&r->cv, &s->mu);
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* One queued request, inside the batch's transaction. Return: 1 for the stop request. */
+static int run_one(struct gsd_server *s, struct gsd_req *r)
+{
+    struct gsd_state *st = s->st;
+    if (r->kind == GSD_REQ_STOP)
+        return 1;
+    if (r->kind == GSD_REQ_RELOAD) {
+        gsd_state_reload(st, r->new_cfg);
+        atomic_store(&s->max_body, st->cfg->max_body);
+        atomic_store(&s->ext_max_body, st->cfg->extender_max_body);
+        r->new_cfg = NULL;
+        return 0;
+    }
+    if (atomic_load(&s->failed) || st->failed)
+        gsd_reply_error(r, 503, "", "the store failed; the daemon is stopping");
+    else
+        gsd_api_handle(st, r);
+    return 0;
+}
+
+/* After a failed write or commit every answer of the batch becomes 503: nothing was stored. */
+static void fail_batch(struct gsd_server *s, struct gsd_req **batch, int n)
+{
+    if (!atomic_exchange(&s->failed, 1)) {
+        gsd_log("error", "store write failed: stopping; the next start restores the last commit",
+                NULL);
+        kill(getpid(), SIGTERM);
+    }
+    for (int i = 0; i < n; i++)
+        if (batch[i]->kind == GSD_REQ_HTTP && batch[i]->status < 500) {
+            free(batch[i]->resp);
+            batch[i]->resp = NULL;
+            gsd_reply_error(batch[i], 503, "", "the store failed; nothing was stored");
+        }
+}
+
+static int take_batch(struct gsd_server *s, struct gsd_req **batch)
+{
+    int n = 0;
+    pthread_mutex_lock(&s->mu);
+    while (!s->head)
+        pthread_cond_wait(&s->cv, &s->mu);
+    while (s->head && n < GSD_BATCH_MAX) {
+        batch[n++] = s->head;
+        s->head = s->head->next;
+    }
+    if (!s->head)
+        s->tail = NULL;
+    pthread_mutex_unlock(&s->mu);
+    return n;
+}
+
+static void *scheduler_main(void *arg)
+{
+    struct gsd_server *s = arg;
+    struct gsd_state *st = s->st;
+    struct gsd_req *batch[GSD_BATCH_MAX];
+    for (int stop = 0; !stop;) {
+        int n = take_batch(s, batch);
+        int ok = atomic_load(&s->failed) || gsd_store_begin(st->store) == 0;
+        if (!ok)
+            st->failed = 1; /* no transaction: nothing may be written, every answer is 503 */
+        for (int i = 0; i < n; i++)
+            stop |= run_one(s, batch[i]);
+        if (!atomic_load(&s->failed) && ok && st->retry && !st->failed)
+            gsd_state_retry(st);
+        if (!atomic_load(&s->failed)) {
+            int64_t t0 = gsd_mono_us();
+            if (!ok || st->failed) {
+                gsd_store_rollback(st->store);
+                ok = 0;
+            } else {
+                ok = gsd_store_commit(st->store) == 0;
+            }
+            gsd_hist_observe(&st->commit_lat, gsd_mono_us() - t0);
+            if (!ok)
+                fail_batch(s, batch, n);
+        }
+        pthread_mutex_lock(&s->mu);
+        for (int i = 0; i < n; i++) {
+            if (batch[i]->kind == GSD_REQ_HTTP && batch[i]->status >= 100 && batch[i]->status < 600)
+                st->http_requests[batch[i]->status / 100]++;
+            batch[i]->done = 1;
+            pthread_cond_signal(&batch[i]->cv);
+        }
+        pthread_mutex_unlock(&s->mu);
+    }
+    return NULL;
+}
+
+static enum MHD_Result keep_qarg(void *cls, enum MHD_ValueKind kind, const char *key,
+                                 const char *value)
+{
+    struct gsd_req *r = cls;
+    (void)kind;
+    if (r->nqargs == GSD_QARGS_MAX || strlen(key) >= sizeof(r->qargs[0].key) ||
+        (value && strlen(value) >= GSD_QARG_LEN)) {
+        r->qarg_too_long = 1;
+        return MHD_NO;
+    }
+    strcpy(r->qargs[r->nqargs].key, key);
+    strcpy(r->qargs[r->nqargs].val, value ? value : "");
+    r->nqargs++;
+    return MHD_YES;
+}
+
+static void read_auth(struct MHD_Connection *c, struct gsd_req *r)
+{
+    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+    if (!h)
+        return;
+    r->auth = 2;
+    if (strncasecmp(h, "Bearer ", 7) == 0) {
+        const char *t = h + 7;
+        while (*t == ' ')
+            t++;
+        r->auth = 1;
+        gsd_sha256(t, strlen(t), r->token_sha);
+    }
+}
+
+static enum MHD_Result send_reply(struct MHD_Connection *c, struct gsd_req *r)
+{
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(r->resp_len, r->resp, MHD_RESPMEM_MUST_FREE);
+    if (!resp)
+        return MHD_NO;
+    r->resp = NULL; /* libmicrohttpd frees it now */
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r->ctype ? r->ctype : "text/plain");
+    if (r->retry_after > 0) {
+        char ra[24];
+        snprintf(ra, sizeof(ra), "%lld", (long long)r->retry_after);
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, ra);
+    }
+    if (r->status == 401)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+    enum MHD_Result ret = MHD_queue_response(c, (unsigned)r->status, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
+static enum MHD_Result too_big(struct MHD_Connection *c, struct conn *k)
+{
+    gsd_reply_error(k->r, 413, "", "the body is larger than %zu bytes", k->cap);
+    return send_reply(c, k->r);
+}
+
+/* First call of a request: set it up; refuse at once a declared body over the cap. */
+static enum MHD_Result begin(struct gsd_server *s, struct MHD_Connection *c, const char *url,
+                             const char *method, void **con_cls)
+{
+    struct conn *k = calloc(1, sizeof(*k));
+    struct gsd_req *r = k ? req_new(GSD_REQ_HTTP) : NULL;
+    if (!r) {
+        free(k);
+        return MHD_NO;
+    }
+    k->r = r;
+    *con_cls = k;
+    snprintf(r->method, sizeof(r->method), "%s", method);
+    if (strlen(url) >= sizeof(r->path))
+        r->qarg_too_long = 1;
+    snprintf(r->path, sizeof(r->path), "%s", url);
+    k->cap = atomic_load(strncmp(url, "/extender/", 10) ? &s->max_body : &s->ext_max_body);
+    MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, keep_qarg, r);
+    read_auth(c, r);
+    const char *cl =
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    if (cl && strtoull(cl, NULL, 10) > k->cap) {
+        k->too_big = 1;
+        return too_big(c, k);
+    }
+    return MHD_YES;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version, const char *upload,
+                                  size_t *upload_size, void **con_cls)
+{
+    struct gsd_server *s = cls;
+    struct conn *k = *con_cls;
+    (void)version;
+    if (!k)
+        return begin(s, c, url, method, con_cls);
+    struct gsd_req *r = k->r;
+    if (*upload_size) {
+        if (!k->too_big && r->len + *upload_size > k->cap) {
+            k->too_big = 1;
+            free(r->body);
+            r->body = NULL;
+        }
+        if (!k->too_big && r->len + *upload_size + 1 > k->bufcap) {
+            size_t cap = k->bufcap ? k->bufcap : 4096;
+            while (cap < r->len + *upload_size + 1)
+                cap *= 2;
+            char *m = realloc(r->body, cap);
+            if (!m)
+                return MHD_NO;
+            r->body = m;
+            k->bufcap = cap;
+        }
+        if (!k->too_big) {
+            memcpy(r->body + r->len, upload, *upload_size);
+            r->len += *upload_size;
+            r->body[r->len] = '\0';
+        }
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    if (k->too_big)
+        return r->status ? MHD_YES : too_big(c, k);
+    submit(s, r);
+    return send_reply(c, r);
+}
+
+static void on_done(void *cls, struct MHD_Connection *c, void **con_cls,
+                    enum MHD_RequestTerminationCode toe)
+{
+    struct conn *k = *con_cls;
+    (void)cls;
+    (void)c;
+    (void)toe;
+    if (k)
+        req_free(k->r);
+    free(k);
+    *con_cls = NULL;
+}
+
+static char *slurp(const char *path, struct gs_diag *d)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = f ? malloc(1 << 20) : NULL;
+    size_t n = buf ? fread(buf, 1, (1 << 20) - 1, f) : 0;
+    if (f)
+        fclose(f);
+    if (!buf || n == 0 || n >= (1 << 20) - 1) {
+        free(buf);
+        gs_diag_error(d, "%s: cannot read a PEM file (missing, empty or over 1 MiB)", path);
+        return NULL;
+    }
+    buf[n] = '\0';
+    return buf;
+}
+
+static void mhd_panic(void *cls, const char *file, unsigned line, const char *reason)
+{
+    char where[32];
+    (void)cls;
+    snprintf(where, sizeof(where), "%u", line);
+    gsd_log("error", "libmicrohttpd failed", "file", file ? file : "", "line", where, "reason",
+            reason ? reason : "", NULL);
+    abort();
+}
+
+/* libmicrohttpd's own messages (a failed TLS handshake, ...) as logfmt lines too. */
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    char buf[512];
+    (void)cls;
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    buf[strcspn(buf, "\n")] = '\0';
+    gsd_log("warn", "http", "error", buf, NULL);
+}
+
+static int start_mhd(struct gsd_server *s, const struct gsd_listen *l, struct gs_diag *d)
+{
+    struct sockaddr_storage ss = {0};
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+                     MHD_USE_ERROR_LOG | MHD_USE_ITC;
+    struct sockaddr_in *v4 = (struct sockaddr_in *)&ss;
+    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&ss;
+    if (inet_pton(AF_INET, l->host, &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        v4->sin_port = htons((uint16_t)l->port);
+    } else if (inet_pton(AF_INET6, l->host, &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6;
+        v6->sin6_port = htons((uint16_t)l->port);
+        flags |= MHD_USE_IPv6;
+    } else {
+        return gs_diag_error(d, "--listen: \"%s\" is not a numeric IPv4 or IPv6 address", l->host);
+    }
+    if (l->tls_cert) {
+        s->cert = slurp(l->tls_cert, d);
+        s->key = s->cert ? slurp(l->tls_key, d) : NULL;
+        if (!s->key)
+            return -EINVAL;
+        flags |= MHD_USE_TLS;
+    }
+    MHD_set_panic_func(mhd_panic, NULL);
+    struct MHD_OptionItem tls[] = {
+        {s->cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, s->cert},
+        {s->key ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, s->key},
+        {MHD_OPTION_END, 0, NULL},
+    };
+    s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER,
+                              mhd_log, NULL, MHD_OPTION_SOCK_ADDR, &ss, MHD_OPTION_CONNECTION_LIMIT,
+                              (unsigned)CONN_LIMIT, MHD_OPTION_CONNECTION_TIMEOUT,
+                              (unsigned)CONN_TIMEOUT, MHD_OPTION_NOTIFY_COMPLETED, on_done, NULL,
+                              MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
+    if (!s->mhd)
+        return gs_diag_error_code(d, -EADDRINUSE,
+                                  "cannot listen on %s:%d (address in use, not local, or a bad "
+                                  "TLS certificate or key)",
+                                  l->host, l->port);
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_BIND_PORT);
+    s->port = info ? info->port : l->port;
+    return 0;
+}
+
+int gsd_server_start(struct gsd_state *st, const struct gsd_listen *l, struct gsd_server **out,
+                     struct gs_diag *d)
+{
+    struct gsd_server *s = calloc(1, sizeof(*s));
+    if (!s)
+        return -ENOMEM;
+    s->st = st;
+    atomic_init(&s->max_body, st->cfg->max_body);
+    atomic_init(&s->ext_max_body, st->cfg->extender_max_body);
+    atomic_init(&s->failed, 0);
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->cv, NULL);
+    if (pthread_create(&s->thread, NULL, scheduler_main, s)) {
+        free(s);
+        return gs_diag_error_code(d, -EAGAIN, "cannot start the scheduler thread");
+    }
+    int rc = start_mhd(s, l, d);
+    if (rc) {
+        gsd_server_stop(s);
+        return rc;
+    }
+    *out = s;
+    return 0;
+}
+
+int gsd_server_port(const struct gsd_server *s)
+{
+    return s->port;
+}
+
+void gsd_server_reload(struct gsd_server *s, struct gsd_config *cfg)
+{
+    struct gsd_req *r = req_new(GSD_REQ_RELOAD);
+    if (!r) {
+        gsd_config_free(cfg);
+        gsd_log("error", "config not reloaded: out of memory", NULL);
+        return;
+    }
+    r->new_cfg = cfg;
+    submit(s, r);
+    req_free(r);
+}
+
+int gsd_server_stop(struct gsd_server *s)
+{
+    if (!s)
+        return 0;
+    if (s->mhd) /* waits for the connection threads, whose requests the scheduler still runs */
+        MHD_stop_daemon(s->mhd);
+    struct gsd_req *r = req_new(GSD_REQ_STOP);
+    if (r) {
+        submit(s, r);
+        req_free(r);
+    }
+    pthread_join(s->thread, NULL);
+    pthread_mutex_destroy(&s->mu);
+    pthread_cond_destroy(&s->cv);
+    int failed = atomic_load(&s->failed);
+    free(s->cert);
+    free(s->key);
+    free(s);
+    return failed;
+}

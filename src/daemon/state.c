@@ -1,0 +1,559 @@
+/*
+ * gpuschedd: the scheduler thread's state — the pod table, placement, release and the retry of
+ * pending pods. Everything here runs on the scheduler thread only.
+ *
+ * Pods are kept three ways: a chained hash by namespace/name, a list of every pod in arrival
+ * order (lists and restarts read it), and a list of the pending ones in arrival order (retries).
+ * A pending pod is retried only after capacity came back (a cancel); within one retry pass a
+ * request that failed stays failed (the pass only takes capacity), so each distinct request is
+ * tried once per pass, not once per pod.
+ */
+#include "gsd.h"
+
+#include "gpusched/catalog.h"
+#include "gpusched/cluster.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#define RETRY_FAILED_MAX 64 /* distinct failed requests remembered in one retry pass */
+
+int64_t gsd_now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+int64_t gsd_mono_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static uint64_t key_hash(const char *ns, const char *name)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (const char *p = ns; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    h = (h ^ '/') * 1099511628211ULL;
+    for (const char *p = name; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    return h;
+}
+
+struct gsd_pod *gsd_pod_find(struct gsd_state *st, const char *ns, const char *name)
+{
+    if (!st->tab_cap)
+        return NULL;
+    struct gsd_pod *p = st->tab[key_hash(ns, name) & (st->tab_cap - 1)];
+    while (p && (strcmp(p->ns, ns) || strcmp(p->name, name)))
+        p = p->hnext;
+    return p;
+}
+
+static int tab_grow(struct gsd_state *st)
+{
+    size_t cap = st->tab_cap ? st->tab_cap * 2 : 1024;
+    struct gsd_pod **t = calloc(cap, sizeof(*t));
+    if (!t)
+        return -ENOMEM;
+    for (struct gsd_pod *p = st->head; p; p = p->next) {
+        size_t h = key_hash(p->ns, p->name) & (cap - 1);
+        p->hnext = t[h];
+        t[h] = p;
+    }
+    free(st->tab);
+    st->tab = t;
+    st->tab_cap = cap;
+    return 0;
+}
+
+/* Link @p into the table and the arrival list (at the tail: @p is the newest). */
+static int link_pod(struct gsd_state *st, struct gsd_pod *p)
+{
+    if (st->npods + 1 > st->tab_cap / 2 && tab_grow(st))
+        return -ENOMEM;
+    size_t h = key_hash(p->ns, p->name) & (st->tab_cap - 1);
+    p->hnext = st->tab[h];
+    st->tab[h] = p;
+    p->prev = st->tail;
+    p->next = NULL;
+    *(st->tail ? &st->tail->next : &st->head) = p;
+    st->tail = p;
+    st->npods++;
+    return 0;
+}
+
+static void unlink_pod(struct gsd_state *st, struct gsd_pod *p)
+{
+    struct gsd_pod **pp = &st->tab[key_hash(p->ns, p->name) & (st->tab_cap - 1)];
+    while (*pp != p)
+        pp = &(*pp)->hnext;
+    *pp = p->hnext;
+    *(p->prev ? &p->prev->next : &st->head) = p->next;
+    *(p->next ? &p->next->prev : &st->tail) = p->prev;
+    st->npods--;
+}
+
+/* Pending list, in arrival order: a pod that arrives is newest; a restored one comes in order. */
+static void pend(struct gsd_state *st, struct gsd_pod *p)
+{
+    p->state = GSD_PENDING;
+    p->pprev = st->ptail;
+    p->pnext = NULL;
+    *(st->ptail ? &st->ptail->pnext : &st->phead) = p;
+    st->ptail = p;
+    st->npending++;
+}
+
+static void unpend(struct gsd_state *st, struct gsd_pod *p)
+{
+    *(p->pprev ? &p->pprev->pnext : &st->phead) = p->pnext;
+    *(p->pnext ? &p->pnext->pprev : &st->ptail) = p->pprev;
+    p->pprev = p->pnext = NULL;
+    st->npending--;
+}
+
+static void free_pod(struct gsd_pod *p)
+{
+    if (p)
+        free(p->meta);
+    free(p);
+}
+
+/* A random RFC 4122 version 4 UUID, as Kubernetes gives pods. */
+static void new_uid(char out[GSD_UID_MAX])
+{
+    uint8_t b[16] = {0};
+    if (getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b)) {
+        uint64_t t = (uint64_t)gsd_mono_us();
+        memcpy(b, &t, sizeof(t));
+    }
+    b[6] = (uint8_t)((b[6] & 0x0f) | 0x40);
+    b[8] = (uint8_t)((b[8] & 0x3f) | 0x80);
+    snprintf(out, GSD_UID_MAX,
+             "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
+             b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
+             b[15]);
+}
+
+/* Run the engine for @p; on success it is running. Return: 0; GS_UNSCHEDULABLE (reason set);
+ * -EINVAL (reason set: no node could ever host it); -ENOMEM. */
+static int place(struct gsd_state *st, struct gsd_pod *p)
+{
+    struct gs_diag why;
+    struct gs_placement pl;
+    gs_diag_init(&why);
+    int64_t t0 = gsd_mono_us();
+    int rc = gs_sched_place(st->sched, &p->req, &pl, &why);
+    gsd_hist_observe(&st->sched_lat, gsd_mono_us() - t0);
+    if (rc == 0) {
+        p->pl = pl;
+        p->state = GSD_RUNNING;
+        p->start_us = gsd_now_us();
+        p->reason[0] = '\0';
+        st->nrunning++;
+        st->placed_total++;
+    } else if (rc > 0 || rc == -EINVAL) {
+        snprintf(p->reason, sizeof(p->reason), "%.255s", why.msg);
+        p->why = rc > 0 ? gs_sched_last_reason(st->sched) : "invalid request";
+    }
+    return rc;
+}
+
+static void log_pod(const char *msg, const struct gsd_state *st, const struct gsd_pod *p)
+{
+    char key[2 * GSD_NAME_MAX + 1], gpus[64] = "", milli[16];
+    snprintf(key, sizeof(key), "%s/%s", p->ns, p->name);
+    if (p->state != GSD_RUNNING) {
+        gsd_log("info", msg, "pod", key, "tenant", p->tenant, "state", "pending", "reason",
+                p->reason, NULL);
+        return;
+    }
+    for (int g = 0, off = 0; g < GS_GPUS_MAX && off < (int)sizeof(gpus); g++)
+        if (p->pl.gpu_mask & (1u << g))
+            off += snprintf(gpus + off, sizeof(gpus) - (size_t)off, off ? ",%d" : "%d", g);
+    snprintf(milli, sizeof(milli), "%u", p->req.num_gpu ? p->pl.gpu_milli : 0);
+    gsd_log("info", msg, "pod", key, "tenant", p->tenant, "state", "running", "node",
+            gs_cluster_node_name(st->cluster, (size_t)p->pl.node), "gpus", gpus, "gpu_milli", milli,
+            NULL);
+}
+
+static int new_pod(struct gsd_state *st, struct gsd_podspec *spec, const char *tenant, int source,
+                   struct gsd_pod **out, struct gsd_ferr *e)
+{
+    json_t *m = json_pack("{sOsO}", "labels", spec->labels, "annotations", spec->annotations);
+    char *meta = m ? json_dumps(m, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    json_decref(m);
+    struct gsd_pod *p = meta ? calloc(1, sizeof(*p)) : NULL;
+    if (!p) {
+        free(meta);
+        return -ENOMEM;
+    }
+    p->meta = meta;
+    if (strlen(meta) > GSD_META_MAX) {
+        free_pod(p);
+        e->status = 400;
+        snprintf(e->field, sizeof(e->field), "metadata.annotations");
+        snprintf(e->msg, sizeof(e->msg), "labels and annotations together exceed %d bytes",
+                 GSD_META_MAX);
+        return -EINVAL;
+    }
+    memcpy(p->ns, spec->ns, sizeof(p->ns));
+    memcpy(p->name, spec->name, sizeof(p->name));
+    snprintf(p->tenant, sizeof(p->tenant), "%s", tenant ? tenant : "");
+    if (spec->uid[0])
+        memcpy(p->uid, spec->uid, sizeof(p->uid));
+    else
+        new_uid(p->uid);
+    p->req = spec->req;
+    p->gpumem_mib = spec->gpumem_mib;
+    p->gpucores = spec->gpucores;
+    p->priority = spec->priority;
+    memcpy(p->models, spec->models, sizeof(p->models));
+    p->source = (uint8_t)source;
+    p->seq = st->next_seq++;
+    p->submit_us = gsd_now_us();
+    p->pl.node = -1;
+    *out = p;
+    return 0;
+}
+
+static void set_ferr(struct gsd_ferr *e, int status, const char *field, const char *msg)
+{
+    e->status = status;
+    snprintf(e->field, sizeof(e->field), "%s", field);
+    snprintf(e->msg, sizeof(e->msg), "%s", msg);
+}
+
+/* Bind @p to node @node as kube-scheduler chose. Return: 0; -EINVAL with @e. */
+static int bind_there(struct gsd_state *st, struct gsd_pod *p, int node, struct gsd_ferr *e)
+{
+    struct gs_diag why;
+    struct gs_placement pl;
+    gs_diag_init(&why);
+    int rc = gs_sched_bind_node(st->sched, &p->req, (size_t)node, &pl, &why);
+    if (rc) {
+        set_ferr(e, rc == -ENOMEM ? 500 : 409, "Node", why.msg[0] ? why.msg : "does not fit");
+        return -EINVAL;
+    }
+    p->pl = pl;
+    p->state = GSD_RUNNING;
+    p->start_us = gsd_now_us();
+    st->nrunning++;
+    st->placed_total++;
+    return 0;
+}
+
+struct gsd_pod *gsd_pod_add(struct gsd_state *st, struct gsd_podspec *spec, const char *tenant,
+                            int source, int node, struct gsd_ferr *e)
+{
+    struct gsd_pod *p;
+    if (gsd_pod_find(st, spec->ns, spec->name)) {
+        set_ferr(e, 409, "metadata.name", "a pod of that name exists in the namespace");
+        return NULL;
+    }
+    if (st->npods >= (size_t)st->cfg->max_pods) {
+        set_ferr(e, 507, "", "the daemon holds maxPods pods; cancel some first");
+        return NULL;
+    }
+    int rc = new_pod(st, spec, tenant, source, &p, e);
+    if (rc) {
+        if (rc == -ENOMEM)
+            set_ferr(e, 500, "", "out of memory");
+        return NULL;
+    }
+    rc = node >= 0 ? bind_there(st, p, node, e) : place(st, p);
+    if (rc == -EINVAL && node < 0)
+        set_ferr(e, 400, "spec.containers", p->reason);
+    if (rc == -ENOMEM)
+        set_ferr(e, 500, "", "out of memory");
+    if (rc < 0 || link_pod(st, p)) {
+        if (rc == 0)
+            gs_sched_release(st->sched, &p->req, &p->pl); /* link failed: out of memory */
+        free_pod(p);
+        return NULL;
+    }
+    if (p->state == GSD_PENDING)
+        pend(st, p);
+    const char *node_name =
+        p->state == GSD_RUNNING ? gs_cluster_node_name(st->cluster, (size_t)p->pl.node) : NULL;
+    if (gsd_store_pod_insert(st->store, p, node_name)) {
+        set_ferr(e, 503, "", "the store failed; the daemon restarts from its last commit");
+        st->failed = 1;
+        return NULL; /* memory is abandoned with the process: the store is the truth */
+    }
+    log_pod(source == GSD_SRC_EXTENDER ? "pod bound" : "pod submitted", st, p);
+    return p;
+}
+
+int gsd_pod_cancel(struct gsd_state *st, struct gsd_pod *p)
+{
+    if (gsd_store_pod_delete(st->store, p, gsd_now_us())) {
+        st->failed = 1;
+        return -EIO;
+    }
+    if (p->state == GSD_RUNNING) {
+        gs_sched_release(st->sched, &p->req, &p->pl);
+        st->nrunning--;
+        st->retry = 1;
+    } else {
+        unpend(st, p);
+    }
+    char key[2 * GSD_NAME_MAX + 1];
+    snprintf(key, sizeof(key), "%s/%s", p->ns, p->name);
+    gsd_log("info", "pod cancelled", "pod", key, "tenant", p->tenant, NULL);
+    unlink_pod(st, p);
+    st->cancelled_total++;
+    free_pod(p);
+    return 0;
+}
+
+static int req_eq(const struct gs_pod_req *a, const struct gs_pod_req *b)
+{
+    return a->cpu_milli == b->cpu_milli && a->memory_mib == b->memory_mib &&
+           a->num_gpu == b->num_gpu && a->gpu_milli == b->gpu_milli &&
+           a->model_mask == b->model_mask;
+}
+
+int gsd_state_retry(struct gsd_state *st)
+{
+    struct gs_pod_req failed[RETRY_FAILED_MAX];
+    const struct gsd_pod *failed_pod[RETRY_FAILED_MAX];
+    int nfailed = 0;
+    st->retry = 0;
+    for (struct gsd_pod *p = st->phead, *next; p; p = next) {
+        next = p->pnext;
+        int seen = -1;
+        for (int i = 0; i < nfailed && seen < 0; i++)
+            seen = req_eq(&failed[i], &p->req) ? i : -1;
+        if (seen >= 0) { /* the same request failed earlier in this pass: so would this one */
+            p->why = failed_pod[seen]->why;
+            memcpy(p->reason, failed_pod[seen]->reason, sizeof(p->reason));
+            continue;
+        }
+        int rc = place(st, p);
+        if (rc == -ENOMEM)
+            return rc;
+        if (rc) {
+            if (nfailed < RETRY_FAILED_MAX) {
+                failed_pod[nfailed] = p;
+                failed[nfailed++] = p->req;
+            }
+            continue;
+        }
+        unpend(st, p);
+        if (gsd_store_pod_start(st->store, p,
+                                gs_cluster_node_name(st->cluster, (size_t)p->pl.node))) {
+            st->failed = 1;
+            return -EIO;
+        }
+        log_pod("pod placed", st, p);
+    }
+    return 0;
+}
+
+/* A stored running pod back on its cards; when that is impossible it waits again. */
+static int restore_running(struct gsd_state *st, struct gsd_pod *p, const char *node)
+{
+    struct gs_diag why;
+    gs_diag_init(&why);
+    int idx = gs_cluster_find(st->cluster, node);
+    int rc = -ENOENT;
+    if (idx >= 0) {
+        p->pl.node = idx;
+        rc = gs_sched_bind_placement(st->sched, &p->req, &p->pl, &why);
+    }
+    if (rc == 0) {
+        st->nrunning++;
+        return 0;
+    }
+    if (rc == -ENOMEM)
+        return rc;
+    snprintf(p->reason, sizeof(p->reason), "was running on %s, which %s", node,
+             idx < 0 ? "the inventory no longer lists" : "cannot hold it any more");
+    gsd_log("warn", "pod put back to pending", "pod", p->name, "namespace", p->ns, "reason",
+            idx < 0 ? "node not in inventory" : why.msg, NULL);
+    p->state = GSD_PENDING;
+    p->pl = (struct gs_placement){.node = -1};
+    return gsd_store_pod_unstart(st->store, p, gsd_now_us());
+}
+
+static int restore_one(void *ud, struct gsd_stored *sp)
+{
+    struct gsd_state *st = ud;
+    struct gsd_pod *p = malloc(sizeof(*p));
+    if (!p) {
+        free(sp->pod.meta);
+        return -ENOMEM;
+    }
+    *p = sp->pod;
+    int64_t mask = gsd_models_mask(p->models); /* catalog indexes are per build: by name */
+    p->req.model_mask = mask > 0 && p->req.num_gpu ? (uint32_t)mask : 0;
+    int rc = p->state == GSD_RUNNING ? restore_running(st, p, sp->node) : 0;
+    if (!rc)
+        rc = link_pod(st, p);
+    if (rc) {
+        free_pod(p);
+        return rc;
+    }
+    if (p->state == GSD_PENDING)
+        pend(st, p);
+    return 0;
+}
+
+static uint32_t min_card_mib(const struct gs_cluster *c)
+{
+    uint32_t mask = gs_cluster_model_mask(c), best = 0;
+    for (int m = 0; m < GS_MODEL_MAX; m++)
+        if ((mask & (1u << m)) && (!best || gs_catalog_at(m)->memory_mib < best))
+            best = gs_catalog_at(m)->memory_mib;
+    return best;
+}
+
+static const double lat_bounds[] = {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
+                                    0.01,    0.025,  0.05,    0.1,    0.25,  0.5,    1.0};
+
+int gsd_state_init(struct gsd_state *st, struct gsd_config *cfg, struct gs_cluster *cluster,
+                   const char *data_dir, struct gs_diag *d)
+{
+    memset(st, 0, sizeof(*st));
+    st->cfg = cfg;
+    st->cluster = cluster;
+    st->min_card_mib = min_card_mib(cluster);
+    st->started_us = gsd_now_us();
+    st->sched_lat = st->commit_lat = (struct gsd_hist){lat_bounds, 14, {0}, 0, 0};
+    st->ext = calloc(GSD_EXT_CACHE, sizeof(*st->ext));
+    if (!st->ext)
+        return -ENOMEM;
+    int rc = gs_profile_for_policy(cfg->policy, &st->prof, d);
+    if (!rc)
+        rc = gs_sched_new(cluster, st->prof, 42, &st->sched, d);
+    if (!rc)
+        rc = gsd_store_open(data_dir, &st->store, d);
+    if (rc)
+        return rc;
+    st->next_seq = gsd_store_next_seq(st->store);
+    int64_t t0 = gsd_mono_us();
+    rc = gsd_store_begin(st->store);
+    if (!rc)
+        rc = gsd_store_load(st->store, restore_one, st);
+    if (!rc)
+        rc = gsd_state_retry(st);
+    if (!rc)
+        rc = gsd_store_commit(st->store);
+    else
+        gsd_store_rollback(st->store);
+    if (rc)
+        return gs_diag_error_code(d, rc, "%s/gpusched.db: cannot restore the pods (%s)", data_dir,
+                                  strerror(-rc));
+    char n[3][24];
+    snprintf(n[0], sizeof(n[0]), "%zu", st->nrunning);
+    snprintf(n[1], sizeof(n[1]), "%zu", st->npending);
+    snprintf(n[2], sizeof(n[2]), "%lld", (long long)(gsd_mono_us() - t0) / 1000);
+    gsd_log("info", "store restored", "running", n[0], "pending", n[1], "ms", n[2], NULL);
+    return 0;
+}
+
+void gsd_state_free(struct gsd_state *st)
+{
+    for (struct gsd_pod *p = st->head, *next; p; p = next) {
+        next = p->next;
+        free_pod(p);
+    }
+    for (size_t i = 0; st->ext && i < GSD_EXT_CACHE; i++)
+        gsd_podspec_clear(&st->ext[i].spec);
+    free(st->ext);
+    free(st->tab);
+    gsd_store_close(st->store);
+    gs_sched_free(st->sched);
+    gs_profile_free(st->prof);
+    gs_cluster_free(st->cluster);
+    gsd_config_free(st->cfg);
+    memset(st, 0, sizeof(*st));
+}
+
+void gsd_state_reload(struct gsd_state *st, struct gsd_config *cfg)
+{
+    for (size_t i = 0; i < cfg->ntenants; i++)
+        for (size_t k = 0; k < st->cfg->ntenants; k++)
+            if (!strcmp(cfg->tenants[i].name, st->cfg->tenants[k].name)) {
+                cfg->tenants[i].bucket_milli = st->cfg->tenants[k].bucket_milli;
+                cfg->tenants[i].bucket_at_us = st->cfg->tenants[k].bucket_at_us;
+            }
+    if (strcmp(cfg->policy, st->cfg->policy))
+        gsd_log("warn", "policy change takes effect at the next start", "policy", cfg->policy,
+                NULL);
+    memcpy(cfg->policy, st->cfg->policy, sizeof(cfg->policy));
+    gsd_config_free(st->cfg);
+    st->cfg = cfg;
+    char n[24];
+    snprintf(n, sizeof(n), "%zu", cfg->ntenants);
+    gsd_log("info", "config reloaded", "path", cfg->path ? cfg->path : "", "tenants", n, NULL);
+}
+
+/* RFC 3339 UTC with microseconds, as Kubernetes' MicroTime. */
+static json_t *time_json(int64_t us)
+{
+    if (!us)
+        return json_null();
+    char buf[40];
+    time_t s = (time_t)(us / 1000000);
+    struct tm tm;
+    gmtime_r(&s, &tm);
+    size_t off = strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(buf + off, sizeof(buf) - off, ".%06dZ", (int)(us % 1000000));
+    return json_string(buf);
+}
+
+static json_t *gpus_json(const struct gsd_pod *p, char *idx, size_t cap)
+{
+    json_t *a = json_array();
+    size_t off = 0;
+    idx[0] = '\0';
+    for (int g = 0; a && p->state == GSD_RUNNING && g < GS_GPUS_MAX; g++)
+        if (p->pl.gpu_mask & (1u << g)) {
+            json_array_append_new(a, json_integer(g));
+            off += (size_t)snprintf(idx + off, cap - off, off ? ",%d" : "%d", g);
+        }
+    return a;
+}
+
+json_t *gsd_pod_json(const struct gsd_state *st, const struct gsd_pod *p)
+{
+    json_t *meta = json_loads(p->meta, 0, NULL);
+    json_t *labels = json_incref(json_object_get(meta, "labels"));
+    json_t *ann = json_object_get(meta, "annotations");
+    ann = ann ? json_incref(ann) : json_object();
+    json_decref(meta);
+    char idx[64];
+    json_t *gpus = gpus_json(p, idx, sizeof(idx));
+    const char *node =
+        p->state == GSD_RUNNING ? gs_cluster_node_name(st->cluster, (size_t)p->pl.node) : NULL;
+    if (node && ann) { /* what a device plugin reads to pick the cards */
+        json_object_set_new(ann, "gpusched.io/node", json_string(node));
+        json_object_set_new(ann, "gpusched.io/gpu-index", json_string(idx));
+        char milli[16];
+        snprintf(milli, sizeof(milli), "%u", p->req.num_gpu ? p->pl.gpu_milli : 0);
+        json_object_set_new(ann, "gpusched.io/gpu-milli", json_string(milli));
+    }
+    return json_pack(
+        "{s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:I, s:I, s:I, s:I, s:i, s:i, s:i, s:o, "
+        "s:o, s:o, s:o, s:o}",
+        "namespace", p->ns, "name", p->name, "uid", p->uid, "tenant", p->tenant, "state",
+        p->state == GSD_RUNNING ? "running" : "pending", "source",
+        p->source == GSD_SRC_EXTENDER ? "extender" : "api", "node",
+        node ? json_string(node) : json_null(), "gpus", gpus, "num_gpu", (json_int_t)p->req.num_gpu,
+        "gpu_milli", (json_int_t)p->req.gpu_milli, "cpu_milli", (json_int_t)p->req.cpu_milli,
+        "memory_mib", (json_int_t)p->req.memory_mib, "gpumem_mib", p->gpumem_mib, "gpucores",
+        p->gpucores, "priority", p->priority, "reason",
+        p->state == GSD_PENDING ? json_string(p->reason) : json_null(), "submit_time",
+        time_json(p->submit_us), "start_time", time_json(p->start_us), "labels",
+        labels ? labels : json_object(), "annotations", ann ? ann : json_object());
+}

@@ -1,0 +1,441 @@
+/*
+ * gpuschedd: the durable store, one SQLite file DIR/gpusched.db.
+ *
+ * WAL with synchronous=FULL: every commit is on disk (the WAL fsync'd) before the daemon answers
+ * 2xx, so an acknowledged pod survives a power cut, not only a crash of the process. NORMAL would
+ * survive SIGKILL as well but could lose the last commits on power loss, and an acknowledged
+ * submission must not vanish. The cost is one fsync per commit; the scheduler thread commits a
+ * whole batch of requests at once, so the cost is shared by every request in the batch.
+ *
+ * Tables: pods (one row per pod held, pending or running), assignments (one row per card a
+ * running pod holds: node, GPU index, milli-GPU), ledger (one row per run of a pod: start and,
+ * once it ends, end; rows are never deleted, they are the usage record).
+ */
+#include "gsd.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SCHEMA_VERSION 1
+
+static const char schema[] =
+    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS pods("
+    " id INTEGER PRIMARY KEY, seq INTEGER NOT NULL UNIQUE,"
+    " namespace TEXT NOT NULL, name TEXT NOT NULL, tenant TEXT NOT NULL, uid TEXT NOT NULL,"
+    " meta TEXT NOT NULL, cpu_milli INTEGER NOT NULL, memory_mib INTEGER NOT NULL,"
+    " num_gpu INTEGER NOT NULL, gpu_milli INTEGER NOT NULL, models TEXT NOT NULL,"
+    " gpumem_mib INTEGER NOT NULL, gpucores INTEGER NOT NULL, priority INTEGER NOT NULL,"
+    " source INTEGER NOT NULL, state INTEGER NOT NULL, node TEXT, reason TEXT NOT NULL,"
+    " submit_us INTEGER NOT NULL, start_us INTEGER NOT NULL, UNIQUE(namespace, name));"
+    "CREATE TABLE IF NOT EXISTS assignments("
+    " pod_id INTEGER NOT NULL REFERENCES pods(id) ON DELETE CASCADE,"
+    " node TEXT NOT NULL, gpu INTEGER NOT NULL, milli INTEGER NOT NULL,"
+    " PRIMARY KEY(pod_id, gpu)) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS ledger("
+    " id INTEGER PRIMARY KEY, pod_seq INTEGER NOT NULL, namespace TEXT NOT NULL,"
+    " name TEXT NOT NULL, tenant TEXT NOT NULL, uid TEXT NOT NULL, node TEXT NOT NULL,"
+    " gpus TEXT NOT NULL, gpu_milli INTEGER NOT NULL, start_us INTEGER NOT NULL, end_us INTEGER);"
+    "CREATE INDEX IF NOT EXISTS ledger_open ON ledger(pod_seq) WHERE end_us IS NULL;"
+    "INSERT OR IGNORE INTO meta(key, value) VALUES('schema', 1);";
+
+enum {
+    Q_BEGIN,
+    Q_COMMIT,
+    Q_ROLLBACK,
+    Q_POD_INSERT,
+    Q_POD_START,
+    Q_POD_UNSTART,
+    Q_POD_DELETE,
+    Q_ASSIGN,
+    Q_UNASSIGN,
+    Q_LEDGER_OPEN,
+    Q_LEDGER_CLOSE,
+    Q_COUNT
+};
+
+static const char *const sql[Q_COUNT] = {
+    [Q_BEGIN] = "BEGIN IMMEDIATE",
+    [Q_COMMIT] = "COMMIT",
+    [Q_ROLLBACK] = "ROLLBACK",
+    [Q_POD_INSERT] = "INSERT INTO pods(seq, namespace, name, tenant, uid, meta, cpu_milli,"
+                     " memory_mib, num_gpu, gpu_milli, models, gpumem_mib, gpucores, priority,"
+                     " source, state, node, reason, submit_us, start_us)"
+                     " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,"
+                     "?20)",
+    [Q_POD_START] = "UPDATE pods SET state = 1, node = ?2, reason = '', start_us = ?3"
+                    " WHERE id = ?1",
+    [Q_POD_UNSTART] = "UPDATE pods SET state = 0, node = NULL, reason = ?2, start_us = 0"
+                      " WHERE id = ?1",
+    [Q_POD_DELETE] = "DELETE FROM pods WHERE id = ?1",
+    [Q_ASSIGN] = "INSERT INTO assignments(pod_id, node, gpu, milli) VALUES(?1, ?2, ?3, ?4)",
+    [Q_UNASSIGN] = "DELETE FROM assignments WHERE pod_id = ?1",
+    [Q_LEDGER_OPEN] = "INSERT INTO ledger(pod_seq, namespace, name, tenant, uid, node, gpus,"
+                      " gpu_milli, start_us) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9)",
+    [Q_LEDGER_CLOSE] = "UPDATE ledger SET end_us = ?2 WHERE pod_seq = ?1 AND end_us IS NULL",
+};
+
+struct gsd_store {
+    sqlite3 *db;
+    sqlite3_stmt *q[Q_COUNT];
+    int in_txn;
+};
+
+static int fail(struct gsd_store *s, const char *what)
+{
+    gsd_log("error", "store failed", "op", what, "error", sqlite3_errmsg(s->db), NULL);
+    return -EIO;
+}
+
+/* Run prepared statement @i to completion and reset it. */
+static int step(struct gsd_store *s, int i)
+{
+    int rc = sqlite3_step(s->q[i]);
+    sqlite3_reset(s->q[i]);
+    sqlite3_clear_bindings(s->q[i]);
+    return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : fail(s, sql[i]);
+}
+
+static int open_db(struct gsd_store *s, const char *path, struct gs_diag *d)
+{
+    if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+        SQLITE_OK)
+        return gs_diag_error_code(d, -EIO, "%s: cannot open: %s", path,
+                                  s->db ? sqlite3_errmsg(s->db) : "out of memory");
+    sqlite3_busy_timeout(s->db, 5000);
+    char *err = NULL;
+    int rc = sqlite3_exec(s->db,
+                          "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
+                          " PRAGMA foreign_keys=ON;",
+                          NULL, NULL, &err);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(s->db, schema, NULL, NULL, &err);
+    if (rc != SQLITE_OK) {
+        gs_diag_error_code(d, -EIO, "%s: not a gpusched store: %s", path, err ? err : "?");
+        sqlite3_free(err);
+        return -EIO;
+    }
+    sqlite3_stmt *v;
+    int64_t ver = 0;
+    if (sqlite3_prepare_v2(s->db, "SELECT value FROM meta WHERE key = 'schema'", -1, &v, NULL) ==
+        SQLITE_OK) {
+        if (sqlite3_step(v) == SQLITE_ROW)
+            ver = sqlite3_column_int64(v, 0);
+        sqlite3_finalize(v);
+    }
+    if (ver != SCHEMA_VERSION)
+        return gs_diag_error_code(d, -EIO, "%s: store schema %lld, this gpuschedd reads %d", path,
+                                  (long long)ver, SCHEMA_VERSION);
+    return 0;
+}
+
+int gsd_store_open(const char *dir, struct gsd_store **out, struct gs_diag *d)
+{
+    char path[PATH_MAX];
+    if ((size_t)snprintf(path, sizeof(path), "%s/gpusched.db", dir) >= sizeof(path))
+        return gs_diag_error_code(d, -EIO, "%s: data directory path too long", dir);
+    struct gsd_store *s = calloc(1, sizeof(*s));
+    if (!s)
+        return -ENOMEM;
+    int rc = open_db(s, path, d);
+    for (int i = 0; !rc && i < Q_COUNT; i++)
+        if (sqlite3_prepare_v3(s->db, sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->q[i], NULL) !=
+            SQLITE_OK)
+            rc = gs_diag_error_code(d, -EIO, "%s: %s", path, sqlite3_errmsg(s->db));
+    if (rc) {
+        gsd_store_close(s);
+        return rc;
+    }
+    *out = s;
+    return 0;
+}
+
+void gsd_store_close(struct gsd_store *s)
+{
+    if (!s)
+        return;
+    for (int i = 0; i < Q_COUNT; i++)
+        sqlite3_finalize(s->q[i]);
+    sqlite3_close(s->db);
+    free(s);
+}
+
+int gsd_store_begin(struct gsd_store *s)
+{
+    int rc = step(s, Q_BEGIN);
+    s->in_txn = !rc;
+    return rc;
+}
+
+int gsd_store_commit(struct gsd_store *s)
+{
+    int rc = step(s, Q_COMMIT);
+    if (rc && sqlite3_get_autocommit(s->db) == 0)
+        step(s, Q_ROLLBACK);
+    s->in_txn = 0;
+    return rc;
+}
+
+void gsd_store_rollback(struct gsd_store *s)
+{
+    if (s->in_txn)
+        step(s, Q_ROLLBACK);
+    s->in_txn = 0;
+}
+
+static void bind_text(sqlite3_stmt *q, int i, const char *v)
+{
+    sqlite3_bind_text(q, i, v, -1, SQLITE_STATIC);
+}
+
+/* Parameters 1..5 of the pod and ledger inserts: seq, namespace, name, tenant, uid. */
+static void bind_identity(sqlite3_stmt *q, const struct gsd_pod *p)
+{
+    sqlite3_bind_int64(q, 1, p->seq);
+    bind_text(q, 2, p->ns);
+    bind_text(q, 3, p->name);
+    bind_text(q, 4, p->tenant);
+    bind_text(q, 5, p->uid);
+}
+
+/* "0,1,5" for a card mask. */
+static void mask_text(uint32_t mask, char *buf, size_t cap)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (int g = 0; g < 32 && off < cap; g++)
+        if (mask & (1u << g))
+            off += (size_t)snprintf(buf + off, cap - off, off ? ",%d" : "%d", g);
+}
+
+/* The cards of a running pod and its open ledger row. */
+static int record_run(struct gsd_store *s, const struct gsd_pod *p, const char *node)
+{
+    sqlite3_stmt *q = s->q[Q_ASSIGN];
+    for (int g = 0; g < 32; g++) {
+        if (!(p->pl.gpu_mask & (1u << g)))
+            continue;
+        sqlite3_bind_int64(q, 1, p->id);
+        bind_text(q, 2, node);
+        sqlite3_bind_int(q, 3, g);
+        sqlite3_bind_int(q, 4, (int)p->pl.gpu_milli);
+        if (step(s, Q_ASSIGN))
+            return -EIO;
+    }
+    char gpus[128];
+    mask_text(p->pl.gpu_mask, gpus, sizeof(gpus));
+    q = s->q[Q_LEDGER_OPEN];
+    bind_identity(q, p);
+    bind_text(q, 6, node);
+    bind_text(q, 7, gpus);
+    sqlite3_bind_int(q, 8, p->req.num_gpu ? (int)p->pl.gpu_milli : 0);
+    sqlite3_bind_int64(q, 9, p->start_us);
+    return step(s, Q_LEDGER_OPEN);
+}
+
+int gsd_store_pod_insert(struct gsd_store *s, struct gsd_pod *p, const char *node)
+{
+    sqlite3_stmt *q = s->q[Q_POD_INSERT];
+    bind_identity(q, p);
+    bind_text(q, 6, p->meta);
+    sqlite3_bind_int64(q, 7, p->req.cpu_milli);
+    sqlite3_bind_int64(q, 8, p->req.memory_mib);
+    sqlite3_bind_int(q, 9, (int)p->req.num_gpu);
+    sqlite3_bind_int(q, 10, (int)p->req.gpu_milli);
+    bind_text(q, 11, p->models);
+    sqlite3_bind_int(q, 12, p->gpumem_mib);
+    sqlite3_bind_int(q, 13, p->gpucores);
+    sqlite3_bind_int(q, 14, p->priority);
+    sqlite3_bind_int(q, 15, p->source);
+    sqlite3_bind_int(q, 16, p->state);
+    if (p->state == GSD_RUNNING)
+        bind_text(q, 17, node);
+    else
+        sqlite3_bind_null(q, 17);
+    bind_text(q, 18, p->reason);
+    sqlite3_bind_int64(q, 19, p->submit_us);
+    sqlite3_bind_int64(q, 20, p->start_us);
+    if (step(s, Q_POD_INSERT))
+        return -EIO;
+    p->id = sqlite3_last_insert_rowid(s->db);
+    return p->state == GSD_RUNNING ? record_run(s, p, node) : 0;
+}
+
+int gsd_store_pod_start(struct gsd_store *s, const struct gsd_pod *p, const char *node)
+{
+    sqlite3_stmt *q = s->q[Q_POD_START];
+    sqlite3_bind_int64(q, 1, p->id);
+    bind_text(q, 2, node);
+    sqlite3_bind_int64(q, 3, p->start_us);
+    return step(s, Q_POD_START) ? -EIO : record_run(s, p, node);
+}
+
+static int ledger_close(struct gsd_store *s, const struct gsd_pod *p, int64_t end_us)
+{
+    sqlite3_stmt *q = s->q[Q_LEDGER_CLOSE];
+    sqlite3_bind_int64(q, 1, p->seq);
+    sqlite3_bind_int64(q, 2, end_us);
+    return step(s, Q_LEDGER_CLOSE);
+}
+
+int gsd_store_pod_unstart(struct gsd_store *s, const struct gsd_pod *p, int64_t end_us)
+{
+    sqlite3_bind_int64(s->q[Q_UNASSIGN], 1, p->id);
+    if (step(s, Q_UNASSIGN))
+        return -EIO;
+    sqlite3_stmt *q = s->q[Q_POD_UNSTART];
+    sqlite3_bind_int64(q, 1, p->id);
+    bind_text(q, 2, p->reason);
+    return step(s, Q_POD_UNSTART) ? -EIO : ledger_close(s, p, end_us);
+}
+
+int gsd_store_pod_delete(struct gsd_store *s, const struct gsd_pod *p, int64_t end_us)
+{
+    if (p->state == GSD_RUNNING && ledger_close(s, p, end_us))
+        return -EIO;
+    sqlite3_bind_int64(s->q[Q_POD_DELETE], 1, p->id); /* cards go by ON DELETE CASCADE */
+    return step(s, Q_POD_DELETE);
+}
+
+int64_t gsd_store_next_seq(struct gsd_store *s)
+{
+    sqlite3_stmt *q;
+    int64_t next = 1;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT max(coalesce((SELECT max(seq) FROM pods), 0),"
+                           " coalesce((SELECT max(pod_seq) FROM ledger), 0))",
+                           -1, &q, NULL) != SQLITE_OK)
+        return next;
+    if (sqlite3_step(q) == SQLITE_ROW)
+        next = sqlite3_column_int64(q, 0) + 1;
+    sqlite3_finalize(q);
+    return next;
+}
+
+struct card {
+    int64_t pod_id;
+    int gpu, milli;
+};
+
+/* Every card row, sorted by pod id (the query's order), into one array. */
+static int load_cards(struct gsd_store *s, struct card **out, size_t *n)
+{
+    sqlite3_stmt *q;
+    size_t cap = 1024;
+    *n = 0;
+    *out = malloc(cap * sizeof(**out));
+    if (!*out)
+        return -ENOMEM;
+    if (sqlite3_prepare_v2(s->db, "SELECT pod_id, gpu, milli FROM assignments ORDER BY pod_id", -1,
+                           &q, NULL) != SQLITE_OK)
+        return fail(s, "load assignments");
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        if (*n == cap) {
+            struct card *m = realloc(*out, 2 * cap * sizeof(**out));
+            if (!m) {
+                sqlite3_finalize(q);
+                return -ENOMEM;
+            }
+            *out = m;
+            cap *= 2;
+        }
+        (*out)[(*n)++] = (struct card){sqlite3_column_int64(q, 0), sqlite3_column_int(q, 1),
+                                       sqlite3_column_int(q, 2)};
+    }
+    sqlite3_finalize(q);
+    return rc == SQLITE_DONE ? 0 : fail(s, "load assignments");
+}
+
+static void col_text(sqlite3_stmt *q, int i, char *dst, size_t cap)
+{
+    const unsigned char *t = sqlite3_column_text(q, i);
+    snprintf(dst, cap, "%s", t ? (const char *)t : "");
+}
+
+static int row_to_pod(sqlite3_stmt *q, struct gsd_stored *sp)
+{
+    struct gsd_pod *p = &sp->pod;
+    memset(sp, 0, sizeof(*sp));
+    p->id = sqlite3_column_int64(q, 0);
+    p->seq = sqlite3_column_int64(q, 1);
+    col_text(q, 2, p->ns, sizeof(p->ns));
+    col_text(q, 3, p->name, sizeof(p->name));
+    col_text(q, 4, p->tenant, sizeof(p->tenant));
+    col_text(q, 5, p->uid, sizeof(p->uid));
+    const unsigned char *meta = sqlite3_column_text(q, 6);
+    p->meta = strdup(meta ? (const char *)meta : "{}");
+    p->req.cpu_milli = sqlite3_column_int64(q, 7);
+    p->req.memory_mib = sqlite3_column_int64(q, 8);
+    p->req.num_gpu = (uint32_t)sqlite3_column_int(q, 9);
+    p->req.gpu_milli = (uint32_t)sqlite3_column_int(q, 10);
+    col_text(q, 11, p->models, sizeof(p->models));
+    p->gpumem_mib = sqlite3_column_int(q, 12);
+    p->gpucores = sqlite3_column_int(q, 13);
+    p->priority = sqlite3_column_int(q, 14);
+    p->source = (uint8_t)sqlite3_column_int(q, 15);
+    p->state = (uint8_t)sqlite3_column_int(q, 16);
+    col_text(q, 17, sp->node, sizeof(sp->node));
+    col_text(q, 18, p->reason, sizeof(p->reason));
+    p->submit_us = sqlite3_column_int64(q, 19);
+    p->start_us = sqlite3_column_int64(q, 20);
+    p->pl.node = -1;
+    return p->meta ? 0 : -ENOMEM;
+}
+
+/* Cards of pod @id from the sorted array: binary search, then the run of equal ids. */
+static void cards_of(const struct card *c, size_t n, struct gsd_pod *p)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c[mid].pod_id < p->id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (; lo < n && c[lo].pod_id == p->id; lo++)
+        if (c[lo].gpu >= 0 && c[lo].gpu < 32) {
+            p->pl.gpu_mask |= 1u << c[lo].gpu;
+            p->pl.gpu_milli = (uint32_t)c[lo].milli;
+        }
+}
+
+int gsd_store_load(struct gsd_store *s, int (*fn)(void *ud, struct gsd_stored *sp), void *ud)
+{
+    struct card *cards;
+    size_t ncards;
+    int rc = load_cards(s, &cards, &ncards);
+    sqlite3_stmt *q = NULL;
+    if (!rc && sqlite3_prepare_v2(s->db,
+                                  "SELECT id, seq, namespace, name, tenant, uid, meta, cpu_milli,"
+                                  " memory_mib, num_gpu, gpu_milli, models, gpumem_mib, gpucores,"
+                                  " priority, source, state, node, reason, submit_us, start_us"
+                                  " FROM pods ORDER BY seq",
+                                  -1, &q, NULL) != SQLITE_OK)
+        rc = fail(s, "load pods");
+    struct gsd_stored sp;
+    while (!rc) {
+        int st = sqlite3_step(q);
+        if (st == SQLITE_DONE)
+            break;
+        if (st != SQLITE_ROW) {
+            rc = fail(s, "load pods");
+            break;
+        }
+        rc = row_to_pod(q, &sp);
+        if (!rc) {
+            cards_of(cards, ncards, &sp.pod);
+            rc = fn(ud, &sp);
+        } else {
+            free(sp.pod.meta);
+        }
+    }
+    sqlite3_finalize(q);
+    free(cards);
+    return rc;
+}

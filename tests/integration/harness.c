@@ -1,0 +1,246 @@
+/* The integration tests' harness; see harness.h. */
+#include "harness.h"
+
+#include <arpa/inet.h>
+#include <curl/curl.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static const char base_config[] = "apiVersion: gpusched.io/v1alpha1\n"
+                                  "kind: DaemonConfig\n"
+                                  "adminToken: " TOKEN_ADMIN "\n"
+                                  "maxBodyBytes: 65536\n"
+                                  "tenants:\n"
+                                  "  - name: team-a\n"
+                                  "    token: " TOKEN_A "\n"
+                                  "    namespaces: [team-a]\n"
+                                  "  - name: team-b\n"
+                                  "    token: " TOKEN_B "\n"
+                                  "    namespaces: [team-b, team-b-dev]\n";
+
+/* Four nodes: two 8-card A100 boards, a 4-card T4 box and a CPU-only node. */
+static const char nodes_csv[] = "sn,cpu_milli,memory_mib,gpu,model\n"
+                                "n-a100-0,96000,786432,8,A100-SXM4-80GB\n"
+                                "n-a100-1,96000,786432,8,A100-SXM4-80GB\n"
+                                "n-t4-0,64000,262144,4,T4\n"
+                                "n-cpu-0,32000,131072,0,\n";
+
+int h_write(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fputs(text, f);
+    return fclose(f) ? -1 : 0;
+}
+
+static int free_port(void)
+{
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof(a);
+    if (s < 0 || bind(s, (struct sockaddr *)&a, sizeof(a)) ||
+        getsockname(s, (struct sockaddr *)&a, &len)) {
+        if (s >= 0)
+            close(s);
+        return -1;
+    }
+    close(s);
+    return ntohs(a.sin_port);
+}
+
+int h_setup(struct daemon *d, const char *extra_config)
+{
+    memset(d, 0, sizeof(*d));
+    snprintf(d->dir, sizeof(d->dir), "/tmp/gs_itest.XXXXXX");
+    if (!mkdtemp(d->dir))
+        return -1;
+    snprintf(d->log, sizeof(d->log), "%s/daemon.log", d->dir);
+    snprintf(d->nodes, sizeof(d->nodes), "%s/nodes.csv", d->dir);
+    snprintf(d->config, sizeof(d->config), "%s/config.yaml", d->dir);
+    char cfg[4096];
+    snprintf(cfg, sizeof(cfg), "%s%s", base_config, extra_config ? extra_config : "");
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    return h_write(d->nodes, nodes_csv) || h_write(d->config, cfg) ? -1 : 0;
+}
+
+int h_start(struct daemon *d)
+{
+    const char *bin = getenv("GPUSCHEDD_BIN");
+    char data[96], listen[32];
+    if (!bin || !*bin) {
+        fprintf(stderr, "GPUSCHEDD_BIN must name the gpuschedd executable\n");
+        return -1;
+    }
+    d->port = free_port();
+    snprintf(data, sizeof(data), "%s/data", d->dir);
+    snprintf(listen, sizeof(listen), "127.0.0.1:%d", d->port);
+    char *argv[] = {(char *)bin, "--data-dir", data,       "--listen", listen,
+                    "--nodes",   d->nodes,     "--config", d->config,  "--tls-cert",
+                    d->tls_cert, "--tls-key",  d->tls_key, NULL};
+    if (!d->tls_cert[0])
+        argv[9] = NULL;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 2, d->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    int rc = posix_spawn(&d->pid, bin, &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc)
+        return -1;
+    for (int i = 0; i < 3000; i++) { /* up to 30 s: a sanitizer build restores slowly */
+        struct answer a;
+        if (h_call(d, "GET", "/healthz", NULL, NULL, &a) == 0 && a.status == 200) {
+            h_answer_free(&a);
+            return 0;
+        }
+        h_answer_free(&a);
+        int st;
+        if (waitpid(d->pid, &st, WNOHANG) == d->pid) {
+            d->pid = 0;
+            return -1;
+        }
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+    }
+    return -1;
+}
+
+int h_stop(struct daemon *d)
+{
+    int st;
+    if (d->pid <= 0)
+        return -1;
+    kill(d->pid, SIGTERM);
+    waitpid(d->pid, &st, 0);
+    d->pid = 0;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+void h_kill(struct daemon *d)
+{
+    if (d->pid <= 0)
+        return;
+    kill(d->pid, SIGKILL);
+    waitpid(d->pid, NULL, 0);
+    d->pid = 0;
+}
+
+void h_cleanup(struct daemon *d)
+{
+    h_kill(d);
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", d->dir);
+    if (strncmp(d->dir, "/tmp/gs_itest.", 14) == 0 && system(cmd) != 0)
+        fprintf(stderr, "cannot remove %s\n", d->dir);
+    curl_global_cleanup();
+}
+
+struct sink {
+    char *s;
+    size_t len;
+};
+
+static size_t on_body(char *p, size_t sz, size_t n, void *ud)
+{
+    struct sink *b = ud;
+    char *m = realloc(b->s, b->len + sz * n + 1);
+    if (!m)
+        return 0;
+    memcpy(m + b->len, p, sz * n);
+    b->s = m;
+    b->len += sz * n;
+    b->s[b->len] = '\0';
+    return sz * n;
+}
+
+static size_t on_header(char *p, size_t sz, size_t n, void *ud)
+{
+    struct answer *a = ud;
+    if (sz * n > 13 && strncasecmp(p, "Retry-After: ", 13) == 0)
+        snprintf(a->retry_after, sizeof(a->retry_after), "%.*s", (int)strcspn(p + 13, "\r\n"),
+                 p + 13);
+    return sz * n;
+}
+
+int h_call(const struct daemon *d, const char *method, const char *path, const char *token,
+           const char *body, struct answer *a)
+{
+    CURL *c = curl_easy_init();
+    struct curl_slist *h = NULL;
+    struct sink b = {0};
+    char url[512], auth[256];
+    memset(a, 0, sizeof(*a));
+    snprintf(url, sizeof(url), "%s://127.0.0.1:%d%s", d->tls_cert[0] ? "https" : "http", d->port,
+             path);
+    if (d->tls_cert[0])
+        curl_easy_setopt(c, CURLOPT_CAINFO, d->tls_cert);
+    if (token) {
+        snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
+        h = curl_slist_append(h, auth);
+    }
+    h = curl_slist_append(h, "Expect:"); /* no 100-continue round trip */
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
+    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(c, CURLOPT_HEADERDATA, a);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
+    if (body)
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+    CURLcode rc = curl_easy_perform(c);
+    if (rc == CURLE_OK)
+        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &a->status);
+    a->body = b.s;
+    a->json = b.s ? json_loads(b.s, 0, NULL) : NULL;
+    curl_slist_free_all(h);
+    curl_easy_cleanup(c);
+    return rc == CURLE_OK ? 0 : -1;
+}
+
+void h_answer_free(struct answer *a)
+{
+    free(a->body);
+    json_decref(a->json);
+    memset(a, 0, sizeof(*a));
+}
+
+char *h_pod(const char *ns, const char *name, int gpus, int cores)
+{
+    json_t *lim = json_pack("{s:i, s:s, s:s}", "nvidia.com/gpu", gpus, "cpu", "1", "memory", "1Gi");
+    if (cores > 0 && cores < 100)
+        json_object_set_new(lim, "nvidia.com/gpucores", json_integer(cores));
+    json_t *pod =
+        json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}}, s:{s:[{s:s, s:{s:o}}]}}", "apiVersion", "v1",
+                  "kind", "Pod", "metadata", "name", name, "namespace", ns, "labels", "user", "u1",
+                  "spec", "containers", "name", "main", "resources", "limits", lim);
+    char *s = json_dumps(pod, JSON_COMPACT);
+    json_decref(pod);
+    return s;
+}
+
+int h_log_has(const struct daemon *d, const char *needle)
+{
+    FILE *f = fopen(d->log, "r");
+    char line[4096];
+    int found = 0;
+    while (f && !found && fgets(line, sizeof(line), f))
+        found = strstr(line, needle) != NULL;
+    if (f)
+        fclose(f);
+    return found;
+}

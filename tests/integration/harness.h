@@ -1,0 +1,54 @@
+/*
+ * The integration tests' harness: the real gpuschedd ($GPUSCHEDD_BIN) on 127.0.0.1 with a real
+ * store in a fresh temporary directory, and HTTP through libcurl.
+ */
+#ifndef GS_HARNESS_H
+#define GS_HARNESS_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#define TOKEN_A     "token-a-0123456789abcdef"
+#define TOKEN_B     "token-b-0123456789abcdef"
+#define TOKEN_ADMIN "admin-token-0123456789"
+
+struct daemon {
+    pid_t pid;
+    int port;
+    char dir[64];    /* temporary directory: store in dir/data, config in dir/config.yaml */
+    char log[96];    /* its stderr */
+    char nodes[128]; /* inventory CSV */
+    char config[96];
+    char tls_cert[96], tls_key[96]; /* when set: --tls-cert/--tls-key, and h_call speaks HTTPS */
+};
+
+struct answer {
+    long status;
+    char *body; /* NUL-terminated, owned */
+    json_t *json;
+    char retry_after[16];
+};
+
+/* A fresh directory with config.yaml (two tenants, an admin) and a small node CSV. */
+int h_setup(struct daemon *d, const char *extra_config);
+/* Start the daemon and wait until it answers (or fail after 30 s). Return: 0 or -1. */
+int h_start(struct daemon *d);
+/* SIGTERM and wait. Return: the exit status, or -1 when it died of a signal. */
+int h_stop(struct daemon *d);
+/* SIGKILL and reap. */
+void h_kill(struct daemon *d);
+/* Remove the directory. */
+void h_cleanup(struct daemon *d);
+/* One request; @token may be NULL. */
+int h_call(const struct daemon *d, const char *method, const char *path, const char *token,
+           const char *body, struct answer *a);
+void h_answer_free(struct answer *a);
+/* A pod JSON text with @gpus cards (or a share when @cores in 1..99). Caller frees. */
+char *h_pod(const char *ns, const char *name, int gpus, int cores);
+/* Does the daemon's log contain @needle? */
+int h_log_has(const struct daemon *d, const char *needle);
+/* Write a file. */
+int h_write(const char *path, const char *text);
+
+#endif

@@ -1,0 +1,390 @@
+/*
+ * gpuschedd's REST API end to end: the real daemon on 127.0.0.1 with a real store in a temporary
+ * directory. Submit, get, list, cancel, restart and check the state came back; tenants kept
+ * apart; every error status with its field; rate limits; SIGHUP reloads; the gpusched client.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static const char *sget(const json_t *j, const char *k)
+{
+    return json_string_value(json_object_get(j, k));
+}
+
+/* Submit @body as @token; assert the status; return the answer's JSON (new reference). */
+static json_t *submit(struct daemon *d, const char *token, char *body, long want)
+{
+    struct answer a;
+    assert_int_equal(h_call(d, "POST", "/v1/pods", token, body, &a), 0);
+    free(body);
+    if (a.status != want)
+        fprintf(stderr, "got %ld: %s\n", a.status, a.body ? a.body : "");
+    assert_int_equal(a.status, want);
+    json_t *j = json_incref(a.json);
+    h_answer_free(&a);
+    return j;
+}
+
+static json_t *get(struct daemon *d, const char *token, const char *path, long want)
+{
+    struct answer a;
+    assert_int_equal(h_call(d, "GET", path, token, NULL, &a), 0);
+    assert_int_equal(a.status, want);
+    json_t *j = json_incref(a.json);
+    h_answer_free(&a);
+    return j;
+}
+
+static void test_lifecycle_and_restart(void **state)
+{
+    (void)state;
+    struct daemon d;
+    assert_int_equal(h_setup(&d, NULL), 0);
+    assert_int_equal(h_start(&d), 0);
+    json_t *p1 = submit(&d, TOKEN_A, h_pod("team-a", "p1", 2, 0), 201);
+    assert_string_equal(sget(p1, "state"), "running");
+    assert_int_equal(json_array_size(json_object_get(p1, "gpus")), 2);
+    json_t *p2 = submit(&d, TOKEN_A, h_pod("team-a", "p2", 1, 30), 201);
+    assert_int_equal(json_integer_value(json_object_get(p2, "gpu_milli")), 300);
+    /* Two boards of 8: of three 8-card pods at least one waits (two when p1 took a board). */
+    json_t *p3 = submit(&d, TOKEN_A, h_pod("team-a", "p3", 8, 0), 201);
+    assert_string_equal(sget(p3, "state"), "running");
+    json_t *p4 = submit(&d, TOKEN_A, h_pod("team-a", "p4", 8, 0), 201);
+    json_t *p5 = submit(&d, TOKEN_A, h_pod("team-a", "p5", 8, 0), 201);
+    assert_string_equal(sget(p5, "state"), "pending");
+    assert_non_null(strstr(sget(p5, "reason"), "Insufficient nvidia.com/gpu"));
+    int p4_waits = !strcmp(sget(p4, "state"), "pending");
+    const char *next = p4_waits ? "/v1/pods/team-a/p4" : "/v1/pods/team-a/p5";
+    json_t *l = get(&d, TOKEN_A, "/v1/pods?state=pending", 200);
+    assert_int_equal(json_array_size(json_object_get(l, "items")), 1 + p4_waits);
+    json_decref(l);
+    l = get(&d, TOKEN_A, "/v1/pods?limit=3", 200);
+    assert_int_equal(json_array_size(json_object_get(l, "items")), 3);
+    assert_true(strlen(sget(l, "continue")) > 0);
+    json_decref(l);
+
+    assert_int_equal(h_stop(&d), 0); /* SIGTERM drains and exits 0 */
+    assert_true(h_log_has(&d, "msg=stopped"));
+    assert_int_equal(h_start(&d), 0);
+    json_t *g = get(&d, TOKEN_A, "/v1/pods/team-a/p1", 200);
+    assert_string_equal(sget(g, "node"), sget(p1, "node"));
+    assert_true(json_equal(json_object_get(g, "gpus"), json_object_get(p1, "gpus")));
+    assert_string_equal(sget(json_object_get(g, "annotations"), "gpusched.io/gpu-index"),
+                        sget(json_object_get(p1, "annotations"), "gpusched.io/gpu-index"));
+    json_decref(g);
+    g = get(&d, TOKEN_A, next, 200);
+    assert_string_equal(sget(g, "state"), "pending");
+    json_decref(g);
+
+    struct answer a; /* cancelling p3 frees a board: the first waiting pod gets it */
+    assert_int_equal(h_call(&d, "DELETE", "/v1/pods/team-a/p3", TOKEN_A, NULL, &a), 0);
+    assert_int_equal(a.status, 200);
+    h_answer_free(&a);
+    g = get(&d, TOKEN_A, next, 200);
+    assert_string_equal(sget(g, "state"), "running");
+    assert_string_equal(sget(g, "node"), sget(p3, "node"));
+    json_decref(g);
+    json_decref(get(&d, TOKEN_A, "/v1/pods/team-a/p3", 404));
+
+    h_kill(&d); /* a crash, not a drain: the state still comes back */
+    assert_int_equal(h_start(&d), 0);
+    g = get(&d, TOKEN_A, next, 200);
+    assert_string_equal(sget(g, "state"), "running");
+    json_decref(g);
+    json_decref(get(&d, TOKEN_A, "/v1/pods/team-a/p3", 404));
+    json_t *n = get(&d, TOKEN_A, "/v1/nodes/n-t4-0", 200);
+    assert_int_equal(json_array_size(json_object_get(n, "gpu")), 4);
+    json_decref(n);
+    n = get(&d, TOKEN_A, "/v1/nodes", 200);
+    assert_int_equal(json_array_size(json_object_get(n, "items")), 4);
+    json_decref(n);
+    json_decref(p1);
+    json_decref(p2);
+    json_decref(p3);
+    json_decref(p4);
+    json_decref(p5);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
+static long status_of(struct daemon *d, const char *method, const char *path, const char *token,
+                      const char *body, char *field, size_t cap)
+{
+    struct answer a;
+    assert_int_equal(h_call(d, method, path, token, body, &a), 0);
+    long st = a.status;
+    if (field)
+        snprintf(field, cap, "%s", sget(a.json, "field") ? sget(a.json, "field") : "(none)");
+    if (st >= 400)
+        assert_non_null(sget(a.json, "error")); /* every error is {"error", "field"} */
+    h_answer_free(&a);
+    return st;
+}
+
+static void test_tenants_apart(void **state)
+{
+    (void)state;
+    struct daemon d;
+    assert_int_equal(h_setup(&d, NULL), 0);
+    assert_int_equal(h_start(&d), 0);
+    json_decref(submit(&d, TOKEN_A, h_pod("team-a", "mine", 1, 0), 201));
+    json_decref(submit(&d, TOKEN_B, h_pod("team-b-dev", "theirs", 1, 0), 201));
+    assert_int_equal(status_of(&d, "GET", "/v1/pods/team-a/mine", NULL, NULL, NULL, 0), 401);
+    assert_int_equal(status_of(&d, "GET", "/v1/pods", "wrong-token-0123456789", NULL, NULL, 0),
+                     401);
+    assert_int_equal(status_of(&d, "GET", "/v1/status", NULL, NULL, NULL, 0), 401);
+    assert_int_equal(status_of(&d, "GET", "/v1/pods/team-a/mine", TOKEN_B, NULL, NULL, 0), 403);
+    assert_int_equal(status_of(&d, "DELETE", "/v1/pods/team-a/mine", TOKEN_B, NULL, NULL, 0), 403);
+    assert_int_equal(status_of(&d, "GET", "/v1/pods/team-a/mine", TOKEN_A, NULL, NULL, 0), 200);
+    assert_int_equal(status_of(&d, "GET", "/v1/pods/team-a/nothere", TOKEN_A, NULL, NULL, 0), 404);
+    assert_int_equal(status_of(&d, "GET", "/v1/pods/team-b-dev/theirs", TOKEN_A, NULL, NULL, 0),
+                     403);
+    assert_int_equal(status_of(&d, "GET", "/v1/pods?tenant=team-b", TOKEN_A, NULL, NULL, 0), 403);
+    char *body = h_pod("team-b", "intruder", 1, 0);
+    assert_int_equal(status_of(&d, "POST", "/v1/pods", TOKEN_A, body, NULL, 0), 403);
+    free(body);
+    json_t *l = get(&d, TOKEN_A, "/v1/pods", 200); /* a tenant lists its own pods only */
+    assert_int_equal(json_array_size(json_object_get(l, "items")), 1);
+    json_decref(l);
+    l = get(&d, TOKEN_ADMIN, "/v1/pods", 200); /* the admin sees all */
+    assert_int_equal(json_array_size(json_object_get(l, "items")), 2);
+    json_decref(l);
+    l = get(&d, TOKEN_ADMIN, "/v1/pods?tenant=team-b", 200);
+    assert_int_equal(json_array_size(json_object_get(l, "items")), 1);
+    json_decref(l);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
+static void test_errors_name_the_field(void **state)
+{
+    (void)state;
+    struct daemon d;
+    char field[128], big[70000];
+    assert_int_equal(h_setup(&d, NULL), 0);
+    assert_int_equal(h_start(&d), 0);
+    assert_int_equal(status_of(&d, "POST", "/v1/pods", TOKEN_A, "{not json", field, 128), 400);
+    const char *bad_gpu = "{\"metadata\":{\"name\":\"x\",\"namespace\":\"team-a\"},\"spec\":"
+                          "{\"containers\":[{\"resources\":{\"limits\":{\"nvidia.com/gpu\":"
+                          "\"two\"}}}]}}";
+    assert_int_equal(status_of(&d, "POST", "/v1/pods", TOKEN_A, bad_gpu, field, 128), 400);
+    assert_string_equal(field, "spec.containers[0].resources.limits.nvidia.com/gpu");
+    const char *bad_mem = "{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{},"
+                          "{\"resources\":{\"requests\":{\"memory\":\"12Qi\"}}}]}}";
+    assert_int_equal(status_of(&d, "POST", "/v1/pods", TOKEN_A, bad_mem, field, 128), 400);
+    assert_string_equal(field, "spec.containers[1].resources.requests.memory");
+    const char *no_name = "{\"metadata\":{},\"spec\":{\"containers\":[{}]}}";
+    assert_int_equal(status_of(&d, "POST", "/v1/pods", TOKEN_A, no_name, field, 128), 400);
+    assert_string_equal(field, "metadata.name");
+    const char *share2 = "{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"resources"
+                         "\":{\"limits\":{\"nvidia.com/gpu\":2,\"nvidia.com/gpucores\":50}}}]}}";
+    assert_int_equal(status_of(&d, "POST", "/v1/pods", TOKEN_A, share2, field, 128), 400);
+    json_decref(submit(&d, TOKEN_A, h_pod("team-a", "dup", 1, 0), 201));
+    char *dup = h_pod("team-a", "dup", 1, 0);
+    assert_int_equal(status_of(&d, "POST", "/v1/pods", TOKEN_A, dup, field, 128), 409);
+    free(dup);
+    memset(big, ' ', sizeof(big) - 1); /* over maxBodyBytes (65536) */
+    big[sizeof(big) - 1] = '\0';
+    assert_int_equal(status_of(&d, "POST", "/v1/pods", TOKEN_A, big, NULL, 0), 413);
+    assert_int_equal(status_of(&d, "GET", "/v1/nope", TOKEN_A, NULL, NULL, 0), 404);
+    assert_int_equal(status_of(&d, "PUT", "/v1/pods", TOKEN_A, "{}", NULL, 0), 405);
+    assert_int_equal(status_of(&d, "GET", "/v1/pods?state=sleeping", TOKEN_A, NULL, field, 128),
+                     400);
+    assert_string_equal(field, "state");
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
+static void test_rate_limit(void **state)
+{
+    (void)state;
+    struct daemon d;
+    assert_int_equal(h_setup(&d, "  - name: team-c\n"
+                                 "    token: token-c-0123456789abcdef\n"
+                                 "    namespaces: [team-c]\n"
+                                 "    rateLimit: {requestsPerSecond: 0.01, burst: 2}\n"),
+                     0);
+    assert_int_equal(h_start(&d), 0);
+    const char *tok = "token-c-0123456789abcdef";
+    assert_int_equal(status_of(&d, "GET", "/v1/pods", tok, NULL, NULL, 0), 200);
+    assert_int_equal(status_of(&d, "GET", "/v1/pods", tok, NULL, NULL, 0), 200);
+    struct answer a;
+    assert_int_equal(h_call(&d, "GET", "/v1/pods", tok, NULL, &a), 0);
+    assert_int_equal(a.status, 429);
+    assert_int_equal(atoi(a.retry_after), 100); /* one request at 0.01/s: 100 s */
+    h_answer_free(&a);
+    assert_int_equal(status_of(&d, "GET", "/v1/pods", TOKEN_A, NULL, NULL, 0), 200); /* others */
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
+/* Poll (bounded) until @path answers @want for @token. */
+static int wait_status(struct daemon *d, const char *path, const char *token, long want)
+{
+    for (int i = 0; i < 500; i++) {
+        struct answer a;
+        long st = h_call(d, "GET", path, token, NULL, &a) == 0 ? a.status : -1;
+        h_answer_free(&a);
+        if (st == want)
+            return 0;
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+    }
+    return -1;
+}
+
+static void test_sighup_reload(void **state)
+{
+    (void)state;
+    struct daemon d;
+    char cfg[2048];
+    const char *tok = "token-c-0123456789abcdef";
+    assert_int_equal(h_setup(&d, NULL), 0);
+    assert_int_equal(h_start(&d), 0);
+    assert_int_equal(status_of(&d, "GET", "/v1/pods", tok, NULL, NULL, 0), 401);
+    FILE *f = fopen(d.config, "r");
+    size_t n = fread(cfg, 1, sizeof(cfg) - 1, f);
+    fclose(f);
+    cfg[n] = '\0';
+    char good[4096];
+    snprintf(good, sizeof(good), "%s  - name: team-c\n    token: %s\n    namespaces: [team-c]\n",
+             cfg, tok);
+    assert_int_equal(h_write(d.config, good), 0);
+    kill(d.pid, SIGHUP);
+    assert_int_equal(wait_status(&d, "/v1/pods", tok, 200), 0);
+    /* A bad file is refused with its reason logged; the one in force stays. */
+    assert_int_equal(
+        h_write(d.config, "kind: DaemonConfig\ntenants:\n  - name: x\n    rateLimt: 3\n"), 0);
+    kill(d.pid, SIGHUP);
+    for (int i = 0; i < 500 && !h_log_has(&d, "config rejected"); i++)
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+    assert_true(h_log_has(&d, "config rejected"));
+    assert_true(h_log_has(&d, "unknown key"));
+    assert_int_equal(status_of(&d, "GET", "/v1/pods", tok, NULL, NULL, 0), 200);
+    assert_int_equal(status_of(&d, "GET", "/v1/pods", TOKEN_A, NULL, NULL, 0), 200);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
+/* Run the gpusched client; return its exit status, its stdout in @out. */
+static int client(const struct daemon *d, char *out, size_t cap, const char *a1, const char *a2)
+{
+    const char *bin = getenv("GPUSCHED_BIN");
+    char server[64], path[128];
+    snprintf(server, sizeof(server), "http://127.0.0.1:%d", d->port);
+    snprintf(path, sizeof(path), "%s/client.out", d->dir);
+    char *argv[] = {(char *)bin, (char *)a1, "--server", server,
+                    "--token",   TOKEN_A,    (char *)a2, NULL};
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid;
+    int st = -1;
+    if (posix_spawn(&pid, bin, &fa, NULL, argv, environ) == 0)
+        waitpid(pid, &st, 0);
+    posix_spawn_file_actions_destroy(&fa);
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(out, 1, cap - 1, f) : 0;
+    out[n] = '\0';
+    if (f)
+        fclose(f);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void test_client(void **state)
+{
+    (void)state;
+    struct daemon d;
+    char out[65536], pod[128];
+    assert_int_equal(h_setup(&d, NULL), 0);
+    assert_int_equal(h_start(&d), 0);
+    snprintf(pod, sizeof(pod), "%s/pod.yaml", d.dir);
+    assert_int_equal(h_write(pod, "apiVersion: v1\nkind: Pod\nmetadata:\n  name: train-0\n"
+                                  "  namespace: team-a\nspec:\n  containers:\n    - name: main\n"
+                                  "      resources:\n        limits:\n"
+                                  "          nvidia.com/gpu: 4\n          cpu: \"16\"\n"
+                                  "          memory: 64Gi\n"),
+                     0);
+    assert_int_equal(client(&d, out, sizeof(out), "submit", pod), 0);
+    assert_non_null(strstr(out, "\"state\": \"running\""));
+    assert_int_equal(client(&d, out, sizeof(out), "submit", pod), 2); /* duplicate: 409 */
+    assert_int_equal(client(&d, out, sizeof(out), "get", "team-a/train-0"), 0);
+    assert_non_null(strstr(out, "gpusched.io/gpu-index"));
+    assert_int_equal(client(&d, out, sizeof(out), "list", NULL), 0);
+    assert_non_null(strstr(out, "team-a/train-0"));
+    assert_int_equal(client(&d, out, sizeof(out), "status", NULL), 0);
+    assert_non_null(strstr(out, "\"pods_running\": 1"));
+    assert_int_equal(client(&d, out, sizeof(out), "get", "team-b/x"), 2); /* 403 */
+    assert_int_equal(client(&d, out, sizeof(out), "cancel", "team-a/train-0"), 0);
+    assert_int_equal(client(&d, out, sizeof(out), "get", "team-a/train-0"), 2); /* 404 */
+    assert_int_equal(h_stop(&d), 0);
+    assert_int_equal(client(&d, out, sizeof(out), "status", NULL), 1); /* nobody there */
+    h_cleanup(&d);
+}
+
+/* HTTPS with --tls-cert/--tls-key: the API answers over TLS, plain HTTP gets nothing. */
+static void test_tls(void **state)
+{
+    (void)state;
+    struct daemon d;
+    char cmd[512];
+    assert_int_equal(h_setup(&d, NULL), 0);
+    snprintf(d.tls_cert, sizeof(d.tls_cert), "%s/cert.pem", d.dir);
+    snprintf(d.tls_key, sizeof(d.tls_key), "%s/key.pem", d.dir);
+    snprintf(cmd, sizeof(cmd),
+             "openssl req -x509 -newkey rsa:2048 -nodes -keyout '%s' -out '%s' -days 2 "
+             "-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 >/dev/null 2>&1",
+             d.tls_key, d.tls_cert);
+    if (system(cmd) != 0) {
+        h_cleanup(&d);
+        fprintf(stderr, "SKIP: openssl cannot make a test certificate\n");
+        skip();
+    }
+    assert_int_equal(h_start(&d), 0);
+    json_decref(submit(&d, TOKEN_A, h_pod("team-a", "secure", 1, 0), 201));
+    json_t *g = get(&d, TOKEN_A, "/v1/pods/team-a/secure", 200);
+    assert_string_equal(sget(g, "state"), "running");
+    json_decref(g);
+    char keep[96];
+    memcpy(keep, d.tls_cert, sizeof(keep));
+    d.tls_cert[0] = '\0'; /* plain HTTP to the TLS port: no answer */
+    struct answer a;
+    int plain_ok = h_call(&d, "GET", "/healthz", NULL, NULL, &a) == 0 && a.status == 200;
+    h_answer_free(&a);
+    assert_false(plain_ok);
+    memcpy(d.tls_cert, keep, sizeof(keep));
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_lifecycle_and_restart),
+        cmocka_unit_test(test_tenants_apart),
+        cmocka_unit_test(test_errors_name_the_field),
+        cmocka_unit_test(test_rate_limit),
+        cmocka_unit_test(test_sighup_reload),
+        cmocka_unit_test(test_client),
+        cmocka_unit_test(test_tls),
+    };
+    signal(SIGPIPE, SIG_IGN);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

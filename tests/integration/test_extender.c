@@ -1,0 +1,208 @@
+/*
+ * The scheduler extender verbs against the real daemon, with requests in kube-scheduler's wire
+ * shapes (tests/data/extender): filter and prioritize with NodeNames (nodeCacheCapable) and with
+ * a v1.NodeList, bind recording the cards and showing them as annotations, and the protocol's
+ * Error field for what goes wrong.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct daemon d;
+
+static int setup(void **state)
+{
+    (void)state;
+    signal(SIGPIPE, SIG_IGN);
+    return h_setup(&d, NULL) || h_start(&d) ? -1 : 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    int rc = h_stop(&d);
+    h_cleanup(&d);
+    return rc;
+}
+
+static json_t *load(const char *name)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "tests/data/extender/%s", name);
+    json_t *j = json_load_file(path, 0, NULL);
+    assert_non_null(j);
+    return j;
+}
+
+/* POST @args (consumed) to /extender/@verb; 200 expected; the JSON answer. */
+static json_t *verb(const char *v, json_t *args)
+{
+    char path[64], *body = json_dumps(args, JSON_COMPACT);
+    struct answer a;
+    json_decref(args);
+    snprintf(path, sizeof(path), "/extender/%s", v);
+    assert_int_equal(h_call(&d, "POST", path, NULL, body, &a), 0);
+    free(body);
+    assert_int_equal(a.status, 200);
+    json_t *j = json_incref(a.json);
+    assert_non_null(j);
+    h_answer_free(&a);
+    return j;
+}
+
+static int has_name(const json_t *arr, const char *name)
+{
+    size_t i;
+    const json_t *v;
+    json_array_foreach(arr, i, v)
+    {
+        if (json_is_string(v) && !strcmp(json_string_value(v), name))
+            return 1;
+    }
+    return 0;
+}
+
+static void test_filter_node_names(void **state)
+{
+    (void)state;
+    json_t *r = verb("filter", load("filter_nodenames.json"));
+    const json_t *names = json_object_get(r, "NodeNames");
+    assert_true(json_is_array(names));
+    assert_true(json_is_null(json_object_get(r, "Nodes")));
+    assert_int_equal(json_array_size(names), 3);
+    assert_true(has_name(names, "n-a100-0") && has_name(names, "n-a100-1"));
+    assert_true(has_name(names, "n-t4-0"));
+    const json_t *failed = json_object_get(r, "FailedNodes");
+    assert_non_null(json_string_value(json_object_get(failed, "n-cpu-0")));
+    assert_non_null(json_string_value(
+        json_object_get(json_object_get(r, "FailedAndUnresolvableNodes"), "n-unknown-9")));
+    assert_string_equal(json_string_value(json_object_get(r, "Error")), "");
+    json_decref(r);
+}
+
+static void test_filter_node_list(void **state)
+{
+    (void)state;
+    json_t *r = verb("filter", load("filter_nodelist.json"));
+    const json_t *items = json_object_get(json_object_get(r, "Nodes"), "items");
+    assert_true(json_is_null(json_object_get(r, "NodeNames")));
+    assert_int_equal(json_array_size(items), 2);
+    const json_t *first = json_array_get(items, 0);
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(first, "metadata"), "name")), "n-a100-0");
+    assert_non_null(json_object_get(first, "status")); /* the node object is passed back whole */
+    assert_non_null(json_object_get(json_object_get(r, "FailedNodes"), "n-cpu-0"));
+    json_decref(r);
+}
+
+static void test_prioritize(void **state)
+{
+    (void)state;
+    json_t *r = verb("prioritize", load("filter_nodenames.json"));
+    assert_true(json_is_array(r));
+    assert_int_equal(json_array_size(r), 5);
+    size_t i;
+    const json_t *hp;
+    int top = 0;
+    json_array_foreach(r, i, hp)
+    {
+        json_int_t s = json_integer_value(json_object_get(hp, "Score"));
+        const char *host = json_string_value(json_object_get(hp, "Host"));
+        assert_non_null(host);
+        assert_true(s >= 0 && s <= 10);
+        top |= s == 10;
+        if (!strcmp(host, "n-cpu-0") || !strcmp(host, "n-unknown-9"))
+            assert_int_equal(s, 0);
+    }
+    assert_true(top);
+    json_decref(r);
+    /* Go decodes keys without regard to case: so does the daemon. */
+    json_t *args = load("filter_nodenames.json");
+    json_t *lower = json_pack("{s:O, s:O}", "pod", json_object_get(args, "Pod"), "nodenames",
+                              json_object_get(args, "NodeNames"));
+    json_decref(args);
+    r = verb("prioritize", lower);
+    assert_int_equal(json_array_size(r), 5);
+    json_decref(r);
+}
+
+static void test_bind_records_cards(void **state)
+{
+    (void)state;
+    json_decref(verb("filter", load("filter_nodenames.json")));
+    json_t *r = verb("bind", load("bind.json"));
+    assert_string_equal(json_string_value(json_object_get(r, "Error")), "");
+    json_decref(r);
+    struct answer a;
+    assert_int_equal(h_call(&d, "GET", "/v1/pods/team-a/train-0", TOKEN_ADMIN, NULL, &a), 0);
+    assert_int_equal(a.status, 200);
+    assert_string_equal(json_string_value(json_object_get(a.json, "node")), "n-a100-1");
+    assert_string_equal(json_string_value(json_object_get(a.json, "source")), "extender");
+    const json_t *ann = json_object_get(a.json, "annotations");
+    const char *idx = json_string_value(json_object_get(ann, "gpusched.io/gpu-index"));
+    assert_non_null(idx);
+    assert_int_equal(strlen(idx), 7); /* four cards: "a,b,c,d" */
+    assert_string_equal(json_string_value(json_object_get(a.json, "uid")),
+                        "5b0d1c4e-8f0a-4a53-9d1e-2f8e6c1b7a10");
+    h_answer_free(&a);
+    r = verb("bind", load("bind.json")); /* twice: refused, the cards are not taken twice */
+    assert_non_null(strstr(json_string_value(json_object_get(r, "Error")), "already"));
+    json_decref(r);
+    /* The bound cards count: an 8-card pod no longer fits on n-a100-1. */
+    json_t *args = load("filter_nodenames.json");
+    json_t *pod = json_object_get(args, "Pod");
+    json_object_set_new(json_object_get(pod, "metadata"), "name", json_string("big"));
+    json_t *lim = json_object_get(
+        json_object_get(
+            json_array_get(json_object_get(json_object_get(pod, "spec"), "containers"), 0),
+            "resources"),
+        "limits");
+    json_object_set_new(lim, "nvidia.com/gpu", json_string("8"));
+    r = verb("filter", args);
+    assert_false(has_name(json_object_get(r, "NodeNames"), "n-a100-1"));
+    assert_true(has_name(json_object_get(r, "NodeNames"), "n-a100-0"));
+    json_decref(r);
+}
+
+static void test_errors_in_error_field(void **state)
+{
+    (void)state;
+    json_t *r =
+        verb("bind", json_pack("{s:s, s:s, s:s, s:s}", "PodName", "never-seen", "PodNamespace",
+                               "team-a", "PodUID", "x", "Node", "n-a100-0"));
+    assert_non_null(strstr(json_string_value(json_object_get(r, "Error")), "not seen"));
+    json_decref(r);
+    json_t *args = load("filter_nodenames.json");
+    json_object_set_new(json_object_get(json_object_get(args, "Pod"), "metadata"), "name",
+                        json_integer(7));
+    r = verb("filter", args);
+    assert_non_null(strstr(json_string_value(json_object_get(r, "Error")), "metadata.name"));
+    assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 0);
+    json_decref(r);
+    struct answer a;
+    assert_int_equal(h_call(&d, "POST", "/extender/preempt", NULL, "{}", &a), 0);
+    assert_int_equal(a.status, 404);
+    h_answer_free(&a);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_filter_node_names),
+        cmocka_unit_test(test_filter_node_list),
+        cmocka_unit_test(test_prioritize),
+        cmocka_unit_test(test_bind_records_cards),
+        cmocka_unit_test(test_errors_in_error_field),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

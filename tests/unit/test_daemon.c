@@ -1,0 +1,369 @@
+/*
+ * gpuschedd's modules without the network: the DaemonConfig loader (strict keys, messages at
+ * file:line:column, hashed tokens), token checks, the token bucket, Pod parsing into requests
+ * with the bad field named, Kubernetes quantities, and the deploy/ files loading as shipped.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "daemon/gsd.h"
+#include "gpusched/config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char path[64];
+
+static int write_cfg(const char *text)
+{
+    snprintf(path, sizeof(path), "/tmp/gs_test_daemon.XXXXXX");
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return -1;
+    ssize_t n = write(fd, text, strlen(text));
+    close(fd);
+    return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+/* Load @text as a config file; return the loader's code, the message in @d. */
+static int load_text(const char *text, struct gsd_config **out, struct gs_diag *d)
+{
+    gs_diag_init(d);
+    assert_int_equal(write_cfg(text), 0);
+    int rc = gsd_config_load(path, out, d);
+    unlink(path);
+    return rc;
+}
+
+#define HEAD "apiVersion: gpusched.io/v1alpha1\nkind: DaemonConfig\n"
+
+static void test_config_good(void **state)
+{
+    (void)state;
+    struct gsd_config *c;
+    struct gs_diag d;
+    assert_int_equal(load_text(HEAD "adminToken: admin-0123456789abcdef\n"
+                                    "maxBodyBytes: 4096\n"
+                                    "tenants:\n"
+                                    "  - name: a\n"
+                                    "    token: tenant-a-0123456789\n"
+                                    "    namespaces: [a, a-dev]\n"
+                                    "    rateLimit: {requestsPerSecond: 2.5, burst: 5}\n",
+                               &c, &d),
+                     0);
+    assert_int_equal(c->ntenants, 1);
+    assert_int_equal(c->max_body, 4096);
+    assert_int_equal(c->tenants[0].rate_milli, 2500);
+    assert_int_equal(c->tenants[0].burst, 5);
+    uint8_t sha[GSD_SHA256_LEN];
+    gsd_sha256("tenant-a-0123456789", 19, sha);
+    assert_int_equal(gsd_config_auth(c, sha), 0);
+    gsd_sha256("admin-0123456789abcdef", 22, sha);
+    assert_int_equal(gsd_config_auth(c, sha), GSD_AUTH_ADMIN);
+    gsd_sha256("tenant-a-012345678", 18, sha);
+    assert_int_equal(gsd_config_auth(c, sha), GSD_AUTH_NONE);
+    assert_ptr_equal(gsd_tenant_of_ns(c, "a-dev"), &c->tenants[0]);
+    assert_null(gsd_tenant_of_ns(c, "b"));
+    gsd_config_free(c);
+    /* The shipped example loads as it is. */
+    gs_diag_init(&d);
+    assert_int_equal(gsd_config_load("deploy/gpuschedd-config.yaml", &c, &d), 0);
+    assert_int_equal(c->ntenants, 2);
+    gsd_config_free(c);
+    assert_int_equal(gsd_config_load(NULL, &c, &d), 0); /* no file: defaults, nobody admitted */
+    assert_int_equal(c->ntenants, 0);
+    assert_int_equal(c->has_admin, 0);
+    gsd_config_free(c);
+}
+
+static void test_config_errors(void **state)
+{
+    (void)state;
+    struct gsd_config *c = NULL;
+    struct gs_diag d;
+    static const struct {
+        const char *text, *msg;
+    } bad[] = {
+        {HEAD "tenants:\n  - name: a\n    token: tenant-a-0123456789\n    namespaces: [a]\n"
+              "    rateLimt: {requestsPerSecond: 1}\n",
+         ":7:5: unknown key \"rateLimt\""},
+        {HEAD "tenants:\n  - name: a\n    token: short\n    namespaces: [a]\n",
+         ":5:12: a token must be at least 16 bytes"},
+        {HEAD "tenants:\n  - name: a\n    token: tenant-a-0123456789\n    namespaces: [x]\n"
+              "  - name: b\n    token: tenant-b-0123456789\n    namespaces: [x]\n",
+         "namespace x belongs to two tenants"},
+        {HEAD "tenants:\n  - name: a\n    token: tenant-a-0123456789\n    namespaces: [x]\n"
+              "  - name: b\n    token: tenant-a-0123456789\n    namespaces: [y]\n",
+         "tenant b has the token of another tenant"},
+        {HEAD "policy: fastest\n", "policy:"},
+        {HEAD "maxBodyBytes: lots\n", ":3:15: maxBodyBytes: expected a whole number"},
+        {"kind: Pod\n", ":1:7: kind: expected DaemonConfig"},
+        {HEAD "tenants:\n  - name: A_B\n", "name: expected a DNS label"},
+        {HEAD "tenants:\n  - name: a\n    tokenSHA256: abc\n    namespaces: [a]\n",
+         "tokenSHA256: expected 64 hex digits"},
+        {HEAD "tenants: [\n", ":4:1:"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        int rc = load_text(bad[i].text, &c, &d);
+        if (rc != -EINVAL || !strstr(d.msg, bad[i].msg) || !strstr(d.msg, "/tmp/gs_test_daemon"))
+            fail_msg("case %zu: rc %d, message \"%s\", expected \"%s\"", i, rc, d.msg, bad[i].msg);
+    }
+    gs_diag_init(&d);
+    assert_int_equal(gsd_config_load("/nonexistent/gpuschedd.yaml", &c, &d), -ENOENT);
+}
+
+static void test_bucket(void **state)
+{
+    (void)state;
+    struct gsd_tenant t = {.rate_milli = 2000, .burst = 3}; /* 2 requests/s, bursts of 3 */
+    int64_t now = 1000000;
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(gsd_bucket_take(&t, now), 0);
+    assert_int_equal(gsd_bucket_take(&t, now), 1); /* empty: half a second, said as 1 s */
+    assert_int_equal(gsd_bucket_take(&t, now + 499999), 1);
+    assert_int_equal(gsd_bucket_take(&t, now + 500000), 0); /* one token back after 0.5 s */
+    /* Many requests 1 us apart still refill: fractions are not lost. */
+    int allowed = 0;
+    for (int64_t us = 0; us < 2000000; us += 1)
+        allowed += gsd_bucket_take(&t, now + 600000 + us) == 0;
+    assert_true(allowed >= 3 && allowed <= 5);
+    struct gsd_tenant slow = {.rate_milli = 10, .burst = 1}; /* 0.01/s */
+    assert_int_equal(gsd_bucket_take(&slow, now), 0);
+    assert_int_equal(gsd_bucket_take(&slow, now), 100);
+    struct gsd_tenant free_for_all = {0};
+    assert_int_equal(gsd_bucket_take(&free_for_all, now), 0);
+}
+
+static void test_quantities(void **state)
+{
+    (void)state;
+    int64_t v;
+    assert_int_equal(gsd_parse_cpu("16", &v), 0);
+    assert_int_equal(v, 16000);
+    assert_int_equal(gsd_parse_cpu("500m", &v), 0);
+    assert_int_equal(v, 500);
+    assert_int_equal(gsd_parse_cpu("0.25", &v), 0);
+    assert_int_equal(v, 250);
+    assert_int_equal(gsd_parse_cpu("0.0001", &v), -EINVAL);
+    assert_int_equal(gsd_parse_cpu("-1", &v), -EINVAL);
+    assert_int_equal(gsd_parse_cpu("1.5m", &v), -EINVAL);
+    assert_int_equal(gsd_parse_memory("64Gi", &v), 0);
+    assert_int_equal(v, 65536);
+    assert_int_equal(gsd_parse_memory("512Mi", &v), 0);
+    assert_int_equal(v, 512);
+    assert_int_equal(gsd_parse_memory("1G", &v), 0);
+    assert_int_equal(v, 954); /* 10^9 bytes, rounded up to MiB */
+    assert_int_equal(gsd_parse_memory("1", &v), 0);
+    assert_int_equal(v, 1);
+    assert_int_equal(gsd_parse_memory("1.5Gi", &v), 0);
+    assert_int_equal(v, 1536);
+    assert_int_equal(gsd_parse_memory("12Qi", &v), -EINVAL);
+    assert_int_equal(gsd_parse_memory("99999999999999999999", &v), -EINVAL);
+    assert_int_equal(gsd_parse_memory("9000000T", &v), -EINVAL); /* past 8 PiB */
+    assert_true(gsd_name_ok("team-a"));
+    assert_false(gsd_name_ok("Team"));
+    assert_false(gsd_name_ok("-a"));
+    assert_false(gsd_name_ok(""));
+}
+
+/* Parse a Pod given as JSON text; return the code, the field in @field. */
+static int parse(const char *text, struct gsd_podspec *p, char *field)
+{
+    json_error_t je;
+    json_t *j = json_loads(text, 0, &je);
+    assert_non_null(j);
+    struct gsd_ferr e = {0};
+    int rc = gsd_podspec_parse(j, 16384, p, &e);
+    json_decref(j);
+    strcpy(field, rc ? e.field : "");
+    return rc;
+}
+
+static void test_podspec(void **state)
+{
+    (void)state;
+    struct gsd_podspec p;
+    char f[128];
+    assert_int_equal(parse("{\"metadata\":{\"name\":\"t-0\",\"namespace\":\"a\",\"labels\":"
+                           "{\"user\":\"u\"},\"annotations\":{\"gpusched.io/gpu-model\":\"T4\"}},"
+                           "\"spec\":{\"priority\":7,\"containers\":[{\"resources\":{\"limits\":"
+                           "{\"nvidia.com/gpu\":\"4\",\"cpu\":\"16\",\"memory\":\"64Gi\"}}},"
+                           "{\"resources\":{\"requests\":{\"cpu\":\"500m\"}}}]}}",
+                           &p, f),
+                     0);
+    assert_string_equal(p.name, "t-0");
+    assert_int_equal(p.req.num_gpu, 4);
+    assert_int_equal(p.req.gpu_milli, 1000);
+    assert_int_equal(p.req.cpu_milli, 16500);
+    assert_int_equal(p.req.memory_mib, 65536);
+    assert_int_equal(p.priority, 7);
+    assert_true(p.req.model_mask != 0);
+    gsd_podspec_clear(&p);
+    /* A share: gpucores in percent; gpumem alone is its part of the smallest card. */
+    assert_int_equal(parse("{\"metadata\":{\"name\":\"s\"},\"spec\":{\"containers\":[{"
+                           "\"resources\":{\"limits\":{\"nvidia.com/gpucores\":30,"
+                           "\"nvidia.com/gpumem\":4096}}}]}}",
+                           &p, f),
+                     0);
+    assert_int_equal(p.req.num_gpu, 1);
+    assert_int_equal(p.req.gpu_milli, 300);
+    assert_int_equal(p.gpumem_mib, 4096);
+    gsd_podspec_clear(&p);
+    assert_int_equal(parse("{\"metadata\":{\"name\":\"m\"},\"spec\":{\"containers\":[{"
+                           "\"resources\":{\"limits\":{\"nvidia.com/gpumem\":4096}}}]}}",
+                           &p, f),
+                     0);
+    assert_int_equal(p.req.gpu_milli, 250); /* 4096 of 16384 MiB */
+    gsd_podspec_clear(&p);
+    static const struct {
+        const char *text, *field;
+    } bad[] = {
+        {"[]", ""},
+        {"{\"kind\":\"Service\"}", "kind"},
+        {"{\"metadata\":{\"name\":\"UPPER\"},\"spec\":{}}", "metadata.name"},
+        {"{\"metadata\":{\"name\":\"x\",\"namespace\":\"a.b\"}}", "metadata.namespace"},
+        {"{\"metadata\":{\"name\":\"x\",\"labels\":{\"k\":1}}}", "metadata.labels"},
+        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[]}}", "spec.containers"},
+        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"resources\":{\"limits\":"
+         "{\"nvidia.com/gpu\":17}}}]}}",
+         "spec.containers[0].resources.limits.nvidia.com/gpu"},
+        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"resources\":{\"limits\":"
+         "{\"nvidia.com/gpucores\":101}}}]}}",
+         "spec.containers[0].resources.limits.nvidia.com/gpucores"},
+        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"resources\":{\"limits\":"
+         "{\"nvidia.com/gpu\":1}}},{\"resources\":{\"limits\":{\"nvidia.com/gpu\":1}}}]}}",
+         "spec.containers[1]"},
+        {"{\"metadata\":{\"name\":\"x\",\"annotations\":{\"gpusched.io/gpu-model\":\"Z9\"}},"
+         "\"spec\":{\"containers\":[{}]}}",
+         "metadata.annotations.gpusched.io/gpu-model"},
+        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"priority\":\"high\",\"containers\":[{}]}}",
+         "spec.priority"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        int rc = parse(bad[i].text, &p, f);
+        if (rc != -EINVAL || strcmp(f, bad[i].field))
+            fail_msg("case %zu: rc %d field \"%s\", expected \"%s\"", i, rc, f, bad[i].field);
+    }
+}
+
+/* The extender stanza for kube-scheduler is a KubeSchedulerConfiguration the loader accepts. */
+static void test_deploy_files(void **state)
+{
+    (void)state;
+    struct gs_profile *p;
+    struct gs_diag d;
+    gs_diag_init(&d);
+    assert_int_equal(gs_config_load_kubesched("deploy/kube-scheduler-extender.yaml", NULL, &p, &d),
+                     0);
+    gs_profile_free(p);
+    struct gs_cluster *c;
+    assert_int_equal(
+        gsd_inventory_load("data/alibaba-gpu-v2023/openb_node_list_gpu_node.csv", &c, &d), 0);
+    assert_int_equal(gs_cluster_node_count(c), 1213);
+    gs_cluster_free(c);
+    assert_int_equal(gsd_inventory_load("/nonexistent.csv", &c, &d), -ENOENT);
+}
+
+struct loaded {
+    struct gsd_pod pods[4];
+    char nodes[4][GS_NAME_MAX];
+    int n;
+};
+
+static int keep(void *ud, struct gsd_stored *sp)
+{
+    struct loaded *l = ud;
+    if (l->n == 4)
+        return -E2BIG;
+    free(sp->pod.meta);
+    sp->pod.meta = NULL;
+    l->pods[l->n] = sp->pod;
+    memcpy(l->nodes[l->n++], sp->node, GS_NAME_MAX);
+    return 0;
+}
+
+static struct gsd_pod mkpod(int64_t seq, const char *name, int running)
+{
+    struct gsd_pod p = {
+        .seq = seq,
+        .meta = "{}",
+        .req = {.cpu_milli = 1000, .memory_mib = 512, .num_gpu = 2, .gpu_milli = 1000},
+        .state = (uint8_t)running,
+        .pl = {.node = 0, .gpu_mask = 5u, .gpu_milli = 1000},
+        .submit_us = 10,
+        .start_us = running ? 20 : 0};
+    strcpy(p.ns, "a");
+    strcpy(p.name, name);
+    strcpy(p.tenant, "ta");
+    strcpy(p.uid, "u-1");
+    return p;
+}
+
+static void test_store(void **state)
+{
+    (void)state;
+    char dir[64] = "/tmp/gs_test_store.XXXXXX", cmd[128];
+    struct gsd_store *s;
+    struct gs_diag d;
+    gs_diag_init(&d);
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(gsd_store_open(dir, &s, &d), 0);
+    assert_int_equal(gsd_store_next_seq(s), 1);
+    struct gsd_pod w = mkpod(1, "waits", 0), r = mkpod(2, "runs", 1);
+    assert_int_equal(gsd_store_begin(s), 0);
+    assert_int_equal(gsd_store_pod_insert(s, &w, NULL), 0);
+    assert_int_equal(gsd_store_pod_insert(s, &r, "n1"), 0);
+    assert_int_equal(gsd_store_commit(s), 0);
+    struct gsd_pod dup = mkpod(3, "runs", 0); /* same namespace/name: the store refuses it */
+    assert_int_equal(gsd_store_begin(s), 0);
+    assert_int_equal(gsd_store_pod_insert(s, &dup, NULL), -EIO);
+    gsd_store_rollback(s);
+    /* The waiting pod starts; the running one ends: ledger rows open and close. */
+    w.state = GSD_RUNNING;
+    w.pl = (struct gs_placement){.node = 0, .gpu_mask = 2u, .gpu_milli = 1000};
+    w.req.num_gpu = 1;
+    w.start_us = 30;
+    assert_int_equal(gsd_store_begin(s), 0);
+    assert_int_equal(gsd_store_pod_start(s, &w, "n2"), 0);
+    assert_int_equal(gsd_store_pod_delete(s, &r, 40), 0);
+    assert_int_equal(gsd_store_commit(s), 0);
+    assert_int_equal(gsd_store_next_seq(s), 3); /* the ledger remembers seq 2 */
+    gsd_store_close(s);
+    assert_int_equal(gsd_store_open(dir, &s, &d), 0);
+    struct loaded l = {0};
+    assert_int_equal(gsd_store_load(s, keep, &l), 0);
+    assert_int_equal(l.n, 1);
+    assert_string_equal(l.pods[0].name, "waits");
+    assert_int_equal(l.pods[0].state, GSD_RUNNING);
+    assert_string_equal(l.nodes[0], "n2");
+    assert_int_equal(l.pods[0].pl.gpu_mask, 2u);
+    assert_int_equal(l.pods[0].pl.gpu_milli, 1000);
+    assert_int_equal(l.pods[0].req.cpu_milli, 1000);
+    gsd_store_close(s);
+    /* A store of another schema is refused, not misread. */
+    snprintf(cmd, sizeof(cmd), "sqlite3 %s/gpusched.db \"UPDATE meta SET value = 99\"", dir);
+    if (system(cmd) == 0) {
+        assert_int_equal(gsd_store_open(dir, &s, &d), -EIO);
+        assert_non_null(strstr(d.msg, "schema 99"));
+    }
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_config_good), cmocka_unit_test(test_config_errors),
+        cmocka_unit_test(test_bucket),      cmocka_unit_test(test_quantities),
+        cmocka_unit_test(test_podspec),     cmocka_unit_test(test_deploy_files),
+        cmocka_unit_test(test_store),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
