@@ -128,11 +128,11 @@ static int use_open(struct gs_tsim *t, int32_t pod)
 }
 
 /* Account a pod arriving on (+1) or leaving (-1) its devices; the fleet is done by the caller. */
-static void account(struct gs_tsim *t, int32_t pod, int sign)
+static void account(struct gs_tsim *t, int32_t pod, int sign, int restore)
 {
     struct rpod *p = &t->pods[pod];
     int model = p->fit.ncards > 0 ? gs_fleet_node_model(t->fleet, (size_t)p->node) : -1;
-    gs__quota_charge(t, p, model, sign);
+    gs__quota_charge(t, p, model, sign, restore);
     t->tenant_alloc[p->tenant] += sign * p->milli;
     busy_apply(t, p, sign);
     if (p->group >= 0)
@@ -153,7 +153,7 @@ int gs__tsim_bind(struct gs_tsim *t, int32_t pod, size_t node, uint32_t mask, st
     if (p->first_start < 0)
         p->first_start = t->now;
     p->reason[0] = 0;
-    account(t, pod, 1);
+    account(t, pod, 1, 0);
     if ((r = use_open(t, pod)) < 0 || (x && (r = gs__vec_push(&x->bound, pod)) < 0))
         return r;
     if (p->sp->duration_us != GS_UNSET)
@@ -165,7 +165,7 @@ int gs__tsim_bind(struct gs_tsim *t, int32_t pod, size_t node, uint32_t mask, st
 static void unplace(struct gs_tsim *t, int32_t pod)
 {
     struct rpod *p = &t->pods[pod];
-    account(t, pod, -1);
+    account(t, pod, -1, 0);
     gs_fleet_release(t->fleet, (size_t)p->node, &p->fit, p->mask, pod);
     p->gen++;
 }
@@ -201,7 +201,7 @@ int gs__tsim_rollback(struct gs_tsim *t, struct txn *x, size_t bound_to, size_t 
         p->state = GS_POD_RUNNING;
         p->gen--; /* its completion event is valid again */
         t->uses[p->use].end_us = -1;
-        account(t, pod, 1);
+        account(t, pod, 1, 1);
     }
     return 0;
 }
@@ -595,13 +595,32 @@ static int hungrier(const struct gs_tsim *t, size_t a, size_t b)
  * is freed during a pass unless an eviction bumps the epoch), so only the first of a shape is
  * tried; the others take its reason. The shape is hashed; a collision only costs a retry later.
  */
-static uint64_t shape_of(const struct rpod *p)
+static uint64_t shape_of(const struct gs_tsim *t, const struct rpod *p)
 {
     const struct gs_fit *f = &p->fit;
-    const int64_t v[] = {f->ncards,     f->whole,          f->compute,    f->mem_mib, f->overcommit,
-                         f->model_mask, f->cpu_milli,      f->memory_mib, f->tenant,  f->hard,
-                         f->tier,       p->queue,          p->user,       p->level,   p->rq[0],
-                         p->rq[1],      p->sp->duration_us};
+    /* The user matters only under maxPodsPerUser; the duration only against a reservation. */
+    int per_user = (size_t)p->tenant < t->s->ntenants &&
+                   t->s->tenants[p->tenant].max_pods_per_user != GS_UNSET;
+    int64_t late = t->head >= 0 &&
+                   (p->sp->duration_us == GS_UNSET || t->now + p->sp->duration_us > t->shadow_t);
+    const int64_t v[] = {f->ncards,
+                         f->whole,
+                         f->compute,
+                         f->mem_mib,
+                         f->overcommit,
+                         f->model_mask,
+                         f->cpu_milli,
+                         f->memory_mib,
+                         f->tenant,
+                         f->hard,
+                         f->tier,
+                         p->queue,
+                         per_user ? p->user : -1,
+                         p->level,
+                         p->rq[0],
+                         p->rq[1],
+                         late,
+                         p->preemptible};
     uint64_t h = 1469598103934665603ULL;
     for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
         h = (h ^ (uint64_t)v[i]) * 1099511628211ULL;
@@ -628,7 +647,7 @@ static int try_pod(struct gs_tsim *t, int32_t pod)
     int32_t *memo = NULL;
     if (p->group >= 0 && t->gangs[p->group].running < t->gangs[p->group].min) {
         r = place_gang(t, p->group, &capacity);
-    } else if (*(memo = memo_slot(t, shape_of(p))) >= 0 && t->memo_epoch == t->epoch) {
+    } else if (*(memo = memo_slot(t, shape_of(t, p))) >= 0 && t->memo_epoch == t->epoch) {
         memcpy(p->reason, t->pods[*memo].reason, sizeof(p->reason));
         p->tried_epoch = t->epoch;
         return 0;

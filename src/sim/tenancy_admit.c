@@ -569,7 +569,7 @@ int gs__quota_check(struct gs_tsim *t, struct rpod *p, int model, char *why, siz
     return 1;
 }
 
-void gs__quota_charge(struct gs_tsim *t, struct rpod *p, int model, int sign)
+void gs__quota_charge(struct gs_tsim *t, struct rpod *p, int model, int sign, int restore)
 {
     int64_t add[5] = {p->gpus, p->gpumem_mib, p->fit.cpu_milli, p->fit.memory_mib, 1};
     for (int k = 0; k < 2 && p->rq[k] >= 0; k++)
@@ -577,7 +577,7 @@ void gs__quota_charge(struct gs_tsim *t, struct rpod *p, int model, int sign)
             t->rq_used[p->rq[k]][r] += sign * add[r];
     t->user_running[p->user] += sign;
     t->q_used[p->queue] += sign * p->milli;
-    if (sign > 0) {
+    if (sign > 0 && !restore) {
         char why[8];
         p->model = model;
         p->charged = 0;
@@ -588,9 +588,5 @@ void gs__quota_charge(struct gs_tsim *t, struct rpod *p, int model, int sign)
     if (p->charged && p->model >= 0) {
         size_t k = (size_t)p->tenant * GS_MODEL_MAX + (size_t)p->model;
         (p->charged == 1 ? t->ded_used : t->sh_used)[k] += sign * p->milli;
-    }
-    if (sign < 0) {
-        p->charged = 0;
-        p->model = -1;
     }
 }

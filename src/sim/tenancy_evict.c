@@ -10,6 +10,9 @@
  * a queue below its deserved share, and never growing past its own: that margin is the
  * hysteresis that keeps evict -> readmit -> evict cycles from starting. A pod charged to its
  * tenant's dedicated quota is never evicted for another tenant.
+ * Against evict -> readmit -> evict churn (a restarted pod loses its work each time): a pod run
+ * again after an eviction is not evicted in its first GS_READMIT_GRACE_US (KAI-Scheduler's
+ * min-runtime idea), and one evicted GS_EVICTIONS_MAX times is not evicted again.
  * Which set. Per node, victims are taken in order (priority, GPU share, newest first) until the
  * pod fits, then each is put back if the pod still fits without it; over nodes the set with the
  * lowest (highest victim priority, milli-GPU evicted, pods evicted, node index) wins.
@@ -58,6 +61,9 @@ static int eligible(const struct gs_tsim *t, const struct rpod *p, const struct 
                     enum evict_mode mode, int guarantee)
 {
     if (v->state != GS_POD_RUNNING || (p->group >= 0 && v->group == p->group))
+        return 0;
+    if (v->preemptions >= GS_EVICTIONS_MAX ||
+        (v->preemptions > 0 && t->now - v->start < GS_READMIT_GRACE_US))
         return 0;
     if (v->charged == 1 && v->tenant != p->tenant)
         return 0;
@@ -247,6 +253,33 @@ static int worth_trying(const struct gs_tsim *t, const struct rpod *p, enum evic
     return 0;
 }
 
+/*
+ * Could @p fit on @node if every unit in @u went? Only whole-card requests are bounded this way
+ * (free cards plus every card a victim is on, an upper bound); it saves trying evictions that
+ * cannot help.
+ */
+static int could_fit(const struct gs_tsim *t, const struct rpod *p, size_t node,
+                     const struct unit *u, size_t n)
+{
+    if (!p->fit.whole || p->fit.ncards == 0)
+        return 1;
+    int cards = gs_fleet_node_free_cards(t->fleet, node);
+    for (size_t i = 0; i < n; i++) {
+        const struct rpod *v = &t->pods[u[i].pod];
+        if (v->group < 0) {
+            cards += v->node == (int32_t)node ? __builtin_popcount(v->mask) : 0;
+            continue;
+        }
+        const struct gang *g = &t->gangs[v->group];
+        for (int32_t k = 0; k < g->n; k++) {
+            const struct rpod *m = &t->pods[g->members[k]];
+            if (m->state == GS_POD_RUNNING && m->node == (int32_t)node)
+                cards += __builtin_popcount(m->mask);
+        }
+    }
+    return cards >= p->fit.ncards;
+}
+
 int gs__tsim_evict_for(struct gs_tsim *t, int32_t pod, enum evict_mode mode, struct txn *x)
 {
     struct rpod *p = &t->pods[pod];
@@ -257,14 +290,19 @@ int gs__tsim_evict_for(struct gs_tsim *t, int32_t pod, enum evict_mode mode, str
     struct pick best = {0};
     char why[GS_REASON_MAX];
     int r = 1;
+    int8_t model_ok[GS_MODEL_MAX];
+    memset(model_ok, -1, sizeof(model_ok));
     for (size_t n = 0; n < t->s->nnodes && r >= 0; n++) {
         int model = gs_fleet_node_model(t->fleet, n);
-        if (p->fit.ncards > 0 && ((p->fit.model_mask && !(p->fit.model_mask & (1u << model))) ||
-                                  !gs__quota_check(t, p, model, why, sizeof(why))))
+        if (p->fit.ncards > 0 && model_ok[model] < 0)
+            model_ok[model] =
+                (int8_t)((!p->fit.model_mask || (p->fit.model_mask & (1u << model))) &&
+                         gs__quota_check(t, p, model, why, sizeof(why)));
+        if (p->fit.ncards > 0 && !model_ok[model])
             continue;
         size_t nu = node_units(t, p, n, mode, guarantee, u);
         uint64_t set;
-        if (nu && (r = node_set(t, p, n, u, nu, mode, &set)) > 0)
+        if (nu && could_fit(t, p, n, u, nu) && (r = node_set(t, p, n, u, nu, mode, &set)) > 0)
             consider(&best, n, u, nu, set);
     }
     size_t b0 = x->bound.n, e0 = x->evicted.n;

@@ -9,8 +9,11 @@
 
 #include <stdint.h>
 
-#define GS_REASON_MAX 200
-#define GS_MEMO_SLOTS 4096 /* pod shapes remembered per pass (a power of two) */
+#define GS_REASON_MAX       200
+#define GS_READMIT_GRACE_US (600LL * 1000000) /* a pod run again after an eviction is kept 10 min  \
+                                               */
+#define GS_EVICTIONS_MAX 3    /* then it is not evicted again: its next run is its last */
+#define GS_MEMO_SLOTS    4096 /* pod shapes remembered per pass (a power of two) */
 
 __extension__ typedef __int128 gs_i128;
 
@@ -126,7 +129,9 @@ struct gs_tsim {
 /* tenancy_admit.c */
 int gs__tsim_admit(struct gs_tsim *t, struct gs_diag *d);
 int gs__quota_check(struct gs_tsim *t, struct rpod *p, int model, char *why, size_t size);
-void gs__quota_charge(struct gs_tsim *t, struct rpod *p, int model, int sign);
+/* Charge (+1) or give back (-1) a pod's quotas; @restore re-charges the bucket it had, so an
+ * eviction undone leaves every tenant's dedicated and shared use exactly as it was. */
+void gs__quota_charge(struct gs_tsim *t, struct rpod *p, int model, int sign, int restore);
 int gs__tenant_is_hard(const struct gs_tsim *t, int32_t tenant);
 
 /*
