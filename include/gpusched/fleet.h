@@ -129,6 +129,12 @@ int32_t gs_fleet_pod_at(const struct gs_fleet *f, size_t node, size_t i);
  */
 int64_t gs_fleet_allocated(const struct gs_fleet *f);
 
+/*
+ * gs_fleet_open() - the nodes that have a free or a shared card, ascending; *@n their count.
+ * Only these can take a GPU pod. Owned by @f, valid until the next commit or release.
+ */
+const int32_t *gs_fleet_open(const struct gs_fleet *f, size_t *n);
+
 /* gs_fleet_nvlink_max() - the largest NVLink group over all nodes, in cards (0 when none). */
 int gs_fleet_nvlink_max(const struct gs_fleet *f);
 

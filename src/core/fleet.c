@@ -20,7 +20,8 @@ struct slot {
 
 struct fnode {
     int32_t model, zone;
-    int ngpu, nfree;
+    int ngpu, nfree, nshared;
+    int32_t open_pos; /* position in the fleet's open list, -1 when not there */
     int64_t cpu_left, mem_left;
     int32_t sole_tenant; /* tenant of every pod here; -1 none, -2 several */
     int hard;            /* pods with hard isolation here */
@@ -32,6 +33,8 @@ struct fnode {
 struct gs_fleet {
     struct fnode *nodes;
     size_t n;
+    int32_t *open; /* nodes with a free or shared card, ascending */
+    size_t nopen;
     int64_t cards, allocated;
     int nvlink_max;
 };
@@ -122,6 +125,18 @@ int gs_fleet_new(const struct gs_scenario *s, struct gs_fleet **out, struct gs_d
             f->nvlink_max = g;
     }
     free(zones);
+    f->open = malloc((f->n ? f->n : 1) * sizeof(*f->open));
+    if (!f->open) {
+        gs_fleet_free(f);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < f->n; i++) {
+        f->nodes[i].open_pos = -1;
+        if (f->nodes[i].nfree > 0) {
+            f->nodes[i].open_pos = (int32_t)f->nopen;
+            f->open[f->nopen++] = (int32_t)i;
+        }
+    }
     *out = f;
     return 0;
 }
@@ -133,7 +148,44 @@ void gs_fleet_free(struct gs_fleet *f)
     for (size_t i = 0; i < f->n; i++)
         free(f->nodes[i].pods);
     free(f->nodes);
+    free(f->open);
     free(f);
+}
+
+/*
+ * Keep @node in the open list exactly while it has a free or shared card: GPU pods need one, so
+ * a search for them visits only these nodes. The list stays sorted so ties keep going to the
+ * lowest index; an insert or removal moves at most the whole list, once per change of state.
+ */
+static void open_update(struct gs_fleet *f, size_t node)
+{
+    struct fnode *nd = &f->nodes[node];
+    int want = nd->nfree > 0 || nd->nshared > 0;
+    if (want == (nd->open_pos >= 0))
+        return;
+    size_t lo = 0, hi = f->nopen;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if ((size_t)f->open[mid] < node)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (want) {
+        memmove(&f->open[lo + 1], &f->open[lo], (f->nopen - lo) * sizeof(*f->open));
+        f->open[lo] = (int32_t)node;
+        f->nopen++;
+    } else {
+        memmove(&f->open[lo], &f->open[lo + 1], (f->nopen - lo - 1) * sizeof(*f->open));
+        f->nopen--;
+    }
+    nd->open_pos = want ? 0 : -1;
+}
+
+const int32_t *gs_fleet_open(const struct gs_fleet *f, size_t *n)
+{
+    *n = f->nopen;
+    return f->open;
 }
 
 size_t gs_fleet_node_count(const struct gs_fleet *f)
@@ -409,6 +461,7 @@ static void cards_apply(struct gs_fleet *f, struct fnode *nd, const struct gs_fi
                 c->mode = GS_CARD_SHARED;
                 c->cap = r->overcommit;
                 nd->nfree--;
+                nd->nshared++;
             } else if (sign > 0 && r->overcommit < c->cap) {
                 c->cap = r->overcommit;
             }
@@ -419,10 +472,12 @@ static void cards_apply(struct gs_fleet *f, struct fnode *nd, const struct gs_fi
                 c->mode = GS_CARD_FREE;
                 c->cap = 0;
                 nd->nfree++;
+                nd->nshared--;
             }
         }
         f->allocated += (c->compute < 1000 ? c->compute : 1000) - before;
     }
+    open_update(f, (size_t)(nd - f->nodes));
 }
 
 static int mask_valid(const struct fnode *nd, const struct gs_fit *r, uint32_t mask)

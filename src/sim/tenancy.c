@@ -138,6 +138,22 @@ static void account(struct gs_tsim *t, int32_t pod, int sign, int restore)
     if (p->group >= 0)
         t->gangs[p->group].running += sign;
     t->running_by_level[p->level] += sign;
+    if (p->charged != 1)
+        t->borrowed[(size_t)p->tenant * t->nlevels + (size_t)p->level] += sign;
+}
+
+/* The lowest priority level of a preemptible pod on @node, -1 none: preemption skips nodes
+ * with nothing below the preemptor. Nodes hold few pods, so a rescan is cheap. */
+static void node_low_update(struct gs_tsim *t, size_t node)
+{
+    int32_t low = -1;
+    size_t n = gs_fleet_pod_count(t->fleet, node);
+    for (size_t i = 0; i < n; i++) {
+        const struct rpod *v = &t->pods[gs_fleet_pod_at(t->fleet, node, i)];
+        if (v->preemptible && v->level > low)
+            low = v->level;
+    }
+    t->node_low[node] = low;
 }
 
 int gs__tsim_bind(struct gs_tsim *t, int32_t pod, size_t node, uint32_t mask, struct txn *x)
@@ -146,6 +162,7 @@ int gs__tsim_bind(struct gs_tsim *t, int32_t pod, size_t node, uint32_t mask, st
     int r = gs_fleet_commit(t->fleet, node, &p->fit, mask, pod);
     if (r < 0)
         return r;
+    node_low_update(t, node);
     p->node = (int32_t)node;
     p->mask = mask;
     p->state = GS_POD_RUNNING;
@@ -167,6 +184,7 @@ static void unplace(struct gs_tsim *t, int32_t pod)
     struct rpod *p = &t->pods[pod];
     account(t, pod, -1, 0);
     gs_fleet_release(t->fleet, (size_t)p->node, &p->fit, p->mask, pod);
+    node_low_update(t, (size_t)p->node);
     p->gen++;
 }
 
@@ -198,6 +216,7 @@ int gs__tsim_rollback(struct gs_tsim *t, struct txn *x, size_t bound_to, size_t 
         int r = gs_fleet_commit(t->fleet, (size_t)p->node, &p->fit, p->mask, pod);
         if (r < 0)
             return r; /* cannot happen: the exact state it left is restored in reverse order */
+        node_low_update(t, (size_t)p->node);
         p->state = GS_POD_RUNNING;
         p->gen--; /* its completion event is valid again */
         t->uses[p->use].end_us = -1;
@@ -315,6 +334,19 @@ static int held(const struct gs_tsim *t, const struct rpod *p, int32_t pod, size
     return p->sp->duration_us == GS_UNSET || t->now + p->sp->duration_us > t->shadow_t;
 }
 
+/* Does some model of the cluster pass @p's quotas? @ok caches the answer per model. */
+static int quota_anywhere(struct gs_tsim *t, struct rpod *p, int8_t *ok, char *why)
+{
+    int any = 0;
+    for (int m = 0; m < GS_MODEL_MAX; m++) {
+        if (!(t->models & (1u << m)) || (p->fit.model_mask && !(p->fit.model_mask & (1u << m))))
+            continue;
+        ok[m] = (int8_t)gs__quota_check(t, p, m, why, GS_REASON_MAX);
+        any |= ok[m];
+    }
+    return any;
+}
+
 int gs__tsim_find(struct gs_tsim *t, int32_t pod, int only_node, size_t *node, uint32_t *mask,
                   int *capacity)
 {
@@ -325,8 +357,22 @@ int gs__tsim_find(struct gs_tsim *t, int32_t pod, int only_node, size_t *node, u
     int64_t count[GS_FIT_REASONS] = {0}, quota = 0, reserved = 0, best_score = -1;
     size_t lo = only_node >= 0 ? (size_t)only_node : 0;
     size_t hi = only_node >= 0 ? lo + 1 : t->s->nnodes;
+    /* A GPU pod can only go where a card is free or shared: visit those nodes only. */
+    const int32_t *open = NULL;
+    if (only_node < 0 && p->fit.ncards > 0) {
+        if (!quota_anywhere(t, p, model_ok, quota_why)) {
+            *capacity = 0;
+            memcpy(p->reason, quota_why, sizeof(p->reason));
+            return 1;
+        }
+        size_t nopen;
+        open = gs_fleet_open(t->fleet, &nopen);
+        count[GS_FIT_GPU] = (int64_t)(t->s->nnodes - nopen);
+        hi = nopen;
+    }
     t->stamp++;
-    for (size_t n = lo; n < hi; n++) {
+    for (size_t i = lo; i < hi; i++) {
+        size_t n = open ? (size_t)open[i] : i;
         int model = gs_fleet_node_model(t->fleet, n);
         size_t key = (size_t)t->s->nodes[n].template_index * t->nzones +
                      (size_t)gs_fleet_node_zone(t->fleet, n);
@@ -365,7 +411,7 @@ int gs__tsim_find(struct gs_tsim *t, int32_t pod, int only_node, size_t *node, u
             continue;
         }
         int64_t sc = score(t, p, n, &c);
-        if (sc > best_score) {
+        if (sc > best_score || (sc == best_score && n < *node)) {
             best_score = sc;
             *node = n;
             *mask = c.mask;
@@ -373,9 +419,28 @@ int gs__tsim_find(struct gs_tsim *t, int32_t pod, int only_node, size_t *node, u
     }
     if (best_score >= 0)
         return 0;
-    *capacity = quota < (int64_t)(hi - lo);
+    *capacity = 1;
     why_nodes(t, p, count, quota, quota_why, reserved);
     return 1;
+}
+
+/*
+ * A victim search visits every node, so pods of one shape that found no victims wait
+ * GS_EVICT_BACKOFF_US before the next search, as kube-scheduler backs off unschedulable pods;
+ * a pod's first try after it arrives (or is evicted) always searches.
+ */
+static int backing_off(struct gs_tsim *t, const struct rpod *p)
+{
+    /* Coarse on purpose: tenant, priority and card count decide who could be a victim. */
+    uint64_t h = ((uint64_t)p->tenant * 1000003u + (uint64_t)p->level) * 1000003u +
+                 (uint64_t)(p->fit.ncards * 2 + p->fit.whole) + 1;
+    h *= 0x9e3779b97f4a7c15ULL;
+    size_t i = (size_t)(h >> 52) & (GS_MEMO_SLOTS - 1);
+    if (p->tried_epoch != 0 && t->bo_key[i] == h && t->now < t->bo_until[i])
+        return 1;
+    t->bo_key[i] = h;
+    t->bo_until[i] = t->now + GS_EVICT_BACKOFF_US;
+    return 0;
 }
 
 /* Place one pod now, preempting or reclaiming in the full scheme; 0 placed, 1 not. */
@@ -386,8 +451,11 @@ static int place_one(struct gs_tsim *t, int32_t pod, struct txn *x, int only_nod
     int r = gs__tsim_find(t, pod, only_node, &node, &mask, capacity);
     if (r == 0)
         return gs__tsim_bind(t, pod, node, mask, x) < 0 ? -ENOMEM : 0;
-    if (t->way != GS_WAY_FULL || !*capacity || only_node >= 0)
+    struct rpod *p = &t->pods[pod];
+    if (t->way != GS_WAY_FULL || !*capacity || only_node >= 0 || backing_off(t, p))
         return 1;
+    /* A pod that found no victims waits a while before looking again, as kube-scheduler
+     * backs off an unschedulable pod: the search visits every node. */
     char why[GS_REASON_MAX];
     memcpy(why, t->pods[pod].reason, sizeof(why));
     for (int mode = EVICT_PREEMPT; mode <= EVICT_RECLAIM; mode++) {
@@ -407,14 +475,23 @@ static int place_gang_nvlink(struct gs_tsim *t, struct gang *g, const int32_t *m
                              struct txn *x)
 {
     int64_t best_free = -1;
+    size_t nopen;
+    const int32_t *live_open = gs_fleet_open(t->fleet, &nopen);
+    int32_t *open = malloc((nopen ? nopen : 1) * sizeof(*open)); /* binds below change the list */
+    if (!open)
+        return -ENOMEM;
+    memcpy(open, live_open, nopen * sizeof(*open));
     for (int pass = 0; pass < 2; pass++) {
         int64_t want = best_free;
-        for (size_t n = 0; n < t->s->nnodes; n++) {
+        for (size_t i = 0; i < nopen; i++) {
+            size_t n = (size_t)open[i];
             int free_in[GS_GPUS_MAX] = {0};
             int gpus = gs_fleet_node_gpus(t->fleet, n);
-            for (int i = 0; i < gpus; i++) {
-                int grp = t->s->templates[t->s->nodes[n].template_index].nvlink_group[i];
-                if (grp < GS_GPUS_MAX && gs_fleet_card_mode(t->fleet, n, i) == GS_CARD_FREE)
+            if (gs_fleet_node_free_cards(t->fleet, n) < g->cards)
+                continue;
+            for (int c = 0; c < gpus; c++) {
+                int grp = t->s->templates[t->s->nodes[n].template_index].nvlink_group[c];
+                if (grp < GS_GPUS_MAX && gs_fleet_card_mode(t->fleet, n, c) == GS_CARD_FREE)
                     free_in[grp]++;
             }
             for (int grp = 0; grp < GS_GPUS_MAX; grp++) {
@@ -428,25 +505,24 @@ static int place_gang_nvlink(struct gs_tsim *t, struct gang *g, const int32_t *m
                 if (free_in[grp] != want)
                     continue;
                 size_t b0 = x->bound.n;
-                int k = 0, cap;
+                int k = 0, cap, r = 0;
                 for (; k < nm; k++) {
                     t->pods[m[k]].fit.nvlink_only = 1u << grp;
-                    int r = place_one(t, m[k], x, (int)n, &cap);
+                    r = place_one(t, m[k], x, (int)n, &cap);
                     t->pods[m[k]].fit.nvlink_only = 0;
-                    if (r < 0)
-                        return r;
                     if (r)
                         break;
                 }
-                if (k == nm)
-                    return 0;
-                if (gs__tsim_rollback(t, x, b0, x->evicted.n) < 0)
-                    return -ENOMEM;
+                if (k == nm || r < 0 || gs__tsim_rollback(t, x, b0, x->evicted.n) < 0) {
+                    free(open);
+                    return k == nm ? 0 : r < 0 ? r : -ENOMEM;
+                }
             }
         }
         if (best_free < 0)
             break;
     }
+    free(open);
     for (int k = 0; k < nm; k++)
         gs__say(t->pods[m[k]].reason, GS_REASON_MAX,
                 "gang needs %lld GPUs inside one NVLink group (tier nvlink); no group has them "
@@ -640,13 +716,24 @@ static int32_t *memo_slot(struct gs_tsim *t, uint64_t h)
     return &t->memo_pod[i];
 }
 
+static void gang_failed(struct gs_tsim *t, struct gang *g, const char *why);
+
 static int try_pod(struct gs_tsim *t, int32_t pod)
 {
     struct rpod *p = &t->pods[pod];
     int capacity = 0, r;
     int32_t *memo = NULL;
     if (p->group >= 0 && t->gangs[p->group].running < t->gangs[p->group].min) {
+        struct gang *g = &t->gangs[p->group];
+        uint64_t h = shape_of(t, p) ^ ((uint64_t)g->cards << 40) ^ ((uint64_t)g->n << 52);
+        memo = memo_slot(t, h);
+        if (*memo >= 0 && t->memo_epoch == t->epoch) {
+            gang_failed(t, g, t->pods[*memo].reason);
+            return 0;
+        }
         r = place_gang(t, p->group, &capacity);
+        if (r > 0)
+            gang_failed(t, g, NULL);
     } else if (*(memo = memo_slot(t, shape_of(t, p))) >= 0 && t->memo_epoch == t->epoch) {
         memcpy(p->reason, t->pods[*memo].reason, sizeof(p->reason));
         p->tried_epoch = t->epoch;
@@ -669,6 +756,19 @@ static int try_pod(struct gs_tsim *t, int32_t pod)
     if (capacity && p->group < 0 && (t->head < 0 || p->level < t->pods[t->head].level))
         return reserve_for(t, pod);
     return 0;
+}
+
+/* Gang @g failed this epoch: its waiting members are not tried again until something frees. */
+static void gang_failed(struct gs_tsim *t, struct gang *g, const char *why)
+{
+    for (int32_t i = 0; i < g->n; i++) {
+        struct rpod *m = &t->pods[g->members[i]];
+        if (m->state != GS_POD_PENDING || !m->arrived)
+            continue;
+        m->tried_epoch = t->epoch;
+        if (why)
+            memcpy(m->reason, why, sizeof(m->reason));
+    }
 }
 
 /* Try every pending pod: levels high to low; within a level the hungriest queue goes next. */
@@ -852,11 +952,17 @@ static int alloc_state(struct gs_tsim *t)
         ALLOC(t->q_demand, t->nqueues) || ALLOC(t->q_deserved, 2 * t->nqueues) ||
         ALLOC(t->q_alloc_int, t->nqueues) || ALLOC(t->q_weight, t->nqueues) ||
         ALLOC(t->rq_used, s->nrquotas) || ALLOC(t->card_busy, nodes * GS_GPUS_MAX) ||
-        ALLOC(t->reserved, nodes) || ALLOC(t->memo_key, GS_MEMO_SLOTS) ||
+        ALLOC(t->reserved, nodes) || ALLOC(t->node_low, nodes) || ALLOC(t->memo_key, GS_MEMO_SLOTS) ||
+        ALLOC(t->bo_key, GS_MEMO_SLOTS) || ALLOC(t->bo_until, GS_MEMO_SLOTS) ||
         ALLOC(t->memo_stamp, GS_MEMO_SLOTS) || ALLOC(t->memo_pod, GS_MEMO_SLOTS))
         return -ENOMEM;
     for (size_t q = 0; q < t->nqueues; q++)
         t->q_weight[q] = q < s->nqueues ? s->queues[q].weight : 1;
+    for (size_t n = 0; n < nodes; n++)
+        t->node_low[n] = -1;
+    for (size_t n = 0; n < nodes; n++)
+        if (gs_fleet_node_gpus(t->fleet, n) > 0)
+            t->models |= 1u << gs_fleet_node_model(t->fleet, n);
     /* Zones of the fleet are numbered below the node count; templates x zones stamps. */
     size_t nz = 0;
     for (size_t n = 0; n < nodes; n++)
@@ -871,7 +977,8 @@ static int alloc_state(struct gs_tsim *t)
 
 static int alloc_levels(struct gs_tsim *t)
 {
-    if (ALLOC(t->pending, t->nlevels * t->nqueues) || ALLOC(t->running_by_level, t->nlevels))
+    if (ALLOC(t->pending, t->nlevels * t->nqueues) || ALLOC(t->running_by_level, t->nlevels) ||
+        ALLOC(t->borrowed, (t->s->ntenants + 1) * t->nlevels))
         return -ENOMEM;
     return order_arrivals(t);
 }
@@ -945,7 +1052,10 @@ void gs_tsim_free(struct gs_tsim *t)
                    t->seen,
                    t->seen_reason,
                    t->running_by_level,
+                   t->borrowed,
                    t->memo_key,
+                   t->bo_key,
+                   t->bo_until,
                    t->memo_stamp,
                    t->memo_pod,
                    t->out,

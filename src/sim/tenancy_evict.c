@@ -233,6 +233,7 @@ static void consider(struct pick *b, size_t node, const struct unit *u, size_t n
             gs__vec_push(&b->units, u[i].pod);
 }
 
+/* Is there anyone at all this search could evict? Counters, not a scan. */
 static int worth_trying(const struct gs_tsim *t, const struct rpod *p, enum evict_mode mode,
                         int guarantee)
 {
@@ -245,11 +246,13 @@ static int worth_trying(const struct gs_tsim *t, const struct rpod *p, enum evic
                 return 1;
         return 0;
     }
-    if (guarantee)
-        return 1;
     for (size_t l = (size_t)p->level + 1; l < t->nlevels; l++)
         if (t->running_by_level[l] > 0)
             return 1;
+    for (size_t tn = 0; guarantee && tn <= t->s->ntenants; tn++)
+        for (size_t l = (size_t)p->level; tn != (size_t)p->tenant && l < t->nlevels; l++)
+            if (t->borrowed[tn * t->nlevels + l] > 0)
+                return 1;
     return 0;
 }
 
@@ -298,7 +301,8 @@ int gs__tsim_evict_for(struct gs_tsim *t, int32_t pod, enum evict_mode mode, str
             model_ok[model] =
                 (int8_t)((!p->fit.model_mask || (p->fit.model_mask & (1u << model))) &&
                          gs__quota_check(t, p, model, why, sizeof(why)));
-        if (p->fit.ncards > 0 && !model_ok[model])
+        if ((p->fit.ncards > 0 && !model_ok[model]) ||
+            (mode == EVICT_PREEMPT && !guarantee && t->node_low[n] <= p->level))
             continue;
         size_t nu = node_units(t, p, n, mode, guarantee, u);
         uint64_t set;

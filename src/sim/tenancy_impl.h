@@ -9,11 +9,13 @@
 
 #include <stdint.h>
 
-#define GS_REASON_MAX       200
-#define GS_READMIT_GRACE_US (600LL * 1000000) /* a pod run again after an eviction is kept 10 min  \
-                                               */
-#define GS_EVICTIONS_MAX 3    /* then it is not evicted again: its next run is its last */
-#define GS_MEMO_SLOTS    4096 /* pod shapes remembered per pass (a power of two) */
+#define GS_REASON_MAX 200
+#define GS_READMIT_GRACE_US                                                                        \
+    (600LL * 1000000)         /* a pod run again after an eviction is kept 10 min                  \
+                               */
+#define GS_EVICTIONS_MAX    3 /* then it is not evicted again: its next run is its last */
+#define GS_EVICT_BACKOFF_US (10LL * 1000000) /* between two victim searches of one pod */
+#define GS_MEMO_SLOTS       4096             /* pod shapes remembered per pass (a power of two) */
 
 __extension__ typedef __int128 gs_i128;
 
@@ -39,8 +41,8 @@ struct rpod {
     int64_t submit, start, first_start, end;
     uint32_t gen;
     int32_t preemptions;
-    int32_t use;          /* open use record, -1 none */
-    uint64_t tried_epoch; /* release epoch at its last failed try, 0 never */
+    int32_t use;           /* open use record, -1 none */
+    uint64_t tried_epoch;  /* release epoch at its last failed try, 0 never */
     char reason[GS_REASON_MAX];
 };
 
@@ -66,6 +68,8 @@ struct gs_tsim {
     const struct gs_scenario *s;
     enum gs_way way;
     struct gs_fleet *fleet;
+    uint32_t models;   /* catalog models some node has */
+    int32_t *node_low; /* per node: lowest priority level of a preemptible pod, -1 none */
     struct rpod *pods;
     size_t npods;
     int32_t *arrival_order;
@@ -110,10 +114,14 @@ struct gs_tsim {
     int8_t *seen_reason;
     size_t nzones;
     int64_t *running_by_level;
+    int64_t *borrowed; /* [tenant x nlevels + level]: running pods not on dedicated quota */
     /* Shapes that failed in this pass (see shape_of()). */
     uint64_t *memo_key, memo_pass, memo_epoch;
     uint64_t *memo_stamp;
     int32_t *memo_pod;
+    /* Victim-search backoff per shape (see backing_off()). */
+    uint64_t *bo_key;
+    int64_t *bo_until;
     int64_t shadow_t;
     uint8_t *reserved;
     struct gs_tsim_summary sum;
