@@ -9,7 +9,7 @@ all: $(BUILD)/build.ninja
 	ninja -C $(BUILD)
 
 $(BUILD)/build.ninja:
-	meson setup $(BUILD) --buildtype=release
+	meson setup $(BUILD) --buildtype=release -Db_lto=true
 
 $(SAN)/build.ninja:
 	meson setup $(SAN) --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false
@@ -33,6 +33,7 @@ test-san: $(SAN)/build.ninja
 
 bench: all
 	$(BUILD)/bench_simulate
+	$(BUILD)/bench_tenancy
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

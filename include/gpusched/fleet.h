@@ -5,8 +5,9 @@
  * A card is in exactly one mode: free, exclusive (one pod holds it whole) or shared (fractions:
  * memory MiB, compute milli and a client count). A card leaves a mode only when empty. GPU memory
  * is never overcommitted; compute may be, up to the overcommit ratio of the tier or profile: a
- * shared card's cap is the smallest ratio of the pods that joined it since it was last empty, so
- * admitting a pod never breaks a promise made to a pod already there.
+ * shared card's cap is the smallest ratio of the pods on it, so admitting a pod never breaks a
+ * promise made to a pod already there, and the card's state depends only on who is on it (a
+ * release followed by the same commit restores it exactly).
  *
  * Isolation (seed 000 §3.1): a pod with hard isolation goes only to a node whose pods are all of
  * its tenant, and a node holding a hard-isolation pod takes no other tenant's pods.

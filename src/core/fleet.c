@@ -16,6 +16,8 @@ struct card {
 
 struct slot {
     int32_t pod, tenant, group;
+    int32_t overcommit; /* shared pods: their compute cap; 0 for exclusive ones */
+    uint32_t mask;
 };
 
 struct fnode {
@@ -491,6 +493,21 @@ static int mask_valid(const struct fnode *nd, const struct gs_fit *r, uint32_t m
     return 1;
 }
 
+/* A shared card's cap is the smallest ratio of the pods on it now: one leaving may raise it. */
+static void caps_recompute(struct fnode *nd, uint32_t mask)
+{
+    for (int g = 0; g < nd->ngpu; g++) {
+        if (!(mask & (1u << g)) || nd->cards[g].mode != GS_CARD_SHARED)
+            continue;
+        int32_t cap = INT32_MAX;
+        for (size_t i = 0; i < nd->npods; i++)
+            if ((nd->pods[i].mask & (1u << g)) && nd->pods[i].overcommit > 0 &&
+                nd->pods[i].overcommit < cap)
+                cap = nd->pods[i].overcommit;
+        nd->cards[g].cap = cap;
+    }
+}
+
 int gs_fleet_commit(struct gs_fleet *f, size_t node, const struct gs_fit *r, uint32_t mask,
                     int32_t pod)
 {
@@ -505,7 +522,8 @@ int gs_fleet_commit(struct gs_fleet *f, size_t node, const struct gs_fit *r, uin
         nd->pods = p;
         nd->cap = cap;
     }
-    nd->pods[nd->npods++] = (struct slot){pod, r->tenant, r->group};
+    nd->pods[nd->npods++] =
+        (struct slot){pod, r->tenant, r->group, r->whole ? 0 : r->overcommit, mask};
     nd->sole_tenant = nd->sole_tenant == -1 || nd->sole_tenant == r->tenant ? r->tenant : -2;
     nd->hard += r->hard;
     nd->cpu_left -= r->cpu_milli;
@@ -534,5 +552,7 @@ int gs_fleet_release(struct gs_fleet *f, size_t node, const struct gs_fit *r, ui
     nd->cpu_left += r->cpu_milli;
     nd->mem_left += r->memory_mib;
     cards_apply(f, nd, r, mask, -1);
+    if (!r->whole)
+        caps_recompute(nd, mask);
     return 0;
 }

@@ -1,0 +1,87 @@
+/*
+ * The tenant-day through the multi-tenant simulator at growing sizes: generate the scenario,
+ * load it, and time each way of running it. Prints figures; asserts nothing.
+ *
+ * Usage: bench_tenancy [NODES PODS]...   (default: 64 2000, 500 10000, 5000 100000)
+ */
+#include "gpusched/diag.h"
+#include "gpusched/scenario.h"
+#include "gpusched/tenantday.h"
+#include "gpusched/tsim.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int one(uint32_t nodes, uint32_t pods)
+{
+    struct gs_tenantday_params p;
+    struct gs_diag d;
+    gs_diag_init(&d);
+    gs_tenantday_defaults(&p);
+    p.nodes = nodes;
+    p.pods = pods;
+    char path[] = "/tmp/bench-tenancy-XXXXXX";
+    int fd = mkstemp(path);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f || gs_tenantday_write(f, &p, NULL, &d) < 0 || fclose(f) != 0) {
+        fprintf(stderr, "bench_tenancy: cannot write the scenario: %s\n", d.msg);
+        return 1;
+    }
+    struct gs_scenario *s = NULL;
+    double t0 = now_s();
+    int r = gs_scenario_new(&s);
+    if (r == 0)
+        r = gs_scenario_load(s, path, &d);
+    if (r == 0)
+        r = gs_scenario_resolve(s, &d);
+    double load = now_s() - t0;
+    unlink(path);
+    if (r < 0) {
+        fprintf(stderr, "bench_tenancy: %s\n", d.msg);
+        gs_scenario_free(s);
+        return 1;
+    }
+    printf("%6u nodes %7u pods: load %.2f s", nodes, pods, load);
+    for (int w = 0; w < GS_WAY_COUNT; w++) {
+        struct gs_tsim *t;
+        t0 = now_s();
+        if (gs_tsim_run(s, (enum gs_way)w, &t, &d) < 0) {
+            fprintf(stderr, "\nbench_tenancy: %s\n", d.msg);
+            gs_scenario_free(s);
+            return 1;
+        }
+        const struct gs_tsim_summary *sum = gs_tsim_summary(t);
+        printf(" | %s %.2f s (alloc %d.%d %%, %lld events, %lld evictions)", gs_way_name(w),
+               now_s() - t0, sum->allocation_milli / 10, sum->allocation_milli % 10,
+               (long long)sum->events, (long long)(sum->preemptions + sum->reclaims));
+        gs_tsim_free(t);
+    }
+    printf("\n");
+    fflush(stdout);
+    gs_scenario_free(s);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const uint32_t dflt[][2] = {{64, 2000}, {500, 10000}, {5000, 100000}};
+    if (argc > 1) {
+        for (int i = 1; i + 1 < argc; i += 2)
+            if (one((uint32_t)atol(argv[i]), (uint32_t)atol(argv[i + 1])))
+                return 1;
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof(dflt) / sizeof(dflt[0]); i++)
+        if (one(dflt[i][0], dflt[i][1]))
+            return 1;
+    return 0;
+}
