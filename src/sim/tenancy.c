@@ -435,7 +435,7 @@ static int backing_off(struct gs_tsim *t, const struct rpod *p)
     uint64_t h = ((uint64_t)p->tenant * 1000003u + (uint64_t)p->level) * 1000003u +
                  (uint64_t)(p->fit.ncards * 2 + p->fit.whole) + 1;
     h *= 0x9e3779b97f4a7c15ULL;
-    size_t i = (size_t)(h >> 52) & (GS_MEMO_SLOTS - 1);
+    size_t i = (size_t)(h >> 32) & (GS_MEMO_SLOTS - 1);
     if (p->tried_epoch != 0 && t->bo_key[i] == h && t->now < t->bo_until[i])
         return 1;
     t->bo_key[i] = h;
@@ -706,8 +706,14 @@ static uint64_t shape_of(const struct gs_tsim *t, const struct rpod *p)
 static int32_t *memo_slot(struct gs_tsim *t, uint64_t h)
 {
     size_t i = (size_t)(h & (GS_MEMO_SLOTS - 1));
-    while (t->memo_key[i] && t->memo_stamp[i] == t->memo_pass && t->memo_key[i] != h)
+    for (int probe = 0; t->memo_key[i] && t->memo_stamp[i] == t->memo_pass && t->memo_key[i] != h;
+         probe++) {
+        if (probe == 64) { /* a crowded pass: this shape is simply not remembered */
+            t->memo_none = -1;
+            return &t->memo_none;
+        }
         i = (i + 1) & (GS_MEMO_SLOTS - 1);
+    }
     if (t->memo_stamp[i] != t->memo_pass || t->memo_key[i] != h) {
         t->memo_stamp[i] = t->memo_pass;
         t->memo_key[i] = h;
@@ -952,9 +958,10 @@ static int alloc_state(struct gs_tsim *t)
         ALLOC(t->q_demand, t->nqueues) || ALLOC(t->q_deserved, 2 * t->nqueues) ||
         ALLOC(t->q_alloc_int, t->nqueues) || ALLOC(t->q_weight, t->nqueues) ||
         ALLOC(t->rq_used, s->nrquotas) || ALLOC(t->card_busy, nodes * GS_GPUS_MAX) ||
-        ALLOC(t->reserved, nodes) || ALLOC(t->node_low, nodes) || ALLOC(t->memo_key, GS_MEMO_SLOTS) ||
-        ALLOC(t->bo_key, GS_MEMO_SLOTS) || ALLOC(t->bo_until, GS_MEMO_SLOTS) ||
-        ALLOC(t->memo_stamp, GS_MEMO_SLOTS) || ALLOC(t->memo_pod, GS_MEMO_SLOTS))
+        ALLOC(t->reserved, nodes) || ALLOC(t->node_low, nodes) ||
+        ALLOC(t->memo_key, GS_MEMO_SLOTS) || ALLOC(t->bo_key, GS_MEMO_SLOTS) ||
+        ALLOC(t->bo_until, GS_MEMO_SLOTS) || ALLOC(t->memo_stamp, GS_MEMO_SLOTS) ||
+        ALLOC(t->memo_pod, GS_MEMO_SLOTS))
         return -ENOMEM;
     for (size_t q = 0; q < t->nqueues; q++)
         t->q_weight[q] = q < s->nqueues ? s->queues[q].weight : 1;

@@ -15,7 +15,7 @@
                                */
 #define GS_EVICTIONS_MAX    3 /* then it is not evicted again: its next run is its last */
 #define GS_EVICT_BACKOFF_US (10LL * 1000000) /* between two victim searches of one pod */
-#define GS_MEMO_SLOTS       4096             /* pod shapes remembered per pass (a power of two) */
+#define GS_MEMO_SLOTS       65536            /* pod shapes remembered per pass (a power of two) */
 
 __extension__ typedef __int128 gs_i128;
 
@@ -41,8 +41,8 @@ struct rpod {
     int64_t submit, start, first_start, end;
     uint32_t gen;
     int32_t preemptions;
-    int32_t use;           /* open use record, -1 none */
-    uint64_t tried_epoch;  /* release epoch at its last failed try, 0 never */
+    int32_t use;          /* open use record, -1 none */
+    uint64_t tried_epoch; /* release epoch at its last failed try, 0 never */
     char reason[GS_REASON_MAX];
 };
 
@@ -119,6 +119,7 @@ struct gs_tsim {
     uint64_t *memo_key, memo_pass, memo_epoch;
     uint64_t *memo_stamp;
     int32_t *memo_pod;
+    int32_t memo_none;
     /* Victim-search backoff per shape (see backing_off()). */
     uint64_t *bo_key;
     int64_t *bo_until;
