@@ -624,6 +624,89 @@ static void test_validate_bad_input(void **state)
     result_free(&r);
 }
 
+/*
+ * The seeds' tenants' day, small: generated, run the three ways, reported as JSON that
+ * `gpusched bill` reads, and the same bytes on a second run.
+ */
+static void test_scenario_tenant_day(void **state)
+{
+    (void)state;
+    struct result r;
+    char day[128], j1[128], j2[128];
+    snprintf(day, sizeof(day), "%s", tmp_path("day.yaml"));
+    snprintf(j1, sizeof(j1), "%s", tmp_path("day1.json"));
+    snprintf(j2, sizeof(j2), "%s", tmp_path("day2.json"));
+    run(&r, ARGS("generate", "tenant-day", "--nodes", "16", "--pods", "400", "--quiet", "-o", day));
+    expect_exit(&r, 0);
+    result_free(&r);
+    run(&r, ARGS("simulate", "--scenario", day, "--json", j1));
+    expect_exit(&r, 0);
+    expect_has(r.out, "GPU allocation (time avg)");
+    expect_has(r.out, "exclusive");
+    expect_has(r.out, "wait p99 inference");
+    result_free(&r);
+    run(&r, ARGS("simulate", "--scenario", day, "--json", j2, "--quiet"));
+    expect_exit(&r, 0);
+    assert_int_equal(r.out_len, 0);
+    result_free(&r);
+    assert_true(same_file(j1, j2));
+    json_error_t e;
+    json_t *root = json_load_file(j1, 0, &e);
+    assert_non_null(root);
+    json_t *ways = json_object_get(root, "ways");
+    assert_int_equal(json_array_size(ways), 3);
+    assert_string_equal(json_string_value(json_object_get(root, "way")), "full");
+    json_t *pods = json_object_get(root, "pods");
+    assert_int_equal(json_array_size(pods), 400);
+    size_t i;
+    json_t *pod;
+    json_array_foreach(pods, i, pod)
+    {
+        const char *st = json_string_value(json_object_get(pod, "state"));
+        assert_non_null(st);
+        int placed = json_object_get(pod, "node") != json_null();
+        assert_true(placed == (strcmp(st, "running") == 0 || strcmp(st, "completed") == 0));
+        if (!placed)
+            assert_non_null(json_string_value(json_object_get(pod, "reason")));
+    }
+    double alloc =
+        json_real_value(json_object_get(json_object_get(root, "summary"), "gpu_allocation_ratio"));
+    assert_true(alloc > 0.5 && alloc <= 1.0);
+    json_decref(root);
+    run(&r, ARGS("bill", "--format", "csv", j1));
+    expect_exit(&r, 0);
+    expect_has(r.out, "tenant-a");
+    result_free(&r);
+}
+
+/* A scenario that cannot be run is refused with the place named, and nothing is written. */
+static void test_scenario_bad_input(void **state)
+{
+    (void)state;
+    struct result r;
+    const char *bad = write_tmp("bad.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: [x\n");
+    run(&r, ARGS("simulate", "--scenario", bad));
+    expect_exit(&r, 2);
+    assert_int_equal(r.out_len, 0);
+    expect_has(r.err, "bad.yaml:");
+    result_free(&r);
+    const char *nonodes = write_tmp("nonodes.yaml", "apiVersion: v1\nkind: Pod\n"
+                                                    "metadata: {name: p, namespace: a}\n"
+                                                    "spec: {containers: [{name: c}]}\n");
+    run(&r, ARGS("simulate", "--scenario", nonodes));
+    expect_exit(&r, 2);
+    expect_has(r.err, "no nodes");
+    result_free(&r);
+    run(&r, ARGS("simulate", "--scenario", nonodes, "--way", "bogus"));
+    expect_exit(&r, 2);
+    expect_has(r.err, "--way");
+    result_free(&r);
+    run(&r, ARGS("simulate", "--scenario", "no-such-scenario.yaml"));
+    expect_exit(&r, 2);
+    expect_has(r.err, "no-such-scenario.yaml");
+    result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -639,6 +722,8 @@ int main(void)
         cmocka_unit_test(test_validate_seeds),
         cmocka_unit_test(test_validate_json),
         cmocka_unit_test(test_validate_bad_input),
+        cmocka_unit_test(test_scenario_tenant_day),
+        cmocka_unit_test(test_scenario_bad_input),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
