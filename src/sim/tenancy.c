@@ -329,7 +329,8 @@ static void why_nodes(struct gs_tsim *t, struct rpod *p, const int64_t *count, i
 /* The reservation of the blocked head holds @node against @p unless @p ends before it is due. */
 static int held(const struct gs_tsim *t, const struct rpod *p, int32_t pod, size_t node)
 {
-    if (t->head < 0 || t->head == pod || !t->reserved[node])
+    /* A promise to the head binds only pods that queue behind it, never one of higher priority. */
+    if (t->head < 0 || t->head == pod || !t->reserved[node] || p->level < t->pods[t->head].level)
         return 0;
     return p->sp->duration_us == GS_UNSET || t->now + p->sp->duration_us > t->shadow_t;
 }
@@ -675,7 +676,9 @@ static uint64_t shape_of(const struct gs_tsim *t, const struct rpod *p)
 {
     const struct gs_fit *f = &p->fit;
     /* The user matters only under maxPodsPerUser; the duration only against a reservation. */
-    int per_user = (size_t)p->tenant < t->s->ntenants &&
+    /* A gang's members are tried together, so its key keeps the user: maxPodsPerUser. Single
+     * pods are checked for it before the memo (user_at_limit()). */
+    int per_user = p->group >= 0 && (size_t)p->tenant < t->s->ntenants &&
                    t->s->tenants[p->tenant].max_pods_per_user != GS_UNSET;
     int64_t late = t->head >= 0 &&
                    (p->sp->duration_us == GS_UNSET || t->now + p->sp->duration_us > t->shadow_t);
@@ -724,11 +727,29 @@ static int32_t *memo_slot(struct gs_tsim *t, uint64_t h)
 
 static void gang_failed(struct gs_tsim *t, struct gang *g, const char *why);
 
+/* maxPodsPerUser, checked on its own so the pass memo can ignore who the user is. */
+static int user_at_limit(struct gs_tsim *t, struct rpod *p)
+{
+    if (t->way != GS_WAY_FULL || (size_t)p->tenant >= t->s->ntenants)
+        return 0;
+    const struct gs_tenant_spec *ts = &t->s->tenants[p->tenant];
+    if (ts->max_pods_per_user == GS_UNSET || t->user_running[p->user] < ts->max_pods_per_user)
+        return 0;
+    gs__say(p->reason, sizeof(p->reason),
+            "tenant %s: user %s has %d pods running (maxPodsPerUser %d)", ts->name,
+            p->sp->user[0] ? p->sp->user : "(none)", t->user_running[p->user],
+            ts->max_pods_per_user);
+    p->tried_epoch = t->epoch;
+    return 1;
+}
+
 static int try_pod(struct gs_tsim *t, int32_t pod)
 {
     struct rpod *p = &t->pods[pod];
     int capacity = 0, r;
     int32_t *memo = NULL;
+    if (p->group < 0 && user_at_limit(t, p))
+        return 0;
     if (p->group >= 0 && t->gangs[p->group].running < t->gangs[p->group].min) {
         struct gang *g = &t->gangs[p->group];
         uint64_t h = shape_of(t, p) ^ ((uint64_t)g->cards << 40) ^ ((uint64_t)g->n << 52);

@@ -10,10 +10,9 @@
 #include <stdint.h>
 
 #define GS_REASON_MAX 200
-#define GS_READMIT_GRACE_US                                                                        \
-    (600LL * 1000000)         /* a pod run again after an eviction is kept 10 min                  \
-                               */
-#define GS_EVICTIONS_MAX    3 /* then it is not evicted again: its next run is its last */
+/* A pod run again after an eviction is kept 5 min; after GS_EVICTIONS_MAX it is kept for good. */
+#define GS_READMIT_GRACE_US (300 * 1000000LL)
+#define GS_EVICTIONS_MAX    3
 #define GS_EVICT_BACKOFF_US (10LL * 1000000) /* between two victim searches of one pod */
 #define GS_MEMO_SLOTS       65536            /* pod shapes remembered per pass (a power of two) */
 
