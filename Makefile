@@ -19,6 +19,7 @@ deps:
 
 demo: deps all
 	$(BUILD)/gpusched simulate --policy all --seeds 42..51
+	$(BUILD)/gpusched generate tenant-day | $(BUILD)/gpusched simulate --scenario -
 
 test: deps
 	scripts/run-tests
