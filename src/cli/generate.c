@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct gen_opts {
@@ -161,8 +162,11 @@ static int run_tenantday(const struct gen_opts *o)
         rc = gs_diag_error_code(&d, -EIO, "tenant-day: writing the scenario failed");
     if (rc < 0) {
         fprintf(stderr, "gpusched generate: %s: %s\n", d.msg, o->out ? o->out : "stdout");
-        if (o->out)
-            unlink(o->out); /* no half-written scenario left behind */
+        struct stat sb;
+        /* No half-written scenario left behind, but only a regular file is ever removed: -o
+         * may name a device or a pipe, and root must not unlink /dev/full. */
+        if (o->out && stat(o->out, &sb) == 0 && S_ISREG(sb.st_mode))
+            unlink(o->out);
         return rc == -EINVAL ? EXIT_BAD_INPUT : 1;
     }
     if (!o->quiet)

@@ -1077,6 +1077,7 @@ void gs_tsim_free(struct gs_tsim *t)
                    t->uses,
                    t->card_busy,
                    t->reserved,
+                   t->node_low,
                    t->seen,
                    t->seen_reason,
                    t->running_by_level,

@@ -705,6 +705,15 @@ static void test_scenario_bad_input(void **state)
     expect_exit(&r, 2);
     expect_has(r.err, "no-such-scenario.yaml");
     result_free(&r);
+    /* A failed write removes a half-written regular file, never a device. */
+    struct stat sb;
+    if (stat("/dev/full", &sb) == 0 && S_ISCHR(sb.st_mode)) {
+        run(&r, ARGS("generate", "tenant-day", "--quiet", "-o", "/dev/full"));
+        expect_exit(&r, 1);
+        result_free(&r);
+        assert_int_equal(stat("/dev/full", &sb), 0);
+        assert_true(S_ISCHR(sb.st_mode));
+    }
 }
 
 int main(void)
