@@ -69,13 +69,18 @@ struct gs_tsim_use {
     int64_t start_us, end_us;
 };
 
+/* Waits from submission to first start (a pod never started waited to the end), nearest rank. */
+struct gs_tsim_waits {
+    int64_t p50_us, p95_us, p99_us, max_us;
+};
+
 /* Per-tenant totals. */
 struct gs_tsim_tenant {
     const char *name;
     int64_t pods, completed, preemptions;
     int64_t gpu_milli_s;  /* allocated milli-GPU x seconds */
     int64_t busy_milli_s; /* modelled busy milli-GPU x seconds */
-    int64_t wait_p50_us, wait_p95_us, wait_p99_us, wait_max_us;
+    struct gs_tsim_waits wait;
     int64_t entitlement_milli; /* GPUQuota total over its models, 0 when it has none */
 };
 
@@ -91,7 +96,7 @@ struct gs_tsim_queue {
 struct gs_tsim_kind {
     const char *name;
     int64_t pods, started;
-    int64_t wait_p50_us, wait_p95_us, wait_p99_us, wait_max_us;
+    struct gs_tsim_waits wait;
 };
 
 struct gs_tsim_summary {

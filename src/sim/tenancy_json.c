@@ -69,10 +69,10 @@ static json_t *pod_json(const struct gs_tsim *t, size_t i, const size_t *first, 
     return o;
 }
 
-static json_t *waits(int64_t p50, int64_t p95, int64_t p99, int64_t max)
+static json_t *waits(const struct gs_tsim_waits *w)
 {
-    return json_pack("{s:I,s:I,s:I,s:I}", "p50", SEC(p50), "p95", SEC(p95), "p99", SEC(p99), "max",
-                     SEC(max));
+    return json_pack("{s:I,s:I,s:I,s:I}", "p50", SEC(w->p50_us), "p95", SEC(w->p95_us), "p99",
+                     SEC(w->p99_us), "max", SEC(w->max_us));
 }
 
 static json_t *summary_json(const struct gs_tsim *t)
@@ -98,8 +98,7 @@ static json_t *summary_json(const struct gs_tsim *t)
                       (json_int_t)x->pods, "completed", (json_int_t)x->completed, "preemptions",
                       (json_int_t)x->preemptions, "gpu_hours", (double)x->gpu_milli_s / 3600000.0,
                       "busy_gpu_hours", (double)x->busy_milli_s / 3600000.0, "entitlement_gpus",
-                      (double)x->entitlement_milli / 1000.0, "wait_s",
-                      waits(x->wait_p50_us, x->wait_p95_us, x->wait_p99_us, x->wait_max_us)));
+                      (double)x->entitlement_milli / 1000.0, "wait_s", waits(&x->wait)));
     }
     for (size_t q = 0; q < t->nqueues; q++)
         json_array_append_new(qs, json_pack("{s:s,s:i,s:f,s:f}", "name", t->qout[q].name, "weight",
@@ -108,10 +107,9 @@ static json_t *summary_json(const struct gs_tsim *t)
                                             (double)t->qout[q].gpu_milli_s / 3600000.0));
     for (size_t k = 0; k < t->nkinds; k++) {
         const struct gs_tsim_kind *x = &t->kout[k];
-        json_array_append_new(
-            ks, json_pack("{s:s,s:I,s:I,s:o}", "name", x->name, "pods", (json_int_t)x->pods,
-                          "started", (json_int_t)x->started, "wait_s",
-                          waits(x->wait_p50_us, x->wait_p95_us, x->wait_p99_us, x->wait_max_us)));
+        json_array_append_new(ks, json_pack("{s:s,s:I,s:I,s:o}", "name", x->name, "pods",
+                                            (json_int_t)x->pods, "started", (json_int_t)x->started,
+                                            "wait_s", waits(&x->wait)));
     }
     json_object_set_new(o, "tenants", ten);
     json_object_set_new(o, "queues", qs);
@@ -190,9 +188,9 @@ static int64_t kind_wait(const struct gs_tsim *t, const char *kind, int which)
 {
     for (size_t k = 0; k < t->nkinds; k++)
         if (strcmp(t->kout[k].name, kind) == 0)
-            return which == 0   ? t->kout[k].wait_p50_us
-                   : which == 1 ? t->kout[k].wait_p95_us
-                                : t->kout[k].wait_p99_us;
+            return which == 0   ? t->kout[k].wait.p50_us
+                   : which == 1 ? t->kout[k].wait.p95_us
+                                : t->kout[k].wait.p99_us;
     return -1;
 }
 
@@ -247,8 +245,8 @@ static void one_run(FILE *f, const struct gs_tsim *t)
             fprintf(f, "  %-16.16s %6lld %9lld %8lld %10.1f %10.1f %8lld %8lld %8lld\n", x->name,
                     (long long)x->pods, (long long)x->completed, (long long)x->preemptions,
                     (double)x->gpu_milli_s / 3600000.0, (double)x->busy_milli_s / 3600000.0,
-                    (long long)(x->wait_p50_us / 1000000), (long long)(x->wait_p95_us / 1000000),
-                    (long long)(x->wait_p99_us / 1000000));
+                    (long long)(x->wait.p50_us / 1000000), (long long)(x->wait.p95_us / 1000000),
+                    (long long)(x->wait.p99_us / 1000000));
     }
     fprintf(f, "  %-16s %6s %10s %10s\n", "queue", "weight", "deserved", "GPU-hours");
     for (size_t q = 0; q < t->nqueues; q++)

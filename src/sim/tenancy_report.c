@@ -31,7 +31,7 @@ static int64_t wait_of(const struct gs_tsim *t, const struct rpod *p)
     return (p->first_start >= 0 ? p->first_start : t->now) - p->submit;
 }
 
-static int waits(struct gs_tsim *t, int by_kind, int32_t who, int64_t *v, int64_t *out4)
+static int waits(struct gs_tsim *t, int by_kind, int32_t who, int64_t *v, struct gs_tsim_waits *w)
 {
     size_t n = 0;
     for (size_t i = 0; i < t->npods; i++) {
@@ -40,7 +40,7 @@ static int waits(struct gs_tsim *t, int by_kind, int32_t who, int64_t *v, int64_
             continue;
         v[n++] = wait_of(t, p);
     }
-    percentiles(v, n, &out4[0], &out4[1], &out4[2], &out4[3]);
+    percentiles(v, n, &w->p50_us, &w->p95_us, &w->p99_us, &w->max_us);
     return 0;
 }
 
@@ -103,12 +103,7 @@ static void tenants(struct gs_tsim *t, int64_t *scratch, int64_t *share)
         o->busy_milli_s = (int64_t)(t->tenant_busy_int[i] / 1000000);
         for (int k = 0; i < s->ntenants && k < s->tenants[i].nquotas; k++)
             o->entitlement_milli += s->tenants[i].quotas[k].total_milli;
-        int64_t w[4];
-        waits(t, 0, (int32_t)i, scratch, w);
-        o->wait_p50_us = w[0];
-        o->wait_p95_us = w[1];
-        o->wait_p99_us = w[2];
-        o->wait_max_us = w[3];
+        waits(t, 0, (int32_t)i, scratch, &o->wait);
         /* Allocation per unit of entitlement, scaled so integer division keeps precision. */
         share[i] = o->gpu_milli_s * 1000 / (o->entitlement_milli ? o->entitlement_milli : 1000);
     }
@@ -156,12 +151,7 @@ int gs__tsim_finish(struct gs_tsim *t)
     for (size_t k = 0; k < t->nkinds; k++) {
         struct gs_tsim_kind *o = &t->kout[k];
         o->name = t->kind_names[k];
-        int64_t w[4];
-        waits(t, 1, (int32_t)k, scratch, w);
-        o->wait_p50_us = w[0];
-        o->wait_p95_us = w[1];
-        o->wait_p99_us = w[2];
-        o->wait_max_us = w[3];
+        waits(t, 1, (int32_t)k, scratch, &o->wait);
     }
     for (size_t i = 0; i < t->npods; i++) {
         t->kout[t->pods[i].kind].pods++;
