@@ -230,6 +230,8 @@ int gs__tsim_commit(struct gs_tsim *t, struct txn *x, int32_t by)
     for (size_t i = 0; i < x->evicted.n; i++) {
         struct rpod *p = &t->pods[x->evicted.v[i]];
         int reclaim = p->reclaimed;
+        if (gs__vec_push(&t->rlog, p->node) < 0)
+            return -ENOMEM;
         p->preemptions++;
         p->node = -1;
         p->use = -1;
@@ -335,6 +337,47 @@ static int held(const struct gs_tsim *t, const struct rpod *p, int32_t pod, size
     return p->sp->duration_us == GS_UNSET || t->now + p->sp->duration_us > t->shadow_t;
 }
 
+static uint64_t shape_of(const struct gs_tsim *t, const struct rpod *p);
+
+/*
+ * Nodes freed since: completions and evictions append their node to a log. A shape that failed
+ * everywhere for want of room (no quota or reservation in the way) can fit later only where room
+ * was freed, so its next search visits the log's tail instead of every node.
+ */
+struct clean {
+    uint64_t key;
+    size_t since; /* log position after its last failed search */
+    char reason[GS_REASON_MAX];
+};
+
+static struct clean *clean_of(struct gs_tsim *t, uint64_t key)
+{
+    struct clean *c = &t->clean[key & (GS_MEMO_SLOTS - 1)];
+    return c->key == key ? c : NULL;
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The nodes freed since log position @since, ascending and once each, into t->scratch; their
+ * count, or SIZE_MAX when more than @cap (a full search is then as cheap). */
+static size_t freed_since(struct gs_tsim *t, size_t since, size_t cap)
+{
+    size_t n = t->rlog.n - since;
+    if (n > cap)
+        return SIZE_MAX;
+    memcpy(t->scratch, t->rlog.v + since, n * sizeof(*t->scratch));
+    qsort(t->scratch, n, sizeof(*t->scratch), cmp_i32);
+    size_t w = 0;
+    for (size_t i = 0; i < n; i++)
+        if (w == 0 || t->scratch[w - 1] != t->scratch[i])
+            t->scratch[w++] = t->scratch[i];
+    return w;
+}
+
 /* Does some model of the cluster pass @p's quotas? @ok caches the answer per model. */
 static int quota_anywhere(struct gs_tsim *t, struct rpod *p, int8_t *ok, char *why)
 {
@@ -348,80 +391,133 @@ static int quota_anywhere(struct gs_tsim *t, struct rpod *p, int8_t *ok, char *w
     return any;
 }
 
-int gs__tsim_find(struct gs_tsim *t, int32_t pod, int only_node, size_t *node, uint32_t *mask,
-                  int *capacity)
-{
-    struct rpod *p = &t->pods[pod];
+/* What one search saw: per-reason node counts, and the best node. */
+struct scan {
+    int64_t count[GS_FIT_REASONS], quota, reserved, best;
+    size_t node;
+    uint32_t mask;
     int8_t model_ok[GS_MODEL_MAX];
-    memset(model_ok, -1, sizeof(model_ok));
-    char quota_why[GS_REASON_MAX] = "";
-    int64_t count[GS_FIT_REASONS] = {0}, quota = 0, reserved = 0, best_score = -1;
-    size_t lo = only_node >= 0 ? (size_t)only_node : 0;
-    size_t hi = only_node >= 0 ? lo + 1 : t->s->nnodes;
-    /* A GPU pod can only go where a card is free or shared: visit those nodes only. */
-    const int32_t *open = NULL;
-    if (only_node < 0 && p->fit.ncards > 0) {
-        if (!quota_anywhere(t, p, model_ok, quota_why)) {
-            *capacity = 0;
-            memcpy(p->reason, quota_why, sizeof(p->reason));
-            return 1;
-        }
-        size_t nopen;
-        open = gs_fleet_open(t->fleet, &nopen);
-        count[GS_FIT_GPU] = (int64_t)(t->s->nnodes - nopen);
-        hi = nopen;
-    }
+    char quota_why[GS_REASON_MAX];
+};
+
+/* Filter and score @p on the nodes @list[lo..hi) (all nodes from @lo when @list is NULL). */
+static void scan(struct gs_tsim *t, struct rpod *p, int32_t pod, const int32_t *list, size_t lo,
+                 size_t hi, int only_node, struct scan *o)
+{
     t->stamp++;
     for (size_t i = lo; i < hi; i++) {
-        size_t n = open ? (size_t)open[i] : i;
+        size_t n = list ? (size_t)list[i] : i;
         int model = gs_fleet_node_model(t->fleet, n);
         size_t key = (size_t)t->s->nodes[n].template_index * t->nzones +
                      (size_t)gs_fleet_node_zone(t->fleet, n);
         int empty = gs_fleet_pod_count(t->fleet, n) == 0 && only_node < 0 && !t->reserved[n];
         if (empty && t->seen[key] == t->stamp) {
             if (t->seen_reason[key] >= 0)
-                count[t->seen_reason[key]]++;
+                o->count[t->seen_reason[key]]++;
             else
-                quota += t->seen_reason[key] == -2;
+                o->quota += t->seen_reason[key] == -2;
             continue;
         }
         if (empty) {
             t->seen[key] = t->stamp;
             t->seen_reason[key] = -1;
         }
-        if (p->fit.ncards > 0 && model_ok[model] < 0)
-            model_ok[model] = (int8_t)gs__quota_check(t, p, model, quota_why, sizeof(quota_why));
-        else if (p->fit.ncards == 0 && model_ok[0] < 0)
-            model_ok[0] = (int8_t)gs__quota_check(t, p, -1, quota_why, sizeof(quota_why));
-        if (!model_ok[p->fit.ncards > 0 ? model : 0]) {
-            quota++;
+        int m = p->fit.ncards > 0 ? model : 0;
+        if (o->model_ok[m] < 0)
+            o->model_ok[m] = (int8_t)gs__quota_check(t, p, p->fit.ncards > 0 ? model : -1,
+                                                     o->quota_why, sizeof(o->quota_why));
+        if (!o->model_ok[m]) {
+            o->quota++;
             if (empty)
                 t->seen_reason[key] = -2;
             continue;
         }
         if (held(t, p, pod, n)) {
-            reserved++;
+            o->reserved++;
             continue;
         }
         struct gs_fit_choice c;
         enum gs_fit_reason why = gs_fleet_fit(t->fleet, n, &p->fit, &c);
         if (why != GS_FIT_OK) {
-            count[why]++;
+            o->count[why]++;
             if (empty)
                 t->seen_reason[key] = (int8_t)why;
             continue;
         }
         int64_t sc = score(t, p, n, &c);
-        if (sc > best_score || (sc == best_score && n < *node)) {
-            best_score = sc;
-            *node = n;
-            *mask = c.mask;
+        if (sc > o->best || (sc == o->best && n < o->node)) {
+            o->best = sc;
+            o->node = n;
+            o->mask = c.mask;
         }
     }
-    if (best_score >= 0)
+}
+
+static void scan_init(struct scan *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->best = -1;
+    memset(o->model_ok, -1, sizeof(o->model_ok));
+}
+
+int gs__tsim_find(struct gs_tsim *t, int32_t pod, int only_node, size_t *node, uint32_t *mask,
+                  int *capacity)
+{
+    struct rpod *p = &t->pods[pod];
+    struct scan o;
+    scan_init(&o);
+    size_t lo = only_node >= 0 ? (size_t)only_node : 0;
+    size_t hi = only_node >= 0 ? lo + 1 : t->s->nnodes;
+    /* A GPU pod can only go where a card is free or shared: visit those nodes only. */
+    const int32_t *open = NULL;
+    struct clean *cl = NULL;
+    uint64_t shape = 0;
+    if (only_node < 0 && p->fit.ncards > 0) {
+        if (!quota_anywhere(t, p, o.model_ok, o.quota_why)) {
+            *capacity = 0;
+            memcpy(p->reason, o.quota_why, sizeof(p->reason));
+            return 1;
+        }
+        size_t nopen, nfreed;
+        open = gs_fleet_open(t->fleet, &nopen);
+        o.count[GS_FIT_GPU] = (int64_t)(t->s->nnodes - nopen);
+        hi = nopen;
+        if (p->group < 0) {
+            shape = shape_of(t, p);
+            cl = clean_of(t, shape);
+        }
+        if (cl && (nfreed = freed_since(t, cl->since, nopen)) != SIZE_MAX) {
+            scan(t, p, pod, t->scratch, 0, nfreed, only_node, &o);
+            if (o.best >= 0) {
+                *node = o.node;
+                *mask = o.mask;
+                return 0;
+            }
+            *capacity = 1; /* still nowhere: the full search's reason stands */
+            memcpy(p->reason, cl->reason, sizeof(p->reason));
+            /* A freed node skipped for a quota or a reservation may open up later with no
+             * release: the record is dropped, and the next search is a full one. */
+            if (o.quota == 0 && o.reserved == 0)
+                cl->since = t->rlog.n;
+            else
+                cl->key = 0;
+            return 1;
+        }
+    }
+    scan(t, p, pod, open, lo, hi, only_node, &o);
+    if (o.best >= 0) {
+        *node = o.node;
+        *mask = o.mask;
         return 0;
+    }
     *capacity = 1;
-    why_nodes(t, p, count, quota, quota_why, reserved);
+    why_nodes(t, p, o.count, o.quota, o.quota_why, o.reserved);
+    if (shape && o.quota == 0 && o.reserved == 0) {
+        cl = &t->clean[shape & (GS_MEMO_SLOTS - 1)];
+        cl->key = shape;
+        cl->since = t->rlog.n;
+        memcpy(cl->reason, p->reason, sizeof(cl->reason));
+    }
     return 1;
 }
 
@@ -861,6 +957,7 @@ static void complete(struct gs_tsim *t, int32_t pod)
 {
     struct rpod *p = &t->pods[pod];
     unplace(t, pod);
+    gs__vec_push(&t->rlog, p->node);
     p->state = GS_POD_COMPLETED;
     p->end = t->now;
     t->uses[p->use].end_us = t->now;
@@ -981,6 +1078,7 @@ static int alloc_state(struct gs_tsim *t)
         ALLOC(t->rq_used, s->nrquotas) || ALLOC(t->card_busy, nodes * GS_GPUS_MAX) ||
         ALLOC(t->reserved, nodes) || ALLOC(t->node_low, nodes) ||
         ALLOC(t->memo_key, GS_MEMO_SLOTS) || ALLOC(t->bo_key, GS_MEMO_SLOTS) ||
+        ALLOC(t->clean, GS_MEMO_SLOTS) || ALLOC(t->scratch, nodes) ||
         ALLOC(t->bo_until, GS_MEMO_SLOTS) || ALLOC(t->memo_stamp, GS_MEMO_SLOTS) ||
         ALLOC(t->memo_pod, GS_MEMO_SLOTS))
         return -ENOMEM;
@@ -1084,6 +1182,9 @@ void gs_tsim_free(struct gs_tsim *t)
                    t->borrowed,
                    t->memo_key,
                    t->bo_key,
+                   t->clean,
+                   t->scratch,
+                   t->rlog.v,
                    t->bo_until,
                    t->memo_stamp,
                    t->memo_pod,

@@ -121,6 +121,10 @@ struct gs_tsim {
     int32_t memo_none;
     /* Victim-search backoff per shape (see backing_off()). */
     uint64_t *bo_key;
+    /* Nodes freed, in order, and shapes that found no room (tenancy.c, clean_of()). */
+    struct vec rlog;
+    struct clean *clean;
+    int32_t *scratch;
     int64_t *bo_until;
     int64_t shadow_t;
     uint8_t *reserved;
