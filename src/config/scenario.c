@@ -117,6 +117,9 @@ static int dispatch(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *roo
 {
     char buf[GS__YAML_SHOW_BUF];
     yaml_node_t *kind = NULL, *api = NULL;
+    /* An empty document ("---" at the end, as helm template writes) is skipped, as kubectl does. */
+    if (!in_list && gs__yaml_is_null(root))
+        return 0;
     if (root->type != YAML_MAPPING_NODE)
         return gs__yaml_type_error(c, root, "a document", "a mapping with a kind");
     int rc = gs__yaml_map_get(c, root, "kind", &kind);

@@ -387,6 +387,11 @@ int gs__scn_dur(struct gs__yctx *c, const yaml_node_t *n, const char *what, int6
                             gs__yaml_show(n, buf));
     if (rc)
         return gs__yaml_err(c, n, "%s: %s %s", what, gs__yaml_show(n, buf), why);
+    /* Simulated time spans at most GS_SCN_TIME_MAX_US (10 years), so every time a run reports
+     * stays within what meters and bills accept. */
+    if (*out > GS_SCN_TIME_MAX_US)
+        return gs__yaml_err(c, n, "%s: %s is more than 10 years (87600h)", what,
+                            gs__yaml_show(n, buf));
     return 0;
 }
 

@@ -475,7 +475,9 @@ int gs__tsim_find(struct gs_tsim *t, int32_t pod, int only_node, size_t *node, u
     if (only_node < 0 && p->fit.ncards > 0) {
         if (!quota_anywhere(t, p, o.model_ok, o.quota_why)) {
             *capacity = 0;
-            memcpy(p->reason, o.quota_why, sizeof(p->reason));
+            memcpy(p->reason,
+                   o.quota_why[0] ? o.quota_why : "no node has a GPU model this pod allows",
+                   sizeof(p->reason));
             return 1;
         }
         size_t nopen, nfreed;

@@ -197,6 +197,32 @@ static int containers(const struct gs_scenario *s, const struct gs_scn_pod *sp,
     return 0;
 }
 
+/* The most GPUs one node has, over the nodes with a GPU model in @model_mask (0 = any). */
+static int most_gpus(const struct gs_tsim *t, uint32_t model_mask)
+{
+    int most = 0;
+    for (size_t i = 0; i < t->s->ntemplates; i++) {
+        const struct gs_node_template *tp = &t->s->templates[i];
+        if (tp->gpus > most && tp->model >= 0 && (!model_mask || (model_mask & (1u << tp->model))))
+            most = tp->gpus;
+    }
+    return most;
+}
+
+/* Memory of the largest card the pod may use: a slice above it can never be placed. */
+static int64_t largest_card_mib(const struct gs_tsim *t, uint32_t model_mask)
+{
+    int64_t best = 0;
+    for (size_t i = 0; i < t->s->ntemplates; i++) {
+        const struct gs_node_template *tp = &t->s->templates[i];
+        const struct gs_gpu_model *m = gs_catalog_at(tp->model);
+        if (tp->gpus > 0 && m && (!model_mask || (model_mask & (1u << tp->model))) &&
+            m->memory_mib > best)
+            best = m->memory_mib;
+    }
+    return best;
+}
+
 /* Memory of the smallest card the pod may use, to turn a memory slice into a compute share. */
 static int64_t smallest_card_mib(const struct gs_tsim *t, uint32_t model_mask)
 {
@@ -233,9 +259,10 @@ static int demand(struct gs_tsim *t, struct rpod *p, const struct gs_step_profil
         gs__say(why, size, "nvidia.com/mig-%s: no card in MIG mode in this cluster", c.mig_profile);
         return -1;
     }
-    if (c.gpu > GS_GPUS_MAX) {
-        gs__say(why, size, "nvidia.com/gpu %lld: more than a node holds (%d)", (long long)c.gpu,
-                GS_GPUS_MAX);
+    int most = most_gpus(t, p->sp->model_mask);
+    if (c.gpu > most) {
+        gs__say(why, size, "nvidia.com/gpu %lld: the largest node this pod may use has %d GPUs",
+                (long long)c.gpu, most);
         return -1;
     }
     struct gs_fit *f = &p->fit;
@@ -266,6 +293,13 @@ static int demand(struct gs_tsim *t, struct rpod *p, const struct gs_step_profil
         return 0;
     }
     int64_t card = smallest_card_mib(t, f->model_mask);
+    if (c.gpumem_mib != GS_UNSET && c.gpumem_mib > largest_card_mib(t, f->model_mask)) {
+        gs__say(why, size,
+                "nvidia.com/gpumem %lld MiB: more than the largest card this pod may use "
+                "has (%lld MiB)",
+                (long long)c.gpumem_mib, (long long)largest_card_mib(t, f->model_mask));
+        return -1;
+    }
     if (card <= 0) {
         gs__say(why, size, "no node has GPUs of the models this pod allows");
         return -1;
