@@ -32,7 +32,7 @@ struct gs_scn_priv;
 #define GS_SCN_SCOPE_CLASSES 8  /* priority classes in a ResourceQuota scope */
 #define GS_SCN_PODS_MAX      2000000
 #define GS_SCN_TIME_MAX_US   (87600LL * 3600 * 1000000) /* arrival, duration, horizon: 10 years */
-#define GS_SCN_RECORDS_MAX   100000 /* of each policy kind */
+#define GS_SCN_RECORDS_MAX   100000                     /* of each policy kind */
 
 /* Where a record came from, for messages: "file:line:col". */
 struct gs_scn_src {
