@@ -22,6 +22,7 @@
 #include "gpusched/cluster.h"
 
 struct gs_diag;
+struct gs_scenario;
 struct gs_scn_priv;
 
 #define GS_SCN_NAME_MAX      64 /* names (Kubernetes allows 253; longer ones are refused) */
@@ -88,16 +89,38 @@ struct gs_tenant_spec {
     struct gs_scn_src src;
 };
 
-/* A step profile of the kubeflow-gpu-profiles ConfigMap (seed 004 §1.2). */
+/*
+ * A step profile of the kubeflow-gpu-profiles ConfigMap (seed 004 §1.2), or one tenant's
+ * override of it (its profiles.yaml `tenantOverrides: {TENANT: {PROFILE: {fields}}}`, seed 004
+ * §2.2's tenant_overrides): an override has @tenant set and changes only the fields in @set.
+ */
 struct gs_step_profile {
     char name[GS_SCN_NAME_MAX];
-    int gpu_share;            /* may share a card */
-    int64_t max_memory_mib;   /* GPU memory cap per card, GS_UNSET when not given */
-    int32_t overcommit_milli; /* compute overcommit when shared */
+    char tenant[GS_SCN_NAME_MAX]; /* "" for the profile itself, else the tenant it overrides for */
+    unsigned set;                 /* bits (1 << GS_PROFILE_*) of the fields given */
+    int gpu_share;                /* may share a card */
+    int64_t max_memory_mib;       /* GPU memory cap per card, GS_UNSET when not given */
+    int32_t overcommit_milli;     /* compute overcommit when shared */
     int32_t priority;
     int preemptible;
     struct gs_scn_src src;
 };
+
+enum {
+    GS_PROFILE_SHARE = 0,
+    GS_PROFILE_MAX_MEMORY,
+    GS_PROFILE_OVERCOMMIT,
+    GS_PROFILE_PRIORITY,
+    GS_PROFILE_PREEMPTIBLE
+};
+
+/*
+ * gs_step_profile_for() - the step profile @name as tenant @tenant gets it: the profile with
+ * that tenant's override applied. Return: 0 and *@out; -ENOENT when no profile has that name.
+ * Complexity: O(profiles).
+ */
+int gs_step_profile_for(const struct gs_scenario *s, const char *name, const char *tenant,
+                        struct gs_step_profile *out);
 
 /* A Volcano Queue (scheduling.volcano.sh/v1beta1). */
 struct gs_queue_spec {

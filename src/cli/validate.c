@@ -322,11 +322,17 @@ static void text_profiles(const struct gs_scenario *s, FILE *f)
     char a[32], b[32], w[160];
     fprintf(f, "step profiles:%s\n", s->nprofiles ? "" : " none");
     for (size_t i = 0; i < s->nprofiles; i++) {
+        struct gs_step_profile eff; /* an override is shown as the tenant gets the profile */
         const struct gs_step_profile *p = &s->profiles[i];
+        if (p->tenant[0] && gs_step_profile_for(s, p->name, p->tenant, &eff) == 0) {
+            eff.src = p->src;
+            p = &eff;
+        }
         fprintf(f,
-                "  %s  gpuShare %s, maxMemory %s MiB, overcommit %s, priority %d, preemptible "
+                "  %s%s%s  gpuShare %s, maxMemory %s MiB, overcommit %s, priority %d, preemptible "
                 "%s  (%s)\n",
-                p->name, p->gpu_share ? "on" : "off", num(p->max_memory_mib, a, sizeof(a)),
+                p->tenant[0] ? p->tenant : "", p->tenant[0] ? " override of " : "", p->name,
+                p->gpu_share ? "on" : "off", num(p->max_memory_mib, a, sizeof(a)),
                 milli(p->overcommit_milli, b, sizeof(b)), p->priority,
                 p->preemptible ? "yes" : "no", where(&p->src, w, sizeof(w)));
     }
@@ -553,7 +559,8 @@ static json_t *json_profiles(const struct gs_scenario *s)
     json_t *a = json_array();
     for (size_t i = 0; i < s->nprofiles; i++) {
         const struct gs_step_profile *p = &s->profiles[i];
-        json_array_append_new(a, json_pack("{s:s, s:b, s:o, s:i, s:i, s:b, s:o}", "name", p->name,
+        json_array_append_new(a, json_pack("{s:s, s:s?, s:b, s:o, s:i, s:i, s:b, s:o}", "name",
+                                           p->name, "tenant", p->tenant[0] ? p->tenant : NULL,
                                            "gpu_share", p->gpu_share, "max_memory_mib",
                                            jint(p->max_memory_mib), "overcommit_milli",
                                            p->overcommit_milli, "priority", p->priority,

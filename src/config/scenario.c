@@ -276,3 +276,35 @@ int gs_scenario_tenant_of(const struct gs_scenario *s, const char *ns)
                 return (int)i;
     return -ENOENT;
 }
+
+int gs_step_profile_for(const struct gs_scenario *s, const char *name, const char *tenant,
+                        struct gs_step_profile *out)
+{
+    const struct gs_step_profile *base = NULL, *over = NULL;
+    for (size_t i = 0; i < s->nprofiles; i++) {
+        const struct gs_step_profile *p = &s->profiles[i];
+        if (strcmp(p->name, name) != 0)
+            continue;
+        if (!p->tenant[0])
+            base = p;
+        else if (tenant && strcmp(p->tenant, tenant) == 0)
+            over = p;
+    }
+    if (!base)
+        return -ENOENT;
+    *out = *base;
+    if (!over)
+        return 0;
+    if (over->set & (1u << GS_PROFILE_SHARE))
+        out->gpu_share = over->gpu_share;
+    if (over->set & (1u << GS_PROFILE_MAX_MEMORY))
+        out->max_memory_mib = over->max_memory_mib;
+    if (over->set & (1u << GS_PROFILE_OVERCOMMIT))
+        out->overcommit_milli = over->overcommit_milli;
+    if (over->set & (1u << GS_PROFILE_PRIORITY))
+        out->priority = over->priority;
+    if (over->set & (1u << GS_PROFILE_PREEMPTIBLE))
+        out->preemptible = over->preemptible;
+    memcpy(out->tenant, over->tenant, sizeof(out->tenant));
+    return 0;
+}

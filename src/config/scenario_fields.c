@@ -28,8 +28,9 @@ static const struct kdesc {
 #define SRC(T) offsetof(struct T, src)
     [GS__K_TENANT] = K(gs_tenant_spec, tenants, ntenants, NO_NS, SRC(gs_tenant_spec),
                        GS_SCN_RECORDS_MAX, "tenants", "tenant"),
-    [GS__K_PROFILE] = K(gs_step_profile, profiles, nprofiles, NO_NS, SRC(gs_step_profile),
-                        GS_SCN_RECORDS_MAX, "step profiles", "step profile"),
+    [GS__K_PROFILE] =
+        K(gs_step_profile, profiles, nprofiles, offsetof(struct gs_step_profile, tenant),
+          SRC(gs_step_profile), GS_SCN_RECORDS_MAX, "step profiles", "step profile"),
     [GS__K_QUEUE] = K(gs_queue_spec, queues, nqueues, NO_NS, SRC(gs_queue_spec), GS_SCN_RECORDS_MAX,
                       "queues", "Queue"),
     [GS__K_PODGROUP] =

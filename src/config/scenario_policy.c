@@ -362,7 +362,10 @@ static int pr_fields(struct gs__yctx *c, yaml_node_t **f, const char *where,
 {
     char what[128];
     int64_t x;
-    int rc = gs__scn_name(c, f[PR_NAME], "profile name", p->name, sizeof(p->name));
+    int rc = f[PR_NAME] ? gs__scn_name(c, f[PR_NAME], "profile name", p->name, sizeof(p->name)) : 0;
+    for (int k = PR_SHARE; k <= PR_PREEMPTIBLE; k++)
+        if (f[k])
+            p->set |= 1u << (k - PR_SHARE);
     if (!rc && f[PR_SHARE])
         rc = gs__scn_bool(c, f[PR_SHARE], "gpuShare", &p->gpu_share);
     gs__yaml_label(what, sizeof(what), "%s.maxMemory", where);
@@ -399,15 +402,47 @@ static int profile_item(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
     return gs__scn_commit(c, pl->L, n, f[PR_NAME], GS__K_PROFILE, &p);
 }
 
-static const char *const profiles_keys[] = {"profiles"};
+/* One tenant's overrides: {PROFILE: {fields but the name}}. */
+struct ovr {
+    struct pol *pl;
+    const char *tenant;
+};
+
+static int override_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *arg)
+{
+    struct ovr *o = arg;
+    yaml_node_t *f[6] = {NULL};
+    char where[192];
+    struct gs_step_profile p = {.max_memory_mib = GS_UNSET, .overcommit_milli = 1000};
+    gs__yaml_label(where, sizeof(where), "tenantOverrides.%s.%s", o->tenant, gs__yaml_str(k));
+    int rc = gs__scn_name(c, k, "profile name", p.name, sizeof(p.name));
+    snprintf(p.tenant, sizeof(p.tenant), "%s", o->tenant);
+    if (!rc)
+        rc = gs__yaml_each_field(c, v, pr_keys + 1, 5, where, gs__scn_keep, f + 1);
+    if (!rc)
+        rc = pr_fields(c, f, where, &p);
+    return rc ? rc : gs__scn_commit(c, o->pl->L, v, k, GS__K_PROFILE, &p);
+}
+
+static int override_tenant(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *arg)
+{
+    char tenant[GS_SCN_NAME_MAX];
+    int rc = gs__scn_name(c, k, "tenant name", tenant, sizeof(tenant));
+    struct ovr o = {arg, tenant};
+    return rc ? rc : gs__yaml_each_pair(c, v, "tenantOverrides", override_pair, &o);
+}
+
+static const char *const profiles_keys[] = {"profiles", "tenantOverrides"};
 
 static int read_profiles(struct gs__yctx *c, yaml_node_t *root, void *arg)
 {
     struct pol *p = arg;
-    yaml_node_t *f[1] = {NULL};
-    int rc = gs__yaml_each_field(c, root, profiles_keys, 1, "profiles.yaml", gs__scn_keep, f);
+    yaml_node_t *f[2] = {NULL};
+    int rc = gs__yaml_each_field(c, root, profiles_keys, 2, "profiles.yaml", gs__scn_keep, f);
     if (!rc && f[0])
         rc = gs__yaml_each_item(c, f[0], "profiles", profile_item, p);
+    if (!rc && f[1])
+        rc = gs__yaml_each_pair(c, f[1], "tenantOverrides", override_tenant, p);
     return rc;
 }
 

@@ -95,12 +95,15 @@ static int32_t class_value(const struct gs_scenario *s, const char *name, int *f
     return 0;
 }
 
-static const struct gs_step_profile *profile_of(const struct gs_scenario *s, const char *name)
+/* The pod's step profile with its tenant's override applied, in @buf; NULL when it has none. */
+static const struct gs_step_profile *profile_of(const struct gs_tsim *t, const struct rpod *p,
+                                                struct gs_step_profile *buf)
 {
-    for (size_t i = 0; name[0] && i < s->nprofiles; i++)
-        if (strcmp(s->profiles[i].name, name) == 0)
-            return &s->profiles[i];
-    return NULL;
+    const struct gs_scenario *s = t->s;
+    const char *tenant = (size_t)p->tenant < s->ntenants ? s->tenants[p->tenant].name : p->sp->ns;
+    if (!p->sp->profile[0] || gs_step_profile_for(s, p->sp->profile, tenant, buf) < 0)
+        return NULL;
+    return buf;
 }
 
 /* Priority: the pod's class, its PodGroup's, its step profile's, its tenant's, the default. */
@@ -439,7 +442,8 @@ static void admit_one(struct gs_tsim *t, struct rpod *p)
 {
     const struct gs_scenario *s = t->s;
     const struct gs_scn_pod *sp = p->sp;
-    const struct gs_step_profile *prof = profile_of(s, sp->profile);
+    struct gs_step_profile buf;
+    const struct gs_step_profile *prof = profile_of(t, p, &buf);
     p->queue = queue_of(t, sp, p->group, p->tenant);
     p->prio = priority_of(t, sp, p->group, p->tenant, prof);
     p->preemptible = prof && t->way == GS_WAY_FULL ? (uint8_t)prof->preemptible : 1;

@@ -14,6 +14,7 @@
 #include "gpusched/scenario.h"
 #include "gpusched/tsim.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -433,6 +434,33 @@ static void test_waterfill(void **state)
     assert_int_equal(gs_fairshare_jain(one, 3), 333);
 }
 
+/* Per-tenant step-profile overrides, loaded from profiles.yaml, change what a pod may ask. */
+static void test_profile_overrides(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    struct gs_diag d;
+    gs_diag_init(&d);
+    assert_int_equal(gs_scenario_load(s, "tests/data/scenario/overrides.yaml", &d), 0);
+    assert_int_equal(gs_scenario_resolve(s, &d), 0);
+    struct gs_step_profile p;
+    assert_int_equal(gs_step_profile_for(s, "light-training", "tenant-a", &p), 0);
+    assert_int_equal(p.max_memory_mib, 8192);
+    assert_int_equal(p.gpu_share, 1); /* not overridden: the profile's */
+    assert_int_equal(gs_step_profile_for(s, "light-training", "tenant-c", &p), 0);
+    assert_int_equal(p.max_memory_mib, 16384);
+    assert_int_equal(gs_step_profile_for(s, "no-such", "tenant-a", &p), -ENOENT);
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    assert_int_equal(find(t, "a0")->state, GS_POD_REJECTED);
+    assert_non_null(strstr(find(t, "a0")->reason, "maxMemory 8192 MiB"));
+    assert_int_equal(find(t, "b0")->whole, 1); /* gpuShare off for tenant-b */
+    assert_int_equal(find(t, "b0")->priority, 300);
+    assert_int_equal(find(t, "c0")->whole, 0);
+    assert_int_equal(find(t, "c0")->share_milli, 150);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -447,6 +475,7 @@ int main(void)
         cmocka_unit_test(test_backfill_keeps_head),
         cmocka_unit_test(test_deterministic_json),
         cmocka_unit_test(test_waterfill),
+        cmocka_unit_test(test_profile_overrides),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
