@@ -369,6 +369,8 @@ static size_t freed_since(struct gs_tsim *t, size_t since, size_t cap)
     size_t n = t->rlog.n - since;
     if (n > cap)
         return SIZE_MAX;
+    if (n == 0)
+        return 0;
     memcpy(t->scratch, t->rlog.v + since, n * sizeof(*t->scratch));
     qsort(t->scratch, n, sizeof(*t->scratch), cmp_i32);
     size_t w = 0;
