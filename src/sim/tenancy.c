@@ -776,10 +776,9 @@ static uint64_t shape_of(const struct gs_tsim *t, const struct rpod *p)
 {
     const struct gs_fit *f = &p->fit;
     /* The user matters only under maxPodsPerUser; the duration only against a reservation. */
-    /* A gang's members are tried together, so its key keeps the user: maxPodsPerUser. Single
-     * pods are checked for it before the memo (user_at_limit()). */
-    int per_user = p->group >= 0 && (size_t)p->tenant < t->s->ntenants &&
-                   t->s->tenants[p->tenant].max_pods_per_user != GS_UNSET;
+    /* The user is left out: maxPodsPerUser is checked before the memo (user_at_limit(),
+     * gang_users_at_limit()). */
+    int per_user = 0;
     int64_t late = t->head >= 0 &&
                    (p->sp->duration_us == GS_UNSET || t->now + p->sp->duration_us > t->shadow_t);
     const int64_t v[] = {f->ncards,
@@ -843,6 +842,49 @@ static int user_at_limit(struct gs_tsim *t, struct rpod *p)
     return 1;
 }
 
+/* A gang's key: every waiting member's shape, in member order. */
+static uint64_t gang_key(const struct gs_tsim *t, const struct gang *g)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ULL;
+    for (int32_t i = 0; i < g->n; i++) {
+        const struct rpod *m = &t->pods[g->members[i]];
+        if (m->state == GS_POD_PENDING && m->arrived)
+            h = (h ^ shape_of(t, m)) * 1099511628211ULL;
+    }
+    return h | 1;
+}
+
+/* maxPodsPerUser for a gang's waiting members together; the reason goes to every one. */
+static int gang_users_at_limit(struct gs_tsim *t, struct gang *g, struct rpod *p)
+{
+    if (t->way != GS_WAY_FULL || (size_t)p->tenant >= t->s->ntenants)
+        return 0;
+    const struct gs_tenant_spec *ts = &t->s->tenants[p->tenant];
+    if (ts->max_pods_per_user == GS_UNSET)
+        return 0;
+    for (int32_t i = 0; i < g->n; i++) {
+        struct rpod *m = &t->pods[g->members[i]];
+        if (m->state != GS_POD_PENDING || !m->arrived)
+            continue;
+        int32_t need = 0;
+        for (int32_t k = 0; k < g->n; k++) {
+            const struct rpod *o = &t->pods[g->members[k]];
+            need += o->state == GS_POD_PENDING && o->arrived && o->user == m->user;
+        }
+        if (t->user_running[m->user] + need > ts->max_pods_per_user) {
+            char why[GS_REASON_MAX];
+            gs__say(why, sizeof(why),
+                    "tenant %s: user %s has %d pods running, the gang needs %d more "
+                    "(maxPodsPerUser %d)",
+                    ts->name, m->sp->user[0] ? m->sp->user : "(none)", t->user_running[m->user],
+                    need, ts->max_pods_per_user);
+            gang_failed(t, g, why);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static int try_pod(struct gs_tsim *t, int32_t pod)
 {
     struct rpod *p = &t->pods[pod];
@@ -852,8 +894,9 @@ static int try_pod(struct gs_tsim *t, int32_t pod)
         return 0;
     if (p->group >= 0 && t->gangs[p->group].running < t->gangs[p->group].min) {
         struct gang *g = &t->gangs[p->group];
-        uint64_t h = shape_of(t, p) ^ ((uint64_t)g->cards << 40) ^ ((uint64_t)g->n << 52);
-        memo = memo_slot(t, h);
+        if (gang_users_at_limit(t, g, p))
+            return 0;
+        memo = memo_slot(t, gang_key(t, g));
         if (*memo >= 0 && t->memo_epoch == t->epoch) {
             gang_failed(t, g, t->pods[*memo].reason);
             return 0;
