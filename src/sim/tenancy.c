@@ -146,14 +146,17 @@ static void account(struct gs_tsim *t, int32_t pod, int sign, int restore)
  * with nothing below the preemptor. Nodes hold few pods, so a rescan is cheap. */
 static void node_low_update(struct gs_tsim *t, size_t node)
 {
-    int32_t low = -1;
+    int32_t low = -1, borrow = -1;
     size_t n = gs_fleet_pod_count(t->fleet, node);
     for (size_t i = 0; i < n; i++) {
         const struct rpod *v = &t->pods[gs_fleet_pod_at(t->fleet, node, i)];
         if (v->preemptible && v->level > low)
             low = v->level;
+        if (v->charged != 1 && v->level > borrow)
+            borrow = v->level;
     }
     t->node_low[node] = low;
+    t->node_borrow[node] = borrow;
 }
 
 int gs__tsim_bind(struct gs_tsim *t, int32_t pod, size_t node, uint32_t mask, struct txn *x)
@@ -162,7 +165,6 @@ int gs__tsim_bind(struct gs_tsim *t, int32_t pod, size_t node, uint32_t mask, st
     int r = gs_fleet_commit(t->fleet, node, &p->fit, mask, pod);
     if (r < 0)
         return r;
-    node_low_update(t, node);
     p->node = (int32_t)node;
     p->mask = mask;
     p->state = GS_POD_RUNNING;
@@ -171,6 +173,7 @@ int gs__tsim_bind(struct gs_tsim *t, int32_t pod, size_t node, uint32_t mask, st
         p->first_start = t->now;
     p->reason[0] = 0;
     account(t, pod, 1, 0);
+    node_low_update(t, node);
     if ((r = use_open(t, pod)) < 0 || (x && (r = gs__vec_push(&x->bound, pod)) < 0))
         return r;
     if (p->sp->duration_us != GS_UNSET)
@@ -216,11 +219,11 @@ int gs__tsim_rollback(struct gs_tsim *t, struct txn *x, size_t bound_to, size_t 
         int r = gs_fleet_commit(t->fleet, (size_t)p->node, &p->fit, p->mask, pod);
         if (r < 0)
             return r; /* cannot happen: the exact state it left is restored in reverse order */
-        node_low_update(t, (size_t)p->node);
         p->state = GS_POD_RUNNING;
         p->gen--; /* its completion event is valid again */
         t->uses[p->use].end_us = -1;
         account(t, pod, 1, 1);
+        node_low_update(t, (size_t)p->node);
     }
     return 0;
 }
@@ -1123,7 +1126,7 @@ static int alloc_state(struct gs_tsim *t)
         ALLOC(t->q_demand, t->nqueues) || ALLOC(t->q_deserved, 2 * t->nqueues) ||
         ALLOC(t->q_alloc_int, t->nqueues) || ALLOC(t->q_weight, t->nqueues) ||
         ALLOC(t->rq_used, s->nrquotas) || ALLOC(t->card_busy, nodes * GS_GPUS_MAX) ||
-        ALLOC(t->reserved, nodes) || ALLOC(t->node_low, nodes) ||
+        ALLOC(t->reserved, nodes) || ALLOC(t->node_low, nodes) || ALLOC(t->node_borrow, nodes) ||
         ALLOC(t->memo_key, GS_MEMO_SLOTS) || ALLOC(t->bo_key, GS_MEMO_SLOTS) ||
         ALLOC(t->clean, GS_MEMO_SLOTS) || ALLOC(t->scratch, nodes) ||
         ALLOC(t->bo_until, GS_MEMO_SLOTS) || ALLOC(t->memo_stamp, GS_MEMO_SLOTS) ||
@@ -1132,7 +1135,7 @@ static int alloc_state(struct gs_tsim *t)
     for (size_t q = 0; q < t->nqueues; q++)
         t->q_weight[q] = q < s->nqueues ? s->queues[q].weight : 1;
     for (size_t n = 0; n < nodes; n++)
-        t->node_low[n] = -1;
+        t->node_low[n] = t->node_borrow[n] = -1;
     for (size_t n = 0; n < nodes; n++)
         if (gs_fleet_node_gpus(t->fleet, n) > 0)
             t->models |= 1u << gs_fleet_node_model(t->fleet, n);
@@ -1223,6 +1226,7 @@ void gs_tsim_free(struct gs_tsim *t)
                    t->card_busy,
                    t->reserved,
                    t->node_low,
+                   t->node_borrow,
                    t->seen,
                    t->seen_reason,
                    t->running_by_level,

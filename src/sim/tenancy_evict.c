@@ -302,7 +302,8 @@ int gs__tsim_evict_for(struct gs_tsim *t, int32_t pod, enum evict_mode mode, str
                 (int8_t)((!p->fit.model_mask || (p->fit.model_mask & (1u << model))) &&
                          gs__quota_check(t, p, model, why, sizeof(why)));
         if ((p->fit.ncards > 0 && !model_ok[model]) ||
-            (mode == EVICT_PREEMPT && !guarantee && t->node_low[n] <= p->level))
+            (mode == EVICT_PREEMPT && t->node_low[n] <= p->level &&
+             (!guarantee || t->node_borrow[n] < p->level)))
             continue;
         size_t nu = node_units(t, p, n, mode, guarantee, u);
         uint64_t set;
