@@ -777,35 +777,10 @@ static int hungrier(const struct gs_tsim *t, size_t a, size_t b)
  */
 static uint64_t shape_of(const struct gs_tsim *t, const struct rpod *p)
 {
-    const struct gs_fit *f = &p->fit;
-    /* The user matters only under maxPodsPerUser; the duration only against a reservation. */
-    /* The user is left out: maxPodsPerUser is checked before the memo (user_at_limit(),
-     * gang_users_at_limit()). */
-    int per_user = 0;
-    int64_t late = t->head >= 0 &&
-                   (p->sp->duration_us == GS_UNSET || t->now + p->sp->duration_us > t->shadow_t);
-    const int64_t v[] = {f->ncards,
-                         f->whole,
-                         f->compute,
-                         f->mem_mib,
-                         f->overcommit,
-                         f->model_mask,
-                         f->cpu_milli,
-                         f->memory_mib,
-                         f->tenant,
-                         f->hard,
-                         f->tier,
-                         p->queue,
-                         per_user ? p->user : -1,
-                         p->level,
-                         p->rq[0],
-                         p->rq[1],
-                         late,
-                         p->preemptible};
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
-        h = (h ^ (uint64_t)v[i]) * 1099511628211ULL;
-    return h | 1;
+    /* Only whether the pod would end after a reservation changes during a run. */
+    uint64_t late = t->head >= 0 &&
+                    (p->sp->duration_us == GS_UNSET || t->now + p->sp->duration_us > t->shadow_t);
+    return (p->shape ^ late) * 1099511628211ULL | 1;
 }
 
 static int32_t *memo_slot(struct gs_tsim *t, uint64_t h)

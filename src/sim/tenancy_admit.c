@@ -475,6 +475,24 @@ static void admit_one(struct gs_tsim *t, struct rpod *p)
     }
 }
 
+/*
+ * What makes two pods alike for the scheduler (tenancy.c's pass memo and searches): the device
+ * request, tenant, queue, priority and quotas. The user is left out, as maxPodsPerUser is
+ * checked on its own, and so is the duration, which only a reservation looks at.
+ */
+static uint64_t static_shape(const struct rpod *p)
+{
+    const struct gs_fit *f = &p->fit;
+    const int64_t v[] = {f->ncards,     f->whole,      f->compute,   f->mem_mib,
+                         f->overcommit, f->model_mask, f->cpu_milli, f->memory_mib,
+                         f->tenant,     f->hard,       f->tier,      p->queue,
+                         p->level,      p->rq[0],      p->rq[1],     p->preemptible};
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+        h = (h ^ (uint64_t)v[i]) * 1099511628211ULL;
+    return h;
+}
+
 int gs__tsim_admit(struct gs_tsim *t, struct gs_diag *d)
 {
     const struct gs_scenario *s = t->s;
@@ -505,6 +523,8 @@ int gs__tsim_admit(struct gs_tsim *t, struct gs_diag *d)
     }
     if (!r)
         r = make_levels(t);
+    for (size_t i = 0; !r && i < t->npods; i++)
+        t->pods[i].shape = static_shape(&t->pods[i]);
     (void)d;
     return r;
 }
