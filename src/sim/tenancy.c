@@ -147,9 +147,11 @@ static void account(struct gs_tsim *t, int32_t pod, int sign, int restore)
 static void node_low_update(struct gs_tsim *t, size_t node)
 {
     int32_t low = -1, borrow = -1;
+    uint64_t queues = 0;
     size_t n = gs_fleet_pod_count(t->fleet, node);
     for (size_t i = 0; i < n; i++) {
         const struct rpod *v = &t->pods[gs_fleet_pod_at(t->fleet, node, i)];
+        queues |= 1ull << (v->queue & 63);
         if (v->preemptible && v->level > low)
             low = v->level;
         if (v->charged != 1 && v->level > borrow)
@@ -157,6 +159,7 @@ static void node_low_update(struct gs_tsim *t, size_t node)
     }
     t->node_low[node] = low;
     t->node_borrow[node] = borrow;
+    t->node_queues[node] = queues;
 }
 
 int gs__tsim_bind(struct gs_tsim *t, int32_t pod, size_t node, uint32_t mask, struct txn *x)
@@ -1102,10 +1105,10 @@ static int alloc_state(struct gs_tsim *t)
         ALLOC(t->q_alloc_int, t->nqueues) || ALLOC(t->q_weight, t->nqueues) ||
         ALLOC(t->rq_used, s->nrquotas) || ALLOC(t->card_busy, nodes * GS_GPUS_MAX) ||
         ALLOC(t->reserved, nodes) || ALLOC(t->node_low, nodes) || ALLOC(t->node_borrow, nodes) ||
-        ALLOC(t->memo_key, GS_MEMO_SLOTS) || ALLOC(t->bo_key, GS_MEMO_SLOTS) ||
-        ALLOC(t->clean, GS_MEMO_SLOTS) || ALLOC(t->scratch, nodes) ||
-        ALLOC(t->bo_until, GS_MEMO_SLOTS) || ALLOC(t->memo_stamp, GS_MEMO_SLOTS) ||
-        ALLOC(t->memo_pod, GS_MEMO_SLOTS))
+        ALLOC(t->node_queues, nodes) || ALLOC(t->memo_key, GS_MEMO_SLOTS) ||
+        ALLOC(t->bo_key, GS_MEMO_SLOTS) || ALLOC(t->clean, GS_MEMO_SLOTS) ||
+        ALLOC(t->scratch, nodes) || ALLOC(t->bo_until, GS_MEMO_SLOTS) ||
+        ALLOC(t->memo_stamp, GS_MEMO_SLOTS) || ALLOC(t->memo_pod, GS_MEMO_SLOTS))
         return -ENOMEM;
     for (size_t q = 0; q < t->nqueues; q++)
         t->q_weight[q] = q < s->nqueues ? s->queues[q].weight : 1;
@@ -1202,6 +1205,7 @@ void gs_tsim_free(struct gs_tsim *t)
                    t->reserved,
                    t->node_low,
                    t->node_borrow,
+                   t->node_queues,
                    t->seen,
                    t->seen_reason,
                    t->running_by_level,

@@ -295,6 +295,10 @@ int gs__tsim_evict_for(struct gs_tsim *t, int32_t pod, enum evict_mode mode, str
     int r = 1;
     int8_t model_ok[GS_MODEL_MAX];
     memset(model_ok, -1, sizeof(model_ok));
+    uint64_t donors = 0; /* reclaim: queues (mod 64) above their deserved share */
+    for (size_t q = 0; mode == EVICT_RECLAIM && q < t->nqueues; q++)
+        if ((int32_t)q != p->queue && reclaimable(t, (int32_t)q) && t->q_used[q] > t->q_deserved[q])
+            donors |= 1ull << (q & 63);
     for (size_t n = 0; n < t->s->nnodes && r >= 0; n++) {
         int model = gs_fleet_node_model(t->fleet, n);
         if (p->fit.ncards > 0 && model_ok[model] < 0)
@@ -303,7 +307,8 @@ int gs__tsim_evict_for(struct gs_tsim *t, int32_t pod, enum evict_mode mode, str
                          gs__quota_check(t, p, model, why, sizeof(why)));
         if ((p->fit.ncards > 0 && !model_ok[model]) ||
             (mode == EVICT_PREEMPT && t->node_low[n] <= p->level &&
-             (!guarantee || t->node_borrow[n] < p->level)))
+             (!guarantee || t->node_borrow[n] < p->level)) ||
+            (mode == EVICT_RECLAIM && !(t->node_queues[n] & donors)))
             continue;
         size_t nu = node_units(t, p, n, mode, guarantee, u);
         uint64_t set;

@@ -68,9 +68,10 @@ struct gs_tsim {
     const struct gs_scenario *s;
     enum gs_way way;
     struct gs_fleet *fleet;
-    uint32_t models;      /* catalog models some node has */
-    int32_t *node_low;    /* per node: lowest priority level of a preemptible pod, -1 none */
-    int32_t *node_borrow; /* per node: lowest priority level of a pod beyond dedicated quota */
+    uint32_t models;       /* catalog models some node has */
+    int32_t *node_low;     /* per node: lowest priority level of a preemptible pod, -1 none */
+    int32_t *node_borrow;  /* per node: lowest priority level of a pod beyond dedicated quota */
+    uint64_t *node_queues; /* per node: bit (queue mod 64) set for each queue with a pod there */
     struct rpod *pods;
     size_t npods;
     int32_t *arrival_order;
