@@ -823,14 +823,14 @@ static int user_at_limit(struct gs_tsim *t, struct rpod *p)
     return 1;
 }
 
-/* A gang's key: every waiting member's shape, in member order. */
-static uint64_t gang_key(const struct gs_tsim *t, const struct gang *g)
+/* A gang's key: every waiting member's shape, in member order, and the first one's lateness. */
+static uint64_t gang_key(const struct gs_tsim *t, const struct gang *g, const struct rpod *first)
 {
-    uint64_t h = 0x9e3779b97f4a7c15ULL;
+    uint64_t h = shape_of(t, first);
     for (int32_t i = 0; i < g->n; i++) {
         const struct rpod *m = &t->pods[g->members[i]];
         if (m->state == GS_POD_PENDING && m->arrived)
-            h = (h ^ shape_of(t, m)) * 1099511628211ULL;
+            h = (h ^ m->shape) * 1099511628211ULL;
     }
     return h | 1;
 }
@@ -847,11 +847,15 @@ static int gang_users_at_limit(struct gs_tsim *t, struct gang *g, struct rpod *p
         struct rpod *m = &t->pods[g->members[i]];
         if (m->state != GS_POD_PENDING || !m->arrived)
             continue;
-        int32_t need = 0;
+        int32_t need = 0, seen_before = 0;
         for (int32_t k = 0; k < g->n; k++) {
             const struct rpod *o = &t->pods[g->members[k]];
-            need += o->state == GS_POD_PENDING && o->arrived && o->user == m->user;
+            int same = o->state == GS_POD_PENDING && o->arrived && o->user == m->user;
+            need += same;
+            seen_before |= same && k < i;
         }
+        if (seen_before) /* that user was counted at its first member */
+            continue;
         if (t->user_running[m->user] + need > ts->max_pods_per_user) {
             char why[GS_REASON_MAX];
             gs__say(why, sizeof(why),
@@ -877,7 +881,7 @@ static int try_pod(struct gs_tsim *t, int32_t pod)
         struct gang *g = &t->gangs[p->group];
         if (gang_users_at_limit(t, g, p))
             return 0;
-        memo = memo_slot(t, gang_key(t, g));
+        memo = memo_slot(t, gang_key(t, g, p));
         if (*memo >= 0 && t->memo_epoch == t->epoch) {
             gang_failed(t, g, t->pods[*memo].reason);
             return 0;
