@@ -9,6 +9,11 @@
  * promise made to a pod already there, and the card's state depends only on who is on it (a
  * release followed by the same commit restores it exactly).
  *
+ * MIG: a card of a model with a MIG geometry (gpusched/mig.h) turns to MIG mode when its first
+ * instance is created and back to free when its last one goes; a card with live instances is
+ * never repartitioned. The card and slot are chosen to keep the most profiles placeable, a card
+ * already in MIG mode before an empty one.
+ *
  * Isolation (seed 000 §3.1): a pod with hard isolation goes only to a node whose pods are all of
  * its tenant, and a node holding a hard-isolation pod takes no other tenant's pods.
  *
@@ -26,7 +31,7 @@
 struct gs_diag;
 struct gs_fleet;
 
-enum gs_card_mode { GS_CARD_FREE = 0, GS_CARD_EXCLUSIVE, GS_CARD_SHARED };
+enum gs_card_mode { GS_CARD_FREE = 0, GS_CARD_EXCLUSIVE, GS_CARD_SHARED, GS_CARD_MIG };
 
 /* What one pod asks of one node. */
 struct gs_fit {
@@ -44,6 +49,8 @@ struct gs_fit {
     int hard;             /* hard isolation */
     enum gs_tier tier;    /* nvlink: every card in one NVLink group; pcie: prefer one domain */
     uint32_t nvlink_only; /* nvlink tier: bit g set = only NVLink group g (a gang kept together) */
+    const char *mig;      /* a MIG instance of this profile ("2g.20gb") on one card, or NULL */
+    int mig_start;        /* commit: the instance's first memory slice (a fit's choice) */
 };
 
 /* Why a pod does not fit a node, in kube-scheduler's words (gs_fit_reason_text()). */
@@ -57,6 +64,7 @@ enum gs_fit_reason {
     GS_FIT_GPUCORES,  /* Insufficient nvidia.com/gpucores */
     GS_FIT_NVLINK,    /* enough cards, but not inside one NVLink group */
     GS_FIT_ISOLATION, /* hard isolation: another tenant's pods are on the node */
+    GS_FIT_MIG,       /* no card here can take an instance of the MIG profile */
     GS_FIT_REASONS
 };
 
@@ -70,6 +78,7 @@ struct gs_fit_choice {
     int32_t packing;   /* 0..1000: how allocated the node's cards are after the placement */
     int32_t isolation; /* 0..1000: 1000 when the node holds no other tenant's pods */
     int32_t spread;    /* 0..1000: 1000 when no replica of the same gang is on the node */
+    int mig_start;     /* MIG requests: the start slot chosen (NVIDIA's placement rules) */
 };
 
 /*

@@ -51,7 +51,9 @@ struct gs_tsim_pod {
     enum gs_pod_state state;
     int32_t node;      /* node index of its last placement, -1 when it never ran */
     uint32_t gpu_mask; /* node-local GPU indexes of its last placement */
-    int whole;         /* 1: exclusive cards; 0: shared slices */
+    int whole;         /* 1: exclusive cards; 0: shared slices or a MIG instance */
+    const char *mig;   /* MIG profile of its last placement, NULL when none */
+    int32_t mig_start; /* and the instance's first memory slice */
     int32_t share_milli;
     int32_t priority;
     int64_t submit_us, start_us, end_us; /* start/end -1 when not reached */
@@ -67,6 +69,8 @@ struct gs_tsim_use {
     int whole;
     int32_t share_milli; /* per card: 1000 when whole */
     int64_t start_us, end_us;
+    const char *mig; /* MIG profile of the instance held, NULL when none */
+    int32_t mig_start;
 };
 
 /* Waits from submission to first start (a pod never started waited to the end), nearest rank. */

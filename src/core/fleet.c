@@ -3,6 +3,7 @@
 
 #include "gpusched/catalog.h"
 #include "gpusched/diag.h"
+#include "gpusched/mig.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@ struct card {
     int64_t mem_mib, mem_used;
     int32_t compute, cap; /* milli used; milli cap while shared */
     uint8_t mode, clients, pcie, nvlink;
+    struct gs_mig_card mig; /* its instances while in MIG mode */
 };
 
 struct slot {
@@ -22,7 +24,8 @@ struct slot {
 
 struct fnode {
     int32_t model, zone;
-    int ngpu, nfree, nshared;
+    int ngpu, nfree, nshared, nmig;
+    int mig_model;    /* gs_mig_model index of its cards, -1 when they have no MIG geometry */
     int32_t open_pos; /* position in the fleet's open list, -1 when not there */
     int64_t cpu_left, mem_left;
     int32_t sole_tenant; /* tenant of every pod here; -1 none, -2 several */
@@ -51,6 +54,7 @@ static const char *const reason_text[GS_FIT_REASONS] = {
     [GS_FIT_GPUCORES] = "Insufficient nvidia.com/gpucores",
     [GS_FIT_NVLINK] = "no NVLink group with enough free GPUs",
     [GS_FIT_ISOLATION] = "hard isolation: node used by another tenant",
+    [GS_FIT_MIG] = "no free MIG slot for the profile",
 };
 
 const char *gs_fit_reason_text(enum gs_fit_reason r)
@@ -77,6 +81,9 @@ static int node_init(struct fnode *nd, const struct gs_scenario *s, size_t i, st
     if (t->gpus > 0 && !m)
         return gs_diag_error(d, "node %s: template %s has an unknown GPU model", sn->name, t->name);
     nd->model = t->model < 0 ? 0 : t->model;
+    nd->mig_model = t->gpus > 0 && m ? gs_mig_model_find(m->name) : -1;
+    if (nd->mig_model < 0)
+        nd->mig_model = -1;
     nd->ngpu = nd->nfree = t->gpus;
     /* Host resources left out of a template do not constrain placement. */
     nd->cpu_left = t->cpu_milli == GS_UNSET ? INT64_MAX / 4 : t->cpu_milli;
@@ -162,7 +169,7 @@ void gs_fleet_free(struct gs_fleet *f)
 static void open_update(struct gs_fleet *f, size_t node)
 {
     struct fnode *nd = &f->nodes[node];
-    int want = nd->nfree > 0 || nd->nshared > 0;
+    int want = nd->nfree > 0 || nd->nshared > 0 || nd->nmig > 0;
     if (want == (nd->open_pos >= 0))
         return;
     size_t lo = 0, hi = f->nopen;
@@ -418,6 +425,42 @@ static int32_t packing_after(const struct fnode *nd, const struct gs_fit *r, uin
     return (int32_t)(used / nd->ngpu);
 }
 
+/* A MIG request: the card (already in MIG mode, else free) and slot that keep the most
+ * profiles placeable (gs_mig_card_score(): best fit within the card, and across cards). */
+static enum gs_fit_reason pick_mig(const struct fnode *nd, const struct gs_fit *r, uint32_t *mask,
+                                   int *start)
+{
+    int prof = nd->mig_model < 0 ? -1 : gs_mig_profile_find(nd->mig_model, r->mig, -1);
+    if (prof < 0)
+        return GS_FIT_MIG;
+    int best = -1, best_score = -1;
+    for (int i = 0; i < nd->ngpu; i++) {
+        const struct card *c = &nd->cards[i];
+        struct gs_mig_card empty;
+        const struct gs_mig_card *mc = &c->mig;
+        if (c->mode == GS_CARD_FREE) {
+            gs_mig_card_init(&empty, nd->mig_model, GS_MIG_ALLOW_ALL);
+            mc = &empty;
+        } else if (c->mode != GS_CARD_MIG) {
+            continue;
+        }
+        int sc;
+        if (gs_mig_card_score(mc, prof, &sc) == 0 && sc > best_score) {
+            best_score = sc;
+            best = i;
+        }
+    }
+    if (best < 0)
+        return GS_FIT_MIG;
+    struct gs_mig_card probe = nd->cards[best].mig;
+    if (nd->cards[best].mode == GS_CARD_FREE)
+        gs_mig_card_init(&probe, nd->mig_model, GS_MIG_ALLOW_ALL);
+    if (gs_mig_card_best_start(&probe, prof, start) < 0)
+        return GS_FIT_MIG;
+    *mask = 1u << best;
+    return GS_FIT_OK;
+}
+
 enum gs_fit_reason gs_fleet_fit(const struct gs_fleet *f, size_t node, const struct gs_fit *r,
                                 struct gs_fit_choice *out)
 {
@@ -427,7 +470,12 @@ enum gs_fit_reason gs_fleet_fit(const struct gs_fleet *f, size_t node, const str
         return why;
     uint32_t mask = 0;
     int32_t topo = 1000;
-    if (r->ncards > 0) {
+    out->mig_start = -1;
+    if (r->mig) {
+        why = pick_mig(nd, r, &mask, &out->mig_start);
+        if (why != GS_FIT_OK)
+            return why;
+    } else if (r->ncards > 0) {
         why = r->whole ? pick_whole(nd, r, &mask, &topo) : pick_shared(nd, r, &mask, &topo);
         if (why != GS_FIT_OK)
             return why;
@@ -444,6 +492,33 @@ enum gs_fit_reason gs_fleet_fit(const struct gs_fleet *f, size_t node, const str
 }
 
 /* Adds @sign times the pod's share to the cards of @mask, keeping the fleet's allocated sum. */
+/* Create (+1) or destroy (-1) the pod's MIG instance; the card leaves MIG mode when empty. */
+static void mig_apply(struct fnode *nd, struct card *c, const struct gs_fit *r, int sign)
+{
+    const struct gs_mig_model *mm = gs_mig_model_at(nd->mig_model);
+    int prof = gs_mig_profile_find(nd->mig_model, r->mig, -1);
+    int32_t share = mm->profiles[prof].compute_slices * 1000 / mm->compute_slices;
+    if (sign > 0) {
+        if (c->mode == GS_CARD_FREE) {
+            gs_mig_card_init(&c->mig, nd->mig_model, GS_MIG_ALLOW_ALL);
+            c->mode = GS_CARD_MIG;
+            nd->nfree--;
+            nd->nmig++;
+        }
+        gs_mig_card_create(&c->mig, prof, r->mig_start, NULL);
+    } else {
+        gs_mig_card_destroy(&c->mig, r->mig_start, NULL);
+    }
+    c->compute += sign * share;
+    c->clients = (uint8_t)(c->clients + sign);
+    if (c->mode == GS_CARD_MIG && c->mig.ninst == 0) {
+        c->mode = GS_CARD_FREE;
+        c->compute = 0;
+        nd->nfree++;
+        nd->nmig--;
+    }
+}
+
 static void cards_apply(struct gs_fleet *f, struct fnode *nd, const struct gs_fit *r, uint32_t mask,
                         int sign)
 {
@@ -452,7 +527,9 @@ static void cards_apply(struct gs_fleet *f, struct fnode *nd, const struct gs_fi
             continue;
         struct card *c = &nd->cards[i];
         int32_t before = c->compute < 1000 ? c->compute : 1000;
-        if (r->whole) {
+        if (r->mig) {
+            mig_apply(nd, c, r, sign);
+        } else if (r->whole) {
             c->mode = sign > 0 ? GS_CARD_EXCLUSIVE : GS_CARD_FREE;
             c->compute = sign > 0 ? 1000 : 0;
             c->mem_used = sign > 0 ? c->mem_mib : 0;
@@ -482,8 +559,26 @@ static void cards_apply(struct gs_fleet *f, struct fnode *nd, const struct gs_fi
     open_update(f, (size_t)(nd - f->nodes));
 }
 
+static int mig_valid(const struct fnode *nd, const struct gs_fit *r, uint32_t mask)
+{
+    int prof = nd->mig_model < 0 ? -1 : gs_mig_profile_find(nd->mig_model, r->mig, -1);
+    if (prof < 0 || __builtin_popcount(mask) != 1 || (nd->ngpu < 32 && (mask >> nd->ngpu)))
+        return 0;
+    const struct card *c = &nd->cards[__builtin_ctz(mask)];
+    struct gs_mig_card probe = c->mig;
+    if (c->mode == GS_CARD_FREE)
+        gs_mig_card_init(&probe, nd->mig_model, GS_MIG_ALLOW_ALL);
+    else if (c->mode != GS_CARD_MIG)
+        return 0;
+    unsigned starts;
+    return r->mig_start >= 0 && r->mig_start < 32 &&
+           gs_mig_card_starts(&probe, prof, &starts) > 0 && (starts & (1u << r->mig_start));
+}
+
 static int mask_valid(const struct fnode *nd, const struct gs_fit *r, uint32_t mask)
 {
+    if (r->mig)
+        return mig_valid(nd, r, mask);
     if (__builtin_popcount(mask) != r->ncards || (nd->ngpu < 32 && (mask >> nd->ngpu)))
         return 0;
     for (int i = 0; i < nd->ngpu; i++)
@@ -552,7 +647,7 @@ int gs_fleet_release(struct gs_fleet *f, size_t node, const struct gs_fit *r, ui
     nd->cpu_left += r->cpu_milli;
     nd->mem_left += r->memory_mib;
     cards_apply(f, nd, r, mask, -1);
-    if (!r->whole)
+    if (!r->whole && !r->mig)
         caps_recompute(nd, mask);
     return 0;
 }

@@ -121,8 +121,15 @@ static int use_open(struct gs_tsim *t, int32_t pod)
         t->capuses = cap;
     }
     const struct rpod *p = &t->pods[pod];
-    t->uses[t->nuses] = (struct gs_tsim_use){
-        pod, p->node, p->mask, p->fit.whole, p->fit.whole ? 1000 : p->fit.compute, t->now, -1};
+    t->uses[t->nuses] = (struct gs_tsim_use){.pod = pod,
+                                             .node = p->node,
+                                             .gpu_mask = p->mask,
+                                             .whole = p->fit.whole,
+                                             .share_milli = p->fit.whole ? 1000 : p->fit.compute,
+                                             .start_us = t->now,
+                                             .end_us = -1,
+                                             .mig = p->fit.mig,
+                                             .mig_start = p->fit.mig_start};
     t->pods[pod].use = (int32_t)t->nuses++;
     return 0;
 }
@@ -404,6 +411,7 @@ struct scan {
     int64_t count[GS_FIT_REASONS], quota, reserved, best;
     size_t node;
     uint32_t mask;
+    int mig_start;
     int8_t model_ok[GS_MODEL_MAX];
     char quota_why[GS_REASON_MAX];
 };
@@ -457,6 +465,7 @@ static void scan(struct gs_tsim *t, struct rpod *p, int32_t pod, const int32_t *
             o->best = sc;
             o->node = n;
             o->mask = c.mask;
+            o->mig_start = c.mig_start;
         }
     }
 }
@@ -501,6 +510,7 @@ int gs__tsim_find(struct gs_tsim *t, int32_t pod, int only_node, size_t *node, u
             if (o.best >= 0) {
                 *node = o.node;
                 *mask = o.mask;
+                p->fit.mig_start = o.mig_start;
                 return 0;
             }
             *capacity = 1; /* still nowhere: the full search's reason stands */
@@ -518,6 +528,7 @@ int gs__tsim_find(struct gs_tsim *t, int32_t pod, int only_node, size_t *node, u
     if (o.best >= 0) {
         *node = o.node;
         *mask = o.mask;
+        p->fit.mig_start = o.mig_start;
         return 0;
     }
     *capacity = 1;

@@ -6,6 +6,7 @@
 #include "tenancy_impl.h"
 
 #include "gpusched/diag.h"
+#include "gpusched/mig.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -250,6 +251,50 @@ static enum gs_tier tier_of(const struct gs_tsim *t, const struct gs_scn_pod *sp
                                                           : GS_TIER_NONE;
 }
 
+/*
+ * A MIG instance (`nvidia.com/mig-<profile>: 1`): in the full scheme, one instance of the
+ * profile on a card of a model with MIG geometry; without MIG (exclusive and sharing ways), a
+ * whole card, as a cluster without MIG would give it. Its share is the profile's compute slices
+ * over the card's, on the first model of the cluster that has the profile.
+ */
+static int mig_demand(struct gs_tsim *t, struct rpod *p, const char *profile, char *why,
+                      size_t size)
+{
+    struct gs_fit *f = &p->fit;
+    int32_t share = -1;
+    for (size_t i = 0; share < 0 && i < t->s->ntemplates; i++) {
+        const struct gs_gpu_model *m = gs_catalog_at(t->s->templates[i].model);
+        int mm = m && t->s->templates[i].gpus > 0 ? gs_mig_model_find(m->name) : -1;
+        int prof = mm >= 0 ? gs_mig_profile_find(mm, profile, -1) : -1;
+        if (prof >= 0)
+            share = gs_mig_model_at(mm)->profiles[prof].compute_slices * 1000 /
+                    gs_mig_model_at(mm)->compute_slices;
+    }
+    if (share < 0) {
+        gs__say(why, size, "nvidia.com/mig-%s: no GPU model in this cluster has that MIG profile",
+                profile);
+        return -1;
+    }
+    f->ncards = 1;
+    f->model_mask = p->sp->model_mask;
+    f->tenant = p->tenant;
+    f->group = p->group;
+    f->tier = GS_TIER_NONE;
+    if (t->way != GS_WAY_FULL) {
+        f->whole = 1;
+        p->milli = 1000;
+        p->gpus = 1;
+        return 0;
+    }
+    snprintf(p->mig, sizeof(p->mig), "%s", profile);
+    f->mig = p->mig;
+    f->compute = share;
+    f->overcommit = 1000;
+    p->milli = share;
+    p->gpus = 0; /* a ResourceQuota on nvidia.com/gpu does not count nvidia.com/mig-* */
+    return 0;
+}
+
 /* The device demand of a pod; -1 with @why when it can never be admitted. */
 static int demand(struct gs_tsim *t, struct rpod *p, const struct gs_step_profile *prof, char *why,
                   size_t size)
@@ -258,10 +303,10 @@ static int demand(struct gs_tsim *t, struct rpod *p, const struct gs_step_profil
     struct gs_scn_container c;
     if (containers(t->s, sp, &c, why, size))
         return -1;
-    if (c.mig_profile[0]) {
-        gs__say(why, size, "nvidia.com/mig-%s: no card in MIG mode in this cluster", c.mig_profile);
-        return -1;
-    }
+    p->fit.cpu_milli = c.cpu_milli;
+    p->fit.memory_mib = c.memory_mib;
+    if (c.mig_profile[0])
+        return mig_demand(t, p, c.mig_profile, why, size);
     int most = most_gpus(t, p->sp->model_mask);
     if (c.gpu > most) {
         gs__say(why, size, "nvidia.com/gpu %lld: the largest node this pod may use has %d GPUs",
@@ -490,6 +535,8 @@ static uint64_t static_shape(const struct rpod *p)
     uint64_t h = 1469598103934665603ULL;
     for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
         h = (h ^ (uint64_t)v[i]) * 1099511628211ULL;
+    for (const char *c = p->mig; *c; c++)
+        h = (h ^ (unsigned char)*c) * 1099511628211ULL;
     return h;
 }
 

@@ -43,6 +43,7 @@ struct rpod {
     int32_t use;          /* open use record, -1 none */
     uint64_t tried_epoch; /* release epoch at its last failed try, 0 never */
     uint64_t shape;       /* hash of what makes pods alike (tenancy_admit.c, static_shape()) */
+    char mig[16]; /* MIG profile asked for (full scheme), "" for none; fit.mig points here */
     char reason[GS_REASON_MAX];
 };
 

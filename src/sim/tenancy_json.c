@@ -37,11 +37,14 @@ static json_t *uses_of(const struct gs_tsim *t, size_t pod, const size_t *first,
         const struct gs_tsim_use *x = &t->uses[u];
         if (!x->gpu_mask)
             continue;
-        json_array_append_new(
-            a, json_pack("{s:s,s:s?,s:n,s:i,s:i,s:I,s:I}", "mode",
-                         x->whole ? "exclusive" : "shared", "model", model_name(t, x->node),
-                         "profile", "cards", __builtin_popcount(x->gpu_mask), "share_milli",
-                         x->share_milli, "start_s", SEC(x->start_us), "end_s", SEC(x->end_us)));
+        json_array_append_new(a, json_pack("{s:s,s:s?,s:s?,s:i,s:i,s:I,s:I}", "mode",
+                                           x->mig     ? "mig"
+                                           : x->whole ? "exclusive"
+                                                      : "shared",
+                                           "model", model_name(t, x->node), "profile", x->mig,
+                                           "cards", __builtin_popcount(x->gpu_mask), "share_milli",
+                                           x->mig ? 1000 : x->share_milli, "start_s",
+                                           SEC(x->start_us), "end_s", SEC(x->end_us)));
     }
     return a;
 }
@@ -51,15 +54,19 @@ static json_t *pod_json(const struct gs_tsim *t, size_t i, const size_t *first, 
     const struct gs_tsim_pod *p = &t->out[i];
     char name[2 * GS_SCN_NAME_MAX + 2];
     snprintf(name, sizeof(name), "%s/%s", p->ns, p->name);
-    json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s?,s:o,s:n,s:s?,s:i,s:i,s:I,s:I,s:i,s:s?}",
-                          "name", name, "tenant", p->tenant, "namespace", p->ns, "queue", p->queue,
-                          "workload", p->workload, "state", gs_pod_state_name(p->state), "node",
-                          p->node >= 0 ? gs_tsim_node_name(t, p->node) : NULL, "gpus",
-                          p->node >= 0 ? gpus_of(p->gpu_mask) : json_null(), "mig", "gpu_model",
-                          p->node >= 0 ? model_name(t, p->node) : NULL, "share_milli",
-                          p->share_milli, "priority", p->priority, "submit_s", SEC(p->submit_us),
-                          "wait_s", SEC((p->start_us >= 0 ? p->start_us : t->now) - p->submit_us),
-                          "preemptions", p->preemptions, "reason", p->reason);
+    char mig[40] = "";
+    if (p->mig)
+        snprintf(mig, sizeof(mig), "%s@%d", p->mig, (int)p->mig_start);
+    json_t *o =
+        json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s?,s:o,s:s?,s:s?,s:i,s:i,s:I,s:I,s:i,s:s?}", "name",
+                  name, "tenant", p->tenant, "namespace", p->ns, "queue", p->queue, "workload",
+                  p->workload, "state", gs_pod_state_name(p->state), "node",
+                  p->node >= 0 ? gs_tsim_node_name(t, p->node) : NULL, "gpus",
+                  p->node >= 0 ? gpus_of(p->gpu_mask) : json_null(), "mig", p->mig ? mig : NULL,
+                  "gpu_model", p->node >= 0 ? model_name(t, p->node) : NULL, "share_milli",
+                  p->share_milli, "priority", p->priority, "submit_s", SEC(p->submit_us), "wait_s",
+                  SEC((p->start_us >= 0 ? p->start_us : t->now) - p->submit_us), "preemptions",
+                  p->preemptions, "reason", p->reason);
     if (!o)
         return NULL;
     json_object_set_new(o, "start_s",

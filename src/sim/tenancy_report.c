@@ -60,6 +60,8 @@ static void pod_out(struct gs_tsim *t, size_t i)
     o->node = p->state == GS_POD_RUNNING || p->state == GS_POD_COMPLETED ? p->node : -1;
     o->gpu_mask = o->node >= 0 ? p->mask : 0;
     o->whole = p->fit.whole;
+    o->mig = o->node >= 0 && p->fit.mig ? p->fit.mig : NULL;
+    o->mig_start = o->mig ? p->fit.mig_start : -1;
     o->share_milli = p->fit.whole ? 1000 : p->fit.compute;
     o->priority = p->prio;
     o->submit_us = p->submit;

@@ -461,6 +461,46 @@ static void test_profile_overrides(void **state)
     gs_scenario_free(s);
 }
 
+/*
+ * MIG instances by NVIDIA's geometry: seven 1g.10gb fill one A100-80GB in the order the driver
+ * picks (6, 4, 5, 0, 1, 2, 3), the eighth goes to the other card, and a 7g.80gb or a whole card
+ * waits until a card is empty again: a card is never in two modes.
+ */
+static void test_mig_instances(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    struct gs_diag d;
+    gs_diag_init(&d);
+    assert_int_equal(gs_scenario_load(s, "tests/data/scenario/mig.yaml", &d), 0);
+    assert_int_equal(gs_scenario_resolve(s, &d), 0);
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    static const int starts[8] = {6, 4, 5, 0, 1, 2, 3, 6};
+    for (int i = 0; i < 8; i++) {
+        char n[16];
+        snprintf(n, sizeof(n), "small-%d", i);
+        const struct gs_tsim_pod *p = find(t, n);
+        assert_non_null(p->mig);
+        assert_string_equal(p->mig, "1g.10gb");
+        assert_int_equal(p->mig_start, starts[i]);
+        assert_int_equal(p->gpu_mask, i < 7 ? 1u : 2u);
+        assert_int_equal(p->start_us, i * S);
+    }
+    assert_int_equal(find(t, "full-card")->start_us, 3606 * S); /* card 0 empty again */
+    assert_int_equal(find(t, "full-card")->mig_start, 0);
+    assert_int_equal(find(t, "whole")->start_us, 3607 * S); /* card 1 empty again */
+    assert_null(find(t, "whole")->mig);
+    assert_int_equal(find(t, "nope")->state, GS_POD_REJECTED);
+    gs_tsim_free(t);
+    /* Without MIG, an instance request takes a whole card. */
+    t = run(s, GS_WAY_SHARING);
+    assert_null(find(t, "small-0")->mig);
+    assert_int_equal(find(t, "small-1")->start_us, 1 * S);
+    assert_int_equal(find(t, "small-2")->start_us, 3600 * S);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -476,6 +516,7 @@ int main(void)
         cmocka_unit_test(test_deterministic_json),
         cmocka_unit_test(test_waterfill),
         cmocka_unit_test(test_profile_overrides),
+        cmocka_unit_test(test_mig_instances),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
