@@ -178,6 +178,8 @@ int gs__tsim_bind(struct gs_tsim *t, int32_t pod, size_t node, uint32_t mask, st
     p->node = (int32_t)node;
     p->mask = mask;
     p->state = GS_POD_RUNNING;
+    if (pod == t->head) /* the promise is kept: nothing is held for it any more */
+        t->head = -1;
     p->start = t->now;
     if (p->first_start < 0)
         p->first_start = t->now;

@@ -501,6 +501,37 @@ static void test_mig_instances(void **state)
     gs_scenario_free(s);
 }
 
+/*
+ * Declared GPU memory is charged: ten 10 GiB pods on four 24 GiB cards, eight run and two wait;
+ * when the eight end, both start at once (a kept reservation holds nothing back).
+ */
+static void test_memory_is_charged(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    int t4 = tmpl(s, "a10x4", 4, 0);
+    s->templates[t4].model = gs_catalog_find("A10", -1);
+    node(s, "n1", "az-1", t4);
+    for (int i = 0; i < 10; i++) {
+        char n[16];
+        snprintf(n, sizeof(n), "p%d", i);
+        struct gs_scn_pod *p = pod(s, "ns", n, 1, 0, 3600);
+        p->containers[0].gpumem_mib = 10240;
+        p->containers[0].gpucores = 30;
+    }
+    for (int way = GS_WAY_SHARING; way < GS_WAY_COUNT; way++) {
+        struct gs_tsim *t = run(s, (enum gs_way)way);
+        int at0 = 0;
+        for (size_t i = 0; i < gs_tsim_pod_count(t); i++)
+            at0 += gs_tsim_pod(t, i)->start_us == 0;
+        assert_int_equal(at0, 8);
+        assert_int_equal(find(t, "p8")->start_us, 3600 * S);
+        assert_int_equal(find(t, "p9")->start_us, 3600 * S);
+        gs_tsim_free(t);
+    }
+    gs_scenario_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -517,6 +548,7 @@ int main(void)
         cmocka_unit_test(test_waterfill),
         cmocka_unit_test(test_profile_overrides),
         cmocka_unit_test(test_mig_instances),
+        cmocka_unit_test(test_memory_is_charged),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
