@@ -296,8 +296,8 @@ static int32_t zone_spread(const struct gs_tsim *t, const struct rpod *p, size_t
         return 1000;
     const struct gang *g = &t->gangs[p->group];
     int zone = gs_fleet_node_zone(t->fleet, node), same = 0;
-    for (int32_t i = 0; i < g->n; i++) {
-        const struct rpod *m = &t->pods[g->members[i]];
+    for (size_t i = 0; i < g->members.n; i++) {
+        const struct rpod *m = &t->pods[g->members.v[i]];
         same += m->state == GS_POD_RUNNING && gs_fleet_node_zone(t->fleet, (size_t)m->node) == zone;
     }
     return same >= 4 ? 0 : 1000 - 250 * same;
@@ -655,10 +655,10 @@ static int place_gang_nvlink(struct gs_tsim *t, struct gang *g, const int32_t *m
 static int gang_waiting(const struct gs_tsim *t, const struct gang *g, int32_t *out)
 {
     int n = 0;
-    for (int32_t i = 0; i < g->n; i++) {
-        const struct rpod *p = &t->pods[g->members[i]];
+    for (size_t i = 0; i < g->members.n; i++) {
+        const struct rpod *p = &t->pods[g->members.v[i]];
         if (p->state == GS_POD_PENDING && p->arrived)
-            out[n++] = g->members[i];
+            out[n++] = g->members.v[i];
     }
     return n;
 }
@@ -671,7 +671,7 @@ static int gang_waiting(const struct gs_tsim *t, const struct gang *g, int32_t *
 static int place_gang(struct gs_tsim *t, int32_t group, int *capacity)
 {
     struct gang *g = &t->gangs[group];
-    int32_t *m = malloc((size_t)g->n * sizeof(*m));
+    int32_t *m = malloc((g->members.n ? g->members.n : 1) * sizeof(*m));
     if (!m)
         return -ENOMEM;
     int nm = gang_waiting(t, g, m), r = 1;
@@ -840,8 +840,8 @@ static int user_at_limit(struct gs_tsim *t, struct rpod *p)
 static uint64_t gang_key(const struct gs_tsim *t, const struct gang *g, const struct rpod *first)
 {
     uint64_t h = shape_of(t, first);
-    for (int32_t i = 0; i < g->n; i++) {
-        const struct rpod *m = &t->pods[g->members[i]];
+    for (size_t i = 0; i < g->members.n; i++) {
+        const struct rpod *m = &t->pods[g->members.v[i]];
         if (m->state == GS_POD_PENDING && m->arrived)
             h = (h ^ m->shape) * 1099511628211ULL;
     }
@@ -856,13 +856,13 @@ static int gang_users_at_limit(struct gs_tsim *t, struct gang *g, struct rpod *p
     const struct gs_tenant_spec *ts = &t->s->tenants[p->tenant];
     if (ts->max_pods_per_user == GS_UNSET)
         return 0;
-    for (int32_t i = 0; i < g->n; i++) {
-        struct rpod *m = &t->pods[g->members[i]];
+    for (size_t i = 0; i < g->members.n; i++) {
+        struct rpod *m = &t->pods[g->members.v[i]];
         if (m->state != GS_POD_PENDING || !m->arrived)
             continue;
         int32_t need = 0, seen_before = 0;
-        for (int32_t k = 0; k < g->n; k++) {
-            const struct rpod *o = &t->pods[g->members[k]];
+        for (size_t k = 0; k < g->members.n; k++) {
+            const struct rpod *o = &t->pods[g->members.v[k]];
             int same = o->state == GS_POD_PENDING && o->arrived && o->user == m->user;
             need += same;
             seen_before |= same && k < i;
@@ -929,8 +929,8 @@ static int try_pod(struct gs_tsim *t, int32_t pod)
 /* Gang @g failed this epoch: its waiting members are not tried again until something frees. */
 static void gang_failed(struct gs_tsim *t, struct gang *g, const char *why)
 {
-    for (int32_t i = 0; i < g->n; i++) {
-        struct rpod *m = &t->pods[g->members[i]];
+    for (size_t i = 0; i < g->members.n; i++) {
+        struct rpod *m = &t->pods[g->members.v[i]];
         if (m->state != GS_POD_PENDING || !m->arrived)
             continue;
         m->tried_epoch = t->epoch;
@@ -945,9 +945,7 @@ static int pass(struct gs_tsim *t)
     deserve(t);
     if (t->head >= 0 && t->pods[t->head].state != GS_POD_PENDING)
         t->head = -1;
-    size_t *cur = calloc(t->nqueues, sizeof(*cur));
-    if (!cur)
-        return -ENOMEM;
+    size_t *cur = t->cursor; /* per queue, reset for each level */
     t->memo_pass++;
     int r = 0;
     for (size_t l = 0; l < t->nlevels && r >= 0; l++) {
@@ -978,7 +976,6 @@ static int pass(struct gs_tsim *t)
             lv[q].n = w;
         }
     }
-    free(cur);
     return r;
 }
 
@@ -1148,7 +1145,8 @@ static int alloc_state(struct gs_tsim *t)
 
 static int alloc_levels(struct gs_tsim *t)
 {
-    if (ALLOC(t->pending, t->nlevels * t->nqueues) || ALLOC(t->running_by_level, t->nlevels) ||
+    if (ALLOC(t->pending, t->nlevels * t->nqueues) || ALLOC(t->cursor, t->nqueues) ||
+        ALLOC(t->running_by_level, t->nlevels) ||
         ALLOC(t->borrowed, (t->s->ntenants + 1) * t->nlevels))
         return -ENOMEM;
     return order_arrivals(t);
@@ -1197,7 +1195,7 @@ void gs_tsim_free(struct gs_tsim *t)
     for (size_t i = 0; t->pending && i < t->nlevels * t->nqueues; i++)
         free(t->pending[i].v);
     for (size_t i = 0; t->gangs && i <= t->s->npodgroups; i++)
-        free(t->gangs[i].members);
+        free(t->gangs[i].members.v);
     void *all[] = {t->pods,
                    t->arrival_order,
                    t->gangs,
@@ -1227,6 +1225,7 @@ void gs_tsim_free(struct gs_tsim *t)
                    t->seen_reason,
                    t->running_by_level,
                    t->borrowed,
+                   t->cursor,
                    t->memo_key,
                    t->bo_key,
                    t->clean,

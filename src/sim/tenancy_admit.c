@@ -201,44 +201,29 @@ static int containers(const struct gs_scenario *s, const struct gs_scn_pod *sp,
     return 0;
 }
 
-/* The most GPUs one node has, over the nodes with a GPU model in @model_mask (0 = any). */
-static int most_gpus(const struct gs_tsim *t, uint32_t model_mask)
-{
-    int most = 0;
-    for (size_t i = 0; i < t->s->ntemplates; i++) {
-        const struct gs_node_template *tp = &t->s->templates[i];
-        if (tp->gpus > most && tp->model >= 0 && (!model_mask || (model_mask & (1u << tp->model))))
-            most = tp->gpus;
-    }
-    return most;
-}
+/* What the nodes a pod may use (GPU model in @model_mask, 0 = any) hold at most and at least. */
+struct card_bounds {
+    int most_gpus;     /* GPUs of the largest node */
+    int64_t small_mib; /* memory of the smallest card: turns a memory slice into a share */
+    int64_t large_mib; /* memory of the largest card: a slice above it never fits */
+};
 
-/* Memory of the largest card the pod may use: a slice above it can never be placed. */
-static int64_t largest_card_mib(const struct gs_tsim *t, uint32_t model_mask)
+static struct card_bounds bounds_of(const struct gs_tsim *t, uint32_t model_mask)
 {
-    int64_t best = 0;
+    struct card_bounds b = {0, 0, 0};
     for (size_t i = 0; i < t->s->ntemplates; i++) {
         const struct gs_node_template *tp = &t->s->templates[i];
-        const struct gs_gpu_model *m = gs_catalog_at(tp->model);
-        if (tp->gpus > 0 && m && (!model_mask || (model_mask & (1u << tp->model))) &&
-            m->memory_mib > best)
-            best = m->memory_mib;
+        const struct gs_gpu_model *m = tp->model >= 0 ? gs_catalog_at(tp->model) : NULL;
+        if (tp->gpus <= 0 || !m || (model_mask && !(model_mask & (1u << tp->model))))
+            continue;
+        if (tp->gpus > b.most_gpus)
+            b.most_gpus = tp->gpus;
+        if (b.small_mib == 0 || m->memory_mib < b.small_mib)
+            b.small_mib = m->memory_mib;
+        if (m->memory_mib > b.large_mib)
+            b.large_mib = m->memory_mib;
     }
-    return best;
-}
-
-/* Memory of the smallest card the pod may use, to turn a memory slice into a compute share. */
-static int64_t smallest_card_mib(const struct gs_tsim *t, uint32_t model_mask)
-{
-    int64_t best = 0;
-    for (size_t i = 0; i < t->s->ntemplates; i++) {
-        const struct gs_node_template *tp = &t->s->templates[i];
-        const struct gs_gpu_model *m = gs_catalog_at(tp->model);
-        if (tp->gpus > 0 && m && (!model_mask || (model_mask & (1u << tp->model))) &&
-            (best == 0 || m->memory_mib < best))
-            best = m->memory_mib;
-    }
-    return best;
+    return b;
 }
 
 static enum gs_tier tier_of(const struct gs_tsim *t, const struct gs_scn_pod *sp, int32_t tenant)
@@ -307,10 +292,10 @@ static int demand(struct gs_tsim *t, struct rpod *p, const struct gs_step_profil
     p->fit.memory_mib = c.memory_mib;
     if (c.mig_profile[0])
         return mig_demand(t, p, c.mig_profile, why, size);
-    int most = most_gpus(t, p->sp->model_mask);
-    if (c.gpu > most) {
+    struct card_bounds b = bounds_of(t, p->sp->model_mask);
+    if (c.gpu > b.most_gpus) {
         gs__say(why, size, "nvidia.com/gpu %lld: the largest node this pod may use has %d GPUs",
-                (long long)c.gpu, most);
+                (long long)c.gpu, b.most_gpus);
         return -1;
     }
     struct gs_fit *f = &p->fit;
@@ -340,12 +325,12 @@ static int demand(struct gs_tsim *t, struct rpod *p, const struct gs_step_profil
         p->gpumem_mib = c.gpu * or_default(c.gpumem_mib, 0);
         return 0;
     }
-    int64_t card = smallest_card_mib(t, f->model_mask);
-    if (c.gpumem_mib != GS_UNSET && c.gpumem_mib > largest_card_mib(t, f->model_mask)) {
+    int64_t card = b.small_mib;
+    if (c.gpumem_mib != GS_UNSET && c.gpumem_mib > b.large_mib) {
         gs__say(why, size,
                 "nvidia.com/gpumem %lld MiB: more than the largest card this pod may use "
                 "has (%lld MiB)",
-                (long long)c.gpumem_mib, (long long)largest_card_mib(t, f->model_mask));
+                (long long)c.gpumem_mib, (long long)b.large_mib);
         return -1;
     }
     if (card <= 0) {
@@ -436,20 +421,6 @@ static int make_levels(struct gs_tsim *t)
     t->nlevels = n ? n : 1;
     for (size_t i = 0; i < t->npods; i++)
         t->pods[i].level = level_of(t->levels, n, t->pods[i].prio);
-    return 0;
-}
-
-static int add_member(struct gang *g, int32_t pod)
-{
-    if (g->n == g->cap) {
-        int32_t cap = g->cap ? g->cap * 2 : 4;
-        int32_t *m = realloc(g->members, (size_t)cap * sizeof(*m));
-        if (!m)
-            return -ENOMEM;
-        g->members = m;
-        g->cap = cap;
-    }
-    g->members[g->n++] = pod;
     return 0;
 }
 
@@ -565,7 +536,7 @@ int gs__tsim_admit(struct gs_tsim *t, struct gs_diag *d)
             struct gang *g = &t->gangs[p->group];
             g->min = s->podgroups[p->group].min_member;
             g->cards += p->fit.whole ? p->fit.ncards : 0;
-            r = add_member(g, (int32_t)i);
+            r = gs__vec_push(&g->members, (int32_t)i);
         }
     }
     if (!r)

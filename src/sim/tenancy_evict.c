@@ -87,12 +87,12 @@ static struct unit unit_of(const struct gs_tsim *t, int32_t pod)
     u.milli = 0;
     u.pods = 0;
     u.pod = -1;
-    for (int32_t i = 0; i < g->n; i++) {
-        const struct rpod *m = &t->pods[g->members[i]];
+    for (size_t i = 0; i < g->members.n; i++) {
+        const struct rpod *m = &t->pods[g->members.v[i]];
         if (m->state != GS_POD_RUNNING)
             continue;
         if (u.pod < 0)
-            u.pod = g->members[i];
+            u.pod = g->members.v[i];
         u.milli += m->milli;
         u.pods++;
         if (m->start > u.start)
@@ -118,9 +118,9 @@ static int evict_unit(struct gs_tsim *t, int32_t pod, struct txn *y)
     if (v->group < 0)
         return gs__tsim_evict(t, pod, y);
     const struct gang *g = &t->gangs[v->group];
-    for (int32_t i = 0; i < g->n; i++)
-        if (t->pods[g->members[i]].state == GS_POD_RUNNING) {
-            int r = gs__tsim_evict(t, g->members[i], y);
+    for (size_t i = 0; i < g->members.n; i++)
+        if (t->pods[g->members.v[i]].state == GS_POD_RUNNING) {
+            int r = gs__tsim_evict(t, g->members.v[i], y);
             if (r < 0)
                 return r;
         }
@@ -274,8 +274,8 @@ static int could_fit(const struct gs_tsim *t, const struct rpod *p, size_t node,
             continue;
         }
         const struct gang *g = &t->gangs[v->group];
-        for (int32_t k = 0; k < g->n; k++) {
-            const struct rpod *m = &t->pods[g->members[k]];
+        for (size_t k = 0; k < g->members.n; k++) {
+            const struct rpod *m = &t->pods[g->members.v[k]];
             if (m->state == GS_POD_RUNNING && m->node == (int32_t)node)
                 cards += __builtin_popcount(m->mask);
         }
@@ -320,8 +320,8 @@ int gs__tsim_evict_for(struct gs_tsim *t, int32_t pod, enum evict_mode mode, str
         for (size_t i = 0; i < best.units.n && r >= 0; i++) {
             int32_t first = best.units.v[i];
             const struct rpod *v = &t->pods[first];
-            for (int32_t k = 0; v->group >= 0 && k < t->gangs[v->group].n; k++)
-                t->pods[t->gangs[v->group].members[k]].reclaimed = mode == EVICT_RECLAIM;
+            for (size_t k = 0; v->group >= 0 && k < t->gangs[v->group].members.n; k++)
+                t->pods[t->gangs[v->group].members.v[k]].reclaimed = mode == EVICT_RECLAIM;
             t->pods[first].reclaimed = mode == EVICT_RECLAIM;
             r = evict_unit(t, first, x);
         }

@@ -13,8 +13,9 @@
 /* A pod run again after an eviction is kept 5 min; after GS_EVICTIONS_MAX it is kept for good. */
 #define GS_READMIT_GRACE_US (300 * 1000000LL)
 #define GS_EVICTIONS_MAX    3
-#define GS_EVICT_BACKOFF_US (10LL * 1000000) /* between two victim searches of one pod */
-#define GS_MEMO_SLOTS       65536            /* pod shapes remembered per pass (a power of two) */
+#define GS_EVICT_BACKOFF_US                                                                        \
+    (10LL * 1000000)        /* between victim searches of one tenant, priority and size */
+#define GS_MEMO_SLOTS 65536 /* pod shapes remembered per pass (a power of two) */
 
 __extension__ typedef __int128 gs_i128;
 
@@ -47,16 +48,15 @@ struct rpod {
     char reason[GS_REASON_MAX];
 };
 
-struct gang {
-    int32_t min, running, arrived, pending;
-    int32_t *members;
-    int32_t n, cap;
-    int64_t cards; /* cards of all members (whole-card gangs), for NVLink colocation */
-};
-
 struct vec {
     int32_t *v;
     size_t n, cap;
+};
+
+struct gang {
+    int32_t min, running;
+    struct vec members; /* pod indexes, in scenario order */
+    int64_t cards;      /* cards of all members (whole-card gangs), for NVLink colocation */
 };
 
 struct event {
@@ -96,6 +96,7 @@ struct gs_tsim {
     int32_t *levels;
     size_t nlevels;
     struct vec *pending;
+    size_t *cursor; /* pass(): position in each queue's pending vector */
     /* Completion events (min-heap by time, then pod). */
     struct event *heap;
     size_t nheap, capheap;
