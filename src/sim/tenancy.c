@@ -178,8 +178,11 @@ int gs__tsim_bind(struct gs_tsim *t, int32_t pod, size_t node, uint32_t mask, st
     p->node = (int32_t)node;
     p->mask = mask;
     p->state = GS_POD_RUNNING;
-    if (pod == t->head) /* the promise is kept: nothing is held for it any more */
+    if (pod == t->head) { /* the promise is kept: nothing is held for it any more */
         t->head = -1;
+        t->resv_gen++;
+    }
+    gs__tsim_pending_left(t, pod);
     p->start = t->now;
     if (p->first_start < 0)
         p->first_start = t->now;
@@ -265,30 +268,6 @@ int gs__tsim_commit(struct gs_tsim *t, struct txn *x, int32_t by)
     return 0;
 }
 
-/* Pending pods of one (priority level, queue), in arrival order. */
-int gs__tsim_pending_add(struct gs_tsim *t, int32_t pod)
-{
-    struct rpod *p = &t->pods[pod];
-    if (p->in_pending)
-        return 0;
-    struct vec *v = &t->pending[(size_t)p->level * t->nqueues + (size_t)p->queue];
-    int r = gs__vec_push(v, pod);
-    if (r < 0)
-        return r;
-    size_t i = v->n - 1;
-    while (i > 0) {
-        const struct rpod *q = &t->pods[v->v[i - 1]];
-        if (q->submit < p->submit || (q->submit == p->submit && v->v[i - 1] < pod))
-            break;
-        v->v[i] = v->v[i - 1];
-        i--;
-    }
-    v->v[i] = pod;
-    p->in_pending = 1;
-    p->tried_epoch = 0;
-    return 0;
-}
-
 /* Zone spread of a gang: 1000 when no member runs in @node's zone, less for each that does. */
 static int32_t zone_spread(const struct gs_tsim *t, const struct rpod *p, size_t node)
 {
@@ -344,15 +323,24 @@ static void why_nodes(struct gs_tsim *t, struct rpod *p, const int64_t *count, i
 }
 
 /* The reservation of the blocked head holds @node against @p unless @p ends before it is due. */
-static int held(const struct gs_tsim *t, const struct rpod *p, int32_t pod, size_t node)
+static int held(struct gs_tsim *t, const struct rpod *p, int32_t pod, size_t node)
 {
     /* A promise to the head binds only pods that queue behind it, never one of higher priority. */
     if (t->head < 0 || t->head == pod || !t->reserved[node] || p->level < t->pods[t->head].level)
         return 0;
-    return p->sp->duration_us == GS_UNSET || t->now + p->sp->duration_us > t->shadow_t;
+    int late = p->sp->duration_us == GS_UNSET || t->now + p->sp->duration_us > t->shadow_t;
+    t->held_hits += late; /* the pass learns that the reservation stood in the way */
+    return late;
 }
 
-static uint64_t shape_of(const struct gs_tsim *t, const struct rpod *p);
+/* A pod's shape (tenancy_admit.c, static_shape()), and whether it ends after the reservation of
+ * the blocked head, the one thing about it a run changes. */
+static uint64_t shape_of(const struct gs_tsim *t, const struct rpod *p)
+{
+    uint64_t late = t->head >= 0 &&
+                    (p->sp->duration_us == GS_UNSET || t->now + p->sp->duration_us > t->shadow_t);
+    return (p->shape ^ late) * 1099511628211ULL | 1;
+}
 
 /*
  * Nodes freed since: completions and evictions append their node to a log. A shape that failed
@@ -564,7 +552,7 @@ static int backing_off(struct gs_tsim *t, const struct rpod *p)
 }
 
 /* Place one pod now, preempting or reclaiming in the full scheme; 0 placed, 1 not. */
-static int place_one(struct gs_tsim *t, int32_t pod, struct txn *x, int only_node, int *capacity)
+int gs__tsim_place_one(struct gs_tsim *t, int32_t pod, struct txn *x, int only_node, int *capacity)
 {
     size_t node;
     uint32_t mask;
@@ -628,7 +616,7 @@ static int place_gang_nvlink(struct gs_tsim *t, struct gang *g, const int32_t *m
                 int k = 0, cap, r = 0;
                 for (; k < nm; k++) {
                     t->pods[m[k]].fit.nvlink_only = 1u << grp;
-                    r = place_one(t, m[k], x, (int)n, &cap);
+                    r = gs__tsim_place_one(t, m[k], x, (int)n, &cap);
                     t->pods[m[k]].fit.nvlink_only = 0;
                     if (r)
                         break;
@@ -668,7 +656,7 @@ static int gang_waiting(const struct gs_tsim *t, const struct gang *g, int32_t *
  * (every bind and eviction of the attempt is undone). Once minMember run, later members go one
  * by one. Return: 0 placed, 1 not, < 0 error.
  */
-static int place_gang(struct gs_tsim *t, int32_t group, int *capacity)
+int gs__tsim_place_gang(struct gs_tsim *t, int32_t group, int *capacity)
 {
     struct gang *g = &t->gangs[group];
     int32_t *m = malloc((g->members.n ? g->members.n : 1) * sizeof(*m));
@@ -691,7 +679,7 @@ static int place_gang(struct gs_tsim *t, int32_t group, int *capacity)
     } else {
         int k = 0;
         for (; k < nm; k++)
-            if ((r = place_one(t, m[k], &x, -1, capacity)) != 0)
+            if ((r = gs__tsim_place_one(t, m[k], &x, -1, capacity)) != 0)
                 break;
         if (r > 0) {
             char why[GS_REASON_MAX];
@@ -729,8 +717,9 @@ static int live(const struct gs_tsim *t, const struct event *e)
  * if it ends before then. Found by releasing running pods from the fleet in order of end time
  * until the head fits, then putting every one back. A gang at the head gets no promise.
  */
-static int reserve_for(struct gs_tsim *t, int32_t head)
+int gs__tsim_reserve_for(struct gs_tsim *t, int32_t head)
 {
+    t->resv_gen++;
     memset(t->reserved, 0, t->s->nnodes ? t->s->nnodes : 1);
     t->head = -1;
     struct rpod *h = &t->pods[head];
@@ -762,221 +751,6 @@ static int reserve_for(struct gs_tsim *t, int32_t head)
     }
     free(ev);
     return 0;
-}
-
-/* Deserved shares of the queues over the cluster's cards (Volcano proportion). */
-static void deserve(struct gs_tsim *t)
-{
-    int64_t *limit = t->q_deserved + t->nqueues; /* scratch half of the array */
-    for (size_t q = 0; q < t->nqueues; q++) {
-        limit[q] = t->q_demand[q];
-        if (q < t->s->nqueues && t->s->queues[q].cap_gpu_milli != GS_UNSET &&
-            t->s->queues[q].cap_gpu_milli < limit[q])
-            limit[q] = t->s->queues[q].cap_gpu_milli;
-    }
-    gs_fairshare_waterfill(gs_fleet_card_count(t->fleet) * 1000, t->q_weight, limit, t->nqueues,
-                           t->q_deserved);
-}
-
-/* Is queue @a further below its deserved share than queue @b (used / deserved, lower first)? */
-static int hungrier(const struct gs_tsim *t, size_t a, size_t b)
-{
-    gs_i128 l = (gs_i128)t->q_used[a] * (t->q_deserved[b] + 1);
-    gs_i128 r = (gs_i128)t->q_used[b] * (t->q_deserved[a] + 1);
-    return l < r || (l == r && a < b);
-}
-
-/*
- * Pods that ask the same of the same tenant, queue and user fail alike within one pass (nothing
- * is freed during a pass unless an eviction bumps the epoch), so only the first of a shape is
- * tried; the others take its reason. The shape is hashed; a collision only costs a retry later.
- */
-static uint64_t shape_of(const struct gs_tsim *t, const struct rpod *p)
-{
-    /* Only whether the pod would end after a reservation changes during a run. */
-    uint64_t late = t->head >= 0 &&
-                    (p->sp->duration_us == GS_UNSET || t->now + p->sp->duration_us > t->shadow_t);
-    return (p->shape ^ late) * 1099511628211ULL | 1;
-}
-
-static int32_t *memo_slot(struct gs_tsim *t, uint64_t h)
-{
-    size_t i = (size_t)(h & (GS_MEMO_SLOTS - 1));
-    for (int probe = 0; t->memo_key[i] && t->memo_stamp[i] == t->memo_pass && t->memo_key[i] != h;
-         probe++) {
-        if (probe == 64) { /* a crowded pass: this shape is simply not remembered */
-            t->memo_none = -1;
-            return &t->memo_none;
-        }
-        i = (i + 1) & (GS_MEMO_SLOTS - 1);
-    }
-    if (t->memo_stamp[i] != t->memo_pass || t->memo_key[i] != h) {
-        t->memo_stamp[i] = t->memo_pass;
-        t->memo_key[i] = h;
-        t->memo_pod[i] = -1;
-    }
-    return &t->memo_pod[i];
-}
-
-static void gang_failed(struct gs_tsim *t, struct gang *g, const char *why);
-
-/* maxPodsPerUser, checked on its own so the pass memo can ignore who the user is. */
-static int user_at_limit(struct gs_tsim *t, struct rpod *p)
-{
-    if (t->way != GS_WAY_FULL || (size_t)p->tenant >= t->s->ntenants)
-        return 0;
-    const struct gs_tenant_spec *ts = &t->s->tenants[p->tenant];
-    if (ts->max_pods_per_user == GS_UNSET || t->user_running[p->user] < ts->max_pods_per_user)
-        return 0;
-    gs__say(p->reason, sizeof(p->reason),
-            "tenant %s: user %s has %d pods running (maxPodsPerUser %d)", ts->name,
-            p->sp->user[0] ? p->sp->user : "(none)", t->user_running[p->user],
-            ts->max_pods_per_user);
-    p->tried_epoch = t->epoch;
-    return 1;
-}
-
-/* A gang's key: every waiting member's shape, in member order, and the first one's lateness. */
-static uint64_t gang_key(const struct gs_tsim *t, const struct gang *g, const struct rpod *first)
-{
-    uint64_t h = shape_of(t, first);
-    for (size_t i = 0; i < g->members.n; i++) {
-        const struct rpod *m = &t->pods[g->members.v[i]];
-        if (m->state == GS_POD_PENDING && m->arrived)
-            h = (h ^ m->shape) * 1099511628211ULL;
-    }
-    return h | 1;
-}
-
-/* maxPodsPerUser for a gang's waiting members together; the reason goes to every one. */
-static int gang_users_at_limit(struct gs_tsim *t, struct gang *g, struct rpod *p)
-{
-    if (t->way != GS_WAY_FULL || (size_t)p->tenant >= t->s->ntenants)
-        return 0;
-    const struct gs_tenant_spec *ts = &t->s->tenants[p->tenant];
-    if (ts->max_pods_per_user == GS_UNSET)
-        return 0;
-    for (size_t i = 0; i < g->members.n; i++) {
-        struct rpod *m = &t->pods[g->members.v[i]];
-        if (m->state != GS_POD_PENDING || !m->arrived)
-            continue;
-        int32_t need = 0, seen_before = 0;
-        for (size_t k = 0; k < g->members.n; k++) {
-            const struct rpod *o = &t->pods[g->members.v[k]];
-            int same = o->state == GS_POD_PENDING && o->arrived && o->user == m->user;
-            need += same;
-            seen_before |= same && k < i;
-        }
-        if (seen_before) /* that user was counted at its first member */
-            continue;
-        if (t->user_running[m->user] + need > ts->max_pods_per_user) {
-            char why[GS_REASON_MAX];
-            gs__say(why, sizeof(why),
-                    "tenant %s: user %s has %d pods running, the gang needs %d more "
-                    "(maxPodsPerUser %d)",
-                    ts->name, m->sp->user[0] ? m->sp->user : "(none)", t->user_running[m->user],
-                    need, ts->max_pods_per_user);
-            gang_failed(t, g, why);
-            return 1;
-        }
-    }
-    return 0;
-}
-
-static int try_pod(struct gs_tsim *t, int32_t pod)
-{
-    struct rpod *p = &t->pods[pod];
-    int capacity = 0, r;
-    int32_t *memo = NULL;
-    if (p->group < 0 && user_at_limit(t, p))
-        return 0;
-    if (p->group >= 0 && t->gangs[p->group].running < t->gangs[p->group].min) {
-        struct gang *g = &t->gangs[p->group];
-        if (gang_users_at_limit(t, g, p))
-            return 0;
-        memo = memo_slot(t, gang_key(t, g, p));
-        if (*memo >= 0 && t->memo_epoch == t->epoch) {
-            gang_failed(t, g, t->pods[*memo].reason);
-            return 0;
-        }
-        r = place_gang(t, p->group, &capacity);
-        if (r > 0)
-            gang_failed(t, g, NULL);
-    } else if (*(memo = memo_slot(t, shape_of(t, p))) >= 0 && t->memo_epoch == t->epoch) {
-        memcpy(p->reason, t->pods[*memo].reason, sizeof(p->reason));
-        p->tried_epoch = t->epoch;
-        return 0;
-    } else {
-        struct txn x = {0};
-        r = place_one(t, pod, &x, -1, &capacity);
-        if (r == 0)
-            r = gs__tsim_commit(t, &x, pod);
-        free(x.bound.v);
-        free(x.evicted.v);
-    }
-    if (r <= 0)
-        return r;
-    p->tried_epoch = t->epoch;
-    if (memo) {
-        *memo = pod;
-        t->memo_epoch = t->epoch;
-    }
-    if (capacity && p->group < 0 && (t->head < 0 || p->level < t->pods[t->head].level))
-        return reserve_for(t, pod);
-    return 0;
-}
-
-/* Gang @g failed this epoch: its waiting members are not tried again until something frees. */
-static void gang_failed(struct gs_tsim *t, struct gang *g, const char *why)
-{
-    for (size_t i = 0; i < g->members.n; i++) {
-        struct rpod *m = &t->pods[g->members.v[i]];
-        if (m->state != GS_POD_PENDING || !m->arrived)
-            continue;
-        m->tried_epoch = t->epoch;
-        if (why)
-            memcpy(m->reason, why, sizeof(m->reason));
-    }
-}
-
-/* Try every pending pod: levels high to low; within a level the hungriest queue goes next. */
-static int pass(struct gs_tsim *t)
-{
-    deserve(t);
-    if (t->head >= 0 && t->pods[t->head].state != GS_POD_PENDING)
-        t->head = -1;
-    size_t *cur = t->cursor; /* per queue, reset for each level */
-    t->memo_pass++;
-    int r = 0;
-    for (size_t l = 0; l < t->nlevels && r >= 0; l++) {
-        struct vec *lv = &t->pending[l * t->nqueues];
-        memset(cur, 0, t->nqueues * sizeof(*cur));
-        for (;;) {
-            size_t q = t->nqueues;
-            for (size_t i = 0; i < t->nqueues; i++)
-                if (cur[i] < lv[i].n && (q == t->nqueues || hungrier(t, i, q)))
-                    q = i;
-            if (q == t->nqueues)
-                break;
-            int32_t pod = lv[q].v[cur[q]++];
-            struct rpod *p = &t->pods[pod];
-            if (p->state == GS_POD_PENDING && p->tried_epoch != t->epoch &&
-                (r = try_pod(t, pod)) < 0)
-                break;
-        }
-        for (size_t q = 0; q < t->nqueues; q++) { /* drop what left the pending state */
-            size_t w = 0;
-            for (size_t i = 0; i < lv[q].n; i++) {
-                struct rpod *p = &t->pods[lv[q].v[i]];
-                if (p->state == GS_POD_PENDING)
-                    lv[q].v[w++] = lv[q].v[i];
-                else
-                    p->in_pending = 0;
-            }
-            lv[q].n = w;
-        }
-    }
-    return r;
 }
 
 static void advance(struct gs_tsim *t, int64_t to)
@@ -1049,7 +823,7 @@ static int loop(struct gs_tsim *t)
         if (r >= 0 && (t->epoch != t->pass_epoch || t->arrivals_since_pass)) {
             t->pass_epoch = t->epoch;
             t->arrivals_since_pass = 0;
-            r = pass(t);
+            r = gs__tsim_pass(t);
         }
         t->sum.events++;
     }
@@ -1119,10 +893,9 @@ static int alloc_state(struct gs_tsim *t)
         ALLOC(t->q_alloc_int, t->nqueues) || ALLOC(t->q_weight, t->nqueues) ||
         ALLOC(t->rq_used, s->nrquotas) || ALLOC(t->card_busy, nodes * GS_GPUS_MAX) ||
         ALLOC(t->reserved, nodes) || ALLOC(t->node_low, nodes) || ALLOC(t->node_borrow, nodes) ||
-        ALLOC(t->node_queues, nodes) || ALLOC(t->memo_key, GS_MEMO_SLOTS) ||
-        ALLOC(t->bo_key, GS_MEMO_SLOTS) || ALLOC(t->clean, GS_MEMO_SLOTS) ||
-        ALLOC(t->scratch, nodes) || ALLOC(t->bo_until, GS_MEMO_SLOTS) ||
-        ALLOC(t->memo_stamp, GS_MEMO_SLOTS) || ALLOC(t->memo_pod, GS_MEMO_SLOTS))
+        ALLOC(t->node_queues, nodes) || ALLOC(t->bo_key, GS_MEMO_SLOTS) ||
+        ALLOC(t->clean, GS_MEMO_SLOTS) || ALLOC(t->scratch, nodes) ||
+        ALLOC(t->bo_until, GS_MEMO_SLOTS))
         return -ENOMEM;
     for (size_t q = 0; q < t->nqueues; q++)
         t->q_weight[q] = q < s->nqueues ? s->queues[q].weight : 1;
@@ -1145,8 +918,7 @@ static int alloc_state(struct gs_tsim *t)
 
 static int alloc_levels(struct gs_tsim *t)
 {
-    if (ALLOC(t->pending, t->nlevels * t->nqueues) || ALLOC(t->cursor, t->nqueues) ||
-        ALLOC(t->running_by_level, t->nlevels) ||
+    if (ALLOC(t->blists, t->nlevels * t->nqueues) || ALLOC(t->running_by_level, t->nlevels) ||
         ALLOC(t->borrowed, (t->s->ntenants + 1) * t->nlevels))
         return -ENOMEM;
     return order_arrivals(t);
@@ -1167,6 +939,7 @@ int gs_tsim_run(const struct gs_scenario *s, enum gs_way way, struct gs_tsim **o
     t->npods = s->npods;
     t->head = -1;
     t->epoch = 1;
+    t->resv_gen = 1;
     t->horizon = s->sim.horizon_us;
     int r = gs_fleet_new(s, &t->fleet, d);
     if (r == 0)
@@ -1192,8 +965,7 @@ void gs_tsim_free(struct gs_tsim *t)
     if (!t)
         return;
     gs_fleet_free(t->fleet);
-    for (size_t i = 0; t->pending && i < t->nlevels * t->nqueues; i++)
-        free(t->pending[i].v);
+    gs__tsim_queue_free(t);
     for (size_t i = 0; t->gangs && i <= t->s->npodgroups; i++)
         free(t->gangs[i].members.v);
     void *all[] = {t->pods,
@@ -1213,7 +985,6 @@ void gs_tsim_free(struct gs_tsim *t)
                    t->rq_used,
                    t->user_running,
                    t->levels,
-                   t->pending,
                    t->heap,
                    t->uses,
                    t->card_busy,
@@ -1225,15 +996,11 @@ void gs_tsim_free(struct gs_tsim *t)
                    t->seen_reason,
                    t->running_by_level,
                    t->borrowed,
-                   t->cursor,
-                   t->memo_key,
                    t->bo_key,
                    t->clean,
                    t->scratch,
                    t->rlog.v,
                    t->bo_until,
-                   t->memo_stamp,
-                   t->memo_pod,
                    t->out,
                    t->tout,
                    t->qout,

@@ -541,8 +541,16 @@ int gs__tsim_admit(struct gs_tsim *t, struct gs_diag *d)
     }
     if (!r)
         r = make_levels(t);
-    for (size_t i = 0; !r && i < t->npods; i++)
+    for (size_t i = 0; !r && i < t->npods; i++) {
         t->pods[i].shape = static_shape(&t->pods[i]);
+        t->pods[i].bucket = -1;
+    }
+    for (size_t i = 0; !r && i < s->npodgroups; i++) {
+        struct gang *g = &t->gangs[i];
+        g->key = ((uint64_t)g->min * 1099511628211ULL) ^ g->members.n;
+        for (size_t k = 0; k < g->members.n; k++)
+            g->key = (g->key ^ t->pods[g->members.v[k]].shape) * 1099511628211ULL;
+    }
     (void)d;
     return r;
 }

@@ -15,7 +15,7 @@
 #define GS_EVICTIONS_MAX    3
 #define GS_EVICT_BACKOFF_US                                                                        \
     (10LL * 1000000)        /* between victim searches of one tenant, priority and size */
-#define GS_MEMO_SLOTS 65536 /* pod shapes remembered per pass (a power of two) */
+#define GS_MEMO_SLOTS 65536 /* shapes remembered for searches and back-off (a power of two) */
 
 __extension__ typedef __int128 gs_i128;
 
@@ -43,7 +43,9 @@ struct rpod {
     int32_t preemptions;
     int32_t use;          /* open use record, -1 none */
     uint64_t tried_epoch; /* release epoch at its last failed try, 0 never */
+    uint64_t said;        /* t->said when its reason was last written by the scheduler */
     uint64_t shape;       /* hash of what makes pods alike (tenancy_admit.c, static_shape()) */
+    int32_t bucket;       /* its bucket of pending pods (tenancy_queue.c), -1 before the first */
     char mig[16]; /* MIG profile asked for (full scheme), "" for none; fit.mig points here */
     char reason[GS_REASON_MAX];
 };
@@ -53,8 +55,12 @@ struct vec {
     size_t n, cap;
 };
 
+struct bucket;
+struct qheap;
+
 struct gang {
     int32_t min, running;
+    uint64_t key;       /* the members' shapes and minMember: gangs alike share a bucket */
     struct vec members; /* pod indexes, in scenario order */
     int64_t cards;      /* cards of all members (whole-card gangs), for NVLink colocation */
 };
@@ -92,11 +98,18 @@ struct gs_tsim {
     /* Users: counts of running pods per user id. */
     int32_t *user_running;
     size_t nusers;
-    /* Priority levels, highest first; pending vectors [level * nqueues + queue]. */
+    /* Priority levels, highest first. */
     int32_t *levels;
     size_t nlevels;
-    struct vec *pending;
-    size_t *cursor; /* pass(): position in each queue's pending vector */
+    /* Pending pods, in buckets (tenancy_queue.c): lists [level * nqueues + queue] of buckets,
+     * found by key through an open-addressing table; per queue, the pass's heap. */
+    struct bucket *buckets;
+    size_t nbuckets, capbuckets;
+    int32_t *btable;
+    size_t btable_size;
+    struct vec *blists;
+    struct qheap *qheaps;
+    uint64_t resv_gen, held_hits, said;
     /* Completion events (min-heap by time, then pod). */
     struct event *heap;
     size_t nheap, capheap;
@@ -119,11 +132,6 @@ struct gs_tsim {
     size_t nzones;
     int64_t *running_by_level;
     int64_t *borrowed; /* [tenant x nlevels + level]: running pods not on dedicated quota */
-    /* Shapes that failed in this pass (see shape_of()). */
-    uint64_t *memo_key, memo_pass, memo_epoch;
-    uint64_t *memo_stamp;
-    int32_t *memo_pod;
-    int32_t memo_none;
     /* Victim-search backoff per shape (see backing_off()). */
     uint64_t *bo_key;
     /* Nodes freed, in order, and shapes that found no room (tenancy.c, clean_of()). */
@@ -160,15 +168,28 @@ struct txn {
 };
 
 /* tenancy.c */
+int gs__tsim_place_one(struct gs_tsim *t, int32_t pod, struct txn *x, int only_node, int *capacity);
+int gs__tsim_place_gang(struct gs_tsim *t, int32_t group, int *capacity);
+int gs__tsim_reserve_for(struct gs_tsim *t, int32_t head);
 int gs__tsim_bind(struct gs_tsim *t, int32_t pod, size_t node, uint32_t mask, struct txn *x);
 int gs__tsim_evict(struct gs_tsim *t, int32_t pod, struct txn *x);
 int gs__tsim_rollback(struct gs_tsim *t, struct txn *x, size_t bound_to, size_t evicted_to);
 int gs__tsim_commit(struct gs_tsim *t, struct txn *x, int32_t by);
 int gs__vec_push(struct vec *v, int32_t x);
-int gs__tsim_pending_add(struct gs_tsim *t, int32_t pod);
 /* Best node for @pod now: 0 with @node and @mask set, or 1 with the pod's reason set. */
 int gs__tsim_find(struct gs_tsim *t, int32_t pod, int only_node, size_t *node, uint32_t *mask,
                   int *capacity);
+
+/* tenancy_queue.c */
+/* Queue @pod (pending, arrived) for the pass; a pod already queued stays where it is. */
+int gs__tsim_pending_add(struct gs_tsim *t, int32_t pod);
+/* @pod left the pending state (it was bound): its bucket drops it in time. */
+void gs__tsim_pending_left(struct gs_tsim *t, int32_t pod);
+/* Try every pending pod that might now run: 0, or -ENOMEM. */
+int gs__tsim_pass(struct gs_tsim *t);
+/* Pending pods take the reason their bucket last failed for, where it is newer than theirs. */
+void gs__tsim_settle_reasons(struct gs_tsim *t);
+void gs__tsim_queue_free(struct gs_tsim *t);
 
 /* tenancy_evict.c */
 enum evict_mode { EVICT_PREEMPT, EVICT_RECLAIM };

@@ -125,6 +125,7 @@ static void tenants(struct gs_tsim *t, int64_t *scratch, int64_t *share)
 
 int gs__tsim_finish(struct gs_tsim *t)
 {
+    gs__tsim_settle_reasons(t);
     size_t nt = t->s->ntenants + 1;
     int64_t *scratch = malloc((t->npods + 1) * sizeof(*scratch));
     int64_t *share = malloc(nt * sizeof(*share));

@@ -1,0 +1,510 @@
+/*
+ * The pending queue and the scheduling pass.
+ *
+ * Pending pods are kept in buckets: one per priority level, queue and kind of pod (the static
+ * shape of a single pod; the make-up of a gang, for gang members). Within a bucket pods keep
+ * arrival order. Pods of a bucket fail alike: when the first one tried cannot be placed, the
+ * others cannot either until something is released (the release epoch moves on), so the pass
+ * skips the whole bucket at once instead of visiting its pods one by one. Two things are
+ * checked per pod all the same: maxPodsPerUser, and whether the pod ends before the reservation
+ * of the blocked head (EASY backfill); a failure that met a reserved node stands only for pods
+ * that end after it, and only while the reservation is the same one.
+ *
+ * Within a level the pass serves the queue furthest below its deserved share next (Volcano's
+ * proportion), and within a queue the earliest arrival of all its buckets (a heap per queue).
+ */
+#include "tenancy_impl.h"
+
+#include "gpusched/fairshare.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct bucket {
+    uint64_t key;
+    int32_t list;      /* level * nqueues + queue */
+    int listed;        /* in its list: it has (or had, since the last pass) pending pods */
+    struct vec pods;   /* pods [start, n) in (submit, index) order; some no longer pending */
+    size_t start, cur; /* first live position; the pass's position */
+    size_t dead;       /* pods bound since the last compaction (an upper bound of the dead) */
+    int64_t min_dur;   /* a lower bound of its pods' durations, INT64_MAX when none is bounded */
+    /* Pods ending before (0) or after (1) the reservation failed as a class at fail_epoch;
+     * fail_resv is the reservation it met, 0 when none stood in the way. */
+    uint64_t fail_epoch[2], fail_resv[2];
+    uint64_t failed_at; /* t->said at that failure */
+    char reason[GS_REASON_MAX];
+};
+
+struct centry {
+    int64_t submit;
+    int32_t pod, bucket;
+};
+
+struct qheap {
+    struct centry *v;
+    size_t n, cap;
+};
+
+static int c_less(const struct centry *a, const struct centry *b)
+{
+    return a->submit < b->submit || (a->submit == b->submit && a->pod < b->pod);
+}
+
+static int qh_push(struct qheap *h, struct centry e)
+{
+    if (h->n == h->cap) {
+        size_t cap = h->cap ? h->cap * 2 : 16;
+        struct centry *v = realloc(h->v, cap * sizeof(*v));
+        if (!v)
+            return -ENOMEM;
+        h->v = v;
+        h->cap = cap;
+    }
+    size_t i = h->n++;
+    while (i > 0 && c_less(&e, &h->v[(i - 1) / 2])) {
+        h->v[i] = h->v[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h->v[i] = e;
+    return 0;
+}
+
+static struct centry qh_pop(struct qheap *h)
+{
+    struct centry top = h->v[0], last = h->v[--h->n];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= h->n)
+            break;
+        if (c + 1 < h->n && c_less(&h->v[c + 1], &h->v[c]))
+            c++;
+        if (!c_less(&h->v[c], &last))
+            break;
+        h->v[i] = h->v[c];
+        i = c;
+    }
+    if (h->n)
+        h->v[i] = last;
+    return top;
+}
+
+static uint64_t bucket_hash(uint64_t key, int32_t list)
+{
+    return (key ^ ((uint64_t)(uint32_t)list * 0x9e3779b97f4a7c15ULL)) * 0xff51afd7ed558ccdULL;
+}
+
+static int table_grow(struct gs_tsim *t)
+{
+    size_t size = t->btable_size ? t->btable_size * 2 : 256;
+    int32_t *tab = malloc(size * sizeof(*tab));
+    if (!tab)
+        return -ENOMEM;
+    memset(tab, -1, size * sizeof(*tab));
+    for (size_t b = 0; b < t->nbuckets; b++) {
+        size_t i = (size_t)bucket_hash(t->buckets[b].key, t->buckets[b].list) & (size - 1);
+        while (tab[i] >= 0)
+            i = (i + 1) & (size - 1);
+        tab[i] = (int32_t)b;
+    }
+    free(t->btable);
+    t->btable = tab;
+    t->btable_size = size;
+    return 0;
+}
+
+/* The bucket of (@key, @list), made when new; its index, or -ENOMEM. */
+static int32_t bucket_of(struct gs_tsim *t, uint64_t key, int32_t list)
+{
+    if (2 * (t->nbuckets + 1) > t->btable_size && table_grow(t) < 0)
+        return -ENOMEM;
+    size_t mask = t->btable_size - 1, i = (size_t)bucket_hash(key, list) & mask;
+    for (; t->btable[i] >= 0; i = (i + 1) & mask) {
+        const struct bucket *b = &t->buckets[t->btable[i]];
+        if (b->key == key && b->list == list)
+            return t->btable[i];
+    }
+    if (t->nbuckets == t->capbuckets) {
+        size_t cap = t->capbuckets ? t->capbuckets * 2 : 64;
+        struct bucket *v = realloc(t->buckets, cap * sizeof(*v));
+        if (!v)
+            return -ENOMEM;
+        t->buckets = v;
+        t->capbuckets = cap;
+    }
+    struct bucket *b = &t->buckets[t->nbuckets];
+    memset(b, 0, sizeof(*b));
+    b->key = key;
+    b->list = list;
+    b->min_dur = INT64_MAX;
+    t->btable[i] = (int32_t)t->nbuckets;
+    return (int32_t)t->nbuckets++;
+}
+
+static int64_t dur_of(const struct rpod *p)
+{
+    return p->sp->duration_us == GS_UNSET ? INT64_MAX : p->sp->duration_us;
+}
+
+int gs__tsim_pending_add(struct gs_tsim *t, int32_t pod)
+{
+    struct rpod *p = &t->pods[pod];
+    if (p->in_pending)
+        return 0;
+    if (p->bucket < 0) {
+        uint64_t key = p->group >= 0 ? t->gangs[p->group].key : p->shape;
+        int32_t b = bucket_of(t, key, p->level * (int32_t)t->nqueues + p->queue);
+        if (b < 0)
+            return b;
+        p->bucket = b;
+    }
+    struct bucket *b = &t->buckets[p->bucket];
+    if (!b->listed) {
+        if (gs__vec_push(&t->blists[b->list], p->bucket) < 0)
+            return -ENOMEM;
+        b->listed = 1;
+    }
+    struct vec *v = &b->pods;
+    if (gs__vec_push(v, pod) < 0)
+        return -ENOMEM;
+    size_t i = v->n - 1;
+    while (i > b->start) {
+        const struct rpod *q = &t->pods[v->v[i - 1]];
+        if (q->submit < p->submit || (q->submit == p->submit && v->v[i - 1] < pod))
+            break;
+        v->v[i] = v->v[i - 1];
+        i--;
+    }
+    v->v[i] = pod;
+    if (i < b->cur) /* keep the pass's position on the pod it was on */
+        b->cur++;
+    if (dur_of(p) < b->min_dur)
+        b->min_dur = dur_of(p);
+    p->in_pending = 1;
+    p->tried_epoch = 0;
+    return 0;
+}
+
+void gs__tsim_pending_left(struct gs_tsim *t, int32_t pod)
+{
+    if (t->pods[pod].in_pending)
+        t->buckets[t->pods[pod].bucket].dead++;
+}
+
+/* Drop the pods that left the pending state, when they are many or in front. */
+static void tidy(struct gs_tsim *t, struct bucket *b)
+{
+    struct vec *v = &b->pods;
+    if (2 * b->dead > v->n - b->start) {
+        size_t w = 0;
+        b->min_dur = INT64_MAX;
+        for (size_t i = b->start; i < v->n; i++) {
+            struct rpod *p = &t->pods[v->v[i]];
+            if (p->state != GS_POD_PENDING) {
+                p->in_pending = 0;
+                continue;
+            }
+            v->v[w++] = v->v[i];
+            if (dur_of(p) < b->min_dur)
+                b->min_dur = dur_of(p);
+        }
+        v->n = w;
+        b->start = b->dead = 0;
+    }
+    while (b->start < v->n && t->pods[v->v[b->start]].state != GS_POD_PENDING)
+        t->pods[v->v[b->start++]].in_pending = 0;
+    if (b->start == v->n)
+        v->n = b->start = b->dead = 0;
+}
+
+/* Does a pod end after the reservation of the blocked head (as tenancy.c's held() asks)? */
+static int late(const struct gs_tsim *t, const struct rpod *p)
+{
+    return t->head >= 0 &&
+           (p->sp->duration_us == GS_UNSET || t->now + p->sp->duration_us > t->shadow_t);
+}
+
+static int class_failed(const struct gs_tsim *t, const struct bucket *b, int late)
+{
+    return b->fail_epoch[late] == t->epoch &&
+           (b->fail_resv[late] == 0 || b->fail_resv[late] == t->resv_gen);
+}
+
+/* The next pod of @b this pass may try, from its position on; -1 none. */
+static int32_t candidate(struct gs_tsim *t, struct bucket *b)
+{
+    int f0 = class_failed(t, b, 0), f1 = class_failed(t, b, 1);
+    if (f0 && (f1 || t->head < 0))
+        return -1;
+    /* Only pods ending before the reservation are left to try: is there one at all? */
+    if (f1 && t->head >= 0 && (b->min_dur == INT64_MAX || t->now + b->min_dur > t->shadow_t))
+        return -1;
+    if (b->cur < b->start)
+        b->cur = b->start;
+    for (; b->cur < b->pods.n; b->cur++) {
+        int32_t pod = b->pods.v[b->cur];
+        const struct rpod *p = &t->pods[pod];
+        if (p->state == GS_POD_PENDING && p->tried_epoch != t->epoch &&
+            !class_failed(t, b, late(t, p)))
+            return pod;
+    }
+    return -1;
+}
+
+/* Record that @p failed, and why, as a class of @b when @general (see the file's comment). */
+static void fail(struct gs_tsim *t, struct bucket *b, struct rpod *p, int general, int was_late,
+                 uint64_t held_before)
+{
+    p->tried_epoch = t->epoch;
+    p->said = ++t->said;
+    if (!general)
+        return;
+    if (t->held_hits == held_before) {
+        b->fail_epoch[0] = b->fail_epoch[1] = t->epoch;
+        b->fail_resv[0] = b->fail_resv[1] = 0;
+    } else {
+        b->fail_epoch[was_late] = t->epoch;
+        b->fail_resv[was_late] = t->resv_gen;
+    }
+    b->failed_at = p->said;
+    memcpy(b->reason, p->reason, sizeof(b->reason));
+}
+
+void gs__tsim_settle_reasons(struct gs_tsim *t)
+{
+    for (size_t i = 0; i < t->npods; i++) {
+        struct rpod *p = &t->pods[i];
+        if (p->state != GS_POD_PENDING || p->bucket < 0)
+            continue;
+        const struct bucket *b = &t->buckets[p->bucket];
+        if (b->failed_at > p->said)
+            memcpy(p->reason, b->reason, sizeof(p->reason));
+    }
+}
+
+/* Deserved shares of the queues over the cluster's cards (Volcano proportion). */
+static void deserve(struct gs_tsim *t)
+{
+    int64_t *limit = t->q_deserved + t->nqueues; /* scratch half of the array */
+    for (size_t q = 0; q < t->nqueues; q++) {
+        limit[q] = t->q_demand[q];
+        if (q < t->s->nqueues && t->s->queues[q].cap_gpu_milli != GS_UNSET &&
+            t->s->queues[q].cap_gpu_milli < limit[q])
+            limit[q] = t->s->queues[q].cap_gpu_milli;
+    }
+    gs_fairshare_waterfill(gs_fleet_card_count(t->fleet) * 1000, t->q_weight, limit, t->nqueues,
+                           t->q_deserved);
+}
+
+/* Is queue @a further below its deserved share than queue @b (used / deserved, lower first)? */
+static int hungrier(const struct gs_tsim *t, size_t a, size_t b)
+{
+    gs_i128 l = (gs_i128)t->q_used[a] * (t->q_deserved[b] + 1);
+    gs_i128 r = (gs_i128)t->q_used[b] * (t->q_deserved[a] + 1);
+    return l < r || (l == r && a < b);
+}
+
+/* Gang @g failed: its waiting members are not tried again until something frees. */
+static void gang_failed(struct gs_tsim *t, struct gang *g, const char *why)
+{
+    for (size_t i = 0; i < g->members.n; i++) {
+        struct rpod *m = &t->pods[g->members.v[i]];
+        if (m->state != GS_POD_PENDING || !m->arrived)
+            continue;
+        m->tried_epoch = t->epoch;
+        m->said = ++t->said;
+        if (why)
+            memcpy(m->reason, why, sizeof(m->reason));
+    }
+}
+
+/* maxPodsPerUser, checked on its own: pods alike but for their user share a bucket. */
+static int user_at_limit(struct gs_tsim *t, struct rpod *p)
+{
+    if (t->way != GS_WAY_FULL || (size_t)p->tenant >= t->s->ntenants)
+        return 0;
+    const struct gs_tenant_spec *ts = &t->s->tenants[p->tenant];
+    if (ts->max_pods_per_user == GS_UNSET || t->user_running[p->user] < ts->max_pods_per_user)
+        return 0;
+    gs__say(p->reason, sizeof(p->reason),
+            "tenant %s: user %s has %d pods running (maxPodsPerUser %d)", ts->name,
+            p->sp->user[0] ? p->sp->user : "(none)", t->user_running[p->user],
+            ts->max_pods_per_user);
+    return 1;
+}
+
+/* maxPodsPerUser for a gang's waiting members together; the reason goes to every one. */
+static int gang_users_at_limit(struct gs_tsim *t, struct gang *g, struct rpod *p)
+{
+    if (t->way != GS_WAY_FULL || (size_t)p->tenant >= t->s->ntenants)
+        return 0;
+    const struct gs_tenant_spec *ts = &t->s->tenants[p->tenant];
+    if (ts->max_pods_per_user == GS_UNSET)
+        return 0;
+    for (size_t i = 0; i < g->members.n; i++) {
+        struct rpod *m = &t->pods[g->members.v[i]];
+        if (m->state != GS_POD_PENDING || !m->arrived)
+            continue;
+        int32_t need = 0, seen_before = 0;
+        for (size_t k = 0; k < g->members.n; k++) {
+            const struct rpod *o = &t->pods[g->members.v[k]];
+            int same = o->state == GS_POD_PENDING && o->arrived && o->user == m->user;
+            need += same;
+            seen_before |= same && k < i;
+        }
+        if (seen_before) /* that user was counted at its first member */
+            continue;
+        if (t->user_running[m->user] + need > ts->max_pods_per_user) {
+            char why[GS_REASON_MAX];
+            gs__say(why, sizeof(why),
+                    "tenant %s: user %s has %d pods running, the gang needs %d more "
+                    "(maxPodsPerUser %d)",
+                    ts->name, m->sp->user[0] ? m->sp->user : "(none)", t->user_running[m->user],
+                    need, ts->max_pods_per_user);
+            gang_failed(t, g, why);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Does gang @g wait whole (no member running, every member arrived)? Its failure then stands
+ * for every gang of its bucket; a gang part-way there fails for itself only. */
+static int gang_whole(const struct gs_tsim *t, const struct gang *g)
+{
+    if (g->running)
+        return 0;
+    for (size_t i = 0; i < g->members.n; i++) {
+        const struct rpod *m = &t->pods[g->members.v[i]];
+        if (m->state != GS_POD_PENDING || !m->arrived)
+            return 0;
+    }
+    return 1;
+}
+
+/* Try @pod (of bucket @b): 0 done (placed or failed), < 0 error. */
+static int try_pod(struct gs_tsim *t, int32_t pod, struct bucket *b)
+{
+    struct rpod *p = &t->pods[pod];
+    int capacity = 0, r, general, was_late = late(t, p);
+    uint64_t held_before = t->held_hits;
+    if (p->group >= 0 && t->gangs[p->group].running < t->gangs[p->group].min) {
+        struct gang *g = &t->gangs[p->group];
+        if (gang_users_at_limit(t, g, p))
+            return 0;
+        general = gang_whole(t, g);
+        r = gs__tsim_place_gang(t, p->group, &capacity);
+        if (r > 0)
+            gang_failed(t, g, NULL);
+        general &= capacity; /* "minMember not submitted" is this gang's own */
+    } else {
+        if (user_at_limit(t, p)) {
+            fail(t, b, p, 0, was_late, held_before);
+            return 0;
+        }
+        struct txn x = {0};
+        r = gs__tsim_place_one(t, pod, &x, -1, &capacity);
+        if (r == 0)
+            r = gs__tsim_commit(t, &x, pod);
+        free(x.bound.v);
+        free(x.evicted.v);
+        general = p->group < 0; /* a member of a running gang fails for itself */
+    }
+    if (r <= 0)
+        return r;
+    fail(t, b, p, general, was_late, held_before);
+    if (capacity && p->group < 0 && (t->head < 0 || p->level < t->pods[t->head].level))
+        return gs__tsim_reserve_for(t, pod);
+    return 0;
+}
+
+/* Put the next candidate of every listed bucket of @list in @h (emptied first). */
+static int fill(struct gs_tsim *t, size_t list, struct qheap *h, int fresh)
+{
+    struct vec *lv = &t->blists[list];
+    size_t w = 0;
+    h->n = 0;
+    for (size_t i = 0; i < lv->n; i++) {
+        struct bucket *b = &t->buckets[lv->v[i]];
+        if (fresh) {
+            tidy(t, b);
+            b->cur = b->start;
+            if (b->pods.n == 0) {
+                b->listed = 0;
+                continue;
+            }
+        }
+        lv->v[w++] = lv->v[i];
+        int32_t c = candidate(t, b);
+        if (c >= 0 && qh_push(h, (struct centry){t->pods[c].submit, c, lv->v[i]}) < 0)
+            return -ENOMEM;
+    }
+    lv->n = w;
+    return 0;
+}
+
+static int level_pass(struct gs_tsim *t, size_t l)
+{
+    size_t nq = t->nqueues;
+    int r = 0;
+    for (size_t q = 0; q < nq && r == 0; q++)
+        r = fill(t, l * nq + q, &t->qheaps[q], 1);
+    while (r == 0) {
+        size_t q = nq;
+        for (size_t i = 0; i < nq; i++)
+            if (t->qheaps[i].n && (q == nq || hungrier(t, i, q)))
+                q = i;
+        if (q == nq)
+            break;
+        struct centry e = qh_pop(&t->qheaps[q]);
+        struct bucket *b = &t->buckets[e.bucket];
+        int32_t c = candidate(t, b);
+        if (c != e.pod) { /* the bucket moved on since: requeue what it offers now */
+            if (c >= 0)
+                r = qh_push(&t->qheaps[q], (struct centry){t->pods[c].submit, c, e.bucket});
+            continue;
+        }
+        uint64_t epoch = t->epoch;
+        r = try_pod(t, c, b);
+        if (r < 0)
+            break;
+        if (t->epoch != epoch) { /* evictions freed room: every bucket may try again */
+            for (size_t i = 0; i < nq && r == 0; i++)
+                r = fill(t, l * nq + i, &t->qheaps[i], 0);
+            continue;
+        }
+        if ((c = candidate(t, b)) >= 0)
+            r = qh_push(&t->qheaps[q], (struct centry){t->pods[c].submit, c, e.bucket});
+    }
+    return r;
+}
+
+int gs__tsim_pass(struct gs_tsim *t)
+{
+    if (!t->qheaps && !(t->qheaps = gs__zalloc(t->nqueues, sizeof(*t->qheaps))))
+        return -ENOMEM;
+    deserve(t);
+    if (t->head >= 0 && t->pods[t->head].state != GS_POD_PENDING) {
+        t->head = -1;
+        t->resv_gen++;
+    }
+    int r = 0;
+    for (size_t l = 0; l < t->nlevels && r == 0; l++)
+        r = level_pass(t, l);
+    return r;
+}
+
+void gs__tsim_queue_free(struct gs_tsim *t)
+{
+    for (size_t i = 0; i < t->nbuckets; i++)
+        free(t->buckets[i].pods.v);
+    for (size_t i = 0; t->blists && i < t->nlevels * t->nqueues; i++)
+        free(t->blists[i].v);
+    for (size_t i = 0; t->qheaps && i < t->nqueues; i++)
+        free(t->qheaps[i].v);
+    free(t->buckets);
+    free(t->btable);
+    free(t->blists);
+    free(t->qheaps);
+}
