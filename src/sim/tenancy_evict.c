@@ -150,13 +150,6 @@ static size_t node_units(struct gs_tsim *t, const struct rpod *p, size_t node, e
     return n;
 }
 
-/* Reclaim may not take a queue below its deserved share. */
-static int may_take(const struct gs_tsim *t, const struct unit *u, enum evict_mode mode)
-{
-    int32_t q = t->pods[u->pod].queue;
-    return mode != EVICT_RECLAIM || t->q_used[q] - u->milli >= t->q_deserved[q];
-}
-
 static int fits(struct gs_tsim *t, const struct rpod *p, size_t node)
 {
     struct gs_fit_choice c;
@@ -164,47 +157,71 @@ static int fits(struct gs_tsim *t, const struct rpod *p, size_t node)
 }
 
 /*
- * Evict the units of @use (bit i = units[i]) into @y; 1 when @p then fits on @node. The
- * evictions stay in @y for the caller to undo.
+ * A trial: take the pods of the units in @use (bit i = units[i]) that sit on @node off the
+ * fleet, and see whether @p fits there; every pod is put back before it returns. Only the fleet
+ * is touched, as only the fleet decides the fit. Reclaim may not take a queue below its deserved
+ * share, counting every unit of the set. 1 fits, 0 not, -ENOMEM.
  */
 static int try_set(struct gs_tsim *t, const struct rpod *p, size_t node, const struct unit *u,
-                   uint64_t use, size_t n, enum evict_mode mode, struct txn *y)
+                   uint64_t use, size_t n, enum evict_mode mode)
 {
-    for (size_t i = 0; i < n; i++) {
-        if (!(use & (1ull << i)) || t->pods[u[i].pod].state != GS_POD_RUNNING)
+    int32_t off[GS_GPUS_MAX * 4];
+    size_t k = 0;
+    int r = 1;
+    for (size_t i = 0; i < n && r; i++) {
+        if (!(use & (1ull << i)))
             continue;
-        if (!may_take(t, &u[i], mode))
-            return 0;
-        if (evict_unit(t, u[i].pod, y) < 0)
-            return -ENOMEM;
+        int32_t q = t->pods[u[i].pod].queue;
+        int64_t taken = 0;
+        for (size_t j = 0; j < n; j++)
+            if ((use & (1ull << j)) && j <= i && t->pods[u[j].pod].queue == q)
+                taken += u[j].milli;
+        if (mode == EVICT_RECLAIM && t->q_used[q] - taken < t->q_deserved[q]) {
+            r = 0;
+            break;
+        }
+        size_t np = gs_fleet_pod_count(t->fleet, node);
+        for (size_t s = np; s-- > 0 && r;) { /* newest first: the fleet's list stays ordered */
+            int32_t pod = gs_fleet_pod_at(t->fleet, node, s);
+            const struct rpod *v = &t->pods[pod];
+            if (pod != u[i].pod && (v->group < 0 || v->group != t->pods[u[i].pod].group))
+                continue;
+            if (k == sizeof(off) / sizeof(off[0]) ||
+                gs_fleet_release(t->fleet, node, &v->fit, v->mask, pod) < 0)
+                r = -ENOMEM;
+            else
+                off[k++] = pod;
+        }
     }
-    return fits(t, p, node);
+    if (r > 0)
+        r = fits(t, p, node);
+    while (k-- > 0) {
+        const struct rpod *v = &t->pods[off[k]];
+        if (gs_fleet_commit(t->fleet, node, &v->fit, v->mask, off[k]) < 0)
+            r = -ENOMEM; /* cannot happen: the state it left is restored in reverse order */
+    }
+    return r;
 }
 
 /* The smallest set on @node, as a bit set of @u, or 0 when none makes @p fit. */
 static int node_set(struct gs_tsim *t, const struct rpod *p, size_t node, const struct unit *u,
                     size_t n, enum evict_mode mode, uint64_t *set)
 {
-    struct txn y = {0};
     uint64_t use = 0;
     int r = 0;
     for (size_t i = 0; i < n && r == 0; i++) {
         use |= 1ull << i;
-        r = try_set(t, p, node, u, 1ull << i, n, mode, &y);
+        r = try_set(t, p, node, u, use, n, mode);
     }
-    if (gs__tsim_rollback(t, &y, 0, 0) < 0 || r < 0)
-        r = -ENOMEM;
     for (size_t i = 0; r > 0 && i < n; i++) {
         if (!(use & (1ull << i)))
             continue;
-        int without = try_set(t, p, node, u, use & ~(1ull << i), n, mode, &y);
-        if (gs__tsim_rollback(t, &y, 0, 0) < 0 || without < 0)
-            r = -ENOMEM;
+        int without = try_set(t, p, node, u, use & ~(1ull << i), n, mode);
+        if (without < 0)
+            r = without;
         else if (without)
             use &= ~(1ull << i);
     }
-    free(y.bound.v);
-    free(y.evicted.v);
     *set = use;
     return r;
 }
