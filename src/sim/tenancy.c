@@ -74,23 +74,23 @@ static int heap_push(struct gs_tsim *t, struct event e)
     return 0;
 }
 
-static struct event heap_pop(struct gs_tsim *t)
+static struct event heap_pop(struct event *h, size_t *n)
 {
-    struct event top = t->heap[0], last = t->heap[--t->nheap];
+    struct event top = h[0], last = h[--*n];
     size_t i = 0;
     for (;;) {
         size_t c = 2 * i + 1;
-        if (c >= t->nheap)
+        if (c >= *n)
             break;
-        if (c + 1 < t->nheap && ev_less(&t->heap[c + 1], &t->heap[c]))
+        if (c + 1 < *n && ev_less(&h[c + 1], &h[c]))
             c++;
-        if (!ev_less(&t->heap[c], &last))
+        if (!ev_less(&h[c], &last))
             break;
-        t->heap[i] = t->heap[c];
+        h[i] = h[c];
         i = c;
     }
-    if (t->nheap)
-        t->heap[i] = last;
+    if (*n)
+        h[i] = last;
     return top;
 }
 
@@ -326,7 +326,8 @@ static void why_nodes(struct gs_tsim *t, struct rpod *p, const int64_t *count, i
 static int held(struct gs_tsim *t, const struct rpod *p, int32_t pod, size_t node)
 {
     /* A promise to the head binds only pods that queue behind it, never one of higher priority. */
-    if (t->head < 0 || t->head == pod || !t->reserved[node] || p->level < t->pods[t->head].level)
+    if (t->head < 0 || t->head == pod || (int32_t)node != t->resv_node ||
+        p->level < t->pods[t->head].level)
         return 0;
     int late = p->sp->duration_us == GS_UNSET || t->now + p->sp->duration_us > t->shadow_t;
     t->held_hits += late; /* the pass learns that the reservation stood in the way */
@@ -416,7 +417,8 @@ static void scan(struct gs_tsim *t, struct rpod *p, int32_t pod, const int32_t *
         int model = gs_fleet_node_model(t->fleet, n);
         size_t key = (size_t)t->s->nodes[n].template_index * t->nzones +
                      (size_t)gs_fleet_node_zone(t->fleet, n);
-        int empty = gs_fleet_pod_count(t->fleet, n) == 0 && only_node < 0 && !t->reserved[n];
+        int empty =
+            gs_fleet_pod_count(t->fleet, n) == 0 && only_node < 0 && (int32_t)n != t->resv_node;
         if (empty && t->seen[key] == t->stamp) {
             if (t->seen_reason[key] >= 0)
                 o->count[t->seen_reason[key]]++;
@@ -700,12 +702,6 @@ int gs__tsim_place_gang(struct gs_tsim *t, int32_t group, int *capacity)
     return r;
 }
 
-static int cmp_event(const void *a, const void *b)
-{
-    const struct event *x = a, *y = b;
-    return ev_less(x, y) ? -1 : ev_less(y, x);
-}
-
 static int live(const struct gs_tsim *t, const struct event *e)
 {
     return t->pods[e->pod].gen == e->gen && t->pods[e->pod].state == GS_POD_RUNNING;
@@ -720,31 +716,36 @@ static int live(const struct gs_tsim *t, const struct event *e)
 int gs__tsim_reserve_for(struct gs_tsim *t, int32_t head)
 {
     t->resv_gen++;
-    memset(t->reserved, 0, t->s->nnodes ? t->s->nnodes : 1);
+    t->resv_node = -1;
     t->head = -1;
     struct rpod *h = &t->pods[head];
     if (h->group >= 0 || t->nheap == 0)
         return 0;
-    struct event *ev = malloc(t->nheap * sizeof(*ev));
-    if (!ev)
+    /* The completions in order: a copy of the heap, popped as far as needed. */
+    struct event *h_ev = malloc(t->nheap * sizeof(*h_ev)), *ev = malloc(4096 * sizeof(*ev));
+    if (!h_ev || !ev) {
+        free(h_ev);
+        free(ev);
         return -ENOMEM;
-    size_t n = 0, k = 0;
-    for (size_t i = 0; i < t->nheap; i++)
-        if (live(t, &t->heap[i]))
-            ev[n++] = t->heap[i];
-    qsort(ev, n, sizeof(*ev), cmp_event);
+    }
+    memcpy(h_ev, t->heap, t->nheap * sizeof(*h_ev));
+    size_t nh = t->nheap, k = 0;
     struct gs_fit_choice c;
-    for (; k < n && k < 4096; k++) {
-        struct rpod *p = &t->pods[ev[k].pod];
-        gs_fleet_release(t->fleet, (size_t)p->node, &p->fit, p->mask, ev[k].pod);
+    while (nh && k < 4096) {
+        struct event e = heap_pop(h_ev, &nh);
+        if (!live(t, &e))
+            continue;
+        ev[k++] = e;
+        struct rpod *p = &t->pods[e.pod];
+        gs_fleet_release(t->fleet, (size_t)p->node, &p->fit, p->mask, e.pod);
         if (gs_fleet_fit(t->fleet, (size_t)p->node, &h->fit, &c) == GS_FIT_OK) {
-            t->reserved[p->node] = 1;
+            t->resv_node = p->node;
             t->head = head;
-            t->shadow_t = ev[k].t;
-            k++;
+            t->shadow_t = e.t;
             break;
         }
     }
+    free(h_ev);
     while (k-- > 0) {
         struct rpod *p = &t->pods[ev[k].pod];
         gs_fleet_commit(t->fleet, (size_t)p->node, &p->fit, p->mask, ev[k].pod);
@@ -795,7 +796,7 @@ static int arrive(struct gs_tsim *t, int32_t pod)
 static int next_time(struct gs_tsim *t, int64_t *when)
 {
     while (t->nheap && !live(t, &t->heap[0]))
-        heap_pop(t);
+        heap_pop(t->heap, &t->nheap);
     int64_t a =
         t->next_arrival < t->npods ? t->pods[t->arrival_order[t->next_arrival]].submit : INT64_MAX;
     int64_t c = t->nheap ? t->heap[0].t : INT64_MAX;
@@ -813,7 +814,7 @@ static int loop(struct gs_tsim *t)
         advance(t, when);
         t->now = when;
         while (t->nheap && t->heap[0].t == when) {
-            struct event e = heap_pop(t);
+            struct event e = heap_pop(t->heap, &t->nheap);
             if (live(t, &e))
                 complete(t, e.pod);
         }
@@ -892,10 +893,9 @@ static int alloc_state(struct gs_tsim *t)
         ALLOC(t->q_demand, t->nqueues) || ALLOC(t->q_deserved, 2 * t->nqueues) ||
         ALLOC(t->q_alloc_int, t->nqueues) || ALLOC(t->q_weight, t->nqueues) ||
         ALLOC(t->rq_used, s->nrquotas) || ALLOC(t->card_busy, nodes * GS_GPUS_MAX) ||
-        ALLOC(t->reserved, nodes) || ALLOC(t->node_low, nodes) || ALLOC(t->node_borrow, nodes) ||
-        ALLOC(t->node_queues, nodes) || ALLOC(t->bo_key, GS_MEMO_SLOTS) ||
-        ALLOC(t->clean, GS_MEMO_SLOTS) || ALLOC(t->scratch, nodes) ||
-        ALLOC(t->bo_until, GS_MEMO_SLOTS))
+        ALLOC(t->node_low, nodes) || ALLOC(t->node_borrow, nodes) || ALLOC(t->node_queues, nodes) ||
+        ALLOC(t->bo_key, GS_MEMO_SLOTS) || ALLOC(t->clean, GS_MEMO_SLOTS) ||
+        ALLOC(t->scratch, nodes) || ALLOC(t->bo_until, GS_MEMO_SLOTS))
         return -ENOMEM;
     for (size_t q = 0; q < t->nqueues; q++)
         t->q_weight[q] = q < s->nqueues ? s->queues[q].weight : 1;
@@ -937,7 +937,7 @@ int gs_tsim_run(const struct gs_scenario *s, enum gs_way way, struct gs_tsim **o
     t->s = s;
     t->way = way;
     t->npods = s->npods;
-    t->head = -1;
+    t->head = t->resv_node = -1;
     t->epoch = 1;
     t->resv_gen = 1;
     t->horizon = s->sim.horizon_us;
@@ -988,7 +988,6 @@ void gs_tsim_free(struct gs_tsim *t)
                    t->heap,
                    t->uses,
                    t->card_busy,
-                   t->reserved,
                    t->node_low,
                    t->node_borrow,
                    t->node_queues,

@@ -15,7 +15,11 @@
  * min-runtime idea), and one evicted GS_EVICTIONS_MAX times is not evicted again.
  * Which set. Per node, victims are taken in order (priority, GPU share, newest first) until the
  * pod fits, then each is put back if the pod still fits without it; over nodes the set with the
- * lowest (highest victim priority, milli-GPU evicted, pods evicted, node index) wins.
+ * lowest (highest victim priority, milli-GPU evicted, pods evicted, first found) wins. As
+ * kube-scheduler's DefaultPreemption does (minCandidateNodesPercentage 10,
+ * minCandidateNodesAbsolute 100), a search stops once max(100, 10 % of the nodes) nodes offer a
+ * set, and the next search goes on from there, so large clusters are not scanned whole for
+ * every preemptor; a cluster of up to 100 nodes is always searched whole, from node 0.
  */
 #include "tenancy_impl.h"
 
@@ -316,7 +320,10 @@ int gs__tsim_evict_for(struct gs_tsim *t, int32_t pod, enum evict_mode mode, str
     for (size_t q = 0; mode == EVICT_RECLAIM && q < t->nqueues; q++)
         if ((int32_t)q != p->queue && reclaimable(t, (int32_t)q) && t->q_used[q] > t->q_deserved[q])
             donors |= 1ull << (q & 63);
-    for (size_t n = 0; n < t->s->nnodes && r >= 0; n++) {
+    size_t nn = t->s->nnodes, want = nn / 10 > 100 ? nn / 10 : 100, found = 0, at = 0;
+    size_t n0 = t->evict_next < nn ? t->evict_next : 0;
+    for (; at < nn && r >= 0 && found < want; at++) {
+        size_t n = (n0 + at) % nn;
         int model = gs_fleet_node_model(t->fleet, n);
         if (p->fit.ncards > 0 && model_ok[model] < 0)
             model_ok[model] =
@@ -329,9 +336,13 @@ int gs__tsim_evict_for(struct gs_tsim *t, int32_t pod, enum evict_mode mode, str
             continue;
         size_t nu = node_units(t, p, n, mode, guarantee, u);
         uint64_t set;
-        if (nu && could_fit(t, p, n, u, nu) && (r = node_set(t, p, n, u, nu, mode, &set)) > 0)
+        if (nu && could_fit(t, p, n, u, nu) && (r = node_set(t, p, n, u, nu, mode, &set)) > 0) {
             consider(&best, n, u, nu, set);
+            found++;
+        }
     }
+    if (at < nn) /* cut short: the next search starts where this one stopped */
+        t->evict_next = (n0 + at) % nn;
     size_t b0 = x->bound.n, e0 = x->evicted.n;
     if (r >= 0 && best.found) {
         for (size_t i = 0; i < best.units.n && r >= 0; i++) {

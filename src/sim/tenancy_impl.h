@@ -140,7 +140,8 @@ struct gs_tsim {
     int32_t *scratch;
     int64_t *bo_until;
     int64_t shadow_t;
-    uint8_t *reserved;
+    int32_t resv_node; /* the node promised to the head, -1 none */
+    size_t evict_next; /* where the next victim search starts (tenancy_evict.c) */
     struct gs_tsim_summary sum;
     struct gs_tsim_pod *out;
     struct gs_tsim_tenant *tout;
