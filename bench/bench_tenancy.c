@@ -50,7 +50,7 @@ static int one(uint32_t nodes, uint32_t pods)
         gs_scenario_free(s);
         return 1;
     }
-    printf("%6u nodes %7u pods: load %.2f s", nodes, pods, load);
+    printf("%u nodes, %u pods: load %.2f s\n", nodes, pods, load);
     for (int w = 0; w < GS_WAY_COUNT; w++) {
         struct gs_tsim *t;
         t0 = now_s();
@@ -59,13 +59,18 @@ static int one(uint32_t nodes, uint32_t pods)
             gs_scenario_free(s);
             return 1;
         }
+        double secs = now_s() - t0;
         const struct gs_tsim_summary *sum = gs_tsim_summary(t);
-        printf(" | %s %.2f s (alloc %d.%d %%, %lld events, %lld evictions)", gs_way_name(w),
-               now_s() - t0, sum->allocation_milli / 10, sum->allocation_milli % 10,
-               (long long)sum->events, (long long)(sum->preemptions + sum->reclaims));
+        const struct gs_tsim_work *wk = gs_tsim_work(t);
+        printf("  %-9s %6.2f s  alloc %d.%d %%  %lld events  %lld evictions | %lld passes, %lld "
+               "tries, %lld node fits, %lld victim searches over %lld nodes, %lld with trials\n",
+               gs_way_name(w), secs, sum->allocation_milli / 10, sum->allocation_milli % 10,
+               (long long)sum->events, (long long)(sum->preemptions + sum->reclaims),
+               (long long)wk->passes, (long long)wk->tries, (long long)wk->node_fits,
+               (long long)wk->victim_searches, (long long)wk->victim_nodes,
+               (long long)wk->victim_trials);
         gs_tsim_free(t);
     }
-    printf("\n");
     fflush(stdout);
     gs_scenario_free(s);
     return 0;

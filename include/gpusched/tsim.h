@@ -116,11 +116,22 @@ struct gs_tsim_summary {
     int64_t events;
 };
 
+/* What a run cost the scheduler, in work done rather than seconds: for benchmarks. */
+struct gs_tsim_work {
+    int64_t passes;          /* scheduling passes (one per instant with events) */
+    int64_t tries;           /* pods (or gangs) tried in passes; alike ones are tried once */
+    int64_t node_fits;       /* nodes a placement search filtered and scored */
+    int64_t victim_searches; /* preemption or reclaim searches with someone to evict */
+    int64_t victim_nodes;    /* nodes whose pods a victim search examined */
+    int64_t victim_trials;   /* nodes where a victim search tried eviction sets */
+};
+
 /*
  * gs_tsim_run() - simulate @s (resolved; borrowed for the life of the result) the @way way.
  * Return: 0 and *@out (free with gs_tsim_free()); -EINVAL with @d for a scenario that cannot be
  * run (no nodes); -ENOMEM.
- * Complexity: about O(events x (pending classes x nodes)); see bench/README.md for figures.
+ * Complexity: per instant with events, the pending buckets (pods alike) times the nodes freed
+ * since each last failed, plus the victim searches; see bench/README.md for figures.
  */
 int gs_tsim_run(const struct gs_scenario *s, enum gs_way way, struct gs_tsim **out,
                 struct gs_diag *d);
@@ -130,6 +141,7 @@ void gs_tsim_free(struct gs_tsim *t);
 
 /* Results; every pointer is owned by @t. */
 const struct gs_tsim_summary *gs_tsim_summary(const struct gs_tsim *t);
+const struct gs_tsim_work *gs_tsim_work(const struct gs_tsim *t);
 size_t gs_tsim_pod_count(const struct gs_tsim *t);
 const struct gs_tsim_pod *gs_tsim_pod(const struct gs_tsim *t, size_t i);
 size_t gs_tsim_use_count(const struct gs_tsim *t);

@@ -149,26 +149,6 @@ static void account(struct gs_tsim *t, int32_t pod, int sign, int restore)
         t->borrowed[(size_t)p->tenant * t->nlevels + (size_t)p->level] += sign;
 }
 
-/* The lowest priority level of a preemptible pod on @node, -1 none: preemption skips nodes
- * with nothing below the preemptor. Nodes hold few pods, so a rescan is cheap. */
-static void node_low_update(struct gs_tsim *t, size_t node)
-{
-    int32_t low = -1, borrow = -1;
-    uint64_t queues = 0;
-    size_t n = gs_fleet_pod_count(t->fleet, node);
-    for (size_t i = 0; i < n; i++) {
-        const struct rpod *v = &t->pods[gs_fleet_pod_at(t->fleet, node, i)];
-        queues |= 1ull << (v->queue & 63);
-        if (v->preemptible && v->level > low)
-            low = v->level;
-        if (v->charged != 1 && v->level > borrow)
-            borrow = v->level;
-    }
-    t->node_low[node] = low;
-    t->node_borrow[node] = borrow;
-    t->node_queues[node] = queues;
-}
-
 int gs__tsim_bind(struct gs_tsim *t, int32_t pod, size_t node, uint32_t mask, struct txn *x)
 {
     struct rpod *p = &t->pods[pod];
@@ -188,7 +168,7 @@ int gs__tsim_bind(struct gs_tsim *t, int32_t pod, size_t node, uint32_t mask, st
         p->first_start = t->now;
     p->reason[0] = 0;
     account(t, pod, 1, 0);
-    node_low_update(t, node);
+    gs__tsim_victims_update(t, node);
     if ((r = use_open(t, pod)) < 0 || (x && (r = gs__vec_push(&x->bound, pod)) < 0))
         return r;
     if (p->sp->duration_us != GS_UNSET)
@@ -202,7 +182,7 @@ static void unplace(struct gs_tsim *t, int32_t pod)
     struct rpod *p = &t->pods[pod];
     account(t, pod, -1, 0);
     gs_fleet_release(t->fleet, (size_t)p->node, &p->fit, p->mask, pod);
-    node_low_update(t, (size_t)p->node);
+    gs__tsim_victims_update(t, (size_t)p->node);
     p->gen++;
 }
 
@@ -238,7 +218,7 @@ int gs__tsim_rollback(struct gs_tsim *t, struct txn *x, size_t bound_to, size_t 
         p->gen--; /* its completion event is valid again */
         t->uses[p->use].end_us = -1;
         account(t, pod, 1, 1);
-        node_low_update(t, (size_t)p->node);
+        gs__tsim_victims_update(t, (size_t)p->node);
     }
     return 0;
 }
@@ -350,7 +330,11 @@ static uint64_t shape_of(const struct gs_tsim *t, const struct rpod *p)
  */
 struct clean {
     uint64_t key;
-    size_t since; /* log position after its last failed search */
+    size_t since;    /* log position after its last failed search */
+    uint32_t models; /* the models whose quotas the pod passed then: the record holds while
+                      * they are the same (quota is freed by releases, but on any node) */
+    uint64_t resv;   /* the reservation that held a node against it, 0 none: the record holds
+                      * while that one stands */
     char reason[GS_REASON_MAX];
 };
 
@@ -412,6 +396,7 @@ static void scan(struct gs_tsim *t, struct rpod *p, int32_t pod, const int32_t *
                  size_t hi, int only_node, struct scan *o)
 {
     t->stamp++;
+    t->work.node_fits += (int64_t)(hi - lo);
     for (size_t i = lo; i < hi; i++) {
         size_t n = list ? (size_t)list[i] : i;
         int model = gs_fleet_node_model(t->fleet, n);
@@ -469,8 +454,8 @@ static void scan_init(struct scan *o)
     memset(o->model_ok, -1, sizeof(o->model_ok));
 }
 
-int gs__tsim_find(struct gs_tsim *t, int32_t pod, int only_node, size_t *node, uint32_t *mask,
-                  int *capacity)
+int gs__tsim_find(struct gs_tsim *t, int32_t pod, int only_node, const struct txn *x, size_t *node,
+                  uint32_t *mask, int *capacity)
 {
     struct rpod *p = &t->pods[pod];
     struct scan o;
@@ -481,6 +466,8 @@ int gs__tsim_find(struct gs_tsim *t, int32_t pod, int only_node, size_t *node, u
     const int32_t *open = NULL;
     struct clean *cl = NULL;
     uint64_t shape = 0;
+    uint32_t models = 0;
+    int settled = 1;
     if (only_node < 0 && p->fit.ncards > 0) {
         if (!quota_anywhere(t, p, o.model_ok, o.quota_why)) {
             *capacity = 0;
@@ -493,9 +480,17 @@ int gs__tsim_find(struct gs_tsim *t, int32_t pod, int only_node, size_t *node, u
         open = gs_fleet_open(t->fleet, &nopen);
         o.count[GS_FIT_GPU] = (int64_t)(t->s->nnodes - nopen);
         hi = nopen;
-        if (p->group < 0) {
+        for (int m = 0; m < GS_MODEL_MAX; m++)
+            models |= o.model_ok[m] == 1 ? 1u << m : 0;
+        /* Pods bound by the attempt under way only take room: a record still bounds where
+         * the pod can go. Evicted ones give room the log does not show yet. */
+        if (!x || x->evicted.n == 0) {
             shape = shape_of(t, p);
             cl = clean_of(t, shape);
+            if (cl && (cl->models != models || (cl->resv && cl->resv != t->resv_gen)))
+                cl = NULL;
+            if (x && x->bound.n > 0) /* ... but a failure now says nothing of the real state */
+                settled = 0;
         }
         if (cl && (nfreed = freed_since(t, cl->since, nopen)) != SIZE_MAX) {
             scan(t, p, pod, t->scratch, 0, nfreed, only_node, &o);
@@ -507,12 +502,10 @@ int gs__tsim_find(struct gs_tsim *t, int32_t pod, int only_node, size_t *node, u
             }
             *capacity = 1; /* still nowhere: the full search's reason stands */
             memcpy(p->reason, cl->reason, sizeof(p->reason));
-            /* A freed node skipped for a quota or a reservation may open up later with no
-             * release: the record is dropped, and the next search is a full one. */
-            if (o.quota == 0 && o.reserved == 0)
+            if (settled) {
                 cl->since = t->rlog.n;
-            else
-                cl->key = 0;
+                cl->resv = o.reserved ? t->resv_gen : cl->resv;
+            }
             return 1;
         }
     }
@@ -525,9 +518,11 @@ int gs__tsim_find(struct gs_tsim *t, int32_t pod, int only_node, size_t *node, u
     }
     *capacity = 1;
     why_nodes(t, p, o.count, o.quota, o.quota_why, o.reserved);
-    if (shape && o.quota == 0 && o.reserved == 0) {
+    if (shape && settled) {
         cl = &t->clean[shape & (GS_MEMO_SLOTS - 1)];
         cl->key = shape;
+        cl->models = models;
+        cl->resv = o.reserved ? t->resv_gen : 0;
         cl->since = t->rlog.n;
         memcpy(cl->reason, p->reason, sizeof(cl->reason));
     }
@@ -558,7 +553,7 @@ int gs__tsim_place_one(struct gs_tsim *t, int32_t pod, struct txn *x, int only_n
 {
     size_t node;
     uint32_t mask;
-    int r = gs__tsim_find(t, pod, only_node, &node, &mask, capacity);
+    int r = gs__tsim_find(t, pod, only_node, x, &node, &mask, capacity);
     if (r == 0)
         return gs__tsim_bind(t, pod, node, mask, x) < 0 ? -ENOMEM : 0;
     struct rpod *p = &t->pods[pod];
@@ -893,14 +888,11 @@ static int alloc_state(struct gs_tsim *t)
         ALLOC(t->q_demand, t->nqueues) || ALLOC(t->q_deserved, 2 * t->nqueues) ||
         ALLOC(t->q_alloc_int, t->nqueues) || ALLOC(t->q_weight, t->nqueues) ||
         ALLOC(t->rq_used, s->nrquotas) || ALLOC(t->card_busy, nodes * GS_GPUS_MAX) ||
-        ALLOC(t->node_low, nodes) || ALLOC(t->node_borrow, nodes) || ALLOC(t->node_queues, nodes) ||
         ALLOC(t->bo_key, GS_MEMO_SLOTS) || ALLOC(t->clean, GS_MEMO_SLOTS) ||
         ALLOC(t->scratch, nodes) || ALLOC(t->bo_until, GS_MEMO_SLOTS))
         return -ENOMEM;
     for (size_t q = 0; q < t->nqueues; q++)
         t->q_weight[q] = q < s->nqueues ? s->queues[q].weight : 1;
-    for (size_t n = 0; n < nodes; n++)
-        t->node_low[n] = t->node_borrow[n] = -1;
     for (size_t n = 0; n < nodes; n++)
         if (gs_fleet_node_gpus(t->fleet, n) > 0)
             t->models |= 1u << gs_fleet_node_model(t->fleet, n);
@@ -918,6 +910,8 @@ static int alloc_state(struct gs_tsim *t)
 
 static int alloc_levels(struct gs_tsim *t)
 {
+    if (gs__tsim_victims_alloc(t) < 0)
+        return -ENOMEM;
     if (ALLOC(t->blists, t->nlevels * t->nqueues) || ALLOC(t->running_by_level, t->nlevels) ||
         ALLOC(t->borrowed, (t->s->ntenants + 1) * t->nlevels))
         return -ENOMEM;
@@ -988,9 +982,8 @@ void gs_tsim_free(struct gs_tsim *t)
                    t->heap,
                    t->uses,
                    t->card_busy,
-                   t->node_low,
-                   t->node_borrow,
-                   t->node_queues,
+                   t->vindex,
+                   t->node_cards,
                    t->seen,
                    t->seen_reason,
                    t->running_by_level,
@@ -1013,6 +1006,11 @@ void gs_tsim_free(struct gs_tsim *t)
 const struct gs_tsim_summary *gs_tsim_summary(const struct gs_tsim *t)
 {
     return &t->sum;
+}
+
+const struct gs_tsim_work *gs_tsim_work(const struct gs_tsim *t)
+{
+    return &t->work;
 }
 
 size_t gs_tsim_pod_count(const struct gs_tsim *t)

@@ -80,8 +80,11 @@ static int eligible(const struct gs_tsim *t, const struct rpod *p, const struct 
            (guarantee && v->tenant != p->tenant && v->prio <= p->prio);
 }
 
-/* The unit a victim belongs to: its whole gang when it is a gang member. */
-static struct unit unit_of(const struct gs_tsim *t, int32_t pod)
+/* The unit a victim belongs to: its whole gang when it is a gang member; pod -1 when a member
+ * may not be evicted (a gang goes whole or not at all, so it is as protected as its most
+ * protected member). */
+static struct unit unit_of(const struct gs_tsim *t, const struct rpod *p, int32_t pod,
+                           enum evict_mode mode, int guarantee)
 {
     const struct rpod *v = &t->pods[pod];
     struct unit u = {pod, v->prio, v->milli, v->start, 1};
@@ -95,6 +98,8 @@ static struct unit unit_of(const struct gs_tsim *t, int32_t pod)
         const struct rpod *m = &t->pods[g->members.v[i]];
         if (m->state != GS_POD_RUNNING)
             continue;
+        if (!eligible(t, p, m, mode, guarantee))
+            return (struct unit){.pod = -1};
         if (u.pod < 0)
             u.pod = g->members.v[i];
         u.milli += m->milli;
@@ -140,8 +145,8 @@ static size_t node_units(struct gs_tsim *t, const struct rpod *p, size_t node, e
         int32_t vid = gs_fleet_pod_at(t->fleet, node, i);
         if (!eligible(t, p, &t->pods[vid], mode, guarantee))
             continue;
-        struct unit u = unit_of(t, vid);
-        int dup = 0;
+        struct unit u = unit_of(t, p, vid, mode, guarantee);
+        int dup = u.pod < 0;
         for (size_t k = 0; k < n; k++)
             dup |= out[k].pod == u.pod;
         if (dup)
@@ -211,6 +216,7 @@ static int try_set(struct gs_tsim *t, const struct rpod *p, size_t node, const s
 static int node_set(struct gs_tsim *t, const struct rpod *p, size_t node, const struct unit *u,
                     size_t n, enum evict_mode mode, uint64_t *set)
 {
+    t->work.victim_trials++;
     uint64_t use = 0;
     int r = 0;
     for (size_t i = 0; i < n && r == 0; i++) {
@@ -304,12 +310,136 @@ static int could_fit(const struct gs_tsim *t, const struct rpod *p, size_t node,
     return cards >= p->fit.ncards;
 }
 
+/*
+ * The victim index: per node and tenant (tenants beyond GS_VSLOTS_MAX share slots, which only
+ * makes the index say "maybe" more often), the lowest priority level of a preemptible pod
+ * charged beyond (open) or within (ded) dedicated quota, the lowest level of a pod beyond
+ * dedicated quota (the guarantee's victims), and the queues with pods there. Per node, cards
+ * held by preemptible pods of each level or lower, by pods beyond dedicated quota of each level
+ * or lower, and by each queue's pods (each pod's cards counted, so a shared card may count
+ * twice: bounds). Pods evicted GS_EVICTIONS_MAX times are left out: they are never taken again.
+ * A search looks at a node's pods only when the index says a victim set may be there.
+ */
+#define GS_VSLOTS_MAX 16
+
+struct vslot {
+    int32_t low_open, low_ded, borrow;
+    uint64_t q_open, q_ded;
+};
+
+int gs__tsim_victims_alloc(struct gs_tsim *t)
+{
+    size_t nodes = t->s->nnodes;
+    t->vslots = t->s->ntenants + 1 < GS_VSLOTS_MAX ? t->s->ntenants + 1 : GS_VSLOTS_MAX;
+    if (!(t->vindex = gs__zalloc(nodes * t->vslots, sizeof(*t->vindex))))
+        return -ENOMEM;
+    for (size_t i = 0; i < nodes * t->vslots; i++)
+        t->vindex[i] = (struct vslot){-1, -1, -1, 0, 0};
+    if (t->nlevels <= GS_NODE_CARDS_MAX && t->nqueues <= GS_NODE_CARDS_MAX &&
+        !(t->node_cards = gs__zalloc(nodes * (2 * t->nlevels + t->nqueues), sizeof(int32_t))))
+        return -ENOMEM;
+    return 0;
+}
+
+static void cards_update(struct gs_tsim *t, size_t node)
+{
+    size_t nl = t->nlevels, stride = 2 * nl + t->nqueues, np = gs_fleet_pod_count(t->fleet, node);
+    int32_t *pc = &t->node_cards[node * stride], *bc = pc + nl, *qc = bc + nl;
+    memset(pc, 0, stride * sizeof(*pc));
+    for (size_t i = 0; i < np; i++) {
+        const struct rpod *v = &t->pods[gs_fleet_pod_at(t->fleet, node, i)];
+        int32_t cards = __builtin_popcount(v->mask);
+        if (v->preemptions >= GS_EVICTIONS_MAX)
+            continue;
+        pc[v->level] += v->preemptible ? cards : 0;
+        bc[v->level] += v->charged != 1 ? cards : 0;
+        qc[v->queue] += cards;
+    }
+    for (size_t l = nl - 1; l-- > 0;) {
+        pc[l] += pc[l + 1];
+        bc[l] += bc[l + 1];
+    }
+}
+
+void gs__tsim_victims_update(struct gs_tsim *t, size_t node)
+{
+    struct vslot *vs = &t->vindex[node * t->vslots];
+    for (size_t k = 0; k < t->vslots; k++)
+        vs[k] = (struct vslot){-1, -1, -1, 0, 0};
+    size_t np = gs_fleet_pod_count(t->fleet, node);
+    for (size_t i = 0; i < np; i++) {
+        const struct rpod *v = &t->pods[gs_fleet_pod_at(t->fleet, node, i)];
+        if (v->preemptions >= GS_EVICTIONS_MAX)
+            continue;
+        struct vslot *s = &vs[(size_t)v->tenant % t->vslots];
+        uint64_t q = 1ull << (v->queue & 63);
+        int32_t low = v->preemptible ? v->level : -1;
+        if (v->charged == 1) {
+            s->q_ded |= q;
+            s->low_ded = low > s->low_ded ? low : s->low_ded;
+        } else {
+            s->q_open |= q;
+            s->low_open = low > s->low_open ? low : s->low_open;
+            s->borrow = v->level > s->borrow ? v->level : s->borrow;
+        }
+    }
+    if (t->node_cards)
+        cards_update(t, node);
+}
+
+/* May @node hold a pod this search could take? Only "no" is sure. */
+static int may_hold(const struct gs_tsim *t, const struct rpod *p, size_t node,
+                    enum evict_mode mode, int guarantee, uint64_t donors)
+{
+    const struct vslot *vs = &t->vindex[node * t->vslots];
+    size_t own = (size_t)p->tenant % t->vslots;
+    int shared = t->s->ntenants + 1 > t->vslots; /* the own slot may hold other tenants too */
+    if (mode == EVICT_RECLAIM) {
+        if (vs[own].q_ded & donors)
+            return 1;
+        for (size_t k = 0; k < t->vslots; k++)
+            if (vs[k].q_open & donors)
+                return 1;
+        return 0;
+    }
+    if (vs[own].low_ded > p->level)
+        return 1;
+    for (size_t k = 0; k < t->vslots; k++)
+        if (vs[k].low_open > p->level ||
+            (guarantee && (k != own || shared) && vs[k].borrow >= p->level))
+            return 1;
+    return 0;
+}
+
+/*
+ * Could evicting every pod this search may take on @node free the cards @p asks for? Only
+ * whole-card requests are bounded this way.
+ */
+static int cards_bound(const struct gs_tsim *t, const struct rpod *p, size_t node,
+                       enum evict_mode mode, int guarantee, uint64_t donors)
+{
+    if (!p->fit.whole || p->fit.ncards == 0 || !t->node_cards)
+        return 1;
+    size_t nl = t->nlevels, l = (size_t)p->level;
+    const int32_t *pc = &t->node_cards[node * (2 * nl + t->nqueues)], *bc = pc + nl, *qc = bc + nl;
+    int64_t cards = gs_fleet_node_free_cards(t->fleet, node);
+    if (mode == EVICT_RECLAIM) {
+        for (size_t q = 0; q < t->nqueues; q++)
+            cards += donors & (1ull << q) ? qc[q] : 0;
+    } else {
+        cards += l + 1 < nl ? pc[l + 1] : 0;
+        cards += guarantee ? bc[l] : 0;
+    }
+    return cards >= p->fit.ncards;
+}
+
 int gs__tsim_evict_for(struct gs_tsim *t, int32_t pod, enum evict_mode mode, struct txn *x)
 {
     struct rpod *p = &t->pods[pod];
     int guarantee = mode == EVICT_PREEMPT && guaranteed(t, p);
     if (!worth_trying(t, p, mode, guarantee))
         return 1;
+    t->work.victim_searches++;
     struct unit u[GS_GPUS_MAX * 4];
     struct pick best = {0};
     char why[GS_REASON_MAX];
@@ -330,11 +460,11 @@ int gs__tsim_evict_for(struct gs_tsim *t, int32_t pod, enum evict_mode mode, str
                 (int8_t)((!p->fit.model_mask || (p->fit.model_mask & (1u << model))) &&
                          gs__quota_check(t, p, model, why, sizeof(why)));
         if ((p->fit.ncards > 0 && !model_ok[model]) ||
-            (mode == EVICT_PREEMPT && t->node_low[n] <= p->level &&
-             (!guarantee || t->node_borrow[n] < p->level)) ||
-            (mode == EVICT_RECLAIM && !(t->node_queues[n] & donors)))
+            !may_hold(t, p, n, mode, guarantee, donors) ||
+            !cards_bound(t, p, n, mode, guarantee, donors))
             continue;
         size_t nu = node_units(t, p, n, mode, guarantee, u);
+        t->work.victim_nodes++;
         uint64_t set;
         if (nu && could_fit(t, p, n, u, nu) && (r = node_set(t, p, n, u, nu, mode, &set)) > 0) {
             consider(&best, n, u, nu, set);
@@ -357,7 +487,7 @@ int gs__tsim_evict_for(struct gs_tsim *t, int32_t pod, enum evict_mode mode, str
         if (r >= 0) {
             size_t node;
             uint32_t mask;
-            r = gs__tsim_find(t, pod, (int)best.node, &node, &mask, &cap);
+            r = gs__tsim_find(t, pod, (int)best.node, x, &node, &mask, &cap);
             if (r == 0)
                 r = gs__tsim_bind(t, pod, node, mask, x);
             else if (gs__tsim_rollback(t, x, b0, e0) < 0) /* held for the head of the queue */

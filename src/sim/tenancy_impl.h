@@ -13,6 +13,7 @@
 /* A pod run again after an eviction is kept 5 min; after GS_EVICTIONS_MAX it is kept for good. */
 #define GS_READMIT_GRACE_US (300 * 1000000LL)
 #define GS_EVICTIONS_MAX    3
+#define GS_NODE_CARDS_MAX   64
 #define GS_EVICT_BACKOFF_US                                                                        \
     (10LL * 1000000)        /* between victim searches of one tenant, priority and size */
 #define GS_MEMO_SLOTS 65536 /* shapes remembered for searches and back-off (a power of two) */
@@ -24,23 +25,25 @@ int gs__say(char *buf, size_t size, const char *fmt, ...) __attribute__((format(
 void *gs__zalloc(size_t n, size_t size);
 
 struct rpod {
+    /* What victim searches read of every pod they pass, together in the first cache line. */
+    uint8_t state, preemptible, in_pending, arrived, reclaimed;
+    int8_t charged; /* 1 dedicated, 2 shared */
+    int32_t tenant, queue, group, level, prio;
+    int32_t preemptions;
+    int32_t node;
+    uint32_t mask;
+    int64_t milli; /* GPU share charged to quotas and queues: cards x share */
+    int64_t submit, start;
     const struct gs_scn_pod *sp;
     struct gs_fit fit;
-    int32_t tenant, queue, group, level, kind, user;
-    int32_t prio;
+    int32_t kind, user;
     int32_t rq[2];      /* ResourceQuotas that count this pod, -1 none */
-    int64_t milli;      /* GPU share charged to quotas and queues: cards x share */
     int64_t gpus;       /* nvidia.com/gpu as ResourceQuota counts it */
     int64_t gpumem_mib; /* cards x per-card GPU memory */
     int32_t util_pct;
-    int32_t model;  /* model charged while running, -1 none */
-    int8_t charged; /* 1 dedicated, 2 shared */
-    uint8_t preemptible, state, in_pending, arrived, reclaimed;
-    int32_t node;
-    uint32_t mask;
-    int64_t submit, start, first_start, end;
+    int32_t model; /* model charged while running, -1 none */
+    int64_t first_start, end;
     uint32_t gen;
-    int32_t preemptions;
     int32_t use;          /* open use record, -1 none */
     uint64_t tried_epoch; /* release epoch at its last failed try, 0 never */
     uint64_t said;        /* t->said when its reason was last written by the scheduler */
@@ -57,6 +60,7 @@ struct vec {
 
 struct bucket;
 struct qheap;
+struct vslot;
 
 struct gang {
     int32_t min, running;
@@ -75,10 +79,11 @@ struct gs_tsim {
     const struct gs_scenario *s;
     enum gs_way way;
     struct gs_fleet *fleet;
-    uint32_t models;       /* catalog models some node has */
-    int32_t *node_low;     /* per node: lowest priority level of a preemptible pod, -1 none */
-    int32_t *node_borrow;  /* per node: lowest priority level of a pod beyond dedicated quota */
-    uint64_t *node_queues; /* per node: bit (queue mod 64) set for each queue with a pod there */
+    uint32_t models; /* catalog models some node has */
+    /* Victim index (tenancy_evict.c): per node and tenant slot, who could be evicted there. */
+    struct vslot *vindex;
+    size_t vslots;
+    int32_t *node_cards;
     struct rpod *pods;
     size_t npods;
     int32_t *arrival_order;
@@ -143,6 +148,7 @@ struct gs_tsim {
     int32_t resv_node; /* the node promised to the head, -1 none */
     size_t evict_next; /* where the next victim search starts (tenancy_evict.c) */
     struct gs_tsim_summary sum;
+    struct gs_tsim_work work;
     struct gs_tsim_pod *out;
     struct gs_tsim_tenant *tout;
     struct gs_tsim_queue *qout;
@@ -177,9 +183,11 @@ int gs__tsim_evict(struct gs_tsim *t, int32_t pod, struct txn *x);
 int gs__tsim_rollback(struct gs_tsim *t, struct txn *x, size_t bound_to, size_t evicted_to);
 int gs__tsim_commit(struct gs_tsim *t, struct txn *x, int32_t by);
 int gs__vec_push(struct vec *v, int32_t x);
-/* Best node for @pod now: 0 with @node and @mask set, or 1 with the pod's reason set. */
-int gs__tsim_find(struct gs_tsim *t, int32_t pod, int only_node, size_t *node, uint32_t *mask,
-                  int *capacity);
+/* Best node for @pod now: 0 with @node and @mask set, or 1 with the pod's reason set. @x is the
+ * attempt under way (NULL none): while it has bound or evicted pods the fleet is not in a state
+ * the run will keep, so the search neither uses nor leaves a "nodes freed since" record. */
+int gs__tsim_find(struct gs_tsim *t, int32_t pod, int only_node, const struct txn *x, size_t *node,
+                  uint32_t *mask, int *capacity);
 
 /* tenancy_queue.c */
 /* Queue @pod (pending, arrived) for the pass; a pod already queued stays where it is. */
@@ -195,6 +203,9 @@ void gs__tsim_queue_free(struct gs_tsim *t);
 /* tenancy_evict.c */
 enum evict_mode { EVICT_PREEMPT, EVICT_RECLAIM };
 int gs__tsim_evict_for(struct gs_tsim *t, int32_t pod, enum evict_mode mode, struct txn *x);
+/* The victim index: allocated once the levels are known; updated whenever @node's pods change. */
+int gs__tsim_victims_alloc(struct gs_tsim *t);
+void gs__tsim_victims_update(struct gs_tsim *t, size_t node);
 
 /* tenancy_report.c */
 int gs__tsim_finish(struct gs_tsim *t);

@@ -467,6 +467,7 @@ static int level_pass(struct gs_tsim *t, size_t l)
         }
         uint64_t epoch = t->epoch;
         r = try_pod(t, c, b);
+        t->work.tries++;
         if (r < 0)
             break;
         if (t->epoch != epoch) { /* evictions freed room: every bucket may try again */
@@ -490,6 +491,7 @@ int gs__tsim_pass(struct gs_tsim *t)
         t->resv_gen++;
     }
     int r = 0;
+    t->work.passes++;
     for (size_t l = 0; l < t->nlevels && r == 0; l++)
         r = level_pass(t, l);
     return r;
