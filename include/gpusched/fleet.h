@@ -145,6 +145,9 @@ int64_t gs_fleet_allocated(const struct gs_fleet *f);
  */
 const int32_t *gs_fleet_open(const struct gs_fleet *f, size_t *n);
 
+/* gs_fleet_node_nvlink_max() - the largest NVLink group of @node, in cards (0 when none). */
+int gs_fleet_node_nvlink_max(const struct gs_fleet *f, size_t node);
+
 /* gs_fleet_nvlink_max() - the largest NVLink group over all nodes, in cards (0 when none). */
 int gs_fleet_nvlink_max(const struct gs_fleet *f);
 

@@ -26,6 +26,7 @@ struct fnode {
     int32_t model, zone;
     int ngpu, nfree, nshared, nmig;
     int mig_model;    /* gs_mig_model index of its cards, -1 when they have no MIG geometry */
+    int nvlink_max;   /* cards in its largest NVLink group, 0 when none */
     int32_t open_pos; /* position in the fleet's open list, -1 when not there */
     int64_t cpu_left, mem_left;
     int32_t sole_tenant; /* tenant of every pod here; -1 none, -2 several */
@@ -129,7 +130,7 @@ int gs_fleet_new(const struct gs_scenario *s, struct gs_fleet **out, struct gs_d
         }
         f->nodes[i].zone = zone_number(s, zones, &nzones, i);
         f->cards += f->nodes[i].ngpu;
-        int g = nvlink_groups_max(&f->nodes[i]);
+        int g = f->nodes[i].nvlink_max = nvlink_groups_max(&f->nodes[i]);
         if (g > f->nvlink_max)
             f->nvlink_max = g;
     }
@@ -260,6 +261,11 @@ int32_t gs_fleet_pod_at(const struct gs_fleet *f, size_t node, size_t i)
 int64_t gs_fleet_allocated(const struct gs_fleet *f)
 {
     return f->allocated;
+}
+
+int gs_fleet_node_nvlink_max(const struct gs_fleet *f, size_t node)
+{
+    return f->nodes[node].nvlink_max;
 }
 
 int gs_fleet_nvlink_max(const struct gs_fleet *f)

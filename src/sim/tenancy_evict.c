@@ -418,6 +418,9 @@ static int may_hold(const struct gs_tsim *t, const struct rpod *p, size_t node,
 static int cards_bound(const struct gs_tsim *t, const struct rpod *p, size_t node,
                        enum evict_mode mode, int guarantee, uint64_t donors)
 {
+    if (p->fit.whole && p->fit.tier == GS_TIER_NVLINK &&
+        gs_fleet_node_nvlink_max(t->fleet, node) < p->fit.ncards)
+        return 0; /* no NVLink group here is large enough, whatever goes */
     if (!p->fit.whole || p->fit.ncards == 0 || !t->node_cards)
         return 1;
     size_t nl = t->nlevels, l = (size_t)p->level;
