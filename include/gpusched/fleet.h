@@ -145,6 +145,16 @@ int64_t gs_fleet_allocated(const struct gs_fleet *f);
  */
 const int32_t *gs_fleet_open(const struct gs_fleet *f, size_t *n);
 
+/*
+ * gs_fleet_fits_without() - would the whole-card request @r fit on @node were the pods
+ * @gone[0..@ngone) (pod ids on @node; others are ignored) released? The same answer as releasing
+ * them, gs_fleet_fit() and committing them back, without touching the fleet: victim searches try
+ * many sets per node.
+ * Return: 1 fits, 0 does not, -EINVAL when @r is not a whole-card request (shared or MIG).
+ */
+int gs_fleet_fits_without(const struct gs_fleet *f, size_t node, const struct gs_fit *r,
+                          const int32_t *gone, size_t ngone);
+
 /* gs_fleet_node_nvlink_max() - the largest NVLink group of @node, in cards (0 when none). */
 int gs_fleet_node_nvlink_max(const struct gs_fleet *f, size_t node);
 

@@ -20,6 +20,8 @@ struct slot {
     int32_t pod, tenant, group;
     int32_t overcommit; /* shared pods: their compute cap; 0 for exclusive ones */
     uint32_t mask;
+    int hard;
+    int64_t cpu_milli, memory_mib;
 };
 
 struct fnode {
@@ -499,6 +501,46 @@ enum gs_fit_reason gs_fleet_fit(const struct gs_fleet *f, size_t node, const str
 
 /* Adds @sign times the pod's share to the cards of @mask, keeping the fleet's allocated sum. */
 /* Create (+1) or destroy (-1) the pod's MIG instance; the card leaves MIG mode when empty. */
+int gs_fleet_fits_without(const struct gs_fleet *f, size_t node, const struct gs_fit *r,
+                          const int32_t *gone, size_t ngone)
+{
+    if (!r->whole || r->mig || r->ncards <= 0)
+        return -EINVAL;
+    const struct fnode *nd = &f->nodes[node];
+    int left[GS_GPUS_MAX];
+    for (int g = 0; g < nd->ngpu; g++)
+        left[g] = nd->cards[g].clients;
+    int64_t cpu = nd->cpu_left, mem = nd->mem_left;
+    int hard = nd->hard;
+    int32_t sole = -1;
+    for (size_t i = 0; i < nd->npods; i++) {
+        const struct slot *sl = &nd->pods[i];
+        size_t k = 0;
+        while (k < ngone && gone[k] != sl->pod)
+            k++;
+        if (k == ngone) { /* stays: what release() recomputes */
+            sole = sole == -1 || sole == sl->tenant ? sl->tenant : -2;
+            continue;
+        }
+        cpu += sl->cpu_milli;
+        mem += sl->memory_mib;
+        hard -= sl->hard;
+        for (int g = 0; g < nd->ngpu; g++)
+            left[g] -= (sl->mask >> g) & 1u;
+    }
+    uint32_t free = 0;
+    for (int g = 0; g < nd->ngpu; g++)
+        if (nd->cards[g].mode == GS_CARD_FREE || left[g] == 0)
+            free |= 1u << g;
+    if ((r->model_mask && !(r->model_mask & (1u << nd->model))) || r->ncards > nd->ngpu ||
+        (r->hard ? (sole >= 0 && sole != r->tenant) || sole == -2 : hard && sole != r->tenant) ||
+        r->cpu_milli > cpu || r->memory_mib > mem || __builtin_popcount(free) < r->ncards)
+        return 0;
+    if (r->tier == GS_TIER_NVLINK)
+        return best_group(nd, free, r->ncards, 1, r->nvlink_only) != 0;
+    return 1;
+}
+
 static void mig_apply(struct fnode *nd, struct card *c, const struct gs_fit *r, int sign)
 {
     const struct gs_mig_model *mm = gs_mig_model_at(nd->mig_model);
@@ -624,7 +666,8 @@ int gs_fleet_commit(struct gs_fleet *f, size_t node, const struct gs_fit *r, uin
         nd->cap = cap;
     }
     nd->pods[nd->npods++] =
-        (struct slot){pod, r->tenant, r->group, r->whole ? 0 : r->overcommit, mask};
+        (struct slot){pod,  r->tenant, r->group,     r->whole ? 0 : r->overcommit,
+                      mask, r->hard,   r->cpu_milli, r->memory_mib};
     nd->sole_tenant = nd->sole_tenant == -1 || nd->sole_tenant == r->tenant ? r->tenant : -2;
     nd->hard += r->hard;
     nd->cpu_left -= r->cpu_milli;

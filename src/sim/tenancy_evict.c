@@ -166,44 +166,44 @@ static int fits(struct gs_tsim *t, const struct rpod *p, size_t node)
 }
 
 /*
- * A trial: take the pods of the units in @use (bit i = units[i]) that sit on @node off the
- * fleet, and see whether @p fits there; every pod is put back before it returns. Only the fleet
- * is touched, as only the fleet decides the fit. Reclaim may not take a queue below its deserved
- * share, counting every unit of the set. 1 fits, 0 not, -ENOMEM.
+ * A trial: would @p fit on @node without the pods there of the units in @use (bit i = units[i])?
+ * Whole-card requests are answered by the fleet without changes to it; others by taking the pods
+ * off and putting them back. Reclaim may not take a queue below its deserved share, counting
+ * every unit of the set. 1 fits, 0 not, -ENOMEM.
  */
 static int try_set(struct gs_tsim *t, const struct rpod *p, size_t node, const struct unit *u,
                    uint64_t use, size_t n, enum evict_mode mode)
 {
     int32_t off[GS_GPUS_MAX * 4];
-    size_t k = 0;
-    int r = 1;
-    for (size_t i = 0; i < n && r; i++) {
+    size_t k = 0, np = gs_fleet_pod_count(t->fleet, node);
+    for (size_t i = 0; i < n; i++) {
         if (!(use & (1ull << i)))
             continue;
-        int32_t q = t->pods[u[i].pod].queue;
+        int32_t q = t->pods[u[i].pod].queue, group = t->pods[u[i].pod].group;
         int64_t taken = 0;
-        for (size_t j = 0; j < n; j++)
-            if ((use & (1ull << j)) && j <= i && t->pods[u[j].pod].queue == q)
+        for (size_t j = 0; j <= i; j++)
+            if ((use & (1ull << j)) && t->pods[u[j].pod].queue == q)
                 taken += u[j].milli;
-        if (mode == EVICT_RECLAIM && t->q_used[q] - taken < t->q_deserved[q]) {
-            r = 0;
-            break;
-        }
-        size_t np = gs_fleet_pod_count(t->fleet, node);
-        for (size_t s = np; s-- > 0 && r;) { /* newest first: the fleet's list stays ordered */
+        if (mode == EVICT_RECLAIM && t->q_used[q] - taken < t->q_deserved[q])
+            return 0;
+        for (size_t s = 0; s < np; s++) {
             int32_t pod = gs_fleet_pod_at(t->fleet, node, s);
-            const struct rpod *v = &t->pods[pod];
-            if (pod != u[i].pod && (v->group < 0 || v->group != t->pods[u[i].pod].group))
+            if (pod != u[i].pod && (group < 0 || t->pods[pod].group != group))
                 continue;
-            if (k == sizeof(off) / sizeof(off[0]) ||
-                gs_fleet_release(t->fleet, node, &v->fit, v->mask, pod) < 0)
-                r = -ENOMEM;
-            else
-                off[k++] = pod;
+            if (k == sizeof(off) / sizeof(off[0]))
+                return -ENOMEM;
+            off[k++] = pod;
         }
     }
-    if (r > 0)
-        r = fits(t, p, node);
+    int r = gs_fleet_fits_without(t->fleet, node, &p->fit, off, k);
+    if (r != -EINVAL)
+        return r;
+    for (size_t i = 0; i < k; i++) {
+        const struct rpod *v = &t->pods[off[i]];
+        if (gs_fleet_release(t->fleet, node, &v->fit, v->mask, off[i]) < 0)
+            return -ENOMEM; /* cannot happen: each is on @node once */
+    }
+    r = fits(t, p, node);
     while (k-- > 0) {
         const struct rpod *v = &t->pods[off[k]];
         if (gs_fleet_commit(t->fleet, node, &v->fit, v->mask, off[k]) < 0)
