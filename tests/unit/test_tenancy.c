@@ -11,6 +11,7 @@
 #include "gpusched/catalog.h"
 #include "gpusched/diag.h"
 #include "gpusched/fairshare.h"
+#include "gpusched/fleet.h"
 #include "gpusched/scenario.h"
 #include "gpusched/tsim.h"
 
@@ -532,6 +533,153 @@ static void test_memory_is_charged(void **state)
     gs_scenario_free(s);
 }
 
+/* A tenant with a dedicated quota of @ded_cards A100 cards and a total of @total_cards. */
+static void tenant(struct gs_scenario *s, const char *name, int ded_cards, int total_cards)
+{
+    s->tenants = grow(s->tenants, &s->ntenants, sizeof(*s->tenants));
+    struct gs_tenant_spec *ts = &s->tenants[s->ntenants - 1];
+    snprintf(ts->name, sizeof(ts->name), "%s", name);
+    snprintf(ts->namespaces[0], sizeof(ts->namespaces[0]), "%s", name);
+    ts->nnamespaces = 1;
+    ts->has_quota = 1;
+    ts->priority = ts->max_gpus_per_pod = ts->max_pods_per_user = GS_UNSET;
+    ts->gpu_count_milli = GS_UNSET;
+    ts->nquotas = 1;
+    snprintf(ts->quotas[0].key, sizeof(ts->quotas[0].key), "a100-80gb");
+    ts->quotas[0].model = gs_catalog_find("A100-SXM4-80GB", -1);
+    ts->quotas[0].total_milli = total_cards * 1000;
+    ts->quotas[0].dedicated_milli = ded_cards * 1000;
+    ts->quotas[0].shared_milli = (total_cards - ded_cards) * 1000;
+}
+
+/*
+ * A gang goes whole or not at all, so it is as protected as its most protected member: team-a's
+ * gang of two holds one card on its dedicated quota and one beyond it; team-b, asking for its
+ * own dedicated card, may not evict the gang (that would take team-a's dedicated card too) and
+ * waits for it to end.
+ */
+static void test_gang_shielded_by_dedicated_member(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    node(s, "n1", "az-1", tmpl(s, "t2", 2, 1));
+    tenant(s, "team-a", 1, 2);
+    tenant(s, "team-b", 1, 2);
+    gang(s, "team-a", "g", 2, 1, 0, 1000, NULL, NULL);
+    pod(s, "team-b", "b", 1, 10, 100);
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    assert_int_equal(find(t, "g-0")->preemptions, 0);
+    assert_int_equal(find(t, "g-1")->preemptions, 0);
+    assert_int_equal(find(t, "b")->start_us, 1000 * S);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
+/*
+ * Pods alike are tried once per pass, not one by one: 200 one-card pods on 8 cards all run in
+ * turn, in arrival order, and the ones still waiting when the run stops each carry the reason
+ * their bucket last failed for.
+ */
+static void test_alike_pods_tried_once(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    node(s, "n1", "az-1", tmpl(s, "t8", 8, 1));
+    for (int i = 0; i < 200; i++) {
+        char n[16];
+        snprintf(n, sizeof(n), "p%03d", i);
+        pod(s, "ns", n, 1, i / 50, 100);
+    }
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    for (int i = 0; i < 200; i++) {
+        char n[16];
+        snprintf(n, sizeof(n), "p%03d", i);
+        assert_int_equal(find(t, n)->start_us, (int64_t)(i / 8) * 100 * S);
+    }
+    /* Each instant with events tries the bucket once, and each placement once more. */
+    assert_true(gs_tsim_work(t)->tries <= gs_tsim_work(t)->passes + 200);
+    gs_tsim_free(t);
+    s->sim.horizon_us = 150 * S;
+    t = run(s, GS_WAY_FULL);
+    assert_int_equal(find(t, "p199")->state, GS_POD_PENDING);
+    assert_string_equal(find(t, "p199")->reason,
+                        "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.");
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
+/*
+ * gs_fleet_fits_without() answers as releasing the pods, fitting and committing them back does:
+ * checked over random fleets of exclusive and shared pods, on NVLink and PCIe nodes.
+ */
+static void test_fits_without_matches_release(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    node(s, "sxm", "az-1", tmpl(s, "t8", 8, 1));
+    node(s, "pcie", "az-1", tmpl(s, "t4", 4, 0));
+    struct gs_fleet *f;
+    struct gs_diag d;
+    gs_diag_init(&d);
+    assert_int_equal(gs_fleet_new(s, &f, &d), 0);
+    struct gs_fit fits[64];
+    uint32_t masks[64];
+    int32_t on[64];
+    int npods = 0;
+    uint64_t x = 42;
+    for (int step = 0; step < 4000; step++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        size_t n = (size_t)(x >> 33) % 2;
+        struct gs_fit r = {.ncards = 1 + (int)((x >> 40) % 4),
+                           .whole = (x >> 45) % 3 != 0,
+                           .compute = 300,
+                           .mem_mib = 8192,
+                           .overcommit = 1000,
+                           .cpu_milli = 16000,
+                           .memory_mib = 1024,
+                           .tenant = (int32_t)((x >> 50) % 2),
+                           .group = -1,
+                           .tier = (x >> 52) % 2 ? GS_TIER_NVLINK : GS_TIER_NONE};
+        if (!r.whole)
+            r.ncards = 1;
+        if (r.whole && npods) { /* compare on a random subset of the node's pods */
+            int32_t gone[64];
+            size_t ng = 0;
+            for (int i = 0; i < npods; i++)
+                if ((size_t)on[i] == n && (x >> (i % 60)) & 1)
+                    gone[ng++] = i;
+            int quick = gs_fleet_fits_without(f, n, &r, gone, ng);
+            for (size_t k = 0; k < ng; k++)
+                assert_int_equal(gs_fleet_release(f, n, &fits[gone[k]], masks[gone[k]], gone[k]),
+                                 0);
+            struct gs_fit_choice c;
+            int slow = gs_fleet_fit(f, n, &r, &c) == GS_FIT_OK;
+            while (ng-- > 0)
+                assert_int_equal(gs_fleet_commit(f, n, &fits[gone[ng]], masks[gone[ng]], gone[ng]),
+                                 0);
+            assert_int_equal(quick, slow);
+        }
+        struct gs_fit_choice c;
+        if (npods < 64 && gs_fleet_fit(f, n, &r, &c) == GS_FIT_OK) {
+            fits[npods] = r;
+            masks[npods] = c.mask;
+            on[npods] = (int32_t)n;
+            assert_int_equal(gs_fleet_commit(f, n, &r, c.mask, npods), 0);
+            npods++;
+        } else if (npods > 0) { /* the oldest pod ends: the fleet keeps moving */
+            int i = (int)((x >> 20) % (uint64_t)npods);
+            if (on[i] >= 0) {
+                assert_int_equal(gs_fleet_release(f, (size_t)on[i], &fits[i], masks[i], i), 0);
+                on[i] = -1;
+            }
+        }
+    }
+    struct gs_fit shared = {.ncards = 1, .compute = 100, .mem_mib = 1, .overcommit = 1000};
+    assert_int_equal(gs_fleet_fits_without(f, 0, &shared, NULL, 0), -EINVAL);
+    gs_fleet_free(f);
+    gs_scenario_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -549,6 +697,9 @@ int main(void)
         cmocka_unit_test(test_profile_overrides),
         cmocka_unit_test(test_mig_instances),
         cmocka_unit_test(test_memory_is_charged),
+        cmocka_unit_test(test_gang_shielded_by_dedicated_member),
+        cmocka_unit_test(test_alike_pods_tried_once),
+        cmocka_unit_test(test_fits_without_matches_release),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
