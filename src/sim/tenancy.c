@@ -582,9 +582,7 @@ static int place_gang_nvlink(struct gs_tsim *t, struct gang *g, const int32_t *m
     int64_t best_free = -1;
     size_t nopen;
     const int32_t *live_open = gs_fleet_open(t->fleet, &nopen);
-    int32_t *open = malloc((nopen ? nopen : 1) * sizeof(*open)); /* binds below change the list */
-    if (!open)
-        return -ENOMEM;
+    int32_t *open = t->gang_open; /* a copy: binds below change the list */
     memcpy(open, live_open, nopen * sizeof(*open));
     for (int pass = 0; pass < 2; pass++) {
         int64_t want = best_free;
@@ -618,16 +616,13 @@ static int place_gang_nvlink(struct gs_tsim *t, struct gang *g, const int32_t *m
                     if (r)
                         break;
                 }
-                if (k == nm || r < 0 || gs__tsim_rollback(t, x, b0, x->evicted.n) < 0) {
-                    free(open);
+                if (k == nm || r < 0 || gs__tsim_rollback(t, x, b0, x->evicted.n) < 0)
                     return k == nm ? 0 : r < 0 ? r : -ENOMEM;
-                }
             }
         }
         if (best_free < 0)
             break;
     }
-    free(open);
     for (int k = 0; k < nm; k++)
         gs__say(t->pods[m[k]].reason, GS_REASON_MAX,
                 "gang needs %lld GPUs inside one NVLink group (tier nvlink); no group has them "
@@ -656,11 +651,10 @@ static int gang_waiting(const struct gs_tsim *t, const struct gang *g, int32_t *
 int gs__tsim_place_gang(struct gs_tsim *t, int32_t group, int *capacity)
 {
     struct gang *g = &t->gangs[group];
-    int32_t *m = malloc((g->members.n ? g->members.n : 1) * sizeof(*m));
-    if (!m)
-        return -ENOMEM;
+    int32_t *m = t->gang_members;
     int nm = gang_waiting(t, g, m), r = 1;
-    struct txn x = {0};
+    struct txn *x = &t->txn_gang;
+    x->bound.n = x->evicted.n = 0;
     *capacity = 1;
     if (g->running + nm < g->min) {
         for (int k = 0; k < nm; k++)
@@ -672,11 +666,11 @@ int gs__tsim_place_gang(struct gs_tsim *t, int32_t group, int *capacity)
         r = 1; /* satisfied gangs grow one pod at a time through the normal path */
     } else if (t->pods[m[0]].fit.tier == GS_TIER_NVLINK && g->cards > 0 &&
                g->cards <= gs_fleet_nvlink_max(t->fleet)) {
-        r = place_gang_nvlink(t, g, m, nm, &x);
+        r = place_gang_nvlink(t, g, m, nm, x);
     } else {
         int k = 0;
         for (; k < nm; k++)
-            if ((r = gs__tsim_place_one(t, m[k], &x, -1, capacity)) != 0)
+            if ((r = gs__tsim_place_one(t, m[k], x, -1, capacity)) != 0)
                 break;
         if (r > 0) {
             char why[GS_REASON_MAX];
@@ -686,14 +680,11 @@ int gs__tsim_place_gang(struct gs_tsim *t, int32_t group, int *capacity)
                     gs__say(t->pods[m[j]].reason, GS_REASON_MAX,
                             "gang %s: member %s cannot be placed: %s", t->pods[m[j]].sp->group,
                             t->pods[m[k]].sp->name, why);
-            r = gs__tsim_rollback(t, &x, 0, 0) < 0 ? -ENOMEM : 1;
+            r = gs__tsim_rollback(t, x, 0, 0) < 0 ? -ENOMEM : 1;
         }
     }
     if (r == 0)
-        r = gs__tsim_commit(t, &x, m[0]);
-    free(x.bound.v);
-    free(x.evicted.v);
-    free(m);
+        r = gs__tsim_commit(t, x, m[0]);
     return r;
 }
 
@@ -910,7 +901,11 @@ static int alloc_state(struct gs_tsim *t)
 
 static int alloc_levels(struct gs_tsim *t)
 {
-    if (gs__tsim_victims_alloc(t) < 0)
+    size_t gmax = 1;
+    for (size_t g = 0; t->gangs && g < t->s->npodgroups; g++)
+        gmax = t->gangs[g].members.n > gmax ? t->gangs[g].members.n : gmax;
+    if (gs__tsim_victims_alloc(t) < 0 || ALLOC(t->gang_members, gmax) ||
+        ALLOC(t->gang_open, t->s->nnodes))
         return -ENOMEM;
     if (ALLOC(t->blists, t->nlevels * t->nqueues) || ALLOC(t->running_by_level, t->nlevels) ||
         ALLOC(t->borrowed, (t->s->ntenants + 1) * t->nlevels))
@@ -983,6 +978,12 @@ void gs_tsim_free(struct gs_tsim *t)
                    t->uses,
                    t->card_busy,
                    t->vindex,
+                   t->gang_members,
+                   t->gang_open,
+                   t->txn_gang.bound.v,
+                   t->txn_gang.evicted.v,
+                   t->txn_pod.bound.v,
+                   t->txn_pod.evicted.v,
                    t->node_cards,
                    t->seen,
                    t->seen_reason,

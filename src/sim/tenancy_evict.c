@@ -136,19 +136,30 @@ static int evict_unit(struct gs_tsim *t, int32_t pod, struct txn *y)
     return 0;
 }
 
-/* Eligible units with a pod on @node, sorted; the count. */
+/* Eligible units with a pod on @node, sorted; the count. A gang is worked out once per node. */
 static size_t node_units(struct gs_tsim *t, const struct rpod *p, size_t node, enum evict_mode mode,
                          int guarantee, struct unit *out)
 {
-    size_t n = 0, np = gs_fleet_pod_count(t->fleet, node);
+    int32_t groups[GS_GPUS_MAX * 4];
+    size_t n = 0, ng = 0, np = gs_fleet_pod_count(t->fleet, node);
     for (size_t i = 0; i < np && n < GS_GPUS_MAX * 4; i++) {
         int32_t vid = gs_fleet_pod_at(t->fleet, node, i);
-        if (!eligible(t, p, &t->pods[vid], mode, guarantee))
+        const struct rpod *v = &t->pods[vid];
+        if (v->group >= 0) {
+            size_t k = 0;
+            while (k < ng && groups[k] != v->group)
+                k++;
+            if (k < ng)
+                continue;
+            if (ng < sizeof(groups) / sizeof(groups[0]))
+                groups[ng++] = v->group;
+        } else if (!eligible(t, p, v, mode, guarantee)) {
             continue;
+        }
         struct unit u = unit_of(t, p, vid, mode, guarantee);
         int dup = u.pod < 0;
-        for (size_t k = 0; k < n; k++)
-            dup |= out[k].pod == u.pod;
+        for (size_t k = 0; k < n && !dup; k++)
+            dup = out[k].pod == u.pod;
         if (dup)
             continue;
         size_t k = n++;

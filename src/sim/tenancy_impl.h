@@ -75,6 +75,14 @@ struct event {
     uint32_t gen;
 };
 
+/*
+ * A transaction: pods bound and evicted while trying to place a pod or a gang, undone together
+ * when the attempt fails, so a gang is placed whole or not at all.
+ */
+struct txn {
+    struct vec bound, evicted;
+};
+
 struct gs_tsim {
     const struct gs_scenario *s;
     enum gs_way way;
@@ -147,6 +155,10 @@ struct gs_tsim {
     int64_t shadow_t;
     int32_t resv_node; /* the node promised to the head, -1 none */
     size_t evict_next; /* where the next victim search starts (tenancy_evict.c) */
+    /* Attempts' scratch, kept from one to the next: a single pod's and a gang's transaction, a
+     * gang's waiting members, and a copy of the open-node list. */
+    struct txn txn_pod, txn_gang;
+    int32_t *gang_members, *gang_open;
     struct gs_tsim_summary sum;
     struct gs_tsim_work work;
     struct gs_tsim_pod *out;
@@ -165,14 +177,6 @@ int gs__quota_check(struct gs_tsim *t, struct rpod *p, int model, char *why, siz
  * eviction undone leaves every tenant's dedicated and shared use exactly as it was. */
 void gs__quota_charge(struct gs_tsim *t, struct rpod *p, int model, int sign, int restore);
 int gs__tenant_is_hard(const struct gs_tsim *t, int32_t tenant);
-
-/*
- * A transaction: pods bound and evicted while trying to place a pod or a gang, undone together
- * when the attempt fails, so a gang is placed whole or not at all.
- */
-struct txn {
-    struct vec bound, evicted;
-};
 
 /* tenancy.c */
 int gs__tsim_place_one(struct gs_tsim *t, int32_t pod, struct txn *x, int only_node, int *capacity);

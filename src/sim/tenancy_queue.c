@@ -403,12 +403,11 @@ static int try_pod(struct gs_tsim *t, int32_t pod, struct bucket *b)
             fail(t, b, p, 0, was_late, held_before);
             return 0;
         }
-        struct txn x = {0};
-        r = gs__tsim_place_one(t, pod, &x, -1, &capacity);
+        struct txn *x = &t->txn_pod;
+        x->bound.n = x->evicted.n = 0;
+        r = gs__tsim_place_one(t, pod, x, -1, &capacity);
         if (r == 0)
-            r = gs__tsim_commit(t, &x, pod);
-        free(x.bound.v);
-        free(x.evicted.v);
+            r = gs__tsim_commit(t, x, pod);
         general = p->group < 0; /* a member of a running gang fails for itself */
     }
     if (r <= 0)
