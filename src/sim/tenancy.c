@@ -280,6 +280,8 @@ static int64_t score(const struct gs_tsim *t, const struct rpod *p, size_t node,
     return s;
 }
 
+#define SCORE_MAX(t) (8 * 1000 + 6 * 1000 + ((t)->way == GS_WAY_FULL ? 4 * 1000 : 0))
+
 static void why_nodes(struct gs_tsim *t, struct rpod *p, const int64_t *count, int64_t quota,
                       const char *quota_why, int64_t reserved)
 {
@@ -396,9 +398,9 @@ static void scan(struct gs_tsim *t, struct rpod *p, int32_t pod, const int32_t *
                  size_t hi, int only_node, struct scan *o)
 {
     t->stamp++;
-    t->work.node_fits += (int64_t)(hi - lo);
     for (size_t i = lo; i < hi; i++) {
         size_t n = list ? (size_t)list[i] : i;
+        t->work.node_fits++;
         int model = gs_fleet_node_model(t->fleet, n);
         size_t key = (size_t)t->s->nodes[n].template_index * t->nzones +
                      (size_t)gs_fleet_node_zone(t->fleet, n);
@@ -443,6 +445,8 @@ static void scan(struct gs_tsim *t, struct rpod *p, int32_t pod, const int32_t *
             o->node = n;
             o->mask = c.mask;
             o->mig_start = c.mig_start;
+            if (sc == SCORE_MAX(t)) /* nodes come in ascending order: none after can win */
+                break;
         }
     }
 }
