@@ -169,7 +169,8 @@ int gs__tsim_bind(struct gs_tsim *t, int32_t pod, size_t node, uint32_t mask, st
     p->reason[0] = 0;
     account(t, pod, 1, 0);
     gs__tsim_victims_update(t, node);
-    if ((r = use_open(t, pod)) < 0 || (x && (r = gs__vec_push(&x->bound, pod)) < 0))
+    if ((r = use_open(t, pod)) < 0 || (x && (r = gs__vec_push(&x->bound, pod)) < 0) ||
+        (p->preemptions > 0 && (r = gs__tsim_readmitted(t, t->now)) < 0))
         return r;
     if (p->sp->duration_us != GS_UNSET)
         r = heap_push(t, (struct event){t->now + p->sp->duration_us, pod, p->gen});
@@ -346,7 +347,7 @@ static struct clean *clean_of(struct gs_tsim *t, uint64_t key)
     return c->key == key ? c : NULL;
 }
 
-static int cmp_i32(const void *a, const void *b)
+int gs__cmp_i32(const void *a, const void *b)
 {
     int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
     return (x > y) - (x < y);
@@ -362,7 +363,7 @@ static size_t freed_since(struct gs_tsim *t, size_t since, size_t cap)
     if (n == 0)
         return 0;
     memcpy(t->scratch, t->rlog.v + since, n * sizeof(*t->scratch));
-    qsort(t->scratch, n, sizeof(*t->scratch), cmp_i32);
+    qsort(t->scratch, n, sizeof(*t->scratch), gs__cmp_i32);
     size_t w = 0;
     for (size_t i = 0; i < n; i++)
         if (w == 0 || t->scratch[w - 1] != t->scratch[i])
@@ -982,6 +983,9 @@ void gs_tsim_free(struct gs_tsim *t)
                    t->uses,
                    t->card_busy,
                    t->vindex,
+                   t->vmemo,
+                   t->clog.v,
+                   t->readmit,
                    t->gang_members,
                    t->gang_open,
                    t->txn_gang.bound.v,

@@ -338,11 +338,19 @@ struct vslot {
     uint64_t q_open, q_ded;
 };
 
+struct vmemo {
+    uint64_t key;
+    size_t since;    /* change-log position at the failed search */
+    uint32_t models; /* models whose quotas the pod passed */
+    int64_t until;   /* the first end of a readmission grace running then */
+};
+
 int gs__tsim_victims_alloc(struct gs_tsim *t)
 {
     size_t nodes = t->s->nnodes;
     t->vslots = t->s->ntenants + 1 < GS_VSLOTS_MAX ? t->s->ntenants + 1 : GS_VSLOTS_MAX;
-    if (!(t->vindex = gs__zalloc(nodes * t->vslots, sizeof(*t->vindex))))
+    if (!(t->vindex = gs__zalloc(nodes * t->vslots, sizeof(*t->vindex))) ||
+        !(t->vmemo = gs__zalloc(GS_MEMO_SLOTS, sizeof(*t->vmemo))))
         return -ENOMEM;
     for (size_t i = 0; i < nodes * t->vslots; i++)
         t->vindex[i] = (struct vslot){-1, -1, -1, 0, 0};
@@ -396,6 +404,8 @@ void gs__tsim_victims_update(struct gs_tsim *t, size_t node)
     }
     if (t->node_cards)
         cards_update(t, node);
+    if (gs__vec_push(&t->clog, (int32_t)node) < 0)
+        t->clog_lost = 1; /* a change not logged: memos are not trusted again */
 }
 
 /* May @node hold a pod this search could take? Only "no" is sure. */
@@ -447,6 +457,120 @@ static int cards_bound(const struct gs_tsim *t, const struct rpod *p, size_t nod
     return cards >= p->fit.ncards;
 }
 
+/*
+ * Fruitless searches remembered. A preemption search that found no set anywhere stays fruitless
+ * on every node whose pods have not changed since, as long as no pod there has come out of its
+ * readmission grace, the preemptor's quotas pass the same models and its guarantee is the same:
+ * the next search of the same pod kind looks only at the nodes changed since (the victim index
+ * logs each change), in the order a full search would, and so gives the same answer. Reclaim
+ * searches are not remembered: every bind moves the queues' shares they depend on.
+ */
+
+static uint64_t memo_key(const struct rpod *p, int guarantee)
+{
+    uint64_t h = (p->shape ^ (uint64_t)(uint32_t)p->group * 0x9e3779b97f4a7c15ULL) * 2 + 1;
+    return (h ^ (uint64_t)guarantee) * 1099511628211ULL | 1;
+}
+
+/* The first end of a grace period running now; readmissions come in time order. */
+static int64_t grace_until(struct gs_tsim *t)
+{
+    while (t->readmit_head < t->nreadmit &&
+           t->readmit[t->readmit_head] + GS_READMIT_GRACE_US <= t->now)
+        t->readmit_head++;
+    return t->readmit_head < t->nreadmit ? t->readmit[t->readmit_head] + GS_READMIT_GRACE_US
+                                         : INT64_MAX;
+}
+
+int gs__tsim_readmitted(struct gs_tsim *t, int64_t start)
+{
+    if (t->nreadmit == t->capreadmit) {
+        size_t cap = t->capreadmit ? 2 * t->capreadmit : 64;
+        int64_t *v = realloc(t->readmit, cap * sizeof(*v));
+        if (!v)
+            return -ENOMEM;
+        t->readmit = v;
+        t->capreadmit = cap;
+    }
+    t->readmit[t->nreadmit++] = start;
+    return 0;
+}
+
+static size_t rotated(size_t n, size_t n0, size_t nn)
+{
+    return (n + nn - n0) % nn;
+}
+
+/* The nodes changed since @since, once each, in search order from @n0, into t->scratch; their
+ * count, or SIZE_MAX when a full search is as cheap. */
+static size_t changed_since(struct gs_tsim *t, size_t since, size_t n0)
+{
+    size_t nn = t->s->nnodes, n = t->clog.n - since;
+    if (n > nn / 4)
+        return SIZE_MAX;
+    for (size_t i = 0; i < n; i++)
+        t->scratch[i] = (int32_t)rotated((size_t)t->clog.v[since + i], n0, nn);
+    qsort(t->scratch, n, sizeof(*t->scratch), gs__cmp_i32);
+    size_t w = 0;
+    for (size_t i = 0; i < n; i++)
+        if (w == 0 || t->scratch[w - 1] != t->scratch[i])
+            t->scratch[w++] = t->scratch[i];
+    for (size_t i = 0; i < w; i++)
+        t->scratch[i] = (int32_t)(((size_t)t->scratch[i] + n0) % nn);
+    return w;
+}
+
+struct search {
+    const struct rpod *p;
+    enum evict_mode mode;
+    int guarantee;
+    uint64_t donors;
+    uint32_t models;
+    struct pick best;
+    size_t found;
+};
+
+/* Look for a set on @n; 1 when it offers one, 0 not, -ENOMEM. */
+static int visit(struct gs_tsim *t, struct search *se, size_t n)
+{
+    const struct rpod *p = se->p;
+    struct unit u[GS_GPUS_MAX * 4];
+    int model = gs_fleet_node_model(t->fleet, n);
+    if ((p->fit.ncards > 0 && !(se->models & (1u << model))) ||
+        !may_hold(t, p, n, se->mode, se->guarantee, se->donors) ||
+        !cards_bound(t, p, n, se->mode, se->guarantee, se->donors))
+        return 0;
+    size_t nu = node_units(t, p, n, se->mode, se->guarantee, u);
+    t->work.victim_nodes++;
+    uint64_t set;
+    if (!nu || !could_fit(t, p, n, u, nu))
+        return 0;
+    int r = node_set(t, p, n, u, nu, se->mode, &set);
+    if (r > 0) {
+        consider(&se->best, n, u, nu, set);
+        se->found++;
+    }
+    return r;
+}
+
+/* Every node, from where the last search stopped, or only those a memo leaves; 0 or -ENOMEM. */
+static int search_nodes(struct gs_tsim *t, struct search *se, struct vmemo *m)
+{
+    size_t nn = t->s->nnodes, want = nn / 10 > 100 ? nn / 10 : 100, at = 0, nc = SIZE_MAX;
+    size_t n0 = t->evict_next < nn ? t->evict_next : 0;
+    if (m && !t->clog_lost && m->models == se->models && t->now < m->until)
+        nc = changed_since(t, m->since, n0);
+    int r = 0;
+    size_t last = n0;
+    for (; at < (nc == SIZE_MAX ? nn : nc) && r >= 0 && se->found < want; at++) {
+        last = nc == SIZE_MAX ? (n0 + at) % nn : (size_t)t->scratch[at];
+        r = visit(t, se, last);
+    }
+    if (r >= 0 && se->found >= want) /* cut short: the next search starts after @last */
+        t->evict_next = (last + 1) % nn;
+    return r < 0 ? r : 0;
+}
+
 int gs__tsim_evict_for(struct gs_tsim *t, int32_t pod, enum evict_mode mode, struct txn *x)
 {
     struct rpod *p = &t->pods[pod];
@@ -454,39 +578,23 @@ int gs__tsim_evict_for(struct gs_tsim *t, int32_t pod, enum evict_mode mode, str
     if (!worth_trying(t, p, mode, guarantee))
         return 1;
     t->work.victim_searches++;
-    struct unit u[GS_GPUS_MAX * 4];
-    struct pick best = {0};
+    struct search se = {.p = p, .mode = mode, .guarantee = guarantee};
     char why[GS_REASON_MAX];
-    int r = 1;
-    int8_t model_ok[GS_MODEL_MAX];
-    memset(model_ok, -1, sizeof(model_ok));
-    uint64_t donors = 0; /* reclaim: queues (mod 64) above their deserved share */
+    for (int m = 0; m < GS_MODEL_MAX; m++)
+        if ((t->models & (1u << m)) && (!p->fit.model_mask || (p->fit.model_mask & (1u << m))) &&
+            gs__quota_check(t, p, m, why, sizeof(why)))
+            se.models |= 1u << m;
     for (size_t q = 0; mode == EVICT_RECLAIM && q < t->nqueues; q++)
         if ((int32_t)q != p->queue && reclaimable(t, (int32_t)q) && t->q_used[q] > t->q_deserved[q])
-            donors |= 1ull << (q & 63);
-    size_t nn = t->s->nnodes, want = nn / 10 > 100 ? nn / 10 : 100, found = 0, at = 0;
-    size_t n0 = t->evict_next < nn ? t->evict_next : 0;
-    for (; at < nn && r >= 0 && found < want; at++) {
-        size_t n = (n0 + at) % nn;
-        int model = gs_fleet_node_model(t->fleet, n);
-        if (p->fit.ncards > 0 && model_ok[model] < 0)
-            model_ok[model] =
-                (int8_t)((!p->fit.model_mask || (p->fit.model_mask & (1u << model))) &&
-                         gs__quota_check(t, p, model, why, sizeof(why)));
-        if ((p->fit.ncards > 0 && !model_ok[model]) ||
-            !may_hold(t, p, n, mode, guarantee, donors) ||
-            !cards_bound(t, p, n, mode, guarantee, donors))
-            continue;
-        size_t nu = node_units(t, p, n, mode, guarantee, u);
-        t->work.victim_nodes++;
-        uint64_t set;
-        if (nu && could_fit(t, p, n, u, nu) && (r = node_set(t, p, n, u, nu, mode, &set)) > 0) {
-            consider(&best, n, u, nu, set);
-            found++;
-        }
-    }
-    if (at < nn) /* cut short: the next search starts where this one stopped */
-        t->evict_next = (n0 + at) % nn;
+            se.donors |= 1ull << (q & 63); /* reclaim: queues (mod 64) above their share */
+    uint64_t key = memo_key(p, guarantee);
+    struct vmemo *m = mode == EVICT_PREEMPT ? &t->vmemo[key & (GS_MEMO_SLOTS - 1)] : NULL;
+    int r = search_nodes(t, &se, m && m->key == key ? m : NULL);
+    if (r >= 0 && m && !se.best.found)
+        *m = (struct vmemo){key, t->clog.n, se.models, grace_until(t)};
+    else if (m && m->key == key)
+        m->key = 0;
+    struct pick best = se.best;
     size_t b0 = x->bound.n, e0 = x->evicted.n;
     if (r >= 0 && best.found) {
         for (size_t i = 0; i < best.units.n && r >= 0; i++) {

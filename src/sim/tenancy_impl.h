@@ -61,6 +61,7 @@ struct vec {
 struct bucket;
 struct qheap;
 struct vslot;
+struct vmemo;
 
 struct gang {
     int32_t min, running;
@@ -91,6 +92,11 @@ struct gs_tsim {
     /* Victim index (tenancy_evict.c): per node and tenant slot, who could be evicted there. */
     struct vslot *vindex;
     size_t vslots;
+    struct vmemo *vmemo; /* fruitless preemption searches, by pod kind */
+    struct vec clog;     /* nodes whose pods changed, in order */
+    int clog_lost;
+    int64_t *readmit; /* start times of pods run again after an eviction, in order */
+    size_t nreadmit, capreadmit, readmit_head;
     int32_t *node_cards;
     struct rpod *pods;
     size_t npods;
@@ -210,6 +216,9 @@ int gs__tsim_evict_for(struct gs_tsim *t, int32_t pod, enum evict_mode mode, str
 /* The victim index: allocated once the levels are known; updated whenever @node's pods change. */
 int gs__tsim_victims_alloc(struct gs_tsim *t);
 void gs__tsim_victims_update(struct gs_tsim *t, size_t node);
+/* A pod evicted before was bound at @start: its readmission grace runs from then. */
+int gs__tsim_readmitted(struct gs_tsim *t, int64_t start);
+int gs__cmp_i32(const void *a, const void *b);
 
 /* tenancy_report.c */
 int gs__tsim_finish(struct gs_tsim *t);
