@@ -155,6 +155,12 @@ const int32_t *gs_fleet_open(const struct gs_fleet *f, size_t *n);
 int gs_fleet_fits_without(const struct gs_fleet *f, size_t node, const struct gs_fit *r,
                           const int32_t *gone, size_t ngone);
 
+/*
+ * gs_fleet_nvlink_free() - free cards of @node per NVLink group: @free_in[g] for group g (an
+ * array of GS_GPUS_MAX, filled). Return: the largest count.
+ */
+int gs_fleet_nvlink_free(const struct gs_fleet *f, size_t node, int free_in[GS_GPUS_MAX]);
+
 /* gs_fleet_node_nvlink_max() - the largest NVLink group of @node, in cards (0 when none). */
 int gs_fleet_node_nvlink_max(const struct gs_fleet *f, size_t node);
 

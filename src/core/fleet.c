@@ -265,6 +265,18 @@ int64_t gs_fleet_allocated(const struct gs_fleet *f)
     return f->allocated;
 }
 
+int gs_fleet_nvlink_free(const struct gs_fleet *f, size_t node, int free_in[GS_GPUS_MAX])
+{
+    const struct fnode *nd = &f->nodes[node];
+    int best = 0;
+    memset(free_in, 0, GS_GPUS_MAX * sizeof(*free_in));
+    for (int g = 0; g < nd->ngpu; g++)
+        if (nd->cards[g].nvlink < GS_GPUS_MAX && nd->cards[g].mode == GS_CARD_FREE &&
+            ++free_in[nd->cards[g].nvlink] > best)
+            best = free_in[nd->cards[g].nvlink];
+    return best;
+}
+
 int gs_fleet_node_nvlink_max(const struct gs_fleet *f, size_t node)
 {
     return f->nodes[node].nvlink_max;

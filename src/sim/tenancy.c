@@ -593,15 +593,10 @@ static int place_gang_nvlink(struct gs_tsim *t, struct gang *g, const int32_t *m
         int64_t want = best_free;
         for (size_t i = 0; i < nopen; i++) {
             size_t n = (size_t)open[i];
-            int free_in[GS_GPUS_MAX] = {0};
-            int gpus = gs_fleet_node_gpus(t->fleet, n);
-            if (gs_fleet_node_free_cards(t->fleet, n) < g->cards)
+            int free_in[GS_GPUS_MAX];
+            if (gs_fleet_node_nvlink_max(t->fleet, n) < g->cards ||
+                gs_fleet_nvlink_free(t->fleet, n, free_in) < g->cards)
                 continue;
-            for (int c = 0; c < gpus; c++) {
-                int grp = t->s->templates[t->s->nodes[n].template_index].nvlink_group[c];
-                if (grp < GS_GPUS_MAX && gs_fleet_card_mode(t->fleet, n, c) == GS_CARD_FREE)
-                    free_in[grp]++;
-            }
             for (int grp = 0; grp < GS_GPUS_MAX; grp++) {
                 if (free_in[grp] < g->cards)
                     continue;
