@@ -6,6 +6,7 @@
  * Interning those makes a cycle O(distinct states), and because a state never changes, the result
  * of a (state, pod class) pair is cached for good; binding a pod moves one node to another state.
  */
+#include "heap.h"
 #include "sched_impl.h"
 
 #include "gpusched/diag.h"
@@ -518,43 +519,7 @@ static int hent_before(const struct gs_hent *a, const struct gs_hent *b)
     return a->score != b->score ? a->score > b->score : a->prio < b->prio;
 }
 
-static int hpush(struct gs_classq *q, struct gs_hent e)
-{
-    if (q->n == q->cap) {
-        size_t cap = q->cap ? q->cap * 2 : 64;
-        struct gs_hent *v = realloc(q->v, cap * sizeof(*v));
-        if (!v)
-            return -ENOMEM;
-        q->v = v;
-        q->cap = cap;
-    }
-    size_t i = q->n++;
-    while (i > 0 && hent_before(&e, &q->v[(i - 1) / 2])) {
-        q->v[i] = q->v[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    q->v[i] = e;
-    return 0;
-}
-
-static void hpop(struct gs_classq *q)
-{
-    struct gs_hent e = q->v[--q->n];
-    size_t i = 0;
-    for (;;) {
-        size_t l = 2 * i + 1, m = l;
-        if (l >= q->n)
-            break;
-        if (l + 1 < q->n && hent_before(&q->v[l + 1], &q->v[l]))
-            m = l + 1;
-        if (!hent_before(&q->v[m], &e))
-            break;
-        q->v[i] = q->v[m];
-        i = m;
-    }
-    if (q->n)
-        q->v[i] = e;
-}
+GS_HEAP(hent, struct gs_hent, hent_before)
 
 /* Account one state (@cnt nodes, or a join/leave of @cnt) for class @cls; push when @push. */
 static int account(struct gs_sched *s, uint32_t cls, uint32_t id, int64_t cnt, int push)
@@ -568,7 +533,8 @@ static int account(struct gs_sched *s, uint32_t cls, uint32_t id, int64_t cnt, i
     }
     if (!push || st->count == 0)
         return 0;
-    return hpush(q, (struct gs_hent){v >> 8, s->prio[st->heap[0]], id, st->epoch});
+    return hent_push(&q->v, &q->n, &q->cap,
+                     (struct gs_hent){v >> 8, s->prio[st->heap[0]], id, st->epoch});
 }
 
 /* Bring class @cls up to date with the membership log (or seed it from the active states). */
@@ -611,14 +577,14 @@ static int64_t pick_best(struct gs_sched *s, uint32_t cls)
         struct gs_hent top = q->v[0];
         const struct gs_nstate *st = &s->states[top.state];
         if (st->count == 0 || st->epoch != top.epoch) {
-            hpop(q);
+            hent_pop(q->v, &q->n);
             continue;
         }
         uint32_t prio = s->prio[st->heap[0]];
         if (prio != top.prio) { /* its best node left: re-file with the one it has now */
-            hpop(q);
+            hent_pop(q->v, &q->n);
             top.prio = prio;
-            if (hpush(q, top) < 0)
+            if (hent_push(&q->v, &q->n, &q->cap, top) < 0)
                 return -ENOMEM;
             continue;
         }

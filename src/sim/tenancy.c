@@ -4,6 +4,8 @@
  */
 #include "tenancy_impl.h"
 
+#include "../core/heap.h"
+
 #include "gpusched/diag.h"
 #include "gpusched/fairshare.h"
 
@@ -55,44 +57,7 @@ static int ev_less(const struct event *a, const struct event *b)
     return a->t < b->t || (a->t == b->t && a->pod < b->pod);
 }
 
-static int heap_push(struct gs_tsim *t, struct event e)
-{
-    if (t->nheap == t->capheap) {
-        size_t cap = t->capheap ? t->capheap * 2 : 64;
-        struct event *h = realloc(t->heap, cap * sizeof(*h));
-        if (!h)
-            return -ENOMEM;
-        t->heap = h;
-        t->capheap = cap;
-    }
-    size_t i = t->nheap++;
-    while (i > 0 && ev_less(&e, &t->heap[(i - 1) / 2])) {
-        t->heap[i] = t->heap[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    t->heap[i] = e;
-    return 0;
-}
-
-static struct event heap_pop(struct event *h, size_t *n)
-{
-    struct event top = h[0], last = h[--*n];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= *n)
-            break;
-        if (c + 1 < *n && ev_less(&h[c + 1], &h[c]))
-            c++;
-        if (!ev_less(&h[c], &last))
-            break;
-        h[i] = h[c];
-        i = c;
-    }
-    if (*n)
-        h[i] = last;
-    return top;
-}
+GS_HEAP(ev, struct event, ev_less)
 
 /* Busy share of the pod's cards, each card counted at most 1000. */
 static void busy_apply(struct gs_tsim *t, const struct rpod *p, int sign)
@@ -173,7 +138,8 @@ int gs__tsim_bind(struct gs_tsim *t, int32_t pod, size_t node, uint32_t mask, st
         (p->preemptions > 0 && (r = gs__tsim_readmitted(t, t->now)) < 0))
         return r;
     if (p->sp->duration_us != GS_UNSET)
-        r = heap_push(t, (struct event){t->now + p->sp->duration_us, pod, p->gen});
+        r = ev_push(&t->heap, &t->nheap, &t->capheap,
+                    (struct event){t->now + p->sp->duration_us, pod, p->gen});
     return r;
 }
 
@@ -718,7 +684,7 @@ int gs__tsim_reserve_for(struct gs_tsim *t, int32_t head)
     size_t nh = t->nheap, k = 0;
     struct gs_fit_choice c;
     while (nh && k < 4096) {
-        struct event e = heap_pop(h_ev, &nh);
+        struct event e = ev_pop(h_ev, &nh);
         if (!live(t, &e))
             continue;
         ev[k++] = e;
@@ -782,7 +748,7 @@ static int arrive(struct gs_tsim *t, int32_t pod)
 static int next_time(struct gs_tsim *t, int64_t *when)
 {
     while (t->nheap && !live(t, &t->heap[0]))
-        heap_pop(t->heap, &t->nheap);
+        ev_pop(t->heap, &t->nheap);
     int64_t a =
         t->next_arrival < t->npods ? t->pods[t->arrival_order[t->next_arrival]].submit : INT64_MAX;
     int64_t c = t->nheap ? t->heap[0].t : INT64_MAX;
@@ -800,7 +766,7 @@ static int loop(struct gs_tsim *t)
         advance(t, when);
         t->now = when;
         while (t->nheap && t->heap[0].t == when) {
-            struct event e = heap_pop(t->heap, &t->nheap);
+            struct event e = ev_pop(t->heap, &t->nheap);
             if (live(t, &e))
                 complete(t, e.pod);
         }

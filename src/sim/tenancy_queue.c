@@ -15,6 +15,8 @@
  */
 #include "tenancy_impl.h"
 
+#include "../core/heap.h"
+
 #include "gpusched/fairshare.h"
 
 #include <errno.h>
@@ -51,44 +53,7 @@ static int c_less(const struct centry *a, const struct centry *b)
     return a->submit < b->submit || (a->submit == b->submit && a->pod < b->pod);
 }
 
-static int qh_push(struct qheap *h, struct centry e)
-{
-    if (h->n == h->cap) {
-        size_t cap = h->cap ? h->cap * 2 : 16;
-        struct centry *v = realloc(h->v, cap * sizeof(*v));
-        if (!v)
-            return -ENOMEM;
-        h->v = v;
-        h->cap = cap;
-    }
-    size_t i = h->n++;
-    while (i > 0 && c_less(&e, &h->v[(i - 1) / 2])) {
-        h->v[i] = h->v[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    h->v[i] = e;
-    return 0;
-}
-
-static struct centry qh_pop(struct qheap *h)
-{
-    struct centry top = h->v[0], last = h->v[--h->n];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= h->n)
-            break;
-        if (c + 1 < h->n && c_less(&h->v[c + 1], &h->v[c]))
-            c++;
-        if (!c_less(&h->v[c], &last))
-            break;
-        h->v[i] = h->v[c];
-        i = c;
-    }
-    if (h->n)
-        h->v[i] = last;
-    return top;
-}
+GS_HEAP(qh, struct centry, c_less)
 
 static uint64_t bucket_hash(uint64_t key, int32_t list)
 {
@@ -436,7 +401,8 @@ static int fill(struct gs_tsim *t, size_t list, struct qheap *h, int fresh)
         }
         lv->v[w++] = lv->v[i];
         int32_t c = candidate(t, b);
-        if (c >= 0 && qh_push(h, (struct centry){t->pods[c].submit, c, lv->v[i]}) < 0)
+        if (c >= 0 &&
+            qh_push(&h->v, &h->n, &h->cap, (struct centry){t->pods[c].submit, c, lv->v[i]}) < 0)
             return -ENOMEM;
     }
     lv->n = w;
@@ -456,12 +422,13 @@ static int level_pass(struct gs_tsim *t, size_t l)
                 q = i;
         if (q == nq)
             break;
-        struct centry e = qh_pop(&t->qheaps[q]);
+        struct centry e = qh_pop(t->qheaps[q].v, &t->qheaps[q].n);
         struct bucket *b = &t->buckets[e.bucket];
         int32_t c = candidate(t, b);
         if (c != e.pod) { /* the bucket moved on since: requeue what it offers now */
             if (c >= 0)
-                r = qh_push(&t->qheaps[q], (struct centry){t->pods[c].submit, c, e.bucket});
+                r = qh_push(&t->qheaps[q].v, &t->qheaps[q].n, &t->qheaps[q].cap,
+                            (struct centry){t->pods[c].submit, c, e.bucket});
             continue;
         }
         uint64_t epoch = t->epoch;
@@ -475,7 +442,8 @@ static int level_pass(struct gs_tsim *t, size_t l)
             continue;
         }
         if ((c = candidate(t, b)) >= 0)
-            r = qh_push(&t->qheaps[q], (struct centry){t->pods[c].submit, c, e.bucket});
+            r = qh_push(&t->qheaps[q].v, &t->qheaps[q].n, &t->qheaps[q].cap,
+                        (struct centry){t->pods[c].submit, c, e.bucket});
     }
     return r;
 }

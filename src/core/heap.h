@@ -1,0 +1,56 @@
+/*
+ * A binary heap over a growable array of one element type, generated per type and order: the
+ * scheduling engine's class heaps and the simulator's completion events and queue heads.
+ *
+ * GS_HEAP(name, T, before) defines, static in the including file:
+ *   int name_push(T **v, size_t *n, size_t *cap, T e) - add @e; the array grows (realloc) as
+ *       needed and stays owned by the caller. Return: 0, or -ENOMEM with nothing changed.
+ *   T name_pop(T *v, size_t *n) - take the first element out (*n >= 1 required).
+ * before(const T *a, const T *b) is nonzero when *a must come out before *b (a strict order).
+ */
+#ifndef GS_HEAP_H
+#define GS_HEAP_H
+
+#include <errno.h>
+#include <stdlib.h>
+
+#define GS_HEAP(name, T, before)                                                                   \
+    static int name##_push(T **v, size_t *n, size_t *cap, T e)                                     \
+    {                                                                                              \
+        if (*n == *cap) {                                                                          \
+            size_t c = *cap ? *cap * 2 : 64;                                                       \
+            T *p = realloc(*v, c * sizeof(*p));                                                    \
+            if (!p)                                                                                \
+                return -ENOMEM;                                                                    \
+            *v = p;                                                                                \
+            *cap = c;                                                                              \
+        }                                                                                          \
+        size_t i = (*n)++;                                                                         \
+        while (i > 0 && before(&e, &(*v)[(i - 1) / 2])) {                                          \
+            (*v)[i] = (*v)[(i - 1) / 2];                                                           \
+            i = (i - 1) / 2;                                                                       \
+        }                                                                                          \
+        (*v)[i] = e;                                                                               \
+        return 0;                                                                                  \
+    }                                                                                              \
+    static T name##_pop(T *v, size_t *n)                                                           \
+    {                                                                                              \
+        T top = v[0], last = v[--*n];                                                              \
+        size_t i = 0;                                                                              \
+        for (;;) {                                                                                 \
+            size_t c = 2 * i + 1;                                                                  \
+            if (c >= *n)                                                                           \
+                break;                                                                             \
+            if (c + 1 < *n && before(&v[c + 1], &v[c]))                                            \
+                c++;                                                                               \
+            if (!before(&v[c], &last))                                                             \
+                break;                                                                             \
+            v[i] = v[c];                                                                           \
+            i = c;                                                                                 \
+        }                                                                                          \
+        if (*n)                                                                                    \
+            v[i] = last;                                                                           \
+        return top;                                                                                \
+    }
+
+#endif
