@@ -534,7 +534,9 @@ int gs__tsim_place_one(struct gs_tsim *t, int32_t pod, struct txn *x, int only_n
      * backs off an unschedulable pod: the search visits every node. */
     char why[GS_REASON_MAX];
     memcpy(why, t->pods[pod].reason, sizeof(why));
-    for (int mode = EVICT_PREEMPT; mode <= EVICT_RECLAIM; mode++) {
+    /* preemptionPolicy: Never keeps a pod from preempting; its queue may still reclaim. */
+    for (int mode = p->never_preempt ? EVICT_RECLAIM : EVICT_PREEMPT; mode <= EVICT_RECLAIM;
+         mode++) {
         r = gs__tsim_evict_for(t, pod, (enum evict_mode)mode, x);
         if (r <= 0)
             return r;

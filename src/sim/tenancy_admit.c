@@ -85,15 +85,12 @@ int gs__tenant_is_hard(const struct gs_tsim *t, int32_t tenant)
            s->tiers[GS_TIER_AZ].isolation == GS_ISOLATION_HARD;
 }
 
-static int32_t class_value(const struct gs_scenario *s, const char *name, int *found)
+static const struct gs_priority_class_spec *class_of(const struct gs_scenario *s, const char *name)
 {
     for (size_t i = 0; name[0] && i < s->npriority_classes; i++)
-        if (strcmp(s->priority_classes[i].name, name) == 0) {
-            *found = 1;
-            return s->priority_classes[i].value;
-        }
-    *found = 0;
-    return 0;
+        if (strcmp(s->priority_classes[i].name, name) == 0)
+            return &s->priority_classes[i];
+    return NULL;
 }
 
 /* The pod's step profile with its tenant's override applied, in @buf; NULL when it has none. */
@@ -107,30 +104,30 @@ static const struct gs_step_profile *profile_of(const struct gs_tsim *t, const s
     return buf;
 }
 
-/* Priority: the pod's class, its PodGroup's, its step profile's, its tenant's, the default. */
+/*
+ * Priority: the pod's class, its PodGroup's, its step profile's, its tenant's, the default.
+ * *@never is set when the class that gave it says preemptionPolicy: Never.
+ */
 static int32_t priority_of(const struct gs_tsim *t, const struct gs_scn_pod *sp, int32_t group,
-                           int32_t tenant, const struct gs_step_profile *prof)
+                           int32_t tenant, const struct gs_step_profile *prof, uint8_t *never)
 {
     const struct gs_scenario *s = t->s;
-    int found;
-    int32_t v = class_value(s, sp->priority_class, &found);
-    if (found)
-        return v;
-    if (group >= 0 && (v = class_value(s, s->podgroups[group].priority_class, &found), found))
-        return v;
-    if (t->way == GS_WAY_FULL && prof)
+    const struct gs_priority_class_spec *c = class_of(s, sp->priority_class);
+    if (!c && group >= 0)
+        c = class_of(s, s->podgroups[group].priority_class);
+    if (!c && t->way == GS_WAY_FULL && prof)
         return prof->priority;
-    if (tenant >= 0 && (size_t)tenant < s->ntenants) {
+    if (!c && tenant >= 0 && (size_t)tenant < s->ntenants) {
         const struct gs_tenant_spec *ts = &s->tenants[tenant];
-        if ((v = class_value(s, ts->priority_class, &found), found))
-            return v;
-        if (ts->priority != GS_UNSET)
+        c = class_of(s, ts->priority_class);
+        if (!c && ts->priority != GS_UNSET)
             return ts->priority;
     }
-    for (size_t i = 0; i < s->npriority_classes; i++)
+    for (size_t i = 0; !c && i < s->npriority_classes; i++)
         if (s->priority_classes[i].global_default)
-            return s->priority_classes[i].value;
-    return 0;
+            c = &s->priority_classes[i];
+    *never = c && c->never_preempt;
+    return c ? c->value : 0;
 }
 
 static const struct gs_limit_range_spec *limits_of(const struct gs_scenario *s, const char *ns)
@@ -461,7 +458,7 @@ static void admit_one(struct gs_tsim *t, struct rpod *p)
     struct gs_step_profile buf;
     const struct gs_step_profile *prof = profile_of(t, p, &buf);
     p->queue = queue_of(t, sp, p->group, p->tenant);
-    p->prio = priority_of(t, sp, p->group, p->tenant, prof);
+    p->prio = priority_of(t, sp, p->group, p->tenant, prof, &p->never_preempt);
     p->preemptible = prof && t->way == GS_WAY_FULL ? (uint8_t)prof->preemptible : 1;
     p->util_pct = sp->util_pct == GS_UNSET ? 100 : sp->util_pct;
     p->node = -1;

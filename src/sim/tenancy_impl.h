@@ -27,7 +27,8 @@ void *gs__zalloc(size_t n, size_t size);
 struct rpod {
     /* What victim searches read of every pod they pass, together in the first cache line. */
     uint8_t state, preemptible, in_pending, arrived, reclaimed;
-    int8_t charged; /* 1 dedicated, 2 shared */
+    uint8_t never_preempt; /* its PriorityClass says preemptionPolicy: Never */
+    int8_t charged;        /* 1 dedicated, 2 shared */
     int32_t tenant, queue, group, level, prio;
     int32_t preemptions;
     int32_t node;

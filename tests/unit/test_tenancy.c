@@ -575,6 +575,29 @@ static void test_gang_shielded_by_dedicated_member(void **state)
     gs_scenario_free(s);
 }
 
+/* preemptionPolicy: Never (Kubernetes): a high-priority pod waits instead of preempting. */
+static void test_never_preempts(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    node(s, "n1", "az-1", tmpl(s, "t1", 1, 0));
+    pclass(s, "low", 10);
+    pclass(s, "polite", 100);
+    s->priority_classes[1].never_preempt = 1;
+    snprintf(pod(s, "ns", "low", 1, 0, 100)->priority_class, GS_SCN_NAME_MAX, "low");
+    snprintf(pod(s, "ns", "polite", 1, 10, 100)->priority_class, GS_SCN_NAME_MAX, "polite");
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    assert_int_equal(find(t, "low")->preemptions, 0);
+    assert_int_equal(find(t, "polite")->start_us, 100 * S);
+    gs_tsim_free(t);
+    s->priority_classes[1].never_preempt = 0; /* the same pod may preempt otherwise */
+    t = run(s, GS_WAY_FULL);
+    assert_int_equal(find(t, "low")->preemptions, 1);
+    assert_int_equal(find(t, "polite")->start_us, 10 * S);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
 /*
  * Pods alike are tried once per pass, not one by one: 200 one-card pods on 8 cards all run in
  * turn, in arrival order, and the ones still waiting when the run stops each carry the reason
@@ -698,6 +721,7 @@ int main(void)
         cmocka_unit_test(test_mig_instances),
         cmocka_unit_test(test_memory_is_charged),
         cmocka_unit_test(test_gang_shielded_by_dedicated_member),
+        cmocka_unit_test(test_never_preempts),
         cmocka_unit_test(test_alike_pods_tried_once),
         cmocka_unit_test(test_fits_without_matches_release),
     };
