@@ -512,7 +512,11 @@ static void write_quotas(FILE *f, const struct gen *g)
     }
 }
 
-/* Seed 004 section 2.1: each queue may grow to the whole cluster; weights set deserved shares. */
+/*
+ * Seed 004 section 2.1: each queue may grow to the whole cluster; weights set deserved shares.
+ * Reclaimable as seed 004 section 1.1's tolerance column says: the team that can wait and the
+ * preemptible batch give back; interactive experiments and latency-bound inference do not.
+ */
 static void write_queues(FILE *f, const struct gen *g)
 {
     static const struct {
@@ -521,7 +525,7 @@ static void write_queues(FILE *f, const struct gen *g)
         const char *reclaimable;
     } q[] = {
         {"data-team", NULL, 4, "true"},
-        {"algo-team", "1.3", 3, "true"},
+        {"algo-team", "1.3", 3, "false"},
         {"online-inference", "1.5", 2, "false"},
         {"batch-hpo", NULL, 1, "true"},
     };
