@@ -192,8 +192,21 @@ static int containers(const struct gs_scenario *s, const struct gs_scn_pod *sp,
             sum->gpucores = c.gpucores;
         sum->cpu_milli += or_default(c.cpu_milli, 0);
         sum->memory_mib += or_default(c.memory_mib, 0);
+        if (c.mig_profile[0] && sum->mig_profile[0]) {
+            gs__say(why, size, "nvidia.com/mig-%s and nvidia.com/mig-%s: one MIG instance per pod",
+                    sum->mig_profile, c.mig_profile);
+            return -1;
+        }
         if (c.mig_profile[0])
             memcpy(sum->mig_profile, c.mig_profile, sizeof(sum->mig_profile));
+    }
+    if (sum->mig_profile[0] &&
+        (sum->gpu > 0 || sum->gpumem_mib != GS_UNSET || sum->gpucores != GS_UNSET)) {
+        gs__say(why, size,
+                "nvidia.com/mig-%s with nvidia.com/gpu, gpumem or gpucores: a pod takes a MIG "
+                "instance or cards, not both",
+                sum->mig_profile);
+        return -1;
     }
     return 0;
 }
