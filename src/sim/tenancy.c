@@ -272,13 +272,17 @@ static void why_nodes(struct gs_tsim *t, struct rpod *p, const int64_t *count, i
 }
 
 /* The reservation of the blocked head holds @node against @p unless @p ends before it is due. */
-static int held(struct gs_tsim *t, const struct rpod *p, int32_t pod, size_t node)
+int gs__tsim_late(const struct gs_tsim *t, const struct rpod *p)
 {
     /* A promise to the head binds only pods that queue behind it, never one of higher priority. */
-    if (t->head < 0 || t->head == pod || (int32_t)node != t->resv_node ||
-        p->level < t->pods[t->head].level)
+    if (t->head < 0 || p == &t->pods[t->head] || p->level < t->pods[t->head].level)
         return 0;
-    int late = p->sp->duration_us == GS_UNSET || t->now + p->sp->duration_us > t->shadow_t;
+    return p->sp->duration_us == GS_UNSET || t->now + p->sp->duration_us > t->shadow_t;
+}
+
+static int held(struct gs_tsim *t, const struct rpod *p, size_t node)
+{
+    int late = (int32_t)node == t->resv_node && gs__tsim_late(t, p);
     t->held_hits += late; /* the pass learns that the reservation stood in the way */
     return late;
 }
@@ -287,9 +291,7 @@ static int held(struct gs_tsim *t, const struct rpod *p, int32_t pod, size_t nod
  * the blocked head, the one thing about it a run changes. */
 static uint64_t shape_of(const struct gs_tsim *t, const struct rpod *p)
 {
-    uint64_t late = t->head >= 0 &&
-                    (p->sp->duration_us == GS_UNSET || t->now + p->sp->duration_us > t->shadow_t);
-    return (p->shape ^ late) * 1099511628211ULL | 1;
+    return (p->shape ^ (uint64_t)gs__tsim_late(t, p)) * 1099511628211ULL | 1;
 }
 
 /*
@@ -394,7 +396,7 @@ static void scan(struct gs_tsim *t, struct rpod *p, int32_t pod, const int32_t *
                 t->seen_reason[key] = -2;
             continue;
         }
-        if (held(t, p, pod, n)) {
+        if (held(t, p, n)) {
             o->reserved++;
             continue;
         }

@@ -47,6 +47,7 @@ struct rpod {
     uint32_t gen;
     int32_t use;          /* open use record, -1 none */
     uint64_t tried_epoch; /* release epoch at its last failed try, 0 never */
+    uint64_t tried_resv;  /* the reservation that held a node against it then, 0 none */
     uint64_t said;        /* t->said when its reason was last written by the scheduler */
     uint64_t shape;       /* hash of what makes pods alike (tenancy_admit.c, static_shape()) */
     int32_t bucket;       /* its bucket of pending pods (tenancy_queue.c), -1 before the first */
@@ -194,6 +195,9 @@ int gs__tsim_evict(struct gs_tsim *t, int32_t pod, struct txn *x);
 int gs__tsim_rollback(struct gs_tsim *t, struct txn *x, size_t bound_to, size_t evicted_to);
 int gs__tsim_commit(struct gs_tsim *t, struct txn *x, int32_t by);
 int gs__vec_push(struct vec *v, int32_t x);
+/* Does @p end after the reservation of the blocked head, so that the node promised to the head is
+ * held against it? Never for the head itself or a pod of higher priority. */
+int gs__tsim_late(const struct gs_tsim *t, const struct rpod *p);
 /* Best node for @pod now: 0 with @node and @mask set, or 1 with the pod's reason set. @x is the
  * attempt under way (NULL none): while it has bound or evicted pods the fleet is not in a state
  * the run will keep, so the search neither uses nor leaves a "nodes freed since" record. */

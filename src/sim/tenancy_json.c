@@ -58,15 +58,17 @@ static json_t *pod_json(const struct gs_tsim *t, size_t i, const size_t *first, 
     if (p->mig)
         snprintf(mig, sizeof(mig), "%s@%d", p->mig, (int)p->mig_start);
     json_t *o =
-        json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s?,s:o,s:s?,s:s?,s:i,s:i,s:I,s:I,s:i,s:s?}", "name",
+        json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s?,s:o,s:s?,s:s?,s:i,s:i,s:I,s:o,s:i,s:s?}", "name",
                   name, "tenant", p->tenant, "namespace", p->ns, "queue", p->queue, "workload",
                   p->workload, "state", gs_pod_state_name(p->state), "node",
                   p->node >= 0 ? gs_tsim_node_name(t, p->node) : NULL, "gpus",
                   p->node >= 0 ? gpus_of(p->gpu_mask) : json_null(), "mig", p->mig ? mig : NULL,
                   "gpu_model", p->node >= 0 ? model_name(t, p->node) : NULL, "share_milli",
                   p->share_milli, "priority", p->priority, "submit_s", SEC(p->submit_us), "wait_s",
-                  SEC((p->start_us >= 0 ? p->start_us : t->now) - p->submit_us), "preemptions",
-                  p->preemptions, "reason", p->reason);
+                  p->start_us < 0 && p->submit_us > t->now /* not submitted within the run */
+                      ? json_null()
+                      : json_integer(SEC((p->start_us >= 0 ? p->start_us : t->now) - p->submit_us)),
+                  "preemptions", p->preemptions, "reason", p->reason);
     if (!o)
         return NULL;
     json_object_set_new(o, "start_s",

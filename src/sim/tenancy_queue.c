@@ -35,6 +35,7 @@ struct bucket {
      * fail_resv is the reservation it met, 0 when none stood in the way. */
     uint64_t fail_epoch[2], fail_resv[2];
     uint64_t failed_at; /* t->said at that failure */
+    int32_t failed_pod; /* the pod whose failure it was */
     char reason[GS_REASON_MAX];
 };
 
@@ -183,13 +184,6 @@ static void tidy(struct gs_tsim *t, struct bucket *b)
         v->n = b->start = b->dead = 0;
 }
 
-/* Does a pod end after the reservation of the blocked head (as tenancy.c's held() asks)? */
-static int late(const struct gs_tsim *t, const struct rpod *p)
-{
-    return t->head >= 0 &&
-           (p->sp->duration_us == GS_UNSET || t->now + p->sp->duration_us > t->shadow_t);
-}
-
 static int class_failed(const struct gs_tsim *t, const struct bucket *b, int late)
 {
     return b->fail_epoch[late] == t->epoch &&
@@ -203,15 +197,17 @@ static int32_t candidate(struct gs_tsim *t, struct bucket *b)
     if (f0 && (f1 || t->head < 0))
         return -1;
     /* Only pods ending before the reservation are left to try: is there one at all? */
-    if (f1 && t->head >= 0 && (b->min_dur == INT64_MAX || t->now + b->min_dur > t->shadow_t))
+    if (f1 && t->head >= 0 && &t->buckets[t->pods[t->head].bucket] != b &&
+        (b->min_dur == INT64_MAX || t->now + b->min_dur > t->shadow_t))
         return -1;
     if (b->cur < b->start)
         b->cur = b->start;
     for (; b->cur < b->pods.n; b->cur++) {
         int32_t pod = b->pods.v[b->cur];
         const struct rpod *p = &t->pods[pod];
-        if (p->state == GS_POD_PENDING && p->tried_epoch != t->epoch &&
-            !class_failed(t, b, late(t, p)))
+        if (p->state == GS_POD_PENDING &&
+            (p->tried_epoch != t->epoch || (p->tried_resv && p->tried_resv != t->resv_gen)) &&
+            !class_failed(t, b, gs__tsim_late(t, p)))
             return pod;
     }
     return -1;
@@ -222,6 +218,7 @@ static void fail(struct gs_tsim *t, struct bucket *b, struct rpod *p, int genera
                  uint64_t held_before)
 {
     p->tried_epoch = t->epoch;
+    p->tried_resv = t->held_hits == held_before ? 0 : t->resv_gen;
     p->said = ++t->said;
     if (!general)
         return;
@@ -233,6 +230,7 @@ static void fail(struct gs_tsim *t, struct bucket *b, struct rpod *p, int genera
         b->fail_resv[was_late] = t->resv_gen;
     }
     b->failed_at = p->said;
+    b->failed_pod = (int32_t)(p - t->pods);
     memcpy(b->reason, p->reason, sizeof(b->reason));
 }
 
@@ -243,7 +241,14 @@ void gs__tsim_settle_reasons(struct gs_tsim *t)
         if (p->state != GS_POD_PENDING || p->bucket < 0)
             continue;
         const struct bucket *b = &t->buckets[p->bucket];
-        if (b->failed_at > p->said)
+        const struct rpod *f = &t->pods[b->failed_pod];
+        if (b->failed_at <= p->said)
+            continue;
+        if (p->group >= 0 && f->group != p->group) /* another gang's words would mislead */
+            gs__say(p->reason, sizeof(p->reason),
+                    "gang %s: not tried while gang %s, alike, could not be placed (%s)",
+                    p->sp->group, f->sp->group, b->reason);
+        else
             memcpy(p->reason, b->reason, sizeof(p->reason));
     }
 }
@@ -278,6 +283,7 @@ static void gang_failed(struct gs_tsim *t, struct gang *g, const char *why)
         if (m->state != GS_POD_PENDING || !m->arrived)
             continue;
         m->tried_epoch = t->epoch;
+        m->tried_resv = 0;
         m->said = ++t->said;
         if (why)
             memcpy(m->reason, why, sizeof(m->reason));
@@ -352,7 +358,7 @@ static int gang_whole(const struct gs_tsim *t, const struct gang *g)
 static int try_pod(struct gs_tsim *t, int32_t pod, struct bucket *b)
 {
     struct rpod *p = &t->pods[pod];
-    int capacity = 0, r, general, was_late = late(t, p);
+    int capacity = 0, r, general, was_late = gs__tsim_late(t, p);
     uint64_t held_before = t->held_hits;
     if (p->group >= 0 && t->gangs[p->group].running < t->gangs[p->group].min) {
         struct gang *g = &t->gangs[p->group];
@@ -378,7 +384,9 @@ static int try_pod(struct gs_tsim *t, int32_t pod, struct bucket *b)
     if (r <= 0)
         return r;
     fail(t, b, p, general, was_late, held_before);
-    if (capacity && p->group < 0 && (t->head < 0 || p->level < t->pods[t->head].level))
+    /* The head's promise is made again when it fails: what it was counted from may be gone. */
+    if (capacity && p->group < 0 &&
+        (t->head < 0 || pod == t->head || p->level < t->pods[t->head].level))
         return gs__tsim_reserve_for(t, pod);
     return 0;
 }
@@ -432,13 +440,17 @@ static int level_pass(struct gs_tsim *t, size_t l)
             continue;
         }
         uint64_t epoch = t->epoch;
+        int32_t head = t->head;
         r = try_pod(t, c, b);
         t->work.tries++;
         if (r < 0)
             break;
-        if (t->epoch != epoch) { /* evictions freed room: every bucket may try again */
+        /* Evictions freed room, or the head ran and its node is held no more: every bucket may
+         * try again, and after the head's, the pods it held back go again from the first. */
+        int unheld = head >= 0 && t->head < 0;
+        if (t->epoch != epoch || unheld) {
             for (size_t i = 0; i < nq && r == 0; i++)
-                r = fill(t, l * nq + i, &t->qheaps[i], 0);
+                r = fill(t, l * nq + i, &t->qheaps[i], unheld);
             continue;
         }
         if ((c = candidate(t, b)) >= 0)

@@ -575,6 +575,40 @@ static void test_gang_shielded_by_dedicated_member(void **state)
     gs_scenario_free(s);
 }
 
+/*
+ * After a preemption the evicted pods run again as soon as there is room: the blocked head is
+ * not held off by its own reservation, and once it runs, the pods it held back are tried again
+ * at once, oldest first.
+ */
+static void test_evicted_pods_come_back(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    node(s, "n1", "az-1", tmpl(s, "t8", 8, 1));
+    pclass(s, "lo", 1);
+    pclass(s, "hi", 1000);
+    for (int i = 0; i < 5; i++) {
+        char n[16];
+        snprintf(n, sizeof(n), "lo%d", i);
+        snprintf(pod(s, "ns", n, 2, 60 * i, 3 * 3600)->priority_class, GS_SCN_NAME_MAX, "lo");
+    }
+    snprintf(pod(s, "ns", "hi", 8, 600, 3600)->priority_class, GS_SCN_NAME_MAX, "hi");
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    assert_int_equal(find(t, "hi")->start_us, 600 * S);
+    assert_int_equal(find(t, "lo4")->start_us, 4200 * S); /* the head, never ran before */
+    for (int i = 0; i < 4; i++) {
+        char n[16];
+        snprintf(n, sizeof(n), "lo%d", i);
+        const struct gs_tsim_pod *p = find(t, n);
+        assert_int_equal(p->preemptions, 1);
+        assert_int_equal(p->state, GS_POD_COMPLETED);
+        /* lo0-lo2 take the six cards lo4 leaves; lo3 follows when the first of them ends */
+        assert_int_equal(p->end_us, (i < 3 ? 4200 : 4200 + 3 * 3600) * S + 3 * 3600 * S);
+    }
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
 /* preemptionPolicy: Never (Kubernetes): a high-priority pod waits instead of preempting. */
 static void test_never_preempts(void **state)
 {
@@ -721,6 +755,7 @@ int main(void)
         cmocka_unit_test(test_mig_instances),
         cmocka_unit_test(test_memory_is_charged),
         cmocka_unit_test(test_gang_shielded_by_dedicated_member),
+        cmocka_unit_test(test_evicted_pods_come_back),
         cmocka_unit_test(test_never_preempts),
         cmocka_unit_test(test_alike_pods_tried_once),
         cmocka_unit_test(test_fits_without_matches_release),
