@@ -280,9 +280,44 @@ int gs__tsim_late(const struct gs_tsim *t, const struct rpod *p)
     return p->sp->duration_us == GS_UNSET || t->now + p->sp->duration_us > t->shadow_t;
 }
 
-static int held(struct gs_tsim *t, const struct rpod *p, size_t node)
+/*
+ * Would the head still fit on its node at the promised time were @p put there now on @c? EASY
+ * backfill lets a pod that ends later use what the head will not need then: the pods due to end
+ * by then are taken off, the head tried, and everything put back.
+ */
+static int spares_head(struct gs_tsim *t, const struct rpod *p, int32_t pod, size_t node,
+                       const struct gs_fit_choice *c)
 {
-    int late = (int32_t)node == t->resv_node && gs__tsim_late(t, p);
+    const struct rpod *h = &t->pods[t->head];
+    struct gs_fit f = p->fit;
+    f.mig_start = c->mig_start;
+    if (gs_fleet_commit(t->fleet, node, &f, c->mask, pod) < 0)
+        return 0;
+    int32_t off[GS_GPUS_MAX * 8];
+    size_t k = 0, np = gs_fleet_pod_count(t->fleet, node);
+    for (size_t i = 0; i < np && k < sizeof(off) / sizeof(off[0]); i++) {
+        int32_t v = gs_fleet_pod_at(t->fleet, node, i);
+        const struct rpod *r = &t->pods[v];
+        if (v != pod && r->sp->duration_us != GS_UNSET &&
+            r->start + r->sp->duration_us <= t->shadow_t)
+            off[k++] = v;
+    }
+    for (size_t i = 0; i < k; i++)
+        gs_fleet_release(t->fleet, node, &t->pods[off[i]].fit, t->pods[off[i]].mask, off[i]);
+    struct gs_fit_choice hc;
+    int ok = gs_fleet_fit(t->fleet, node, &h->fit, &hc) == GS_FIT_OK;
+    while (k-- > 0)
+        gs_fleet_commit(t->fleet, node, &t->pods[off[k]].fit, t->pods[off[k]].mask, off[k]);
+    gs_fleet_release(t->fleet, node, &f, c->mask, pod);
+    return ok;
+}
+
+/* Is @node held against @p, placed on @c, for the head of the queue? */
+static int held(struct gs_tsim *t, const struct rpod *p, int32_t pod, size_t node,
+                const struct gs_fit_choice *c)
+{
+    int late =
+        (int32_t)node == t->resv_node && gs__tsim_late(t, p) && !spares_head(t, p, pod, node, c);
     t->held_hits += late; /* the pass learns that the reservation stood in the way */
     return late;
 }
@@ -396,16 +431,16 @@ static void scan(struct gs_tsim *t, struct rpod *p, int32_t pod, const int32_t *
                 t->seen_reason[key] = -2;
             continue;
         }
-        if (held(t, p, n)) {
-            o->reserved++;
-            continue;
-        }
         struct gs_fit_choice c;
         enum gs_fit_reason why = gs_fleet_fit(t->fleet, n, &p->fit, &c);
         if (why != GS_FIT_OK) {
             o->count[why]++;
             if (empty)
                 t->seen_reason[key] = (int8_t)why;
+            continue;
+        }
+        if (held(t, p, pod, n, &c)) {
+            o->reserved++;
             continue;
         }
         int64_t sc = score(t, p, n, &c);

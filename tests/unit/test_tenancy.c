@@ -384,6 +384,23 @@ static void test_backfill_keeps_head(void **state)
     gs_scenario_free(s);
 }
 
+/* EASY backfill's other half: a pod that ends after the promised time may still use what the
+ * head will not need then. */
+static void test_backfill_uses_spare_cards(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    node(s, "n1", "az-1", tmpl(s, "t4", 4, 0));
+    pod(s, "ns", "running", 3, 0, 100);
+    pod(s, "ns", "head", 2, 1, 100); /* fits at 100, when three cards come free */
+    pod(s, "ns", "long", 1, 2, 500); /* ends after 100, but leaves the head its two cards */
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    assert_int_equal(find(t, "long")->start_us, 2 * S);
+    assert_int_equal(find(t, "head")->start_us, 100 * S);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
 /* Same scenario, same JSON, byte for byte. */
 static void test_deterministic_json(void **state)
 {
@@ -749,6 +766,7 @@ int main(void)
         cmocka_unit_test(test_nvlink_gang_never_split),
         cmocka_unit_test(test_gpuquota_reason),
         cmocka_unit_test(test_backfill_keeps_head),
+        cmocka_unit_test(test_backfill_uses_spare_cards),
         cmocka_unit_test(test_deterministic_json),
         cmocka_unit_test(test_waterfill),
         cmocka_unit_test(test_profile_overrides),
