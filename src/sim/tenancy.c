@@ -59,6 +59,19 @@ static int ev_less(const struct event *a, const struct event *b)
 
 GS_HEAP(ev, struct event, ev_less)
 
+/* A completion and where it sits in the heap: the heap is read in order without copying it. */
+struct evi {
+    struct event e;
+    size_t at;
+};
+
+static int evi_less(const struct evi *a, const struct evi *b)
+{
+    return ev_less(&a->e, &b->e);
+}
+
+GS_HEAP(evi, struct evi, evi_less)
+
 /* Busy share of the pod's cards, each card counted at most 1000. */
 static void busy_apply(struct gs_tsim *t, const struct rpod *p, int sign)
 {
@@ -712,18 +725,22 @@ int gs__tsim_reserve_for(struct gs_tsim *t, int32_t head)
     struct rpod *h = &t->pods[head];
     if (h->group >= 0 || t->nheap == 0)
         return 0;
-    /* The completions in order: a copy of the heap, popped as far as needed. */
-    struct event *h_ev = malloc(t->nheap * sizeof(*h_ev)), *ev = malloc(4096 * sizeof(*ev));
-    if (!h_ev || !ev) {
-        free(h_ev);
-        free(ev);
+    /* The completions in order, as far as needed: the smallest entry not yet taken is always
+     * the root or a child of one taken, so a small heap of those frontier entries reads them. */
+    struct event *ev = t->resv_ev;
+    size_t k = 0;
+    int r = 0;
+    t->naux = 0;
+    if (evi_push(&t->aux, &t->naux, &t->capaux, (struct evi){t->heap[0], 0}) < 0)
         return -ENOMEM;
-    }
-    memcpy(h_ev, t->heap, t->nheap * sizeof(*h_ev));
-    size_t nh = t->nheap, k = 0;
     struct gs_fit_choice c;
-    while (nh && k < 4096) {
-        struct event e = ev_pop(h_ev, &nh);
+    while (t->naux && k < GS_RESV_DEPTH && r == 0) {
+        struct evi x = evi_pop(t->aux, &t->naux);
+        for (size_t ch = 2 * x.at + 1; ch <= 2 * x.at + 2 && ch < t->nheap && r == 0; ch++)
+            r = evi_push(&t->aux, &t->naux, &t->capaux, (struct evi){t->heap[ch], ch});
+        struct event e = x.e;
+        if (r < 0)
+            break;
         if (!live(t, &e))
             continue;
         ev[k++] = e;
@@ -736,12 +753,14 @@ int gs__tsim_reserve_for(struct gs_tsim *t, int32_t head)
             break;
         }
     }
-    free(h_ev);
     while (k-- > 0) {
         struct rpod *p = &t->pods[ev[k].pod];
         gs_fleet_commit(t->fleet, (size_t)p->node, &p->fit, p->mask, ev[k].pod);
     }
-    free(ev);
+    if (r < 0) { /* out of memory half-way: no promise */
+        t->head = t->resv_node = -1;
+        return -ENOMEM;
+    }
     return 0;
 }
 
@@ -885,7 +904,8 @@ static int alloc_state(struct gs_tsim *t)
         ALLOC(t->q_alloc_int, t->nqueues) || ALLOC(t->q_weight, t->nqueues) ||
         ALLOC(t->rq_used, s->nrquotas) || ALLOC(t->card_busy, nodes * GS_GPUS_MAX) ||
         ALLOC(t->bo_key, GS_MEMO_SLOTS) || ALLOC(t->clean, GS_MEMO_SLOTS) ||
-        ALLOC(t->scratch, nodes) || ALLOC(t->bo_until, GS_MEMO_SLOTS))
+        ALLOC(t->scratch, nodes) || ALLOC(t->bo_until, GS_MEMO_SLOTS) ||
+        ALLOC(t->resv_ev, GS_RESV_DEPTH))
         return -ENOMEM;
     for (size_t q = 0; q < t->nqueues; q++)
         t->q_weight[q] = q < s->nqueues ? s->queues[q].weight : 1;
@@ -983,6 +1003,8 @@ void gs_tsim_free(struct gs_tsim *t)
                    t->uses,
                    t->card_busy,
                    t->vindex,
+                   t->aux,
+                   t->resv_ev,
                    t->vmemo,
                    t->clog.v,
                    t->readmit,

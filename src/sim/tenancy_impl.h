@@ -13,6 +13,7 @@
 /* A pod run again after an eviction is kept 5 min; after GS_EVICTIONS_MAX it is kept for good. */
 #define GS_READMIT_GRACE_US (300 * 1000000LL)
 #define GS_EVICTIONS_MAX    3
+#define GS_RESV_DEPTH       4096 /* completions looked at for the head's promise */
 #define GS_NODE_CARDS_MAX   64
 #define GS_EVICT_BACKOFF_US                                                                        \
     (10LL * 1000000)        /* between victim searches of one tenant, priority and size */
@@ -63,6 +64,7 @@ struct vec {
 struct bucket;
 struct qheap;
 struct vslot;
+struct evi;
 struct vmemo;
 
 struct gang {
@@ -162,7 +164,10 @@ struct gs_tsim {
     int64_t *bo_until;
     int64_t shadow_t;
     int32_t resv_node; /* the node promised to the head, -1 none */
-    size_t evict_next; /* where the next victim search starts (tenancy_evict.c) */
+    struct evi *aux;   /* reserve_for(): completions read in order from the heap */
+    size_t naux, capaux;
+    struct event *resv_ev; /* reserve_for(): the completions taken off, GS_RESV_DEPTH */
+    size_t evict_next;     /* where the next victim search starts (tenancy_evict.c) */
     /* Attempts' scratch, kept from one to the next: a single pod's and a gang's transaction, a
      * gang's waiting members, and a copy of the open-node list. */
     struct txn txn_pod, txn_gang;
