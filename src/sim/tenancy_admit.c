@@ -599,12 +599,16 @@ static int gpuquota_bucket(const struct gs_tsim *t, const struct rpod *p, int mo
         return 1;
     if (sh + p->milli <= q->shared_milli && ded + sh + p->milli <= q->total_milli)
         return 2;
-    char a[32], b[32];
+    char a[32], b[32], c[32];
     int over_total = ded + sh + p->milli > q->total_milli;
-    milli_str(a, sizeof(a), over_total ? ded + sh : sh);
-    milli_str(b, sizeof(b), over_total ? q->total_milli : q->shared_milli);
-    gs__say(why, size, "tenant %s: %s %s %s/%s GPUs", ts->name, q->key,
-            over_total ? "total" : "shared", a, b);
+    int64_t used = over_total ? ded + sh : sh, cap = over_total ? q->total_milli : q->shared_milli;
+    milli_str(a, sizeof(a), used);
+    milli_str(b, sizeof(b), cap);
+    milli_str(c, sizeof(c), p->milli);
+    int n = gs__say(why, size, "tenant %s: %s %s %s/%s GPUs", ts->name, q->key,
+                    over_total ? "total" : "shared", a, b);
+    if (used < cap) /* room is left, only not enough for this pod */
+        gs__say(why + n, size - (size_t)n, ", the pod asks %s", c);
     return 0;
 }
 
