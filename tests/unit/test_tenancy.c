@@ -123,6 +123,25 @@ static void gang(struct gs_scenario *s, const char *ns, const char *name, int n,
     }
 }
 
+/* A tenant with a dedicated quota of @ded_cards A100 cards and a total of @total_cards. */
+static void tenant(struct gs_scenario *s, const char *name, int ded_cards, int total_cards)
+{
+    s->tenants = grow(s->tenants, &s->ntenants, sizeof(*s->tenants));
+    struct gs_tenant_spec *ts = &s->tenants[s->ntenants - 1];
+    snprintf(ts->name, sizeof(ts->name), "%s", name);
+    snprintf(ts->namespaces[0], sizeof(ts->namespaces[0]), "%s", name);
+    ts->nnamespaces = 1;
+    ts->has_quota = 1;
+    ts->priority = ts->max_gpus_per_pod = ts->max_pods_per_user = GS_UNSET;
+    ts->gpu_count_milli = GS_UNSET;
+    ts->nquotas = 1;
+    snprintf(ts->quotas[0].key, sizeof(ts->quotas[0].key), "a100-80gb");
+    ts->quotas[0].model = gs_catalog_find("A100-SXM4-80GB", -1);
+    ts->quotas[0].total_milli = total_cards * 1000;
+    ts->quotas[0].dedicated_milli = ded_cards * 1000;
+    ts->quotas[0].shared_milli = (total_cards - ded_cards) * 1000;
+}
+
 static struct gs_tsim *run(struct gs_scenario *s, enum gs_way way)
 {
     struct gs_tsim *t;
@@ -340,20 +359,7 @@ static void test_gpuquota_reason(void **state)
     (void)state;
     struct gs_scenario *s = scn();
     node(s, "n1", "az-1", tmpl(s, "t8", 8, 1));
-    s->tenants = grow(s->tenants, &s->ntenants, sizeof(*s->tenants));
-    struct gs_tenant_spec *ts = &s->tenants[0];
-    snprintf(ts->name, sizeof(ts->name), "team-a");
-    snprintf(ts->namespaces[0], sizeof(ts->namespaces[0]), "team-a");
-    ts->nnamespaces = 1;
-    ts->has_quota = 1;
-    ts->priority = ts->max_gpus_per_pod = ts->max_pods_per_user = GS_UNSET;
-    ts->gpu_count_milli = GS_UNSET;
-    ts->nquotas = 1;
-    snprintf(ts->quotas[0].key, sizeof(ts->quotas[0].key), "a100-80gb");
-    ts->quotas[0].model = gs_catalog_find("A100-SXM4-80GB", -1);
-    ts->quotas[0].total_milli = 3000;
-    ts->quotas[0].dedicated_milli = 2000;
-    ts->quotas[0].shared_milli = 1000;
+    tenant(s, "team-a", 2, 3);
     pod(s, "team-a", "a", 2, 0, -1);
     pod(s, "team-a", "b", 1, 0, -1);
     pod(s, "team-a", "c", 1, 0, -1);
@@ -548,25 +554,6 @@ static void test_memory_is_charged(void **state)
         gs_tsim_free(t);
     }
     gs_scenario_free(s);
-}
-
-/* A tenant with a dedicated quota of @ded_cards A100 cards and a total of @total_cards. */
-static void tenant(struct gs_scenario *s, const char *name, int ded_cards, int total_cards)
-{
-    s->tenants = grow(s->tenants, &s->ntenants, sizeof(*s->tenants));
-    struct gs_tenant_spec *ts = &s->tenants[s->ntenants - 1];
-    snprintf(ts->name, sizeof(ts->name), "%s", name);
-    snprintf(ts->namespaces[0], sizeof(ts->namespaces[0]), "%s", name);
-    ts->nnamespaces = 1;
-    ts->has_quota = 1;
-    ts->priority = ts->max_gpus_per_pod = ts->max_pods_per_user = GS_UNSET;
-    ts->gpu_count_milli = GS_UNSET;
-    ts->nquotas = 1;
-    snprintf(ts->quotas[0].key, sizeof(ts->quotas[0].key), "a100-80gb");
-    ts->quotas[0].model = gs_catalog_find("A100-SXM4-80GB", -1);
-    ts->quotas[0].total_milli = total_cards * 1000;
-    ts->quotas[0].dedicated_milli = ded_cards * 1000;
-    ts->quotas[0].shared_milli = (total_cards - ded_cards) * 1000;
 }
 
 /*
