@@ -654,7 +654,7 @@ int gs__quota_check(struct gs_tsim *t, struct rpod *p, int model, char *why, siz
     }
     if ((size_t)p->tenant < s->ntenants) {
         const struct gs_tenant_spec *ts = &s->tenants[p->tenant];
-        if (ts->max_pods_per_user != GS_UNSET &&
+        if (ts->max_pods_per_user != GS_UNSET && p->sp->user[0] &&
             t->user_running[p->user] >= ts->max_pods_per_user) {
             gs__say(why, size, "tenant %s: user %s has %d pods running (maxPodsPerUser %d)",
                     ts->name, p->sp->user[0] ? p->sp->user : "(none)", t->user_running[p->user],

@@ -296,7 +296,9 @@ static int user_at_limit(struct gs_tsim *t, struct rpod *p)
     if (t->way != GS_WAY_FULL || (size_t)p->tenant >= t->s->ntenants)
         return 0;
     const struct gs_tenant_spec *ts = &t->s->tenants[p->tenant];
-    if (ts->max_pods_per_user == GS_UNSET || t->user_running[p->user] < ts->max_pods_per_user)
+    /* A pod without a `user` label is nobody's: no user's limit counts it. */
+    if (ts->max_pods_per_user == GS_UNSET || !p->sp->user[0] ||
+        t->user_running[p->user] < ts->max_pods_per_user)
         return 0;
     gs__say(p->reason, sizeof(p->reason),
             "tenant %s: user %s has %d pods running (maxPodsPerUser %d)", ts->name,
@@ -315,7 +317,7 @@ static int gang_users_at_limit(struct gs_tsim *t, struct gang *g, struct rpod *p
         return 0;
     for (size_t i = 0; i < g->members.n; i++) {
         struct rpod *m = &t->pods[g->members.v[i]];
-        if (m->state != GS_POD_PENDING || !m->arrived)
+        if (m->state != GS_POD_PENDING || !m->arrived || !m->sp->user[0])
             continue;
         int32_t need = 0, seen_before = 0;
         for (size_t k = 0; k < g->members.n; k++) {

@@ -613,6 +613,26 @@ static void test_evicted_pods_come_back(void **state)
     gs_scenario_free(s);
 }
 
+/* maxPodsPerUser counts the pods of each `user` label; a pod without one is nobody's. */
+static void test_max_pods_per_user(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    node(s, "n1", "az-1", tmpl(s, "t8", 8, 1));
+    tenant(s, "team-a", 8, 8);
+    s->tenants[0].max_pods_per_user = 1;
+    snprintf(pod(s, "team-a", "ann-1", 1, 0, 100)->user, GS_SCN_NAME_MAX, "ann");
+    snprintf(pod(s, "team-a", "ann-2", 1, 1, 100)->user, GS_SCN_NAME_MAX, "ann");
+    pod(s, "team-a", "nobody-1", 1, 2, 100);
+    pod(s, "team-a", "nobody-2", 1, 3, 100);
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    assert_int_equal(find(t, "ann-2")->start_us, 100 * S);
+    assert_int_equal(find(t, "nobody-1")->start_us, 2 * S);
+    assert_int_equal(find(t, "nobody-2")->start_us, 3 * S);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
 /* preemptionPolicy: Never (Kubernetes): a high-priority pod waits instead of preempting. */
 static void test_never_preempts(void **state)
 {
@@ -761,6 +781,7 @@ int main(void)
         cmocka_unit_test(test_memory_is_charged),
         cmocka_unit_test(test_gang_shielded_by_dedicated_member),
         cmocka_unit_test(test_evicted_pods_come_back),
+        cmocka_unit_test(test_max_pods_per_user),
         cmocka_unit_test(test_never_preempts),
         cmocka_unit_test(test_alike_pods_tried_once),
         cmocka_unit_test(test_fits_without_matches_release),
