@@ -41,6 +41,8 @@ struct fnode {
 struct gs_fleet {
     struct fnode *nodes;
     size_t n;
+    /* Per node, packed: what searches ask of every node they pass (a node is over 1 KB). */
+    uint8_t *model, *nvlink, *nfree;
     int32_t *open; /* nodes with a free or shared card, ascending */
     size_t nopen;
     int64_t cards, allocated;
@@ -114,9 +116,14 @@ int gs_fleet_new(const struct gs_scenario *s, struct gs_fleet **out, struct gs_d
 {
     struct gs_fleet *f = calloc(1, sizeof(*f));
     const char **zones = calloc(s->nnodes ? s->nnodes : 1, sizeof(*zones));
-    if (f)
-        f->nodes = calloc(s->nnodes ? s->nnodes : 1, sizeof(*f->nodes));
-    if (!f || !zones || !f->nodes) {
+    size_t cap = s->nnodes ? s->nnodes : 1;
+    if (f) {
+        f->nodes = calloc(cap, sizeof(*f->nodes));
+        f->model = calloc(cap, 1);
+        f->nvlink = calloc(cap, 1);
+        f->nfree = calloc(cap, 1);
+    }
+    if (!f || !zones || !f->nodes || !f->model || !f->nvlink || !f->nfree) {
         free(zones);
         gs_fleet_free(f);
         return -ENOMEM;
@@ -135,6 +142,9 @@ int gs_fleet_new(const struct gs_scenario *s, struct gs_fleet **out, struct gs_d
         int g = f->nodes[i].nvlink_max = nvlink_groups_max(&f->nodes[i]);
         if (g > f->nvlink_max)
             f->nvlink_max = g;
+        f->model[i] = (uint8_t)f->nodes[i].model;
+        f->nvlink[i] = (uint8_t)g;
+        f->nfree[i] = (uint8_t)f->nodes[i].nfree;
     }
     free(zones);
     f->open = malloc((f->n ? f->n : 1) * sizeof(*f->open));
@@ -160,6 +170,9 @@ void gs_fleet_free(struct gs_fleet *f)
     for (size_t i = 0; i < f->n; i++)
         free(f->nodes[i].pods);
     free(f->nodes);
+    free(f->model);
+    free(f->nvlink);
+    free(f->nfree);
     free(f->open);
     free(f);
 }
@@ -212,7 +225,7 @@ int64_t gs_fleet_card_count(const struct gs_fleet *f)
 
 int gs_fleet_node_model(const struct gs_fleet *f, size_t node)
 {
-    return f->nodes[node].model;
+    return f->model[node];
 }
 
 int gs_fleet_node_zone(const struct gs_fleet *f, size_t node)
@@ -227,7 +240,7 @@ int gs_fleet_node_gpus(const struct gs_fleet *f, size_t node)
 
 int gs_fleet_node_free_cards(const struct gs_fleet *f, size_t node)
 {
-    return f->nodes[node].nfree;
+    return f->nfree[node];
 }
 
 enum gs_card_mode gs_fleet_card_mode(const struct gs_fleet *f, size_t node, int gpu)
@@ -279,7 +292,7 @@ int gs_fleet_nvlink_free(const struct gs_fleet *f, size_t node, int free_in[GS_G
 
 int gs_fleet_node_nvlink_max(const struct gs_fleet *f, size_t node)
 {
-    return f->nodes[node].nvlink_max;
+    return f->nvlink[node];
 }
 
 int gs_fleet_nvlink_max(const struct gs_fleet *f)
@@ -616,6 +629,7 @@ static void cards_apply(struct gs_fleet *f, struct fnode *nd, const struct gs_fi
         }
         f->allocated += (c->compute < 1000 ? c->compute : 1000) - before;
     }
+    f->nfree[nd - f->nodes] = (uint8_t)nd->nfree;
     open_update(f, (size_t)(nd - f->nodes));
 }
 

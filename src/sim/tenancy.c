@@ -612,7 +612,8 @@ static int place_gang_nvlink(struct gs_tsim *t, struct gang *g, const int32_t *m
         for (size_t i = 0; i < nopen; i++) {
             size_t n = (size_t)open[i];
             int free_in[GS_GPUS_MAX];
-            if (gs_fleet_node_nvlink_max(t->fleet, n) < g->cards ||
+            if (gs_fleet_node_free_cards(t->fleet, n) < g->cards ||
+                gs_fleet_node_nvlink_max(t->fleet, n) < g->cards ||
                 gs_fleet_nvlink_free(t->fleet, n, free_in) < g->cards)
                 continue;
             for (int grp = 0; grp < GS_GPUS_MAX; grp++) {
