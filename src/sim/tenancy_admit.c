@@ -558,8 +558,13 @@ int gs__tsim_admit(struct gs_tsim *t, struct gs_diag *d)
     for (size_t i = 0; !r && i < s->npodgroups; i++) {
         struct gang *g = &t->gangs[i];
         g->key = ((uint64_t)g->min * 1099511628211ULL) ^ g->members.n;
-        for (size_t k = 0; k < g->members.n; k++)
-            g->key = (g->key ^ t->pods[g->members.v[k]].shape) * 1099511628211ULL;
+        g->level_low = -1;
+        for (size_t k = 0; k < g->members.n; k++) {
+            const struct rpod *m = &t->pods[g->members.v[k]];
+            g->key = (g->key ^ m->shape) * 1099511628211ULL;
+            g->level_low = m->level > g->level_low ? m->level : g->level_low;
+            g->preemptible |= m->preemptible;
+        }
     }
     (void)d;
     return r;

@@ -80,9 +80,12 @@ static int eligible(const struct gs_tsim *t, const struct rpod *p, const struct 
            (guarantee && v->tenant != p->tenant && v->prio <= p->prio);
 }
 
-/* The unit a victim belongs to: its whole gang when it is a gang member; pod -1 when a member
- * may not be evicted (a gang goes whole or not at all, so it is as protected as its most
- * protected member). */
+/*
+ * The unit a victim belongs to: its whole gang when it is a gang member; pod -1 when no member
+ * may be taken. A gang goes whole or not at all, so one member that may be taken takes the
+ * others with it — as Kueue takes a borrowing workload whole, members within their tenant's
+ * dedicated quota included.
+ */
 static struct unit unit_of(const struct gs_tsim *t, const struct rpod *p, int32_t pod,
                            enum evict_mode mode, int guarantee)
 {
@@ -94,19 +97,22 @@ static struct unit unit_of(const struct gs_tsim *t, const struct rpod *p, int32_
     u.milli = 0;
     u.pods = 0;
     u.pod = -1;
+    int any = 0;
     for (size_t i = 0; i < g->members.n; i++) {
         const struct rpod *m = &t->pods[g->members.v[i]];
         if (m->state != GS_POD_RUNNING)
             continue;
-        if (!eligible(t, p, m, mode, guarantee))
-            return (struct unit){.pod = -1};
         if (u.pod < 0)
             u.pod = g->members.v[i];
+        any |= eligible(t, p, m, mode, guarantee);
+        u.prio = m->prio > u.prio ? m->prio : u.prio;
         u.milli += m->milli;
         u.pods++;
         if (m->start > u.start)
             u.start = m->start;
     }
+    if (!any)
+        u.pod = -1;
     return u;
 }
 
@@ -145,17 +151,13 @@ static size_t node_units(struct gs_tsim *t, const struct rpod *p, size_t node, e
     for (size_t i = 0; i < np && n < GS_GPUS_MAX * 4; i++) {
         int32_t vid = gs_fleet_pod_at(t->fleet, node, i);
         const struct rpod *v = &t->pods[vid];
-        if (v->group >= 0) {
-            size_t k = 0;
-            while (k < ng && groups[k] != v->group)
-                k++;
-            if (k < ng)
-                continue;
-            if (ng < sizeof(groups) / sizeof(groups[0]))
-                groups[ng++] = v->group;
-        } else if (!eligible(t, p, v, mode, guarantee)) {
+        size_t g = 0;
+        while (v->group >= 0 && g < ng && groups[g] != v->group)
+            g++;
+        if ((v->group >= 0 && g < ng) || (v->group < 0 && !eligible(t, p, v, mode, guarantee)))
             continue;
-        }
+        if (v->group >= 0 && ng < sizeof(groups) / sizeof(groups[0]))
+            groups[ng++] = v->group;
         struct unit u = unit_of(t, p, vid, mode, guarantee);
         int dup = u.pod < 0;
         for (size_t k = 0; k < n && !dup; k++)
@@ -328,7 +330,8 @@ static int could_fit(const struct gs_tsim *t, const struct rpod *p, size_t node,
  * dedicated quota (the guarantee's victims), and the queues with pods there. Per node, cards
  * held by preemptible pods of each level or lower, by pods beyond dedicated quota of each level
  * or lower, and by each queue's pods (each pod's cards counted, so a shared card may count
- * twice: bounds). Pods evicted GS_EVICTIONS_MAX times are left out: they are never taken again.
+ * twice, and a gang member's at the lowest level, as its gang may take it: bounds). Pods
+ * evicted GS_EVICTIONS_MAX times are left out of what they alone would make possible.
  * A search looks at a node's pods only when the index says a victim set may be there.
  */
 #define GS_VSLOTS_MAX 16
@@ -368,10 +371,13 @@ static void cards_update(struct gs_tsim *t, size_t node)
     for (size_t i = 0; i < np; i++) {
         const struct rpod *v = &t->pods[gs_fleet_pod_at(t->fleet, node, i)];
         int32_t cards = __builtin_popcount(v->mask);
-        if (v->preemptions >= GS_EVICTIONS_MAX)
+        if (v->preemptions >= GS_EVICTIONS_MAX && v->group < 0)
             continue;
-        pc[v->level] += v->preemptible ? cards : 0;
-        bc[v->level] += v->charged != 1 ? cards : 0;
+        /* A gang member goes with its gang whatever its own priority, profile or charge: its
+         * cards count at the lowest level, in every bound. */
+        size_t l = v->group >= 0 ? nl - 1 : (size_t)v->level;
+        pc[l] += v->preemptible || v->group >= 0 ? cards : 0;
+        bc[l] += v->charged != 1 || v->group >= 0 ? cards : 0;
         qc[v->queue] += cards;
     }
     for (size_t l = nl - 1; l-- > 0;) {
@@ -393,7 +399,13 @@ void gs__tsim_victims_update(struct gs_tsim *t, size_t node)
         struct vslot *s = &vs[(size_t)v->tenant % t->vslots];
         uint64_t q = 1ull << (v->queue & 63);
         int32_t low = v->preemptible ? v->level : -1;
-        if (v->charged == 1) {
+        if (v->group >= 0) { /* its gang may be taken through any member: what it could be */
+            const struct gang *g = &t->gangs[v->group];
+            low = g->preemptible ? g->level_low : -1;
+            s->q_open |= q;
+            s->low_open = low > s->low_open ? low : s->low_open;
+            s->borrow = g->level_low > s->borrow ? g->level_low : s->borrow;
+        } else if (v->charged == 1) {
             s->q_ded |= q;
             s->low_ded = low > s->low_ded ? low : s->low_ded;
         } else {

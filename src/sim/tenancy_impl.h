@@ -72,6 +72,8 @@ struct gang {
     uint64_t key;       /* the members' shapes and minMember: gangs alike share a bucket */
     struct vec members; /* pod indexes, in scenario order */
     int64_t cards;      /* cards of all members (whole-card gangs), for NVLink colocation */
+    int32_t level_low;  /* the lowest priority level of a member */
+    int preemptible;    /* some member is preemptible */
 };
 
 struct event {

@@ -557,12 +557,11 @@ static void test_memory_is_charged(void **state)
 }
 
 /*
- * A gang goes whole or not at all, so it is as protected as its most protected member: team-a's
- * gang of two holds one card on its dedicated quota and one beyond it; team-b, asking for its
- * own dedicated card, may not evict the gang (that would take team-a's dedicated card too) and
- * waits for it to end.
+ * A gang goes whole: team-a's gang of two holds one card on its dedicated quota and one beyond
+ * it; team-b, asking for its own dedicated card, takes the gang back whole (as Kueue reclaims a
+ * borrowing workload), and the gang runs again when team-b's pod ends.
  */
-static void test_gang_shielded_by_dedicated_member(void **state)
+static void test_borrowing_gang_goes_whole(void **state)
 {
     (void)state;
     struct gs_scenario *s = scn();
@@ -572,9 +571,10 @@ static void test_gang_shielded_by_dedicated_member(void **state)
     gang(s, "team-a", "g", 2, 1, 0, 1000, NULL, NULL);
     pod(s, "team-b", "b", 1, 10, 100);
     struct gs_tsim *t = run(s, GS_WAY_FULL);
-    assert_int_equal(find(t, "g-0")->preemptions, 0);
-    assert_int_equal(find(t, "g-1")->preemptions, 0);
-    assert_int_equal(find(t, "b")->start_us, 1000 * S);
+    assert_int_equal(find(t, "b")->start_us, 10 * S);
+    assert_int_equal(find(t, "g-0")->preemptions, 1);
+    assert_int_equal(find(t, "g-1")->preemptions, 1);
+    assert_int_equal(find(t, "g-0")->state, GS_POD_COMPLETED);
     gs_tsim_free(t);
     gs_scenario_free(s);
 }
@@ -779,7 +779,7 @@ int main(void)
         cmocka_unit_test(test_profile_overrides),
         cmocka_unit_test(test_mig_instances),
         cmocka_unit_test(test_memory_is_charged),
-        cmocka_unit_test(test_gang_shielded_by_dedicated_member),
+        cmocka_unit_test(test_borrowing_gang_goes_whole),
         cmocka_unit_test(test_evicted_pods_come_back),
         cmocka_unit_test(test_max_pods_per_user),
         cmocka_unit_test(test_never_preempts),
