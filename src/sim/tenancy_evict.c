@@ -111,7 +111,9 @@ static struct unit unit_of(const struct gs_tsim *t, const struct rpod *p, int32_
         if (m->start > u.start)
             u.start = m->start;
     }
-    if (!any)
+    /* ...but priority preemption never takes a member of higher priority along with it. */
+    int level_ok = u.prio < p->prio || (u.prio == p->prio && guarantee && v->tenant != p->tenant);
+    if (!any || (mode == EVICT_PREEMPT && !level_ok))
         u.pod = -1;
     return u;
 }

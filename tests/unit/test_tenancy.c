@@ -613,6 +613,25 @@ static void test_evicted_pods_come_back(void **state)
     gs_scenario_free(s);
 }
 
+/* A gang goes whole, but priority preemption never takes a member of higher priority with it. */
+static void test_gang_keeps_its_high_member(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    node(s, "n1", "az-1", tmpl(s, "t2", 2, 1));
+    pclass(s, "low", 10);
+    pclass(s, "mid", 100);
+    pclass(s, "top", 1000);
+    gang(s, "ns", "g", 2, 1, 0, 1000, "low", NULL);
+    snprintf(s->pods[1].priority_class, GS_SCN_NAME_MAX, "top");
+    snprintf(pod(s, "ns", "mid", 1, 10, 100)->priority_class, GS_SCN_NAME_MAX, "mid");
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    assert_int_equal(find(t, "g-0")->preemptions, 0);
+    assert_int_equal(find(t, "mid")->start_us, 1000 * S);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
 /* maxPodsPerUser counts the pods of each `user` label; a pod without one is nobody's. */
 static void test_max_pods_per_user(void **state)
 {
@@ -781,6 +800,7 @@ int main(void)
         cmocka_unit_test(test_memory_is_charged),
         cmocka_unit_test(test_borrowing_gang_goes_whole),
         cmocka_unit_test(test_evicted_pods_come_back),
+        cmocka_unit_test(test_gang_keeps_its_high_member),
         cmocka_unit_test(test_max_pods_per_user),
         cmocka_unit_test(test_never_preempts),
         cmocka_unit_test(test_alike_pods_tried_once),
