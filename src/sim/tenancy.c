@@ -141,6 +141,10 @@ int gs__tsim_bind(struct gs_tsim *t, int32_t pod, size_t node, uint32_t mask, st
         t->resv_gen++;
     }
     gs__tsim_pending_left(t, pod);
+    if ((int32_t)node == t->resv_node && t->head >= 0 && gs__tsim_late(t, p) == 0 &&
+        pod != t->head &&
+        (p->sp->duration_us == GS_UNSET || t->now + p->sp->duration_us > t->shadow_t))
+        t->resv_stale = 1; /* it will still be there when the head was promised the node */
     p->start = t->now;
     if (p->first_start < 0)
         p->first_start = t->now;
@@ -287,8 +291,11 @@ static void why_nodes(struct gs_tsim *t, struct rpod *p, const int64_t *count, i
 /* The reservation of the blocked head holds @node against @p unless @p ends before it is due. */
 int gs__tsim_late(const struct gs_tsim *t, const struct rpod *p)
 {
-    /* A promise to the head binds only pods that queue behind it, never one of higher priority. */
-    if (t->head < 0 || p == &t->pods[t->head] || p->level < t->pods[t->head].level)
+    /* A promise to the head binds only pods that queue behind it: never one of higher priority,
+     * nor one of its level that arrived before it (an evicted pod queues where it was). */
+    const struct rpod *h = t->head >= 0 ? &t->pods[t->head] : NULL;
+    if (!h || p == h || p->level < h->level ||
+        (p->level == h->level && (p->submit < h->submit || (p->submit == h->submit && p < h))))
         return 0;
     return p->sp->duration_us == GS_UNSET || t->now + p->sp->duration_us > t->shadow_t;
 }

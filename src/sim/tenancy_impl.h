@@ -166,6 +166,7 @@ struct gs_tsim {
     int64_t *bo_until;
     int64_t shadow_t;
     int32_t resv_node; /* the node promised to the head, -1 none */
+    int resv_stale;    /* a pod the promise may not hold off took room there: make it again */
     struct evi *aux;   /* reserve_for(): completions read in order from the heap */
     size_t naux, capaux;
     struct event *resv_ev; /* reserve_for(): the completions taken off, GS_RESV_DEPTH */

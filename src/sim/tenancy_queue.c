@@ -449,6 +449,12 @@ static int level_pass(struct gs_tsim *t, size_t l)
             break;
         /* Evictions freed room, or the head ran and its node is held no more: every bucket may
          * try again, and after the head's, the pods it held back go again from the first. */
+        if (t->resv_stale && t->head >= 0 && t->head == head) { /* outside any attempt */
+            t->resv_stale = 0;
+            if ((r = gs__tsim_reserve_for(t, head)) < 0)
+                break;
+        }
+        t->resv_stale = 0;
         int unheld = head >= 0 && t->head < 0;
         if (t->epoch != epoch || unheld) {
             for (size_t i = 0; i < nq && r == 0; i++)
