@@ -528,13 +528,19 @@ int gs__tsim_find(struct gs_tsim *t, int32_t pod, int only_node, const struct tx
                 p->fit.mig_start = o.mig_start;
                 return 0;
             }
-            *capacity = 1; /* still nowhere: the full search's reason stands */
-            memcpy(p->reason, cl->reason, sizeof(p->reason));
-            if (settled) {
-                cl->since = t->rlog.n;
-                cl->resv = o.reserved ? t->resv_gen : cl->resv;
+            if (o.reserved == 0) { /* still nowhere: the full search's reason stands */
+                *capacity = 1;
+                memcpy(p->reason, cl->reason, sizeof(p->reason));
+                if (settled)
+                    cl->since = t->rlog.n;
+                return 1;
             }
-            return 1;
+            /* A freed node is held for the head: only a full search gives the reason right. */
+            int8_t ok[GS_MODEL_MAX];
+            memcpy(ok, o.model_ok, sizeof(ok));
+            scan_init(&o);
+            memcpy(o.model_ok, ok, sizeof(ok));
+            o.count[GS_FIT_GPU] = (int64_t)(t->s->nnodes - nopen);
         }
     }
     scan(t, p, pod, open, lo, hi, only_node, &o);
