@@ -376,21 +376,21 @@ int gs__cmp_i32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The nodes freed since log position @since, ascending and once each, into t->scratch; their
- * count, or SIZE_MAX when more than @cap (a full search is then as cheap). */
-static size_t freed_since(struct gs_tsim *t, size_t since, size_t cap)
+size_t gs__tsim_logged_since(struct gs_tsim *t, const struct vec *log, size_t since, size_t cap,
+                             size_t n0)
 {
-    size_t n = t->rlog.n - since;
+    size_t nn = t->s->nnodes, n = log->n - since;
     if (n > cap)
         return SIZE_MAX;
-    if (n == 0)
-        return 0;
-    memcpy(t->scratch, t->rlog.v + since, n * sizeof(*t->scratch));
+    for (size_t i = 0; i < n; i++) /* rotated so that @n0 sorts first */
+        t->scratch[i] = (int32_t)(((size_t)log->v[since + i] + nn - n0) % nn);
     qsort(t->scratch, n, sizeof(*t->scratch), gs__cmp_i32);
     size_t w = 0;
     for (size_t i = 0; i < n; i++)
         if (w == 0 || t->scratch[w - 1] != t->scratch[i])
             t->scratch[w++] = t->scratch[i];
+    for (size_t i = 0; i < w; i++)
+        t->scratch[i] = (int32_t)(((size_t)t->scratch[i] + n0) % nn);
     return w;
 }
 
@@ -520,7 +520,7 @@ int gs__tsim_find(struct gs_tsim *t, int32_t pod, int only_node, const struct tx
             if (x && x->bound.n > 0) /* ... but a failure now says nothing of the real state */
                 settled = 0;
         }
-        if (cl && (nfreed = freed_since(t, cl->since, nopen)) != SIZE_MAX) {
+        if (cl && (nfreed = gs__tsim_logged_since(t, &t->rlog, cl->since, nopen, 0)) != SIZE_MAX) {
             scan(t, p, pod, t->scratch, 0, nfreed, only_node, &o);
             if (o.best >= 0) {
                 *node = o.node;

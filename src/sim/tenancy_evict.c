@@ -510,30 +510,6 @@ int gs__tsim_readmitted(struct gs_tsim *t, int64_t start)
     return 0;
 }
 
-static size_t rotated(size_t n, size_t n0, size_t nn)
-{
-    return (n + nn - n0) % nn;
-}
-
-/* The nodes changed since @since, once each, in search order from @n0, into t->scratch; their
- * count, or SIZE_MAX when a full search is as cheap. */
-static size_t changed_since(struct gs_tsim *t, size_t since, size_t n0)
-{
-    size_t nn = t->s->nnodes, n = t->clog.n - since;
-    if (n > nn / 4)
-        return SIZE_MAX;
-    for (size_t i = 0; i < n; i++)
-        t->scratch[i] = (int32_t)rotated((size_t)t->clog.v[since + i], n0, nn);
-    qsort(t->scratch, n, sizeof(*t->scratch), gs__cmp_i32);
-    size_t w = 0;
-    for (size_t i = 0; i < n; i++)
-        if (w == 0 || t->scratch[w - 1] != t->scratch[i])
-            t->scratch[w++] = t->scratch[i];
-    for (size_t i = 0; i < w; i++)
-        t->scratch[i] = (int32_t)(((size_t)t->scratch[i] + n0) % nn);
-    return w;
-}
-
 struct search {
     const struct rpod *p;
     enum evict_mode mode;
@@ -573,7 +549,7 @@ static int search_nodes(struct gs_tsim *t, struct search *se, struct vmemo *m)
     size_t nn = t->s->nnodes, want = nn / 10 > 100 ? nn / 10 : 100, at = 0, nc = SIZE_MAX;
     size_t n0 = t->evict_next < nn ? t->evict_next : 0;
     if (m && !t->clog_lost && m->models == se->models && t->now < m->until)
-        nc = changed_since(t, m->since, n0);
+        nc = gs__tsim_logged_since(t, &t->clog, m->since, nn / 4, n0);
     int r = 0;
     size_t last = n0;
     for (; at < (nc == SIZE_MAX ? nn : nc) && r >= 0 && se->found < want; at++) {

@@ -206,6 +206,11 @@ int gs__vec_push(struct vec *v, int32_t x);
 /* Does @p end after the reservation of the blocked head, so that the node promised to the head is
  * held against it? Never for the head itself or a pod of higher priority. */
 int gs__tsim_late(const struct gs_tsim *t, const struct rpod *p);
+/* The nodes in @log from position @since, once each, in search order from node @n0 (0: ascending),
+ * into t->scratch; their count, or SIZE_MAX when more than @cap (a full search is then as cheap).
+ */
+size_t gs__tsim_logged_since(struct gs_tsim *t, const struct vec *log, size_t since, size_t cap,
+                             size_t n0);
 /* Best node for @pod now: 0 with @node and @mask set, or 1 with the pod's reason set. @x is the
  * attempt under way (NULL none): while it has bound or evicted pods the fleet is not in a state
  * the run will keep, so the search neither uses nor leaves a "nodes freed since" record. */
