@@ -141,8 +141,7 @@ int gs__tsim_bind(struct gs_tsim *t, int32_t pod, size_t node, uint32_t mask, st
         t->resv_gen++;
     }
     gs__tsim_pending_left(t, pod);
-    if ((int32_t)node == t->resv_node && t->head >= 0 && gs__tsim_late(t, p) == 0 &&
-        pod != t->head &&
+    if ((int32_t)node == t->resv_node && t->head >= 0 && !gs__tsim_late(t, p) &&
         (p->sp->duration_us == GS_UNSET || t->now + p->sp->duration_us > t->shadow_t))
         t->resv_stale = 1; /* it will still be there when the head was promised the node */
     p->start = t->now;
