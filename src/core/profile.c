@@ -128,10 +128,10 @@ int gs_profile_at(const struct gs_profile *p, enum gs_ext_point ep, int i, int *
 /* policy name -> score plugins and weights; the rest of the profile is common. */
 static const struct {
     const char *policy;
-    const char *score[2];
-    int weight[2];
+    const char *score[3];
+    int weight[3];
 } policies[] = {
-    {"gpusched", {"FGD", "StrandedShare"}, {100, 1}},
+    {"gpusched", {"FGD", "StrandedShare", "ExpectedWaste"}, {200, 1, 1}},
     {"fgd", {"FGD", NULL}, {1, 0}},
     {"bestfit", {"BestFit", NULL}, {1, 0}},
     {"gpupacking", {"GpuPacking", NULL}, {1, 0}},
@@ -179,7 +179,7 @@ int gs_profile_for_policy(const char *policy, struct gs_profile **out, struct gs
         rc = enable_named(p, GS_EP_PRE_FILTER, "GPUAvailability", 1, d);
     if (!rc)
         rc = enable_named(p, GS_EP_FILTER, "NodeGPUFilter", 1, d);
-    for (int i = 0; !rc && i < 2 && policies[k].score[i]; i++)
+    for (int i = 0; !rc && i < 3 && policies[k].score[i]; i++)
         rc = enable_named(p, GS_EP_SCORE, policies[k].score[i], policies[k].weight[i], d);
     if (!rc)
         rc = enable_named(p, GS_EP_RESERVE, "NodeGPUReserve", 1, d);

@@ -150,12 +150,15 @@ struct gs_sched {
     struct gs_typical *typical;
     size_t ntypical;
     int64_t typical_total; /* sum of typical counts: FGD's normaliser */
+    int32_t *waste;        /* per free share 0..1000 milli: expected leftover, milli x 1000 */
 
     int last_reason; /* GS_REASON_* most nodes gave in the last failed cycle */
     struct gs_sched_stats stats;
 };
 
 #define FRAG_UNKNOWN INT64_MIN
+
+int gs__waste_table(struct gs_sched *s, const struct gs_typical *t, size_t nt);
 
 /* Plugin registry, generated from plugins.def. */
 extern const struct gs_plugin *const gs__plugins[];

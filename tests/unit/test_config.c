@@ -117,10 +117,10 @@ static void test_seed_file_loads(void **state)
     assert_string_equal(plugin_at(p, GS_EP_FILTER, 0, NULL), "NodeGPUFilter");
     assert_int_equal(gs_profile_count(p, GS_EP_POST_FILTER), 0);
     /* the defaults stay, as kube-scheduler merges them; the file's plugin is appended */
-    assert_int_equal(gs_profile_count(p, GS_EP_SCORE), 3);
+    assert_int_equal(gs_profile_count(p, GS_EP_SCORE), 4);
     assert_string_equal(plugin_at(p, GS_EP_SCORE, 0, &weight), "FGD");
-    assert_int_equal(weight, 100);
-    assert_string_equal(plugin_at(p, GS_EP_SCORE, 2, &weight), "GPUBinPacking");
+    assert_int_equal(weight, 200);
+    assert_string_equal(plugin_at(p, GS_EP_SCORE, 3, &weight), "GPUBinPacking");
     assert_int_equal(weight, 8);
     assert_int_equal(gs_profile_count(p, GS_EP_RESERVE), 1); /* the default NodeGPUReserve */
     assert_string_equal(plugin_at(p, GS_EP_RESERVE, 0, NULL), "NodeGPUReserve");
@@ -339,8 +339,9 @@ static void test_select_profile_by_name(void **state)
     int weight = 0;
     struct gs_profile *p = load_ok(two_profiles, "beta", &w);
     assert_string_equal(gs_profile_name(p), "beta");
-    assert_int_equal(gs_profile_count(p, GS_EP_SCORE), 3); /* FGD, StrandedShare, BestFit */
-    assert_string_equal(plugin_at(p, GS_EP_SCORE, 2, &weight), "BestFit");
+    /* FGD, StrandedShare, ExpectedWaste, BestFit */
+    assert_int_equal(gs_profile_count(p, GS_EP_SCORE), 4);
+    assert_string_equal(plugin_at(p, GS_EP_SCORE, 3, &weight), "BestFit");
     assert_int_equal(weight, 2);
     assert_int_equal(w.n, 0); /* alpha's TopologyScore does not concern beta */
     gs_profile_free(p);
@@ -463,7 +464,7 @@ static void test_points_gpusched_lacks(void **state)
     assert_has(w.msg[0], "multiPoint");
     assert_has(w.msg[1], ":12:19:");
     assert_has(w.msg[1], "\"Coscheduling\" (permit)");
-    assert_int_equal(gs_profile_count(p, GS_EP_SCORE), 2); /* the defaults, untouched */
+    assert_int_equal(gs_profile_count(p, GS_EP_SCORE), 3); /* the defaults, untouched */
     assert_int_equal(gs_profile_count(p, GS_EP_QUEUE_SORT), 1);
     gs_profile_free(p);
 }

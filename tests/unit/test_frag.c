@@ -135,6 +135,83 @@ static void test_fgd_prefers_less_fragmenting_card(void **state)
     gs_cluster_free(c);
 }
 
+/* A workload of 0.65 x 40, 0.32 x 40, 0.47 x 20 and 1 whole x 10 (110 card requests) and
+ * CPU-only pods, which fill no card and do not count. */
+static void set_mix(struct gs_sched *s, int small)
+{
+    struct gs_pod_req w[130];
+    size_t n = 0;
+    for (int i = 0; i < 40; i++) {
+        w[n++] = req(1000, 1, 650);
+        w[n++] = req(1000, 1, 320);
+    }
+    for (int i = 0; i < 20; i++)
+        w[n++] = req(1000, 1, 470);
+    for (int i = 0; i < 10; i++) {
+        w[n++] = req(1000, 1, 1000);
+        w[n++] = req(4000, 0, 0);
+    }
+    for (int i = 0; i < small; i++)
+        w[n++] = req(1000, 1, 100);
+    assert_int_equal(gs_sched_set_workload(s, w, n), 0);
+}
+
+/*
+ * Expected leftover, worked by hand (milli x 1000). Below 320 nothing of the mix fits: V(r) = r.
+ * V(360) = V(40) (only 0.32 fits, and often enough that q = 1). V(680) = (40 V(30) + 20 V(210) +
+ * 40 V(360)) / 100 = (1200 + 4200 + 1600) / 100 = 70. V(470) = (20 V(0) + 40 V(150)) / 60 = 100;
+ * V(620) = (20 V(150) + 40 V(300)) / 60 = 250; V(940) = (40 V(290) + 20 V(470) + 40 V(620)) /
+ * 100 = 236. An empty card is no remainder: V(1000) = 0.
+ */
+static void test_expected_waste_by_hand(void **state)
+{
+    (void)state;
+    struct gs_cluster *c;
+    struct gs_sched *s = one_node_sched(&c, "gpusched");
+    set_mix(s, 0);
+    assert_int_equal(s->waste[0], 0);
+    assert_int_equal(s->waste[210], 210000);
+    assert_int_equal(s->waste[360], 40000);
+    assert_int_equal(s->waste[680], 70000);
+    assert_int_equal(s->waste[470], 100000);
+    assert_int_equal(s->waste[620], 250000);
+    assert_int_equal(s->waste[940], 236000);
+    assert_int_equal(s->waste[1000], 0);
+    /* Two pods of 0.1 among 112: a 0.19 remainder is taken with q = 5 x 2 / 112 only, and V(90)
+     * = 90 (0.1 does not fit): (102 x 190000 + 10 x 90000) / 112 = 181071. */
+    set_mix(s, 2);
+    assert_int_equal(s->waste[190], 181071);
+    gs_sched_free(s);
+    gs_cluster_free(c);
+}
+
+/* Card 0 has 0.68 free, card 1 0.97. FGD (and best fit) put a 0.47 pod on card 0, leaving 0.21
+ * that nothing of the mix fills: V(210) - V(680) = 210 - 70 = +140. gpusched's ExpectedWaste sees
+ * that on card 1 it leaves 0.50, which a 0.47 or a 0.32 pod takes: V(500) = (20 V(30) + 40 V(180))
+ * / 60 = 130; V(970) = (40 V(320) + 20 V(500) + 40 V(650)) / 100 = (0 + 2600 + 1600) / 100 = 42
+ * (V(650) = (20 V(180) + 40 V(10)) / 100 = 40); +88, less. FGD gives both cards the same sigmoid
+ * step and so takes the lower index; in gpusched ExpectedWaste settles that tie: card 1. */
+static void test_expected_waste_card_choice(void **state)
+{
+    (void)state;
+    static const char *const policy[] = {"gpusched", "fgd"};
+    for (int k = 0; k < 2; k++) {
+        struct gs_cluster *c;
+        struct gs_sched *s = one_node_sched(&c, policy[k]);
+        set_mix(s, 0);
+        struct gs_diag d;
+        gs_diag_init(&d);
+        struct gs_pod_req a = req(1000, 1, 320), b = req(1000, 1, 30), p = req(1000, 1, 470);
+        struct gs_placement pa = {0, 1u, 320}, pb = {0, 2u, 30}, pl;
+        assert_int_equal(gs_sched_bind_placement(s, &a, &pa, &d), 0);
+        assert_int_equal(gs_sched_bind_placement(s, &b, &pb, &d), 0);
+        assert_int_equal(gs_sched_place(s, &p, &pl, &d), 0);
+        assert_int_equal(pl.gpu_mask, k == 0 ? 2u : 1u);
+        gs_sched_free(s);
+        gs_cluster_free(c);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -143,6 +220,8 @@ int main(void)
         cmocka_unit_test(test_model_constraint_is_fragment),
         cmocka_unit_test(test_sigmoid_scale),
         cmocka_unit_test(test_fgd_prefers_less_fragmenting_card),
+        cmocka_unit_test(test_expected_waste_by_hand),
+        cmocka_unit_test(test_expected_waste_card_choice),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
