@@ -19,13 +19,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define TOKEN_NODE "node-token-0123456789abcdef"
 
-static void start(struct daemon *d)
+/* A daemon with a node token, on the manual clock unless @grace_config sets a real grace. */
+static void start(struct daemon *d, const char *grace_config)
 {
-    assert_int_equal(h_setup(d, "nodeToken: " TOKEN_NODE "\n"), 0);
-    d->manual_clock = 1;
+    char cfg[256];
+    snprintf(cfg, sizeof(cfg), "nodeToken: " TOKEN_NODE "\n%s", grace_config ? grace_config : "");
+    assert_int_equal(h_setup(d, cfg), 0);
+    d->manual_clock = !grace_config;
     assert_int_equal(h_start(d), 0);
 }
 
@@ -135,7 +139,7 @@ static void test_heartbeats(void **state)
     struct daemon d;
     struct answer a;
     char x[64], y[64], want[160];
-    start(&d);
+    start(&d, NULL);
     submit(&d, "g-0", 8, "A100-SXM4-80GB", "g");
     submit(&d, "g-1", 8, "A100-SXM4-80GB", "g");
     submit(&d, "solo", 1, "T4", NULL);
@@ -220,7 +224,7 @@ static void test_xid(void **state)
     struct daemon d;
     struct answer a;
     char want[160];
-    start(&d);
+    start(&d, NULL);
     submit(&d, "p1", 1, "T4", NULL);
     int c = pod_card(&d, "p1");
 
@@ -290,10 +294,33 @@ static void test_xid(void **state)
     h_cleanup(&d);
 }
 
+/* On the system clock a silent node turns NotReady by itself; this waits for that (a second),
+ * asserting only the outcome, never how long it took. */
+static void test_system_clock(void **state)
+{
+    (void)state;
+    struct daemon d;
+    struct answer a;
+    start(&d, "nodeMonitorGracePeriodSeconds: 1\n");
+    call(&d, "POST", "/v1/clock", TOKEN_ADMIN, "{\"advance_seconds\": 1}", 404, &a);
+    h_answer_free(&a);
+    beat(&d, "n-t4-0", TOKEN_NODE, 200);
+    int ready = 1;
+    for (int i = 0; i < 3000 && ready; i++) { /* up to 30 s on a loaded machine */
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+        ready = node_ready(&d, "n-t4-0");
+    }
+    assert_false(ready);
+    assert_true(h_log_has(&d, "msg=\"node not ready\" node=n-t4-0"));
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_heartbeats),
+        cmocka_unit_test(test_system_clock),
         cmocka_unit_test(test_xid),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
