@@ -201,7 +201,35 @@ static void list_pods(struct gsd_state *st, struct gsd_req *r, const struct who 
     gsd_reply_json(r, 200, json_pack("{s:o, s:s}", "items", items, "continue", next));
 }
 
-static void nodes(struct gsd_state *st, struct gsd_req *r, const char *rest)
+/* GET /v1/tenants[/NAME[/bill]], /v1/queues[/NAME], /v1/bills?tenant=NAME. */
+static void accounts(struct gsd_state *st, struct gsd_req *r, const struct who *w, const char *rest)
+{
+    char name[GSD_NAME_MAX] = "";
+    int queues = rest[0] == 'q', bill = rest[0] == 'b';
+    const char *sub = strchr(rest, '/'), *tail = sub ? strchr(sub + 1, '/') : NULL;
+    size_t len = sub ? (tail ? (size_t)(tail - sub - 1) : strlen(sub + 1)) : 0;
+    if (strcmp(r->method, "GET")) {
+        gsd_reply_error(r, 405, "", "%s: use GET", r->method);
+        return;
+    }
+    if ((sub && (!len || len >= sizeof(name))) || (tail && (queues || strcmp(tail, "/bill")))) {
+        gsd_reply_error(r, 404, "", "no such endpoint: /v1/%.64s", rest);
+        return;
+    }
+    if (sub) {
+        memcpy(name, sub + 1, len);
+        name[len] = '\0';
+    }
+    const char *of = gsd_qarg(r, "tenant");
+    if (bill)
+        gsd_bill_handle(st, r, w->tenant, of && *of ? of : NULL);
+    else if (tail)
+        gsd_bill_handle(st, r, w->tenant, name);
+    else
+        gsd_accounts_list(st, r, w->tenant, queues, sub ? name : NULL);
+}
+
+static void nodes(struct gsd_state *st, struct gsd_req *r, const struct who *w, const char *rest)
 {
     if (!strcmp(r->method, "POST") && rest) {
         gsd_node_post(st, r, rest);
@@ -218,12 +246,12 @@ static void nodes(struct gsd_state *st, struct gsd_req *r, const char *rest)
         return;
     }
     if (rest) {
-        gsd_reply_json(r, 200, gsd_node_json(st, (size_t)i, 1));
+        gsd_reply_json(r, 200, gsd_node_json(st, (size_t)i, 1, w->tenant ? w->tenant->name : 0));
         return;
     }
     json_t *items = json_array();
     for (size_t k = 0; k < gs_cluster_node_count(st->cluster); k++)
-        json_array_append_new(items, gsd_node_json(st, k, 0));
+        json_array_append_new(items, gsd_node_json(st, k, 0, NULL));
     gsd_reply_json(r, 200, json_pack("{s:o}", "items", items));
 }
 
@@ -296,11 +324,14 @@ static void v1(struct gsd_state *st, struct gsd_req *r, const char *rest)
     } else if (!strncmp(rest, "pods/", 5)) {
         one_pod(st, r, &w, rest + 5);
     } else if (!strcmp(rest, "nodes")) {
-        nodes(st, r, NULL);
+        nodes(st, r, &w, NULL);
     } else if (!strncmp(rest, "nodes/", 6)) {
-        nodes(st, r, rest + 6);
+        nodes(st, r, &w, rest + 6);
     } else if (!strcmp(rest, "status")) {
         status(st, r, &w);
+    } else if (!strcmp(rest, "tenants") || !strncmp(rest, "tenants/", 8) ||
+               !strcmp(rest, "queues") || !strncmp(rest, "queues/", 7) || !strcmp(rest, "bills")) {
+        accounts(st, r, &w, rest);
     } else {
         gsd_reply_error(r, 404, "", "no such endpoint: /v1/%.64s", rest);
     }

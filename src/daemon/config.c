@@ -10,11 +10,13 @@
  *   extender: {maxBodyBytes: 33554432, requireToken: false}
  *   nodeToken: "..."              # or nodeTokenSHA256: what node agents send (heartbeat, health)
  *   nodeMonitorGracePeriodSeconds: 40  # a heartbeating node silent this long becomes NotReady
+ *   rateCard: rates.yaml          # prices for GET /v1/bills (default: the bundled one)
  *   tenants:
  *     - name: team-a
  *       token: "..."              # or tokenSHA256: <64 hex digits>
  *       namespaces: [team-a, team-a-dev]
  *       rateLimit: {requestsPerSecond: 50, burst: 100}
+ *       weight: 1                 # its queue's weight for the deserved share (1..10000)
  *
  * Tokens are hashed (SHA-256, nettle) as soon as they are read and the text is wiped: only hashes
  * stay in memory. Keys are strict, as in the KubeSchedulerConfiguration loader: a misspelt
@@ -23,6 +25,7 @@
  */
 #include "gsd.h"
 
+#include "gpusched/billing.h"
 #include "gpusched/config.h"
 
 #include <errno.h>
@@ -189,15 +192,18 @@ static int walk_namespaces(const struct walk *w, yaml_node_t *s, struct gsd_tena
 
 static int walk_tenant(const struct walk *w, yaml_node_t *m, struct gsd_tenant *t)
 {
-    static const char *const keys[] = {"name", "token", "tokenSHA256", "namespaces", "rateLimit"};
+    static const char *const keys[] = {"name",       "token",     "tokenSHA256",
+                                       "namespaces", "rateLimit", "weight"};
     int has_token = 0, rc = 0;
     if (m->type != YAML_MAPPING_NODE)
         return err_at(w, m, "%s", "tenants[]: expected a mapping");
+    t->weight = 1;
     FOR_PAIRS(w, m, p)
     {
         yaml_node_t *k = yaml_document_get_node(w->doc, p->key);
         yaml_node_t *v = yaml_document_get_node(w->doc, p->value);
-        int i = key_index(w, k, keys, 5);
+        int i = key_index(w, k, keys, 6);
+        int64_t x;
         if (i < 0)
             return i;
         if (i == 0) {
@@ -209,8 +215,11 @@ static int walk_tenant(const struct walk *w, yaml_node_t *m, struct gsd_tenant *
             has_token++;
         } else if (i == 3) {
             rc = walk_namespaces(w, v, t);
-        } else {
+        } else if (i == 4) {
             rc = walk_rate(w, v, t);
+        } else {
+            rc = get_int(w, v, "weight", 1, 10000, &x) ? -EINVAL : 0;
+            t->weight = (int32_t)x;
         }
         if (rc)
             return rc;
@@ -332,11 +341,17 @@ static int walk_top_key(const struct walk *w, int i, yaml_node_t *v, struct gsd_
     case 10:
         c->has_node++;
         return get_token(w, v, i == 10, c->node_sha);
-    default:
+    case 11:
         if (get_int(w, v, "nodeMonitorGracePeriodSeconds", 1, 86400, &x))
             return -EINVAL;
         c->node_grace_us = x * 1000000;
         return 0;
+    default:
+        if (!scalar(v) || !*scalar(v))
+            return err_at(w, v, "%s", "rateCard: expected the path of a RateCard YAML file");
+        free(c->rate_card);
+        c->rate_card = strdup(scalar(v));
+        return c->rate_card ? 0 : -ENOMEM;
     }
 }
 
@@ -449,6 +464,19 @@ static int parse_doc(const char *path, unsigned char *buf, size_t len, struct gs
     return rc;
 }
 
+/* The rate card named by rateCard, else the bundled one; without either, bills are refused. */
+static int load_rates(struct gsd_config *c, struct gs_diag *d)
+{
+    struct gs_diag why;
+    gs_diag_init(&why);
+    if (c->rate_card)
+        return gs_ratecard_load(c->rate_card, &c->rates, d);
+    if (gs_ratecard_load(GSD_DEFAULT_RATES, &c->rates, &why))
+        gsd_log("warn", "no rate card: GET /v1/bills is refused until rateCard names one", "error",
+                why.msg, NULL);
+    return 0;
+}
+
 int gsd_config_load(const char *path, struct gsd_config **out, struct gs_diag *d)
 {
     struct gsd_config *c = calloc(1, sizeof(*c));
@@ -473,6 +501,8 @@ int gsd_config_load(const char *path, struct gsd_config **out, struct gs_diag *d
             free(buf);
         }
     }
+    if (!rc)
+        rc = load_rates(c, d);
     if (rc) {
         gsd_config_free(c);
         return rc;
@@ -489,6 +519,8 @@ void gsd_config_free(struct gsd_config *c)
         free(c->tenants[i].ns);
     free(c->tenants);
     free(c->path);
+    free(c->rate_card);
+    gs_ratecard_free(c->rates);
     free(c);
 }
 

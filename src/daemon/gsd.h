@@ -23,6 +23,8 @@
 
 #include <jansson.h>
 #include <pthread.h>
+
+struct gs_ratecard;
 #include <stddef.h>
 #include <stdint.h>
 
@@ -41,6 +43,7 @@
 /* kube-controller-manager's --node-monitor-grace-period default (40 s): a node whose agent has
  * been silent that long is NotReady. */
 #define GSD_NODE_GRACE_DEFAULT_US (40 * 1000000LL)
+#define GSD_DEFAULT_RATES         GS_DATA_DIR "/billing/rates.yaml"
 
 /* ---- logging (log.c): one logfmt line per event on stderr ---- */
 
@@ -58,6 +61,7 @@ struct gsd_tenant {
     uint8_t token_sha[GSD_SHA256_LEN]; /* SHA-256 of the bearer token; never the token */
     char (*ns)[GSD_NAME_MAX];          /* namespaces it owns */
     size_t nns;
+    int32_t weight;     /* its queue's weight (each tenant is one queue), 1..10000 */
     int64_t rate_milli; /* requests per second x 1000; 0 = no limit */
     int64_t burst;      /* bucket size in requests */
     /* token bucket, owned by the scheduler thread (carried over a reload by tenant name) */
@@ -74,6 +78,8 @@ struct gsd_config {
     int has_node;
     uint8_t node_sha[GSD_SHA256_LEN]; /* node agents' token: heartbeats and card health only */
     int64_t node_grace_us;            /* nodeMonitorGracePeriodSeconds, in microseconds */
+    char *rate_card;                  /* rateCard: its path, NULL for the bundled one */
+    struct gs_ratecard *rates;        /* prices for bills; NULL when none could be loaded */
     size_t max_body;                  /* bytes of a /v1 request body */
     size_t extender_max_body; /* bytes of an /extender request body (a NodeList can be large) */
     int extender_token;       /* 1: extender verbs need the admin token */
@@ -230,6 +236,21 @@ int gsd_store_gpu_put(struct gsd_store *s, const char *node, int gpu, int health
 int gsd_store_health_load(
     struct gsd_store *s, int (*node_fn)(void *ud, const char *node, int ready, int64_t since_us),
     int (*gpu_fn)(void *ud, const char *node, int gpu, int xid, int64_t since_us), void *ud);
+
+/* One run of a pod on its cards, as the ledger records it. */
+struct gsd_run {
+    char tenant[GSD_NAME_MAX], ns[GSD_NAME_MAX], name[GSD_NAME_MAX];
+    char node[GS_NAME_MAX];
+    int cards;                /* cards held */
+    int gpu_milli;            /* per card: 1000 whole, 1..999 a share, 0 no GPU */
+    int64_t start_us, end_us; /* wall clock; end 0 while it runs */
+};
+/*
+ * gsd_store_ledger() - call @fn for every ledger row of @tenant (NULL: every tenant), oldest
+ * first. Return: 0; the callback's negative return; -EIO.
+ */
+int gsd_store_ledger(struct gsd_store *s, const char *tenant,
+                     int (*fn)(void *ud, const struct gsd_run *run), void *ud);
 
 /* One stored pod handed to gsd_store_load()'s callback; node is "" when pending. */
 struct gsd_stored {
@@ -437,8 +458,17 @@ void gsd_extender_handle(struct gsd_state *st, struct gsd_req *r, const char *ve
 /* Node endpoints (health.c): POST /v1/nodes/NAME/heartbeat, POST .../gpus/INDEX/health and
  * POST /v1/clock; @rest is what follows "/v1/nodes/" (or NULL for /v1/clock). */
 void gsd_node_post(struct gsd_state *st, struct gsd_req *r, const char *rest);
-/* gsd_node_json() - node @i as GET /v1/nodes shows it (new reference); @cards adds its cards. */
-json_t *gsd_node_json(const struct gsd_state *st, size_t i, int cards);
+/* gsd_node_json() - node @i as GET /v1/nodes shows it (new reference); @cards adds its cards
+ * and the pods on each, only @tenant's when not NULL (others count as allocated, unnamed). */
+json_t *gsd_node_json(const struct gsd_state *st, size_t i, int cards, const char *tenant);
+
+/* Tenants, queues and bills (accounts.c). @viewer: the tenant asking, NULL for the admin. */
+/* gsd_accounts_list() - GET /v1/tenants (@queues 0) or /v1/queues (1), or the one named @name. */
+void gsd_accounts_list(struct gsd_state *st, struct gsd_req *r, const struct gsd_tenant *viewer,
+                       int queues, const char *name);
+/* gsd_bill_handle() - GET /v1/bills: the bill of tenant @name (NULL: the viewer's, or all). */
+void gsd_bill_handle(struct gsd_state *st, struct gsd_req *r, const struct gsd_tenant *viewer,
+                     const char *name);
 
 /* Metrics (metrics.c). */
 void gsd_hist_observe(struct gsd_hist *h, int64_t us);

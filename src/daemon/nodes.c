@@ -262,7 +262,8 @@ int64_t gsd_health_deadline(const struct gsd_state *st)
 
 /* ---- what GET /v1/nodes shows ---- */
 
-static json_t *cards_json(const struct gsd_state *st, size_t i, const struct gs_node_info *ni)
+static json_t *cards_json(const struct gsd_state *st, size_t i, const struct gs_node_info *ni,
+                          const char *tenant)
 {
     const struct gsd_node_health *h = &st->health[i];
     json_t *cards = json_array(), *pods[GS_GPUS_MAX];
@@ -270,7 +271,7 @@ static json_t *cards_json(const struct gsd_state *st, size_t i, const struct gs_
         pods[g] = json_array();
     for (const struct gsd_pod *p = st->head; p; p = p->next)
         for (int g = 0; p->state == GSD_RUNNING && p->pl.node == (int32_t)i && g < ni->gpus; g++)
-            if (p->pl.gpu_mask & (1u << g)) {
+            if ((p->pl.gpu_mask & (1u << g)) && (!tenant || !strcmp(tenant, p->tenant))) {
                 char key[2 * GSD_NAME_MAX + 1];
                 snprintf(key, sizeof(key), "%s/%s", p->ns, p->name);
                 json_array_append_new(pods[g], json_string(key));
@@ -287,7 +288,7 @@ static json_t *cards_json(const struct gsd_state *st, size_t i, const struct gs_
     return cards;
 }
 
-json_t *gsd_node_json(const struct gsd_state *st, size_t i, int cards)
+json_t *gsd_node_json(const struct gsd_state *st, size_t i, int cards, const char *tenant)
 {
     const struct gsd_node_health *h = &st->health[i];
     struct gs_node_info ni;
@@ -310,7 +311,7 @@ json_t *gsd_node_json(const struct gsd_state *st, size_t i, int cards)
         "ready", h->ready, "heartbeats", h->watched, "ready_changed",
         gsd_time_json(h->watched ? h->since_us : 0), "unhealthy_gpus", bad);
     if (n && cards)
-        json_object_set_new(n, "gpu", cards_json(st, i, &ni));
+        json_object_set_new(n, "gpu", cards_json(st, i, &ni, tenant));
     return n;
 }
 
@@ -416,5 +417,5 @@ void gsd_node_post(struct gsd_state *st, struct gsd_req *r, const char *rest)
     if (rc)
         gsd_reply_error(r, 503, "", "the store failed");
     else
-        gsd_reply_json(r, 200, gsd_node_json(st, (size_t)i, gpu >= 0));
+        gsd_reply_json(r, 200, gsd_node_json(st, (size_t)i, gpu >= 0, NULL));
 }

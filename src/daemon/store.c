@@ -379,6 +379,45 @@ int gsd_store_health_load(
     return rc;
 }
 
+static void col_text(sqlite3_stmt *q, int i, char *dst, size_t cap)
+{
+    const unsigned char *t = sqlite3_column_text(q, i);
+    snprintf(dst, cap, "%s", t ? (const char *)t : "");
+}
+
+int gsd_store_ledger(struct gsd_store *s, const char *tenant,
+                     int (*fn)(void *ud, const struct gsd_run *run), void *ud)
+{
+    static const char text[] =
+        "SELECT tenant, namespace, name, node, gpus, gpu_milli, start_us, coalesce(end_us, 0)"
+        " FROM ledger WHERE ?1 IS NULL OR tenant = ?1 ORDER BY id";
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(s->db, text, -1, &q, NULL) != SQLITE_OK)
+        return fail(s, "read the ledger");
+    if (tenant)
+        bind_text(q, 1, tenant);
+    int r = SQLITE_DONE, rc = 0;
+    while (!rc && (r = sqlite3_step(q)) == SQLITE_ROW) {
+        struct gsd_run run;
+        col_text(q, 0, run.tenant, sizeof(run.tenant));
+        col_text(q, 1, run.ns, sizeof(run.ns));
+        col_text(q, 2, run.name, sizeof(run.name));
+        col_text(q, 3, run.node, sizeof(run.node));
+        const unsigned char *gpus = sqlite3_column_text(q, 4);
+        run.cards = 0;
+        for (const unsigned char *c = gpus; c && *c; c++) /* "0,1,5": one more card than commas */
+            run.cards += c == gpus || *c == ',';
+        run.gpu_milli = sqlite3_column_int(q, 5);
+        run.start_us = sqlite3_column_int64(q, 6);
+        run.end_us = sqlite3_column_int64(q, 7);
+        rc = fn(ud, &run);
+    }
+    if (!rc && r != SQLITE_DONE)
+        rc = fail(s, "read the ledger");
+    sqlite3_finalize(q);
+    return rc;
+}
+
 struct card {
     int64_t pod_id;
     int gpu, milli;
@@ -412,12 +451,6 @@ static int load_cards(struct gsd_store *s, struct card **out, size_t *n)
     }
     sqlite3_finalize(q);
     return rc == SQLITE_DONE ? 0 : fail(s, "load assignments");
-}
-
-static void col_text(sqlite3_stmt *q, int i, char *dst, size_t cap)
-{
-    const unsigned char *t = sqlite3_column_text(q, i);
-    snprintf(dst, cap, "%s", t ? (const char *)t : "");
 }
 
 static int row_to_pod(sqlite3_stmt *q, struct gsd_stored *sp)
