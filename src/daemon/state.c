@@ -358,7 +358,7 @@ int gsd_pod_requeue(struct gsd_state *st, struct gsd_pod *p, const char *why)
         return 0;
     if (!p->group[0])
         return requeue_one(st, p, why) ? -EIO : 1;
-    char ns[GSD_NAME_MAX], group[GSD_NAME_MAX], mate_why[GSD_REASON_MAX];
+    char ns[GSD_NAME_MAX], group[GSD_NAME_MAX], mate_why[GSD_REASON_MAX + GSD_NAME_MAX];
     memcpy(ns, p->ns, sizeof(ns));
     memcpy(group, p->group, sizeof(group));
     snprintf(mate_why, sizeof(mate_why), "PodGroup %s went back whole: %.200s", group, why);
