@@ -26,12 +26,10 @@ struct use {
     int64_t running, pending, gpus, milli, pending_milli, deserved;
 };
 
-static const struct gsd_config *sort_cfg; /* qsort has no context argument; scheduler thread only */
-
 static int by_name(const void *a, const void *b)
 {
-    return strcmp(sort_cfg->tenants[*(const size_t *)a].name,
-                  sort_cfg->tenants[*(const size_t *)b].name);
+    return strcmp((*(const struct gsd_tenant *const *)a)->name,
+                  (*(const struct gsd_tenant *const *)b)->name);
 }
 
 /* Every tenant's use in config order, and its queue's deserved share; NULL when out of memory. */
@@ -39,20 +37,19 @@ static struct use *tenant_use(const struct gsd_state *st, int64_t *capacity)
 {
     size_t n = st->cfg->ntenants;
     struct use *u = calloc(n ? n : 1, sizeof(*u));
-    size_t *order = calloc(n ? n : 1, sizeof(*order));
+    const struct gsd_tenant **order = calloc(n ? n : 1, sizeof(*order));
     int32_t *weight = calloc(n ? n : 1, sizeof(*weight));
     int64_t *limit = calloc(n ? n : 1, sizeof(*limit)),
             *deserved = calloc(n ? n : 1, sizeof(int64_t));
     if (u && order && weight && limit && deserved) {
         for (size_t i = 0; i < n; i++)
-            order[i] = i;
-        sort_cfg = st->cfg;
+            order[i] = &st->cfg->tenants[i];
         qsort(order, n, sizeof(*order), by_name);
         for (const struct gsd_pod *p = st->head; p; p = p->next) {
             size_t lo = 0, hi = n; /* the pod's tenant, by binary search on the sorted names */
             while (lo < hi) {
                 size_t mid = lo + (hi - lo) / 2;
-                int c = strcmp(st->cfg->tenants[order[mid]].name, p->tenant);
+                int c = strcmp(order[mid]->name, p->tenant);
                 if (!c)
                     lo = hi = mid;
                 else if (c < 0)
@@ -60,9 +57,9 @@ static struct use *tenant_use(const struct gsd_state *st, int64_t *capacity)
                 else
                     hi = mid;
             }
-            if (lo >= n || strcmp(st->cfg->tenants[order[lo]].name, p->tenant))
+            if (lo >= n || strcmp(order[lo]->name, p->tenant))
                 continue; /* a namespace no tenant owns (admin's), or a tenant since removed */
-            struct use *x = &u[order[lo]];
+            struct use *x = &u[order[lo] - st->cfg->tenants];
             int64_t milli = gs_pod_req_gpu_milli(&p->req);
             x->running += p->state == GSD_RUNNING;
             x->pending += p->state == GSD_PENDING;

@@ -146,7 +146,8 @@ static void *scheduler_main(void *arg)
     struct gsd_state *st = s->st;
     struct gsd_req *batch[GSD_BATCH_MAX];
     for (int stop = 0; !stop;) {
-        int n = take_batch(s, batch, gsd_health_deadline(st));
+        int failed = atomic_load(&s->failed) || st->failed; /* stopping: no expiry to wait for */
+        int n = take_batch(s, batch, failed ? INT64_MAX : gsd_health_deadline(st));
         int ok = atomic_load(&s->failed) || gsd_store_begin(st->store) == 0;
         if (!ok)
             st->failed = 1; /* no transaction: nothing may be written, every answer is 503 */
