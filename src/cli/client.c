@@ -226,6 +226,8 @@ static void client_usage(FILE *f)
                "       gpusched list [--tenant T] [--state pending|running] [--json]\n"
                "       gpusched cancel NAMESPACE/NAME          cancel a pod, freeing its cards\n"
                "       gpusched status                         the daemon's totals\n"
+               "       gpusched tenants | queues               use and deserved share per tenant\n"
+               "       gpusched bills [--tenant T]             what each tenant owes so far\n"
                "options: --server URL (or $GPUSCHED_SERVER; default http://127.0.0.1:8080)\n"
                "         --token TOKEN (or $GPUSCHED_TOKEN)   --cacert PEM (HTTPS)\n");
 }
@@ -353,8 +355,14 @@ int cmd_client(int argc, char **argv)
         rc = EXIT_BAD_INPUT;
     } else if (!strcmp(cmd, "list")) {
         rc = list(cmd, &o, cont);
-    } else {
-        st = call(cmd, &o, "GET", "/v1/status", NULL, &ans);
+    } else if (o.tenant &&
+               strspn(o.tenant, "abcdefghijklmnopqrstuvwxyz0123456789-") != strlen(o.tenant)) {
+        fprintf(stderr, "gpusched %s: --tenant \"%s\" is not a tenant name\n", cmd, o.tenant);
+        rc = EXIT_BAD_INPUT;
+    } else { /* status, tenants, queues, bills: the answer as it is */
+        snprintf(path, sizeof(path), "/v1/%s%s%s", cmd, o.tenant ? "?tenant=" : "",
+                 o.tenant ? o.tenant : "");
+        st = call(cmd, &o, "GET", path, NULL, &ans);
         rc = finish(cmd, st, ans, 1);
     }
     curl_global_cleanup();

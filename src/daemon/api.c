@@ -15,10 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Who is asking: a tenant, or the admin (tenant NULL). */
+/* Who is asking: a tenant, the admin or a node agent (tenant NULL for both). */
 struct who {
     struct gsd_tenant *tenant;
-    int admin;
+    int admin, node;
 };
 
 void gsd_reply_json(struct gsd_req *r, int status, json_t *body)
@@ -201,76 +201,75 @@ static void list_pods(struct gsd_state *st, struct gsd_req *r, const struct who 
     gsd_reply_json(r, 200, json_pack("{s:o, s:s}", "items", items, "continue", next));
 }
 
-static json_t *node_json(const struct gsd_state *st, size_t i)
+/* GET /v1/tenants[/NAME[/bill]], /v1/queues[/NAME], /v1/bills?tenant=NAME. */
+static void accounts(struct gsd_state *st, struct gsd_req *r, const struct who *w, const char *rest)
 {
-    struct gs_node_info ni;
-    gs_cluster_node_info(st->cluster, i, &ni);
-    int64_t free_milli = 0;
-    for (int g = 0; g < ni.gpus; g++)
-        free_milli += ni.gpu_left[g];
-    return json_pack("{s:s, s:s, s:s?, s:i, s:I, s:I, s:I, s:I, s:I, s:I}", "name", ni.name, "zone",
-                     ni.zone, "gpu_model", ni.model >= 0 ? gs_catalog_at(ni.model)->name : NULL,
-                     "gpus", ni.gpus, "gpu_milli_allocated",
-                     (json_int_t)(ni.gpus * 1000 - free_milli), "gpu_milli_free",
-                     (json_int_t)free_milli, "cpu_milli", (json_int_t)ni.cpu_milli,
-                     "cpu_milli_free", (json_int_t)ni.cpu_left, "memory_mib",
-                     (json_int_t)ni.memory_mib, "memory_mib_free", (json_int_t)ni.memory_left);
-}
-
-/* One node with its cards: allocated share and the pods holding each card. */
-static void one_node(struct gsd_state *st, struct gsd_req *r, const char *name)
-{
-    int i = gs_cluster_find(st->cluster, name);
-    if (i < 0) {
-        gsd_reply_error(r, 404, "", "node %.64s not found", name);
-        return;
-    }
-    struct gs_node_info ni;
-    gs_cluster_node_info(st->cluster, (size_t)i, &ni);
-    json_t *n = node_json(st, (size_t)i), *cards = json_array(), *pods[GS_GPUS_MAX];
-    for (int g = 0; g < ni.gpus; g++)
-        pods[g] = json_array();
-    for (const struct gsd_pod *p = st->head; p; p = p->next)
-        for (int g = 0; p->state == GSD_RUNNING && p->pl.node == i && g < ni.gpus; g++)
-            if (p->pl.gpu_mask & (1u << g)) {
-                char key[2 * GSD_NAME_MAX + 1];
-                snprintf(key, sizeof(key), "%s/%s", p->ns, p->name);
-                json_array_append_new(pods[g], json_string(key));
-            }
-    for (int g = 0; g < ni.gpus; g++)
-        json_array_append_new(cards, json_pack("{s:i, s:i, s:i, s:o}", "index", g,
-                                               "allocated_milli", 1000 - ni.gpu_left[g],
-                                               "free_milli", ni.gpu_left[g], "pods", pods[g]));
-    json_object_set_new(n, "gpu", cards);
-    gsd_reply_json(r, 200, n);
-}
-
-static void nodes(struct gsd_state *st, struct gsd_req *r, const char *rest)
-{
+    char name[GSD_NAME_MAX] = "";
+    int queues = rest[0] == 'q', bill = rest[0] == 'b';
+    const char *sub = strchr(rest, '/'), *tail = sub ? strchr(sub + 1, '/') : NULL;
+    size_t len = sub ? (tail ? (size_t)(tail - sub - 1) : strlen(sub + 1)) : 0;
     if (strcmp(r->method, "GET")) {
         gsd_reply_error(r, 405, "", "%s: use GET", r->method);
         return;
     }
+    if ((sub && (!len || len >= sizeof(name))) || (tail && (queues || strcmp(tail, "/bill")))) {
+        gsd_reply_error(r, 404, "", "no such endpoint: /v1/%.64s", rest);
+        return;
+    }
+    if (sub) {
+        memcpy(name, sub + 1, len);
+        name[len] = '\0';
+    }
+    const char *of = gsd_qarg(r, "tenant");
+    if (bill)
+        gsd_bill_handle(st, r, w->tenant, of && *of ? of : NULL);
+    else if (tail)
+        gsd_bill_handle(st, r, w->tenant, name);
+    else
+        gsd_accounts_list(st, r, w->tenant, queues, sub ? name : NULL);
+}
+
+static void nodes(struct gsd_state *st, struct gsd_req *r, const struct who *w, const char *rest)
+{
+    if (!strcmp(r->method, "POST") && rest) {
+        gsd_node_post(st, r, rest);
+        return;
+    }
+    if (strcmp(r->method, "GET")) {
+        gsd_reply_error(r, 405, "", "%s: use GET (POST for a node's heartbeat and card health)",
+                        r->method);
+        return;
+    }
+    int i = rest ? gs_cluster_find(st->cluster, rest) : -1;
+    if (rest && i < 0) {
+        gsd_reply_error(r, 404, "", "node %.64s not found", rest);
+        return;
+    }
     if (rest) {
-        one_node(st, r, rest);
+        gsd_reply_json(r, 200, gsd_node_json(st, (size_t)i, 1, w->tenant ? w->tenant->name : 0));
         return;
     }
     json_t *items = json_array();
-    for (size_t i = 0; i < gs_cluster_node_count(st->cluster); i++)
-        json_array_append_new(items, node_json(st, i));
+    for (size_t k = 0; k < gs_cluster_node_count(st->cluster); k++)
+        json_array_append_new(items, gsd_node_json(st, k, 0, NULL));
     gsd_reply_json(r, 200, json_pack("{s:o}", "items", items));
 }
 
 static void status(struct gsd_state *st, struct gsd_req *r, const struct who *w)
 {
     struct gs_cluster_totals t;
+    int64_t held = 0;
     gs_cluster_totals(st->cluster, &t);
+    for (size_t i = 0; i < gs_cluster_node_count(st->cluster); i++)
+        for (int g = 0; g < GS_GPUS_MAX; g++)
+            held += st->health[i].held_milli[g];
     gsd_reply_json(r, 200,
-                   json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "version", GS_VERSION,
-                             "caller", w->admin ? "admin" : w->tenant->name, "nodes",
+                   json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "version",
+                             GS_VERSION, "caller", w->admin ? "admin" : w->tenant->name, "nodes",
                              (json_int_t)gs_cluster_node_count(st->cluster), "gpus",
                              (json_int_t)t.gpus, "gpu_milli", (json_int_t)t.gpu_milli,
-                             "gpu_milli_allocated", (json_int_t)t.gpu_milli_used, "pods_running",
+                             "gpu_milli_allocated", (json_int_t)(t.gpu_milli_used - held),
+                             "gpu_milli_unavailable", (json_int_t)held, "pods_running",
                              (json_int_t)st->nrunning, "pods_pending", (json_int_t)st->npending,
                              "started_us", (json_int_t)st->started_us));
 }
@@ -286,7 +285,8 @@ static int admit(struct gsd_state *st, struct gsd_req *r, struct who *w)
         return -1;
     }
     w->admin = id == GSD_AUTH_ADMIN;
-    w->tenant = w->admin ? NULL : &st->cfg->tenants[id];
+    w->node = id == GSD_AUTH_NODE;
+    w->tenant = id < 0 ? NULL : &st->cfg->tenants[id];
     int64_t wait = w->tenant ? gsd_bucket_take(w->tenant, gsd_mono_us()) : 0;
     if (wait) {
         r->retry_after = wait;
@@ -302,7 +302,19 @@ static void v1(struct gsd_state *st, struct gsd_req *r, const char *rest)
     struct who w;
     if (admit(st, r, &w))
         return;
-    if (!strcmp(rest, "pods")) {
+    int node_post = !strcmp(r->method, "POST") && !strncmp(rest, "nodes/", 6);
+    if (w.node != node_post && !w.admin) {
+        gsd_reply_error(r, 403, "Authorization",
+                        w.node ? "the node token reaches only POST /v1/nodes/..."
+                               : "POST /v1/nodes/... needs the node or the admin token");
+        return;
+    }
+    if (!strcmp(rest, "clock")) {
+        if (!w.admin || strcmp(r->method, "POST"))
+            gsd_reply_error(r, w.admin ? 405 : 403, "", "POST /v1/clock needs the admin token");
+        else
+            gsd_node_post(st, r, NULL);
+    } else if (!strcmp(rest, "pods")) {
         if (!strcmp(r->method, "POST"))
             post_pod(st, r, &w);
         else if (!strcmp(r->method, "GET"))
@@ -312,11 +324,14 @@ static void v1(struct gsd_state *st, struct gsd_req *r, const char *rest)
     } else if (!strncmp(rest, "pods/", 5)) {
         one_pod(st, r, &w, rest + 5);
     } else if (!strcmp(rest, "nodes")) {
-        nodes(st, r, NULL);
+        nodes(st, r, &w, NULL);
     } else if (!strncmp(rest, "nodes/", 6)) {
-        nodes(st, r, rest + 6);
+        nodes(st, r, &w, rest + 6);
     } else if (!strcmp(rest, "status")) {
         status(st, r, &w);
+    } else if (!strcmp(rest, "tenants") || !strncmp(rest, "tenants/", 8) ||
+               !strcmp(rest, "queues") || !strncmp(rest, "queues/", 7) || !strcmp(rest, "bills")) {
+        accounts(st, r, &w, rest);
     } else {
         gsd_reply_error(r, 404, "", "no such endpoint: /v1/%.64s", rest);
     }

@@ -8,11 +8,15 @@
  *   maxPods: 1000000              # pods held, pending and running
  *   adminToken: "..."             # or adminTokenSHA256: <64 hex digits>
  *   extender: {maxBodyBytes: 33554432, requireToken: false}
+ *   nodeToken: "..."              # or nodeTokenSHA256: what node agents send (heartbeat, health)
+ *   nodeMonitorGracePeriodSeconds: 40  # a heartbeating node silent this long becomes NotReady
+ *   rateCard: rates.yaml          # prices for GET /v1/bills (default: the bundled one)
  *   tenants:
  *     - name: team-a
  *       token: "..."              # or tokenSHA256: <64 hex digits>
  *       namespaces: [team-a, team-a-dev]
  *       rateLimit: {requestsPerSecond: 50, burst: 100}
+ *       weight: 1                 # its queue's weight for the deserved share (1..10000)
  *
  * Tokens are hashed (SHA-256, nettle) as soon as they are read and the text is wiped: only hashes
  * stay in memory. Keys are strict, as in the KubeSchedulerConfiguration loader: a misspelt
@@ -21,6 +25,7 @@
  */
 #include "gsd.h"
 
+#include "gpusched/billing.h"
 #include "gpusched/config.h"
 
 #include <errno.h>
@@ -187,15 +192,18 @@ static int walk_namespaces(const struct walk *w, yaml_node_t *s, struct gsd_tena
 
 static int walk_tenant(const struct walk *w, yaml_node_t *m, struct gsd_tenant *t)
 {
-    static const char *const keys[] = {"name", "token", "tokenSHA256", "namespaces", "rateLimit"};
+    static const char *const keys[] = {"name",       "token",     "tokenSHA256",
+                                       "namespaces", "rateLimit", "weight"};
     int has_token = 0, rc = 0;
     if (m->type != YAML_MAPPING_NODE)
         return err_at(w, m, "%s", "tenants[]: expected a mapping");
+    t->weight = 1;
     FOR_PAIRS(w, m, p)
     {
         yaml_node_t *k = yaml_document_get_node(w->doc, p->key);
         yaml_node_t *v = yaml_document_get_node(w->doc, p->value);
-        int i = key_index(w, k, keys, 5);
+        int i = key_index(w, k, keys, 6);
+        int64_t x;
         if (i < 0)
             return i;
         if (i == 0) {
@@ -207,8 +215,11 @@ static int walk_tenant(const struct walk *w, yaml_node_t *m, struct gsd_tenant *
             has_token++;
         } else if (i == 3) {
             rc = walk_namespaces(w, v, t);
-        } else {
+        } else if (i == 4) {
             rc = walk_rate(w, v, t);
+        } else {
+            rc = get_int(w, v, "weight", 1, 10000, &x) ? -EINVAL : 0;
+            t->weight = (int32_t)x;
         }
         if (rc)
             return rc;
@@ -225,10 +236,14 @@ static int walk_tenant(const struct walk *w, yaml_node_t *m, struct gsd_tenant *
 /* Names, namespaces and tokens must each be unique: a shared token would make two tenants one. */
 static int check_unique(const struct walk *w, const yaml_node_t *at, const struct gsd_config *c)
 {
+    if (c->has_admin && c->has_node && memeql_sec(c->node_sha, c->admin_sha, 32))
+        return err_at(w, at, "%s", "the node token is the admin token");
     for (size_t i = 0; i < c->ntenants; i++) {
         const struct gsd_tenant *a = &c->tenants[i];
         if (c->has_admin && memeql_sec(a->token_sha, c->admin_sha, 32))
             return err_at(w, at, "tenant %s has the admin token", a->name);
+        if (c->has_node && memeql_sec(a->token_sha, c->node_sha, 32))
+            return err_at(w, at, "tenant %s has the node token", a->name);
         for (size_t j = 0; j < i; j++) {
             const struct gsd_tenant *b = &c->tenants[j];
             if (!strcmp(a->name, b->name))
@@ -320,23 +335,40 @@ static int walk_top_key(const struct walk *w, int i, yaml_node_t *v, struct gsd_
         return get_token(w, v, i == 6, c->admin_sha);
     case 7:
         return walk_extender(w, v, c);
-    default:
+    case 8:
         return walk_tenants(w, v, c);
+    case 9:
+    case 10:
+        c->has_node++;
+        return get_token(w, v, i == 10, c->node_sha);
+    case 11:
+        if (get_int(w, v, "nodeMonitorGracePeriodSeconds", 1, 86400, &x))
+            return -EINVAL;
+        c->node_grace_us = x * 1000000;
+        return 0;
+    default:
+        if (!scalar(v) || !*scalar(v))
+            return err_at(w, v, "%s", "rateCard: expected the path of a RateCard YAML file");
+        free(c->rate_card);
+        c->rate_card = strdup(scalar(v));
+        return c->rate_card ? 0 : -ENOMEM;
     }
 }
 
 static int walk_top(const struct walk *w, yaml_node_t *root, struct gsd_config *c)
 {
-    static const char *const keys[] = {"apiVersion",       "kind",     "policy",
-                                       "maxBodyBytes",     "maxPods",  "adminToken",
-                                       "adminTokenSHA256", "extender", "tenants"};
-    int seen[9] = {0};
+    static const char *const keys[] = {
+        "apiVersion", "kind",       "policy",           "maxBodyBytes",
+        "maxPods",    "adminToken", "adminTokenSHA256", "extender",
+        "tenants",    "nodeToken",  "nodeTokenSHA256",  "nodeMonitorGracePeriodSeconds"};
+    enum { NKEYS = sizeof(keys) / sizeof(keys[0]) };
+    int seen[NKEYS] = {0};
     if (!root || root->type != YAML_MAPPING_NODE)
         return gs_diag_error(w->d, "%s: expected a DaemonConfig mapping", w->path);
     FOR_PAIRS(w, root, p)
     {
         yaml_node_t *k = yaml_document_get_node(w->doc, p->key);
-        int i = key_index(w, k, keys, 9);
+        int i = key_index(w, k, keys, NKEYS);
         if (i < 0)
             return i;
         if (seen[i]++)
@@ -349,6 +381,8 @@ static int walk_top(const struct walk *w, yaml_node_t *root, struct gsd_config *
         return err_at(w, root, "%s", "kind: DaemonConfig is missing");
     if (c->has_admin > 1)
         return err_at(w, root, "%s", "give one of adminToken and adminTokenSHA256");
+    if (c->has_node > 1)
+        return err_at(w, root, "%s", "give one of nodeToken and nodeTokenSHA256");
     struct gs_profile *prof;
     struct gs_diag pd;
     gs_diag_init(&pd);
@@ -430,6 +464,19 @@ static int parse_doc(const char *path, unsigned char *buf, size_t len, struct gs
     return rc;
 }
 
+/* The rate card named by rateCard, else the bundled one; without either, bills are refused. */
+static int load_rates(struct gsd_config *c, struct gs_diag *d)
+{
+    struct gs_diag why;
+    gs_diag_init(&why);
+    if (c->rate_card)
+        return gs_ratecard_load(c->rate_card, &c->rates, d);
+    if (gs_ratecard_load(GSD_DEFAULT_RATES, &c->rates, &why))
+        gsd_log("warn", "no rate card: GET /v1/bills is refused until rateCard names one", "error",
+                why.msg, NULL);
+    return 0;
+}
+
 int gsd_config_load(const char *path, struct gsd_config **out, struct gs_diag *d)
 {
     struct gsd_config *c = calloc(1, sizeof(*c));
@@ -438,6 +485,7 @@ int gsd_config_load(const char *path, struct gsd_config **out, struct gs_diag *d
     c->max_body = 1 << 20;
     c->extender_max_body = 32u << 20;
     c->max_pods = 1000000;
+    c->node_grace_us = GSD_NODE_GRACE_DEFAULT_US;
     memcpy(c->policy, "gpusched", 9);
     int rc = 0;
     if (path) {
@@ -453,6 +501,8 @@ int gsd_config_load(const char *path, struct gsd_config **out, struct gs_diag *d
             free(buf);
         }
     }
+    if (!rc)
+        rc = load_rates(c, d);
     if (rc) {
         gsd_config_free(c);
         return rc;
@@ -469,6 +519,8 @@ void gsd_config_free(struct gsd_config *c)
         free(c->tenants[i].ns);
     free(c->tenants);
     free(c->path);
+    free(c->rate_card);
+    gs_ratecard_free(c->rates);
     free(c);
 }
 
@@ -490,6 +542,8 @@ int gsd_config_auth(const struct gsd_config *c, const uint8_t sha[GSD_SHA256_LEN
             who = (int)i;
     if (c->has_admin && memeql_sec(c->admin_sha, sha, GSD_SHA256_LEN))
         who = GSD_AUTH_ADMIN;
+    if (c->has_node && memeql_sec(c->node_sha, sha, GSD_SHA256_LEN))
+        who = GSD_AUTH_NODE;
     return who;
 }
 

@@ -23,6 +23,8 @@
 
 #include <jansson.h>
 #include <pthread.h>
+
+struct gs_ratecard;
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,6 +40,10 @@
 #define GSD_LIST_MAX    5000 /* pods in one list answer */
 #define GSD_EXT_CACHE   4096 /* pods remembered from filter calls for bind */
 #define GSD_SHA256_LEN  32
+/* kube-controller-manager's --node-monitor-grace-period default (40 s): a node whose agent has
+ * been silent that long is NotReady. */
+#define GSD_NODE_GRACE_DEFAULT_US (40 * 1000000LL)
+#define GSD_DEFAULT_RATES         GS_DATA_DIR "/billing/rates.yaml"
 
 /* ---- logging (log.c): one logfmt line per event on stderr ---- */
 
@@ -55,6 +61,7 @@ struct gsd_tenant {
     uint8_t token_sha[GSD_SHA256_LEN]; /* SHA-256 of the bearer token; never the token */
     char (*ns)[GSD_NAME_MAX];          /* namespaces it owns */
     size_t nns;
+    int32_t weight;     /* its queue's weight (each tenant is one queue), 1..10000 */
     int64_t rate_milli; /* requests per second x 1000; 0 = no limit */
     int64_t burst;      /* bucket size in requests */
     /* token bucket, owned by the scheduler thread (carried over a reload by tenant name) */
@@ -68,7 +75,12 @@ struct gsd_config {
     size_t ntenants;
     int has_admin;
     uint8_t admin_sha[GSD_SHA256_LEN];
-    size_t max_body;          /* bytes of a /v1 request body */
+    int has_node;
+    uint8_t node_sha[GSD_SHA256_LEN]; /* node agents' token: heartbeats and card health only */
+    int64_t node_grace_us;            /* nodeMonitorGracePeriodSeconds, in microseconds */
+    char *rate_card;                  /* rateCard: its path, NULL for the bundled one */
+    struct gs_ratecard *rates;        /* prices for bills; NULL when none could be loaded */
+    size_t max_body;                  /* bytes of a /v1 request body */
     size_t extender_max_body; /* bytes of an /extender request body (a NodeList can be large) */
     int extender_token;       /* 1: extender verbs need the admin token */
     int64_t max_pods;         /* pods held (pending + running) */
@@ -91,12 +103,14 @@ void gsd_sha256(const void *data, size_t len, uint8_t out[GSD_SHA256_LEN]);
 const struct gsd_tenant *gsd_tenant_of_ns(const struct gsd_config *c, const char *ns);
 
 /*
- * gsd_config_auth() - who holds the token hashed to @sha: the tenant (its index), GSD_AUTH_ADMIN
- * or GSD_AUTH_NONE. Every configured hash is compared in constant time, all of them always, so
- * the time taken does not tell which one matched or how much of one did.
+ * gsd_config_auth() - who holds the token hashed to @sha: the tenant (its index), GSD_AUTH_ADMIN,
+ * GSD_AUTH_NODE (the node agents' token) or GSD_AUTH_NONE. Every configured hash is compared in
+ * constant time, all of them always, so the time taken does not tell which one matched or how much
+ * of one did.
  */
 #define GSD_AUTH_ADMIN (-1)
 #define GSD_AUTH_NONE  (-2)
+#define GSD_AUTH_NODE  (-3)
 int gsd_config_auth(const struct gsd_config *c, const uint8_t sha[GSD_SHA256_LEN]);
 
 /*
@@ -113,7 +127,8 @@ struct gsd_podspec {
     struct gs_pod_req req;
     int32_t gpumem_mib, gpucores; /* as asked, 0 = not given */
     int32_t priority;
-    char models[160]; /* '|'-joined catalog names allowed, "" = any */
+    char models[160];         /* '|'-joined catalog names allowed, "" = any */
+    char group[GSD_NAME_MAX]; /* its PodGroup (gang), "" = none; see gsd_pod_group() */
 };
 
 /* A field error: an HTTP status, the message and the JSON path of the field. */
@@ -135,6 +150,14 @@ struct gsd_ferr {
 int gsd_podspec_parse(const json_t *pod, uint32_t min_card_mib, struct gsd_podspec *out,
                       struct gsd_ferr *e);
 void gsd_podspec_clear(struct gsd_podspec *p);
+
+/*
+ * gsd_pod_group() - the PodGroup a pod belongs to, from its annotations and labels: Volcano's
+ * annotation scheduling.k8s.io/group-name, else the coscheduling plugin's label
+ * scheduling.x-k8s.io/pod-group (or its older pod-group.scheduling.sigs.k8s.io). @out is "" when
+ * none is given. Return: 0; -EINVAL when the name is not 1..63 bytes (@out then "").
+ */
+int gsd_pod_group(const json_t *labels, const json_t *annotations, char out[GSD_NAME_MAX]);
 
 /* gsd_models_mask() - the catalog mask of '|'-joined model names (0 for ""); -1 unknown name. */
 int64_t gsd_models_mask(const char *models);
@@ -160,6 +183,7 @@ struct gsd_pod {
     struct gs_pod_req req;
     int32_t gpumem_mib, gpucores, priority;
     char models[160];
+    char group[GSD_NAME_MAX]; /* PodGroup within the namespace, "" = none (not stored: from meta) */
     uint8_t state, source;
     struct gs_placement pl; /* valid when running */
     char reason[GSD_REASON_MAX];
@@ -195,6 +219,38 @@ int gsd_store_pod_unstart(struct gsd_store *s, const struct gsd_pod *p, int64_t 
 int gsd_store_pod_delete(struct gsd_store *s, const struct gsd_pod *p, int64_t end_us);
 /* gsd_store_next_seq() - one past the largest seq ever stored (pods and ledger). */
 int64_t gsd_store_next_seq(struct gsd_store *s);
+
+/*
+ * Node and card health, stored only when it changes (not every heartbeat): a node row says the
+ * node is watched by heartbeats and whether it is Ready; a card row exists while it is unhealthy.
+ * gsd_store_node_put() / gsd_store_gpu_put() replace the row (@healthy 1 deletes the card's).
+ * Return: 0; -EIO.
+ */
+int gsd_store_node_put(struct gsd_store *s, const char *node, int ready, int64_t since_us);
+int gsd_store_gpu_put(struct gsd_store *s, const char *node, int gpu, int healthy, int xid,
+                      int64_t since_us);
+/*
+ * gsd_store_health_load() - call @node_fn for every stored node row and @gpu_fn for every
+ * unhealthy card, in name order. Return: 0; a callback's negative return; -EIO.
+ */
+int gsd_store_health_load(
+    struct gsd_store *s, int (*node_fn)(void *ud, const char *node, int ready, int64_t since_us),
+    int (*gpu_fn)(void *ud, const char *node, int gpu, int xid, int64_t since_us), void *ud);
+
+/* One run of a pod on its cards, as the ledger records it. */
+struct gsd_run {
+    char tenant[GSD_NAME_MAX], ns[GSD_NAME_MAX], name[GSD_NAME_MAX];
+    char node[GS_NAME_MAX];
+    int cards;                /* cards held */
+    int gpu_milli;            /* per card: 1000 whole, 1..999 a share, 0 no GPU */
+    int64_t start_us, end_us; /* wall clock; end 0 while it runs */
+};
+/*
+ * gsd_store_ledger() - call @fn for every ledger row of @tenant (NULL: every tenant), oldest
+ * first. Return: 0; the callback's negative return; -EIO.
+ */
+int gsd_store_ledger(struct gsd_store *s, const char *tenant,
+                     int (*fn)(void *ud, const struct gsd_run *run), void *ud);
 
 /* One stored pod handed to gsd_store_load()'s callback; node is "" when pending. */
 struct gsd_stored {
@@ -266,6 +322,23 @@ struct gsd_extpod {
     int used;
 };
 
+/*
+ * One node's health as its agent reports it (health.c). Cards of a NotReady node, and unhealthy
+ * cards, are kept from placement by holding their free share (and a NotReady node's free CPU and
+ * memory) in the engine, so every placement path (API, retries, extender) skips them alike; the
+ * held amounts are never shown as allocated.
+ */
+struct gsd_node_health {
+    uint8_t watched; /* a heartbeat came once: the grace period applies from then on */
+    uint8_t ready;
+    uint32_t bad_mask;        /* unhealthy cards */
+    int32_t xid[GS_GPUS_MAX]; /* per unhealthy card: the Xid reported, 0 = none given */
+    int64_t last_beat_us;     /* node-monitor clock (gsd_clock_us()) of the last heartbeat */
+    int64_t since_us;         /* wall clock of the last Ready change */
+    uint16_t held_milli[GS_GPUS_MAX]; /* per card, share held back from placement */
+    int64_t held_cpu_milli, held_memory_mib;
+};
+
 struct gsd_state {
     struct gsd_config *cfg;
     struct gs_cluster *cluster;
@@ -286,7 +359,12 @@ struct gsd_state {
     /* metrics */
     struct gsd_hist sched_lat, commit_lat;
     uint64_t placed_total, cancelled_total, http_requests[6]; /* by status class 1xx..5xx */
+    uint64_t requeued_total;
     int64_t started_us;
+    /* node and card health, one per node of the cluster */
+    struct gsd_node_health *health;
+    int manual_clock;      /* --manual-clock: the node-monitor clock moves only by POST /v1/clock */
+    int64_t manual_now_us; /* that clock */
 };
 
 /*
@@ -313,8 +391,56 @@ struct gsd_pod *gsd_pod_add(struct gsd_state *st, struct gsd_podspec *spec, cons
                             int source, int node, struct gsd_ferr *e);
 /* gsd_pod_cancel() - release and forget @p. Return: 0; -EIO. */
 int gsd_pod_cancel(struct gsd_state *st, struct gsd_pod *p);
+/* gsd_time_json() - @us (wall clock) in RFC 3339 UTC with microseconds, as Kubernetes' MicroTime;
+ * null for 0. New reference. */
+json_t *gsd_time_json(int64_t us);
 /* gsd_pod_json() - the pod as the API shows it (new reference). */
 json_t *gsd_pod_json(const struct gsd_state *st, const struct gsd_pod *p);
+
+/*
+ * gsd_pod_requeue() - a running pod lost its node or card: release it, put it back to pending
+ * (in arrival order) with @why as its reason, and do the same to every running member of its
+ * PodGroup, so a gang goes back whole. Pending pods and pods already requeued are left alone.
+ * Return: pods requeued (>= 0); -EIO (the store failed: st->failed is set).
+ */
+int gsd_pod_requeue(struct gsd_state *st, struct gsd_pod *p, const char *why);
+
+/* ---- node and card health (health.c) ---- */
+
+/* gsd_clock_us() - the node-monitor clock: monotonic, or the manual one with --manual-clock. */
+int64_t gsd_clock_us(const struct gsd_state *st);
+/* gsd_clock_manual() - switch to the manual clock (at 0); every watched node beats at 0. */
+void gsd_clock_manual(struct gsd_state *st);
+/*
+ * gsd_health_init() - read the stored node and card health and hold back what is unavailable;
+ * watched Ready nodes count their grace period from now. Call after the pods are restored.
+ * Return: 0; -ENOMEM; -EIO.
+ */
+int gsd_health_init(struct gsd_state *st);
+/* gsd_health_beat() - a heartbeat from node @node: watched from now on, Ready again when it was
+ * not (its cards come back). Return: 0; -EIO. */
+int gsd_health_beat(struct gsd_state *st, size_t node);
+/*
+ * gsd_health_gpu() - node @node's agent reports card @gpu healthy or not, with the Xid it saw
+ * (0 = none given). An unhealthy card takes no new pods; gsd_xid_kills() says whether the pods
+ * on it are requeued too. Return: 0; -EIO.
+ */
+int gsd_health_gpu(struct gsd_state *st, size_t node, int gpu, int healthy, int xid);
+/*
+ * gsd_xid_kills() - whether Xid @xid means the work on the card died: the ones NVIDIA's Xid
+ * catalogue (docs.nvidia.com/deploy/xid-errors) has end or lose the running contexts — 48
+ * (double-bit ECC), 63/64 (row remapping), 74 (NVLink), 79 (fallen off the bus), 94/95
+ * (contained/uncontained ECC) — and 0, a report without an Xid, taken at its worst.
+ */
+int gsd_xid_kills(int xid);
+/* gsd_health_expire() - mark NotReady every watched node silent for the grace period and
+ * requeue its pods. Return: 0; -EIO. */
+int gsd_health_expire(struct gsd_state *st);
+/* gsd_health_deadline() - monotonic time of the next possible expiry; INT64_MAX for none. */
+int64_t gsd_health_deadline(const struct gsd_state *st);
+/* gsd_health_released() - capacity was released on node @node: hold it back too when that node
+ * or one of its cards is unavailable. */
+void gsd_health_released(struct gsd_state *st, int node);
 
 /* Answers (api.c). */
 void gsd_reply_json(struct gsd_req *r, int status, json_t *body);
@@ -328,6 +454,21 @@ int64_t gsd_mono_us(void); /* monotonic */
 
 /* Extender verbs (extender.c): @verb is "filter", "prioritize" or "bind". */
 void gsd_extender_handle(struct gsd_state *st, struct gsd_req *r, const char *verb);
+
+/* Node endpoints (health.c): POST /v1/nodes/NAME/heartbeat, POST .../gpus/INDEX/health and
+ * POST /v1/clock; @rest is what follows "/v1/nodes/" (or NULL for /v1/clock). */
+void gsd_node_post(struct gsd_state *st, struct gsd_req *r, const char *rest);
+/* gsd_node_json() - node @i as GET /v1/nodes shows it (new reference); @cards adds its cards
+ * and the pods on each, only @tenant's when not NULL (others count as allocated, unnamed). */
+json_t *gsd_node_json(const struct gsd_state *st, size_t i, int cards, const char *tenant);
+
+/* Tenants, queues and bills (accounts.c). @viewer: the tenant asking, NULL for the admin. */
+/* gsd_accounts_list() - GET /v1/tenants (@queues 0) or /v1/queues (1), or the one named @name. */
+void gsd_accounts_list(struct gsd_state *st, struct gsd_req *r, const struct gsd_tenant *viewer,
+                       int queues, const char *name);
+/* gsd_bill_handle() - GET /v1/bills: the bill of tenant @name (NULL: the viewer's, or all). */
+void gsd_bill_handle(struct gsd_state *st, struct gsd_req *r, const struct gsd_tenant *viewer,
+                     const char *name);
 
 /* Metrics (metrics.c). */
 void gsd_hist_observe(struct gsd_hist *h, int64_t us);

@@ -2,7 +2,7 @@
  * gpuschedd: gpusched as a service.
  *
  *   gpuschedd --data-dir DIR --listen 127.0.0.1:PORT [--nodes FILE.csv] [--config FILE]
- *             [--tls-cert PEM --tls-key PEM]
+ *             [--tls-cert PEM --tls-key PEM] [--manual-clock]
  *
  * The main thread owns the signals: SIGTERM and SIGINT drain (stop listening, finish what is in
  * flight, commit) and exit 0; SIGHUP reloads the config file, and a file that does not load is
@@ -24,7 +24,7 @@
 struct opts {
     const char *data_dir, *listen, *nodes, *config, *cert, *key;
     char host[64];
-    int port;
+    int port, manual_clock;
 };
 
 static void usage(FILE *f)
@@ -35,7 +35,9 @@ static void usage(FILE *f)
                "  --nodes FILE       node inventory CSV (default: the bundled Alibaba nodes)\n"
                "  --config FILE      DaemonConfig YAML: tenants, tokens, limits (SIGHUP reloads)\n"
                "  --tls-cert PEM     serve HTTPS with this certificate (with --tls-key)\n"
-               "  --tls-key PEM      the certificate's private key\n");
+               "  --tls-key PEM      the certificate's private key\n"
+               "  --manual-clock     node heartbeats' grace periods run on a clock that only\n"
+               "                     POST /v1/clock moves (for tests of node failures)\n");
 }
 
 static int bad(const char *msg, const char *arg)
@@ -67,10 +69,15 @@ static int parse_listen(const char *s, struct opts *o)
 static int parse_args(int argc, char **argv, struct opts *o)
 {
     static const struct option lo[] = {
-        {"data-dir", required_argument, 0, 'd'}, {"listen", required_argument, 0, 'l'},
-        {"nodes", required_argument, 0, 'n'},    {"config", required_argument, 0, 'c'},
-        {"tls-cert", required_argument, 0, 'C'}, {"tls-key", required_argument, 0, 'K'},
-        {"help", no_argument, 0, 'h'},           {0, 0, 0, 0},
+        {"data-dir", required_argument, 0, 'd'},
+        {"listen", required_argument, 0, 'l'},
+        {"nodes", required_argument, 0, 'n'},
+        {"config", required_argument, 0, 'c'},
+        {"tls-cert", required_argument, 0, 'C'},
+        {"tls-key", required_argument, 0, 'K'},
+        {"help", no_argument, 0, 'h'},
+        {"manual-clock", no_argument, 0, 'M'},
+        {0, 0, 0, 0},
     };
     const char **dst[128] = {['d'] = &o->data_dir, ['l'] = &o->listen, ['n'] = &o->nodes,
                              ['c'] = &o->config,   ['C'] = &o->cert,   ['K'] = &o->key};
@@ -80,6 +87,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
         if (c == 'h') {
             usage(stdout);
             return -1;
+        }
+        if (c == 'M') {
+            o->manual_clock = 1;
+            continue;
         }
         if (c < 0 || c >= 128 || !dst[c])
             return bad("unknown or incomplete option (see gpuschedd --help)", argv[optind - 1]);
@@ -120,6 +131,8 @@ static int setup(const struct opts *o, struct gsd_state *st)
         gsd_state_free(st);
         return rc == -EINVAL ? 2 : 1;
     }
+    if (o->manual_clock)
+        gsd_clock_manual(st);
     return 0;
 }
 

@@ -159,6 +159,15 @@ static void pending(struct sbuf *b, const struct gsd_state *st)
     }
 }
 
+/* Node @i's info, and its Hostname and modelName label values. */
+static void node_labels(const struct gsd_state *st, size_t i, struct gs_node_info *ni, char *host,
+                        char *model)
+{
+    gs_cluster_node_info(st->cluster, i, ni);
+    esc(ni->name, host, 160);
+    esc(ni->model >= 0 ? gs_catalog_at(ni->model)->name : "", model, 96);
+}
+
 static void cards(struct sbuf *b, const struct gsd_state *st)
 {
     char host[160], model[96];
@@ -166,12 +175,10 @@ static void cards(struct sbuf *b, const struct gsd_state *st)
            "Share of each card allocated, in milli-GPU (1000 = the whole card).");
     for (size_t i = 0; i < gs_cluster_node_count(st->cluster); i++) {
         struct gs_node_info ni;
-        gs_cluster_node_info(st->cluster, i, &ni);
-        esc(ni.name, host, sizeof(host));
-        esc(ni.model >= 0 ? gs_catalog_at(ni.model)->name : "", model, sizeof(model));
+        node_labels(st, i, &ni, host, model);
         for (int g = 0; g < ni.gpus; g++)
             put(b, "gpusched_gpu_allocated_milli{Hostname=\"%s\",gpu=\"%d\",modelName=\"%s\"} %d\n",
-                host, g, model, 1000 - ni.gpu_left[g]);
+                host, g, model, 1000 - ni.gpu_left[g] - st->health[i].held_milli[g]);
     }
     header(b, "gpusched_pod_gpu_allocated_milli", "gauge",
            "Share of a card a running pod holds, in milli-GPU.");
@@ -180,9 +187,7 @@ static void cards(struct sbuf *b, const struct gsd_state *st)
             continue;
         struct gs_node_info ni;
         char ns[160], pod[160];
-        gs_cluster_node_info(st->cluster, (size_t)p->pl.node, &ni);
-        esc(ni.name, host, sizeof(host));
-        esc(ni.model >= 0 ? gs_catalog_at(ni.model)->name : "", model, sizeof(model));
+        node_labels(st, (size_t)p->pl.node, &ni, host, model);
         for (int g = 0; g < ni.gpus; g++)
             if (p->pl.gpu_mask & (1u << g))
                 put(b,
@@ -190,6 +195,35 @@ static void cards(struct sbuf *b, const struct gsd_state *st)
                     "\"%s\",gpu=\"%d\",modelName=\"%s\"} %u\n",
                     esc(p->ns, ns, sizeof(ns)), esc(p->name, pod, sizeof(pod)), host, g, model,
                     p->pl.gpu_milli);
+    }
+}
+
+/* Node readiness and card health, as a node condition and DCGM's XID field would show them. */
+static void health(struct sbuf *b, const struct gsd_state *st)
+{
+    char host[160], model[96];
+    header(b, "gpusched_node_ready", "gauge",
+           "1 when the node is Ready (heartbeating, or never watched by heartbeats), else 0.");
+    for (size_t i = 0; i < gs_cluster_node_count(st->cluster); i++)
+        put(b, "gpusched_node_ready{Hostname=\"%s\"} %d\n",
+            esc(gs_cluster_node_name(st->cluster, i), host, sizeof(host)), st->health[i].ready);
+    header(b, "gpusched_gpu_healthy", "gauge",
+           "1 when the card takes pods, 0 after its node reported it unhealthy.");
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass)
+            header(b, "gpusched_gpu_xid", "gauge",
+                   "The Xid reported with an unhealthy card (0 when none was given).");
+        for (size_t i = 0; i < gs_cluster_node_count(st->cluster); i++) {
+            struct gs_node_info ni;
+            node_labels(st, i, &ni, host, model);
+            for (int g = 0; g < ni.gpus; g++) {
+                int bad = (st->health[i].bad_mask >> g) & 1;
+                if (!pass || bad)
+                    put(b, "%s{Hostname=\"%s\",gpu=\"%d\",modelName=\"%s\"} %d\n",
+                        pass ? "gpusched_gpu_xid" : "gpusched_gpu_healthy", host, g, model,
+                        pass ? st->health[i].xid[g] : !bad);
+            }
+        }
     }
 }
 
@@ -202,6 +236,9 @@ static void counters(struct sbuf *b, const struct gsd_state *st)
     put(b, "gpusched_pods_placed_total %llu\n", (unsigned long long)st->placed_total);
     header(b, "gpusched_pods_cancelled_total", "counter", "Pods cancelled since the start.");
     put(b, "gpusched_pods_cancelled_total %llu\n", (unsigned long long)st->cancelled_total);
+    header(b, "gpusched_pods_requeued_total", "counter",
+           "Running pods sent back to pending by a node or card failure since the start.");
+    put(b, "gpusched_pods_requeued_total %llu\n", (unsigned long long)st->requeued_total);
     header(b, "gpusched_http_requests_total", "counter", "HTTP answers by status class.");
     for (int c = 1; c <= 5; c++)
         put(b, "gpusched_http_requests_total{code=\"%dxx\"} %llu\n", c,
@@ -221,6 +258,7 @@ void gsd_metrics_handle(struct gsd_state *st, struct gsd_req *r)
     hist(&b, "gpusched_store_commit_duration_seconds",
          "Time to commit one batch of requests to the store, fsync included.", &st->commit_lat);
     cards(&b, st);
+    health(&b, st);
     counters(&b, st);
     if (b.full) {
         free(b.s);

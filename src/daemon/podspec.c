@@ -215,6 +215,27 @@ static int parse_metadata(const json_t *md, struct gsd_podspec *out, struct gsd_
                         model);
         memcpy(out->models, model, strlen(model) + 1);
     }
+    if (gsd_pod_group(out->labels, out->annotations, out->group))
+        return ferr(e, "metadata.annotations.scheduling.k8s.io/group-name",
+                    "the PodGroup name (scheduling.k8s.io/group-name or the pod-group label): "
+                    "expected 1..%d bytes",
+                    GSD_NAME_MAX - 1);
+    return 0;
+}
+
+int gsd_pod_group(const json_t *labels, const json_t *annotations, char out[GSD_NAME_MAX])
+{
+    const char *g = json_string_value(json_object_get(annotations, "scheduling.k8s.io/group-name"));
+    if (!g)
+        g = json_string_value(json_object_get(labels, "scheduling.x-k8s.io/pod-group"));
+    if (!g)
+        g = json_string_value(json_object_get(labels, "pod-group.scheduling.sigs.k8s.io"));
+    out[0] = '\0';
+    if (!g)
+        return 0;
+    if (!*g || strlen(g) >= GSD_NAME_MAX)
+        return -EINVAL;
+    memcpy(out, g, strlen(g) + 1);
     return 0;
 }
 

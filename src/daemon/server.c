@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #define CONN_LIMIT   1024
 #define CONN_TIMEOUT 60 /* seconds of silence before an idle connection is closed */
@@ -117,12 +118,18 @@ static void fail_batch(struct gsd_server *s, struct gsd_req **batch, int n)
         }
 }
 
-static int take_batch(struct gsd_server *s, struct gsd_req **batch)
+/* Wait for requests, or until monotonic time @until_us when a node's grace period ends then.
+ * Return: requests taken (0 when the time came first). */
+static int take_batch(struct gsd_server *s, struct gsd_req **batch, int64_t until_us)
 {
     int n = 0;
+    struct timespec ts = {(time_t)(until_us / 1000000), (long)(until_us % 1000000) * 1000};
     pthread_mutex_lock(&s->mu);
-    while (!s->head)
-        pthread_cond_wait(&s->cv, &s->mu);
+    while (!s->head && (until_us == INT64_MAX || gsd_mono_us() < until_us))
+        if (until_us == INT64_MAX)
+            pthread_cond_wait(&s->cv, &s->mu);
+        else
+            pthread_cond_timedwait(&s->cv, &s->mu, &ts);
     while (s->head && n < GSD_BATCH_MAX) {
         batch[n++] = s->head;
         s->head = s->head->next;
@@ -139,12 +146,15 @@ static void *scheduler_main(void *arg)
     struct gsd_state *st = s->st;
     struct gsd_req *batch[GSD_BATCH_MAX];
     for (int stop = 0; !stop;) {
-        int n = take_batch(s, batch);
+        int failed = atomic_load(&s->failed) || st->failed; /* stopping: no expiry to wait for */
+        int n = take_batch(s, batch, failed ? INT64_MAX : gsd_health_deadline(st));
         int ok = atomic_load(&s->failed) || gsd_store_begin(st->store) == 0;
         if (!ok)
             st->failed = 1; /* no transaction: nothing may be written, every answer is 503 */
         for (int i = 0; i < n; i++)
             stop |= run_one(s, batch[i]);
+        if (!atomic_load(&s->failed) && ok && !st->failed)
+            gsd_health_expire(st); /* after the batch: its heartbeats count */
         if (!atomic_load(&s->failed) && ok && st->retry && !st->failed)
             gsd_state_retry(st);
         if (!atomic_load(&s->failed)) {
@@ -400,8 +410,12 @@ int gsd_server_start(struct gsd_state *st, const struct gsd_listen *l, struct gs
     atomic_init(&s->max_body, st->cfg->max_body);
     atomic_init(&s->ext_max_body, st->cfg->extender_max_body);
     atomic_init(&s->failed, 0);
+    pthread_condattr_t ca; /* timed waits on the monotonic clock, as the grace periods are */
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_mutex_init(&s->mu, NULL);
-    pthread_cond_init(&s->cv, NULL);
+    pthread_cond_init(&s->cv, &ca);
+    pthread_condattr_destroy(&ca);
     if (pthread_create(&s->thread, NULL, scheduler_main, s)) {
         free(s);
         return gs_diag_error_code(d, -EAGAIN, "cannot start the scheduler thread");

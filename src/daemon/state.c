@@ -112,6 +112,20 @@ static void pend(struct gsd_state *st, struct gsd_pod *p)
     st->npending++;
 }
 
+/* A requeued pod goes back to its arrival place (it is older than most pending pods). */
+static void pend_in_order(struct gsd_state *st, struct gsd_pod *p)
+{
+    struct gsd_pod *after = st->ptail;
+    while (after && after->seq > p->seq)
+        after = after->pprev;
+    p->state = GSD_PENDING;
+    p->pprev = after;
+    p->pnext = after ? after->pnext : st->phead;
+    *(p->pnext ? &p->pnext->pprev : &st->ptail) = p;
+    *(after ? &after->pnext : &st->phead) = p;
+    st->npending++;
+}
+
 static void unpend(struct gsd_state *st, struct gsd_pod *p)
 {
     *(p->pprev ? &p->pprev->pnext : &st->phead) = p->pnext;
@@ -217,6 +231,7 @@ static int new_pod(struct gsd_state *st, struct gsd_podspec *spec, const char *t
     p->gpucores = spec->gpucores;
     p->priority = spec->priority;
     memcpy(p->models, spec->models, sizeof(p->models));
+    memcpy(p->group, spec->group, sizeof(p->group));
     p->source = (uint8_t)source;
     p->seq = st->next_seq++;
     p->submit_us = gsd_now_us();
@@ -301,6 +316,7 @@ int gsd_pod_cancel(struct gsd_state *st, struct gsd_pod *p)
     }
     if (p->state == GSD_RUNNING) {
         gs_sched_release(st->sched, &p->req, &p->pl);
+        gsd_health_released(st, p->pl.node);
         st->nrunning--;
         st->retry = 1;
     } else {
@@ -313,6 +329,47 @@ int gsd_pod_cancel(struct gsd_state *st, struct gsd_pod *p)
     st->cancelled_total++;
     free_pod(p);
     return 0;
+}
+
+static int requeue_one(struct gsd_state *st, struct gsd_pod *p, const char *why)
+{
+    int node = p->pl.node;
+    gs_sched_release(st->sched, &p->req, &p->pl);
+    snprintf(p->reason, sizeof(p->reason), "%.255s", why);
+    p->why = "requeued";
+    p->pl = (struct gs_placement){.node = -1};
+    p->state = GSD_PENDING;
+    st->nrunning--;
+    pend_in_order(st, p);
+    gsd_health_released(st, node);
+    st->requeued_total++;
+    st->retry = 1;
+    log_pod("pod requeued", st, p);
+    if (gsd_store_pod_unstart(st->store, p, gsd_now_us())) {
+        st->failed = 1;
+        return -EIO;
+    }
+    return 0;
+}
+
+int gsd_pod_requeue(struct gsd_state *st, struct gsd_pod *p, const char *why)
+{
+    if (p->state != GSD_RUNNING)
+        return 0;
+    if (!p->group[0])
+        return requeue_one(st, p, why) ? -EIO : 1;
+    char ns[GSD_NAME_MAX], group[GSD_NAME_MAX], mate_why[GSD_REASON_MAX + GSD_NAME_MAX];
+    memcpy(ns, p->ns, sizeof(ns));
+    memcpy(group, p->group, sizeof(group));
+    snprintf(mate_why, sizeof(mate_why), "PodGroup %s went back whole: %.200s", group, why);
+    int n = 0;
+    for (struct gsd_pod *q = st->head; q; q = q->next) /* arrival order: the ledger is too */
+        if (q->state == GSD_RUNNING && !strcmp(q->ns, ns) && !strcmp(q->group, group)) {
+            if (requeue_one(st, q, q == p ? why : mate_why))
+                return -EIO;
+            n++;
+        }
+    return n;
 }
 
 static int req_eq(const struct gs_pod_req *a, const struct gs_pod_req *b)
@@ -394,6 +451,9 @@ static int restore_one(void *ud, struct gsd_stored *sp)
         return -ENOMEM;
     }
     *p = sp->pod;
+    json_t *meta = json_loads(p->meta, 0, NULL);
+    gsd_pod_group(json_object_get(meta, "labels"), json_object_get(meta, "annotations"), p->group);
+    json_decref(meta);
     int64_t mask = gsd_models_mask(p->models); /* catalog indexes are per build: by name */
     p->req.model_mask = mask > 0 && p->req.num_gpu ? (uint32_t)mask : 0;
     int rc = p->state == GSD_RUNNING ? restore_running(st, p, sp->node) : 0;
@@ -445,6 +505,8 @@ int gsd_state_init(struct gsd_state *st, struct gsd_config *cfg, struct gs_clust
     if (!rc)
         rc = gsd_store_load(st->store, restore_one, st);
     if (!rc)
+        rc = gsd_health_init(st);
+    if (!rc)
         rc = gsd_state_retry(st);
     if (!rc)
         rc = gsd_store_commit(st->store);
@@ -471,6 +533,7 @@ void gsd_state_free(struct gsd_state *st)
         gsd_podspec_clear(&st->ext[i].spec);
     free(st->ext);
     free(st->tab);
+    free(st->health);
     gsd_store_close(st->store);
     gs_sched_free(st->sched);
     gs_profile_free(st->prof);
@@ -499,7 +562,7 @@ void gsd_state_reload(struct gsd_state *st, struct gsd_config *cfg)
 }
 
 /* RFC 3339 UTC with microseconds, as Kubernetes' MicroTime. */
-static json_t *time_json(int64_t us)
+json_t *gsd_time_json(int64_t us)
 {
     if (!us)
         return json_null();
@@ -554,6 +617,6 @@ json_t *gsd_pod_json(const struct gsd_state *st, const struct gsd_pod *p)
         "memory_mib", (json_int_t)p->req.memory_mib, "gpumem_mib", p->gpumem_mib, "gpucores",
         p->gpucores, "priority", p->priority, "reason",
         p->state == GSD_PENDING ? json_string(p->reason) : json_null(), "submit_time",
-        time_json(p->submit_us), "start_time", time_json(p->start_us), "labels",
+        gsd_time_json(p->submit_us), "start_time", gsd_time_json(p->start_us), "labels",
         labels ? labels : json_object(), "annotations", ann ? ann : json_object());
 }

@@ -9,7 +9,10 @@
  *
  * Tables: pods (one row per pod held, pending or running), assignments (one row per card a
  * running pod holds: node, GPU index, milli-GPU), ledger (one row per run of a pod: start and,
- * once it ends, end; rows are never deleted, they are the usage record).
+ * once it ends, end; rows are never deleted, they are the usage record), node_health (one row
+ * per node watched by heartbeats: Ready or not, since when) and gpu_health (one row per card
+ * reported unhealthy: the Xid, since when). The health tables came after schema 1 was first
+ * written; they are created when missing, which an older gpuschedd would simply not read.
  */
 #include "gsd.h"
 
@@ -41,6 +44,11 @@ static const char schema[] =
     " name TEXT NOT NULL, tenant TEXT NOT NULL, uid TEXT NOT NULL, node TEXT NOT NULL,"
     " gpus TEXT NOT NULL, gpu_milli INTEGER NOT NULL, start_us INTEGER NOT NULL, end_us INTEGER);"
     "CREATE INDEX IF NOT EXISTS ledger_open ON ledger(pod_seq) WHERE end_us IS NULL;"
+    "CREATE TABLE IF NOT EXISTS node_health("
+    " node TEXT PRIMARY KEY, ready INTEGER NOT NULL, since_us INTEGER NOT NULL) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS gpu_health("
+    " node TEXT NOT NULL, gpu INTEGER NOT NULL, xid INTEGER NOT NULL, since_us INTEGER NOT NULL,"
+    " PRIMARY KEY(node, gpu)) WITHOUT ROWID;"
     "INSERT OR IGNORE INTO meta(key, value) VALUES('schema', 1);";
 
 enum {
@@ -55,6 +63,9 @@ enum {
     Q_UNASSIGN,
     Q_LEDGER_OPEN,
     Q_LEDGER_CLOSE,
+    Q_NODE_PUT,
+    Q_GPU_BAD,
+    Q_GPU_OK,
     Q_COUNT
 };
 
@@ -77,6 +88,9 @@ static const char *const sql[Q_COUNT] = {
     [Q_LEDGER_OPEN] = "INSERT INTO ledger(pod_seq, namespace, name, tenant, uid, node, gpus,"
                       " gpu_milli, start_us) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9)",
     [Q_LEDGER_CLOSE] = "UPDATE ledger SET end_us = ?2 WHERE pod_seq = ?1 AND end_us IS NULL",
+    [Q_NODE_PUT] = "INSERT OR REPLACE INTO node_health(node, ready, since_us) VALUES(?1, ?2, ?3)",
+    [Q_GPU_BAD] = "INSERT OR REPLACE INTO gpu_health(node, gpu, xid, since_us) VALUES(?1,?2,?3,?4)",
+    [Q_GPU_OK] = "DELETE FROM gpu_health WHERE node = ?1 AND gpu = ?2",
 };
 
 struct gsd_store {
@@ -316,6 +330,94 @@ int64_t gsd_store_next_seq(struct gsd_store *s)
     return next;
 }
 
+int gsd_store_node_put(struct gsd_store *s, const char *node, int ready, int64_t since_us)
+{
+    sqlite3_stmt *q = s->q[Q_NODE_PUT];
+    bind_text(q, 1, node);
+    sqlite3_bind_int(q, 2, ready);
+    sqlite3_bind_int64(q, 3, since_us);
+    return step(s, Q_NODE_PUT);
+}
+
+int gsd_store_gpu_put(struct gsd_store *s, const char *node, int gpu, int healthy, int xid,
+                      int64_t since_us)
+{
+    int i = healthy ? Q_GPU_OK : Q_GPU_BAD;
+    bind_text(s->q[i], 1, node);
+    sqlite3_bind_int(s->q[i], 2, gpu);
+    if (!healthy) {
+        sqlite3_bind_int(s->q[i], 3, xid);
+        sqlite3_bind_int64(s->q[i], 4, since_us);
+    }
+    return step(s, i);
+}
+
+int gsd_store_health_load(
+    struct gsd_store *s, int (*node_fn)(void *ud, const char *node, int ready, int64_t since_us),
+    int (*gpu_fn)(void *ud, const char *node, int gpu, int xid, int64_t since_us), void *ud)
+{
+    static const char *const q_text[2] = {
+        "SELECT node, ready, since_us FROM node_health ORDER BY node",
+        "SELECT node, gpu, xid, since_us FROM gpu_health ORDER BY node, gpu"};
+    int rc = 0;
+    for (int t = 0; t < 2 && !rc; t++) {
+        sqlite3_stmt *q;
+        if (sqlite3_prepare_v2(s->db, q_text[t], -1, &q, NULL) != SQLITE_OK)
+            return fail(s, q_text[t]);
+        int r = SQLITE_DONE;
+        while (!rc && (r = sqlite3_step(q)) == SQLITE_ROW) {
+            const char *node = (const char *)sqlite3_column_text(q, 0);
+            rc = t == 0 ? node_fn(ud, node ? node : "", sqlite3_column_int(q, 1),
+                                  sqlite3_column_int64(q, 2))
+                        : gpu_fn(ud, node ? node : "", sqlite3_column_int(q, 1),
+                                 sqlite3_column_int(q, 2), sqlite3_column_int64(q, 3));
+        }
+        if (!rc && r != SQLITE_DONE)
+            rc = fail(s, q_text[t]);
+        sqlite3_finalize(q);
+    }
+    return rc;
+}
+
+static void col_text(sqlite3_stmt *q, int i, char *dst, size_t cap)
+{
+    const unsigned char *t = sqlite3_column_text(q, i);
+    snprintf(dst, cap, "%s", t ? (const char *)t : "");
+}
+
+int gsd_store_ledger(struct gsd_store *s, const char *tenant,
+                     int (*fn)(void *ud, const struct gsd_run *run), void *ud)
+{
+    static const char text[] =
+        "SELECT tenant, namespace, name, node, gpus, gpu_milli, start_us, coalesce(end_us, 0)"
+        " FROM ledger WHERE ?1 IS NULL OR tenant = ?1 ORDER BY id";
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(s->db, text, -1, &q, NULL) != SQLITE_OK)
+        return fail(s, "read the ledger");
+    if (tenant)
+        bind_text(q, 1, tenant);
+    int r = SQLITE_DONE, rc = 0;
+    while (!rc && (r = sqlite3_step(q)) == SQLITE_ROW) {
+        struct gsd_run run;
+        col_text(q, 0, run.tenant, sizeof(run.tenant));
+        col_text(q, 1, run.ns, sizeof(run.ns));
+        col_text(q, 2, run.name, sizeof(run.name));
+        col_text(q, 3, run.node, sizeof(run.node));
+        const unsigned char *gpus = sqlite3_column_text(q, 4);
+        run.cards = 0;
+        for (const unsigned char *c = gpus; c && *c; c++) /* "0,1,5": one more card than commas */
+            run.cards += c == gpus || *c == ',';
+        run.gpu_milli = sqlite3_column_int(q, 5);
+        run.start_us = sqlite3_column_int64(q, 6);
+        run.end_us = sqlite3_column_int64(q, 7);
+        rc = fn(ud, &run);
+    }
+    if (!rc && r != SQLITE_DONE)
+        rc = fail(s, "read the ledger");
+    sqlite3_finalize(q);
+    return rc;
+}
+
 struct card {
     int64_t pod_id;
     int gpu, milli;
@@ -349,12 +451,6 @@ static int load_cards(struct gsd_store *s, struct card **out, size_t *n)
     }
     sqlite3_finalize(q);
     return rc == SQLITE_DONE ? 0 : fail(s, "load assignments");
-}
-
-static void col_text(sqlite3_stmt *q, int i, char *dst, size_t cap)
-{
-    const unsigned char *t = sqlite3_column_text(q, i);
-    snprintf(dst, cap, "%s", t ? (const char *)t : "");
 }
 
 static int row_to_pod(sqlite3_stmt *q, struct gsd_stored *sp)

@@ -88,11 +88,17 @@ int h_start(struct daemon *d)
     d->port = free_port();
     snprintf(data, sizeof(data), "%s/data", d->dir);
     snprintf(listen, sizeof(listen), "127.0.0.1:%d", d->port);
-    char *argv[] = {(char *)bin, "--data-dir", data,       "--listen", listen,
-                    "--nodes",   d->nodes,     "--config", d->config,  "--tls-cert",
-                    d->tls_cert, "--tls-key",  d->tls_key, NULL};
-    if (!d->tls_cert[0])
-        argv[9] = NULL;
+    char *argv[16] = {(char *)bin, "--data-dir", data,       "--listen", listen,
+                      "--nodes",   d->nodes,     "--config", d->config};
+    int argc = 9;
+    if (d->tls_cert[0]) {
+        argv[argc++] = "--tls-cert";
+        argv[argc++] = d->tls_cert;
+        argv[argc++] = "--tls-key";
+        argv[argc++] = d->tls_key;
+    }
+    if (d->manual_clock)
+        argv[argc++] = "--manual-clock";
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 2, d->log, O_WRONLY | O_CREAT | O_APPEND, 0644);

@@ -21,6 +21,7 @@ struct daemon {
     char nodes[128]; /* inventory CSV */
     char config[96];
     char tls_cert[96], tls_key[96]; /* when set: --tls-cert/--tls-key, and h_call speaks HTTPS */
+    int manual_clock;               /* 1: --manual-clock (POST /v1/clock moves node time) */
 };
 
 struct answer {

@@ -331,6 +331,13 @@ static void test_client(void **state)
     assert_non_null(strstr(out, "team-a/train-0"));
     assert_int_equal(client(&d, out, sizeof(out), "status", NULL), 0);
     assert_non_null(strstr(out, "\"pods_running\": 1"));
+    assert_int_equal(client(&d, out, sizeof(out), "queues", NULL), 0);
+    assert_non_null(strstr(out, "\"deserved_milli\": 4000"));
+    assert_int_equal(client(&d, out, sizeof(out), "tenants", NULL), 0);
+    assert_non_null(strstr(out, "\"gpus_allocated\": 4"));
+    assert_int_equal(client(&d, out, sizeof(out), "bills", "--tenant=team-b"), 2); /* 403 */
+    assert_int_equal(client(&d, out, sizeof(out), "bills", NULL), 0);
+    assert_non_null(strstr(out, "\"currency\": \"USD\""));
     assert_int_equal(client(&d, out, sizeof(out), "get", "team-b/x"), 2); /* 403 */
     assert_int_equal(client(&d, out, sizeof(out), "cancel", "team-a/train-0"), 0);
     assert_int_equal(client(&d, out, sizeof(out), "get", "team-a/train-0"), 2); /* 404 */

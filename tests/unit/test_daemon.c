@@ -71,6 +71,16 @@ static void test_config_good(void **state)
     assert_int_equal(gsd_config_auth(c, sha), GSD_AUTH_NONE);
     assert_ptr_equal(gsd_tenant_of_ns(c, "a-dev"), &c->tenants[0]);
     assert_null(gsd_tenant_of_ns(c, "b"));
+    assert_int_equal(c->node_grace_us, GSD_NODE_GRACE_DEFAULT_US);
+    gsd_config_free(c);
+    /* The node agents' token reaches the node verbs only; the grace period is in seconds. */
+    assert_int_equal(load_text(HEAD "nodeToken: node-0123456789abcdef\n"
+                                    "nodeMonitorGracePeriodSeconds: 5\n",
+                               &c, &d),
+                     0);
+    gsd_sha256("node-0123456789abcdef", 21, sha);
+    assert_int_equal(gsd_config_auth(c, sha), GSD_AUTH_NODE);
+    assert_int_equal(c->node_grace_us, 5000000);
     gsd_config_free(c);
     /* The shipped example loads as it is. */
     gs_diag_init(&d);
@@ -105,6 +115,13 @@ static void test_config_errors(void **state)
         {HEAD "policy: fastest\n", "policy:"},
         {HEAD "maxBodyBytes: lots\n", ":3:15: maxBodyBytes: expected a whole number"},
         {"kind: Pod\n", ":1:7: kind: expected DaemonConfig"},
+        {HEAD "nodeMonitorGracePeriodSeconds: 0\n",
+         ":3:32: nodeMonitorGracePeriodSeconds: expected a whole number in 1..86400"},
+        {HEAD "nodeToken: same-0123456789abcdef\nadminToken: same-0123456789abcdef\n",
+         "the node token is the admin token"},
+        {HEAD "nodeToken: node-0123456789abcdef\n"
+              "nodeTokenSHA256: 0000000000000000000000000000000000000000000000000000000000000000\n",
+         "give one of nodeToken and nodeTokenSHA256"},
         {HEAD "tenants:\n  - name: A_B\n", "name: expected a DNS label"},
         {HEAD "tenants:\n  - name: a\n    tokenSHA256: abc\n    namespaces: [a]\n",
          "tokenSHA256: expected 64 hex digits"},

@@ -1,0 +1,273 @@
+/*
+ * gpuschedd: what each tenant uses, deserves and owes — GET /v1/tenants, /v1/queues, /v1/bills.
+ *
+ * Each tenant is one queue (a queue per team, as Volcano set-ups commonly have), weighted by the
+ * tenant's `weight`. A queue's deserved share is Volcano's proportion: the schedulable GPU share
+ * of the cluster (cards of NotReady nodes and unhealthy cards left out) water-filled by weight,
+ * each queue capped at its demand (allocated + pending), by gs_fairshare_waterfill(). Bills price
+ * the store's ledger (every run of every pod, a run still going counted up to now) with the rate
+ * card by gs_bill_add_use(): whole cards as exclusive use, shares of a card as shared use.
+ * A tenant's token sees its own tenant, queue and bill only (another's: 403); the admin's all.
+ */
+#include "gsd.h"
+
+#include "gpusched/billing.h"
+#include "gpusched/catalog.h"
+#include "gpusched/cluster.h"
+#include "gpusched/fairshare.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct use {
+    int64_t running, pending, gpus, milli, pending_milli, deserved;
+};
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp((*(const struct gsd_tenant *const *)a)->name,
+                  (*(const struct gsd_tenant *const *)b)->name);
+}
+
+/* Every tenant's use in config order, and its queue's deserved share; NULL when out of memory. */
+static struct use *tenant_use(const struct gsd_state *st, int64_t *capacity)
+{
+    size_t n = st->cfg->ntenants;
+    struct use *u = calloc(n ? n : 1, sizeof(*u));
+    const struct gsd_tenant **order = calloc(n ? n : 1, sizeof(*order));
+    int32_t *weight = calloc(n ? n : 1, sizeof(*weight));
+    int64_t *limit = calloc(n ? n : 1, sizeof(*limit)),
+            *deserved = calloc(n ? n : 1, sizeof(int64_t));
+    if (u && order && weight && limit && deserved) {
+        for (size_t i = 0; i < n; i++)
+            order[i] = &st->cfg->tenants[i];
+        qsort(order, n, sizeof(*order), by_name);
+        for (const struct gsd_pod *p = st->head; p; p = p->next) {
+            size_t lo = 0, hi = n; /* the pod's tenant, by binary search on the sorted names */
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                int c = strcmp(order[mid]->name, p->tenant);
+                if (!c)
+                    lo = hi = mid;
+                else if (c < 0)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            if (lo >= n || strcmp(order[lo]->name, p->tenant))
+                continue; /* a namespace no tenant owns (admin's), or a tenant since removed */
+            struct use *x = &u[order[lo] - st->cfg->tenants];
+            int64_t milli = gs_pod_req_gpu_milli(&p->req);
+            x->running += p->state == GSD_RUNNING;
+            x->pending += p->state == GSD_PENDING;
+            x->milli += p->state == GSD_RUNNING ? milli : 0;
+            x->pending_milli += p->state == GSD_PENDING ? milli : 0;
+            x->gpus += p->state == GSD_RUNNING && p->req.gpu_milli == 1000 ? p->req.num_gpu : 0;
+        }
+        *capacity = 0;
+        for (size_t i = 0; i < gs_cluster_node_count(st->cluster); i++) {
+            struct gs_node_info ni;
+            gs_cluster_node_info(st->cluster, i, &ni);
+            *capacity += ni.gpus * 1000;
+            for (int g = 0; g < ni.gpus; g++)
+                *capacity -= st->health[i].held_milli[g];
+        }
+        for (size_t i = 0; i < n; i++) {
+            weight[i] = st->cfg->tenants[i].weight;
+            limit[i] = u[i].milli + u[i].pending_milli;
+        }
+        gs_fairshare_waterfill(*capacity, weight, limit, n, deserved);
+        for (size_t i = 0; i < n; i++)
+            u[i].deserved = deserved[i];
+    }
+    free(order);
+    free(weight);
+    free(limit);
+    free(deserved);
+    if (!order || !weight || !limit || !deserved) {
+        free(u);
+        return NULL;
+    }
+    return u;
+}
+
+static json_t *tenant_json(const struct gsd_tenant *t, const struct use *u)
+{
+    json_t *ns = json_array();
+    for (size_t k = 0; k < t->nns; k++)
+        json_array_append_new(ns, json_string(t->ns[k]));
+    return json_pack("{s:s, s:o, s:i, s:I, s:I, s:I, s:I, s:I}", "name", t->name, "namespaces", ns,
+                     "weight", t->weight, "pods_running", (json_int_t)u->running, "pods_pending",
+                     (json_int_t)u->pending, "gpus_allocated", (json_int_t)u->gpus,
+                     "gpu_milli_allocated", (json_int_t)u->milli, "gpu_milli_pending",
+                     (json_int_t)u->pending_milli);
+}
+
+static json_t *queue_json(const struct gsd_tenant *t, const struct use *u)
+{
+    return json_pack("{s:s, s:i, s:I, s:I, s:I, s:o}", "name", t->name, "weight", t->weight,
+                     "deserved_milli", (json_int_t)u->deserved, "allocated_milli",
+                     (json_int_t)u->milli, "pending_milli", (json_int_t)u->pending_milli,
+                     "share_milli",
+                     u->deserved ? json_integer(u->milli * 1000 / u->deserved) : json_null());
+}
+
+/* The tenant named @name that @viewer (NULL: the admin) may see; else NULL after a 403/404. */
+static const struct gsd_tenant *visible(const struct gsd_state *st, struct gsd_req *r,
+                                        const struct gsd_tenant *viewer, const char *name)
+{
+    for (size_t i = 0; i < st->cfg->ntenants; i++)
+        if (!strcmp(st->cfg->tenants[i].name, name)) {
+            if (!viewer || viewer == &st->cfg->tenants[i])
+                return &st->cfg->tenants[i];
+            break;
+        }
+    if (viewer)
+        gsd_reply_error(r, 403, "", "tenant %.64s: a tenant token sees its own tenant only", name);
+    else
+        gsd_reply_error(r, 404, "", "tenant %.64s not found", name);
+    return NULL;
+}
+
+void gsd_accounts_list(struct gsd_state *st, struct gsd_req *r, const struct gsd_tenant *viewer,
+                       int queues, const char *name)
+{
+    const struct gsd_tenant *one = name ? visible(st, r, viewer, name) : viewer;
+    if (name && !one)
+        return;
+    int64_t capacity;
+    struct use *u = tenant_use(st, &capacity);
+    if (!u) {
+        gsd_reply_error(r, 500, "", "out of memory");
+        return;
+    }
+    json_t *(*show)(const struct gsd_tenant *, const struct use *) =
+        queues ? queue_json : tenant_json;
+    size_t i = one ? (size_t)(one - st->cfg->tenants) : 0;
+    if (name) {
+        gsd_reply_json(r, 200, show(one, &u[i]));
+    } else {
+        json_t *items = json_array();
+        for (; i < st->cfg->ntenants; i++) {
+            json_array_append_new(items, show(&st->cfg->tenants[i], &u[i]));
+            if (one)
+                break;
+        }
+        json_t *body = json_pack("{s:o}", "items", items);
+        if (queues)
+            json_object_set_new(body, "capacity_milli", json_integer(capacity));
+        gsd_reply_json(r, 200, body);
+    }
+    free(u);
+}
+
+/* ---- bills ---- */
+
+struct billing {
+    const struct gsd_state *st;
+    struct gs_bill *bill;
+    json_t *unpriced;
+    int64_t now_s;
+};
+
+static int bill_run(void *ud, const struct gsd_run *run)
+{
+    struct billing *b = ud;
+    struct gs_diag why;
+    gs_diag_init(&why);
+    if (!run->gpu_milli || !run->cards)
+        return 0; /* a pod without GPUs: bills price GPUs only */
+    int node = gs_cluster_find(b->st->cluster, run->node);
+    struct gs_node_info ni;
+    if (node < 0 || gs_cluster_node_info(b->st->cluster, (size_t)node, &ni) || ni.model < 0) {
+        gs_diag_error(&why, "node %s is no longer in the inventory: its GPU model is unknown",
+                      run->node);
+    } else {
+        int64_t end_s = run->end_us ? run->end_us / 1000000 : b->now_s;
+        struct gs_bill_use use = {
+            .tenant = run->tenant,
+            .mode = run->gpu_milli == 1000 ? GS_BILL_EXCLUSIVE : GS_BILL_SHARED,
+            .model = ni.model,
+            .cards = run->cards,
+            .share_milli = run->gpu_milli,
+            .start_s = run->start_us / 1000000,
+            .end_s = end_s > run->start_us / 1000000 ? end_s : run->start_us / 1000000,
+        };
+        int rc = gs_bill_add_use(b->bill, &use, &why);
+        if (rc == -ENOMEM)
+            return rc;
+        if (!rc)
+            return 0;
+    }
+    char pod[2 * GSD_NAME_MAX + 1];
+    snprintf(pod, sizeof(pod), "%s/%s", run->ns, run->name);
+    json_array_append_new(b->unpriced, json_pack("{s:s, s:s, s:s}", "tenant", run->tenant, "pod",
+                                                 pod, "reason", why.msg));
+    return 0;
+}
+
+static json_t *money(int64_t udollars)
+{
+    char buf[GS_MONEY_STR_MAX];
+    return json_string(gs_money_format(udollars, buf));
+}
+
+static json_t *line_json(const struct gs_bill_line *l)
+{
+    char date[16];
+    time_t t = (time_t)(l->day * GS_BILL_DAY_S);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(date, sizeof(date), "%Y-%m-%d", &tm);
+    return json_pack("{s:s, s:s, s:s, s:s, s:I, s:s, s:o, s:I, s:o, s:I}", "tenant", l->tenant,
+                     "resource", l->resource, "date", date, "unit", gs_bill_mode_unit(l->mode),
+                     "quantity", (json_int_t)l->quantity, "model", gs_catalog_at(l->model)->name,
+                     "rate_per_hour", money(l->rate_udollars_per_hour), "rate_per_hour_udollars",
+                     (json_int_t)l->rate_udollars_per_hour, "cost", money(l->cost_udollars),
+                     "cost_udollars", (json_int_t)l->cost_udollars);
+}
+
+void gsd_bill_handle(struct gsd_state *st, struct gsd_req *r, const struct gsd_tenant *viewer,
+                     const char *name)
+{
+    if (name && !visible(st, r, viewer, name))
+        return;
+    if (!name && viewer)
+        name = viewer->name;
+    if (!st->cfg->rates) {
+        gsd_reply_error(r, 503, "", "no rate card: set rateCard in the config");
+        return;
+    }
+    struct billing b = {st, NULL, json_array(), gsd_now_us() / 1000000};
+    int rc = gs_bill_new(st->cfg->rates, &b.bill);
+    if (!rc)
+        rc = gsd_store_ledger(st->store, name, bill_run, &b);
+    if (rc) {
+        gs_bill_free(b.bill);
+        json_decref(b.unpriced);
+        gsd_reply_error(r, rc == -EIO ? 503 : 500, "", "cannot read the ledger");
+        return;
+    }
+    json_t *lines = json_array(), *totals = json_array();
+    const char *last = NULL;
+    size_t it = 0;
+    for (const struct gs_bill_line *l; (l = gs_bill_next(b.bill, &it)) != NULL;) {
+        json_array_append_new(lines, line_json(l));
+        if (!last || strcmp(last, l->tenant)) {
+            int64_t sum = gs_bill_total_udollars(b.bill, l->tenant);
+            json_array_append_new(totals, json_pack("{s:s, s:o, s:I}", "tenant", l->tenant, "total",
+                                                    money(sum), "total_udollars", (json_int_t)sum));
+        }
+        last = l->tenant;
+    }
+    int64_t total = gs_bill_total_udollars(b.bill, NULL);
+    gsd_reply_json(r, 200,
+                   json_pack("{s:s, s:o, s:o, s:o, s:I, s:o}", "currency",
+                             gs_ratecard_currency(st->cfg->rates), "lines", lines, "tenants",
+                             totals, "total", money(total), "total_udollars", (json_int_t)total,
+                             "unpriced", b.unpriced));
+    gs_bill_free(b.bill);
+}

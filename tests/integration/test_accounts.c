@@ -1,0 +1,192 @@
+/*
+ * GET /v1/tenants, /v1/queues and /v1/bills on the real daemon: each tenant's use, its queue's
+ * deserved share by water-filling, and bills priced from the store's ledger with the bundled rate
+ * card. A tenant's token sees its own only (403 for another's, 401 without a token), and the pods
+ * another tenant runs on a node are not named to it.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void call(const struct daemon *d, const char *path, const char *token, long status,
+                 struct answer *a)
+{
+    assert_int_equal(h_call(d, "GET", path, token, NULL, a), 0);
+    if (a->status != status)
+        fail_msg("GET %s: %ld, expected %ld: %s", path, a->status, status, a->body ? a->body : "");
+}
+
+static void refused(const struct daemon *d, const char *path, const char *token, long status)
+{
+    struct answer a;
+    call(d, path, token, status, &a);
+    h_answer_free(&a);
+}
+
+static void submit(const struct daemon *d, const char *ns, const char *name, int gpus, int cores)
+{
+    struct answer a;
+    char *body = h_pod(ns, name, gpus, cores);
+    assert_int_equal(
+        h_call(d, "POST", "/v1/pods", strcmp(ns, "team-a") ? TOKEN_B : TOKEN_A, body, &a), 0);
+    assert_int_equal(a.status, 201);
+    free(body);
+    h_answer_free(&a);
+}
+
+static json_t *item(const struct answer *a, size_t i)
+{
+    return json_array_get(json_object_get(a->json, "items"), i);
+}
+
+static int64_t num(const json_t *o, const char *key)
+{
+    return json_integer_value(json_object_get(o, key));
+}
+
+static void test_tenants_and_queues(void **state)
+{
+    (void)state;
+    struct daemon d;
+    struct answer a;
+    assert_int_equal(h_setup(&d, NULL), 0);
+    assert_int_equal(h_start(&d), 0);
+    submit(&d, "team-a", "a1", 8, 0);
+    submit(&d, "team-a", "a2", 1, 40);
+    submit(&d, "team-b", "b1", 2, 0);
+    submit(&d, "team-b", "b2", 16, 0); /* fits no node: pending */
+
+    call(&d, "/v1/tenants", TOKEN_A, 200, &a);
+    assert_int_equal(json_array_size(json_object_get(a.json, "items")), 1);
+    assert_string_equal(json_string_value(json_object_get(item(&a, 0), "name")), "team-a");
+    assert_int_equal(num(item(&a, 0), "pods_running"), 2);
+    assert_int_equal(num(item(&a, 0), "gpus_allocated"), 8);
+    assert_int_equal(num(item(&a, 0), "gpu_milli_allocated"), 8400);
+    h_answer_free(&a);
+    call(&d, "/v1/tenants/team-b", TOKEN_ADMIN, 200, &a);
+    assert_int_equal(num(a.json, "pods_pending"), 1);
+    assert_int_equal(num(a.json, "gpu_milli_pending"), 16000);
+    h_answer_free(&a);
+    refused(&d, "/v1/tenants/team-b", TOKEN_A, 403);
+    refused(&d, "/v1/tenants/nobody", TOKEN_ADMIN, 404);
+    refused(&d, "/v1/tenants", NULL, 401);
+
+    /* 20 cards, weights 1:1: team-a is capped at its demand (8.4), team-b gets the rest */
+    call(&d, "/v1/queues", TOKEN_ADMIN, 200, &a);
+    assert_int_equal(num(a.json, "capacity_milli"), 20000);
+    assert_int_equal(num(item(&a, 0), "deserved_milli"), 8400);
+    assert_int_equal(num(item(&a, 1), "deserved_milli"), 11600);
+    assert_int_equal(num(item(&a, 1), "allocated_milli"), 2000);
+    assert_int_equal(num(item(&a, 1), "pending_milli"), 16000);
+    h_answer_free(&a);
+    call(&d, "/v1/queues", TOKEN_B, 200, &a);
+    assert_int_equal(json_array_size(json_object_get(a.json, "items")), 1);
+    assert_string_equal(json_string_value(json_object_get(item(&a, 0), "name")), "team-b");
+    h_answer_free(&a);
+    refused(&d, "/v1/queues/team-a", TOKEN_B, 403);
+
+    /* a node's cards name only the asking tenant's pods */
+    call(&d, "/v1/pods/team-b/b1", TOKEN_B, 200, &a);
+    char path[96];
+    snprintf(path, sizeof(path), "/v1/nodes/%s",
+             json_string_value(json_object_get(a.json, "node")));
+    h_answer_free(&a);
+    call(&d, path, TOKEN_A, 200, &a);
+    assert_null(strstr(a.body, "team-b/b1"));
+    assert_int_equal(num(a.json, "gpu_milli_allocated") >= 2000, 1);
+    h_answer_free(&a);
+    call(&d, path, TOKEN_B, 200, &a);
+    assert_non_null(strstr(a.body, "team-b/b1"));
+    h_answer_free(&a);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
+/* Finished runs written into the ledger as the daemon writes them, from 2026-01-01T00:00:00Z. */
+static void add_runs(const struct daemon *d)
+{
+    char path[128];
+    sqlite3 *db;
+    snprintf(path, sizeof(path), "%s/data/gpusched.db", d->dir);
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(db,
+                     "INSERT INTO ledger(pod_seq, namespace, name, tenant, uid, node, gpus,"
+                     " gpu_milli, start_us, end_us) VALUES"
+                     " (900001, 'team-a', 'r1', 'team-a', 'u1', 'n-a100-0', '0,1', 1000,"
+                     "  1767225600000000, 1767229200000000),"
+                     " (900002, 'team-a', 'r2', 'team-a', 'u2', 'n-t4-0', '3', 400,"
+                     "  1767225600000000, 1767227400000000),"
+                     " (900003, 'team-b', 'r3', 'team-b', 'u3', 'n-a100-1', '5', 1000,"
+                     "  1767225600000000, 1767227400000000),"
+                     " (900004, 'team-b', 'r4', 'team-b', 'u4', 'gone-node', '0', 1000,"
+                     "  1767225600000000, 1767227400000000)",
+                     NULL, NULL, NULL),
+        SQLITE_OK);
+    sqlite3_close(db);
+}
+
+static void test_bills(void **state)
+{
+    (void)state;
+    struct daemon d;
+    struct answer a;
+    assert_int_equal(h_setup(&d, NULL), 0);
+    assert_int_equal(h_start(&d), 0);
+    assert_int_equal(h_stop(&d), 0);
+    add_runs(&d);
+    assert_int_equal(h_start(&d), 0);
+
+    /* team-a: 2 A100 cards for an hour at $8 (seed 000 4.2); 40 % of a T4 for half an hour,
+     * 4 steps of 10 % at $2.23 / 16 each */
+    call(&d, "/v1/bills", TOKEN_A, 200, &a);
+    json_t *lines = json_object_get(a.json, "lines");
+    assert_int_equal(json_array_size(lines), 2);
+    json_t *l0 = json_array_get(lines, 0), *l1 = json_array_get(lines, 1);
+    assert_string_equal(json_string_value(json_object_get(l0, "resource")),
+                        "A100-SXM4-80GB exclusive");
+    assert_string_equal(json_string_value(json_object_get(l0, "date")), "2026-01-01");
+    assert_int_equal(num(l0, "quantity"), 7200);
+    assert_string_equal(json_string_value(json_object_get(l0, "cost")), "16.00");
+    assert_string_equal(json_string_value(json_object_get(l1, "resource")), "T4 shared");
+    assert_int_equal(num(l1, "quantity"), 7200);
+    assert_int_equal(num(l1, "cost_udollars"), 278750);
+    assert_int_equal(num(a.json, "total_udollars"), 16278750);
+    assert_int_equal(json_array_size(json_object_get(a.json, "unpriced")), 0);
+    h_answer_free(&a);
+
+    /* the admin sees both; a run on a node the inventory lost is listed, not priced */
+    call(&d, "/v1/bills", TOKEN_ADMIN, 200, &a);
+    assert_int_equal(json_array_size(json_object_get(a.json, "tenants")), 2);
+    assert_int_equal(num(a.json, "total_udollars"), 16278750 + 4000000);
+    assert_int_equal(json_array_size(json_object_get(a.json, "unpriced")), 1);
+    h_answer_free(&a);
+    call(&d, "/v1/tenants/team-b/bill", TOKEN_B, 200, &a);
+    assert_int_equal(num(a.json, "total_udollars"), 4000000);
+    h_answer_free(&a);
+    refused(&d, "/v1/bills?tenant=team-b", TOKEN_A, 403);
+    refused(&d, "/v1/tenants/team-b/bill", TOKEN_A, 403);
+    refused(&d, "/v1/bills", NULL, 401);
+    refused(&d, "/v1/tenants/team-a/bills", TOKEN_A, 404);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tenants_and_queues),
+        cmocka_unit_test(test_bills),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,327 @@
+/*
+ * Node and card failures on the real daemon, its node-monitor time driven by POST /v1/clock
+ * (--manual-clock), so no test waits for a grace period:
+ *   - a heartbeating node silent for 40 s (the default grace) is NotReady; its pods are requeued,
+ *     a PodGroup whole; its cards take nothing until the next heartbeat, which brings them back;
+ *   - a card reported unhealthy takes nothing; after Xid 79 its pods are requeued, after Xid 92
+ *     they run on; reported healthy, it takes pods again;
+ *   - both survive a restart; who may report (node or admin token) and bad reports are refused.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define TOKEN_NODE "node-token-0123456789abcdef"
+
+/* A daemon with a node token, on the manual clock unless @grace_config sets a real grace. */
+static void start(struct daemon *d, const char *grace_config)
+{
+    char cfg[256];
+    snprintf(cfg, sizeof(cfg), "nodeToken: " TOKEN_NODE "\n%s", grace_config ? grace_config : "");
+    assert_int_equal(h_setup(d, cfg), 0);
+    d->manual_clock = !grace_config;
+    assert_int_equal(h_start(d), 0);
+}
+
+/* Submit a team-a pod of @gpus cards of @model (NULL: any) in PodGroup @group (NULL: none). */
+static void submit(const struct daemon *d, const char *name, int gpus, const char *model,
+                   const char *group)
+{
+    json_t *ann = json_object();
+    if (model)
+        json_object_set_new(ann, "gpusched.io/gpu-model", json_string(model));
+    if (group)
+        json_object_set_new(ann, "scheduling.k8s.io/group-name", json_string(group));
+    json_t *pod = json_pack("{s:s, s:s, s:{s:s, s:s, s:o}, s:{s:[{s:s, s:{s:{s:i}}}]}}",
+                            "apiVersion", "v1", "kind", "Pod", "metadata", "name", name,
+                            "namespace", "team-a", "annotations", ann, "spec", "containers", "name",
+                            "main", "resources", "limits", "nvidia.com/gpu", gpus);
+    char *body = json_dumps(pod, JSON_COMPACT);
+    struct answer a;
+    assert_int_equal(h_call(d, "POST", "/v1/pods", TOKEN_A, body, &a), 0);
+    assert_int_equal(a.status, 201);
+    h_answer_free(&a);
+    free(body);
+    json_decref(pod);
+}
+
+/* A call expected to answer @status; the answer is kept in @a. */
+static void call(const struct daemon *d, const char *method, const char *path, const char *token,
+                 const char *body, long status, struct answer *a)
+{
+    assert_int_equal(h_call(d, method, path, token, body, a), 0);
+    if (a->status != status)
+        fail_msg("%s %s: %ld, expected %ld: %s", method, path, a->status, status,
+                 a->body ? a->body : "");
+}
+
+/* The pod's node ("" when pending) into @node. */
+static void pod_node(const struct daemon *d, const char *name, char *node, size_t cap)
+{
+    char path[96];
+    struct answer a;
+    snprintf(path, sizeof(path), "/v1/pods/team-a/%s", name);
+    call(d, "GET", path, TOKEN_A, NULL, 200, &a);
+    const char *n = json_string_value(json_object_get(a.json, "node"));
+    snprintf(node, cap, "%s", n ? n : "");
+    assert_string_equal(json_string_value(json_object_get(a.json, "state")),
+                        n ? "running" : "pending");
+    h_answer_free(&a);
+}
+
+static void assert_on(const struct daemon *d, const char *name, const char *want)
+{
+    char node[64];
+    pod_node(d, name, node, sizeof(node));
+    if (strcmp(node, want))
+        fail_msg("pod %s is on \"%s\", expected \"%s\"", name, node, want);
+}
+
+static void advance(const struct daemon *d, int seconds)
+{
+    char body[48];
+    struct answer a;
+    snprintf(body, sizeof(body), "{\"advance_seconds\": %d}", seconds);
+    call(d, "POST", "/v1/clock", TOKEN_ADMIN, body, 200, &a);
+    h_answer_free(&a);
+}
+
+/* GET /v1/nodes/@node; the caller frees @a. */
+static void get_node(const struct daemon *d, const char *node, struct answer *a)
+{
+    char path[96];
+    snprintf(path, sizeof(path), "/v1/nodes/%s", node);
+    call(d, "GET", path, TOKEN_A, NULL, 200, a);
+}
+
+static int node_ready(const struct daemon *d, const char *node)
+{
+    struct answer a;
+    get_node(d, node, &a);
+    int ready = json_is_true(json_object_get(a.json, "ready"));
+    h_answer_free(&a);
+    return ready;
+}
+
+static void beat(const struct daemon *d, const char *node, const char *token, long status)
+{
+    char path[96];
+    struct answer a;
+    snprintf(path, sizeof(path), "/v1/nodes/%s/heartbeat", node);
+    call(d, "POST", path, token, NULL, status, &a);
+    if (status == 200)
+        assert_true(json_is_true(json_object_get(a.json, "ready")));
+    h_answer_free(&a);
+}
+
+static void scrape_has(const struct daemon *d, const char *want)
+{
+    struct answer a;
+    call(d, "GET", "/metrics", NULL, NULL, 200, &a);
+    if (!strstr(a.body, want))
+        fail_msg("the scrape lacks: %s", want);
+    h_answer_free(&a);
+}
+
+static void test_heartbeats(void **state)
+{
+    (void)state;
+    struct daemon d;
+    struct answer a;
+    char x[64], y[64], want[160];
+    start(&d, NULL);
+    submit(&d, "g-0", 8, "A100-SXM4-80GB", "g");
+    submit(&d, "g-1", 8, "A100-SXM4-80GB", "g");
+    submit(&d, "solo", 1, "T4", NULL);
+    pod_node(&d, "g-0", x, sizeof(x));
+    pod_node(&d, "g-1", y, sizeof(y));
+    assert_string_not_equal(x, y);
+
+    /* who may beat */
+    beat(&d, x, NULL, 401);
+    beat(&d, x, TOKEN_A, 403);
+    beat(&d, "no-such-node", TOKEN_NODE, 404);
+    call(&d, "GET", "/v1/pods", TOKEN_NODE, NULL, 403, &a);
+    h_answer_free(&a);
+    call(&d, "POST", "/v1/clock", TOKEN_A, "{\"advance_seconds\": 1}", 403, &a);
+    h_answer_free(&a);
+    call(&d, "POST", "/v1/nodes/n-t4-0/heartbeat", TOKEN_NODE, "{\"x\": 1}", 400, &a);
+    h_answer_free(&a);
+
+    /* x beats once and is watched; y never beats and stays Ready whatever the clock says */
+    beat(&d, x, TOKEN_NODE, 200);
+    advance(&d, 39);
+    assert_true(node_ready(&d, x));
+    advance(&d, 1);
+    assert_false(node_ready(&d, x));
+    assert_true(node_ready(&d, y));
+    get_node(&d, x, &a);
+    assert_int_equal(json_integer_value(json_object_get(a.json, "gpu_milli_unavailable")), 8000);
+    assert_int_equal(json_integer_value(json_object_get(a.json, "gpu_milli_allocated")), 0);
+    h_answer_free(&a);
+
+    /* the gang went back whole: g-1 left y too; y now holds the older member, g-1 waits */
+    assert_on(&d, "g-0", y);
+    assert_on(&d, "g-1", "");
+    assert_true(h_log_has(&d, "pod=team-a/g-1 tenant=team-a state=pending reason=\"PodGroup g"));
+    snprintf(want, sizeof(want), "gpusched_node_ready{Hostname=\"%s\"} 0", x);
+    scrape_has(&d, want);
+    scrape_has(&d, "gpusched_pods_requeued_total 2");
+
+    /* back: the waiting member gets x's cards */
+    beat(&d, x, TOKEN_NODE, 200);
+    assert_on(&d, "g-1", x);
+
+    /* NotReady survives a restart; the restarted daemon keeps it until x beats */
+    advance(&d, 40);
+    assert_false(node_ready(&d, x));
+    assert_on(&d, "g-1", "");
+    assert_int_equal(h_stop(&d), 0);
+    assert_int_equal(h_start(&d), 0);
+    assert_false(node_ready(&d, x));
+    assert_on(&d, "g-0", y);
+    assert_on(&d, "g-1", "");
+    assert_on(&d, "solo", "n-t4-0");
+    beat(&d, x, TOKEN_ADMIN, 200); /* the admin token may act for a node */
+    assert_on(&d, "g-1", x);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
+/* Report card @gpu of n-t4-0; the caller frees @a. */
+static void report(const struct daemon *d, int gpu, const char *body, long status, struct answer *a)
+{
+    char path[96];
+    snprintf(path, sizeof(path), "/v1/nodes/n-t4-0/gpus/%d/health", gpu);
+    call(d, "POST", path, TOKEN_NODE, body, status, a);
+}
+
+/* The index of the first card pod @name holds. */
+static int pod_card(const struct daemon *d, const char *name)
+{
+    char path[96];
+    struct answer a;
+    snprintf(path, sizeof(path), "/v1/pods/team-a/%s", name);
+    call(d, "GET", path, TOKEN_A, NULL, 200, &a);
+    int g = (int)json_integer_value(json_array_get(json_object_get(a.json, "gpus"), 0));
+    h_answer_free(&a);
+    return g;
+}
+
+static void test_xid(void **state)
+{
+    (void)state;
+    struct daemon d;
+    struct answer a;
+    char want[160];
+    start(&d, NULL);
+    submit(&d, "p1", 1, "T4", NULL);
+    int c = pod_card(&d, "p1");
+
+    /* bad reports */
+    report(&d, 4, "{\"healthy\": false}", 404, &a);
+    h_answer_free(&a);
+    report(&d, c, "{\"healthy\": \"no\"}", 400, &a);
+    assert_string_equal(json_string_value(json_object_get(a.json, "field")), "healthy");
+    h_answer_free(&a);
+    report(&d, c, "{\"healthy\": false, \"why\": 1}", 400, &a);
+    assert_string_equal(json_string_value(json_object_get(a.json, "field")), "why");
+    h_answer_free(&a);
+    report(&d, c, "{\"healthy\": true, \"xid\": 79}", 400, &a);
+    h_answer_free(&a);
+    report(&d, c, "not json", 400, &a);
+    h_answer_free(&a);
+
+    /* Xid 79: the card fell off the bus, p1 died and runs again on another card */
+    report(&d, c, "{\"healthy\": false, \"xid\": 79}", 200, &a);
+    json_t *card = json_array_get(json_object_get(a.json, "gpu"), (size_t)c);
+    assert_false(json_is_true(json_object_get(card, "healthy")));
+    assert_int_equal(json_integer_value(json_object_get(card, "xid")), 79);
+    assert_int_equal(json_array_size(json_object_get(card, "pods")), 0);
+    h_answer_free(&a);
+    assert_on(&d, "p1", "n-t4-0");
+    assert_int_not_equal(pod_card(&d, "p1"), c);
+    snprintf(want, sizeof(want),
+             "gpusched_gpu_healthy{Hostname=\"n-t4-0\",gpu=\"%d\",modelName=\"T4\"} 0", c);
+    scrape_has(&d, want);
+    snprintf(want, sizeof(want),
+             "gpusched_gpu_xid{Hostname=\"n-t4-0\",gpu=\"%d\",modelName=\"T4\"} 79", c);
+    scrape_has(&d, want);
+
+    /* three healthy cards: four do not fit until the card is healthy again */
+    call(&d, "DELETE", "/v1/pods/team-a/p1", TOKEN_A, NULL, 200, &a);
+    h_answer_free(&a);
+    submit(&d, "p2", 4, "T4", NULL);
+    assert_on(&d, "p2", "");
+    report(&d, c, "{\"healthy\": true}", 200, &a);
+    h_answer_free(&a);
+    assert_on(&d, "p2", "n-t4-0");
+
+    /* Xid 92 (high single-bit ECC rate): p2 runs on, the card drains */
+    report(&d, c, "{\"healthy\": false, \"xid\": 92}", 200, &a);
+    h_answer_free(&a);
+    assert_on(&d, "p2", "n-t4-0");
+    call(&d, "DELETE", "/v1/pods/team-a/p2", TOKEN_A, NULL, 200, &a);
+    h_answer_free(&a);
+    submit(&d, "p3", 4, "T4", NULL);
+    assert_on(&d, "p3", "");
+
+    /* the unhealthy card survives a restart, then comes back */
+    assert_int_equal(h_stop(&d), 0);
+    assert_int_equal(h_start(&d), 0);
+    get_node(&d, "n-t4-0", &a);
+    card = json_array_get(json_object_get(a.json, "gpu"), (size_t)c);
+    assert_false(json_is_true(json_object_get(card, "healthy")));
+    assert_int_equal(json_integer_value(json_object_get(card, "xid")), 92);
+    assert_int_equal(json_integer_value(json_object_get(card, "free_milli")), 0);
+    assert_int_equal(json_integer_value(json_object_get(card, "allocated_milli")), 0);
+    h_answer_free(&a);
+    assert_on(&d, "p3", "");
+    report(&d, c, "{\"healthy\": true}", 200, &a);
+    h_answer_free(&a);
+    assert_on(&d, "p3", "n-t4-0");
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
+/* On the system clock a silent node turns NotReady by itself; this waits for that (a second),
+ * asserting only the outcome, never how long it took. */
+static void test_system_clock(void **state)
+{
+    (void)state;
+    struct daemon d;
+    struct answer a;
+    start(&d, "nodeMonitorGracePeriodSeconds: 1\n");
+    call(&d, "POST", "/v1/clock", TOKEN_ADMIN, "{\"advance_seconds\": 1}", 404, &a);
+    h_answer_free(&a);
+    beat(&d, "n-t4-0", TOKEN_NODE, 200);
+    int ready = 1;
+    for (int i = 0; i < 3000 && ready; i++) { /* up to 30 s on a loaded machine */
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+        ready = node_ready(&d, "n-t4-0");
+    }
+    assert_false(ready);
+    assert_true(h_log_has(&d, "msg=\"node not ready\" node=n-t4-0"));
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_heartbeats),
+        cmocka_unit_test(test_system_clock),
+        cmocka_unit_test(test_xid),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
