@@ -7,7 +7,11 @@
  * is never overcommitted; compute may be, up to the overcommit ratio of the tier or profile: a
  * shared card's cap is the smallest ratio of the pods on it, so admitting a pod never breaks a
  * promise made to a pod already there, and the card's state depends only on who is on it (a
- * release followed by the same commit restores it exactly).
+ * release followed by the same commit restores it exactly). Clients work the same way: a shared
+ * card holds at most the smallest max_clients of its pods (a VirtualGPUClass's maxClients), and
+ * never more than GS_CARD_CLIENTS_MAX. A shared slice goes only to a free or shared card, a whole
+ * card only to a free one, a MIG instance only to a free or MIG card: a card is never offered in
+ * two modes at once.
  *
  * MIG: a card of a model with a MIG geometry (gpusched/mig.h) turns to MIG mode when its first
  * instance is created and back to free when its last one goes; a card with live instances is
@@ -40,7 +44,7 @@ struct gs_fit {
     int32_t compute;      /* shared: compute share per card, milli (1..1000) */
     int64_t mem_mib;      /* shared: GPU memory per card, MiB (>= 1) */
     int32_t overcommit;   /* shared: compute cap of a card this pod may join, milli (>= 1000) */
-    int32_t max_clients;  /* shared: pods a card may hold, 0 = no cap */
+    int32_t max_clients;  /* shared: pods a card may hold while this one is there, 0 = no cap */
     uint32_t model_mask;  /* allowed catalog models, 0 = any */
     int64_t cpu_milli;    /* host CPU */
     int64_t memory_mib;   /* host memory */

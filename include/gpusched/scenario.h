@@ -143,6 +143,24 @@ struct gs_podgroup_spec {
     struct gs_scn_src src;
 };
 
+/*
+ * A VirtualGPUClass (seed 000 §2.3): a slice of one card that pods ask for by name (annotation
+ * gpusched.io/vgpu-class). Memory is charged on the card and never overcommitted; @cores is the
+ * percent of the card's compute the slice is entitled to (overcommitted only as far as the tier
+ * or step profile allows); a card never holds more than @max_clients pods while one of this
+ * class is on it. @shareable 0: the slice takes a card alone (@max_clients is then 1).
+ */
+struct gs_vgpu_class_spec {
+    char name[GS_SCN_NAME_MAX];
+    int64_t memory_mib;  /* >= 1; the seed's "2gb" is 2048 MiB (vGPU profile sizes are binary) */
+    int32_t cores_pct;   /* 1..100 */
+    int32_t max_clients; /* 1..GS_CARD_CLIENTS_MAX */
+    int shareable;       /* isShareable, default true */
+    struct gs_scn_src src;
+};
+
+#define GS_CARD_CLIENTS_MAX 1024 /* pods on one card, the largest maxClients or replicas taken */
+
 /* A PriorityClass (scheduling.k8s.io/v1). */
 struct gs_priority_class_spec {
     char name[GS_SCN_NAME_MAX];
@@ -246,6 +264,8 @@ struct gs_scenario {
     size_t nrquotas;
     struct gs_limit_range_spec *limit_ranges;
     size_t nlimit_ranges;
+    struct gs_vgpu_class_spec *vgpu_classes;
+    size_t nvgpu_classes;
     struct gs_node_template *templates;
     size_t ntemplates;
     struct gs_scn_node *nodes;
@@ -268,9 +288,10 @@ void gs_scenario_free(struct gs_scenario *s);
  * gs_scenario_load() - add the documents of YAML file @path ("-" = standard input) to @s.
  * Kinds understood: Cluster, Simulation, Pod, GPUQuota, ConfigMap (topology-gpu-policy's
  * policy.yaml, kubeflow-gpu-profiles' profiles.yaml; other ConfigMaps are reported and kept out),
- * Queue, PodGroup, PriorityClass, ResourceQuota, LimitRange, KubeSchedulerConfiguration (noted;
- * load it with gs_config_load_kubesched()), and the kinds later modules own (GpuClusterPolicy,
- * VirtualGPUClass, PrometheusRule, ServiceMonitor: accepted, reported as not interpreted here).
+ * Queue, PodGroup, PriorityClass, ResourceQuota, LimitRange, VirtualGPUClass,
+ * KubeSchedulerConfiguration (noted; load it with gs_config_load_kubesched()), and the kinds later
+ * modules own (GpuClusterPolicy, PrometheusRule, ServiceMonitor: accepted, reported as not
+ * interpreted here).
  * A List (`kubectl get pods -o yaml`) is read item by item. Unknown fields, kinds and ConfigMaps
  * are warned about with file:line:col; wrong types and bad values are errors.
  * Values: Kubernetes quantities are parsed exactly (no floats): cpu to milli-CPU and memory to
@@ -302,7 +323,9 @@ int gs_scenario_load(struct gs_scenario *s, const char *path, struct gs_diag *d)
  * changes nothing more (warnings are given again).
  * Return: 0; -EINVAL with @d naming the record (file:line:col) and the missing name (a namespace
  * of two tenants, an undefined node template, a pod's undefined PodGroup, step profile,
- * PriorityClass other than system-*-critical, or Queue other than "default"); -E2BIG; -ENOMEM.
+ * VirtualGPUClass, PriorityClass other than system-*-critical, or Queue other than "default"; a
+ * pod that names a VirtualGPUClass and also gives nvidia.com/gpumem or nvidia.com/gpucores);
+ * -E2BIG; -ENOMEM.
  * Complexity: O(records) expected.
  */
 int gs_scenario_resolve(struct gs_scenario *s, struct gs_diag *d);

@@ -12,13 +12,16 @@
 struct card {
     int64_t mem_mib, mem_used;
     int32_t compute, cap; /* milli used; milli cap while shared */
-    uint8_t mode, clients, pcie, nvlink;
+    int32_t clients;      /* pods on it (MIG: instances) */
+    int32_t max_clients;  /* shared: the smallest client cap of its pods, 0 = none */
+    uint8_t mode, pcie, nvlink;
     struct gs_mig_card mig; /* its instances while in MIG mode */
 };
 
 struct slot {
     int32_t pod, tenant, group;
-    int32_t overcommit; /* shared pods: their compute cap; 0 for exclusive ones */
+    int32_t overcommit;  /* shared pods: their compute cap; 0 for exclusive ones */
+    int32_t max_clients; /* shared pods: their client cap, 0 = none */
     uint32_t mask;
     int hard;
     int64_t cpu_milli, memory_mib;
@@ -395,17 +398,27 @@ static enum gs_fit_reason pick_whole(const struct fnode *nd, const struct gs_fit
     return GS_FIT_OK;
 }
 
-/* Can a shared slice of @r join card @c: memory never overcommitted, compute up to the cap. */
+/* The smaller of two client caps, 0 meaning none. */
+static int32_t clients_cap(int32_t a, int32_t b)
+{
+    return a == 0 ? b : b == 0 || a < b ? a : b;
+}
+
+/*
+ * Can a shared slice of @r join card @c: only a free or shared card (one mode per card), memory
+ * never overcommitted, compute up to the cap, clients up to the smallest cap of any pod there.
+ */
 static enum gs_fit_reason slice_fits(const struct card *c, const struct gs_fit *r)
 {
-    if (c->mode == GS_CARD_EXCLUSIVE)
+    if (c->mode != GS_CARD_FREE && c->mode != GS_CARD_SHARED)
         return GS_FIT_GPU;
     if (c->mem_mib - c->mem_used < r->mem_mib)
         return GS_FIT_GPUMEM;
     int32_t cap = c->mode == GS_CARD_SHARED && c->cap < r->overcommit ? c->cap : r->overcommit;
     if (c->compute + r->compute > cap)
         return GS_FIT_GPUCORES;
-    if (r->max_clients > 0 && c->clients >= r->max_clients)
+    int32_t most = clients_cap(c->mode == GS_CARD_SHARED ? c->max_clients : 0, r->max_clients);
+    if (c->clients >= (most ? most : GS_CARD_CLIENTS_MAX))
         return GS_FIT_GPU;
     return GS_FIT_OK;
 }
@@ -583,7 +596,7 @@ static void mig_apply(struct fnode *nd, struct card *c, const struct gs_fit *r, 
         gs_mig_card_destroy(&c->mig, r->mig_start, NULL);
     }
     c->compute += sign * share;
-    c->clients = (uint8_t)(c->clients + sign);
+    c->clients += sign;
     if (c->mode == GS_CARD_MIG && c->mig.ninst == 0) {
         c->mode = GS_CARD_FREE;
         c->compute = 0;
@@ -612,17 +625,19 @@ static void cards_apply(struct gs_fleet *f, struct fnode *nd, const struct gs_fi
             if (sign > 0 && c->mode == GS_CARD_FREE) {
                 c->mode = GS_CARD_SHARED;
                 c->cap = r->overcommit;
+                c->max_clients = r->max_clients;
                 nd->nfree--;
                 nd->nshared++;
-            } else if (sign > 0 && r->overcommit < c->cap) {
-                c->cap = r->overcommit;
+            } else if (sign > 0) {
+                c->cap = r->overcommit < c->cap ? r->overcommit : c->cap;
+                c->max_clients = clients_cap(c->max_clients, r->max_clients);
             }
             c->compute += sign * r->compute;
             c->mem_used += sign * r->mem_mib;
-            c->clients = (uint8_t)(c->clients + sign);
+            c->clients += sign;
             if (c->clients == 0) {
                 c->mode = GS_CARD_FREE;
-                c->cap = 0;
+                c->cap = c->max_clients = 0;
                 nd->nfree++;
                 nd->nshared--;
             }
@@ -662,18 +677,23 @@ static int mask_valid(const struct fnode *nd, const struct gs_fit *r, uint32_t m
     return 1;
 }
 
-/* A shared card's cap is the smallest ratio of the pods on it now: one leaving may raise it. */
+/* A shared card's caps (compute ratio, clients) are the smallest of the pods on it now: one
+ * leaving may raise them. */
 static void caps_recompute(struct fnode *nd, uint32_t mask)
 {
     for (int g = 0; g < nd->ngpu; g++) {
         if (!(mask & (1u << g)) || nd->cards[g].mode != GS_CARD_SHARED)
             continue;
-        int32_t cap = INT32_MAX;
-        for (size_t i = 0; i < nd->npods; i++)
-            if ((nd->pods[i].mask & (1u << g)) && nd->pods[i].overcommit > 0 &&
-                nd->pods[i].overcommit < cap)
-                cap = nd->pods[i].overcommit;
+        int32_t cap = INT32_MAX, most = 0;
+        for (size_t i = 0; i < nd->npods; i++) {
+            const struct slot *sl = &nd->pods[i];
+            if (!(sl->mask & (1u << g)) || sl->overcommit <= 0)
+                continue;
+            cap = sl->overcommit < cap ? sl->overcommit : cap;
+            most = clients_cap(most, sl->max_clients);
+        }
         nd->cards[g].cap = cap;
+        nd->cards[g].max_clients = most;
     }
 }
 
@@ -691,9 +711,16 @@ int gs_fleet_commit(struct gs_fleet *f, size_t node, const struct gs_fit *r, uin
         nd->pods = p;
         nd->cap = cap;
     }
-    nd->pods[nd->npods++] =
-        (struct slot){pod,  r->tenant, r->group,     r->whole ? 0 : r->overcommit,
-                      mask, r->hard,   r->cpu_milli, r->memory_mib};
+    int shared = !r->whole && !r->mig;
+    nd->pods[nd->npods++] = (struct slot){.pod = pod,
+                                          .tenant = r->tenant,
+                                          .group = r->group,
+                                          .overcommit = shared ? r->overcommit : 0,
+                                          .max_clients = shared ? r->max_clients : 0,
+                                          .mask = mask,
+                                          .hard = r->hard,
+                                          .cpu_milli = r->cpu_milli,
+                                          .memory_mib = r->memory_mib};
     nd->sole_tenant = nd->sole_tenant == -1 || nd->sole_tenant == r->tenant ? r->tenant : -2;
     nd->hard += r->hard;
     nd->cpu_left -= r->cpu_milli;

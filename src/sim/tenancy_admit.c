@@ -290,6 +290,29 @@ static int mig_demand(struct gs_tsim *t, struct rpod *p, const char *profile, ch
     return 0;
 }
 
+/*
+ * The VirtualGPUClass a pod names, its slice written into @c (one slice unless nvidia.com/gpu
+ * asks for more, on as many cards); NULL when it names none, or with @why when it is undefined.
+ */
+static const struct gs_vgpu_class_spec *vgpu_class(const struct gs_scenario *s,
+                                                   const struct gs_scn_pod *sp,
+                                                   struct gs_scn_container *c, char *why,
+                                                   size_t size)
+{
+    for (size_t i = 0; sp->vgpu_class[0] && i < s->nvgpu_classes; i++) {
+        const struct gs_vgpu_class_spec *vc = &s->vgpu_classes[i];
+        if (strcmp(vc->name, sp->vgpu_class))
+            continue;
+        c->gpu = c->gpu > 0 ? c->gpu : 1;
+        c->gpumem_mib = vc->memory_mib;
+        c->gpucores = vc->cores_pct;
+        return vc;
+    }
+    if (sp->vgpu_class[0])
+        gs__say(why, size, "VirtualGPUClass %s is not defined", sp->vgpu_class);
+    return NULL;
+}
+
 /* The device demand of a pod; -1 with @why when it can never be admitted. */
 static int demand(struct gs_tsim *t, struct rpod *p, const struct gs_step_profile *prof, char *why,
                   size_t size)
@@ -297,6 +320,9 @@ static int demand(struct gs_tsim *t, struct rpod *p, const struct gs_step_profil
     const struct gs_scn_pod *sp = p->sp;
     struct gs_scn_container c;
     if (containers(t->s, sp, &c, why, size))
+        return -1;
+    const struct gs_vgpu_class_spec *vc = vgpu_class(t->s, sp, &c, why, size);
+    if (sp->vgpu_class[0] && !vc)
         return -1;
     p->fit.cpu_milli = c.cpu_milli;
     p->fit.memory_mib = c.memory_mib;
@@ -360,6 +386,7 @@ static int demand(struct gs_tsim *t, struct rpod *p, const struct gs_step_profil
                                             : 1000;
     if (f->overcommit < 1000)
         f->overcommit = 1000;
+    f->max_clients = !vc ? 0 : vc->shareable ? vc->max_clients : 1;
     p->milli = c.gpu * f->compute;
     p->gpumem_mib = c.gpu * f->mem_mib;
     return 0;
@@ -518,6 +545,8 @@ static uint64_t static_shape(const struct rpod *p)
         h = (h ^ (uint64_t)v[i]) * 1099511628211ULL;
     for (const char *c = p->mig; *c; c++)
         h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+    if (f->max_clients) /* only then: pods without a cap keep the shapes they always had */
+        h = (h ^ (uint64_t)f->max_clients) * 1099511628211ULL;
     return h;
 }
 

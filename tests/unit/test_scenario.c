@@ -185,6 +185,17 @@ static void test_seed_policy_values(void **state)
     assert_int_equal(gs_scenario_tenant_of(s, "tenant-a"), (int)(ta - s->tenants));
     assert_int_equal(gs_scenario_tenant_of(s, "nowhere"), -ENOENT);
     assert_int_equal(s->has_kubesched, 1);
+
+    /* seed 000 §2.3: memory "2gb" is the 2 GiB frame buffer of vGPU profile quadro-v100-2q */
+    assert_int_equal(s->nvgpu_classes, 1);
+    const struct gs_vgpu_class_spec *vc = &s->vgpu_classes[0];
+    assert_string_equal(vc->name, "shared-gpu-small");
+    assert_int_equal(vc->memory_mib, 2048);
+    assert_int_equal(vc->cores_pct, 10);
+    assert_int_equal(vc->max_clients, 8);
+    assert_int_equal(vc->shareable, 1);
+    assert_string_equal(vc->src.file, SEEDS "vgpu-class-shared-small.yaml");
+    assert_int_equal(vc->src.line, 2);
     gs_scenario_free(s);
 }
 
@@ -253,7 +264,6 @@ static void test_seed_warnings(void **state)
     ASSERT_WARNED(&w, "volcano-queue-podgroup.yaml:17:1: ", "PriorityClass \"kubeflow-priority\"");
     ASSERT_WARNED(&w, "volcano-queue-podgroup.yaml:30:9: ", "ConfigMap kubeflow/volcano-gpu-config",
                   "not interpreted");
-    ASSERT_WARNED(&w, "vgpu-class-shared-small.yaml:3:7: ", "VirtualGPUClass", "not interpreted");
     ASSERT_WARNED(&w, "mig-cluster-policy.yaml:3:7: ", "GpuClusterPolicy");
     ASSERT_WARNED(&w, "dcgm-servicemonitor.yaml:3:7: ", "ServiceMonitor");
     ASSERT_WARNED(&w, "tenant-gpu-prometheusrule.yaml:3:7: ", "PrometheusRule");
@@ -414,6 +424,7 @@ struct bad {
 #define POD_HDR  "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: a}\n"
 #define POD_META "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: a\n"
 #define CL_HDR   "apiVersion: gpusched.io/v1alpha1\nkind: Cluster\nspec:\n"
+#define VGPU_HDR "apiVersion: gpu.example.com/v1\nkind: VirtualGPUClass\nmetadata: {name: small}\n"
 #define RES(r)   POD_HDR "spec:\n  containers:\n  - name: m\n    resources:\n      limits: {" r "}\n"
 
 static const struct bad bads[] = {
@@ -508,6 +519,24 @@ static const struct bad bads[] = {
     {"apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q, namespace: a}\n"
      "spec: {hard: {requests.nvidia.com/gpu: \"0.5\"}}\n",
      -EINVAL, ":4:40: ", "hard.requests.nvidia.com/gpu: \"0.5\" is not a whole number of GPUs", 0},
+    {VGPU_HDR "spec: {memory: 2gb, cores: 101, maxClients: 8}\n", -EINVAL,
+     ":4:28: ", "spec.cores must be in 1..100", 0},
+    {VGPU_HDR "spec: {memory: 2xb, cores: 10, maxClients: 8}\n", -EINVAL,
+     ":4:16: ", "spec.memory: \"2xb\"", 0},
+    {VGPU_HDR "spec: {memory: 0mb, cores: 10, maxClients: 8}\n", -EINVAL,
+     ":4:16: ", "spec.memory: \"0mb\" is less than 1 MiB", 0},
+    {VGPU_HDR "spec: {memory: 2Gi, cores: 10}\n", -EINVAL, ":4:7: ", "has no spec.maxClients", 0},
+    {VGPU_HDR "spec: {memory: 2Gi, cores: 10, maxClients: 0}\n", -EINVAL,
+     ":4:44: ", "spec.maxClients must be in 1..1024", 0},
+    {VGPU_HDR "spec: {memory: 2Gi, cores: 10, maxClients: 2, isShareable: maybe}\n", -EINVAL,
+     ":4:60: ", "spec.isShareable", 0},
+    {POD_META "  annotations: {gpusched.io/vgpu-class: small}\nspec: {containers: [{name: m}]}\n",
+     -EINVAL,
+     ":1:1: ", "VirtualGPUClass (annotation gpusched.io/vgpu-class) \"small\" is not defined", 1},
+    {VGPU_HDR "spec: {memory: 2Gi, cores: 10, maxClients: 2}\n---\n" POD_META
+              "  annotations: {gpusched.io/vgpu-class: small}\nspec:\n  containers:\n  - name: m\n"
+              "    resources:\n      limits: {nvidia.com/gpu: 1, nvidia.com/gpumem: 1024}\n",
+     -EINVAL, ":6:1: ", "VirtualGPUClass small and nvidia.com/gpumem", 1},
 };
 
 static void expect_bad(const struct bad *b)

@@ -707,6 +707,255 @@ static void test_alike_pods_tried_once(void **state)
     gs_scenario_free(s);
 }
 
+/* A template of @gpus cards of catalog model @model, no NVLink. */
+static int tmpl_of(struct gs_scenario *s, const char *name, int gpus, const char *model)
+{
+    int t = tmpl(s, name, gpus, 0);
+    s->templates[t].model = gs_catalog_find(model, -1);
+    assert_true(s->templates[t].model >= 0);
+    return t;
+}
+
+/* A pod of @cards slices of @mem_mib each (nvidia.com/gpumem; gpucores not given). */
+static struct gs_scn_pod *slice_pod(struct gs_scenario *s, const char *name, int cards,
+                                    int64_t mem_mib, int64_t arrival_s)
+{
+    struct gs_scn_pod *p = pod(s, "ns", name, cards, arrival_s, 3600);
+    p->containers[0].gpumem_mib = mem_mib;
+    return p;
+}
+
+static int count_started_at(const struct gs_tsim *t, int64_t at_us)
+{
+    int n = 0;
+    for (size_t i = 0; i < gs_tsim_pod_count(t); i++)
+        n += gs_tsim_pod(t, i)->start_us == at_us;
+    return n;
+}
+
+/*
+ * GPU memory is never overcommitted: 24 pods of 2000 MiB on an L40S (46068 MiB) under the seed's
+ * node tier (overcommit 1.5), 23 placed, 1 pending. Without overcommit (the sharing way) compute
+ * binds first: each slice's share is its memory's, 2000/46068 rounded up to 44 milli, so 22 fit.
+ */
+static void test_vgpu_memory_cap(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    node(s, "n1", "az-1", tmpl_of(s, "l40s", 1, "L40S"));
+    s->tiers[GS_TIER_NODE] = (struct gs_tier_spec){.defined = 1,
+                                                   .strategy = GS_STRATEGY_SPREAD,
+                                                   .sharing = 1,
+                                                   .overcommit_milli = 1500,
+                                                   .isolation = GS_ISOLATION_SOFT,
+                                                   .max_skew = GS_UNSET};
+    for (int i = 0; i < 24; i++) {
+        char n[16];
+        snprintf(n, sizeof(n), "p%02d", i);
+        slice_pod(s, n, 1, 2000, 0)->tier = GS_TIER_NODE;
+    }
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    assert_int_equal(count_started_at(t, 0), 23);
+    assert_int_equal(find(t, "p23")->start_us, 3600 * S);
+    gs_tsim_free(t);
+    t = run(s, GS_WAY_SHARING);
+    assert_int_equal(count_started_at(t, 0), 22);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
+/*
+ * Three 12 GiB pods at once against the only free 24 GiB card (an A30, 24576 MiB; the other card
+ * is held whole): two placed, one pending until one of the two ends.
+ */
+static void test_vgpu_three_on_one_card(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    node(s, "n1", "az-1", tmpl_of(s, "a30x2", 2, "A30"));
+    pod(s, "ns", "whole", 1, 0, 7200);
+    for (int i = 0; i < 3; i++) {
+        char n[16];
+        snprintf(n, sizeof(n), "p%d", i);
+        slice_pod(s, n, 1, 12288, 0);
+    }
+    for (int way = GS_WAY_SHARING; way < GS_WAY_COUNT; way++) {
+        struct gs_tsim *t = run(s, (enum gs_way)way);
+        assert_int_equal(find(t, "whole")->gpu_mask, 1u);
+        assert_int_equal(find(t, "p0")->gpu_mask, 2u);
+        assert_int_equal(find(t, "p1")->gpu_mask, 2u);
+        assert_int_equal(find(t, "p0")->start_us, 0);
+        assert_int_equal(find(t, "p1")->start_us, 0);
+        assert_int_equal(find(t, "p2")->start_us, 3600 * S);
+        assert_int_equal(find(t, "p2")->gpu_mask, 2u);
+        gs_tsim_free(t);
+    }
+    gs_scenario_free(s);
+}
+
+static void vgpu_class(struct gs_scenario *s, const char *name, int64_t mem_mib, int cores,
+                       int max_clients, int shareable)
+{
+    s->vgpu_classes = grow(s->vgpu_classes, &s->nvgpu_classes, sizeof(*s->vgpu_classes));
+    struct gs_vgpu_class_spec *c = &s->vgpu_classes[s->nvgpu_classes - 1];
+    snprintf(c->name, sizeof(c->name), "%s", name);
+    c->memory_mib = mem_mib;
+    c->cores_pct = cores;
+    c->max_clients = max_clients;
+    c->shareable = shareable;
+}
+
+/*
+ * A card holds at most maxClients pods while one of the class is there, whoever comes later: the
+ * seed's shared-gpu-small (2 GiB, 10 %, 8 clients), twelve pods on one A100-80GB: 8 run; a plain
+ * 1 GiB slice arriving next waits with the other four, and all five run when the eight end.
+ */
+static void test_vgpu_class_clients(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    node(s, "n1", "az-1", tmpl(s, "one", 1, 0));
+    vgpu_class(s, "shared-gpu-small", 2048, 10, 8, 1);
+    for (int i = 0; i < 12; i++) {
+        char n[16];
+        snprintf(n, sizeof(n), "small-%02d", i);
+        struct gs_scn_pod *p = pod(s, "ns", n, 0, 0, 3600);
+        snprintf(p->vgpu_class, sizeof(p->vgpu_class), "shared-gpu-small");
+    }
+    slice_pod(s, "plain", 1, 1024, 1)->containers[0].gpucores = 5;
+    struct gs_tsim *t = run(s, GS_WAY_SHARING);
+    assert_int_equal(count_started_at(t, 0), 8);
+    assert_int_equal(count_started_at(t, 3600 * S), 5);
+    assert_int_equal(find(t, "plain")->start_us, 3600 * S);
+    assert_int_equal(find(t, "small-00")->share_milli, 100);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
+/*
+ * A class that is not shareable takes a card alone; a pod asking for two slices gets two
+ * different cards, so with one card taken alone it waits for it.
+ */
+static void test_vgpu_alone_and_distinct(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    node(s, "n1", "az-1", tmpl(s, "two", 2, 0));
+    vgpu_class(s, "alone", 4096, 50, 8, 0);
+    vgpu_class(s, "small", 2048, 10, 8, 1);
+    snprintf(pod(s, "ns", "alone", 1, 0, 3600)->vgpu_class, GS_SCN_NAME_MAX, "alone");
+    snprintf(pod(s, "ns", "small", 1, 1, 7200)->vgpu_class, GS_SCN_NAME_MAX, "small");
+    slice_pod(s, "pair", 2, 1024, 2);
+    struct gs_tsim *t = run(s, GS_WAY_SHARING);
+    uint32_t alone = find(t, "alone")->gpu_mask;
+    assert_int_equal(__builtin_popcount(alone), 1);
+    assert_int_equal(find(t, "small")->gpu_mask, 3u & ~alone);
+    assert_int_equal(find(t, "pair")->start_us, 3600 * S);
+    assert_int_equal(find(t, "pair")->gpu_mask, 3u);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
+/* Every card's mode agrees with the kinds of the pods on it: one kind per card, one pod on a
+ * card held whole, and a free card holds nobody. */
+static void assert_one_mode(const struct gs_fleet *f, const struct gs_fit *fits,
+                            const uint32_t *masks, const int *live, int npods)
+{
+    for (int g = 0; g < gs_fleet_node_gpus(f, 0); g++) {
+        int whole = 0, shared = 0, mig = 0;
+        for (int i = 0; i < npods; i++) {
+            if (!live[i] || !(masks[i] & (1u << g)))
+                continue;
+            whole += fits[i].whole;
+            mig += fits[i].mig != NULL;
+            shared += !fits[i].whole && !fits[i].mig;
+        }
+        enum gs_card_mode m = gs_fleet_card_mode(f, 0, g);
+        assert_true((whole > 0) + (shared > 0) + (mig > 0) <= 1);
+        assert_true(whole <= 1);
+        assert_int_equal(m, whole    ? GS_CARD_EXCLUSIVE
+                            : shared ? GS_CARD_SHARED
+                            : mig    ? GS_CARD_MIG
+                                     : GS_CARD_FREE);
+        assert_true(gs_fleet_card_mem_used(f, 0, g) <= gs_fleet_card_mem(f, 0, g));
+    }
+}
+
+/*
+ * A card offered in two modes at once (whole card plus shares, whole card plus MIG, shares plus
+ * MIG): never. First the direct attempts, then a random sequence of fits, commits and releases
+ * of the three kinds on one node of four A100-80GB cards, checked after every step.
+ */
+static void test_one_mode_per_card(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    node(s, "n", "az-1", tmpl(s, "t4", 4, 0));
+    struct gs_fleet *f;
+    struct gs_diag d;
+    gs_diag_init(&d);
+    assert_int_equal(gs_fleet_new(s, &f, &d), 0);
+    struct gs_fit whole = {.ncards = 1, .whole = 1, .tenant = 0, .group = -1};
+    struct gs_fit shared = {
+        .ncards = 1, .compute = 100, .mem_mib = 1024, .overcommit = 1000, .group = -1};
+    struct gs_fit mig = {.ncards = 1, .mig = "1g.10gb", .mig_start = 0, .group = -1};
+    assert_int_equal(gs_fleet_commit(f, 0, &shared, 1u, 1), 0);
+    assert_int_equal(gs_fleet_commit(f, 0, &mig, 2u, 2), 0);
+    assert_int_equal(gs_fleet_commit(f, 0, &whole, 4u, 3), 0);
+    for (int g = 0; g < 3; g++) { /* no second mode on any of them */
+        assert_int_equal(gs_fleet_commit(f, 0, &whole, 1u << g, 9), -EINVAL);
+        if (g != 0)
+            assert_int_equal(gs_fleet_commit(f, 0, &shared, 1u << g, 9), -EINVAL);
+        if (g != 1)
+            assert_int_equal(gs_fleet_commit(f, 0, &mig, 1u << g, 9), -EINVAL);
+    }
+    struct gs_fit_choice c;
+    assert_int_equal(gs_fleet_fit(f, 0, &shared, &c), GS_FIT_OK);
+    assert_int_equal(c.mask, 1u);
+    assert_int_equal(gs_fleet_fit(f, 0, &mig, &c), GS_FIT_OK);
+    assert_int_equal(c.mask, 2u);
+    struct gs_fit two = whole;
+    two.ncards = 2;
+    assert_int_equal(gs_fleet_fit(f, 0, &two, &c), GS_FIT_GPU);
+    gs_fleet_free(f);
+
+    assert_int_equal(gs_fleet_new(s, &f, &d), 0);
+    static const char *const profiles[] = {"1g.10gb", "2g.20gb", "3g.40gb", "7g.80gb"};
+    struct gs_fit fits[256];
+    uint32_t masks[256];
+    int live[256] = {0}, npods = 0;
+    uint64_t x = 7;
+    for (int step = 0; step < 3000; step++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        int kind = (int)((x >> 33) % 3);
+        if ((x >> 40) % 3 == 0 && npods) { /* release a live pod */
+            int i = (int)((x >> 20) % (uint64_t)npods);
+            if (live[i]) {
+                assert_int_equal(gs_fleet_release(f, 0, &fits[i], masks[i], i), 0);
+                live[i] = 0;
+            }
+        } else if (npods < 256) {
+            struct gs_fit r = kind == 0 ? whole : kind == 1 ? shared : mig;
+            r.ncards = kind == 0   ? 1 + (int)((x >> 44) % 2)
+                       : kind == 1 ? 1 + (int)((x >> 44) % 2)
+                                   : 1;
+            r.mem_mib = 1024 << ((x >> 46) % 5);
+            r.max_clients = (int32_t)((x >> 50) % 4);
+            r.mig = kind == 2 ? profiles[(x >> 52) % 4] : NULL;
+            if (gs_fleet_fit(f, 0, &r, &c) == GS_FIT_OK) {
+                r.mig_start = c.mig_start;
+                assert_int_equal(gs_fleet_commit(f, 0, &r, c.mask, npods), 0);
+                fits[npods] = r;
+                masks[npods] = c.mask;
+                live[npods++] = 1;
+            }
+        }
+        assert_one_mode(f, fits, masks, live, npods);
+    }
+    gs_fleet_free(f);
+    gs_scenario_free(s);
+}
+
 /*
  * gs_fleet_fits_without() answers as releasing the pods, fitting and committing them back does:
  * checked over random fleets of exclusive and shared pods, on NVLink and PCIe nodes.
@@ -804,6 +1053,11 @@ int main(void)
         cmocka_unit_test(test_never_preempts),
         cmocka_unit_test(test_alike_pods_tried_once),
         cmocka_unit_test(test_fits_without_matches_release),
+        cmocka_unit_test(test_vgpu_memory_cap),
+        cmocka_unit_test(test_vgpu_three_on_one_card),
+        cmocka_unit_test(test_vgpu_class_clients),
+        cmocka_unit_test(test_vgpu_alone_and_distinct),
+        cmocka_unit_test(test_one_mode_per_card),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
