@@ -2,16 +2,22 @@
  * gpusched — the device-level state of a cluster for multi-tenant scheduling: every card's mode,
  * memory and compute share, every node's host resources and the pods on it.
  *
- * A card is in exactly one mode: free, exclusive (one pod holds it whole) or shared (fractions:
- * memory MiB, compute milli and a client count). A card leaves a mode only when empty. GPU memory
- * is never overcommitted; compute may be, up to the overcommit ratio of the tier or profile: a
- * shared card's cap is the smallest ratio of the pods on it, so admitting a pod never breaks a
- * promise made to a pod already there, and the card's state depends only on who is on it (a
- * release followed by the same commit restores it exactly). Clients work the same way: a shared
+ * A card is in exactly one mode: free, exclusive (one pod holds it whole), shared (fractions:
+ * memory MiB, compute milli and a client count), MIG or time-sliced. A card leaves a mode only when
+ * empty. GPU memory is never overcommitted; compute may be, up to the overcommit ratio of the tier
+ * or profile: a shared card's cap is the smallest ratio of the pods on it, so admitting a pod never
+ * breaks a promise made to a pod already there, and the card's state depends only on who is on it
+ * (a release followed by the same commit restores it exactly). Clients work the same way: a shared
  * card holds at most the smallest max_clients of its pods (a VirtualGPUClass's maxClients), and
- * never more than GS_CARD_CLIENTS_MAX. A shared slice goes only to a free or shared card, a whole
- * card only to a free one, a MIG instance only to a free or MIG card: a card is never offered in
- * two modes at once.
+ * never more than GS_CARD_CLIENTS_MAX. A shared slice goes only to a free or shared card, a
+ * time-slice replica to a free or time-sliced one, a whole card only to a free one, a MIG instance
+ * only to a free or MIG card: a card is never offered in two modes at once.
+ *
+ * Time slicing: a card of a node whose template offers replicas (timeSlicing.replicas) turns to
+ * time-sliced mode with its first replica and back to free with its last; it holds at most that
+ * many replicas. Memory is charged as declared (a replica that declares none is charged the card's
+ * memory / replicas) and never overcommitted; compute is not capped: the pods share the card's
+ * time, so the card's compute sum may pass 1000 (gs_fleet_card_compute()).
  *
  * MIG: a card of a model with a MIG geometry (gpusched/mig.h) turns to MIG mode when its first
  * instance is created and back to free when its last one goes; a card with live instances is
@@ -35,7 +41,13 @@
 struct gs_diag;
 struct gs_fleet;
 
-enum gs_card_mode { GS_CARD_FREE = 0, GS_CARD_EXCLUSIVE, GS_CARD_SHARED, GS_CARD_MIG };
+enum gs_card_mode {
+    GS_CARD_FREE = 0,
+    GS_CARD_EXCLUSIVE,
+    GS_CARD_SHARED,
+    GS_CARD_MIG,
+    GS_CARD_TIMESLICED
+};
 
 /* What one pod asks of one node. */
 struct gs_fit {
@@ -55,6 +67,7 @@ struct gs_fit {
     uint32_t nvlink_only; /* nvlink tier: bit g set = only NVLink group g (a gang kept together) */
     const char *mig;      /* a MIG instance of this profile ("2g.20gb") on one card, or NULL */
     int mig_start;        /* commit: the instance's first memory slice (a fit's choice) */
+    int timeslice;        /* 1: @ncards time-slice replicas on distinct cards (not @whole) */
 };
 
 /* Why a pod does not fit a node, in kube-scheduler's words (gs_fit_reason_text()). */
@@ -164,6 +177,9 @@ int gs_fleet_fits_without(const struct gs_fleet *f, size_t node, const struct gs
  * array of GS_GPUS_MAX, filled). Return: the largest count.
  */
 int gs_fleet_nvlink_free(const struct gs_fleet *f, size_t node, int free_in[GS_GPUS_MAX]);
+
+/* gs_fleet_node_replicas() - time-slice replicas per card of @node, 0 when it offers none. */
+int32_t gs_fleet_node_replicas(const struct gs_fleet *f, size_t node);
 
 /* gs_fleet_node_nvlink_max() - the largest NVLink group of @node, in cards (0 when none). */
 int gs_fleet_node_nvlink_max(const struct gs_fleet *f, size_t node);

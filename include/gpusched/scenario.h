@@ -200,6 +200,8 @@ struct gs_node_template {
     int64_t cpu_milli, memory_mib;     /* GS_UNSET when omitted: host resources do not constrain */
     uint8_t pcie_domain[GS_GPUS_MAX];  /* per GPU */
     uint8_t nvlink_group[GS_GPUS_MAX]; /* per GPU, GS_NO_GROUP = none */
+    int32_t timeslice_replicas;        /* timeSlicing.replicas: time-slice replicas a card of it
+                                          offers (NVIDIA device plugin), 0 = none */
     struct gs_scn_src src;
 };
 
@@ -218,6 +220,7 @@ struct gs_scn_container {
     int64_t cpu_milli;
     int64_t memory_mib;
     char mig_profile[16]; /* from nvidia.com/mig-<profile>: 1, "" when none */
+    int64_t gpu_shared;   /* nvidia.com/gpu.shared: time-slice replicas, on as many cards; 0 none */
 };
 
 /* A pod of the workload. */
@@ -298,9 +301,11 @@ void gs_scenario_free(struct gs_scenario *s);
  * MiB rounded up as Kubernetes rounds, GPUs (nvidia.com/gpu, quotas, ratios) exactly or refused;
  * durations ("90s", "1.5h", "1h30m", "2d", also "ms", "us") exactly in microseconds. Extended
  * resources must have requests == limits when both are given; cpu and memory take the request,
- * else the limit. In a ResourceQuota `requests.nvidia.com/gpu` and `nvidia.com/gpu` are one quota
- * (both given and different: the tighter, with a warning); `limits.nvidia.com/gpu` is ignored with
- * a warning, as Kubernetes does not enforce it.
+ * else the limit. nvidia.com/gpu.shared counts time-slice replicas (node templates offer them with
+ * timeSlicing: {replicas: N}); a container gives it or nvidia.com/gpu, not both. In a
+ * ResourceQuota `requests.nvidia.com/gpu` and `nvidia.com/gpu` are one quota (both given and
+ * different: the tighter, with a warning); `limits.nvidia.com/gpu` is ignored with a warning, as
+ * Kubernetes does not enforce it.
  * Limits: a file of at most 1 GiB; a document of at most 8 Mi YAML nodes, nested at most 64
  * deep; the counts of scenario.h (GS_SCN_PODS_MAX, GS_SCN_RECORDS_MAX, GS_NODES_MAX, ...).
  * @d: error text, and each warning through @d->warn. May be NULL.

@@ -29,7 +29,8 @@ struct slot {
 
 struct fnode {
     int32_t model, zone;
-    int ngpu, nfree, nshared, nmig;
+    int ngpu, nfree, nshared, nmig, nsliced;
+    int32_t replicas; /* time-slice replicas per card, 0 = none */
     int mig_model;    /* gs_mig_model index of its cards, -1 when they have no MIG geometry */
     int nvlink_max;   /* cards in its largest NVLink group, 0 when none */
     int32_t open_pos; /* position in the fleet's open list, -1 when not there */
@@ -93,6 +94,7 @@ static int node_init(struct fnode *nd, const struct gs_scenario *s, size_t i, st
     if (nd->mig_model < 0)
         nd->mig_model = -1;
     nd->ngpu = nd->nfree = t->gpus;
+    nd->replicas = t->timeslice_replicas;
     /* Host resources left out of a template do not constrain placement. */
     nd->cpu_left = t->cpu_milli == GS_UNSET ? INT64_MAX / 4 : t->cpu_milli;
     nd->mem_left = t->memory_mib == GS_UNSET ? INT64_MAX / 4 : t->memory_mib;
@@ -188,7 +190,7 @@ void gs_fleet_free(struct gs_fleet *f)
 static void open_update(struct gs_fleet *f, size_t node)
 {
     struct fnode *nd = &f->nodes[node];
-    int want = nd->nfree > 0 || nd->nshared > 0 || nd->nmig > 0;
+    int want = nd->nfree > 0 || nd->nshared > 0 || nd->nmig > 0 || nd->nsliced > 0;
     if (want == (nd->open_pos >= 0))
         return;
     size_t lo = 0, hi = f->nopen;
@@ -291,6 +293,11 @@ int gs_fleet_nvlink_free(const struct gs_fleet *f, size_t node, int free_in[GS_G
             ++free_in[nd->cards[g].nvlink] > best)
             best = free_in[nd->cards[g].nvlink];
     return best;
+}
+
+int32_t gs_fleet_node_replicas(const struct gs_fleet *f, size_t node)
+{
+    return f->nodes[node].replicas;
 }
 
 int gs_fleet_node_nvlink_max(const struct gs_fleet *f, size_t node)
@@ -404,16 +411,32 @@ static int32_t clients_cap(int32_t a, int32_t b)
     return a == 0 ? b : b == 0 || a < b ? a : b;
 }
 
-/*
- * Can a shared slice of @r join card @c: only a free or shared card (one mode per card), memory
- * never overcommitted, compute up to the cap, clients up to the smallest cap of any pod there.
- */
-static enum gs_fit_reason slice_fits(const struct card *c, const struct gs_fit *r)
+/* The mode a slice of @r puts a card in: shared, or time-sliced. */
+static uint8_t slice_mode(const struct gs_fit *r)
 {
-    if (c->mode != GS_CARD_FREE && c->mode != GS_CARD_SHARED)
+    return r->timeslice ? GS_CARD_TIMESLICED : GS_CARD_SHARED;
+}
+
+/* Memory a slice of @r takes on a card of @nd: as declared, else a replica's even part. */
+static int64_t slice_mem(const struct fnode *nd, const struct card *c, const struct gs_fit *r)
+{
+    return r->mem_mib > 0 || !r->timeslice ? r->mem_mib : c->mem_mib / nd->replicas;
+}
+
+/*
+ * Can a slice of @r join card @c: only a free card or one in the slice's mode (one mode per
+ * card), memory never overcommitted; a shared slice's compute up to the cap and clients up to the
+ * smallest cap of any pod there; a time-slice replica up to the node's replicas.
+ */
+static enum gs_fit_reason slice_fits(const struct fnode *nd, const struct card *c,
+                                     const struct gs_fit *r)
+{
+    if (c->mode != GS_CARD_FREE && c->mode != slice_mode(r))
         return GS_FIT_GPU;
-    if (c->mem_mib - c->mem_used < r->mem_mib)
+    if (c->mem_mib - c->mem_used < slice_mem(nd, c, r))
         return GS_FIT_GPUMEM;
+    if (r->timeslice)
+        return c->clients < nd->replicas ? GS_FIT_OK : GS_FIT_GPU;
     int32_t cap = c->mode == GS_CARD_SHARED && c->cap < r->overcommit ? c->cap : r->overcommit;
     if (c->compute + r->compute > cap)
         return GS_FIT_GPUCORES;
@@ -430,7 +453,7 @@ static enum gs_fit_reason pick_shared(const struct fnode *nd, const struct gs_fi
     int order[GS_GPUS_MAX], n = 0;
     enum gs_fit_reason why = GS_FIT_GPU;
     for (int i = 0; i < nd->ngpu; i++) {
-        enum gs_fit_reason f = slice_fits(&nd->cards[i], r);
+        enum gs_fit_reason f = slice_fits(nd, &nd->cards[i], r);
         if (f != GS_FIT_OK) {
             if (f > why)
                 why = f;
@@ -439,7 +462,7 @@ static enum gs_fit_reason pick_shared(const struct fnode *nd, const struct gs_fi
         int j = n++;
         for (; j > 0; j--) {
             const struct card *a = &nd->cards[order[j - 1]], *b = &nd->cards[i];
-            int a_shared = a->mode == GS_CARD_SHARED, b_shared = b->mode == GS_CARD_SHARED;
+            int a_shared = a->mode != GS_CARD_FREE, b_shared = b->mode != GS_CARD_FREE;
             if (a_shared > b_shared ||
                 (a_shared == b_shared && a->mem_mib - a->mem_used <= b->mem_mib - b->mem_used))
                 break;
@@ -521,6 +544,8 @@ enum gs_fit_reason gs_fleet_fit(const struct gs_fleet *f, size_t node, const str
         why = pick_mig(nd, r, &mask, &out->mig_start);
         if (why != GS_FIT_OK)
             return why;
+    } else if (r->timeslice && nd->replicas <= 0) {
+        return GS_FIT_GPU;
     } else if (r->ncards > 0) {
         why = r->whole ? pick_whole(nd, r, &mask, &topo) : pick_shared(nd, r, &mask, &topo);
         if (why != GS_FIT_OK)
@@ -605,6 +630,31 @@ static void mig_apply(struct fnode *nd, struct card *c, const struct gs_fit *r, 
     }
 }
 
+/* A shared slice or time-slice replica joins (+1) or leaves (-1) card @c. */
+static void slice_apply(struct fnode *nd, struct card *c, const struct gs_fit *r, int sign)
+{
+    int *count = r->timeslice ? &nd->nsliced : &nd->nshared;
+    if (sign > 0 && c->mode == GS_CARD_FREE) {
+        c->mode = slice_mode(r);
+        c->cap = r->overcommit;
+        c->max_clients = r->max_clients;
+        nd->nfree--;
+        (*count)++;
+    } else if (sign > 0) {
+        c->cap = r->overcommit < c->cap ? r->overcommit : c->cap;
+        c->max_clients = clients_cap(c->max_clients, r->max_clients);
+    }
+    c->compute += sign * r->compute;
+    c->mem_used += sign * slice_mem(nd, c, r);
+    c->clients += sign;
+    if (c->clients == 0) {
+        c->mode = GS_CARD_FREE;
+        c->cap = c->max_clients = 0;
+        nd->nfree++;
+        (*count)--;
+    }
+}
+
 static void cards_apply(struct gs_fleet *f, struct fnode *nd, const struct gs_fit *r, uint32_t mask,
                         int sign)
 {
@@ -622,25 +672,7 @@ static void cards_apply(struct gs_fleet *f, struct fnode *nd, const struct gs_fi
             c->clients = sign > 0;
             nd->nfree -= sign;
         } else {
-            if (sign > 0 && c->mode == GS_CARD_FREE) {
-                c->mode = GS_CARD_SHARED;
-                c->cap = r->overcommit;
-                c->max_clients = r->max_clients;
-                nd->nfree--;
-                nd->nshared++;
-            } else if (sign > 0) {
-                c->cap = r->overcommit < c->cap ? r->overcommit : c->cap;
-                c->max_clients = clients_cap(c->max_clients, r->max_clients);
-            }
-            c->compute += sign * r->compute;
-            c->mem_used += sign * r->mem_mib;
-            c->clients += sign;
-            if (c->clients == 0) {
-                c->mode = GS_CARD_FREE;
-                c->cap = c->max_clients = 0;
-                nd->nfree++;
-                nd->nshared--;
-            }
+            slice_apply(nd, c, r, sign);
         }
         f->allocated += (c->compute < 1000 ? c->compute : 1000) - before;
     }
@@ -672,7 +704,7 @@ static int mask_valid(const struct fnode *nd, const struct gs_fit *r, uint32_t m
         return 0;
     for (int i = 0; i < nd->ngpu; i++)
         if ((mask & (1u << i)) && (r->whole ? nd->cards[i].mode != GS_CARD_FREE
-                                            : slice_fits(&nd->cards[i], r) != GS_FIT_OK))
+                                            : slice_fits(nd, &nd->cards[i], r) != GS_FIT_OK))
             return 0;
     return 1;
 }
@@ -711,7 +743,7 @@ int gs_fleet_commit(struct gs_fleet *f, size_t node, const struct gs_fit *r, uin
         nd->pods = p;
         nd->cap = cap;
     }
-    int shared = !r->whole && !r->mig;
+    int shared = !r->whole && !r->mig && !r->timeslice;
     nd->pods[nd->npods++] = (struct slot){.pod = pod,
                                           .tenant = r->tenant,
                                           .group = r->group,
@@ -749,7 +781,7 @@ int gs_fleet_release(struct gs_fleet *f, size_t node, const struct gs_fit *r, ui
     nd->cpu_left += r->cpu_milli;
     nd->mem_left += r->memory_mib;
     cards_apply(f, nd, r, mask, -1);
-    if (!r->whole && !r->mig)
+    if (!r->whole && !r->mig && !r->timeslice)
         caps_recompute(nd, mask);
     return 0;
 }

@@ -103,6 +103,7 @@ static int use_open(struct gs_tsim *t, int32_t pod)
                                              .node = p->node,
                                              .gpu_mask = p->mask,
                                              .whole = p->fit.whole,
+                                             .timeslice = p->fit.timeslice,
                                              .share_milli = p->fit.whole ? 1000 : p->fit.compute,
                                              .start_us = t->now,
                                              .end_us = -1,
@@ -153,29 +154,42 @@ int gs__tsim_bind(struct gs_tsim *t, int32_t pod, size_t node, uint32_t mask, st
     if ((r = use_open(t, pod)) < 0 || (x && (r = gs__vec_push(&x->bound, pod)) < 0) ||
         (p->preemptions > 0 && (r = gs__tsim_readmitted(t, t->now)) < 0))
         return r;
+    if (p->fit.timeslice) {
+        gs__tsim_slice_start(t, pod);
+        return gs__tsim_slice_retime(t, node, mask);
+    }
     if (p->sp->duration_us != GS_UNSET)
-        r = ev_push(&t->heap, &t->nheap, &t->capheap,
-                    (struct event){t->now + p->sp->duration_us, pod, p->gen});
+        r = gs__tsim_schedule(t, pod, t->now + p->sp->duration_us);
     return r;
 }
 
+int gs__tsim_schedule(struct gs_tsim *t, int32_t pod, int64_t end)
+{
+    return ev_push(&t->heap, &t->nheap, &t->capheap, (struct event){end, pod, t->pods[pod].gen});
+}
+
 /* Take a pod off its devices; its completion event goes stale. */
-static void unplace(struct gs_tsim *t, int32_t pod)
+static int unplace(struct gs_tsim *t, int32_t pod)
 {
     struct rpod *p = &t->pods[pod];
+    if (p->fit.timeslice)
+        gs__tsim_slice_settle(t, pod);
     account(t, pod, -1, 0);
     gs_fleet_release(t->fleet, (size_t)p->node, &p->fit, p->mask, pod);
     gs__tsim_victims_update(t, (size_t)p->node);
     p->gen++;
+    return p->fit.timeslice ? gs__tsim_slice_retime(t, (size_t)p->node, p->mask) : 0;
 }
 
 int gs__tsim_evict(struct gs_tsim *t, int32_t pod, struct txn *x)
 {
     struct rpod *p = &t->pods[pod];
-    unplace(t, pod);
+    int r = unplace(t, pod);
     p->state = GS_POD_PENDING;
     t->uses[p->use].end_us = t->now;
-    return gs__vec_push(&x->evicted, pod);
+    if (p->fit.timeslice)
+        gs__tsim_slice_close(t, pod);
+    return r < 0 ? r : gs__vec_push(&x->evicted, pod);
 }
 
 int gs__tsim_rollback(struct gs_tsim *t, struct txn *x, size_t bound_to, size_t evicted_to)
@@ -183,7 +197,9 @@ int gs__tsim_rollback(struct gs_tsim *t, struct txn *x, size_t bound_to, size_t 
     while (x->bound.n > bound_to) {
         int32_t pod = x->bound.v[--x->bound.n];
         struct rpod *p = &t->pods[pod];
-        unplace(t, pod);
+        int r = unplace(t, pod);
+        if (r < 0)
+            return r;
         p->state = GS_POD_PENDING;
         p->node = -1;
         t->nuses--; /* binds append uses in order; undone in reverse, it is the last one */
@@ -202,6 +218,8 @@ int gs__tsim_rollback(struct gs_tsim *t, struct txn *x, size_t bound_to, size_t 
         t->uses[p->use].end_us = -1;
         account(t, pod, 1, 1);
         gs__tsim_victims_update(t, (size_t)p->node);
+        if (p->fit.timeslice && (r = gs__tsim_slice_retime(t, (size_t)p->node, p->mask)) < 0)
+            return r;
     }
     return 0;
 }
@@ -793,16 +811,19 @@ static void advance(struct gs_tsim *t, int64_t to)
     t->last_t = to;
 }
 
-static void complete(struct gs_tsim *t, int32_t pod)
+static int complete(struct gs_tsim *t, int32_t pod)
 {
     struct rpod *p = &t->pods[pod];
-    unplace(t, pod);
+    int r = unplace(t, pod);
     gs__vec_push(&t->rlog, p->node);
     p->state = GS_POD_COMPLETED;
     p->end = t->now;
     t->uses[p->use].end_us = t->now;
+    if (p->fit.timeslice)
+        gs__tsim_slice_close(t, pod);
     t->q_demand[p->queue] -= p->milli;
     t->epoch++;
+    return r;
 }
 
 static int arrive(struct gs_tsim *t, int32_t pod)
@@ -836,10 +857,10 @@ static int loop(struct gs_tsim *t)
             break;
         advance(t, when);
         t->now = when;
-        while (t->nheap && t->heap[0].t == when) {
+        while (r >= 0 && t->nheap && t->heap[0].t == when) {
             struct event e = ev_pop(t->heap, &t->nheap);
             if (live(t, &e))
-                complete(t, e.pod);
+                r = complete(t, e.pod);
         }
         while (r >= 0 && t->next_arrival < t->npods &&
                t->pods[t->arrival_order[t->next_arrival]].submit == when)
@@ -855,6 +876,11 @@ static int loop(struct gs_tsim *t)
         int64_t end = t->horizon != GS_UNSET ? t->horizon : t->now;
         advance(t, end);
         t->now = end;
+        for (size_t i = 0; t->ts_used && i < t->npods; i++)
+            if (t->pods[i].fit.timeslice && t->pods[i].state == GS_POD_RUNNING) {
+                gs__tsim_slice_settle(t, (int32_t)i);
+                gs__tsim_slice_close(t, (int32_t)i);
+            }
     }
     return r;
 }
@@ -918,7 +944,8 @@ static int alloc_state(struct gs_tsim *t)
         ALLOC(t->rq_used, s->nrquotas) || ALLOC(t->card_busy, nodes * GS_GPUS_MAX) ||
         ALLOC(t->bo_key, GS_MEMO_SLOTS) || ALLOC(t->clean, GS_MEMO_SLOTS) ||
         ALLOC(t->scratch, nodes) || ALLOC(t->bo_until, GS_MEMO_SLOTS) ||
-        ALLOC(t->resv_ev, GS_RESV_DEPTH))
+        ALLOC(t->resv_ev, GS_RESV_DEPTH) || ALLOC(t->ts_asked, nt) || ALLOC(t->ts_entitled, nt) ||
+        ALLOC(t->ts_received, nt))
         return -ENOMEM;
     for (size_t q = 0; q < t->nqueues; q++)
         t->q_weight[q] = q < s->nqueues ? s->queues[q].weight : 1;
@@ -1041,7 +1068,11 @@ void gs_tsim_free(struct gs_tsim *t)
                    t->tout,
                    t->qout,
                    t->kout,
-                   t->kind_names};
+                   t->kind_names,
+                   t->ts_asked,
+                   t->ts_entitled,
+                   t->ts_received,
+                   t->ts_shares};
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
         free(all[i]);
     free(t);

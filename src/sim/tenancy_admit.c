@@ -165,7 +165,7 @@ static int containers(const struct gs_scenario *s, const struct gs_scn_pod *sp,
                       struct gs_scn_container *sum, char *why, size_t size)
 {
     const struct gs_limit_range_spec *lr = limits_of(s, sp->ns);
-    *sum = (struct gs_scn_container){0, GS_UNSET, GS_UNSET, 0, 0, ""};
+    *sum = (struct gs_scn_container){0, GS_UNSET, GS_UNSET, 0, 0, "", 0};
     for (int i = 0; i < sp->ncontainers; i++) {
         struct gs_scn_container c = sp->containers[i];
         if (lr) {
@@ -186,6 +186,7 @@ static int containers(const struct gs_scenario *s, const struct gs_scn_pod *sp,
                 return -1;
         }
         sum->gpu += c.gpu == GS_UNSET ? 0 : c.gpu;
+        sum->gpu_shared += c.gpu_shared;
         if (c.gpumem_mib != GS_UNSET && c.gpumem_mib > sum->gpumem_mib)
             sum->gpumem_mib = c.gpumem_mib;
         if (c.gpucores != GS_UNSET && c.gpucores > sum->gpucores)
@@ -313,6 +314,57 @@ static const struct gs_vgpu_class_spec *vgpu_class(const struct gs_scenario *s,
     return NULL;
 }
 
+/*
+ * Time-slice replicas (nvidia.com/gpu.shared: N): N replicas on distinct time-sliced cards of
+ * nodes that offer replicas, each charged its declared nvidia.com/gpumem (else the card's memory
+ * over its replicas) and asking nvidia.com/gpucores of the card's time (else all of it).
+ */
+static int timeslice_demand(struct gs_tsim *t, struct rpod *p, const struct gs_scn_container *c,
+                            enum gs_tier tier, char *why, size_t size)
+{
+    struct gs_fit *f = &p->fit;
+    int most = 0;
+    int64_t large = 0;
+    for (size_t i = 0; i < t->s->ntemplates; i++) {
+        const struct gs_node_template *tp = &t->s->templates[i];
+        const struct gs_gpu_model *m = tp->model >= 0 ? gs_catalog_at(tp->model) : NULL;
+        if (tp->gpus <= 0 || !m || tp->timeslice_replicas <= 0 ||
+            (p->sp->model_mask && !(p->sp->model_mask & (1u << tp->model))))
+            continue;
+        most = tp->gpus > most ? tp->gpus : most;
+        large = m->memory_mib > large ? m->memory_mib : large;
+    }
+    if (c->gpu_shared > most) {
+        gs__say(why, size,
+                "nvidia.com/gpu.shared %lld: no node this pod may use offers that many cards "
+                "with time-slice replicas (Cluster nodeTemplates timeSlicing.replicas)",
+                (long long)c->gpu_shared);
+        return -1;
+    }
+    if (c->gpumem_mib != GS_UNSET && c->gpumem_mib > large) {
+        gs__say(why, size,
+                "nvidia.com/gpumem %lld MiB: more than the largest time-sliced card this pod may "
+                "use has (%lld MiB)",
+                (long long)c->gpumem_mib, (long long)large);
+        return -1;
+    }
+    const struct gs_tier_spec *ts = tier ? &t->s->tiers[tier] : NULL;
+    f->ncards = (int)c->gpu_shared;
+    f->timeslice = 1;
+    f->compute = c->gpucores == GS_UNSET ? 1000 : c->gpucores < 1 ? 1 : (int32_t)c->gpucores * 10;
+    f->mem_mib = c->gpumem_mib == GS_UNSET ? 0 : c->gpumem_mib;
+    f->overcommit = 1000;
+    f->model_mask = p->sp->model_mask;
+    f->tenant = p->tenant;
+    f->group = p->group;
+    f->tier = tier;
+    f->hard = ts && ts->defined && ts->isolation == GS_ISOLATION_HARD;
+    p->milli = f->ncards * f->compute;
+    p->gpus = 0; /* a ResourceQuota on nvidia.com/gpu does not count nvidia.com/gpu.shared */
+    p->gpumem_mib = f->ncards * f->mem_mib;
+    return 0;
+}
+
 /* The device demand of a pod; -1 with @why when it can never be admitted. */
 static int demand(struct gs_tsim *t, struct rpod *p, const struct gs_step_profile *prof, char *why,
                   size_t size)
@@ -328,6 +380,12 @@ static int demand(struct gs_tsim *t, struct rpod *p, const struct gs_step_profil
     p->fit.memory_mib = c.memory_mib;
     if (c.mig_profile[0])
         return mig_demand(t, p, c.mig_profile, why, size);
+    if (c.gpu_shared > 0 && c.gpu > 0) {
+        gs__say(why, size,
+                "nvidia.com/gpu.shared with nvidia.com/gpu: a pod takes time-slice "
+                "replicas or cards, not both");
+        return -1;
+    }
     struct card_bounds b = bounds_of(t, p->sp->model_mask);
     if (c.gpu > b.most_gpus) {
         gs__say(why, size, "nvidia.com/gpu %lld: the largest node this pod may use has %d GPUs",
@@ -340,6 +398,19 @@ static int demand(struct gs_tsim *t, struct rpod *p, const struct gs_step_profil
     int fractional = c.gpumem_mib != GS_UNSET || c.gpucores != GS_UNSET;
     int may_share = t->way != GS_WAY_EXCLUSIVE && (!ts || !ts->defined || ts->sharing) &&
                     (t->way != GS_WAY_FULL || !prof || prof->gpu_share);
+    if (c.gpu_shared > 0 && may_share)
+        return timeslice_demand(t, p, &c, tier, why, size);
+    if (c.gpu_shared > 0) { /* no sharing here: a replica is a whole card */
+        c.gpu = c.gpu_shared;
+        c.gpumem_mib = c.gpucores = GS_UNSET;
+        if (c.gpu > b.most_gpus) {
+            gs__say(why, size,
+                    "nvidia.com/gpu.shared %lld: the largest node this pod may use "
+                    "has %d GPUs",
+                    (long long)c.gpu, b.most_gpus);
+            return -1;
+        }
+    }
     f->ncards = (int)c.gpu;
     f->whole = !(fractional && may_share);
     f->model_mask = sp->model_mask;

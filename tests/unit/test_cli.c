@@ -555,6 +555,7 @@ static void test_validate_seeds(void **state)
     expect_has(r.out, "namespace tenant-a (tenant tenant-a): per container 2 by LimitRange "
                       "tenant-a-gpu-limits, per pod 2");
     expect_has(r.out, "scheduler profile gpu-scheduler");
+    expect_has(r.out, "shared-gpu-small  memory 2048 MiB, cores 10 %, maxClients 8, shareable yes");
     expect_has(r.err, "warning: " SEED_DIR "tenant-a-resourcequota-limitrange.yaml:11:5: "
                       "limits.nvidia.com/gpu is not enforced");
     expect_has(r.err, "warning: " SEED_DIR "gpuquota-team-a.yaml:8:11: GPUQuota tenant team-a");

@@ -473,6 +473,13 @@ static const struct bad bads[] = {
      ":5:32: ", "node template \"nope\" is not defined", 1},
     {CL_HDR "  nodeTemplates: [{name: t, gpuModel: Z100, gpus: 2}]\n", -EINVAL,
      ":4:39: ", "gpuModel \"Z100\" is not in the GPU catalog", 0},
+    {CL_HDR "  nodeTemplates: [{name: t, gpuModel: A30, gpus: 2, timeSlicing: {replicas: 0}}]\n",
+     -EINVAL, ":4:77: ", "timeSlicing.replicas must be in 1..1024", 0},
+    {CL_HDR "  nodeTemplates: [{name: t, gpuModel: A30, gpus: 2, timeSlicing: {}}]\n", -EINVAL,
+     ":4:66: ", "timeSlicing has no replicas", 0},
+    {RES("nvidia.com/gpu: 1, nvidia.com/gpu.shared: 1"), -EINVAL,
+     ":8:35: ", "nvidia.com/gpu.shared with nvidia.com/gpu", 0},
+    {RES("nvidia.com/gpu.shared: -1"), -EINVAL, ":8:39: ", "limits.nvidia.com/gpu.shared", 0},
     {CL_HDR "  nodeTemplates: [{name: t, gpuModel: T4, gpus: 4, pcieDomains: [[0,1],[2]]}]\n",
      -EINVAL, ":4:65: ", "pcieDomains: GPU 3 is in none of them", 0},
     {CL_HDR "  nodeTemplates: [{name: t, gpuModel: T4, gpus: 2, nvlinkGroups: [[0,1],[1]]}]\n",
@@ -561,6 +568,27 @@ static void expect_bad(const struct bad *b)
     snprintf(want, sizeof(want), "%s%s", path, b->where);
     assert_has(d.msg, want);
     assert_has(d.msg, b->what);
+    gs_scenario_free(s);
+}
+
+/* Time slicing and vGPU classes as a scenario writes them (tests/data/scenario/timeslice.yaml). */
+static void test_timeslice_scenario(void **state)
+{
+    (void)state;
+    struct gs_diag d;
+    struct warns w;
+    diag_with(&d, &w);
+    struct gs_scenario *s = new_scenario();
+    load_ok(s, "tests/data/scenario/timeslice.yaml", &d);
+    resolve_ok(s, &d);
+    assert_int_equal(d.nwarn, 0);
+    assert_int_equal(s->templates[0].timeslice_replicas, 4);
+    assert_int_equal(s->templates[1].timeslice_replicas, 0);
+    assert_int_equal(s->pods[0].containers[0].gpu_shared, 1);
+    assert_int_equal(s->pods[0].containers[0].gpu, GS_UNSET);
+    assert_int_equal(s->pods[0].containers[0].gpumem_mib, 6144);
+    assert_string_equal(s->pods[2].vgpu_class, "shared-gpu-small");
+    assert_int_equal(s->vgpu_classes[0].memory_mib, 2048);
     gs_scenario_free(s);
 }
 
@@ -966,14 +994,23 @@ static void test_any_order(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_seeds_load_each),  cmocka_unit_test(test_seed_policy_values),
-        cmocka_unit_test(test_seed_kube_values), cmocka_unit_test(test_seed_warnings),
-        cmocka_unit_test(test_warnings),         cmocka_unit_test(test_full_scenario),
-        cmocka_unit_test(test_bad_inputs),       cmocka_unit_test(test_missing_file),
-        cmocka_unit_test(test_quantities),       cmocka_unit_test(test_durations),
-        cmocka_unit_test(test_kubectl_list),     cmocka_unit_test(test_tenancy),
-        cmocka_unit_test(test_limits),           cmocka_unit_test(test_never_crashes_on_mutations),
-        cmocka_unit_test(test_many_pods),        cmocka_unit_test(test_any_order),
+        cmocka_unit_test(test_seeds_load_each),
+        cmocka_unit_test(test_seed_policy_values),
+        cmocka_unit_test(test_seed_kube_values),
+        cmocka_unit_test(test_seed_warnings),
+        cmocka_unit_test(test_warnings),
+        cmocka_unit_test(test_full_scenario),
+        cmocka_unit_test(test_bad_inputs),
+        cmocka_unit_test(test_timeslice_scenario),
+        cmocka_unit_test(test_missing_file),
+        cmocka_unit_test(test_quantities),
+        cmocka_unit_test(test_durations),
+        cmocka_unit_test(test_kubectl_list),
+        cmocka_unit_test(test_tenancy),
+        cmocka_unit_test(test_limits),
+        cmocka_unit_test(test_never_crashes_on_mutations),
+        cmocka_unit_test(test_many_pods),
+        cmocka_unit_test(test_any_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -75,7 +75,7 @@ static struct gs_scn_pod *pod(struct gs_scenario *s, const char *ns, const char 
     p->duration_us = duration_s < 0 ? GS_UNSET : duration_s * S;
     p->util_pct = GS_UNSET;
     p->ncontainers = 1;
-    p->containers[0] = (struct gs_scn_container){gpus, GS_UNSET, GS_UNSET, 1000, 1024, ""};
+    p->containers[0] = (struct gs_scn_container){gpus, GS_UNSET, GS_UNSET, 1000, 1024, "", 0};
     return p;
 }
 
@@ -856,6 +856,134 @@ static void test_vgpu_alone_and_distinct(void **state)
     gs_scenario_free(s);
 }
 
+/* A pod of @n time-slice replicas (nvidia.com/gpu.shared) declaring @mem_mib each (0: none). */
+static struct gs_scn_pod *replica_pod(struct gs_scenario *s, const char *ns, const char *name,
+                                      int n, int64_t mem_mib, int64_t arrival_s, int64_t duration_s)
+{
+    struct gs_scn_pod *p = pod(s, ns, name, 0, arrival_s, duration_s);
+    p->containers[0].gpu_shared = n;
+    p->containers[0].gpumem_mib = mem_mib ? mem_mib : GS_UNSET;
+    return p;
+}
+
+/*
+ * Declared memory is charged on time-sliced cards too: ten 10 GiB replicas on four 24 GiB cards
+ * (A30, 4 replicas each) -> eight run, two wait. Two on a card share its time, so each runs at
+ * half speed and its hour takes two; the two waiting start then.
+ */
+static void test_timeslice_memory(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    int t4 = tmpl_of(s, "a30x4", 4, "A30");
+    s->templates[t4].timeslice_replicas = 4;
+    node(s, "n1", "az-1", t4);
+    for (int i = 0; i < 10; i++) {
+        char n[16];
+        snprintf(n, sizeof(n), "p%d", i);
+        replica_pod(s, "ns", n, 1, 10240, 0, 3600);
+    }
+    for (int way = GS_WAY_SHARING; way < GS_WAY_COUNT; way++) {
+        struct gs_tsim *t = run(s, (enum gs_way)way);
+        assert_int_equal(count_started_at(t, 0), 8);
+        assert_int_equal(find(t, "p0")->end_us, 7200 * S);
+        assert_int_equal(find(t, "p8")->start_us, 7200 * S);
+        assert_int_equal(find(t, "p9")->start_us, 7200 * S);
+        assert_int_equal(find(t, "p8")->end_us, 14400 * S);
+        assert_int_equal(gs_tsim_summary(t)->timeslice, 1);
+        gs_tsim_free(t);
+    }
+    /* Without sharing, a replica is a whole card: four run at a time, an hour each. */
+    struct gs_tsim *t = run(s, GS_WAY_EXCLUSIVE);
+    assert_int_equal(count_started_at(t, 0), 4);
+    assert_int_equal(find(t, "p0")->end_us, 3600 * S);
+    assert_int_equal(gs_tsim_summary(t)->timeslice, 0);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
+/*
+ * Two replicas of one pod go to two different cards, never one: with card 0's four replicas
+ * taken, a two-replica pod waits for them although card 1 has four free.
+ */
+static void test_timeslice_distinct(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    int t2 = tmpl_of(s, "a30x2", 2, "A30");
+    s->templates[t2].timeslice_replicas = 4;
+    node(s, "n1", "az-1", t2);
+    for (int i = 0; i < 4; i++) {
+        char n[16];
+        snprintf(n, sizeof(n), "q%d", i);
+        replica_pod(s, "ns", n, 1, 0, 0, 3600)->containers[0].gpucores = 25;
+    }
+    replica_pod(s, "ns", "pair", 2, 0, 1, 3600)->containers[0].gpucores = 25;
+    struct gs_tsim *t = run(s, GS_WAY_SHARING);
+    for (int i = 0; i < 4;
+         i++) { /* the best fit packs them on one card; 4 x 25 % runs full speed */
+        char n[16];
+        snprintf(n, sizeof(n), "q%d", i);
+        assert_int_equal(find(t, n)->gpu_mask, 1u);
+        assert_int_equal(find(t, n)->end_us, 3600 * S);
+    }
+    assert_int_equal(find(t, "pair")->start_us, 3600 * S);
+    assert_int_equal(find(t, "pair")->gpu_mask, 3u);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
+/*
+ * Weighted round-robin over tenant queues (seed 000 §2.1): on one time-sliced A30, team-a's
+ * queue (weight 3) and team-b's (weight 1) each run a pod asking the whole card for an hour.
+ * team-a gets 3/4 of the card and ends at 4800 s; team-b's pod, alone from then, does its last
+ * 2400 s of work at full speed and ends at 7200 s. Each tenant was entitled to and received one
+ * GPU-hour; team-a asked 4800 GPU-s, team-b 7200. A pod arriving later on the card recomputes
+ * the others' ends, in whole microseconds.
+ */
+static void test_timeslice_weighted(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    int t1 = tmpl_of(s, "a30", 1, "A30");
+    s->templates[t1].timeslice_replicas = 4;
+    node(s, "n1", "az-1", t1);
+    queue(s, "team-a", 3);
+    queue(s, "team-b", 1);
+    replica_pod(s, "team-a", "a0", 1, 0, 0, 3600);
+    replica_pod(s, "team-b", "b0", 1, 0, 0, 3600);
+    for (int i = 0; i < 2; i++)
+        snprintf(s->pods[i].queue, GS_SCN_NAME_MAX, "%s", i ? "team-b" : "team-a");
+    struct gs_diag d;
+    gs_diag_init(&d);
+    assert_int_equal(gs_scenario_resolve(s, &d), 0); /* a tenant per namespace */
+    struct gs_tsim *t = run(s, GS_WAY_SHARING);
+    assert_int_equal(find(t, "a0")->end_us, 4800 * S);
+    assert_int_equal(find(t, "b0")->end_us, 7200 * S);
+    for (size_t i = 0; i < gs_tsim_tenant_count(t); i++) {
+        const struct gs_tsim_tenant *x = gs_tsim_tenant(t, i);
+        if (!x->pods)
+            continue;
+        int a = strcmp(x->name, "team-a") == 0;
+        assert_int_equal(x->ts_asked_milli_s, (a ? 4800 : 7200) * 1000LL);
+        assert_int_equal(x->ts_entitled_milli_s, 3600 * 1000LL);
+        assert_int_equal(x->ts_received_milli_s, 3600 * 1000LL);
+    }
+    gs_tsim_free(t);
+    /* A third pod (team-b, 30 %, 60 s) at 600 s: a0 keeps 3/4 and ends at 4800 s still; the
+     * two team-b pods share 1/4 in proportion 1000:300, each at 250/1300 of full speed, until
+     * b1 ends; b0 then has 1/4 again, and the whole card after a0 ends. */
+    replica_pod(s, "team-b", "b1", 1, 0, 600, 60)->containers[0].gpucores = 30;
+    snprintf(s->pods[2].queue, GS_SCN_NAME_MAX, "team-b");
+    assert_int_equal(gs_scenario_resolve(s, &d), 0);
+    t = run(s, GS_WAY_SHARING);
+    assert_int_equal(find(t, "a0")->end_us, 4800 * S);
+    assert_int_equal(find(t, "b1")->end_us, 912001124);  /* 60 s at 192307 ppm, rounded up */
+    assert_int_equal(find(t, "b0")->end_us, 7218000281); /* 0.25, 0.192307, 0.25, then 1 */
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
 /* Every card's mode agrees with the kinds of the pods on it: one kind per card, one pod on a
  * card held whole, and a free card holds nobody. */
 static void assert_one_mode(const struct gs_fleet *f, const struct gs_fit *fits,
@@ -1058,6 +1186,9 @@ int main(void)
         cmocka_unit_test(test_vgpu_class_clients),
         cmocka_unit_test(test_vgpu_alone_and_distinct),
         cmocka_unit_test(test_one_mode_per_card),
+        cmocka_unit_test(test_timeslice_memory),
+        cmocka_unit_test(test_timeslice_distinct),
+        cmocka_unit_test(test_timeslice_weighted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
