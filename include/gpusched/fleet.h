@@ -19,6 +19,9 @@
  * memory / replicas) and never overcommitted; compute is not capped: the pods share the card's
  * time, so the card's compute sum may pass 1000 (gs_fleet_card_compute()).
  *
+ * Conversion: an empty card keeps the mode it last had unless conversion is on and it has held
+ * that mode for the hold time (gs_fleet_set_modes()); each change of mode counts.
+ *
  * MIG: a card of a model with a MIG geometry (gpusched/mig.h) turns to MIG mode when its first
  * instance is created and back to free when its last one goes; a card with live instances is
  * never repartitioned. The card and slot are chosen to keep the most profiles placeable, a card
@@ -177,6 +180,21 @@ int gs_fleet_fits_without(const struct gs_fleet *f, size_t node, const struct gs
  * array of GS_GPUS_MAX, filled). Return: the largest count.
  */
 int gs_fleet_nvlink_free(const struct gs_fleet *f, size_t node, int free_in[GS_GPUS_MAX]);
+
+/*
+ * gs_fleet_set_modes() - whether an empty card may change mode (@convert 1) and after how long in
+ * its mode (@hold_us >= 0, microseconds since it took it). With @convert 0 a card keeps the first
+ * mode it takes. Default: 1 and 0, any empty card takes any mode.
+ * gs_fleet_set_now() - the clock those hold times are read against, microseconds.
+ * gs_fleet_conversions() - empty cards that took a mode other than their last one so far; a mode
+ * taken and left again in the same instant by the same pod (an attempt undone) does not count.
+ */
+void gs_fleet_set_modes(struct gs_fleet *f, int convert, int64_t hold_us);
+void gs_fleet_set_now(struct gs_fleet *f, int64_t now_us);
+int64_t gs_fleet_conversions(const struct gs_fleet *f);
+/* gs_fleet_next_convertible() - the earliest time after now the hold of an empty card of @node
+ * ends, or INT64_MAX (none, or no hold). O(cards of the node). */
+int64_t gs_fleet_next_convertible(const struct gs_fleet *f, size_t node);
 
 /* gs_fleet_node_replicas() - time-slice replicas per card of @node, 0 when it offers none. */
 int32_t gs_fleet_node_replicas(const struct gs_fleet *f, size_t node);

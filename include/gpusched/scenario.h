@@ -249,6 +249,11 @@ struct gs_sim_spec {
     char compare[4][16]; /* ways to compare: "exclusive", "sharing", "full" */
     int ncompare;
     int64_t horizon_us; /* GS_UNSET = until the last pod ends */
+    /* cardModes: {convert: BOOL, minHold: DURATION}: whether an empty card may change mode to
+     * follow demand, and how long it keeps a mode first (gs_fleet_set_modes()). */
+    int modes_defined;   /* cardModes given: reports then count conversions */
+    int convert;         /* default 1 */
+    int64_t min_hold_us; /* default 0 */
 };
 
 struct gs_scenario {

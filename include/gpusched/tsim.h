@@ -125,6 +125,8 @@ struct gs_tsim_summary {
     int32_t jain_milli;  /* Jain's index over tenants' allocation per entitlement */
     int64_t events;
     int timeslice; /* some pod ran on a time-sliced card (reports then show the tenants' time) */
+    int modes;     /* the scenario configures card modes (reports then show conversions) */
+    int64_t conversions; /* empty cards that changed mode (gs_fleet_conversions()) */
 };
 
 /* What a run cost the scheduler, in work done rather than seconds: for benchmarks. */

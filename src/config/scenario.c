@@ -64,6 +64,7 @@ int gs_scenario_new(struct gs_scenario **out)
         s->tiers[t].max_skew = GS_UNSET;
     }
     s->sim.horizon_us = GS_UNSET;
+    s->sim.convert = 1;
     *out = s;
     return 0;
 }

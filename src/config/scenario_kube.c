@@ -460,8 +460,21 @@ int gs__scn_limit_range(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t 
 
 /* --- Simulation --- */
 
-enum { SIM_COMPARE, SIM_HORIZON };
-static const char *const sim_keys[] = {"compare", "horizon"};
+enum { SIM_COMPARE, SIM_HORIZON, SIM_MODES };
+static const char *const sim_keys[] = {"compare", "horizon", "cardModes"};
+
+static int card_modes(struct gs__yctx *c, yaml_node_t *n, struct gs_sim_spec *sim)
+{
+    static const char *const keys[] = {"convert", "minHold"};
+    yaml_node_t *f[2] = {NULL};
+    int rc = gs__yaml_each_field(c, n, keys, 2, "cardModes", gs__scn_keep, f);
+    if (!rc && f[0])
+        rc = gs__scn_bool(c, f[0], "cardModes.convert", &sim->convert);
+    if (!rc && f[1])
+        rc = gs__scn_dur(c, f[1], "cardModes.minHold", &sim->min_hold_us);
+    sim->modes_defined = 1;
+    return rc;
+}
 static const char *const compare_ways[] = {"exclusive", "sharing", "full"};
 
 static int compare_item(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
@@ -482,17 +495,19 @@ static int compare_item(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
 int gs__scn_simulation(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root)
 {
     struct gs__scn_meta m;
-    yaml_node_t *spec, *f[2] = {NULL};
-    struct gs_sim_spec sim = {.defined = 1, .horizon_us = GS_UNSET};
+    yaml_node_t *spec, *f[3] = {NULL};
+    struct gs_sim_spec sim = {.defined = 1, .horizon_us = GS_UNSET, .convert = 1};
     int rc = read_obj(c, root, "Simulation", false, &m, &spec);
     if (!rc && L->s->sim.defined)
         rc = gs__yaml_err(c, root, "a second Simulation document; give one");
     if (!rc && spec)
-        rc = gs__yaml_each_field(c, spec, sim_keys, 2, "Simulation spec", gs__scn_keep, f);
+        rc = gs__yaml_each_field(c, spec, sim_keys, 3, "Simulation spec", gs__scn_keep, f);
     if (!rc && f[SIM_COMPARE])
         rc = gs__yaml_each_item(c, f[SIM_COMPARE], "compare", compare_item, &sim);
     if (!rc && f[SIM_HORIZON])
         rc = gs__scn_dur(c, f[SIM_HORIZON], "horizon", &sim.horizon_us);
+    if (!rc && f[SIM_MODES])
+        rc = card_modes(c, f[SIM_MODES], &sim);
     if (!rc)
         L->s->sim = sim;
     return rc;

@@ -845,7 +845,32 @@ static int next_time(struct gs_tsim *t, int64_t *when)
         t->next_arrival < t->npods ? t->pods[t->arrival_order[t->next_arrival]].submit : INT64_MAX;
     int64_t c = t->nheap ? t->heap[0].t : INT64_MAX;
     *when = a < c ? a : c;
+    *when = t->wake < *when ? t->wake : *when;
     return *when != INT64_MAX;
+}
+
+/* When an empty card's hold ends next; INT64_MAX when none does. O(cards). */
+static int64_t next_hold_end(const struct gs_tsim *t)
+{
+    int64_t next = INT64_MAX;
+    for (size_t n = 0; n < t->s->nnodes; n++) {
+        int64_t at = gs_fleet_next_convertible(t->fleet, n);
+        next = at < next ? at : next;
+    }
+    return next;
+}
+
+/* Holds end now: the nodes of those cards count as freed, so pending pods are tried there. */
+static int holds_end(struct gs_tsim *t)
+{
+    gs_fleet_set_now(t->fleet, t->now - 1);
+    for (size_t n = 0; n < t->s->nnodes; n++)
+        if (gs_fleet_next_convertible(t->fleet, n) == t->now && gs__vec_push(&t->rlog, (int32_t)n))
+            return -ENOMEM;
+    gs_fleet_set_now(t->fleet, t->now);
+    t->wake = INT64_MAX;
+    t->epoch++;
+    return 0;
 }
 
 static int loop(struct gs_tsim *t)
@@ -857,6 +882,9 @@ static int loop(struct gs_tsim *t)
             break;
         advance(t, when);
         t->now = when;
+        gs_fleet_set_now(t->fleet, when);
+        if (when == t->wake && (r = holds_end(t)) < 0)
+            break;
         while (r >= 0 && t->nheap && t->heap[0].t == when) {
             struct event e = ev_pop(t->heap, &t->nheap);
             if (live(t, &e))
@@ -869,6 +897,8 @@ static int loop(struct gs_tsim *t)
             t->pass_epoch = t->epoch;
             t->arrivals_since_pass = 0;
             r = gs__tsim_pass(t);
+            if (t->s->sim.min_hold_us > 0)
+                t->wake = next_hold_end(t);
         }
         t->sum.events++;
     }
@@ -995,9 +1025,12 @@ int gs_tsim_run(const struct gs_scenario *s, enum gs_way way, struct gs_tsim **o
     t->epoch = 1;
     t->resv_gen = 1;
     t->horizon = s->sim.horizon_us;
+    t->wake = INT64_MAX;
     int r = gs_fleet_new(s, &t->fleet, d);
-    if (r == 0)
+    if (r == 0) {
+        gs_fleet_set_modes(t->fleet, s->sim.convert, s->sim.min_hold_us);
         r = alloc_state(t);
+    }
     if (r == 0)
         r = gs__tsim_admit(t, d);
     if (r == 0)

@@ -151,6 +151,7 @@ struct gs_tsim {
     int64_t busy_now;
     /* Time. */
     int64_t now, last_t, horizon;
+    int64_t wake; /* an empty card's hold ends then: pending pods are tried again; INT64_MAX none */
     gs_i128 alloc_int, busy_int;
     uint64_t epoch, pass_epoch;
     int arrivals_since_pass;

@@ -97,6 +97,8 @@ static json_t *summary_json(const struct gs_tsim *t)
                           "preempted_pods", (json_int_t)s->preempted_pods, "preemptions",
                           (json_int_t)s->preemptions, "reclaims", (json_int_t)s->reclaims,
                           "jain_fairness", ratio(s->jain_milli), "events", (json_int_t)s->events);
+    if (s->modes)
+        json_object_set_new(o, "card_mode_conversions", json_integer(s->conversions));
     json_t *ten = json_array(), *qs = json_array(), *ks = json_array();
     for (size_t i = 0; i <= t->s->ntenants; i++) {
         const struct gs_tsim_tenant *x = &t->tout[i];
@@ -232,6 +234,8 @@ static void side_by_side(FILE *f, struct gs_tsim *const *runs, size_t n)
     row_i(f, "pods rejected", runs, n, offsetof(struct gs_tsim_summary, rejected));
     row_i(f, "preemptions", runs, n, offsetof(struct gs_tsim_summary, preemptions));
     row_i(f, "reclaims", runs, n, offsetof(struct gs_tsim_summary, reclaims));
+    if (runs[0]->sum.modes) /* only then: other scenarios keep the report they always had */
+        row_i(f, "card mode conversions", runs, n, offsetof(struct gs_tsim_summary, conversions));
     for (size_t k = 0; k < runs[0]->nkinds; k++) {
         const char *kind = runs[0]->kout[k].name;
         for (int w = 0; w < 3; w++) {

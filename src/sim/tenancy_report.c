@@ -148,6 +148,8 @@ int gs__tsim_finish(struct gs_tsim *t)
             t->uses[i].end_us = t->now;
     summary(t);
     t->sum.timeslice = t->ts_used;
+    t->sum.modes = t->s->sim.modes_defined;
+    t->sum.conversions = gs_fleet_conversions(t->fleet);
     tenants(t, scratch, share);
     for (size_t q = 0; q < t->nqueues; q++) {
         t->qout[q].name = q < t->s->nqueues ? t->s->queues[q].name : "default";

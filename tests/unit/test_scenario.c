@@ -479,6 +479,8 @@ static const struct bad bads[] = {
      ":4:66: ", "timeSlicing has no replicas", 0},
     {RES("nvidia.com/gpu: 1, nvidia.com/gpu.shared: 1"), -EINVAL,
      ":8:35: ", "nvidia.com/gpu.shared with nvidia.com/gpu", 0},
+    {"apiVersion: sim.gpusched.io/v1alpha1\nkind: Simulation\nspec: {cardModes: {minHold: soon}}\n",
+     -EINVAL, ":3:29: ", "cardModes.minHold", 0},
     {RES("nvidia.com/gpu.shared: -1"), -EINVAL, ":8:39: ", "limits.nvidia.com/gpu.shared", 0},
     {CL_HDR "  nodeTemplates: [{name: t, gpuModel: T4, gpus: 4, pcieDomains: [[0,1],[2]]}]\n",
      -EINVAL, ":4:65: ", "pcieDomains: GPU 3 is in none of them", 0},
@@ -589,6 +591,8 @@ static void test_timeslice_scenario(void **state)
     assert_int_equal(s->pods[0].containers[0].gpumem_mib, 6144);
     assert_string_equal(s->pods[2].vgpu_class, "shared-gpu-small");
     assert_int_equal(s->vgpu_classes[0].memory_mib, 2048);
+    assert_true(s->sim.modes_defined && s->sim.convert);
+    assert_int_equal(s->sim.min_hold_us, 600 * 1000000LL);
     gs_scenario_free(s);
 }
 

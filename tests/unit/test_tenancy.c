@@ -984,6 +984,67 @@ static void test_timeslice_weighted(void **state)
     gs_scenario_free(s);
 }
 
+/*
+ * One mode per card, and conversion: an empty card takes another mode only when conversion is on
+ * and it has held its mode for the hold time; each change counts, but not one undone in the same
+ * instant (an attempt rolled back, a backfill probe).
+ */
+static void test_mode_conversion(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    node(s, "n", "az-1", tmpl(s, "t1", 1, 0));
+    struct gs_fleet *f;
+    struct gs_diag d;
+    gs_diag_init(&d);
+    assert_int_equal(gs_fleet_new(s, &f, &d), 0);
+    struct gs_fit whole = {.ncards = 1, .whole = 1, .group = -1};
+    struct gs_fit shared = {
+        .ncards = 1, .compute = 100, .mem_mib = 1024, .overcommit = 1000, .group = -1};
+    struct gs_fit_choice c;
+    gs_fleet_set_modes(f, 1, 10 * S);
+    gs_fleet_set_now(f, 0);
+    assert_int_equal(gs_fleet_commit(f, 0, &shared, 1u, 1), 0);
+    assert_int_equal(gs_fleet_commit(f, 0, &whole, 1u, 2), -EINVAL); /* not empty */
+    gs_fleet_set_now(f, 5 * S);
+    assert_int_equal(gs_fleet_release(f, 0, &shared, 1u, 1), 0);
+    assert_int_equal(gs_fleet_fit(f, 0, &whole, &c), GS_FIT_GPU); /* empty, held 5 s of 10 */
+    assert_int_equal(gs_fleet_commit(f, 0, &whole, 1u, 2), -EINVAL);
+    assert_int_equal(gs_fleet_fit(f, 0, &shared, &c), GS_FIT_OK); /* its own mode: any time */
+    gs_fleet_set_now(f, 10 * S);
+    assert_int_equal(gs_fleet_fit(f, 0, &whole, &c), GS_FIT_OK);
+    assert_int_equal(gs_fleet_commit(f, 0, &whole, 1u, 2), 0);
+    assert_int_equal(gs_fleet_release(f, 0, &whole, 1u, 2), 0); /* undone at once */
+    assert_int_equal(gs_fleet_conversions(f), 0);
+    assert_int_equal(gs_fleet_commit(f, 0, &whole, 1u, 2), 0);
+    gs_fleet_set_now(f, 11 * S);
+    assert_int_equal(gs_fleet_release(f, 0, &whole, 1u, 2), 0);
+    assert_int_equal(gs_fleet_conversions(f), 1);
+    gs_fleet_set_modes(f, 0, 0); /* no conversion: it stays exclusive */
+    assert_int_equal(gs_fleet_fit(f, 0, &shared, &c), GS_FIT_GPU);
+    assert_int_equal(gs_fleet_fit(f, 0, &whole, &c), GS_FIT_OK);
+    gs_fleet_free(f);
+
+    /* In a run: a slice 0..100 s, then a whole-card pod asked for at 50 s. */
+    slice_pod(s, "slice", 1, 1024, 0)->duration_us = 100 * S;
+    pod(s, "ns", "whole", 1, 50, 100);
+    s->sim.modes_defined = 1;
+    struct gs_tsim *t = run(s, GS_WAY_SHARING);
+    assert_int_equal(find(t, "whole")->start_us, 100 * S);
+    assert_int_equal(gs_tsim_summary(t)->conversions, 1);
+    gs_tsim_free(t);
+    s->sim.min_hold_us = 1000 * S;
+    t = run(s, GS_WAY_SHARING);
+    assert_int_equal(find(t, "whole")->start_us, 1000 * S);
+    gs_tsim_free(t);
+    s->sim.convert = 0;
+    t = run(s, GS_WAY_SHARING);
+    assert_int_equal(find(t, "whole")->state, GS_POD_PENDING);
+    assert_int_equal(gs_tsim_summary(t)->conversions, 0);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
 /* Every card's mode agrees with the kinds of the pods on it: one kind per card, one pod on a
  * card held whole, and a free card holds nobody. */
 static void assert_one_mode(const struct gs_fleet *f, const struct gs_fit *fits,
@@ -1189,6 +1250,7 @@ int main(void)
         cmocka_unit_test(test_timeslice_memory),
         cmocka_unit_test(test_timeslice_distinct),
         cmocka_unit_test(test_timeslice_weighted),
+        cmocka_unit_test(test_mode_conversion),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
