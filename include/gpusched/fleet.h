@@ -70,7 +70,9 @@ struct gs_fit {
     uint32_t nvlink_only; /* nvlink tier: bit g set = only NVLink group g (a gang kept together) */
     const char *mig;      /* a MIG instance of this profile ("2g.20gb") on one card, or NULL */
     int mig_start;        /* commit: the instance's first memory slice (a fit's choice) */
-    int timeslice;        /* 1: @ncards time-slice replicas on distinct cards (not @whole) */
+    int timeslice;        /* 1: time-slice replicas (not @whole) */
+    int32_t units;        /* slices, replicas: clients it is on each card (0 or 1: one); a pod
+                             asking N on one card is one slice of N x the share and N units */
 };
 
 /* Why a pod does not fit a node, in kube-scheduler's words (gs_fit_reason_text()). */

@@ -237,7 +237,9 @@ struct gs_scn_pod {
     int64_t arrival_us;                   /* sim.gpusched.io/arrival, 0 when absent */
     int64_t duration_us;                  /* sim.gpusched.io/duration, GS_UNSET = runs forever */
     int32_t util_pct;                     /* sim.gpusched.io/gpu-util, GS_UNSET = 100 */
-    uint32_t model_mask;                  /* allowed GPU models (node selector), 0 = any */
+    int same_card; /* annotation gpusched.io/same-card: "true": its N slices or replicas on one
+                      card (default: N different cards) */
+    uint32_t model_mask; /* allowed GPU models (node selector), 0 = any */
     struct gs_scn_container containers[GS_SCN_CONTAINERS];
     int ncontainers;
     struct gs_scn_src src;

@@ -260,11 +260,22 @@ static int selector_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, voi
 }
 
 /* The annotations and labels the scenario reads. */
-enum { A_GROUP, A_PROFILE, A_VGPU, A_QUEUE, A_TOPOLOGY, A_ARRIVAL, A_DURATION, A_UTIL, A_COUNT };
+enum {
+    A_GROUP,
+    A_PROFILE,
+    A_VGPU,
+    A_QUEUE,
+    A_TOPOLOGY,
+    A_ARRIVAL,
+    A_DURATION,
+    A_UTIL,
+    A_SAME_CARD,
+    A_COUNT
+};
 static const char *const annot_keys[] = {
-    "scheduling.k8s.io/group-name",     "gpusched.io/profile",     "gpusched.io/vgpu-class",
-    "scheduling.volcano.sh/queue-name", "gpusched.io/topology",    "sim.gpusched.io/arrival",
-    "sim.gpusched.io/duration",         "sim.gpusched.io/gpu-util"};
+    "scheduling.k8s.io/group-name",     "gpusched.io/profile",      "gpusched.io/vgpu-class",
+    "scheduling.volcano.sh/queue-name", "gpusched.io/topology",     "sim.gpusched.io/arrival",
+    "sim.gpusched.io/duration",         "sim.gpusched.io/gpu-util", "gpusched.io/same-card"};
 
 struct annot {
     struct gs_scn_pod *p;
@@ -312,6 +323,10 @@ static int annot_value(struct gs__yctx *c, int a, yaml_node_t *v, struct gs_scn_
         return gs__scn_dur(c, v, annot_keys[a], &p->arrival_us);
     case A_DURATION:
         return gs__scn_dur(c, v, annot_keys[a], &p->duration_us);
+    case A_SAME_CARD: {
+        static const char *const no_yes[] = {"false", "true"};
+        return gs__scn_enum(c, v, annot_keys[a], no_yes, 2, &p->same_card);
+    }
     default:
         return util_pct(c, v, &p->util_pct);
     }

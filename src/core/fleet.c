@@ -27,6 +27,7 @@ struct slot {
     int32_t pod, tenant, group;
     int32_t overcommit;  /* shared pods: their compute cap; 0 for exclusive ones */
     int32_t max_clients; /* shared pods: their client cap, 0 = none */
+    int32_t units;       /* clients it is on each of its cards */
     uint32_t mask;
     int hard;
     int64_t cpu_milli, memory_mib;
@@ -495,10 +496,16 @@ static uint8_t slice_mode(const struct gs_fit *r)
     return r->timeslice ? GS_CARD_TIMESLICED : GS_CARD_SHARED;
 }
 
-/* Memory a slice of @r takes on a card of @nd: as declared, else a replica's even part. */
+/* Clients a pod of @r is on each of its cards. */
+static int32_t units_of(const struct gs_fit *r)
+{
+    return r->units > 1 ? r->units : 1;
+}
+
+/* Memory a slice of @r takes on a card of @nd: as declared, else its replicas' even part. */
 static int64_t slice_mem(const struct fnode *nd, const struct card *c, const struct gs_fit *r)
 {
-    return r->mem_mib > 0 || !r->timeslice ? r->mem_mib : c->mem_mib / nd->replicas;
+    return r->mem_mib > 0 || !r->timeslice ? r->mem_mib : c->mem_mib / nd->replicas * units_of(r);
 }
 
 /*
@@ -514,12 +521,12 @@ static enum gs_fit_reason slice_fits(const struct gs_fleet *f, const struct fnod
     if (c->mem_mib - c->mem_used < slice_mem(nd, c, r))
         return GS_FIT_GPUMEM;
     if (r->timeslice)
-        return c->clients < nd->replicas ? GS_FIT_OK : GS_FIT_GPU;
+        return c->clients + units_of(r) <= nd->replicas ? GS_FIT_OK : GS_FIT_GPU;
     int32_t cap = c->mode == GS_CARD_SHARED && c->cap < r->overcommit ? c->cap : r->overcommit;
     if (c->compute + r->compute > cap)
         return GS_FIT_GPUCORES;
     int32_t most = clients_cap(c->mode == GS_CARD_SHARED ? c->max_clients : 0, r->max_clients);
-    if (c->clients >= (most ? most : GS_CARD_CLIENTS_MAX))
+    if (c->clients + units_of(r) > (most ? most : GS_CARD_CLIENTS_MAX))
         return GS_FIT_GPU;
     return GS_FIT_OK;
 }
@@ -667,7 +674,7 @@ int gs_fleet_fits_without(const struct gs_fleet *f, size_t node, const struct gs
         mem += sl->memory_mib;
         hard -= sl->hard;
         for (int g = 0; g < nd->ngpu; g++)
-            left[g] -= (sl->mask >> g) & 1u;
+            left[g] -= ((sl->mask >> g) & 1u) * sl->units;
     }
     uint32_t free = 0;
     for (int g = 0; g < nd->ngpu; g++) {
@@ -736,7 +743,7 @@ static void slice_apply(struct fnode *nd, struct card *c, const struct gs_fit *r
     }
     c->compute += sign * r->compute;
     c->mem_used += sign * slice_mem(nd, c, r);
-    c->clients += sign;
+    c->clients += sign * units_of(r);
     if (c->clients == 0) {
         c->mode = GS_CARD_FREE;
         c->cap = c->max_clients = 0;
@@ -846,6 +853,7 @@ int gs_fleet_commit(struct gs_fleet *f, size_t node, const struct gs_fit *r, uin
                                           .group = r->group,
                                           .overcommit = shared ? r->overcommit : 0,
                                           .max_clients = shared ? r->max_clients : 0,
+                                          .units = r->whole || r->mig ? 1 : units_of(r),
                                           .mask = mask,
                                           .hard = r->hard,
                                           .cpu_milli = r->cpu_milli,

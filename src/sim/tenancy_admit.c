@@ -315,6 +315,21 @@ static const struct gs_vgpu_class_spec *vgpu_class(const struct gs_scenario *s,
 }
 
 /*
+ * A pod asking its N slices or replicas on one card (gpusched.io/same-card) is one slice of N
+ * times the share and memory, counted as N clients there.
+ */
+static void on_one_card(struct rpod *p)
+{
+    struct gs_fit *f = &p->fit;
+    if (!p->sp->same_card || f->ncards < 2)
+        return;
+    f->units = f->ncards;
+    f->compute *= f->ncards;
+    f->mem_mib *= f->ncards;
+    f->ncards = 1;
+}
+
+/*
  * Time-slice replicas (nvidia.com/gpu.shared: N): N replicas on distinct time-sliced cards of
  * nodes that offer replicas, each charged its declared nvidia.com/gpumem (else the card's memory
  * over its replicas) and asking nvidia.com/gpucores of the card's time (else all of it).
@@ -334,7 +349,7 @@ static int timeslice_demand(struct gs_tsim *t, struct rpod *p, const struct gs_s
         most = tp->gpus > most ? tp->gpus : most;
         large = m->memory_mib > large ? m->memory_mib : large;
     }
-    if (c->gpu_shared > most) {
+    if (most == 0 || (c->gpu_shared > most && !p->sp->same_card)) {
         gs__say(why, size,
                 "nvidia.com/gpu.shared %lld: no node this pod may use offers that many cards "
                 "with time-slice replicas (Cluster nodeTemplates timeSlicing.replicas)",
@@ -362,6 +377,7 @@ static int timeslice_demand(struct gs_tsim *t, struct rpod *p, const struct gs_s
     p->milli = f->ncards * f->compute;
     p->gpus = 0; /* a ResourceQuota on nvidia.com/gpu does not count nvidia.com/gpu.shared */
     p->gpumem_mib = f->ncards * f->mem_mib;
+    on_one_card(p);
     return 0;
 }
 
@@ -387,7 +403,8 @@ static int demand(struct gs_tsim *t, struct rpod *p, const struct gs_step_profil
         return -1;
     }
     struct card_bounds b = bounds_of(t, p->sp->model_mask);
-    if (c.gpu > b.most_gpus) {
+    int one_card = sp->same_card && (c.gpumem_mib != GS_UNSET || c.gpucores != GS_UNSET);
+    if (c.gpu > b.most_gpus && !one_card) {
         gs__say(why, size, "nvidia.com/gpu %lld: the largest node this pod may use has %d GPUs",
                 (long long)c.gpu, b.most_gpus);
         return -1;
@@ -460,6 +477,7 @@ static int demand(struct gs_tsim *t, struct rpod *p, const struct gs_step_profil
     f->max_clients = !vc ? 0 : vc->shareable ? vc->max_clients : 1;
     p->milli = c.gpu * f->compute;
     p->gpumem_mib = c.gpu * f->mem_mib;
+    on_one_card(p);
     return 0;
 }
 
@@ -618,6 +636,8 @@ static uint64_t static_shape(const struct rpod *p)
         h = (h ^ (unsigned char)*c) * 1099511628211ULL;
     if (f->max_clients) /* only then: pods without a cap keep the shapes they always had */
         h = (h ^ (uint64_t)f->max_clients) * 1099511628211ULL;
+    if (f->units > 1 || f->timeslice)
+        h = (h ^ (uint64_t)(f->units * 2 + f->timeslice)) * 1099511628211ULL;
     return h;
 }
 

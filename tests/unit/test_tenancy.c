@@ -1045,6 +1045,51 @@ static void test_mode_conversion(void **state)
     gs_scenario_free(s);
 }
 
+/*
+ * A pod may ask its slices or replicas on one card (gpusched.io/same-card: "true"): two 1 GiB
+ * slices on a one-card node run there as two clients, so with a class pod capping the card at
+ * three clients a further slice waits; without the annotation two slices need two cards and are
+ * refused on a one-card cluster. Two replicas on one card take two of its four replicas.
+ */
+static void test_same_card(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    int t1 = tmpl_of(s, "a30", 1, "A30");
+    s->templates[t1].timeslice_replicas = 4;
+    node(s, "n1", "az-1", t1);
+    vgpu_class(s, "three", 1024, 10, 3, 1);
+    slice_pod(s, "pair", 2, 1024, 0)->same_card = 1;
+    snprintf(pod(s, "ns", "capped", 0, 1, 3600)->vgpu_class, GS_SCN_NAME_MAX, "three");
+    slice_pod(s, "late", 1, 1024, 2);
+    slice_pod(s, "apart", 2, 1024, 3);
+    struct gs_tsim *t = run(s, GS_WAY_SHARING);
+    assert_int_equal(find(t, "pair")->gpu_mask, 1u);
+    assert_int_equal(find(t, "pair")->start_us, 0);
+    assert_int_equal(find(t, "capped")->start_us, 1 * S);
+    assert_int_equal(find(t, "late")->start_us, 3600 * S);
+    assert_int_equal(find(t, "apart")->state, GS_POD_REJECTED);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+
+    s = scn();
+    t1 = tmpl_of(s, "a30", 1, "A30");
+    s->templates[t1].timeslice_replicas = 4;
+    node(s, "n1", "az-1", t1);
+    replica_pod(s, "ns", "two", 2, 0, 0, 3600)->same_card = 1;
+    replica_pod(s, "ns", "r1", 1, 0, 0, 3600);
+    replica_pod(s, "ns", "r2", 1, 0, 0, 3600);
+    replica_pod(s, "ns", "r3", 1, 0, 1, 3600);
+    t = run(s, GS_WAY_SHARING);
+    assert_int_equal(find(t, "two")->start_us, 0);
+    assert_int_equal(find(t, "r2")->start_us, 0);
+    assert_true(find(t, "r3")->start_us > 0); /* four replicas taken */
+    /* 4000 milli asked of the card ("two" asks 2000), a quarter of each met: its hour takes 4 */
+    assert_int_equal(find(t, "two")->end_us, 4 * 3600 * S);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
 /* Every card's mode agrees with the kinds of the pods on it: one kind per card, one pod on a
  * card held whole, and a free card holds nobody. */
 static void assert_one_mode(const struct gs_fleet *f, const struct gs_fit *fits,
@@ -1251,6 +1296,7 @@ int main(void)
         cmocka_unit_test(test_timeslice_distinct),
         cmocka_unit_test(test_timeslice_weighted),
         cmocka_unit_test(test_mode_conversion),
+        cmocka_unit_test(test_same_card),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
