@@ -184,7 +184,7 @@ struct gs_tsim {
     /* Time slicing: per tenant, milli-GPU x microseconds asked, entitled and received. */
     gs_i128 *ts_asked, *ts_entitled, *ts_received;
     int ts_used;                   /* some pod ran time-sliced */
-    struct card_shares *ts_shares; /* scratch of tenancy_slice.c */
+    struct card_shares *ts_shares; /* scratch of tenancy_slice.c, one per card of a node */
     struct gs_tsim_summary sum;
     struct gs_tsim_work work;
     struct gs_tsim_pod *out;

@@ -117,8 +117,12 @@ void gs__tsim_slice_close(struct gs_tsim *t, int32_t pod)
         u->share_milli = 1;
 }
 
-/* The new speed, entitlement and completion of time-sliced pod @pod of @node. */
-static int retime_pod(struct gs_tsim *t, int32_t pod, size_t node, struct card_shares *cs)
+/*
+ * The new speed, entitlement and completion of time-sliced pod @pod of @node; @cs[g] holds card
+ * g's shares once bit g of *@done is set (each card is water-filled once per retime).
+ */
+static int retime_pod(struct gs_tsim *t, int32_t pod, size_t node, struct card_shares *cs,
+                      uint32_t *done)
 {
     struct rpod *p = &t->pods[pod];
     int64_t speed = PPM, entitled = 0;
@@ -126,8 +130,10 @@ static int retime_pod(struct gs_tsim *t, int32_t pod, size_t node, struct card_s
         if (!(p->mask & (1u << g)))
             continue;
         int64_t e;
-        card_shares(t, node, g, cs);
-        int64_t s = speed_on(cs, p, &e);
+        if (!(*done & (1u << g)))
+            card_shares(t, node, g, &cs[g]);
+        *done |= 1u << g;
+        int64_t s = speed_on(&cs[g], p, &e);
         speed = s < speed ? s : speed;
         entitled += e;
     }
@@ -144,15 +150,16 @@ static int retime_pod(struct gs_tsim *t, int32_t pod, size_t node, struct card_s
 
 int gs__tsim_slice_retime(struct gs_tsim *t, size_t node, uint32_t mask)
 {
-    if (!t->ts_shares && !(t->ts_shares = malloc(sizeof(*t->ts_shares))))
+    if (!t->ts_shares && !(t->ts_shares = calloc(GS_GPUS_MAX, sizeof(*t->ts_shares))))
         return -ENOMEM;
     size_t np = gs_fleet_pod_count(t->fleet, node);
+    uint32_t done = 0;
     int r = 0;
     for (size_t i = 0; i < np && r == 0; i++) {
         int32_t pod = gs_fleet_pod_at(t->fleet, node, i);
         const struct rpod *p = &t->pods[pod];
         if (p->fit.timeslice && (p->mask & mask))
-            r = retime_pod(t, pod, node, t->ts_shares);
+            r = retime_pod(t, pod, node, t->ts_shares, &done);
     }
     return r;
 }
