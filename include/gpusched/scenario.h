@@ -58,6 +58,9 @@ struct gs_tier_spec {
     int32_t overcommit_milli;    /* compute overcommit, 1000 = none; never applies to memory */
     enum gs_isolation isolation; /* exclusive | soft | hard (a node never shared across tenants) */
     int32_t max_skew;            /* GS_UNSET when not given */
+    int timeslice; /* timeSlicing: true: its pods' nvidia.com/gpu (whole cards, no gpumem or
+                      gpucores) are time-slice replicas, as on a node whose device plugin
+                      shares cards by time without renaming them */
     struct gs_scn_src src;
 };
 

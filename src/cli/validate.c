@@ -254,10 +254,11 @@ static void text_tiers(const struct gs_scenario *s, FILE *f)
             continue;
         }
         fprintf(f,
-                "  %-6s strategy %s, sharing %s, overcommit %s, isolation %s, maxSkew %s  (%s)\n",
+                "  %-6s strategy %s, sharing %s%s, overcommit %s, isolation %s, maxSkew %s  "
+                "(%s)\n",
                 gs_tier_name((enum gs_tier)t), strat[ts->strategy], ts->sharing ? "on" : "off",
-                milli(ts->overcommit_milli, a, sizeof(a)), iso[ts->isolation],
-                num(ts->max_skew, b, sizeof(b)), where(&ts->src, w, sizeof(w)));
+                ts->timeslice ? " (time slicing)" : "", milli(ts->overcommit_milli, a, sizeof(a)),
+                iso[ts->isolation], num(ts->max_skew, b, sizeof(b)), where(&ts->src, w, sizeof(w)));
     }
 }
 

@@ -415,6 +415,10 @@ static int demand(struct gs_tsim *t, struct rpod *p, const struct gs_step_profil
     int fractional = c.gpumem_mib != GS_UNSET || c.gpucores != GS_UNSET;
     int may_share = t->way != GS_WAY_EXCLUSIVE && (!ts || !ts->defined || ts->sharing) &&
                     (t->way != GS_WAY_FULL || !prof || prof->gpu_share);
+    if (may_share && ts && ts->defined && ts->timeslice && c.gpu > 0 && !fractional) {
+        c.gpu_shared = c.gpu; /* the tier hands out replicas for nvidia.com/gpu */
+        c.gpu = 0;
+    }
     if (c.gpu_shared > 0 && may_share)
         return timeslice_demand(t, p, &c, tier, why, size);
     if (c.gpu_shared > 0) { /* no sharing here: a replica is a whole card */

@@ -498,6 +498,9 @@ static const struct bad bads[] = {
      "  policy.yaml: |\n    scheduling:\n      nvlink:\n        strategy: colcate\n",
      -EINVAL, ":8:19: ", "strategy must be one of colocate, prefer-colocate, spread", 0},
     {"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: topology-gpu-policy}\ndata:\n"
+     "  policy.yaml: |\n    scheduling:\n      node:\n        timeSlicing: often\n",
+     -EINVAL, ":8:22: ", "timeSlicing must be true or false", 0},
+    {"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: topology-gpu-policy}\ndata:\n"
      "  policy.yaml: |\n    tenants:\n      t: {gpuCount: 1x}\n",
      -EINVAL, ":7:21: ", "tenants.t.gpuCount: \"1x\" is not a Kubernetes quantity", 0},
     {"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: topology-gpu-policy}\ndata:\n"

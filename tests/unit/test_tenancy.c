@@ -1090,6 +1090,44 @@ static void test_same_card(void **state)
     gs_scenario_free(s);
 }
 
+/*
+ * A tier may hand out time-slice replicas for plain nvidia.com/gpu (policy.yaml
+ * `timeSlicing: true`), as a node whose device plugin shares by time without renaming does: in
+ * the full way three one-GPU pods of that tier on a card of two replicas, two run at half speed
+ * and the third waits; in the sharing way, where tiers do not apply, they take whole cards.
+ */
+static void test_timeslice_tier(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    int t1 = tmpl_of(s, "a30", 1, "A30");
+    s->templates[t1].timeslice_replicas = 2;
+    node(s, "n1", "az-1", t1);
+    s->tiers[GS_TIER_NODE] = (struct gs_tier_spec){.defined = 1,
+                                                   .strategy = GS_STRATEGY_SPREAD,
+                                                   .sharing = 1,
+                                                   .overcommit_milli = 1000,
+                                                   .isolation = GS_ISOLATION_SOFT,
+                                                   .max_skew = GS_UNSET,
+                                                   .timeslice = 1};
+    for (int i = 0; i < 3; i++) {
+        char n[16];
+        snprintf(n, sizeof(n), "p%d", i);
+        pod(s, "ns", n, 1, 0, 3600)->tier = GS_TIER_NODE;
+    }
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    assert_int_equal(find(t, "p0")->end_us, 7200 * S);
+    assert_int_equal(find(t, "p1")->end_us, 7200 * S);
+    assert_int_equal(find(t, "p2")->start_us, 7200 * S);
+    assert_int_equal(find(t, "p2")->end_us, 3 * 3600 * S);
+    gs_tsim_free(t);
+    t = run(s, GS_WAY_SHARING);
+    assert_int_equal(find(t, "p1")->start_us, 3600 * S);
+    assert_int_equal(find(t, "p2")->end_us, 3 * 3600 * S);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
 /* Every card's mode agrees with the kinds of the pods on it: one kind per card, one pod on a
  * card held whole, and a free card holds nobody. */
 static void assert_one_mode(const struct gs_fleet *f, const struct gs_fit *fits,
@@ -1297,6 +1335,7 @@ int main(void)
         cmocka_unit_test(test_timeslice_weighted),
         cmocka_unit_test(test_mode_conversion),
         cmocka_unit_test(test_same_card),
+        cmocka_unit_test(test_timeslice_tier),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
