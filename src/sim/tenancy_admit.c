@@ -382,6 +382,66 @@ static int timeslice_demand(struct gs_tsim *t, struct rpod *p, const struct gs_s
 }
 
 /* The device demand of a pod; -1 with @why when it can never be admitted. */
+/*
+ * A fractional request's share of a card: without gpucores, the compute share of its memory on
+ * the smallest card @b allows; without gpumem, the memory of its compute share. Its overcommit
+ * cap in the full way is its step profile's, else its tier's.
+ */
+static int slice_demand(struct gs_tsim *t, struct rpod *p, const struct gs_step_profile *prof,
+                        const struct gs_tier_spec *ts, const struct gs_scn_container *c,
+                        const struct card_bounds *b, char *why, size_t size)
+{
+    struct gs_fit *f = &p->fit;
+    int64_t card = b->small_mib;
+    if (c->gpumem_mib != GS_UNSET && c->gpumem_mib > b->large_mib) {
+        gs__say(why, size,
+                "nvidia.com/gpumem %lld MiB: more than the largest card this pod may use "
+                "has (%lld MiB)",
+                (long long)c->gpumem_mib, (long long)b->large_mib);
+        return -1;
+    }
+    if (card <= 0) {
+        gs__say(why, size, "no node has GPUs of the models this pod allows");
+        return -1;
+    }
+    int64_t cores =
+        c->gpucores != GS_UNSET ? c->gpucores * 10 : (c->gpumem_mib * 1000 + card - 1) / card;
+    f->compute = (int32_t)(cores < 1 ? 1 : cores > 1000 ? 1000 : cores);
+    f->mem_mib = c->gpumem_mib != GS_UNSET ? c->gpumem_mib : card * f->compute / 1000;
+    if (f->mem_mib < 1)
+        f->mem_mib = 1;
+    f->overcommit = 1000;
+    if (t->way == GS_WAY_FULL)
+        f->overcommit = prof                ? prof->overcommit_milli
+                        : ts && ts->defined ? ts->overcommit_milli
+                                            : 1000;
+    if (f->overcommit < 1000)
+        f->overcommit = 1000;
+    p->milli = c->gpu * f->compute;
+    p->gpumem_mib = c->gpu * f->mem_mib;
+    return 0;
+}
+
+/*
+ * Time-slice replicas as the pod or its tier asks for them (a tier with timeSlicing turns plain
+ * nvidia.com/gpu into replicas); where nothing may be shared a replica is a whole card.
+ * Return: 1 when @c asks for replicas that may be given, else 0 (@c rewritten as cards).
+ */
+static int wants_replicas(struct gs_scn_container *c, const struct gs_tier_spec *ts, int may_share)
+{
+    int fractional = c->gpumem_mib != GS_UNSET || c->gpucores != GS_UNSET;
+    if (may_share && ts && ts->defined && ts->timeslice && c->gpu > 0 && !fractional) {
+        c->gpu_shared = c->gpu;
+        c->gpu = 0;
+    }
+    if (c->gpu_shared <= 0 || may_share)
+        return c->gpu_shared > 0;
+    c->gpu = c->gpu_shared;
+    c->gpumem_mib = c->gpucores = GS_UNSET;
+    return 0;
+}
+
+/* The device demand of a pod; -1 with @why when it can never be admitted. */
 static int demand(struct gs_tsim *t, struct rpod *p, const struct gs_step_profile *prof, char *why,
                   size_t size)
 {
@@ -402,35 +462,19 @@ static int demand(struct gs_tsim *t, struct rpod *p, const struct gs_step_profil
                 "replicas or cards, not both");
         return -1;
     }
-    struct card_bounds b = bounds_of(t, p->sp->model_mask);
-    int one_card = sp->same_card && (c.gpumem_mib != GS_UNSET || c.gpucores != GS_UNSET);
-    if (c.gpu > b.most_gpus && !one_card) {
-        gs__say(why, size, "nvidia.com/gpu %lld: the largest node this pod may use has %d GPUs",
-                (long long)c.gpu, b.most_gpus);
-        return -1;
-    }
     struct gs_fit *f = &p->fit;
     enum gs_tier tier = tier_of(t, sp, p->tenant);
     const struct gs_tier_spec *ts = tier ? &t->s->tiers[tier] : NULL;
-    int fractional = c.gpumem_mib != GS_UNSET || c.gpucores != GS_UNSET;
     int may_share = t->way != GS_WAY_EXCLUSIVE && (!ts || !ts->defined || ts->sharing) &&
                     (t->way != GS_WAY_FULL || !prof || prof->gpu_share);
-    if (may_share && ts && ts->defined && ts->timeslice && c.gpu > 0 && !fractional) {
-        c.gpu_shared = c.gpu; /* the tier hands out replicas for nvidia.com/gpu */
-        c.gpu = 0;
-    }
-    if (c.gpu_shared > 0 && may_share)
+    if (wants_replicas(&c, ts, may_share))
         return timeslice_demand(t, p, &c, tier, why, size);
-    if (c.gpu_shared > 0) { /* no sharing here: a replica is a whole card */
-        c.gpu = c.gpu_shared;
-        c.gpumem_mib = c.gpucores = GS_UNSET;
-        if (c.gpu > b.most_gpus) {
-            gs__say(why, size,
-                    "nvidia.com/gpu.shared %lld: the largest node this pod may use "
-                    "has %d GPUs",
-                    (long long)c.gpu, b.most_gpus);
-            return -1;
-        }
+    struct card_bounds b = bounds_of(t, p->sp->model_mask);
+    int fractional = c.gpumem_mib != GS_UNSET || c.gpucores != GS_UNSET;
+    if (c.gpu > b.most_gpus && !(sp->same_card && fractional)) {
+        gs__say(why, size, "nvidia.com/gpu %lld: the largest node this pod may use has %d GPUs",
+                (long long)c.gpu, b.most_gpus);
+        return -1;
     }
     f->ncards = (int)c.gpu;
     f->whole = !(fractional && may_share);
@@ -453,34 +497,9 @@ static int demand(struct gs_tsim *t, struct rpod *p, const struct gs_step_profil
         p->gpumem_mib = c.gpu * or_default(c.gpumem_mib, 0);
         return 0;
     }
-    int64_t card = b.small_mib;
-    if (c.gpumem_mib != GS_UNSET && c.gpumem_mib > b.large_mib) {
-        gs__say(why, size,
-                "nvidia.com/gpumem %lld MiB: more than the largest card this pod may use "
-                "has (%lld MiB)",
-                (long long)c.gpumem_mib, (long long)b.large_mib);
+    if (slice_demand(t, p, prof, ts, &c, &b, why, size))
         return -1;
-    }
-    if (card <= 0) {
-        gs__say(why, size, "no node has GPUs of the models this pod allows");
-        return -1;
-    }
-    int64_t cores =
-        c.gpucores != GS_UNSET ? c.gpucores * 10 : (c.gpumem_mib * 1000 + card - 1) / card;
-    f->compute = (int32_t)(cores < 1 ? 1 : cores > 1000 ? 1000 : cores);
-    f->mem_mib = c.gpumem_mib != GS_UNSET ? c.gpumem_mib : card * f->compute / 1000;
-    if (f->mem_mib < 1)
-        f->mem_mib = 1;
-    f->overcommit = 1000;
-    if (t->way == GS_WAY_FULL)
-        f->overcommit = prof                ? prof->overcommit_milli
-                        : ts && ts->defined ? ts->overcommit_milli
-                                            : 1000;
-    if (f->overcommit < 1000)
-        f->overcommit = 1000;
     f->max_clients = !vc ? 0 : vc->shareable ? vc->max_clients : 1;
-    p->milli = c.gpu * f->compute;
-    p->gpumem_mib = c.gpu * f->mem_mib;
     on_one_card(p);
     return 0;
 }
