@@ -73,7 +73,8 @@ struct gs_tsim_use {
     int whole;
     int timeslice;       /* time-slice replicas: share_milli is the card's time each received on
                             average over the use, rounded up (what billing meters) */
-    int32_t share_milli; /* per card: 1000 when whole */
+    int32_t share_milli; /* per card (per slice or replica): 1000 when whole */
+    int32_t units;       /* slices or replicas on each card (gpusched.io/same-card), else 1 */
     int64_t start_us, end_us;
     const char *mig; /* MIG profile of the instance held, NULL when none */
     int32_t mig_start;

@@ -99,16 +99,19 @@ static int use_open(struct gs_tsim *t, int32_t pod)
         t->capuses = cap;
     }
     const struct rpod *p = &t->pods[pod];
-    t->uses[t->nuses] = (struct gs_tsim_use){.pod = pod,
-                                             .node = p->node,
-                                             .gpu_mask = p->mask,
-                                             .whole = p->fit.whole,
-                                             .timeslice = p->fit.timeslice,
-                                             .share_milli = p->fit.whole ? 1000 : p->fit.compute,
-                                             .start_us = t->now,
-                                             .end_us = -1,
-                                             .mig = p->fit.mig,
-                                             .mig_start = p->fit.mig_start};
+    int32_t units = p->fit.units > 1 ? p->fit.units : 1;
+    t->uses[t->nuses] =
+        (struct gs_tsim_use){.pod = pod,
+                             .node = p->node,
+                             .gpu_mask = p->mask,
+                             .whole = p->fit.whole,
+                             .timeslice = p->fit.timeslice,
+                             .share_milli = p->fit.whole ? 1000 : p->fit.compute / units,
+                             .units = units,
+                             .start_us = t->now,
+                             .end_us = -1,
+                             .mig = p->fit.mig,
+                             .mig_start = p->fit.mig_start};
     t->pods[pod].use = (int32_t)t->nuses++;
     return 0;
 }

@@ -43,8 +43,8 @@ static json_t *uses_of(const struct gs_tsim *t, size_t pod, const size_t *first,
                                            : x->timeslice ? "timeslice"
                                                           : "shared",
                                            "model", model_name(t, x->node), "profile", x->mig,
-                                           "cards", __builtin_popcount(x->gpu_mask), "share_milli",
-                                           x->mig ? 1000 : x->share_milli, "start_s",
+                                           "cards", __builtin_popcount(x->gpu_mask) * x->units,
+                                           "share_milli", x->mig ? 1000 : x->share_milli, "start_s",
                                            SEC(x->start_us), "end_s", SEC(x->end_us)));
     }
     return a;

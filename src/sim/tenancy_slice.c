@@ -112,7 +112,7 @@ void gs__tsim_slice_close(struct gs_tsim *t, int32_t pod)
     struct gs_tsim_use *u = &t->uses[p->use];
     int64_t held = t->now - u->start_us;
     if (held > 0)
-        u->share_milli = (int32_t)((p->ts_got + held - 1) / held);
+        u->share_milli = (int32_t)((p->ts_got + held * u->units - 1) / (held * u->units));
     if (u->share_milli < 1)
         u->share_milli = 1;
 }

@@ -1069,6 +1069,11 @@ static void test_same_card(void **state)
     assert_int_equal(find(t, "capped")->start_us, 1 * S);
     assert_int_equal(find(t, "late")->start_us, 3600 * S);
     assert_int_equal(find(t, "apart")->state, GS_POD_REJECTED);
+    /* metered as the two slices they are: 2 x 1024/24576 of the card, 42 milli each */
+    const struct gs_tsim_use *u = gs_tsim_use(t, 0);
+    assert_string_equal(gs_tsim_pod(t, (size_t)u->pod)->name, "pair");
+    assert_int_equal(u->units, 2);
+    assert_int_equal(u->share_milli, 42);
     gs_tsim_free(t);
     gs_scenario_free(s);
 
