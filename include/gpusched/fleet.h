@@ -2,12 +2,25 @@
  * gpusched — the device-level state of a cluster for multi-tenant scheduling: every card's mode,
  * memory and compute share, every node's host resources and the pods on it.
  *
- * A card is in exactly one mode: free, exclusive (one pod holds it whole) or shared (fractions:
- * memory MiB, compute milli and a client count). A card leaves a mode only when empty. GPU memory
- * is never overcommitted; compute may be, up to the overcommit ratio of the tier or profile: a
- * shared card's cap is the smallest ratio of the pods on it, so admitting a pod never breaks a
- * promise made to a pod already there, and the card's state depends only on who is on it (a
- * release followed by the same commit restores it exactly).
+ * A card is in exactly one mode: free, exclusive (one pod holds it whole), shared (fractions:
+ * memory MiB, compute milli and a client count), MIG or time-sliced. A card leaves a mode only when
+ * empty. GPU memory is never overcommitted; compute may be, up to the overcommit ratio of the tier
+ * or profile: a shared card's cap is the smallest ratio of the pods on it, so admitting a pod never
+ * breaks a promise made to a pod already there, and the card's state depends only on who is on it
+ * (a release followed by the same commit restores it exactly). Clients work the same way: a shared
+ * card holds at most the smallest max_clients of its pods (a VirtualGPUClass's maxClients), and
+ * never more than GS_CARD_CLIENTS_MAX. A shared slice goes only to a free or shared card, a
+ * time-slice replica to a free or time-sliced one, a whole card only to a free one, a MIG instance
+ * only to a free or MIG card: a card is never offered in two modes at once.
+ *
+ * Time slicing: a card of a node whose template offers replicas (timeSlicing.replicas) turns to
+ * time-sliced mode with its first replica and back to free with its last; it holds at most that
+ * many replicas. Memory is charged as declared (a replica that declares none is charged the card's
+ * memory / replicas) and never overcommitted; compute is not capped: the pods share the card's
+ * time, so the card's compute sum may pass 1000 (gs_fleet_card_compute()).
+ *
+ * Conversion: an empty card keeps the mode it last had unless conversion is on and it has held
+ * that mode for the hold time (gs_fleet_set_modes()); each change of mode counts.
  *
  * MIG: a card of a model with a MIG geometry (gpusched/mig.h) turns to MIG mode when its first
  * instance is created and back to free when its last one goes; a card with live instances is
@@ -31,7 +44,13 @@
 struct gs_diag;
 struct gs_fleet;
 
-enum gs_card_mode { GS_CARD_FREE = 0, GS_CARD_EXCLUSIVE, GS_CARD_SHARED, GS_CARD_MIG };
+enum gs_card_mode {
+    GS_CARD_FREE = 0,
+    GS_CARD_EXCLUSIVE,
+    GS_CARD_SHARED,
+    GS_CARD_MIG,
+    GS_CARD_TIMESLICED
+};
 
 /* What one pod asks of one node. */
 struct gs_fit {
@@ -40,7 +59,7 @@ struct gs_fit {
     int32_t compute;      /* shared: compute share per card, milli (1..1000) */
     int64_t mem_mib;      /* shared: GPU memory per card, MiB (>= 1) */
     int32_t overcommit;   /* shared: compute cap of a card this pod may join, milli (>= 1000) */
-    int32_t max_clients;  /* shared: pods a card may hold, 0 = no cap */
+    int32_t max_clients;  /* shared: pods a card may hold while this one is there, 0 = no cap */
     uint32_t model_mask;  /* allowed catalog models, 0 = any */
     int64_t cpu_milli;    /* host CPU */
     int64_t memory_mib;   /* host memory */
@@ -51,6 +70,9 @@ struct gs_fit {
     uint32_t nvlink_only; /* nvlink tier: bit g set = only NVLink group g (a gang kept together) */
     const char *mig;      /* a MIG instance of this profile ("2g.20gb") on one card, or NULL */
     int mig_start;        /* commit: the instance's first memory slice (a fit's choice) */
+    int timeslice;        /* 1: time-slice replicas (not @whole) */
+    int32_t units;        /* slices, replicas: clients it is on each card (0 or 1: one); a pod
+                             asking N on one card is one slice of N x the share and N units */
 };
 
 /* Why a pod does not fit a node, in kube-scheduler's words (gs_fit_reason_text()). */
@@ -160,6 +182,24 @@ int gs_fleet_fits_without(const struct gs_fleet *f, size_t node, const struct gs
  * array of GS_GPUS_MAX, filled). Return: the largest count.
  */
 int gs_fleet_nvlink_free(const struct gs_fleet *f, size_t node, int free_in[GS_GPUS_MAX]);
+
+/*
+ * gs_fleet_set_modes() - whether an empty card may change mode (@convert 1) and after how long in
+ * its mode (@hold_us >= 0, microseconds since it took it). With @convert 0 a card keeps the first
+ * mode it takes. Default: 1 and 0, any empty card takes any mode.
+ * gs_fleet_set_now() - the clock those hold times are read against, microseconds.
+ * gs_fleet_conversions() - empty cards that took a mode other than their last one so far; a mode
+ * taken and left again in the same instant by the same pod (an attempt undone) does not count.
+ */
+void gs_fleet_set_modes(struct gs_fleet *f, int convert, int64_t hold_us);
+void gs_fleet_set_now(struct gs_fleet *f, int64_t now_us);
+int64_t gs_fleet_conversions(const struct gs_fleet *f);
+/* gs_fleet_next_convertible() - the earliest time after now the hold of an empty card of @node
+ * ends, or INT64_MAX (none, or no hold). O(cards of the node). */
+int64_t gs_fleet_next_convertible(const struct gs_fleet *f, size_t node);
+
+/* gs_fleet_node_replicas() - time-slice replicas per card of @node, 0 when it offers none. */
+int32_t gs_fleet_node_replicas(const struct gs_fleet *f, size_t node);
 
 /* gs_fleet_node_nvlink_max() - the largest NVLink group of @node, in cards (0 when none). */
 int gs_fleet_node_nvlink_max(const struct gs_fleet *f, size_t node);

@@ -58,6 +58,9 @@ struct gs_tier_spec {
     int32_t overcommit_milli;    /* compute overcommit, 1000 = none; never applies to memory */
     enum gs_isolation isolation; /* exclusive | soft | hard (a node never shared across tenants) */
     int32_t max_skew;            /* GS_UNSET when not given */
+    int timeslice; /* timeSlicing: true: its pods' nvidia.com/gpu (whole cards, no gpumem or
+                      gpucores) are time-slice replicas, as on a node whose device plugin
+                      shares cards by time without renaming them */
     struct gs_scn_src src;
 };
 
@@ -143,6 +146,24 @@ struct gs_podgroup_spec {
     struct gs_scn_src src;
 };
 
+/*
+ * A VirtualGPUClass (seed 000 §2.3): a slice of one card that pods ask for by name (annotation
+ * gpusched.io/vgpu-class). Memory is charged on the card and never overcommitted; @cores is the
+ * percent of the card's compute the slice is entitled to (overcommitted only as far as the tier
+ * or step profile allows); a card never holds more than @max_clients pods while one of this
+ * class is on it. @shareable 0: the slice takes a card alone (@max_clients is then 1).
+ */
+struct gs_vgpu_class_spec {
+    char name[GS_SCN_NAME_MAX];
+    int64_t memory_mib;  /* >= 1; the seed's "2gb" is 2048 MiB (vGPU profile sizes are binary) */
+    int32_t cores_pct;   /* 1..100 */
+    int32_t max_clients; /* 1..GS_CARD_CLIENTS_MAX */
+    int shareable;       /* isShareable, default true */
+    struct gs_scn_src src;
+};
+
+#define GS_CARD_CLIENTS_MAX 1024 /* pods on one card, the largest maxClients or replicas taken */
+
 /* A PriorityClass (scheduling.k8s.io/v1). */
 struct gs_priority_class_spec {
     char name[GS_SCN_NAME_MAX];
@@ -182,6 +203,8 @@ struct gs_node_template {
     int64_t cpu_milli, memory_mib;     /* GS_UNSET when omitted: host resources do not constrain */
     uint8_t pcie_domain[GS_GPUS_MAX];  /* per GPU */
     uint8_t nvlink_group[GS_GPUS_MAX]; /* per GPU, GS_NO_GROUP = none */
+    int32_t timeslice_replicas;        /* timeSlicing.replicas: time-slice replicas a card of it
+                                          offers (NVIDIA device plugin), 0 = none */
     struct gs_scn_src src;
 };
 
@@ -200,6 +223,7 @@ struct gs_scn_container {
     int64_t cpu_milli;
     int64_t memory_mib;
     char mig_profile[16]; /* from nvidia.com/mig-<profile>: 1, "" when none */
+    int64_t gpu_shared;   /* nvidia.com/gpu.shared: time-slice replicas, on as many cards; 0 none */
 };
 
 /* A pod of the workload. */
@@ -216,7 +240,9 @@ struct gs_scn_pod {
     int64_t arrival_us;                   /* sim.gpusched.io/arrival, 0 when absent */
     int64_t duration_us;                  /* sim.gpusched.io/duration, GS_UNSET = runs forever */
     int32_t util_pct;                     /* sim.gpusched.io/gpu-util, GS_UNSET = 100 */
-    uint32_t model_mask;                  /* allowed GPU models (node selector), 0 = any */
+    int same_card; /* annotation gpusched.io/same-card: "true": its N slices or replicas on one
+                      card (default: N different cards) */
+    uint32_t model_mask; /* allowed GPU models (node selector), 0 = any */
     struct gs_scn_container containers[GS_SCN_CONTAINERS];
     int ncontainers;
     struct gs_scn_src src;
@@ -228,6 +254,11 @@ struct gs_sim_spec {
     char compare[4][16]; /* ways to compare: "exclusive", "sharing", "full" */
     int ncompare;
     int64_t horizon_us; /* GS_UNSET = until the last pod ends */
+    /* cardModes: {convert: BOOL, minHold: DURATION}: whether an empty card may change mode to
+     * follow demand, and how long it keeps a mode first (gs_fleet_set_modes()). */
+    int modes_defined;   /* cardModes given: reports then count conversions */
+    int convert;         /* default 1 */
+    int64_t min_hold_us; /* default 0 */
 };
 
 struct gs_scenario {
@@ -246,6 +277,8 @@ struct gs_scenario {
     size_t nrquotas;
     struct gs_limit_range_spec *limit_ranges;
     size_t nlimit_ranges;
+    struct gs_vgpu_class_spec *vgpu_classes;
+    size_t nvgpu_classes;
     struct gs_node_template *templates;
     size_t ntemplates;
     struct gs_scn_node *nodes;
@@ -268,18 +301,21 @@ void gs_scenario_free(struct gs_scenario *s);
  * gs_scenario_load() - add the documents of YAML file @path ("-" = standard input) to @s.
  * Kinds understood: Cluster, Simulation, Pod, GPUQuota, ConfigMap (topology-gpu-policy's
  * policy.yaml, kubeflow-gpu-profiles' profiles.yaml; other ConfigMaps are reported and kept out),
- * Queue, PodGroup, PriorityClass, ResourceQuota, LimitRange, KubeSchedulerConfiguration (noted;
- * load it with gs_config_load_kubesched()), and the kinds later modules own (GpuClusterPolicy,
- * VirtualGPUClass, PrometheusRule, ServiceMonitor: accepted, reported as not interpreted here).
+ * Queue, PodGroup, PriorityClass, ResourceQuota, LimitRange, VirtualGPUClass,
+ * KubeSchedulerConfiguration (noted; load it with gs_config_load_kubesched()), and the kinds later
+ * modules own (GpuClusterPolicy, PrometheusRule, ServiceMonitor: accepted, reported as not
+ * interpreted here).
  * A List (`kubectl get pods -o yaml`) is read item by item. Unknown fields, kinds and ConfigMaps
  * are warned about with file:line:col; wrong types and bad values are errors.
  * Values: Kubernetes quantities are parsed exactly (no floats): cpu to milli-CPU and memory to
  * MiB rounded up as Kubernetes rounds, GPUs (nvidia.com/gpu, quotas, ratios) exactly or refused;
  * durations ("90s", "1.5h", "1h30m", "2d", also "ms", "us") exactly in microseconds. Extended
  * resources must have requests == limits when both are given; cpu and memory take the request,
- * else the limit. In a ResourceQuota `requests.nvidia.com/gpu` and `nvidia.com/gpu` are one quota
- * (both given and different: the tighter, with a warning); `limits.nvidia.com/gpu` is ignored with
- * a warning, as Kubernetes does not enforce it.
+ * else the limit. nvidia.com/gpu.shared counts time-slice replicas (node templates offer them with
+ * timeSlicing: {replicas: N}); a container gives it or nvidia.com/gpu, not both. In a
+ * ResourceQuota `requests.nvidia.com/gpu` and `nvidia.com/gpu` are one quota (both given and
+ * different: the tighter, with a warning); `limits.nvidia.com/gpu` is ignored with a warning, as
+ * Kubernetes does not enforce it.
  * Limits: a file of at most 1 GiB; a document of at most 8 Mi YAML nodes, nested at most 64
  * deep; the counts of scenario.h (GS_SCN_PODS_MAX, GS_SCN_RECORDS_MAX, GS_NODES_MAX, ...).
  * @d: error text, and each warning through @d->warn. May be NULL.
@@ -302,7 +338,9 @@ int gs_scenario_load(struct gs_scenario *s, const char *path, struct gs_diag *d)
  * changes nothing more (warnings are given again).
  * Return: 0; -EINVAL with @d naming the record (file:line:col) and the missing name (a namespace
  * of two tenants, an undefined node template, a pod's undefined PodGroup, step profile,
- * PriorityClass other than system-*-critical, or Queue other than "default"); -E2BIG; -ENOMEM.
+ * VirtualGPUClass, PriorityClass other than system-*-critical, or Queue other than "default"; a
+ * pod that names a VirtualGPUClass and also gives nvidia.com/gpumem or nvidia.com/gpucores);
+ * -E2BIG; -ENOMEM.
  * Complexity: O(records) expected.
  */
 int gs_scenario_resolve(struct gs_scenario *s, struct gs_diag *d);

@@ -8,11 +8,15 @@
  * scenario is run:
  *   exclusive  whole exclusive cards only (a fractional request takes whole cards); no tiers,
  *              no GPUQuota, no gangs, no preemption — a device-plugin cluster;
- *   sharing    fractions of cards (memory MiB + compute share), otherwise as exclusive;
+ *   sharing    fractions of cards (memory MiB + compute share, vGPU classes) and time-slice
+ *              replicas, otherwise as exclusive;
  *   full       sharing, the four topology tiers, GPUQuota, queues with deserved shares and
  *              reclaim, gangs (all-or-nothing), priority preemption and backfill with a
  *              reservation for the head of the queue.
  * Namespace ResourceQuota and LimitRange are Kubernetes admission and apply in every way.
+ * Time-sliced cards share their time by weighted water-filling over the tenant queues on them
+ * (src/sim/tenancy_slice.c): a pod there runs at what it gets over what it asks, so its end
+ * stretches, and is recomputed whenever the pods on its cards change.
  * Determinism: same scenario, same way, same result, byte for byte (no randomness is used; every
  * tie goes to the lowest index).
  * Thread safety: a run touches only its own state; runs may go on in parallel threads.
@@ -67,7 +71,10 @@ struct gs_tsim_use {
     int32_t node;
     uint32_t gpu_mask;
     int whole;
-    int32_t share_milli; /* per card: 1000 when whole */
+    int timeslice;       /* time-slice replicas: share_milli is the card's time each received on
+                            average over the use, rounded up (what billing meters) */
+    int32_t share_milli; /* per card (per slice or replica): 1000 when whole */
+    int32_t units;       /* slices or replicas on each card (gpusched.io/same-card), else 1 */
     int64_t start_us, end_us;
     const char *mig; /* MIG profile of the instance held, NULL when none */
     int32_t mig_start;
@@ -86,6 +93,10 @@ struct gs_tsim_tenant {
     int64_t busy_milli_s; /* modelled busy milli-GPU x seconds */
     struct gs_tsim_waits wait;
     int64_t entitlement_milli; /* GPUQuota total over its models, 0 when it has none */
+    /* On time-sliced cards, milli-GPU x seconds: what its pods asked (nvidia.com/gpucores, else
+     * whole cards) while they ran, what weighted round-robin over the tenant queues on each card
+     * entitled it to (its queue's weight over theirs), and what it received. */
+    int64_t ts_asked_milli_s, ts_entitled_milli_s, ts_received_milli_s;
 };
 
 /* Per-queue totals. */
@@ -114,6 +125,9 @@ struct gs_tsim_summary {
     int64_t reclaims;    /* evictions by queue reclaim */
     int32_t jain_milli;  /* Jain's index over tenants' allocation per entitlement */
     int64_t events;
+    int timeslice; /* some pod ran on a time-sliced card (reports then show the tenants' time) */
+    int modes;     /* the scenario configures card modes (reports then show conversions) */
+    int64_t conversions; /* empty cards that changed mode (gs_fleet_conversions()) */
 };
 
 /* What a run cost the scheduler, in work done rather than seconds: for benchmarks. */

@@ -235,6 +235,8 @@ static void text_cluster(const struct gs_scenario *s, const struct derived *dv, 
         for (int g = 0; g < t->gpus; g++)
             t->nvlink_group[g] == GS_NO_GROUP ? fprintf(f, " -")
                                               : fprintf(f, " %d", t->nvlink_group[g]);
+        if (t->timeslice_replicas > 0)
+            fprintf(f, "; time slicing %d replicas per GPU", t->timeslice_replicas);
         fprintf(f, "\n");
     }
 }
@@ -252,10 +254,11 @@ static void text_tiers(const struct gs_scenario *s, FILE *f)
             continue;
         }
         fprintf(f,
-                "  %-6s strategy %s, sharing %s, overcommit %s, isolation %s, maxSkew %s  (%s)\n",
+                "  %-6s strategy %s, sharing %s%s, overcommit %s, isolation %s, maxSkew %s  "
+                "(%s)\n",
                 gs_tier_name((enum gs_tier)t), strat[ts->strategy], ts->sharing ? "on" : "off",
-                milli(ts->overcommit_milli, a, sizeof(a)), iso[ts->isolation],
-                num(ts->max_skew, b, sizeof(b)), where(&ts->src, w, sizeof(w)));
+                ts->timeslice ? " (time slicing)" : "", milli(ts->overcommit_milli, a, sizeof(a)),
+                iso[ts->isolation], num(ts->max_skew, b, sizeof(b)), where(&ts->src, w, sizeof(w)));
     }
 }
 
@@ -365,6 +368,13 @@ static void text_rquotas(const struct gs_scenario *s, FILE *f)
                 num(r->default_memory_mib, h, sizeof(h)),
                 num(r->default_request_memory_mib, k2, sizeof(k2)), where(&r->src, w, sizeof(w)));
     }
+    fprintf(f, "vGPU classes:%s\n", s->nvgpu_classes ? "" : " none");
+    for (size_t i = 0; i < s->nvgpu_classes; i++) {
+        const struct gs_vgpu_class_spec *v = &s->vgpu_classes[i];
+        fprintf(f, "  %s  memory %lld MiB, cores %d %%, maxClients %d, shareable %s  (%s)\n",
+                v->name, (long long)v->memory_mib, v->cores_pct, v->max_clients,
+                v->shareable ? "yes" : "no", where(&v->src, w, sizeof(w)));
+    }
 }
 
 static void text_effective(const struct gs_scenario *s, const struct derived *dv, FILE *f)
@@ -384,14 +394,16 @@ static void text_effective(const struct gs_scenario *s, const struct derived *dv
     }
 }
 
-/* count_pods() - pods asking for GPUs (cards, shares or MIG) and pods in gangs. */
+/* count_pods() - pods asking for GPUs (cards, shares, vGPU slices, time-slice replicas or MIG)
+ * and pods in gangs. */
 static void count_pods(const struct gs_scenario *s, size_t *gpu, size_t *gang)
 {
     *gpu = *gang = 0;
     for (size_t i = 0; i < s->npods; i++) {
         *gang += *s->pods[i].group != 0;
         for (int k = 0; k < s->pods[i].ncontainers; k++)
-            if (s->pods[i].containers[k].gpu > 0 || *s->pods[i].containers[k].mig_profile) {
+            if (s->pods[i].containers[k].gpu > 0 || *s->pods[i].containers[k].mig_profile ||
+                s->pods[i].containers[k].gpu_shared > 0 || *s->pods[i].vgpu_class) {
                 ++*gpu;
                 break;
             }

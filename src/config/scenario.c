@@ -32,11 +32,12 @@ static const struct kind_entry {
     {"PriorityClass", "scheduling.k8s.io", gs__scn_priority_class},
     {"ResourceQuota", "", gs__scn_rquota},
     {"LimitRange", "", gs__scn_limit_range},
+    {"VirtualGPUClass", "gpu.example.com|gpusched.io", gs__scn_vgpu_class},
 };
 
 /* Kinds other modules own: accepted, and said to be not interpreted by the scenario. */
-static const char *const kinds_elsewhere[] = {"GpuClusterPolicy", "VirtualGPUClass",
-                                              "PrometheusRule", "ServiceMonitor"};
+static const char *const kinds_elsewhere[] = {"GpuClusterPolicy", "PrometheusRule",
+                                              "ServiceMonitor"};
 
 static const char *const tier_names[] = {"none", "nvlink", "pcie", "node", "az"};
 
@@ -63,6 +64,7 @@ int gs_scenario_new(struct gs_scenario **out)
         s->tiers[t].max_skew = GS_UNSET;
     }
     s->sim.horizon_us = GS_UNSET;
+    s->sim.convert = 1;
     *out = s;
     return 0;
 }
@@ -85,6 +87,7 @@ void gs_scenario_free(struct gs_scenario *s)
     free(s->priority_classes);
     free(s->rquotas);
     free(s->limit_ranges);
+    free(s->vgpu_classes);
     free(s->templates);
     free(s->nodes);
     free(s->pods);

@@ -25,9 +25,29 @@ static const char *const cluster_keys[] = {"apiVersion", "kind", "metadata", "sp
 enum { SP_TEMPLATES, SP_NODES };
 static const char *const spec_keys[] = {"nodeTemplates", "nodes"};
 
-enum { T_NAME, T_MODEL, T_GPUS, T_CPU, T_MEM, T_PCIE, T_NVLINK, T_TOPOFILE, T_COUNT };
-static const char *const tpl_keys[] = {"name",      "gpuModel",    "gpus",         "cpuMilli",
-                                       "memoryMiB", "pcieDomains", "nvlinkGroups", "topologyFile"};
+enum { T_NAME, T_MODEL, T_GPUS, T_CPU, T_MEM, T_PCIE, T_NVLINK, T_TOPOFILE, T_SLICING, T_COUNT };
+static const char *const tpl_keys[] = {"name",         "gpuModel",     "gpus",
+                                       "cpuMilli",     "memoryMiB",    "pcieDomains",
+                                       "nvlinkGroups", "topologyFile", "timeSlicing"};
+
+/*
+ * timeSlicing: {replicas: N} - what NVIDIA's device plugin config says per node with
+ * sharing.timeSlicing.resources: [{name: nvidia.com/gpu, replicas: N}]: each card of the template
+ * may be offered as N replicas (pods ask with nvidia.com/gpu.shared, the name the plugin gives
+ * them under renameByDefault).
+ */
+static int time_slicing(struct gs__yctx *c, yaml_node_t *n, struct gs_node_template *t)
+{
+    static const char *const keys[] = {"replicas"};
+    yaml_node_t *f[1] = {NULL};
+    int64_t v;
+    int rc = gs__yaml_each_field(c, n, keys, 1, "timeSlicing", gs__scn_keep, f);
+    if (!rc && !f[0])
+        rc = gs__yaml_err(c, n, "timeSlicing has no replicas");
+    if (!rc && !(rc = gs__scn_int(c, f[0], "timeSlicing.replicas", 1, GS_CARD_CLIENTS_MAX, &v)))
+        t->timeslice_replicas = (int32_t)v;
+    return rc;
+}
 
 enum { N_NAME, N_ZONE, N_TEMPLATE, N_COUNT };
 static const char *const node_keys[] = {"name", "zone", "template"};
@@ -162,6 +182,8 @@ static int read_template(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
         t.memory_mib = v;
     if (!rc)
         rc = topology(c, &f, &t);
+    if (!rc && f.f[T_SLICING])
+        rc = time_slicing(c, f.f[T_SLICING], &t);
     if (rc)
         return rc;
     return gs__scn_commit(c, cl->L, n, f.f[T_NAME], GS__K_TEMPLATE, &t);

@@ -49,6 +49,9 @@ static const struct kdesc {
     [GS__K_NODE] = K(gs_scn_node, nodes, nnodes, NO_NS, NO_NS, GS_NODES_MAX, "nodes", "node"),
     [GS__K_POD] = K(gs_scn_pod, pods, npods, offsetof(struct gs_scn_pod, ns), SRC(gs_scn_pod),
                     GS_SCN_PODS_MAX, "pods", "pod"),
+    [GS__K_VGPU_CLASS] =
+        K(gs_vgpu_class_spec, vgpu_classes, nvgpu_classes, NO_NS, SRC(gs_vgpu_class_spec),
+          GS_SCN_RECORDS_MAX, "VirtualGPUClasses", "VirtualGPUClass"),
 #undef SRC
 #undef K
 };

@@ -40,6 +40,7 @@ enum gs__scn_kind {
     GS__K_TEMPLATE,
     GS__K_NODE,
     GS__K_POD,
+    GS__K_VGPU_CLASS,
     GS__K_COUNT
 };
 
@@ -202,6 +203,7 @@ int gs__scn_podgroup(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *ro
 int gs__scn_priority_class(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root);
 int gs__scn_rquota(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root);
 int gs__scn_limit_range(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root);
+int gs__scn_vgpu_class(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root);
 int gs__scn_simulation(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root);
 
 /* gs__scn_tenant() - the tenant named @name, created (with @src) when absent; index into *@out. */

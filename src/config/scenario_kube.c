@@ -1,7 +1,7 @@
 /*
  * The Kubernetes and Volcano kinds of a scenario: Volcano Queue and PodGroup (seed 004 §2.1),
- * PriorityClass, namespace ResourceQuota and LimitRange (seed 004 §3.1), and the Simulation
- * document.
+ * PriorityClass, namespace ResourceQuota and LimitRange (seed 004 §3.1), VirtualGPUClass (seed 000
+ * §2.3), and the Simulation document.
  *
  * ResourceQuota, as Kubernetes enforces it: for an extended resource only `requests.<name>` and
  * the bare name are quota items, and they are the same quota (both given: both are enforced, so
@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #define GPU_MILLI_MAX (INT64_C(1000000) * 1000)
 
@@ -459,8 +460,21 @@ int gs__scn_limit_range(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t 
 
 /* --- Simulation --- */
 
-enum { SIM_COMPARE, SIM_HORIZON };
-static const char *const sim_keys[] = {"compare", "horizon"};
+enum { SIM_COMPARE, SIM_HORIZON, SIM_MODES };
+static const char *const sim_keys[] = {"compare", "horizon", "cardModes"};
+
+static int card_modes(struct gs__yctx *c, yaml_node_t *n, struct gs_sim_spec *sim)
+{
+    static const char *const keys[] = {"convert", "minHold"};
+    yaml_node_t *f[2] = {NULL};
+    int rc = gs__yaml_each_field(c, n, keys, 2, "cardModes", gs__scn_keep, f);
+    if (!rc && f[0])
+        rc = gs__scn_bool(c, f[0], "cardModes.convert", &sim->convert);
+    if (!rc && f[1])
+        rc = gs__scn_dur(c, f[1], "cardModes.minHold", &sim->min_hold_us);
+    sim->modes_defined = 1;
+    return rc;
+}
 static const char *const compare_ways[] = {"exclusive", "sharing", "full"};
 
 static int compare_item(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
@@ -481,18 +495,81 @@ static int compare_item(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
 int gs__scn_simulation(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root)
 {
     struct gs__scn_meta m;
-    yaml_node_t *spec, *f[2] = {NULL};
-    struct gs_sim_spec sim = {.defined = 1, .horizon_us = GS_UNSET};
+    yaml_node_t *spec, *f[3] = {NULL};
+    struct gs_sim_spec sim = {.defined = 1, .horizon_us = GS_UNSET, .convert = 1};
     int rc = read_obj(c, root, "Simulation", false, &m, &spec);
     if (!rc && L->s->sim.defined)
         rc = gs__yaml_err(c, root, "a second Simulation document; give one");
     if (!rc && spec)
-        rc = gs__yaml_each_field(c, spec, sim_keys, 2, "Simulation spec", gs__scn_keep, f);
+        rc = gs__yaml_each_field(c, spec, sim_keys, 3, "Simulation spec", gs__scn_keep, f);
     if (!rc && f[SIM_COMPARE])
         rc = gs__yaml_each_item(c, f[SIM_COMPARE], "compare", compare_item, &sim);
     if (!rc && f[SIM_HORIZON])
         rc = gs__scn_dur(c, f[SIM_HORIZON], "horizon", &sim.horizon_us);
+    if (!rc && f[SIM_MODES])
+        rc = card_modes(c, f[SIM_MODES], &sim);
     if (!rc)
         L->s->sim = sim;
     return rc;
+}
+
+/* --- VirtualGPUClass --- */
+
+enum { VG_MEMORY, VG_CORES, VG_MAX_CLIENTS, VG_SHAREABLE, VG_SILENT_FIRST };
+static const char *const vg_keys[] = {"memory",     "cores",  "maxClients", "isShareable",
+                                      "computeCap", "driver", "profile"};
+
+/*
+ * The class's memory: a Kubernetes quantity ("2Gi", "2048Mi"), or a vGPU profile size as the
+ * seed writes it ("2gb", "512mb"), which NVIDIA's vGPU profiles mean in binary units (the
+ * quadro-v100-2q profile has a 2048 MiB frame buffer).
+ */
+static int vg_memory(struct gs__yctx *c, yaml_node_t *n, int64_t *out)
+{
+    char buf[GS__YAML_SHOW_BUF], num[32];
+    const char *s = gs__yaml_str(n), *why = "";
+    size_t len = s ? strlen(s) : 0;
+    int e2 = len > 2 && strcasecmp(s + len - 2, "gb") == 0   ? 10
+             : len > 2 && strcasecmp(s + len - 2, "mb") == 0 ? 0
+                                                             : -1;
+    if (e2 < 0 || len - 2 >= sizeof(num))
+        return gs__scn_qty(c, n, "spec.memory", 0, -20, GS__Q_CEIL, "MiB", 1, INT64_MAX / 4, out);
+    memcpy(num, s, len - 2);
+    num[len - 2] = 0;
+    int rc = gs__qty_parse(num, 0, e2, GS__Q_CEIL | GS__Q_PLAIN, out, &why);
+    if (rc)
+        return gs__yaml_err(c, n, "spec.memory: %s %s", gs__yaml_show(n, buf), why);
+    if (*out < 1)
+        return gs__yaml_err(c, n, "spec.memory: %s is less than 1 MiB", gs__yaml_show(n, buf));
+    return 0;
+}
+
+int gs__scn_vgpu_class(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root)
+{
+    struct gs__scn_meta m;
+    yaml_node_t *spec, *f[GS__YAML_NKEYS(vg_keys)] = {NULL};
+    struct gs_vgpu_class_spec v = {.shareable = 1};
+    int64_t x;
+    int rc = read_obj(c, root, "VirtualGPUClass", true, &m, &spec);
+    if (!rc && !spec)
+        rc = gs__yaml_err(c, root, "VirtualGPUClass %s has no spec", m.name_s);
+    if (!rc)
+        rc = gs__yaml_each_field(c, spec, vg_keys, GS__YAML_NKEYS(vg_keys), "VirtualGPUClass spec",
+                                 gs__scn_keep, f);
+    for (int i = VG_MEMORY; !rc && i < VG_SILENT_FIRST; i++)
+        if (i != VG_SHAREABLE && !f[i])
+            rc = gs__yaml_err(c, spec, "VirtualGPUClass %s has no spec.%s", m.name_s, vg_keys[i]);
+    if (!rc)
+        rc = vg_memory(c, f[VG_MEMORY], &v.memory_mib);
+    if (!rc && !(rc = gs__scn_int(c, f[VG_CORES], "spec.cores", 1, 100, &x)))
+        v.cores_pct = (int32_t)x;
+    if (!rc &&
+        !(rc = gs__scn_int(c, f[VG_MAX_CLIENTS], "spec.maxClients", 1, GS_CARD_CLIENTS_MAX, &x)))
+        v.max_clients = (int32_t)x;
+    if (!rc && f[VG_SHAREABLE])
+        rc = gs__scn_bool(c, f[VG_SHAREABLE], "spec.isShareable", &v.shareable);
+    if (rc)
+        return rc;
+    memcpy(v.name, m.name_s, sizeof(v.name));
+    return gs__scn_commit(c, L, root, m.name, GS__K_VGPU_CLASS, &v);
 }

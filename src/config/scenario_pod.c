@@ -7,9 +7,11 @@
  * resources (nvidia.com/...) must have requests == limits when both are given, as the API server
  * insists: the limit is taken, else the request. nvidia.com/gpu counts whole cards (or slices with
  * nvidia.com/gpumem in MiB and nvidia.com/gpucores in percent); nvidia.com/mig-<profile>: 1 asks
- * for one MIG instance. Fields that decide placement but are not modelled here (affinity,
- * topologySpreadConstraints, initContainers, nodeName) are warned about; the rest of the pod
- * spec (images, volumes, probes) is accepted silently.
+ * for one MIG instance; nvidia.com/gpu.shared counts time-slice replicas (NVIDIA's device plugin
+ * name for them under renameByDefault), with nvidia.com/gpumem as the memory each declares. Fields
+ * that decide placement but are not modelled here (affinity, topologySpreadConstraints,
+ * initContainers, nodeName) are warned about; the rest of the pod spec (images, volumes, probes) is
+ * accepted silently.
  */
 #include "scenario_impl.h"
 
@@ -78,10 +80,14 @@ enum { R_LIMITS, R_REQUESTS, R_CLAIMS };
 static const char *const res_keys[] = {"limits", "requests", "claims"};
 
 /* The resources of one list (requests or limits); GS_UNSET where absent. */
-enum { Q_GPU, Q_GPUMEM, Q_GPUCORES, Q_MIG, Q_CPU, Q_MEMORY, Q_COUNT };
-static const char *const res_names[Q_COUNT] = {
-    "nvidia.com/gpu", "nvidia.com/gpumem", "nvidia.com/gpucores", "nvidia.com/mig-*", "cpu",
-    "memory"};
+enum { Q_GPU, Q_GPUMEM, Q_GPUCORES, Q_MIG, Q_SHARED, Q_CPU, Q_MEMORY, Q_COUNT };
+static const char *const res_names[Q_COUNT] = {"nvidia.com/gpu",
+                                               "nvidia.com/gpumem",
+                                               "nvidia.com/gpucores",
+                                               "nvidia.com/mig-*",
+                                               "nvidia.com/gpu.shared",
+                                               "cpu",
+                                               "memory"};
 
 struct res {
     const char *list; /* "requests" or "limits" */
@@ -134,6 +140,7 @@ static int res_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *ar
     r->at[q] = k;
     switch (q) {
     case Q_GPU:
+    case Q_SHARED:
         return gs__scn_qty(c, v, what, 0, 0, 0, "GPUs", 0, GPUS_PER_CONTAINER_MAX, &r->v[q]);
     case Q_GPUMEM: /* HAMi's unit is MiB: "20Gi" would be read as 20 Gi-MiB */
         return gs__scn_qty(c, v, what, 0, 0, GS__Q_PLAIN, "MiB", 0, INT32_MAX, &r->v[q]);
@@ -169,7 +176,7 @@ static int combine(struct gs__yctx *c, const struct res *rq, const struct res *l
 {
     int64_t v[Q_COUNT];
     for (int q = 0; q < Q_COUNT; q++) {
-        bool ext = q <= Q_MIG, both = rq->at[q] && lim->at[q];
+        bool ext = q <= Q_SHARED, both = rq->at[q] && lim->at[q];
         if (ext && both && (rq->v[q] != lim->v[q] || strcmp(rq->mig, lim->mig) != 0))
             return gs__yaml_err(c, rq->at[q],
                                 "requests.%s (%lld) must equal limits.%s (%lld): Kubernetes "
@@ -184,9 +191,15 @@ static int combine(struct gs__yctx *c, const struct res *rq, const struct res *l
     const struct res *src = lim->at[Q_MIG] ? lim : rq;
     yaml_node_t *share = lim->at[Q_GPUMEM] ? lim->at[Q_GPUMEM] : rq->at[Q_GPUMEM];
     share = share ? share : (lim->at[Q_GPUCORES] ? lim->at[Q_GPUCORES] : rq->at[Q_GPUCORES]);
-    if (share && v[Q_GPU] <= 0)
+    if (share && v[Q_GPU] <= 0 && v[Q_SHARED] <= 0)
         return gs__yaml_err(c, share, "%s needs nvidia.com/gpu (the number of shared GPUs)",
                             gs__yaml_str(share));
+    yaml_node_t *ts = lim->at[Q_SHARED] ? lim->at[Q_SHARED] : rq->at[Q_SHARED];
+    if (ts && v[Q_SHARED] > 0 && (v[Q_GPU] > 0 || v[Q_MIG] > 0))
+        return gs__yaml_err(c, ts,
+                            "nvidia.com/gpu.shared with nvidia.com/gpu or a MIG profile: a "
+                            "container takes time-slice replicas, cards or an instance");
+    out->gpu_shared = v[Q_SHARED];
     out->gpu = v[Q_GPU];
     out->gpumem_mib = v[Q_GPUMEM];
     out->gpucores = v[Q_GPUCORES];
@@ -247,11 +260,22 @@ static int selector_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, voi
 }
 
 /* The annotations and labels the scenario reads. */
-enum { A_GROUP, A_PROFILE, A_VGPU, A_QUEUE, A_TOPOLOGY, A_ARRIVAL, A_DURATION, A_UTIL, A_COUNT };
+enum {
+    A_GROUP,
+    A_PROFILE,
+    A_VGPU,
+    A_QUEUE,
+    A_TOPOLOGY,
+    A_ARRIVAL,
+    A_DURATION,
+    A_UTIL,
+    A_SAME_CARD,
+    A_COUNT
+};
 static const char *const annot_keys[] = {
-    "scheduling.k8s.io/group-name",     "gpusched.io/profile",     "gpusched.io/vgpu-class",
-    "scheduling.volcano.sh/queue-name", "gpusched.io/topology",    "sim.gpusched.io/arrival",
-    "sim.gpusched.io/duration",         "sim.gpusched.io/gpu-util"};
+    "scheduling.k8s.io/group-name",     "gpusched.io/profile",      "gpusched.io/vgpu-class",
+    "scheduling.volcano.sh/queue-name", "gpusched.io/topology",     "sim.gpusched.io/arrival",
+    "sim.gpusched.io/duration",         "sim.gpusched.io/gpu-util", "gpusched.io/same-card"};
 
 struct annot {
     struct gs_scn_pod *p;
@@ -299,6 +323,10 @@ static int annot_value(struct gs__yctx *c, int a, yaml_node_t *v, struct gs_scn_
         return gs__scn_dur(c, v, annot_keys[a], &p->arrival_us);
     case A_DURATION:
         return gs__scn_dur(c, v, annot_keys[a], &p->duration_us);
+    case A_SAME_CARD: {
+        static const char *const no_yes[] = {"false", "true"};
+        return gs__scn_enum(c, v, annot_keys[a], no_yes, 2, &p->same_card);
+    }
     default:
         return util_pct(c, v, &p->util_pct);
     }

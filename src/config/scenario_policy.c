@@ -243,8 +243,9 @@ int gs__scn_gpuquota(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *ro
 enum { PY_SCHEDULING, PY_TENANTS };
 static const char *const policy_keys[] = {"scheduling", "tenants"};
 static const char *const tier_keys[] = {"nvlink", "pcie", "node", "az"};
-enum { TS_STRATEGY, TS_SHARING, TS_OVERCOMMIT, TS_ISOLATION, TS_MAX_SKEW };
-static const char *const ts_keys[] = {"strategy", "sharing", "overcommit", "isolation", "maxSkew"};
+enum { TS_STRATEGY, TS_SHARING, TS_OVERCOMMIT, TS_ISOLATION, TS_MAX_SKEW, TS_TIME_SLICING };
+static const char *const ts_keys[] = {"strategy",  "sharing", "overcommit",
+                                      "isolation", "maxSkew", "timeSlicing"};
 static const char *const strategies[] = {"colocate", "prefer-colocate", "spread"};
 static const char *const isolations[] = {"exclusive", "soft", "hard"};
 enum { PT_TOPOLOGY, PT_GPU_COUNT, PT_PRIORITY, PT_NAMESPACES };
@@ -277,6 +278,8 @@ static int tier_fields(struct gs__yctx *c, yaml_node_t **f, const char *what,
         t->overcommit_milli = (int32_t)x;
     if (!rc && f[TS_MAX_SKEW] && !(rc = gs__scn_int(c, f[TS_MAX_SKEW], "maxSkew", 0, 1000000, &x)))
         t->max_skew = (int32_t)x;
+    if (!rc && f[TS_TIME_SLICING])
+        rc = gs__scn_bool(c, f[TS_TIME_SLICING], "timeSlicing", &t->timeslice);
     return rc;
 }
 
@@ -287,12 +290,12 @@ static int tier_field(struct gs__yctx *c, int field, yaml_node_t *val, void *arg
      * spread it. */
     static const enum gs_strategy dflt[] = {GS_STRATEGY_COLOCATE, GS_STRATEGY_PREFER_COLOCATE,
                                             GS_STRATEGY_SPREAD, GS_STRATEGY_SPREAD};
-    yaml_node_t *f[5] = {NULL};
+    yaml_node_t *f[6] = {NULL};
     char what[64];
     struct gs_tier_spec t = {
         .defined = 1, .strategy = dflt[field], .overcommit_milli = 1000, .max_skew = GS_UNSET};
     gs__yaml_label(what, sizeof(what), "scheduling.%s", tier_keys[field]);
-    int rc = gs__yaml_each_field(c, val, ts_keys, 5, what, gs__scn_keep, f);
+    int rc = gs__yaml_each_field(c, val, ts_keys, 6, what, gs__scn_keep, f);
     gs__yaml_label(what, sizeof(what), "scheduling.%s.overcommit", tier_keys[field]);
     if (!rc)
         rc = tier_fields(c, f, what, &t);

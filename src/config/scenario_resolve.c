@@ -5,11 +5,12 @@
  * Namespaces to tenants: a tenant's namespaces are those its GPUQuota (or policy entry) names; a
  * tenant that names none owns the namespace of its own name, unless another tenant claims it; a
  * namespace of a pod or PodGroup that no tenant owns is a tenant of its own. A namespace owned by
- * two tenants is an error. Pods' references (PodGroup, step profile, PriorityClass, Queue) must
- * resolve: they decide how a pod runs. References that only describe policy (a PodGroup's queue
- * or PriorityClass, a quota's scope) are warnings, as are the policy's disagreements: a GPUQuota
- * tenant missing from the topology policy or the other way round, and a LimitRange that caps a
- * container below its tenant's maxGPUsPerPod.
+ * two tenants is an error. Pods' references (PodGroup, step profile, VirtualGPUClass,
+ * PriorityClass, Queue) must resolve: they decide how a pod runs; a pod asks by VirtualGPUClass
+ * or by nvidia.com/gpumem and gpucores, never both. References that only describe policy (a
+ * PodGroup's queue or PriorityClass, a quota's scope) are warnings, as are the policy's
+ * disagreements: a GPUQuota tenant missing from the topology policy or the other way round, and a
+ * LimitRange that caps a container below its tenant's maxGPUsPerPod.
  */
 #include "scenario_impl.h"
 
@@ -134,10 +135,19 @@ static int pod_refs(struct gs_scenario *s, const struct gs_scn_pod *p, struct gs
         what = "PodGroup (annotation scheduling.k8s.io/group-name)", name = p->group;
     else if (*p->profile && gs__scn_find(s, GS__K_PROFILE, "", p->profile) < 0)
         what = "step profile (annotation gpusched.io/profile)", name = p->profile;
+    else if (*p->vgpu_class && gs__scn_find(s, GS__K_VGPU_CLASS, "", p->vgpu_class) < 0)
+        what = "VirtualGPUClass (annotation gpusched.io/vgpu-class)", name = p->vgpu_class;
     else if (!class_known(s, p->priority_class))
         what = "PriorityClass (spec.priorityClassName)", name = p->priority_class;
     else if (!queue_known(s, p->queue))
         what = "Queue (annotation scheduling.volcano.sh/queue-name)", name = p->queue;
+    for (int i = 0; !what && *p->vgpu_class && i < p->ncontainers; i++)
+        if (p->containers[i].gpumem_mib != GS_UNSET || p->containers[i].gpucores != GS_UNSET)
+            return gs_diag_error(d,
+                                 "%s: pod %s/%s: VirtualGPUClass %s and nvidia.com/gpumem or "
+                                 "nvidia.com/gpucores: a pod asks by class or by amount, not both",
+                                 gs__scn_where(&p->src, at, sizeof(at)), p->ns, p->name,
+                                 p->vgpu_class);
     if (!what)
         return 0;
     return gs_diag_error(d, "%s: pod %s/%s: %s \"%s\" is not defined",

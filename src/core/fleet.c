@@ -12,13 +12,22 @@
 struct card {
     int64_t mem_mib, mem_used;
     int32_t compute, cap; /* milli used; milli cap while shared */
-    uint8_t mode, clients, pcie, nvlink;
+    int32_t clients;      /* pods on it (MIG: instances) */
+    int32_t max_clients;  /* shared: the smallest client cap of its pods, 0 = none */
+    uint8_t mode, pcie, nvlink;
+    /* Mode history: the last mode it was in (free: never used) and since when; what they were
+     * before its last pod came, and that pod, so a bind undone at once leaves no trace. */
+    uint8_t last_mode, prev_mode;
+    int32_t entered_by;
+    int64_t since_us, prev_since_us;
     struct gs_mig_card mig; /* its instances while in MIG mode */
 };
 
 struct slot {
     int32_t pod, tenant, group;
-    int32_t overcommit; /* shared pods: their compute cap; 0 for exclusive ones */
+    int32_t overcommit;  /* shared pods: their compute cap; 0 for exclusive ones */
+    int32_t max_clients; /* shared pods: their client cap, 0 = none */
+    int32_t units;       /* clients it is on each of its cards */
     uint32_t mask;
     int hard;
     int64_t cpu_milli, memory_mib;
@@ -26,7 +35,8 @@ struct slot {
 
 struct fnode {
     int32_t model, zone;
-    int ngpu, nfree, nshared, nmig;
+    int ngpu, nfree, nshared, nmig, nsliced;
+    int32_t replicas; /* time-slice replicas per card, 0 = none */
     int mig_model;    /* gs_mig_model index of its cards, -1 when they have no MIG geometry */
     int nvlink_max;   /* cards in its largest NVLink group, 0 when none */
     int32_t open_pos; /* position in the fleet's open list, -1 when not there */
@@ -47,6 +57,9 @@ struct gs_fleet {
     size_t nopen;
     int64_t cards, allocated;
     int nvlink_max;
+    /* Mode conversion (gs_fleet_set_modes()): allowed, the hold time, the clock, the count. */
+    int convert;
+    int64_t hold_us, now_us, conversions;
 };
 
 static const char *const reason_text[GS_FIT_REASONS] = {
@@ -90,6 +103,7 @@ static int node_init(struct fnode *nd, const struct gs_scenario *s, size_t i, st
     if (nd->mig_model < 0)
         nd->mig_model = -1;
     nd->ngpu = nd->nfree = t->gpus;
+    nd->replicas = t->timeslice_replicas;
     /* Host resources left out of a template do not constrain placement. */
     nd->cpu_left = t->cpu_milli == GS_UNSET ? INT64_MAX / 4 : t->cpu_milli;
     nd->mem_left = t->memory_mib == GS_UNSET ? INT64_MAX / 4 : t->memory_mib;
@@ -129,6 +143,7 @@ int gs_fleet_new(const struct gs_scenario *s, struct gs_fleet **out, struct gs_d
         return -ENOMEM;
     }
     f->n = s->nnodes;
+    f->convert = 1;
     int nzones = 0;
     for (size_t i = 0; i < s->nnodes; i++) {
         int r = node_init(&f->nodes[i], s, i, d);
@@ -185,7 +200,7 @@ void gs_fleet_free(struct gs_fleet *f)
 static void open_update(struct gs_fleet *f, size_t node)
 {
     struct fnode *nd = &f->nodes[node];
-    int want = nd->nfree > 0 || nd->nshared > 0 || nd->nmig > 0;
+    int want = nd->nfree > 0 || nd->nshared > 0 || nd->nmig > 0 || nd->nsliced > 0;
     if (want == (nd->open_pos >= 0))
         return;
     size_t lo = 0, hi = f->nopen;
@@ -290,6 +305,78 @@ int gs_fleet_nvlink_free(const struct gs_fleet *f, size_t node, int free_in[GS_G
     return best;
 }
 
+int32_t gs_fleet_node_replicas(const struct gs_fleet *f, size_t node)
+{
+    return f->nodes[node].replicas;
+}
+
+void gs_fleet_set_modes(struct gs_fleet *f, int convert, int64_t hold_us)
+{
+    f->convert = convert;
+    f->hold_us = hold_us;
+}
+
+void gs_fleet_set_now(struct gs_fleet *f, int64_t now_us)
+{
+    f->now_us = now_us;
+}
+
+int64_t gs_fleet_conversions(const struct gs_fleet *f)
+{
+    return f->conversions;
+}
+
+int64_t gs_fleet_next_convertible(const struct gs_fleet *f, size_t n)
+{
+    int64_t next = INT64_MAX;
+    if (f->convert && f->hold_us > 0)
+        for (int g = 0; g < f->nodes[n].ngpu; g++) {
+            const struct card *c = &f->nodes[n].cards[g];
+            int64_t at = c->since_us + f->hold_us;
+            if (c->mode == GS_CARD_FREE && c->last_mode != GS_CARD_FREE && at > f->now_us &&
+                at < next)
+                next = at;
+        }
+    return next;
+}
+
+/* May a free card last in mode @last since @since take mode @m now: one never used or last in
+ * @m, or, when conversion is on, one that has held its last mode for the hold time. */
+static int may_become(const struct gs_fleet *f, uint8_t last, int64_t since, uint8_t m)
+{
+    return last == GS_CARD_FREE || last == m || (f->convert && f->now_us - since >= f->hold_us);
+}
+
+static int may_take(const struct gs_fleet *f, const struct card *c, uint8_t m)
+{
+    return may_become(f, c->last_mode, c->since_us, m);
+}
+
+/* Free card @c took mode @c->mode for pod @pod: a conversion when it last had another. */
+static void mode_enter(struct gs_fleet *f, struct card *c, int32_t pod)
+{
+    c->prev_mode = c->last_mode;
+    c->prev_since_us = c->since_us;
+    c->entered_by = pod;
+    if (c->last_mode == c->mode)
+        return;
+    f->conversions += c->last_mode != GS_CARD_FREE;
+    c->last_mode = c->mode;
+    c->since_us = f->now_us;
+}
+
+/* Card @c became free as pod @pod left: when the pod that gave it its mode leaves in the same
+ * instant (an attempt undone, a probe), the card is as if it never took that mode. */
+static void mode_leave(struct gs_fleet *f, struct card *c, int32_t pod)
+{
+    if (c->entered_by == pod && c->since_us == f->now_us && c->last_mode != c->prev_mode) {
+        f->conversions -= c->prev_mode != GS_CARD_FREE;
+        c->last_mode = c->prev_mode;
+        c->since_us = c->prev_since_us;
+    }
+    c->entered_by = -1;
+}
+
 int gs_fleet_node_nvlink_max(const struct gs_fleet *f, size_t node)
 {
     return f->nvlink[node];
@@ -360,21 +447,23 @@ static int domains_of(const struct fnode *nd, uint32_t mask)
     return __builtin_popcount(seen);
 }
 
-static uint32_t free_mask(const struct fnode *nd)
+static uint32_t free_mask(const struct gs_fleet *f, const struct fnode *nd)
 {
     uint32_t m = 0;
     for (int i = 0; i < nd->ngpu; i++)
-        if (nd->cards[i].mode == GS_CARD_FREE)
+        if (nd->cards[i].mode == GS_CARD_FREE && may_take(f, &nd->cards[i], GS_CARD_EXCLUSIVE))
             m |= 1u << i;
     return m;
 }
 
-static enum gs_fit_reason pick_whole(const struct fnode *nd, const struct gs_fit *r, uint32_t *mask,
-                                     int32_t *topo)
+static enum gs_fit_reason pick_whole(const struct gs_fleet *f, const struct fnode *nd,
+                                     const struct gs_fit *r, uint32_t *mask, int32_t *topo)
 {
     if (nd->nfree < r->ncards)
         return GS_FIT_GPU;
-    uint32_t free = free_mask(nd), m;
+    uint32_t free = free_mask(f, nd), m;
+    if (__builtin_popcount(free) < r->ncards)
+        return GS_FIT_GPU;
     if (r->tier == GS_TIER_NVLINK) {
         m = best_group(nd, free, r->ncards, 1, r->nvlink_only);
         if (!m)
@@ -395,38 +484,70 @@ static enum gs_fit_reason pick_whole(const struct fnode *nd, const struct gs_fit
     return GS_FIT_OK;
 }
 
-/* Can a shared slice of @r join card @c: memory never overcommitted, compute up to the cap. */
-static enum gs_fit_reason slice_fits(const struct card *c, const struct gs_fit *r)
+/* The smaller of two client caps, 0 meaning none. */
+static int32_t clients_cap(int32_t a, int32_t b)
 {
-    if (c->mode == GS_CARD_EXCLUSIVE)
+    return a == 0 ? b : b == 0 || a < b ? a : b;
+}
+
+/* The mode a slice of @r puts a card in: shared, or time-sliced. */
+static uint8_t slice_mode(const struct gs_fit *r)
+{
+    return r->timeslice ? GS_CARD_TIMESLICED : GS_CARD_SHARED;
+}
+
+/* Clients a pod of @r is on each of its cards. */
+static int32_t units_of(const struct gs_fit *r)
+{
+    return r->units > 1 ? r->units : 1;
+}
+
+/* Memory a slice of @r takes on a card of @nd: as declared, else its replicas' even part. */
+static int64_t slice_mem(const struct fnode *nd, const struct card *c, const struct gs_fit *r)
+{
+    return r->mem_mib > 0 || !r->timeslice ? r->mem_mib : c->mem_mib / nd->replicas * units_of(r);
+}
+
+/*
+ * Can a slice of @r join card @c: only a free card or one in the slice's mode (one mode per
+ * card), memory never overcommitted; a shared slice's compute up to the cap and clients up to the
+ * smallest cap of any pod there; a time-slice replica up to the node's replicas.
+ */
+static enum gs_fit_reason slice_fits(const struct gs_fleet *f, const struct fnode *nd,
+                                     const struct card *c, const struct gs_fit *r)
+{
+    if (c->mode == GS_CARD_FREE ? !may_take(f, c, slice_mode(r)) : c->mode != slice_mode(r))
         return GS_FIT_GPU;
-    if (c->mem_mib - c->mem_used < r->mem_mib)
+    if (c->mem_mib - c->mem_used < slice_mem(nd, c, r))
         return GS_FIT_GPUMEM;
+    if (r->timeslice)
+        return c->clients + units_of(r) <= nd->replicas ? GS_FIT_OK : GS_FIT_GPU;
     int32_t cap = c->mode == GS_CARD_SHARED && c->cap < r->overcommit ? c->cap : r->overcommit;
     if (c->compute + r->compute > cap)
         return GS_FIT_GPUCORES;
-    if (r->max_clients > 0 && c->clients >= r->max_clients)
+    int32_t most = clients_cap(c->mode == GS_CARD_SHARED ? c->max_clients : 0, r->max_clients);
+    if (c->clients + units_of(r) > (most ? most : GS_CARD_CLIENTS_MAX))
         return GS_FIT_GPU;
     return GS_FIT_OK;
 }
 
 /* Shared slices: cards already shared first, fullest memory first (best fit), then free cards. */
-static enum gs_fit_reason pick_shared(const struct fnode *nd, const struct gs_fit *r,
-                                      uint32_t *mask, int32_t *topo)
+static enum gs_fit_reason pick_shared(const struct gs_fleet *f, const struct fnode *nd,
+                                      const struct gs_fit *r, uint32_t *mask, int32_t *topo)
 {
     int order[GS_GPUS_MAX], n = 0;
     enum gs_fit_reason why = GS_FIT_GPU;
     for (int i = 0; i < nd->ngpu; i++) {
-        enum gs_fit_reason f = slice_fits(&nd->cards[i], r);
-        if (f != GS_FIT_OK) {
-            if (f > why)
-                why = f;
+        enum gs_fit_reason no = slice_fits(f, nd, &nd->cards[i], r);
+        if (no != GS_FIT_OK) {
+            if (no > why)
+                why = no;
             continue;
         }
         int j = n++;
         for (; j > 0; j--) {
             const struct card *a = &nd->cards[order[j - 1]], *b = &nd->cards[i];
-            int a_shared = a->mode == GS_CARD_SHARED, b_shared = b->mode == GS_CARD_SHARED;
+            int a_shared = a->mode != GS_CARD_FREE, b_shared = b->mode != GS_CARD_FREE;
             if (a_shared > b_shared ||
                 (a_shared == b_shared && a->mem_mib - a->mem_used <= b->mem_mib - b->mem_used))
                 break;
@@ -460,8 +581,8 @@ static int32_t packing_after(const struct fnode *nd, const struct gs_fit *r, uin
 
 /* A MIG request: the card (already in MIG mode, else free) and slot that keep the most
  * profiles placeable (gs_mig_card_score(): best fit within the card, and across cards). */
-static enum gs_fit_reason pick_mig(const struct fnode *nd, const struct gs_fit *r, uint32_t *mask,
-                                   int *start)
+static enum gs_fit_reason pick_mig(const struct gs_fleet *f, const struct fnode *nd,
+                                   const struct gs_fit *r, uint32_t *mask, int *start)
 {
     int prof = nd->mig_model < 0 ? -1 : gs_mig_profile_find(nd->mig_model, r->mig, -1);
     if (prof < 0)
@@ -471,7 +592,7 @@ static enum gs_fit_reason pick_mig(const struct fnode *nd, const struct gs_fit *
         const struct card *c = &nd->cards[i];
         struct gs_mig_card empty;
         const struct gs_mig_card *mc = &c->mig;
-        if (c->mode == GS_CARD_FREE) {
+        if (c->mode == GS_CARD_FREE && may_take(f, c, GS_CARD_MIG)) {
             gs_mig_card_init(&empty, nd->mig_model, GS_MIG_ALLOW_ALL);
             mc = &empty;
         } else if (c->mode != GS_CARD_MIG) {
@@ -505,11 +626,13 @@ enum gs_fit_reason gs_fleet_fit(const struct gs_fleet *f, size_t node, const str
     int32_t topo = 1000;
     out->mig_start = -1;
     if (r->mig) {
-        why = pick_mig(nd, r, &mask, &out->mig_start);
+        why = pick_mig(f, nd, r, &mask, &out->mig_start);
         if (why != GS_FIT_OK)
             return why;
+    } else if (r->timeslice && nd->replicas <= 0) {
+        return GS_FIT_GPU;
     } else if (r->ncards > 0) {
-        why = r->whole ? pick_whole(nd, r, &mask, &topo) : pick_shared(nd, r, &mask, &topo);
+        why = r->whole ? pick_whole(f, nd, r, &mask, &topo) : pick_shared(f, nd, r, &mask, &topo);
         if (why != GS_FIT_OK)
             return why;
     }
@@ -551,12 +674,24 @@ int gs_fleet_fits_without(const struct gs_fleet *f, size_t node, const struct gs
         mem += sl->memory_mib;
         hard -= sl->hard;
         for (int g = 0; g < nd->ngpu; g++)
-            left[g] -= (sl->mask >> g) & 1u;
+            left[g] -= ((sl->mask >> g) & 1u) * sl->units;
     }
     uint32_t free = 0;
-    for (int g = 0; g < nd->ngpu; g++)
-        if (nd->cards[g].mode == GS_CARD_FREE || left[g] == 0)
+    for (int g = 0; g < nd->ngpu; g++) {
+        const struct card *c = &nd->cards[g];
+        uint8_t last = c->last_mode;
+        int64_t since = c->since_us;
+        int undone = 0; /* its mode came with a pod leaving now: mode_leave() forgets it */
+        for (size_t k = 0; c->mode != GS_CARD_FREE && c->since_us == f->now_us && k < ngone; k++)
+            undone |= gone[k] == c->entered_by;
+        if (undone && left[g] == 0) {
+            last = c->prev_mode;
+            since = c->prev_since_us;
+        }
+        if ((c->mode == GS_CARD_FREE || left[g] == 0) &&
+            may_become(f, last, since, GS_CARD_EXCLUSIVE))
             free |= 1u << g;
+    }
     if ((r->model_mask && !(r->model_mask & (1u << nd->model))) || r->ncards > nd->ngpu ||
         (r->hard ? (sole >= 0 && sole != r->tenant) || sole == -2 : hard && sole != r->tenant) ||
         r->cpu_milli > cpu || r->memory_mib > mem || __builtin_popcount(free) < r->ncards)
@@ -583,7 +718,7 @@ static void mig_apply(struct fnode *nd, struct card *c, const struct gs_fit *r, 
         gs_mig_card_destroy(&c->mig, r->mig_start, NULL);
     }
     c->compute += sign * share;
-    c->clients = (uint8_t)(c->clients + sign);
+    c->clients += sign;
     if (c->mode == GS_CARD_MIG && c->mig.ninst == 0) {
         c->mode = GS_CARD_FREE;
         c->compute = 0;
@@ -592,14 +727,40 @@ static void mig_apply(struct fnode *nd, struct card *c, const struct gs_fit *r, 
     }
 }
 
+/* A shared slice or time-slice replica joins (+1) or leaves (-1) card @c. */
+static void slice_apply(struct fnode *nd, struct card *c, const struct gs_fit *r, int sign)
+{
+    int *count = r->timeslice ? &nd->nsliced : &nd->nshared;
+    if (sign > 0 && c->mode == GS_CARD_FREE) {
+        c->mode = slice_mode(r);
+        c->cap = r->overcommit;
+        c->max_clients = r->max_clients;
+        nd->nfree--;
+        (*count)++;
+    } else if (sign > 0) {
+        c->cap = r->overcommit < c->cap ? r->overcommit : c->cap;
+        c->max_clients = clients_cap(c->max_clients, r->max_clients);
+    }
+    c->compute += sign * r->compute;
+    c->mem_used += sign * slice_mem(nd, c, r);
+    c->clients += sign * units_of(r);
+    if (c->clients == 0) {
+        c->mode = GS_CARD_FREE;
+        c->cap = c->max_clients = 0;
+        nd->nfree++;
+        (*count)--;
+    }
+}
+
 static void cards_apply(struct gs_fleet *f, struct fnode *nd, const struct gs_fit *r, uint32_t mask,
-                        int sign)
+                        int sign, int32_t pod)
 {
     for (int i = 0; i < nd->ngpu; i++) {
         if (!(mask & (1u << i)))
             continue;
         struct card *c = &nd->cards[i];
         int32_t before = c->compute < 1000 ? c->compute : 1000;
+        uint8_t was = c->mode;
         if (r->mig) {
             mig_apply(nd, c, r, sign);
         } else if (r->whole) {
@@ -609,38 +770,27 @@ static void cards_apply(struct gs_fleet *f, struct fnode *nd, const struct gs_fi
             c->clients = sign > 0;
             nd->nfree -= sign;
         } else {
-            if (sign > 0 && c->mode == GS_CARD_FREE) {
-                c->mode = GS_CARD_SHARED;
-                c->cap = r->overcommit;
-                nd->nfree--;
-                nd->nshared++;
-            } else if (sign > 0 && r->overcommit < c->cap) {
-                c->cap = r->overcommit;
-            }
-            c->compute += sign * r->compute;
-            c->mem_used += sign * r->mem_mib;
-            c->clients = (uint8_t)(c->clients + sign);
-            if (c->clients == 0) {
-                c->mode = GS_CARD_FREE;
-                c->cap = 0;
-                nd->nfree++;
-                nd->nshared--;
-            }
+            slice_apply(nd, c, r, sign);
         }
+        if (was == GS_CARD_FREE && c->mode != GS_CARD_FREE)
+            mode_enter(f, c, pod);
+        else if (was != GS_CARD_FREE && c->mode == GS_CARD_FREE)
+            mode_leave(f, c, pod);
         f->allocated += (c->compute < 1000 ? c->compute : 1000) - before;
     }
     f->nfree[nd - f->nodes] = (uint8_t)nd->nfree;
     open_update(f, (size_t)(nd - f->nodes));
 }
 
-static int mig_valid(const struct fnode *nd, const struct gs_fit *r, uint32_t mask)
+static int mig_valid(const struct gs_fleet *f, const struct fnode *nd, const struct gs_fit *r,
+                     uint32_t mask)
 {
     int prof = nd->mig_model < 0 ? -1 : gs_mig_profile_find(nd->mig_model, r->mig, -1);
     if (prof < 0 || __builtin_popcount(mask) != 1 || (nd->ngpu < 32 && (mask >> nd->ngpu)))
         return 0;
     const struct card *c = &nd->cards[__builtin_ctz(mask)];
     struct gs_mig_card probe = c->mig;
-    if (c->mode == GS_CARD_FREE)
+    if (c->mode == GS_CARD_FREE && may_take(f, c, GS_CARD_MIG))
         gs_mig_card_init(&probe, nd->mig_model, GS_MIG_ALLOW_ALL);
     else if (c->mode != GS_CARD_MIG)
         return 0;
@@ -649,31 +799,37 @@ static int mig_valid(const struct fnode *nd, const struct gs_fit *r, uint32_t ma
            gs_mig_card_starts(&probe, prof, &starts) > 0 && (starts & (1u << r->mig_start));
 }
 
-static int mask_valid(const struct fnode *nd, const struct gs_fit *r, uint32_t mask)
+static int mask_valid(const struct gs_fleet *f, const struct fnode *nd, const struct gs_fit *r,
+                      uint32_t mask)
 {
     if (r->mig)
-        return mig_valid(nd, r, mask);
+        return mig_valid(f, nd, r, mask);
     if (__builtin_popcount(mask) != r->ncards || (nd->ngpu < 32 && (mask >> nd->ngpu)))
         return 0;
     for (int i = 0; i < nd->ngpu; i++)
-        if ((mask & (1u << i)) && (r->whole ? nd->cards[i].mode != GS_CARD_FREE
-                                            : slice_fits(&nd->cards[i], r) != GS_FIT_OK))
+        if ((mask & (1u << i)) && (r->whole ? !(free_mask(f, nd) & (1u << i))
+                                            : slice_fits(f, nd, &nd->cards[i], r) != GS_FIT_OK))
             return 0;
     return 1;
 }
 
-/* A shared card's cap is the smallest ratio of the pods on it now: one leaving may raise it. */
+/* A shared card's caps (compute ratio, clients) are the smallest of the pods on it now: one
+ * leaving may raise them. */
 static void caps_recompute(struct fnode *nd, uint32_t mask)
 {
     for (int g = 0; g < nd->ngpu; g++) {
         if (!(mask & (1u << g)) || nd->cards[g].mode != GS_CARD_SHARED)
             continue;
-        int32_t cap = INT32_MAX;
-        for (size_t i = 0; i < nd->npods; i++)
-            if ((nd->pods[i].mask & (1u << g)) && nd->pods[i].overcommit > 0 &&
-                nd->pods[i].overcommit < cap)
-                cap = nd->pods[i].overcommit;
+        int32_t cap = INT32_MAX, most = 0;
+        for (size_t i = 0; i < nd->npods; i++) {
+            const struct slot *sl = &nd->pods[i];
+            if (!(sl->mask & (1u << g)) || sl->overcommit <= 0)
+                continue;
+            cap = sl->overcommit < cap ? sl->overcommit : cap;
+            most = clients_cap(most, sl->max_clients);
+        }
         nd->cards[g].cap = cap;
+        nd->cards[g].max_clients = most;
     }
 }
 
@@ -681,7 +837,7 @@ int gs_fleet_commit(struct gs_fleet *f, size_t node, const struct gs_fit *r, uin
                     int32_t pod)
 {
     struct fnode *nd = &f->nodes[node];
-    if (fit_host(nd, r) != GS_FIT_OK || !mask_valid(nd, r, mask))
+    if (fit_host(nd, r) != GS_FIT_OK || !mask_valid(f, nd, r, mask))
         return -EINVAL;
     if (nd->npods == nd->cap) {
         size_t cap = nd->cap ? nd->cap * 2 : 4;
@@ -691,14 +847,22 @@ int gs_fleet_commit(struct gs_fleet *f, size_t node, const struct gs_fit *r, uin
         nd->pods = p;
         nd->cap = cap;
     }
-    nd->pods[nd->npods++] =
-        (struct slot){pod,  r->tenant, r->group,     r->whole ? 0 : r->overcommit,
-                      mask, r->hard,   r->cpu_milli, r->memory_mib};
+    int shared = !r->whole && !r->mig && !r->timeslice;
+    nd->pods[nd->npods++] = (struct slot){.pod = pod,
+                                          .tenant = r->tenant,
+                                          .group = r->group,
+                                          .overcommit = shared ? r->overcommit : 0,
+                                          .max_clients = shared ? r->max_clients : 0,
+                                          .units = r->whole || r->mig ? 1 : units_of(r),
+                                          .mask = mask,
+                                          .hard = r->hard,
+                                          .cpu_milli = r->cpu_milli,
+                                          .memory_mib = r->memory_mib};
     nd->sole_tenant = nd->sole_tenant == -1 || nd->sole_tenant == r->tenant ? r->tenant : -2;
     nd->hard += r->hard;
     nd->cpu_left -= r->cpu_milli;
     nd->mem_left -= r->memory_mib;
-    cards_apply(f, nd, r, mask, 1);
+    cards_apply(f, nd, r, mask, 1, pod);
     return 0;
 }
 
@@ -721,8 +885,8 @@ int gs_fleet_release(struct gs_fleet *f, size_t node, const struct gs_fit *r, ui
     nd->hard -= r->hard;
     nd->cpu_left += r->cpu_milli;
     nd->mem_left += r->memory_mib;
-    cards_apply(f, nd, r, mask, -1);
-    if (!r->whole && !r->mig)
+    cards_apply(f, nd, r, mask, -1, pod);
+    if (!r->whole && !r->mig && !r->timeslice)
         caps_recompute(nd, mask);
     return 0;
 }

@@ -99,15 +99,19 @@ static int use_open(struct gs_tsim *t, int32_t pod)
         t->capuses = cap;
     }
     const struct rpod *p = &t->pods[pod];
-    t->uses[t->nuses] = (struct gs_tsim_use){.pod = pod,
-                                             .node = p->node,
-                                             .gpu_mask = p->mask,
-                                             .whole = p->fit.whole,
-                                             .share_milli = p->fit.whole ? 1000 : p->fit.compute,
-                                             .start_us = t->now,
-                                             .end_us = -1,
-                                             .mig = p->fit.mig,
-                                             .mig_start = p->fit.mig_start};
+    int32_t units = p->fit.units > 1 ? p->fit.units : 1;
+    t->uses[t->nuses] =
+        (struct gs_tsim_use){.pod = pod,
+                             .node = p->node,
+                             .gpu_mask = p->mask,
+                             .whole = p->fit.whole,
+                             .timeslice = p->fit.timeslice,
+                             .share_milli = p->fit.whole ? 1000 : p->fit.compute / units,
+                             .units = units,
+                             .start_us = t->now,
+                             .end_us = -1,
+                             .mig = p->fit.mig,
+                             .mig_start = p->fit.mig_start};
     t->pods[pod].use = (int32_t)t->nuses++;
     return 0;
 }
@@ -153,29 +157,42 @@ int gs__tsim_bind(struct gs_tsim *t, int32_t pod, size_t node, uint32_t mask, st
     if ((r = use_open(t, pod)) < 0 || (x && (r = gs__vec_push(&x->bound, pod)) < 0) ||
         (p->preemptions > 0 && (r = gs__tsim_readmitted(t, t->now)) < 0))
         return r;
+    if (p->fit.timeslice) {
+        gs__tsim_slice_start(t, pod);
+        return gs__tsim_slice_retime(t, node, mask);
+    }
     if (p->sp->duration_us != GS_UNSET)
-        r = ev_push(&t->heap, &t->nheap, &t->capheap,
-                    (struct event){t->now + p->sp->duration_us, pod, p->gen});
+        r = gs__tsim_schedule(t, pod, t->now + p->sp->duration_us);
     return r;
 }
 
+int gs__tsim_schedule(struct gs_tsim *t, int32_t pod, int64_t end)
+{
+    return ev_push(&t->heap, &t->nheap, &t->capheap, (struct event){end, pod, t->pods[pod].gen});
+}
+
 /* Take a pod off its devices; its completion event goes stale. */
-static void unplace(struct gs_tsim *t, int32_t pod)
+static int unplace(struct gs_tsim *t, int32_t pod)
 {
     struct rpod *p = &t->pods[pod];
+    if (p->fit.timeslice)
+        gs__tsim_slice_settle(t, pod);
     account(t, pod, -1, 0);
     gs_fleet_release(t->fleet, (size_t)p->node, &p->fit, p->mask, pod);
     gs__tsim_victims_update(t, (size_t)p->node);
     p->gen++;
+    return p->fit.timeslice ? gs__tsim_slice_retime(t, (size_t)p->node, p->mask) : 0;
 }
 
 int gs__tsim_evict(struct gs_tsim *t, int32_t pod, struct txn *x)
 {
     struct rpod *p = &t->pods[pod];
-    unplace(t, pod);
+    int r = unplace(t, pod);
     p->state = GS_POD_PENDING;
     t->uses[p->use].end_us = t->now;
-    return gs__vec_push(&x->evicted, pod);
+    if (p->fit.timeslice)
+        gs__tsim_slice_close(t, pod);
+    return r < 0 ? r : gs__vec_push(&x->evicted, pod);
 }
 
 int gs__tsim_rollback(struct gs_tsim *t, struct txn *x, size_t bound_to, size_t evicted_to)
@@ -183,7 +200,9 @@ int gs__tsim_rollback(struct gs_tsim *t, struct txn *x, size_t bound_to, size_t 
     while (x->bound.n > bound_to) {
         int32_t pod = x->bound.v[--x->bound.n];
         struct rpod *p = &t->pods[pod];
-        unplace(t, pod);
+        int r = unplace(t, pod);
+        if (r < 0)
+            return r;
         p->state = GS_POD_PENDING;
         p->node = -1;
         t->nuses--; /* binds append uses in order; undone in reverse, it is the last one */
@@ -202,6 +221,8 @@ int gs__tsim_rollback(struct gs_tsim *t, struct txn *x, size_t bound_to, size_t 
         t->uses[p->use].end_us = -1;
         account(t, pod, 1, 1);
         gs__tsim_victims_update(t, (size_t)p->node);
+        if (p->fit.timeslice && (r = gs__tsim_slice_retime(t, (size_t)p->node, p->mask)) < 0)
+            return r;
     }
     return 0;
 }
@@ -793,16 +814,19 @@ static void advance(struct gs_tsim *t, int64_t to)
     t->last_t = to;
 }
 
-static void complete(struct gs_tsim *t, int32_t pod)
+static int complete(struct gs_tsim *t, int32_t pod)
 {
     struct rpod *p = &t->pods[pod];
-    unplace(t, pod);
+    int r = unplace(t, pod);
     gs__vec_push(&t->rlog, p->node);
     p->state = GS_POD_COMPLETED;
     p->end = t->now;
     t->uses[p->use].end_us = t->now;
+    if (p->fit.timeslice)
+        gs__tsim_slice_close(t, pod);
     t->q_demand[p->queue] -= p->milli;
     t->epoch++;
+    return r;
 }
 
 static int arrive(struct gs_tsim *t, int32_t pod)
@@ -824,7 +848,32 @@ static int next_time(struct gs_tsim *t, int64_t *when)
         t->next_arrival < t->npods ? t->pods[t->arrival_order[t->next_arrival]].submit : INT64_MAX;
     int64_t c = t->nheap ? t->heap[0].t : INT64_MAX;
     *when = a < c ? a : c;
+    *when = t->wake < *when ? t->wake : *when;
     return *when != INT64_MAX;
+}
+
+/* When an empty card's hold ends next; INT64_MAX when none does. O(cards). */
+static int64_t next_hold_end(const struct gs_tsim *t)
+{
+    int64_t next = INT64_MAX;
+    for (size_t n = 0; n < t->s->nnodes; n++) {
+        int64_t at = gs_fleet_next_convertible(t->fleet, n);
+        next = at < next ? at : next;
+    }
+    return next;
+}
+
+/* Holds end now: the nodes of those cards count as freed, so pending pods are tried there. */
+static int holds_end(struct gs_tsim *t)
+{
+    gs_fleet_set_now(t->fleet, t->now - 1);
+    for (size_t n = 0; n < t->s->nnodes; n++)
+        if (gs_fleet_next_convertible(t->fleet, n) == t->now && gs__vec_push(&t->rlog, (int32_t)n))
+            return -ENOMEM;
+    gs_fleet_set_now(t->fleet, t->now);
+    t->wake = INT64_MAX;
+    t->epoch++;
+    return 0;
 }
 
 static int loop(struct gs_tsim *t)
@@ -836,10 +885,13 @@ static int loop(struct gs_tsim *t)
             break;
         advance(t, when);
         t->now = when;
-        while (t->nheap && t->heap[0].t == when) {
+        gs_fleet_set_now(t->fleet, when);
+        if (when == t->wake && (r = holds_end(t)) < 0)
+            break;
+        while (r >= 0 && t->nheap && t->heap[0].t == when) {
             struct event e = ev_pop(t->heap, &t->nheap);
             if (live(t, &e))
-                complete(t, e.pod);
+                r = complete(t, e.pod);
         }
         while (r >= 0 && t->next_arrival < t->npods &&
                t->pods[t->arrival_order[t->next_arrival]].submit == when)
@@ -848,6 +900,8 @@ static int loop(struct gs_tsim *t)
             t->pass_epoch = t->epoch;
             t->arrivals_since_pass = 0;
             r = gs__tsim_pass(t);
+            if (t->s->sim.min_hold_us > 0)
+                t->wake = next_hold_end(t);
         }
         t->sum.events++;
     }
@@ -855,6 +909,11 @@ static int loop(struct gs_tsim *t)
         int64_t end = t->horizon != GS_UNSET ? t->horizon : t->now;
         advance(t, end);
         t->now = end;
+        for (size_t i = 0; t->ts_used && i < t->npods; i++)
+            if (t->pods[i].fit.timeslice && t->pods[i].state == GS_POD_RUNNING) {
+                gs__tsim_slice_settle(t, (int32_t)i);
+                gs__tsim_slice_close(t, (int32_t)i);
+            }
     }
     return r;
 }
@@ -918,7 +977,8 @@ static int alloc_state(struct gs_tsim *t)
         ALLOC(t->rq_used, s->nrquotas) || ALLOC(t->card_busy, nodes * GS_GPUS_MAX) ||
         ALLOC(t->bo_key, GS_MEMO_SLOTS) || ALLOC(t->clean, GS_MEMO_SLOTS) ||
         ALLOC(t->scratch, nodes) || ALLOC(t->bo_until, GS_MEMO_SLOTS) ||
-        ALLOC(t->resv_ev, GS_RESV_DEPTH))
+        ALLOC(t->resv_ev, GS_RESV_DEPTH) || ALLOC(t->ts_asked, nt) || ALLOC(t->ts_entitled, nt) ||
+        ALLOC(t->ts_received, nt))
         return -ENOMEM;
     for (size_t q = 0; q < t->nqueues; q++)
         t->q_weight[q] = q < s->nqueues ? s->queues[q].weight : 1;
@@ -968,9 +1028,12 @@ int gs_tsim_run(const struct gs_scenario *s, enum gs_way way, struct gs_tsim **o
     t->epoch = 1;
     t->resv_gen = 1;
     t->horizon = s->sim.horizon_us;
+    t->wake = INT64_MAX;
     int r = gs_fleet_new(s, &t->fleet, d);
-    if (r == 0)
+    if (r == 0) {
+        gs_fleet_set_modes(t->fleet, s->sim.convert, s->sim.min_hold_us);
         r = alloc_state(t);
+    }
     if (r == 0)
         r = gs__tsim_admit(t, d);
     if (r == 0)
@@ -1041,7 +1104,11 @@ void gs_tsim_free(struct gs_tsim *t)
                    t->tout,
                    t->qout,
                    t->kout,
-                   t->kind_names};
+                   t->kind_names,
+                   t->ts_asked,
+                   t->ts_entitled,
+                   t->ts_received,
+                   t->ts_shares};
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
         free(all[i]);
     free(t);

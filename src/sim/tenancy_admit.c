@@ -165,7 +165,7 @@ static int containers(const struct gs_scenario *s, const struct gs_scn_pod *sp,
                       struct gs_scn_container *sum, char *why, size_t size)
 {
     const struct gs_limit_range_spec *lr = limits_of(s, sp->ns);
-    *sum = (struct gs_scn_container){0, GS_UNSET, GS_UNSET, 0, 0, ""};
+    *sum = (struct gs_scn_container){0, GS_UNSET, GS_UNSET, 0, 0, "", 0};
     for (int i = 0; i < sp->ncontainers; i++) {
         struct gs_scn_container c = sp->containers[i];
         if (lr) {
@@ -186,6 +186,7 @@ static int containers(const struct gs_scenario *s, const struct gs_scn_pod *sp,
                 return -1;
         }
         sum->gpu += c.gpu == GS_UNSET ? 0 : c.gpu;
+        sum->gpu_shared += c.gpu_shared;
         if (c.gpumem_mib != GS_UNSET && c.gpumem_mib > sum->gpumem_mib)
             sum->gpumem_mib = c.gpumem_mib;
         if (c.gpucores != GS_UNSET && c.gpucores > sum->gpucores)
@@ -290,6 +291,156 @@ static int mig_demand(struct gs_tsim *t, struct rpod *p, const char *profile, ch
     return 0;
 }
 
+/*
+ * The VirtualGPUClass a pod names, its slice written into @c (one slice unless nvidia.com/gpu
+ * asks for more, on as many cards); NULL when it names none, or with @why when it is undefined.
+ */
+static const struct gs_vgpu_class_spec *vgpu_class(const struct gs_scenario *s,
+                                                   const struct gs_scn_pod *sp,
+                                                   struct gs_scn_container *c, char *why,
+                                                   size_t size)
+{
+    for (size_t i = 0; sp->vgpu_class[0] && i < s->nvgpu_classes; i++) {
+        const struct gs_vgpu_class_spec *vc = &s->vgpu_classes[i];
+        if (strcmp(vc->name, sp->vgpu_class))
+            continue;
+        c->gpu = c->gpu > 0 ? c->gpu : 1;
+        c->gpumem_mib = vc->memory_mib;
+        c->gpucores = vc->cores_pct;
+        return vc;
+    }
+    if (sp->vgpu_class[0])
+        gs__say(why, size, "VirtualGPUClass %s is not defined", sp->vgpu_class);
+    return NULL;
+}
+
+/*
+ * A pod asking its N slices or replicas on one card (gpusched.io/same-card) is one slice of N
+ * times the share and memory, counted as N clients there.
+ */
+static void on_one_card(struct rpod *p)
+{
+    struct gs_fit *f = &p->fit;
+    if (!p->sp->same_card || f->ncards < 2)
+        return;
+    f->units = f->ncards;
+    f->compute *= f->ncards;
+    f->mem_mib *= f->ncards;
+    f->ncards = 1;
+}
+
+/*
+ * Time-slice replicas (nvidia.com/gpu.shared: N): N replicas on distinct time-sliced cards of
+ * nodes that offer replicas, each charged its declared nvidia.com/gpumem (else the card's memory
+ * over its replicas) and asking nvidia.com/gpucores of the card's time (else all of it).
+ */
+static int timeslice_demand(struct gs_tsim *t, struct rpod *p, const struct gs_scn_container *c,
+                            enum gs_tier tier, char *why, size_t size)
+{
+    struct gs_fit *f = &p->fit;
+    int most = 0;
+    int64_t large = 0;
+    for (size_t i = 0; i < t->s->ntemplates; i++) {
+        const struct gs_node_template *tp = &t->s->templates[i];
+        const struct gs_gpu_model *m = tp->model >= 0 ? gs_catalog_at(tp->model) : NULL;
+        if (tp->gpus <= 0 || !m || tp->timeslice_replicas <= 0 ||
+            (p->sp->model_mask && !(p->sp->model_mask & (1u << tp->model))))
+            continue;
+        most = tp->gpus > most ? tp->gpus : most;
+        large = m->memory_mib > large ? m->memory_mib : large;
+    }
+    if (most == 0 || (c->gpu_shared > most && !p->sp->same_card)) {
+        gs__say(why, size,
+                "nvidia.com/gpu.shared %lld: no node this pod may use offers that many cards "
+                "with time-slice replicas (Cluster nodeTemplates timeSlicing.replicas)",
+                (long long)c->gpu_shared);
+        return -1;
+    }
+    if (c->gpumem_mib != GS_UNSET && c->gpumem_mib > large) {
+        gs__say(why, size,
+                "nvidia.com/gpumem %lld MiB: more than the largest time-sliced card this pod may "
+                "use has (%lld MiB)",
+                (long long)c->gpumem_mib, (long long)large);
+        return -1;
+    }
+    const struct gs_tier_spec *ts = tier ? &t->s->tiers[tier] : NULL;
+    f->ncards = (int)c->gpu_shared;
+    f->timeslice = 1;
+    f->compute = c->gpucores == GS_UNSET ? 1000 : c->gpucores < 1 ? 1 : (int32_t)c->gpucores * 10;
+    f->mem_mib = c->gpumem_mib == GS_UNSET ? 0 : c->gpumem_mib;
+    f->overcommit = 1000;
+    f->model_mask = p->sp->model_mask;
+    f->tenant = p->tenant;
+    f->group = p->group;
+    f->tier = tier;
+    f->hard = ts && ts->defined && ts->isolation == GS_ISOLATION_HARD;
+    p->milli = f->ncards * f->compute;
+    p->gpus = 0; /* a ResourceQuota on nvidia.com/gpu does not count nvidia.com/gpu.shared */
+    p->gpumem_mib = f->ncards * f->mem_mib;
+    on_one_card(p);
+    return 0;
+}
+
+/* The device demand of a pod; -1 with @why when it can never be admitted. */
+/*
+ * A fractional request's share of a card: without gpucores, the compute share of its memory on
+ * the smallest card @b allows; without gpumem, the memory of its compute share. Its overcommit
+ * cap in the full way is its step profile's, else its tier's.
+ */
+static int slice_demand(struct gs_tsim *t, struct rpod *p, const struct gs_step_profile *prof,
+                        const struct gs_tier_spec *ts, const struct gs_scn_container *c,
+                        const struct card_bounds *b, char *why, size_t size)
+{
+    struct gs_fit *f = &p->fit;
+    int64_t card = b->small_mib;
+    if (c->gpumem_mib != GS_UNSET && c->gpumem_mib > b->large_mib) {
+        gs__say(why, size,
+                "nvidia.com/gpumem %lld MiB: more than the largest card this pod may use "
+                "has (%lld MiB)",
+                (long long)c->gpumem_mib, (long long)b->large_mib);
+        return -1;
+    }
+    if (card <= 0) {
+        gs__say(why, size, "no node has GPUs of the models this pod allows");
+        return -1;
+    }
+    int64_t cores =
+        c->gpucores != GS_UNSET ? c->gpucores * 10 : (c->gpumem_mib * 1000 + card - 1) / card;
+    f->compute = (int32_t)(cores < 1 ? 1 : cores > 1000 ? 1000 : cores);
+    f->mem_mib = c->gpumem_mib != GS_UNSET ? c->gpumem_mib : card * f->compute / 1000;
+    if (f->mem_mib < 1)
+        f->mem_mib = 1;
+    f->overcommit = 1000;
+    if (t->way == GS_WAY_FULL)
+        f->overcommit = prof                ? prof->overcommit_milli
+                        : ts && ts->defined ? ts->overcommit_milli
+                                            : 1000;
+    if (f->overcommit < 1000)
+        f->overcommit = 1000;
+    p->milli = c->gpu * f->compute;
+    p->gpumem_mib = c->gpu * f->mem_mib;
+    return 0;
+}
+
+/*
+ * Time-slice replicas as the pod or its tier asks for them (a tier with timeSlicing turns plain
+ * nvidia.com/gpu into replicas); where nothing may be shared a replica is a whole card.
+ * Return: 1 when @c asks for replicas that may be given, else 0 (@c rewritten as cards).
+ */
+static int wants_replicas(struct gs_scn_container *c, const struct gs_tier_spec *ts, int may_share)
+{
+    int fractional = c->gpumem_mib != GS_UNSET || c->gpucores != GS_UNSET;
+    if (may_share && ts && ts->defined && ts->timeslice && c->gpu > 0 && !fractional) {
+        c->gpu_shared = c->gpu;
+        c->gpu = 0;
+    }
+    if (c->gpu_shared <= 0 || may_share)
+        return c->gpu_shared > 0;
+    c->gpu = c->gpu_shared;
+    c->gpumem_mib = c->gpucores = GS_UNSET;
+    return 0;
+}
+
 /* The device demand of a pod; -1 with @why when it can never be admitted. */
 static int demand(struct gs_tsim *t, struct rpod *p, const struct gs_step_profile *prof, char *why,
                   size_t size)
@@ -298,22 +449,33 @@ static int demand(struct gs_tsim *t, struct rpod *p, const struct gs_step_profil
     struct gs_scn_container c;
     if (containers(t->s, sp, &c, why, size))
         return -1;
+    const struct gs_vgpu_class_spec *vc = vgpu_class(t->s, sp, &c, why, size);
+    if (sp->vgpu_class[0] && !vc)
+        return -1;
     p->fit.cpu_milli = c.cpu_milli;
     p->fit.memory_mib = c.memory_mib;
     if (c.mig_profile[0])
         return mig_demand(t, p, c.mig_profile, why, size);
-    struct card_bounds b = bounds_of(t, p->sp->model_mask);
-    if (c.gpu > b.most_gpus) {
-        gs__say(why, size, "nvidia.com/gpu %lld: the largest node this pod may use has %d GPUs",
-                (long long)c.gpu, b.most_gpus);
+    if (c.gpu_shared > 0 && c.gpu > 0) {
+        gs__say(why, size,
+                "nvidia.com/gpu.shared with nvidia.com/gpu: a pod takes time-slice "
+                "replicas or cards, not both");
         return -1;
     }
     struct gs_fit *f = &p->fit;
     enum gs_tier tier = tier_of(t, sp, p->tenant);
     const struct gs_tier_spec *ts = tier ? &t->s->tiers[tier] : NULL;
-    int fractional = c.gpumem_mib != GS_UNSET || c.gpucores != GS_UNSET;
     int may_share = t->way != GS_WAY_EXCLUSIVE && (!ts || !ts->defined || ts->sharing) &&
                     (t->way != GS_WAY_FULL || !prof || prof->gpu_share);
+    if (wants_replicas(&c, ts, may_share))
+        return timeslice_demand(t, p, &c, tier, why, size);
+    struct card_bounds b = bounds_of(t, p->sp->model_mask);
+    int fractional = c.gpumem_mib != GS_UNSET || c.gpucores != GS_UNSET;
+    if (c.gpu > b.most_gpus && !(sp->same_card && fractional)) {
+        gs__say(why, size, "nvidia.com/gpu %lld: the largest node this pod may use has %d GPUs",
+                (long long)c.gpu, b.most_gpus);
+        return -1;
+    }
     f->ncards = (int)c.gpu;
     f->whole = !(fractional && may_share);
     f->model_mask = sp->model_mask;
@@ -335,33 +497,10 @@ static int demand(struct gs_tsim *t, struct rpod *p, const struct gs_step_profil
         p->gpumem_mib = c.gpu * or_default(c.gpumem_mib, 0);
         return 0;
     }
-    int64_t card = b.small_mib;
-    if (c.gpumem_mib != GS_UNSET && c.gpumem_mib > b.large_mib) {
-        gs__say(why, size,
-                "nvidia.com/gpumem %lld MiB: more than the largest card this pod may use "
-                "has (%lld MiB)",
-                (long long)c.gpumem_mib, (long long)b.large_mib);
+    if (slice_demand(t, p, prof, ts, &c, &b, why, size))
         return -1;
-    }
-    if (card <= 0) {
-        gs__say(why, size, "no node has GPUs of the models this pod allows");
-        return -1;
-    }
-    int64_t cores =
-        c.gpucores != GS_UNSET ? c.gpucores * 10 : (c.gpumem_mib * 1000 + card - 1) / card;
-    f->compute = (int32_t)(cores < 1 ? 1 : cores > 1000 ? 1000 : cores);
-    f->mem_mib = c.gpumem_mib != GS_UNSET ? c.gpumem_mib : card * f->compute / 1000;
-    if (f->mem_mib < 1)
-        f->mem_mib = 1;
-    f->overcommit = 1000;
-    if (t->way == GS_WAY_FULL)
-        f->overcommit = prof                ? prof->overcommit_milli
-                        : ts && ts->defined ? ts->overcommit_milli
-                                            : 1000;
-    if (f->overcommit < 1000)
-        f->overcommit = 1000;
-    p->milli = c.gpu * f->compute;
-    p->gpumem_mib = c.gpu * f->mem_mib;
+    f->max_clients = !vc ? 0 : vc->shareable ? vc->max_clients : 1;
+    on_one_card(p);
     return 0;
 }
 
@@ -518,6 +657,10 @@ static uint64_t static_shape(const struct rpod *p)
         h = (h ^ (uint64_t)v[i]) * 1099511628211ULL;
     for (const char *c = p->mig; *c; c++)
         h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+    if (f->max_clients) /* only then: pods without a cap keep the shapes they always had */
+        h = (h ^ (uint64_t)f->max_clients) * 1099511628211ULL;
+    if (f->units > 1 || f->timeslice)
+        h = (h ^ (uint64_t)(f->units * 2 + f->timeslice)) * 1099511628211ULL;
     return h;
 }
 

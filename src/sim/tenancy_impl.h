@@ -54,6 +54,10 @@ struct rpod {
     int32_t bucket;       /* its bucket of pending pods (tenancy_queue.c), -1 before the first */
     char mig[16]; /* MIG profile asked for (full scheme), "" for none; fit.mig points here */
     char reason[GS_REASON_MAX];
+    /* Time-sliced pods (tenancy_slice.c): work left in microseconds x PPM of full speed, the
+     * speed (PPM) and entitlement (milli-GPU) since @ts_since. */
+    gs_i128 ts_work, ts_got; /* ts_got: milli-GPU x us per card received in its current use */
+    int64_t ts_speed, ts_entitled, ts_since;
 };
 
 struct vec {
@@ -66,6 +70,7 @@ struct qheap;
 struct vslot;
 struct evi;
 struct vmemo;
+struct card_shares;
 
 struct gang {
     int32_t min, running;
@@ -146,6 +151,7 @@ struct gs_tsim {
     int64_t busy_now;
     /* Time. */
     int64_t now, last_t, horizon;
+    int64_t wake; /* an empty card's hold ends then: pending pods are tried again; INT64_MAX none */
     gs_i128 alloc_int, busy_int;
     uint64_t epoch, pass_epoch;
     int arrivals_since_pass;
@@ -175,6 +181,10 @@ struct gs_tsim {
      * gang's waiting members, and a copy of the open-node list. */
     struct txn txn_pod, txn_gang;
     int32_t *gang_members, *gang_open;
+    /* Time slicing: per tenant, milli-GPU x microseconds asked, entitled and received. */
+    gs_i128 *ts_asked, *ts_entitled, *ts_received;
+    int ts_used;                   /* some pod ran time-sliced */
+    struct card_shares *ts_shares; /* scratch of tenancy_slice.c, one per card of a node */
     struct gs_tsim_summary sum;
     struct gs_tsim_work work;
     struct gs_tsim_pod *out;
@@ -216,6 +226,19 @@ size_t gs__tsim_logged_since(struct gs_tsim *t, const struct vec *log, size_t si
  * the run will keep, so the search neither uses nor leaves a "nodes freed since" record. */
 int gs__tsim_find(struct gs_tsim *t, int32_t pod, int only_node, const struct txn *x, size_t *node,
                   uint32_t *mask, int *capacity);
+
+/* Push the completion of @pod at @end (the pod's current gen): 0 or -ENOMEM. */
+int gs__tsim_schedule(struct gs_tsim *t, int32_t pod, int64_t end);
+
+/* tenancy_slice.c */
+/* @pod starts time-sliced: all its work ahead, at full speed until retimed. */
+void gs__tsim_slice_start(struct gs_tsim *t, int32_t pod);
+/* @pod's progress and its tenant's time up to now, before its speed changes or it leaves. */
+void gs__tsim_slice_settle(struct gs_tsim *t, int32_t pod);
+/* The pods on the cards of @mask of @node share their time anew: speeds and completions. */
+int gs__tsim_slice_retime(struct gs_tsim *t, size_t node, uint32_t mask);
+/* @pod's use ends now: its share is what it received on average (what billing meters). */
+void gs__tsim_slice_close(struct gs_tsim *t, int32_t pod);
 
 /* tenancy_queue.c */
 /* Queue @pod (pending, arrived) for the pass; a pod already queued stays where it is. */

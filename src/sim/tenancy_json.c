@@ -38,12 +38,13 @@ static json_t *uses_of(const struct gs_tsim *t, size_t pod, const size_t *first,
         if (!x->gpu_mask)
             continue;
         json_array_append_new(a, json_pack("{s:s,s:s?,s:s?,s:i,s:i,s:I,s:I}", "mode",
-                                           x->mig     ? "mig"
-                                           : x->whole ? "exclusive"
-                                                      : "shared",
+                                           x->mig         ? "mig"
+                                           : x->whole     ? "exclusive"
+                                           : x->timeslice ? "timeslice"
+                                                          : "shared",
                                            "model", model_name(t, x->node), "profile", x->mig,
-                                           "cards", __builtin_popcount(x->gpu_mask), "share_milli",
-                                           x->mig ? 1000 : x->share_milli, "start_s",
+                                           "cards", __builtin_popcount(x->gpu_mask) * x->units,
+                                           "share_milli", x->mig ? 1000 : x->share_milli, "start_s",
                                            SEC(x->start_us), "end_s", SEC(x->end_us)));
     }
     return a;
@@ -96,6 +97,8 @@ static json_t *summary_json(const struct gs_tsim *t)
                           "preempted_pods", (json_int_t)s->preempted_pods, "preemptions",
                           (json_int_t)s->preemptions, "reclaims", (json_int_t)s->reclaims,
                           "jain_fairness", ratio(s->jain_milli), "events", (json_int_t)s->events);
+    if (s->modes)
+        json_object_set_new(o, "card_mode_conversions", json_integer(s->conversions));
     json_t *ten = json_array(), *qs = json_array(), *ks = json_array();
     for (size_t i = 0; i <= t->s->ntenants; i++) {
         const struct gs_tsim_tenant *x = &t->tout[i];
@@ -108,6 +111,13 @@ static json_t *summary_json(const struct gs_tsim *t)
                       (json_int_t)x->preemptions, "gpu_hours", (double)x->gpu_milli_s / 3600000.0,
                       "busy_gpu_hours", (double)x->busy_milli_s / 3600000.0, "entitlement_gpus",
                       (double)x->entitlement_milli / 1000.0, "wait_s", waits(&x->wait)));
+        if (s->timeslice) /* only then: other runs keep the output they always had */
+            json_object_set_new(
+                json_array_get(ten, json_array_size(ten) - 1), "timeslice",
+                json_pack("{s:f,s:f,s:f}", "asked_gpu_hours",
+                          (double)x->ts_asked_milli_s / 3600000.0, "entitled_gpu_hours",
+                          (double)x->ts_entitled_milli_s / 3600000.0, "received_gpu_hours",
+                          (double)x->ts_received_milli_s / 3600000.0));
     }
     for (size_t q = 0; q < t->nqueues; q++)
         json_array_append_new(qs, json_pack("{s:s,s:i,s:f,s:f}", "name", t->qout[q].name, "weight",
@@ -224,6 +234,8 @@ static void side_by_side(FILE *f, struct gs_tsim *const *runs, size_t n)
     row_i(f, "pods rejected", runs, n, offsetof(struct gs_tsim_summary, rejected));
     row_i(f, "preemptions", runs, n, offsetof(struct gs_tsim_summary, preemptions));
     row_i(f, "reclaims", runs, n, offsetof(struct gs_tsim_summary, reclaims));
+    if (runs[0]->sum.modes) /* only then: other scenarios keep the report they always had */
+        row_i(f, "card mode conversions", runs, n, offsetof(struct gs_tsim_summary, conversions));
     for (size_t k = 0; k < runs[0]->nkinds; k++) {
         const char *kind = runs[0]->kout[k].name;
         for (int w = 0; w < 3; w++) {
@@ -256,6 +268,17 @@ static void one_run(FILE *f, const struct gs_tsim *t)
                     (double)x->gpu_milli_s / 3600000.0, (double)x->busy_milli_s / 3600000.0,
                     (long long)(x->wait.p50_us / 1000000), (long long)(x->wait.p95_us / 1000000),
                     (long long)(x->wait.p99_us / 1000000));
+    }
+    if (s->timeslice)
+        fprintf(f, "  %-16s %10s %10s %10s\n", "time-sliced", "asked-h", "entitled-h",
+                "received-h");
+    for (size_t i = 0; s->timeslice && i <= t->s->ntenants; i++) {
+        const struct gs_tsim_tenant *x = &t->tout[i];
+        if (x->ts_asked_milli_s)
+            fprintf(f, "  %-16.16s %10.2f %10.2f %10.2f\n", x->name,
+                    (double)x->ts_asked_milli_s / 3600000.0,
+                    (double)x->ts_entitled_milli_s / 3600000.0,
+                    (double)x->ts_received_milli_s / 3600000.0);
     }
     fprintf(f, "  %-16s %6s %10s %10s\n", "queue", "weight", "deserved", "GPU-hours");
     for (size_t q = 0; q < t->nqueues; q++)

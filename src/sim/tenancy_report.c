@@ -103,6 +103,9 @@ static void tenants(struct gs_tsim *t, int64_t *scratch, int64_t *share)
         o->name = i < s->ntenants ? s->tenants[i].name : "(no tenant)";
         o->gpu_milli_s = (int64_t)(t->tenant_alloc_int[i] / 1000000);
         o->busy_milli_s = (int64_t)(t->tenant_busy_int[i] / 1000000);
+        o->ts_asked_milli_s = (int64_t)(t->ts_asked[i] / 1000000);
+        o->ts_entitled_milli_s = (int64_t)(t->ts_entitled[i] / 1000000);
+        o->ts_received_milli_s = (int64_t)(t->ts_received[i] / 1000000);
         for (int k = 0; i < s->ntenants && k < s->tenants[i].nquotas; k++)
             o->entitlement_milli += s->tenants[i].quotas[k].total_milli;
         waits(t, 0, (int32_t)i, scratch, &o->wait);
@@ -144,6 +147,9 @@ int gs__tsim_finish(struct gs_tsim *t)
         if (t->uses[i].end_us < 0)
             t->uses[i].end_us = t->now;
     summary(t);
+    t->sum.timeslice = t->ts_used;
+    t->sum.modes = t->s->sim.modes_defined;
+    t->sum.conversions = gs_fleet_conversions(t->fleet);
     tenants(t, scratch, share);
     for (size_t q = 0; q < t->nqueues; q++) {
         t->qout[q].name = q < t->s->nqueues ? t->s->queues[q].name : "default";

@@ -555,6 +555,7 @@ static void test_validate_seeds(void **state)
     expect_has(r.out, "namespace tenant-a (tenant tenant-a): per container 2 by LimitRange "
                       "tenant-a-gpu-limits, per pod 2");
     expect_has(r.out, "scheduler profile gpu-scheduler");
+    expect_has(r.out, "shared-gpu-small  memory 2048 MiB, cores 10 %, maxClients 8, shareable yes");
     expect_has(r.err, "warning: " SEED_DIR "tenant-a-resourcequota-limitrange.yaml:11:5: "
                       "limits.nvidia.com/gpu is not enforced");
     expect_has(r.err, "warning: " SEED_DIR "gpuquota-team-a.yaml:8:11: GPUQuota tenant team-a");
@@ -679,6 +680,37 @@ static void test_scenario_tenant_day(void **state)
     result_free(&r);
 }
 
+/*
+ * Time slicing and card modes end to end: the report shows each tenant's time-sliced GPU time and
+ * the conversions, the JSON the same, and `gpusched bill` meters the replicas.
+ */
+static void test_scenario_timeslice(void **state)
+{
+    (void)state;
+    struct result r;
+    char js[128];
+    snprintf(js, sizeof(js), "%s", tmp_path("ts.json"));
+    run(&r, ARGS("simulate", "--scenario", "tests/data/scenario/timeslice.yaml", "--json", js));
+    expect_exit(&r, 0);
+    expect_has(r.out, "card mode conversions");
+    expect_has(r.out, "time-sliced         asked-h entitled-h received-h\n"
+                      "  team-a                 1.33       1.00       1.00\n"
+                      "  team-b                 2.00       1.00       1.00\n");
+    result_free(&r);
+    json_error_t e;
+    json_t *root = json_load_file(js, 0, &e);
+    assert_non_null(root);
+    json_t *sum = json_object_get(root, "summary");
+    assert_int_equal(json_integer_value(json_object_get(sum, "card_mode_conversions")), 0);
+    json_t *ts = json_object_get(json_array_get(json_object_get(sum, "tenants"), 0), "timeslice");
+    assert_true(json_real_value(json_object_get(ts, "received_gpu_hours")) == 1.0);
+    json_decref(root);
+    run(&r, ARGS("bill", js));
+    expect_exit(&r, 0);
+    expect_has(r.out, "team-a  A30 timeslice            0     38400  step-s");
+    result_free(&r);
+}
+
 /* A scenario that cannot be run is refused with the place named, and nothing is written. */
 static void test_scenario_bad_input(void **state)
 {
@@ -733,6 +765,7 @@ int main(void)
         cmocka_unit_test(test_validate_bad_input),
         cmocka_unit_test(test_scenario_tenant_day),
         cmocka_unit_test(test_scenario_bad_input),
+        cmocka_unit_test(test_scenario_timeslice),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

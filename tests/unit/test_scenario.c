@@ -185,6 +185,17 @@ static void test_seed_policy_values(void **state)
     assert_int_equal(gs_scenario_tenant_of(s, "tenant-a"), (int)(ta - s->tenants));
     assert_int_equal(gs_scenario_tenant_of(s, "nowhere"), -ENOENT);
     assert_int_equal(s->has_kubesched, 1);
+
+    /* seed 000 §2.3: memory "2gb" is the 2 GiB frame buffer of vGPU profile quadro-v100-2q */
+    assert_int_equal(s->nvgpu_classes, 1);
+    const struct gs_vgpu_class_spec *vc = &s->vgpu_classes[0];
+    assert_string_equal(vc->name, "shared-gpu-small");
+    assert_int_equal(vc->memory_mib, 2048);
+    assert_int_equal(vc->cores_pct, 10);
+    assert_int_equal(vc->max_clients, 8);
+    assert_int_equal(vc->shareable, 1);
+    assert_string_equal(vc->src.file, SEEDS "vgpu-class-shared-small.yaml");
+    assert_int_equal(vc->src.line, 2);
     gs_scenario_free(s);
 }
 
@@ -253,7 +264,6 @@ static void test_seed_warnings(void **state)
     ASSERT_WARNED(&w, "volcano-queue-podgroup.yaml:17:1: ", "PriorityClass \"kubeflow-priority\"");
     ASSERT_WARNED(&w, "volcano-queue-podgroup.yaml:30:9: ", "ConfigMap kubeflow/volcano-gpu-config",
                   "not interpreted");
-    ASSERT_WARNED(&w, "vgpu-class-shared-small.yaml:3:7: ", "VirtualGPUClass", "not interpreted");
     ASSERT_WARNED(&w, "mig-cluster-policy.yaml:3:7: ", "GpuClusterPolicy");
     ASSERT_WARNED(&w, "dcgm-servicemonitor.yaml:3:7: ", "ServiceMonitor");
     ASSERT_WARNED(&w, "tenant-gpu-prometheusrule.yaml:3:7: ", "PrometheusRule");
@@ -414,6 +424,7 @@ struct bad {
 #define POD_HDR  "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: a}\n"
 #define POD_META "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: a\n"
 #define CL_HDR   "apiVersion: gpusched.io/v1alpha1\nkind: Cluster\nspec:\n"
+#define VGPU_HDR "apiVersion: gpu.example.com/v1\nkind: VirtualGPUClass\nmetadata: {name: small}\n"
 #define RES(r)   POD_HDR "spec:\n  containers:\n  - name: m\n    resources:\n      limits: {" r "}\n"
 
 static const struct bad bads[] = {
@@ -462,6 +473,15 @@ static const struct bad bads[] = {
      ":5:32: ", "node template \"nope\" is not defined", 1},
     {CL_HDR "  nodeTemplates: [{name: t, gpuModel: Z100, gpus: 2}]\n", -EINVAL,
      ":4:39: ", "gpuModel \"Z100\" is not in the GPU catalog", 0},
+    {CL_HDR "  nodeTemplates: [{name: t, gpuModel: A30, gpus: 2, timeSlicing: {replicas: 0}}]\n",
+     -EINVAL, ":4:77: ", "timeSlicing.replicas must be in 1..1024", 0},
+    {CL_HDR "  nodeTemplates: [{name: t, gpuModel: A30, gpus: 2, timeSlicing: {}}]\n", -EINVAL,
+     ":4:66: ", "timeSlicing has no replicas", 0},
+    {RES("nvidia.com/gpu: 1, nvidia.com/gpu.shared: 1"), -EINVAL,
+     ":8:35: ", "nvidia.com/gpu.shared with nvidia.com/gpu", 0},
+    {"apiVersion: sim.gpusched.io/v1alpha1\nkind: Simulation\nspec: {cardModes: {minHold: soon}}\n",
+     -EINVAL, ":3:29: ", "cardModes.minHold", 0},
+    {RES("nvidia.com/gpu.shared: -1"), -EINVAL, ":8:39: ", "limits.nvidia.com/gpu.shared", 0},
     {CL_HDR "  nodeTemplates: [{name: t, gpuModel: T4, gpus: 4, pcieDomains: [[0,1],[2]]}]\n",
      -EINVAL, ":4:65: ", "pcieDomains: GPU 3 is in none of them", 0},
     {CL_HDR "  nodeTemplates: [{name: t, gpuModel: T4, gpus: 2, nvlinkGroups: [[0,1],[1]]}]\n",
@@ -477,6 +497,9 @@ static const struct bad bads[] = {
     {"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: topology-gpu-policy}\ndata:\n"
      "  policy.yaml: |\n    scheduling:\n      nvlink:\n        strategy: colcate\n",
      -EINVAL, ":8:19: ", "strategy must be one of colocate, prefer-colocate, spread", 0},
+    {"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: topology-gpu-policy}\ndata:\n"
+     "  policy.yaml: |\n    scheduling:\n      node:\n        timeSlicing: often\n",
+     -EINVAL, ":8:22: ", "timeSlicing must be true or false", 0},
     {"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: topology-gpu-policy}\ndata:\n"
      "  policy.yaml: |\n    tenants:\n      t: {gpuCount: 1x}\n",
      -EINVAL, ":7:21: ", "tenants.t.gpuCount: \"1x\" is not a Kubernetes quantity", 0},
@@ -508,6 +531,24 @@ static const struct bad bads[] = {
     {"apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q, namespace: a}\n"
      "spec: {hard: {requests.nvidia.com/gpu: \"0.5\"}}\n",
      -EINVAL, ":4:40: ", "hard.requests.nvidia.com/gpu: \"0.5\" is not a whole number of GPUs", 0},
+    {VGPU_HDR "spec: {memory: 2gb, cores: 101, maxClients: 8}\n", -EINVAL,
+     ":4:28: ", "spec.cores must be in 1..100", 0},
+    {VGPU_HDR "spec: {memory: 2xb, cores: 10, maxClients: 8}\n", -EINVAL,
+     ":4:16: ", "spec.memory: \"2xb\"", 0},
+    {VGPU_HDR "spec: {memory: 0mb, cores: 10, maxClients: 8}\n", -EINVAL,
+     ":4:16: ", "spec.memory: \"0mb\" is less than 1 MiB", 0},
+    {VGPU_HDR "spec: {memory: 2Gi, cores: 10}\n", -EINVAL, ":4:7: ", "has no spec.maxClients", 0},
+    {VGPU_HDR "spec: {memory: 2Gi, cores: 10, maxClients: 0}\n", -EINVAL,
+     ":4:44: ", "spec.maxClients must be in 1..1024", 0},
+    {VGPU_HDR "spec: {memory: 2Gi, cores: 10, maxClients: 2, isShareable: maybe}\n", -EINVAL,
+     ":4:60: ", "spec.isShareable", 0},
+    {POD_META "  annotations: {gpusched.io/vgpu-class: small}\nspec: {containers: [{name: m}]}\n",
+     -EINVAL,
+     ":1:1: ", "VirtualGPUClass (annotation gpusched.io/vgpu-class) \"small\" is not defined", 1},
+    {VGPU_HDR "spec: {memory: 2Gi, cores: 10, maxClients: 2}\n---\n" POD_META
+              "  annotations: {gpusched.io/vgpu-class: small}\nspec:\n  containers:\n  - name: m\n"
+              "    resources:\n      limits: {nvidia.com/gpu: 1, nvidia.com/gpumem: 1024}\n",
+     -EINVAL, ":6:1: ", "VirtualGPUClass small and nvidia.com/gpumem", 1},
 };
 
 static void expect_bad(const struct bad *b)
@@ -532,6 +573,29 @@ static void expect_bad(const struct bad *b)
     snprintf(want, sizeof(want), "%s%s", path, b->where);
     assert_has(d.msg, want);
     assert_has(d.msg, b->what);
+    gs_scenario_free(s);
+}
+
+/* Time slicing and vGPU classes as a scenario writes them (tests/data/scenario/timeslice.yaml). */
+static void test_timeslice_scenario(void **state)
+{
+    (void)state;
+    struct gs_diag d;
+    struct warns w;
+    diag_with(&d, &w);
+    struct gs_scenario *s = new_scenario();
+    load_ok(s, "tests/data/scenario/timeslice.yaml", &d);
+    resolve_ok(s, &d);
+    assert_int_equal(d.nwarn, 0);
+    assert_int_equal(s->templates[0].timeslice_replicas, 4);
+    assert_int_equal(s->templates[1].timeslice_replicas, 0);
+    assert_int_equal(s->pods[0].containers[0].gpu_shared, 1);
+    assert_int_equal(s->pods[0].containers[0].gpu, GS_UNSET);
+    assert_int_equal(s->pods[0].containers[0].gpumem_mib, 6144);
+    assert_string_equal(s->pods[2].vgpu_class, "shared-gpu-small");
+    assert_int_equal(s->vgpu_classes[0].memory_mib, 2048);
+    assert_true(s->sim.modes_defined && s->sim.convert);
+    assert_int_equal(s->sim.min_hold_us, 600 * 1000000LL);
     gs_scenario_free(s);
 }
 
@@ -937,14 +1001,23 @@ static void test_any_order(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_seeds_load_each),  cmocka_unit_test(test_seed_policy_values),
-        cmocka_unit_test(test_seed_kube_values), cmocka_unit_test(test_seed_warnings),
-        cmocka_unit_test(test_warnings),         cmocka_unit_test(test_full_scenario),
-        cmocka_unit_test(test_bad_inputs),       cmocka_unit_test(test_missing_file),
-        cmocka_unit_test(test_quantities),       cmocka_unit_test(test_durations),
-        cmocka_unit_test(test_kubectl_list),     cmocka_unit_test(test_tenancy),
-        cmocka_unit_test(test_limits),           cmocka_unit_test(test_never_crashes_on_mutations),
-        cmocka_unit_test(test_many_pods),        cmocka_unit_test(test_any_order),
+        cmocka_unit_test(test_seeds_load_each),
+        cmocka_unit_test(test_seed_policy_values),
+        cmocka_unit_test(test_seed_kube_values),
+        cmocka_unit_test(test_seed_warnings),
+        cmocka_unit_test(test_warnings),
+        cmocka_unit_test(test_full_scenario),
+        cmocka_unit_test(test_bad_inputs),
+        cmocka_unit_test(test_timeslice_scenario),
+        cmocka_unit_test(test_missing_file),
+        cmocka_unit_test(test_quantities),
+        cmocka_unit_test(test_durations),
+        cmocka_unit_test(test_kubectl_list),
+        cmocka_unit_test(test_tenancy),
+        cmocka_unit_test(test_limits),
+        cmocka_unit_test(test_never_crashes_on_mutations),
+        cmocka_unit_test(test_many_pods),
+        cmocka_unit_test(test_any_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -75,7 +75,7 @@ static struct gs_scn_pod *pod(struct gs_scenario *s, const char *ns, const char 
     p->duration_us = duration_s < 0 ? GS_UNSET : duration_s * S;
     p->util_pct = GS_UNSET;
     p->ncontainers = 1;
-    p->containers[0] = (struct gs_scn_container){gpus, GS_UNSET, GS_UNSET, 1000, 1024, ""};
+    p->containers[0] = (struct gs_scn_container){gpus, GS_UNSET, GS_UNSET, 1000, 1024, "", 0};
     return p;
 }
 
@@ -707,6 +707,532 @@ static void test_alike_pods_tried_once(void **state)
     gs_scenario_free(s);
 }
 
+/* A template of @gpus cards of catalog model @model, no NVLink. */
+static int tmpl_of(struct gs_scenario *s, const char *name, int gpus, const char *model)
+{
+    int t = tmpl(s, name, gpus, 0);
+    s->templates[t].model = gs_catalog_find(model, -1);
+    assert_true(s->templates[t].model >= 0);
+    return t;
+}
+
+/* A pod of @cards slices of @mem_mib each (nvidia.com/gpumem; gpucores not given). */
+static struct gs_scn_pod *slice_pod(struct gs_scenario *s, const char *name, int cards,
+                                    int64_t mem_mib, int64_t arrival_s)
+{
+    struct gs_scn_pod *p = pod(s, "ns", name, cards, arrival_s, 3600);
+    p->containers[0].gpumem_mib = mem_mib;
+    return p;
+}
+
+static int count_started_at(const struct gs_tsim *t, int64_t at_us)
+{
+    int n = 0;
+    for (size_t i = 0; i < gs_tsim_pod_count(t); i++)
+        n += gs_tsim_pod(t, i)->start_us == at_us;
+    return n;
+}
+
+/*
+ * GPU memory is never overcommitted: 24 pods of 2000 MiB on an L40S (46068 MiB) under the seed's
+ * node tier (overcommit 1.5), 23 placed, 1 pending. Without overcommit (the sharing way) compute
+ * binds first: each slice's share is its memory's, 2000/46068 rounded up to 44 milli, so 22 fit.
+ */
+static void test_vgpu_memory_cap(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    node(s, "n1", "az-1", tmpl_of(s, "l40s", 1, "L40S"));
+    s->tiers[GS_TIER_NODE] = (struct gs_tier_spec){.defined = 1,
+                                                   .strategy = GS_STRATEGY_SPREAD,
+                                                   .sharing = 1,
+                                                   .overcommit_milli = 1500,
+                                                   .isolation = GS_ISOLATION_SOFT,
+                                                   .max_skew = GS_UNSET};
+    for (int i = 0; i < 24; i++) {
+        char n[16];
+        snprintf(n, sizeof(n), "p%02d", i);
+        slice_pod(s, n, 1, 2000, 0)->tier = GS_TIER_NODE;
+    }
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    assert_int_equal(count_started_at(t, 0), 23);
+    assert_int_equal(find(t, "p23")->start_us, 3600 * S);
+    gs_tsim_free(t);
+    t = run(s, GS_WAY_SHARING);
+    assert_int_equal(count_started_at(t, 0), 22);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
+/*
+ * Three 12 GiB pods at once against the only free 24 GiB card (an A30, 24576 MiB; the other card
+ * is held whole): two placed, one pending until one of the two ends.
+ */
+static void test_vgpu_three_on_one_card(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    node(s, "n1", "az-1", tmpl_of(s, "a30x2", 2, "A30"));
+    pod(s, "ns", "whole", 1, 0, 7200);
+    for (int i = 0; i < 3; i++) {
+        char n[16];
+        snprintf(n, sizeof(n), "p%d", i);
+        slice_pod(s, n, 1, 12288, 0);
+    }
+    for (int way = GS_WAY_SHARING; way < GS_WAY_COUNT; way++) {
+        struct gs_tsim *t = run(s, (enum gs_way)way);
+        assert_int_equal(find(t, "whole")->gpu_mask, 1u);
+        assert_int_equal(find(t, "p0")->gpu_mask, 2u);
+        assert_int_equal(find(t, "p1")->gpu_mask, 2u);
+        assert_int_equal(find(t, "p0")->start_us, 0);
+        assert_int_equal(find(t, "p1")->start_us, 0);
+        assert_int_equal(find(t, "p2")->start_us, 3600 * S);
+        assert_int_equal(find(t, "p2")->gpu_mask, 2u);
+        gs_tsim_free(t);
+    }
+    gs_scenario_free(s);
+}
+
+static void vgpu_class(struct gs_scenario *s, const char *name, int64_t mem_mib, int cores,
+                       int max_clients, int shareable)
+{
+    s->vgpu_classes = grow(s->vgpu_classes, &s->nvgpu_classes, sizeof(*s->vgpu_classes));
+    struct gs_vgpu_class_spec *c = &s->vgpu_classes[s->nvgpu_classes - 1];
+    snprintf(c->name, sizeof(c->name), "%s", name);
+    c->memory_mib = mem_mib;
+    c->cores_pct = cores;
+    c->max_clients = max_clients;
+    c->shareable = shareable;
+}
+
+/*
+ * A card holds at most maxClients pods while one of the class is there, whoever comes later: the
+ * seed's shared-gpu-small (2 GiB, 10 %, 8 clients), twelve pods on one A100-80GB: 8 run; a plain
+ * 1 GiB slice arriving next waits with the other four, and all five run when the eight end.
+ */
+static void test_vgpu_class_clients(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    node(s, "n1", "az-1", tmpl(s, "one", 1, 0));
+    vgpu_class(s, "shared-gpu-small", 2048, 10, 8, 1);
+    for (int i = 0; i < 12; i++) {
+        char n[16];
+        snprintf(n, sizeof(n), "small-%02d", i);
+        struct gs_scn_pod *p = pod(s, "ns", n, 0, 0, 3600);
+        snprintf(p->vgpu_class, sizeof(p->vgpu_class), "shared-gpu-small");
+    }
+    slice_pod(s, "plain", 1, 1024, 1)->containers[0].gpucores = 5;
+    struct gs_tsim *t = run(s, GS_WAY_SHARING);
+    assert_int_equal(count_started_at(t, 0), 8);
+    assert_int_equal(count_started_at(t, 3600 * S), 5);
+    assert_int_equal(find(t, "plain")->start_us, 3600 * S);
+    assert_int_equal(find(t, "small-00")->share_milli, 100);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
+/*
+ * A class that is not shareable takes a card alone; a pod asking for two slices gets two
+ * different cards, so with one card taken alone it waits for it.
+ */
+static void test_vgpu_alone_and_distinct(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    node(s, "n1", "az-1", tmpl(s, "two", 2, 0));
+    vgpu_class(s, "alone", 4096, 50, 8, 0);
+    vgpu_class(s, "small", 2048, 10, 8, 1);
+    snprintf(pod(s, "ns", "alone", 1, 0, 3600)->vgpu_class, GS_SCN_NAME_MAX, "alone");
+    snprintf(pod(s, "ns", "small", 1, 1, 7200)->vgpu_class, GS_SCN_NAME_MAX, "small");
+    slice_pod(s, "pair", 2, 1024, 2);
+    struct gs_tsim *t = run(s, GS_WAY_SHARING);
+    uint32_t alone = find(t, "alone")->gpu_mask;
+    assert_int_equal(__builtin_popcount(alone), 1);
+    assert_int_equal(find(t, "small")->gpu_mask, 3u & ~alone);
+    assert_int_equal(find(t, "pair")->start_us, 3600 * S);
+    assert_int_equal(find(t, "pair")->gpu_mask, 3u);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
+/* A pod of @n time-slice replicas (nvidia.com/gpu.shared) declaring @mem_mib each (0: none). */
+static struct gs_scn_pod *replica_pod(struct gs_scenario *s, const char *ns, const char *name,
+                                      int n, int64_t mem_mib, int64_t arrival_s, int64_t duration_s)
+{
+    struct gs_scn_pod *p = pod(s, ns, name, 0, arrival_s, duration_s);
+    p->containers[0].gpu_shared = n;
+    p->containers[0].gpumem_mib = mem_mib ? mem_mib : GS_UNSET;
+    return p;
+}
+
+/*
+ * Declared memory is charged on time-sliced cards too: ten 10 GiB replicas on four 24 GiB cards
+ * (A30, 4 replicas each) -> eight run, two wait. Two on a card share its time, so each runs at
+ * half speed and its hour takes two; the two waiting start then.
+ */
+static void test_timeslice_memory(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    int t4 = tmpl_of(s, "a30x4", 4, "A30");
+    s->templates[t4].timeslice_replicas = 4;
+    node(s, "n1", "az-1", t4);
+    for (int i = 0; i < 10; i++) {
+        char n[16];
+        snprintf(n, sizeof(n), "p%d", i);
+        replica_pod(s, "ns", n, 1, 10240, 0, 3600);
+    }
+    for (int way = GS_WAY_SHARING; way < GS_WAY_COUNT; way++) {
+        struct gs_tsim *t = run(s, (enum gs_way)way);
+        assert_int_equal(count_started_at(t, 0), 8);
+        assert_int_equal(find(t, "p0")->end_us, 7200 * S);
+        assert_int_equal(find(t, "p8")->start_us, 7200 * S);
+        assert_int_equal(find(t, "p9")->start_us, 7200 * S);
+        assert_int_equal(find(t, "p8")->end_us, 14400 * S);
+        assert_int_equal(gs_tsim_summary(t)->timeslice, 1);
+        gs_tsim_free(t);
+    }
+    /* Without sharing, a replica is a whole card: four run at a time, an hour each. */
+    struct gs_tsim *t = run(s, GS_WAY_EXCLUSIVE);
+    assert_int_equal(count_started_at(t, 0), 4);
+    assert_int_equal(find(t, "p0")->end_us, 3600 * S);
+    assert_int_equal(gs_tsim_summary(t)->timeslice, 0);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
+/*
+ * Two replicas of one pod go to two different cards, never one: with card 0's four replicas
+ * taken, a two-replica pod waits for them although card 1 has four free.
+ */
+static void test_timeslice_distinct(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    int t2 = tmpl_of(s, "a30x2", 2, "A30");
+    s->templates[t2].timeslice_replicas = 4;
+    node(s, "n1", "az-1", t2);
+    for (int i = 0; i < 4; i++) {
+        char n[16];
+        snprintf(n, sizeof(n), "q%d", i);
+        replica_pod(s, "ns", n, 1, 0, 0, 3600)->containers[0].gpucores = 25;
+    }
+    replica_pod(s, "ns", "pair", 2, 0, 1, 3600)->containers[0].gpucores = 25;
+    struct gs_tsim *t = run(s, GS_WAY_SHARING);
+    for (int i = 0; i < 4;
+         i++) { /* the best fit packs them on one card; 4 x 25 % runs full speed */
+        char n[16];
+        snprintf(n, sizeof(n), "q%d", i);
+        assert_int_equal(find(t, n)->gpu_mask, 1u);
+        assert_int_equal(find(t, n)->end_us, 3600 * S);
+    }
+    assert_int_equal(find(t, "pair")->start_us, 3600 * S);
+    assert_int_equal(find(t, "pair")->gpu_mask, 3u);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
+/*
+ * Weighted round-robin over tenant queues (seed 000 §2.1): on one time-sliced A30, team-a's
+ * queue (weight 3) and team-b's (weight 1) each run a pod asking the whole card for an hour.
+ * team-a gets 3/4 of the card and ends at 4800 s; team-b's pod, alone from then, does its last
+ * 2400 s of work at full speed and ends at 7200 s. Each tenant was entitled to and received one
+ * GPU-hour; team-a asked 4800 GPU-s, team-b 7200. A pod arriving later on the card recomputes
+ * the others' ends, in whole microseconds.
+ */
+static void test_timeslice_weighted(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    int t1 = tmpl_of(s, "a30", 1, "A30");
+    s->templates[t1].timeslice_replicas = 4;
+    node(s, "n1", "az-1", t1);
+    queue(s, "team-a", 3);
+    queue(s, "team-b", 1);
+    replica_pod(s, "team-a", "a0", 1, 0, 0, 3600);
+    replica_pod(s, "team-b", "b0", 1, 0, 0, 3600);
+    for (int i = 0; i < 2; i++)
+        snprintf(s->pods[i].queue, GS_SCN_NAME_MAX, "%s", i ? "team-b" : "team-a");
+    struct gs_diag d;
+    gs_diag_init(&d);
+    assert_int_equal(gs_scenario_resolve(s, &d), 0); /* a tenant per namespace */
+    struct gs_tsim *t = run(s, GS_WAY_SHARING);
+    assert_int_equal(find(t, "a0")->end_us, 4800 * S);
+    assert_int_equal(find(t, "b0")->end_us, 7200 * S);
+    for (size_t i = 0; i < gs_tsim_tenant_count(t); i++) {
+        const struct gs_tsim_tenant *x = gs_tsim_tenant(t, i);
+        if (!x->pods)
+            continue;
+        int a = strcmp(x->name, "team-a") == 0;
+        assert_int_equal(x->ts_asked_milli_s, (a ? 4800 : 7200) * 1000LL);
+        assert_int_equal(x->ts_entitled_milli_s, 3600 * 1000LL);
+        assert_int_equal(x->ts_received_milli_s, 3600 * 1000LL);
+    }
+    gs_tsim_free(t);
+    /* A third pod (team-b, 30 %, 60 s) at 600 s: a0 keeps 3/4 and ends at 4800 s still; the
+     * two team-b pods share 1/4 in proportion 1000:300, each at 250/1300 of full speed, until
+     * b1 ends; b0 then has 1/4 again, and the whole card after a0 ends. */
+    replica_pod(s, "team-b", "b1", 1, 0, 600, 60)->containers[0].gpucores = 30;
+    snprintf(s->pods[2].queue, GS_SCN_NAME_MAX, "team-b");
+    assert_int_equal(gs_scenario_resolve(s, &d), 0);
+    t = run(s, GS_WAY_SHARING);
+    assert_int_equal(find(t, "a0")->end_us, 4800 * S);
+    assert_int_equal(find(t, "b1")->end_us, 912001124);  /* 60 s at 192307 ppm, rounded up */
+    assert_int_equal(find(t, "b0")->end_us, 7218000281); /* 0.25, 0.192307, 0.25, then 1 */
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
+/*
+ * One mode per card, and conversion: an empty card takes another mode only when conversion is on
+ * and it has held its mode for the hold time; each change counts, but not one undone in the same
+ * instant (an attempt rolled back, a backfill probe).
+ */
+static void test_mode_conversion(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    node(s, "n", "az-1", tmpl(s, "t1", 1, 0));
+    struct gs_fleet *f;
+    struct gs_diag d;
+    gs_diag_init(&d);
+    assert_int_equal(gs_fleet_new(s, &f, &d), 0);
+    struct gs_fit whole = {.ncards = 1, .whole = 1, .group = -1};
+    struct gs_fit shared = {
+        .ncards = 1, .compute = 100, .mem_mib = 1024, .overcommit = 1000, .group = -1};
+    struct gs_fit_choice c;
+    gs_fleet_set_modes(f, 1, 10 * S);
+    gs_fleet_set_now(f, 0);
+    assert_int_equal(gs_fleet_commit(f, 0, &shared, 1u, 1), 0);
+    assert_int_equal(gs_fleet_commit(f, 0, &whole, 1u, 2), -EINVAL); /* not empty */
+    gs_fleet_set_now(f, 5 * S);
+    assert_int_equal(gs_fleet_release(f, 0, &shared, 1u, 1), 0);
+    assert_int_equal(gs_fleet_fit(f, 0, &whole, &c), GS_FIT_GPU); /* empty, held 5 s of 10 */
+    assert_int_equal(gs_fleet_commit(f, 0, &whole, 1u, 2), -EINVAL);
+    assert_int_equal(gs_fleet_fit(f, 0, &shared, &c), GS_FIT_OK); /* its own mode: any time */
+    gs_fleet_set_now(f, 10 * S);
+    assert_int_equal(gs_fleet_fit(f, 0, &whole, &c), GS_FIT_OK);
+    assert_int_equal(gs_fleet_commit(f, 0, &whole, 1u, 2), 0);
+    assert_int_equal(gs_fleet_release(f, 0, &whole, 1u, 2), 0); /* undone at once */
+    assert_int_equal(gs_fleet_conversions(f), 0);
+    assert_int_equal(gs_fleet_commit(f, 0, &whole, 1u, 2), 0);
+    gs_fleet_set_now(f, 11 * S);
+    assert_int_equal(gs_fleet_release(f, 0, &whole, 1u, 2), 0);
+    assert_int_equal(gs_fleet_conversions(f), 1);
+    gs_fleet_set_modes(f, 0, 0); /* no conversion: it stays exclusive */
+    assert_int_equal(gs_fleet_fit(f, 0, &shared, &c), GS_FIT_GPU);
+    assert_int_equal(gs_fleet_fit(f, 0, &whole, &c), GS_FIT_OK);
+    gs_fleet_free(f);
+
+    /* In a run: a slice 0..100 s, then a whole-card pod asked for at 50 s. */
+    slice_pod(s, "slice", 1, 1024, 0)->duration_us = 100 * S;
+    pod(s, "ns", "whole", 1, 50, 100);
+    s->sim.modes_defined = 1;
+    struct gs_tsim *t = run(s, GS_WAY_SHARING);
+    assert_int_equal(find(t, "whole")->start_us, 100 * S);
+    assert_int_equal(gs_tsim_summary(t)->conversions, 1);
+    gs_tsim_free(t);
+    s->sim.min_hold_us = 1000 * S;
+    t = run(s, GS_WAY_SHARING);
+    assert_int_equal(find(t, "whole")->start_us, 1000 * S);
+    gs_tsim_free(t);
+    s->sim.convert = 0;
+    t = run(s, GS_WAY_SHARING);
+    assert_int_equal(find(t, "whole")->state, GS_POD_PENDING);
+    assert_int_equal(gs_tsim_summary(t)->conversions, 0);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
+/*
+ * A pod may ask its slices or replicas on one card (gpusched.io/same-card: "true"): two 1 GiB
+ * slices on a one-card node run there as two clients, so with a class pod capping the card at
+ * three clients a further slice waits; without the annotation two slices need two cards and are
+ * refused on a one-card cluster. Two replicas on one card take two of its four replicas.
+ */
+static void test_same_card(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    int t1 = tmpl_of(s, "a30", 1, "A30");
+    s->templates[t1].timeslice_replicas = 4;
+    node(s, "n1", "az-1", t1);
+    vgpu_class(s, "three", 1024, 10, 3, 1);
+    slice_pod(s, "pair", 2, 1024, 0)->same_card = 1;
+    snprintf(pod(s, "ns", "capped", 0, 1, 3600)->vgpu_class, GS_SCN_NAME_MAX, "three");
+    slice_pod(s, "late", 1, 1024, 2);
+    slice_pod(s, "apart", 2, 1024, 3);
+    struct gs_tsim *t = run(s, GS_WAY_SHARING);
+    assert_int_equal(find(t, "pair")->gpu_mask, 1u);
+    assert_int_equal(find(t, "pair")->start_us, 0);
+    assert_int_equal(find(t, "capped")->start_us, 1 * S);
+    assert_int_equal(find(t, "late")->start_us, 3600 * S);
+    assert_int_equal(find(t, "apart")->state, GS_POD_REJECTED);
+    /* metered as the two slices they are: 2 x 1024/24576 of the card, 42 milli each */
+    const struct gs_tsim_use *u = gs_tsim_use(t, 0);
+    assert_string_equal(gs_tsim_pod(t, (size_t)u->pod)->name, "pair");
+    assert_int_equal(u->units, 2);
+    assert_int_equal(u->share_milli, 42);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+
+    s = scn();
+    t1 = tmpl_of(s, "a30", 1, "A30");
+    s->templates[t1].timeslice_replicas = 4;
+    node(s, "n1", "az-1", t1);
+    replica_pod(s, "ns", "two", 2, 0, 0, 3600)->same_card = 1;
+    replica_pod(s, "ns", "r1", 1, 0, 0, 3600);
+    replica_pod(s, "ns", "r2", 1, 0, 0, 3600);
+    replica_pod(s, "ns", "r3", 1, 0, 1, 3600);
+    t = run(s, GS_WAY_SHARING);
+    assert_int_equal(find(t, "two")->start_us, 0);
+    assert_int_equal(find(t, "r2")->start_us, 0);
+    assert_true(find(t, "r3")->start_us > 0); /* four replicas taken */
+    /* 4000 milli asked of the card ("two" asks 2000), a quarter of each met: its hour takes 4 */
+    assert_int_equal(find(t, "two")->end_us, 4 * 3600 * S);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
+/*
+ * A tier may hand out time-slice replicas for plain nvidia.com/gpu (policy.yaml
+ * `timeSlicing: true`), as a node whose device plugin shares by time without renaming does: in
+ * the full way three one-GPU pods of that tier on a card of two replicas, two run at half speed
+ * and the third waits; in the sharing way, where tiers do not apply, they take whole cards.
+ */
+static void test_timeslice_tier(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    int t1 = tmpl_of(s, "a30", 1, "A30");
+    s->templates[t1].timeslice_replicas = 2;
+    node(s, "n1", "az-1", t1);
+    s->tiers[GS_TIER_NODE] = (struct gs_tier_spec){.defined = 1,
+                                                   .strategy = GS_STRATEGY_SPREAD,
+                                                   .sharing = 1,
+                                                   .overcommit_milli = 1000,
+                                                   .isolation = GS_ISOLATION_SOFT,
+                                                   .max_skew = GS_UNSET,
+                                                   .timeslice = 1};
+    for (int i = 0; i < 3; i++) {
+        char n[16];
+        snprintf(n, sizeof(n), "p%d", i);
+        pod(s, "ns", n, 1, 0, 3600)->tier = GS_TIER_NODE;
+    }
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    assert_int_equal(find(t, "p0")->end_us, 7200 * S);
+    assert_int_equal(find(t, "p1")->end_us, 7200 * S);
+    assert_int_equal(find(t, "p2")->start_us, 7200 * S);
+    assert_int_equal(find(t, "p2")->end_us, 3 * 3600 * S);
+    gs_tsim_free(t);
+    t = run(s, GS_WAY_SHARING);
+    assert_int_equal(find(t, "p1")->start_us, 3600 * S);
+    assert_int_equal(find(t, "p2")->end_us, 3 * 3600 * S);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
+/* Every card's mode agrees with the kinds of the pods on it: one kind per card, one pod on a
+ * card held whole, and a free card holds nobody. */
+static void assert_one_mode(const struct gs_fleet *f, const struct gs_fit *fits,
+                            const uint32_t *masks, const int *live, int npods)
+{
+    for (int g = 0; g < gs_fleet_node_gpus(f, 0); g++) {
+        int whole = 0, shared = 0, mig = 0;
+        for (int i = 0; i < npods; i++) {
+            if (!live[i] || !(masks[i] & (1u << g)))
+                continue;
+            whole += fits[i].whole;
+            mig += fits[i].mig != NULL;
+            shared += !fits[i].whole && !fits[i].mig;
+        }
+        enum gs_card_mode m = gs_fleet_card_mode(f, 0, g);
+        assert_true((whole > 0) + (shared > 0) + (mig > 0) <= 1);
+        assert_true(whole <= 1);
+        assert_int_equal(m, whole    ? GS_CARD_EXCLUSIVE
+                            : shared ? GS_CARD_SHARED
+                            : mig    ? GS_CARD_MIG
+                                     : GS_CARD_FREE);
+        assert_true(gs_fleet_card_mem_used(f, 0, g) <= gs_fleet_card_mem(f, 0, g));
+    }
+}
+
+/*
+ * A card offered in two modes at once (whole card plus shares, whole card plus MIG, shares plus
+ * MIG): never. First the direct attempts, then a random sequence of fits, commits and releases
+ * of the three kinds on one node of four A100-80GB cards, checked after every step.
+ */
+static void test_one_mode_per_card(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    node(s, "n", "az-1", tmpl(s, "t4", 4, 0));
+    struct gs_fleet *f;
+    struct gs_diag d;
+    gs_diag_init(&d);
+    assert_int_equal(gs_fleet_new(s, &f, &d), 0);
+    struct gs_fit whole = {.ncards = 1, .whole = 1, .tenant = 0, .group = -1};
+    struct gs_fit shared = {
+        .ncards = 1, .compute = 100, .mem_mib = 1024, .overcommit = 1000, .group = -1};
+    struct gs_fit mig = {.ncards = 1, .mig = "1g.10gb", .mig_start = 0, .group = -1};
+    assert_int_equal(gs_fleet_commit(f, 0, &shared, 1u, 1), 0);
+    assert_int_equal(gs_fleet_commit(f, 0, &mig, 2u, 2), 0);
+    assert_int_equal(gs_fleet_commit(f, 0, &whole, 4u, 3), 0);
+    for (int g = 0; g < 3; g++) { /* no second mode on any of them */
+        assert_int_equal(gs_fleet_commit(f, 0, &whole, 1u << g, 9), -EINVAL);
+        if (g != 0)
+            assert_int_equal(gs_fleet_commit(f, 0, &shared, 1u << g, 9), -EINVAL);
+        if (g != 1)
+            assert_int_equal(gs_fleet_commit(f, 0, &mig, 1u << g, 9), -EINVAL);
+    }
+    struct gs_fit_choice c;
+    assert_int_equal(gs_fleet_fit(f, 0, &shared, &c), GS_FIT_OK);
+    assert_int_equal(c.mask, 1u);
+    assert_int_equal(gs_fleet_fit(f, 0, &mig, &c), GS_FIT_OK);
+    assert_int_equal(c.mask, 2u);
+    struct gs_fit two = whole;
+    two.ncards = 2;
+    assert_int_equal(gs_fleet_fit(f, 0, &two, &c), GS_FIT_GPU);
+    gs_fleet_free(f);
+
+    assert_int_equal(gs_fleet_new(s, &f, &d), 0);
+    static const char *const profiles[] = {"1g.10gb", "2g.20gb", "3g.40gb", "7g.80gb"};
+    struct gs_fit fits[256];
+    uint32_t masks[256];
+    int live[256] = {0}, npods = 0;
+    uint64_t x = 7;
+    for (int step = 0; step < 3000; step++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        int kind = (int)((x >> 33) % 3);
+        if ((x >> 40) % 3 == 0 && npods) { /* release a live pod */
+            int i = (int)((x >> 20) % (uint64_t)npods);
+            if (live[i]) {
+                assert_int_equal(gs_fleet_release(f, 0, &fits[i], masks[i], i), 0);
+                live[i] = 0;
+            }
+        } else if (npods < 256) {
+            struct gs_fit r = kind == 0 ? whole : kind == 1 ? shared : mig;
+            r.ncards = kind == 0   ? 1 + (int)((x >> 44) % 2)
+                       : kind == 1 ? 1 + (int)((x >> 44) % 2)
+                                   : 1;
+            r.mem_mib = 1024 << ((x >> 46) % 5);
+            r.max_clients = (int32_t)((x >> 50) % 4);
+            r.mig = kind == 2 ? profiles[(x >> 52) % 4] : NULL;
+            if (gs_fleet_fit(f, 0, &r, &c) == GS_FIT_OK) {
+                r.mig_start = c.mig_start;
+                assert_int_equal(gs_fleet_commit(f, 0, &r, c.mask, npods), 0);
+                fits[npods] = r;
+                masks[npods] = c.mask;
+                live[npods++] = 1;
+            }
+        }
+        assert_one_mode(f, fits, masks, live, npods);
+    }
+    gs_fleet_free(f);
+    gs_scenario_free(s);
+}
+
 /*
  * gs_fleet_fits_without() answers as releasing the pods, fitting and committing them back does:
  * checked over random fleets of exclusive and shared pods, on NVLink and PCIe nodes.
@@ -804,6 +1330,17 @@ int main(void)
         cmocka_unit_test(test_never_preempts),
         cmocka_unit_test(test_alike_pods_tried_once),
         cmocka_unit_test(test_fits_without_matches_release),
+        cmocka_unit_test(test_vgpu_memory_cap),
+        cmocka_unit_test(test_vgpu_three_on_one_card),
+        cmocka_unit_test(test_vgpu_class_clients),
+        cmocka_unit_test(test_vgpu_alone_and_distinct),
+        cmocka_unit_test(test_one_mode_per_card),
+        cmocka_unit_test(test_timeslice_memory),
+        cmocka_unit_test(test_timeslice_distinct),
+        cmocka_unit_test(test_timeslice_weighted),
+        cmocka_unit_test(test_mode_conversion),
+        cmocka_unit_test(test_same_card),
+        cmocka_unit_test(test_timeslice_tier),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
