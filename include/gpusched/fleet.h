@@ -78,15 +78,16 @@ struct gs_fit {
 /* Why a pod does not fit a node, in kube-scheduler's words (gs_fit_reason_text()). */
 enum gs_fit_reason {
     GS_FIT_OK = 0,
-    GS_FIT_MODEL,     /* node's GPU model not allowed */
-    GS_FIT_CPU,       /* Insufficient cpu */
-    GS_FIT_MEMORY,    /* Insufficient memory */
-    GS_FIT_GPU,       /* Insufficient nvidia.com/gpu */
-    GS_FIT_GPUMEM,    /* Insufficient nvidia.com/gpumem */
-    GS_FIT_GPUCORES,  /* Insufficient nvidia.com/gpucores */
-    GS_FIT_NVLINK,    /* enough cards, but not inside one NVLink group */
-    GS_FIT_ISOLATION, /* hard isolation: another tenant's pods are on the node */
-    GS_FIT_MIG,       /* no card here can take an instance of the MIG profile */
+    GS_FIT_MODEL,      /* node's GPU model not allowed */
+    GS_FIT_CPU,        /* Insufficient cpu */
+    GS_FIT_MEMORY,     /* Insufficient memory */
+    GS_FIT_GPU,        /* Insufficient nvidia.com/gpu */
+    GS_FIT_GPUMEM,     /* Insufficient nvidia.com/gpumem */
+    GS_FIT_GPUCORES,   /* Insufficient nvidia.com/gpucores */
+    GS_FIT_NVLINK,     /* enough cards, but not inside one NVLink group */
+    GS_FIT_ISOLATION,  /* hard isolation: another tenant's pods are on the node */
+    GS_FIT_MIG,        /* no card here can take an instance of the MIG profile */
+    GS_FIT_MIG_POLICY, /* the GpuClusterPolicy does not allow the profile on this model */
     GS_FIT_REASONS
 };
 
@@ -109,6 +110,16 @@ struct gs_fit_choice {
  * is unknown; -ENOMEM.
  */
 int gs_fleet_new(const struct gs_scenario *s, struct gs_fleet **out, struct gs_diag *d);
+
+/*
+ * gs_fleet_mig_allowed() - whether @s's GpuClusterPolicy lets cards of MIG model @mig_model
+ * (gs_mig_model_find()) create instances of its profile number @profile: always without a
+ * policy; never under strategy none or single (they advertise no nvidia.com/mig-<profile>
+ * resources), on a model the policy does not list or lists with
+ * migEnabled false, or for a profile left out of the device's migProfiles.
+ * Return: 1 allowed, 0 not (also for @profile out of 0..GS_MIG_PROFILES_MAX-1).
+ */
+int gs_fleet_mig_allowed(const struct gs_scenario *s, int mig_model, int profile);
 
 /* gs_fleet_free() - NULL allowed. */
 void gs_fleet_free(struct gs_fleet *f);

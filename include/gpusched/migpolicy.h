@@ -35,6 +35,7 @@
 #define GPUSCHED_MIGPOLICY_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 struct gs_diag;
 
@@ -71,6 +72,17 @@ struct gs_mig_policy {
  * Complexity: O(file size).
  */
 int gs_migpolicy_load(const char *path, struct gs_mig_policy *out, struct gs_diag *d);
+
+/*
+ * gs_migpolicy_parse() - read the GpuClusterPolicy that starts @buf, one document of a longer
+ * stream (a scenario file holding other kinds too); what follows its document is not read.
+ * @name: the file's name for messages. @buf, @len: the text from the first line of the
+ * policy's document (borrowed). @first_line: that line's 1-based number in @name, so messages
+ * name the file's own lines. @out, @d: as gs_migpolicy_load().
+ * Return: 0; -EINVAL with @d (as gs_migpolicy_load(), and for NULL arguments); -ENOMEM.
+ */
+int gs_migpolicy_parse(const char *name, const unsigned char *buf, size_t len, size_t first_line,
+                       struct gs_mig_policy *out, struct gs_diag *d);
 
 /*
  * gs_migpolicy_device() - the entry for MIG model @model (gs_mig_model_find()), or NULL when the

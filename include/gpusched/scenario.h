@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "gpusched/cluster.h"
+#include "gpusched/migpolicy.h"
 
 struct gs_diag;
 struct gs_scenario;
@@ -286,7 +287,9 @@ struct gs_scenario {
     struct gs_scn_pod *pods;
     size_t npods;
     struct gs_sim_spec sim;
-    int has_kubesched;        /* a KubeSchedulerConfiguration document was seen */
+    int has_kubesched;               /* a KubeSchedulerConfiguration document was seen */
+    int has_mig_policy;              /* a GpuClusterPolicy document was read into mig_policy */
+    struct gs_mig_policy mig_policy; /* which models may turn MIG, with which profiles */
     struct gs_scn_priv *priv; /* the loader's array capacities and name indexes; NULL at first */
 };
 

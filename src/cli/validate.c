@@ -8,6 +8,7 @@
 #include "gpusched/catalog.h"
 #include "gpusched/config.h"
 #include "gpusched/diag.h"
+#include "gpusched/mig.h"
 #include "gpusched/scenario.h"
 #include "gpusched/sched.h"
 
@@ -341,6 +342,26 @@ static void text_profiles(const struct gs_scenario *s, FILE *f)
     }
 }
 
+/* The GpuClusterPolicy: which models may turn MIG, with which profiles. */
+static void text_mig_policy(const struct gs_scenario *s, FILE *f)
+{
+    static const char *const strategy[] = {"none", "single", "mixed"};
+    if (!s->has_mig_policy) {
+        fprintf(f, "MIG policy: none (every MIG-capable model may turn MIG, any profile)\n");
+        return;
+    }
+    const struct gs_mig_policy *p = &s->mig_policy;
+    fprintf(f, "MIG policy: strategy %s\n", strategy[p->strategy]);
+    for (int i = 0; i < p->ndevices; i++) {
+        const struct gs_mig_model *m = gs_mig_model_at(p->devices[i].model);
+        fprintf(f, "  %s: %s", m->name, p->devices[i].mig_enabled ? "MIG on," : "MIG off");
+        for (int k = 0; k < m->nprofiles; k++)
+            if (p->devices[i].allowed & (1u << k))
+                fprintf(f, " %s", m->profiles[k].name);
+        fprintf(f, "  (line %u)\n", p->devices[i].line);
+    }
+}
+
 static void text_rquotas(const struct gs_scenario *s, FILE *f)
 {
     char a[32], b[32], c[32], d[32], w[160];
@@ -375,6 +396,7 @@ static void text_rquotas(const struct gs_scenario *s, FILE *f)
                 v->name, (long long)v->memory_mib, v->cores_pct, v->max_clients,
                 v->shareable ? "yes" : "no", where(&v->src, w, sizeof(w)));
     }
+    text_mig_policy(s, f);
 }
 
 static void text_effective(const struct gs_scenario *s, const struct derived *dv, FILE *f)

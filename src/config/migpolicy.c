@@ -11,12 +11,13 @@
 #include "gpusched/config.h"
 #include "gpusched/diag.h"
 #include "gpusched/mig.h"
+#include "yamlutil.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <yaml.h>
 
 #define API_VERSION "nvidia.com/v1"
@@ -30,7 +31,9 @@ struct rd {
     int have;
     int depth;          /* collections open */
     yaml_mark_t key_at; /* the key whose value is being read */
-    FILE *f;
+    const unsigned char *buf;
+    size_t len;
+    size_t line0; /* lines of the file before buf[0]: a policy inside a scenario stream */
     const char *path;
     struct gs_diag *d;
 };
@@ -59,7 +62,8 @@ static int fail(struct rd *r, const yaml_mark_t *at, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    return gs_diag_error(r->d, "%s:%zu:%zu: %s", r->path, at->line + 1, at->column + 1, msg);
+    return gs_diag_error(r->d, "%s:%zu:%zu: %s", r->path, r->line0 + at->line + 1, at->column + 1,
+                         msg);
 }
 
 /* shown() - a scalar's text for a message: at most TEXT_MAX bytes, control bytes replaced. */
@@ -83,11 +87,9 @@ static int syntax(struct rd *r)
         return gs_diag_error_code(r->d, -ENOMEM, "%s: out of memory", r->path);
     if (p->error == YAML_READER_ERROR) {
         at.line = at.column = 0;
-        rewind(r->f);
-        for (size_t i = 0; i < p->problem_offset; i++) {
-            int ch = getc(r->f);
-            at.line += ch == '\n';
-            at.column = ch == '\n' ? 0 : at.column + 1;
+        for (size_t i = 0; i < p->problem_offset && i < r->len; i++) {
+            at.line += r->buf[i] == '\n';
+            at.column = r->buf[i] == '\n' ? 0 : at.column + 1;
         }
     }
     return fail(r, &at, "YAML error: %s", p->problem ? p->problem : "malformed YAML");
@@ -259,7 +261,7 @@ static int add_device(struct rd *r, const struct device *dev, struct gs_mig_poli
     out->model = model;
     out->mig_enabled = dev->enabled != 0;
     out->allowed = dev->enabled ? allowed : 0;
-    out->line = (unsigned)dev->at.line + 1;
+    out->line = (unsigned)(r->line0 + dev->at.line + 1); /* the file's own line */
     out->column = (unsigned)dev->at.column + 1;
     pol->ndevices++;
     return 0;
@@ -315,7 +317,7 @@ static int single_ok(struct rd *r, const struct gs_mig_policy *pol)
     for (int i = 0; pol->strategy == GS_MIG_STRATEGY_SINGLE && i < pol->ndevices; i++) {
         const struct gs_mig_policy_device *dev = &pol->devices[i];
         if (__builtin_popcount(dev->allowed) > 1) {
-            yaml_mark_t at = {0, dev->line - 1, dev->column - 1};
+            yaml_mark_t at = {0, dev->line - 1 - r->line0, dev->column - 1};
             return fail(r, &at,
                         "strategy single advertises every MIG device as nvidia.com/gpu, "
                         "so %s may allow one profile only",
@@ -350,8 +352,8 @@ static int top_field(struct rd *r, int field, void *arg)
     return rc;
 }
 
-/* document() - the whole stream: exactly one document, a GpuClusterPolicy. */
-static int document(struct rd *r, struct gs_mig_policy *pol)
+/* document() - the first document of the stream, a GpuClusterPolicy; when @alone, the only one. */
+static int document(struct rd *r, struct gs_mig_policy *pol, bool alone)
 {
     static const char *const keys[] = {"apiVersion", "kind", "metadata", "spec"};
     struct top t = {pol, 0, 0, 0};
@@ -375,48 +377,61 @@ static int document(struct rd *r, struct gs_mig_policy *pol)
         rc = single_ok(r, pol);
     if (!rc)
         rc = next(r); /* document end */
-    if (!rc)
+    if (!rc && alone)
         rc = next(r);
-    if (!rc && r->ev.type != YAML_STREAM_END_EVENT)
+    if (!rc && alone && r->ev.type != YAML_STREAM_END_EVENT)
         rc = fail(r, &r->ev.start_mark, "a second YAML document; a policy file holds one " KIND);
+    return rc;
+}
+
+static int parse(struct rd *r, bool alone, struct gs_mig_policy *out)
+{
+    struct gs_mig_policy pol;
+    if (!yaml_parser_initialize(&r->ps))
+        return gs_diag_error_code(r->d, -ENOMEM, "%s: out of memory", r->path);
+    memset(&pol, 0, sizeof(pol));
+    pol.strategy = GS_MIG_STRATEGY_SINGLE; /* the GPU Operator's default */
+    yaml_parser_set_input_string(&r->ps, r->buf, r->len);
+    int rc = document(r, &pol, alone);
+    if (r->have)
+        yaml_event_delete(&r->ev);
+    yaml_parser_delete(&r->ps);
+    if (!rc)
+        *out = pol;
     return rc;
 }
 
 int gs_migpolicy_load(const char *path, struct gs_mig_policy *out, struct gs_diag *d)
 {
     struct rd r;
-    struct gs_mig_policy pol;
-    struct stat sb;
-    int rc = 0;
+    unsigned char *buf;
     if (!path || !out)
         return gs_diag_error(d, "gs_migpolicy_load: path and out must not be NULL");
     memset(&r, 0, sizeof(r));
+    int rc = gs__yaml_read(path, false, GS_CONFIG_MAX_BYTES, "not a " KIND, &buf, &r.len, d);
+    if (rc)
+        return rc;
+    r.buf = buf;
     r.path = path;
     r.d = d;
-    r.f = fopen(path, "rb");
-    if (!r.f && errno == ENOENT)
-        return gs_diag_error_code(d, -ENOENT, "%s: no such file", path);
-    if (!r.f)
-        return gs_diag_error_code(d, -EIO, "%s: cannot open: %s", path, strerror(errno));
-    if (fstat(fileno(r.f), &sb) != 0 || !S_ISREG(sb.st_mode))
-        rc = gs_diag_error_code(d, -EIO, "%s: not a regular file", path);
-    else if (sb.st_size > (off_t)GS_CONFIG_MAX_BYTES)
-        rc = gs_diag_error(d, "%s: larger than %u bytes; not a " KIND, path, GS_CONFIG_MAX_BYTES);
-    else if (!yaml_parser_initialize(&r.ps))
-        rc = gs_diag_error_code(d, -ENOMEM, "%s: out of memory", path);
-    if (!rc) {
-        memset(&pol, 0, sizeof(pol));
-        pol.strategy = GS_MIG_STRATEGY_SINGLE; /* the GPU Operator's default */
-        yaml_parser_set_input_file(&r.ps, r.f);
-        rc = document(&r, &pol);
-        if (r.have)
-            yaml_event_delete(&r.ev);
-        yaml_parser_delete(&r.ps);
-    }
-    fclose(r.f);
-    if (!rc)
-        *out = pol;
+    rc = parse(&r, true, out);
+    free(buf);
     return rc;
+}
+
+int gs_migpolicy_parse(const char *name, const unsigned char *buf, size_t len, size_t first_line,
+                       struct gs_mig_policy *out, struct gs_diag *d)
+{
+    struct rd r;
+    if (!name || !buf || !out)
+        return gs_diag_error(d, "gs_migpolicy_parse: name, buf and out must not be NULL");
+    memset(&r, 0, sizeof(r));
+    r.buf = buf;
+    r.len = len;
+    r.line0 = first_line ? first_line - 1 : 0;
+    r.path = name;
+    r.d = d;
+    return parse(&r, false, out);
 }
 
 const struct gs_mig_policy_device *gs_migpolicy_device(const struct gs_mig_policy *p, int model)

@@ -33,11 +33,11 @@ static const struct kind_entry {
     {"ResourceQuota", "", gs__scn_rquota},
     {"LimitRange", "", gs__scn_limit_range},
     {"VirtualGPUClass", "gpu.example.com|gpusched.io", gs__scn_vgpu_class},
+    {"GpuClusterPolicy", "nvidia.com", gs__scn_mig_policy},
 };
 
 /* Kinds other modules own: accepted, and said to be not interpreted by the scenario. */
-static const char *const kinds_elsewhere[] = {"GpuClusterPolicy", "PrometheusRule",
-                                              "ServiceMonitor"};
+static const char *const kinds_elsewhere[] = {"PrometheusRule", "ServiceMonitor"};
 
 static const char *const tier_names[] = {"none", "nvlink", "pcie", "node", "az"};
 

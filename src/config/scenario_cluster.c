@@ -371,3 +371,39 @@ int gs__scn_resolve_templates(struct gs_scenario *s, struct gs_diag *d)
         p->npending = 0;
     return 0;
 }
+
+/*
+ * A GpuClusterPolicy document: read by the policy's own loader (gpusched/migpolicy.h) from the
+ * stream's text, starting at the line where the document's root begins, so its messages name the
+ * scenario file's lines. Only a document of its own is read that way: inside a List the root's
+ * line holds the List's "- " too.
+ */
+int gs__scn_mig_policy(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root)
+{
+    size_t at = root->start_mark.index, start = at;
+    while (start > 0 && L->buf[start - 1] != '\n')
+        start--;
+    size_t lead = start;
+    if (at - start >= 3 && memcmp(L->buf + start, "---", 3) == 0)
+        lead += 3;
+    while (lead < at && (L->buf[lead] == ' ' || L->buf[lead] == '\t'))
+        lead++;
+    if (lead != at)
+        return gs__yaml_err(c, root,
+                            "a GpuClusterPolicy is read as a YAML document of its own, not as "
+                            "an item of a List");
+    if (L->s->has_mig_policy)
+        return gs__yaml_err(c, root, "a second GpuClusterPolicy; a cluster has one");
+    int rc = gs_migpolicy_parse(c->path, L->buf + start, L->len - start, root->start_mark.line + 1,
+                                &L->s->mig_policy, c->d);
+    if (rc)
+        return rc;
+    L->s->has_mig_policy = 1;
+    if (L->s->mig_policy.strategy == GS_MIG_STRATEGY_SINGLE)
+        gs__yaml_warn(
+            c, root,
+            "GpuClusterPolicy strategy single: pods asking nvidia.com/mig-<profile> are "
+            "refused and nvidia.com/gpu gets whole cards; the instances a single-"
+            "strategy cluster advertises as nvidia.com/gpu are not simulated (use mixed)");
+    return 0;
+}

@@ -205,6 +205,7 @@ int gs__scn_rquota(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root
 int gs__scn_limit_range(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root);
 int gs__scn_vgpu_class(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root);
 int gs__scn_simulation(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root);
+int gs__scn_mig_policy(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root);
 
 /* gs__scn_tenant() - the tenant named @name, created (with @src) when absent; index into *@out. */
 int gs__scn_tenant(struct gs__yctx *c, struct gs__scn_load *L, const yaml_node_t *at,

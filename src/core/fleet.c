@@ -36,10 +36,11 @@ struct slot {
 struct fnode {
     int32_t model, zone;
     int ngpu, nfree, nshared, nmig, nsliced;
-    int32_t replicas; /* time-slice replicas per card, 0 = none */
-    int mig_model;    /* gs_mig_model index of its cards, -1 when they have no MIG geometry */
-    int nvlink_max;   /* cards in its largest NVLink group, 0 when none */
-    int32_t open_pos; /* position in the fleet's open list, -1 when not there */
+    int32_t replicas;     /* time-slice replicas per card, 0 = none */
+    int mig_model;        /* gs_mig_model index of its cards, -1 when they have no MIG geometry */
+    unsigned mig_allowed; /* profiles its cards may create (GpuClusterPolicy); 0: MIG off */
+    int nvlink_max;       /* cards in its largest NVLink group, 0 when none */
+    int32_t open_pos;     /* position in the fleet's open list, -1 when not there */
     int64_t cpu_left, mem_left;
     int32_t sole_tenant; /* tenant of every pod here; -1 none, -2 several */
     int hard;            /* pods with hard isolation here */
@@ -73,6 +74,7 @@ static const char *const reason_text[GS_FIT_REASONS] = {
     [GS_FIT_NVLINK] = "no NVLink group with enough free GPUs",
     [GS_FIT_ISOLATION] = "hard isolation: node used by another tenant",
     [GS_FIT_MIG] = "no free MIG slot for the profile",
+    [GS_FIT_MIG_POLICY] = "MIG profile not allowed here by the GpuClusterPolicy",
 };
 
 const char *gs_fit_reason_text(enum gs_fit_reason r)
@@ -102,6 +104,9 @@ static int node_init(struct fnode *nd, const struct gs_scenario *s, size_t i, st
     nd->mig_model = t->gpus > 0 && m ? gs_mig_model_find(m->name) : -1;
     if (nd->mig_model < 0)
         nd->mig_model = -1;
+    nd->mig_allowed = 0;
+    for (int k = 0; nd->mig_model >= 0 && k < GS_MIG_PROFILES_MAX; k++)
+        nd->mig_allowed |= gs_fleet_mig_allowed(s, nd->mig_model, k) ? 1u << k : 0;
     nd->ngpu = nd->nfree = t->gpus;
     nd->replicas = t->timeslice_replicas;
     /* Host resources left out of a template do not constrain placement. */
@@ -587,13 +592,15 @@ static enum gs_fit_reason pick_mig(const struct gs_fleet *f, const struct fnode 
     int prof = nd->mig_model < 0 ? -1 : gs_mig_profile_find(nd->mig_model, r->mig, -1);
     if (prof < 0)
         return GS_FIT_MIG;
+    if (!(nd->mig_allowed & (1u << prof)))
+        return GS_FIT_MIG_POLICY;
     int best = -1, best_score = -1;
     for (int i = 0; i < nd->ngpu; i++) {
         const struct card *c = &nd->cards[i];
         struct gs_mig_card empty;
         const struct gs_mig_card *mc = &c->mig;
         if (c->mode == GS_CARD_FREE && may_take(f, c, GS_CARD_MIG)) {
-            gs_mig_card_init(&empty, nd->mig_model, GS_MIG_ALLOW_ALL);
+            gs_mig_card_init(&empty, nd->mig_model, nd->mig_allowed);
             mc = &empty;
         } else if (c->mode != GS_CARD_MIG) {
             continue;
@@ -608,7 +615,7 @@ static enum gs_fit_reason pick_mig(const struct gs_fleet *f, const struct fnode 
         return GS_FIT_MIG;
     struct gs_mig_card probe = nd->cards[best].mig;
     if (nd->cards[best].mode == GS_CARD_FREE)
-        gs_mig_card_init(&probe, nd->mig_model, GS_MIG_ALLOW_ALL);
+        gs_mig_card_init(&probe, nd->mig_model, nd->mig_allowed);
     if (gs_mig_card_best_start(&probe, prof, start) < 0)
         return GS_FIT_MIG;
     *mask = 1u << best;
@@ -708,7 +715,7 @@ static void mig_apply(struct fnode *nd, struct card *c, const struct gs_fit *r, 
     int32_t share = mm->profiles[prof].compute_slices * 1000 / mm->compute_slices;
     if (sign > 0) {
         if (c->mode == GS_CARD_FREE) {
-            gs_mig_card_init(&c->mig, nd->mig_model, GS_MIG_ALLOW_ALL);
+            gs_mig_card_init(&c->mig, nd->mig_model, nd->mig_allowed);
             c->mode = GS_CARD_MIG;
             nd->nfree--;
             nd->nmig++;
@@ -786,12 +793,13 @@ static int mig_valid(const struct gs_fleet *f, const struct fnode *nd, const str
                      uint32_t mask)
 {
     int prof = nd->mig_model < 0 ? -1 : gs_mig_profile_find(nd->mig_model, r->mig, -1);
-    if (prof < 0 || __builtin_popcount(mask) != 1 || (nd->ngpu < 32 && (mask >> nd->ngpu)))
+    if (prof < 0 || !(nd->mig_allowed & (1u << prof)) || __builtin_popcount(mask) != 1 ||
+        (nd->ngpu < 32 && (mask >> nd->ngpu)))
         return 0;
     const struct card *c = &nd->cards[__builtin_ctz(mask)];
     struct gs_mig_card probe = c->mig;
     if (c->mode == GS_CARD_FREE && may_take(f, c, GS_CARD_MIG))
-        gs_mig_card_init(&probe, nd->mig_model, GS_MIG_ALLOW_ALL);
+        gs_mig_card_init(&probe, nd->mig_model, nd->mig_allowed);
     else if (c->mode != GS_CARD_MIG)
         return 0;
     unsigned starts;
@@ -888,5 +896,18 @@ int gs_fleet_release(struct gs_fleet *f, size_t node, const struct gs_fit *r, ui
     cards_apply(f, nd, r, mask, -1, pod);
     if (!r->whole && !r->mig && !r->timeslice)
         caps_recompute(nd, mask);
+    return 0;
+}
+
+int gs_fleet_mig_allowed(const struct gs_scenario *s, int mig_model, int profile)
+{
+    if (profile < 0 || profile >= GS_MIG_PROFILES_MAX)
+        return 0;
+    if (!s->has_mig_policy)
+        return 1;
+    const struct gs_mig_policy *p = &s->mig_policy;
+    for (int i = 0; p->strategy == GS_MIG_STRATEGY_MIXED && i < p->ndevices; i++)
+        if (p->devices[i].model == mig_model)
+            return p->devices[i].mig_enabled && (p->devices[i].allowed & (1u << profile));
     return 0;
 }

@@ -258,16 +258,28 @@ static int mig_demand(struct gs_tsim *t, struct rpod *p, const char *profile, ch
 {
     struct gs_fit *f = &p->fit;
     int32_t share = -1;
+    int exists = 0;
     for (size_t i = 0; share < 0 && i < t->s->ntemplates; i++) {
         const struct gs_gpu_model *m = gs_catalog_at(t->s->templates[i].model);
         int mm = m && t->s->templates[i].gpus > 0 ? gs_mig_model_find(m->name) : -1;
         int prof = mm >= 0 ? gs_mig_profile_find(mm, profile, -1) : -1;
-        if (prof >= 0)
+        exists |= prof >= 0;
+        if (prof >= 0 && gs_fleet_mig_allowed(t->s, mm, prof))
             share = gs_mig_model_at(mm)->profiles[prof].compute_slices * 1000 /
                     gs_mig_model_at(mm)->compute_slices;
     }
+    if (share < 0 && exists && t->s->mig_policy.strategy != GS_MIG_STRATEGY_MIXED) {
+        gs__say(why, size,
+                "nvidia.com/mig-%s: the GpuClusterPolicy's strategy %s advertises no "
+                "nvidia.com/mig-* resources (mixed does)",
+                profile, t->s->mig_policy.strategy == GS_MIG_STRATEGY_NONE ? "none" : "single");
+        return -1;
+    }
     if (share < 0) {
-        gs__say(why, size, "nvidia.com/mig-%s: no GPU model in this cluster has that MIG profile",
+        gs__say(why, size,
+                exists ? "nvidia.com/mig-%s: the GpuClusterPolicy allows that MIG profile on no "
+                         "GPU model of this cluster"
+                       : "nvidia.com/mig-%s: no GPU model in this cluster has that MIG profile",
                 profile);
         return -1;
     }

@@ -264,11 +264,54 @@ static void test_seed_warnings(void **state)
     ASSERT_WARNED(&w, "volcano-queue-podgroup.yaml:17:1: ", "PriorityClass \"kubeflow-priority\"");
     ASSERT_WARNED(&w, "volcano-queue-podgroup.yaml:30:9: ", "ConfigMap kubeflow/volcano-gpu-config",
                   "not interpreted");
-    ASSERT_WARNED(&w, "mig-cluster-policy.yaml:3:7: ", "GpuClusterPolicy");
     ASSERT_WARNED(&w, "dcgm-servicemonitor.yaml:3:7: ", "ServiceMonitor");
     ASSERT_WARNED(&w, "tenant-gpu-prometheusrule.yaml:3:7: ", "PrometheusRule");
     assert_int_equal(d.nwarn, (unsigned)w.n);
+    /* The GpuClusterPolicy is read: mixed, A100-80GB with its four listed profiles. */
+    assert_true(s->has_mig_policy);
+    assert_int_equal(s->mig_policy.strategy, GS_MIG_STRATEGY_MIXED);
+    assert_int_equal(s->mig_policy.ndevices, 1);
+    assert_true(s->mig_policy.devices[0].mig_enabled);
+    assert_int_equal(__builtin_popcount(s->mig_policy.devices[0].allowed), 4);
     gs_scenario_free(s);
+}
+
+static void expect_code(const char *text, int code, const char *what);
+
+/* A GpuClusterPolicy inside a scenario stream: read, its errors at the stream's own lines; one a
+ * cluster; not inside a List. */
+static void test_mig_policy_in_stream(void **state)
+{
+    (void)state;
+    static const char *const head = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: "
+                                    "a}\nspec: {containers: [{name: c}]}\n---\n";
+    static const char *const policy = "apiVersion: nvidia.com/v1\nkind: GpuClusterPolicy\n"
+                                      "metadata: {name: p}\nspec:\n  mig: {strategy: mixed}\n"
+                                      "  devices:\n    - name: A100-SXM4-80GB\n"
+                                      "      migEnabled: true\n      migProfiles: [%s]\n";
+    char text[1024], body[512];
+    struct gs_diag d;
+    struct warns w;
+    snprintf(body, sizeof(body), policy, "1g.10gb, 7g.80gb");
+    snprintf(text, sizeof(text), "%s%s---\n%s", head, body,
+             "{apiVersion: v1, kind: Pod, metadata: {name: q, namespace: a}, spec: {containers: "
+             "[{name: c}]}}\n");
+    struct gs_scenario *s = load_text_ok(text, &d, &w);
+    assert_true(s->has_mig_policy);
+    assert_int_equal(s->npods, 2); /* the document after the policy is read too */
+    assert_int_equal(s->mig_policy.devices[0].line, 12);
+    gs_scenario_free(s);
+    /* A profile the model lacks: named at the scenario's own line and column. */
+    snprintf(body, sizeof(body), policy, "1g.10gb, 9g.99gb");
+    snprintf(text, sizeof(text), "%s%s", head, body);
+    expect_code(text, -EINVAL, ":14:30: A100-SXM4-80GB has no MIG profile \"9g.99gb\"");
+    snprintf(body, sizeof(body), policy, "1g.10gb");
+    snprintf(text, sizeof(text), "%s---\n%s", body, body);
+    expect_code(text, -EINVAL, "a second GpuClusterPolicy");
+    snprintf(text, sizeof(text),
+             "apiVersion: v1\nkind: List\nitems:\n  - apiVersion: "
+             "nvidia.com/v1\n    kind: GpuClusterPolicy\n    spec: {}\n");
+    expect_code(text, -EINVAL, "not as an item of a List");
 }
 
 static void test_warnings(void **state)
@@ -1006,6 +1049,7 @@ int main(void)
         cmocka_unit_test(test_seed_kube_values),
         cmocka_unit_test(test_seed_warnings),
         cmocka_unit_test(test_warnings),
+        cmocka_unit_test(test_mig_policy_in_stream),
         cmocka_unit_test(test_full_scenario),
         cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_timeslice_scenario),

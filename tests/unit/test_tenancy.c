@@ -38,6 +38,17 @@ static struct gs_scenario *scn(void)
     return s;
 }
 
+/* scn_file() - the scenario in @path, loaded and resolved. */
+static struct gs_scenario *scn_file(const char *path)
+{
+    struct gs_scenario *s = scn();
+    struct gs_diag d;
+    gs_diag_init(&d);
+    assert_int_equal(gs_scenario_load(s, path, &d), 0);
+    assert_int_equal(gs_scenario_resolve(s, &d), 0);
+    return s;
+}
+
 /* A template of @gpus A100-80GB cards in one NVLink group (or none when @nvlink is 0). */
 static int tmpl(struct gs_scenario *s, const char *name, int gpus, int nvlink)
 {
@@ -493,11 +504,7 @@ static void test_profile_overrides(void **state)
 static void test_mig_instances(void **state)
 {
     (void)state;
-    struct gs_scenario *s = scn();
-    struct gs_diag d;
-    gs_diag_init(&d);
-    assert_int_equal(gs_scenario_load(s, "tests/data/scenario/mig.yaml", &d), 0);
-    assert_int_equal(gs_scenario_resolve(s, &d), 0);
+    struct gs_scenario *s = scn_file("tests/data/scenario/mig.yaml");
     struct gs_tsim *t = run(s, GS_WAY_FULL);
     static const int starts[8] = {6, 4, 5, 0, 1, 2, 3, 6};
     for (int i = 0; i < 8; i++) {
@@ -521,6 +528,33 @@ static void test_mig_instances(void **state)
     assert_null(find(t, "small-0")->mig);
     assert_int_equal(find(t, "small-1")->start_us, 1 * S);
     assert_int_equal(find(t, "small-2")->start_us, 3600 * S);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
+/*
+ * The GpuClusterPolicy decides where MIG goes: it enables the A100 with 1g.10gb and 7g.80gb only,
+ * so 1g.10gb pods share the A100 (node 1), a 2g.20gb pod has nowhere to go (the H100 has that
+ * profile, but the policy leaves MIG off there), and a whole card goes to the H100. Under
+ * strategy none no nvidia.com/mig-* resource exists at all.
+ */
+static void test_mig_policy_applied(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn_file("tests/data/scenario/mig-policy.yaml");
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    assert_int_equal(find(t, "small-0")->node, 1);
+    assert_int_equal(find(t, "small-1")->node, 1);
+    assert_int_equal(find(t, "small-1")->start_us, 2 * S);
+    assert_int_equal(find(t, "two-g")->state, GS_POD_REJECTED);
+    assert_non_null(strstr(find(t, "two-g")->reason, "GpuClusterPolicy allows that MIG profile"));
+    assert_int_equal(find(t, "whole")->node, 0);
+    assert_null(find(t, "whole")->mig);
+    gs_tsim_free(t);
+    s->mig_policy.strategy = GS_MIG_STRATEGY_NONE;
+    t = run(s, GS_WAY_FULL);
+    assert_int_equal(find(t, "small-0")->state, GS_POD_REJECTED);
+    assert_non_null(strstr(find(t, "small-0")->reason, "strategy none advertises no"));
     gs_tsim_free(t);
     gs_scenario_free(s);
 }
@@ -1322,6 +1356,7 @@ int main(void)
         cmocka_unit_test(test_waterfill),
         cmocka_unit_test(test_profile_overrides),
         cmocka_unit_test(test_mig_instances),
+        cmocka_unit_test(test_mig_policy_applied),
         cmocka_unit_test(test_memory_is_charged),
         cmocka_unit_test(test_borrowing_gang_goes_whole),
         cmocka_unit_test(test_evicted_pods_come_back),
