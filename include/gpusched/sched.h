@@ -180,6 +180,18 @@ int64_t gs_sched_score_node(struct gs_sched *s, const struct gs_pod_req *pod, si
                             struct gs_diag *why);
 
 /*
+ * gs_sched_score_nodes() - gs_sched_score_node() for many nodes and one pod (an extender call
+ * names thousands): the request is checked and its class found once, and a node that does not
+ * fit costs no message. @nodes[0..@n): node indexes; an entry < 0 or out of range is skipped.
+ * @out[i]: the weighted score + 2 (>= 2) when the pod fits node @nodes[i]; GS_UNSCHEDULABLE
+ * with @reason[i] the kube-scheduler words for it (a static string); -ENOENT when skipped.
+ * @out and @reason: arrays of @n, owned by the caller.
+ * Return: 0; -EINVAL with @why (a bad request: then @out is not written); -ENOMEM.
+ */
+int gs_sched_score_nodes(struct gs_sched *s, const struct gs_pod_req *pod, const int32_t *nodes,
+                         size_t n, int64_t *out, const char **reason, struct gs_diag *why);
+
+/*
  * gs_sched_bind_node() - bind @pod to node @node chosen elsewhere (kube-scheduler's bind verb):
  * the cards are picked by the profile's reserve plugin.
  * Return: 0 and *@out; GS_UNSCHEDULABLE with @why when it does not fit there; -EINVAL; -ENOMEM.

@@ -136,6 +136,52 @@ static void test_prioritize(void **state)
     json_decref(r);
 }
 
+/* POST @body to /extender/@v; 200 expected; the answer's text (caller frees). */
+static char *verb_text(const char *v, const char *body)
+{
+    char path[64];
+    struct answer a;
+    snprintf(path, sizeof(path), "/extender/%s", v);
+    assert_int_equal(h_call(&d, "POST", path, NULL, body, &a), 0);
+    assert_int_equal(a.status, 200);
+    char *text = strdup(a.body);
+    h_answer_free(&a);
+    return text;
+}
+
+/*
+ * The names kube-scheduler sends are read without a JSON tree; any other spelling of the same
+ * request (escapes, spacing, a second read of the same names) must get the very same bytes.
+ */
+static void test_every_spelling_same_answer(void **state)
+{
+    (void)state;
+    json_t *args = load("filter_nodenames.json");
+    char *compact = json_dumps(args, JSON_COMPACT), *pretty = json_dumps(args, JSON_INDENT(3));
+    char *escaped = json_dumps(args, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_ESCAPE_SLASH);
+    escaped = realloc(escaped, strlen(escaped) + 8);
+    assert_non_null(escaped);
+    char *e = strstr(escaped, "\"n-a100-0\"");
+    assert_non_null(e);
+    memmove(e + 12, e + 7, strlen(e + 7) + 1); /* "n-a100-0" -> "n-a10\u0030-0" */
+    memcpy(e + 6, "\\u0030", 6);
+    const char *verbs[] = {"filter", "prioritize"};
+    for (int v = 0; v < 2; v++) {
+        char *want = verb_text(verbs[v], compact);
+        const char *bodies[] = {compact, pretty, escaped};
+        for (int b = 0; b < 3; b++) {
+            char *got = verb_text(verbs[v], bodies[b]);
+            assert_string_equal(got, want);
+            free(got);
+        }
+        free(want);
+    }
+    free(compact);
+    free(pretty);
+    free(escaped);
+    json_decref(args);
+}
+
 static void test_bind_records_cards(void **state)
 {
     (void)state;
@@ -190,7 +236,7 @@ static void test_errors_in_error_field(void **state)
     assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 0);
     json_decref(r);
     struct answer a;
-    assert_int_equal(h_call(&d, "POST", "/extender/preempt", NULL, "{}", &a), 0);
+    assert_int_equal(h_call(&d, "POST", "/extender/nosuch", NULL, "{}", &a), 0);
     assert_int_equal(a.status, 404);
     h_answer_free(&a);
 }
@@ -201,6 +247,7 @@ int main(void)
         cmocka_unit_test(test_filter_node_names),
         cmocka_unit_test(test_filter_node_list),
         cmocka_unit_test(test_prioritize),
+        cmocka_unit_test(test_every_spelling_same_answer),
         cmocka_unit_test(test_bind_records_cards),
         cmocka_unit_test(test_errors_in_error_field),
     };

@@ -165,6 +165,28 @@ static int64_t brute_force(struct gs_sched *s, const struct gs_pod_req *p)
     return node;
 }
 
+/* gs_sched_score_nodes() answers as gs_sched_score_node() does, node by node, and skips -1. */
+static void check_batch_scores(struct gs_sched *s, const struct gs_pod_req *p)
+{
+    int32_t nodes[25];
+    int64_t out[25];
+    const char *reason[25];
+    struct gs_diag d;
+    for (int i = 0; i < 24; i++)
+        nodes[i] = 23 - i;
+    nodes[24] = -1;
+    assert_int_equal(gs_sched_score_nodes(s, p, nodes, 25, out, reason, &d), 0);
+    assert_int_equal(out[24], -ENOENT);
+    for (int i = 0; i < 24; i++) {
+        int64_t v = gs_sched_score_node(s, p, (size_t)nodes[i], &d);
+        assert_int_equal(out[i], v);
+        if (v == GS_UNSCHEDULABLE)
+            assert_string_equal(reason[i], gs_sched_last_reason(s));
+        else
+            assert_null(reason[i]);
+    }
+}
+
 static void check_engine_against_scan(const char *policy)
 {
     struct gs_cluster *c = mixed_cluster(6);
@@ -195,6 +217,8 @@ static void check_engine_against_scan(const char *policy)
         }
         struct gs_pod_req p = random_pod(&r);
         int64_t want = brute_force(s, &p);
+        if (step % 10 == 0)
+            check_batch_scores(s, &p);
         struct gs_placement pl;
         int rc = gs_sched_place(s, &p, &pl, &d);
         if (want < 0) {
