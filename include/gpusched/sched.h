@@ -192,6 +192,18 @@ int gs_sched_score_nodes(struct gs_sched *s, const struct gs_pod_req *pod, const
                          size_t n, int64_t *out, const char **reason, struct gs_diag *why);
 
 /*
+ * gs_sched_fits_without() - would @pod fit node @node were the pods @gone[0..@ngone) released
+ * from their placements @pl[0..@ngone) there? The filter of the profile runs on a copy of the
+ * node: neither the scheduler nor the cluster changes. What an extender's preempt verb asks of
+ * a set of victims.
+ * Return: 1 fits; 0 does not; -EINVAL with @why (a bad request, a node out of range, a placement
+ * on another node or giving back more than the node has allocated); -ENOMEM.
+ */
+int gs_sched_fits_without(struct gs_sched *s, const struct gs_pod_req *pod, size_t node,
+                          const struct gs_pod_req *gone, const struct gs_placement *pl,
+                          size_t ngone, struct gs_diag *why);
+
+/*
  * gs_sched_bind_node() - bind @pod to node @node chosen elsewhere (kube-scheduler's bind verb):
  * the cards are picked by the profile's reserve plugin.
  * Return: 0 and *@out; GS_UNSCHEDULABLE with @why when it does not fit there; -EINVAL; -ENOMEM.

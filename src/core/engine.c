@@ -772,6 +772,25 @@ int gs_sched_score_nodes(struct gs_sched *s, const struct gs_pod_req *pod, const
     return 0;
 }
 
+int gs_sched_fits_without(struct gs_sched *s, const struct gs_pod_req *pod, size_t node,
+                          const struct gs_pod_req *gone, const struct gs_placement *pl,
+                          size_t ngone, struct gs_diag *why)
+{
+    if (node >= s->c->n)
+        return gs_diag_error(why, "node index %zu out of range", node);
+    int64_t cls = prepare(s, pod, why);
+    if (cls < 0)
+        return (int)cls;
+    struct gs_node copy = s->c->nodes[node];
+    for (size_t i = 0; i < ngone; i++)
+        if (pl[i].node != (int32_t)node || give_back(&copy, &gone[i], &pl[i]))
+            return gs_diag_error(why, "node %s: pod %zu of the set does not hold what it names",
+                                 copy.name, i);
+    struct gs_nstate key; /* not interned: a what-if leaves the scheduler as it was */
+    key_of_node(&copy, &key);
+    return evaluate(s, &key, &s->classes[cls]) >= 0;
+}
+
 int gs_sched_bind_node(struct gs_sched *s, const struct gs_pod_req *pod, size_t node,
                        struct gs_placement *out, struct gs_diag *why)
 {

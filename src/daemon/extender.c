@@ -3,10 +3,12 @@
  *
  * The Go types there carry no json tags, so the wire keys are the Go field names ("Pod",
  * "NodeNames", "FailedNodes", ...). Go decodes keys without regard to case; so does this file,
- * preferring an exact match. A verb always answers 200 with its result type: the protocol's own
- * Error field carries a failure, which kube-scheduler reports against the pod.
+ * preferring an exact match. filter, prioritize and bind always answer 200 with their result
+ * type: the protocol's own Error field carries a failure, which kube-scheduler reports against
+ * the pod. preempt's result has no such field: a bad request there is a 400 naming the field.
  *
- * filter and prioritize evaluate the pod on each named node with the engine without binding.
+ * filter and prioritize evaluate the pod on each named node with the engine without binding;
+ * preempt (preempt.c) checks kube-scheduler's victims against the cards.
  * The pod's request is remembered (the last GSD_EXT_CACHE pods) because bind names only the pod:
  * bind then takes the cards on the chosen node and stores the pod as running, so the daemon's
  * own view of every card stays whole whichever path placed a pod.
@@ -630,8 +632,9 @@ void gsd_extender_handle(struct gsd_state *st, struct gsd_req *r, const char *ve
         filter_or_prioritize(st, r, verb[0] == 'f');
         return;
     }
-    if (strcmp(verb, "bind")) {
-        gsd_reply_error(r, 404, "", "no extender verb %.32s (filter, prioritize, bind)", verb);
+    if (strcmp(verb, "bind") && strcmp(verb, "preempt")) {
+        gsd_reply_error(r, 404, "", "no extender verb %.32s (filter, prioritize, preempt, bind)",
+                        verb);
         return;
     }
     json_error_t jerr;
@@ -639,7 +642,9 @@ void gsd_extender_handle(struct gsd_state *st, struct gsd_req *r, const char *ve
     if (!args)
         gsd_reply_error(r, 400, "", "body: not JSON at line %d column %d: %s", jerr.line,
                         jerr.column, jerr.text);
-    else
+    else if (verb[0] == 'b')
         bind_verb(st, r, args);
+    else
+        gsd_extender_preempt(st, r, args);
     json_decref(args);
 }

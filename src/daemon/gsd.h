@@ -332,13 +332,16 @@ const char *gsd_qarg(const struct gsd_req *r, const char *key);
 int64_t gsd_now_us(void);  /* wall clock, Unix epoch */
 int64_t gsd_mono_us(void); /* monotonic */
 
-/* Extender verbs (extender.c): @verb is "filter", "prioritize" or "bind". */
+/* Extender verbs (extender.c): @verb is "filter", "prioritize", "preempt" or "bind". */
 void gsd_extender_handle(struct gsd_state *st, struct gsd_req *r, const char *verb);
 /* gsd_extender_free() - free what the extender keeps in @st between calls. */
 void gsd_extender_free(struct gsd_state *st);
 /* gsd_jget() - member @key of object @obj: exact first, then any case, as Go's encoding/json
  * decodes; NULL when absent or @obj is not an object. Borrowed. */
 json_t *gsd_jget(const json_t *obj, const char *key);
+/* gsd_extender_preempt() - the preempt verb (preempt.c) on ExtenderPreemptionArgs @args:
+ * 200 with ExtenderPreemptionResult, 400 naming the bad field, 500 out of memory. */
+void gsd_extender_preempt(struct gsd_state *st, struct gsd_req *r, const json_t *args);
 
 /* Metrics (metrics.c). */
 void gsd_hist_observe(struct gsd_hist *h, int64_t us);

@@ -241,6 +241,126 @@ static void test_errors_in_error_field(void **state)
     h_answer_free(&a);
 }
 
+/* Seat @name (uid @uid, @gpus cards, priority @prio) on @node through filter and bind. */
+static void bind_pod(const char *name, const char *uid, int gpus, int prio, const char *node)
+{
+    char *text = h_pod("team-a", name, gpus, 0);
+    json_t *pod = json_loads(text, 0, NULL);
+    free(text);
+    json_object_set_new(json_object_get(pod, "spec"), "priority", json_integer(prio));
+    json_decref(
+        verb("filter", json_pack("{s:o, s:n, s:[s]}", "Pod", pod, "Nodes", "NodeNames", node)));
+    json_t *r = verb("bind", json_pack("{s:s, s:s, s:s, s:s}", "PodName", name, "PodNamespace",
+                                       "team-a", "PodUID", uid, "Node", node));
+    assert_string_equal(json_string_value(json_object_get(r, "Error")), "");
+    json_decref(r);
+}
+
+/* The UIDs of @node's victims in an ExtenderPreemptionResult, comma-joined; NULL: no node. */
+static char *victims_of(const json_t *res, const char *node)
+{
+    const json_t *v = json_object_get(json_object_get(res, "NodeNameToMetaVictims"), node), *p;
+    if (!v)
+        return NULL;
+    char *out = calloc(1, 1024);
+    size_t i;
+    json_array_foreach(json_object_get(v, "Pods"), i, p)
+    {
+        strcat(out, i ? "," : "");
+        strncat(out, json_string_value(json_object_get(p, "UID")), 64);
+    }
+    return out;
+}
+
+#define UID_LOW2  "3b1e7f0a-6c2d-4e8f-9a1b-000000000002"
+#define UID_LOW4  "3b1e7f0a-6c2d-4e8f-9a1b-000000000004"
+#define UID_MID2  "3b1e7f0a-6c2d-4e8f-9a1b-000000000102"
+#define UID_T4A   "3b1e7f0a-6c2d-4e8f-9a1b-00000000000a"
+#define UID_T4B   "3b1e7f0a-6c2d-4e8f-9a1b-00000000000b"
+#define UID_OTHER "7e2c9b41-0d5a-4f63-b8e2-5a9c0d1f3e88"
+
+/*
+ * preempt with kube-scheduler's proposals (tests/data/extender/preempt_*.json) on n-a100-0
+ * (eight cards: 2 at priority 5, 4 at 10, 2 at 100) and n-t4-0 (two pods of 2 cards). The pod
+ * wants 4 cards: on n-a100-0 evicting the 4-card pod alone makes room, so the 2-card pod of
+ * priority 5, evicted first, is spared; a victim gpusched does not hold stays as proposed. On
+ * n-t4-0 one pod frees too little (dropped), both free enough (kept, both needed).
+ */
+static void test_preempt(void **state)
+{
+    (void)state;
+    bind_pod("pre-low-2", UID_LOW2, 2, 5, "n-a100-0");
+    bind_pod("pre-low-4", UID_LOW4, 4, 10, "n-a100-0");
+    bind_pod("pre-mid-2", UID_MID2, 2, 100, "n-a100-0");
+    bind_pod("pre-t4-a", UID_T4A, 2, 5, "n-t4-0");
+    bind_pod("pre-t4-b", UID_T4B, 2, 5, "n-t4-0");
+    json_t *r = verb("preempt", load("preempt_meta.json"));
+    char *v = victims_of(r, "n-a100-0");
+    assert_non_null(v);
+    assert_string_equal(v, UID_LOW4 "," UID_OTHER);
+    free(v);
+    const json_t *a100 = json_object_get(json_object_get(r, "NodeNameToMetaVictims"), "n-a100-0");
+    assert_int_equal(json_integer_value(json_object_get(a100, "NumPDBViolations")), 1);
+    assert_null(victims_of(r, "n-t4-0"));      /* 2 of 4 cards freed: no use */
+    assert_null(victims_of(r, "n-unknown-9")); /* not in the inventory */
+    assert_int_equal(json_object_size(json_object_get(r, "NodeNameToMetaVictims")), 1);
+    json_decref(r);
+    /* Whole Pods (nodeCacheCapable false): the same answer, by UID. */
+    r = verb("preempt", load("preempt_pods.json"));
+    v = victims_of(r, "n-a100-0");
+    assert_string_equal(v, UID_LOW4 "," UID_OTHER);
+    free(v);
+    v = victims_of(r, "n-t4-0");
+    assert_string_equal(v, UID_T4A "," UID_T4B);
+    free(v);
+    json_decref(r);
+    /* Nothing was evicted: the victims still hold their cards. */
+    struct answer a;
+    assert_int_equal(h_call(&d, "GET", "/v1/pods/team-a/pre-low-4", TOKEN_ADMIN, NULL, &a), 0);
+    assert_string_equal(json_string_value(json_object_get(a.json, "state")), "running");
+    h_answer_free(&a);
+}
+
+/* POST @args (consumed) to /extender/preempt: a 400 naming @field is expected. */
+static void preempt_refused(json_t *args, const char *field)
+{
+    char *body = json_dumps(args, JSON_COMPACT);
+    struct answer a;
+    json_decref(args);
+    assert_int_equal(h_call(&d, "POST", "/extender/preempt", NULL, body, &a), 0);
+    assert_int_equal(a.status, 400);
+    assert_string_equal(json_string_value(json_object_get(a.json, "field")), field);
+    h_answer_free(&a);
+    free(body);
+}
+
+/* A malformed ExtenderPreemptionArgs is a 400 naming the field (the result has no Error). */
+static void test_preempt_bad_fields(void **state)
+{
+    (void)state;
+    json_t *args = load("preempt_meta.json");
+    json_t *pods = json_object_get(
+        json_object_get(json_object_get(args, "NodeNameToMetaVictims"), "n-t4-0"), "Pods");
+    json_object_set_new(json_array_get(pods, 0), "UID", json_integer(7));
+    preempt_refused(args, "NodeNameToMetaVictims.n-t4-0.Pods[0].UID");
+    args = load("preempt_meta.json");
+    json_object_set_new(json_object_get(json_object_get(args, "Pod"), "metadata"), "name",
+                        json_integer(7));
+    preempt_refused(args, "Pod.metadata.name");
+    args = load("preempt_meta.json");
+    json_object_set_new(args, "NodeNameToMetaVictims", json_string("n-a100-0"));
+    preempt_refused(args, "NodeNameToMetaVictims");
+    args = load("preempt_pods.json");
+    pods = json_object_get(json_object_get(json_object_get(args, "NodeNameToVictims"), "n-a100-0"),
+                           "Pods");
+    json_object_del(json_object_get(json_array_get(pods, 1), "metadata"), "uid");
+    preempt_refused(args, "NodeNameToVictims.n-a100-0.Pods[1].metadata.uid");
+    struct answer a;
+    assert_int_equal(h_call(&d, "POST", "/extender/preempt", NULL, "{\"Pod\":", &a), 0);
+    assert_int_equal(a.status, 400);
+    h_answer_free(&a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -250,6 +370,8 @@ int main(void)
         cmocka_unit_test(test_every_spelling_same_answer),
         cmocka_unit_test(test_bind_records_cards),
         cmocka_unit_test(test_errors_in_error_field),
+        cmocka_unit_test(test_preempt),
+        cmocka_unit_test(test_preempt_bad_fields),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
