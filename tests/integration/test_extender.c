@@ -241,10 +241,12 @@ static void test_errors_in_error_field(void **state)
     h_answer_free(&a);
 }
 
-/* Seat @name (uid @uid, @gpus cards, priority @prio) on @node through filter and bind. */
-static void bind_pod(const char *name, const char *uid, int gpus, int prio, const char *node)
+/* Seat @name (uid @uid, @gpus cards or a @cores % share, priority @prio) on @node through filter
+ * and bind. */
+static void bind_share(const char *name, const char *uid, int gpus, int cores, int prio,
+                       const char *node)
 {
-    char *text = h_pod("team-a", name, gpus, 0);
+    char *text = h_pod("team-a", name, gpus, cores);
     json_t *pod = json_loads(text, 0, NULL);
     free(text);
     json_object_set_new(json_object_get(pod, "spec"), "priority", json_integer(prio));
@@ -254,6 +256,11 @@ static void bind_pod(const char *name, const char *uid, int gpus, int prio, cons
                                        "team-a", "PodUID", uid, "Node", node));
     assert_string_equal(json_string_value(json_object_get(r, "Error")), "");
     json_decref(r);
+}
+
+static void bind_pod(const char *name, const char *uid, int gpus, int prio, const char *node)
+{
+    bind_share(name, uid, gpus, 0, prio, node);
 }
 
 /* The UIDs of @node's victims in an ExtenderPreemptionResult, comma-joined; NULL: no node. */
@@ -321,6 +328,65 @@ static void test_preempt(void **state)
     h_answer_free(&a);
 }
 
+/* The card a one-card pod team-a/@name holds. */
+static int card_of(const char *name)
+{
+    char path[96];
+    struct answer a;
+    snprintf(path, sizeof(path), "/v1/pods/team-a/%s", name);
+    assert_int_equal(h_call(&d, "GET", path, TOKEN_ADMIN, NULL, &a), 0);
+    const char *idx = json_string_value(
+        json_object_get(json_object_get(a.json, "annotations"), "gpusched.io/gpu-index"));
+    assert_non_null(idx);
+    int card = atoi(idx);
+    h_answer_free(&a);
+    return card;
+}
+
+/*
+ * Shares are freed per card: n-a100-1's four free cards get eight pods of 50 %; a pod asking 60 %
+ * of one card needs both pods of one card gone. Two pods on different cards free 1,000 milli-GPU
+ * in all (what a count of nvidia.com/gpu sees) but no card of 600: that node is dropped.
+ */
+static void test_preempt_shares(void **state)
+{
+    (void)state;
+    char name[8][16], uid[8][16];
+    int card[8], a = -1, b = -1, c = -1;
+    for (int i = 0; i < 8; i++) {
+        snprintf(name[i], sizeof(name[i]), "share-%d", i);
+        snprintf(uid[i], sizeof(uid[i]), "uid-share-%d", i);
+        bind_share(name[i], uid[i], 1, 50, 1 + i, "n-a100-1");
+        card[i] = card_of(name[i]);
+    }
+    for (int i = 0; i < 8 && b < 0; i++)
+        for (int j = i + 1; j < 8 && b < 0; j++)
+            if (card[i] == card[j]) {
+                a = i;
+                b = j;
+            }
+    for (int i = 0; i < 8 && c < 0; i++)
+        c = card[i] != card[a] ? i : -1;
+    assert_true(a >= 0 && b >= 0 && c >= 0);
+    char *text = h_pod("team-a", "wants-60", 1, 60);
+    json_t *pod = json_loads(text, 0, NULL);
+    free(text);
+    json_object_set_new(json_object_get(pod, "spec"), "priority", json_integer(1000));
+    json_t *r = verb("preempt", json_pack("{s:O, s:n, s:{s:{s:[{s:s},{s:s}]}}}", "Pod", pod,
+                                          "NodeNameToVictims", "NodeNameToMetaVictims", "n-a100-1",
+                                          "Pods", "UID", uid[a], "UID", uid[c]));
+    assert_null(victims_of(r, "n-a100-1"));
+    json_decref(r);
+    r = verb("preempt", json_pack("{s:o, s:n, s:{s:{s:[{s:s},{s:s},{s:s}]}}}", "Pod", pod,
+                                  "NodeNameToVictims", "NodeNameToMetaVictims", "n-a100-1", "Pods",
+                                  "UID", uid[c], "UID", uid[a], "UID", uid[b]));
+    char *v = victims_of(r, "n-a100-1"), want[40];
+    snprintf(want, sizeof(want), "%s,%s", uid[a], uid[b]);
+    assert_string_equal(v, want);
+    free(v);
+    json_decref(r);
+}
+
 /* POST @args (consumed) to /extender/preempt: a 400 naming @field is expected. */
 static void preempt_refused(json_t *args, const char *field)
 {
@@ -371,6 +437,7 @@ int main(void)
         cmocka_unit_test(test_bind_records_cards),
         cmocka_unit_test(test_errors_in_error_field),
         cmocka_unit_test(test_preempt),
+        cmocka_unit_test(test_preempt_shares),
         cmocka_unit_test(test_preempt_bad_fields),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
