@@ -180,6 +180,31 @@ int64_t gs_sched_score_node(struct gs_sched *s, const struct gs_pod_req *pod, si
                             struct gs_diag *why);
 
 /*
+ * gs_sched_score_nodes() - gs_sched_score_node() for many nodes and one pod (an extender call
+ * names thousands): the request is checked and its class found once, and a node that does not
+ * fit costs no message. @nodes[0..@n): node indexes; an entry < 0 or out of range is skipped.
+ * @out[i]: the weighted score + 2 (>= 2) when the pod fits node @nodes[i]; GS_UNSCHEDULABLE
+ * with @reason[i] the kube-scheduler words for it (a static string, else NULL); -ENOENT when
+ * skipped. @nodes, @out and @reason: arrays of @n, owned by the caller.
+ * Return: 0; -EINVAL with @why (a bad request: then @out is not written); -ENOMEM.
+ */
+int gs_sched_score_nodes(struct gs_sched *s, const struct gs_pod_req *pod, const int32_t *nodes,
+                         size_t n, int64_t *out, const char **reason, struct gs_diag *why);
+
+/*
+ * gs_sched_fits_without() - would @pod fit node @node were the pods @gone[0..@ngone) released
+ * from their placements @pl[0..@ngone) there (both arrays read only, the caller's)? The filter
+ * of the profile runs on a copy of the node: no node's free resources, state or place in the
+ * scheduler's order changes (the pod's class is remembered, as by every call). What an
+ * extender's preempt verb asks of a set of victims.
+ * Return: 1 fits; 0 does not; -EINVAL with @why (a bad request, a node out of range, a placement
+ * on another node or giving back more than the node has allocated); -ENOMEM.
+ */
+int gs_sched_fits_without(struct gs_sched *s, const struct gs_pod_req *pod, size_t node,
+                          const struct gs_pod_req *gone, const struct gs_placement *pl,
+                          size_t ngone, struct gs_diag *why);
+
+/*
  * gs_sched_bind_node() - bind @pod to node @node chosen elsewhere (kube-scheduler's bind verb):
  * the cards are picked by the profile's reserve plugin.
  * Return: 0 and *@out; GS_UNSCHEDULABLE with @why when it does not fit there; -EINVAL; -ENOMEM.

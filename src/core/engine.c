@@ -677,12 +677,9 @@ int gs_sched_place(struct gs_sched *s, const struct gs_pod_req *pod, struct gs_p
     return commit(s, (uint32_t)cls, (size_t)node, out);
 }
 
-int gs_sched_release(struct gs_sched *s, const struct gs_pod_req *pod,
-                     const struct gs_placement *pl)
+/* Give back to @n what @pod held there at @pl. Return: 0; -EINVAL (more than @n has allocated). */
+static int give_back(struct gs_node *n, const struct gs_pod_req *pod, const struct gs_placement *pl)
 {
-    if (pl->node < 0 || (size_t)pl->node >= s->c->n)
-        return -EINVAL;
-    struct gs_node *n = &s->c->nodes[pl->node];
     struct gs_podclass pc;
     gs__podclass_init(&pc, pod);
     int k = tag_index(pc.tag);
@@ -701,7 +698,16 @@ int gs_sched_release(struct gs_sched *s, const struct gs_pod_req *pod,
     n->npods--;
     if (k >= 0)
         n->tag_pods[k]--;
-    return refile(s, (uint32_t)pl->node, 0);
+    return 0;
+}
+
+int gs_sched_release(struct gs_sched *s, const struct gs_pod_req *pod,
+                     const struct gs_placement *pl)
+{
+    if (pl->node < 0 || (size_t)pl->node >= s->c->n)
+        return -EINVAL;
+    int rc = give_back(&s->c->nodes[pl->node], pod, pl);
+    return rc ? rc : refile(s, (uint32_t)pl->node, 0);
 }
 
 static int64_t prepare(struct gs_sched *s, const struct gs_pod_req *pod, struct gs_diag *why)
@@ -745,6 +751,45 @@ int64_t gs_sched_score_node(struct gs_sched *s, const struct gs_pod_req *pod, si
 {
     int64_t cls;
     return node_value(s, pod, node, &cls, why);
+}
+
+int gs_sched_score_nodes(struct gs_sched *s, const struct gs_pod_req *pod, const int32_t *nodes,
+                         size_t n, int64_t *out, const char **reason, struct gs_diag *why)
+{
+    int64_t cls = prepare(s, pod, why);
+    if (cls < 0)
+        return (int)cls;
+    for (size_t i = 0; i < n; i++) {
+        reason[i] = NULL;
+        if (nodes[i] < 0 || (size_t)nodes[i] >= s->c->n) {
+            out[i] = -ENOENT;
+            continue;
+        }
+        int64_t v = lookup(s, s->c->nodes[nodes[i]].state, (uint32_t)cls);
+        out[i] = v < 0 ? GS_UNSCHEDULABLE : (v >> 8) + 2;
+        if (v < 0) /* what gs_sched_last_reason() says after this node alone failed */
+            reason[i] = -v < GS_REASON_COUNT ? reason_text[-v] : "no node";
+    }
+    return 0;
+}
+
+int gs_sched_fits_without(struct gs_sched *s, const struct gs_pod_req *pod, size_t node,
+                          const struct gs_pod_req *gone, const struct gs_placement *pl,
+                          size_t ngone, struct gs_diag *why)
+{
+    if (node >= s->c->n)
+        return gs_diag_error(why, "node index %zu out of range", node);
+    int64_t cls = prepare(s, pod, why);
+    if (cls < 0)
+        return (int)cls;
+    struct gs_node copy = s->c->nodes[node];
+    for (size_t i = 0; i < ngone; i++)
+        if (pl[i].node != (int32_t)node || give_back(&copy, &gone[i], &pl[i]))
+            return gs_diag_error(why, "node %s: pod %zu of the set does not hold what it names",
+                                 copy.name, i);
+    struct gs_nstate key; /* not interned: a what-if leaves the scheduler as it was */
+    key_of_node(&copy, &key);
+    return evaluate(s, &key, &s->classes[cls]) >= 0;
 }
 
 int gs_sched_bind_node(struct gs_sched *s, const struct gs_pod_req *pod, size_t node,

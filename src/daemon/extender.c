@@ -3,10 +3,12 @@
  *
  * The Go types there carry no json tags, so the wire keys are the Go field names ("Pod",
  * "NodeNames", "FailedNodes", ...). Go decodes keys without regard to case; so does this file,
- * preferring an exact match. A verb always answers 200 with its result type: the protocol's own
- * Error field carries a failure, which kube-scheduler reports against the pod.
+ * preferring an exact match. filter, prioritize and bind always answer 200 with their result
+ * type: the protocol's own Error field carries a failure, which kube-scheduler reports against
+ * the pod. preempt's result has no such field: a bad request there is a 400 naming the field.
  *
- * filter and prioritize evaluate the pod on each named node with the engine without binding.
+ * filter and prioritize evaluate the pod on each named node with the engine without binding;
+ * preempt (preempt.c) checks kube-scheduler's victims against the cards.
  * The pod's request is remembered (the last GSD_EXT_CACHE pods) because bind names only the pod:
  * bind then takes the cards on the chosen node and stores the pod as running, so the daemon's
  * own view of every card stays whole whichever path placed a pod.
@@ -19,7 +21,7 @@
 #include <strings.h>
 
 /* Member @key of @obj: exact first, then any case (Go's encoding/json decodes that way). */
-static json_t *jget(const json_t *obj, const char *key)
+json_t *gsd_jget(const json_t *obj, const char *key)
 {
     json_t *v = json_object_get(obj, key);
     if (v || !json_is_object(obj))
@@ -62,16 +64,279 @@ static struct gsd_extpod *ext_find(struct gsd_state *st, const char *ns, const c
     return NULL;
 }
 
+/*
+ * A node named by ExtenderArgs: its name as a JSON string token (the answer's keys) and the item
+ * to pass back (that token, or a v1.Node object as JSON text).
+ */
+struct ext_node {
+    const char *key, *item; /* key NULL: the item has no name */
+    size_t key_len, item_len;
+};
+
+/* ExtenderArgs as read: the Pod and the nodes, from NodeNames (cache_capable) or Nodes.items. */
+struct ext_args {
+    json_t *tree;      /* the whole body, when it was read that way */
+    json_t *pod;       /* borrowed from tree, else owned */
+    int is_object;     /* the body is a JSON object */
+    int cache_capable; /* NodeNames is an array */
+    int texts_owned;   /* key and item texts were malloc'd (else they point into the body) */
+    int borrowed;      /* nodes and idx belong to the state's NodeNames cache */
+    struct ext_node *nodes;
+    int32_t *idx; /* per node: its index; -ENOENT not in the inventory; -EINVAL no name */
+    size_t n, cap;
+};
+
+static void args_free(struct ext_args *a)
+{
+    for (size_t i = 0; a->texts_owned && i < a->n; i++) {
+        if (a->nodes[i].item != a->nodes[i].key)
+            free((char *)a->nodes[i].item);
+        free((char *)a->nodes[i].key);
+    }
+    if (!a->tree)
+        json_decref(a->pod);
+    json_decref(a->tree);
+    if (!a->borrowed) {
+        free(a->nodes);
+        free(a->idx);
+    }
+    memset(a, 0, sizeof(*a));
+}
+
+static int args_push(struct ext_args *a, struct ext_node x, int32_t idx)
+{
+    if (a->n == a->cap) {
+        size_t cap = a->cap ? a->cap * 2 : 1024;
+        struct ext_node *n = realloc(a->nodes, cap * sizeof(*n));
+        if (n)
+            a->nodes = n;
+        int32_t *i = n ? realloc(a->idx, cap * sizeof(*i)) : NULL;
+        if (!i)
+            return -ENOMEM;
+        a->idx = i;
+        a->cap = cap;
+    }
+    a->nodes[a->n] = x;
+    a->idx[a->n++] = idx;
+    return 0;
+}
+
+static const char *skip_ws(const char *p, const char *end)
+{
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+        p++;
+    return p;
+}
+
+/* A JSON string of printable ASCII and no escapes at @p: the byte past it; else NULL. */
+static const char *plain_string(const char *p, const char *end)
+{
+    if (p == end || *p != '"')
+        return NULL;
+    for (p++; p < end && *p != '"'; p++)
+        if ((unsigned char)*p < 0x20 || (unsigned char)*p > 0x7e || *p == '\\')
+            return NULL;
+    return p < end ? p + 1 : NULL;
+}
+
+/* The index of the node named by the @len bytes at @name; -ENOENT when there is none. */
+static int32_t find_node(const struct gsd_state *st, const char *name, size_t len)
+{
+    char buf[GS_NAME_MAX];
+    if (len >= sizeof(buf))
+        return -ENOENT; /* longer than any name the cluster holds */
+    memcpy(buf, name, len);
+    buf[len] = '\0';
+    return gs_cluster_find(st->cluster, buf);
+}
+
+/* The NodeNames array last read: its text, its items (pointing into that text) and indexes. */
+struct gsd_ext_names {
+    char *text;
+    size_t len, n;
+    struct ext_node *nodes;
+    int32_t *idx;
+};
+
+void gsd_extender_free(struct gsd_state *st)
+{
+    if (st->ext_names) {
+        free(st->ext_names->text);
+        free(st->ext_names->nodes);
+        free(st->ext_names->idx);
+    }
+    free(st->ext_names);
+    st->ext_names = NULL;
+}
+
+/* Keep the array [@p, @end) just read into @a for the next call; without memory, keep none. */
+static void names_keep(struct gsd_state *st, const char *p, const char *end,
+                       const struct ext_args *a)
+{
+    struct gsd_ext_names *c = calloc(1, sizeof(*c));
+    gsd_extender_free(st);
+    if (!c)
+        return;
+    c->len = (size_t)(end - p);
+    c->n = a->n;
+    c->text = malloc(c->len);
+    c->nodes = malloc((a->n + 1) * sizeof(*c->nodes));
+    c->idx = malloc((a->n + 1) * sizeof(*c->idx));
+    st->ext_names = c;
+    if (!c->text || !c->nodes || !c->idx) {
+        gsd_extender_free(st);
+        return;
+    }
+    memcpy(c->text, p, c->len);
+    memcpy(c->idx, a->idx, a->n * sizeof(*c->idx));
+    for (size_t i = 0; i < a->n; i++) {
+        c->nodes[i] = a->nodes[i];
+        c->nodes[i].key = c->nodes[i].item = c->text + (a->nodes[i].key - p);
+    }
+}
+
+/*
+ * A NodeNames array of plain strings at @p: the byte past it; NULL for any other shape. The
+ * same array as the last call's (byte for byte) is not read again: its items and node indexes
+ * are borrowed from then (the inventory does not change while the daemon runs).
+ */
+static const char *read_names(struct gsd_state *st, const char *p, const char *end,
+                              struct ext_args *a)
+{
+    const struct gsd_ext_names *c = st->ext_names;
+    if (c && (size_t)(end - p) >= c->len && !memcmp(p, c->text, c->len)) {
+        a->nodes = c->nodes;
+        a->idx = c->idx;
+        a->n = c->n;
+        a->borrowed = 1;
+        return p + c->len;
+    }
+    const char *start = p;
+    p = skip_ws(p + 1, end);
+    for (int more = p < end && *p != ']'; more;) {
+        const char *q = plain_string(p, end);
+        struct ext_node x = {p, p, (size_t)(q - p), (size_t)(q - p)};
+        if (!q || args_push(a, x, find_node(st, p + 1, x.key_len - 2)))
+            return NULL;
+        p = skip_ws(q, end);
+        more = p < end && *p == ',';
+        p = more ? skip_ws(p + 1, end) : p;
+    }
+    if (p == end || *p != ']')
+        return NULL;
+    names_keep(st, start, p + 1, a);
+    return p + 1;
+}
+
+/* Is the JSON key token [k, q) exactly "@name"? */
+static int key_is(const char *k, const char *q, const char *name)
+{
+    size_t n = strlen(name);
+    return (size_t)(q - k) == n + 2 && !memcmp(k + 1, name, n);
+}
+
+/*
+ * ExtenderArgs in the shape kube-scheduler sends with nodeCacheCapable (a Pod object, NodeNames
+ * of plain strings, Nodes null), read without building a tree of the names: 5,000 names cost
+ * far more as JSON values than the engine's answer for them. Return: 0; -1 for any other shape,
+ * which the caller then reads whole (the same answers, and the messages for bad JSON).
+ */
+static int read_fast(struct gsd_state *st, const char *body, size_t len, struct ext_args *a)
+{
+    const char *end = body + len, *p = skip_ws(body, end);
+    int seen = 0; /* 1 Pod, 2 NodeNames, 4 Nodes */
+    if (p == end || *p != '{')
+        return -1;
+    for (p = skip_ws(p + 1, end);; p = skip_ws(p + 1, end)) {
+        const char *k = p, *q = plain_string(p, end);
+        int bit = !q                          ? 0
+                  : key_is(k, q, "Pod")       ? 1
+                  : key_is(k, q, "NodeNames") ? 2
+                  : key_is(k, q, "Nodes")     ? 4
+                                              : 0;
+        if (!bit || (seen & bit))
+            return -1;
+        seen |= bit;
+        p = skip_ws(q, end);
+        if (p == end || *p != ':')
+            return -1;
+        p = skip_ws(p + 1, end);
+        json_error_t e;
+        if (bit == 1 && p < end && *p == '{') {
+            a->pod = json_loadb(p, (size_t)(end - p), JSON_DISABLE_EOF_CHECK, &e);
+            p = a->pod ? p + e.position : NULL;
+        } else if (bit == 2 && p < end && *p == '[') {
+            p = read_names(st, p, end, a);
+        } else if (bit == 4 && end - p >= 4 && !memcmp(p, "null", 4)) {
+            p += 4;
+        } else {
+            return -1;
+        }
+        p = p ? skip_ws(p, end) : end;
+        if (p == end || *p != ',')
+            break;
+    }
+    if (p == end || *p != '}' || skip_ws(p + 1, end) != end || (seen & 3) != 3)
+        return -1;
+    a->is_object = a->cache_capable = 1;
+    return 0;
+}
+
+/* @v as compact JSON text (malloc'd), or NULL. */
+static char *dump_any(const json_t *v)
+{
+    return json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+}
+
+/* ExtenderArgs read whole with jansson. Return: 0; -1 after answering (bad JSON, no memory). */
+static int read_tree(const struct gsd_state *st, struct gsd_req *r, struct ext_args *a)
+{
+    json_error_t jerr;
+    a->tree = json_loadb(r->body ? r->body : "", r->len, 0, &jerr);
+    if (!a->tree) {
+        gsd_reply_error(r, 400, "", "body: not JSON at line %d column %d: %s", jerr.line,
+                        jerr.column, jerr.text);
+        return -1;
+    }
+    a->is_object = json_is_object(a->tree);
+    a->pod = gsd_jget(a->tree, "Pod");
+    a->texts_owned = 1;
+    const json_t *names = gsd_jget(a->tree, "NodeNames"), *item;
+    a->cache_capable = json_is_array(names);
+    size_t i;
+    json_array_foreach(a->cache_capable ? names : gsd_jget(gsd_jget(a->tree, "Nodes"), "items"), i,
+                       item)
+    {
+        const char *name = json_string_value(
+            a->cache_capable ? item : json_object_get(json_object_get(item, "metadata"), "name"));
+        json_t *str = name ? json_string(name) : NULL;
+        struct ext_node x = {str ? dump_any(str) : NULL, NULL, 0, 0};
+        json_decref(str);
+        x.item = a->cache_capable ? x.key : dump_any(item);
+        x.key_len = x.key ? strlen(x.key) : 0;
+        x.item_len = x.item ? strlen(x.item) : 0;
+        int32_t idx = name ? gs_cluster_find(st->cluster, name) : -EINVAL;
+        if ((name && (!x.key || !x.item)) || args_push(a, x, idx)) {
+            if (x.item != x.key)
+                free((char *)x.item);
+            free((char *)x.key);
+            gsd_reply_error(r, 500, "", "out of memory");
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* The pod's request from ExtenderArgs; "default" namespace when the Pod has none. */
-static int args_pod(struct gsd_state *st, const json_t *args, struct gsd_podspec *spec, char *err,
-                    size_t cap)
+static int args_pod(struct gsd_state *st, const struct ext_args *a, struct gsd_podspec *spec,
+                    char *err, size_t cap)
 {
     struct gsd_ferr e;
-    if (!json_is_object(args)) {
+    if (!a->is_object) {
         snprintf(err, cap, "ExtenderArgs: expected an object");
         return -EINVAL;
     }
-    if (gsd_podspec_parse(jget(args, "Pod"), st->min_card_mib, spec, &e)) {
+    if (gsd_podspec_parse(a->pod, st->min_card_mib, spec, &e)) {
         snprintf(err, cap, "Pod.%.100s: %.380s", e.field, e.msg);
         return -EINVAL;
     }
@@ -80,123 +345,261 @@ static int args_pod(struct gsd_state *st, const json_t *args, struct gsd_podspec
     return 0;
 }
 
-/* Node names of the request: NodeNames (nodeCacheCapable) or Nodes.items[].metadata.name. */
-static const json_t *args_nodes(const json_t *args, int *cache_capable)
+/* The answer being written: JSON text, byte for byte what jansson writes with JSON_COMPACT. */
+struct out {
+    char *s;
+    size_t len, cap;
+    int oom;
+};
+
+/* Room for @n more bytes and a NUL. Return: 0; -1 out of memory (then nothing more is put). */
+static int room(struct out *o, size_t n)
 {
-    const json_t *names = jget(args, "NodeNames");
-    *cache_capable = json_is_array(names);
-    if (*cache_capable)
-        return names;
-    return jget(jget(args, "Nodes"), "items");
+    size_t cap = o->cap ? o->cap : 65536;
+    while (cap <= o->len + n)
+        cap *= 2;
+    char *m = o->oom ? NULL : realloc(o->s, cap);
+    o->oom = !m;
+    o->s = m ? m : o->s;
+    o->cap = m ? cap : o->cap;
+    return m ? 0 : -1;
 }
 
-static const char *node_name_of(const json_t *item, int cache_capable)
+static inline void put(struct out *o, const char *s, size_t n)
 {
-    return json_string_value(
-        cache_capable ? item : json_object_get(json_object_get(item, "metadata"), "name"));
-}
-
-/* Score of the pod on node @name: >= 2 fits; GS_UNSCHEDULABLE with @why; -ENOENT unknown. */
-static int64_t score_on(struct gsd_state *st, const struct gs_pod_req *req, const char *name,
-                        struct gs_diag *why)
-{
-    int idx = name ? gs_cluster_find(st->cluster, name) : -ENOENT;
-    if (idx < 0)
-        return -ENOENT;
-    gs_diag_init(why);
-    return gs_sched_score_node(st->sched, req, (size_t)idx, why);
-}
-
-static void filter(struct gsd_state *st, struct gsd_req *r, const json_t *args)
-{
-    struct gsd_podspec spec;
-    char err[GS_DIAG_MSG_MAX];
-    int cc;
-    json_t *pass = json_array(), *failed = json_object(), *unres = json_object();
-    const json_t *nodes = args_nodes(args, &cc);
-    if (args_pod(st, args, &spec, err, sizeof(err)) == 0) {
-        err[0] = '\0';
-        struct gs_diag why;
-        size_t i;
-        const json_t *item;
-        json_array_foreach(nodes, i, item)
-        {
-            const char *name = node_name_of(item, cc);
-            int64_t sc = score_on(st, &spec.req, name, &why);
-            if (sc >= 2)
-                json_array_append(pass, (json_t *)item);
-            else if (sc == -ENOENT && name)
-                json_object_set_new(unres, name,
-                                    json_string("node is not in gpusched's "
-                                                "inventory"));
-            else if (sc == GS_UNSCHEDULABLE)
-                json_object_set_new(failed, name, json_string(gs_sched_last_reason(st->sched)));
-            else if (sc < 0 && !err[0])
-                snprintf(err, sizeof(err), "%s", name ? why.msg : "a node has no name");
-        }
-        ext_remember(st, &spec);
-    }
-    json_t *res =
-        json_pack("{s:o, s:o, s:s, s:n, s:n}", "FailedNodes", failed, "FailedAndUnresolvableNodes",
-                  unres, "Error", err, "NodeNames", "Nodes");
-    if (cc) {
-        json_object_set_new(res, "NodeNames", pass);
-    } else {
-        json_object_set_new(res, "Nodes", json_pack("{s:{}, s:o}", "metadata", "items", pass));
-    }
-    gsd_reply_json(r, 200, res);
-}
-
-/* HostPriorityList: each fitting node scaled to 0..10 between the lowest and highest score. */
-static void prioritize(struct gsd_state *st, struct gsd_req *r, const json_t *args)
-{
-    struct gsd_podspec spec;
-    char err[GS_DIAG_MSG_MAX];
-    int cc;
-    const json_t *nodes = args_nodes(args, &cc);
-    json_t *list = json_array();
-    if (args_pod(st, args, &spec, err, sizeof(err))) {
-        gsd_reply_json(r, 200, list); /* the list type has no error field: score nothing */
-        gsd_log("warn", "prioritize: bad pod", "error", err, NULL);
+    if (o->len + n >= o->cap && room(o, n))
         return;
+    memcpy(o->s + o->len, s, n);
+    o->len += n;
+}
+
+static void put_str(struct out *o, const char *s)
+{
+    put(o, s, strlen(s));
+}
+
+/* @s as a JSON string, escaped as jansson escapes (UTF-8 passes as it is). */
+static void put_json_string(struct out *o, const char *s)
+{
+    put(o, "\"", 1);
+    for (const char *run = s;; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c >= 0x20 && c != '"' && c != '\\')
+            continue;
+        put(o, run, (size_t)(s - run));
+        if (!c)
+            break;
+        char esc[8];
+        const char *named = c == '"'    ? "\\\""
+                            : c == '\\' ? "\\\\"
+                            : c == '\b' ? "\\b"
+                            : c == '\f' ? "\\f"
+                            : c == '\n' ? "\\n"
+                            : c == '\r' ? "\\r"
+                            : c == '\t' ? "\\t"
+                                        : NULL;
+        if (!named)
+            snprintf(esc, sizeof(esc), "\\u%04X", c);
+        put_str(o, named ? named : esc);
+        run = s + 1;
     }
-    size_t n = json_array_size(nodes), i;
-    int64_t lo = INT64_MAX, hi = INT64_MIN, *sc = calloc(n ? n : 1, sizeof(*sc));
-    struct gs_diag why;
-    const json_t *item;
-    if (!sc) {
-        gsd_podspec_clear(&spec);
-        json_decref(list);
+    put(o, "\"", 1);
+}
+
+/* Hand @o to @r as a 200 JSON answer (500 when it ran out of memory). */
+static void reply_out(struct gsd_req *r, struct out *o)
+{
+    if (o->oom || !o->s) {
+        free(o->s);
         gsd_reply_error(r, 500, "", "out of memory");
         return;
     }
-    json_array_foreach(nodes, i, item)
-    {
-        sc[i] = score_on(st, &spec.req, node_name_of(item, cc), &why);
+    o->s[o->len] = '\0'; /* put() always leaves room for it */
+    r->status = 200;
+    r->ctype = "application/json";
+    r->resp = o->s;
+    r->resp_len = o->len;
+}
+
+/*
+ * The pod's score on every node of @a into @sc (@why: the reason for a node that fails), as
+ * gs_sched_score_nodes() gives them; -EINVAL on every node when the request is bad (@err).
+ * Return: 0; -ENOMEM.
+ */
+static int score_all(struct gsd_state *st, const struct gs_pod_req *req, const struct ext_args *a,
+                     int64_t *sc, const char **why, char *err, size_t cap)
+{
+    struct gs_diag d;
+    gs_diag_init(&d);
+    int rc = gs_sched_score_nodes(st->sched, req, a->idx, a->n, sc, why, &d);
+    if (rc == -ENOMEM)
+        return rc;
+    for (size_t i = 0; rc && i < a->n; i++)
+        sc[i] = a->idx[i] >= 0 ? -EINVAL : -ENOENT;
+    snprintf(err, cap, "%s", rc ? d.msg : "");
+    return 0;
+}
+
+/* FailedNodes: each node once, as jansson keeps a key once. */
+static int write_failed(const struct gsd_state *st, const struct ext_args *a, const int64_t *sc,
+                        const char **why, struct out *o)
+{
+    size_t nn = gs_cluster_node_count(st->cluster);
+    uint8_t *seen = calloc(nn / 8 + 1, 1);
+    if (!seen)
+        return -ENOMEM;
+    put_str(o, "{");
+    for (size_t i = 0, first = 1; i < a->n; i++) {
+        int32_t x = a->idx[i];
+        if (sc[i] != GS_UNSCHEDULABLE || (seen[x / 8] & (1u << (x % 8))))
+            continue;
+        seen[x / 8] |= (uint8_t)(1u << (x % 8));
+        put(o, ",", !first);
+        first = 0;
+        put(o, a->nodes[i].key, a->nodes[i].key_len);
+        put(o, ":", 1);
+        put_json_string(o, why[i]);
+    }
+    put_str(o, "}");
+    free(seen);
+    return 0;
+}
+
+/* FailedAndUnresolvableNodes: names not in the inventory, each once. */
+static int write_unresolvable(const struct ext_args *a, struct out *o)
+{
+    json_t *seen = NULL;
+    put_str(o, "{");
+    for (size_t i = 0; i < a->n; i++) {
+        const struct ext_node *x = &a->nodes[i];
+        if (a->idx[i] != -ENOENT || json_object_getn(seen, x->key, x->key_len))
+            continue;
+        if (!seen && !(seen = json_object()))
+            return -ENOMEM;
+        put(o, ",", json_object_size(seen) > 0);
+        json_object_setn_new(seen, x->key, x->key_len, json_true());
+        put(o, x->key, x->key_len);
+        put_str(o, ":\"node is not in gpusched's inventory\"");
+    }
+    put_str(o, "}");
+    json_decref(seen);
+    return 0;
+}
+
+/* The first error the nodes meet in order: a nameless item, or a known node when @bad is set. */
+static const char *first_error(const struct ext_args *a, const char *bad)
+{
+    for (size_t i = 0; i < a->n; i++)
+        if (a->idx[i] == -EINVAL || (bad[0] && a->idx[i] >= 0))
+            return a->idx[i] == -EINVAL ? "a node has no name" : bad;
+    return "";
+}
+
+/* ExtenderFilterResult: the nodes that fit, passed back as they came. */
+static void write_filter(const struct gsd_state *st, const struct ext_args *a, const int64_t *sc,
+                         const char **why, const char *err, struct out *o)
+{
+    put_str(o, "{\"FailedNodes\":");
+    if (write_failed(st, a, sc, why, o))
+        o->oom = 1;
+    put_str(o, ",\"FailedAndUnresolvableNodes\":");
+    if (write_unresolvable(a, o))
+        o->oom = 1;
+    put_str(o, ",\"Error\":");
+    put_json_string(o, err);
+    put_str(o, a->cache_capable ? ",\"NodeNames\":["
+                                : ",\"NodeNames\":null,\"Nodes\":"
+                                  "{\"metadata\":{},\"items\":[");
+    for (size_t i = 0, first = 1; i < a->n; i++)
+        if (sc[i] >= 2) {
+            put(o, ",", !first);
+            first = 0;
+            put(o, a->nodes[i].item, a->nodes[i].item_len);
+        }
+    put_str(o, a->cache_capable ? "],\"Nodes\":null}" : "]}}");
+}
+
+static const char *const score_text[11] = {",\"Score\":0}", ",\"Score\":1}", ",\"Score\":2}",
+                                           ",\"Score\":3}", ",\"Score\":4}", ",\"Score\":5}",
+                                           ",\"Score\":6}", ",\"Score\":7}", ",\"Score\":8}",
+                                           ",\"Score\":9}", ",\"Score\":10}"};
+
+/* HostPriorityList: each fitting node scaled to 0..10 between the lowest and highest score. */
+static void write_priorities(const struct ext_args *a, const int64_t *sc, struct out *o)
+{
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t i = 0; i < a->n; i++)
         if (sc[i] >= 2) {
             lo = sc[i] < lo ? sc[i] : lo;
             hi = sc[i] > hi ? sc[i] : hi;
         }
-    }
-    json_array_foreach(nodes, i, item)
-    {
-        const char *name = node_name_of(item, cc);
+    put_str(o, "[");
+    for (size_t i = 0, first = 1; i < a->n; i++) {
+        if (!a->nodes[i].key)
+            continue;
         int64_t s = sc[i] < 2 ? 0 : hi == lo ? 10 : (sc[i] - lo) * 10 / (hi - lo);
-        if (name)
-            json_array_append_new(list,
-                                  json_pack("{s:s, s:I}", "Host", name, "Score", (json_int_t)s));
+        put_str(o, first ? "{\"Host\":" : ",{\"Host\":");
+        first = 0;
+        put(o, a->nodes[i].key, a->nodes[i].key_len);
+        put_str(o, score_text[s]); /* 0..10: (s - lo) <= (hi - lo) */
     }
+    put_str(o, "]");
+}
+
+/*
+ * filter and prioritize: read the args, score the pod on every node once, write the answer.
+ * A bad Pod is reported in filter's Error field; prioritize's list type has none, so it scores
+ * nothing and logs why.
+ */
+static void filter_or_prioritize(struct gsd_state *st, struct gsd_req *r, int is_filter)
+{
+    struct ext_args a = {0};
+    struct gsd_podspec spec;
+    struct out o = {0};
+    char err[GS_DIAG_MSG_MAX];
+    if (read_fast(st, r->body ? r->body : "", r->len, &a)) {
+        args_free(&a);
+        if (read_tree(st, r, &a)) {
+            args_free(&a);
+            return;
+        }
+    }
+    int64_t *sc = NULL;
+    const char **why = NULL;
+    o.cap = r->len + a.n * 48 + 256; /* room for every name failing with a reason */
+    o.s = malloc(o.cap);
+    o.cap = o.s ? o.cap : 0;
+    if (args_pod(st, &a, &spec, err, sizeof(err))) {
+        if (is_filter) {
+            struct ext_args none = {.cache_capable = a.cache_capable};
+            write_filter(st, &none, NULL, NULL, err, &o);
+        } else {
+            put_str(&o, "[]");
+            gsd_log("warn", "prioritize: bad pod", "error", err, NULL);
+        }
+    } else {
+        sc = malloc((a.n ? a.n : 1) * sizeof(*sc));
+        why = malloc((a.n ? a.n : 1) * sizeof(*why));
+        if (!sc || !why || score_all(st, &spec.req, &a, sc, why, err, sizeof(err)))
+            o.oom = 1;
+        else if (is_filter)
+            write_filter(st, &a, sc, why, first_error(&a, err), &o);
+        else
+            write_priorities(&a, sc, &o);
+        ext_remember(st, &spec);
+    }
+    reply_out(r, &o);
     free(sc);
-    ext_remember(st, &spec);
-    gsd_reply_json(r, 200, list);
+    free(why);
+    args_free(&a);
 }
 
 static void bind_verb(struct gsd_state *st, struct gsd_req *r, const json_t *args)
 {
-    const char *name = json_string_value(jget(args, "PodName"));
-    const char *ns = json_string_value(jget(args, "PodNamespace"));
-    const char *uid = json_string_value(jget(args, "PodUID"));
-    const char *node = json_string_value(jget(args, "Node"));
+    const char *name = json_string_value(gsd_jget(args, "PodName"));
+    const char *ns = json_string_value(gsd_jget(args, "PodNamespace"));
+    const char *uid = json_string_value(gsd_jget(args, "PodUID"));
+    const char *node = json_string_value(gsd_jget(args, "Node"));
     char err[GS_DIAG_MSG_MAX] = "";
     struct gsd_extpod *x = name && ns ? ext_find(st, ns, name) : NULL;
     int idx = node ? gs_cluster_find(st->cluster, node) : -1;
@@ -225,20 +628,23 @@ static void bind_verb(struct gsd_state *st, struct gsd_req *r, const json_t *arg
 
 void gsd_extender_handle(struct gsd_state *st, struct gsd_req *r, const char *verb)
 {
-    json_error_t jerr;
-    json_t *args = json_loadb(r->body ? r->body : "", r->len, 0, &jerr);
-    if (!args) {
-        gsd_reply_error(r, 400, "", "body: not JSON at line %d column %d: %s", jerr.line,
-                        jerr.column, jerr.text);
+    if (!strcmp(verb, "filter") || !strcmp(verb, "prioritize")) {
+        filter_or_prioritize(st, r, verb[0] == 'f');
         return;
     }
-    if (!strcmp(verb, "filter"))
-        filter(st, r, args);
-    else if (!strcmp(verb, "prioritize"))
-        prioritize(st, r, args);
-    else if (!strcmp(verb, "bind"))
+    if (strcmp(verb, "bind") && strcmp(verb, "preempt")) {
+        gsd_reply_error(r, 404, "", "no extender verb %.32s (filter, prioritize, preempt, bind)",
+                        verb);
+        return;
+    }
+    json_error_t jerr;
+    json_t *args = json_loadb(r->body ? r->body : "", r->len, 0, &jerr);
+    if (!args)
+        gsd_reply_error(r, 400, "", "body: not JSON at line %d column %d: %s", jerr.line,
+                        jerr.column, jerr.text);
+    else if (verb[0] == 'b')
         bind_verb(st, r, args);
     else
-        gsd_reply_error(r, 404, "", "no extender verb %.32s (filter, prioritize, bind)", verb);
+        gsd_extender_preempt(st, r, args);
     json_decref(args);
 }

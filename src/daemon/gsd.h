@@ -3,9 +3,11 @@
  *
  * Threads: one scheduler thread owns the cluster, the engine, the pod table, the store and the
  * configuration in force (struct gsd_state). HTTP threads (libmicrohttpd, one per connection)
- * only read a request, hash its bearer token and hand it over as a struct gsd_req through the
- * queue; they wait for the scheduler thread to fill in the answer. The main thread handles
- * signals and parses a reloaded configuration before handing it over the same way.
+ * read a request, hash its bearer token and hand it over as a struct gsd_req through the queue;
+ * they wait for the scheduler thread to fill in the answer. The extender's filter and prioritize,
+ * which write nothing to the store, are the exception: the HTTP thread answers them itself under
+ * the state lock the scheduler thread holds for a batch's work in memory (server.c). The main
+ * thread handles signals and parses a reloaded configuration before handing it over the same way.
  *
  * Durability: the scheduler thread takes the queued requests in batches, runs them inside one
  * SQLite transaction and answers none of them before that transaction commits, so a 2xx always
@@ -197,6 +199,7 @@ struct gsd_pod {
 /* ---- the durable store (store.c) ---- */
 
 struct gsd_store;
+struct gsd_ext_names;
 
 /*
  * gsd_store_open() - open or create DIR/gpusched.db (WAL, synchronous=FULL, foreign keys).
@@ -356,6 +359,9 @@ struct gsd_state {
     /* extender: pods seen by filter, for bind */
     struct gsd_extpod *ext;
     size_t ext_next;
+    /* extender: the last NodeNames array read and its node indexes (extender.c), since
+     * kube-scheduler sends the same one call after call */
+    struct gsd_ext_names *ext_names;
     /* metrics */
     struct gsd_hist sched_lat, commit_lat;
     uint64_t placed_total, cancelled_total, http_requests[6]; /* by status class 1xx..5xx */
@@ -452,8 +458,16 @@ const char *gsd_qarg(const struct gsd_req *r, const char *key);
 int64_t gsd_now_us(void);  /* wall clock, Unix epoch */
 int64_t gsd_mono_us(void); /* monotonic */
 
-/* Extender verbs (extender.c): @verb is "filter", "prioritize" or "bind". */
+/* Extender verbs (extender.c): @verb is "filter", "prioritize", "preempt" or "bind". */
 void gsd_extender_handle(struct gsd_state *st, struct gsd_req *r, const char *verb);
+/* gsd_extender_free() - free what the extender keeps in @st between calls. */
+void gsd_extender_free(struct gsd_state *st);
+/* gsd_jget() - member @key of object @obj: exact first, then any case, as Go's encoding/json
+ * decodes; NULL when absent or @obj is not an object. Borrowed. */
+json_t *gsd_jget(const json_t *obj, const char *key);
+/* gsd_extender_preempt() - the preempt verb (preempt.c) on ExtenderPreemptionArgs @args:
+ * 200 with ExtenderPreemptionResult, 400 naming the bad field, 500 out of memory. */
+void gsd_extender_preempt(struct gsd_state *st, struct gsd_req *r, const json_t *args);
 
 /* Node endpoints (health.c): POST /v1/nodes/NAME/heartbeat, POST .../gpus/INDEX/health and
  * POST /v1/clock; @rest is what follows "/v1/nodes/" (or NULL for /v1/clock). */

@@ -532,6 +532,7 @@ void gsd_state_free(struct gsd_state *st)
     for (size_t i = 0; st->ext && i < GSD_EXT_CACHE; i++)
         gsd_podspec_clear(&st->ext[i].spec);
     free(st->ext);
+    gsd_extender_free(st);
     free(st->tab);
     free(st->health);
     gsd_store_close(st->store);

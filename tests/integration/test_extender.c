@@ -136,6 +136,52 @@ static void test_prioritize(void **state)
     json_decref(r);
 }
 
+/* POST @body to /extender/@v; 200 expected; the answer's text (caller frees). */
+static char *verb_text(const char *v, const char *body)
+{
+    char path[64];
+    struct answer a;
+    snprintf(path, sizeof(path), "/extender/%s", v);
+    assert_int_equal(h_call(&d, "POST", path, NULL, body, &a), 0);
+    assert_int_equal(a.status, 200);
+    char *text = strdup(a.body);
+    h_answer_free(&a);
+    return text;
+}
+
+/*
+ * The names kube-scheduler sends are read without a JSON tree; any other spelling of the same
+ * request (escapes, spacing, a second read of the same names) must get the very same bytes.
+ */
+static void test_every_spelling_same_answer(void **state)
+{
+    (void)state;
+    json_t *args = load("filter_nodenames.json");
+    char *compact = json_dumps(args, JSON_COMPACT), *pretty = json_dumps(args, JSON_INDENT(3));
+    char *escaped = json_dumps(args, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_ESCAPE_SLASH);
+    escaped = realloc(escaped, strlen(escaped) + 8);
+    assert_non_null(escaped);
+    char *e = strstr(escaped, "\"n-a100-0\"");
+    assert_non_null(e);
+    memmove(e + 12, e + 7, strlen(e + 7) + 1); /* "n-a100-0" -> "n-a10\u0030-0" */
+    memcpy(e + 6, "\\u0030", 6);
+    const char *verbs[] = {"filter", "prioritize"};
+    for (int v = 0; v < 2; v++) {
+        char *want = verb_text(verbs[v], compact);
+        const char *bodies[] = {compact, pretty, escaped};
+        for (int b = 0; b < 3; b++) {
+            char *got = verb_text(verbs[v], bodies[b]);
+            assert_string_equal(got, want);
+            free(got);
+        }
+        free(want);
+    }
+    free(compact);
+    free(pretty);
+    free(escaped);
+    json_decref(args);
+}
+
 static void test_bind_records_cards(void **state)
 {
     (void)state;
@@ -190,8 +236,194 @@ static void test_errors_in_error_field(void **state)
     assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 0);
     json_decref(r);
     struct answer a;
-    assert_int_equal(h_call(&d, "POST", "/extender/preempt", NULL, "{}", &a), 0);
+    assert_int_equal(h_call(&d, "POST", "/extender/nosuch", NULL, "{}", &a), 0);
     assert_int_equal(a.status, 404);
+    h_answer_free(&a);
+}
+
+/* Seat @name (uid @uid, @gpus cards or a @cores % share, priority @prio) on @node through filter
+ * and bind. */
+static void bind_share(const char *name, const char *uid, int gpus, int cores, int prio,
+                       const char *node)
+{
+    char *text = h_pod("team-a", name, gpus, cores);
+    json_t *pod = json_loads(text, 0, NULL);
+    free(text);
+    json_object_set_new(json_object_get(pod, "spec"), "priority", json_integer(prio));
+    json_decref(
+        verb("filter", json_pack("{s:o, s:n, s:[s]}", "Pod", pod, "Nodes", "NodeNames", node)));
+    json_t *r = verb("bind", json_pack("{s:s, s:s, s:s, s:s}", "PodName", name, "PodNamespace",
+                                       "team-a", "PodUID", uid, "Node", node));
+    assert_string_equal(json_string_value(json_object_get(r, "Error")), "");
+    json_decref(r);
+}
+
+static void bind_pod(const char *name, const char *uid, int gpus, int prio, const char *node)
+{
+    bind_share(name, uid, gpus, 0, prio, node);
+}
+
+/* The UIDs of @node's victims in an ExtenderPreemptionResult, comma-joined; NULL: no node. */
+static char *victims_of(const json_t *res, const char *node)
+{
+    const json_t *v = json_object_get(json_object_get(res, "NodeNameToMetaVictims"), node), *p;
+    if (!v)
+        return NULL;
+    char *out = calloc(1, 1024);
+    size_t i;
+    json_array_foreach(json_object_get(v, "Pods"), i, p)
+    {
+        strcat(out, i ? "," : "");
+        strncat(out, json_string_value(json_object_get(p, "UID")), 64);
+    }
+    return out;
+}
+
+#define UID_LOW2  "3b1e7f0a-6c2d-4e8f-9a1b-000000000002"
+#define UID_LOW4  "3b1e7f0a-6c2d-4e8f-9a1b-000000000004"
+#define UID_MID2  "3b1e7f0a-6c2d-4e8f-9a1b-000000000102"
+#define UID_T4A   "3b1e7f0a-6c2d-4e8f-9a1b-00000000000a"
+#define UID_T4B   "3b1e7f0a-6c2d-4e8f-9a1b-00000000000b"
+#define UID_OTHER "7e2c9b41-0d5a-4f63-b8e2-5a9c0d1f3e88"
+
+/*
+ * preempt with kube-scheduler's proposals (tests/data/extender/preempt_*.json) on n-a100-0
+ * (eight cards: 2 at priority 5, 4 at 10, 2 at 100) and n-t4-0 (two pods of 2 cards). The pod
+ * wants 4 cards: on n-a100-0 evicting the 4-card pod alone makes room, so the 2-card pod of
+ * priority 5, evicted first, is spared; a victim gpusched does not hold stays as proposed. On
+ * n-t4-0 one pod frees too little (dropped), both free enough (kept, both needed).
+ */
+static void test_preempt(void **state)
+{
+    (void)state;
+    bind_pod("pre-low-2", UID_LOW2, 2, 5, "n-a100-0");
+    bind_pod("pre-low-4", UID_LOW4, 4, 10, "n-a100-0");
+    bind_pod("pre-mid-2", UID_MID2, 2, 100, "n-a100-0");
+    bind_pod("pre-t4-a", UID_T4A, 2, 5, "n-t4-0");
+    bind_pod("pre-t4-b", UID_T4B, 2, 5, "n-t4-0");
+    json_t *r = verb("preempt", load("preempt_meta.json"));
+    char *v = victims_of(r, "n-a100-0");
+    assert_non_null(v);
+    assert_string_equal(v, UID_LOW4 "," UID_OTHER);
+    free(v);
+    const json_t *a100 = json_object_get(json_object_get(r, "NodeNameToMetaVictims"), "n-a100-0");
+    assert_int_equal(json_integer_value(json_object_get(a100, "NumPDBViolations")), 1);
+    assert_null(victims_of(r, "n-t4-0"));      /* 2 of 4 cards freed: no use */
+    assert_null(victims_of(r, "n-unknown-9")); /* not in the inventory */
+    assert_int_equal(json_object_size(json_object_get(r, "NodeNameToMetaVictims")), 1);
+    json_decref(r);
+    /* Whole Pods (nodeCacheCapable false): the same answer, by UID. */
+    r = verb("preempt", load("preempt_pods.json"));
+    v = victims_of(r, "n-a100-0");
+    assert_string_equal(v, UID_LOW4 "," UID_OTHER);
+    free(v);
+    v = victims_of(r, "n-t4-0");
+    assert_string_equal(v, UID_T4A "," UID_T4B);
+    free(v);
+    json_decref(r);
+    /* Nothing was evicted: the victims still hold their cards. */
+    struct answer a;
+    assert_int_equal(h_call(&d, "GET", "/v1/pods/team-a/pre-low-4", TOKEN_ADMIN, NULL, &a), 0);
+    assert_string_equal(json_string_value(json_object_get(a.json, "state")), "running");
+    h_answer_free(&a);
+}
+
+/* The card a one-card pod team-a/@name holds. */
+static int card_of(const char *name)
+{
+    char path[96];
+    struct answer a;
+    snprintf(path, sizeof(path), "/v1/pods/team-a/%s", name);
+    assert_int_equal(h_call(&d, "GET", path, TOKEN_ADMIN, NULL, &a), 0);
+    const char *idx = json_string_value(
+        json_object_get(json_object_get(a.json, "annotations"), "gpusched.io/gpu-index"));
+    assert_non_null(idx);
+    int card = atoi(idx);
+    h_answer_free(&a);
+    return card;
+}
+
+/*
+ * Shares are freed per card: n-a100-1's four free cards get eight pods of 50 %; a pod asking 60 %
+ * of one card needs both pods of one card gone. Two pods on different cards free 1,000 milli-GPU
+ * in all (what a count of nvidia.com/gpu sees) but no card of 600: that node is dropped.
+ */
+static void test_preempt_shares(void **state)
+{
+    (void)state;
+    char name[8][16], uid[8][16];
+    int card[8], a = -1, b = -1, c = -1;
+    for (int i = 0; i < 8; i++) {
+        snprintf(name[i], sizeof(name[i]), "share-%d", i);
+        snprintf(uid[i], sizeof(uid[i]), "uid-share-%d", i);
+        bind_share(name[i], uid[i], 1, 50, 1 + i, "n-a100-1");
+        card[i] = card_of(name[i]);
+    }
+    for (int i = 0; i < 8 && b < 0; i++)
+        for (int j = i + 1; j < 8 && b < 0; j++)
+            if (card[i] == card[j]) {
+                a = i;
+                b = j;
+            }
+    for (int i = 0; i < 8 && c < 0; i++)
+        c = card[i] != card[a] ? i : -1;
+    assert_true(a >= 0 && b >= 0 && c >= 0);
+    char *text = h_pod("team-a", "wants-60", 1, 60);
+    json_t *pod = json_loads(text, 0, NULL);
+    free(text);
+    json_object_set_new(json_object_get(pod, "spec"), "priority", json_integer(1000));
+    json_t *r = verb("preempt", json_pack("{s:O, s:n, s:{s:{s:[{s:s},{s:s}]}}}", "Pod", pod,
+                                          "NodeNameToVictims", "NodeNameToMetaVictims", "n-a100-1",
+                                          "Pods", "UID", uid[a], "UID", uid[c]));
+    assert_null(victims_of(r, "n-a100-1"));
+    json_decref(r);
+    r = verb("preempt", json_pack("{s:o, s:n, s:{s:{s:[{s:s},{s:s},{s:s}]}}}", "Pod", pod,
+                                  "NodeNameToVictims", "NodeNameToMetaVictims", "n-a100-1", "Pods",
+                                  "UID", uid[c], "UID", uid[a], "UID", uid[b]));
+    char *v = victims_of(r, "n-a100-1"), want[40];
+    snprintf(want, sizeof(want), "%s,%s", uid[a], uid[b]);
+    assert_string_equal(v, want);
+    free(v);
+    json_decref(r);
+}
+
+/* POST @args (consumed) to /extender/preempt: a 400 naming @field is expected. */
+static void preempt_refused(json_t *args, const char *field)
+{
+    char *body = json_dumps(args, JSON_COMPACT);
+    struct answer a;
+    json_decref(args);
+    assert_int_equal(h_call(&d, "POST", "/extender/preempt", NULL, body, &a), 0);
+    assert_int_equal(a.status, 400);
+    assert_string_equal(json_string_value(json_object_get(a.json, "field")), field);
+    h_answer_free(&a);
+    free(body);
+}
+
+/* A malformed ExtenderPreemptionArgs is a 400 naming the field (the result has no Error). */
+static void test_preempt_bad_fields(void **state)
+{
+    (void)state;
+    json_t *args = load("preempt_meta.json");
+    json_t *pods = json_object_get(
+        json_object_get(json_object_get(args, "NodeNameToMetaVictims"), "n-t4-0"), "Pods");
+    json_object_set_new(json_array_get(pods, 0), "UID", json_integer(7));
+    preempt_refused(args, "NodeNameToMetaVictims.n-t4-0.Pods[0].UID");
+    args = load("preempt_meta.json");
+    json_object_set_new(json_object_get(json_object_get(args, "Pod"), "metadata"), "name",
+                        json_integer(7));
+    preempt_refused(args, "Pod.metadata.name");
+    args = load("preempt_meta.json");
+    json_object_set_new(args, "NodeNameToMetaVictims", json_string("n-a100-0"));
+    preempt_refused(args, "NodeNameToMetaVictims");
+    args = load("preempt_pods.json");
+    pods = json_object_get(json_object_get(json_object_get(args, "NodeNameToVictims"), "n-a100-0"),
+                           "Pods");
+    json_object_del(json_object_get(json_array_get(pods, 1), "metadata"), "uid");
+    preempt_refused(args, "NodeNameToVictims.n-a100-0.Pods[1].metadata.uid");
+    struct answer a;
+    assert_int_equal(h_call(&d, "POST", "/extender/preempt", NULL, "{\"Pod\":", &a), 0);
+    assert_int_equal(a.status, 400);
     h_answer_free(&a);
 }
 
@@ -201,8 +433,12 @@ int main(void)
         cmocka_unit_test(test_filter_node_names),
         cmocka_unit_test(test_filter_node_list),
         cmocka_unit_test(test_prioritize),
+        cmocka_unit_test(test_every_spelling_same_answer),
         cmocka_unit_test(test_bind_records_cards),
         cmocka_unit_test(test_errors_in_error_field),
+        cmocka_unit_test(test_preempt),
+        cmocka_unit_test(test_preempt_shares),
+        cmocka_unit_test(test_preempt_bad_fields),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -165,6 +165,59 @@ static int64_t brute_force(struct gs_sched *s, const struct gs_pod_req *p)
     return node;
 }
 
+/* gs_sched_score_nodes() answers as gs_sched_score_node() does, node by node, and skips -1. */
+static void check_batch_scores(struct gs_sched *s, const struct gs_pod_req *p)
+{
+    int32_t nodes[25];
+    int64_t out[25];
+    const char *reason[25];
+    struct gs_diag d;
+    for (int i = 0; i < 24; i++)
+        nodes[i] = 23 - i;
+    nodes[24] = -1;
+    assert_int_equal(gs_sched_score_nodes(s, p, nodes, 25, out, reason, &d), 0);
+    assert_int_equal(out[24], -ENOENT);
+    for (int i = 0; i < 24; i++) {
+        int64_t v = gs_sched_score_node(s, p, (size_t)nodes[i], &d);
+        assert_int_equal(out[i], v);
+        if (v == GS_UNSCHEDULABLE)
+            assert_string_equal(reason[i], gs_sched_last_reason(s));
+        else
+            assert_null(reason[i]);
+    }
+}
+
+/*
+ * gs_sched_fits_without() answers what releasing the pods would, and changes nothing: the pods
+ * on @live[k]'s node in the set @pick are released for real, the pod scored, and they come back.
+ */
+static void check_fits_without(struct gs_sched *s, const struct gs_pod_req *p,
+                               const struct gs_pod_req *reqs, const struct gs_placement *pls,
+                               int nlive, int k, uint64_t pick)
+{
+    struct gs_pod_req gone[64];
+    struct gs_placement at[64];
+    struct gs_diag d;
+    size_t n = 0;
+    for (int i = 0; i < nlive && n < 64; i++)
+        if (pls[i].node == pls[k].node && (pick >> (i % 64) & 1)) {
+            gone[n] = reqs[i];
+            at[n++] = pls[i];
+        }
+    int fits = gs_sched_fits_without(s, p, (size_t)pls[k].node, gone, at, n, &d);
+    assert_true(fits == 0 || fits == 1);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(gs_sched_release(s, &gone[i], &at[i]), 0);
+    assert_int_equal(gs_sched_score_node(s, p, (size_t)pls[k].node, &d) >= 2, fits);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(gs_sched_bind_placement(s, &gone[i], &at[i], &d), 0);
+    struct gs_placement elsewhere = at[0];
+    elsewhere.node = (pls[k].node + 1) % 24;
+    if (n)
+        assert_int_equal(gs_sched_fits_without(s, p, (size_t)pls[k].node, gone, &elsewhere, 1, &d),
+                         -EINVAL);
+}
+
 static void check_engine_against_scan(const char *policy)
 {
     struct gs_cluster *c = mixed_cluster(6);
@@ -195,6 +248,18 @@ static void check_engine_against_scan(const char *policy)
         }
         struct gs_pod_req p = random_pod(&r);
         int64_t want = brute_force(s, &p);
+        if (step % 10 == 0)
+            check_batch_scores(s, &p);
+        if (step % 10 == 5 && nlive > 0) {
+            struct gs_pod_req reqs[400];
+            struct gs_placement pls[400];
+            for (int i = 0; i < nlive; i++) {
+                reqs[i] = live[i].p;
+                pls[i] = live[i].pl;
+            }
+            check_fits_without(s, &p, reqs, pls, nlive, (int)gs_rng_below(&r, (uint64_t)nlive),
+                               gs_rng_next(&r));
+        }
         struct gs_placement pl;
         int rc = gs_sched_place(s, &p, &pl, &d);
         if (want < 0) {
