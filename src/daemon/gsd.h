@@ -18,6 +18,7 @@
 #ifndef GSD_H
 #define GSD_H
 
+#include "gpusched/catalog.h"
 #include "gpusched/diag.h"
 #include "gpusched/sched.h"
 
@@ -25,6 +26,8 @@
 #include <pthread.h>
 
 struct gs_ratecard;
+struct gs_scenario;
+struct gs_tenant_spec;
 #include <stddef.h>
 #include <stdint.h>
 
@@ -64,6 +67,7 @@ struct gsd_tenant {
     int32_t weight;     /* its queue's weight (each tenant is one queue), 1..10000 */
     int64_t rate_milli; /* requests per second x 1000; 0 = no limit */
     int64_t burst;      /* bucket size in requests */
+    const struct gs_tenant_spec *quota; /* its GPUQuota in the config's policy, NULL = none */
     /* token bucket, owned by the scheduler thread (carried over a reload by tenant name) */
     int64_t bucket_milli;
     int64_t bucket_at_us;
@@ -81,10 +85,11 @@ struct gsd_config {
     char *rate_card;                  /* rateCard: its path, NULL for the bundled one */
     struct gs_ratecard *rates;        /* prices for bills; NULL when none could be loaded */
     size_t max_body;                  /* bytes of a /v1 request body */
-    size_t extender_max_body; /* bytes of an /extender request body (a NodeList can be large) */
-    int extender_token;       /* 1: extender verbs need the admin token */
-    int64_t max_pods;         /* pods held (pending + running) */
-    char policy[32];          /* placement policy name */
+    size_t extender_max_body;   /* bytes of an /extender request body (a NodeList can be large) */
+    int extender_token;         /* 1: extender verbs need the admin token */
+    int64_t max_pods;           /* pods held (pending + running) */
+    char policy[32];            /* placement policy name */
+    struct gs_scenario *quotas; /* GPUQuota, ResourceQuota, ... of the policy files; may be NULL */
 };
 
 /*
@@ -127,8 +132,9 @@ struct gsd_podspec {
     struct gs_pod_req req;
     int32_t gpumem_mib, gpucores; /* as asked, 0 = not given */
     int32_t priority;
-    char models[160];         /* '|'-joined catalog names allowed, "" = any */
-    char group[GSD_NAME_MAX]; /* its PodGroup (gang), "" = none; see gsd_pod_group() */
+    char models[160];          /* '|'-joined catalog names allowed, "" = any */
+    char group[GSD_NAME_MAX];  /* its PodGroup (gang), "" = none; see gsd_pod_group() */
+    char pclass[GSD_NAME_MAX]; /* spec.priorityClassName, "" = none */
 };
 
 /* A field error: an HTTP status, the message and the JSON path of the field. */
@@ -184,7 +190,10 @@ struct gsd_pod {
     int32_t gpumem_mib, gpucores, priority;
     char models[160];
     char group[GSD_NAME_MAX]; /* PodGroup within the namespace, "" = none (not stored: from meta) */
+    char user[GSD_NAME_MAX];  /* label `user`, for maxPodsPerUser (from meta) */
+    char pclass[GSD_NAME_MAX]; /* spec.priorityClassName, for ResourceQuota scopes (from meta) */
     uint8_t state, source;
+    int8_t charged; /* GPUQuota bucket its running share counts in: 1 dedicated, 2 shared, 0 none */
     struct gs_placement pl; /* valid when running */
     char reason[GSD_REASON_MAX];
     const char *why; /* a pending pod's main reason, kube-scheduler words (static), or NULL */
@@ -339,6 +348,19 @@ struct gsd_node_health {
     int64_t held_cpu_milli, held_memory_mib;
 };
 
+/* GPUQuota use of one tenant per catalog model, in milli-GPU. */
+struct gsd_quota_use {
+    int64_t dedicated[GS_MODEL_MAX], shared[GS_MODEL_MAX];
+};
+struct gsd_user_use {
+    char tenant[GSD_NAME_MAX], user[GSD_NAME_MAX];
+    int32_t running;
+};
+/* ResourceQuota resources counted: requests.nvidia.com/gpu (milli-GPU), requests.nvidia.com/gpumem
+ * (MiB, cards x per card), requests.cpu (milli-cores), requests.memory (MiB), pods. */
+#define GSD_RQ_RES 5
+extern const char *const gsd_rq_res[GSD_RQ_RES];
+
 struct gsd_state {
     struct gsd_config *cfg;
     struct gs_cluster *cluster;
@@ -365,6 +387,11 @@ struct gsd_state {
     struct gsd_node_health *health;
     int manual_clock;      /* --manual-clock: the node-monitor clock moves only by POST /v1/clock */
     int64_t manual_now_us; /* that clock */
+    /* quota use (quota.c), recounted from the running pods at start and at every reload */
+    struct gsd_quota_use *quse;     /* per config tenant */
+    int64_t (*rq_used)[GSD_RQ_RES]; /* per ResourceQuota of cfg->quotas, as gsd_rq_res names */
+    struct gsd_user_use *users;     /* running pods per tenant and user, for maxPodsPerUser */
+    size_t nusers, capusers;
 };
 
 /*
@@ -404,6 +431,46 @@ json_t *gsd_pod_json(const struct gsd_state *st, const struct gsd_pod *p);
  * Return: pods requeued (>= 0); -EIO (the store failed: st->failed is set).
  */
 int gsd_pod_requeue(struct gsd_state *st, struct gsd_pod *p, const char *why);
+
+/* ---- quotas (quota.c) ---- */
+
+/*
+ * gsd_quota_load() - read the policy files @paths[0..@n) — the simulator's YAML kinds, loaded and
+ * checked by gs_scenario_load() and gs_scenario_resolve() (include/gpusched/scenario.h) — into
+ * @c->quotas, and tie each GPUQuota to the DaemonConfig tenant its spec.tenant names. Enforced:
+ * GPUQuota quotas (per model: total, dedicated, shared), limits.maxGPUsPerPod and
+ * limits.maxPodsPerUser (pods running per value of the pod label `user`); ResourceQuota
+ * requests.nvidia.com/gpu, requests.nvidia.com/gpumem, requests.cpu, requests.memory and pods,
+ * with its PriorityClass scope. Other kinds are logged as not applied by the daemon; Pods, a
+ * Cluster or a Simulation are errors (pods come through the API, nodes from --nodes).
+ * Warnings of the loader are logged. Return: 0; -EINVAL with @d naming file:line:column (a
+ * GPUQuota of a tenant the DaemonConfig does not list among them); -ENOENT; -EIO; -ENOMEM.
+ */
+int gsd_quota_load(struct gsd_config *c, const char *const *paths, size_t n, struct gs_diag *d);
+
+/*
+ * gsd_quota_check() - may pod @p start now as far as quotas go? @eff gets its request with the
+ * GPU models narrowed to those where its tenant's GPUQuota has room. Return: 0; GS_UNSCHEDULABLE
+ * with @why (a ResourceQuota, maxPodsPerUser or GPUQuota it is over, with use, hard and ask).
+ */
+int gsd_quota_check(const struct gsd_state *st, const struct gsd_pod *p, struct gs_pod_req *eff,
+                    char *why, size_t size);
+/*
+ * gsd_quota_limit() - is @spec refused outright by its tenant's maxGPUsPerPod? Return: 0; -EINVAL
+ * with @e (400 naming the field).
+ */
+int gsd_quota_limit(const struct gsd_config *c, const char *tenant, const struct gsd_podspec *spec,
+                    struct gsd_ferr *e);
+/* gsd_quota_charge() - count running pod @p in (@sign 1) or out of (@sign -1) every quota it
+ * falls under. Return: 0; -ENOMEM (a new user entry). */
+int gsd_quota_charge(struct gsd_state *st, struct gsd_pod *p, int sign);
+/* gsd_quota_recount() - forget all use and count every running pod again, in arrival order (at
+ * start, after a reload). Return: 0; -ENOMEM. */
+int gsd_quota_recount(struct gsd_state *st);
+void gsd_quota_free(struct gsd_state *st);
+/* gsd_quota_json() - tenant @t's GPUQuota hard and used per model, and its namespaces'
+ * ResourceQuotas (new reference; null when it has neither). */
+json_t *gsd_quota_json(const struct gsd_state *st, const struct gsd_tenant *t);
 
 /* ---- node and card health (health.c) ---- */
 

@@ -421,6 +421,15 @@ int gsd_podspec_parse(const json_t *pod, uint32_t min_card_mib, struct gsd_podsp
         else
             out->priority = (int32_t)json_integer_value(prio);
     }
+    const json_t *pc = rc ? NULL : json_object_get(spec, "priorityClassName");
+    if (pc && !json_is_null(pc)) {
+        if (!json_is_string(pc) || !json_string_length(pc) ||
+            json_string_length(pc) >= GSD_NAME_MAX)
+            rc = ferr(e, "spec.priorityClassName",
+                      "spec.priorityClassName: expected a name of 1..%d bytes", GSD_NAME_MAX - 1);
+        else
+            memcpy(out->pclass, json_string_value(pc), json_string_length(pc) + 1);
+    }
     if (!rc && out->models[0] && out->req.num_gpu)
         out->req.model_mask = (uint32_t)gsd_models_mask(out->models);
     if (rc)

@@ -126,6 +126,7 @@ static void test_config_errors(void **state)
         {HEAD "tenants:\n  - name: a\n    tokenSHA256: abc\n    namespaces: [a]\n",
          "tokenSHA256: expected 64 hex digits"},
         {HEAD "tenants: [\n", ":4:1:"},
+        {HEAD "---\nkind: GPUQuota\n", ":4:1: a second document"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         int rc = load_text(bad[i].text, &c, &d);
