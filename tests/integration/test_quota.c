@@ -190,7 +190,7 @@ static void test_bad_policy(void **state)
 {
     (void)state;
     struct daemon d;
-    char want[160];
+    char want[256];
     assert_int_equal(h_setup(&d, NULL), 0);
     assert_int_equal(h_policy(&d, "kind: GPUQuota\n"
                                   "metadata: {name: q}\n"
