@@ -175,6 +175,24 @@ int gsd_parse_memory(const char *s, int64_t *mib);
 
 /* gsd_name_ok() - a DNS-1123 label: 1..63 of [a-z0-9-], alphanumeric at both ends. */
 int gsd_name_ok(const char *s);
+/* gsd_subdomain_ok() - a DNS-1123 subdomain of at most 63 bytes: labels joined by dots. */
+int gsd_subdomain_ok(const char *s);
+
+/*
+ * A PodGroup (Volcano's scheduling.volcano.sh/v1beta1), a gang: the pods of its namespace whose
+ * gsd_pod_group() names it are placed all or nothing until minMember of them run.
+ */
+struct gsd_group {
+    char ns[GSD_NAME_MAX], name[GSD_NAME_MAX], tenant[GSD_NAME_MAX];
+    char queue[GSD_NAME_MAX], pclass[GSD_NAME_MAX]; /* as posted, "" when not given */
+    int32_t min_member;                             /* 1..GSD_GANG_MAX */
+    int64_t created_us;                             /* wall clock */
+    /* the scheduler thread's, not stored */
+    int32_t members, running; /* pods held that name it; of them, running */
+    uint64_t tried;           /* the retry pass that last tried it */
+};
+#define GSD_GANG_MAX   10000 /* minMember at most */
+#define GSD_GROUPS_MAX 100000
 
 /* ---- pods held by the scheduler thread ---- */
 
@@ -192,6 +210,7 @@ struct gsd_pod {
     char group[GSD_NAME_MAX]; /* PodGroup within the namespace, "" = none (not stored: from meta) */
     char user[GSD_NAME_MAX];  /* label `user`, for maxPodsPerUser (from meta) */
     char pclass[GSD_NAME_MAX]; /* spec.priorityClassName, for ResourceQuota scopes (from meta) */
+    struct gsd_group *grp;     /* its posted PodGroup, NULL = none (then placed alone) */
     uint8_t state, source;
     int8_t charged; /* GPUQuota bucket its running share counts in: 1 dedicated, 2 shared, 0 none */
     struct gs_placement pl; /* valid when running */
@@ -272,6 +291,16 @@ struct gsd_stored {
  * Return: 0; the callback's negative return; -EIO; -ENOMEM.
  */
 int gsd_store_load(struct gsd_store *s, int (*fn)(void *ud, struct gsd_stored *sp), void *ud);
+
+/*
+ * PodGroups: gsd_store_group_put() inserts @g's row, gsd_store_group_delete() removes it;
+ * gsd_store_group_load() calls @fn for every stored one, oldest first.
+ * Return: 0; the callback's negative return; -EIO.
+ */
+int gsd_store_group_put(struct gsd_store *s, const struct gsd_group *g);
+int gsd_store_group_delete(struct gsd_store *s, const struct gsd_group *g);
+int gsd_store_group_load(struct gsd_store *s, int (*fn)(void *ud, const struct gsd_group *g),
+                         void *ud);
 
 /* ---- the node inventory (inventory.c) ---- */
 
@@ -392,6 +421,10 @@ struct gsd_state {
     int64_t (*rq_used)[GSD_RQ_RES]; /* per ResourceQuota of cfg->quotas, as gsd_rq_res names */
     struct gsd_user_use *users;     /* running pods per tenant and user, for maxPodsPerUser */
     size_t nusers, capusers;
+    /* PodGroups (gang.c), in creation order; each allocated alone so pods may point at it */
+    struct gsd_group **groups;
+    size_t ngroups, capgroups;
+    uint64_t pass; /* retry passes run, to try each gang once per pass */
 };
 
 /*
@@ -471,6 +504,43 @@ void gsd_quota_free(struct gsd_state *st);
 /* gsd_quota_json() - tenant @t's GPUQuota hard and used per model, and its namespaces'
  * ResourceQuotas (new reference; null when it has neither). */
 json_t *gsd_quota_json(const struct gsd_state *st, const struct gsd_tenant *t);
+
+/*
+ * Placement steps for gangs (state.c). gsd_pod_place() runs quotas and the engine for pending
+ * pod @p: on 0 it holds cards and counts in its quotas but is still on the pending list, until
+ * gsd_pod_started() (unlist, store, log; 0 or -EIO) or gsd_pod_unplace() (give all back).
+ * gsd_pod_place() returns 0, GS_UNSCHEDULABLE or -EINVAL with p->reason, or -ENOMEM.
+ */
+int gsd_pod_place(struct gsd_state *st, struct gsd_pod *p);
+int gsd_pod_started(struct gsd_state *st, struct gsd_pod *p);
+void gsd_pod_unplace(struct gsd_state *st, struct gsd_pod *p);
+
+/* ---- PodGroups (gang.c) ---- */
+
+/* gsd_group_find() - the PodGroup @ns/@name, or NULL. O(groups). */
+struct gsd_group *gsd_group_find(const struct gsd_state *st, const char *ns, const char *name);
+/* gsd_gang_waiting() - @g is a gang not yet running: fewer than minMember members run. */
+int gsd_gang_waiting(const struct gsd_group *g);
+/*
+ * gsd_gang_try() - place @g's pending members in one go: when, with those already running, at
+ * least minMember members then run they all start; otherwise every card taken is given back and
+ * each pending member waits with a reason naming the gang ("gang NS/NAME: 3 of 4 members
+ * placeable"). Return: 0; -ENOMEM; -EIO (the store failed: st->failed is set).
+ */
+int gsd_gang_try(struct gsd_state *st, struct gsd_group *g);
+/* gsd_groups_restore() - load the stored PodGroups (before the pods). Return: 0; -EIO; -ENOMEM. */
+int gsd_groups_restore(struct gsd_state *st);
+/* gsd_groups_recount() - each PodGroup's members and running members, from the pods. */
+void gsd_groups_recount(struct gsd_state *st);
+void gsd_groups_free(struct gsd_state *st);
+/*
+ * gsd_podgroups_handle() - POST /v1/podgroups (a Volcano PodGroup: metadata.name, namespace,
+ * spec.minMember, spec.queue, spec.priorityClassName; 400 naming the field, 409 when it exists),
+ * GET /v1/podgroups, GET|DELETE /v1/podgroups/NS/NAME (DELETE: 409 while pods name it).
+ * @rest: what follows "/v1/podgroups" ("" or "/NS/NAME"); @viewer: the tenant, NULL for admin.
+ */
+void gsd_podgroups_handle(struct gsd_state *st, struct gsd_req *r, const struct gsd_tenant *viewer,
+                          const char *rest);
 
 /* ---- node and card health (health.c) ---- */
 

@@ -77,7 +77,7 @@ static int bind_policy(struct gsd_config *c, struct gs_scenario *s, struct gs_di
     if (s->nprofiles)
         not_applied("ConfigMap kubeflow-gpu-profiles", &s->profiles[0].src, s->nprofiles);
     if (s->npodgroups)
-        not_applied("PodGroup (POST /v1/podgroups)", &s->podgroups[0].src, s->npodgroups);
+        not_applied("PodGroup (POST it to /v1/podgroups)", &s->podgroups[0].src, s->npodgroups);
     return 0;
 }
 
