@@ -47,7 +47,7 @@ static int gang_place(struct gsd_state *st, struct gsd_group *g, struct gsd_pod 
 {
     size_t placed = 0;
     const struct gsd_pod *first_fail = NULL;
-    char why[GSD_REASON_MAX];
+    char why[2 * GSD_REASON_MAX + 2 * GSD_NAME_MAX]; /* cut to a reason's size when set */
     for (size_t i = 0; i < n; i++) {
         int rc = gsd_pod_place(st, m[i]);
         if (rc == -ENOMEM) {
