@@ -66,8 +66,6 @@ static int bind_policy(struct gsd_config *c, struct gs_scenario *s, struct gs_di
         if (k == c->ntenants)
             return src_error(d, &ts->src,
                              "GPUQuota: spec.tenant is not a DaemonConfig tenant:", ts->name);
-        if (c->tenants[k].quota)
-            return src_error(d, &ts->src, "GPUQuota: a second one for tenant", ts->name);
         c->tenants[k].quota = ts;
     }
     if (s->nqueues)
