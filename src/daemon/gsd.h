@@ -445,8 +445,9 @@ void gsd_state_reload(struct gsd_state *st, struct gsd_config *cfg);
 /* Pod table (state.c), used by the API and extender handlers. */
 struct gsd_pod *gsd_pod_find(struct gsd_state *st, const char *ns, const char *name);
 /* gsd_pod_add() - register @spec as a new pod, place it (or bind it to @node when >= 0) and
- * store it. Return: the pod; NULL with @e (409 duplicate, 507 full, 400 unschedulable bind, 500).
- */
+ * store it; a member of a PodGroup not yet running is tried with its gang (gsd_gang_try()).
+ * Return: the pod; NULL with @e (409 duplicate, 507 full, 400 over maxGPUsPerPod or never
+ * placeable, 409 unschedulable bind, 500, 503 the store failed). */
 struct gsd_pod *gsd_pod_add(struct gsd_state *st, struct gsd_podspec *spec, const char *tenant,
                             int source, int node, struct gsd_ferr *e);
 /* gsd_pod_cancel() - release and forget @p. Return: 0; -EIO. */
