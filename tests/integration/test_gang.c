@@ -2,7 +2,8 @@
  * PodGroups on the real daemon: a gang of four 8-card pods with minMember 4 on a cluster with
  * room for three (four 8-card A100 boards, one taken by a blocker) places none, naming the gang
  * and holding no card, then all four at once when the blocker is cancelled; the PodGroup and its
- * gang's waiting survive a restart; bad PodGroup bodies are refused naming the field.
+ * gang's waiting survive a restart; a gang its GPUQuota cannot hold whole starts no member and
+ * leaves no use counted; bad PodGroup bodies are refused naming the field.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -140,6 +141,39 @@ static void test_gang_all_or_nothing(void **state)
     h_cleanup(&d);
 }
 
+/* A gang the tenant's GPUQuota lets only three members of start: none runs, and none of the
+ * members tried counts in the quota afterwards. */
+static void test_gang_over_quota(void **state)
+{
+    (void)state;
+    struct daemon d;
+    struct answer a;
+    assert_int_equal(h_setup(&d, NULL), 0);
+    assert_int_equal(h_write(d.nodes, nodes), 0);
+    assert_int_equal(h_policy(&d, "kind: GPUQuota\n"
+                                  "metadata: {name: q, namespace: team-a}\n"
+                                  "spec:\n"
+                                  "  tenant: team-a\n"
+                                  "  quotas: {a100-80gb: {total: 24, dedicated: 24, shared: 0}}\n"),
+                     0);
+    assert_int_equal(h_start(&d), 0);
+    expect(&d, "POST", "/v1/podgroups", group, 201);
+    for (int i = 0; i < 4; i++) {
+        char name[8];
+        snprintf(name, sizeof(name), "w%d", i);
+        submit(&d, name, "pg1");
+    }
+    pod_is(&d, "w0", "pending",
+           "gang team-a/pg1: 3 of 4 members placeable; w3: over GPUQuota team-a: 24000 of 24000");
+    group_is(&d, "Pending", 4, 0);
+    assert_int_equal(call(&d, "GET", "/v1/tenants/team-a", NULL, &a), 200);
+    json_t *m = json_array_get(json_object_get(json_object_get(a.json, "quota"), "models"), 0);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(m, "used"), "total")), 0);
+    h_answer_free(&a);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 static void test_bad_podgroups(void **state)
 {
     (void)state;
@@ -186,6 +220,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gang_all_or_nothing),
+        cmocka_unit_test(test_gang_over_quota),
         cmocka_unit_test(test_bad_podgroups),
     };
     signal(SIGPIPE, SIG_IGN);
