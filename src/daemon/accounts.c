@@ -115,6 +115,15 @@ static json_t *queue_json(const struct gsd_tenant *t, const struct use *u)
                      u->deserved ? json_integer(u->milli * 1000 / u->deserved) : json_null());
 }
 
+/* A tenant's entry gets its quotas, hard and used; a queue's does not. */
+static json_t *with_quota(const struct gsd_state *st, int queues, const struct gsd_tenant *t,
+                          json_t *o)
+{
+    if (o && !queues)
+        json_object_set_new(o, "quota", gsd_quota_json(st, t));
+    return o;
+}
+
 /* The tenant named @name that @viewer (NULL: the admin) may see; else NULL after a 403/404. */
 static const struct gsd_tenant *visible(const struct gsd_state *st, struct gsd_req *r,
                                         const struct gsd_tenant *viewer, const char *name)
@@ -148,11 +157,12 @@ void gsd_accounts_list(struct gsd_state *st, struct gsd_req *r, const struct gsd
         queues ? queue_json : tenant_json;
     size_t i = one ? (size_t)(one - st->cfg->tenants) : 0;
     if (name) {
-        gsd_reply_json(r, 200, show(one, &u[i]));
+        gsd_reply_json(r, 200, with_quota(st, queues, one, show(one, &u[i])));
     } else {
         json_t *items = json_array();
         for (; i < st->cfg->ntenants; i++) {
-            json_array_append_new(items, show(&st->cfg->tenants[i], &u[i]));
+            const struct gsd_tenant *t = &st->cfg->tenants[i];
+            json_array_append_new(items, with_quota(st, queues, t, show(t, &u[i])));
             if (one)
                 break;
         }

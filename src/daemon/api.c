@@ -327,6 +327,8 @@ static void v1(struct gsd_state *st, struct gsd_req *r, const char *rest)
         nodes(st, r, &w, NULL);
     } else if (!strncmp(rest, "nodes/", 6)) {
         nodes(st, r, &w, rest + 6);
+    } else if (!strncmp(rest, "podgroups", 9)) {
+        gsd_podgroups_handle(st, r, w.tenant, rest + 9);
     } else if (!strcmp(rest, "status")) {
         status(st, r, &w);
     } else if (!strcmp(rest, "tenants") || !strncmp(rest, "tenants/", 8) ||

@@ -27,6 +27,7 @@
 
 #include "gpusched/billing.h"
 #include "gpusched/config.h"
+#include "gpusched/scenario.h"
 
 #include <errno.h>
 #include <nettle/memops.h>
@@ -455,6 +456,16 @@ static int parse_doc(const char *path, unsigned char *buf, size_t len, struct gs
     }
     struct walk w = {path, &doc, d};
     int rc = walk_top(&w, yaml_document_get_root_node(&doc), c);
+    yaml_document_t next;
+    if (!rc && yaml_parser_load(&ps, &next)) { /* the file is read whole: nothing is skipped */
+        yaml_node_t *root = yaml_document_get_root_node(&next);
+        if (root)
+            rc = gs_diag_error(d,
+                               "%s:%zu:%zu: a second document: give GPUQuota, ResourceQuota and "
+                               "the other policy kinds in another --config file",
+                               path, root->start_mark.line + 1, root->start_mark.column + 1);
+        yaml_document_delete(&next);
+    }
     /* Wipe every scalar: plain tokens must not linger in freed memory. */
     for (yaml_node_t *n = doc.nodes.start; n < doc.nodes.top; n++)
         if (n->type == YAML_SCALAR_NODE)
@@ -521,6 +532,7 @@ void gsd_config_free(struct gsd_config *c)
     free(c->path);
     free(c->rate_card);
     gs_ratecard_free(c->rates);
+    gs_scenario_free(c->quotas);
     free(c);
 }
 

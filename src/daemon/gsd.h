@@ -20,6 +20,7 @@
 #ifndef GSD_H
 #define GSD_H
 
+#include "gpusched/catalog.h"
 #include "gpusched/diag.h"
 #include "gpusched/sched.h"
 
@@ -27,6 +28,8 @@
 #include <pthread.h>
 
 struct gs_ratecard;
+struct gs_scenario;
+struct gs_tenant_spec;
 #include <stddef.h>
 #include <stdint.h>
 
@@ -66,6 +69,7 @@ struct gsd_tenant {
     int32_t weight;     /* its queue's weight (each tenant is one queue), 1..10000 */
     int64_t rate_milli; /* requests per second x 1000; 0 = no limit */
     int64_t burst;      /* bucket size in requests */
+    const struct gs_tenant_spec *quota; /* its GPUQuota in the config's policy, NULL = none */
     /* token bucket, owned by the scheduler thread (carried over a reload by tenant name) */
     int64_t bucket_milli;
     int64_t bucket_at_us;
@@ -83,10 +87,11 @@ struct gsd_config {
     char *rate_card;                  /* rateCard: its path, NULL for the bundled one */
     struct gs_ratecard *rates;        /* prices for bills; NULL when none could be loaded */
     size_t max_body;                  /* bytes of a /v1 request body */
-    size_t extender_max_body; /* bytes of an /extender request body (a NodeList can be large) */
-    int extender_token;       /* 1: extender verbs need the admin token */
-    int64_t max_pods;         /* pods held (pending + running) */
-    char policy[32];          /* placement policy name */
+    size_t extender_max_body;   /* bytes of an /extender request body (a NodeList can be large) */
+    int extender_token;         /* 1: extender verbs need the admin token */
+    int64_t max_pods;           /* pods held (pending + running) */
+    char policy[32];            /* placement policy name */
+    struct gs_scenario *quotas; /* GPUQuota, ResourceQuota, ... of the policy files; may be NULL */
 };
 
 /*
@@ -129,8 +134,9 @@ struct gsd_podspec {
     struct gs_pod_req req;
     int32_t gpumem_mib, gpucores; /* as asked, 0 = not given */
     int32_t priority;
-    char models[160];         /* '|'-joined catalog names allowed, "" = any */
-    char group[GSD_NAME_MAX]; /* its PodGroup (gang), "" = none; see gsd_pod_group() */
+    char models[160];          /* '|'-joined catalog names allowed, "" = any */
+    char group[GSD_NAME_MAX];  /* its PodGroup (gang), "" = none; see gsd_pod_group() */
+    char pclass[GSD_NAME_MAX]; /* spec.priorityClassName, "" = none */
 };
 
 /* A field error: an HTTP status, the message and the JSON path of the field. */
@@ -171,6 +177,24 @@ int gsd_parse_memory(const char *s, int64_t *mib);
 
 /* gsd_name_ok() - a DNS-1123 label: 1..63 of [a-z0-9-], alphanumeric at both ends. */
 int gsd_name_ok(const char *s);
+/* gsd_subdomain_ok() - a DNS-1123 subdomain of at most 63 bytes: labels joined by dots. */
+int gsd_subdomain_ok(const char *s);
+
+/*
+ * A PodGroup (Volcano's scheduling.volcano.sh/v1beta1), a gang: the pods of its namespace whose
+ * gsd_pod_group() names it are placed all or nothing until minMember of them run.
+ */
+struct gsd_group {
+    char ns[GSD_NAME_MAX], name[GSD_NAME_MAX], tenant[GSD_NAME_MAX];
+    char queue[GSD_NAME_MAX], pclass[GSD_NAME_MAX]; /* as posted, "" when not given */
+    int32_t min_member;                             /* 1..GSD_GANG_MAX */
+    int64_t created_us;                             /* wall clock */
+    /* the scheduler thread's, not stored */
+    int32_t members, running; /* pods held that name it; of them, running */
+    uint64_t tried;           /* the retry pass that last tried it */
+};
+#define GSD_GANG_MAX   10000 /* minMember at most */
+#define GSD_GROUPS_MAX 100000
 
 /* ---- pods held by the scheduler thread ---- */
 
@@ -186,7 +210,11 @@ struct gsd_pod {
     int32_t gpumem_mib, gpucores, priority;
     char models[160];
     char group[GSD_NAME_MAX]; /* PodGroup within the namespace, "" = none (not stored: from meta) */
+    char user[GSD_NAME_MAX];  /* label `user`, for maxPodsPerUser (from meta) */
+    char pclass[GSD_NAME_MAX]; /* spec.priorityClassName, for ResourceQuota scopes (from meta) */
+    struct gsd_group *grp;     /* its posted PodGroup, NULL = none (then placed alone) */
     uint8_t state, source;
+    int8_t charged; /* GPUQuota bucket its running share counts in: 1 dedicated, 2 shared, 0 none */
     struct gs_placement pl; /* valid when running */
     char reason[GSD_REASON_MAX];
     const char *why; /* a pending pod's main reason, kube-scheduler words (static), or NULL */
@@ -267,6 +295,16 @@ struct gsd_stored {
  */
 int gsd_store_load(struct gsd_store *s, int (*fn)(void *ud, struct gsd_stored *sp), void *ud);
 
+/*
+ * PodGroups: gsd_store_group_put() inserts @g's row, gsd_store_group_delete() removes it;
+ * gsd_store_group_load() calls @fn for every stored one, oldest first.
+ * Return: 0; the callback's negative return; -EIO.
+ */
+int gsd_store_group_put(struct gsd_store *s, const struct gsd_group *g);
+int gsd_store_group_delete(struct gsd_store *s, const struct gsd_group *g);
+int gsd_store_group_load(struct gsd_store *s, int (*fn)(void *ud, const struct gsd_group *g),
+                         void *ud);
+
 /* ---- the node inventory (inventory.c) ---- */
 
 /*
@@ -342,6 +380,19 @@ struct gsd_node_health {
     int64_t held_cpu_milli, held_memory_mib;
 };
 
+/* GPUQuota use of one tenant per catalog model, in milli-GPU. */
+struct gsd_quota_use {
+    int64_t dedicated[GS_MODEL_MAX], shared[GS_MODEL_MAX];
+};
+struct gsd_user_use {
+    char tenant[GSD_NAME_MAX], user[GSD_NAME_MAX];
+    int32_t running;
+};
+/* ResourceQuota resources counted: requests.nvidia.com/gpu (milli-GPU), requests.nvidia.com/gpumem
+ * (MiB, cards x per card), requests.cpu (milli-cores), requests.memory (MiB), pods. */
+#define GSD_RQ_RES 5
+extern const char *const gsd_rq_res[GSD_RQ_RES];
+
 struct gsd_state {
     struct gsd_config *cfg;
     struct gs_cluster *cluster;
@@ -371,6 +422,15 @@ struct gsd_state {
     struct gsd_node_health *health;
     int manual_clock;      /* --manual-clock: the node-monitor clock moves only by POST /v1/clock */
     int64_t manual_now_us; /* that clock */
+    /* quota use (quota.c), recounted from the running pods at start and at every reload */
+    struct gsd_quota_use *quse;     /* per config tenant */
+    int64_t (*rq_used)[GSD_RQ_RES]; /* per ResourceQuota of cfg->quotas, as gsd_rq_res names */
+    struct gsd_user_use *users;     /* running pods per tenant and user, for maxPodsPerUser */
+    size_t nusers, capusers;
+    /* PodGroups (gang.c), in creation order; each allocated alone so pods may point at it */
+    struct gsd_group **groups;
+    size_t ngroups, capgroups;
+    uint64_t pass; /* retry passes run, to try each gang once per pass */
 };
 
 /*
@@ -391,8 +451,9 @@ void gsd_state_reload(struct gsd_state *st, struct gsd_config *cfg);
 /* Pod table (state.c), used by the API and extender handlers. */
 struct gsd_pod *gsd_pod_find(struct gsd_state *st, const char *ns, const char *name);
 /* gsd_pod_add() - register @spec as a new pod, place it (or bind it to @node when >= 0) and
- * store it. Return: the pod; NULL with @e (409 duplicate, 507 full, 400 unschedulable bind, 500).
- */
+ * store it; a member of a PodGroup not yet running is tried with its gang (gsd_gang_try()).
+ * Return: the pod; NULL with @e (409 duplicate, 507 full, 400 over maxGPUsPerPod or never
+ * placeable, 409 unschedulable bind, 500, 503 the store failed). */
 struct gsd_pod *gsd_pod_add(struct gsd_state *st, struct gsd_podspec *spec, const char *tenant,
                             int source, int node, struct gsd_ferr *e);
 /* gsd_pod_cancel() - release and forget @p. Return: 0; -EIO. */
@@ -410,6 +471,83 @@ json_t *gsd_pod_json(const struct gsd_state *st, const struct gsd_pod *p);
  * Return: pods requeued (>= 0); -EIO (the store failed: st->failed is set).
  */
 int gsd_pod_requeue(struct gsd_state *st, struct gsd_pod *p, const char *why);
+
+/* ---- quotas (quota.c) ---- */
+
+/*
+ * gsd_quota_load() - read the policy files @paths[0..@n) — the simulator's YAML kinds, loaded and
+ * checked by gs_scenario_load() and gs_scenario_resolve() (include/gpusched/scenario.h) — into
+ * @c->quotas, and tie each GPUQuota to the DaemonConfig tenant its spec.tenant names. Enforced:
+ * GPUQuota quotas (per model: total, dedicated, shared), limits.maxGPUsPerPod and
+ * limits.maxPodsPerUser (pods running per value of the pod label `user`); ResourceQuota
+ * requests.nvidia.com/gpu, requests.nvidia.com/gpumem, requests.cpu, requests.memory and pods,
+ * with its PriorityClass scope. Other kinds are logged as not applied by the daemon; Pods, a
+ * Cluster or a Simulation are errors (pods come through the API, nodes from --nodes).
+ * Warnings of the loader are logged. Return: 0; -EINVAL with @d naming file:line:column (a
+ * GPUQuota of a tenant the DaemonConfig does not list among them); -ENOENT; -EIO; -ENOMEM.
+ */
+int gsd_quota_load(struct gsd_config *c, const char *const *paths, size_t n, struct gs_diag *d);
+
+/*
+ * gsd_quota_check() - may pod @p start now as far as quotas go? @eff gets its request with the
+ * GPU models narrowed to those where its tenant's GPUQuota has room. Return: 0; GS_UNSCHEDULABLE
+ * with @why (a ResourceQuota, maxPodsPerUser or GPUQuota it is over, with use, hard and ask).
+ */
+int gsd_quota_check(const struct gsd_state *st, const struct gsd_pod *p, struct gs_pod_req *eff,
+                    char *why, size_t size);
+/*
+ * gsd_quota_limit() - is @spec refused outright by its tenant's maxGPUsPerPod? Return: 0; -EINVAL
+ * with @e (400 naming the field).
+ */
+int gsd_quota_limit(const struct gsd_config *c, const char *tenant, const struct gsd_podspec *spec,
+                    struct gsd_ferr *e);
+/* gsd_quota_charge() - count running pod @p in (@sign 1) or out of (@sign -1) every quota it
+ * falls under. Return: 0; -ENOMEM (a new user entry). */
+int gsd_quota_charge(struct gsd_state *st, struct gsd_pod *p, int sign);
+/* gsd_quota_recount() - forget all use and count every running pod again, in arrival order (at
+ * start, after a reload). Return: 0; -ENOMEM. */
+int gsd_quota_recount(struct gsd_state *st);
+void gsd_quota_free(struct gsd_state *st);
+/* gsd_quota_json() - tenant @t's GPUQuota hard and used per model, and its namespaces'
+ * ResourceQuotas (new reference; null when it has neither). */
+json_t *gsd_quota_json(const struct gsd_state *st, const struct gsd_tenant *t);
+
+/*
+ * Placement steps for gangs (state.c). gsd_pod_place() runs quotas and the engine for pending
+ * pod @p: on 0 it holds cards and counts in its quotas but is still on the pending list, until
+ * gsd_pod_started() (unlist, store, log; 0 or -EIO) or gsd_pod_unplace() (give all back).
+ * gsd_pod_place() returns 0, GS_UNSCHEDULABLE or -EINVAL with p->reason, or -ENOMEM.
+ */
+int gsd_pod_place(struct gsd_state *st, struct gsd_pod *p);
+int gsd_pod_started(struct gsd_state *st, struct gsd_pod *p);
+void gsd_pod_unplace(struct gsd_state *st, struct gsd_pod *p);
+
+/* ---- PodGroups (gang.c) ---- */
+
+/* gsd_group_find() - the PodGroup @ns/@name, or NULL. O(groups). */
+struct gsd_group *gsd_group_find(const struct gsd_state *st, const char *ns, const char *name);
+/* gsd_gang_waiting() - @g is a gang not yet running: fewer than minMember members run. */
+int gsd_gang_waiting(const struct gsd_group *g);
+/*
+ * gsd_gang_try() - place @g's pending members in one go: when, with those already running, at
+ * least minMember members then run they all start; otherwise every card taken is given back and
+ * each pending member waits with a reason naming the gang ("gang NS/NAME: 3 of 4 members
+ * placeable"). Return: 0; -ENOMEM; -EIO (the store failed: st->failed is set).
+ */
+int gsd_gang_try(struct gsd_state *st, struct gsd_group *g);
+/* gsd_groups_restore() - load the stored PodGroups (before the pods). Return: 0; -EIO; -ENOMEM. */
+int gsd_groups_restore(struct gsd_state *st);
+/* gsd_groups_recount() - each PodGroup's members and running members, from the pods. */
+void gsd_groups_recount(struct gsd_state *st);
+void gsd_groups_free(struct gsd_state *st);
+/*
+ * gsd_podgroups_handle() - POST /v1/podgroups (a Volcano PodGroup: metadata.name, namespace,
+ * spec.minMember, spec.queue, spec.priorityClassName; 400 naming the field, 409 when it exists),
+ * GET /v1/podgroups, GET|DELETE /v1/podgroups/NS/NAME (DELETE: 409 while pods name it).
+ * @rest: what follows "/v1/podgroups" ("" or "/NS/NAME"); @viewer: the tenant, NULL for admin.
+ */
+void gsd_podgroups_handle(struct gsd_state *st, struct gsd_req *r, const struct gsd_tenant *viewer,
+                          const char *rest);
 
 /* ---- node and card health (health.c) ---- */
 

@@ -1,8 +1,11 @@
 /*
  * gpuschedd: gpusched as a service.
  *
- *   gpuschedd --data-dir DIR --listen 127.0.0.1:PORT [--nodes FILE.csv] [--config FILE]
+ *   gpuschedd --data-dir DIR --listen 127.0.0.1:PORT [--nodes FILE.csv] [--config FILE]...
  *             [--tls-cert PEM --tls-key PEM] [--manual-clock]
+ *
+ * The first --config file is the DaemonConfig; any more hold the simulator's policy kinds
+ * (GPUQuota, ResourceQuota, ...; see gsd_quota_load()).
  *
  * The main thread owns the signals: SIGTERM and SIGINT drain (stop listening, finish what is in
  * flight, commit) and exit 0; SIGHUP reloads the config file, and a file that does not load is
@@ -20,9 +23,12 @@
 #include <sys/stat.h>
 
 #define DEFAULT_NODES GS_DATA_DIR "/alibaba-gpu-v2023/openb_node_list_gpu_node.csv"
+#define CONFIGS_MAX   16
 
 struct opts {
     const char *data_dir, *listen, *nodes, *config, *cert, *key;
+    const char *configs[CONFIGS_MAX]; /* every --config, in order; config is the first */
+    size_t nconfigs;
     char host[64];
     int port, manual_clock;
 };
@@ -33,7 +39,8 @@ static void usage(FILE *f)
                "  --data-dir DIR     where the store (gpusched.db) lives; created if missing\n"
                "  --listen ADDR:PORT numeric address and port, e.g. 127.0.0.1:8080, [::1]:8080\n"
                "  --nodes FILE       node inventory CSV (default: the bundled Alibaba nodes)\n"
-               "  --config FILE      DaemonConfig YAML: tenants, tokens, limits (SIGHUP reloads)\n"
+               "  --config FILE      DaemonConfig YAML: tenants, tokens, limits (SIGHUP reloads);\n"
+               "                     again for GPUQuota, ResourceQuota, ... files (up to 15)\n"
                "  --tls-cert PEM     serve HTTPS with this certificate (with --tls-key)\n"
                "  --tls-key PEM      the certificate's private key\n"
                "  --manual-clock     node heartbeats' grace periods run on a clock that only\n"
@@ -94,7 +101,12 @@ static int parse_args(int argc, char **argv, struct opts *o)
         }
         if (c < 0 || c >= 128 || !dst[c])
             return bad("unknown or incomplete option (see gpuschedd --help)", argv[optind - 1]);
-        *dst[c] = optarg;
+        if (c == 'c' && o->nconfigs == CONFIGS_MAX)
+            return bad("--config: at most 16 files", optarg);
+        if (c == 'c')
+            o->configs[o->nconfigs++] = optarg;
+        if (c != 'c' || o->nconfigs == 1)
+            *dst[c] = optarg;
     }
     if (optind < argc)
         return bad("unexpected argument", argv[optind]);
@@ -109,6 +121,21 @@ static int parse_args(int argc, char **argv, struct opts *o)
     return 0;
 }
 
+/* The DaemonConfig and the policy files. Return: 0 and *@out; negative errno with @d. */
+static int load_config(const struct opts *o, struct gsd_config **out, struct gs_diag *d)
+{
+    int rc = gsd_config_load(o->config, out, d);
+    if (!rc && o->nconfigs > 1)
+        rc = gsd_quota_load(*out, o->configs + 1, o->nconfigs - 1, d);
+    if (rc && !*out)
+        return rc;
+    if (rc) {
+        gsd_config_free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
 /* Load what the daemon needs before it listens. Return: 0; an exit status. */
 static int setup(const struct opts *o, struct gsd_state *st)
 {
@@ -118,7 +145,7 @@ static int setup(const struct opts *o, struct gsd_state *st)
     gs_diag_init(&d);
     if (mkdir(o->data_dir, 0700) && errno != EEXIST)
         return bad("--data-dir: cannot create the directory", o->data_dir);
-    int rc = gsd_config_load(o->config, &cfg, &d);
+    int rc = load_config(o, &cfg, &d);
     if (!rc)
         rc = gsd_inventory_load(o->nodes, &cluster, &d);
     if (rc) {
@@ -136,18 +163,18 @@ static int setup(const struct opts *o, struct gsd_state *st)
     return 0;
 }
 
-static void reload(struct gsd_server *srv, const char *path)
+static void reload(struct gsd_server *srv, const struct opts *o)
 {
     struct gs_diag d;
-    struct gsd_config *cfg;
+    struct gsd_config *cfg = NULL;
     gs_diag_init(&d);
-    if (!path) {
+    if (!o->config) {
         gsd_log("warn", "SIGHUP: no --config file to reload", NULL);
         return;
     }
-    int rc = gsd_config_load(path, &cfg, &d);
+    int rc = load_config(o, &cfg, &d);
     if (rc) {
-        gsd_log("error", "config rejected; the one in force stays", "path", path, "error",
+        gsd_log("error", "config rejected; the one in force stays", "path", o->config, "error",
                 d.msg[0] ? d.msg : strerror(-rc), NULL);
         return;
     }
@@ -188,7 +215,7 @@ int main(int argc, char **argv)
         if (sigwait(&set, &sig))
             continue;
         if (sig == SIGHUP)
-            reload(srv, o.config);
+            reload(srv, &o);
         else if (sig != SIGPIPE)
             break;
     }

@@ -9,6 +9,7 @@
 
 #include "gpusched/catalog.h"
 #include "gpusched/cluster.h"
+#include "gpusched/scenario.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -227,6 +228,57 @@ static void health(struct sbuf *b, const struct gsd_state *st)
     }
 }
 
+/* GPUQuota per tenant and model, ResourceQuota per namespace: hard (pass 0), then used. */
+static void quotas(struct sbuf *b, const struct gsd_state *st)
+{
+    static const char *const bucket[3] = {"nvidia.com/gpu", "nvidia.com/gpu.dedicated",
+                                          "nvidia.com/gpu.shared"};
+    const struct gs_scenario *s = st->cfg->quotas;
+    for (int pass = 0; pass < 2; pass++) {
+        const char *name = pass ? "gpusched_quota_used" : "gpusched_quota_hard";
+        header(b, name, "gauge",
+               pass ? "Use counted against a quota; milli-GPU for nvidia.com/gpu*, MiB for "
+                      "memory and gpumem, milli-cores for cpu, a count for pods."
+                    : "A quota's hard limit (GPUQuota per tenant and model: nvidia.com/gpu is its "
+                      "total; ResourceQuota per namespace); units as gpusched_quota_used.");
+        for (size_t i = 0; i < st->cfg->ntenants; i++) {
+            const struct gs_tenant_spec *ts = st->cfg->tenants[i].quota;
+            char t[160], model[96];
+            esc(st->cfg->tenants[i].name, t, sizeof(t));
+            for (int k = 0; ts && k < ts->nquotas; k++) {
+                const struct gs_model_quota *q = &ts->quotas[k];
+                int m = q->model;
+                int64_t hard[3] = {q->total_milli, q->dedicated_milli, q->shared_milli};
+                int64_t used[3] = {st->quse[i].dedicated[m] + st->quse[i].shared[m],
+                                   st->quse[i].dedicated[m], st->quse[i].shared[m]};
+                esc(gs_catalog_at(m)->name, model, sizeof(model));
+                for (int r = 0; r < 3; r++)
+                    put(b,
+                        "%s{kind=\"GPUQuota\",tenant=\"%s\",modelName=\"%s\",resource=\"%s\"} "
+                        "%lld\n",
+                        name, t, model, bucket[r], (long long)(pass ? used[r] : hard[r]));
+            }
+        }
+        for (size_t i = 0; s && i < s->nrquotas; i++) {
+            const struct gs_rquota_spec *q = &s->rquotas[i];
+            const struct gsd_tenant *owner = gsd_tenant_of_ns(st->cfg, q->ns);
+            int64_t hard[GSD_RQ_RES] = {q->gpu_milli, q->gpumem_mib, q->cpu_milli, q->memory_mib,
+                                        q->pods};
+            char t[160], ns[160], qn[160];
+            esc(owner ? owner->name : "", t, sizeof(t));
+            esc(q->ns, ns, sizeof(ns));
+            esc(q->name, qn, sizeof(qn));
+            for (int r = 0; r < GSD_RQ_RES; r++)
+                if (hard[r] != GS_UNSET)
+                    put(b,
+                        "%s{kind=\"ResourceQuota\",tenant=\"%s\",namespace=\"%s\",quota=\"%s\","
+                        "resource=\"%s\"} %lld\n",
+                        name, t, ns, qn, gsd_rq_res[r],
+                        (long long)(pass ? st->rq_used[i][r] : hard[r]));
+        }
+    }
+}
+
 static void counters(struct sbuf *b, const struct gsd_state *st)
 {
     header(b, "gpusched_pods", "gauge", "Pods held, by state.");
@@ -259,6 +311,7 @@ void gsd_metrics_handle(struct gsd_state *st, struct gsd_req *r)
          "Time to commit one batch of requests to the store, fsync included.", &st->commit_lat);
     cards(&b, st);
     health(&b, st);
+    quotas(&b, st);
     counters(&b, st);
     if (b.full) {
         free(b.s);

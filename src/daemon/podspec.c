@@ -49,7 +49,7 @@ int gsd_name_ok(const char *s)
 }
 
 /* A pod name: a DNS subdomain of at most 63 bytes (dots allowed between labels). */
-static int pod_name_ok(const char *s)
+int gsd_subdomain_ok(const char *s)
 {
     char buf[GSD_NAME_MAX];
     size_t n = strlen(s);
@@ -185,7 +185,7 @@ static int parse_metadata(const json_t *md, struct gsd_podspec *out, struct gsd_
         return ferr(e, "metadata", "metadata: expected an object");
     const json_t *name = json_object_get(md, "name"), *ns = json_object_get(md, "namespace");
     const json_t *uid = json_object_get(md, "uid");
-    if (!json_is_string(name) || !pod_name_ok(json_string_value(name)))
+    if (!json_is_string(name) || !gsd_subdomain_ok(json_string_value(name)))
         return ferr(e, "metadata.name",
                     "metadata.name: expected a DNS name of at most 63 bytes (a-z, 0-9, '-', '.')");
     memcpy(out->name, json_string_value(name), strlen(json_string_value(name)) + 1);
@@ -420,6 +420,15 @@ int gsd_podspec_parse(const json_t *pod, uint32_t min_card_mib, struct gsd_podsp
             rc = ferr(e, "spec.priority", "spec.priority: expected a 32-bit whole number");
         else
             out->priority = (int32_t)json_integer_value(prio);
+    }
+    const json_t *pc = rc ? NULL : json_object_get(spec, "priorityClassName");
+    if (pc && !json_is_null(pc)) {
+        if (!json_is_string(pc) || !json_string_length(pc) ||
+            json_string_length(pc) >= GSD_NAME_MAX)
+            rc = ferr(e, "spec.priorityClassName",
+                      "spec.priorityClassName: expected a name of 1..%d bytes", GSD_NAME_MAX - 1);
+        else
+            memcpy(out->pclass, json_string_value(pc), json_string_length(pc) + 1);
     }
     if (!rc && out->models[0] && out->req.num_gpu)
         out->req.model_mask = (uint32_t)gsd_models_mask(out->models);

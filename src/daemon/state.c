@@ -87,6 +87,8 @@ static int link_pod(struct gsd_state *st, struct gsd_pod *p)
     *(st->tail ? &st->tail->next : &st->head) = p;
     st->tail = p;
     st->npods++;
+    if (p->grp)
+        p->grp->members++;
     return 0;
 }
 
@@ -99,6 +101,16 @@ static void unlink_pod(struct gsd_state *st, struct gsd_pod *p)
     *(p->prev ? &p->prev->next : &st->head) = p->next;
     *(p->next ? &p->next->prev : &st->tail) = p->prev;
     st->npods--;
+    if (p->grp)
+        p->grp->members--;
+}
+
+/* @p starts (1) or stops (-1) running: its quotas and its gang's count follow. */
+static int ran(struct gsd_state *st, struct gsd_pod *p, int sign)
+{
+    if (p->grp)
+        p->grp->running += sign;
+    return gsd_quota_charge(st, p, sign);
 }
 
 /* Pending list, in arrival order: a pod that arrives is newest; a restored one comes in order. */
@@ -157,15 +169,16 @@ static void new_uid(char out[GSD_UID_MAX])
              b[15]);
 }
 
-/* Run the engine for @p; on success it is running. Return: 0; GS_UNSCHEDULABLE (reason set);
- * -EINVAL (reason set: no node could ever host it); -ENOMEM. */
-static int place(struct gsd_state *st, struct gsd_pod *p)
+/* Run the engine for @p asking @eff (its request as its quotas allow); on success it is running
+ * and counted in its quotas. Return: 0; GS_UNSCHEDULABLE (reason set); -EINVAL (reason set: no
+ * node could ever host it); -ENOMEM. */
+static int place_as(struct gsd_state *st, struct gsd_pod *p, const struct gs_pod_req *eff)
 {
     struct gs_diag why;
     struct gs_placement pl;
     gs_diag_init(&why);
     int64_t t0 = gsd_mono_us();
-    int rc = gs_sched_place(st->sched, &p->req, &pl, &why);
+    int rc = gs_sched_place(st->sched, eff, &pl, &why);
     gsd_hist_observe(&st->sched_lat, gsd_mono_us() - t0);
     if (rc == 0) {
         p->pl = pl;
@@ -174,11 +187,39 @@ static int place(struct gsd_state *st, struct gsd_pod *p)
         p->reason[0] = '\0';
         st->nrunning++;
         st->placed_total++;
+        return ran(st, p, 1);
     } else if (rc > 0 || rc == -EINVAL) {
         snprintf(p->reason, sizeof(p->reason), "%.255s", why.msg);
         p->why = rc > 0 ? gs_sched_last_reason(st->sched) : "invalid request";
     }
     return rc;
+}
+
+/* Quotas first: a pod over one waits, naming it, and the engine is not asked. */
+static int admit_quota(const struct gsd_state *st, struct gsd_pod *p, struct gs_pod_req *eff)
+{
+    int rc = gsd_quota_check(st, p, eff, p->reason, sizeof(p->reason));
+    if (rc)
+        p->why = "over quota";
+    return rc;
+}
+
+int gsd_pod_place(struct gsd_state *st, struct gsd_pod *p)
+{
+    struct gs_pod_req eff;
+    int rc = admit_quota(st, p, &eff);
+    return rc ? rc : place_as(st, p, &eff);
+}
+
+void gsd_pod_unplace(struct gsd_state *st, struct gsd_pod *p)
+{
+    ran(st, p, -1);
+    gs_sched_release(st->sched, &p->req, &p->pl);
+    p->pl = (struct gs_placement){.node = -1};
+    p->state = GSD_PENDING;
+    p->start_us = 0;
+    st->nrunning--;
+    st->placed_total--;
 }
 
 static void log_pod(const char *msg, const struct gsd_state *st, const struct gsd_pod *p)
@@ -199,10 +240,19 @@ static void log_pod(const char *msg, const struct gsd_state *st, const struct gs
             NULL);
 }
 
+/* The pod label `user`, which maxPodsPerUser counts by ("" when absent or too long). */
+static void pod_user(struct gsd_pod *p, const json_t *labels)
+{
+    const char *u = json_string_value(json_object_get(labels, "user"));
+    snprintf(p->user, sizeof(p->user), "%s", u && strlen(u) < sizeof(p->user) ? u : "");
+}
+
 static int new_pod(struct gsd_state *st, struct gsd_podspec *spec, const char *tenant, int source,
                    struct gsd_pod **out, struct gsd_ferr *e)
 {
     json_t *m = json_pack("{sOsO}", "labels", spec->labels, "annotations", spec->annotations);
+    if (m && spec->pclass[0])
+        json_object_set_new(m, "priorityClassName", json_string(spec->pclass));
     char *meta = m ? json_dumps(m, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
     json_decref(m);
     struct gsd_pod *p = meta ? calloc(1, sizeof(*p)) : NULL;
@@ -232,6 +282,9 @@ static int new_pod(struct gsd_state *st, struct gsd_podspec *spec, const char *t
     p->priority = spec->priority;
     memcpy(p->models, spec->models, sizeof(p->models));
     memcpy(p->group, spec->group, sizeof(p->group));
+    memcpy(p->pclass, spec->pclass, sizeof(p->pclass));
+    p->grp = p->group[0] ? gsd_group_find(st, p->ns, p->group) : NULL;
+    pod_user(p, spec->labels);
     p->source = (uint8_t)source;
     p->seq = st->next_seq++;
     p->submit_us = gsd_now_us();
@@ -263,6 +316,10 @@ static int bind_there(struct gsd_state *st, struct gsd_pod *p, int node, struct 
     p->start_us = gsd_now_us();
     st->nrunning++;
     st->placed_total++;
+    if (ran(st, p, 1)) {
+        set_ferr(e, 500, "", "out of memory");
+        return -ENOMEM;
+    }
     return 0;
 }
 
@@ -278,20 +335,23 @@ struct gsd_pod *gsd_pod_add(struct gsd_state *st, struct gsd_podspec *spec, cons
         set_ferr(e, 507, "", "the daemon holds maxPods pods; cancel some first");
         return NULL;
     }
+    if (node < 0 && gsd_quota_limit(st->cfg, tenant ? tenant : "", spec, e))
+        return NULL;
     int rc = new_pod(st, spec, tenant, source, &p, e);
     if (rc) {
         if (rc == -ENOMEM)
             set_ferr(e, 500, "", "out of memory");
         return NULL;
     }
-    rc = node >= 0 ? bind_there(st, p, node, e) : place(st, p);
+    int gang = node < 0 && p->grp && gsd_gang_waiting(p->grp); /* placed with its gang, below */
+    rc = node >= 0 ? bind_there(st, p, node, e) : gang ? GS_UNSCHEDULABLE : gsd_pod_place(st, p);
     if (rc == -EINVAL && node < 0)
         set_ferr(e, 400, "spec.containers", p->reason);
     if (rc == -ENOMEM)
         set_ferr(e, 500, "", "out of memory");
     if (rc < 0 || link_pod(st, p)) {
-        if (rc == 0)
-            gs_sched_release(st->sched, &p->req, &p->pl); /* link failed: out of memory */
+        if (rc == 0 || (rc == -ENOMEM && p->state == GSD_RUNNING)) /* out of memory */
+            gsd_pod_unplace(st, p);
         free_pod(p);
         return NULL;
     }
@@ -305,6 +365,11 @@ struct gsd_pod *gsd_pod_add(struct gsd_state *st, struct gsd_podspec *spec, cons
         return NULL; /* memory is abandoned with the process: the store is the truth */
     }
     log_pod(source == GSD_SRC_EXTENDER ? "pod bound" : "pod submitted", st, p);
+    if (gang && (rc = gsd_gang_try(st, p->grp)) != 0) {
+        set_ferr(e, rc == -ENOMEM ? 500 : 503, "",
+                 rc == -ENOMEM ? "out of memory" : "the store failed");
+        return NULL;
+    }
     return p;
 }
 
@@ -315,6 +380,7 @@ int gsd_pod_cancel(struct gsd_state *st, struct gsd_pod *p)
         return -EIO;
     }
     if (p->state == GSD_RUNNING) {
+        ran(st, p, -1);
         gs_sched_release(st->sched, &p->req, &p->pl);
         gsd_health_released(st, p->pl.node);
         st->nrunning--;
@@ -334,6 +400,7 @@ int gsd_pod_cancel(struct gsd_state *st, struct gsd_pod *p)
 static int requeue_one(struct gsd_state *st, struct gsd_pod *p, const char *why)
 {
     int node = p->pl.node;
+    ran(st, p, -1);
     gs_sched_release(st->sched, &p->req, &p->pl);
     snprintf(p->reason, sizeof(p->reason), "%.255s", why);
     p->why = "requeued";
@@ -385,34 +452,53 @@ int gsd_state_retry(struct gsd_state *st)
     const struct gsd_pod *failed_pod[RETRY_FAILED_MAX];
     int nfailed = 0;
     st->retry = 0;
+    st->pass++;
     for (struct gsd_pod *p = st->phead, *next; p; p = next) {
         next = p->pnext;
+        if (p->grp && gsd_gang_waiting(p->grp)) { /* the gang is tried whole, once a pass */
+            struct gsd_group *g = p->grp;
+            while (next && next->grp == g) /* those it may start leave the list */
+                next = next->pnext;
+            int rc = g->tried == st->pass ? 0 : gsd_gang_try(st, g);
+            if (rc)
+                return rc;
+            continue;
+        }
+        struct gs_pod_req eff;
+        if (admit_quota(st, p, &eff))
+            continue;
         int seen = -1;
         for (int i = 0; i < nfailed && seen < 0; i++)
-            seen = req_eq(&failed[i], &p->req) ? i : -1;
+            seen = req_eq(&failed[i], &eff) ? i : -1;
         if (seen >= 0) { /* the same request failed earlier in this pass: so would this one */
             p->why = failed_pod[seen]->why;
             memcpy(p->reason, failed_pod[seen]->reason, sizeof(p->reason));
             continue;
         }
-        int rc = place(st, p);
+        int rc = place_as(st, p, &eff);
         if (rc == -ENOMEM)
             return rc;
         if (rc) {
             if (nfailed < RETRY_FAILED_MAX) {
                 failed_pod[nfailed] = p;
-                failed[nfailed++] = p->req;
+                failed[nfailed++] = eff;
             }
             continue;
         }
-        unpend(st, p);
-        if (gsd_store_pod_start(st->store, p,
-                                gs_cluster_node_name(st->cluster, (size_t)p->pl.node))) {
-            st->failed = 1;
+        if (gsd_pod_started(st, p))
             return -EIO;
-        }
-        log_pod("pod placed", st, p);
     }
+    return 0;
+}
+
+int gsd_pod_started(struct gsd_state *st, struct gsd_pod *p)
+{
+    unpend(st, p);
+    if (gsd_store_pod_start(st->store, p, gs_cluster_node_name(st->cluster, (size_t)p->pl.node))) {
+        st->failed = 1;
+        return -EIO;
+    }
+    log_pod("pod placed", st, p);
     return 0;
 }
 
@@ -453,7 +539,11 @@ static int restore_one(void *ud, struct gsd_stored *sp)
     *p = sp->pod;
     json_t *meta = json_loads(p->meta, 0, NULL);
     gsd_pod_group(json_object_get(meta, "labels"), json_object_get(meta, "annotations"), p->group);
+    pod_user(p, json_object_get(meta, "labels"));
+    const char *pc = json_string_value(json_object_get(meta, "priorityClassName"));
+    snprintf(p->pclass, sizeof(p->pclass), "%s", pc && strlen(pc) < sizeof(p->pclass) ? pc : "");
     json_decref(meta);
+    p->grp = p->group[0] ? gsd_group_find(st, p->ns, p->group) : NULL;
     int64_t mask = gsd_models_mask(p->models); /* catalog indexes are per build: by name */
     p->req.model_mask = mask > 0 && p->req.num_gpu ? (uint32_t)mask : 0;
     int rc = p->state == GSD_RUNNING ? restore_running(st, p, sp->node) : 0;
@@ -503,7 +593,13 @@ int gsd_state_init(struct gsd_state *st, struct gsd_config *cfg, struct gs_clust
     int64_t t0 = gsd_mono_us();
     rc = gsd_store_begin(st->store);
     if (!rc)
+        rc = gsd_groups_restore(st);
+    if (!rc)
         rc = gsd_store_load(st->store, restore_one, st);
+    if (!rc)
+        rc = gsd_quota_recount(st);
+    if (!rc)
+        gsd_groups_recount(st);
     if (!rc)
         rc = gsd_health_init(st);
     if (!rc)
@@ -535,6 +631,8 @@ void gsd_state_free(struct gsd_state *st)
     gsd_extender_free(st);
     free(st->tab);
     free(st->health);
+    gsd_quota_free(st);
+    gsd_groups_free(st);
     gsd_store_close(st->store);
     gs_sched_free(st->sched);
     gs_profile_free(st->prof);
@@ -557,6 +655,9 @@ void gsd_state_reload(struct gsd_state *st, struct gsd_config *cfg)
     memcpy(cfg->policy, st->cfg->policy, sizeof(cfg->policy));
     gsd_config_free(st->cfg);
     st->cfg = cfg;
+    if (gsd_quota_recount(st))
+        st->failed = 1; /* out of memory: stop rather than enforce half-counted quotas */
+    st->retry = 1;      /* a quota may have grown */
     char n[24];
     snprintf(n, sizeof(n), "%zu", cfg->ntenants);
     gsd_log("info", "config reloaded", "path", cfg->path ? cfg->path : "", "tenants", n, NULL);

@@ -11,8 +11,9 @@
  * running pod holds: node, GPU index, milli-GPU), ledger (one row per run of a pod: start and,
  * once it ends, end; rows are never deleted, they are the usage record), node_health (one row
  * per node watched by heartbeats: Ready or not, since when) and gpu_health (one row per card
- * reported unhealthy: the Xid, since when). The health tables came after schema 1 was first
- * written; they are created when missing, which an older gpuschedd would simply not read.
+ * reported unhealthy: the Xid, since when), podgroups (one row per PodGroup posted). The
+ * health and podgroups tables came after schema 1 was first written; they are created when
+ * missing, which an older gpuschedd would simply not read.
  */
 #include "gsd.h"
 
@@ -49,6 +50,10 @@ static const char schema[] =
     "CREATE TABLE IF NOT EXISTS gpu_health("
     " node TEXT NOT NULL, gpu INTEGER NOT NULL, xid INTEGER NOT NULL, since_us INTEGER NOT NULL,"
     " PRIMARY KEY(node, gpu)) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS podgroups("
+    " namespace TEXT NOT NULL, name TEXT NOT NULL, tenant TEXT NOT NULL,"
+    " min_member INTEGER NOT NULL, queue TEXT NOT NULL, priority_class TEXT NOT NULL,"
+    " created_us INTEGER NOT NULL, PRIMARY KEY(namespace, name)) WITHOUT ROWID;"
     "INSERT OR IGNORE INTO meta(key, value) VALUES('schema', 1);";
 
 enum {
@@ -66,6 +71,8 @@ enum {
     Q_NODE_PUT,
     Q_GPU_BAD,
     Q_GPU_OK,
+    Q_GROUP_PUT,
+    Q_GROUP_DELETE,
     Q_COUNT
 };
 
@@ -91,6 +98,9 @@ static const char *const sql[Q_COUNT] = {
     [Q_NODE_PUT] = "INSERT OR REPLACE INTO node_health(node, ready, since_us) VALUES(?1, ?2, ?3)",
     [Q_GPU_BAD] = "INSERT OR REPLACE INTO gpu_health(node, gpu, xid, since_us) VALUES(?1,?2,?3,?4)",
     [Q_GPU_OK] = "DELETE FROM gpu_health WHERE node = ?1 AND gpu = ?2",
+    [Q_GROUP_PUT] = "INSERT INTO podgroups(namespace, name, tenant, min_member, queue,"
+                    " priority_class, created_us) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    [Q_GROUP_DELETE] = "DELETE FROM podgroups WHERE namespace = ?1 AND name = ?2",
 };
 
 struct gsd_store {
@@ -385,37 +395,57 @@ static void col_text(sqlite3_stmt *q, int i, char *dst, size_t cap)
     snprintf(dst, cap, "%s", t ? (const char *)t : "");
 }
 
+/* Run query @text, with @arg bound to ?1 (NULL binds NULL), and hand each row to @row while it
+ * returns 0. Return: 0; @row's negative return; -EIO. */
+static int each_row(struct gsd_store *s, const char *text, const char *arg,
+                    int (*row)(sqlite3_stmt *q, void *ud), void *ud)
+{
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(s->db, text, -1, &q, NULL) != SQLITE_OK)
+        return fail(s, text);
+    if (arg)
+        bind_text(q, 1, arg);
+    int r = SQLITE_DONE, rc = 0;
+    while (!rc && (r = sqlite3_step(q)) == SQLITE_ROW)
+        rc = row(q, ud);
+    if (!rc && r != SQLITE_DONE)
+        rc = fail(s, text);
+    sqlite3_finalize(q);
+    return rc;
+}
+
+struct ledger_read {
+    int (*fn)(void *ud, const struct gsd_run *run);
+    void *ud;
+};
+
+static int ledger_row(sqlite3_stmt *q, void *ud)
+{
+    const struct ledger_read *lr = ud;
+    struct gsd_run run;
+    col_text(q, 0, run.tenant, sizeof(run.tenant));
+    col_text(q, 1, run.ns, sizeof(run.ns));
+    col_text(q, 2, run.name, sizeof(run.name));
+    col_text(q, 3, run.node, sizeof(run.node));
+    const unsigned char *gpus = sqlite3_column_text(q, 4);
+    run.cards = 0;
+    for (const unsigned char *c = gpus; c && *c; c++) /* "0,1,5": one more card than commas */
+        run.cards += c == gpus || *c == ',';
+    run.gpu_milli = sqlite3_column_int(q, 5);
+    run.start_us = sqlite3_column_int64(q, 6);
+    run.end_us = sqlite3_column_int64(q, 7);
+    return lr->fn(lr->ud, &run);
+}
+
 int gsd_store_ledger(struct gsd_store *s, const char *tenant,
                      int (*fn)(void *ud, const struct gsd_run *run), void *ud)
 {
-    static const char text[] =
+    struct ledger_read lr = {fn, ud};
+    return each_row(
+        s,
         "SELECT tenant, namespace, name, node, gpus, gpu_milli, start_us, coalesce(end_us, 0)"
-        " FROM ledger WHERE ?1 IS NULL OR tenant = ?1 ORDER BY id";
-    sqlite3_stmt *q;
-    if (sqlite3_prepare_v2(s->db, text, -1, &q, NULL) != SQLITE_OK)
-        return fail(s, "read the ledger");
-    if (tenant)
-        bind_text(q, 1, tenant);
-    int r = SQLITE_DONE, rc = 0;
-    while (!rc && (r = sqlite3_step(q)) == SQLITE_ROW) {
-        struct gsd_run run;
-        col_text(q, 0, run.tenant, sizeof(run.tenant));
-        col_text(q, 1, run.ns, sizeof(run.ns));
-        col_text(q, 2, run.name, sizeof(run.name));
-        col_text(q, 3, run.node, sizeof(run.node));
-        const unsigned char *gpus = sqlite3_column_text(q, 4);
-        run.cards = 0;
-        for (const unsigned char *c = gpus; c && *c; c++) /* "0,1,5": one more card than commas */
-            run.cards += c == gpus || *c == ',';
-        run.gpu_milli = sqlite3_column_int(q, 5);
-        run.start_us = sqlite3_column_int64(q, 6);
-        run.end_us = sqlite3_column_int64(q, 7);
-        rc = fn(ud, &run);
-    }
-    if (!rc && r != SQLITE_DONE)
-        rc = fail(s, "read the ledger");
-    sqlite3_finalize(q);
-    return rc;
+        " FROM ledger WHERE ?1 IS NULL OR tenant = ?1 ORDER BY id",
+        tenant, ledger_row, &lr);
 }
 
 struct card {
@@ -534,4 +564,53 @@ int gsd_store_load(struct gsd_store *s, int (*fn)(void *ud, struct gsd_stored *s
     sqlite3_finalize(q);
     free(cards);
     return rc;
+}
+
+int gsd_store_group_put(struct gsd_store *s, const struct gsd_group *g)
+{
+    sqlite3_stmt *q = s->q[Q_GROUP_PUT];
+    bind_text(q, 1, g->ns);
+    bind_text(q, 2, g->name);
+    bind_text(q, 3, g->tenant);
+    sqlite3_bind_int(q, 4, g->min_member);
+    bind_text(q, 5, g->queue);
+    bind_text(q, 6, g->pclass);
+    sqlite3_bind_int64(q, 7, g->created_us);
+    return step(s, Q_GROUP_PUT);
+}
+
+int gsd_store_group_delete(struct gsd_store *s, const struct gsd_group *g)
+{
+    bind_text(s->q[Q_GROUP_DELETE], 1, g->ns);
+    bind_text(s->q[Q_GROUP_DELETE], 2, g->name);
+    return step(s, Q_GROUP_DELETE);
+}
+
+struct group_read {
+    int (*fn)(void *ud, const struct gsd_group *g);
+    void *ud;
+};
+
+static int group_row(sqlite3_stmt *q, void *ud)
+{
+    const struct group_read *gr = ud;
+    struct gsd_group g = {0};
+    col_text(q, 0, g.ns, sizeof(g.ns));
+    col_text(q, 1, g.name, sizeof(g.name));
+    col_text(q, 2, g.tenant, sizeof(g.tenant));
+    g.min_member = sqlite3_column_int(q, 3);
+    col_text(q, 4, g.queue, sizeof(g.queue));
+    col_text(q, 5, g.pclass, sizeof(g.pclass));
+    g.created_us = sqlite3_column_int64(q, 6);
+    return gr->fn(gr->ud, &g);
+}
+
+int gsd_store_group_load(struct gsd_store *s, int (*fn)(void *ud, const struct gsd_group *g),
+                         void *ud)
+{
+    struct group_read gr = {fn, ud};
+    return each_row(s,
+                    "SELECT namespace, name, tenant, min_member, queue, priority_class,"
+                    " created_us FROM podgroups ORDER BY created_us, namespace, name",
+                    NULL, group_row, &gr);
 }

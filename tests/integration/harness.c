@@ -77,6 +77,12 @@ int h_setup(struct daemon *d, const char *extra_config)
     return h_write(d->nodes, nodes_csv) || h_write(d->config, cfg) ? -1 : 0;
 }
 
+int h_policy(struct daemon *d, const char *text)
+{
+    snprintf(d->policy, sizeof(d->policy), "%s/policy.yaml", d->dir);
+    return h_write(d->policy, text);
+}
+
 int h_start(struct daemon *d)
 {
     const char *bin = getenv("GPUSCHEDD_BIN");
@@ -91,6 +97,10 @@ int h_start(struct daemon *d)
     char *argv[16] = {(char *)bin, "--data-dir", data,       "--listen", listen,
                       "--nodes",   d->nodes,     "--config", d->config};
     int argc = 9;
+    if (d->policy[0]) {
+        argv[argc++] = "--config";
+        argv[argc++] = d->policy;
+    }
     if (d->tls_cert[0]) {
         argv[argc++] = "--tls-cert";
         argv[argc++] = d->tls_cert;

@@ -22,6 +22,7 @@ struct daemon {
     char config[96];
     char tls_cert[96], tls_key[96]; /* when set: --tls-cert/--tls-key, and h_call speaks HTTPS */
     int manual_clock;               /* 1: --manual-clock (POST /v1/clock moves node time) */
+    char policy[96]; /* when set: a second --config (GPUQuota, ResourceQuota, PodGroup, ...) */
 };
 
 struct answer {
@@ -33,6 +34,8 @@ struct answer {
 
 /* A fresh directory with config.yaml (two tenants, an admin) and a small node CSV. */
 int h_setup(struct daemon *d, const char *extra_config);
+/* Write @text to dir/policy.yaml and pass it as the second --config from the next start on. */
+int h_policy(struct daemon *d, const char *text);
 /* Start the daemon and wait until it answers (or fail after 30 s). Return: 0 or -1. */
 int h_start(struct daemon *d);
 /* SIGTERM and wait. Return: the exit status, or -1 when it died of a signal. */

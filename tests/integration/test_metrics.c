@@ -26,6 +26,16 @@ static void test_scrape(void **state)
     struct answer a;
     char path[128], cmd[512];
     assert_int_equal(h_setup(&d, NULL), 0);
+    assert_int_equal(h_policy(&d, "kind: GPUQuota\n"
+                                  "metadata: {name: q, namespace: team-a}\n"
+                                  "spec:\n"
+                                  "  tenant: team-a\n"
+                                  "  quotas: {a100-80gb: {total: 64, dedicated: 8, shared: 56}}\n"
+                                  "---\n"
+                                  "kind: ResourceQuota\n"
+                                  "metadata: {name: rq, namespace: team-b}\n"
+                                  "spec: {hard: {requests.nvidia.com/gpu: 4, pods: 10}}\n"),
+                     0);
     assert_int_equal(h_start(&d), 0);
     const int gpus[] = {2, 1, 8, 16, 8}; /* 16 cards fit no node: m3 waits */
     for (int i = 0; i < 5; i++) {
@@ -47,6 +57,14 @@ static void test_scrape(void **state)
         "gpusched_store_commit_duration_seconds_count ",
         "gpusched_gpu_allocated_milli{Hostname=\"n-t4-0\",gpu=\"0\",modelName=\"T4\"}",
         "gpusched_pod_gpu_allocated_milli{namespace=\"team-b\",pod=\"m1\",Hostname=",
+        "gpusched_quota_hard{kind=\"GPUQuota\",tenant=\"team-a\",modelName=\"A100-SXM4-80GB\","
+        "resource=\"nvidia.com/gpu\"} 64000",
+        "gpusched_quota_used{kind=\"GPUQuota\",tenant=\"team-a\",modelName=\"A100-SXM4-80GB\","
+        "resource=\"nvidia.com/gpu.dedicated\"} 2000",
+        "gpusched_quota_used{kind=\"GPUQuota\",tenant=\"team-a\",modelName=\"A100-SXM4-80GB\","
+        "resource=\"nvidia.com/gpu.shared\"} 8000",
+        "gpusched_quota_used{kind=\"ResourceQuota\",tenant=\"team-b\",namespace=\"team-b\","
+        "quota=\"rq\",resource=\"pods\"} 1",
     };
     for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
         if (!strstr(a.body, want[i]))

@@ -1,7 +1,8 @@
 /*
  * gpuschedd's modules without the network: the DaemonConfig loader (strict keys, messages at
  * file:line:column, hashed tokens), token checks, the token bucket, Pod parsing into requests
- * with the bad field named, Kubernetes quantities, and the deploy/ files loading as shipped.
+ * with the bad field named, Kubernetes quantities, policy files (GPUQuota, ...) tied to the
+ * DaemonConfig's tenants, and the deploy/ files loading as shipped.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,6 +13,7 @@
 
 #include "daemon/gsd.h"
 #include "gpusched/config.h"
+#include "gpusched/scenario.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -126,6 +128,7 @@ static void test_config_errors(void **state)
         {HEAD "tenants:\n  - name: a\n    tokenSHA256: abc\n    namespaces: [a]\n",
          "tokenSHA256: expected 64 hex digits"},
         {HEAD "tenants: [\n", ":4:1:"},
+        {HEAD "---\nkind: GPUQuota\n", ":4:1: a second document"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         int rc = load_text(bad[i].text, &c, &d);
@@ -134,6 +137,58 @@ static void test_config_errors(void **state)
     }
     gs_diag_init(&d);
     assert_int_equal(gsd_config_load("/nonexistent/gpuschedd.yaml", &c, &d), -ENOENT);
+}
+
+/* Policy files (GPUQuota, ...) on top of a DaemonConfig with tenant "a": the loader's code. */
+static int load_policy(const char *text, struct gsd_config **c, struct gs_diag *d)
+{
+    assert_int_equal(load_text(HEAD "tenants:\n  - name: a\n    token: tenant-a-0123456789\n"
+                                    "    namespaces: [a]\n",
+                               c, d),
+                     0);
+    assert_int_equal(write_cfg(text), 0);
+    const char *paths[] = {path};
+    int rc = gsd_quota_load(*c, paths, 1, d);
+    unlink(path);
+    return rc;
+}
+
+#define QUOTA(tenant)                                                                              \
+    "kind: GPUQuota\nmetadata: {name: q-" tenant "}\nspec:\n  tenant: " tenant "\n"                \
+    "  quotas: {a100-80gb: {total: 8, dedicated: 4, shared: 4}}\n  limits: {maxGPUsPerPod: 2}\n"
+
+static void test_quota_load(void **state)
+{
+    (void)state;
+    struct gsd_config *c;
+    struct gs_diag d;
+    assert_int_equal(load_policy(QUOTA("a"), &c, &d), 0);
+    const struct gs_tenant_spec *q = c->tenants[0].quota;
+    assert_non_null(q);
+    assert_int_equal(q->nquotas, 1);
+    assert_int_equal(q->quotas[0].total_milli, 8000);
+    assert_int_equal(q->quotas[0].dedicated_milli, 4000);
+    assert_int_equal(q->max_gpus_per_pod, 2);
+    gsd_config_free(c);
+    static const struct {
+        const char *text, *msg;
+    } bad[] = {
+        {QUOTA("b"), ":4:11: GPUQuota: spec.tenant is not a DaemonConfig tenant: b"},
+        {QUOTA("a") "---\n" QUOTA("a"), ":11:11: a second GPUQuota for tenant a"},
+        {"kind: Pod\nmetadata: {name: p, namespace: a}\nspec: {containers: [{name: c}]}\n",
+         ":1:1: Pod in a config file"},
+        {"kind: GPUQuota\nmetadata: {name: q}\nspec: {tenant: a, quotas: {a100-80gb: {total: "
+         "x}}}\n",
+         ":3:"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        int rc = load_policy(bad[i].text, &c, &d);
+        if (rc != -EINVAL || !strstr(d.msg, bad[i].msg) || !strstr(d.msg, "/tmp/gs_test_daemon"))
+            fail_msg("case %zu: rc %d, message \"%s\", expected \"%s\"", i, rc, d.msg, bad[i].msg);
+        assert_null(c->quotas);
+        assert_null(c->tenants[0].quota);
+        gsd_config_free(c);
+    }
 }
 
 static void test_bucket(void **state)
@@ -377,10 +432,10 @@ static void test_store(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_config_good), cmocka_unit_test(test_config_errors),
-        cmocka_unit_test(test_bucket),      cmocka_unit_test(test_quantities),
-        cmocka_unit_test(test_podspec),     cmocka_unit_test(test_deploy_files),
-        cmocka_unit_test(test_store),
+        cmocka_unit_test(test_config_good),  cmocka_unit_test(test_config_errors),
+        cmocka_unit_test(test_quota_load),   cmocka_unit_test(test_bucket),
+        cmocka_unit_test(test_quantities),   cmocka_unit_test(test_podspec),
+        cmocka_unit_test(test_deploy_files), cmocka_unit_test(test_store),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

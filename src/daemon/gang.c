@@ -1,0 +1,368 @@
+/*
+ * gpuschedd: PodGroups (Volcano's scheduling.volcano.sh/v1beta1 kind), placed all or nothing.
+ *
+ * A pod joins the PodGroup its gsd_pod_group() names in its own namespace. While fewer than
+ * minMember members run, the group is a gang: its pending members are placed together or not
+ * at all — the engine binds them one after another and, when too few fit, every bind is given
+ * back (gs_sched_release()) before anything else is tried, so no card stays reserved for a gang
+ * that cannot start. Once minMember run, the group is Running and further members are placed
+ * one by one, as Volcano does once a job is ready. A pod naming a PodGroup never posted is placed
+ * on its own (its group still matters for requeues, see gsd_pod_requeue()).
+ *
+ * PodGroups are stored; members and running counts are the scheduler thread's, counted again
+ * from the pods at start.
+ */
+#include "gsd.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct gsd_group *gsd_group_find(const struct gsd_state *st, const char *ns, const char *name)
+{
+    for (size_t i = 0; i < st->ngroups; i++)
+        if (!strcmp(st->groups[i]->name, name) && !strcmp(st->groups[i]->ns, ns))
+            return st->groups[i];
+    return NULL;
+}
+
+int gsd_gang_waiting(const struct gsd_group *g)
+{
+    return g->running < g->min_member;
+}
+
+/* Set every pending member's reason to @why; its reason in metrics is the gang. */
+static void gang_reason(struct gsd_state *st, const struct gsd_group *g, const char *why)
+{
+    for (struct gsd_pod *p = st->phead; p; p = p->pnext)
+        if (p->grp == g && p->state == GSD_PENDING) {
+            snprintf(p->reason, sizeof(p->reason), "%s", why);
+            p->why = "waiting for its gang";
+        }
+}
+
+/* Place @g's pending members @m[0..@n); keep them only when enough then run. */
+static int gang_place(struct gsd_state *st, struct gsd_group *g, struct gsd_pod **m, size_t n)
+{
+    size_t placed = 0;
+    const struct gsd_pod *first_fail = NULL;
+    char why[2 * GSD_REASON_MAX + 2 * GSD_NAME_MAX]; /* cut to a reason's size when set */
+    for (size_t i = 0; i < n; i++) {
+        int rc = gsd_pod_place(st, m[i]);
+        if (rc == -ENOMEM) {
+            for (size_t k = 0; k <= i; k++) /* m[i] too: it may hold cards it could not count */
+                if (m[k]->state == GSD_RUNNING)
+                    gsd_pod_unplace(st, m[k]);
+            return rc;
+        }
+        if (rc == 0)
+            placed++;
+        else if (!first_fail)
+            first_fail = m[i];
+    }
+    if (g->running >= g->min_member) {
+        for (size_t i = 0; i < n; i++)
+            if (m[i]->state == GSD_RUNNING && gsd_pod_started(st, m[i]))
+                return -EIO;
+        return 0;
+    }
+    int have = g->running - (int)placed; /* those that ran before this try */
+    for (size_t i = 0; i < n; i++)
+        if (m[i]->state == GSD_RUNNING)
+            gsd_pod_unplace(st, m[i]);
+    snprintf(why, sizeof(why), "gang %s/%s: %d of %d members placeable; %s: %s", g->ns, g->name,
+             have + (int)placed, g->min_member, first_fail ? first_fail->name : "",
+             first_fail ? first_fail->reason : "");
+    gang_reason(st, g, why);
+    return 0;
+}
+
+int gsd_gang_try(struct gsd_state *st, struct gsd_group *g)
+{
+    g->tried = st->pass;
+    size_t n = 0;
+    for (const struct gsd_pod *p = st->phead; p; p = p->pnext)
+        n += p->grp == g;
+    if (g->running + (int64_t)n < g->min_member) {
+        char why[GSD_REASON_MAX];
+        snprintf(why, sizeof(why), "gang %s/%s: %d of %d members submitted", g->ns, g->name,
+                 g->members, g->min_member);
+        gang_reason(st, g, why);
+        return 0;
+    }
+    struct gsd_pod **m = malloc(n * sizeof(*m));
+    if (!m) {
+        st->failed = 1;
+        return -ENOMEM;
+    }
+    n = 0;
+    for (struct gsd_pod *p = st->phead; p; p = p->pnext)
+        if (p->grp == g)
+            m[n++] = p;
+    int rc = gang_place(st, g, m, n);
+    free(m);
+    if (rc)
+        st->failed = 1;
+    return rc;
+}
+
+/* Keep @g (copied) in the table. Return: the kept one; NULL when out of memory. */
+static struct gsd_group *keep(struct gsd_state *st, const struct gsd_group *g)
+{
+    if (st->ngroups == st->capgroups) {
+        size_t cap = st->capgroups ? st->capgroups * 2 : 64;
+        struct gsd_group **t = realloc(st->groups, cap * sizeof(*t));
+        if (!t)
+            return NULL;
+        st->groups = t;
+        st->capgroups = cap;
+    }
+    struct gsd_group *k = malloc(sizeof(*k));
+    if (!k)
+        return NULL;
+    *k = *g;
+    k->members = k->running = 0;
+    k->tried = 0;
+    st->groups[st->ngroups++] = k;
+    return k;
+}
+
+static int restore_group(void *ud, const struct gsd_group *g)
+{
+    return keep(ud, g) ? 0 : -ENOMEM;
+}
+
+int gsd_groups_restore(struct gsd_state *st)
+{
+    return gsd_store_group_load(st->store, restore_group, st);
+}
+
+void gsd_groups_recount(struct gsd_state *st)
+{
+    for (size_t i = 0; i < st->ngroups; i++)
+        st->groups[i]->members = st->groups[i]->running = 0;
+    for (const struct gsd_pod *p = st->head; p; p = p->next)
+        if (p->grp) {
+            p->grp->members++;
+            p->grp->running += p->state == GSD_RUNNING;
+        }
+}
+
+void gsd_groups_free(struct gsd_state *st)
+{
+    for (size_t i = 0; i < st->ngroups; i++)
+        free(st->groups[i]);
+    free(st->groups);
+    st->groups = NULL;
+    st->ngroups = st->capgroups = 0;
+}
+
+/* ---- the API ---- */
+
+static json_t *group_json(const struct gsd_group *g)
+{
+    return json_pack("{s:s, s:s, s:s, s:i, s:s, s:s, s:s, s:i, s:i, s:i, s:o}", "namespace", g->ns,
+                     "name", g->name, "tenant", g->tenant, "minMember", g->min_member, "queue",
+                     g->queue, "priorityClassName", g->pclass, "phase",
+                     gsd_gang_waiting(g) ? "Pending" : "Running", "members", g->members, "running",
+                     g->running, "pending", g->members - g->running, "creationTimestamp",
+                     gsd_time_json(g->created_us));
+}
+
+static int bad(struct gsd_ferr *e, const char *field, const char *msg)
+{
+    e->status = 400;
+    snprintf(e->field, sizeof(e->field), "%s", field);
+    snprintf(e->msg, sizeof(e->msg), "%s: %s", field, msg);
+    return -EINVAL;
+}
+
+/* An optional string field of at most 63 bytes into @out. */
+static int opt_name(const json_t *o, const char *key, const char *field, char out[GSD_NAME_MAX],
+                    struct gsd_ferr *e)
+{
+    const json_t *v = json_object_get(o, key);
+    if (!v || json_is_null(v))
+        return 0;
+    if (!json_is_string(v) || !gsd_subdomain_ok(json_string_value(v)))
+        return bad(e, field, "expected a DNS name of at most 63 bytes (a-z, 0-9, '-', '.')");
+    memcpy(out, json_string_value(v), json_string_length(v) + 1);
+    return 0;
+}
+
+/* A Volcano PodGroup object; metadata.namespace may be absent ("" then). */
+static int parse_group(const json_t *b, struct gsd_group *g, struct gsd_ferr *e)
+{
+    const json_t *api = json_object_get(b, "apiVersion"), *kind = json_object_get(b, "kind");
+    const json_t *md = json_object_get(b, "metadata"), *spec = json_object_get(b, "spec");
+    if (!json_is_object(b))
+        return bad(e, "", "the body must be a PodGroup object");
+    if (api &&
+        (!json_is_string(api) || strcmp(json_string_value(api), "scheduling.volcano.sh/v1beta1")))
+        return bad(e, "apiVersion", "expected scheduling.volcano.sh/v1beta1");
+    if (kind && (!json_is_string(kind) || strcmp(json_string_value(kind), "PodGroup")))
+        return bad(e, "kind", "expected PodGroup");
+    if (!json_is_object(md))
+        return bad(e, "metadata", "expected an object");
+    if (!json_is_string(json_object_get(md, "name")))
+        return bad(e, "metadata.name", "required: a DNS name of at most 63 bytes");
+    int rc = opt_name(md, "name", "metadata.name", g->name, e);
+    const json_t *ns = json_object_get(md, "namespace");
+    if (!rc && ns && !json_is_null(ns) &&
+        (!json_is_string(ns) || !gsd_name_ok(json_string_value(ns))))
+        return bad(e, "metadata.namespace", "expected a DNS label (a-z, 0-9, '-', 1..63)");
+    if (!rc && ns && !json_is_null(ns))
+        memcpy(g->ns, json_string_value(ns), json_string_length(ns) + 1);
+    if (!rc && !json_is_object(spec))
+        return bad(e, "spec", "expected an object");
+    const json_t *min = rc ? NULL : json_object_get(spec, "minMember");
+    if (!rc && (!json_is_integer(min) || json_integer_value(min) < 1 ||
+                json_integer_value(min) > GSD_GANG_MAX))
+        return bad(e, "spec.minMember", "required: a whole number in 1..10000");
+    if (!rc) {
+        g->min_member = (int32_t)json_integer_value(min);
+        rc = opt_name(spec, "queue", "spec.queue", g->queue, e);
+    }
+    return rc ? rc : opt_name(spec, "priorityClassName", "spec.priorityClassName", g->pclass, e);
+}
+
+/* May @viewer (NULL: the admin) use namespace @ns? Writes 403 when not. */
+static int may_use(const struct gsd_state *st, struct gsd_req *r, const struct gsd_tenant *viewer,
+                   const char *ns)
+{
+    if (!viewer || gsd_tenant_of_ns(st->cfg, ns) == viewer)
+        return 1;
+    gsd_reply_error(r, 403, "metadata.namespace", "namespace %s does not belong to tenant %s", ns,
+                    viewer->name);
+    return 0;
+}
+
+static void post_group(struct gsd_state *st, struct gsd_req *r, const struct gsd_tenant *viewer)
+{
+    json_error_t jerr;
+    struct gsd_group g = {0};
+    struct gsd_ferr e;
+    json_t *body = json_loadb(r->body ? r->body : "", r->len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!body) {
+        gsd_reply_error(r, 400, "", "body: not JSON at line %d column %d: %s", jerr.line,
+                        jerr.column, jerr.text);
+        return;
+    }
+    int rc = parse_group(body, &g, &e);
+    json_decref(body);
+    if (rc) {
+        gsd_reply_error(r, e.status, e.field, "%s", e.msg);
+        return;
+    }
+    if (!g.ns[0] && !viewer) {
+        gsd_reply_error(r, 400, "metadata.namespace",
+                        "metadata.namespace: required with the admin token");
+        return;
+    }
+    if (!g.ns[0])
+        memcpy(g.ns, viewer->ns[0], sizeof(g.ns));
+    if (!may_use(st, r, viewer, g.ns))
+        return;
+    if (gsd_group_find(st, g.ns, g.name)) {
+        gsd_reply_error(r, 409, "metadata.name", "PodGroup %s/%s exists", g.ns, g.name);
+        return;
+    }
+    if (st->ngroups >= GSD_GROUPS_MAX) {
+        gsd_reply_error(r, 507, "", "the daemon holds %d PodGroups; delete some first",
+                        GSD_GROUPS_MAX);
+        return;
+    }
+    const struct gsd_tenant *owner = gsd_tenant_of_ns(st->cfg, g.ns);
+    snprintf(g.tenant, sizeof(g.tenant), "%s", owner ? owner->name : "");
+    g.created_us = gsd_now_us();
+    struct gsd_group *k = keep(st, &g);
+    if (!k) {
+        gsd_reply_error(r, 500, "", "out of memory");
+        return;
+    }
+    if (gsd_store_group_put(st->store, k)) {
+        st->failed = 1;
+        gsd_reply_error(r, 503, "", "the store failed; the daemon restarts from its last commit");
+        return;
+    }
+    for (struct gsd_pod *p = st->head; p; p = p->next) /* pods that named it before it existed */
+        if (!p->grp && !strcmp(p->ns, k->ns) && !strcmp(p->group, k->name))
+            p->grp = k;
+    gsd_groups_recount(st);
+    st->retry = 1; /* its pending members are tried as a gang at the end of the batch */
+    char key[2 * GSD_NAME_MAX + 1], min[16];
+    snprintf(key, sizeof(key), "%s/%s", k->ns, k->name);
+    snprintf(min, sizeof(min), "%d", k->min_member);
+    gsd_log("info", "podgroup created", "podgroup", key, "tenant", k->tenant, "minMember", min,
+            NULL);
+    gsd_reply_json(r, 201, group_json(k));
+}
+
+static void drop_group(struct gsd_state *st, struct gsd_req *r, struct gsd_group *g)
+{
+    if (g->members) {
+        gsd_reply_error(r, 409, "", "PodGroup %s/%s has %d pods; cancel them first", g->ns, g->name,
+                        g->members);
+        return;
+    }
+    if (gsd_store_group_delete(st->store, g)) {
+        st->failed = 1;
+        gsd_reply_error(r, 503, "", "the store failed");
+        return;
+    }
+    size_t i = 0;
+    while (st->groups[i] != g)
+        i++;
+    memmove(&st->groups[i], &st->groups[i + 1], (st->ngroups - i - 1) * sizeof(*st->groups));
+    st->ngroups--;
+    gsd_reply_json(
+        r, 200,
+        json_pack("{s:s, s:s, s:s}", "namespace", g->ns, "name", g->name, "state", "deleted"));
+    free(g);
+}
+
+static void one_group(struct gsd_state *st, struct gsd_req *r, const struct gsd_tenant *viewer,
+                      const char *rest)
+{
+    char ns[GSD_NAME_MAX] = "", name[GSD_NAME_MAX] = "";
+    const char *slash = strchr(rest, '/');
+    size_t nl = slash ? (size_t)(slash - rest) : 0;
+    if (!slash || nl >= sizeof(ns) || strlen(slash + 1) >= sizeof(name) || strchr(slash + 1, '/')) {
+        gsd_reply_error(r, 404, "", "no such PodGroup: the path is /v1/podgroups/NAMESPACE/NAME");
+        return;
+    }
+    memcpy(ns, rest, nl);
+    strcpy(name, slash + 1);
+    if (!may_use(st, r, viewer, ns))
+        return;
+    struct gsd_group *g = gsd_group_find(st, ns, name);
+    if (!g)
+        gsd_reply_error(r, 404, "", "PodGroup %s/%s not found", ns, name);
+    else if (!strcmp(r->method, "GET"))
+        gsd_reply_json(r, 200, group_json(g));
+    else if (!strcmp(r->method, "DELETE"))
+        drop_group(st, r, g);
+    else
+        gsd_reply_error(r, 405, "", "%s: use GET or DELETE", r->method);
+}
+
+void gsd_podgroups_handle(struct gsd_state *st, struct gsd_req *r, const struct gsd_tenant *viewer,
+                          const char *rest)
+{
+    if (rest[0] == '/') {
+        one_group(st, r, viewer, rest + 1);
+    } else if (rest[0]) {
+        gsd_reply_error(r, 404, "", "no such endpoint: /v1/podgroups%.64s", rest);
+    } else if (!strcmp(r->method, "POST")) {
+        post_group(st, r, viewer);
+    } else if (!strcmp(r->method, "GET")) {
+        json_t *items = json_array();
+        for (size_t i = 0; i < st->ngroups; i++)
+            if (!viewer || !strcmp(st->groups[i]->tenant, viewer->name))
+                json_array_append_new(items, group_json(st->groups[i]));
+        gsd_reply_json(r, 200, json_pack("{s:o}", "items", items));
+    } else {
+        gsd_reply_error(r, 405, "", "%s: use GET or POST", r->method);
+    }
+}

@@ -1,0 +1,228 @@
+/*
+ * PodGroups on the real daemon: a gang of four 8-card pods with minMember 4 on a cluster with
+ * room for three (four 8-card A100 boards, one taken by a blocker) places none, naming the gang
+ * and holding no card, then all four at once when the blocker is cancelled; the PodGroup and its
+ * gang's waiting survive a restart; a gang its GPUQuota cannot hold whole starts no member and
+ * leaves no use counted; bad PodGroup bodies are refused naming the field.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Four 8-card A100 boards. */
+static const char nodes[] = "sn,cpu_milli,memory_mib,gpu,model\n"
+                            "n-a100-0,96000,786432,8,A100-SXM4-80GB\n"
+                            "n-a100-1,96000,786432,8,A100-SXM4-80GB\n"
+                            "n-a100-2,96000,786432,8,A100-SXM4-80GB\n"
+                            "n-a100-3,96000,786432,8,A100-SXM4-80GB\n";
+
+static long call(const struct daemon *d, const char *method, const char *path, const char *body,
+                 struct answer *a)
+{
+    assert_int_equal(h_call(d, method, path, TOKEN_A, body, a), 0);
+    return a->status;
+}
+
+static void expect(const struct daemon *d, const char *method, const char *path, const char *body,
+                   long status)
+{
+    struct answer a;
+    if (call(d, method, path, body, &a) != status)
+        fail_msg("%s %s: %ld, expected %ld: %s", method, path, a.status, status,
+                 a.body ? a.body : "");
+    h_answer_free(&a);
+}
+
+/* An 8-card pod of team-a, in PodGroup @group when not NULL. */
+static void submit(const struct daemon *d, const char *name, const char *group)
+{
+    char *body = h_pod("team-a", name, 8, 0);
+    json_t *pod = json_loads(body, 0, NULL);
+    free(body);
+    assert_non_null(pod);
+    if (group)
+        json_object_set_new(json_object_get(pod, "metadata"), "annotations",
+                            json_pack("{s:s}", "scheduling.k8s.io/group-name", group));
+    body = json_dumps(pod, JSON_COMPACT);
+    json_decref(pod);
+    expect(d, "POST", "/v1/pods", body, 201);
+    free(body);
+}
+
+static void pod_is(const struct daemon *d, const char *name, const char *state, const char *why)
+{
+    struct answer a;
+    char path[96];
+    snprintf(path, sizeof(path), "/v1/pods/team-a/%s", name);
+    assert_int_equal(call(d, "GET", path, NULL, &a), 200);
+    const char *s = json_string_value(json_object_get(a.json, "state"));
+    const char *r = json_string_value(json_object_get(a.json, "reason"));
+    if (strcmp(s, state) || (why && (!r || !strstr(r, why))))
+        fail_msg("%s: %s (%s), expected %s with \"%s\"", name, s, r ? r : "", state,
+                 why ? why : "");
+    h_answer_free(&a);
+}
+
+static void group_is(const struct daemon *d, const char *phase, int members, int running)
+{
+    struct answer a;
+    assert_int_equal(call(d, "GET", "/v1/podgroups/team-a/pg1", NULL, &a), 200);
+    assert_string_equal(json_string_value(json_object_get(a.json, "phase")), phase);
+    assert_int_equal(json_integer_value(json_object_get(a.json, "minMember")), 4);
+    assert_int_equal(json_integer_value(json_object_get(a.json, "members")), members);
+    assert_int_equal(json_integer_value(json_object_get(a.json, "running")), running);
+    h_answer_free(&a);
+}
+
+static const char group[] =
+    "{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\",\"kind\":\"PodGroup\","
+    "\"metadata\":{\"name\":\"pg1\",\"namespace\":\"team-a\"},"
+    "\"spec\":{\"minMember\":4,\"queue\":\"team-a\","
+    "\"priorityClassName\":\"high\"}}";
+
+static void test_gang_all_or_nothing(void **state)
+{
+    (void)state;
+    struct daemon d;
+    assert_int_equal(h_setup(&d, NULL), 0);
+    assert_int_equal(h_write(d.nodes, nodes), 0);
+    assert_int_equal(h_start(&d), 0);
+    submit(&d, "blocker", NULL); /* takes one board: room for three members is left */
+    expect(&d, "POST", "/v1/podgroups", group, 201);
+    expect(&d, "POST", "/v1/podgroups", group, 409);
+    submit(&d, "w0", "pg1");
+    submit(&d, "w1", "pg1");
+    submit(&d, "w2", "pg1");
+    pod_is(&d, "w0", "pending", "gang team-a/pg1: 3 of 4 members submitted");
+    submit(&d, "w3", "pg1");
+    for (int i = 0; i < 4; i++) {
+        char name[8];
+        snprintf(name, sizeof(name), "w%d", i);
+        pod_is(&d, name, "pending", "gang team-a/pg1: 3 of 4 members placeable");
+    }
+    group_is(&d, "Pending", 4, 0);
+    struct answer a;
+    assert_int_equal(call(&d, "GET", "/v1/status", NULL, &a), 200);
+    assert_int_equal(json_integer_value(json_object_get(a.json, "gpu_milli_allocated")), 8000);
+    h_answer_free(&a); /* the blocker's: no partial reservation is left behind */
+
+    /* The gang and its waiting come back after a restart. */
+    assert_int_equal(h_stop(&d), 0);
+    assert_int_equal(h_start(&d), 0);
+    group_is(&d, "Pending", 4, 0);
+    pod_is(&d, "w3", "pending", "gang team-a/pg1: 3 of 4 members placeable");
+
+    /* Room for the fourth: all four start in one go. */
+    expect(&d, "DELETE", "/v1/pods/team-a/blocker", NULL, 200);
+    for (int i = 0; i < 4; i++) {
+        char name[8];
+        snprintf(name, sizeof(name), "w%d", i);
+        pod_is(&d, name, "running", NULL);
+    }
+    group_is(&d, "Running", 4, 4);
+    assert_int_equal(call(&d, "GET", "/v1/podgroups", NULL, &a), 200);
+    assert_int_equal(json_array_size(json_object_get(a.json, "items")), 1);
+    h_answer_free(&a);
+    expect(&d, "DELETE", "/v1/podgroups/team-a/pg1", NULL, 409); /* it has pods */
+    assert_int_equal(h_stop(&d), 0);
+    assert_int_equal(h_start(&d), 0);
+    group_is(&d, "Running", 4, 4);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
+/* A gang the tenant's GPUQuota lets only three members of start: none runs, and none of the
+ * members tried counts in the quota afterwards. */
+static void test_gang_over_quota(void **state)
+{
+    (void)state;
+    struct daemon d;
+    struct answer a;
+    assert_int_equal(h_setup(&d, NULL), 0);
+    assert_int_equal(h_write(d.nodes, nodes), 0);
+    assert_int_equal(h_policy(&d, "kind: GPUQuota\n"
+                                  "metadata: {name: q, namespace: team-a}\n"
+                                  "spec:\n"
+                                  "  tenant: team-a\n"
+                                  "  quotas: {a100-80gb: {total: 24, dedicated: 24, shared: 0}}\n"),
+                     0);
+    assert_int_equal(h_start(&d), 0);
+    expect(&d, "POST", "/v1/podgroups", group, 201);
+    for (int i = 0; i < 4; i++) {
+        char name[8];
+        snprintf(name, sizeof(name), "w%d", i);
+        submit(&d, name, "pg1");
+    }
+    pod_is(&d, "w0", "pending",
+           "gang team-a/pg1: 3 of 4 members placeable; w3: over GPUQuota team-a: 24000 of 24000");
+    group_is(&d, "Pending", 4, 0);
+    assert_int_equal(call(&d, "GET", "/v1/tenants/team-a", NULL, &a), 200);
+    json_t *m = json_array_get(json_object_get(json_object_get(a.json, "quota"), "models"), 0);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(m, "used"), "total")), 0);
+    h_answer_free(&a);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
+static void test_bad_podgroups(void **state)
+{
+    (void)state;
+    struct daemon d;
+    static const struct {
+        const char *body, *field;
+    } bad[] = {
+        {"{\"metadata\":{\"name\":\"g\"},\"spec\":{}}", "spec.minMember"},
+        {"{\"metadata\":{\"name\":\"g\"},\"spec\":{\"minMember\":0}}", "spec.minMember"},
+        {"{\"metadata\":{\"name\":\"g\"},\"spec\":{\"minMember\":\"4\"}}", "spec.minMember"},
+        {"{\"metadata\":{},\"spec\":{\"minMember\":1}}", "metadata.name"},
+        {"{\"metadata\":{\"name\":\"Bad_Name\"},\"spec\":{\"minMember\":1}}", "metadata.name"},
+        {"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"g\"},\"spec\":{\"minMember\":1}}", "kind"},
+        {"{\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"g\"},\"spec\":{\"minMember\":1}}",
+         "apiVersion"},
+        {"{\"metadata\":{\"name\":\"g\"},\"spec\":{\"minMember\":1,\"queue\":7}}", "spec.queue"},
+        {"{\"metadata\":{\"name\":\"g\"},\"spec\":{\"minMember\":1,\"priorityClassName\":\"\"}}",
+         "spec.priorityClassName"},
+        {"{\"metadata\":{\"name\":\"g\"}}", "spec"},
+        {"[]", ""},
+    };
+    assert_int_equal(h_setup(&d, NULL), 0);
+    assert_int_equal(h_start(&d), 0);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct answer a;
+        call(&d, "POST", "/v1/podgroups", bad[i].body, &a);
+        const char *field = json_string_value(json_object_get(a.json, "field"));
+        if (a.status != 400 || !field || strcmp(field, bad[i].field))
+            fail_msg("case %zu: %ld %s, expected 400 naming \"%s\"", i, a.status,
+                     a.body ? a.body : "", bad[i].field);
+        h_answer_free(&a);
+    }
+    /* Another tenant's namespace, and an unknown group. */
+    struct answer a;
+    assert_int_equal(h_call(&d, "POST", "/v1/podgroups", TOKEN_B, group, &a), 0);
+    assert_int_equal(a.status, 403);
+    h_answer_free(&a);
+    expect(&d, "GET", "/v1/podgroups/team-a/nope", NULL, 404);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_gang_all_or_nothing),
+        cmocka_unit_test(test_gang_over_quota),
+        cmocka_unit_test(test_bad_podgroups),
+    };
+    signal(SIGPIPE, SIG_IGN);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,234 @@
+/*
+ * Quotas on the real daemon, from a policy file of the simulator's kinds given as a second
+ * --config: a GPUQuota (seed-manifests/gpuquota-team-a.yaml's shape) keeps team-a's pods within
+ * its A100 total, the pod over it waits naming the quota and starts once use drops; maxGPUsPerPod
+ * refuses a pod outright; a namespace ResourceQuota caps team-b; use is counted again after a
+ * restart; a bad policy file stops the start (naming file:line:col) and is refused at SIGHUP.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const char policy[] = "apiVersion: gpu.example.com/v1\n"
+                             "kind: GPUQuota\n"
+                             "metadata: {name: team-gpu-quota, namespace: team-a}\n"
+                             "spec:\n"
+                             "  tenant: team-a\n"
+                             "  quotas:\n"
+                             "    a100-80gb: {total: 8, dedicated: 8, shared: 0}\n"
+                             "  limits: {maxGPUsPerPod: 4, maxPodsPerUser: 32}\n"
+                             "---\n"
+                             "apiVersion: v1\n"
+                             "kind: ResourceQuota\n"
+                             "metadata: {name: gpus, namespace: team-b}\n"
+                             "spec:\n"
+                             "  hard: {requests.nvidia.com/gpu: \"2\"}\n";
+
+/* A fresh daemon with @pol as its policy file. */
+static void start(struct daemon *d, const char *pol)
+{
+    assert_int_equal(h_setup(d, NULL), 0);
+    assert_int_equal(h_policy(d, pol), 0);
+    assert_int_equal(h_start(d), 0);
+}
+
+static long post(const struct daemon *d, const char *ns, const char *name, int gpus,
+                 struct answer *a)
+{
+    char *body = h_pod(ns, name, gpus, 0);
+    assert_int_equal(
+        h_call(d, "POST", "/v1/pods", strcmp(ns, "team-a") ? TOKEN_B : TOKEN_A, body, a), 0);
+    free(body);
+    return a->status;
+}
+
+static void submit(const struct daemon *d, const char *ns, const char *name, int gpus)
+{
+    struct answer a;
+    if (post(d, ns, name, gpus, &a) != 201)
+        fail_msg("POST %s/%s: %ld %s", ns, name, a.status, a.body ? a.body : "");
+    h_answer_free(&a);
+}
+
+/* Pod @ns/@name's state; its reason in @reason when pending. */
+static void pod_state(const struct daemon *d, const char *ns, const char *name, char *state,
+                      char *reason, size_t cap)
+{
+    struct answer a;
+    char path[128];
+    snprintf(path, sizeof(path), "/v1/pods/%s/%s", ns, name);
+    assert_int_equal(h_call(d, "GET", path, TOKEN_ADMIN, NULL, &a), 0);
+    assert_int_equal(a.status, 200);
+    snprintf(state, 16, "%s", json_string_value(json_object_get(a.json, "state")));
+    const char *r = json_string_value(json_object_get(a.json, "reason"));
+    snprintf(reason, cap, "%s", r ? r : "");
+    h_answer_free(&a);
+}
+
+static void expect_state(const struct daemon *d, const char *ns, const char *name, const char *want,
+                         const char *reason_has)
+{
+    char state[16], reason[512];
+    pod_state(d, ns, name, state, reason, sizeof(reason));
+    if (strcmp(state, want) || (reason_has && !strstr(reason, reason_has)))
+        fail_msg("%s/%s: %s (%s), expected %s with \"%s\"", ns, name, state, reason, want,
+                 reason_has ? reason_has : "");
+}
+
+/* team-a's A100 GPUQuota: used.total and hard.total in milli-GPU. */
+static void a100_quota(const struct daemon *d, int64_t *used, int64_t *hard)
+{
+    struct answer a;
+    assert_int_equal(h_call(d, "GET", "/v1/tenants/team-a", TOKEN_A, NULL, &a), 0);
+    assert_int_equal(a.status, 200);
+    json_t *m = json_array_get(json_object_get(json_object_get(a.json, "quota"), "models"), 0);
+    assert_non_null(m);
+    assert_string_equal(json_string_value(json_object_get(m, "modelName")), "A100-SXM4-80GB");
+    *used = json_integer_value(json_object_get(json_object_get(m, "used"), "total"));
+    *hard = json_integer_value(json_object_get(json_object_get(m, "hard"), "total"));
+    assert_int_equal(
+        json_integer_value(json_object_get(json_object_get(a.json, "quota"), "maxGPUsPerPod")), 4);
+    h_answer_free(&a);
+}
+
+static const char over[] =
+    "over GPUQuota team-a: 8000 of 8000 milli-GPU A100-SXM4-80GB in use, pod asks 1000";
+
+static void test_gpuquota(void **state)
+{
+    (void)state;
+    struct daemon d;
+    struct answer a;
+    int64_t used, hard;
+    start(&d, policy);
+    submit(&d, "team-a", "a1", 4);
+    submit(&d, "team-a", "a2", 4);
+    submit(&d, "team-a", "a3", 1); /* A100s are free, the T4s are not in the quota */
+    expect_state(&d, "team-a", "a1", "running", NULL);
+    expect_state(&d, "team-a", "a3", "pending", over);
+    a100_quota(&d, &used, &hard);
+    assert_int_equal(used, 8000);
+    assert_int_equal(hard, 8000);
+    assert_int_equal(post(&d, "team-a", "a4", 5, &a), 400);
+    assert_string_equal(json_string_value(json_object_get(a.json, "field")),
+                        "spec.containers[].resources.limits.nvidia.com/gpu");
+    assert_non_null(strstr(json_string_value(json_object_get(a.json, "error")), "maxGPUsPerPod"));
+    h_answer_free(&a);
+
+    /* Use is counted again from the store after a restart. */
+    assert_int_equal(h_stop(&d), 0);
+    assert_int_equal(h_start(&d), 0);
+    expect_state(&d, "team-a", "a3", "pending", over);
+    a100_quota(&d, &used, &hard);
+    assert_int_equal(used, 8000);
+
+    /* A cancel lowers the use: the waiting pod starts. */
+    assert_int_equal(h_call(&d, "DELETE", "/v1/pods/team-a/a1", TOKEN_A, NULL, &a), 0);
+    assert_int_equal(a.status, 200);
+    h_answer_free(&a);
+    expect_state(&d, "team-a", "a3", "running", NULL);
+    a100_quota(&d, &used, &hard);
+    assert_int_equal(used, 5000);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
+static void test_resourcequota(void **state)
+{
+    (void)state;
+    struct daemon d;
+    start(&d, policy);
+    submit(&d, "team-b", "b1", 2);
+    submit(&d, "team-b", "b2", 1);
+    expect_state(&d, "team-b", "b1", "running", NULL);
+    expect_state(&d, "team-b", "b2", "pending",
+                 "over ResourceQuota team-b/gpus: requests.nvidia.com/gpu 2000 of 2000 in use");
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
+static void test_pods_per_user(void **state)
+{
+    (void)state;
+    struct daemon d;
+    start(&d, "kind: GPUQuota\n"
+              "metadata: {name: q, namespace: team-a}\n"
+              "spec:\n"
+              "  tenant: team-a\n"
+              "  quotas: {a100-80gb: {total: 16, dedicated: 16, shared: 0}}\n"
+              "  limits: {maxPodsPerUser: 2}\n");
+    submit(&d, "team-a", "u1", 1); /* h_pod() labels each pod user: u1 */
+    submit(&d, "team-a", "u2", 1);
+    submit(&d, "team-a", "u3", 1);
+    expect_state(&d, "team-a", "u2", "running", NULL);
+    expect_state(&d, "team-a", "u3", "pending",
+                 "over GPUQuota team-a: user u1 has 2 pods running (maxPodsPerUser 2)");
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
+static void wait_log(const struct daemon *d, const char *needle)
+{
+    for (int i = 0; i < 1000 && !h_log_has(d, needle); i++)
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+    if (!h_log_has(d, needle))
+        fail_msg("the log lacks: %s", needle);
+}
+
+static void test_bad_policy(void **state)
+{
+    (void)state;
+    struct daemon d;
+    char want[256];
+    assert_int_equal(h_setup(&d, NULL), 0);
+    assert_int_equal(h_policy(&d, "kind: GPUQuota\n"
+                                  "metadata: {name: q}\n"
+                                  "spec:\n"
+                                  "  tenant: team-z\n"
+                                  "  quotas: {a100-80gb: {total: 1, dedicated: 1, shared: 0}}\n"),
+                     0);
+    assert_int_equal(h_start(&d), -1); /* exits at once: a tenant the DaemonConfig lacks */
+    snprintf(want, sizeof(want),
+             "%s:4:11: GPUQuota: spec.tenant is not a DaemonConfig tenant: team-z", d.policy);
+    assert_true(h_log_has(&d, want));
+
+    /* At SIGHUP a bad policy file is refused and the quota in force stays. */
+    assert_int_equal(h_policy(&d, policy), 0);
+    assert_int_equal(h_start(&d), 0);
+    assert_int_equal(h_policy(&d, "kind: GPUQuota\nmetadata: {name: q}\n"
+                                  "spec: {tenant: team-a, quotas: {a100-80gb: {total: x}}}\n"),
+                     0);
+    kill(d.pid, SIGHUP);
+    wait_log(&d, "config rejected");
+    snprintf(want, sizeof(want), "%s:3:", d.policy);
+    assert_true(h_log_has(&d, want));
+    submit(&d, "team-a", "a1", 4);
+    submit(&d, "team-a", "a2", 4);
+    submit(&d, "team-a", "a3", 1);
+    expect_state(&d, "team-a", "a3", "pending", over);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_gpuquota),
+        cmocka_unit_test(test_resourcequota),
+        cmocka_unit_test(test_pods_per_user),
+        cmocka_unit_test(test_bad_policy),
+    };
+    signal(SIGPIPE, SIG_IGN);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
