@@ -309,6 +309,7 @@ void gs_sched_free(struct gs_sched *s)
     free(s->classes);
     free(s->class_index);
     free(s->typical);
+    free(s->fragmemo);
     free(s);
 }
 

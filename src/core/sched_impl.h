@@ -149,7 +149,8 @@ struct gs_sched {
 
     struct gs_typical *typical;
     size_t ntypical;
-    int64_t typical_total; /* sum of typical counts: FGD's normaliser */
+    int64_t typical_total;        /* sum of typical counts: FGD's normaliser */
+    struct gs_fragmemo *fragmemo; /* results of the fragmentation sums by key (frag.c) */
 
     int last_reason; /* GS_REASON_* most nodes gave in the last failed cycle */
     struct gs_sched_stats stats;
