@@ -237,7 +237,7 @@ int64_t gs_sched_frag_milli(const struct gs_sched *s)
     int64_t f = 0;
     for (size_t a = 0; a < s->nactive; a++) {
         const struct gs_nstate *st = &s->states[s->active[a]];
-        f += (int64_t)st->count * gs__frag(s, st);
+        f += (int64_t)s->live[s->active[a]].count * gs__frag(s, st);
     }
     return f / s->typical_total;
 }
