@@ -78,7 +78,7 @@ static int64_t class_frag(const struct gs_nstate *st, const struct gs_podclass *
  * the cluster. A direct-mapped cache of results, shared by all pod classes, computes each key
  * about once. Its entries are pure functions of the key, so a collision only costs a recompute.
  */
-#define MEMO_BITS 16
+#define MEMO_BITS 12
 
 struct gs_fragmemo {
     int64_t cpu_left, memory_left;
