@@ -1,7 +1,9 @@
 /*
  * Benchmark: trace replay speed per policy on the bundled Alibaba trace, and its growth on a
  * cluster replicated k times (same nodes k times over, tune 1.3 of the larger capacity).
- * Prints figures; asserts nothing. Usage: bench_simulate [NODES.csv PODS.csv [MAX_K]]
+ * Prints figures and a checksum of the placements (so a change to the engine can be checked to
+ * place every pod where it did before); asserts nothing.
+ * Usage: bench_simulate [NODES.csv PODS.csv [MAX_K]]; BENCH_REPEAT runs per size (default 3).
  */
 #include "gpusched/diag.h"
 #include "gpusched/sched.h"
@@ -33,10 +35,24 @@ static struct gs_trace_node *replicate(const struct gs_trace_node *n, size_t nn,
     return v;
 }
 
-/* Best of @reps: seconds for one sampled replay; *pods and *states from the last. */
+/* FNV-1a over every arrival's node, cards and share: equal for runs that place alike. */
+static uint64_t checksum(const struct gs_sim_run *run)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (size_t i = 0; i < run->n; i++) {
+        const struct gs_sim_event *e = &run->ev[i];
+        uint64_t v[3] = {(uint64_t)(uint32_t)e->node, e->gpu_mask, e->gpu_milli};
+        for (int k = 0; k < 3; k++)
+            for (int b = 0; b < 64; b += 8)
+                h = (h ^ ((v[k] >> b) & 0xff)) * 0x100000001b3ULL;
+    }
+    return h;
+}
+
+/* Best of @reps: seconds for one sampled replay; *pods, *states, *work and *sum from the last. */
 static double time_run(const struct gs_trace_node *nodes, size_t nn, const struct gs_profile *p,
                        const struct gs_trace_pod *pods, size_t np, int reps, size_t *npods,
-                       size_t *states, struct gs_sched_stats *work)
+                       size_t *states, struct gs_sched_stats *work, uint64_t *sum)
 {
     int64_t gpus = 0;
     double best = 1e9;
@@ -63,6 +79,7 @@ static double time_run(const struct gs_trace_node *nodes, size_t nn, const struc
         *npods = run->n;
         *states = run->states;
         *work = run->work;
+        *sum = checksum(run);
         gs_sim_run_free(run);
     }
     return best;
@@ -75,6 +92,8 @@ int main(int argc, char **argv)
     const char *pods_path =
         argc > 2 ? argv[2] : "data/alibaba-gpu-v2023/openb_pod_list_default.csv";
     int max_k = argc > 3 ? atoi(argv[3]) : 10;
+    const char *rep_env = getenv("BENCH_REPEAT");
+    int reps = rep_env && atoi(rep_env) > 0 ? atoi(rep_env) : 3;
     struct gs_trace_node *nodes;
     struct gs_trace_pod *pods;
     size_t nn, np;
@@ -85,11 +104,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench: %s\n", d.msg);
         return 1;
     }
-    printf("replay of %s on %s (tune 1.3, seed 42); seconds: best of 3 at 1x, one run above;\n"
-           "evaluations and log visits: the engine's work in that run\n",
-           pods_path, nodes_path);
-    printf("%-14s %6s %8s %8s %9s %8s %7s %11s %11s\n", "policy", "copies", "nodes", "pods",
-           "seconds", "pods/s", "states", "evaluations", "log visits");
+    printf("replay of %s on %s (tune 1.3, seed 42); seconds: best of %d;\n"
+           "evaluations and log visits: the engine's work in that run; checksum: of the "
+           "placements\n",
+           pods_path, nodes_path, reps);
+    printf("%-14s %6s %8s %8s %9s %8s %7s %11s %11s %16s\n", "policy", "copies", "nodes", "pods",
+           "seconds", "pods/s", "states", "evaluations", "log visits", "checksum");
     for (const char *const *name = gs_policy_names(); *name; name++) {
         struct gs_profile *p;
         if (gs_profile_for_policy(*name, &p, &d))
@@ -98,15 +118,17 @@ int main(int argc, char **argv)
             struct gs_trace_node *rep = replicate(nodes, nn, k);
             size_t npods = 0, states = 0;
             struct gs_sched_stats w = {0};
-            double t = rep ? time_run(rep, nn * (size_t)k, p, pods, np, k == 1 ? 3 : 1, &npods,
-                                      &states, &w)
-                           : -1;
+            uint64_t sum = 0;
+            double t =
+                rep ? time_run(rep, nn * (size_t)k, p, pods, np, reps, &npods, &states, &w, &sum)
+                    : -1;
             free(rep);
             if (t < 0)
                 return 1;
-            printf("%-14s %6d %8zu %8zu %9.4f %8.0f %7zu %11llu %11llu\n", *name, k, nn * (size_t)k,
-                   npods, t, (double)npods / t, states, (unsigned long long)w.evaluations,
-                   (unsigned long long)w.log_visits);
+            printf("%-14s %6d %8zu %8zu %9.4f %8.0f %7zu %11llu %11llu %016llx\n", *name, k,
+                   nn * (size_t)k, npods, t, (double)npods / t, states,
+                   (unsigned long long)w.evaluations, (unsigned long long)w.log_visits,
+                   (unsigned long long)sum);
             if (k == 10)
                 break;
         }

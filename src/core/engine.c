@@ -127,9 +127,14 @@ static int64_t intern(struct gs_sched *s, const struct gs_nstate *key)
         if (!n)
             return -ENOMEM;
         s->states = n;
+        struct gs_nlive *l = realloc(s->live, cap * sizeof(*l));
+        if (!l)
+            return -ENOMEM;
+        s->live = l;
         s->states_cap = cap;
     }
     s->states[s->nstates] = *key;
+    s->live[s->nstates] = (struct gs_nlive){0, 0, UINT32_MAX};
     s->intern[h] = (uint32_t)s->nstates + 1;
     return (int64_t)s->nstates++;
 }
@@ -144,7 +149,8 @@ static void heap_swap(struct gs_sched *s, struct gs_nstate *st, uint32_t a, uint
     s->c->nodes[st->heap[b]].state_pos = b;
 }
 
-static void heap_fix(struct gs_sched *s, struct gs_nstate *st, uint32_t i)
+/* Restore the heap order of the @n members of @st around position @i. */
+static void heap_fix(struct gs_sched *s, struct gs_nstate *st, uint32_t n, uint32_t i)
 {
     while (i > 0 && s->prio[st->heap[(i - 1) / 2]] > s->prio[st->heap[i]]) {
         heap_swap(s, st, i, (i - 1) / 2);
@@ -152,9 +158,9 @@ static void heap_fix(struct gs_sched *s, struct gs_nstate *st, uint32_t i)
     }
     for (;;) {
         uint32_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < st->count && s->prio[st->heap[l]] < s->prio[st->heap[m]])
+        if (l < n && s->prio[st->heap[l]] < s->prio[st->heap[m]])
             m = l;
-        if (r < st->count && s->prio[st->heap[r]] < s->prio[st->heap[m]])
+        if (r < n && s->prio[st->heap[r]] < s->prio[st->heap[m]])
             m = r;
         if (m == i)
             return;
@@ -173,14 +179,15 @@ static int log_push(struct gs_sched *s, uint32_t id, int32_t delta, uint32_t bet
         s->log = l;
         s->log_cap = cap;
     }
-    s->log[s->nlog++] = (struct gs_logent){id, s->states[id].epoch, delta, better};
+    s->log[s->nlog++] = (struct gs_logent){id, s->live[id].epoch, delta, better};
     return 0;
 }
 
 static int state_add(struct gs_sched *s, uint32_t id, uint32_t node)
 {
     struct gs_nstate *st = &s->states[id];
-    if (st->count == st->heap_cap) {
+    struct gs_nlive *lv = &s->live[id];
+    if (lv->count == st->heap_cap) {
         uint32_t cap = st->heap_cap ? st->heap_cap * 2 : 4;
         uint32_t *h = realloc(st->heap, cap * sizeof(*h));
         if (!h)
@@ -188,17 +195,18 @@ static int state_add(struct gs_sched *s, uint32_t id, uint32_t node)
         st->heap = h;
         st->heap_cap = cap;
     }
-    uint32_t better = st->count == 0 || s->prio[node] < s->prio[st->heap[0]];
-    if (st->count == 0) {
+    uint32_t better = lv->count == 0 || s->prio[node] < lv->top;
+    if (lv->count == 0) {
         st->active_pos = (uint32_t)s->nactive;
         s->active[s->nactive++] = id;
     }
-    st->heap[st->count] = node;
+    st->heap[lv->count] = node;
     s->c->nodes[node].state = id;
-    s->c->nodes[node].state_pos = st->count;
-    st->count++;
-    heap_fix(s, st, st->count - 1);
-    st->epoch += better;
+    s->c->nodes[node].state_pos = lv->count;
+    lv->count++;
+    heap_fix(s, st, lv->count, lv->count - 1);
+    lv->top = s->prio[st->heap[0]];
+    lv->epoch += better;
     return log_push(s, id, 1, better);
 }
 
@@ -206,13 +214,15 @@ static int state_remove(struct gs_sched *s, uint32_t node)
 {
     uint32_t id = s->c->nodes[node].state;
     struct gs_nstate *st = &s->states[id];
+    struct gs_nlive *lv = &s->live[id];
     uint32_t pos = s->c->nodes[node].state_pos;
-    st->count--;
-    if (pos != st->count) {
-        heap_swap(s, st, pos, st->count);
-        heap_fix(s, st, pos);
+    lv->count--;
+    if (pos != lv->count) {
+        heap_swap(s, st, pos, lv->count);
+        heap_fix(s, st, lv->count, pos);
     }
-    if (st->count == 0) {
+    lv->top = lv->count ? s->prio[st->heap[0]] : UINT32_MAX;
+    if (lv->count == 0) {
         uint32_t last = s->active[--s->nactive];
         s->active[st->active_pos] = last;
         s->states[last].active_pos = st->active_pos;
@@ -297,6 +307,7 @@ void gs_sched_free(struct gs_sched *s)
     for (size_t i = 0; i < s->nstates; i++)
         free(s->states[i].heap);
     free(s->states);
+    free(s->live);
     free(s->intern);
     free(s->active);
     free(s->prio);
@@ -310,6 +321,7 @@ void gs_sched_free(struct gs_sched *s)
     free(s->class_index);
     free(s->typical);
     free(s->waste);
+    free(s->fragmemo);
     free(s);
 }
 
@@ -526,16 +538,15 @@ GS_HEAP(hent, struct gs_hent, hent_before)
 static int account(struct gs_sched *s, uint32_t cls, uint32_t id, int64_t cnt, int push)
 {
     struct gs_classq *q = &s->queues[cls];
-    const struct gs_nstate *st = &s->states[id];
+    const struct gs_nlive *lv = &s->live[id];
     int64_t v = lookup(s, id, cls);
     if (v < 0) {
         q->reasons[-v < GS_REASON_COUNT ? -v : 0] += cnt;
         return 0;
     }
-    if (!push || st->count == 0)
+    if (!push || lv->count == 0)
         return 0;
-    return hent_push(&q->v, &q->n, &q->cap,
-                     (struct gs_hent){v >> 8, s->prio[st->heap[0]], id, st->epoch});
+    return hent_push(&q->v, &q->n, &q->cap, (struct gs_hent){v >> 8, lv->top, id, lv->epoch});
 }
 
 /* Bring class @cls up to date with the membership log (or seed it from the active states). */
@@ -551,7 +562,7 @@ static int catch_up(struct gs_sched *s, uint32_t cls)
         memset(q->reasons, 0, sizeof(q->reasons));
         s->stats.log_visits += s->nactive;
         for (size_t a = 0; a < s->nactive && !rc; a++)
-            rc = account(s, cls, s->active[a], s->states[s->active[a]].count, 1);
+            rc = account(s, cls, s->active[a], s->live[s->active[a]].count, 1);
         q->pos = s->log_base + s->nlog;
         q->states_seen = s->nstates;
         return rc;
@@ -560,9 +571,10 @@ static int catch_up(struct gs_sched *s, uint32_t cls)
     for (size_t i = q->pos - s->log_base; i < s->nlog && !rc; i++) {
         const struct gs_logent *e = &s->log[i];
         /* born and emptied since the last catch-up: its joins and leaves cancel out */
-        if (e->state >= q->states_seen && s->states[e->state].count == 0)
+        const struct gs_nlive *lv = &s->live[e->state];
+        if (e->state >= q->states_seen && lv->count == 0)
             continue;
-        int fresh = e->better && e->epoch == s->states[e->state].epoch;
+        int fresh = e->better && e->epoch == lv->epoch;
         rc = account(s, cls, e->state, e->delta, fresh);
     }
     q->pos = s->log_base + s->nlog;
@@ -576,20 +588,19 @@ static int64_t pick_best(struct gs_sched *s, uint32_t cls)
     struct gs_classq *q = &s->queues[cls];
     while (q->n) {
         struct gs_hent top = q->v[0];
-        const struct gs_nstate *st = &s->states[top.state];
-        if (st->count == 0 || st->epoch != top.epoch) {
+        const struct gs_nlive *lv = &s->live[top.state];
+        if (lv->count == 0 || lv->epoch != top.epoch) {
             hent_pop(q->v, &q->n);
             continue;
         }
-        uint32_t prio = s->prio[st->heap[0]];
-        if (prio != top.prio) { /* its best node left: re-file with the one it has now */
+        if (lv->top != top.prio) { /* its best node left: re-file with the one it has now */
             hent_pop(q->v, &q->n);
-            top.prio = prio;
+            top.prio = lv->top;
             if (hent_push(&q->v, &q->n, &q->cap, top) < 0)
                 return -ENOMEM;
             continue;
         }
-        return st->heap[0];
+        return s->states[top.state].heap[0];
     }
     return -1;
 }
@@ -611,25 +622,35 @@ static int64_t pick_uniform(struct gs_sched *s, uint32_t cls)
         }
     uint64_t r = gs_rng_below(&s->rng, feasible);
     for (size_t a = 0; a < s->nactive; a++) {
-        const struct gs_nstate *st = &s->states[s->active[a]];
+        uint32_t cnt = s->live[s->active[a]].count;
         if (lookup(s, s->active[a], cls) < 0)
             continue;
-        if (r < st->count)
-            return st->heap[r];
-        r -= st->count;
+        if (r < cnt)
+            return s->states[s->active[a]].heap[r];
+        r -= cnt;
     }
     return -1;
 }
 
-/* Drop log entries every class has consumed, when that frees half of the log. */
+/*
+ * Drop log entries every class has consumed, when that frees half of the log. The look at every
+ * class is made once per LOG_CHECK_EVERY entries, not per placement: a cost per pod of the number
+ * of pod classes.
+ */
+#define LOG_DROP_MIN    65536
+#define LOG_CHECK_EVERY 4096
+
 static void log_compact(struct gs_sched *s)
 {
+    if (s->nlog < LOG_DROP_MIN || s->log_base + s->nlog < s->log_check)
+        return;
+    s->log_check = s->log_base + s->nlog + LOG_CHECK_EVERY;
     size_t low = s->log_base + s->nlog;
     for (size_t c = 0; c < s->nclasses; c++)
         if (s->queues[c].pos != SIZE_MAX && s->queues[c].pos < low)
             low = s->queues[c].pos;
     size_t drop = low - s->log_base;
-    if (drop < 65536 || drop * 2 < s->nlog)
+    if (drop < LOG_DROP_MIN || drop * 2 < s->nlog)
         return;
     memmove(s->log, s->log + drop, (s->nlog - drop) * sizeof(*s->log));
     s->nlog -= drop;
@@ -809,10 +830,11 @@ int gs_sched_set_priority(struct gs_sched *s, const uint32_t *prio)
     memcpy(s->prio, prio, s->c->n * sizeof(*prio));
     for (size_t a = 0; a < s->nactive; a++) { /* re-heap: insert members one by one */
         struct gs_nstate *st = &s->states[s->active[a]];
-        for (uint32_t i = 1; i < st->count; i++)
+        for (uint32_t i = 1; i < s->live[s->active[a]].count; i++)
             for (uint32_t k = i; k > 0 && s->prio[st->heap[(k - 1) / 2]] > s->prio[st->heap[k]];
                  k = (k - 1) / 2)
                 heap_swap(s, st, k, (k - 1) / 2);
+        s->live[s->active[a]].top = s->prio[st->heap[0]];
     }
     return 0;
 }

@@ -71,14 +71,85 @@ static int64_t class_frag(const struct gs_nstate *st, const struct gs_podclass *
     return f;
 }
 
-int64_t gs__frag_raw(const struct gs_sched *s, const struct gs_nstate *st)
+/*
+ * Both fragmentation measures sum over every typical class (a hundred or so) and depend only on
+ * the model, the CPU (and for the stranded share the memory) left and the multiset of free card
+ * shares; many (state, pod class) pairs lead to the same such key, and more of them the larger
+ * the cluster. A direct-mapped cache of results, shared by all pod classes, computes each key
+ * about once. Its entries are pure functions of the key, so a collision only costs a recompute.
+ */
+#define MEMO_BITS 12
+
+struct gs_fragmemo {
+    int64_t cpu_left, memory_left;
+    uint16_t gpu_left[GS_GPUS_MAX]; /* sorted, unused cards 0 */
+    uint8_t model, ngpu, kind;      /* kind: 1 fragmentation, 2 stranded share, 0 empty slot */
+    int64_t val;
+};
+
+static void memo_key(const struct gs_nstate *st, int kind, struct gs_fragmemo *k)
+{
+    memset(k, 0, sizeof(*k));
+    k->cpu_left = st->cpu_left;
+    k->memory_left = kind == 2 ? st->memory_left : 0;
+    k->model = st->model;
+    k->ngpu = st->ngpu;
+    k->kind = (uint8_t)kind;
+    for (int i = 0; i < st->ngpu; i++) { /* insertion sort: at most GS_GPUS_MAX cards */
+        int j = i;
+        for (; j > 0 && k->gpu_left[j - 1] > st->gpu_left[i]; j--)
+            k->gpu_left[j] = k->gpu_left[j - 1];
+        k->gpu_left[j] = st->gpu_left[i];
+    }
+}
+
+static size_t memo_slot(const struct gs_fragmemo *k)
+{
+    uint64_t h = (uint64_t)k->cpu_left * 0x9e3779b97f4a7c15ULL;
+    h ^= (uint64_t)k->memory_left + (h << 6) + (h >> 2);
+    h ^= (uint64_t)k->model << 16 | (uint64_t)k->ngpu << 8 | k->kind;
+    for (int i = 0; i < GS_GPUS_MAX; i++)
+        h = (h ^ k->gpu_left[i]) * 0x100000001b3ULL;
+    h ^= h >> 29;
+    return (size_t)(h * 0xbf58476d1ce4e5b9ULL >> (64 - MEMO_BITS));
+}
+
+static int memo_same(const struct gs_fragmemo *a, const struct gs_fragmemo *b)
+{
+    return a->kind == b->kind && a->cpu_left == b->cpu_left && a->memory_left == b->memory_left &&
+           a->model == b->model && a->ngpu == b->ngpu &&
+           memcmp(a->gpu_left, b->gpu_left, sizeof(a->gpu_left)) == 0;
+}
+
+typedef int64_t (*frag_fn)(const struct gs_sched *s, const struct gs_nstate *st);
+
+/* @fn on @st through the cache (computed directly when the cache cannot be allocated). */
+static int64_t memo(const struct gs_sched *cs, const struct gs_nstate *st, int kind, frag_fn fn)
+{
+    struct gs_sched *s = (struct gs_sched *)cs; /* a cache of pure results */
+    if (!s->fragmemo && !(s->fragmemo = calloc((size_t)1 << MEMO_BITS, sizeof(*s->fragmemo))))
+        return fn(s, st);
+    struct gs_fragmemo k;
+    memo_key(st, kind, &k);
+    struct gs_fragmemo *e = &s->fragmemo[memo_slot(&k)];
+    if (!memo_same(e, &k)) {
+        k.val = fn(s, st);
+        *e = k;
+    }
+    return e->val;
+}
+
+static int64_t frag_sum(const struct gs_sched *s, const struct gs_nstate *st)
 {
     int64_t f = 0;
-    if (st->ngpu == 0)
-        return 0;
     for (size_t k = 0; k < s->ntypical; k++)
         f += s->typical[k].count * class_frag(st, &s->typical[k].pc);
     return f;
+}
+
+int64_t gs__frag_raw(const struct gs_sched *s, const struct gs_nstate *st)
+{
+    return st->ngpu == 0 ? 0 : memo(s, st, 1, frag_sum);
 }
 
 int64_t gs__frag(const struct gs_sched *s, const struct gs_nstate *st)
@@ -151,6 +222,8 @@ int gs_sched_set_workload(struct gs_sched *s, const struct gs_pod_req *pods, siz
     while (take < nt && cum * 100 < (int64_t)n * cov)
         cum += t[take++].count;
     free(s->typical);
+    free(s->fragmemo); /* its results were for the old typical classes */
+    s->fragmemo = NULL;
     s->typical = t;
     if (gs__waste_table(s, t, nt))
         return -ENOMEM;
@@ -166,7 +239,7 @@ int64_t gs_sched_frag_milli(const struct gs_sched *s)
     int64_t f = 0;
     for (size_t a = 0; a < s->nactive; a++) {
         const struct gs_nstate *st = &s->states[s->active[a]];
-        f += (int64_t)st->count * gs__frag(s, st);
+        f += (int64_t)s->live[s->active[a]].count * gs__frag(s, st);
     }
     return f / s->typical_total;
 }
@@ -197,14 +270,17 @@ static int64_t class_stranded(const struct gs_nstate *st, const struct gs_typica
     return st->gpu_left_sum - used;
 }
 
-int64_t gs__frag_pack_raw(const struct gs_sched *s, const struct gs_nstate *st)
+static int64_t stranded_sum(const struct gs_sched *s, const struct gs_nstate *st)
 {
     int64_t f = 0;
-    if (st->ngpu == 0)
-        return 0;
     for (size_t k = 0; k < s->ntypical; k++)
         f += s->typical[k].count * class_stranded(st, &s->typical[k]);
     return f;
+}
+
+int64_t gs__frag_pack_raw(const struct gs_sched *s, const struct gs_nstate *st)
+{
+    return st->ngpu == 0 ? 0 : memo(s, st, 2, stranded_sum);
 }
 
 int64_t gs__frag_pack(const struct gs_sched *s, const struct gs_nstate *st)

@@ -24,10 +24,7 @@ enum gs_reason {
  * (state, pod class) result can be cached for the life of the scheduler.
  */
 struct gs_nstate {
-    /* membership, read on every cycle: first, to share a cache line */
-    uint32_t count; /* nodes now in this state */
-    uint32_t epoch; /* bumped when the state becomes active or its best node improves */
-    uint32_t *heap; /* member node indexes, min-heap by node priority */
+    uint32_t *heap; /* member node indexes, min-heap by node priority; how many: gs_nlive */
     uint32_t heap_cap;
     uint32_t active_pos;
     /* the key */
@@ -42,6 +39,17 @@ struct gs_nstate {
     int64_t gpu_left_sum;
     int64_t frag;      /* weighted fragmentation (FGD), FRAG_UNKNOWN until computed */
     int64_t frag_pack; /* weighted stranded share (GpuSched), FRAG_UNKNOWN until computed */
+};
+
+/*
+ * What the log replay and the class heaps read of a state, kept apart from the key (twelve bytes,
+ * not a hundred and twenty): a replay reads it for every change, in no order, so on a large
+ * cluster it must stay in the CPU caches that the states themselves outgrow.
+ */
+struct gs_nlive {
+    uint32_t count; /* nodes now in this state */
+    uint32_t epoch; /* bumped when the state becomes active or its best node improves */
+    uint32_t top;   /* priority of its best node; UINT32_MAX when empty */
 };
 
 /*
@@ -133,6 +141,7 @@ struct gs_sched {
     uint32_t *prio; /* per node: tie-break priority, a seeded permutation */
 
     struct gs_nstate *states;
+    struct gs_nlive *live; /* parallel to states */
     size_t nstates, states_cap;
     uint32_t *intern; /* open addressing over state ids (+1), 0 empty */
     size_t intern_cap;
@@ -144,13 +153,15 @@ struct gs_sched {
     size_t nclasses, classes_cap;
     struct gs_logent *log;
     size_t nlog, log_cap, log_base; /* log_base: entries dropped from the front */
+    size_t log_check;               /* log position at which log_compact() next looks */
     uint32_t *class_index;          /* open addressing over class ids (+1) */
     size_t class_index_cap;
 
     struct gs_typical *typical;
     size_t ntypical;
-    int64_t typical_total; /* sum of typical counts: FGD's normaliser */
-    int32_t *waste;        /* per free share 0..1000 milli: expected leftover, milli x 1000 */
+    int64_t typical_total;        /* sum of typical counts: FGD's normaliser */
+    int32_t *waste;               /* per free share 0..1000 milli: expected leftover, x 1000 */
+    struct gs_fragmemo *fragmemo; /* results of the fragmentation sums by key (frag.c) */
 
     int last_reason; /* GS_REASON_* most nodes gave in the last failed cycle */
     struct gs_sched_stats stats;
