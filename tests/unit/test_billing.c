@@ -778,6 +778,28 @@ static void test_cli_seed_example_table(void **state)
     run_free(&r);
 }
 
+/* The same example as a simulation: the scenario's four pods run for an hour, then are billed. */
+static void test_cli_seed_example_simulated(void **state)
+{
+    (void)state;
+    char cmd[1024], json[160];
+    snprintf(json, sizeof(json), "%s/seed-rates.json", tmpdir);
+    snprintf(cmd, sizeof(cmd),
+             "'%s' simulate --scenario tests/data/scenario/seed-rates.yaml --way full --json '%s' "
+             ">/dev/null",
+             getenv("GPUSCHED_BIN"), json);
+    assert_int_equal(system(cmd), 0);
+    struct run r = bill(json);
+    assert_int_equal(r.status, 0);
+    assert_has(r.out, "A100-SXM4-80GB exclusive      0      3600  card-s       $8.00   $8.00\n");
+    assert_has(r.out, "A100-SXM4-80GB mig 4g.40gb    0      3600  instance-s   $4.00   $4.00\n");
+    assert_has(r.out, "A100-SXM4-80GB mig 2g.20gb    0      3600  instance-s   $2.00   $2.00\n");
+    assert_has(r.out, "A100-SXM4-80GB shared         0     10800  step-s       $0.50   $1.50\n");
+    assert_has(r.out, "TOTAL                                                                    "
+                      "$15.50\n");
+    run_free(&r);
+}
+
 /* The JSON report: every way's lines sum to its tenants' totals and to its total. */
 static json_t *bill_json(const char *args, struct run *r)
 {
@@ -980,6 +1002,7 @@ int main(void)
         cmocka_unit_test(test_card_file_errors),
         cmocka_unit_test(test_card_mutations),
         cmocka_unit_test(test_cli_seed_example_table),
+        cmocka_unit_test(test_cli_seed_example_simulated),
         cmocka_unit_test(test_cli_json),
         cmocka_unit_test(test_cli_csv),
         cmocka_unit_test(test_cli_way_and_tenant),

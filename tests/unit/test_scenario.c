@@ -289,7 +289,7 @@ static void test_mig_policy_in_stream(void **state)
                                       "metadata: {name: p}\nspec:\n  mig: {strategy: mixed}\n"
                                       "  devices:\n    - name: A100-SXM4-80GB\n"
                                       "      migEnabled: true\n      migProfiles: [%s]\n";
-    char text[1024], body[512];
+    char text[2048], body[512];
     struct gs_diag d;
     struct warns w;
     snprintf(body, sizeof(body), policy, "1g.10gb, 7g.80gb");
