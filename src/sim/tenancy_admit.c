@@ -396,8 +396,8 @@ static int timeslice_demand(struct gs_tsim *t, struct rpod *p, const struct gs_s
 /* The device demand of a pod; -1 with @why when it can never be admitted. */
 /*
  * A fractional request's share of a card: without gpucores, the compute share of its memory on
- * the smallest card @b allows; without gpumem, the memory of its compute share. Its overcommit
- * cap in the full way is its step profile's, else its tier's.
+ * the smallest card @b allows, rounded down; without gpumem, the memory of its compute share. Its
+ * overcommit cap in the full way is its step profile's, else its tier's.
  */
 static int slice_demand(struct gs_tsim *t, struct rpod *p, const struct gs_step_profile *prof,
                         const struct gs_tier_spec *ts, const struct gs_scn_container *c,
@@ -416,8 +416,9 @@ static int slice_demand(struct gs_tsim *t, struct rpod *p, const struct gs_step_
         gs__say(why, size, "no node has GPUs of the models this pod allows");
         return -1;
     }
-    int64_t cores =
-        c->gpucores != GS_UNSET ? c->gpucores * 10 : (c->gpumem_mib * 1000 + card - 1) / card;
+    /* Memory alone asks no compute of its own (HAMi's default nvidia.com/gpucores is 0); its share
+     * is its memory's, rounded down, so cards fill by memory: 23 pods of 2000 MiB on 46068. */
+    int64_t cores = c->gpucores != GS_UNSET ? c->gpucores * 10 : c->gpumem_mib * 1000 / card;
     f->compute = (int32_t)(cores < 1 ? 1 : cores > 1000 ? 1000 : cores);
     f->mem_mib = c->gpumem_mib != GS_UNSET ? c->gpumem_mib : card * f->compute / 1000;
     if (f->mem_mib < 1)

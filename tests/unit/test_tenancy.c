@@ -768,9 +768,10 @@ static int count_started_at(const struct gs_tsim *t, int64_t at_us)
 }
 
 /*
- * GPU memory is never overcommitted: 24 pods of 2000 MiB on an L40S (46068 MiB) under the seed's
- * node tier (overcommit 1.5), 23 placed, 1 pending. Without overcommit (the sharing way) compute
- * binds first: each slice's share is its memory's, 2000/46068 rounded up to 44 milli, so 22 fit.
+ * GPU memory is never overcommitted: 24 pods of 2000 MiB on an L40S (46068 MiB), 23 placed, 1
+ * pending, under the seed's node tier (overcommit 1.5) and without overcommit (the sharing way)
+ * alike: a slice asking memory alone takes its memory's share of compute rounded down (43 milli),
+ * so compute never binds before memory.
  */
 static void test_vgpu_memory_cap(void **state)
 {
@@ -792,8 +793,10 @@ static void test_vgpu_memory_cap(void **state)
     assert_int_equal(count_started_at(t, 0), 23);
     assert_int_equal(find(t, "p23")->start_us, 3600 * S);
     gs_tsim_free(t);
+    /* Without overcommit too: memory alone decides, in every way that shares. */
     t = run(s, GS_WAY_SHARING);
-    assert_int_equal(count_started_at(t, 0), 22);
+    assert_int_equal(count_started_at(t, 0), 23);
+    assert_int_equal(find(t, "p23")->start_us, 3600 * S);
     gs_tsim_free(t);
     gs_scenario_free(s);
 }
@@ -1103,11 +1106,11 @@ static void test_same_card(void **state)
     assert_int_equal(find(t, "capped")->start_us, 1 * S);
     assert_int_equal(find(t, "late")->start_us, 3600 * S);
     assert_int_equal(find(t, "apart")->state, GS_POD_REJECTED);
-    /* metered as the two slices they are: 2 x 1024/24576 of the card, 42 milli each */
+    /* metered as the two slices they are: 2 x 1024/24576 of the card, 41 milli each (down) */
     const struct gs_tsim_use *u = gs_tsim_use(t, 0);
     assert_string_equal(gs_tsim_pod(t, (size_t)u->pod)->name, "pair");
     assert_int_equal(u->units, 2);
-    assert_int_equal(u->share_milli, 42);
+    assert_int_equal(u->share_milli, 41);
     gs_tsim_free(t);
     gs_scenario_free(s);
 
