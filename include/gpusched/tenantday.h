@@ -35,11 +35,33 @@ enum gs_workload {
     GS_WORKLOAD_KINDS
 };
 
+/*
+ * How the fractional pods (interactive experiments, inference replicas) share a card:
+ * - SLICES: HAMi-style vGPU slices, nvidia.com/gpumem MiB + nvidia.com/gpucores % (the default);
+ * - MIG: nvidia.com/mig-<profile>: 1, the smallest A100/H100-80GB profile holding the pod's
+ *   memory (1g.10gb up to 10 GiB, else 2g.20gb), with a GpuClusterPolicy enabling MIG on those
+ *   models (NVIDIA MIG user guide: both have the 1g.10gb and 2g.20gb profiles);
+ * - TIMESLICE: nvidia.com/gpu.shared: 1 with the same gpumem and gpucores, every node offering
+ *   4 time-slice replicas per card (NVIDIA k8s-device-plugin's timeSlicing.replicas).
+ */
+enum gs_tenantday_sharing {
+    GS_TENANTDAY_SLICES = 0,
+    GS_TENANTDAY_MIG,
+    GS_TENANTDAY_TIMESLICE,
+    GS_TENANTDAY_SHARINGS
+};
+
+/* "slices", "mig", "timeslice": the --sharing names, by enum value. */
+extern const char *const gs_tenantday_sharing_names[GS_TENANTDAY_SHARINGS];
+
 struct gs_tenantday_params {
     uint32_t nodes; /* 1..GS_TENANTDAY_NODES_MAX */
     uint32_t pods;  /* 1..GS_TENANTDAY_PODS_MAX: the exact number of Pod documents */
     uint32_t hours; /* 1..GS_TENANTDAY_HOURS_MAX: the horizon; the daily shapes repeat */
     uint64_t seed;  /* any value */
+    /* how the fractional pods of the algorithm team's experiments [0] and of online inference
+     * [1] ask for their part of a card */
+    enum gs_tenantday_sharing sharing[2];
 };
 
 /* What a call wrote, for summaries and checks. */

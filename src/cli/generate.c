@@ -27,6 +27,10 @@ static void usage(FILE *f)
             "  --pods N     exact number of pods, 1..%d (default 2000)\n"
             "  --hours H    horizon in hours, 1..%d (default 24)\n"
             "  --seed S     seed of every random choice (default 42)\n"
+            "  --sharing M  how fractional pods share a card: slices (nvidia.com/gpumem and\n"
+            "               gpucores, the default), mig (nvidia.com/mig-<profile>) or timeslice\n"
+            "               (nvidia.com/gpu.shared on cards offering 4 replicas); E/I sets the\n"
+            "               experiments' and the inference replicas' apart (mig/slices)\n"
             "  -o FILE      write to FILE instead of stdout\n"
             "  --quiet      no summary on stderr\n"
             "The same options give the same output, byte for byte.\n",
@@ -52,6 +56,29 @@ static int parse_num(const char *s, uint64_t lo, uint64_t max, uint64_t *out)
     if (errno || *end || v < lo || v > max)
         return -1;
     *out = v;
+    return 0;
+}
+
+/* --sharing M or I/F: one way for both kinds of fractional pod, or one each. */
+static int parse_sharing(const char *arg, enum gs_tenantday_sharing out[2])
+{
+    const char *slash = strchr(arg, '/');
+    for (int part = 0; part < 2; part++) {
+        const char *w = part == 0 || !slash ? arg : slash + 1;
+        size_t len = part == 0 && slash ? (size_t)(slash - arg) : strlen(w);
+        int k = 0;
+        while (k < GS_TENANTDAY_SHARINGS && (strlen(gs_tenantday_sharing_names[k]) != len ||
+                                             strncmp(w, gs_tenantday_sharing_names[k], len)))
+            k++;
+        if (k == GS_TENANTDAY_SHARINGS) {
+            fprintf(stderr,
+                    "gpusched generate: --sharing: \"%s\" is not slices, mig or timeslice, or "
+                    "two of them as EXPERIMENTS/INFERENCE (mig/slices)\n",
+                    arg);
+            return EXIT_BAD_INPUT;
+        }
+        out[part] = (enum gs_tenantday_sharing)k;
+    }
     return 0;
 }
 
@@ -84,6 +111,8 @@ static int apply_opt(int c, const char *arg, struct gen_opts *o)
             *field[i] = (uint32_t)v;
         return 0;
     }
+    if (c == 'S')
+        return parse_sharing(arg, o->p.sharing);
     if (c == 'o' && !*arg)
         return bad("-o: the file name is empty%s", "");
     if (c == 'o')
@@ -97,10 +126,15 @@ static int apply_opt(int c, const char *arg, struct gen_opts *o)
 static int parse_args(int argc, char **argv, struct gen_opts *o)
 {
     static const struct option longopts[] = {
-        {"nodes", required_argument, 0, 'n'},  {"pods", required_argument, 0, 'p'},
-        {"hours", required_argument, 0, 'H'},  {"seed", required_argument, 0, 's'},
-        {"output", required_argument, 0, 'o'}, {"quiet", no_argument, 0, 'q'},
-        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0},
+        {"nodes", required_argument, 0, 'n'},
+        {"pods", required_argument, 0, 'p'},
+        {"hours", required_argument, 0, 'H'},
+        {"seed", required_argument, 0, 's'},
+        {"output", required_argument, 0, 'o'},
+        {"quiet", no_argument, 0, 'q'},
+        {"sharing", required_argument, 0, 'S'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
     };
     gs_tenantday_defaults(&o->p);
     int c;

@@ -34,6 +34,7 @@
 #define CARRY_PERMILLE     900  /* training waiting at midnight, per mille of capacity */
 #define CARRY_WINDOW_S     300  /* the overnight queue is restated in the first five minutes */
 #define MAX_BURSTS         (GS_TENANTDAY_HOURS_MAX / 4 + 1)
+#define TIMESLICE_REPLICAS 4 /* --sharing timeslice: replicas per card */
 
 /* Seed 000 section 1.1: AZ -> node -> PCIe domain -> NVLink group -> GPU. */
 struct tmpl {
@@ -128,6 +129,15 @@ struct gen {
     uint64_t fixed_ms, scalable_ms; /* milli-GPU x seconds, before stretching */
 };
 
+const char *const gs_tenantday_sharing_names[GS_TENANTDAY_SHARINGS] = {"slices", "mig",
+                                                                       "timeslice"};
+
+/* uses() - whether either kind of fractional pod shares cards the way @s. */
+static int uses(const struct gs_tenantday_params *p, enum gs_tenantday_sharing s)
+{
+    return p->sharing[0] == s || p->sharing[1] == s;
+}
+
 void gs_tenantday_defaults(struct gs_tenantday_params *p)
 {
     *p = (struct gs_tenantday_params){.nodes = 64, .pods = 2000, .hours = 24, .seed = 42};
@@ -144,6 +154,10 @@ int gs_tenantday_check(const struct gs_tenantday_params *p, struct gs_diag *d)
     if (p->hours < 1 || p->hours > GS_TENANTDAY_HOURS_MAX)
         return gs_diag_error(d, "hours: %" PRIu32 " is outside 1..%d", p->hours,
                              GS_TENANTDAY_HOURS_MAX);
+    for (int k = 0; k < 2; k++)
+        if ((unsigned)p->sharing[k] >= GS_TENANTDAY_SHARINGS)
+            return gs_diag_error(d, "sharing: %d is not slices, mig or timeslice",
+                                 (int)p->sharing[k]);
     return 0;
 }
 
@@ -407,6 +421,9 @@ static void write_simulation(FILE *f, const struct gen *g)
             "# gpusched generate tenant-day --nodes %" PRIu32 " --pods %" PRIu32 " --hours %" PRIu32
             " --seed %" PRIu64 "\n",
             p->nodes, p->pods, p->hours, p->seed);
+    if (p->sharing[0] != GS_TENANTDAY_SLICES || p->sharing[1] != GS_TENANTDAY_SLICES)
+        fprintf(f, "#   --sharing %s/%s\n", gs_tenantday_sharing_names[p->sharing[0]],
+                gs_tenantday_sharing_names[p->sharing[1]]);
     fprintf(f,
             "---\napiVersion: sim.gpusched.io/v1alpha1\nkind: Simulation\n"
             "metadata:\n  name: tenant-day\n"
@@ -438,6 +455,8 @@ static void write_cluster(FILE *f, const struct gen *g)
                 tp->name, tp->model, tp->gpus, tp->cpu_milli, tp->memory_mib, tp->pcie);
         if (tp->nvlink)
             fprintf(f, "      nvlinkGroups: %s\n", tp->nvlink);
+        if (uses(g->p, GS_TENANTDAY_TIMESLICE))
+            fprintf(f, "      timeSlicing: {replicas: %d}\n", TIMESLICE_REPLICAS);
     }
     fprintf(f, "  nodes:\n");
     for (int z = 0; z < 2; z++)
@@ -655,7 +674,20 @@ static void write_podgroup(FILE *f, const struct job *j, size_t id)
             kd->prefix, id, tenants[kd->tenant].name, j->members, kd->queue, kd->prio_class);
 }
 
-static void write_pod(FILE *f, const struct job *j, size_t id, unsigned member)
+/* The pod's GPU limits; a fraction of a card as --sharing asks for it. */
+static void write_gpu_limits(FILE *f, const struct job *j, enum gs_tenantday_sharing sharing)
+{
+    if (!j->gpumem_mib)
+        fprintf(f, "nvidia.com/gpu: %u", j->gpus);
+    else if (sharing == GS_TENANTDAY_MIG)
+        fprintf(f, "nvidia.com/mig-%s: 1", j->gpumem_mib <= 10240 ? "1g.10gb" : "2g.20gb");
+    else
+        fprintf(f, "nvidia.com/gpu%s: %u, nvidia.com/gpumem: %" PRIu32 ", nvidia.com/gpucores: %u",
+                sharing == GS_TENANTDAY_TIMESLICE ? ".shared" : "", j->gpus, j->gpumem_mib,
+                j->cores);
+}
+
+static void write_pod(FILE *f, const struct gen *g, const struct job *j, size_t id, unsigned member)
 {
     const struct kind *kd = &kinds[j->kind];
     const struct tenant *tn = &tenants[kd->tenant];
@@ -682,11 +714,9 @@ static void write_pod(FILE *f, const struct job *j, size_t id, unsigned member)
     fprintf(f,
             "sim.gpusched.io/arrival: \"%" PRIu32 "s\", sim.gpusched.io/duration: \"%s\","
             " sim.gpusched.io/gpu-util: \"%u\"}},\n  spec: {priorityClassName: %s,"
-            " containers: [{name: main, resources: {limits: {nvidia.com/gpu: %u",
-            j->arrival_s, dur, j->util, kd->prio_class, j->gpus);
-    if (j->gpumem_mib)
-        fprintf(f, ", nvidia.com/gpumem: %" PRIu32 ", nvidia.com/gpucores: %u", j->gpumem_mib,
-                j->cores);
+            " containers: [{name: main, resources: {limits: {",
+            j->arrival_s, dur, j->util, kd->prio_class);
+    write_gpu_limits(f, j, g->p->sharing[j->kind == GS_WORKLOAD_INFERENCE]);
     fprintf(f, ", cpu: \"%u\", memory: %uGi}}}]}}\n", cpu, mem);
 }
 
@@ -715,7 +745,7 @@ static int write_jobs(FILE *f, const struct gen *g, struct gs_tenantday_stats *s
             st->podgroups++;
         }
         for (unsigned m = 0; m < j->members; m++)
-            write_pod(f, j, i, m);
+            write_pod(f, g, j, i, m);
         st->pods += j->members;
         st->pods_by_kind[j->kind] += j->members;
         account(g, j, hour_ms, &all);
@@ -745,6 +775,15 @@ static void warn_load(const struct gs_tenantday_stats *st, const struct gs_tenan
                  fit > GS_TENANTDAY_PODS_MAX ? (uint64_t)GS_TENANTDAY_PODS_MAX : fit, p->nodes);
 }
 
+/* --sharing mig: MIG on the 80 GB A100 and H100 boards, any profile (seed 000 section 2.2). */
+static void write_mig_policy(FILE *f)
+{
+    fprintf(f, "---\napiVersion: nvidia.com/v1\nkind: GpuClusterPolicy\n"
+               "metadata: {name: gpu-cluster-policy}\nspec:\n  mig: {strategy: mixed}\n"
+               "  devices:\n    - {name: A100-SXM4-80GB, migEnabled: true}\n"
+               "    - {name: H100-SXM5-80GB, migEnabled: true}\n");
+}
+
 static int write_all(FILE *f, struct gen *g, struct gs_tenantday_stats *st)
 {
     write_simulation(f, g);
@@ -754,6 +793,8 @@ static int write_all(FILE *f, struct gen *g, struct gs_tenantday_stats *st)
     write_queues(f, g);
     write_priority_classes(f);
     write_profiles(f);
+    if (uses(g->p, GS_TENANTDAY_MIG))
+        write_mig_policy(f);
     *st = (struct gs_tenantday_stats){.nodes = g->nodes, .gpus = g->gpus};
     int rc = write_jobs(f, g, st);
     if (rc == 0 && (fflush(f) != 0 || ferror(f)))

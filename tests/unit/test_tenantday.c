@@ -15,7 +15,9 @@
 
 #include "gpusched/catalog.h"
 #include "gpusched/diag.h"
+#include "gpusched/scenario.h"
 #include "gpusched/tenantday.h"
+#include "gpusched/tsim.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -482,6 +484,74 @@ static void test_same_params_same_bytes(void **state)
     free(c);
 }
 
+/* Run the scenario @p generates through the full way; *@n_mig, *@n_sliced: pods of tenant @ns
+ * that got a MIG instance, and time-slice or vGPU slices (not whole, not MIG). */
+static void run_sharing(const struct gs_tenantday_params *p, const char *ns, int *n_mig,
+                        int *n_sliced)
+{
+    size_t len;
+    char *text = generate(p, &len, NULL), path[] = "/tmp/gs_test_tenantday_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text, len), (ssize_t)len);
+    assert_int_equal(close(fd), 0);
+    struct gs_scenario *s;
+    struct gs_tsim *t;
+    struct gs_diag d;
+    gs_diag_init(&d);
+    assert_int_equal(gs_scenario_new(&s), 0);
+    int rc = gs_scenario_load(s, path, &d);
+    unlink(path);
+    if (!rc)
+        rc = gs_scenario_resolve(s, &d);
+    if (!rc)
+        rc = gs_tsim_run(s, GS_WAY_FULL, &t, &d);
+    if (rc)
+        fail_msg("%d %s", rc, d.msg);
+    *n_mig = *n_sliced = 0;
+    for (size_t i = 0; i < gs_tsim_pod_count(t); i++) {
+        const struct gs_tsim_pod *q = gs_tsim_pod(t, i);
+        assert_int_not_equal(q->state, GS_POD_REJECTED);
+        if (strcmp(q->ns, ns) != 0 || q->start_us < 0)
+            continue;
+        *n_mig += q->mig != NULL;
+        *n_sliced += !q->whole && !q->mig;
+    }
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+    free(text);
+}
+
+/* --sharing E/I: experiments (tenant-b) and inference (tenant-c) share cards as each is told. */
+static void test_sharing_ways(void **state)
+{
+    (void)state;
+    struct gs_tenantday_params p;
+    gs_tenantday_defaults(&p);
+    p.nodes = 16;
+    p.pods = 300;
+    int mig, sliced;
+    p.sharing[0] = GS_TENANTDAY_MIG;
+    p.sharing[1] = GS_TENANTDAY_SLICES;
+    run_sharing(&p, "tenant-b", &mig, &sliced);
+    assert_true(mig > 0);
+    assert_int_equal(sliced, 0);
+    run_sharing(&p, "tenant-c", &mig, &sliced);
+    assert_int_equal(mig, 0);
+    assert_true(sliced > 0);
+    p.sharing[0] = p.sharing[1] = GS_TENANTDAY_TIMESLICE;
+    run_sharing(&p, "tenant-c", &mig, &sliced);
+    assert_int_equal(mig, 0);
+    assert_true(sliced > 0);
+    /* The same jobs whatever the sharing: only the GPU limits of the fractional pods differ. */
+    struct gs_tenantday_stats a, b;
+    size_t la, lb;
+    free(generate(&p, &la, &a));
+    p.sharing[0] = p.sharing[1] = GS_TENANTDAY_SLICES;
+    free(generate(&p, &lb, &b));
+    assert_memory_equal(&a, &b, sizeof(a));
+}
+
 /* Small, odd and long runs: the exact pod and node counts, arrivals inside the horizon. */
 static void test_edge_sizes(void **state)
 {
@@ -658,6 +728,7 @@ int main(void)
         cmocka_unit_test(test_defaults_read_back),
 
         cmocka_unit_test(test_same_params_same_bytes),
+        cmocka_unit_test(test_sharing_ways),
         cmocka_unit_test(test_edge_sizes),
         cmocka_unit_test(test_bad_params),
         cmocka_unit_test(test_benchmark_size),
