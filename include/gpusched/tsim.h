@@ -183,6 +183,15 @@ int gs_tsim_node_model(const struct gs_tsim *t, int32_t i);
 int gs_tsim_write_json(FILE *f, struct gs_tsim *const *runs, size_t n);
 
 /*
+ * gs_tsim_bill() - meter every use of @t's pods into @b (its rate card prices them), exactly as
+ * `gpusched bill` meters the "usage" entries gs_tsim_write_json() writes for them.
+ * Return: 0; the first error of gs_bill_add_use() with @d (a resource the rate card cannot price:
+ * -ENOENT; -ERANGE; -E2BIG; -ENOMEM).
+ */
+struct gs_bill;
+int gs_tsim_bill(const struct gs_tsim *t, struct gs_bill *b, struct gs_diag *d);
+
+/*
  * gs_tsim_write_text() - a person's report of @n runs: per run the summary, the tenants, the
  * queues and the workload kinds; for several runs a side-by-side table first.
  */

@@ -1,6 +1,7 @@
 /* gpusched simulate --scenario: a multi-tenant scenario run in simulated time, one way or more. */
 #include "cli.h"
 
+#include "gpusched/billing.h"
 #include "gpusched/diag.h"
 #include "gpusched/scenario.h"
 #include "gpusched/tsim.h"
@@ -11,12 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_FILES 64
+#define MAX_FILES     64
+#define DEFAULT_RATES GS_DATA_DIR "/billing/rates.yaml"
 
 struct sopts {
     const char *files[MAX_FILES];
     int nfiles;
-    const char *way, *json;
+    const char *way, *json, *rates;
     int quiet;
 };
 
@@ -30,6 +32,8 @@ static void usage(FILE *f)
             "  --way WAY         exclusive | sharing | full | compare (all three side by side);\n"
             "                    default: the Simulation document's compare list, else full\n"
             "  --json FILE       write pods and summary as JSON (\"-\" = standard output)\n"
+            "  --rates FILE      the RateCard that prices each tenant's bill in the report\n"
+            "                    (default: the bundled data/billing/rates.yaml)\n"
             "  --quiet           no text report\n");
 }
 
@@ -41,11 +45,15 @@ static void print_warning(void *ud, const char *msg)
 
 static int parse(int argc, char **argv, struct sopts *o)
 {
-    static const struct option longs[] = {
-        {"scenario", required_argument, NULL, 's'}, {"way", required_argument, NULL, 'w'},
-        {"json", required_argument, NULL, 'j'},     {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
+    static const struct option longs[] = {{"scenario", required_argument, NULL, 's'},
+                                          {"way", required_argument, NULL, 'w'},
+                                          {"json", required_argument, NULL, 'j'},
+                                          {"quiet", no_argument, NULL, 'q'},
+                                          {"rates", required_argument, NULL, 'r'},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {NULL, 0, NULL, 0}};
     memset(o, 0, sizeof(*o));
+    o->rates = DEFAULT_RATES;
     optind = 1;
     int c;
     while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
@@ -65,6 +73,9 @@ static int parse(int argc, char **argv, struct sopts *o)
             break;
         case 'q':
             o->quiet = 1;
+            break;
+        case 'r':
+            o->rates = optarg;
             break;
         case 'h':
             usage(stdout);
@@ -144,6 +155,48 @@ static int load_all(const struct sopts *o, struct gs_scenario *s, struct gs_diag
     return gs_scenario_resolve(s, d);
 }
 
+/*
+ * Each tenant's bill in each way, side by side, priced by @rc as `gpusched bill` prices the JSON
+ * of the same runs. A way whose uses the rate card cannot price says why instead of a figure.
+ */
+static void print_bills(FILE *f, struct gs_tsim *const *runs, size_t n,
+                        const struct gs_ratecard *rc, const char *rates)
+{
+    struct gs_bill *bills[GS_WAY_COUNT] = {0};
+    char why[GS_WAY_COUNT][GS_DIAG_MSG_MAX], money[GS_MONEY_STR_MAX + 1];
+    for (size_t w = 0; w < n; w++) {
+        struct gs_diag d;
+        gs_diag_init(&d);
+        if (gs_bill_new(rc, &bills[w]) || gs_tsim_bill(runs[w], bills[w], &d)) {
+            snprintf(why[w], sizeof(why[w]), "%s", d.msg[0] ? d.msg : "out of memory");
+            gs_bill_free(bills[w]);
+            bills[w] = NULL;
+        }
+    }
+    fprintf(f, "\nbill, USD (rates: %s)\n%-28s", rates, "tenant");
+    for (size_t w = 0; w < n; w++)
+        fprintf(f, " %14s", gs_way_name(gs_tsim_summary(runs[w])->way));
+    for (size_t i = 0; i <= gs_tsim_tenant_count(runs[0]); i++) {
+        const struct gs_tsim_tenant *tn =
+            i < gs_tsim_tenant_count(runs[0]) ? gs_tsim_tenant(runs[0], i) : NULL;
+        if (tn && tn->pods == 0)
+            continue; /* the bucket of pods without a tenant, when there are none */
+        fprintf(f, "\n%-28s", tn ? tn->name : "all tenants");
+        for (size_t w = 0; w < n; w++) {
+            money[0] = '$';
+            if (bills[w])
+                gs_money_format(gs_bill_total_udollars(bills[w], tn ? tn->name : NULL), money + 1);
+            fprintf(f, " %14s", bills[w] ? money : "-");
+        }
+    }
+    fprintf(f, "\n");
+    for (size_t w = 0; w < n; w++) {
+        if (!bills[w])
+            fprintf(f, "(%s: no bill: %s)\n", gs_way_name(gs_tsim_summary(runs[w])->way), why[w]);
+        gs_bill_free(bills[w]);
+    }
+}
+
 int cmd_simulate_scenario(int argc, char **argv)
 {
     struct sopts o;
@@ -158,10 +211,18 @@ int cmd_simulate_scenario(int argc, char **argv)
         fprintf(stderr, "gpusched: out of memory\n");
         return 1;
     }
-    int r = load_all(&o, s, &d);
+    struct gs_ratecard *rates = NULL;
+    int r = o.quiet ? 0 : gs_ratecard_load(o.rates, &rates, &d);
+    if (r < 0) {
+        fprintf(stderr, "gpusched: --rates: %s\n", d.msg[0] ? d.msg : strerror(-r));
+        gs_scenario_free(s);
+        return r == -ENOMEM ? 1 : EXIT_BAD_INPUT;
+    }
+    r = load_all(&o, s, &d);
     if (r < 0) {
         fprintf(stderr, "gpusched: %s\n", d.msg[0] ? d.msg : strerror(-r));
         gs_scenario_free(s);
+        gs_ratecard_free(rates);
         return r == -ENOMEM || r == -EIO ? 1 : EXIT_BAD_INPUT;
     }
     enum gs_way ways[GS_WAY_COUNT];
@@ -180,12 +241,16 @@ int cmd_simulate_scenario(int argc, char **argv)
             rc = r == -ENOMEM ? 1 : EXIT_BAD_INPUT;
         }
     }
-    if (rc == 0 && !o.quiet)
-        gs_tsim_write_text(o.json && strcmp(o.json, "-") == 0 ? stderr : stdout, runs, nways);
+    if (rc == 0 && !o.quiet) {
+        FILE *out = o.json && strcmp(o.json, "-") == 0 ? stderr : stdout;
+        gs_tsim_write_text(out, runs, nways);
+        print_bills(out, runs, nways, rates, o.rates);
+    }
     if (rc == 0 && o.json)
         rc = write_json(o.json, runs, nways);
     for (size_t i = 0; i < nways; i++)
         gs_tsim_free(runs[i]);
     gs_scenario_free(s);
+    gs_ratecard_free(rates);
     return rc;
 }

@@ -1,6 +1,8 @@
 /* JSON and text reports of multi-tenant runs (SCENARIO.md's output contract). */
 #include "tenancy_impl.h"
 
+#include "gpusched/billing.h"
+
 #include <errno.h>
 #include <jansson.h>
 #include <stddef.h>
@@ -30,24 +32,51 @@ static const char *model_name(const struct gs_tsim *t, int32_t node)
     return m && gs_fleet_node_gpus(t->fleet, (size_t)node) > 0 ? m->name : NULL;
 }
 
+/* meter() - use @x as billing meters it: the same fields the JSON "usage" entries carry. */
+static struct gs_bill_use meter(const struct gs_tsim *t, const struct gs_tsim_use *x)
+{
+    return (struct gs_bill_use){
+        .tenant = t->out[x->pod].tenant,
+        .mode = x->mig         ? GS_BILL_MIG
+                : x->whole     ? GS_BILL_EXCLUSIVE
+                : x->timeslice ? GS_BILL_TIMESLICE
+                               : GS_BILL_SHARED,
+        .model = gs_tsim_node_model(t, x->node),
+        .profile = x->mig,
+        .cards = __builtin_popcount(x->gpu_mask) * x->units,
+        .share_milli = x->mig ? 1000 : x->share_milli,
+        .start_s = SEC(x->start_us),
+        .end_s = SEC(x->end_us),
+    };
+}
+
 static json_t *uses_of(const struct gs_tsim *t, size_t pod, const size_t *first, const size_t *next)
 {
     json_t *a = json_array();
     for (size_t u = first[pod]; a && u != SIZE_MAX; u = next[u]) {
-        const struct gs_tsim_use *x = &t->uses[u];
-        if (!x->gpu_mask)
+        if (!t->uses[u].gpu_mask)
             continue;
-        json_array_append_new(a, json_pack("{s:s,s:s?,s:s?,s:i,s:i,s:I,s:I}", "mode",
-                                           x->mig         ? "mig"
-                                           : x->whole     ? "exclusive"
-                                           : x->timeslice ? "timeslice"
-                                                          : "shared",
-                                           "model", model_name(t, x->node), "profile", x->mig,
-                                           "cards", __builtin_popcount(x->gpu_mask) * x->units,
-                                           "share_milli", x->mig ? 1000 : x->share_milli, "start_s",
-                                           SEC(x->start_us), "end_s", SEC(x->end_us)));
+        struct gs_bill_use m = meter(t, &t->uses[u]);
+        json_array_append_new(
+            a, json_pack("{s:s,s:s?,s:s?,s:I,s:I,s:I,s:I}", "mode", gs_bill_mode_name(m.mode),
+                         "model", model_name(t, t->uses[u].node), "profile", m.profile, "cards",
+                         (json_int_t)m.cards, "share_milli", (json_int_t)m.share_milli, "start_s",
+                         (json_int_t)m.start_s, "end_s", (json_int_t)m.end_s));
     }
     return a;
+}
+
+int gs_tsim_bill(const struct gs_tsim *t, struct gs_bill *b, struct gs_diag *d)
+{
+    for (size_t u = 0; u < t->nuses; u++) {
+        if (!t->uses[u].gpu_mask)
+            continue;
+        struct gs_bill_use m = meter(t, &t->uses[u]);
+        int rc = gs_bill_add_use(b, &m, d);
+        if (rc)
+            return rc;
+    }
+    return 0;
 }
 
 static json_t *pod_json(const struct gs_tsim *t, size_t i, const size_t *first, const size_t *next)

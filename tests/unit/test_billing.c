@@ -786,9 +786,16 @@ static void test_cli_seed_example_simulated(void **state)
     snprintf(json, sizeof(json), "%s/seed-rates.json", tmpdir);
     snprintf(cmd, sizeof(cmd),
              "'%s' simulate --scenario tests/data/scenario/seed-rates.yaml --way full --json '%s' "
-             ">/dev/null",
-             getenv("GPUSCHED_BIN"), json);
+             ">'%s.txt'",
+             getenv("GPUSCHED_BIN"), json, json);
     assert_int_equal(system(cmd), 0);
+    /* The simulator's own report prices the run the same way. */
+    char txt[200];
+    snprintf(txt, sizeof(txt), "%s.txt", json);
+    char *report = slurp(txt);
+    assert_has(report, "tenant-a                             $15.50\n");
+    assert_has(report, "all tenants                          $15.50\n");
+    free(report);
     struct run r = bill(json);
     assert_int_equal(r.status, 0);
     assert_has(r.out, "A100-SXM4-80GB exclusive      0      3600  card-s       $8.00   $8.00\n");
