@@ -296,6 +296,19 @@ static int one_quantity(const json_t *v, const char *key, const char *field, str
     return 0;
 }
 
+/*
+ * known_resource() - whether @key is one of @keys, or a Kubernetes resource the node alone
+ * accounts for (ephemeral-storage, hugepages-<size>). Anything else, an extended resource such as
+ * nvidia.com/mig-1g.10gb above all, would otherwise be dropped and the pod run without it.
+ */
+static int known_resource(const char *key, const char *const *keys, int n)
+{
+    for (int k = 0; k < n; k++)
+        if (!strcmp(key, keys[k]))
+            return 1;
+    return !strcmp(key, "ephemeral-storage") || !strncmp(key, "hugepages-", 10);
+}
+
 static int container_ask(const json_t *c, int idx, struct ask *a, struct gsd_ferr *e)
 {
     static const char *const keys[] = {"nvidia.com/gpu", "nvidia.com/gpumem", "nvidia.com/gpucores",
@@ -312,6 +325,21 @@ static int container_ask(const json_t *c, int idx, struct ask *a, struct gsd_fer
             snprintf(field, sizeof(field), "spec.containers[%d].resources.%s", idx,
                      w ? "requests" : "limits");
             return ferr(e, field, "%s: expected an object", field);
+        }
+    }
+    for (int w = 0; w < 2; w++) {
+        const char *key;
+        const json_t *v;
+        json_object_foreach((json_t *)(w ? req : lim), key, v)
+        {
+            if (known_resource(key, keys, 5))
+                continue;
+            snprintf(field, sizeof(field), "spec.containers[%d].resources.%s.%.64s", idx,
+                     w ? "requests" : "limits", key);
+            return ferr(e, field,
+                        "%s: not a resource gpuschedd places (it places nvidia.com/gpu, "
+                        "nvidia.com/gpumem, nvidia.com/gpucores, cpu and memory)",
+                        field);
         }
     }
     for (int k = 0; k < 5; k++) {
@@ -348,7 +376,7 @@ static int gpu_request(const struct ask *a, int idx, uint32_t min_card_mib, stru
     if (a->gpucores > 0 && a->gpucores < 100)
         milli = a->gpucores * 10;
     else if (a->gpucores < 0 && a->gpumem > 0 && min_card_mib > 0)
-        milli = (a->gpumem * 1000 + min_card_mib - 1) / min_card_mib;
+        milli = a->gpumem * 1000 / min_card_mib; /* down, as the simulator: memory decides */
     if (milli > 1000)
         milli = 1000;
     if (milli < 1000 && n > 1)

@@ -317,6 +317,13 @@ static void test_podspec(void **state)
          "metadata.annotations.gpusched.io/gpu-model"},
         {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"priority\":\"high\",\"containers\":[{}]}}",
          "spec.priority"},
+        /* a resource gpuschedd does not place is refused, not dropped */
+        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"resources\":{\"limits\":"
+         "{\"nvidia.com/mig-1g.10gb\":1}}}]}}",
+         "spec.containers[0].resources.limits.nvidia.com/mig-1g.10gb"},
+        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"resources\":{\"requests\":"
+         "{\"cpus\":\"1\"}}}]}}",
+         "spec.containers[0].resources.requests.cpus"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         int rc = parse(bad[i].text, &p, f);
