@@ -287,9 +287,10 @@ struct gs_scenario {
     struct gs_scn_pod *pods;
     size_t npods;
     struct gs_sim_spec sim;
-    int has_kubesched;               /* a KubeSchedulerConfiguration document was seen */
-    int has_mig_policy;              /* a GpuClusterPolicy document was read into mig_policy */
-    struct gs_mig_policy mig_policy; /* which models may turn MIG, with which profiles */
+    int has_kubesched;                /* a KubeSchedulerConfiguration document was seen */
+    int has_mig_policy;               /* a GpuClusterPolicy document was read into mig_policy */
+    struct gs_mig_policy mig_policy;  /* which models may turn MIG, with which profiles */
+    struct gs_scn_src mig_policy_src; /* where its document starts */
     struct gs_scn_priv *priv; /* the loader's array capacities and name indexes; NULL at first */
 };
 

@@ -181,13 +181,24 @@ static char *read_pod(const char *path)
         fprintf(stderr, "gpusched submit: %s:%zu:%zu: %s\n", path, ps.problem_mark.line + 1,
                 ps.problem_mark.column + 1, ps.problem ? ps.problem : "not YAML");
     }
+    int syntax = ps.error != YAML_NO_ERROR; /* already said; the parser is cleared below */
     yaml_parser_delete(&ps);
     free(buf);
     char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
-    if (!j && ps.error == YAML_NO_ERROR)
-        fprintf(stderr, "gpusched submit: %s: not a Pod object\n", path);
+    if (!j && !syntax)
+        fprintf(stderr, "gpusched submit: %s: not a Pod or PodGroup object\n", path);
     json_decref(j);
     return text;
+}
+
+/* Where a submitted object goes: a Volcano PodGroup to /v1/podgroups, anything else is a Pod. */
+static const char *submit_path(const char *body)
+{
+    json_t *j = json_loads(body, 0, NULL);
+    const char *kind = json_string_value(json_object_get(j, "kind"));
+    int group = kind && !strcmp(kind, "PodGroup");
+    json_decref(j);
+    return group ? "/v1/podgroups" : "/v1/pods";
 }
 
 /* One line per pod: NAMESPACE/NAME STATE NODE GPUS REASON. */
@@ -221,7 +232,7 @@ static void print_table(const json_t *ans)
 
 static void client_usage(FILE *f)
 {
-    fprintf(f, "usage: gpusched submit POD.yaml|POD.json|-   submit a Pod\n"
+    fprintf(f, "usage: gpusched submit FILE.yaml|FILE.json|-  submit a Pod or a Volcano PodGroup\n"
                "       gpusched get NAMESPACE/NAME             show one pod\n"
                "       gpusched list [--tenant T] [--state pending|running] [--json]\n"
                "       gpusched cancel NAMESPACE/NAME          cancel a pod, freeing its cards\n"
@@ -341,7 +352,7 @@ int cmd_client(int argc, char **argv)
         if (optind != argc - 1)
             fprintf(stderr, "gpusched submit: expected one pod file (or - for stdin)\n");
         if (body)
-            st = call(cmd, &o, "POST", "/v1/pods", body, &ans);
+            st = call(cmd, &o, "POST", submit_path(body), body, &ans);
         rc = body ? finish(cmd, st, ans, 1) : EXIT_BAD_INPUT;
         free(body);
     } else if (!strcmp(cmd, "get") || !strcmp(cmd, "cancel")) {

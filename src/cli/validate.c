@@ -351,14 +351,19 @@ static void text_mig_policy(const struct gs_scenario *s, FILE *f)
         return;
     }
     const struct gs_mig_policy *p = &s->mig_policy;
-    fprintf(f, "MIG policy: strategy %s\n", strategy[p->strategy]);
+    char w[200];
+    fprintf(f, "MIG policy: strategy %s  (%s)\n", strategy[p->strategy],
+            where(&s->mig_policy_src, w, sizeof(w)));
     for (int i = 0; i < p->ndevices; i++) {
         const struct gs_mig_model *m = gs_mig_model_at(p->devices[i].model);
+        struct gs_scn_src at = s->mig_policy_src;
+        at.line = p->devices[i].line;
+        at.col = p->devices[i].column;
         fprintf(f, "  %s: %s", m->name, p->devices[i].mig_enabled ? "MIG on," : "MIG off");
         for (int k = 0; k < m->nprofiles; k++)
             if (p->devices[i].allowed & (1u << k))
                 fprintf(f, " %s", m->profiles[k].name);
-        fprintf(f, "  (line %u)\n", p->devices[i].line);
+        fprintf(f, "  (%s)\n", where(&at, w, sizeof(w)));
     }
 }
 

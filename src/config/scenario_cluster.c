@@ -399,6 +399,7 @@ int gs__scn_mig_policy(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *
     if (rc)
         return rc;
     L->s->has_mig_policy = 1;
+    gs__scn_src(c, L, root, &L->s->mig_policy_src);
     if (L->s->mig_policy.strategy == GS_MIG_STRATEGY_SINGLE)
         gs__yaml_warn(
             c, root,

@@ -395,6 +395,24 @@ static void pod_defaults(struct gs_scn_pod *p)
     p->util_pct = GS_UNSET;
 }
 
+/* A pod asking a MIG instance and cards or shares too: NVIDIA's device plugin would give both, but
+ * the simulator places a pod on one kind of device, so it says now why the run will reject it. */
+static void warn_mig_and_cards(struct gs__yctx *c, const yaml_node_t *spec,
+                               const struct gs_scn_pod *p)
+{
+    int mig = 0, cards = 0;
+    for (int i = 0; i < p->ncontainers; i++) {
+        const struct gs_scn_container *k = &p->containers[i];
+        mig |= k->mig_profile[0] != '\0';
+        cards |= k->gpu > 0 || k->gpumem_mib != GS_UNSET || k->gpucores != GS_UNSET;
+    }
+    if (mig && cards)
+        gs__yaml_warn(c, spec,
+                      "Pod %s/%s asks for a MIG instance and for cards or shares; the simulator "
+                      "places a pod on one kind of device and will reject it",
+                      p->ns, p->name);
+}
+
 int gs__scn_pod(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root)
 {
     yaml_node_t *f[GS__YAML_NKEYS(pod_keys)] = {NULL};
@@ -418,5 +436,6 @@ int gs__scn_pod(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root)
         return rc;
     memcpy(p.ns, m.ns_s, sizeof(p.ns));
     memcpy(p.name, m.name_s, sizeof(p.name));
+    warn_mig_and_cards(c, f[P_SPEC], &p);
     return gs__scn_commit(c, L, root, m.name, GS__K_POD, &p);
 }

@@ -341,6 +341,14 @@ static void test_client(void **state)
     assert_int_equal(client(&d, out, sizeof(out), "get", "team-b/x"), 2); /* 403 */
     assert_int_equal(client(&d, out, sizeof(out), "cancel", "team-a/train-0"), 0);
     assert_int_equal(client(&d, out, sizeof(out), "get", "team-a/train-0"), 2); /* 404 */
+    /* A Volcano PodGroup in YAML goes to /v1/podgroups. */
+    snprintf(pod, sizeof(pod), "%s/pg.yaml", d.dir);
+    assert_int_equal(h_write(pod, "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
+                                  "metadata: {name: pg1, namespace: team-a}\n"
+                                  "spec: {minMember: 2}\n"),
+                     0);
+    assert_int_equal(client(&d, out, sizeof(out), "submit", pod), 0);
+    assert_non_null(strstr(out, "\"minMember\": 2"));
     assert_int_equal(h_stop(&d), 0);
     assert_int_equal(client(&d, out, sizeof(out), "status", NULL), 1); /* nobody there */
     h_cleanup(&d);

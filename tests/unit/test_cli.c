@@ -579,7 +579,7 @@ static void test_validate_json(void **state)
     assert_int_equal(json_integer_value(json_object_get(q, "total_milli")), 2500);
     assert_int_equal(json_integer_value(json_object_get(q, "per_pod_milli")), 2000);
     assert_int_equal(json_integer_value(json_object_get(json_object_get(root, "pods"), "count")),
-                     2);
+                     3);
     assert_int_equal(json_integer_value(json_object_get(json_object_get(root, "cluster"), "nodes")),
                      12);
     assert_int_equal(json_array_size(json_object_get(root, "warnings")), 0);

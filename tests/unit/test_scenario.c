@@ -314,6 +314,22 @@ static void test_mig_policy_in_stream(void **state)
     expect_code(text, -EINVAL, "not as an item of a List");
 }
 
+/* A pod asking a MIG instance and cards: warned at load, where the spec is. */
+static void test_mig_and_cards_warned(void **state)
+{
+    (void)state;
+    struct gs_diag d;
+    struct warns w;
+    struct gs_scenario *s = load_text_ok(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: x, namespace: a}\nspec:\n  containers:\n"
+        "    - {name: a, resources: {limits: {nvidia.com/gpu: 1}}}\n"
+        "    - {name: b, resources: {limits: {nvidia.com/mig-1g.10gb: 1}}}\n",
+        &d, &w);
+    ASSERT_WARNED(&w, ":5:3: ", "asks for a MIG instance and for cards");
+    assert_int_equal(w.n, 1);
+    gs_scenario_free(s);
+}
+
 static void test_warnings(void **state)
 {
     (void)state;
@@ -398,7 +414,7 @@ static void check_policy(const struct gs_scenario *s)
 
 static void check_pods(const struct gs_scenario *s)
 {
-    assert_int_equal(s->npods, 2);
+    assert_int_equal(s->npods, 3);
     const struct gs_scn_pod *p = &s->pods[0], *q = &s->pods[1];
     assert_string_equal(p->ns, "team-a");
     assert_string_equal(p->name, "train-0");
@@ -428,10 +444,13 @@ static void check_pods(const struct gs_scenario *s)
     assert_int_equal(q->containers[0].gpucores, 30);
     assert_int_equal(q->containers[0].cpu_milli, 2000); /* the limit stands in */
     assert_int_equal(q->containers[0].memory_mib, 65536);
-    assert_string_equal(q->containers[1].mig_profile, "2g.20gb");
     assert_int_equal(q->containers[1].gpu, GS_UNSET);
     assert_int_equal(q->containers[1].cpu_milli, 1500);
     assert_int_equal(q->containers[1].memory_mib, GS_UNSET);
+    const struct gs_scn_pod *m = &s->pods[2]; /* a MIG instance is a pod of its own */
+    assert_string_equal(m->name, "notebook-0");
+    assert_string_equal(m->containers[0].mig_profile, "2g.20gb");
+    assert_int_equal(m->containers[0].gpu, GS_UNSET);
 }
 
 static void test_full_scenario(void **state)
@@ -1050,6 +1069,7 @@ int main(void)
         cmocka_unit_test(test_seed_warnings),
         cmocka_unit_test(test_warnings),
         cmocka_unit_test(test_mig_policy_in_stream),
+        cmocka_unit_test(test_mig_and_cards_warned),
         cmocka_unit_test(test_full_scenario),
         cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_timeslice_scenario),
