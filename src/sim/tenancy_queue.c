@@ -449,7 +449,10 @@ static int level_pass(struct gs_tsim *t, size_t l)
             break;
         /* Evictions freed room, or the head ran and its node is held no more: every bucket may
          * try again, and after the head's, the pods it held back go again from the first. */
-        if (t->resv_stale && t->head >= 0 && t->head == head) { /* outside any attempt */
+        /* A failed attempt rolled its trial binds back: the promised node is as it was, and
+         * renewing the promise would make the same attempt look new again, for ever. */
+        int changed = t->pods[c].state != GS_POD_PENDING || t->epoch != epoch;
+        if (t->resv_stale && changed && t->head >= 0 && t->head == head) { /* outside attempts */
             t->resv_stale = 0;
             if ((r = gs__tsim_reserve_for(t, head)) < 0)
                 break;

@@ -560,6 +560,24 @@ static void test_mig_policy_applied(void **state)
 }
 
 /*
+ * A gang that cannot start (its 8-card member finds no free node) is tried, its trial binds rolled
+ * back, and the run moves on: once the node frees, all three members start together at 12765 s.
+ */
+static void test_gang_retry_ends(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn_file("tests/data/scenario/gang-retry.yaml");
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    static const char *const members[] = {"p6", "p19", "p171"};
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(find(t, members[i])->state, GS_POD_COMPLETED);
+        assert_int_equal(find(t, members[i])->start_us, 12765 * S);
+    }
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
+/*
  * Declared GPU memory is charged: ten 10 GiB pods on four 24 GiB cards, eight run and two wait;
  * when the eight end, both start at once (a kept reservation holds nothing back).
  */
@@ -1360,6 +1378,7 @@ int main(void)
         cmocka_unit_test(test_profile_overrides),
         cmocka_unit_test(test_mig_instances),
         cmocka_unit_test(test_mig_policy_applied),
+        cmocka_unit_test(test_gang_retry_ends),
         cmocka_unit_test(test_memory_is_charged),
         cmocka_unit_test(test_borrowing_gang_goes_whole),
         cmocka_unit_test(test_evicted_pods_come_back),
