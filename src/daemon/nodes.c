@@ -317,6 +317,22 @@ json_t *gsd_node_json(const struct gsd_state *st, size_t i, int cards, const cha
 
 /* ---- POST /v1/nodes/NAME/heartbeat, POST /v1/nodes/NAME/gpus/INDEX/health, POST /v1/clock ---- */
 
+/* gpu_index() - INDEX of "/gpus/INDEX/health": plain decimal digits, at most 3, no sign or space
+ * (sscanf's %d took "+1", " 1" and wrapped 4294967299 round to card 3); -1 when not that shape. */
+static int gpu_index(const char *tail)
+{
+    if (strncmp(tail, "/gpus/", 6) != 0)
+        return -1;
+    const char *d = tail + 6;
+    size_t n = strspn(d, "0123456789");
+    if (n == 0 || n > 3 || strcmp(d + n, "/health") != 0)
+        return -1;
+    int v = 0;
+    for (size_t k = 0; k < n; k++)
+        v = v * 10 + (d[k] - '0');
+    return v;
+}
+
 /* The body of a health report: {"healthy": bool, "xid": 1..65535 (only when unhealthy)}. */
 static int read_health(struct gsd_req *r, int *healthy, int *xid)
 {
@@ -379,16 +395,14 @@ static void clock_post(struct gsd_state *st, struct gsd_req *r)
 void gsd_node_post(struct gsd_state *st, struct gsd_req *r, const char *rest)
 {
     char name[GS_NAME_MAX], tail[32];
-    int gpu = -1, used = 0, healthy, xid;
+    int gpu = -1, healthy, xid;
     if (!rest) {
         clock_post(st, r);
         return;
     }
     size_t nl = strcspn(rest, "/");
     snprintf(tail, sizeof(tail), "%.31s", rest + nl);
-    if (nl >= sizeof(name) ||
-        (strcmp(tail, "/heartbeat") &&
-         (sscanf(tail, "/gpus/%d/health%n", &gpu, &used) != 1 || tail[used] || gpu < 0))) {
+    if (nl >= sizeof(name) || (strcmp(tail, "/heartbeat") && (gpu = gpu_index(tail)) < 0)) {
         gsd_reply_error(r, 404, "",
                         "no such endpoint: POST /v1/nodes/NAME/heartbeat or "
                         "/v1/nodes/NAME/gpus/INDEX/health");

@@ -231,6 +231,13 @@ static void test_xid(void **state)
     /* bad reports */
     report(&d, 4, "{\"healthy\": false}", 404, &a);
     h_answer_free(&a);
+    /* an index past 32 bits must not wrap round onto a real card, nor a sign pass */
+    call(&d, "POST", "/v1/nodes/n-t4-0/gpus/4294967296/health", TOKEN_NODE, "{\"healthy\": false}",
+         404, &a);
+    h_answer_free(&a);
+    call(&d, "POST", "/v1/nodes/n-t4-0/gpus/+1/health", TOKEN_NODE, "{\"healthy\": false}", 404,
+         &a);
+    h_answer_free(&a);
     report(&d, c, "{\"healthy\": \"no\"}", 400, &a);
     assert_string_equal(json_string_value(json_object_get(a.json, "field")), "healthy");
     h_answer_free(&a);
