@@ -208,12 +208,11 @@ static void test_bind_records_cards(void **state)
     json_t *args = load("filter_nodenames.json");
     json_t *pod = json_object_get(args, "Pod");
     json_object_set_new(json_object_get(pod, "metadata"), "name", json_string("big"));
-    json_t *lim = json_object_get(
-        json_object_get(
-            json_array_get(json_object_get(json_object_get(pod, "spec"), "containers"), 0),
-            "resources"),
-        "limits");
-    json_object_set_new(lim, "nvidia.com/gpu", json_string("8"));
+    json_t *res = json_object_get(
+        json_array_get(json_object_get(json_object_get(pod, "spec"), "containers"), 0),
+        "resources");
+    json_object_set_new(json_object_get(res, "limits"), "nvidia.com/gpu", json_string("8"));
+    json_object_set_new(json_object_get(res, "requests"), "nvidia.com/gpu", json_string("8"));
     r = verb("filter", args);
     assert_false(has_name(json_object_get(r, "NodeNames"), "n-a100-1"));
     assert_true(has_name(json_object_get(r, "NodeNames"), "n-a100-0"));

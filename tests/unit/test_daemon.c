@@ -317,6 +317,10 @@ static void test_podspec(void **state)
          "metadata.annotations.gpusched.io/gpu-model"},
         {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"priority\":\"high\",\"containers\":[{}]}}",
          "spec.priority"},
+        /* an extended resource's request differs from its limit */
+        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"resources\":{\"limits\":"
+         "{\"nvidia.com/gpu\":1},\"requests\":{\"nvidia.com/gpu\":2}}}]}}",
+         "spec.containers[0].resources.requests.nvidia.com/gpu"},
         /* a resource gpuschedd does not place is refused, not dropped */
         {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"resources\":{\"limits\":"
          "{\"nvidia.com/mig-1g.10gb\":1}}}]}}",
