@@ -59,8 +59,8 @@ struct gs_profile;
  * unknown or duplicate key, wrong node type, unsupported apiVersion, a weight that is not an
  * integer or, at score, outside 1..GS_WEIGHT_MAX, plugin at a point it does not implement, more
  * plugins at one point than a profile holds, no KubeSchedulerConfiguration document, no profile of
- * that name, file too large or too deep; NULL @path or @out); -ENOENT when @path does not exist;
- * -EIO when it cannot be read; -ENOMEM.
+ * that name, file too large or too deep, a directory; NULL @path or @out); -ENOENT when @path
+ * does not exist; -EIO when it cannot be read; -ENOMEM.
  * Complexity: O(file size).
  */
 int gs_config_load_kubesched(const char *path, const char *scheduler_name, struct gs_profile **out,

@@ -67,7 +67,8 @@ struct gs_mig_policy {
  * @out: filled on success only.
  * @d: the error message on failure; may be NULL.
  * Return: 0; -EINVAL with @d for a file that is not a valid policy (see the invariants; also a
- * YAML syntax error, a wrong apiVersion or kind, a missing spec, NULL @path or @out); -ENOENT when
+ * YAML syntax error, a wrong apiVersion or kind, a missing spec, a directory, NULL @path or
+ * @out); -ENOENT when
  * @path does not exist; -EIO when it cannot be read; -ENOMEM.
  * Complexity: O(file size).
  */

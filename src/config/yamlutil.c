@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* Visits a walk may make per document beyond 4 per node: far above what an alias-free file
  * needs, small enough that a file reusing one subtree a million times fails fast. */
@@ -544,6 +545,11 @@ int gs__yaml_read(const char *path, bool allow_stdin, size_t max, const char *wh
         if (e == ENOENT)
             return gs_diag_error_code(d, -ENOENT, "%s: no such file", path);
         return io_error(path, "cannot open", e, d);
+    }
+    struct stat sb;
+    if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) { /* bad input, not an I/O failure */
+        fclose(f);
+        return gs_diag_error(d, "%s: a directory, not a file", path);
     }
     int rc = slurp(f, path, max, what, out, len, d);
     fclose(f);

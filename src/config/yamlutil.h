@@ -130,7 +130,7 @@ bool gs__yaml_parse_int(const char *s, long long *v);
  * gs__yaml_read() - all of @path into a malloc'd *@out (NUL-terminated, the NUL not counted in
  * *@len), refusing more than @max bytes ("-" reads standard input when @allow_stdin). @what ends
  * the too-large message ("not a scheduler configuration").
- * Return: 0; -ENOENT; -EIO; -EINVAL (too large); -ENOMEM; with @d set.
+ * Return: 0; -ENOENT; -EIO; -EINVAL (too large, or a directory); -ENOMEM; with @d set.
  */
 int gs__yaml_read(const char *path, bool allow_stdin, size_t max, const char *what,
                   unsigned char **out, size_t *len, struct gs_diag *d);

@@ -395,9 +395,9 @@ static void test_missing_file(void **state)
     assert_int_equal(gs_config_load_kubesched(path, NULL, &p, &d), -ENOENT);
     assert_ptr_equal(p, UNTOUCHED);
     assert_has(d.msg, path);
-    /* A directory opens but cannot be read. */
-    assert_int_equal(gs_config_load_kubesched("/tmp", NULL, &p, &d), -EIO);
-    assert_has(d.msg, "/tmp:");
+    /* A directory is bad input, not a failed read. */
+    assert_int_equal(gs_config_load_kubesched("/tmp", NULL, &p, &d), -EINVAL);
+    assert_has(d.msg, "/tmp: a directory");
     assert_ptr_equal(p, UNTOUCHED);
 }
 
