@@ -207,7 +207,9 @@ static int use_of(const json_t *u, const char *at, const char *tenant, struct gs
     if (!json_is_object(u))
         return gs_diag_error(d, "%s: expected object, got %s", at, type_name(u));
     int rc = field(u, "mode", at, JSON_STRING, &mode, d);
-    if (!rc && (rc = gs_bill_mode_find(json_string_value(mode))) < 0)
+    if (rc)
+        return rc;
+    if ((rc = gs_bill_mode_find(json_string_value(mode))) < 0)
         return gs_diag_error(d, "%s.mode: \"%.40s\" is not exclusive, mig, shared or timeslice", at,
                              json_string_value(mode));
     out->mode = (enum gs_bill_mode)rc;
@@ -229,14 +231,44 @@ static int use_of(const json_t *u, const char *at, const char *tenant, struct gs
 }
 
 /* bill_pod() - meter every use of pod @pod (at @at) into @b. */
+/*
+ * in_life() - @use lies inside the pod's life as the pod itself states it: not before its
+ * submit_s, not after its end_s (when it has ended), not before the previous use ended (at
+ * *@last_end), and a rejected pod has none. Billing a time the pod says it was not running
+ * would charge a tenant for nothing.
+ */
+static int in_life(const json_t *pod, const struct gs_bill_use *use, const char *at,
+                   int64_t *last_end, struct gs_diag *d)
+{
+    const json_t *sub = json_object_get(pod, "submit_s"), *end = json_object_get(pod, "end_s");
+    const char *state = json_string_value(json_object_get(pod, "state"));
+    if (state && strcmp(state, "rejected") == 0)
+        return gs_diag_error(d, "%s: a rejected pod never ran, so it has no usage", at);
+    if (json_is_integer(sub) && use->start_s < json_integer_value(sub))
+        return gs_diag_error(d, "%s.start_s: %lld is before the pod's submit_s %lld", at,
+                             (long long)use->start_s, (long long)json_integer_value(sub));
+    if (json_is_integer(end) && use->end_s > json_integer_value(end))
+        return gs_diag_error(d, "%s.end_s: %lld is after the pod's end_s %lld", at,
+                             (long long)use->end_s, (long long)json_integer_value(end));
+    if (use->start_s < *last_end)
+        return gs_diag_error(d, "%s.start_s: %lld is before the previous use ended (%lld)", at,
+                             (long long)use->start_s, (long long)*last_end);
+    *last_end = use->end_s;
+    return 0;
+}
+
 static int bill_pod(const json_t *pod, const char *at, struct gs_bill *b, struct gs_diag *d)
 {
     json_t *tenant, *usage = NULL, *u;
     size_t j;
+    int64_t last_end = INT64_MIN;
     char uat[USE_AT];
     if (!json_is_object(pod))
         return gs_diag_error(d, "%s: expected object, got %s", at, type_name(pod));
     int rc = field(pod, "tenant", at, JSON_STRING, &tenant, d);
+    json_t *name = json_object_get(pod, "name");
+    if (!rc && name && !json_is_string(name))
+        rc = gs_diag_error(d, "%s.name: expected string, got %s", at, type_name(name));
     if (!rc)
         rc = field(pod, "usage", at, JSON_ARRAY, &usage, d);
     json_array_foreach(usage, j, u)
@@ -248,9 +280,38 @@ static int bill_pod(const json_t *pod, const char *at, struct gs_bill *b, struct
         gs_diag_init(&why);
         snprintf(uat, sizeof(uat), "%s.usage[%zu]", at, j);
         rc = use_of(u, uat, json_string_value(tenant), &use, d);
+        if (!rc)
+            rc = in_life(pod, &use, uat, &last_end, d);
         if (!rc && (rc = gs_bill_add_use(b, &use, &why)) != 0)
             rc = gs_diag_error_code(d, rc, "%s: %s", uat, why.msg);
     }
+    return rc;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    const char *x = json_string_value(json_object_get(*(json_t *const *)a, "name"));
+    const char *y = json_string_value(json_object_get(*(json_t *const *)b, "name"));
+    return strcmp(x, y);
+}
+
+/* unique_names() - no named pod of @pods is listed twice: it would be billed twice. */
+static int unique_names(const json_t *pods, const char *at, struct gs_diag *d)
+{
+    size_t n = 0, all = json_array_size(pods);
+    json_t **v = all ? malloc(all * sizeof(*v)) : NULL;
+    if (all && !v)
+        return gs_diag_error_code(d, -ENOMEM, "%s: out of memory", at);
+    for (size_t i = 0; i < all; i++)
+        if (json_is_string(json_object_get(json_array_get(pods, i), "name")))
+            v[n++] = json_array_get(pods, i);
+    qsort(v, n, sizeof(*v), by_name);
+    int rc = 0;
+    for (size_t i = 1; i < n && !rc; i++)
+        if (by_name(&v[i - 1], &v[i]) == 0)
+            rc = gs_diag_error(d, "%s%spods: pod \"%.80s\" is listed twice", at, *at ? "." : "",
+                               json_string_value(json_object_get(v[i], "name")));
+    free(v);
     return rc;
 }
 
@@ -291,7 +352,7 @@ static int bill_way(const json_t *run, const char *at, struct input *in, struct 
         snprintf(pat, sizeof(pat), "%s%spods[%zu]", at, *at ? "." : "", i);
         rc = bill_pod(pod, pat, w->bill, d);
     }
-    return rc;
+    return rc ? rc : unique_names(pods, at, d);
 }
 
 /* bill_file() - every way of the document: {"ways": [RUN...]} or a single RUN. */

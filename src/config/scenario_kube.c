@@ -263,9 +263,11 @@ static int rq_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *arg
     struct rq *r = arg;
     const char *name = gs__yaml_str(k);
     for (int i = 0; i < 4; i++) {
+        char requests[32]; /* "requests.<resource>", compared whole */
+        snprintf(requests, sizeof(requests), "requests.%s", res[i]);
         if (strcmp(name, res[i]) == 0)
             return rq_item(c, r, i, 0, k, v);
-        if (strncmp(name, "requests.", 9) == 0 && strcmp(name + 9, res[i]) == 0)
+        if (strcmp(name, requests) == 0)
             return rq_item(c, r, i, 1, k, v);
     }
     if (strcmp(name, "limits.nvidia.com/gpu") == 0) {

@@ -947,6 +947,12 @@ static void test_cli_bad_input(void **state)
 }
 
 /* JSON shapes the contract rules out, each named by its path. */
+/* A valid use: 30 % of a T4 from 1 s to 4 s. */
+#define SHARE_USE                                                                                  \
+    "{\"mode\": \"shared\", \"model\": \"T4\", \"cards\": 1, \"share_milli\": 300, \"start_s\": "  \
+    "1, "                                                                                          \
+    "\"end_s\": 4}"
+
 static void test_cli_bad_shapes(void **state)
 {
     static const struct {
@@ -975,6 +981,17 @@ static void test_cli_bad_shapes(void **state)
          "pods[0].usage[0]: end_s 4 is not in start_s"},
         {"{\"pods\": [{\"tenant\": \"t\", \"tenant\": \"u\", \"usage\": []}]}", "duplicate"},
         {"{\"pods\": [{\"tenant\": \"t\\u0000u\", \"usage\": []}]}", "NUL"},
+        {"{\"pods\": [{\"tenant\": \"t\", \"usage\": [{\"mode\": null}]}]}",
+         "pods[0].usage[0].mode: expected string, got null"},
+        {"{\"pods\": [{\"name\": \"a/p\", \"tenant\": \"t\", \"usage\": []}, {\"name\": \"a/p\", "
+         "\"tenant\": \"t\", \"usage\": []}]}",
+         "pods: pod \"a/p\" is listed twice"},
+        {"{\"pods\": [{\"tenant\": \"t\", \"state\": \"rejected\", \"usage\": [" SHARE_USE "]}]}",
+         "pods[0].usage[0]: a rejected pod never ran"},
+        {"{\"pods\": [{\"tenant\": \"t\", \"end_s\": 3, \"usage\": [" SHARE_USE "]}]}",
+         "pods[0].usage[0].end_s: 4 is after the pod's end_s 3"},
+        {"{\"pods\": [{\"tenant\": \"t\", \"usage\": [" SHARE_USE ", " SHARE_USE "]}]}",
+         "pods[0].usage[1].start_s: 1 is before the previous use ended (4)"},
     };
     (void)state;
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
