@@ -305,7 +305,8 @@ static int unique_names(const json_t *pods, const char *at, struct gs_diag *d)
     for (size_t i = 0; i < all; i++)
         if (json_is_string(json_object_get(json_array_get(pods, i), "name")))
             v[n++] = json_array_get(pods, i);
-    qsort(v, n, sizeof(*v), by_name);
+    if (n > 1)
+        qsort(v, n, sizeof(*v), by_name);
     int rc = 0;
     for (size_t i = 1; i < n && !rc; i++)
         if (by_name(&v[i - 1], &v[i]) == 0)
