@@ -400,6 +400,14 @@ int gs__scn_mig_policy(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *
         return rc;
     L->s->has_mig_policy = 1;
     gs__scn_src(c, L, root, &L->s->mig_policy_src);
+    for (int i = 0;
+         L->s->mig_policy.strategy == GS_MIG_STRATEGY_NONE && i < L->s->mig_policy.ndevices; i++)
+        if (L->s->mig_policy.devices[i].mig_enabled) {
+            gs__yaml_warn(c, root,
+                          "GpuClusterPolicy strategy none advertises no MIG device: migEnabled "
+                          "on its devices has no effect");
+            break;
+        }
     if (L->s->mig_policy.strategy == GS_MIG_STRATEGY_SINGLE)
         gs__yaml_warn(
             c, root,

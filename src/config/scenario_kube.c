@@ -474,6 +474,10 @@ static int card_modes(struct gs__yctx *c, yaml_node_t *n, struct gs_sim_spec *si
         rc = gs__scn_bool(c, f[0], "cardModes.convert", &sim->convert);
     if (!rc && f[1])
         rc = gs__scn_dur(c, f[1], "cardModes.minHold", &sim->min_hold_us);
+    if (!rc && f[1] && !sim->convert && sim->min_hold_us > 0)
+        gs__yaml_warn(c, f[1],
+                      "cardModes.minHold has no effect: with convert false a card keeps "
+                      "its first mode");
     sim->modes_defined = 1;
     return rc;
 }

@@ -194,6 +194,16 @@ static int combine(struct gs__yctx *c, const struct res *rq, const struct res *l
     if (share && v[Q_GPU] <= 0 && v[Q_SHARED] <= 0)
         return gs__yaml_err(c, share, "%s needs nvidia.com/gpu (the number of shared GPUs)",
                             gs__yaml_str(share));
+    yaml_node_t *mem = lim->at[Q_GPUMEM] ? lim->at[Q_GPUMEM] : rq->at[Q_GPUMEM];
+    yaml_node_t *cores = lim->at[Q_GPUCORES] ? lim->at[Q_GPUCORES] : rq->at[Q_GPUCORES];
+    if (mem && v[Q_GPUMEM] == 0)
+        return gs__yaml_err(c, mem, "nvidia.com/gpumem 0: a share of a card holds at least 1 MiB");
+    if (cores && v[Q_GPUCORES] == 0 && !mem)
+        return gs__yaml_err(c, cores,
+                            "nvidia.com/gpucores 0 without nvidia.com/gpumem asks for nothing of "
+                            "the card");
+    if (cores && v[Q_GPUCORES] == 0)
+        v[Q_GPUCORES] = GS_UNSET; /* HAMi's 0: no compute of its own, memory decides */
     yaml_node_t *ts = lim->at[Q_SHARED] ? lim->at[Q_SHARED] : rq->at[Q_SHARED];
     if (ts && v[Q_SHARED] > 0 && (v[Q_GPU] > 0 || v[Q_MIG] > 0))
         return gs__yaml_err(c, ts,

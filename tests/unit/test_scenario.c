@@ -330,6 +330,24 @@ static void test_mig_and_cards_warned(void **state)
     gs_scenario_free(s);
 }
 
+/* Settings that cancel each other are said to, where they are written. */
+static void test_contradictions_warned(void **state)
+{
+    (void)state;
+    struct gs_diag d;
+    struct warns w;
+    struct gs_scenario *s = load_text_ok(
+        "apiVersion: nvidia.com/v1\nkind: GpuClusterPolicy\nmetadata: {name: p}\nspec:\n"
+        "  mig: {strategy: none}\n  devices:\n    - {name: A100-SXM4-80GB, migEnabled: true}\n"
+        "---\napiVersion: sim.gpusched.io/v1alpha1\nkind: Simulation\nmetadata: {name: s}\n"
+        "spec: {cardModes: {convert: false, minHold: 1h}}\n",
+        &d, &w);
+    ASSERT_WARNED(&w, ":1:1: ", "strategy none advertises no MIG device");
+    ASSERT_WARNED(&w, ":12:45: ", "cardModes.minHold has no effect");
+    assert_int_equal(w.n, 2);
+    gs_scenario_free(s);
+}
+
 static void test_warnings(void **state)
 {
     (void)state;
@@ -509,6 +527,8 @@ static const struct bad bads[] = {
     {RES("nvidia.com/gpumem: 20Gi"), -EINVAL, ":8:35: ", "must be a plain number", 0},
     {RES("nvidia.com/mig-9x.1gb: 1"), -EINVAL, ":8:16: ", "is not a MIG profile", 0},
     {RES("nvidia.com/gpumem: 1024"), -EINVAL, ":8:16: ", "needs nvidia.com/gpu", 0},
+    {RES("nvidia.com/gpu: 1, nvidia.com/gpumem: 0"), -EINVAL, ":8:35: ", "at least 1 MiB", 0},
+    {RES("nvidia.com/gpu: 1, nvidia.com/gpucores: 0"), -EINVAL, ":8:35: ", "asks for nothing", 0},
     {POD_HDR "spec:\n  containers:\n  - name: m\n    resources:\n      requests: {cpu: 2}\n"
              "      limits: {cpu: 1}\n",
      -EINVAL, ":8:18: ", "requests.cpu is above limits.cpu", 0},
@@ -1070,6 +1090,7 @@ int main(void)
         cmocka_unit_test(test_warnings),
         cmocka_unit_test(test_mig_policy_in_stream),
         cmocka_unit_test(test_mig_and_cards_warned),
+        cmocka_unit_test(test_contradictions_warned),
         cmocka_unit_test(test_full_scenario),
         cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_timeslice_scenario),
