@@ -63,6 +63,17 @@ static int may_use_ns(const struct gsd_state *st, const struct who *w, const cha
     return 0;
 }
 
+int gsd_ns_owned(struct gsd_state *st, const char *ns, struct gsd_req *r)
+{
+    if (st->cfg->ntenants == 0 || gsd_tenant_of_ns(st->cfg, ns))
+        return 1;
+    gsd_reply_error(r, 400, "metadata.namespace",
+                    "metadata.namespace: %s belongs to no tenant of the config, so its use could "
+                    "be neither counted against a quota nor billed",
+                    ns);
+    return 0;
+}
+
 static void post_pod(struct gsd_state *st, struct gsd_req *r, const struct who *w)
 {
     json_error_t jerr;
@@ -87,7 +98,7 @@ static void post_pod(struct gsd_state *st, struct gsd_req *r, const struct who *
     } else {
         if (!spec.ns[0])
             memcpy(spec.ns, w->tenant->ns[0], sizeof(spec.ns));
-        if (may_use_ns(st, w, spec.ns, r)) {
+        if (may_use_ns(st, w, spec.ns, r) && gsd_ns_owned(st, spec.ns, r)) {
             const struct gsd_tenant *owner = gsd_tenant_of_ns(st->cfg, spec.ns);
             struct gsd_pod *p =
                 gsd_pod_add(st, &spec, owner ? owner->name : "", GSD_SRC_API, -1, &e);

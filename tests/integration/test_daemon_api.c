@@ -161,6 +161,13 @@ static void test_tenants_apart(void **state)
     char *body = h_pod("team-b", "intruder", 1, 0);
     assert_int_equal(status_of(&d, "POST", "/v1/pods", TOKEN_A, body, NULL, 0), 403);
     free(body);
+    /* not even the admin places a pod in a namespace no tenant owns: it could not be billed */
+    char field[128];
+    body = h_pod("nosuch", "orphan", 1, 0);
+    assert_int_equal(status_of(&d, "POST", "/v1/pods", TOKEN_ADMIN, body, field, sizeof(field)),
+                     400);
+    assert_string_equal(field, "metadata.namespace");
+    free(body);
     json_t *l = get(&d, TOKEN_A, "/v1/pods", 200); /* a tenant lists its own pods only */
     assert_int_equal(json_array_size(json_object_get(l, "items")), 1);
     json_decref(l);
