@@ -350,6 +350,22 @@ int gs_scenario_load(struct gs_scenario *s, const char *path, struct gs_diag *d)
 int gs_scenario_resolve(struct gs_scenario *s, struct gs_diag *d);
 
 /*
+ * gs_tenant_model_quota() - @ts's GPUQuota entry for catalog model @model, or NULL when it has
+ * none (also when no GPUQuota names the tenant). O(quota entries).
+ */
+const struct gs_model_quota *gs_tenant_model_quota(const struct gs_tenant_spec *ts, int model);
+
+/*
+ * gs_quota_bucket() - where a pod's @milli on a model goes under GPUQuota entry @q, given what the
+ * tenant already uses there (@ded dedicated, @sh shared, milli-GPU): whole cards (@whole) count
+ * against `dedicated` when they all fit in what is left of it, anything else against `shared`,
+ * and the two together never pass `total` (seed 000 section 1.2).
+ * Return: 1 dedicated, 2 shared, 0 no room.
+ */
+int gs_quota_bucket(const struct gs_model_quota *q, int64_t ded, int64_t sh, int whole,
+                    int64_t milli);
+
+/*
  * gs_scenario_tenant_of() - index of the tenant namespace @ns belongs to, or -ENOENT.
  * O(1) expected after gs_scenario_resolve(); O(tenants) when tenants were added since.
  */

@@ -311,3 +311,19 @@ int gs_step_profile_for(const struct gs_scenario *s, const char *name, const cha
     memcpy(out->tenant, over->tenant, sizeof(out->tenant));
     return 0;
 }
+
+const struct gs_model_quota *gs_tenant_model_quota(const struct gs_tenant_spec *ts, int model)
+{
+    for (int i = 0; ts->has_quota && i < ts->nquotas; i++)
+        if (ts->quotas[i].model == model)
+            return &ts->quotas[i];
+    return NULL;
+}
+
+int gs_quota_bucket(const struct gs_model_quota *q, int64_t ded, int64_t sh, int whole,
+                    int64_t milli)
+{
+    if (whole && ded + milli <= q->dedicated_milli)
+        return 1;
+    return sh + milli <= q->shared_milli && ded + sh + milli <= q->total_milli ? 2 : 0;
+}

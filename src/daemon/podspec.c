@@ -345,22 +345,10 @@ static int container_ask(const json_t *c, int idx, struct ask *a, struct gsd_fer
     for (int k = 0; k < 5; k++) {
         const json_t *v = json_object_get(lim, keys[k]); /* a limit wins over a request */
         const char *where = "limits";
-        if (k < 3 && v && json_object_get(req, keys[k])) {
-            /* Kubernetes: an extended resource's request, when given, equals its limit */
-            struct ask l = *a, q = *a;
-            snprintf(field, sizeof(field), "spec.containers[%d].resources.requests.%s", idx,
-                     keys[k]);
-            int rc = one_quantity(v, keys[k], field, &l, e);
-            if (!rc)
-                rc = one_quantity(json_object_get(req, keys[k]), keys[k], field, &q, e);
-            if (rc)
-                return rc;
-            if (memcmp(&l, &q, sizeof(l)) != 0)
-                return ferr(e, field, "%s: must equal the limit (%s is an extended resource)",
-                            field, keys[k]);
-        }
+        const json_t *other = json_object_get(req, keys[k]);
         if (!v) {
-            v = json_object_get(req, keys[k]);
+            v = other;
+            other = NULL;
             where = "requests";
         }
         if (!v)
@@ -369,6 +357,16 @@ static int container_ask(const json_t *c, int idx, struct ask *a, struct gsd_fer
         int rc = one_quantity(v, keys[k], field, a, e);
         if (rc)
             return rc;
+        if (k >= 3 || !other)
+            continue;
+        /* Kubernetes: an extended resource's request, when given, equals its limit */
+        struct ask q = *a;
+        snprintf(field, sizeof(field), "spec.containers[%d].resources.requests.%s", idx, keys[k]);
+        if ((rc = one_quantity(other, keys[k], field, &q, e)) != 0)
+            return rc;
+        if (memcmp(a, &q, sizeof(q)) != 0)
+            return ferr(e, field, "%s: must equal the limit (%s is an extended resource)", field,
+                        keys[k]);
     }
     return 0;
 }

@@ -119,14 +119,6 @@ static const struct gsd_tenant *tenant_named(const struct gsd_config *c, const c
     return NULL;
 }
 
-static const struct gs_model_quota *model_quota(const struct gs_tenant_spec *ts, int model)
-{
-    for (int i = 0; i < ts->nquotas; i++)
-        if (ts->quotas[i].model == model)
-            return &ts->quotas[i];
-    return NULL;
-}
-
 /* Does ResourceQuota @q count pod @p (its namespace, and its PriorityClass when scoped)? */
 static int rq_counts(const struct gs_rquota_spec *q, const struct gsd_pod *p)
 {
@@ -180,10 +172,7 @@ static struct gsd_user_use *user_of(const struct gsd_state *st, const struct gsd
 static int bucket(const struct gs_model_quota *q, const struct gsd_quota_use *u, int model,
                   int whole, int64_t milli)
 {
-    int64_t ded = u->dedicated[model], sh = u->shared[model];
-    if (whole && ded + milli <= q->dedicated_milli)
-        return 1;
-    return sh + milli <= q->shared_milli && ded + sh + milli <= q->total_milli ? 2 : 0;
+    return gs_quota_bucket(q, u->dedicated[model], u->shared[model], whole, milli);
 }
 
 static void over_gpuquota(const struct gsd_tenant *t, const struct gs_model_quota *q,
@@ -229,10 +218,10 @@ int gsd_quota_check(const struct gsd_state *st, const struct gsd_pod *p, struct 
     for (int m = 0; m < GS_MODEL_MAX; m++) {
         if (!(cand & (1u << m)))
             continue;
-        const struct gs_model_quota *q = model_quota(ts, m);
+        const struct gs_model_quota *q = gs_tenant_model_quota(ts, m);
         if (q && bucket(q, &st->quse[ix], m, p->req.gpu_milli == 1000, milli))
             ok |= 1u << m;
-        else if (first < 0 || (q && !model_quota(ts, first)))
+        else if (first < 0 || (q && !gs_tenant_model_quota(ts, first)))
             first = m; /* the model the reason names: one the quota gives, when there is one */
     }
     if (first < 0) /* no candidate model in the cluster: the engine says so */
@@ -241,7 +230,7 @@ int gsd_quota_check(const struct gsd_state *st, const struct gsd_pod *p, struct 
         eff->model_mask = ok;
         return 0;
     }
-    over_gpuquota(t, model_quota(ts, first), &st->quse[ix], first, milli, why, size);
+    over_gpuquota(t, gs_tenant_model_quota(ts, first), &st->quse[ix], first, milli, why, size);
     return GS_UNSCHEDULABLE;
 }
 
@@ -299,7 +288,7 @@ int gsd_quota_charge(struct gsd_state *st, struct gsd_pod *p, int sign)
     struct gs_node_info ni;
     int64_t milli = gs_pod_req_gpu_milli(&p->req);
     if (milli && !gs_cluster_node_info(st->cluster, (size_t)p->pl.node, &ni) && ni.model >= 0) {
-        const struct gs_model_quota *q = model_quota(t->quota, ni.model);
+        const struct gs_model_quota *q = gs_tenant_model_quota(t->quota, ni.model);
         if (sign > 0) /* over every bucket (a bind by kube-scheduler, a lowered quota): shared */
             p->charged =
                 (int8_t)(q ? bucket(q, &st->quse[ix], ni.model, p->req.gpu_milli == 1000, milli)

@@ -729,13 +729,9 @@ int gs__tsim_admit(struct gs_tsim *t, struct gs_diag *d)
 /* GPUQuota entry of @tenant for catalog @model, or NULL. */
 static const struct gs_model_quota *model_quota(const struct gs_tsim *t, int32_t tenant, int model)
 {
-    if (tenant < 0 || (size_t)tenant >= t->s->ntenants || !t->s->tenants[tenant].has_quota)
+    if (tenant < 0 || (size_t)tenant >= t->s->ntenants)
         return NULL;
-    const struct gs_tenant_spec *ts = &t->s->tenants[tenant];
-    for (int i = 0; i < ts->nquotas; i++)
-        if (ts->quotas[i].model == model)
-            return &ts->quotas[i];
-    return NULL;
+    return gs_tenant_model_quota(&t->s->tenants[tenant], model);
 }
 
 static void milli_str(char *buf, size_t size, int64_t m)
@@ -756,10 +752,9 @@ static int gpuquota_bucket(const struct gs_tsim *t, const struct rpod *p, int mo
     }
     size_t k = (size_t)p->tenant * GS_MODEL_MAX + (size_t)model;
     int64_t ded = t->ded_used[k], sh = t->sh_used[k];
-    if (p->fit.whole && ded + p->milli <= q->dedicated_milli)
-        return 1;
-    if (sh + p->milli <= q->shared_milli && ded + sh + p->milli <= q->total_milli)
-        return 2;
+    int bucket = gs_quota_bucket(q, ded, sh, p->fit.whole, p->milli);
+    if (bucket)
+        return bucket;
     char a[32], b[32], c[32];
     int over_total = ded + sh + p->milli > q->total_milli;
     int64_t used = over_total ? ded + sh : sh, cap = over_total ? q->total_milli : q->shared_milli;

@@ -761,16 +761,22 @@ static void run_free(struct run *r)
     free(r->err);
 }
 
+/* The seed's rate card example, billed: one line per resource, $8.00, $4.00, $2.00, $1.50. */
+static void expect_seed_lines(const char *out)
+{
+    assert_has(out, "A100-SXM4-80GB exclusive      0      3600  card-s       $8.00   $8.00\n");
+    assert_has(out, "A100-SXM4-80GB mig 4g.40gb    0      3600  instance-s   $4.00   $4.00\n");
+    assert_has(out, "A100-SXM4-80GB mig 2g.20gb    0      3600  instance-s   $2.00   $2.00\n");
+    assert_has(out, "A100-SXM4-80GB shared         0     10800  step-s       $0.50   $1.50\n");
+}
+
 static void test_cli_seed_example_table(void **state)
 {
     (void)state;
     struct run r = bill(FIXTURES "seed-example.json");
     assert_int_equal(r.status, 0);
     assert_string_equal(r.err, "");
-    assert_has(r.out, "A100-SXM4-80GB exclusive      0      3600  card-s       $8.00   $8.00\n");
-    assert_has(r.out, "A100-SXM4-80GB mig 4g.40gb    0      3600  instance-s   $4.00   $4.00\n");
-    assert_has(r.out, "A100-SXM4-80GB mig 2g.20gb    0      3600  instance-s   $2.00   $2.00\n");
-    assert_has(r.out, "A100-SXM4-80GB shared         0     10800  step-s       $0.50   $1.50\n");
+    expect_seed_lines(r.out);
     assert_has(r.out, "tenant-a  total                                                          "
                       "$15.50\n");
     assert_has(r.out, "TOTAL                                                                    "
@@ -798,10 +804,7 @@ static void test_cli_seed_example_simulated(void **state)
     free(report);
     struct run r = bill(json);
     assert_int_equal(r.status, 0);
-    assert_has(r.out, "A100-SXM4-80GB exclusive      0      3600  card-s       $8.00   $8.00\n");
-    assert_has(r.out, "A100-SXM4-80GB mig 4g.40gb    0      3600  instance-s   $4.00   $4.00\n");
-    assert_has(r.out, "A100-SXM4-80GB mig 2g.20gb    0      3600  instance-s   $2.00   $2.00\n");
-    assert_has(r.out, "A100-SXM4-80GB shared         0     10800  step-s       $0.50   $1.50\n");
+    expect_seed_lines(r.out);
     assert_has(r.out, "TOTAL                                                                    "
                       "$15.50\n");
     run_free(&r);
