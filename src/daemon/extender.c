@@ -7,8 +7,10 @@
  * type: the protocol's own Error field carries a failure, which kube-scheduler reports against
  * the pod. preempt's result has no such field: a bad request there is a 400 naming the field.
  *
- * filter and prioritize evaluate the pod on each named node with the engine without binding;
- * preempt (preempt.c) checks kube-scheduler's victims against the cards.
+ * filter and prioritize evaluate the pod on each named node with the engine without binding,
+ * after the checks a pod submitted to the API meets: its tenant's quotas, and for a member of a
+ * PodGroup not yet running, that the whole gang fits (then every node fails naming the quota or
+ * the gang); preempt (preempt.c) checks kube-scheduler's victims against the cards.
  * The pod's request is remembered (the last GSD_EXT_CACHE pods) because bind names only the pod:
  * bind then takes the cards on the chosen node and stores the pod as running, so the daemon's
  * own view of every card stays whole whichever path placed a pod.
@@ -547,6 +549,25 @@ static void write_priorities(const struct ext_args *a, const int64_t *sc, struct
 }
 
 /*
+ * What must hold before any node is looked at, as for a pod submitted to the API: its tenant's
+ * quotas (@eff: the request with its GPU models narrowed to those with quota room) and, for a
+ * member of a posted PodGroup not yet running, that the members still missing fit together
+ * (gsd_gang_fits()): kube-scheduler binds members one at a time, so the gang is checked whole
+ * at each member's filter. Return: 0; GS_UNSCHEDULABLE with @why; -ENOMEM.
+ */
+static int ext_admit(struct gsd_state *st, const struct gsd_podspec *spec, struct gs_pod_req *eff,
+                     char *why, size_t size)
+{
+    struct gsd_pod p = {0};
+    const struct gsd_tenant *owner = gsd_tenant_of_ns(st->cfg, spec->ns);
+    gsd_pod_probe(st, spec, owner ? owner->name : "", &p);
+    int rc = gsd_quota_check(st, &p, eff, why, size);
+    if (rc || !p.grp || !gsd_gang_waiting(p.grp))
+        return rc;
+    return gsd_gang_fits(st, p.grp, eff, why, size);
+}
+
+/*
  * filter and prioritize: read the args, score the pod on every node once, write the answer.
  * A bad Pod is reported in filter's Error field; prioritize's list type has none, so it scores
  * nothing and logs why.
@@ -578,9 +599,17 @@ static void filter_or_prioritize(struct gsd_state *st, struct gsd_req *r, int is
             gsd_log("warn", "prioritize: bad pod", "error", err, NULL);
         }
     } else {
+        struct gs_pod_req eff;
+        char held[GSD_REASON_MAX];
         sc = malloc((a.n ? a.n : 1) * sizeof(*sc));
         why = malloc((a.n ? a.n : 1) * sizeof(*why));
-        if (!sc || !why || score_all(st, &spec.req, &a, sc, why, err, sizeof(err)))
+        int adm = sc && why ? ext_admit(st, &spec, &eff, held, sizeof(held)) : -ENOMEM;
+        for (size_t i = 0; adm == GS_UNSCHEDULABLE && i < a.n; i++) {
+            sc[i] = a.idx[i] >= 0 ? GS_UNSCHEDULABLE : -ENOENT;
+            why[i] = held;
+        }
+        err[0] = '\0';
+        if (adm < 0 || (!adm && score_all(st, &eff, &a, sc, why, err, sizeof(err))))
             o.oom = 1;
         else if (is_filter)
             write_filter(st, &a, sc, why, first_error(&a, err), &o);

@@ -107,6 +107,29 @@ int gsd_gang_try(struct gsd_state *st, struct gsd_group *g)
     return rc;
 }
 
+int gsd_gang_fits(struct gsd_state *st, const struct gsd_group *g, const struct gs_pod_req *req,
+                  char *why, size_t size)
+{
+    int need = g->min_member - g->running, placed = 0, rc = 0;
+    struct gs_placement *pl = malloc((size_t)need * sizeof(*pl));
+    if (!pl)
+        return -ENOMEM;
+    struct gs_diag d;
+    gs_diag_init(&d);
+    while (placed < need && (rc = gs_sched_place(st->sched, req, &pl[placed], &d)) == 0)
+        placed++;
+    for (int i = placed - 1; i >= 0; i--) /* newest first: the engine's state comes back whole */
+        gs_sched_release(st->sched, req, &pl[i]);
+    free(pl);
+    if (rc == -ENOMEM)
+        return rc;
+    if (placed == need)
+        return 0;
+    snprintf(why, size, "gang %s/%s: %d of %d members placeable; %s", g->ns, g->name,
+             g->running + placed, g->min_member, d.msg);
+    return GS_UNSCHEDULABLE;
+}
+
 /* Keep @g (copied) in the table. Return: the kept one; NULL when out of memory. */
 static struct gsd_group *keep(struct gsd_state *st, const struct gsd_group *g)
 {

@@ -453,9 +453,16 @@ struct gsd_pod *gsd_pod_find(struct gsd_state *st, const char *ns, const char *n
 /* gsd_pod_add() - register @spec as a new pod, place it (or bind it to @node when >= 0) and
  * store it; a member of a PodGroup not yet running is tried with its gang (gsd_gang_try()).
  * Return: the pod; NULL with @e (409 duplicate, 507 full, 400 over maxGPUsPerPod or never
- * placeable, 409 unschedulable bind, 500, 503 the store failed). */
+ * placeable, 409 a bind that does not fit or is over quota, 500, 503 the store failed). */
 struct gsd_pod *gsd_pod_add(struct gsd_state *st, struct gsd_podspec *spec, const char *tenant,
                             int source, int node, struct gsd_ferr *e);
+/*
+ * gsd_pod_probe() - fill @p's request, names and group from @spec, @tenant ("" or NULL: none), as
+ * gsd_pod_add() would, without registering anything: what quota checks read. The labels and
+ * annotations stay @spec's (p->meta is not set).
+ */
+void gsd_pod_probe(const struct gsd_state *st, const struct gsd_podspec *spec, const char *tenant,
+                   struct gsd_pod *p);
 /* gsd_pod_cancel() - release and forget @p. Return: 0; -EIO. */
 int gsd_pod_cancel(struct gsd_state *st, struct gsd_pod *p);
 /* gsd_time_json() - @us (wall clock) in RFC 3339 UTC with microseconds, as Kubernetes' MicroTime;
@@ -535,6 +542,14 @@ int gsd_gang_waiting(const struct gsd_group *g);
  * placeable"). Return: 0; -ENOMEM; -EIO (the store failed: st->failed is set).
  */
 int gsd_gang_try(struct gsd_state *st, struct gsd_group *g);
+/*
+ * gsd_gang_fits() - for the extender, which sees one member at a time: could @g's missing members
+ * (minMember less those running) all be placed now, each asking @req? Every trial placement is
+ * given back before it returns. Return: 0; GS_UNSCHEDULABLE with @why ("gang NS/NAME: 2 of 4
+ * members placeable; ..."); -ENOMEM.
+ */
+int gsd_gang_fits(struct gsd_state *st, const struct gsd_group *g, const struct gs_pod_req *req,
+                  char *why, size_t size);
 /* gsd_groups_restore() - load the stored PodGroups (before the pods). Return: 0; -EIO; -ENOMEM. */
 int gsd_groups_restore(struct gsd_state *st);
 /* gsd_groups_recount() - each PodGroup's members and running members, from the pods. */

@@ -247,6 +247,24 @@ static void pod_user(struct gsd_pod *p, const json_t *labels)
     snprintf(p->user, sizeof(p->user), "%s", u && strlen(u) < sizeof(p->user) ? u : "");
 }
 
+void gsd_pod_probe(const struct gsd_state *st, const struct gsd_podspec *spec, const char *tenant,
+                   struct gsd_pod *p)
+{
+    memcpy(p->ns, spec->ns, sizeof(p->ns));
+    memcpy(p->name, spec->name, sizeof(p->name));
+    snprintf(p->tenant, sizeof(p->tenant), "%s", tenant ? tenant : "");
+    memcpy(p->uid, spec->uid, sizeof(p->uid));
+    p->req = spec->req;
+    p->gpumem_mib = spec->gpumem_mib;
+    p->gpucores = spec->gpucores;
+    p->priority = spec->priority;
+    memcpy(p->models, spec->models, sizeof(p->models));
+    memcpy(p->group, spec->group, sizeof(p->group));
+    memcpy(p->pclass, spec->pclass, sizeof(p->pclass));
+    p->grp = p->group[0] ? gsd_group_find(st, p->ns, p->group) : NULL;
+    pod_user(p, spec->labels);
+}
+
 static int new_pod(struct gsd_state *st, struct gsd_podspec *spec, const char *tenant, int source,
                    struct gsd_pod **out, struct gsd_ferr *e)
 {
@@ -269,22 +287,9 @@ static int new_pod(struct gsd_state *st, struct gsd_podspec *spec, const char *t
                  GSD_META_MAX);
         return -EINVAL;
     }
-    memcpy(p->ns, spec->ns, sizeof(p->ns));
-    memcpy(p->name, spec->name, sizeof(p->name));
-    snprintf(p->tenant, sizeof(p->tenant), "%s", tenant ? tenant : "");
-    if (spec->uid[0])
-        memcpy(p->uid, spec->uid, sizeof(p->uid));
-    else
+    gsd_pod_probe(st, spec, tenant, p);
+    if (!spec->uid[0])
         new_uid(p->uid);
-    p->req = spec->req;
-    p->gpumem_mib = spec->gpumem_mib;
-    p->gpucores = spec->gpucores;
-    p->priority = spec->priority;
-    memcpy(p->models, spec->models, sizeof(p->models));
-    memcpy(p->group, spec->group, sizeof(p->group));
-    memcpy(p->pclass, spec->pclass, sizeof(p->pclass));
-    p->grp = p->group[0] ? gsd_group_find(st, p->ns, p->group) : NULL;
-    pod_user(p, spec->labels);
     p->source = (uint8_t)source;
     p->seq = st->next_seq++;
     p->submit_us = gsd_now_us();
@@ -305,8 +310,13 @@ static int bind_there(struct gsd_state *st, struct gsd_pod *p, int node, struct 
 {
     struct gs_diag why;
     struct gs_placement pl;
+    struct gs_pod_req eff;
     gs_diag_init(&why);
-    int rc = gs_sched_bind_node(st->sched, &p->req, (size_t)node, &pl, &why);
+    if (admit_quota(st, p, &eff)) {
+        set_ferr(e, 409, "Node", p->reason);
+        return -EINVAL;
+    }
+    int rc = gs_sched_bind_node(st->sched, &eff, (size_t)node, &pl, &why);
     if (rc) {
         set_ferr(e, rc == -ENOMEM ? 500 : 409, "Node", why.msg[0] ? why.msg : "does not fit");
         return -EINVAL;

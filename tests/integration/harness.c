@@ -249,6 +249,32 @@ char *h_pod(const char *ns, const char *name, int gpus, int cores)
     return s;
 }
 
+json_t *h_extender(const struct daemon *d, const char *verb, const char *pod,
+                   const char *const *nodes, size_t n)
+{
+    json_t *p = json_loads(pod, 0, NULL), *args;
+    if (!strcmp(verb, "bind")) {
+        const json_t *m = json_object_get(p, "metadata");
+        args = json_pack("{s:O, s:O, s:s}", "PodName", json_object_get(m, "name"), "PodNamespace",
+                         json_object_get(m, "namespace"), "Node", n ? nodes[0] : "");
+    } else {
+        json_t *names = json_array();
+        for (size_t i = 0; i < n; i++)
+            json_array_append_new(names, json_string(nodes[i]));
+        args = json_pack("{s:O, s:o}", "Pod", p, "NodeNames", names);
+    }
+    json_decref(p);
+    char *body = args ? json_dumps(args, JSON_COMPACT) : NULL, path[64];
+    json_decref(args);
+    struct answer a = {0};
+    snprintf(path, sizeof(path), "/extender/%s", verb);
+    int rc = body ? h_call(d, "POST", path, NULL, body, &a) : -1;
+    free(body);
+    json_t *j = !rc && a.status == 200 ? json_incref(a.json) : NULL;
+    h_answer_free(&a);
+    return j;
+}
+
 int h_log_has(const struct daemon *d, const char *needle)
 {
     FILE *f = fopen(d->log, "r");

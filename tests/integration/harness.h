@@ -50,6 +50,13 @@ int h_call(const struct daemon *d, const char *method, const char *path, const c
 void h_answer_free(struct answer *a);
 /* A pod JSON text with @gpus cards (or a share when @cores in 1..99). Caller frees. */
 char *h_pod(const char *ns, const char *name, int gpus, int cores);
+/*
+ * POST kube-scheduler's ExtenderArgs {"Pod": @pod (JSON text), "NodeNames": @nodes[0..@n)} (or
+ * ExtenderBindingArgs when @verb is "bind": PodName/PodNamespace from @pod, Node @nodes[0]) to
+ * /extender/@verb with no token. Return: the 200 answer's JSON (new reference); NULL otherwise.
+ */
+json_t *h_extender(const struct daemon *d, const char *verb, const char *pod,
+                   const char *const *nodes, size_t n);
 /* Does the daemon's log contain @needle? */
 int h_log_has(const struct daemon *d, const char *needle);
 /* Write a file. */

@@ -174,6 +174,69 @@ static void test_gang_over_quota(void **state)
     h_cleanup(&d);
 }
 
+/* Member @name of pg1 (8 cards) through kube-scheduler's filter: the nodes it passes. */
+static json_t *ext_filter(const struct daemon *d, const char *name)
+{
+    static const char *const all[] = {"n-a100-0", "n-a100-1", "n-a100-2", "n-a100-3"};
+    char *pod = h_pod("team-a", name, 8, 0);
+    json_t *p = json_loads(pod, 0, NULL);
+    free(pod);
+    json_object_set_new(json_object_get(p, "metadata"), "annotations",
+                        json_pack("{s:s}", "scheduling.k8s.io/group-name", "pg1"));
+    pod = json_dumps(p, JSON_COMPACT);
+    json_decref(p);
+    json_t *r = h_extender(d, "filter", pod, all, 4);
+    assert_non_null(r);
+    assert_string_equal(json_string_value(json_object_get(r, "Error")), "");
+    if (!json_array_size(json_object_get(r, "NodeNames"))) {
+        free(pod);
+        return r;
+    }
+    const char *node = json_string_value(json_array_get(json_object_get(r, "NodeNames"), 0));
+    json_t *b = h_extender(d, "bind", pod, &node, 1);
+    free(pod);
+    assert_non_null(b);
+    assert_string_equal(json_string_value(json_object_get(b, "Error")), "");
+    json_decref(b);
+    return r;
+}
+
+/* Through the extender, which sees one member at a time, filter passes no node to a gang member
+ * while the whole gang cannot fit, and every node once it can. */
+static void test_gang_through_extender(void **state)
+{
+    (void)state;
+    struct daemon d;
+    assert_int_equal(h_setup(&d, NULL), 0);
+    assert_int_equal(h_write(d.nodes, nodes), 0);
+    assert_int_equal(h_start(&d), 0);
+    submit(&d, "blocker", NULL);
+    expect(&d, "POST", "/v1/podgroups", group, 201);
+    json_t *r = ext_filter(&d, "w0");
+    assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 0);
+    const char *why =
+        json_string_value(json_object_get(json_object_get(r, "FailedNodes"), "n-a100-1"));
+    if (!why || !strstr(why, "gang team-a/pg1: 3 of 4 members placeable"))
+        fail_msg("FailedNodes reason: %s", why ? why : "(none)");
+    json_decref(r);
+    struct answer a;
+    assert_int_equal(call(&d, "GET", "/v1/status", NULL, &a), 200);
+    assert_int_equal(json_integer_value(json_object_get(a.json, "gpu_milli_allocated")), 8000);
+    h_answer_free(&a); /* the trial placements were given back */
+
+    expect(&d, "DELETE", "/v1/pods/team-a/blocker", NULL, 200);
+    for (int i = 0; i < 4; i++) { /* each binds to the first node filter passes */
+        char name[8];
+        snprintf(name, sizeof(name), "w%d", i);
+        r = ext_filter(&d, name);
+        assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), (size_t)(4 - i));
+        json_decref(r);
+    }
+    group_is(&d, "Running", 4, 4);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 static void test_bad_podgroups(void **state)
 {
     (void)state;
@@ -221,6 +284,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gang_all_or_nothing),
         cmocka_unit_test(test_gang_over_quota),
+        cmocka_unit_test(test_gang_through_extender),
         cmocka_unit_test(test_bad_podgroups),
     };
     signal(SIGPIPE, SIG_IGN);

@@ -144,6 +144,47 @@ static void test_gpuquota(void **state)
     h_cleanup(&d);
 }
 
+/* The extender path keeps the same quotas: filter passes no node to a pod over its tenant's
+ * GPUQuota, naming the quota, and a bind kube-scheduler sends anyway is refused. */
+static void test_gpuquota_through_extender(void **state)
+{
+    (void)state;
+    struct daemon d;
+    static const char *const all[] = {"n-a100-0", "n-a100-1", "n-t4-0"};
+    start(&d, policy);
+    submit(&d, "team-a", "a1", 4);
+    submit(&d, "team-a", "a2", 4);
+    char *pod = h_pod("team-a", "x1", 1, 0);
+    json_t *r = h_extender(&d, "filter", pod, all, 3);
+    assert_non_null(r);
+    assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 0);
+    const json_t *failed = json_object_get(r, "FailedNodes");
+    for (size_t i = 0; i < 3; i++)
+        assert_string_equal(json_string_value(json_object_get(failed, all[i])), over);
+    json_decref(r);
+    r = h_extender(&d, "prioritize", pod, all, 3);
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(r, 0), "Score")), 0);
+    json_decref(r);
+    r = h_extender(&d, "bind", pod, all, 1);
+    assert_non_null(strstr(json_string_value(json_object_get(r, "Error")), over));
+    json_decref(r);
+
+    /* Within the quota again, the same pod passes and binds. */
+    struct answer a;
+    assert_int_equal(h_call(&d, "DELETE", "/v1/pods/team-a/a1", TOKEN_A, NULL, &a), 0);
+    h_answer_free(&a);
+    r = h_extender(&d, "filter", pod, all, 3);
+    assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 2); /* not the T4s */
+    json_decref(r);
+    r = h_extender(&d, "bind", pod, all, 1);
+    assert_string_equal(json_string_value(json_object_get(r, "Error")), "");
+    json_decref(r);
+    expect_state(&d, "team-a", "x1", "running", NULL);
+    free(pod);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 static void test_resourcequota(void **state)
 {
     (void)state;
@@ -224,9 +265,8 @@ static void test_bad_policy(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_gpuquota),
-        cmocka_unit_test(test_resourcequota),
-        cmocka_unit_test(test_pods_per_user),
+        cmocka_unit_test(test_gpuquota),      cmocka_unit_test(test_gpuquota_through_extender),
+        cmocka_unit_test(test_resourcequota), cmocka_unit_test(test_pods_per_user),
         cmocka_unit_test(test_bad_policy),
     };
     signal(SIGPIPE, SIG_IGN);
