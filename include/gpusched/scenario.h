@@ -356,6 +356,14 @@ int gs_scenario_resolve(struct gs_scenario *s, struct gs_diag *d);
 const struct gs_model_quota *gs_tenant_model_quota(const struct gs_tenant_spec *ts, int model);
 
 /*
+ * gs_queue_gpu_cap_milli() - the nvidia.com/gpu a Volcano Queue @q lets its pods hold, in
+ * milli-GPU, for a pod of whole cards (@whole 1) or of shares: a share counts against the
+ * capability times the queue's overcommitRatio, whole cards against the capability itself (seed
+ * 004 section 2.1). Return: the cap; GS_UNSET when the queue has no GPU capability.
+ */
+int64_t gs_queue_gpu_cap_milli(const struct gs_queue_spec *q, int whole);
+
+/*
  * gs_quota_bucket() - where a pod's @milli on a model goes under GPUQuota entry @q, given what the
  * tenant already uses there (@ded dedicated, @sh shared, milli-GPU): whole cards (@whole) count
  * against `dedicated` when they all fit in what is left of it, anything else against `shared`,

@@ -320,6 +320,13 @@ const struct gs_model_quota *gs_tenant_model_quota(const struct gs_tenant_spec *
     return NULL;
 }
 
+int64_t gs_queue_gpu_cap_milli(const struct gs_queue_spec *q, int whole)
+{
+    if (q->cap_gpu_milli == GS_UNSET || whole)
+        return q->cap_gpu_milli;
+    return q->cap_gpu_milli * q->overcommit_milli / 1000;
+}
+
 int gs_quota_bucket(const struct gs_model_quota *q, int64_t ded, int64_t sh, int whole,
                     int64_t milli)
 {

@@ -1,13 +1,14 @@
 /*
  * gpuschedd: what each tenant uses, deserves and owes — GET /v1/tenants, /v1/queues, /v1/bills.
  *
- * Each tenant is one queue (a queue per team, as Volcano set-ups commonly have), weighted by the
- * tenant's `weight`. A queue's deserved share is Volcano's proportion: the schedulable GPU share
- * of the cluster (cards of NotReady nodes and unhealthy cards left out) water-filled by weight,
- * each queue capped at its demand (allocated + pending), by gs_fairshare_waterfill(). Bills price
- * the store's ledger (every run of every pod, a run still going counted up to now) with the rate
- * card by gs_bill_add_use(): whole cards as exclusive use, shares of a card as shared use.
- * A tenant's token sees its own tenant, queue and bill only (another's: 403); the admin's all.
+ * Without Queue documents each tenant is one queue (a queue per team, as Volcano set-ups
+ * commonly have), weighted by the tenant's `weight`; with them, /v1/queues is queue.c's. A queue's
+ * deserved share is Volcano's proportion: the schedulable GPU share of the cluster (cards of
+ * NotReady nodes and unhealthy cards left out) water-filled by weight, each queue capped at its
+ * demand (allocated + pending), by gs_fairshare_waterfill(). Bills price the store's ledger (every
+ * run of every pod, a run still going counted up to now) with the rate card by gs_bill_add_use():
+ * whole cards as exclusive use, shares of a card as shared use. A tenant's token sees its own
+ * tenant, queue and bill only (another's: 403); the admin's all.
  */
 #include "gsd.h"
 
@@ -67,14 +68,7 @@ static struct use *tenant_use(const struct gsd_state *st, int64_t *capacity)
             x->pending_milli += p->state == GSD_PENDING ? milli : 0;
             x->gpus += p->state == GSD_RUNNING && p->req.gpu_milli == 1000 ? p->req.num_gpu : 0;
         }
-        *capacity = 0;
-        for (size_t i = 0; i < gs_cluster_node_count(st->cluster); i++) {
-            struct gs_node_info ni;
-            gs_cluster_node_info(st->cluster, i, &ni);
-            *capacity += ni.gpus * 1000;
-            for (int g = 0; g < ni.gpus; g++)
-                *capacity -= st->health[i].held_milli[g];
-        }
+        *capacity = gsd_capacity_milli(st);
         for (size_t i = 0; i < n; i++) {
             weight[i] = st->cfg->tenants[i].weight;
             limit[i] = u[i].milli + u[i].pending_milli;
@@ -92,6 +86,19 @@ static struct use *tenant_use(const struct gsd_state *st, int64_t *capacity)
         return NULL;
     }
     return u;
+}
+
+int64_t gsd_capacity_milli(const struct gsd_state *st)
+{
+    int64_t capacity = 0;
+    for (size_t i = 0; i < gs_cluster_node_count(st->cluster); i++) {
+        struct gs_node_info ni;
+        gs_cluster_node_info(st->cluster, i, &ni);
+        capacity += ni.gpus * 1000;
+        for (int g = 0; g < ni.gpus; g++)
+            capacity -= st->health[i].held_milli[g];
+    }
+    return capacity;
 }
 
 static json_t *tenant_json(const struct gsd_tenant *t, const struct use *u)
@@ -144,6 +151,10 @@ static const struct gsd_tenant *visible(const struct gsd_state *st, struct gsd_r
 void gsd_accounts_list(struct gsd_state *st, struct gsd_req *r, const struct gsd_tenant *viewer,
                        int queues, const char *name)
 {
+    if (queues && gsd_queues_volcano(st->cfg)) { /* cluster-wide objects, as in Volcano */
+        gsd_queues_list(st, r, name);
+        return;
+    }
     const struct gsd_tenant *one = name ? visible(st, r, viewer, name) : viewer;
     if (name && !one)
         return;

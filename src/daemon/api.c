@@ -98,7 +98,9 @@ static void post_pod(struct gsd_state *st, struct gsd_req *r, const struct who *
     } else {
         if (!spec.ns[0])
             memcpy(spec.ns, w->tenant->ns[0], sizeof(spec.ns));
-        if (may_use_ns(st, w, spec.ns, r) && gsd_ns_owned(st, spec.ns, r)) {
+        if (may_use_ns(st, w, spec.ns, r) && gsd_ns_owned(st, spec.ns, r) &&
+            gsd_queue_known(st, spec.queue, "metadata.annotations.scheduling.volcano.sh/queue-name",
+                            r)) {
             const struct gsd_tenant *owner = gsd_tenant_of_ns(st->cfg, spec.ns);
             struct gsd_pod *p =
                 gsd_pod_add(st, &spec, owner ? owner->name : "", GSD_SRC_API, -1, &e);
@@ -167,6 +169,7 @@ static int parse_count(const char *s, int64_t lo, int64_t hi, int64_t *out)
 static void list_pods(struct gsd_state *st, struct gsd_req *r, const struct who *w)
 {
     const char *tenant = gsd_qarg(r, "tenant"), *state = gsd_qarg(r, "state");
+    const char *queue = gsd_qarg(r, "queue");
     int64_t limit = 500, from = 0;
     int want = -1;
     if (tenant && !*tenant)
@@ -200,7 +203,8 @@ static void list_pods(struct gsd_state *st, struct gsd_req *r, const struct who 
     for (; p && p->seq < from; p = p->next)
         ;
     for (; p; p = p->next) {
-        if ((tenant && strcmp(p->tenant, tenant)) || (want >= 0 && p->state != want))
+        if ((tenant && strcmp(p->tenant, tenant)) || (want >= 0 && p->state != want) ||
+            (queue && *queue && strcmp(gsd_pod_queue(st, p), queue)))
             continue;
         if ((int64_t)json_array_size(items) == limit)
             break;

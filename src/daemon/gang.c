@@ -291,7 +291,7 @@ static void post_group(struct gsd_state *st, struct gsd_req *r, const struct gsd
         gsd_reply_error(r, 409, "metadata.name", "PodGroup %s/%s exists", g.ns, g.name);
         return;
     }
-    if (!gsd_ns_owned(st, g.ns, r))
+    if (!gsd_ns_owned(st, g.ns, r) || !gsd_queue_known(st, g.queue, "spec.queue", r))
         return;
     if (st->ngroups >= GSD_GROUPS_MAX) {
         gsd_reply_error(r, 507, "", "the daemon holds %d PodGroups; delete some first",

@@ -137,6 +137,7 @@ struct gsd_podspec {
     char models[160];          /* '|'-joined catalog names allowed, "" = any */
     char group[GSD_NAME_MAX];  /* its PodGroup (gang), "" = none; see gsd_pod_group() */
     char pclass[GSD_NAME_MAX]; /* spec.priorityClassName, "" = none */
+    char queue[GSD_NAME_MAX];  /* annotation scheduling.volcano.sh/queue-name, "" = none */
 };
 
 /* A field error: an HTTP status, the message and the JSON path of the field. */
@@ -212,9 +213,11 @@ struct gsd_pod {
     char group[GSD_NAME_MAX]; /* PodGroup within the namespace, "" = none (not stored: from meta) */
     char user[GSD_NAME_MAX];  /* label `user`, for maxPodsPerUser (from meta) */
     char pclass[GSD_NAME_MAX]; /* spec.priorityClassName, for ResourceQuota scopes (from meta) */
+    char queue[GSD_NAME_MAX];  /* the queue it names, "" = none (from meta); see gsd_pod_queue() */
     struct gsd_group *grp;     /* its posted PodGroup, NULL = none (then placed alone) */
     uint8_t state, source;
     int8_t charged; /* GPUQuota bucket its running share counts in: 1 dedicated, 2 shared, 0 none */
+    int32_t qcharged;       /* 1 + the Volcano queue its running share counts in, 0 = none */
     struct gs_placement pl; /* valid when running */
     char reason[GSD_REASON_MAX];
     const char *why; /* a pending pod's main reason, kube-scheduler words (static), or NULL */
@@ -388,6 +391,10 @@ struct gsd_user_use {
     char tenant[GSD_NAME_MAX], user[GSD_NAME_MAX];
     int32_t running;
 };
+/* What the running pods of one Volcano queue hold. */
+struct gsd_queue_use {
+    int64_t gpu_milli, cpu_milli, memory_mib;
+};
 /* ResourceQuota resources counted: requests.nvidia.com/gpu (milli-GPU), requests.nvidia.com/gpumem
  * (MiB, cards x per card), requests.cpu (milli-cores), requests.memory (MiB), pods. */
 #define GSD_RQ_RES 5
@@ -425,6 +432,7 @@ struct gsd_state {
     /* quota use (quota.c), recounted from the running pods at start and at every reload */
     struct gsd_quota_use *quse;     /* per config tenant */
     int64_t (*rq_used)[GSD_RQ_RES]; /* per ResourceQuota of cfg->quotas, as gsd_rq_res names */
+    struct gsd_queue_use *qused;    /* per Queue document, then the implicit default (queue.c) */
     struct gsd_user_use *users;     /* running pods per tenant and user, for maxPodsPerUser */
     size_t nusers, capusers;
     /* PodGroups (gang.c), in creation order; each allocated alone so pods may point at it */
@@ -528,6 +536,49 @@ json_t *gsd_quota_json(const struct gsd_state *st, const struct gsd_tenant *t);
 int gsd_pod_place(struct gsd_state *st, struct gsd_pod *p);
 int gsd_pod_started(struct gsd_state *st, struct gsd_pod *p);
 void gsd_pod_unplace(struct gsd_state *st, struct gsd_pod *p);
+
+/* ---- Volcano queues (queue.c) ---- */
+
+/*
+ * With Queue documents (scheduling.volcano.sh/v1beta1) among the policy files, a pod belongs to
+ * the queue its PodGroup's spec.queue names, else the one its annotation
+ * scheduling.volcano.sh/queue-name names, else the queue named after its tenant when there is
+ * one, else `default` — Volcano's default queue, implicit (weight 1, no capability) unless a Queue
+ * document defines it: the simulator's rule. Each queue's capability caps
+ * what its running pods hold (nvidia.com/gpu with overcommitRatio for shares, cpu, memory); its
+ * deserved share is the cluster's GPU capacity water-filled by weight, capped at its demand and
+ * capability. Without Queue documents each tenant is one queue weighted by its DaemonConfig
+ * `weight` (accounts.c), and queue names in pods are only shown.
+ */
+
+/* gsd_queues_volcano() - whether the configuration has Queue documents. */
+int gsd_queues_volcano(const struct gsd_config *c);
+/* gsd_pod_queue() - the name of @p's queue (the tenant's name without Queue documents). */
+const char *gsd_pod_queue(const struct gsd_state *st, const struct gsd_pod *p);
+/*
+ * gsd_queue_find() - the index of queue @name among the Queue documents; their count for the
+ * implicit `default`; -1 when no such queue exists.
+ */
+int gsd_queue_find(const struct gsd_config *c, const char *name);
+/*
+ * gsd_queue_check() - may @p start as far as its queue goes? Return: 0; GS_UNSCHEDULABLE with
+ * @why (the queue does not exist, or the capability it would pass, with use, cap and ask).
+ */
+int gsd_queue_check(const struct gsd_state *st, const struct gsd_pod *p, char *why, size_t size);
+/*
+ * gsd_queue_known() - whether queue @name ("" = none named) may be named: always without Queue
+ * documents; otherwise answers @r 400 on @field when no such queue exists, as Volcano's
+ * admission refuses a job or PodGroup of an unknown queue. Return: 1 known, 0 answered.
+ */
+int gsd_queue_known(const struct gsd_state *st, const char *name, const char *field,
+                    struct gsd_req *r);
+/* gsd_queue_charge() - count running pod @p in (@sign 1) or out of (-1) its queue's use. */
+void gsd_queue_charge(struct gsd_state *st, struct gsd_pod *p, int sign);
+/*
+ * gsd_queues_list() - GET /v1/queues (or /v1/queues/@name: 404 when unknown) with Queue
+ * documents: weight, capability, reclaimable, deserved, allocated and pending GPU share, pods.
+ */
+void gsd_queues_list(struct gsd_state *st, struct gsd_req *r, const char *name);
 
 /* ---- PodGroups (gang.c) ---- */
 
@@ -641,6 +692,10 @@ void gsd_accounts_list(struct gsd_state *st, struct gsd_req *r, const struct gsd
 /* gsd_bill_handle() - GET /v1/bills: the bill of tenant @name (NULL: the viewer's, or all). */
 void gsd_bill_handle(struct gsd_state *st, struct gsd_req *r, const struct gsd_tenant *viewer,
                      const char *name);
+
+/* gsd_capacity_milli() - the GPU share placement may use: every card, less those of NotReady
+ * nodes and unhealthy cards (accounts.c). O(nodes x cards). */
+int64_t gsd_capacity_milli(const struct gsd_state *st);
 
 /* Metrics (metrics.c). */
 void gsd_hist_observe(struct gsd_hist *h, int64_t us);

@@ -94,25 +94,31 @@ static void hist(struct sbuf *b, const char *name, const char *help, const struc
         (long long)(h->sum_us % 1000000), name, (unsigned long long)h->total);
 }
 
-static int by_tenant_ns(const void *a, const void *b)
+/* A running pod and its queue's name. */
+struct pq {
+    const struct gsd_pod *p;
+    const char *queue;
+};
+
+static int by_tenant_queue_ns(const void *a, const void *b)
 {
-    const struct gsd_pod *x = *(const struct gsd_pod *const *)a;
-    const struct gsd_pod *y = *(const struct gsd_pod *const *)b;
-    int c = strcmp(x->tenant, y->tenant);
-    return c ? c : strcmp(x->ns, y->ns);
+    const struct pq *x = a, *y = b;
+    int c = strcmp(x->p->tenant, y->p->tenant);
+    c = c ? c : strcmp(x->queue, y->queue);
+    return c ? c : strcmp(x->p->ns, y->p->ns);
 }
 
-/* Allocation per tenant and namespace: whole cards and milli-GPU. */
+/* Allocation per tenant, queue and namespace: whole cards and milli-GPU. */
 static int per_namespace(struct sbuf *b, const struct gsd_state *st)
 {
-    const struct gsd_pod **v = malloc((st->nrunning ? st->nrunning : 1) * sizeof(*v));
+    struct pq *v = malloc((st->nrunning ? st->nrunning : 1) * sizeof(*v));
     size_t n = 0;
     if (!v)
         return -ENOMEM;
     for (const struct gsd_pod *p = st->head; p; p = p->next)
         if (p->state == GSD_RUNNING && n < st->nrunning)
-            v[n++] = p;
-    qsort(v, n, sizeof(*v), by_tenant_ns);
+            v[n++] = (struct pq){p, gsd_pod_queue(st, p)};
+    qsort(v, n, sizeof(*v), by_tenant_queue_ns);
     for (int pass = 0; pass < 2; pass++) {
         if (pass == 0)
             header(b, "gpusched_allocated_gpus", "gauge",
@@ -123,13 +129,14 @@ static int per_namespace(struct sbuf *b, const struct gsd_state *st)
         for (size_t i = 0; i < n;) {
             int64_t sum = 0;
             size_t j = i;
-            for (; j < n && !by_tenant_ns(&v[i], &v[j]); j++)
-                sum += pass ? (int64_t)v[j]->req.num_gpu * v[j]->req.gpu_milli
-                            : (v[j]->req.gpu_milli == 1000 ? v[j]->req.num_gpu : 0);
-            char t[160], ns[160];
-            put(b, "%s{tenant=\"%s\",namespace=\"%s\"} %lld\n",
+            for (; j < n && !by_tenant_queue_ns(&v[i], &v[j]); j++)
+                sum += pass ? (int64_t)v[j].p->req.num_gpu * v[j].p->req.gpu_milli
+                            : (v[j].p->req.gpu_milli == 1000 ? v[j].p->req.num_gpu : 0);
+            char t[160], q[160], ns[160];
+            put(b, "%s{tenant=\"%s\",queue=\"%s\",namespace=\"%s\"} %lld\n",
                 pass ? "gpusched_allocated_gpu_milli" : "gpusched_allocated_gpus",
-                esc(v[i]->tenant, t, sizeof(t)), esc(v[i]->ns, ns, sizeof(ns)), (long long)sum);
+                esc(v[i].p->tenant, t, sizeof(t)), esc(v[i].queue, q, sizeof(q)),
+                esc(v[i].p->ns, ns, sizeof(ns)), (long long)sum);
             i = j;
         }
     }

@@ -215,6 +215,13 @@ static int parse_metadata(const json_t *md, struct gsd_podspec *out, struct gsd_
                         model);
         memcpy(out->models, model, strlen(model) + 1);
     }
+    const char *queue =
+        json_string_value(json_object_get(out->annotations, "scheduling.volcano.sh/queue-name"));
+    if (queue && !gsd_subdomain_ok(queue))
+        return ferr(e, "metadata.annotations.scheduling.volcano.sh/queue-name",
+                    "scheduling.volcano.sh/queue-name: expected a DNS subdomain of 1..63 bytes");
+    if (queue)
+        memcpy(out->queue, queue, strlen(queue) + 1);
     if (gsd_pod_group(out->labels, out->annotations, out->group))
         return ferr(e, "metadata.annotations.scheduling.k8s.io/group-name",
                     "the PodGroup name (scheduling.k8s.io/group-name or the pod-group label): "

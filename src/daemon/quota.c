@@ -68,8 +68,6 @@ static int bind_policy(struct gsd_config *c, struct gs_scenario *s, struct gs_di
                              "GPUQuota: spec.tenant is not a DaemonConfig tenant:", ts->name);
         c->tenants[k].quota = ts;
     }
-    if (s->nqueues)
-        not_applied("Queue (each tenant is one queue; see weight)", &s->queues[0].src, s->nqueues);
     if (s->nlimit_ranges)
         not_applied("LimitRange", &s->limit_ranges[0].src, s->nlimit_ranges);
     if (s->nprofiles)
@@ -197,6 +195,8 @@ int gsd_quota_check(const struct gsd_state *st, const struct gsd_pod *p, struct 
 {
     *eff = p->req;
     int rc = rq_check(st, p, why, size);
+    if (!rc)
+        rc = gsd_queue_check(st, p, why, size);
     size_t ix;
     const struct gsd_tenant *t = tenant_named(st->cfg, p->tenant, &ix);
     if (rc || !t || !t->quota)
@@ -277,6 +277,7 @@ int gsd_quota_charge(struct gsd_state *st, struct gsd_pod *p, int sign)
 {
     const struct gs_scenario *s = st->cfg->quotas;
     int64_t add[GSD_RQ_RES];
+    gsd_queue_charge(st, p, sign);
     rq_ask(p, add);
     for (size_t i = 0; s && i < s->nrquotas; i++)
         for (int r = 0; r < GSD_RQ_RES && rq_counts(&s->rquotas[i], p); r++)
@@ -307,6 +308,8 @@ void gsd_quota_free(struct gsd_state *st)
     free(st->quse);
     free(st->rq_used);
     free(st->users);
+    free(st->qused);
+    st->qused = NULL;
     st->quse = NULL;
     st->rq_used = NULL;
     st->users = NULL;
@@ -319,10 +322,12 @@ int gsd_quota_recount(struct gsd_state *st)
     size_t nt = st->cfg->ntenants, nq = st->cfg->quotas ? st->cfg->quotas->nrquotas : 0;
     st->quse = calloc(nt ? nt : 1, sizeof(*st->quse));
     st->rq_used = calloc(nq ? nq : 1, sizeof(*st->rq_used));
-    if (!st->quse || !st->rq_used)
+    st->qused = calloc((st->cfg->quotas ? st->cfg->quotas->nqueues : 0) + 1, sizeof(*st->qused));
+    if (!st->quse || !st->rq_used || !st->qused)
         return -ENOMEM;
     for (struct gsd_pod *p = st->head; p; p = p->next) {
         p->charged = 0;
+        p->qcharged = 0;
         if (p->state == GSD_RUNNING && gsd_quota_charge(st, p, 1))
             return -ENOMEM;
     }

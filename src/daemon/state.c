@@ -261,6 +261,7 @@ void gsd_pod_probe(const struct gsd_state *st, const struct gsd_podspec *spec, c
     memcpy(p->models, spec->models, sizeof(p->models));
     memcpy(p->group, spec->group, sizeof(p->group));
     memcpy(p->pclass, spec->pclass, sizeof(p->pclass));
+    memcpy(p->queue, spec->queue, sizeof(p->queue));
     p->grp = p->group[0] ? gsd_group_find(st, p->ns, p->group) : NULL;
     pod_user(p, spec->labels);
 }
@@ -550,6 +551,9 @@ static int restore_one(void *ud, struct gsd_stored *sp)
     json_t *meta = json_loads(p->meta, 0, NULL);
     gsd_pod_group(json_object_get(meta, "labels"), json_object_get(meta, "annotations"), p->group);
     pod_user(p, json_object_get(meta, "labels"));
+    const char *qn = json_string_value(
+        json_object_get(json_object_get(meta, "annotations"), "scheduling.volcano.sh/queue-name"));
+    snprintf(p->queue, sizeof(p->queue), "%s", qn && strlen(qn) < sizeof(p->queue) ? qn : "");
     const char *pc = json_string_value(json_object_get(meta, "priorityClassName"));
     snprintf(p->pclass, sizeof(p->pclass), "%s", pc && strlen(pc) < sizeof(p->pclass) ? pc : "");
     json_decref(meta);
@@ -720,7 +724,7 @@ json_t *gsd_pod_json(const struct gsd_state *st, const struct gsd_pod *p)
     }
     return json_pack(
         "{s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:I, s:I, s:I, s:I, s:i, s:i, s:i, s:o, "
-        "s:o, s:o, s:o, s:o}",
+        "s:o, s:o, s:o, s:o, s:s}",
         "namespace", p->ns, "name", p->name, "uid", p->uid, "tenant", p->tenant, "state",
         p->state == GSD_RUNNING ? "running" : "pending", "source",
         p->source == GSD_SRC_EXTENDER ? "extender" : "api", "node",
@@ -730,5 +734,6 @@ json_t *gsd_pod_json(const struct gsd_state *st, const struct gsd_pod *p)
         p->gpucores, "priority", p->priority, "reason",
         p->state == GSD_PENDING ? json_string(p->reason) : json_null(), "submit_time",
         gsd_time_json(p->submit_us), "start_time", gsd_time_json(p->start_us), "labels",
-        labels ? labels : json_object(), "annotations", ann ? ann : json_object());
+        labels ? labels : json_object(), "annotations", ann ? ann : json_object(), "queue",
+        gsd_pod_queue(st, p));
 }

@@ -797,9 +797,7 @@ int gs__quota_check(struct gs_tsim *t, struct rpod *p, int model, char *why, siz
     const struct gs_scenario *s = t->s;
     if ((size_t)p->queue < s->nqueues && s->queues[p->queue].cap_gpu_milli != GS_UNSET) {
         const struct gs_queue_spec *q = &s->queues[p->queue];
-        int64_t cap = q->cap_gpu_milli;
-        if (!p->fit.whole)
-            cap = cap * q->overcommit_milli / 1000;
+        int64_t cap = gs_queue_gpu_cap_milli(q, p->fit.whole);
         if (t->q_used[p->queue] + p->milli > cap) {
             char a[32], b[32];
             milli_str(a, sizeof(a), t->q_used[p->queue]);

@@ -249,6 +249,21 @@ char *h_pod(const char *ns, const char *name, int gpus, int cores)
     return s;
 }
 
+char *h_pod_annotated(const char *ns, const char *name, int gpus, int cores, const char *key,
+                      const char *value)
+{
+    char *body = h_pod(ns, name, gpus, cores);
+    json_t *pod = key ? json_loads(body, 0, NULL) : NULL;
+    if (!pod)
+        return body;
+    free(body);
+    json_object_set_new(json_object_get(pod, "metadata"), "annotations",
+                        json_pack("{s:s}", key, value));
+    body = json_dumps(pod, JSON_COMPACT);
+    json_decref(pod);
+    return body;
+}
+
 json_t *h_extender(const struct daemon *d, const char *verb, const char *pod,
                    const char *const *nodes, size_t n)
 {

@@ -57,6 +57,9 @@ char *h_pod(const char *ns, const char *name, int gpus, int cores);
  */
 json_t *h_extender(const struct daemon *d, const char *verb, const char *pod,
                    const char *const *nodes, size_t n);
+/* h_pod() with the annotation @key: @value (none when @key is NULL). Caller frees. */
+char *h_pod_annotated(const char *ns, const char *name, int gpus, int cores, const char *key,
+                      const char *value);
 /* Does the daemon's log contain @needle? */
 int h_log_has(const struct daemon *d, const char *needle);
 /* Write a file. */

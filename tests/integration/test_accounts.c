@@ -112,6 +112,115 @@ static void test_tenants_and_queues(void **state)
     h_cleanup(&d);
 }
 
+/* A pod of @ns that names Volcano queue @queue (none when NULL). */
+static long post_queued(const struct daemon *d, const char *ns, const char *name, int gpus,
+                        int cores, const char *queue, struct answer *a)
+{
+    char *body = h_pod_annotated(ns, name, gpus, cores,
+                                 queue ? "scheduling.volcano.sh/queue-name" : NULL, queue);
+    assert_int_equal(
+        h_call(d, "POST", "/v1/pods", strcmp(ns, "team-a") ? TOKEN_B : TOKEN_A, body, a), 0);
+    free(body);
+    return a->status;
+}
+
+static void queued(const struct daemon *d, const char *ns, const char *name, int gpus, int cores,
+                   const char *queue, const char *state)
+{
+    struct answer a;
+    if (post_queued(d, ns, name, gpus, cores, queue, &a) != 201 ||
+        strcmp(json_string_value(json_object_get(a.json, "state")), state))
+        fail_msg("%s/%s: %ld %s, expected 201 %s", ns, name, a.status, a.body, state);
+    h_answer_free(&a);
+}
+
+static const char queues_policy[] = "apiVersion: scheduling.volcano.sh/v1beta1\n"
+                                    "kind: Queue\n"
+                                    "metadata: {name: research}\n"
+                                    "spec:\n"
+                                    "  weight: 3\n"
+                                    "  capability: {nvidia.com/gpu: \"8\"}\n"
+                                    "  overcommitRatio: {nvidia.com/gpu: 1.5}\n"
+                                    "---\n"
+                                    "apiVersion: scheduling.volcano.sh/v1beta1\n"
+                                    "kind: Queue\n"
+                                    "metadata: {name: prod}\n"
+                                    "spec: {weight: 1}\n";
+
+/* Volcano Queue documents: pods join the queue they name (else `default`), a queue's capability
+ * caps its running pods (shares up to overcommitRatio times it), and /v1/queues shows each
+ * queue's deserved share by weight, capped at demand and capability. */
+static void test_volcano_queues(void **state)
+{
+    (void)state;
+    struct daemon d;
+    struct answer a;
+    assert_int_equal(h_setup(&d, NULL), 0);
+    assert_int_equal(h_policy(&d, queues_policy), 0);
+    assert_int_equal(h_start(&d), 0);
+    queued(&d, "team-a", "r1", 8, 0, "research", "running");
+    queued(&d, "team-a", "r2", 1, 0, "research", "pending");
+    queued(&d, "team-a", "r3", 1, 40, "research", "running"); /* 8.4 of 8 x 1.5 for shares */
+    queued(&d, "team-b", "p1", 2, 0, "prod", "running");
+    queued(&d, "team-b", "d1", 1, 0, NULL, "running");
+    call(&d, "/v1/pods/team-a/r2", TOKEN_A, 200, &a);
+    assert_string_equal(json_string_value(json_object_get(a.json, "reason")),
+                        "over Queue research capability: nvidia.com/gpu (milli-GPU) 8000 of 8000 "
+                        "in use, pod asks 1000");
+    assert_string_equal(json_string_value(json_object_get(a.json, "queue")), "research");
+    h_answer_free(&a);
+    assert_int_equal(post_queued(&d, "team-b", "x", 1, 0, "nope", &a), 400);
+    assert_string_equal(json_string_value(json_object_get(a.json, "field")),
+                        "metadata.annotations.scheduling.volcano.sh/queue-name");
+    h_answer_free(&a);
+    assert_int_equal(h_call(&d, "POST", "/v1/podgroups", TOKEN_A,
+                            "{\"metadata\":{\"name\":\"g\"},\"spec\":{\"minMember\":1,"
+                            "\"queue\":\"nope\"}}",
+                            &a),
+                     0);
+    assert_int_equal(a.status, 400);
+    assert_string_equal(json_string_value(json_object_get(a.json, "field")), "spec.queue");
+    h_answer_free(&a);
+
+    /* 20 cards by weight 3:1:1, each capped: research at its capability, the others at demand */
+    for (int round = 0; round < 2; round++) { /* and the same after a restart */
+        call(&d, "/v1/queues", TOKEN_B, 200,
+             &a); /* queues are cluster-wide: any tenant sees them */
+        assert_int_equal(json_array_size(json_object_get(a.json, "items")), 3);
+        const json_t *r = item(&a, 0), *p = item(&a, 1), *def = item(&a, 2);
+        assert_string_equal(json_string_value(json_object_get(def, "name")), "default");
+        assert_int_equal(num(r, "deserved_milli"), 8000);
+        assert_int_equal(num(r, "allocated_milli"), 8400);
+        assert_int_equal(num(r, "pending_milli"), 1000);
+        assert_int_equal(num(r, "pods_pending"), 1);
+        assert_int_equal(num(json_object_get(r, "capability"), "nvidia.com/gpu"), 8000);
+        assert_int_equal(num(p, "deserved_milli"), 2000);
+        assert_int_equal(num(def, "allocated_milli"), 1000);
+        h_answer_free(&a);
+        if (!round) {
+            assert_int_equal(h_stop(&d), 0);
+            assert_int_equal(h_start(&d), 0);
+        }
+    }
+    call(&d, "/v1/queues/prod", TOKEN_A, 200, &a);
+    assert_int_equal(num(a.json, "weight"), 1);
+    h_answer_free(&a);
+    refused(&d, "/v1/queues/nope", TOKEN_A, 404);
+    call(&d, "/v1/pods?queue=research", TOKEN_ADMIN, 200, &a);
+    assert_int_equal(json_array_size(json_object_get(a.json, "items")), 3);
+    h_answer_free(&a);
+
+    /* The capability frees up: the waiting pod starts. */
+    assert_int_equal(h_call(&d, "DELETE", "/v1/pods/team-a/r1", TOKEN_A, NULL, &a), 0);
+    assert_int_equal(a.status, 200);
+    h_answer_free(&a);
+    call(&d, "/v1/pods/team-a/r2", TOKEN_A, 200, &a);
+    assert_string_equal(json_string_value(json_object_get(a.json, "state")), "running");
+    h_answer_free(&a);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 /* Finished runs written into the ledger as the daemon writes them, from 2026-01-01T00:00:00Z. */
 static void add_runs(const struct daemon *d)
 {
@@ -186,6 +295,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tenants_and_queues),
+        cmocka_unit_test(test_volcano_queues),
         cmocka_unit_test(test_bills),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

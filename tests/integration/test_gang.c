@@ -46,15 +46,8 @@ static void expect(const struct daemon *d, const char *method, const char *path,
 /* An 8-card pod of team-a, in PodGroup @group when not NULL. */
 static void submit(const struct daemon *d, const char *name, const char *group)
 {
-    char *body = h_pod("team-a", name, 8, 0);
-    json_t *pod = json_loads(body, 0, NULL);
-    free(body);
-    assert_non_null(pod);
-    if (group)
-        json_object_set_new(json_object_get(pod, "metadata"), "annotations",
-                            json_pack("{s:s}", "scheduling.k8s.io/group-name", group));
-    body = json_dumps(pod, JSON_COMPACT);
-    json_decref(pod);
+    char *body =
+        h_pod_annotated("team-a", name, 8, 0, group ? "scheduling.k8s.io/group-name" : NULL, group);
     expect(d, "POST", "/v1/pods", body, 201);
     free(body);
 }
@@ -178,13 +171,7 @@ static void test_gang_over_quota(void **state)
 static json_t *ext_filter(const struct daemon *d, const char *name)
 {
     static const char *const all[] = {"n-a100-0", "n-a100-1", "n-a100-2", "n-a100-3"};
-    char *pod = h_pod("team-a", name, 8, 0);
-    json_t *p = json_loads(pod, 0, NULL);
-    free(pod);
-    json_object_set_new(json_object_get(p, "metadata"), "annotations",
-                        json_pack("{s:s}", "scheduling.k8s.io/group-name", "pg1"));
-    pod = json_dumps(p, JSON_COMPACT);
-    json_decref(p);
+    char *pod = h_pod_annotated("team-a", name, 8, 0, "scheduling.k8s.io/group-name", "pg1");
     json_t *r = h_extender(d, "filter", pod, all, 4);
     assert_non_null(r);
     assert_string_equal(json_string_value(json_object_get(r, "Error")), "");

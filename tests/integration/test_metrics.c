@@ -50,8 +50,8 @@ static void test_scrape(void **state)
     assert_int_equal(h_call(&d, "GET", "/metrics", NULL, NULL, &a), 0);
     assert_int_equal(a.status, 200);
     const char *want[] = {
-        "gpusched_allocated_gpus{tenant=\"team-a\",namespace=\"team-a\"} ",
-        "gpusched_allocated_gpu_milli{tenant=\"team-b\",namespace=\"team-b\"} 400",
+        "gpusched_allocated_gpus{tenant=\"team-a\",queue=\"team-a\",namespace=\"team-a\"} ",
+        "gpusched_allocated_gpu_milli{tenant=\"team-b\",queue=\"team-b\",namespace=\"team-b\"} 400",
         "gpusched_pending_pods{reason=\"Insufficient nvidia.com/gpu\"} ",
         "gpusched_scheduling_duration_seconds_bucket{le=\"+Inf\"} ",
         "gpusched_store_commit_duration_seconds_count ",
