@@ -103,7 +103,9 @@ static void post_pod(struct gsd_state *st, struct gsd_req *r, const struct who *
                             r)) {
             const struct gsd_tenant *owner = gsd_tenant_of_ns(st->cfg, spec.ns);
             struct gsd_pod *p =
-                gsd_pod_add(st, &spec, owner ? owner->name : "", GSD_SRC_API, -1, &e);
+                gsd_priority_resolve(st, &spec, &e)
+                    ? NULL
+                    : gsd_pod_add(st, &spec, owner ? owner->name : "", GSD_SRC_API, -1, &e);
             if (p)
                 gsd_reply_json(r, 201, gsd_pod_json(st, p));
             else

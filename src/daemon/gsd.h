@@ -134,6 +134,7 @@ struct gsd_podspec {
     struct gs_pod_req req;
     int32_t gpumem_mib, gpucores; /* as asked, 0 = not given */
     int32_t priority;
+    int has_priority;          /* spec.priority was given */
     char models[160];          /* '|'-joined catalog names allowed, "" = any */
     char group[GSD_NAME_MAX];  /* its PodGroup (gang), "" = none; see gsd_pod_group() */
     char pclass[GSD_NAME_MAX]; /* spec.priorityClassName, "" = none */
@@ -352,6 +353,13 @@ struct gsd_req {
 
 /* ---- the scheduler thread's state and handlers ---- */
 
+/* One priority among the pending pods: its last pod in the pending list and how many it has. */
+struct gsd_plevel {
+    int32_t prio;
+    struct gsd_pod *tail;
+    size_t n;
+};
+
 struct gsd_hist {
     const double *bounds; /* upper bounds in seconds, ascending */
     int n;
@@ -411,6 +419,8 @@ struct gsd_state {
     struct gsd_pod **tab;
     size_t tab_cap, npods, nrunning, npending;
     struct gsd_pod *head, *tail, *phead, *ptail;
+    struct gsd_plevel *plevels; /* the priorities pending pods have, highest first (state.c) */
+    size_t nplevels, capplevels;
     int64_t next_seq;
     int retry;  /* capacity was released: retry pending pods */
     int failed; /* a store write failed: the batch is rolled back and the daemon exits */
@@ -423,7 +433,8 @@ struct gsd_state {
     /* metrics */
     struct gsd_hist sched_lat, commit_lat;
     uint64_t placed_total, cancelled_total, http_requests[6]; /* by status class 1xx..5xx */
-    uint64_t requeued_total;
+    uint64_t requeued_total, preempted_total;
+    int32_t prio_floor; /* no running pod was ever of lower priority (a bound kept as pods run) */
     int64_t started_us;
     /* node and card health, one per node of the cluster */
     struct gsd_node_health *health;
@@ -450,7 +461,8 @@ int gsd_state_init(struct gsd_state *st, struct gsd_config *cfg, struct gs_clust
                    const char *data_dir, struct gs_diag *d);
 void gsd_state_free(struct gsd_state *st);
 
-/* gsd_state_retry() - place pending pods in arrival order when capacity came back. */
+/* gsd_state_retry() - place pending pods, highest priority first, then in arrival order, when
+ * capacity came back; a pod that still does not fit may preempt (gsd_preempt_for()). */
 int gsd_state_retry(struct gsd_state *st);
 
 /* gsd_state_reload() - put @cfg in force (bucket levels carried over by tenant name). */
@@ -677,6 +689,26 @@ json_t *gsd_jget(const json_t *obj, const char *key);
 /* gsd_extender_preempt() - the preempt verb (preempt.c) on ExtenderPreemptionArgs @args:
  * 200 with ExtenderPreemptionResult, 400 naming the bad field, 500 out of memory. */
 void gsd_extender_preempt(struct gsd_state *st, struct gsd_req *r, const json_t *args);
+
+/*
+ * gsd_priority_resolve() - what Kubernetes' Priority admission does to a pod, with the
+ * PriorityClass documents among the policy files: spec.priorityClassName gives spec.priority its
+ * class's value (a different spec.priority, or a class not found, is a 400 naming the field); a
+ * pod naming no class gets the globalDefault class's value when one is marked. Without
+ * PriorityClass documents nothing changes. Return: 0; -EINVAL with @e.
+ */
+int gsd_priority_resolve(const struct gsd_state *st, struct gsd_podspec *spec, struct gsd_ferr *e);
+/*
+ * gsd_preempt_for() - pending pod @p fits nowhere: make room by requeueing running pods of lower
+ * priority, as kube-scheduler's DefaultPreemption chooses them — on each node the fewest victims
+ * in eviction order (lowest priority, then the latest started) that let it fit, on the node whose
+ * most important victim is least important, then with the fewest victims. Victims are API pods
+ * (kube-scheduler preempts those it bound, through the preempt verb); a victim's PodGroup goes
+ * back whole. Not tried for a member of a gang not yet running, a pod over a quota, or one whose
+ * PriorityClass says preemptionPolicy Never. Return: 0 @p placed (as gsd_pod_place() leaves it);
+ * GS_UNSCHEDULABLE; -ENOMEM; -EIO (the store failed).
+ */
+int gsd_preempt_for(struct gsd_state *st, struct gsd_pod *p);
 
 /* Node endpoints (health.c): POST /v1/nodes/NAME/heartbeat, POST .../gpus/INDEX/health and
  * POST /v1/clock; @rest is what follows "/v1/nodes/" (or NULL for /v1/clock). */

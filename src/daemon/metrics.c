@@ -296,8 +296,12 @@ static void counters(struct sbuf *b, const struct gsd_state *st)
     header(b, "gpusched_pods_cancelled_total", "counter", "Pods cancelled since the start.");
     put(b, "gpusched_pods_cancelled_total %llu\n", (unsigned long long)st->cancelled_total);
     header(b, "gpusched_pods_requeued_total", "counter",
-           "Running pods sent back to pending by a node or card failure since the start.");
+           "Running pods sent back to pending since the start: a node or card failed, or they "
+           "were preempted.");
     put(b, "gpusched_pods_requeued_total %llu\n", (unsigned long long)st->requeued_total);
+    header(b, "gpusched_preemption_victims_total", "counter",
+           "Running pods sent back to pending to make room for pods of higher priority.");
+    put(b, "gpusched_preemption_victims_total %llu\n", (unsigned long long)st->preempted_total);
     header(b, "gpusched_http_requests_total", "counter", "HTTP answers by status class.");
     for (int c = 1; c <= 5; c++)
         put(b, "gpusched_http_requests_total{code=\"%dxx\"} %llu\n", c,

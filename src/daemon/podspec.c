@@ -467,6 +467,7 @@ int gsd_podspec_parse(const json_t *pod, uint32_t min_card_mib, struct gsd_podsp
             rc = ferr(e, "spec.priority", "spec.priority: expected a 32-bit whole number");
         else
             out->priority = (int32_t)json_integer_value(prio);
+        out->has_priority = !rc;
     }
     const json_t *pc = rc ? NULL : json_object_get(spec, "priorityClassName");
     if (pc && !json_is_null(pc)) {

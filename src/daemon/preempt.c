@@ -22,6 +22,7 @@
 #include "gsd.h"
 
 #include "gpusched/cluster.h"
+#include "gpusched/scenario.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -189,6 +190,36 @@ static int fits_without(struct gsd_state *st, const struct gs_pod_req *req, int 
 }
 
 /*
+ * Of @set[0..@n) (pods on node @idx, in eviction order), the fewest whose going lets @req fit
+ * there: the shortest prefix of the order, then each of it spared, most important first, when the
+ * pod fits without evicting it. @set is compacted to those chosen. Return: how many (>= 0); -1
+ * when even all of them do not make room; -ENOMEM.
+ */
+static int minimal_set(struct gsd_state *st, const struct gs_pod_req *req, int idx,
+                       const struct gsd_pod **set, size_t n)
+{
+    struct gs_pod_req *gone = calloc(n + 1, sizeof(*gone));
+    struct gs_placement *pl = calloc(n + 1, sizeof(*pl));
+    int rc = gone && pl ? 0 : -ENOMEM;
+    size_t need = 0; /* the shortest prefix of the order that makes room */
+    while (!rc && (rc = fits_without(st, req, idx, set, need, SIZE_MAX, gone, pl)) == 0 && need < n)
+        need++;
+    /* Spare what is not needed, most important first; the last of the prefix always is. */
+    for (size_t j = need > 0 ? need - 1 : 0; rc == 1 && j-- > 0;) {
+        int fit = fits_without(st, req, idx, set, need, j, gone, pl);
+        if (fit < 0)
+            rc = fit;
+        if (fit == 1) {
+            memmove(&set[j], &set[j + 1], (need - j - 1) * sizeof(*set));
+            need--;
+        }
+    }
+    free(gone);
+    free(pl);
+    return rc == 1 ? (int)need : rc < 0 ? rc : -1;
+}
+
+/*
  * Decide one node: mark the victims to keep. Return: 1 the node stays; 0 it is dropped;
  * -ENOMEM.
  */
@@ -198,10 +229,9 @@ static int decide(struct gsd_state *st, const struct gs_pod_req *req, struct pro
         return 0;
     size_t n = 0;
     const struct gsd_pod **set = calloc(p->n + 1, sizeof(*set));
-    struct gs_pod_req *gone = calloc(p->n + 1, sizeof(*gone));
-    struct gs_placement *pl = calloc(p->n + 1, sizeof(*pl));
-    int rc = set && gone && pl ? 0 : -ENOMEM;
-    for (size_t i = 0; !rc && i < p->n; i++) {
+    if (!set)
+        return -ENOMEM;
+    for (size_t i = 0; i < p->n; i++) {
         p->v[i].keep = !p->v[i].p; /* not held by gpusched: kept as proposed */
         if (!p->v[i].p)
             continue;
@@ -210,27 +240,12 @@ static int decide(struct gsd_state *st, const struct gs_pod_req *req, struct pro
             set[at] = set[at - 1];
         set[at] = p->v[i].p;
     }
-    size_t need = 0; /* the shortest prefix of the order that makes room */
-    while (!rc && (rc = fits_without(st, req, p->idx, set, need, SIZE_MAX, gone, pl)) == 0 &&
-           need < n)
-        need++;
-    /* Spare what is not needed, most important first; the last of the prefix always is. */
-    for (size_t j = need > 0 ? need - 1 : 0; rc == 1 && j-- > 0;) {
-        int fit = fits_without(st, req, p->idx, set, need, j, gone, pl);
-        if (fit < 0)
-            rc = fit;
-        if (fit == 1) {
-            memmove(&set[j], &set[j + 1], (need - j - 1) * sizeof(*set));
-            need--;
-        }
-    }
-    for (size_t i = 0; rc == 1 && i < p->n; i++)
-        for (size_t k = 0; p->v[i].p && k < need; k++)
+    int need = minimal_set(st, req, p->idx, set, n);
+    for (size_t i = 0; need > 0 && i < p->n; i++)
+        for (int k = 0; p->v[i].p && k < need; k++)
             p->v[i].keep |= set[k] == p->v[i].p;
     free(set);
-    free(gone);
-    free(pl);
-    return rc;
+    return need == -ENOMEM ? need : need >= 0;
 }
 
 /* ExtenderPreemptionResult: the nodes kept, each with the UIDs of its victims kept. */
@@ -296,4 +311,125 @@ void gsd_extender_preempt(struct gsd_state *st, struct gsd_req *r, const json_t 
     free(kept);
     preempt_free(&pr);
     gsd_podspec_clear(&spec);
+}
+
+/* ---- preemption by gpuschedd itself, for pods submitted to its API ---- */
+
+static const struct gs_priority_class_spec *pclass_named(const struct gsd_config *c,
+                                                         const char *name)
+{
+    const struct gs_scenario *s = c->quotas;
+    for (size_t i = 0; s && i < s->npriority_classes; i++)
+        if (!strcmp(s->priority_classes[i].name, name))
+            return &s->priority_classes[i];
+    return NULL;
+}
+
+int gsd_priority_resolve(const struct gsd_state *st, struct gsd_podspec *spec, struct gsd_ferr *e)
+{
+    const struct gs_scenario *s = st->cfg->quotas;
+    if (!s || !s->npriority_classes)
+        return 0;
+    const struct gs_priority_class_spec *pc =
+        spec->pclass[0] ? pclass_named(st->cfg, spec->pclass) : NULL;
+    for (size_t i = 0; !spec->pclass[0] && i < s->npriority_classes; i++)
+        if (s->priority_classes[i].global_default)
+            pc = &s->priority_classes[i];
+    e->status = 400;
+    if (spec->pclass[0] && !pc) {
+        snprintf(e->field, sizeof(e->field), "spec.priorityClassName");
+        snprintf(e->msg, sizeof(e->msg), "no PriorityClass with name %s was found", spec->pclass);
+        return -EINVAL;
+    }
+    if (pc && spec->has_priority && spec->priority != pc->value) {
+        snprintf(e->field, sizeof(e->field), "spec.priority");
+        snprintf(e->msg, sizeof(e->msg),
+                 "spec.priority %d differs from %d, the value of PriorityClass %s", spec->priority,
+                 pc->value, pc->name);
+        return -EINVAL;
+    }
+    if (pc)
+        spec->priority = pc->value;
+    return 0;
+}
+
+/* Node first, then eviction order inside a node. */
+static int by_node_eviction(const void *a, const void *b)
+{
+    const struct gsd_pod *x = *(const struct gsd_pod *const *)a;
+    const struct gsd_pod *y = *(const struct gsd_pod *const *)b;
+    if (x->pl.node != y->pl.node)
+        return x->pl.node < y->pl.node ? -1 : 1;
+    return evict_before(x, y) ? -1 : evict_before(y, x);
+}
+
+/* The running pods @p may preempt — submitted to the API, of lower priority — by node, in
+ * eviction order. Return: how many in *@out (free it); -ENOMEM. */
+static long candidates(const struct gsd_state *st, const struct gsd_pod *p,
+                       const struct gsd_pod ***out)
+{
+    size_t n = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        n = 0;
+        for (const struct gsd_pod *q = st->head; q; q = q->next)
+            if (q->state == GSD_RUNNING && q->source == GSD_SRC_API && q->priority < p->priority) {
+                if (pass)
+                    (*out)[n] = q;
+                n++;
+            }
+        if (!pass && !(*out = malloc((n ? n : 1) * sizeof(**out))))
+            return -ENOMEM;
+    }
+    qsort(*out, n, sizeof(**out), by_node_eviction);
+    return (long)n;
+}
+
+/* Requeue @v[0..@n), the victims chosen for @p. Return: 0; -EIO. */
+static int evict(struct gsd_state *st, const struct gsd_pod *p, const struct gsd_pod **v, size_t n)
+{
+    char why[GSD_REASON_MAX];
+    snprintf(why, sizeof(why), "preempted by %s/%s (priority %d)", p->ns, p->name, p->priority);
+    for (size_t i = 0; i < n; i++) {
+        int k = gsd_pod_requeue(st, (struct gsd_pod *)v[i], why); /* 0 when its gang went */
+        if (k < 0)
+            return k;
+        st->preempted_total += (uint64_t)k;
+    }
+    return 0;
+}
+
+int gsd_preempt_for(struct gsd_state *st, struct gsd_pod *p)
+{
+    struct gs_pod_req eff;
+    char why[GSD_REASON_MAX];
+    const struct gs_priority_class_spec *pc = p->pclass[0] ? pclass_named(st->cfg, p->pclass) : 0;
+    if (p->priority <= st->prio_floor || (pc && pc->never_preempt) ||
+        (p->grp && gsd_gang_waiting(p->grp)) || gsd_quota_check(st, p, &eff, why, sizeof(why)))
+        return GS_UNSCHEDULABLE; /* no one below it, it may not, a gang, or over a quota */
+    const struct gsd_pod **c;
+    long n = candidates(st, p, &c);
+    if (n < 0)
+        return (int)n;
+    long best = -1, best_n = 0;
+    int32_t best_top = 0;
+    for (long i = 0, j; i < n; i = j) { /* kube-scheduler's order: lowest top victim, fewest */
+        for (j = i; j < n && c[j]->pl.node == c[i]->pl.node; j++)
+            ;
+        int k = minimal_set(st, &eff, c[i]->pl.node, c + i, (size_t)(j - i));
+        if (k == -ENOMEM) {
+            free(c);
+            return k;
+        }
+        int32_t top = INT32_MIN;
+        for (int m = 0; m < k; m++)
+            top = c[i + m]->priority > top ? c[i + m]->priority : top;
+        if (k > 0 && (best < 0 || top < best_top || (top == best_top && k < best_n))) {
+            best = i;
+            best_n = k;
+            best_top = top;
+        }
+    }
+    int rc = best < 0 ? GS_UNSCHEDULABLE : evict(st, p, c + best, (size_t)best_n);
+    free(c);
+    return rc ? rc : gsd_pod_place(st, p);
 }

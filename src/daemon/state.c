@@ -108,38 +108,89 @@ static void unlink_pod(struct gsd_state *st, struct gsd_pod *p)
 /* @p starts (1) or stops (-1) running: its quotas and its gang's count follow. */
 static int ran(struct gsd_state *st, struct gsd_pod *p, int sign)
 {
+    if (sign > 0 && p->source == GSD_SRC_API && p->priority < st->prio_floor)
+        st->prio_floor = p->priority;
     if (p->grp)
         p->grp->running += sign;
     return gsd_quota_charge(st, p, sign);
 }
 
-/* Pending list, in arrival order: a pod that arrives is newest; a restored one comes in order. */
-static void pend(struct gsd_state *st, struct gsd_pod *p)
+/*
+ * The pending list runs by priority, highest first, then arrival (kube-scheduler's PrioritySort).
+ * Each priority present has a level holding its last pod, so a pod goes into its place in
+ * O(log levels) (a new pod) or by walking back inside its level (a requeued one), whatever the
+ * pods of other priorities.
+ */
+static size_t level_at(const struct gsd_state *st, int32_t prio)
 {
-    p->state = GSD_PENDING;
-    p->pprev = st->ptail;
-    p->pnext = NULL;
-    *(st->ptail ? &st->ptail->pnext : &st->phead) = p;
-    st->ptail = p;
-    st->npending++;
+    size_t lo = 0, hi = st->nplevels;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (st->plevels[mid].prio > prio)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
-/* A requeued pod goes back to its arrival place (it is older than most pending pods). */
-static void pend_in_order(struct gsd_state *st, struct gsd_pod *p)
+/* The pod @p goes after: its level's last pod of an earlier arrival, else the last pod of the
+ * next higher level; NULL for the head. Makes the level when it is new (0; -ENOMEM). */
+static int pend_after(struct gsd_state *st, const struct gsd_pod *p, struct gsd_pod **after)
+{
+    size_t i = level_at(st, p->priority);
+    if (i == st->nplevels || st->plevels[i].prio != p->priority) {
+        if (st->nplevels == st->capplevels) {
+            size_t cap = st->capplevels ? st->capplevels * 2 : 8;
+            struct gsd_plevel *m = realloc(st->plevels, cap * sizeof(*m));
+            if (!m)
+                return -ENOMEM;
+            st->plevels = m;
+            st->capplevels = cap;
+        }
+        memmove(&st->plevels[i + 1], &st->plevels[i], (st->nplevels - i) * sizeof(*st->plevels));
+        st->plevels[i] = (struct gsd_plevel){.prio = p->priority};
+        st->nplevels++;
+    }
+    struct gsd_pod *a = st->plevels[i].tail;
+    while (a && a->priority == p->priority && a->seq > p->seq)
+        a = a->pprev;
+    *after = a ? a : i > 0 ? st->plevels[i - 1].tail : NULL;
+    st->plevels[i].n++;
+    return 0;
+}
+
+static void pend(struct gsd_state *st, struct gsd_pod *p)
 {
     struct gsd_pod *after = st->ptail;
-    while (after && after->seq > p->seq)
-        after = after->pprev;
+    if (pend_after(st, p, &after)) /* out of memory for a level: the same place, found slower */
+        while (after && (after->priority < p->priority ||
+                         (after->priority == p->priority && after->seq > p->seq)))
+            after = after->pprev;
     p->state = GSD_PENDING;
     p->pprev = after;
     p->pnext = after ? after->pnext : st->phead;
     *(p->pnext ? &p->pnext->pprev : &st->ptail) = p;
     *(after ? &after->pnext : &st->phead) = p;
     st->npending++;
+    size_t i = level_at(st, p->priority);
+    if (i < st->nplevels && st->plevels[i].prio == p->priority &&
+        (!p->pnext || p->pnext->priority != p->priority))
+        st->plevels[i].tail = p;
 }
 
 static void unpend(struct gsd_state *st, struct gsd_pod *p)
 {
+    size_t i = level_at(st, p->priority);
+    if (i < st->nplevels && st->plevels[i].prio == p->priority) {
+        struct gsd_plevel *l = &st->plevels[i];
+        if (l->tail == p)
+            l->tail = p->pprev && p->pprev->priority == p->priority ? p->pprev : NULL;
+        if (--l->n == 0) {
+            memmove(l, l + 1, (st->nplevels - i - 1) * sizeof(*l));
+            st->nplevels--;
+        }
+    }
     *(p->pprev ? &p->pprev->pnext : &st->phead) = p->pnext;
     *(p->pnext ? &p->pnext->pprev : &st->ptail) = p->pprev;
     p->pprev = p->pnext = NULL;
@@ -356,6 +407,10 @@ struct gsd_pod *gsd_pod_add(struct gsd_state *st, struct gsd_podspec *spec, cons
     }
     int gang = node < 0 && p->grp && gsd_gang_waiting(p->grp); /* placed with its gang, below */
     rc = node >= 0 ? bind_there(st, p, node, e) : gang ? GS_UNSCHEDULABLE : gsd_pod_place(st, p);
+    if (rc == GS_UNSCHEDULABLE && node < 0 && !gang)
+        rc = gsd_preempt_for(st, p);
+    if (rc == -EIO)
+        set_ferr(e, 503, "", "the store failed; the daemon restarts from its last commit");
     if (rc == -EINVAL && node < 0)
         set_ferr(e, 400, "spec.containers", p->reason);
     if (rc == -ENOMEM)
@@ -418,7 +473,7 @@ static int requeue_one(struct gsd_state *st, struct gsd_pod *p, const char *why)
     p->pl = (struct gs_placement){.node = -1};
     p->state = GSD_PENDING;
     st->nrunning--;
-    pend_in_order(st, p);
+    pend(st, p);
     gsd_health_released(st, node);
     st->requeued_total++;
     st->retry = 1;
@@ -487,7 +542,9 @@ int gsd_state_retry(struct gsd_state *st)
             continue;
         }
         int rc = place_as(st, p, &eff);
-        if (rc == -ENOMEM)
+        if (rc == GS_UNSCHEDULABLE)
+            rc = gsd_preempt_for(st, p);
+        if (rc < 0)
             return rc;
         if (rc) {
             if (nfailed < RETRY_FAILED_MAX) {
@@ -561,6 +618,8 @@ static int restore_one(void *ud, struct gsd_stored *sp)
     int64_t mask = gsd_models_mask(p->models); /* catalog indexes are per build: by name */
     p->req.model_mask = mask > 0 && p->req.num_gpu ? (uint32_t)mask : 0;
     int rc = p->state == GSD_RUNNING ? restore_running(st, p, sp->node) : 0;
+    if (p->state == GSD_RUNNING && p->source == GSD_SRC_API && p->priority < st->prio_floor)
+        st->prio_floor = p->priority;
     if (!rc)
         rc = link_pod(st, p);
     if (rc) {
@@ -588,6 +647,7 @@ int gsd_state_init(struct gsd_state *st, struct gsd_config *cfg, struct gs_clust
                    const char *data_dir, struct gs_diag *d)
 {
     memset(st, 0, sizeof(*st));
+    st->prio_floor = INT32_MAX;
     st->cfg = cfg;
     st->cluster = cluster;
     st->min_card_mib = min_card_mib(cluster);
@@ -644,6 +704,7 @@ void gsd_state_free(struct gsd_state *st)
     free(st->ext);
     gsd_extender_free(st);
     free(st->tab);
+    free(st->plevels);
     free(st->health);
     gsd_quota_free(st);
     gsd_groups_free(st);

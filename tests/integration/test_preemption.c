@@ -1,0 +1,154 @@
+/*
+ * Priority and preemption on the real daemon, with PriorityClass documents in a policy file: a
+ * pod's priorityClassName gives its priority (globalDefault for a pod naming none; an unknown
+ * class or a contradicting spec.priority is a 400); a pod of higher priority that fits nowhere
+ * sends back the fewest pods of lower priority it needs, naming itself in the log; a class
+ * with preemptionPolicy Never waits instead; pending pods are retried highest priority first;
+ * the victims' count is in /metrics.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char classes[] = "apiVersion: scheduling.k8s.io/v1\n"
+                              "kind: PriorityClass\n"
+                              "metadata: {name: high}\n"
+                              "value: 1000\n"
+                              "---\n"
+                              "apiVersion: scheduling.k8s.io/v1\n"
+                              "kind: PriorityClass\n"
+                              "metadata: {name: high-never}\n"
+                              "value: 1000\n"
+                              "preemptionPolicy: Never\n"
+                              "---\n"
+                              "apiVersion: scheduling.k8s.io/v1\n"
+                              "kind: PriorityClass\n"
+                              "metadata: {name: low}\n"
+                              "value: 10\n"
+                              "globalDefault: true\n";
+
+/* POST a pod of @ns with @gpus cards, class @pclass and spec.priority @prio (when >= 0). */
+static long post(const struct daemon *d, const char *ns, const char *name, int gpus,
+                 const char *pclass, int prio, struct answer *a)
+{
+    char *body = h_pod(ns, name, gpus, 0);
+    json_t *pod = json_loads(body, 0, NULL);
+    free(body);
+    json_t *spec = json_object_get(pod, "spec");
+    if (pclass)
+        json_object_set_new(spec, "priorityClassName", json_string(pclass));
+    if (prio >= 0)
+        json_object_set_new(spec, "priority", json_integer(prio));
+    body = json_dumps(pod, JSON_COMPACT);
+    json_decref(pod);
+    assert_int_equal(
+        h_call(d, "POST", "/v1/pods", strcmp(ns, "team-a") ? TOKEN_B : TOKEN_A, body, a), 0);
+    free(body);
+    return a->status;
+}
+
+/* Submit; the answer's state must be @state. */
+static void submit(const struct daemon *d, const char *ns, const char *name, int gpus,
+                   const char *pclass, const char *state)
+{
+    struct answer a;
+    if (post(d, ns, name, gpus, pclass, -1, &a) != 201 ||
+        strcmp(json_string_value(json_object_get(a.json, "state")), state))
+        fail_msg("%s/%s: %ld %s, expected 201 %s", ns, name, a.status, a.body, state);
+    h_answer_free(&a);
+}
+
+/* Pod @ns/@name's state, and its reason into @reason. */
+static const char *state_of(const struct daemon *d, const char *ns, const char *name, char *reason,
+                            size_t cap)
+{
+    static char state[16];
+    struct answer a;
+    char path[96];
+    snprintf(path, sizeof(path), "/v1/pods/%s/%s", ns, name);
+    assert_int_equal(h_call(d, "GET", path, TOKEN_ADMIN, NULL, &a), 0);
+    assert_int_equal(a.status, 200);
+    snprintf(state, sizeof(state), "%s", json_string_value(json_object_get(a.json, "state")));
+    const char *r = json_string_value(json_object_get(a.json, "reason"));
+    snprintf(reason, cap, "%s", r ? r : "");
+    assert_int_equal(json_integer_value(json_object_get(a.json, "priority")),
+                     !strcmp(ns, "team-a") ? 1000 : 10);
+    h_answer_free(&a);
+    return state;
+}
+
+static void field_refused(const struct daemon *d, const char *pclass, int prio, const char *field)
+{
+    struct answer a;
+    assert_int_equal(post(d, "team-a", "bad", 1, pclass, prio, &a), 400);
+    assert_string_equal(json_string_value(json_object_get(a.json, "field")), field);
+    h_answer_free(&a);
+}
+
+static void test_preemption(void **state)
+{
+    (void)state;
+    struct daemon d;
+    struct answer a;
+    char reason[512];
+    assert_int_equal(h_setup(&d, NULL), 0);
+    assert_int_equal(h_policy(&d, classes), 0);
+    assert_int_equal(h_start(&d), 0);
+    submit(&d, "team-b", "lo1", 8, NULL, "running"); /* globalDefault: low, 10 */
+    submit(&d, "team-b", "lo2", 8, "low", "running");
+    submit(&d, "team-b", "lo3", 4, NULL, "running"); /* the T4 box: every card is taken */
+    field_refused(&d, "nope", -1, "spec.priorityClassName");
+    field_refused(&d, "high", 5, "spec.priority");
+
+    /* One 8-card board is needed: one victim, on one board. */
+    submit(&d, "team-a", "hi1", 8, "high", "running");
+    int pending = 0;
+    for (int i = 1; i <= 2; i++) {
+        char name[8];
+        snprintf(name, sizeof(name), "lo%d", i);
+        if (!strcmp(state_of(&d, "team-b", name, reason, sizeof(reason)), "pending")) {
+            pending++;
+            assert_non_null(strstr(reason, "Insufficient nvidia.com/gpu")); /* tried again */
+        }
+    }
+    assert_int_equal(pending, 1);
+    assert_true(h_log_has(&d, "reason=\"preempted by team-a/hi1 (priority 1000)\""));
+    assert_string_equal(state_of(&d, "team-b", "lo3", reason, sizeof(reason)), "running");
+
+    /* preemptionPolicy Never: it waits, and so does an equal priority. */
+    submit(&d, "team-a", "nv1", 8, "high-never", "pending");
+    assert_int_equal(h_call(&d, "GET", "/metrics", NULL, NULL, &a), 0);
+    assert_non_null(strstr(a.body, "\ngpusched_preemption_victims_total 1\n"));
+    h_answer_free(&a);
+
+    /* After a restart nothing moves; then hi1 leaves and the 1000 pod goes before the 10 one. */
+    assert_int_equal(h_stop(&d), 0);
+    assert_int_equal(h_start(&d), 0);
+    assert_string_equal(state_of(&d, "team-a", "hi1", reason, sizeof(reason)), "running");
+    assert_string_equal(state_of(&d, "team-a", "nv1", reason, sizeof(reason)), "pending");
+    assert_int_equal(h_call(&d, "DELETE", "/v1/pods/team-a/hi1", TOKEN_A, NULL, &a), 0);
+    assert_int_equal(a.status, 200);
+    h_answer_free(&a);
+    assert_string_equal(state_of(&d, "team-a", "nv1", reason, sizeof(reason)), "running");
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_preemption),
+    };
+    signal(SIGPIPE, SIG_IGN);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
