@@ -251,6 +251,44 @@ static json_t *line_json(const struct gs_bill_line *l)
                      "cost_udollars", (json_int_t)l->cost_udollars);
 }
 
+/* The bill of @name (NULL: every tenant) from the ledger, runs still going priced up to now.
+ * Return: 0 and @b filled (gs_bill_free(b->bill), json_decref(b->unpriced)); -ENOMEM; -EIO. */
+static int bill_compute(const struct gsd_state *st, const char *name, struct billing *b)
+{
+    *b = (struct billing){st, NULL, json_array(), gsd_now_us() / 1000000};
+    int rc = b->unpriced ? gs_bill_new(st->cfg->rates, &b->bill) : -ENOMEM;
+    if (!rc)
+        rc = gsd_store_ledger(st->store, name, bill_run, b);
+    if (rc) {
+        gs_bill_free(b->bill);
+        json_decref(b->unpriced);
+    }
+    return rc;
+}
+
+json_t *gsd_bill_accrued(struct gsd_state *st)
+{
+    int64_t now = gsd_mono_us();
+    if (st->bill_cache && now - st->bill_cache_at_us < GSD_BILL_CACHE_US)
+        return st->bill_cache;
+    struct billing b;
+    if (!st->cfg->rates || bill_compute(st, NULL, &b))
+        return NULL;
+    json_t *totals = json_object();
+    size_t it = 0;
+    for (const struct gs_bill_line *l; totals && (l = gs_bill_next(b.bill, &it)) != NULL;)
+        json_object_set_new(totals, l->tenant,
+                            json_integer(gs_bill_total_udollars(b.bill, l->tenant)));
+    gs_bill_free(b.bill);
+    json_decref(b.unpriced);
+    if (!totals)
+        return NULL;
+    json_decref(st->bill_cache);
+    st->bill_cache = totals;
+    st->bill_cache_at_us = now;
+    return totals;
+}
+
 void gsd_bill_handle(struct gsd_state *st, struct gsd_req *r, const struct gsd_tenant *viewer,
                      const char *name)
 {
@@ -262,13 +300,9 @@ void gsd_bill_handle(struct gsd_state *st, struct gsd_req *r, const struct gsd_t
         gsd_reply_error(r, 503, "", "no rate card: set rateCard in the config");
         return;
     }
-    struct billing b = {st, NULL, json_array(), gsd_now_us() / 1000000};
-    int rc = gs_bill_new(st->cfg->rates, &b.bill);
-    if (!rc)
-        rc = gsd_store_ledger(st->store, name, bill_run, &b);
+    struct billing b;
+    int rc = bill_compute(st, name, &b);
     if (rc) {
-        gs_bill_free(b.bill);
-        json_decref(b.unpriced);
         gsd_reply_error(r, rc == -EIO ? 503 : 500, "", "cannot read the ledger");
         return;
     }

@@ -536,6 +536,14 @@ void gsd_config_free(struct gsd_config *c)
     free(c);
 }
 
+const struct gsd_tenant *gsd_tenant_named(const struct gsd_config *c, const char *name)
+{
+    for (size_t i = 0; name[0] && i < c->ntenants; i++)
+        if (!strcmp(c->tenants[i].name, name))
+            return &c->tenants[i];
+    return NULL;
+}
+
 const struct gsd_tenant *gsd_tenant_of_ns(const struct gsd_config *c, const char *ns)
 {
     for (size_t i = 0; i < c->ntenants; i++)

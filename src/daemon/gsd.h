@@ -106,6 +106,9 @@ void gsd_config_free(struct gsd_config *c);
 /* gsd_sha256() - @out = SHA-256(@data). */
 void gsd_sha256(const void *data, size_t len, uint8_t out[GSD_SHA256_LEN]);
 
+/* gsd_tenant_named() - the tenant called @name, or NULL ("" names none). O(tenants). */
+const struct gsd_tenant *gsd_tenant_named(const struct gsd_config *c, const char *name);
+
 /* gsd_tenant_of_ns() - the tenant owning namespace @ns, or NULL. O(tenants x namespaces). */
 const struct gsd_tenant *gsd_tenant_of_ns(const struct gsd_config *c, const char *ns);
 
@@ -434,6 +437,8 @@ struct gsd_state {
     struct gsd_hist sched_lat, commit_lat;
     uint64_t placed_total, cancelled_total, http_requests[6]; /* by status class 1xx..5xx */
     uint64_t requeued_total, preempted_total;
+    json_t *bill_cache; /* gsd_bill_accrued()'s last answer, and when (monotonic) */
+    int64_t bill_cache_at_us;
     int32_t prio_floor; /* no running pod was ever of lower priority (a bound kept as pods run) */
     int64_t started_us;
     /* node and card health, one per node of the cluster */
@@ -728,6 +733,15 @@ void gsd_bill_handle(struct gsd_state *st, struct gsd_req *r, const struct gsd_t
 /* gsd_capacity_milli() - the GPU share placement may use: every card, less those of NotReady
  * nodes and unhealthy cards (accounts.c). O(nodes x cards). */
 int64_t gsd_capacity_milli(const struct gsd_state *st);
+
+/*
+ * gsd_bill_accrued() - every tenant's bill so far, runs still going priced up to now, as
+ * GET /v1/bills totals it: a JSON object of tenant name to micro-dollars, borrowed (valid until
+ * the next call). Read from the ledger at most once per GSD_BILL_CACHE_US, so frequent scrapes
+ * cost no more than that. Return: NULL without a rate card, or when the ledger cannot be read.
+ */
+#define GSD_BILL_CACHE_US (60 * 1000000LL)
+json_t *gsd_bill_accrued(struct gsd_state *st);
 
 /* Metrics (metrics.c). */
 void gsd_hist_observe(struct gsd_hist *h, int64_t us);

@@ -7,6 +7,7 @@
  */
 #include "gsd.h"
 
+#include "gpusched/billing.h"
 #include "gpusched/catalog.h"
 #include "gpusched/cluster.h"
 #include "gpusched/scenario.h"
@@ -308,6 +309,34 @@ static void counters(struct sbuf *b, const struct gsd_state *st)
             (unsigned long long)st->http_requests[c]);
 }
 
+static void bill_line(struct sbuf *b, const struct gsd_state *st, const char *tenant, long long u)
+{
+    char t[160];
+    put(b, "gpusched_bill_accrued{tenant=\"%s\",currency=\"%s\"} %lld.%06lld\n",
+        esc(tenant, t, sizeof(t)), gs_ratecard_currency(st->cfg->rates), u / 1000000, u % 1000000);
+}
+
+/* Each tenant's accrued bill, in the rate card's currency with six decimals (exact): the config's
+ * tenants (0 before any use), then any other the ledger names (a tenant since removed). */
+static void bills(struct sbuf *b, struct gsd_state *st)
+{
+    json_t *totals = gsd_bill_accrued(st), *v;
+    const char *tenant;
+    if (!totals)
+        return;
+    header(b, "gpusched_bill_accrued", "gauge",
+           "What each tenant's GPU use has cost so far, in the rate card's currency; runs still "
+           "going are priced up to the last minute.");
+    for (size_t i = 0; i < st->cfg->ntenants; i++)
+        bill_line(b, st, st->cfg->tenants[i].name,
+                  (long long)json_integer_value(json_object_get(totals, st->cfg->tenants[i].name)));
+    json_object_foreach(totals, tenant, v)
+    {
+        if (!gsd_tenant_named(st->cfg, tenant))
+            bill_line(b, st, tenant, (long long)json_integer_value(v));
+    }
+}
+
 void gsd_metrics_handle(struct gsd_state *st, struct gsd_req *r)
 {
     struct sbuf b = {malloc(1 << 16), 0, 1 << 16, 0};
@@ -324,6 +353,7 @@ void gsd_metrics_handle(struct gsd_state *st, struct gsd_req *r)
     health(&b, st);
     quotas(&b, st);
     counters(&b, st);
+    bills(&b, st);
     if (b.full) {
         free(b.s);
         gsd_reply_error(r, 500, "", "the scrape is larger than %u bytes or memory ran out",

@@ -109,12 +109,9 @@ int gsd_quota_load(struct gsd_config *c, const char *const *paths, size_t n, str
 static const struct gsd_tenant *tenant_named(const struct gsd_config *c, const char *name,
                                              size_t *ix)
 {
-    for (size_t i = 0; name[0] && i < c->ntenants; i++)
-        if (!strcmp(c->tenants[i].name, name)) {
-            *ix = i;
-            return &c->tenants[i];
-        }
-    return NULL;
+    const struct gsd_tenant *t = gsd_tenant_named(c, name);
+    *ix = t ? (size_t)(t - c->tenants) : 0;
+    return t;
 }
 
 /* Does ResourceQuota @q count pod @p (its namespace, and its PriorityClass when scoped)? */

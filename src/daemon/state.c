@@ -705,6 +705,7 @@ void gsd_state_free(struct gsd_state *st)
     gsd_extender_free(st);
     free(st->tab);
     free(st->plevels);
+    json_decref(st->bill_cache);
     free(st->health);
     gsd_quota_free(st);
     gsd_groups_free(st);
@@ -730,6 +731,8 @@ void gsd_state_reload(struct gsd_state *st, struct gsd_config *cfg)
     memcpy(cfg->policy, st->cfg->policy, sizeof(cfg->policy));
     gsd_config_free(st->cfg);
     st->cfg = cfg;
+    json_decref(st->bill_cache); /* the rate card may have changed */
+    st->bill_cache = NULL;
     if (gsd_quota_recount(st))
         st->failed = 1; /* out of memory: stop rather than enforce half-counted quotas */
     st->retry = 1;      /* a quota may have grown */

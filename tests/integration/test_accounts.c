@@ -1,8 +1,8 @@
 /*
  * GET /v1/tenants, /v1/queues and /v1/bills on the real daemon: each tenant's use, its queue's
  * deserved share by water-filling, and bills priced from the store's ledger with the bundled rate
- * card. A tenant's token sees its own only (403 for another's, 401 without a token), and the pods
- * another tenant runs on a node are not named to it.
+ * card, and the same totals in /metrics. A tenant's token sees its own only (403 for another's, 401
+ * without a token), and the pods another tenant runs on a node are not named to it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -287,6 +287,14 @@ static void test_bills(void **state)
     refused(&d, "/v1/tenants/team-b/bill", TOKEN_A, 403);
     refused(&d, "/v1/bills", NULL, 401);
     refused(&d, "/v1/tenants/team-a/bills", TOKEN_A, 404);
+
+    /* /metrics carries the same totals */
+    call(&d, "/metrics", NULL, 200, &a);
+    assert_non_null(
+        strstr(a.body, "\ngpusched_bill_accrued{tenant=\"team-a\",currency=\"USD\"} 16.278750\n"));
+    assert_non_null(
+        strstr(a.body, "\ngpusched_bill_accrued{tenant=\"team-b\",currency=\"USD\"} 4.000000\n"));
+    h_answer_free(&a);
     assert_int_equal(h_stop(&d), 0);
     h_cleanup(&d);
 }

@@ -53,6 +53,8 @@ static void test_scrape(void **state)
         "gpusched_allocated_gpus{tenant=\"team-a\",queue=\"team-a\",namespace=\"team-a\"} ",
         "gpusched_allocated_gpu_milli{tenant=\"team-b\",queue=\"team-b\",namespace=\"team-b\"} 400",
         "gpusched_pending_pods{reason=\"Insufficient nvidia.com/gpu\"} ",
+        "gpusched_bill_accrued{tenant=\"team-a\",currency=\"USD\"} 0.0",
+        "gpusched_preemption_victims_total 0",
         "gpusched_scheduling_duration_seconds_bucket{le=\"+Inf\"} ",
         "gpusched_store_commit_duration_seconds_count ",
         "gpusched_gpu_allocated_milli{Hostname=\"n-t4-0\",gpu=\"0\",modelName=\"T4\"}",
