@@ -463,6 +463,14 @@ int gsd_pod_cancel(struct gsd_state *st, struct gsd_pod *p);
 json_t *gsd_time_json(int64_t us);
 /* gsd_pod_json() - the pod as the API shows it (new reference). */
 json_t *gsd_pod_json(const struct gsd_state *st, const struct gsd_pod *p);
+/*
+ * gsd_pod_assignment() - the annotations that tell the node side what @p got, an object of
+ * strings (new reference; NULL out of memory): gpusched.io/node, gpusched.io/gpu-index (cards,
+ * "0,3") and gpusched.io/gpu-milli (per card, 1000 a whole one, "0" without a GPU); empty while
+ * @p is pending. GET /v1/pods shows them and bind writes them to the pod in Kubernetes: the one
+ * place they are made.
+ */
+json_t *gsd_pod_assignment(const struct gsd_state *st, const struct gsd_pod *p);
 
 /*
  * gsd_pod_requeue() - a running pod lost its node or card: release it, put it back to pending
