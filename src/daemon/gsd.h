@@ -75,8 +75,20 @@ struct gsd_tenant {
     int64_t bucket_at_us;
 };
 
+/*
+ * The Kubernetes API server that bind writes to (the DaemonConfig's `kubernetes:`). Strings are
+ * owned; the token is read from @token_file at every bind, as service account tokens rotate.
+ */
+struct gsd_kube {
+    char *api_server;   /* "https://host:port", no trailing '/' */
+    char *token_file;   /* NULL: no Authorization header */
+    char *ca_file;      /* PEM bundle for https; NULL: the system's */
+    int64_t timeout_ms; /* the whole bind's API calls together */
+};
+
 struct gsd_config {
-    char *path; /* the file, for messages; NULL when none */
+    char *path;            /* the file, for messages; NULL when none */
+    struct gsd_kube *kube; /* NULL: bind records the cards only */
     struct gsd_tenant *tenants;
     size_t ntenants;
     int has_admin;
