@@ -206,12 +206,14 @@ static int post_binding(struct gsd_bind *b, const char *token, const char *path,
         int bound = (a.status >= 200 && a.status < 300) || bound_here(b, &a);
         /* sent but not answered, or the API server's own timeout: the write may still land */
         int lost = a.status == 504 || (a.rc != CURLE_OK && a.sent > 0);
-        if (!bound)
-            describe(b, "binding", &a);
-        free(a.body);
-        if (bound)
+        if (bound) {
+            free(a.body);
             return GSD_KUBE_BOUND;
-        maybe_sent |= lost;
+        }
+        describe(b, "binding", &a);
+        free(a.body);
+        /* 404 or 409 (gone, another UID, another node) tell the pod is not bound here now */
+        maybe_sent = (maybe_sent && a.status != 404 && a.status != 409) || lost;
         if (!lost)
             break;
     }

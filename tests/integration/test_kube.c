@@ -474,6 +474,9 @@ static void test_refused_409_and_404(void **state)
              "\\\"kb-409\\\": pod kb-409 is already assigned to node \\\"n-other\\\"\","
              "\"reason\":\"Conflict\",\"code\":409}");
     seat_refused("kb-409", 8, "n-a100-1", "already assigned to node \"n-other\" (code 409)");
+    f.drop_bindings = 1; /* a lost answer, then that 409: not bound here, whatever the first did */
+    seat_refused("kb-409-lost", 8, "n-a100-1", "already assigned to node \"n-other\" (code 409)");
+    assert_int_equal(f.n, 5);
     fake_reset();
     f.patch_status = 404;
     seat_refused("kb-gone", 8, "n-a100-1", "annotations of pod team-a/kb-gone: HTTP 404");
