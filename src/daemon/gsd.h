@@ -348,13 +348,14 @@ void gsd_bind_free(struct gsd_bind *b);
 enum { GSD_KUBE_BOUND = 0, GSD_KUBE_REFUSED = 1, GSD_KUBE_UNKNOWN = 2 };
 /*
  * gsd_kube_bind() - PATCH /api/v1/namespaces/NS/pods/NAME (the annotations), then POST
- * .../binding, within b->kube.timeout_ms in all, with the bearer token read from
- * b->kube.token_file now. Blocks; call it on no thread that holds the state.
- * Return: GSD_KUBE_BOUND, also for a 409 saying the pod is already assigned to that very node
- * (a Binding sent again); GSD_KUBE_REFUSED: the pod is not bound (an answer other than 2xx, no
- * connection, an unreadable token), b->err names the API server's answer (its Status message
- * and code) or the failure; GSD_KUBE_UNKNOWN: the connection broke after the Binding was sent,
- * and again when it was sent once more, so it may have been applied (b->err says so).
+ * .../binding (and GET the pod after a 409 whose message does not settle it), within
+ * b->kube.timeout_ms in all, with the bearer token read from b->kube.token_file now. Blocks; call
+ * it on no thread that holds the state. Return: GSD_KUBE_BOUND, also for a 409 when the pod is
+ * already assigned to that very node (a Binding sent again; its message says so, or GET of the pod
+ * shows it); GSD_KUBE_REFUSED: the pod is not bound (an answer other than 2xx, no connection, an
+ * unreadable token), b->err names the API server's answer (its Status message and code) or the
+ * failure; GSD_KUBE_UNKNOWN: the connection broke after the Binding was sent, and again when it was
+ * sent once more, so it may have been applied (b->err says so).
  */
 int gsd_kube_bind(struct gsd_bind *b);
 

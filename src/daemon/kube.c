@@ -9,8 +9,9 @@
  *         sends (its metadata.uid makes the pod's UID a precondition).
  * The API server refuses a Binding for a pod that has a node with 409 Conflict, "pod NAME is
  * already assigned to node "NODE"" (pkg/registry/core/pod/storage, BindingREST.assignPod), so a
- * Binding may be sent again: a 409 naming the same node means bound. That settles a Binding whose
- * answer was lost (the connection broke after it was sent, or a 504): it is sent once more.
+ * Binding may be sent again: a 409 naming the same node means bound (when the message does not
+ * name it, a GET of the pod decides by spec.nodeName and metadata.uid). That settles a Binding
+ * whose answer was lost (the connection broke after it was sent, or a 504): it is sent once more.
  */
 #include "gsd.h"
 
@@ -115,7 +116,8 @@ static size_t on_body(char *p, size_t sz, size_t n, void *ud)
     return sz * n;
 }
 
-/* One call to @path (already escaped) with @body, within monotonic @deadline_us. */
+/* One call to @path (already escaped) with @body of type @ctype (both NULL: none), within
+ * monotonic @deadline_us. */
 static void call(const struct gsd_bind *b, const char *token, const char *method, const char *path,
                  const char *ctype, const char *body, int64_t deadline_us, struct answer *a)
 {
@@ -128,8 +130,9 @@ static void call(const struct gsd_bind *b, const char *token, const char *method
     if (!c)
         return;
     snprintf(url, sizeof(url), "%s%s", b->kube.api_server, path);
-    snprintf(ct, sizeof(ct), "Content-Type: %s", ctype);
-    h = curl_slist_append(h, ct);
+    snprintf(ct, sizeof(ct), "Content-Type: %s", ctype ? ctype : "");
+    if (ctype)
+        h = curl_slist_append(h, ct);
     h = curl_slist_append(h, "Accept: application/json");
     h = curl_slist_append(h, "Expect:");
     if (token) {
@@ -139,7 +142,8 @@ static void call(const struct gsd_bind *b, const char *token, const char *method
     }
     curl_easy_setopt(c, CURLOPT_URL, url);
     curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
-    curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+    if (body)
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
     curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L); /* threads: no SIGALRM for timeouts */
@@ -183,27 +187,45 @@ static void describe(struct gsd_bind *b, const char *what, const struct answer *
              what, b->ns, b->name, msg);
 }
 
-/* Is @a the 409 of a pod already assigned to b->node? */
-static int bound_here(const struct gsd_bind *b, const struct answer *a)
+/*
+ * Is @a, a 409, the API server saying the pod is already on b->node? Its message says so
+ * ("pod NAME is already assigned to node \"NODE\""); should another version word it otherwise,
+ * the pod itself (GET @pod_path: spec.nodeName, metadata.uid) does.
+ */
+static int bound_here(const struct gsd_bind *b, const struct answer *a, const char *token,
+                      const char *pod_path, int64_t deadline_us)
 {
     char want[GS_NAME_MAX + 32];
+    struct answer g = {0};
     snprintf(want, sizeof(want), "is already assigned to node \"%s\"", b->node);
     json_t *j = a->status == 409 && a->body ? json_loads(a->body, 0, NULL) : NULL;
     const char *msg = json_string_value(json_object_get(j, "message"));
     int yes = msg && strstr(msg, want);
     json_decref(j);
+    if (yes || a->status != 409)
+        return yes;
+    call(b, token, "GET", pod_path, NULL, NULL, deadline_us, &g);
+    j = g.status == 200 && g.body ? json_loads(g.body, 0, NULL) : NULL;
+    const char *node = json_string_value(json_object_get(json_object_get(j, "spec"), "nodeName"));
+    const char *uid = json_string_value(json_object_get(json_object_get(j, "metadata"), "uid"));
+    yes = node && !strcmp(node, b->node) && (!b->uid[0] || (uid && !strcmp(uid, b->uid)));
+    json_decref(j);
+    free(g.body);
     return yes;
 }
 
 /* POST the Binding, and once more when its answer was lost. */
-static int post_binding(struct gsd_bind *b, const char *token, const char *path,
+static int post_binding(struct gsd_bind *b, const char *token, const char *pod_path,
                         int64_t deadline_us)
 {
+    char path[GSD_NAME_MAX * 3 * 2 + 64];
+    snprintf(path, sizeof(path), "%s/binding", pod_path);
     int maybe_sent = 0;
     for (int attempt = 0; attempt < 2; attempt++) {
         struct answer a;
         call(b, token, "POST", path, "application/json", b->binding, deadline_us, &a);
-        int bound = (a.status >= 200 && a.status < 300) || bound_here(b, &a);
+        int bound =
+            (a.status >= 200 && a.status < 300) || bound_here(b, &a, token, pod_path, deadline_us);
         /* sent but not answered, or the API server's own timeout: the write may still land */
         int lost = a.status == 504 || (a.rc != CURLE_OK && a.sent > 0);
         if (bound) {
@@ -244,8 +266,7 @@ int gsd_kube_bind(struct gsd_bind *b)
         if (a.status < 200 || a.status >= 300)
             describe(b, "annotations of", &a);
         else
-            rc = post_binding(b, b->kube.token_file ? token : NULL, strcat(path, "/binding"),
-                              deadline_us);
+            rc = post_binding(b, b->kube.token_file ? token : NULL, path, deadline_us);
         free(a.body);
     }
     curl_free(ns);

@@ -45,6 +45,7 @@ static struct {
     int n;
     int patch_status, binding_status;
     char binding_answer[512]; /* a Status object, or "" */
+    char pod_node[64];        /* GET of a pod: its spec.nodeName ("" none; uid "uid-NAME") */
     int drop_bindings;        /* close this many Binding connections without an answer */
     int hold;                 /* 1: a PATCH, 2: a Binding waits for 0 before it is answered */
     pthread_cond_t cv;
@@ -112,6 +113,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     f.drop_bindings -= drop;
     char body[512];
     snprintf(body, sizeof(body), "%s", binding && f.binding_answer[0] ? f.binding_answer : "{}");
+    if (!strcmp(method, "GET"))
+        snprintf(body, sizeof(body),
+                 "{\"metadata\":{\"uid\":\"uid-%s\"},\"spec\":{\"nodeName\":\"%s\"}}",
+                 strrchr(url, '/') + 1, f.pod_node);
+    status = strcmp(method, "GET") ? status : 200;
     pthread_mutex_unlock(&f.mu);
     return drop ? MHD_NO : answer(c, status, body); /* MHD_NO: the connection is closed */
 }
@@ -163,6 +169,7 @@ static void fake_reset(void)
     f.patch_status = 200;
     f.binding_status = 201;
     f.binding_answer[0] = '\0';
+    f.pod_node[0] = '\0';
     f.drop_bindings = 0;
     f.hold = 0;
     pthread_mutex_unlock(&f.mu);
@@ -328,6 +335,15 @@ static void test_bind_again_same_node(void **state)
                TOKEN_K2);
     json_decref(shown_annotations("kb-ok")); /* still held */
     assert_int_equal(h_write(token_path, TOKEN_K1), 0);
+    /* A 409 worded otherwise: the pod itself (GET) shows it on that node, with that UID. */
+    fake_reset();
+    f.binding_status = 409;
+    snprintf(f.binding_answer, sizeof(f.binding_answer), "%s",
+             "{\"kind\":\"Status\",\"message\":\"conflict\",\"code\":409}");
+    snprintf(f.pod_node, sizeof(f.pod_node), "n-a100-0");
+    seat_ok("kb-ok", 2, "n-a100-0");
+    assert_int_equal(f.n, 3);
+    expect_rec(2, "GET", "/api/v1/namespaces/team-a/pods/kb-ok", "", TOKEN_K1);
 }
 
 /*
@@ -473,10 +489,12 @@ static void test_refused_409_and_404(void **state)
              "{\"kind\":\"Status\",\"message\":\"Operation cannot be fulfilled on pods/binding "
              "\\\"kb-409\\\": pod kb-409 is already assigned to node \\\"n-other\\\"\","
              "\"reason\":\"Conflict\",\"code\":409}");
+    snprintf(f.pod_node, sizeof(f.pod_node), "n-other");
     seat_refused("kb-409", 8, "n-a100-1", "already assigned to node \"n-other\" (code 409)");
     f.drop_bindings = 1; /* a lost answer, then that 409: not bound here, whatever the first did */
     seat_refused("kb-409-lost", 8, "n-a100-1", "already assigned to node \"n-other\" (code 409)");
-    assert_int_equal(f.n, 5);
+    assert_int_equal(f.n, 7); /* each 409: PATCH, Binding(s), GET of the pod */
+    assert_string_equal(f.recs[2].method, "GET");
     fake_reset();
     f.patch_status = 404;
     seat_refused("kb-gone", 8, "n-a100-1", "annotations of pod team-a/kb-gone: HTTP 404");
