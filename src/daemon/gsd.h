@@ -354,8 +354,8 @@ enum { GSD_KUBE_BOUND = 0, GSD_KUBE_REFUSED = 1, GSD_KUBE_UNKNOWN = 2 };
  * already assigned to that very node (a Binding sent again; its message says so, or GET of the pod
  * shows it); GSD_KUBE_REFUSED: the pod is not bound (an answer other than 2xx, no connection, an
  * unreadable token), b->err names the API server's answer (its Status message and code) or the
- * failure; GSD_KUBE_UNKNOWN: the connection broke after the Binding was sent, and again when it was
- * sent once more, so it may have been applied (b->err says so).
+ * failure; GSD_KUBE_UNKNOWN: the Binding went unanswered (the connection broke after it was sent,
+ * or a 504) and so did its second send, so it may have been applied (b->err says so).
  */
 int gsd_kube_bind(struct gsd_bind *b);
 
@@ -664,7 +664,8 @@ const char *gsd_qarg(const struct gsd_req *r, const char *key);
 int64_t gsd_now_us(void);  /* wall clock, Unix epoch */
 int64_t gsd_mono_us(void); /* monotonic */
 
-/* Extender verbs (extender.c): @verb is "filter", "prioritize", "preempt" or "bind". */
+/* Extender verbs (extender.c): @verb is "filter", "prioritize", "preempt" or "bind". A bind
+ * that took cards with `kubernetes:` configured leaves r->bind for the HTTP thread (server.c). */
 void gsd_extender_handle(struct gsd_state *st, struct gsd_req *r, const char *verb);
 /*
  * gsd_extender_unbind() - the API server refused bind @b: release the pod it took the cards for,
