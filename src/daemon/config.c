@@ -11,6 +11,13 @@
  *   nodeToken: "..."              # or nodeTokenSHA256: what node agents send (heartbeat, health)
  *   nodeMonitorGracePeriodSeconds: 40  # a heartbeating node silent this long becomes NotReady
  *   rateCard: rates.yaml          # prices for GET /v1/bills (default: the bundled one)
+ *   kubernetes:                   # bind writes the Binding here; without it bind records only
+ *     inCluster: true             # https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT and
+ *                                 # the pod's service account token and CA (the three below)
+ *     apiServer: https://10.0.0.1:6443   # http:// or https://, an optional path prefix
+ *     tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token  # read at every bind
+ *     caFile: /var/run/secrets/kubernetes.io/serviceaccount/ca.crt    # default: system CAs
+ *     timeoutSeconds: 5           # a bind's API calls together (1..300)
  *   tenants:
  *     - name: team-a
  *       token: "..."              # or tokenSHA256: <64 hex digits>
@@ -35,6 +42,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <yaml.h>
 
 #define TOKEN_MIN 16 /* bytes: shorter bearer tokens are guessable */
@@ -305,6 +313,101 @@ static int walk_extender(const struct walk *w, yaml_node_t *m, struct gsd_config
     return 0;
 }
 
+/* @s, a file gpuschedd can read (given at @n), into *@out (replacing what was there). */
+static int get_file(const struct walk *w, const yaml_node_t *n, const char *key, const char *s,
+                    char **out)
+{
+    char msg[GS_DIAG_MSG_MAX];
+    if (!s || !*s || access(s, R_OK)) {
+        snprintf(msg, sizeof(msg), "%s: cannot read %.200s: %s", key, s ? s : "(not a string)",
+                 s && *s ? strerror(errno) : "expected a path");
+        return err_at(w, n, "%s", msg);
+    }
+    free(*out);
+    *out = strdup(s);
+    return *out ? 0 : -ENOMEM;
+}
+
+/* An http:// or https:// URL without query or fragment; trailing '/' cut. */
+static int set_url(const struct walk *w, const yaml_node_t *n, const char *s, char **out)
+{
+    size_t scheme = !s ? 0 : !strncmp(s, "https://", 8) ? 8 : !strncmp(s, "http://", 7) ? 7 : 0;
+    int ok = scheme && s[scheme] && s[scheme] != '/' && strlen(s) < 512;
+    for (const char *p = s; ok && *p; p++)
+        ok = *p > ' ' && *p < 0x7f && *p != '?' && *p != '#';
+    if (!ok)
+        return err_at(w, n, "apiServer: expected an http:// or https:// URL, not \"%.64s\"",
+                      s ? s : "");
+    free(*out);
+    *out = strdup(s);
+    if (!*out)
+        return -ENOMEM;
+    for (size_t len = strlen(*out); (*out)[len - 1] == '/'; len--)
+        (*out)[len - 1] = '\0';
+    return 0;
+}
+
+#define SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount/"
+
+/* inCluster: what a pod is given (client-go's rest.InClusterConfig), where not given itself. */
+static int in_cluster(const struct walk *w, yaml_node_t *at, struct gsd_kube *k)
+{
+    const char *host = getenv("KUBERNETES_SERVICE_HOST"), *port = getenv("KUBERNETES_SERVICE_PORT");
+    char url[512];
+    if (!k->api_server && (!host || !*host || !port || !*port))
+        return err_at(w, at, "%s",
+                      "inCluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not set "
+                      "(not in a pod?); give apiServer");
+    if (!k->api_server) {
+        snprintf(url, sizeof(url), strchr(host, ':') ? "https://[%s]:%s" : "https://%s:%s", host,
+                 port);
+        if (set_url(w, at, url, &k->api_server))
+            return -EINVAL;
+    }
+    /* Not checked here, unlike tokenFile and caFile given: a pod is given both, and each bind
+     * says so should the token not be there (automountServiceAccountToken: false). */
+    k->token_file = k->token_file ? k->token_file : strdup(SA_DIR "token");
+    k->ca_file = k->ca_file ? k->ca_file : strdup(SA_DIR "ca.crt");
+    return k->token_file && k->ca_file ? 0 : -ENOMEM;
+}
+
+static int walk_kubernetes(const struct walk *w, yaml_node_t *m, struct gsd_config *c)
+{
+    static const char *const keys[] = {"apiServer", "tokenFile", "caFile", "timeoutSeconds",
+                                       "inCluster"};
+    yaml_node_t *ic = NULL;
+    int cluster = 0, rc = 0;
+    if (m->type != YAML_MAPPING_NODE)
+        return err_at(w, m, "%s", "kubernetes: expected a mapping");
+    struct gsd_kube *k = c->kube = calloc(1, sizeof(*k));
+    if (!k)
+        return -ENOMEM;
+    k->timeout_ms = 5000;
+    FOR_PAIRS(w, m, p)
+    {
+        yaml_node_t *v = yaml_document_get_node(w->doc, p->value);
+        int i = key_index(w, yaml_document_get_node(w->doc, p->key), keys, 5);
+        int64_t x = 0;
+        if (i < 0)
+            return i;
+        if (i == 0)
+            rc = set_url(w, v, scalar(v), &k->api_server);
+        else if (i == 1 || i == 2)
+            rc = get_file(w, v, keys[i], scalar(v), i == 1 ? &k->token_file : &k->ca_file);
+        else if (i == 3)
+            rc = get_int(w, v, "timeoutSeconds", 1, 300, &x) ? -EINVAL : 0;
+        else
+            rc = get_bool(w, v, "inCluster", &cluster);
+        k->timeout_ms = i == 3 && !rc ? x * 1000 : k->timeout_ms;
+        ic = i == 4 ? v : ic;
+        if (rc)
+            return rc;
+    }
+    if (cluster)
+        return in_cluster(w, ic, k);
+    return k->api_server ? 0 : err_at(w, m, "%s", "kubernetes: give apiServer, or inCluster: true");
+}
+
 /* One top-level key. */
 static int walk_top_key(const struct walk *w, int i, yaml_node_t *v, struct gsd_config *c)
 {
@@ -347,6 +450,8 @@ static int walk_top_key(const struct walk *w, int i, yaml_node_t *v, struct gsd_
             return -EINVAL;
         c->node_grace_us = x * 1000000;
         return 0;
+    case 12:
+        return walk_kubernetes(w, v, c);
     default:
         if (!scalar(v) || !*scalar(v))
             return err_at(w, v, "%s", "rateCard: expected the path of a RateCard YAML file");
@@ -361,7 +466,8 @@ static int walk_top(const struct walk *w, yaml_node_t *root, struct gsd_config *
     static const char *const keys[] = {
         "apiVersion", "kind",       "policy",           "maxBodyBytes",
         "maxPods",    "adminToken", "adminTokenSHA256", "extender",
-        "tenants",    "nodeToken",  "nodeTokenSHA256",  "nodeMonitorGracePeriodSeconds"};
+        "tenants",    "nodeToken",  "nodeTokenSHA256",  "nodeMonitorGracePeriodSeconds",
+        "kubernetes", "rateCard"};
     enum { NKEYS = sizeof(keys) / sizeof(keys[0]) };
     int seen[NKEYS] = {0};
     if (!root || root->type != YAML_MAPPING_NODE)
@@ -531,6 +637,12 @@ void gsd_config_free(struct gsd_config *c)
     free(c->tenants);
     free(c->path);
     free(c->rate_card);
+    if (c->kube) {
+        free(c->kube->api_server);
+        free(c->kube->token_file);
+        free(c->kube->ca_file);
+        free(c->kube);
+    }
     gs_ratecard_free(c->rates);
     gs_scenario_free(c->quotas);
     free(c);

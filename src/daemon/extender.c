@@ -13,7 +13,9 @@
  * the gang); preempt (preempt.c) checks kube-scheduler's victims against the cards.
  * The pod's request is remembered (the last GSD_EXT_CACHE pods) because bind names only the pod:
  * bind then takes the cards on the chosen node and stores the pod as running, so the daemon's
- * own view of every card stays whole whichever path placed a pod.
+ * own view of every card stays whole whichever path placed a pod. With `kubernetes:` in the
+ * DaemonConfig, bind also writes the pod's annotations and its Binding to the API server (kube.c):
+ * after the commit, on the HTTP thread (server.c), and a refusal gives the cards back.
  */
 #include "gsd.h"
 
@@ -424,12 +426,32 @@ static void reply_out(struct gsd_req *r, struct out *o)
 }
 
 /*
+ * A pod gpuschedd already holds through bind, perhaps not yet bound in Kubernetes (a restart came
+ * between the commit and the API server, or the Binding's outcome was unknown): its own node
+ * alone fits, so kube-scheduler binds it there again and that bind completes it.
+ */
+static void held_node_only(struct gsd_state *st, const struct gsd_podspec *spec,
+                           const struct ext_args *a, int64_t *sc, const char **why)
+{
+    const struct gsd_pod *p = gsd_pod_find(st, spec->ns, spec->name);
+    if (!p || p->source != GSD_SRC_EXTENDER || p->state != GSD_RUNNING ||
+        (spec->uid[0] && p->uid[0] && strcmp(spec->uid, p->uid)))
+        return;
+    for (size_t i = 0; i < a->n; i++)
+        if (a->idx[i] >= 0) {
+            sc[i] = a->idx[i] == p->pl.node ? 2 : GS_UNSCHEDULABLE; /* >= 2: fits */
+            why[i] = "gpusched holds this pod's cards on another node";
+        }
+}
+
+/*
  * The pod's score on every node of @a into @sc (@why: the reason for a node that fails), as
  * gs_sched_score_nodes() gives them; -EINVAL on every node when the request is bad (@err).
  * Return: 0; -ENOMEM.
  */
-static int score_all(struct gsd_state *st, const struct gs_pod_req *req, const struct ext_args *a,
-                     int64_t *sc, const char **why, char *err, size_t cap)
+static int score_all(struct gsd_state *st, const struct gsd_podspec *spec,
+                     const struct gs_pod_req *req, const struct ext_args *a, int64_t *sc,
+                     const char **why, char *err, size_t cap)
 {
     struct gs_diag d;
     gs_diag_init(&d);
@@ -439,6 +461,8 @@ static int score_all(struct gsd_state *st, const struct gs_pod_req *req, const s
     for (size_t i = 0; rc && i < a->n; i++)
         sc[i] = a->idx[i] >= 0 ? -EINVAL : -ENOENT;
     snprintf(err, cap, "%s", rc ? d.msg : "");
+    if (!rc)
+        held_node_only(st, spec, a, sc, why);
     return 0;
 }
 
@@ -559,6 +583,9 @@ static int ext_admit(struct gsd_state *st, const struct gsd_podspec *spec, struc
                      char *why, size_t size)
 {
     struct gsd_pod p = {0};
+    *eff = spec->req;
+    if (gsd_pod_find(st, spec->ns, spec->name))
+        return 0; /* already held: counted in its quotas, and offered only its node */
     const struct gsd_tenant *owner = gsd_tenant_of_ns(st->cfg, spec->ns);
     gsd_pod_probe(st, spec, owner ? owner->name : "", &p);
     int rc = gsd_quota_check(st, &p, eff, why, size);
@@ -609,7 +636,7 @@ static void filter_or_prioritize(struct gsd_state *st, struct gsd_req *r, int is
             why[i] = held;
         }
         err[0] = '\0';
-        if (adm < 0 || (!adm && score_all(st, &eff, &a, sc, why, err, sizeof(err))))
+        if (adm < 0 || (!adm && score_all(st, &spec, &eff, &a, sc, why, err, sizeof(err))))
             o.oom = 1;
         else if (is_filter)
             write_filter(st, &a, sc, why, first_error(&a, err), &o);
@@ -623,6 +650,35 @@ static void filter_or_prioritize(struct gsd_state *st, struct gsd_req *r, int is
     args_free(&a);
 }
 
+/*
+ * A bind of pod @p, already held: the same pod (UID) on the same node is a retry, after an answer
+ * lost on the way or a restart between the commit and the API server, and succeeds again (with
+ * the API calls made again); anything else is refused in @err.
+ */
+static void bind_again(struct gsd_state *st, const struct gsd_pod *p, const char *uid, int node,
+                       char *err, size_t cap)
+{
+    if (p->source == GSD_SRC_EXTENDER && p->state == GSD_RUNNING && p->pl.node == node &&
+        (!uid || !*uid || !p->uid[0] || !strcmp(uid, p->uid)))
+        return;
+    snprintf(err, cap, "pod %s/%s is already held by gpusched%s%s", p->ns, p->name,
+             p->state == GSD_RUNNING ? " on node " : "",
+             p->state == GSD_RUNNING ? gs_cluster_node_name(st->cluster, (size_t)p->pl.node) : "");
+}
+
+/* The API calls binding @p in Kubernetes, for the HTTP thread to make after the commit. */
+static struct gsd_bind *bind_job(struct gsd_state *st, const struct gsd_pod *p)
+{
+    json_t *assigned = gsd_pod_assignment(st, p);
+    struct gsd_bind *b =
+        assigned ? gsd_bind_new(st->cfg->kube, p,
+                                gs_cluster_node_name(st->cluster, (size_t)p->pl.node), assigned)
+                 : NULL;
+    json_decref(assigned);
+    return b;
+}
+
+/* bind takes the cards and commits; with `kubernetes:` configured, r->bind carries the rest. */
 static void bind_verb(struct gsd_state *st, struct gsd_req *r, const json_t *args)
 {
     const char *name = json_string_value(gsd_jget(args, "PodName"));
@@ -631,28 +687,47 @@ static void bind_verb(struct gsd_state *st, struct gsd_req *r, const json_t *arg
     const char *node = json_string_value(gsd_jget(args, "Node"));
     char err[GS_DIAG_MSG_MAX] = "";
     struct gsd_extpod *x = name && ns ? ext_find(st, ns, name) : NULL;
-    int idx = node ? gs_cluster_find(st->cluster, node) : -1;
+    struct gsd_pod *p = name && ns ? gsd_pod_find(st, ns, name) : NULL;
+    int idx = node ? gs_cluster_find(st->cluster, node) : -1, fresh = 0;
     if (!name || !ns || !node)
         snprintf(err, sizeof(err),
                  "ExtenderBindingArgs: PodName, PodNamespace and Node are "
                  "required strings");
-    else if (gsd_pod_find(st, ns, name))
-        snprintf(err, sizeof(err), "pod %s/%s is already held by gpusched", ns, name);
+    else if (p)
+        bind_again(st, p, uid, idx, err, sizeof(err));
     else if (!x)
         snprintf(err, sizeof(err), "pod %s/%s was not seen by filter or prioritize", ns, name);
     else if (idx < 0)
         snprintf(err, sizeof(err), "node %s is not in gpusched's inventory", node);
-    if (!err[0]) {
+    if (!err[0] && !p) {
         struct gsd_ferr e;
         const struct gsd_tenant *owner = gsd_tenant_of_ns(st->cfg, ns);
         if (uid && *uid && strlen(uid) < GSD_UID_MAX)
             memcpy(x->spec.uid, uid, strlen(uid) + 1);
-        if (!gsd_pod_add(st, &x->spec, owner ? owner->name : "", GSD_SRC_EXTENDER, idx, &e))
+        p = gsd_pod_add(st, &x->spec, owner ? owner->name : "", GSD_SRC_EXTENDER, idx, &e);
+        if (!p)
             snprintf(err, sizeof(err), "%s", e.msg);
+        fresh = 1;
         gsd_podspec_clear(&x->spec);
         x->used = 0;
     }
+    if (!err[0] && st->cfg->kube && !(r->bind = bind_job(st, p))) {
+        snprintf(err, sizeof(err), "out of memory");
+        if (fresh)
+            gsd_pod_cancel(st, p); /* nothing to bind it with: hold nothing */
+    }
     gsd_reply_json(r, 200, json_pack("{s:s}", "Error", err));
+}
+
+void gsd_extender_unbind(struct gsd_state *st, const struct gsd_bind *b)
+{
+    struct gsd_pod *p = gsd_pod_find(st, b->ns, b->name);
+    char key[2 * GSD_NAME_MAX + 1];
+    snprintf(key, sizeof(key), "%s/%s", b->ns, b->name);
+    gsd_log("warn", "bind refused by the API server: cards given back", "pod", key, "error", b->err,
+            NULL);
+    if (p && p->seq == b->seq)
+        gsd_pod_cancel(st, p);
 }
 
 void gsd_extender_handle(struct gsd_state *st, struct gsd_req *r, const char *verb)

@@ -6,8 +6,10 @@
  * read a request, hash its bearer token and hand it over as a struct gsd_req through the queue;
  * they wait for the scheduler thread to fill in the answer. The extender's filter and prioritize,
  * which write nothing to the store, are the exception: the HTTP thread answers them itself under
- * the state lock the scheduler thread holds for a batch's work in memory (server.c). The main
- * thread handles signals and parses a reloaded configuration before handing it over the same way.
+ * the state lock the scheduler thread holds for a batch's work in memory (server.c). The
+ * extender's bind calls the Kubernetes API server from its HTTP thread after the commit, holding
+ * nothing (kube.c). The main thread handles signals and parses a reloaded configuration before
+ * handing it over the same way.
  *
  * Durability: the scheduler thread takes the queued requests in batches, runs them inside one
  * SQLite transaction and answers none of them before that transaction commits, so a 2xx always
@@ -75,8 +77,20 @@ struct gsd_tenant {
     int64_t bucket_at_us;
 };
 
+/*
+ * The Kubernetes API server that bind writes to (the DaemonConfig's `kubernetes:`). Strings are
+ * owned; the token is read from @token_file at every bind, as service account tokens rotate.
+ */
+struct gsd_kube {
+    char *api_server;   /* "https://host:port", no trailing '/' */
+    char *token_file;   /* NULL: no Authorization header */
+    char *ca_file;      /* PEM bundle for https; NULL: the system's */
+    int64_t timeout_ms; /* the whole bind's API calls together */
+};
+
 struct gsd_config {
-    char *path; /* the file, for messages; NULL when none */
+    char *path;            /* the file, for messages; NULL when none */
+    struct gsd_kube *kube; /* NULL: bind records the cards only */
     struct gsd_tenant *tenants;
     size_t ntenants;
     int has_admin;
@@ -235,6 +249,7 @@ struct gsd_pod {
 
 struct gsd_store;
 struct gsd_ext_names;
+struct gsd_bind;
 
 /*
  * gsd_store_open() - open or create DIR/gpusched.db (WAL, synchronous=FULL, foreign keys).
@@ -312,6 +327,45 @@ int gsd_store_group_delete(struct gsd_store *s, const struct gsd_group *g);
 int gsd_store_group_load(struct gsd_store *s, int (*fn)(void *ud, const struct gsd_group *g),
                          void *ud);
 
+/* ---- the Kubernetes API server (kube.c) ---- */
+
+/*
+ * What an extender bind leaves to the API server once its cards are committed. It is done on the
+ * HTTP connection's thread, never on the scheduler thread, where a slow API server would stall
+ * every request; a refusal is handed back to the scheduler thread (GSD_REQ_UNBIND).
+ */
+struct gsd_bind {
+    char ns[GSD_NAME_MAX], name[GSD_NAME_MAX], uid[GSD_UID_MAX], node[GS_NAME_MAX];
+    int64_t seq;                   /* the pod held: a release touches no later pod of that name */
+    char *patch, *binding;         /* the request bodies, JSON text */
+    struct gsd_kube kube;          /* a copy: a reload meanwhile changes nothing */
+    char err[2 * GS_DIAG_MSG_MAX]; /* why it failed: our words, then the API server's */
+};
+
+/*
+ * gsd_bind_new() - the API calls that bind running pod @p to node @node in the API server @k:
+ * a merge patch of @assignment (gsd_pod_assignment()) into the pod's annotations and a v1
+ * Binding (metadata name, namespace and, when known, uid; target the Node), as kube-scheduler's
+ * DefaultBinder sends it. Return: the job (free with gsd_bind_free()); NULL out of memory.
+ */
+struct gsd_bind *gsd_bind_new(const struct gsd_kube *k, const struct gsd_pod *p, const char *node,
+                              const json_t *assignment);
+void gsd_bind_free(struct gsd_bind *b);
+
+enum { GSD_KUBE_BOUND = 0, GSD_KUBE_REFUSED = 1, GSD_KUBE_UNKNOWN = 2 };
+/*
+ * gsd_kube_bind() - PATCH /api/v1/namespaces/NS/pods/NAME (the annotations), then POST
+ * .../binding (and GET the pod after a 409 whose message does not settle it), within
+ * b->kube.timeout_ms in all, with the bearer token read from b->kube.token_file now. Blocks; call
+ * it on no thread that holds the state. Return: GSD_KUBE_BOUND, also for a 409 when the pod is
+ * already assigned to that very node (a Binding sent again; its message says so, or GET of the pod
+ * shows it); GSD_KUBE_REFUSED: the pod is not bound (an answer other than 2xx, no connection, an
+ * unreadable token), b->err names the API server's answer (its Status message and code) or the
+ * failure; GSD_KUBE_UNKNOWN: the Binding went unanswered (the connection broke after it was sent,
+ * or a 504) and so did its second send, so it may have been applied (b->err says so).
+ */
+int gsd_kube_bind(struct gsd_bind *b);
+
 /* ---- the node inventory (inventory.c) ---- */
 
 /*
@@ -323,7 +377,7 @@ int gsd_inventory_load(const char *path, struct gs_cluster **out, struct gs_diag
 
 /* ---- requests between the threads (queue.c) ---- */
 
-enum gsd_req_kind { GSD_REQ_HTTP = 0, GSD_REQ_RELOAD, GSD_REQ_STOP };
+enum gsd_req_kind { GSD_REQ_HTTP = 0, GSD_REQ_RELOAD, GSD_REQ_STOP, GSD_REQ_UNBIND };
 
 struct gsd_qarg {
     char key[32];
@@ -342,6 +396,7 @@ struct gsd_req {
     int auth; /* 0 no Authorization header, 1 a bearer token (token_sha), 2 another scheme */
     uint8_t token_sha[GSD_SHA256_LEN];
     struct gsd_config *new_cfg; /* GSD_REQ_RELOAD: handed over, owned by the scheduler after */
+    struct gsd_bind *bind;      /* an extender bind's API calls, made after the answer (owned) */
     int64_t arrive_us;          /* monotonic */
     /* the answer */
     int status;
@@ -495,6 +550,14 @@ int gsd_pod_cancel(struct gsd_state *st, struct gsd_pod *p);
 json_t *gsd_time_json(int64_t us);
 /* gsd_pod_json() - the pod as the API shows it (new reference). */
 json_t *gsd_pod_json(const struct gsd_state *st, const struct gsd_pod *p);
+/*
+ * gsd_pod_assignment() - the annotations that tell the node side what @p got, an object of
+ * strings (new reference; NULL out of memory): gpusched.io/node, gpusched.io/gpu-index (cards,
+ * "0,3") and gpusched.io/gpu-milli (per card, 1000 a whole one, "0" without a GPU); empty while
+ * @p is pending. GET /v1/pods shows them and bind writes them to the pod in Kubernetes: the one
+ * place they are made.
+ */
+json_t *gsd_pod_assignment(const struct gsd_state *st, const struct gsd_pod *p);
 
 /*
  * gsd_pod_requeue() - a running pod lost its node or card: release it, put it back to pending
@@ -684,8 +747,14 @@ const char *gsd_qarg(const struct gsd_req *r, const char *key);
 int64_t gsd_now_us(void);  /* wall clock, Unix epoch */
 int64_t gsd_mono_us(void); /* monotonic */
 
-/* Extender verbs (extender.c): @verb is "filter", "prioritize", "preempt" or "bind". */
+/* Extender verbs (extender.c): @verb is "filter", "prioritize", "preempt" or "bind". A bind
+ * that took cards with `kubernetes:` configured leaves r->bind for the HTTP thread (server.c). */
 void gsd_extender_handle(struct gsd_state *st, struct gsd_req *r, const char *verb);
+/*
+ * gsd_extender_unbind() - the API server refused bind @b: release the pod it took the cards for,
+ * when it is still held (same seq). Run on the scheduler thread, inside a batch.
+ */
+void gsd_extender_unbind(struct gsd_state *st, const struct gsd_bind *b);
 /* gsd_extender_free() - free what the extender keeps in @st between calls. */
 void gsd_extender_free(struct gsd_state *st);
 /* gsd_jget() - member @key of object @obj: exact first, then any case, as Go's encoding/json

@@ -14,6 +14,7 @@
  */
 #include "gsd.h"
 
+#include <curl/curl.h>
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -201,10 +202,12 @@ int main(int argc, char **argv)
     struct gsd_server *srv;
     struct gs_diag d;
     gs_diag_init(&d);
+    curl_global_init(CURL_GLOBAL_DEFAULT); /* before any thread: it is not thread-safe */
     if ((rc = gsd_server_start(&st, &(struct gsd_listen){o.host, o.port, o.cert, o.key}, &srv,
                                &d)) != 0) {
         gsd_log("error", "cannot start", "error", d.msg, NULL);
         gsd_state_free(&st);
+        curl_global_cleanup();
         return 1;
     }
     char addr[96];
@@ -224,5 +227,6 @@ int main(int argc, char **argv)
     int failed = gsd_server_stop(srv);
     gsd_state_free(&st);
     gsd_log("info", "stopped", NULL);
+    curl_global_cleanup();
     return failed ? 1 : 0;
 }

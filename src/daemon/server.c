@@ -13,6 +13,16 @@
  * thread holds while it runs a batch in memory (not while it commits). That saves two thread
  * hand-offs, each a wait for a CPU when the machine is busy. They may see a batch's changes
  * before its commit; a failed commit stops the daemon, and a read is not a promise.
+ *
+ * The extender's bind commits its cards like any write; then its connection thread, holding no
+ * lock, writes the pod to the Kubernetes API server (kube.c), so a slow API server delays that
+ * bind alone. A refusal is queued back (GSD_REQ_UNBIND) and run before the answer leaves, so
+ * kube-scheduler hears of a failed bind only once its cards are free; and nothing is written to
+ * the API server before the cards are committed, so no pod is bound there that is not held here.
+ * (A drain lets the calls finish: the listener stops only after its connection threads.) A crash
+ * between the commit and the API calls leaves the pod held and not bound: kube-scheduler, whose
+ * bind failed, schedules the pod again, filter offers it only the node holding its cards, and
+ * bind there makes the calls again.
  */
 #include "gsd.h"
 
@@ -58,6 +68,7 @@ static void req_free(struct gsd_req *r)
     if (!r)
         return;
     pthread_cond_destroy(&r->cv);
+    gsd_bind_free(r->bind);
     free(r->body);
     free(r->resp);
     free(r);
@@ -100,6 +111,11 @@ static int run_one(struct gsd_server *s, struct gsd_req *r)
         atomic_store(&s->max_body, st->cfg->max_body);
         atomic_store(&s->ext_max_body, st->cfg->extender_max_body);
         r->new_cfg = NULL;
+        return 0;
+    }
+    if (r->kind == GSD_REQ_UNBIND) {
+        if (!atomic_load(&s->failed) && !st->failed)
+            gsd_extender_unbind(st, r->bind);
         return 0;
     }
     if (atomic_load(&s->failed) || st->failed)
@@ -168,6 +184,43 @@ static int answer_here(struct gsd_server *s, struct gsd_req *r)
     count(s->st, r);
     pthread_mutex_unlock(&s->state_mu);
     return 1;
+}
+
+/*
+ * An extender bind whose cards are committed: write it to the API server on this thread, not the
+ * scheduler's. A refusal hands the cards back through the queue before the answer goes out, so
+ * kube-scheduler never hears of a failed bind whose cards are still held; Error names why.
+ */
+static void finish_bind(struct gsd_server *s, struct gsd_req *r)
+{
+    struct gsd_bind *b = r->bind;
+    r->bind = NULL;
+    if (r->status != 200) { /* the commit failed: nothing is held, nothing to bind */
+        gsd_bind_free(b);
+        return;
+    }
+    int rc = gsd_kube_bind(b);
+    char key[2 * GSD_NAME_MAX + 1];
+    snprintf(key, sizeof(key), "%s/%s", b->ns, b->name);
+    if (rc == GSD_KUBE_BOUND)
+        gsd_log("info", "pod bound in Kubernetes", "pod", key, "node", b->node, NULL);
+    else if (rc == GSD_KUBE_UNKNOWN)
+        gsd_log("warn", "bind outcome unknown: cards kept", "pod", key, "error", b->err, NULL);
+    struct gsd_req *u = rc == GSD_KUBE_REFUSED ? req_new(GSD_REQ_UNBIND) : NULL;
+    if (u) {
+        u->bind = b;
+        submit(s, u);
+        u->bind = NULL;
+        req_free(u);
+    } else if (rc == GSD_KUBE_REFUSED) {
+        gsd_log("error", "bind refused, and no memory to give the cards back", "pod", key, NULL);
+    }
+    if (rc != GSD_KUBE_BOUND) {
+        free(r->resp);
+        r->resp = NULL;
+        gsd_reply_json(r, 200, json_pack("{s:s}", "Error", b->err));
+    }
+    gsd_bind_free(b);
 }
 
 static void *scheduler_main(void *arg)
@@ -339,6 +392,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return r->status ? MHD_YES : too_big(c, k);
     if (!answer_here(s, r))
         submit(s, r);
+    if (r->bind)
+        finish_bind(s, r);
     return send_reply(c, r);
 }
 

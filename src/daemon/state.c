@@ -755,16 +755,30 @@ json_t *gsd_time_json(int64_t us)
     return json_string(buf);
 }
 
-static json_t *gpus_json(const struct gsd_pod *p, char *idx, size_t cap)
+static json_t *gpus_json(const struct gsd_pod *p)
 {
     json_t *a = json_array();
-    size_t off = 0;
-    idx[0] = '\0';
     for (int g = 0; a && p->state == GSD_RUNNING && g < GS_GPUS_MAX; g++)
-        if (p->pl.gpu_mask & (1u << g)) {
+        if (p->pl.gpu_mask & (1u << g))
             json_array_append_new(a, json_integer(g));
-            off += (size_t)snprintf(idx + off, cap - off, off ? ",%d" : "%d", g);
-        }
+    return a;
+}
+
+json_t *gsd_pod_assignment(const struct gsd_state *st, const struct gsd_pod *p)
+{
+    json_t *a = json_object();
+    if (!a || p->state != GSD_RUNNING)
+        return a;
+    char idx[GS_GPUS_MAX * 4 + 1] = "", milli[16];
+    size_t off = 0;
+    for (int g = 0; g < GS_GPUS_MAX; g++)
+        if (p->pl.gpu_mask & (1u << g))
+            off += (size_t)snprintf(idx + off, sizeof(idx) - off, off ? ",%d" : "%d", g);
+    snprintf(milli, sizeof(milli), "%u", p->req.num_gpu ? p->pl.gpu_milli : 0);
+    json_object_set_new(a, "gpusched.io/node",
+                        json_string(gs_cluster_node_name(st->cluster, (size_t)p->pl.node)));
+    json_object_set_new(a, "gpusched.io/gpu-index", json_string(idx));
+    json_object_set_new(a, "gpusched.io/gpu-milli", json_string(milli));
     return a;
 }
 
@@ -775,17 +789,12 @@ json_t *gsd_pod_json(const struct gsd_state *st, const struct gsd_pod *p)
     json_t *ann = json_object_get(meta, "annotations");
     ann = ann ? json_incref(ann) : json_object();
     json_decref(meta);
-    char idx[64];
-    json_t *gpus = gpus_json(p, idx, sizeof(idx));
+    json_t *gpus = gpus_json(p), *assigned = gsd_pod_assignment(st, p);
     const char *node =
         p->state == GSD_RUNNING ? gs_cluster_node_name(st->cluster, (size_t)p->pl.node) : NULL;
-    if (node && ann) { /* what a device plugin reads to pick the cards */
-        json_object_set_new(ann, "gpusched.io/node", json_string(node));
-        json_object_set_new(ann, "gpusched.io/gpu-index", json_string(idx));
-        char milli[16];
-        snprintf(milli, sizeof(milli), "%u", p->req.num_gpu ? p->pl.gpu_milli : 0);
-        json_object_set_new(ann, "gpusched.io/gpu-milli", json_string(milli));
-    }
+    if (ann && assigned) /* what a device plugin reads to pick the cards */
+        json_object_update(ann, assigned);
+    json_decref(assigned);
     return json_pack(
         "{s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:I, s:I, s:I, s:I, s:i, s:i, s:i, s:o, "
         "s:o, s:o, s:o, s:o, s:s}",

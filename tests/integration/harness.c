@@ -235,6 +235,20 @@ void h_answer_free(struct answer *a)
     memset(a, 0, sizeof(*a));
 }
 
+json_t *h_verb(const struct daemon *d, const char *verb, json_t *args)
+{
+    char path[64], *body = json_dumps(args, JSON_COMPACT);
+    struct answer a;
+    json_decref(args);
+    snprintf(path, sizeof(path), "/extender/%s", verb);
+    int ok = body && h_call(d, "POST", path, NULL, body, &a) == 0 && a.status == 200;
+    json_t *j = ok ? json_incref(a.json) : NULL;
+    free(body);
+    if (body)
+        h_answer_free(&a);
+    return j;
+}
+
 char *h_pod(const char *ns, const char *name, int gpus, int cores)
 {
     json_t *lim = json_pack("{s:i, s:s, s:s}", "nvidia.com/gpu", gpus, "cpu", "1", "memory", "1Gi");

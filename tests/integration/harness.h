@@ -48,6 +48,9 @@ void h_cleanup(struct daemon *d);
 int h_call(const struct daemon *d, const char *method, const char *path, const char *token,
            const char *body, struct answer *a);
 void h_answer_free(struct answer *a);
+/* POST @args (consumed) to /extender/@verb: the JSON answer when it is a 200 (new reference),
+ * else NULL. */
+json_t *h_verb(const struct daemon *d, const char *verb, json_t *args);
 /* A pod JSON text with @gpus cards (or a share when @cores in 1..99). Caller frees. */
 char *h_pod(const char *ns, const char *name, int gpus, int cores);
 /*

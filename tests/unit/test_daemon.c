@@ -84,9 +84,13 @@ static void test_config_good(void **state)
     assert_int_equal(gsd_config_auth(c, sha), GSD_AUTH_NODE);
     assert_int_equal(c->node_grace_us, 5000000);
     gsd_config_free(c);
-    /* The shipped example loads as it is. */
+    /* The shipped example loads as it is (in a pod: test_config_kubernetes). */
     gs_diag_init(&d);
+    setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1", 1);
+    setenv("KUBERNETES_SERVICE_PORT", "443", 1);
     assert_int_equal(gsd_config_load("deploy/gpuschedd-config.yaml", &c, &d), 0);
+    unsetenv("KUBERNETES_SERVICE_HOST");
+    unsetenv("KUBERNETES_SERVICE_PORT");
     assert_int_equal(c->ntenants, 2);
     gsd_config_free(c);
     assert_int_equal(gsd_config_load(NULL, &c, &d), 0); /* no file: defaults, nobody admitted */
@@ -129,7 +133,28 @@ static void test_config_errors(void **state)
          "tokenSHA256: expected 64 hex digits"},
         {HEAD "tenants: [\n", ":4:1:"},
         {HEAD "---\nkind: GPUQuota\n", ":4:1: a second document"},
+        {HEAD "kubernetes: [http://x]\n", ":3:13: kubernetes: expected a mapping"},
+        {HEAD "kubernetes:\n  apiServr: http://x\n", ":4:3: unknown key \"apiServr\""},
+        {HEAD "kubernetes:\n  apiServer: ftp://x\n",
+         ":4:14: apiServer: expected an http:// or https:// URL, not \"ftp://x\""},
+        {HEAD "kubernetes:\n  apiServer: https://x/api?watch=1\n", ":4:14: apiServer: expected"},
+        {HEAD "kubernetes:\n  apiServer: https://\n", ":4:14: apiServer: expected"},
+        {HEAD "kubernetes:\n  apiServer: http://x\n  timeoutSeconds: 0\n",
+         ":5:19: timeoutSeconds: expected a whole number in 1..300"},
+        {HEAD "kubernetes:\n  apiServer: http://x\n  tokenFile: /nonexistent/token\n",
+         ":5:14: tokenFile: cannot read /nonexistent/token: No such file or directory"},
+        {HEAD "kubernetes:\n  apiServer: http://x\n  caFile: \"\"\n",
+         ":5:11: caFile: cannot read : expected a path"},
+        {HEAD "kubernetes:\n  timeoutSeconds: 5\n",
+         ":4:3: kubernetes: give apiServer, or inCluster: true"},
+        {HEAD "kubernetes: {inCluster: yes}\n", ":3:25: inCluster: expected true or false"},
+        {HEAD "kubernetes: {inCluster: true}\n",
+         ":3:25: inCluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not set"},
+        {HEAD "kubernetes: {apiServer: http://x}\nkubernetes: {apiServer: http://y}\n",
+         ":4:1: key \"kubernetes\" appears twice"},
     };
+    unsetenv("KUBERNETES_SERVICE_HOST");
+    unsetenv("KUBERNETES_SERVICE_PORT");
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         int rc = load_text(bad[i].text, &c, &d);
         if (rc != -EINVAL || !strstr(d.msg, bad[i].msg) || !strstr(d.msg, "/tmp/gs_test_daemon"))
@@ -137,6 +162,56 @@ static void test_config_errors(void **state)
     }
     gs_diag_init(&d);
     assert_int_equal(gsd_config_load("/nonexistent/gpuschedd.yaml", &c, &d), -ENOENT);
+}
+
+/* `kubernetes:`: the API server bind writes to, given or as a pod finds it (inCluster). */
+static void test_config_kubernetes(void **state)
+{
+    (void)state;
+    struct gsd_config *c;
+    struct gs_diag d;
+    char text[512], file[] = "/tmp/gs_test_token.XXXXXX";
+    int fd = mkstemp(file);
+    assert_true(fd >= 0);
+    close(fd);
+    snprintf(text, sizeof(text),
+             HEAD "kubernetes:\n  apiServer: https://api.example:6443//\n  tokenFile: %s\n"
+                  "  caFile: %s\n  timeoutSeconds: 7\n",
+             file, file);
+    assert_int_equal(load_text(text, &c, &d), 0);
+    assert_string_equal(c->kube->api_server, "https://api.example:6443");
+    assert_string_equal(c->kube->token_file, file);
+    assert_string_equal(c->kube->ca_file, file);
+    assert_int_equal(c->kube->timeout_ms, 7000);
+    gsd_config_free(c);
+    /* inCluster: the service's address from the environment, the pod's token and CA, 5 s. */
+    setenv("KUBERNETES_SERVICE_HOST", "fd00::1", 1);
+    setenv("KUBERNETES_SERVICE_PORT", "443", 1);
+    assert_int_equal(load_text(HEAD "kubernetes: {inCluster: true}\n", &c, &d), 0);
+    assert_string_equal(c->kube->api_server, "https://[fd00::1]:443");
+    assert_string_equal(c->kube->token_file, "/var/run/secrets/kubernetes.io/serviceaccount/token");
+    assert_string_equal(c->kube->ca_file, "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt");
+    assert_int_equal(c->kube->timeout_ms, 5000);
+    gsd_config_free(c);
+    /* What is given wins over inCluster, whatever the order. */
+    setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1", 1);
+    snprintf(text, sizeof(text), HEAD "kubernetes: {inCluster: true, tokenFile: %s}\n", file);
+    assert_int_equal(load_text(text, &c, &d), 0);
+    assert_string_equal(c->kube->api_server, "https://10.96.0.1:443");
+    assert_string_equal(c->kube->token_file, file);
+    gsd_config_free(c);
+    /* The shipped example asks for inCluster. */
+    assert_int_equal(gsd_config_load("deploy/gpuschedd-config.yaml", &c, &d), 0);
+    assert_string_equal(c->kube->api_server, "https://10.96.0.1:443");
+    gsd_config_free(c);
+    unsetenv("KUBERNETES_SERVICE_HOST");
+    unsetenv("KUBERNETES_SERVICE_PORT");
+    /* Without the section bind only records; rateCard is a key of its own. */
+    assert_int_equal(load_text(HEAD "rateCard: data/billing/rates.yaml\n", &c, &d), 0);
+    assert_null(c->kube);
+    assert_string_equal(c->rate_card, "data/billing/rates.yaml");
+    gsd_config_free(c);
+    unlink(file);
 }
 
 /* Policy files (GPUQuota, ...) on top of a DaemonConfig with tenant "a": the loader's code. */
@@ -443,10 +518,15 @@ static void test_store(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_config_good),  cmocka_unit_test(test_config_errors),
-        cmocka_unit_test(test_quota_load),   cmocka_unit_test(test_bucket),
-        cmocka_unit_test(test_quantities),   cmocka_unit_test(test_podspec),
-        cmocka_unit_test(test_deploy_files), cmocka_unit_test(test_store),
+        cmocka_unit_test(test_config_good),
+        cmocka_unit_test(test_config_errors),
+        cmocka_unit_test(test_config_kubernetes),
+        cmocka_unit_test(test_quota_load),
+        cmocka_unit_test(test_bucket),
+        cmocka_unit_test(test_quantities),
+        cmocka_unit_test(test_podspec),
+        cmocka_unit_test(test_deploy_files),
+        cmocka_unit_test(test_store),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

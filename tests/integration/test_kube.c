@@ -1,0 +1,634 @@
+/*
+ * The extender's bind writing to a Kubernetes API server. No kube-apiserver runs here, so a fake
+ * one (libmicrohttpd in this binary, on a real socket on 127.0.0.1) records every request and
+ * answers as each test sets it; gpuschedd runs with `kubernetes:` pointing at it. Checked: the
+ * PATCH of the pod's annotations and the Binding, exact, in that order, with the bearer token
+ * read from its file at each bind; refusals (409, 500, 404), an API server that is down and an
+ * answer lost on the way each give an Error and free the cards (another pod then fits), or bind
+ * when the Binding got through; a Binding whose outcome stays unknown keeps the cards and filter
+ * then offers that pod its own node alone; a bind repeated on the same node is made again and
+ * succeeds; an API server slow to answer holds up no other request; a crash between the commit
+ * and the API calls is completed by the next bind; https with caFile, put in force by SIGHUP.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+
+#include <microhttpd.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define TOKEN_K1 "sa-token-one-0123456789"
+#define TOKEN_K2 "sa-token-two-9876543210"
+#define RECS_MAX 32
+
+struct rec {
+    char method[8], url[256], auth[128], ctype[64];
+    json_t *body;
+};
+
+/* The fake API server: what it got, and what it answers. */
+static struct {
+    struct MHD_Daemon *mhd;
+    int port;
+    pthread_mutex_t mu;
+    struct rec recs[RECS_MAX];
+    int n;
+    int patch_status, binding_status;
+    char binding_answer[512]; /* a Status object, or "" */
+    char pod_node[64];        /* GET of a pod: its spec.nodeName ("" none; uid "uid-NAME") */
+    int drop_bindings;        /* close this many Binding connections without an answer */
+    int hold;                 /* 1: a PATCH, 2: a Binding waits for 0 before it is answered */
+    pthread_cond_t cv;
+} f = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+
+static struct daemon d;
+static char token_path[64];
+
+struct upload {
+    char *s;
+    size_t len;
+};
+
+static void record(struct MHD_Connection *c, const char *method, const char *url,
+                   const struct upload *u)
+{
+    const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+    const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
+    pthread_mutex_lock(&f.mu);
+    if (f.n < RECS_MAX) {
+        struct rec *r = &f.recs[f.n++];
+        snprintf(r->method, sizeof(r->method), "%s", method);
+        snprintf(r->url, sizeof(r->url), "%s", url);
+        snprintf(r->auth, sizeof(r->auth), "%s", auth ? auth : "");
+        snprintf(r->ctype, sizeof(r->ctype), "%s", ct ? ct : "");
+        r->body = u->s ? json_loadb(u->s, u->len, 0, NULL) : NULL;
+    }
+    pthread_mutex_unlock(&f.mu);
+}
+
+static enum MHD_Result answer(struct MHD_Connection *c, int status, const char *body)
+{
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_MUST_COPY);
+    MHD_add_response_header(resp, "Content-Type", "application/json");
+    enum MHD_Result ret = MHD_queue_response(c, (unsigned)status, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version, const char *data,
+                                  size_t *size, void **con_cls)
+{
+    struct upload *u = *con_cls;
+    (void)cls;
+    (void)version;
+    if (!u) {
+        *con_cls = calloc(1, sizeof(*u));
+        return *con_cls ? MHD_YES : MHD_NO;
+    }
+    if (*size) {
+        u->s = realloc(u->s, u->len + *size + 1);
+        memcpy(u->s + u->len, data, *size);
+        u->len += *size;
+        *size = 0;
+        return MHD_YES;
+    }
+    record(c, method, url, u);
+    int binding = strstr(url, "/binding") != NULL;
+    pthread_mutex_lock(&f.mu);
+    while (f.hold == (binding ? 2 : 1))
+        pthread_cond_wait(&f.cv, &f.mu);
+    int drop = binding && f.drop_bindings > 0, status = binding ? f.binding_status : f.patch_status;
+    f.drop_bindings -= drop;
+    char body[512];
+    snprintf(body, sizeof(body), "%s", binding && f.binding_answer[0] ? f.binding_answer : "{}");
+    if (!strcmp(method, "GET"))
+        snprintf(body, sizeof(body),
+                 "{\"metadata\":{\"uid\":\"uid-%s\"},\"spec\":{\"nodeName\":\"%s\"}}",
+                 strrchr(url, '/') + 1, f.pod_node);
+    status = strcmp(method, "GET") ? status : 200;
+    pthread_mutex_unlock(&f.mu);
+    return drop ? MHD_NO : answer(c, status, body); /* MHD_NO: the connection is closed */
+}
+
+static void on_done(void *cls, struct MHD_Connection *c, void **con_cls,
+                    enum MHD_RequestTerminationCode toe)
+{
+    struct upload *u = *con_cls;
+    (void)cls;
+    (void)c;
+    (void)toe;
+    if (u)
+        free(u->s);
+    free(u);
+    *con_cls = NULL;
+}
+
+/* Start the fake on @port (0: any), over TLS with @cert and @key (PEM text) when given; f.port
+ * is the port it got. */
+static int fake_start_tls(int port, const char *cert, const char *key)
+{
+    struct MHD_OptionItem tls[] = {
+        {cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, (void *)cert},
+        {MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)key},
+        {MHD_OPTION_END, 0, NULL},
+    };
+    f.mhd = MHD_start_daemon(
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | (cert ? MHD_USE_TLS : 0),
+        (uint16_t)port, NULL, NULL, on_request, NULL, MHD_OPTION_NOTIFY_COMPLETED, on_done, NULL,
+        MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
+    if (!f.mhd)
+        return -1;
+    f.port = MHD_get_daemon_info(f.mhd, MHD_DAEMON_INFO_BIND_PORT)->port;
+    return 0;
+}
+
+static int fake_start(int port)
+{
+    return fake_start_tls(port, NULL, NULL);
+}
+
+/* Forget what the fake got; it answers 200 to PATCH and 201 to Binding from now. */
+static void fake_reset(void)
+{
+    pthread_mutex_lock(&f.mu);
+    for (int i = 0; i < f.n; i++)
+        json_decref(f.recs[i].body);
+    f.n = 0;
+    f.patch_status = 200;
+    f.binding_status = 201;
+    f.binding_answer[0] = '\0';
+    f.pod_node[0] = '\0';
+    f.drop_bindings = 0;
+    f.hold = 0;
+    pthread_mutex_unlock(&f.mu);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    signal(SIGPIPE, SIG_IGN);
+    snprintf(token_path, sizeof(token_path), "/tmp/gs_kube_token.XXXXXX");
+    int fd = mkstemp(token_path);
+    if (fd < 0 || close(fd) || h_write(token_path, TOKEN_K1 "\n") || fake_start(0))
+        return -1;
+    fake_reset();
+    char extra[256];
+    snprintf(extra, sizeof(extra),
+             "kubernetes:\n  apiServer: http://127.0.0.1:%d/\n  tokenFile: %s\n"
+             "  timeoutSeconds: 30\n",
+             f.port, token_path);
+    return h_setup(&d, extra) || h_start(&d) ? -1 : 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    int rc = h_stop(&d);
+    h_cleanup(&d);
+    fake_reset();
+    if (f.mhd)
+        MHD_stop_daemon(f.mhd);
+    unlink(token_path);
+    return rc;
+}
+
+/* Filter pod team-a/@name (@gpus cards, uid "uid-@name") on @nodes (a JSON array, consumed). */
+static json_t *filter(const char *name, int gpus, json_t *nodes)
+{
+    char *text = h_pod("team-a", name, gpus, 0), uid[64];
+    json_t *pod = json_loads(text, 0, NULL);
+    free(text);
+    snprintf(uid, sizeof(uid), "uid-%s", name);
+    json_object_set_new(json_object_get(pod, "metadata"), "uid", json_string(uid));
+    json_t *r =
+        h_verb(&d, "filter", json_pack("{s:o, s:n, s:o}", "Pod", pod, "Nodes", "NodeNames", nodes));
+    assert_non_null(r);
+    return r;
+}
+
+/* Filter pod team-a/@name on @node, then bind it there: the bind result's Error (caller frees). */
+static char *seat(const char *name, int gpus, const char *node)
+{
+    char uid[64];
+    snprintf(uid, sizeof(uid), "uid-%s", name);
+    json_decref(filter(name, gpus, json_pack("[s]", node)));
+    json_t *r = h_verb(&d, "bind",
+                       json_pack("{s:s, s:s, s:s, s:s}", "PodName", name, "PodNamespace", "team-a",
+                                 "PodUID", uid, "Node", node));
+    const char *err = json_string_value(json_object_get(r, "Error"));
+    assert_non_null(err);
+    char *out = strdup(err);
+    json_decref(r);
+    return out;
+}
+
+/* Bind, expecting success. */
+static void seat_ok(const char *name, int gpus, const char *node)
+{
+    char *err = seat(name, gpus, node);
+    assert_string_equal(err, "");
+    free(err);
+}
+
+/* Bind, expecting an Error holding @want, and the pod not held afterwards. */
+static void seat_refused(const char *name, int gpus, const char *node, const char *want)
+{
+    char *err = seat(name, gpus, node), path[96];
+    if (!strstr(err, want))
+        fail_msg("Error \"%s\" lacks \"%s\"", err, want);
+    free(err);
+    struct answer a;
+    snprintf(path, sizeof(path), "/v1/pods/team-a/%s", name);
+    assert_int_equal(h_call(&d, "GET", path, TOKEN_ADMIN, NULL, &a), 0);
+    assert_int_equal(a.status, 404);
+    h_answer_free(&a);
+}
+
+/* The annotations gpuschedd shows for team-a/@name (new reference). */
+static json_t *shown_annotations(const char *name)
+{
+    char path[96];
+    struct answer a;
+    snprintf(path, sizeof(path), "/v1/pods/team-a/%s", name);
+    assert_int_equal(h_call(&d, "GET", path, TOKEN_ADMIN, NULL, &a), 0);
+    assert_int_equal(a.status, 200);
+    json_t *ann = json_object_get(a.json, "annotations"), *out = json_object();
+    const char *keys[] = {"gpusched.io/node", "gpusched.io/gpu-index", "gpusched.io/gpu-milli"};
+    for (int i = 0; i < 3; i++) {
+        assert_non_null(json_object_get(ann, keys[i]));
+        json_object_set(out, keys[i], json_object_get(ann, keys[i]));
+    }
+    h_answer_free(&a);
+    return out;
+}
+
+static void expect_rec(int i, const char *method, const char *url, const char *ctype,
+                       const char *token)
+{
+    char auth[96];
+    snprintf(auth, sizeof(auth), "Bearer %s", token);
+    assert_true(i < f.n);
+    assert_string_equal(f.recs[i].method, method);
+    assert_string_equal(f.recs[i].url, url);
+    assert_string_equal(f.recs[i].ctype, ctype);
+    assert_string_equal(f.recs[i].auth, auth);
+}
+
+static void test_bind_writes_annotations_then_binding(void **state)
+{
+    (void)state;
+    fake_reset();
+    seat_ok("kb-ok", 2, "n-a100-0");
+    assert_int_equal(f.n, 2);
+    expect_rec(0, "PATCH", "/api/v1/namespaces/team-a/pods/kb-ok", "application/merge-patch+json",
+               TOKEN_K1);
+    json_t *ann = shown_annotations("kb-ok");
+    json_t *patch = json_pack("{s:{s:O}}", "metadata", "annotations", ann);
+    assert_true(json_equal(f.recs[0].body, patch));
+    assert_string_equal(json_string_value(json_object_get(ann, "gpusched.io/node")), "n-a100-0");
+    assert_int_equal(strlen(json_string_value(json_object_get(ann, "gpusched.io/gpu-index"))), 3);
+    assert_string_equal(json_string_value(json_object_get(ann, "gpusched.io/gpu-milli")), "1000");
+    json_decref(patch);
+    json_decref(ann);
+    expect_rec(1, "POST", "/api/v1/namespaces/team-a/pods/kb-ok/binding", "application/json",
+               TOKEN_K1);
+    json_t *want =
+        json_pack("{s:s, s:s, s:{s:s, s:s, s:s}, s:{s:s, s:s, s:s}}", "apiVersion", "v1", "kind",
+                  "Binding", "metadata", "name", "kb-ok", "namespace", "team-a", "uid", "uid-kb-ok",
+                  "target", "apiVersion", "v1", "kind", "Node", "name", "n-a100-0");
+    assert_true(json_equal(f.recs[1].body, want));
+    json_decref(want);
+}
+
+/*
+ * kube-scheduler binding again (its answer was lost, or gpuschedd restarted in between): the
+ * calls are made again, the token read anew (it rotated), and the API server's 409 for a pod
+ * already on that node is success.
+ */
+static void test_bind_again_same_node(void **state)
+{
+    (void)state;
+    fake_reset();
+    assert_int_equal(h_write(token_path, TOKEN_K2), 0);
+    f.binding_status = 409;
+    snprintf(f.binding_answer, sizeof(f.binding_answer), "%s",
+             "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"message\":"
+             "\"Operation cannot be fulfilled on pods/binding \\\"kb-ok\\\": pod kb-ok is already "
+             "assigned to node \\\"n-a100-0\\\"\",\"reason\":\"Conflict\",\"code\":409}");
+    seat_ok("kb-ok", 2, "n-a100-0");
+    assert_int_equal(f.n, 2);
+    expect_rec(0, "PATCH", "/api/v1/namespaces/team-a/pods/kb-ok", "application/merge-patch+json",
+               TOKEN_K2);
+    expect_rec(1, "POST", "/api/v1/namespaces/team-a/pods/kb-ok/binding", "application/json",
+               TOKEN_K2);
+    json_decref(shown_annotations("kb-ok")); /* still held */
+    assert_int_equal(h_write(token_path, TOKEN_K1), 0);
+    /* A 409 worded otherwise: the pod itself (GET) shows it on that node, with that UID. */
+    fake_reset();
+    f.binding_status = 409;
+    snprintf(f.binding_answer, sizeof(f.binding_answer), "%s",
+             "{\"kind\":\"Status\",\"message\":\"conflict\",\"code\":409}");
+    snprintf(f.pod_node, sizeof(f.pod_node), "n-a100-0");
+    seat_ok("kb-ok", 2, "n-a100-0");
+    assert_int_equal(f.n, 3);
+    expect_rec(2, "GET", "/api/v1/namespaces/team-a/pods/kb-ok", "", TOKEN_K1);
+}
+
+/*
+ * Both sends of the Binding lost: it may have been applied, so the cards stay held. Filter then
+ * passes that pod's node alone (another with room fails), and a bind there settles it.
+ */
+static void test_outcome_unknown_keeps_cards(void **state)
+{
+    (void)state;
+    fake_reset();
+    f.drop_bindings = 2;
+    char *err = seat("kb-unknown", 2, "n-a100-0");
+    assert_non_null(strstr(err, "the Binding may have been applied"));
+    free(err);
+    assert_int_equal(f.n, 3); /* PATCH, Binding, Binding */
+    json_decref(shown_annotations("kb-unknown"));
+    json_t *r = filter("kb-unknown", 2, json_pack("[s, s]", "n-a100-1", "n-a100-0"));
+    const json_t *names = json_object_get(r, "NodeNames");
+    assert_int_equal(json_array_size(names), 1);
+    assert_string_equal(json_string_value(json_array_get(names, 0)), "n-a100-0");
+    assert_non_null(
+        strstr(json_string_value(json_object_get(json_object_get(r, "FailedNodes"), "n-a100-1")),
+               "holds this pod's cards"));
+    json_decref(r);
+    fake_reset();
+    seat_ok("kb-unknown", 2, "n-a100-0");
+    assert_int_equal(f.n, 2);
+}
+
+/* Wait until the fake got @n requests (or 30 s passed): how many it got. */
+static int fake_wait(int n)
+{
+    int got = 0;
+    for (int i = 0; i < 3000 && got < n; i++) {
+        usleep(10000);
+        pthread_mutex_lock(&f.mu);
+        got = f.n;
+        pthread_mutex_unlock(&f.mu);
+    }
+    return got;
+}
+
+/* Let what the fake holds go. */
+static void fake_release(void)
+{
+    pthread_mutex_lock(&f.mu);
+    f.hold = 0;
+    pthread_cond_broadcast(&f.cv);
+    pthread_mutex_unlock(&f.mu);
+}
+
+static void *seat_slow(void *arg)
+{
+    return seat(arg, 0, "n-cpu-0");
+}
+
+/*
+ * An API server that has not answered a Binding yet holds up that bind alone: the scheduler
+ * thread takes other requests meanwhile (a /v1 submit, another filter) and answers them.
+ */
+static void test_slow_api_server_stalls_nothing(void **state)
+{
+    (void)state;
+    pthread_t t;
+    fake_reset();
+    f.hold = 2;
+    assert_int_equal(pthread_create(&t, NULL, seat_slow, "kb-slow"), 0);
+    assert_int_equal(fake_wait(2), 2); /* the Binding is in the fake's hands */
+    char *pod = h_pod("team-a", "v1-meanwhile", 0, 0);
+    struct answer a;
+    assert_int_equal(h_call(&d, "POST", "/v1/pods", TOKEN_A, pod, &a), 0);
+    assert_int_equal(a.status, 201);
+    h_answer_free(&a);
+    free(pod);
+    json_decref(filter("kb-meanwhile", 0, json_pack("[s]", "n-cpu-0")));
+    assert_int_equal(f.n, 2); /* the bind is still waiting */
+    fake_release();
+    char *err;
+    assert_int_equal(pthread_join(t, (void **)&err), 0);
+    assert_string_equal(err, "");
+    free(err);
+}
+
+/* The bind of @arg on n-cpu-0 (filtered already), with no assertion: the daemon dies meanwhile. */
+static void *bind_dying(void *arg)
+{
+    return h_verb(&d, "bind",
+                  json_pack("{s:s, s:s, s:s}", "PodName", (char *)arg, "PodNamespace", "team-a",
+                            "Node", "n-cpu-0"));
+}
+
+/*
+ * gpuschedd killed after the commit, before the Binding: restarted, it holds the pod (not bound
+ * in Kubernetes); filter offers the pod its node alone, and the bind there makes the calls.
+ */
+static void test_crash_before_binding(void **state)
+{
+    (void)state;
+    pthread_t t;
+    fake_reset();
+    json_decref(filter("kb-crash", 0, json_pack("[s]", "n-cpu-0")));
+    f.hold = 1;
+    assert_int_equal(pthread_create(&t, NULL, bind_dying, "kb-crash"), 0);
+    assert_int_equal(fake_wait(1), 1); /* committed; the PATCH is in the fake's hands */
+    h_kill(&d);
+    fake_release();
+    json_t *r;
+    assert_int_equal(pthread_join(t, (void **)&r), 0);
+    assert_null(r); /* no answer: kube-scheduler counts the bind as failed */
+    assert_int_equal(h_start(&d), 0);
+    json_decref(shown_annotations("kb-crash"));
+    r = filter("kb-crash", 0, json_pack("[s, s]", "n-t4-0", "n-cpu-0"));
+    const json_t *names = json_object_get(r, "NodeNames");
+    assert_int_equal(json_array_size(names), 1);
+    assert_string_equal(json_string_value(json_array_get(names, 0)), "n-cpu-0");
+    json_decref(r);
+    fake_reset();
+    seat_ok("kb-crash", 0, "n-cpu-0");
+    assert_int_equal(f.n, 2);
+}
+
+/* A 500 from the API server: Error with its message and code; the cards are free again. */
+static void test_refused_500_frees_cards(void **state)
+{
+    (void)state;
+    fake_reset();
+    f.binding_status = 500;
+    snprintf(f.binding_answer, sizeof(f.binding_answer), "%s",
+             "{\"kind\":\"Status\",\"status\":\"Failure\",\"message\":\"etcdserver: leader "
+             "changed\",\"code\":500}");
+    seat_refused("kb-500", 4, "n-t4-0", "etcdserver: leader changed (code 500)");
+    fake_reset();
+    seat_ok("kb-t4-fill", 4, "n-t4-0"); /* the whole node: only if kb-500's cards came back */
+}
+
+/* A 409 for a pod on another node, then a PATCH refused (404): no Binding is sent. */
+static void test_refused_409_and_404(void **state)
+{
+    (void)state;
+    fake_reset();
+    f.binding_status = 409;
+    snprintf(f.binding_answer, sizeof(f.binding_answer), "%s",
+             "{\"kind\":\"Status\",\"message\":\"Operation cannot be fulfilled on pods/binding "
+             "\\\"kb-409\\\": pod kb-409 is already assigned to node \\\"n-other\\\"\","
+             "\"reason\":\"Conflict\",\"code\":409}");
+    snprintf(f.pod_node, sizeof(f.pod_node), "n-other");
+    seat_refused("kb-409", 8, "n-a100-1", "already assigned to node \"n-other\" (code 409)");
+    f.drop_bindings = 1; /* a lost answer, then that 409: not bound here, whatever the first did */
+    seat_refused("kb-409-lost", 8, "n-a100-1", "already assigned to node \"n-other\" (code 409)");
+    assert_int_equal(f.n, 7); /* each 409: PATCH, Binding(s), GET of the pod */
+    assert_string_equal(f.recs[2].method, "GET");
+    fake_reset();
+    f.patch_status = 404;
+    seat_refused("kb-gone", 8, "n-a100-1", "annotations of pod team-a/kb-gone: HTTP 404");
+    assert_int_equal(f.n, 1); /* the PATCH alone */
+    fake_reset();
+    seat_ok("kb-a100-fill", 8, "n-a100-1");
+}
+
+/* The connection breaks after the Binding was sent: it is sent again, and that settles it. */
+static void test_lost_answer_sent_again(void **state)
+{
+    (void)state;
+    fake_reset();
+    f.drop_bindings = 1;
+    seat_ok("kb-lost", 2, "n-a100-0");
+    assert_int_equal(f.n, 3);
+    assert_string_equal(f.recs[1].url, "/api/v1/namespaces/team-a/pods/kb-lost/binding");
+    assert_string_equal(f.recs[2].url, "/api/v1/namespaces/team-a/pods/kb-lost/binding");
+    json_decref(shown_annotations("kb-lost"));
+}
+
+/* No API server: the bind fails with curl's reason and the cards are free again. */
+static void test_api_server_down(void **state)
+{
+    (void)state;
+    fake_reset();
+    int port = f.port;
+    MHD_stop_daemon(f.mhd);
+    f.mhd = NULL;
+    seat_refused("kb-down", 2, "n-a100-0", "annotations of pod team-a/kb-down: Failed to connect");
+    assert_int_equal(fake_start(port), 0);
+    seat_ok("kb-a100-0-fill", 2, "n-a100-0"); /* with kb-ok, kb-unknown, kb-lost: all eight */
+}
+
+/* Lines of the daemon's log holding @needle. */
+static int log_count(const char *needle)
+{
+    FILE *fp = fopen(d.log, "r");
+    char line[4096];
+    int n = 0;
+    while (fp && fgets(line, sizeof(line), fp))
+        n += strstr(line, needle) != NULL;
+    if (fp)
+        fclose(fp);
+    return n;
+}
+
+/* Point `kubernetes:` at @section (the config's last key), SIGHUP, wait for the reload. */
+static void reload_kubernetes(const char *section)
+{
+    char *text = calloc(1, 8192);
+    FILE *fp = fopen(d.config, "r");
+    assert_non_null(fp);
+    size_t n = fread(text, 1, 8191, fp);
+    fclose(fp);
+    text[n] = '\0';
+    char *k = strstr(text, "kubernetes:");
+    assert_non_null(k);
+    snprintf(k, 8192 - (size_t)(k - text), "%s", section);
+    assert_int_equal(h_write(d.config, text), 0);
+    free(text);
+    int before = log_count("config reloaded");
+    kill(d.pid, SIGHUP);
+    for (int i = 0; i < 3000 && log_count("config reloaded") == before; i++)
+        usleep(10000);
+    assert_int_equal(log_count("config reloaded"), before + 1);
+}
+
+static char *slurp(const char *path)
+{
+    FILE *fp = fopen(path, "r");
+    char *s = calloc(1, 65536);
+    assert_non_null(fp);
+    s[fread(s, 1, 65535, fp)] = '\0';
+    fclose(fp);
+    return s;
+}
+
+/*
+ * An https API server, put in force by SIGHUP: its certificate is checked (refused without the
+ * CA that signed it, bound with caFile naming it).
+ */
+static void test_https_after_reload(void **state)
+{
+    (void)state;
+    char cert[128], key[128], cmd[512], section[512];
+    snprintf(cert, sizeof(cert), "%s/api-cert.pem", d.dir);
+    snprintf(key, sizeof(key), "%s/api-key.pem", d.dir);
+    snprintf(cmd, sizeof(cmd),
+             "openssl req -x509 -newkey rsa:2048 -nodes -keyout '%s' -out '%s' -days 2 "
+             "-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 >/dev/null 2>&1",
+             key, cert);
+    if (system(cmd) != 0) {
+        fprintf(stderr, "SKIP: openssl cannot make a test certificate\n");
+        skip();
+    }
+    char *cert_pem = slurp(cert), *key_pem = slurp(key);
+    MHD_stop_daemon(f.mhd);
+    f.mhd = NULL;
+    assert_int_equal(fake_start_tls(0, cert_pem, key_pem), 0);
+    fake_reset();
+    snprintf(section, sizeof(section),
+             "kubernetes:\n  apiServer: https://127.0.0.1:%d\n"
+             "  tokenFile: %s\n",
+             f.port, token_path);
+    reload_kubernetes(section);
+    seat_refused("kb-tls-no-ca", 0, "n-cpu-0", "SSL certificate problem");
+    assert_int_equal(f.n, 0);
+    size_t len = strlen(section);
+    snprintf(section + len, sizeof(section) - len, "  caFile: %s\n", cert);
+    reload_kubernetes(section);
+    seat_ok("kb-tls", 0, "n-cpu-0");
+    assert_int_equal(f.n, 2);
+    expect_rec(1, "POST", "/api/v1/namespaces/team-a/pods/kb-tls/binding", "application/json",
+               TOKEN_K1);
+    MHD_stop_daemon(f.mhd); /* its option array points at these */
+    f.mhd = NULL;
+    free(cert_pem);
+    free(key_pem);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bind_writes_annotations_then_binding),
+        cmocka_unit_test(test_bind_again_same_node),
+        cmocka_unit_test(test_outcome_unknown_keeps_cards),
+        cmocka_unit_test(test_slow_api_server_stalls_nothing),
+        cmocka_unit_test(test_crash_before_binding),
+        cmocka_unit_test(test_refused_500_frees_cards),
+        cmocka_unit_test(test_refused_409_and_404),
+        cmocka_unit_test(test_lost_answer_sent_again),
+        cmocka_unit_test(test_api_server_down),
+        cmocka_unit_test(test_https_after_reload),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
