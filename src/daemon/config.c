@@ -17,7 +17,9 @@
  *     apiServer: https://10.0.0.1:6443   # http:// or https://, an optional path prefix
  *     tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token  # read at every bind
  *     caFile: /var/run/secrets/kubernetes.io/serviceaccount/ca.crt    # default: system CAs
- *     timeoutSeconds: 5           # a bind's API calls together (1..300)
+ *     timeoutSeconds: 5           # a bind's API calls together (1..300), one page of a list
+ *     syncSeconds: 30             # pods bound here that Kubernetes no longer runs are released
+ *                                 # after at most this long (0: never; 1..86400)
  *   tenants:
  *     - name: team-a
  *       token: "..."              # or tokenSHA256: <64 hex digits>
@@ -373,8 +375,8 @@ static int in_cluster(const struct walk *w, yaml_node_t *at, struct gsd_kube *k)
 
 static int walk_kubernetes(const struct walk *w, yaml_node_t *m, struct gsd_config *c)
 {
-    static const char *const keys[] = {"apiServer", "tokenFile", "caFile", "timeoutSeconds",
-                                       "inCluster"};
+    static const char *const keys[] = {"apiServer",      "tokenFile", "caFile",
+                                       "timeoutSeconds", "inCluster", "syncSeconds"};
     yaml_node_t *ic = NULL;
     int cluster = 0, rc = 0;
     if (m->type != YAML_MAPPING_NODE)
@@ -383,10 +385,11 @@ static int walk_kubernetes(const struct walk *w, yaml_node_t *m, struct gsd_conf
     if (!k)
         return -ENOMEM;
     k->timeout_ms = 5000;
+    k->sync_us = 30 * 1000000LL;
     FOR_PAIRS(w, m, p)
     {
         yaml_node_t *v = yaml_document_get_node(w->doc, p->value);
-        int i = key_index(w, yaml_document_get_node(w->doc, p->key), keys, 5);
+        int i = key_index(w, yaml_document_get_node(w->doc, p->key), keys, 6);
         int64_t x = 0;
         if (i < 0)
             return i;
@@ -394,11 +397,12 @@ static int walk_kubernetes(const struct walk *w, yaml_node_t *m, struct gsd_conf
             rc = set_url(w, v, scalar(v), &k->api_server);
         else if (i == 1 || i == 2)
             rc = get_file(w, v, keys[i], scalar(v), i == 1 ? &k->token_file : &k->ca_file);
-        else if (i == 3)
-            rc = get_int(w, v, "timeoutSeconds", 1, 300, &x) ? -EINVAL : 0;
+        else if (i == 3 || i == 5)
+            rc = get_int(w, v, keys[i], i == 3 ? 1 : 0, i == 3 ? 300 : 86400, &x) ? -EINVAL : 0;
         else
             rc = get_bool(w, v, "inCluster", &cluster);
         k->timeout_ms = i == 3 && !rc ? x * 1000 : k->timeout_ms;
+        k->sync_us = i == 5 && !rc ? x * 1000000 : k->sync_us;
         ic = i == 4 ? v : ic;
         if (rc)
             return rc;

@@ -730,6 +730,26 @@ void gsd_extender_unbind(struct gsd_state *st, const struct gsd_bind *b)
         gsd_pod_cancel(st, p);
 }
 
+int gsd_extender_sync(struct gsd_state *st, const json_t *live, int64_t listed_us)
+{
+    int n = 0;
+    for (struct gsd_pod *p = st->head, *next; p; p = next) {
+        next = p->next;
+        if (p->source != GSD_SRC_EXTENDER || p->submit_us >= listed_us)
+            continue;
+        char key[2 * GSD_NAME_MAX + 1];
+        snprintf(key, sizeof(key), "%s/%s", p->ns, p->name);
+        const char *uid = json_string_value(json_object_get(live, key));
+        if (uid && (!uid[0] || !p->uid[0] || !strcmp(uid, p->uid)))
+            continue;
+        gsd_log("info", "pod no longer run by Kubernetes: cards released", "pod", key, NULL);
+        if (gsd_pod_cancel(st, p))
+            return -EIO;
+        n++;
+    }
+    return n;
+}
+
 void gsd_extender_handle(struct gsd_state *st, struct gsd_req *r, const char *verb)
 {
     if (!strcmp(verb, "filter") || !strcmp(verb, "prioritize")) {

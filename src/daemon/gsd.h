@@ -86,6 +86,7 @@ struct gsd_kube {
     char *token_file;   /* NULL: no Authorization header */
     char *ca_file;      /* PEM bundle for https; NULL: the system's */
     int64_t timeout_ms; /* the whole bind's API calls together */
+    int64_t sync_us;    /* period of the pod sync (gsd_kube_live()); 0 = none */
 };
 
 struct gsd_config {
@@ -366,6 +367,19 @@ enum { GSD_KUBE_BOUND = 0, GSD_KUBE_REFUSED = 1, GSD_KUBE_UNKNOWN = 2 };
  */
 int gsd_kube_bind(struct gsd_bind *b);
 
+/* The label bind puts on every pod it binds, so the pod sync lists only those. */
+#define GSD_MANAGED_LABEL       "gpusched.io/managed"
+#define GSD_MANAGED_LABEL_QUERY "gpusched.io%2Fmanaged"
+/*
+ * gsd_kube_live() - the pods bind labelled that Kubernetes still runs or is about to:
+ * GET /api/v1/pods?labelSelector=gpusched.io/managed in pages of 500, each within
+ * k->timeout_ms, less those whose status.phase is Succeeded or Failed (their cards are free
+ * though the objects stay). Blocks; call it on no thread that holds the state.
+ * Return: 0 and *@live, an object of "NS/NAME" to metadata.uid (new reference); -EIO with @why
+ * (no connection, a refusal, not a pod list, the token); -ENOMEM.
+ */
+int gsd_kube_live(const struct gsd_kube *k, json_t **live, char *why, size_t cap);
+
 /* ---- the node inventory (inventory.c) ---- */
 
 /*
@@ -377,7 +391,7 @@ int gsd_inventory_load(const char *path, struct gs_cluster **out, struct gs_diag
 
 /* ---- requests between the threads (queue.c) ---- */
 
-enum gsd_req_kind { GSD_REQ_HTTP = 0, GSD_REQ_RELOAD, GSD_REQ_STOP, GSD_REQ_UNBIND };
+enum gsd_req_kind { GSD_REQ_HTTP = 0, GSD_REQ_RELOAD, GSD_REQ_STOP, GSD_REQ_UNBIND, GSD_REQ_SYNC };
 
 struct gsd_qarg {
     char key[32];
@@ -397,6 +411,8 @@ struct gsd_req {
     uint8_t token_sha[GSD_SHA256_LEN];
     struct gsd_config *new_cfg; /* GSD_REQ_RELOAD: handed over, owned by the scheduler after */
     struct gsd_bind *bind;      /* an extender bind's API calls, made after the answer (owned) */
+    json_t *live;               /* GSD_REQ_SYNC: gsd_kube_live()'s pods (owned) */
+    int64_t listed_us;          /* GSD_REQ_SYNC: wall clock when that list was asked for */
     int64_t arrive_us;          /* monotonic */
     /* the answer */
     int status;
@@ -755,6 +771,13 @@ void gsd_extender_handle(struct gsd_state *st, struct gsd_req *r, const char *ve
  * when it is still held (same seq). Run on the scheduler thread, inside a batch.
  */
 void gsd_extender_unbind(struct gsd_state *st, const struct gsd_bind *b);
+/*
+ * gsd_extender_sync() - release every pod bind took cards for that Kubernetes no longer runs:
+ * absent from @live (gsd_kube_live()), or there under another UID (deleted and made again), as
+ * long as it was bound before @listed_us (wall clock: when the list was asked for), so a pod
+ * bound while the list was on its way is never taken for gone. Return: pods released; -EIO.
+ */
+int gsd_extender_sync(struct gsd_state *st, const json_t *live, int64_t listed_us);
 /* gsd_extender_free() - free what the extender keeps in @st between calls. */
 void gsd_extender_free(struct gsd_state *st);
 /* gsd_jget() - member @key of object @obj: exact first, then any case, as Go's encoding/json

@@ -21,8 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TOKEN_MAX  16384     /* bytes of a bearer token file (a service account JWT: ~1 KiB) */
-#define ANSWER_MAX (1 << 20) /* bytes of an API server answer kept */
+#define TOKEN_MAX  16384      /* bytes of a bearer token file (a service account JWT: ~1 KiB) */
+#define ANSWER_MAX (1 << 20)  /* bytes of an API server answer kept */
+#define LIST_MAX   (64 << 20) /* bytes of one page of a pod list (500 pods of up to 128 KiB) */
+#define LIST_PAGE  500
 
 struct gsd_bind *gsd_bind_new(const struct gsd_kube *k, const struct gsd_pod *p, const char *node,
                               const json_t *assignment)
@@ -39,7 +41,8 @@ struct gsd_bind *gsd_bind_new(const struct gsd_kube *k, const struct gsd_pod *p,
     b->kube.api_server = strdup(k->api_server);
     b->kube.token_file = k->token_file ? strdup(k->token_file) : NULL;
     b->kube.ca_file = k->ca_file ? strdup(k->ca_file) : NULL;
-    json_t *patch = json_pack("{s:{s:O}}", "metadata", "annotations", assignment);
+    json_t *patch = json_pack("{s:{s:O, s:{s:s}}}", "metadata", "annotations", assignment, "labels",
+                              GSD_MANAGED_LABEL, "true");
     json_t *meta = json_pack("{s:s, s:s}", "name", p->name, "namespace", p->ns);
     if (meta && p->uid[0])
         json_object_set_new(meta, "uid", json_string(p->uid));
@@ -72,10 +75,10 @@ void gsd_bind_free(struct gsd_bind *b)
     free(b);
 }
 
-/* The token in @path, trailing white space cut. Return: 0; -1 with b->err. */
-static int read_token(struct gsd_bind *b, char *tok, size_t cap)
+/* The token in k->token_file, trailing white space cut. Return: 0; -1 with @why. */
+static int read_token(const struct gsd_kube *k, char *tok, size_t cap, char *why, size_t why_cap)
 {
-    FILE *f = fopen(b->kube.token_file, "rb");
+    FILE *f = fopen(k->token_file, "rb");
     size_t n = f ? fread(tok, 1, cap - 1, f) : 0;
     int err = f ? ferror(f) || !feof(f) : 1;
     if (f)
@@ -85,8 +88,7 @@ static int read_token(struct gsd_bind *b, char *tok, size_t cap)
     tok[n] = '\0';
     if (!err && n && !strpbrk(tok, "\r\n"))
         return 0;
-    snprintf(b->err, sizeof(b->err), "tokenFile %.200s: cannot read a token (%s)",
-             b->kube.token_file,
+    snprintf(why, why_cap, "tokenFile %.200s: cannot read a token (%s)", k->token_file,
              !f    ? strerror(errno)
              : err ? "larger than 16 KiB or unreadable"
                    : "empty or several lines");
@@ -94,6 +96,7 @@ static int read_token(struct gsd_bind *b, char *tok, size_t cap)
 }
 
 struct answer {
+    size_t max; /* bytes kept; 0: ANSWER_MAX (set before call()) */
     CURLcode rc;
     long status;
     long sent; /* bytes of the request sent */
@@ -105,7 +108,7 @@ struct answer {
 static size_t on_body(char *p, size_t sz, size_t n, void *ud)
 {
     struct answer *a = ud;
-    size_t take = a->len + sz * n > ANSWER_MAX ? 0 : sz * n; /* the rest is not needed */
+    size_t take = a->len + sz * n > a->max ? 0 : sz * n; /* the rest is not needed */
     char *m = take ? realloc(a->body, a->len + take + 1) : a->body;
     if (!m)
         return 0;
@@ -118,18 +121,20 @@ static size_t on_body(char *p, size_t sz, size_t n, void *ud)
 
 /* One call to @path (already escaped) with @body of type @ctype (both NULL: none), within
  * monotonic @deadline_us. */
-static void call(const struct gsd_bind *b, const char *token, const char *method, const char *path,
+static void call(const struct gsd_kube *k, const char *token, const char *method, const char *path,
                  const char *ctype, const char *body, int64_t deadline_us, struct answer *a)
 {
     int64_t left_ms = (deadline_us - gsd_mono_us()) / 1000;
     char url[1024], auth[TOKEN_MAX + 32], ct[64];
     struct curl_slist *h = NULL;
     CURL *c = left_ms > 0 ? curl_easy_init() : NULL;
+    size_t max = a->max ? a->max : ANSWER_MAX;
     memset(a, 0, sizeof(*a));
+    a->max = max;
     a->rc = left_ms > 0 ? CURLE_FAILED_INIT : CURLE_OPERATION_TIMEDOUT;
     if (!c)
         return;
-    snprintf(url, sizeof(url), "%s%s", b->kube.api_server, path);
+    snprintf(url, sizeof(url), "%s%s", k->api_server, path);
     snprintf(ct, sizeof(ct), "Content-Type: %s", ctype ? ctype : "");
     if (ctype)
         h = curl_slist_append(h, ct);
@@ -151,8 +156,8 @@ static void call(const struct gsd_bind *b, const char *token, const char *method
     curl_easy_setopt(c, CURLOPT_ERRORBUFFER, a->curl_err);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, a);
-    if (b->kube.ca_file)
-        curl_easy_setopt(c, CURLOPT_CAINFO, b->kube.ca_file);
+    if (k->ca_file)
+        curl_easy_setopt(c, CURLOPT_CAINFO, k->ca_file);
     a->rc = curl_easy_perform(c);
     if (a->rc == CURLE_OK)
         curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &a->status);
@@ -204,7 +209,7 @@ static int bound_here(const struct gsd_bind *b, const struct answer *a, const ch
     json_decref(j);
     if (yes || a->status != 409)
         return yes;
-    call(b, token, "GET", pod_path, NULL, NULL, deadline_us, &g);
+    call(&b->kube, token, "GET", pod_path, NULL, NULL, deadline_us, &g);
     j = g.status == 200 && g.body ? json_loads(g.body, 0, NULL) : NULL;
     const char *node = json_string_value(json_object_get(json_object_get(j, "spec"), "nodeName"));
     const char *uid = json_string_value(json_object_get(json_object_get(j, "metadata"), "uid"));
@@ -222,8 +227,8 @@ static int post_binding(struct gsd_bind *b, const char *token, const char *pod_p
     snprintf(path, sizeof(path), "%s/binding", pod_path);
     int maybe_sent = 0;
     for (int attempt = 0; attempt < 2; attempt++) {
-        struct answer a;
-        call(b, token, "POST", path, "application/json", b->binding, deadline_us, &a);
+        struct answer a = {0};
+        call(&b->kube, token, "POST", path, "application/json", b->binding, deadline_us, &a);
         int bound =
             (a.status >= 200 && a.status < 300) || bound_here(b, &a, token, pod_path, deadline_us);
         /* sent but not answered, or the API server's own timeout: the write may still land */
@@ -252,17 +257,17 @@ int gsd_kube_bind(struct gsd_bind *b)
 {
     char token[TOKEN_MAX], path[GSD_NAME_MAX * 3 * 2 + 64];
     int64_t deadline_us = gsd_mono_us() + b->kube.timeout_ms * 1000;
-    if (b->kube.token_file && read_token(b, token, sizeof(token)))
+    if (b->kube.token_file && read_token(&b->kube, token, sizeof(token), b->err, sizeof(b->err)))
         return GSD_KUBE_REFUSED;
     char *ns = curl_easy_escape(NULL, b->ns, 0), *name = curl_easy_escape(NULL, b->name, 0);
     int rc = GSD_KUBE_REFUSED;
     if (!ns || !name) {
         snprintf(b->err, sizeof(b->err), "out of memory");
     } else {
-        struct answer a;
+        struct answer a = {0};
         snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", ns, name);
-        call(b, b->kube.token_file ? token : NULL, "PATCH", path, "application/merge-patch+json",
-             b->patch, deadline_us, &a);
+        call(&b->kube, b->kube.token_file ? token : NULL, "PATCH", path,
+             "application/merge-patch+json", b->patch, deadline_us, &a);
         if (a.status < 200 || a.status >= 300)
             describe(b, "annotations of", &a);
         else
@@ -273,4 +278,76 @@ int gsd_kube_bind(struct gsd_bind *b)
     curl_free(name);
     memset(token, 0, sizeof(token));
     return rc;
+}
+
+/* The pods of one page of a list into @live; the continue token into *@cont (NULL: last page).
+ * Return: 0; -EIO with @why. */
+static int list_page(const struct gsd_kube *k, const struct answer *a, json_t *live, char **cont,
+                     char *why, size_t cap)
+{
+    json_t *j = a->status == 200 && a->body ? json_loads(a->body, 0, NULL) : NULL, *item;
+    const json_t *items = json_object_get(j, "items");
+    size_t i;
+    *cont = NULL;
+    if (!json_is_array(items)) {
+        char msg[GS_DIAG_MSG_MAX];
+        if (a->rc != CURLE_OK)
+            snprintf(msg, sizeof(msg), "%s",
+                     a->curl_err[0] ? a->curl_err : curl_easy_strerror(a->rc));
+        else
+            status_message(a, msg, sizeof(msg));
+        snprintf(why, cap, "API server %.120s, list of pods: %s", k->api_server,
+                 a->status == 200 ? "not a pod list" : msg);
+        json_decref(j);
+        return -EIO;
+    }
+    json_array_foreach(items, i, item)
+    {
+        const json_t *md = json_object_get(item, "metadata");
+        const char *ns = json_string_value(json_object_get(md, "namespace"));
+        const char *name = json_string_value(json_object_get(md, "name"));
+        const char *uid = json_string_value(json_object_get(md, "uid"));
+        const char *phase =
+            json_string_value(json_object_get(json_object_get(item, "status"), "phase"));
+        char key[2 * GSD_NAME_MAX + 2];
+        if (!ns || !name || (phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"))))
+            continue; /* finished: its cards are free though the object stays */
+        snprintf(key, sizeof(key), "%.63s/%.63s", ns, name);
+        json_object_set_new(live, key, json_string(uid ? uid : ""));
+    }
+    const char *c = json_string_value(json_object_get(json_object_get(j, "metadata"), "continue"));
+    *cont = c && *c ? strdup(c) : NULL;
+    json_decref(j);
+    return c && *c && !*cont ? -ENOMEM : 0;
+}
+
+int gsd_kube_live(const struct gsd_kube *k, json_t **live, char *why, size_t cap)
+{
+    char token[TOKEN_MAX], path[4096];
+    if (k->token_file && read_token(k, token, sizeof(token), why, cap))
+        return -EIO;
+    json_t *out = json_object();
+    char *cont = NULL;
+    int rc = out ? 0 : -ENOMEM, pages = 0;
+    do {
+        char *esc = cont ? curl_easy_escape(NULL, cont, 0) : NULL;
+        snprintf(path, sizeof(path), "/api/v1/pods?labelSelector=%s&limit=%d%s%s",
+                 GSD_MANAGED_LABEL_QUERY, LIST_PAGE, esc ? "&continue=" : "", esc ? esc : "");
+        curl_free(esc);
+        free(cont);
+        cont = NULL;
+        struct answer a = {.max = LIST_MAX};
+        call(k, k->token_file ? token : NULL, "GET", path, NULL, NULL,
+             gsd_mono_us() + k->timeout_ms * 1000, &a);
+        rc = list_page(k, &a, out, &cont, why, cap);
+        free(a.body);
+    } while (!rc && cont && ++pages < 100000);
+    free(cont);
+    memset(token, 0, sizeof(token));
+    if (rc) {
+        json_decref(out);
+        return rc;
+    }
+    *live = out;
+    return 0;
 }

@@ -54,6 +54,9 @@ struct gsd_server {
     atomic_int failed;
     int port;
     char *cert, *key;
+    pthread_t sync_thread; /* the pod sync with the API server (sync_main) */
+    pthread_cond_t sync_cv;
+    int sync_started, stopping, sync_kick; /* sync_kick: a reload, to take up its period */
 };
 
 /* Per connection: the request being read. */
@@ -69,6 +72,7 @@ static void req_free(struct gsd_req *r)
         return;
     pthread_cond_destroy(&r->cv);
     gsd_bind_free(r->bind);
+    json_decref(r->live);
     free(r->body);
     free(r->resp);
     free(r);
@@ -116,6 +120,11 @@ static int run_one(struct gsd_server *s, struct gsd_req *r)
     if (r->kind == GSD_REQ_UNBIND) {
         if (!atomic_load(&s->failed) && !st->failed)
             gsd_extender_unbind(st, r->bind);
+        return 0;
+    }
+    if (r->kind == GSD_REQ_SYNC) {
+        if (!atomic_load(&s->failed) && !st->failed)
+            gsd_extender_sync(st, r->live, r->listed_us);
         return 0;
     }
     if (atomic_load(&s->failed) || st->failed)
@@ -221,6 +230,69 @@ static void finish_bind(struct gsd_server *s, struct gsd_req *r)
         gsd_reply_json(r, 200, json_pack("{s:s}", "Error", b->err));
     }
     gsd_bind_free(b);
+}
+
+/* The API server to sync with and how often, copied under the state lock (a reload may change
+ * them); k->api_server NULL when there is none. Return: the period, microseconds. */
+static int64_t sync_config(struct gsd_server *s, struct gsd_kube *k)
+{
+    pthread_mutex_lock(&s->state_mu);
+    const struct gsd_kube *c = s->st->cfg->kube;
+    int64_t period = c && c->sync_us ? c->sync_us : 30 * 1000000LL;
+    *k = (struct gsd_kube){0};
+    if (c && c->sync_us) {
+        k->timeout_ms = c->timeout_ms;
+        k->api_server = strdup(c->api_server);
+        k->token_file = c->token_file ? strdup(c->token_file) : NULL;
+        k->ca_file = c->ca_file ? strdup(c->ca_file) : NULL;
+    }
+    pthread_mutex_unlock(&s->state_mu);
+    return period;
+}
+
+/* One pod sync: list what Kubernetes runs, then let the scheduler thread release the rest. */
+static void sync_once(struct gsd_server *s, const struct gsd_kube *k)
+{
+    char why[2 * GS_DIAG_MSG_MAX];
+    json_t *live;
+    int64_t listed_us = gsd_now_us();
+    if (gsd_kube_live(k, &live, why, sizeof(why))) {
+        gsd_log("warn", "pod sync with the API server failed; cards stay held", "error", why, NULL);
+        return;
+    }
+    struct gsd_req *r = req_new(GSD_REQ_SYNC);
+    if (!r) {
+        json_decref(live);
+        return;
+    }
+    r->live = live;
+    r->listed_us = listed_us;
+    submit(s, r);
+    req_free(r);
+}
+
+/* Every syncSeconds, while `kubernetes:` is configured: gsd_kube_live(), then GSD_REQ_SYNC. */
+static void *sync_main(void *arg)
+{
+    struct gsd_server *s = arg;
+    for (;;) {
+        struct gsd_kube k;
+        int64_t until = gsd_mono_us() + sync_config(s, &k);
+        struct timespec ts = {(time_t)(until / 1000000), (long)(until % 1000000) * 1000};
+        pthread_mutex_lock(&s->mu);
+        while (!s->stopping && !s->sync_kick && gsd_mono_us() < until)
+            pthread_cond_timedwait(&s->sync_cv, &s->mu, &ts);
+        int stop = s->stopping, kicked = s->sync_kick;
+        s->sync_kick = 0;
+        pthread_mutex_unlock(&s->mu);
+        if (!stop && !kicked && k.api_server)
+            sync_once(s, &k);
+        free(k.api_server);
+        free(k.token_file);
+        free(k.ca_file);
+        if (stop)
+            return NULL;
+    }
 }
 
 static void *scheduler_main(void *arg)
@@ -507,11 +579,18 @@ int gsd_server_start(struct gsd_state *st, const struct gsd_listen *l, struct gs
     pthread_mutex_init(&s->mu, NULL);
     pthread_mutex_init(&s->state_mu, NULL);
     pthread_cond_init(&s->cv, &ca);
+    pthread_cond_init(&s->sync_cv, &ca);
     pthread_condattr_destroy(&ca);
     if (pthread_create(&s->thread, NULL, scheduler_main, s)) {
         free(s);
         return gs_diag_error_code(d, -EAGAIN, "cannot start the scheduler thread");
     }
+    s->sync_started = pthread_create(&s->sync_thread, NULL, sync_main, s) == 0;
+    if (!s->sync_started)
+        gsd_log("error",
+                "cannot start the pod sync thread: pods deleted in Kubernetes keep "
+                "their cards until DELETE /v1/pods",
+                NULL);
     int rc = start_mhd(s, l, d);
     if (rc) {
         gsd_server_stop(s);
@@ -537,12 +616,22 @@ void gsd_server_reload(struct gsd_server *s, struct gsd_config *cfg)
     r->new_cfg = cfg;
     submit(s, r);
     req_free(r);
+    pthread_mutex_lock(&s->mu); /* the pod sync takes up the new period at once */
+    s->sync_kick = 1;
+    pthread_cond_broadcast(&s->sync_cv);
+    pthread_mutex_unlock(&s->mu);
 }
 
 int gsd_server_stop(struct gsd_server *s)
 {
     if (!s)
         return 0;
+    pthread_mutex_lock(&s->mu);
+    s->stopping = 1;
+    pthread_cond_broadcast(&s->sync_cv);
+    pthread_mutex_unlock(&s->mu);
+    if (s->sync_started) /* before the scheduler stops: a sync may be waiting on it */
+        pthread_join(s->sync_thread, NULL);
     if (s->mhd) /* waits for the connection threads, whose requests the scheduler still runs */
         MHD_stop_daemon(s->mhd);
     struct gsd_req *r = req_new(GSD_REQ_STOP);
@@ -554,6 +643,7 @@ int gsd_server_stop(struct gsd_server *s)
     pthread_mutex_destroy(&s->mu);
     pthread_mutex_destroy(&s->state_mu);
     pthread_cond_destroy(&s->cv);
+    pthread_cond_destroy(&s->sync_cv);
     int failed = atomic_load(&s->failed);
     free(s->cert);
     free(s->key);

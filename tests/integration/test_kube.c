@@ -48,6 +48,9 @@ static struct {
     char pod_node[64];        /* GET of a pod: its spec.nodeName ("" none; uid "uid-NAME") */
     int drop_bindings;        /* close this many Binding connections without an answer */
     int hold;                 /* 1: a PATCH, 2: a Binding waits for 0 before it is answered */
+    char list[2048];          /* the answer to a list of pods (not recorded) */
+    char list_selector[64];   /* its labelSelector */
+    int lists;                /* lists answered */
     pthread_cond_t cv;
 } f = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
@@ -103,6 +106,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         u->len += *size;
         *size = 0;
         return MHD_YES;
+    }
+    if (!strcmp(url, "/api/v1/pods")) { /* the pod sync's list */
+        const char *sel = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "labelSelector");
+        pthread_mutex_lock(&f.mu);
+        snprintf(f.list_selector, sizeof(f.list_selector), "%s", sel ? sel : "");
+        f.lists++;
+        char body[sizeof(f.list)];
+        snprintf(body, sizeof(body), "%s", f.list[0] ? f.list : "{\"items\":[]}");
+        pthread_mutex_unlock(&f.mu);
+        return answer(c, 200, body);
     }
     record(c, method, url, u);
     int binding = strstr(url, "/binding") != NULL;
@@ -172,6 +185,8 @@ static void fake_reset(void)
     f.pod_node[0] = '\0';
     f.drop_bindings = 0;
     f.hold = 0;
+    f.list[0] = f.list_selector[0] = '\0';
+    f.lists = 0;
     pthread_mutex_unlock(&f.mu);
 }
 
@@ -187,7 +202,7 @@ static int setup(void **state)
     char extra[256];
     snprintf(extra, sizeof(extra),
              "kubernetes:\n  apiServer: http://127.0.0.1:%d/\n  tokenFile: %s\n"
-             "  timeoutSeconds: 30\n",
+             "  timeoutSeconds: 30\n  syncSeconds: 0\n",
              f.port, token_path);
     return h_setup(&d, extra) || h_start(&d) ? -1 : 0;
 }
@@ -295,7 +310,8 @@ static void test_bind_writes_annotations_then_binding(void **state)
     expect_rec(0, "PATCH", "/api/v1/namespaces/team-a/pods/kb-ok", "application/merge-patch+json",
                TOKEN_K1);
     json_t *ann = shown_annotations("kb-ok");
-    json_t *patch = json_pack("{s:{s:O}}", "metadata", "annotations", ann);
+    json_t *patch = json_pack("{s:{s:O, s:{s:s}}}", "metadata", "annotations", ann, "labels",
+                              "gpusched.io/managed", "true");
     assert_true(json_equal(f.recs[0].body, patch));
     assert_string_equal(json_string_value(json_object_get(ann, "gpusched.io/node")), "n-a100-0");
     assert_int_equal(strlen(json_string_value(json_object_get(ann, "gpusched.io/gpu-index"))), 3);
@@ -563,6 +579,64 @@ static void reload_kubernetes(const char *section)
     assert_int_equal(log_count("config reloaded"), before + 1);
 }
 
+/* Poll GET /v1/pods/team-a/@name until it answers @status (30 s at most): the last status. */
+static long pod_status_becomes(const char *name, long status)
+{
+    char path[96];
+    long got = 0;
+    snprintf(path, sizeof(path), "/v1/pods/team-a/%s", name);
+    for (int i = 0; i < 300 && got != status; i++) {
+        struct answer a;
+        if (i)
+            usleep(100000);
+        assert_int_equal(h_call(&d, "GET", path, TOKEN_ADMIN, NULL, &a), 0);
+        got = a.status;
+        h_answer_free(&a);
+    }
+    return got;
+}
+
+/*
+ * The pod sync: pods bound here that Kubernetes no longer runs — deleted, finished (Succeeded),
+ * or made again under another UID — have their cards released; one it still runs keeps them.
+ * The list asks for the label bind puts on its pods.
+ */
+static void test_sync_releases_gone_pods(void **state)
+{
+    (void)state;
+    char section[512];
+    fake_reset();
+    pthread_mutex_lock(&f.mu);
+    snprintf(f.list, sizeof(f.list), "%s",
+             "{\"kind\":\"PodList\",\"metadata\":{},\"items\":["
+             "{\"metadata\":{\"namespace\":\"team-a\",\"name\":\"ks-keep\",\"uid\":"
+             "\"uid-ks-keep\"},\"status\":{\"phase\":\"Running\"}},"
+             "{\"metadata\":{\"namespace\":\"team-a\",\"name\":\"ks-done\",\"uid\":"
+             "\"uid-ks-done\"},\"status\":{\"phase\":\"Succeeded\"}},"
+             "{\"metadata\":{\"namespace\":\"team-a\",\"name\":\"ks-again\",\"uid\":"
+             "\"uid-new\"},\"status\":{\"phase\":\"Pending\"}}]}");
+    pthread_mutex_unlock(&f.mu);
+    const char *pods[] = {"ks-keep", "ks-done", "ks-again", "ks-gone"};
+    for (int i = 0; i < 4; i++)
+        seat_ok(pods[i], 0, "n-cpu-0");
+    snprintf(section, sizeof(section),
+             "kubernetes:\n  apiServer: http://127.0.0.1:%d/\n  tokenFile: %s\n"
+             "  timeoutSeconds: 30\n  syncSeconds: 1\n",
+             f.port, token_path);
+    reload_kubernetes(section);
+    assert_int_equal(pod_status_becomes("ks-gone", 404), 404);
+    assert_int_equal(pod_status_becomes("ks-done", 404), 404); /* the same pass released them */
+    assert_int_equal(pod_status_becomes("ks-again", 404), 404);
+    assert_int_equal(pod_status_becomes("ks-keep", 200), 200);
+    pthread_mutex_lock(&f.mu);
+    assert_string_equal(f.list_selector, "gpusched.io/managed");
+    pthread_mutex_unlock(&f.mu);
+    assert_true(log_count("pod no longer run by Kubernetes: cards released") >= 3);
+    *strstr(section, "  syncSeconds: 1") = '\0';
+    strcat(section, "  syncSeconds: 0\n");
+    reload_kubernetes(section);
+}
+
 static char *slurp(const char *path)
 {
     FILE *fp = fopen(path, "r");
@@ -628,6 +702,7 @@ int main(void)
         cmocka_unit_test(test_refused_409_and_404),
         cmocka_unit_test(test_lost_answer_sent_again),
         cmocka_unit_test(test_api_server_down),
+        cmocka_unit_test(test_sync_releases_gone_pods),
         cmocka_unit_test(test_https_after_reload),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -141,6 +141,8 @@ static void test_config_errors(void **state)
         {HEAD "kubernetes:\n  apiServer: https://\n", ":4:14: apiServer: expected"},
         {HEAD "kubernetes:\n  apiServer: http://x\n  timeoutSeconds: 0\n",
          ":5:19: timeoutSeconds: expected a whole number in 1..300"},
+        {HEAD "kubernetes:\n  apiServer: http://x\n  syncSeconds: -1\n",
+         ":5:16: syncSeconds: expected a whole number in 0..86400"},
         {HEAD "kubernetes:\n  apiServer: http://x\n  tokenFile: /nonexistent/token\n",
          ":5:14: tokenFile: cannot read /nonexistent/token: No such file or directory"},
         {HEAD "kubernetes:\n  apiServer: http://x\n  caFile: \"\"\n",
