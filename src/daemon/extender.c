@@ -7,7 +7,8 @@
  * type: the protocol's own Error field carries a failure, which kube-scheduler reports against
  * the pod. preempt's result has no such field: a bad request there is a 400 naming the field.
  *
- * filter and prioritize evaluate the pod on each named node with the engine without binding;
+ * filter and prioritize evaluate the pod on each named node with the engine without binding (a
+ * MIG pod with gsd_mig_fit(): its reasons name the profile, "no card can host mig-3g.40gb");
  * preempt (preempt.c) checks kube-scheduler's victims against the cards.
  * The pod's request is remembered (the last GSD_EXT_CACHE pods) because bind names only the pod:
  * bind then takes the cards on the chosen node and stores the pod as running, so the daemon's
@@ -440,6 +441,23 @@ static int score_all(struct gsd_state *st, const struct gs_pod_req *req, const s
     return 0;
 }
 
+/* score_all() for a MIG pod: gsd_mig_fit() on each node; @text holds the reasons' words.
+ * Return: 0. */
+static int score_mig(const struct gsd_state *st, const struct gsd_podspec *spec,
+                     const struct ext_args *a, int64_t *sc, const char **why,
+                     char text[GSD_MIG_FITS][128])
+{
+    for (int r = GSD_MIG_OK + 1; r < GSD_MIG_FITS; r++)
+        gsd_mig_reason(r, spec->mig, text[r], sizeof(text[r]));
+    for (size_t i = 0; i < a->n; i++) {
+        struct gsd_mig_choice c;
+        int r = a->idx[i] < 0 ? -1 : gsd_mig_fit(st, spec->mig, &spec->req, (size_t)a->idx[i], &c);
+        sc[i] = r < 0 ? -ENOENT : r == GSD_MIG_OK ? c.score + 2 : GS_UNSCHEDULABLE;
+        why[i] = r > 0 ? text[r] : NULL;
+    }
+    return 0;
+}
+
 /* FailedNodes: each node once, as jansson keeps a key once. */
 static int write_failed(const struct gsd_state *st, const struct ext_args *a, const int64_t *sc,
                         const char **why, struct out *o)
@@ -556,7 +574,7 @@ static void filter_or_prioritize(struct gsd_state *st, struct gsd_req *r, int is
     struct ext_args a = {0};
     struct gsd_podspec spec;
     struct out o = {0};
-    char err[GS_DIAG_MSG_MAX];
+    char err[GS_DIAG_MSG_MAX], mig_text[GSD_MIG_FITS][128];
     if (read_fast(st, r->body ? r->body : "", r->len, &a)) {
         args_free(&a);
         if (read_tree(st, r, &a)) {
@@ -580,7 +598,10 @@ static void filter_or_prioritize(struct gsd_state *st, struct gsd_req *r, int is
     } else {
         sc = malloc((a.n ? a.n : 1) * sizeof(*sc));
         why = malloc((a.n ? a.n : 1) * sizeof(*why));
-        if (!sc || !why || score_all(st, &spec.req, &a, sc, why, err, sizeof(err)))
+        err[0] = '\0';
+        if (!sc || !why ||
+            (spec.mig[0] ? score_mig(st, &spec, &a, sc, why, mig_text)
+                         : score_all(st, &spec.req, &a, sc, why, err, sizeof(err))))
             o.oom = 1;
         else if (is_filter)
             write_filter(st, &a, sc, why, first_error(&a, err), &o);

@@ -102,17 +102,30 @@ static int by_tenant_ns(const void *a, const void *b)
     return c ? c : strcmp(x->ns, y->ns);
 }
 
-/* Allocation per tenant and namespace: whole cards and milli-GPU. */
-static int per_namespace(struct sbuf *b, const struct gsd_state *st)
+static int by_tenant_ns_mig(const void *a, const void *b)
+{
+    int c = by_tenant_ns(a, b);
+    return c ? c
+             : strcmp((*(const struct gsd_pod *const *)a)->mig,
+                      (*(const struct gsd_pod *const *)b)->mig);
+}
+
+/* The running pods sorted by tenant, namespace and MIG profile (*@n of them); NULL: no memory. */
+static const struct gsd_pod **running_sorted(const struct gsd_state *st, size_t *n)
 {
     const struct gsd_pod **v = malloc((st->nrunning ? st->nrunning : 1) * sizeof(*v));
-    size_t n = 0;
-    if (!v)
-        return -ENOMEM;
-    for (const struct gsd_pod *p = st->head; p; p = p->next)
-        if (p->state == GSD_RUNNING && n < st->nrunning)
-            v[n++] = p;
-    qsort(v, n, sizeof(*v), by_tenant_ns);
+    *n = 0;
+    for (const struct gsd_pod *p = st->head; v && p; p = p->next)
+        if (p->state == GSD_RUNNING && *n < st->nrunning)
+            v[(*n)++] = p;
+    if (v)
+        qsort(v, *n, sizeof(*v), by_tenant_ns_mig);
+    return v;
+}
+
+/* Allocation per tenant and namespace: whole cards and milli-GPU. @v: running_sorted(). */
+static void per_namespace(struct sbuf *b, const struct gsd_pod **v, size_t n)
+{
     for (int pass = 0; pass < 2; pass++) {
         if (pass == 0)
             header(b, "gpusched_allocated_gpus", "gauge",
@@ -133,8 +146,24 @@ static int per_namespace(struct sbuf *b, const struct gsd_state *st)
             i = j;
         }
     }
-    free(v);
-    return 0;
+}
+
+/* MIG instances per tenant, namespace and profile (a running MIG pod holds one). */
+static void mig_instances(struct sbuf *b, const struct gsd_pod **v, size_t n)
+{
+    header(b, "gpusched_mig_instances_allocated", "gauge",
+           "MIG instances held by running pods, by tenant, namespace and MIG profile.");
+    for (size_t i = 0, j; i < n; i = j) {
+        for (j = i + 1; j < n && !by_tenant_ns_mig(&v[i], &v[j]); j++)
+            ;
+        char t[160], ns[160], prof[48];
+        if (v[i]->mig[0])
+            put(b,
+                "gpusched_mig_instances_allocated{tenant=\"%s\",namespace=\"%s\",profile=\"%s\"}"
+                " %zu\n",
+                esc(v[i]->tenant, t, sizeof(t)), esc(v[i]->ns, ns, sizeof(ns)),
+                esc(v[i]->mig, prof, sizeof(prof)), j - i);
+    }
 }
 
 static void pending(struct sbuf *b, const struct gsd_state *st)
@@ -301,8 +330,14 @@ void gsd_metrics_handle(struct gsd_state *st, struct gsd_req *r)
 {
     struct sbuf b = {malloc(1 << 16), 0, 1 << 16, 0};
     b.full = !b.s;
-    if (!b.full && per_namespace(&b, st))
-        b.full = 1;
+    size_t nrun;
+    const struct gsd_pod **run = b.full ? NULL : running_sorted(st, &nrun);
+    b.full = !run;
+    if (run) {
+        per_namespace(&b, run, nrun);
+        mig_instances(&b, run, nrun);
+    }
+    free(run);
     pending(&b, st);
     hist(&b, "gpusched_scheduling_duration_seconds",
          "Time of one scheduling cycle of the engine (one pod, one placement attempt).",

@@ -284,7 +284,9 @@ void gsd_extender_preempt(struct gsd_state *st, struct gsd_req *r, const json_t 
     if (!rc && !(kept = calloc(pr.n + 1, sizeof(*kept))))
         rc = -ENOMEM;
     for (size_t k = 0; !rc && k < pr.n; k++) {
-        kept[k] = decide(st, &spec.req, &pr.nodes[k]);
+        /* A MIG preemptor needs a card's slices, which no victim set is checked for yet: no
+         * node is offered rather than one where evicting would not make room. */
+        kept[k] = spec.mig[0] ? 0 : decide(st, &spec.req, &pr.nodes[k]);
         rc = kept[k] < 0 ? kept[k] : 0;
     }
     if (rc == -EINVAL)
