@@ -241,7 +241,9 @@ struct gsd_ext_names;
 
 /*
  * gsd_store_open() - open or create DIR/gpusched.db (WAL, synchronous=FULL, foreign keys).
- * Return: 0 and *@out; -EIO with @d (cannot open, not a gpusched store, newer schema).
+ * A store of an older schema is brought forward first (store.c says what each step adds).
+ * Return: 0 and *@out; -EIO with @d (cannot open, not a gpusched store, newer schema, a step
+ * failed).
  */
 int gsd_store_open(const char *dir, struct gsd_store **out, struct gs_diag *d);
 void gsd_store_close(struct gsd_store *s);
@@ -282,8 +284,8 @@ int gsd_store_health_load(
 struct gsd_run {
     char tenant[GSD_NAME_MAX], ns[GSD_NAME_MAX], name[GSD_NAME_MAX];
     char node[GS_NAME_MAX];
-    int cards;                /* cards held */
-    int gpu_milli;            /* per card: 1000 whole, 1..999 a share, 0 no GPU */
+    int cards;     /* cards held */
+    int gpu_milli; /* per card: 1000 whole, 1..999 a share or a MIG instance's part, 0 no GPU */
     int64_t start_us, end_us; /* wall clock; end 0 while it runs */
 };
 /*
@@ -300,7 +302,8 @@ struct gsd_stored {
 };
 /*
  * gsd_store_load() - call @fn for every stored pod in seq order, with its cards in pod.pl
- * (gpu_mask, gpu_milli; node left -1 for the caller to resolve).
+ * (gpu_mask, gpu_milli; node left -1 for the caller to resolve), a MIG pod's card and instance
+ * start in pod.mig_gpu and pod.mig_start (-1 and 0 when it has none stored).
  * Return: 0; the callback's negative return; -EIO; -ENOMEM.
  */
 int gsd_store_load(struct gsd_store *s, int (*fn)(void *ud, struct gsd_stored *sp), void *ud);
@@ -589,7 +592,8 @@ const char *gsd_mig_reason(int r, const char *profile, char *buf, size_t size);
  * best card scores highest (ties to the lowest node index). @eff: @p's CPU, memory and allowed
  * models (as quotas leave them). Sets p->pl (node; no card), mig_gpu, mig_start, mig_milli.
  * Return: 0; GS_UNSCHEDULABLE with @why ("0/4 nodes are available: ...") and @main (the reason
- * most nodes gave, a static string); -ENOMEM.
+ * most nodes gave, a static string); -EINVAL with @why (the engine refused the node's CPU and
+ * memory for a request it finds invalid); -ENOMEM. Nothing is held on failure.
  */
 int gsd_mig_take(struct gsd_state *st, struct gsd_pod *p, const struct gs_pod_req *eff, int node,
                  struct gs_diag *why, const char **main);

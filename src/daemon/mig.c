@@ -105,6 +105,22 @@ int gsd_mig_admit(const struct gsd_state *st, const struct gsd_podspec *spec, st
     return -EINVAL;
 }
 
+/*
+ * Card @c allows profile @prof too: a card turned MIG under an older policy (a reload, a
+ * restart) is rebuilt with the profile allowed, its instances at their starts.
+ */
+static int card_widen(struct gs_mig_card *c, int model, unsigned allowed, int prof)
+{
+    struct gs_mig_card w;
+    if (gs_mig_card_init(&w, model, allowed | c->allowed | 1u << prof))
+        return -EINVAL;
+    for (int k = 0; k < c->ninst; k++)
+        if (gs_mig_card_create(&w, c->inst[k].profile, c->inst[k].start, NULL))
+            return -EINVAL;
+    *c = w;
+    return 0;
+}
+
 /* Where on card @g of node @i (MIG mode, or empty and healthy) @prof would go; -1 nowhere. */
 static int card_fit(const struct gsd_state *st, size_t i, const struct gs_node_info *ni, int g,
                     int prof, struct gsd_mig_choice *out)
@@ -115,7 +131,9 @@ static int card_fit(const struct gsd_state *st, size_t i, const struct gs_node_i
     if (!c.mig_mode) { /* only a card with nothing on it converts; a held one shows no room */
         if (ni->gpu_left[g] != 1000 || gs_mig_card_init(&c, nm->model, policy_mask(st, nm->model)))
             return -1;
-    } else if (h && (!h->ready || (h->bad_mask & (1u << g)))) {
+    } else if ((h && (!h->ready || (h->bad_mask & (1u << g)))) ||
+               (!(c.allowed & (1u << prof)) &&
+                card_widen(&c, nm->model, policy_mask(st, nm->model), prof))) {
         return -1;
     }
     int score, start;
@@ -179,22 +197,6 @@ static int hold(struct gsd_state *st, size_t i, int g, int take, struct gs_diag 
     struct gs_placement pl = {(int32_t)i, 1u << g, 1000};
     return take ? gs_sched_bind_placement(st->sched, &r, &pl, why)
                 : gs_sched_release(st->sched, &r, &pl);
-}
-
-/*
- * Card @c allows profile @prof too: a card restored under a policy that no longer allows one of
- * its live profiles is rebuilt with that profile allowed (its instances, at their starts).
- */
-static int card_widen(struct gs_mig_card *c, int model, unsigned allowed, int prof)
-{
-    struct gs_mig_card w;
-    if (gs_mig_card_init(&w, model, allowed | c->allowed | 1u << prof))
-        return -EINVAL;
-    for (int k = 0; k < c->ninst; k++)
-        if (gs_mig_card_create(&w, c->inst[k].profile, c->inst[k].start, NULL))
-            return -EINVAL;
-    *c = w;
-    return 0;
 }
 
 /* Create @p's instance at card @g, slice @start of node @i and bind its CPU and memory. */

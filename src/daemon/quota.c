@@ -31,13 +31,19 @@ static void log_warning(void *ud, const char *msg)
     gsd_log("warn", "config", "warning", msg, NULL);
 }
 
+/* "file:line:col" of @src. */
+static const char *src_at(const struct gs_scn_src *src, char at[160])
+{
+    snprintf(at, 160, "%s:%u:%u", src->file, src->line, src->col);
+    return at;
+}
+
 static void not_applied(const char *kind, const struct gs_scn_src *src, size_t n)
 {
     char at[160];
-    if (!n)
-        return;
-    snprintf(at, sizeof(at), "%s:%u:%u", src->file, src->line, src->col);
-    gsd_log("warn", "config: kind not applied by gpuschedd", "kind", kind, "at", at, NULL);
+    if (n)
+        gsd_log("warn", "config: kind not applied by gpuschedd", "kind", kind, "at",
+                src_at(src, at), NULL);
 }
 
 static int src_error(struct gs_diag *d, const struct gs_scn_src *src, const char *what,
@@ -69,6 +75,10 @@ static int bind_policy(struct gsd_config *c, struct gs_scenario *s, struct gs_di
                              "GPUQuota: spec.tenant is not a DaemonConfig tenant:", ts->name);
         c->tenants[k].quota = ts;
     }
+    char at[160];
+    if (s->has_mig_policy)
+        gsd_log("info", "config: GpuClusterPolicy decides which cards turn MIG", "at",
+                src_at(&s->mig_policy_src, at), NULL);
     if (s->nqueues)
         not_applied("Queue (each tenant is one queue; see weight)", &s->queues[0].src, s->nqueues);
     if (s->nlimit_ranges)

@@ -87,6 +87,19 @@ static void pod_where(const struct daemon *d, const char *ns, const char *name, 
     h_answer_free(&a);
 }
 
+/* A team-a pod asking one whole A100-SXM4-40GB card. */
+static char *whole_a40(const char *name)
+{
+    char *w = h_pod("team-a", name, 1, 0);
+    json_t *wj = json_loads(w, 0, NULL);
+    free(w);
+    json_object_set_new(json_object_get(wj, "metadata"), "annotations",
+                        json_pack("{s:s}", "gpusched.io/gpu-model", "A100-SXM4-40GB"));
+    w = json_dumps(wj, JSON_COMPACT);
+    json_decref(wj);
+    return w;
+}
+
 /* POST a pod that must be accepted (201). */
 static void submit(const struct daemon *d, const char *token, char *body)
 {
@@ -172,13 +185,7 @@ static void test_api_geometry(void **state)
     submit(&d, TOKEN_A, mig_pod("team-a", "a3", "7g.40gb", NULL, NULL));
     expect_at(&d, "team-a", "a3", "running n-a40-1 0 0");
     /* Both A100-40GB cards are MIG now: a whole card of that model waits. */
-    char *w = h_pod("team-a", "w1", 1, 0);
-    json_t *wj = json_loads(w, 0, NULL);
-    free(w);
-    json_object_set_new(json_object_get(wj, "metadata"), "annotations",
-                        json_pack("{s:s}", "gpusched.io/gpu-model", "A100-SXM4-40GB"));
-    submit(&d, TOKEN_A, json_dumps(wj, JSON_COMPACT));
-    json_decref(wj);
+    submit(&d, TOKEN_A, whole_a40("w1"));
     expect_at(&d, "team-a", "w1", "pending - -1 -1");
     submit(&d, TOKEN_A, mig_pod("team-a", "a4", "1g.5gb", NULL, NULL));
     reason_has(&d, "team-a", "a4", "no card can host mig-1g.5gb");
@@ -439,6 +446,43 @@ static void test_extender(void **state)
     h_cleanup(&d);
 }
 
+static void gpu_health(const struct daemon *d, const char *node, const char *body)
+{
+    char path[160];
+    struct answer a;
+    snprintf(path, sizeof(path), "/v1/nodes/%s/gpus/0/health", node);
+    assert_int_equal(h_call(d, "POST", path, TOKEN_ADMIN, body, &a), 0);
+    assert_int_equal(a.status, 200);
+    h_answer_free(&a);
+}
+
+/* A failed MIG card: its instances go (Xid 79) and it takes none; a draining one keeps its own. */
+static void test_card_failure(void **state)
+{
+    (void)state;
+    struct daemon d;
+    assert_int_equal(setup_mig(&d, 1), 0);
+    assert_int_equal(h_start(&d), 0);
+    submit(&d, TOKEN_A, mig_pod("team-a", "f1", "3g.20gb", NULL, NULL));
+    expect_at(&d, "team-a", "f1", "running n-a40-0 0 4");
+    gpu_health(&d, "n-a40-0", "{\"healthy\": false, \"xid\": 79}");
+    expect_at(&d, "team-a", "f1", "running n-a40-1 0 4"); /* requeued, placed again */
+    expect_card(&d, "n-a40-0", 0, "whole ");
+    gpu_health(&d, "n-a40-1", "{\"healthy\": false, \"xid\": 31}"); /* drains */
+    expect_at(&d, "team-a", "f1", "running n-a40-1 0 4");
+    submit(&d, TOKEN_A, mig_pod("team-a", "f2", "3g.20gb", NULL, NULL));
+    reason_has(&d, "team-a", "f2", "no card can host mig-3g.20gb");
+    gpu_health(&d, "n-a40-1", "{\"healthy\": true}");
+    expect_at(&d, "team-a", "f2", "running n-a40-1 0 0");
+    cancel(&d, "team-a", "f1");
+    cancel(&d, "team-a", "f2");
+    /* Its card left MIG while unhealthy: it stays held from whole-card pods too. */
+    submit(&d, TOKEN_A, whole_a40("w"));
+    expect_at(&d, "team-a", "w", "running n-a40-1 0 -1");
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -446,6 +490,7 @@ int main(void)
         cmocka_unit_test(test_api_geometry), cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_quota),        cmocka_unit_test(test_restart),
         cmocka_unit_test(test_old_store),    cmocka_unit_test(test_extender),
+        cmocka_unit_test(test_card_failure),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
