@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #define FIXTURE "tests/data/mig-daemon"
 
@@ -483,6 +484,42 @@ static void test_card_failure(void **state)
     h_cleanup(&d);
 }
 
+static const char narrow_policy[] = "apiVersion: nvidia.com/v1\n"
+                                    "kind: GpuClusterPolicy\n"
+                                    "spec:\n"
+                                    "  mig: {strategy: mixed}\n"
+                                    "  devices:\n"
+                                    "    - name: A100-SXM4-40GB\n"
+                                    "      migEnabled: true\n"
+                                    "      migProfiles: [3g.20gb%s]\n";
+
+/* A reload that allows another profile: a card already in MIG mode takes it too. */
+static void test_reload(void **state)
+{
+    (void)state;
+    struct daemon d;
+    char text[512];
+    assert_int_equal(setup_mig(&d, 0), 0);
+    snprintf(text, sizeof(text), narrow_policy, "");
+    assert_int_equal(h_policy(&d, text), 0);
+    assert_int_equal(h_start(&d), 0);
+    submit(&d, TOKEN_A, mig_pod("team-a", "p1", "3g.20gb", NULL, NULL));
+    struct answer a = post(&d, TOKEN_A, mig_pod("team-a", "p2", "2g.10gb", NULL, NULL), 400);
+    h_answer_free(&a);
+    snprintf(text, sizeof(text), narrow_policy, ", 2g.10gb");
+    assert_int_equal(h_policy(&d, text), 0);
+    kill(d.pid, SIGHUP);
+    for (int i = 0; i < 500 && !h_log_has(&d, "config reloaded"); i++)
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+    assert_true(h_log_has(&d, "config reloaded"));
+    submit(&d, TOKEN_A, mig_pod("team-a", "p2", "2g.10gb", NULL, NULL));
+    /* with 3g.20gb alone allowed, its two starts keep as much placeable: the lower wins */
+    expect_at(&d, "team-a", "p1", "running n-a40-0 0 0");
+    expect_card(&d, "n-a40-0", 0, "mig 3g.20gb@0,2g.10gb@4");
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -490,7 +527,7 @@ int main(void)
         cmocka_unit_test(test_api_geometry), cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_quota),        cmocka_unit_test(test_restart),
         cmocka_unit_test(test_old_store),    cmocka_unit_test(test_extender),
-        cmocka_unit_test(test_card_failure),
+        cmocka_unit_test(test_card_failure), cmocka_unit_test(test_reload),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
