@@ -603,6 +603,13 @@ int gsd_mig_restore(struct gsd_state *st, struct gsd_pod *p, struct gs_diag *why
 /* gsd_mig_release() - destroy @p's instance (nothing for a pod without one); its card leaves
  * MIG mode when it was the last. The engine's part (CPU, memory) is the caller's. */
 void gsd_mig_release(struct gsd_state *st, struct gsd_pod *p);
+/*
+ * gsd_pod_share_milli() - the GPU share pod @p holds or asks, milli-GPU: cards x share per card;
+ * a MIG instance's part of its card (gs_mig_profile_share_milli()) on its card's model while it
+ * runs, else on the first model of the inventory that has the profile, as the simulator counts a
+ * MIG demand (0 when none has it).
+ */
+int64_t gsd_pod_share_milli(const struct gsd_state *st, const struct gsd_pod *p);
 /* gsd_pod_cards() - the cards running pod @p holds on its node: the engine's, or its MIG card. */
 uint32_t gsd_pod_cards(const struct gsd_pod *p);
 /* gsd_mig_card_json() - {"mode": "whole"|"mig", "mig_instances": [{"profile", "start"}]}

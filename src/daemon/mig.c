@@ -304,6 +304,20 @@ void gsd_mig_release(struct gsd_state *st, struct gsd_pod *p)
     p->mig_milli = 0;
 }
 
+int64_t gsd_pod_share_milli(const struct gsd_state *st, const struct gsd_pod *p)
+{
+    if (!p->mig[0])
+        return gs_pod_req_gpu_milli(&p->req);
+    if (p->state == GSD_RUNNING)
+        return p->mig_milli;
+    for (size_t i = 0; i < gs_cluster_node_count(st->cluster); i++) {
+        int mm = st->mig[i].model, k = mm >= 0 ? gs_mig_profile_find(mm, p->mig, -1) : -1;
+        if (k >= 0)
+            return gs_mig_profile_share_milli(mm, k);
+    }
+    return 0;
+}
+
 uint32_t gsd_pod_cards(const struct gsd_pod *p)
 {
     if (p->state != GSD_RUNNING)

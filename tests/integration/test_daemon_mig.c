@@ -270,6 +270,12 @@ static void test_quota(void **state)
     expect_at(&d, "team-b", "q2", "running n-a40-0 0 4");
     /* 571 + 428 of 1000 milli-GPU: 142 more does not fit */
     reason_has(&d, "team-b", "q3", "over GPUQuota team-b: 999 of 1000 milli-GPU A100-SXM4-40GB");
+    /* the tenant's use (and its queue's fair share) counts the instances the same way */
+    struct answer a;
+    assert_int_equal(h_call(&d, "GET", "/v1/tenants/team-b", TOKEN_B, NULL, &a), 0);
+    assert_int_equal(json_integer_value(json_object_get(a.json, "gpu_milli_allocated")), 999);
+    assert_int_equal(json_integer_value(json_object_get(a.json, "gpu_milli_pending")), 142);
+    h_answer_free(&a);
     assert_int_equal(h_stop(&d), 0);
     h_cleanup(&d);
 }
