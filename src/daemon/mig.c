@@ -159,9 +159,14 @@ int gsd_mig_fit(const struct gsd_state *st, const char *profile, const struct gs
     if (ni.memory_left < req->memory_mib)
         return GSD_MIG_MEMORY;
     struct gsd_mig_choice best = {-1, -1, -1}, c;
-    for (int g = 0; g < ni.gpus; g++)
-        if (!card_fit(st, node, &ni, g, prof, &c) && c.score > best.score)
+    int empty_seen = 0; /* every empty card scores alike: the first one stands for them all */
+    for (int g = 0; g < ni.gpus; g++) {
+        int empty = !nm->card[g].mig_mode && ni.gpu_left[g] == 1000;
+        if ((!empty || !empty_seen) && !card_fit(st, node, &ni, g, prof, &c) &&
+            c.score > best.score)
             best = c;
+        empty_seen |= empty;
+    }
     if (best.gpu < 0)
         return GSD_MIG_ROOM;
     *out = best;
