@@ -606,8 +606,9 @@ void gsd_mig_release(struct gsd_state *st, struct gsd_pod *p);
 /*
  * gsd_pod_share_milli() - the GPU share pod @p holds or asks, milli-GPU: cards x share per card;
  * a MIG instance's part of its card (gs_mig_profile_share_milli()) on its card's model while it
- * runs, else on the first model of the inventory that has the profile, as the simulator counts a
- * MIG demand (0 when none has it).
+ * runs, else on the inventory's first model (catalog order) that has the profile, as the
+ * simulator counts a MIG demand on its cluster's first such model (0 when none has it).
+ * O(catalog models).
  */
 int64_t gsd_pod_share_milli(const struct gsd_state *st, const struct gsd_pod *p);
 /* gsd_pod_cards() - the cards running pod @p holds on its node: the engine's, or its MIG card. */

@@ -62,12 +62,12 @@ static void never_why(const struct gsd_state *st, const struct gsd_podspec *spec
 {
     const struct gs_scenario *s = st->cfg->quotas;
     int64_t models = gsd_models_mask(spec->models);
+    uint32_t cand = gs_cluster_model_mask(st->cluster) & (models > 0 ? (uint32_t)models : ~0u);
     int has = 0;
-    for (size_t i = 0; i < gs_cluster_node_count(st->cluster); i++) {
-        struct gs_node_info ni;
-        gs_cluster_node_info(st->cluster, i, &ni);
-        int mm = st->mig[i].model, prof = mm >= 0 ? gs_mig_profile_find(mm, spec->mig, -1) : -1;
-        if (prof < 0 || (models > 0 && !(models & (1LL << ni.model))))
+    for (int m = 0; m < GS_MODEL_MAX; m++) {
+        int mm = cand & (1u << m) ? gs_mig_model_find(gs_catalog_at(m)->name) : -1;
+        int prof = mm >= 0 ? gs_mig_profile_find(mm, spec->mig, -1) : -1;
+        if (prof < 0)
             continue;
         has = 1;
         if (policy_mask(st, mm) & (1u << prof)) {
@@ -315,8 +315,10 @@ int64_t gsd_pod_share_milli(const struct gsd_state *st, const struct gsd_pod *p)
         return gs_pod_req_gpu_milli(&p->req);
     if (p->state == GSD_RUNNING)
         return p->mig_milli;
-    for (size_t i = 0; i < gs_cluster_node_count(st->cluster); i++) {
-        int mm = st->mig[i].model, k = mm >= 0 ? gs_mig_profile_find(mm, p->mig, -1) : -1;
+    uint32_t models = gs_cluster_model_mask(st->cluster);
+    for (int m = 0; m < GS_MODEL_MAX; m++) {
+        int mm = models & (1u << m) ? gs_mig_model_find(gs_catalog_at(m)->name) : -1;
+        int k = mm >= 0 ? gs_mig_profile_find(mm, p->mig, -1) : -1;
         if (k >= 0)
             return gs_mig_profile_share_milli(mm, k);
     }
