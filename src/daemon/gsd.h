@@ -584,6 +584,16 @@ int gsd_mig_admit(const struct gsd_state *st, const struct gsd_podspec *spec, st
  */
 int gsd_mig_fit(const struct gsd_state *st, const char *profile, const struct gs_pod_req *req,
                 size_t node, struct gsd_mig_choice *out);
+/*
+ * gsd_mig_fits_without() - would an instance of @profile with @req's CPU and memory fit node
+ * @node were the running pods @gone[0..@n) (on that node; the caller's) evicted: their CPU and
+ * memory back, their instances destroyed (a card whose last one goes is empty again), their
+ * whole or shared cards given back (a card they all leave is empty, and converts). Read only.
+ * Return: 1 fits; 0 not.
+ */
+int gsd_mig_fits_without(const struct gsd_state *st, const char *profile,
+                         const struct gs_pod_req *req, size_t node,
+                         const struct gsd_pod *const *gone, size_t n);
 /* gsd_mig_reason() - @r in kube-scheduler's manner, naming @profile: "no card can host
  * mig-3g.40gb". @buf: at least 128 bytes. Return: @buf. */
 const char *gsd_mig_reason(int r, const char *profile, char *buf, size_t size);

@@ -121,19 +121,28 @@ static int card_widen(struct gs_mig_card *c, int model, unsigned allowed, int pr
     return 0;
 }
 
-/* Where on card @g of node @i (MIG mode, or empty and healthy) @prof would go; -1 nowhere. */
-static int card_fit(const struct gsd_state *st, size_t i, const struct gs_node_info *ni, int g,
-                    int prof, struct gsd_mig_choice *out)
+static int card_healthy(const struct gsd_state *st, size_t i, int g)
+{
+    const struct gsd_node_health *h = st->health ? &st->health[i] : NULL;
+    return !h || (h->ready && !(h->bad_mask & (1u << g)));
+}
+
+/*
+ * Where on card @g of node @i, in state @card (MIG mode, or empty: @free_milli 1000) @prof would
+ * go; -1 nowhere. A card with something else on it, or unhealthy, takes nothing.
+ */
+static int card_fit(const struct gsd_state *st, size_t i, const struct gs_mig_card *card, int g,
+                    int free_milli, int prof, struct gsd_mig_choice *out)
 {
     const struct gsd_node_mig *nm = &st->mig[i];
-    const struct gsd_node_health *h = st->health ? &st->health[i] : NULL;
-    struct gs_mig_card c = nm->card[g];
-    if (!c.mig_mode) { /* only a card with nothing on it converts; a held one shows no room */
-        if (ni->gpu_left[g] != 1000 || gs_mig_card_init(&c, nm->model, policy_mask(st, nm->model)))
+    struct gs_mig_card c = *card;
+    if (!card_healthy(st, i, g))
+        return -1;
+    if (!c.mig_mode) { /* only a card with nothing on it converts */
+        if (free_milli != 1000 || gs_mig_card_init(&c, nm->model, policy_mask(st, nm->model)))
             return -1;
-    } else if ((h && (!h->ready || (h->bad_mask & (1u << g)))) ||
-               (!(c.allowed & (1u << prof)) &&
-                card_widen(&c, nm->model, policy_mask(st, nm->model), prof))) {
+    } else if (!(c.allowed & (1u << prof)) &&
+               card_widen(&c, nm->model, policy_mask(st, nm->model), prof)) {
         return -1;
     }
     int score, start;
@@ -162,8 +171,8 @@ int gsd_mig_fit(const struct gsd_state *st, const char *profile, const struct gs
     int empty_seen = 0; /* every empty card scores alike: the first one stands for them all */
     for (int g = 0; g < ni.gpus; g++) {
         int empty = !nm->card[g].mig_mode && ni.gpu_left[g] == 1000;
-        if ((!empty || !empty_seen) && !card_fit(st, node, &ni, g, prof, &c) &&
-            c.score > best.score)
+        if ((!empty || !empty_seen) &&
+            !card_fit(st, node, &nm->card[g], g, ni.gpu_left[g], prof, &c) && c.score > best.score)
             best = c;
         empty_seen |= empty;
     }
@@ -171,6 +180,49 @@ int gsd_mig_fit(const struct gsd_state *st, const char *profile, const struct gs
         return GSD_MIG_ROOM;
     *out = best;
     return GSD_MIG_OK;
+}
+
+/* Would card @g of node @i take @prof were the pods @gone[0..@n) gone? Read only. */
+static int card_fits_without(const struct gsd_state *st, size_t i, const struct gs_node_info *ni,
+                             int g, int prof, const struct gsd_pod *const *gone, size_t n)
+{
+    struct gs_mig_card c = st->mig[i].card[g];
+    int free_milli = ni->gpu_left[g];
+    for (size_t k = 0; k < n; k++) {
+        const struct gsd_pod *v = gone[k];
+        if (v->mig[0] && v->mig_gpu == g && c.mig_mode)
+            gs_mig_card_destroy(&c, v->mig_start, NULL);
+        else if (!v->mig[0] && (v->pl.gpu_mask & (1u << g)))
+            free_milli += (int)v->pl.gpu_milli;
+    }
+    if (c.mig_mode && c.ninst == 0) { /* its last instance goes: the card is empty, not held */
+        gs_mig_card_set_mode(&c, false);
+        free_milli = 1000;
+    }
+    struct gsd_mig_choice out;
+    return !card_fit(st, i, &c, g, free_milli, prof, &out);
+}
+
+int gsd_mig_fits_without(const struct gsd_state *st, const char *profile,
+                         const struct gs_pod_req *req, size_t node,
+                         const struct gsd_pod *const *gone, size_t n)
+{
+    struct gs_pod_req room = *req;
+    for (size_t k = 0; k < n; k++) { /* CPU and memory the victims give back */
+        room.cpu_milli -= gone[k]->req.cpu_milli;
+        room.memory_mib -= gone[k]->req.memory_mib;
+    }
+    struct gsd_mig_choice c;
+    int r = gsd_mig_fit(st, profile, &room, node, &c);
+    if (r != GSD_MIG_ROOM)
+        return r == GSD_MIG_OK;
+    struct gs_node_info ni;
+    gs_cluster_node_info(st->cluster, node, &ni);
+    int prof = gs_mig_profile_find(st->mig[node].model, profile, -1);
+    for (int g = 0; g < ni.gpus; g++)
+        if (card_fits_without(st, node, &ni, g, prof, gone, n))
+            return 1;
+    return 0;
 }
 
 const char *gsd_mig_reason(int r, const char *profile, char *buf, size_t size)

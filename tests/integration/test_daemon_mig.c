@@ -526,6 +526,66 @@ static void test_reload(void **state)
     h_cleanup(&d);
 }
 
+/* @pod (freed) with spec.priority @prio. */
+static char *with_priority(char *pod, int prio)
+{
+    json_t *j = json_loads(pod, 0, NULL);
+    free(pod);
+    json_object_set_new(json_object_get(j, "spec"), "priority", json_integer(prio));
+    char *s = json_dumps(j, JSON_COMPACT);
+    json_decref(j);
+    return s;
+}
+
+static json_t *uid_of(const struct daemon *d, const char *name)
+{
+    char path[160];
+    struct answer a;
+    snprintf(path, sizeof(path), "/v1/pods/team-a/%s", name);
+    assert_int_equal(h_call(d, "GET", path, TOKEN_ADMIN, NULL, &a), 0);
+    json_t *uid = json_pack("{s:O}", "UID", json_object_get(a.json, "uid"));
+    h_answer_free(&a);
+    return uid;
+}
+
+/* preempt for a MIG pod keeps the victims whose slices it needs, and cards they would empty. */
+static void test_preempt(void **state)
+{
+    (void)state;
+    struct daemon d;
+    assert_int_equal(setup_mig(&d, 1), 0);
+    assert_int_equal(h_start(&d), 0);
+    submit(&d, TOKEN_A, mig_pod("team-a", "low", "3g.20gb", NULL, NULL));
+    submit(&d, TOKEN_A, with_priority(mig_pod("team-a", "mid", "3g.20gb", NULL, NULL), 10));
+    submit(&d, TOKEN_A, whole_a40("w"));
+    expect_at(&d, "team-a", "low", "running n-a40-0 0 4");
+    expect_at(&d, "team-a", "mid", "running n-a40-0 0 0");
+    /* A 4g.20gb starts only at slice 0 (NVIDIA's placement {0}:4): evicting "low" first, as
+     * the lower priority, frees slices 4-7, not enough; "mid" must go and "low" is spared. */
+    char *pod = with_priority(mig_pod("team-a", "urgent", "4g.20gb", NULL, NULL), 100);
+    json_t *args = json_pack("{s:o, s:{s:{s:[o, o], s:i}, s:{s:[o], s:i}, s:{s:[], s:i}}}", "Pod",
+                             json_loads(pod, 0, NULL), "NodeNameToMetaVictims", "n-a40-0", "Pods",
+                             uid_of(&d, "low"), uid_of(&d, "mid"), "NumPDBViolations", 0, "n-a40-1",
+                             "Pods", uid_of(&d, "w"), "NumPDBViolations", 0, "n-h100-0", "Pods",
+                             "NumPDBViolations", 0);
+    free(pod);
+    json_t *mid = uid_of(&d, "mid"), *w = uid_of(&d, "w");
+    json_t *ans = verb(&d, "preempt", args), *r = json_object_get(ans, "NodeNameToMetaVictims");
+    json_t *want = json_pack("{s:{s:[O], s:i}, s:{s:[O], s:i}}", "n-a40-0", "Pods", mid,
+                             "NumPDBViolations", 0, "n-a40-1", "Pods", w, "NumPDBViolations", 0);
+    if (!json_equal(r, want)) {
+        char *got = json_dumps(r, JSON_COMPACT);
+        fail_msg("preempt kept %s", got);
+        free(got);
+    }
+    json_decref(want);
+    json_decref(mid);
+    json_decref(w);
+    json_decref(ans);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -534,6 +594,7 @@ int main(void)
         cmocka_unit_test(test_quota),        cmocka_unit_test(test_restart),
         cmocka_unit_test(test_old_store),    cmocka_unit_test(test_extender),
         cmocka_unit_test(test_card_failure), cmocka_unit_test(test_reload),
+        cmocka_unit_test(test_preempt),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
