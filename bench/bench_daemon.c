@@ -3,7 +3,8 @@
  * build/gpuschedd). Prints figures; asserts nothing.
  *   1. submissions per second and latency percentiles: CLIENTS keep-alive clients POST pods;
  *   2. extender filter and prioritize with 5,000 NodeNames: latency percentiles, with the same
- *      names every call and with their order changing from call to call;
+ *      names every call and with their order changing from call to call, and for a pod asking a
+ *      MIG instance (nvidia.com/mig-3g.40gb; the A100 nodes may turn MIG);
  *   3. restart time with 100,000 pods in the store: from exec to the first answer.
  * Usage: bench_daemon [SUBMISSIONS [STORE_PODS]]
  */
@@ -127,8 +128,9 @@ static void write_nodes(const char *path)
     fclose(f);
 }
 
-/* ExtenderArgs for a 2-card pod with all EXT_NODES names, in order or @reversed (malloc'd). */
-static char *extender_args(int reversed)
+/* ExtenderArgs for a 2-card pod (or one asking MIG @mig) with all EXT_NODES names, in order or
+ * @reversed (malloc'd). */
+static char *extender_args(int reversed, const char *mig)
 {
     json_t *names = json_array();
     for (int i = 0; i < EXT_NODES; i++) {
@@ -136,9 +138,14 @@ static char *extender_args(int reversed)
         snprintf(n, sizeof(n), "node-%04d", reversed ? EXT_NODES - 1 - i : i);
         json_array_append_new(names, json_string(n));
     }
-    char *pod = h_pod("team-a", "ext-0", 2, 0);
+    char *pod = h_pod("team-a", "ext-0", mig ? 0 : 2, 0);
     json_t *args =
         json_pack("{s:o, s:n, s:o}", "Pod", json_loads(pod, 0, NULL), "Nodes", "NodeNames", names);
+    json_t *spec = json_object_get(json_object_get(args, "Pod"), "spec");
+    json_t *c = json_array_get(json_object_get(spec, "containers"), 0);
+    if (mig)
+        json_object_set_new(json_object_get(json_object_get(c, "resources"), "limits"), mig,
+                            json_integer(1));
     char *body = json_dumps(args, JSON_COMPACT);
     json_decref(args);
     free(pod);
@@ -150,9 +157,9 @@ static char *extender_args(int reversed)
  * than the call before (as kube-scheduler does when the feasible nodes change), so nothing read
  * for one call serves the next; else every call sends the same names.
  */
-static void bench_extender(int vary)
+static void bench_extender(int vary, const char *mig)
 {
-    char *body[2] = {extender_args(0), extender_args(vary)};
+    char *body[2] = {extender_args(0, mig), extender_args(vary, mig)};
     double *lf = calloc(EXT_CALLS, sizeof(double)), *lp = calloc(EXT_CALLS, sizeof(double));
     double *lb = calloc(EXT_CALLS, sizeof(double));
     CURL *h = curl_easy_init();
@@ -176,12 +183,12 @@ static void bench_extender(int vary)
         lp[i] = t2 - t1;
         lb[i] = t2 - t0;
     }
-    printf("extender, %d NodeNames%s, request body %zu bytes, %d calls each: filter p50 %.2f ms "
-           "p99 %.2f ms; prioritize p50 %.2f ms p99 %.2f ms; filter+prioritize p99 %.2f ms\n",
-           EXT_NODES, vary ? " (order changing every call)" : "", strlen(body[0]), EXT_CALLS,
-           pct(lf, EXT_CALLS, 0.5) * 1e3, pct(lf, EXT_CALLS, 0.99) * 1e3,
-           pct(lp, EXT_CALLS, 0.5) * 1e3, pct(lp, EXT_CALLS, 0.99) * 1e3,
-           pct(lb, EXT_CALLS, 0.99) * 1e3);
+    printf("extender, %d NodeNames%s%s%s, request body %zu bytes, %d calls each: filter p50 %.2f "
+           "ms p99 %.2f ms; prioritize p50 %.2f ms p99 %.2f ms; filter+prioritize p99 %.2f ms\n",
+           EXT_NODES, vary ? " (order changing every call)" : "", mig ? ", pod asking " : "",
+           mig ? mig : "", strlen(body[0]), EXT_CALLS, pct(lf, EXT_CALLS, 0.5) * 1e3,
+           pct(lf, EXT_CALLS, 0.99) * 1e3, pct(lp, EXT_CALLS, 0.5) * 1e3,
+           pct(lp, EXT_CALLS, 0.99) * 1e3, pct(lb, EXT_CALLS, 0.99) * 1e3);
     curl_slist_free_all(hd);
     curl_easy_cleanup(h);
     free(body[0]);
@@ -202,14 +209,18 @@ int main(int argc, char **argv)
         return 2;
     }
     write_nodes(d.nodes);
+    h_policy(&d, "apiVersion: nvidia.com/v1\nkind: GpuClusterPolicy\nspec:\n"
+                 "  mig: {strategy: mixed}\n"
+                 "  devices: [{name: A100-SXM4-80GB, migEnabled: true}]\n");
     if (h_start(&d)) {
         fprintf(stderr, "bench_daemon: gpuschedd did not start (log: %s)\n", d.log);
         return 1;
     }
     printf("gpuschedd on 127.0.0.1, store in %s (synchronous=FULL), %d nodes\n", d.dir, EXT_NODES);
     bench_submit(subs, "b", "submit");
-    bench_extender(0);
-    bench_extender(1);
+    bench_extender(0, NULL);
+    bench_extender(1, NULL);
+    bench_extender(0, "nvidia.com/mig-3g.40gb");
     bench_submit(store - subs, "fill", NULL);
     struct answer a;
     h_call(&d, "GET", "/v1/status", TOKEN_ADMIN, NULL, &a);

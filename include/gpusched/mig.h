@@ -116,6 +116,16 @@ int gs_mig_profile_names(int model, char *buf, size_t size);
 int gs_mig_profile_placements(int model, int profile, char *buf, size_t size);
 
 /*
+ * gs_mig_profile_share_milli() - the part of a card an instance of profile @profile of model
+ * @model counts as in GPUQuota, in milli-GPU: its compute slices over the model's, rounded down
+ * (3g on a 7-slice A100: 428). One rule for the simulator (src/sim/tenancy_admit.c) and gpuschedd
+ * (src/daemon/quota.c), both of which then count it as a shared, not a dedicated, share
+ * (gs_quota_bucket() with whole 0).
+ * Return: 1..1000; -EINVAL for a bad index.
+ */
+int gs_mig_profile_share_milli(int model, int profile);
+
+/*
  * gs_mig_resource_parse() - the profile a pod asks for with the mixed strategy's extended
  * resource name, "nvidia.com/mig-<profile>" (NVIDIA k8s-device-plugin, MIG strategy "mixed").
  * Kubernetes resource names cannot hold '+', so the device plugin advertises a "+me" profile with

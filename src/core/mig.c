@@ -66,6 +66,14 @@ int gs_mig_profile_find(int model, const char *name, int len)
 }
 
 /* put() - copy @len bytes of @src and a NUL into @buf when they fit. Return: @len or -ENOSPC. */
+int gs_mig_profile_share_milli(int model, int profile)
+{
+    const struct gs_mig_profile *p = profile_at(model, profile);
+    if (!p)
+        return -EINVAL;
+    return p->compute_slices * 1000 / gs_mig_model_at(model)->compute_slices;
+}
+
 static int put(char *buf, size_t size, const char *src, size_t len)
 {
     if (!buf || len >= size)

@@ -61,7 +61,7 @@ static struct use *tenant_use(const struct gsd_state *st, int64_t *capacity)
             if (lo >= n || strcmp(order[lo]->name, p->tenant))
                 continue; /* a namespace no tenant owns (admin's), or a tenant since removed */
             struct use *x = &u[order[lo] - st->cfg->tenants];
-            int64_t milli = gs_pod_req_gpu_milli(&p->req);
+            int64_t milli = gsd_pod_share_milli(st, p);
             x->running += p->state == GSD_RUNNING;
             x->pending += p->state == GSD_PENDING;
             x->milli += p->state == GSD_RUNNING ? milli : 0;

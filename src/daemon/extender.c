@@ -7,7 +7,8 @@
  * type: the protocol's own Error field carries a failure, which kube-scheduler reports against
  * the pod. preempt's result has no such field: a bad request there is a 400 naming the field.
  *
- * filter and prioritize evaluate the pod on each named node with the engine without binding,
+ * filter and prioritize evaluate the pod on each named node with the engine without binding (a
+ * MIG pod with gsd_mig_fit(): its reasons name the profile, "no card can host mig-3g.40gb"),
  * after the checks a pod submitted to the API meets: its tenant's quotas, and for a member of a
  * PodGroup not yet running, that the whole gang fits (then every node fails naming the quota or
  * the gang); preempt (preempt.c) checks kube-scheduler's victims against the cards.
@@ -466,6 +467,24 @@ static int score_all(struct gsd_state *st, const struct gsd_podspec *spec,
     return 0;
 }
 
+/* score_all() for a MIG pod: gsd_mig_fit() on each node; @text holds the reasons' words.
+ * Return: 0. */
+static int score_mig(struct gsd_state *st, const struct gsd_podspec *spec,
+                     const struct gs_pod_req *req, const struct ext_args *a, int64_t *sc,
+                     const char **why, char text[GSD_MIG_FITS][128])
+{
+    for (int r = GSD_MIG_OK + 1; r < GSD_MIG_FITS; r++)
+        gsd_mig_reason(r, spec->mig, text[r], sizeof(text[r]));
+    for (size_t i = 0; i < a->n; i++) {
+        struct gsd_mig_choice c;
+        int r = a->idx[i] < 0 ? -1 : gsd_mig_fit(st, spec->mig, req, (size_t)a->idx[i], &c);
+        sc[i] = r < 0 ? -ENOENT : r == GSD_MIG_OK ? c.score + 2 : GS_UNSCHEDULABLE;
+        why[i] = r > 0 ? text[r] : NULL;
+    }
+    held_node_only(st, spec, a, sc, why);
+    return 0;
+}
+
 /* FailedNodes: each node once, as jansson keeps a key once. */
 static int write_failed(const struct gsd_state *st, const struct ext_args *a, const int64_t *sc,
                         const char **why, struct out *o)
@@ -604,7 +623,7 @@ static void filter_or_prioritize(struct gsd_state *st, struct gsd_req *r, int is
     struct ext_args a = {0};
     struct gsd_podspec spec;
     struct out o = {0};
-    char err[GS_DIAG_MSG_MAX];
+    char err[GS_DIAG_MSG_MAX], mig_text[GSD_MIG_FITS][128];
     if (read_fast(st, r->body ? r->body : "", r->len, &a)) {
         args_free(&a);
         if (read_tree(st, r, &a)) {
@@ -636,7 +655,9 @@ static void filter_or_prioritize(struct gsd_state *st, struct gsd_req *r, int is
             why[i] = held;
         }
         err[0] = '\0';
-        if (adm < 0 || (!adm && score_all(st, &spec, &eff, &a, sc, why, err, sizeof(err))))
+        if (adm < 0 ||
+            (!adm && (spec.mig[0] ? score_mig(st, &spec, &eff, &a, sc, why, mig_text)
+                                  : score_all(st, &spec, &eff, &a, sc, why, err, sizeof(err)))))
             o.oom = 1;
         else if (is_filter)
             write_filter(st, &a, sc, why, first_error(&a, err), &o);

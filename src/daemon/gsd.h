@@ -24,6 +24,7 @@
 
 #include "gpusched/catalog.h"
 #include "gpusched/diag.h"
+#include "gpusched/mig.h"
 #include "gpusched/sched.h"
 
 #include <jansson.h>
@@ -47,6 +48,7 @@ struct gs_tenant_spec;
 #define GSD_LIST_MAX    5000 /* pods in one list answer */
 #define GSD_EXT_CACHE   4096 /* pods remembered from filter calls for bind */
 #define GSD_SHA256_LEN  32
+#define GSD_MIG_MAX     16 /* a MIG profile name, "1g.10gb+me", with the NUL */
 /* kube-controller-manager's --node-monitor-grace-period default (40 s): a node whose agent has
  * been silent that long is NotReady. */
 #define GSD_NODE_GRACE_DEFAULT_US (40 * 1000000LL)
@@ -157,6 +159,7 @@ struct gsd_podspec {
     char group[GSD_NAME_MAX];  /* its PodGroup (gang), "" = none; see gsd_pod_group() */
     char pclass[GSD_NAME_MAX]; /* spec.priorityClassName, "" = none */
     char queue[GSD_NAME_MAX];  /* annotation scheduling.volcano.sh/queue-name, "" = none */
+    char mig[GSD_MIG_MAX];     /* the MIG profile of nvidia.com/mig-<profile>: 1, "" = none */
 };
 
 /* A field error: an HTTP status, the message and the JSON path of the field. */
@@ -170,7 +173,10 @@ struct gsd_ferr {
  * gsd_podspec_parse() - read a Kubernetes Pod object (@pod) into @out: metadata name, namespace
  * (may be absent: "" then), uid, labels, annotations (gpusched.io/gpu-model limits GPU models),
  * spec.priority, and per container resources.limits (requests where a limit is absent)
- * nvidia.com/gpu, nvidia.com/gpumem (MiB), nvidia.com/gpucores (%), cpu, memory.
+ * nvidia.com/gpu, nvidia.com/gpumem (MiB), nvidia.com/gpucores (%), cpu, memory, and one MIG
+ * instance, nvidia.com/mig-<profile>: 1 (NVIDIA's device plugin, strategy mixed), a profile some
+ * MIG model of gpusched/mig.h has; more than one instance, two profiles, or a MIG instance with
+ * nvidia.com/gpu, gpumem or gpucores is a 400 naming the field.
  * @min_card_mib: the smallest card memory among the cluster's models, to turn a gpumem-only
  * share into milli-GPU.
  * Return: 0; -EINVAL with @e (status 400 and the field).
@@ -237,7 +243,12 @@ struct gsd_pod {
     uint8_t state, source;
     int8_t charged; /* GPUQuota bucket its running share counts in: 1 dedicated, 2 shared, 0 none */
     int32_t qcharged;       /* 1 + the Volcano queue its running share counts in, 0 = none */
-    struct gs_placement pl; /* valid when running */
+    int64_t qmilli;         /* the GPU share it counts there */
+    struct gs_placement pl; /* valid when running; a MIG pod's names no card (the engine's part) */
+    char mig[GSD_MIG_MAX];  /* MIG profile asked, "" = none (then the two below are unused) */
+    int8_t mig_gpu;         /* running MIG pod: its card on pl.node (-1 none) */
+    int8_t mig_start;       /* running MIG pod: its instance's first memory slice */
+    int16_t mig_milli;      /* running MIG pod: its GPUQuota share (gs_mig_profile_share_milli) */
     char reason[GSD_REASON_MAX];
     const char *why; /* a pending pod's main reason, kube-scheduler words (static), or NULL */
     int64_t submit_us, start_us;
@@ -254,7 +265,9 @@ struct gsd_bind;
 
 /*
  * gsd_store_open() - open or create DIR/gpusched.db (WAL, synchronous=FULL, foreign keys).
- * Return: 0 and *@out; -EIO with @d (cannot open, not a gpusched store, newer schema).
+ * A store of an older schema is brought forward first (store.c says what each step adds).
+ * Return: 0 and *@out; -EIO with @d (cannot open, not a gpusched store, newer schema, a step
+ * failed).
  */
 int gsd_store_open(const char *dir, struct gsd_store **out, struct gs_diag *d);
 void gsd_store_close(struct gsd_store *s);
@@ -295,8 +308,8 @@ int gsd_store_health_load(
 struct gsd_run {
     char tenant[GSD_NAME_MAX], ns[GSD_NAME_MAX], name[GSD_NAME_MAX];
     char node[GS_NAME_MAX];
-    int cards;                /* cards held */
-    int gpu_milli;            /* per card: 1000 whole, 1..999 a share, 0 no GPU */
+    int cards;     /* cards held */
+    int gpu_milli; /* per card: 1000 whole, 1..999 a share or a MIG instance's part, 0 no GPU */
     int64_t start_us, end_us; /* wall clock; end 0 while it runs */
 };
 /*
@@ -313,7 +326,8 @@ struct gsd_stored {
 };
 /*
  * gsd_store_load() - call @fn for every stored pod in seq order, with its cards in pod.pl
- * (gpu_mask, gpu_milli; node left -1 for the caller to resolve).
+ * (gpu_mask, gpu_milli; node left -1 for the caller to resolve), a MIG pod's card and instance
+ * start in pod.mig_gpu and pod.mig_start (-1 and 0 when it has none stored).
  * Return: 0; the callback's negative return; -EIO; -ENOMEM.
  */
 int gsd_store_load(struct gsd_store *s, int (*fn)(void *ud, struct gsd_stored *sp), void *ud);
@@ -514,6 +528,7 @@ struct gsd_state {
     int64_t started_us;
     /* node and card health, one per node of the cluster */
     struct gsd_node_health *health;
+    struct gsd_node_mig *mig; /* MIG state, one per node of the cluster (mig.c) */
     int manual_clock;      /* --manual-clock: the node-monitor clock moves only by POST /v1/clock */
     int64_t manual_now_us; /* that clock */
     /* quota use (quota.c), recounted from the running pods at start and at every reload */
@@ -675,6 +690,96 @@ void gsd_queue_charge(struct gsd_state *st, struct gsd_pod *p, int sign);
  * documents: weight, capability, reclaimable, deserved, allocated and pending GPU share, pods.
  */
 void gsd_queues_list(struct gsd_state *st, struct gsd_req *r, const char *name);
+/* ---- MIG instances (mig.c) ---- */
+
+/*
+ * One node's cards as MIG sees them. A card turns to MIG mode when the first instance is created
+ * on it, which happens only to a card with nothing on it, and back to whole/shared use when its
+ * last instance goes. While in MIG mode the whole card is held in the engine (bound as one
+ * 1000-milli share that belongs to no pod), so no whole-card or shared pod can land on it by any
+ * path; a MIG pod's own placement (struct gsd_pod pl) holds only its CPU and memory there.
+ */
+struct gsd_node_mig {
+    int16_t model;                        /* gs_mig_model_find() of the node's model, < 0 none */
+    struct gs_mig_card card[GS_GPUS_MAX]; /* mig_mode set while an instance lives on it */
+};
+
+/* Why a MIG pod does not fit a node (gsd_mig_reason() gives the words). */
+enum gsd_mig_fit {
+    GSD_MIG_OK = 0,
+    GSD_MIG_MODEL,  /* the node's model has no such profile, or the pod's gpu-model excludes it */
+    GSD_MIG_POLICY, /* the GpuClusterPolicy does not allow the profile on the node's model */
+    GSD_MIG_CPU,    /* Insufficient cpu */
+    GSD_MIG_MEMORY, /* Insufficient memory */
+    GSD_MIG_ROOM,   /* no free or MIG card of the node has a free placement for it */
+    GSD_MIG_FITS
+};
+
+/* Where a MIG instance would go on one node. */
+struct gsd_mig_choice {
+    int gpu, start; /* card index on the node, first memory slice */
+    int score;      /* gs_mig_card_score(): 500..999 a card in MIG mode, 0..499 one to convert */
+};
+
+/* gsd_mig_init() - every card of @st's cluster out of MIG mode. Return: 0; -ENOMEM. */
+int gsd_mig_init(struct gsd_state *st);
+/*
+ * gsd_mig_admit() - may a pod asking MIG profile @spec->mig ever run here? Refused (400 naming
+ * the resource, with the reason) when no GpuClusterPolicy is loaded, its strategy is not
+ * "mixed", or it allows the profile on no GPU model of the inventory that the pod's
+ * gpusched.io/gpu-model accepts. Return: 0; -EINVAL with @e.
+ */
+int gsd_mig_admit(const struct gsd_state *st, const struct gsd_podspec *spec, struct gsd_ferr *e);
+/*
+ * gsd_mig_fit() - can an instance of @profile, with @req's CPU and memory (its model_mask: the
+ * catalog models allowed, 0 any), go on node @node now, and where: among the node's cards in MIG
+ * mode and its empty healthy ones, the best gs_mig_card_score(), ties to the lowest card.
+ * Read only. Return: GSD_MIG_OK with @out; another enum gsd_mig_fit (out untouched).
+ */
+int gsd_mig_fit(const struct gsd_state *st, const char *profile, const struct gs_pod_req *req,
+                size_t node, struct gsd_mig_choice *out);
+/*
+ * gsd_mig_fits_without() - would an instance of @profile with @req's CPU and memory fit node
+ * @node were the running pods @gone[0..@n) (on that node; the caller's) evicted: their CPU and
+ * memory back, their instances destroyed (a card whose last one goes is empty again), their
+ * whole or shared cards given back (a card they all leave is empty, and converts). Read only.
+ * Return: 1 fits; 0 not.
+ */
+int gsd_mig_fits_without(const struct gsd_state *st, const char *profile,
+                         const struct gs_pod_req *req, size_t node,
+                         const struct gsd_pod *const *gone, size_t n);
+/* gsd_mig_reason() - @r in kube-scheduler's manner, naming @profile: "no card can host
+ * mig-3g.40gb". @buf: at least 128 bytes. Return: @buf. */
+const char *gsd_mig_reason(int r, const char *profile, char *buf, size_t size);
+/*
+ * gsd_mig_take() - create @p's instance: on node @node when >= 0 (a bind), else on the node whose
+ * best card scores highest (ties to the lowest node index). @eff: @p's CPU, memory and allowed
+ * models (as quotas leave them). Sets p->pl (node; no card), mig_gpu, mig_start, mig_milli.
+ * Return: 0; GS_UNSCHEDULABLE with @why ("0/4 nodes are available: ...") and @main (the reason
+ * most nodes gave, a static string); -EINVAL with @why (the engine refused the node's CPU and
+ * memory for a request it finds invalid); -ENOMEM. Nothing is held on failure.
+ */
+int gsd_mig_take(struct gsd_state *st, struct gsd_pod *p, const struct gs_pod_req *eff, int node,
+                 struct gs_diag *why, const char **main);
+/* gsd_mig_restore() - a stored running MIG pod back on its very instance (p->pl.node, mig_gpu,
+ * mig_start). Return: 0; GS_UNSCHEDULABLE or -EINVAL with @why; -ENOMEM. */
+int gsd_mig_restore(struct gsd_state *st, struct gsd_pod *p, struct gs_diag *why);
+/* gsd_mig_release() - destroy @p's instance (nothing for a pod without one); its card leaves
+ * MIG mode when it was the last. The engine's part (CPU, memory) is the caller's. */
+void gsd_mig_release(struct gsd_state *st, struct gsd_pod *p);
+/*
+ * gsd_pod_share_milli() - the GPU share pod @p holds or asks, milli-GPU: cards x share per card;
+ * a MIG instance's part of its card (gs_mig_profile_share_milli()) on its card's model while it
+ * runs, else on the inventory's first model (catalog order) that has the profile, as the
+ * simulator counts a MIG demand on its cluster's first such model (0 when none has it).
+ * O(catalog models).
+ */
+int64_t gsd_pod_share_milli(const struct gsd_state *st, const struct gsd_pod *p);
+/* gsd_pod_cards() - the cards running pod @p holds on its node: the engine's, or its MIG card. */
+uint32_t gsd_pod_cards(const struct gsd_pod *p);
+/* gsd_mig_card_json() - {"mode": "whole"|"mig", "mig_instances": [{"profile", "start"}]}
+ * of card @gpu of node @node, merged into @card. */
+void gsd_mig_card_json(const struct gsd_state *st, size_t node, int gpu, json_t *card);
 
 /* ---- PodGroups (gang.c) ---- */
 

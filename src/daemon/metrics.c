@@ -109,17 +109,29 @@ static int by_tenant_queue_ns(const void *a, const void *b)
     return c ? c : strcmp(x->p->ns, y->p->ns);
 }
 
-/* Allocation per tenant, queue and namespace: whole cards and milli-GPU. */
-static int per_namespace(struct sbuf *b, const struct gsd_state *st)
+static int by_tenant_queue_ns_mig(const void *a, const void *b)
+{
+    int c = by_tenant_queue_ns(a, b);
+    return c ? c : strcmp(((const struct pq *)a)->p->mig, ((const struct pq *)b)->p->mig);
+}
+
+/* The running pods with their queues, sorted by tenant, queue, namespace and MIG profile (*@n
+ * of them); NULL: no memory. */
+static struct pq *running_sorted(const struct gsd_state *st, size_t *n)
 {
     struct pq *v = malloc((st->nrunning ? st->nrunning : 1) * sizeof(*v));
-    size_t n = 0;
-    if (!v)
-        return -ENOMEM;
-    for (const struct gsd_pod *p = st->head; p; p = p->next)
-        if (p->state == GSD_RUNNING && n < st->nrunning)
-            v[n++] = (struct pq){p, gsd_pod_queue(st, p)};
-    qsort(v, n, sizeof(*v), by_tenant_queue_ns);
+    *n = 0;
+    for (const struct gsd_pod *p = st->head; v && p; p = p->next)
+        if (p->state == GSD_RUNNING && *n < st->nrunning)
+            v[(*n)++] = (struct pq){p, gsd_pod_queue(st, p)};
+    if (v)
+        qsort(v, *n, sizeof(*v), by_tenant_queue_ns_mig);
+    return v;
+}
+
+/* Allocation per tenant, queue and namespace: whole cards and milli-GPU. @v: running_sorted(). */
+static void per_namespace(struct sbuf *b, const struct pq *v, size_t n)
+{
     for (int pass = 0; pass < 2; pass++) {
         if (pass == 0)
             header(b, "gpusched_allocated_gpus", "gauge",
@@ -141,8 +153,24 @@ static int per_namespace(struct sbuf *b, const struct gsd_state *st)
             i = j;
         }
     }
-    free(v);
-    return 0;
+}
+
+/* MIG instances per tenant, queue, namespace and profile (a running MIG pod holds one). */
+static void mig_instances(struct sbuf *b, const struct pq *v, size_t n)
+{
+    header(b, "gpusched_mig_instances_allocated", "gauge",
+           "MIG instances held by running pods, by tenant, queue, namespace and MIG profile.");
+    for (size_t i = 0, j; i < n; i = j) {
+        for (j = i + 1; j < n && !by_tenant_queue_ns_mig(&v[i], &v[j]); j++)
+            ;
+        char t[160], q[160], ns[160], prof[48];
+        if (v[i].p->mig[0])
+            put(b,
+                "gpusched_mig_instances_allocated{tenant=\"%s\",queue=\"%s\",namespace=\"%s\","
+                "profile=\"%s\"} %zu\n",
+                esc(v[i].p->tenant, t, sizeof(t)), esc(v[i].queue, q, sizeof(q)),
+                esc(v[i].p->ns, ns, sizeof(ns)), esc(v[i].p->mig, prof, sizeof(prof)), j - i);
+    }
 }
 
 static void pending(struct sbuf *b, const struct gsd_state *st)
@@ -341,8 +369,14 @@ void gsd_metrics_handle(struct gsd_state *st, struct gsd_req *r)
 {
     struct sbuf b = {malloc(1 << 16), 0, 1 << 16, 0};
     b.full = !b.s;
-    if (!b.full && per_namespace(&b, st))
-        b.full = 1;
+    size_t nrun;
+    struct pq *run = b.full ? NULL : running_sorted(st, &nrun);
+    b.full = !run;
+    if (run) {
+        per_namespace(&b, run, nrun);
+        mig_instances(&b, run, nrun);
+    }
+    free(run);
     pending(&b, st);
     hist(&b, "gpusched_scheduling_duration_seconds",
          "Time of one scheduling cycle of the engine (one pod, one placement attempt).",

@@ -113,7 +113,7 @@ static int requeue_on(struct gsd_state *st, size_t i, int gpu, const char *why)
 {
     for (struct gsd_pod *p = st->head; p; p = p->next)
         if (p->state == GSD_RUNNING && p->pl.node == (int32_t)i &&
-            (gpu < 0 || (p->pl.gpu_mask & (1u << gpu))) && gsd_pod_requeue(st, p, why) < 0)
+            (gpu < 0 || (gsd_pod_cards(p) & (1u << gpu))) && gsd_pod_requeue(st, p, why) < 0)
             return -EIO;
     return 0;
 }
@@ -271,19 +271,20 @@ static json_t *cards_json(const struct gsd_state *st, size_t i, const struct gs_
         pods[g] = json_array();
     for (const struct gsd_pod *p = st->head; p; p = p->next)
         for (int g = 0; p->state == GSD_RUNNING && p->pl.node == (int32_t)i && g < ni->gpus; g++)
-            if ((p->pl.gpu_mask & (1u << g)) && (!tenant || !strcmp(tenant, p->tenant))) {
+            if ((gsd_pod_cards(p) & (1u << g)) && (!tenant || !strcmp(tenant, p->tenant))) {
                 char key[2 * GSD_NAME_MAX + 1];
                 snprintf(key, sizeof(key), "%s/%s", p->ns, p->name);
                 json_array_append_new(pods[g], json_string(key));
             }
     for (int g = 0; g < ni->gpus; g++) {
         int bad = (h->bad_mask >> g) & 1;
-        json_array_append_new(
-            cards,
-            json_pack("{s:i, s:i, s:i, s:b, s:o, s:o}", "index", g, "allocated_milli",
-                      1000 - ni->gpu_left[g] - h->held_milli[g], "free_milli", ni->gpu_left[g],
-                      "healthy", !bad, "xid",
-                      bad && h->xid[g] ? json_integer(h->xid[g]) : json_null(), "pods", pods[g]));
+        json_t *card = json_pack(
+            "{s:i, s:i, s:i, s:b, s:o, s:o}", "index", g, "allocated_milli",
+            1000 - ni->gpu_left[g] - h->held_milli[g], "free_milli", ni->gpu_left[g], "healthy",
+            !bad, "xid", bad && h->xid[g] ? json_integer(h->xid[g]) : json_null(), "pods", pods[g]);
+        if (card)
+            gsd_mig_card_json(st, i, g, card);
+        json_array_append_new(cards, card);
     }
     return cards;
 }

@@ -264,6 +264,7 @@ int64_t gsd_models_mask(const char *models)
 /* What one container asks for; GPU amounts stay -1 when not given. */
 struct ask {
     int64_t gpu, gpumem, gpucores, cpu, memory;
+    char mig[GSD_MIG_MAX]; /* nvidia.com/mig-<profile>: 1, "" = none */
 };
 
 static int one_quantity(const json_t *v, const char *key, const char *field, struct ask *a,
@@ -313,7 +314,56 @@ static int known_resource(const char *key, const char *const *keys, int n)
     for (int k = 0; k < n; k++)
         if (!strcmp(key, keys[k]))
             return 1;
-    return !strcmp(key, "ephemeral-storage") || !strncmp(key, "hugepages-", 10);
+    return !strcmp(key, "ephemeral-storage") || !strncmp(key, "hugepages-", 10) ||
+           !strncmp(key, GS_MIG_RESOURCE_PREFIX, strlen(GS_MIG_RESOURCE_PREFIX));
+}
+
+/* The profile of MIG resource @key as NVIDIA names it, from the first model that has it. */
+static int mig_profile_of(const char *key, char out[GSD_MIG_MAX])
+{
+    for (int m = 0; m < gs_mig_model_count(); m++) {
+        int k = gs_mig_resource_parse(m, key, NULL);
+        if (k >= 0) {
+            snprintf(out, GSD_MIG_MAX, "%s", gs_mig_model_at(m)->profiles[k].name);
+            return 0;
+        }
+    }
+    return -ENOENT;
+}
+
+/* One container's nvidia.com/mig-<profile> limits and requests: one instance of one profile. */
+static int container_mig(const json_t *lim, const json_t *req, int idx, struct ask *a,
+                         struct gsd_ferr *e)
+{
+    for (int w = 0; w < 2; w++) {
+        const char *key;
+        const json_t *v;
+        json_object_foreach((json_t *)(w ? req : lim), key, v)
+        {
+            if (strncmp(key, GS_MIG_RESOURCE_PREFIX, strlen(GS_MIG_RESOURCE_PREFIX)))
+                continue;
+            char field[128], buf[48], prof[GSD_MIG_MAX], *end;
+            snprintf(field, sizeof(field), "spec.containers[%d].resources.%s.%.64s", idx,
+                     w ? "requests" : "limits", key);
+            if (mig_profile_of(key, prof))
+                return ferr(e, field, "%s: no GPU model gpusched knows has that MIG profile",
+                            field);
+            errno = 0;
+            long long n = qty_text(v, buf, sizeof(buf)) ? -1 : strtoll(buf, &end, 10);
+            if (n < 0 || errno || *end || !*buf)
+                return ferr(e, field, "%s: expected a whole number", field);
+            if (n > 1)
+                return ferr(e, field,
+                            "%s: %lld instances; a pod takes one MIG instance (run more pods)",
+                            field, n);
+            if (n == 1 && a->mig[0] && strcmp(a->mig, prof))
+                return ferr(e, field, "%s: a pod takes one MIG instance; it asks for mig-%s too",
+                            field, a->mig);
+            if (n == 1)
+                memcpy(a->mig, prof, sizeof(prof));
+        }
+    }
+    return 0;
 }
 
 static int container_ask(const json_t *c, int idx, struct ask *a, struct gsd_ferr *e)
@@ -322,7 +372,7 @@ static int container_ask(const json_t *c, int idx, struct ask *a, struct gsd_fer
                                        "cpu", "memory"};
     char field[128];
     const json_t *res = json_object_get(c, "resources");
-    *a = (struct ask){-1, -1, -1, 0, 0};
+    *a = (struct ask){-1, -1, -1, 0, 0, ""};
     if (!res || json_is_null(res))
         return 0;
     const json_t *lim = json_object_get(res, "limits"), *req = json_object_get(res, "requests");
@@ -334,6 +384,9 @@ static int container_ask(const json_t *c, int idx, struct ask *a, struct gsd_fer
             return ferr(e, field, "%s: expected an object", field);
         }
     }
+    int rc = container_mig(lim, req, idx, a, e);
+    if (rc)
+        return rc;
     for (int w = 0; w < 2; w++) {
         const char *key;
         const json_t *v;
@@ -345,7 +398,8 @@ static int container_ask(const json_t *c, int idx, struct ask *a, struct gsd_fer
                      w ? "requests" : "limits", key);
             return ferr(e, field,
                         "%s: not a resource gpuschedd places (it places nvidia.com/gpu, "
-                        "nvidia.com/gpumem, nvidia.com/gpucores, cpu and memory)",
+                        "nvidia.com/gpumem, nvidia.com/gpucores, nvidia.com/mig-<profile>, cpu "
+                        "and memory)",
                         field);
         }
     }
@@ -361,7 +415,7 @@ static int container_ask(const json_t *c, int idx, struct ask *a, struct gsd_fer
         if (!v)
             continue;
         snprintf(field, sizeof(field), "spec.containers[%d].resources.%s.%s", idx, where, keys[k]);
-        int rc = one_quantity(v, keys[k], field, a, e);
+        rc = one_quantity(v, keys[k], field, a, e);
         if (rc)
             return rc;
         if (k >= 3 || !other)
@@ -408,6 +462,25 @@ static int gpu_request(const struct ask *a, int idx, uint32_t min_card_mib, stru
     return 0;
 }
 
+/* A MIG instance is the pod's only GPU: no nvidia.com/gpu (but 0), gpumem or gpucores with it. */
+static int mig_request(const struct ask *a, int idx, struct gsd_podspec *out, struct gsd_ferr *e)
+{
+    static const char *const keys[3] = {"nvidia.com/gpu", "nvidia.com/gpumem",
+                                        "nvidia.com/gpucores"};
+    const int64_t v[3] = {a->gpu, a->gpumem, a->gpucores};
+    for (int k = 0; k < 3; k++)
+        if (v[k] > 0) {
+            char field[128];
+            snprintf(field, sizeof(field), "spec.containers[%d].resources.limits.%s", idx, keys[k]);
+            return ferr(e, field,
+                        "%s: the container asks for a MIG instance (mig-%s) too; a pod takes "
+                        "either a MIG instance or whole or shared cards",
+                        field, a->mig);
+        }
+    memcpy(out->mig, a->mig, sizeof(out->mig));
+    return 0;
+}
+
 static int parse_containers(const json_t *cs, uint32_t min_card_mib, struct gsd_podspec *out,
                             struct gsd_ferr *e)
 {
@@ -431,7 +504,7 @@ static int parse_containers(const json_t *cs, uint32_t min_card_mib, struct gsd_
         out->req.memory_mib += a.memory;
         if (out->req.cpu_milli > QTY_MAX || out->req.memory_mib > QTY_MAX)
             return ferr(e, field, "%s: CPU or memory adds up past the limit", field);
-        if (a.gpu > 0 || a.gpumem > 0 || a.gpucores > 0) {
+        if (a.gpu > 0 || a.gpumem > 0 || a.gpucores > 0 || a.mig[0]) {
             if (gpu_idx >= 0)
                 return ferr(e, field,
                             "%s: only one container may ask for GPUs (container %d "
@@ -441,6 +514,8 @@ static int parse_containers(const json_t *cs, uint32_t min_card_mib, struct gsd_
             gpu_ask = a;
         }
     }
+    if (gpu_idx >= 0 && gpu_ask.mig[0])
+        return mig_request(&gpu_ask, gpu_idx, out, e);
     return gpu_idx < 0 ? 0 : gpu_request(&gpu_ask, gpu_idx, min_card_mib, out, e);
 }
 
@@ -478,7 +553,7 @@ int gsd_podspec_parse(const json_t *pod, uint32_t min_card_mib, struct gsd_podsp
         else
             memcpy(out->pclass, json_string_value(pc), json_string_length(pc) + 1);
     }
-    if (!rc && out->models[0] && out->req.num_gpu)
+    if (!rc && out->models[0] && (out->req.num_gpu || out->mig[0]))
         out->req.model_mask = (uint32_t)gsd_models_mask(out->models);
     if (rc)
         gsd_podspec_clear(out);

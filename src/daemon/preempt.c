@@ -8,11 +8,13 @@
  * card-level view: on each node the victims gpusched holds there are evicted lowest priority
  * first, then the latest started (the reverse of kube-scheduler's MoreImportantPod), until the
  * engine's filter lets the pod fit; then each of them, most important first, is spared when the
- * pod still fits without evicting it, so the set is minimal. A node where evicting every proposed
- * victim gpusched holds would not make room, or that the inventory lacks, is dropped. A victim
- * gpusched does not hold takes no card in its view; it stays in the set as proposed, since
- * kube-scheduler needed it for what it counts. NumPDBViolations comes back as proposed, capped
- * at the victims kept: which of them a budget protects is kube-scheduler's knowledge.
+ * pod still fits without evicting it, so the set is minimal. For a pod asking a MIG instance the
+ * test is gsd_mig_fits_without(): the victims' instances destroyed, cards they all leave empty. A
+ * node where evicting every proposed victim gpusched holds would not make room, or that the
+ * inventory lacks, is dropped. A victim gpusched does not hold takes no card in its view; it stays
+ * in the set as proposed, since kube-scheduler needed it for what it counts. NumPDBViolations comes
+ * back as proposed, capped at the victims kept: which of them a budget protects is kube-scheduler's
+ * knowledge.
  *
  * Victims come as MetaPods (nodeCacheCapable) or whole Pods; the answer names them by UID either
  * way, as kube-scheduler expects (it looks each one up on the node and refuses an unknown UID;
@@ -172,17 +174,22 @@ static int evict_before(const struct gsd_pod *a, const struct gsd_pod *b)
     return a->seq > b->seq;
 }
 
-/* Does @req fit node @idx were the pods @set[0..n) (skipping @skip) gone? 1, 0 or -ENOMEM. */
-static int fits_without(struct gsd_state *st, const struct gs_pod_req *req, int idx,
-                        const struct gsd_pod *const *set, size_t n, size_t skip,
-                        struct gs_pod_req *gone, struct gs_placement *pl)
+/* Does @req (a MIG instance of @mig when not "") fit node @idx were the pods @set[0..n)
+ * (skipping @skip) gone? 1, 0 or -ENOMEM. @gone, @pl, @kept: room for @n. */
+static int fits_without(struct gsd_state *st, const struct gs_pod_req *req, const char *mig,
+                        int idx, const struct gsd_pod *const *set, size_t n, size_t skip,
+                        struct gs_pod_req *gone, struct gs_placement *pl,
+                        const struct gsd_pod **kept)
 {
     size_t m = 0;
     for (size_t i = 0; i < n; i++)
         if (i != skip) {
+            kept[m] = set[i];
             gone[m] = set[i]->req;
             pl[m++] = set[i]->pl;
         }
+    if (mig[0])
+        return gsd_mig_fits_without(st, mig, req, (size_t)idx, kept, m);
     struct gs_diag why;
     gs_diag_init(&why);
     int rc = gs_sched_fits_without(st->sched, req, (size_t)idx, gone, pl, m, &why);
@@ -195,18 +202,21 @@ static int fits_without(struct gsd_state *st, const struct gs_pod_req *req, int 
  * pod fits without evicting it. @set is compacted to those chosen. Return: how many (>= 0); -1
  * when even all of them do not make room; -ENOMEM.
  */
-static int minimal_set(struct gsd_state *st, const struct gs_pod_req *req, int idx,
+static int minimal_set(struct gsd_state *st, const struct gs_pod_req *req, const char *mig, int idx,
                        const struct gsd_pod **set, size_t n)
 {
     struct gs_pod_req *gone = calloc(n + 1, sizeof(*gone));
     struct gs_placement *pl = calloc(n + 1, sizeof(*pl));
-    int rc = gone && pl ? 0 : -ENOMEM;
+    const struct gsd_pod **kept = calloc(n + 1, sizeof(*kept));
+    int rc = gone && pl && kept ? 0 : -ENOMEM;
     size_t need = 0; /* the shortest prefix of the order that makes room */
-    while (!rc && (rc = fits_without(st, req, idx, set, need, SIZE_MAX, gone, pl)) == 0 && need < n)
+    while (!rc &&
+           (rc = fits_without(st, req, mig, idx, set, need, SIZE_MAX, gone, pl, kept)) == 0 &&
+           need < n)
         need++;
     /* Spare what is not needed, most important first; the last of the prefix always is. */
     for (size_t j = need > 0 ? need - 1 : 0; rc == 1 && j-- > 0;) {
-        int fit = fits_without(st, req, idx, set, need, j, gone, pl);
+        int fit = fits_without(st, req, mig, idx, set, need, j, gone, pl, kept);
         if (fit < 0)
             rc = fit;
         if (fit == 1) {
@@ -216,6 +226,7 @@ static int minimal_set(struct gsd_state *st, const struct gs_pod_req *req, int i
     }
     free(gone);
     free(pl);
+    free(kept);
     return rc == 1 ? (int)need : rc < 0 ? rc : -1;
 }
 
@@ -223,7 +234,8 @@ static int minimal_set(struct gsd_state *st, const struct gs_pod_req *req, int i
  * Decide one node: mark the victims to keep. Return: 1 the node stays; 0 it is dropped;
  * -ENOMEM.
  */
-static int decide(struct gsd_state *st, const struct gs_pod_req *req, struct proposal *p)
+static int decide(struct gsd_state *st, const struct gs_pod_req *req, const char *mig,
+                  struct proposal *p)
 {
     if (p->idx < 0)
         return 0;
@@ -240,7 +252,7 @@ static int decide(struct gsd_state *st, const struct gs_pod_req *req, struct pro
             set[at] = set[at - 1];
         set[at] = p->v[i].p;
     }
-    int need = minimal_set(st, req, p->idx, set, n);
+    int need = minimal_set(st, req, mig, p->idx, set, n);
     for (size_t i = 0; need > 0 && i < p->n; i++)
         for (int k = 0; p->v[i].p && k < need; k++)
             p->v[i].keep |= set[k] == p->v[i].p;
@@ -299,7 +311,7 @@ void gsd_extender_preempt(struct gsd_state *st, struct gsd_req *r, const json_t 
     if (!rc && !(kept = calloc(pr.n + 1, sizeof(*kept))))
         rc = -ENOMEM;
     for (size_t k = 0; !rc && k < pr.n; k++) {
-        kept[k] = decide(st, &spec.req, &pr.nodes[k]);
+        kept[k] = decide(st, &spec.req, spec.mig, &pr.nodes[k]);
         rc = kept[k] < 0 ? kept[k] : 0;
     }
     if (rc == -EINVAL)
@@ -415,7 +427,7 @@ int gsd_preempt_for(struct gsd_state *st, struct gsd_pod *p)
     for (long i = 0, j; i < n; i = j) { /* kube-scheduler's order: lowest top victim, fewest */
         for (j = i; j < n && c[j]->pl.node == c[i]->pl.node; j++)
             ;
-        int k = minimal_set(st, &eff, c[i]->pl.node, c + i, (size_t)(j - i));
+        int k = minimal_set(st, &eff, p->mig, c[i]->pl.node, c + i, (size_t)(j - i));
         if (k == -ENOMEM) {
             free(c);
             return k;

@@ -63,7 +63,7 @@ int gsd_queue_check(const struct gsd_state *st, const struct gsd_pod *p, char *w
         int64_t used, cap, ask;
     } lim[3] = {
         {"nvidia.com/gpu (milli-GPU)", u->gpu_milli,
-         gs_queue_gpu_cap_milli(q, p->req.gpu_milli == 1000), gs_pod_req_gpu_milli(&p->req)},
+         gs_queue_gpu_cap_milli(q, p->req.gpu_milli == 1000), gsd_pod_share_milli(st, p)},
         {"cpu (milli-cores)", u->cpu_milli, q->cap_cpu_milli, p->req.cpu_milli},
         {"memory (MiB)", u->memory_mib, q->cap_memory_mib, p->req.memory_mib},
     };
@@ -95,7 +95,9 @@ void gsd_queue_charge(struct gsd_state *st, struct gsd_pod *p, int sign)
     if (!p->qcharged || !st->qused)
         return;
     struct gsd_queue_use *u = &st->qused[p->qcharged - 1];
-    u->gpu_milli += sign * gs_pod_req_gpu_milli(&p->req);
+    if (sign > 0) /* what it counted in with counts out, whatever its MIG instance did since */
+        p->qmilli = gsd_pod_share_milli(st, p);
+    u->gpu_milli += sign * p->qmilli;
     u->cpu_milli += sign * (int64_t)p->req.cpu_milli;
     u->memory_mib += sign * (int64_t)p->req.memory_mib;
     if (sign < 0)
@@ -140,7 +142,7 @@ static int queue_shares(const struct gsd_state *st, int64_t *pending, int32_t (*
         if (i < 0)
             continue; /* a queue no longer configured: it waits, counted nowhere */
         pods[i][p->state == GSD_PENDING]++;
-        pending[i] += p->state == GSD_PENDING ? gs_pod_req_gpu_milli(&p->req) : 0;
+        pending[i] += p->state == GSD_PENDING ? gsd_pod_share_milli(st, p) : 0;
     }
     for (size_t i = 0; i < n; i++) {
         const struct gs_queue_spec *q = i + 1 < n ? &st->cfg->quotas->queues[i] : NULL;

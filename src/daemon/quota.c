@@ -4,9 +4,10 @@
  *
  * GPUQuota, per tenant and GPU model, as the simulator counts it (src/sim/tenancy_admit.c): a pod
  * of whole cards counts against `dedicated` while that has room, anything else against `shared`,
- * and the two together never pass `total`. A pod whose candidate models all lack room waits with
- * the quota named; where some have room, the engine is offered only those. ResourceQuota counts
- * what Kubernetes' quota admission counts for the pods it scopes (requests.*, pods).
+ * and the two together never pass `total`; a MIG instance counts its compute slices' part of the
+ * card (gs_mig_profile_share_milli()), as shared. A pod whose candidate models all lack room waits
+ * with the quota named; where some have room, the engine is offered only those. ResourceQuota
+ * counts what Kubernetes' quota admission counts for the pods it scopes (requests.*, pods).
  *
  * Use lives only in memory: it is counted from the running pods, which the store holds, at start
  * and after every reload (a reload may change tenants, quotas and their order).
@@ -30,13 +31,19 @@ static void log_warning(void *ud, const char *msg)
     gsd_log("warn", "config", "warning", msg, NULL);
 }
 
+/* "file:line:col" of @src. */
+static const char *src_at(const struct gs_scn_src *src, char at[160])
+{
+    snprintf(at, 160, "%s:%u:%u", src->file, src->line, src->col);
+    return at;
+}
+
 static void not_applied(const char *kind, const struct gs_scn_src *src, size_t n)
 {
     char at[160];
-    if (!n)
-        return;
-    snprintf(at, sizeof(at), "%s:%u:%u", src->file, src->line, src->col);
-    gsd_log("warn", "config: kind not applied by gpuschedd", "kind", kind, "at", at, NULL);
+    if (n)
+        gsd_log("warn", "config: kind not applied by gpuschedd", "kind", kind, "at",
+                src_at(src, at), NULL);
 }
 
 static int src_error(struct gs_diag *d, const struct gs_scn_src *src, const char *what,
@@ -68,6 +75,10 @@ static int bind_policy(struct gsd_config *c, struct gs_scenario *s, struct gs_di
                              "GPUQuota: spec.tenant is not a DaemonConfig tenant:", ts->name);
         c->tenants[k].quota = ts;
     }
+    char at[160];
+    if (s->has_mig_policy)
+        gsd_log("info", "config: GpuClusterPolicy decides which cards turn MIG", "at",
+                src_at(&s->mig_policy_src, at), NULL);
     if (s->nlimit_ranges)
         not_applied("LimitRange", &s->limit_ranges[0].src, s->nlimit_ranges);
     if (s->nprofiles)
@@ -170,6 +181,21 @@ static int bucket(const struct gs_model_quota *q, const struct gsd_quota_use *u,
     return gs_quota_bucket(q, u->dedicated[model], u->shared[model], whole, milli);
 }
 
+/*
+ * The share pod @p counts in GPUQuota on catalog model @model, milli-GPU, and whether as whole
+ * cards (@whole); -1 when it cannot run on that model. A MIG instance counts as the simulator
+ * counts it: gs_mig_profile_share_milli() of the model, never whole.
+ */
+static int64_t share_on(const struct gsd_pod *p, int model, int *whole)
+{
+    *whole = !p->mig[0] && p->req.gpu_milli == 1000;
+    if (!p->mig[0])
+        return gs_pod_req_gpu_milli(&p->req);
+    int mm = gs_mig_model_find(gs_catalog_at(model)->name);
+    int k = mm >= 0 ? gs_mig_profile_find(mm, p->mig, -1) : -1;
+    return k >= 0 ? gs_mig_profile_share_milli(mm, k) : -1;
+}
+
 static void over_gpuquota(const struct gsd_tenant *t, const struct gs_model_quota *q,
                           const struct gsd_quota_use *u, int model, int64_t milli, char *why,
                           size_t size)
@@ -205,18 +231,18 @@ int gsd_quota_check(const struct gsd_state *st, const struct gsd_pod *p, struct 
                  t->name, p->user, uu->running, ts->max_pods_per_user);
         return GS_UNSCHEDULABLE;
     }
-    int64_t milli = gs_pod_req_gpu_milli(&p->req);
-    if (!milli)
+    if (!gs_pod_req_gpu_milli(&p->req) && !p->mig[0])
         return 0;
     uint32_t cand =
                  (p->req.model_mask ? p->req.model_mask : ~0u) & gs_cluster_model_mask(st->cluster),
              ok = 0;
-    int first = -1;
+    int first = -1, whole;
     for (int m = 0; m < GS_MODEL_MAX; m++) {
-        if (!(cand & (1u << m)))
+        int64_t milli = cand & (1u << m) ? share_on(p, m, &whole) : -1;
+        if (milli < 0)
             continue;
         const struct gs_model_quota *q = gs_tenant_model_quota(ts, m);
-        if (q && bucket(q, &st->quse[ix], m, p->req.gpu_milli == 1000, milli))
+        if (q && bucket(q, &st->quse[ix], m, whole, milli))
             ok |= 1u << m;
         else if (first < 0 || (q && !gs_tenant_model_quota(ts, first)))
             first = m; /* the model the reason names: one the quota gives, when there is one */
@@ -227,7 +253,8 @@ int gsd_quota_check(const struct gsd_state *st, const struct gsd_pod *p, struct 
         eff->model_mask = ok;
         return 0;
     }
-    over_gpuquota(t, gs_tenant_model_quota(ts, first), &st->quse[ix], first, milli, why, size);
+    over_gpuquota(t, gs_tenant_model_quota(ts, first), &st->quse[ix], first,
+                  share_on(p, first, &whole), why, size);
     return GS_UNSCHEDULABLE;
 }
 
@@ -284,13 +311,12 @@ int gsd_quota_charge(struct gsd_state *st, struct gsd_pod *p, int sign)
     if (!t || !t->quota)
         return 0;
     struct gs_node_info ni;
-    int64_t milli = gs_pod_req_gpu_milli(&p->req);
+    int whole = !p->mig[0] && p->req.gpu_milli == 1000;
+    int64_t milli = p->mig[0] ? p->mig_milli : gs_pod_req_gpu_milli(&p->req);
     if (milli && !gs_cluster_node_info(st->cluster, (size_t)p->pl.node, &ni) && ni.model >= 0) {
         const struct gs_model_quota *q = gs_tenant_model_quota(t->quota, ni.model);
         if (sign > 0) /* over every bucket (a bind by kube-scheduler, a lowered quota): shared */
-            p->charged =
-                (int8_t)(q ? bucket(q, &st->quse[ix], ni.model, p->req.gpu_milli == 1000, milli)
-                           : 0);
+            p->charged = (int8_t)(q ? bucket(q, &st->quse[ix], ni.model, whole, milli) : 0);
         if (sign > 0 && q && !p->charged)
             p->charged = 2;
         if (p->charged)

@@ -220,6 +220,13 @@ static void new_uid(char out[GSD_UID_MAX])
              b[15]);
 }
 
+/* Give back what running pod @p holds: its share of the engine and its MIG instance. */
+static void give_back(struct gsd_state *st, struct gsd_pod *p)
+{
+    gs_sched_release(st->sched, &p->req, &p->pl);
+    gsd_mig_release(st, p);
+}
+
 /* Run the engine for @p asking @eff (its request as its quotas allow); on success it is running
  * and counted in its quotas. Return: 0; GS_UNSCHEDULABLE (reason set); -EINVAL (reason set: no
  * node could ever host it); -ENOMEM. */
@@ -227,12 +234,15 @@ static int place_as(struct gsd_state *st, struct gsd_pod *p, const struct gs_pod
 {
     struct gs_diag why;
     struct gs_placement pl;
+    const char *mig_why = NULL;
     gs_diag_init(&why);
     int64_t t0 = gsd_mono_us();
-    int rc = gs_sched_place(st->sched, eff, &pl, &why);
+    int rc = p->mig[0] ? gsd_mig_take(st, p, eff, -1, &why, &mig_why)
+                       : gs_sched_place(st->sched, eff, &pl, &why);
     gsd_hist_observe(&st->sched_lat, gsd_mono_us() - t0);
     if (rc == 0) {
-        p->pl = pl;
+        if (!p->mig[0])
+            p->pl = pl;
         p->state = GSD_RUNNING;
         p->start_us = gsd_now_us();
         p->reason[0] = '\0';
@@ -241,7 +251,7 @@ static int place_as(struct gsd_state *st, struct gsd_pod *p, const struct gs_pod
         return ran(st, p, 1);
     } else if (rc > 0 || rc == -EINVAL) {
         snprintf(p->reason, sizeof(p->reason), "%.255s", why.msg);
-        p->why = rc > 0 ? gs_sched_last_reason(st->sched) : "invalid request";
+        p->why = rc <= 0 ? "invalid request" : mig_why ? mig_why : gs_sched_last_reason(st->sched);
     }
     return rc;
 }
@@ -265,7 +275,7 @@ int gsd_pod_place(struct gsd_state *st, struct gsd_pod *p)
 void gsd_pod_unplace(struct gsd_state *st, struct gsd_pod *p)
 {
     ran(st, p, -1);
-    gs_sched_release(st->sched, &p->req, &p->pl);
+    give_back(st, p);
     p->pl = (struct gs_placement){.node = -1};
     p->state = GSD_PENDING;
     p->start_us = 0;
@@ -283,12 +293,12 @@ static void log_pod(const char *msg, const struct gsd_state *st, const struct gs
         return;
     }
     for (int g = 0, off = 0; g < GS_GPUS_MAX && off < (int)sizeof(gpus); g++)
-        if (p->pl.gpu_mask & (1u << g))
+        if (gsd_pod_cards(p) & (1u << g))
             off += snprintf(gpus + off, sizeof(gpus) - (size_t)off, off ? ",%d" : "%d", g);
     snprintf(milli, sizeof(milli), "%u", p->req.num_gpu ? p->pl.gpu_milli : 0);
     gsd_log("info", msg, "pod", key, "tenant", p->tenant, "state", "running", "node",
             gs_cluster_node_name(st->cluster, (size_t)p->pl.node), "gpus", gpus, "gpu_milli", milli,
-            NULL);
+            p->mig[0] ? "mig" : NULL, p->mig, NULL);
 }
 
 /* The pod label `user`, which maxPodsPerUser counts by ("" when absent or too long). */
@@ -313,6 +323,8 @@ void gsd_pod_probe(const struct gsd_state *st, const struct gsd_podspec *spec, c
     memcpy(p->group, spec->group, sizeof(p->group));
     memcpy(p->pclass, spec->pclass, sizeof(p->pclass));
     memcpy(p->queue, spec->queue, sizeof(p->queue));
+    memcpy(p->mig, spec->mig, sizeof(p->mig));
+    p->mig_gpu = -1;
     p->grp = p->group[0] ? gsd_group_find(st, p->ns, p->group) : NULL;
     pod_user(p, spec->labels);
 }
@@ -363,17 +375,20 @@ static int bind_there(struct gsd_state *st, struct gsd_pod *p, int node, struct 
     struct gs_diag why;
     struct gs_placement pl;
     struct gs_pod_req eff;
+    const char *mig_why;
     gs_diag_init(&why);
     if (admit_quota(st, p, &eff)) {
         set_ferr(e, 409, "Node", p->reason);
         return -EINVAL;
     }
-    int rc = gs_sched_bind_node(st->sched, &eff, (size_t)node, &pl, &why);
+    int rc = p->mig[0] ? gsd_mig_take(st, p, &eff, node, &why, &mig_why)
+                       : gs_sched_bind_node(st->sched, &eff, (size_t)node, &pl, &why);
     if (rc) {
         set_ferr(e, rc == -ENOMEM ? 500 : 409, "Node", why.msg[0] ? why.msg : "does not fit");
         return -EINVAL;
     }
-    p->pl = pl;
+    if (!p->mig[0])
+        p->pl = pl;
     p->state = GSD_RUNNING;
     p->start_us = gsd_now_us();
     st->nrunning++;
@@ -397,7 +412,8 @@ struct gsd_pod *gsd_pod_add(struct gsd_state *st, struct gsd_podspec *spec, cons
         set_ferr(e, 507, "", "the daemon holds maxPods pods; cancel some first");
         return NULL;
     }
-    if (node < 0 && gsd_quota_limit(st->cfg, tenant ? tenant : "", spec, e))
+    if ((node < 0 && gsd_quota_limit(st->cfg, tenant ? tenant : "", spec, e)) ||
+        gsd_mig_admit(st, spec, e))
         return NULL;
     int rc = new_pod(st, spec, tenant, source, &p, e);
     if (rc) {
@@ -447,7 +463,7 @@ int gsd_pod_cancel(struct gsd_state *st, struct gsd_pod *p)
     }
     if (p->state == GSD_RUNNING) {
         ran(st, p, -1);
-        gs_sched_release(st->sched, &p->req, &p->pl);
+        give_back(st, p);
         gsd_health_released(st, p->pl.node);
         st->nrunning--;
         st->retry = 1;
@@ -467,7 +483,7 @@ static int requeue_one(struct gsd_state *st, struct gsd_pod *p, const char *why)
 {
     int node = p->pl.node;
     ran(st, p, -1);
-    gs_sched_release(st->sched, &p->req, &p->pl);
+    give_back(st, p);
     snprintf(p->reason, sizeof(p->reason), "%.255s", why);
     p->why = "requeued";
     p->pl = (struct gs_placement){.node = -1};
@@ -535,7 +551,7 @@ int gsd_state_retry(struct gsd_state *st)
             continue;
         int seen = -1;
         for (int i = 0; i < nfailed && seen < 0; i++)
-            seen = req_eq(&failed[i], &eff) ? i : -1;
+            seen = req_eq(&failed[i], &eff) && !strcmp(failed_pod[i]->mig, p->mig) ? i : -1;
         if (seen >= 0) { /* the same request failed earlier in this pass: so would this one */
             p->why = failed_pod[seen]->why;
             memcpy(p->reason, failed_pod[seen]->reason, sizeof(p->reason));
@@ -579,7 +595,8 @@ static int restore_running(struct gsd_state *st, struct gsd_pod *p, const char *
     int rc = -ENOENT;
     if (idx >= 0) {
         p->pl.node = idx;
-        rc = gs_sched_bind_placement(st->sched, &p->req, &p->pl, &why);
+        rc = p->mig[0] ? gsd_mig_restore(st, p, &why)
+                       : gs_sched_bind_placement(st->sched, &p->req, &p->pl, &why);
     }
     if (rc == 0) {
         st->nrunning++;
@@ -593,6 +610,7 @@ static int restore_running(struct gsd_state *st, struct gsd_pod *p, const char *
             idx < 0 ? "node not in inventory" : why.msg, NULL);
     p->state = GSD_PENDING;
     p->pl = (struct gs_placement){.node = -1};
+    p->mig_gpu = -1;
     return gsd_store_pod_unstart(st->store, p, gsd_now_us());
 }
 
@@ -616,7 +634,7 @@ static int restore_one(void *ud, struct gsd_stored *sp)
     json_decref(meta);
     p->grp = p->group[0] ? gsd_group_find(st, p->ns, p->group) : NULL;
     int64_t mask = gsd_models_mask(p->models); /* catalog indexes are per build: by name */
-    p->req.model_mask = mask > 0 && p->req.num_gpu ? (uint32_t)mask : 0;
+    p->req.model_mask = mask > 0 && (p->req.num_gpu || p->mig[0]) ? (uint32_t)mask : 0;
     int rc = p->state == GSD_RUNNING ? restore_running(st, p, sp->node) : 0;
     if (p->state == GSD_RUNNING && p->source == GSD_SRC_API && p->priority < st->prio_floor)
         st->prio_floor = p->priority;
@@ -659,6 +677,8 @@ int gsd_state_init(struct gsd_state *st, struct gsd_config *cfg, struct gs_clust
     int rc = gs_profile_for_policy(cfg->policy, &st->prof, d);
     if (!rc)
         rc = gs_sched_new(cluster, st->prof, 42, &st->sched, d);
+    if (!rc)
+        rc = gsd_mig_init(st);
     if (!rc)
         rc = gsd_store_open(data_dir, &st->store, d);
     if (rc)
@@ -707,6 +727,7 @@ void gsd_state_free(struct gsd_state *st)
     free(st->plevels);
     json_decref(st->bill_cache);
     free(st->health);
+    free(st->mig);
     gsd_quota_free(st);
     gsd_groups_free(st);
     gsd_store_close(st->store);
@@ -759,7 +780,7 @@ static json_t *gpus_json(const struct gsd_pod *p)
 {
     json_t *a = json_array();
     for (int g = 0; a && p->state == GSD_RUNNING && g < GS_GPUS_MAX; g++)
-        if (p->pl.gpu_mask & (1u << g))
+        if (gsd_pod_cards(p) & (1u << g))
             json_array_append_new(a, json_integer(g));
     return a;
 }
@@ -772,13 +793,18 @@ json_t *gsd_pod_assignment(const struct gsd_state *st, const struct gsd_pod *p)
     char idx[GS_GPUS_MAX * 4 + 1] = "", milli[16];
     size_t off = 0;
     for (int g = 0; g < GS_GPUS_MAX; g++)
-        if (p->pl.gpu_mask & (1u << g))
+        if (gsd_pod_cards(p) & (1u << g))
             off += (size_t)snprintf(idx + off, sizeof(idx) - off, off ? ",%d" : "%d", g);
     snprintf(milli, sizeof(milli), "%u", p->req.num_gpu ? p->pl.gpu_milli : 0);
     json_object_set_new(a, "gpusched.io/node",
                         json_string(gs_cluster_node_name(st->cluster, (size_t)p->pl.node)));
     json_object_set_new(a, "gpusched.io/gpu-index", json_string(idx));
     json_object_set_new(a, "gpusched.io/gpu-milli", json_string(milli));
+    if (p->mig[0]) { /* the instance NVIDIA's tools would create: -cgi PROFILE at START */
+        snprintf(milli, sizeof(milli), "%d", p->mig_start);
+        json_object_set_new(a, "gpusched.io/mig-profile", json_string(p->mig));
+        json_object_set_new(a, "gpusched.io/mig-placement", json_string(milli));
+    }
     return a;
 }
 
@@ -795,7 +821,7 @@ json_t *gsd_pod_json(const struct gsd_state *st, const struct gsd_pod *p)
     if (ann && assigned) /* what a device plugin reads to pick the cards */
         json_object_update(ann, assigned);
     json_decref(assigned);
-    return json_pack(
+    json_t *o = json_pack(
         "{s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:I, s:I, s:I, s:I, s:i, s:i, s:i, s:o, "
         "s:o, s:o, s:o, s:o, s:s}",
         "namespace", p->ns, "name", p->name, "uid", p->uid, "tenant", p->tenant, "state",
@@ -809,4 +835,9 @@ json_t *gsd_pod_json(const struct gsd_state *st, const struct gsd_pod *p)
         gsd_time_json(p->submit_us), "start_time", gsd_time_json(p->start_us), "labels",
         labels ? labels : json_object(), "annotations", ann ? ann : json_object(), "queue",
         gsd_pod_queue(st, p));
+    if (o && p->mig[0]) /* the start while running, else null */
+        json_object_set_new(o, "mig",
+                            json_pack("{s:s, s:o}", "profile", p->mig, "start",
+                                      node ? json_integer(p->mig_start) : json_null()));
+    return o;
 }

@@ -14,6 +14,11 @@
  * reported unhealthy: the Xid, since when), podgroups (one row per PodGroup posted). The
  * health and podgroups tables came after schema 1 was first written; they are created when
  * missing, which an older gpuschedd would simply not read.
+ *
+ * Schema 2 adds MIG: pods.mig_profile (the profile asked, '' none) and assignments.mig_start
+ * (the instance's first memory slice on that card; NULL for a whole or shared card). A store of
+ * an older schema is brought forward on open, one step per version, each in its own transaction
+ * (migrate[]); a store of a newer schema is refused.
  */
 #include "gsd.h"
 
@@ -24,7 +29,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SCHEMA_VERSION 1
+#define SCHEMA_VERSION 2
+
+/* migrate[v - 1]: schema v to v + 1. */
+static const char *const migrate[SCHEMA_VERSION - 1] = {
+    "ALTER TABLE pods ADD COLUMN mig_profile TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE assignments ADD COLUMN mig_start INTEGER;",
+};
 
 static const char schema[] =
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL);"
@@ -82,15 +93,16 @@ static const char *const sql[Q_COUNT] = {
     [Q_ROLLBACK] = "ROLLBACK",
     [Q_POD_INSERT] = "INSERT INTO pods(seq, namespace, name, tenant, uid, meta, cpu_milli,"
                      " memory_mib, num_gpu, gpu_milli, models, gpumem_mib, gpucores, priority,"
-                     " source, state, node, reason, submit_us, start_us)"
+                     " source, state, node, reason, submit_us, start_us, mig_profile)"
                      " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,"
-                     "?20)",
+                     "?20,?21)",
     [Q_POD_START] = "UPDATE pods SET state = 1, node = ?2, reason = '', start_us = ?3"
                     " WHERE id = ?1",
     [Q_POD_UNSTART] = "UPDATE pods SET state = 0, node = NULL, reason = ?2, start_us = 0"
                       " WHERE id = ?1",
     [Q_POD_DELETE] = "DELETE FROM pods WHERE id = ?1",
-    [Q_ASSIGN] = "INSERT INTO assignments(pod_id, node, gpu, milli) VALUES(?1, ?2, ?3, ?4)",
+    [Q_ASSIGN] = "INSERT INTO assignments(pod_id, node, gpu, milli, mig_start)"
+                 " VALUES(?1, ?2, ?3, ?4, ?5)",
     [Q_UNASSIGN] = "DELETE FROM assignments WHERE pod_id = ?1",
     [Q_LEDGER_OPEN] = "INSERT INTO ledger(pod_seq, namespace, name, tenant, uid, node, gpus,"
                       " gpu_milli, start_us) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9)",
@@ -124,6 +136,19 @@ static int step(struct gsd_store *s, int i)
     return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : fail(s, sql[i]);
 }
 
+static int64_t schema_version(struct gsd_store *s)
+{
+    sqlite3_stmt *v;
+    int64_t ver = 0;
+    if (sqlite3_prepare_v2(s->db, "SELECT value FROM meta WHERE key = 'schema'", -1, &v, NULL) ==
+        SQLITE_OK) {
+        if (sqlite3_step(v) == SQLITE_ROW)
+            ver = sqlite3_column_int64(v, 0);
+        sqlite3_finalize(v);
+    }
+    return ver;
+}
+
 static int open_db(struct gsd_store *s, const char *path, struct gs_diag *d)
 {
     if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
@@ -143,17 +168,25 @@ static int open_db(struct gsd_store *s, const char *path, struct gs_diag *d)
         sqlite3_free(err);
         return -EIO;
     }
-    sqlite3_stmt *v;
-    int64_t ver = 0;
-    if (sqlite3_prepare_v2(s->db, "SELECT value FROM meta WHERE key = 'schema'", -1, &v, NULL) ==
-        SQLITE_OK) {
-        if (sqlite3_step(v) == SQLITE_ROW)
-            ver = sqlite3_column_int64(v, 0);
-        sqlite3_finalize(v);
+    int64_t ver = schema_version(s);
+    if (ver < 1 || ver > SCHEMA_VERSION)
+        return gs_diag_error_code(d, -EIO, "%s: store schema %lld, this gpuschedd reads 1..%d",
+                                  path, (long long)ver, SCHEMA_VERSION);
+    for (; ver < SCHEMA_VERSION; ver++) {
+        char step[512];
+        snprintf(step, sizeof(step),
+                 "BEGIN IMMEDIATE; %s UPDATE meta SET value = %lld WHERE key = 'schema'; COMMIT;",
+                 migrate[ver - 1], (long long)ver + 1);
+        if (sqlite3_exec(s->db, step, NULL, NULL, &err) != SQLITE_OK) {
+            gs_diag_error_code(d, -EIO, "%s: cannot bring schema %lld forward: %s", path,
+                               (long long)ver, err ? err : "?");
+            sqlite3_free(err);
+            sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+            return -EIO;
+        }
+        snprintf(step, sizeof(step), "%lld", (long long)ver + 1);
+        gsd_log("info", "store schema brought forward", "path", path, "schema", step, NULL);
     }
-    if (ver != SCHEMA_VERSION)
-        return gs_diag_error_code(d, -EIO, "%s: store schema %lld, this gpuschedd reads %d", path,
-                                  (long long)ver, SCHEMA_VERSION);
     return 0;
 }
 
@@ -240,23 +273,27 @@ static void mask_text(uint32_t mask, char *buf, size_t cap)
 static int record_run(struct gsd_store *s, const struct gsd_pod *p, const char *node)
 {
     sqlite3_stmt *q = s->q[Q_ASSIGN];
+    uint32_t cards = gsd_pod_cards(p);
+    int milli = p->req.num_gpu ? (int)p->pl.gpu_milli : p->mig[0] ? p->mig_milli : 0;
     for (int g = 0; g < 32; g++) {
-        if (!(p->pl.gpu_mask & (1u << g)))
+        if (!(cards & (1u << g)))
             continue;
         sqlite3_bind_int64(q, 1, p->id);
         bind_text(q, 2, node);
         sqlite3_bind_int(q, 3, g);
-        sqlite3_bind_int(q, 4, (int)p->pl.gpu_milli);
+        sqlite3_bind_int(q, 4, milli);
+        if (p->mig[0])
+            sqlite3_bind_int(q, 5, p->mig_start);
         if (step(s, Q_ASSIGN))
             return -EIO;
     }
     char gpus[128];
-    mask_text(p->pl.gpu_mask, gpus, sizeof(gpus));
+    mask_text(cards, gpus, sizeof(gpus));
     q = s->q[Q_LEDGER_OPEN];
     bind_identity(q, p);
     bind_text(q, 6, node);
     bind_text(q, 7, gpus);
-    sqlite3_bind_int(q, 8, p->req.num_gpu ? (int)p->pl.gpu_milli : 0);
+    sqlite3_bind_int(q, 8, milli);
     sqlite3_bind_int64(q, 9, p->start_us);
     return step(s, Q_LEDGER_OPEN);
 }
@@ -283,6 +320,7 @@ int gsd_store_pod_insert(struct gsd_store *s, struct gsd_pod *p, const char *nod
     bind_text(q, 18, p->reason);
     sqlite3_bind_int64(q, 19, p->submit_us);
     sqlite3_bind_int64(q, 20, p->start_us);
+    bind_text(q, 21, p->mig);
     if (step(s, Q_POD_INSERT))
         return -EIO;
     p->id = sqlite3_last_insert_rowid(s->db);
@@ -450,7 +488,7 @@ int gsd_store_ledger(struct gsd_store *s, const char *tenant,
 
 struct card {
     int64_t pod_id;
-    int gpu, milli;
+    int gpu, milli, mig_start; /* mig_start -1: a whole or shared card */
 };
 
 /* Every card row, sorted by pod id (the query's order), into one array. */
@@ -462,8 +500,10 @@ static int load_cards(struct gsd_store *s, struct card **out, size_t *n)
     *out = malloc(cap * sizeof(**out));
     if (!*out)
         return -ENOMEM;
-    if (sqlite3_prepare_v2(s->db, "SELECT pod_id, gpu, milli FROM assignments ORDER BY pod_id", -1,
-                           &q, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT pod_id, gpu, milli, coalesce(mig_start, -1) FROM assignments"
+                           " ORDER BY pod_id",
+                           -1, &q, NULL) != SQLITE_OK)
         return fail(s, "load assignments");
     int rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
@@ -477,7 +517,7 @@ static int load_cards(struct gsd_store *s, struct card **out, size_t *n)
             cap *= 2;
         }
         (*out)[(*n)++] = (struct card){sqlite3_column_int64(q, 0), sqlite3_column_int(q, 1),
-                                       sqlite3_column_int(q, 2)};
+                                       sqlite3_column_int(q, 2), sqlite3_column_int(q, 3)};
     }
     sqlite3_finalize(q);
     return rc == SQLITE_DONE ? 0 : fail(s, "load assignments");
@@ -509,7 +549,9 @@ static int row_to_pod(sqlite3_stmt *q, struct gsd_stored *sp)
     col_text(q, 18, p->reason, sizeof(p->reason));
     p->submit_us = sqlite3_column_int64(q, 19);
     p->start_us = sqlite3_column_int64(q, 20);
+    col_text(q, 21, p->mig, sizeof(p->mig));
     p->pl.node = -1;
+    p->mig_gpu = -1;
     return p->meta ? 0 : -ENOMEM;
 }
 
@@ -525,7 +567,10 @@ static void cards_of(const struct card *c, size_t n, struct gsd_pod *p)
             hi = mid;
     }
     for (; lo < n && c[lo].pod_id == p->id; lo++)
-        if (c[lo].gpu >= 0 && c[lo].gpu < 32) {
+        if (p->mig[0] && c[lo].mig_start >= 0 && c[lo].gpu >= 0 && c[lo].gpu < GS_GPUS_MAX) {
+            p->mig_gpu = (int8_t)c[lo].gpu;
+            p->mig_start = (int8_t)c[lo].mig_start;
+        } else if (!p->mig[0] && c[lo].gpu >= 0 && c[lo].gpu < 32) {
             p->pl.gpu_mask |= 1u << c[lo].gpu;
             p->pl.gpu_milli = (uint32_t)c[lo].milli;
         }
@@ -540,8 +585,8 @@ int gsd_store_load(struct gsd_store *s, int (*fn)(void *ud, struct gsd_stored *s
     if (!rc && sqlite3_prepare_v2(s->db,
                                   "SELECT id, seq, namespace, name, tenant, uid, meta, cpu_milli,"
                                   " memory_mib, num_gpu, gpu_milli, models, gpumem_mib, gpucores,"
-                                  " priority, source, state, node, reason, submit_us, start_us"
-                                  " FROM pods ORDER BY seq",
+                                  " priority, source, state, node, reason, submit_us, start_us,"
+                                  " mig_profile FROM pods ORDER BY seq",
                                   -1, &q, NULL) != SQLITE_OK)
         rc = fail(s, "load pods");
     struct gsd_stored sp;

@@ -265,8 +265,7 @@ static int mig_demand(struct gs_tsim *t, struct rpod *p, const char *profile, ch
         int prof = mm >= 0 ? gs_mig_profile_find(mm, profile, -1) : -1;
         exists |= prof >= 0;
         if (prof >= 0 && gs_fleet_mig_allowed(t->s, mm, prof))
-            share = gs_mig_model_at(mm)->profiles[prof].compute_slices * 1000 /
-                    gs_mig_model_at(mm)->compute_slices;
+            share = gs_mig_profile_share_milli(mm, prof);
     }
     if (share < 0 && exists && t->s->mig_policy.strategy != GS_MIG_STRATEGY_MIXED) {
         gs__say(why, size,

@@ -34,7 +34,13 @@ static void test_scrape(void **state)
                                   "---\n"
                                   "kind: ResourceQuota\n"
                                   "metadata: {name: rq, namespace: team-b}\n"
-                                  "spec: {hard: {requests.nvidia.com/gpu: 4, pods: 10}}\n"),
+                                  "spec: {hard: {requests.nvidia.com/gpu: 4, pods: 10}}\n"
+                                  "---\n"
+                                  "apiVersion: nvidia.com/v1\n"
+                                  "kind: GpuClusterPolicy\n"
+                                  "spec:\n"
+                                  "  mig: {strategy: mixed}\n"
+                                  "  devices: [{name: A100-SXM4-80GB, migEnabled: true}]\n"),
                      0);
     assert_int_equal(h_start(&d), 0);
     const int gpus[] = {2, 1, 8, 16, 8}; /* 16 cards fit no node: m3 waits */
@@ -47,6 +53,16 @@ static void test_scrape(void **state)
         h_answer_free(&a);
         free(body);
     }
+    json_t *mig =
+        json_pack("{s:s, s:{s:s, s:s}, s:{s:[{s:s, s:{s:{s:i, s:s}}}]}}", "kind", "Pod", "metadata",
+                  "name", "m5", "namespace", "team-b", "spec", "containers", "name", "main",
+                  "resources", "limits", "nvidia.com/mig-1g.10gb", 1, "cpu", "1");
+    char *body = json_dumps(mig, JSON_COMPACT);
+    json_decref(mig);
+    assert_int_equal(h_call(&d, "POST", "/v1/pods", TOKEN_B, body, &a), 0);
+    assert_int_equal(a.status, 201);
+    h_answer_free(&a);
+    free(body);
     assert_int_equal(h_call(&d, "GET", "/metrics", NULL, NULL, &a), 0);
     assert_int_equal(a.status, 200);
     const char *want[] = {
@@ -66,7 +82,10 @@ static void test_scrape(void **state)
         "gpusched_quota_used{kind=\"GPUQuota\",tenant=\"team-a\",modelName=\"A100-SXM4-80GB\","
         "resource=\"nvidia.com/gpu.shared\"} 8000",
         "gpusched_quota_used{kind=\"ResourceQuota\",tenant=\"team-b\",namespace=\"team-b\","
-        "quota=\"rq\",resource=\"pods\"} 1",
+        "quota=\"rq\",resource=\"pods\"} 2",
+        "gpusched_mig_instances_allocated{tenant=\"team-b\",queue=\"team-b\",namespace=\"team-b\","
+        "profile="
+        "\"1g.10gb\"} 1\n",
     };
     for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
         if (!strstr(a.body, want[i]))

@@ -371,6 +371,15 @@ static void test_podspec(void **state)
                      0);
     assert_int_equal(p.req.gpu_milli, 250); /* 4096 of 16384 MiB */
     gsd_podspec_clear(&p);
+    /* A MIG instance: NVIDIA's profile name ("+me" spelled ".me" in the resource), no cards. */
+    assert_int_equal(parse("{\"metadata\":{\"name\":\"g\"},\"spec\":{\"containers\":[{"
+                           "\"resources\":{\"limits\":{\"nvidia.com/mig-1g.10gb.me\":\"1\","
+                           "\"nvidia.com/gpu\":0}}}]}}",
+                           &p, f),
+                     0);
+    assert_string_equal(p.mig, "1g.10gb+me");
+    assert_int_equal(p.req.num_gpu, 0);
+    gsd_podspec_clear(&p);
     static const struct {
         const char *text, *field;
     } bad[] = {
@@ -398,10 +407,23 @@ static void test_podspec(void **state)
         {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"resources\":{\"limits\":"
          "{\"nvidia.com/gpu\":1},\"requests\":{\"nvidia.com/gpu\":2}}}]}}",
          "spec.containers[0].resources.requests.nvidia.com/gpu"},
+        /* MIG: one instance of a profile some model has, and no cards with it */
+        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"resources\":{\"limits\":"
+         "{\"nvidia.com/mig-1g.10gb\":2}}}]}}",
+         "spec.containers[0].resources.limits.nvidia.com/mig-1g.10gb"},
+        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"resources\":{\"limits\":"
+         "{\"nvidia.com/mig-9g.99gb\":1}}}]}}",
+         "spec.containers[0].resources.limits.nvidia.com/mig-9g.99gb"},
+        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"resources\":{\"limits\":"
+         "{\"nvidia.com/mig-1g.10gb\":1,\"nvidia.com/gpu\":1}}}]}}",
+         "spec.containers[0].resources.limits.nvidia.com/gpu"},
+        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"resources\":{\"limits\":"
+         "{\"nvidia.com/mig-1g.10gb\":1},\"requests\":{\"nvidia.com/mig-2g.20gb\":1}}}]}}",
+         "spec.containers[0].resources.requests.nvidia.com/mig-2g.20gb"},
         /* a resource gpuschedd does not place is refused, not dropped */
         {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"resources\":{\"limits\":"
-         "{\"nvidia.com/mig-1g.10gb\":1}}}]}}",
-         "spec.containers[0].resources.limits.nvidia.com/mig-1g.10gb"},
+         "{\"example.com/fpga\":1}}}]}}",
+         "spec.containers[0].resources.limits.example.com/fpga"},
         {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"resources\":{\"requests\":"
          "{\"cpus\":\"1\"}}}]}}",
          "spec.containers[0].resources.requests.cpus"},

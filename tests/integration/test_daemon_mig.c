@@ -1,0 +1,601 @@
+/*
+ * MIG instances in the real daemon: pods asking nvidia.com/mig-<profile> through POST /v1/pods
+ * and through the extender's filter and bind, on a node CSV of A100-40GB, H100 and T4 nodes with
+ * the GpuClusterPolicy and GPUQuota of tests/data/mig-daemon. NVIDIA's geometry decides what fits
+ * a card (an A100-40GB has 8 memory slices: 3g.20gb + 3g.20gb or 4g.20gb + 3g.20gb fill it); a
+ * card in MIG mode takes no whole-card pod and goes back to whole use with its last instance;
+ * instances survive a restart; a store of the schema before MIG opens and keeps its pods.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#define FIXTURE "tests/data/mig-daemon"
+
+static int setup_mig(struct daemon *d, int with_policy)
+{
+    if (h_setup(d, NULL))
+        return -1;
+    snprintf(d->nodes, sizeof(d->nodes), FIXTURE "/nodes.csv");
+    if (with_policy)
+        snprintf(d->policy, sizeof(d->policy), FIXTURE "/policy.yaml");
+    return 0;
+}
+
+/* A pod asking one MIG instance of @profile (and 1 CPU, 1 GiB); @extra: more limits, or NULL. */
+static char *mig_pod(const char *ns, const char *name, const char *profile, const char *model,
+                     json_t *extra)
+{
+    char res[64];
+    snprintf(res, sizeof(res), "nvidia.com/mig-%s", profile);
+    json_t *lim = json_pack("{s:i, s:s, s:s}", res, 1, "cpu", "1", "memory", "1Gi");
+    if (extra)
+        json_object_update(lim, extra);
+    json_decref(extra);
+    json_t *ann = model ? json_pack("{s:s}", "gpusched.io/gpu-model", model) : json_object();
+    json_t *pod = json_pack("{s:s, s:{s:s, s:s, s:o}, s:{s:[{s:s, s:{s:o}}]}}", "kind", "Pod",
+                            "metadata", "name", name, "namespace", ns, "annotations", ann, "spec",
+                            "containers", "name", "main", "resources", "limits", lim);
+    char *s = json_dumps(pod, JSON_COMPACT);
+    json_decref(pod);
+    return s;
+}
+
+/* POST @body (freed) as @token; the answer's status must be @status; returns the answer. */
+static struct answer post(const struct daemon *d, const char *token, char *body, long status)
+{
+    struct answer a;
+    assert_int_equal(h_call(d, "POST", "/v1/pods", token, body, &a), 0);
+    free(body);
+    if (a.status != status)
+        fail_msg("POST /v1/pods: %ld, expected %ld: %s", a.status, status, a.body);
+    return a;
+}
+
+/* GET pod @ns/@name: its state, node, card and MIG start ("running n-a40-0 0 4"). */
+static void pod_where(const struct daemon *d, const char *ns, const char *name, char *out,
+                      size_t size)
+{
+    char path[160];
+    struct answer a;
+    snprintf(path, sizeof(path), "/v1/pods/%s/%s", ns, name);
+    assert_int_equal(h_call(d, "GET", path, TOKEN_ADMIN, NULL, &a), 0);
+    assert_int_equal(a.status, 200);
+    json_t *mig = json_object_get(a.json, "mig");
+    snprintf(out, size, "%s %s %lld %lld", json_string_value(json_object_get(a.json, "state")),
+             json_is_string(json_object_get(a.json, "node"))
+                 ? json_string_value(json_object_get(a.json, "node"))
+                 : "-",
+             json_array_size(json_object_get(a.json, "gpus"))
+                 ? (long long)json_integer_value(json_array_get(json_object_get(a.json, "gpus"), 0))
+                 : -1LL,
+             json_is_integer(json_object_get(mig, "start"))
+                 ? (long long)json_integer_value(json_object_get(mig, "start"))
+                 : -1LL);
+    h_answer_free(&a);
+}
+
+/* A team-a pod asking one whole A100-SXM4-40GB card. */
+static char *whole_a40(const char *name)
+{
+    char *w = h_pod("team-a", name, 1, 0);
+    json_t *wj = json_loads(w, 0, NULL);
+    free(w);
+    json_object_set_new(json_object_get(wj, "metadata"), "annotations",
+                        json_pack("{s:s}", "gpusched.io/gpu-model", "A100-SXM4-40GB"));
+    w = json_dumps(wj, JSON_COMPACT);
+    json_decref(wj);
+    return w;
+}
+
+/* POST a pod that must be accepted (201). */
+static void submit(const struct daemon *d, const char *token, char *body)
+{
+    struct answer a = post(d, token, body, 201);
+    h_answer_free(&a);
+}
+
+static void expect_at(const struct daemon *d, const char *ns, const char *name, const char *want)
+{
+    char got[160];
+    pod_where(d, ns, name, got, sizeof(got));
+    if (strcmp(got, want))
+        fail_msg("%s/%s is \"%s\", expected \"%s\"", ns, name, got, want);
+}
+
+/* Card @gpu of node @node as GET /v1/nodes/NODE?cards=1 shows it, as "mode list": "mig
+ * 3g.20gb@0,3g.20gb@4" or "whole ". */
+static void card_state(const struct daemon *d, const char *node, int gpu, char *out, size_t size)
+{
+    char path[160];
+    struct answer a;
+    snprintf(path, sizeof(path), "/v1/nodes/%s?cards=1", node);
+    assert_int_equal(h_call(d, "GET", path, TOKEN_ADMIN, NULL, &a), 0);
+    assert_int_equal(a.status, 200);
+    json_t *card = json_array_get(json_object_get(a.json, "gpu"), (size_t)gpu);
+    json_t *inst = json_object_get(card, "mig_instances");
+    int off = snprintf(out, size, "%s ", json_string_value(json_object_get(card, "mode")));
+    for (size_t k = 0; k < json_array_size(inst); k++)
+        off += snprintf(
+            out + off, size - (size_t)off, "%s%s@%lld", k ? "," : "",
+            json_string_value(json_object_get(json_array_get(inst, k), "profile")),
+            (long long)json_integer_value(json_object_get(json_array_get(inst, k), "start")));
+    h_answer_free(&a);
+}
+
+static void expect_card(const struct daemon *d, const char *node, int gpu, const char *want)
+{
+    char got[256];
+    card_state(d, node, gpu, got, sizeof(got));
+    if (strcmp(got, want))
+        fail_msg("%s card %d is \"%s\", expected \"%s\"", node, gpu, got, want);
+}
+
+static void cancel(const struct daemon *d, const char *ns, const char *name)
+{
+    char path[160];
+    struct answer a;
+    snprintf(path, sizeof(path), "/v1/pods/%s/%s", ns, name);
+    assert_int_equal(h_call(d, "DELETE", path, TOKEN_ADMIN, NULL, &a), 0);
+    assert_int_equal(a.status, 200);
+    h_answer_free(&a);
+}
+
+static void reason_has(const struct daemon *d, const char *ns, const char *name, const char *want)
+{
+    char path[160];
+    struct answer a;
+    snprintf(path, sizeof(path), "/v1/pods/%s/%s", ns, name);
+    assert_int_equal(h_call(d, "GET", path, TOKEN_ADMIN, NULL, &a), 0);
+    const char *why = json_string_value(json_object_get(a.json, "reason"));
+    if (!why || !strstr(why, want))
+        fail_msg("%s/%s: reason \"%s\" lacks \"%s\"", ns, name, why ? why : "(none)", want);
+    h_answer_free(&a);
+}
+
+/* Geometry on A100-40GB cards; whole-card pods kept off MIG cards; cancel gives the card back. */
+static void test_api_geometry(void **state)
+{
+    (void)state;
+    struct daemon d;
+    assert_int_equal(setup_mig(&d, 1), 0);
+    assert_int_equal(h_start(&d), 0);
+    submit(&d, TOKEN_A, mig_pod("team-a", "a1", "3g.20gb", NULL, NULL));
+    submit(&d, TOKEN_A, mig_pod("team-a", "a2", "3g.20gb", NULL, NULL));
+    /* The second goes to the card already in MIG mode; the two fill its 8 memory slices. */
+    char where[2][160];
+    pod_where(&d, "team-a", "a1", where[0], sizeof(where[0]));
+    pod_where(&d, "team-a", "a2", where[1], sizeof(where[1]));
+    assert_true(!strncmp(where[0], "running n-a40-0 0 ", 18));
+    assert_true(!strncmp(where[1], "running n-a40-0 0 ", 18));
+    assert_string_not_equal(where[0], where[1]);
+    expect_card(&d, "n-a40-0", 0, "mig 3g.20gb@0,3g.20gb@4");
+    submit(&d, TOKEN_A, mig_pod("team-a", "a3", "7g.40gb", NULL, NULL));
+    expect_at(&d, "team-a", "a3", "running n-a40-1 0 0");
+    /* Both A100-40GB cards are MIG now: a whole card of that model waits. */
+    submit(&d, TOKEN_A, whole_a40("w1"));
+    expect_at(&d, "team-a", "w1", "pending - -1 -1");
+    submit(&d, TOKEN_A, mig_pod("team-a", "a4", "1g.5gb", NULL, NULL));
+    reason_has(&d, "team-a", "a4", "no card can host mig-1g.5gb");
+    cancel(&d, "team-a", "a4");
+    /* The 7g goes: its card is whole again and the waiting whole-card pod takes it. */
+    cancel(&d, "team-a", "a3");
+    expect_at(&d, "team-a", "w1", "running n-a40-1 0 -1");
+    expect_card(&d, "n-a40-1", 0, "whole ");
+    cancel(&d, "team-a", "a1");
+    cancel(&d, "team-a", "a2");
+    expect_card(&d, "n-a40-0", 0, "whole ");
+    /* 4g.20gb + 3g.20gb fill a card too; a 7g.40gb after them finds no card. */
+    submit(&d, TOKEN_A, mig_pod("team-a", "b1", "4g.20gb", NULL, NULL));
+    submit(&d, TOKEN_A, mig_pod("team-a", "b2", "3g.20gb", NULL, NULL));
+    expect_card(&d, "n-a40-0", 0, "mig 4g.20gb@0,3g.20gb@4");
+    submit(&d, TOKEN_A, mig_pod("team-a", "b3", "7g.40gb", NULL, NULL));
+    reason_has(&d, "team-a", "b3", "no card can host mig-7g.40gb");
+    /* An H100 profile goes to the H100 node; a gpu-model that excludes it is refused. */
+    submit(&d, TOKEN_A, mig_pod("team-a", "h1", "3g.40gb", NULL, NULL));
+    expect_at(&d, "team-a", "h1", "running n-h100-0 0 4");
+    struct answer a =
+        post(&d, TOKEN_A, mig_pod("team-a", "h2", "3g.40gb", "A100-SXM4-40GB", NULL), 400);
+    assert_non_null(strstr(a.body, "gpusched.io/gpu-model"));
+    h_answer_free(&a);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
+/* What the policy does not allow, more than one instance, and MIG with cards: 400 with why. */
+static void test_refusals(void **state)
+{
+    (void)state;
+    struct daemon d;
+    static const struct {
+        const char *profile, *field, *why;
+        int gpus; /* nvidia.com/gpu with it, 0 none */
+    } bad[] = {
+        {"1g.20gb", "limits.nvidia.com/mig-1g.20gb", "allows MIG profile 1g.20gb on no GPU", 0},
+        {"2g.10gb", "limits.nvidia.com/gpu", "either a MIG instance or whole", 1},
+    };
+    assert_int_equal(setup_mig(&d, 1), 0);
+    assert_int_equal(h_start(&d), 0);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        json_t *extra = bad[i].gpus ? json_pack("{s:i}", "nvidia.com/gpu", bad[i].gpus) : NULL;
+        struct answer a =
+            post(&d, TOKEN_A, mig_pod("team-a", "x", bad[i].profile, NULL, extra), 400);
+        const char *field = json_string_value(json_object_get(a.json, "field"));
+        if (!field || !strstr(field, bad[i].field) || !strstr(a.body, bad[i].why))
+            fail_msg("case %zu: %s", i, a.body);
+        h_answer_free(&a);
+    }
+    char *two = mig_pod("team-a", "x", "1g.5gb", NULL, NULL);
+    char *at = strstr(two, "\"nvidia.com/mig-1g.5gb\":1");
+    at[strlen("\"nvidia.com/mig-1g.5gb\":")] = '2';
+    struct answer a = post(&d, TOKEN_A, two, 400);
+    assert_non_null(strstr(a.body, "one MIG instance"));
+    h_answer_free(&a);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+    /* Without a GpuClusterPolicy no card turns MIG. */
+    assert_int_equal(setup_mig(&d, 0), 0);
+    assert_int_equal(h_start(&d), 0);
+    a = post(&d, TOKEN_A, mig_pod("team-a", "x", "3g.20gb", NULL, NULL), 400);
+    assert_non_null(strstr(a.body, "nvidia.com/mig-3g.20gb: no GpuClusterPolicy is loaded"));
+    h_answer_free(&a);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
+/* GPUQuota counts an instance as its compute slices' part of a card, shared (team-b: 1 GPU). */
+static void test_quota(void **state)
+{
+    (void)state;
+    struct daemon d;
+    assert_int_equal(setup_mig(&d, 1), 0);
+    assert_int_equal(h_start(&d), 0);
+    submit(&d, TOKEN_B, mig_pod("team-b", "q1", "4g.20gb", NULL, NULL));
+    submit(&d, TOKEN_B, mig_pod("team-b", "q2", "3g.20gb", NULL, NULL));
+    submit(&d, TOKEN_B, mig_pod("team-b", "q3", "1g.5gb", NULL, NULL));
+    expect_at(&d, "team-b", "q1", "running n-a40-0 0 0");
+    expect_at(&d, "team-b", "q2", "running n-a40-0 0 4");
+    /* 571 + 428 of 1000 milli-GPU: 142 more does not fit */
+    reason_has(&d, "team-b", "q3", "over GPUQuota team-b: 999 of 1000 milli-GPU A100-SXM4-40GB");
+    /* the tenant's use (and its queue's fair share) counts the instances the same way */
+    struct answer a;
+    assert_int_equal(h_call(&d, "GET", "/v1/tenants/team-b", TOKEN_B, NULL, &a), 0);
+    assert_int_equal(json_integer_value(json_object_get(a.json, "gpu_milli_allocated")), 999);
+    assert_int_equal(json_integer_value(json_object_get(a.json, "gpu_milli_pending")), 142);
+    h_answer_free(&a);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
+/* Instances come back exactly after a restart, and their cards stay taken. */
+static void test_restart(void **state)
+{
+    (void)state;
+    struct daemon d;
+    assert_int_equal(setup_mig(&d, 1), 0);
+    assert_int_equal(h_start(&d), 0);
+    const char *const profiles[3] = {"3g.20gb", "2g.10gb", "7g.80gb"};
+    for (int i = 0; i < 3; i++) {
+        char name[8];
+        snprintf(name, sizeof(name), "r%d", i);
+        submit(&d, TOKEN_A, mig_pod("team-a", name, profiles[i], NULL, NULL));
+    }
+    char before[3][160], after[160], card[256];
+    for (int i = 0; i < 3; i++)
+        pod_where(&d, "team-a", (const char *[]){"r0", "r1", "r2"}[i], before[i], 160);
+    card_state(&d, "n-a40-0", 0, card, sizeof(card));
+    assert_string_equal(card, "mig 2g.10gb@0,3g.20gb@4");
+    h_kill(&d); /* as a crash: only what was committed counts */
+    assert_int_equal(h_start(&d), 0);
+    for (int i = 0; i < 3; i++) {
+        pod_where(&d, "team-a", (const char *[]){"r0", "r1", "r2"}[i], after, sizeof(after));
+        assert_string_equal(after, before[i]);
+    }
+    expect_card(&d, "n-a40-0", 0, card);
+    /* The restored instances hold their slices: a 4g.20gb no longer fits that card. */
+    submit(&d, TOKEN_A, mig_pod("team-a", "r3", "4g.20gb", NULL, NULL));
+    expect_at(&d, "team-a", "r3", "running n-a40-1 0 0");
+    struct answer a;
+    assert_int_equal(h_call(&d, "GET", "/v1/pods/team-a/r0", TOKEN_A, NULL, &a), 0);
+    json_t *ann = json_object_get(a.json, "annotations");
+    assert_string_equal(json_string_value(json_object_get(ann, "gpusched.io/mig-profile")),
+                        "3g.20gb");
+    assert_string_equal(json_string_value(json_object_get(ann, "gpusched.io/mig-placement")), "4");
+    assert_string_equal(json_string_value(json_object_get(ann, "gpusched.io/gpu-index")), "0");
+    h_answer_free(&a);
+    assert_int_equal(h_call(&d, "GET", "/metrics", NULL, NULL, &a), 0);
+    assert_non_null(strstr(a.body,
+                           "gpusched_mig_instances_allocated{tenant=\"team-a\",queue=\"team-a\","
+                           "namespace=\"team-a\",profile=\"3g.20gb\"} 1\n"));
+    h_answer_free(&a);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
+/* The store as schema 1 wrote it (before MIG): one whole-card pod running on n-a40-0. A frozen
+ * copy of that schema on purpose: store.c's own text moves on, an old file on disk does not. */
+static const char schema1[] =
+    "CREATE TABLE meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL);"
+    "CREATE TABLE pods(id INTEGER PRIMARY KEY, seq INTEGER NOT NULL UNIQUE,"
+    " namespace TEXT NOT NULL, name TEXT NOT NULL, tenant TEXT NOT NULL, uid TEXT NOT NULL,"
+    " meta TEXT NOT NULL, cpu_milli INTEGER NOT NULL, memory_mib INTEGER NOT NULL,"
+    " num_gpu INTEGER NOT NULL, gpu_milli INTEGER NOT NULL, models TEXT NOT NULL,"
+    " gpumem_mib INTEGER NOT NULL, gpucores INTEGER NOT NULL, priority INTEGER NOT NULL,"
+    " source INTEGER NOT NULL, state INTEGER NOT NULL, node TEXT, reason TEXT NOT NULL,"
+    " submit_us INTEGER NOT NULL, start_us INTEGER NOT NULL, UNIQUE(namespace, name));"
+    "CREATE TABLE assignments(pod_id INTEGER NOT NULL REFERENCES pods(id) ON DELETE CASCADE,"
+    " node TEXT NOT NULL, gpu INTEGER NOT NULL, milli INTEGER NOT NULL,"
+    " PRIMARY KEY(pod_id, gpu)) WITHOUT ROWID;"
+    "CREATE TABLE ledger(id INTEGER PRIMARY KEY, pod_seq INTEGER NOT NULL,"
+    " namespace TEXT NOT NULL, name TEXT NOT NULL, tenant TEXT NOT NULL, uid TEXT NOT NULL,"
+    " node TEXT NOT NULL, gpus TEXT NOT NULL, gpu_milli INTEGER NOT NULL,"
+    " start_us INTEGER NOT NULL, end_us INTEGER);"
+    "INSERT INTO meta VALUES('schema', 1);"
+    "INSERT INTO pods VALUES(1, 1, 'team-a', 'old', 'team-a', 'u-1',"
+    " '{\"annotations\":{},\"labels\":{}}', 1000, 1024, 1, 1000, '', 0, 0, 0, 0, 1,"
+    " 'n-a40-0', '', 1700000000000000, 1700000000000000);"
+    "INSERT INTO assignments VALUES(1, 'n-a40-0', 0, 1000);"
+    "INSERT INTO ledger VALUES(1, 1, 'team-a', 'old', 'team-a', 'u-1', 'n-a40-0', '0', 1000,"
+    " 1700000000000000, NULL);";
+
+/* A schema 1 store opens: brought forward, its pod on its card, MIG placed around it. */
+static void test_old_store(void **state)
+{
+    (void)state;
+    struct daemon d;
+    char path[128];
+    sqlite3 *db;
+    assert_int_equal(setup_mig(&d, 1), 0);
+    snprintf(path, sizeof(path), "%s/data", d.dir);
+    assert_int_equal(mkdir(path, 0700), 0);
+    snprintf(path, sizeof(path), "%s/data/gpusched.db", d.dir);
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, schema1, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    assert_int_equal(h_start(&d), 0);
+    assert_true(h_log_has(&d, "store schema brought forward"));
+    expect_at(&d, "team-a", "old", "running n-a40-0 0 -1");
+    submit(&d, TOKEN_A, mig_pod("team-a", "m1", "7g.40gb", NULL, NULL));
+    expect_at(&d, "team-a", "m1", "running n-a40-1 0 0");
+    h_kill(&d);
+    assert_int_equal(h_start(&d), 0); /* schema 2 now: opens as it is */
+    expect_at(&d, "team-a", "m1", "running n-a40-1 0 0");
+    expect_at(&d, "team-a", "old", "running n-a40-0 0 -1");
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
+/* POST @args (consumed) to /extender/@verb; the JSON answer. */
+static json_t *verb(const struct daemon *d, const char *v, json_t *args)
+{
+    char path[64], *body = json_dumps(args, JSON_COMPACT);
+    struct answer a;
+    json_decref(args);
+    snprintf(path, sizeof(path), "/extender/%s", v);
+    assert_int_equal(h_call(d, "POST", path, NULL, body, &a), 0);
+    free(body);
+    assert_int_equal(a.status, 200);
+    json_t *j = json_incref(a.json);
+    h_answer_free(&a);
+    return j;
+}
+
+static json_t *ext_args(const char *name, const char *profile)
+{
+    char *pod = mig_pod("team-a", name, profile, NULL, NULL);
+    json_t *args = json_pack("{s:o, s:[s, s, s, s]}", "Pod", json_loads(pod, 0, NULL), "NodeNames",
+                             "n-a40-0", "n-a40-1", "n-h100-0", "n-t4-0");
+    free(pod);
+    return args;
+}
+
+/* filter passes the nodes that can host the profile, naming it for the others; bind places. */
+static void test_extender(void **state)
+{
+    (void)state;
+    struct daemon d;
+    assert_int_equal(setup_mig(&d, 1), 0);
+    assert_int_equal(h_start(&d), 0);
+    json_t *pr = verb(&d, "prioritize", ext_args("e1", "7g.80gb"));
+    assert_int_equal(json_array_size(pr), 4);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(pr, 2), "Host")),
+                        "n-h100-0");
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(pr, 2), "Score")), 10);
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(pr, 0), "Score")), 0);
+    json_decref(pr);
+    for (int i = 1; i <= 3; i++) {
+        char name[8];
+        snprintf(name, sizeof(name), "e%d", i);
+        json_t *f = verb(&d, "filter", ext_args(name, "7g.80gb"));
+        json_t *ok = json_object_get(f, "NodeNames"), *failed = json_object_get(f, "FailedNodes");
+        assert_string_equal(json_string_value(json_object_get(failed, "n-a40-0")),
+                            "GPU model has no mig-7g.80gb (or gpusched.io/gpu-model excludes it)");
+        if (i == 3) { /* both H100 cards hold a 7g.80gb */
+            assert_int_equal(json_array_size(ok), 0);
+            assert_string_equal(json_string_value(json_object_get(failed, "n-h100-0")),
+                                "no card can host mig-7g.80gb");
+            json_decref(f);
+            break;
+        }
+        assert_int_equal(json_array_size(ok), 1);
+        assert_string_equal(json_string_value(json_array_get(ok, 0)), "n-h100-0");
+        json_decref(f);
+        json_t *b = verb(&d, "bind",
+                         json_pack("{s:s, s:s, s:s, s:s}", "PodName", name, "PodNamespace",
+                                   "team-a", "PodUID", "uid-1", "Node", "n-h100-0"));
+        assert_string_equal(json_string_value(json_object_get(b, "Error")), "");
+        json_decref(b);
+    }
+    expect_at(&d, "team-a", "e1", "running n-h100-0 0 0");
+    expect_at(&d, "team-a", "e2", "running n-h100-0 1 0");
+    expect_card(&d, "n-h100-0", 1, "mig 7g.80gb@0");
+    /* bind on a node that cannot host it: the protocol's Error field says why */
+    json_t *f = verb(&d, "filter", ext_args("e4", "3g.20gb"));
+    json_decref(f);
+    json_t *b = verb(&d, "bind",
+                     json_pack("{s:s, s:s, s:s, s:s}", "PodName", "e4", "PodNamespace", "team-a",
+                               "PodUID", "uid-4", "Node", "n-h100-0"));
+    assert_non_null(strstr(json_string_value(json_object_get(b, "Error")), "mig-3g.20gb"));
+    json_decref(b);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
+static void gpu_health(const struct daemon *d, const char *node, const char *body)
+{
+    char path[160];
+    struct answer a;
+    snprintf(path, sizeof(path), "/v1/nodes/%s/gpus/0/health", node);
+    assert_int_equal(h_call(d, "POST", path, TOKEN_ADMIN, body, &a), 0);
+    assert_int_equal(a.status, 200);
+    h_answer_free(&a);
+}
+
+/* A failed MIG card: its instances go (Xid 79) and it takes none; a draining one keeps its own. */
+static void test_card_failure(void **state)
+{
+    (void)state;
+    struct daemon d;
+    assert_int_equal(setup_mig(&d, 1), 0);
+    assert_int_equal(h_start(&d), 0);
+    submit(&d, TOKEN_A, mig_pod("team-a", "f1", "3g.20gb", NULL, NULL));
+    expect_at(&d, "team-a", "f1", "running n-a40-0 0 4");
+    gpu_health(&d, "n-a40-0", "{\"healthy\": false, \"xid\": 79}");
+    expect_at(&d, "team-a", "f1", "running n-a40-1 0 4"); /* requeued, placed again */
+    expect_card(&d, "n-a40-0", 0, "whole ");
+    gpu_health(&d, "n-a40-1", "{\"healthy\": false, \"xid\": 31}"); /* drains */
+    expect_at(&d, "team-a", "f1", "running n-a40-1 0 4");
+    submit(&d, TOKEN_A, mig_pod("team-a", "f2", "3g.20gb", NULL, NULL));
+    reason_has(&d, "team-a", "f2", "no card can host mig-3g.20gb");
+    gpu_health(&d, "n-a40-1", "{\"healthy\": true}");
+    expect_at(&d, "team-a", "f2", "running n-a40-1 0 0");
+    cancel(&d, "team-a", "f1");
+    cancel(&d, "team-a", "f2");
+    /* Its card left MIG while unhealthy: it stays held from whole-card pods too. */
+    submit(&d, TOKEN_A, whole_a40("w"));
+    expect_at(&d, "team-a", "w", "running n-a40-1 0 -1");
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
+static const char narrow_policy[] = "apiVersion: nvidia.com/v1\n"
+                                    "kind: GpuClusterPolicy\n"
+                                    "spec:\n"
+                                    "  mig: {strategy: mixed}\n"
+                                    "  devices:\n"
+                                    "    - name: A100-SXM4-40GB\n"
+                                    "      migEnabled: true\n"
+                                    "      migProfiles: [3g.20gb%s]\n";
+
+/* A reload that allows another profile: a card already in MIG mode takes it too. */
+static void test_reload(void **state)
+{
+    (void)state;
+    struct daemon d;
+    char text[512];
+    assert_int_equal(setup_mig(&d, 0), 0);
+    snprintf(text, sizeof(text), narrow_policy, "");
+    assert_int_equal(h_policy(&d, text), 0);
+    assert_int_equal(h_start(&d), 0);
+    submit(&d, TOKEN_A, mig_pod("team-a", "p1", "3g.20gb", NULL, NULL));
+    struct answer a = post(&d, TOKEN_A, mig_pod("team-a", "p2", "2g.10gb", NULL, NULL), 400);
+    h_answer_free(&a);
+    snprintf(text, sizeof(text), narrow_policy, ", 2g.10gb");
+    assert_int_equal(h_policy(&d, text), 0);
+    kill(d.pid, SIGHUP);
+    for (int i = 0; i < 500 && !h_log_has(&d, "config reloaded"); i++)
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+    assert_true(h_log_has(&d, "config reloaded"));
+    submit(&d, TOKEN_A, mig_pod("team-a", "p2", "2g.10gb", NULL, NULL));
+    /* with 3g.20gb alone allowed, its two starts keep as much placeable: the lower wins */
+    expect_at(&d, "team-a", "p1", "running n-a40-0 0 0");
+    expect_card(&d, "n-a40-0", 0, "mig 3g.20gb@0,2g.10gb@4");
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
+/* @pod (freed) with spec.priority @prio. */
+static char *with_priority(char *pod, int prio)
+{
+    json_t *j = json_loads(pod, 0, NULL);
+    free(pod);
+    json_object_set_new(json_object_get(j, "spec"), "priority", json_integer(prio));
+    char *s = json_dumps(j, JSON_COMPACT);
+    json_decref(j);
+    return s;
+}
+
+static json_t *uid_of(const struct daemon *d, const char *name)
+{
+    char path[160];
+    struct answer a;
+    snprintf(path, sizeof(path), "/v1/pods/team-a/%s", name);
+    assert_int_equal(h_call(d, "GET", path, TOKEN_ADMIN, NULL, &a), 0);
+    json_t *uid = json_pack("{s:O}", "UID", json_object_get(a.json, "uid"));
+    h_answer_free(&a);
+    return uid;
+}
+
+/* preempt for a MIG pod keeps the victims whose slices it needs, and cards they would empty. */
+static void test_preempt(void **state)
+{
+    (void)state;
+    struct daemon d;
+    assert_int_equal(setup_mig(&d, 1), 0);
+    assert_int_equal(h_start(&d), 0);
+    submit(&d, TOKEN_A, mig_pod("team-a", "low", "3g.20gb", NULL, NULL));
+    submit(&d, TOKEN_A, with_priority(mig_pod("team-a", "mid", "3g.20gb", NULL, NULL), 10));
+    submit(&d, TOKEN_A, whole_a40("w"));
+    expect_at(&d, "team-a", "low", "running n-a40-0 0 4");
+    expect_at(&d, "team-a", "mid", "running n-a40-0 0 0");
+    /* A 4g.20gb starts only at slice 0 (NVIDIA's placement {0}:4): evicting "low" first, as
+     * the lower priority, frees slices 4-7, not enough; "mid" must go and "low" is spared. */
+    char *pod = with_priority(mig_pod("team-a", "urgent", "4g.20gb", NULL, NULL), 100);
+    json_t *args = json_pack("{s:o, s:{s:{s:[o, o], s:i}, s:{s:[o], s:i}, s:{s:[], s:i}}}", "Pod",
+                             json_loads(pod, 0, NULL), "NodeNameToMetaVictims", "n-a40-0", "Pods",
+                             uid_of(&d, "low"), uid_of(&d, "mid"), "NumPDBViolations", 0, "n-a40-1",
+                             "Pods", uid_of(&d, "w"), "NumPDBViolations", 0, "n-h100-0", "Pods",
+                             "NumPDBViolations", 0);
+    free(pod);
+    json_t *mid = uid_of(&d, "mid"), *w = uid_of(&d, "w");
+    json_t *ans = verb(&d, "preempt", args), *r = json_object_get(ans, "NodeNameToMetaVictims");
+    json_t *want = json_pack("{s:{s:[O], s:i}, s:{s:[O], s:i}}", "n-a40-0", "Pods", mid,
+                             "NumPDBViolations", 0, "n-a40-1", "Pods", w, "NumPDBViolations", 0);
+    if (!json_equal(r, want)) {
+        char *got = json_dumps(r, JSON_COMPACT);
+        fail_msg("preempt kept %s", got);
+        free(got);
+    }
+    json_decref(want);
+    json_decref(mid);
+    json_decref(w);
+    json_decref(ans);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
+int main(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_api_geometry), cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_quota),        cmocka_unit_test(test_restart),
+        cmocka_unit_test(test_old_store),    cmocka_unit_test(test_extender),
+        cmocka_unit_test(test_card_failure), cmocka_unit_test(test_reload),
+        cmocka_unit_test(test_preempt),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
