@@ -22,7 +22,7 @@
 #define POD_FILE_MAX (4u << 20)   /* bytes of a pod file */
 
 struct copts {
-    const char *server, *token, *cacert, *tenant, *state;
+    const char *server, *token, *cacert, *tenant, *state, *queue;
     int json;
 };
 
@@ -234,7 +234,7 @@ static void client_usage(FILE *f)
 {
     fprintf(f, "usage: gpusched submit FILE.yaml|FILE.json|-  submit a Pod or a Volcano PodGroup\n"
                "       gpusched get NAMESPACE/NAME             show one pod\n"
-               "       gpusched list [--tenant T] [--state pending|running] [--json]\n"
+               "       gpusched list [--tenant T] [--queue Q] [--state pending|running] [--json]\n"
                "       gpusched cancel NAMESPACE/NAME          cancel a pod, freeing its cards\n"
                "       gpusched status                         the daemon's totals\n"
                "       gpusched tenants | queues               use and deserved share per tenant\n"
@@ -246,15 +246,11 @@ static void client_usage(FILE *f)
 static int parse_client(int argc, char **argv, struct copts *o, char **cont)
 {
     static const struct option lo[] = {
-        {"server", required_argument, 0, 's'},
-        {"token", required_argument, 0, 't'},
-        {"cacert", required_argument, 0, 'c'},
-        {"tenant", required_argument, 0, 'T'},
-        {"state", required_argument, 0, 'S'},
-        {"continue", required_argument, 0, 'C'},
-        {"json", no_argument, 0, 'j'},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0},
+        {"server", required_argument, 0, 's'},   {"token", required_argument, 0, 't'},
+        {"cacert", required_argument, 0, 'c'},   {"tenant", required_argument, 0, 'T'},
+        {"state", required_argument, 0, 'S'},    {"queue", required_argument, 0, 'Q'},
+        {"continue", required_argument, 0, 'C'}, {"json", no_argument, 0, 'j'},
+        {"help", no_argument, 0, 'h'},           {0, 0, 0, 0},
     };
     const char *env_server = getenv("GPUSCHED_SERVER"), *env_token = getenv("GPUSCHED_TOKEN");
     *o = (struct copts){.server = env_server && *env_server ? env_server : "http://127.0.0.1:8080",
@@ -278,6 +274,9 @@ static int parse_client(int argc, char **argv, struct copts *o, char **cont)
             break;
         case 'S':
             o->state = optarg;
+            break;
+        case 'Q':
+            o->queue = optarg;
             break;
         case 'C':
             *cont = optarg;
@@ -317,9 +316,10 @@ static int pod_arg(const char *cmd, int argc, char **argv, char *path, size_t ca
 static int list(const char *cmd, const struct copts *o, const char *cont)
 {
     char path[1024] = "/v1/pods?";
-    const char *keys[] = {"tenant", "state", "continue"}, *vals[] = {o->tenant, o->state, cont};
+    const char *keys[] = {"tenant", "state", "queue", "continue"},
+               *vals[] = {o->tenant, o->state, o->queue, cont};
     CURL *c = curl_easy_init();
-    for (int i = 0; c && i < 3; i++) {
+    for (int i = 0; c && i < 4; i++) {
         char *e = vals[i] ? curl_easy_escape(c, vals[i], 0) : NULL;
         if (e && strlen(path) + strlen(e) + 16 < sizeof(path))
             snprintf(path + strlen(path), sizeof(path) - strlen(path), "%s=%s&", keys[i], e);
