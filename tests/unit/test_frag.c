@@ -169,18 +169,18 @@ static void test_expected_waste_by_hand(void **state)
     struct gs_cluster *c;
     struct gs_sched *s = one_node_sched(&c, "gpusched");
     set_mix(s, 0);
-    assert_int_equal(s->waste[0], 0);
-    assert_int_equal(s->waste[210], 210000);
-    assert_int_equal(s->waste[360], 40000);
-    assert_int_equal(s->waste[680], 70000);
-    assert_int_equal(s->waste[470], 100000);
-    assert_int_equal(s->waste[620], 250000);
-    assert_int_equal(s->waste[940], 236000);
-    assert_int_equal(s->waste[1000], 0);
+    assert_int_equal(s->waste->left[0], 0);
+    assert_int_equal(s->waste->left[210], 210000);
+    assert_int_equal(s->waste->left[360], 40000);
+    assert_int_equal(s->waste->left[680], 70000);
+    assert_int_equal(s->waste->left[470], 100000);
+    assert_int_equal(s->waste->left[620], 250000);
+    assert_int_equal(s->waste->left[940], 236000);
+    assert_int_equal(s->waste->left[1000], 0);
     /* Two pods of 0.1 among 112: a 0.19 remainder is taken with q = 5 x 2 / 112 only, and V(90)
      * = 90 (0.1 does not fit): (102 x 190000 + 10 x 90000) / 112 = 181071. */
     set_mix(s, 2);
-    assert_int_equal(s->waste[190], 181071);
+    assert_int_equal(s->waste->left[190], 181071);
     gs_sched_free(s);
     gs_cluster_free(c);
 }

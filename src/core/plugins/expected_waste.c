@@ -1,20 +1,51 @@
 /*
- * ExpectedWaste: put a share of one card where the expected final leftover of that card grows
- * least (gs__waste_table(), frag.c). FGD asks only whether each typical pod still fits a card; it
- * happily turns a 0.68 remainder, which a 0.65 or two 0.32 pods would fill, into a 0.21 one that
- * only the rare pods of 0.2 GPU or less can. This measure looks further: it knows which
- * remainders the workload's mix is likely to fill. One point per 2 milli-GPU of expected leftover,
- * around 500; pods that take no share of one card score 500 everywhere.
+ * ExpectedWaste: put a share of one card where the expected final leftover of the node's cards
+ * grows least (gs__waste_table(), frag.c). FGD asks only whether each typical pod still fits a
+ * card; it happily turns a 0.68 remainder, which a 0.65 or two 0.32 pods would fill, into a 0.21
+ * one that only the rare pods of 0.2 GPU or less can. This measure looks further: it knows which
+ * remainders the workload's mix is likely to fill, and that a remainder is lost when the node's
+ * CPU is spent: a 0.47 pod taking the last 8 cores of a one-card node leaves 0.53 that no pod can
+ * use. One point per 2 milli-GPU of expected leftover, around 500; pods that take no share of one
+ * card score 500 everywhere.
  */
 #include "../sched_impl.h"
+
+/* Expected final leftover of a card with @r free (milli) when @cpu (milli) is left for it: the
+ * table's figure for the pods that still fit the CPU, all of @r for the others. */
+static int64_t card_left(const struct gs_waste *w, int r, int64_t cpu)
+{
+    int64_t c = cpu <= 0 ? 0 : cpu / 1000 > WASTE_CORES ? WASTE_CORES : cpu / 1000;
+    int64_t f = w->cpu_fit[r / WASTE_STEP][c]; /* per mille */
+    return (w->left[r] * f + (int64_t)r * 1000 * (1000 - f)) / 1000;
+}
+
+/* The node's cards, largest free share first, each leaving to the next the CPU left less the mean
+ * CPU of the pods that would fill it: cards compete for the node's CPU. */
+static int64_t node_left(const struct gs_waste *w, const struct gs_nstate *st)
+{
+    uint16_t r[GS_GPUS_MAX];
+    for (int i = 0; i < st->ngpu; i++) { /* insertion sort, descending: at most GS_GPUS_MAX */
+        int j = i;
+        for (; j > 0 && r[j - 1] < st->gpu_left[i]; j--)
+            r[j] = r[j - 1];
+        r[j] = st->gpu_left[i];
+    }
+    int64_t sum = 0, cpu = st->cpu_left;
+    for (int i = 0; i < st->ngpu && r[i] > 0; i++) {
+        sum += card_left(w, r[i], cpu);
+        cpu -= w->cpu_mean[r[i] / WASTE_STEP];
+    }
+    return sum;
+}
 
 static int score(const struct gs_sched *s, const struct gs_nstate *st, const struct gs_podclass *pc,
                  int gpu)
 {
     if (gpu < 0 || !s->waste)
         return 500;
-    int r = st->gpu_left[gpu];
-    int64_t d = (int64_t)s->waste[r - (int)pc->req.gpu_milli] - s->waste[r]; /* milli x 1000 */
+    struct gs_nstate after = *st;
+    gs__apply(&after, pc, gpu);
+    int64_t d = node_left(s->waste, &after) - node_left(s->waste, st); /* milli x 1000 */
     int64_t v = 500 - d / 2000;
     return (int)(v < 0 ? 0 : v > 1000 ? 1000 : v);
 }
