@@ -10,6 +10,8 @@
  */
 #include "../sched_impl.h"
 
+#include <string.h>
+
 /* Expected final leftover of a card with @r free (milli) when @cpu (milli) is left for it: the
  * table's figure for the pods that still fit the CPU, all of @r for the others. */
 static int64_t card_left(const struct gs_waste *w, int r, int64_t cpu)
@@ -19,19 +21,19 @@ static int64_t card_left(const struct gs_waste *w, int r, int64_t cpu)
     return (w->left[r] * f + (int64_t)r * 1000 * (1000 - f)) / 1000;
 }
 
-/* The node's cards, largest free share first, each leaving to the next the CPU left less the mean
- * CPU of the pods that would fill it: cards compete for the node's CPU. */
-static int64_t node_left(const struct gs_waste *w, const struct gs_nstate *st)
+/* The node's cards (@left, @n of them), largest free share first, each leaving to the next the
+ * CPU left less the mean CPU of the pods that would fill it: cards compete for the node's CPU. */
+static int64_t node_left(const struct gs_waste *w, const uint16_t *left, int n, int64_t cpu)
 {
     uint16_t r[GS_GPUS_MAX];
-    for (int i = 0; i < st->ngpu; i++) { /* insertion sort, descending: at most GS_GPUS_MAX */
+    for (int i = 0; i < n; i++) { /* insertion sort, descending: at most GS_GPUS_MAX */
         int j = i;
-        for (; j > 0 && r[j - 1] < st->gpu_left[i]; j--)
+        for (; j > 0 && r[j - 1] < left[i]; j--)
             r[j] = r[j - 1];
-        r[j] = st->gpu_left[i];
+        r[j] = left[i];
     }
-    int64_t sum = 0, cpu = st->cpu_left;
-    for (int i = 0; i < st->ngpu && r[i] > 0; i++) {
+    int64_t sum = 0;
+    for (int i = 0; i < n && r[i] > 0; i++) {
         sum += card_left(w, r[i], cpu);
         cpu -= w->cpu_mean[r[i] / WASTE_STEP];
     }
@@ -43,9 +45,11 @@ static int score(const struct gs_sched *s, const struct gs_nstate *st, const str
 {
     if (gpu < 0 || !s->waste)
         return 500;
-    struct gs_nstate after = *st;
-    gs__apply(&after, pc, gpu);
-    int64_t d = node_left(s->waste, &after) - node_left(s->waste, st); /* milli x 1000 */
+    uint16_t after[GS_GPUS_MAX];
+    memcpy(after, st->gpu_left, sizeof(after));
+    after[gpu] = (uint16_t)(after[gpu] - pc->req.gpu_milli);
+    int64_t d = node_left(s->waste, after, st->ngpu, st->cpu_left - pc->cpu_score) -
+                node_left(s->waste, st->gpu_left, st->ngpu, st->cpu_left); /* milli x 1000 */
     int64_t v = 500 - d / 2000;
     return (int)(v < 0 ? 0 : v > 1000 ? 1000 : v);
 }
