@@ -212,7 +212,8 @@ static void test_expected_waste_card_choice(void **state)
     }
 }
 
-/* ExpectedWaste's score for a share of card @gpu of a one-model state: 500 - growth / 2000. */
+/* ExpectedWaste's score for a one-card pod (a share of card @gpu, or a whole card: @gpu -1) on a
+ * state with @ngpu cards free as @left and @cpu milli-CPU left: 500 - growth / 2000. */
 static int waste_score(const struct gs_sched *s, int ngpu, const uint16_t *left, int64_t cpu,
                        int64_t pod_cpu, uint32_t milli, int gpu)
 {
@@ -238,7 +239,9 @@ static int waste_score(const struct gs_sched *s, int ngpu, const uint16_t *left,
  * score 500 - 70000 / 2000 = 465; taking all 8 it leaves 0.68 that nothing can reach: 500 - 340 =
  * 160. Cards compete for the CPU, largest free share first: with two empty cards and 3 cores, the
  * 0.32 pod leaves 2, one for the empty card (V(1000) = 0) and one for the 0.68: 465; with 2
- * cores it leaves 1, which the empty card takes, and the 0.68 is lost: 160.
+ * cores it leaves 1, which the empty card takes, and the 0.68 is lost: 160. A whole-card pod is
+ * scored on the partly used cards alone: next to a 0.68 remainder with 2 cores left, one that
+ * takes 1 core leaves it its core (500), one that takes both loses it: 500 - 610000 / 2000 = 195.
  */
 static void test_expected_waste_counts_cpu(void **state)
 {
@@ -254,6 +257,9 @@ static void test_expected_waste_counts_cpu(void **state)
     assert_int_equal(waste_score(s, 1, one, 8000, 8000, 320, 0), 160);
     assert_int_equal(waste_score(s, 2, two, 3000, 1000, 320, 1), 465);
     assert_int_equal(waste_score(s, 2, two, 2000, 1000, 320, 1), 160);
+    const uint16_t part[2] = {680, 1000};
+    assert_int_equal(waste_score(s, 2, part, 2000, 1000, 1000, -1), 500);
+    assert_int_equal(waste_score(s, 2, part, 2000, 2000, 1000, -1), 195);
     gs_sched_free(s);
     gs_cluster_free(c);
 }
