@@ -301,12 +301,45 @@ int64_t gs__frag_pack(const struct gs_sched *s, const struct gs_nstate *st)
 #define CARD_MILLI  1000
 #define WASTE_REACH 5 /* measured 1..30: 95.69-95.72 % on the trace, 5 the best */
 
+/*
+ * For a card with r free on a node with c cores left: the share of the pods that fit r (any pod
+ * asking for whole cards fits an empty one) whose CPU fits too, and the mean CPU of the one-card
+ * pods among them: what the pod that fills the card is expected to take from its neighbours. A
+ * pod of 8 cards needs all of its CPU on the node, so an empty card there counts it whole. A
+ * share of a card on a node whose CPU is spent is lost however well it would pair.
+ */
+static void waste_cpu_tables(struct gs_waste *w, const struct gs_typical *t, size_t nt)
+{
+    for (int r = 0; r <= CARD_MILLI; r += WASTE_STEP) {
+        int64_t all = 0, one = 0, one_cpu = 0, at[WASTE_CORES + 2] = {0};
+        for (size_t k = 0; k < nt; k++) {
+            const struct gs_pod_req *q = &t[k].pc.req;
+            if (!q->num_gpu || !q->gpu_milli || q->gpu_milli > (uint32_t)r)
+                continue;
+            int64_t n = t[k].count, cores = (t[k].pc.cpu_score + 999) / 1000; /* rounded up */
+            all += n;
+            at[cores > WASTE_CORES ? WASTE_CORES + 1 : cores] += n;
+            if (q->num_gpu == 1) {
+                one += n;
+                one_cpu += n * t[k].pc.cpu_score;
+            }
+        }
+        int64_t fit = 0;
+        for (int c = 0; c <= WASTE_CORES; c++) {
+            fit += at[c];
+            w->cpu_fit[r / WASTE_STEP][c] = (int16_t)(all ? fit * 1000 / all : 1000);
+        }
+        w->cpu_mean[r / WASTE_STEP] = (int32_t)(one ? one_cpu / one : 0);
+    }
+}
+
 int gs__waste_table(struct gs_sched *s, const struct gs_typical *t, size_t nt)
 {
-    int32_t *w = realloc(s->waste, (CARD_MILLI + 1) * sizeof(*w));
-    if (!w)
+    struct gs_waste *ws = s->waste ? s->waste : malloc(sizeof(*ws));
+    if (!ws)
         return -ENOMEM;
-    s->waste = w;
+    s->waste = ws;
+    int32_t *w = ws->left;
     int64_t total = 0;
     for (size_t k = 0; k < nt; k++)
         if (t[k].pc.req.gpu_milli)
@@ -325,5 +358,6 @@ int gs__waste_table(struct gs_sched *s, const struct gs_typical *t, size_t nt)
         w[r] = fit ? (int32_t)(((total - qn) * r * 1000 + qn * (sum / fit)) / total) : r * 1000;
     }
     w[CARD_MILLI] = 0; /* an empty card is not a remainder: whole-card pods take it all */
+    waste_cpu_tables(ws, t, nt);
     return 0;
 }

@@ -160,7 +160,7 @@ struct gs_sched {
     struct gs_typical *typical;
     size_t ntypical;
     int64_t typical_total;        /* sum of typical counts: FGD's normaliser */
-    int32_t *waste;               /* per free share 0..1000 milli: expected leftover, x 1000 */
+    struct gs_waste *waste;       /* ExpectedWaste's tables (frag.c) */
     struct gs_fragmemo *fragmemo; /* results of the fragmentation sums by key (frag.c) */
 
     int last_reason; /* GS_REASON_* most nodes gave in the last failed cycle */
@@ -168,6 +168,20 @@ struct gs_sched {
 };
 
 #define FRAG_UNKNOWN INT64_MIN
+
+/* Free shares are tabled by 10 milli-GPU (the trace's shares are multiples of it), CPU by core up
+ * to 128, the largest node of the trace: more CPU than that fits every pod. */
+#define WASTE_STEP  10
+#define WASTE_CORES 128
+
+/* ExpectedWaste's tables, from the workload's mix (gs__waste_table()). */
+struct gs_waste {
+    int32_t left[GS_MILLI_GPU + 1]; /* per free share r (milli): expected final leftover, x 1000 */
+    /* per r / WASTE_STEP: of the pods that fit r, the share (per mille) whose CPU fits in c cores
+     * (c = 0..WASTE_CORES), and the mean CPU (milli) of the one-card pods among them */
+    int16_t cpu_fit[GS_MILLI_GPU / WASTE_STEP + 1][WASTE_CORES + 1];
+    int32_t cpu_mean[GS_MILLI_GPU / WASTE_STEP + 1];
+};
 
 int gs__waste_table(struct gs_sched *s, const struct gs_typical *t, size_t nt);
 

@@ -169,18 +169,18 @@ static void test_expected_waste_by_hand(void **state)
     struct gs_cluster *c;
     struct gs_sched *s = one_node_sched(&c, "gpusched");
     set_mix(s, 0);
-    assert_int_equal(s->waste[0], 0);
-    assert_int_equal(s->waste[210], 210000);
-    assert_int_equal(s->waste[360], 40000);
-    assert_int_equal(s->waste[680], 70000);
-    assert_int_equal(s->waste[470], 100000);
-    assert_int_equal(s->waste[620], 250000);
-    assert_int_equal(s->waste[940], 236000);
-    assert_int_equal(s->waste[1000], 0);
+    assert_int_equal(s->waste->left[0], 0);
+    assert_int_equal(s->waste->left[210], 210000);
+    assert_int_equal(s->waste->left[360], 40000);
+    assert_int_equal(s->waste->left[680], 70000);
+    assert_int_equal(s->waste->left[470], 100000);
+    assert_int_equal(s->waste->left[620], 250000);
+    assert_int_equal(s->waste->left[940], 236000);
+    assert_int_equal(s->waste->left[1000], 0);
     /* Two pods of 0.1 among 112: a 0.19 remainder is taken with q = 5 x 2 / 112 only, and V(90)
      * = 90 (0.1 does not fit): (102 x 190000 + 10 x 90000) / 112 = 181071. */
     set_mix(s, 2);
-    assert_int_equal(s->waste[190], 181071);
+    assert_int_equal(s->waste->left[190], 181071);
     gs_sched_free(s);
     gs_cluster_free(c);
 }
@@ -212,6 +212,58 @@ static void test_expected_waste_card_choice(void **state)
     }
 }
 
+/* ExpectedWaste's score for a one-card pod (a share of card @gpu, or a whole card: @gpu -1) on a
+ * state with @ngpu cards free as @left and @cpu milli-CPU left: 500 - growth / 2000. */
+static int waste_score(const struct gs_sched *s, int ngpu, const uint16_t *left, int64_t cpu,
+                       int64_t pod_cpu, uint32_t milli, int gpu)
+{
+    struct gs_nstate st = {.cpu_milli = 32000,
+                           .memory_mib = 65536,
+                           .cpu_left = cpu,
+                           .memory_left = 65536,
+                           .ngpu = (uint8_t)ngpu};
+    for (int i = 0; i < ngpu; i++) {
+        st.gpu_left[i] = left[i];
+        st.gpu_left_sum += left[i];
+    }
+    struct gs_podclass pc;
+    struct gs_pod_req r = req(pod_cpu, 1, milli);
+    gs__podclass_init(&pc, &r);
+    return gs__plugins[gs_plugin_find("ExpectedWaste")]->score(s, &st, &pc, gpu);
+}
+
+/*
+ * A remainder is lost when the node has no CPU left for the pods that fit it. Every pod of the
+ * mix asks for 1 core, so a card keeps its table figure with a core left and is lost without
+ * one. A 0.32 pod on a one-card node with 8 cores: with 1 core it leaves 0.68 and V(680) = 70,
+ * score 500 - 70000 / 2000 = 465; taking all 8 it leaves 0.68 that nothing can reach: 500 - 340 =
+ * 160. Cards compete for the CPU, largest free share first: with two empty cards and 3 cores, the
+ * 0.32 pod leaves 2, one for the empty card (V(1000) = 0) and one for the 0.68: 465; with 2
+ * cores it leaves 1, which the empty card takes, and the 0.68 is lost: 160. A whole-card pod is
+ * scored on the partly used cards alone: next to a 0.68 remainder with 2 cores left, one that
+ * takes 1 core leaves it its core (500), one that takes both loses it: 500 - 610000 / 2000 = 195.
+ */
+static void test_expected_waste_counts_cpu(void **state)
+{
+    (void)state;
+    struct gs_cluster *c;
+    struct gs_sched *s = one_node_sched(&c, "gpusched");
+    set_mix(s, 0);
+    assert_int_equal(s->waste->cpu_fit[680 / WASTE_STEP][0], 0);
+    assert_int_equal(s->waste->cpu_fit[680 / WASTE_STEP][1], 1000);
+    assert_int_equal(s->waste->cpu_mean[1000 / WASTE_STEP], 1000);
+    const uint16_t one[1] = {1000}, two[2] = {1000, 1000};
+    assert_int_equal(waste_score(s, 1, one, 8000, 7000, 320, 0), 465);
+    assert_int_equal(waste_score(s, 1, one, 8000, 8000, 320, 0), 160);
+    assert_int_equal(waste_score(s, 2, two, 3000, 1000, 320, 1), 465);
+    assert_int_equal(waste_score(s, 2, two, 2000, 1000, 320, 1), 160);
+    const uint16_t part[2] = {680, 1000};
+    assert_int_equal(waste_score(s, 2, part, 2000, 1000, 1000, -1), 500);
+    assert_int_equal(waste_score(s, 2, part, 2000, 2000, 1000, -1), 195);
+    gs_sched_free(s);
+    gs_cluster_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -222,6 +274,7 @@ int main(void)
         cmocka_unit_test(test_fgd_prefers_less_fragmenting_card),
         cmocka_unit_test(test_expected_waste_by_hand),
         cmocka_unit_test(test_expected_waste_card_choice),
+        cmocka_unit_test(test_expected_waste_counts_cpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
