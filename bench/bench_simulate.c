@@ -3,7 +3,8 @@
  * cluster replicated k times (same nodes k times over, tune 1.3 of the larger capacity).
  * Prints figures and a checksum of the placements (so a change to the engine can be checked to
  * place every pod where it did before); asserts nothing.
- * Usage: bench_simulate [NODES.csv PODS.csv [MAX_K]]; BENCH_REPEAT runs per size (default 3).
+ * Usage: bench_simulate [NODES.csv PODS.csv [MAX_K]]; BENCH_REPEAT runs per size (default 3),
+ * BENCH_POLICY one policy only (for a profiler; default all).
  */
 #include "gpusched/diag.h"
 #include "gpusched/sched.h"
@@ -94,6 +95,7 @@ int main(int argc, char **argv)
     int max_k = argc > 3 ? atoi(argv[3]) : 10;
     const char *rep_env = getenv("BENCH_REPEAT");
     int reps = rep_env && atoi(rep_env) > 0 ? atoi(rep_env) : 3;
+    const char *only = getenv("BENCH_POLICY");
     struct gs_trace_node *nodes;
     struct gs_trace_pod *pods;
     size_t nn, np;
@@ -111,6 +113,8 @@ int main(int argc, char **argv)
     printf("%-14s %6s %8s %8s %9s %8s %7s %11s %11s %16s\n", "policy", "copies", "nodes", "pods",
            "seconds", "pods/s", "states", "evaluations", "log visits", "checksum");
     for (const char *const *name = gs_policy_names(); *name; name++) {
+        if (only && *only && strcmp(only, *name) != 0)
+            continue;
         struct gs_profile *p;
         if (gs_profile_for_policy(*name, &p, &d))
             return 1;
