@@ -628,6 +628,7 @@ static int account(struct gs_sched *s, uint32_t cls, uint32_t id, int64_t cnt, i
     struct gs_classq *q = &s->queues[cls];
     const struct gs_nlive *lv = &s->live[id];
     int64_t v = lookup(s, id, cls);
+    s->stats.state_visits++;
     if (v < 0) {
         q->reasons[-v < GS_REASON_COUNT ? -v : 0] += cnt;
         return 0;
