@@ -245,7 +245,10 @@ struct gs_sched_stats {
 /* gs_sched_stats() - fill @out. */
 void gs_sched_stats(const struct gs_sched *s, struct gs_sched_stats *out);
 
-/* gs_sched_state_count() - distinct node states created so far (for benchmarks). */
+/*
+ * gs_sched_state_count() - distinct node states met so far (for benchmarks), each counted once
+ * however often it is freed and created again; told apart by their 64-bit hash.
+ */
 size_t gs_sched_state_count(const struct gs_sched *s);
 
 /*
