@@ -200,6 +200,8 @@ static int64_t intern(struct gs_sched *s, const struct gs_nstate *key)
             return s->intern[h] - 1;
         h = (h + 1) & (s->intern_cap - 1);
     }
+    if (seen_add(s, key->hash) < 0)
+        return -ENOMEM;
     uint32_t id, epoch = 0;
     struct gs_nstate *st;
     if (s->nfree) {
@@ -217,7 +219,7 @@ static int64_t intern(struct gs_sched *s, const struct gs_nstate *key)
     }
     s->live[id] = (struct gs_nlive){0, epoch, UINT32_MAX};
     s->intern[h] = id + 1;
-    return seen_add(s, key->hash) < 0 ? -ENOMEM : (int64_t)id;
+    return id;
 }
 
 /* Member heaps: the node with the lowest tie-break priority on top. */
