@@ -85,17 +85,14 @@ static void key_of_node(const struct gs_node *n, struct gs_nstate *st)
 }
 
 /*
- * Rebuild an open-addressing table of ids (stored + 1, 0 = empty) with @c slots (a power of two)
- * over ids 0..@n-1, leaving out those @gone names (NULL: none). @hash_of gives the hash of id i.
- * Used for the state and the pod-class tables.
+ * Fill @t, an open-addressing table of ids (stored + 1, 0 = empty) with @c slots (a power of two)
+ * and all zero, with ids 0..@n-1, leaving out those @gone names (NULL: none). @hash_of gives the
+ * hash of id i. Used for the state and the pod-class tables.
  */
-static int ids_build(const struct gs_sched *s, uint32_t **tab, size_t *cap, size_t c, size_t n,
+static void ids_fill(const struct gs_sched *s, uint32_t *t, size_t c, size_t n,
                      uint64_t (*hash_of)(const struct gs_sched *, size_t),
                      int (*gone)(const struct gs_sched *, size_t))
 {
-    uint32_t *t = calloc(c, sizeof(*t));
-    if (!t)
-        return -ENOMEM;
     for (size_t i = 0; i < n; i++) {
         if (gone && gone(s, i))
             continue;
@@ -104,6 +101,17 @@ static int ids_build(const struct gs_sched *s, uint32_t **tab, size_t *cap, size
             h = (h + 1) & (c - 1);
         t[h] = (uint32_t)i + 1;
     }
+}
+
+/* Replace the table *@tab by one of @c slots filled as ids_fill() does. Return: 0, -ENOMEM. */
+static int ids_build(const struct gs_sched *s, uint32_t **tab, size_t *cap, size_t c, size_t n,
+                     uint64_t (*hash_of)(const struct gs_sched *, size_t),
+                     int (*gone)(const struct gs_sched *, size_t))
+{
+    uint32_t *t = calloc(c, sizeof(*t));
+    if (!t)
+        return -ENOMEM;
+    ids_fill(s, t, c, n, hash_of, gone);
     free(*tab);
     *tab = t;
     *cap = c;
@@ -789,13 +797,18 @@ static int sweep(struct gs_sched *s)
     size_t empty = s->nstates - s->nfree - s->nactive;
     if (empty < s->sweep_min || empty < s->nactive)
         return 0;
+    uint32_t *index = calloc(s->intern_cap, sizeof(*index)); /* the new state table, first */
+    if (!index)
+        return 0; /* no room: the arrays grow instead */
     for (uint32_t c = 0; c < s->nclasses; c++) {
         struct gs_classq *q = &s->queues[c];
         int rc;
         if (q->pos != SIZE_MAX && (s->log_base + s->nlog - q->pos) * 2 > s->nactive)
             q->pos = SIZE_MAX;
-        else if (q->pos != SIZE_MAX && (rc = catch_up(s, c)) != 0)
+        else if (q->pos != SIZE_MAX && (rc = catch_up(s, c)) != 0) {
+            free(index);
             return rc;
+        }
     }
     s->log_base += s->nlog;
     s->nlog = 0;
@@ -813,8 +826,10 @@ static int sweep(struct gs_sched *s)
     for (size_t id = s->nstates; id-- > 0;)
         if (s->states[id].freed)
             s->free_ids[s->nfree++] = (uint32_t)id;
-    return ids_build(s, &s->intern, &s->intern_cap, s->intern_cap, s->nstates, state_hash_of,
-                     state_gone);
+    ids_fill(s, index, s->intern_cap, s->nstates, state_hash_of, state_gone);
+    free(s->intern);
+    s->intern = index;
+    return 0;
 }
 
 /* After a node changed state: drop the log that every class has read, free unused state ids. */
