@@ -4,7 +4,8 @@
  * Why states: in a large cluster most nodes look alike (empty, or full, or holding the same mix),
  * and every filter and score here is a function of what a node has free, its GPU model and shape.
  * Interning those makes a cycle O(distinct states), and because a state never changes, the result
- * of a (state, pod class) pair is cached for good; binding a pod moves one node to another state.
+ * of a (state, pod class) pair is cached while the state keeps its id (sweep() frees the ids of
+ * states no node is in); binding a pod moves one node to another state.
  */
 #include "heap.h"
 #include "sched_impl.h"

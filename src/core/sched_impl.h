@@ -21,7 +21,7 @@ enum gs_reason {
 
 /*
  * An interned node state: everything a filter or score may look at. Immutable once created, so a
- * (state, pod class) result can be cached for the life of the scheduler.
+ * (state, pod class) result can be cached until the id is freed (no node in it any more).
  */
 struct gs_nstate {
     uint32_t *heap; /* member node indexes, min-heap by node priority; how many: gs_nlive */
