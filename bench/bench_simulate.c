@@ -3,7 +3,8 @@
  * cluster replicated k times (same nodes k times over, tune 1.3 of the larger capacity).
  * Prints figures and a checksum of the placements (so a change to the engine can be checked to
  * place every pod where it did before); asserts nothing.
- * Usage: bench_simulate [NODES.csv PODS.csv [MAX_K]]; BENCH_REPEAT runs per size (default 3).
+ * Usage: bench_simulate [NODES.csv PODS.csv [MAX_K]]; BENCH_REPEAT runs per size (default 3),
+ * BENCH_POLICY one policy only (for a profiler; default all).
  */
 #include "gpusched/diag.h"
 #include "gpusched/sched.h"
@@ -94,6 +95,7 @@ int main(int argc, char **argv)
     int max_k = argc > 3 ? atoi(argv[3]) : 10;
     const char *rep_env = getenv("BENCH_REPEAT");
     int reps = rep_env && atoi(rep_env) > 0 ? atoi(rep_env) : 3;
+    const char *only = getenv("BENCH_POLICY");
     struct gs_trace_node *nodes;
     struct gs_trace_pod *pods;
     size_t nn, np;
@@ -104,13 +106,17 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench: %s\n", d.msg);
         return 1;
     }
-    printf("replay of %s on %s (tune 1.3, seed 42); seconds: best of %d;\n"
-           "evaluations and log visits: the engine's work in that run; checksum: of the "
-           "placements\n",
-           pods_path, nodes_path, reps);
-    printf("%-14s %6s %8s %8s %9s %8s %7s %11s %11s %16s\n", "policy", "copies", "nodes", "pods",
-           "seconds", "pods/s", "states", "evaluations", "log visits", "checksum");
+    printf(
+        "replay of %s on %s (tune 1.3, seed 42); seconds: best of %d;\n"
+        "evaluations, log visits and state visits: the engine's work in that run; checksum: of the "
+        "placements\n",
+        pods_path, nodes_path, reps);
+    printf("%-14s %6s %8s %8s %9s %8s %7s %11s %11s %12s %16s\n", "policy", "copies", "nodes",
+           "pods", "seconds", "pods/s", "states", "evaluations", "log visits", "state visits",
+           "checksum");
     for (const char *const *name = gs_policy_names(); *name; name++) {
+        if (only && *only && strcmp(only, *name) != 0)
+            continue;
         struct gs_profile *p;
         if (gs_profile_for_policy(*name, &p, &d))
             return 1;
@@ -125,10 +131,10 @@ int main(int argc, char **argv)
             free(rep);
             if (t < 0)
                 return 1;
-            printf("%-14s %6d %8zu %8zu %9.4f %8.0f %7zu %11llu %11llu %016llx\n", *name, k,
+            printf("%-14s %6d %8zu %8zu %9.4f %8.0f %7zu %11llu %11llu %12llu %016llx\n", *name, k,
                    nn * (size_t)k, npods, t, (double)npods / t, states,
                    (unsigned long long)w.evaluations, (unsigned long long)w.log_visits,
-                   (unsigned long long)sum);
+                   (unsigned long long)w.state_visits, (unsigned long long)sum);
             if (k == 10)
                 break;
         }

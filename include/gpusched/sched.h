@@ -236,14 +236,19 @@ const char *gs_sched_last_reason(const struct gs_sched *s);
 
 /* Work done so far, the algorithm's own cost measure (benchmarks). */
 struct gs_sched_stats {
-    uint64_t evaluations; /* (node state, pod class) pairs filtered and scored */
-    uint64_t log_visits;  /* membership changes replayed into pod-class heaps */
+    uint64_t evaluations;  /* (node state, pod class) pairs filtered and scored */
+    uint64_t log_visits;   /* membership changes replayed into pod-class heaps */
+    uint64_t state_visits; /* (state, pod class) results read to apply a change: once per state
+                              a replay found changed, once per active state in a fresh look */
 };
 
 /* gs_sched_stats() - fill @out. */
 void gs_sched_stats(const struct gs_sched *s, struct gs_sched_stats *out);
 
-/* gs_sched_state_count() - distinct node states created so far (for benchmarks). */
+/*
+ * gs_sched_state_count() - distinct node states met so far (for benchmarks), each counted once
+ * however often it is freed and created again; told apart by their 64-bit hash.
+ */
 size_t gs_sched_state_count(const struct gs_sched *s);
 
 /*

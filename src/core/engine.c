@@ -4,7 +4,8 @@
  * Why states: in a large cluster most nodes look alike (empty, or full, or holding the same mix),
  * and every filter and score here is a function of what a node has free, its GPU model and shape.
  * Interning those makes a cycle O(distinct states), and because a state never changes, the result
- * of a (state, pod class) pair is cached for good; binding a pod moves one node to another state.
+ * of a (state, pod class) pair is cached while the state keeps its id (sweep() frees the ids of
+ * states no node is in); binding a pod moves one node to another state.
  */
 #include "heap.h"
 #include "sched_impl.h"
@@ -15,6 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Empty states kept before sweep() frees their ids: a sweep costs a look at every class. */
+#define SWEEP_MIN 1024
 
 static const char *const reason_text[GS_REASON_COUNT] = {
     [GS_REASON_CPU] = "Insufficient cpu",
@@ -82,22 +86,33 @@ static void key_of_node(const struct gs_node *n, struct gs_nstate *st)
 }
 
 /*
- * Rebuild an open-addressing table of ids (stored + 1, 0 = empty) at twice its capacity, or
- * @first slots. @hash_of gives the hash of id i. Used for the state and the pod-class tables.
+ * Fill @t, an open-addressing table of ids (stored + 1, 0 = empty) with @c slots (a power of two)
+ * and all zero, with ids 0..@n-1, leaving out those @gone names (NULL: none). @hash_of gives the
+ * hash of id i. Used for the state and the pod-class tables.
  */
-static int ids_grow(const struct gs_sched *s, uint32_t **tab, size_t *cap, size_t first, size_t n,
-                    uint64_t (*hash_of)(const struct gs_sched *, size_t))
+static void ids_fill(const struct gs_sched *s, uint32_t *t, size_t c, size_t n,
+                     uint64_t (*hash_of)(const struct gs_sched *, size_t),
+                     int (*gone)(const struct gs_sched *, size_t))
 {
-    size_t c = *cap ? *cap * 2 : first;
-    uint32_t *t = calloc(c, sizeof(*t));
-    if (!t)
-        return -ENOMEM;
     for (size_t i = 0; i < n; i++) {
+        if (gone && gone(s, i))
+            continue;
         size_t h = hash_of(s, i) & (c - 1);
         while (t[h])
             h = (h + 1) & (c - 1);
         t[h] = (uint32_t)i + 1;
     }
+}
+
+/* Replace the table *@tab by one of @c slots filled as ids_fill() does. Return: 0, -ENOMEM. */
+static int ids_build(const struct gs_sched *s, uint32_t **tab, size_t *cap, size_t c, size_t n,
+                     uint64_t (*hash_of)(const struct gs_sched *, size_t),
+                     int (*gone)(const struct gs_sched *, size_t))
+{
+    uint32_t *t = calloc(c, sizeof(*t));
+    if (!t)
+        return -ENOMEM;
+    ids_fill(s, t, c, n, hash_of, gone);
     free(*tab);
     *tab = t;
     *cap = c;
@@ -109,11 +124,84 @@ static uint64_t state_hash_of(const struct gs_sched *s, size_t i)
     return s->states[i].hash;
 }
 
-/* The id of the state equal to @key, created when new. Return: id, or -ENOMEM. */
-static int64_t intern(struct gs_sched *s, const struct gs_nstate *key)
+static int state_gone(const struct gs_sched *s, size_t i)
+{
+    return s->states[i].freed;
+}
+
+/* Make room for one more state id: a free one, or a new one at the end. Return: 0, -ENOMEM. */
+static int state_room(struct gs_sched *s)
 {
     if ((s->nstates + 1) * 2 > s->intern_cap &&
-        ids_grow(s, &s->intern, &s->intern_cap, 1024, s->nstates, state_hash_of) < 0)
+        ids_build(s, &s->intern, &s->intern_cap, s->intern_cap ? s->intern_cap * 2 : 1024,
+                  s->nstates, state_hash_of, state_gone) < 0)
+        return -ENOMEM;
+    if (s->nfree || s->nstates < s->states_cap)
+        return 0;
+    size_t cap = s->states_cap ? s->states_cap * 2 : 256;
+    struct gs_nstate *n = realloc(s->states, cap * sizeof(*n));
+    if (!n)
+        return -ENOMEM;
+    s->states = n;
+    struct gs_nlive *l = realloc(s->live, cap * sizeof(*l));
+    if (!l)
+        return -ENOMEM;
+    s->live = l;
+    uint32_t *f = realloc(s->free_ids, cap * sizeof(*f));
+    if (!f)
+        return -ENOMEM;
+    s->free_ids = f;
+    struct gs_netent *ne = realloc(s->net, cap * sizeof(*ne));
+    if (!ne)
+        return -ENOMEM;
+    s->net = ne;
+    memset(ne + s->states_cap, 0, (cap - s->states_cap) * sizeof(*ne));
+    uint32_t *t = realloc(s->touched, cap * sizeof(*t));
+    if (!t)
+        return -ENOMEM;
+    s->touched = t;
+    s->states_cap = cap;
+    return 0;
+}
+
+/*
+ * Count @hash among the states seen (gs_sched_state_count()): a state freed and created again
+ * is counted once. States are told apart by their 64-bit hash here, where a collision would only
+ * cost one in the count. Return: 0, -ENOMEM.
+ */
+static int seen_add(struct gs_sched *s, uint64_t hash)
+{
+    hash = hash ? hash : 1; /* 0 marks an empty slot */
+    if ((s->nseen + 1) * 2 > s->seen_cap) {
+        size_t cap = s->seen_cap ? s->seen_cap * 2 : 1024;
+        uint64_t *t = calloc(cap, sizeof(*t));
+        if (!t)
+            return -ENOMEM;
+        for (size_t i = 0; i < s->seen_cap; i++)
+            for (size_t h = s->seen[i] & (cap - 1); s->seen[i]; h = (h + 1) & (cap - 1))
+                if (!t[h]) {
+                    t[h] = s->seen[i];
+                    break;
+                }
+        free(s->seen);
+        s->seen = t;
+        s->seen_cap = cap;
+    }
+    size_t h = hash & (s->seen_cap - 1);
+    while (s->seen[h] && s->seen[h] != hash)
+        h = (h + 1) & (s->seen_cap - 1);
+    s->nseen += !s->seen[h];
+    s->seen[h] = hash;
+    return 0;
+}
+
+/*
+ * The id of the state equal to @key, created when new: the lowest id sweep() freed (its member
+ * heap and epoch kept), or a new one. Return: id, or -ENOMEM.
+ */
+static int64_t intern(struct gs_sched *s, const struct gs_nstate *key)
+{
+    if (state_room(s) < 0)
         return -ENOMEM;
     size_t h = key->hash & (s->intern_cap - 1);
     while (s->intern[h]) {
@@ -121,22 +209,26 @@ static int64_t intern(struct gs_sched *s, const struct gs_nstate *key)
             return s->intern[h] - 1;
         h = (h + 1) & (s->intern_cap - 1);
     }
-    if (s->nstates == s->states_cap) {
-        size_t cap = s->states_cap ? s->states_cap * 2 : 256;
-        struct gs_nstate *n = realloc(s->states, cap * sizeof(*n));
-        if (!n)
-            return -ENOMEM;
-        s->states = n;
-        struct gs_nlive *l = realloc(s->live, cap * sizeof(*l));
-        if (!l)
-            return -ENOMEM;
-        s->live = l;
-        s->states_cap = cap;
+    if (seen_add(s, key->hash) < 0)
+        return -ENOMEM;
+    uint32_t id, epoch = 0;
+    struct gs_nstate *st;
+    if (s->nfree) {
+        id = s->free_ids[--s->nfree];
+        st = &s->states[id];
+        uint32_t *heap = st->heap, heap_cap = st->heap_cap;
+        epoch = s->live[id].epoch; /* no class heap entry of the old state may match the new */
+        *st = *key;
+        st->heap = heap;
+        st->heap_cap = heap_cap;
+    } else {
+        id = (uint32_t)s->nstates++;
+        st = &s->states[id];
+        *st = *key;
     }
-    s->states[s->nstates] = *key;
-    s->live[s->nstates] = (struct gs_nlive){0, 0, UINT32_MAX};
-    s->intern[h] = (uint32_t)s->nstates + 1;
-    return (int64_t)s->nstates++;
+    s->live[id] = (struct gs_nlive){0, epoch, UINT32_MAX};
+    s->intern[h] = id + 1;
+    return id;
 }
 
 /* Member heaps: the node with the lowest tie-break priority on top. */
@@ -273,6 +365,7 @@ int gs_sched_new(struct gs_cluster *c, const struct gs_profile *p, uint64_t seed
         return -ENOMEM;
     s->c = c;
     s->prof = *p;
+    s->sweep_min = SWEEP_MIN;
     gs_rng_seed(&s->rng, seed);
     for (int i = 0; i < p->n[GS_EP_SCORE]; i++)
         if (gs__plugins[p->id[GS_EP_SCORE][i]]->tie == GS_TIE_UNIFORM)
@@ -308,6 +401,10 @@ void gs_sched_free(struct gs_sched *s)
         free(s->states[i].heap);
     free(s->states);
     free(s->live);
+    free(s->free_ids);
+    free(s->net);
+    free(s->touched);
+    free(s->seen);
     free(s->intern);
     free(s->active);
     free(s->prio);
@@ -337,7 +434,7 @@ void gs_sched_stats(const struct gs_sched *s, struct gs_sched_stats *out)
 
 size_t gs_sched_state_count(const struct gs_sched *s)
 {
-    return s->nstates;
+    return s->nseen;
 }
 
 static uint64_t req_hash(const struct gs_pod_req *r)
@@ -377,7 +474,9 @@ static uint64_t class_hash_of(const struct gs_sched *s, size_t i)
 static int64_t class_intern(struct gs_sched *s, const struct gs_pod_req *r)
 {
     if ((s->nclasses + 1) * 2 > s->class_index_cap &&
-        ids_grow(s, &s->class_index, &s->class_index_cap, 256, s->nclasses, class_hash_of) < 0)
+        ids_build(s, &s->class_index, &s->class_index_cap,
+                  s->class_index_cap ? s->class_index_cap * 2 : 256, s->nclasses, class_hash_of,
+                  NULL) < 0)
         return -ENOMEM;
     size_t h = req_hash(r) & (s->class_index_cap - 1);
     while (s->class_index[h]) {
@@ -540,6 +639,7 @@ static int account(struct gs_sched *s, uint32_t cls, uint32_t id, int64_t cnt, i
     struct gs_classq *q = &s->queues[cls];
     const struct gs_nlive *lv = &s->live[id];
     int64_t v = lookup(s, id, cls);
+    s->stats.state_visits++;
     if (v < 0) {
         q->reasons[-v < GS_REASON_COUNT ? -v : 0] += cnt;
         return 0;
@@ -549,12 +649,50 @@ static int account(struct gs_sched *s, uint32_t cls, uint32_t id, int64_t cnt, i
     return hent_push(&q->v, &q->n, &q->cap, (struct gs_hent){v >> 8, lv->top, id, lv->epoch});
 }
 
+/*
+ * Replay log entries @from.. into class @cls, each state once with its net change: a state that
+ * nodes joined and left alike, with no better join since, changes nothing for any class and is
+ * not looked up, and one that changed often is looked up once. The heap gets one entry per state
+ * whose last better join is still its epoch; its order does not depend on the order of pushes.
+ */
+static int replay(struct gs_sched *s, uint32_t cls, size_t from)
+{
+    uint32_t stamp = ++s->net_stamp;
+    if (stamp == 0) { /* wrapped: forget every old stamp */
+        memset(s->net, 0, s->states_cap * sizeof(*s->net));
+        stamp = s->net_stamp = 1;
+    }
+    size_t nt = 0;
+    for (size_t i = from; i < s->nlog; i++) {
+        const struct gs_logent *e = &s->log[i];
+        struct gs_netent *n = &s->net[e->state];
+        if (n->stamp != stamp) {
+            *n = (struct gs_netent){stamp, 0, 0};
+            s->touched[nt++] = e->state;
+        }
+        n->delta += e->delta;
+        if (e->better)
+            n->epoch = e->epoch;
+    }
+    int rc = 0;
+    for (size_t k = 0; k < nt && !rc; k++) {
+        const struct gs_netent *n = &s->net[s->touched[k]];
+        const struct gs_nlive *lv = &s->live[s->touched[k]];
+        int fresh = n->epoch && n->epoch == lv->epoch && lv->count > 0;
+        if (n->delta || fresh)
+            rc = account(s, cls, s->touched[k], n->delta, fresh);
+    }
+    s->queues[cls].pos = s->log_base + s->nlog;
+    return rc;
+}
+
 /* Bring class @cls up to date with the membership log (or seed it from the active states). */
 static int catch_up(struct gs_sched *s, uint32_t cls)
 {
     struct gs_classq *q = &s->queues[cls];
     int rc = 0;
-    size_t behind = q->pos == SIZE_MAX ? SIZE_MAX : s->nlog - (q->pos - s->log_base);
+    size_t since = q->pos;
+    size_t behind = since == SIZE_MAX ? SIZE_MAX : s->nlog - (since - s->log_base);
     if (behind > 2 * s->nactive + 64) {
         /* New, or so far behind that a fresh look at the active states costs less than the
          * replay: start the class over from them. */
@@ -564,22 +702,10 @@ static int catch_up(struct gs_sched *s, uint32_t cls)
         for (size_t a = 0; a < s->nactive && !rc; a++)
             rc = account(s, cls, s->active[a], s->live[s->active[a]].count, 1);
         q->pos = s->log_base + s->nlog;
-        q->states_seen = s->nstates;
         return rc;
     }
     s->stats.log_visits += behind;
-    for (size_t i = q->pos - s->log_base; i < s->nlog && !rc; i++) {
-        const struct gs_logent *e = &s->log[i];
-        /* born and emptied since the last catch-up: its joins and leaves cancel out */
-        const struct gs_nlive *lv = &s->live[e->state];
-        if (e->state >= q->states_seen && lv->count == 0)
-            continue;
-        int fresh = e->better && e->epoch == lv->epoch;
-        rc = account(s, cls, e->state, e->delta, fresh);
-    }
-    q->pos = s->log_base + s->nlog;
-    q->states_seen = s->nstates;
-    return rc;
+    return replay(s, cls, since - s->log_base);
 }
 
 /* The best node for class @cls, or -1. Stale heap entries are dropped or re-filed lazily. */
@@ -657,6 +783,63 @@ static void log_compact(struct gs_sched *s)
     s->log_base += drop;
 }
 
+/*
+ * Free the ids of the states no node is in, once they outnumber the active ones (and
+ * sweep_min, SWEEP_MIN unless a test set it lower). Each class keeps its results in an array
+ * indexed by state id: numbering only the states of the moment keeps those arrays (and the replay's
+ * reads of them) the size of the active states, not of every state the run has seen, which on a
+ * large cluster outgrows the CPU caches. First every class consumes the log, or, when it is far
+ * enough behind that a fresh look would cost less, is set to start over: no log entry outlives its
+ * state's id, and a class heap entry for a freed id fails its epoch check. A state that comes back
+ * later is a new one.
+ */
+static int sweep(struct gs_sched *s)
+{
+    size_t empty = s->nstates - s->nfree - s->nactive;
+    if (empty < s->sweep_min || empty < s->nactive)
+        return 0;
+    uint32_t *index = calloc(s->intern_cap, sizeof(*index)); /* the new state table, first */
+    if (!index)
+        return 0; /* no room: the arrays grow instead */
+    for (uint32_t c = 0; c < s->nclasses; c++) {
+        struct gs_classq *q = &s->queues[c];
+        int rc;
+        if (q->pos != SIZE_MAX && (s->log_base + s->nlog - q->pos) * 2 > s->nactive)
+            q->pos = SIZE_MAX;
+        else if (q->pos != SIZE_MAX && (rc = catch_up(s, c)) != 0) {
+            free(index);
+            return rc;
+        }
+    }
+    s->log_base += s->nlog;
+    s->nlog = 0;
+    size_t old = s->nfree;
+    for (uint32_t id = 0; id < s->nstates; id++)
+        if (s->live[id].count == 0 && !s->states[id].freed) {
+            s->states[id].freed = 1;
+            s->free_ids[s->nfree++] = id;
+        }
+    for (size_t c = 0; c < s->nclasses; c++)
+        for (size_t k = old; k < s->nfree; k++)
+            if (s->free_ids[k] < s->queues[c].val_cap)
+                s->queues[c].val[s->free_ids[k]] = UNSET;
+    s->nfree = 0; /* the free list again, lowest id last: reused first */
+    for (size_t id = s->nstates; id-- > 0;)
+        if (s->states[id].freed)
+            s->free_ids[s->nfree++] = (uint32_t)id;
+    ids_fill(s, index, s->intern_cap, s->nstates, state_hash_of, state_gone);
+    free(s->intern);
+    s->intern = index;
+    return 0;
+}
+
+/* After a node changed state: drop the log that every class has read, free unused state ids. */
+static int tidy(struct gs_sched *s)
+{
+    log_compact(s);
+    return sweep(s);
+}
+
 static int64_t prepare(struct gs_sched *s, const struct gs_pod_req *pod, struct gs_diag *why);
 
 /* Reserve the cards of class @cls on @node (the card its cached result chose) and bind. */
@@ -668,9 +851,10 @@ static int commit(struct gs_sched *s, uint32_t cls, size_t node, struct gs_place
     int rc = res->reserve(s, &s->c->nodes[node], &s->classes[cls], gpu, &pl);
     if (!rc)
         rc = bind(s, &s->classes[cls], &pl);
+    if (!rc)
+        rc = tidy(s);
     if (rc)
         return rc;
-    log_compact(s);
     *out = pl;
     return 0;
 }
@@ -728,7 +912,9 @@ int gs_sched_release(struct gs_sched *s, const struct gs_pod_req *pod,
     if (pl->node < 0 || (size_t)pl->node >= s->c->n)
         return -EINVAL;
     int rc = give_back(&s->c->nodes[pl->node], pod, pl);
-    return rc ? rc : refile(s, (uint32_t)pl->node, 0);
+    if (!rc)
+        rc = refile(s, (uint32_t)pl->node, 0);
+    return rc ? rc : tidy(s);
 }
 
 static int64_t prepare(struct gs_sched *s, const struct gs_pod_req *pod, struct gs_diag *why)
@@ -886,7 +1072,5 @@ int gs_sched_bind_placement(struct gs_sched *s, const struct gs_pod_req *pod,
     struct gs_podclass pc;
     gs__podclass_init(&pc, pod);
     rc = bind(s, &pc, pl);
-    if (!rc)
-        log_compact(s);
-    return rc;
+    return rc ? rc : tidy(s);
 }

@@ -21,7 +21,7 @@ enum gs_reason {
 
 /*
  * An interned node state: everything a filter or score may look at. Immutable once created, so a
- * (state, pod class) result can be cached for the life of the scheduler.
+ * (state, pod class) result can be cached until the id is freed (no node in it any more).
  */
 struct gs_nstate {
     uint32_t *heap; /* member node indexes, min-heap by node priority; how many: gs_nlive */
@@ -39,6 +39,7 @@ struct gs_nstate {
     int64_t gpu_left_sum;
     int64_t frag;      /* weighted fragmentation (FGD), FRAG_UNKNOWN until computed */
     int64_t frag_pack; /* weighted stranded share (GpuSched), FRAG_UNKNOWN until computed */
+    uint8_t freed;     /* no node in it: the id is free for another state (sweep()) */
 };
 
 /*
@@ -64,6 +65,13 @@ struct gs_logent {
     uint32_t better; /* the join activated the state or gave it a better node */
 };
 
+/* What a replay gathers per state before it looks the state up (catch_up()). */
+struct gs_netent {
+    uint32_t stamp; /* the replay that wrote it */
+    int32_t delta;  /* joins minus leaves in the replayed entries */
+    uint32_t epoch; /* epoch after its last join that was better; 0 none */
+};
+
 /* A candidate in a class's heap: best score first, then the lowest node priority. */
 struct gs_hent {
     int64_t score;
@@ -75,9 +83,8 @@ struct gs_hent {
 struct gs_classq {
     struct gs_hent *v;
     size_t n, cap;
-    size_t pos;         /* log entries consumed */
-    size_t states_seen; /* states that existed at the last catch-up */
-    int32_t *val;       /* per state id: cached result, see lookup() */
+    size_t pos;   /* log entries consumed (counting dropped ones); SIZE_MAX: start over */
+    int32_t *val; /* per state id: cached result, see lookup() */
     size_t val_cap;
     int64_t reasons[GS_REASON_COUNT]; /* nodes that fail the filter, by reason */
 };
@@ -141,8 +148,16 @@ struct gs_sched {
     uint32_t *prio; /* per node: tie-break priority, a seeded permutation */
 
     struct gs_nstate *states;
-    struct gs_nlive *live; /* parallel to states */
-    size_t nstates, states_cap;
+    struct gs_nlive *live;      /* parallel to states */
+    size_t nstates, states_cap; /* ids in use or free */
+    uint32_t *free_ids;         /* ids sweep() freed, the lowest last */
+    size_t nfree;
+    size_t sweep_min;      /* empty states kept before sweep() frees them */
+    struct gs_netent *net; /* per state id: a replay's scratch */
+    uint32_t *touched;     /* the ids a replay met, once each */
+    uint32_t net_stamp;
+    uint64_t *seen; /* hashes of every state ever created, open addressing, 0 empty */
+    size_t seen_cap, nseen;
     uint32_t *intern; /* open addressing over state ids (+1), 0 empty */
     size_t intern_cap;
     uint32_t *active; /* ids of states with count > 0 */
