@@ -41,6 +41,7 @@ static const struct raw raws[] = {
     {RAW "h100_80gb_hbm3_nvidia_smi_mig_lgip_lgipp_lgi_lci_raw.txt", "H100-SXM5-80GB", 1},
     {RAW "h100_nvl_94gb_nvidia_smi_mig_lgip_lgipp_raw.txt", "H100-NVL-94GB", 1},
     {RAW "a30_24gb_nvidia_smi_mig_lgipp_lgip_lgi_raw.txt", "A30", 1},
+    {RAW "h200_141gb_nvidia_smi_mig_lgip_lgipp_raw.txt", "H200", 1},
 };
 #define NRAWS ((int)(sizeof(raws) / sizeof(raws[0])))
 
@@ -263,9 +264,10 @@ static void test_placements_equal_lgipp(void **state)
         if (raws[i].lgipp_all)
             assert_int_equal(seen, (1u << gs_mig_model_at(m)->nprofiles) - 1u);
     }
-    assert_int_equal(lines, 5 + 7 + 7 + 7 + 5);
+    assert_int_equal(lines, 5 + 7 + 7 + 7 + 5 + 7);
     /* Derived (data/mig/README.md): the A100 80GB has the A100 40GB's geometry under other
-     * names (MIG User Guide, Table 6 note), the H200 the H100's (Tables 7 and 8). */
+     * names (MIG User Guide, Table 6 note); the H200's, read off a real card, is the H100's
+     * (Tables 7 and 8). */
     assert_int_equal(check_lgipp(raws[1].path, model("A100-SXM4-80GB"), &seen), 7);
     assert_int_equal(seen, 0x7fu);
     assert_int_equal(check_lgipp(raws[3].path, model("H200"), &seen), 7);
@@ -308,7 +310,7 @@ static void test_profiles_equal_lgip(void **state)
         }
         fclose(in);
     }
-    assert_int_equal(rows, 5 + 6 + 7 + 7 + 5);
+    assert_int_equal(rows, 5 + 6 + 7 + 7 + 5 + 7);
 }
 
 /* Every placement of every profile can be created on an empty card, and no other start can. */
