@@ -340,28 +340,28 @@ static const struct gs_priority_class_spec *pclass_named(const struct gsd_config
 int gsd_priority_resolve(const struct gsd_state *st, struct gsd_podspec *spec, struct gsd_ferr *e)
 {
     const struct gs_scenario *s = st->cfg->quotas;
-    if (!s || !s->npriority_classes)
-        return 0;
+    size_t n = s ? s->npriority_classes : 0;
     const struct gs_priority_class_spec *pc =
         spec->pclass[0] ? pclass_named(st->cfg, spec->pclass) : NULL;
-    for (size_t i = 0; !spec->pclass[0] && i < s->npriority_classes; i++)
+    for (size_t i = 0; !spec->pclass[0] && i < n; i++)
         if (s->priority_classes[i].global_default)
             pc = &s->priority_classes[i];
+    int32_t value = pc ? pc->value : 0; /* no class: what Kubernetes computes */
     e->status = 400;
-    if (spec->pclass[0] && !pc) {
+    if (spec->pclass[0] && !pc && n) {
         snprintf(e->field, sizeof(e->field), "spec.priorityClassName");
         snprintf(e->msg, sizeof(e->msg), "no PriorityClass with name %s was found", spec->pclass);
         return -EINVAL;
     }
-    if (pc && spec->has_priority && spec->priority != pc->value) {
+    if (spec->has_priority && spec->priority != value) { /* a pod may not rank itself */
         snprintf(e->field, sizeof(e->field), "spec.priority");
         snprintf(e->msg, sizeof(e->msg),
-                 "spec.priority %d differs from %d, the value of PriorityClass %s", spec->priority,
-                 pc->value, pc->name);
+                 "spec.priority %d differs from %d, the value %s gives: a priority comes from a "
+                 "PriorityClass",
+                 spec->priority, value, pc ? pc->name : "no PriorityClass");
         return -EINVAL;
     }
-    if (pc)
-        spec->priority = pc->value;
+    spec->priority = value;
     return 0;
 }
 
@@ -375,16 +375,18 @@ static int by_node_eviction(const void *a, const void *b)
     return evict_before(x, y) ? -1 : evict_before(y, x);
 }
 
-/* The running pods @p may preempt — submitted to the API, of lower priority — by node, in
- * eviction order. Return: how many in *@out (free it); -ENOMEM. */
+/* The running pods @p may preempt — submitted to the API, of lower priority, in its own queue —
+ * by node, in eviction order. Return: how many in *@out (free it); -ENOMEM. */
 static long candidates(const struct gsd_state *st, const struct gsd_pod *p,
                        const struct gsd_pod ***out)
 {
     size_t n = 0;
+    const char *queue = gsd_pod_queue(st, p);
     for (int pass = 0; pass < 2; pass++) {
         n = 0;
         for (const struct gsd_pod *q = st->head; q; q = q->next)
-            if (q->state == GSD_RUNNING && q->source == GSD_SRC_API && q->priority < p->priority) {
+            if (q->state == GSD_RUNNING && q->source == GSD_SRC_API && q->priority < p->priority &&
+                !strcmp(gsd_pod_queue(st, q), queue)) {
                 if (pass)
                     (*out)[n] = q;
                 n++;

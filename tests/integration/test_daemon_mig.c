@@ -527,12 +527,12 @@ static void test_reload(void **state)
     h_cleanup(&d);
 }
 
-/* @pod (freed) with spec.priority @prio. */
-static char *with_priority(char *pod, int prio)
+/* @pod (freed) with spec.@key set to @v (consumed). */
+static char *with_spec(char *pod, const char *key, json_t *v)
 {
     json_t *j = json_loads(pod, 0, NULL);
     free(pod);
-    json_object_set_new(json_object_get(j, "spec"), "priority", json_integer(prio));
+    json_object_set_new(json_object_get(j, "spec"), key, v);
     char *s = json_dumps(j, JSON_COMPACT);
     json_decref(j);
     return s;
@@ -557,13 +557,16 @@ static void test_preempt(void **state)
     assert_int_equal(setup_mig(&d, 1), 0);
     assert_int_equal(h_start(&d), 0);
     submit(&d, TOKEN_A, mig_pod("team-a", "low", "3g.20gb", NULL, NULL));
-    submit(&d, TOKEN_A, with_priority(mig_pod("team-a", "mid", "3g.20gb", NULL, NULL), 10));
+    submit(&d, TOKEN_A,
+           with_spec(mig_pod("team-a", "mid", "3g.20gb", NULL, NULL), "priorityClassName",
+                     json_string("p10")));
     submit(&d, TOKEN_A, whole_a40("w"));
     expect_at(&d, "team-a", "low", "running n-a40-0 0 4");
     expect_at(&d, "team-a", "mid", "running n-a40-0 0 0");
     /* A 4g.20gb starts only at slice 0 (NVIDIA's placement {0}:4): evicting "low" first, as
      * the lower priority, frees slices 4-7, not enough; "mid" must go and "low" is spared. */
-    char *pod = with_priority(mig_pod("team-a", "urgent", "4g.20gb", NULL, NULL), 100);
+    char *pod = with_spec(mig_pod("team-a", "urgent", "4g.20gb", NULL, NULL), "priority",
+                          json_integer(100));
     json_t *args = json_pack("{s:o, s:{s:{s:[o, o], s:i}, s:{s:[o], s:i}, s:{s:[], s:i}}}", "Pod",
                              json_loads(pod, 0, NULL), "NodeNameToMetaVictims", "n-a40-0", "Pods",
                              uid_of(&d, "low"), uid_of(&d, "mid"), "NumPDBViolations", 0, "n-a40-1",

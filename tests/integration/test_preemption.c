@@ -1,8 +1,9 @@
 /*
  * Priority and preemption on the real daemon, with PriorityClass documents in a policy file: a
  * pod's priorityClassName gives its priority (globalDefault for a pod naming none; an unknown
- * class or a contradicting spec.priority is a 400); a pod of higher priority that fits nowhere
- * sends back the fewest pods of lower priority it needs, naming itself in the log; a class
+ * class or a spec.priority its class does not give is a 400); a pod of higher priority that fits
+ * nowhere sends back the fewest pods of lower priority of its own queue it needs, naming itself
+ * in the log, and takes none from another queue; a class
  * with preemptionPolicy Never waits instead; pending pods are retried highest priority first;
  * the victims' count is in /metrics.
  */
@@ -68,9 +69,9 @@ static void submit(const struct daemon *d, const char *ns, const char *name, int
     h_answer_free(&a);
 }
 
-/* Pod @ns/@name's state, and its reason into @reason. */
-static const char *state_of(const struct daemon *d, const char *ns, const char *name, char *reason,
-                            size_t cap)
+/* Pod @ns/@name's state, and its reason into @reason; its priority must be @prio. */
+static const char *state_of(const struct daemon *d, const char *ns, const char *name, int prio,
+                            char *reason, size_t cap)
 {
     static char state[16];
     struct answer a;
@@ -81,8 +82,7 @@ static const char *state_of(const struct daemon *d, const char *ns, const char *
     snprintf(state, sizeof(state), "%s", json_string_value(json_object_get(a.json, "state")));
     const char *r = json_string_value(json_object_get(a.json, "reason"));
     snprintf(reason, cap, "%s", r ? r : "");
-    assert_int_equal(json_integer_value(json_object_get(a.json, "priority")),
-                     !strcmp(ns, "team-a") ? 1000 : 10);
+    assert_int_equal(json_integer_value(json_object_get(a.json, "priority")), prio);
     h_answer_free(&a);
     return state;
 }
@@ -95,6 +95,16 @@ static void field_refused(const struct daemon *d, const char *pclass, int prio, 
     h_answer_free(&a);
 }
 
+static void cancel(const struct daemon *d, const char *ns, const char *name)
+{
+    struct answer a;
+    char path[96];
+    snprintf(path, sizeof(path), "/v1/pods/%s/%s", ns, name);
+    assert_int_equal(h_call(d, "DELETE", path, TOKEN_ADMIN, NULL, &a), 0);
+    assert_int_equal(a.status, 200);
+    h_answer_free(&a);
+}
+
 static void test_preemption(void **state)
 {
     (void)state;
@@ -104,26 +114,31 @@ static void test_preemption(void **state)
     assert_int_equal(h_setup(&d, NULL), 0);
     assert_int_equal(h_policy(&d, classes), 0);
     assert_int_equal(h_start(&d), 0);
-    submit(&d, "team-b", "lo1", 8, NULL, "running"); /* globalDefault: low, 10 */
-    submit(&d, "team-b", "lo2", 8, "low", "running");
-    submit(&d, "team-b", "lo3", 4, NULL, "running"); /* the T4 box: every card is taken */
+    submit(&d, "team-a", "lo1", 8, NULL, "running"); /* globalDefault: low, 10 */
+    submit(&d, "team-a", "lo2", 8, "low", "running");
+    submit(&d, "team-a", "lo3", 4, NULL, "running"); /* the T4 box: every card is taken */
     field_refused(&d, "nope", -1, "spec.priorityClassName");
     field_refused(&d, "high", 5, "spec.priority");
+    field_refused(&d, NULL, 2000000000, "spec.priority"); /* no pod ranks itself */
 
-    /* One 8-card board is needed: one victim, on one board. */
+    /* Another tenant's queue: no victim there, and none is taken across queues. */
+    submit(&d, "team-b", "hb", 8, "high", "pending");
+    cancel(&d, "team-b", "hb");
+
+    /* One 8-card board is needed: one victim, on one board, of hi1's own queue. */
     submit(&d, "team-a", "hi1", 8, "high", "running");
     int pending = 0;
     for (int i = 1; i <= 2; i++) {
         char name[8];
         snprintf(name, sizeof(name), "lo%d", i);
-        if (!strcmp(state_of(&d, "team-b", name, reason, sizeof(reason)), "pending")) {
+        if (!strcmp(state_of(&d, "team-a", name, 10, reason, sizeof(reason)), "pending")) {
             pending++;
             assert_non_null(strstr(reason, "Insufficient nvidia.com/gpu")); /* tried again */
         }
     }
     assert_int_equal(pending, 1);
     assert_true(h_log_has(&d, "reason=\"preempted by team-a/hi1 (priority 1000)\""));
-    assert_string_equal(state_of(&d, "team-b", "lo3", reason, sizeof(reason)), "running");
+    assert_string_equal(state_of(&d, "team-a", "lo3", 10, reason, sizeof(reason)), "running");
 
     /* preemptionPolicy Never: it waits, and so does an equal priority. */
     submit(&d, "team-a", "nv1", 8, "high-never", "pending");
@@ -134,12 +149,10 @@ static void test_preemption(void **state)
     /* After a restart nothing moves; then hi1 leaves and the 1000 pod goes before the 10 one. */
     assert_int_equal(h_stop(&d), 0);
     assert_int_equal(h_start(&d), 0);
-    assert_string_equal(state_of(&d, "team-a", "hi1", reason, sizeof(reason)), "running");
-    assert_string_equal(state_of(&d, "team-a", "nv1", reason, sizeof(reason)), "pending");
-    assert_int_equal(h_call(&d, "DELETE", "/v1/pods/team-a/hi1", TOKEN_A, NULL, &a), 0);
-    assert_int_equal(a.status, 200);
-    h_answer_free(&a);
-    assert_string_equal(state_of(&d, "team-a", "nv1", reason, sizeof(reason)), "running");
+    assert_string_equal(state_of(&d, "team-a", "hi1", 1000, reason, sizeof(reason)), "running");
+    assert_string_equal(state_of(&d, "team-a", "nv1", 1000, reason, sizeof(reason)), "pending");
+    cancel(&d, "team-a", "hi1");
+    assert_string_equal(state_of(&d, "team-a", "nv1", 1000, reason, sizeof(reason)), "running");
     assert_int_equal(h_stop(&d), 0);
     h_cleanup(&d);
 }
