@@ -754,14 +754,18 @@ void gsd_extender_unbind(struct gsd_state *st, const struct gsd_bind *b)
 int gsd_extender_sync(struct gsd_state *st, const json_t *live, int64_t listed_us)
 {
     int n = 0;
+    /* A bind's API calls end within timeoutSeconds of its commit; only then is its pod labelled
+     * (or refused), so younger pods are not judged by this list. */
+    int64_t settled_us =
+        listed_us - (st->cfg->kube ? st->cfg->kube->timeout_ms * 1000 : 0) - 1000000;
     for (struct gsd_pod *p = st->head, *next; p; p = next) {
         next = p->next;
-        if (p->source != GSD_SRC_EXTENDER || p->submit_us >= listed_us)
+        if (p->source != GSD_SRC_EXTENDER || p->submit_us >= settled_us)
             continue;
         char key[2 * GSD_NAME_MAX + 1];
         snprintf(key, sizeof(key), "%s/%s", p->ns, p->name);
         const char *uid = json_string_value(json_object_get(live, key));
-        if (uid && (!uid[0] || !p->uid[0] || !strcmp(uid, p->uid)))
+        if (uid && (!p->uid[0] || !strcmp(uid, p->uid)))
             continue;
         gsd_log("info", "pod no longer run by Kubernetes: cards released", "pod", key, NULL);
         if (gsd_pod_cancel(st, p))

@@ -29,6 +29,7 @@
 
 #include <jansson.h>
 #include <pthread.h>
+#include <stdatomic.h>
 
 struct gs_ratecard;
 struct gs_scenario;
@@ -387,12 +388,15 @@ int gsd_kube_bind(struct gsd_bind *b);
 /*
  * gsd_kube_live() - the pods bind labelled that Kubernetes still runs or is about to:
  * GET /api/v1/pods?labelSelector=gpusched.io/managed in pages of 500, each within
- * k->timeout_ms, less those whose status.phase is Succeeded or Failed (their cards are free
- * though the objects stay). Blocks; call it on no thread that holds the state.
- * Return: 0 and *@live, an object of "NS/NAME" to metadata.uid (new reference); -EIO with @why
- * (no connection, a refusal, not a pod list, the token); -ENOMEM.
+ * k->timeout_ms and all of them within 20 of it, less those whose status.phase is Succeeded or
+ * Failed (their cards are free though the objects stay). Blocks; call it on no thread that holds
+ * the state; it gives up between pages once *@stop is set. Return: 0 and *@live, an object of
+ * "NS/NAME" to metadata.uid (new reference); -EIO with @why (no connection, a refusal, not a pod
+ * list, an item without namespace, name or uid, a continue token given twice, too slow, the
+ * token, @stop); -ENOMEM.
  */
-int gsd_kube_live(const struct gsd_kube *k, json_t **live, char *why, size_t cap);
+int gsd_kube_live(const struct gsd_kube *k, const atomic_int *stop, json_t **live, char *why,
+                  size_t cap);
 
 /* ---- the node inventory (inventory.c) ---- */
 
@@ -879,8 +883,9 @@ void gsd_extender_unbind(struct gsd_state *st, const struct gsd_bind *b);
 /*
  * gsd_extender_sync() - release every pod bind took cards for that Kubernetes no longer runs:
  * absent from @live (gsd_kube_live()), or there under another UID (deleted and made again), as
- * long as it was bound before @listed_us (wall clock: when the list was asked for), so a pod
- * bound while the list was on its way is never taken for gone. Return: pods released; -EIO.
+ * long as it was bound timeoutSeconds and a second before @listed_us (wall clock: when the list
+ * was asked for): a bind's API calls, which label the pod, end within timeoutSeconds of its
+ * commit, so a pod still being bound is never taken for gone. Return: pods released; -EIO.
  */
 int gsd_extender_sync(struct gsd_state *st, const json_t *live, int64_t listed_us);
 /* gsd_extender_free() - free what the extender keeps in @st between calls. */

@@ -21,10 +21,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TOKEN_MAX  16384      /* bytes of a bearer token file (a service account JWT: ~1 KiB) */
-#define ANSWER_MAX (1 << 20)  /* bytes of an API server answer kept */
-#define LIST_MAX   (64 << 20) /* bytes of one page of a pod list (500 pods of up to 128 KiB) */
-#define LIST_PAGE  500
+#define TOKEN_MAX     16384      /* bytes of a bearer token file (a service account JWT: ~1 KiB) */
+#define ANSWER_MAX    (1 << 20)  /* bytes of an API server answer kept */
+#define LIST_MAX      (64 << 20) /* bytes of one page of a pod list (500 pods of up to 128 KiB) */
+#define LIST_PAGE     500
+#define LIST_TIMEOUTS 20 /* a whole list may take this many timeoutSeconds, however many pages */
 
 struct gsd_bind *gsd_bind_new(const struct gsd_kube *k, const struct gsd_pod *p, const char *node,
                               const json_t *assignment)
@@ -310,10 +311,19 @@ static int list_page(const struct gsd_kube *k, const struct answer *a, json_t *l
         const char *phase =
             json_string_value(json_object_get(json_object_get(item, "status"), "phase"));
         char key[2 * GSD_NAME_MAX + 2];
-        if (!ns || !name || (phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"))))
+        if (!ns || !name || !uid) { /* not a pod: the whole list is in doubt */
+            snprintf(why, cap, "API server %.120s, list of pods: items[%zu] lacks %s",
+                     k->api_server, i,
+                     !ns     ? "metadata.namespace"
+                     : !name ? "metadata.name"
+                             : "metadata.uid");
+            json_decref(j);
+            return -EIO;
+        }
+        if (phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed")))
             continue; /* finished: its cards are free though the object stays */
         snprintf(key, sizeof(key), "%.63s/%.63s", ns, name);
-        json_object_set_new(live, key, json_string(uid ? uid : ""));
+        json_object_set_new(live, key, json_string(uid));
     }
     const char *c = json_string_value(json_object_get(json_object_get(j, "metadata"), "continue"));
     *cont = c && *c ? strdup(c) : NULL;
@@ -321,15 +331,27 @@ static int list_page(const struct gsd_kube *k, const struct answer *a, json_t *l
     return c && *c && !*cont ? -ENOMEM : 0;
 }
 
-int gsd_kube_live(const struct gsd_kube *k, json_t **live, char *why, size_t cap)
+int gsd_kube_live(const struct gsd_kube *k, const atomic_int *stop, json_t **live, char *why,
+                  size_t cap)
 {
-    char token[TOKEN_MAX], path[4096];
+    char token[TOKEN_MAX], path[4096], last[1024] = "";
     if (k->token_file && read_token(k, token, sizeof(token), why, cap))
         return -EIO;
     json_t *out = json_object();
     char *cont = NULL;
-    int rc = out ? 0 : -ENOMEM, pages = 0;
+    int rc = out ? 0 : -ENOMEM;
+    int64_t deadline_us = gsd_mono_us() + LIST_TIMEOUTS * k->timeout_ms * 1000;
     do {
+        if (cont && (!strcmp(cont, last) || strlen(cont) >= sizeof(last) ||
+                     gsd_mono_us() > deadline_us || atomic_load(stop))) {
+            snprintf(why, cap, "API server %.120s, list of pods: %s", k->api_server,
+                     atomic_load(stop)             ? "stopping"
+                     : gsd_mono_us() > deadline_us ? "longer than its time limit"
+                                                   : "a continue token given twice, or too long");
+            rc = -EIO;
+            break;
+        }
+        snprintf(last, sizeof(last), "%s", cont ? cont : "");
         char *esc = cont ? curl_easy_escape(NULL, cont, 0) : NULL;
         snprintf(path, sizeof(path), "/api/v1/pods?labelSelector=%s&limit=%d%s%s",
                  GSD_MANAGED_LABEL_QUERY, LIST_PAGE, esc ? "&continue=" : "", esc ? esc : "");
@@ -341,7 +363,7 @@ int gsd_kube_live(const struct gsd_kube *k, json_t **live, char *why, size_t cap
              gsd_mono_us() + k->timeout_ms * 1000, &a);
         rc = list_page(k, &a, out, &cont, why, cap);
         free(a.body);
-    } while (!rc && cont && ++pages < 100000);
+    } while (!rc && cont);
     free(cont);
     memset(token, 0, sizeof(token));
     if (rc) {

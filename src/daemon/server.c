@@ -57,6 +57,7 @@ struct gsd_server {
     pthread_t sync_thread; /* the pod sync with the API server (sync_main) */
     pthread_cond_t sync_cv;
     int sync_started, stopping, sync_kick; /* sync_kick: a reload, to take up its period */
+    atomic_int sync_stop;                  /* stopping, for a list between its pages */
 };
 
 /* Per connection: the request being read. */
@@ -256,7 +257,7 @@ static void sync_once(struct gsd_server *s, const struct gsd_kube *k)
     char why[2 * GS_DIAG_MSG_MAX];
     json_t *live;
     int64_t listed_us = gsd_now_us();
-    if (gsd_kube_live(k, &live, why, sizeof(why))) {
+    if (gsd_kube_live(k, &s->sync_stop, &live, why, sizeof(why))) {
         gsd_log("warn", "pod sync with the API server failed; cards stay held", "error", why, NULL);
         return;
     }
@@ -573,6 +574,7 @@ int gsd_server_start(struct gsd_state *st, const struct gsd_listen *l, struct gs
     atomic_init(&s->max_body, st->cfg->max_body);
     atomic_init(&s->ext_max_body, st->cfg->extender_max_body);
     atomic_init(&s->failed, 0);
+    atomic_init(&s->sync_stop, 0);
     pthread_condattr_t ca; /* timed waits on the monotonic clock, as the grace periods are */
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -626,6 +628,7 @@ int gsd_server_stop(struct gsd_server *s)
 {
     if (!s)
         return 0;
+    atomic_store(&s->sync_stop, 1);
     pthread_mutex_lock(&s->mu);
     s->stopping = 1;
     pthread_cond_broadcast(&s->sync_cv);

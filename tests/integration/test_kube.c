@@ -621,7 +621,7 @@ static void test_sync_releases_gone_pods(void **state)
         seat_ok(pods[i], 0, "n-cpu-0");
     snprintf(section, sizeof(section),
              "kubernetes:\n  apiServer: http://127.0.0.1:%d/\n  tokenFile: %s\n"
-             "  timeoutSeconds: 30\n  syncSeconds: 1\n",
+             "  timeoutSeconds: 1\n  syncSeconds: 1\n",
              f.port, token_path);
     reload_kubernetes(section);
     assert_int_equal(pod_status_becomes("ks-gone", 404), 404);
@@ -632,6 +632,20 @@ static void test_sync_releases_gone_pods(void **state)
     assert_string_equal(f.list_selector, "gpusched.io/managed");
     pthread_mutex_unlock(&f.mu);
     assert_true(log_count("pod no longer run by Kubernetes: cards released") >= 3);
+    /* A list that cannot be trusted changes nothing: a continue token given again and again
+     * (it would never end), or an item that is no pod (everything would look gone). */
+    const char *bad[] = {"{\"items\":[],\"metadata\":{\"continue\":\"abc\"}}",
+                         "{\"items\":[{\"metadata\":{}}]}"};
+    const char *said[] = {"a continue token given twice", "items[0] lacks metadata.namespace"};
+    for (int i = 0; i < 2; i++) {
+        pthread_mutex_lock(&f.mu);
+        snprintf(f.list, sizeof(f.list), "%s", bad[i]);
+        pthread_mutex_unlock(&f.mu);
+        for (int t = 0; t < 300 && !log_count(said[i]); t++)
+            usleep(100000);
+        assert_true(log_count(said[i]) > 0);
+        assert_int_equal(pod_status_becomes("ks-keep", 200), 200);
+    }
     *strstr(section, "  syncSeconds: 1") = '\0';
     strcat(section, "  syncSeconds: 0\n");
     reload_kubernetes(section);
