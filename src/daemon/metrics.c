@@ -95,10 +95,11 @@ static void hist(struct sbuf *b, const char *name, const char *help, const struc
         (long long)(h->sum_us % 1000000), name, (unsigned long long)h->total);
 }
 
-/* A running pod and its queue's name. */
+/* A running pod, its queue's name and the GPU share it holds (a MIG instance's part too). */
 struct pq {
     const struct gsd_pod *p;
     const char *queue;
+    int64_t milli;
 };
 
 static int by_tenant_queue_ns(const void *a, const void *b)
@@ -123,7 +124,7 @@ static struct pq *running_sorted(const struct gsd_state *st, size_t *n)
     *n = 0;
     for (const struct gsd_pod *p = st->head; v && p; p = p->next)
         if (p->state == GSD_RUNNING && *n < st->nrunning)
-            v[(*n)++] = (struct pq){p, gsd_pod_queue(st, p)};
+            v[(*n)++] = (struct pq){p, gsd_pod_queue(st, p), gsd_pod_share_milli(st, p)};
     if (v)
         qsort(v, *n, sizeof(*v), by_tenant_queue_ns_mig);
     return v;
@@ -143,7 +144,7 @@ static void per_namespace(struct sbuf *b, const struct pq *v, size_t n)
             int64_t sum = 0;
             size_t j = i;
             for (; j < n && !by_tenant_queue_ns(&v[i], &v[j]); j++)
-                sum += pass ? (int64_t)v[j].p->req.num_gpu * v[j].p->req.gpu_milli
+                sum += pass ? v[j].milli
                             : (v[j].p->req.gpu_milli == 1000 ? v[j].p->req.num_gpu : 0);
             char t[160], q[160], ns[160];
             put(b, "%s{tenant=\"%s\",queue=\"%s\",namespace=\"%s\"} %lld\n",

@@ -67,7 +67,8 @@ static void test_scrape(void **state)
     assert_int_equal(a.status, 200);
     const char *want[] = {
         "gpusched_allocated_gpus{tenant=\"team-a\",queue=\"team-a\",namespace=\"team-a\"} ",
-        "gpusched_allocated_gpu_milli{tenant=\"team-b\",queue=\"team-b\",namespace=\"team-b\"} 400",
+        "gpusched_allocated_gpu_milli{tenant=\"team-b\",queue=\"team-b\",namespace=\"team-b\"} 542",
+        /* 400: a 40 % share; 142: the 1g.10gb instance, one of the card's 7 compute slices */
         "gpusched_pending_pods{reason=\"Insufficient nvidia.com/gpu\"} ",
         "gpusched_bill_accrued{tenant=\"team-a\",currency=\"USD\"} 0.0",
         "gpusched_preemption_victims_total 0",
