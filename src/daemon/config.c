@@ -38,12 +38,14 @@
 #include "gpusched/config.h"
 #include "gpusched/scenario.h"
 
+#include <curl/curl.h>
 #include <errno.h>
 #include <nettle/memops.h>
 #include <nettle/sha2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <yaml.h>
 
@@ -65,7 +67,7 @@ void gsd_sha256(const void *data, size_t len, uint8_t out[GSD_SHA256_LEN])
 
 static int err_at(const struct walk *w, const yaml_node_t *n, const char *fmt, const char *a)
 {
-    char msg[256];
+    char msg[GS_DIAG_MSG_MAX];
     snprintf(msg, sizeof(msg), fmt, a);
     return gs_diag_error(w->d, "%s:%zu:%zu: %s", w->path, n->start_mark.line + 1,
                          n->start_mark.column + 1, msg);
@@ -315,14 +317,17 @@ static int walk_extender(const struct walk *w, yaml_node_t *m, struct gsd_config
     return 0;
 }
 
-/* @s, a file gpuschedd can read (given at @n), into *@out (replacing what was there). */
+/* @s, a regular file gpuschedd can read (given at @n), into *@out (replacing what was there). */
 static int get_file(const struct walk *w, const yaml_node_t *n, const char *key, const char *s,
                     char **out)
 {
     char msg[GS_DIAG_MSG_MAX];
-    if (!s || !*s || access(s, R_OK)) {
+    struct stat sb;
+    if (!s || !*s || access(s, R_OK) || stat(s, &sb) || !S_ISREG(sb.st_mode)) {
         snprintf(msg, sizeof(msg), "%s: cannot read %.200s: %s", key, s ? s : "(not a string)",
-                 s && *s ? strerror(errno) : "expected a path");
+                 !s || !*s                         ? "expected a path"
+                 : access(s, R_OK) || stat(s, &sb) ? strerror(errno)
+                                                   : "not a regular file");
         return err_at(w, n, "%s", msg);
     }
     free(*out);
@@ -337,6 +342,9 @@ static int set_url(const struct walk *w, const yaml_node_t *n, const char *s, ch
     int ok = scheme && s[scheme] && s[scheme] != '/' && strlen(s) < 512;
     for (const char *p = s; ok && *p; p++)
         ok = *p > ' ' && *p < 0x7f && *p != '?' && *p != '#';
+    CURLU *u = ok ? curl_url() : NULL; /* libcurl's parser: a host, and a port in 1..65535 */
+    ok = ok && u && curl_url_set(u, CURLUPART_URL, s, 0) == CURLUE_OK;
+    curl_url_cleanup(u);
     if (!ok)
         return err_at(w, n, "apiServer: expected an http:// or https:// URL, not \"%.64s\"",
                       s ? s : "");
@@ -378,7 +386,7 @@ static int walk_kubernetes(const struct walk *w, yaml_node_t *m, struct gsd_conf
     static const char *const keys[] = {"apiServer",      "tokenFile", "caFile",
                                        "timeoutSeconds", "inCluster", "syncSeconds"};
     yaml_node_t *ic = NULL;
-    int cluster = 0, rc = 0;
+    int cluster = 0, rc = 0, seen[6] = {0};
     if (m->type != YAML_MAPPING_NODE)
         return err_at(w, m, "%s", "kubernetes: expected a mapping");
     struct gsd_kube *k = c->kube = calloc(1, sizeof(*k));
@@ -389,10 +397,13 @@ static int walk_kubernetes(const struct walk *w, yaml_node_t *m, struct gsd_conf
     FOR_PAIRS(w, m, p)
     {
         yaml_node_t *v = yaml_document_get_node(w->doc, p->value);
-        int i = key_index(w, yaml_document_get_node(w->doc, p->key), keys, 6);
+        yaml_node_t *key = yaml_document_get_node(w->doc, p->key);
+        int i = key_index(w, key, keys, 6);
         int64_t x = 0;
         if (i < 0)
             return i;
+        if (seen[i]++)
+            return err_at(w, key, "key \"%s\" appears twice", keys[i]);
         if (i == 0)
             rc = set_url(w, v, scalar(v), &k->api_server);
         else if (i == 1 || i == 2)
