@@ -184,6 +184,34 @@ static const char *const pc_keys[] = {
     "apiVersion", "kind", "metadata", "value", "globalDefault", "preemptionPolicy", "description"};
 static const char *const preemption[] = {"PreemptLowerPriority", "Never"};
 
+/*
+ * What Kubernetes' PriorityClass validation reserves (pkg/apis/scheduling: HighestUserDefinable
+ * Priority 1000000000, SystemPriorityClassPrefix "system-"): a class of its own may not pass one
+ * billion, and the "system-" names are the two built-in classes with their own values.
+ */
+static int pc_reserved(struct gs__yctx *c, yaml_node_t *root, yaml_node_t *val, const char *name,
+                       int64_t v)
+{
+    static const struct {
+        const char *name;
+        int64_t value;
+    } builtin[] = {{"system-cluster-critical", 2000000000}, {"system-node-critical", 2000001000}};
+    for (int i = 0; i < 2; i++)
+        if (!strcmp(name, builtin[i].name))
+            return v == builtin[i].value
+                       ? 0
+                       : gs__yaml_err(c, val, "PriorityClass %s is built in with value %lld", name,
+                                      (long long)builtin[i].value);
+    if (!strncmp(name, "system-", 7))
+        return gs__yaml_err(c, root, "PriorityClass %s: names starting system- are reserved", name);
+    if (v > 1000000000)
+        return gs__yaml_err(c, val,
+                            "PriorityClass %s: value %lld is above 1000000000, the highest a "
+                            "class of one's own may have",
+                            name, (long long)v);
+    return 0;
+}
+
 int gs__scn_priority_class(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root)
 {
     struct gs__scn_meta m;
@@ -199,6 +227,8 @@ int gs__scn_priority_class(struct gs__yctx *c, struct gs__scn_load *L, yaml_node
         rc = gs__yaml_err(c, root, "PriorityClass %s has no value", m.name_s);
     if (!rc && !(rc = gs__scn_int(c, f[PC_VALUE], "value", INT32_MIN, INT32_MAX, &v)))
         p.value = (int32_t)v;
+    if (!rc)
+        rc = pc_reserved(c, root, f[PC_VALUE], m.name_s, v);
     if (!rc && f[PC_DEFAULT])
         rc = gs__scn_bool(c, f[PC_DEFAULT], "globalDefault", &p.global_default);
     if (!rc && f[PC_PREEMPTION] &&

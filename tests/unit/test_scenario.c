@@ -604,6 +604,15 @@ static const struct bad bads[] = {
     {"apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: x}\nvalue: "
      "3000000000\n",
      -EINVAL, ":4:8: ", "value must be in -2147483648..2147483647", 0},
+    {"apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: x}\nvalue: "
+     "1000000001\n",
+     -EINVAL, ":4:8: ", "value 1000000001 is above 1000000000", 0},
+    {"apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: system-x}\n"
+     "value: 1\n",
+     -EINVAL, ":1:1: ", "names starting system- are reserved", 0},
+    {"apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: "
+     "system-node-critical}\nvalue: 1\n",
+     -EINVAL, ":4:8: ", "is built in with value 2000001000", 0},
     {"apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: q}\n"
      "spec: {weight: 0}\n",
      -EINVAL, ":4:16: ", "weight must be in 1..1000000", 0},
