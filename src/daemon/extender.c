@@ -429,14 +429,22 @@ static void reply_out(struct gsd_req *r, struct out *o)
 /*
  * A pod gpuschedd already holds through bind, perhaps not yet bound in Kubernetes (a restart came
  * between the commit and the API server, or the Binding's outcome was unknown): its own node
- * alone fits, so kube-scheduler binds it there again and that bind completes it.
+ * alone fits, so kube-scheduler binds it there again and that bind completes it. A pod of that
+ * name submitted to the API fits nowhere: a bind could never take it.
  */
 static void held_node_only(struct gsd_state *st, const struct gsd_podspec *spec,
                            const struct ext_args *a, int64_t *sc, const char **why)
 {
     const struct gsd_pod *p = gsd_pod_find(st, spec->ns, spec->name);
-    if (!p || p->source != GSD_SRC_EXTENDER || p->state != GSD_RUNNING ||
-        (spec->uid[0] && p->uid[0] && strcmp(spec->uid, p->uid)))
+    if (p && p->source == GSD_SRC_API) { /* its name is taken: bind would be refused */
+        for (size_t i = 0; i < a->n; i++)
+            if (a->idx[i] >= 0) {
+                sc[i] = GS_UNSCHEDULABLE;
+                why[i] = "a pod of this namespace and name was submitted to gpusched's API";
+            }
+        return;
+    }
+    if (!p || p->state != GSD_RUNNING || (spec->uid[0] && p->uid[0] && strcmp(spec->uid, p->uid)))
         return;
     for (size_t i = 0; i < a->n; i++)
         if (a->idx[i] >= 0) {

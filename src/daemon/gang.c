@@ -37,7 +37,7 @@ static void gang_reason(struct gsd_state *st, const struct gsd_group *g, const c
 {
     for (struct gsd_pod *p = st->phead; p; p = p->pnext)
         if (p->grp == g && p->state == GSD_PENDING) {
-            snprintf(p->reason, sizeof(p->reason), "%s", why);
+            snprintf(p->reason, sizeof(p->reason), "%.*s", (int)sizeof(p->reason) - 1, why);
             p->why = "waiting for its gang";
         }
 }
@@ -214,6 +214,30 @@ static int opt_name(const json_t *o, const char *key, const char *field, char ou
     return 0;
 }
 
+/* The PodGroup spec's fields: the first three applied, the rest Volcano's, known but not. */
+static const char *const spec_keys[] = {"minMember",    "queue",         "priorityClassName",
+                                        "minResources", "minTaskMember", "networkTopology"};
+#define SPEC_APPLIED 3
+
+/* Every key of @spec is a PodGroup spec field. Return: 0; -EINVAL with @e naming the first. */
+static int spec_known(const json_t *spec, struct gsd_ferr *e)
+{
+    const char *k;
+    const json_t *v;
+    json_object_foreach((json_t *)spec, k, v)
+    {
+        size_t i = 0;
+        while (i < sizeof(spec_keys) / sizeof(spec_keys[0]) && strcmp(k, spec_keys[i]))
+            i++;
+        if (i == sizeof(spec_keys) / sizeof(spec_keys[0])) {
+            char field[96];
+            snprintf(field, sizeof(field), "spec.%.80s", k);
+            return bad(e, field, "no such PodGroup field");
+        }
+    }
+    return 0;
+}
+
 /* A Volcano PodGroup object; metadata.namespace may be absent ("" then). */
 static int parse_group(const json_t *b, struct gsd_group *g, struct gsd_ferr *e)
 {
@@ -239,6 +263,12 @@ static int parse_group(const json_t *b, struct gsd_group *g, struct gsd_ferr *e)
         memcpy(g->ns, json_string_value(ns), json_string_length(ns) + 1);
     if (!rc && !json_is_object(spec))
         return bad(e, "spec", "expected an object");
+    if (!rc && (rc = spec_known(spec, e)) != 0)
+        return rc;
+    for (size_t i = SPEC_APPLIED; !rc && i < sizeof(spec_keys) / sizeof(spec_keys[0]); i++)
+        if (json_object_get(spec, spec_keys[i]))
+            gsd_log("warn", "PodGroup field not applied by gpuschedd", "podgroup", g->name, "field",
+                    spec_keys[i], NULL);
     const json_t *min = rc ? NULL : json_object_get(spec, "minMember");
     if (!rc && (!json_is_integer(min) || json_integer_value(min) < 1 ||
                 json_integer_value(min) > GSD_GANG_MAX))
@@ -248,6 +278,22 @@ static int parse_group(const json_t *b, struct gsd_group *g, struct gsd_ferr *e)
         rc = opt_name(spec, "queue", "spec.queue", g->queue, e);
     }
     return rc ? rc : opt_name(spec, "priorityClassName", "spec.priorityClassName", g->pclass, e);
+}
+
+/* Members already running stay in their queue: a PodGroup naming another is refused (409), as
+ * moving their use between queues would pass one's capability behind its back. */
+static int members_in_queue(struct gsd_state *st, const struct gsd_group *g, struct gsd_req *r)
+{
+    for (const struct gsd_pod *p = st->head; g->queue[0] && gsd_queues_volcano(st->cfg) && p;
+         p = p->next)
+        if (p->state == GSD_RUNNING && !strcmp(p->ns, g->ns) && !strcmp(p->group, g->name) &&
+            strcmp(gsd_pod_queue(st, p), g->queue)) {
+            gsd_reply_error(r, 409, "spec.queue",
+                            "spec.queue: member %s/%s already runs in queue %s, not %s", p->ns,
+                            p->name, gsd_pod_queue(st, p), g->queue);
+            return 0;
+        }
+    return 1;
 }
 
 /* May @viewer (NULL: the admin) use namespace @ns? Writes 403 when not. */
@@ -291,7 +337,9 @@ static void post_group(struct gsd_state *st, struct gsd_req *r, const struct gsd
         gsd_reply_error(r, 409, "metadata.name", "PodGroup %s/%s exists", g.ns, g.name);
         return;
     }
-    if (!gsd_ns_owned(st, g.ns, r) || !gsd_queue_known(st, g.queue, "spec.queue", r))
+    if (!gsd_ns_owned(st, g.ns, r) || !gsd_queue_known(st, g.queue, "spec.queue", r) ||
+        !gsd_priority_class_known(st, g.pclass, "spec.priorityClassName", r) ||
+        !members_in_queue(st, &g, r))
         return;
     if (st->ngroups >= GSD_GROUPS_MAX) {
         gsd_reply_error(r, 507, "", "the daemon holds %d PodGroups; delete some first",

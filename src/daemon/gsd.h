@@ -906,6 +906,13 @@ void gsd_extender_preempt(struct gsd_state *st, struct gsd_req *r, const json_t 
  */
 int gsd_priority_resolve(const struct gsd_state *st, struct gsd_podspec *spec, struct gsd_ferr *e);
 /*
+ * gsd_priority_class_known() - whether PriorityClass @name ("" = none named) may be named: always
+ * without PriorityClass documents; otherwise answers @r 400 on @field when none has that name.
+ * Return: 1 known, 0 answered.
+ */
+int gsd_priority_class_known(const struct gsd_state *st, const char *name, const char *field,
+                             struct gsd_req *r);
+/*
  * gsd_preempt_for() - pending pod @p fits nowhere: make room by requeueing running pods of lower
  * priority, as kube-scheduler's DefaultPreemption chooses them — on each node the fewest victims
  * in eviction order (lowest priority, then the latest started) that let it fit, on the node whose

@@ -224,7 +224,7 @@ static int bound_here(const struct gsd_bind *b, const struct answer *a, const ch
 static int post_binding(struct gsd_bind *b, const char *token, const char *pod_path,
                         int64_t deadline_us)
 {
-    char path[GSD_NAME_MAX * 3 * 2 + 64];
+    char path[GSD_NAME_MAX * 3 * 2 + 64 + sizeof("/binding")];
     snprintf(path, sizeof(path), "%s/binding", pod_path);
     int maybe_sent = 0;
     for (int attempt = 0; attempt < 2; attempt++) {
@@ -326,9 +326,10 @@ static int list_page(const struct gsd_kube *k, const struct answer *a, json_t *l
         json_object_set_new(live, key, json_string(uid));
     }
     const char *c = json_string_value(json_object_get(json_object_get(j, "metadata"), "continue"));
-    *cont = c && *c ? strdup(c) : NULL;
-    json_decref(j);
-    return c && *c && !*cont ? -ENOMEM : 0;
+    int more = c && *c;
+    *cont = more ? strdup(c) : NULL;
+    json_decref(j); /* c is gone with it */
+    return more && !*cont ? -ENOMEM : 0;
 }
 
 int gsd_kube_live(const struct gsd_kube *k, const atomic_int *stop, json_t **live, char *why,

@@ -144,8 +144,8 @@ static void per_namespace(struct sbuf *b, const struct pq *v, size_t n)
             int64_t sum = 0;
             size_t j = i;
             for (; j < n && !by_tenant_queue_ns(&v[i], &v[j]); j++)
-                sum += pass ? v[j].milli
-                            : (v[j].p->req.gpu_milli == 1000 ? v[j].p->req.num_gpu : 0);
+                sum +=
+                    pass ? v[j].milli : (v[j].p->req.gpu_milli == 1000 ? v[j].p->req.num_gpu : 0);
             char t[160], q[160], ns[160];
             put(b, "%s{tenant=\"%s\",queue=\"%s\",namespace=\"%s\"} %lld\n",
                 pass ? "gpusched_allocated_gpu_milli" : "gpusched_allocated_gpus",

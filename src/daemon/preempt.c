@@ -337,6 +337,16 @@ static const struct gs_priority_class_spec *pclass_named(const struct gsd_config
     return NULL;
 }
 
+int gsd_priority_class_known(const struct gsd_state *st, const char *name, const char *field,
+                             struct gsd_req *r)
+{
+    const struct gs_scenario *s = st->cfg->quotas;
+    if (!name[0] || !s || !s->npriority_classes || pclass_named(st->cfg, name))
+        return 1;
+    gsd_reply_error(r, 400, field, "%s: no PriorityClass with name %s was found", field, name);
+    return 0;
+}
+
 int gsd_priority_resolve(const struct gsd_state *st, struct gsd_podspec *spec, struct gsd_ferr *e)
 {
     const struct gs_scenario *s = st->cfg->quotas;

@@ -412,9 +412,11 @@ static enum MHD_Result begin(struct gsd_server *s, struct MHD_Connection *c, con
     k->r = r;
     *con_cls = k;
     snprintf(r->method, sizeof(r->method), "%s", method);
-    if (strlen(url) >= sizeof(r->path))
-        r->qarg_too_long = 1;
-    snprintf(r->path, sizeof(r->path), "%s", url);
+    size_t n = strlen(url);
+    r->qarg_too_long = n >= sizeof(r->path);
+    n = n < sizeof(r->path) ? n : sizeof(r->path) - 1; /* cut: refused as too long */
+    memcpy(r->path, url, n);
+    r->path[n] = '\0';
     k->cap = atomic_load(strncmp(url, "/extender/", 10) ? &s->max_body : &s->ext_max_body);
     MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, keep_qarg, r);
     read_auth(c, r);

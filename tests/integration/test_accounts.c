@@ -217,6 +217,21 @@ static void test_volcano_queues(void **state)
     call(&d, "/v1/pods/team-a/r2", TOKEN_A, 200, &a);
     assert_string_equal(json_string_value(json_object_get(a.json, "state")), "running");
     h_answer_free(&a);
+
+    /* A PodGroup posted after a member runs may not move it to another queue. */
+    char *pod = h_pod_annotated("team-b", "g2m1", 1, 0, "scheduling.k8s.io/group-name", "g2");
+    assert_int_equal(h_call(&d, "POST", "/v1/pods", TOKEN_B, pod, &a), 0);
+    assert_int_equal(a.status, 201);
+    h_answer_free(&a);
+    free(pod);
+    assert_int_equal(h_call(&d, "POST", "/v1/podgroups", TOKEN_B,
+                            "{\"metadata\":{\"name\":\"g2\"},\"spec\":{\"minMember\":1,"
+                            "\"queue\":\"prod\"}}",
+                            &a),
+                     0);
+    assert_int_equal(a.status, 409);
+    assert_string_equal(json_string_value(json_object_get(a.json, "field")), "spec.queue");
+    h_answer_free(&a);
     assert_int_equal(h_stop(&d), 0);
     h_cleanup(&d);
 }

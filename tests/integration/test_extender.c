@@ -218,6 +218,27 @@ static void test_bind_records_cards(void **state)
     json_decref(r);
 }
 
+/* A pod of that name already submitted to the API: filter passes no node, saying why. */
+static void test_api_pod_name_taken(void **state)
+{
+    (void)state;
+    static const char *const nodes[] = {"n-a100-0", "n-a100-1"};
+    struct answer a;
+    char *pod = h_pod("team-a", "via-api", 1, 0);
+    assert_int_equal(h_call(&d, "POST", "/v1/pods", TOKEN_A, pod, &a), 0);
+    assert_int_equal(a.status, 201);
+    h_answer_free(&a);
+    json_t *r = h_extender(&d, "filter", pod, nodes, 2);
+    free(pod);
+    assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 0);
+    assert_non_null(
+        strstr(json_string_value(json_object_get(json_object_get(r, "FailedNodes"), "n-a100-0")),
+               "submitted to gpusched's API"));
+    json_decref(r);
+    assert_int_equal(h_call(&d, "DELETE", "/v1/pods/team-a/via-api", TOKEN_A, NULL, &a), 0);
+    h_answer_free(&a);
+}
+
 static void test_errors_in_error_field(void **state)
 {
     (void)state;
@@ -434,6 +455,7 @@ int main(void)
         cmocka_unit_test(test_every_spelling_same_answer),
         cmocka_unit_test(test_bind_records_cards),
         cmocka_unit_test(test_errors_in_error_field),
+        cmocka_unit_test(test_api_pod_name_taken),
         cmocka_unit_test(test_preempt),
         cmocka_unit_test(test_preempt_shares),
         cmocka_unit_test(test_preempt_bad_fields),

@@ -243,6 +243,8 @@ static void test_bad_podgroups(void **state)
         {"{\"metadata\":{\"name\":\"g\"},\"spec\":{\"minMember\":1,\"priorityClassName\":\"\"}}",
          "spec.priorityClassName"},
         {"{\"metadata\":{\"name\":\"g\"}}", "spec"},
+        {"{\"metadata\":{\"name\":\"g\"},\"spec\":{\"minMember\":1,\"minMembers\":2}}",
+         "spec.minMembers"},
         {"[]", ""},
     };
     assert_int_equal(h_setup(&d, NULL), 0);
