@@ -393,7 +393,7 @@ static void test_gpuclustering_same_kind(void **state)
 static void test_fgd_node_choice(void **state)
 {
     (void)state;
-    /* FGD and the gpusched policy (FGD x 200 + StrandedShare x 1 <= 900 + ExpectedWaste x 50
+    /* FGD and the gpusched policy (FGD x 130 + StrandedShare x 1 <= 900 + ExpectedWaste x 50
      * <= 50000) choose the same node on this cluster; bestfit takes another. */
     static const char *const policies[] = {"fgd", "gpusched", "bestfit"};
     static const int expect_node[] = {1, 1, 2};
