@@ -13,8 +13,8 @@
  *   is an error, never silently dropped, because a dropped "scroe:" would quietly run a profile
  *   without its score plugins. The message suggests the nearest known key.
  * - Defaults merged as kube-scheduler merges them: a profile starts from the default plugins
- *   (gs_profile_new_default(): GPUQueueSort, GPUAvailability, NodeGPUFilter, FGD weight 200,
- *   StrandedShare weight 1 and ExpectedWaste weight 1, NodeGPUReserve); per extension point
+ *   (gs_profile_new_default(): GPUQueueSort, GPUAvailability, NodeGPUFilter, FGD weight 130,
+ *   StrandedShare weight 1 and ExpectedWaste weight 50, NodeGPUReserve); per extension point
  * `disabled` is applied first
  *   ("*" removes every default there), then `enabled` appends, or sets the weight of a plugin
  *   already there. A key with no value (null) counts as absent, as when kube-scheduler decodes it.

@@ -131,7 +131,7 @@ static const struct {
     const char *score[3];
     int weight[3];
 } policies[] = {
-    {"gpusched", {"FGD", "StrandedShare", "ExpectedWaste"}, {200, 1, 1}},
+    {"gpusched", {"FGD", "StrandedShare", "ExpectedWaste"}, {130, 1, 50}},
     {"fgd", {"FGD", NULL}, {1, 0}},
     {"bestfit", {"BestFit", NULL}, {1, 0}},
     {"gpupacking", {"GpuPacking", NULL}, {1, 0}},

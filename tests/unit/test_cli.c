@@ -485,7 +485,7 @@ static void test_config_profiles(void **state)
     run(&r, ARGS("simulate", "--nodes", EIGHTH_NODES, "--sequence", EIGHTH_SEQUENCE, "--config",
                  "deploy/kube-scheduler-config.yaml", "--quiet"));
     expect_exit(&r, 0);
-    expect_has(r.out, "score FGD x200, StrandedShare x1, ExpectedWaste x1;");
+    expect_has(r.out, "score FGD x130, StrandedShare x1, ExpectedWaste x50;");
     assert_int_equal(r.err_len, 0);
     result_free(&r);
 

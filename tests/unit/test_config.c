@@ -119,7 +119,7 @@ static void test_seed_file_loads(void **state)
     /* the defaults stay, as kube-scheduler merges them; the file's plugin is appended */
     assert_int_equal(gs_profile_count(p, GS_EP_SCORE), 4);
     assert_string_equal(plugin_at(p, GS_EP_SCORE, 0, &weight), "FGD");
-    assert_int_equal(weight, 200);
+    assert_int_equal(weight, 130);
     assert_string_equal(plugin_at(p, GS_EP_SCORE, 3, &weight), "GPUBinPacking");
     assert_int_equal(weight, 8);
     assert_int_equal(gs_profile_count(p, GS_EP_RESERVE), 1); /* the default NodeGPUReserve */

@@ -264,6 +264,28 @@ static void test_expected_waste_counts_cpu(void **state)
     gs_cluster_free(c);
 }
 
+/*
+ * A share that leaves a partly used card with 0.10 to 0.30 free scores 0: nothing of the mix fits
+ * there. Without the rule, by the table above: 0.47 on 0.68 leaves 0.21, 500 - (210 - 70) / 2 =
+ * 430; 0.32 on 0.42 leaves 0.10, V(420) = V(100) = 100, so 500. Just outside: 0.32 on 0.62 leaves
+ * 0.30, 500 - (300 - 250) / 2 = 475. An empty card is exempt: a 0.81 pod leaves 0.19 wherever it
+ * goes, 500 - (190 - 0) / 2 = 405. Every pod of the mix asks for 1 core; 7 are left.
+ */
+static void test_expected_waste_dead_remainder(void **state)
+{
+    (void)state;
+    struct gs_cluster *c;
+    struct gs_sched *s = one_node_sched(&c, "gpusched");
+    set_mix(s, 0);
+    const uint16_t r680[1] = {680}, r420[1] = {420}, r620[1] = {620}, empty[1] = {1000};
+    assert_int_equal(waste_score(s, 1, r680, 8000, 1000, 470, 0), 0);
+    assert_int_equal(waste_score(s, 1, r420, 8000, 1000, 320, 0), 0);
+    assert_int_equal(waste_score(s, 1, r620, 8000, 1000, 320, 0), 475);
+    assert_int_equal(waste_score(s, 1, empty, 8000, 1000, 810, 0), 405);
+    gs_sched_free(s);
+    gs_cluster_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -275,6 +297,7 @@ int main(void)
         cmocka_unit_test(test_expected_waste_by_hand),
         cmocka_unit_test(test_expected_waste_card_choice),
         cmocka_unit_test(test_expected_waste_counts_cpu),
+        cmocka_unit_test(test_expected_waste_dead_remainder),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

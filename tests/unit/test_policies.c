@@ -393,9 +393,8 @@ static void test_gpuclustering_same_kind(void **state)
 static void test_fgd_node_choice(void **state)
 {
     (void)state;
-    /* FGD and the gpusched policy (FGD x 200 + StrandedShare x 1 <= 900 + ExpectedWaste x 1 <=
-     * 1000) agree whenever FGD's scores differ by a step (2000 > 1900); bestfit takes another
-     * node on the same cluster. */
+    /* FGD and the gpusched policy (FGD x 130 + StrandedShare x 1 <= 900 + ExpectedWaste x 50
+     * <= 50000) choose the same node on this cluster; bestfit takes another. */
     static const char *const policies[] = {"fgd", "gpusched", "bestfit"};
     static const int expect_node[] = {1, 1, 2};
     static const uint32_t expect_mask[] = {0x1, 0x1, 0x2};
