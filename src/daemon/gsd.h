@@ -779,6 +779,15 @@ void gsd_mig_release(struct gsd_state *st, struct gsd_pod *p);
  * O(catalog models).
  */
 int64_t gsd_pod_share_milli(const struct gsd_state *st, const struct gsd_pod *p);
+/*
+ * gsd_mig_holds_freed() - the cards of node @node in MIG mode whose every instance belongs to one
+ * of @gone[0..@n) (running pods of that node): their whole-card holds in the engine, which those
+ * pods' going would give back, as engine requests and placements into @req and @pl (room for
+ * GS_GPUS_MAX each), so a whole-card or shared pod can be weighed against them.
+ * Return: how many (0..GS_GPUS_MAX).
+ */
+int gsd_mig_holds_freed(const struct gsd_state *st, size_t node, const struct gsd_pod *const *gone,
+                        size_t n, struct gs_pod_req *req, struct gs_placement *pl);
 /* gsd_pod_cards() - the cards running pod @p holds on its node: the engine's, or its MIG card. */
 uint32_t gsd_pod_cards(const struct gsd_pod *p);
 /* gsd_mig_card_json() - {"mode": "whole"|"mig", "mig_instances": [{"profile", "start"}]}

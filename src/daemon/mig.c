@@ -247,11 +247,36 @@ const char *gsd_mig_reason(int r, const char *profile, char *buf, size_t size)
     return buf;
 }
 
+/* The engine's part of a card in MIG mode: one whole card no pod owns. */
+static void hold_of(size_t i, int g, struct gs_pod_req *r, struct gs_placement *pl)
+{
+    *r = (struct gs_pod_req){.num_gpu = 1, .gpu_milli = 1000};
+    *pl = (struct gs_placement){(int32_t)i, 1u << g, 1000};
+}
+
+int gsd_mig_holds_freed(const struct gsd_state *st, size_t node, const struct gsd_pod *const *gone,
+                        size_t n, struct gs_pod_req *req, struct gs_placement *pl)
+{
+    int m = 0;
+    for (int g = 0; st->mig && g < GS_GPUS_MAX; g++) {
+        const struct gs_mig_card *c = &st->mig[node].card[g];
+        size_t leaving = 0;
+        for (size_t k = 0; c->mig_mode && k < n; k++)
+            leaving += gone[k]->mig[0] && gone[k]->mig_gpu == g;
+        if (c->mig_mode && leaving == c->ninst) {
+            hold_of(node, g, &req[m], &pl[m]);
+            m++;
+        }
+    }
+    return m;
+}
+
 /* Hold (@take 1) or give back card @g of node @i whole in the engine. */
 static int hold(struct gsd_state *st, size_t i, int g, int take, struct gs_diag *why)
 {
-    struct gs_pod_req r = {.num_gpu = 1, .gpu_milli = 1000};
-    struct gs_placement pl = {(int32_t)i, 1u << g, 1000};
+    struct gs_pod_req r;
+    struct gs_placement pl;
+    hold_of(i, g, &r, &pl);
     return take ? gs_sched_bind_placement(st->sched, &r, &pl, why)
                 : gs_sched_release(st->sched, &r, &pl);
 }

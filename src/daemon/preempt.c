@@ -175,7 +175,8 @@ static int evict_before(const struct gsd_pod *a, const struct gsd_pod *b)
 }
 
 /* Does @req (a MIG instance of @mig when not "") fit node @idx were the pods @set[0..n)
- * (skipping @skip) gone? 1, 0 or -ENOMEM. @gone, @pl, @kept: room for @n. */
+ * (skipping @skip) gone? A card all whose MIG instances go is whole again. 1, 0 or -ENOMEM.
+ * @gone, @pl: room for @n + GS_GPUS_MAX; @kept: for @n. */
 static int fits_without(struct gsd_state *st, const struct gs_pod_req *req, const char *mig,
                         int idx, const struct gsd_pod *const *set, size_t n, size_t skip,
                         struct gs_pod_req *gone, struct gs_placement *pl,
@@ -190,6 +191,8 @@ static int fits_without(struct gsd_state *st, const struct gs_pod_req *req, cons
         }
     if (mig[0])
         return gsd_mig_fits_without(st, mig, req, (size_t)idx, kept, m);
+    size_t k = m; /* the MIG cards these victims empty: their engine holds go too */
+    m += (size_t)gsd_mig_holds_freed(st, (size_t)idx, kept, k, gone + k, pl + k);
     struct gs_diag why;
     gs_diag_init(&why);
     int rc = gs_sched_fits_without(st->sched, req, (size_t)idx, gone, pl, m, &why);
@@ -205,8 +208,8 @@ static int fits_without(struct gsd_state *st, const struct gs_pod_req *req, cons
 static int minimal_set(struct gsd_state *st, const struct gs_pod_req *req, const char *mig, int idx,
                        const struct gsd_pod **set, size_t n)
 {
-    struct gs_pod_req *gone = calloc(n + 1, sizeof(*gone));
-    struct gs_placement *pl = calloc(n + 1, sizeof(*pl));
+    struct gs_pod_req *gone = calloc(n + GS_GPUS_MAX + 1, sizeof(*gone));
+    struct gs_placement *pl = calloc(n + GS_GPUS_MAX + 1, sizeof(*pl));
     const struct gsd_pod **kept = calloc(n + 1, sizeof(*kept));
     int rc = gone && pl && kept ? 0 : -ENOMEM;
     size_t need = 0; /* the shortest prefix of the order that makes room */

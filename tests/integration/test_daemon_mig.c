@@ -590,6 +590,27 @@ static void test_preempt(void **state)
     h_cleanup(&d);
 }
 
+/* A whole-card pod of higher priority preempts MIG pods: the card their instances all leave is
+ * whole again, and the node with the fewest such victims is chosen. */
+static void test_whole_card_preempts_mig(void **state)
+{
+    (void)state;
+    struct daemon d;
+    assert_int_equal(setup_mig(&d, 1), 0);
+    assert_int_equal(h_start(&d), 0);
+    submit(&d, TOKEN_A, mig_pod("team-a", "a1", "3g.20gb", NULL, NULL));
+    submit(&d, TOKEN_A, mig_pod("team-a", "a2", "3g.20gb", NULL, NULL));
+    submit(&d, TOKEN_A, mig_pod("team-a", "a3", "7g.40gb", NULL, NULL));
+    expect_at(&d, "team-a", "a3", "running n-a40-1 0 0");
+    submit(&d, TOKEN_A, with_spec(whole_a40("w1"), "priorityClassName", json_string("p10")));
+    expect_at(&d, "team-a", "w1", "running n-a40-1 0 -1"); /* one victim there, two on n-a40-0 */
+    expect_at(&d, "team-a", "a3", "pending - -1 -1");
+    expect_card(&d, "n-a40-1", 0, "whole ");
+    expect_at(&d, "team-a", "a1", "running n-a40-0 0 4");
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -598,7 +619,7 @@ int main(void)
         cmocka_unit_test(test_quota),        cmocka_unit_test(test_restart),
         cmocka_unit_test(test_old_store),    cmocka_unit_test(test_extender),
         cmocka_unit_test(test_card_failure), cmocka_unit_test(test_reload),
-        cmocka_unit_test(test_preempt),
+        cmocka_unit_test(test_preempt),      cmocka_unit_test(test_whole_card_preempts_mig),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
