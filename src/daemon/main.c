@@ -50,7 +50,10 @@ static void usage(FILE *f)
 
 static int bad(const char *msg, const char *arg)
 {
-    gsd_log("error", msg, "arg", arg ? arg : "", NULL);
+    if (arg && *arg)
+        gsd_log("error", msg, "arg", arg, NULL);
+    else
+        gsd_log("error", msg, NULL);
     return 2;
 }
 

@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define SCHEMA_VERSION 2
 
@@ -151,6 +152,7 @@ static int64_t schema_version(struct gsd_store *s)
 
 static int open_db(struct gsd_store *s, const char *path, struct gs_diag *d)
 {
+    int fresh = access(path, F_OK) != 0; /* made now: its schema steps are no news */
     if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
         SQLITE_OK)
         return gs_diag_error_code(d, -EIO, "%s: cannot open: %s", path,
@@ -185,7 +187,8 @@ static int open_db(struct gsd_store *s, const char *path, struct gs_diag *d)
             return -EIO;
         }
         snprintf(step, sizeof(step), "%lld", (long long)ver + 1);
-        gsd_log("info", "store schema brought forward", "path", path, "schema", step, NULL);
+        if (!fresh)
+            gsd_log("info", "store schema brought forward", "path", path, "schema", step, NULL);
     }
     return 0;
 }

@@ -83,6 +83,33 @@ int h_policy(struct daemon *d, const char *text)
     return h_write(d->policy, text);
 }
 
+/* Daemons started and not yet stopped: a test that fails midway (cmocka jumps out of it) leaves
+ * its daemon running, so whatever is left is killed when the test binary exits. */
+#define LIVE_MAX 64
+static pid_t live[LIVE_MAX];
+
+static void kill_live(void)
+{
+    for (int i = 0; i < LIVE_MAX; i++)
+        if (live[i] > 0) {
+            kill(live[i], SIGKILL);
+            waitpid(live[i], NULL, 0);
+        }
+}
+
+/* Remember @pid (@on 1) or forget it (0). */
+static void track(pid_t pid, int on)
+{
+    static int registered;
+    if (!registered)
+        registered = atexit(kill_live) == 0;
+    for (int i = 0; i < LIVE_MAX; i++)
+        if (on ? live[i] <= 0 : live[i] == pid) {
+            live[i] = on ? pid : 0;
+            return;
+        }
+}
+
 int h_start(struct daemon *d)
 {
     const char *bin = getenv("GPUSCHEDD_BIN");
@@ -117,6 +144,7 @@ int h_start(struct daemon *d)
     posix_spawn_file_actions_destroy(&fa);
     if (rc)
         return -1;
+    track(d->pid, 1);
     for (int i = 0; i < 3000; i++) { /* up to 30 s: a sanitizer build restores slowly */
         struct answer a;
         if (h_call(d, "GET", "/healthz", NULL, NULL, &a) == 0 && a.status == 200) {
@@ -126,6 +154,7 @@ int h_start(struct daemon *d)
         h_answer_free(&a);
         int st;
         if (waitpid(d->pid, &st, WNOHANG) == d->pid) {
+            track(d->pid, 0);
             d->pid = 0;
             return -1;
         }
@@ -141,6 +170,7 @@ int h_stop(struct daemon *d)
         return -1;
     kill(d->pid, SIGTERM);
     waitpid(d->pid, &st, 0);
+    track(d->pid, 0);
     d->pid = 0;
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
@@ -151,6 +181,7 @@ void h_kill(struct daemon *d)
         return;
     kill(d->pid, SIGKILL);
     waitpid(d->pid, NULL, 0);
+    track(d->pid, 0);
     d->pid = 0;
 }
 
