@@ -194,6 +194,19 @@ struct billing {
     int64_t now_s;
 };
 
+/* The catalog model a run used: as the ledger recorded it, else (older rows) its node's now. */
+static int run_model(const struct gsd_state *st, const struct gsd_run *run)
+{
+    int m = run->model[0] ? gs_catalog_find(run->model, -1) : -1;
+    if (m >= 0)
+        return m;
+    int node = gs_cluster_find(st->cluster, run->node);
+    struct gs_node_info ni;
+    if (node < 0 || gs_cluster_node_info(st->cluster, (size_t)node, &ni))
+        return -1;
+    return ni.model;
+}
+
 static int bill_run(void *ud, const struct gsd_run *run)
 {
     struct billing *b = ud;
@@ -201,19 +214,21 @@ static int bill_run(void *ud, const struct gsd_run *run)
     gs_diag_init(&why);
     if (!run->gpu_milli || !run->cards)
         return 0; /* a pod without GPUs: bills price GPUs only */
-    int node = gs_cluster_find(b->st->cluster, run->node);
-    struct gs_node_info ni;
-    if (node < 0 || gs_cluster_node_info(b->st->cluster, (size_t)node, &ni) || ni.model < 0) {
+    int model = run_model(b->st, run);
+    if (model < 0) {
         gs_diag_error(&why, "node %s is no longer in the inventory: its GPU model is unknown",
                       run->node);
     } else {
         int64_t end_s = run->end_us ? run->end_us / 1000000 : b->now_s;
         struct gs_bill_use use = {
             .tenant = run->tenant,
-            .mode = run->gpu_milli == 1000 ? GS_BILL_EXCLUSIVE : GS_BILL_SHARED,
-            .model = ni.model,
+            .mode = run->mig[0]              ? GS_BILL_MIG
+                    : run->gpu_milli == 1000 ? GS_BILL_EXCLUSIVE
+                                             : GS_BILL_SHARED,
+            .model = model,
+            .profile = run->mig[0] ? run->mig : NULL,
             .cards = run->cards,
-            .share_milli = run->gpu_milli,
+            .share_milli = run->mig[0] ? 1000 : run->gpu_milli,
             .start_s = run->start_us / 1000000,
             .end_s = end_s > run->start_us / 1000000 ? end_s : run->start_us / 1000000,
         };

@@ -277,10 +277,13 @@ int gsd_store_begin(struct gsd_store *s);
 int gsd_store_commit(struct gsd_store *s);
 void gsd_store_rollback(struct gsd_store *s);
 /* gsd_store_pod_insert() - insert @p (sets p->id), its cards and, when running, its ledger row.
- * @node: the node's name when running. Return: 0; -EIO. */
-int gsd_store_pod_insert(struct gsd_store *s, struct gsd_pod *p, const char *node);
-/* gsd_store_pod_start() - a pending pod got @p->pl on @node: state, cards, ledger row. */
-int gsd_store_pod_start(struct gsd_store *s, const struct gsd_pod *p, const char *node);
+ * @node, @model: the node's name and GPU model (catalog name, "" none) when running; the ledger
+ * keeps the model (and the MIG profile) so bills price a run as it was. Return: 0; -EIO. */
+int gsd_store_pod_insert(struct gsd_store *s, struct gsd_pod *p, const char *node,
+                         const char *model);
+/* gsd_store_pod_start() - a pending pod got @p->pl on @node (GPU @model): state, cards, ledger. */
+int gsd_store_pod_start(struct gsd_store *s, const struct gsd_pod *p, const char *node,
+                        const char *model);
 /* gsd_store_pod_unstart() - a running pod goes back to pending (its node vanished). */
 int gsd_store_pod_unstart(struct gsd_store *s, const struct gsd_pod *p, int64_t end_us);
 /* gsd_store_pod_delete() - remove @p and its cards; close its ledger row at @end_us. */
@@ -309,7 +312,9 @@ int gsd_store_health_load(
 struct gsd_run {
     char tenant[GSD_NAME_MAX], ns[GSD_NAME_MAX], name[GSD_NAME_MAX];
     char node[GS_NAME_MAX];
-    int cards;     /* cards held */
+    char model[GS_NAME_MAX]; /* the node's GPU model when it ran, "" when not recorded */
+    char mig[GSD_MIG_MAX];   /* its MIG profile, "" none */
+    int cards;               /* cards held */
     int gpu_milli; /* per card: 1000 whole, 1..999 a share or a MIG instance's part, 0 no GPU */
     int64_t start_us, end_us; /* wall clock; end 0 while it runs */
 };
@@ -571,6 +576,8 @@ struct gsd_pod *gsd_pod_find(struct gsd_state *st, const char *ns, const char *n
  * placeable, 409 a bind that does not fit or is over quota, 500, 503 the store failed). */
 struct gsd_pod *gsd_pod_add(struct gsd_state *st, struct gsd_podspec *spec, const char *tenant,
                             int source, int node, struct gsd_ferr *e);
+/* gsd_node_model() - the catalog name of node @node's GPU model, "" when it has none. */
+const char *gsd_node_model(const struct gsd_state *st, int node);
 /*
  * gsd_pod_probe() - fill @p's request, names and group from @spec, @tenant ("" or NULL: none), as
  * gsd_pod_add() would, without registering anything: what quota checks read. The labels and

@@ -441,7 +441,7 @@ struct gsd_pod *gsd_pod_add(struct gsd_state *st, struct gsd_podspec *spec, cons
         pend(st, p);
     const char *node_name =
         p->state == GSD_RUNNING ? gs_cluster_node_name(st->cluster, (size_t)p->pl.node) : NULL;
-    if (gsd_store_pod_insert(st->store, p, node_name)) {
+    if (gsd_store_pod_insert(st->store, p, node_name, gsd_node_model(st, p->pl.node))) {
         set_ferr(e, 503, "", "the store failed; the daemon restarts from its last commit");
         st->failed = 1;
         return NULL; /* memory is abandoned with the process: the store is the truth */
@@ -575,10 +575,19 @@ int gsd_state_retry(struct gsd_state *st)
     return 0;
 }
 
+const char *gsd_node_model(const struct gsd_state *st, int node)
+{
+    struct gs_node_info ni;
+    if (node < 0 || gs_cluster_node_info(st->cluster, (size_t)node, &ni) || ni.model < 0)
+        return "";
+    return gs_catalog_at(ni.model)->name;
+}
+
 int gsd_pod_started(struct gsd_state *st, struct gsd_pod *p)
 {
     unpend(st, p);
-    if (gsd_store_pod_start(st->store, p, gs_cluster_node_name(st->cluster, (size_t)p->pl.node))) {
+    if (gsd_store_pod_start(st->store, p, gs_cluster_node_name(st->cluster, (size_t)p->pl.node),
+                            gsd_node_model(st, p->pl.node))) {
         st->failed = 1;
         return -EIO;
     }

@@ -30,12 +30,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#define SCHEMA_VERSION 2
+#define SCHEMA_VERSION 3
 
 /* migrate[v - 1]: schema v to v + 1. */
 static const char *const migrate[SCHEMA_VERSION - 1] = {
     "ALTER TABLE pods ADD COLUMN mig_profile TEXT NOT NULL DEFAULT '';"
     "ALTER TABLE assignments ADD COLUMN mig_start INTEGER;",
+    /* what a run used, as it was: the node's model may change, and a MIG run is priced as one */
+    "ALTER TABLE ledger ADD COLUMN model TEXT;"
+    "ALTER TABLE ledger ADD COLUMN mig_profile TEXT NOT NULL DEFAULT '';",
 };
 
 static const char schema[] =
@@ -106,7 +109,8 @@ static const char *const sql[Q_COUNT] = {
                  " VALUES(?1, ?2, ?3, ?4, ?5)",
     [Q_UNASSIGN] = "DELETE FROM assignments WHERE pod_id = ?1",
     [Q_LEDGER_OPEN] = "INSERT INTO ledger(pod_seq, namespace, name, tenant, uid, node, gpus,"
-                      " gpu_milli, start_us) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9)",
+                      " gpu_milli, start_us, model, mig_profile)"
+                      " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
     [Q_LEDGER_CLOSE] = "UPDATE ledger SET end_us = ?2 WHERE pod_seq = ?1 AND end_us IS NULL",
     [Q_NODE_PUT] = "INSERT OR REPLACE INTO node_health(node, ready, since_us) VALUES(?1, ?2, ?3)",
     [Q_GPU_BAD] = "INSERT OR REPLACE INTO gpu_health(node, gpu, xid, since_us) VALUES(?1,?2,?3,?4)",
@@ -272,8 +276,9 @@ static void mask_text(uint32_t mask, char *buf, size_t cap)
             off += (size_t)snprintf(buf + off, cap - off, off ? ",%d" : "%d", g);
 }
 
-/* The cards of a running pod and its open ledger row. */
-static int record_run(struct gsd_store *s, const struct gsd_pod *p, const char *node)
+/* The cards of a running pod and its open ledger row (@model: its node's, "" unknown). */
+static int record_run(struct gsd_store *s, const struct gsd_pod *p, const char *node,
+                      const char *model)
 {
     sqlite3_stmt *q = s->q[Q_ASSIGN];
     uint32_t cards = gsd_pod_cards(p);
@@ -298,10 +303,13 @@ static int record_run(struct gsd_store *s, const struct gsd_pod *p, const char *
     bind_text(q, 7, gpus);
     sqlite3_bind_int(q, 8, milli);
     sqlite3_bind_int64(q, 9, p->start_us);
+    bind_text(q, 10, model);
+    bind_text(q, 11, p->mig);
     return step(s, Q_LEDGER_OPEN);
 }
 
-int gsd_store_pod_insert(struct gsd_store *s, struct gsd_pod *p, const char *node)
+int gsd_store_pod_insert(struct gsd_store *s, struct gsd_pod *p, const char *node,
+                         const char *model)
 {
     sqlite3_stmt *q = s->q[Q_POD_INSERT];
     bind_identity(q, p);
@@ -327,16 +335,17 @@ int gsd_store_pod_insert(struct gsd_store *s, struct gsd_pod *p, const char *nod
     if (step(s, Q_POD_INSERT))
         return -EIO;
     p->id = sqlite3_last_insert_rowid(s->db);
-    return p->state == GSD_RUNNING ? record_run(s, p, node) : 0;
+    return p->state == GSD_RUNNING ? record_run(s, p, node, model) : 0;
 }
 
-int gsd_store_pod_start(struct gsd_store *s, const struct gsd_pod *p, const char *node)
+int gsd_store_pod_start(struct gsd_store *s, const struct gsd_pod *p, const char *node,
+                        const char *model)
 {
     sqlite3_stmt *q = s->q[Q_POD_START];
     sqlite3_bind_int64(q, 1, p->id);
     bind_text(q, 2, node);
     sqlite3_bind_int64(q, 3, p->start_us);
-    return step(s, Q_POD_START) ? -EIO : record_run(s, p, node);
+    return step(s, Q_POD_START) ? -EIO : record_run(s, p, node, model);
 }
 
 static int ledger_close(struct gsd_store *s, const struct gsd_pod *p, int64_t end_us)
@@ -468,6 +477,8 @@ static int ledger_row(sqlite3_stmt *q, void *ud)
     col_text(q, 1, run.ns, sizeof(run.ns));
     col_text(q, 2, run.name, sizeof(run.name));
     col_text(q, 3, run.node, sizeof(run.node));
+    col_text(q, 8, run.model, sizeof(run.model));
+    col_text(q, 9, run.mig, sizeof(run.mig));
     const unsigned char *gpus = sqlite3_column_text(q, 4);
     run.cards = 0;
     for (const unsigned char *c = gpus; c && *c; c++) /* "0,1,5": one more card than commas */
@@ -484,8 +495,8 @@ int gsd_store_ledger(struct gsd_store *s, const char *tenant,
     struct ledger_read lr = {fn, ud};
     return each_row(
         s,
-        "SELECT tenant, namespace, name, node, gpus, gpu_milli, start_us, coalesce(end_us, 0)"
-        " FROM ledger WHERE ?1 IS NULL OR tenant = ?1 ORDER BY id",
+        "SELECT tenant, namespace, name, node, gpus, gpu_milli, start_us, coalesce(end_us, 0),"
+        " coalesce(model, ''), mig_profile FROM ledger WHERE ?1 IS NULL OR tenant = ?1 ORDER BY id",
         tenant, ledger_row, &lr);
 }
 

@@ -314,12 +314,53 @@ static void test_bills(void **state)
     h_cleanup(&d);
 }
 
+/* A run is priced as it ran: by the model the ledger recorded (the node has another now) and, for
+ * a MIG instance, at its profile's rate. */
+static void test_bills_as_run(void **state)
+{
+    (void)state;
+    struct daemon d;
+    struct answer a;
+    char path[128];
+    sqlite3 *db;
+    assert_int_equal(h_setup(&d, NULL), 0);
+    assert_int_equal(h_start(&d), 0);
+    assert_int_equal(h_stop(&d), 0);
+    snprintf(path, sizeof(path), "%s/data/gpusched.db", d.dir);
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(db,
+                     "INSERT INTO ledger(pod_seq, namespace, name, tenant, uid, node, gpus,"
+                     " gpu_milli, start_us, end_us, model, mig_profile) VALUES"
+                     " (900101, 'team-a', 'm1', 'team-a', 'u1', 'n-a100-0', '0', 1000,"
+                     "  1767225600000000, 1767229200000000, 'T4', ''),"
+                     " (900102, 'team-a', 'm2', 'team-a', 'u2', 'n-a100-1', '3', 571,"
+                     "  1767225600000000, 1767227400000000, 'A100-SXM4-80GB', '3g.40gb')",
+                     NULL, NULL, NULL),
+        SQLITE_OK);
+    sqlite3_close(db);
+    assert_int_equal(h_start(&d), 0);
+    call(&d, "/v1/bills", TOKEN_A, 200, &a);
+    const json_t *lines = json_object_get(a.json, "lines");
+    assert_int_equal(json_array_size(lines), 2);
+    const json_t *mig = json_array_get(lines, 0), *t4 = json_array_get(lines, 1);
+    assert_string_equal(json_string_value(json_object_get(mig, "resource")),
+                        "A100-SXM4-80GB mig 3g.40gb");
+    assert_string_equal(json_string_value(json_object_get(mig, "cost")), "2.00"); /* $4/h */
+    assert_string_equal(json_string_value(json_object_get(t4, "resource")), "T4 exclusive");
+    assert_string_equal(json_string_value(json_object_get(t4, "cost")), "2.23");
+    h_answer_free(&a);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tenants_and_queues),
         cmocka_unit_test(test_volcano_queues),
         cmocka_unit_test(test_bills),
+        cmocka_unit_test(test_bills_as_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

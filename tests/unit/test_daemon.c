@@ -506,12 +506,12 @@ static void test_store(void **state)
     assert_int_equal(gsd_store_next_seq(s), 1);
     struct gsd_pod w = mkpod(1, "waits", 0), r = mkpod(2, "runs", 1);
     assert_int_equal(gsd_store_begin(s), 0);
-    assert_int_equal(gsd_store_pod_insert(s, &w, NULL), 0);
-    assert_int_equal(gsd_store_pod_insert(s, &r, "n1"), 0);
+    assert_int_equal(gsd_store_pod_insert(s, &w, NULL, ""), 0);
+    assert_int_equal(gsd_store_pod_insert(s, &r, "n1", "A100-SXM4-80GB"), 0);
     assert_int_equal(gsd_store_commit(s), 0);
     struct gsd_pod dup = mkpod(3, "runs", 0); /* same namespace/name: the store refuses it */
     assert_int_equal(gsd_store_begin(s), 0);
-    assert_int_equal(gsd_store_pod_insert(s, &dup, NULL), -EIO);
+    assert_int_equal(gsd_store_pod_insert(s, &dup, NULL, ""), -EIO);
     gsd_store_rollback(s);
     /* The waiting pod starts; the running one ends: ledger rows open and close. */
     w.state = GSD_RUNNING;
@@ -519,7 +519,7 @@ static void test_store(void **state)
     w.req.num_gpu = 1;
     w.start_us = 30;
     assert_int_equal(gsd_store_begin(s), 0);
-    assert_int_equal(gsd_store_pod_start(s, &w, "n2"), 0);
+    assert_int_equal(gsd_store_pod_start(s, &w, "n2", "T4"), 0);
     assert_int_equal(gsd_store_pod_delete(s, &r, 40), 0);
     assert_int_equal(gsd_store_commit(s), 0);
     assert_int_equal(gsd_store_next_seq(s), 3); /* the ledger remembers seq 2 */
