@@ -537,6 +537,7 @@ struct gsd_state {
     int64_t started_us;
     /* node and card health, one per node of the cluster */
     struct gsd_node_health *health;
+    size_t not_ready;         /* nodes NotReady now */
     struct gsd_node_mig *mig; /* MIG state, one per node of the cluster (mig.c) */
     int manual_clock;      /* --manual-clock: the node-monitor clock moves only by POST /v1/clock */
     int64_t manual_now_us; /* that clock */

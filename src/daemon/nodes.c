@@ -174,6 +174,7 @@ int gsd_health_init(struct gsd_state *st)
     struct loader l = {st, gsd_clock_us(st)};
     int rc = gsd_store_health_load(st->store, load_node, load_gpu, &l);
     for (size_t i = 0; !rc && i < n; i++) {
+        st->not_ready += !st->health[i].ready;
         if (!st->health[i].ready) /* a pod stored running there (an older store) waits too */
             rc = requeue_on(st, i, -1, "its node is NotReady");
         if (!rc && needs_hold(&st->health[i]))
@@ -191,6 +192,7 @@ int gsd_health_beat(struct gsd_state *st, size_t i)
     if (!h->ready) {
         gsd_log("info", "node ready", "node", gs_cluster_node_name(st->cluster, i), NULL);
         h->ready = 1;
+        st->not_ready--;
         hold_refresh(st, i);
         st->retry = 1;
     }
@@ -242,6 +244,7 @@ int gsd_health_expire(struct gsd_state *st)
         snprintf(why, sizeof(why), "node %s is NotReady: no heartbeat for %s s", name, secs);
         gsd_log("warn", "node not ready", "node", name, "silent_s", secs, NULL);
         h->ready = 0;
+        st->not_ready++;
         h->since_us = gsd_now_us();
         if (requeue_on(st, i, -1, why) || store_node(st, i))
             return -EIO;

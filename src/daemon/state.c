@@ -251,6 +251,10 @@ static int place_as(struct gsd_state *st, struct gsd_pod *p, const struct gs_pod
         return ran(st, p, 1);
     } else if (rc > 0 || rc == -EINVAL) {
         snprintf(p->reason, sizeof(p->reason), "%.255s", why.msg);
+        size_t len = strlen(p->reason);
+        if (rc > 0 && st->not_ready) /* the engine sees their capacity as taken: say why */
+            snprintf(p->reason + len, sizeof(p->reason) - len,
+                     " (%zu node(s) NotReady: their capacity is held back)", st->not_ready);
         p->why = rc <= 0 ? "invalid request" : mig_why ? mig_why : gs_sched_last_reason(st->sched);
     }
     return rc;

@@ -173,6 +173,10 @@ static void test_heartbeats(void **state)
     /* the gang went back whole: g-1 left y too; y now holds the older member, g-1 waits */
     assert_on(&d, "g-0", y);
     assert_on(&d, "g-1", "");
+    call(&d, "GET", "/v1/pods/team-a/g-1", TOKEN_A, NULL, 200, &a);
+    assert_non_null(strstr(json_string_value(json_object_get(a.json, "reason")),
+                           "1 node(s) NotReady: their capacity is held back"));
+    h_answer_free(&a);
     assert_true(h_log_has(&d, "pod=team-a/g-1 tenant=team-a state=pending reason=\"PodGroup g"));
     snprintf(want, sizeof(want), "gpusched_node_ready{Hostname=\"%s\"} 0", x);
     scrape_has(&d, want);
