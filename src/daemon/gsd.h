@@ -537,8 +537,9 @@ struct gsd_state {
     int64_t started_us;
     /* node and card health, one per node of the cluster */
     struct gsd_node_health *health;
-    size_t not_ready;         /* nodes NotReady now */
-    struct gsd_node_mig *mig; /* MIG state, one per node of the cluster (mig.c) */
+    size_t not_ready;              /* nodes NotReady now */
+    struct gsd_node_mig *mig;      /* MIG state, one per node of the cluster (mig.c) */
+    struct gsd_mig_memo *mig_memo; /* empty cards' best placements per MIG model (mig.c) */
     int manual_clock;      /* --manual-clock: the node-monitor clock moves only by POST /v1/clock */
     int64_t manual_now_us; /* that clock */
     /* quota use (quota.c), recounted from the running pods at start and at every reload */
@@ -703,6 +704,9 @@ void gsd_queue_charge(struct gsd_state *st, struct gsd_pod *p, int sign);
  */
 void gsd_queues_list(struct gsd_state *st, struct gsd_req *r, const char *name);
 /* ---- MIG instances (mig.c) ---- */
+
+#define GSD_MIG_MODELS_MEMO 16 /* MIG models whose empty-card placements are remembered */
+struct gsd_mig_memo;
 
 /*
  * One node's cards as MIG sees them. A card turns to MIG mode when the first instance is created

@@ -20,11 +20,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+/*
+ * An empty card's best placement for a profile depends only on its model, the profile and what
+ * the policy allows there, and a filter call asks it of thousands of nodes: kept per model.
+ */
+struct gsd_mig_empty {
+    int valid, prof, rc; /* rc: 0 it fits, else not */
+    unsigned mask;       /* the profiles the policy allowed when it was worked out */
+    int score, start;
+};
+
+struct gsd_mig_memo {
+    struct gsd_mig_empty empty[GSD_MIG_MODELS_MEMO];
+};
+
 int gsd_mig_init(struct gsd_state *st)
 {
     size_t n = gs_cluster_node_count(st->cluster);
     st->mig = calloc(n ? n : 1, sizeof(*st->mig));
-    if (!st->mig)
+    st->mig_memo = calloc(1, sizeof(*st->mig_memo));
+    if (!st->mig || !st->mig_memo)
         return -ENOMEM;
     for (size_t i = 0; i < n; i++) {
         struct gs_node_info ni;
@@ -138,6 +153,22 @@ static int card_fit(const struct gsd_state *st, size_t i, const struct gs_mig_ca
     struct gs_mig_card c = *card;
     if (!card_healthy(st, i, g))
         return -1;
+    if (!card->mig_mode && free_milli == 1000 && nm->model >= 0 &&
+        nm->model < GSD_MIG_MODELS_MEMO) {
+        unsigned mask = policy_mask(st, nm->model);
+        struct gsd_mig_empty *e = &st->mig_memo->empty[nm->model];
+        if (!e->valid || e->prof != prof || e->mask != mask) {
+            struct gsd_mig_choice ch = {0};
+            e->rc = gs_mig_card_init(&c, nm->model, mask) ||
+                    gs_mig_card_score(&c, prof, &ch.score) ||
+                    gs_mig_card_best_start(&c, prof, &ch.start);
+            *e = (struct gsd_mig_empty){1, prof, e->rc, mask, ch.score, ch.start};
+        }
+        if (e->rc)
+            return -1;
+        *out = (struct gsd_mig_choice){g, e->start, e->score};
+        return 0;
+    }
     if (!c.mig_mode) { /* only a card with nothing on it converts */
         if (free_milli != 1000 || gs_mig_card_init(&c, nm->model, policy_mask(st, nm->model)))
             return -1;

@@ -741,6 +741,7 @@ void gsd_state_free(struct gsd_state *st)
     json_decref(st->bill_cache);
     free(st->health);
     free(st->mig);
+    free(st->mig_memo);
     gsd_quota_free(st);
     gsd_groups_free(st);
     gsd_store_close(st->store);
