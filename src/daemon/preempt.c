@@ -425,6 +425,26 @@ static int evict(struct gsd_state *st, const struct gsd_pod *p, const struct gsd
     return 0;
 }
 
+/*
+ * What victims freed goes first to the pods waiting at a priority above @p's (they could not, or
+ * may not, preempt), as kube-scheduler's queue would hand it out; @p takes what is left, and may
+ * preempt again on the next pass. Return: 0; -ENOMEM; -EIO.
+ */
+static int first_higher(struct gsd_state *st, const struct gsd_pod *p)
+{
+    for (struct gsd_pod *q = st->phead, *next; q && q->priority > p->priority; q = next) {
+        next = q->pnext;
+        if (q->grp && gsd_gang_waiting(q->grp))
+            continue; /* a gang goes whole, in the retry pass */
+        int rc = gsd_pod_place(st, q);
+        if (rc == 0)
+            rc = gsd_pod_started(st, q);
+        if (rc < 0 && rc != -EINVAL)
+            return rc;
+    }
+    return 0;
+}
+
 int gsd_preempt_for(struct gsd_state *st, struct gsd_pod *p)
 {
     struct gs_pod_req eff;
@@ -458,5 +478,5 @@ int gsd_preempt_for(struct gsd_state *st, struct gsd_pod *p)
     }
     int rc = best < 0 ? GS_UNSCHEDULABLE : evict(st, p, c + best, (size_t)best_n);
     free(c);
-    return rc ? rc : gsd_pod_place(st, p);
+    return rc ? rc : (rc = first_higher(st, p)) ? rc : gsd_pod_place(st, p);
 }

@@ -34,6 +34,11 @@ static const char classes[] = "apiVersion: scheduling.k8s.io/v1\n"
                               "---\n"
                               "apiVersion: scheduling.k8s.io/v1\n"
                               "kind: PriorityClass\n"
+                              "metadata: {name: mid}\n"
+                              "value: 100\n"
+                              "---\n"
+                              "apiVersion: scheduling.k8s.io/v1\n"
+                              "kind: PriorityClass\n"
                               "metadata: {name: low}\n"
                               "value: 10\n"
                               "globalDefault: true\n";
@@ -157,10 +162,37 @@ static void test_preemption(void **state)
     h_cleanup(&d);
 }
 
+/* What a preemption frees goes first to a waiting pod of higher priority that may not preempt
+ * (kube-scheduler's queue order); the preemptor preempts again for itself. */
+static void test_no_inversion(void **state)
+{
+    (void)state;
+    struct daemon d;
+    struct answer a;
+    char reason[512];
+    assert_int_equal(h_setup(&d, NULL), 0);
+    assert_int_equal(h_policy(&d, classes), 0);
+    assert_int_equal(h_start(&d), 0);
+    submit(&d, "team-a", "lo1", 8, NULL, "running");
+    submit(&d, "team-a", "lo2", 8, NULL, "running");
+    submit(&d, "team-a", "nv", 8, "high-never", "pending");
+    submit(&d, "team-a", "md", 8, "mid", "pending"); /* what it freed went to nv */
+    assert_string_equal(state_of(&d, "team-a", "nv", 1000, reason, sizeof(reason)), "running");
+    assert_string_equal(state_of(&d, "team-a", "md", 100, reason, sizeof(reason)), "running");
+    assert_string_equal(state_of(&d, "team-a", "lo1", 10, reason, sizeof(reason)), "pending");
+    assert_string_equal(state_of(&d, "team-a", "lo2", 10, reason, sizeof(reason)), "pending");
+    assert_int_equal(h_call(&d, "GET", "/metrics", NULL, NULL, &a), 0);
+    assert_non_null(strstr(a.body, "\ngpusched_preemption_victims_total 2\n"));
+    h_answer_free(&a);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_preemption),
+        cmocka_unit_test(test_no_inversion),
     };
     signal(SIGPIPE, SIG_IGN);
     return cmocka_run_group_tests(tests, NULL, NULL);
