@@ -181,14 +181,20 @@ static void status_message(const struct answer *a, char *out, size_t cap)
     json_decref(j);
 }
 
+/* What came back for @a: libcurl's error when no answer came, else the Status message. */
+static void answer_text(const struct answer *a, char *msg, size_t cap)
+{
+    if (a->rc != CURLE_OK)
+        snprintf(msg, cap, "%s", a->curl_err[0] ? a->curl_err : curl_easy_strerror(a->rc));
+    else
+        status_message(a, msg, cap);
+}
+
 /* b->err: what @what got from the API server. */
 static void describe(struct gsd_bind *b, const char *what, const struct answer *a)
 {
     char msg[GS_DIAG_MSG_MAX];
-    if (a->rc != CURLE_OK)
-        snprintf(msg, sizeof(msg), "%s", a->curl_err[0] ? a->curl_err : curl_easy_strerror(a->rc));
-    else
-        status_message(a, msg, sizeof(msg));
+    answer_text(a, msg, sizeof(msg));
     snprintf(b->err, sizeof(b->err), "API server %.120s, %s pod %s/%s: %s", b->kube.api_server,
              what, b->ns, b->name, msg);
 }
@@ -292,11 +298,7 @@ static int list_page(const struct gsd_kube *k, const struct answer *a, json_t *l
     *cont = NULL;
     if (!json_is_array(items)) {
         char msg[GS_DIAG_MSG_MAX];
-        if (a->rc != CURLE_OK)
-            snprintf(msg, sizeof(msg), "%s",
-                     a->curl_err[0] ? a->curl_err : curl_easy_strerror(a->rc));
-        else
-            status_message(a, msg, sizeof(msg));
+        answer_text(a, msg, sizeof(msg));
         snprintf(why, cap, "API server %.120s, list of pods: %s", k->api_server,
                  a->status == 200 ? "not a pod list" : msg);
         json_decref(j);

@@ -142,44 +142,45 @@ static int card_healthy(const struct gsd_state *st, size_t i, int g)
     return !h || (h->ready && !(h->bad_mask & (1u << g)));
 }
 
+/* Where @prof goes on an empty card of MIG model @mm under the policy's @mask: worked out once
+ * per model and remembered (the same for every node). Return: 0 with @out's score and start; -1
+ * it cannot go there. */
+static int empty_fit(const struct gsd_state *st, int mm, int prof, unsigned mask,
+                     struct gsd_mig_choice *out)
+{
+    struct gsd_mig_empty tmp = {0},
+                         *e = mm >= 0 && mm < GSD_MIG_MODELS_MEMO ? &st->mig_memo->empty[mm] : &tmp;
+    if (!e->valid || e->prof != prof || e->mask != mask) {
+        struct gs_mig_card c;
+        int score = 0, start = 0;
+        int rc = gs_mig_card_init(&c, mm, mask) || gs_mig_card_score(&c, prof, &score) ||
+                 gs_mig_card_best_start(&c, prof, &start);
+        *e = (struct gsd_mig_empty){1, prof, rc, mask, score, start};
+    }
+    out->score = e->score;
+    out->start = e->start;
+    return e->rc ? -1 : 0;
+}
+
 /*
  * Where on card @g of node @i, in state @card (MIG mode, or empty: @free_milli 1000) @prof would
- * go; -1 nowhere. A card with something else on it, or unhealthy, takes nothing.
+ * go, @mask being what the policy allows on the node's model; -1 nowhere. A card with something
+ * else on it, or unhealthy, takes nothing.
  */
 static int card_fit(const struct gsd_state *st, size_t i, const struct gs_mig_card *card, int g,
-                    int free_milli, int prof, struct gsd_mig_choice *out)
+                    int free_milli, int prof, unsigned mask, struct gsd_mig_choice *out)
 {
     const struct gsd_node_mig *nm = &st->mig[i];
-    struct gs_mig_card c = *card;
     if (!card_healthy(st, i, g))
         return -1;
-    if (!card->mig_mode && free_milli == 1000 && nm->model >= 0 &&
-        nm->model < GSD_MIG_MODELS_MEMO) {
-        unsigned mask = policy_mask(st, nm->model);
-        struct gsd_mig_empty *e = &st->mig_memo->empty[nm->model];
-        if (!e->valid || e->prof != prof || e->mask != mask) {
-            struct gsd_mig_choice ch = {0};
-            e->rc = gs_mig_card_init(&c, nm->model, mask) ||
-                    gs_mig_card_score(&c, prof, &ch.score) ||
-                    gs_mig_card_best_start(&c, prof, &ch.start);
-            *e = (struct gsd_mig_empty){1, prof, e->rc, mask, ch.score, ch.start};
-        }
-        if (e->rc)
-            return -1;
-        *out = (struct gsd_mig_choice){g, e->start, e->score};
-        return 0;
-    }
-    if (!c.mig_mode) { /* only a card with nothing on it converts */
-        if (free_milli != 1000 || gs_mig_card_init(&c, nm->model, policy_mask(st, nm->model)))
-            return -1;
-    } else if (!(c.allowed & (1u << prof)) &&
-               card_widen(&c, nm->model, policy_mask(st, nm->model), prof)) {
+    out->gpu = g;
+    if (!card->mig_mode) /* only a card with nothing on it converts */
+        return free_milli == 1000 ? empty_fit(st, nm->model, prof, mask, out) : -1;
+    struct gs_mig_card c = *card;
+    if (!(c.allowed & (1u << prof)) && card_widen(&c, nm->model, mask, prof))
         return -1;
-    }
-    int score, start;
-    if (gs_mig_card_score(&c, prof, &score) || gs_mig_card_best_start(&c, prof, &start))
+    if (gs_mig_card_score(&c, prof, &out->score) || gs_mig_card_best_start(&c, prof, &out->start))
         return -1;
-    *out = (struct gsd_mig_choice){g, start, score};
     return 0;
 }
 
@@ -192,7 +193,8 @@ int gsd_mig_fit(const struct gsd_state *st, const char *profile, const struct gs
     int prof = nm->model >= 0 ? gs_mig_profile_find(nm->model, profile, -1) : -1;
     if (prof < 0 || (req->model_mask && !(req->model_mask & (1u << ni.model))))
         return GSD_MIG_MODEL;
-    if (!(policy_mask(st, nm->model) & (1u << prof)))
+    unsigned mask = policy_mask(st, nm->model);
+    if (!(mask & (1u << prof)))
         return GSD_MIG_POLICY;
     if (ni.cpu_left < req->cpu_milli)
         return GSD_MIG_CPU;
@@ -203,7 +205,8 @@ int gsd_mig_fit(const struct gsd_state *st, const char *profile, const struct gs
     for (int g = 0; g < ni.gpus; g++) {
         int empty = !nm->card[g].mig_mode && ni.gpu_left[g] == 1000;
         if ((!empty || !empty_seen) &&
-            !card_fit(st, node, &nm->card[g], g, ni.gpu_left[g], prof, &c) && c.score > best.score)
+            !card_fit(st, node, &nm->card[g], g, ni.gpu_left[g], prof, mask, &c) &&
+            c.score > best.score)
             best = c;
         empty_seen |= empty;
     }
@@ -231,7 +234,7 @@ static int card_fits_without(const struct gsd_state *st, size_t i, const struct 
         free_milli = 1000;
     }
     struct gsd_mig_choice out;
-    return !card_fit(st, i, &c, g, free_milli, prof, &out);
+    return !card_fit(st, i, &c, g, free_milli, prof, policy_mask(st, st->mig[i].model), &out);
 }
 
 int gsd_mig_fits_without(const struct gsd_state *st, const char *profile,

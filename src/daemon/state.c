@@ -135,8 +135,9 @@ static size_t level_at(const struct gsd_state *st, int32_t prio)
 }
 
 /* The pod @p goes after: its level's last pod of an earlier arrival, else the last pod of the
- * next higher level; NULL for the head. Makes the level when it is new (0; -ENOMEM). */
-static int pend_after(struct gsd_state *st, const struct gsd_pod *p, struct gsd_pod **after)
+ * next higher level; NULL for the head. Makes the level when it is new. Return: the level's
+ * index; -ENOMEM. */
+static long pend_after(struct gsd_state *st, const struct gsd_pod *p, struct gsd_pod **after)
 {
     size_t i = level_at(st, p->priority);
     if (i == st->nplevels || st->plevels[i].prio != p->priority) {
@@ -157,13 +158,14 @@ static int pend_after(struct gsd_state *st, const struct gsd_pod *p, struct gsd_
         a = a->pprev;
     *after = a ? a : i > 0 ? st->plevels[i - 1].tail : NULL;
     st->plevels[i].n++;
-    return 0;
+    return (long)i;
 }
 
 static void pend(struct gsd_state *st, struct gsd_pod *p)
 {
     struct gsd_pod *after = st->ptail;
-    if (pend_after(st, p, &after)) /* out of memory for a level: the same place, found slower */
+    long i = pend_after(st, p, &after);
+    if (i < 0) /* out of memory for a level: the same place, found slower */
         while (after && (after->priority < p->priority ||
                          (after->priority == p->priority && after->seq > p->seq)))
             after = after->pprev;
@@ -173,9 +175,7 @@ static void pend(struct gsd_state *st, struct gsd_pod *p)
     *(p->pnext ? &p->pnext->pprev : &st->ptail) = p;
     *(after ? &after->pnext : &st->phead) = p;
     st->npending++;
-    size_t i = level_at(st, p->priority);
-    if (i < st->nplevels && st->plevels[i].prio == p->priority &&
-        (!p->pnext || p->pnext->priority != p->priority))
+    if (i >= 0 && (!p->pnext || p->pnext->priority != p->priority))
         st->plevels[i].tail = p;
 }
 
