@@ -1,8 +1,10 @@
 /*
- * A binary heap over a growable array of one element type, generated per type and order: the
- * scheduling engine's class heaps and the simulator's completion events and queue heads.
+ * A D-ary heap over a growable array of one element type, generated per type and order: the
+ * scheduling engine's class heaps (4-ary: a node's children share a cache line or two, and the
+ * tree is half as deep) and the simulator's completion events and queue heads (binary).
  *
- * GS_HEAP(name, T, before) defines, static in the including file:
+ * GS_HEAP_ARY(name, T, before, D), and GS_HEAP(name, T, before) for D = 2, define, static in the
+ * including file:
  *   int name_push(T **v, size_t *n, size_t *cap, T e) - add @e; the array grows (realloc) as
  *       needed and stays owned by the caller. Return: 0, or -ENOMEM with nothing changed.
  *   T name_pop(T *v, size_t *n) - take the first element out (*n >= 1 required).
@@ -14,7 +16,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#define GS_HEAP(name, T, before)                                                                   \
+#define GS_HEAP_ARY(name, T, before, D)                                                            \
     static int name##_push(T **v, size_t *n, size_t *cap, T e)                                     \
     {                                                                                              \
         if (*n == *cap) {                                                                          \
@@ -26,9 +28,9 @@
             *cap = c;                                                                              \
         }                                                                                          \
         size_t i = (*n)++;                                                                         \
-        while (i > 0 && before(&e, &(*v)[(i - 1) / 2])) {                                          \
-            (*v)[i] = (*v)[(i - 1) / 2];                                                           \
-            i = (i - 1) / 2;                                                                       \
+        while (i > 0 && before(&e, &(*v)[(i - 1) / (D)])) {                                        \
+            (*v)[i] = (*v)[(i - 1) / (D)];                                                         \
+            i = (i - 1) / (D);                                                                     \
         }                                                                                          \
         (*v)[i] = e;                                                                               \
         return 0;                                                                                  \
@@ -38,11 +40,12 @@
         T top = v[0], last = v[--*n];                                                              \
         size_t i = 0;                                                                              \
         for (;;) {                                                                                 \
-            size_t c = 2 * i + 1;                                                                  \
+            size_t c = (D)*i + 1, end = c + (D) < *n ? c + (D) : *n;                               \
             if (c >= *n)                                                                           \
                 break;                                                                             \
-            if (c + 1 < *n && before(&v[c + 1], &v[c]))                                            \
-                c++;                                                                               \
+            for (size_t k = c + 1; k < end; k++)                                                   \
+                if (before(&v[k], &v[c]))                                                          \
+                    c = k;                                                                         \
             if (!before(&v[c], &last))                                                             \
                 break;                                                                             \
             v[i] = v[c];                                                                           \
@@ -52,5 +55,8 @@
             v[i] = last;                                                                           \
         return top;                                                                                \
     }
+
+/* The binary heap: the children of v[i] are v[2i + 1] and v[2i + 2] (callers may rely on it). */
+#define GS_HEAP(name, T, before) GS_HEAP_ARY(name, T, before, 2)
 
 #endif

@@ -74,7 +74,7 @@ struct gs_netent {
 
 /* A candidate in a class's heap: best score first, then the lowest node priority. */
 struct gs_hent {
-    int64_t score;
+    int32_t score; /* the weighted sum: below 2^23 (see lookup()) */
     uint32_t prio;
     uint32_t state;
     uint32_t epoch;
@@ -86,7 +86,8 @@ struct gs_classq {
     size_t pos;   /* log entries consumed (counting dropped ones); SIZE_MAX: start over */
     int32_t *val; /* per state id: cached result, see lookup() */
     size_t val_cap;
-    int64_t reasons[GS_REASON_COUNT]; /* nodes that fail the filter, by reason */
+    int64_t reasons[GS_REASON_COUNT]; /* nodes that fail the filter, by reason, when counting */
+    uint8_t counting; /* keeps reasons (after a failure, or for a uniform draw); else heap only */
 };
 
 /* A pod request as the plugins see it. */
