@@ -237,9 +237,11 @@ const char *gs_sched_last_reason(const struct gs_sched *s);
 /* Work done so far, the algorithm's own cost measure (benchmarks). */
 struct gs_sched_stats {
     uint64_t evaluations;  /* (node state, pod class) pairs filtered and scored */
-    uint64_t log_visits;   /* membership changes replayed into pod-class heaps */
+    uint64_t log_visits;   /* changes a pod class read to catch up: membership changes it
+                              replayed, states of the fresh list it walked, active states it
+                              looked at afresh */
     uint64_t state_visits; /* (state, pod class) results read to apply a change: once per state
-                              a replay found changed, once per active state in a fresh look */
+                              a catch-up found changed for the class */
 };
 
 /* gs_sched_stats() - fill @out. */

@@ -226,7 +226,7 @@ static int64_t intern(struct gs_sched *s, const struct gs_nstate *key)
         st = &s->states[id];
         *st = *key;
     }
-    s->live[id] = (struct gs_nlive){0, epoch, UINT32_MAX};
+    s->live[id] = (struct gs_nlive){0, epoch, UINT32_MAX, GS_NO_STATE, GS_NO_STATE, 0};
     s->intern[h] = id + 1;
     return id;
 }
@@ -275,6 +275,36 @@ static int log_push(struct gs_sched *s, uint32_t id, int32_t delta, uint32_t bet
     return 0;
 }
 
+/* Take active state @id out of the fresh list. */
+static void fresh_unlink(struct gs_sched *s, uint32_t id)
+{
+    struct gs_nlive *lv = &s->live[id];
+    if (lv->older != GS_NO_STATE)
+        s->live[lv->older].newer = lv->newer;
+    else
+        s->oldest = lv->newer;
+    if (lv->newer != GS_NO_STATE)
+        s->live[lv->newer].older = lv->older;
+    else
+        s->newest = lv->older;
+}
+
+/* The epoch of @id moved (@was_active: it was in the list): make it the newest of the list. */
+static void fresh_bump(struct gs_sched *s, uint32_t id, int was_active)
+{
+    struct gs_nlive *lv = &s->live[id];
+    if (was_active)
+        fresh_unlink(s, id);
+    lv->older = s->newest;
+    lv->newer = GS_NO_STATE;
+    if (s->newest != GS_NO_STATE)
+        s->live[s->newest].newer = id;
+    else
+        s->oldest = id;
+    s->newest = id;
+    lv->bumped = ++s->bumps;
+}
+
 static int state_add(struct gs_sched *s, uint32_t id, uint32_t node)
 {
     struct gs_nstate *st = &s->states[id];
@@ -299,6 +329,8 @@ static int state_add(struct gs_sched *s, uint32_t id, uint32_t node)
     heap_fix(s, st, lv->count, lv->count - 1);
     lv->top = s->prio[st->heap[0]];
     lv->epoch += better;
+    if (better)
+        fresh_bump(s, id, lv->count > 1);
     return log_push(s, id, 1, better);
 }
 
@@ -315,6 +347,7 @@ static int state_remove(struct gs_sched *s, uint32_t node)
     }
     lv->top = lv->count ? s->prio[st->heap[0]] : UINT32_MAX;
     if (lv->count == 0) {
+        fresh_unlink(s, id);
         uint32_t last = s->active[--s->nactive];
         s->active[st->active_pos] = last;
         s->states[last].active_pos = st->active_pos;
@@ -366,6 +399,7 @@ int gs_sched_new(struct gs_cluster *c, const struct gs_profile *p, uint64_t seed
     s->c = c;
     s->prof = *p;
     s->sweep_min = SWEEP_MIN;
+    s->oldest = s->newest = GS_NO_STATE;
     gs_rng_seed(&s->rng, seed);
     for (int i = 0; i < p->n[GS_EP_SCORE]; i++)
         if (gs__plugins[p->id[GS_EP_SCORE][i]]->tie == GS_TIE_UNIFORM)
@@ -689,31 +723,32 @@ static int replay(struct gs_sched *s, uint32_t cls, size_t from)
 }
 
 /*
- * Replay log entries @from.. into the heap of class @cls alone, for a class that is not counting
- * reasons: only a join that bumped a state's epoch can add a candidate, and only while that epoch
- * is still the state's (each epoch is logged once, so no state is looked up twice). A leave needs
- * nothing: pick_best() drops the entries of emptied states and re-files those whose best node
- * left. Half the entries, no per-state scratch, and no look-up of a state that only lost nodes.
+ * Bring the heap of class @cls, which is not counting reasons, up to date: push each active state
+ * whose epoch moved since the class last asked, newest first, until the first it has seen. That
+ * is all a heap needs: pick_best() drops the entries of emptied states and re-files those whose
+ * best node left, so the nodes that only left a state, and the states born and emptied since, are
+ * never looked at, and a class asked rarely looks at most at the active states.
  */
-static int replay_heap(struct gs_sched *s, uint32_t cls, size_t from)
+static int walk_fresh(struct gs_sched *s, uint32_t cls)
 {
-    int rc = 0;
-    for (size_t i = from; i < s->nlog && !rc; i++) {
-        const struct gs_logent *e = &s->log[i];
-        if (!e->better)
-            continue;
-        const struct gs_nlive *lv = &s->live[e->state];
-        if (e->epoch == lv->epoch && lv->count > 0)
-            rc = account(s, cls, e->state, 0, 1);
+    struct gs_classq *q = &s->queues[cls];
+    for (uint32_t id = s->newest; id != GS_NO_STATE && s->live[id].bumped > q->bumped;
+         id = s->live[id].older) {
+        s->stats.log_visits++;
+        int rc = account(s, cls, id, 0, 1);
+        if (rc)
+            return rc;
     }
-    s->queues[cls].pos = s->log_base + s->nlog;
-    return rc;
+    q->bumped = s->bumps;
+    return 0;
 }
 
 /* Bring class @cls up to date with the membership log (or seed it from the active states). */
 static int catch_up(struct gs_sched *s, uint32_t cls)
 {
     struct gs_classq *q = &s->queues[cls];
+    if (!q->counting)
+        return walk_fresh(s, cls);
     int rc = 0;
     size_t since = q->pos;
     size_t behind = since == SIZE_MAX ? SIZE_MAX : s->nlog - (since - s->log_base);
@@ -729,8 +764,7 @@ static int catch_up(struct gs_sched *s, uint32_t cls)
         return rc;
     }
     s->stats.log_visits += behind;
-    return q->counting ? replay(s, cls, since - s->log_base)
-                       : replay_heap(s, cls, since - s->log_base);
+    return replay(s, cls, since - s->log_base);
 }
 
 /* The best node for class @cls, or -1. Stale heap entries are dropped or re-filed lazily. */
@@ -904,8 +938,10 @@ int gs_sched_place(struct gs_sched *s, const struct gs_pod_req *pod, struct gs_p
         if (rc)
             return rc;
         node = pick_best(s, (uint32_t)cls);
-    } else if (node >= 0 && s->tie != GS_TIE_UNIFORM) {
-        q->counting = 0; /* fits again: back to the heap alone */
+    } else if (node >= 0 && q->counting && s->tie != GS_TIE_UNIFORM) {
+        q->counting = 0; /* fits again: back to the heap alone, which is up to date */
+        q->pos = SIZE_MAX;
+        q->bumped = s->bumps;
     }
     if (node == -ENOMEM)
         return -ENOMEM;

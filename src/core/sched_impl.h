@@ -43,20 +43,26 @@ struct gs_nstate {
 };
 
 /*
- * What the log replay and the class heaps read of a state, kept apart from the key (twelve bytes,
- * not a hundred and twenty): a replay reads it for every change, in no order, so on a large
+ * What the catch-ups and the class heaps read of a state, kept apart from the key (32 bytes, not
+ * a hundred and twenty): they read it for every changed state, in no order, so on a large
  * cluster it must stay in the CPU caches that the states themselves outgrow.
  */
 struct gs_nlive {
     uint32_t count; /* nodes now in this state */
     uint32_t epoch; /* bumped when the state becomes active or its best node improves */
     uint32_t top;   /* priority of its best node; UINT32_MAX when empty */
+    uint32_t older; /* the fresh list (see gs_sched): neighbours, GS_NO_STATE at either end */
+    uint32_t newer;
+    uint64_t bumped; /* s->bumps when its epoch last moved */
 };
 
+#define GS_NO_STATE UINT32_MAX
+
 /*
- * The membership log: every node joining (+1) or leaving (-1) a state. Each pod class replays
- * what it has not seen yet into its own heap and reason counts, so a cycle costs what changed
- * since that class last asked, not the size of the cluster.
+ * The membership log: every node joining (+1) or leaving (-1) a state. A pod class that counts
+ * reasons (after a failure) replays what it has not seen yet into its heap and reason counts, so
+ * a cycle costs what changed since that class last asked, not the size of the cluster; the
+ * others need only the fresh list (gs_sched).
  */
 struct gs_logent {
     uint32_t state;
@@ -83,8 +89,10 @@ struct gs_hent {
 struct gs_classq {
     struct gs_hent *v;
     size_t n, cap;
-    size_t pos;   /* log entries consumed (counting dropped ones); SIZE_MAX: start over */
-    int32_t *val; /* per state id: cached result, see lookup() */
+    size_t pos;      /* counting: log entries consumed (counting dropped ones); SIZE_MAX: start
+                        over (and always while not counting) */
+    uint64_t bumped; /* not counting: the heap holds every state bumped up to here */
+    int32_t *val;    /* per state id: cached result, see lookup() */
     size_t val_cap;
     int64_t reasons[GS_REASON_COUNT]; /* nodes that fail the filter, by reason, when counting */
     uint8_t counting; /* keeps reasons (after a failure, or for a uniform draw); else heap only */
@@ -163,6 +171,10 @@ struct gs_sched {
     size_t intern_cap;
     uint32_t *active; /* ids of states with count > 0 */
     size_t nactive;
+    /* The fresh list: the active states in the order their epoch last moved, oldest first. A
+     * class that is not counting reasons needs only the states bumped since it last asked. */
+    uint32_t oldest, newest;
+    uint64_t bumps; /* epoch moves so far */
 
     struct gs_podclass *classes;
     struct gs_classq *queues; /* parallel to classes */
