@@ -17,8 +17,6 @@ struct gs_node {
     uint32_t npods;
     uint16_t tag_pods[GS_GPUS_MAX + 1]; /* pods per GPU request kind (GpuClustering) */
     uint32_t topo;                      /* hash of pcie[] and nvlink[] */
-    uint32_t state;                     /* scheduler's interned state id */
-    uint32_t state_pos;                 /* position among that state's members */
 };
 
 struct gs_cluster {

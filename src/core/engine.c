@@ -237,8 +237,8 @@ static void heap_swap(struct gs_sched *s, struct gs_nstate *st, uint32_t a, uint
     uint32_t t = st->heap[a];
     st->heap[a] = st->heap[b];
     st->heap[b] = t;
-    s->c->nodes[st->heap[a]].state_pos = a;
-    s->c->nodes[st->heap[b]].state_pos = b;
+    s->state_pos[st->heap[a]] = a;
+    s->state_pos[st->heap[b]] = b;
 }
 
 /* Restore the heap order of the @n members of @st around position @i. */
@@ -323,8 +323,8 @@ static int state_add(struct gs_sched *s, uint32_t id, uint32_t node)
         s->active[s->nactive++] = id;
     }
     st->heap[lv->count] = node;
-    s->c->nodes[node].state = id;
-    s->c->nodes[node].state_pos = lv->count;
+    s->state_of[node] = id;
+    s->state_pos[node] = lv->count;
     lv->count++;
     heap_fix(s, st, lv->count, lv->count - 1);
     lv->top = s->prio[st->heap[0]];
@@ -336,10 +336,10 @@ static int state_add(struct gs_sched *s, uint32_t id, uint32_t node)
 
 static int state_remove(struct gs_sched *s, uint32_t node)
 {
-    uint32_t id = s->c->nodes[node].state;
+    uint32_t id = s->state_of[node];
     struct gs_nstate *st = &s->states[id];
     struct gs_nlive *lv = &s->live[id];
-    uint32_t pos = s->c->nodes[node].state_pos;
+    uint32_t pos = s->state_pos[node];
     lv->count--;
     if (pos != lv->count) {
         heap_swap(s, st, pos, lv->count);
@@ -407,8 +407,10 @@ int gs_sched_new(struct gs_cluster *c, const struct gs_profile *p, uint64_t seed
     if (p->n[GS_EP_SCORE] > 0)
         s->card_tie = gs__plugins[p->id[GS_EP_SCORE][0]]->card_tie;
     s->prio = malloc((c->n + 1) * sizeof(*s->prio));
+    s->state_of = malloc((c->n + 1) * sizeof(*s->state_of));
+    s->state_pos = malloc((c->n + 1) * sizeof(*s->state_pos));
     s->active = malloc((c->n + 1) * sizeof(*s->active));
-    if (!s->prio || !s->active) {
+    if (!s->prio || !s->state_of || !s->state_pos || !s->active) {
         gs_sched_free(s);
         return -ENOMEM;
     }
@@ -442,6 +444,8 @@ void gs_sched_free(struct gs_sched *s)
     free(s->intern);
     free(s->active);
     free(s->prio);
+    free(s->state_of);
+    free(s->state_pos);
     for (size_t i = 0; i < s->nclasses; i++) {
         free(s->queues[i].v);
         free(s->queues[i].val);
@@ -779,10 +783,8 @@ static int64_t pick_best(struct gs_sched *s, uint32_t cls)
             continue;
         }
         if (lv->top != top.prio) { /* its best node left: re-file with the one it has now */
-            hent_pop(q->v, &q->n);
             top.prio = lv->top;
-            if (hent_push(&q->v, &q->n, &q->cap, top) < 0)
-                return -ENOMEM;
+            hent_retop(q->v, q->n, top);
             continue;
         }
         return s->states[top.state].heap[0];
@@ -802,7 +804,7 @@ static int64_t pick_uniform(struct gs_sched *s, uint32_t cls)
     if (feasible * 64 >= s->c->n) /* rejection sampling: about n / feasible draws */
         for (;;) {
             uint32_t node = (uint32_t)gs_rng_below(&s->rng, s->c->n);
-            if (lookup(s, s->c->nodes[node].state, cls) >= 0)
+            if (lookup(s, s->state_of[node], cls) >= 0)
                 return node;
         }
     uint64_t r = gs_rng_below(&s->rng, feasible);
@@ -905,7 +907,7 @@ static int64_t prepare(struct gs_sched *s, const struct gs_pod_req *pod, struct 
 /* Reserve the cards of class @cls on @node (the card its cached result chose) and bind. */
 static int commit(struct gs_sched *s, uint32_t cls, size_t node, struct gs_placement *out)
 {
-    int gpu = (int)(lookup(s, s->c->nodes[node].state, cls) & 0xff) - 2;
+    int gpu = (int)(lookup(s, s->state_of[node], cls) & 0xff) - 2;
     struct gs_placement pl = {.node = (int32_t)node};
     const struct gs_plugin *res = gs__plugins[s->prof.id[GS_EP_RESERVE][0]];
     int rc = res->reserve(s, &s->c->nodes[node], &s->classes[cls], gpu, &pl);
@@ -1016,7 +1018,7 @@ static int64_t node_value(struct gs_sched *s, const struct gs_pod_req *pod, size
     *cls = prepare(s, pod, why);
     if (*cls < 0)
         return *cls;
-    int64_t v = lookup(s, s->c->nodes[node].state, (uint32_t)*cls);
+    int64_t v = lookup(s, s->state_of[node], (uint32_t)*cls);
     if (v < 0) {
         uint64_t reasons[GS_REASON_COUNT] = {0};
         reasons[-v < GS_REASON_COUNT ? -v : 0] = 1;
@@ -1045,7 +1047,7 @@ int gs_sched_score_nodes(struct gs_sched *s, const struct gs_pod_req *pod, const
             out[i] = -ENOENT;
             continue;
         }
-        int64_t v = lookup(s, s->c->nodes[nodes[i]].state, (uint32_t)cls);
+        int64_t v = lookup(s, s->state_of[nodes[i]], (uint32_t)cls);
         out[i] = v < 0 ? GS_UNSCHEDULABLE : (v >> 8) + 2;
         if (v < 0) /* what gs_sched_last_reason() says after this node alone failed */
             reason[i] = -v < GS_REASON_COUNT ? reason_text[-v] : "no node";

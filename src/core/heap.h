@@ -8,6 +8,8 @@
  *   int name_push(T **v, size_t *n, size_t *cap, T e) - add @e; the array grows (realloc) as
  *       needed and stays owned by the caller. Return: 0, or -ENOMEM with nothing changed.
  *   T name_pop(T *v, size_t *n) - take the first element out (*n >= 1 required).
+ *   void name_retop(T *v, size_t n, T e) - replace the first element by @e (n >= 1 required):
+ *       one pass down, where a pop and a push take two.
  * before(const T *a, const T *b) is nonzero when *a must come out before *b (a strict order).
  */
 #ifndef GS_HEAP_H
@@ -35,24 +37,28 @@
         (*v)[i] = e;                                                                               \
         return 0;                                                                                  \
     }                                                                                              \
-    static T name##_pop(T *v, size_t *n)                                                           \
+    static void name##_retop(T *v, size_t n, T e)                                                  \
     {                                                                                              \
-        T top = v[0], last = v[--*n];                                                              \
         size_t i = 0;                                                                              \
         for (;;) {                                                                                 \
-            size_t c = (D)*i + 1, end = c + (D) < *n ? c + (D) : *n;                               \
-            if (c >= *n)                                                                           \
+            size_t c = (D)*i + 1, end = c + (D) < n ? c + (D) : n;                                 \
+            if (c >= n)                                                                            \
                 break;                                                                             \
             for (size_t k = c + 1; k < end; k++)                                                   \
                 if (before(&v[k], &v[c]))                                                          \
                     c = k;                                                                         \
-            if (!before(&v[c], &last))                                                             \
+            if (!before(&v[c], &e))                                                                \
                 break;                                                                             \
             v[i] = v[c];                                                                           \
             i = c;                                                                                 \
         }                                                                                          \
-        if (*n)                                                                                    \
-            v[i] = last;                                                                           \
+        v[i] = e;                                                                                  \
+    }                                                                                              \
+    static T name##_pop(T *v, size_t *n)                                                           \
+    {                                                                                              \
+        T top = v[0];                                                                              \
+        if (--*n)                                                                                  \
+            name##_retop(v, *n, v[*n]);                                                            \
         return top;                                                                                \
     }
 

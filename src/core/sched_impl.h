@@ -154,7 +154,10 @@ struct gs_sched {
     struct gs_rng rng;
     enum gs_tie tie;
     enum gs_card_tie card_tie;
-    uint32_t *prio; /* per node: tie-break priority, a seeded permutation */
+    uint32_t *prio;      /* per node: tie-break priority, a seeded permutation */
+    uint32_t *state_of;  /* per node: its state id */
+    uint32_t *state_pos; /* per node: its position in that state's member heap (apart from the
+                            nodes, whose records a member heap's swaps would each miss) */
 
     struct gs_nstate *states;
     struct gs_nlive *live;      /* parallel to states */
