@@ -106,13 +106,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench: %s\n", d.msg);
         return 1;
     }
-    printf(
-        "replay of %s on %s (tune 1.3, seed 42); seconds: best of %d;\n"
-        "evaluations, log visits and state visits: the engine's work in that run; checksum: of the "
-        "placements\n",
-        pods_path, nodes_path, reps);
-    printf("%-14s %6s %8s %8s %9s %8s %7s %11s %11s %12s %16s\n", "policy", "copies", "nodes",
-           "pods", "seconds", "pods/s", "states", "evaluations", "log visits", "state visits",
+    printf("replay of %s on %s (tune 1.3, seed 42); seconds: best of %d;\n"
+           "evaluations, changes read and state visits: the engine's work in that run;\n"
+           "checksum: of the placements\n",
+           pods_path, nodes_path, reps);
+    printf("%-14s %6s %8s %8s %9s %8s %7s %11s %12s %12s %16s\n", "policy", "copies", "nodes",
+           "pods", "seconds", "pods/s", "states", "evaluations", "changes read", "state visits",
            "checksum");
     for (const char *const *name = gs_policy_names(); *name; name++) {
         if (only && *only && strcmp(only, *name) != 0)
@@ -131,9 +130,9 @@ int main(int argc, char **argv)
             free(rep);
             if (t < 0)
                 return 1;
-            printf("%-14s %6d %8zu %8zu %9.4f %8.0f %7zu %11llu %11llu %12llu %016llx\n", *name, k,
+            printf("%-14s %6d %8zu %8zu %9.4f %8.0f %7zu %11llu %12llu %12llu %016llx\n", *name, k,
                    nn * (size_t)k, npods, t, (double)npods / t, states,
-                   (unsigned long long)w.evaluations, (unsigned long long)w.log_visits,
+                   (unsigned long long)w.evaluations, (unsigned long long)w.change_visits,
                    (unsigned long long)w.state_visits, (unsigned long long)sum);
             if (k == 10)
                 break;

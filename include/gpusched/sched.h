@@ -236,12 +236,12 @@ const char *gs_sched_last_reason(const struct gs_sched *s);
 
 /* Work done so far, the algorithm's own cost measure (benchmarks). */
 struct gs_sched_stats {
-    uint64_t evaluations;  /* (node state, pod class) pairs filtered and scored */
-    uint64_t log_visits;   /* changes a pod class read to catch up: membership changes it
-                              replayed, states of the fresh list it walked, active states it
-                              looked at afresh */
-    uint64_t state_visits; /* (state, pod class) results read to apply a change: once per state
-                              a catch-up found changed for the class */
+    uint64_t evaluations;   /* (node state, pod class) pairs filtered and scored */
+    uint64_t change_visits; /* changes a pod class read to catch up: membership changes it
+                               replayed, states of the fresh list it walked, active states it
+                               looked at afresh */
+    uint64_t state_visits;  /* (state, pod class) results read to apply a change: once per state
+                               a catch-up found changed for the class */
 };
 
 /* gs_sched_stats() - fill @out. */

@@ -738,7 +738,7 @@ static int walk_fresh(struct gs_sched *s, uint32_t cls)
     struct gs_classq *q = &s->queues[cls];
     for (uint32_t id = s->newest; id != GS_NO_STATE && s->live[id].bumped > q->bumped;
          id = s->live[id].older) {
-        s->stats.log_visits++;
+        s->stats.change_visits++;
         int rc = account(s, cls, id, 0, 1);
         if (rc)
             return rc;
@@ -761,13 +761,13 @@ static int catch_up(struct gs_sched *s, uint32_t cls)
          * replay: start the class over from them. */
         q->n = 0;
         memset(q->reasons, 0, sizeof(q->reasons));
-        s->stats.log_visits += s->nactive;
+        s->stats.change_visits += s->nactive;
         for (size_t a = 0; a < s->nactive && !rc; a++)
             rc = account(s, cls, s->active[a], s->live[s->active[a]].count, 1);
         q->pos = s->log_base + s->nlog;
         return rc;
     }
-    s->stats.log_visits += behind;
+    s->stats.change_visits += behind;
     return replay(s, cls, since - s->log_base);
 }
 
