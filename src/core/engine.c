@@ -849,11 +849,11 @@ static void log_compact(struct gs_sched *s)
  * sweep_min, SWEEP_MIN unless a test set it lower). Each class keeps its results in an array
  * indexed by state id: numbering only the states of the moment keeps those arrays (and the replay's
  * reads of them) about the size of the active states, not of every state the run has seen, which
- * on a large cluster outgrows the CPU caches (freeing at half rather than all of them: 5 % less
- * time on the trace replicated ten times, bench/README.md). First every class consumes the log, or,
- * when it is far enough behind that a fresh look would cost less, is set to start over: no log
- * entry outlives its state's id, and a class heap entry for a freed id fails its epoch check. A
- * state that comes back later is a new one.
+ * on a large cluster outgrows the CPU caches (freeing at half rather than all of them took 5 % off
+ * the trace replicated ten times). First every class counting reasons consumes the log, or, when it
+ * is far enough behind that a fresh look would cost less, is set to start over: no log entry
+ * outlives its state's id. A freed state has left the fresh list, and a class heap entry for its id
+ * fails its epoch check. A state that comes back later is a new one.
  */
 static int sweep(struct gs_sched *s)
 {
