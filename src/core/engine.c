@@ -261,9 +261,10 @@ static void heap_fix(struct gs_sched *s, struct gs_nstate *st, uint32_t n, uint3
     }
 }
 
-static int log_push(struct gs_sched *s, uint32_t id, int32_t delta, uint32_t better)
+/* Room for two more log entries and one more member of state @id. Return: 0, -ENOMEM. */
+static int change_room(struct gs_sched *s, uint32_t id)
 {
-    if (s->nlog == s->log_cap) {
+    if (s->nlog + 2 > s->log_cap) {
         size_t cap = s->log_cap ? s->log_cap * 2 : 4096;
         struct gs_logent *l = realloc(s->log, cap * sizeof(*l));
         if (!l)
@@ -271,8 +272,21 @@ static int log_push(struct gs_sched *s, uint32_t id, int32_t delta, uint32_t bet
         s->log = l;
         s->log_cap = cap;
     }
-    s->log[s->nlog++] = (struct gs_logent){id, s->live[id].epoch, delta, better};
+    struct gs_nstate *st = &s->states[id];
+    if (s->live[id].count + 1 > st->heap_cap) {
+        uint32_t cap = st->heap_cap ? st->heap_cap * 2 : 4;
+        uint32_t *h = realloc(st->heap, cap * sizeof(*h));
+        if (!h)
+            return -ENOMEM;
+        st->heap = h;
+        st->heap_cap = cap;
+    }
     return 0;
+}
+
+static void log_push(struct gs_sched *s, uint32_t id, int32_t delta, uint32_t better)
+{
+    s->log[s->nlog++] = (struct gs_logent){id, s->live[id].epoch, delta, better};
 }
 
 /* Take active state @id out of the fresh list. */
@@ -305,18 +319,11 @@ static void fresh_bump(struct gs_sched *s, uint32_t id, int was_active)
     lv->bumped = ++s->bumps;
 }
 
-static int state_add(struct gs_sched *s, uint32_t id, uint32_t node)
+/* Node @node joins state @id (change_room() made room). */
+static void state_add(struct gs_sched *s, uint32_t id, uint32_t node)
 {
     struct gs_nstate *st = &s->states[id];
     struct gs_nlive *lv = &s->live[id];
-    if (lv->count == st->heap_cap) {
-        uint32_t cap = st->heap_cap ? st->heap_cap * 2 : 4;
-        uint32_t *h = realloc(st->heap, cap * sizeof(*h));
-        if (!h)
-            return -ENOMEM;
-        st->heap = h;
-        st->heap_cap = cap;
-    }
     uint32_t better = lv->count == 0 || s->prio[node] < lv->top;
     if (lv->count == 0) {
         st->active_pos = (uint32_t)s->nactive;
@@ -331,10 +338,11 @@ static int state_add(struct gs_sched *s, uint32_t id, uint32_t node)
     lv->epoch += better;
     if (better)
         fresh_bump(s, id, lv->count > 1);
-    return log_push(s, id, 1, better);
+    log_push(s, id, 1, better);
 }
 
-static int state_remove(struct gs_sched *s, uint32_t node)
+/* Node @node leaves its state (change_room() made room in the log). */
+static void state_remove(struct gs_sched *s, uint32_t node)
 {
     uint32_t id = s->state_of[node];
     struct gs_nstate *st = &s->states[id];
@@ -353,23 +361,28 @@ static int state_remove(struct gs_sched *s, uint32_t node)
         s->states[last].active_pos = st->active_pos;
         st->active_pos = UINT32_MAX;
     }
-    return log_push(s, id, -1, 0);
+    log_push(s, id, -1, 0);
 }
 
-/* Re-file node @i under the state its resources now have. */
+/*
+ * Re-file node @i under the state its resources now have (@first: it is in none yet). All that
+ * can fail is done before the node leaves its state: on -ENOMEM it is where it was (a state
+ * interned for it and left empty is freed by a later sweep()).
+ */
 static int refile(struct gs_sched *s, uint32_t i, int first)
 {
     struct gs_nstate key;
     key_of_node(&s->c->nodes[i], &key);
-    if (!first) {
-        int rc = state_remove(s, i);
-        if (rc)
-            return rc;
-    }
     int64_t id = intern(s, &key);
     if (id < 0)
         return (int)id;
-    return state_add(s, (uint32_t)id, i);
+    int rc = change_room(s, (uint32_t)id);
+    if (rc)
+        return rc;
+    if (!first)
+        state_remove(s, i);
+    state_add(s, (uint32_t)id, i);
+    return 0;
 }
 
 static int check_profile(const struct gs_profile *p, struct gs_diag *d)
@@ -649,9 +662,10 @@ static int tag_index(uint32_t tag)
     return -1;
 }
 
+/* Take what @pc asks at @pl; on -ENOMEM the node is left as it was. */
 static int bind(struct gs_sched *s, const struct gs_podclass *pc, const struct gs_placement *pl)
 {
-    struct gs_node *n = &s->c->nodes[pl->node];
+    struct gs_node *n = &s->c->nodes[pl->node], was = *n;
     n->cpu_left -= pc->req.cpu_milli;
     n->memory_left -= pc->req.memory_mib;
     for (int g = 0; g < n->ngpu; g++)
@@ -661,7 +675,10 @@ static int bind(struct gs_sched *s, const struct gs_podclass *pc, const struct g
     int k = tag_index(pc->tag);
     if (k >= 0)
         n->tag_pods[k]++;
-    return refile(s, (uint32_t)pl->node, 0);
+    int rc = refile(s, (uint32_t)pl->node, 0);
+    if (rc)
+        *n = was;
+    return rc;
 }
 
 /* Class heaps: max score first, then the lowest node priority. */
@@ -747,12 +764,10 @@ static int walk_fresh(struct gs_sched *s, uint32_t cls)
     return 0;
 }
 
-/* Bring class @cls up to date with the membership log (or seed it from the active states). */
-static int catch_up(struct gs_sched *s, uint32_t cls)
+/* Bring counting class @cls up to date with the membership log (or seed it afresh). */
+static int count_up(struct gs_sched *s, uint32_t cls)
 {
     struct gs_classq *q = &s->queues[cls];
-    if (!q->counting)
-        return walk_fresh(s, cls);
     int rc = 0;
     size_t since = q->pos;
     size_t behind = since == SIZE_MAX ? SIZE_MAX : s->nlog - (since - s->log_base);
@@ -769,6 +784,20 @@ static int catch_up(struct gs_sched *s, uint32_t cls)
     }
     s->stats.change_visits += behind;
     return replay(s, cls, since - s->log_base);
+}
+
+/* Bring class @cls up to date. On -ENOMEM (a heap that could not grow) it starts over next time
+ * rather than keep what it had half read. */
+static int catch_up(struct gs_sched *s, uint32_t cls)
+{
+    struct gs_classq *q = &s->queues[cls];
+    int rc = q->counting ? count_up(s, cls) : walk_fresh(s, cls);
+    if (rc) {
+        q->n = 0;
+        q->pos = SIZE_MAX;
+        q->bumped = 0;
+    }
+    return rc;
 }
 
 /* The best node for class @cls, or -1. Stale heap entries are dropped or re-filed lazily. */
@@ -855,23 +884,20 @@ static void log_compact(struct gs_sched *s)
  * outlives its state's id. A freed state has left the fresh list, and a class heap entry for its id
  * fails its epoch check. A state that comes back later is a new one.
  */
-static int sweep(struct gs_sched *s)
+static void sweep(struct gs_sched *s)
 {
     size_t empty = s->nstates - s->nfree - s->nactive;
     if (empty < s->sweep_min || empty * 2 < s->nactive)
-        return 0;
+        return;
     uint32_t *index = calloc(s->intern_cap, sizeof(*index)); /* the new state table, first */
     if (!index)
-        return 0; /* no room: the arrays grow instead */
+        return; /* no room: the arrays grow instead */
     for (uint32_t c = 0; c < s->nclasses; c++) {
         struct gs_classq *q = &s->queues[c];
-        int rc;
         if (q->pos != SIZE_MAX && (s->log_base + s->nlog - q->pos) * 2 > s->nactive)
             q->pos = SIZE_MAX;
-        else if (q->pos != SIZE_MAX && (rc = catch_up(s, c)) != 0) {
-            free(index);
-            return rc;
-        }
+        else if (q->pos != SIZE_MAX)
+            (void)catch_up(s, c); /* on -ENOMEM it is set to start over, as if far behind */
     }
     s->log_base += s->nlog;
     s->nlog = 0;
@@ -892,14 +918,13 @@ static int sweep(struct gs_sched *s)
     ids_fill(s, index, s->intern_cap, s->nstates, state_hash_of, state_gone);
     free(s->intern);
     s->intern = index;
-    return 0;
 }
 
 /* After a node changed state: drop the log that every class has read, free unused state ids. */
-static int tidy(struct gs_sched *s)
+static void tidy(struct gs_sched *s)
 {
     log_compact(s);
-    return sweep(s);
+    sweep(s);
 }
 
 static int64_t prepare(struct gs_sched *s, const struct gs_pod_req *pod, struct gs_diag *why);
@@ -913,10 +938,9 @@ static int commit(struct gs_sched *s, uint32_t cls, size_t node, struct gs_place
     int rc = res->reserve(s, &s->c->nodes[node], &s->classes[cls], gpu, &pl);
     if (!rc)
         rc = bind(s, &s->classes[cls], &pl);
-    if (!rc)
-        rc = tidy(s);
     if (rc)
         return rc;
+    tidy(s);
     *out = pl;
     return 0;
 }
@@ -986,10 +1010,13 @@ int gs_sched_release(struct gs_sched *s, const struct gs_pod_req *pod,
 {
     if (pl->node < 0 || (size_t)pl->node >= s->c->n)
         return -EINVAL;
+    struct gs_node was = s->c->nodes[pl->node];
     int rc = give_back(&s->c->nodes[pl->node], pod, pl);
+    if (!rc && (rc = refile(s, (uint32_t)pl->node, 0)) != 0)
+        s->c->nodes[pl->node] = was; /* -ENOMEM: the pod still holds its cards */
     if (!rc)
-        rc = refile(s, (uint32_t)pl->node, 0);
-    return rc ? rc : tidy(s);
+        tidy(s);
+    return rc;
 }
 
 static int64_t prepare(struct gs_sched *s, const struct gs_pod_req *pod, struct gs_diag *why)
@@ -1147,5 +1174,7 @@ int gs_sched_bind_placement(struct gs_sched *s, const struct gs_pod_req *pod,
     struct gs_podclass pc;
     gs__podclass_init(&pc, pod);
     rc = bind(s, &pc, pl);
-    return rc ? rc : tidy(s);
+    if (!rc)
+        tidy(s);
+    return rc;
 }

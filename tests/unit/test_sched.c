@@ -19,6 +19,41 @@
 #include <stdlib.h>
 #include <string.h>
 
+/*
+ * This binary links with -Wl,--wrap for malloc, calloc and realloc (tests/meson.build): while
+ * fail_every is set, about one allocation in fail_every fails, so that the engine's -ENOMEM paths
+ * run for real.
+ */
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t k, size_t n);
+void *__real_realloc(void *p, size_t n);
+void *__wrap_malloc(size_t n);
+void *__wrap_calloc(size_t k, size_t n);
+void *__wrap_realloc(void *p, size_t n);
+
+static unsigned fail_every;
+static struct gs_rng fail_rng;
+
+static int alloc_fails(void)
+{
+    return fail_every && gs_rng_below(&fail_rng, fail_every) == 0;
+}
+
+void *__wrap_malloc(size_t n)
+{
+    return alloc_fails() ? NULL : __real_malloc(n);
+}
+
+void *__wrap_calloc(size_t k, size_t n)
+{
+    return alloc_fails() ? NULL : __real_calloc(k, n);
+}
+
+void *__wrap_realloc(void *p, size_t n)
+{
+    return alloc_fails() ? NULL : __real_realloc(p, n);
+}
+
 static void test_registry(void **state)
 {
     (void)state;
@@ -335,6 +370,83 @@ static void test_engine_reuses_state_ids(void **state)
         check_engine_against_scan(policies[i], 4);
 }
 
+/*
+ * Allocations that fail inside a placement or a release: the call returns -ENOMEM and leaves the
+ * scheduler as if it had not been made (the same call then succeeds as a full scan says), or it
+ * succeeds; placements and failure reasons stay those of a full scan throughout.
+ */
+static void check_engine_without_memory(const char *policy, unsigned every, uint64_t seed)
+{
+    struct gs_cluster *c = mixed_cluster(3);
+    struct gs_profile *prof;
+    struct gs_sched *s;
+    struct gs_diag d;
+    struct gs_rng r;
+    gs_diag_init(&d);
+    gs_rng_seed(&r, seed);
+    gs_rng_seed(&fail_rng, seed);
+    assert_int_equal(gs_profile_for_policy(policy, &prof, &d), 0);
+    assert_int_equal(gs_sched_new(c, prof, seed, &s, &d), 0);
+    s->sweep_min = 2; /* ids freed and reused all the time */
+    struct {
+        struct gs_pod_req p;
+        struct gs_placement pl;
+    } live[200];
+    int nlive = 0, failed = 0;
+    for (int step = 0; step < 1500; step++) {
+        struct gs_node before[12];
+        memcpy(before, c->nodes, sizeof(before));
+        if (nlive > 0 && (gs_rng_below(&r, 3) == 0 || nlive == 200)) {
+            int k = (int)gs_rng_below(&r, (uint64_t)nlive);
+            fail_every = every;
+            int rc = gs_sched_release(s, &live[k].p, &live[k].pl);
+            fail_every = 0;
+            if (rc == -ENOMEM) {
+                failed++;
+                assert_memory_equal(before, c->nodes, sizeof(before));
+                rc = gs_sched_release(s, &live[k].p, &live[k].pl);
+            }
+            assert_int_equal(rc, 0);
+            live[k] = live[--nlive];
+            continue;
+        }
+        struct gs_pod_req p = random_pod(&r);
+        int64_t want = brute_force(s, &p);
+        struct gs_placement pl;
+        fail_every = every;
+        int rc = gs_sched_place(s, &p, &pl, &d);
+        fail_every = 0;
+        if (rc == -ENOMEM) {
+            failed++;
+            assert_memory_equal(before, c->nodes, sizeof(before));
+            rc = gs_sched_place(s, &p, &pl, &d);
+        }
+        if (want < 0) {
+            assert_int_equal(rc, GS_UNSCHEDULABLE);
+            check_reasons(s, &p, d.msg);
+            continue;
+        }
+        assert_int_equal(rc, 0);
+        if (s->tie != GS_TIE_UNIFORM) /* random draws among the feasible nodes */
+            assert_int_equal(pl.node, want);
+        live[nlive].p = p;
+        live[nlive++].pl = pl;
+    }
+    assert_true(failed > 0); /* the failures did happen */
+    gs_sched_free(s);
+    gs_profile_free(prof);
+    gs_cluster_free(c);
+}
+
+static void test_engine_without_memory(void **state)
+{
+    (void)state;
+    const char *policies[] = {"gpusched", "fgd", "bestfit", "random"};
+    for (size_t i = 0; i < sizeof(policies) / sizeof(policies[0]); i++)
+        for (unsigned every = 3; every <= 48; every *= 4)
+            check_engine_without_memory(policies[i], every, 11 + every);
+}
+
 /* A bestfit scheduler over @c, seed 1. */
 static struct gs_sched *bestfit_over(struct gs_cluster *c, struct gs_profile **prof,
                                      struct gs_diag *d)
@@ -417,6 +529,7 @@ int main(void)
         cmocka_unit_test(test_queue_order),
         cmocka_unit_test(test_engine_matches_scan),
         cmocka_unit_test(test_engine_reuses_state_ids),
+        cmocka_unit_test(test_engine_without_memory),
         cmocka_unit_test(test_release_restores),
         cmocka_unit_test(test_bind_placement),
     };
