@@ -150,8 +150,9 @@ void gs_sched_free(struct gs_sched *s);
 /*
  * gs_sched_set_workload() - describe the workload the cluster serves: @n pod requests (copied),
  * from which the fragmentation-aware plugins derive the "typical pods" (the most frequent request
- * classes covering 95 % of pods, FGD, USENIX ATC '23 §4). Call before the first placement.
- * Return: 0; -ENOMEM.
+ * classes covering 95 % of pods, FGD, USENIX ATC '23 §4). Call before the first pod is placed
+ * or scored; calling it again before then replaces the workload.
+ * Return: 0; -EBUSY after a pod was placed or scored; -ENOMEM.
  */
 int gs_sched_set_workload(struct gs_sched *s, const struct gs_pod_req *pods, size_t n);
 

@@ -184,6 +184,8 @@ static int same_class(const struct gs_podclass *a, const struct gs_pod_req *r, i
 
 int gs_sched_set_workload(struct gs_sched *s, const struct gs_pod_req *pods, size_t n)
 {
+    if (s->nclasses > 0) /* results cached for pod classes were scored with the old workload */
+        return -EBUSY;
     struct gs_typical *t = NULL;
     size_t nt = 0, cap = 0;
     for (size_t i = 0; i < n; i++) {
@@ -224,6 +226,8 @@ int gs_sched_set_workload(struct gs_sched *s, const struct gs_pod_req *pods, siz
     free(s->typical);
     free(s->fragmemo); /* its results were for the old typical classes */
     s->fragmemo = NULL;
+    for (size_t i = 0; i < s->nstates; i++) /* and so were those kept in the states */
+        s->states[i].frag = s->states[i].frag_pack = FRAG_UNKNOWN;
     s->typical = t;
     if (gs__waste_table(s, t, nt))
         return -ENOMEM;

@@ -10,6 +10,7 @@
 #include "gpusched/diag.h"
 #include "sched_impl.h"
 
+#include <errno.h>
 #include <string.h>
 
 static struct gs_sched *one_node_sched(struct gs_cluster **c, const char *policy)
@@ -57,6 +58,31 @@ static void test_typical_pods_cover_95(void **state)
     assert_int_equal(s->typical[0].pc.req.gpu_milli, 500);
     assert_int_equal(s->typical[1].count, 36);
     assert_int_equal(s->typical[0].memory_mib, 1024);
+    gs_sched_free(s);
+    gs_cluster_free(c);
+}
+
+/* The workload can be replaced until a pod is placed or scored, and not after: cached results
+ * would otherwise keep the old typical pods. */
+static void test_workload_before_placements(void **state)
+{
+    (void)state;
+    struct gs_cluster *c;
+    struct gs_sched *s = one_node_sched(&c, "fgd");
+    struct gs_pod_req share = req(4000, 1, 500), whole = req(8000, 1, 1000);
+    assert_int_equal(gs_sched_frag_milli(s), 0); /* no workload yet */
+    assert_int_equal(gs_sched_set_workload(s, &whole, 1), 0);
+    struct gs_placement pl;
+    struct gs_diag d;
+    gs_diag_init(&d);
+    assert_int_equal(
+        gs_sched_bind_placement(s, &share, &(struct gs_placement){0, 1u << 1, 500}, &d),
+        0); /* card 1 has 500 left: a fragment for whole-card pods */
+    assert_int_equal(gs_sched_frag_milli(s), 500);
+    assert_int_equal(gs_sched_set_workload(s, &share, 1), 0); /* nothing scored yet */
+    assert_int_equal(gs_sched_frag_milli(s), 0);              /* a 500 share fits the 500 left */
+    assert_int_equal(gs_sched_place(s, &share, &pl, &d), 0);
+    assert_int_equal(gs_sched_set_workload(s, &whole, 1), -EBUSY);
     gs_sched_free(s);
     gs_cluster_free(c);
 }
@@ -290,6 +316,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_typical_pods_cover_95),
+        cmocka_unit_test(test_workload_before_placements),
         cmocka_unit_test(test_fragmentation_by_hand),
         cmocka_unit_test(test_model_constraint_is_fragment),
         cmocka_unit_test(test_sigmoid_scale),
