@@ -284,9 +284,12 @@ static int change_room(struct gs_sched *s, uint32_t id)
     return 0;
 }
 
+/* Log a membership change, for the classes counting reasons: while none does there is nothing to
+ * keep, since a class that starts counting first looks afresh at the active states. */
 static void log_push(struct gs_sched *s, uint32_t id, int32_t delta, uint32_t better)
 {
-    s->log[s->nlog++] = (struct gs_logent){id, s->live[id].epoch, delta, better};
+    if (s->ncounting)
+        s->log[s->nlog++] = (struct gs_logent){id, s->live[id].epoch, delta, better};
 }
 
 /* Take active state @id out of the fresh list. */
@@ -295,8 +298,6 @@ static void fresh_unlink(struct gs_sched *s, uint32_t id)
     struct gs_nlive *lv = &s->live[id];
     if (lv->older != GS_NO_STATE)
         s->live[lv->older].newer = lv->newer;
-    else
-        s->oldest = lv->newer;
     if (lv->newer != GS_NO_STATE)
         s->live[lv->newer].older = lv->older;
     else
@@ -313,8 +314,6 @@ static void fresh_bump(struct gs_sched *s, uint32_t id, int was_active)
     lv->newer = GS_NO_STATE;
     if (s->newest != GS_NO_STATE)
         s->live[s->newest].newer = id;
-    else
-        s->oldest = id;
     s->newest = id;
     lv->bumped = ++s->bumps;
 }
@@ -412,7 +411,7 @@ int gs_sched_new(struct gs_cluster *c, const struct gs_profile *p, uint64_t seed
     s->c = c;
     s->prof = *p;
     s->sweep_min = SWEEP_MIN;
-    s->oldest = s->newest = GS_NO_STATE;
+    s->newest = GS_NO_STATE;
     gs_rng_seed(&s->rng, seed);
     for (int i = 0; i < p->n[GS_EP_SCORE]; i++)
         if (gs__plugins[p->id[GS_EP_SCORE][i]]->tie == GS_TIE_UNIFORM)
@@ -551,6 +550,7 @@ static int64_t class_intern(struct gs_sched *s, const struct gs_pod_req *r)
     memset(&s->queues[s->nclasses], 0, sizeof(s->queues[0]));
     s->queues[s->nclasses].pos = SIZE_MAX; /* not yet seeded from the active states */
     s->queues[s->nclasses].counting = s->tie == GS_TIE_UNIFORM; /* draws count the feasible */
+    s->ncounting += s->queues[s->nclasses].counting;
     s->class_index[h] = (uint32_t)s->nclasses + 1;
     return (int64_t)s->nclasses++;
 }
@@ -959,6 +959,7 @@ int gs_sched_place(struct gs_sched *s, const struct gs_pod_req *pod, struct gs_p
     struct gs_classq *q = &s->queues[cls];
     if (node == -1 && !q->counting) { /* the reasons are wanted now: count them afresh */
         q->counting = 1;
+        s->ncounting++;
         q->pos = SIZE_MAX;
         rc = catch_up(s, (uint32_t)cls);
         if (rc)
@@ -966,6 +967,7 @@ int gs_sched_place(struct gs_sched *s, const struct gs_pod_req *pod, struct gs_p
         node = pick_best(s, (uint32_t)cls);
     } else if (node >= 0 && q->counting && s->tie != GS_TIE_UNIFORM) {
         q->counting = 0; /* fits again: back to the heap alone, which is up to date */
+        s->ncounting--;
         q->pos = SIZE_MAX;
         q->bumped = s->bumps;
     }

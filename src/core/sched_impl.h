@@ -174,9 +174,10 @@ struct gs_sched {
     size_t intern_cap;
     uint32_t *active; /* ids of states with count > 0 */
     size_t nactive;
-    /* The fresh list: the active states in the order their epoch last moved, oldest first. A
-     * class that is not counting reasons needs only the states bumped since it last asked. */
-    uint32_t oldest, newest;
+    /* The fresh list: the active states in the order their epoch last moved, walked from the
+     * newest. A class that is not counting reasons needs only the states bumped since it last
+     * asked. */
+    uint32_t newest;
     uint64_t bumps; /* epoch moves so far */
 
     struct gs_podclass *classes;
@@ -184,6 +185,7 @@ struct gs_sched {
     size_t nclasses, classes_cap;
     struct gs_logent *log;
     size_t nlog, log_cap, log_base; /* log_base: entries dropped from the front */
+    size_t ncounting;               /* classes counting reasons: the log's readers */
     size_t log_check;               /* log position at which log_compact() next looks */
     uint32_t *class_index;          /* open addressing over class ids (+1) */
     size_t class_index_cap;
