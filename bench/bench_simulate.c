@@ -96,6 +96,13 @@ int main(int argc, char **argv)
     const char *rep_env = getenv("BENCH_REPEAT");
     int reps = rep_env && atoi(rep_env) > 0 ? atoi(rep_env) : 3;
     const char *only = getenv("BENCH_POLICY");
+    int known = !only || !*only;
+    for (const char *const *name = gs_policy_names(); *name && !known; name++)
+        known = strcmp(only, *name) == 0;
+    if (!known) {
+        fprintf(stderr, "bench: BENCH_POLICY=%s: no such policy\n", only);
+        return 2;
+    }
     struct gs_trace_node *nodes;
     struct gs_trace_pod *pods;
     size_t nn, np;
