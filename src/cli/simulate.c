@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define DEFAULT_NODES GS_DATA_DIR "/alibaba-gpu-v2023/openb_node_list_gpu_node.csv"
@@ -351,15 +352,36 @@ static int load_tie_order(const struct opts *o, struct inputs *in, struct gs_dia
 }
 
 /* Outputs are created before the runs, so a bad path fails in a second, not after the work. */
+/* Is @out the same file as @in (both may be missing)? */
+static int same_file(const char *out, const char *in)
+{
+    struct stat a, b;
+    return in && stat(out, &a) == 0 && stat(in, &b) == 0 && a.st_dev == b.st_dev &&
+           a.st_ino == b.st_ino;
+}
+
+/*
+ * The output files can be written, and none of them is an input: checked before anything is read,
+ * without emptying a file that exists (the run may still fail on bad input).
+ */
 static int check_outputs(const struct opts *o, struct gs_diag *d)
 {
-    const char *paths[2] = {o->json, o->curve};
+    const char *paths[2] = {o->json, o->curve}, *flag[2] = {"--json", "--curve"};
+    const char *inputs[4] = {o->nodes, o->pods, o->sequence, o->config};
     for (int i = 0; i < 2; i++) {
-        FILE *f = paths[i] ? fopen(paths[i], "w") : NULL;
-        if (paths[i] && !f)
+        if (!paths[i])
+            continue;
+        for (int k = 0; k < 4; k++)
+            if (same_file(paths[i], inputs[k]))
+                return gs_diag_error(d, "%s %s: is an input file; name another file", flag[i],
+                                     paths[i]);
+        int existed = access(paths[i], F_OK) == 0;
+        FILE *f = fopen(paths[i], "a");
+        if (!f)
             return gs_diag_error(d, "%s: cannot write: %s", paths[i], strerror(errno));
-        if (f)
-            fclose(f);
+        fclose(f);
+        if (!existed)
+            unlink(paths[i]);
     }
     return 0;
 }

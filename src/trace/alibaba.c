@@ -210,7 +210,7 @@ static int parse_spec(struct csv *c, int col, uint32_t *mask, struct gs_diag *d)
     *mask = 0;
     if (is_nan(s))
         return 0;
-    while (*s) {
+    for (;;) { /* every name between bars, the one after a trailing bar included */
         const char *bar = strchr(s, '|');
         int len = bar ? (int)(bar - s) : (int)strlen(s);
         if (len == 0)

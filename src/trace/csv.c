@@ -135,6 +135,7 @@ int csv_next(struct csv *c, struct gs_diag *d)
         if (n != c->ncols)
             return gs_diag_error(d, "%s:%lu:1: %d columns, the header has %d", c->path, c->line,
                                  n < 0 ? CSV_COLS_MAX + 1 : n, c->ncols);
+        c->rows++;
         return 1;
     }
 }

@@ -382,6 +382,27 @@ static void refused(const char *const *args, int status, int or_one, int usage,
 
 #define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
 
+/* --json or --curve naming an input is refused, and no output file is emptied before the run. */
+static void test_outputs_spare_inputs(void **state)
+{
+    (void)state;
+    const char *nodes = write_tmp("keep_nodes.csv", NODES_HEADER "n1,64000,262144,2,P100\n");
+    refused(ARGS("simulate", "--nodes", nodes, "--json", nodes), 2, 0, 0,
+            ARGS("--json", "is an input file"));
+    refused(ARGS("simulate", "--nodes", nodes, "--curve", nodes), 2, 0, 0,
+            ARGS("--curve", "is an input file"));
+    size_t len;
+    char *text = slurp(nodes, &len);
+    assert_string_equal(text, NODES_HEADER "n1,64000,262144,2,P100\n");
+    free(text);
+    const char *old = write_tmp("old.json", "{}\n");
+    refused(ARGS("simulate", "--nodes", tmp_path("missing_nodes.csv"), "--json", old), 2, 0, 0,
+            ARGS("missing_nodes.csv"));
+    text = slurp(old, &len);
+    assert_string_equal(text, "{}\n");
+    free(text);
+}
+
 static void test_bad_node_files(void **state)
 {
     (void)state;
@@ -753,6 +774,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_simulate_fgd_reports),
         cmocka_unit_test(test_simulate_deterministic),
+        cmocka_unit_test(test_outputs_spare_inputs),
         cmocka_unit_test(test_bad_node_files),
         cmocka_unit_test(test_pod_model_not_in_cluster),
         cmocka_unit_test(test_bad_options),
