@@ -203,6 +203,8 @@ static int64_t intern(struct gs_sched *s, const struct gs_nstate *key)
 {
     if (state_room(s) < 0)
         return -ENOMEM;
+    if (s->seen_cap) /* a new state is looked up there next: fetch it while the table is probed */
+        __builtin_prefetch(&s->seen[(key->hash ? key->hash : 1) & (s->seen_cap - 1)]);
     size_t h = key->hash & (s->intern_cap - 1);
     while (s->intern[h]) {
         if (state_eq(&s->states[s->intern[h] - 1], key))
@@ -755,6 +757,12 @@ static int walk_fresh(struct gs_sched *s, uint32_t cls)
     struct gs_classq *q = &s->queues[cls];
     for (uint32_t id = s->newest; id != GS_NO_STATE && s->live[id].bumped > q->bumped;
          id = s->live[id].older) {
+        uint32_t next = s->live[id].older;
+        if (next != GS_NO_STATE) { /* its misses overlap this state's look-up */
+            __builtin_prefetch(&s->live[next]);
+            if (next < q->val_cap)
+                __builtin_prefetch(&q->val[next]);
+        }
         s->stats.change_visits++;
         int rc = account(s, cls, id, 0, 1);
         if (rc)

@@ -189,6 +189,8 @@ int gs_sim_replay(const struct gs_trace_node *nodes, size_t nnodes,
     int64_t arrived = 0, used = 0;
     for (size_t i = 0; i < norder && !rc; i++) {
         const struct gs_trace_pod *pod = &pods[order[i]];
+        if (i + 1 < norder) /* the next arrival, at random in the pod list: fetched meanwhile */
+            __builtin_prefetch(&pods[order[i + 1]].req);
         struct gs_sim_event *e = &r->ev[r->n++];
         e->pod = order[i];
         e->node = -1;
