@@ -708,6 +708,17 @@ static int account(struct gs_sched *s, uint32_t cls, uint32_t id, int64_t cnt, i
                      (struct gs_hent){(int32_t)(v >> 8), lv->top, id, lv->epoch});
 }
 
+/* How far ahead a pass over a list of states fetches the ones it will look up. */
+#define FETCH_AHEAD 8
+
+/* Start loading what account() reads of state @id for class queue @q. */
+static void fetch_ahead(const struct gs_sched *s, const struct gs_classq *q, uint32_t id)
+{
+    __builtin_prefetch(&s->live[id]);
+    if (id < q->val_cap)
+        __builtin_prefetch(&q->val[id]);
+}
+
 /*
  * Replay log entries @from.. into class @cls, each state once with its net change: a state that
  * nodes joined and left alike, with no better join since, changes nothing for any class and is
@@ -734,7 +745,10 @@ static int replay(struct gs_sched *s, uint32_t cls, size_t from)
             n->epoch = e->epoch;
     }
     int rc = 0;
+    const struct gs_classq *q = &s->queues[cls];
     for (size_t k = 0; k < nt && !rc; k++) {
+        if (k + FETCH_AHEAD < nt)
+            fetch_ahead(s, q, s->touched[k + FETCH_AHEAD]);
         const struct gs_netent *n = &s->net[s->touched[k]];
         const struct gs_nlive *lv = &s->live[s->touched[k]];
         int fresh = n->epoch && n->epoch == lv->epoch && lv->count > 0;
@@ -785,8 +799,11 @@ static int count_up(struct gs_sched *s, uint32_t cls)
         q->n = 0;
         memset(q->reasons, 0, sizeof(q->reasons));
         s->stats.change_visits += s->nactive;
-        for (size_t a = 0; a < s->nactive && !rc; a++)
+        for (size_t a = 0; a < s->nactive && !rc; a++) {
+            if (a + FETCH_AHEAD < s->nactive)
+                fetch_ahead(s, q, s->active[a + FETCH_AHEAD]);
             rc = account(s, cls, s->active[a], s->live[s->active[a]].count, 1);
+        }
         q->pos = s->log_base + s->nlog;
         return rc;
     }
@@ -846,6 +863,8 @@ static int64_t pick_uniform(struct gs_sched *s, uint32_t cls)
         }
     uint64_t r = gs_rng_below(&s->rng, feasible);
     for (size_t a = 0; a < s->nactive; a++) {
+        if (a + FETCH_AHEAD < s->nactive)
+            fetch_ahead(s, &s->queues[cls], s->active[a + FETCH_AHEAD]);
         uint32_t cnt = s->live[s->active[a]].count;
         if (lookup(s, s->active[a], cls) < 0)
             continue;
