@@ -769,14 +769,14 @@ static int replay(struct gs_sched *s, uint32_t cls, size_t from)
 static int walk_fresh(struct gs_sched *s, uint32_t cls)
 {
     struct gs_classq *q = &s->queues[cls];
-    for (uint32_t id = s->newest; id != GS_NO_STATE && s->live[id].bumped > q->bumped;
-         id = s->live[id].older) {
+    uint32_t id = s->newest;
+    if (id != GS_NO_STATE && s->live[id].older != GS_NO_STATE)
+        fetch_ahead(s, q, s->live[id].older);
+    for (; id != GS_NO_STATE && s->live[id].bumped > q->bumped; id = s->live[id].older) {
+        /* two states ahead: the next one was fetched a step ago, and its misses overlap */
         uint32_t next = s->live[id].older;
-        if (next != GS_NO_STATE) { /* its misses overlap this state's look-up */
-            __builtin_prefetch(&s->live[next]);
-            if (next < q->val_cap)
-                __builtin_prefetch(&q->val[next]);
-        }
+        if (next != GS_NO_STATE && s->live[next].older != GS_NO_STATE)
+            fetch_ahead(s, q, s->live[next].older);
         s->stats.change_visits++;
         int rc = account(s, cls, id, 0, 1);
         if (rc)
