@@ -3,7 +3,8 @@
  * cluster replicated k times (same nodes k times over, tune 1.3 of the larger capacity).
  * Prints figures and a checksum of the placements (so a change to the engine can be checked to
  * place every pod where it did before); asserts nothing.
- * Usage: bench_simulate [NODES.csv PODS.csv [MAX_K]]; BENCH_REPEAT runs per size (default 3),
+ * Usage: bench_simulate [NODES.csv PODS.csv [MAX_K]]: k = 1, 2, 10, 20, 50, 100 up to MAX_K
+ * (default 10); BENCH_REPEAT runs per size (default 3),
  * BENCH_POLICY one policy only (for a profiler; default all).
  */
 #include "gpusched/diag.h"
@@ -92,7 +93,12 @@ int main(int argc, char **argv)
         argc > 2 ? argv[1] : "data/alibaba-gpu-v2023/openb_node_list_gpu_node.csv";
     const char *pods_path =
         argc > 2 ? argv[2] : "data/alibaba-gpu-v2023/openb_pod_list_default.csv";
-    int max_k = argc > 3 ? atoi(argv[3]) : 10;
+    char *end = NULL;
+    long max_k = argc > 3 ? strtol(argv[3], &end, 10) : 10;
+    if (argc > 3 && (end == argv[3] || *end || max_k < 0)) {
+        fprintf(stderr, "bench: MAX_K %s: not a whole number >= 0\n", argv[3]);
+        return 2;
+    }
     const char *rep_env = getenv("BENCH_REPEAT");
     int reps = rep_env && atoi(rep_env) > 0 ? atoi(rep_env) : 3;
     const char *only = getenv("BENCH_POLICY");
@@ -117,16 +123,18 @@ int main(int argc, char **argv)
            "evaluations, changes read and state visits: the engine's work in that run;\n"
            "checksum: of the placements\n",
            pods_path, nodes_path, reps);
-    printf("%-14s %6s %8s %8s %9s %8s %7s %11s %12s %12s %16s\n", "policy", "copies", "nodes",
-           "pods", "seconds", "pods/s", "states", "evaluations", "changes read", "state visits",
-           "checksum");
+    printf("%-14s %6s %8s %8s %9s %8s %7s %7s %11s %12s %12s %16s\n", "policy", "copies", "nodes",
+           "pods", "seconds", "pods/s", "us/pod", "states", "evaluations", "changes read",
+           "state visits", "checksum");
     for (const char *const *name = gs_policy_names(); *name; name++) {
         if (only && *only && strcmp(only, *name) != 0)
             continue;
         struct gs_profile *p;
         if (gs_profile_for_policy(*name, &p, &d))
             return 1;
-        for (int k = 1; k <= max_k; k *= (k == 1 ? 2 : 5)) {
+        static const int sizes[] = {1, 2, 10, 20, 50, 100};
+        for (size_t z = 0; z < sizeof(sizes) / sizeof(sizes[0]) && sizes[z] <= max_k; z++) {
+            int k = sizes[z];
             struct gs_trace_node *rep = replicate(nodes, nn, k);
             size_t npods = 0, states = 0;
             struct gs_sched_stats w = {0};
@@ -137,12 +145,10 @@ int main(int argc, char **argv)
             free(rep);
             if (t < 0)
                 return 1;
-            printf("%-14s %6d %8zu %8zu %9.4f %8.0f %7zu %11llu %12llu %12llu %016llx\n", *name, k,
-                   nn * (size_t)k, npods, t, (double)npods / t, states,
-                   (unsigned long long)w.evaluations, (unsigned long long)w.change_visits,
+            printf("%-14s %6d %8zu %8zu %9.4f %8.0f %7.3f %7zu %11llu %12llu %12llu %016llx\n",
+                   *name, k, nn * (size_t)k, npods, t, (double)npods / t, t * 1e6 / (double)npods,
+                   states, (unsigned long long)w.evaluations, (unsigned long long)w.change_visits,
                    (unsigned long long)w.state_visits, (unsigned long long)sum);
-            if (k == 10)
-                break;
         }
         gs_profile_free(p);
     }
