@@ -204,12 +204,22 @@ void gs_report_text(FILE *f, const struct gs_report_ctx *ctx, struct gs_sim_run 
     fprintf(f, "\nGPU allocation, %% of capacity, when the arrived GPU request reaches:\n");
     fprintf(f, "%-14s %7s %7s %7s %7s %7s %7s  %8s %8s %6s %6s %7s %6s\n", "policy", "80%", "90%",
             "95%", "100%", "110%", "130%", "unalloc", "frag", "cpu%", "mem%", "placed", "failed");
+    int64_t short_bp = -1; /* arrived %, when a point was not reached */
     for (size_t p = 0; p < npol; p++) {
         figures_mean(runs + p * nseeds, nseeds, &m);
         text_row(f, runs[p * nseeds]->policy, &m);
+        for (int i = 0; i < NPOINTS; i++)
+            if (m.at[i] < 0)
+                short_bp = m.arrived_bp;
     }
     fprintf(f, "(unalloc, frag: GPUs unallocated and fragmented at the end; cpu%%, mem%%: host "
                "CPU and memory allocated at the end)\n");
+    if (short_bp >= 0) {
+        char b[24];
+        fprintf(
+            f, "(-: the arrived GPU request stopped short of that point, at %s %% of capacity%s)\n",
+            fmt_bp(b, short_bp), nseeds > 1 ? " on average; a point needs every seed" : "");
+    }
     for (size_t p = 0; p < npol; p++) {
         figures_mean(runs + p * nseeds, nseeds, &m);
         fprintf(f, "\n%s: failed pods by reason%s:", runs[p * nseeds]->policy,

@@ -459,6 +459,14 @@ static void test_unsampleable_workloads(void **state)
     refused(ARGS("simulate", "--nodes", nodes, "--pods", cpu), 2, 0, 0,
             ARGS("no pod asks for a GPU"));
     refused(ARGS("simulate", "--nodes", nodes, "--pods", big), 2, 0, 0, ARGS("no pod arrives"));
+    /* CPU-only pods arrive, the GPU pod is too big to draw: a report of "-" says why. */
+    const char *mix = write_tmp("cpu_and_big.csv", PODS_HEADER "c1,1000,1024,0,0,\n"
+                                                               "b1,1000,1024,2,1000,\n");
+    struct result r;
+    run(&r, ARGS("simulate", "--nodes", nodes, "--pods", mix, "--policy", "fgd", "--seed", "3"));
+    expect_exit(&r, 0);
+    assert_non_null(strstr(r.out, "stopped short of that point, at 0.00 % of capacity"));
+    result_free(&r);
 }
 
 static void test_bad_options(void **state)
