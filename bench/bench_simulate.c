@@ -3,14 +3,13 @@
  * cluster replicated k times (same nodes k times over, tune 1.3 of the larger capacity).
  * Prints figures and a checksum of the placements (so a change to the engine can be checked to
  * place every pod where it did before); asserts nothing.
- * Usage: bench_simulate [NODES.csv PODS.csv [MAX_K]]: k = 1, 2, 10, 20, 50, 100 up to MAX_K
- * (default 10); BENCH_REPEAT runs per size (default 3),
- * BENCH_POLICY one policy only (for a profiler; default all).
+ * Usage: see usage[] below (or bench_simulate --help).
  */
 #include "gpusched/diag.h"
 #include "gpusched/sched.h"
 #include "gpusched/sim.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,11 +65,14 @@ static double time_run(const struct gs_trace_node *nodes, size_t nn, const struc
         struct gs_sim_run *run;
         struct gs_diag d;
         gs_diag_init(&d);
-        if (gs_sim_sample(pods, np, gpus * 1000, 1300, 42, &order, &n))
+        int rc = gs_sim_sample(pods, np, gpus * 1000, 1300, 42, &order, &n);
+        if (rc) {
+            fprintf(stderr, "bench: sampling the arrivals: %s\n", strerror(-rc));
             return -1;
+        }
         double t0 = now_s();
-        int rc = gs_sim_replay(nodes, nn, p, pods, np, order, n, 42, NULL, NULL, -1, NULL, NULL,
-                               &run, &d);
+        rc = gs_sim_replay(nodes, nn, p, pods, np, order, n, 42, NULL, NULL, -1, NULL, NULL, &run,
+                           &d);
         double t = now_s() - t0;
         free(order);
         if (rc) {
@@ -87,21 +89,80 @@ static double time_run(const struct gs_trace_node *nodes, size_t nn, const struc
     return best;
 }
 
+static const char usage[] =
+    "usage: bench_simulate [NODES.csv PODS.csv [MAX_K]]\n"
+    "  replays PODS on NODES (default: the bundled Alibaba trace) with every policy, the cluster\n"
+    "  replicated k = 1, 2, 10, 20, 50, 100 times up to MAX_K (0..100, default 10)\n"
+    "  BENCH_REPEAT=N  runs per size, the best kept (1..1000, default 3)\n"
+    "  BENCH_POLICY=P  one policy only\n";
+
+/* @s as a whole number in @lo..@hi (digits only), into *@out. Return: 0, -1 when it is not. */
+static int whole(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = *s >= '0' && *s <= '9' ? strtol(s, &end, 10) : -1;
+    if (v < 0 || *end || errno == ERANGE || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* Every size up to @max_k of policy @name: one table row each. Return: 0, 1 (said on stderr). */
+static int bench_policy(const char *name, const struct gs_trace_node *nodes, size_t nn,
+                        const struct gs_trace_pod *pods, size_t np, long max_k, int reps)
+{
+    static const int sizes[] = {1, 2, 10, 20, 50, 100};
+    struct gs_profile *p;
+    struct gs_diag d;
+    gs_diag_init(&d);
+    if (gs_profile_for_policy(name, &p, &d)) {
+        fprintf(stderr, "bench: %s\n", d.msg);
+        return 1;
+    }
+    for (size_t z = 0; z < sizeof(sizes) / sizeof(sizes[0]) && sizes[z] <= max_k; z++) {
+        int k = sizes[z];
+        struct gs_trace_node *rep = replicate(nodes, nn, k);
+        size_t npods = 0, states = 0;
+        struct gs_sched_stats w = {0};
+        uint64_t sum = 0;
+        double t = rep ? time_run(rep, nn * (size_t)k, p, pods, np, reps, &npods, &states, &w, &sum)
+                       : (fprintf(stderr, "bench: out of memory\n"), -1);
+        free(rep);
+        if (t < 0) {
+            gs_profile_free(p);
+            return 1;
+        }
+        printf("%-14s %6d %8zu %8zu %9.4f %8.0f %7.3f %7zu %11llu %12llu %12llu %016llx\n", name, k,
+               nn * (size_t)k, npods, t, (double)npods / t, t * 1e6 / (double)npods, states,
+               (unsigned long long)w.evaluations, (unsigned long long)w.change_visits,
+               (unsigned long long)w.state_visits, (unsigned long long)sum);
+    }
+    gs_profile_free(p);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    const char *nodes_path =
-        argc > 2 ? argv[1] : "data/alibaba-gpu-v2023/openb_node_list_gpu_node.csv";
-    const char *pods_path =
-        argc > 2 ? argv[2] : "data/alibaba-gpu-v2023/openb_pod_list_default.csv";
-    char *end = NULL;
-    long max_k = argc > 3 ? strtol(argv[3], &end, 10) : 10;
-    if (argc > 3 && (end == argv[3] || *end || max_k < 0)) {
-        fprintf(stderr, "bench: MAX_K %s: not a whole number >= 0\n", argv[3]);
+    if (argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
+        fputs(usage, stdout);
+        return 0;
+    }
+    long max_k = 10, reps = 3;
+    const char *rep_env = getenv("BENCH_REPEAT"), *only = getenv("BENCH_POLICY");
+    if (argc == 2 || argc > 4) {
+        fprintf(stderr, "bench: %s\n%s",
+                argc == 2 ? "NODES.csv without PODS.csv" : "too many arguments", usage);
         return 2;
     }
-    const char *rep_env = getenv("BENCH_REPEAT");
-    int reps = rep_env && atoi(rep_env) > 0 ? atoi(rep_env) : 3;
-    const char *only = getenv("BENCH_POLICY");
+    if (argc == 4 && whole(argv[3], 0, 100, &max_k)) {
+        fprintf(stderr, "bench: MAX_K \"%s\": not a whole number in 0..100\n", argv[3]);
+        return 2;
+    }
+    if (rep_env && *rep_env && whole(rep_env, 1, 1000, &reps)) {
+        fprintf(stderr, "bench: BENCH_REPEAT=%s: not a whole number in 1..1000\n", rep_env);
+        return 2;
+    }
     int known = !only || !*only;
     for (const char *const *name = gs_policy_names(); *name && !known; name++)
         known = strcmp(only, *name) == 0;
@@ -109,50 +170,33 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench: BENCH_POLICY=%s: no such policy\n", only);
         return 2;
     }
-    struct gs_trace_node *nodes;
-    struct gs_trace_pod *pods;
+    const char *nodes_path =
+        argc > 2 ? argv[1] : "data/alibaba-gpu-v2023/openb_node_list_gpu_node.csv";
+    const char *pods_path =
+        argc > 2 ? argv[2] : "data/alibaba-gpu-v2023/openb_pod_list_default.csv";
+    struct gs_trace_node *nodes = NULL;
+    struct gs_trace_pod *pods = NULL;
     size_t nn, np;
     struct gs_diag d;
     gs_diag_init(&d);
+    int rc = 0;
     if (gs_trace_read_nodes(nodes_path, &nodes, &nn, &d) ||
         gs_trace_read_pods(pods_path, &pods, &np, &d)) {
         fprintf(stderr, "bench: %s\n", d.msg);
-        return 1;
+        rc = 1;
+    } else {
+        printf("replay of %s on %s (tune 1.3, seed 42); seconds: best of %ld;\n"
+               "evaluations, changes read and state visits: the engine's work in that run;\n"
+               "checksum: of the placements\n",
+               pods_path, nodes_path, reps);
+        printf("%-14s %6s %8s %8s %9s %8s %7s %7s %11s %12s %12s %16s\n", "policy", "copies",
+               "nodes", "pods", "seconds", "pods/s", "us/pod", "states", "evaluations",
+               "changes read", "state visits", "checksum");
     }
-    printf("replay of %s on %s (tune 1.3, seed 42); seconds: best of %d;\n"
-           "evaluations, changes read and state visits: the engine's work in that run;\n"
-           "checksum: of the placements\n",
-           pods_path, nodes_path, reps);
-    printf("%-14s %6s %8s %8s %9s %8s %7s %7s %11s %12s %12s %16s\n", "policy", "copies", "nodes",
-           "pods", "seconds", "pods/s", "us/pod", "states", "evaluations", "changes read",
-           "state visits", "checksum");
-    for (const char *const *name = gs_policy_names(); *name; name++) {
-        if (only && *only && strcmp(only, *name) != 0)
-            continue;
-        struct gs_profile *p;
-        if (gs_profile_for_policy(*name, &p, &d))
-            return 1;
-        static const int sizes[] = {1, 2, 10, 20, 50, 100};
-        for (size_t z = 0; z < sizeof(sizes) / sizeof(sizes[0]) && sizes[z] <= max_k; z++) {
-            int k = sizes[z];
-            struct gs_trace_node *rep = replicate(nodes, nn, k);
-            size_t npods = 0, states = 0;
-            struct gs_sched_stats w = {0};
-            uint64_t sum = 0;
-            double t =
-                rep ? time_run(rep, nn * (size_t)k, p, pods, np, reps, &npods, &states, &w, &sum)
-                    : -1;
-            free(rep);
-            if (t < 0)
-                return 1;
-            printf("%-14s %6d %8zu %8zu %9.4f %8.0f %7.3f %7zu %11llu %12llu %12llu %016llx\n",
-                   *name, k, nn * (size_t)k, npods, t, (double)npods / t, t * 1e6 / (double)npods,
-                   states, (unsigned long long)w.evaluations, (unsigned long long)w.change_visits,
-                   (unsigned long long)w.state_visits, (unsigned long long)sum);
-        }
-        gs_profile_free(p);
-    }
+    for (const char *const *name = gs_policy_names(); *name && !rc; name++)
+        if (!only || !*only || strcmp(only, *name) == 0)
+            rc = bench_policy(*name, nodes, nn, pods, np, max_k, (int)reps);
     free(nodes);
     free(pods);
-    return 0;
+    return rc;
 }
