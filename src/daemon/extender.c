@@ -485,7 +485,9 @@ static int score_mig(struct gsd_state *st, const struct gsd_podspec *spec,
         gsd_mig_reason(r, spec->mig, text[r], sizeof(text[r]));
     for (size_t i = 0; i < a->n; i++) {
         struct gsd_mig_choice c;
-        int r = a->idx[i] < 0 ? -1 : gsd_mig_fit(st, spec->mig, req, (size_t)a->idx[i], &c);
+        int r = a->idx[i] < 0
+                    ? -1
+                    : gsd_mig_fit(st, spec->mig, req, spec->req.model_mask, (size_t)a->idx[i], &c);
         sc[i] = r < 0 ? -ENOENT : r == GSD_MIG_OK ? c.score + 2 : GS_UNSCHEDULABLE;
         why[i] = r > 0 ? text[r] : NULL;
     }

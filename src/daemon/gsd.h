@@ -728,6 +728,7 @@ enum gsd_mig_fit {
     GSD_MIG_CPU,    /* Insufficient cpu */
     GSD_MIG_MEMORY, /* Insufficient memory */
     GSD_MIG_ROOM,   /* no free or MIG card of the node has a free placement for it */
+    GSD_MIG_QUOTA,  /* the pod may use the node's model, but its tenant's GPUQuota has no room */
     GSD_MIG_FITS
 };
 
@@ -750,10 +751,12 @@ int gsd_mig_admit(const struct gsd_state *st, const struct gsd_podspec *spec, st
  * gsd_mig_fit() - can an instance of @profile, with @req's CPU and memory (its model_mask: the
  * catalog models allowed, 0 any), go on node @node now, and where: among the node's cards in MIG
  * mode and its empty healthy ones, the best gs_mig_card_score(), ties to the lowest card.
+ * @asked: the model mask the pod itself asked (0 any); a model it asked that @req leaves out
+ * (its tenant's GPUQuota narrowed @req, gsd_quota_check()) is GSD_MIG_QUOTA, not GSD_MIG_MODEL.
  * Read only. Return: GSD_MIG_OK with @out; another enum gsd_mig_fit (out untouched).
  */
 int gsd_mig_fit(const struct gsd_state *st, const char *profile, const struct gs_pod_req *req,
-                size_t node, struct gsd_mig_choice *out);
+                uint32_t asked, size_t node, struct gsd_mig_choice *out);
 /*
  * gsd_mig_fits_without() - would an instance of @profile with @req's CPU and memory fit node
  * @node were the running pods @gone[0..@n) (on that node; the caller's) evicted: their CPU and

@@ -185,14 +185,16 @@ static int card_fit(const struct gsd_state *st, size_t i, const struct gs_mig_ca
 }
 
 int gsd_mig_fit(const struct gsd_state *st, const char *profile, const struct gs_pod_req *req,
-                size_t node, struct gsd_mig_choice *out)
+                uint32_t asked, size_t node, struct gsd_mig_choice *out)
 {
     const struct gsd_node_mig *nm = &st->mig[node];
     struct gs_node_info ni;
     gs_cluster_node_info(st->cluster, node, &ni);
     int prof = nm->model >= 0 ? gs_mig_profile_find(nm->model, profile, -1) : -1;
-    if (prof < 0 || (req->model_mask && !(req->model_mask & (1u << ni.model))))
+    if (prof < 0 || (asked && !(asked & (1u << ni.model))))
         return GSD_MIG_MODEL;
+    if (req->model_mask && !(req->model_mask & (1u << ni.model)))
+        return GSD_MIG_QUOTA;
     unsigned mask = policy_mask(st, nm->model);
     if (!(mask & (1u << prof)))
         return GSD_MIG_POLICY;
@@ -247,7 +249,7 @@ int gsd_mig_fits_without(const struct gsd_state *st, const char *profile,
         room.memory_mib -= gone[k]->req.memory_mib;
     }
     struct gsd_mig_choice c;
-    int r = gsd_mig_fit(st, profile, &room, node, &c);
+    int r = gsd_mig_fit(st, profile, &room, req->model_mask, node, &c);
     if (r != GSD_MIG_ROOM)
         return r == GSD_MIG_OK;
     struct gs_node_info ni;
@@ -268,6 +270,9 @@ const char *gsd_mig_reason(int r, const char *profile, char *buf, size_t size)
         break;
     case GSD_MIG_POLICY:
         snprintf(buf, size, "GpuClusterPolicy does not allow mig-%s on this GPU model", profile);
+        break;
+    case GSD_MIG_QUOTA:
+        snprintf(buf, size, "over the tenant's GPUQuota on this GPU model");
         break;
     case GSD_MIG_CPU:
         snprintf(buf, size, "Insufficient cpu");
@@ -357,7 +362,8 @@ static const char *summary(const size_t cnt[GSD_MIG_FITS], size_t total, const c
                                                        "MIG profile not allowed by the policy",
                                                        "Insufficient cpu",
                                                        "Insufficient memory",
-                                                       "no card can host the MIG profile"};
+                                                       "no card can host the MIG profile",
+                                                       "over quota"};
     char text[GS_DIAG_MSG_MAX], one[128];
     int off = snprintf(text, sizeof(text), "0/%zu nodes are available", total);
     int top = GSD_MIG_ROOM;
@@ -381,7 +387,7 @@ int gsd_mig_take(struct gsd_state *st, struct gsd_pod *p, const struct gs_pod_re
     size_t at = 0;
     struct gsd_mig_choice best = {-1, -1, -1}, c;
     for (size_t i = node >= 0 ? (size_t)node : 0; i < n; i++) {
-        int r = gsd_mig_fit(st, p->mig, eff, i, &c);
+        int r = gsd_mig_fit(st, p->mig, eff, p->req.model_mask, i, &c);
         total++;
         cnt[r]++;
         if (r == GSD_MIG_OK && c.score > best.score) {

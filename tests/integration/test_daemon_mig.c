@@ -611,15 +611,52 @@ static void test_whole_card_preempts_mig(void **state)
     h_cleanup(&d);
 }
 
+/*
+ * A GPUQuota that leaves out a model the pod could use: the node of that model is reported as
+ * over the quota, not as a model without the profile; the extender's filter says the same.
+ */
+static void test_quota_narrows_models(void **state)
+{
+    (void)state;
+    struct daemon d;
+    assert_int_equal(h_setup(&d, NULL), 0);
+    snprintf(d.nodes, sizeof(d.nodes), "tests/data/mig-quota/nodes.csv");
+    snprintf(d.policy, sizeof(d.policy), "tests/data/mig-quota/policy.yaml");
+    assert_int_equal(h_start(&d), 0);
+    submit(&d, TOKEN_A, mig_pod("team-a", "full", "7g.80gb", "A100-SXM4-80GB", NULL));
+    expect_at(&d, "team-a", "full", "running n-a80-0 0 0");
+    submit(&d, TOKEN_B, mig_pod("team-b", "b1", "3g.40gb", NULL, NULL));
+    reason_has(&d, "team-b", "b1",
+               "0/2 nodes are available: 1 over the tenant's GPUQuota on this GPU model, 1 no "
+               "card can host mig-3g.40gb.");
+    char *pod = mig_pod("team-b", "b2", "3g.40gb", NULL, NULL);
+    json_t *f = verb(&d, "filter",
+                     json_pack("{s:o, s:[s, s]}", "Pod", json_loads(pod, 0, NULL), "NodeNames",
+                               "n-a80-0", "n-h100-0"));
+    free(pod);
+    json_t *failed = json_object_get(f, "FailedNodes");
+    assert_string_equal(json_string_value(json_object_get(failed, "n-h100-0")),
+                        "over the tenant's GPUQuota on this GPU model");
+    json_decref(f);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_api_geometry), cmocka_unit_test(test_refusals),
-        cmocka_unit_test(test_quota),        cmocka_unit_test(test_restart),
-        cmocka_unit_test(test_old_store),    cmocka_unit_test(test_extender),
-        cmocka_unit_test(test_card_failure), cmocka_unit_test(test_reload),
-        cmocka_unit_test(test_preempt),      cmocka_unit_test(test_whole_card_preempts_mig),
+        cmocka_unit_test(test_api_geometry),
+        cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_quota),
+        cmocka_unit_test(test_quota_narrows_models),
+        cmocka_unit_test(test_restart),
+        cmocka_unit_test(test_old_store),
+        cmocka_unit_test(test_extender),
+        cmocka_unit_test(test_card_failure),
+        cmocka_unit_test(test_reload),
+        cmocka_unit_test(test_preempt),
+        cmocka_unit_test(test_whole_card_preempts_mig),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
