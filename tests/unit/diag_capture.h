@@ -40,8 +40,8 @@ static void diag_with(struct gs_diag *d, struct warns *w)
 /* assert_has() - fail showing @text when it lacks @needle. */
 static void assert_has(const char *text, const char *needle)
 {
-    if (!strstr(text, needle)) {
-        print_error("expected \"%s\" in: %s\n", needle, text);
+    if (!text || !needle || !strstr(text, needle)) {
+        print_error("expected \"%s\" in: %s\n", needle ? needle : "(null)", text ? text : "(null)");
         fail();
     }
 }

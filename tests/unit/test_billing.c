@@ -32,8 +32,8 @@ static char tmpdir[64]; /* made by main() for the files the tests write */
 
 static void assert_has(const char *text, const char *needle)
 {
-    if (!strstr(text, needle))
-        fail_msg("expected \"%s\" in: %s", needle, text);
+    if (!text || !needle || !strstr(text, needle))
+        fail_msg("expected \"%s\" in: %s", needle ? needle : "(null)", text ? text : "(null)");
 }
 
 static int model(const char *name)
