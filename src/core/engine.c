@@ -203,8 +203,10 @@ static int64_t intern(struct gs_sched *s, const struct gs_nstate *key)
 {
     if (state_room(s) < 0)
         return -ENOMEM;
-    if (s->seen_cap) /* a new state is looked up there next: fetch it while the table is probed */
-        __builtin_prefetch(&s->seen[(key->hash ? key->hash : 1) & (s->seen_cap - 1)]);
+    /* A new state is looked up in the seen table next: start loading its slot (a hint only, so
+     * seen_add()'s mapping of hash 0 is not repeated) while the state table is probed. */
+    if (s->seen_cap)
+        __builtin_prefetch(&s->seen[key->hash & (s->seen_cap - 1)]);
     size_t h = key->hash & (s->intern_cap - 1);
     while (s->intern[h]) {
         if (state_eq(&s->states[s->intern[h] - 1], key))
