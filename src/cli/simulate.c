@@ -154,7 +154,7 @@ static int apply_opt(int c, const char *arg, struct opts *o)
         return 0;
     case 't':
         if (parse_tune(arg, &o->tune_permille))
-            return bad("--tune: \"%s\" is not a number in 0.001..100", arg);
+            return bad("--tune: \"%s\" is not a number in 0.001..100 with at most 3 decimals", arg);
         return 0;
     case 'h':
         usage(stdout);
@@ -453,6 +453,28 @@ static int peer_column(const struct gs_sequence *seq, const char *policy)
     return -1;
 }
 
+/*
+ * Why a sample came out empty (gs_sim_sample() -ERANGE): every pod asks for more than the target
+ * (@target_milli, milli-GPU), or, with this seed, the pods that fit were all dropped or drawn
+ * after one that does not. Return: -EINVAL with @d.
+ */
+static int no_arrival(const struct opts *o, const struct inputs *in, int64_t target_milli,
+                      uint64_t seed, struct gs_diag *d)
+{
+    long long gpus = (long long)(target_milli / 1000);
+    for (size_t i = 0; i < in->npods; i++)
+        if (gs_pod_req_gpu_milli(&in->pods[i].req) <= target_milli)
+            return gs_diag_error(d,
+                                 "%s: no pod arrives with seed %llu: the sampling keeps pods "
+                                 "while the GPU request fits --tune x capacity (%lld GPUs), and "
+                                 "a pod asking more ended it before any arrived",
+                                 o->pods, (unsigned long long)seed, gpus);
+    return gs_diag_error(d,
+                         "%s: no pod arrives: every pod asks for more GPUs than --tune x "
+                         "capacity (%lld GPUs)",
+                         o->pods, gpus);
+}
+
 static int run_one(const struct opts *o, const struct inputs *in, const struct gs_profile *prof,
                    uint64_t seed, struct gs_sim_run **out, struct gs_diag *d)
 {
@@ -470,10 +492,7 @@ static int run_one(const struct opts *o, const struct inputs *in, const struct g
                                  "GPU capacity",
                                  o->pods);
         if (rc == -ERANGE)
-            return gs_diag_error(d,
-                                 "%s: no pod arrives: every pod asks for more GPUs than --tune "
-                                 "x capacity (%lld GPUs)",
-                                 o->pods, (long long)(gpus * o->tune_permille / 1000));
+            return no_arrival(o, in, gpus * o->tune_permille, seed, d);
         if (rc == -E2BIG)
             return gs_diag_error(d, "more than %d arrivals: lower --tune", GS_SIM_ARRIVALS_MAX);
         if (rc)

@@ -467,6 +467,10 @@ static void test_unsampleable_workloads(void **state)
     expect_exit(&r, 0);
     assert_non_null(strstr(r.out, "stopped short of that point, at 0.00 % of capacity"));
     result_free(&r);
+    /* Another seed drops the CPU-only pod and then draws the big one: nothing arrives, and the
+     * message does not claim that every pod is too big. */
+    refused(ARGS("simulate", "--nodes", nodes, "--pods", mix, "--policy", "fgd", "--seed", "1"), 2,
+            0, 0, ARGS("no pod arrives with seed 1", "a pod asking more ended it"));
 }
 
 static void test_bad_options(void **state)
@@ -478,6 +482,7 @@ static void test_bad_options(void **state)
     refused(ARGS("simulate", "--tune", "abc"), 2, 0, 0, ARGS("--tune", "abc"));
     refused(ARGS("simulate", "--tune", "0"), 2, 0, 0, ARGS("--tune", "\"0\""));
     refused(ARGS("simulate", "--tune", "-1"), 2, 0, 0, ARGS("--tune", "-1"));
+    refused(ARGS("simulate", "--tune", "1.2999"), 2, 0, 0, ARGS("--tune", "at most 3 decimals"));
     refused(ARGS("simulate", "--seeds", "5..3"), 2, 0, 0, ARGS("--seeds", "5..3"));
     refused(ARGS("simulate", "--seed", "x7"), 2, 0, 0, ARGS("--seed", "x7"));
     refused(ARGS("simulate", "--bogus"), 2, 0, 1, ARGS("--bogus"));
