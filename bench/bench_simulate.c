@@ -1,6 +1,8 @@
 /*
  * Benchmark: trace replay speed per policy on the bundled Alibaba trace, and its growth on a
- * cluster replicated k times (same nodes k times over, tune 1.3 of the larger capacity).
+ * cluster replicated k times (same nodes k times over, tune 1.3 of the larger capacity), set
+ * against k clusters of the original size replayed one after another and together: exactly k
+ * times the work of one, in one and in k times the memory.
  * Prints figures and a checksum of the placements (so a change to the engine can be checked to
  * place every pod where it did before); asserts nothing.
  * Usage: see usage[] below (or bench_simulate --help).
@@ -8,6 +10,8 @@
 #include "gpusched/diag.h"
 #include "gpusched/sched.h"
 #include "gpusched/sim.h"
+#include "gpusched/trace.h"
+#include "gpusched/cluster.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -36,36 +40,66 @@ static struct gs_trace_node *replicate(const struct gs_trace_node *n, size_t nn,
     return v;
 }
 
+/* One step of FNV-1a over the 8 bytes of @v. */
+static uint64_t fnv(uint64_t h, uint64_t v)
+{
+    for (int b = 0; b < 64; b += 8)
+        h = (h ^ ((v >> b) & 0xff)) * 0x100000001b3ULL;
+    return h;
+}
+
+#define FNV_START 0xcbf29ce484222325ULL
+
 /* FNV-1a over every arrival's node, cards and share: equal for runs that place alike. */
 static uint64_t checksum(const struct gs_sim_run *run)
 {
-    uint64_t h = 0xcbf29ce484222325ULL;
+    uint64_t h = FNV_START;
     for (size_t i = 0; i < run->n; i++) {
         const struct gs_sim_event *e = &run->ev[i];
-        uint64_t v[3] = {(uint64_t)(uint32_t)e->node, e->gpu_mask, e->gpu_milli};
-        for (int k = 0; k < 3; k++)
-            for (int b = 0; b < 64; b += 8)
-                h = (h ^ ((v[k] >> b) & 0xff)) * 0x100000001b3ULL;
+        h = fnv(fnv(fnv(h, (uint64_t)(uint32_t)e->node), e->gpu_mask), e->gpu_milli);
     }
     return h;
 }
 
-/* Best of @reps: seconds for one sampled replay; *pods, *states, *work and *sum from the last. */
-static double time_run(const struct gs_trace_node *nodes, size_t nn, const struct gs_profile *p,
-                       const struct gs_trace_pod *pods, size_t np, int reps, size_t *npods,
-                       size_t *states, struct gs_sched_stats *work, uint64_t *sum)
+/* What one table row shows. */
+struct figures {
+    size_t nodes, pods, states;
+    struct gs_sched_stats work;
+    uint64_t sum;
+    double secs;
+};
+
+static void print_row(const char *policy, const char *layout, const struct figures *f)
+{
+    printf("%-14s %-18s %8zu %8zu %9.4f %8.0f %7.3f %7zu %11llu %12llu %12llu %016llx\n", policy,
+           layout, f->nodes, f->pods, f->secs, (double)f->pods / f->secs,
+           f->secs * 1e6 / (double)f->pods, f->states, (unsigned long long)f->work.evaluations,
+           (unsigned long long)f->work.change_visits, (unsigned long long)f->work.state_visits,
+           (unsigned long long)f->sum);
+}
+
+static int64_t gpu_milli(const struct gs_trace_node *nodes, size_t nn)
 {
     int64_t gpus = 0;
-    double best = 1e9;
     for (size_t i = 0; i < nn; i++)
         gpus += nodes[i].gpus;
+    return gpus * 1000;
+}
+
+/* Best of @reps into @f->secs: one sampled replay on @nodes; the rest of @f from the last.
+ * Return: 0, -1 (said on stderr). */
+static int time_run(const struct gs_trace_node *nodes, size_t nn, const struct gs_profile *p,
+                    const struct gs_trace_pod *pods, size_t np, int reps, struct figures *f)
+{
+    f->secs = 1e9;
+    f->nodes = nn;
     for (int r = 0; r < reps; r++) {
         uint32_t *order;
         size_t n;
         struct gs_sim_run *run;
         struct gs_diag d;
         gs_diag_init(&d);
-        int rc = gs_sim_sample(pods, np, gpus * 1000, 1300, 42, &order, &n);
+        int rc = gs_sim_sample(pods, np, gpu_milli(nodes, nn), 1300, 42, &order, &n);
         if (rc) {
             fprintf(stderr, "bench: sampling the arrivals: %s\n", strerror(-rc));
             return -1;
@@ -79,20 +113,180 @@ static double time_run(const struct gs_trace_node *nodes, size_t nn, const struc
             fprintf(stderr, "bench: %s\n", d.msg);
             return -1;
         }
-        best = t < best ? t : best;
-        *npods = run->n;
-        *states = run->states;
-        *work = run->work;
-        *sum = checksum(run);
+        f->secs = t < f->secs ? t : f->secs;
+        f->pods = run->n;
+        f->states = run->states;
+        f->work = run->work;
+        f->sum = checksum(run);
         gs_sim_run_free(run);
     }
-    return best;
+    return 0;
+}
+
+/*
+ * The control for the growth: @k clusters of the original size, each with its own arrivals and
+ * tie-break (seed 42 + j), sampled as time_run() samples; so exactly k times the work of a run on
+ * one, in k times the memory.
+ */
+struct apart {
+    int k;
+    uint32_t **order;
+    size_t *n;
+    struct gs_cluster **c;
+    struct gs_sched **s;
+    uint64_t *sum;
+};
+
+static void apart_free(struct apart *a)
+{
+    for (int j = 0; j < a->k; j++) {
+        free(a->order ? a->order[j] : NULL);
+        gs_sched_free(a->s ? a->s[j] : NULL);
+        gs_cluster_free(a->c ? a->c[j] : NULL);
+    }
+    free(a->order);
+    free(a->n);
+    free(a->c);
+    free(a->s);
+    free(a->sum);
+}
+
+/* Sample the arrivals of the @k clusters of @a. Return: 0, -1 (said on stderr; @a is then for
+ * apart_free()). */
+static int apart_new(struct apart *a, int k, const struct gs_trace_node *nodes, size_t nn,
+                     const struct gs_trace_pod *pods, size_t np)
+{
+    *a = (struct apart){.k = k};
+    a->order = calloc((size_t)k, sizeof(*a->order));
+    a->n = calloc((size_t)k, sizeof(*a->n));
+    a->c = calloc((size_t)k, sizeof(*a->c));
+    a->s = calloc((size_t)k, sizeof(*a->s));
+    a->sum = calloc((size_t)k, sizeof(*a->sum));
+    if (!a->order || !a->n || !a->c || !a->s || !a->sum) {
+        fprintf(stderr, "bench: out of memory\n");
+        return -1;
+    }
+    for (int j = 0; j < k; j++) {
+        int rc = gs_sim_sample(pods, np, gpu_milli(nodes, nn), 1300, 42 + (uint64_t)j, &a->order[j],
+                               &a->n[j]);
+        if (rc) {
+            fprintf(stderr, "bench: sampling the arrivals: %s\n", strerror(-rc));
+            return -1;
+        }
+        a->sum[j] = FNV_START;
+    }
+    return 0;
+}
+
+/* Build cluster @j of @a and its scheduler with @w (@np requests) as the workload, as
+ * gs_sim_replay() does. Return: 0, -1 (said on stderr). */
+static int apart_build(struct apart *a, int j, const struct gs_trace_node *nodes, size_t nn,
+                       const struct gs_profile *p, const struct gs_pod_req *w, size_t np)
+{
+    struct gs_diag d;
+    gs_diag_init(&d);
+    int rc = gs_trace_build_cluster(nodes, nn, &a->c[j], &d);
+    if (!rc)
+        rc = gs_sched_new(a->c[j], p, 42 + (uint64_t)j, &a->s[j], &d);
+    if (!rc)
+        rc = gs_sched_set_workload(a->s[j], w, np);
+    if (rc)
+        fprintf(stderr, "bench: %s\n", d.msg[0] ? d.msg : strerror(-rc));
+    return rc ? -1 : 0;
+}
+
+/* Place arrival @i of cluster @j. Return: 0, -1 (said on stderr). */
+static int apart_place(struct apart *a, int j, size_t i, const struct gs_trace_pod *pods)
+{
+    struct gs_placement pl;
+    struct gs_diag why;
+    gs_diag_init(&why);
+    int rc = gs_sched_place(a->s[j], &pods[a->order[j][i]].req, &pl, &why);
+    if (rc < 0) {
+        fprintf(stderr, "bench: %s\n", why.msg);
+        return -1;
+    }
+    if (rc == GS_UNSCHEDULABLE)
+        pl = (struct gs_placement){.node = -1};
+    a->sum[j] = fnv(fnv(fnv(a->sum[j], (uint64_t)(uint32_t)pl.node), pl.gpu_mask), pl.gpu_milli);
+    return 0;
+}
+
+/*
+ * Replay the clusters of @a, one after another (@together 0) or their arrivals dealt in turn:
+ * each built before its first arrival and its fragmentation read after its last, as
+ * gs_sim_replay() does. Return: seconds, or -1 (said on stderr).
+ */
+static double apart_replay(struct apart *a, const struct gs_trace_node *nodes, size_t nn,
+                           const struct gs_profile *p, const struct gs_trace_pod *pods,
+                           const struct gs_pod_req *w, size_t np, int together)
+{
+    size_t most = 0;
+    int64_t frag = 0;
+    for (int j = 0; j < a->k; j++)
+        most = a->n[j] > most ? a->n[j] : most;
+    double t0 = now_s();
+    for (int j = 0; j < a->k; j++) {
+        if (apart_build(a, j, nodes, nn, p, w, np))
+            return -1;
+        for (size_t i = 0; i < a->n[j] && !together; i++)
+            if (apart_place(a, j, i, pods))
+                return -1;
+    }
+    for (size_t i = 0; i < most && together; i++)
+        for (int j = 0; j < a->k; j++)
+            if (i < a->n[j] && apart_place(a, j, i, pods))
+                return -1;
+    for (int j = 0; j < a->k; j++)
+        frag += gs_sched_frag_milli(a->s[j]);
+    double t = now_s() - t0;
+    return frag >= 0 ? t : -1;
+}
+
+/* Best of @reps into @f: @k clusters apart (struct apart), replayed as apart_replay() does.
+ * Return: 0, -1 (said on stderr). */
+static int time_apart(const struct gs_trace_node *nodes, size_t nn, const struct gs_profile *p,
+                      const struct gs_trace_pod *pods, size_t np, int k, int together, int reps,
+                      struct figures *f)
+{
+    struct gs_pod_req *w = malloc(np * sizeof(*w));
+    if (!w) {
+        fprintf(stderr, "bench: out of memory\n");
+        return -1;
+    }
+    for (size_t i = 0; i < np; i++)
+        w[i] = pods[i].req;
+    int rc = 0;
+    f->secs = 1e9;
+    for (int r = 0; r < reps && !rc; r++) {
+        struct apart a;
+        double t = -1;
+        if (!apart_new(&a, k, nodes, nn, pods, np))
+            t = apart_replay(&a, nodes, nn, p, pods, w, np, together);
+        rc = t < 0 ? -1 : 0;
+        *f = (struct figures){
+            .nodes = nn * (size_t)k, .sum = FNV_START, .secs = t >= 0 && t < f->secs ? t : f->secs};
+        for (int j = 0; j < k && !rc; j++) {
+            struct gs_sched_stats sj;
+            gs_sched_stats(a.s[j], &sj);
+            f->pods += a.n[j];
+            f->states += gs_sched_state_count(a.s[j]);
+            f->work.evaluations += sj.evaluations;
+            f->work.change_visits += sj.change_visits;
+            f->work.state_visits += sj.state_visits;
+            f->sum = fnv(f->sum, a.sum[j]);
+        }
+        apart_free(&a);
+    }
+    free(w);
+    return rc;
 }
 
 static const char usage[] =
     "usage: bench_simulate [NODES.csv PODS.csv [MAX_K]]\n"
     "  replays PODS on NODES (default: the bundled Alibaba trace) with every policy, the cluster\n"
-    "  replicated k = 1, 2, 10, 20, 50, 100 times up to MAX_K (0..100, default 10)\n"
+    "  replicated k = 1, 2, 10, 20, 50, 100 times up to MAX_K (0..100, default 10); for k > 1\n"
+    "  also k clusters of NODES (seeds 42..42+k-1) replayed in turn and together\n"
     "  BENCH_REPEAT=N  runs per size, the best kept (1..1000, default 3)\n"
     "  BENCH_POLICY=P  one policy only\n";
 
@@ -108,7 +302,11 @@ static int whole(const char *s, long lo, long hi, long *out)
     return 0;
 }
 
-/* Every size up to @max_k of policy @name: one table row each. Return: 0, 1 (said on stderr). */
+/*
+ * Every size up to @max_k of policy @name: one row each for the cluster replicated k times and,
+ * for k > 1, two for k clusters apart (struct apart): one after another, then together.
+ * Return: 0, 1 (said on stderr).
+ */
 static int bench_policy(const char *name, const struct gs_trace_node *nodes, size_t nn,
                         const struct gs_trace_pod *pods, size_t np, long max_k, int reps)
 {
@@ -120,26 +318,27 @@ static int bench_policy(const char *name, const struct gs_trace_node *nodes, siz
         fprintf(stderr, "bench: %s\n", d.msg);
         return 1;
     }
-    for (size_t z = 0; z < sizeof(sizes) / sizeof(sizes[0]) && sizes[z] <= max_k; z++) {
+    int rc = 0;
+    for (size_t z = 0; z < sizeof(sizes) / sizeof(sizes[0]) && sizes[z] <= max_k && !rc; z++) {
         int k = sizes[z];
+        char label[32];
+        struct figures f = {0};
         struct gs_trace_node *rep = replicate(nodes, nn, k);
-        size_t npods = 0, states = 0;
-        struct gs_sched_stats w = {0};
-        uint64_t sum = 0;
-        double t = rep ? time_run(rep, nn * (size_t)k, p, pods, np, reps, &npods, &states, &w, &sum)
-                       : (fprintf(stderr, "bench: out of memory\n"), -1);
+        rc = rep ? time_run(rep, nn * (size_t)k, p, pods, np, reps, &f)
+                 : (fprintf(stderr, "bench: out of memory\n"), -1);
         free(rep);
-        if (t < 0) {
-            gs_profile_free(p);
-            return 1;
+        snprintf(label, sizeof(label), "1 of %dx", k);
+        if (!rc)
+            print_row(name, label, &f);
+        for (int together = 0; together < 2 && k > 1 && !rc; together++) {
+            rc = time_apart(nodes, nn, p, pods, np, k, together, reps, &f);
+            snprintf(label, sizeof(label), "%d of 1x %s", k, together ? "together" : "in turn");
+            if (!rc)
+                print_row(name, label, &f);
         }
-        printf("%-14s %6d %8zu %8zu %9.4f %8.0f %7.3f %7zu %11llu %12llu %12llu %016llx\n", name, k,
-               nn * (size_t)k, npods, t, (double)npods / t, t * 1e6 / (double)npods, states,
-               (unsigned long long)w.evaluations, (unsigned long long)w.change_visits,
-               (unsigned long long)w.state_visits, (unsigned long long)sum);
     }
     gs_profile_free(p);
-    return 0;
+    return rc ? 1 : 0;
 }
 
 int main(int argc, char **argv)
@@ -189,7 +388,7 @@ int main(int argc, char **argv)
                "evaluations, changes read and state visits: the engine's work in that run;\n"
                "checksum: of the placements\n",
                pods_path, nodes_path, reps);
-        printf("%-14s %6s %8s %8s %9s %8s %7s %7s %11s %12s %12s %16s\n", "policy", "copies",
+        printf("%-14s %-18s %8s %8s %9s %8s %7s %7s %11s %12s %12s %16s\n", "policy", "clusters",
                "nodes", "pods", "seconds", "pods/s", "us/pod", "states", "evaluations",
                "changes read", "state visits", "checksum");
     }
