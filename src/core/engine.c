@@ -553,8 +553,6 @@ static int64_t class_intern(struct gs_sched *s, const struct gs_pod_req *r)
     gs__podclass_init(&s->classes[s->nclasses], r);
     memset(&s->queues[s->nclasses], 0, sizeof(s->queues[0]));
     s->queues[s->nclasses].pos = SIZE_MAX; /* not yet seeded from the active states */
-    s->queues[s->nclasses].counting = s->tie == GS_TIE_UNIFORM; /* draws count the feasible */
-    s->ncounting += s->queues[s->nclasses].counting;
     s->class_index[h] = (uint32_t)s->nclasses + 1;
     return (int64_t)s->nclasses++;
 }
@@ -704,7 +702,7 @@ static int account(struct gs_sched *s, uint32_t cls, uint32_t id, int64_t cnt, i
         q->reasons[-v < GS_REASON_COUNT ? -v : 0] += cnt;
         return 0;
     }
-    if (!push || lv->count == 0)
+    if (!push || lv->count == 0 || s->tie == GS_TIE_UNIFORM)
         return 0;
     return hent_push(&q->v, &q->n, &q->cap,
                      (struct gs_hent){(int32_t)(v >> 8), lv->top, id, lv->epoch});
@@ -818,6 +816,8 @@ static int count_up(struct gs_sched *s, uint32_t cls)
 static int catch_up(struct gs_sched *s, uint32_t cls)
 {
     struct gs_classq *q = &s->queues[cls];
+    if (!q->counting && s->tie == GS_TIE_UNIFORM)
+        return 0; /* draws need nothing kept */
     int rc = q->counting ? count_up(s, cls) : walk_fresh(s, cls);
     if (rc) {
         q->n = 0;
@@ -848,21 +848,45 @@ static int64_t pick_best(struct gs_sched *s, uint32_t cls)
     return -1;
 }
 
-/* A uniformly drawn feasible node for class @cls, or -1 (GS_TIE_UNIFORM plugins). */
-static int64_t pick_uniform(struct gs_sched *s, uint32_t cls)
+/* Nodes feasible for counting class @cls. */
+static uint64_t feasible_nodes(const struct gs_sched *s, uint32_t cls)
 {
     int64_t bad = 0;
     for (int r = 1; r < GS_REASON_COUNT; r++)
         bad += s->queues[cls].reasons[r];
-    uint64_t feasible = s->c->n - (uint64_t)bad;
+    return s->c->n - (uint64_t)bad;
+}
+
+/*
+ * Misses in a row after which a uniform class starts counting reasons, and the share of feasible
+ * nodes (one in UNIFORM_EASY) at which it stops: a draw hits with probability feasible / nodes.
+ */
+#define UNIFORM_DRAWS 64
+#define UNIFORM_EASY  16
+
+/*
+ * A uniformly drawn feasible node for class @cls, or -1 (GS_TIE_UNIFORM plugins). Drawing nodes
+ * until one is feasible is uniform among the feasible and costs nodes / feasible draws, which
+ * depends on the share of nodes that fit, not on the size of the cluster (a walk of the active
+ * states does); so a class that is not counting only draws (-1 after UNIFORM_DRAWS misses: the
+ * caller makes it count), and one that counts walks the active states only when the expected
+ * draws would outnumber them. Any path gives each feasible node the same chance, since nothing
+ * changes between the draws.
+ */
+static int64_t pick_uniform(struct gs_sched *s, uint32_t cls)
+{
+    uint64_t feasible = s->queues[cls].counting ? feasible_nodes(s, cls) : s->c->n;
     if (feasible == 0)
         return -1;
-    if (feasible * 64 >= s->c->n) /* rejection sampling: about n / feasible draws */
-        for (;;) {
+    int draws = s->queues[cls].counting ? INT32_MAX : UNIFORM_DRAWS;
+    if (feasible * s->nactive >= s->c->n)
+        for (int i = 0; i < draws; i++) {
             uint32_t node = (uint32_t)gs_rng_below(&s->rng, s->c->n);
             if (lookup(s, s->state_of[node], cls) >= 0)
                 return node;
         }
+    if (!s->queues[cls].counting)
+        return -1;
     uint64_t r = gs_rng_below(&s->rng, feasible);
     for (size_t a = 0; a < s->nactive; a++) {
         if (a + FETCH_AHEAD < s->nactive)
@@ -974,6 +998,12 @@ static int commit(struct gs_sched *s, uint32_t cls, size_t node, struct gs_place
     return 0;
 }
 
+/* The node for class @cls (caught up) as the profile picks it, or -1. */
+static int64_t pick(struct gs_sched *s, uint32_t cls)
+{
+    return s->tie == GS_TIE_UNIFORM ? pick_uniform(s, cls) : pick_best(s, cls);
+}
+
 int gs_sched_place(struct gs_sched *s, const struct gs_pod_req *pod, struct gs_placement *out,
                    struct gs_diag *why)
 {
@@ -983,8 +1013,7 @@ int gs_sched_place(struct gs_sched *s, const struct gs_pod_req *pod, struct gs_p
     int rc = catch_up(s, (uint32_t)cls);
     if (rc)
         return rc;
-    int64_t node =
-        s->tie == GS_TIE_UNIFORM ? pick_uniform(s, (uint32_t)cls) : pick_best(s, (uint32_t)cls);
+    int64_t node = pick(s, (uint32_t)cls);
     struct gs_classq *q = &s->queues[cls];
     if (node == -1 && !q->counting) { /* the reasons are wanted now: count them afresh */
         q->counting = 1;
@@ -993,9 +1022,11 @@ int gs_sched_place(struct gs_sched *s, const struct gs_pod_req *pod, struct gs_p
         rc = catch_up(s, (uint32_t)cls);
         if (rc)
             return rc;
-        node = pick_best(s, (uint32_t)cls);
-    } else if (node >= 0 && q->counting && s->tie != GS_TIE_UNIFORM) {
-        q->counting = 0; /* fits again: back to the heap alone, which is up to date */
+        node = pick(s, (uint32_t)cls);
+    } else if (node >= 0 && q->counting &&
+               (s->tie != GS_TIE_UNIFORM ||
+                feasible_nodes(s, (uint32_t)cls) * UNIFORM_EASY >= s->c->n)) {
+        q->counting = 0; /* fits again: back to the heap alone, which is up to date, or draws */
         s->ncounting--;
         q->pos = SIZE_MAX;
         q->bumped = s->bumps;

@@ -95,7 +95,8 @@ struct gs_classq {
     int32_t *val;    /* per state id: cached result, see lookup() */
     size_t val_cap;
     int64_t reasons[GS_REASON_COUNT]; /* nodes that fail the filter, by reason, when counting */
-    uint8_t counting; /* keeps reasons (after a failure, or for a uniform draw); else heap only */
+    uint8_t counting; /* keeps reasons (after a failure, or draws that kept missing); else the
+                         heap only, or nothing for a uniform draw */
 };
 
 /* A pod request as the plugins see it. */

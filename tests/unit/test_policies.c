@@ -608,6 +608,49 @@ static void test_random_deterministic(void **state)
     assert_true(differ);
 }
 
+/*
+ * When few nodes fit, the draws miss, the class counts the feasible nodes and walks to one of
+ * them; when many fit again it only draws. Either way every feasible node has the same chance:
+ * of 200 nodes only n3 and n150 (8 cards) host a 4-card pod, and over 400 placements, each
+ * released before the next, each gets 200 +- 50 (binomial: 5 standard deviations), the 1-card
+ * nodes none; a 1-card pod then spreads over the 200 nodes.
+ */
+static void test_random_uniform_when_few_fit(void **state)
+{
+    (void)state;
+    struct gs_cluster *c = new_cluster();
+    for (int i = 0; i < 200; i++) {
+        char name[8];
+        snprintf(name, sizeof(name), "n%d", i);
+        add_node(c, name, "G2", i == 3 || i == 150 ? 8 : 1, 96000);
+    }
+    struct gs_sched *s = new_sched(c, "random", 5);
+    int hits[200] = {0};
+    struct gs_pod_req big = whole_pod(1000, 4), small = whole_pod(1000, 1);
+    for (int i = 0; i < 400; i++) {
+        struct gs_placement pl = PLACE(s, big);
+        hits[pl.node]++;
+        assert_int_equal(gs_sched_release(s, &big, &pl), 0);
+    }
+    for (int n = 0; n < 200; n++)
+        if (n == 3 || n == 150)
+            assert_in_range(hits[n], 150, 250);
+        else
+            assert_int_equal(hits[n], 0);
+    uint64_t used[4] = {0};
+    for (int i = 0; i < 2000; i++) {
+        struct gs_placement pl = PLACE(s, small);
+        used[pl.node / 64] |= 1ull << (pl.node % 64);
+        assert_int_equal(gs_sched_release(s, &small, &pl), 0);
+    }
+    int spread = 0;
+    for (int k = 0; k < 4; k++)
+        spread += __builtin_popcountll(used[k]);
+    assert_true(spread >= 190); /* 2000 draws over 200 nodes: one missed with chance ~ 200e-10 */
+    gs_sched_free(s);
+    gs_cluster_free(c);
+}
+
 /* Over many placements on identical empty nodes every node and every card is drawn. */
 static void test_random_uses_every_node(void **state)
 {
@@ -1040,6 +1083,7 @@ int main(void)
         cmocka_unit_test(test_whole_cards_topology),
         cmocka_unit_test(test_random_deterministic),
         cmocka_unit_test(test_random_uses_every_node),
+        cmocka_unit_test(test_random_uniform_when_few_fit),
         cmocka_unit_test(test_unschedulable_reasons),
         cmocka_unit_test(test_release_restores),
         cmocka_unit_test(test_release_twice),

@@ -373,9 +373,10 @@ static void test_engine_reuses_state_ids(void **state)
 /*
  * Allocations that fail inside a placement or a release: the call returns -ENOMEM and leaves the
  * scheduler as if it had not been made (the same call then succeeds as a full scan says), or it
- * succeeds; placements and failure reasons stay those of a full scan throughout.
+ * succeeds; placements and failure reasons stay those of a full scan throughout. Return: the
+ * allocations made to fail.
  */
-static void check_engine_without_memory(const char *policy, unsigned every, uint64_t seed)
+static int check_engine_without_memory(const char *policy, unsigned every, uint64_t seed)
 {
     struct gs_cluster *c = mixed_cluster(3);
     struct gs_profile *prof;
@@ -432,19 +433,24 @@ static void check_engine_without_memory(const char *policy, unsigned every, uint
         live[nlive].p = p;
         live[nlive++].pl = pl;
     }
-    assert_true(failed > 0); /* the failures did happen */
     gs_sched_free(s);
     gs_profile_free(prof);
     gs_cluster_free(c);
+    return failed;
 }
 
 static void test_engine_without_memory(void **state)
 {
     (void)state;
     const char *policies[] = {"gpusched", "fgd", "bestfit", "random"};
-    for (size_t i = 0; i < sizeof(policies) / sizeof(policies[0]); i++)
+    for (size_t i = 0; i < sizeof(policies) / sizeof(policies[0]); i++) {
+        int failed = 0;
         for (unsigned every = 3; every <= 48; every *= 4)
-            check_engine_without_memory(policies[i], every, 11 + every);
+            failed += check_engine_without_memory(policies[i], every, 11 + every);
+        /* the failures did happen (random, which keeps little while it only draws, allocates
+         * rarely: all of its may fall in the densest run) */
+        assert_true(failed > 0);
+    }
 }
 
 /* A bestfit scheduler over @c, seed 1. */
