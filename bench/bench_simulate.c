@@ -1,8 +1,8 @@
 /*
  * Benchmark: trace replay speed per policy on the bundled Alibaba trace, and its growth on a
  * cluster replicated k times (same nodes k times over, tune 1.3 of the larger capacity), set
- * against k clusters of the original size replayed one after another and together: exactly k
- * times the work of one, in one and in k times the memory.
+ * against k clusters of the original size replayed one after another and interleaved: exactly k
+ * times the work of one, in the memory of one and in k times that.
  * Prints figures and a checksum of the placements (so a change to the engine can be checked to
  * place every pod where it did before); asserts nothing.
  * Usage: see usage[] below (or bench_simulate --help).
@@ -71,7 +71,7 @@ struct figures {
 
 static void print_row(const char *policy, const char *layout, const struct figures *f)
 {
-    printf("%-14s %-18s %8zu %8zu %9.4f %8.0f %7.3f %7zu %11llu %12llu %12llu %016llx\n", policy,
+    printf("%-14s %-21s %8zu %8zu %9.4f %8.0f %7.3f %7zu %11llu %12llu %12llu %016llx\n", policy,
            layout, f->nodes, f->pods, f->secs, (double)f->pods / f->secs,
            f->secs * 1e6 / (double)f->pods, f->states, (unsigned long long)f->work.evaluations,
            (unsigned long long)f->work.change_visits, (unsigned long long)f->work.state_visits,
@@ -213,13 +213,13 @@ static int apart_place(struct apart *a, int j, size_t i, const struct gs_trace_p
 }
 
 /*
- * Replay the clusters of @a, one after another (@together 0) or their arrivals dealt in turn:
+ * Replay the clusters of @a, one after another (@interleave 0) or one arrival to each in rotation:
  * each built before its first arrival and its fragmentation read after its last, as
  * gs_sim_replay() does. Return: seconds, or -1 (said on stderr).
  */
 static double apart_replay(struct apart *a, const struct gs_trace_node *nodes, size_t nn,
                            const struct gs_profile *p, const struct gs_trace_pod *pods,
-                           const struct gs_pod_req *w, size_t np, int together)
+                           const struct gs_pod_req *w, size_t np, int interleave)
 {
     size_t most = 0;
     int64_t frag = 0;
@@ -229,11 +229,11 @@ static double apart_replay(struct apart *a, const struct gs_trace_node *nodes, s
     for (int j = 0; j < a->k; j++) {
         if (apart_build(a, j, nodes, nn, p, w, np))
             return -1;
-        for (size_t i = 0; i < a->n[j] && !together; i++)
+        for (size_t i = 0; i < a->n[j] && !interleave; i++)
             if (apart_place(a, j, i, pods))
                 return -1;
     }
-    for (size_t i = 0; i < most && together; i++)
+    for (size_t i = 0; i < most && interleave; i++)
         for (int j = 0; j < a->k; j++)
             if (i < a->n[j] && apart_place(a, j, i, pods))
                 return -1;
@@ -246,7 +246,7 @@ static double apart_replay(struct apart *a, const struct gs_trace_node *nodes, s
 /* Best of @reps into @f: @k clusters apart (struct apart), replayed as apart_replay() does.
  * Return: 0, -1 (said on stderr). */
 static int time_apart(const struct gs_trace_node *nodes, size_t nn, const struct gs_profile *p,
-                      const struct gs_trace_pod *pods, size_t np, int k, int together, int reps,
+                      const struct gs_trace_pod *pods, size_t np, int k, int interleave, int reps,
                       struct figures *f)
 {
     struct gs_pod_req *w = malloc(np * sizeof(*w));
@@ -262,7 +262,7 @@ static int time_apart(const struct gs_trace_node *nodes, size_t nn, const struct
         struct apart a;
         double t = -1;
         if (!apart_new(&a, k, nodes, nn, pods, np))
-            t = apart_replay(&a, nodes, nn, p, pods, w, np, together);
+            t = apart_replay(&a, nodes, nn, p, pods, w, np, interleave);
         rc = t < 0 ? -1 : 0;
         *f = (struct figures){
             .nodes = nn * (size_t)k, .sum = FNV_START, .secs = t >= 0 && t < f->secs ? t : f->secs};
@@ -285,10 +285,12 @@ static int time_apart(const struct gs_trace_node *nodes, size_t nn, const struct
 static const char usage[] =
     "usage: bench_simulate [NODES.csv PODS.csv [MAX_K]]\n"
     "  replays PODS on NODES (default: the bundled Alibaba trace) with every policy, the cluster\n"
-    "  replicated k = 1, 2, 10, 20, 50, 100 times up to MAX_K (0..100, default 10); for k > 1\n"
-    "  also k clusters of NODES (seeds 42..42+k-1) replayed in turn and together\n"
+    "  replicated k = 1, 2, 10, 20, 50, 100 times up to MAX_K (0..100, default 10; 0 loads the\n"
+    "  files and replays nothing); for k > 1 also k clusters of NODES (seeds 42..42+k-1)\n"
+    "  replayed one after another (sequential) and one arrival to each in rotation (interleaved)\n"
     "  BENCH_REPEAT=N  runs per size, the best kept (1..1000, default 3)\n"
-    "  BENCH_POLICY=P  one policy only\n";
+    "  BENCH_POLICY=P  one policy only (unset or empty: every policy)\n"
+    "exit status: 0; 2 for bad arguments or files; 1 when a replay fails\n";
 
 /* @s as a whole number in @lo..@hi (digits only), into *@out. Return: 0, -1 when it is not. */
 static int whole(const char *s, long lo, long hi, long *out)
@@ -304,7 +306,7 @@ static int whole(const char *s, long lo, long hi, long *out)
 
 /*
  * Every size up to @max_k of policy @name: one row each for the cluster replicated k times and,
- * for k > 1, two for k clusters apart (struct apart): one after another, then together.
+ * for k > 1, two for k clusters apart (struct apart): sequential, then interleaved.
  * Return: 0, 1 (said on stderr).
  */
 static int bench_policy(const char *name, const struct gs_trace_node *nodes, size_t nn,
@@ -330,9 +332,10 @@ static int bench_policy(const char *name, const struct gs_trace_node *nodes, siz
         snprintf(label, sizeof(label), "1 of %dx", k);
         if (!rc)
             print_row(name, label, &f);
-        for (int together = 0; together < 2 && k > 1 && !rc; together++) {
-            rc = time_apart(nodes, nn, p, pods, np, k, together, reps, &f);
-            snprintf(label, sizeof(label), "%d of 1x %s", k, together ? "together" : "in turn");
+        for (int interleave = 0; interleave < 2 && k > 1 && !rc; interleave++) {
+            rc = time_apart(nodes, nn, p, pods, np, k, interleave, reps, &f);
+            snprintf(label, sizeof(label), "%d of 1x %s", k,
+                     interleave ? "interleaved" : "sequential");
             if (!rc)
                 print_row(name, label, &f);
         }
@@ -349,6 +352,11 @@ int main(int argc, char **argv)
     }
     long max_k = 10, reps = 3;
     const char *rep_env = getenv("BENCH_REPEAT"), *only = getenv("BENCH_POLICY");
+    for (int i = 1; i < argc; i++)
+        if (argv[i][0] == '-') {
+            fprintf(stderr, "bench: unknown option %s\n%s", argv[i], usage);
+            return 2;
+        }
     if (argc == 2 || argc > 4) {
         fprintf(stderr, "bench: %s\n%s",
                 argc == 2 ? "NODES.csv without PODS.csv" : "too many arguments", usage);
@@ -366,7 +374,10 @@ int main(int argc, char **argv)
     for (const char *const *name = gs_policy_names(); *name && !known; name++)
         known = strcmp(only, *name) == 0;
     if (!known) {
-        fprintf(stderr, "bench: BENCH_POLICY=%s: no such policy\n", only);
+        fprintf(stderr, "bench: BENCH_POLICY=%s: no such policy; one of:", only);
+        for (const char *const *name = gs_policy_names(); *name; name++)
+            fprintf(stderr, " %s", *name);
+        fputc('\n', stderr);
         return 2;
     }
     const char *nodes_path =
@@ -382,13 +393,13 @@ int main(int argc, char **argv)
     if (gs_trace_read_nodes(nodes_path, &nodes, &nn, &d) ||
         gs_trace_read_pods(pods_path, &pods, &np, &d)) {
         fprintf(stderr, "bench: %s\n", d.msg);
-        rc = 1;
+        rc = 2;
     } else {
         printf("replay of %s on %s (tune 1.3, seed 42); seconds: best of %ld;\n"
                "evaluations, changes read and state visits: the engine's work in that run;\n"
                "checksum: of the placements\n",
                pods_path, nodes_path, reps);
-        printf("%-14s %-18s %8s %8s %9s %8s %7s %7s %11s %12s %12s %16s\n", "policy", "clusters",
+        printf("%-14s %-21s %8s %8s %9s %8s %7s %7s %11s %12s %12s %16s\n", "policy", "clusters",
                "nodes", "pods", "seconds", "pods/s", "us/pod", "states", "evaluations",
                "changes read", "state visits", "checksum");
     }
