@@ -35,7 +35,8 @@ static struct gs_trace_node *replicate(const struct gs_trace_node *n, size_t nn,
         for (size_t i = 0; i < nn; i++) {
             struct gs_trace_node *x = &v[(size_t)r * nn + i];
             *x = n[i];
-            snprintf(x->name, sizeof(x->name), "r%d-%.50s", r, n[i].name);
+            snprintf(x->name, sizeof(x->name), "r%d-n%zu", r,
+                     i); /* unique, however long the names */
         }
     return v;
 }
@@ -86,6 +87,22 @@ static int64_t gpu_milli(const struct gs_trace_node *nodes, size_t nn)
     return gpus * 1000;
 }
 
+/* Say why gs_sim_sample() failed with @rc for @seed. Return: -1. */
+static int sample_error(int rc, uint64_t seed)
+{
+    if (rc == -EDOM)
+        fprintf(stderr,
+                "bench: no pod asks for a GPU, so arrivals never reach 1.3 x GPU capacity\n");
+    else if (rc == -ERANGE)
+        fprintf(stderr,
+                "bench: with seed %llu not one pod fits within 1.3 x GPU capacity (every pod, or "
+                "the one that ended the sampling, asks for more)\n",
+                (unsigned long long)seed);
+    else
+        fprintf(stderr, "bench: sampling the arrivals: %s\n", strerror(-rc));
+    return -1;
+}
+
 /* Best of @reps into @f->secs: one sampled replay on @nodes; the rest of @f from the last.
  * Return: 0, -1 (said on stderr). */
 static int time_run(const struct gs_trace_node *nodes, size_t nn, const struct gs_profile *p,
@@ -100,10 +117,8 @@ static int time_run(const struct gs_trace_node *nodes, size_t nn, const struct g
         struct gs_diag d;
         gs_diag_init(&d);
         int rc = gs_sim_sample(pods, np, gpu_milli(nodes, nn), 1300, 42, &order, &n);
-        if (rc) {
-            fprintf(stderr, "bench: sampling the arrivals: %s\n", strerror(-rc));
-            return -1;
-        }
+        if (rc)
+            return sample_error(rc, 42);
         double t0 = now_s();
         rc = gs_sim_replay(nodes, nn, p, pods, np, order, n, 42, NULL, NULL, -1, NULL, NULL, &run,
                            &d);
@@ -169,10 +184,8 @@ static int apart_new(struct apart *a, int k, const struct gs_trace_node *nodes, 
     for (int j = 0; j < k; j++) {
         int rc = gs_sim_sample(pods, np, gpu_milli(nodes, nn), 1300, 42 + (uint64_t)j, &a->order[j],
                                &a->n[j]);
-        if (rc) {
-            fprintf(stderr, "bench: sampling the arrivals: %s\n", strerror(-rc));
-            return -1;
-        }
+        if (rc)
+            return sample_error(rc, 42 + (uint64_t)j);
         a->sum[j] = FNV_START;
     }
     return 0;

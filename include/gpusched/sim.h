@@ -63,7 +63,8 @@ typedef void (*gs_sim_progress)(void *ud, size_t done, size_t total);
  * Return: 0 and *@order (indexes into @pods; free()) of *@n entries (at least one); -EINVAL when
  * @tune_permille is not in 1..100000 or @pods is empty; -EDOM when no pod asks for a GPU (the
  * target is never reached); -ERANGE when not one pod fits within the target; -E2BIG past
- * GS_SIM_ARRIVALS_MAX arrivals; -ENOMEM. O(arrivals).
+ * GS_SIM_ARRIVALS_MAX arrivals; -ENOMEM. On an error *@order and *@n are left as they were.
+ * O(arrivals).
  */
 int gs_sim_sample(const struct gs_trace_pod *pods, size_t npods, int64_t capacity_milli,
                   int tune_permille, uint64_t seed, uint32_t **order, size_t *n);

@@ -84,9 +84,13 @@ int gs_sim_sample(const struct gs_trace_pod *pods, size_t npods, int64_t capacit
         o[n++] = k;
         total += want;
     }
+    if (n == 0) {
+        free(o);
+        return -ERANGE;
+    }
     *order = o;
     *nout = n;
-    return n ? 0 : (free(o), -ERANGE);
+    return 0;
 }
 
 void gs_sim_run_free(struct gs_sim_run *r)

@@ -59,6 +59,15 @@ static void test_sample_up_and_down(void **state)
     assert_true(n < 4 + 3 && total <= 2000);
     free(o);
     assert_int_equal(gs_sim_sample(pods, 4, 2000, 0, 5, &o, &n), -EINVAL);
+    /* Errors leave the outputs alone (nothing to free): a 2-GPU pod over a target of 1 GPU, and
+     * a pod list that asks for no GPU. */
+    o = NULL;
+    n = 7;
+    assert_int_equal(gs_sim_sample(&pods[3], 1, 1000, 1000, 5, &o, &n), -ERANGE);
+    assert_null(o);
+    assert_int_equal(n, 7);
+    assert_int_equal(gs_sim_sample(&pods[2], 1, 1000, 1000, 5, &o, &n), -EDOM);
+    assert_null(o);
 }
 
 static void test_sample_deterministic(void **state)
