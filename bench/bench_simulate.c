@@ -51,13 +51,19 @@ static uint64_t fnv(uint64_t h, uint64_t v)
 
 #define FNV_START 0xcbf29ce484222325ULL
 
+/* @h carried over one pod's node (-1: none), cards and share. */
+static uint64_t fnv_placement(uint64_t h, int32_t node, uint32_t gpu_mask, uint32_t gpu_milli)
+{
+    return fnv(fnv(fnv(h, (uint64_t)(uint32_t)node), gpu_mask), gpu_milli);
+}
+
 /* FNV-1a over every arrival's node, cards and share: equal for runs that place alike. */
 static uint64_t checksum(const struct gs_sim_run *run)
 {
     uint64_t h = FNV_START;
     for (size_t i = 0; i < run->n; i++) {
         const struct gs_sim_event *e = &run->ev[i];
-        h = fnv(fnv(fnv(h, (uint64_t)(uint32_t)e->node), e->gpu_mask), e->gpu_milli);
+        h = fnv_placement(h, e->node, e->gpu_mask, e->gpu_milli);
     }
     return h;
 }
@@ -191,23 +197,6 @@ static int apart_new(struct apart *a, int k, const struct gs_trace_node *nodes, 
     return 0;
 }
 
-/* Build cluster @j of @a and its scheduler with @w (@np requests) as the workload, as
- * gs_sim_replay() does. Return: 0, -1 (said on stderr). */
-static int apart_build(struct apart *a, int j, const struct gs_trace_node *nodes, size_t nn,
-                       const struct gs_profile *p, const struct gs_pod_req *w, size_t np)
-{
-    struct gs_diag d;
-    gs_diag_init(&d);
-    int rc = gs_trace_build_cluster(nodes, nn, &a->c[j], &d);
-    if (!rc)
-        rc = gs_sched_new(a->c[j], p, 42 + (uint64_t)j, &a->s[j], &d);
-    if (!rc)
-        rc = gs_sched_set_workload(a->s[j], w, np);
-    if (rc)
-        fprintf(stderr, "bench: %s\n", d.msg[0] ? d.msg : strerror(-rc));
-    return rc ? -1 : 0;
-}
-
 /* Place arrival @i of cluster @j. Return: 0, -1 (said on stderr). */
 static int apart_place(struct apart *a, int j, size_t i, const struct gs_trace_pod *pods)
 {
@@ -221,7 +210,7 @@ static int apart_place(struct apart *a, int j, size_t i, const struct gs_trace_p
     }
     if (rc == GS_UNSCHEDULABLE)
         pl = (struct gs_placement){.node = -1};
-    a->sum[j] = fnv(fnv(fnv(a->sum[j], (uint64_t)(uint32_t)pl.node), pl.gpu_mask), pl.gpu_milli);
+    a->sum[j] = fnv_placement(a->sum[j], pl.node, pl.gpu_mask, pl.gpu_milli);
     return 0;
 }
 
@@ -231,8 +220,8 @@ static int apart_place(struct apart *a, int j, size_t i, const struct gs_trace_p
  * gs_sim_replay() does. Return: seconds, or -1 (said on stderr).
  */
 static double apart_replay(struct apart *a, const struct gs_trace_node *nodes, size_t nn,
-                           const struct gs_profile *p, const struct gs_trace_pod *pods,
-                           const struct gs_pod_req *w, size_t np, int interleave)
+                           const struct gs_profile *p, const struct gs_trace_pod *pods, size_t np,
+                           int interleave)
 {
     size_t most = 0;
     int64_t frag = 0;
@@ -240,8 +229,13 @@ static double apart_replay(struct apart *a, const struct gs_trace_node *nodes, s
         most = a->n[j] > most ? a->n[j] : most;
     double t0 = now_s();
     for (int j = 0; j < a->k; j++) {
-        if (apart_build(a, j, nodes, nn, p, w, np))
+        struct gs_diag d;
+        gs_diag_init(&d);
+        int rc = gs_sim_sched_new(nodes, nn, p, pods, np, 42 + (uint64_t)j, &a->c[j], &a->s[j], &d);
+        if (rc) {
+            fprintf(stderr, "bench: %s\n", d.msg[0] ? d.msg : strerror(-rc));
             return -1;
+        }
         for (size_t i = 0; i < a->n[j] && !interleave; i++)
             if (apart_place(a, j, i, pods))
                 return -1;
@@ -262,20 +256,13 @@ static int time_apart(const struct gs_trace_node *nodes, size_t nn, const struct
                       const struct gs_trace_pod *pods, size_t np, int k, int interleave, int reps,
                       struct figures *f)
 {
-    struct gs_pod_req *w = malloc(np * sizeof(*w));
-    if (!w) {
-        fprintf(stderr, "bench: out of memory\n");
-        return -1;
-    }
-    for (size_t i = 0; i < np; i++)
-        w[i] = pods[i].req;
     int rc = 0;
     f->secs = 1e9;
     for (int r = 0; r < reps && !rc; r++) {
         struct apart a;
         double t = -1;
         if (!apart_new(&a, k, nodes, nn, pods, np))
-            t = apart_replay(&a, nodes, nn, p, pods, w, np, interleave);
+            t = apart_replay(&a, nodes, nn, p, pods, np, interleave);
         rc = t < 0 ? -1 : 0;
         *f = (struct figures){
             .nodes = nn * (size_t)k, .sum = FNV_START, .secs = t >= 0 && t < f->secs ? t : f->secs};
@@ -291,7 +278,6 @@ static int time_apart(const struct gs_trace_node *nodes, size_t nn, const struct
         }
         apart_free(&a);
     }
-    free(w);
     return rc;
 }
 

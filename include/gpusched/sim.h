@@ -14,7 +14,6 @@
 #include <stdint.h>
 
 #include "gpusched/sched.h"
-#include "gpusched/sched.h"
 #include "gpusched/trace.h"
 
 struct gs_diag;
@@ -68,6 +67,18 @@ typedef void (*gs_sim_progress)(void *ud, size_t done, size_t total);
  */
 int gs_sim_sample(const struct gs_trace_pod *pods, size_t npods, int64_t capacity_milli,
                   int tune_permille, uint64_t seed, uint32_t **order, size_t *n);
+
+/*
+ * gs_sim_sched_new() - a fresh cluster of @nodes and a scheduler over it running @profile with
+ * @seed, @pods (all of them, before sampling) its workload: what gs_sim_replay() places on.
+ * Return: 0 and *@c, *@s (free @s with gs_sched_free(), then @c with gs_cluster_free()); else
+ * both left untouched: -EINVAL with @d (empty cluster, a pod whose GPU model no node has: named),
+ * -ENOMEM.
+ */
+int gs_sim_sched_new(const struct gs_trace_node *nodes, size_t nnodes,
+                     const struct gs_profile *profile, const struct gs_trace_pod *pods,
+                     size_t npods, uint64_t seed, struct gs_cluster **c, struct gs_sched **s,
+                     struct gs_diag *d);
 
 /*
  * gs_sim_replay() - place @order (indexes into @pods) one by one on a fresh cluster of @nodes

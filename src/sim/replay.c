@@ -115,6 +115,28 @@ static int set_workload(struct gs_sched *s, const struct gs_trace_pod *pods, siz
     return rc;
 }
 
+int gs_sim_sched_new(const struct gs_trace_node *nodes, size_t nnodes,
+                     const struct gs_profile *profile, const struct gs_trace_pod *pods,
+                     size_t npods, uint64_t seed, struct gs_cluster **c, struct gs_sched **s,
+                     struct gs_diag *d)
+{
+    struct gs_cluster *nc = NULL;
+    struct gs_sched *ns = NULL;
+    int rc = gs_trace_build_cluster(nodes, nnodes, &nc, d);
+    if (!rc)
+        rc = gs_sched_new(nc, profile, seed, &ns, d);
+    if (!rc)
+        rc = set_workload(ns, pods, npods);
+    if (rc) {
+        gs_sched_free(ns);
+        gs_cluster_free(nc);
+        return rc;
+    }
+    *c = nc;
+    *s = ns;
+    return 0;
+}
+
 static void finish(struct gs_sim_run *r, const struct gs_cluster *c, const struct gs_sched *s)
 {
     struct gs_cluster_totals t;
@@ -176,13 +198,9 @@ int gs_sim_replay(const struct gs_trace_node *nodes, size_t nnodes,
     struct gs_sim_run *r = calloc(1, sizeof(*r));
     int rc = r ? 0 : -ENOMEM;
     if (!rc)
-        rc = gs_trace_build_cluster(nodes, nnodes, &c, d);
-    if (!rc)
-        rc = gs_sched_new(c, profile, seed, &s, d);
+        rc = gs_sim_sched_new(nodes, nnodes, profile, pods, npods, seed, &c, &s, d);
     if (!rc && prio)
         rc = gs_sched_set_priority(s, prio);
-    if (!rc)
-        rc = set_workload(s, pods, npods);
     if (!rc && !(r->ev = calloc(norder ? norder : 1, sizeof(*r->ev))))
         rc = -ENOMEM;
     if (rc)
