@@ -66,7 +66,7 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("%ld pods, %.1f MB: load %.3f s (%.0f pods/s), resolve %.3f s, %zu tenants\n", n,
-           (double)size / 1e6, t1 - t0, (double)n / (t1 - t0), t2 - t1, s->ntenants);
+           (double)size / 1e6, t1 - t0, (double)n / (t1 - t0), t2 - t1, s->policy.ntenants);
     gs_scenario_free(s);
     return 0;
 }

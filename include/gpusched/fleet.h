@@ -31,7 +31,7 @@
  * its tenant, and a node holding a hard-isolation pod takes no other tenant's pods.
  *
  * Units: milli-GPU (1000 = one card), milli-CPU, MiB. Node and card indexes are those of the
- * scenario. Thread safety: none. Determinism: every choice breaks ties by the lowest index.
+ * policy's nodes. Thread safety: none. Determinism: every choice breaks ties by the lowest index.
  */
 #ifndef GPUSCHED_FLEET_H
 #define GPUSCHED_FLEET_H
@@ -39,7 +39,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gpusched/scenario.h"
+#include "gpusched/policy.h"
 
 struct gs_diag;
 struct gs_fleet;
@@ -109,7 +109,7 @@ struct gs_fit_choice {
  * Return: 0 and *@out (free with gs_fleet_free()); -EINVAL with @d when a node's template or model
  * is unknown; -ENOMEM.
  */
-int gs_fleet_new(const struct gs_scenario *s, struct gs_fleet **out, struct gs_diag *d);
+int gs_fleet_new(const struct gs_policy *s, struct gs_fleet **out, struct gs_diag *d);
 
 /*
  * gs_fleet_mig_allowed() - whether @s's GpuClusterPolicy lets cards of MIG model @mig_model
@@ -119,7 +119,7 @@ int gs_fleet_new(const struct gs_scenario *s, struct gs_fleet **out, struct gs_d
  * migEnabled false, or for a profile left out of the device's migProfiles.
  * Return: 1 allowed, 0 not (also for @profile out of 0..GS_MIG_PROFILES_MAX-1).
  */
-int gs_fleet_mig_allowed(const struct gs_scenario *s, int mig_model, int profile);
+int gs_fleet_mig_allowed(const struct gs_policy *s, int mig_model, int profile);
 
 /* gs_fleet_free() - NULL allowed. */
 void gs_fleet_free(struct gs_fleet *f);

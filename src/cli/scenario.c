@@ -229,7 +229,7 @@ int cmd_simulate_scenario(int argc, char **argv)
     size_t nways;
     struct gs_tsim *runs[GS_WAY_COUNT] = {0};
     rc = ways_of(&o, s, ways, &nways);
-    if (rc == 0 && s->nnodes == 0) {
+    if (rc == 0 && s->policy.nnodes == 0) {
         fprintf(stderr, "gpusched: %s%s: no nodes; a Cluster document lists them\n", o.files[0],
                 o.nfiles > 1 ? " and the other files" : "");
         rc = EXIT_BAD_INPUT;

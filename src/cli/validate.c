@@ -120,8 +120,8 @@ static size_t ns_index(const char **v, size_t n, const char *ns)
 /* pod_limit() - what a one-container pod of @e may ask: the tightest cap, and which it is. */
 static void pod_limit(const struct gs_scenario *s, struct eff *e)
 {
-    int64_t per_pod = e->tenant >= 0 && s->tenants[e->tenant].max_gpus_per_pod != GS_UNSET
-                          ? (int64_t)s->tenants[e->tenant].max_gpus_per_pod * 1000
+    int64_t per_pod = e->tenant >= 0 && s->policy.tenants[e->tenant].max_gpus_per_pod != GS_UNSET
+                          ? (int64_t)s->policy.tenants[e->tenant].max_gpus_per_pod * 1000
                           : GS_UNSET;
     e->pod_gpu = per_pod;
     e->pod_from = per_pod != GS_UNSET ? "GPUQuota maxGPUsPerPod" : NULL;
@@ -141,9 +141,9 @@ static void pod_limit(const struct gs_scenario *s, struct eff *e)
  */
 static struct eff *effective(const struct gs_scenario *s, size_t *n)
 {
-    size_t cap = s->nrquotas + s->nlimit_ranges + 1, k = 0, u = 0;
-    for (size_t t = 0; t < s->ntenants; t++)
-        cap += (size_t)s->tenants[t].nnamespaces;
+    size_t cap = s->policy.nrquotas + s->policy.nlimit_ranges + 1, k = 0, u = 0;
+    for (size_t t = 0; t < s->policy.ntenants; t++)
+        cap += (size_t)s->policy.tenants[t].nnamespaces;
     const char **v = malloc(cap * sizeof(*v));
     struct eff *e = calloc(cap, sizeof(*e));
     if (!v || !e) {
@@ -151,13 +151,13 @@ static struct eff *effective(const struct gs_scenario *s, size_t *n)
         free(e);
         return NULL;
     }
-    for (size_t t = 0; t < s->ntenants; t++)
-        for (int i = 0; i < s->tenants[t].nnamespaces; i++)
-            v[k++] = s->tenants[t].namespaces[i];
-    for (size_t i = 0; i < s->nrquotas; i++)
-        v[k++] = s->rquotas[i].ns;
-    for (size_t i = 0; i < s->nlimit_ranges; i++)
-        v[k++] = s->limit_ranges[i].ns;
+    for (size_t t = 0; t < s->policy.ntenants; t++)
+        for (int i = 0; i < s->policy.tenants[t].nnamespaces; i++)
+            v[k++] = s->policy.tenants[t].namespaces[i];
+    for (size_t i = 0; i < s->policy.nrquotas; i++)
+        v[k++] = s->policy.rquotas[i].ns;
+    for (size_t i = 0; i < s->policy.nlimit_ranges; i++)
+        v[k++] = s->policy.limit_ranges[i].ns;
     qsort(v, k, sizeof(*v), cmp_str);
     for (size_t i = 0; i < k; i++)
         if (!u || strcmp(v[u - 1], v[i]) != 0)
@@ -167,15 +167,15 @@ static struct eff *effective(const struct gs_scenario *s, size_t *n)
         e[i].tenant = gs_scenario_tenant_of(s, v[i]);
         e[i].container_gpu = e[i].ns_gpu = GS_UNSET;
     }
-    for (size_t i = 0; i < s->nlimit_ranges; i++) { /* the tightest of each namespace */
-        const struct gs_limit_range_spec *r = &s->limit_ranges[i];
+    for (size_t i = 0; i < s->policy.nlimit_ranges; i++) { /* the tightest of each namespace */
+        const struct gs_limit_range_spec *r = &s->policy.limit_ranges[i];
         struct eff *x = &e[ns_index(v, u, r->ns)];
         if (r->max_gpu_milli != GS_UNSET &&
             (x->container_gpu == GS_UNSET || r->max_gpu_milli < x->container_gpu))
             x->container_gpu = r->max_gpu_milli, x->lr = r;
     }
-    for (size_t i = 0; i < s->nrquotas; i++) {
-        const struct gs_rquota_spec *q = &s->rquotas[i];
+    for (size_t i = 0; i < s->policy.nrquotas; i++) {
+        const struct gs_rquota_spec *q = &s->policy.rquotas[i];
         struct eff *x = &e[ns_index(v, u, q->ns)];
         if (q->gpu_milli != GS_UNSET && (x->ns_gpu == GS_UNSET || q->gpu_milli < x->ns_gpu))
             x->ns_gpu = q->gpu_milli, x->rq = q;
@@ -206,12 +206,13 @@ struct derived {
 static int derive(const struct gs_scenario *s, struct derived *dv)
 {
     dv->eff = effective(s, &dv->neff);
-    dv->tpl_nodes = calloc(s->ntemplates + 1, sizeof(*dv->tpl_nodes));
+    dv->tpl_nodes = calloc(s->policy.ntemplates + 1, sizeof(*dv->tpl_nodes));
     if (!dv->eff || !dv->tpl_nodes)
         return -ENOMEM;
-    for (size_t k = 0; k < s->nnodes; k++)
-        if (s->nodes[k].template_index >= 0 && (size_t)s->nodes[k].template_index < s->ntemplates)
-            dv->tpl_nodes[s->nodes[k].template_index]++;
+    for (size_t k = 0; k < s->policy.nnodes; k++)
+        if (s->policy.nodes[k].template_index >= 0 &&
+            (size_t)s->policy.nodes[k].template_index < s->policy.ntemplates)
+            dv->tpl_nodes[s->policy.nodes[k].template_index]++;
     return 0;
 }
 
@@ -220,9 +221,9 @@ static int derive(const struct gs_scenario *s, struct derived *dv)
 static void text_cluster(const struct gs_scenario *s, const struct derived *dv, FILE *f)
 {
     char a[32], b[32];
-    fprintf(f, "cluster: %zu node templates, %zu nodes\n", s->ntemplates, s->nnodes);
-    for (size_t i = 0; i < s->ntemplates; i++) {
-        const struct gs_node_template *t = &s->templates[i];
+    fprintf(f, "cluster: %zu node templates, %zu nodes\n", s->policy.ntemplates, s->policy.nnodes);
+    for (size_t i = 0; i < s->policy.ntemplates; i++) {
+        const struct gs_node_template *t = &s->policy.templates[i];
         size_t n = dv->tpl_nodes[i];
         fprintf(f, "  template %s: %d x %s, cpu %s milli, memory %s MiB, %zu nodes; pcie", t->name,
                 t->gpus, t->gpus ? model_name(t->model) : "no GPU", num(t->cpu_milli, a, sizeof(a)),
@@ -246,7 +247,7 @@ static void text_tiers(const struct gs_scenario *s, FILE *f)
     char a[32], b[32], w[160];
     fprintf(f, "tiers:\n");
     for (int t = GS_TIER_NVLINK; t <= GS_TIER_AZ; t++) {
-        const struct gs_tier_spec *ts = &s->tiers[t];
+        const struct gs_tier_spec *ts = &s->policy.tiers[t];
         if (!ts->defined) {
             fprintf(f, "  %-6s (not defined)\n", gs_tier_name((enum gs_tier)t));
             continue;
@@ -291,9 +292,9 @@ static void text_tenant(const struct gs_tenant_spec *t, FILE *f)
 static void text_queues(const struct gs_scenario *s, FILE *f)
 {
     char a[32], b[32], c[32], d[32], w[160];
-    fprintf(f, "queues:%s\n", s->nqueues ? "" : " none");
-    for (size_t i = 0; i < s->nqueues; i++) {
-        const struct gs_queue_spec *q = &s->queues[i];
+    fprintf(f, "queues:%s\n", s->policy.nqueues ? "" : " none");
+    for (size_t i = 0; i < s->policy.nqueues; i++) {
+        const struct gs_queue_spec *q = &s->policy.queues[i];
         fprintf(f,
                 "  %s  weight %d, capability gpu %s cpu %s memory %s MiB, reclaimable %s, "
                 "overcommit %s  (%s)\n",
@@ -302,16 +303,16 @@ static void text_queues(const struct gs_scenario *s, FILE *f)
                 q->reclaimable ? "yes" : "no", milli(q->overcommit_milli, d, sizeof(d)),
                 where(&q->src, w, sizeof(w)));
     }
-    fprintf(f, "podgroups:%s\n", s->npodgroups ? "" : " none");
-    for (size_t i = 0; i < s->npodgroups; i++) {
-        const struct gs_podgroup_spec *g = &s->podgroups[i];
+    fprintf(f, "podgroups:%s\n", s->policy.npodgroups ? "" : " none");
+    for (size_t i = 0; i < s->policy.npodgroups; i++) {
+        const struct gs_podgroup_spec *g = &s->policy.podgroups[i];
         fprintf(f, "  %s/%s  minMember %d, queue %s, priority class %s  (%s)\n", g->ns, g->name,
                 g->min_member, *g->queue ? g->queue : "default",
                 *g->priority_class ? g->priority_class : "-", where(&g->src, w, sizeof(w)));
     }
-    fprintf(f, "priority classes:%s\n", s->npriority_classes ? "" : " none");
-    for (size_t i = 0; i < s->npriority_classes; i++) {
-        const struct gs_priority_class_spec *p = &s->priority_classes[i];
+    fprintf(f, "priority classes:%s\n", s->policy.npriority_classes ? "" : " none");
+    for (size_t i = 0; i < s->policy.npriority_classes; i++) {
+        const struct gs_priority_class_spec *p = &s->policy.priority_classes[i];
         fprintf(f, "  %s  value %d%s%s  (%s)\n", p->name, p->value,
                 p->never_preempt ? ", never preempts" : "",
                 p->global_default ? ", global default" : "", where(&p->src, w, sizeof(w)));
@@ -321,11 +322,11 @@ static void text_queues(const struct gs_scenario *s, FILE *f)
 static void text_profiles(const struct gs_scenario *s, FILE *f)
 {
     char a[32], b[32], w[160];
-    fprintf(f, "step profiles:%s\n", s->nprofiles ? "" : " none");
-    for (size_t i = 0; i < s->nprofiles; i++) {
+    fprintf(f, "step profiles:%s\n", s->policy.nprofiles ? "" : " none");
+    for (size_t i = 0; i < s->policy.nprofiles; i++) {
         struct gs_step_profile eff; /* an override is shown as the tenant gets the profile */
-        const struct gs_step_profile *p = &s->profiles[i];
-        if (p->tenant[0] && gs_step_profile_for(s, p->name, p->tenant, &eff) == 0) {
+        const struct gs_step_profile *p = &s->policy.profiles[i];
+        if (p->tenant[0] && gs_step_profile_for(&s->policy, p->name, p->tenant, &eff) == 0) {
             eff.src = p->src;
             p = &eff;
         }
@@ -343,17 +344,17 @@ static void text_profiles(const struct gs_scenario *s, FILE *f)
 static void text_mig_policy(const struct gs_scenario *s, FILE *f)
 {
     static const char *const strategy[] = {"none", "single", "mixed"};
-    if (!s->has_mig_policy) {
+    if (!s->policy.has_mig_policy) {
         fprintf(f, "MIG policy: none (every MIG-capable model may turn MIG, any profile)\n");
         return;
     }
-    const struct gs_mig_policy *p = &s->mig_policy;
+    const struct gs_mig_policy *p = &s->policy.mig_policy;
     char w[200];
     fprintf(f, "MIG policy: strategy %s  (%s)\n", strategy[p->strategy],
-            where(&s->mig_policy_src, w, sizeof(w)));
+            where(&s->policy.mig_policy_src, w, sizeof(w)));
     for (int i = 0; i < p->ndevices; i++) {
         const struct gs_mig_model *m = gs_mig_model_at(p->devices[i].model);
-        struct gs_scn_src at = s->mig_policy_src;
+        struct gs_scn_src at = s->policy.mig_policy_src;
         at.line = p->devices[i].line;
         at.col = p->devices[i].column;
         fprintf(f, "  %s: %s", m->name, p->devices[i].mig_enabled ? "MIG on," : "MIG off");
@@ -367,9 +368,9 @@ static void text_mig_policy(const struct gs_scenario *s, FILE *f)
 static void text_rquotas(const struct gs_scenario *s, FILE *f)
 {
     char a[32], b[32], c[32], d[32], w[160];
-    fprintf(f, "namespace quotas:%s\n", s->nrquotas ? "" : " none");
-    for (size_t i = 0; i < s->nrquotas; i++) {
-        const struct gs_rquota_spec *q = &s->rquotas[i];
+    fprintf(f, "namespace quotas:%s\n", s->policy.nrquotas ? "" : " none");
+    for (size_t i = 0; i < s->policy.nrquotas; i++) {
+        const struct gs_rquota_spec *q = &s->policy.rquotas[i];
         fprintf(f, "  %s/%s  nvidia.com/gpu %s, cpu %s, memory %s MiB, pods %s", q->ns, q->name,
                 milli(q->gpu_milli, a, sizeof(a)), milli(q->cpu_milli, b, sizeof(b)),
                 num(q->memory_mib, c, sizeof(c)), num(q->pods, d, sizeof(d)));
@@ -377,9 +378,9 @@ static void text_rquotas(const struct gs_scenario *s, FILE *f)
             fprintf(f, "%s%s", k ? ", " : "; scope PriorityClass in ", q->scope_classes[k]);
         fprintf(f, "  (%s)\n", where(&q->src, w, sizeof(w)));
     }
-    fprintf(f, "limit ranges:%s\n", s->nlimit_ranges ? "" : " none");
-    for (size_t i = 0; i < s->nlimit_ranges; i++) {
-        const struct gs_limit_range_spec *r = &s->limit_ranges[i];
+    fprintf(f, "limit ranges:%s\n", s->policy.nlimit_ranges ? "" : " none");
+    for (size_t i = 0; i < s->policy.nlimit_ranges; i++) {
+        const struct gs_limit_range_spec *r = &s->policy.limit_ranges[i];
         char e[32], g[32], h[32], k2[32];
         fprintf(f,
                 "  %s/%s  container nvidia.com/gpu max %s min %s default %s defaultRequest %s; "
@@ -391,9 +392,9 @@ static void text_rquotas(const struct gs_scenario *s, FILE *f)
                 num(r->default_memory_mib, h, sizeof(h)),
                 num(r->default_request_memory_mib, k2, sizeof(k2)), where(&r->src, w, sizeof(w)));
     }
-    fprintf(f, "vGPU classes:%s\n", s->nvgpu_classes ? "" : " none");
-    for (size_t i = 0; i < s->nvgpu_classes; i++) {
-        const struct gs_vgpu_class_spec *v = &s->vgpu_classes[i];
+    fprintf(f, "vGPU classes:%s\n", s->policy.nvgpu_classes ? "" : " none");
+    for (size_t i = 0; i < s->policy.nvgpu_classes; i++) {
+        const struct gs_vgpu_class_spec *v = &s->policy.vgpu_classes[i];
         fprintf(f, "  %s  memory %lld MiB, cores %d %%, maxClients %d, shareable %s  (%s)\n",
                 v->name, (long long)v->memory_mib, v->cores_pct, v->max_clients,
                 v->shareable ? "yes" : "no", where(&v->src, w, sizeof(w)));
@@ -410,7 +411,7 @@ static void text_effective(const struct gs_scenario *s, const struct derived *dv
         fprintf(f,
                 "  namespace %s (tenant %s): per container %s%s%s, per pod %s%s%s%s, namespace "
                 "%s%s%s\n",
-                e.ns, e.tenant >= 0 ? s->tenants[e.tenant].name : "-",
+                e.ns, e.tenant >= 0 ? s->policy.tenants[e.tenant].name : "-",
                 milli(e.container_gpu, a, sizeof(a)), e.lr ? " by LimitRange " : "",
                 e.lr ? e.lr->name : "", milli(e.pod_gpu, b, sizeof(b)), e.pod_from ? " (" : "",
                 e.pod_from ? e.pod_from : "", e.pod_from ? ")" : "", milli(e.ns_gpu, c, sizeof(c)),
@@ -479,9 +480,9 @@ static void text_report(const struct gs_scenario *s, const struct derived *dv, c
 {
     text_cluster(s, dv, f);
     text_tiers(s, f);
-    fprintf(f, "tenants:%s\n", s->ntenants ? "" : " none");
-    for (size_t i = 0; i < s->ntenants; i++)
-        text_tenant(&s->tenants[i], f);
+    fprintf(f, "tenants:%s\n", s->policy.ntenants ? "" : " none");
+    for (size_t i = 0; i < s->policy.ntenants; i++)
+        text_tenant(&s->policy.tenants[i], f);
     text_queues(s, f);
     text_profiles(s, f);
     text_rquotas(s, f);
@@ -541,7 +542,7 @@ static json_t *json_tiers(const struct gs_scenario *s)
     static const char *const iso[] = {"exclusive", "soft", "hard"};
     json_t *o = json_object();
     for (int t = GS_TIER_NVLINK; t <= GS_TIER_AZ; t++) {
-        const struct gs_tier_spec *ts = &s->tiers[t];
+        const struct gs_tier_spec *ts = &s->policy.tiers[t];
         json_object_set_new(o, gs_tier_name((enum gs_tier)t),
                             ts->defined ? json_pack("{s:s, s:b, s:i, s:s, s:o, s:o}", "strategy",
                                                     strat[ts->strategy], "sharing", ts->sharing,
@@ -556,8 +557,8 @@ static json_t *json_tiers(const struct gs_scenario *s)
 static json_t *json_queues(const struct gs_scenario *s)
 {
     json_t *a = json_array();
-    for (size_t i = 0; i < s->nqueues; i++) {
-        const struct gs_queue_spec *q = &s->queues[i];
+    for (size_t i = 0; i < s->policy.nqueues; i++) {
+        const struct gs_queue_spec *q = &s->policy.queues[i];
         json_array_append_new(
             a, json_pack("{s:s, s:i, s:o, s:o, s:o, s:b, s:i, s:o}", "name", q->name, "weight",
                          q->weight, "capability_gpu_milli", jint(q->cap_gpu_milli),
@@ -571,8 +572,8 @@ static json_t *json_queues(const struct gs_scenario *s)
 static json_t *json_groups_classes(const struct gs_scenario *s, json_t **classes)
 {
     json_t *a = json_array();
-    for (size_t i = 0; i < s->npodgroups; i++) {
-        const struct gs_podgroup_spec *g = &s->podgroups[i];
+    for (size_t i = 0; i < s->policy.npodgroups; i++) {
+        const struct gs_podgroup_spec *g = &s->policy.podgroups[i];
         json_array_append_new(a, json_pack("{s:s, s:s, s:i, s:s, s:s?, s:o}", "namespace", g->ns,
                                            "name", g->name, "min_member", g->min_member, "queue",
                                            *g->queue ? g->queue : "default", "priority_class",
@@ -580,8 +581,8 @@ static json_t *json_groups_classes(const struct gs_scenario *s, json_t **classes
                                            jsrc(&g->src)));
     }
     *classes = json_array();
-    for (size_t i = 0; i < s->npriority_classes; i++) {
-        const struct gs_priority_class_spec *p = &s->priority_classes[i];
+    for (size_t i = 0; i < s->policy.npriority_classes; i++) {
+        const struct gs_priority_class_spec *p = &s->policy.priority_classes[i];
         json_array_append_new(*classes,
                               json_pack("{s:s, s:i, s:b, s:b, s:o}", "name", p->name, "value",
                                         p->value, "never_preempt", p->never_preempt,
@@ -593,8 +594,8 @@ static json_t *json_groups_classes(const struct gs_scenario *s, json_t **classes
 static json_t *json_profiles(const struct gs_scenario *s)
 {
     json_t *a = json_array();
-    for (size_t i = 0; i < s->nprofiles; i++) {
-        const struct gs_step_profile *p = &s->profiles[i];
+    for (size_t i = 0; i < s->policy.nprofiles; i++) {
+        const struct gs_step_profile *p = &s->policy.profiles[i];
         json_array_append_new(a, json_pack("{s:s, s:s?, s:b, s:o, s:i, s:i, s:b, s:o}", "name",
                                            p->name, "tenant", p->tenant[0] ? p->tenant : NULL,
                                            "gpu_share", p->gpu_share, "max_memory_mib",
@@ -608,8 +609,8 @@ static json_t *json_profiles(const struct gs_scenario *s)
 static json_t *json_limits(const struct gs_scenario *s, json_t **ranges)
 {
     json_t *a = json_array();
-    for (size_t i = 0; i < s->nrquotas; i++) {
-        const struct gs_rquota_spec *q = &s->rquotas[i];
+    for (size_t i = 0; i < s->policy.nrquotas; i++) {
+        const struct gs_rquota_spec *q = &s->policy.rquotas[i];
         json_array_append_new(
             a, json_pack("{s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o}", "namespace", q->ns, "name",
                          q->name, "gpu_milli", jint(q->gpu_milli), "cpu_milli", jint(q->cpu_milli),
@@ -618,8 +619,8 @@ static json_t *json_limits(const struct gs_scenario *s, json_t **ranges)
                          "src", jsrc(&q->src)));
     }
     *ranges = json_array();
-    for (size_t i = 0; i < s->nlimit_ranges; i++) {
-        const struct gs_limit_range_spec *r = &s->limit_ranges[i];
+    for (size_t i = 0; i < s->policy.nlimit_ranges; i++) {
+        const struct gs_limit_range_spec *r = &s->policy.limit_ranges[i];
         json_array_append_new(
             *ranges,
             json_pack("{s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, "
@@ -645,7 +646,7 @@ static json_t *json_effective(const struct gs_scenario *s, const struct derived 
         struct eff e = dv->eff[i];
         json_array_append_new(
             a, json_pack("{s:s, s:s?, s:o, s:s?, s:o, s:s?, s:o, s:s?}", "namespace", e.ns,
-                         "tenant", e.tenant >= 0 ? s->tenants[e.tenant].name : NULL,
+                         "tenant", e.tenant >= 0 ? s->policy.tenants[e.tenant].name : NULL,
                          "per_container_gpu_milli", jint(e.container_gpu), "limit_range",
                          e.lr ? e.lr->name : NULL, "per_pod_gpu_milli", jint(e.pod_gpu),
                          "per_pod_from", e.pod_from, "namespace_gpu_milli", jint(e.ns_gpu),
@@ -657,8 +658,8 @@ static json_t *json_effective(const struct gs_scenario *s, const struct derived 
 static json_t *json_cluster(const struct gs_scenario *s, const struct derived *dv)
 {
     json_t *t = json_array();
-    for (size_t i = 0; i < s->ntemplates; i++) {
-        const struct gs_node_template *nt = &s->templates[i];
+    for (size_t i = 0; i < s->policy.ntemplates; i++) {
+        const struct gs_node_template *nt = &s->policy.templates[i];
         json_t *pcie = json_array(), *nv = json_array();
         size_t n = dv->tpl_nodes[i];
         for (int g = 0; g < nt->gpus; g++) {
@@ -674,7 +675,7 @@ static json_t *json_cluster(const struct gs_scenario *s, const struct derived *d
                       jint(nt->cpu_milli), "memory_mib", jint(nt->memory_mib), "pcie_domains", pcie,
                       "nvlink_groups", nv, "nodes", (json_int_t)n, "src", jsrc(&nt->src)));
     }
-    return json_pack("{s:o, s:I}", "templates", t, "nodes", (json_int_t)s->nnodes);
+    return json_pack("{s:o, s:I}", "templates", t, "nodes", (json_int_t)s->policy.nnodes);
 }
 
 static json_t *json_pods(const struct gs_scenario *s)
@@ -710,8 +711,8 @@ static int json_report(const struct gs_scenario *s, const struct derived *dv, co
                        size_t nk, const struct warnings *w, FILE *f)
 {
     json_t *classes, *ranges, *warns = json_array(), *tenants = json_array();
-    for (size_t i = 0; i < s->ntenants; i++)
-        json_array_append_new(tenants, json_tenant(&s->tenants[i]));
+    for (size_t i = 0; i < s->policy.ntenants; i++)
+        json_array_append_new(tenants, json_tenant(&s->policy.tenants[i]));
     for (size_t i = 0; i < w->kept; i++)
         json_array_append_new(warns, json_string(w->msg[i]));
     json_t *groups = json_groups_classes(s, &classes), *quotas = json_limits(s, &ranges);

@@ -39,29 +39,14 @@ static const struct kind_entry {
 /* Kinds other modules own: accepted, and said to be not interpreted by the scenario. */
 static const char *const kinds_elsewhere[] = {"PrometheusRule", "ServiceMonitor"};
 
-static const char *const tier_names[] = {"none", "nvlink", "pcie", "node", "az"};
-
-const char *gs_tier_name(enum gs_tier t)
-{
-    return (unsigned)t < sizeof(tier_names) / sizeof(tier_names[0]) ? tier_names[t] : "none";
-}
-
-int gs_tier_find(const char *name)
-{
-    for (int i = 0; name && i < (int)(sizeof(tier_names) / sizeof(tier_names[0])); i++)
-        if (strcmp(name, tier_names[i]) == 0)
-            return i;
-    return -ENOENT;
-}
-
 int gs_scenario_new(struct gs_scenario **out)
 {
     struct gs_scenario *s = calloc(1, sizeof(*s));
     if (!s)
         return -ENOMEM;
     for (int t = 0; t < 5; t++) {
-        s->tiers[t].overcommit_milli = 1000;
-        s->tiers[t].max_skew = GS_UNSET;
+        s->policy.tiers[t].overcommit_milli = 1000;
+        s->policy.tiers[t].max_skew = GS_UNSET;
     }
     s->sim.horizon_us = GS_UNSET;
     s->sim.convert = 1;
@@ -80,16 +65,16 @@ void gs_scenario_free(struct gs_scenario *s)
         free(s->priv->pending);
         free(s->priv);
     }
-    free(s->tenants);
-    free(s->profiles);
-    free(s->queues);
-    free(s->podgroups);
-    free(s->priority_classes);
-    free(s->rquotas);
-    free(s->limit_ranges);
-    free(s->vgpu_classes);
-    free(s->templates);
-    free(s->nodes);
+    free(s->policy.tenants);
+    free(s->policy.profiles);
+    free(s->policy.queues);
+    free(s->policy.podgroups);
+    free(s->policy.priority_classes);
+    free(s->policy.rquotas);
+    free(s->policy.limit_ranges);
+    free(s->policy.vgpu_classes);
+    free(s->policy.templates);
+    free(s->policy.nodes);
     free(s->pods);
     free(s);
 }
@@ -263,74 +248,19 @@ void gs__scn_ns_key(const void *ctx, uint32_t v, const char **ns, const char **n
 {
     const struct gs_scenario *s = ctx;
     *ns = "";
-    *name = s->tenants[v / GS_SCN_NAMESPACES].namespaces[v % GS_SCN_NAMESPACES];
+    *name = s->policy.tenants[v / GS_SCN_NAMESPACES].namespaces[v % GS_SCN_NAMESPACES];
 }
 
 int gs_scenario_tenant_of(const struct gs_scenario *s, const char *ns)
 {
     const struct gs_scn_priv *p = s->priv;
-    if (p && p->ns_tenant_for == s->ntenants) {
+    if (p && p->ns_tenant_for == s->policy.ntenants) {
         long v = gs__nidx_find(&p->ns_tenant, gs__nidx_hash("", ns), gs__scn_ns_key, s, "", ns);
         return v < 0 ? -ENOENT : (int)(v / GS_SCN_NAMESPACES);
     }
-    for (size_t i = 0; i < s->ntenants; i++) /* not resolved since the tenants changed */
-        for (int k = 0; k < s->tenants[i].nnamespaces && k < GS_SCN_NAMESPACES; k++)
-            if (strcmp(s->tenants[i].namespaces[k], ns) == 0)
+    for (size_t i = 0; i < s->policy.ntenants; i++) /* not resolved since the tenants changed */
+        for (int k = 0; k < s->policy.tenants[i].nnamespaces && k < GS_SCN_NAMESPACES; k++)
+            if (strcmp(s->policy.tenants[i].namespaces[k], ns) == 0)
                 return (int)i;
     return -ENOENT;
-}
-
-int gs_step_profile_for(const struct gs_scenario *s, const char *name, const char *tenant,
-                        struct gs_step_profile *out)
-{
-    const struct gs_step_profile *base = NULL, *over = NULL;
-    for (size_t i = 0; i < s->nprofiles; i++) {
-        const struct gs_step_profile *p = &s->profiles[i];
-        if (strcmp(p->name, name) != 0)
-            continue;
-        if (!p->tenant[0])
-            base = p;
-        else if (tenant && strcmp(p->tenant, tenant) == 0)
-            over = p;
-    }
-    if (!base)
-        return -ENOENT;
-    *out = *base;
-    if (!over)
-        return 0;
-    if (over->set & (1u << GS_PROFILE_SHARE))
-        out->gpu_share = over->gpu_share;
-    if (over->set & (1u << GS_PROFILE_MAX_MEMORY))
-        out->max_memory_mib = over->max_memory_mib;
-    if (over->set & (1u << GS_PROFILE_OVERCOMMIT))
-        out->overcommit_milli = over->overcommit_milli;
-    if (over->set & (1u << GS_PROFILE_PRIORITY))
-        out->priority = over->priority;
-    if (over->set & (1u << GS_PROFILE_PREEMPTIBLE))
-        out->preemptible = over->preemptible;
-    memcpy(out->tenant, over->tenant, sizeof(out->tenant));
-    return 0;
-}
-
-const struct gs_model_quota *gs_tenant_model_quota(const struct gs_tenant_spec *ts, int model)
-{
-    for (int i = 0; ts->has_quota && i < ts->nquotas; i++)
-        if (ts->quotas[i].model == model)
-            return &ts->quotas[i];
-    return NULL;
-}
-
-int64_t gs_queue_gpu_cap_milli(const struct gs_queue_spec *q, int whole)
-{
-    if (q->cap_gpu_milli == GS_UNSET || whole)
-        return q->cap_gpu_milli;
-    return q->cap_gpu_milli * q->overcommit_milli / 1000;
-}
-
-int gs_quota_bucket(const struct gs_model_quota *q, int64_t ded, int64_t sh, int whole,
-                    int64_t milli)
-{
-    if (whole && ded + milli <= q->dedicated_milli)
-        return 1;
-    return sh + milli <= q->shared_milli && ded + sh + milli <= q->total_milli ? 2 : 0;
 }

@@ -321,10 +321,10 @@ static int read_node(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
         return rc;
     long t = gs__scn_find(cl->L->s, GS__K_TEMPLATE, "", tpl);
     node.template_index = t >= 0 ? (int)t : GS_UNSET;
-    size_t first = cl->L->s->nnodes;
+    size_t first = cl->L->s->policy.nnodes;
     rc = add_nodes(c, cl, f.f[N_NAME], &r, &node);
     if (!rc && t < 0)
-        rc = defer(c, cl->L, f.f[N_TEMPLATE], first, cl->L->s->nnodes - first, tpl);
+        rc = defer(c, cl->L, f.f[N_TEMPLATE], first, cl->L->s->policy.nnodes - first, tpl);
     return rc;
 }
 
@@ -361,8 +361,8 @@ int gs__scn_resolve_templates(struct gs_scenario *s, struct gs_diag *d)
         if (t < 0)
             return gs_diag_error(d, "%s: node template \"%s\" is not defined",
                                  gs__scn_where(&pt->src, at, sizeof(at)), pt->name);
-        for (size_t k = pt->first; k < pt->first + pt->count && k < s->nnodes; k++)
-            s->nodes[k].template_index = (int)t;
+        for (size_t k = pt->first; k < pt->first + pt->count && k < s->policy.nnodes; k++)
+            s->policy.nodes[k].template_index = (int)t;
     }
     if (p)
         p->npending = 0;
@@ -389,23 +389,24 @@ int gs__scn_mig_policy(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *
         return gs__yaml_err(c, root,
                             "a GpuClusterPolicy is read as a YAML document of its own, not as "
                             "an item of a List");
-    if (L->s->has_mig_policy)
+    if (L->s->policy.has_mig_policy)
         return gs__yaml_err(c, root, "a second GpuClusterPolicy; a cluster has one");
     int rc = gs_migpolicy_parse(c->path, L->buf + start, L->len - start, root->start_mark.line + 1,
-                                &L->s->mig_policy, c->d);
+                                &L->s->policy.mig_policy, c->d);
     if (rc)
         return rc;
-    L->s->has_mig_policy = 1;
-    gs__scn_src(c, L, root, &L->s->mig_policy_src);
-    for (int i = 0;
-         L->s->mig_policy.strategy == GS_MIG_STRATEGY_NONE && i < L->s->mig_policy.ndevices; i++)
-        if (L->s->mig_policy.devices[i].mig_enabled) {
+    L->s->policy.has_mig_policy = 1;
+    gs__scn_src(c, L, root, &L->s->policy.mig_policy_src);
+    for (int i = 0; L->s->policy.mig_policy.strategy == GS_MIG_STRATEGY_NONE &&
+                    i < L->s->policy.mig_policy.ndevices;
+         i++)
+        if (L->s->policy.mig_policy.devices[i].mig_enabled) {
             gs__yaml_warn(c, root,
                           "GpuClusterPolicy strategy none advertises no MIG device: migEnabled "
                           "on its devices has no effect");
             break;
         }
-    if (L->s->mig_policy.strategy == GS_MIG_STRATEGY_SINGLE)
+    if (L->s->policy.mig_policy.strategy == GS_MIG_STRATEGY_SINGLE)
         gs__yaml_warn(
             c, root,
             "GpuClusterPolicy strategy single: pods asking nvidia.com/mig-<profile> are "

@@ -27,32 +27,35 @@ static const struct kdesc {
             offsetof(struct T, name), SRC, MAX, WHAT, ONE                                          \
     }
 #define SRC(T) offsetof(struct T, src)
-    [GS__K_TENANT] = K(gs_tenant_spec, tenants, ntenants, NO_NS, SRC(gs_tenant_spec),
+    [GS__K_TENANT] = K(gs_tenant_spec, policy.tenants, policy.ntenants, NO_NS, SRC(gs_tenant_spec),
                        GS_SCN_RECORDS_MAX, "tenants", "tenant"),
-    [GS__K_PROFILE] =
-        K(gs_step_profile, profiles, nprofiles, offsetof(struct gs_step_profile, tenant),
-          SRC(gs_step_profile), GS_SCN_RECORDS_MAX, "step profiles", "step profile"),
-    [GS__K_QUEUE] = K(gs_queue_spec, queues, nqueues, NO_NS, SRC(gs_queue_spec), GS_SCN_RECORDS_MAX,
-                      "queues", "Queue"),
-    [GS__K_PODGROUP] =
-        K(gs_podgroup_spec, podgroups, npodgroups, offsetof(struct gs_podgroup_spec, ns),
-          SRC(gs_podgroup_spec), GS_SCN_RECORDS_MAX, "PodGroups", "PodGroup"),
+    [GS__K_PROFILE] = K(gs_step_profile, policy.profiles, policy.nprofiles,
+                        offsetof(struct gs_step_profile, tenant), SRC(gs_step_profile),
+                        GS_SCN_RECORDS_MAX, "step profiles", "step profile"),
+    [GS__K_QUEUE] = K(gs_queue_spec, policy.queues, policy.nqueues, NO_NS, SRC(gs_queue_spec),
+                      GS_SCN_RECORDS_MAX, "queues", "Queue"),
+    [GS__K_PODGROUP] = K(gs_podgroup_spec, policy.podgroups, policy.npodgroups,
+                         offsetof(struct gs_podgroup_spec, ns), SRC(gs_podgroup_spec),
+                         GS_SCN_RECORDS_MAX, "PodGroups", "PodGroup"),
     [GS__K_PRIORITY_CLASS] =
-        K(gs_priority_class_spec, priority_classes, npriority_classes, NO_NS,
+        K(gs_priority_class_spec, policy.priority_classes, policy.npriority_classes, NO_NS,
           SRC(gs_priority_class_spec), GS_SCN_RECORDS_MAX, "PriorityClasses", "PriorityClass"),
-    [GS__K_RQUOTA] = K(gs_rquota_spec, rquotas, nrquotas, offsetof(struct gs_rquota_spec, ns),
-                       SRC(gs_rquota_spec), GS_SCN_RECORDS_MAX, "ResourceQuotas", "ResourceQuota"),
-    [GS__K_LIMIT_RANGE] = K(gs_limit_range_spec, limit_ranges, nlimit_ranges,
+    [GS__K_RQUOTA] =
+        K(gs_rquota_spec, policy.rquotas, policy.nrquotas, offsetof(struct gs_rquota_spec, ns),
+          SRC(gs_rquota_spec), GS_SCN_RECORDS_MAX, "ResourceQuotas", "ResourceQuota"),
+    [GS__K_LIMIT_RANGE] = K(gs_limit_range_spec, policy.limit_ranges, policy.nlimit_ranges,
                             offsetof(struct gs_limit_range_spec, ns), SRC(gs_limit_range_spec),
                             GS_SCN_RECORDS_MAX, "LimitRanges", "LimitRange"),
-    [GS__K_TEMPLATE] = K(gs_node_template, templates, ntemplates, NO_NS, SRC(gs_node_template),
-                         GS_SCN_RECORDS_MAX, "node templates", "node template"),
-    [GS__K_NODE] = K(gs_scn_node, nodes, nnodes, NO_NS, NO_NS, GS_NODES_MAX, "nodes", "node"),
-    [GS__K_POD] = K(gs_scn_pod, pods, npods, offsetof(struct gs_scn_pod, ns), SRC(gs_scn_pod),
+    [GS__K_TEMPLATE] =
+        K(gs_node_template, policy.templates, policy.ntemplates, NO_NS, SRC(gs_node_template),
+          GS_SCN_RECORDS_MAX, "node templates", "node template"),
+    [GS__K_NODE] =
+        K(gs_scn_node, policy.nodes, policy.nnodes, NO_NS, NO_NS, GS_NODES_MAX, "nodes", "node"),
+    [GS__K_POD] = K(gs_pod_spec, pods, npods, offsetof(struct gs_pod_spec, ns), SRC(gs_pod_spec),
                     GS_SCN_PODS_MAX, "pods", "pod"),
     [GS__K_VGPU_CLASS] =
-        K(gs_vgpu_class_spec, vgpu_classes, nvgpu_classes, NO_NS, SRC(gs_vgpu_class_spec),
-          GS_SCN_RECORDS_MAX, "VirtualGPUClasses", "VirtualGPUClass"),
+        K(gs_vgpu_class_spec, policy.vgpu_classes, policy.nvgpu_classes, NO_NS,
+          SRC(gs_vgpu_class_spec), GS_SCN_RECORDS_MAX, "VirtualGPUClasses", "VirtualGPUClass"),
 #undef SRC
 #undef K
 };

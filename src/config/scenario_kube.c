@@ -237,10 +237,10 @@ int gs__scn_priority_class(struct gs__yctx *c, struct gs__scn_load *L, yaml_node
     if (rc)
         return rc;
     memcpy(p.name, m.name_s, sizeof(p.name));
-    for (size_t i = 0; p.global_default && i < L->s->npriority_classes; i++)
-        if (L->s->priority_classes[i].global_default)
+    for (size_t i = 0; p.global_default && i < L->s->policy.npriority_classes; i++)
+        if (L->s->policy.priority_classes[i].global_default)
             return dup_error(c, f[PC_DEFAULT], "globalDefault PriorityClass", p.name,
-                             &L->s->priority_classes[i].src);
+                             &L->s->policy.priority_classes[i].src);
     return gs__scn_commit(c, L, root, m.name, GS__K_PRIORITY_CLASS, &p);
 }
 

@@ -223,7 +223,7 @@ static int combine(struct gs__yctx *c, const struct res *rq, const struct res *l
 
 static int read_container(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
 {
-    struct gs_scn_pod *p = arg;
+    struct gs_pod_spec *p = arg;
     yaml_node_t *f[GS__YAML_NKEYS(container_keys)] = {NULL}, *r[3] = {NULL};
     struct res rq, lim;
     char where[64];
@@ -249,7 +249,7 @@ static int read_container(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg
 
 static int selector_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *arg)
 {
-    struct gs_scn_pod *p = arg;
+    struct gs_pod_spec *p = arg;
     char buf[GS__YAML_SHOW_BUF];
     if (strcmp(gs__yaml_str(k), "nvidia.com/gpu.product") != 0) {
         gs__yaml_warn(c, k,
@@ -288,7 +288,7 @@ static const char *const annot_keys[] = {
     "sim.gpusched.io/duration",         "sim.gpusched.io/gpu-util", "gpusched.io/same-card"};
 
 struct annot {
-    struct gs_scn_pod *p;
+    struct gs_pod_spec *p;
     unsigned seen;
 };
 
@@ -311,7 +311,7 @@ static int util_pct(struct gs__yctx *c, yaml_node_t *v, int32_t *out)
     return 0;
 }
 
-static int annot_value(struct gs__yctx *c, int a, yaml_node_t *v, struct gs_scn_pod *p)
+static int annot_value(struct gs__yctx *c, int a, yaml_node_t *v, struct gs_pod_spec *p)
 {
     int tier = 0, rc;
     switch (a) {
@@ -367,7 +367,7 @@ static int annot_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *
 
 static int label_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *arg)
 {
-    struct gs_scn_pod *p = arg;
+    struct gs_pod_spec *p = arg;
     const char *key = gs__yaml_str(k);
     if (strcmp(key, "user") == 0)
         return gs__scn_name(c, v, "label user", p->user, sizeof(p->user));
@@ -376,7 +376,7 @@ static int label_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *
     return 0;
 }
 
-static int read_spec(struct gs__yctx *c, yaml_node_t *spec, struct gs_scn_pod *p)
+static int read_spec(struct gs__yctx *c, yaml_node_t *spec, struct gs_pod_spec *p)
 {
     yaml_node_t *f[GS__YAML_NKEYS(spec_keys)] = {NULL};
     int rc =
@@ -398,7 +398,7 @@ static int read_spec(struct gs__yctx *c, yaml_node_t *spec, struct gs_scn_pod *p
     return rc;
 }
 
-static void pod_defaults(struct gs_scn_pod *p)
+static void pod_defaults(struct gs_pod_spec *p)
 {
     memset(p, 0, sizeof(*p));
     p->duration_us = GS_UNSET;
@@ -408,7 +408,7 @@ static void pod_defaults(struct gs_scn_pod *p)
 /* A pod asking a MIG instance and cards or shares too: NVIDIA's device plugin would give both, but
  * the simulator places a pod on one kind of device, so it says now why the run will reject it. */
 static void warn_mig_and_cards(struct gs__yctx *c, const yaml_node_t *spec,
-                               const struct gs_scn_pod *p)
+                               const struct gs_pod_spec *p)
 {
     int mig = 0, cards = 0;
     for (int i = 0; i < p->ncontainers; i++) {
@@ -427,7 +427,7 @@ int gs__scn_pod(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root)
 {
     yaml_node_t *f[GS__YAML_NKEYS(pod_keys)] = {NULL};
     struct gs__scn_meta m;
-    struct gs_scn_pod p;
+    struct gs_pod_spec p;
     struct annot an = {&p, 0};
     pod_defaults(&p);
     int rc =

@@ -77,7 +77,7 @@ static int ns_item(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
     char ns[GS_SCN_NAME_MAX];
     (void)idx; /* a gs__yaml_item_fn */
     int rc = gs__scn_name(c, n, "namespaces[]", ns, sizeof(ns));
-    return rc ? rc : add_ns(c, n, r->L->s, &r->L->s->tenants[r->t], ns);
+    return rc ? rc : add_ns(c, n, r->L->s, &r->L->s->policy.tenants[r->t], ns);
 }
 
 /* --- GPUQuota --- */
@@ -125,7 +125,7 @@ static void check_sum(struct gs__yctx *c, yaml_node_t *at, const struct gs_model
 static int model_quota(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *arg)
 {
     struct tref *r = arg;
-    struct gs_tenant_spec *t = &r->L->s->tenants[r->t];
+    struct gs_tenant_spec *t = &r->L->s->policy.tenants[r->t];
     yaml_node_t *f[3] = {NULL};
     char what[128], buf[GS__YAML_SHOW_BUF];
     if (t->nquotas >= GS_SCN_QUOTA_MODELS)
@@ -193,7 +193,7 @@ static int gq_tenant(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *at
     int rc = gs__scn_tenant(c, L, at, name, t);
     if (rc)
         return rc;
-    struct gs_tenant_spec *ts = &L->s->tenants[*t];
+    struct gs_tenant_spec *ts = &L->s->policy.tenants[*t];
     if (ts->has_quota)
         return gs__yaml_err(c, at, "a second GPUQuota for tenant %s (the first is at %s)", name,
                             gs__scn_where(&ts->src, where, sizeof(where)));
@@ -222,7 +222,7 @@ int gs__scn_gpuquota(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *ro
         rc = gq_tenant(c, L, f[G_TENANT] ? f[G_TENANT] : m.ns ? m.ns : root, name, &r.t);
     if (rc)
         return rc;
-    struct gs_tenant_spec *t = &L->s->tenants[r.t];
+    struct gs_tenant_spec *t = &L->s->policy.tenants[r.t];
     rc = add_ns(c, m.ns ? m.ns : root, L->s, t, m.ns_s);
     if (!rc && f[G_NAMESPACES])
         rc = gs__yaml_each_item(c, f[G_NAMESPACES], "spec.namespaces", ns_item, &r);
@@ -302,7 +302,7 @@ static int tier_field(struct gs__yctx *c, int field, yaml_node_t *val, void *arg
     if (rc)
         return rc;
     gs__scn_src(c, p->L, val, &t.src);
-    p->L->s->tiers[field + 1] = t;
+    p->L->s->policy.tiers[field + 1] = t;
     return 0;
 }
 
@@ -319,7 +319,7 @@ static int policy_tenant(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, voi
         rc = gs__scn_tenant(c, p->L, k, name, &r.t);
     if (rc)
         return rc;
-    struct gs_tenant_spec *t = &p->L->s->tenants[r.t];
+    struct gs_tenant_spec *t = &p->L->s->policy.tenants[r.t];
     if (t->in_policy)
         return gs__yaml_err(c, k, "tenant %s is listed twice in the policy", name);
     t->in_policy = 1;

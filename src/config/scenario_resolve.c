@@ -42,15 +42,16 @@ static bool queue_known(struct gs_scenario *s, const char *name)
 static int own_ns(struct gs_scenario *s, size_t t, int k, struct gs_diag *d)
 {
     struct gs_scn_priv *p = s->priv;
-    const char *ns = s->tenants[t].namespaces[k];
+    const char *ns = s->policy.tenants[t].namespaces[k];
     uint32_t h = gs__nidx_hash("", ns);
     char a[AT_MAX], b[AT_MAX];
     long v = gs__nidx_find(&p->ns_tenant, h, gs__scn_ns_key, s, "", ns);
     if (v >= 0 && (size_t)v / GS_SCN_NAMESPACES != t)
-        return gs_diag_error(d, "%s: namespace %s belongs to tenant %s and to tenant %s (%s)",
-                             gs__scn_where(&s->tenants[t].src, a, sizeof(a)), ns,
-                             s->tenants[t].name, s->tenants[v / GS_SCN_NAMESPACES].name,
-                             gs__scn_where(&s->tenants[v / GS_SCN_NAMESPACES].src, b, sizeof(b)));
+        return gs_diag_error(
+            d, "%s: namespace %s belongs to tenant %s and to tenant %s (%s)",
+            gs__scn_where(&s->policy.tenants[t].src, a, sizeof(a)), ns, s->policy.tenants[t].name,
+            s->policy.tenants[v / GS_SCN_NAMESPACES].name,
+            gs__scn_where(&s->policy.tenants[v / GS_SCN_NAMESPACES].src, b, sizeof(b)));
     if (v < 0 && gs__nidx_add(&p->ns_tenant, h, (uint32_t)(t * GS_SCN_NAMESPACES + (size_t)k)))
         return gs_diag_error_code(d, -ENOMEM, "out of memory");
     return 0;
@@ -63,11 +64,11 @@ static int map_namespaces(struct gs_scenario *s, struct gs_diag *d)
     char at[AT_MAX];
     gs__nidx_clear(&p->ns_tenant);
     p->ns_tenant_for = (size_t)-1;
-    if (s->ntenants > UINT32_MAX / GS_SCN_NAMESPACES)
+    if (s->policy.ntenants > UINT32_MAX / GS_SCN_NAMESPACES)
         return gs_diag_error_code(d, -E2BIG, "more than %u tenants",
                                   UINT32_MAX / GS_SCN_NAMESPACES);
-    for (size_t t = 0; t < s->ntenants; t++) {
-        struct gs_tenant_spec *ts = &s->tenants[t];
+    for (size_t t = 0; t < s->policy.ntenants; t++) {
+        struct gs_tenant_spec *ts = &s->policy.tenants[t];
         for (int i = 0; i < ts->nquotas; i++) {
             if (ts->quotas[i].model == GS_UNSET)
                 ts->quotas[i].model = gs__scn_model(ts->quotas[i].key);
@@ -82,9 +83,9 @@ static int map_namespaces(struct gs_scenario *s, struct gs_diag *d)
                 return rc;
         }
     }
-    p->ns_tenant_for = s->ntenants;            /* complete for the namespaces named so far */
-    for (size_t t = 0; t < s->ntenants; t++) { /* a tenant naming none owns its own name */
-        struct gs_tenant_spec *ts = &s->tenants[t];
+    p->ns_tenant_for = s->policy.ntenants;            /* complete for the namespaces named so far */
+    for (size_t t = 0; t < s->policy.ntenants; t++) { /* a tenant naming none owns its own name */
+        struct gs_tenant_spec *ts = &s->policy.tenants[t];
         if (ts->nnamespaces || gs_scenario_tenant_of(s, ts->name) >= 0)
             continue;
         memcpy(ts->namespaces[0], ts->name, sizeof(ts->name));
@@ -122,12 +123,12 @@ static int ns_tenant(struct gs_scenario *s, const char *ns, const struct gs_scn_
         return gs_diag_error_code(d, -ENOMEM, "out of memory");
     if (gs__nidx_add(&p->ns_tenant, gs__nidx_hash("", ns), (uint32_t)(i * GS_SCN_NAMESPACES)))
         return gs_diag_error_code(d, -ENOMEM, "out of memory");
-    p->ns_tenant_for = s->ntenants;
+    p->ns_tenant_for = s->policy.ntenants;
     return 0;
 }
 
 /* pod_refs() - a pod's group, profile, PriorityClass and queue must exist. */
-static int pod_refs(struct gs_scenario *s, const struct gs_scn_pod *p, struct gs_diag *d)
+static int pod_refs(struct gs_scenario *s, const struct gs_pod_spec *p, struct gs_diag *d)
 {
     char at[AT_MAX];
     const char *what = NULL, *name = NULL;
@@ -161,10 +162,10 @@ static void warn_policy_tenants(struct gs_scenario *s, struct gs_diag *d)
     if (!s->priv->policy_tenants)
         return;
     gs__scn_where(&s->priv->policy_src, pol, sizeof(pol));
-    for (size_t t = 0; t < s->ntenants; t++)
-        any_quota |= s->tenants[t].has_quota != 0;
-    for (size_t t = 0; t < s->ntenants; t++) {
-        const struct gs_tenant_spec *ts = &s->tenants[t];
+    for (size_t t = 0; t < s->policy.ntenants; t++)
+        any_quota |= s->policy.tenants[t].has_quota != 0;
+    for (size_t t = 0; t < s->policy.ntenants; t++) {
+        const struct gs_tenant_spec *ts = &s->policy.tenants[t];
         if (ts->has_quota && !ts->in_policy)
             gs_diag_warn(d,
                          "%s: GPUQuota tenant %s is not in the tenants: map of the "
@@ -181,8 +182,8 @@ static void warn_policy_tenants(struct gs_scenario *s, struct gs_diag *d)
 static void warn_refs(struct gs_scenario *s, struct gs_diag *d)
 {
     char at[AT_MAX];
-    for (size_t i = 0; i < s->npodgroups; i++) {
-        const struct gs_podgroup_spec *g = &s->podgroups[i];
+    for (size_t i = 0; i < s->policy.npodgroups; i++) {
+        const struct gs_podgroup_spec *g = &s->policy.podgroups[i];
         if (!queue_known(s, g->queue))
             gs_diag_warn(d, "%s: PodGroup %s/%s names queue \"%s\", which is not defined",
                          gs__scn_where(&g->src, at, sizeof(at)), g->ns, g->name, g->queue);
@@ -190,33 +191,35 @@ static void warn_refs(struct gs_scenario *s, struct gs_diag *d)
             gs_diag_warn(d, "%s: PodGroup %s/%s names PriorityClass \"%s\", which is not defined",
                          gs__scn_where(&g->src, at, sizeof(at)), g->ns, g->name, g->priority_class);
     }
-    for (size_t i = 0; i < s->nrquotas; i++)
-        for (int k = 0; k < s->rquotas[i].nscope_classes; k++)
-            if (!class_known(s, s->rquotas[i].scope_classes[k]))
+    for (size_t i = 0; i < s->policy.nrquotas; i++)
+        for (int k = 0; k < s->policy.rquotas[i].nscope_classes; k++)
+            if (!class_known(s, s->policy.rquotas[i].scope_classes[k]))
                 gs_diag_warn(d,
                              "%s: ResourceQuota %s/%s is scoped to PriorityClass \"%s\", which "
                              "is not defined: no pod of that class can exist",
-                             gs__scn_where(&s->rquotas[i].src, at, sizeof(at)), s->rquotas[i].ns,
-                             s->rquotas[i].name, s->rquotas[i].scope_classes[k]);
-    for (size_t t = 0; t < s->ntenants; t++)
-        if (s->tenants[t].has_quota && !class_known(s, s->tenants[t].priority_class))
+                             gs__scn_where(&s->policy.rquotas[i].src, at, sizeof(at)),
+                             s->policy.rquotas[i].ns, s->policy.rquotas[i].name,
+                             s->policy.rquotas[i].scope_classes[k]);
+    for (size_t t = 0; t < s->policy.ntenants; t++)
+        if (s->policy.tenants[t].has_quota && !class_known(s, s->policy.tenants[t].priority_class))
             gs_diag_warn(d,
                          "%s: GPUQuota of tenant %s names PriorityClass \"%s\", which is not "
                          "defined",
-                         gs__scn_where(&s->tenants[t].src, at, sizeof(at)), s->tenants[t].name,
-                         s->tenants[t].priority_class);
+                         gs__scn_where(&s->policy.tenants[t].src, at, sizeof(at)),
+                         s->policy.tenants[t].name, s->policy.tenants[t].priority_class);
 }
 
 /* warn_limit_ranges() - a LimitRange cap per container below the tenant's per-pod cap wins. */
 static void warn_limit_ranges(struct gs_scenario *s, struct gs_diag *d)
 {
     char at[AT_MAX], q[AT_MAX];
-    for (size_t i = 0; i < s->nlimit_ranges; i++) {
-        const struct gs_limit_range_spec *r = &s->limit_ranges[i];
+    for (size_t i = 0; i < s->policy.nlimit_ranges; i++) {
+        const struct gs_limit_range_spec *r = &s->policy.limit_ranges[i];
         int t = gs_scenario_tenant_of(s, r->ns);
-        if (r->max_gpu_milli == GS_UNSET || t < 0 || s->tenants[t].max_gpus_per_pod == GS_UNSET)
+        if (r->max_gpu_milli == GS_UNSET || t < 0 ||
+            s->policy.tenants[t].max_gpus_per_pod == GS_UNSET)
             continue;
-        const struct gs_tenant_spec *ts = &s->tenants[t];
+        const struct gs_tenant_spec *ts = &s->policy.tenants[t];
         if (r->max_gpu_milli >= (int64_t)ts->max_gpus_per_pod * 1000)
             continue;
         gs_diag_warn(d,
@@ -239,9 +242,9 @@ int gs_scenario_resolve(struct gs_scenario *s, struct gs_diag *d)
     if (!rc)
         rc = map_namespaces(s, d);
     if (!rc)
-        s->priv->ns_tenant_for = s->ntenants;
-    for (size_t i = 0; !rc && i < s->npodgroups; i++)
-        rc = ns_tenant(s, s->podgroups[i].ns, &s->podgroups[i].src, d);
+        s->priv->ns_tenant_for = s->policy.ntenants;
+    for (size_t i = 0; !rc && i < s->policy.npodgroups; i++)
+        rc = ns_tenant(s, s->policy.podgroups[i].ns, &s->policy.podgroups[i].src, d);
     for (size_t i = 0; !rc && i < s->npods; i++)
         rc = ns_tenant(s, s->pods[i].ns, &s->pods[i].src, d);
     for (size_t i = 0; !rc && i < s->npods; i++)

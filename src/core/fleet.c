@@ -92,7 +92,7 @@ static int nvlink_groups_max(const struct fnode *nd)
     return best;
 }
 
-static int node_init(struct fnode *nd, const struct gs_scenario *s, size_t i, struct gs_diag *d)
+static int node_init(struct fnode *nd, const struct gs_policy *s, size_t i, struct gs_diag *d)
 {
     const struct gs_scn_node *sn = &s->nodes[i];
     if (sn->template_index < 0 || (size_t)sn->template_index >= s->ntemplates)
@@ -123,7 +123,7 @@ static int node_init(struct fnode *nd, const struct gs_scenario *s, size_t i, st
 }
 
 /* Zones are numbered in order of first appearance; a scenario has few of them. */
-static int zone_number(const struct gs_scenario *s, const char **names, int *nzones, size_t i)
+static int zone_number(const struct gs_policy *s, const char **names, int *nzones, size_t i)
 {
     for (int z = 0; z < *nzones; z++)
         if (strcmp(names[z], s->nodes[i].zone) == 0)
@@ -132,7 +132,7 @@ static int zone_number(const struct gs_scenario *s, const char **names, int *nzo
     return (*nzones)++;
 }
 
-int gs_fleet_new(const struct gs_scenario *s, struct gs_fleet **out, struct gs_diag *d)
+int gs_fleet_new(const struct gs_policy *s, struct gs_fleet **out, struct gs_diag *d)
 {
     struct gs_fleet *f = calloc(1, sizeof(*f));
     const char **zones = calloc(s->nnodes ? s->nnodes : 1, sizeof(*zones));
@@ -896,7 +896,7 @@ int gs_fleet_release(struct gs_fleet *f, size_t node, const struct gs_fit *r, ui
     return 0;
 }
 
-int gs_fleet_mig_allowed(const struct gs_scenario *s, int mig_model, int profile)
+int gs_fleet_mig_allowed(const struct gs_policy *s, int mig_model, int profile)
 {
     if (profile < 0 || profile >= GS_MIG_PROFILES_MAX)
         return 0;

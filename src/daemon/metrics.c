@@ -302,8 +302,8 @@ static void quotas(struct sbuf *b, const struct gsd_state *st)
                         name, t, model, bucket[r], (long long)(pass ? used[r] : hard[r]));
             }
         }
-        for (size_t i = 0; s && i < s->nrquotas; i++) {
-            const struct gs_rquota_spec *q = &s->rquotas[i];
+        for (size_t i = 0; s && i < s->policy.nrquotas; i++) {
+            const struct gs_rquota_spec *q = &s->policy.rquotas[i];
             const struct gsd_tenant *owner = gsd_tenant_of_ns(st->cfg, q->ns);
             int64_t hard[GSD_RQ_RES] = {q->gpu_milli, q->gpumem_mib, q->cpu_milli, q->memory_mib,
                                         q->pods};

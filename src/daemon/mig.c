@@ -58,10 +58,10 @@ static unsigned policy_mask(const struct gsd_state *st, int mm)
 {
     const struct gs_scenario *s = st->cfg->quotas;
     unsigned m = 0;
-    if (!s || !s->has_mig_policy || mm < 0)
+    if (!s || !s->policy.has_mig_policy || mm < 0)
         return 0;
     for (int k = 0; k < gs_mig_model_at(mm)->nprofiles; k++)
-        m |= gs_fleet_mig_allowed(s, mm, k) ? 1u << k : 0;
+        m |= gs_fleet_mig_allowed(&s->policy, mm, k) ? 1u << k : 0;
     return m;
 }
 
@@ -92,13 +92,13 @@ static void never_why(const struct gsd_state *st, const struct gsd_podspec *spec
             return;
         }
     }
-    if (!s || !s->has_mig_policy)
+    if (!s || !s->policy.has_mig_policy)
         snprintf(why, size, "no GpuClusterPolicy is loaded, so no card is turned to MIG");
-    else if (s->mig_policy.strategy != GS_MIG_STRATEGY_MIXED)
+    else if (s->policy.mig_policy.strategy != GS_MIG_STRATEGY_MIXED)
         snprintf(why, size,
                  "the GpuClusterPolicy's strategy %s advertises no nvidia.com/mig-* resources "
                  "(mixed does)",
-                 s->mig_policy.strategy == GS_MIG_STRATEGY_NONE ? "none" : "single");
+                 s->policy.mig_policy.strategy == GS_MIG_STRATEGY_NONE ? "none" : "single");
     else if (has)
         snprintf(why, size, "the GpuClusterPolicy allows MIG profile %s on no GPU model %s",
                  spec->mig, spec->models[0] ? "gpusched.io/gpu-model names" : "of the inventory");

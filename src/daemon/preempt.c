@@ -339,9 +339,9 @@ static const struct gs_priority_class_spec *pclass_named(const struct gsd_config
                                                          const char *name)
 {
     const struct gs_scenario *s = c->quotas;
-    for (size_t i = 0; s && i < s->npriority_classes; i++)
-        if (!strcmp(s->priority_classes[i].name, name))
-            return &s->priority_classes[i];
+    for (size_t i = 0; s && i < s->policy.npriority_classes; i++)
+        if (!strcmp(s->policy.priority_classes[i].name, name))
+            return &s->policy.priority_classes[i];
     return NULL;
 }
 
@@ -349,7 +349,7 @@ int gsd_priority_class_known(const struct gsd_state *st, const char *name, const
                              struct gsd_req *r)
 {
     const struct gs_scenario *s = st->cfg->quotas;
-    if (!name[0] || !s || !s->npriority_classes || pclass_named(st->cfg, name))
+    if (!name[0] || !s || !s->policy.npriority_classes || pclass_named(st->cfg, name))
         return 1;
     gsd_reply_error(r, 400, field, "%s: no PriorityClass with name %s was found", field, name);
     return 0;
@@ -358,12 +358,12 @@ int gsd_priority_class_known(const struct gsd_state *st, const char *name, const
 int gsd_priority_resolve(const struct gsd_state *st, struct gsd_podspec *spec, struct gsd_ferr *e)
 {
     const struct gs_scenario *s = st->cfg->quotas;
-    size_t n = s ? s->npriority_classes : 0;
+    size_t n = s ? s->policy.npriority_classes : 0;
     const struct gs_priority_class_spec *pc =
         spec->pclass[0] ? pclass_named(st->cfg, spec->pclass) : NULL;
     for (size_t i = 0; !spec->pclass[0] && i < n; i++)
-        if (s->priority_classes[i].global_default)
-            pc = &s->priority_classes[i];
+        if (s->policy.priority_classes[i].global_default)
+            pc = &s->policy.priority_classes[i];
     int32_t value = pc ? pc->value : 0; /* no class: what Kubernetes computes */
     e->status = 400;
     if (spec->pclass[0] && !pc && n) {

@@ -20,7 +20,7 @@
 
 static size_t nqueues(const struct gsd_config *c)
 {
-    return c->quotas ? c->quotas->nqueues : 0;
+    return c->quotas ? c->quotas->policy.nqueues : 0;
 }
 
 int gsd_queues_volcano(const struct gsd_config *c)
@@ -43,7 +43,7 @@ int gsd_queue_find(const struct gsd_config *c, const char *name)
 {
     size_t n = nqueues(c);
     for (size_t i = 0; i < n; i++)
-        if (!strcmp(c->quotas->queues[i].name, name))
+        if (!strcmp(c->quotas->policy.queues[i].name, name))
             return (int)i;
     return strcmp(name, "default") ? -1 : (int)n;
 }
@@ -60,7 +60,7 @@ int gsd_queue_check(const struct gsd_state *st, const struct gsd_pod *p, char *w
     }
     if ((size_t)i == nqueues(st->cfg))
         return 0; /* the implicit default queue caps nothing */
-    const struct gs_queue_spec *q = &st->cfg->quotas->queues[i];
+    const struct gs_queue_spec *q = &st->cfg->quotas->policy.queues[i];
     const struct gsd_queue_use *u = &st->qused[i];
     const struct {
         const char *res;
@@ -149,7 +149,7 @@ static int queue_shares(const struct gsd_state *st, int64_t *pending, int32_t (*
         pending[i] += p->state == GSD_PENDING ? gsd_pod_share_milli(st, p) : 0;
     }
     for (size_t i = 0; i < n; i++) {
-        const struct gs_queue_spec *q = i + 1 < n ? &st->cfg->quotas->queues[i] : NULL;
+        const struct gs_queue_spec *q = i + 1 < n ? &st->cfg->quotas->policy.queues[i] : NULL;
         weight[i] = q ? q->weight : 1;
         limit[i] = st->qused[i].gpu_milli + pending[i];
         if (q && q->cap_gpu_milli != GS_UNSET && limit[i] > q->cap_gpu_milli)
@@ -180,7 +180,7 @@ void gsd_queues_list(struct gsd_state *st, struct gsd_req *r, const char *name)
         for (size_t i = 0; i <= nq; i++)
             if ((want < 0 || (size_t)want == i) && (i < nq || !shadowed))
                 json_array_append_new(items,
-                                      queue_json(i < nq ? &st->cfg->quotas->queues[i] : NULL,
+                                      queue_json(i < nq ? &st->cfg->quotas->policy.queues[i] : NULL,
                                                  &st->qused[i], deserved[i], pending[i], pods[i]));
         if (name)
             gsd_reply_json(r, 200, json_incref(json_array_get(items, 0)));

@@ -63,13 +63,13 @@ static int bind_policy(struct gsd_config *c, struct gs_scenario *s, struct gs_di
     if (s->npods)
         return src_error(d, &s->pods[0].src, "Pod",
                          "in a config file: submit pods to POST /v1/pods");
-    if (s->ntemplates)
-        return src_error(d, &s->templates[0].src, "Cluster",
+    if (s->policy.ntemplates)
+        return src_error(d, &s->policy.templates[0].src, "Cluster",
                          "in a config file: the daemon's nodes come from --nodes");
     if (s->sim.defined)
         return gs_diag_error(d, "a config file holds a Simulation document: the daemon runs none");
-    for (size_t i = 0; i < s->ntenants; i++) {
-        const struct gs_tenant_spec *ts = &s->tenants[i];
+    for (size_t i = 0; i < s->policy.ntenants; i++) {
+        const struct gs_tenant_spec *ts = &s->policy.tenants[i];
         if (!ts->has_quota)
             continue;
         size_t k = 0;
@@ -81,15 +81,17 @@ static int bind_policy(struct gsd_config *c, struct gs_scenario *s, struct gs_di
         c->tenants[k].quota = ts;
     }
     char at[160];
-    if (s->has_mig_policy)
+    if (s->policy.has_mig_policy)
         gsd_log("info", "config: GpuClusterPolicy decides which cards turn MIG", "at",
-                src_at(&s->mig_policy_src, at), NULL);
-    if (s->nlimit_ranges)
-        not_applied("LimitRange", &s->limit_ranges[0].src, s->nlimit_ranges);
-    if (s->nprofiles)
-        not_applied("ConfigMap kubeflow-gpu-profiles", &s->profiles[0].src, s->nprofiles);
-    if (s->npodgroups)
-        not_applied("PodGroup (POST it to /v1/podgroups)", &s->podgroups[0].src, s->npodgroups);
+                src_at(&s->policy.mig_policy_src, at), NULL);
+    if (s->policy.nlimit_ranges)
+        not_applied("LimitRange", &s->policy.limit_ranges[0].src, s->policy.nlimit_ranges);
+    if (s->policy.nprofiles)
+        not_applied("ConfigMap kubeflow-gpu-profiles", &s->policy.profiles[0].src,
+                    s->policy.nprofiles);
+    if (s->policy.npodgroups)
+        not_applied("PodGroup (POST it to /v1/podgroups)", &s->policy.podgroups[0].src,
+                    s->policy.npodgroups);
     return 0;
 }
 
@@ -155,8 +157,8 @@ static int rq_check(const struct gsd_state *st, const struct gsd_pod *p, char *w
     const struct gs_scenario *s = st->cfg->quotas;
     int64_t add[GSD_RQ_RES];
     rq_ask(p, add);
-    for (size_t i = 0; s && i < s->nrquotas; i++) {
-        const struct gs_rquota_spec *q = &s->rquotas[i];
+    for (size_t i = 0; s && i < s->policy.nrquotas; i++) {
+        const struct gs_rquota_spec *q = &s->policy.rquotas[i];
         int64_t hard[GSD_RQ_RES] = {q->gpu_milli, q->gpumem_mib, q->cpu_milli, q->memory_mib,
                                     q->pods};
         for (int r = 0; r < GSD_RQ_RES && rq_counts(q, p); r++)
@@ -304,8 +306,8 @@ int gsd_quota_charge(struct gsd_state *st, struct gsd_pod *p, int sign)
     int64_t add[GSD_RQ_RES];
     gsd_queue_charge(st, p, sign);
     rq_ask(p, add);
-    for (size_t i = 0; s && i < s->nrquotas; i++)
-        for (int r = 0; r < GSD_RQ_RES && rq_counts(&s->rquotas[i], p); r++)
+    for (size_t i = 0; s && i < s->policy.nrquotas; i++)
+        for (int r = 0; r < GSD_RQ_RES && rq_counts(&s->policy.rquotas[i], p); r++)
             st->rq_used[i][r] += sign * add[r];
     size_t ix;
     const struct gsd_tenant *t = tenant_named(st->cfg, p->tenant, &ix);
@@ -343,10 +345,11 @@ void gsd_quota_free(struct gsd_state *st)
 int gsd_quota_recount(struct gsd_state *st)
 {
     gsd_quota_free(st);
-    size_t nt = st->cfg->ntenants, nq = st->cfg->quotas ? st->cfg->quotas->nrquotas : 0;
+    size_t nt = st->cfg->ntenants, nq = st->cfg->quotas ? st->cfg->quotas->policy.nrquotas : 0;
     st->quse = calloc(nt ? nt : 1, sizeof(*st->quse));
     st->rq_used = calloc(nq ? nq : 1, sizeof(*st->rq_used));
-    st->qused = calloc((st->cfg->quotas ? st->cfg->quotas->nqueues : 0) + 1, sizeof(*st->qused));
+    st->qused =
+        calloc((st->cfg->quotas ? st->cfg->quotas->policy.nqueues : 0) + 1, sizeof(*st->qused));
     if (!st->quse || !st->rq_used || !st->qused)
         return -ENOMEM;
     for (struct gsd_pod *p = st->head; p; p = p->next) {
@@ -374,8 +377,8 @@ static json_t *rquotas_json(const struct gsd_state *st, const struct gsd_tenant 
 {
     const struct gs_scenario *s = st->cfg->quotas;
     json_t *a = json_array();
-    for (size_t i = 0; s && i < s->nrquotas; i++) {
-        const struct gs_rquota_spec *q = &s->rquotas[i];
+    for (size_t i = 0; s && i < s->policy.nrquotas; i++) {
+        const struct gs_rquota_spec *q = &s->policy.rquotas[i];
         if (gsd_tenant_of_ns(st->cfg, q->ns) != t)
             continue;
         int64_t hard[GSD_RQ_RES] = {q->gpu_milli, q->gpumem_mib, q->cpu_milli, q->memory_mib,

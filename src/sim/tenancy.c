@@ -282,11 +282,12 @@ static int64_t score(const struct gs_tsim *t, const struct rpod *p, size_t node,
 static void why_nodes(struct gs_tsim *t, struct rpod *p, const int64_t *count, int64_t quota,
                       const char *quota_why, int64_t reserved)
 {
-    if (quota == (int64_t)t->s->nnodes && quota_why[0]) {
+    if (quota == (int64_t)t->s->policy.nnodes && quota_why[0]) {
         gs__say(p->reason, sizeof(p->reason), "%s", quota_why);
         return;
     }
-    int n = gs__say(p->reason, sizeof(p->reason), "0/%zu nodes are available:", t->s->nnodes);
+    int n =
+        gs__say(p->reason, sizeof(p->reason), "0/%zu nodes are available:", t->s->policy.nnodes);
     for (int r = 1; r < GS_FIT_REASONS && n < (int)sizeof(p->reason); r++)
         if (count[r])
             n += gs__say(p->reason + n, sizeof(p->reason) - (size_t)n, " %lld %s,",
@@ -392,7 +393,7 @@ int gs__cmp_i32(const void *a, const void *b)
 size_t gs__tsim_logged_since(struct gs_tsim *t, const struct vec *log, size_t since, size_t cap,
                              size_t n0)
 {
-    size_t nn = t->s->nnodes, n = log->n - since;
+    size_t nn = t->s->policy.nnodes, n = log->n - since;
     if (n > cap)
         return SIZE_MAX;
     for (size_t i = 0; i < n; i++) /* rotated so that @n0 sorts first */
@@ -439,7 +440,7 @@ static void scan(struct gs_tsim *t, struct rpod *p, int32_t pod, const int32_t *
         size_t n = list ? (size_t)list[i] : i;
         t->work.node_fits++;
         int model = gs_fleet_node_model(t->fleet, n);
-        size_t key = (size_t)t->s->nodes[n].template_index * t->nzones +
+        size_t key = (size_t)t->s->policy.nodes[n].template_index * t->nzones +
                      (size_t)gs_fleet_node_zone(t->fleet, n);
         int empty =
             gs_fleet_pod_count(t->fleet, n) == 0 && only_node < 0 && (int32_t)n != t->resv_node;
@@ -502,7 +503,7 @@ int gs__tsim_find(struct gs_tsim *t, int32_t pod, int only_node, const struct tx
     struct scan o;
     scan_init(&o);
     size_t lo = only_node >= 0 ? (size_t)only_node : 0;
-    size_t hi = only_node >= 0 ? lo + 1 : t->s->nnodes;
+    size_t hi = only_node >= 0 ? lo + 1 : t->s->policy.nnodes;
     /* A GPU pod can only go where a card is free or shared: visit those nodes only. */
     const int32_t *open = NULL;
     struct clean *cl = NULL;
@@ -519,7 +520,7 @@ int gs__tsim_find(struct gs_tsim *t, int32_t pod, int only_node, const struct tx
         }
         size_t nopen, nfreed;
         open = gs_fleet_open(t->fleet, &nopen);
-        o.count[GS_FIT_GPU] = (int64_t)(t->s->nnodes - nopen);
+        o.count[GS_FIT_GPU] = (int64_t)(t->s->policy.nnodes - nopen);
         hi = nopen;
         for (int m = 0; m < GS_MODEL_MAX; m++)
             models |= o.model_ok[m] == 1 ? 1u << m : 0;
@@ -553,7 +554,7 @@ int gs__tsim_find(struct gs_tsim *t, int32_t pod, int only_node, const struct tx
             memcpy(ok, o.model_ok, sizeof(ok));
             scan_init(&o);
             memcpy(o.model_ok, ok, sizeof(ok));
-            o.count[GS_FIT_GPU] = (int64_t)(t->s->nnodes - nopen);
+            o.count[GS_FIT_GPU] = (int64_t)(t->s->policy.nnodes - nopen);
         }
     }
     scan(t, p, pod, open, lo, hi, only_node, &o);
@@ -798,7 +799,7 @@ static void advance(struct gs_tsim *t, int64_t to)
         return;
     t->alloc_int += (gs_i128)gs_fleet_allocated(t->fleet) * dt;
     t->busy_int += (gs_i128)t->busy_now * dt;
-    for (size_t i = 0; i <= t->s->ntenants; i++) {
+    for (size_t i = 0; i <= t->s->policy.ntenants; i++) {
         t->tenant_alloc_int[i] += (gs_i128)t->tenant_alloc[i] * dt;
         t->tenant_busy_int[i] += (gs_i128)t->tenant_busy[i] * dt;
     }
@@ -849,7 +850,7 @@ static int next_time(struct gs_tsim *t, int64_t *when)
 static int64_t next_hold_end(const struct gs_tsim *t)
 {
     int64_t next = INT64_MAX;
-    for (size_t n = 0; n < t->s->nnodes; n++) {
+    for (size_t n = 0; n < t->s->policy.nnodes; n++) {
         int64_t at = gs_fleet_next_convertible(t->fleet, n);
         next = at < next ? at : next;
     }
@@ -860,7 +861,7 @@ static int64_t next_hold_end(const struct gs_tsim *t)
 static int holds_end(struct gs_tsim *t)
 {
     gs_fleet_set_now(t->fleet, t->now - 1);
-    for (size_t n = 0; n < t->s->nnodes; n++)
+    for (size_t n = 0; n < t->s->policy.nnodes; n++)
         if (gs_fleet_next_convertible(t->fleet, n) == t->now && gs__vec_push(&t->rlog, (int32_t)n))
             return -ENOMEM;
     gs_fleet_set_now(t->fleet, t->now);
@@ -958,8 +959,8 @@ int gs__say(char *buf, size_t size, const char *fmt, ...)
 static int alloc_state(struct gs_tsim *t)
 {
     const struct gs_scenario *s = t->s;
-    size_t nt = s->ntenants + 1, nodes = s->nnodes;
-    t->nqueues = s->nqueues + 1;
+    size_t nt = s->policy.ntenants + 1, nodes = s->policy.nnodes;
+    t->nqueues = s->policy.nqueues + 1;
     t->nzones = nodes;
     if (ALLOC(t->pods, t->npods) || ALLOC(t->ded_used, nt * GS_MODEL_MAX) ||
         ALLOC(t->sh_used, nt * GS_MODEL_MAX) || ALLOC(t->tenant_alloc, nt) ||
@@ -967,14 +968,14 @@ static int alloc_state(struct gs_tsim *t)
         ALLOC(t->tenant_busy_int, nt) || ALLOC(t->q_used, t->nqueues) ||
         ALLOC(t->q_demand, t->nqueues) || ALLOC(t->q_deserved, 2 * t->nqueues) ||
         ALLOC(t->q_alloc_int, t->nqueues) || ALLOC(t->q_weight, t->nqueues) ||
-        ALLOC(t->rq_used, s->nrquotas) || ALLOC(t->card_busy, nodes * GS_GPUS_MAX) ||
+        ALLOC(t->rq_used, s->policy.nrquotas) || ALLOC(t->card_busy, nodes * GS_GPUS_MAX) ||
         ALLOC(t->bo_key, GS_MEMO_SLOTS) || ALLOC(t->clean, GS_MEMO_SLOTS) ||
         ALLOC(t->scratch, nodes) || ALLOC(t->bo_until, GS_MEMO_SLOTS) ||
         ALLOC(t->resv_ev, GS_RESV_DEPTH) || ALLOC(t->ts_asked, nt) || ALLOC(t->ts_entitled, nt) ||
         ALLOC(t->ts_received, nt))
         return -ENOMEM;
     for (size_t q = 0; q < t->nqueues; q++)
-        t->q_weight[q] = q < s->nqueues ? s->queues[q].weight : 1;
+        t->q_weight[q] = q < s->policy.nqueues ? s->policy.queues[q].weight : 1;
     for (size_t n = 0; n < nodes; n++)
         if (gs_fleet_node_gpus(t->fleet, n) > 0)
             t->models |= 1u << gs_fleet_node_model(t->fleet, n);
@@ -984,8 +985,8 @@ static int alloc_state(struct gs_tsim *t)
         if ((size_t)gs_fleet_node_zone(t->fleet, n) + 1 > nz)
             nz = (size_t)gs_fleet_node_zone(t->fleet, n) + 1;
     t->nzones = nz ? nz : 1;
-    if (ALLOC(t->seen, s->ntemplates * t->nzones) ||
-        ALLOC(t->seen_reason, s->ntemplates * t->nzones))
+    if (ALLOC(t->seen, s->policy.ntemplates * t->nzones) ||
+        ALLOC(t->seen_reason, s->policy.ntemplates * t->nzones))
         return -ENOMEM;
     return 0;
 }
@@ -993,13 +994,13 @@ static int alloc_state(struct gs_tsim *t)
 static int alloc_levels(struct gs_tsim *t)
 {
     size_t gmax = 1;
-    for (size_t g = 0; t->gangs && g < t->s->npodgroups; g++)
+    for (size_t g = 0; t->gangs && g < t->s->policy.npodgroups; g++)
         gmax = t->gangs[g].members.n > gmax ? t->gangs[g].members.n : gmax;
     if (gs__tsim_victims_alloc(t) < 0 || ALLOC(t->gang_members, gmax) ||
-        ALLOC(t->gang_open, t->s->nnodes))
+        ALLOC(t->gang_open, t->s->policy.nnodes))
         return -ENOMEM;
     if (ALLOC(t->blists, t->nlevels * t->nqueues) || ALLOC(t->running_by_level, t->nlevels) ||
-        ALLOC(t->borrowed, (t->s->ntenants + 1) * t->nlevels))
+        ALLOC(t->borrowed, (t->s->policy.ntenants + 1) * t->nlevels))
         return -ENOMEM;
     return order_arrivals(t);
 }
@@ -1009,7 +1010,7 @@ int gs_tsim_run(const struct gs_scenario *s, enum gs_way way, struct gs_tsim **o
 {
     if ((unsigned)way >= GS_WAY_COUNT)
         return gs_diag_error(d, "unknown way %d", (int)way);
-    if (s->nnodes == 0)
+    if (s->policy.nnodes == 0)
         return gs_diag_error(d, "the scenario has no nodes (a Cluster document lists them)");
     struct gs_tsim *t = calloc(1, sizeof(*t));
     if (!t)
@@ -1022,7 +1023,7 @@ int gs_tsim_run(const struct gs_scenario *s, enum gs_way way, struct gs_tsim **o
     t->resv_gen = 1;
     t->horizon = s->sim.horizon_us;
     t->wake = INT64_MAX;
-    int r = gs_fleet_new(s, &t->fleet, d);
+    int r = gs_fleet_new(&s->policy, &t->fleet, d);
     if (r == 0) {
         gs_fleet_set_modes(t->fleet, s->sim.convert, s->sim.min_hold_us);
         r = alloc_state(t);
@@ -1049,7 +1050,7 @@ void gs_tsim_free(struct gs_tsim *t)
         return;
     gs_fleet_free(t->fleet);
     gs__tsim_queue_free(t);
-    for (size_t i = 0; t->gangs && i <= t->s->npodgroups; i++)
+    for (size_t i = 0; t->gangs && i <= t->s->policy.npodgroups; i++)
         free(t->gangs[i].members.v);
     void *all[] = {t->pods,
                    t->arrival_order,
@@ -1139,12 +1140,12 @@ const struct gs_tsim_use *gs_tsim_use(const struct gs_tsim *t, size_t i)
 
 size_t gs_tsim_tenant_count(const struct gs_tsim *t)
 {
-    return t->s->ntenants + 1;
+    return t->s->policy.ntenants + 1;
 }
 
 const struct gs_tsim_tenant *gs_tsim_tenant(const struct gs_tsim *t, size_t i)
 {
-    return i <= t->s->ntenants ? &t->tout[i] : NULL;
+    return i <= t->s->policy.ntenants ? &t->tout[i] : NULL;
 }
 
 size_t gs_tsim_queue_count(const struct gs_tsim *t)
@@ -1169,10 +1170,11 @@ const struct gs_tsim_kind *gs_tsim_kind(const struct gs_tsim *t, size_t i)
 
 const char *gs_tsim_node_name(const struct gs_tsim *t, int32_t i)
 {
-    return i >= 0 && (size_t)i < t->s->nnodes ? t->s->nodes[i].name : NULL;
+    return i >= 0 && (size_t)i < t->s->policy.nnodes ? t->s->policy.nodes[i].name : NULL;
 }
 
 int gs_tsim_node_model(const struct gs_tsim *t, int32_t i)
 {
-    return i >= 0 && (size_t)i < t->s->nnodes ? gs_fleet_node_model(t->fleet, (size_t)i) : -1;
+    return i >= 0 && (size_t)i < t->s->policy.nnodes ? gs_fleet_node_model(t->fleet, (size_t)i)
+                                                     : -1;
 }

@@ -80,15 +80,16 @@ static int32_t strmap_get(const struct strmap *m, const char *a, const char *b)
 int gs__tenant_is_hard(const struct gs_tsim *t, int32_t tenant)
 {
     const struct gs_scenario *s = t->s;
-    return tenant >= 0 && (size_t)tenant < s->ntenants && s->tenants[tenant].tier == GS_TIER_AZ &&
-           s->tiers[GS_TIER_AZ].isolation == GS_ISOLATION_HARD;
+    return tenant >= 0 && (size_t)tenant < s->policy.ntenants &&
+           s->policy.tenants[tenant].tier == GS_TIER_AZ &&
+           s->policy.tiers[GS_TIER_AZ].isolation == GS_ISOLATION_HARD;
 }
 
 static const struct gs_priority_class_spec *class_of(const struct gs_scenario *s, const char *name)
 {
-    for (size_t i = 0; name[0] && i < s->npriority_classes; i++)
-        if (strcmp(s->priority_classes[i].name, name) == 0)
-            return &s->priority_classes[i];
+    for (size_t i = 0; name[0] && i < s->policy.npriority_classes; i++)
+        if (strcmp(s->policy.priority_classes[i].name, name) == 0)
+            return &s->policy.priority_classes[i];
     return NULL;
 }
 
@@ -97,8 +98,9 @@ static const struct gs_step_profile *profile_of(const struct gs_tsim *t, const s
                                                 struct gs_step_profile *buf)
 {
     const struct gs_scenario *s = t->s;
-    const char *tenant = (size_t)p->tenant < s->ntenants ? s->tenants[p->tenant].name : p->sp->ns;
-    if (!p->sp->profile[0] || gs_step_profile_for(s, p->sp->profile, tenant, buf) < 0)
+    const char *tenant =
+        (size_t)p->tenant < s->policy.ntenants ? s->policy.tenants[p->tenant].name : p->sp->ns;
+    if (!p->sp->profile[0] || gs_step_profile_for(&s->policy, p->sp->profile, tenant, buf) < 0)
         return NULL;
     return buf;
 }
@@ -107,33 +109,33 @@ static const struct gs_step_profile *profile_of(const struct gs_tsim *t, const s
  * Priority: the pod's class, its PodGroup's, its step profile's, its tenant's, the default.
  * *@never is set when the class that gave it says preemptionPolicy: Never.
  */
-static int32_t priority_of(const struct gs_tsim *t, const struct gs_scn_pod *sp, int32_t group,
+static int32_t priority_of(const struct gs_tsim *t, const struct gs_pod_spec *sp, int32_t group,
                            int32_t tenant, const struct gs_step_profile *prof, uint8_t *never)
 {
     const struct gs_scenario *s = t->s;
     const struct gs_priority_class_spec *c = class_of(s, sp->priority_class);
     if (!c && group >= 0)
-        c = class_of(s, s->podgroups[group].priority_class);
+        c = class_of(s, s->policy.podgroups[group].priority_class);
     if (!c && t->way == GS_WAY_FULL && prof)
         return prof->priority;
-    if (!c && tenant >= 0 && (size_t)tenant < s->ntenants) {
-        const struct gs_tenant_spec *ts = &s->tenants[tenant];
+    if (!c && tenant >= 0 && (size_t)tenant < s->policy.ntenants) {
+        const struct gs_tenant_spec *ts = &s->policy.tenants[tenant];
         c = class_of(s, ts->priority_class);
         if (!c && ts->priority != GS_UNSET)
             return ts->priority;
     }
-    for (size_t i = 0; !c && i < s->npriority_classes; i++)
-        if (s->priority_classes[i].global_default)
-            c = &s->priority_classes[i];
+    for (size_t i = 0; !c && i < s->policy.npriority_classes; i++)
+        if (s->policy.priority_classes[i].global_default)
+            c = &s->policy.priority_classes[i];
     *never = c && c->never_preempt;
     return c ? c->value : 0;
 }
 
 static const struct gs_limit_range_spec *limits_of(const struct gs_scenario *s, const char *ns)
 {
-    for (size_t i = 0; i < s->nlimit_ranges; i++)
-        if (strcmp(s->limit_ranges[i].ns, ns) == 0)
-            return &s->limit_ranges[i];
+    for (size_t i = 0; i < s->policy.nlimit_ranges; i++)
+        if (strcmp(s->policy.limit_ranges[i].ns, ns) == 0)
+            return &s->policy.limit_ranges[i];
     return NULL;
 }
 
@@ -160,7 +162,7 @@ static int64_t or_default(int64_t v, int64_t def)
 }
 
 /* Containers after LimitRange defaults, summed; -1 with @why when a bound is broken. */
-static int containers(const struct gs_scenario *s, const struct gs_scn_pod *sp,
+static int containers(const struct gs_scenario *s, const struct gs_pod_spec *sp,
                       struct gs_scn_container *sum, char *why, size_t size)
 {
     const struct gs_limit_range_spec *lr = limits_of(s, sp->ns);
@@ -221,8 +223,8 @@ struct card_bounds {
 static struct card_bounds bounds_of(const struct gs_tsim *t, uint32_t model_mask)
 {
     struct card_bounds b = {0, 0, 0};
-    for (size_t i = 0; i < t->s->ntemplates; i++) {
-        const struct gs_node_template *tp = &t->s->templates[i];
+    for (size_t i = 0; i < t->s->policy.ntemplates; i++) {
+        const struct gs_node_template *tp = &t->s->policy.templates[i];
         const struct gs_gpu_model *m = tp->model >= 0 ? gs_catalog_at(tp->model) : NULL;
         if (tp->gpus <= 0 || !m || (model_mask && !(model_mask & (1u << tp->model))))
             continue;
@@ -236,14 +238,14 @@ static struct card_bounds bounds_of(const struct gs_tsim *t, uint32_t model_mask
     return b;
 }
 
-static enum gs_tier tier_of(const struct gs_tsim *t, const struct gs_scn_pod *sp, int32_t tenant)
+static enum gs_tier tier_of(const struct gs_tsim *t, const struct gs_pod_spec *sp, int32_t tenant)
 {
     if (t->way != GS_WAY_FULL)
         return GS_TIER_NONE;
     if (sp->tier != GS_TIER_NONE)
         return sp->tier;
-    return tenant >= 0 && (size_t)tenant < t->s->ntenants ? t->s->tenants[tenant].tier
-                                                          : GS_TIER_NONE;
+    return tenant >= 0 && (size_t)tenant < t->s->policy.ntenants ? t->s->policy.tenants[tenant].tier
+                                                                 : GS_TIER_NONE;
 }
 
 /*
@@ -258,19 +260,20 @@ static int mig_demand(struct gs_tsim *t, struct rpod *p, const char *profile, ch
     struct gs_fit *f = &p->fit;
     int32_t share = -1;
     int exists = 0;
-    for (size_t i = 0; share < 0 && i < t->s->ntemplates; i++) {
-        const struct gs_gpu_model *m = gs_catalog_at(t->s->templates[i].model);
-        int mm = m && t->s->templates[i].gpus > 0 ? gs_mig_model_find(m->name) : -1;
+    for (size_t i = 0; share < 0 && i < t->s->policy.ntemplates; i++) {
+        const struct gs_gpu_model *m = gs_catalog_at(t->s->policy.templates[i].model);
+        int mm = m && t->s->policy.templates[i].gpus > 0 ? gs_mig_model_find(m->name) : -1;
         int prof = mm >= 0 ? gs_mig_profile_find(mm, profile, -1) : -1;
         exists |= prof >= 0;
-        if (prof >= 0 && gs_fleet_mig_allowed(t->s, mm, prof))
+        if (prof >= 0 && gs_fleet_mig_allowed(&t->s->policy, mm, prof))
             share = gs_mig_profile_share_milli(mm, prof);
     }
-    if (share < 0 && exists && t->s->mig_policy.strategy != GS_MIG_STRATEGY_MIXED) {
+    if (share < 0 && exists && t->s->policy.mig_policy.strategy != GS_MIG_STRATEGY_MIXED) {
         gs__say(why, size,
                 "nvidia.com/mig-%s: the GpuClusterPolicy's strategy %s advertises no "
                 "nvidia.com/mig-* resources (mixed does)",
-                profile, t->s->mig_policy.strategy == GS_MIG_STRATEGY_NONE ? "none" : "single");
+                profile,
+                t->s->policy.mig_policy.strategy == GS_MIG_STRATEGY_NONE ? "none" : "single");
         return -1;
     }
     if (share < 0) {
@@ -306,12 +309,12 @@ static int mig_demand(struct gs_tsim *t, struct rpod *p, const char *profile, ch
  * asks for more, on as many cards); NULL when it names none, or with @why when it is undefined.
  */
 static const struct gs_vgpu_class_spec *vgpu_class(const struct gs_scenario *s,
-                                                   const struct gs_scn_pod *sp,
+                                                   const struct gs_pod_spec *sp,
                                                    struct gs_scn_container *c, char *why,
                                                    size_t size)
 {
-    for (size_t i = 0; sp->vgpu_class[0] && i < s->nvgpu_classes; i++) {
-        const struct gs_vgpu_class_spec *vc = &s->vgpu_classes[i];
+    for (size_t i = 0; sp->vgpu_class[0] && i < s->policy.nvgpu_classes; i++) {
+        const struct gs_vgpu_class_spec *vc = &s->policy.vgpu_classes[i];
         if (strcmp(vc->name, sp->vgpu_class))
             continue;
         c->gpu = c->gpu > 0 ? c->gpu : 1;
@@ -350,8 +353,8 @@ static int timeslice_demand(struct gs_tsim *t, struct rpod *p, const struct gs_s
     struct gs_fit *f = &p->fit;
     int most = 0;
     int64_t large = 0;
-    for (size_t i = 0; i < t->s->ntemplates; i++) {
-        const struct gs_node_template *tp = &t->s->templates[i];
+    for (size_t i = 0; i < t->s->policy.ntemplates; i++) {
+        const struct gs_node_template *tp = &t->s->policy.templates[i];
         const struct gs_gpu_model *m = tp->model >= 0 ? gs_catalog_at(tp->model) : NULL;
         if (tp->gpus <= 0 || !m || tp->timeslice_replicas <= 0 ||
             (p->sp->model_mask && !(p->sp->model_mask & (1u << tp->model))))
@@ -373,7 +376,7 @@ static int timeslice_demand(struct gs_tsim *t, struct rpod *p, const struct gs_s
                 (long long)c->gpumem_mib, (long long)large);
         return -1;
     }
-    const struct gs_tier_spec *ts = tier ? &t->s->tiers[tier] : NULL;
+    const struct gs_tier_spec *ts = tier ? &t->s->policy.tiers[tier] : NULL;
     f->ncards = (int)c->gpu_shared;
     f->timeslice = 1;
     f->compute = c->gpucores == GS_UNSET ? 1000 : c->gpucores < 1 ? 1 : (int32_t)c->gpucores * 10;
@@ -456,7 +459,7 @@ static int wants_replicas(struct gs_scn_container *c, const struct gs_tier_spec 
 static int demand(struct gs_tsim *t, struct rpod *p, const struct gs_step_profile *prof, char *why,
                   size_t size)
 {
-    const struct gs_scn_pod *sp = p->sp;
+    const struct gs_pod_spec *sp = p->sp;
     struct gs_scn_container c;
     if (containers(t->s, sp, &c, why, size))
         return -1;
@@ -475,7 +478,7 @@ static int demand(struct gs_tsim *t, struct rpod *p, const struct gs_step_profil
     }
     struct gs_fit *f = &p->fit;
     enum gs_tier tier = tier_of(t, sp, p->tenant);
-    const struct gs_tier_spec *ts = tier ? &t->s->tiers[tier] : NULL;
+    const struct gs_tier_spec *ts = tier ? &t->s->policy.tiers[tier] : NULL;
     int may_share = t->way != GS_WAY_EXCLUSIVE && (!ts || !ts->defined || ts->sharing) &&
                     (t->way != GS_WAY_FULL || !prof || prof->gpu_share);
     if (wants_replicas(&c, ts, may_share))
@@ -515,18 +518,19 @@ static int demand(struct gs_tsim *t, struct rpod *p, const struct gs_step_profil
     return 0;
 }
 
-static int32_t queue_of(const struct gs_tsim *t, const struct gs_scn_pod *sp, int32_t group,
+static int32_t queue_of(const struct gs_tsim *t, const struct gs_pod_spec *sp, int32_t group,
                         int32_t tenant)
 {
     const struct gs_scenario *s = t->s;
-    const char *want = group >= 0 && s->podgroups[group].queue[0]    ? s->podgroups[group].queue
-                       : sp->queue[0]                                ? sp->queue
-                       : tenant >= 0 && (size_t)tenant < s->ntenants ? s->tenants[tenant].name
-                                                                     : sp->ns;
-    for (size_t i = 0; i < s->nqueues; i++)
-        if (strcmp(s->queues[i].name, want) == 0)
+    const char *want =
+        group >= 0 && s->policy.podgroups[group].queue[0]    ? s->policy.podgroups[group].queue
+        : sp->queue[0]                                       ? sp->queue
+        : tenant >= 0 && (size_t)tenant < s->policy.ntenants ? s->policy.tenants[tenant].name
+                                                             : sp->ns;
+    for (size_t i = 0; i < s->policy.nqueues; i++)
+        if (strcmp(s->policy.queues[i].name, want) == 0)
             return (int32_t)i;
-    return (int32_t)s->nqueues; /* the implicit default queue */
+    return (int32_t)s->policy.nqueues; /* the implicit default queue */
 }
 
 static void quotas_of(const struct gs_tsim *t, struct rpod *p)
@@ -534,8 +538,8 @@ static void quotas_of(const struct gs_tsim *t, struct rpod *p)
     const struct gs_scenario *s = t->s;
     int k = 0;
     p->rq[0] = p->rq[1] = -1;
-    for (size_t i = 0; i < s->nrquotas && k < 2; i++) {
-        const struct gs_rquota_spec *q = &s->rquotas[i];
+    for (size_t i = 0; i < s->policy.nrquotas && k < 2; i++) {
+        const struct gs_rquota_spec *q = &s->policy.rquotas[i];
         if (strcmp(q->ns, p->sp->ns))
             continue;
         int in_scope = q->nscope_classes == 0;
@@ -597,8 +601,8 @@ static int intern_names(struct gs_tsim *t, struct strmap *groups)
     }
     for (size_t i = 0; i < t->npods; i++) {
         struct rpod *p = &t->pods[i];
-        const char *tn = p->tenant >= 0 && (size_t)p->tenant < t->s->ntenants
-                             ? t->s->tenants[p->tenant].name
+        const char *tn = p->tenant >= 0 && (size_t)p->tenant < t->s->policy.ntenants
+                             ? t->s->policy.tenants[p->tenant].name
                              : p->sp->ns;
         p->user = strmap_intern(&users, tn, p->sp->user, (int32_t)users.n);
         const char *k = p->sp->workload[0] ? p->sp->workload : "-";
@@ -617,7 +621,7 @@ static int intern_names(struct gs_tsim *t, struct strmap *groups)
 static void admit_one(struct gs_tsim *t, struct rpod *p)
 {
     const struct gs_scenario *s = t->s;
-    const struct gs_scn_pod *sp = p->sp;
+    const struct gs_pod_spec *sp = p->sp;
     struct gs_step_profile buf;
     const struct gs_step_profile *prof = profile_of(t, p, &buf);
     p->queue = queue_of(t, sp, p->group, p->tenant);
@@ -641,8 +645,9 @@ static void admit_one(struct gs_tsim *t, struct rpod *p)
         p->state = GS_POD_REJECTED;
         return;
     }
-    const struct gs_tenant_spec *ts =
-        p->tenant >= 0 && (size_t)p->tenant < s->ntenants ? &s->tenants[p->tenant] : NULL;
+    const struct gs_tenant_spec *ts = p->tenant >= 0 && (size_t)p->tenant < s->policy.ntenants
+                                          ? &s->policy.tenants[p->tenant]
+                                          : NULL;
     if (t->way == GS_WAY_FULL && ts && ts->max_gpus_per_pod != GS_UNSET &&
         p->gpus > ts->max_gpus_per_pod) {
         gs__say(p->reason, sizeof(p->reason), "tenant %s: maxGPUsPerPod %d < nvidia.com/gpu %lld",
@@ -679,16 +684,17 @@ int gs__tsim_admit(struct gs_tsim *t, struct gs_diag *d)
 {
     const struct gs_scenario *s = t->s;
     struct strmap groups;
-    if (strmap_init(&groups, s->npodgroups))
+    if (strmap_init(&groups, s->policy.npodgroups))
         return -ENOMEM;
-    for (size_t i = 0; i < s->npodgroups; i++)
-        strmap_intern(&groups, s->podgroups[i].ns, s->podgroups[i].name, (int32_t)i);
-    t->gangs = calloc(s->npodgroups + 1, sizeof(*t->gangs));
+    for (size_t i = 0; i < s->policy.npodgroups; i++)
+        strmap_intern(&groups, s->policy.podgroups[i].ns, s->policy.podgroups[i].name, (int32_t)i);
+    t->gangs = calloc(s->policy.npodgroups + 1, sizeof(*t->gangs));
     int r = t->gangs ? 0 : -ENOMEM;
     for (size_t i = 0; !r && i < t->npods; i++) {
         t->pods[i].sp = &s->pods[i];
         int tn = gs_scenario_tenant_of(s, s->pods[i].ns);
-        t->pods[i].tenant = tn >= 0 ? tn : (int32_t)s->ntenants; /* unknown: one shared "other" */
+        t->pods[i].tenant =
+            tn >= 0 ? tn : (int32_t)s->policy.ntenants; /* unknown: one shared "other" */
     }
     if (!r)
         r = intern_names(t, &groups);
@@ -698,7 +704,7 @@ int gs__tsim_admit(struct gs_tsim *t, struct gs_diag *d)
         admit_one(t, p);
         if (p->group >= 0 && p->state != GS_POD_REJECTED) {
             struct gang *g = &t->gangs[p->group];
-            g->min = s->podgroups[p->group].min_member;
+            g->min = s->policy.podgroups[p->group].min_member;
             g->cards += p->fit.whole ? p->fit.ncards : 0;
             r = gs__vec_push(&g->members, (int32_t)i);
         }
@@ -709,7 +715,7 @@ int gs__tsim_admit(struct gs_tsim *t, struct gs_diag *d)
         t->pods[i].shape = static_shape(&t->pods[i]);
         t->pods[i].bucket = -1;
     }
-    for (size_t i = 0; !r && i < s->npodgroups; i++) {
+    for (size_t i = 0; !r && i < s->policy.npodgroups; i++) {
         struct gang *g = &t->gangs[i];
         g->key = ((uint64_t)g->min * 1099511628211ULL) ^ g->members.n;
         g->level_low = -1;
@@ -727,9 +733,9 @@ int gs__tsim_admit(struct gs_tsim *t, struct gs_diag *d)
 /* GPUQuota entry of @tenant for catalog @model, or NULL. */
 static const struct gs_model_quota *model_quota(const struct gs_tsim *t, int32_t tenant, int model)
 {
-    if (tenant < 0 || (size_t)tenant >= t->s->ntenants)
+    if (tenant < 0 || (size_t)tenant >= t->s->policy.ntenants)
         return NULL;
-    return gs_tenant_model_quota(&t->s->tenants[tenant], model);
+    return gs_tenant_model_quota(&t->s->policy.tenants[tenant], model);
 }
 
 static void milli_str(char *buf, size_t size, int64_t m)
@@ -741,7 +747,7 @@ static void milli_str(char *buf, size_t size, int64_t m)
 static int gpuquota_bucket(const struct gs_tsim *t, const struct rpod *p, int model, char *why,
                            size_t size)
 {
-    const struct gs_tenant_spec *ts = &t->s->tenants[p->tenant];
+    const struct gs_tenant_spec *ts = &t->s->policy.tenants[p->tenant];
     const struct gs_model_quota *q = model_quota(t, p->tenant, model);
     if (!q) {
         gs__say(why, size, "tenant %s: no GPUQuota for %s", ts->name,
@@ -772,7 +778,7 @@ static int rquota_ok(const struct gs_tsim *t, const struct rpod *p, char *why, s
                                        "requests.cpu", "requests.memory", "pods"};
     int64_t add[5] = {p->gpus, p->gpumem_mib, p->fit.cpu_milli, p->fit.memory_mib, 1};
     for (int k = 0; k < 2 && p->rq[k] >= 0; k++) {
-        const struct gs_rquota_spec *q = &t->s->rquotas[p->rq[k]];
+        const struct gs_rquota_spec *q = &t->s->policy.rquotas[p->rq[k]];
         int64_t hard[5] = {q->gpu_milli == GS_UNSET ? GS_UNSET : q->gpu_milli / 1000, q->gpumem_mib,
                            q->cpu_milli, q->memory_mib, q->pods};
         for (int r = 0; r < 5; r++)
@@ -793,8 +799,9 @@ int gs__quota_check(struct gs_tsim *t, struct rpod *p, int model, char *why, siz
     if (t->way != GS_WAY_FULL)
         return 1;
     const struct gs_scenario *s = t->s;
-    if ((size_t)p->queue < s->nqueues && s->queues[p->queue].cap_gpu_milli != GS_UNSET) {
-        const struct gs_queue_spec *q = &s->queues[p->queue];
+    if ((size_t)p->queue < s->policy.nqueues &&
+        s->policy.queues[p->queue].cap_gpu_milli != GS_UNSET) {
+        const struct gs_queue_spec *q = &s->policy.queues[p->queue];
         int64_t cap = gs_queue_gpu_cap_milli(q, p->fit.whole);
         if (t->q_used[p->queue] + p->milli > cap) {
             char a[32], b[32];
@@ -804,8 +811,8 @@ int gs__quota_check(struct gs_tsim *t, struct rpod *p, int model, char *why, siz
             return 0;
         }
     }
-    if ((size_t)p->tenant < s->ntenants) {
-        const struct gs_tenant_spec *ts = &s->tenants[p->tenant];
+    if ((size_t)p->tenant < s->policy.ntenants) {
+        const struct gs_tenant_spec *ts = &s->policy.tenants[p->tenant];
         if (ts->max_pods_per_user != GS_UNSET && p->sp->user[0] &&
             t->user_running[p->user] >= ts->max_pods_per_user) {
             gs__say(why, size, "tenant %s: user %s has %d pods running (maxPodsPerUser %d)",
@@ -831,8 +838,8 @@ void gs__quota_charge(struct gs_tsim *t, struct rpod *p, int model, int sign, in
         char why[8];
         p->model = model;
         p->charged = 0;
-        if (t->way == GS_WAY_FULL && (size_t)p->tenant < t->s->ntenants &&
-            t->s->tenants[p->tenant].has_quota && p->milli > 0 && model >= 0)
+        if (t->way == GS_WAY_FULL && (size_t)p->tenant < t->s->policy.ntenants &&
+            t->s->policy.tenants[p->tenant].has_quota && p->milli > 0 && model >= 0)
             p->charged = (int8_t)gpuquota_bucket(t, p, model, why, sizeof(why));
     }
     if (p->charged && p->model >= 0) {

@@ -46,9 +46,10 @@ struct pick {
 
 static int guaranteed(const struct gs_tsim *t, const struct rpod *p)
 {
-    if (!p->fit.whole || (size_t)p->tenant >= t->s->ntenants || !t->s->tenants[p->tenant].has_quota)
+    if (!p->fit.whole || (size_t)p->tenant >= t->s->policy.ntenants ||
+        !t->s->policy.tenants[p->tenant].has_quota)
         return 0;
-    const struct gs_tenant_spec *ts = &t->s->tenants[p->tenant];
+    const struct gs_tenant_spec *ts = &t->s->policy.tenants[p->tenant];
     for (int i = 0; i < ts->nquotas; i++) {
         int m = ts->quotas[i].model;
         if (m >= 0 && t->ded_used[(size_t)p->tenant * GS_MODEL_MAX + (size_t)m] + p->milli <=
@@ -60,7 +61,7 @@ static int guaranteed(const struct gs_tsim *t, const struct rpod *p)
 
 static int reclaimable(const struct gs_tsim *t, int32_t q)
 {
-    return (size_t)q >= t->s->nqueues || t->s->queues[q].reclaimable;
+    return (size_t)q >= t->s->policy.nqueues || t->s->policy.queues[q].reclaimable;
 }
 
 static int eligible(const struct gs_tsim *t, const struct rpod *p, const struct rpod *v,
@@ -293,7 +294,7 @@ static int worth_trying(const struct gs_tsim *t, const struct rpod *p, enum evic
     for (size_t l = (size_t)p->level + 1; l < t->nlevels; l++)
         if (t->running_by_level[l] > 0)
             return 1;
-    for (size_t tn = 0; guarantee && tn <= t->s->ntenants; tn++)
+    for (size_t tn = 0; guarantee && tn <= t->s->policy.ntenants; tn++)
         for (size_t l = (size_t)p->level; tn != (size_t)p->tenant && l < t->nlevels; l++)
             if (t->borrowed[tn * t->nlevels + l] > 0)
                 return 1;
@@ -354,8 +355,9 @@ struct vmemo {
 
 int gs__tsim_victims_alloc(struct gs_tsim *t)
 {
-    size_t nodes = t->s->nnodes;
-    t->vslots = t->s->ntenants + 1 < GS_VSLOTS_MAX ? t->s->ntenants + 1 : GS_VSLOTS_MAX;
+    size_t nodes = t->s->policy.nnodes;
+    t->vslots =
+        t->s->policy.ntenants + 1 < GS_VSLOTS_MAX ? t->s->policy.ntenants + 1 : GS_VSLOTS_MAX;
     if (!(t->vindex = gs__zalloc(nodes * t->vslots, sizeof(*t->vindex))) ||
         !(t->vmemo = gs__zalloc(GS_MEMO_SLOTS, sizeof(*t->vmemo))))
         return -ENOMEM;
@@ -430,7 +432,8 @@ static int may_hold(const struct gs_tsim *t, const struct rpod *p, size_t node,
 {
     const struct vslot *vs = &t->vindex[node * t->vslots];
     size_t own = (size_t)p->tenant % t->vslots;
-    int shared = t->s->ntenants + 1 > t->vslots; /* the own slot may hold other tenants too */
+    int shared =
+        t->s->policy.ntenants + 1 > t->vslots; /* the own slot may hold other tenants too */
     if (mode == EVICT_RECLAIM) {
         if (vs[own].q_ded & donors)
             return 1;
@@ -544,7 +547,7 @@ static int visit(struct gs_tsim *t, struct search *se, size_t n)
 /* Every node, from where the last search stopped, or only those a memo leaves; 0 or -ENOMEM. */
 static int search_nodes(struct gs_tsim *t, struct search *se, struct vmemo *m)
 {
-    size_t nn = t->s->nnodes, want = nn / 10 > 100 ? nn / 10 : 100, at = 0, nc = SIZE_MAX;
+    size_t nn = t->s->policy.nnodes, want = nn / 10 > 100 ? nn / 10 : 100, at = 0, nc = SIZE_MAX;
     size_t n0 = t->evict_next < nn ? t->evict_next : 0;
     if (m && !t->clog_lost && m->models == se->models && t->now < m->until)
         nc = gs__tsim_logged_since(t, &t->clog, m->since, nn / 4, n0);

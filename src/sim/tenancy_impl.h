@@ -36,7 +36,7 @@ struct rpod {
     uint32_t mask;
     int64_t milli; /* GPU share charged to quotas and queues: cards x share */
     int64_t submit, start;
-    const struct gs_scn_pod *sp;
+    const struct gs_pod_spec *sp;
     struct gs_fit fit;
     int32_t kind, user;
     int32_t rq[2];      /* ResourceQuotas that count this pod, -1 none */

@@ -129,7 +129,7 @@ static json_t *summary_json(const struct gs_tsim *t)
     if (s->modes)
         json_object_set_new(o, "card_mode_conversions", json_integer(s->conversions));
     json_t *ten = json_array(), *qs = json_array(), *ks = json_array();
-    for (size_t i = 0; i <= t->s->ntenants; i++) {
+    for (size_t i = 0; i <= t->s->policy.ntenants; i++) {
         const struct gs_tsim_tenant *x = &t->tout[i];
         if (x->pods == 0)
             continue;
@@ -289,7 +289,7 @@ static void one_run(FILE *f, const struct gs_tsim *t)
             (long long)s->gpus, (long long)(s->horizon_us / 1000000), (long long)s->events);
     fprintf(f, "  %-16s %6s %9s %8s %10s %10s %8s %8s %8s\n", "tenant", "pods", "completed",
             "preempt", "GPU-hours", "busy-h", "wait-p50", "wait-p95", "wait-p99");
-    for (size_t i = 0; i <= t->s->ntenants; i++) {
+    for (size_t i = 0; i <= t->s->policy.ntenants; i++) {
         const struct gs_tsim_tenant *x = &t->tout[i];
         if (x->pods)
             fprintf(f, "  %-16.16s %6lld %9lld %8lld %10.1f %10.1f %8lld %8lld %8lld\n", x->name,
@@ -301,7 +301,7 @@ static void one_run(FILE *f, const struct gs_tsim *t)
     if (s->timeslice)
         fprintf(f, "  %-16s %10s %10s %10s\n", "time-sliced", "asked-h", "entitled-h",
                 "received-h");
-    for (size_t i = 0; s->timeslice && i <= t->s->ntenants; i++) {
+    for (size_t i = 0; s->timeslice && i <= t->s->policy.ntenants; i++) {
         const struct gs_tsim_tenant *x = &t->tout[i];
         if (x->ts_asked_milli_s)
             fprintf(f, "  %-16.16s %10.2f %10.2f %10.2f\n", x->name,
@@ -311,7 +311,7 @@ static void one_run(FILE *f, const struct gs_tsim *t)
     }
     fprintf(f, "  %-16s %6s %10s %10s\n", "queue", "weight", "deserved", "GPU-hours");
     for (size_t q = 0; q < t->nqueues; q++)
-        if (t->qout[q].gpu_milli_s || q < t->s->nqueues)
+        if (t->qout[q].gpu_milli_s || q < t->s->policy.nqueues)
             fprintf(f, "  %-16.16s %6d %10.1f %10.1f\n", t->qout[q].name, t->qout[q].weight,
                     (double)t->qout[q].deserved_milli / 1000.0,
                     (double)t->qout[q].gpu_milli_s / 3600000.0);

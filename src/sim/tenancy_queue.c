@@ -256,9 +256,9 @@ static void deserve(struct gs_tsim *t)
     int64_t *limit = t->q_deserved + t->nqueues; /* scratch half of the array */
     for (size_t q = 0; q < t->nqueues; q++) {
         limit[q] = t->q_demand[q];
-        if (q < t->s->nqueues && t->s->queues[q].cap_gpu_milli != GS_UNSET &&
-            t->s->queues[q].cap_gpu_milli < limit[q])
-            limit[q] = t->s->queues[q].cap_gpu_milli;
+        if (q < t->s->policy.nqueues && t->s->policy.queues[q].cap_gpu_milli != GS_UNSET &&
+            t->s->policy.queues[q].cap_gpu_milli < limit[q])
+            limit[q] = t->s->policy.queues[q].cap_gpu_milli;
     }
     gs_fairshare_waterfill(gs_fleet_card_count(t->fleet) * 1000, t->q_weight, limit, t->nqueues,
                            t->q_deserved);
@@ -290,9 +290,9 @@ static void gang_failed(struct gs_tsim *t, struct gang *g, const char *why)
 /* maxPodsPerUser, checked on its own: pods alike but for their user share a bucket. */
 static int user_at_limit(struct gs_tsim *t, struct rpod *p)
 {
-    if (t->way != GS_WAY_FULL || (size_t)p->tenant >= t->s->ntenants)
+    if (t->way != GS_WAY_FULL || (size_t)p->tenant >= t->s->policy.ntenants)
         return 0;
-    const struct gs_tenant_spec *ts = &t->s->tenants[p->tenant];
+    const struct gs_tenant_spec *ts = &t->s->policy.tenants[p->tenant];
     /* A pod without a `user` label is nobody's: no user's limit counts it. */
     if (ts->max_pods_per_user == GS_UNSET || !p->sp->user[0] ||
         t->user_running[p->user] < ts->max_pods_per_user)
@@ -307,9 +307,9 @@ static int user_at_limit(struct gs_tsim *t, struct rpod *p)
 /* maxPodsPerUser for a gang's waiting members together; the reason goes to every one. */
 static int gang_users_at_limit(struct gs_tsim *t, struct gang *g, struct rpod *p)
 {
-    if (t->way != GS_WAY_FULL || (size_t)p->tenant >= t->s->ntenants)
+    if (t->way != GS_WAY_FULL || (size_t)p->tenant >= t->s->policy.ntenants)
         return 0;
-    const struct gs_tenant_spec *ts = &t->s->tenants[p->tenant];
+    const struct gs_tenant_spec *ts = &t->s->policy.tenants[p->tenant];
     if (ts->max_pods_per_user == GS_UNSET)
         return 0;
     for (size_t i = 0; i < g->members.n; i++) {

@@ -51,8 +51,9 @@ static void pod_out(struct gs_tsim *t, size_t i)
     const struct gs_scenario *s = t->s;
     o->ns = p->sp->ns;
     o->name = p->sp->name;
-    o->tenant = (size_t)p->tenant < s->ntenants ? s->tenants[p->tenant].name : p->sp->ns;
-    o->queue = (size_t)p->queue < s->nqueues ? s->queues[p->queue].name : "default";
+    o->tenant =
+        (size_t)p->tenant < s->policy.ntenants ? s->policy.tenants[p->tenant].name : p->sp->ns;
+    o->queue = (size_t)p->queue < s->policy.nqueues ? s->policy.queues[p->queue].name : "default";
     o->workload = p->sp->workload;
     o->state = (enum gs_pod_state)p->state;
     if (p->state == GS_POD_PENDING && p->preemptions > 0)
@@ -98,16 +99,16 @@ static void summary(struct gs_tsim *t)
 static void tenants(struct gs_tsim *t, int64_t *scratch, int64_t *share)
 {
     const struct gs_scenario *s = t->s;
-    for (size_t i = 0; i <= s->ntenants; i++) {
+    for (size_t i = 0; i <= s->policy.ntenants; i++) {
         struct gs_tsim_tenant *o = &t->tout[i];
-        o->name = i < s->ntenants ? s->tenants[i].name : "(no tenant)";
+        o->name = i < s->policy.ntenants ? s->policy.tenants[i].name : "(no tenant)";
         o->gpu_milli_s = (int64_t)(t->tenant_alloc_int[i] / 1000000);
         o->busy_milli_s = (int64_t)(t->tenant_busy_int[i] / 1000000);
         o->ts_asked_milli_s = (int64_t)(t->ts_asked[i] / 1000000);
         o->ts_entitled_milli_s = (int64_t)(t->ts_entitled[i] / 1000000);
         o->ts_received_milli_s = (int64_t)(t->ts_received[i] / 1000000);
-        for (int k = 0; i < s->ntenants && k < s->tenants[i].nquotas; k++)
-            o->entitlement_milli += s->tenants[i].quotas[k].total_milli;
+        for (int k = 0; i < s->policy.ntenants && k < s->policy.tenants[i].nquotas; k++)
+            o->entitlement_milli += s->policy.tenants[i].quotas[k].total_milli;
         waits(t, 0, (int32_t)i, scratch, &o->wait);
         /* Allocation per unit of entitlement, scaled so integer division keeps precision. */
         share[i] = o->gpu_milli_s * 1000 / (o->entitlement_milli ? o->entitlement_milli : 1000);
@@ -120,7 +121,7 @@ static void tenants(struct gs_tsim *t, int64_t *scratch, int64_t *share)
     }
     /* Jain over the tenants that asked for GPUs at all. */
     size_t n = 0;
-    for (size_t i = 0; i <= s->ntenants; i++)
+    for (size_t i = 0; i <= s->policy.ntenants; i++)
         if (t->tout[i].pods > 0)
             share[n++] = share[i];
     t->sum.jain_milli = gs_fairshare_jain(share, n);
@@ -129,7 +130,7 @@ static void tenants(struct gs_tsim *t, int64_t *scratch, int64_t *share)
 int gs__tsim_finish(struct gs_tsim *t)
 {
     gs__tsim_settle_reasons(t);
-    size_t nt = t->s->ntenants + 1;
+    size_t nt = t->s->policy.ntenants + 1;
     int64_t *scratch = malloc((t->npods + 1) * sizeof(*scratch));
     int64_t *share = malloc(nt * sizeof(*share));
     t->out = calloc(t->npods + 1, sizeof(*t->out));
@@ -152,7 +153,7 @@ int gs__tsim_finish(struct gs_tsim *t)
     t->sum.conversions = gs_fleet_conversions(t->fleet);
     tenants(t, scratch, share);
     for (size_t q = 0; q < t->nqueues; q++) {
-        t->qout[q].name = q < t->s->nqueues ? t->s->queues[q].name : "default";
+        t->qout[q].name = q < t->s->policy.nqueues ? t->s->policy.queues[q].name : "default";
         t->qout[q].weight = t->q_weight[q];
         t->qout[q].deserved_milli = t->q_deserved[q];
         t->qout[q].gpu_milli_s = (int64_t)(t->q_alloc_int[q] / 1000000);

@@ -95,9 +95,9 @@ static struct gs_scenario *load_text_ok(const char *text, struct gs_diag *d, str
 
 static const struct gs_tenant_spec *tenant(const struct gs_scenario *s, const char *name)
 {
-    for (size_t i = 0; i < s->ntenants; i++)
-        if (strcmp(s->tenants[i].name, name) == 0)
-            return &s->tenants[i];
+    for (size_t i = 0; i < s->policy.ntenants; i++)
+        if (strcmp(s->policy.tenants[i].name, name) == 0)
+            return &s->policy.tenants[i];
     print_error("no tenant %s\n", name);
     fail();
     return NULL;
@@ -143,7 +143,7 @@ static void test_seed_policy_values(void **state)
     struct warns w;
     diag_with(&d, &w);
     struct gs_scenario *s = load_seeds(&d);
-    const struct gs_tier_spec *t = s->tiers;
+    const struct gs_tier_spec *t = s->policy.tiers;
     assert_true(t[GS_TIER_NVLINK].defined && t[GS_TIER_AZ].defined);
     assert_int_equal(t[GS_TIER_NVLINK].strategy, GS_STRATEGY_COLOCATE);
     assert_int_equal(t[GS_TIER_NVLINK].isolation, GS_ISOLATION_EXCLUSIVE);
@@ -174,7 +174,7 @@ static void test_seed_policy_values(void **state)
     assert_int_equal(a->max_gpus_per_pod, 8);
     assert_int_equal(a->max_pods_per_user, 32);
     assert_true(a->topology_awareness && a->gang_scheduling && a->bin_packing);
-    assert_int_equal(gs_scenario_tenant_of(s, "team-a"), (int)(a - s->tenants));
+    assert_int_equal(gs_scenario_tenant_of(s, "team-a"), (int)(a - s->policy.tenants));
 
     const struct gs_tenant_spec *ta = tenant(s, "tenant-a");
     assert_true(ta->in_policy && !ta->has_quota);
@@ -182,13 +182,13 @@ static void test_seed_policy_values(void **state)
     assert_int_equal(ta->gpu_count_milli, 16000);
     assert_int_equal(ta->priority, 100);
     assert_int_equal(tenant(s, "tenant-c")->tier, GS_TIER_NODE);
-    assert_int_equal(gs_scenario_tenant_of(s, "tenant-a"), (int)(ta - s->tenants));
+    assert_int_equal(gs_scenario_tenant_of(s, "tenant-a"), (int)(ta - s->policy.tenants));
     assert_int_equal(gs_scenario_tenant_of(s, "nowhere"), -ENOENT);
     assert_int_equal(s->has_kubesched, 1);
 
     /* seed 000 §2.3: memory "2gb" is the 2 GiB frame buffer of vGPU profile quadro-v100-2q */
-    assert_int_equal(s->nvgpu_classes, 1);
-    const struct gs_vgpu_class_spec *vc = &s->vgpu_classes[0];
+    assert_int_equal(s->policy.nvgpu_classes, 1);
+    const struct gs_vgpu_class_spec *vc = &s->policy.vgpu_classes[0];
     assert_string_equal(vc->name, "shared-gpu-small");
     assert_int_equal(vc->memory_mib, 2048);
     assert_int_equal(vc->cores_pct, 10);
@@ -206,36 +206,37 @@ static void test_seed_kube_values(void **state)
     struct warns w;
     diag_with(&d, &w);
     struct gs_scenario *s = load_seeds(&d);
-    assert_int_equal(s->nprofiles, 4);
-    assert_string_equal(s->profiles[0].name, "data-loading");
-    assert_int_equal(s->profiles[0].gpu_share, 1);
-    assert_int_equal(s->profiles[0].max_memory_mib, 8192);
-    assert_int_equal(s->profiles[0].overcommit_milli, 2000);
-    assert_int_equal(s->profiles[0].priority, 50);
-    assert_int_equal(s->profiles[0].preemptible, 1);
-    assert_int_equal(s->profiles[2].max_memory_mib, 81920);
-    assert_int_equal(s->profiles[2].overcommit_milli, 1000);
-    assert_int_equal(s->profiles[3].overcommit_milli, 1300);
-    assert_int_equal(s->profiles[3].src.line, 31);
+    assert_int_equal(s->policy.nprofiles, 4);
+    assert_string_equal(s->policy.profiles[0].name, "data-loading");
+    assert_int_equal(s->policy.profiles[0].gpu_share, 1);
+    assert_int_equal(s->policy.profiles[0].max_memory_mib, 8192);
+    assert_int_equal(s->policy.profiles[0].overcommit_milli, 2000);
+    assert_int_equal(s->policy.profiles[0].priority, 50);
+    assert_int_equal(s->policy.profiles[0].preemptible, 1);
+    assert_int_equal(s->policy.profiles[2].max_memory_mib, 81920);
+    assert_int_equal(s->policy.profiles[2].overcommit_milli, 1000);
+    assert_int_equal(s->policy.profiles[3].overcommit_milli, 1300);
+    assert_int_equal(s->policy.profiles[3].src.line, 31);
 
-    assert_int_equal(s->nqueues, 1);
-    assert_int_equal(s->queues[0].weight, 2);
-    assert_int_equal(s->queues[0].cap_gpu_milli, 32000);
-    assert_int_equal(s->queues[0].cap_cpu_milli, 320000);
-    assert_int_equal(s->queues[0].cap_memory_mib, 4 * 1024 * 1024);
-    assert_int_equal(s->queues[0].reclaimable, 1);
-    assert_int_equal(s->queues[0].overcommit_milli, 1500);
-    assert_int_equal(s->npodgroups, 1);
-    assert_string_equal(s->podgroups[0].ns, "kubeflow");
-    assert_int_equal(s->podgroups[0].min_member, 1);
-    assert_string_equal(s->podgroups[0].queue, "kubeflow-queue");
+    assert_int_equal(s->policy.nqueues, 1);
+    assert_int_equal(s->policy.queues[0].weight, 2);
+    assert_int_equal(s->policy.queues[0].cap_gpu_milli, 32000);
+    assert_int_equal(s->policy.queues[0].cap_cpu_milli, 320000);
+    assert_int_equal(s->policy.queues[0].cap_memory_mib, 4 * 1024 * 1024);
+    assert_int_equal(s->policy.queues[0].reclaimable, 1);
+    assert_int_equal(s->policy.queues[0].overcommit_milli, 1500);
+    assert_int_equal(s->policy.npodgroups, 1);
+    assert_string_equal(s->policy.podgroups[0].ns, "kubeflow");
+    assert_int_equal(s->policy.podgroups[0].min_member, 1);
+    assert_string_equal(s->policy.podgroups[0].queue, "kubeflow-queue");
 
-    assert_int_equal(s->nrquotas, 1);
-    assert_int_equal(s->rquotas[0].gpu_milli, 4000); /* the tighter of "4" and requests "8" */
-    assert_int_equal(s->rquotas[0].nscope_classes, 2);
-    assert_string_equal(s->rquotas[0].scope_classes[1], "kubeflow-normal");
-    assert_int_equal(s->nlimit_ranges, 1);
-    const struct gs_limit_range_spec *r = &s->limit_ranges[0];
+    assert_int_equal(s->policy.nrquotas, 1);
+    assert_int_equal(s->policy.rquotas[0].gpu_milli,
+                     4000); /* the tighter of "4" and requests "8" */
+    assert_int_equal(s->policy.rquotas[0].nscope_classes, 2);
+    assert_string_equal(s->policy.rquotas[0].scope_classes[1], "kubeflow-normal");
+    assert_int_equal(s->policy.nlimit_ranges, 1);
+    const struct gs_limit_range_spec *r = &s->policy.limit_ranges[0];
     assert_int_equal(r->max_gpu_milli, 2000);
     assert_int_equal(r->min_gpu_milli, 0);
     assert_int_equal(r->max_memory_mib, 32768);
@@ -268,11 +269,11 @@ static void test_seed_warnings(void **state)
     ASSERT_WARNED(&w, "tenant-gpu-prometheusrule.yaml:3:7: ", "PrometheusRule");
     assert_int_equal(d.nwarn, (unsigned)w.n);
     /* The GpuClusterPolicy is read: mixed, A100-80GB with its four listed profiles. */
-    assert_true(s->has_mig_policy);
-    assert_int_equal(s->mig_policy.strategy, GS_MIG_STRATEGY_MIXED);
-    assert_int_equal(s->mig_policy.ndevices, 1);
-    assert_true(s->mig_policy.devices[0].mig_enabled);
-    assert_int_equal(__builtin_popcount(s->mig_policy.devices[0].allowed), 4);
+    assert_true(s->policy.has_mig_policy);
+    assert_int_equal(s->policy.mig_policy.strategy, GS_MIG_STRATEGY_MIXED);
+    assert_int_equal(s->policy.mig_policy.ndevices, 1);
+    assert_true(s->policy.mig_policy.devices[0].mig_enabled);
+    assert_int_equal(__builtin_popcount(s->policy.mig_policy.devices[0].allowed), 4);
     gs_scenario_free(s);
 }
 
@@ -297,9 +298,9 @@ static void test_mig_policy_in_stream(void **state)
              "{apiVersion: v1, kind: Pod, metadata: {name: q, namespace: a}, spec: {containers: "
              "[{name: c}]}}\n");
     struct gs_scenario *s = load_text_ok(text, &d, &w);
-    assert_true(s->has_mig_policy);
+    assert_true(s->policy.has_mig_policy);
     assert_int_equal(s->npods, 2); /* the document after the policy is read too */
-    assert_int_equal(s->mig_policy.devices[0].line, 12);
+    assert_int_equal(s->policy.mig_policy.devices[0].line, 12);
     gs_scenario_free(s);
     /* A profile the model lacks: named at the scenario's own line and column. */
     snprintf(body, sizeof(body), policy, "1g.10gb, 9g.99gb");
@@ -369,7 +370,7 @@ static void test_warnings(void **state)
                   "below maxGPUsPerPod 8", "the LimitRange wins");
     ASSERT_WARNED(&w, WARNS ":51:7: ", "kind \"Deployment\" is not a scenario kind");
     assert_int_equal(w.n, 10);
-    assert_int_equal(s->rquotas[0].gpu_milli, 6000);
+    assert_int_equal(s->policy.rquotas[0].gpu_milli, 6000);
     gs_scenario_free(s);
 }
 
@@ -377,8 +378,8 @@ static void test_warnings(void **state)
 
 static void check_cluster(const struct gs_scenario *s)
 {
-    assert_int_equal(s->ntemplates, 2);
-    const struct gs_node_template *h = &s->templates[0], *l = &s->templates[1];
+    assert_int_equal(s->policy.ntemplates, 2);
+    const struct gs_node_template *h = &s->policy.templates[0], *l = &s->policy.templates[1];
     assert_string_equal(h->name, "hgx-a100-80");
     assert_int_equal(h->model, gs_catalog_find("A100-SXM4-80GB", -1));
     assert_int_equal(h->gpus, 8);
@@ -393,14 +394,14 @@ static void check_cluster(const struct gs_scenario *s)
     gs_topology_default(l->model, 4, dp, dn);
     assert_memory_equal(l->pcie_domain, dp, 4);
     assert_memory_equal(l->nvlink_group, dn, 4);
-    assert_int_equal(s->nnodes, 12);
-    assert_string_equal(s->nodes[0].name, "a1-n01");
-    assert_string_equal(s->nodes[7].name, "a1-n08");
-    assert_string_equal(s->nodes[7].zone, "az-1");
-    assert_int_equal(s->nodes[7].template_index, 0);
-    assert_string_equal(s->nodes[8].name, "a2-n1");
-    assert_string_equal(s->nodes[11].name, "a2-n4");
-    assert_int_equal(s->nodes[11].template_index, 1);
+    assert_int_equal(s->policy.nnodes, 12);
+    assert_string_equal(s->policy.nodes[0].name, "a1-n01");
+    assert_string_equal(s->policy.nodes[7].name, "a1-n08");
+    assert_string_equal(s->policy.nodes[7].zone, "az-1");
+    assert_int_equal(s->policy.nodes[7].template_index, 0);
+    assert_string_equal(s->policy.nodes[8].name, "a2-n1");
+    assert_string_equal(s->policy.nodes[11].name, "a2-n4");
+    assert_int_equal(s->policy.nodes[11].template_index, 1);
 }
 
 static void check_policy(const struct gs_scenario *s)
@@ -415,15 +416,15 @@ static void check_policy(const struct gs_scenario *s)
     assert_int_equal(t->quotas[1].total_milli, 2500);
     assert_int_equal(t->quotas[1].shared_milli, 500);
     assert_int_equal(t->bin_packing, 0);
-    assert_int_equal(s->tiers[GS_TIER_PCIE].overcommit_milli, 1300);
-    assert_int_equal(s->tiers[GS_TIER_NODE].defined, 0);
-    assert_int_equal(s->npriority_classes, 1);
-    assert_int_equal(s->priority_classes[0].value, 1000);
-    assert_int_equal(s->priority_classes[0].never_preempt, 1);
-    assert_int_equal(s->queues[0].weight, 3);
-    assert_int_equal(s->queues[0].cap_memory_mib, 512 * 1024);
-    assert_int_equal(s->queues[0].reclaimable, 0);
-    assert_int_equal(s->podgroups[0].min_member, 2);
+    assert_int_equal(s->policy.tiers[GS_TIER_PCIE].overcommit_milli, 1300);
+    assert_int_equal(s->policy.tiers[GS_TIER_NODE].defined, 0);
+    assert_int_equal(s->policy.npriority_classes, 1);
+    assert_int_equal(s->policy.priority_classes[0].value, 1000);
+    assert_int_equal(s->policy.priority_classes[0].never_preempt, 1);
+    assert_int_equal(s->policy.queues[0].weight, 3);
+    assert_int_equal(s->policy.queues[0].cap_memory_mib, 512 * 1024);
+    assert_int_equal(s->policy.queues[0].reclaimable, 0);
+    assert_int_equal(s->policy.podgroups[0].min_member, 2);
     assert_true(s->sim.defined);
     assert_int_equal(s->sim.ncompare, 3);
     assert_string_equal(s->sim.compare[2], "full");
@@ -433,7 +434,7 @@ static void check_policy(const struct gs_scenario *s)
 static void check_pods(const struct gs_scenario *s)
 {
     assert_int_equal(s->npods, 3);
-    const struct gs_scn_pod *p = &s->pods[0], *q = &s->pods[1];
+    const struct gs_pod_spec *p = &s->pods[0], *q = &s->pods[1];
     assert_string_equal(p->ns, "team-a");
     assert_string_equal(p->name, "train-0");
     assert_string_equal(p->user, "user-1");
@@ -465,7 +466,7 @@ static void check_pods(const struct gs_scenario *s)
     assert_int_equal(q->containers[1].gpu, GS_UNSET);
     assert_int_equal(q->containers[1].cpu_milli, 1500);
     assert_int_equal(q->containers[1].memory_mib, GS_UNSET);
-    const struct gs_scn_pod *m = &s->pods[2]; /* a MIG instance is a pod of its own */
+    const struct gs_pod_spec *m = &s->pods[2]; /* a MIG instance is a pod of its own */
     assert_string_equal(m->name, "notebook-0");
     assert_string_equal(m->containers[0].mig_profile, "2g.20gb");
     assert_int_equal(m->containers[0].gpu, GS_UNSET);
@@ -485,9 +486,9 @@ static void test_full_scenario(void **state)
     check_policy(s);
     check_pods(s);
     /* resolving again changes nothing */
-    size_t nt = s->ntenants;
+    size_t nt = s->policy.ntenants;
     resolve_ok(s, &d);
-    assert_int_equal(s->ntenants, nt);
+    assert_int_equal(s->policy.ntenants, nt);
     gs_scenario_free(s);
 }
 
@@ -678,13 +679,13 @@ static void test_timeslice_scenario(void **state)
     load_ok(s, "tests/data/scenario/timeslice.yaml", &d);
     resolve_ok(s, &d);
     assert_int_equal(d.nwarn, 0);
-    assert_int_equal(s->templates[0].timeslice_replicas, 4);
-    assert_int_equal(s->templates[1].timeslice_replicas, 0);
+    assert_int_equal(s->policy.templates[0].timeslice_replicas, 4);
+    assert_int_equal(s->policy.templates[1].timeslice_replicas, 0);
     assert_int_equal(s->pods[0].containers[0].gpu_shared, 1);
     assert_int_equal(s->pods[0].containers[0].gpu, GS_UNSET);
     assert_int_equal(s->pods[0].containers[0].gpumem_mib, 6144);
     assert_string_equal(s->pods[2].vgpu_class, "shared-gpu-small");
-    assert_int_equal(s->vgpu_classes[0].memory_mib, 2048);
+    assert_int_equal(s->policy.vgpu_classes[0].memory_mib, 2048);
     assert_true(s->sim.modes_defined && s->sim.convert);
     assert_int_equal(s->sim.min_hold_us, 600 * 1000000LL);
     gs_scenario_free(s);
@@ -861,7 +862,7 @@ static void test_kubectl_list(void **state)
     assert_int_equal(w.n, 1); /* nodeName: the simulator places pods itself */
     ASSERT_WARNED(&w, ":13:15: ", "spec.nodeName is not interpreted");
     assert_int_equal(gs_scenario_tenant_of(s, "shop"), 0);
-    assert_string_equal(s->tenants[0].name, "shop");
+    assert_string_equal(s->policy.tenants[0].name, "shop");
     gs_scenario_free(s);
 }
 
@@ -895,7 +896,7 @@ static void test_tenancy(void **state)
     struct gs_scenario *s = load_text_ok(tenancy, &d, &w);
     const char *path;
     const struct gs_tenant_spec *t = tenant(s, "t");
-    int ti = (int)(t - s->tenants);
+    int ti = (int)(t - s->policy.tenants);
     assert_int_equal(t->priority, 7);
     assert_int_equal(t->nnamespaces, 3);
     assert_int_equal(t->quotas[0].total_milli, 2000); /* dedicated + shared */
@@ -903,9 +904,9 @@ static void test_tenancy(void **state)
     assert_int_equal(gs_scenario_tenant_of(s, "b"), ti);
     assert_int_equal(gs_scenario_tenant_of(s, "c"), ti);
     assert_int_equal(tenant(s, "a")->nnamespaces, 0); /* its namespace is t's */
-    assert_int_equal(gs_scenario_tenant_of(s, "e"), (int)(tenant(s, "e") - s->tenants));
-    assert_int_equal(gs_scenario_tenant_of(s, "d"), (int)(tenant(s, "d") - s->tenants));
-    assert_int_equal(s->ntenants, 4);
+    assert_int_equal(gs_scenario_tenant_of(s, "e"), (int)(tenant(s, "e") - s->policy.tenants));
+    assert_int_equal(gs_scenario_tenant_of(s, "d"), (int)(tenant(s, "d") - s->policy.tenants));
+    assert_int_equal(s->policy.ntenants, 4);
     gs_scenario_free(s);
 
     /* one namespace, two tenants */
@@ -1048,7 +1049,7 @@ static void test_many_pods(void **state)
     assert_int_equal(s->pods[99999].containers[0].gpu, 4);
     assert_int_equal(s->pods[99999].containers[0].memory_mib, 16384);
     assert_int_equal(s->pods[99999].src.line, 100000);
-    assert_int_equal(s->ntenants, 50);
+    assert_int_equal(s->policy.ntenants, 50);
     assert_int_equal(w.n, 0);
     gs_scenario_free(s);
 }
@@ -1078,13 +1079,13 @@ static void test_any_order(void **state)
     load_ok(s, b, &d);
     unlink(a);
     unlink(b);
-    assert_int_equal(s->nodes[0].template_index, GS_UNSET);
+    assert_int_equal(s->policy.nodes[0].template_index, GS_UNSET);
     resolve_ok(s, &d);
-    assert_int_equal(s->nnodes, 3);
-    assert_string_equal(s->nodes[0].name, "g8");
-    assert_string_equal(s->nodes[2].name, "g10");
+    assert_int_equal(s->policy.nnodes, 3);
+    assert_string_equal(s->policy.nodes[0].name, "g8");
+    assert_string_equal(s->policy.nodes[2].name, "g10");
     for (int i = 0; i < 3; i++)
-        assert_int_equal(s->nodes[i].template_index, 0);
+        assert_int_equal(s->policy.nodes[i].template_index, 0);
     assert_int_equal(w.n, 0);
     gs_scenario_free(s);
 }

@@ -52,8 +52,9 @@ static struct gs_scenario *scn_file(const char *path)
 /* A template of @gpus A100-80GB cards in one NVLink group (or none when @nvlink is 0). */
 static int tmpl(struct gs_scenario *s, const char *name, int gpus, int nvlink)
 {
-    s->templates = grow(s->templates, &s->ntemplates, sizeof(*s->templates));
-    struct gs_node_template *t = &s->templates[s->ntemplates - 1];
+    s->policy.templates =
+        grow(s->policy.templates, &s->policy.ntemplates, sizeof(*s->policy.templates));
+    struct gs_node_template *t = &s->policy.templates[s->policy.ntemplates - 1];
     snprintf(t->name, sizeof(t->name), "%s", name);
     t->model = gs_catalog_find("A100-SXM4-80GB", -1);
     t->gpus = gpus;
@@ -63,23 +64,23 @@ static int tmpl(struct gs_scenario *s, const char *name, int gpus, int nvlink)
         t->pcie_domain[i] = (uint8_t)(i / 4);
         t->nvlink_group[i] = nvlink ? 0 : GS_NO_GROUP;
     }
-    return (int)s->ntemplates - 1;
+    return (int)s->policy.ntemplates - 1;
 }
 
 static void node(struct gs_scenario *s, const char *name, const char *zone, int t)
 {
-    s->nodes = grow(s->nodes, &s->nnodes, sizeof(*s->nodes));
-    struct gs_scn_node *n = &s->nodes[s->nnodes - 1];
+    s->policy.nodes = grow(s->policy.nodes, &s->policy.nnodes, sizeof(*s->policy.nodes));
+    struct gs_scn_node *n = &s->policy.nodes[s->policy.nnodes - 1];
     snprintf(n->name, sizeof(n->name), "%s", name);
     snprintf(n->zone, sizeof(n->zone), "%s", zone);
     n->template_index = t;
 }
 
-static struct gs_scn_pod *pod(struct gs_scenario *s, const char *ns, const char *name, int gpus,
-                              int64_t arrival_s, int64_t duration_s)
+static struct gs_pod_spec *pod(struct gs_scenario *s, const char *ns, const char *name, int gpus,
+                               int64_t arrival_s, int64_t duration_s)
 {
     s->pods = grow(s->pods, &s->npods, sizeof(*s->pods));
-    struct gs_scn_pod *p = &s->pods[s->npods - 1];
+    struct gs_pod_spec *p = &s->pods[s->npods - 1];
     snprintf(p->ns, sizeof(p->ns), "%s", ns);
     snprintf(p->name, sizeof(p->name), "%s", name);
     p->arrival_us = arrival_s * S;
@@ -92,9 +93,9 @@ static struct gs_scn_pod *pod(struct gs_scenario *s, const char *ns, const char 
 
 static void pclass(struct gs_scenario *s, const char *name, int32_t value)
 {
-    s->priority_classes =
-        grow(s->priority_classes, &s->npriority_classes, sizeof(*s->priority_classes));
-    struct gs_priority_class_spec *c = &s->priority_classes[s->npriority_classes - 1];
+    s->policy.priority_classes = grow(s->policy.priority_classes, &s->policy.npriority_classes,
+                                      sizeof(*s->policy.priority_classes));
+    struct gs_priority_class_spec *c = &s->policy.priority_classes[s->policy.npriority_classes - 1];
     snprintf(c->name, sizeof(c->name), "%s", name);
     c->value = value;
 }
@@ -102,8 +103,9 @@ static void pclass(struct gs_scenario *s, const char *name, int32_t value)
 static void podgroup(struct gs_scenario *s, const char *ns, const char *name, int min,
                      const char *queue)
 {
-    s->podgroups = grow(s->podgroups, &s->npodgroups, sizeof(*s->podgroups));
-    struct gs_podgroup_spec *g = &s->podgroups[s->npodgroups - 1];
+    s->policy.podgroups =
+        grow(s->policy.podgroups, &s->policy.npodgroups, sizeof(*s->policy.podgroups));
+    struct gs_podgroup_spec *g = &s->policy.podgroups[s->policy.npodgroups - 1];
     snprintf(g->ns, sizeof(g->ns), "%s", ns);
     snprintf(g->name, sizeof(g->name), "%s", name);
     snprintf(g->queue, sizeof(g->queue), "%s", queue ? queue : "");
@@ -112,8 +114,8 @@ static void podgroup(struct gs_scenario *s, const char *ns, const char *name, in
 
 static void queue(struct gs_scenario *s, const char *name, int weight)
 {
-    s->queues = grow(s->queues, &s->nqueues, sizeof(*s->queues));
-    struct gs_queue_spec *q = &s->queues[s->nqueues - 1];
+    s->policy.queues = grow(s->policy.queues, &s->policy.nqueues, sizeof(*s->policy.queues));
+    struct gs_queue_spec *q = &s->policy.queues[s->policy.nqueues - 1];
     snprintf(q->name, sizeof(q->name), "%s", name);
     q->weight = weight;
     q->cap_gpu_milli = q->cap_cpu_milli = q->cap_memory_mib = GS_UNSET;
@@ -128,7 +130,7 @@ static void gang(struct gs_scenario *s, const char *ns, const char *name, int n,
     for (int i = 0; i < n; i++) {
         char pn[GS_SCN_NAME_MAX];
         snprintf(pn, sizeof(pn), "%s-%d", name, i);
-        struct gs_scn_pod *p = pod(s, ns, pn, gpus, arrival_s, duration_s);
+        struct gs_pod_spec *p = pod(s, ns, pn, gpus, arrival_s, duration_s);
         snprintf(p->group, sizeof(p->group), "%s", name);
         snprintf(p->priority_class, sizeof(p->priority_class), "%s", cls ? cls : "");
     }
@@ -137,8 +139,8 @@ static void gang(struct gs_scenario *s, const char *ns, const char *name, int n,
 /* A tenant with a dedicated quota of @ded_cards A100 cards and a total of @total_cards. */
 static void tenant(struct gs_scenario *s, const char *name, int ded_cards, int total_cards)
 {
-    s->tenants = grow(s->tenants, &s->ntenants, sizeof(*s->tenants));
-    struct gs_tenant_spec *ts = &s->tenants[s->ntenants - 1];
+    s->policy.tenants = grow(s->policy.tenants, &s->policy.ntenants, sizeof(*s->policy.tenants));
+    struct gs_tenant_spec *ts = &s->policy.tenants[s->policy.ntenants - 1];
     snprintf(ts->name, sizeof(ts->name), "%s", name);
     snprintf(ts->namespaces[0], sizeof(ts->namespaces[0]), "%s", name);
     ts->nnamespaces = 1;
@@ -195,7 +197,7 @@ static void test_preempt_whole_gang(void **state)
     pclass(s, "high", 100);
     gang(s, "ns", "g", 3, 1, 0, 1000, "low", NULL);
     snprintf(pod(s, "ns", "other", 1, 0, 1000)->priority_class, GS_SCN_NAME_MAX, "mid");
-    struct gs_scn_pod *hp = pod(s, "ns", "urgent", 1, 10, 100);
+    struct gs_pod_spec *hp = pod(s, "ns", "urgent", 1, 10, 100);
     snprintf(hp->priority_class, GS_SCN_NAME_MAX, "high");
     /* "other" lands first on a one-card node; the gang then fills the rest. */
     struct gs_tsim *t = run(s, GS_WAY_FULL);
@@ -223,7 +225,7 @@ static void test_preempt_smallest_gang(void **state)
     pclass(s, "high", 100);
     gang(s, "ns", "big", 4, 1, 0, 1000, "low", NULL);
     gang(s, "ns", "small", 2, 2, 1, 1000, "low", NULL);
-    struct gs_scn_pod *hp = pod(s, "ns", "urgent", 1, 10, 100);
+    struct gs_pod_spec *hp = pod(s, "ns", "urgent", 1, 10, 100);
     snprintf(hp->priority_class, GS_SCN_NAME_MAX, "high");
     struct gs_tsim *t = run(s, GS_WAY_FULL);
     assert_int_equal(find(t, "urgent")->start_us, 10 * S);
@@ -291,7 +293,7 @@ static void test_reclaim_then_fill(void **state)
     for (int i = 0; i < 5; i++) {
         char n[16];
         snprintf(n, sizeof(n), "b-%d", i);
-        struct gs_scn_pod *p = pod(s, "ns", n, 2, 10, 1000);
+        struct gs_pod_spec *p = pod(s, "ns", n, 2, 10, 1000);
         snprintf(p->queue, sizeof(p->queue), "qb");
     }
     /* qb deserves 10 of 16 GPUs (weight 2 of 3), qa 6: reclaiming gang a7 keeps qa at 9 >= 6;
@@ -318,8 +320,8 @@ static void test_gpumem_quota_per_card(void **state)
     (void)state;
     struct gs_scenario *s = scn();
     node(s, "n1", "az-1", tmpl(s, "t4", 4, 0));
-    s->rquotas = grow(s->rquotas, &s->nrquotas, sizeof(*s->rquotas));
-    struct gs_rquota_spec *q = &s->rquotas[0];
+    s->policy.rquotas = grow(s->policy.rquotas, &s->policy.nrquotas, sizeof(*s->policy.rquotas));
+    struct gs_rquota_spec *q = &s->policy.rquotas[0];
     snprintf(q->ns, sizeof(q->ns), "ns");
     snprintf(q->name, sizeof(q->name), "mem");
     q->gpu_milli = q->cpu_milli = q->memory_mib = q->pods = GS_UNSET;
@@ -327,7 +329,7 @@ static void test_gpumem_quota_per_card(void **state)
     const char *names[3] = {"a", "b", "c"};
     const int gpus[3] = {2, 2, 1};
     for (int i = 0; i < 3; i++) {
-        struct gs_scn_pod *p = pod(s, "ns", names[i], gpus[i], i, -1);
+        struct gs_pod_spec *p = pod(s, "ns", names[i], gpus[i], i, -1);
         p->containers[0].gpumem_mib = 200;
     }
     for (int way = GS_WAY_SHARING; way < GS_WAY_COUNT; way++) {
@@ -430,7 +432,7 @@ static void test_deterministic_json(void **state)
     for (int i = 0; i < 40; i++) {
         char n[16];
         snprintf(n, sizeof(n), "p%d", i);
-        struct gs_scn_pod *p = pod(s, i % 2 ? "a" : "b", n, 1 + i % 3, i * 7 % 50, 30 + i % 40);
+        struct gs_pod_spec *p = pod(s, i % 2 ? "a" : "b", n, 1 + i % 3, i * 7 % 50, 30 + i % 40);
         if (i % 4 == 0) {
             p->containers[0].gpumem_mib = 8192;
             p->containers[0].gpucores = 30;
@@ -479,12 +481,12 @@ static void test_profile_overrides(void **state)
     assert_int_equal(gs_scenario_load(s, "tests/data/scenario/overrides.yaml", &d), 0);
     assert_int_equal(gs_scenario_resolve(s, &d), 0);
     struct gs_step_profile p;
-    assert_int_equal(gs_step_profile_for(s, "light-training", "tenant-a", &p), 0);
+    assert_int_equal(gs_step_profile_for(&s->policy, "light-training", "tenant-a", &p), 0);
     assert_int_equal(p.max_memory_mib, 8192);
     assert_int_equal(p.gpu_share, 1); /* not overridden: the profile's */
-    assert_int_equal(gs_step_profile_for(s, "light-training", "tenant-c", &p), 0);
+    assert_int_equal(gs_step_profile_for(&s->policy, "light-training", "tenant-c", &p), 0);
     assert_int_equal(p.max_memory_mib, 16384);
-    assert_int_equal(gs_step_profile_for(s, "no-such", "tenant-a", &p), -ENOENT);
+    assert_int_equal(gs_step_profile_for(&s->policy, "no-such", "tenant-a", &p), -ENOENT);
     struct gs_tsim *t = run(s, GS_WAY_FULL);
     assert_int_equal(find(t, "a0")->state, GS_POD_REJECTED);
     assert_non_null(strstr(find(t, "a0")->reason, "maxMemory 8192 MiB"));
@@ -551,7 +553,7 @@ static void test_mig_policy_applied(void **state)
     assert_int_equal(find(t, "whole")->node, 0);
     assert_null(find(t, "whole")->mig);
     gs_tsim_free(t);
-    s->mig_policy.strategy = GS_MIG_STRATEGY_NONE;
+    s->policy.mig_policy.strategy = GS_MIG_STRATEGY_NONE;
     t = run(s, GS_WAY_FULL);
     assert_int_equal(find(t, "small-0")->state, GS_POD_REJECTED);
     assert_non_null(strstr(find(t, "small-0")->reason, "strategy none advertises no"));
@@ -586,12 +588,12 @@ static void test_memory_is_charged(void **state)
     (void)state;
     struct gs_scenario *s = scn();
     int t4 = tmpl(s, "a10x4", 4, 0);
-    s->templates[t4].model = gs_catalog_find("A10", -1);
+    s->policy.templates[t4].model = gs_catalog_find("A10", -1);
     node(s, "n1", "az-1", t4);
     for (int i = 0; i < 10; i++) {
         char n[16];
         snprintf(n, sizeof(n), "p%d", i);
-        struct gs_scn_pod *p = pod(s, "ns", n, 1, 0, 3600);
+        struct gs_pod_spec *p = pod(s, "ns", n, 1, 0, 3600);
         p->containers[0].gpumem_mib = 10240;
         p->containers[0].gpucores = 30;
     }
@@ -690,7 +692,7 @@ static void test_max_pods_per_user(void **state)
     struct gs_scenario *s = scn();
     node(s, "n1", "az-1", tmpl(s, "t8", 8, 1));
     tenant(s, "team-a", 8, 8);
-    s->tenants[0].max_pods_per_user = 1;
+    s->policy.tenants[0].max_pods_per_user = 1;
     snprintf(pod(s, "team-a", "ann-1", 1, 0, 100)->user, GS_SCN_NAME_MAX, "ann");
     snprintf(pod(s, "team-a", "ann-2", 1, 1, 100)->user, GS_SCN_NAME_MAX, "ann");
     pod(s, "team-a", "nobody-1", 1, 2, 100);
@@ -711,14 +713,14 @@ static void test_never_preempts(void **state)
     node(s, "n1", "az-1", tmpl(s, "t1", 1, 0));
     pclass(s, "low", 10);
     pclass(s, "polite", 100);
-    s->priority_classes[1].never_preempt = 1;
+    s->policy.priority_classes[1].never_preempt = 1;
     snprintf(pod(s, "ns", "low", 1, 0, 100)->priority_class, GS_SCN_NAME_MAX, "low");
     snprintf(pod(s, "ns", "polite", 1, 10, 100)->priority_class, GS_SCN_NAME_MAX, "polite");
     struct gs_tsim *t = run(s, GS_WAY_FULL);
     assert_int_equal(find(t, "low")->preemptions, 0);
     assert_int_equal(find(t, "polite")->start_us, 100 * S);
     gs_tsim_free(t);
-    s->priority_classes[1].never_preempt = 0; /* the same pod may preempt otherwise */
+    s->policy.priority_classes[1].never_preempt = 0; /* the same pod may preempt otherwise */
     t = run(s, GS_WAY_FULL);
     assert_int_equal(find(t, "low")->preemptions, 1);
     assert_int_equal(find(t, "polite")->start_us, 10 * S);
@@ -763,16 +765,16 @@ static void test_alike_pods_tried_once(void **state)
 static int tmpl_of(struct gs_scenario *s, const char *name, int gpus, const char *model)
 {
     int t = tmpl(s, name, gpus, 0);
-    s->templates[t].model = gs_catalog_find(model, -1);
-    assert_true(s->templates[t].model >= 0);
+    s->policy.templates[t].model = gs_catalog_find(model, -1);
+    assert_true(s->policy.templates[t].model >= 0);
     return t;
 }
 
 /* A pod of @cards slices of @mem_mib each (nvidia.com/gpumem; gpucores not given). */
-static struct gs_scn_pod *slice_pod(struct gs_scenario *s, const char *name, int cards,
-                                    int64_t mem_mib, int64_t arrival_s)
+static struct gs_pod_spec *slice_pod(struct gs_scenario *s, const char *name, int cards,
+                                     int64_t mem_mib, int64_t arrival_s)
 {
-    struct gs_scn_pod *p = pod(s, "ns", name, cards, arrival_s, 3600);
+    struct gs_pod_spec *p = pod(s, "ns", name, cards, arrival_s, 3600);
     p->containers[0].gpumem_mib = mem_mib;
     return p;
 }
@@ -796,12 +798,12 @@ static void test_vgpu_memory_cap(void **state)
     (void)state;
     struct gs_scenario *s = scn();
     node(s, "n1", "az-1", tmpl_of(s, "l40s", 1, "L40S"));
-    s->tiers[GS_TIER_NODE] = (struct gs_tier_spec){.defined = 1,
-                                                   .strategy = GS_STRATEGY_SPREAD,
-                                                   .sharing = 1,
-                                                   .overcommit_milli = 1500,
-                                                   .isolation = GS_ISOLATION_SOFT,
-                                                   .max_skew = GS_UNSET};
+    s->policy.tiers[GS_TIER_NODE] = (struct gs_tier_spec){.defined = 1,
+                                                          .strategy = GS_STRATEGY_SPREAD,
+                                                          .sharing = 1,
+                                                          .overcommit_milli = 1500,
+                                                          .isolation = GS_ISOLATION_SOFT,
+                                                          .max_skew = GS_UNSET};
     for (int i = 0; i < 24; i++) {
         char n[16];
         snprintf(n, sizeof(n), "p%02d", i);
@@ -851,8 +853,9 @@ static void test_vgpu_three_on_one_card(void **state)
 static void vgpu_class(struct gs_scenario *s, const char *name, int64_t mem_mib, int cores,
                        int max_clients, int shareable)
 {
-    s->vgpu_classes = grow(s->vgpu_classes, &s->nvgpu_classes, sizeof(*s->vgpu_classes));
-    struct gs_vgpu_class_spec *c = &s->vgpu_classes[s->nvgpu_classes - 1];
+    s->policy.vgpu_classes =
+        grow(s->policy.vgpu_classes, &s->policy.nvgpu_classes, sizeof(*s->policy.vgpu_classes));
+    struct gs_vgpu_class_spec *c = &s->policy.vgpu_classes[s->policy.nvgpu_classes - 1];
     snprintf(c->name, sizeof(c->name), "%s", name);
     c->memory_mib = mem_mib;
     c->cores_pct = cores;
@@ -874,7 +877,7 @@ static void test_vgpu_class_clients(void **state)
     for (int i = 0; i < 12; i++) {
         char n[16];
         snprintf(n, sizeof(n), "small-%02d", i);
-        struct gs_scn_pod *p = pod(s, "ns", n, 0, 0, 3600);
+        struct gs_pod_spec *p = pod(s, "ns", n, 0, 0, 3600);
         snprintf(p->vgpu_class, sizeof(p->vgpu_class), "shared-gpu-small");
     }
     slice_pod(s, "plain", 1, 1024, 1)->containers[0].gpucores = 5;
@@ -912,10 +915,11 @@ static void test_vgpu_alone_and_distinct(void **state)
 }
 
 /* A pod of @n time-slice replicas (nvidia.com/gpu.shared) declaring @mem_mib each (0: none). */
-static struct gs_scn_pod *replica_pod(struct gs_scenario *s, const char *ns, const char *name,
-                                      int n, int64_t mem_mib, int64_t arrival_s, int64_t duration_s)
+static struct gs_pod_spec *replica_pod(struct gs_scenario *s, const char *ns, const char *name,
+                                       int n, int64_t mem_mib, int64_t arrival_s,
+                                       int64_t duration_s)
 {
-    struct gs_scn_pod *p = pod(s, ns, name, 0, arrival_s, duration_s);
+    struct gs_pod_spec *p = pod(s, ns, name, 0, arrival_s, duration_s);
     p->containers[0].gpu_shared = n;
     p->containers[0].gpumem_mib = mem_mib ? mem_mib : GS_UNSET;
     return p;
@@ -931,7 +935,7 @@ static void test_timeslice_memory(void **state)
     (void)state;
     struct gs_scenario *s = scn();
     int t4 = tmpl_of(s, "a30x4", 4, "A30");
-    s->templates[t4].timeslice_replicas = 4;
+    s->policy.templates[t4].timeslice_replicas = 4;
     node(s, "n1", "az-1", t4);
     for (int i = 0; i < 10; i++) {
         char n[16];
@@ -966,7 +970,7 @@ static void test_timeslice_distinct(void **state)
     (void)state;
     struct gs_scenario *s = scn();
     int t2 = tmpl_of(s, "a30x2", 2, "A30");
-    s->templates[t2].timeslice_replicas = 4;
+    s->policy.templates[t2].timeslice_replicas = 4;
     node(s, "n1", "az-1", t2);
     for (int i = 0; i < 4; i++) {
         char n[16];
@@ -1001,7 +1005,7 @@ static void test_timeslice_weighted(void **state)
     (void)state;
     struct gs_scenario *s = scn();
     int t1 = tmpl_of(s, "a30", 1, "A30");
-    s->templates[t1].timeslice_replicas = 4;
+    s->policy.templates[t1].timeslice_replicas = 4;
     node(s, "n1", "az-1", t1);
     queue(s, "team-a", 3);
     queue(s, "team-b", 1);
@@ -1052,7 +1056,7 @@ static void test_mode_conversion(void **state)
     struct gs_fleet *f;
     struct gs_diag d;
     gs_diag_init(&d);
-    assert_int_equal(gs_fleet_new(s, &f, &d), 0);
+    assert_int_equal(gs_fleet_new(&s->policy, &f, &d), 0);
     struct gs_fit whole = {.ncards = 1, .whole = 1, .group = -1};
     struct gs_fit shared = {
         .ncards = 1, .compute = 100, .mem_mib = 1024, .overcommit = 1000, .group = -1};
@@ -1111,7 +1115,7 @@ static void test_same_card(void **state)
     (void)state;
     struct gs_scenario *s = scn();
     int t1 = tmpl_of(s, "a30", 1, "A30");
-    s->templates[t1].timeslice_replicas = 4;
+    s->policy.templates[t1].timeslice_replicas = 4;
     node(s, "n1", "az-1", t1);
     vgpu_class(s, "three", 1024, 10, 3, 1);
     slice_pod(s, "pair", 2, 1024, 0)->same_card = 1;
@@ -1134,7 +1138,7 @@ static void test_same_card(void **state)
 
     s = scn();
     t1 = tmpl_of(s, "a30", 1, "A30");
-    s->templates[t1].timeslice_replicas = 4;
+    s->policy.templates[t1].timeslice_replicas = 4;
     node(s, "n1", "az-1", t1);
     replica_pod(s, "ns", "two", 2, 0, 0, 3600)->same_card = 1;
     replica_pod(s, "ns", "r1", 1, 0, 0, 3600);
@@ -1161,15 +1165,15 @@ static void test_timeslice_tier(void **state)
     (void)state;
     struct gs_scenario *s = scn();
     int t1 = tmpl_of(s, "a30", 1, "A30");
-    s->templates[t1].timeslice_replicas = 2;
+    s->policy.templates[t1].timeslice_replicas = 2;
     node(s, "n1", "az-1", t1);
-    s->tiers[GS_TIER_NODE] = (struct gs_tier_spec){.defined = 1,
-                                                   .strategy = GS_STRATEGY_SPREAD,
-                                                   .sharing = 1,
-                                                   .overcommit_milli = 1000,
-                                                   .isolation = GS_ISOLATION_SOFT,
-                                                   .max_skew = GS_UNSET,
-                                                   .timeslice = 1};
+    s->policy.tiers[GS_TIER_NODE] = (struct gs_tier_spec){.defined = 1,
+                                                          .strategy = GS_STRATEGY_SPREAD,
+                                                          .sharing = 1,
+                                                          .overcommit_milli = 1000,
+                                                          .isolation = GS_ISOLATION_SOFT,
+                                                          .max_skew = GS_UNSET,
+                                                          .timeslice = 1};
     for (int i = 0; i < 3; i++) {
         char n[16];
         snprintf(n, sizeof(n), "p%d", i);
@@ -1226,7 +1230,7 @@ static void test_one_mode_per_card(void **state)
     struct gs_fleet *f;
     struct gs_diag d;
     gs_diag_init(&d);
-    assert_int_equal(gs_fleet_new(s, &f, &d), 0);
+    assert_int_equal(gs_fleet_new(&s->policy, &f, &d), 0);
     struct gs_fit whole = {.ncards = 1, .whole = 1, .tenant = 0, .group = -1};
     struct gs_fit shared = {
         .ncards = 1, .compute = 100, .mem_mib = 1024, .overcommit = 1000, .group = -1};
@@ -1251,7 +1255,7 @@ static void test_one_mode_per_card(void **state)
     assert_int_equal(gs_fleet_fit(f, 0, &two, &c), GS_FIT_GPU);
     gs_fleet_free(f);
 
-    assert_int_equal(gs_fleet_new(s, &f, &d), 0);
+    assert_int_equal(gs_fleet_new(&s->policy, &f, &d), 0);
     static const char *const profiles[] = {"1g.10gb", "2g.20gb", "3g.40gb", "7g.80gb"};
     struct gs_fit fits[256];
     uint32_t masks[256];
@@ -1301,7 +1305,7 @@ static void test_fits_without_matches_release(void **state)
     struct gs_fleet *f;
     struct gs_diag d;
     gs_diag_init(&d);
-    assert_int_equal(gs_fleet_new(s, &f, &d), 0);
+    assert_int_equal(gs_fleet_new(&s->policy, &f, &d), 0);
     struct gs_fit fits[64];
     uint32_t masks[64];
     int32_t on[64];

@@ -1,0 +1,305 @@
+/*
+ * gpusched — the policy kinds: what both drivers of the scheduler read (the simulator from a
+ * scenario, gpuschedd from its policy files and its API): the cluster's node templates and nodes,
+ * the topology tiers, tenants and their GPUQuotas, step profiles, Volcano queues and PodGroups,
+ * PriorityClasses, namespace ResourceQuotas and LimitRanges, VirtualGPUClasses, the
+ * GpuClusterPolicy, and the pod as the scheduler reads it. Rules that several modules apply to
+ * these records are declared here once (src/core/policy.c).
+ *
+ * A policy is a plain value tree: every record is data, filled by a loader (gs_scenario_load())
+ * or by a caller building one in code; records refer to each other by name, as manifests do.
+ *
+ * Units: milli-GPU (1000 = one card), milli-CPU, MiB, microseconds, percent where Kubernetes users
+ * write percent (nvidia.com/gpucores), milli-ratios for overcommit (1300 = 1.3).
+ * Invariants: names are NUL-terminated and shorter than GS_SCN_NAME_MAX; counts never exceed the
+ * array sizes; an unset optional quantity is GS_UNSET (-1).
+ */
+#ifndef GPUSCHED_POLICY_H
+#define GPUSCHED_POLICY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpusched/cluster.h"
+#include "gpusched/migpolicy.h"
+
+struct gs_policy;
+
+#define GS_SCN_NAME_MAX      64 /* names (Kubernetes allows 253; longer ones are refused) */
+#define GS_UNSET             (-1)
+#define GS_SCN_QUOTA_MODELS  16 /* GPU models per GPUQuota */
+#define GS_SCN_NAMESPACES    16 /* namespaces mapped to one tenant */
+#define GS_SCN_CONTAINERS    8  /* containers per pod */
+#define GS_SCN_SCOPE_CLASSES 8  /* priority classes in a ResourceQuota scope */
+#define GS_SCN_TIME_MAX_US   (87600LL * 3600 * 1000000) /* arrival, duration, horizon: 10 years */
+#define GS_SCN_RECORDS_MAX   100000                     /* of each policy kind */
+
+/* Where a record came from, for messages: "file:line:col". */
+struct gs_scn_src {
+    char file[128];
+    uint32_t line, col;
+};
+
+/* The four topology tiers of the topology-gpu-policy (seed 000 §1.1, §3.1), broadest last. */
+enum gs_tier { GS_TIER_NONE = 0, GS_TIER_NVLINK, GS_TIER_PCIE, GS_TIER_NODE, GS_TIER_AZ };
+enum gs_strategy { GS_STRATEGY_COLOCATE = 0, GS_STRATEGY_PREFER_COLOCATE, GS_STRATEGY_SPREAD };
+enum gs_isolation { GS_ISOLATION_EXCLUSIVE = 0, GS_ISOLATION_SOFT, GS_ISOLATION_HARD };
+
+/* gs_tier_name() - "nvlink", "pcie", "node", "az", or "none". gs_tier_find(): index or -ENOENT. */
+const char *gs_tier_name(enum gs_tier t);
+int gs_tier_find(const char *name);
+
+/* One tier of the policy's `scheduling:` map. */
+struct gs_tier_spec {
+    int defined;                 /* 1 when the policy names this tier */
+    enum gs_strategy strategy;   /* colocate | prefer-colocate | spread */
+    int sharing;                 /* cards may be shared by several pods */
+    int32_t overcommit_milli;    /* compute overcommit, 1000 = none; never applies to memory */
+    enum gs_isolation isolation; /* exclusive | soft | hard (a node never shared across tenants) */
+    int32_t max_skew;            /* GS_UNSET when not given */
+    int timeslice; /* timeSlicing: true: its pods' nvidia.com/gpu (whole cards, no gpumem or
+                      gpucores) are time-slice replicas, as on a node whose device plugin
+                      shares cards by time without renaming them */
+    struct gs_scn_src src;
+};
+
+/* A GPUQuota entry for one GPU model (the quota's key as written, e.g. "a100-80gb"). */
+struct gs_model_quota {
+    char key[GS_SCN_NAME_MAX];
+    int model;               /* catalog index the key resolves to, GS_UNSET before resolve */
+    int64_t total_milli;     /* cap of dedicated + shared use */
+    int64_t dedicated_milli; /* whole cards guaranteed to the tenant */
+    int64_t shared_milli;    /* GPU-equivalents of fractional use */
+};
+
+/* A tenant: the merge of its GPUQuota and its entry in the topology policy's `tenants:` map. */
+struct gs_tenant_spec {
+    char name[GS_SCN_NAME_MAX];
+    char namespaces[GS_SCN_NAMESPACES][GS_SCN_NAME_MAX]; /* namespaces that belong to it */
+    int nnamespaces;
+    enum gs_tier tier;                    /* required tier of its pods, GS_TIER_NONE = none */
+    int32_t priority;                     /* policy.yaml `priority`, GS_UNSET when not given */
+    int64_t gpu_count_milli;              /* policy.yaml `gpuCount`, GS_UNSET when not given */
+    char priority_class[GS_SCN_NAME_MAX]; /* GPUQuota spec.priorityClass, "" when not given */
+    struct gs_model_quota quotas[GS_SCN_QUOTA_MODELS];
+    int nquotas;
+    int32_t max_gpus_per_pod;                             /* GS_UNSET = no limit */
+    int32_t max_pods_per_user;                            /* GS_UNSET = no limit */
+    int topology_awareness, gang_scheduling, bin_packing; /* GPUQuota schedulingPolicy */
+    int has_quota;                                        /* a GPUQuota names it */
+    int in_policy; /* the topology policy's `tenants:` map names it */
+    struct gs_scn_src src;
+};
+
+/*
+ * A step profile of the kubeflow-gpu-profiles ConfigMap (seed 004 §1.2), or one tenant's
+ * override of it (its profiles.yaml `tenantOverrides: {TENANT: {PROFILE: {fields}}}`, seed 004
+ * §2.2's tenant_overrides): an override has @tenant set and changes only the fields in @set.
+ */
+struct gs_step_profile {
+    char name[GS_SCN_NAME_MAX];
+    char tenant[GS_SCN_NAME_MAX]; /* "" for the profile itself, else the tenant it overrides for */
+    unsigned set;                 /* bits (1 << GS_PROFILE_*) of the fields given */
+    int gpu_share;                /* may share a card */
+    int64_t max_memory_mib;       /* GPU memory cap per card, GS_UNSET when not given */
+    int32_t overcommit_milli;     /* compute overcommit when shared */
+    int32_t priority;
+    int preemptible;
+    struct gs_scn_src src;
+};
+
+enum {
+    GS_PROFILE_SHARE = 0,
+    GS_PROFILE_MAX_MEMORY,
+    GS_PROFILE_OVERCOMMIT,
+    GS_PROFILE_PRIORITY,
+    GS_PROFILE_PREEMPTIBLE
+};
+
+/*
+ * gs_step_profile_for() - the step profile @name as tenant @tenant gets it: the profile with
+ * that tenant's override applied. Return: 0 and *@out; -ENOENT when no profile has that name.
+ * Complexity: O(profiles).
+ */
+int gs_step_profile_for(const struct gs_policy *pol, const char *name, const char *tenant,
+                        struct gs_step_profile *out);
+
+/* A Volcano Queue (scheduling.volcano.sh/v1beta1). */
+struct gs_queue_spec {
+    char name[GS_SCN_NAME_MAX];
+    int32_t weight;           /* >= 1; Volcano's default is 1 */
+    int64_t cap_gpu_milli;    /* capability nvidia.com/gpu, GS_UNSET = none */
+    int64_t cap_cpu_milli;    /* capability cpu, GS_UNSET = none */
+    int64_t cap_memory_mib;   /* capability memory, GS_UNSET = none */
+    int reclaimable;          /* default true, as in Volcano */
+    int32_t overcommit_milli; /* overcommitRatio of nvidia.com/gpu, 1000 when not given */
+    struct gs_scn_src src;
+};
+
+/* A Volcano PodGroup: a gang. */
+struct gs_podgroup_spec {
+    char ns[GS_SCN_NAME_MAX], name[GS_SCN_NAME_MAX];
+    int32_t min_member;                   /* >= 1 */
+    char queue[GS_SCN_NAME_MAX];          /* "" = the default queue */
+    char priority_class[GS_SCN_NAME_MAX]; /* "" = none */
+    struct gs_scn_src src;
+};
+
+/*
+ * A VirtualGPUClass (seed 000 §2.3): a slice of one card that pods ask for by name (annotation
+ * gpusched.io/vgpu-class). Memory is charged on the card and never overcommitted; @cores is the
+ * percent of the card's compute the slice is entitled to (overcommitted only as far as the tier
+ * or step profile allows); a card never holds more than @max_clients pods while one of this
+ * class is on it. @shareable 0: the slice takes a card alone (@max_clients is then 1).
+ */
+struct gs_vgpu_class_spec {
+    char name[GS_SCN_NAME_MAX];
+    int64_t memory_mib;  /* >= 1; the seed's "2gb" is 2048 MiB (vGPU profile sizes are binary) */
+    int32_t cores_pct;   /* 1..100 */
+    int32_t max_clients; /* 1..GS_CARD_CLIENTS_MAX */
+    int shareable;       /* isShareable, default true */
+    struct gs_scn_src src;
+};
+
+#define GS_CARD_CLIENTS_MAX 1024 /* pods on one card, the largest maxClients or replicas taken */
+
+/* A PriorityClass (scheduling.k8s.io/v1). */
+struct gs_priority_class_spec {
+    char name[GS_SCN_NAME_MAX];
+    int32_t value;
+    int never_preempt; /* preemptionPolicy: Never */
+    int global_default;
+    struct gs_scn_src src;
+};
+
+/* A namespace ResourceQuota, reduced to what it means for GPUs and what Kubernetes enforces. */
+struct gs_rquota_spec {
+    char ns[GS_SCN_NAME_MAX], name[GS_SCN_NAME_MAX];
+    int64_t gpu_milli;  /* requests.nvidia.com/gpu (or bare nvidia.com/gpu); GS_UNSET */
+    int64_t gpumem_mib; /* requests.nvidia.com/gpumem: cards x MiB per card; GS_UNSET */
+    int64_t cpu_milli;  /* requests.cpu / cpu; GS_UNSET */
+    int64_t memory_mib; /* requests.memory / memory; GS_UNSET */
+    int64_t pods;       /* pods; GS_UNSET */
+    char scope_classes[GS_SCN_SCOPE_CLASSES][GS_SCN_NAME_MAX]; /* PriorityClass scope (In) */
+    int nscope_classes;
+    struct gs_scn_src src;
+};
+
+/* A namespace LimitRange, type Container, for the resources that matter here; GS_UNSET = none. */
+struct gs_limit_range_spec {
+    char ns[GS_SCN_NAME_MAX], name[GS_SCN_NAME_MAX];
+    int64_t max_gpu_milli, min_gpu_milli, default_gpu_milli, default_request_gpu_milli;
+    int64_t max_memory_mib, min_memory_mib, default_memory_mib, default_request_memory_mib;
+    int64_t max_cpu_milli, min_cpu_milli, default_cpu_milli, default_request_cpu_milli;
+    struct gs_scn_src src;
+};
+
+/* A node template of a Cluster document (SCENARIO.md). */
+struct gs_node_template {
+    char name[GS_SCN_NAME_MAX];
+    int model; /* catalog index; GS_UNSET for a node without GPUs and without gpuModel */
+    int gpus;
+    int64_t cpu_milli, memory_mib;     /* GS_UNSET when omitted: host resources do not constrain */
+    uint8_t pcie_domain[GS_GPUS_MAX];  /* per GPU */
+    uint8_t nvlink_group[GS_GPUS_MAX]; /* per GPU, GS_NO_GROUP = none */
+    int32_t timeslice_replicas;        /* timeSlicing.replicas: time-slice replicas a card of it
+                                          offers (NVIDIA device plugin), 0 = none */
+    struct gs_scn_src src;
+};
+
+/* One node of the Cluster, after name ranges are expanded. */
+struct gs_scn_node {
+    char name[GS_NAME_MAX];
+    char zone[GS_NAME_MAX];
+    int template_index;
+};
+
+/* One container's resources as written; GS_UNSET where a field is absent. */
+struct gs_scn_container {
+    int64_t gpu;        /* nvidia.com/gpu: cards, or slices when gpumem/gpucores are set */
+    int64_t gpumem_mib; /* nvidia.com/gpumem, MiB per card */
+    int64_t gpucores;   /* nvidia.com/gpucores, percent of one card per card */
+    int64_t cpu_milli;
+    int64_t memory_mib;
+    char mig_profile[16]; /* from nvidia.com/mig-<profile>: 1, "" when none */
+    int64_t gpu_shared;   /* nvidia.com/gpu.shared: time-slice replicas, on as many cards; 0 none */
+};
+
+/* A pod of the workload. */
+struct gs_pod_spec {
+    char ns[GS_SCN_NAME_MAX], name[GS_SCN_NAME_MAX];
+    char user[GS_SCN_NAME_MAX];           /* label `user` */
+    char workload[GS_SCN_NAME_MAX];       /* label `gpusched.io/workload`, "" when none */
+    char group[GS_SCN_NAME_MAX];          /* annotation scheduling.k8s.io/group-name */
+    char profile[GS_SCN_NAME_MAX];        /* annotation gpusched.io/profile */
+    char vgpu_class[GS_SCN_NAME_MAX];     /* annotation gpusched.io/vgpu-class */
+    char priority_class[GS_SCN_NAME_MAX]; /* spec.priorityClassName */
+    char queue[GS_SCN_NAME_MAX];          /* annotation scheduling.volcano.sh/queue-name */
+    enum gs_tier tier;                    /* annotation gpusched.io/topology */
+    int64_t arrival_us;                   /* sim.gpusched.io/arrival, 0 when absent */
+    int64_t duration_us;                  /* sim.gpusched.io/duration, GS_UNSET = runs forever */
+    int32_t util_pct;                     /* sim.gpusched.io/gpu-util, GS_UNSET = 100 */
+    int same_card; /* annotation gpusched.io/same-card: "true": its N slices or replicas on one
+                      card (default: N different cards) */
+    uint32_t model_mask; /* allowed GPU models (node selector), 0 = any */
+    struct gs_scn_container containers[GS_SCN_CONTAINERS];
+    int ncontainers;
+    struct gs_scn_src src;
+};
+
+/*
+ * The policy documents in force and the cluster they apply to. Arrays are owned by whoever built
+ * the policy (a struct gs_scenario owns its own, gs_scenario_free() releases them).
+ */
+struct gs_policy {
+    struct gs_tier_spec tiers[5]; /* indexed by enum gs_tier; [0] unused */
+    struct gs_tenant_spec *tenants;
+    size_t ntenants;
+    struct gs_step_profile *profiles;
+    size_t nprofiles;
+    struct gs_queue_spec *queues;
+    size_t nqueues;
+    struct gs_podgroup_spec *podgroups;
+    size_t npodgroups;
+    struct gs_priority_class_spec *priority_classes;
+    size_t npriority_classes;
+    struct gs_rquota_spec *rquotas;
+    size_t nrquotas;
+    struct gs_limit_range_spec *limit_ranges;
+    size_t nlimit_ranges;
+    struct gs_vgpu_class_spec *vgpu_classes;
+    size_t nvgpu_classes;
+    struct gs_node_template *templates;
+    size_t ntemplates;
+    struct gs_scn_node *nodes;
+    size_t nnodes;
+    int has_mig_policy;               /* a GpuClusterPolicy document was read into mig_policy */
+    struct gs_mig_policy mig_policy;  /* which models may turn MIG, with which profiles */
+    struct gs_scn_src mig_policy_src; /* where its document starts */
+};
+
+/*
+ * gs_tenant_model_quota() - @ts's GPUQuota entry for catalog model @model, or NULL when it has
+ * none (also when no GPUQuota names the tenant). O(quota entries).
+ */
+const struct gs_model_quota *gs_tenant_model_quota(const struct gs_tenant_spec *ts, int model);
+
+/*
+ * gs_queue_gpu_cap_milli() - the nvidia.com/gpu a Volcano Queue @q lets its pods hold, in
+ * milli-GPU, for a pod of whole cards (@whole 1) or of shares: a share counts against the
+ * capability times the queue's overcommitRatio, whole cards against the capability itself (seed
+ * 004 section 2.1). Return: the cap; GS_UNSET when the queue has no GPU capability.
+ */
+int64_t gs_queue_gpu_cap_milli(const struct gs_queue_spec *q, int whole);
+
+/*
+ * gs_quota_bucket() - where a pod's @milli on a model goes under GPUQuota entry @q, given what the
+ * tenant already uses there (@ded dedicated, @sh shared, milli-GPU): whole cards (@whole) count
+ * against `dedicated` when they all fit in what is left of it, anything else against `shared`,
+ * and the two together never pass `total` (seed 000 section 1.2).
+ * Return: 1 dedicated, 2 shared, 0 no room.
+ */
+int gs_quota_bucket(const struct gs_model_quota *q, int64_t ded, int64_t sh, int whole,
+                    int64_t milli);
+
+#endif

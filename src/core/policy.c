@@ -1,0 +1,79 @@
+/*
+ * Rules over the policy kinds that more than one module applies (include/gpusched/policy.h):
+ * tier names, a tenant's step profile with its override, a GPUQuota entry, a queue's GPU
+ * capability, where a pod's share goes under a GPUQuota.
+ */
+#include "gpusched/policy.h"
+
+#include <errno.h>
+#include <string.h>
+
+static const char *const tier_names[] = {"none", "nvlink", "pcie", "node", "az"};
+
+const char *gs_tier_name(enum gs_tier t)
+{
+    return (unsigned)t < sizeof(tier_names) / sizeof(tier_names[0]) ? tier_names[t] : "none";
+}
+
+int gs_tier_find(const char *name)
+{
+    for (int i = 0; name && i < (int)(sizeof(tier_names) / sizeof(tier_names[0])); i++)
+        if (strcmp(name, tier_names[i]) == 0)
+            return i;
+    return -ENOENT;
+}
+
+int gs_step_profile_for(const struct gs_policy *pol, const char *name, const char *tenant,
+                        struct gs_step_profile *out)
+{
+    const struct gs_step_profile *base = NULL, *over = NULL;
+    for (size_t i = 0; i < pol->nprofiles; i++) {
+        const struct gs_step_profile *p = &pol->profiles[i];
+        if (strcmp(p->name, name) != 0)
+            continue;
+        if (!p->tenant[0])
+            base = p;
+        else if (tenant && strcmp(p->tenant, tenant) == 0)
+            over = p;
+    }
+    if (!base)
+        return -ENOENT;
+    *out = *base;
+    if (!over)
+        return 0;
+    if (over->set & (1u << GS_PROFILE_SHARE))
+        out->gpu_share = over->gpu_share;
+    if (over->set & (1u << GS_PROFILE_MAX_MEMORY))
+        out->max_memory_mib = over->max_memory_mib;
+    if (over->set & (1u << GS_PROFILE_OVERCOMMIT))
+        out->overcommit_milli = over->overcommit_milli;
+    if (over->set & (1u << GS_PROFILE_PRIORITY))
+        out->priority = over->priority;
+    if (over->set & (1u << GS_PROFILE_PREEMPTIBLE))
+        out->preemptible = over->preemptible;
+    memcpy(out->tenant, over->tenant, sizeof(out->tenant));
+    return 0;
+}
+
+const struct gs_model_quota *gs_tenant_model_quota(const struct gs_tenant_spec *ts, int model)
+{
+    for (int i = 0; ts->has_quota && i < ts->nquotas; i++)
+        if (ts->quotas[i].model == model)
+            return &ts->quotas[i];
+    return NULL;
+}
+
+int64_t gs_queue_gpu_cap_milli(const struct gs_queue_spec *q, int whole)
+{
+    if (q->cap_gpu_milli == GS_UNSET || whole)
+        return q->cap_gpu_milli;
+    return q->cap_gpu_milli * q->overcommit_milli / 1000;
+}
+
+int gs_quota_bucket(const struct gs_model_quota *q, int64_t ded, int64_t sh, int whole,
+                    int64_t milli)
+{
+    if (whole && ded + milli <= q->dedicated_milli)
+        return 1;
+    return sh + milli <= q->shared_milli && ded + sh + milli <= q->total_milli ? 2 : 0;
+}
