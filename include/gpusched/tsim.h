@@ -28,26 +28,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "gpusched/tenancy.h"
+
 struct gs_diag;
 struct gs_scenario;
 struct gs_tsim;
-
-enum gs_way { GS_WAY_EXCLUSIVE = 0, GS_WAY_SHARING, GS_WAY_FULL, GS_WAY_COUNT };
-
-/* gs_way_name() - "exclusive", "sharing", "full". gs_way_find(): the way, or -ENOENT. */
-const char *gs_way_name(enum gs_way w);
-int gs_way_find(const char *name);
-
-enum gs_pod_state {
-    GS_POD_PENDING = 0,
-    GS_POD_RUNNING,
-    GS_POD_COMPLETED,
-    GS_POD_PREEMPTED, /* evicted and not running again by the end */
-    GS_POD_REJECTED   /* can never run: admission or a limit refuses it */
-};
-
-/* gs_pod_state_name() - "pending", "running", ... as SCENARIO.md spells them. */
-const char *gs_pod_state_name(enum gs_pod_state s);
 
 /* One pod's outcome. Strings are owned by the run. */
 struct gs_tsim_pod {

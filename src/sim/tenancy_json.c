@@ -1,5 +1,5 @@
 /* JSON and text reports of multi-tenant runs (SCENARIO.md's output contract). */
-#include "tenancy_impl.h"
+#include "tsim_impl.h"
 
 #include "gpusched/billing.h"
 

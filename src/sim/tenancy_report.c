@@ -1,5 +1,5 @@
 /* The outcome of a multi-tenant run: per pod, per tenant, per queue, per workload kind. */
-#include "tenancy_impl.h"
+#include "tsim_impl.h"
 
 #include "gpusched/fairshare.h"
 
@@ -26,54 +26,66 @@ static void percentiles(int64_t *v, size_t n, int64_t *p50, int64_t *p95, int64_
 }
 
 /* How long a pod waited for its first start; one never started waited until the end. */
-static int64_t wait_of(const struct gs_tsim *t, const struct rpod *p)
+static int64_t wait_of(const struct gs_tsim *t, const struct gs_tsim_pod *o)
 {
-    return (p->first_start >= 0 ? p->first_start : t->now) - p->submit;
+    return (o->start_us >= 0 ? o->start_us : t->now) - o->submit_us;
 }
 
-static int waits(struct gs_tsim *t, int by_kind, int32_t who, int64_t *v, struct gs_tsim_waits *w)
+static int waits(struct gs_tsim *t, const int32_t *tenant, int by_kind, int32_t who, int64_t *v,
+                 struct gs_tsim_waits *w)
 {
     size_t n = 0;
     for (size_t i = 0; i < t->npods; i++) {
-        const struct rpod *p = &t->pods[i];
-        if (!p->arrived || p->state == GS_POD_REJECTED || (by_kind ? p->kind : p->tenant) != who)
+        const struct gs_tsim_pod *o = &t->out[i];
+        int arrived = t->s->pods[i].arrival_us <= t->now;
+        if (!arrived || o->state == GS_POD_REJECTED ||
+            (by_kind ? t->pods[i].kind : tenant[i]) != who)
             continue;
-        v[n++] = wait_of(t, p);
+        v[n++] = wait_of(t, o);
     }
     percentiles(v, n, &w->p50_us, &w->p95_us, &w->p99_us, &w->max_us);
     return 0;
 }
 
-static void pod_out(struct gs_tsim *t, size_t i)
+/* Pod @i as the scheduler has it, or as admission would take it when it never got that far. */
+static int pod_out(struct gs_tsim *t, size_t i, int32_t *tenant)
 {
-    const struct rpod *p = &t->pods[i];
+    struct spod *sp = &t->pods[i];
+    const struct gs_pod_spec *spec = &t->s->pods[i];
+    const struct gs_policy *pol = &t->s->policy;
+    struct gs_tenancy_pod v;
     struct gs_tsim_pod *o = &t->out[i];
-    const struct gs_scenario *s = t->s;
-    o->ns = p->sp->ns;
-    o->name = p->sp->name;
-    o->tenant =
-        (size_t)p->tenant < s->policy.ntenants ? s->policy.tenants[p->tenant].name : p->sp->ns;
-    o->queue = (size_t)p->queue < s->policy.nqueues ? s->policy.queues[p->queue].name : "default";
-    o->workload = p->sp->workload;
-    o->state = (enum gs_pod_state)p->state;
-    if (p->state == GS_POD_PENDING && p->preemptions > 0)
+    char why[256];
+    if (sp->id >= 0) {
+        gs_tenancy_pod(t->sched, sp->id, &v);
+    } else if (gs_tenancy_admit(t->sched, spec, &v, why, sizeof(why)) && !sp->rejected &&
+               !(sp->rejected = strdup(why))) {
+        return -ENOMEM;
+    }
+    *tenant = v.tenant;
+    o->ns = spec->ns;
+    o->name = spec->name;
+    o->tenant = (size_t)v.tenant < pol->ntenants ? pol->tenants[v.tenant].name : spec->ns;
+    o->queue = (size_t)v.queue < pol->nqueues ? pol->queues[v.queue].name : "default";
+    o->workload = spec->workload;
+    o->state = v.state;
+    if (v.state == GS_POD_PENDING && v.preemptions > 0)
         o->state = GS_POD_PREEMPTED;
-    o->node = p->state == GS_POD_RUNNING || p->state == GS_POD_COMPLETED ? p->node : -1;
-    o->gpu_mask = o->node >= 0 ? p->mask : 0;
-    o->whole = p->fit.whole;
-    o->mig = o->node >= 0 && p->fit.mig ? p->fit.mig : NULL;
-    o->mig_start = o->mig ? p->fit.mig_start : -1;
-    o->share_milli = p->fit.whole ? 1000 : p->fit.compute;
-    o->priority = p->prio;
-    o->submit_us = p->submit;
-    o->start_us = p->first_start;
-    o->end_us = p->end;
-    o->preemptions = p->preemptions;
-    o->reason = p->state == GS_POD_RUNNING || p->state == GS_POD_COMPLETED || !p->reason[0]
-                    ? NULL
-                    : p->reason;
-    if (!p->arrived && !o->reason)
+    o->node = v.node;
+    o->gpu_mask = v.gpu_mask;
+    o->whole = v.whole;
+    o->mig = o->node >= 0 ? v.mig : NULL;
+    o->mig_start = o->mig ? v.mig_start : -1;
+    o->share_milli = v.share_milli;
+    o->priority = v.priority;
+    o->submit_us = spec->arrival_us;
+    o->start_us = v.first_start_us;
+    o->end_us = sp->end;
+    o->preemptions = v.preemptions;
+    o->reason = sp->rejected ? sp->rejected : v.reason[0] ? v.reason : NULL;
+    if (sp->id < 0 && !sp->rejected)
         o->reason = "not submitted before the end of the run";
+    return 0;
 }
 
 static void summary(struct gs_tsim *t)
@@ -92,36 +104,35 @@ static void summary(struct gs_tsim *t)
         s->running += o->state == GS_POD_RUNNING;
         s->pending += o->state == GS_POD_PENDING;
         s->rejected += o->state == GS_POD_REJECTED;
-        s->preempted_pods += t->pods[i].preemptions > 0;
+        s->preempted_pods += o->preemptions > 0;
     }
 }
 
-static void tenants(struct gs_tsim *t, int64_t *scratch, int64_t *share)
+static void tenants(struct gs_tsim *t, const int32_t *tenant, int64_t *scratch, int64_t *share)
 {
-    const struct gs_scenario *s = t->s;
-    for (size_t i = 0; i <= s->policy.ntenants; i++) {
+    const struct gs_policy *pol = &t->s->policy;
+    for (size_t i = 0; i <= pol->ntenants; i++) {
         struct gs_tsim_tenant *o = &t->tout[i];
-        o->name = i < s->policy.ntenants ? s->policy.tenants[i].name : "(no tenant)";
+        o->name = i < pol->ntenants ? pol->tenants[i].name : "(no tenant)";
         o->gpu_milli_s = (int64_t)(t->tenant_alloc_int[i] / 1000000);
         o->busy_milli_s = (int64_t)(t->tenant_busy_int[i] / 1000000);
-        o->ts_asked_milli_s = (int64_t)(t->ts_asked[i] / 1000000);
-        o->ts_entitled_milli_s = (int64_t)(t->ts_entitled[i] / 1000000);
-        o->ts_received_milli_s = (int64_t)(t->ts_received[i] / 1000000);
-        for (int k = 0; i < s->policy.ntenants && k < s->policy.tenants[i].nquotas; k++)
-            o->entitlement_milli += s->policy.tenants[i].quotas[k].total_milli;
-        waits(t, 0, (int32_t)i, scratch, &o->wait);
+        gs_tenancy_slice_totals(t->sched, i, &o->ts_asked_milli_s, &o->ts_entitled_milli_s,
+                                &o->ts_received_milli_s);
+        for (int k = 0; i < pol->ntenants && k < pol->tenants[i].nquotas; k++)
+            o->entitlement_milli += pol->tenants[i].quotas[k].total_milli;
+        waits(t, tenant, 0, (int32_t)i, scratch, &o->wait);
         /* Allocation per unit of entitlement, scaled so integer division keeps precision. */
         share[i] = o->gpu_milli_s * 1000 / (o->entitlement_milli ? o->entitlement_milli : 1000);
     }
     for (size_t i = 0; i < t->npods; i++) {
-        const struct rpod *p = &t->pods[i];
-        t->tout[p->tenant].pods++;
-        t->tout[p->tenant].completed += p->state == GS_POD_COMPLETED;
-        t->tout[p->tenant].preemptions += p->preemptions;
+        const struct gs_tsim_pod *o = &t->out[i];
+        t->tout[tenant[i]].pods++;
+        t->tout[tenant[i]].completed += o->state == GS_POD_COMPLETED;
+        t->tout[tenant[i]].preemptions += o->preemptions;
     }
     /* Jain over the tenants that asked for GPUs at all. */
     size_t n = 0;
-    for (size_t i = 0; i <= s->policy.ntenants; i++)
+    for (size_t i = 0; i <= pol->ntenants; i++)
         if (t->tout[i].pods > 0)
             share[n++] = share[i];
     t->sum.jain_milli = gs_fairshare_jain(share, n);
@@ -129,45 +140,52 @@ static void tenants(struct gs_tsim *t, int64_t *scratch, int64_t *share)
 
 int gs__tsim_finish(struct gs_tsim *t)
 {
-    gs__tsim_settle_reasons(t);
-    size_t nt = t->s->policy.ntenants + 1;
+    size_t nt = t->ntenants;
     int64_t *scratch = malloc((t->npods + 1) * sizeof(*scratch));
     int64_t *share = malloc(nt * sizeof(*share));
+    int32_t *tenant = malloc((t->npods + 1) * sizeof(*tenant));
     t->out = calloc(t->npods + 1, sizeof(*t->out));
     t->tout = calloc(nt, sizeof(*t->tout));
     t->qout = calloc(t->nqueues, sizeof(*t->qout));
     t->kout = calloc(t->nkinds + 1, sizeof(*t->kout));
-    if (!scratch || !share || !t->out || !t->tout || !t->qout || !t->kout) {
+    int r =
+        !scratch || !share || !tenant || !t->out || !t->tout || !t->qout || !t->kout ? -ENOMEM : 0;
+    for (size_t i = 0; r == 0 && i < t->npods; i++)
+        r = pod_out(t, i, &tenant[i]);
+    if (r < 0) {
         free(scratch);
         free(share);
-        return -ENOMEM;
+        free(tenant);
+        return r;
     }
-    for (size_t i = 0; i < t->npods; i++)
-        pod_out(t, i);
     for (size_t i = 0; i < t->nuses; i++)
         if (t->uses[i].end_us < 0)
             t->uses[i].end_us = t->now;
     summary(t);
-    t->sum.timeslice = t->ts_used;
+    t->sum.timeslice = gs_tenancy_slice_any(t->sched);
     t->sum.modes = t->s->sim.modes_defined;
     t->sum.conversions = gs_fleet_conversions(t->fleet);
-    tenants(t, scratch, share);
+    tenants(t, tenant, scratch, share);
     for (size_t q = 0; q < t->nqueues; q++) {
         t->qout[q].name = q < t->s->policy.nqueues ? t->s->policy.queues[q].name : "default";
-        t->qout[q].weight = t->q_weight[q];
-        t->qout[q].deserved_milli = t->q_deserved[q];
+        t->qout[q].weight = gs_tenancy_queue_weight(t->sched, q);
+        t->qout[q].deserved_milli = gs_tenancy_queue_deserved(t->sched, q);
         t->qout[q].gpu_milli_s = (int64_t)(t->q_alloc_int[q] / 1000000);
     }
     for (size_t k = 0; k < t->nkinds; k++) {
         struct gs_tsim_kind *o = &t->kout[k];
         o->name = t->kind_names[k];
-        waits(t, 1, (int32_t)k, scratch, &o->wait);
+        waits(t, tenant, 1, (int32_t)k, scratch, &o->wait);
     }
     for (size_t i = 0; i < t->npods; i++) {
         t->kout[t->pods[i].kind].pods++;
-        t->kout[t->pods[i].kind].started += t->pods[i].first_start >= 0;
+        t->kout[t->pods[i].kind].started += t->out[i].start_us >= 0;
     }
+    const struct gs_tenancy_work *w = gs_tenancy_work(t->sched);
+    t->work = (struct gs_tsim_work){w->passes,          w->tries,        w->node_fits,
+                                    w->victim_searches, w->victim_nodes, w->victim_trials};
     free(scratch);
     free(share);
+    free(tenant);
     return 0;
 }

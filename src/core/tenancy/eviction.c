@@ -34,6 +34,7 @@ struct unit {
     int32_t prio;
     int64_t milli, start;
     int32_t pods;
+    int64_t seq; /* @pod's: the last tie-break */
 };
 
 struct pick {
@@ -44,12 +45,12 @@ struct pick {
     struct vec units;
 };
 
-static int guaranteed(const struct gs_tsim *t, const struct rpod *p)
+static int guaranteed(const struct gs_tenancy *t, const struct rpod *p)
 {
-    if (!p->fit.whole || (size_t)p->tenant >= t->s->policy.ntenants ||
-        !t->s->policy.tenants[p->tenant].has_quota)
+    if (!p->fit.whole || (size_t)p->tenant >= t->pol->ntenants ||
+        !t->pol->tenants[p->tenant].has_quota)
         return 0;
-    const struct gs_tenant_spec *ts = &t->s->policy.tenants[p->tenant];
+    const struct gs_tenant_spec *ts = &t->pol->tenants[p->tenant];
     for (int i = 0; i < ts->nquotas; i++) {
         int m = ts->quotas[i].model;
         if (m >= 0 && t->ded_used[(size_t)p->tenant * GS_MODEL_MAX + (size_t)m] + p->milli <=
@@ -59,12 +60,12 @@ static int guaranteed(const struct gs_tsim *t, const struct rpod *p)
     return 0;
 }
 
-static int reclaimable(const struct gs_tsim *t, int32_t q)
+static int reclaimable(const struct gs_tenancy *t, int32_t q)
 {
-    return (size_t)q >= t->s->policy.nqueues || t->s->policy.queues[q].reclaimable;
+    return (size_t)q >= t->pol->nqueues || t->pol->queues[q].reclaimable;
 }
 
-static int eligible(const struct gs_tsim *t, const struct rpod *p, const struct rpod *v,
+static int eligible(const struct gs_tenancy *t, const struct rpod *p, const struct rpod *v,
                     enum evict_mode mode, int guarantee)
 {
     if (v->state != GS_POD_RUNNING || (p->group >= 0 && v->group == p->group))
@@ -89,11 +90,11 @@ static int eligible(const struct gs_tsim *t, const struct rpod *p, const struct 
  * others with it — as Kueue takes a borrowing workload whole, members within their tenant's
  * dedicated quota included.
  */
-static struct unit unit_of(const struct gs_tsim *t, const struct rpod *p, int32_t pod,
+static struct unit unit_of(const struct gs_tenancy *t, const struct rpod *p, int32_t pod,
                            enum evict_mode mode, int guarantee)
 {
     const struct rpod *v = &t->pods[pod];
-    struct unit u = {pod, v->prio, v->milli, v->start, 1};
+    struct unit u = {pod, v->prio, v->milli, v->start, 1, v->seq};
     if (v->group < 0)
         return u;
     const struct gang *g = &t->gangs[v->group];
@@ -105,8 +106,10 @@ static struct unit unit_of(const struct gs_tsim *t, const struct rpod *p, int32_
         const struct rpod *m = &t->pods[g->members.v[i]];
         if (m->state != GS_POD_RUNNING)
             continue;
-        if (u.pod < 0)
+        if (u.pod < 0) {
             u.pod = g->members.v[i];
+            u.seq = m->seq;
+        }
         any |= eligible(t, p, m, mode, guarantee);
         u.prio = m->prio > u.prio ? m->prio : u.prio;
         u.milli += m->milli;
@@ -129,18 +132,18 @@ static int unit_less(const struct unit *a, const struct unit *b)
         return a->milli < b->milli;
     if (a->start != b->start)
         return a->start > b->start;
-    return a->pod < b->pod;
+    return a->seq < b->seq;
 }
 
-static int evict_unit(struct gs_tsim *t, int32_t pod, struct txn *y)
+static int evict_unit(struct gs_tenancy *t, int32_t pod, struct txn *y)
 {
     const struct rpod *v = &t->pods[pod];
     if (v->group < 0)
-        return gs__tsim_evict(t, pod, y);
+        return gs__tn_evict(t, pod, y);
     const struct gang *g = &t->gangs[v->group];
     for (size_t i = 0; i < g->members.n; i++)
         if (t->pods[g->members.v[i]].state == GS_POD_RUNNING) {
-            int r = gs__tsim_evict(t, g->members.v[i], y);
+            int r = gs__tn_evict(t, g->members.v[i], y);
             if (r < 0)
                 return r;
         }
@@ -148,8 +151,8 @@ static int evict_unit(struct gs_tsim *t, int32_t pod, struct txn *y)
 }
 
 /* Eligible units with a pod on @node, sorted; the count. A gang is worked out once per node. */
-static size_t node_units(struct gs_tsim *t, const struct rpod *p, size_t node, enum evict_mode mode,
-                         int guarantee, struct unit *out)
+static size_t node_units(struct gs_tenancy *t, const struct rpod *p, size_t node,
+                         enum evict_mode mode, int guarantee, struct unit *out)
 {
     int32_t groups[GS_GPUS_MAX * 4];
     size_t n = 0, ng = 0, np = gs_fleet_pod_count(t->fleet, node);
@@ -177,7 +180,7 @@ static size_t node_units(struct gs_tsim *t, const struct rpod *p, size_t node, e
     return n;
 }
 
-static int fits(struct gs_tsim *t, const struct rpod *p, size_t node)
+static int fits(struct gs_tenancy *t, const struct rpod *p, size_t node)
 {
     struct gs_fit_choice c;
     return gs_fleet_fit(t->fleet, node, &p->fit, &c) == GS_FIT_OK;
@@ -189,7 +192,7 @@ static int fits(struct gs_tsim *t, const struct rpod *p, size_t node)
  * off and putting them back. Reclaim may not take a queue below its deserved share, counting
  * every unit of the set. 1 fits, 0 not, -ENOMEM.
  */
-static int try_set(struct gs_tsim *t, const struct rpod *p, size_t node, const struct unit *u,
+static int try_set(struct gs_tenancy *t, const struct rpod *p, size_t node, const struct unit *u,
                    uint64_t use, size_t n, enum evict_mode mode)
 {
     int32_t off[GS_GPUS_MAX * 4];
@@ -231,7 +234,7 @@ static int try_set(struct gs_tsim *t, const struct rpod *p, size_t node, const s
 }
 
 /* The smallest set on @node, as a bit set of @u, or 0 when none makes @p fit. */
-static int node_set(struct gs_tsim *t, const struct rpod *p, size_t node, const struct unit *u,
+static int node_set(struct gs_tenancy *t, const struct rpod *p, size_t node, const struct unit *u,
                     size_t n, enum evict_mode mode, uint64_t *set)
 {
     t->work.victim_trials++;
@@ -279,7 +282,7 @@ static void consider(struct pick *b, size_t node, const struct unit *u, size_t n
 }
 
 /* Is there anyone at all this search could evict? Counters, not a scan. */
-static int worth_trying(const struct gs_tsim *t, const struct rpod *p, enum evict_mode mode,
+static int worth_trying(const struct gs_tenancy *t, const struct rpod *p, enum evict_mode mode,
                         int guarantee)
 {
     if (mode == EVICT_RECLAIM) {
@@ -294,7 +297,7 @@ static int worth_trying(const struct gs_tsim *t, const struct rpod *p, enum evic
     for (size_t l = (size_t)p->level + 1; l < t->nlevels; l++)
         if (t->running_by_level[l] > 0)
             return 1;
-    for (size_t tn = 0; guarantee && tn <= t->s->policy.ntenants; tn++)
+    for (size_t tn = 0; guarantee && tn <= t->pol->ntenants; tn++)
         for (size_t l = (size_t)p->level; tn != (size_t)p->tenant && l < t->nlevels; l++)
             if (t->borrowed[tn * t->nlevels + l] > 0)
                 return 1;
@@ -306,7 +309,7 @@ static int worth_trying(const struct gs_tsim *t, const struct rpod *p, enum evic
  * (free cards plus every card a victim is on, an upper bound); it saves trying evictions that
  * cannot help.
  */
-static int could_fit(const struct gs_tsim *t, const struct rpod *p, size_t node,
+static int could_fit(const struct gs_tenancy *t, const struct rpod *p, size_t node,
                      const struct unit *u, size_t n)
 {
     if (!p->fit.whole || p->fit.ncards == 0)
@@ -353,11 +356,10 @@ struct vmemo {
     int64_t until;   /* the first end of a readmission grace running then */
 };
 
-int gs__tsim_victims_alloc(struct gs_tsim *t)
+int gs__tn_victims_alloc(struct gs_tenancy *t)
 {
-    size_t nodes = t->s->policy.nnodes;
-    t->vslots =
-        t->s->policy.ntenants + 1 < GS_VSLOTS_MAX ? t->s->policy.ntenants + 1 : GS_VSLOTS_MAX;
+    size_t nodes = t->pol->nnodes;
+    t->vslots = t->pol->ntenants + 1 < GS_VSLOTS_MAX ? t->pol->ntenants + 1 : GS_VSLOTS_MAX;
     if (!(t->vindex = gs__zalloc(nodes * t->vslots, sizeof(*t->vindex))) ||
         !(t->vmemo = gs__zalloc(GS_MEMO_SLOTS, sizeof(*t->vmemo))))
         return -ENOMEM;
@@ -369,7 +371,7 @@ int gs__tsim_victims_alloc(struct gs_tsim *t)
     return 0;
 }
 
-static void cards_update(struct gs_tsim *t, size_t node)
+static void cards_update(struct gs_tenancy *t, size_t node)
 {
     size_t nl = t->nlevels, stride = 2 * nl + t->nqueues, np = gs_fleet_pod_count(t->fleet, node);
     int32_t *pc = &t->node_cards[node * stride], *bc = pc + nl, *qc = bc + nl;
@@ -392,7 +394,7 @@ static void cards_update(struct gs_tsim *t, size_t node)
     }
 }
 
-void gs__tsim_victims_update(struct gs_tsim *t, size_t node)
+void gs__tn_victims_update(struct gs_tenancy *t, size_t node)
 {
     struct vslot *vs = &t->vindex[node * t->vslots];
     for (size_t k = 0; k < t->vslots; k++)
@@ -427,13 +429,12 @@ void gs__tsim_victims_update(struct gs_tsim *t, size_t node)
 }
 
 /* May @node hold a pod this search could take? Only "no" is sure. */
-static int may_hold(const struct gs_tsim *t, const struct rpod *p, size_t node,
+static int may_hold(const struct gs_tenancy *t, const struct rpod *p, size_t node,
                     enum evict_mode mode, int guarantee, uint64_t donors)
 {
     const struct vslot *vs = &t->vindex[node * t->vslots];
     size_t own = (size_t)p->tenant % t->vslots;
-    int shared =
-        t->s->policy.ntenants + 1 > t->vslots; /* the own slot may hold other tenants too */
+    int shared = t->pol->ntenants + 1 > t->vslots; /* the own slot may hold other tenants too */
     if (mode == EVICT_RECLAIM) {
         if (vs[own].q_ded & donors)
             return 1;
@@ -455,7 +456,7 @@ static int may_hold(const struct gs_tsim *t, const struct rpod *p, size_t node,
  * Could evicting every pod this search may take on @node free the cards @p asks for? Only
  * whole-card requests are bounded this way.
  */
-static int cards_bound(const struct gs_tsim *t, const struct rpod *p, size_t node,
+static int cards_bound(const struct gs_tenancy *t, const struct rpod *p, size_t node,
                        enum evict_mode mode, int guarantee, uint64_t donors)
 {
     if (p->fit.whole && p->fit.tier == GS_TIER_NVLINK &&
@@ -492,7 +493,7 @@ static uint64_t memo_key(const struct rpod *p, int guarantee)
 }
 
 /* The first end of a grace period running now; readmissions come in time order. */
-static int64_t grace_until(struct gs_tsim *t)
+static int64_t grace_until(struct gs_tenancy *t)
 {
     while (t->readmit_head < t->nreadmit &&
            t->readmit[t->readmit_head] + GS_READMIT_GRACE_US <= t->now)
@@ -501,7 +502,7 @@ static int64_t grace_until(struct gs_tsim *t)
                                          : INT64_MAX;
 }
 
-int gs__tsim_readmitted(struct gs_tsim *t, int64_t start)
+int gs__tn_readmitted(struct gs_tenancy *t, int64_t start)
 {
     int64_t *v = gs_grow(t->readmit, &t->capreadmit, t->nreadmit + 1, sizeof(*v), 64);
     if (!v)
@@ -522,7 +523,7 @@ struct search {
 };
 
 /* Look for a set on @n; 1 when it offers one, 0 not, -ENOMEM. */
-static int visit(struct gs_tsim *t, struct search *se, size_t n)
+static int visit(struct gs_tenancy *t, struct search *se, size_t n)
 {
     const struct rpod *p = se->p;
     struct unit u[GS_GPUS_MAX * 4];
@@ -545,12 +546,12 @@ static int visit(struct gs_tsim *t, struct search *se, size_t n)
 }
 
 /* Every node, from where the last search stopped, or only those a memo leaves; 0 or -ENOMEM. */
-static int search_nodes(struct gs_tsim *t, struct search *se, struct vmemo *m)
+static int search_nodes(struct gs_tenancy *t, struct search *se, struct vmemo *m)
 {
-    size_t nn = t->s->policy.nnodes, want = nn / 10 > 100 ? nn / 10 : 100, at = 0, nc = SIZE_MAX;
+    size_t nn = t->pol->nnodes, want = nn / 10 > 100 ? nn / 10 : 100, at = 0, nc = SIZE_MAX;
     size_t n0 = t->evict_next < nn ? t->evict_next : 0;
     if (m && !t->clog_lost && m->models == se->models && t->now < m->until)
-        nc = gs__tsim_logged_since(t, &t->clog, m->since, nn / 4, n0);
+        nc = gs__tn_logged_since(t, &t->clog, m->since, nn / 4, n0);
     int r = 0;
     size_t last = n0;
     for (; at < (nc == SIZE_MAX ? nn : nc) && r >= 0 && se->found < want; at++) {
@@ -562,7 +563,7 @@ static int search_nodes(struct gs_tsim *t, struct search *se, struct vmemo *m)
     return r < 0 ? r : 0;
 }
 
-int gs__tsim_evict_for(struct gs_tsim *t, int32_t pod, enum evict_mode mode, struct txn *x)
+int gs__tn_evict_for(struct gs_tenancy *t, int32_t pod, enum evict_mode mode, struct txn *x)
 {
     struct rpod *p = &t->pods[pod];
     int guarantee = mode == EVICT_PREEMPT && guaranteed(t, p);
@@ -600,10 +601,10 @@ int gs__tsim_evict_for(struct gs_tsim *t, int32_t pod, enum evict_mode mode, str
         if (r >= 0) {
             size_t node;
             uint32_t mask;
-            r = gs__tsim_find(t, pod, (int)best.node, x, &node, &mask, &cap);
+            r = gs__tn_find(t, pod, (int)best.node, x, &node, &mask, &cap);
             if (r == 0)
-                r = gs__tsim_bind(t, pod, node, mask, x);
-            else if (gs__tsim_rollback(t, x, b0, e0) < 0) /* held for the head of the queue */
+                r = gs__tn_bind(t, pod, node, mask, x);
+            else if (gs__tn_rollback(t, x, b0, e0) < 0) /* held for the head of the queue */
                 r = -ENOMEM;
             else
                 best.found = 0;

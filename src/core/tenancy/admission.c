@@ -1,11 +1,11 @@
 /*
- * Admission of a scenario's pods: what each one asks of the devices, whose it is, and the
- * quotas that count it. Kubernetes admission (LimitRange defaults and bounds, ResourceQuota) holds
- * in every way; GPUQuota, tiers and step profiles only in the full scheme.
+ * Admission: what a pod asks of the devices, whose it is, and the quotas that count it.
+ * Kubernetes admission (LimitRange defaults and bounds, ResourceQuota scopes) holds in every
+ * way; GPUQuota, tiers and step profiles only in the full scheme. A pod refused here never runs
+ * and is never kept: the reason says why.
  */
 #include "tenancy_impl.h"
 
-#include "gpusched/diag.h"
 #include "gpusched/grow.h"
 #include "gpusched/mig.h"
 
@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A string -> index map with open addressing; keys are borrowed. */
-struct strmap {
+/* A (string, string) -> index map with open addressing, grown at half full; keys borrowed. */
+struct namemap {
     const char **k1, **k2;
     int32_t *val;
     size_t cap, n;
@@ -32,25 +32,8 @@ static uint64_t hash2(const char *a, const char *b)
     return h;
 }
 
-static int strmap_init(struct strmap *m, size_t n)
-{
-    m->cap = gs_grow_cap(0, 2 * n + 2, 16);
-    m->n = 0;
-    m->k1 = calloc(m->cap, sizeof(*m->k1));
-    m->k2 = calloc(m->cap, sizeof(*m->k2));
-    m->val = calloc(m->cap, sizeof(*m->val));
-    return m->k1 && m->k2 && m->val ? 0 : -ENOMEM;
-}
-
-static void strmap_free(struct strmap *m)
-{
-    free(m->k1);
-    free(m->k2);
-    free(m->val);
-}
-
 /* The slot of (a, b): found, or the empty slot where it would go. */
-static size_t strmap_slot(const struct strmap *m, const char *a, const char *b)
+static size_t namemap_slot(const struct namemap *m, const char *a, const char *b)
 {
     size_t h = hash2(a, b) & (m->cap - 1);
     while (m->k1[h] && (strcmp(m->k1[h], a) || strcmp(m->k2[h], b ? b : "")))
@@ -58,10 +41,46 @@ static size_t strmap_slot(const struct strmap *m, const char *a, const char *b)
     return h;
 }
 
-/* Index of (a, b), adding it with value @next when absent (the map is sized for every key). */
-static int32_t strmap_intern(struct strmap *m, const char *a, const char *b, int32_t next)
+static int32_t namemap_get(const struct namemap *m, const char *a, const char *b)
 {
-    size_t h = strmap_slot(m, a, b);
+    if (!m || !m->cap)
+        return -1;
+    size_t h = namemap_slot(m, a, b);
+    return m->k1[h] ? m->val[h] : -1;
+}
+
+static int namemap_rehash(struct namemap *m, size_t cap)
+{
+    struct namemap g = {calloc(cap, sizeof(*g.k1)), calloc(cap, sizeof(*g.k2)),
+                        calloc(cap, sizeof(*g.val)), cap, 0};
+    if (!g.k1 || !g.k2 || !g.val) {
+        free(g.k1);
+        free(g.k2);
+        free(g.val);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < m->cap; i++) {
+        if (!m->k1[i])
+            continue;
+        size_t h = namemap_slot(&g, m->k1[i], m->k2[i]);
+        g.k1[h] = m->k1[i];
+        g.k2[h] = m->k2[i];
+        g.val[h] = m->val[i];
+    }
+    g.n = m->n;
+    free(m->k1);
+    free(m->k2);
+    free(m->val);
+    *m = g;
+    return 0;
+}
+
+/* The index of (a, b), adding it with value @next when absent. Return: >= 0; -ENOMEM. */
+static int32_t namemap_intern(struct namemap *m, const char *a, const char *b, int32_t next)
+{
+    if (2 * (m->n + 1) > m->cap && namemap_rehash(m, gs_grow_cap(m->cap, 2 * (m->n + 1), 16)) < 0)
+        return -ENOMEM;
+    size_t h = namemap_slot(m, a, b);
     if (!m->k1[h]) {
         m->k1[h] = a;
         m->k2[h] = b ? b : "";
@@ -71,36 +90,32 @@ static int32_t strmap_intern(struct strmap *m, const char *a, const char *b, int
     return m->val[h];
 }
 
-static int32_t strmap_get(const struct strmap *m, const char *a, const char *b)
+static void namemap_free(struct namemap *m)
 {
-    size_t h = strmap_slot(m, a, b);
-    return m->k1[h] ? m->val[h] : -1;
+    if (!m)
+        return;
+    free(m->k1);
+    free(m->k2);
+    free(m->val);
+    free(m);
 }
 
-int gs__tenant_is_hard(const struct gs_tsim *t, int32_t tenant)
+static const struct gs_priority_class_spec *class_of(const struct gs_policy *pol, const char *name)
 {
-    const struct gs_scenario *s = t->s;
-    return tenant >= 0 && (size_t)tenant < s->policy.ntenants &&
-           s->policy.tenants[tenant].tier == GS_TIER_AZ &&
-           s->policy.tiers[GS_TIER_AZ].isolation == GS_ISOLATION_HARD;
-}
-
-static const struct gs_priority_class_spec *class_of(const struct gs_scenario *s, const char *name)
-{
-    for (size_t i = 0; name[0] && i < s->policy.npriority_classes; i++)
-        if (strcmp(s->policy.priority_classes[i].name, name) == 0)
-            return &s->policy.priority_classes[i];
+    for (size_t i = 0; name[0] && i < pol->npriority_classes; i++)
+        if (strcmp(pol->priority_classes[i].name, name) == 0)
+            return &pol->priority_classes[i];
     return NULL;
 }
 
 /* The pod's step profile with its tenant's override applied, in @buf; NULL when it has none. */
-static const struct gs_step_profile *profile_of(const struct gs_tsim *t, const struct rpod *p,
+static const struct gs_step_profile *profile_of(const struct gs_tenancy *t, const struct rpod *p,
                                                 struct gs_step_profile *buf)
 {
-    const struct gs_scenario *s = t->s;
+    const struct gs_policy *pol = t->pol;
     const char *tenant =
-        (size_t)p->tenant < s->policy.ntenants ? s->policy.tenants[p->tenant].name : p->sp->ns;
-    if (!p->sp->profile[0] || gs_step_profile_for(&s->policy, p->sp->profile, tenant, buf) < 0)
+        (size_t)p->tenant < pol->ntenants ? pol->tenants[p->tenant].name : p->sp->ns;
+    if (!p->sp->profile[0] || gs_step_profile_for(pol, p->sp->profile, tenant, buf) < 0)
         return NULL;
     return buf;
 }
@@ -109,33 +124,33 @@ static const struct gs_step_profile *profile_of(const struct gs_tsim *t, const s
  * Priority: the pod's class, its PodGroup's, its step profile's, its tenant's, the default.
  * *@never is set when the class that gave it says preemptionPolicy: Never.
  */
-static int32_t priority_of(const struct gs_tsim *t, const struct gs_pod_spec *sp, int32_t group,
+static int32_t priority_of(const struct gs_tenancy *t, const struct gs_pod_spec *sp, int32_t group,
                            int32_t tenant, const struct gs_step_profile *prof, uint8_t *never)
 {
-    const struct gs_scenario *s = t->s;
-    const struct gs_priority_class_spec *c = class_of(s, sp->priority_class);
+    const struct gs_policy *pol = t->pol;
+    const struct gs_priority_class_spec *c = class_of(pol, sp->priority_class);
     if (!c && group >= 0)
-        c = class_of(s, s->policy.podgroups[group].priority_class);
+        c = class_of(pol, pol->podgroups[group].priority_class);
     if (!c && t->way == GS_WAY_FULL && prof)
         return prof->priority;
-    if (!c && tenant >= 0 && (size_t)tenant < s->policy.ntenants) {
-        const struct gs_tenant_spec *ts = &s->policy.tenants[tenant];
-        c = class_of(s, ts->priority_class);
+    if (!c && tenant >= 0 && (size_t)tenant < pol->ntenants) {
+        const struct gs_tenant_spec *ts = &pol->tenants[tenant];
+        c = class_of(pol, ts->priority_class);
         if (!c && ts->priority != GS_UNSET)
             return ts->priority;
     }
-    for (size_t i = 0; !c && i < s->policy.npriority_classes; i++)
-        if (s->policy.priority_classes[i].global_default)
-            c = &s->policy.priority_classes[i];
+    for (size_t i = 0; !c && i < pol->npriority_classes; i++)
+        if (pol->priority_classes[i].global_default)
+            c = &pol->priority_classes[i];
     *never = c && c->never_preempt;
     return c ? c->value : 0;
 }
 
-static const struct gs_limit_range_spec *limits_of(const struct gs_scenario *s, const char *ns)
+static const struct gs_limit_range_spec *limits_of(const struct gs_policy *pol, const char *ns)
 {
-    for (size_t i = 0; i < s->policy.nlimit_ranges; i++)
-        if (strcmp(s->policy.limit_ranges[i].ns, ns) == 0)
-            return &s->policy.limit_ranges[i];
+    for (size_t i = 0; i < pol->nlimit_ranges; i++)
+        if (strcmp(pol->limit_ranges[i].ns, ns) == 0)
+            return &pol->limit_ranges[i];
     return NULL;
 }
 
@@ -162,10 +177,10 @@ static int64_t or_default(int64_t v, int64_t def)
 }
 
 /* Containers after LimitRange defaults, summed; -1 with @why when a bound is broken. */
-static int containers(const struct gs_scenario *s, const struct gs_pod_spec *sp,
+static int containers(const struct gs_policy *pol, const struct gs_pod_spec *sp,
                       struct gs_scn_container *sum, char *why, size_t size)
 {
-    const struct gs_limit_range_spec *lr = limits_of(s, sp->ns);
+    const struct gs_limit_range_spec *lr = limits_of(pol, sp->ns);
     *sum = (struct gs_scn_container){0, GS_UNSET, GS_UNSET, 0, 0, "", 0};
     for (int i = 0; i < sp->ncontainers; i++) {
         struct gs_scn_container c = sp->containers[i];
@@ -220,11 +235,11 @@ struct card_bounds {
     int64_t large_mib; /* memory of the largest card: a slice above it never fits */
 };
 
-static struct card_bounds bounds_of(const struct gs_tsim *t, uint32_t model_mask)
+static struct card_bounds bounds_of(const struct gs_tenancy *t, uint32_t model_mask)
 {
     struct card_bounds b = {0, 0, 0};
-    for (size_t i = 0; i < t->s->policy.ntemplates; i++) {
-        const struct gs_node_template *tp = &t->s->policy.templates[i];
+    for (size_t i = 0; i < t->pol->ntemplates; i++) {
+        const struct gs_node_template *tp = &t->pol->templates[i];
         const struct gs_gpu_model *m = tp->model >= 0 ? gs_catalog_at(tp->model) : NULL;
         if (tp->gpus <= 0 || !m || (model_mask && !(model_mask & (1u << tp->model))))
             continue;
@@ -238,14 +253,15 @@ static struct card_bounds bounds_of(const struct gs_tsim *t, uint32_t model_mask
     return b;
 }
 
-static enum gs_tier tier_of(const struct gs_tsim *t, const struct gs_pod_spec *sp, int32_t tenant)
+static enum gs_tier tier_of(const struct gs_tenancy *t, const struct gs_pod_spec *sp,
+                            int32_t tenant)
 {
     if (t->way != GS_WAY_FULL)
         return GS_TIER_NONE;
     if (sp->tier != GS_TIER_NONE)
         return sp->tier;
-    return tenant >= 0 && (size_t)tenant < t->s->policy.ntenants ? t->s->policy.tenants[tenant].tier
-                                                                 : GS_TIER_NONE;
+    return tenant >= 0 && (size_t)tenant < t->pol->ntenants ? t->pol->tenants[tenant].tier
+                                                            : GS_TIER_NONE;
 }
 
 /*
@@ -254,26 +270,25 @@ static enum gs_tier tier_of(const struct gs_tsim *t, const struct gs_pod_spec *s
  * whole card, as a cluster without MIG would give it. Its share is the profile's compute slices
  * over the card's, on the first model of the cluster that has the profile.
  */
-static int mig_demand(struct gs_tsim *t, struct rpod *p, const char *profile, char *why,
+static int mig_demand(const struct gs_tenancy *t, struct rpod *p, const char *profile, char *why,
                       size_t size)
 {
     struct gs_fit *f = &p->fit;
     int32_t share = -1;
     int exists = 0;
-    for (size_t i = 0; share < 0 && i < t->s->policy.ntemplates; i++) {
-        const struct gs_gpu_model *m = gs_catalog_at(t->s->policy.templates[i].model);
-        int mm = m && t->s->policy.templates[i].gpus > 0 ? gs_mig_model_find(m->name) : -1;
+    for (size_t i = 0; share < 0 && i < t->pol->ntemplates; i++) {
+        const struct gs_gpu_model *m = gs_catalog_at(t->pol->templates[i].model);
+        int mm = m && t->pol->templates[i].gpus > 0 ? gs_mig_model_find(m->name) : -1;
         int prof = mm >= 0 ? gs_mig_profile_find(mm, profile, -1) : -1;
         exists |= prof >= 0;
-        if (prof >= 0 && gs_fleet_mig_allowed(&t->s->policy, mm, prof))
+        if (prof >= 0 && gs_fleet_mig_allowed(t->pol, mm, prof))
             share = gs_mig_profile_share_milli(mm, prof);
     }
-    if (share < 0 && exists && t->s->policy.mig_policy.strategy != GS_MIG_STRATEGY_MIXED) {
+    if (share < 0 && exists && t->pol->mig_policy.strategy != GS_MIG_STRATEGY_MIXED) {
         gs__say(why, size,
                 "nvidia.com/mig-%s: the GpuClusterPolicy's strategy %s advertises no "
                 "nvidia.com/mig-* resources (mixed does)",
-                profile,
-                t->s->policy.mig_policy.strategy == GS_MIG_STRATEGY_NONE ? "none" : "single");
+                profile, t->pol->mig_policy.strategy == GS_MIG_STRATEGY_NONE ? "none" : "single");
         return -1;
     }
     if (share < 0) {
@@ -296,7 +311,10 @@ static int mig_demand(struct gs_tsim *t, struct rpod *p, const char *profile, ch
         return 0;
     }
     snprintf(p->mig, sizeof(p->mig), "%s", profile);
-    f->mig = p->mig;
+    /* The name as the pod's spec spells it: the spec outlives the pod, the pod table moves. */
+    for (int i = 0; i < p->sp->ncontainers && !f->mig; i++)
+        if (strcmp(p->sp->containers[i].mig_profile, profile) == 0)
+            f->mig = p->sp->containers[i].mig_profile;
     f->compute = share;
     f->overcommit = 1000;
     p->milli = share;
@@ -308,13 +326,13 @@ static int mig_demand(struct gs_tsim *t, struct rpod *p, const char *profile, ch
  * The VirtualGPUClass a pod names, its slice written into @c (one slice unless nvidia.com/gpu
  * asks for more, on as many cards); NULL when it names none, or with @why when it is undefined.
  */
-static const struct gs_vgpu_class_spec *vgpu_class(const struct gs_scenario *s,
+static const struct gs_vgpu_class_spec *vgpu_class(const struct gs_policy *pol,
                                                    const struct gs_pod_spec *sp,
                                                    struct gs_scn_container *c, char *why,
                                                    size_t size)
 {
-    for (size_t i = 0; sp->vgpu_class[0] && i < s->policy.nvgpu_classes; i++) {
-        const struct gs_vgpu_class_spec *vc = &s->policy.vgpu_classes[i];
+    for (size_t i = 0; sp->vgpu_class[0] && i < pol->nvgpu_classes; i++) {
+        const struct gs_vgpu_class_spec *vc = &pol->vgpu_classes[i];
         if (strcmp(vc->name, sp->vgpu_class))
             continue;
         c->gpu = c->gpu > 0 ? c->gpu : 1;
@@ -347,14 +365,15 @@ static void on_one_card(struct rpod *p)
  * nodes that offer replicas, each charged its declared nvidia.com/gpumem (else the card's memory
  * over its replicas) and asking nvidia.com/gpucores of the card's time (else all of it).
  */
-static int timeslice_demand(struct gs_tsim *t, struct rpod *p, const struct gs_scn_container *c,
-                            enum gs_tier tier, char *why, size_t size)
+static int timeslice_demand(const struct gs_tenancy *t, struct rpod *p,
+                            const struct gs_scn_container *c, enum gs_tier tier, char *why,
+                            size_t size)
 {
     struct gs_fit *f = &p->fit;
     int most = 0;
     int64_t large = 0;
-    for (size_t i = 0; i < t->s->policy.ntemplates; i++) {
-        const struct gs_node_template *tp = &t->s->policy.templates[i];
+    for (size_t i = 0; i < t->pol->ntemplates; i++) {
+        const struct gs_node_template *tp = &t->pol->templates[i];
         const struct gs_gpu_model *m = tp->model >= 0 ? gs_catalog_at(tp->model) : NULL;
         if (tp->gpus <= 0 || !m || tp->timeslice_replicas <= 0 ||
             (p->sp->model_mask && !(p->sp->model_mask & (1u << tp->model))))
@@ -376,7 +395,7 @@ static int timeslice_demand(struct gs_tsim *t, struct rpod *p, const struct gs_s
                 (long long)c->gpumem_mib, (long long)large);
         return -1;
     }
-    const struct gs_tier_spec *ts = tier ? &t->s->policy.tiers[tier] : NULL;
+    const struct gs_tier_spec *ts = tier ? &t->pol->tiers[tier] : NULL;
     f->ncards = (int)c->gpu_shared;
     f->timeslice = 1;
     f->compute = c->gpucores == GS_UNSET ? 1000 : c->gpucores < 1 ? 1 : (int32_t)c->gpucores * 10;
@@ -400,9 +419,10 @@ static int timeslice_demand(struct gs_tsim *t, struct rpod *p, const struct gs_s
  * the smallest card @b allows, rounded down; without gpumem, the memory of its compute share. Its
  * overcommit cap in the full way is its step profile's, else its tier's.
  */
-static int slice_demand(struct gs_tsim *t, struct rpod *p, const struct gs_step_profile *prof,
-                        const struct gs_tier_spec *ts, const struct gs_scn_container *c,
-                        const struct card_bounds *b, char *why, size_t size)
+static int slice_demand(const struct gs_tenancy *t, struct rpod *p,
+                        const struct gs_step_profile *prof, const struct gs_tier_spec *ts,
+                        const struct gs_scn_container *c, const struct card_bounds *b, char *why,
+                        size_t size)
 {
     struct gs_fit *f = &p->fit;
     int64_t card = b->small_mib;
@@ -456,14 +476,14 @@ static int wants_replicas(struct gs_scn_container *c, const struct gs_tier_spec 
 }
 
 /* The device demand of a pod; -1 with @why when it can never be admitted. */
-static int demand(struct gs_tsim *t, struct rpod *p, const struct gs_step_profile *prof, char *why,
-                  size_t size)
+static int demand(const struct gs_tenancy *t, struct rpod *p, const struct gs_step_profile *prof,
+                  char *why, size_t size)
 {
     const struct gs_pod_spec *sp = p->sp;
     struct gs_scn_container c;
-    if (containers(t->s, sp, &c, why, size))
+    if (containers(t->pol, sp, &c, why, size))
         return -1;
-    const struct gs_vgpu_class_spec *vc = vgpu_class(t->s, sp, &c, why, size);
+    const struct gs_vgpu_class_spec *vc = vgpu_class(t->pol, sp, &c, why, size);
     if (sp->vgpu_class[0] && !vc)
         return -1;
     p->fit.cpu_milli = c.cpu_milli;
@@ -478,7 +498,7 @@ static int demand(struct gs_tsim *t, struct rpod *p, const struct gs_step_profil
     }
     struct gs_fit *f = &p->fit;
     enum gs_tier tier = tier_of(t, sp, p->tenant);
-    const struct gs_tier_spec *ts = tier ? &t->s->policy.tiers[tier] : NULL;
+    const struct gs_tier_spec *ts = tier ? &t->pol->tiers[tier] : NULL;
     int may_share = t->way != GS_WAY_EXCLUSIVE && (!ts || !ts->defined || ts->sharing) &&
                     (t->way != GS_WAY_FULL || !prof || prof->gpu_share);
     if (wants_replicas(&c, ts, may_share))
@@ -518,28 +538,27 @@ static int demand(struct gs_tsim *t, struct rpod *p, const struct gs_step_profil
     return 0;
 }
 
-static int32_t queue_of(const struct gs_tsim *t, const struct gs_pod_spec *sp, int32_t group,
+static int32_t queue_of(const struct gs_tenancy *t, const struct gs_pod_spec *sp, int32_t group,
                         int32_t tenant)
 {
-    const struct gs_scenario *s = t->s;
-    const char *want =
-        group >= 0 && s->policy.podgroups[group].queue[0]    ? s->policy.podgroups[group].queue
-        : sp->queue[0]                                       ? sp->queue
-        : tenant >= 0 && (size_t)tenant < s->policy.ntenants ? s->policy.tenants[tenant].name
-                                                             : sp->ns;
-    for (size_t i = 0; i < s->policy.nqueues; i++)
-        if (strcmp(s->policy.queues[i].name, want) == 0)
+    const struct gs_policy *pol = t->pol;
+    const char *want = group >= 0 && pol->podgroups[group].queue[0]    ? pol->podgroups[group].queue
+                       : sp->queue[0]                                  ? sp->queue
+                       : tenant >= 0 && (size_t)tenant < pol->ntenants ? pol->tenants[tenant].name
+                                                                       : sp->ns;
+    for (size_t i = 0; i < pol->nqueues; i++)
+        if (strcmp(pol->queues[i].name, want) == 0)
             return (int32_t)i;
-    return (int32_t)s->policy.nqueues; /* the implicit default queue */
+    return (int32_t)pol->nqueues; /* the implicit default queue */
 }
 
-static void quotas_of(const struct gs_tsim *t, struct rpod *p)
+static void quotas_of(const struct gs_tenancy *t, struct rpod *p)
 {
-    const struct gs_scenario *s = t->s;
+    const struct gs_policy *pol = t->pol;
     int k = 0;
     p->rq[0] = p->rq[1] = -1;
-    for (size_t i = 0; i < s->policy.nrquotas && k < 2; i++) {
-        const struct gs_rquota_spec *q = &s->policy.rquotas[i];
+    for (size_t i = 0; i < pol->nrquotas && k < 2; i++) {
+        const struct gs_rquota_spec *q = &pol->rquotas[i];
         if (strcmp(q->ns, p->sp->ns))
             continue;
         int in_scope = q->nscope_classes == 0;
@@ -569,91 +588,33 @@ static int cmp_desc(const void *a, const void *b)
     return (x < y) - (x > y);
 }
 
-/* Distinct priorities, highest first. */
-static int make_levels(struct gs_tsim *t)
+/*
+ * The priority levels, highest first: every priority admission can give a pod (priority_of()):
+ * the PriorityClasses' values, the tenants' priorities, the step profiles' (and their
+ * overrides'), and 0, the priority of a pod nothing gives one.
+ */
+static int make_levels(struct gs_tenancy *t)
 {
-    t->levels = malloc((t->npods ? t->npods : 1) * sizeof(*t->levels));
-    if (!t->levels)
+    const struct gs_policy *pol = t->pol;
+    size_t n = 0, max = pol->npriority_classes + pol->ntenants + pol->nprofiles + 1;
+    if (!(t->levels = malloc(max * sizeof(*t->levels))))
         return -ENOMEM;
-    for (size_t i = 0; i < t->npods; i++)
-        t->levels[i] = t->pods[i].prio;
-    qsort(t->levels, t->npods, sizeof(*t->levels), cmp_desc);
-    size_t n = 0;
-    for (size_t i = 0; i < t->npods; i++)
-        if (n == 0 || t->levels[n - 1] != t->levels[i])
-            t->levels[n++] = t->levels[i];
-    t->nlevels = n ? n : 1;
-    for (size_t i = 0; i < t->npods; i++)
-        t->pods[i].level = level_of(t->levels, n, t->pods[i].prio);
+    for (size_t i = 0; i < pol->npriority_classes; i++)
+        t->levels[n++] = pol->priority_classes[i].value;
+    for (size_t i = 0; i < pol->ntenants; i++)
+        if (pol->tenants[i].priority != GS_UNSET)
+            t->levels[n++] = pol->tenants[i].priority;
+    for (size_t i = 0; i < pol->nprofiles; i++)
+        if (!pol->profiles[i].tenant[0] || (pol->profiles[i].set & (1u << GS_PROFILE_PRIORITY)))
+            t->levels[n++] = pol->profiles[i].priority;
+    t->levels[n++] = 0;
+    qsort(t->levels, n, sizeof(*t->levels), cmp_desc);
+    size_t w = 0;
+    for (size_t i = 0; i < n; i++)
+        if (w == 0 || t->levels[w - 1] != t->levels[i])
+            t->levels[w++] = t->levels[i];
+    t->nlevels = w;
     return 0;
-}
-
-/* Names interned: users (tenant/user) and workload kinds. */
-static int intern_names(struct gs_tsim *t, struct strmap *groups)
-{
-    struct strmap users, kinds;
-    int r = strmap_init(&users, t->npods) | strmap_init(&kinds, t->npods);
-    t->kind_names = calloc(t->npods + 1, sizeof(*t->kind_names));
-    if (r || !t->kind_names) {
-        strmap_free(&users);
-        strmap_free(&kinds);
-        return -ENOMEM;
-    }
-    for (size_t i = 0; i < t->npods; i++) {
-        struct rpod *p = &t->pods[i];
-        const char *tn = p->tenant >= 0 && (size_t)p->tenant < t->s->policy.ntenants
-                             ? t->s->policy.tenants[p->tenant].name
-                             : p->sp->ns;
-        p->user = strmap_intern(&users, tn, p->sp->user, (int32_t)users.n);
-        const char *k = p->sp->workload[0] ? p->sp->workload : "-";
-        p->kind = strmap_intern(&kinds, k, NULL, (int32_t)kinds.n);
-        t->kind_names[p->kind] = k;
-        p->group = p->sp->group[0] ? strmap_get(groups, p->sp->ns, p->sp->group) : -1;
-    }
-    t->nusers = users.n;
-    t->nkinds = kinds.n;
-    strmap_free(&users);
-    strmap_free(&kinds);
-    t->user_running = calloc(t->nusers + 1, sizeof(*t->user_running));
-    return t->user_running ? 0 : -ENOMEM;
-}
-
-static void admit_one(struct gs_tsim *t, struct rpod *p)
-{
-    const struct gs_scenario *s = t->s;
-    const struct gs_pod_spec *sp = p->sp;
-    struct gs_step_profile buf;
-    const struct gs_step_profile *prof = profile_of(t, p, &buf);
-    p->queue = queue_of(t, sp, p->group, p->tenant);
-    p->prio = priority_of(t, sp, p->group, p->tenant, prof, &p->never_preempt);
-    p->preemptible = prof && t->way == GS_WAY_FULL ? (uint8_t)prof->preemptible : 1;
-    p->util_pct = sp->util_pct == GS_UNSET ? 100 : sp->util_pct;
-    p->node = -1;
-    p->model = -1;
-    p->use = -1;
-    p->start = p->first_start = p->end = -1;
-    p->submit = sp->arrival_us;
-    quotas_of(t, p);
-    if (sp->group[0] && p->group < 0 && t->way == GS_WAY_FULL) {
-        gs__say(p->reason, sizeof(p->reason), "PodGroup %s/%s is not defined", sp->ns, sp->group);
-        p->state = GS_POD_REJECTED;
-        return;
-    }
-    if (t->way != GS_WAY_FULL)
-        p->group = -1;
-    if (demand(t, p, prof, p->reason, sizeof(p->reason)) < 0) {
-        p->state = GS_POD_REJECTED;
-        return;
-    }
-    const struct gs_tenant_spec *ts = p->tenant >= 0 && (size_t)p->tenant < s->policy.ntenants
-                                          ? &s->policy.tenants[p->tenant]
-                                          : NULL;
-    if (t->way == GS_WAY_FULL && ts && ts->max_gpus_per_pod != GS_UNSET &&
-        p->gpus > ts->max_gpus_per_pod) {
-        gs__say(p->reason, sizeof(p->reason), "tenant %s: maxGPUsPerPod %d < nvidia.com/gpu %lld",
-                ts->name, ts->max_gpus_per_pod, (long long)p->gpus);
-        p->state = GS_POD_REJECTED;
-    }
 }
 
 /*
@@ -680,170 +641,123 @@ static uint64_t static_shape(const struct rpod *p)
     return h;
 }
 
-int gs__tsim_admit(struct gs_tsim *t, struct gs_diag *d)
+static void admit_one(const struct gs_tenancy *t, struct rpod *p)
 {
-    const struct gs_scenario *s = t->s;
-    struct strmap groups;
-    if (strmap_init(&groups, s->policy.npodgroups))
+    const struct gs_policy *pol = t->pol;
+    const struct gs_pod_spec *sp = p->sp;
+    struct gs_step_profile buf;
+    const struct gs_step_profile *prof = profile_of(t, p, &buf);
+    p->queue = queue_of(t, sp, p->group, p->tenant);
+    p->prio = priority_of(t, sp, p->group, p->tenant, prof, &p->never_preempt);
+    p->preemptible = prof && t->way == GS_WAY_FULL ? (uint8_t)prof->preemptible : 1;
+    p->node = -1;
+    p->model = -1;
+    p->start = p->first_start = -1;
+    quotas_of(t, p);
+    if (sp->group[0] && p->group < 0 && t->way == GS_WAY_FULL) {
+        gs__say(p->reason, sizeof(p->reason), "PodGroup %s/%s is not defined", sp->ns, sp->group);
+        p->state = GS_POD_REJECTED;
+        return;
+    }
+    if (t->way != GS_WAY_FULL)
+        p->group = -1;
+    if (demand(t, p, prof, p->reason, sizeof(p->reason)) < 0) {
+        p->state = GS_POD_REJECTED;
+        return;
+    }
+    const struct gs_tenant_spec *ts =
+        p->tenant >= 0 && (size_t)p->tenant < pol->ntenants ? &pol->tenants[p->tenant] : NULL;
+    if (t->way == GS_WAY_FULL && ts && ts->max_gpus_per_pod != GS_UNSET &&
+        p->gpus > ts->max_gpus_per_pod) {
+        gs__say(p->reason, sizeof(p->reason), "tenant %s: maxGPUsPerPod %d < nvidia.com/gpu %lld",
+                ts->name, ts->max_gpus_per_pod, (long long)p->gpus);
+        p->state = GS_POD_REJECTED;
+    }
+}
+
+int gs__tn_admission_init(struct gs_tenancy *t)
+{
+    const struct gs_policy *pol = t->pol;
+    t->groups = calloc(1, sizeof(*t->groups));
+    t->users = calloc(1, sizeof(*t->users));
+    t->namespaces = calloc(1, sizeof(*t->namespaces));
+    t->gangs = calloc(pol->npodgroups + 1, sizeof(*t->gangs));
+    if (!t->groups || !t->users || !t->namespaces || !t->gangs)
         return -ENOMEM;
-    for (size_t i = 0; i < s->policy.npodgroups; i++)
-        strmap_intern(&groups, s->policy.podgroups[i].ns, s->policy.podgroups[i].name, (int32_t)i);
-    t->gangs = calloc(s->policy.npodgroups + 1, sizeof(*t->gangs));
-    int r = t->gangs ? 0 : -ENOMEM;
-    for (size_t i = 0; !r && i < t->npods; i++) {
-        t->pods[i].sp = &s->pods[i];
-        int tn = gs_scenario_tenant_of(s, s->pods[i].ns);
-        t->pods[i].tenant =
-            tn >= 0 ? tn : (int32_t)s->policy.ntenants; /* unknown: one shared "other" */
+    for (size_t i = 0; i < pol->npodgroups; i++) {
+        if (namemap_intern(t->groups, pol->podgroups[i].ns, pol->podgroups[i].name, (int32_t)i) < 0)
+            return -ENOMEM;
+        t->gangs[i].min = pol->podgroups[i].min_member;
+        t->gangs[i].level_low = -1;
     }
-    if (!r)
-        r = intern_names(t, &groups);
-    strmap_free(&groups);
-    for (size_t i = 0; !r && i < t->npods; i++) {
-        struct rpod *p = &t->pods[i];
-        admit_one(t, p);
-        if (p->group >= 0 && p->state != GS_POD_REJECTED) {
-            struct gang *g = &t->gangs[p->group];
-            g->min = s->policy.podgroups[p->group].min_member;
-            g->cards += p->fit.whole ? p->fit.ncards : 0;
-            r = gs__vec_push(&g->members, (int32_t)i);
-        }
-    }
-    if (!r)
-        r = make_levels(t);
-    for (size_t i = 0; !r && i < t->npods; i++) {
-        t->pods[i].shape = static_shape(&t->pods[i]);
-        t->pods[i].bucket = -1;
-    }
-    for (size_t i = 0; !r && i < s->policy.npodgroups; i++) {
-        struct gang *g = &t->gangs[i];
-        g->key = ((uint64_t)g->min * 1099511628211ULL) ^ g->members.n;
-        g->level_low = -1;
-        for (size_t k = 0; k < g->members.n; k++) {
-            const struct rpod *m = &t->pods[g->members.v[k]];
-            g->key = (g->key ^ m->shape) * 1099511628211ULL;
-            g->level_low = m->level > g->level_low ? m->level : g->level_low;
-            g->preemptible |= m->preemptible;
-        }
-    }
-    (void)d;
-    return r;
+    /* A namespace named by two tenants is an error of the policy's loader; the first wins. */
+    for (size_t i = 0; i < pol->ntenants; i++)
+        for (int k = 0; k < pol->tenants[i].nnamespaces && k < GS_SCN_NAMESPACES; k++)
+            if (namemap_intern(t->namespaces, pol->tenants[i].namespaces[k], NULL, (int32_t)i) < 0)
+                return -ENOMEM;
+    return make_levels(t);
 }
 
-/* GPUQuota entry of @tenant for catalog @model, or NULL. */
-static const struct gs_model_quota *model_quota(const struct gs_tsim *t, int32_t tenant, int model)
+void gs__tn_admission_free(struct gs_tenancy *t)
 {
-    if (tenant < 0 || (size_t)tenant >= t->s->policy.ntenants)
-        return NULL;
-    return gs_tenant_model_quota(&t->s->policy.tenants[tenant], model);
+    for (size_t i = 0; t->gangs && i <= t->pol->npodgroups; i++)
+        free(t->gangs[i].members.v);
+    free(t->gangs);
+    namemap_free(t->groups);
+    namemap_free(t->users);
+    namemap_free(t->namespaces);
+    free(t->levels);
 }
 
-static void milli_str(char *buf, size_t size, int64_t m)
+int gs__tn_admit(const struct gs_tenancy *t, struct rpod *p)
 {
-    gs__say(buf, size, "%lld.%lld", (long long)(m / 1000), (long long)(m % 1000 / 100));
+    const struct gs_pod_spec *sp = p->sp;
+    int32_t tn = namemap_get(t->namespaces, sp->ns, NULL);
+    p->tenant = tn >= 0 ? tn : (int32_t)t->pol->ntenants; /* unknown: one shared "other" */
+    p->group = sp->group[0] ? namemap_get(t->groups, sp->ns, sp->group) : -1;
+    p->bucket = -1;
+    p->user = -1;
+    admit_one(t, p);
+    p->level = level_of(t->levels, t->nlevels, p->prio);
+    p->shape = static_shape(p);
+    return p->state == GS_POD_REJECTED;
 }
 
-/* GPUQuota: 1 dedicated, 2 shared, 0 with @why over quota. */
-static int gpuquota_bucket(const struct gs_tsim *t, const struct rpod *p, int model, char *why,
-                           size_t size)
+int gs__tn_enroll(struct gs_tenancy *t, int32_t pod)
 {
-    const struct gs_tenant_spec *ts = &t->s->policy.tenants[p->tenant];
-    const struct gs_model_quota *q = model_quota(t, p->tenant, model);
-    if (!q) {
-        gs__say(why, size, "tenant %s: no GPUQuota for %s", ts->name,
-                gs_catalog_at(model) ? gs_catalog_at(model)->name : "this model");
+    struct rpod *p = &t->pods[pod];
+    const char *tn =
+        (size_t)p->tenant < t->pol->ntenants ? t->pol->tenants[p->tenant].name : p->sp->ns;
+    int32_t u = namemap_intern(t->users, tn, p->sp->user, (int32_t)t->nusers);
+    if (u < 0)
+        return -ENOMEM;
+    if ((size_t)u == t->nusers) {
+        int32_t *v = gs_grow(t->user_running, &t->capusers, t->nusers + 1, sizeof(*v), 64);
+        if (!v)
+            return -ENOMEM;
+        t->user_running = v;
+        v[t->nusers++] = 0;
+    }
+    p->user = u;
+    if (p->group < 0)
         return 0;
+    struct gang *g = &t->gangs[p->group];
+    if (gs__vec_push(&g->members, pod) < 0)
+        return -ENOMEM;
+    g->cards += p->fit.whole ? p->fit.ncards : 0;
+    g->level_low = p->level > g->level_low ? p->level : g->level_low;
+    g->preemptible |= p->preemptible;
+    if (!g->dirty) {
+        g->dirty = 1;
+        return gs__vec_push(&t->dirty_gangs, p->group);
     }
-    size_t k = (size_t)p->tenant * GS_MODEL_MAX + (size_t)model;
-    int64_t ded = t->ded_used[k], sh = t->sh_used[k];
-    int bucket = gs_quota_bucket(q, ded, sh, p->fit.whole, p->milli);
-    if (bucket)
-        return bucket;
-    char a[32], b[32], c[32];
-    int over_total = ded + sh + p->milli > q->total_milli;
-    int64_t used = over_total ? ded + sh : sh, cap = over_total ? q->total_milli : q->shared_milli;
-    milli_str(a, sizeof(a), used);
-    milli_str(b, sizeof(b), cap);
-    milli_str(c, sizeof(c), p->milli);
-    int n = gs__say(why, size, "tenant %s: %s %s %s/%s GPUs", ts->name, q->key,
-                    over_total ? "total" : "shared", a, b);
-    if (used < cap) /* room is left, only not enough for this pod */
-        gs__say(why + n, size - (size_t)n, ", the pod asks %s", c);
     return 0;
 }
 
-static int rquota_ok(const struct gs_tsim *t, const struct rpod *p, char *why, size_t size)
+uint64_t gs__tn_gang_key(const struct gs_tenancy *t, const struct gang *g)
 {
-    static const char *const res[5] = {"requests.nvidia.com/gpu", "requests.nvidia.com/gpumem",
-                                       "requests.cpu", "requests.memory", "pods"};
-    int64_t add[5] = {p->gpus, p->gpumem_mib, p->fit.cpu_milli, p->fit.memory_mib, 1};
-    for (int k = 0; k < 2 && p->rq[k] >= 0; k++) {
-        const struct gs_rquota_spec *q = &t->s->policy.rquotas[p->rq[k]];
-        int64_t hard[5] = {q->gpu_milli == GS_UNSET ? GS_UNSET : q->gpu_milli / 1000, q->gpumem_mib,
-                           q->cpu_milli, q->memory_mib, q->pods};
-        for (int r = 0; r < 5; r++)
-            if (hard[r] != GS_UNSET && t->rq_used[p->rq[k]][r] + add[r] > hard[r]) {
-                gs__say(why, size, "namespace %s: %s %lld+%lld > %lld (ResourceQuota %s)", q->ns,
-                        res[r], (long long)t->rq_used[p->rq[k]][r], (long long)add[r],
-                        (long long)hard[r], q->name);
-                return 0;
-            }
-    }
-    return 1;
-}
-
-int gs__quota_check(struct gs_tsim *t, struct rpod *p, int model, char *why, size_t size)
-{
-    if (!rquota_ok(t, p, why, size))
-        return 0;
-    if (t->way != GS_WAY_FULL)
-        return 1;
-    const struct gs_scenario *s = t->s;
-    if ((size_t)p->queue < s->policy.nqueues &&
-        s->policy.queues[p->queue].cap_gpu_milli != GS_UNSET) {
-        const struct gs_queue_spec *q = &s->policy.queues[p->queue];
-        int64_t cap = gs_queue_gpu_cap_milli(q, p->fit.whole);
-        if (t->q_used[p->queue] + p->milli > cap) {
-            char a[32], b[32];
-            milli_str(a, sizeof(a), t->q_used[p->queue]);
-            milli_str(b, sizeof(b), cap);
-            gs__say(why, size, "queue %s: nvidia.com/gpu %s/%s capability", q->name, a, b);
-            return 0;
-        }
-    }
-    if ((size_t)p->tenant < s->policy.ntenants) {
-        const struct gs_tenant_spec *ts = &s->policy.tenants[p->tenant];
-        if (ts->max_pods_per_user != GS_UNSET && p->sp->user[0] &&
-            t->user_running[p->user] >= ts->max_pods_per_user) {
-            gs__say(why, size, "tenant %s: user %s has %d pods running (maxPodsPerUser %d)",
-                    ts->name, p->sp->user[0] ? p->sp->user : "(none)", t->user_running[p->user],
-                    ts->max_pods_per_user);
-            return 0;
-        }
-        if (ts->has_quota && p->milli > 0 && model >= 0)
-            return gpuquota_bucket(t, p, model, why, size) ? 1 : 0;
-    }
-    return 1;
-}
-
-void gs__quota_charge(struct gs_tsim *t, struct rpod *p, int model, int sign, int restore)
-{
-    int64_t add[5] = {p->gpus, p->gpumem_mib, p->fit.cpu_milli, p->fit.memory_mib, 1};
-    for (int k = 0; k < 2 && p->rq[k] >= 0; k++)
-        for (int r = 0; r < 5; r++)
-            t->rq_used[p->rq[k]][r] += sign * add[r];
-    t->user_running[p->user] += sign;
-    t->q_used[p->queue] += sign * p->milli;
-    if (sign > 0 && !restore) {
-        char why[8];
-        p->model = model;
-        p->charged = 0;
-        if (t->way == GS_WAY_FULL && (size_t)p->tenant < t->s->policy.ntenants &&
-            t->s->policy.tenants[p->tenant].has_quota && p->milli > 0 && model >= 0)
-            p->charged = (int8_t)gpuquota_bucket(t, p, model, why, sizeof(why));
-    }
-    if (p->charged && p->model >= 0) {
-        size_t k = (size_t)p->tenant * GS_MODEL_MAX + (size_t)p->model;
-        (p->charged == 1 ? t->ded_used : t->sh_used)[k] += sign * p->milli;
-    }
+    uint64_t key = ((uint64_t)g->min * 1099511628211ULL) ^ g->members.n;
+    for (size_t k = 0; k < g->members.n; k++)
+        key = (key ^ t->pods[g->members.v[k]].shape) * 1099511628211ULL;
+    return key;
 }

@@ -1,16 +1,17 @@
 /*
- * Time-sliced cards in the simulator (seed 000 §2.1: per-tenant queues share a card by time
- * slice, with the time each one used kept).
+ * Time-sliced cards (seed 000 §2.1: per-tenant queues share a card by time slice, with the time
+ * each one used kept).
  *
  * A card's time goes round its tenant queues by weight (the Volcano queue's weight): weighted
  * round-robin with slices short against a pod's run is, over the run, weighted water-filling of
  * the card's time (gs_fairshare_waterfill()), each queue using at most what its pods on the card
  * ask (nvidia.com/gpucores, else the whole card each); inside a queue the pods share in proportion
  * to what they ask. A pod whose card gives it all it asks runs at full speed; otherwise it runs
- * at the fraction it gets, on the slowest of its cards, so its completion stretches: with equal
+ * at the fraction it gets, on the slowest of its cards, so its expected end stretches: with equal
  * weights, at its share / max(1, the card's total share). Speeds change only when the pods on a
- * card change; the pods there then have their progress settled and their completion recomputed,
- * in integer microseconds (rounded up).
+ * card change; the pods there then have their progress settled and their expected end recomputed,
+ * in integer microseconds (rounded up). A pod's progress is its walltime (what it declares, as
+ * sim.gpusched.io/duration) at full speed: the simulator ends it then, backfill counts on it.
  *
  * Per tenant the run keeps three integrals, milli-GPU x microseconds: asked (what its pods ask,
  * while they run), entitled (its queue's weight over the weights of the queues on the card,
@@ -33,7 +34,7 @@ struct card_shares {
     int64_t wsum;
 };
 
-static size_t queue_slot(struct card_shares *cs, const struct gs_tsim *t, int32_t q)
+static size_t queue_slot(struct card_shares *cs, const struct gs_tenancy *t, int32_t q)
 {
     size_t k = 0;
     while (k < cs->n && cs->queue[k] != q)
@@ -49,7 +50,7 @@ static size_t queue_slot(struct card_shares *cs, const struct gs_tsim *t, int32_
 }
 
 /* The queues on card @g of @node and what the card's time gives each, in milli-GPU x PPM. */
-static void card_shares(const struct gs_tsim *t, size_t node, int g, struct card_shares *cs)
+static void card_shares(const struct gs_tenancy *t, size_t node, int g, struct card_shares *cs)
 {
     cs->n = 0;
     cs->wsum = 0;
@@ -80,7 +81,7 @@ static int64_t speed_on(const struct card_shares *cs, const struct rpod *p, int6
     return PPM;
 }
 
-void gs__tsim_slice_settle(struct gs_tsim *t, int32_t pod)
+void gs__tn_slice_settle(struct gs_tenancy *t, int32_t pod)
 {
     struct rpod *p = &t->pods[pod];
     int64_t dt = t->now - p->ts_since;
@@ -95,7 +96,7 @@ void gs__tsim_slice_settle(struct gs_tsim *t, int32_t pod)
     p->ts_since = t->now;
 }
 
-void gs__tsim_slice_start(struct gs_tsim *t, int32_t pod)
+void gs__tn_slice_start(struct gs_tenancy *t, int32_t pod)
 {
     struct rpod *p = &t->pods[pod];
     p->ts_work = p->sp->duration_us == GS_UNSET ? 0 : (gs_i128)p->sp->duration_us * PPM;
@@ -106,22 +107,23 @@ void gs__tsim_slice_start(struct gs_tsim *t, int32_t pod)
     t->ts_used = 1;
 }
 
-void gs__tsim_slice_close(struct gs_tsim *t, int32_t pod)
+int32_t gs__tn_slice_share(const struct gs_tenancy *t, int32_t pod)
 {
     const struct rpod *p = &t->pods[pod];
-    struct gs_tsim_use *u = &t->uses[p->use];
-    int64_t held = t->now - u->start_us;
+    int32_t units = p->fit.units > 1 ? p->fit.units : 1;
+    if (!p->fit.timeslice)
+        return p->fit.whole ? 1000 : p->fit.compute / units;
+    int64_t held = t->now - p->start, s = p->fit.compute / units;
     if (held > 0)
-        u->share_milli = (int32_t)((p->ts_got + held * u->units - 1) / (held * u->units));
-    if (u->share_milli < 1)
-        u->share_milli = 1;
+        s = (int64_t)((p->ts_got + held * units - 1) / (held * units));
+    return (int32_t)(s < 1 ? 1 : s);
 }
 
 /*
  * The new speed, entitlement and completion of time-sliced pod @pod of @node; @cs[g] holds card
  * g's shares once bit g of *@done is set (each card is water-filled once per retime).
  */
-static int retime_pod(struct gs_tsim *t, int32_t pod, size_t node, struct card_shares *cs,
+static int retime_pod(struct gs_tenancy *t, int32_t pod, size_t node, struct card_shares *cs,
                       uint32_t *done)
 {
     struct rpod *p = &t->pods[pod];
@@ -137,7 +139,7 @@ static int retime_pod(struct gs_tsim *t, int32_t pod, size_t node, struct card_s
         speed = s < speed ? s : speed;
         entitled += e;
     }
-    gs__tsim_slice_settle(t, pod);
+    gs__tn_slice_settle(t, pod);
     p->ts_speed = speed;
     p->ts_entitled = entitled;
     if (p->sp->duration_us == GS_UNSET)
@@ -145,10 +147,10 @@ static int retime_pod(struct gs_tsim *t, int32_t pod, size_t node, struct card_s
     gs_i128 left = p->ts_work > 0 ? p->ts_work : 0;
     int64_t end = t->now + (int64_t)((left + speed - 1) / speed);
     p->gen++; /* the completion pushed before is stale */
-    return gs__tsim_schedule(t, pod, end);
+    return gs__tn_schedule_end(t, pod, end);
 }
 
-int gs__tsim_slice_retime(struct gs_tsim *t, size_t node, uint32_t mask)
+int gs__tn_slice_retime(struct gs_tenancy *t, size_t node, uint32_t mask)
 {
     if (!t->ts_shares && !(t->ts_shares = calloc(GS_GPUS_MAX, sizeof(*t->ts_shares))))
         return -ENOMEM;

@@ -15,7 +15,7 @@
  */
 #include "tenancy_impl.h"
 
-#include "../core/heap.h"
+#include "../heap.h"
 
 #include "gpusched/fairshare.h"
 #include "gpusched/grow.h"
@@ -41,7 +41,7 @@ struct bucket {
 };
 
 struct centry {
-    int64_t submit;
+    int64_t submit, seq;
     int32_t pod, bucket;
 };
 
@@ -52,7 +52,7 @@ struct qheap {
 
 static int c_less(const struct centry *a, const struct centry *b)
 {
-    return a->submit < b->submit || (a->submit == b->submit && a->pod < b->pod);
+    return a->submit < b->submit || (a->submit == b->submit && a->seq < b->seq);
 }
 
 GS_HEAP(qh, struct centry, c_less)
@@ -62,7 +62,7 @@ static uint64_t bucket_hash(uint64_t key, int32_t list)
     return (key ^ ((uint64_t)(uint32_t)list * 0x9e3779b97f4a7c15ULL)) * 0xff51afd7ed558ccdULL;
 }
 
-static int table_grow(struct gs_tsim *t)
+static int table_grow(struct gs_tenancy *t)
 {
     size_t size = t->btable_size ? t->btable_size * 2 : 256;
     int32_t *tab = malloc(size * sizeof(*tab));
@@ -82,7 +82,7 @@ static int table_grow(struct gs_tsim *t)
 }
 
 /* The bucket of (@key, @list), made when new; its index, or -ENOMEM. */
-static int32_t bucket_of(struct gs_tsim *t, uint64_t key, int32_t list)
+static int32_t bucket_of(struct gs_tenancy *t, uint64_t key, int32_t list)
 {
     if (2 * (t->nbuckets + 1) > t->btable_size && table_grow(t) < 0)
         return -ENOMEM;
@@ -110,21 +110,14 @@ static int64_t dur_of(const struct rpod *p)
     return p->sp->duration_us == GS_UNSET ? INT64_MAX : p->sp->duration_us;
 }
 
-int gs__tsim_pending_add(struct gs_tsim *t, int32_t pod)
+/* Put pending @pod in bucket @bi, in (submit, seq) order. */
+static int bucket_insert(struct gs_tenancy *t, int32_t pod, int32_t bi)
 {
     struct rpod *p = &t->pods[pod];
-    if (p->in_pending)
-        return 0;
-    if (p->bucket < 0) {
-        uint64_t key = p->group >= 0 ? t->gangs[p->group].key : p->shape;
-        int32_t b = bucket_of(t, key, p->level * (int32_t)t->nqueues + p->queue);
-        if (b < 0)
-            return b;
-        p->bucket = b;
-    }
-    struct bucket *b = &t->buckets[p->bucket];
+    p->bucket = bi;
+    struct bucket *b = &t->buckets[bi];
     if (!b->listed) {
-        if (gs__vec_push(&t->blists[b->list], p->bucket) < 0)
+        if (gs__vec_push(&t->blists[b->list], bi) < 0)
             return -ENOMEM;
         b->listed = 1;
     }
@@ -132,10 +125,7 @@ int gs__tsim_pending_add(struct gs_tsim *t, int32_t pod)
     if (gs__vec_push(v, pod) < 0)
         return -ENOMEM;
     size_t i = v->n - 1;
-    while (i > b->start) {
-        const struct rpod *q = &t->pods[v->v[i - 1]];
-        if (q->submit < p->submit || (q->submit == p->submit && v->v[i - 1] < pod))
-            break;
+    while (i > b->start && gs__tn_before(p, &t->pods[v->v[i - 1]])) {
         v->v[i] = v->v[i - 1];
         i--;
     }
@@ -144,19 +134,76 @@ int gs__tsim_pending_add(struct gs_tsim *t, int32_t pod)
         b->cur++;
     if (dur_of(p) < b->min_dur)
         b->min_dur = dur_of(p);
-    p->in_pending = 1;
-    p->tried_epoch = 0;
     return 0;
 }
 
-void gs__tsim_pending_left(struct gs_tsim *t, int32_t pod)
+static int list_of(const struct gs_tenancy *t, const struct rpod *p)
 {
-    if (t->pods[pod].in_pending)
+    return p->level * (int32_t)t->nqueues + p->queue;
+}
+
+int gs__tn_pending_add(struct gs_tenancy *t, int32_t pod)
+{
+    struct rpod *p = &t->pods[pod];
+    if (p->in_pending)
+        return 0;
+    p->in_pending = 1;
+    p->tried_epoch = 0;
+    if (p->group >= 0 && t->gangs[p->group].dirty)
+        return 0; /* its gang's key is made when the pass begins (rebucket()) */
+    if (p->bucket < 0) {
+        uint64_t key = p->group >= 0 ? t->gangs[p->group].key : p->shape;
+        int32_t b = bucket_of(t, key, list_of(t, p));
+        if (b < 0)
+            return b;
+        p->bucket = b;
+    }
+    return bucket_insert(t, pod, p->bucket);
+}
+
+/*
+ * Gangs whose members arrived since the last pass: their key counts the members there are now,
+ * and their pending members move to its bucket. The entries left in an older bucket are dropped
+ * there (a pod belongs to the bucket its `bucket` names).
+ */
+static int rebucket(struct gs_tenancy *t)
+{
+    for (size_t i = 0; i < t->dirty_gangs.n; i++) {
+        struct gang *g = &t->gangs[t->dirty_gangs.v[i]];
+        g->dirty = 0;
+        g->key = gs__tn_gang_key(t, g);
+        for (size_t k = 0; k < g->members.n; k++) {
+            int32_t pod = g->members.v[k];
+            struct rpod *m = &t->pods[pod];
+            if (!m->in_pending || m->state != GS_POD_PENDING)
+                continue;
+            if (m->bucket >= 0 && t->buckets[m->bucket].key == g->key)
+                continue;
+            if (m->bucket >= 0)
+                t->buckets[m->bucket].dead++; /* its entry there is left behind */
+            int32_t b = bucket_of(t, g->key, list_of(t, m));
+            if (b < 0 || (b = bucket_insert(t, pod, b)) < 0)
+                return b;
+        }
+    }
+    t->dirty_gangs.n = 0;
+    return 0;
+}
+
+void gs__tn_pending_left(struct gs_tenancy *t, int32_t pod)
+{
+    if (t->pods[pod].in_pending && t->pods[pod].bucket >= 0)
         t->buckets[t->pods[pod].bucket].dead++;
 }
 
+/* Is @pod's entry in @b its own? A gang member moved to its gang's new bucket left one behind. */
+static int here(const struct gs_tenancy *t, const struct bucket *b, int32_t pod)
+{
+    return &t->buckets[t->pods[pod].bucket] == b;
+}
+
 /* Drop the pods that left the pending state, when they are many or in front. */
-static void tidy(struct gs_tsim *t, struct bucket *b)
+static void tidy(struct gs_tenancy *t, struct bucket *b)
 {
     struct vec *v = &b->pods;
     if (2 * b->dead > v->n - b->start) {
@@ -164,6 +211,8 @@ static void tidy(struct gs_tsim *t, struct bucket *b)
         b->min_dur = INT64_MAX;
         for (size_t i = b->start; i < v->n; i++) {
             struct rpod *p = &t->pods[v->v[i]];
+            if (!here(t, b, v->v[i]))
+                continue;
             if (p->state != GS_POD_PENDING) {
                 p->in_pending = 0;
                 continue;
@@ -175,20 +224,25 @@ static void tidy(struct gs_tsim *t, struct bucket *b)
         v->n = w;
         b->start = b->dead = 0;
     }
-    while (b->start < v->n && t->pods[v->v[b->start]].state != GS_POD_PENDING)
-        t->pods[v->v[b->start++]].in_pending = 0;
+    for (; b->start < v->n; b->start++) {
+        int32_t pod = v->v[b->start];
+        if (here(t, b, pod) && t->pods[pod].state == GS_POD_PENDING)
+            break;
+        if (here(t, b, pod))
+            t->pods[pod].in_pending = 0;
+    }
     if (b->start == v->n)
         v->n = b->start = b->dead = 0;
 }
 
-static int class_failed(const struct gs_tsim *t, const struct bucket *b, int late)
+static int class_failed(const struct gs_tenancy *t, const struct bucket *b, int late)
 {
     return b->fail_epoch[late] == t->epoch &&
            (b->fail_resv[late] == 0 || b->fail_resv[late] == t->resv_gen);
 }
 
 /* The next pod of @b this pass may try, from its position on; -1 none. */
-static int32_t candidate(struct gs_tsim *t, struct bucket *b)
+static int32_t candidate(struct gs_tenancy *t, struct bucket *b)
 {
     int f0 = class_failed(t, b, 0), f1 = class_failed(t, b, 1);
     if (f0 && (f1 || t->head < 0))
@@ -202,16 +256,16 @@ static int32_t candidate(struct gs_tsim *t, struct bucket *b)
     for (; b->cur < b->pods.n; b->cur++) {
         int32_t pod = b->pods.v[b->cur];
         const struct rpod *p = &t->pods[pod];
-        if (p->state == GS_POD_PENDING &&
+        if (p->state == GS_POD_PENDING && here(t, b, pod) &&
             (p->tried_epoch != t->epoch || (p->tried_resv && p->tried_resv != t->resv_gen)) &&
-            !class_failed(t, b, gs__tsim_late(t, p)))
+            !class_failed(t, b, gs__tn_late(t, p)))
             return pod;
     }
     return -1;
 }
 
 /* Record that @p failed, and why, as a class of @b when @general (see the file's comment). */
-static void fail(struct gs_tsim *t, struct bucket *b, struct rpod *p, int general, int was_late,
+static void fail(struct gs_tenancy *t, struct bucket *b, struct rpod *p, int general, int was_late,
                  uint64_t held_before)
 {
     p->tried_epoch = t->epoch;
@@ -231,41 +285,25 @@ static void fail(struct gs_tsim *t, struct bucket *b, struct rpod *p, int genera
     memcpy(b->reason, p->reason, sizeof(b->reason));
 }
 
-void gs__tsim_settle_reasons(struct gs_tsim *t)
+void gs__tn_settle_reason(struct gs_tenancy *t, int32_t pod)
 {
-    for (size_t i = 0; i < t->npods; i++) {
-        struct rpod *p = &t->pods[i];
-        if (p->state != GS_POD_PENDING || p->bucket < 0)
-            continue;
-        const struct bucket *b = &t->buckets[p->bucket];
-        const struct rpod *f = &t->pods[b->failed_pod];
-        if (b->failed_at <= p->said)
-            continue;
-        if (p->group >= 0 && f->group != p->group) /* another gang's words would mislead */
-            gs__say(p->reason, sizeof(p->reason),
-                    "gang %s: not tried while gang %s, alike, could not be placed (%s)",
-                    p->sp->group, f->sp->group, b->reason);
-        else
-            memcpy(p->reason, b->reason, sizeof(p->reason));
-    }
-}
-
-/* Deserved shares of the queues over the cluster's cards (Volcano proportion). */
-static void deserve(struct gs_tsim *t)
-{
-    int64_t *limit = t->q_deserved + t->nqueues; /* scratch half of the array */
-    for (size_t q = 0; q < t->nqueues; q++) {
-        limit[q] = t->q_demand[q];
-        if (q < t->s->policy.nqueues && t->s->policy.queues[q].cap_gpu_milli != GS_UNSET &&
-            t->s->policy.queues[q].cap_gpu_milli < limit[q])
-            limit[q] = t->s->policy.queues[q].cap_gpu_milli;
-    }
-    gs_fairshare_waterfill(gs_fleet_card_count(t->fleet) * 1000, t->q_weight, limit, t->nqueues,
-                           t->q_deserved);
+    struct rpod *p = &t->pods[pod];
+    if (p->state != GS_POD_PENDING || p->bucket < 0)
+        return;
+    const struct bucket *b = &t->buckets[p->bucket];
+    const struct rpod *f = &t->pods[b->failed_pod];
+    if (b->failed_at <= p->said)
+        return;
+    if (p->group >= 0 && f->group != p->group) /* another gang's words would mislead */
+        gs__say(p->reason, sizeof(p->reason),
+                "gang %s: not tried while gang %s, alike, could not be placed (%s)", p->sp->group,
+                f->sp->group, b->reason);
+    else
+        memcpy(p->reason, b->reason, sizeof(p->reason));
 }
 
 /* Is queue @a further below its deserved share than queue @b (used / deserved, lower first)? */
-static int hungrier(const struct gs_tsim *t, size_t a, size_t b)
+static int hungrier(const struct gs_tenancy *t, size_t a, size_t b)
 {
     gs_i128 l = (gs_i128)t->q_used[a] * (t->q_deserved[b] + 1);
     gs_i128 r = (gs_i128)t->q_used[b] * (t->q_deserved[a] + 1);
@@ -273,7 +311,7 @@ static int hungrier(const struct gs_tsim *t, size_t a, size_t b)
 }
 
 /* Gang @g failed: its waiting members are not tried again until something frees. */
-static void gang_failed(struct gs_tsim *t, struct gang *g, const char *why)
+static void gang_failed(struct gs_tenancy *t, struct gang *g, const char *why)
 {
     for (size_t i = 0; i < g->members.n; i++) {
         struct rpod *m = &t->pods[g->members.v[i]];
@@ -288,11 +326,11 @@ static void gang_failed(struct gs_tsim *t, struct gang *g, const char *why)
 }
 
 /* maxPodsPerUser, checked on its own: pods alike but for their user share a bucket. */
-static int user_at_limit(struct gs_tsim *t, struct rpod *p)
+static int user_at_limit(struct gs_tenancy *t, struct rpod *p)
 {
-    if (t->way != GS_WAY_FULL || (size_t)p->tenant >= t->s->policy.ntenants)
+    if (t->way != GS_WAY_FULL || (size_t)p->tenant >= t->pol->ntenants)
         return 0;
-    const struct gs_tenant_spec *ts = &t->s->policy.tenants[p->tenant];
+    const struct gs_tenant_spec *ts = &t->pol->tenants[p->tenant];
     /* A pod without a `user` label is nobody's: no user's limit counts it. */
     if (ts->max_pods_per_user == GS_UNSET || !p->sp->user[0] ||
         t->user_running[p->user] < ts->max_pods_per_user)
@@ -305,11 +343,11 @@ static int user_at_limit(struct gs_tsim *t, struct rpod *p)
 }
 
 /* maxPodsPerUser for a gang's waiting members together; the reason goes to every one. */
-static int gang_users_at_limit(struct gs_tsim *t, struct gang *g, struct rpod *p)
+static int gang_users_at_limit(struct gs_tenancy *t, struct gang *g, struct rpod *p)
 {
-    if (t->way != GS_WAY_FULL || (size_t)p->tenant >= t->s->policy.ntenants)
+    if (t->way != GS_WAY_FULL || (size_t)p->tenant >= t->pol->ntenants)
         return 0;
-    const struct gs_tenant_spec *ts = &t->s->policy.tenants[p->tenant];
+    const struct gs_tenant_spec *ts = &t->pol->tenants[p->tenant];
     if (ts->max_pods_per_user == GS_UNSET)
         return 0;
     for (size_t i = 0; i < g->members.n; i++) {
@@ -341,7 +379,7 @@ static int gang_users_at_limit(struct gs_tsim *t, struct gang *g, struct rpod *p
 
 /* Does gang @g wait whole (no member running, every member arrived)? Its failure then stands
  * for every gang of its bucket; a gang part-way there fails for itself only. */
-static int gang_whole(const struct gs_tsim *t, const struct gang *g)
+static int gang_whole(const struct gs_tenancy *t, const struct gang *g)
 {
     if (g->running)
         return 0;
@@ -354,17 +392,17 @@ static int gang_whole(const struct gs_tsim *t, const struct gang *g)
 }
 
 /* Try @pod (of bucket @b): 0 done (placed or failed), < 0 error. */
-static int try_pod(struct gs_tsim *t, int32_t pod, struct bucket *b)
+static int try_pod(struct gs_tenancy *t, int32_t pod, struct bucket *b)
 {
     struct rpod *p = &t->pods[pod];
-    int capacity = 0, r, general, was_late = gs__tsim_late(t, p);
+    int capacity = 0, r, general, was_late = gs__tn_late(t, p);
     uint64_t held_before = t->held_hits;
     if (p->group >= 0 && t->gangs[p->group].running < t->gangs[p->group].min) {
         struct gang *g = &t->gangs[p->group];
         if (gang_users_at_limit(t, g, p))
             return 0;
         general = gang_whole(t, g);
-        r = gs__tsim_place_gang(t, p->group, &capacity);
+        r = gs__tn_place_gang(t, p->group, &capacity);
         if (r > 0)
             gang_failed(t, g, NULL);
         general &= capacity; /* "minMember not submitted" is this gang's own */
@@ -375,9 +413,9 @@ static int try_pod(struct gs_tsim *t, int32_t pod, struct bucket *b)
         }
         struct txn *x = &t->txn_pod;
         x->bound.n = x->evicted.n = 0;
-        r = gs__tsim_place_one(t, pod, x, -1, &capacity);
+        r = gs__tn_place_one(t, pod, x, -1, &capacity);
         if (r == 0)
-            r = gs__tsim_commit(t, x, pod);
+            r = gs__tn_commit(t, x, pod);
         general = p->group < 0; /* a member of a running gang fails for itself */
     }
     if (r <= 0)
@@ -386,12 +424,12 @@ static int try_pod(struct gs_tsim *t, int32_t pod, struct bucket *b)
     /* The head's promise is made again when it fails: what it was counted from may be gone. */
     if (capacity && p->group < 0 &&
         (t->head < 0 || pod == t->head || p->level < t->pods[t->head].level))
-        return gs__tsim_reserve_for(t, pod);
+        return gs__tn_reserve_for(t, pod);
     return 0;
 }
 
 /* Put the next candidate of every listed bucket of @list in @h (emptied first). */
-static int fill(struct gs_tsim *t, size_t list, struct qheap *h, int fresh)
+static int fill(struct gs_tenancy *t, size_t list, struct qheap *h, int fresh)
 {
     struct vec *lv = &t->blists[list];
     size_t w = 0;
@@ -408,15 +446,15 @@ static int fill(struct gs_tsim *t, size_t list, struct qheap *h, int fresh)
         }
         lv->v[w++] = lv->v[i];
         int32_t c = candidate(t, b);
-        if (c >= 0 &&
-            qh_push(&h->v, &h->n, &h->cap, (struct centry){t->pods[c].submit, c, lv->v[i]}) < 0)
+        if (c >= 0 && qh_push(&h->v, &h->n, &h->cap,
+                              (struct centry){t->pods[c].submit, t->pods[c].seq, c, lv->v[i]}) < 0)
             return -ENOMEM;
     }
     lv->n = w;
     return 0;
 }
 
-static int level_pass(struct gs_tsim *t, size_t l)
+static int level_pass(struct gs_tenancy *t, size_t l)
 {
     size_t nq = t->nqueues;
     int r = 0;
@@ -435,7 +473,7 @@ static int level_pass(struct gs_tsim *t, size_t l)
         if (c != e.pod) { /* the bucket moved on since: requeue what it offers now */
             if (c >= 0)
                 r = qh_push(&t->qheaps[q].v, &t->qheaps[q].n, &t->qheaps[q].cap,
-                            (struct centry){t->pods[c].submit, c, e.bucket});
+                            (struct centry){t->pods[c].submit, t->pods[c].seq, c, e.bucket});
             continue;
         }
         uint64_t epoch = t->epoch;
@@ -451,7 +489,7 @@ static int level_pass(struct gs_tsim *t, size_t l)
         int changed = t->pods[c].state != GS_POD_PENDING || t->epoch != epoch;
         if (t->resv_stale && changed && t->head >= 0 && t->head == head) { /* outside attempts */
             t->resv_stale = 0;
-            if ((r = gs__tsim_reserve_for(t, head)) < 0)
+            if ((r = gs__tn_reserve_for(t, head)) < 0)
                 break;
         }
         t->resv_stale = 0;
@@ -463,28 +501,28 @@ static int level_pass(struct gs_tsim *t, size_t l)
         }
         if ((c = candidate(t, b)) >= 0)
             r = qh_push(&t->qheaps[q].v, &t->qheaps[q].n, &t->qheaps[q].cap,
-                        (struct centry){t->pods[c].submit, c, e.bucket});
+                        (struct centry){t->pods[c].submit, t->pods[c].seq, c, e.bucket});
     }
     return r;
 }
 
-int gs__tsim_pass(struct gs_tsim *t)
+int gs__tn_pass(struct gs_tenancy *t)
 {
     if (!t->qheaps && !(t->qheaps = gs__zalloc(t->nqueues, sizeof(*t->qheaps))))
         return -ENOMEM;
-    deserve(t);
+    gs__tn_deserve(t);
     if (t->head >= 0 && t->pods[t->head].state != GS_POD_PENDING) {
         t->head = -1;
         t->resv_gen++;
     }
-    int r = 0;
+    int r = rebucket(t);
     t->work.passes++;
     for (size_t l = 0; l < t->nlevels && r == 0; l++)
         r = level_pass(t, l);
     return r;
 }
 
-void gs__tsim_queue_free(struct gs_tsim *t)
+void gs__tn_queue_free(struct gs_tenancy *t)
 {
     for (size_t i = 0; i < t->nbuckets; i++)
         free(t->buckets[i].pods.v);

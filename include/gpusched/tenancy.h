@@ -1,0 +1,206 @@
+/*
+ * gpusched — the multi-tenant scheduler: one clock-agnostic core that both drivers run, the
+ * simulator (src/sim, a virtual clock) and gpuschedd (src/daemon, the real clock).
+ *
+ * Events go in — a pod submitted, cancelled or completed; a node ready or not; a card healthy
+ * or not — each with the time it happened; gs_tenancy_schedule() then runs a scheduling pass
+ * and hands out what it decided as one transaction: pods bound (node, cards, share or MIG
+ * instance), pods evicted (preempted or reclaimed, and for whom); why a pod waits is read with
+ * gs_tenancy_pod(). The core reads no clock, does no I/O, keeps no globals and logs nothing:
+ * time is an argument, and the same events at the same times give the same decisions, byte for
+ * byte, whichever driver sends them.
+ *
+ * The policy, one concept per module (src/core/tenancy/): admission (LimitRange defaults and
+ * bounds, step profiles and tenant overrides, the device demand: whole cards, shares, MIG
+ * instances, vGPU classes, time-slice replicas), the ledger (GPUQuota dedicated/shared/total,
+ * ResourceQuotas, maxPodsPerUser, queue capability and overcommit), the pending order
+ * (GPUQueueSort: priority, the queue's fair-share deficit, arrival), placement (tiers, gangs,
+ * card modes), eviction (priority preemption, reclaim between queues, the dedicated-quota
+ * guarantee, churn guards) and backfill (EASY, with the walltimes pods declare). What the
+ * scheduler may do depends on the way it runs:
+ *   exclusive  whole exclusive cards only (a fractional request takes whole cards); no tiers,
+ *              no GPUQuota, no gangs, no preemption — a device-plugin cluster;
+ *   sharing    fractions of cards (memory MiB + compute share, vGPU classes) and time-slice
+ *              replicas, otherwise as exclusive;
+ *   full       sharing, the four topology tiers, GPUQuota, queues with deserved shares and
+ *              reclaim, gangs, priority preemption and backfill.
+ * Namespace ResourceQuota and LimitRange are Kubernetes admission and apply in every way.
+ *
+ * Units: milli-GPU, milli-CPU, MiB; times are microseconds on the driver's clock, which only
+ * moves forward. Pods are named by the id gs_tenancy_submit() gives (dense, from 0); @seq, the
+ * driver's own arrival order, breaks every tie between pods (the earlier first).
+ * Thread safety: none; a scheduler is used by one thread at a time.
+ */
+#ifndef GPUSCHED_TENANCY_H
+#define GPUSCHED_TENANCY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpusched/policy.h"
+
+struct gs_diag;
+struct gs_tenancy;
+
+enum gs_way { GS_WAY_EXCLUSIVE = 0, GS_WAY_SHARING, GS_WAY_FULL, GS_WAY_COUNT };
+
+/* gs_way_name() - "exclusive", "sharing", "full". gs_way_find(): the way, or -ENOENT. */
+const char *gs_way_name(enum gs_way w);
+int gs_way_find(const char *name);
+
+enum gs_pod_state {
+    GS_POD_PENDING = 0,
+    GS_POD_RUNNING,
+    GS_POD_COMPLETED,
+    GS_POD_PREEMPTED, /* evicted and not running again (reports only; the core keeps PENDING) */
+    GS_POD_REJECTED   /* can never run: admission or a limit refuses it */
+};
+
+/* gs_pod_state_name() - "pending", "running", ... as SCENARIO.md spells them. */
+const char *gs_pod_state_name(enum gs_pod_state s);
+
+/* How a scheduler runs: its way, and card mode conversion (the Simulation's cardModes). */
+struct gs_tenancy_opts {
+    enum gs_way way;
+    int convert;         /* an empty card may change mode (gs_fleet_set_modes()); default 1 */
+    int64_t min_hold_us; /* after holding its mode that long, microseconds (>= 0) */
+};
+
+/* One pod as the scheduler sees it. Strings are owned by the scheduler (or, for the spec's
+ * names, by the caller's spec) and valid until the next call that changes it. */
+struct gs_tenancy_pod {
+    enum gs_pod_state state; /* PENDING, RUNNING, COMPLETED or REJECTED */
+    int32_t tenant;          /* index into the policy's tenants; ntenants: none */
+    int32_t queue;           /* index into the policy's queues; nqueues: the implicit default */
+    int32_t priority;
+    int32_t node;        /* node of its last placement, -1 when it never ran */
+    uint32_t gpu_mask;   /* node-local cards of its last placement */
+    int whole;           /* 1: exclusive cards; 0: shared slices, replicas or a MIG instance */
+    int timeslice;       /* time-slice replicas */
+    int32_t units;       /* slices or replicas on each card (gpusched.io/same-card), else 1 */
+    const char *mig;     /* MIG profile of its demand (full way), NULL when none */
+    int32_t mig_start;   /* the instance's first memory slice while placed, else -1 */
+    int32_t share_milli; /* per card: 1000 when whole, else the compute share */
+    int32_t slice_milli; /* running time-sliced: received per card and unit since it started, on
+                            average up to the clock; else share_milli / units */
+    int64_t milli;       /* GPU share charged to quotas and queues: cards x share */
+    int64_t submit_us, start_us, first_start_us; /* start_us: of its last placement; -1 none */
+    int32_t preemptions;                         /* times evicted */
+    const char *reason; /* why it is not running, "" when it runs or has none */
+};
+
+enum gs_decision_kind { GS_DECIDE_BIND = 1, GS_DECIDE_EVICT };
+
+/* One decision of a transaction. */
+struct gs_decision {
+    enum gs_decision_kind kind;
+    int32_t pod;
+    int32_t node;        /* where it was bound, or the node it left */
+    uint32_t gpu_mask;   /* its cards there */
+    int32_t share_milli; /* per card and unit: bind, what it asks (1000 whole); evict, what it
+                            received on average since it started (time-sliced cards) or asked */
+    int32_t by;          /* evict: the pod it made room for */
+    int reclaim;         /* evict: 1 queue reclaim, 0 priority preemption */
+};
+
+/* What the scheduler's passes cost, in work done rather than seconds: for benchmarks. */
+struct gs_tenancy_work {
+    int64_t passes;          /* scheduling passes */
+    int64_t tries;           /* pods (or gangs) tried in passes; alike ones are tried once */
+    int64_t node_fits;       /* nodes a placement search filtered and scored */
+    int64_t victim_searches; /* preemption or reclaim searches with someone to evict */
+    int64_t victim_nodes;    /* nodes whose pods a victim search examined */
+    int64_t victim_trials;   /* nodes where a victim search tried eviction sets */
+};
+
+/*
+ * gs_tenancy_new() - a scheduler over @pol's nodes, every card free, no pod. @pol (its nodes,
+ * templates, tenants, queues, PodGroups, classes, quotas) is borrowed until gs_tenancy_free().
+ * Return: 0 and *@out; -EINVAL with @d (no nodes, an unknown way, a node's template or model
+ * unknown); -ENOMEM.
+ */
+int gs_tenancy_new(const struct gs_policy *pol, const struct gs_tenancy_opts *o,
+                   struct gs_tenancy **out, struct gs_diag *d);
+
+/* gs_tenancy_free() - NULL allowed. */
+void gs_tenancy_free(struct gs_tenancy *t);
+
+/*
+ * gs_tenancy_admit() - what admission makes of pod @sp, without submitting it: @out as
+ * gs_tenancy_pod() would show it pending (tenant, queue, priority, share), or REJECTED with the
+ * reason in @why (at least 200 bytes). Return: 0 admitted; 1 rejected. Changes nothing.
+ */
+int gs_tenancy_admit(const struct gs_tenancy *t, const struct gs_pod_spec *sp,
+                     struct gs_tenancy_pod *out, char *why, size_t size);
+
+/*
+ * gs_tenancy_submit() - pod @sp (borrowed until the scheduler is freed) arrives at @now; @seq
+ * orders it among pods (unique, the driver's arrival order). It waits for the next pass.
+ * Return: 0 and *@id; 1 rejected by admission, with @why (nothing kept); -ENOMEM.
+ */
+int gs_tenancy_submit(struct gs_tenancy *t, int64_t now, const struct gs_pod_spec *sp, int64_t seq,
+                      int32_t *id, char *why, size_t size);
+
+/*
+ * gs_tenancy_complete() - running pod @id ended at @now: its cards and quotas go back; in
+ * *@share_milli (may be NULL) what it received per card and unit on average since it started,
+ * as a bind or evict decision gives it. Return: 0; -EINVAL when it is not running.
+ */
+int gs_tenancy_complete(struct gs_tenancy *t, int64_t now, int32_t id, int32_t *share_milli);
+
+/*
+ * gs_tenancy_advance() - move the clock to @now without a pass: the time-sliced pods' progress
+ * and the tenants' time are settled up to then. Return: 0; -ENOMEM.
+ */
+int gs_tenancy_advance(struct gs_tenancy *t, int64_t now);
+
+/*
+ * gs_tenancy_schedule() - a scheduling pass at @now, when anything changed since the last one,
+ * and the decisions made since the last call (passes and events), in the order made: *@dec
+ * (owned by @t, valid until the next call), *@n of them. Return: 0; -ENOMEM (then the pass
+ * stopped part-way: what it decided before is in *@dec and stands).
+ */
+int gs_tenancy_schedule(struct gs_tenancy *t, int64_t now, const struct gs_decision **dec,
+                        size_t *n);
+
+/*
+ * gs_tenancy_due() - a running pod whose walltime (sim.gpusched.io/duration, stretched on
+ * time-sliced cards by the share it gets) has run out by @now, taken off the list of expected
+ * ends: 1 and *@id; 0 when none. gs_tenancy_next_end(): the earliest expected end of a running
+ * pod, INT64_MAX when none declares one. A driver whose pods end when their work is done (the
+ * simulator) completes them then; backfill reads the same ends.
+ */
+int gs_tenancy_due(struct gs_tenancy *t, int64_t now, int32_t *id);
+int64_t gs_tenancy_next_end(struct gs_tenancy *t);
+
+/* gs_tenancy_wake() - when an empty card's mode hold ends next, so that a pass should run then;
+ * INT64_MAX when none will. */
+int64_t gs_tenancy_wake(const struct gs_tenancy *t);
+
+/* gs_tenancy_pod() - pod @id as the scheduler sees it (reasons of pods alike settled first).
+ * Return: 0; -ENOENT for an id never given. */
+int gs_tenancy_pod(struct gs_tenancy *t, int32_t id, struct gs_tenancy_pod *out);
+
+/* Counters for reports; every index as in the policy (tenants: ntenants + 1, the last for pods
+ * of no tenant; queues: nqueues + 1, the last the implicit default queue). */
+size_t gs_tenancy_pod_count(const struct gs_tenancy *t);
+size_t gs_tenancy_queue_count(const struct gs_tenancy *t);
+int64_t gs_tenancy_allocated(const struct gs_tenancy *t);              /* gs_fleet_allocated() */
+int64_t gs_tenancy_tenant_milli(const struct gs_tenancy *t, size_t i); /* held now */
+int64_t gs_tenancy_queue_milli(const struct gs_tenancy *t, size_t q);  /* held now */
+int64_t gs_tenancy_queue_deserved(const struct gs_tenancy *t, size_t q);
+int32_t gs_tenancy_queue_weight(const struct gs_tenancy *t, size_t q);
+const struct gs_tenancy_work *gs_tenancy_work(const struct gs_tenancy *t);
+const struct gs_fleet *gs_tenancy_fleet(const struct gs_tenancy *t);
+
+/*
+ * gs_tenancy_slice_totals() - time-sliced cards (seed 000 §2.1): what tenant @tenant's pods asked
+ * while they ran, what weighted round-robin over the queues on each card entitled it to, and what
+ * it received, milli-GPU x seconds, up to the clock. gs_tenancy_slice_any(): some pod ran
+ * time-sliced.
+ */
+void gs_tenancy_slice_totals(const struct gs_tenancy *t, size_t tenant, int64_t *asked_milli_s,
+                             int64_t *entitled_milli_s, int64_t *received_milli_s);
+int gs_tenancy_slice_any(const struct gs_tenancy *t);
+
+#endif

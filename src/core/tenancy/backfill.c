@@ -1,0 +1,155 @@
+/*
+ * Backfill (EASY): the head of the queue, blocked, is promised the node where it would fit
+ * first as running pods reach their expected ends (the walltimes they declare); a later pod may
+ * use that node only if it ends before then, or leaves the head room there anyway. The expected
+ * ends are kept here, in a heap by time (then arrival order), entries going stale when the pod
+ * they were pushed for leaves its cards.
+ */
+#include "tenancy_impl.h"
+
+#include "../heap.h"
+
+#include <errno.h>
+#include <string.h>
+
+/* Expected ends: a binary min-heap by (time, seq). */
+static int ev_less(const struct event *a, const struct event *b)
+{
+    return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+}
+
+GS_HEAP(ev, struct event, ev_less)
+
+/* An expected end and where it sits in the heap: the heap is read in order without copying it. */
+struct evi {
+    struct event e;
+    size_t at;
+};
+
+static int evi_less(const struct evi *a, const struct evi *b)
+{
+    return ev_less(&a->e, &b->e);
+}
+
+GS_HEAP(evi, struct evi, evi_less)
+
+/* The reservation of the blocked head holds @node against @p unless @p ends before it is due. */
+int gs__tn_late(const struct gs_tenancy *t, const struct rpod *p)
+{
+    /* A promise to the head binds only pods that queue behind it: never one of higher priority,
+     * nor one of its level that arrived before it (an evicted pod queues where it was). */
+    const struct rpod *h = t->head >= 0 ? &t->pods[t->head] : NULL;
+    if (!h || p == h || p->level < h->level || (p->level == h->level && gs__tn_before(p, h)))
+        return 0;
+    return p->sp->duration_us == GS_UNSET || t->now + p->sp->duration_us > t->shadow_t;
+}
+
+/*
+ * Would the head still fit on its node at the promised time were @p put there now on @c? EASY
+ * backfill lets a pod that ends later use what the head will not need then: the pods due to end
+ * by then are taken off, the head tried, and everything put back.
+ */
+static int spares_head(struct gs_tenancy *t, const struct rpod *p, int32_t pod, size_t node,
+                       const struct gs_fit_choice *c)
+{
+    const struct rpod *h = &t->pods[t->head];
+    struct gs_fit f = p->fit;
+    f.mig_start = c->mig_start;
+    if (gs_fleet_commit(t->fleet, node, &f, c->mask, pod) < 0)
+        return 0;
+    int32_t off[GS_GPUS_MAX * 8];
+    size_t k = 0, np = gs_fleet_pod_count(t->fleet, node);
+    for (size_t i = 0; i < np && k < sizeof(off) / sizeof(off[0]); i++) {
+        int32_t v = gs_fleet_pod_at(t->fleet, node, i);
+        const struct rpod *r = &t->pods[v];
+        if (v != pod && r->sp->duration_us != GS_UNSET &&
+            r->start + r->sp->duration_us <= t->shadow_t)
+            off[k++] = v;
+    }
+    for (size_t i = 0; i < k; i++)
+        gs_fleet_release(t->fleet, node, &t->pods[off[i]].fit, t->pods[off[i]].mask, off[i]);
+    struct gs_fit_choice hc;
+    int ok = gs_fleet_fit(t->fleet, node, &h->fit, &hc) == GS_FIT_OK;
+    while (k-- > 0)
+        gs_fleet_commit(t->fleet, node, &t->pods[off[k]].fit, t->pods[off[k]].mask, off[k]);
+    gs_fleet_release(t->fleet, node, &f, c->mask, pod);
+    return ok;
+}
+
+int gs__tn_held(struct gs_tenancy *t, const struct rpod *p, int32_t pod, size_t node,
+                const struct gs_fit_choice *c)
+{
+    int late =
+        (int32_t)node == t->resv_node && gs__tn_late(t, p) && !spares_head(t, p, pod, node, c);
+    t->held_hits += late; /* the pass learns that the reservation stood in the way */
+    return late;
+}
+
+int gs__tn_end_live(const struct gs_tenancy *t, const struct event *e)
+{
+    return t->pods[e->pod].gen == e->gen && t->pods[e->pod].state == GS_POD_RUNNING;
+}
+
+/*
+ * EASY backfill: the head of the queue, blocked, is promised the node where it would fit first
+ * as running pods end (their durations are the walltimes); a later pod may use that node only
+ * if it ends before then. Found by releasing running pods from the fleet in order of end time
+ * until the head fits, then putting every one back. A gang at the head gets no promise.
+ */
+int gs__tn_reserve_for(struct gs_tenancy *t, int32_t head)
+{
+    t->resv_gen++;
+    t->resv_node = -1;
+    t->head = -1;
+    struct rpod *h = &t->pods[head];
+    if (h->group >= 0 || t->nheap == 0)
+        return 0;
+    /* The completions in order, as far as needed: the smallest entry not yet taken is always
+     * the root or a child of one taken, so a small heap of those frontier entries reads them. */
+    struct event *ev = t->resv_ev;
+    size_t k = 0;
+    int r = 0;
+    t->naux = 0;
+    if (evi_push(&t->aux, &t->naux, &t->capaux, (struct evi){t->heap[0], 0}) < 0)
+        return -ENOMEM;
+    struct gs_fit_choice c;
+    while (t->naux && k < GS_RESV_DEPTH && r == 0) {
+        struct evi x = evi_pop(t->aux, &t->naux);
+        for (size_t ch = 2 * x.at + 1; ch <= 2 * x.at + 2 && ch < t->nheap && r == 0; ch++)
+            r = evi_push(&t->aux, &t->naux, &t->capaux, (struct evi){t->heap[ch], ch});
+        struct event e = x.e;
+        if (r < 0)
+            break;
+        if (!gs__tn_end_live(t, &e))
+            continue;
+        ev[k++] = e;
+        struct rpod *p = &t->pods[e.pod];
+        gs_fleet_release(t->fleet, (size_t)p->node, &p->fit, p->mask, e.pod);
+        if (gs_fleet_fit(t->fleet, (size_t)p->node, &h->fit, &c) == GS_FIT_OK) {
+            t->resv_node = p->node;
+            t->head = head;
+            t->shadow_t = e.t;
+            break;
+        }
+    }
+    while (k-- > 0) {
+        struct rpod *p = &t->pods[ev[k].pod];
+        gs_fleet_commit(t->fleet, (size_t)p->node, &p->fit, p->mask, ev[k].pod);
+    }
+    if (r < 0) { /* out of memory half-way: no promise */
+        t->head = t->resv_node = -1;
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+int gs__tn_schedule_end(struct gs_tenancy *t, int32_t pod, int64_t end)
+{
+    const struct rpod *p = &t->pods[pod];
+    return ev_push(&t->heap, &t->nheap, &t->capheap, (struct event){end, p->seq, pod, p->gen});
+}
+
+struct event gs__tn_end_pop(struct gs_tenancy *t)
+{
+    return ev_pop(t->heap, &t->nheap);
+}

@@ -1,0 +1,144 @@
+/*
+ * The ledger: what the running pods hold against every quota, and whether a pod may start as
+ * far as quotas go. GPUQuota (per tenant and GPU model: dedicated, shared, total; seed 000
+ * §1.2), namespace ResourceQuotas (requests.nvidia.com/gpu, requests.nvidia.com/gpumem,
+ * requests.cpu, requests.memory, pods, with PriorityClass scopes), maxPodsPerUser, and the
+ * Volcano queues' capability (with overcommitRatio for shares) and deserved shares.
+ */
+#include "tenancy_impl.h"
+
+#include "gpusched/fairshare.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const struct gs_model_quota *model_quota(const struct gs_tenancy *t, int32_t tenant,
+                                                int model)
+{
+    if (tenant < 0 || (size_t)tenant >= t->pol->ntenants)
+        return NULL;
+    return gs_tenant_model_quota(&t->pol->tenants[tenant], model);
+}
+
+static void milli_str(char *buf, size_t size, int64_t m)
+{
+    gs__say(buf, size, "%lld.%lld", (long long)(m / 1000), (long long)(m % 1000 / 100));
+}
+
+/* GPUQuota: 1 dedicated, 2 shared, 0 with @why over quota. */
+static int gpuquota_bucket(const struct gs_tenancy *t, const struct rpod *p, int model, char *why,
+                           size_t size)
+{
+    const struct gs_tenant_spec *ts = &t->pol->tenants[p->tenant];
+    const struct gs_model_quota *q = model_quota(t, p->tenant, model);
+    if (!q) {
+        gs__say(why, size, "tenant %s: no GPUQuota for %s", ts->name,
+                gs_catalog_at(model) ? gs_catalog_at(model)->name : "this model");
+        return 0;
+    }
+    size_t k = (size_t)p->tenant * GS_MODEL_MAX + (size_t)model;
+    int64_t ded = t->ded_used[k], sh = t->sh_used[k];
+    int bucket = gs_quota_bucket(q, ded, sh, p->fit.whole, p->milli);
+    if (bucket)
+        return bucket;
+    char a[32], b[32], c[32];
+    int over_total = ded + sh + p->milli > q->total_milli;
+    int64_t used = over_total ? ded + sh : sh, cap = over_total ? q->total_milli : q->shared_milli;
+    milli_str(a, sizeof(a), used);
+    milli_str(b, sizeof(b), cap);
+    milli_str(c, sizeof(c), p->milli);
+    int n = gs__say(why, size, "tenant %s: %s %s %s/%s GPUs", ts->name, q->key,
+                    over_total ? "total" : "shared", a, b);
+    if (used < cap) /* room is left, only not enough for this pod */
+        gs__say(why + n, size - (size_t)n, ", the pod asks %s", c);
+    return 0;
+}
+
+static int rquota_ok(const struct gs_tenancy *t, const struct rpod *p, char *why, size_t size)
+{
+    static const char *const res[5] = {"requests.nvidia.com/gpu", "requests.nvidia.com/gpumem",
+                                       "requests.cpu", "requests.memory", "pods"};
+    int64_t add[5] = {p->gpus, p->gpumem_mib, p->fit.cpu_milli, p->fit.memory_mib, 1};
+    for (int k = 0; k < 2 && p->rq[k] >= 0; k++) {
+        const struct gs_rquota_spec *q = &t->pol->rquotas[p->rq[k]];
+        int64_t hard[5] = {q->gpu_milli == GS_UNSET ? GS_UNSET : q->gpu_milli / 1000, q->gpumem_mib,
+                           q->cpu_milli, q->memory_mib, q->pods};
+        for (int r = 0; r < 5; r++)
+            if (hard[r] != GS_UNSET && t->rq_used[p->rq[k]][r] + add[r] > hard[r]) {
+                gs__say(why, size, "namespace %s: %s %lld+%lld > %lld (ResourceQuota %s)", q->ns,
+                        res[r], (long long)t->rq_used[p->rq[k]][r], (long long)add[r],
+                        (long long)hard[r], q->name);
+                return 0;
+            }
+    }
+    return 1;
+}
+
+int gs__quota_check(struct gs_tenancy *t, struct rpod *p, int model, char *why, size_t size)
+{
+    if (!rquota_ok(t, p, why, size))
+        return 0;
+    if (t->way != GS_WAY_FULL)
+        return 1;
+    const struct gs_policy *pol = t->pol;
+    if ((size_t)p->queue < pol->nqueues && pol->queues[p->queue].cap_gpu_milli != GS_UNSET) {
+        const struct gs_queue_spec *q = &pol->queues[p->queue];
+        int64_t cap = gs_queue_gpu_cap_milli(q, p->fit.whole);
+        if (t->q_used[p->queue] + p->milli > cap) {
+            char a[32], b[32];
+            milli_str(a, sizeof(a), t->q_used[p->queue]);
+            milli_str(b, sizeof(b), cap);
+            gs__say(why, size, "queue %s: nvidia.com/gpu %s/%s capability", q->name, a, b);
+            return 0;
+        }
+    }
+    if ((size_t)p->tenant < pol->ntenants) {
+        const struct gs_tenant_spec *ts = &pol->tenants[p->tenant];
+        if (ts->max_pods_per_user != GS_UNSET && p->sp->user[0] &&
+            t->user_running[p->user] >= ts->max_pods_per_user) {
+            gs__say(why, size, "tenant %s: user %s has %d pods running (maxPodsPerUser %d)",
+                    ts->name, p->sp->user[0] ? p->sp->user : "(none)", t->user_running[p->user],
+                    ts->max_pods_per_user);
+            return 0;
+        }
+        if (ts->has_quota && p->milli > 0 && model >= 0)
+            return gpuquota_bucket(t, p, model, why, size) ? 1 : 0;
+    }
+    return 1;
+}
+
+void gs__quota_charge(struct gs_tenancy *t, struct rpod *p, int model, int sign, int restore)
+{
+    int64_t add[5] = {p->gpus, p->gpumem_mib, p->fit.cpu_milli, p->fit.memory_mib, 1};
+    for (int k = 0; k < 2 && p->rq[k] >= 0; k++)
+        for (int r = 0; r < 5; r++)
+            t->rq_used[p->rq[k]][r] += sign * add[r];
+    t->user_running[p->user] += sign;
+    t->q_used[p->queue] += sign * p->milli;
+    if (sign > 0 && !restore) {
+        char why[8];
+        p->model = model;
+        p->charged = 0;
+        if (t->way == GS_WAY_FULL && (size_t)p->tenant < t->pol->ntenants &&
+            t->pol->tenants[p->tenant].has_quota && p->milli > 0 && model >= 0)
+            p->charged = (int8_t)gpuquota_bucket(t, p, model, why, sizeof(why));
+    }
+    if (p->charged && p->model >= 0) {
+        size_t k = (size_t)p->tenant * GS_MODEL_MAX + (size_t)p->model;
+        (p->charged == 1 ? t->ded_used : t->sh_used)[k] += sign * p->milli;
+    }
+}
+
+/* Deserved shares of the queues over the cluster's cards (Volcano proportion). */
+void gs__tn_deserve(struct gs_tenancy *t)
+{
+    int64_t *limit = t->q_deserved + t->nqueues; /* scratch half of the array */
+    for (size_t q = 0; q < t->nqueues; q++) {
+        limit[q] = t->q_demand[q];
+        if (q < t->pol->nqueues && t->pol->queues[q].cap_gpu_milli != GS_UNSET &&
+            t->pol->queues[q].cap_gpu_milli < limit[q])
+            limit[q] = t->pol->queues[q].cap_gpu_milli;
+    }
+    gs_fairshare_waterfill(gs_fleet_card_count(t->fleet) * 1000, t->q_weight, limit, t->nqueues,
+                           t->q_deserved);
+}

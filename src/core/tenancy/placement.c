@@ -1,0 +1,585 @@
+/*
+ * Placement: binding a pod to cards and undoing it, the search for the best node (filter and
+ * score every node a pod may use, or only those freed since a search of its kind failed), one
+ * pod's attempt with preemption or reclaim behind it, and gangs placed all or nothing.
+ */
+#include "tenancy_impl.h"
+
+#include "gpusched/grow.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int gs__vec_push(struct vec *v, int32_t x)
+{
+    int32_t *p = gs_grow(v->v, &v->cap, v->n + 1, sizeof(*p), 8);
+    if (!p)
+        return -ENOMEM;
+    v->v = p;
+    v->v[v->n++] = x;
+    return 0;
+}
+
+/* Account a pod arriving on (+1) or leaving (-1) its devices; the fleet is done by the caller. */
+static void account(struct gs_tenancy *t, int32_t pod, int sign, int restore)
+{
+    struct rpod *p = &t->pods[pod];
+    int model = p->fit.ncards > 0 ? gs_fleet_node_model(t->fleet, (size_t)p->node) : -1;
+    gs__quota_charge(t, p, model, sign, restore);
+    t->tenant_alloc[p->tenant] += sign * p->milli;
+    if (p->group >= 0)
+        t->gangs[p->group].running += sign;
+    t->running_by_level[p->level] += sign;
+    if (p->charged != 1)
+        t->borrowed[(size_t)p->tenant * t->nlevels + (size_t)p->level] += sign;
+}
+
+int gs__tn_bind(struct gs_tenancy *t, int32_t pod, size_t node, uint32_t mask, struct txn *x)
+{
+    struct rpod *p = &t->pods[pod];
+    int r = gs_fleet_commit(t->fleet, node, &p->fit, mask, pod);
+    if (r < 0)
+        return r;
+    p->node = (int32_t)node;
+    p->mask = mask;
+    p->state = GS_POD_RUNNING;
+    if (pod == t->head) { /* the promise is kept: nothing is held for it any more */
+        t->head = -1;
+        t->resv_gen++;
+    }
+    gs__tn_pending_left(t, pod);
+    if ((int32_t)node == t->resv_node && t->head >= 0 && !gs__tn_late(t, p) &&
+        (p->sp->duration_us == GS_UNSET || t->now + p->sp->duration_us > t->shadow_t))
+        t->resv_stale = 1; /* it will still be there when the head was promised the node */
+    p->start = t->now;
+    if (p->first_start < 0)
+        p->first_start = t->now;
+    p->reason[0] = 0;
+    account(t, pod, 1, 0);
+    gs__tn_victims_update(t, node);
+    if ((x && (r = gs__vec_push(&x->bound, pod)) < 0) ||
+        (p->preemptions > 0 && (r = gs__tn_readmitted(t, t->now)) < 0))
+        return r;
+    if (p->fit.timeslice) {
+        gs__tn_slice_start(t, pod);
+        return gs__tn_slice_retime(t, node, mask);
+    }
+    if (p->sp->duration_us != GS_UNSET)
+        r = gs__tn_schedule_end(t, pod, t->now + p->sp->duration_us);
+    return r;
+}
+
+/* Take a pod off its devices; its expected end goes stale. */
+int gs__tn_unplace(struct gs_tenancy *t, int32_t pod)
+{
+    struct rpod *p = &t->pods[pod];
+    if (p->fit.timeslice)
+        gs__tn_slice_settle(t, pod);
+    account(t, pod, -1, 0);
+    gs_fleet_release(t->fleet, (size_t)p->node, &p->fit, p->mask, pod);
+    gs__tn_victims_update(t, (size_t)p->node);
+    p->gen++;
+    return p->fit.timeslice ? gs__tn_slice_retime(t, (size_t)p->node, p->mask) : 0;
+}
+
+int gs__tn_evict(struct gs_tenancy *t, int32_t pod, struct txn *x)
+{
+    struct rpod *p = &t->pods[pod];
+    int r = gs__tn_unplace(t, pod);
+    p->state = GS_POD_PENDING;
+    return r < 0 ? r : gs__vec_push(&x->evicted, pod);
+}
+
+int gs__tn_rollback(struct gs_tenancy *t, struct txn *x, size_t bound_to, size_t evicted_to)
+{
+    while (x->bound.n > bound_to) {
+        int32_t pod = x->bound.v[--x->bound.n];
+        struct rpod *p = &t->pods[pod];
+        int r = gs__tn_unplace(t, pod);
+        if (r < 0)
+            return r;
+        p->state = GS_POD_PENDING;
+        p->node = -1;
+        if (p->preemptions == 0) /* it had never run: only an eviction brings a pod back */
+            p->first_start = -1;
+    }
+    while (x->evicted.n > evicted_to) {
+        int32_t pod = x->evicted.v[--x->evicted.n];
+        struct rpod *p = &t->pods[pod];
+        int r = gs_fleet_commit(t->fleet, (size_t)p->node, &p->fit, p->mask, pod);
+        if (r < 0)
+            return r; /* cannot happen: the exact state it left is restored in reverse order */
+        p->state = GS_POD_RUNNING;
+        p->gen--; /* its expected end is valid again */
+        account(t, pod, 1, 1);
+        gs__tn_victims_update(t, (size_t)p->node);
+        if (p->fit.timeslice && (r = gs__tn_slice_retime(t, (size_t)p->node, p->mask)) < 0)
+            return r;
+    }
+    return 0;
+}
+
+/*
+ * The attempt succeeded: its evictions stand (each victim queues again, its reason naming the
+ * pod it made room for) and its decisions go to the driver, evictions first, then binds, each
+ * in the order made.
+ */
+int gs__tn_commit(struct gs_tenancy *t, struct txn *x, int32_t by)
+{
+    for (size_t i = 0; i < x->evicted.n; i++) {
+        int32_t pod = x->evicted.v[i];
+        struct rpod *p = &t->pods[pod];
+        int reclaim = p->reclaimed;
+        struct gs_decision d = {.kind = GS_DECIDE_EVICT,
+                                .pod = pod,
+                                .node = p->node,
+                                .gpu_mask = p->mask,
+                                .share_milli = gs__tn_slice_share(t, pod),
+                                .by = by,
+                                .reclaim = reclaim};
+        if (gs__vec_push(&t->rlog, p->node) < 0 || gs__tn_decide(t, &d) < 0)
+            return -ENOMEM;
+        p->preemptions++;
+        p->node = -1;
+        gs__say(p->reason, sizeof(p->reason), "%s by %s/%s", reclaim ? "reclaimed" : "preempted",
+                t->pods[by].sp->ns, t->pods[by].sp->name);
+        int r = gs__tn_pending_add(t, pod);
+        if (r < 0)
+            return r;
+        t->epoch++;
+    }
+    for (size_t i = 0; i < x->bound.n; i++) {
+        int32_t pod = x->bound.v[i];
+        const struct rpod *p = &t->pods[pod];
+        struct gs_decision d = {.kind = GS_DECIDE_BIND,
+                                .pod = pod,
+                                .node = p->node,
+                                .gpu_mask = p->mask,
+                                .share_milli = gs__tn_slice_share(t, pod),
+                                .by = -1};
+        if (gs__tn_decide(t, &d) < 0)
+            return -ENOMEM;
+    }
+    x->bound.n = x->evicted.n = 0;
+    return 0;
+}
+
+/* Zone spread of a gang: 1000 when no member runs in @node's zone, less for each that does. */
+static int32_t zone_spread(const struct gs_tenancy *t, const struct rpod *p, size_t node)
+{
+    if (p->group < 0)
+        return 1000;
+    const struct gang *g = &t->gangs[p->group];
+    int zone = gs_fleet_node_zone(t->fleet, node), same = 0;
+    for (size_t i = 0; i < g->members.n; i++) {
+        const struct rpod *m = &t->pods[g->members.v[i]];
+        same += m->state == GS_POD_RUNNING && gs_fleet_node_zone(t->fleet, (size_t)m->node) == zone;
+    }
+    return same >= 4 ? 0 : 1000 - 250 * same;
+}
+
+/*
+ * Weighted score of the seed's profile (seed 000 §3.2): GPUBinPacking 8, TopologyScore 6,
+ * FairnessScore 4. TopologyScore is what the pod's tier asks: cards kept together (nvlink,
+ * pcie, none), replicas spread over nodes (node) or zones (az). FairnessScore keeps tenants
+ * apart where it costs nothing: a node holding only this tenant's pods scores full.
+ */
+static int64_t score(const struct gs_tenancy *t, const struct rpod *p, size_t node,
+                     const struct gs_fit_choice *c)
+{
+    int32_t topo = p->fit.tier == GS_TIER_NODE ? c->spread
+                   : p->fit.tier == GS_TIER_AZ ? zone_spread(t, p, node)
+                                               : c->topology;
+    int64_t s = 8 * (int64_t)c->packing + 6 * (int64_t)topo;
+    if (t->way == GS_WAY_FULL)
+        s += 4 * (int64_t)c->isolation;
+    return s;
+}
+
+#define SCORE_MAX(t) (8 * 1000 + 6 * 1000 + ((t)->way == GS_WAY_FULL ? 4 * 1000 : 0))
+
+static void why_nodes(struct gs_tenancy *t, struct rpod *p, const int64_t *count, int64_t quota,
+                      const char *quota_why, int64_t reserved)
+{
+    if (quota == (int64_t)t->pol->nnodes && quota_why[0]) {
+        gs__say(p->reason, sizeof(p->reason), "%s", quota_why);
+        return;
+    }
+    int n = gs__say(p->reason, sizeof(p->reason), "0/%zu nodes are available:", t->pol->nnodes);
+    for (int r = 1; r < GS_FIT_REASONS && n < (int)sizeof(p->reason); r++)
+        if (count[r])
+            n += gs__say(p->reason + n, sizeof(p->reason) - (size_t)n, " %lld %s,",
+                         (long long)count[r], gs_fit_reason_text((enum gs_fit_reason)r));
+    if (quota && n < (int)sizeof(p->reason))
+        n += gs__say(p->reason + n, sizeof(p->reason) - (size_t)n, " %lld %s,", (long long)quota,
+                     quota_why);
+    if (reserved && n < (int)sizeof(p->reason))
+        n += gs__say(p->reason + n, sizeof(p->reason) - (size_t)n,
+                     " %lld reserved for a pod ahead in the queue,", (long long)reserved);
+    if (n > 0 && n < (int)sizeof(p->reason) && p->reason[n - 1] == ',')
+        p->reason[n - 1] = '.';
+}
+
+/* A pod's shape (admission.c, static_shape()), and whether it ends after the reservation of
+ * the blocked head, the one thing about it a run changes. */
+static uint64_t shape_of(const struct gs_tenancy *t, const struct rpod *p)
+{
+    return (p->shape ^ (uint64_t)gs__tn_late(t, p)) * 1099511628211ULL | 1;
+}
+
+static struct clean *clean_of(struct gs_tenancy *t, uint64_t key)
+{
+    struct clean *c = &t->clean[key & (GS_MEMO_SLOTS - 1)];
+    return c->key == key ? c : NULL;
+}
+
+int gs__cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+size_t gs__tn_logged_since(struct gs_tenancy *t, const struct vec *log, size_t since, size_t cap,
+                           size_t n0)
+{
+    size_t nn = t->pol->nnodes, n = log->n - since;
+    if (n > cap)
+        return SIZE_MAX;
+    for (size_t i = 0; i < n; i++) /* rotated so that @n0 sorts first */
+        t->scratch[i] = (int32_t)(((size_t)log->v[since + i] + nn - n0) % nn);
+    qsort(t->scratch, n, sizeof(*t->scratch), gs__cmp_i32);
+    size_t w = 0;
+    for (size_t i = 0; i < n; i++)
+        if (w == 0 || t->scratch[w - 1] != t->scratch[i])
+            t->scratch[w++] = t->scratch[i];
+    for (size_t i = 0; i < w; i++)
+        t->scratch[i] = (int32_t)(((size_t)t->scratch[i] + n0) % nn);
+    return w;
+}
+
+/* Does some model of the cluster pass @p's quotas? @ok caches the answer per model. */
+static int quota_anywhere(struct gs_tenancy *t, struct rpod *p, int8_t *ok, char *why)
+{
+    int any = 0;
+    for (int m = 0; m < GS_MODEL_MAX; m++) {
+        if (!(t->models & (1u << m)) || (p->fit.model_mask && !(p->fit.model_mask & (1u << m))))
+            continue;
+        ok[m] = (int8_t)gs__quota_check(t, p, m, why, GS_REASON_MAX);
+        any |= ok[m];
+    }
+    return any;
+}
+
+/* What one search saw: per-reason node counts, and the best node. */
+struct scan {
+    int64_t count[GS_FIT_REASONS], quota, reserved, best;
+    size_t node;
+    uint32_t mask;
+    int mig_start;
+    int8_t model_ok[GS_MODEL_MAX];
+    char quota_why[GS_REASON_MAX];
+};
+
+/* Filter and score @p on the nodes @list[lo..hi) (all nodes from @lo when @list is NULL). */
+static void scan(struct gs_tenancy *t, struct rpod *p, int32_t pod, const int32_t *list, size_t lo,
+                 size_t hi, int only_node, struct scan *o)
+{
+    t->stamp++;
+    for (size_t i = lo; i < hi; i++) {
+        size_t n = list ? (size_t)list[i] : i;
+        t->work.node_fits++;
+        int model = gs_fleet_node_model(t->fleet, n);
+        size_t key = (size_t)t->pol->nodes[n].template_index * t->nzones +
+                     (size_t)gs_fleet_node_zone(t->fleet, n);
+        int empty =
+            gs_fleet_pod_count(t->fleet, n) == 0 && only_node < 0 && (int32_t)n != t->resv_node;
+        if (empty && t->seen[key] == t->stamp) {
+            if (t->seen_reason[key] >= 0)
+                o->count[t->seen_reason[key]]++;
+            else
+                o->quota += t->seen_reason[key] == -2;
+            continue;
+        }
+        if (empty) {
+            t->seen[key] = t->stamp;
+            t->seen_reason[key] = -1;
+        }
+        int m = p->fit.ncards > 0 ? model : 0;
+        if (o->model_ok[m] < 0)
+            o->model_ok[m] = (int8_t)gs__quota_check(t, p, p->fit.ncards > 0 ? model : -1,
+                                                     o->quota_why, sizeof(o->quota_why));
+        if (!o->model_ok[m]) {
+            o->quota++;
+            if (empty)
+                t->seen_reason[key] = -2;
+            continue;
+        }
+        struct gs_fit_choice c;
+        enum gs_fit_reason why = gs_fleet_fit(t->fleet, n, &p->fit, &c);
+        if (why != GS_FIT_OK) {
+            o->count[why]++;
+            if (empty)
+                t->seen_reason[key] = (int8_t)why;
+            continue;
+        }
+        if (gs__tn_held(t, p, pod, n, &c)) {
+            o->reserved++;
+            continue;
+        }
+        int64_t sc = score(t, p, n, &c);
+        if (sc > o->best || (sc == o->best && n < o->node)) {
+            o->best = sc;
+            o->node = n;
+            o->mask = c.mask;
+            o->mig_start = c.mig_start;
+            if (sc == SCORE_MAX(t)) /* nodes come in ascending order: none after can win */
+                break;
+        }
+    }
+}
+
+static void scan_init(struct scan *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->best = -1;
+    memset(o->model_ok, -1, sizeof(o->model_ok));
+}
+
+int gs__tn_find(struct gs_tenancy *t, int32_t pod, int only_node, const struct txn *x, size_t *node,
+                uint32_t *mask, int *capacity)
+{
+    struct rpod *p = &t->pods[pod];
+    struct scan o;
+    scan_init(&o);
+    size_t lo = only_node >= 0 ? (size_t)only_node : 0;
+    size_t hi = only_node >= 0 ? lo + 1 : t->pol->nnodes;
+    /* A GPU pod can only go where a card is free or shared: visit those nodes only. */
+    const int32_t *open = NULL;
+    struct clean *cl = NULL;
+    uint64_t shape = 0;
+    uint32_t models = 0;
+    int settled = 1;
+    if (only_node < 0 && p->fit.ncards > 0) {
+        if (!quota_anywhere(t, p, o.model_ok, o.quota_why)) {
+            *capacity = 0;
+            memcpy(p->reason,
+                   o.quota_why[0] ? o.quota_why : "no node has a GPU model this pod allows",
+                   sizeof(p->reason));
+            return 1;
+        }
+        size_t nopen, nfreed;
+        open = gs_fleet_open(t->fleet, &nopen);
+        o.count[GS_FIT_GPU] = (int64_t)(t->pol->nnodes - nopen);
+        hi = nopen;
+        for (int m = 0; m < GS_MODEL_MAX; m++)
+            models |= o.model_ok[m] == 1 ? 1u << m : 0;
+        /* Pods bound by the attempt under way only take room: a record still bounds where
+         * the pod can go. Evicted ones give room the log does not show yet. */
+        if (!x || x->evicted.n == 0) {
+            shape = shape_of(t, p);
+            cl = clean_of(t, shape);
+            if (cl && (cl->models != models || (cl->resv && cl->resv != t->resv_gen)))
+                cl = NULL;
+            if (x && x->bound.n > 0) /* ... but a failure now says nothing of the real state */
+                settled = 0;
+        }
+        if (cl && (nfreed = gs__tn_logged_since(t, &t->rlog, cl->since, nopen, 0)) != SIZE_MAX) {
+            scan(t, p, pod, t->scratch, 0, nfreed, only_node, &o);
+            if (o.best >= 0) {
+                *node = o.node;
+                *mask = o.mask;
+                p->fit.mig_start = o.mig_start;
+                return 0;
+            }
+            if (o.reserved == 0) { /* still nowhere: the full search's reason stands */
+                *capacity = 1;
+                memcpy(p->reason, cl->reason, sizeof(p->reason));
+                if (settled)
+                    cl->since = t->rlog.n;
+                return 1;
+            }
+            /* A freed node is held for the head: only a full search gives the reason right. */
+            int8_t ok[GS_MODEL_MAX];
+            memcpy(ok, o.model_ok, sizeof(ok));
+            scan_init(&o);
+            memcpy(o.model_ok, ok, sizeof(ok));
+            o.count[GS_FIT_GPU] = (int64_t)(t->pol->nnodes - nopen);
+        }
+    }
+    scan(t, p, pod, open, lo, hi, only_node, &o);
+    if (o.best >= 0) {
+        *node = o.node;
+        *mask = o.mask;
+        p->fit.mig_start = o.mig_start;
+        return 0;
+    }
+    *capacity = 1;
+    why_nodes(t, p, o.count, o.quota, o.quota_why, o.reserved);
+    if (shape && settled) {
+        cl = &t->clean[shape & (GS_MEMO_SLOTS - 1)];
+        cl->key = shape;
+        cl->models = models;
+        cl->resv = o.reserved ? t->resv_gen : 0;
+        cl->since = t->rlog.n;
+        memcpy(cl->reason, p->reason, sizeof(cl->reason));
+    }
+    return 1;
+}
+
+/*
+ * A victim search visits every node, so pods of one shape that found no victims wait
+ * GS_EVICT_BACKOFF_US before the next search, as kube-scheduler backs off unschedulable pods;
+ * a pod's first try after it arrives (or is evicted) always searches.
+ */
+static int backing_off(struct gs_tenancy *t, const struct rpod *p)
+{
+    /* Coarse on purpose: tenant, priority and card count decide who could be a victim. */
+    uint64_t h = ((uint64_t)p->tenant * 1000003u + (uint64_t)p->level) * 1000003u +
+                 (uint64_t)(p->fit.ncards * 2 + p->fit.whole) + 1;
+    h *= 0x9e3779b97f4a7c15ULL;
+    size_t i = (size_t)(h >> 32) & (GS_MEMO_SLOTS - 1);
+    if (p->tried_epoch != 0 && t->bo_key[i] == h && t->now < t->bo_until[i])
+        return 1;
+    t->bo_key[i] = h;
+    t->bo_until[i] = t->now + GS_EVICT_BACKOFF_US;
+    return 0;
+}
+
+/* Place one pod now, preempting or reclaiming in the full scheme; 0 placed, 1 not. */
+int gs__tn_place_one(struct gs_tenancy *t, int32_t pod, struct txn *x, int only_node, int *capacity)
+{
+    size_t node;
+    uint32_t mask;
+    int r = gs__tn_find(t, pod, only_node, x, &node, &mask, capacity);
+    if (r == 0)
+        return gs__tn_bind(t, pod, node, mask, x) < 0 ? -ENOMEM : 0;
+    struct rpod *p = &t->pods[pod];
+    if (t->way != GS_WAY_FULL || !*capacity || only_node >= 0 || backing_off(t, p))
+        return 1;
+    /* A pod that found no victims waits a while before looking again, as kube-scheduler
+     * backs off an unschedulable pod: the search visits every node. */
+    char why[GS_REASON_MAX];
+    memcpy(why, t->pods[pod].reason, sizeof(why));
+    /* preemptionPolicy: Never keeps a pod from preempting; its queue may still reclaim. */
+    for (int mode = p->never_preempt ? EVICT_RECLAIM : EVICT_PREEMPT; mode <= EVICT_RECLAIM;
+         mode++) {
+        r = gs__tn_evict_for(t, pod, (enum evict_mode)mode, x);
+        if (r <= 0)
+            return r;
+    }
+    memcpy(t->pods[pod].reason, why, sizeof(why));
+    return 1;
+}
+
+/*
+ * Gang colocation for the nvlink tier: when the whole gang fits one NVLink group somewhere in
+ * the cluster, it must be placed inside one; NVLink groups are tried best fit first.
+ */
+static int place_gang_nvlink(struct gs_tenancy *t, struct gang *g, const int32_t *m, int nm,
+                             struct txn *x)
+{
+    int64_t best_free = -1;
+    size_t nopen;
+    const int32_t *live_open = gs_fleet_open(t->fleet, &nopen);
+    int32_t *open = t->gang_open; /* a copy: binds below change the list */
+    memcpy(open, live_open, nopen * sizeof(*open));
+    for (int pass = 0; pass < 2; pass++) {
+        int64_t want = best_free;
+        for (size_t i = 0; i < nopen; i++) {
+            size_t n = (size_t)open[i];
+            int free_in[GS_GPUS_MAX];
+            if (gs_fleet_node_free_cards(t->fleet, n) < g->cards ||
+                gs_fleet_node_nvlink_max(t->fleet, n) < g->cards ||
+                gs_fleet_nvlink_free(t->fleet, n, free_in) < g->cards)
+                continue;
+            for (int grp = 0; grp < GS_GPUS_MAX; grp++) {
+                if (free_in[grp] < g->cards)
+                    continue;
+                if (pass == 0) {
+                    if (best_free < 0 || free_in[grp] < best_free)
+                        best_free = free_in[grp];
+                    continue;
+                }
+                if (free_in[grp] != want)
+                    continue;
+                size_t b0 = x->bound.n;
+                int k = 0, cap, r = 0;
+                for (; k < nm; k++) {
+                    t->pods[m[k]].fit.nvlink_only = 1u << grp;
+                    r = gs__tn_place_one(t, m[k], x, (int)n, &cap);
+                    t->pods[m[k]].fit.nvlink_only = 0;
+                    if (r)
+                        break;
+                }
+                if (k == nm || r < 0 || gs__tn_rollback(t, x, b0, x->evicted.n) < 0)
+                    return k == nm ? 0 : r < 0 ? r : -ENOMEM;
+            }
+        }
+        if (best_free < 0)
+            break;
+    }
+    for (int k = 0; k < nm; k++)
+        gs__say(t->pods[m[k]].reason, GS_REASON_MAX,
+                "gang needs %lld GPUs inside one NVLink group (tier nvlink); no group has them "
+                "free",
+                (long long)g->cards);
+    return 1;
+}
+
+/* Members of gang @g waiting to run, in member order. */
+static int gang_waiting(const struct gs_tenancy *t, const struct gang *g, int32_t *out)
+{
+    int n = 0;
+    for (size_t i = 0; i < g->members.n; i++) {
+        const struct rpod *p = &t->pods[g->members.v[i]];
+        if (p->state == GS_POD_PENDING && p->arrived)
+            out[n++] = g->members.v[i];
+    }
+    return n;
+}
+
+/*
+ * All or nothing: a gang below minMember places its waiting members together, or none of them
+ * (every bind and eviction of the attempt is undone). Once minMember run, later members go one
+ * by one. Return: 0 placed, 1 not, < 0 error.
+ */
+int gs__tn_place_gang(struct gs_tenancy *t, int32_t group, int *capacity)
+{
+    struct gang *g = &t->gangs[group];
+    int32_t *m = t->gang_members;
+    int nm = gang_waiting(t, g, m), r = 1;
+    struct txn *x = &t->txn_gang;
+    x->bound.n = x->evicted.n = 0;
+    *capacity = 1;
+    if (g->running + nm < g->min) {
+        for (int k = 0; k < nm; k++)
+            gs__say(t->pods[m[k]].reason, GS_REASON_MAX,
+                    "PodGroup %s: %d of minMember %d pods submitted", t->pods[m[k]].sp->group,
+                    g->running + nm, g->min);
+        *capacity = 0;
+    } else if (g->running >= g->min) {
+        r = 1; /* satisfied gangs grow one pod at a time through the normal path */
+    } else if (t->pods[m[0]].fit.tier == GS_TIER_NVLINK && g->cards > 0 &&
+               g->cards <= gs_fleet_nvlink_max(t->fleet)) {
+        r = place_gang_nvlink(t, g, m, nm, x);
+    } else {
+        int k = 0;
+        for (; k < nm; k++)
+            if ((r = gs__tn_place_one(t, m[k], x, -1, capacity)) != 0)
+                break;
+        if (r > 0) {
+            char why[GS_REASON_MAX];
+            memcpy(why, t->pods[m[k]].reason, sizeof(why));
+            for (int j = 0; j < nm; j++)
+                if (j != k)
+                    gs__say(t->pods[m[j]].reason, GS_REASON_MAX,
+                            "gang %s: member %s cannot be placed: %s", t->pods[m[j]].sp->group,
+                            t->pods[m[k]].sp->name, why);
+            r = gs__tn_rollback(t, x, 0, 0) < 0 ? -ENOMEM : 1;
+        }
+    }
+    if (r == 0)
+        r = gs__tn_commit(t, x, m[0]);
+    return r;
+}

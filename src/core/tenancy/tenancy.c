@@ -1,0 +1,453 @@
+/*
+ * The multi-tenant scheduler's front: construction, the events a driver sends (a pod submitted
+ * or completed, the clock moving), the pass and the decisions it hands back, and what a driver
+ * may read. Invariants: see gpusched/tenancy.h.
+ */
+#include "tenancy_impl.h"
+
+#include "gpusched/diag.h"
+#include "gpusched/grow.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const way_names[GS_WAY_COUNT] = {"exclusive", "sharing", "full"};
+static const char *const state_names[] = {"pending", "running", "completed", "preempted",
+                                          "rejected"};
+
+const char *gs_way_name(enum gs_way w)
+{
+    return (unsigned)w < GS_WAY_COUNT ? way_names[w] : "unknown";
+}
+
+int gs_way_find(const char *name)
+{
+    for (int i = 0; i < GS_WAY_COUNT; i++)
+        if (strcmp(way_names[i], name) == 0)
+            return i;
+    return -ENOENT;
+}
+
+const char *gs_pod_state_name(enum gs_pod_state s)
+{
+    return (unsigned)s <= GS_POD_REJECTED ? state_names[s] : "unknown";
+}
+
+void *gs__zalloc(size_t n, size_t size)
+{
+    return calloc(n ? n : 1, size);
+}
+
+int gs__say(char *buf, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, size, fmt, ap);
+    va_end(ap);
+    return n < 0 ? 0 : n >= (int)size ? (int)size - 1 : n;
+}
+
+int gs__tn_decide(struct gs_tenancy *t, const struct gs_decision *d)
+{
+    struct gs_decision *v = gs_grow(t->dec, &t->capdec, t->ndec + 1, sizeof(*v), 64);
+    if (!v)
+        return -ENOMEM;
+    t->dec = v;
+    t->dec[t->ndec++] = *d;
+    return 0;
+}
+
+int gs__tn_pods_room(struct gs_tenancy *t)
+{
+    struct rpod *v = gs_grow(t->pods, &t->cappods, t->npods + 1, sizeof(*v), 1024);
+    if (!v)
+        return -ENOMEM;
+    t->pods = v;
+    return 0;
+}
+
+int gs__tn_before(const struct rpod *a, const struct rpod *b)
+{
+    return a->submit < b->submit || (a->submit == b->submit && a->seq < b->seq);
+}
+
+#define ALLOC(ptr, n) (((ptr) = gs__zalloc((n), sizeof(*(ptr)))) == NULL)
+
+static int alloc_state(struct gs_tenancy *t)
+{
+    const struct gs_policy *pol = t->pol;
+    size_t nt = pol->ntenants + 1, nodes = pol->nnodes;
+    t->ntenants = nt;
+    t->nqueues = pol->nqueues + 1;
+    if (ALLOC(t->ded_used, nt * GS_MODEL_MAX) || ALLOC(t->sh_used, nt * GS_MODEL_MAX) ||
+        ALLOC(t->tenant_alloc, nt) || ALLOC(t->q_used, t->nqueues) ||
+        ALLOC(t->q_demand, t->nqueues) || ALLOC(t->q_deserved, 2 * t->nqueues) ||
+        ALLOC(t->q_weight, t->nqueues) || ALLOC(t->rq_used, pol->nrquotas) ||
+        ALLOC(t->bo_key, GS_MEMO_SLOTS) || ALLOC(t->clean, GS_MEMO_SLOTS) ||
+        ALLOC(t->scratch, nodes) || ALLOC(t->bo_until, GS_MEMO_SLOTS) ||
+        ALLOC(t->resv_ev, GS_RESV_DEPTH) || ALLOC(t->ts_asked, nt) || ALLOC(t->ts_entitled, nt) ||
+        ALLOC(t->ts_received, nt) || ALLOC(t->gang_open, nodes))
+        return -ENOMEM;
+    for (size_t q = 0; q < t->nqueues; q++)
+        t->q_weight[q] = q < pol->nqueues ? pol->queues[q].weight : 1;
+    for (size_t n = 0; n < nodes; n++)
+        if (gs_fleet_node_gpus(t->fleet, n) > 0)
+            t->models |= 1u << gs_fleet_node_model(t->fleet, n);
+    /* Zones of the fleet are numbered below the node count; templates x zones stamps. */
+    size_t nz = 0;
+    for (size_t n = 0; n < nodes; n++)
+        if ((size_t)gs_fleet_node_zone(t->fleet, n) + 1 > nz)
+            nz = (size_t)gs_fleet_node_zone(t->fleet, n) + 1;
+    t->nzones = nz ? nz : 1;
+    if (ALLOC(t->seen, pol->ntemplates * t->nzones) ||
+        ALLOC(t->seen_reason, pol->ntemplates * t->nzones))
+        return -ENOMEM;
+    if (gs__tn_admission_init(t) < 0 || gs__tn_victims_alloc(t) < 0 ||
+        ALLOC(t->blists, t->nlevels * t->nqueues) || ALLOC(t->running_by_level, t->nlevels) ||
+        ALLOC(t->borrowed, nt * t->nlevels))
+        return -ENOMEM;
+    return 0;
+}
+
+int gs_tenancy_new(const struct gs_policy *pol, const struct gs_tenancy_opts *o,
+                   struct gs_tenancy **out, struct gs_diag *d)
+{
+    if ((unsigned)o->way >= GS_WAY_COUNT)
+        return gs_diag_error(d, "unknown way %d", (int)o->way);
+    if (pol->nnodes == 0)
+        return gs_diag_error(d, "the scenario has no nodes (a Cluster document lists them)");
+    struct gs_tenancy *t = calloc(1, sizeof(*t));
+    if (!t)
+        return -ENOMEM;
+    t->pol = pol;
+    t->opt = *o;
+    t->way = o->way;
+    t->head = t->resv_node = -1;
+    t->epoch = 1;
+    t->resv_gen = 1;
+    t->wake = INT64_MAX;
+    int r = gs_fleet_new(pol, &t->fleet, d);
+    if (r == 0) {
+        gs_fleet_set_modes(t->fleet, o->convert, o->min_hold_us);
+        r = alloc_state(t);
+    }
+    if (r < 0) {
+        gs_tenancy_free(t);
+        return r;
+    }
+    *out = t;
+    return 0;
+}
+
+void gs_tenancy_free(struct gs_tenancy *t)
+{
+    if (!t)
+        return;
+    gs_fleet_free(t->fleet);
+    gs__tn_queue_free(t);
+    gs__tn_admission_free(t);
+    void *all[] = {t->pods,
+                   t->ded_used,
+                   t->sh_used,
+                   t->tenant_alloc,
+                   t->q_used,
+                   t->q_demand,
+                   t->q_deserved,
+                   t->q_weight,
+                   t->rq_used,
+                   t->user_running,
+                   t->heap,
+                   t->vindex,
+                   t->aux,
+                   t->resv_ev,
+                   t->vmemo,
+                   t->clog.v,
+                   t->readmit,
+                   t->gang_members,
+                   t->gang_open,
+                   t->txn_gang.bound.v,
+                   t->txn_gang.evicted.v,
+                   t->txn_pod.bound.v,
+                   t->txn_pod.evicted.v,
+                   t->node_cards,
+                   t->seen,
+                   t->seen_reason,
+                   t->running_by_level,
+                   t->borrowed,
+                   t->bo_key,
+                   t->clean,
+                   t->scratch,
+                   t->rlog.v,
+                   t->bo_until,
+                   t->ts_asked,
+                   t->ts_entitled,
+                   t->ts_received,
+                   t->ts_shares,
+                   t->dec,
+                   t->dirty_gangs.v};
+    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+        free(all[i]);
+    free(t);
+}
+
+/* When an empty card's hold ends next; INT64_MAX when none does. O(cards). */
+static int64_t next_hold_end(const struct gs_tenancy *t)
+{
+    int64_t next = INT64_MAX;
+    for (size_t n = 0; n < t->pol->nnodes; n++) {
+        int64_t at = gs_fleet_next_convertible(t->fleet, n);
+        next = at < next ? at : next;
+    }
+    return next;
+}
+
+/* Holds ended by now: the nodes of those cards count as freed, so pending pods are tried there. */
+static int holds_end(struct gs_tenancy *t, int64_t before)
+{
+    gs_fleet_set_now(t->fleet, before);
+    for (size_t n = 0; n < t->pol->nnodes; n++) {
+        int64_t at = gs_fleet_next_convertible(t->fleet, n);
+        if (at <= t->now && gs__vec_push(&t->rlog, (int32_t)n))
+            return -ENOMEM;
+    }
+    gs_fleet_set_now(t->fleet, t->now);
+    t->wake = INT64_MAX;
+    t->epoch++;
+    return 0;
+}
+
+/* The clock moves to @now (never back): card holds that ended are freed room. */
+static int clock_to(struct gs_tenancy *t, int64_t now)
+{
+    if (now <= t->now && t->now != 0)
+        return 0;
+    int64_t before = t->now;
+    t->now = now;
+    gs_fleet_set_now(t->fleet, now);
+    return t->wake <= now ? holds_end(t, before > now - 1 ? now - 1 : before) : 0;
+}
+
+int gs_tenancy_admit(const struct gs_tenancy *t, const struct gs_pod_spec *sp,
+                     struct gs_tenancy_pod *out, char *why, size_t size)
+{
+    struct rpod p;
+    memset(&p, 0, sizeof(p));
+    p.sp = sp;
+    int rejected = gs__tn_admit(t, &p);
+    memset(out, 0, sizeof(*out));
+    out->state = (enum gs_pod_state)p.state;
+    out->tenant = p.tenant;
+    out->queue = p.queue;
+    out->priority = p.prio;
+    out->node = -1;
+    out->whole = p.fit.whole;
+    out->timeslice = p.fit.timeslice;
+    out->units = p.fit.units > 1 ? p.fit.units : 1;
+    out->share_milli = p.fit.whole ? 1000 : p.fit.compute;
+    out->slice_milli = out->share_milli / out->units;
+    out->milli = p.milli;
+    out->mig_start = -1;
+    out->start_us = out->first_start_us = -1;
+    out->reason = "";
+    if (why && size)
+        snprintf(why, size, "%s", rejected ? p.reason : "");
+    return rejected;
+}
+
+int gs_tenancy_submit(struct gs_tenancy *t, int64_t now, const struct gs_pod_spec *sp, int64_t seq,
+                      int32_t *id, char *why, size_t size)
+{
+    int r = clock_to(t, now);
+    if (r < 0 || (r = gs__tn_pods_room(t)) < 0)
+        return r;
+    int32_t pod = (int32_t)t->npods;
+    struct rpod *p = &t->pods[pod];
+    memset(p, 0, sizeof(*p));
+    p->sp = sp;
+    p->seq = seq;
+    p->submit = t->now;
+    if (gs__tn_admit(t, p)) {
+        if (why && size)
+            snprintf(why, size, "%s", p->reason);
+        return 1;
+    }
+    t->npods++;
+    if ((r = gs__tn_enroll(t, pod)) < 0)
+        return r;
+    if (p->group >= 0) {
+        size_t need = t->gangs[p->group].members.n;
+        int32_t *m = gs_grow(t->gang_members, &t->gang_members_cap, need, sizeof(*m), 16);
+        if (!m)
+            return -ENOMEM;
+        t->gang_members = m;
+    }
+    p->arrived = 1;
+    t->q_demand[p->queue] += p->milli;
+    t->arrivals_since_pass = 1;
+    if ((r = gs__tn_pending_add(t, pod)) < 0)
+        return r;
+    *id = pod;
+    return 0;
+}
+
+int gs_tenancy_complete(struct gs_tenancy *t, int64_t now, int32_t id, int32_t *share_milli)
+{
+    if (id < 0 || (size_t)id >= t->npods || t->pods[id].state != GS_POD_RUNNING)
+        return -EINVAL;
+    int r = clock_to(t, now);
+    if (r < 0)
+        return r;
+    struct rpod *p = &t->pods[id];
+    r = gs__tn_unplace(t, id);
+    gs__vec_push(&t->rlog, p->node);
+    if (share_milli)
+        *share_milli = gs__tn_slice_share(t, id);
+    p->state = GS_POD_COMPLETED;
+    t->q_demand[p->queue] -= p->milli;
+    t->epoch++;
+    return r;
+}
+
+int gs_tenancy_advance(struct gs_tenancy *t, int64_t now)
+{
+    if (now > t->now) {
+        t->now = now;
+        gs_fleet_set_now(t->fleet, now);
+    }
+    for (size_t i = 0; t->ts_used && i < t->npods; i++)
+        if (t->pods[i].fit.timeslice && t->pods[i].state == GS_POD_RUNNING)
+            gs__tn_slice_settle(t, (int32_t)i);
+    return 0;
+}
+
+int gs_tenancy_schedule(struct gs_tenancy *t, int64_t now, const struct gs_decision **dec,
+                        size_t *n)
+{
+    int r = clock_to(t, now);
+    t->ndec = 0;
+    if (r >= 0 && (t->epoch != t->pass_epoch || t->arrivals_since_pass)) {
+        t->pass_epoch = t->epoch;
+        t->arrivals_since_pass = 0;
+        r = gs__tn_pass(t);
+        if (t->opt.min_hold_us > 0)
+            t->wake = next_hold_end(t);
+    }
+    *dec = t->dec;
+    *n = t->ndec;
+    return r < 0 ? r : 0;
+}
+
+int gs_tenancy_due(struct gs_tenancy *t, int64_t now, int32_t *id)
+{
+    while (t->nheap && !gs__tn_end_live(t, &t->heap[0]))
+        gs__tn_end_pop(t);
+    if (!t->nheap || t->heap[0].t > now)
+        return 0;
+    *id = gs__tn_end_pop(t).pod;
+    return 1;
+}
+
+int64_t gs_tenancy_next_end(struct gs_tenancy *t)
+{
+    while (t->nheap && !gs__tn_end_live(t, &t->heap[0]))
+        gs__tn_end_pop(t);
+    return t->nheap ? t->heap[0].t : INT64_MAX;
+}
+
+int64_t gs_tenancy_wake(const struct gs_tenancy *t)
+{
+    return t->wake;
+}
+
+int gs_tenancy_pod(struct gs_tenancy *t, int32_t id, struct gs_tenancy_pod *out)
+{
+    if (id < 0 || (size_t)id >= t->npods)
+        return -ENOENT;
+    gs__tn_settle_reason(t, id);
+    const struct rpod *p = &t->pods[id];
+    int placed = p->state == GS_POD_RUNNING || p->state == GS_POD_COMPLETED;
+    *out = (struct gs_tenancy_pod){
+        .state = (enum gs_pod_state)p->state,
+        .tenant = p->tenant,
+        .queue = p->queue,
+        .priority = p->prio,
+        .node = placed ? p->node : -1,
+        .gpu_mask = placed ? p->mask : 0,
+        .whole = p->fit.whole,
+        .timeslice = p->fit.timeslice,
+        .units = p->fit.units > 1 ? p->fit.units : 1,
+        .mig = p->fit.mig,
+        .mig_start = placed && p->fit.mig ? p->fit.mig_start : -1,
+        .share_milli = p->fit.whole ? 1000 : p->fit.compute,
+        .slice_milli = gs__tn_slice_share(t, id),
+        .milli = p->milli,
+        .submit_us = p->submit,
+        .start_us = p->start,
+        .first_start_us = p->first_start,
+        .preemptions = p->preemptions,
+        .reason = placed ? "" : p->reason,
+    };
+    return 0;
+}
+
+size_t gs_tenancy_pod_count(const struct gs_tenancy *t)
+{
+    return t->npods;
+}
+
+size_t gs_tenancy_queue_count(const struct gs_tenancy *t)
+{
+    return t->nqueues;
+}
+
+int64_t gs_tenancy_allocated(const struct gs_tenancy *t)
+{
+    return gs_fleet_allocated(t->fleet);
+}
+
+int64_t gs_tenancy_tenant_milli(const struct gs_tenancy *t, size_t i)
+{
+    return i < t->ntenants ? t->tenant_alloc[i] : 0;
+}
+
+int64_t gs_tenancy_queue_milli(const struct gs_tenancy *t, size_t q)
+{
+    return q < t->nqueues ? t->q_used[q] : 0;
+}
+
+int64_t gs_tenancy_queue_deserved(const struct gs_tenancy *t, size_t q)
+{
+    return q < t->nqueues ? t->q_deserved[q] : 0;
+}
+
+int32_t gs_tenancy_queue_weight(const struct gs_tenancy *t, size_t q)
+{
+    return q < t->nqueues ? t->q_weight[q] : 0;
+}
+
+const struct gs_tenancy_work *gs_tenancy_work(const struct gs_tenancy *t)
+{
+    return &t->work;
+}
+
+const struct gs_fleet *gs_tenancy_fleet(const struct gs_tenancy *t)
+{
+    return t->fleet;
+}
+
+void gs_tenancy_slice_totals(const struct gs_tenancy *t, size_t tenant, int64_t *asked_milli_s,
+                             int64_t *entitled_milli_s, int64_t *received_milli_s)
+{
+    int ok = tenant < t->ntenants;
+    *asked_milli_s = ok ? (int64_t)(t->ts_asked[tenant] / 1000000) : 0;
+    *entitled_milli_s = ok ? (int64_t)(t->ts_entitled[tenant] / 1000000) : 0;
+    *received_milli_s = ok ? (int64_t)(t->ts_received[tenant] / 1000000) : 0;
+}
+
+int gs_tenancy_slice_any(const struct gs_tenancy *t)
+{
+    return t->ts_used;
+}

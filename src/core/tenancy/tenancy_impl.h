@@ -1,0 +1,307 @@
+/*
+ * Layout of the multi-tenant scheduler, shared by the files of src/core/tenancy. See
+ * gpusched/tenancy.h.
+ *
+ * Modules: tenancy.c (events, decisions, queries), admission.c (what a pod asks and whose it
+ * is), ledger.c (quotas and what they hold), order.c (the pending queue and the pass),
+ * placement.c (binding, searches, gangs), eviction.c (preemption and reclaim), backfill.c (the
+ * head of the queue's reservation), slice.c (time-sliced cards' shares).
+ */
+#ifndef GS_TENANCY_IMPL_H
+#define GS_TENANCY_IMPL_H
+
+#include "gpusched/catalog.h"
+#include "gpusched/fleet.h"
+#include "gpusched/policy.h"
+#include "gpusched/tenancy.h"
+
+#include <stdint.h>
+
+#define GS_REASON_MAX 200
+/* A pod run again after an eviction is kept 5 min; after GS_EVICTIONS_MAX it is kept for good. */
+#define GS_READMIT_GRACE_US (300 * 1000000LL)
+#define GS_EVICTIONS_MAX    3
+#define GS_RESV_DEPTH       4096 /* completions looked at for the head's promise */
+#define GS_NODE_CARDS_MAX   64
+#define GS_EVICT_BACKOFF_US                                                                        \
+    (10LL * 1000000)        /* between victim searches of one tenant, priority and size */
+#define GS_MEMO_SLOTS 65536 /* shapes remembered for searches and back-off (a power of two) */
+
+__extension__ typedef __int128 gs_i128;
+
+/* say() - snprintf into a reason buffer; a long message is cut, never overrun. */
+int gs__say(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void *gs__zalloc(size_t n, size_t size);
+
+struct rpod {
+    /* What victim searches read of every pod they pass, together in the first cache line. */
+    uint8_t state, preemptible, in_pending, arrived, reclaimed;
+    uint8_t never_preempt; /* its PriorityClass says preemptionPolicy: Never */
+    int8_t charged;        /* 1 dedicated, 2 shared */
+    int32_t tenant, queue, group, level, prio;
+    int32_t preemptions;
+    int32_t node;
+    uint32_t mask;
+    int64_t milli; /* GPU share charged to quotas and queues: cards x share */
+    int64_t submit, start;
+    int64_t seq; /* the driver's arrival order: every tie between pods goes by it */
+    const struct gs_pod_spec *sp;
+    struct gs_fit fit;
+    int32_t user;
+    int32_t rq[2];      /* ResourceQuotas that count this pod, -1 none */
+    int64_t gpus;       /* nvidia.com/gpu as ResourceQuota counts it */
+    int64_t gpumem_mib; /* cards x per-card GPU memory */
+    int32_t model;      /* model charged while running, -1 none */
+    int64_t first_start;
+    uint32_t gen;
+    uint64_t tried_epoch; /* release epoch at its last failed try, 0 never */
+    uint64_t tried_resv;  /* the reservation that held a node against it then, 0 none */
+    uint64_t said;        /* t->said when its reason was last written by the scheduler */
+    uint64_t shape;       /* hash of what makes pods alike (admission.c, static_shape()) */
+    int32_t bucket;       /* its bucket of pending pods (order.c), -1 before the first */
+    char mig[16]; /* MIG profile asked for (full scheme), "" for none (fit.mig: the spec's) */
+    char reason[GS_REASON_MAX];
+    /* Time-sliced pods (slice.c): work left in microseconds x PPM of full speed, the speed
+     * (PPM) and entitlement (milli-GPU) since @ts_since. */
+    gs_i128 ts_work, ts_got; /* ts_got: milli-GPU x us per card received in its current use */
+    int64_t ts_speed, ts_entitled, ts_since;
+};
+
+struct vec {
+    int32_t *v;
+    size_t n, cap;
+};
+
+struct bucket;
+struct qheap;
+struct vslot;
+struct evi;
+struct vmemo;
+struct card_shares;
+struct namemap;
+
+/*
+ * Nodes freed since: completions and evictions append their node to a log. A shape that failed
+ * everywhere for want of room (no quota or reservation in the way) can fit later only where room
+ * was freed, so its next search visits the log's tail instead of every node.
+ */
+struct clean {
+    uint64_t key;
+    size_t since;    /* log position after its last failed search */
+    uint32_t models; /* the models whose quotas the pod passed then: the record holds while
+                      * they are the same (quota is freed by releases, but on any node) */
+    uint64_t resv;   /* the reservation that held a node against it, 0 none: the record holds
+                      * while that one stands */
+    char reason[GS_REASON_MAX];
+};
+
+struct gang {
+    int32_t min, running;
+    uint64_t key;       /* the members' shapes and minMember: gangs alike share a bucket */
+    struct vec members; /* pod ids, in arrival order */
+    int64_t cards;      /* cards of all members (whole-card gangs), for NVLink colocation */
+    int32_t level_low;  /* the lowest priority level of a member */
+    int preemptible;    /* some member is preemptible */
+    int dirty;          /* a member arrived since its pending members were put in buckets */
+};
+
+struct event {
+    int64_t t;
+    int64_t seq;
+    int32_t pod;
+    uint32_t gen;
+};
+
+/*
+ * A transaction: pods bound and evicted while trying to place a pod or a gang, undone together
+ * when the attempt fails, so a gang is placed whole or not at all.
+ */
+struct txn {
+    struct vec bound, evicted;
+};
+
+struct gs_tenancy {
+    const struct gs_policy *pol;
+    struct gs_tenancy_opts opt;
+    enum gs_way way;
+    struct gs_fleet *fleet;
+    uint32_t models; /* catalog models some node has */
+    /* Victim index (eviction.c): per node and tenant slot, who could be evicted there. */
+    struct vslot *vindex;
+    size_t vslots;
+    struct vmemo *vmemo; /* fruitless preemption searches, by pod kind */
+    struct vec clog;     /* nodes whose pods changed, in order */
+    int clog_lost;
+    int64_t *readmit; /* start times of pods run again after an eviction, in order */
+    size_t nreadmit, capreadmit, readmit_head;
+    int32_t *node_cards;
+    struct rpod *pods;
+    size_t npods, cappods;
+    struct namemap *groups;     /* PodGroup (namespace, name) -> index */
+    struct namemap *users;      /* (tenant, user) -> user id */
+    struct namemap *namespaces; /* namespace -> tenant */
+    struct gang *gangs;         /* one per PodGroup */
+    struct vec dirty_gangs;     /* gangs a member joined since the last pass */
+    /* Tenants: per model [tenant * GS_MODEL_MAX + model], milli. */
+    int64_t *ded_used, *sh_used;
+    int64_t *tenant_alloc;
+    size_t ntenants;
+    /* Queues: the policy's, plus an implicit "default" queue last. */
+    size_t nqueues;
+    int64_t *q_used, *q_demand, *q_deserved;
+    int32_t *q_weight;
+    /* ResourceQuota usage per quota: gpus, gpumem, cpu, memory, pods. */
+    int64_t (*rq_used)[5];
+    /* Users: counts of running pods per user id. */
+    int32_t *user_running;
+    size_t nusers, capusers;
+    /* Priority levels, highest first: every priority the policy can give a pod. */
+    int32_t *levels;
+    size_t nlevels;
+    /* Pending pods, in buckets (order.c): lists [level * nqueues + queue] of buckets, found by
+     * key through an open-addressing table; per queue, the pass's heap. */
+    struct bucket *buckets;
+    size_t nbuckets, capbuckets;
+    int32_t *btable;
+    size_t btable_size;
+    struct vec *blists;
+    struct qheap *qheaps;
+    uint64_t resv_gen, held_hits, said;
+    /* Expected ends of running pods (min-heap by time, then seq): their walltimes. */
+    struct event *heap;
+    size_t nheap, capheap;
+    /* Time. */
+    int64_t now;
+    int64_t wake; /* an empty card's hold ends then: pending pods are tried again; INT64_MAX none */
+    uint64_t epoch, pass_epoch;
+    int arrivals_since_pass;
+    /* Backfill: the head of the queue and the nodes it is promised. */
+    int32_t head;
+    uint32_t stamp;
+    uint32_t *seen; /* [template x nzones + zone] == stamp: an empty node of it was tried */
+    int8_t *seen_reason;
+    size_t nzones;
+    int64_t *running_by_level;
+    int64_t *borrowed; /* [tenant x nlevels + level]: running pods not on dedicated quota */
+    /* Victim-search backoff per shape (see backing_off()). */
+    uint64_t *bo_key;
+    /* Nodes freed, in order, and shapes that found no room (placement.c, clean_of()). */
+    struct vec rlog;
+    struct clean *clean;
+    int32_t *scratch;
+    int64_t *bo_until;
+    int64_t shadow_t;
+    int32_t resv_node; /* the node promised to the head, -1 none */
+    int resv_stale;    /* a pod the promise may not hold off took room there: make it again */
+    struct evi *aux;   /* reserve_for(): completions read in order from the heap */
+    size_t naux, capaux;
+    struct event *resv_ev; /* reserve_for(): the completions taken off, GS_RESV_DEPTH */
+    size_t evict_next;     /* where the next victim search starts (eviction.c) */
+    /* Attempts' scratch, kept from one to the next: a single pod's and a gang's transaction, a
+     * gang's waiting members, and a copy of the open-node list. */
+    struct txn txn_pod, txn_gang;
+    int32_t *gang_members, *gang_open;
+    size_t gang_members_cap;
+    /* Time slicing: per tenant, milli-GPU x microseconds asked, entitled and received. */
+    gs_i128 *ts_asked, *ts_entitled, *ts_received;
+    int ts_used;                   /* some pod ran time-sliced */
+    struct card_shares *ts_shares; /* scratch of slice.c, one per card of a node */
+    /* Decisions made since the driver last took them. */
+    struct gs_decision *dec;
+    size_t ndec, capdec;
+    struct gs_tenancy_work work;
+};
+
+/* admission.c */
+int gs__tn_admission_init(struct gs_tenancy *t);
+void gs__tn_admission_free(struct gs_tenancy *t);
+/* Admit @p (its sp, seq and submit set): 0 admitted, 1 rejected with p->reason; -ENOMEM. */
+int gs__tn_admit(const struct gs_tenancy *t, struct rpod *p);
+/* Register an admitted pod: its user, its gang membership. 0 or -ENOMEM. */
+int gs__tn_enroll(struct gs_tenancy *t, int32_t pod);
+/* The bucket key of gang @g: minMember and its members' shapes, in member order. */
+uint64_t gs__tn_gang_key(const struct gs_tenancy *t, const struct gang *g);
+
+/* ledger.c */
+int gs__quota_check(struct gs_tenancy *t, struct rpod *p, int model, char *why, size_t size);
+/* Charge (+1) or give back (-1) a pod's quotas; @restore re-charges the bucket it had, so an
+ * eviction undone leaves every tenant's dedicated and shared use exactly as it was. */
+void gs__quota_charge(struct gs_tenancy *t, struct rpod *p, int model, int sign, int restore);
+/* Deserved shares of the queues over the cluster's cards (Volcano proportion). */
+void gs__tn_deserve(struct gs_tenancy *t);
+
+/* placement.c */
+int gs__tn_place_one(struct gs_tenancy *t, int32_t pod, struct txn *x, int only_node,
+                     int *capacity);
+int gs__tn_place_gang(struct gs_tenancy *t, int32_t group, int *capacity);
+int gs__tn_bind(struct gs_tenancy *t, int32_t pod, size_t node, uint32_t mask, struct txn *x);
+int gs__tn_evict(struct gs_tenancy *t, int32_t pod, struct txn *x);
+int gs__tn_unplace(struct gs_tenancy *t, int32_t pod);
+int gs__tn_rollback(struct gs_tenancy *t, struct txn *x, size_t bound_to, size_t evicted_to);
+int gs__tn_commit(struct gs_tenancy *t, struct txn *x, int32_t by);
+int gs__vec_push(struct vec *v, int32_t x);
+/* The nodes in @log from position @since, once each, in search order from node @n0 (0: ascending),
+ * into t->scratch; their count, or SIZE_MAX when more than @cap (a full search is then as cheap).
+ */
+size_t gs__tn_logged_since(struct gs_tenancy *t, const struct vec *log, size_t since, size_t cap,
+                           size_t n0);
+/* Best node for @pod now: 0 with @node and @mask set, or 1 with the pod's reason set. @x is the
+ * attempt under way (NULL none): while it has bound or evicted pods the fleet is not in a state
+ * the run will keep, so the search neither uses nor leaves a "nodes freed since" record. */
+int gs__tn_find(struct gs_tenancy *t, int32_t pod, int only_node, const struct txn *x, size_t *node,
+                uint32_t *mask, int *capacity);
+/* Is pod @a before pod @b in arrival order (submit time, then seq)? */
+int gs__tn_before(const struct rpod *a, const struct rpod *b);
+
+/* backfill.c */
+int gs__tn_reserve_for(struct gs_tenancy *t, int32_t head);
+/* Does @p end after the reservation of the blocked head, so that the node promised to the head is
+ * held against it? Never for the head itself or a pod of higher priority. */
+int gs__tn_late(const struct gs_tenancy *t, const struct rpod *p);
+/* Is @node held against @p, placed on @c, for the head of the queue? */
+int gs__tn_held(struct gs_tenancy *t, const struct rpod *p, int32_t pod, size_t node,
+                const struct gs_fit_choice *c);
+/* Expected ends: push @pod's at @end (its current gen); 0 or -ENOMEM. A pod's entry is live
+ * while its gen and running state are those it was pushed with. */
+int gs__tn_schedule_end(struct gs_tenancy *t, int32_t pod, int64_t end);
+int gs__tn_end_live(const struct gs_tenancy *t, const struct event *e);
+struct event gs__tn_end_pop(struct gs_tenancy *t);
+
+/* slice.c */
+/* @pod starts time-sliced: all its work ahead, at full speed until retimed. */
+void gs__tn_slice_start(struct gs_tenancy *t, int32_t pod);
+/* @pod's progress and its tenant's time up to now, before its speed changes or it leaves. */
+void gs__tn_slice_settle(struct gs_tenancy *t, int32_t pod);
+/* The pods on the cards of @mask of @node share their time anew: speeds and completions. */
+int gs__tn_slice_retime(struct gs_tenancy *t, size_t node, uint32_t mask);
+/* What @pod received per card and unit on average since it started (what billing meters). */
+int32_t gs__tn_slice_share(const struct gs_tenancy *t, int32_t pod);
+
+/* order.c */
+/* Queue @pod (pending, arrived) for the pass; a pod already queued stays where it is. */
+int gs__tn_pending_add(struct gs_tenancy *t, int32_t pod);
+/* @pod left the pending state (it was bound): its bucket drops it in time. */
+void gs__tn_pending_left(struct gs_tenancy *t, int32_t pod);
+/* Try every pending pod that might now run: 0, or -ENOMEM. */
+int gs__tn_pass(struct gs_tenancy *t);
+/* Pending pod @pod takes the reason its bucket last failed for, where it is newer than its own. */
+void gs__tn_settle_reason(struct gs_tenancy *t, int32_t pod);
+void gs__tn_queue_free(struct gs_tenancy *t);
+
+/* eviction.c */
+enum evict_mode { EVICT_PREEMPT, EVICT_RECLAIM };
+int gs__tn_evict_for(struct gs_tenancy *t, int32_t pod, enum evict_mode mode, struct txn *x);
+/* The victim index: allocated once the levels are known; updated whenever @node's pods change. */
+int gs__tn_victims_alloc(struct gs_tenancy *t);
+void gs__tn_victims_update(struct gs_tenancy *t, size_t node);
+/* A pod evicted before was bound at @start: its readmission grace runs from then. */
+int gs__tn_readmitted(struct gs_tenancy *t, int64_t start);
+int gs__cmp_i32(const void *a, const void *b);
+
+/* tenancy.c */
+/* Record decision @d for the driver. 0 or -ENOMEM. */
+int gs__tn_decide(struct gs_tenancy *t, const struct gs_decision *d);
+/* Make room for one more pod: 0 or -ENOMEM. */
+int gs__tn_pods_room(struct gs_tenancy *t);
+
+#endif
