@@ -120,12 +120,15 @@ static int complete(struct gs_tsim *t, int32_t id)
     return 0;
 }
 
+/* Scenario pod @i arrives; it is the next_arrival-th (its place orders it, as a daemon's
+ * arrival sequence orders its pods). */
 static int arrive(struct gs_tsim *t, size_t i)
 {
     char why[256];
     const struct gs_pod_spec *sp = &t->s->pods[i];
     int32_t id;
-    int r = gs_tenancy_submit(t->sched, t->now, sp, (int64_t)i, &id, why, sizeof(why));
+    int r =
+        gs_tenancy_submit(t->sched, t->now, sp, (int64_t)t->next_arrival, &id, why, sizeof(why));
     if (r < 0)
         return r;
     if (r == 1) {
