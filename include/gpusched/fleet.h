@@ -88,6 +88,7 @@ enum gs_fit_reason {
     GS_FIT_ISOLATION,  /* hard isolation: another tenant's pods are on the node */
     GS_FIT_MIG,        /* no card here can take an instance of the MIG profile */
     GS_FIT_MIG_POLICY, /* the GpuClusterPolicy does not allow the profile on this model */
+    GS_FIT_NOT_READY,  /* the node is not ready (gs_fleet_set_node_ready()) */
     GS_FIT_REASONS
 };
 
@@ -208,6 +209,21 @@ int64_t gs_fleet_conversions(const struct gs_fleet *f);
 /* gs_fleet_next_convertible() - the earliest time after now the hold of an empty card of @node
  * ends, or INT64_MAX (none, or no hold). O(cards of the node). */
 int64_t gs_fleet_next_convertible(const struct gs_fleet *f, size_t node);
+
+/*
+ * Health, as node agents report it. A node not ready, or a card unhealthy, takes no new pod (a
+ * fit there fails, GS_FIT_NOT_READY for the node); what runs there stays until its owner takes it
+ * off. gs_fleet_set_node_ready() / gs_fleet_set_card_healthy() change it (@gpu within the node's
+ * cards); gs_fleet_node_ready() / gs_fleet_card_healthy() read it. Every node and card starts
+ * ready and healthy. O(1).
+ */
+void gs_fleet_set_node_ready(struct gs_fleet *f, size_t node, int ready);
+int gs_fleet_node_ready(const struct gs_fleet *f, size_t node);
+void gs_fleet_set_card_healthy(struct gs_fleet *f, size_t node, int gpu, int healthy);
+int gs_fleet_card_healthy(const struct gs_fleet *f, size_t node, int gpu);
+/* gs_fleet_node_sound() - @node is ready and every card of it healthy: empty, it is the same as
+ * every empty node of its template. */
+int gs_fleet_node_sound(const struct gs_fleet *f, size_t node);
 
 /* gs_fleet_node_replicas() - time-slice replicas per card of @node, 0 when it offers none. */
 int32_t gs_fleet_node_replicas(const struct gs_fleet *f, size_t node);

@@ -149,6 +149,65 @@ int gs_tenancy_submit(struct gs_tenancy *t, int64_t now, const struct gs_pod_spe
 int gs_tenancy_complete(struct gs_tenancy *t, int64_t now, int32_t id, int32_t *share_milli);
 
 /*
+ * gs_tenancy_cancel() - pod @id, pending or running, is deleted at @now: what it held goes back
+ * and it is never tried again (gs_tenancy_pod() shows it COMPLETED). Return: 0; -EINVAL when it
+ * is already gone.
+ */
+int gs_tenancy_cancel(struct gs_tenancy *t, int64_t now, int32_t id);
+
+/*
+ * gs_tenancy_podgroup() - PodGroup @g (copied) is made, or made again with a new spec: pods that
+ * name it from now on are members of its gang. The policy's PodGroups exist from the start.
+ * Return: 0; -EINVAL (minMember below 1); -ENOMEM.
+ */
+int gs_tenancy_podgroup(struct gs_tenancy *t, const struct gs_podgroup_spec *g);
+
+/*
+ * gs_tenancy_bind_to() - place pending pod @id on node @node now, as a binder outside the
+ * scheduler (kube-scheduler through the extender) asks: only there, with every quota checked and
+ * no eviction. The bind decision is handed out by the next gs_tenancy_schedule().
+ * Return: 0 bound; 1 it does not fit there (gs_tenancy_pod() says why); -EINVAL (not pending, no
+ * such node); -ENOMEM.
+ */
+int gs_tenancy_bind_to(struct gs_tenancy *t, int64_t now, int32_t id, int32_t node);
+
+/*
+ * gs_tenancy_restore() - put pending pod @id back where it ran (a driver restarting from its
+ * store): on node @node, cards @gpu_mask, a MIG instance at @mig_start (else -1), running since
+ * @start_us. No decision is made of it. Return: 0; -EINVAL when it does not fit there exactly.
+ */
+int gs_tenancy_restore(struct gs_tenancy *t, int32_t id, int32_t node, uint32_t gpu_mask,
+                       int32_t mig_start, int64_t start_us);
+
+/*
+ * gs_tenancy_node_ready() - node @node became ready (@ready 1) or not (0) at @now. A node not
+ * ready takes no pod; the pods on it, and the rest of their gangs, are evicted (by -1) and wait
+ * again. gs_tenancy_card_health(): card @gpu of @node healthy or not; an unhealthy card takes no
+ * new pod, and when @evict (the fault killed the work on it) its pods and their gangs wait again.
+ * Return: 0; -EINVAL (no such node or card); -ENOMEM.
+ */
+int gs_tenancy_node_ready(struct gs_tenancy *t, int64_t now, int32_t node, int ready);
+int gs_tenancy_card_health(struct gs_tenancy *t, int64_t now, int32_t node, int gpu, int healthy,
+                           int evict);
+
+/*
+ * The extender's questions about a pod kube-scheduler is placing: could it go on node @node now,
+ * and how well. gs_tenancy_probe_new() admits @sp (borrowed while the probe lives) without
+ * submitting it: 0 and *@out; 1 with @why (admission refuses it); -ENOMEM.
+ * gs_tenancy_probe_node(): 0 and *@scored, 0..1000, the weighted score placement would give it
+ * there (divided by the largest possible); 1 with *@why (static or the probe's, valid until the
+ * next call): a quota it is over, or the node's filter reason in kube-scheduler's words. The
+ * answer holds until the scheduler next changes; a probe remembers only its quota answers per
+ * GPU model. O(cards and pods of the node).
+ */
+struct gs_tenancy_probe;
+int gs_tenancy_probe_new(struct gs_tenancy *t, const struct gs_pod_spec *sp,
+                         struct gs_tenancy_probe **out, char *why, size_t size);
+int gs_tenancy_probe_node(struct gs_tenancy *t, struct gs_tenancy_probe *pr, int32_t node,
+                          int32_t *scored, const char **why);
+void gs_tenancy_probe_free(struct gs_tenancy_probe *pr);
+
+/*
  * gs_tenancy_advance() - move the clock to @now without a pass: the time-sliced pods' progress
  * and the tenants' time are settled up to then. Return: 0; -ENOMEM.
  */

@@ -16,6 +16,7 @@ struct card {
     int32_t clients;      /* pods on it (MIG: instances) */
     int32_t max_clients;  /* shared: the smallest client cap of its pods, 0 = none */
     uint8_t mode, pcie, nvlink;
+    uint8_t bad; /* unhealthy: it takes no new pod, whatever its mode */
     /* Mode history: the last mode it was in (free: never used) and since when; what they were
      * before its last pod came, and that pod, so a bind undone at once leaves no trace. */
     uint8_t last_mode, prev_mode;
@@ -44,6 +45,8 @@ struct fnode {
     int32_t open_pos;     /* position in the fleet's open list, -1 when not there */
     int64_t cpu_left, mem_left;
     int32_t sole_tenant; /* tenant of every pod here; -1 none, -2 several */
+    int down;            /* not ready: it takes no new pod */
+    int nbad;            /* unhealthy cards */
     int hard;            /* pods with hard isolation here */
     struct slot *pods;
     size_t npods, cap;
@@ -76,6 +79,7 @@ static const char *const reason_text[GS_FIT_REASONS] = {
     [GS_FIT_ISOLATION] = "hard isolation: node used by another tenant",
     [GS_FIT_MIG] = "no free MIG slot for the profile",
     [GS_FIT_MIG_POLICY] = "MIG profile not allowed here by the GpuClusterPolicy",
+    [GS_FIT_NOT_READY] = "node(s) had untolerated taint {node.kubernetes.io/not-ready: }",
 };
 
 const char *gs_fit_reason_text(enum gs_fit_reason r)
@@ -306,9 +310,36 @@ int gs_fleet_nvlink_free(const struct gs_fleet *f, size_t node, int free_in[GS_G
     memset(free_in, 0, GS_GPUS_MAX * sizeof(*free_in));
     for (int g = 0; g < nd->ngpu; g++)
         if (nd->cards[g].nvlink < GS_GPUS_MAX && nd->cards[g].mode == GS_CARD_FREE &&
-            ++free_in[nd->cards[g].nvlink] > best)
+            !nd->cards[g].bad && ++free_in[nd->cards[g].nvlink] > best)
             best = free_in[nd->cards[g].nvlink];
     return best;
+}
+
+void gs_fleet_set_node_ready(struct gs_fleet *f, size_t node, int ready)
+{
+    f->nodes[node].down = !ready;
+}
+
+int gs_fleet_node_ready(const struct gs_fleet *f, size_t node)
+{
+    return !f->nodes[node].down;
+}
+
+void gs_fleet_set_card_healthy(struct gs_fleet *f, size_t node, int gpu, int healthy)
+{
+    struct fnode *nd = &f->nodes[node];
+    nd->nbad += (!healthy) - nd->cards[gpu].bad;
+    nd->cards[gpu].bad = !healthy;
+}
+
+int gs_fleet_node_sound(const struct gs_fleet *f, size_t node)
+{
+    return !f->nodes[node].down && !f->nodes[node].nbad;
+}
+
+int gs_fleet_card_healthy(const struct gs_fleet *f, size_t node, int gpu)
+{
+    return !f->nodes[node].cards[gpu].bad;
 }
 
 int32_t gs_fleet_node_replicas(const struct gs_fleet *f, size_t node)
@@ -355,7 +386,7 @@ static int may_become(const struct gs_fleet *f, uint8_t last, int64_t since, uin
 
 static int may_take(const struct gs_fleet *f, const struct card *c, uint8_t m)
 {
-    return may_become(f, c->last_mode, c->since_us, m);
+    return !c->bad && may_become(f, c->last_mode, c->since_us, m);
 }
 
 /* Free card @c took mode @c->mode for pod @pod: a conversion when it last had another. */
@@ -395,6 +426,8 @@ int gs_fleet_nvlink_max(const struct gs_fleet *f)
 
 static enum gs_fit_reason fit_host(const struct fnode *nd, const struct gs_fit *r)
 {
+    if (nd->down)
+        return GS_FIT_NOT_READY;
     if (r->ncards > 0 && r->model_mask && !(r->model_mask & (1u << nd->model)))
         return GS_FIT_MODEL;
     if (r->ncards > nd->ngpu)
@@ -522,7 +555,8 @@ static int64_t slice_mem(const struct fnode *nd, const struct card *c, const str
 static enum gs_fit_reason slice_fits(const struct gs_fleet *f, const struct fnode *nd,
                                      const struct card *c, const struct gs_fit *r)
 {
-    if (c->mode == GS_CARD_FREE ? !may_take(f, c, slice_mode(r)) : c->mode != slice_mode(r))
+    if (c->mode == GS_CARD_FREE ? !may_take(f, c, slice_mode(r))
+                                : c->mode != slice_mode(r) || c->bad)
         return GS_FIT_GPU;
     if (c->mem_mib - c->mem_used < slice_mem(nd, c, r))
         return GS_FIT_GPUMEM;
@@ -603,7 +637,7 @@ static enum gs_fit_reason pick_mig(const struct gs_fleet *f, const struct fnode 
         if (c->mode == GS_CARD_FREE && may_take(f, c, GS_CARD_MIG)) {
             gs_mig_card_init(&empty, nd->mig_model, nd->mig_allowed);
             mc = &empty;
-        } else if (c->mode != GS_CARD_MIG) {
+        } else if (c->mode != GS_CARD_MIG || c->bad) {
             continue;
         }
         int sc;
@@ -696,11 +730,12 @@ int gs_fleet_fits_without(const struct gs_fleet *f, size_t node, const struct gs
             last = c->prev_mode;
             since = c->prev_since_us;
         }
-        if ((c->mode == GS_CARD_FREE || left[g] == 0) &&
+        if ((c->mode == GS_CARD_FREE || left[g] == 0) && !c->bad &&
             may_become(f, last, since, GS_CARD_EXCLUSIVE))
             free |= 1u << g;
     }
-    if ((r->model_mask && !(r->model_mask & (1u << nd->model))) || r->ncards > nd->ngpu ||
+    if (nd->down || (r->model_mask && !(r->model_mask & (1u << nd->model))) ||
+        r->ncards > nd->ngpu ||
         (r->hard ? (sole >= 0 && sole != r->tenant) || sole == -2 : hard && sole != r->tenant) ||
         r->cpu_milli > cpu || r->memory_mib > mem || __builtin_popcount(free) < r->ncards)
         return 0;

@@ -130,7 +130,7 @@ static int32_t priority_of(const struct gs_tenancy *t, const struct gs_pod_spec 
     const struct gs_policy *pol = t->pol;
     const struct gs_priority_class_spec *c = class_of(pol, sp->priority_class);
     if (!c && group >= 0)
-        c = class_of(pol, pol->podgroups[group].priority_class);
+        c = class_of(pol, t->pgs[group]->priority_class);
     if (!c && t->way == GS_WAY_FULL && prof)
         return prof->priority;
     if (!c && tenant >= 0 && (size_t)tenant < pol->ntenants) {
@@ -542,7 +542,7 @@ static int32_t queue_of(const struct gs_tenancy *t, const struct gs_pod_spec *sp
                         int32_t tenant)
 {
     const struct gs_policy *pol = t->pol;
-    const char *want = group >= 0 && pol->podgroups[group].queue[0]    ? pol->podgroups[group].queue
+    const char *want = group >= 0 && t->pgs[group]->queue[0]           ? t->pgs[group]->queue
                        : sp->queue[0]                                  ? sp->queue
                        : tenant >= 0 && (size_t)tenant < pol->ntenants ? pol->tenants[tenant].name
                                                                        : sp->ns;
@@ -675,21 +675,52 @@ static void admit_one(const struct gs_tenancy *t, struct rpod *p)
     }
 }
 
+int gs__tn_podgroup(struct gs_tenancy *t, const struct gs_podgroup_spec *g)
+{
+    int32_t i = namemap_get(t->groups, g->ns, g->name);
+    if (i >= 0) { /* a PodGroup made again: its pods keep their gang, with the new spec */
+        *t->pgs[i] = *g;
+        t->gangs[i].min = g->min_member;
+        return i;
+    }
+    size_t cg = t->cappgs;
+    struct gs_podgroup_spec **v = gs_grow(t->pgs, &t->cappgs, t->npgs + 1, sizeof(*v), 16);
+    if (!v)
+        return -ENOMEM;
+    t->pgs = v;
+    struct gang *gv = gs_grow(t->gangs, &cg, t->npgs + 1, sizeof(*gv), 16);
+    if (!gv)
+        return -ENOMEM;
+    t->gangs = gv;
+    /* A copy of its own, which the name map points into: the caller's may go. */
+    struct gs_podgroup_spec *copy = malloc(sizeof(*copy));
+    if (!copy)
+        return -ENOMEM;
+    *copy = *g;
+    i = (int32_t)t->npgs;
+    if (namemap_intern(t->groups, copy->ns, copy->name, i) < 0) {
+        free(copy);
+        return -ENOMEM;
+    }
+    t->pgs[i] = copy;
+    memset(&t->gangs[i], 0, sizeof(t->gangs[i]));
+    t->gangs[i].min = g->min_member;
+    t->gangs[i].level_low = -1;
+    t->npgs++;
+    return i;
+}
+
 int gs__tn_admission_init(struct gs_tenancy *t)
 {
     const struct gs_policy *pol = t->pol;
     t->groups = calloc(1, sizeof(*t->groups));
     t->users = calloc(1, sizeof(*t->users));
     t->namespaces = calloc(1, sizeof(*t->namespaces));
-    t->gangs = calloc(pol->npodgroups + 1, sizeof(*t->gangs));
-    if (!t->groups || !t->users || !t->namespaces || !t->gangs)
+    if (!t->groups || !t->users || !t->namespaces)
         return -ENOMEM;
-    for (size_t i = 0; i < pol->npodgroups; i++) {
-        if (namemap_intern(t->groups, pol->podgroups[i].ns, pol->podgroups[i].name, (int32_t)i) < 0)
+    for (size_t i = 0; i < pol->npodgroups; i++)
+        if (gs__tn_podgroup(t, &pol->podgroups[i]) < 0)
             return -ENOMEM;
-        t->gangs[i].min = pol->podgroups[i].min_member;
-        t->gangs[i].level_low = -1;
-    }
     /* A namespace named by two tenants is an error of the policy's loader; the first wins. */
     for (size_t i = 0; i < pol->ntenants; i++)
         for (int k = 0; k < pol->tenants[i].nnamespaces && k < GS_SCN_NAMESPACES; k++)
@@ -700,9 +731,12 @@ int gs__tn_admission_init(struct gs_tenancy *t)
 
 void gs__tn_admission_free(struct gs_tenancy *t)
 {
-    for (size_t i = 0; t->gangs && i <= t->pol->npodgroups; i++)
+    for (size_t i = 0; i < t->npgs; i++) {
         free(t->gangs[i].members.v);
+        free(t->pgs[i]);
+    }
     free(t->gangs);
+    free(t->pgs);
     namemap_free(t->groups);
     namemap_free(t->users);
     namemap_free(t->namespaces);
@@ -760,4 +794,16 @@ uint64_t gs__tn_gang_key(const struct gs_tenancy *t, const struct gang *g)
     for (size_t k = 0; k < g->members.n; k++)
         key = (key ^ t->pods[g->members.v[k]].shape) * 1099511628211ULL;
     return key;
+}
+
+int32_t gs__tn_user_of(const struct gs_tenancy *t, const struct rpod *p)
+{
+    const char *tn =
+        (size_t)p->tenant < t->pol->ntenants ? t->pol->tenants[p->tenant].name : p->sp->ns;
+    return namemap_get(t->users, tn, p->sp->user);
+}
+
+int32_t gs__tn_user_running(const struct gs_tenancy *t, const struct rpod *p)
+{
+    return p->user >= 0 ? t->user_running[p->user] : 0;
 }

@@ -95,9 +95,9 @@ int gs__quota_check(struct gs_tenancy *t, struct rpod *p, int model, char *why, 
     if ((size_t)p->tenant < pol->ntenants) {
         const struct gs_tenant_spec *ts = &pol->tenants[p->tenant];
         if (ts->max_pods_per_user != GS_UNSET && p->sp->user[0] &&
-            t->user_running[p->user] >= ts->max_pods_per_user) {
+            gs__tn_user_running(t, p) >= ts->max_pods_per_user) {
             gs__say(why, size, "tenant %s: user %s has %d pods running (maxPodsPerUser %d)",
-                    ts->name, p->sp->user[0] ? p->sp->user : "(none)", t->user_running[p->user],
+                    ts->name, p->sp->user[0] ? p->sp->user : "(none)", gs__tn_user_running(t, p),
                     ts->max_pods_per_user);
             return 0;
         }

@@ -292,8 +292,8 @@ static void scan(struct gs_tenancy *t, struct rpod *p, int32_t pod, const int32_
         int model = gs_fleet_node_model(t->fleet, n);
         size_t key = (size_t)t->pol->nodes[n].template_index * t->nzones +
                      (size_t)gs_fleet_node_zone(t->fleet, n);
-        int empty =
-            gs_fleet_pod_count(t->fleet, n) == 0 && only_node < 0 && (int32_t)n != t->resv_node;
+        int empty = gs_fleet_pod_count(t->fleet, n) == 0 && only_node < 0 &&
+                    (int32_t)n != t->resv_node && gs_fleet_node_sound(t->fleet, n);
         if (empty && t->seen[key] == t->stamp) {
             if (t->seen_reason[key] >= 0)
                 o->count[t->seen_reason[key]]++;
@@ -582,4 +582,55 @@ int gs__tn_place_gang(struct gs_tenancy *t, int32_t group, int *capacity)
     if (r == 0)
         r = gs__tn_commit(t, x, m[0]);
     return r;
+}
+
+int gs_tenancy_probe_new(struct gs_tenancy *t, const struct gs_pod_spec *sp,
+                         struct gs_tenancy_probe **out, char *why, size_t size)
+{
+    struct gs_tenancy_probe *pr = calloc(1, sizeof(*pr));
+    if (!pr)
+        return -ENOMEM;
+    pr->p.sp = sp;
+    pr->p.seq = INT64_MAX;
+    pr->p.submit = t->now;
+    if (gs__tn_admit(t, &pr->p)) {
+        gs__say(why, size, "%s", pr->p.reason);
+        free(pr);
+        return 1;
+    }
+    pr->p.user = gs__tn_user_of(t, &pr->p);
+    memset(pr->model_ok, -1, sizeof(pr->model_ok));
+    *out = pr;
+    return 0;
+}
+
+void gs_tenancy_probe_free(struct gs_tenancy_probe *pr)
+{
+    free(pr);
+}
+
+int gs_tenancy_probe_node(struct gs_tenancy *t, struct gs_tenancy_probe *pr, int32_t node,
+                          int32_t *scored, const char **why)
+{
+    struct rpod *p = &pr->p;
+    if (node < 0 || (size_t)node >= t->pol->nnodes) {
+        *why = "no such node";
+        return 1;
+    }
+    int model = p->fit.ncards > 0 ? gs_fleet_node_model(t->fleet, (size_t)node) : -1;
+    int m = model >= 0 ? model : 0;
+    if (pr->model_ok[m] < 0)
+        pr->model_ok[m] = (int8_t)gs__quota_check(t, p, model, pr->why, sizeof(pr->why));
+    if (!pr->model_ok[m]) {
+        *why = pr->why;
+        return 1;
+    }
+    struct gs_fit_choice c;
+    enum gs_fit_reason r = gs_fleet_fit(t->fleet, (size_t)node, &p->fit, &c);
+    if (r != GS_FIT_OK) {
+        *why = gs_fit_reason_text(r);
+        return 1;
+    }
+    *scored = (int32_t)(score(t, p, (size_t)node, &c) * 1000 / SCORE_MAX(t));
+    return 0;
 }

@@ -52,6 +52,10 @@ int gs__say(char *buf, size_t size, const char *fmt, ...)
 
 int gs__tn_decide(struct gs_tenancy *t, const struct gs_decision *d)
 {
+    if (t->dec_taken) { /* the driver has had those: a new transaction starts */
+        t->ndec = 0;
+        t->dec_taken = 0;
+    }
     struct gs_decision *v = gs_grow(t->dec, &t->capdec, t->ndec + 1, sizeof(*v), 64);
     if (!v)
         return -ENOMEM;
@@ -311,6 +315,147 @@ int gs_tenancy_complete(struct gs_tenancy *t, int64_t now, int32_t id, int32_t *
     return r;
 }
 
+int gs_tenancy_cancel(struct gs_tenancy *t, int64_t now, int32_t id)
+{
+    if (id < 0 || (size_t)id >= t->npods || t->pods[id].state == GS_POD_COMPLETED)
+        return -EINVAL;
+    int r = clock_to(t, now);
+    struct rpod *p = &t->pods[id];
+    if (r >= 0 && p->state == GS_POD_RUNNING) {
+        r = gs__tn_unplace(t, id);
+        if (gs__vec_push(&t->rlog, p->node) < 0)
+            r = -ENOMEM;
+    } else {
+        gs__tn_pending_left(t, id);
+    }
+    if (id == t->head) {
+        t->head = -1;
+        t->resv_gen++;
+    }
+    p->state = GS_POD_COMPLETED;
+    t->q_demand[p->queue] -= p->milli;
+    t->epoch++;
+    return r;
+}
+
+int gs_tenancy_podgroup(struct gs_tenancy *t, const struct gs_podgroup_spec *g)
+{
+    if (g->min_member < 1)
+        return -EINVAL;
+    int r = gs__tn_podgroup(t, g);
+    t->epoch++; /* a gang's minMember may have changed: its members are worth a try */
+    return r < 0 ? r : 0;
+}
+
+int gs_tenancy_bind_to(struct gs_tenancy *t, int64_t now, int32_t id, int32_t node)
+{
+    if (id < 0 || (size_t)id >= t->npods || t->pods[id].state != GS_POD_PENDING || node < 0 ||
+        (size_t)node >= t->pol->nnodes)
+        return -EINVAL;
+    int r = clock_to(t, now), capacity;
+    struct txn *x = &t->txn_pod;
+    x->bound.n = x->evicted.n = 0;
+    if (r >= 0)
+        r = gs__tn_place_one(t, id, x, node, &capacity);
+    return r == 0 ? gs__tn_commit(t, x, id) : r;
+}
+
+int gs_tenancy_restore(struct gs_tenancy *t, int32_t id, int32_t node, uint32_t gpu_mask,
+                       int32_t mig_start, int64_t start_us)
+{
+    if (id < 0 || (size_t)id >= t->npods || t->pods[id].state != GS_POD_PENDING || node < 0 ||
+        (size_t)node >= t->pol->nnodes)
+        return -EINVAL;
+    struct rpod *p = &t->pods[id];
+    p->fit.mig_start = mig_start;
+    int r = gs__tn_bind(t, id, (size_t)node, gpu_mask, NULL);
+    if (r < 0)
+        return r;
+    p->start = p->first_start = start_us;
+    if (!p->fit.timeslice && p->sp->duration_us != GS_UNSET) { /* its end counts from its start */
+        p->gen++;
+        r = gs__tn_schedule_end(t, id, start_us + p->sp->duration_us);
+    }
+    return r;
+}
+
+/* Running pod @id leaves its cards for @why (its node or card failed): it waits again. */
+static int requeue(struct gs_tenancy *t, int32_t id, const char *why)
+{
+    struct rpod *p = &t->pods[id];
+    struct gs_decision d = {
+        .kind = GS_DECIDE_EVICT, .pod = id, .node = p->node, .gpu_mask = p->mask, .by = -1};
+    int r = gs__tn_unplace(t, id);
+    d.share_milli = gs__tn_slice_share(t, id);
+    p->state = GS_POD_PENDING;
+    p->node = -1;
+    gs__say(p->reason, sizeof(p->reason), "%s", why);
+    if (r < 0 || (r = gs__tn_decide(t, &d)) < 0)
+        return r;
+    t->epoch++;
+    return gs__tn_pending_add(t, id);
+}
+
+/* Requeue every pod on @node using a card of @cards (0: any), and the rest of their gangs. */
+static int requeue_node(struct gs_tenancy *t, size_t node, uint32_t cards, const char *why)
+{
+    int r = 0;
+    for (size_t i = gs_fleet_pod_count(t->fleet, node); r >= 0 && i-- > 0;) {
+        if (i >= gs_fleet_pod_count(t->fleet, node))
+            continue; /* a gang mate went from here too */
+        int32_t id = gs_fleet_pod_at(t->fleet, node, i);
+        const struct rpod *p = &t->pods[id];
+        if (cards && !(p->mask & cards))
+            continue;
+        int32_t group = p->group;
+        if ((r = requeue(t, id, why)) < 0 || group < 0)
+            continue;
+        const struct gang *g = &t->gangs[group];
+        for (size_t k = 0; r >= 0 && k < g->members.n; k++)
+            if (t->pods[g->members.v[k]].state == GS_POD_RUNNING)
+                r = requeue(t, g->members.v[k], why);
+    }
+    return r;
+}
+
+int gs_tenancy_node_ready(struct gs_tenancy *t, int64_t now, int32_t node, int ready)
+{
+    if (node < 0 || (size_t)node >= t->pol->nnodes)
+        return -EINVAL;
+    int r = clock_to(t, now);
+    if (r < 0 || ready == gs_fleet_node_ready(t->fleet, (size_t)node))
+        return r;
+    gs_fleet_set_node_ready(t->fleet, (size_t)node, ready);
+    t->epoch++;
+    if (ready)
+        return gs__vec_push(&t->rlog, node);
+    char why[GS_REASON_MAX];
+    gs__say(why, sizeof(why), "node %s is not ready: its pods wait again",
+            t->pol->nodes[node].name);
+    return requeue_node(t, (size_t)node, 0, why);
+}
+
+int gs_tenancy_card_health(struct gs_tenancy *t, int64_t now, int32_t node, int gpu, int healthy,
+                           int evict)
+{
+    if (node < 0 || (size_t)node >= t->pol->nnodes || gpu < 0 ||
+        gpu >= gs_fleet_node_gpus(t->fleet, (size_t)node))
+        return -EINVAL;
+    int r = clock_to(t, now);
+    if (r < 0)
+        return r;
+    gs_fleet_set_card_healthy(t->fleet, (size_t)node, gpu, healthy);
+    t->epoch++;
+    if (healthy)
+        return gs__vec_push(&t->rlog, node);
+    if (!evict)
+        return 0;
+    char why[GS_REASON_MAX];
+    gs__say(why, sizeof(why), "GPU %d of node %s failed: its pods wait again", gpu,
+            t->pol->nodes[node].name);
+    return requeue_node(t, (size_t)node, 1u << gpu, why);
+}
+
 int gs_tenancy_advance(struct gs_tenancy *t, int64_t now)
 {
     if (now > t->now) {
@@ -327,7 +472,8 @@ int gs_tenancy_schedule(struct gs_tenancy *t, int64_t now, const struct gs_decis
                         size_t *n)
 {
     int r = clock_to(t, now);
-    t->ndec = 0;
+    if (t->dec_taken)
+        t->ndec = 0;
     if (r >= 0 && (t->epoch != t->pass_epoch || t->arrivals_since_pass)) {
         t->pass_epoch = t->epoch;
         t->arrivals_since_pass = 0;
@@ -337,6 +483,7 @@ int gs_tenancy_schedule(struct gs_tenancy *t, int64_t now, const struct gs_decis
     }
     *dec = t->dec;
     *n = t->ndec;
+    t->dec_taken = 1;
     return r < 0 ? r : 0;
 }
 

@@ -137,11 +137,13 @@ struct gs_tenancy {
     int32_t *node_cards;
     struct rpod *pods;
     size_t npods, cappods;
-    struct namemap *groups;     /* PodGroup (namespace, name) -> index */
-    struct namemap *users;      /* (tenant, user) -> user id */
-    struct namemap *namespaces; /* namespace -> tenant */
-    struct gang *gangs;         /* one per PodGroup */
-    struct vec dirty_gangs;     /* gangs a member joined since the last pass */
+    struct namemap *groups;        /* PodGroup (namespace, name) -> index */
+    struct namemap *users;         /* (tenant, user) -> user id */
+    struct namemap *namespaces;    /* namespace -> tenant */
+    struct gang *gangs;            /* one per PodGroup, parallel to pgs */
+    struct gs_podgroup_spec **pgs; /* the PodGroups: the policy's, then those added */
+    size_t npgs, cappgs;
+    struct vec dirty_gangs; /* gangs a member joined since the last pass */
     /* Tenants: per model [tenant * GS_MODEL_MAX + model], milli. */
     int64_t *ded_used, *sh_used;
     int64_t *tenant_alloc;
@@ -209,6 +211,7 @@ struct gs_tenancy {
     /* Decisions made since the driver last took them. */
     struct gs_decision *dec;
     size_t ndec, capdec;
+    int dec_taken; /* gs_tenancy_schedule() handed them out: the next decision starts afresh */
     struct gs_tenancy_work work;
 };
 
@@ -219,6 +222,12 @@ void gs__tn_admission_free(struct gs_tenancy *t);
 int gs__tn_admit(const struct gs_tenancy *t, struct rpod *p);
 /* Register an admitted pod: its user, its gang membership. 0 or -ENOMEM. */
 int gs__tn_enroll(struct gs_tenancy *t, int32_t pod);
+/* PodGroup @g (copied) made or made again: its index, or -ENOMEM. */
+int gs__tn_podgroup(struct gs_tenancy *t, const struct gs_podgroup_spec *g);
+/* Pods of @p's user running now (0 for a user no pod of which was submitted). */
+int32_t gs__tn_user_running(const struct gs_tenancy *t, const struct rpod *p);
+/* @p's user id when a pod of that user was submitted, else -1. */
+int32_t gs__tn_user_of(const struct gs_tenancy *t, const struct rpod *p);
 /* The bucket key of gang @g: minMember and its members' shapes, in member order. */
 uint64_t gs__tn_gang_key(const struct gs_tenancy *t, const struct gang *g);
 
@@ -297,6 +306,13 @@ void gs__tn_victims_update(struct gs_tenancy *t, size_t node);
 /* A pod evicted before was bound at @start: its readmission grace runs from then. */
 int gs__tn_readmitted(struct gs_tenancy *t, int64_t start);
 int gs__cmp_i32(const void *a, const void *b);
+
+/* placement.c: the extender's probe */
+struct gs_tenancy_probe {
+    struct rpod p;
+    int8_t model_ok[GS_MODEL_MAX]; /* quotas let it use the model: 1, 0, -1 not asked yet */
+    char why[GS_REASON_MAX];       /* the quota it is over */
+};
 
 /* tenancy.c */
 /* Record decision @d for the driver. 0 or -ENOMEM. */

@@ -1,0 +1,269 @@
+/*
+ * The scheduler core as a driver uses it (gpusched/tenancy.h): pods submitted, a pass and its
+ * decisions, cancellation, a node or a card failing, a bind from outside, a restart restoring
+ * placements, PodGroups made at run time, and the extender's probe.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "gpusched/diag.h"
+#include "gpusched/fleet.h"
+#include "gpusched/scenario.h"
+#include "gpusched/tenancy.h"
+
+#include "common/util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define S 1000000LL
+
+/* Two 8-card nodes, a queue, PriorityClasses, one PodGroup, and the pods named in @pods. */
+static const char *const cluster_yaml =
+    "apiVersion: gpusched.io/v1alpha1\n"
+    "kind: Cluster\n"
+    "metadata: {name: c}\n"
+    "spec:\n"
+    "  nodeTemplates:\n"
+    "    - {name: t, gpuModel: A100-SXM4-80GB, gpus: 8, cpuMilli: 64000, memoryMiB: 524288}\n"
+    "  nodes:\n"
+    "    - {name: n0, zone: z, template: t}\n"
+    "    - {name: n1, zone: z, template: t}\n"
+    "---\n"
+    "apiVersion: scheduling.k8s.io/v1\n"
+    "kind: PriorityClass\n"
+    "metadata: {name: hi}\n"
+    "value: 100\n"
+    "---\n"
+    "apiVersion: scheduling.volcano.sh/v1beta1\n"
+    "kind: PodGroup\n"
+    "metadata: {name: g, namespace: a}\n"
+    "spec: {minMember: 2}\n";
+
+struct fx {
+    struct gs_scenario *s;
+    struct gs_tenancy *t;
+};
+
+/* The cluster above plus the pods of @pods (YAML documents), and a full-way scheduler. */
+static void setup_fx(struct fx *f, const char *pods)
+{
+    char path[] = "/tmp/gs_test_sched_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *out = fdopen(fd, "w");
+    fprintf(out, "%s%s", cluster_yaml, pods);
+    fclose(out);
+    struct gs_diag d;
+    gs_diag_init(&d);
+    assert_int_equal(gs_scenario_new(&f->s), 0);
+    int r = gs_scenario_load(f->s, path, &d);
+    unlink(path);
+    if (r == 0)
+        r = gs_scenario_resolve(f->s, &d);
+    if (r)
+        fail_msg("%s", d.msg);
+    struct gs_tenancy_opts o = {GS_WAY_FULL, 1, 0};
+    assert_int_equal(gs_tenancy_new(&f->s->policy, &o, &f->t, &d), 0);
+}
+
+static void teardown_fx(struct fx *f)
+{
+    gs_tenancy_free(f->t);
+    gs_scenario_free(f->s);
+}
+
+static int32_t submit(struct fx *f, int64_t now, size_t i)
+{
+    int32_t id;
+    char why[256];
+    assert_int_equal(
+        gs_tenancy_submit(f->t, now, &f->s->pods[i], (int64_t)i, &id, why, sizeof(why)), 0);
+    return id;
+}
+
+static size_t schedule(struct fx *f, int64_t now, const struct gs_decision **dec)
+{
+    size_t n;
+    assert_int_equal(gs_tenancy_schedule(f->t, now, dec, &n), 0);
+    return n;
+}
+
+static struct gs_tenancy_pod view(struct fx *f, int32_t id)
+{
+    struct gs_tenancy_pod v;
+    assert_int_equal(gs_tenancy_pod(f->t, id, &v), 0);
+    return v;
+}
+
+#define POD(name, gpus, extra)                                                                     \
+    "---\n{apiVersion: v1, kind: Pod, metadata: {name: " name ", namespace: a" extra "}, "         \
+    "spec: {containers: [{name: m, resources: {limits: {nvidia.com/gpu: " #gpus "}}}]}}\n"
+
+/* A pass binds what fits and says so once; a cancelled pod gives its cards back. */
+static void test_submit_schedule_cancel(void **state)
+{
+    (void)state;
+    struct fx f;
+    setup_fx(&f, POD("p0", 8, "") POD("p1", 8, "") POD("p2", 8, ""));
+    int32_t a = submit(&f, 0, 0), b = submit(&f, 0, 1), c = submit(&f, 0, 2);
+    const struct gs_decision *dec;
+    size_t n = schedule(&f, 0, &dec);
+    assert_int_equal(n, 2);
+    assert_int_equal(dec[0].kind, GS_DECIDE_BIND);
+    assert_int_equal(dec[0].pod, a);
+    assert_int_equal(dec[0].gpu_mask, 0xff);
+    assert_int_equal(dec[1].pod, b);
+    assert_int_equal(dec[0].node + dec[1].node, 1); /* one node each */
+    assert_int_equal(view(&f, c).state, GS_POD_PENDING);
+    assert_non_null(strstr(view(&f, c).reason, "Insufficient nvidia.com/gpu"));
+    assert_int_equal(schedule(&f, 1 * S, &dec), 0); /* nothing changed: no pass, no decision */
+    assert_int_equal(gs_tenancy_cancel(f.t, 2 * S, a), 0);
+    assert_int_equal(gs_tenancy_cancel(f.t, 2 * S, a), -EINVAL);
+    n = schedule(&f, 2 * S, &dec);
+    assert_int_equal(n, 1);
+    assert_int_equal(dec[0].pod, c);
+    assert_int_equal(view(&f, c).start_us, 2 * S);
+    teardown_fx(&f);
+}
+
+/* A node that fails sends its pods back (the rest of a gang too), and takes none till ready. */
+static void test_node_failure_requeues_gang(void **state)
+{
+    (void)state;
+    struct fx f;
+    setup_fx(&f, POD("m0", 8, ", annotations: {scheduling.k8s.io/group-name: g}")
+                     POD("m1", 8, ", annotations: {scheduling.k8s.io/group-name: g}"));
+    int32_t a = submit(&f, 0, 0), b = submit(&f, 0, 1);
+    const struct gs_decision *dec;
+    assert_int_equal(schedule(&f, 0, &dec), 2);
+    int32_t node_a = view(&f, a).node;
+    assert_int_equal(gs_tenancy_node_ready(f.t, 5 * S, node_a, 0), 0);
+    size_t n = schedule(&f, 5 * S, &dec);
+    /* both members evicted (the gang goes back whole), then nothing fits: one node is down */
+    assert_int_equal(n, 2);
+    assert_int_equal(dec[0].kind, GS_DECIDE_EVICT);
+    assert_int_equal(dec[1].kind, GS_DECIDE_EVICT);
+    assert_int_equal(dec[0].by, -1);
+    assert_int_equal(view(&f, a).state, GS_POD_PENDING);
+    assert_int_equal(view(&f, b).state, GS_POD_PENDING);
+    assert_int_equal(gs_tenancy_node_ready(f.t, 6 * S, node_a, 1), 0);
+    n = schedule(&f, 6 * S, &dec);
+    if (n != 2)
+        fail_msg("%zu decisions; a: %s", n, view(&f, a).reason);
+    assert_int_equal(view(&f, a).state, GS_POD_RUNNING);
+    teardown_fx(&f);
+}
+
+/* An unhealthy card takes no pod; the fault that killed the work sends its pod back. */
+static void test_card_health(void **state)
+{
+    (void)state;
+    struct fx f;
+    setup_fx(&f, POD("p0", 1, "") POD("p1", 8, ""));
+    int32_t a = submit(&f, 0, 0);
+    const struct gs_decision *dec;
+    assert_int_equal(schedule(&f, 0, &dec), 1);
+    struct gs_tenancy_pod v = view(&f, a);
+    int gpu = __builtin_ctz(v.gpu_mask);
+    assert_int_equal(gs_tenancy_card_health(f.t, S, v.node, gpu, 0, 1), 0);
+    /* it is requeued, then placed again, on another card */
+    size_t n = schedule(&f, S, &dec);
+    assert_int_equal(n, 2);
+    assert_int_equal(dec[0].kind, GS_DECIDE_EVICT);
+    assert_int_equal(dec[1].kind, GS_DECIDE_BIND);
+    assert_true(dec[1].node != v.node || !(dec[1].gpu_mask & (1u << gpu)));
+    /* a whole node's pod cannot have the node with the bad card */
+    int32_t b = submit(&f, 2 * S, 1);
+    assert_int_equal(schedule(&f, 2 * S, &dec), 1);
+    assert_int_not_equal(view(&f, b).node, v.node);
+    teardown_fx(&f);
+}
+
+/* A bind from outside goes only where it was asked, or not at all. */
+static void test_bind_to(void **state)
+{
+    (void)state;
+    struct fx f;
+    setup_fx(&f, POD("p0", 8, "") POD("p1", 8, ""));
+    int32_t a = submit(&f, 0, 0);
+    assert_int_equal(gs_tenancy_bind_to(f.t, 0, a, 1), 0);
+    const struct gs_decision *dec;
+    assert_int_equal(schedule(&f, 0, &dec), 1);
+    assert_int_equal(dec[0].node, 1);
+    int32_t b = submit(&f, S, 1);
+    assert_int_equal(gs_tenancy_bind_to(f.t, S, b, 1), 1); /* node 1 is full */
+    assert_non_null(strstr(view(&f, b).reason, "Insufficient nvidia.com/gpu"));
+    assert_int_equal(gs_tenancy_bind_to(f.t, S, a, 0), -EINVAL); /* not pending */
+    teardown_fx(&f);
+}
+
+/* A restart puts running pods back on their very cards, with their start times. */
+static void test_restore(void **state)
+{
+    (void)state;
+    struct fx f;
+    setup_fx(&f, POD("p0", 2, "") POD("p1", 8, ""));
+    int32_t a = submit(&f, 10 * S, 0);
+    assert_int_equal(gs_tenancy_restore(f.t, a, 1, 0x30, -1, 3 * S), 0);
+    struct gs_tenancy_pod v = view(&f, a);
+    assert_int_equal(v.state, GS_POD_RUNNING);
+    assert_int_equal(v.node, 1);
+    assert_int_equal(v.gpu_mask, 0x30);
+    assert_int_equal(v.start_us, 3 * S);
+    int32_t b = submit(&f, 10 * S, 1);
+    const struct gs_decision *dec;
+    assert_int_equal(schedule(&f, 10 * S, &dec), 1);
+    assert_int_equal(view(&f, b).node, 0); /* node 1 is part taken */
+    teardown_fx(&f);
+}
+
+/* A PodGroup made at run time makes its pods a gang; the probe answers without binding. */
+static void test_podgroup_and_probe(void **state)
+{
+    (void)state;
+    struct fx f;
+    setup_fx(&f, POD("x0", 8, "") POD("x1", 4, ""));
+    snprintf(f.s->pods[0].group, sizeof(f.s->pods[0].group), "late"); /* as the API sets it */
+    struct gs_podgroup_spec g = {.ns = "a", .name = "late", .min_member = 2};
+    assert_int_equal(gs_tenancy_podgroup(f.t, &g), 0);
+    int32_t a = submit(&f, 0, 0);
+    const struct gs_decision *dec;
+    assert_int_equal(schedule(&f, 0, &dec), 0); /* a gang of 2 with one member */
+    assert_non_null(strstr(view(&f, a).reason, "1 of minMember 2"));
+    g.min_member = 1;
+    assert_int_equal(gs_tenancy_podgroup(f.t, &g), 0);
+    assert_int_equal(schedule(&f, S, &dec), 1);
+    struct gs_tenancy_probe *pr;
+    char why[256];
+    assert_int_equal(gs_tenancy_probe_new(f.t, &f.s->pods[1], &pr, why, sizeof(why)), 0);
+    int32_t score;
+    const char *no;
+    int full = view(&f, a).node;
+    assert_int_equal(gs_tenancy_probe_node(f.t, pr, full, &score, &no), 1);
+    assert_string_equal(no, "Insufficient nvidia.com/gpu");
+    assert_int_equal(gs_tenancy_probe_node(f.t, pr, 1 - full, &score, &no), 0);
+    assert_true(score > 0 && score <= 1000);
+    gs_tenancy_probe_free(pr);
+    teardown_fx(&f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_submit_schedule_cancel),
+        cmocka_unit_test(test_node_failure_requeues_gang),
+        cmocka_unit_test(test_card_health),
+        cmocka_unit_test(test_bind_to),
+        cmocka_unit_test(test_restore),
+        cmocka_unit_test(test_podgroup_and_probe),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
