@@ -43,7 +43,7 @@ CUresult gs__charge(int ordinal, uint64_t bytes, struct gs_charge *c)
 CUresult gs__charge_current(uint64_t bytes, struct gs_charge *c)
 {
     int ordinal;
-    if (gs__current_ordinal(&ordinal) != CUDA_SUCCESS) {
+    if ((!gs__shim.counting && !gs__shim.broken) || gs__current_ordinal(&ordinal) != CUDA_SUCCESS) {
         memset(c, 0, sizeof(*c)); /* no context: the driver refuses the call */
         return CUDA_SUCCESS;
     }
@@ -102,6 +102,8 @@ void gs__give_back(const struct gs_rec *r)
 void gs__discharge(int kind, uint64_t key)
 {
     struct gs_rec r;
+    if (!gs__shim.counting) /* nothing was recorded */
+        return;
     pthread_mutex_lock(&gs__shim.mu);
     int found = gs_ledger_take(&gs__shim.ledger, kind, key, &r);
     pthread_mutex_unlock(&gs__shim.mu);
@@ -151,7 +153,7 @@ static CUresult stream_ordinal(CUstream s, int *ordinal)
 CUresult gs__charge_stream(CUstream s, uint64_t bytes, struct gs_charge *c)
 {
     int ordinal;
-    if (stream_ordinal(s, &ordinal) != CUDA_SUCCESS) {
+    if ((!gs__shim.counting && !gs__shim.broken) || stream_ordinal(s, &ordinal) != CUDA_SUCCESS) {
         memset(c, 0, sizeof(*c));
         return CUDA_SUCCESS;
     }

@@ -18,7 +18,7 @@ static uint64_t key_of(const void *handle)
 /* The end of every call that allocated a device pointer: undo on failure, record on success. */
 static CUresult ptr_done(CUresult rc, const struct gs_charge *c, uint64_t ptr)
 {
-    if (rc != CUDA_SUCCESS) {
+    if (rc != CUDA_SUCCESS || !c->counted) {
         gs__uncharge(c);
         return rc;
     }
@@ -292,7 +292,7 @@ static uint64_t mipmap_bytes(const CUDA_ARRAY3D_DESCRIPTOR *a, unsigned levels)
 
 static CUresult handle_done(CUresult rc, const struct gs_charge *c, int kind, uint64_t key)
 {
-    if (rc != CUDA_SUCCESS) {
+    if (rc != CUDA_SUCCESS || !c->counted) {
         gs__uncharge(c);
         return rc;
     }
