@@ -8,20 +8,13 @@
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
+#include "now.h"
 
 __global__ void spin(long long cycles)
 {
     long long start = clock64();
     while (clock64() - start < cycles) {
     }
-}
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
 int main(int argc, char **argv)
