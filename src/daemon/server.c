@@ -24,7 +24,15 @@
  * bind failed, schedules the pod again, filter offers it only the node holding its cards, and
  * bind there makes the calls again.
  */
-#include "gsd.h"
+#include "server.h"
+#include "api.h"
+#include "extender.h"
+#include "kube.h"
+#include "log.h"
+#include "nodes.h"
+#include "store.h"
+
+#include "gpusched/grow.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -446,14 +454,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             r->body = NULL;
         }
         if (!k->too_big && r->len + *upload_size + 1 > k->bufcap) {
-            size_t cap = k->bufcap ? k->bufcap : 4096;
-            while (cap < r->len + *upload_size + 1)
-                cap *= 2;
-            char *m = realloc(r->body, cap);
+            char *m = gs_grow(r->body, &k->bufcap, r->len + *upload_size + 1, 1, 4096);
             if (!m)
                 return MHD_NO;
             r->body = m;
-            k->bufcap = cap;
         }
         if (!k->too_big) {
             memcpy(r->body + r->len, upload, *upload_size);
