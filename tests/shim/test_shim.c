@@ -26,6 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../common/util.h"
 #include "fake_state.h"
 #include "region.h"
 
@@ -148,22 +149,9 @@ static void env_for(struct env *e, const struct card *c, int which, const char *
         env_set(e, "GPUSHARE_MEMORY_LIMIT_MIB", "%s", mem);
 }
 
-struct run {
-    int status; /* exit status, or 128 + signal */
-    char out[1 << 16];
-    char err[1 << 16];
-};
-
-static void read_all(int fd, char *buf, size_t cap)
-{
-    size_t n = 0;
-    ssize_t k;
-    while (n + 1 < cap && ((k = read(fd, buf + n, cap - 1 - n)) > 0 || (k < 0 && errno == EINTR)))
-        if (k > 0)
-            n += (size_t)k;
-    buf[n] = '\0';
-}
-
+/* A process started with a pipe on its standard input and output, for the cases that must act
+ * while it runs (it prints "holding" and waits for the end of its input). Its stderr goes to a
+ * file. */
 struct proc {
     pid_t pid;
     int in, out; /* its stdin (ours to write) and stdout (ours to read) */
@@ -194,34 +182,49 @@ static void start(struct proc *p, char *const argv[], char *const envp[])
     p->out = out[0];
 }
 
-static void finish(struct proc *p, struct run *r)
+/* Wait until @p prints its "holding" line. */
+static void wait_holding(const struct proc *p)
+{
+    char c;
+    while (read(p->out, &c, 1) == 1 && c != '\n')
+        ;
+}
+
+/* End @p's input, wait for it and fill @r as t_run() does (free with t_run_free()). */
+static void finish(struct proc *p, struct t_run *r)
 {
     int st;
+    size_t cap = 1 << 16;
+    memset(r, 0, sizeof(*r));
     close(p->in);
-    read_all(p->out, r->out, sizeof(r->out));
+    r->out = malloc(cap);
+    assert_non_null(r->out);
+    ssize_t k;
+    while (r->out_len + 1 < cap &&
+           ((k = read(p->out, r->out + r->out_len, cap - 1 - r->out_len)) > 0 ||
+            (k < 0 && errno == EINTR)))
+        r->out_len += k > 0 ? (size_t)k : 0;
+    r->out[r->out_len] = '\0';
     close(p->out);
     while (waitpid(p->pid, &st, 0) < 0 && errno == EINTR)
         ;
-    r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    int fd = open(p->errpath, O_RDONLY);
-    r->err[0] = '\0';
-    if (fd >= 0) {
-        read_all(fd, r->err, sizeof(r->err));
-        close(fd);
-    }
+    r->exited = WIFEXITED(st);
+    r->status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    r->signal = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+    r->err = t_slurp(p->errpath, &r->err_len);
+    assert_non_null(r->err);
     unlink(p->errpath);
 }
 
-static void run_argv(char *const argv[], const struct env *e, struct run *r)
+static void run_argv(char *const argv[], const struct env *e, struct t_run *r)
 {
-    struct proc p;
-    start(&p, argv, e->kv);
-    finish(&p, r);
+    t_run_free(r);
+    t_run_env((const char *const *)argv, e->kv, r);
 }
 
 /* shimapp (or @app) with @via and the steps in @steps (space-separated). */
 static void app(const char *exe, const char *via, const char *steps, const struct env *e,
-                struct run *r)
+                struct t_run *r)
 {
     char buf[4096], *argv[256];
     int n = 0;
@@ -237,7 +240,7 @@ static void app(const char *exe, const char *via, const char *steps, const struc
     run_argv(argv, e, r);
 }
 
-static void expect_ok(const struct run *r)
+static void expect_ok(const struct t_run *r)
 {
     if (r->status != 0)
         fprintf(stderr, "status %d\nstdout:\n%s\nstderr:\n%s\n", r->status, r->out, r->err);
@@ -246,23 +249,31 @@ static void expect_ok(const struct run *r)
 
 static void shimapp(const char *via, const char *steps, const struct env *e)
 {
-    struct run r;
+    struct t_run r = {0};
     app(need("SHIMAPP"), via, steps, e, &r);
     expect_ok(&r);
+    t_run_free(&r);
 }
 
 /* One container on a fresh one-device card, its environment and its run. */
 struct tc {
     struct card c;
     struct env e;
-    struct run r;
+    struct t_run r;
 };
 
 static void tc_new(struct tc *t, uint64_t gib, uint64_t ctx_mib, uint64_t kernel_us,
                    const char *mem, int nvml)
 {
+    memset(t, 0, sizeof(*t));
     card_new(&t->c, 1, gib, ctx_mib, kernel_us, 0);
     env_for(&t->e, &t->c, 0, mem, nvml);
+}
+
+static void tc_free(struct tc *t)
+{
+    card_free(&t->c);
+    t_run_free(&t->r);
 }
 
 /* One container with a limit of @mem MiB on a fresh card: shimapp's @steps must all hold. */
@@ -306,7 +317,7 @@ static void test_no_gpu_app_unchanged(void **state)
 {
     struct card c;
     struct env plain, pre;
-    struct run a, b;
+    struct t_run a = {0}, b = {0};
     char *argv[] = {"/bin/sh", "-c",
                     "echo out; echo err >&2; printf '%s\\n' c b a | sort; "
                     "(sleep 0 &); wait; exit 3",
@@ -321,13 +332,16 @@ static void test_no_gpu_app_unchanged(void **state)
     assert_int_equal(b.status, a.status);
     assert_string_equal(b.out, a.out);
     assert_string_equal(b.err, a.err);
-    struct run n;
+    struct t_run n = {0};
     app(need("SHIMAPP_DL"), NULL, "nogpu", &pre, &n);
     expect_ok(&n);
     assert_non_null(strstr(n.out, "libcuda loaded=0"));
     assert_int_equal(n.err[0], '\0');
     int fd = shm_open(c.region[0], O_RDONLY, 0);
     assert_int_equal(fd, -1); /* no region: nothing was counted */
+    t_run_free(&a);
+    t_run_free(&b);
+    t_run_free(&n);
     card_free(&c);
 }
 
@@ -396,7 +410,7 @@ static void test_malformed_and_unnamed(void **state)
                                     "GPUSHARE_MEMORY_LIMIT_MIB"));
     env_for(&t.e, &t.c, 0, "GPU-6a7e0000-0000-4000-8000-000000000000=1024", 0);
     shimapp("proc", "init ctx:0 info:724:1024", &t.e);
-    card_free(&t.c);
+    tc_free(&t);
 }
 
 /* A child holds none of its parent's memory; its own is counted while it lives and given back
@@ -411,25 +425,20 @@ static void test_fork(void **state)
 /* kill -9 of a process holding memory: its usage leaves the count. */
 static void test_killed_process(void **state)
 {
-    struct card c;
-    struct env e;
+    struct tc t;
     struct proc p;
-    struct run r;
-    char buf[64];
-    card_new(&c, 1, 40, 300, 100, 0);
-    env_for(&e, &c, 0, "8192", 0);
+    tc_new(&t, 40, 300, 100, "8192", 0);
     char *argv[] = {(char *)need("SHIMAPP"), "init", "ctx:0", "alloc:4G", "hold", NULL};
-    start(&p, argv, e.kv);
-    ssize_t n = read(p.out, buf, sizeof(buf) - 1); /* "holding" */
-    assert_true(n > 0);
-    assert_int_equal(region_used(c.region[0], 0, 0), 4 * GIB + 300 * MIB);
+    start(&p, argv, t.e.kv);
+    wait_holding(&p);
+    assert_int_equal(region_used(t.c.region[0], 0, 0), 4 * GIB + 300 * MIB);
     kill(p.pid, SIGKILL);
-    finish(&p, &r);
-    assert_int_equal(r.status, 128 + SIGKILL);
-    assert_int_equal(region_used(c.region[0], 0, 0), 4 * GIB + 300 * MIB); /* not yet reaped */
-    assert_int_equal(region_used(c.region[0], 0, 1), 0);
-    shimapp("proc", "init ctx:0 info:7892:8192 alloc:7892M", &e);
-    card_free(&c);
+    finish(&p, &t.r);
+    assert_int_equal(t.r.signal, SIGKILL);
+    assert_int_equal(region_used(t.c.region[0], 0, 0), 4 * GIB + 300 * MIB); /* not yet reaped */
+    assert_int_equal(region_used(t.c.region[0], 0, 1), 0);
+    shimapp("proc", "init ctx:0 info:7892:8192 alloc:7892M", &t.e);
+    tc_free(&t);
 }
 
 /* Many threads allocating and freeing at once near the limit: never above it, nothing left. */
@@ -444,7 +453,7 @@ static void test_threads(void **state)
     assert_int_equal(ok + oom, 16 * 300);
     assert_true(ok > 0);
     assert_true(t.c.s->peak[0][0] <= 4096 * MIB);
-    card_free(&t.c);
+    tc_free(&t);
 }
 
 /* cuGetProcAddress hands out the wrapper of exactly the version asked for; lookups of what the
@@ -482,7 +491,7 @@ static void test_get_proc_address(void **state)
             fprintf(stderr, "missing \"%s\" in:\n%s", want[i], t.r.out);
         assert_non_null(strstr(t.r.out, want[i]));
     }
-    card_free(&t.c);
+    tc_free(&t);
 }
 
 static int count(const char *hay, const char *needle)
@@ -509,7 +518,7 @@ static void test_missing_symbol(void **state)
     assert_int_equal(count(t.r.err, "the CUDA driver has no cuCtxCreate_v4"), 1);
     assert_non_null(strstr(t.r.out, "lookup cuMemAllocAsync -> null"));
     assert_non_null(strstr(t.r.out, "lookup cuMemAlloc_v2 -> libgpushare.so:cuMemAlloc_v2"));
-    card_free(&t.c);
+    tc_free(&t);
 }
 
 /* A 40 GiB card, two 20 GiB tenants: A makes two contexts and 17 GiB classic, is refused 3 GiB
@@ -520,8 +529,7 @@ static void test_case_40g_two_tenants(void **state)
     struct card c;
     struct env ea, eb;
     struct proc pa;
-    struct run ra, rb;
-    char buf[64];
+    struct t_run ra = {0}, rb = {0};
     card_new(&c, 1, 40, 300, 100, 0);
     env_for(&ea, &c, 0, "20480", 0);
     env_for(&eb, &c, 1, "20480", 0);
@@ -538,7 +546,7 @@ static void test_case_40g_two_tenants(void **state)
                     "hold",
                     NULL};
     start(&pa, argv, ea.kv);
-    assert_true(read(pa.out, buf, sizeof(buf) - 1) > 0);
+    wait_holding(&pa);
     assert_int_equal(region_used(c.region[0], 0, 0), 20 * GIB);
     app(need("SHIMAPP"), "proc", "init ctx:0 alloc:20180M alloc:1M=2 info:0:20480", &eb, &rb);
     finish(&pa, &ra);
@@ -546,6 +554,8 @@ static void test_case_40g_two_tenants(void **state)
     expect_ok(&rb);
     assert_int_equal(c.s->peak[0][0], 20 * GIB);
     assert_int_equal(c.s->peak[1][0], 20 * GIB);
+    t_run_free(&ra);
+    t_run_free(&rb);
     card_free(&c);
 }
 
@@ -554,13 +564,9 @@ static void test_case_40g_two_tenants(void **state)
  * 2 GiB gets the native OOM code, goes on, and a smaller retry succeeds. */
 static void test_case_10000_cycles(void **state)
 {
-    struct card c;
-    struct env e;
+    struct tc t;
     struct proc p;
-    struct run r;
-    char buf[64];
-    card_new(&c, 1, 40, 300, 100, 0);
-    env_for(&e, &c, 0, "8192", 0);
+    tc_new(&t, 40, 300, 100, "8192", 0);
     char *argv[] = {(char *)need("SHIMAPP"),
                     "init",
                     "ctx:0",
@@ -576,15 +582,15 @@ static void test_case_10000_cycles(void **state)
                     "info:6868:8192",
                     "hold",
                     NULL};
-    start(&p, argv, e.kv);
-    assert_true(read(p.out, buf, sizeof(buf) - 1) > 0);
-    assert_int_equal(region_used(c.region[0], 0, 0), GIB + 300 * MIB);
-    finish(&p, &r);
-    expect_ok(&r);
-    assert_true(c.s->peak[0][0] <= 8192 * MIB);
-    env_for(&e, &c, 1, "1024", 0);
-    shimapp("proc", "init ctx:0 alloc:2G=2 alloc:512M info:212:1024", &e);
-    card_free(&c);
+    start(&p, argv, t.e.kv);
+    wait_holding(&p);
+    assert_int_equal(region_used(t.c.region[0], 0, 0), GIB + 300 * MIB);
+    finish(&p, &t.r);
+    expect_ok(&t.r);
+    assert_true(t.c.s->peak[0][0] <= 8192 * MIB);
+    env_for(&t.e, &t.c, 1, "1024", 0);
+    shimapp("proc", "init ctx:0 alloc:2G=2 alloc:512M info:212:1024", &t.e);
+    tc_free(&t);
 }
 
 /* An 11 GiB card, a 1 GiB and a 5 GiB container: the first cannot take more than 1 GiB by any
@@ -627,7 +633,7 @@ static void test_compute_limit(void **state)
 {
     struct card c;
     struct env e;
-    struct run r;
+    struct t_run r = {0};
     unsigned long long d0, d1, free0;
     card_new(&c, 2, 40, 100, 1000, 100000); /* 1 ms kernels; NVML in another pid namespace */
     env_for(&e, &c, 0, "", 1);
@@ -649,6 +655,7 @@ static void test_compute_limit(void **state)
     assert_true(d0 > 0 && d1 > d0);
     /* NVML numbers this process differently; it was found by its first context. */
     assert_null(strstr(r.err, "NVML does not list this process"));
+    t_run_free(&r);
     card_free(&c);
 }
 
@@ -667,7 +674,7 @@ static void test_compute_without_nvml(void **state)
     expect_ok(&t.r);
     assert_non_null(strstr(t.r.err, "cannot load libnvidia-ml.so.1"));
     assert_non_null(strstr(t.r.err, "compute limits are not enforced"));
-    card_free(&t.c);
+    tc_free(&t);
 }
 
 /* dlsym(RTLD_NEXT, ...) keeps meaning "after the caller" with the library's dlsym in between. */
@@ -679,7 +686,7 @@ static void test_rtld_next(void **state)
     run_argv(argv, &t.e, &t.r);
     expect_ok(&t.r);
     assert_string_equal(t.r.out, "next 2\n");
-    card_free(&t.c);
+    tc_free(&t);
 }
 
 /* The library under valgrind: every path, a fork, threads, the limiter's thread; no error. */
@@ -692,7 +699,7 @@ static void test_valgrind(void **state)
     }
     struct card c;
     struct env e;
-    struct run r;
+    struct t_run r = {0};
     card_new(&c, 1, 40, 64, 1000, 100000);
     env_for(&e, &c, 0, "2048", 1);
     env_set(&e, "GPUSHARE_CORES_LIMIT_PERCENT", "%s", "50");
@@ -718,6 +725,7 @@ static void test_valgrind(void **state)
     run_argv(argv, &e, &r);
     expect_ok(&r);
     assert_null(strstr(r.err, "=="));
+    t_run_free(&r);
     card_free(&c);
 }
 
