@@ -26,13 +26,15 @@ CUresult gs__charge(int ordinal, uint64_t bytes, struct gs_charge *c)
 {
     struct gs_shim *s = &gs__shim;
     memset(c, 0, sizeof(*c));
-    if (!s->counting && !s->broken)
+    if (!gs__guarded())
         return CUDA_SUCCESS;
     struct gs_shim_dev *d = gs__dev(ordinal);
     if (!d)
         return CUDA_SUCCESS;
     if (d->refused)
         return CUDA_ERROR_OUT_OF_MEMORY;
+    if (!s->counting)
+        return CUDA_SUCCESS;
     int slot = gs__slot();
     if (slot < 0 || gs_region_reserve(s->region, slot, d->regdev, bytes, d->limit_bytes) < 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -43,7 +45,7 @@ CUresult gs__charge(int ordinal, uint64_t bytes, struct gs_charge *c)
 CUresult gs__charge_current(uint64_t bytes, struct gs_charge *c)
 {
     int ordinal;
-    if ((!gs__shim.counting && !gs__shim.broken) || gs__current_ordinal(&ordinal) != CUDA_SUCCESS) {
+    if (!gs__guarded() || gs__current_ordinal(&ordinal) != CUDA_SUCCESS) {
         memset(c, 0, sizeof(*c)); /* no context: the driver refuses the call */
         return CUDA_SUCCESS;
     }
@@ -153,7 +155,7 @@ static CUresult stream_ordinal(CUstream s, int *ordinal)
 CUresult gs__charge_stream(CUstream s, uint64_t bytes, struct gs_charge *c)
 {
     int ordinal;
-    if ((!gs__shim.counting && !gs__shim.broken) || stream_ordinal(s, &ordinal) != CUDA_SUCCESS) {
+    if (!gs__guarded() || stream_ordinal(s, &ordinal) != CUDA_SUCCESS) {
         memset(c, 0, sizeof(*c));
         return CUDA_SUCCESS;
     }

@@ -147,7 +147,7 @@ static void view(const struct gs_shim_dev *d, uint64_t *free, uint64_t *total)
 {
     struct gs_shim *s = &gs__shim;
     if (!d || (!s->counting && !d->refused))
-        return;
+        return; /* nothing counted, nothing to tell */
     if (d->limit_bytes < *total)
         *total = d->limit_bytes;
     if (!free)

@@ -101,6 +101,13 @@ static void load_driver(void)
         gs__shim.real[i] = to_fn(real_dlsym()(gs__shim.cuda, fns[i].name));
 }
 
+/* The limits cannot be applied: say why, and refuse rather than run unlimited. */
+static void refuse_all(const char *why)
+{
+    gs__say("%s; cuInit fails with CUDA_ERROR_NOT_PERMITTED and every allocation is refused", why);
+    gs__shim.broken = 1;
+}
+
 static void read_env(void)
 {
     struct gs_shim *s = &gs__shim;
@@ -109,9 +116,7 @@ static void read_env(void)
     const char *cores = getenv(GS_GPUSHARE_ENV_CORES_PERCENT);
     if (gs_shim_env_parse(mem, cores, getenv(GS_GPUSHARE_ENV_CONTEXT_MIB),
                           getenv(GS_GPUSHARE_ENV_REGION), &s->env, err) < 0) {
-        gs__say("%s; cuInit fails with CUDA_ERROR_NOT_PERMITTED and every allocation is refused",
-                err);
-        s->broken = 1;
+        refuse_all(err);
         return;
     }
     s->counting = s->env.memory_mib.present;
@@ -119,8 +124,7 @@ static void read_env(void)
     if (!s->counting && !s->limiting)
         return;
     if (gs_region_open(s->env.region, &s->region, err) < 0) {
-        gs__say("%s; every allocation is refused", err);
-        s->broken = 1;
+        refuse_all(err);
         return;
     }
     if (s->limiting && gs__nvml_load() < 0)

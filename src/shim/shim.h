@@ -78,6 +78,12 @@ static inline void gs__init(void)
         gs__init_slow();
 }
 
+/* Whether devices must be checked before use: a limit is set, or the limits could not be read. */
+static inline int gs__guarded(void)
+{
+    return gs__shim.counting || gs__shim.broken || gs__shim.env.cores_pct.present;
+}
+
 /* Report (once per entry point) that the driver lacks @i. Return: CUDA_ERROR_NOT_FOUND. */
 CUresult gs__missing(int i);
 

@@ -408,8 +408,23 @@ static void test_malformed_and_unnamed(void **state)
     expect_ok(&t.r);
     assert_non_null(strstr(t.r.err, "GPU-6a7e0000-0000-4000-8000-000000000000: not named in "
                                     "GPUSHARE_MEMORY_LIMIT_MIB"));
+    env_for(&t.e, &t.c, 0, "", 0);
+    env_set(&t.e, "GPUSHARE_CORES_LIMIT_PERCENT", "%s",
+            "GPU-6a7e0000-0000-4000-8000-000000000009=50");
+    app(need("SHIMAPP"), "proc", "init ctx:0=2", &t.e, &t.r);
+    expect_ok(&t.r);
+    assert_non_null(strstr(t.r.err, "GPU-6a7e0000-0000-4000-8000-000000000000: not named in "
+                                    "GPUSHARE_CORES_LIMIT_PERCENT"));
     env_for(&t.e, &t.c, 0, "GPU-6a7e0000-0000-4000-8000-000000000000=1024", 0);
     shimapp("proc", "init ctx:0 info:724:1024", &t.e);
+    /* A region of another layout under the container's name. */
+    int fd = shm_open(t.c.region[1], O_RDWR | O_CREAT, 0600);
+    assert_true(fd >= 0 && ftruncate(fd, 4096) == 0);
+    close(fd);
+    env_for(&t.e, &t.c, 1, "1024", 0);
+    app(need("SHIMAPP"), "proc", "init=800", &t.e, &t.r);
+    expect_ok(&t.r);
+    assert_non_null(strstr(t.r.err, "was made by another version of libgpushare; cuInit fails"));
     tc_free(&t);
 }
 
