@@ -53,6 +53,7 @@ const char *gs_link_name(enum gs_link l);
 /* One MIG instance found on a card (NVML discovery only). */
 struct gs_topo_mig {
     char uuid[GS_TOPO_UUID_MAX];
+    char profile[24];   /* NVIDIA's name ("2g.20gb"), "" when the card's model is not known */
     int gi_profile;     /* NVML GPU instance profile id (NVML_GPU_INSTANCE_PROFILE_*) */
     int start;          /* placement start slot */
     int size;           /* placement size in slots */
@@ -69,6 +70,7 @@ struct gs_topo_gpu {
     int gpu_numa;                     /* GPU NUMA ID (a GPU with its own NUMA node), -1 = N/A */
     int64_t memory_mib;               /* total memory, 0 when not known */
     int mig_mode;                     /* 1 MIG enabled, 0 disabled, -1 not supported / unknown */
+    int minor;                        /* /dev/nvidia<minor>, -1 unknown */
     int nmig;
     struct gs_topo_mig mig[GS_TOPO_MIG_MAX];
 };
@@ -81,7 +83,9 @@ struct gs_topo_edge {
 struct gs_topo {
     int ngpus; /* 0..GS_GPUS_MAX */
     struct gs_topo_gpu gpu[GS_GPUS_MAX];
-    uint8_t link[GS_GPUS_MAX][GS_GPUS_MAX];    /* enum gs_link of each pair, symmetric */
+    /* enum gs_link of each pair, symmetric: its PCIe class, or GS_LINK_NV where the source
+     * hides the PCIe path of an NVLinked pair (nvidia-smi prints NV#; NVML tells both) */
+    uint8_t link[GS_GPUS_MAX][GS_GPUS_MAX];
     uint8_t nvlinks[GS_GPUS_MAX][GS_GPUS_MAX]; /* bonded NVLinks of each pair, symmetric */
     int nnics;
     char nic[GS_TOPO_NICS_MAX][GS_TOPO_NAME_MAX];    /* NIC names (mlx5_0), legend applied */

@@ -199,7 +199,7 @@ static int topology_file(struct gs__yctx *c, const struct fields *f, struct gs_n
     gs_diag_init(&d);
     int rc = topo ? gs_topo_load(path, topo, &d) : -ENOMEM;
     if (rc)
-        rc = gs__yaml_err_code(c, n, rc == -EINVAL ? -EINVAL : rc, "topologyFile: %s",
+        rc = gs__yaml_err_code(c, n, rc == -ENOMEM ? -ENOMEM : -EINVAL, "topologyFile: %s",
                                topo ? d.msg : "out of memory");
     else if (f->f[T_GPUS] && t->gpus != topo->ngpus)
         rc = gs__yaml_err(c, f->f[T_GPUS], "gpus is %d, but topologyFile %s lists %d GPUs", t->gpus,

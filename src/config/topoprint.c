@@ -115,7 +115,7 @@ static json_t *gpu_json(const struct gs_topo *t, int g)
 
 static char *link_text(const struct gs_topo *t, int a, int b, char *buf, size_t n)
 {
-    if (t->link[a][b] == GS_LINK_NV)
+    if (t->nvlinks[a][b])
         snprintf(buf, n, "NV%d", t->nvlinks[a][b]);
     else
         snprintf(buf, n, "%s", gs_link_name(t->link[a][b]));

@@ -13,7 +13,7 @@ void gs_topo_init(struct gs_topo *t)
 {
     memset(t, 0, sizeof(*t));
     for (int i = 0; i < GS_GPUS_MAX; i++) {
-        t->gpu[i].numa = t->gpu[i].gpu_numa = t->gpu[i].mig_mode = -1;
+        t->gpu[i].numa = t->gpu[i].gpu_numa = t->gpu[i].mig_mode = t->gpu[i].minor = -1;
         t->nvlink_group[i] = GS_NO_GROUP;
     }
 }
