@@ -446,3 +446,69 @@ int gs_plan_allocate(struct gs_plan *p, const char *res, const char *const *ids,
     answer(p, &p->pods[pick], out);
     return 0;
 }
+
+int gs_plan_save(const struct gs_plan *p, const char *path, struct gs_diag *d)
+{
+    json_t *a = json_array();
+    for (int i = 0; a && i < p->npods; i++) {
+        const struct gs_plan_pod *q = &p->pods[i];
+        json_t *r = json_array();
+        for (uint32_t m = q->cards; r && m; m &= m - 1)
+            json_array_append_new(
+                r, json_pack("[i,i]", __builtin_ctz(m), q->replica[__builtin_ctz(m)]));
+        json_array_append_new(a, json_pack("{s:s, s:b, s:o}", "uid", q->uid, "allocated",
+                                           q->allocated, "replicas", r));
+    }
+    char tmp[GS_PLAN_PATH_MAX + 8];
+    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+    int rc = a && !json_dump_file(a, tmp, JSON_COMPACT) ? 0 : -EIO;
+    json_decref(a);
+    if (!rc && rename(tmp, path) != 0)
+        rc = -errno;
+    return rc ? gs_diag_error_code(d, rc, "%s: cannot write the agent's state", path) : 0;
+}
+
+int gs_plan_load(struct gs_plan *p, const char *path, struct gs_diag *d)
+{
+    json_error_t e;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return errno == ENOENT ? 0 : gs_diag_error_code(d, -errno, "%s: %s", path, strerror(errno));
+    json_t *a = json_loadf(f, 0, &e), *o;
+    int parsed = a != NULL;
+    fclose(f);
+    size_t i;
+    int rc = json_is_array(a) && json_array_size(a) <= GS_PLAN_PODS_MAX ? 0 : -EINVAL;
+    json_array_foreach(a, i, o)
+    {
+        struct gs_plan_pod *q = &p->pods[i];
+        const char *uid = json_string_value(json_object_get(o, "uid"));
+        json_t *r = json_object_get(o, "replicas"), *x;
+        size_t k;
+        if (rc || !uid || strlen(uid) >= sizeof(q->uid) || !json_is_array(r)) {
+            rc = -EINVAL;
+            break;
+        }
+        memset(q, 0, sizeof(*q));
+        memcpy(q->uid, uid, strlen(uid) + 1);
+        q->allocated = json_is_true(json_object_get(o, "allocated"));
+        json_array_foreach(r, k, x)
+        {
+            json_int_t c = json_integer_value(json_array_get(x, 0));
+            json_int_t v = json_integer_value(json_array_get(x, 1));
+            if (c < 0 || c >= GS_GPUS_MAX || v < 0 || v >= p->replicas)
+                rc = -EINVAL;
+            else {
+                q->cards |= 1u << c;
+                q->replica[c] = (uint8_t)v;
+            }
+        }
+        p->npods = (int)i + 1;
+    }
+    json_decref(a);
+    if (rc)
+        p->npods = 0;
+    return rc ? gs_diag_error(d, "%s: not the agent's state (%s); move it away to start afresh",
+                              path, parsed ? "bad content" : e.text)
+              : 0;
+}

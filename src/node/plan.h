@@ -140,6 +140,17 @@ int gs_plan_allocate(struct gs_plan *p, const char *res, const char *const *ids,
                      struct gs_plan_alloc *out, struct gs_diag *d);
 
 /*
+ * gs_plan_save() - the pods' IDs and allocated marks, as JSON, to @path (written to a temporary
+ * file and renamed, so a crash leaves the old or the new state). gs_plan_load() reads them back
+ * into an empty plan, before the first gs_plan_set_pods(), so an agent that restarts keeps every
+ * ID kubelet holds and allocates no pod twice.
+ * Return: 0; -errno with @d; gs_plan_load(): 0 also when @path does not exist (a first start),
+ * -EINVAL with @d for a damaged file.
+ */
+int gs_plan_save(const struct gs_plan *p, const char *path, struct gs_diag *d);
+int gs_plan_load(struct gs_plan *p, const char *path, struct gs_diag *d);
+
+/*
  * gs_plan_mig_uuid() - the UUID of the MIG instance at slice @start of card @gpu, or NULL.
  */
 const char *gs_plan_mig_uuid(const struct gs_topo *t, int gpu, int start);

@@ -299,6 +299,283 @@ static void test_xid(void **state)
     gs_nvml_close(n);
 }
 
+/* A node of four cards: 0-2 whole or shared, 3 in MIG mode with one 2g.20gb instance at 4. */
+static void plan_topo(struct gs_topo *t)
+{
+    gs_topo_init(t);
+    t->ngpus = 4;
+    for (int g = 0; g < 4; g++) {
+        snprintf(t->gpu[g].uuid, sizeof(t->gpu[g].uuid),
+                 "GPU-0000000%d-aaaa-bbbb-cccc-dddddddddddd", g);
+        t->gpu[g].mig_mode = g == 3;
+    }
+    t->gpu[3].nmig = 1;
+    snprintf(t->gpu[3].mig[0].uuid, sizeof(t->gpu[3].mig[0].uuid),
+             "MIG-11111111-2222-3333-4444-555555555555");
+    snprintf(t->gpu[3].mig[0].profile, sizeof(t->gpu[3].mig[0].profile), "2g.20gb");
+    t->gpu[3].mig[0].start = 4;
+}
+
+static const char *pods_json =
+    "[{\"namespace\":\"a\",\"name\":\"pa\",\"uid\":\"u-a\",\"tenant\":\"t1\",\"gpus\":[0],"
+    "\"cpu_milli\":2000},"
+    " {\"namespace\":\"b\",\"name\":\"pb\",\"uid\":\"u-b\",\"tenant\":\"t2\",\"gpus\":[1]},"
+    " {\"namespace\":\"c\",\"name\":\"pc\",\"uid\":\"u-c\",\"tenant\":\"t1\",\"gpus\":[2],"
+    "\"gpumem_mib\":10240,\"gpucores\":30},"
+    " {\"namespace\":\"d\",\"name\":\"pd\",\"uid\":\"u-d\",\"tenant\":\"t2\",\"gpus\":[2],"
+    "\"gpumem_mib\":20480,\"gpucores\":50},"
+    " {\"namespace\":\"m\",\"name\":\"pm\",\"uid\":\"u-m\",\"tenant\":\"t1\",\"gpus\":[3],"
+    "\"mig\":{\"profile\":\"2g.20gb\",\"start\":4}}]";
+
+static struct gs_plan *new_plan(const struct gs_topo *t, const char *json)
+{
+    static struct gs_plan_pod pods[GS_PLAN_PODS_MAX];
+    struct gs_plan *p = malloc(sizeof(*p));
+    struct gs_diag d;
+    gs_diag_init(&d);
+    assert_non_null(p);
+    assert_int_equal(gs_plan_init(p, t, 4, "/usr/lib/gpusched/libgpushare.so", "/tmp/nvidia-mps"),
+                     0);
+    int n = gs_plan_pods_json(json, pods, GS_PLAN_PODS_MAX, &d);
+    if (n < 0)
+        print_error("%s\n", d.msg);
+    assert_true(n >= 0);
+    assert_int_equal(gs_plan_set_pods(p, pods, n, &d), 0);
+    return p;
+}
+
+static const char *env_of(const struct gs_plan_alloc *a, const char *key)
+{
+    for (int i = 0; i < a->nenv; i++)
+        if (!strcmp(a->env_key[i], key))
+            return a->env_val[i];
+    return NULL;
+}
+
+/* kubelet's Allocate for @n IDs, after asking its preference among every ID of @res. */
+static int kubelet_admit(struct gs_plan *p, const char *res, int n, struct gs_plan_alloc *a)
+{
+    static char all[256][GS_PLAN_ID_MAX], pref[GS_GPUS_MAX][GS_PLAN_ID_MAX];
+    const char *avail[256], *ids[GS_GPUS_MAX];
+    int card[256], na = gs_plan_devices(p, res, all, card, 256);
+    for (int i = 0; i < na; i++)
+        avail[i] = all[i];
+    int k = gs_plan_prefer(p, res, avail, na, NULL, 0, n, pref);
+    assert_int_equal(k, n);
+    for (int i = 0; i < k; i++)
+        ids[i] = pref[i];
+    struct gs_diag d;
+    gs_diag_init(&d);
+    return gs_plan_allocate(p, res, ids, k, a, &d);
+}
+
+/* Resources, device IDs: every bound pod holds IDs of its own. */
+static void test_plan_devices(void **state)
+{
+    (void)state;
+    struct gs_topo t;
+    plan_topo(&t);
+    struct gs_plan *p = new_plan(&t, pods_json);
+    char res[8][GS_PLAN_RES_MAX], ids[64][GS_PLAN_ID_MAX];
+    int card[64];
+    assert_int_equal(gs_plan_resources(p, res, 8), 2);
+    assert_string_equal(res[0], "nvidia.com/gpu");
+    assert_string_equal(res[1], "nvidia.com/mig-2g.20gb");
+    assert_int_equal(gs_plan_devices(p, "nvidia.com/gpu", ids, card, 64), 12); /* 3 cards x 4 */
+    assert_string_equal(ids[5], "GPU-00000001-aaaa-bbbb-cccc-dddddddddddd::1");
+    assert_int_equal(card[5], 1);
+    assert_int_equal(gs_plan_devices(p, "nvidia.com/mig-2g.20gb", ids, card, 64), 1);
+    assert_string_equal(ids[0], "MIG-11111111-2222-3333-4444-555555555555");
+    assert_int_equal(p->pods[2].replica[2], 0); /* pc and pd share card 2, on replicas 0 and 1 */
+    assert_int_equal(p->pods[3].replica[2], 1);
+    free(p);
+}
+
+/* What each kind of pod's container gets. */
+static void test_plan_allocate_env(void **state)
+{
+    (void)state;
+    struct gs_topo t;
+    struct gs_plan_alloc a;
+    plan_topo(&t);
+    struct gs_plan *p = new_plan(&t, pods_json);
+    assert_int_equal(kubelet_admit(p, "nvidia.com/gpu", 1, &a), 0);
+    assert_string_equal(a.pod, "a/pa");
+    assert_string_equal(env_of(&a, "NVIDIA_VISIBLE_DEVICES"), t.gpu[0].uuid);
+    assert_null(env_of(&a, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE")); /* a whole card: no limits */
+    assert_null(env_of(&a, "LD_PRELOAD"));
+    assert_int_equal(a.ncdi, 1);
+    assert_int_equal(kubelet_admit(p, "nvidia.com/gpu", 1, &a), 0);
+    assert_string_equal(a.pod, "b/pb");
+    assert_int_equal(kubelet_admit(p, "nvidia.com/gpu", 1, &a), 0);
+    assert_string_equal(a.pod, "c/pc");
+    assert_string_equal(env_of(&a, "NVIDIA_VISIBLE_DEVICES"), t.gpu[2].uuid);
+    assert_string_equal(env_of(&a, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"), "30");
+    assert_string_equal(env_of(&a, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"), "0=10240M");
+    assert_string_equal(env_of(&a, "CUDA_MPS_PIPE_DIRECTORY"), "/tmp/nvidia-mps");
+    assert_string_equal(env_of(&a, GS_GPUSHARE_ENV_MEMORY_MIB),
+                        "GPU-00000002-aaaa-bbbb-cccc-dddddddddddd=10240");
+    assert_string_equal(env_of(&a, GS_GPUSHARE_ENV_CORES_PERCENT),
+                        "GPU-00000002-aaaa-bbbb-cccc-dddddddddddd=30");
+    assert_string_equal(env_of(&a, GS_GPUSHARE_ENV_REGION), "/gpushare-u-c");
+    assert_string_equal(env_of(&a, "LD_PRELOAD"), "/usr/lib/gpusched/libgpushare.so");
+    assert_int_equal(a.nmount, 2);
+    assert_string_equal(a.mount[1].host, "/usr/lib/gpusched/libgpushare.so");
+    assert_int_equal(a.mount[1].ro, 1);
+    assert_int_equal(kubelet_admit(p, "nvidia.com/gpu", 1, &a), 0);
+    assert_string_equal(a.pod, "d/pd");
+    assert_string_equal(env_of(&a, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"), "0=20480M");
+    assert_int_equal(kubelet_admit(p, "nvidia.com/mig-2g.20gb", 1, &a), 0);
+    assert_string_equal(a.pod, "m/pm");
+    assert_string_equal(env_of(&a, "NVIDIA_VISIBLE_DEVICES"),
+                        "MIG-11111111-2222-3333-4444-555555555555");
+    /* every pod is allocated: a further Allocate finds nobody */
+    const char *one[] = {"GPU-00000000-aaaa-bbbb-cccc-dddddddddddd::3"};
+    struct gs_diag d;
+    gs_diag_init(&d);
+    assert_int_equal(gs_plan_allocate(p, "nvidia.com/gpu", one, 1, &a, &d), -ENOENT);
+    assert_non_null(strstr(d.msg, "no pod bound to this node waits"));
+    free(p);
+}
+
+/*
+ * Two pods bound to one node at the same moment, admitted in either order, with kubelet's
+ * preference followed or not: each gets its own card, and an Allocate naming IDs of neither is
+ * refused rather than guessed.
+ */
+static void test_plan_two_pods_never_swap(void **state)
+{
+    (void)state;
+    static const char *two = "[{\"namespace\":\"a\",\"name\":\"pa\",\"uid\":\"u-a\","
+                             "\"tenant\":\"t1\",\"gpus\":[0]},"
+                             " {\"namespace\":\"b\",\"name\":\"pb\",\"uid\":\"u-b\","
+                             "\"tenant\":\"t2\",\"gpus\":[1]}]";
+    struct gs_topo t;
+    struct gs_plan_alloc a;
+    struct gs_diag d;
+    plan_topo(&t);
+    for (int order = 0; order < 2; order++) {
+        struct gs_plan *p = new_plan(&t, two);
+        /* kubelet ignores the preference and names pb's ID first (order 1) or pa's (order 0) */
+        char idb[GS_PLAN_ID_MAX], ida[GS_PLAN_ID_MAX];
+        snprintf(ida, sizeof(ida), "%s::0", t.gpu[0].uuid);
+        snprintf(idb, sizeof(idb), "%s::0", t.gpu[1].uuid);
+        const char *first[] = {order ? idb : ida}, *second[] = {order ? ida : idb};
+        gs_diag_init(&d);
+        assert_int_equal(gs_plan_allocate(p, "nvidia.com/gpu", first, 1, &a, &d), 0);
+        assert_string_equal(a.pod, order ? "b/pb" : "a/pa");
+        assert_string_equal(env_of(&a, "NVIDIA_VISIBLE_DEVICES"), t.gpu[order ? 1 : 0].uuid);
+        assert_int_equal(gs_plan_allocate(p, "nvidia.com/gpu", second, 1, &a, &d), 0);
+        assert_string_equal(a.pod, order ? "a/pa" : "b/pb");
+        assert_string_equal(env_of(&a, "NVIDIA_VISIBLE_DEVICES"), t.gpu[order ? 0 : 1].uuid);
+        free(p);
+    }
+    /* IDs of neither pod, no preference asked: refused */
+    struct gs_plan *p = new_plan(&t, two);
+    char other[GS_PLAN_ID_MAX];
+    snprintf(other, sizeof(other), "%s::2", t.gpu[2].uuid);
+    const char *ids[] = {other};
+    gs_diag_init(&d);
+    assert_int_equal(gs_plan_allocate(p, "nvidia.com/gpu", ids, 1, &a, &d), -ENOENT);
+    assert_non_null(strstr(d.msg, "refused rather than guessed"));
+    /* after a preference (kubelet then chose other IDs), they go to the pod it chose */
+    char all[16][GS_PLAN_ID_MAX], pref[1][GS_PLAN_ID_MAX];
+    const char *avail[16];
+    int card[16], na = gs_plan_devices(p, "nvidia.com/gpu", all, card, 16);
+    for (int i = 0; i < na; i++)
+        avail[i] = all[i];
+    assert_int_equal(gs_plan_prefer(p, "nvidia.com/gpu", avail, na, NULL, 0, 1, pref), 1);
+    assert_string_equal(pref[0], "GPU-00000000-aaaa-bbbb-cccc-dddddddddddd::0");
+    assert_int_equal(gs_plan_allocate(p, "nvidia.com/gpu", ids, 1, &a, &d), 0);
+    assert_string_equal(a.pod, "a/pa");
+    assert_string_equal(env_of(&a, "NVIDIA_VISIBLE_DEVICES"), t.gpu[0].uuid);
+    free(p);
+}
+
+/* An agent that restarts keeps every ID kubelet holds and allocates no pod twice. */
+static void test_plan_restart(void **state)
+{
+    (void)state;
+    struct gs_topo t;
+    struct gs_plan_alloc a;
+    struct gs_diag d;
+    char path[128];
+    snprintf(path, sizeof(path), "%s/plan.json", tmp);
+    plan_topo(&t);
+    struct gs_plan *p = new_plan(&t, pods_json);
+    assert_int_equal(kubelet_admit(p, "nvidia.com/gpu", 1, &a), 0); /* pa */
+    assert_int_equal(kubelet_admit(p, "nvidia.com/gpu", 1, &a), 0); /* pb */
+    assert_int_equal(kubelet_admit(p, "nvidia.com/gpu", 1, &a), 0); /* pc */
+    gs_diag_init(&d);
+    assert_int_equal(gs_plan_save(p, path, &d), 0);
+    free(p);
+    /* restarted: pc left, a new shared pod pe came on card 2 */
+    static const char *after =
+        "[{\"namespace\":\"a\",\"name\":\"pa\",\"uid\":\"u-a\",\"tenant\":\"t1\",\"gpus\":[0]},"
+        " {\"namespace\":\"b\",\"name\":\"pb\",\"uid\":\"u-b\",\"tenant\":\"t2\",\"gpus\":[1]},"
+        " {\"namespace\":\"d\",\"name\":\"pd\",\"uid\":\"u-d\",\"tenant\":\"t2\",\"gpus\":[2],"
+        "\"gpumem_mib\":20480},"
+        " {\"namespace\":\"e\",\"name\":\"pe\",\"uid\":\"u-e\",\"tenant\":\"t1\",\"gpus\":[2],"
+        "\"gpumem_mib\":1024}]";
+    static struct gs_plan_pod pods[8];
+    p = malloc(sizeof(*p));
+    assert_int_equal(gs_plan_init(p, &t, 4, NULL, NULL), 0);
+    assert_int_equal(gs_plan_load(p, path, &d), 0);
+    int n = gs_plan_pods_json(after, pods, 8, &d);
+    assert_int_equal(n, 4);
+    assert_int_equal(gs_plan_set_pods(p, pods, n, &d), 0);
+    assert_int_equal(p->pods[0].allocated, 1);
+    assert_int_equal(p->pods[1].allocated, 1);
+    assert_int_equal(p->pods[2].allocated, 0);
+    assert_int_equal(p->pods[2].replica[2], 1); /* pd kept its replica */
+    assert_int_equal(p->pods[3].replica[2], 0); /* pe takes the one pc left */
+    assert_int_equal(kubelet_admit(p, "nvidia.com/gpu", 1, &a), 0);
+    assert_string_equal(a.pod, "d/pd");
+    assert_int_equal(kubelet_admit(p, "nvidia.com/gpu", 1, &a), 0);
+    assert_string_equal(a.pod, "e/pe");
+    assert_null(env_of(&a, "LD_PRELOAD")); /* this plan has no shim */
+    free(p);
+    /* a damaged state file is an error, not a fresh start */
+    write_file(path, "{\"pods\": 1}");
+    p = malloc(sizeof(*p));
+    assert_int_equal(gs_plan_init(p, &t, 4, NULL, NULL), 0);
+    assert_int_equal(gs_plan_load(p, path, &d), -EINVAL);
+    assert_non_null(strstr(d.msg, "not the agent's state"));
+    free(p);
+}
+
+static void test_plan_bad_pods(void **state)
+{
+    (void)state;
+    struct gs_plan_pod pods[2];
+    struct gs_diag d;
+    gs_diag_init(&d);
+    assert_int_equal(gs_plan_pods_json("{}", pods, 2, &d), -EINVAL);
+    assert_int_equal(gs_plan_pods_json("[{\"namespace\":\"a\",\"name\":\"p\",\"uid\":\"u\","
+                                       "\"tenant\":\"t\",\"gpus\":[16]}]",
+                                       pods, 2, &d),
+                     -EINVAL);
+    assert_non_null(strstr(d.msg, "pods[0].gpus[0]"));
+    assert_int_equal(
+        gs_plan_pods_json("[{\"namespace\":\"a\",\"name\":\"p\",\"uid\":\"u\"}]", pods, 2, &d),
+        -EINVAL);
+    assert_non_null(strstr(d.msg, "pods[0].tenant"));
+    assert_int_equal(gs_plan_pods_json("[1,2,3]", pods, 2, &d), -E2BIG);
+    struct gs_topo t;
+    plan_topo(&t);
+    struct gs_plan *p = malloc(sizeof(*p));
+    assert_int_equal(gs_plan_init(p, &t, 1, NULL, NULL), 0);
+    assert_int_equal(gs_plan_pods_json("[{\"namespace\":\"a\",\"name\":\"p\",\"uid\":\"u\","
+                                       "\"tenant\":\"t\",\"gpus\":[0]},"
+                                       "{\"namespace\":\"a\",\"name\":\"q\",\"uid\":\"v\","
+                                       "\"tenant\":\"t\",\"gpus\":[0]}]",
+                                       pods, 2, &d),
+                     2);
+    assert_int_equal(gs_plan_set_pods(p, pods, 2, &d), -EINVAL);
+    assert_non_null(strstr(d.msg, "no free nvidia.com/gpu replica"));
+    free(p);
+}
+
 int main(void)
 {
     snprintf(tmp, sizeof(tmp), "/tmp/gpusched-test-node-XXXXXX");
@@ -312,6 +589,11 @@ int main(void)
         cmocka_unit_test(test_hwloc_xml),
         cmocka_unit_test(test_mig_calls),
         cmocka_unit_test(test_xid),
+        cmocka_unit_test(test_plan_devices),
+        cmocka_unit_test(test_plan_allocate_env),
+        cmocka_unit_test(test_plan_two_pods_never_swap),
+        cmocka_unit_test(test_plan_restart),
+        cmocka_unit_test(test_plan_bad_pods),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[128];
