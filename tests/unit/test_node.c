@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "node/discover.h"
+#include "node/isolate.h"
 #include "node/nvml.h"
 #include "node/plan.h"
 
@@ -576,6 +577,87 @@ static void test_plan_bad_pods(void **state)
     free(p);
 }
 
+static void read_file(const char *path, char *buf, size_t n)
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    size_t k = fread(buf, 1, n - 1, f);
+    buf[k] = '\0';
+    fclose(f);
+}
+
+/* cpu.shares (cgroup v1) to cpu.weight (v2): the runc / kubelet formula, at its fixed points. */
+static void test_cpu_weight(void **state)
+{
+    (void)state;
+    assert_int_equal(gs_cpu_weight(2), 1);
+    assert_int_equal(gs_cpu_weight(1024), 39);
+    assert_int_equal(gs_cpu_weight(262144), 10000);
+    assert_int_equal(gs_cpu_weight(0), 1);
+    assert_int_equal(gs_cpu_shares(1000), 1024);
+    assert_int_equal(gs_cpu_shares(0), 2);
+    assert_int_equal(gs_cpu_shares(1), 2);
+    assert_int_equal(gs_cpu_shares(INT64_C(1) << 40), 262144);
+}
+
+/* Tenant groups in a temporary cgroup tree: weights of their pods' CPU; gone with their pods. */
+static void test_cgroup_tree(void **state)
+{
+    (void)state;
+    struct gs_topo t;
+    struct gs_diag d;
+    char root[128], f[256], buf[64];
+    plan_topo(&t);
+    snprintf(root, sizeof(root), "%s/cgroup", tmp);
+    mkdir(root, 0755);
+    struct gs_plan *p = new_plan(&t, pods_json);
+    p->pods[1].cpu_milli = 4000;
+    p->pods[3].cpu_milli = 4000; /* t2: 8 cores = 8192 shares; t1: 2 cores = 2048 */
+    gs_diag_init(&d);
+    assert_int_equal(gs_cgroup_apply(p, root, "gpusched.slice", &d), 0);
+    snprintf(f, sizeof(f), "%s/gpusched.slice/cgroup.subtree_control", root);
+    read_file(f, buf, sizeof(buf));
+    assert_string_equal(buf, "+cpu");
+    snprintf(f, sizeof(f), "%s/gpusched.slice/tenant-t1/cpu.weight", root);
+    read_file(f, buf, sizeof(buf));
+    assert_string_equal(buf, "79"); /* 1 + (2046 x 9999) / 262142 */
+    snprintf(f, sizeof(f), "%s/gpusched.slice/tenant-t2/cpu.weight", root);
+    read_file(f, buf, sizeof(buf));
+    assert_string_equal(buf, "313");
+    p->npods = 1; /* only pa (t1) is left */
+    assert_int_equal(gs_cgroup_apply(p, root, "gpusched.slice", &d), 0);
+    snprintf(f, sizeof(f), "%s/gpusched.slice/tenant-t2", root);
+    assert_int_equal(access(f, F_OK), -1);
+    free(p);
+    gs_diag_init(&d);
+    p = new_plan(&t, pods_json);
+    assert_true(gs_cgroup_apply(p, "/nonexistent/cgroup", "gpusched.slice", &d) < 0);
+    assert_non_null(strstr(d.msg, "/nonexistent/cgroup/gpusched.slice"));
+    free(p);
+}
+
+static void test_cdi_spec(void **state)
+{
+    (void)state;
+    struct gs_topo t;
+    struct gs_diag d;
+    char f[256], buf[8192];
+    plan_topo(&t);
+    t.gpu[0].minor = 0;
+    t.gpu[3].minor = 3;
+    gs_diag_init(&d);
+    assert_int_equal(gs_cdi_write(&t, tmp, &d), 0);
+    snprintf(f, sizeof(f), "%s/gpusched.io-gpu.json", tmp);
+    read_file(f, buf, sizeof(buf));
+    assert_non_null(strstr(buf, "\"kind\": \"gpusched.io/gpu\""));
+    assert_non_null(strstr(buf, "\"cdiVersion\": \"0.6.0\""));
+    assert_non_null(strstr(buf, "\"name\": \"GPU-00000000-aaaa-bbbb-cccc-dddddddddddd\""));
+    assert_non_null(strstr(buf, "\"name\": \"MIG-11111111-2222-3333-4444-555555555555\""));
+    assert_non_null(strstr(buf, "/dev/nvidia3"));
+    assert_non_null(strstr(buf, "/dev/nvidiactl"));
+    assert_true(gs_cdi_write(&t, "/nonexistent", &d) < 0);
+}
+
 int main(void)
 {
     snprintf(tmp, sizeof(tmp), "/tmp/gpusched-test-node-XXXXXX");
@@ -594,6 +676,9 @@ int main(void)
         cmocka_unit_test(test_plan_two_pods_never_swap),
         cmocka_unit_test(test_plan_restart),
         cmocka_unit_test(test_plan_bad_pods),
+        cmocka_unit_test(test_cpu_weight),
+        cmocka_unit_test(test_cgroup_tree),
+        cmocka_unit_test(test_cdi_spec),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[128];
