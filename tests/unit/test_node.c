@@ -12,6 +12,10 @@
 
 #include "node/discover.h"
 #include "node/isolate.h"
+#include "node/plugin.h"
+#include "../node/fake_kubelet.h"
+#include "deviceplugin.pb-c.h"
+#include "node/grpcio.h"
 #include "node/nvml.h"
 #include "node/plan.h"
 
@@ -658,6 +662,106 @@ static void test_cdi_spec(void **state)
     assert_true(gs_cdi_write(&t, "/nonexistent", &d) < 0);
 }
 
+/*
+ * The device plugin over real gRPC sockets, with the fake kubelet: registration of each resource,
+ * ListAndWatch (and its update when a card turns unhealthy), kubelet's preference and Allocate for
+ * every bound pod in turn, the state kept for a restart.
+ */
+static void test_plugin_grpc(void **state)
+{
+    (void)state;
+    struct gs_topo t;
+    struct gs_diag d;
+    struct fk_alloc a;
+    char dir[128], st[160], err[512];
+    pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    uint32_t bad = 0;
+    plan_topo(&t);
+    t.gpu[0].numa = 1;
+    snprintf(dir, sizeof(dir), "%s/dp", tmp);
+    snprintf(st, sizeof(st), "%s/agent-state.json", tmp);
+    mkdir(dir, 0755);
+    struct fake_kubelet *k = fake_kubelet_start(dir);
+    assert_non_null(k);
+    struct gs_plan *p = new_plan(&t, pods_json);
+    struct gs_plugin *pl = NULL;
+    gs_diag_init(&d);
+    int rc = gs_plugin_start(p, &lock, &bad, dir, st, 5000, NULL, &pl, &d);
+    if (rc)
+        print_error("%s\n", d.msg);
+    assert_int_equal(rc, 0);
+    assert_string_equal(fake_kubelet_endpoint(k, "nvidia.com/gpu", 1000),
+                        "gpusched-nvidia.com_gpu.sock");
+    assert_non_null(fake_kubelet_endpoint(k, "nvidia.com/mig-2g.20gb", 1000));
+    struct fk_device dev[64];
+    assert_int_equal(fake_kubelet_list(k, "nvidia.com/gpu", dev, 64), 12);
+    assert_string_equal(dev[0].id, "GPU-00000000-aaaa-bbbb-cccc-dddddddddddd::0");
+    assert_int_equal(dev[0].healthy, 1);
+    assert_int_equal(dev[0].numa, 1);
+    assert_int_equal(dev[4].numa, -1);
+
+    static const char *const want[] = {"a/pa", "b/pb", "c/pc", "d/pd"};
+    for (int i = 0; i < 4; i++) {
+        rc = fake_kubelet_admit(k, "nvidia.com/gpu", 1, 0, &a, err, sizeof(err));
+        if (rc)
+            print_error("%s\n", err);
+        assert_int_equal(rc, 0);
+        assert_string_equal(a.pod, want[i]);
+    }
+    assert_string_equal(fk_env(&a, "NVIDIA_VISIBLE_DEVICES"), t.gpu[2].uuid);
+    assert_string_equal(fk_env(&a, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"), "50");
+    assert_string_equal(fk_env(&a, GS_GPUSHARE_ENV_MEMORY_MIB),
+                        "GPU-00000002-aaaa-bbbb-cccc-dddddddddddd=20480");
+    assert_string_equal(a.host[1], "/usr/lib/gpusched/libgpushare.so");
+    assert_string_equal(a.cdi[0], "gpusched.io/gpu=GPU-00000002-aaaa-bbbb-cccc-dddddddddddd");
+    assert_int_equal(fake_kubelet_admit(k, "nvidia.com/mig-2g.20gb", 1, 0, &a, err, sizeof(err)),
+                     0);
+    assert_string_equal(fk_env(&a, "NVIDIA_VISIBLE_DEVICES"),
+                        "MIG-11111111-2222-3333-4444-555555555555");
+    /* nobody waits any more: refused with the reason */
+    rc = fake_kubelet_admit(k, "nvidia.com/gpu", 1, 0, &a, err, sizeof(err));
+    assert_int_equal(rc, 9); /* FAILED_PRECONDITION */
+    assert_non_null(strstr(err, "no pod bound to this node waits"));
+    assert_int_equal(access(st, F_OK), 0);
+
+    /* a card turns unhealthy: the open ListAndWatch stream sends the list again */
+    char path[300];
+    struct gs_grpc_stream *s;
+    ProtobufCMessage *m;
+    V1beta1__Empty e = V1BETA1__EMPTY__INIT;
+    snprintf(path, sizeof(path), "%s/gpusched-nvidia.com_gpu.sock", dir);
+    assert_int_equal(
+        gs_grpc_stream_open(path, "/v1beta1.DevicePlugin/ListAndWatch", &e.base, &s, 5000, &d), 0);
+    assert_int_equal(
+        gs_grpc_stream_next(s, &v1beta1__list_and_watch_response__descriptor, &m, 5000, &d), 0);
+    protobuf_c_message_free_unpacked(m, NULL);
+    pthread_mutex_lock(&lock);
+    bad = 1u << 1;
+    pthread_mutex_unlock(&lock);
+    gs_plugin_changed(pl);
+    assert_int_equal(
+        gs_grpc_stream_next(s, &v1beta1__list_and_watch_response__descriptor, &m, 5000, &d), 0);
+    const V1beta1__ListAndWatchResponse *r = (const void *)m;
+    assert_int_equal(r->n_devices, 12);
+    assert_string_equal(r->devices[4]->health, "Unhealthy");
+    assert_string_equal(r->devices[0]->health, "Healthy");
+    protobuf_c_message_free_unpacked(m, NULL);
+    gs_grpc_stream_close(s);
+
+    /* kubelet restarts (its socket is a new file): the plugin knows it must register again */
+    pthread_mutex_lock(&lock);
+    assert_int_equal(gs_plugin_stale(pl), 0);
+    pthread_mutex_unlock(&lock);
+    fake_kubelet_stop(k);
+    k = fake_kubelet_start(dir);
+    pthread_mutex_lock(&lock);
+    assert_int_equal(gs_plugin_stale(pl), 1);
+    pthread_mutex_unlock(&lock);
+    gs_plugin_stop(pl);
+    fake_kubelet_stop(k);
+    free(p);
+}
+
 int main(void)
 {
     snprintf(tmp, sizeof(tmp), "/tmp/gpusched-test-node-XXXXXX");
@@ -679,6 +783,7 @@ int main(void)
         cmocka_unit_test(test_cpu_weight),
         cmocka_unit_test(test_cgroup_tree),
         cmocka_unit_test(test_cdi_spec),
+        cmocka_unit_test(test_plugin_grpc),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[128];
