@@ -401,6 +401,23 @@ static nvmlGpuInstance_t gi_at(struct gs_nvml *n, int gpu, int start, unsigned *
     return NULL;
 }
 
+int gs_nvml_mig_mode(struct gs_nvml *n, int gpu, int on, FILE *dry, struct gs_diag *d)
+{
+    nvmlReturn_t act = NVML_SUCCESS;
+    if (gpu < 0 || (unsigned)gpu >= n->ndev)
+        return gs_diag_error_code(d, -EIO, "no GPU %d", gpu);
+    if (dry) {
+        fprintf(dry, "nvmlDeviceSetMigMode(gpu=%d, mode=%s)\n", gpu,
+                on ? "NVML_DEVICE_MIG_ENABLE" : "NVML_DEVICE_MIG_DISABLE");
+        return 0;
+    }
+    nvmlReturn_t r = n->nvmlDeviceSetMigMode(
+        n->dev[gpu], on ? NVML_DEVICE_MIG_ENABLE : NVML_DEVICE_MIG_DISABLE, &act);
+    if (r == NVML_SUCCESS && act != NVML_SUCCESS)
+        r = act; /* e.g. a reset is needed before the mode takes */
+    return r == NVML_SUCCESS ? 0 : fail(n, d, "nvmlDeviceSetMigMode", r);
+}
+
 int gs_nvml_mig_destroy(struct gs_nvml *n, int gpu, int start, FILE *dry, struct gs_diag *d)
 {
     unsigned pid = 0;

@@ -76,6 +76,14 @@ int gs_nvml_mig_create(struct gs_nvml *n, int gpu, int nvml_profile, int start, 
                        struct gs_diag *d);
 
 /*
+ * gs_nvml_mig_mode() - turn MIG mode of GPU @gpu on (@on 1) or off (nvmlDeviceSetMigMode), or
+ * with @dry only print the call. The caller makes sure the card runs nothing; a card that needs a
+ * reset to take the change (NVML's activation status) is an error.
+ * Return: 0; -EIO with @d.
+ */
+int gs_nvml_mig_mode(struct gs_nvml *n, int gpu, int on, FILE *dry, struct gs_diag *d);
+
+/*
  * gs_nvml_mig_destroy() - the GPU instance starting at slice @start of GPU @gpu and its compute
  * instances, or with @dry only the calls printed. Return: 0; -ENOENT when there is none; -EIO.
  */

@@ -118,6 +118,7 @@ typedef struct {
     X(nvmlDeviceGetNvLinkRemotePciInfo_v2,                                                         \
       (nvmlDevice_t dev, unsigned int link, nvmlPciInfo_t *pci))                                   \
     X(nvmlDeviceGetMigMode, (nvmlDevice_t dev, unsigned int *current, unsigned int *pending))      \
+    X(nvmlDeviceSetMigMode, (nvmlDevice_t dev, unsigned int mode, nvmlReturn_t *activation))       \
     X(nvmlDeviceGetMaxMigDeviceCount, (nvmlDevice_t dev, unsigned int *count))                     \
     X(nvmlDeviceGetMigDeviceHandleByIndex,                                                         \
       (nvmlDevice_t dev, unsigned int index, nvmlDevice_t *mig))                                   \

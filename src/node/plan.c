@@ -158,6 +158,10 @@ int gs_plan_set_pods(struct gs_plan *p, const struct gs_plan_pod *pods, int n, s
         return gs_diag_error(d, "%d bound pods; at most %d", n, GS_PLAN_PODS_MAX);
     for (int i = 0; i < n; i++) {
         const struct gs_plan_pod *old = find_uid(p, pods[i].uid);
+        /* bound elsewhere since (requeued and placed again): a new binding */
+        if (old && (old->cards != pods[i].cards || strcmp(old->mig, pods[i].mig) ||
+                    old->mig_start != pods[i].mig_start))
+            old = NULL;
         next[i] = pods[i];
         next[i].seen = old != NULL;
         if ((pods[i].cards >> p->topo->ngpus) != 0)
@@ -456,8 +460,9 @@ int gs_plan_save(const struct gs_plan *p, const char *path, struct gs_diag *d)
         for (uint32_t m = q->cards; r && m; m &= m - 1)
             json_array_append_new(
                 r, json_pack("[i,i]", __builtin_ctz(m), q->replica[__builtin_ctz(m)]));
-        json_array_append_new(a, json_pack("{s:s, s:b, s:o}", "uid", q->uid, "allocated",
-                                           q->allocated, "replicas", r));
+        json_array_append_new(a, json_pack("{s:s, s:b, s:o, s:s, s:i}", "uid", q->uid, "allocated",
+                                           q->allocated, "replicas", r, "mig", q->mig, "migStart",
+                                           q->mig_start));
     }
     char tmp[GS_PLAN_PATH_MAX + 8];
     snprintf(tmp, sizeof(tmp), "%s.tmp", path);
@@ -491,6 +496,11 @@ int gs_plan_load(struct gs_plan *p, const char *path, struct gs_diag *d)
         }
         memset(q, 0, sizeof(*q));
         memcpy(q->uid, uid, strlen(uid) + 1);
+        const char *mig = json_string_value(json_object_get(o, "mig"));
+        snprintf(q->mig, sizeof(q->mig), "%s", mig ? mig : "");
+        q->mig_start = (int)json_integer_value(json_object_get(o, "migStart"));
+        if (!mig || !json_is_integer(json_object_get(o, "migStart")))
+            rc = -EINVAL;
         q->allocated = json_is_true(json_object_get(o, "allocated"));
         json_array_foreach(r, k, x)
         {

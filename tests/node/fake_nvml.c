@@ -9,8 +9,8 @@
  *   busy A                                         GPU A runs a compute process
  *   xid A XID                                      an Xid event, delivered in file order
  *
- * MIG: A100-80GB's GPU instance profiles (`nvidia-smi mig -lgip`); instances live in
- * $FAKE_NVML_STATE (kept across processes, as the driver keeps them across agent restarts), and
+ * MIG: A100-80GB's GPU instance profiles (`nvidia-smi mig -lgip`); MIG modes and instances live
+ * in $FAKE_NVML_STATE (kept across processes, as the driver keeps them across agent restarts), and
  * every call that changes them is appended to $FAKE_NVML_LOG, one line each, for the tests to read.
  */
 #include "node/nvml_abi.h"
@@ -73,6 +73,8 @@ static void save(void)
     FILE *f = p ? fopen(p, "w") : NULL;
     if (!f)
         return;
+    for (int g = 0; g < F.ngpu; g++)
+        fprintf(f, "mode %d %d\n", g, F.mig[g]);
     for (int i = 0; i < F.ngi; i++)
         fprintf(f, "%d %d %d %d %d %d\n", F.gi[i].gpu, F.gi[i].profile_id, F.gi[i].start,
                 F.gi[i].size, F.gi[i].id, F.gi[i].ci);
@@ -83,7 +85,11 @@ static void load_state(void)
 {
     const char *p = getenv("FAKE_NVML_STATE");
     FILE *f = p ? fopen(p, "r") : NULL;
+    int g, m;
     F.next_id = 1;
+    while (f && fscanf(f, " mode %d %d", &g, &m) == 2)
+        if (g >= 0 && g < F.ngpu)
+            F.mig[g] = m;
     while (f && F.ngi < GIS &&
            fscanf(f, "%d %d %d %d %d %d", &F.gi[F.ngi].gpu, &F.gi[F.ngi].profile_id,
                   &F.gi[F.ngi].start, &F.gi[F.ngi].size, &F.gi[F.ngi].id, &F.gi[F.ngi].ci) == 6) {
@@ -261,6 +267,21 @@ nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t dev, unsigned int 
 nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t dev, unsigned int *cur, unsigned int *pend)
 {
     *cur = *pend = (unsigned)F.mig[D(dev)->gpu];
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceSetMigMode(nvmlDevice_t dev, unsigned int mode, nvmlReturn_t *activation)
+{
+    int g = D(dev)->gpu;
+    if (F.busy[g])
+        return NVML_ERROR_IN_USE;
+    for (int i = 0; i < F.ngi && !mode; i++)
+        if (F.gi[i].gpu == g)
+            return NVML_ERROR_IN_USE;
+    F.mig[g] = (int)mode;
+    *activation = NVML_SUCCESS;
+    logf_("nvmlDeviceSetMigMode gpu=%d mode=%d%.0d", g, (int)mode, 0);
+    save();
     return NVML_SUCCESS;
 }
 
