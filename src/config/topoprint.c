@@ -159,7 +159,7 @@ static json_t *topo_json(const struct gs_topo *t, const char *name)
 
 static void yaml_lists(FILE *f, const struct gs_topo *t, int nvlink, int count)
 {
-    fprintf(f, "  %s: [", nvlink ? "nvlinkGroups" : "pcieDomains");
+    fprintf(f, "      %s: [", nvlink ? "nvlinkGroups" : "pcieDomains");
     for (int k = 0; k < count; k++)
         print_mask(f, members(t, nvlink, k), 1, k ? ", [" : "[", "]");
     fputs("]\n", f);
@@ -172,15 +172,15 @@ static int yaml(FILE *f, const struct gs_topo *t, const char *name, const char *
         return gs_diag_error(d, "a nodeTemplates entry needs the GPU model (gpuModel): "
                                 "`nvidia-smi topo -m` does not print it; give --model");
     fprintf(f,
-            "# gpusched topo: a spec.nodeTemplates entry of a Cluster (gpusched.io/v1alpha1)\n"
-            "- name: %s\n  gpuModel: %s\n  gpus: %d\n",
+            "    # gpusched topo: a spec.nodeTemplates entry of a Cluster (gpusched.io/v1alpha1)\n"
+            "    - name: %s\n      gpuModel: %s\n      gpus: %d\n",
             name, model, t->ngpus);
     if (t->ngpus > 0)
         yaml_lists(f, t, 0, t->npcie);
     if (t->nnvlink > 0)
         yaml_lists(f, t, 1, t->nnvlink);
     if (t->nedges > 0) {
-        fputs("  nvlinks: [", f); /* [GPU a, GPU b, bonded links] per linked pair */
+        fputs("      nvlinks: [", f); /* [GPU a, GPU b, bonded links] per linked pair */
         for (int e = 0; e < t->nedges; e++)
             fprintf(f, "%s[%d, %d, %d]", e ? ", " : "", t->edges[e].a, t->edges[e].b,
                     t->edges[e].links);

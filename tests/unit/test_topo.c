@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define DIR "tests/data/topo/"
@@ -423,6 +424,69 @@ static void test_topology_file_errors(void **state)
     scenario_error("{name: t, gpuModel: L40S, gpus: 2, nvlinks: [[0, 2, 1]]}", "nvlinks GPU");
 }
 
+/* Runs @cmd, its standard output into @out; returns the exit status. */
+static int run(const char *cmd, char *out, size_t n)
+{
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t k = fread(out, 1, n - 1, p);
+    out[k] = '\0';
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* gpusched topo: --yaml is a template the Cluster kind loads as it is; --json; bad input exits 2.
+ */
+static void test_cli(void **state)
+{
+    (void)state;
+    const char *bin = getenv("GPUSCHED_BIN");
+    char cmd[1024], out[16384];
+    assert_non_null(bin);
+    snprintf(cmd, sizeof(cmd),
+             "%s topo --yaml --model V100M16 --name dgx1 " DIR
+             "dgx1_v100_sxm2_8gpu_hybrid_cube_mesh_mlx5_legend.txt",
+             bin);
+    assert_int_equal(run(cmd, out, sizeof(out)), 0);
+    char text[20000];
+    snprintf(text, sizeof(text),
+             "apiVersion: gpusched.io/v1alpha1\nkind: Cluster\nmetadata: {name: c}\nspec:\n"
+             "  nodeTemplates:\n%s  nodes:\n  - {name: n1, template: dgx1}\n",
+             out);
+    write_file("/tmp/gpusched-test-topo-yaml.yaml", text);
+    struct gs_scenario *s = scenario("/tmp/gpusched-test-topo-yaml.yaml");
+    struct gs_topo *t = load(DIR "dgx1_v100_sxm2_8gpu_hybrid_cube_mesh_mlx5_legend.txt");
+    assert_int_equal(s->templates[0].gpus, 8);
+    assert_memory_equal(s->templates[0].pcie_domain, t->pcie_domain, 8);
+    assert_memory_equal(s->templates[0].nvlink_group, t->nvlink_group, 8);
+    assert_memory_equal(s->templates[0].nvlinks, t->nvlinks, sizeof(t->nvlinks));
+    gs_scenario_free(s);
+    free(t);
+    unlink("/tmp/gpusched-test-topo-yaml.yaml");
+
+    snprintf(cmd, sizeof(cmd), "%s topo --json " DIR "h100_4gpu_nv6_4nic_pix_per_gpu.txt", bin);
+    assert_int_equal(run(cmd, out, sizeof(out)), 0);
+    assert_non_null(strstr(out, "\"nvlinkGroups\": [\n    [\n      0,"));
+    assert_non_null(strstr(out, "\"numaAffinity\": \"7\""));
+    assert_non_null(strstr(out, "\"NV6\""));
+
+    snprintf(cmd, sizeof(cmd), "%s topo " DIR "pcie_8gpu_pix_pxb_sys_mlx5_old_legend_tabs.txt",
+             bin);
+    assert_int_equal(run(cmd, out, sizeof(out)), 0);
+    assert_non_null(strstr(out, "PCIe domain 1: GPU4 GPU5 GPU6 GPU7"));
+    assert_non_null(strstr(out, "NIC mlx5_0: nearest PHB to GPU4 GPU5 GPU6 GPU7"));
+
+    snprintf(cmd, sizeof(cmd), "%s topo --yaml " DIR "h100_4gpu_nv6_4nic_pix_per_gpu.txt 2>&1",
+             bin);
+    assert_int_equal(run(cmd, out, sizeof(out)), 2);
+    assert_non_null(strstr(out, "give --model"));
+    write_file("/tmp/gpusched-test-topo-bad.txt", "\tGPU0\tGPU1\nGPU0\t X \tPIX\nGPU1\tPXX\t X \n");
+    snprintf(cmd, sizeof(cmd), "%s topo /tmp/gpusched-test-topo-bad.txt 2>&1", bin);
+    assert_int_equal(run(cmd, out, sizeof(out)), 2);
+    assert_non_null(strstr(out, "/tmp/gpusched-test-topo-bad.txt:3:6: \"PXX\" is not a link"));
+    unlink("/tmp/gpusched-test-topo-bad.txt");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -435,6 +499,7 @@ int main(void)
         cmocka_unit_test(test_topology_file_simulates),
         cmocka_unit_test(test_span_uses_cross_links),
         cmocka_unit_test(test_topology_file_errors),
+        cmocka_unit_test(test_cli),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
