@@ -3,8 +3,9 @@
  *
  * The node agent puts these variables into a container's environment (with LD_PRELOAD naming
  * libgpushare); libgpushare, loaded into every process of the container, reads them once, at the
- * process's first CUDA driver call. This header is the one place the names live; docs/libgpushare.md
- * is the contract in full (units, defaults, what happens when a value is absent or malformed).
+ * process's first CUDA driver call. This header is the one place the names live;
+ * docs/libgpushare.md is the contract in full (units, defaults, what happens when a value is absent
+ * or malformed).
  *
  * Value syntax of the two limit variables: a comma-separated list of entries, no spaces:
  *
