@@ -14,8 +14,9 @@
 
 #include <cmocka.h>
 
-#include "../node/fake_kubelet.h"
-#include "harness.h"
+#include "common/harness.h"
+#include "common/util.h"
+#include "node/fake_kubelet.h"
 
 #include "gpusched/gpushare_env.h"
 
@@ -203,14 +204,10 @@ static long post(const char *path, const char *token, const char *body)
 
 static int file_has(const char *path, const char *needle)
 {
-    char buf[65536];
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return 0;
-    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-    buf[n] = '\0';
-    fclose(f);
-    return strstr(buf, needle) != NULL;
+    char *s = t_slurp(path, NULL);
+    int has = s && strstr(s, needle) != NULL;
+    free(s);
+    return has;
 }
 
 /* Waits up to @ms for the agent's node to have registered resource @res with the fake kubelet. */

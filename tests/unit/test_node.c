@@ -13,12 +13,13 @@
 #include "node/discover.h"
 #include "node/isolate.h"
 #include "node/plugin.h"
-#include "../node/fake_kubelet.h"
+#include "node/fake_kubelet.h"
 #include "deviceplugin.pb-c.h"
 #include "node/grpcio.h"
 #include "node/nvml.h"
 #include "node/plan.h"
 
+#include "common/util.h"
 #include "gpusched/diag.h"
 #include "gpusched/gpushare_env.h"
 #include "gpusched/topo.h"
@@ -581,13 +582,13 @@ static void test_plan_bad_pods(void **state)
     free(p);
 }
 
+/* The whole of file @path into @buf (cut to @n - 1 bytes). */
 static void read_file(const char *path, char *buf, size_t n)
 {
-    FILE *f = fopen(path, "r");
-    assert_non_null(f);
-    size_t k = fread(buf, 1, n - 1, f);
-    buf[k] = '\0';
-    fclose(f);
+    char *s = t_slurp(path, NULL);
+    assert_non_null(s);
+    snprintf(buf, n, "%s", s);
+    free(s);
 }
 
 /* cpu.shares (cgroup v1) to cpu.weight (v2): the runc / kubelet formula, at its fixed points. */

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "common/util.h"
 #include "gpusched/diag.h"
 #include "gpusched/scenario.h"
 #include "gpusched/topo.h"
@@ -20,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #define DIR "tests/data/topo/"
@@ -424,15 +424,30 @@ static void test_topology_file_errors(void **state)
     scenario_error("{name: t, gpuModel: L40S, gpus: 2, nvlinks: [[0, 2, 1]]}", "nvlinks GPU");
 }
 
-/* Runs @cmd, its standard output into @out; returns the exit status. */
-static int run(const char *cmd, char *out, size_t n)
+/* `gpusched topo ARGS... FILE`: its exit status, its output (stdout then stderr) in @out. */
+static int topo_cli(const char *a1, const char *a2, const char *a3, const char *a4,
+                    const char *file, char *out, size_t n)
 {
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    size_t k = fread(out, 1, n - 1, p);
-    out[k] = '\0';
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    const char *bin = getenv("GPUSCHED_BIN");
+    const char *argv[8] = {bin, "topo"};
+    int k = 2;
+    assert_non_null(bin);
+    if (a1)
+        argv[k++] = a1;
+    if (a2)
+        argv[k++] = a2;
+    if (a3)
+        argv[k++] = a3;
+    if (a4)
+        argv[k++] = a4;
+    argv[k++] = file;
+    argv[k] = NULL;
+    struct t_run r;
+    t_run(argv, &r);
+    snprintf(out, n, "%s%s", r.out ? r.out : "", r.err ? r.err : "");
+    int st = r.exited ? r.status : -1;
+    t_run_free(&r);
+    return st;
 }
 
 /* gpusched topo: --yaml is a template the Cluster kind loads as it is; --json; bad input exits 2.
@@ -440,14 +455,11 @@ static int run(const char *cmd, char *out, size_t n)
 static void test_cli(void **state)
 {
     (void)state;
-    const char *bin = getenv("GPUSCHED_BIN");
-    char cmd[1024], out[16384];
-    assert_non_null(bin);
-    snprintf(cmd, sizeof(cmd),
-             "%s topo --yaml --model V100M16 --name dgx1 " DIR
-             "dgx1_v100_sxm2_8gpu_hybrid_cube_mesh_mlx5_legend.txt",
-             bin);
-    assert_int_equal(run(cmd, out, sizeof(out)), 0);
+    char out[16384];
+    assert_int_equal(topo_cli("--yaml", "--model", "V100M16", "--name=dgx1",
+                              DIR "dgx1_v100_sxm2_8gpu_hybrid_cube_mesh_mlx5_legend.txt", out,
+                              sizeof(out)),
+                     0);
     char text[20000];
     snprintf(text, sizeof(text),
              "apiVersion: gpusched.io/v1alpha1\nkind: Cluster\nmetadata: {name: c}\nspec:\n"
@@ -464,25 +476,27 @@ static void test_cli(void **state)
     free(t);
     unlink("/tmp/gpusched-test-topo-yaml.yaml");
 
-    snprintf(cmd, sizeof(cmd), "%s topo --json " DIR "h100_4gpu_nv6_4nic_pix_per_gpu.txt", bin);
-    assert_int_equal(run(cmd, out, sizeof(out)), 0);
+    assert_int_equal(topo_cli("--json", NULL, NULL, NULL, DIR "h100_4gpu_nv6_4nic_pix_per_gpu.txt",
+                              out, sizeof(out)),
+                     0);
     assert_non_null(strstr(out, "\"nvlinkGroups\": [\n    [\n      0,"));
     assert_non_null(strstr(out, "\"numaAffinity\": \"7\""));
     assert_non_null(strstr(out, "\"NV6\""));
 
-    snprintf(cmd, sizeof(cmd), "%s topo " DIR "pcie_8gpu_pix_pxb_sys_mlx5_old_legend_tabs.txt",
-             bin);
-    assert_int_equal(run(cmd, out, sizeof(out)), 0);
+    assert_int_equal(topo_cli(NULL, NULL, NULL, NULL,
+                              DIR "pcie_8gpu_pix_pxb_sys_mlx5_old_legend_tabs.txt", out,
+                              sizeof(out)),
+                     0);
     assert_non_null(strstr(out, "PCIe domain 1: GPU4 GPU5 GPU6 GPU7"));
     assert_non_null(strstr(out, "NIC mlx5_0: nearest PHB to GPU4 GPU5 GPU6 GPU7"));
 
-    snprintf(cmd, sizeof(cmd), "%s topo --yaml " DIR "h100_4gpu_nv6_4nic_pix_per_gpu.txt 2>&1",
-             bin);
-    assert_int_equal(run(cmd, out, sizeof(out)), 2);
+    assert_int_equal(topo_cli("--yaml", NULL, NULL, NULL, DIR "h100_4gpu_nv6_4nic_pix_per_gpu.txt",
+                              out, sizeof(out)),
+                     2);
     assert_non_null(strstr(out, "give --model"));
     write_file("/tmp/gpusched-test-topo-bad.txt", "\tGPU0\tGPU1\nGPU0\t X \tPIX\nGPU1\tPXX\t X \n");
-    snprintf(cmd, sizeof(cmd), "%s topo /tmp/gpusched-test-topo-bad.txt 2>&1", bin);
-    assert_int_equal(run(cmd, out, sizeof(out)), 2);
+    assert_int_equal(
+        topo_cli(NULL, NULL, NULL, NULL, "/tmp/gpusched-test-topo-bad.txt", out, sizeof(out)), 2);
     assert_non_null(strstr(out, "/tmp/gpusched-test-topo-bad.txt:3:6: \"PXX\" is not a link"));
     unlink("/tmp/gpusched-test-topo-bad.txt");
 }
