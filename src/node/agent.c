@@ -53,6 +53,7 @@ struct agent {
     struct gs_plan *plan;
     pthread_mutex_t lock;
     uint32_t unhealthy;
+    uint32_t unhealthy_sent; /* as ListAndWatch streams last sent it */
     struct gs_plugin *plugin;
     char plan_state[512];
 };
@@ -370,6 +371,9 @@ static void sync_pods(struct agent *a)
     if (a->plan_state[0] && gs_plan_save(a->plan, a->plan_state, &d))
         say("%s", d.msg);
     int stale = a->plugin && gs_plugin_stale(a->plugin);
+    /* the device lists change only with a card's health or its MIG instances */
+    int resend = changed || a->unhealthy != a->unhealthy_sent;
+    a->unhealthy_sent = a->unhealthy;
     pthread_mutex_unlock(&a->lock);
     if (!a->o.no_plugin && (stale || !a->plugin)) {
         gs_plugin_stop(a->plugin);
@@ -378,7 +382,7 @@ static void sync_pods(struct agent *a)
         if (gs_plugin_start(a->plan, &a->lock, &a->unhealthy, a->o.plugin_dir, a->plan_state, 2000,
                             stderr, &a->plugin, &d))
             say("device plugin: %s (trying again)", d.msg);
-    } else {
+    } else if (resend) {
         gs_plugin_changed(a->plugin);
     }
 }
@@ -413,9 +417,8 @@ static void *xid_loop(void *arg)
         snprintf(body, sizeof(body), "{\"healthy\": false, \"xid\": %llu}", xid);
         say("GPU %d: Xid %llu: reported unhealthy", gpu, xid);
         pthread_mutex_lock(&a->lock);
-        a->unhealthy |= 1u << gpu;
+        a->unhealthy |= 1u << gpu; /* the next sync sends ListAndWatch its devices again */
         pthread_mutex_unlock(&a->lock);
-        gs_plugin_changed(a->plugin);
         if (http(a, "POST", url, a->token, body, NULL) != 200)
             say("GPU %d: gpuschedd did not take the health report", gpu);
     }
