@@ -1,8 +1,9 @@
 /*
- * libgpushare — the part of the CUDA driver and NVML ABIs the library touches, declared here so it
- * builds without NVIDIA's headers. Names, layouts and values are NVIDIA's (cuda.h and nvml.h of
- * CUDA 12/13); bench/gpushare/abi_check.c compiles fns.def against the real cuda.h to prove the
- * function signatures match. The fake driver of the tests includes this header too.
+ * libgpushare — the part of the CUDA driver ABI the library touches, declared here so it builds
+ * without NVIDIA's headers (the NVML part is src/node/nvml_abi.h, shared with the node agent).
+ * Names, layouts and values are NVIDIA's (cuda.h of CUDA 12 and 13); bench/gpushare/abi_check.c
+ * compiles fns.def against the real cuda.h to prove the function signatures match. The fake
+ * driver of the tests includes this header too.
  */
 #ifndef GPUSHARE_CUDA_ABI_H
 #define GPUSHARE_CUDA_ABI_H
@@ -115,32 +116,5 @@ typedef struct CUmemAllocationProp_st {
         unsigned char reserved[4];
     } allocFlags;
 } CUmemAllocationProp;
-
-/* NVML (nvml.h). */
-typedef int nvmlReturn_t;
-typedef struct nvmlDevice_st *nvmlDevice_t;
-#define NVML_SUCCESS                 0
-#define NVML_ERROR_NOT_FOUND         6
-#define NVML_ERROR_INSUFFICIENT_SIZE 7
-
-typedef struct nvmlUtilization_st {
-    unsigned int gpu;
-    unsigned int memory;
-} nvmlUtilization_t;
-
-typedef struct nvmlProcessUtilizationSample_st {
-    unsigned int pid;
-    unsigned long long timeStamp; /* CPU time of the sample, microseconds */
-    unsigned int smUtil;
-    unsigned int memUtil;
-    unsigned int encUtil;
-    unsigned int decUtil;
-} nvmlProcessUtilizationSample_t;
-
-/* The layout the unversioned nvmlDeviceGetComputeRunningProcesses symbol fills (v1). */
-typedef struct nvmlProcessInfo_v1_st {
-    unsigned int pid;
-    unsigned long long usedGpuMemory;
-} nvmlProcessInfo_v1_t;
 
 #endif

@@ -3,6 +3,7 @@
  * machines without it (then compute limits are reported as not enforced).
  */
 #include "shim.h"
+#include "node/nvml_abi.h"
 
 #include <dlfcn.h>
 #include <string.h>

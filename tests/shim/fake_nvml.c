@@ -6,8 +6,8 @@
  * pids to a container that has its own pid namespace.
  */
 #define _GNU_SOURCE
-#include "cuda_abi.h"
 #include "fake_state.h"
+#include "node/nvml_abi.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,9 +25,6 @@ EXPORT nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
                                                     unsigned long long lastSeen);
 EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned int *count,
                                                          nvmlProcessInfo_v1_t *infos);
-
-#define NVML_ERROR_UNINITIALIZED    1
-#define NVML_ERROR_INVALID_ARGUMENT 2
 
 static struct fake_state *card;
 static int card_fd;
