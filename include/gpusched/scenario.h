@@ -105,6 +105,20 @@ int gs_scenario_load(struct gs_scenario *s, const char *path, struct gs_diag *d)
 int gs_scenario_resolve(struct gs_scenario *s, struct gs_diag *d);
 
 /*
+ * gs_pod_parse() - one Pod object, YAML or JSON text @text of @len bytes, read as
+ * gs_scenario_load() reads a Pod document (the one Pod parser of gpusched: gpuschedd's API and
+ * extender take pods through it too), into *@out. Besides the loader's fields, the annotation
+ * gpusched.io/gpu-model (catalog models joined by '|') narrows the GPU models a pod may use.
+ * @origin names the text in messages ("body"); warnings go to @d->warn. @field (may be NULL,
+ * @fsize bytes): on error, the JSON path of the field at fault ("spec.containers[0].resources.
+ * limits.cpu"), "" when the text as a whole is.
+ * Return: 0; -EINVAL with @d ("ORIGIN:LINE:COL: ...") and @field; -E2BIG (more containers than
+ * GS_SCN_CONTAINERS); -ENOMEM.
+ */
+int gs_pod_parse(const char *origin, const char *text, size_t len, struct gs_pod_spec *out,
+                 char *field, size_t fsize, struct gs_diag *d);
+
+/*
  * gs_scenario_tenant_of() - index of the tenant namespace @ns belongs to, or -ENOENT.
  * O(1) expected after gs_scenario_resolve(); O(tenants) when tenants were added since.
  */

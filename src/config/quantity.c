@@ -153,8 +153,10 @@ int gs__qty_parse(const char *s, int e10, int e2, unsigned flags, int64_t *out, 
         *why = "is not a Kubernetes quantity (a number with an optional unit: 500m, 2, 64Gi, 1e3)";
     if (rc)
         return rc;
-    if (*p && (flags & GS__Q_PLAIN)) {
-        *why = "must be a plain number, without a unit";
+    /* A count in its own unit may come as a real API server writes it back ("20k" for 20000),
+     * but a binary suffix there means the writer thought of bytes: "20Gi" MiB is not 20 GiB. */
+    if ((flags & GS__Q_PLAIN) && p[0] && p[1] == 'i') {
+        *why = "must be a number (decimal suffixes such as k allowed), not a binary quantity";
         return -EINVAL;
     }
     rc = suffix(p, &v, why);

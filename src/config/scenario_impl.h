@@ -156,7 +156,8 @@ int gs__scn_enum(struct gs__yctx *c, const yaml_node_t *n, const char *what,
  */
 int gs__scn_model(const char *name);
 
-/* Quantity flags: round a remainder up (else it is an error); refuse a unit suffix. */
+/* Quantity flags: round a remainder up (else it is an error); a count in the resource's own
+ * unit (decimal suffixes and exponents as Kubernetes writes them, no binary suffix). */
 #define GS__Q_CEIL  1u
 #define GS__Q_PLAIN 2u
 

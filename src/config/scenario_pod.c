@@ -280,12 +280,43 @@ enum {
     A_DURATION,
     A_UTIL,
     A_SAME_CARD,
+    A_GPU_MODEL,
     A_COUNT
 };
 static const char *const annot_keys[] = {
-    "scheduling.k8s.io/group-name",     "gpusched.io/profile",      "gpusched.io/vgpu-class",
-    "scheduling.volcano.sh/queue-name", "gpusched.io/topology",     "sim.gpusched.io/arrival",
-    "sim.gpusched.io/duration",         "sim.gpusched.io/gpu-util", "gpusched.io/same-card"};
+    "scheduling.k8s.io/group-name", "gpusched.io/profile",
+    "gpusched.io/vgpu-class",       "scheduling.volcano.sh/queue-name",
+    "gpusched.io/topology",         "sim.gpusched.io/arrival",
+    "sim.gpusched.io/duration",     "sim.gpusched.io/gpu-util",
+    "gpusched.io/same-card",        "gpusched.io/gpu-model"};
+
+/* gpusched.io/gpu-model: catalog models joined by '|' ("A100-SXM4-80GB|H100-SXM5-80GB"). */
+static int gpu_models(struct gs__yctx *c, yaml_node_t *v, uint32_t *mask)
+{
+    char buf[GS__YAML_SHOW_BUF], one[GS_SCN_NAME_MAX];
+    const char *s = gs__yaml_str(v);
+    uint32_t m = 0;
+    for (const char *p = s; p && *p;) {
+        size_t len = strcspn(p, "|");
+        if (len == 0 || len >= sizeof(one))
+            return gs__yaml_err(c, v,
+                                "gpusched.io/gpu-model: %s is not a list of GPU models "
+                                "joined by '|'",
+                                gs__yaml_show(v, buf));
+        memcpy(one, p, len);
+        one[len] = '\0';
+        int k = gs__scn_model(one);
+        if (k < 0)
+            return gs__yaml_err(c, v, "gpusched.io/gpu-model: %s is not a GPU model in the catalog",
+                                one);
+        m |= 1u << k;
+        p += len + (p[len] == '|');
+    }
+    if (!m)
+        return gs__yaml_err(c, v, "gpusched.io/gpu-model must name at least one GPU model");
+    *mask = m;
+    return 0;
+}
 
 struct annot {
     struct gs_pod_spec *p;
@@ -336,6 +367,18 @@ static int annot_value(struct gs__yctx *c, int a, yaml_node_t *v, struct gs_pod_
     case A_SAME_CARD: {
         static const char *const no_yes[] = {"false", "true"};
         return gs__scn_enum(c, v, annot_keys[a], no_yes, 2, &p->same_card);
+    }
+    case A_GPU_MODEL: {
+        uint32_t m = 0;
+        if ((rc = gpu_models(c, v, &m)) != 0)
+            return rc;
+        /* with a nodeSelector on the model too, both hold */
+        p->model_mask = p->model_mask ? p->model_mask & m : m;
+        return p->model_mask ? 0
+                             : gs__yaml_err(c, v,
+                                            "gpusched.io/gpu-model and nodeSelector "
+                                            "nvidia.com/gpu.product name no model in "
+                                            "common");
     }
     default:
         return util_pct(c, v, &p->util_pct);
@@ -423,29 +466,76 @@ static void warn_mig_and_cards(struct gs__yctx *c, const yaml_node_t *spec,
                       p->ns, p->name);
 }
 
-int gs__scn_pod(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root)
+/* Read Pod document @root into @p (its names from @m, read here too). */
+static int pod_read(struct gs__yctx *c, yaml_node_t *root, struct gs_pod_spec *p,
+                    struct gs__scn_meta *m, yaml_node_t **spec)
 {
     yaml_node_t *f[GS__YAML_NKEYS(pod_keys)] = {NULL};
-    struct gs__scn_meta m;
-    struct gs_pod_spec p;
-    struct annot an = {&p, 0};
-    pod_defaults(&p);
+    struct annot an = {p, 0};
+    pod_defaults(p);
     int rc =
         gs__yaml_each_field(c, root, pod_keys, GS__YAML_NKEYS(pod_keys), "Pod", gs__scn_keep, f);
     if (!rc)
-        rc = gs__scn_meta(c, root, f[P_META], true, &m);
-    if (!rc && m.labels)
-        rc = gs__yaml_each_pair(c, m.labels, "metadata.labels", label_pair, &p);
-    if (!rc && m.annotations)
-        rc = gs__yaml_each_pair(c, m.annotations, "metadata.annotations", annot_pair, &an);
+        rc = gs__scn_meta(c, root, f[P_META], true, m);
+    if (!rc && m->labels)
+        rc = gs__yaml_each_pair(c, m->labels, "metadata.labels", label_pair, p);
+    if (!rc && m->annotations)
+        rc = gs__yaml_each_pair(c, m->annotations, "metadata.annotations", annot_pair, &an);
     if (!rc && !f[P_SPEC])
-        rc = gs__yaml_err(c, root, "Pod %s/%s has no spec", m.ns_s, m.name_s);
+        rc = gs__yaml_err(c, root, "Pod %s/%s has no spec", m->ns_s, m->name_s);
     if (!rc)
-        rc = read_spec(c, f[P_SPEC], &p);
+        rc = read_spec(c, f[P_SPEC], p);
     if (rc)
         return rc;
-    memcpy(p.ns, m.ns_s, sizeof(p.ns));
-    memcpy(p.name, m.name_s, sizeof(p.name));
-    warn_mig_and_cards(c, f[P_SPEC], &p);
+    memcpy(p->ns, m->ns_s, sizeof(p->ns));
+    memcpy(p->name, m->name_s, sizeof(p->name));
+    *spec = f[P_SPEC];
+    return 0;
+}
+
+int gs__scn_pod(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root)
+{
+    struct gs__scn_meta m;
+    struct gs_pod_spec p;
+    yaml_node_t *spec;
+    int rc = pod_read(c, root, &p, &m, &spec);
+    if (rc)
+        return rc;
+    warn_mig_and_cards(c, spec, &p);
     return gs__scn_commit(c, L, root, m.name, GS__K_POD, &p);
+}
+
+struct one_pod {
+    struct gs_pod_spec *out;
+    char *field;
+    size_t fsize;
+    int seen;
+};
+
+static int parse_one(struct gs__yctx *c, yaml_node_t *root, void *arg)
+{
+    struct one_pod *o = arg;
+    struct gs__scn_meta m;
+    yaml_node_t *spec;
+    if (o->seen++)
+        return gs__yaml_err(c, root, "one Pod object, not several documents");
+    int rc = pod_read(c, root, o->out, &m, &spec);
+    if (rc && o->field)
+        gs__yaml_path(c, c->err_at, o->field, o->fsize);
+    return rc;
+}
+
+int gs_pod_parse(const char *origin, const char *text, size_t len, struct gs_pod_spec *out,
+                 char *field, size_t fsize, struct gs_diag *d)
+{
+    struct gs__yctx proto = {.path = origin, .d = d, .lenient = true};
+    struct one_pod o = {out, field, fsize, 0};
+    if (field && fsize)
+        field[0] = '\0';
+    int rc = gs__yaml_check_syntax(&proto, (const unsigned char *)text, len, GS_SCN_MAX_DEPTH);
+    if (!rc)
+        rc = gs__yaml_each_document(&proto, (const unsigned char *)text, len, parse_one, &o);
+    if (!rc && !o.seen)
+        rc = gs_diag_error(d, "%s: no Pod object", origin);
+    return rc;
 }

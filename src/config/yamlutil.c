@@ -55,7 +55,57 @@ static int err_va(struct gs__yctx *c, const yaml_node_t *n, int code, const char
     char buf[GS_DIAG_MSG_MAX], at[GS_DIAG_MSG_MAX];
     vsnprintf(buf, sizeof(buf), fmt, ap);
     where(c, n, at, sizeof(at));
+    c->err_at = n;
     return gs_diag_error_code(c->d, code, "%s%s", at, buf);
+}
+
+/* Path of node @want below node @id into @buf at @off; 1 when found. Depth-first, bounded by
+ * the document's nesting (checked when it was parsed). */
+static int path_to(const struct gs__yctx *c, int id, const yaml_node_t *want, char *buf,
+                   size_t size, size_t off, int depth)
+{
+    yaml_node_t *n = yaml_document_get_node(c->doc, id);
+    if (!n || depth > 64)
+        return 0;
+    if (n == want) {
+        buf[off < size ? off : size - 1] = '\0';
+        return 1;
+    }
+    if (n->type == YAML_MAPPING_NODE) {
+        for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
+             p++) {
+            yaml_node_t *k = yaml_document_get_node(c->doc, p->key);
+            const char *ks = k ? gs__yaml_str(k) : NULL;
+            int w = snprintf(buf + off, off < size ? size - off : 0, "%s%s", off ? "." : "",
+                             ks ? ks : "?");
+            size_t next = off + (w > 0 ? (size_t)w : 0);
+            if (k == want) {
+                buf[next < size ? next : size - 1] = '\0';
+                return 1;
+            }
+            if (path_to(c, p->value, want, buf, size, next, depth + 1))
+                return 1;
+        }
+    } else if (n->type == YAML_SEQUENCE_NODE) {
+        int i = 0;
+        for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+             it++, i++) {
+            int w = snprintf(buf + off, off < size ? size - off : 0, "[%d]", i);
+            if (path_to(c, *it, want, buf, size, off + (w > 0 ? (size_t)w : 0), depth + 1))
+                return 1;
+        }
+    }
+    return 0;
+}
+
+void gs__yaml_path(const struct gs__yctx *c, const yaml_node_t *n, char *buf, size_t size)
+{
+    if (!size)
+        return;
+    buf[0] = '\0';
+    yaml_node_t *root = c->doc ? yaml_document_get_root_node(c->doc) : NULL;
+    if (!n || !root || !path_to(c, 1, n, buf, size, 0, 0))
+        buf[0] = '\0';
 }
 
 int gs__yaml_err(struct gs__yctx *c, const yaml_node_t *n, const char *fmt, ...)

@@ -31,14 +31,15 @@ struct gs_diag;
 
 /* One document being walked, and how to report on it. */
 struct gs__yctx {
-    const char *path;     /* file named in messages */
-    struct gs_diag *d;    /* may be NULL */
-    yaml_document_t *doc; /* set per document by gs__yaml_each_document() */
-    size_t budget;        /* visits left */
-    bool quiet;           /* drop warnings */
-    bool lenient;         /* an unknown key is a warning and skipped, not an error */
-    size_t line0, col0;   /* added to 0-based marks: where an embedded document starts */
-    const char *inner;    /* NULL, or the data entry's name when only line0/col0 are exact */
+    const char *path;          /* file named in messages */
+    struct gs_diag *d;         /* may be NULL */
+    yaml_document_t *doc;      /* set per document by gs__yaml_each_document() */
+    size_t budget;             /* visits left */
+    bool quiet;                /* drop warnings */
+    bool lenient;              /* an unknown key is a warning and skipped, not an error */
+    size_t line0, col0;        /* added to 0-based marks: where an embedded document starts */
+    const char *inner;         /* NULL, or the data entry's name when only line0/col0 are exact */
+    const yaml_node_t *err_at; /* the node the last error named, NULL none */
 };
 
 typedef int (*gs__yaml_field_fn)(struct gs__yctx *c, int field, yaml_node_t *val, void *arg);
@@ -56,6 +57,11 @@ int gs__yaml_err(struct gs__yctx *c, const yaml_node_t *n, const char *fmt, ...)
 /* gs__yaml_err_code() - as gs__yaml_err() but returns @code (a negative errno, e.g. -E2BIG). */
 int gs__yaml_err_code(struct gs__yctx *c, const yaml_node_t *n, int code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+
+/* gs__yaml_path() - the path of node @n of the current document, as a JSON path with the keys
+ * joined by '.' and items as [i] ("spec.containers[0].resources"); "" for the root or a node not
+ * found. @buf: @size bytes, cut to fit. */
+void gs__yaml_path(const struct gs__yctx *c, const yaml_node_t *n, char *buf, size_t size);
 
 /* gs__yaml_warn() - warn "path:LINE:COL: <message>" at @n, unless @c->quiet. */
 void gs__yaml_warn(struct gs__yctx *c, const yaml_node_t *n, const char *fmt, ...)

@@ -525,7 +525,7 @@ static const struct bad bads[] = {
     {RES("memory: 1234567890123456789"), -EINVAL, ":8:24: ", "more than 18 significant digits", 0},
     {RES("nvidia.com/gpu: 1.5"), -EINVAL, ":8:32: ", "not a whole number of GPUs", 0},
     {RES("nvidia.com/gpucores: 101"), -EINVAL, ":8:37: ", "out of range (0..100 percent)", 0},
-    {RES("nvidia.com/gpumem: 20Gi"), -EINVAL, ":8:35: ", "must be a plain number", 0},
+    {RES("nvidia.com/gpumem: 20Gi"), -EINVAL, ":8:35: ", "not a binary quantity", 0},
     {RES("nvidia.com/mig-9x.1gb: 1"), -EINVAL, ":8:16: ", "is not a MIG profile", 0},
     {RES("nvidia.com/gpumem: 1024"), -EINVAL, ":8:16: ", "needs nvidia.com/gpu", 0},
     {RES("nvidia.com/gpu: 1, nvidia.com/gpumem: 0"), -EINVAL, ":8:35: ", "at least 1 MiB", 0},
@@ -739,7 +739,8 @@ static const struct qcase qcases[] = {
     {"1e-30", 0, 0, GS__Q_CEIL, 0, 1},
     {"2.0", 3, 0, GS__Q_PLAIN, 0, 2000},
     {"1.3333", 3, 0, GS__Q_PLAIN, -EDOM, 0},
-    {"2k", 0, 0, GS__Q_PLAIN, -EINVAL, 0},
+    {"2k", 0, 0, GS__Q_PLAIN, 0, 2000}, /* a count as an API server writes it back */
+    {"2Ki", 0, 0, GS__Q_PLAIN, -EINVAL, 0},
     {"8Gx", 0, 0, 0, -EINVAL, 0},
     {"1e", 0, 0, 0, -EINVAL, 0},
     {".", 0, 0, 0, -EINVAL, 0},
@@ -1090,9 +1091,55 @@ static void test_any_order(void **state)
     gs_scenario_free(s);
 }
 
+/* One Pod object, as gpuschedd's API receives it (JSON), through the loader's own parser. */
+static void test_pod_parse_json(void **state)
+{
+    (void)state;
+    struct gs_pod_spec p;
+    struct gs_diag d;
+    char field[128];
+    static const char ok[] =
+        "{\"apiVersion\": \"v1\", \"kind\": \"Pod\", \"metadata\": {\"name\": \"p\", "
+        "\"namespace\": \"team-a\", \"labels\": {\"user\": \"u1\"}, \"annotations\": "
+        "{\"gpusched.io/gpu-model\": \"A100-SXM4-80GB|H100-SXM5-80GB\", "
+        "\"scheduling.volcano.sh/queue-name\": \"q\"}}, \"spec\": {\"priorityClassName\": "
+        "\"hi\", \"containers\": [{\"name\": \"m\", \"resources\": {\"limits\": "
+        "{\"nvidia.com/gpu\": 1, \"nvidia.com/gpumem\": \"20k\", \"cpu\": \"2e0\", "
+        "\"memory\": \"1Pi\"}}}]}}";
+    gs_diag_init(&d);
+    if (gs_pod_parse("body", ok, strlen(ok), &p, field, sizeof(field), &d))
+        fail_msg("%s (%s)", d.msg, field);
+    assert_string_equal(p.ns, "team-a");
+    assert_string_equal(p.user, "u1");
+    assert_string_equal(p.queue, "q");
+    assert_string_equal(p.priority_class, "hi");
+    assert_int_equal(p.ncontainers, 1);
+    assert_int_equal(p.containers[0].gpu, 1);
+    assert_int_equal(p.containers[0].gpumem_mib, 20000); /* "20k": how an API server stores it */
+    assert_int_equal(p.containers[0].cpu_milli, 2000);
+    assert_int_equal(p.containers[0].memory_mib, 1LL << 30);
+    assert_int_equal(p.model_mask, (1u << gs_catalog_find("A100-SXM4-80GB", -1)) |
+                                       (1u << gs_catalog_find("H100-SXM5-80GB", -1)));
+    static const char bad[] = "{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"containers\": "
+                              "[{\"name\": \"m\", \"resources\": {\"limits\": {\"cpu\": "
+                              "\"two\"}}}]}}";
+    gs_diag_init(&d);
+    assert_int_equal(gs_pod_parse("body", bad, strlen(bad), &p, field, sizeof(field), &d), -EINVAL);
+    assert_string_equal(field, "spec.containers[0].resources.limits.cpu");
+    assert_non_null(strstr(d.msg, "body:1:"));
+    static const char model[] = "{\"metadata\": {\"name\": \"p\", \"annotations\": "
+                                "{\"gpusched.io/gpu-model\": \"B9000\"}}, \"spec\": "
+                                "{\"containers\": [{\"name\": \"m\"}]}}";
+    gs_diag_init(&d);
+    assert_int_equal(gs_pod_parse("body", model, strlen(model), &p, field, sizeof(field), &d),
+                     -EINVAL);
+    assert_string_equal(field, "metadata.annotations.gpusched.io/gpu-model");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pod_parse_json),
         cmocka_unit_test(test_seeds_load_each),
         cmocka_unit_test(test_seed_policy_values),
         cmocka_unit_test(test_seed_kube_values),
