@@ -249,7 +249,19 @@ int64_t gs_tenancy_tenant_milli(const struct gs_tenancy *t, size_t i); /* held n
 int64_t gs_tenancy_queue_milli(const struct gs_tenancy *t, size_t q);  /* held now */
 int64_t gs_tenancy_queue_deserved(const struct gs_tenancy *t, size_t q);
 int32_t gs_tenancy_queue_weight(const struct gs_tenancy *t, size_t q);
+int64_t gs_tenancy_queue_demand(const struct gs_tenancy *t, size_t q); /* pending + running */
 const struct gs_tenancy_work *gs_tenancy_work(const struct gs_tenancy *t);
+
+/*
+ * The ledger as it stands: gs_tenancy_quota_used() - tenant @tenant's GPUQuota use on catalog
+ * model @model, milli-GPU, in *@ded (dedicated) and *@sh (shared). gs_tenancy_rquota_used() -
+ * what the pods ResourceQuota @i of the policy counts hold: @used[0] requests.nvidia.com/gpu
+ * (cards), [1] requests.nvidia.com/gpumem (MiB), [2] requests.cpu (milli-CPU), [3]
+ * requests.memory (MiB), [4] pods. Zero for an index out of range. O(1).
+ */
+void gs_tenancy_quota_used(const struct gs_tenancy *t, size_t tenant, int model, int64_t *ded,
+                           int64_t *sh);
+void gs_tenancy_rquota_used(const struct gs_tenancy *t, size_t i, int64_t used[5]);
 const struct gs_fleet *gs_tenancy_fleet(const struct gs_tenancy *t);
 
 /*

@@ -255,6 +255,35 @@ static void test_podgroup_and_probe(void **state)
     teardown_fx(&f);
 }
 
+#define RQ(name, hard)                                                                             \
+    "---\n{apiVersion: v1, kind: ResourceQuota, metadata: {name: " name ", namespace: a}, "        \
+    "spec: {hard: {" hard "}}}\n"
+
+/* Every ResourceQuota of a namespace counts, however many and in whatever order. */
+static void test_three_resource_quotas(void **state)
+{
+    (void)state;
+    const char *order[2] = {
+        RQ("cpu", "requests.cpu: 100") RQ("mem", "requests.memory: 100Gi") RQ("pods", "pods: 1"),
+        RQ("pods", "pods: 1") RQ("mem", "requests.memory: 100Gi") RQ("cpu", "requests.cpu: 100")};
+    for (int k = 0; k < 2; k++) {
+        struct fx f;
+        char docs[2048];
+        snprintf(docs, sizeof(docs), "%s%s%s", order[k], POD("p0", 1, ""), POD("p1", 1, ""));
+        setup_fx(&f, docs);
+        int32_t a = submit(&f, 0, 0), b = submit(&f, 0, 1);
+        const struct gs_decision *dec;
+        assert_int_equal(schedule(&f, 0, &dec), 1);
+        assert_int_equal(view(&f, a).state, GS_POD_RUNNING);
+        assert_int_equal(view(&f, b).state, GS_POD_PENDING);
+        assert_non_null(strstr(view(&f, b).reason, "pods 1+1 > 1 (ResourceQuota pods)"));
+        int64_t used[5];
+        gs_tenancy_rquota_used(f.t, k == 0 ? 2 : 0, used);
+        assert_int_equal(used[4], 1);
+        teardown_fx(&f);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -264,6 +293,7 @@ int main(void)
         cmocka_unit_test(test_bind_to),
         cmocka_unit_test(test_restore),
         cmocka_unit_test(test_podgroup_and_probe),
+        cmocka_unit_test(test_three_resource_quotas),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

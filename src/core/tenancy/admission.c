@@ -552,21 +552,58 @@ static int32_t queue_of(const struct gs_tenancy *t, const struct gs_pod_spec *sp
     return (int32_t)pol->nqueues; /* the implicit default queue */
 }
 
+/* The ResourceQuotas of its namespace that count @p: all but those scoped to PriorityClasses
+ * it is not of. */
 static void quotas_of(const struct gs_tenancy *t, struct rpod *p)
 {
     const struct gs_policy *pol = t->pol;
-    int k = 0;
-    p->rq[0] = p->rq[1] = -1;
-    for (size_t i = 0; i < pol->nrquotas && k < 2; i++) {
-        const struct gs_rquota_spec *q = &pol->rquotas[i];
-        if (strcmp(q->ns, p->sp->ns))
-            continue;
+    p->rq_ns = namemap_get(t->rq_nsmap, p->sp->ns, NULL);
+    p->rq_mask = 0;
+    if (p->rq_ns < 0)
+        return;
+    const struct rq_group *g = &t->rq_groups[p->rq_ns];
+    for (size_t k = 0; k < g->n; k++) {
+        const struct gs_rquota_spec *q = &pol->rquotas[t->rq_idx[g->start + k]];
         int in_scope = q->nscope_classes == 0;
         for (int j = 0; j < q->nscope_classes; j++)
             in_scope |= strcmp(q->scope_classes[j], p->sp->priority_class) == 0;
         if (in_scope)
-            p->rq[k++] = (int32_t)i;
+            p->rq_mask |= 1ull << k;
     }
+}
+
+/* Namespaces with ResourceQuotas: each one's quotas, in the policy's order (at most
+ * GS_RQ_PER_NS). Return: 0; -E2BIG; -ENOMEM. */
+static int rq_index(struct gs_tenancy *t)
+{
+    const struct gs_policy *pol = t->pol;
+    size_t n = pol->nrquotas;
+    t->rq_nsmap = calloc(1, sizeof(*t->rq_nsmap));
+    t->rq_groups = gs__zalloc(n, sizeof(*t->rq_groups));
+    t->rq_idx = gs__zalloc(n, sizeof(*t->rq_idx));
+    int32_t *group = gs__zalloc(n, sizeof(*group));
+    int r = t->rq_nsmap && t->rq_groups && t->rq_idx && group ? 0 : -ENOMEM;
+    size_t ngroups = 0;
+    for (size_t i = 0; r == 0 && i < n; i++) {
+        int32_t g = namemap_intern(t->rq_nsmap, pol->rquotas[i].ns, NULL, (int32_t)ngroups);
+        if (g < 0)
+            r = g;
+        else if ((size_t)g == ngroups)
+            ngroups++;
+        group[i] = g;
+        if (g >= 0 && ++t->rq_groups[g].n > GS_RQ_PER_NS)
+            r = -E2BIG;
+    }
+    for (size_t g = 1; r == 0 && g < ngroups; g++)
+        t->rq_groups[g].start = t->rq_groups[g - 1].start + t->rq_groups[g - 1].n;
+    for (size_t g = 0; r == 0 && g < ngroups; g++)
+        t->rq_groups[g].n = 0;
+    for (size_t i = 0; r == 0 && i < n; i++) {
+        struct rq_group *gr = &t->rq_groups[group[i]];
+        t->rq_idx[gr->start + gr->n++] = (int32_t)i;
+    }
+    free(group);
+    return r;
 }
 
 static int32_t level_of(const int32_t *levels, size_t n, int32_t prio)
@@ -625,10 +662,11 @@ static int make_levels(struct gs_tenancy *t)
 static uint64_t static_shape(const struct rpod *p)
 {
     const struct gs_fit *f = &p->fit;
-    const int64_t v[] = {f->ncards,     f->whole,      f->compute,   f->mem_mib,
-                         f->overcommit, f->model_mask, f->cpu_milli, f->memory_mib,
-                         f->tenant,     f->hard,       f->tier,      p->queue,
-                         p->level,      p->rq[0],      p->rq[1],     p->preemptible};
+    const int64_t v[] = {
+        f->ncards,     f->whole,     f->compute,    f->mem_mib, f->overcommit,
+        f->model_mask, f->cpu_milli, f->memory_mib, f->tenant,  f->hard,
+        f->tier,       p->queue,     p->level,      p->rq_ns,   (int64_t)p->rq_mask,
+        p->preemptible};
     uint64_t h = 1469598103934665603ULL;
     for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
         h = (h ^ (uint64_t)v[i]) * 1099511628211ULL;
@@ -726,7 +764,8 @@ int gs__tn_admission_init(struct gs_tenancy *t)
         for (int k = 0; k < pol->tenants[i].nnamespaces && k < GS_SCN_NAMESPACES; k++)
             if (namemap_intern(t->namespaces, pol->tenants[i].namespaces[k], NULL, (int32_t)i) < 0)
                 return -ENOMEM;
-    return make_levels(t);
+    int r = rq_index(t);
+    return r < 0 ? r : make_levels(t);
 }
 
 void gs__tn_admission_free(struct gs_tenancy *t)
@@ -740,6 +779,9 @@ void gs__tn_admission_free(struct gs_tenancy *t)
     namemap_free(t->groups);
     namemap_free(t->users);
     namemap_free(t->namespaces);
+    namemap_free(t->rq_nsmap);
+    free(t->rq_groups);
+    free(t->rq_idx);
     free(t->levels);
 }
 

@@ -59,15 +59,16 @@ static int rquota_ok(const struct gs_tenancy *t, const struct rpod *p, char *why
     static const char *const res[5] = {"requests.nvidia.com/gpu", "requests.nvidia.com/gpumem",
                                        "requests.cpu", "requests.memory", "pods"};
     int64_t add[5] = {p->gpus, p->gpumem_mib, p->fit.cpu_milli, p->fit.memory_mib, 1};
-    for (int k = 0; k < 2 && p->rq[k] >= 0; k++) {
-        const struct gs_rquota_spec *q = &t->pol->rquotas[p->rq[k]];
+    for (uint64_t m = p->rq_mask; m; m &= m - 1) {
+        int32_t i = gs__tn_rquota_at(t, p, __builtin_ctzll(m));
+        const struct gs_rquota_spec *q = &t->pol->rquotas[i];
         int64_t hard[5] = {q->gpu_milli == GS_UNSET ? GS_UNSET : q->gpu_milli / 1000, q->gpumem_mib,
                            q->cpu_milli, q->memory_mib, q->pods};
         for (int r = 0; r < 5; r++)
-            if (hard[r] != GS_UNSET && t->rq_used[p->rq[k]][r] + add[r] > hard[r]) {
+            if (hard[r] != GS_UNSET && t->rq_used[i][r] + add[r] > hard[r]) {
                 gs__say(why, size, "namespace %s: %s %lld+%lld > %lld (ResourceQuota %s)", q->ns,
-                        res[r], (long long)t->rq_used[p->rq[k]][r], (long long)add[r],
-                        (long long)hard[r], q->name);
+                        res[r], (long long)t->rq_used[i][r], (long long)add[r], (long long)hard[r],
+                        q->name);
                 return 0;
             }
     }
@@ -110,9 +111,9 @@ int gs__quota_check(struct gs_tenancy *t, struct rpod *p, int model, char *why, 
 void gs__quota_charge(struct gs_tenancy *t, struct rpod *p, int model, int sign, int restore)
 {
     int64_t add[5] = {p->gpus, p->gpumem_mib, p->fit.cpu_milli, p->fit.memory_mib, 1};
-    for (int k = 0; k < 2 && p->rq[k] >= 0; k++)
+    for (uint64_t m = p->rq_mask; m; m &= m - 1)
         for (int r = 0; r < 5; r++)
-            t->rq_used[p->rq[k]][r] += sign * add[r];
+            t->rq_used[gs__tn_rquota_at(t, p, __builtin_ctzll(m))][r] += sign * add[r];
     t->user_running[p->user] += sign;
     t->q_used[p->queue] += sign * p->milli;
     if (sign > 0 && !restore) {

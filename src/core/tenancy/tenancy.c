@@ -575,6 +575,26 @@ int32_t gs_tenancy_queue_weight(const struct gs_tenancy *t, size_t q)
     return q < t->nqueues ? t->q_weight[q] : 0;
 }
 
+int64_t gs_tenancy_queue_demand(const struct gs_tenancy *t, size_t q)
+{
+    return q < t->nqueues ? t->q_demand[q] : 0;
+}
+
+void gs_tenancy_quota_used(const struct gs_tenancy *t, size_t tenant, int model, int64_t *ded,
+                           int64_t *sh)
+{
+    int ok = tenant < t->ntenants && model >= 0 && model < GS_MODEL_MAX;
+    size_t k = tenant * GS_MODEL_MAX + (size_t)model;
+    *ded = ok ? t->ded_used[k] : 0;
+    *sh = ok ? t->sh_used[k] : 0;
+}
+
+void gs_tenancy_rquota_used(const struct gs_tenancy *t, size_t i, int64_t used[5])
+{
+    for (int r = 0; r < 5; r++)
+        used[r] = i < t->pol->nrquotas ? t->rq_used[i][r] : 0;
+}
+
 const struct gs_tenancy_work *gs_tenancy_work(const struct gs_tenancy *t)
 {
     return &t->work;

@@ -25,6 +25,7 @@
 #define GS_NODE_CARDS_MAX   64
 #define GS_EVICT_BACKOFF_US                                                                        \
     (10LL * 1000000)        /* between victim searches of one tenant, priority and size */
+#define GS_RQ_PER_NS  64    /* ResourceQuotas in one namespace at most */
 #define GS_MEMO_SLOTS 65536 /* shapes remembered for searches and back-off (a power of two) */
 
 __extension__ typedef __int128 gs_i128;
@@ -48,7 +49,8 @@ struct rpod {
     const struct gs_pod_spec *sp;
     struct gs_fit fit;
     int32_t user;
-    int32_t rq[2];      /* ResourceQuotas that count this pod, -1 none */
+    int32_t rq_ns;      /* its namespace's ResourceQuotas (t->rq_groups), -1 none */
+    uint64_t rq_mask;   /* those that count this pod: bit k, the k-th of its namespace's */
     int64_t gpus;       /* nvidia.com/gpu as ResourceQuota counts it */
     int64_t gpumem_mib; /* cards x per-card GPU memory */
     int32_t model;      /* model charged while running, -1 none */
@@ -137,9 +139,14 @@ struct gs_tenancy {
     int32_t *node_cards;
     struct rpod *pods;
     size_t npods, cappods;
-    struct namemap *groups;        /* PodGroup (namespace, name) -> index */
-    struct namemap *users;         /* (tenant, user) -> user id */
-    struct namemap *namespaces;    /* namespace -> tenant */
+    struct namemap *groups;     /* PodGroup (namespace, name) -> index */
+    struct namemap *users;      /* (tenant, user) -> user id */
+    struct namemap *namespaces; /* namespace -> tenant */
+    struct namemap *rq_nsmap;   /* namespace -> its ResourceQuotas, a group of rq_groups */
+    struct rq_group {
+        size_t start, n; /* rq_idx[start..start + n): indexes into the policy's rquotas */
+    } * rq_groups;
+    int32_t *rq_idx;
     struct gang *gangs;            /* one per PodGroup, parallel to pgs */
     struct gs_podgroup_spec **pgs; /* the PodGroups: the policy's, then those added */
     size_t npgs, cappgs;
@@ -224,6 +231,11 @@ int gs__tn_admit(const struct gs_tenancy *t, struct rpod *p);
 int gs__tn_enroll(struct gs_tenancy *t, int32_t pod);
 /* PodGroup @g (copied) made or made again: its index, or -ENOMEM. */
 int gs__tn_podgroup(struct gs_tenancy *t, const struct gs_podgroup_spec *g);
+/* The @k-th ResourceQuota of @p's namespace (an index into the policy's). */
+static inline int32_t gs__tn_rquota_at(const struct gs_tenancy *t, const struct rpod *p, int k)
+{
+    return t->rq_idx[t->rq_groups[p->rq_ns].start + (size_t)k];
+}
 /* Pods of @p's user running now (0 for a user no pod of which was submitted). */
 int32_t gs__tn_user_running(const struct gs_tenancy *t, const struct rpod *p);
 /* @p's user id when a pod of that user was submitted, else -1. */
