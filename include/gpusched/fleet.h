@@ -42,6 +42,7 @@
 #include "gpusched/policy.h"
 
 struct gs_diag;
+struct gs_mig_card;
 struct gs_fleet;
 
 enum gs_card_mode {
@@ -89,6 +90,7 @@ enum gs_fit_reason {
     GS_FIT_MIG,        /* no card here can take an instance of the MIG profile */
     GS_FIT_MIG_POLICY, /* the GpuClusterPolicy does not allow the profile on this model */
     GS_FIT_NOT_READY,  /* the node is not ready (gs_fleet_set_node_ready()) */
+    GS_FIT_MIG_MODEL,  /* the node's GPU model has no MIG profile of that name */
     GS_FIT_REASONS
 };
 
@@ -138,6 +140,14 @@ enum gs_card_mode gs_fleet_card_mode(const struct gs_fleet *f, size_t node, int 
 int32_t gs_fleet_card_compute(const struct gs_fleet *f, size_t node, int gpu);
 int64_t gs_fleet_card_mem_used(const struct gs_fleet *f, size_t node, int gpu);
 int64_t gs_fleet_card_mem(const struct gs_fleet *f, size_t node, int gpu);
+/* gs_fleet_card_mig() - card @gpu's MIG instances while it is in MIG mode, else NULL (owned by @f,
+ * valid until the next commit or release). gs_fleet_node_left() - CPU (milli-cores) and memory
+ * (MiB) of @node not taken by pods. gs_card_mode_name() - "free", "exclusive", "shared", "mig",
+ * "timesliced". */
+const struct gs_mig_card *gs_fleet_card_mig(const struct gs_fleet *f, size_t node, int gpu);
+void gs_fleet_node_left(const struct gs_fleet *f, size_t node, int64_t *cpu_milli,
+                        int64_t *memory_mib);
+const char *gs_card_mode_name(enum gs_card_mode m);
 
 /*
  * gs_fleet_fit() - can @r go on node @node now, and on which cards.

@@ -236,11 +236,14 @@ struct gs_pod_spec {
     char profile[GS_SCN_NAME_MAX];        /* annotation gpusched.io/profile */
     char vgpu_class[GS_SCN_NAME_MAX];     /* annotation gpusched.io/vgpu-class */
     char priority_class[GS_SCN_NAME_MAX]; /* spec.priorityClassName */
-    char queue[GS_SCN_NAME_MAX];          /* annotation scheduling.volcano.sh/queue-name */
-    enum gs_tier tier;                    /* annotation gpusched.io/topology */
-    int64_t arrival_us;                   /* sim.gpusched.io/arrival, 0 when absent */
-    int64_t duration_us;                  /* sim.gpusched.io/duration, GS_UNSET = runs forever */
-    int32_t util_pct;                     /* sim.gpusched.io/gpu-util, GS_UNSET = 100 */
+    int32_t priority;                     /* spec.priority, when @has_priority: the value an API
+                                             server's Priority admission gave it */
+    int has_priority;
+    char queue[GS_SCN_NAME_MAX]; /* annotation scheduling.volcano.sh/queue-name */
+    enum gs_tier tier;           /* annotation gpusched.io/topology */
+    int64_t arrival_us;          /* sim.gpusched.io/arrival, 0 when absent */
+    int64_t duration_us;         /* sim.gpusched.io/duration, GS_UNSET = runs forever */
+    int32_t util_pct;            /* sim.gpusched.io/gpu-util, GS_UNSET = 100 */
     int same_card; /* annotation gpusched.io/same-card: "true": its N slices or replicas on one
                       card (default: N different cards) */
     uint32_t model_mask; /* allowed GPU models (node selector), 0 = any */
@@ -279,6 +282,14 @@ struct gs_policy {
     struct gs_mig_policy mig_policy;  /* which models may turn MIG, with which profiles */
     struct gs_scn_src mig_policy_src; /* where its document starts */
 };
+
+/*
+ * gs_priority_class_find() - PriorityClass @name: the policy's, else one of Kubernetes' built-in
+ * system-cluster-critical (2000000000) and system-node-critical (2000001000); NULL when there is
+ * none of that name. Borrowed (the policy's, or static). O(classes).
+ */
+const struct gs_priority_class_spec *gs_priority_class_find(const struct gs_policy *pol,
+                                                            const char *name);
 
 /*
  * gs_tenant_model_quota() - @ts's GPUQuota entry for catalog model @model, or NULL when it has

@@ -109,14 +109,25 @@ int gs_scenario_resolve(struct gs_scenario *s, struct gs_diag *d);
  * gs_scenario_load() reads a Pod document (the one Pod parser of gpusched: gpuschedd's API and
  * extender take pods through it too), into *@out. Besides the loader's fields, the annotation
  * gpusched.io/gpu-model (catalog models joined by '|') narrows the GPU models a pod may use.
- * @origin names the text in messages ("body"); warnings go to @d->warn. @field (may be NULL,
+ * @origin names the text in messages ("body"); warnings go to @d->warn, or, when @strict, the
+ * first one is the error (what a scenario file warns of as not interpreted, an API refuses rather
+ * than accept and ignore: an unknown field, resource or annotation of ours). @field (may be NULL,
  * @fsize bytes): on error, the JSON path of the field at fault ("spec.containers[0].resources.
  * limits.cpu"), "" when the text as a whole is.
  * Return: 0; -EINVAL with @d ("ORIGIN:LINE:COL: ...") and @field; -E2BIG (more containers than
  * GS_SCN_CONTAINERS); -ENOMEM.
  */
-int gs_pod_parse(const char *origin, const char *text, size_t len, struct gs_pod_spec *out,
-                 char *field, size_t fsize, struct gs_diag *d);
+int gs_pod_parse(const char *origin, const char *text, size_t len, int strict,
+                 struct gs_pod_spec *out, char *field, size_t fsize, struct gs_diag *d);
+
+/*
+ * gs_quantity_parse() - Kubernetes quantity @s exactly as Kubernetes reads one ("500m", "2",
+ * "1.5", "64Gi", "2e3", "20k"; no floating point) times 10^@e10 x 2^@e2, a whole number: rounded
+ * up when @round_up (as Kubernetes rounds cpu to milli-cores and memory to MiB), else a remainder
+ * is -EINVAL. Milli-cores are (s, 3, 0), MiB (s, 0, -20). The one quantity parser of gpusched.
+ * Return: 0 and *@out; -EINVAL (not a quantity, negative, not whole); -ERANGE (past 2^63).
+ */
+int gs_quantity_parse(const char *s, int e10, int e2, int round_up, int64_t *out);
 
 /*
  * gs_scenario_tenant_of() - index of the tenant namespace @ns belongs to, or -ENOENT.

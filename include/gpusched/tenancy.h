@@ -84,9 +84,18 @@ struct gs_tenancy_pod {
     int32_t slice_milli; /* running time-sliced: received per card and unit since it started, on
                             average up to the clock; else share_milli / units */
     int64_t milli;       /* GPU share charged to quotas and queues: cards x share */
+    int32_t ncards;      /* cards (or slices on distinct cards, or replicas) it asks */
+    int64_t mem_mib;     /* shared: GPU memory per card, MiB; 0 otherwise */
+    int64_t cpu_milli, memory_mib;               /* host CPU and memory, as admission left them */
     int64_t submit_us, start_us, first_start_us; /* start_us: of its last placement; -1 none */
     int32_t preemptions;                         /* times evicted */
     const char *reason; /* why it is not running, "" when it runs or has none */
+    const char *why;    /* of that reason, the filter reason most nodes gave, in kube-scheduler's
+                           words (a static gs_fit_reason_text()); NULL when the reason is not
+                           about nodes (a quota, its gang, an eviction) */
+    const char *field;  /* REJECTED: the Pod field at fault, as a JSON path ("spec.priority",
+                           "spec.containers[].resources.limits.nvidia.com/gpu"); "spec" when no
+                           one field is */
 };
 
 enum gs_decision_kind { GS_DECIDE_BIND = 1, GS_DECIDE_EVICT };
@@ -134,12 +143,17 @@ int gs_tenancy_admit(const struct gs_tenancy *t, const struct gs_pod_spec *sp,
                      struct gs_tenancy_pod *out, char *why, size_t size);
 
 /*
- * gs_tenancy_submit() - pod @sp (borrowed until the scheduler is freed) arrives at @now; @seq
+ * gs_tenancy_submit() - pod @sp (borrowed while the pod is pending or running: a driver may free
+ * it once gs_tenancy_cancel() or gs_tenancy_complete() let the pod go) arrives at @now; @seq
  * orders it among pods (unique, the driver's arrival order). It waits for the next pass.
  * Return: 0 and *@id; 1 rejected by admission, with @why (nothing kept); -ENOMEM.
  */
 int gs_tenancy_submit(struct gs_tenancy *t, int64_t now, const struct gs_pod_spec *sp, int64_t seq,
                       int32_t *id, char *why, size_t size);
+
+/* gs_tenancy_refused_field() - the Pod field the last submission admission refused was refused
+ * for, as gs_tenancy_pod()'s field gives it (static). */
+const char *gs_tenancy_refused_field(const struct gs_tenancy *t);
 
 /*
  * gs_tenancy_complete() - running pod @id ended at @now: its cards and quotas go back; in
@@ -157,10 +171,17 @@ int gs_tenancy_cancel(struct gs_tenancy *t, int64_t now, int32_t id);
 
 /*
  * gs_tenancy_podgroup() - PodGroup @g (copied) is made, or made again with a new spec: pods that
- * name it from now on are members of its gang. The policy's PodGroups exist from the start.
+ * name it from now on are members of its gang. The policy's PodGroups exist from the start. In
+ * the full way a pod may name a PodGroup before it is made (Kubernetes objects come in any
+ * order): it waits, tried by no pass and counted by no queue, until the PodGroup is made; then
+ * admission reads it again (the PodGroup's queue and PriorityClass) and it arrives.
  * Return: 0; -EINVAL (minMember below 1); -ENOMEM.
  */
 int gs_tenancy_podgroup(struct gs_tenancy *t, const struct gs_podgroup_spec *g);
+
+/* gs_tenancy_podgroup_drop() - PodGroup @ns/@name is deleted: pods that name it later wait for it
+ * to be made again. Return: 0; -ENOENT; -EBUSY while a pod of it is pending or running. */
+int gs_tenancy_podgroup_drop(struct gs_tenancy *t, const char *ns, const char *name);
 
 /*
  * gs_tenancy_bind_to() - place pending pod @id on node @node now, as a binder outside the
@@ -206,6 +227,22 @@ int gs_tenancy_probe_new(struct gs_tenancy *t, const struct gs_pod_spec *sp,
 int gs_tenancy_probe_node(struct gs_tenancy *t, struct gs_tenancy_probe *pr, int32_t node,
                           int32_t *scored, const char **why);
 void gs_tenancy_probe_free(struct gs_tenancy_probe *pr);
+
+/*
+ * gs_tenancy_probe_without() - would the probed pod fit node @node were the running pods
+ * @gone[0..@n) (all on that node) evicted, as kube-scheduler's preemption asks: its quota
+ * answers as gs_tenancy_probe_node() gives them, the node's cards as they would be. Nothing
+ * changes. Return: 1 fits; 0 not; -EINVAL (a pod of @gone not running there); -ENOMEM.
+ */
+int gs_tenancy_probe_without(struct gs_tenancy *t, struct gs_tenancy_probe *pr, int32_t node,
+                             const int32_t *gone, size_t n);
+
+/*
+ * gs_tenancy_decisions() - the decisions made since gs_tenancy_schedule() last handed some out
+ * (events such as gs_tenancy_bind_to() or a node failing make them too), without a pass: *@dec
+ * (owned by @t, valid until the next call that decides) and *@n.
+ */
+void gs_tenancy_decisions(struct gs_tenancy *t, const struct gs_decision **dec, size_t *n);
 
 /*
  * gs_tenancy_advance() - move the clock to @now without a pass: the time-sliced pods' progress

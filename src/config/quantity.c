@@ -229,3 +229,10 @@ int gs__duration_parse(const char *s, int64_t *out, const char **why)
     *out = total;
     return 0;
 }
+
+int gs_quantity_parse(const char *s, int e10, int e2, int round_up, int64_t *out)
+{
+    const char *why;
+    int rc = gs__qty_parse(s, e10, e2, round_up ? GS__Q_CEIL : 0, out, &why);
+    return rc == -EDOM || rc == -EINVAL ? -EINVAL : rc;
+}

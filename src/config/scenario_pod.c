@@ -29,6 +29,7 @@ static const char *const pod_keys[] = {"apiVersion", "kind", "metadata", "spec",
 enum {
     S_CONTAINERS,
     S_PRIORITY_CLASS,
+    S_PRIORITY,
     S_NODE_SELECTOR,
     S_WARN_FIRST, /* from here on: decides placement in Kubernetes, not modelled here */
     S_INIT_CONTAINERS = S_WARN_FIRST,
@@ -39,12 +40,12 @@ enum {
     S_SILENT_FIRST,
 };
 static const char *const spec_keys[] = {
-    "containers", "priorityClassName", "nodeSelector", "initContainers", "affinity",
+    "containers", "priorityClassName", "priority", "nodeSelector", "initContainers", "affinity",
     "topologySpreadConstraints", "nodeName", "resources",
     /* accepted, without effect on GPU placement */
     "activeDeadlineSeconds", "automountServiceAccountToken", "dnsConfig", "dnsPolicy",
     "enableServiceLinks", "ephemeralContainers", "hostAliases", "hostIPC", "hostNetwork", "hostPID",
-    "hostUsers", "hostname", "imagePullSecrets", "os", "overhead", "preemptionPolicy", "priority",
+    "hostUsers", "hostname", "imagePullSecrets", "os", "overhead", "preemptionPolicy",
     "readinessGates", "resourceClaims", "restartPolicy", "runtimeClassName", "schedulerName",
     "schedulingGates", "securityContext", "serviceAccount", "serviceAccountName",
     "setHostnameAsFQDN", "shareProcessNamespace", "subdomain", "terminationGracePeriodSeconds",
@@ -96,9 +97,11 @@ struct res {
     char mig[16];
 };
 
-/* mig_profile() - "<g>g.<mem>gb" with an optional "+me" (media extensions), as NVIDIA names
- * them; whether the model has that profile is the simulator's question. */
-static bool mig_profile(const char *p)
+/* mig_profile() - the profile named by resource nvidia.com/mig-@p into @out (16 bytes):
+ * "<g>g.<mem>gb" with an optional ".me" for NVIDIA's "+me" (media extensions), as the device plugin
+ * spells it since a resource name cannot hold '+'; whether the model has that profile is the
+ * scheduler's question. Return: false when @p is not that shape. */
+static bool mig_profile(const char *p, char *out)
 {
     if (strlen(p) >= 16 || p[0] < '1' || p[0] > '7' || strncmp(p + 1, "g.", 2) != 0)
         return false;
@@ -107,7 +110,10 @@ static bool mig_profile(const char *p)
         return false;
     while (*q >= '0' && *q <= '9')
         q++;
-    return strcmp(q, "gb") == 0 || strcmp(q, "gb+me") == 0;
+    if (strcmp(q, "gb") != 0 && strcmp(q, "gb.me") != 0)
+        return false;
+    snprintf(out, 16, "%.*sgb%s", (int)(q - p), p, q[2] ? "+me" : "");
+    return true;
 }
 
 /* res_kind() - which Q_* resource @name is, or -1 (not modelled); *@silent for resources that
@@ -147,10 +153,11 @@ static int res_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *ar
     case Q_GPUCORES:
         return gs__scn_qty(c, v, what, 0, 0, GS__Q_PLAIN, "percent", 0, 100, &r->v[q]);
     case Q_MIG:
-        if (!mig_profile(name + 15))
-            return gs__yaml_err(c, k, "%s is not a MIG profile (as in nvidia.com/mig-2g.20gb)",
+        if (!mig_profile(name + 15, r->mig))
+            return gs__yaml_err(c, k,
+                                "%s is not a MIG profile (as in nvidia.com/mig-2g.20gb, or "
+                                "nvidia.com/mig-1g.10gb.me for 1g.10gb+me)",
                                 name);
-        memcpy(r->mig, name + 15, strlen(name + 15) + 1);
         return gs__scn_qty(c, v, what, 0, 0, 0, "instances (one per container)", 0, 1, &r->v[q]);
     case Q_CPU:
         return gs__scn_qty(c, v, what, 3, 0, GS__Q_CEIL, "milli-CPU", 0, INT64_MAX / 4, &r->v[q]);
@@ -431,6 +438,12 @@ static int read_spec(struct gs__yctx *c, yaml_node_t *spec, struct gs_pod_spec *
     if (!rc && f[S_PRIORITY_CLASS])
         rc = gs__scn_name(c, f[S_PRIORITY_CLASS], "spec.priorityClassName", p->priority_class,
                           sizeof(p->priority_class));
+    if (!rc && f[S_PRIORITY] && !gs__yaml_is_null(f[S_PRIORITY])) {
+        int64_t v;
+        rc = gs__scn_int(c, f[S_PRIORITY], "spec.priority", INT32_MIN, INT32_MAX, &v);
+        p->priority = (int32_t)v;
+        p->has_priority = 1;
+    }
     if (!rc && f[S_NODE_SELECTOR])
         rc = gs__yaml_each_pair(c, f[S_NODE_SELECTOR], "spec.nodeSelector", selector_pair, p);
     if (!rc && f[S_CONTAINERS])
@@ -509,8 +522,16 @@ struct one_pod {
     struct gs_pod_spec *out;
     char *field;
     size_t fsize;
-    int seen;
+    int seen, strict;
+    char warning[GS_DIAG_MSG_MAX]; /* the first warning, for strict */
 };
+
+static void first_warning(void *ud, const char *msg)
+{
+    struct one_pod *o = ud;
+    if (!o->warning[0])
+        snprintf(o->warning, sizeof(o->warning), "%s", msg);
+}
 
 static int parse_one(struct gs__yctx *c, yaml_node_t *root, void *arg)
 {
@@ -520,22 +541,41 @@ static int parse_one(struct gs__yctx *c, yaml_node_t *root, void *arg)
     if (o->seen++)
         return gs__yaml_err(c, root, "one Pod object, not several documents");
     int rc = pod_read(c, root, o->out, &m, &spec);
+    if (!rc && o->strict && o->warning[0]) { /* what is not honoured is refused */
+        char *cut = strstr(o->warning, " by the scenario");
+        if (cut)
+            memmove(cut, cut + 16, strlen(cut + 16) + 1);
+        if ((cut = strstr(o->warning, "; ignored")) != NULL)
+            *cut = '\0';
+        c->err_at = c->warn_at;
+        rc = gs_diag_error(c->d, "%s: refused rather than ignored", o->warning);
+    }
     if (rc && o->field)
         gs__yaml_path(c, c->err_at, o->field, o->fsize);
     return rc;
 }
 
-int gs_pod_parse(const char *origin, const char *text, size_t len, struct gs_pod_spec *out,
-                 char *field, size_t fsize, struct gs_diag *d)
+int gs_pod_parse(const char *origin, const char *text, size_t len, int strict,
+                 struct gs_pod_spec *out, char *field, size_t fsize, struct gs_diag *d)
 {
     struct gs__yctx proto = {.path = origin, .d = d, .lenient = true};
-    struct one_pod o = {out, field, fsize, 0};
+    struct one_pod o = {.out = out, .field = field, .fsize = fsize, .strict = strict};
+    void (*warn)(void *, const char *) = d ? d->warn : NULL;
+    void *warn_ud = d ? d->warn_ud : NULL;
     if (field && fsize)
         field[0] = '\0';
+    if (d && strict) {
+        d->warn = first_warning;
+        d->warn_ud = &o;
+    }
     int rc = gs__yaml_check_syntax(&proto, (const unsigned char *)text, len, GS_SCN_MAX_DEPTH);
     if (!rc)
         rc = gs__yaml_each_document(&proto, (const unsigned char *)text, len, parse_one, &o);
     if (!rc && !o.seen)
         rc = gs_diag_error(d, "%s: no Pod object", origin);
+    if (d) {
+        d->warn = warn;
+        d->warn_ud = warn_ud;
+    }
     return rc;
 }

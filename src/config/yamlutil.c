@@ -136,6 +136,8 @@ void gs__yaml_warn(struct gs__yctx *c, const yaml_node_t *n, const char *fmt, ..
     vsnprintf(buf, sizeof(buf), fmt, ap);
     va_end(ap);
     where(c, n, at, sizeof(at));
+    if (!c->warn_at)
+        c->warn_at = n;
     gs_diag_warn(c->d, "%s%s", at, buf);
 }
 

@@ -31,15 +31,16 @@ struct gs_diag;
 
 /* One document being walked, and how to report on it. */
 struct gs__yctx {
-    const char *path;          /* file named in messages */
-    struct gs_diag *d;         /* may be NULL */
-    yaml_document_t *doc;      /* set per document by gs__yaml_each_document() */
-    size_t budget;             /* visits left */
-    bool quiet;                /* drop warnings */
-    bool lenient;              /* an unknown key is a warning and skipped, not an error */
-    size_t line0, col0;        /* added to 0-based marks: where an embedded document starts */
-    const char *inner;         /* NULL, or the data entry's name when only line0/col0 are exact */
-    const yaml_node_t *err_at; /* the node the last error named, NULL none */
+    const char *path;           /* file named in messages */
+    struct gs_diag *d;          /* may be NULL */
+    yaml_document_t *doc;       /* set per document by gs__yaml_each_document() */
+    size_t budget;              /* visits left */
+    bool quiet;                 /* drop warnings */
+    bool lenient;               /* an unknown key is a warning and skipped, not an error */
+    size_t line0, col0;         /* added to 0-based marks: where an embedded document starts */
+    const char *inner;          /* NULL, or the data entry's name when only line0/col0 are exact */
+    const yaml_node_t *err_at;  /* the node the last error named, NULL none */
+    const yaml_node_t *warn_at; /* the node the first warning named, NULL none */
 };
 
 typedef int (*gs__yaml_field_fn)(struct gs__yctx *c, int field, yaml_node_t *val, void *arg);

@@ -79,9 +79,10 @@ static const char *const reason_text[GS_FIT_REASONS] = {
     [GS_FIT_GPUCORES] = "Insufficient nvidia.com/gpucores",
     [GS_FIT_NVLINK] = "no NVLink group with enough free GPUs",
     [GS_FIT_ISOLATION] = "hard isolation: node used by another tenant",
-    [GS_FIT_MIG] = "no free MIG slot for the profile",
+    [GS_FIT_MIG] = "no free MIG slot for profile",
     [GS_FIT_MIG_POLICY] = "MIG profile not allowed here by the GpuClusterPolicy",
     [GS_FIT_NOT_READY] = "node(s) had untolerated taint {node.kubernetes.io/not-ready: }",
+    [GS_FIT_MIG_MODEL] = "GPU model has no MIG profile",
 };
 
 const char *gs_fit_reason_text(enum gs_fit_reason r)
@@ -303,6 +304,25 @@ int64_t gs_fleet_card_mem_used(const struct gs_fleet *f, size_t node, int gpu)
 int64_t gs_fleet_card_mem(const struct gs_fleet *f, size_t node, int gpu)
 {
     return f->nodes[node].cards[gpu].mem_mib;
+}
+
+const struct gs_mig_card *gs_fleet_card_mig(const struct gs_fleet *f, size_t node, int gpu)
+{
+    const struct card *c = &f->nodes[node].cards[gpu];
+    return c->mode == GS_CARD_MIG ? &c->mig : NULL;
+}
+
+void gs_fleet_node_left(const struct gs_fleet *f, size_t node, int64_t *cpu_milli,
+                        int64_t *memory_mib)
+{
+    *cpu_milli = f->nodes[node].cpu_left;
+    *memory_mib = f->nodes[node].mem_left;
+}
+
+const char *gs_card_mode_name(enum gs_card_mode m)
+{
+    static const char *const names[] = {"free", "exclusive", "shared", "mig", "timesliced"};
+    return (unsigned)m < sizeof(names) / sizeof(names[0]) ? names[m] : "?";
 }
 
 size_t gs_fleet_pod_count(const struct gs_fleet *f, size_t node)
@@ -675,7 +695,7 @@ static enum gs_fit_reason pick_mig(const struct gs_fleet *f, const struct fnode 
 {
     int prof = nd->mig_model < 0 ? -1 : gs_mig_profile_find(nd->mig_model, r->mig, -1);
     if (prof < 0)
-        return GS_FIT_MIG;
+        return GS_FIT_MIG_MODEL;
     if (!(nd->mig_allowed & (1u << prof)))
         return GS_FIT_MIG_POLICY;
     int best = -1, best_score = -1;

@@ -77,3 +77,22 @@ int gs_quota_bucket(const struct gs_model_quota *q, int64_t ded, int64_t sh, int
         return 1;
     return sh + milli <= q->shared_milli && ded + sh + milli <= q->total_milli ? 2 : 0;
 }
+
+/* Kubernetes' built-in classes (kubernetes/pkg/apis/scheduling: SystemClusterCritical and
+ * SystemNodeCritical), which exist in every cluster without a document. */
+static const struct gs_priority_class_spec builtin_classes[] = {
+    {.name = "system-cluster-critical", .value = 2000000000},
+    {.name = "system-node-critical", .value = 2000001000},
+};
+
+const struct gs_priority_class_spec *gs_priority_class_find(const struct gs_policy *pol,
+                                                            const char *name)
+{
+    for (size_t i = 0; i < pol->npriority_classes; i++)
+        if (strcmp(pol->priority_classes[i].name, name) == 0)
+            return &pol->priority_classes[i];
+    for (size_t i = 0; i < sizeof(builtin_classes) / sizeof(builtin_classes[0]); i++)
+        if (strcmp(builtin_classes[i].name, name) == 0)
+            return &builtin_classes[i];
+    return NULL;
+}

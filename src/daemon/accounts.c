@@ -1,26 +1,22 @@
 /*
  * gpuschedd: what each tenant uses, deserves and owes — GET /v1/tenants, /v1/queues, /v1/bills.
  *
- * Without Queue documents each tenant is one queue (a queue per team, as Volcano set-ups
- * commonly have), weighted by the tenant's `weight`; with them, /v1/queues is queue.c's. A queue's
- * deserved share is Volcano's proportion: the schedulable GPU share of the cluster (cards of
- * NotReady nodes and unhealthy cards left out) water-filled by weight, each queue capped at its
- * demand (allocated + pending), by gs_fairshare_waterfill(). Bills price the store's ledger (every
+ * /v1/queues is queue.c's: the scheduler's queues. Bills price the store's ledger (every
  * run of every pod, a run still going counted up to now) with the rate card by gs_bill_add_use():
  * whole cards as exclusive use, shares of a card as shared use. A tenant's token sees its own
  * tenant, queue and bill only (another's: 403); the admin's all.
  */
 #include "accounts.h"
 #include "api.h"
-#include "mig.h"
-#include "nodes.h"
 #include "queue.h"
+#include "quota.h"
 #include "store.h"
 
 #include "gpusched/billing.h"
 #include "gpusched/catalog.h"
 #include "gpusched/cluster.h"
-#include "gpusched/fairshare.h"
+#include "gpusched/fleet.h"
+#include "gpusched/tenancy.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -29,80 +25,35 @@
 #include <time.h>
 
 struct use {
-    int64_t running, pending, gpus, milli, pending_milli, deserved;
+    int64_t running, pending, gpus, milli, pending_milli;
 };
 
-static int by_name(const void *a, const void *b)
-{
-    return strcmp((*(const struct gsd_tenant *const *)a)->name,
-                  (*(const struct gsd_tenant *const *)b)->name);
-}
-
-/* Every tenant's use in config order, and its queue's deserved share; NULL when out of memory. */
-static struct use *tenant_use(const struct gsd_state *st, int64_t *capacity)
+/* Every tenant's use in config order; NULL when out of memory. */
+static struct use *tenant_use(const struct gsd_state *st)
 {
     size_t n = st->cfg->ntenants;
     struct use *u = calloc(n ? n : 1, sizeof(*u));
-    const struct gsd_tenant **order = calloc(n ? n : 1, sizeof(*order));
-    int32_t *weight = calloc(n ? n : 1, sizeof(*weight));
-    int64_t *limit = calloc(n ? n : 1, sizeof(*limit)),
-            *deserved = calloc(n ? n : 1, sizeof(int64_t));
-    if (u && order && weight && limit && deserved) {
-        for (size_t i = 0; i < n; i++)
-            order[i] = &st->cfg->tenants[i];
-        qsort(order, n, sizeof(*order), by_name);
-        for (const struct gsd_pod *p = st->head; p; p = p->next) {
-            size_t lo = 0, hi = n; /* the pod's tenant, by binary search on the sorted names */
-            while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-                int c = strcmp(order[mid]->name, p->tenant);
-                if (!c)
-                    lo = hi = mid;
-                else if (c < 0)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
-            if (lo >= n || strcmp(order[lo]->name, p->tenant))
-                continue; /* a namespace no tenant owns (admin's), or a tenant since removed */
-            struct use *x = &u[order[lo] - st->cfg->tenants];
-            int64_t milli = gsd_pod_share_milli(st, p);
-            x->running += p->state == GSD_RUNNING;
-            x->pending += p->state == GSD_PENDING;
-            x->milli += p->state == GSD_RUNNING ? milli : 0;
-            x->pending_milli += p->state == GSD_PENDING ? milli : 0;
-            x->gpus += p->state == GSD_RUNNING && p->req.gpu_milli == 1000 ? p->req.num_gpu : 0;
-        }
-        *capacity = gsd_capacity_milli(st);
-        for (size_t i = 0; i < n; i++) {
-            weight[i] = st->cfg->tenants[i].weight;
-            limit[i] = u[i].milli + u[i].pending_milli;
-        }
-        gs_fairshare_waterfill(*capacity, weight, limit, n, deserved);
-        for (size_t i = 0; i < n; i++)
-            u[i].deserved = deserved[i];
-    }
-    free(order);
-    free(weight);
-    free(limit);
-    free(deserved);
-    if (!order || !weight || !limit || !deserved) {
-        free(u);
-        return NULL;
+    for (const struct gsd_pod *p = st->head; u && p; p = p->next) {
+        const struct gsd_tenant *t = gsd_tenant_named(st->cfg, p->tenant);
+        if (!t)
+            continue; /* a namespace no tenant owns (admin's), or a tenant since removed */
+        struct use *x = &u[t - st->cfg->tenants];
+        x->running += p->state == GSD_RUNNING;
+        x->pending += p->state == GSD_PENDING;
+        x->milli += p->state == GSD_RUNNING ? p->milli : 0;
+        x->pending_milli += p->state == GSD_PENDING ? p->milli : 0;
+        x->gpus += p->state == GSD_RUNNING && p->req.gpu_milli == 1000 ? p->req.num_gpu : 0;
     }
     return u;
 }
 
 int64_t gsd_capacity_milli(const struct gsd_state *st)
 {
+    const struct gs_fleet *f = gs_tenancy_fleet(st->sched.tn);
     int64_t capacity = 0;
-    for (size_t i = 0; i < gs_cluster_node_count(st->cluster); i++) {
-        struct gs_node_info ni;
-        gs_cluster_node_info(st->cluster, i, &ni);
-        capacity += ni.gpus * 1000;
-        for (int g = 0; g < ni.gpus; g++)
-            capacity -= st->health[i].held_milli[g];
-    }
+    for (size_t i = 0; i < gs_fleet_node_count(f); i++)
+        for (int g = 0; gs_fleet_node_ready(f, i) && g < gs_fleet_node_gpus(f, i); g++)
+            capacity += gs_fleet_card_healthy(f, i, g) ? 1000 : 0;
     return capacity;
 }
 
@@ -118,20 +69,10 @@ static json_t *tenant_json(const struct gsd_tenant *t, const struct use *u)
                      (json_int_t)u->pending_milli);
 }
 
-static json_t *queue_json(const struct gsd_tenant *t, const struct use *u)
+/* A tenant's entry with its quotas, hard and used. */
+static json_t *with_quota(const struct gsd_state *st, const struct gsd_tenant *t, json_t *o)
 {
-    return json_pack("{s:s, s:i, s:I, s:I, s:I, s:o}", "name", t->name, "weight", t->weight,
-                     "deserved_milli", (json_int_t)u->deserved, "allocated_milli",
-                     (json_int_t)u->milli, "pending_milli", (json_int_t)u->pending_milli,
-                     "share_milli",
-                     u->deserved ? json_integer(u->milli * 1000 / u->deserved) : json_null());
-}
-
-/* A tenant's entry gets its quotas, hard and used; a queue's does not. */
-static json_t *with_quota(const struct gsd_state *st, int queues, const struct gsd_tenant *t,
-                          json_t *o)
-{
-    if (o && !queues)
+    if (o)
         json_object_set_new(o, "quota", gsd_quota_json(st, t));
     return o;
 }
@@ -156,36 +97,30 @@ static const struct gsd_tenant *visible(const struct gsd_state *st, struct gsd_r
 void gsd_accounts_list(struct gsd_state *st, struct gsd_req *r, const struct gsd_tenant *viewer,
                        int queues, const char *name)
 {
-    if (queues && gsd_queues_volcano(st->cfg)) { /* cluster-wide objects, as in Volcano */
-        gsd_queues_list(st, r, name);
+    if (queues) {
+        gsd_queues_list(st, r, viewer, name);
         return;
     }
     const struct gsd_tenant *one = name ? visible(st, r, viewer, name) : viewer;
     if (name && !one)
         return;
-    int64_t capacity;
-    struct use *u = tenant_use(st, &capacity);
+    struct use *u = tenant_use(st);
     if (!u) {
         gsd_reply_error(r, 500, "", "out of memory");
         return;
     }
-    json_t *(*show)(const struct gsd_tenant *, const struct use *) =
-        queues ? queue_json : tenant_json;
     size_t i = one ? (size_t)(one - st->cfg->tenants) : 0;
     if (name) {
-        gsd_reply_json(r, 200, with_quota(st, queues, one, show(one, &u[i])));
+        gsd_reply_json(r, 200, with_quota(st, one, tenant_json(one, &u[i])));
     } else {
         json_t *items = json_array();
         for (; i < st->cfg->ntenants; i++) {
             const struct gsd_tenant *t = &st->cfg->tenants[i];
-            json_array_append_new(items, with_quota(st, queues, t, show(t, &u[i])));
+            json_array_append_new(items, with_quota(st, t, tenant_json(t, &u[i])));
             if (one)
                 break;
         }
-        json_t *body = json_pack("{s:o}", "items", items);
-        if (queues)
-            json_object_set_new(body, "capacity_milli", json_integer(capacity));
-        gsd_reply_json(r, 200, body);
+        gsd_reply_json(r, 200, json_pack("{s:o}", "items", items));
     }
     free(u);
 }

@@ -3,7 +3,6 @@
 #include "api.h"
 #include "config.h"
 #include "log.h"
-#include "mig.h"
 #include "nodes.h"
 #include "server.h"
 #include "state.h"
@@ -11,6 +10,8 @@
 
 #include "gpusched/catalog.h"
 #include "gpusched/cluster.h"
+
+#include "gpusched/grow.h"
 
 #include <errno.h>
 #include <nettle/memops.h>
@@ -171,28 +172,25 @@ static int by_start(const void *x, const void *y)
 /* GET /v1/nodes/NAME/pods: the pods running there, in the order they were bound. */
 static void bound_pods(struct gsd_state *st, struct gsd_req *r, int i)
 {
-    size_t n = 0, cap = 64;
-    const struct gsd_pod **v = malloc(cap * sizeof(*v));
-    for (const struct gsd_pod *p = st->head; v && p; p = p->next) {
+    size_t n = 0, cap = 0;
+    struct gsd_pod **v = NULL;
+    int oom = 0;
+    for (struct gsd_pod *p = st->head; !oom && p; p = p->next) {
         if (p->state != GSD_RUNNING || p->pl.node != i)
             continue;
-        if (n == cap) {
-            const struct gsd_pod **w = realloc(v, 2 * cap * sizeof(*v));
-            if (!w) {
-                free(v);
-                v = NULL;
-                break;
-            }
-            v = w;
-            cap *= 2;
-        }
-        v[n++] = p;
+        struct gsd_pod **w = gs_grow(v, &cap, n + 1, sizeof(*v), 64);
+        if (w)
+            (v = w)[n++] = p;
+        oom = !w;
     }
-    if (!v) {
+    if (oom)
+        free(v);
+    if (oom) {
         gsd_reply_error(r, 500, "", "out of memory");
         return;
     }
-    qsort(v, n, sizeof(*v), by_start);
+    if (n)
+        qsort(v, n, sizeof(*v), by_start);
     json_t *a = json_array();
     for (size_t k = 0; a && k < n; k++)
         json_array_append_new(a, gsd_pod_json(st, v[k]));

@@ -16,6 +16,7 @@
 
 #include "gpusched/catalog.h"
 #include "gpusched/cluster.h"
+#include "gpusched/tenancy.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -85,41 +86,27 @@ int gsd_ns_owned(struct gsd_state *st, const char *ns, struct gsd_req *r)
 
 static void post_pod(struct gsd_state *st, struct gsd_req *r, const struct who *w)
 {
-    json_error_t jerr;
-    json_t *body = json_loadb(r->body ? r->body : "", r->len, JSON_REJECT_DUPLICATES, &jerr);
-    if (!body) {
-        gsd_reply_error(r, 400, "", "body: not JSON at line %d column %d: %s", jerr.line,
-                        jerr.column, jerr.text);
-        return;
-    }
     struct gsd_podspec spec;
     struct gsd_ferr e;
-    int rc = gsd_podspec_parse(body, st->min_card_mib, &spec, &e);
-    json_decref(body);
-    if (rc) {
+    if (gsd_podspec_parse(r->body, r->len, 1, &spec, &e)) {
         gsd_reply_error(r, e.status, e.field, "%s", e.msg);
         return;
     }
     if (!spec.ns[0] && w->admin) {
         gsd_reply_error(r, 400, "metadata.namespace",
-                        "metadata.namespace: required with the "
-                        "admin token");
-    } else {
-        if (!spec.ns[0])
-            memcpy(spec.ns, w->tenant->ns[0], sizeof(spec.ns));
-        if (may_use_ns(st, w, spec.ns, r) && gsd_ns_owned(st, spec.ns, r) &&
-            gsd_queue_known(st, spec.queue, "metadata.annotations.scheduling.volcano.sh/queue-name",
-                            r)) {
-            const struct gsd_tenant *owner = gsd_tenant_of_ns(st->cfg, spec.ns);
-            struct gsd_pod *p =
-                gsd_priority_resolve(st, &spec, &e)
-                    ? NULL
-                    : gsd_pod_add(st, &spec, owner ? owner->name : "", GSD_SRC_API, -1, &e);
-            if (p)
-                gsd_reply_json(r, 201, gsd_pod_json(st, p));
-            else
-                gsd_reply_error(r, e.status, e.field, "%s", e.msg);
-        }
+                        "metadata.namespace: required with the admin token");
+    } else if (!spec.ns[0] && gsd_podspec_set_ns(&spec, w->tenant->ns[0])) {
+        gsd_reply_error(r, 500, "", "out of memory");
+    } else if (may_use_ns(st, w, spec.ns, r) && gsd_ns_owned(st, spec.ns, r) &&
+               gsd_queue_known(st, spec.s.queue,
+                               "metadata.annotations.scheduling.volcano.sh/queue-name", r) &&
+               gsd_priority_class_known(st, spec.s.priority_class, "spec.priorityClassName", r)) {
+        const struct gsd_tenant *owner = gsd_tenant_of_ns(st->cfg, spec.ns);
+        struct gsd_pod *p = gsd_pod_add(st, &spec, owner ? owner->name : "", GSD_SRC_API, -1, &e);
+        if (p)
+            gsd_reply_json(r, 201, gsd_pod_json(st, p));
+        else
+            gsd_reply_error(r, e.status, e.field, "%s", e.msg);
     }
     gsd_podspec_clear(&spec);
 }
@@ -210,12 +197,12 @@ static void list_pods(struct gsd_state *st, struct gsd_req *r, const struct who 
         return;
     }
     json_t *items = json_array();
-    const struct gsd_pod *p = st->head;
+    struct gsd_pod *p = st->head;
     for (; p && p->seq < from; p = p->next)
         ;
     for (; p; p = p->next) {
         if ((tenant && strcmp(p->tenant, tenant)) || (want >= 0 && p->state != want) ||
-            (queue && *queue && strcmp(gsd_pod_queue(st, p), queue)))
+            (queue && *queue && strcmp(p->queue, queue)))
             continue;
         if ((int64_t)json_array_size(items) == limit)
             break;
@@ -295,17 +282,14 @@ static void nodes(struct gsd_state *st, struct gsd_req *r, const struct who *w, 
 static void status(struct gsd_state *st, struct gsd_req *r, const struct who *w)
 {
     struct gs_cluster_totals t;
-    int64_t held = 0;
+    int64_t held = gsd_unavailable_milli(st);
     gs_cluster_totals(st->cluster, &t);
-    for (size_t i = 0; i < gs_cluster_node_count(st->cluster); i++)
-        for (int g = 0; g < GS_GPUS_MAX; g++)
-            held += st->health[i].held_milli[g];
     gsd_reply_json(r, 200,
                    json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "version",
                              GS_VERSION, "caller", w->admin ? "admin" : w->tenant->name, "nodes",
                              (json_int_t)gs_cluster_node_count(st->cluster), "gpus",
                              (json_int_t)t.gpus, "gpu_milli", (json_int_t)t.gpu_milli,
-                             "gpu_milli_allocated", (json_int_t)(t.gpu_milli_used - held),
+                             "gpu_milli_allocated", (json_int_t)gs_tenancy_allocated(st->sched.tn),
                              "gpu_milli_unavailable", (json_int_t)held, "pods_running",
                              (json_int_t)st->nrunning, "pods_pending", (json_int_t)st->npending,
                              "started_us", (json_int_t)st->started_us));

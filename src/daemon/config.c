@@ -38,6 +38,7 @@
 
 #include "gpusched/billing.h"
 #include "gpusched/config.h"
+#include "gpusched/sched.h"
 #include "gpusched/scenario.h"
 
 #include <curl/curl.h>
@@ -160,7 +161,7 @@ static int walk_rate(const struct walk *w, yaml_node_t *m, struct gsd_tenant *t)
         int i = key_index(w, k, keys, 2);
         if (i < 0)
             return i;
-        if (i == 0 && (!scalar(v) || gsd_parse_cpu(scalar(v), &t->rate_milli) ||
+        if (i == 0 && (!scalar(v) || gs_quantity_parse(scalar(v), 3, 0, 0, &t->rate_milli) ||
                        t->rate_milli < 1 || t->rate_milli > 1000000000))
             return err_at(w, v, "%s", "requestsPerSecond: expected a number in 0.001..1000000");
         if (i == 1 && get_int(w, v, "burst", 1, 1000000, &t->burst))
@@ -235,6 +236,7 @@ static int walk_tenant(const struct walk *w, yaml_node_t *m, struct gsd_tenant *
         } else {
             rc = get_int(w, v, "weight", 1, 10000, &x) ? -EINVAL : 0;
             t->weight = (int32_t)x;
+            t->weight_set = 1;
         }
         if (rc)
             return rc;

@@ -28,7 +28,8 @@ struct gsd_tenant {
     uint8_t token_sha[GSD_SHA256_LEN]; /* SHA-256 of the bearer token; never the token */
     char (*ns)[GSD_NAME_MAX];          /* namespaces it owns */
     size_t nns;
-    int32_t weight;     /* its queue's weight (each tenant is one queue), 1..10000 */
+    int32_t weight;     /* its queue's weight, 1..10000 (a queue of its name; see sched.h) */
+    int weight_set;     /* `weight` was given */
     int64_t rate_milli; /* requests per second x 1000; 0 = no limit */
     int64_t burst;      /* bucket size in requests */
     const struct gs_tenant_spec *quota; /* its GPUQuota in the config's policy, NULL = none */

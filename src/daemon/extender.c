@@ -7,11 +7,10 @@
  * type: the protocol's own Error field carries a failure, which kube-scheduler reports against
  * the pod. preempt's result has no such field: a bad request there is a 400 naming the field.
  *
- * filter and prioritize evaluate the pod on each named node with the engine without binding (a
- * MIG pod with gsd_mig_fit(): its reasons name the profile, "no card can host mig-3g.40gb"),
- * after the checks a pod submitted to the API meets: its tenant's quotas, and for a member of a
- * PodGroup not yet running, that the whole gang fits (then every node fails naming the quota or
- * the gang); preempt (preempt.c) checks kube-scheduler's victims against the cards.
+ * filter and prioritize ask the scheduler (gs_tenancy_probe_node()) what placement would say of
+ * the pod on each named node, without binding: its quotas first, then the node's filter, and the
+ * weighted score the scheduler's plugins give; preempt (preempt.c) checks kube-scheduler's victims
+ * against the cards.
  * The pod's request is remembered (the last GSD_EXT_CACHE pods) because bind names only the pod:
  * bind then takes the cards on the chosen node and stores the pod as running, so the daemon's
  * own view of every card stays whole whichever path placed a pod. With `kubernetes:` in the
@@ -22,12 +21,12 @@
 #include "api.h"
 #include "kube.h"
 #include "log.h"
-#include "mig.h"
 #include "preempt.h"
 #include "server.h"
 #include "state.h"
 
 #include "gpusched/grow.h"
+#include "gpusched/tenancy.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -350,12 +349,22 @@ static int args_pod(struct gsd_state *st, const struct ext_args *a, struct gsd_p
         snprintf(err, cap, "ExtenderArgs: expected an object");
         return -EINVAL;
     }
-    if (gsd_podspec_parse(a->pod, st->min_card_mib, spec, &e)) {
+    char *text = json_dumps(a->pod, JSON_COMPACT | JSON_ENCODE_ANY);
+    int rc = text ? gsd_podspec_parse(text, strlen(text), 0, spec, &e) : -ENOMEM;
+    free(text);
+    if (rc == -ENOMEM) {
+        snprintf(err, cap, "out of memory");
+        return rc;
+    }
+    if (rc) {
         snprintf(err, cap, "Pod.%.100s: %.380s", e.field, e.msg);
         return -EINVAL;
     }
-    if (!spec->ns[0])
-        memcpy(spec->ns, "default", 8);
+    if (!spec->ns[0] && gsd_podspec_set_ns(spec, "default")) {
+        gsd_podspec_clear(spec);
+        snprintf(err, cap, "out of memory");
+        return -ENOMEM;
+    }
     return 0;
 }
 
@@ -459,43 +468,34 @@ static void held_node_only(struct gsd_state *st, const struct gsd_podspec *spec,
 }
 
 /*
- * The pod's score on every node of @a into @sc (@why: the reason for a node that fails), as
- * gs_sched_score_nodes() gives them; -EINVAL on every node when the request is bad (@err).
- * Return: 0; -ENOMEM.
+ * The pod's score on every node of @a into @sc (>= 2: it fits; the scheduler's weighted score,
+ * 0..1000, plus 2), @why the reason for a node that fails: what placement would say there
+ * (gs_tenancy_probe_node(): its quotas, then the node's filter). A pod admission refuses fails
+ * on every node with that reason (@held). *@probe: the probe whose words some reasons are (free
+ * it after the answer is written), or NULL. Return: 0; -ENOMEM.
  */
-static int score_all(struct gsd_state *st, const struct gsd_podspec *spec,
-                     const struct gs_pod_req *req, const struct ext_args *a, int64_t *sc,
-                     const char **why, char *err, size_t cap)
+static int score_all(struct gsd_state *st, const struct gsd_podspec *spec, const struct ext_args *a,
+                     int64_t *sc, const char **why, char *held, size_t cap,
+                     struct gs_tenancy_probe **probe)
 {
-    struct gs_diag d;
-    gs_diag_init(&d);
-    int rc = gs_sched_score_nodes(st->sched, req, a->idx, a->n, sc, why, &d);
-    if (rc == -ENOMEM)
+    struct gs_tenancy_probe *pr = NULL;
+    int rc = gs_tenancy_probe_new(st->sched.tn, &spec->s, &pr, held, cap);
+    if (rc < 0)
         return rc;
-    for (size_t i = 0; rc && i < a->n; i++)
-        sc[i] = a->idx[i] >= 0 ? -EINVAL : -ENOENT;
-    snprintf(err, cap, "%s", rc ? d.msg : "");
-    if (!rc)
-        held_node_only(st, spec, a, sc, why);
-    return 0;
-}
-
-/* score_all() for a MIG pod: gsd_mig_fit() on each node; @text holds the reasons' words.
- * Return: 0. */
-static int score_mig(struct gsd_state *st, const struct gsd_podspec *spec,
-                     const struct gs_pod_req *req, const struct ext_args *a, int64_t *sc,
-                     const char **why, char text[GSD_MIG_FITS][128])
-{
-    for (int r = GSD_MIG_OK + 1; r < GSD_MIG_FITS; r++)
-        gsd_mig_reason(r, spec->mig, text[r], sizeof(text[r]));
     for (size_t i = 0; i < a->n; i++) {
-        struct gsd_mig_choice c;
-        int r = a->idx[i] < 0
-                    ? -1
-                    : gsd_mig_fit(st, spec->mig, req, spec->req.model_mask, (size_t)a->idx[i], &c);
-        sc[i] = r < 0 ? -ENOENT : r == GSD_MIG_OK ? c.score + 2 : GS_UNSCHEDULABLE;
-        why[i] = r > 0 ? text[r] : NULL;
+        int32_t score;
+        if (a->idx[i] < 0) {
+            sc[i] = -ENOENT;
+        } else if (rc == 1) { /* refused whole: every node says why */
+            sc[i] = GS_UNSCHEDULABLE;
+            why[i] = held;
+        } else {
+            sc[i] = gs_tenancy_probe_node(st->sched.tn, pr, a->idx[i], &score, &why[i])
+                        ? GS_UNSCHEDULABLE
+                        : score + 2;
+        }
     }
+    *probe = rc == 0 ? pr : NULL; /* its words are some nodes' reasons: the caller frees it */
     held_node_only(st, spec, a, sc, why);
     return 0;
 }
@@ -607,28 +607,6 @@ static void write_priorities(const struct ext_args *a, const int64_t *sc, struct
 }
 
 /*
- * What must hold before any node is looked at, as for a pod submitted to the API: its tenant's
- * quotas (@eff: the request with its GPU models narrowed to those with quota room) and, for a
- * member of a posted PodGroup not yet running, that the members still missing fit together
- * (gsd_gang_fits()): kube-scheduler binds members one at a time, so the gang is checked whole
- * at each member's filter. Return: 0; GS_UNSCHEDULABLE with @why; -ENOMEM.
- */
-static int ext_admit(struct gsd_state *st, const struct gsd_podspec *spec, struct gs_pod_req *eff,
-                     char *why, size_t size)
-{
-    struct gsd_pod p = {0};
-    *eff = spec->req;
-    if (gsd_pod_find(st, spec->ns, spec->name))
-        return 0; /* already held: counted in its quotas, and offered only its node */
-    const struct gsd_tenant *owner = gsd_tenant_of_ns(st->cfg, spec->ns);
-    gsd_pod_probe(st, spec, owner ? owner->name : "", &p);
-    int rc = gsd_quota_check(st, &p, eff, why, size);
-    if (rc || !p.grp || !gsd_gang_waiting(p.grp))
-        return rc;
-    return gsd_gang_fits(st, p.grp, eff, why, size);
-}
-
-/*
  * filter and prioritize: read the args, score the pod on every node once, write the answer.
  * A bad Pod is reported in filter's Error field; prioritize's list type has none, so it scores
  * nothing and logs why.
@@ -638,7 +616,7 @@ static void filter_or_prioritize(struct gsd_state *st, struct gsd_req *r, int is
     struct ext_args a = {0};
     struct gsd_podspec spec;
     struct out o = {0};
-    char err[GS_DIAG_MSG_MAX], mig_text[GSD_MIG_FITS][128];
+    char err[GS_DIAG_MSG_MAX];
     if (read_fast(st, r->body ? r->body : "", r->len, &a)) {
         args_free(&a);
         if (read_tree(st, r, &a)) {
@@ -660,24 +638,18 @@ static void filter_or_prioritize(struct gsd_state *st, struct gsd_req *r, int is
             gsd_log("warn", "prioritize: bad pod", "error", err, NULL);
         }
     } else {
-        struct gs_pod_req eff;
         char held[GSD_REASON_MAX];
+        struct gs_tenancy_probe *pr = NULL;
         sc = malloc((a.n ? a.n : 1) * sizeof(*sc));
         why = malloc((a.n ? a.n : 1) * sizeof(*why));
-        int adm = sc && why ? ext_admit(st, &spec, &eff, held, sizeof(held)) : -ENOMEM;
-        for (size_t i = 0; adm == GS_UNSCHEDULABLE && i < a.n; i++) {
-            sc[i] = a.idx[i] >= 0 ? GS_UNSCHEDULABLE : -ENOENT;
-            why[i] = held;
-        }
         err[0] = '\0';
-        if (adm < 0 ||
-            (!adm && (spec.mig[0] ? score_mig(st, &spec, &eff, &a, sc, why, mig_text)
-                                  : score_all(st, &spec, &eff, &a, sc, why, err, sizeof(err)))))
+        if (!sc || !why || score_all(st, &spec, &a, sc, why, held, sizeof(held), &pr))
             o.oom = 1;
         else if (is_filter)
             write_filter(st, &a, sc, why, first_error(&a, err), &o);
         else
             write_priorities(&a, sc, &o);
+        gs_tenancy_probe_free(pr);
         ext_remember(st, &spec);
     }
     reply_out(r, &o);

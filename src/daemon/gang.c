@@ -1,16 +1,11 @@
 /*
- * gpuschedd: PodGroups (Volcano's scheduling.volcano.sh/v1beta1 kind), placed all or nothing.
+ * gpuschedd: PodGroups (Volcano's scheduling.volcano.sh/v1beta1 kind) through the API.
  *
- * A pod joins the PodGroup its gsd_pod_group() names in its own namespace. While fewer than
- * minMember members run, the group is a gang: its pending members are placed together or not
- * at all — the engine binds them one after another and, when too few fit, every bind is given
- * back (gs_sched_release()) before anything else is tried, so no card stays reserved for a gang
- * that cannot start. Once minMember run, the group is Running and further members are placed
- * one by one, as Volcano does once a job is ready. A pod naming a PodGroup never posted is placed
- * on its own (its group still matters for requeues, see gsd_pod_requeue()).
- *
- * PodGroups are stored; members and running counts are the scheduler thread's, counted again
- * from the pods at start.
+ * A pod joins the PodGroup its annotation scheduling.k8s.io/group-name (or the coscheduling
+ * plugin's label) names in its own namespace; it must exist first. How a gang is placed is the
+ * scheduler's (src/core/tenancy/placement.c): minMember together or not at all, further members
+ * one by one. PodGroups are stored; members and running counts are the scheduler thread's,
+ * counted from the pods.
  */
 #include "gang.h"
 #include "api.h"
@@ -18,7 +13,10 @@
 #include "preempt.h"
 #include "queue.h"
 #include "server.h"
+#include "state.h"
 #include "store.h"
+
+#include "gpusched/tenancy.h"
 
 #include "gpusched/grow.h"
 
@@ -35,110 +33,6 @@ struct gsd_group *gsd_group_find(const struct gsd_state *st, const char *ns, con
     return NULL;
 }
 
-int gsd_gang_waiting(const struct gsd_group *g)
-{
-    return g->running < g->min_member;
-}
-
-/* Set every pending member's reason to @why; its reason in metrics is the gang. */
-static void gang_reason(struct gsd_state *st, const struct gsd_group *g, const char *why)
-{
-    for (struct gsd_pod *p = st->phead; p; p = p->pnext)
-        if (p->grp == g && p->state == GSD_PENDING) {
-            snprintf(p->reason, sizeof(p->reason), "%.*s", (int)sizeof(p->reason) - 1, why);
-            p->why = "waiting for its gang";
-        }
-}
-
-/* Place @g's pending members @m[0..@n); keep them only when enough then run. */
-static int gang_place(struct gsd_state *st, struct gsd_group *g, struct gsd_pod **m, size_t n)
-{
-    size_t placed = 0;
-    const struct gsd_pod *first_fail = NULL;
-    char why[2 * GSD_REASON_MAX + 2 * GSD_NAME_MAX]; /* cut to a reason's size when set */
-    for (size_t i = 0; i < n; i++) {
-        int rc = gsd_pod_place(st, m[i]);
-        if (rc == -ENOMEM) {
-            for (size_t k = 0; k <= i; k++) /* m[i] too: it may hold cards it could not count */
-                if (m[k]->state == GSD_RUNNING)
-                    gsd_pod_unplace(st, m[k]);
-            return rc;
-        }
-        if (rc == 0)
-            placed++;
-        else if (!first_fail)
-            first_fail = m[i];
-    }
-    if (g->running >= g->min_member) {
-        for (size_t i = 0; i < n; i++)
-            if (m[i]->state == GSD_RUNNING && gsd_pod_started(st, m[i]))
-                return -EIO;
-        return 0;
-    }
-    int have = g->running - (int)placed; /* those that ran before this try */
-    for (size_t i = 0; i < n; i++)
-        if (m[i]->state == GSD_RUNNING)
-            gsd_pod_unplace(st, m[i]);
-    snprintf(why, sizeof(why), "gang %s/%s: %d of %d members placeable; %s: %s", g->ns, g->name,
-             have + (int)placed, g->min_member, first_fail ? first_fail->name : "",
-             first_fail ? first_fail->reason : "");
-    gang_reason(st, g, why);
-    return 0;
-}
-
-int gsd_gang_try(struct gsd_state *st, struct gsd_group *g)
-{
-    g->tried = st->pass;
-    size_t n = 0;
-    for (const struct gsd_pod *p = st->phead; p; p = p->pnext)
-        n += p->grp == g;
-    if (g->running + (int64_t)n < g->min_member) {
-        char why[GSD_REASON_MAX];
-        snprintf(why, sizeof(why), "gang %s/%s: %d of %d members submitted", g->ns, g->name,
-                 g->members, g->min_member);
-        gang_reason(st, g, why);
-        return 0;
-    }
-    struct gsd_pod **m = malloc(n * sizeof(*m));
-    if (!m) {
-        st->failed = 1;
-        return -ENOMEM;
-    }
-    n = 0;
-    for (struct gsd_pod *p = st->phead; p; p = p->pnext)
-        if (p->grp == g)
-            m[n++] = p;
-    int rc = gang_place(st, g, m, n);
-    free(m);
-    if (rc)
-        st->failed = 1;
-    return rc;
-}
-
-int gsd_gang_fits(struct gsd_state *st, const struct gsd_group *g, const struct gs_pod_req *req,
-                  char *why, size_t size)
-{
-    int need = g->min_member - g->running, placed = 0, rc = 0;
-    struct gs_placement *pl = malloc((size_t)need * sizeof(*pl));
-    if (!pl)
-        return -ENOMEM;
-    struct gs_diag d;
-    gs_diag_init(&d);
-    while (placed < need && (rc = gs_sched_place(st->sched, req, &pl[placed], &d)) == 0)
-        placed++;
-    for (int i = placed - 1; i >= 0; i--) /* newest first: the engine's state comes back whole */
-        gs_sched_release(st->sched, req, &pl[i]);
-    free(pl);
-    if (rc == -ENOMEM)
-        return rc;
-    if (placed == need)
-        return 0;
-    snprintf(why, size, "gang %s/%s: %d of %d members placeable; %s", g->ns, g->name,
-             g->running + placed, g->min_member, d.msg);
-    return GS_UNSCHEDULABLE;
-}
-
-/* Keep @g (copied) in the table. Return: the kept one; NULL when out of memory. */
 static struct gsd_group *keep(struct gsd_state *st, const struct gsd_group *g)
 {
     struct gsd_group **t = gs_grow(st->groups, &st->capgroups, st->ngroups + 1, sizeof(*t), 64);
@@ -192,8 +86,8 @@ static json_t *group_json(const struct gsd_group *g)
     return json_pack("{s:s, s:s, s:s, s:i, s:s, s:s, s:s, s:i, s:i, s:i, s:o}", "namespace", g->ns,
                      "name", g->name, "tenant", g->tenant, "minMember", g->min_member, "queue",
                      g->queue, "priorityClassName", g->pclass, "phase",
-                     gsd_gang_waiting(g) ? "Pending" : "Running", "members", g->members, "running",
-                     g->running, "pending", g->members - g->running, "creationTimestamp",
+                     g->running < g->min_member ? "Pending" : "Running", "members", g->members,
+                     "running", g->running, "pending", g->members - g->running, "creationTimestamp",
                      gsd_time_json(g->created_us));
 }
 
@@ -284,22 +178,6 @@ static int parse_group(const json_t *b, struct gsd_group *g, struct gsd_ferr *e)
     return rc ? rc : opt_name(spec, "priorityClassName", "spec.priorityClassName", g->pclass, e);
 }
 
-/* Members already running stay in their queue: a PodGroup naming another is refused (409), as
- * moving their use between queues would pass one's capability behind its back. */
-static int members_in_queue(struct gsd_state *st, const struct gsd_group *g, struct gsd_req *r)
-{
-    for (const struct gsd_pod *p = st->head; g->queue[0] && gsd_queues_volcano(st->cfg) && p;
-         p = p->next)
-        if (p->state == GSD_RUNNING && !strcmp(p->ns, g->ns) && !strcmp(p->group, g->name) &&
-            strcmp(gsd_pod_queue(st, p), g->queue)) {
-            gsd_reply_error(r, 409, "spec.queue",
-                            "spec.queue: member %s/%s already runs in queue %s, not %s", p->ns,
-                            p->name, gsd_pod_queue(st, p), g->queue);
-            return 0;
-        }
-    return 1;
-}
-
 /* May @viewer (NULL: the admin) use namespace @ns? Writes 403 when not. */
 static int may_use(const struct gsd_state *st, struct gsd_req *r, const struct gsd_tenant *viewer,
                    const char *ns)
@@ -342,8 +220,7 @@ static void post_group(struct gsd_state *st, struct gsd_req *r, const struct gsd
         return;
     }
     if (!gsd_ns_owned(st, g.ns, r) || !gsd_queue_known(st, g.queue, "spec.queue", r) ||
-        !gsd_priority_class_known(st, g.pclass, "spec.priorityClassName", r) ||
-        !members_in_queue(st, &g, r))
+        !gsd_priority_class_known(st, g.pclass, "spec.priorityClassName", r))
         return;
     if (st->ngroups >= GSD_GROUPS_MAX) {
         gsd_reply_error(r, 507, "", "the daemon holds %d PodGroups; delete some first",
@@ -363,11 +240,22 @@ static void post_group(struct gsd_state *st, struct gsd_req *r, const struct gsd
         gsd_reply_error(r, 503, "", "the store failed; the daemon restarts from its last commit");
         return;
     }
-    for (struct gsd_pod *p = st->head; p; p = p->next) /* pods that named it before it existed */
-        if (!p->grp && !strcmp(p->ns, k->ns) && !strcmp(p->group, k->name))
+    struct gs_podgroup_spec pg = {.min_member = k->min_member};
+    memcpy(pg.ns, k->ns, sizeof(pg.ns));
+    memcpy(pg.name, k->name, sizeof(pg.name));
+    memcpy(pg.queue, k->queue, sizeof(pg.queue));
+    memcpy(pg.priority_class, k->pclass, sizeof(pg.priority_class));
+    if (gs_tenancy_podgroup(st->sched.tn, &pg) < 0) {
+        st->failed = 1; /* out of memory: the store has it, the next start will */
+        gsd_reply_error(r, 500, "", "out of memory");
+        return;
+    }
+    for (struct gsd_pod *p = st->head; p; p = p->next) /* pods that named it before */
+        if (!p->grp && !strcmp(p->ns, k->ns) && !strcmp(p->group, k->name)) {
             p->grp = k;
-    gsd_groups_recount(st);
-    st->retry = 1; /* its pending members are tried as a gang at the end of the batch */
+            k->members++;
+            gsd_sched_sync(st, p);
+        }
     char key[2 * GSD_NAME_MAX + 1], min[16];
     snprintf(key, sizeof(key), "%s/%s", k->ns, k->name);
     snprintf(min, sizeof(min), "%d", k->min_member);
@@ -381,6 +269,11 @@ static void drop_group(struct gsd_state *st, struct gsd_req *r, struct gsd_group
     if (g->members) {
         gsd_reply_error(r, 409, "", "PodGroup %s/%s has %d pods; cancel them first", g->ns, g->name,
                         g->members);
+        return;
+    }
+    if (gs_tenancy_podgroup_drop(st->sched.tn, g->ns, g->name) < 0) {
+        gsd_reply_error(r, 409, "", "PodGroup %s/%s still has pods in the scheduler", g->ns,
+                        g->name);
         return;
     }
     if (gsd_store_group_delete(st->store, g)) {

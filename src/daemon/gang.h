@@ -6,7 +6,6 @@
 
 #include "podspec.h"
 
-struct gs_pod_req;
 struct gsd_req;
 struct gsd_state;
 struct gsd_tenant;
@@ -29,23 +28,6 @@ struct gsd_group {
 
 /* gsd_group_find() - the PodGroup @ns/@name, or NULL. O(groups). */
 struct gsd_group *gsd_group_find(const struct gsd_state *st, const char *ns, const char *name);
-/* gsd_gang_waiting() - @g is a gang not yet running: fewer than minMember members run. */
-int gsd_gang_waiting(const struct gsd_group *g);
-/*
- * gsd_gang_try() - place @g's pending members in one go: when, with those already running, at
- * least minMember members then run they all start; otherwise every card taken is given back and
- * each pending member waits with a reason naming the gang ("gang NS/NAME: 3 of 4 members
- * placeable"). Return: 0; -ENOMEM; -EIO (the store failed: st->failed is set).
- */
-int gsd_gang_try(struct gsd_state *st, struct gsd_group *g);
-/*
- * gsd_gang_fits() - for the extender, which sees one member at a time: could @g's missing members
- * (minMember less those running) all be placed now, each asking @req? Every trial placement is
- * given back before it returns. Return: 0; GS_UNSCHEDULABLE with @why ("gang NS/NAME: 2 of 4
- * members placeable; ..."); -ENOMEM.
- */
-int gsd_gang_fits(struct gsd_state *st, const struct gsd_group *g, const struct gs_pod_req *req,
-                  char *why, size_t size);
 /* gsd_groups_restore() - load the stored PodGroups (before the pods). Return: 0; -EIO; -ENOMEM. */
 int gsd_groups_restore(struct gsd_state *st);
 /* gsd_groups_recount() - each PodGroup's members and running members, from the pods. */

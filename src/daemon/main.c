@@ -15,6 +15,7 @@
 #include "inventory.h"
 #include "log.h"
 #include "nodes.h"
+#include "quota.h"
 #include "server.h"
 #include "state.h"
 
@@ -150,24 +151,23 @@ static int setup(const struct opts *o, struct gsd_state *st)
     struct gs_diag d;
     struct gsd_config *cfg = NULL;
     struct gs_cluster *cluster = NULL;
+    struct gs_scenario *inv = NULL;
     gs_diag_init(&d);
     if (mkdir(o->data_dir, 0700) && errno != EEXIST)
         return bad("--data-dir: cannot create the directory", o->data_dir);
     int rc = load_config(o, &cfg, &d);
     if (!rc)
-        rc = gsd_inventory_load(o->nodes, &cluster, &d);
+        rc = gsd_inventory_load(o->nodes, &cluster, &inv, &d);
     if (rc) {
         gsd_config_free(cfg);
         return bad(d.msg[0] ? d.msg : strerror(-rc), NULL);
     }
-    rc = gsd_state_init(st, cfg, cluster, o->data_dir, &d);
+    rc = gsd_state_init(st, cfg, cluster, inv, o->data_dir, o->manual_clock, &d);
     if (rc) {
         gsd_log("error", "cannot start", "error", d.msg[0] ? d.msg : strerror(-rc), NULL);
         gsd_state_free(st);
         return rc == -EINVAL ? 2 : 1;
     }
-    if (o->manual_clock)
-        gsd_clock_manual(st);
     return 0;
 }
 

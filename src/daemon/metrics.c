@@ -8,9 +8,9 @@
 #include "metrics.h"
 #include "accounts.h"
 #include "api.h"
-#include "mig.h"
 #include "nodes.h"
 #include "queue.h"
+#include "quota.h"
 #include "server.h"
 #include "state.h"
 
@@ -18,7 +18,9 @@
 #include "gpusched/catalog.h"
 #include "gpusched/cluster.h"
 #include "gpusched/grow.h"
+#include "gpusched/fleet.h"
 #include "gpusched/scenario.h"
+#include "gpusched/tenancy.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -130,7 +132,7 @@ static struct pq *running_sorted(const struct gsd_state *st, size_t *n)
     *n = 0;
     for (const struct gsd_pod *p = st->head; v && p; p = p->next)
         if (p->state == GSD_RUNNING && *n < st->nrunning)
-            v[(*n)++] = (struct pq){p, gsd_pod_queue(st, p), gsd_pod_share_milli(st, p)};
+            v[(*n)++] = (struct pq){p, p->queue, p->milli};
     if (v)
         qsort(v, *n, sizeof(*v), by_tenant_queue_ns_mig);
     return v;
@@ -180,13 +182,16 @@ static void mig_instances(struct sbuf *b, const struct pq *v, size_t n)
     }
 }
 
-static void pending(struct sbuf *b, const struct gsd_state *st)
+static void pending(struct sbuf *b, struct gsd_state *st)
 {
     const char *why[16];
     uint64_t cnt[16] = {0};
     int n = 0;
-    for (const struct gsd_pod *p = st->phead; p; p = p->pnext) {
-        const char *w = p->why ? p->why : "not tried yet";
+    for (struct gsd_pod *p = st->head; p; p = p->next) {
+        if (p->state != GSD_PENDING)
+            continue;
+        gsd_sched_sync(st, p);
+        const char *w = p->why ? p->why : p->reason[0] ? "other" : "not tried yet";
         int i = 0;
         while (i < n && strcmp(why[i], w))
             i++;
@@ -195,7 +200,8 @@ static void pending(struct sbuf *b, const struct gsd_state *st)
         cnt[i < 16 ? i : 15]++;
     }
     header(b, "gpusched_pending_pods", "gauge",
-           "Pods waiting for capacity, by the reason most nodes gave (kube-scheduler words).");
+           "Pods waiting, by the reason most nodes gave (kube-scheduler words); other: a quota, "
+           "a gang, an eviction (the pod's reason says which).");
     for (int i = 0; i < n; i++) {
         char e[256];
         put(b, "gpusched_pending_pods{reason=\"%s\"} %llu\n", esc(why[i], e, sizeof(e)),
@@ -220,9 +226,11 @@ static void cards(struct sbuf *b, const struct gsd_state *st)
     for (size_t i = 0; i < gs_cluster_node_count(st->cluster); i++) {
         struct gs_node_info ni;
         node_labels(st, i, &ni, host, model);
-        for (int g = 0; g < ni.gpus; g++)
+        for (int g = 0; g < ni.gpus; g++) {
+            int32_t c = gs_fleet_card_compute(gs_tenancy_fleet(st->sched.tn), i, g);
             put(b, "gpusched_gpu_allocated_milli{Hostname=\"%s\",gpu=\"%d\",modelName=\"%s\"} %d\n",
-                host, g, model, 1000 - ni.gpu_left[g] - st->health[i].held_milli[g]);
+                host, g, model, c < 1000 ? c : 1000);
+        }
     }
     header(b, "gpusched_pod_gpu_allocated_milli", "gauge",
            "Share of a card a running pod holds, in milli-GPU.");
@@ -286,14 +294,16 @@ static void quotas(struct sbuf *b, const struct gsd_state *st)
                       "total; ResourceQuota per namespace); units as gpusched_quota_used.");
         for (size_t i = 0; i < st->cfg->ntenants; i++) {
             const struct gs_tenant_spec *ts = st->cfg->tenants[i].quota;
+            int ti = gsd_sched_tenant(st, st->cfg->tenants[i].name);
             char t[160], model[96];
             esc(st->cfg->tenants[i].name, t, sizeof(t));
             for (int k = 0; ts && k < ts->nquotas; k++) {
                 const struct gs_model_quota *q = &ts->quotas[k];
                 int m = q->model;
                 int64_t hard[3] = {q->total_milli, q->dedicated_milli, q->shared_milli};
-                int64_t used[3] = {st->quse[i].dedicated[m] + st->quse[i].shared[m],
-                                   st->quse[i].dedicated[m], st->quse[i].shared[m]};
+                int64_t ded, sh;
+                gs_tenancy_quota_used(st->sched.tn, (size_t)ti, m, &ded, &sh);
+                int64_t used[3] = {ded + sh, ded, sh};
                 esc(gs_catalog_at(m)->name, model, sizeof(model));
                 for (int r = 0; r < 3; r++)
                     put(b,
@@ -306,7 +316,9 @@ static void quotas(struct sbuf *b, const struct gsd_state *st)
             const struct gs_rquota_spec *q = &s->policy.rquotas[i];
             const struct gsd_tenant *owner = gsd_tenant_of_ns(st->cfg, q->ns);
             int64_t hard[GSD_RQ_RES] = {q->gpu_milli, q->gpumem_mib, q->cpu_milli, q->memory_mib,
-                                        q->pods};
+                                        q->pods},
+                    used[GSD_RQ_RES];
+            gsd_rquota_used(st, i, used);
             char t[160], ns[160], qn[160];
             esc(owner ? owner->name : "", t, sizeof(t));
             esc(q->ns, ns, sizeof(ns));
@@ -316,8 +328,7 @@ static void quotas(struct sbuf *b, const struct gsd_state *st)
                     put(b,
                         "%s{kind=\"ResourceQuota\",tenant=\"%s\",namespace=\"%s\",quota=\"%s\","
                         "resource=\"%s\"} %lld\n",
-                        name, t, ns, qn, gsd_rq_res[r],
-                        (long long)(pass ? st->rq_used[i][r] : hard[r]));
+                        name, t, ns, qn, gsd_rq_res[r], (long long)(pass ? used[r] : hard[r]));
         }
     }
 }

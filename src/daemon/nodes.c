@@ -13,19 +13,22 @@
  * The node agent decides what is unhealthy, as NVIDIA's k8s-device-plugin does (that one ignores
  * the application Xids 13, 31, 43, 45, 68 and 109 and marks the card unhealthy on the others).
  *
- * What is unavailable is held in the engine (gsd_node_health), so the engine's every placement
- * path skips it without knowing why. Only changes are stored, never each heartbeat: a watched
+ * The scheduler is told (gs_tenancy_node_ready(), gs_tenancy_card_health()): a node not ready,
+ * or a card unhealthy, takes no pod on any path, and the evictions it decides are carried out
+ * like any other (sched.c). Only changes are stored, never each heartbeat: a watched
  * node's silence is counted again from the daemon's start.
  */
 #include "nodes.h"
 #include "api.h"
 #include "log.h"
-#include "mig.h"
 #include "server.h"
 #include "store.h"
 
 #include "gpusched/catalog.h"
 #include "gpusched/cluster.h"
+#include "gpusched/fleet.h"
+#include "gpusched/mig.h"
+#include "gpusched/tenancy.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -37,14 +40,6 @@ int64_t gsd_clock_us(const struct gsd_state *st)
     return st->manual_clock ? st->manual_now_us : gsd_mono_us();
 }
 
-void gsd_clock_manual(struct gsd_state *st)
-{
-    st->manual_clock = 1;
-    st->manual_now_us = 0;
-    for (size_t i = 0; i < gs_cluster_node_count(st->cluster); i++)
-        st->health[i].last_beat_us = 0;
-}
-
 int gsd_xid_kills(int xid)
 {
     static const int kills[] = {0, 48, 63, 64, 74, 79, 94, 95};
@@ -54,73 +49,14 @@ int gsd_xid_kills(int xid)
     return 0;
 }
 
-static int needs_hold(const struct gsd_node_health *h)
+/* Tell the scheduler node @i is ready or not (@gpu < 0), or card @gpu is healthy or not, and
+ * carry out what that decided: the pods it evicts wait again. Return: 0; -EIO; -ENOMEM. */
+static int tell(struct gsd_state *st, size_t i, int gpu, int ok, int evict)
 {
-    return !h->ready || h->bad_mask;
-}
-
-static void hold_release(struct gsd_state *st, size_t i)
-{
-    struct gsd_node_health *h = &st->health[i];
-    for (int g = 0; g < GS_GPUS_MAX; g++)
-        if (h->held_milli[g]) {
-            struct gs_pod_req req = {.num_gpu = 1, .gpu_milli = h->held_milli[g]};
-            struct gs_placement pl = {(int32_t)i, 1u << g, h->held_milli[g]};
-            gs_sched_release(st->sched, &req, &pl);
-            h->held_milli[g] = 0;
-        }
-    if (h->held_cpu_milli || h->held_memory_mib) {
-        struct gs_pod_req req = {.cpu_milli = h->held_cpu_milli, .memory_mib = h->held_memory_mib};
-        gs_sched_release(st->sched, &req, &(struct gs_placement){(int32_t)i, 0, 0});
-        h->held_cpu_milli = h->held_memory_mib = 0;
-    }
-}
-
-/* Hold node @i's free share of every unavailable card, and all of a NotReady node's free CPU and
- * memory. Binding what is free cannot fail but for memory. */
-static void hold_refresh(struct gsd_state *st, size_t i)
-{
-    struct gsd_node_health *h = &st->health[i];
-    struct gs_node_info ni;
-    struct gs_diag why;
-    gs_diag_init(&why);
-    hold_release(st, i);
-    gs_cluster_node_info(st->cluster, i, &ni);
-    for (int g = 0; g < ni.gpus; g++) {
-        if ((h->ready && !(h->bad_mask & (1u << g))) || !ni.gpu_left[g])
-            continue;
-        struct gs_pod_req req = {.num_gpu = 1, .gpu_milli = ni.gpu_left[g]};
-        struct gs_placement pl = {(int32_t)i, 1u << g, ni.gpu_left[g]};
-        if (!gs_sched_bind_placement(st->sched, &req, &pl, &why))
-            h->held_milli[g] = ni.gpu_left[g];
-    }
-    if (!h->ready && (ni.cpu_left || ni.memory_left)) {
-        struct gs_pod_req req = {.cpu_milli = ni.cpu_left, .memory_mib = ni.memory_left};
-        if (!gs_sched_bind_placement(st->sched, &req, &(struct gs_placement){(int32_t)i, 0, 0},
-                                     &why)) {
-            h->held_cpu_milli = ni.cpu_left;
-            h->held_memory_mib = ni.memory_left;
-        }
-    }
-    if (why.msg[0])
-        gsd_log("error", "cannot hold back an unavailable node's capacity", "node", ni.name,
-                "error", why.msg, NULL);
-}
-
-void gsd_health_released(struct gsd_state *st, int node)
-{
-    if (node >= 0 && needs_hold(&st->health[node]))
-        hold_refresh(st, (size_t)node);
-}
-
-/* Requeue the running pods on node @i (on card @gpu only when >= 0). Return: 0; -EIO. */
-static int requeue_on(struct gsd_state *st, size_t i, int gpu, const char *why)
-{
-    for (struct gsd_pod *p = st->head; p; p = p->next)
-        if (p->state == GSD_RUNNING && p->pl.node == (int32_t)i &&
-            (gpu < 0 || (gsd_pod_cards(p) & (1u << gpu))) && gsd_pod_requeue(st, p, why) < 0)
-            return -EIO;
-    return 0;
+    int64_t now = gsd_sched_now(st);
+    int rc = gpu < 0 ? gs_tenancy_node_ready(st->sched.tn, now, (int32_t)i, ok)
+                     : gs_tenancy_card_health(st->sched.tn, now, (int32_t)i, gpu, ok, evict);
+    return rc ? rc : gsd_sched_take(st);
 }
 
 static int store_node(struct gsd_state *st, size_t i)
@@ -181,9 +117,10 @@ int gsd_health_init(struct gsd_state *st)
     for (size_t i = 0; !rc && i < n; i++) {
         st->not_ready += !st->health[i].ready;
         if (!st->health[i].ready) /* a pod stored running there (an older store) waits too */
-            rc = requeue_on(st, i, -1, "its node is NotReady");
-        if (!rc && needs_hold(&st->health[i]))
-            hold_refresh(st, i);
+            rc = tell(st, i, -1, 0, 1);
+        for (int g = 0; !rc && g < GS_GPUS_MAX; g++)
+            if (st->health[i].bad_mask & (1u << g))
+                rc = tell(st, i, g, 0, 0);
     }
     return rc;
 }
@@ -198,8 +135,8 @@ int gsd_health_beat(struct gsd_state *st, size_t i)
         gsd_log("info", "node ready", "node", gs_cluster_node_name(st->cluster, i), NULL);
         h->ready = 1;
         st->not_ready--;
-        hold_refresh(st, i);
-        st->retry = 1;
+        if (tell(st, i, -1, 1, 0))
+            return -ENOMEM;
     }
     h->watched = 1;
     h->since_us = gsd_now_us();
@@ -210,7 +147,7 @@ int gsd_health_gpu(struct gsd_state *st, size_t i, int gpu, int healthy, int xid
 {
     struct gsd_node_health *h = &st->health[i];
     const char *name = gs_cluster_node_name(st->cluster, i);
-    char g[8], x[16], why[GSD_REASON_MAX];
+    char g[8], x[16];
     snprintf(g, sizeof(g), "%d", gpu);
     snprintf(x, sizeof(x), "%d", xid);
     if (healthy) {
@@ -219,17 +156,14 @@ int gsd_health_gpu(struct gsd_state *st, size_t i, int gpu, int healthy, int xid
         h->bad_mask &= ~(1u << gpu);
         h->xid[gpu] = 0;
         gsd_log("info", "gpu healthy", "node", name, "gpu", g, NULL);
-        hold_refresh(st, i);
-        st->retry = 1;
     } else {
         h->bad_mask |= 1u << gpu;
         h->xid[gpu] = xid;
         gsd_log("warn", "gpu unhealthy", "node", name, "gpu", g, "xid", x, NULL);
-        snprintf(why, sizeof(why), "GPU %d of node %s failed (Xid %d)", gpu, name, xid);
-        if (gsd_xid_kills(xid) && requeue_on(st, i, gpu, why))
-            return -EIO;
-        hold_refresh(st, i);
     }
+    int rc = tell(st, i, gpu, healthy, !healthy && gsd_xid_kills(xid));
+    if (rc)
+        return rc;
     if (!gsd_store_gpu_put(st->store, name, gpu, healthy, xid, gsd_now_us()))
         return 0;
     st->failed = 1;
@@ -244,16 +178,15 @@ int gsd_health_expire(struct gsd_state *st)
         if (!h->watched || !h->ready || now - h->last_beat_us < st->cfg->node_grace_us)
             continue;
         const char *name = gs_cluster_node_name(st->cluster, i);
-        char why[GSD_REASON_MAX], secs[24];
+        char secs[24];
         snprintf(secs, sizeof(secs), "%lld", (long long)(st->cfg->node_grace_us / 1000000));
-        snprintf(why, sizeof(why), "node %s is NotReady: no heartbeat for %s s", name, secs);
         gsd_log("warn", "node not ready", "node", name, "silent_s", secs, NULL);
         h->ready = 0;
         st->not_ready++;
         h->since_us = gsd_now_us();
-        if (requeue_on(st, i, -1, why) || store_node(st, i))
-            return -EIO;
-        hold_refresh(st, i);
+        int rc = tell(st, i, -1, 0, 1);
+        if (rc || store_node(st, i))
+            return rc ? rc : -EIO;
     }
     return 0;
 }
@@ -270,29 +203,64 @@ int64_t gsd_health_deadline(const struct gsd_state *st)
 
 /* ---- what GET /v1/nodes shows ---- */
 
+/* Card @g of node @i: allocated (what pods hold, at most the card), unavailable (the rest, when
+ * the card or its node is down), milli-GPU. */
+static void card_use(const struct gsd_state *st, size_t i, int g, int32_t *alloc, int32_t *down)
+{
+    const struct gs_fleet *f = gs_tenancy_fleet(st->sched.tn);
+    int32_t c = gs_fleet_card_compute(f, i, g);
+    *alloc = c < 1000 ? c : 1000;
+    *down = gs_fleet_node_ready(f, i) && gs_fleet_card_healthy(f, i, g) ? 0 : 1000 - *alloc;
+}
+
+int64_t gsd_unavailable_milli(const struct gsd_state *st)
+{
+    int64_t sum = 0;
+    for (size_t i = 0; i < gs_cluster_node_count(st->cluster); i++)
+        for (int g = 0; g < gs_fleet_node_gpus(gs_tenancy_fleet(st->sched.tn), i); g++) {
+            int32_t alloc, down;
+            card_use(st, i, g, &alloc, &down);
+            sum += down;
+        }
+    return sum;
+}
+
+static json_t *mig_json(const struct gs_mig_card *c)
+{
+    json_t *inst = json_array();
+    for (int k = 0; c && k < c->ninst; k++)
+        json_array_append_new(
+            inst, json_pack("{s:s, s:i}", "profile",
+                            gs_mig_model_at(c->model)->profiles[c->inst[k].profile].name, "start",
+                            c->inst[k].start));
+    return inst;
+}
+
 static json_t *cards_json(const struct gsd_state *st, size_t i, const struct gs_node_info *ni,
                           const char *tenant)
 {
     const struct gsd_node_health *h = &st->health[i];
+    const struct gs_fleet *f = gs_tenancy_fleet(st->sched.tn);
     json_t *cards = json_array(), *pods[GS_GPUS_MAX];
     for (int g = 0; g < ni->gpus; g++)
         pods[g] = json_array();
     for (const struct gsd_pod *p = st->head; p; p = p->next)
         for (int g = 0; p->state == GSD_RUNNING && p->pl.node == (int32_t)i && g < ni->gpus; g++)
-            if ((gsd_pod_cards(p) & (1u << g)) && (!tenant || !strcmp(tenant, p->tenant))) {
+            if ((p->pl.gpu_mask & (1u << g)) && (!tenant || !strcmp(tenant, p->tenant))) {
                 char key[2 * GSD_NAME_MAX + 1];
                 snprintf(key, sizeof(key), "%s/%s", p->ns, p->name);
                 json_array_append_new(pods[g], json_string(key));
             }
     for (int g = 0; g < ni->gpus; g++) {
         int bad = (h->bad_mask >> g) & 1;
-        json_t *card = json_pack(
-            "{s:i, s:i, s:i, s:b, s:o, s:o}", "index", g, "allocated_milli",
-            1000 - ni->gpu_left[g] - h->held_milli[g], "free_milli", ni->gpu_left[g], "healthy",
-            !bad, "xid", bad && h->xid[g] ? json_integer(h->xid[g]) : json_null(), "pods", pods[g]);
-        if (card)
-            gsd_mig_card_json(st, i, g, card);
-        json_array_append_new(cards, card);
+        int32_t alloc, down;
+        card_use(st, i, g, &alloc, &down);
+        json_array_append_new(
+            cards, json_pack("{s:i, s:s, s:i, s:i, s:b, s:o, s:o, s:o}", "index", g, "mode",
+                             gs_card_mode_name(gs_fleet_card_mode(f, i, g)), "allocated_milli",
+                             alloc, "free_milli", 1000 - alloc - down, "healthy", !bad, "xid",
+                             bad && h->xid[g] ? json_integer(h->xid[g]) : json_null(), "pods",
+                             pods[g], "mig_instances", mig_json(gs_fleet_card_mig(f, i, g))));
     }
     return cards;
 }
@@ -302,23 +270,26 @@ json_t *gsd_node_json(const struct gsd_state *st, size_t i, int cards, const cha
     const struct gsd_node_health *h = &st->health[i];
     struct gs_node_info ni;
     gs_cluster_node_info(st->cluster, i, &ni);
-    int64_t free_milli = 0, held = 0;
+    int64_t alloc = 0, down = 0, cpu_left, mem_left;
+    gs_fleet_node_left(gs_tenancy_fleet(st->sched.tn), i, &cpu_left, &mem_left);
     json_t *bad = json_array();
     for (int g = 0; g < ni.gpus; g++) {
-        free_milli += ni.gpu_left[g];
-        held += h->held_milli[g];
+        int32_t a, d;
+        card_use(st, i, g, &a, &d);
+        alloc += a;
+        down += d;
         if (h->bad_mask & (1u << g))
             json_array_append_new(bad, json_integer(g));
     }
     json_t *n = json_pack(
         "{s:s, s:s, s:s?, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:b, s:o, s:o}", "name",
         ni.name, "zone", ni.zone, "gpu_model", ni.model >= 0 ? gs_catalog_at(ni.model)->name : NULL,
-        "gpus", ni.gpus, "gpu_milli_allocated", (json_int_t)(ni.gpus * 1000 - free_milli - held),
-        "gpu_milli_free", (json_int_t)free_milli, "gpu_milli_unavailable", (json_int_t)held,
-        "cpu_milli", (json_int_t)ni.cpu_milli, "cpu_milli_free", (json_int_t)ni.cpu_left,
-        "memory_mib", (json_int_t)ni.memory_mib, "memory_mib_free", (json_int_t)ni.memory_left,
-        "ready", h->ready, "heartbeats", h->watched, "ready_changed",
-        gsd_time_json(h->watched ? h->since_us : 0), "unhealthy_gpus", bad);
+        "gpus", ni.gpus, "gpu_milli_allocated", (json_int_t)alloc, "gpu_milli_free",
+        (json_int_t)(ni.gpus * 1000 - alloc - down), "gpu_milli_unavailable", (json_int_t)down,
+        "cpu_milli", (json_int_t)ni.cpu_milli, "cpu_milli_free", (json_int_t)cpu_left, "memory_mib",
+        (json_int_t)ni.memory_mib, "memory_mib_free", (json_int_t)mem_left, "ready", h->ready,
+        "heartbeats", h->watched, "ready_changed", gsd_time_json(h->watched ? h->since_us : 0),
+        "unhealthy_gpus", bad);
     if (n && cards)
         json_object_set_new(n, "gpu", cards_json(st, i, &ni, tenant));
     return n;
@@ -382,21 +353,51 @@ out:
     return rc;
 }
 
+/* A whole number field of @b in 0..@max, or -1 when absent; -2 when malformed. */
+static int64_t clock_field(const json_t *b, const char *k, int64_t max)
+{
+    const json_t *v = json_object_get(b, k);
+    if (!v)
+        return -1;
+    return json_is_integer(v) && json_integer_value(v) >= 0 && json_integer_value(v) <= max
+               ? json_integer_value(v)
+               : -2;
+}
+
+/*
+ * POST /v1/clock {"advance_seconds": N | "advance_us": N | "to_us": T, "pass": true}: move the
+ * manual clock (gsd_sched_clock()); answers the clock, the next walltime end and whether passes
+ * are held.
+ */
 static void clock_post(struct gsd_state *st, struct gsd_req *r)
 {
     json_t *b = json_loadb(r->body ? r->body : "", r->len, JSON_REJECT_DUPLICATES, NULL);
-    json_t *adv = json_object_get(b, "advance_seconds");
+    const int64_t year = 86400LL * 366 * 1000000;
+    int64_t secs = clock_field(b, "advance_seconds", year / 1000000);
+    int64_t us = clock_field(b, "advance_us", year), to = clock_field(b, "to_us", INT64_MAX / 2);
+    const json_t *pass = json_object_get(b, "pass");
+    size_t given = (secs != -1) + (us != -1) + (to != -1);
     if (!st->manual_clock) {
         gsd_reply_error(r, 404, "",
                         "no such endpoint: the daemon runs on the system clock "
                         "(start it with --manual-clock)");
-    } else if (!json_is_integer(adv) || json_object_size(b) != 1 || json_integer_value(adv) < 0 ||
-               json_integer_value(adv) > 86400 * 365) {
-        gsd_reply_error(r, 400, "advance_seconds",
-                        "advance_seconds: expected {\"advance_seconds\": 0..31536000}");
+    } else if (!json_is_object(b) || given != 1 || secs == -2 || us == -2 || to == -2 ||
+               (pass && !json_is_boolean(pass)) || json_object_size(b) != 1 + (pass != NULL)) {
+        gsd_reply_error(r, 400, "",
+                        "body: expected one of advance_seconds (0..31622400), advance_us or to_us "
+                        "(microseconds), and optionally pass (true or false)");
+    } else if (to >= 0 && to < st->manual_now_us) {
+        gsd_reply_error(r, 400, "to_us", "to_us: the clock is at %lld and never goes back",
+                        (long long)st->manual_now_us);
     } else {
-        st->manual_now_us += json_integer_value(adv) * 1000000;
-        gsd_reply_json(r, 200, json_pack("{s:I}", "now_us", (json_int_t)st->manual_now_us));
+        int64_t target = to >= 0 ? to : st->manual_now_us + (secs >= 0 ? secs * 1000000 : us);
+        if (gsd_sched_clock(st, target, !pass || json_is_true(pass)))
+            gsd_reply_error(r, 503, "", "the store failed");
+        else
+            gsd_reply_json(r, 200,
+                           json_pack("{s:I, s:I, s:b}", "now_us", (json_int_t)st->manual_now_us,
+                                     "next_end_us", (json_int_t)gs_tenancy_next_end(st->sched.tn),
+                                     "held", st->held));
     }
     json_decref(b);
 }

@@ -14,10 +14,8 @@ struct gsd_req;
 struct gsd_state;
 
 /*
- * One node's health as its agent reports it (nodes.c). Cards of a NotReady node, and unhealthy
- * cards, are kept from placement by holding their free share (and a NotReady node's free CPU and
- * memory) in the engine, so every placement path (API, retries, extender) skips them alike; the
- * held amounts are never shown as allocated.
+ * One node's health as its agent reports it (nodes.c); the scheduler keeps a NotReady node's
+ * cards, and unhealthy cards, from placement (gs_tenancy_node_ready(), gs_tenancy_card_health()).
  */
 struct gsd_node_health {
     uint8_t watched; /* a heartbeat came once: the grace period applies from then on */
@@ -26,16 +24,12 @@ struct gsd_node_health {
     int32_t xid[GS_GPUS_MAX]; /* per unhealthy card: the Xid reported, 0 = none given */
     int64_t last_beat_us;     /* node-monitor clock (gsd_clock_us()) of the last heartbeat */
     int64_t since_us;         /* wall clock of the last Ready change */
-    uint16_t held_milli[GS_GPUS_MAX]; /* per card, share held back from placement */
-    int64_t held_cpu_milli, held_memory_mib;
 };
 
 /* gsd_clock_us() - the node-monitor clock: monotonic, or the manual one with --manual-clock. */
 int64_t gsd_clock_us(const struct gsd_state *st);
-/* gsd_clock_manual() - switch to the manual clock (at 0); every watched node beats at 0. */
-void gsd_clock_manual(struct gsd_state *st);
 /*
- * gsd_health_init() - read the stored node and card health and hold back what is unavailable;
+ * gsd_health_init() - read the stored node and card health and tell the scheduler;
  * watched Ready nodes count their grace period from now. Call after the pods are restored.
  * Return: 0; -ENOMEM; -EIO.
  */
@@ -61,9 +55,10 @@ int gsd_xid_kills(int xid);
 int gsd_health_expire(struct gsd_state *st);
 /* gsd_health_deadline() - monotonic time of the next possible expiry; INT64_MAX for none. */
 int64_t gsd_health_deadline(const struct gsd_state *st);
-/* gsd_health_released() - capacity was released on node @node: hold it back too when that node
- * or one of its cards is unavailable. */
-void gsd_health_released(struct gsd_state *st, int node);
+
+/* gsd_unavailable_milli() - the GPU share no pod holds on cards that are down (unhealthy, or of
+ * a node not ready), milli-GPU. */
+int64_t gsd_unavailable_milli(const struct gsd_state *st);
 
 /* Node endpoints (nodes.c): POST /v1/nodes/NAME/heartbeat, POST .../gpus/INDEX/health and
  * POST /v1/clock; @rest is what follows "/v1/nodes/" (or NULL for /v1/clock). */

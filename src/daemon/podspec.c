@@ -1,28 +1,21 @@
 /*
- * gpuschedd: a Kubernetes Pod object to a gpusched request.
- *
- * GPU requests follow the HAMi convention the scenario files use: nvidia.com/gpu cards, each with
- * nvidia.com/gpumem MiB and nvidia.com/gpucores percent of one card when shared. A share is
- * gpucores x 10 milli-GPU; a share given only as memory is that memory's part of the smallest
- * card in the cluster, rounded up, so it fits wherever it is put. Only one container may ask for
- * GPUs (the engine places one card set per pod); CPU and memory add up over containers.
+ * gpuschedd: a Kubernetes Pod object to what the scheduler reads. The request itself (resources,
+ * GPU models, PodGroup, queue, PriorityClass, topology, profile, vGPU class) is read by the one
+ * Pod parser, gs_pod_parse(), the simulator's own, strictly: what it would only warn about in a
+ * scenario file is refused here. What the API keeps besides (uid, labels, annotations, the body
+ * itself) is read with jansson.
  */
 #include "podspec.h"
 
-#include "gpusched/catalog.h"
-#include "gpusched/cluster.h"
-#include "gpusched/mig.h"
+#include "gpusched/scenario.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define CONTAINERS_MAX 64
-#define KV_MAX         256 /* labels, and annotations, per pod */
-#define QTY_MAX        (1LL << 40)
+#define KV_MAX 256 /* labels, and annotations, per pod */
 
 static int ferr(struct gsd_ferr *e, const char *field, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -63,99 +56,6 @@ int gsd_subdomain_ok(const char *s)
     return s[0] != '.' && s[n - 1] != '.' && !strstr(s, "..");
 }
 
-/* "1.25" -> 1250 (value x 1000, at most three decimals); also accepts a plain integer. */
-static int parse_milli(const char *s, int64_t *out)
-{
-    int64_t whole = 0, frac = 0, scale = 1000;
-    const char *p = s;
-    if (!isdigit((unsigned char)*p))
-        return -EINVAL;
-    for (; isdigit((unsigned char)*p); p++)
-        if ((whole = whole * 10 + (*p - '0')) > QTY_MAX)
-            return -EINVAL;
-    if (*p == '.') {
-        if (!isdigit((unsigned char)p[1]))
-            return -EINVAL;
-        for (p++; isdigit((unsigned char)*p); p++) {
-            if (scale == 1 && *p != '0')
-                return -EINVAL; /* finer than a milli */
-            if (scale > 1)
-                frac += (*p - '0') * (scale /= 10);
-        }
-    }
-    *out = whole * 1000 + frac;
-    return *p ? -EINVAL : 0;
-}
-
-int gsd_parse_cpu(const char *s, int64_t *milli)
-{
-    size_t n = strlen(s);
-    int64_t v;
-    if (n > 1 && s[n - 1] == 'm') { /* "500m": whole milli-cores */
-        char buf[32];
-        if (n >= sizeof(buf) || strchr(s, '.'))
-            return -EINVAL;
-        memcpy(buf, s, n - 1);
-        buf[n - 1] = '\0';
-        if (parse_milli(buf, &v))
-            return -EINVAL;
-        *milli = v / 1000;
-        return 0;
-    }
-    if (parse_milli(s, &v))
-        return -EINVAL;
-    *milli = v;
-    return 0;
-}
-
-int gsd_parse_memory(const char *s, int64_t *mib)
-{
-    static const struct {
-        const char *suf;
-        int64_t bytes; /* per unit */
-    } units[] = {{"Ki", 1LL << 10}, {"Mi", 1LL << 20}, {"Gi", 1LL << 30},   {"Ti", 1LL << 40},
-                 {"k", 1000LL},     {"M", 1000000LL},  {"G", 1000000000LL}, {"T", 1000000000000LL}};
-    const int64_t unit = 1000LL << 20; /* one MiB, in the thousandths parse_milli() gives */
-    char buf[32];
-    size_t n = strlen(s);
-    int64_t per = 1, v;
-    if (n == 0 || n >= sizeof(buf))
-        return -EINVAL;
-    memcpy(buf, s, n + 1);
-    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-        size_t k = strlen(units[i].suf);
-        if (n > k && strcmp(buf + n - k, units[i].suf) == 0) {
-            per = units[i].bytes;
-            buf[n - k] = '\0';
-            break;
-        }
-    }
-    if (parse_milli(buf, &v)) /* v = amount x 1000 */
-        return -EINVAL;
-    /* Past 8 PiB the product overflows: no pod asks for that, so it is refused. */
-    if ((v > 0 && per > INT64_MAX / v) || v * per > INT64_MAX - unit)
-        return -EINVAL;
-    int64_t r = (v * per + unit - 1) / unit;
-    if (r > QTY_MAX)
-        return -EINVAL;
-    *mib = r;
-    return 0;
-}
-
-/* A quantity as a JSON string or integer, into the text form the parsers read. */
-static int qty_text(const json_t *v, char *buf, size_t cap)
-{
-    if (json_is_string(v) && json_string_length(v) < cap) {
-        memcpy(buf, json_string_value(v), json_string_length(v) + 1);
-        return 0;
-    }
-    if (json_is_integer(v) && json_integer_value(v) >= 0) {
-        snprintf(buf, cap, "%lld", (long long)json_integer_value(v));
-        return 0;
-    }
-    return -EINVAL;
-}
-
 /* An object of string values (labels, annotations), copied; absent gives an empty object. */
 static int string_map(const json_t *v, const char *field, json_t **out, struct gsd_ferr *e)
 {
@@ -179,6 +79,9 @@ static int string_map(const json_t *v, const char *field, json_t **out, struct g
     *out = json_deep_copy(v);
     return *out ? 0 : -ENOMEM;
 }
+
+/* The simulator's own annotations that only a simulated run can give a meaning to. */
+static const char *const sim_only[] = {"sim.gpusched.io/arrival", "sim.gpusched.io/gpu-util"};
 
 static int parse_metadata(const json_t *md, struct gsd_podspec *out, struct gsd_ferr *e)
 {
@@ -205,365 +108,84 @@ static int parse_metadata(const json_t *md, struct gsd_podspec *out, struct gsd_
     if (!rc)
         rc = string_map(json_object_get(md, "annotations"), "metadata.annotations",
                         &out->annotations, e);
-    if (rc)
-        return rc;
-    const char *model =
-        json_string_value(json_object_get(out->annotations, "gpusched.io/gpu-model"));
-    if (model) {
-        if (strlen(model) >= sizeof(out->models) || gsd_models_mask(model) < 0)
-            return ferr(e, "metadata.annotations.gpusched.io/gpu-model",
-                        "gpusched.io/gpu-model: \"%.64s\" names a GPU model not in the catalog",
-                        model);
-        memcpy(out->models, model, strlen(model) + 1);
-    }
-    const char *queue =
-        json_string_value(json_object_get(out->annotations, "scheduling.volcano.sh/queue-name"));
-    if (queue && !gsd_subdomain_ok(queue))
-        return ferr(e, "metadata.annotations.scheduling.volcano.sh/queue-name",
-                    "scheduling.volcano.sh/queue-name: expected a DNS subdomain of 1..63 bytes");
-    if (queue)
-        memcpy(out->queue, queue, strlen(queue) + 1);
-    if (gsd_pod_group(out->labels, out->annotations, out->group))
-        return ferr(e, "metadata.annotations.scheduling.k8s.io/group-name",
-                    "the PodGroup name (scheduling.k8s.io/group-name or the pod-group label): "
-                    "expected 1..%d bytes",
-                    GSD_NAME_MAX - 1);
-    return 0;
-}
-
-int gsd_pod_group(const json_t *labels, const json_t *annotations, char out[GSD_NAME_MAX])
-{
-    const char *g = json_string_value(json_object_get(annotations, "scheduling.k8s.io/group-name"));
-    if (!g)
-        g = json_string_value(json_object_get(labels, "scheduling.x-k8s.io/pod-group"));
-    if (!g)
-        g = json_string_value(json_object_get(labels, "pod-group.scheduling.sigs.k8s.io"));
-    out[0] = '\0';
-    if (!g)
-        return 0;
-    if (!*g || strlen(g) >= GSD_NAME_MAX)
-        return -EINVAL;
-    memcpy(out, g, strlen(g) + 1);
-    return 0;
-}
-
-int64_t gsd_models_mask(const char *models)
-{
-    int64_t mask = 0;
-    for (const char *p = models; *p;) {
-        const char *bar = strchr(p, '|');
-        int len = bar ? (int)(bar - p) : (int)strlen(p);
-        int m = gs_catalog_find(p, len);
-        if (m < 0)
-            return -1;
-        mask |= 1LL << m;
-        p += len + (bar ? 1 : 0);
-    }
-    return mask;
-}
-
-/* What one container asks for; GPU amounts stay -1 when not given. */
-struct ask {
-    int64_t gpu, gpumem, gpucores, cpu, memory;
-    char mig[GSD_MIG_MAX]; /* nvidia.com/mig-<profile>: 1, "" = none */
-};
-
-static int one_quantity(const json_t *v, const char *key, const char *field, struct ask *a,
-                        struct gsd_ferr *e)
-{
-    char buf[48];
-    int64_t x;
-    if (qty_text(v, buf, sizeof(buf)))
-        return ferr(e, field, "%s: expected a quantity (a string or a whole number)", field);
-    if (!strcmp(key, "cpu")) {
-        if (gsd_parse_cpu(buf, &a->cpu))
-            return ferr(e, field, "%s: \"%s\" is not a CPU quantity (\"2\", \"0.5\", \"500m\")",
-                        field, buf);
-        return 0;
-    }
-    if (!strcmp(key, "memory")) {
-        if (gsd_parse_memory(buf, &a->memory))
-            return ferr(e, field, "%s: \"%s\" is not a memory quantity (\"64Gi\", \"512Mi\")",
-                        field, buf);
-        return 0;
-    }
-    char *end;
-    errno = 0;
-    x = strtoll(buf, &end, 10);
-    int64_t hi = !strcmp(key, "nvidia.com/gpu")        ? GS_GPUS_MAX
-                 : !strcmp(key, "nvidia.com/gpucores") ? 100
-                                                       : 1 << 24;
-    if (errno || *end || !*buf || x < 0 || x > hi)
-        return ferr(e, field, "%s: \"%s\" is not a whole number in 0..%lld", field, buf,
-                    (long long)hi);
-    if (!strcmp(key, "nvidia.com/gpu"))
-        a->gpu = x;
-    else if (!strcmp(key, "nvidia.com/gpucores"))
-        a->gpucores = x;
-    else
-        a->gpumem = x;
-    return 0;
-}
-
-/*
- * known_resource() - whether @key is one of @keys, or a Kubernetes resource the node alone
- * accounts for (ephemeral-storage, hugepages-<size>). Anything else, an extended resource such as
- * nvidia.com/mig-1g.10gb above all, would otherwise be dropped and the pod run without it.
- */
-static int known_resource(const char *key, const char *const *keys, int n)
-{
-    for (int k = 0; k < n; k++)
-        if (!strcmp(key, keys[k]))
-            return 1;
-    return !strcmp(key, "ephemeral-storage") || !strncmp(key, "hugepages-", 10) ||
-           !strncmp(key, GS_MIG_RESOURCE_PREFIX, strlen(GS_MIG_RESOURCE_PREFIX));
-}
-
-/* The profile of MIG resource @key as NVIDIA names it, from the first model that has it. */
-static int mig_profile_of(const char *key, char out[GSD_MIG_MAX])
-{
-    for (int m = 0; m < gs_mig_model_count(); m++) {
-        int k = gs_mig_resource_parse(m, key, NULL);
-        if (k >= 0) {
-            snprintf(out, GSD_MIG_MAX, "%s", gs_mig_model_at(m)->profiles[k].name);
-            return 0;
-        }
-    }
-    return -ENOENT;
-}
-
-/* One container's nvidia.com/mig-<profile> limits and requests: one instance of one profile. */
-static int container_mig(const json_t *lim, const json_t *req, int idx, struct ask *a,
-                         struct gsd_ferr *e)
-{
-    for (int w = 0; w < 2; w++) {
-        const char *key;
-        const json_t *v;
-        json_object_foreach((json_t *)(w ? req : lim), key, v)
-        {
-            if (strncmp(key, GS_MIG_RESOURCE_PREFIX, strlen(GS_MIG_RESOURCE_PREFIX)))
-                continue;
-            char field[128], buf[48], prof[GSD_MIG_MAX], *end;
-            snprintf(field, sizeof(field), "spec.containers[%d].resources.%s.%.64s", idx,
-                     w ? "requests" : "limits", key);
-            if (mig_profile_of(key, prof))
-                return ferr(e, field, "%s: no GPU model gpusched knows has that MIG profile",
-                            field);
-            errno = 0;
-            long long n = qty_text(v, buf, sizeof(buf)) ? -1 : strtoll(buf, &end, 10);
-            if (n < 0 || errno || *end || !*buf)
-                return ferr(e, field, "%s: expected a whole number", field);
-            if (n > 1)
-                return ferr(e, field,
-                            "%s: %lld instances; a pod takes one MIG instance (run more pods)",
-                            field, n);
-            if (n == 1 && a->mig[0] && strcmp(a->mig, prof))
-                return ferr(e, field, "%s: a pod takes one MIG instance; it asks for mig-%s too",
-                            field, a->mig);
-            if (n == 1)
-                memcpy(a->mig, prof, sizeof(prof));
-        }
-    }
-    return 0;
-}
-
-static int container_ask(const json_t *c, int idx, struct ask *a, struct gsd_ferr *e)
-{
-    static const char *const keys[] = {"nvidia.com/gpu", "nvidia.com/gpumem", "nvidia.com/gpucores",
-                                       "cpu", "memory"};
-    char field[128];
-    const json_t *res = json_object_get(c, "resources");
-    *a = (struct ask){-1, -1, -1, 0, 0, ""};
-    if (!res || json_is_null(res))
-        return 0;
-    const json_t *lim = json_object_get(res, "limits"), *req = json_object_get(res, "requests");
-    for (int w = 0; w < 2; w++) {
-        const json_t *m = w ? req : lim;
-        if (m && !json_is_null(m) && !json_is_object(m)) {
-            snprintf(field, sizeof(field), "spec.containers[%d].resources.%s", idx,
-                     w ? "requests" : "limits");
-            return ferr(e, field, "%s: expected an object", field);
-        }
-    }
-    int rc = container_mig(lim, req, idx, a, e);
-    if (rc)
-        return rc;
-    for (int w = 0; w < 2; w++) {
-        const char *key;
-        const json_t *v;
-        json_object_foreach((json_t *)(w ? req : lim), key, v)
-        {
-            if (known_resource(key, keys, 5))
-                continue;
-            snprintf(field, sizeof(field), "spec.containers[%d].resources.%s.%.64s", idx,
-                     w ? "requests" : "limits", key);
-            return ferr(e, field,
-                        "%s: not a resource gpuschedd places (it places nvidia.com/gpu, "
-                        "nvidia.com/gpumem, nvidia.com/gpucores, nvidia.com/mig-<profile>, cpu "
-                        "and memory)",
-                        field);
-        }
-    }
-    for (int k = 0; k < 5; k++) {
-        const json_t *v = json_object_get(lim, keys[k]); /* a limit wins over a request */
-        const char *where = "limits";
-        const json_t *other = json_object_get(req, keys[k]);
-        if (!v) {
-            v = other;
-            other = NULL;
-            where = "requests";
-        }
-        if (!v)
-            continue;
-        snprintf(field, sizeof(field), "spec.containers[%d].resources.%s.%s", idx, where, keys[k]);
-        rc = one_quantity(v, keys[k], field, a, e);
-        if (rc)
-            return rc;
-        if (k >= 3 || !other)
-            continue;
-        /* Kubernetes: an extended resource's request, when given, equals its limit */
-        struct ask q = *a;
-        snprintf(field, sizeof(field), "spec.containers[%d].resources.requests.%s", idx, keys[k]);
-        if ((rc = one_quantity(other, keys[k], field, &q, e)) != 0)
-            return rc;
-        if (memcmp(a, &q, sizeof(q)) != 0)
-            return ferr(e, field, "%s: must equal the limit (%s is an extended resource)", field,
-                        keys[k]);
-    }
-    return 0;
-}
-
-/* The GPU part of the request from the one container that asks for GPUs. */
-static int gpu_request(const struct ask *a, int idx, uint32_t min_card_mib, struct gsd_podspec *out,
-                       struct gsd_ferr *e)
-{
-    char field[128];
-    snprintf(field, sizeof(field), "spec.containers[%d].resources.limits.nvidia.com/gpu", idx);
-    int64_t n = a->gpu >= 0 ? a->gpu : 1;
-    if (n == 0)
-        return (a->gpumem > 0 || a->gpucores > 0)
-                   ? ferr(e, field, "%s: 0 cards with nvidia.com/gpumem or gpucores", field)
-                   : 0;
-    out->gpumem_mib = a->gpumem > 0 ? (int32_t)a->gpumem : 0;
-    out->gpucores = a->gpucores > 0 ? (int32_t)a->gpucores : 0;
-    int64_t milli = 1000;
-    if (a->gpucores > 0 && a->gpucores < 100)
-        milli = a->gpucores * 10;
-    else if (a->gpucores < 0 && a->gpumem > 0 && min_card_mib > 0)
-        milli = a->gpumem * 1000 / min_card_mib; /* down, as the simulator: memory decides */
-    if (milli > 1000)
-        milli = 1000;
-    if (milli < 1000 && n > 1)
-        return ferr(e, field,
-                    "%s: a share of a card (nvidia.com/gpucores or gpumem) is for one card; "
-                    "asked for %lld",
-                    field, (long long)n);
-    out->req.num_gpu = (uint32_t)n;
-    out->req.gpu_milli = (uint32_t)(milli < 1 ? 1 : milli);
-    return 0;
-}
-
-/* A MIG instance is the pod's only GPU: no nvidia.com/gpu (but 0), gpumem or gpucores with it. */
-static int mig_request(const struct ask *a, int idx, struct gsd_podspec *out, struct gsd_ferr *e)
-{
-    static const char *const keys[3] = {"nvidia.com/gpu", "nvidia.com/gpumem",
-                                        "nvidia.com/gpucores"};
-    const int64_t v[3] = {a->gpu, a->gpumem, a->gpucores};
-    for (int k = 0; k < 3; k++)
-        if (v[k] > 0) {
+    for (size_t i = 0; !rc && i < sizeof(sim_only) / sizeof(sim_only[0]); i++)
+        if (json_object_get(out->annotations, sim_only[i])) {
             char field[128];
-            snprintf(field, sizeof(field), "spec.containers[%d].resources.limits.%s", idx, keys[k]);
-            return ferr(e, field,
-                        "%s: the container asks for a MIG instance (mig-%s) too; a pod takes "
-                        "either a MIG instance or whole or shared cards",
-                        field, a->mig);
+            snprintf(field, sizeof(field), "metadata.annotations.%s", sim_only[i]);
+            rc = ferr(e, field,
+                      "%s: only a simulated run gives it a meaning; gpuschedd takes a pod when it "
+                      "is submitted and does not model how busy it keeps its GPUs",
+                      sim_only[i]);
         }
-    memcpy(out->mig, a->mig, sizeof(out->mig));
-    return 0;
+    return rc;
 }
 
-static int parse_containers(const json_t *cs, uint32_t min_card_mib, struct gsd_podspec *out,
-                            struct gsd_ferr *e)
-{
-    if (!json_is_array(cs) || json_array_size(cs) == 0)
-        return ferr(e, "spec.containers", "spec.containers: expected a non-empty list");
-    if (json_array_size(cs) > CONTAINERS_MAX)
-        return ferr(e, "spec.containers", "spec.containers: more than %d", CONTAINERS_MAX);
-    int gpu_idx = -1;
-    struct ask gpu_ask = {0};
-    for (size_t i = 0; i < json_array_size(cs); i++) {
-        const json_t *c = json_array_get(cs, i);
-        struct ask a;
-        char field[64];
-        snprintf(field, sizeof(field), "spec.containers[%zu]", i);
-        if (!json_is_object(c))
-            return ferr(e, field, "%s: expected an object", field);
-        int rc = container_ask(c, (int)i, &a, e);
-        if (rc)
-            return rc;
-        out->req.cpu_milli += a.cpu;
-        out->req.memory_mib += a.memory;
-        if (out->req.cpu_milli > QTY_MAX || out->req.memory_mib > QTY_MAX)
-            return ferr(e, field, "%s: CPU or memory adds up past the limit", field);
-        if (a.gpu > 0 || a.gpumem > 0 || a.gpucores > 0 || a.mig[0]) {
-            if (gpu_idx >= 0)
-                return ferr(e, field,
-                            "%s: only one container may ask for GPUs (container %d "
-                            "does too)",
-                            field, gpu_idx);
-            gpu_idx = (int)i;
-            gpu_ask = a;
-        }
-    }
-    if (gpu_idx >= 0 && gpu_ask.mig[0])
-        return mig_request(&gpu_ask, gpu_idx, out, e);
-    return gpu_idx < 0 ? 0 : gpu_request(&gpu_ask, gpu_idx, min_card_mib, out, e);
-}
-
-int gsd_podspec_parse(const json_t *pod, uint32_t min_card_mib, struct gsd_podspec *out,
+int gsd_podspec_parse(const char *text, size_t len, int strict, struct gsd_podspec *out,
                       struct gsd_ferr *e)
 {
+    json_error_t jerr;
     memset(out, 0, sizeof(*out));
-    if (!json_is_object(pod))
-        return ferr(e, "", "the body must be a Pod object");
+    json_t *pod = json_loadb(text ? text : "", len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!pod)
+        return ferr(e, "", "body: not JSON at line %d column %d: %s", jerr.line, jerr.column,
+                    jerr.text);
+    int rc = 0;
     const json_t *kind = json_object_get(pod, "kind");
-    if (kind && !json_is_null(kind) &&
-        (!json_is_string(kind) || strcmp(json_string_value(kind), "Pod")))
-        return ferr(e, "kind", "kind: expected Pod");
-    int rc = parse_metadata(json_object_get(pod, "metadata"), out, e);
-    const json_t *spec = json_object_get(pod, "spec");
-    if (!rc && !json_is_object(spec))
-        rc = ferr(e, "spec", "spec: expected an object");
+    if (!json_is_object(pod))
+        rc = ferr(e, "", "the body must be a Pod object");
+    else if (kind && !json_is_null(kind) &&
+             (!json_is_string(kind) || strcmp(json_string_value(kind), "Pod")))
+        rc = ferr(e, "kind", "kind: expected Pod");
     if (!rc)
-        rc = parse_containers(json_object_get(spec, "containers"), min_card_mib, out, e);
-    const json_t *prio = rc ? NULL : json_object_get(spec, "priority");
-    if (prio && !json_is_null(prio)) {
-        if (!json_is_integer(prio) || json_integer_value(prio) < -2147483647 ||
-            json_integer_value(prio) > 2147483647)
-            rc = ferr(e, "spec.priority", "spec.priority: expected a 32-bit whole number");
-        else
-            out->priority = (int32_t)json_integer_value(prio);
-        out->has_priority = !rc;
+        rc = parse_metadata(json_object_get(pod, "metadata"), out, e);
+    if (!rc && !json_is_object(json_object_get(pod, "spec")))
+        rc = ferr(e, "spec", "spec: expected an object");
+    if (!rc && !(out->body = json_dumps(pod, JSON_COMPACT)))
+        rc = -ENOMEM;
+    json_decref(pod);
+    if (!rc) {
+        struct gs_diag d;
+        gs_diag_init(&d);
+        rc = gs_pod_parse("body", out->body, strlen(out->body), strict, &out->s, e->field,
+                          sizeof(e->field), &d);
+        if (rc == -ENOMEM)
+            snprintf(e->msg, sizeof(e->msg), "out of memory");
+        else if (rc) /* the parser's words name the place in the compact body: drop that */
+            snprintf(e->msg, sizeof(e->msg), "%.127s%.380s", e->field[0] ? e->field : "",
+                     strstr(d.msg, ": ") ? strstr(d.msg, ": ") : d.msg);
+        e->status = rc == -ENOMEM ? 500 : 400;
     }
-    const json_t *pc = rc ? NULL : json_object_get(spec, "priorityClassName");
-    if (pc && !json_is_null(pc)) {
-        if (!json_is_string(pc) || !json_string_length(pc) ||
-            json_string_length(pc) >= GSD_NAME_MAX)
-            rc = ferr(e, "spec.priorityClassName",
-                      "spec.priorityClassName: expected a name of 1..%d bytes", GSD_NAME_MAX - 1);
-        else
-            memcpy(out->pclass, json_string_value(pc), json_string_length(pc) + 1);
+    if (rc == -ENOMEM && !e->msg[0]) {
+        e->status = 500;
+        snprintf(e->msg, sizeof(e->msg), "out of memory");
     }
-    if (!rc && out->models[0] && (out->req.num_gpu || out->mig[0]))
-        out->req.model_mask = (uint32_t)gsd_models_mask(out->models);
+    if (!rc && !out->ns[0])
+        out->s.ns[0] = '\0'; /* the parser's "default": the API picks the namespace itself */
     if (rc)
         gsd_podspec_clear(out);
-    return rc;
+    return rc < 0 ? rc : 0;
+}
+
+int gsd_podspec_set_ns(struct gsd_podspec *p, const char *ns)
+{
+    json_t *pod = json_loads(p->body, 0, NULL), *md = json_object_get(pod, "metadata");
+    int rc = md && !json_object_set_new(md, "namespace", json_string(ns)) ? 0 : -ENOMEM;
+    char *body = rc ? NULL : json_dumps(pod, JSON_COMPACT);
+    json_decref(pod);
+    if (!body)
+        return -ENOMEM;
+    free(p->body);
+    p->body = body;
+    snprintf(p->ns, sizeof(p->ns), "%s", ns);
+    snprintf(p->s.ns, sizeof(p->s.ns), "%s", ns);
+    return 0;
 }
 
 void gsd_podspec_clear(struct gsd_podspec *p)
 {
     json_decref(p->labels);
     json_decref(p->annotations);
+    free(p->body);
     p->labels = p->annotations = NULL;
+    p->body = NULL;
 }

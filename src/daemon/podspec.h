@@ -1,5 +1,5 @@
 /*
- * Kubernetes Pod objects as gpuschedd reads them: names, resources, GPU models, PodGroup.
+ * Kubernetes Pod objects as gpuschedd takes them, through the one Pod parser (gs_pod_parse()).
  */
 #ifndef GSD_PODSPEC_H
 #define GSD_PODSPEC_H
@@ -7,7 +7,7 @@
 #include "config.h"
 
 #include "gpusched/diag.h"
-#include "gpusched/sched.h"
+#include "gpusched/policy.h"
 
 #include <jansson.h>
 
@@ -17,15 +17,9 @@
 struct gsd_podspec {
     char ns[GSD_NAME_MAX], name[GSD_NAME_MAX], uid[GSD_UID_MAX];
     json_t *labels, *annotations; /* objects of strings, owned (never NULL after a parse) */
-    struct gs_pod_req req;
-    int32_t gpumem_mib, gpucores; /* as asked, 0 = not given */
-    int32_t priority;
-    int has_priority;          /* spec.priority was given */
-    char models[160];          /* '|'-joined catalog names allowed, "" = any */
-    char group[GSD_NAME_MAX];  /* its PodGroup (gang), "" = none; see gsd_pod_group() */
-    char pclass[GSD_NAME_MAX]; /* spec.priorityClassName, "" = none */
-    char queue[GSD_NAME_MAX];  /* annotation scheduling.volcano.sh/queue-name, "" = none */
-    char mig[GSD_MIG_MAX];     /* the MIG profile of nvidia.com/mig-<profile>: 1, "" = none */
+    char *body;           /* the Pod object as received, compact JSON (owned): what the store
+                             keeps and a restart parses again */
+    struct gs_pod_spec s; /* what the scheduler reads, as gs_pod_parse() made it */
 };
 
 /* A field error: an HTTP status, the message and the JSON path of the field. */
@@ -36,36 +30,28 @@ struct gsd_ferr {
 };
 
 /*
- * gsd_podspec_parse() - read a Kubernetes Pod object (@pod) into @out: metadata name, namespace
- * (may be absent: "" then), uid, labels, annotations (gpusched.io/gpu-model limits GPU models),
- * spec.priority, and per container resources.limits (requests where a limit is absent)
- * nvidia.com/gpu, nvidia.com/gpumem (MiB), nvidia.com/gpucores (%), cpu, memory, and one MIG
- * instance, nvidia.com/mig-<profile>: 1 (NVIDIA's device plugin, strategy mixed), a profile some
- * MIG model of gpusched/mig.h has; more than one instance, two profiles, or a MIG instance with
- * nvidia.com/gpu, gpumem or gpucores is a 400 naming the field.
- * @min_card_mib: the smallest card memory among the cluster's models, to turn a gpumem-only
- * share into milli-GPU.
- * Return: 0; -EINVAL with @e (status 400 and the field).
+ * gsd_podspec_parse() - read the Kubernetes Pod object of JSON text @text (@len bytes) into
+ * @out: the scheduler's view through the one Pod parser (gs_pod_parse(), the simulator's own:
+ * resources, GPU models, PodGroup, queue, PriorityClass, annotations), and what the API keeps
+ * besides: the uid, the labels and annotations as given. Names are held to
+ * Kubernetes' rules (a namespace a DNS label, a name a DNS subdomain, at most 63 bytes). What
+ * the daemon would not honour is refused, never accepted and ignored: a field or resource the
+ * parser does not interpret (a warning in a scenario file is a 400 here), and the simulator's
+ * own annotations sim.gpusched.io/arrival and sim.gpusched.io/gpu-util (a walltime,
+ * sim.gpusched.io/duration, is kept: backfill reads it). A namespace the Pod does not give is
+ * left "" (the caller picks one and calls gsd_podspec_set_ns()). @strict 0 takes what the parser
+ * only warns about (a Pod kube-scheduler places, which honours those fields itself).
+ * Return: 0; -EINVAL with @e (400 and the field); -ENOMEM with @e (500).
  */
-int gsd_podspec_parse(const json_t *pod, uint32_t min_card_mib, struct gsd_podspec *out,
+int gsd_podspec_parse(const char *text, size_t len, int strict, struct gsd_podspec *out,
                       struct gsd_ferr *e);
+
+/* gsd_podspec_set_ns() - the pod's namespace is @ns: in its names, its spec and its body.
+ * Return: 0; -ENOMEM. */
+int gsd_podspec_set_ns(struct gsd_podspec *p, const char *ns);
+
+/* gsd_podspec_clear() - free what @p owns; the struct may be parsed into again. */
 void gsd_podspec_clear(struct gsd_podspec *p);
-
-/*
- * gsd_pod_group() - the PodGroup a pod belongs to, from its annotations and labels: Volcano's
- * annotation scheduling.k8s.io/group-name, else the coscheduling plugin's label
- * scheduling.x-k8s.io/pod-group (or its older pod-group.scheduling.sigs.k8s.io). @out is "" when
- * none is given. Return: 0; -EINVAL when the name is not 1..63 bytes (@out then "").
- */
-int gsd_pod_group(const json_t *labels, const json_t *annotations, char out[GSD_NAME_MAX]);
-
-/* gsd_models_mask() - the catalog mask of '|'-joined model names (0 for ""); -1 unknown name. */
-int64_t gsd_models_mask(const char *models);
-
-/* gsd_parse_cpu() / gsd_parse_memory() - Kubernetes quantities to milli-cores / MiB (rounded
- * up). Return: 0; -EINVAL (syntax, negative, over 2^40). */
-int gsd_parse_cpu(const char *s, int64_t *milli);
-int gsd_parse_memory(const char *s, int64_t *mib);
 
 /* gsd_name_ok() - a DNS-1123 label: 1..63 of [a-z0-9-], alphanumeric at both ends. */
 int gsd_name_ok(const char *s);

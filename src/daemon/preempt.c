@@ -7,9 +7,9 @@
  * (nvidia.com/gpu as a number, CPU, memory). The verb keeps the proposals that hold in gpusched's
  * card-level view: on each node the victims gpusched holds there are evicted lowest priority
  * first, then the latest started (the reverse of kube-scheduler's MoreImportantPod), until the
- * engine's filter lets the pod fit; then each of them, most important first, is spared when the
- * pod still fits without evicting it, so the set is minimal. For a pod asking a MIG instance the
- * test is gsd_mig_fits_without(): the victims' instances destroyed, cards they all leave empty. A
+ * scheduler's filter lets the pod fit (gs_tenancy_probe_without(): whole cards, shares, MIG
+ * instances, cards they all leave empty); then each of them, most important first, is spared when
+ * the pod still fits without evicting it, so the set is minimal. A
  * node where evicting every proposed victim gpusched holds would not make room, or that the
  * inventory lacks, is dropped. A victim gpusched does not hold takes no card in its view; it stays
  * in the set as proposed, since kube-scheduler needed it for what it counts. NumPDBViolations comes
@@ -24,12 +24,11 @@
 #include "preempt.h"
 #include "api.h"
 #include "extender.h"
-#include "mig.h"
-#include "queue.h"
 #include "state.h"
 
 #include "gpusched/cluster.h"
 #include "gpusched/scenario.h"
+#include "gpusched/tenancy.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -179,52 +178,35 @@ static int evict_before(const struct gsd_pod *a, const struct gsd_pod *b)
     return a->seq > b->seq;
 }
 
-/* Does @req (a MIG instance of @mig when not "") fit node @idx were the pods @set[0..n)
- * (skipping @skip) gone? A card all whose MIG instances go is whole again. 1, 0 or -ENOMEM.
- * @gone, @pl: room for @n + GS_GPUS_MAX; @kept: for @n. */
-static int fits_without(struct gsd_state *st, const struct gs_pod_req *req, const char *mig,
-                        int idx, const struct gsd_pod *const *set, size_t n, size_t skip,
-                        struct gs_pod_req *gone, struct gs_placement *pl,
-                        const struct gsd_pod **kept)
+/* Does the probed pod fit node @idx were the pods @set[0..n) (skipping @skip) gone? 1, 0 or
+ * -ENOMEM. @sids: room for @n. */
+static int fits_without(struct gsd_state *st, struct gs_tenancy_probe *pr, int idx,
+                        const struct gsd_pod *const *set, size_t n, size_t skip, int32_t *sids)
 {
     size_t m = 0;
     for (size_t i = 0; i < n; i++)
-        if (i != skip) {
-            kept[m] = set[i];
-            gone[m] = set[i]->req;
-            pl[m++] = set[i]->pl;
-        }
-    if (mig[0])
-        return gsd_mig_fits_without(st, mig, req, (size_t)idx, kept, m);
-    size_t k = m; /* the MIG cards these victims empty: their engine holds go too */
-    m += (size_t)gsd_mig_holds_freed(st, (size_t)idx, kept, k, gone + k, pl + k);
-    struct gs_diag why;
-    gs_diag_init(&why);
-    int rc = gs_sched_fits_without(st->sched, req, (size_t)idx, gone, pl, m, &why);
-    return rc == -ENOMEM ? rc : rc == 1; /* a request no node can take fits nowhere */
+        if (i != skip && set[i]->sid >= 0)
+            sids[m++] = set[i]->sid;
+    return gs_tenancy_probe_without(st->sched.tn, pr, idx, sids, m);
 }
 
 /*
- * Of @set[0..@n) (pods on node @idx, in eviction order), the fewest whose going lets @req fit
- * there: the shortest prefix of the order, then each of it spared, most important first, when the
- * pod fits without evicting it. @set is compacted to those chosen. Return: how many (>= 0); -1
- * when even all of them do not make room; -ENOMEM.
+ * Of @set[0..@n) (pods on node @idx, in eviction order), the fewest whose going lets the probed
+ * pod fit there: the shortest prefix of the order, then each of it spared, most important first,
+ * when the pod fits without evicting it. @set is compacted to those chosen. Return: how many
+ * (>= 0); -1 when even all of them do not make room; -ENOMEM.
  */
-static int minimal_set(struct gsd_state *st, const struct gs_pod_req *req, const char *mig, int idx,
+static int minimal_set(struct gsd_state *st, struct gs_tenancy_probe *pr, int idx,
                        const struct gsd_pod **set, size_t n)
 {
-    struct gs_pod_req *gone = calloc(n + GS_GPUS_MAX + 1, sizeof(*gone));
-    struct gs_placement *pl = calloc(n + GS_GPUS_MAX + 1, sizeof(*pl));
-    const struct gsd_pod **kept = calloc(n + 1, sizeof(*kept));
-    int rc = gone && pl && kept ? 0 : -ENOMEM;
+    int32_t *sids = calloc(n + 1, sizeof(*sids));
+    int rc = sids ? 0 : -ENOMEM;
     size_t need = 0; /* the shortest prefix of the order that makes room */
-    while (!rc &&
-           (rc = fits_without(st, req, mig, idx, set, need, SIZE_MAX, gone, pl, kept)) == 0 &&
-           need < n)
+    while (!rc && (rc = fits_without(st, pr, idx, set, need, SIZE_MAX, sids)) == 0 && need < n)
         need++;
     /* Spare what is not needed, most important first; the last of the prefix always is. */
     for (size_t j = need > 0 ? need - 1 : 0; rc == 1 && j-- > 0;) {
-        int fit = fits_without(st, req, mig, idx, set, need, j, gone, pl, kept);
+        int fit = fits_without(st, pr, idx, set, need, j, sids);
         if (fit < 0)
             rc = fit;
         if (fit == 1) {
@@ -232,9 +214,7 @@ static int minimal_set(struct gsd_state *st, const struct gs_pod_req *req, const
             need--;
         }
     }
-    free(gone);
-    free(pl);
-    free(kept);
+    free(sids);
     return rc == 1 ? (int)need : rc < 0 ? rc : -1;
 }
 
@@ -242,8 +222,7 @@ static int minimal_set(struct gsd_state *st, const struct gs_pod_req *req, const
  * Decide one node: mark the victims to keep. Return: 1 the node stays; 0 it is dropped;
  * -ENOMEM.
  */
-static int decide(struct gsd_state *st, const struct gs_pod_req *req, const char *mig,
-                  struct proposal *p)
+static int decide(struct gsd_state *st, struct gs_tenancy_probe *pr, struct proposal *p)
 {
     if (p->idx < 0)
         return 0;
@@ -260,7 +239,7 @@ static int decide(struct gsd_state *st, const struct gs_pod_req *req, const char
             set[at] = set[at - 1];
         set[at] = p->v[i].p;
     }
-    int need = minimal_set(st, req, mig, p->idx, set, n);
+    int need = minimal_set(st, pr, p->idx, set, n);
     for (size_t i = 0; need > 0 && i < p->n; i++)
         for (int k = 0; p->v[i].p && k < need; k++)
             p->v[i].keep |= set[k] == p->v[i].p;
@@ -307,19 +286,33 @@ void gsd_extender_preempt(struct gsd_state *st, struct gsd_req *r, const json_t 
         gsd_reply_error(r, 400, "", "ExtenderPreemptionArgs: expected an object");
         return;
     }
-    if (gsd_podspec_parse(gsd_jget(args, "Pod"), st->min_card_mib, &spec, &e)) {
+    char *text = json_dumps(gsd_jget(args, "Pod"), JSON_COMPACT | JSON_ENCODE_ANY);
+    rc = gsd_podspec_parse(text ? text : "", text ? strlen(text) : 0, 0, &spec, &e);
+    free(text);
+    if (rc) {
         char field[160];
         snprintf(field, sizeof(field), e.field[0] ? "Pod.%s" : "Pod", e.field);
-        gsd_reply_error(r, 400, field, "Pod%s%.400s", e.field[0] ? "." : ": ", e.msg);
+        gsd_reply_error(r, e.status, field, "Pod%s%.400s", e.field[0] ? "." : ": ", e.msg);
         return;
     }
-    rc = read_args(&pr, args);
+    char why[GSD_REASON_MAX];
+    struct gs_tenancy_probe *probe = NULL;
+    if (!spec.ns[0])
+        snprintf(spec.s.ns, sizeof(spec.s.ns), "default");
+    rc = gs_tenancy_probe_new(st->sched.tn, &spec.s, &probe, why, sizeof(why));
+    if (rc == 1) {
+        gsd_reply_error(r, 400, "Pod", "Pod: %s", why);
+        gsd_podspec_clear(&spec);
+        return;
+    }
+    if (!rc)
+        rc = read_args(&pr, args);
     if (!rc)
         rc = match(&pr);
     if (!rc && !(kept = calloc(pr.n + 1, sizeof(*kept))))
         rc = -ENOMEM;
     for (size_t k = 0; !rc && k < pr.n; k++) {
-        kept[k] = decide(st, &spec.req, spec.mig, &pr.nodes[k]);
+        kept[k] = decide(st, probe, &pr.nodes[k]);
         rc = kept[k] < 0 ? kept[k] : 0;
     }
     if (rc == -EINVAL)
@@ -330,158 +323,17 @@ void gsd_extender_preempt(struct gsd_state *st, struct gsd_req *r, const json_t 
         gsd_reply_json(r, 200, result(&pr, kept));
     free(kept);
     preempt_free(&pr);
+    gs_tenancy_probe_free(probe);
     gsd_podspec_clear(&spec);
 }
 
-/* ---- preemption by gpuschedd itself, for pods submitted to its API ---- */
-
-static const struct gs_priority_class_spec *pclass_named(const struct gsd_config *c,
-                                                         const char *name)
-{
-    const struct gs_scenario *s = c->quotas;
-    for (size_t i = 0; s && i < s->policy.npriority_classes; i++)
-        if (!strcmp(s->policy.priority_classes[i].name, name))
-            return &s->policy.priority_classes[i];
-    return NULL;
-}
+/* ---- PriorityClasses, as Kubernetes' Priority admission reads them ---- */
 
 int gsd_priority_class_known(const struct gsd_state *st, const char *name, const char *field,
                              struct gsd_req *r)
 {
-    const struct gs_scenario *s = st->cfg->quotas;
-    if (!name[0] || !s || !s->policy.npriority_classes || pclass_named(st->cfg, name))
+    if (!name[0] || gs_priority_class_find(&st->sched.pol, name))
         return 1;
     gsd_reply_error(r, 400, field, "%s: no PriorityClass with name %s was found", field, name);
     return 0;
-}
-
-int gsd_priority_resolve(const struct gsd_state *st, struct gsd_podspec *spec, struct gsd_ferr *e)
-{
-    const struct gs_scenario *s = st->cfg->quotas;
-    size_t n = s ? s->policy.npriority_classes : 0;
-    const struct gs_priority_class_spec *pc =
-        spec->pclass[0] ? pclass_named(st->cfg, spec->pclass) : NULL;
-    for (size_t i = 0; !spec->pclass[0] && i < n; i++)
-        if (s->policy.priority_classes[i].global_default)
-            pc = &s->policy.priority_classes[i];
-    int32_t value = pc ? pc->value : 0; /* no class: what Kubernetes computes */
-    e->status = 400;
-    if (spec->pclass[0] && !pc && n) {
-        snprintf(e->field, sizeof(e->field), "spec.priorityClassName");
-        snprintf(e->msg, sizeof(e->msg), "no PriorityClass with name %s was found", spec->pclass);
-        return -EINVAL;
-    }
-    if (spec->has_priority && spec->priority != value) { /* a pod may not rank itself */
-        snprintf(e->field, sizeof(e->field), "spec.priority");
-        snprintf(e->msg, sizeof(e->msg),
-                 "spec.priority %d differs from %d, the value %s gives: a priority comes from a "
-                 "PriorityClass",
-                 spec->priority, value, pc ? pc->name : "no PriorityClass");
-        return -EINVAL;
-    }
-    spec->priority = value;
-    return 0;
-}
-
-/* Node first, then eviction order inside a node. */
-static int by_node_eviction(const void *a, const void *b)
-{
-    const struct gsd_pod *x = *(const struct gsd_pod *const *)a;
-    const struct gsd_pod *y = *(const struct gsd_pod *const *)b;
-    if (x->pl.node != y->pl.node)
-        return x->pl.node < y->pl.node ? -1 : 1;
-    return evict_before(x, y) ? -1 : evict_before(y, x);
-}
-
-/* The running pods @p may preempt — submitted to the API, of lower priority, in its own queue —
- * by node, in eviction order. Return: how many in *@out (free it); -ENOMEM. */
-static long candidates(const struct gsd_state *st, const struct gsd_pod *p,
-                       const struct gsd_pod ***out)
-{
-    size_t n = 0;
-    const char *queue = gsd_pod_queue(st, p);
-    for (int pass = 0; pass < 2; pass++) {
-        n = 0;
-        for (const struct gsd_pod *q = st->head; q; q = q->next)
-            if (q->state == GSD_RUNNING && q->source == GSD_SRC_API && q->priority < p->priority &&
-                !strcmp(gsd_pod_queue(st, q), queue)) {
-                if (pass)
-                    (*out)[n] = q;
-                n++;
-            }
-        if (!pass && !(*out = malloc((n ? n : 1) * sizeof(**out))))
-            return -ENOMEM;
-    }
-    qsort(*out, n, sizeof(**out), by_node_eviction);
-    return (long)n;
-}
-
-/* Requeue @v[0..@n), the victims chosen for @p. Return: 0; -EIO. */
-static int evict(struct gsd_state *st, const struct gsd_pod *p, const struct gsd_pod **v, size_t n)
-{
-    char why[GSD_REASON_MAX];
-    snprintf(why, sizeof(why), "preempted by %s/%s (priority %d)", p->ns, p->name, p->priority);
-    for (size_t i = 0; i < n; i++) {
-        int k = gsd_pod_requeue(st, (struct gsd_pod *)v[i], why); /* 0 when its gang went */
-        if (k < 0)
-            return k;
-        st->preempted_total += (uint64_t)k;
-    }
-    return 0;
-}
-
-/*
- * What victims freed goes first to the pods waiting at a priority above @p's (they could not, or
- * may not, preempt), as kube-scheduler's queue would hand it out; @p takes what is left, and may
- * preempt again on the next pass. Return: 0; -ENOMEM; -EIO.
- */
-static int first_higher(struct gsd_state *st, const struct gsd_pod *p)
-{
-    for (struct gsd_pod *q = st->phead, *next; q && q->priority > p->priority; q = next) {
-        next = q->pnext;
-        if (q->grp && gsd_gang_waiting(q->grp))
-            continue; /* a gang goes whole, in the retry pass */
-        int rc = gsd_pod_place(st, q);
-        if (rc == 0)
-            rc = gsd_pod_started(st, q);
-        if (rc < 0 && rc != -EINVAL)
-            return rc;
-    }
-    return 0;
-}
-
-int gsd_preempt_for(struct gsd_state *st, struct gsd_pod *p)
-{
-    struct gs_pod_req eff;
-    char why[GSD_REASON_MAX];
-    const struct gs_priority_class_spec *pc = p->pclass[0] ? pclass_named(st->cfg, p->pclass) : 0;
-    if (p->priority <= st->prio_floor || (pc && pc->never_preempt) ||
-        (p->grp && gsd_gang_waiting(p->grp)) || gsd_quota_check(st, p, &eff, why, sizeof(why)))
-        return GS_UNSCHEDULABLE; /* no one below it, it may not, a gang, or over a quota */
-    const struct gsd_pod **c;
-    long n = candidates(st, p, &c);
-    if (n < 0)
-        return (int)n;
-    long best = -1, best_n = 0;
-    int32_t best_top = 0;
-    for (long i = 0, j; i < n; i = j) { /* kube-scheduler's order: lowest top victim, fewest */
-        for (j = i; j < n && c[j]->pl.node == c[i]->pl.node; j++)
-            ;
-        int k = minimal_set(st, &eff, p->mig, c[i]->pl.node, c + i, (size_t)(j - i));
-        if (k == -ENOMEM) {
-            free(c);
-            return k;
-        }
-        int32_t top = INT32_MIN;
-        for (int m = 0; m < k; m++)
-            top = c[i + m]->priority > top ? c[i + m]->priority : top;
-        if (k > 0 && (best < 0 || top < best_top || (top == best_top && k < best_n))) {
-            best = i;
-            best_n = k;
-            best_top = top;
-        }
-    }
-    int rc = best < 0 ? GS_UNSCHEDULABLE : evict(st, p, c + best, (size_t)best_n);
-    free(c);
-    return rc ? rc : (rc = first_higher(st, p)) ? rc : gsd_pod_place(st, p);
 }

@@ -120,7 +120,13 @@ static int run_one(struct gsd_server *s, struct gsd_req *r)
     if (r->kind == GSD_REQ_STOP)
         return 1;
     if (r->kind == GSD_REQ_RELOAD) {
-        gsd_state_reload(st, r->new_cfg);
+        struct gs_diag d;
+        gs_diag_init(&d);
+        if (gsd_state_reload(st, r->new_cfg, &d)) {
+            gsd_log("error", "config reload refused: the old one stays in force", "error",
+                    d.msg[0] ? d.msg : "out of memory", NULL);
+            gsd_config_free(r->new_cfg);
+        }
         atomic_store(&s->max_body, st->cfg->max_body);
         atomic_store(&s->ext_max_body, st->cfg->extender_max_body);
         r->new_cfg = NULL;
@@ -320,8 +326,8 @@ static void *scheduler_main(void *arg)
             stop |= run_one(s, batch[i]);
         if (!atomic_load(&s->failed) && ok && !st->failed)
             gsd_health_expire(st); /* after the batch: its heartbeats count */
-        if (!atomic_load(&s->failed) && ok && st->retry && !st->failed)
-            gsd_state_retry(st);
+        if (!atomic_load(&s->failed) && ok && !st->failed && !st->held)
+            gsd_sched_run(st); /* what the batch freed or changed, for the pending */
         pthread_mutex_unlock(&s->state_mu);
         if (!atomic_load(&s->failed)) {
             int64_t t0 = gsd_mono_us();

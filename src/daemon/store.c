@@ -23,7 +23,6 @@
 #include "store.h"
 #include "config.h"
 #include "log.h"
-#include "mig.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -33,7 +32,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define SCHEMA_VERSION 3
+#define SCHEMA_VERSION 4
 
 /* migrate[v - 1]: schema v to v + 1. */
 static const char *const migrate[SCHEMA_VERSION - 1] = {
@@ -42,6 +41,9 @@ static const char *const migrate[SCHEMA_VERSION - 1] = {
     /* what a run used, as it was: the node's model may change, and a MIG run is priced as one */
     "ALTER TABLE ledger ADD COLUMN model TEXT;"
     "ALTER TABLE ledger ADD COLUMN mig_profile TEXT NOT NULL DEFAULT '';",
+    /* the Pod as submitted: a restart reads it with the one Pod parser ('' before: made again
+     * from the columns, state.c's legacy_body()) */
+    "ALTER TABLE pods ADD COLUMN spec TEXT NOT NULL DEFAULT '';",
 };
 
 static const char schema[] =
@@ -102,9 +104,9 @@ static const char *const sql[Q_COUNT] = {
     [Q_ROLLBACK] = "ROLLBACK",
     [Q_POD_INSERT] = "INSERT INTO pods(seq, namespace, name, tenant, uid, meta, cpu_milli,"
                      " memory_mib, num_gpu, gpu_milli, models, gpumem_mib, gpucores, priority,"
-                     " source, state, node, reason, submit_us, start_us, mig_profile)"
+                     " source, state, node, reason, submit_us, start_us, mig_profile, spec)"
                      " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,"
-                     "?20,?21)",
+                     "?20,?21,?22)",
     [Q_POD_START] = "UPDATE pods SET state = 1, node = ?2, reason = '', start_us = ?3"
                     " WHERE id = ?1",
     [Q_POD_UNSTART] = "UPDATE pods SET state = 0, node = NULL, reason = ?2, start_us = 0"
@@ -286,8 +288,8 @@ static int record_run(struct gsd_store *s, const struct gsd_pod *p, const char *
                       const char *model)
 {
     sqlite3_stmt *q = s->q[Q_ASSIGN];
-    uint32_t cards = gsd_pod_cards(p);
-    int milli = p->req.num_gpu ? (int)p->pl.gpu_milli : p->mig[0] ? p->mig_milli : 0;
+    uint32_t cards = p->pl.gpu_mask;
+    int milli = cards ? (int)p->pl.gpu_milli : 0;
     for (int g = 0; g < 32; g++) {
         if (!(cards & (1u << g)))
             continue;
@@ -337,6 +339,7 @@ int gsd_store_pod_insert(struct gsd_store *s, struct gsd_pod *p, const char *nod
     sqlite3_bind_int64(q, 19, p->submit_us);
     sqlite3_bind_int64(q, 20, p->start_us);
     bind_text(q, 21, p->mig);
+    bind_text(q, 22, p->body ? p->body : "");
     if (step(s, Q_POD_INSERT))
         return -EIO;
     p->id = sqlite3_last_insert_rowid(s->db);
@@ -569,9 +572,11 @@ static int row_to_pod(sqlite3_stmt *q, struct gsd_stored *sp)
     p->submit_us = sqlite3_column_int64(q, 19);
     p->start_us = sqlite3_column_int64(q, 20);
     col_text(q, 21, p->mig, sizeof(p->mig));
+    const unsigned char *body = sqlite3_column_text(q, 22);
+    p->body = body && body[0] ? strdup((const char *)body) : NULL;
     p->pl.node = -1;
-    p->mig_gpu = -1;
-    return p->meta ? 0 : -ENOMEM;
+    p->mig_start = -1;
+    return p->meta && (p->body || !body || !body[0]) ? 0 : -ENOMEM;
 }
 
 /* Cards of pod @id from the sorted array: binary search, then the run of equal ids. */
@@ -586,12 +591,11 @@ static void cards_of(const struct card *c, size_t n, struct gsd_pod *p)
             hi = mid;
     }
     for (; lo < n && c[lo].pod_id == p->id; lo++)
-        if (p->mig[0] && c[lo].mig_start >= 0 && c[lo].gpu >= 0 && c[lo].gpu < GS_GPUS_MAX) {
-            p->mig_gpu = (int8_t)c[lo].gpu;
-            p->mig_start = (int8_t)c[lo].mig_start;
-        } else if (!p->mig[0] && c[lo].gpu >= 0 && c[lo].gpu < 32) {
+        if (c[lo].gpu >= 0 && c[lo].gpu < GS_GPUS_MAX) {
             p->pl.gpu_mask |= 1u << c[lo].gpu;
             p->pl.gpu_milli = (uint32_t)c[lo].milli;
+            if (c[lo].mig_start >= 0)
+                p->mig_start = (int8_t)c[lo].mig_start;
         }
 }
 
@@ -605,7 +609,7 @@ int gsd_store_load(struct gsd_store *s, int (*fn)(void *ud, struct gsd_stored *s
                                   "SELECT id, seq, namespace, name, tenant, uid, meta, cpu_milli,"
                                   " memory_mib, num_gpu, gpu_milli, models, gpumem_mib, gpucores,"
                                   " priority, source, state, node, reason, submit_us, start_us,"
-                                  " mig_profile FROM pods ORDER BY seq",
+                                  " mig_profile, spec FROM pods ORDER BY seq",
                                   -1, &q, NULL) != SQLITE_OK)
         rc = fail(s, "load pods");
     struct gsd_stored sp;
@@ -623,6 +627,7 @@ int gsd_store_load(struct gsd_store *s, int (*fn)(void *ud, struct gsd_stored *s
             rc = fn(ud, &sp);
         } else {
             free(sp.pod.meta);
+            free(sp.pod.body);
         }
     }
     sqlite3_finalize(q);

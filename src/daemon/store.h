@@ -87,13 +87,13 @@ int gsd_store_ledger(struct gsd_store *s, const char *tenant,
 
 /* One stored pod handed to gsd_store_load()'s callback; node is "" when pending. */
 struct gsd_stored {
-    struct gsd_pod pod; /* meta is owned by the callback once called */
+    struct gsd_pod pod; /* meta and body are owned by the callback once called */
     char node[GS_NAME_MAX];
 };
 /*
  * gsd_store_load() - call @fn for every stored pod in seq order, with its cards in pod.pl
- * (gpu_mask, gpu_milli; node left -1 for the caller to resolve), a MIG pod's card and instance
- * start in pod.mig_gpu and pod.mig_start (-1 and 0 when it has none stored).
+ * (gpu_mask, gpu_milli; node left -1 for the caller to resolve), a MIG pod's instance start in
+ * pod.mig_start (-1 when it has none stored), and its body (NULL from a store of schema < 4).
  * Return: 0; the callback's negative return; -EIO; -ENOMEM.
  */
 int gsd_store_load(struct gsd_store *s, int (*fn)(void *ud, struct gsd_stored *sp), void *ud);

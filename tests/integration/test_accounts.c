@@ -38,7 +38,7 @@ static void test_tenants_and_queues(void **state)
     json_decref(h_submit(&d, NULL, h_pod("team-a", "a1", 8, 0), 201));
     json_decref(h_submit(&d, NULL, h_pod("team-a", "a2", 1, 40), 201));
     json_decref(h_submit(&d, NULL, h_pod("team-b", "b1", 2, 0), 201));
-    json_decref(h_submit(&d, NULL, h_pod("team-b", "b2", 16, 0), 201)); /* fits no node: pending */
+    json_decref(h_submit(&d, NULL, h_pod("team-b", "b2", 8, 0), 201)); /* no board left: pending */
 
     h_expect(&d, "GET", "/v1/tenants", TOKEN_A, NULL, 200, &a);
     assert_int_equal(json_array_size(json_object_get(a.json, "items")), 1);
@@ -49,19 +49,19 @@ static void test_tenants_and_queues(void **state)
     h_answer_free(&a);
     h_expect(&d, "GET", "/v1/tenants/team-b", TOKEN_ADMIN, NULL, 200, &a);
     assert_int_equal(num(a.json, "pods_pending"), 1);
-    assert_int_equal(num(a.json, "gpu_milli_pending"), 16000);
+    assert_int_equal(num(a.json, "gpu_milli_pending"), 8000);
     h_answer_free(&a);
     h_request(&d, "GET", "/v1/tenants/team-b", TOKEN_A, NULL, 403);
     h_request(&d, "GET", "/v1/tenants/nobody", TOKEN_ADMIN, NULL, 404);
     h_request(&d, "GET", "/v1/tenants", NULL, NULL, 401);
 
-    /* 20 cards, weights 1:1: team-a is capped at its demand (8.4), team-b gets the rest */
+    /* 20 cards, weights 1:1: each queue is capped at its demand (8.4 and 10) */
     h_expect(&d, "GET", "/v1/queues", TOKEN_ADMIN, NULL, 200, &a);
     assert_int_equal(num(a.json, "capacity_milli"), 20000);
     assert_int_equal(num(item(&a, 0), "deserved_milli"), 8400);
-    assert_int_equal(num(item(&a, 1), "deserved_milli"), 11600);
+    assert_int_equal(num(item(&a, 1), "deserved_milli"), 10000);
     assert_int_equal(num(item(&a, 1), "allocated_milli"), 2000);
-    assert_int_equal(num(item(&a, 1), "pending_milli"), 16000);
+    assert_int_equal(num(item(&a, 1), "pending_milli"), 8000);
     h_answer_free(&a);
     h_expect(&d, "GET", "/v1/queues", TOKEN_B, NULL, 200, &a);
     assert_int_equal(json_array_size(json_object_get(a.json, "items")), 1);
@@ -138,8 +138,7 @@ static void test_volcano_queues(void **state)
     queued(&d, "team-b", "d1", 1, 0, NULL, "running");
     h_expect(&d, "GET", "/v1/pods/team-a/r2", TOKEN_A, NULL, 200, &a);
     assert_string_equal(json_string_value(json_object_get(a.json, "reason")),
-                        "over Queue research capability: nvidia.com/gpu (milli-GPU) 8000 of 8000 "
-                        "in use, pod asks 1000");
+                        "queue research: nvidia.com/gpu 8.0/8.0 capability");
     assert_string_equal(json_string_value(json_object_get(a.json, "queue")), "research");
     h_answer_free(&a);
     assert_int_equal(post_queued(&d, "team-b", "x", 1, 0, "nope", &a), 400);
@@ -191,19 +190,22 @@ static void test_volcano_queues(void **state)
     assert_string_equal(json_string_value(json_object_get(a.json, "state")), "running");
     h_answer_free(&a);
 
-    /* A PodGroup posted after a member runs may not move it to another queue. */
+    /* A pod may name its PodGroup before it is posted: it waits for it, then runs in the
+     * PodGroup's queue. */
     char *pod = h_pod_annotated("team-b", "g2m1", 1, 0, "scheduling.k8s.io/group-name", "g2");
     assert_int_equal(h_call(&d, "POST", "/v1/pods", TOKEN_B, pod, &a), 0);
     assert_int_equal(a.status, 201);
+    assert_string_equal(json_string_value(json_object_get(a.json, "state")), "pending");
+    assert_non_null(strstr(json_string_value(json_object_get(a.json, "reason")),
+                           "PodGroup team-b/g2 does not exist yet"));
     h_answer_free(&a);
     free(pod);
-    assert_int_equal(h_call(&d, "POST", "/v1/podgroups", TOKEN_B,
-                            "{\"metadata\":{\"name\":\"g2\"},\"spec\":{\"minMember\":1,"
-                            "\"queue\":\"prod\"}}",
-                            &a),
-                     0);
-    assert_int_equal(a.status, 409);
-    assert_string_equal(json_string_value(json_object_get(a.json, "field")), "spec.queue");
+    h_request(&d, "POST", "/v1/podgroups", TOKEN_B,
+              "{\"metadata\":{\"name\":\"g2\"},\"spec\":{\"minMember\":1,\"queue\":\"prod\"}}",
+              201);
+    h_expect(&d, "GET", "/v1/pods/team-b/g2m1", TOKEN_B, NULL, 200, &a);
+    assert_string_equal(json_string_value(json_object_get(a.json, "state")), "running");
+    assert_string_equal(json_string_value(json_object_get(a.json, "queue")), "prod");
     h_answer_free(&a);
     assert_int_equal(h_stop(&d), 0);
     h_cleanup(&d);

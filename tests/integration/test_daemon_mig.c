@@ -109,7 +109,7 @@ static void expect_at(const struct daemon *d, const char *ns, const char *name, 
 }
 
 /* Card @gpu of node @node as GET /v1/nodes/NODE?cards=1 shows it, as "mode list": "mig
- * 3g.20gb@0,3g.20gb@4" or "whole ". */
+ * 3g.20gb@0,3g.20gb@4", "exclusive " or "free ". */
 static void card_state(const struct daemon *d, const char *node, int gpu, char *out, size_t size)
 {
     char path[160];
@@ -181,21 +181,23 @@ static void test_api_geometry(void **state)
     json_decref(h_submit(&d, TOKEN_A, whole_a40("w1"), 201));
     expect_at(&d, "team-a", "w1", "pending - -1 -1");
     json_decref(h_submit(&d, TOKEN_A, mig_pod("team-a", "a4", "1g.5gb", NULL, NULL), 201));
-    reason_has(&d, "team-a", "a4", "no card can host mig-1g.5gb");
+    reason_has(&d, "team-a", "a4",
+               "0/4 nodes are available: 2 no free MIG slot for profile 1g.5gb, 2 GPU model has "
+               "no MIG profile 1g.5gb.");
     cancel(&d, "team-a", "a4");
     /* The 7g goes: its card is whole again and the waiting whole-card pod takes it. */
     cancel(&d, "team-a", "a3");
     expect_at(&d, "team-a", "w1", "running n-a40-1 0 -1");
-    expect_card(&d, "n-a40-1", 0, "whole ");
+    expect_card(&d, "n-a40-1", 0, "exclusive ");
     cancel(&d, "team-a", "a1");
     cancel(&d, "team-a", "a2");
-    expect_card(&d, "n-a40-0", 0, "whole ");
+    expect_card(&d, "n-a40-0", 0, "free ");
     /* 4g.20gb + 3g.20gb fill a card too; a 7g.40gb after them finds no card. */
     json_decref(h_submit(&d, TOKEN_A, mig_pod("team-a", "b1", "4g.20gb", NULL, NULL), 201));
     json_decref(h_submit(&d, TOKEN_A, mig_pod("team-a", "b2", "3g.20gb", NULL, NULL), 201));
     expect_card(&d, "n-a40-0", 0, "mig 4g.20gb@0,3g.20gb@4");
     json_decref(h_submit(&d, TOKEN_A, mig_pod("team-a", "b3", "7g.40gb", NULL, NULL), 201));
-    reason_has(&d, "team-a", "b3", "no card can host mig-7g.40gb");
+    reason_has(&d, "team-a", "b3", "no free MIG slot for profile 7g.40gb");
     /* An H100 profile goes to the H100 node; a gpu-model that excludes it is refused. */
     json_decref(h_submit(&d, TOKEN_A, mig_pod("team-a", "h1", "3g.40gb", NULL, NULL), 201));
     expect_at(&d, "team-a", "h1", "running n-h100-0 0 4");
@@ -216,8 +218,9 @@ static void test_refusals(void **state)
         const char *profile, *field, *why;
         int gpus; /* nvidia.com/gpu with it, 0 none */
     } bad[] = {
-        {"1g.20gb", "limits.nvidia.com/mig-1g.20gb", "allows MIG profile 1g.20gb on no GPU", 0},
-        {"2g.10gb", "limits.nvidia.com/gpu", "either a MIG instance or whole", 1},
+        {"1g.20gb", "spec.containers[].resources.limits",
+         "allows that MIG profile on no GPU model of this cluster", 0},
+        {"2g.10gb", "spec.containers[].resources", "a MIG instance or cards, not both", 1},
     };
     assert_int_equal(setup_mig(&d, 1), 0);
     assert_int_equal(h_start(&d), 0);
@@ -234,16 +237,16 @@ static void test_refusals(void **state)
     char *at = strstr(two, "\"nvidia.com/mig-1g.5gb\":1");
     at[strlen("\"nvidia.com/mig-1g.5gb\":")] = '2';
     struct answer a = post(&d, TOKEN_A, two, 400);
-    assert_non_null(strstr(a.body, "one MIG instance"));
+    assert_non_null(strstr(a.body, "one per container"));
     h_answer_free(&a);
     assert_int_equal(h_stop(&d), 0);
     h_cleanup(&d);
-    /* Without a GpuClusterPolicy no card turns MIG. */
+    /* Without a GpuClusterPolicy, every card of a model with a MIG geometry may take any of
+     * its profiles (a simulated run's rule too). */
     assert_int_equal(setup_mig(&d, 0), 0);
     assert_int_equal(h_start(&d), 0);
-    a = post(&d, TOKEN_A, mig_pod("team-a", "x", "3g.20gb", NULL, NULL), 400);
-    assert_non_null(strstr(a.body, "nvidia.com/mig-3g.20gb: no GpuClusterPolicy is loaded"));
-    h_answer_free(&a);
+    json_decref(h_submit(&d, TOKEN_A, mig_pod("team-a", "x", "3g.20gb", NULL, NULL), 201));
+    expect_at(&d, "team-a", "x", "running n-a40-0 0 4");
     assert_int_equal(h_stop(&d), 0);
     h_cleanup(&d);
 }
@@ -261,7 +264,8 @@ static void test_quota(void **state)
     expect_at(&d, "team-b", "q1", "running n-a40-0 0 0");
     expect_at(&d, "team-b", "q2", "running n-a40-0 0 4");
     /* 571 + 428 of 1000 milli-GPU: 142 more does not fit */
-    reason_has(&d, "team-b", "q3", "over GPUQuota team-b: 999 of 1000 milli-GPU A100-SXM4-40GB");
+    reason_has(&d, "team-b", "q3",
+               "tenant team-b: a100-40gb total 0.999/1.0 GPUs, the pod asks 0.142");
     /* the tenant's use (and its queue's fair share) counts the instances the same way */
     struct answer a;
     assert_int_equal(h_call(&d, "GET", "/v1/tenants/team-b", TOKEN_B, NULL, &a), 0);
@@ -414,11 +418,11 @@ static void test_extender(void **state)
         json_t *f = verb(&d, "filter", ext_args(name, "7g.80gb"));
         json_t *ok = json_object_get(f, "NodeNames"), *failed = json_object_get(f, "FailedNodes");
         assert_string_equal(json_string_value(json_object_get(failed, "n-a40-0")),
-                            "GPU model has no mig-7g.80gb (or gpusched.io/gpu-model excludes it)");
+                            "GPU model has no MIG profile 7g.80gb");
         if (i == 3) { /* both H100 cards hold a 7g.80gb */
             assert_int_equal(json_array_size(ok), 0);
             assert_string_equal(json_string_value(json_object_get(failed, "n-h100-0")),
-                                "no card can host mig-7g.80gb");
+                                "no free MIG slot for profile 7g.80gb");
             json_decref(f);
             break;
         }
@@ -440,7 +444,8 @@ static void test_extender(void **state)
     json_t *b = verb(&d, "bind",
                      json_pack("{s:s, s:s, s:s, s:s}", "PodName", "e4", "PodNamespace", "team-a",
                                "PodUID", "uid-4", "Node", "n-h100-0"));
-    assert_non_null(strstr(json_string_value(json_object_get(b, "Error")), "mig-3g.20gb"));
+    assert_non_null(strstr(json_string_value(json_object_get(b, "Error")),
+                           "node n-h100-0: GPU model has no MIG profile 3g.20gb"));
     json_decref(b);
     assert_int_equal(h_stop(&d), 0);
     h_cleanup(&d);
@@ -467,11 +472,11 @@ static void test_card_failure(void **state)
     expect_at(&d, "team-a", "f1", "running n-a40-0 0 4");
     gpu_health(&d, "n-a40-0", "{\"healthy\": false, \"xid\": 79}");
     expect_at(&d, "team-a", "f1", "running n-a40-1 0 4"); /* requeued, placed again */
-    expect_card(&d, "n-a40-0", 0, "whole ");
+    expect_card(&d, "n-a40-0", 0, "free ");
     gpu_health(&d, "n-a40-1", "{\"healthy\": false, \"xid\": 31}"); /* drains */
     expect_at(&d, "team-a", "f1", "running n-a40-1 0 4");
     json_decref(h_submit(&d, TOKEN_A, mig_pod("team-a", "f2", "3g.20gb", NULL, NULL), 201));
-    reason_has(&d, "team-a", "f2", "no card can host mig-3g.20gb");
+    reason_has(&d, "team-a", "f2", "no free MIG slot for profile 3g.20gb");
     gpu_health(&d, "n-a40-1", "{\"healthy\": true}");
     expect_at(&d, "team-a", "f2", "running n-a40-1 0 0");
     cancel(&d, "team-a", "f1");
@@ -558,8 +563,9 @@ static void test_preempt(void **state)
     expect_at(&d, "team-a", "mid", "running n-a40-0 0 0");
     /* A 4g.20gb starts only at slice 0 (NVIDIA's placement {0}:4): evicting "low" first, as
      * the lower priority, frees slices 4-7, not enough; "mid" must go and "low" is spared. */
-    char *pod = with_spec(mig_pod("team-a", "urgent", "4g.20gb", NULL, NULL), "priority",
-                          json_integer(100));
+    char *pod = with_spec(with_spec(mig_pod("team-a", "urgent", "4g.20gb", NULL, NULL),
+                                    "priorityClassName", json_string("urgent")),
+                          "priority", json_integer(100)); /* a class of the API server's */
     json_t *args = json_pack("{s:o, s:{s:{s:[o, o], s:i}, s:{s:[o], s:i}, s:{s:[], s:i}}}", "Pod",
                              json_loads(pod, 0, NULL), "NodeNameToMetaVictims", "n-a40-0", "Pods",
                              uid_of(&d, "low"), uid_of(&d, "mid"), "NumPDBViolations", 0, "n-a40-1",
@@ -584,7 +590,8 @@ static void test_preempt(void **state)
 }
 
 /* A whole-card pod of higher priority preempts MIG pods: the card their instances all leave is
- * whole again, and the node with the fewest such victims is chosen. */
+ * free again, and the node where the least GPU share is evicted is chosen (two 3g.20gb, 3/7 of a
+ * card each, before one 7g.40gb). */
 static void test_whole_card_preempts_mig(void **state)
 {
     (void)state;
@@ -597,10 +604,11 @@ static void test_whole_card_preempts_mig(void **state)
     expect_at(&d, "team-a", "a3", "running n-a40-1 0 0");
     json_decref(h_submit(&d, TOKEN_A,
                          with_spec(whole_a40("w1"), "priorityClassName", json_string("p10")), 201));
-    expect_at(&d, "team-a", "w1", "running n-a40-1 0 -1"); /* one victim there, two on n-a40-0 */
-    expect_at(&d, "team-a", "a3", "pending - -1 -1");
-    expect_card(&d, "n-a40-1", 0, "whole ");
-    expect_at(&d, "team-a", "a1", "running n-a40-0 0 4");
+    expect_at(&d, "team-a", "w1", "running n-a40-0 0 -1");
+    expect_at(&d, "team-a", "a1", "pending - -1 -1");
+    expect_at(&d, "team-a", "a2", "pending - -1 -1");
+    expect_card(&d, "n-a40-0", 0, "exclusive ");
+    expect_at(&d, "team-a", "a3", "running n-a40-1 0 0");
     assert_int_equal(h_stop(&d), 0);
     h_cleanup(&d);
 }
@@ -622,8 +630,8 @@ static void test_quota_narrows_models(void **state)
     expect_at(&d, "team-a", "full", "running n-a80-0 0 0");
     json_decref(h_submit(&d, TOKEN_B, mig_pod("team-b", "b1", "3g.40gb", NULL, NULL), 201));
     reason_has(&d, "team-b", "b1",
-               "0/2 nodes are available: 1 over the tenant's GPUQuota on this GPU model, 1 no "
-               "card can host mig-3g.40gb.");
+               "0/2 nodes are available: 1 no free MIG slot for profile 3g.40gb, 1 tenant team-b: "
+               "no GPUQuota for H100-SXM5-80GB.");
     char *pod = mig_pod("team-b", "b2", "3g.40gb", NULL, NULL);
     json_t *f = verb(&d, "filter",
                      json_pack("{s:o, s:[s, s]}", "Pod", json_loads(pod, 0, NULL), "NodeNames",
@@ -631,7 +639,7 @@ static void test_quota_narrows_models(void **state)
     free(pod);
     json_t *failed = json_object_get(f, "FailedNodes");
     assert_string_equal(json_string_value(json_object_get(failed, "n-h100-0")),
-                        "over the tenant's GPUQuota on this GPU model");
+                        "tenant team-b: no GPUQuota for H100-SXM5-80GB");
     json_decref(f);
     assert_int_equal(h_stop(&d), 0);
     h_cleanup(&d);

@@ -64,8 +64,7 @@ static void group_is(const struct daemon *d, const char *phase, int members, int
 static const char group[] =
     "{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\",\"kind\":\"PodGroup\","
     "\"metadata\":{\"name\":\"pg1\",\"namespace\":\"team-a\"},"
-    "\"spec\":{\"minMember\":4,\"queue\":\"team-a\","
-    "\"priorityClassName\":\"high\"}}";
+    "\"spec\":{\"minMember\":4,\"queue\":\"team-a\"}}";
 
 static void test_gang_all_or_nothing(void **state)
 {
@@ -75,17 +74,22 @@ static void test_gang_all_or_nothing(void **state)
     assert_int_equal(h_write(d.nodes, nodes), 0);
     assert_int_equal(h_start(&d), 0);
     submit_member(&d, "blocker", NULL); /* takes one board: room for three members is left */
+    h_request(&d, "POST", "/v1/podgroups", TOKEN_A,
+              "{\"metadata\":{\"name\":\"pgx\"},\"spec\":{\"minMember\":1,"
+              "\"priorityClassName\":\"high\"}}",
+              400); /* no such PriorityClass: refused, not ignored */
     h_request(&d, "POST", "/v1/podgroups", TOKEN_A, group, 201);
     h_request(&d, "POST", "/v1/podgroups", TOKEN_A, group, 409);
     submit_member(&d, "w0", "pg1");
     submit_member(&d, "w1", "pg1");
     submit_member(&d, "w2", "pg1");
-    pod_is(&d, "w0", "pending", "gang team-a/pg1: 3 of 4 members submitted");
+    pod_is(&d, "w0", "pending", "PodGroup pg1: 3 of minMember 4 pods submitted");
     submit_member(&d, "w3", "pg1");
     for (int i = 0; i < 4; i++) {
         char name[8];
         snprintf(name, sizeof(name), "w%d", i);
-        pod_is(&d, name, "pending", "gang team-a/pg1: 3 of 4 members placeable");
+        pod_is(&d, name, "pending",
+               "gang pg1: member w3 cannot be placed: 0/4 nodes are available");
     }
     group_is(&d, "Pending", 4, 0);
     struct answer a;
@@ -97,7 +101,7 @@ static void test_gang_all_or_nothing(void **state)
     assert_int_equal(h_stop(&d), 0);
     assert_int_equal(h_start(&d), 0);
     group_is(&d, "Pending", 4, 0);
-    pod_is(&d, "w3", "pending", "gang team-a/pg1: 3 of 4 members placeable");
+    pod_is(&d, "w3", "pending", "gang pg1: member w3 cannot be placed: 0/4 nodes are available");
 
     /* Room for the fourth: all four start in one go. */
     h_request(&d, "DELETE", "/v1/pods/team-a/blocker", TOKEN_A, NULL, 200);
@@ -141,7 +145,7 @@ static void test_gang_over_quota(void **state)
         submit_member(&d, name, "pg1");
     }
     pod_is(&d, "w0", "pending",
-           "gang team-a/pg1: 3 of 4 members placeable; w3: over GPUQuota team-a: 24000 of 24000");
+           "gang pg1: member w3 cannot be placed: tenant team-a: a100-80gb total 24.0/24.0 GPUs");
     group_is(&d, "Pending", 4, 0);
     h_expect(&d, "GET", "/v1/tenants/team-a", TOKEN_A, NULL, 200, &a);
     json_t *m = json_array_get(json_object_get(json_object_get(a.json, "quota"), "models"), 0);
@@ -187,7 +191,7 @@ static void test_gang_through_extender(void **state)
     assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 0);
     const char *why =
         json_string_value(json_object_get(json_object_get(r, "FailedNodes"), "n-a100-1"));
-    if (!why || !strstr(why, "gang team-a/pg1: 3 of 4 members placeable"))
+    if (!why || !strstr(why, "PodGroup pg1: 4 members like this one are needed, 3 can be placed"))
         fail_msg("FailedNodes reason: %s", why ? why : "(none)");
     json_decref(r);
     struct answer a;

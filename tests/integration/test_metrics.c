@@ -43,7 +43,7 @@ static void test_scrape(void **state)
                                   "  devices: [{name: A100-SXM4-80GB, migEnabled: true}]\n"),
                      0);
     assert_int_equal(h_start(&d), 0);
-    const int gpus[] = {2, 1, 8, 16, 8}; /* 16 cards fit no node: m3 waits */
+    const int gpus[] = {2, 1, 8, 8, 8}; /* three 8-card pods, two 8-card A100 boards: m4 waits */
     for (int i = 0; i < 5; i++) {
         char name[16], *body;
         snprintf(name, sizeof(name), "m%d", i);

@@ -93,8 +93,7 @@ static void a100_quota(const struct daemon *d, int64_t *used, int64_t *hard)
     h_answer_free(&a);
 }
 
-static const char over[] =
-    "over GPUQuota team-a: 8000 of 8000 milli-GPU A100-SXM4-80GB in use, pod asks 1000";
+static const char over[] = "tenant team-a: a100-80gb total 8.0/8.0 GPUs";
 
 static void test_gpuquota(void **state)
 {
@@ -115,7 +114,8 @@ static void test_gpuquota(void **state)
     assert_int_equal(post(&d, "team-a", "a4", 5, &a), 400);
     assert_string_equal(json_string_value(json_object_get(a.json, "field")),
                         "spec.containers[].resources.limits.nvidia.com/gpu");
-    assert_non_null(strstr(json_string_value(json_object_get(a.json, "error")), "maxGPUsPerPod"));
+    assert_string_equal(json_string_value(json_object_get(a.json, "error")),
+                        "tenant team-a: maxGPUsPerPod 4 < nvidia.com/gpu 5");
     h_answer_free(&a);
 
     /* Use is counted again from the store after a restart. */
@@ -151,8 +151,10 @@ static void test_gpuquota_through_extender(void **state)
     assert_non_null(r);
     assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 0);
     const json_t *failed = json_object_get(r, "FailedNodes");
-    for (size_t i = 0; i < 3; i++)
+    for (size_t i = 0; i < 2; i++)
         assert_string_equal(json_string_value(json_object_get(failed, all[i])), over);
+    assert_string_equal(json_string_value(json_object_get(failed, "n-t4-0")),
+                        "tenant team-a: no GPUQuota for T4");
     json_decref(r);
     r = h_extender(&d, "prioritize", pod, all, 3);
     assert_int_equal(json_integer_value(json_object_get(json_array_get(r, 0), "Score")), 0);
@@ -186,7 +188,7 @@ static void test_resourcequota(void **state)
     json_decref(h_submit(&d, NULL, h_pod("team-b", "b2", 1, 0), 201));
     expect_state(&d, "team-b", "b1", "running", NULL);
     expect_state(&d, "team-b", "b2", "pending",
-                 "over ResourceQuota team-b/gpus: requests.nvidia.com/gpu 2000 of 2000 in use");
+                 "namespace team-b: requests.nvidia.com/gpu 2+1 > 2 (ResourceQuota gpus)");
     assert_int_equal(h_stop(&d), 0);
     h_cleanup(&d);
 }
@@ -207,7 +209,7 @@ static void test_pods_per_user(void **state)
     json_decref(h_submit(&d, NULL, h_pod("team-a", "u3", 1, 0), 201));
     expect_state(&d, "team-a", "u2", "running", NULL);
     expect_state(&d, "team-a", "u3", "pending",
-                 "over GPUQuota team-a: user u1 has 2 pods running (maxPodsPerUser 2)");
+                 "tenant team-a: user u1 has 2 pods running (maxPodsPerUser 2)");
     assert_int_equal(h_stop(&d), 0);
     h_cleanup(&d);
 }

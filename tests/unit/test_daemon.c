@@ -12,6 +12,8 @@
 #include <cmocka.h>
 
 #include "daemon/inventory.h"
+#include "daemon/podspec.h"
+#include "daemon/quota.h"
 #include "daemon/store.h"
 #include "gpusched/config.h"
 #include "gpusched/scenario.h"
@@ -297,32 +299,39 @@ static void test_bucket(void **state)
     assert_int_equal(gsd_bucket_take(&free_for_all, now), 0);
 }
 
+/* Quantities as the API server writes them, through the one parser the daemon reads them with. */
 static void test_quantities(void **state)
 {
     (void)state;
-    int64_t v;
-    assert_int_equal(gsd_parse_cpu("16", &v), 0);
-    assert_int_equal(v, 16000);
-    assert_int_equal(gsd_parse_cpu("500m", &v), 0);
-    assert_int_equal(v, 500);
-    assert_int_equal(gsd_parse_cpu("0.25", &v), 0);
-    assert_int_equal(v, 250);
-    assert_int_equal(gsd_parse_cpu("0.0001", &v), -EINVAL);
-    assert_int_equal(gsd_parse_cpu("-1", &v), -EINVAL);
-    assert_int_equal(gsd_parse_cpu("1.5m", &v), -EINVAL);
-    assert_int_equal(gsd_parse_memory("64Gi", &v), 0);
-    assert_int_equal(v, 65536);
-    assert_int_equal(gsd_parse_memory("512Mi", &v), 0);
-    assert_int_equal(v, 512);
-    assert_int_equal(gsd_parse_memory("1G", &v), 0);
-    assert_int_equal(v, 954); /* 10^9 bytes, rounded up to MiB */
-    assert_int_equal(gsd_parse_memory("1", &v), 0);
-    assert_int_equal(v, 1);
-    assert_int_equal(gsd_parse_memory("1.5Gi", &v), 0);
-    assert_int_equal(v, 1536);
-    assert_int_equal(gsd_parse_memory("12Qi", &v), -EINVAL);
-    assert_int_equal(gsd_parse_memory("99999999999999999999", &v), -EINVAL);
-    assert_int_equal(gsd_parse_memory("9000000T", &v), -EINVAL); /* past 8 PiB */
+    static const struct {
+        const char *s;
+        int e10, e2;
+        int64_t v; /* INT64_MIN: refused */
+    } q[] = {
+        {"16", 3, 0, 16000},
+        {"500m", 3, 0, 500},
+        {"0.25", 3, 0, 250},
+        {"2e0", 3, 0, 2000},
+        {"0.0001", 3, 0, 1},
+        {"-1", 3, 0, INT64_MIN},
+        {"1.5m", 3, 0, 2},
+        {"64Gi", 0, -20, 65536},
+        {"512Mi", 0, -20, 512},
+        {"1G", 0, -20, 954},
+        {"1", 0, -20, 1},
+        {"1.5Gi", 0, -20, 1536},
+        {"1Pi", 0, -20, 1LL << 30},
+        {"1Ei", 0, -20, 1LL << 40},
+        {"12Qi", 0, -20, INT64_MIN},
+        {"20k", 0, 0, 20000},
+        {"99999999999999999999", 0, -20, INT64_MIN},
+    };
+    for (size_t i = 0; i < sizeof(q) / sizeof(q[0]); i++) {
+        int64_t v = 0;
+        int rc = gs_quantity_parse(q[i].s, q[i].e10, q[i].e2, 1, &v);
+        if (q[i].v == INT64_MIN ? rc == 0 : rc != 0 || v != q[i].v)
+            fail_msg("%s: rc %d value %lld", q[i].s, rc, (long long)v);
+    }
     assert_true(gsd_name_ok("team-a"));
     assert_false(gsd_name_ok("Team"));
     assert_false(gsd_name_ok("-a"));
@@ -332,12 +341,8 @@ static void test_quantities(void **state)
 /* Parse a Pod given as JSON text; return the code, the field in @field. */
 static int parse(const char *text, struct gsd_podspec *p, char *field)
 {
-    json_error_t je;
-    json_t *j = json_loads(text, 0, &je);
-    assert_non_null(j);
     struct gsd_ferr e = {0};
-    int rc = gsd_podspec_parse(j, 16384, p, &e);
-    json_decref(j);
+    int rc = gsd_podspec_parse(text, strlen(text), 1, p, &e);
     strcpy(field, rc ? e.field : "");
     return rc;
 }
@@ -355,28 +360,23 @@ static void test_podspec(void **state)
                            &p, f),
                      0);
     assert_string_equal(p.name, "t-0");
-    assert_int_equal(p.req.num_gpu, 4);
-    assert_int_equal(p.req.gpu_milli, 1000);
-    assert_int_equal(p.req.cpu_milli, 16500);
-    assert_int_equal(p.req.memory_mib, 65536);
-    assert_int_equal(p.priority, 7);
-    assert_true(p.req.model_mask != 0);
+    assert_int_equal(p.s.ncontainers, 2);
+    assert_int_equal(p.s.containers[0].gpu, 4);
+    assert_int_equal(p.s.containers[0].cpu_milli, 16000);
+    assert_int_equal(p.s.containers[1].cpu_milli, 500);
+    assert_int_equal(p.s.containers[0].memory_mib, 65536);
+    assert_int_equal(p.s.priority, 7);
+    assert_true(p.s.model_mask != 0);
     gsd_podspec_clear(&p);
-    /* A share: gpucores in percent; gpumem alone is its part of the smallest card. */
-    assert_int_equal(parse("{\"metadata\":{\"name\":\"s\"},\"spec\":{\"containers\":[{"
-                           "\"resources\":{\"limits\":{\"nvidia.com/gpucores\":30,"
-                           "\"nvidia.com/gpumem\":4096}}}]}}",
-                           &p, f),
-                     0);
-    assert_int_equal(p.req.num_gpu, 1);
-    assert_int_equal(p.req.gpu_milli, 300);
-    assert_int_equal(p.gpumem_mib, 4096);
-    gsd_podspec_clear(&p);
-    assert_int_equal(parse("{\"metadata\":{\"name\":\"m\"},\"spec\":{\"containers\":[{"
-                           "\"resources\":{\"limits\":{\"nvidia.com/gpumem\":4096}}}]}}",
-                           &p, f),
-                     0);
-    assert_int_equal(p.req.gpu_milli, 250); /* 4096 of 16384 MiB */
+    /* A share: gpucores in percent, gpumem in MiB ("20k" as an API server may write 20000). */
+    assert_int_equal(
+        parse("{\"metadata\":{\"name\":\"s\"},\"spec\":{\"containers\":[{"
+              "\"resources\":{\"limits\":{\"nvidia.com/gpucores\":30,\"nvidia.com/gpu\":1,"
+              "\"nvidia.com/gpumem\":\"20k\"}}}]}}",
+              &p, f),
+        0);
+    assert_int_equal(p.s.containers[0].gpucores, 30);
+    assert_int_equal(p.s.containers[0].gpumem_mib, 20000);
     gsd_podspec_clear(&p);
     /* A MIG instance: NVIDIA's profile name ("+me" spelled ".me" in the resource), no cards. */
     assert_int_equal(parse("{\"metadata\":{\"name\":\"g\"},\"spec\":{\"containers\":[{"
@@ -384,8 +384,8 @@ static void test_podspec(void **state)
                            "\"nvidia.com/gpu\":0}}}]}}",
                            &p, f),
                      0);
-    assert_string_equal(p.mig, "1g.10gb+me");
-    assert_int_equal(p.req.num_gpu, 0);
+    assert_string_equal(p.s.containers[0].mig_profile, "1g.10gb+me");
+    assert_int_equal(p.s.containers[0].gpu, 0);
     gsd_podspec_clear(&p);
     static const struct {
         const char *text, *field;
@@ -397,14 +397,8 @@ static void test_podspec(void **state)
         {"{\"metadata\":{\"name\":\"x\",\"labels\":{\"k\":1}}}", "metadata.labels"},
         {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[]}}", "spec.containers"},
         {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"resources\":{\"limits\":"
-         "{\"nvidia.com/gpu\":17}}}]}}",
-         "spec.containers[0].resources.limits.nvidia.com/gpu"},
-        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"resources\":{\"limits\":"
          "{\"nvidia.com/gpucores\":101}}}]}}",
          "spec.containers[0].resources.limits.nvidia.com/gpucores"},
-        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"resources\":{\"limits\":"
-         "{\"nvidia.com/gpu\":1}}},{\"resources\":{\"limits\":{\"nvidia.com/gpu\":1}}}]}}",
-         "spec.containers[1]"},
         {"{\"metadata\":{\"name\":\"x\",\"annotations\":{\"gpusched.io/gpu-model\":\"Z9\"}},"
          "\"spec\":{\"containers\":[{}]}}",
          "metadata.annotations.gpusched.io/gpu-model"},
@@ -421,9 +415,6 @@ static void test_podspec(void **state)
         {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"resources\":{\"limits\":"
          "{\"nvidia.com/mig-9g.99gb\":1}}}]}}",
          "spec.containers[0].resources.limits.nvidia.com/mig-9g.99gb"},
-        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"resources\":{\"limits\":"
-         "{\"nvidia.com/mig-1g.10gb\":1,\"nvidia.com/gpu\":1}}}]}}",
-         "spec.containers[0].resources.limits.nvidia.com/gpu"},
         {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"resources\":{\"limits\":"
          "{\"nvidia.com/mig-1g.10gb\":1},\"requests\":{\"nvidia.com/mig-2g.20gb\":1}}}]}}",
          "spec.containers[0].resources.requests.nvidia.com/mig-2g.20gb"},
@@ -453,11 +444,14 @@ static void test_deploy_files(void **state)
                      0);
     gs_profile_free(p);
     struct gs_cluster *c;
+    struct gs_scenario *inv;
     assert_int_equal(
-        gsd_inventory_load("data/alibaba-gpu-v2023/openb_node_list_gpu_node.csv", &c, &d), 0);
+        gsd_inventory_load("data/alibaba-gpu-v2023/openb_node_list_gpu_node.csv", &c, &inv, &d), 0);
     assert_int_equal(gs_cluster_node_count(c), 1213);
+    assert_int_equal(inv->policy.nnodes, 1213);
     gs_cluster_free(c);
-    assert_int_equal(gsd_inventory_load("/nonexistent.csv", &c, &d), -ENOENT);
+    gs_scenario_free(inv);
+    assert_int_equal(gsd_inventory_load("/nonexistent.csv", &c, &inv, &d), -ENOENT);
 }
 
 struct loaded {

@@ -1107,7 +1107,7 @@ static void test_pod_parse_json(void **state)
         "{\"nvidia.com/gpu\": 1, \"nvidia.com/gpumem\": \"20k\", \"cpu\": \"2e0\", "
         "\"memory\": \"1Pi\"}}}]}}";
     gs_diag_init(&d);
-    if (gs_pod_parse("body", ok, strlen(ok), &p, field, sizeof(field), &d))
+    if (gs_pod_parse("body", ok, strlen(ok), 1, &p, field, sizeof(field), &d))
         fail_msg("%s (%s)", d.msg, field);
     assert_string_equal(p.ns, "team-a");
     assert_string_equal(p.user, "u1");
@@ -1124,14 +1124,15 @@ static void test_pod_parse_json(void **state)
                               "[{\"name\": \"m\", \"resources\": {\"limits\": {\"cpu\": "
                               "\"two\"}}}]}}";
     gs_diag_init(&d);
-    assert_int_equal(gs_pod_parse("body", bad, strlen(bad), &p, field, sizeof(field), &d), -EINVAL);
+    assert_int_equal(gs_pod_parse("body", bad, strlen(bad), 1, &p, field, sizeof(field), &d),
+                     -EINVAL);
     assert_string_equal(field, "spec.containers[0].resources.limits.cpu");
     assert_non_null(strstr(d.msg, "body:1:"));
     static const char model[] = "{\"metadata\": {\"name\": \"p\", \"annotations\": "
                                 "{\"gpusched.io/gpu-model\": \"B9000\"}}, \"spec\": "
                                 "{\"containers\": [{\"name\": \"m\"}]}}";
     gs_diag_init(&d);
-    assert_int_equal(gs_pod_parse("body", model, strlen(model), &p, field, sizeof(field), &d),
+    assert_int_equal(gs_pod_parse("body", model, strlen(model), 1, &p, field, sizeof(field), &d),
                      -EINVAL);
     assert_string_equal(field, "metadata.annotations.gpusched.io/gpu-model");
 }

@@ -154,6 +154,8 @@ static void test_node_failure_requeues_gang(void **state)
     assert_int_equal(dec[0].by, -1);
     assert_int_equal(view(&f, a).state, GS_POD_PENDING);
     assert_int_equal(view(&f, b).state, GS_POD_PENDING);
+    assert_non_null(strstr(view(&f, b).reason, "gang g: member m1 cannot be placed"));
+    assert_non_null(strstr(view(&f, b).reason, "node.kubernetes.io/not-ready"));
     assert_int_equal(gs_tenancy_node_ready(f.t, 6 * S, node_a, 1), 0);
     n = schedule(&f, 6 * S, &dec);
     if (n != 2)
@@ -255,6 +257,30 @@ static void test_podgroup_and_probe(void **state)
     teardown_fx(&f);
 }
 
+/* A pod may name its PodGroup before it is made: it waits parked, then joins the gang. */
+static void test_podgroup_made_after_its_pods(void **state)
+{
+    (void)state;
+    struct fx f;
+    setup_fx(&f, POD("y0", 4, "") POD("y1", 4, "") POD("y2", 4, ""));
+    for (int i = 0; i < 3; i++)
+        snprintf(f.s->pods[i].group, sizeof(f.s->pods[i].group), "later");
+    int32_t a = submit(&f, 0, 0), b = submit(&f, 0, 1), c = submit(&f, 0, 2);
+    const struct gs_decision *dec;
+    assert_int_equal(schedule(&f, 0, &dec), 0);
+    assert_non_null(strstr(view(&f, a).reason, "PodGroup a/later does not exist yet"));
+    assert_int_equal(gs_tenancy_queue_demand(f.t, gs_tenancy_queue_count(f.t) - 1), 0);
+    assert_int_equal(gs_tenancy_cancel(f.t, S, c), 0); /* a parked pod may go */
+    struct gs_podgroup_spec g = {.ns = "a", .name = "later", .min_member = 2};
+    assert_int_equal(gs_tenancy_podgroup(f.t, &g), 0);
+    assert_int_equal(schedule(&f, 2 * S, &dec), 2); /* the gang of two, together */
+    assert_int_equal(view(&f, a).state, GS_POD_RUNNING);
+    assert_int_equal(view(&f, b).state, GS_POD_RUNNING);
+    assert_int_equal(view(&f, c).state, GS_POD_COMPLETED);
+    assert_int_equal(gs_tenancy_queue_demand(f.t, gs_tenancy_queue_count(f.t) - 1), 8000);
+    teardown_fx(&f);
+}
+
 #define RQ(name, hard)                                                                             \
     "---\n{apiVersion: v1, kind: ResourceQuota, metadata: {name: " name ", namespace: a}, "        \
     "spec: {hard: {" hard "}}}\n"
@@ -293,6 +319,7 @@ int main(void)
         cmocka_unit_test(test_bind_to),
         cmocka_unit_test(test_restore),
         cmocka_unit_test(test_podgroup_and_probe),
+        cmocka_unit_test(test_podgroup_made_after_its_pods),
         cmocka_unit_test(test_three_resource_quotas),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -14,11 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A (string, string) -> index map with open addressing, grown at half full; keys borrowed. */
+/* A (string, string) -> index map with open addressing, grown at half full; keys borrowed, or
+ * copied when @owns (the users': pods' strings go with the pods). */
 struct namemap {
     const char **k1, **k2;
     int32_t *val;
     size_t cap, n;
+    int owns;
 };
 
 static uint64_t hash2(const char *a, const char *b)
@@ -51,8 +53,12 @@ static int32_t namemap_get(const struct namemap *m, const char *a, const char *b
 
 static int namemap_rehash(struct namemap *m, size_t cap)
 {
-    struct namemap g = {calloc(cap, sizeof(*g.k1)), calloc(cap, sizeof(*g.k2)),
-                        calloc(cap, sizeof(*g.val)), cap, 0};
+    struct namemap g = {calloc(cap, sizeof(*g.k1)),
+                        calloc(cap, sizeof(*g.k2)),
+                        calloc(cap, sizeof(*g.val)),
+                        cap,
+                        0,
+                        m->owns};
     if (!g.k1 || !g.k2 || !g.val) {
         free(g.k1);
         free(g.k2);
@@ -81,6 +87,16 @@ static int32_t namemap_intern(struct namemap *m, const char *a, const char *b, i
     if (2 * (m->n + 1) > m->cap && namemap_rehash(m, gs_grow_cap(m->cap, 2 * (m->n + 1), 16)) < 0)
         return -ENOMEM;
     size_t h = namemap_slot(m, a, b);
+    if (!m->k1[h] && m->owns) { /* keys of its own: the strings given may not outlive it */
+        size_t la = strlen(a) + 1, lb = b ? strlen(b) + 1 : 1;
+        char *k = malloc(la + lb);
+        if (!k)
+            return -ENOMEM;
+        memcpy(k, a, la);
+        memcpy(k + la, b ? b : "", lb);
+        a = k;
+        b = k + la;
+    }
     if (!m->k1[h]) {
         m->k1[h] = a;
         m->k2[h] = b ? b : "";
@@ -94,6 +110,8 @@ static void namemap_free(struct namemap *m)
 {
     if (!m)
         return;
+    for (size_t i = 0; m->owns && i < m->cap; i++)
+        free((char *)m->k1[i]); /* k2 shares the allocation */
     free(m->k1);
     free(m->k2);
     free(m->val);
@@ -102,10 +120,7 @@ static void namemap_free(struct namemap *m)
 
 static const struct gs_priority_class_spec *class_of(const struct gs_policy *pol, const char *name)
 {
-    for (size_t i = 0; name[0] && i < pol->npriority_classes; i++)
-        if (strcmp(pol->priority_classes[i].name, name) == 0)
-            return &pol->priority_classes[i];
-    return NULL;
+    return name[0] ? gs_priority_class_find(pol, name) : NULL;
 }
 
 /* The pod's step profile with its tenant's override applied, in @buf; NULL when it has none. */
@@ -122,13 +137,16 @@ static const struct gs_step_profile *profile_of(const struct gs_tenancy *t, cons
 
 /*
  * Priority: the pod's class, its PodGroup's, its step profile's, its tenant's, the default.
- * *@never is set when the class that gave it says preemptionPolicy: Never.
+ * *@never is set when the class that gave it says preemptionPolicy: Never. A class the policy
+ * lacks gives the spec.priority an API server resolved it to (admission checked there is one).
  */
 static int32_t priority_of(const struct gs_tenancy *t, const struct gs_pod_spec *sp, int32_t group,
                            int32_t tenant, const struct gs_step_profile *prof, uint8_t *never)
 {
     const struct gs_policy *pol = t->pol;
     const struct gs_priority_class_spec *c = class_of(pol, sp->priority_class);
+    if (!c && sp->priority_class[0]) /* a class of the API server's, not ours: its value */
+        return sp->priority;
     if (!c && group >= 0)
         c = class_of(pol, t->pgs[group]->priority_class);
     if (!c && t->way == GS_WAY_FULL && prof)
@@ -275,14 +293,27 @@ static int mig_demand(const struct gs_tenancy *t, struct rpod *p, const char *pr
 {
     struct gs_fit *f = &p->fit;
     int32_t share = -1;
-    int exists = 0;
+    int exists = 0, elsewhere = 0;
+    uint32_t allowed = p->sp->model_mask;
     for (size_t i = 0; share < 0 && i < t->pol->ntemplates; i++) {
         const struct gs_gpu_model *m = gs_catalog_at(t->pol->templates[i].model);
         int mm = m && t->pol->templates[i].gpus > 0 ? gs_mig_model_find(m->name) : -1;
         int prof = mm >= 0 ? gs_mig_profile_find(mm, profile, -1) : -1;
+        if (prof >= 0 && allowed && !(allowed & (1u << t->pol->templates[i].model))) {
+            elsewhere = 1; /* a model the pod does not allow */
+            continue;
+        }
         exists |= prof >= 0;
         if (prof >= 0 && gs_fleet_mig_allowed(t->pol, mm, prof))
             share = gs_mig_profile_share_milli(mm, prof);
+    }
+    if (share < 0 && !exists && elsewhere) {
+        p->field = "metadata.annotations.gpusched.io/gpu-model";
+        gs__say(why, size,
+                "nvidia.com/mig-%s: no GPU model this pod allows (gpusched.io/gpu-model, "
+                "nodeSelector nvidia.com/gpu.product) has that MIG profile",
+                profile);
+        return -1;
     }
     if (share < 0 && exists && t->pol->mig_policy.strategy != GS_MIG_STRATEGY_MIXED) {
         gs__say(why, size,
@@ -481,13 +512,17 @@ static int demand(const struct gs_tenancy *t, struct rpod *p, const struct gs_st
 {
     const struct gs_pod_spec *sp = p->sp;
     struct gs_scn_container c;
+    p->field = "spec.containers[].resources";
     if (containers(t->pol, sp, &c, why, size))
         return -1;
     const struct gs_vgpu_class_spec *vc = vgpu_class(t->pol, sp, &c, why, size);
-    if (sp->vgpu_class[0] && !vc)
+    if (sp->vgpu_class[0] && !vc) {
+        p->field = "metadata.annotations.gpusched.io/vgpu-class";
         return -1;
+    }
     p->fit.cpu_milli = c.cpu_milli;
     p->fit.memory_mib = c.memory_mib;
+    p->field = "spec.containers[].resources.limits";
     if (c.mig_profile[0])
         return mig_demand(t, p, c.mig_profile, why, size);
     if (c.gpu_shared > 0 && c.gpu > 0) {
@@ -506,6 +541,7 @@ static int demand(const struct gs_tenancy *t, struct rpod *p, const struct gs_st
     struct card_bounds b = bounds_of(t, p->sp->model_mask);
     int fractional = c.gpumem_mib != GS_UNSET || c.gpucores != GS_UNSET;
     if (c.gpu > b.most_gpus && !(sp->same_card && fractional)) {
+        p->field = "spec.containers[].resources.limits.nvidia.com/gpu";
         gs__say(why, size, "nvidia.com/gpu %lld: the largest node this pod may use has %d GPUs",
                 (long long)c.gpu, b.most_gpus);
         return -1;
@@ -522,6 +558,7 @@ static int demand(const struct gs_tenancy *t, struct rpod *p, const struct gs_st
     p->gpus = c.gpu;
     if (t->way == GS_WAY_FULL && prof && prof->max_memory_mib != GS_UNSET &&
         c.gpumem_mib != GS_UNSET && c.gpumem_mib > prof->max_memory_mib) {
+        p->field = "metadata.annotations.gpusched.io/profile";
         gs__say(why, size, "profile %s: nvidia.com/gpumem %lld MiB > maxMemory %lld MiB",
                 prof->name, (long long)c.gpumem_mib, (long long)prof->max_memory_mib);
         return -1;
@@ -616,7 +653,7 @@ static int32_t level_of(const int32_t *levels, size_t n, int32_t prio)
         else
             hi = mid;
     }
-    return (int32_t)lo;
+    return (int32_t)(lo < n ? lo : n - 1); /* below every level: the lowest */
 }
 
 static int cmp_desc(const void *a, const void *b)
@@ -627,17 +664,20 @@ static int cmp_desc(const void *a, const void *b)
 
 /*
  * The priority levels, highest first: every priority admission can give a pod (priority_of()):
- * the PriorityClasses' values, the tenants' priorities, the step profiles' (and their
- * overrides'), and 0, the priority of a pod nothing gives one.
+ * the PriorityClasses' values (Kubernetes' built-in two too), the tenants' priorities, the step
+ * profiles' (and their overrides'), and 0, the priority of a pod nothing gives one.
  */
 static int make_levels(struct gs_tenancy *t)
 {
     const struct gs_policy *pol = t->pol;
-    size_t n = 0, max = pol->npriority_classes + pol->ntenants + pol->nprofiles + 1;
+    size_t n = 0, max = pol->npriority_classes + pol->ntenants + pol->nprofiles + 3;
     if (!(t->levels = malloc(max * sizeof(*t->levels))))
         return -ENOMEM;
     for (size_t i = 0; i < pol->npriority_classes; i++)
         t->levels[n++] = pol->priority_classes[i].value;
+    static const char *const builtin[] = {"system-cluster-critical", "system-node-critical"};
+    for (size_t i = 0; i < 2; i++)
+        t->levels[n++] = gs_priority_class_find(pol, builtin[i])->value;
     for (size_t i = 0; i < pol->ntenants; i++)
         if (pol->tenants[i].priority != GS_UNSET)
             t->levels[n++] = pol->tenants[i].priority;
@@ -679,6 +719,33 @@ static uint64_t static_shape(const struct rpod *p)
     return h;
 }
 
+/*
+ * Kubernetes' Priority admission (kubernetes.io/docs/concepts/scheduling-eviction/pod-priority-
+ * preemption): a pod's spec.priority, when it gives one, is the value of its PriorityClass, or of
+ * the globalDefault class (else 0) when it names none: a pod cannot rank itself. A class the
+ * policy lacks is refused unless spec.priority says what an API server made of it.
+ */
+static int priority_refused(const struct gs_policy *pol, const struct gs_pod_spec *sp, char *why,
+                            size_t size, const char **field)
+{
+    const struct gs_priority_class_spec *c = class_of(pol, sp->priority_class);
+    *field = "spec.priorityClassName";
+    if (sp->priority_class[0] && !c && !sp->has_priority)
+        return gs__say(why, size, "PriorityClass %s is not defined", sp->priority_class), 1;
+    *field = "spec.priority";
+    for (size_t i = 0; !c && !sp->priority_class[0] && i < pol->npriority_classes; i++)
+        if (pol->priority_classes[i].global_default)
+            c = &pol->priority_classes[i];
+    int32_t want = c ? c->value : 0;
+    if (!sp->has_priority || sp->priority == want || (sp->priority_class[0] && !c))
+        return 0;
+    gs__say(why, size,
+            "spec.priority %d differs from %d, the value %s%s gives: a pod's priority comes "
+            "from its PriorityClass",
+            sp->priority, want, c ? "PriorityClass " : "no PriorityClass", c ? c->name : "");
+    return 1;
+}
+
 static void admit_one(const struct gs_tenancy *t, struct rpod *p)
 {
     const struct gs_policy *pol = t->pol;
@@ -692,7 +759,12 @@ static void admit_one(const struct gs_tenancy *t, struct rpod *p)
     p->model = -1;
     p->start = p->first_start = -1;
     quotas_of(t, p);
+    if (priority_refused(pol, sp, p->reason, sizeof(p->reason), &p->field)) {
+        p->state = GS_POD_REJECTED;
+        return;
+    }
     if (sp->group[0] && p->group < 0 && t->way == GS_WAY_FULL) {
+        p->field = "metadata.annotations.scheduling.k8s.io/group-name";
         gs__say(p->reason, sizeof(p->reason), "PodGroup %s/%s is not defined", sp->ns, sp->group);
         p->state = GS_POD_REJECTED;
         return;
@@ -707,10 +779,16 @@ static void admit_one(const struct gs_tenancy *t, struct rpod *p)
         p->tenant >= 0 && (size_t)p->tenant < pol->ntenants ? &pol->tenants[p->tenant] : NULL;
     if (t->way == GS_WAY_FULL && ts && ts->max_gpus_per_pod != GS_UNSET &&
         p->gpus > ts->max_gpus_per_pod) {
+        p->field = "spec.containers[].resources.limits.nvidia.com/gpu";
         gs__say(p->reason, sizeof(p->reason), "tenant %s: maxGPUsPerPod %d < nvidia.com/gpu %lld",
                 ts->name, ts->max_gpus_per_pod, (long long)p->gpus);
         p->state = GS_POD_REJECTED;
     }
+}
+
+int32_t gs__tn_group_find(const struct gs_tenancy *t, const char *ns, const char *name)
+{
+    return namemap_get(t->groups, ns, name);
 }
 
 int gs__tn_podgroup(struct gs_tenancy *t, const struct gs_podgroup_spec *g)
@@ -753,6 +831,8 @@ int gs__tn_admission_init(struct gs_tenancy *t)
     const struct gs_policy *pol = t->pol;
     t->groups = calloc(1, sizeof(*t->groups));
     t->users = calloc(1, sizeof(*t->users));
+    if (t->users)
+        t->users->owns = 1;
     t->namespaces = calloc(1, sizeof(*t->namespaces));
     if (!t->groups || !t->users || !t->namespaces)
         return -ENOMEM;

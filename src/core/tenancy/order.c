@@ -297,7 +297,7 @@ void gs__tn_settle_reason(struct gs_tenancy *t, int32_t pod)
     if (p->group >= 0 && f->group != p->group) /* another gang's words would mislead */
         gs__say(p->reason, sizeof(p->reason),
                 "gang %s: not tried while gang %s, alike, could not be placed (%s)", p->sp->group,
-                f->sp->group, b->reason);
+                f->group >= 0 ? t->pgs[f->group]->name : "", b->reason); /* f may be gone */
     else
         memcpy(p->reason, b->reason, sizeof(p->reason));
 }

@@ -200,17 +200,26 @@ static int64_t score(const struct gs_tenancy *t, const struct rpod *p, size_t no
 #define SCORE_MAX(t) (8 * 1000 + 6 * 1000 + ((t)->way == GS_WAY_FULL ? 4 * 1000 : 0))
 
 static void why_nodes(struct gs_tenancy *t, struct rpod *p, const int64_t *count, int64_t quota,
-                      const char *quota_why, int64_t reserved)
+                      const char *quota_why, int64_t reserved, int only_node)
 {
     if (quota == (int64_t)t->pol->nnodes && quota_why[0]) {
         gs__say(p->reason, sizeof(p->reason), "%s", quota_why);
         return;
     }
-    int n = gs__say(p->reason, sizeof(p->reason), "0/%zu nodes are available:", t->pol->nnodes);
-    for (int r = 1; r < GS_FIT_REASONS && n < (int)sizeof(p->reason); r++)
+    int n =
+        only_node >= 0
+            ? gs__say(p->reason, sizeof(p->reason), "node %s:", t->pol->nodes[only_node].name)
+            : gs__say(p->reason, sizeof(p->reason), "0/%zu nodes are available:", t->pol->nnodes);
+    for (int r = 1; r < GS_FIT_REASONS && n < (int)sizeof(p->reason); r++) {
+        int mig = r == GS_FIT_MIG || r == GS_FIT_MIG_MODEL; /* which profile, too */
+        char c[24] = "";
+        if (only_node < 0)
+            gs__say(c, sizeof(c), " %lld", (long long)count[r]);
         if (count[r])
-            n += gs__say(p->reason + n, sizeof(p->reason) - (size_t)n, " %lld %s,",
-                         (long long)count[r], gs_fit_reason_text((enum gs_fit_reason)r));
+            n += gs__say(p->reason + n, sizeof(p->reason) - (size_t)n, "%s %s%s%s,", c,
+                         gs_fit_reason_text((enum gs_fit_reason)r), mig ? " " : "",
+                         mig && p->fit.mig ? p->fit.mig : "");
+    }
     if (quota && n < (int)sizeof(p->reason))
         n += gs__say(p->reason + n, sizeof(p->reason) - (size_t)n, " %lld %s,", (long long)quota,
                      quota_why);
@@ -258,15 +267,19 @@ size_t gs__tn_logged_since(struct gs_tenancy *t, const struct vec *log, size_t s
     return w;
 }
 
-/* Does some model of the cluster pass @p's quotas? @ok caches the answer per model. */
-static int quota_anywhere(struct gs_tenancy *t, struct rpod *p, int8_t *ok, char *why)
+/* Does some model of the cluster pass @p's quotas? @ok caches the answer per model; @why gets
+ * the last model's refusal, @all each model's, joined by "; ". */
+static int quota_anywhere(struct gs_tenancy *t, struct rpod *p, int8_t *ok, char *why, char *all)
 {
-    int any = 0;
+    int any = 0, n = 0;
+    all[0] = '\0';
     for (int m = 0; m < GS_MODEL_MAX; m++) {
         if (!(t->models & (1u << m)) || (p->fit.model_mask && !(p->fit.model_mask & (1u << m))))
             continue;
         ok[m] = (int8_t)gs__quota_check(t, p, m, why, GS_REASON_MAX);
         any |= ok[m];
+        if (!ok[m] && why[0] && !strstr(all, why))
+            n += gs__say(all + n, GS_REASON_MAX - (size_t)n, "%s%s", n ? "; " : "", why);
     }
     return any;
 }
@@ -361,10 +374,10 @@ int gs__tn_find(struct gs_tenancy *t, int32_t pod, int only_node, const struct t
     uint32_t models = 0;
     int settled = 1;
     if (only_node < 0 && p->fit.ncards > 0) {
-        if (!quota_anywhere(t, p, o.model_ok, o.quota_why)) {
+        char all[GS_REASON_MAX];
+        if (!quota_anywhere(t, p, o.model_ok, o.quota_why, all)) {
             *capacity = 0;
-            memcpy(p->reason,
-                   o.quota_why[0] ? o.quota_why : "no node has a GPU model this pod allows",
+            memcpy(p->reason, all[0] ? all : "no node has a GPU model this pod allows",
                    sizeof(p->reason));
             return 1;
         }
@@ -415,7 +428,7 @@ int gs__tn_find(struct gs_tenancy *t, int32_t pod, int only_node, const struct t
         return 0;
     }
     *capacity = 1;
-    why_nodes(t, p, o.count, o.quota, o.quota_why, o.reserved);
+    why_nodes(t, p, o.count, o.quota, o.quota_why, o.reserved, only_node);
     if (shape && settled) {
         cl = &t->clean[shape & (GS_MEMO_SLOTS - 1)];
         cl->key = shape;
@@ -571,11 +584,10 @@ int gs__tn_place_gang(struct gs_tenancy *t, int32_t group, int *capacity)
         if (r > 0) {
             char why[GS_REASON_MAX];
             memcpy(why, t->pods[m[k]].reason, sizeof(why));
-            for (int j = 0; j < nm; j++)
-                if (j != k)
-                    gs__say(t->pods[m[j]].reason, GS_REASON_MAX,
-                            "gang %s: member %s cannot be placed: %s", t->pods[m[j]].sp->group,
-                            t->pods[m[k]].sp->name, why);
+            for (int j = 0; j < nm; j++) /* the member itself too: it waits for the gang */
+                gs__say(t->pods[m[j]].reason, GS_REASON_MAX,
+                        "gang %s: member %s cannot be placed: %s", t->pods[m[j]].sp->group,
+                        t->pods[m[k]].sp->name, why);
             r = gs__tn_rollback(t, x, 0, 0) < 0 ? -ENOMEM : 1;
         }
     }
@@ -600,6 +612,7 @@ int gs_tenancy_probe_new(struct gs_tenancy *t, const struct gs_pod_spec *sp,
     }
     pr->p.user = gs__tn_user_of(t, &pr->p);
     memset(pr->model_ok, -1, sizeof(pr->model_ok));
+    pr->gang_ok = -1;
     *out = pr;
     return 0;
 }
@@ -607,6 +620,56 @@ int gs_tenancy_probe_new(struct gs_tenancy *t, const struct gs_pod_spec *sp,
 void gs_tenancy_probe_free(struct gs_tenancy_probe *pr)
 {
     free(pr);
+}
+
+/*
+ * Could the probed pod's gang run now? kube-scheduler places one member at a time, so a member
+ * passes only while the members the gang lacks (minMember less those running, this pod one of
+ * them), each asking what this pod asks, can all be placed: trial binds, all undone. Return: 1
+ * yes; 0 no, with pr->gang_why; -ENOMEM.
+ */
+static int probe_gang(struct gs_tenancy *t, struct gs_tenancy_probe *pr)
+{
+    const struct rpod *p = &pr->p;
+    const struct gang *g = p->group >= 0 ? &t->gangs[p->group] : NULL;
+    int need = g ? g->min - g->running : 0, placed = 0, r = 0;
+    if (need <= 1)
+        return 1;
+    struct gs_pod_spec sp = *p->sp;
+    sp.duration_us = GS_UNSET; /* no expected end is left behind */
+    struct txn *x = &t->txn_gang;
+    x->bound.n = x->evicted.n = 0;
+    size_t base = t->npods;
+    char why[GS_REASON_MAX] = "";
+    for (; placed < need && r == 0; placed++) {
+        if ((r = gs__tn_pods_room(t)) < 0)
+            break;
+        int32_t id = (int32_t)t->npods++;
+        struct rpod *m = &t->pods[id];
+        *m = *p;
+        m->sp = &sp;
+        m->group = -1;
+        m->bucket = -1;
+        int capacity;
+        size_t node;
+        uint32_t mask;
+        r = gs__tn_find(t, id, -1, x, &node, &mask, &capacity);
+        if (r == 0)
+            r = gs__tn_bind(t, id, node, mask, x) < 0 ? -ENOMEM : 0;
+        else if (r > 0)
+            memcpy(why, m->reason, sizeof(why));
+    }
+    if (gs__tn_rollback(t, x, 0, 0) < 0)
+        r = -ENOMEM;
+    t->npods = base;
+    if (r < 0)
+        return r;
+    if (r == 0)
+        return 1;
+    gs__say(pr->gang_why, sizeof(pr->gang_why),
+            "PodGroup %s: %d members like this one are needed, %d can be placed: %s", p->sp->group,
+            need, placed - 1, why);
+    return 0;
 }
 
 int gs_tenancy_probe_node(struct gs_tenancy *t, struct gs_tenancy_probe *pr, int32_t node,
@@ -617,20 +680,58 @@ int gs_tenancy_probe_node(struct gs_tenancy *t, struct gs_tenancy_probe *pr, int
         *why = "no such node";
         return 1;
     }
+    if (pr->gang_ok < 0 && (pr->gang_ok = (int8_t)probe_gang(t, pr)) < 0) {
+        pr->gang_ok = -1;
+        *why = "out of memory";
+        return 1;
+    }
+    if (!pr->gang_ok) {
+        *why = pr->gang_why;
+        return 1;
+    }
     int model = p->fit.ncards > 0 ? gs_fleet_node_model(t->fleet, (size_t)node) : -1;
     int m = model >= 0 ? model : 0;
     if (pr->model_ok[m] < 0)
-        pr->model_ok[m] = (int8_t)gs__quota_check(t, p, model, pr->why, sizeof(pr->why));
+        pr->model_ok[m] = (int8_t)gs__quota_check(t, p, model, pr->why[m], sizeof(pr->why[m]));
     if (!pr->model_ok[m]) {
-        *why = pr->why;
+        *why = pr->why[m];
         return 1;
     }
     struct gs_fit_choice c;
     enum gs_fit_reason r = gs_fleet_fit(t->fleet, (size_t)node, &p->fit, &c);
     if (r != GS_FIT_OK) {
         *why = gs_fit_reason_text(r);
+        if ((r == GS_FIT_MIG || r == GS_FIT_MIG_MODEL) && p->fit.mig) { /* which profile */
+            char *b = pr->mig_why[r == GS_FIT_MIG_MODEL];
+            gs__say(b, sizeof(pr->mig_why[0]), "%s %s", *why, p->fit.mig);
+            *why = b;
+        }
         return 1;
     }
     *scored = (int32_t)(score(t, p, (size_t)node, &c) * 1000 / SCORE_MAX(t));
     return 0;
+}
+
+int gs_tenancy_probe_without(struct gs_tenancy *t, struct gs_tenancy_probe *pr, int32_t node,
+                             const int32_t *gone, size_t n)
+{
+    size_t k = 0;
+    int fits = -EINVAL;
+    for (; k < n; k++) { /* stop at one that is not there: the answer would be wrong */
+        const struct rpod *v = (size_t)gone[k] < t->npods ? &t->pods[gone[k]] : NULL;
+        if (!v || v->state != GS_POD_RUNNING || v->node != node ||
+            gs_fleet_release(t->fleet, (size_t)node, &v->fit, v->mask, gone[k]))
+            break;
+    }
+    if (k == n) {
+        int32_t scored;
+        const char *why;
+        fits = gs_tenancy_probe_node(t, pr, node, &scored, &why) == 0;
+    }
+    while (k-- > 0) { /* the exact state left, restored in reverse order */
+        const struct rpod *v = &t->pods[gone[k]];
+        if (gs_fleet_commit(t->fleet, (size_t)node, &v->fit, v->mask, gone[k]) < 0)
+            fits = -ENOMEM;
+    }
+    return fits;
 }

@@ -253,12 +253,70 @@ int gs_tenancy_admit(const struct gs_tenancy *t, const struct gs_pod_spec *sp,
     out->share_milli = p.fit.whole ? 1000 : p.fit.compute;
     out->slice_milli = out->share_milli / out->units;
     out->milli = p.milli;
+    out->ncards = p.fit.ncards;
+    out->mem_mib = p.fit.whole ? 0 : p.fit.mem_mib;
+    out->cpu_milli = p.fit.cpu_milli;
+    out->memory_mib = p.fit.memory_mib;
     out->mig_start = -1;
     out->start_us = out->first_start_us = -1;
     out->reason = "";
+    out->field = rejected && p.field ? p.field : "spec";
     if (why && size)
         snprintf(why, size, "%s", rejected ? p.reason : "");
     return rejected;
+}
+
+/*
+ * A pod may name a PodGroup before it is made, as Kubernetes objects come in any order: the name
+ * is held by a PodGroup of minMember 0, whose pods wait parked (pending, not arrived: no pass
+ * tries them, no queue counts them) until gs_tenancy_podgroup() makes it (unpark()).
+ */
+static int placeholder(struct gs_tenancy *t, const struct gs_pod_spec *sp)
+{
+    struct gs_podgroup_spec g = {.min_member = 0};
+    snprintf(g.ns, sizeof(g.ns), "%s", sp->ns);
+    snprintf(g.name, sizeof(g.name), "%s", sp->group);
+    if (gs__tn_group_find(t, g.ns, g.name) >= 0)
+        return 0;
+    int r = gs__tn_podgroup(t, &g);
+    return r < 0 ? r : 0;
+}
+
+/* PodGroup @group was made: its parked pods are admitted again, now with its queue and class,
+ * and arrive. */
+static int unpark(struct gs_tenancy *t, int32_t group)
+{
+    struct gang *g = &t->gangs[group];
+    g->cards = 0;
+    g->level_low = -1;
+    g->preemptible = 0;
+    for (size_t k = 0; k < g->members.n; k++) {
+        int32_t pod = g->members.v[k];
+        struct rpod *m = &t->pods[pod];
+        if (m->state == GS_POD_PENDING && !m->arrived) {
+            int32_t user = m->user;
+            int rejected = gs__tn_admit(t, m);
+            m->user = user;
+            if (rejected)
+                continue;
+            m->arrived = 1;
+            t->q_demand[m->queue] += m->milli;
+            t->arrivals_since_pass = 1;
+            int r = gs__tn_pending_add(t, pod);
+            if (r < 0)
+                return r;
+        }
+        if (m->state == GS_POD_REJECTED)
+            continue;
+        g->cards += m->fit.whole ? m->fit.ncards : 0;
+        g->level_low = m->level > g->level_low ? m->level : g->level_low;
+        g->preemptible |= m->preemptible;
+    }
+    if (!g->dirty) {
+        g->dirty = 1;
+        return gs__vec_push(&t->dirty_gangs, group);
+    }
+    return 0;
 }
 
 int gs_tenancy_submit(struct gs_tenancy *t, int64_t now, const struct gs_pod_spec *sp, int64_t seq,
@@ -273,9 +331,12 @@ int gs_tenancy_submit(struct gs_tenancy *t, int64_t now, const struct gs_pod_spe
     p->sp = sp;
     p->seq = seq;
     p->submit = t->now;
+    if (t->way == GS_WAY_FULL && sp->group[0] && (r = placeholder(t, sp)) < 0)
+        return r;
     if (gs__tn_admit(t, p)) {
         if (why && size)
             snprintf(why, size, "%s", p->reason);
+        t->refused_field = p->field ? p->field : "spec";
         return 1;
     }
     t->npods++;
@@ -288,13 +349,17 @@ int gs_tenancy_submit(struct gs_tenancy *t, int64_t now, const struct gs_pod_spe
             return -ENOMEM;
         t->gang_members = m;
     }
+    *id = pod;
+    if (p->group >= 0 && t->pgs[p->group]->min_member == 0) { /* parked: not arrived yet */
+        gs__say(p->reason, sizeof(p->reason),
+                "PodGroup %s/%s does not exist yet: the pod waits for it to be made", sp->ns,
+                sp->group);
+        return 0;
+    }
     p->arrived = 1;
     t->q_demand[p->queue] += p->milli;
     t->arrivals_since_pass = 1;
-    if ((r = gs__tn_pending_add(t, pod)) < 0)
-        return r;
-    *id = pod;
-    return 0;
+    return gs__tn_pending_add(t, pod);
 }
 
 int gs_tenancy_complete(struct gs_tenancy *t, int64_t now, int32_t id, int32_t *share_milli)
@@ -325,6 +390,9 @@ int gs_tenancy_cancel(struct gs_tenancy *t, int64_t now, int32_t id)
         r = gs__tn_unplace(t, id);
         if (gs__vec_push(&t->rlog, p->node) < 0)
             r = -ENOMEM;
+    } else if (!p->arrived) { /* parked, waiting for its PodGroup: counted nowhere yet */
+        p->state = GS_POD_COMPLETED;
+        return r;
     } else {
         gs__tn_pending_left(t, id);
     }
@@ -342,9 +410,28 @@ int gs_tenancy_podgroup(struct gs_tenancy *t, const struct gs_podgroup_spec *g)
 {
     if (g->min_member < 1)
         return -EINVAL;
+    int32_t i = gs__tn_group_find(t, g->ns, g->name);
+    int parked = i >= 0 && t->pgs[i]->min_member == 0;
     int r = gs__tn_podgroup(t, g);
     t->epoch++; /* a gang's minMember may have changed: its members are worth a try */
+    if (r >= 0 && parked)
+        r = unpark(t, r);
     return r < 0 ? r : 0;
+}
+
+int gs_tenancy_podgroup_drop(struct gs_tenancy *t, const char *ns, const char *name)
+{
+    int32_t i = gs__tn_group_find(t, ns, name);
+    if (i < 0)
+        return -ENOENT;
+    for (size_t k = 0; k < t->gangs[i].members.n; k++) {
+        enum gs_pod_state st = (enum gs_pod_state)t->pods[t->gangs[i].members.v[k]].state;
+        if (st == GS_POD_PENDING || st == GS_POD_RUNNING)
+            return -EBUSY;
+    }
+    t->pgs[i]->min_member = 0; /* the name is held again for pods that name it later */
+    t->gangs[i].min = 0;
+    return 0;
 }
 
 int gs_tenancy_bind_to(struct gs_tenancy *t, int64_t now, int32_t id, int32_t node)
@@ -487,6 +574,15 @@ int gs_tenancy_schedule(struct gs_tenancy *t, int64_t now, const struct gs_decis
     return r < 0 ? r : 0;
 }
 
+void gs_tenancy_decisions(struct gs_tenancy *t, const struct gs_decision **dec, size_t *n)
+{
+    if (t->dec_taken)
+        t->ndec = 0;
+    *dec = t->dec;
+    *n = t->ndec;
+    t->dec_taken = 1;
+}
+
 int gs_tenancy_due(struct gs_tenancy *t, int64_t now, int32_t *id)
 {
     while (t->nheap && !gs__tn_end_live(t, &t->heap[0]))
@@ -507,6 +603,31 @@ int64_t gs_tenancy_next_end(struct gs_tenancy *t)
 int64_t gs_tenancy_wake(const struct gs_tenancy *t)
 {
     return t->wake;
+}
+
+/* The filter reason most nodes gave in a reason of placement.c's why_nodes() ("0/N nodes are
+ * available: C1 TEXT1, C2 TEXT2."): a static gs_fit_reason_text(), or NULL for another reason. */
+static const char *main_why(const char *reason)
+{
+    const char *best = NULL, *at = strchr(reason, ':');
+    long long most = 0;
+    if (strncmp(reason, "0/", 2) != 0 || !at)
+        return NULL;
+    while (at && *at) {
+        char *end;
+        long long c = strtoll(at + 1, &end, 10);
+        for (int r = 1; r < GS_FIT_REASONS && end > at + 1; r++) {
+            const char *text = gs_fit_reason_text((enum gs_fit_reason)r);
+            size_t len = strlen(text);
+            if (*end == ' ' && !strncmp(end + 1, text, len) && strchr(",. ", end[1 + len]) &&
+                c > most) {
+                most = c;
+                best = text;
+            }
+        }
+        at = strchr(at + 1, ',');
+    }
+    return best;
 }
 
 int gs_tenancy_pod(struct gs_tenancy *t, int32_t id, struct gs_tenancy_pod *out)
@@ -531,13 +652,24 @@ int gs_tenancy_pod(struct gs_tenancy *t, int32_t id, struct gs_tenancy_pod *out)
         .share_milli = p->fit.whole ? 1000 : p->fit.compute,
         .slice_milli = gs__tn_slice_share(t, id),
         .milli = p->milli,
+        .ncards = p->fit.ncards,
+        .mem_mib = p->fit.whole ? 0 : p->fit.mem_mib,
+        .cpu_milli = p->fit.cpu_milli,
+        .memory_mib = p->fit.memory_mib,
         .submit_us = p->submit,
         .start_us = p->start,
         .first_start_us = p->first_start,
         .preemptions = p->preemptions,
         .reason = placed ? "" : p->reason,
+        .why = placed ? NULL : main_why(p->reason),
+        .field = p->state == GS_POD_REJECTED && p->field ? p->field : "spec",
     };
     return 0;
+}
+
+const char *gs_tenancy_refused_field(const struct gs_tenancy *t)
+{
+    return t->refused_field ? t->refused_field : "spec";
 }
 
 size_t gs_tenancy_pod_count(const struct gs_tenancy *t)

@@ -17,7 +17,7 @@
 
 #include <stdint.h>
 
-#define GS_REASON_MAX 200
+#define GS_REASON_MAX 256
 /* A pod run again after an eviction is kept 5 min; after GS_EVICTIONS_MAX it is kept for good. */
 #define GS_READMIT_GRACE_US (300 * 1000000LL)
 #define GS_EVICTIONS_MAX    3
@@ -61,7 +61,8 @@ struct rpod {
     uint64_t said;        /* t->said when its reason was last written by the scheduler */
     uint64_t shape;       /* hash of what makes pods alike (admission.c, static_shape()) */
     int32_t bucket;       /* its bucket of pending pods (order.c), -1 before the first */
-    char mig[16]; /* MIG profile asked for (full scheme), "" for none (fit.mig: the spec's) */
+    char mig[16];      /* MIG profile asked for (full scheme), "" for none (fit.mig: the spec's) */
+    const char *field; /* rejected: the Pod field at fault (static), NULL for the pod as a whole */
     char reason[GS_REASON_MAX];
     /* Time-sliced pods (slice.c): work left in microseconds x PPM of full speed, the speed
      * (PPM) and entitlement (milli-GPU) since @ts_since. */
@@ -220,6 +221,7 @@ struct gs_tenancy {
     size_t ndec, capdec;
     int dec_taken; /* gs_tenancy_schedule() handed them out: the next decision starts afresh */
     struct gs_tenancy_work work;
+    const char *refused_field; /* of the last submission refused (gs_tenancy_refused_field()) */
 };
 
 /* admission.c */
@@ -229,6 +231,8 @@ void gs__tn_admission_free(struct gs_tenancy *t);
 int gs__tn_admit(const struct gs_tenancy *t, struct rpod *p);
 /* Register an admitted pod: its user, its gang membership. 0 or -ENOMEM. */
 int gs__tn_enroll(struct gs_tenancy *t, int32_t pod);
+/* The index of PodGroup @ns/@name, or -1. */
+int32_t gs__tn_group_find(const struct gs_tenancy *t, const char *ns, const char *name);
 /* PodGroup @g (copied) made or made again: its index, or -ENOMEM. */
 int gs__tn_podgroup(struct gs_tenancy *t, const struct gs_podgroup_spec *g);
 /* The @k-th ResourceQuota of @p's namespace (an index into the policy's). */
@@ -322,8 +326,11 @@ int gs__cmp_i32(const void *a, const void *b);
 /* placement.c: the extender's probe */
 struct gs_tenancy_probe {
     struct rpod p;
-    int8_t model_ok[GS_MODEL_MAX]; /* quotas let it use the model: 1, 0, -1 not asked yet */
-    char why[GS_REASON_MAX];       /* the quota it is over */
+    int8_t model_ok[GS_MODEL_MAX];         /* quotas let it use the model: 1, 0, -1 not asked yet */
+    char why[GS_MODEL_MAX][GS_REASON_MAX]; /* per model: the quota it is over */
+    int8_t gang_ok;                        /* its gang could run: 1, 0, -1 not asked yet */
+    char gang_why[GS_REASON_MAX];
+    char mig_why[2][64]; /* the MIG reasons, naming the profile: no free slot, no such profile */
 };
 
 /* tenancy.c */

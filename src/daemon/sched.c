@@ -1,0 +1,374 @@
+/*
+ * gpuschedd's scheduler: the core's, over the daemon's inventory, policy files and tenants; see
+ * sched.h. This file makes the policy the core reads, hands it pods and events, and carries out
+ * its decisions on the daemon's own records (state, store, ledger, logs, counters).
+ */
+#include "sched.h"
+#include "config.h"
+#include "gang.h"
+#include "log.h"
+#include "nodes.h"
+#include "state.h"
+#include "store.h"
+
+#include "gpusched/catalog.h"
+#include "gpusched/cluster.h"
+#include "gpusched/diag.h"
+#include "gpusched/fleet.h"
+#include "gpusched/grow.h"
+#include "gpusched/scenario.h"
+#include "gpusched/tenancy.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int64_t gsd_sched_now(const struct gsd_state *st)
+{
+    return st->manual_clock ? st->manual_now_us : gsd_now_us();
+}
+
+int gsd_sched_tenant(const struct gsd_state *st, const char *name)
+{
+    for (size_t i = 0; i < st->sched.pol.ntenants; i++)
+        if (!strcmp(st->sched.pol.tenants[i].name, name))
+            return (int)i;
+    return -1;
+}
+
+int gsd_node_index(const struct gsd_state *st, const char *name)
+{
+    return gs_cluster_find(st->cluster, name);
+}
+
+/*
+ * The tenants the core knows: the policy files' (GPUQuota, the topology policy), each DaemonConfig
+ * tenant owning the namespaces it lists (a tenant of the files of the same name takes them).
+ */
+static int merge_tenants(struct gsd_state *st, const struct gs_policy *files)
+{
+    const struct gsd_config *c = st->cfg;
+    size_t n = files->ntenants;
+    struct gs_tenant_spec *v = calloc(n + c->ntenants + 1, sizeof(*v));
+    if (!v)
+        return -ENOMEM;
+    if (n)
+        memcpy(v, files->tenants, n * sizeof(*v));
+    for (size_t i = 0; i < c->ntenants; i++) {
+        const struct gsd_tenant *dt = &c->tenants[i];
+        size_t k = 0;
+        while (k < n && strcmp(v[k].name, dt->name))
+            k++;
+        if (k == n) {
+            memset(&v[n], 0, sizeof(v[n]));
+            snprintf(v[n].name, sizeof(v[n].name), "%s", dt->name);
+            v[n].tier = GS_TIER_NONE;
+            v[n].priority = GS_UNSET;
+            v[n].gpu_count_milli = GS_UNSET;
+            v[n].max_gpus_per_pod = GS_UNSET;
+            v[n].max_pods_per_user = GS_UNSET;
+            n++;
+        }
+        v[k].nnamespaces = 0;
+        for (size_t j = 0; j < dt->nns && j < GS_SCN_NAMESPACES; j++)
+            memcpy(v[k].namespaces[v[k].nnamespaces++], dt->ns[j], sizeof(v[k].namespaces[0]));
+    }
+    st->sched.tenants = v;
+    st->sched.pol.tenants = v;
+    st->sched.pol.ntenants = n;
+    return 0;
+}
+
+/* The Queue documents, and one Queue of its weight for each tenant that has no Queue of its name
+ * and gives a weight, or for every tenant when no Queue document is loaded: the tenant's pods run
+ * in it (the core's rule, queue_of()). */
+static int merge_queues(struct gsd_state *st, const struct gs_policy *files)
+{
+    const struct gsd_config *c = st->cfg;
+    size_t n = files->nqueues;
+    struct gs_queue_spec *v = calloc(n + c->ntenants + 1, sizeof(*v));
+    if (!v)
+        return -ENOMEM;
+    if (n)
+        memcpy(v, files->queues, n * sizeof(*v));
+    for (size_t i = 0; i < c->ntenants; i++) {
+        const struct gsd_tenant *dt = &c->tenants[i];
+        size_t k = 0;
+        while (k < n && strcmp(v[k].name, dt->name))
+            k++;
+        if (k < n || (files->nqueues > 0 && !dt->weight_set))
+            continue;
+        snprintf(v[n].name, sizeof(v[n].name), "%s", dt->name);
+        v[n].weight = dt->weight;
+        v[n].cap_gpu_milli = v[n].cap_cpu_milli = v[n].cap_memory_mib = GS_UNSET;
+        v[n].reclaimable = 1;
+        v[n].overcommit_milli = 1000;
+        n++;
+    }
+    st->sched.queues = v;
+    st->sched.pol.queues = v;
+    st->sched.pol.nqueues = n;
+    return 0;
+}
+
+int gsd_sched_open(struct gsd_state *st, struct gs_diag *d)
+{
+    struct gsd_sched *s = &st->sched;
+    struct gs_policy none;
+    memset(&none, 0, sizeof(none));
+    const struct gs_policy *files = st->cfg->quotas ? &st->cfg->quotas->policy : &none;
+    s->pol = *files;
+    s->pol.templates = st->inv->policy.templates;
+    s->pol.ntemplates = st->inv->policy.ntemplates;
+    s->pol.nodes = st->inv->policy.nodes;
+    s->pol.nnodes = st->inv->policy.nnodes;
+    int rc = merge_tenants(st, files);
+    if (!rc)
+        rc = merge_queues(st, files);
+    struct gs_tenancy_opts o = {.way = GS_WAY_FULL, .convert = 1, .min_hold_us = 0};
+    if (!rc)
+        rc = gs_tenancy_new(&s->pol, &o, &s->tn, d);
+    for (size_t i = 0; !rc && i < st->ngroups; i++) {
+        const struct gsd_group *g = st->groups[i];
+        struct gs_podgroup_spec pg = {.min_member = g->min_member};
+        memcpy(pg.ns, g->ns, sizeof(pg.ns));
+        memcpy(pg.name, g->name, sizeof(pg.name));
+        memcpy(pg.queue, g->queue, sizeof(pg.queue));
+        memcpy(pg.priority_class, g->pclass, sizeof(pg.priority_class));
+        rc = gs_tenancy_podgroup(s->tn, &pg);
+    }
+    if (rc)
+        gsd_sched_close(st);
+    return rc;
+}
+
+void gsd_sched_close(struct gsd_state *st)
+{
+    struct gsd_sched *s = &st->sched;
+    gs_tenancy_free(s->tn);
+    free(s->tenants);
+    free(s->queues);
+    free(s->by_sid);
+    memset(s, 0, sizeof(*s));
+}
+
+/* @p's JSON-facing view, from the scheduler's. */
+void gsd_sched_sync(struct gsd_state *st, struct gsd_pod *p)
+{
+    struct gs_tenancy_pod v;
+    if (p->sid < 0 || gs_tenancy_pod(st->sched.tn, p->sid, &v) < 0)
+        return;
+    const struct gs_policy *pol = &st->sched.pol;
+    p->priority = v.priority;
+    snprintf(p->queue, sizeof(p->queue), "%s",
+             (size_t)v.queue < pol->nqueues ? pol->queues[v.queue].name : "default");
+    p->req.cpu_milli = v.cpu_milli;
+    p->req.memory_mib = v.memory_mib;
+    p->req.num_gpu = v.mig ? 0 : (uint32_t)v.ncards;
+    p->req.gpu_milli = v.mig || !v.ncards ? 0 : (uint32_t)(v.whole ? 1000 : v.share_milli);
+    p->req.model_mask = p->spec.model_mask;
+    p->gpumem_mib = (int32_t)v.mem_mib;
+    p->milli = v.milli;
+    snprintf(p->mig, sizeof(p->mig), "%s", v.mig ? v.mig : "");
+    if (v.state == GS_POD_RUNNING) {
+        p->pl = (struct gs_placement){v.node, v.gpu_mask, (uint32_t)v.share_milli};
+        p->mig_start = (int8_t)v.mig_start;
+        p->reason[0] = '\0';
+        p->why = NULL;
+    } else {
+        snprintf(p->reason, sizeof(p->reason), "%.255s", v.reason);
+        p->why = v.why;
+    }
+}
+
+static int remember(struct gsd_sched *s, int32_t sid, struct gsd_pod *p)
+{
+    struct gsd_pod **v = gs_grow(s->by_sid, &s->capsid, (size_t)sid + 1, sizeof(*v), 1024);
+    if (!v)
+        return -ENOMEM;
+    s->by_sid = v;
+    while (s->nsid <= (size_t)sid)
+        s->by_sid[s->nsid++] = NULL;
+    s->by_sid[sid] = p;
+    return 0;
+}
+
+int gsd_sched_submit(struct gsd_state *st, struct gsd_pod *p, struct gsd_ferr *e)
+{
+    char why[GSD_REASON_MAX];
+    int32_t sid;
+    int rc = gs_tenancy_submit(st->sched.tn, gsd_sched_now(st), &p->spec, p->seq, &sid, why,
+                               sizeof(why));
+    if (rc == 1) {
+        e->status = 400;
+        snprintf(e->field, sizeof(e->field), "%s", gs_tenancy_refused_field(st->sched.tn));
+        snprintf(e->msg, sizeof(e->msg), "%s", why);
+        return -EINVAL;
+    }
+    if (rc == 0 && (rc = remember(&st->sched, sid, p)) == 0)
+        p->sid = sid;
+    if (rc < 0) {
+        e->status = 500;
+        snprintf(e->field, sizeof(e->field), "%s", "");
+        snprintf(e->msg, sizeof(e->msg), "out of memory");
+        return rc;
+    }
+    gsd_sched_sync(st, p);
+    return 0;
+}
+
+void gsd_sched_forget(struct gsd_state *st, struct gsd_pod *p, int done)
+{
+    struct gsd_sched *s = &st->sched;
+    if (p->sid < 0)
+        return;
+    if (!done)
+        gs_tenancy_cancel(s->tn, gsd_sched_now(st), p->sid);
+    s->by_sid[p->sid] = NULL;
+    p->sid = -1;
+}
+
+static void log_pod(const char *msg, const struct gsd_state *st, const struct gsd_pod *p)
+{
+    char key[2 * GSD_NAME_MAX + 1], gpus[64] = "", milli[16];
+    snprintf(key, sizeof(key), "%s/%s", p->ns, p->name);
+    if (p->state != GSD_RUNNING) {
+        gsd_log("info", msg, "pod", key, "tenant", p->tenant, "state", "pending", "reason",
+                p->reason, NULL);
+        return;
+    }
+    for (int g = 0, off = 0; g < GS_GPUS_MAX && off < (int)sizeof(gpus); g++)
+        if (p->pl.gpu_mask & (1u << g))
+            off += snprintf(gpus + off, sizeof(gpus) - (size_t)off, off ? ",%d" : "%d", g);
+    snprintf(milli, sizeof(milli), "%u", p->pl.gpu_mask ? p->pl.gpu_milli : 0);
+    gsd_log("info", msg, "pod", key, "tenant", p->tenant, "state", "running", "node",
+            gs_cluster_node_name(st->cluster, (size_t)p->pl.node), "gpus", gpus, "gpu_milli", milli,
+            p->mig[0] ? "mig" : NULL, p->mig, NULL);
+}
+
+/* A bind: @p starts on what the scheduler gave it. */
+static int started(struct gsd_state *st, struct gsd_pod *p, int64_t now)
+{
+    if (p->state != GSD_RUNNING) {
+        st->npending--;
+        st->nrunning++;
+        if (p->grp)
+            p->grp->running++;
+    }
+    p->state = GSD_RUNNING;
+    p->start_us = now;
+    gsd_sched_sync(st, p);
+    st->placed_total++;
+    log_pod("pod placed", st, p);
+    if (p->id &&
+        gsd_store_pod_start(st->store, p, gs_cluster_node_name(st->cluster, (size_t)p->pl.node),
+                            gsd_node_model(st, p->pl.node))) {
+        st->failed = 1;
+        return -EIO;
+    }
+    return 0;
+}
+
+/* An eviction: @p waits again, its reason saying why (preempted, reclaimed, a node lost). */
+static int stopped(struct gsd_state *st, struct gsd_pod *p, const struct gs_decision *d,
+                   int64_t now)
+{
+    if (p->state == GSD_RUNNING) {
+        st->nrunning--;
+        st->npending++;
+        if (p->grp)
+            p->grp->running--;
+    }
+    p->state = GSD_PENDING;
+    gsd_sched_sync(st, p);
+    p->pl = (struct gs_placement){.node = -1};
+    const struct gsd_pod *by =
+        d->by >= 0 && (size_t)d->by < st->sched.nsid ? st->sched.by_sid[d->by] : NULL;
+    if (by) /* the scheduler's words at the time: the pass since may have said more */
+        snprintf(p->reason, sizeof(p->reason), "%s by %s/%s",
+                 d->reclaim ? "reclaimed" : "preempted", by->ns, by->name);
+    if (d->by < 0)
+        st->requeued_total++;
+    else if (d->reclaim)
+        st->reclaimed_total++;
+    else
+        st->preempted_total++;
+    log_pod(d->by < 0 ? "pod requeued" : d->reclaim ? "pod reclaimed" : "pod preempted", st, p);
+    if (p->id && gsd_store_pod_unstart(st->store, p, now)) {
+        st->failed = 1;
+        return -EIO;
+    }
+    return 0;
+}
+
+static int carry_out(struct gsd_state *st, const struct gs_decision *dec, size_t n)
+{
+    int64_t now = gsd_sched_now(st);
+    for (size_t i = 0; i < n; i++) {
+        const struct gs_decision *d = &dec[i];
+        struct gsd_pod *p = (size_t)d->pod < st->sched.nsid ? st->sched.by_sid[d->pod] : NULL;
+        if (!p)
+            continue; /* cancelled since */
+        int rc = d->kind == GS_DECIDE_BIND ? started(st, p, now) : stopped(st, p, d, now);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int gsd_sched_run(struct gsd_state *st)
+{
+    const struct gs_decision *dec;
+    size_t n;
+    int64_t t0 = gsd_mono_us();
+    int rc = gs_tenancy_schedule(st->sched.tn, gsd_sched_now(st), &dec, &n);
+    gsd_hist_observe(&st->sched_lat, gsd_mono_us() - t0);
+    int r2 = carry_out(st, dec, n);
+    return rc < 0 ? rc : r2;
+}
+
+int gsd_sched_take(struct gsd_state *st)
+{
+    const struct gs_decision *dec;
+    size_t n;
+    gs_tenancy_decisions(st->sched.tn, &dec, &n);
+    return carry_out(st, dec, n);
+}
+
+/* Complete every pod whose walltime ran out by @now, at @now. */
+static int complete_due(struct gsd_state *st, int64_t now)
+{
+    int32_t sid;
+    while (gs_tenancy_due(st->sched.tn, now, &sid)) {
+        struct gsd_pod *p = (size_t)sid < st->sched.nsid ? st->sched.by_sid[sid] : NULL;
+        int rc = gs_tenancy_complete(st->sched.tn, now, sid, NULL);
+        if (rc == 0 && p)
+            rc = gsd_pod_complete(st, p, now);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int gsd_sched_clock(struct gsd_state *st, int64_t to, int pass)
+{
+    int rc = 0;
+    for (;;) { /* the scheduler's own times before @to: ends and mode holds, each with a pass */
+        int64_t e = gs_tenancy_next_end(st->sched.tn), w = gs_tenancy_wake(st->sched.tn);
+        e = w < e ? w : e;
+        if (e >= to || rc)
+            break;
+        st->manual_now_us = e > st->manual_now_us ? e : st->manual_now_us;
+        rc = complete_due(st, st->manual_now_us);
+        if (!rc)
+            rc = gsd_sched_run(st);
+    }
+    st->manual_now_us = to > st->manual_now_us ? to : st->manual_now_us;
+    if (!rc)
+        rc = complete_due(st, st->manual_now_us);
+    st->held = !pass;
+    if (!rc && pass)
+        rc = gsd_sched_run(st);
+    return rc;
+}
