@@ -84,6 +84,11 @@ struct gs_tenancy_pod {
     int32_t slice_milli; /* running time-sliced: received per card and unit since it started, on
                             average up to the clock; else share_milli / units */
     int64_t milli;       /* GPU share charged to quotas and queues: cards x share */
+    int32_t rate_milli;  /* busy milli-GPU per card it keeps its cards at full speed: gpu-util x
+                            the compute share it asks, whatever the way gives it */
+    int64_t alloc_milli; /* running: milli-GPU of its cards it holds now (a shared card's
+                            allocation split among its pods), else 0 */
+    int64_t busy_milli;  /* running: milli-GPU its kernels keep busy now, else 0 */
     int32_t ncards;      /* cards (or slices on distinct cards, or replicas) it asks */
     int64_t mem_mib;     /* shared: GPU memory per card, MiB; 0 otherwise */
     int64_t cpu_milli, memory_mib;               /* host CPU and memory, as admission left them */
@@ -282,12 +287,35 @@ int gs_tenancy_pod(struct gs_tenancy *t, int32_t id, struct gs_tenancy_pod *out)
 size_t gs_tenancy_pod_count(const struct gs_tenancy *t);
 size_t gs_tenancy_queue_count(const struct gs_tenancy *t);
 int64_t gs_tenancy_allocated(const struct gs_tenancy *t);              /* gs_fleet_allocated() */
-int64_t gs_tenancy_tenant_milli(const struct gs_tenancy *t, size_t i); /* held now */
+int64_t gs_tenancy_tenant_milli(const struct gs_tenancy *t, size_t i); /* held now (ledger) */
 int64_t gs_tenancy_queue_milli(const struct gs_tenancy *t, size_t q);  /* held now */
 int64_t gs_tenancy_queue_deserved(const struct gs_tenancy *t, size_t q);
 int32_t gs_tenancy_queue_weight(const struct gs_tenancy *t, size_t q);
 int64_t gs_tenancy_queue_demand(const struct gs_tenancy *t, size_t q); /* pending + running */
 const struct gs_tenancy_work *gs_tenancy_work(const struct gs_tenancy *t);
+
+/*
+ * The work ledger (src/core/tenancy/work.c; the work model is docs/utilisation.md's): what pods
+ * hold of the cards and keep busy (as DCGM_FI_DEV_GPU_UTIL measures a card), now in milli-GPU,
+ * and integrated up to the clock in milli-GPU x seconds. A card's allocation is min(1000, the
+ * shares on it), split among its pods by share, so tenants, queues and models add up to the
+ * fleet; busy is at most the allocation. @lost_milli_s: the busy time of runs whose work was
+ * discarded (evicted, on a failed node or card, deleted while running); goodput is busy less
+ * lost. @short_milli_s, tenants only: how far below its GPUQuota dedicated cards (over its
+ * models) the tenant held while its running and pending pods asked for that much or more, the
+ * shortfall min(dedicated, asked) - held integrated: 0 when the guarantee always held.
+ * gs_tenancy_usage(): @of picks the ledger, @i the tenant, queue or catalog model (as
+ * gs_tenancy_tenant_milli() and gs_tenancy_queue_milli() number them; ignored for the fleet).
+ * Return: 0 and *@out; -ENOENT for an index out of range. O(1).
+ */
+enum gs_usage_of { GS_USAGE_FLEET = 0, GS_USAGE_TENANT, GS_USAGE_QUEUE, GS_USAGE_MODEL };
+struct gs_tenancy_usage {
+    int64_t alloc_milli, busy_milli;                   /* now */
+    int64_t alloc_milli_s, busy_milli_s, lost_milli_s; /* up to the clock */
+    int64_t short_milli_s;                             /* tenants: below dedicated quota */
+};
+int gs_tenancy_usage(const struct gs_tenancy *t, enum gs_usage_of of, size_t i,
+                     struct gs_tenancy_usage *out);
 
 /*
  * The ledger as it stands: gs_tenancy_quota_used() - tenant @tenant's GPUQuota use on catalog

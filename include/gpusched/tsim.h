@@ -70,12 +70,25 @@ struct gs_tsim_waits {
     int64_t p50_us, p95_us, p99_us, max_us;
 };
 
+/*
+ * What pods held and did, milli-GPU x seconds (the work ledger of gpusched/tenancy.h,
+ * gs_tenancy_usage()): allocated (a shared card's allocation split among its pods, so parts add up
+ * to the fleet), busy (as DCGM_FI_DEV_GPU_UTIL measures the cards), and of busy the work discarded
+ * by evictions and failures (lost); goodput = busy - lost.
+ */
+struct gs_tsim_usage {
+    int64_t gpu_milli_s, busy_milli_s, lost_milli_s, goodput_milli_s;
+};
+
 /* Per-tenant totals. */
 struct gs_tsim_tenant {
     const char *name;
     int64_t pods, completed, preemptions;
-    int64_t gpu_milli_s;  /* allocated milli-GPU x seconds */
-    int64_t busy_milli_s; /* modelled busy milli-GPU x seconds */
+    int64_t gpu_milli_s;  /* allocated milli-GPU x seconds (as usage.gpu_milli_s) */
+    int64_t busy_milli_s; /* modelled busy milli-GPU x seconds (as usage.busy_milli_s) */
+    struct gs_tsim_usage usage;
+    int64_t short_milli_s; /* below its GPUQuota dedicated cards while asking for them (the
+                              guarantee's shortfall, gs_tenancy_usage()); 0 when it held */
     struct gs_tsim_waits wait;
     int64_t entitlement_milli; /* GPUQuota total over its models, 0 when it has none */
     /* On time-sliced cards, milli-GPU x seconds: what its pods asked (nvidia.com/gpucores, else
@@ -90,6 +103,14 @@ struct gs_tsim_queue {
     int32_t weight;
     int64_t deserved_milli; /* at the end of the run */
     int64_t gpu_milli_s;    /* allocated milli-GPU x seconds */
+    struct gs_tsim_usage usage;
+};
+
+/* Per GPU model of the fleet (catalog name, its cards). */
+struct gs_tsim_model {
+    const char *name;
+    int64_t gpus;
+    struct gs_tsim_usage usage;
 };
 
 /* Per-workload-kind waits (label gpusched.io/workload). */
@@ -101,10 +122,15 @@ struct gs_tsim_kind {
 
 struct gs_tsim_summary {
     enum gs_way way;
-    int64_t horizon_us;        /* end of the measured window */
-    int64_t gpus;              /* cards */
-    int32_t allocation_milli;  /* time-averaged allocated share of the cards, 0..1000 */
-    int32_t utilization_milli; /* time-averaged modelled busy share, 0..1000 */
+    int64_t horizon_us;         /* end of the measured window */
+    int64_t gpus;               /* cards */
+    int32_t allocation_milli;   /* time-averaged allocated share of the cards, 0..1000 */
+    int32_t utilization_milli;  /* time-averaged modelled busy share, 0..1000 */
+    int32_t goodput_milli;      /* of it, the work that completed or still runs, 0..1000 */
+    int32_t ceiling_milli;      /* busy were every card held all the time by the pods in the
+                                   proportions they ask for it (their work over what they hold:
+                                   whole cards, or shares), 0..1000 */
+    struct gs_tsim_usage usage; /* the fleet's */
     int64_t pods, completed, running, pending, rejected, preempted_pods;
     int64_t preemptions; /* evictions by priority preemption */
     int64_t reclaims;    /* evictions by queue reclaim */
@@ -149,6 +175,8 @@ size_t gs_tsim_tenant_count(const struct gs_tsim *t);
 const struct gs_tsim_tenant *gs_tsim_tenant(const struct gs_tsim *t, size_t i);
 size_t gs_tsim_queue_count(const struct gs_tsim *t);
 const struct gs_tsim_queue *gs_tsim_queue(const struct gs_tsim *t, size_t i);
+size_t gs_tsim_model_count(const struct gs_tsim *t);
+const struct gs_tsim_model *gs_tsim_model(const struct gs_tsim *t, size_t i);
 size_t gs_tsim_kind_count(const struct gs_tsim *t);
 const struct gs_tsim_kind *gs_tsim_kind(const struct gs_tsim *t, size_t i);
 

@@ -15,22 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Busy share of pod @i's cards, each card counted at most 1000. */
-static void busy_apply(struct gs_tsim *t, size_t i, int32_t node, uint32_t mask, int32_t tenant,
-                       int sign)
-{
-    int32_t add = t->pods[i].busy;
-    for (int g = 0; g < GS_GPUS_MAX; g++) {
-        if (!(mask & (1u << g)))
-            continue;
-        int32_t *c = &t->card_busy[(size_t)node * GS_GPUS_MAX + (size_t)g];
-        int32_t before = *c < 1000 ? *c : 1000;
-        *c += sign * add;
-        t->busy_now += (*c < 1000 ? *c : 1000) - before;
-    }
-    t->tenant_busy[tenant] += sign * (int64_t)add * __builtin_popcount(mask);
-}
-
 /* Pod @i (scenario index, scheduler id @id) was bound: a use record opens. */
 static int bound(struct gs_tsim *t, size_t i, int32_t id, const struct gs_decision *d)
 {
@@ -52,21 +36,16 @@ static int bound(struct gs_tsim *t, size_t i, int32_t id, const struct gs_decisi
                                              .mig = v.mig,
                                              .mig_start = v.mig_start};
     t->pods[i].use = (int32_t)t->nuses++;
-    t->pods[i].busy = v.share_milli * t->pods[i].util_pct / 100;
-    busy_apply(t, i, d->node, d->gpu_mask, v.tenant, 1);
     return 0;
 }
 
 /* Pod @i left its cards (evicted or done): its use record closes with what it received. */
-static void left(struct gs_tsim *t, size_t i, int32_t node, uint32_t mask, int32_t share)
+static void left(struct gs_tsim *t, size_t i, int32_t share)
 {
-    struct gs_tenancy_pod v;
-    gs_tenancy_pod(t->sched, t->pods[i].id, &v);
     struct gs_tsim_use *u = &t->uses[t->pods[i].use];
     u->end_us = t->now;
     if (u->timeslice)
         u->share_milli = share;
-    busy_apply(t, i, node, mask, v.tenant, -1);
     t->pods[i].use = -1;
 }
 
@@ -81,7 +60,7 @@ static int take(struct gs_tsim *t, const struct gs_decision *dec, size_t n)
                 return r;
             continue;
         }
-        left(t, i, d->node, d->gpu_mask, d->share_milli);
+        left(t, i, d->share_milli);
         if (d->reclaim)
             t->sum.reclaims++;
         else
@@ -90,32 +69,14 @@ static int take(struct gs_tsim *t, const struct gs_decision *dec, size_t n)
     return 0;
 }
 
-static void advance(struct gs_tsim *t, int64_t to)
-{
-    int64_t dt = to - t->last_t;
-    if (dt <= 0)
-        return;
-    t->alloc_int += (gs_i128)gs_tenancy_allocated(t->sched) * dt;
-    t->busy_int += (gs_i128)t->busy_now * dt;
-    for (size_t i = 0; i < t->ntenants; i++) {
-        t->tenant_alloc_int[i] += (gs_i128)gs_tenancy_tenant_milli(t->sched, i) * dt;
-        t->tenant_busy_int[i] += (gs_i128)t->tenant_busy[i] * dt;
-    }
-    for (size_t q = 0; q < t->nqueues; q++)
-        t->q_alloc_int[q] += (gs_i128)gs_tenancy_queue_milli(t->sched, q) * dt;
-    t->last_t = to;
-}
-
 static int complete(struct gs_tsim *t, int32_t id)
 {
     size_t i = (size_t)t->scn_of[id];
-    struct gs_tenancy_pod v;
     int32_t share;
-    gs_tenancy_pod(t->sched, id, &v);
     int r = gs_tenancy_complete(t->sched, t->now, id, &share);
     if (r < 0)
         return r;
-    left(t, i, v.node, v.gpu_mask, share);
+    left(t, i, share);
     t->pods[i].end = t->now;
     return 0;
 }
@@ -158,7 +119,6 @@ static int loop(struct gs_tsim *t)
     while (r >= 0 && next_time(t, &when)) {
         if (t->horizon != GS_UNSET && when > t->horizon)
             break;
-        advance(t, when);
         t->now = when;
         int32_t id;
         while (r >= 0 && gs_tenancy_due(t->sched, when, &id))
@@ -174,7 +134,6 @@ static int loop(struct gs_tsim *t)
     }
     if (r >= 0) {
         int64_t end = t->horizon != GS_UNSET ? t->horizon : t->now;
-        advance(t, end);
         t->now = end;
         gs_tenancy_advance(t->sched, end);
         /* Time-sliced pods still running: their uses so far are metered at what they got. */
@@ -246,16 +205,10 @@ static int alloc_state(struct gs_tsim *t)
     const struct gs_policy *pol = &t->s->policy;
     t->ntenants = pol->ntenants + 1;
     t->nqueues = gs_tenancy_queue_count(t->sched);
-    if (ALLOC(t->pods, t->npods) || ALLOC(t->scn_of, t->npods) ||
-        ALLOC(t->card_busy, pol->nnodes * GS_GPUS_MAX) || ALLOC(t->tenant_busy, t->ntenants) ||
-        ALLOC(t->tenant_alloc_int, t->ntenants) || ALLOC(t->tenant_busy_int, t->ntenants) ||
-        ALLOC(t->q_alloc_int, t->nqueues))
+    if (ALLOC(t->pods, t->npods) || ALLOC(t->scn_of, t->npods))
         return -ENOMEM;
-    for (size_t i = 0; i < t->npods; i++) {
-        int32_t u = t->s->pods[i].util_pct;
-        t->pods[i] =
-            (struct spod){.id = -1, .use = -1, .util_pct = u == GS_UNSET ? 100 : u, .end = -1};
-    }
+    for (size_t i = 0; i < t->npods; i++)
+        t->pods[i] = (struct spod){.id = -1, .use = -1, .end = -1};
     return kinds(t) < 0 ? -ENOMEM : order_arrivals(t);
 }
 
@@ -298,20 +251,8 @@ void gs_tsim_free(struct gs_tsim *t)
     for (size_t i = 0; t->pods && i < t->npods; i++)
         free(t->pods[i].rejected);
     gs_tenancy_free(t->sched);
-    void *all[] = {t->pods,
-                   t->scn_of,
-                   t->arrival_order,
-                   t->uses,
-                   t->card_busy,
-                   t->tenant_busy,
-                   t->tenant_alloc_int,
-                   t->tenant_busy_int,
-                   t->q_alloc_int,
-                   t->out,
-                   t->tout,
-                   t->qout,
-                   t->kout,
-                   t->kind_names};
+    void *all[] = {t->pods, t->scn_of, t->arrival_order, t->uses, t->out,
+                   t->tout, t->qout,   t->kout,          t->mout, t->kind_names};
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
         free(all[i]);
     free(t);
@@ -365,6 +306,16 @@ size_t gs_tsim_queue_count(const struct gs_tsim *t)
 const struct gs_tsim_queue *gs_tsim_queue(const struct gs_tsim *t, size_t i)
 {
     return i < t->nqueues ? &t->qout[i] : NULL;
+}
+
+size_t gs_tsim_model_count(const struct gs_tsim *t)
+{
+    return t->nmodels;
+}
+
+const struct gs_tsim_model *gs_tsim_model(const struct gs_tsim *t, size_t i)
+{
+    return i < t->nmodels ? &t->mout[i] : NULL;
 }
 
 size_t gs_tsim_kind_count(const struct gs_tsim *t)

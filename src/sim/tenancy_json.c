@@ -114,6 +114,18 @@ static json_t *waits(const struct gs_tsim_waits *w)
                      SEC(w->p99_us), "max", SEC(w->max_us));
 }
 
+#define GPU_H(milli_s) ((double)(milli_s) / 3600000.0)
+
+/* What a ledger holds: allocated, busy, goodput and discarded GPU-hours. */
+static json_t *usage_json(json_t *o, const struct gs_tsim_usage *u)
+{
+    json_object_set_new(o, "gpu_hours", json_real(GPU_H(u->gpu_milli_s)));
+    json_object_set_new(o, "busy_gpu_hours", json_real(GPU_H(u->busy_milli_s)));
+    json_object_set_new(o, "goodput_gpu_hours", json_real(GPU_H(u->goodput_milli_s)));
+    json_object_set_new(o, "discarded_gpu_hours", json_real(GPU_H(u->lost_milli_s)));
+    return o;
+}
+
 static json_t *summary_json(const struct gs_tsim *t)
 {
     const struct gs_tsim_summary *s = &t->sum;
@@ -128,18 +140,22 @@ static json_t *summary_json(const struct gs_tsim *t)
                           "jain_fairness", ratio(s->jain_milli), "events", (json_int_t)s->events);
     if (s->modes)
         json_object_set_new(o, "card_mode_conversions", json_integer(s->conversions));
-    json_t *ten = json_array(), *qs = json_array(), *ks = json_array();
+    json_object_set_new(o, "gpu_goodput", ratio(s->goodput_milli));
+    json_object_set_new(o, "gpu_busy_ceiling", ratio(s->ceiling_milli));
+    usage_json(o, &s->usage);
+    json_t *ten = json_array(), *qs = json_array(), *ks = json_array(), *ms = json_array();
     for (size_t i = 0; i <= t->s->policy.ntenants; i++) {
         const struct gs_tsim_tenant *x = &t->tout[i];
         if (x->pods == 0)
             continue;
         json_array_append_new(
             ten,
-            json_pack("{s:s,s:I,s:I,s:I,s:f,s:f,s:f,s:o}", "name", x->name, "pods",
-                      (json_int_t)x->pods, "completed", (json_int_t)x->completed, "preemptions",
-                      (json_int_t)x->preemptions, "gpu_hours", (double)x->gpu_milli_s / 3600000.0,
-                      "busy_gpu_hours", (double)x->busy_milli_s / 3600000.0, "entitlement_gpus",
-                      (double)x->entitlement_milli / 1000.0, "wait_s", waits(&x->wait)));
+            usage_json(json_pack("{s:s,s:I,s:I,s:I,s:f,s:f,s:o}", "name", x->name, "pods",
+                                 (json_int_t)x->pods, "completed", (json_int_t)x->completed,
+                                 "preemptions", (json_int_t)x->preemptions, "entitlement_gpus",
+                                 (double)x->entitlement_milli / 1000.0, "below_dedicated_gpu_hours",
+                                 GPU_H(x->short_milli_s), "wait_s", waits(&x->wait)),
+                       &x->usage));
         if (s->timeslice) /* only then: other runs keep the output they always had */
             json_object_set_new(
                 json_array_get(ten, json_array_size(ten) - 1), "timeslice",
@@ -149,10 +165,14 @@ static json_t *summary_json(const struct gs_tsim *t)
                           (double)x->ts_received_milli_s / 3600000.0));
     }
     for (size_t q = 0; q < t->nqueues; q++)
-        json_array_append_new(qs, json_pack("{s:s,s:i,s:f,s:f}", "name", t->qout[q].name, "weight",
-                                            t->qout[q].weight, "deserved_gpus",
-                                            (double)t->qout[q].deserved_milli / 1000.0, "gpu_hours",
-                                            (double)t->qout[q].gpu_milli_s / 3600000.0));
+        json_array_append_new(qs, usage_json(json_pack("{s:s,s:i,s:f}", "name", t->qout[q].name,
+                                                       "weight", t->qout[q].weight, "deserved_gpus",
+                                                       (double)t->qout[q].deserved_milli / 1000.0),
+                                             &t->qout[q].usage));
+    for (size_t m = 0; m < t->nmodels; m++)
+        json_array_append_new(ms, usage_json(json_pack("{s:s,s:I}", "name", t->mout[m].name, "gpus",
+                                                       (json_int_t)t->mout[m].gpus),
+                                             &t->mout[m].usage));
     for (size_t k = 0; k < t->nkinds; k++) {
         const struct gs_tsim_kind *x = &t->kout[k];
         json_array_append_new(ks, json_pack("{s:s,s:I,s:I,s:o}", "name", x->name, "pods",
@@ -161,6 +181,7 @@ static json_t *summary_json(const struct gs_tsim *t)
     }
     json_object_set_new(o, "tenants", ten);
     json_object_set_new(o, "queues", qs);
+    json_object_set_new(o, "models", ms);
     json_object_set_new(o, "workloads", ks);
     return o;
 }
@@ -231,6 +252,16 @@ static void row_i(FILE *f, const char *label, struct gs_tsim *const *runs, size_
     fputc('\n', f);
 }
 
+/* A row of percentages: the int32_t per mille at @offset of each run's summary. */
+static void row_pct(FILE *f, const char *label, struct gs_tsim *const *runs, size_t n,
+                    size_t offset)
+{
+    fprintf(f, "%-28s", label);
+    for (size_t i = 0; i < n; i++)
+        pct(f, *(const int32_t *)((const char *)&runs[i]->sum + offset));
+    fputc('\n', f);
+}
+
 /* Wait percentile of workload kind @kind in @t, or -1 when the run has no such kind. */
 static int64_t kind_wait(const struct gs_tsim *t, const char *kind, int which)
 {
@@ -247,12 +278,16 @@ static void side_by_side(FILE *f, struct gs_tsim *const *runs, size_t n)
     fprintf(f, "%-28s", "");
     for (size_t i = 0; i < n; i++)
         fprintf(f, " %11s", gs_way_name(runs[i]->way));
-    fprintf(f, "\n%-28s", "GPU allocation (time avg)");
+    fputc('\n', f);
+    row_pct(f, "GPU allocation (time avg)", runs, n,
+            offsetof(struct gs_tsim_summary, allocation_milli));
+    row_pct(f, "GPU busy (modelled)", runs, n, offsetof(struct gs_tsim_summary, utilization_milli));
+    row_pct(f, "GPU goodput (modelled)", runs, n, offsetof(struct gs_tsim_summary, goodput_milli));
+    row_pct(f, "GPU busy ceiling (day's mix)", runs, n,
+            offsetof(struct gs_tsim_summary, ceiling_milli));
+    fprintf(f, "%-28s", "GPU-hours discarded");
     for (size_t i = 0; i < n; i++)
-        pct(f, runs[i]->sum.allocation_milli);
-    fprintf(f, "\n%-28s", "GPU busy (modelled)");
-    for (size_t i = 0; i < n; i++)
-        pct(f, runs[i]->sum.utilization_milli);
+        fprintf(f, " %11.1f", GPU_H(runs[i]->sum.usage.lost_milli_s));
     fprintf(f, "\n%-28s", "Jain fairness (x1000)");
     for (size_t i = 0; i < n; i++)
         fprintf(f, " %11d", runs[i]->sum.jain_milli);
@@ -287,16 +322,31 @@ static void one_run(FILE *f, const struct gs_tsim *t)
     const struct gs_tsim_summary *s = &t->sum;
     fprintf(f, "\nway %s: %lld GPUs over %lld s, %lld events\n", gs_way_name(t->way),
             (long long)s->gpus, (long long)(s->horizon_us / 1000000), (long long)s->events);
-    fprintf(f, "  %-16s %6s %9s %8s %10s %10s %8s %8s %8s\n", "tenant", "pods", "completed",
-            "preempt", "GPU-hours", "busy-h", "wait-p50", "wait-p95", "wait-p99");
+    fprintf(f, "  %-16s %6s %9s %8s %10s %9s %9s %9s %9s %8s %8s %8s\n", "tenant", "pods",
+            "completed", "preempt", "GPU-hours", "busy-h", "goodput-h", "lost-h", "below-ded",
+            "wait-p50", "wait-p95", "wait-p99");
     for (size_t i = 0; i <= t->s->policy.ntenants; i++) {
         const struct gs_tsim_tenant *x = &t->tout[i];
         if (x->pods)
-            fprintf(f, "  %-16.16s %6lld %9lld %8lld %10.1f %10.1f %8lld %8lld %8lld\n", x->name,
-                    (long long)x->pods, (long long)x->completed, (long long)x->preemptions,
-                    (double)x->gpu_milli_s / 3600000.0, (double)x->busy_milli_s / 3600000.0,
-                    (long long)(x->wait.p50_us / 1000000), (long long)(x->wait.p95_us / 1000000),
-                    (long long)(x->wait.p99_us / 1000000));
+            fprintf(f,
+                    "  %-16.16s %6lld %9lld %8lld %10.1f %9.1f %9.1f %9.1f %9.1f %8lld %8lld "
+                    "%8lld\n",
+                    x->name, (long long)x->pods, (long long)x->completed, (long long)x->preemptions,
+                    GPU_H(x->usage.gpu_milli_s), GPU_H(x->usage.busy_milli_s),
+                    GPU_H(x->usage.goodput_milli_s), GPU_H(x->usage.lost_milli_s),
+                    GPU_H(x->short_milli_s), (long long)(x->wait.p50_us / 1000000),
+                    (long long)(x->wait.p95_us / 1000000), (long long)(x->wait.p99_us / 1000000));
+    }
+    fprintf(f, "  %-16s %6s %10s %9s %9s %9s %8s %8s\n", "GPU model", "GPUs", "GPU-hours", "busy-h",
+            "goodput-h", "lost-h", "alloc-%", "busy-%");
+    for (size_t m = 0; m < t->nmodels; m++) {
+        const struct gs_tsim_model *x = &t->mout[m];
+        int64_t cap = x->gpus * (s->horizon_us / 1000000) * 1000;
+        fprintf(f, "  %-16.16s %6lld %10.1f %9.1f %9.1f %9.1f %8.1f %8.1f\n", x->name,
+                (long long)x->gpus, GPU_H(x->usage.gpu_milli_s), GPU_H(x->usage.busy_milli_s),
+                GPU_H(x->usage.goodput_milli_s), GPU_H(x->usage.lost_milli_s),
+                cap ? 100.0 * (double)x->usage.gpu_milli_s / (double)cap : 0.0,
+                cap ? 100.0 * (double)x->usage.busy_milli_s / (double)cap : 0.0);
     }
     if (s->timeslice)
         fprintf(f, "  %-16s %10s %10s %10s\n", "time-sliced", "asked-h", "entitled-h",

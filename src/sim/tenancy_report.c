@@ -47,6 +47,24 @@ static int waits(struct gs_tsim *t, const int32_t *tenant, int by_kind, int32_t 
     return 0;
 }
 
+/*
+ * The day's mix (docs/utilisation.md, "the ceiling"): what pod @sp asks of the cards between its
+ * arrival and the end of the run (its duration, else all of it) — its cards, whole or its share
+ * of each — and the work it would do there. Their ratio over all pods is the busy share the
+ * fleet would have were every card held all the time by the day's pods in those proportions.
+ */
+static void mix(struct gs_tsim *t, const struct gs_pod_spec *sp, const struct gs_tenancy_pod *v)
+{
+    if (v->state == GS_POD_REJECTED || sp->arrival_us >= t->now)
+        return;
+    int64_t span = t->now - sp->arrival_us;
+    if (sp->duration_us != GS_UNSET && sp->duration_us < span)
+        span = sp->duration_us;
+    gs_i128 cards = (gs_i128)span * v->ncards;
+    t->mix_held += cards * (v->whole ? 1000 : v->share_milli);
+    t->mix_work += cards * v->rate_milli;
+}
+
 /* Pod @i as the scheduler has it, or as admission would take it when it never got that far. */
 static int pod_out(struct gs_tsim *t, size_t i, int32_t *tenant)
 {
@@ -63,6 +81,7 @@ static int pod_out(struct gs_tsim *t, size_t i, int32_t *tenant)
         return -ENOMEM;
     }
     *tenant = v.tenant;
+    mix(t, spec, &v);
     o->ns = spec->ns;
     o->name = spec->name;
     o->tenant = (size_t)v.tenant < pol->ntenants ? pol->tenants[v.tenant].name : spec->ns;
@@ -88,15 +107,27 @@ static int pod_out(struct gs_tsim *t, size_t i, int32_t *tenant)
     return 0;
 }
 
+/* Ledger @of, index @i, of the scheduler, as the reports give it. */
+static struct gs_tsim_usage usage_of(const struct gs_tsim *t, enum gs_usage_of of, size_t i)
+{
+    struct gs_tenancy_usage u = {0};
+    gs_tenancy_usage(t->sched, of, i, &u);
+    return (struct gs_tsim_usage){u.alloc_milli_s, u.busy_milli_s, u.lost_milli_s,
+                                  u.busy_milli_s - u.lost_milli_s};
+}
+
 static void summary(struct gs_tsim *t)
 {
     struct gs_tsim_summary *s = &t->sum;
     s->way = t->way;
     s->horizon_us = t->now;
     s->gpus = gs_fleet_card_count(t->fleet);
+    s->usage = usage_of(t, GS_USAGE_FLEET, 0);
     gs_i128 cap = (gs_i128)s->gpus * 1000 * (t->now > 0 ? t->now : 1);
-    s->allocation_milli = cap ? (int32_t)(t->alloc_int * 1000 / cap) : 0;
-    s->utilization_milli = cap ? (int32_t)(t->busy_int * 1000 / cap) : 0;
+    s->allocation_milli = cap ? (int32_t)((gs_i128)s->usage.gpu_milli_s * 1000000000 / cap) : 0;
+    s->utilization_milli = cap ? (int32_t)((gs_i128)s->usage.busy_milli_s * 1000000000 / cap) : 0;
+    s->goodput_milli = cap ? (int32_t)((gs_i128)s->usage.goodput_milli_s * 1000000000 / cap) : 0;
+    s->ceiling_milli = t->mix_held ? (int32_t)(t->mix_work * 1000 / t->mix_held) : 0;
     s->pods = (int64_t)t->npods;
     for (size_t i = 0; i < t->npods; i++) {
         const struct gs_tsim_pod *o = &t->out[i];
@@ -114,8 +145,12 @@ static void tenants(struct gs_tsim *t, const int32_t *tenant, int64_t *scratch, 
     for (size_t i = 0; i <= pol->ntenants; i++) {
         struct gs_tsim_tenant *o = &t->tout[i];
         o->name = i < pol->ntenants ? pol->tenants[i].name : "(no tenant)";
-        o->gpu_milli_s = (int64_t)(t->tenant_alloc_int[i] / 1000000);
-        o->busy_milli_s = (int64_t)(t->tenant_busy_int[i] / 1000000);
+        o->usage = usage_of(t, GS_USAGE_TENANT, i);
+        struct gs_tenancy_usage u = {0};
+        gs_tenancy_usage(t->sched, GS_USAGE_TENANT, i, &u);
+        o->short_milli_s = u.short_milli_s;
+        o->gpu_milli_s = o->usage.gpu_milli_s;
+        o->busy_milli_s = o->usage.busy_milli_s;
         gs_tenancy_slice_totals(t->sched, i, &o->ts_asked_milli_s, &o->ts_entitled_milli_s,
                                 &o->ts_received_milli_s);
         for (int k = 0; i < pol->ntenants && k < pol->tenants[i].nquotas; k++)
@@ -138,6 +173,21 @@ static void tenants(struct gs_tsim *t, const int32_t *tenant, int64_t *scratch, 
     t->sum.jain_milli = gs_fairshare_jain(share, n);
 }
 
+/* The fleet's GPU models, in catalog order, with their cards and ledgers. */
+static void models(struct gs_tsim *t)
+{
+    int64_t cards[GS_MODEL_MAX] = {0};
+    for (size_t n = 0; n < gs_fleet_node_count(t->fleet); n++)
+        cards[gs_fleet_node_model(t->fleet, n)] += gs_fleet_node_gpus(t->fleet, n);
+    for (int m = 0; m < GS_MODEL_MAX; m++) {
+        const struct gs_gpu_model *gm = gs_catalog_at(m);
+        if (!cards[m] || !gm)
+            continue;
+        t->mout[t->nmodels++] =
+            (struct gs_tsim_model){gm->name, cards[m], usage_of(t, GS_USAGE_MODEL, (size_t)m)};
+    }
+}
+
 int gs__tsim_finish(struct gs_tsim *t)
 {
     size_t nt = t->ntenants;
@@ -148,8 +198,10 @@ int gs__tsim_finish(struct gs_tsim *t)
     t->tout = calloc(nt, sizeof(*t->tout));
     t->qout = calloc(t->nqueues, sizeof(*t->qout));
     t->kout = calloc(t->nkinds + 1, sizeof(*t->kout));
-    int r =
-        !scratch || !share || !tenant || !t->out || !t->tout || !t->qout || !t->kout ? -ENOMEM : 0;
+    t->mout = calloc(GS_MODEL_MAX, sizeof(*t->mout));
+    int r = !scratch || !share || !tenant || !t->out || !t->tout || !t->qout || !t->kout || !t->mout
+                ? -ENOMEM
+                : 0;
     for (size_t i = 0; r == 0 && i < t->npods; i++)
         r = pod_out(t, i, &tenant[i]);
     if (r < 0) {
@@ -170,8 +222,10 @@ int gs__tsim_finish(struct gs_tsim *t)
         t->qout[q].name = q < t->s->policy.nqueues ? t->s->policy.queues[q].name : "default";
         t->qout[q].weight = gs_tenancy_queue_weight(t->sched, q);
         t->qout[q].deserved_milli = gs_tenancy_queue_deserved(t->sched, q);
-        t->qout[q].gpu_milli_s = (int64_t)(t->q_alloc_int[q] / 1000000);
+        t->qout[q].usage = usage_of(t, GS_USAGE_QUEUE, q);
+        t->qout[q].gpu_milli_s = t->qout[q].usage.gpu_milli_s;
     }
+    models(t);
     for (size_t k = 0; k < t->nkinds; k++) {
         struct gs_tsim_kind *o = &t->kout[k];
         o->name = t->kind_names[k];

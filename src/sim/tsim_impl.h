@@ -18,13 +18,11 @@ __extension__ typedef __int128 gs_i128;
 
 /* One scenario pod as the run sees it. */
 struct spod {
-    int32_t id;       /* the scheduler's id; -1 before it arrived, or when admission refused it */
-    int32_t use;      /* its open use record, -1 none */
-    int32_t kind;     /* its workload kind (label gpusched.io/workload) */
-    int32_t util_pct; /* sim.gpusched.io/gpu-util, 100 when not given */
-    int32_t busy;     /* busy milli-GPU per card while it runs */
-    int64_t end;      /* when it completed, -1 */
-    char *rejected;   /* admission's reason when it refused the pod (owned), else NULL */
+    int32_t id;     /* the scheduler's id; -1 before it arrived, or when admission refused it */
+    int32_t use;    /* its open use record, -1 none */
+    int32_t kind;   /* its workload kind (label gpusched.io/workload) */
+    int64_t end;    /* when it completed, -1 */
+    char *rejected; /* admission's reason when it refused the pod (owned), else NULL */
 };
 
 struct gs_tsim {
@@ -40,15 +38,10 @@ struct gs_tsim {
     /* Use records: one per contiguous run of a pod on its devices. */
     struct gs_tsim_use *uses;
     size_t nuses, capuses;
-    /* Busy milli per card [node * GS_GPUS_MAX + gpu], for the utilisation integral. */
-    int32_t *card_busy;
-    int64_t busy_now;
-    int64_t *tenant_busy;
     size_t ntenants; /* the policy's, plus one for pods of no tenant */
     size_t nqueues;
-    gs_i128 alloc_int, busy_int;
-    gs_i128 *tenant_alloc_int, *tenant_busy_int, *q_alloc_int;
-    int64_t now, last_t, horizon;
+    int64_t now, horizon;
+    gs_i128 mix_held, mix_work; /* the day's mix: milli-GPU x us asked and worked (report.c) */
     /* Reports. */
     struct gs_tsim_summary sum;
     struct gs_tsim_work work;
@@ -56,7 +49,8 @@ struct gs_tsim {
     struct gs_tsim_tenant *tout;
     struct gs_tsim_queue *qout;
     struct gs_tsim_kind *kout;
-    size_t nkinds;
+    struct gs_tsim_model *mout; /* the GPU models the fleet has, in catalog order */
+    size_t nkinds, nmodels;
     const char **kind_names;
 };
 

@@ -635,9 +635,12 @@ static const char *pod_profile(const struct job *j)
     }
 }
 
-/* Required topology tier: only where a pod spans cards. */
+/* Required topology tier: where a pod spans cards, and for every HPO trial (a gang's members
+ * spread over nodes, whatever their cards; without one they would take tenant-a's nvlink). */
 static const char *pod_tier(const struct job *j)
 {
+    if (j->kind == GS_WORKLOAD_HPO)
+        return "node";
     if (j->gpumem_mib || j->gpus < 2)
         return NULL;
     switch (j->kind) {

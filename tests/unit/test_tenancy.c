@@ -1364,6 +1364,192 @@ static void test_fits_without_matches_release(void **state)
     gs_scenario_free(s);
 }
 
+/* ---- the work model and its ledger (src/core/tenancy/work.c) ----------------------------------
+ */
+
+#define GPU_S(x) ((x)*1000LL) /* x GPU-seconds in milli-GPU x seconds */
+
+static struct gs_tsim_usage tenant_usage(const struct gs_tsim *t, const char *name)
+{
+    for (size_t i = 0; i < gs_tsim_tenant_count(t); i++)
+        if (strcmp(gs_tsim_tenant(t, i)->name, name) == 0)
+            return gs_tsim_tenant(t, i)->usage;
+    fail_msg("no tenant %s", name);
+    return (struct gs_tsim_usage){0};
+}
+
+/* Every ledger adds up: tenants and models to the fleet, none above what exists. */
+static void assert_adds_up(const struct gs_tsim *t)
+{
+    const struct gs_tsim_summary *sum = gs_tsim_summary(t);
+    int64_t alloc = 0, busy = 0, lost = 0, secs = sum->horizon_us / S;
+    for (size_t i = 0; i < gs_tsim_tenant_count(t); i++) {
+        alloc += gs_tsim_tenant(t, i)->usage.gpu_milli_s;
+        busy += gs_tsim_tenant(t, i)->usage.busy_milli_s;
+        lost += gs_tsim_tenant(t, i)->usage.lost_milli_s;
+    }
+    assert_int_equal(alloc, sum->usage.gpu_milli_s);
+    assert_int_equal(busy, sum->usage.busy_milli_s);
+    assert_int_equal(lost, sum->usage.lost_milli_s);
+    alloc = busy = 0;
+    for (size_t m = 0; m < gs_tsim_model_count(t); m++) {
+        const struct gs_tsim_model *x = gs_tsim_model(t, m);
+        assert_true(x->usage.gpu_milli_s <= GPU_S(x->gpus * secs));
+        assert_true(x->usage.busy_milli_s <= x->usage.gpu_milli_s);
+        alloc += x->usage.gpu_milli_s;
+        busy += x->usage.busy_milli_s;
+    }
+    assert_int_equal(alloc, sum->usage.gpu_milli_s);
+    assert_int_equal(busy, sum->usage.busy_milli_s);
+    assert_true(sum->usage.gpu_milli_s <= GPU_S(sum->gpus * secs));
+}
+
+/*
+ * Time-sliced cards were credited at the shares asked over the whole stretched run: four
+ * replicas of one card at 25 % gpu-util, no gpucores, an hour of work each, stretched to four
+ * hours and counted 4 busy GPU-hours for 1 of work, the tenants credited 16. Their rates sum to
+ * the card: each does its hour in an hour, the card is busy one GPU-hour and held one, and the
+ * two tenants hold half of it each. At 50 % the rates sum to twice the card: two hours each,
+ * busy all along.
+ */
+static void test_work_timeslice_credit(void **state)
+{
+    (void)state;
+    for (int util = 25; util <= 50; util += 25) {
+        struct gs_scenario *s = scn();
+        int t1 = tmpl_of(s, "a30", 1, "A30");
+        s->policy.templates[t1].timeslice_replicas = 4;
+        node(s, "n1", "az-1", t1);
+        for (int i = 0; i < 4; i++) {
+            char n[16];
+            snprintf(n, sizeof(n), "r%d", i);
+            replica_pod(s, i < 2 ? "team-a" : "team-b", n, 1, 0, 0, 3600)->util_pct = util;
+        }
+        struct gs_diag d;
+        gs_diag_init(&d);
+        assert_int_equal(gs_scenario_resolve(s, &d), 0); /* a tenant per namespace */
+        struct gs_tsim *t = run(s, GS_WAY_SHARING);
+        int64_t hours = util == 25 ? 1 : 2;
+        for (int i = 0; i < 4; i++) {
+            char n[16];
+            snprintf(n, sizeof(n), "r%d", i);
+            assert_int_equal(find(t, n)->end_us, hours * 3600 * S);
+        }
+        const struct gs_tsim_summary *sum = gs_tsim_summary(t);
+        assert_int_equal(sum->usage.busy_milli_s, GPU_S(hours * 3600));
+        assert_int_equal(sum->usage.gpu_milli_s, GPU_S(hours * 3600));
+        assert_int_equal(tenant_usage(t, "team-a").gpu_milli_s, GPU_S(hours * 1800));
+        assert_int_equal(tenant_usage(t, "team-b").busy_milli_s, GPU_S(hours * 1800));
+        assert_adds_up(t);
+        gs_tsim_free(t);
+        gs_scenario_free(s);
+    }
+}
+
+/*
+ * A card's allocation is split among the pods on it, so tenants never hold more than the fleet
+ * and a model never more than its cards: two tenants' slices asking 60 % of one card each (120 %,
+ * as a 1.5 overcommit ratio allows) hold half of it each; their 30 % gpu-util keeps it busy
+ * 2 x 18 %.
+ */
+static void test_work_shares_add_up(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    node(s, "n1", "az-1", tmpl(s, "t1", 1, 0));
+    s->policy.tiers[GS_TIER_NODE] = (struct gs_tier_spec){
+        .defined = 1, .sharing = 1, .overcommit_milli = 1500, .strategy = GS_STRATEGY_SPREAD};
+    for (int i = 0; i < 2; i++) {
+        struct gs_pod_spec *p = pod(s, i ? "team-b" : "team-a", i ? "b" : "a", 1, 0, 3600);
+        p->containers[0].gpumem_mib = 10240;
+        p->containers[0].gpucores = 60;
+        p->tier = GS_TIER_NODE;
+        p->util_pct = 30;
+    }
+    struct gs_diag d;
+    gs_diag_init(&d);
+    assert_int_equal(gs_scenario_resolve(s, &d), 0);
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    assert_int_equal(find(t, "a")->start_us, 0);
+    assert_int_equal(find(t, "b")->start_us, 0);
+    assert_int_equal(find(t, "b")->end_us, 3600 * S);
+    assert_int_equal(tenant_usage(t, "team-a").gpu_milli_s, GPU_S(1800));
+    assert_int_equal(tenant_usage(t, "team-b").gpu_milli_s, GPU_S(1800));
+    assert_int_equal(tenant_usage(t, "team-a").busy_milli_s, 3600 * 180LL);
+    assert_int_equal(gs_tsim_summary(t)->usage.busy_milli_s, 3600 * 360LL);
+    assert_adds_up(t);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
+/*
+ * Work an eviction discards counted busy and nowhere else: an hour-long pod at full gpu-util
+ * preempted after 1800 s restarts from zero; the card was busy for those 1800 s, but they are
+ * lost, not goodput. The exclusive way of the same pods is counted the same way: a pod's work is
+ * its own (gpu-util x the share it asks), not the card it is given.
+ */
+static void test_work_discarded(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    node(s, "n1", "az-1", tmpl(s, "t1", 1, 0));
+    pclass(s, "lo", 1);
+    pclass(s, "hi", 1000);
+    snprintf(pod(s, "ns", "lo", 1, 0, 3600)->priority_class, GS_SCN_NAME_MAX, "lo");
+    struct gs_pod_spec *hi = pod(s, "ns", "hi", 1, 1800, 600);
+    snprintf(hi->priority_class, GS_SCN_NAME_MAX, "hi");
+    hi->containers[0].gpumem_mib = 8192;
+    hi->containers[0].gpucores = 20;
+    hi->util_pct = 50;
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    assert_int_equal(find(t, "lo")->preemptions, 1);
+    assert_int_equal(find(t, "lo")->end_us, (1800 + 600 + 3600) * S);
+    const struct gs_tsim_usage *u = &gs_tsim_summary(t)->usage;
+    assert_int_equal(u->busy_milli_s, GPU_S(1800 + 3600) + 600 * 100LL);
+    assert_int_equal(u->lost_milli_s, GPU_S(1800));
+    assert_int_equal(u->goodput_milli_s, GPU_S(3600) + 600 * 100LL);
+    assert_adds_up(t);
+    gs_tsim_free(t);
+    /* Exclusive: "hi" waits for the card, and its 20 % x 50 % keeps the whole card 10 % busy. */
+    t = run(s, GS_WAY_EXCLUSIVE);
+    assert_int_equal(find(t, "hi")->start_us, 3600 * S);
+    assert_int_equal(gs_tsim_summary(t)->usage.busy_milli_s, GPU_S(3600) + 600 * 100LL);
+    assert_int_equal(gs_tsim_summary(t)->usage.gpu_milli_s, GPU_S(3600 + 600));
+    assert_int_equal(gs_tsim_summary(t)->usage.lost_milli_s, 0);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
+/*
+ * A gang below minMember does no work in the ways that do not place gangs whole: on three cards
+ * with one taken for an hour, two members of a three-member gang start at once and wait for the
+ * third, holding their cards idle; the gang works from 3600 s, and all three end an hour later.
+ */
+static void test_work_partial_gang_idle(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    node(s, "n1", "az-1", tmpl(s, "t3", 3, 0));
+    pod(s, "ns", "first", 1, 0, 3600);
+    gang(s, "ns", "g", 3, 1, 0, 3600, NULL, NULL);
+    for (int way = GS_WAY_EXCLUSIVE; way <= GS_WAY_SHARING; way++) {
+        struct gs_tsim *t = run(s, (enum gs_way)way);
+        assert_int_equal(find(t, "g-0")->start_us, 0);
+        assert_int_equal(find(t, "g-2")->start_us, 3600 * S);
+        for (int i = 0; i < 3; i++) {
+            char n[16];
+            snprintf(n, sizeof(n), "g-%d", i);
+            assert_int_equal(find(t, n)->end_us, 7200 * S);
+        }
+        const struct gs_tsim_usage *u = &gs_tsim_summary(t)->usage;
+        assert_int_equal(u->busy_milli_s, GPU_S(4 * 3600));
+        assert_int_equal(u->gpu_milli_s, GPU_S(6 * 3600));
+        assert_adds_up(t);
+        gs_tsim_free(t);
+    }
+    gs_scenario_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1402,6 +1588,10 @@ int main(void)
         cmocka_unit_test(test_mode_conversion),
         cmocka_unit_test(test_same_card),
         cmocka_unit_test(test_timeslice_tier),
+        cmocka_unit_test(test_work_timeslice_credit),
+        cmocka_unit_test(test_work_shares_add_up),
+        cmocka_unit_test(test_work_discarded),
+        cmocka_unit_test(test_work_partial_gang_idle),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -263,6 +263,10 @@ static void check_pod_fields(yaml_document_t *doc, yaml_node_t *root, struct sca
     assert_true(strncmp(str(doc, get(doc, md, "labels"), "user"), "user-", 5) == 0);
     long util = num(doc, ann, "sim.gpusched.io/gpu-util");
     assert_true(util >= util_lo[k] && util <= util_hi[k]);
+    /* HPO trials spread over nodes, one card a member too (a 4 x 1 gang once carried no tier
+     * and so took its tenant's nvlink). */
+    if (k == GS_WORKLOAD_HPO)
+        assert_string_equal(str(doc, ann, "gpusched.io/topology"), "node");
     assert_true(seconds(str(doc, ann, "sim.gpusched.io/duration")) >= 60);
     const char *pc = str(doc, spec, "priorityClassName");
     int known = 0;

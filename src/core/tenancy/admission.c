@@ -335,6 +335,7 @@ static int mig_demand(const struct gs_tenancy *t, struct rpod *p, const char *pr
     f->tenant = p->tenant;
     f->group = p->group;
     f->tier = GS_TIER_NONE;
+    p->work_share = share;
     if (t->way != GS_WAY_FULL) {
         f->whole = 1;
         p->milli = 1000;
@@ -506,6 +507,23 @@ static int wants_replicas(struct gs_scn_container *c, const struct gs_tier_spec 
     return 0;
 }
 
+/*
+ * The compute share of a card a pod's kernels use, per card, as it asks it whatever the way gives
+ * it (the work model, work.c): nvidia.com/gpucores; else a slice's memory's share of the smallest
+ * card it may use (as slice_demand() counts it); else the whole card, or a replica's whole time.
+ */
+static int32_t work_share(const struct gs_tenancy *t, const struct rpod *p,
+                          const struct gs_scn_container *c)
+{
+    int64_t s = 1000;
+    int64_t card = bounds_of(t, p->sp->model_mask).small_mib;
+    if (c->gpucores != GS_UNSET)
+        s = c->gpucores * 10;
+    else if (c->gpumem_mib != GS_UNSET && c->gpu_shared <= 0 && card > 0)
+        s = c->gpumem_mib * 1000 / card;
+    return (int32_t)(s < 1 ? 1 : s > 1000 ? 1000 : s);
+}
+
 /* The device demand of a pod; -1 with @why when it can never be admitted. */
 static int demand(const struct gs_tenancy *t, struct rpod *p, const struct gs_step_profile *prof,
                   char *why, size_t size)
@@ -522,6 +540,7 @@ static int demand(const struct gs_tenancy *t, struct rpod *p, const struct gs_st
     }
     p->fit.cpu_milli = c.cpu_milli;
     p->fit.memory_mib = c.memory_mib;
+    p->work_share = work_share(t, p, &c);
     p->field = "spec.containers[].resources.limits";
     if (c.mig_profile[0])
         return mig_demand(t, p, c.mig_profile, why, size);
@@ -852,6 +871,7 @@ void gs__tn_admission_free(struct gs_tenancy *t)
 {
     for (size_t i = 0; i < t->npgs; i++) {
         free(t->gangs[i].members.v);
+        free(t->gangs[i].workers.v);
         free(t->pgs[i]);
     }
     free(t->gangs);
@@ -871,9 +891,11 @@ int gs__tn_admit(const struct gs_tenancy *t, struct rpod *p)
     int32_t tn = namemap_get(t->namespaces, sp->ns, NULL);
     p->tenant = tn >= 0 ? tn : (int32_t)t->pol->ntenants; /* unknown: one shared "other" */
     p->group = sp->group[0] ? namemap_get(t->groups, sp->ns, sp->group) : -1;
+    p->wgroup = p->group;
     p->bucket = -1;
     p->user = -1;
     admit_one(t, p);
+    p->rate = gs__tn_work_rate(p);
     p->level = level_of(t->levels, t->nlevels, p->prio);
     p->shape = static_shape(p);
     return p->state == GS_POD_REJECTED;
@@ -895,6 +917,8 @@ int gs__tn_enroll(struct gs_tenancy *t, int32_t pod)
         v[t->nusers++] = 0;
     }
     p->user = u;
+    if (p->wgroup >= 0 && gs__vec_push(&t->gangs[p->wgroup].workers, pod) < 0)
+        return -ENOMEM;
     if (p->group < 0)
         return 0;
     struct gang *g = &t->gangs[p->group];

@@ -62,8 +62,7 @@ static int spares_head(struct gs_tenancy *t, const struct rpod *p, int32_t pod, 
     for (size_t i = 0; i < np && k < sizeof(off) / sizeof(off[0]); i++) {
         int32_t v = gs_fleet_pod_at(t->fleet, node, i);
         const struct rpod *r = &t->pods[v];
-        if (v != pod && r->sp->duration_us != GS_UNSET &&
-            r->start + r->sp->duration_us <= t->shadow_t)
+        if (v != pod && r->end <= t->shadow_t)
             off[k++] = v;
     }
     for (size_t i = 0; i < k; i++)

@@ -21,18 +21,25 @@ int gs__vec_push(struct vec *v, int32_t x)
     return 0;
 }
 
-/* Account a pod arriving on (+1) or leaving (-1) its devices; the fleet is done by the caller. */
-static void account(struct gs_tenancy *t, int32_t pod, int sign, int restore)
+/* Account a pod arriving on (+1) or leaving (-1) its devices; the fleet is done by the caller.
+ * Return: 1 when its gang's running members crossed minMember (their work starts or stops). */
+static int account(struct gs_tenancy *t, int32_t pod, int sign, int restore)
 {
     struct rpod *p = &t->pods[pod];
     int model = p->fit.ncards > 0 ? gs_fleet_node_model(t->fleet, (size_t)p->node) : -1;
     gs__quota_charge(t, p, model, sign, restore);
-    t->tenant_alloc[p->tenant] += sign * p->milli;
+    t->tenant_held[p->tenant] += sign * p->milli;
     if (p->group >= 0)
         t->gangs[p->group].running += sign;
     t->running_by_level[p->level] += sign;
     if (p->charged != 1)
         t->borrowed[(size_t)p->tenant * t->nlevels + (size_t)p->level] += sign;
+    if (p->wgroup < 0)
+        return 0;
+    struct gang *g = &t->gangs[p->wgroup];
+    int before = g->working + g->done >= g->min;
+    g->working += sign;
+    return (g->working + g->done >= g->min) != before;
 }
 
 int gs__tn_bind(struct gs_tenancy *t, int32_t pod, size_t node, uint32_t mask, struct txn *x)
@@ -56,31 +63,27 @@ int gs__tn_bind(struct gs_tenancy *t, int32_t pod, size_t node, uint32_t mask, s
     if (p->first_start < 0)
         p->first_start = t->now;
     p->reason[0] = 0;
-    account(t, pod, 1, 0);
+    int crossed = account(t, pod, 1, 0);
     gs__tn_victims_update(t, node);
     if ((x && (r = gs__vec_push(&x->bound, pod)) < 0) ||
         (p->preemptions > 0 && (r = gs__tn_readmitted(t, t->now)) < 0))
         return r;
-    if (p->fit.timeslice) {
-        gs__tn_slice_start(t, pod);
-        return gs__tn_slice_retime(t, node, mask);
-    }
-    if (p->sp->duration_us != GS_UNSET)
-        r = gs__tn_schedule_end(t, pod, t->now + p->sp->duration_us);
-    return r;
+    gs__tn_work_start(t, pod);
+    r = gs__tn_work_retime(t, node);
+    return r == 0 && crossed ? gs__tn_work_gang(t, p->wgroup) : r;
 }
 
 /* Take a pod off its devices; its expected end goes stale. */
 int gs__tn_unplace(struct gs_tenancy *t, int32_t pod)
 {
     struct rpod *p = &t->pods[pod];
-    if (p->fit.timeslice)
-        gs__tn_slice_settle(t, pod);
-    account(t, pod, -1, 0);
+    gs__tn_work_stop(t, pod);
+    int crossed = account(t, pod, -1, 0);
     gs_fleet_release(t->fleet, (size_t)p->node, &p->fit, p->mask, pod);
     gs__tn_victims_update(t, (size_t)p->node);
     p->gen++;
-    return p->fit.timeslice ? gs__tn_slice_retime(t, (size_t)p->node, p->mask) : 0;
+    int r = gs__tn_work_retime(t, (size_t)p->node);
+    return r == 0 && crossed ? gs__tn_work_gang(t, p->wgroup) : r;
 }
 
 int gs__tn_evict(struct gs_tenancy *t, int32_t pod, struct txn *x)
@@ -112,9 +115,10 @@ int gs__tn_rollback(struct gs_tenancy *t, struct txn *x, size_t bound_to, size_t
             return r; /* cannot happen: the exact state it left is restored in reverse order */
         p->state = GS_POD_RUNNING;
         p->gen--; /* its expected end is valid again */
-        account(t, pod, 1, 1);
+        int crossed = account(t, pod, 1, 1);
         gs__tn_victims_update(t, (size_t)p->node);
-        if (p->fit.timeslice && (r = gs__tn_slice_retime(t, (size_t)p->node, p->mask)) < 0)
+        if ((r = gs__tn_work_retime(t, (size_t)p->node)) < 0 ||
+            (crossed && (r = gs__tn_work_gang(t, p->wgroup)) < 0))
             return r;
     }
     return 0;
@@ -140,6 +144,7 @@ int gs__tn_commit(struct gs_tenancy *t, struct txn *x, int32_t by)
                                 .reclaim = reclaim};
         if (gs__vec_push(&t->rlog, p->node) < 0 || gs__tn_decide(t, &d) < 0)
             return -ENOMEM;
+        gs__tn_work_lost(t, pod);
         p->preemptions++;
         p->node = -1;
         gs__say(p->reason, sizeof(p->reason), "%s by %s/%s", reclaim ? "reclaimed" : "preempted",
@@ -648,7 +653,7 @@ static int probe_gang(struct gs_tenancy *t, struct gs_tenancy_probe *pr)
         struct rpod *m = &t->pods[id];
         *m = *p;
         m->sp = &sp;
-        m->group = -1;
+        m->group = m->wgroup = -1;
         m->bucket = -1;
         int capacity;
         size_t node;

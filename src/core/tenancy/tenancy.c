@@ -87,7 +87,8 @@ static int alloc_state(struct gs_tenancy *t)
     t->ntenants = nt;
     t->nqueues = pol->nqueues + 1;
     if (ALLOC(t->ded_used, nt * GS_MODEL_MAX) || ALLOC(t->sh_used, nt * GS_MODEL_MAX) ||
-        ALLOC(t->tenant_alloc, nt) || ALLOC(t->q_used, t->nqueues) ||
+        ALLOC(t->use_tenant, nt) || ALLOC(t->use_queue, t->nqueues) || ALLOC(t->tenant_held, nt) ||
+        ALLOC(t->tenant_demand, nt) || ALLOC(t->q_used, t->nqueues) ||
         ALLOC(t->q_demand, t->nqueues) || ALLOC(t->q_deserved, 2 * t->nqueues) ||
         ALLOC(t->q_weight, t->nqueues) || ALLOC(t->rq_used, pol->nrquotas) ||
         ALLOC(t->bo_key, GS_MEMO_SLOTS) || ALLOC(t->clean, GS_MEMO_SLOTS) ||
@@ -156,7 +157,11 @@ void gs_tenancy_free(struct gs_tenancy *t)
     void *all[] = {t->pods,
                    t->ded_used,
                    t->sh_used,
-                   t->tenant_alloc,
+                   t->use_tenant,
+                   t->use_queue,
+                   t->tenant_held,
+                   t->tenant_demand,
+                   t->slot_alloc,
                    t->q_used,
                    t->q_demand,
                    t->q_deserved,
@@ -229,6 +234,7 @@ static int clock_to(struct gs_tenancy *t, int64_t now)
     if (now <= t->now && t->now != 0)
         return 0;
     int64_t before = t->now;
+    gs__tn_work_accrue(t, now);
     t->now = now;
     gs_fleet_set_now(t->fleet, now);
     return t->wake <= now ? holds_end(t, before > now - 1 ? now - 1 : before) : 0;
@@ -253,6 +259,7 @@ int gs_tenancy_admit(const struct gs_tenancy *t, const struct gs_pod_spec *sp,
     out->share_milli = p.fit.whole ? 1000 : p.fit.compute;
     out->slice_milli = out->share_milli / out->units;
     out->milli = p.milli;
+    out->rate_milli = p.rate;
     out->ncards = p.fit.ncards;
     out->mem_mib = p.fit.whole ? 0 : p.fit.mem_mib;
     out->cpu_milli = p.fit.cpu_milli;
@@ -301,6 +308,7 @@ static int unpark(struct gs_tenancy *t, int32_t group)
                 continue;
             m->arrived = 1;
             t->q_demand[m->queue] += m->milli;
+            t->tenant_demand[m->tenant] += m->milli;
             t->arrivals_since_pass = 1;
             int r = gs__tn_pending_add(t, pod);
             if (r < 0)
@@ -358,6 +366,7 @@ int gs_tenancy_submit(struct gs_tenancy *t, int64_t now, const struct gs_pod_spe
     }
     p->arrived = 1;
     t->q_demand[p->queue] += p->milli;
+    t->tenant_demand[p->tenant] += p->milli;
     t->arrivals_since_pass = 1;
     return gs__tn_pending_add(t, pod);
 }
@@ -370,12 +379,15 @@ int gs_tenancy_complete(struct gs_tenancy *t, int64_t now, int32_t id, int32_t *
     if (r < 0)
         return r;
     struct rpod *p = &t->pods[id];
+    if (p->wgroup >= 0) /* its work is done: it no longer holds its gang mates back */
+        t->gangs[p->wgroup].done++;
     r = gs__tn_unplace(t, id);
     gs__vec_push(&t->rlog, p->node);
     if (share_milli)
         *share_milli = gs__tn_slice_share(t, id);
     p->state = GS_POD_COMPLETED;
     t->q_demand[p->queue] -= p->milli;
+    t->tenant_demand[p->tenant] -= p->milli;
     t->epoch++;
     return r;
 }
@@ -388,6 +400,7 @@ int gs_tenancy_cancel(struct gs_tenancy *t, int64_t now, int32_t id)
     struct rpod *p = &t->pods[id];
     if (r >= 0 && p->state == GS_POD_RUNNING) {
         r = gs__tn_unplace(t, id);
+        gs__tn_work_lost(t, id);
         if (gs__vec_push(&t->rlog, p->node) < 0)
             r = -ENOMEM;
     } else if (!p->arrived) { /* parked, waiting for its PodGroup: counted nowhere yet */
@@ -402,6 +415,7 @@ int gs_tenancy_cancel(struct gs_tenancy *t, int64_t now, int32_t id)
     }
     p->state = GS_POD_COMPLETED;
     t->q_demand[p->queue] -= p->milli;
+    t->tenant_demand[p->tenant] -= p->milli;
     t->epoch++;
     return r;
 }
@@ -458,12 +472,12 @@ int gs_tenancy_restore(struct gs_tenancy *t, int32_t id, int32_t node, uint32_t 
     int r = gs__tn_bind(t, id, (size_t)node, gpu_mask, NULL);
     if (r < 0)
         return r;
-    p->start = p->first_start = start_us;
-    if (!p->fit.timeslice && p->sp->duration_us != GS_UNSET) { /* its end counts from its start */
-        p->gen++;
-        r = gs__tn_schedule_end(t, id, start_us + p->sp->duration_us);
-    }
-    return r;
+    p->start = p->first_start = p->since = start_us; /* its work counts from its start */
+    if (p->speed <= 0 || p->sp->duration_us == GS_UNSET)
+        return 0;
+    p->gen++;
+    p->end = start_us + (int64_t)((p->left + p->speed - 1) / p->speed);
+    return gs__tn_schedule_end(t, id, p->end);
 }
 
 /* Running pod @id leaves its cards for @why (its node or card failed): it waits again. */
@@ -474,6 +488,7 @@ static int requeue(struct gs_tenancy *t, int32_t id, const char *why)
         .kind = GS_DECIDE_EVICT, .pod = id, .node = p->node, .gpu_mask = p->mask, .by = -1};
     int r = gs__tn_unplace(t, id);
     d.share_milli = gs__tn_slice_share(t, id);
+    gs__tn_work_lost(t, id);
     p->state = GS_POD_PENDING;
     p->node = -1;
     gs__say(p->reason, sizeof(p->reason), "%s", why);
@@ -546,12 +561,13 @@ int gs_tenancy_card_health(struct gs_tenancy *t, int64_t now, int32_t node, int 
 int gs_tenancy_advance(struct gs_tenancy *t, int64_t now)
 {
     if (now > t->now) {
+        gs__tn_work_accrue(t, now);
         t->now = now;
         gs_fleet_set_now(t->fleet, now);
     }
     for (size_t i = 0; t->ts_used && i < t->npods; i++)
         if (t->pods[i].fit.timeslice && t->pods[i].state == GS_POD_RUNNING)
-            gs__tn_slice_settle(t, (int32_t)i);
+            gs__tn_work_settle(t, (int32_t)i);
     return 0;
 }
 
@@ -652,6 +668,9 @@ int gs_tenancy_pod(struct gs_tenancy *t, int32_t id, struct gs_tenancy_pod *out)
         .share_milli = p->fit.whole ? 1000 : p->fit.compute,
         .slice_milli = gs__tn_slice_share(t, id),
         .milli = p->milli,
+        .rate_milli = p->rate,
+        .alloc_milli = p->state == GS_POD_RUNNING ? p->alloc : 0,
+        .busy_milli = p->state == GS_POD_RUNNING ? p->busy : 0,
         .ncards = p->fit.ncards,
         .mem_mib = p->fit.whole ? 0 : p->fit.mem_mib,
         .cpu_milli = p->fit.cpu_milli,
@@ -689,7 +708,7 @@ int64_t gs_tenancy_allocated(const struct gs_tenancy *t)
 
 int64_t gs_tenancy_tenant_milli(const struct gs_tenancy *t, size_t i)
 {
-    return i < t->ntenants ? t->tenant_alloc[i] : 0;
+    return i < t->ntenants ? t->use_tenant[i].alloc : 0;
 }
 
 int64_t gs_tenancy_queue_milli(const struct gs_tenancy *t, size_t q)
@@ -730,6 +749,25 @@ void gs_tenancy_rquota_used(const struct gs_tenancy *t, size_t i, int64_t used[5
 const struct gs_tenancy_work *gs_tenancy_work(const struct gs_tenancy *t)
 {
     return &t->work;
+}
+
+int gs_tenancy_usage(const struct gs_tenancy *t, enum gs_usage_of of, size_t i,
+                     struct gs_tenancy_usage *out)
+{
+    const struct usage *u = of == GS_USAGE_FLEET                       ? &t->use_fleet
+                            : of == GS_USAGE_TENANT && i < t->ntenants ? &t->use_tenant[i]
+                            : of == GS_USAGE_QUEUE && i < t->nqueues   ? &t->use_queue[i]
+                            : of == GS_USAGE_MODEL && i < GS_MODEL_MAX ? &t->use_model[i]
+                                                                       : NULL;
+    if (!u)
+        return -ENOENT;
+    *out = (struct gs_tenancy_usage){u->alloc,
+                                     u->busy,
+                                     (int64_t)(u->sum[0] / 1000000),
+                                     (int64_t)(u->sum[1] / 1000000),
+                                     (int64_t)(u->sum[2] / 1000000),
+                                     (int64_t)(u->sum[3] / 1000000)};
+    return 0;
 }
 
 const struct gs_fleet *gs_tenancy_fleet(const struct gs_tenancy *t)

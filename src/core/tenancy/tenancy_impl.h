@@ -5,7 +5,8 @@
  * Modules: tenancy.c (events, decisions, queries), admission.c (what a pod asks and whose it
  * is), ledger.c (quotas and what they hold), order.c (the pending queue and the pass),
  * placement.c (binding, searches, gangs), eviction.c (preemption and reclaim), backfill.c (the
- * head of the queue's reservation), slice.c (time-sliced cards' shares).
+ * head of the queue's reservation), work.c (the work model: what pods keep their cards busy, how
+ * fast they progress, what each holds of a shared card).
  */
 #ifndef GS_TENANCY_IMPL_H
 #define GS_TENANCY_IMPL_H
@@ -64,10 +65,17 @@ struct rpod {
     char mig[16];      /* MIG profile asked for (full scheme), "" for none (fit.mig: the spec's) */
     const char *field; /* rejected: the Pod field at fault (static), NULL for the pod as a whole */
     char reason[GS_REASON_MAX];
-    /* Time-sliced pods (slice.c): work left in microseconds x PPM of full speed, the speed
-     * (PPM) and entitlement (milli-GPU) since @ts_since. */
-    gs_i128 ts_work, ts_got; /* ts_got: milli-GPU x us per card received in its current use */
-    int64_t ts_speed, ts_entitled, ts_since;
+    int32_t wgroup; /* its PodGroup in every way (work.c: a gang below minMember does no work) */
+    /* The work model (work.c). @rate: busy milli-GPU per card at full speed (gpu-util x the
+     * compute share it asks); @left: microseconds of its nominal run still to do, x PPM; @speed
+     * (PPM of full speed), @busy and @alloc (milli-GPU over its cards, a card's allocation split
+     * among its pods) since @since; @run_busy: milli-GPU x us its kernels did in this run; @got:
+     * milli-GPU x us per card received in this run (what time-sliced billing meters). */
+    int32_t rate, work_share;
+    gs_i128 left, got, run_busy;
+    int64_t speed, since, end;
+    int64_t busy, alloc;
+    int64_t ts_entitled; /* time-sliced: its part of its queue's entitlement on its cards */
 };
 
 struct vec {
@@ -100,6 +108,10 @@ struct clean {
 
 struct gang {
     int32_t min, running;
+    int32_t working;    /* members running in any way (work.c), with their ids in @workers */
+    int32_t done;       /* members that completed: they count towards minMember, as Volcano
+                         * counts Succeeded pods */
+    struct vec workers; /* pods that named it, in every way */
     uint64_t key;       /* the members' shapes and minMember: gangs alike share a bucket */
     struct vec members; /* pod ids, in arrival order */
     int64_t cards;      /* cards of all members (whole-card gangs), for NVLink colocation */
@@ -154,7 +166,6 @@ struct gs_tenancy {
     struct vec dirty_gangs; /* gangs a member joined since the last pass */
     /* Tenants: per model [tenant * GS_MODEL_MAX + model], milli. */
     int64_t *ded_used, *sh_used;
-    int64_t *tenant_alloc;
     size_t ntenants;
     /* Queues: the policy's, plus an implicit "default" queue last. */
     size_t nqueues;
@@ -215,7 +226,20 @@ struct gs_tenancy {
     /* Time slicing: per tenant, milli-GPU x microseconds asked, entitled and received. */
     gs_i128 *ts_asked, *ts_entitled, *ts_received;
     int ts_used;                   /* some pod ran time-sliced */
-    struct card_shares *ts_shares; /* scratch of slice.c, one per card of a node */
+    struct card_shares *ts_shares; /* scratch of work.c, one per card of a node */
+    /* The work ledger (work.c): what is held and kept busy now, milli-GPU, and its integrals up
+     * to @acc_t (milli-GPU x us): [0] allocation, [1] busy, [2] busy discarded (lost by
+     * evictions, failures and deletions), [3] tenants only: short of the dedicated quota while
+     * asking for it. Per tenant (ntenants), queue (nqueues), catalog model (GS_MODEL_MAX), and
+     * the fleet; gs_tenancy_usage() reads them. */
+    struct usage {
+        int64_t alloc, busy;
+        gs_i128 sum[4];
+    } * use_tenant, *use_queue, use_model[GS_MODEL_MAX], use_fleet;
+    int64_t *tenant_held, *tenant_demand; /* milli charged by running pods; running + pending */
+    int64_t acc_t;
+    int64_t *slot_alloc; /* work.c's scratch: per pod of a node, its allocation being summed */
+    size_t cap_slot_alloc;
     /* Decisions made since the driver last took them. */
     struct gs_decision *dec;
     size_t ndec, capdec;
@@ -292,13 +316,23 @@ int gs__tn_schedule_end(struct gs_tenancy *t, int32_t pod, int64_t end);
 int gs__tn_end_live(const struct gs_tenancy *t, const struct event *e);
 struct event gs__tn_end_pop(struct gs_tenancy *t);
 
-/* slice.c */
-/* @pod starts time-sliced: all its work ahead, at full speed until retimed. */
-void gs__tn_slice_start(struct gs_tenancy *t, int32_t pod);
-/* @pod's progress and its tenant's time up to now, before its speed changes or it leaves. */
-void gs__tn_slice_settle(struct gs_tenancy *t, int32_t pod);
-/* The pods on the cards of @mask of @node share their time anew: speeds and completions. */
-int gs__tn_slice_retime(struct gs_tenancy *t, size_t node, uint32_t mask);
+/* work.c */
+/* @pod's busy rate per card at full speed: gpu-util x its asked share (admission). */
+int32_t gs__tn_work_rate(const struct rpod *p);
+/* @pod starts a run on its cards (bound; gs__tn_work_retime() follows): its work ahead. */
+void gs__tn_work_start(struct gs_tenancy *t, int32_t pod);
+/* @pod's progress and busy time up to now, before its speed changes or it leaves. */
+void gs__tn_work_settle(struct gs_tenancy *t, int32_t pod);
+/* @pod left its cards (settled): what it held and kept busy is no longer counted. */
+void gs__tn_work_stop(struct gs_tenancy *t, int32_t pod);
+/* The pods of @node share its cards anew: allocations, speeds and expected ends. 0 or -ENOMEM. */
+int gs__tn_work_retime(struct gs_tenancy *t, size_t node);
+/* The work @pod did in the run it left is discarded (an eviction committed, a failure). */
+void gs__tn_work_lost(struct gs_tenancy *t, int32_t pod);
+/* The ledger's integrals up to @now (before anything changes at @now). */
+void gs__tn_work_accrue(struct gs_tenancy *t, int64_t now);
+/* Gang @g's running members crossed minMember: their cards are shared anew. 0 or -ENOMEM. */
+int gs__tn_work_gang(struct gs_tenancy *t, int32_t g);
 /* What @pod received per card and unit on average since it started (what billing meters). */
 int32_t gs__tn_slice_share(const struct gs_tenancy *t, int32_t pod);
 
