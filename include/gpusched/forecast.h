@@ -96,6 +96,11 @@ int gs_demand_read_genai(struct gs_demand *dm, const char *path, struct gs_diag 
 int gs_demand_read_pods(struct gs_demand *dm, const char *path, struct gs_diag *d);
 int gs_demand_read_store(struct gs_demand *dm, const char *path, struct gs_diag *d);
 
+/* gs_demand_record() - record @i (< gs_demand_count()): its start, end (INT64_MAX: open) and
+ * milli-GPU. Return: 0; -ENOENT past the end. */
+int gs_demand_record(const struct gs_demand *dm, size_t i, int64_t *start_s, int64_t *end_s,
+                     int64_t *milli);
+
 /* gs_demand_count() - records held. gs_demand_end_s() - the latest time any record names
  * (start, or end when closed), -1 when empty. */
 size_t gs_demand_count(const struct gs_demand *dm);

@@ -2,7 +2,9 @@
  * capacity advice (docs/forecast.md). */
 #include "cli.h"
 
+#include "gpusched/catalog.h"
 #include "gpusched/diag.h"
+#include "gpusched/elastic.h"
 #include "gpusched/forecast.h"
 
 #include <errno.h>
@@ -33,7 +35,9 @@ struct opts {
     int64_t end_s;
     size_t horizon, holdout, step;
     enum gs_fc_method method;
-    int backtest, advice;
+    int backtest, advice, replay;
+    const char *util, *policy;
+    int64_t warmup_s;
     enum fmt fmt;
     const char *dump, *prom;
     struct gs_advice_params ap;
@@ -61,7 +65,8 @@ static void usage(FILE *f)
             "                  time the sources name)\n"
             "  --dump-series FILE  write the series as CSV\n"
             "forecast:\n"
-            "  --model M       auto (default: least AIC), ANN, ANA, ANM, ANW, AAdN, AAdA, AAdM,\n"
+            "  --model M       auto (default: measured, see docs/forecast.md), aic, naive, ANN, "
+            "ANA, ANM, ANW, AAdN, AAdA, AAdM,\n"
             "                  AAdW, snaive, snaive-week, ma\n"
             "  --horizon D     how far ahead, whole hours (default 24h; s, m, h, d, w)\n"
             "  --backtest      rolling origin over the last --holdout (default 7d), origins\n"
@@ -73,7 +78,13 @@ static void usage(FILE *f)
             "  --lead D        how long a node takes to come up (default 10m)\n"
             "  --node-gpus M=N GPUs per node of model M (default 8 for every model)\n"
             "  --quota T:M=N   tenant T's quota of model M, GPUs\n"
-            "  --prom FILE     also write the Prometheus gauges\n");
+            "  --prom FILE     also write the Prometheus gauges\n"
+            "replay (--replay): the history as replicas on nodes the advice turns on and off,\n"
+            "  against static clusters at the peak and at the same cost\n"
+            "  --utilisation FILE  replicas' GPU utilisation: the GenAI pod_gpu_duty_cycle file\n"
+            "  --warmup D      history before the measured window (default 7d)\n"
+            "  --policy P      placement policy (default gpusched)\n"
+            "  (--lead, --node-gpus any=N and the * wait --target apply)\n");
 }
 
 static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -203,6 +214,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
         {"advice", no_argument, 0, 'A'},        {"target", required_argument, 0, 't'},
         {"lead", required_argument, 0, 'l'},    {"node-gpus", required_argument, 0, 'n'},
         {"quota", required_argument, 0, 'q'},   {"prom", required_argument, 0, 'P'},
+        {"replay", no_argument, 0, 'R'},        {"utilisation", required_argument, 0, 'U'},
+        {"warmup", required_argument, 0, 'W'},  {"policy", required_argument, 0, 'Y'},
         {"help", no_argument, 0, 'h'},          {0, 0, 0, 0},
     };
     int c, rc = 0, k;
@@ -280,6 +293,19 @@ static int parse_args(int argc, char **argv, struct opts *o)
             break;
         case 'P':
             o->prom = optarg;
+            break;
+        case 'R':
+            o->replay = 1;
+            break;
+        case 'U':
+            o->util = optarg;
+            break;
+        case 'Y':
+            o->policy = optarg;
+            break;
+        case 'W':
+            if (parse_duration(optarg, &o->warmup_s))
+                rc = bad("--warmup %s: want a duration (7d)", optarg);
             break;
         case 'h':
             usage(stdout);
@@ -548,6 +574,86 @@ static int run_backtest(const struct opts *o, const struct gs_series_set *set, F
 static int run_advice(const struct opts *o, const struct gs_series_set *set,
                       const struct gs_forecast *fc, FILE *f, struct gs_diag *d);
 
+static void replay_row(FILE *f, const char *way, const struct gs_elastic_result *r,
+                       const struct gs_elastic_result *peak)
+{
+    fprintf(f, "%-22s %6lld %10.1f %6.1f%% %7lld %7lld %7lld %7lld %9.1f %6.1f%% %6.1f%%\n", way,
+            (long long)r->nodes, (double)r->node_s / 3600.0,
+            peak->node_s ? 100.0 * (double)(peak->node_s - r->node_s) / (double)peak->node_s : 0,
+            (long long)r->waited, (long long)r->wait_p50_s, (long long)r->wait_p95_s,
+            (long long)r->wait_max_s, (double)r->unserved_milli_s / 3.6e6, r->alloc_permille / 10.0,
+            r->util_permille / 10.0);
+}
+
+/* The elastic replay: static at peak, elastic, static at the elastic way's cost. */
+static int run_replay(const struct opts *o, FILE *f, struct gs_diag *d)
+{
+    struct gs_demand *dm;
+    int rc = gs_demand_new(&dm);
+    for (size_t i = 0; !rc && i < o->nsrc; i++) {
+        const char *p = o->src[i].path;
+        switch (o->src[i].kind) {
+        case 'd':
+            rc = gs_demand_read_dlrm(dm, p, d);
+            break;
+        case 'g':
+            rc = gs_demand_read_genai(dm, p, d);
+            break;
+        case 'p':
+            rc = gs_demand_read_pods(dm, p, d);
+            break;
+        case 's':
+            rc = gs_demand_read_store(dm, p, d);
+            break;
+        default:
+            rc = gs_diag_error(d, "--replay needs demand records, not --series");
+            break;
+        }
+    }
+    struct gs_elastic_params ep = {
+        .node_gpus = o->ap.nmodels ? o->ap.node_gpus[0] : o->ap.default_gpus,
+        .model = gs_catalog_find("A100-SXM4-80GB", -1),
+        .policy = o->policy,
+        .lead_s = o->ap.lead_s,
+        .warmup_s = o->warmup_s ? o->warmup_s : 7 * 86400,
+        .method = o->method,
+    };
+    for (size_t i = 0; i < o->ap.ntargets; i++)
+        if (!o->ap.targets[i].tenant[0] && o->ap.targets[i].wait_p95_s >= 0)
+            ep.wait_target_s = o->ap.targets[i].wait_p95_s;
+    int32_t *util = NULL;
+    if (!rc && o->util && !(rc = gs_util_read_duty(o->util, &util, &ep.nutil, d)))
+        ep.util_permille = util;
+    int64_t end = o->end_s >= 0 ? o->end_s : (gs_demand_end_s(dm) + 3599) / 3600 * 3600;
+    struct gs_elastic_result peak, el, same;
+    int64_t np = rc ? 0 : gs_elastic_peak_nodes(dm, end, &ep, d);
+    rc = rc ? rc : np < 0 ? (int)np : 0;
+    if (!rc)
+        rc = gs_elastic_run(dm, end, &ep, np, &peak, d);
+    if (!rc)
+        rc = gs_elastic_run(dm, end, &ep, 0, &el, d);
+    int64_t win = el.hours * 3600;
+    if (!rc)
+        rc = gs_elastic_run(dm, end, &ep, (el.node_s + win - 1) / win, &same, d);
+    if (!rc) {
+        fprintf(f,
+                "replay of %lld replicas over %lld hours after a %lld h warm-up; nodes of %d "
+                "GPUs up %lld s after they are asked for; wait target %lld s; utilisation %s\n",
+                (long long)el.replicas, (long long)el.hours, (long long)(ep.warmup_s / 3600),
+                ep.node_gpus, (long long)ep.lead_s, (long long)ep.wait_target_s,
+                util ? o->util : "100 %");
+        fprintf(f, "%-22s %6s %10s %7s %7s %7s %7s %7s %9s %7s %7s\n", "provisioning", "nodes",
+                "node-h", "saved", "waited", "p50 s", "p95 s", "max s", "unserved", "alloc",
+                "util");
+        replay_row(f, "static at peak", &peak, &peak);
+        replay_row(f, "elastic (forecast)", &el, &peak);
+        replay_row(f, "static at same cost", &same, &peak);
+    }
+    free(util);
+    gs_demand_free(dm);
+    return rc;
+}
+
 int cmd_forecast(int argc, char **argv)
 {
     struct opts *o = calloc(1, sizeof(*o));
@@ -567,6 +673,13 @@ int cmd_forecast(int argc, char **argv)
     gs_diag_init(&d);
     struct gs_series_set set = {0};
     struct gs_forecast *fc = NULL;
+    if (o->replay) {
+        rc = run_replay(o, stdout, &d);
+        free(o);
+        if (rc)
+            fprintf(stderr, "gpusched forecast: %s\n", d.msg[0] ? d.msg : strerror(-rc));
+        return !rc ? 0 : rc == -ENOMEM ? 1 : EXIT_BAD_INPUT;
+    }
     rc = load(o, &set, &d);
     if (!rc && o->dump) {
         FILE *df = fopen(o->dump, "w");

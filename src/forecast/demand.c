@@ -40,7 +40,7 @@ static uint64_t hash_str(const char *s)
 }
 
 /* Index of @s in @t, added when absent. Return: >= 0; -ENOMEM. */
-static int32_t intern(struct fc_labels *t, const char *s)
+int32_t fc_intern(struct fc_labels *t, const char *s)
 {
     if (!s || !*s)
         return 0;
@@ -84,6 +84,14 @@ static int32_t intern(struct fc_labels *t, const char *s)
     return (int32_t)t->n++;
 }
 
+void fc_labels_free(struct fc_labels *t)
+{
+    for (size_t i = 1; i < t->n; i++)
+        free(t->name[i]);
+    free(t->name);
+    free(t->slot);
+}
+
 static const char *label(const struct fc_labels *t, int32_t i)
 {
     return i > 0 ? t->name[i] : "";
@@ -103,12 +111,8 @@ void gs_demand_free(struct gs_demand *dm)
 {
     if (!dm)
         return;
-    for (int k = 0; k < GS_FC_KEYS; k++) {
-        for (size_t i = 1; i < dm->labels[k].n; i++)
-            free(dm->labels[k].name[i]);
-        free(dm->labels[k].name);
-        free(dm->labels[k].slot);
-    }
+    for (int k = 0; k < GS_FC_KEYS; k++)
+        fc_labels_free(&dm->labels[k]);
     free(dm->rec);
     free(dm);
 }
@@ -116,6 +120,17 @@ void gs_demand_free(struct gs_demand *dm)
 size_t gs_demand_count(const struct gs_demand *dm)
 {
     return dm->n;
+}
+
+int gs_demand_record(const struct gs_demand *dm, size_t i, int64_t *start_s, int64_t *end_s,
+                     int64_t *milli)
+{
+    if (i >= dm->n)
+        return -ENOENT;
+    *start_s = dm->rec[i].start;
+    *end_s = dm->rec[i].end;
+    *milli = dm->rec[i].milli;
+    return 0;
 }
 
 int64_t gs_demand_end_s(const struct gs_demand *dm)
@@ -151,7 +166,7 @@ int gs_demand_add(struct gs_demand *dm, int64_t start_s, int64_t end_s, int64_t 
     r->milli = milli;
     r->lab[0] = 0;
     for (int k = 1; k < GS_FC_KEYS; k++) {
-        int32_t i = intern(&dm->labels[k], lab[k]);
+        int32_t i = fc_intern(&dm->labels[k], lab[k]);
         if (i < 0)
             return (int)i;
         r->lab[k] = i;

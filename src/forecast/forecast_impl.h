@@ -19,6 +19,11 @@ struct fc_labels {
     size_t cap;
 };
 
+/* fc_intern() - the index of @s in @t, added when absent ("" and NULL are 0). Return: >= 0;
+ * -ENOMEM. fc_labels_free() - release @t's names. */
+int32_t fc_intern(struct fc_labels *t, const char *s);
+void fc_labels_free(struct fc_labels *t);
+
 struct fc_rec {
     int64_t start, end, milli; /* seconds, seconds (INT64_MAX open), milli-GPU */
     int32_t lab[GS_FC_KEYS];   /* label per key; [GS_FC_TOTAL] unused */

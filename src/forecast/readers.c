@@ -7,6 +7,7 @@
 #include "forecast_impl.h"
 
 #include "gpusched/diag.h"
+#include "gpusched/elastic.h"
 #include "trace/csv.h"
 
 #include <errno.h>
@@ -284,4 +285,76 @@ int gs_demand_read_store(struct gs_demand *dm, const char *path, struct gs_diag 
     else
         fc_demand_source(dm, path, K_TENANT | K_MODEL);
     return rc;
+}
+
+struct duty {
+    struct fc_labels pods;
+    double *sum;
+    size_t *cnt, cap;
+};
+
+/* pod_gpu_duty_cycle_anon.csv: value (%), container_ip */
+static int duty_row(struct csv *c, const int *col, struct duty *u, struct gs_diag *d)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(c->field[col[0]], &end);
+    if (end == c->field[col[0]] || *end || errno || !isfinite(v) || v < 0 || v > 100)
+        return csv_error(c, col[0], d, "\"%s\" is not a utilisation 0..100 %%", c->field[col[0]]);
+    int rc = csv_label(c, col[1], d);
+    int32_t i = rc ? rc : fc_intern(&u->pods, c->field[col[1]]);
+    if (i < 0)
+        return (int)i;
+    if ((size_t)i >= u->cap) {
+        size_t cap = u->cap ? u->cap * 2 : 256;
+        double *s = realloc(u->sum, cap * sizeof(*s));
+        if (s)
+            u->sum = s;
+        size_t *n = realloc(u->cnt, cap * sizeof(*n));
+        if (n)
+            u->cnt = n;
+        if (!s || !n)
+            return -ENOMEM;
+        memset(u->sum + u->cap, 0, (cap - u->cap) * sizeof(*s));
+        memset(u->cnt + u->cap, 0, (cap - u->cap) * sizeof(*n));
+        u->cap = cap;
+    }
+    u->sum[i] += v;
+    u->cnt[i]++;
+    return 0;
+}
+
+int gs_util_read_duty(const char *path, int32_t **out, size_t *n, struct gs_diag *d)
+{
+    struct csv c;
+    struct duty u = {0};
+    int col[2];
+    int rc = csv_open(&c, path, d);
+    if (rc)
+        return rc;
+    static const char *const names[] = {"value", "container_ip"};
+    rc = need_cols(&c, names, 2, col, d);
+    while (!rc && (rc = csv_next(&c, d)) == 1)
+        rc = duty_row(&c, col, &u, d);
+    csv_close(&c);
+    /* label 0 is an empty container_ip: a pod without a name still counts as one */
+    size_t np = u.pods.n ? u.pods.n : 1, k = 0;
+    int32_t *v = rc ? NULL : malloc(np * sizeof(*v));
+    if (!rc && !v)
+        rc = -ENOMEM;
+    for (size_t i = 0; !rc && i < np && i < u.cap; i++)
+        if (u.cnt[i])
+            v[k++] = (int32_t)llround(u.sum[i] / (double)u.cnt[i] * 10.0);
+    if (!rc && k == 0)
+        rc = gs_diag_error(d, "%s: no rows", path);
+    fc_labels_free(&u.pods);
+    free(u.sum);
+    free(u.cnt);
+    if (rc) {
+        free(v);
+        return rc;
+    }
+    *out = v;
+    *n = k;
+    return 0;
 }

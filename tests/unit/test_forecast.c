@@ -11,6 +11,8 @@
 #include <cmocka.h>
 
 #include "diag_capture.h"
+#include "gpusched/catalog.h"
+#include "gpusched/elastic.h"
 #include "gpusched/forecast.h"
 
 #include <errno.h>
@@ -578,6 +580,78 @@ static void test_advice(void **state)
     gs_demand_free(dm);
 }
 
+/* The elastic replay on a day-night demand of one-card replicas (36 by day, 6 by night, each an
+ * hour long): static at peak never makes a replica wait; the elastic way runs far fewer
+ * node-hours and keeps the waits within the nodes' lead time; a static cluster of the same cost
+ * leaves replicas waiting for hours. */
+static void test_elastic_replay(void **state)
+{
+    (void)state;
+    struct gs_demand *dm = demand();
+    struct gs_diag d;
+    gs_diag_init(&d);
+    for (int64_t h = 0; h < 14 * 24; h++) {
+        int n = h % 24 >= 8 && h % 24 < 20 ? 36 : 6;
+        for (int i = 0; i < n; i++) /* arrivals spread over the hour, distinct */
+            assert_int_equal(gs_demand_add(dm, h * 3600 + i * 60, h * 3600 + i * 60 + 3600, 1000,
+                                           NULL, NULL, NULL, NULL, &d),
+                             0);
+    }
+    int32_t util[2] = {100, 300};
+    struct gs_elastic_params p = {.node_gpus = 8,
+                                  .model = gs_catalog_find("A100-SXM4-80GB", -1),
+                                  .lead_s = 600,
+                                  .wait_target_s = 0,
+                                  .warmup_s = 7 * 86400,
+                                  .method = GS_FC_AUTO,
+                                  .util_permille = util,
+                                  .nutil = 2};
+    int64_t end = 14 * 86400;
+    int64_t peak = gs_elastic_peak_nodes(dm, end, &p, &d);
+    assert_int_equal(peak, 5); /* 36 replicas at once by day: 5 nodes of 8 */
+    struct gs_elastic_result st, el, same;
+    assert_int_equal(gs_elastic_run(dm, end, &p, peak, &st, &d), 0);
+    assert_int_equal(st.node_s, 5 * 7 * 86400);
+    assert_int_equal(st.wait_max_s, 0);
+    assert_int_equal(st.hours, 7 * 24);
+    assert_int_equal(st.util_permille, st.alloc_permille / 5); /* utilisation 0.2 on average */
+    assert_int_equal(gs_elastic_run(dm, end, &p, 0, &el, &d), 0);
+    print_message("elastic: %lld node-h (static %lld), waited %lld, p95 %lld s, max %lld s\n",
+                  (long long)el.node_s / 3600, (long long)st.node_s / 3600, (long long)el.waited,
+                  (long long)el.wait_p95_s, (long long)el.wait_max_s);
+    assert_true(el.node_s < st.node_s * 3 / 4);
+    assert_int_equal(el.replicas, st.replicas);
+    assert_true(el.wait_p95_s <= 600);
+    int64_t n = (el.node_s + 7 * 86400 - 1) / (7 * 86400);
+    assert_int_equal(gs_elastic_run(dm, end, &p, n, &same, &d), 0);
+    assert_true(same.wait_p95_s > el.wait_p95_s);
+    assert_true(same.unserved_milli_s > 0);
+    p.warmup_s = 3600;
+    assert_int_equal(gs_elastic_run(dm, end, &p, 0, &el, &d), -EINVAL);
+    assert_has(d.msg, "warm-up");
+    gs_demand_free(dm);
+}
+
+/* The GenAI pods' utilisation: one mean per pod, per mille; bad values named. */
+static void test_read_duty(void **state)
+{
+    (void)state;
+    const char *p = write_tmp("duty.csv", "value,timestamp_anon,container_ip\n10.0,1,a\n"
+                                          "20.0,2,a\n5.5,1,b\n");
+    int32_t *u;
+    size_t n;
+    struct gs_diag d;
+    gs_diag_init(&d);
+    assert_int_equal(gs_util_read_duty(p, &u, &n, &d), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(u[0], 150);
+    assert_int_equal(u[1], 55);
+    free(u);
+    p = write_tmp("duty2.csv", "value,timestamp_anon,container_ip\n101,1,a\n");
+    assert_int_equal(gs_util_read_duty(p, &u, &n, &d), -EINVAL);
+    assert_has(d.msg, "duty2.csv:2:1: value: \"101\" is not a utilisation");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -594,6 +668,8 @@ int main(void)
         cmocka_unit_test(test_read_store),
         cmocka_unit_test(test_series_csv),
         cmocka_unit_test(test_advice),
+        cmocka_unit_test(test_elastic_replay),
+        cmocka_unit_test(test_read_duty),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
