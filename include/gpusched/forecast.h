@@ -125,10 +125,10 @@ struct gs_series_set {
 
 /*
  * gs_demand_series() - group @dm's records by @key (and by GPU model too when @by_model) into
- * hourly series from the hour of the earliest start to @end_s (exclusive, rounded up to a whole
- * hour; -1: the latest time any record names, gs_demand_end_s(), rounded up the same way). Open
- * records end at @end_s; records past it are cut there. Groups come by volume, largest first (ties
- * by name).
+ * hourly series from the hour of the earliest start to @end_s (exclusive; -1: the latest time
+ * any record names, gs_demand_end_s()). Open records end at @end_s, later ones are cut there;
+ * when @end_s falls inside an hour, that last hour's value is the mean over the part of it the
+ * history covers. Groups come by volume, largest first (ties by name).
  * @top: keep the @top largest groups and sum the rest into one named "(other)"; 0 keeps all.
  * Return: 0 and *@out (gs_series_set_free()); -EINVAL with @d (no records; a key the sources do
  * not name, saying which source lacks it; more than GS_FC_HOURS_MAX hours; @end_s before the

@@ -314,7 +314,8 @@ int gs_demand_series(const struct gs_demand *dm, enum gs_fc_key key, int by_mode
     if (hours > GS_FC_HOURS_MAX)
         return gs_diag_error(d, "%lld hours from the first record to the end: more than %d",
                              (long long)hours, GS_FC_HOURS_MAX);
-    int64_t tend = t0 + hours * GS_FC_STEP_S;
+    int64_t tend = end; /* records end here; the last hour's mean is over what it covers */
+    int64_t last_s = end - (t0 + (hours - 1) * GS_FC_STEP_S);
     struct grouping g;
     if ((rc = group(dm, key, by_model, &g)))
         return rc;
@@ -349,7 +350,8 @@ int gs_demand_series(const struct gs_demand *dm, enum gs_fc_key key, int by_mode
         for (int64_t h = 0; h < hours; h++) {
             run += sp[h];
             int64_t ms = run * GS_FC_STEP_S + pp[h];
-            v[h] = (ms + GS_FC_STEP_S / 2) / GS_FC_STEP_S;
+            int64_t span = h == hours - 1 ? last_s : GS_FC_STEP_S;
+            v[h] = (ms + span / 2) / span;
             s[k].volume += v[h];
         }
         s[k].milli = v;
