@@ -177,6 +177,8 @@ enum gs_fc_method {
  * gs_fc_method_find(): by that name or its short form ("ANN", "AAdA", ...), or -ENOENT. */
 const char *gs_fc_method_name(enum gs_fc_method m);
 int gs_fc_method_find(const char *name);
+/* gs_fc_method_short() - the short form ("AAdA"), without commas: what CSV writes. */
+const char *gs_fc_method_short(enum gs_fc_method m);
 
 /*
  * gs_fc_min_points() - the history @m needs: 2 days for a daily season; 3 weeks for a weekly

@@ -431,12 +431,12 @@ static void write_forecasts(FILE *f, const struct opts *o, const struct gs_serie
         return;
     }
     if (o->fmt == FMT_CSV) {
-        fprintf(f, "time_s,series,model,method,point,q025,q100,q500,q900,q975\n");
+        fprintf(f, "time_s,series,model,method,milli,q025,q100,q500,q900,q975\n");
         for (size_t i = 0; i < set->count; i++)
             for (size_t k = 0; k < fc[i].h; k++) {
                 fprintf(f, "%lld,%s,%s,%s,%lld",
                         (long long)(set->start_s + (int64_t)(set->n + k) * GS_FC_STEP_S),
-                        set->s[i].name, set->s[i].model, gs_fc_method_name(fc[i].method),
+                        set->s[i].name, set->s[i].model, gs_fc_method_short(fc[i].method),
                         (long long)fc[i].point[k]);
                 for (int q = 0; q < GS_FC_QUANTILES; q++)
                     fprintf(f, ",%lld", (long long)fc[i].q[q][k]);

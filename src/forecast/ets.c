@@ -42,19 +42,32 @@ static const struct spec specs[GS_FC_ETS_COUNT] = {
     [GS_FC_AAN] = {1, 0}, [GS_FC_AAA] = {1, 1}, [GS_FC_AAM] = {1, 2}, [GS_FC_AAW] = {1, 3},
 };
 
+/* Each method's name and its short form, the one CSV and the --model option use. */
 static const char *const names[GS_FC_METHODS][2] = {
-    {"ETS(A,N,N)", "ANN"},    {"ETS(A,N,A)", "ANA"},
-    {"ETS(A,N,M)", "ANM"},    {"DSHW(A,N,A+A)", "ANW"},
-    {"ETS(A,Ad,N)", "AAdN"},  {"ETS(A,Ad,A)", "AAdA"},
-    {"ETS(A,Ad,M)", "AAdM"},  {"DSHW(A,Ad,A+A)", "AAdW"},
-    {"snaive", "snaive-day"}, {"snaive-week", "snaive-week"},
-    {"ma", "ma-day"},         {"auto", "auto"},
-    {"auto-aic", "aic"},      {"naive", "rw"},
+    {"ETS(A,N,N)", "ANN"},
+    {"ETS(A,N,A)", "ANA"},
+    {"ETS(A,N,M)", "ANM"},
+    {"DSHW(A,N,A+A)", "ANW"},
+    {"ETS(A,Ad,N)", "AAdN"},
+    {"ETS(A,Ad,A)", "AAdA"},
+    {"ETS(A,Ad,M)", "AAdM"},
+    {"DSHW(A,Ad,A+A)", "AAdW"},
+    {"snaive", "snaive"},
+    {"snaive-week", "snaive-week"},
+    {"ma", "ma"},
+    {"auto", "auto"},
+    {"auto-aic", "aic"},
+    {"naive", "naive"},
 };
 
 const char *gs_fc_method_name(enum gs_fc_method m)
 {
     return (unsigned)m < GS_FC_METHODS ? names[m][0] : "?";
+}
+
+const char *gs_fc_method_short(enum gs_fc_method m)
+{
+    return (unsigned)m < GS_FC_METHODS ? names[m][1] : "?";
 }
 
 int gs_fc_method_find(const char *name)

@@ -823,6 +823,19 @@ static void test_forecast_dlrm(void **state)
     expect_has(text, "gpusched_recommended_nodes{model=\"any\"} ");
     expect_has(text, "gpusched_forecast_gpus{tenant=\"app_0\",model=\"any\",quantile=\"0.9\"} ");
     free(text);
+    /* the forecast's CSV drives the tenants' day's inference replicas */
+    run(&r, (const char *const[]){"forecast", "--dlrm", DLRM_TRACE, "--horizon", "24h", "--format",
+                                  "csv", NULL});
+    expect_exit(&r, 0);
+    const char *traffic = write_tmp("traffic.csv", r.out);
+    const char *day = tmp_path("elastic-day.yaml");
+    run(&r, (const char *const[]){"generate", "tenant-day", "--inference-traffic", traffic, "-o",
+                                  day, "--quiet", NULL});
+    expect_exit(&r, 0);
+    text = slurp(day, NULL);
+    assert_non_null(text);
+    expect_has(text, "gpusched.io/workload: inference");
+    free(text);
     result_free(&r);
 }
 
@@ -846,6 +859,7 @@ static void test_forecast_bad_input(void **state)
         {"forecast", "--dlrm", DLRM_TRACE, "--by", "tenant", NULL},
         {"forecast", "--dlrm", DLRM_TRACE, "--horizon", "90m", NULL},
         {"forecast", NULL},
+        {"generate", "tenant-day", "--inference-traffic", gap, NULL},
     };
     const char *want[] = {
         "bad_dlrm.csv:2:19: deletion_time: deleted (50) before created (100)",
@@ -856,6 +870,7 @@ static void test_forecast_bad_input(void **state)
         "names no tenant",
         "--horizon 90m: want a whole number of hours",
         "no source",
+        "--inference-traffic: ",
     };
     for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
         run(&r, cases[i]);
