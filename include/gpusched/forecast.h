@@ -16,9 +16,10 @@
  * daily additive, a daily multiplicative, or a daily plus weekly additive seasonality (the double
  * seasonal Holt-Winters of Taylor, J. Oper. Res. Soc. 54, 2003). Smoothing parameters minimise
  * the sum of squared one-step errors with GSL's Nelder-Mead simplex (gsl_multimin nmsimplex2);
- * "auto" picks the eligible model of least AIC. Intervals are empirical: quantiles of the fitted
- * model's own h-step errors over the training data (Williams and Goodman 1971; Hyndman and
- * Athanasopoulos, "Forecasting: Principles and Practice", §5.5).
+ * "auto" picks by measurement: each eligible model fitted on all but the last week is scored
+ * there, and the best refitted on everything. Intervals are empirical: quantiles of the fitted
+ * model's own h-step errors over the last week of the training data (Williams and Goodman 1971;
+ * Hyndman and Athanasopoulos, "Forecasting: Principles and Practice", §5.5).
  *
  * Invariants: series values are integers (milli-GPU); forecasts are rounded to integers and
  * never negative; the quantiles of each hour never decrease with the level (the point, the
@@ -208,8 +209,11 @@ struct gs_forecast {
  * gs_fc_fit() - forecast @h (1..GS_FC_HORIZON_MAX) hours after the @n (>= 1) hourly values @y
  * (milli-GPU, >= 0) with @method.
  * GS_FC_AUTO considers the ETS models @y is long enough for (gs_fc_min_points()), the
- * multiplicative ones only when every value is positive, and keeps the one of least AIC; with
- * fewer than 4 points it falls back to the mean of the last day (GS_FC_MA), which *@out names.
+ * multiplicative ones only when every value is positive, and the naive one: each is fitted on
+ * all but the validation window (the last week, or the last quarter of a shorter @y) and scored
+ * there by the sMAPE of its 1..@h-hour forecasts (@h up to a week) from every hour; the best is
+ * refitted on all of @y. GS_FC_AUTO_AIC keeps the ETS model of least AIC instead. With fewer
+ * than 4 points both fall back to the mean of the last day (GS_FC_MA), which *@out names.
  * Return: 0 and *@out (gs_forecast_free()); -EINVAL with @d when @method needs more history
  * than @y has ("needs 48 hours, has 30"), or values <= 0 for a multiplicative season; -ENOMEM.
  * Complexity: O(n x optimiser iterations) per model considered, plus O(n x h) for intervals.
