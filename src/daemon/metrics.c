@@ -18,6 +18,7 @@
 #include "gpusched/billing.h"
 #include "gpusched/catalog.h"
 #include "gpusched/cluster.h"
+#include "gpusched/grow.h"
 #include "gpusched/scenario.h"
 
 #include <errno.h>
@@ -51,14 +52,12 @@ static void put(struct sbuf *b, const char *fmt, ...)
             b->len += (size_t)n;
             return;
         }
-        size_t cap = b->cap * 2 > b->len + (size_t)n + 1 ? b->cap * 2 : b->len + (size_t)n + 1;
-        char *m = realloc(b->s, cap);
+        char *m = gs_grow(b->s, &b->cap, b->len + (size_t)n + 1, 1, 1);
         if (!m) {
             b->full = 1;
             return;
         }
         b->s = m;
-        b->cap = cap;
     }
 }
 
