@@ -9,6 +9,7 @@
 #include "forecast_impl.h"
 
 #include "gpusched/diag.h"
+#include "gpusched/grow.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -152,14 +153,10 @@ int gs_demand_add(struct gs_demand *dm, int64_t start_s, int64_t end_s, int64_t 
                                  GS_FC_NAME_MAX - 1);
     if (dm->n == GS_FC_RECORDS_MAX)
         return gs_diag_error_code(d, -E2BIG, "more than %d demand records", GS_FC_RECORDS_MAX);
-    if (dm->n == dm->cap) {
-        size_t cap = dm->cap ? dm->cap * 2 : 1024;
-        struct fc_rec *r = realloc(dm->rec, cap * sizeof(*r));
-        if (!r)
-            return -ENOMEM;
-        dm->rec = r;
-        dm->cap = cap;
-    }
+    struct fc_rec *grown = gs_grow(dm->rec, &dm->cap, dm->n + 1, sizeof(*grown), 1024);
+    if (!grown)
+        return -ENOMEM;
+    dm->rec = grown;
     struct fc_rec *r = &dm->rec[dm->n];
     r->start = start_s;
     r->end = end_s;

@@ -2,6 +2,7 @@
 #include "forecast_impl.h"
 
 #include "gpusched/diag.h"
+#include "gpusched/grow.h"
 #include "trace/csv.h"
 
 #include <errno.h>
@@ -99,14 +100,10 @@ static int series_row(struct reading *r, struct csv *c, const int *col, struct g
                          (long long)((t - want) / GS_FC_STEP_S + ((t - want) % GS_FC_STEP_S != 0)));
     if (r->len[i] == GS_FC_HOURS_MAX)
         return csv_error(c, col[0], d, "more than %d hours", GS_FC_HOURS_MAX);
-    if (r->len[i] == r->cap[i]) {
-        size_t cap = r->cap[i] ? r->cap[i] * 2 : 256;
-        int64_t *m = realloc(r->set->s[i].milli, cap * sizeof(*m));
-        if (!m)
-            return -ENOMEM;
-        r->set->s[i].milli = m;
-        r->cap[i] = cap;
-    }
+    int64_t *m = gs_grow(r->set->s[i].milli, &r->cap[i], r->len[i] + 1, sizeof(*m), 256);
+    if (!m)
+        return -ENOMEM;
+    r->set->s[i].milli = m;
     r->set->s[i].milli[r->len[i]++] = v;
     r->set->s[i].volume += v;
     r->last[i] = t;

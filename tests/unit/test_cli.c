@@ -730,7 +730,7 @@ static void test_scenario_bad_input(void **state)
 static void test_forecast_dlrm(void **state)
 {
     (void)state;
-    struct result r;
+    struct t_run r;
     run(&r, (const char *const[]){"forecast", "--dlrm", DLRM_TRACE, "--by", "service", "--top", "3",
                                   "--horizon", "6h", NULL});
     expect_exit(&r, 0);
@@ -759,7 +759,7 @@ static void test_forecast_dlrm(void **state)
     expect_exit(&r, 0);
     expect_has(r.out, "nodes to run");
     expect_has(r.out, "app_0");
-    char *text = slurp(prom, NULL);
+    char *text = t_slurp(prom, NULL);
     assert_non_null(text);
     expect_has(text, "gpusched_recommended_nodes{model=\"any\"} ");
     expect_has(text, "gpusched_forecast_gpus{tenant=\"app_0\",model=\"any\",quantile=\"0.9\"} ");
@@ -773,7 +773,7 @@ static void test_forecast_dlrm(void **state)
     run(&r, (const char *const[]){"generate", "tenant-day", "--inference-traffic", traffic, "-o",
                                   day, "--quiet", NULL});
     expect_exit(&r, 0);
-    text = slurp(day, NULL);
+    text = t_slurp(day, NULL);
     assert_non_null(text);
     expect_has(text, "gpusched.io/workload: inference");
     free(text);
@@ -784,7 +784,7 @@ static void test_forecast_dlrm(void **state)
 static void test_forecast_bad_input(void **state)
 {
     (void)state;
-    struct result r;
+    struct t_run r;
     const char *dlrm = write_tmp(
         "bad_dlrm.csv", "instance_sn,role,app_name,gpu_request,creation_time,deletion_time\n"
                         "i0,HN,app_0,1,100,50\n");
