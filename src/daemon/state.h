@@ -21,6 +21,7 @@
 struct gs_cluster;
 struct gs_profile;
 struct gs_sched;
+struct gsd_agents;
 struct gsd_ext_names;
 struct gsd_extpod;
 struct gsd_mig_memo;
@@ -75,6 +76,7 @@ struct gsd_plevel {
 };
 
 struct gsd_state {
+    struct gsd_agents *agents; /* node agents' tokens and registrations (agents.c) */
     struct gsd_config *cfg;
     struct gs_cluster *cluster;
     struct gs_profile *prof;
