@@ -53,9 +53,10 @@ static void usage(FILE *f)
                "  --way NAME     only this way of a comparison file (default: every way; a\n"
                "                 single run without \"way\" is named \"run\")\n"
                "  --tenant NAME  only this tenant's lines\n"
-               "Amounts are exact: whole cents print as $X.YY, finer amounts with up to six\n"
-               "decimals ($0.000139); totals are the sums of the lines printed. CSV and JSON give\n"
-               "integer micro-dollars next to the decimal strings.\n");
+               "The table prints amounts as people read them, to the cent ($27,112.95); lines\n"
+               "are priced exactly and totals are the exact sums of the lines, each rounded\n"
+               "once. CSV and JSON give the exact amounts: integer micro-dollars next to the\n"
+               "decimal strings (0.000139).\n");
 }
 
 static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -417,18 +418,11 @@ static size_t walk(struct gs_bill *b, const char *tenant, struct sink *s)
     return n;
 }
 
-/* dollars() - "$" and the exact amount. @buf: GS_MONEY_STR_MAX + 1 bytes. */
-static const char *dollars(int64_t udollars, char *buf)
-{
-    buf[0] = '$';
-    gs_money_format(udollars, buf + 1);
-    return buf;
-}
-
 /* Table: a measuring walk sets the column widths, a second walk prints. */
 struct table {
     struct sink s;
-    FILE *out; /* NULL while measuring */
+    FILE *out;            /* NULL while measuring */
+    const char *currency; /* the rate card's: amounts print as people read them */
     int width[NCOL];
 };
 
@@ -450,7 +444,8 @@ static void table_row(struct table *t, const char *const cell[NCOL])
 
 static void table_line(struct sink *s, const struct gs_bill_line *l)
 {
-    char day[24], qty[24], rate[GS_MONEY_STR_MAX + 1], cost[GS_MONEY_STR_MAX + 1];
+    struct table *t = (struct table *)s;
+    char day[24], qty[24], rate[GS_MONEY_HUMAN_MAX], cost[GS_MONEY_HUMAN_MAX];
     snprintf(day, sizeof(day), "%lld", (long long)l->day);
     snprintf(qty, sizeof(qty), "%lld", (long long)l->quantity);
     const char *cell[NCOL] = {l->tenant,
@@ -458,17 +453,23 @@ static void table_line(struct sink *s, const struct gs_bill_line *l)
                               day,
                               qty,
                               gs_bill_mode_unit(l->mode),
-                              dollars(l->rate_udollars_per_hour, rate),
-                              dollars(l->cost_udollars, cost)};
-    table_row((struct table *)s, cell);
+                              gs_money_format_human(l->rate_udollars_per_hour, t->currency, rate),
+                              gs_money_format_human(l->cost_udollars, t->currency, cost)};
+    table_row(t, cell);
 }
 
 static void table_total(struct sink *s, const char *tenant, int64_t udollars)
 {
-    char cost[GS_MONEY_STR_MAX + 1];
-    const char *cell[NCOL] = {tenant ? tenant : "TOTAL", tenant ? "total" : "", "", "", "", "",
-                              dollars(udollars, cost)};
-    table_row((struct table *)s, cell);
+    struct table *t = (struct table *)s;
+    char cost[GS_MONEY_HUMAN_MAX];
+    const char *cell[NCOL] = {tenant ? tenant : "TOTAL",
+                              tenant ? "total" : "",
+                              "",
+                              "",
+                              "",
+                              "",
+                              gs_money_format_human(udollars, t->currency, cost)};
+    table_row(t, cell);
 }
 
 static size_t report_table(struct gs_bill *b, const struct opts *o, const struct input *in,
@@ -476,7 +477,7 @@ static size_t report_table(struct gs_bill *b, const struct opts *o, const struct
 {
     static const char *const head[NCOL] = {"TENANT", "RESOURCE", "DAY", "QUANTITY",
                                            "UNIT",   "RATE/H",   "COST"};
-    struct table t = {{table_line, table_total, way}, NULL, {0}};
+    struct table t = {{table_line, table_total, way}, NULL, gs_ratecard_currency(in->rc), {0}};
     table_row(&t, head);
     walk(b, o->tenant, &t.s);
     t.out = stdout;
