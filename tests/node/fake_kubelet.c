@@ -178,53 +178,97 @@ static void fill(struct fk_alloc *a, const V1beta1__ContainerAllocateResponse *r
             snprintf(a->pod, sizeof(a->pod), "%s", r->annotations[i]->value);
 }
 
-int fake_kubelet_admit(struct fake_kubelet *k, const char *resource, int n, int ignore_preference,
-                       struct fk_alloc *out, char *err, int errlen)
+static int in_list(char (*list)[128], int n, const char *id)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(list[i], id))
+            return 1;
+    return 0;
+}
+
+/* kubelet's GetPreferredAllocation for @n devices, must-including @chosen[0..*@have-1]: adds to
+ * @chosen (and *@have) what the preference names among @avail. Return: 0; the gRPC status. */
+static int prefer(const char *path, char **avail, int na, char **chosen, int *have_io, int n,
+                  char *err, int errlen)
+{
+    int have = *have_io;
+    static char *offer[1024];
+    ProtobufCMessage *m = NULL;
+    struct gs_diag d;
+    gs_diag_init(&d);
+    int no = 0;
+    for (int i = 0; i < have; i++) /* kubelet offers the reused ones too */
+        offer[no++] = chosen[i];
+    for (int i = 0; i < na && no < 1024; i++)
+        offer[no++] = avail[i];
+    V1beta1__ContainerPreferredAllocationRequest c =
+        V1BETA1__CONTAINER_PREFERRED_ALLOCATION_REQUEST__INIT;
+    V1beta1__ContainerPreferredAllocationRequest *cp = &c;
+    V1beta1__PreferredAllocationRequest q = V1BETA1__PREFERRED_ALLOCATION_REQUEST__INIT;
+    c.n_available_deviceids = (size_t)no;
+    c.available_deviceids = offer;
+    c.n_must_include_deviceids = (size_t)have;
+    c.must_include_deviceids = chosen;
+    c.allocation_size = n;
+    q.n_container_requests = 1;
+    q.container_requests = &cp;
+    int rc = gs_grpc_call(path, "/v1beta1.DevicePlugin/GetPreferredAllocation", &q.base,
+                          &v1beta1__preferred_allocation_response__descriptor, &m, 5000, &d);
+    if (rc) {
+        snprintf(err, (size_t)errlen, "%s", d.msg);
+        return rc;
+    }
+    const V1beta1__PreferredAllocationResponse *r = (const void *)m;
+    for (size_t i = 0; r->n_container_responses && i < r->container_responses[0]->n_deviceids; i++)
+        for (int a = 0; a < na && have < n; a++) /* kubelet takes only IDs it offered */
+            if (!strcmp(avail[a], r->container_responses[0]->deviceids[i])) {
+                int dup = 0;
+                for (int j = 0; j < have; j++)
+                    dup |= chosen[j] == avail[a];
+                if (!dup)
+                    chosen[have++] = avail[a];
+            }
+    protobuf_c_message_free_unpacked(m, NULL);
+    *have_io = have;
+    return 0;
+}
+
+/* One container: devices @chosen (@n) chosen, then Allocate. */
+static int container(struct fake_kubelet *k, const char *path, char (*reuse)[128], int nreuse,
+                     int n, int ignore_preference, struct fk_alloc *out, char *err, int errlen,
+                     const char *resource)
 {
     static struct fk_device dev[1024];
-    char *avail[1024], path[400];
+    static char *avail[1024];
+    char *chosen[16];
+    ProtobufCMessage *m = NULL;
     struct gs_diag d;
     gs_diag_init(&d);
     memset(out, 0, sizeof(*out));
-    int nd = fake_kubelet_list(k, resource, dev, 1024), na = 0;
-    if (nd < 0 || sock_of(k, resource, path, sizeof(path)))
-        return -1;
-    for (int i = 0; i < nd; i++)
-        if (dev[i].healthy && !used(k, dev[i].id))
-            avail[na++] = dev[i].id;
-    if (na < n) {
-        snprintf(err, (size_t)errlen, "only %d free %s", na, resource);
-        return -1;
-    }
-    char *chosen[16];
-    ProtobufCMessage *m = NULL;
-    int rc = 0;
-    for (int i = 0; i < n; i++)
-        chosen[i] = avail[i];
-    if (!ignore_preference) {
-        V1beta1__ContainerPreferredAllocationRequest c =
-            V1BETA1__CONTAINER_PREFERRED_ALLOCATION_REQUEST__INIT;
-        V1beta1__ContainerPreferredAllocationRequest *cp = &c;
-        V1beta1__PreferredAllocationRequest q = V1BETA1__PREFERRED_ALLOCATION_REQUEST__INIT;
-        c.n_available_deviceids = (size_t)na;
-        c.available_deviceids = avail;
-        c.allocation_size = n;
-        q.n_container_requests = 1;
-        q.container_requests = &cp;
-        rc = gs_grpc_call(path, "/v1beta1.DevicePlugin/GetPreferredAllocation", &q.base,
-                          &v1beta1__preferred_allocation_response__descriptor, &m, 5000, &d);
-        if (rc) {
-            snprintf(err, (size_t)errlen, "%s", d.msg);
-            return rc;
+    int have = 0, na = 0, rc;
+    for (int i = 0; i < nreuse && have < n; i++) /* "Allocates from reusableDevices list first" */
+        chosen[have++] = reuse[i];
+    if (have < n) {
+        int nd = fake_kubelet_list(k, resource, dev, 1024);
+        if (nd < 0)
+            return -1;
+        for (int i = 0; i < nd; i++)
+            if (dev[i].healthy && !used(k, dev[i].id) && !in_list(reuse, nreuse, dev[i].id))
+                avail[na++] = dev[i].id;
+        if (na < n - have) {
+            snprintf(err, (size_t)errlen, "only %d free %s", na, resource);
+            return -1;
         }
-        const V1beta1__PreferredAllocationResponse *r = (const void *)m;
-        for (size_t i = 0; r->n_container_responses && i < r->container_responses[0]->n_deviceids &&
-                           i < (size_t)n;
-             i++)
-            for (int a = 0; a < na; a++) /* kubelet takes only IDs it offered */
-                if (!strcmp(avail[a], r->container_responses[0]->deviceids[i]))
-                    chosen[i] = avail[a];
-        protobuf_c_message_free_unpacked(m, NULL);
+        int from = have;
+        if (!ignore_preference && (rc = prefer(path, avail, na, chosen, &have, n, err, errlen)))
+            return rc;
+        for (int i = 0; i < na && have < n; i++) { /* what the preference did not name */
+            int dup = 0;
+            for (int j = from; j < have; j++)
+                dup |= chosen[j] == avail[i];
+            if (!dup)
+                chosen[have++] = avail[i];
+        }
     }
     V1beta1__ContainerAllocateRequest c = V1BETA1__CONTAINER_ALLOCATE_REQUEST__INIT;
     V1beta1__ContainerAllocateRequest *cp = &c;
@@ -243,11 +287,57 @@ int fake_kubelet_admit(struct fake_kubelet *k, const char *resource, int n, int 
     if (r->n_container_responses == 1)
         fill(out, r->container_responses[0]);
     protobuf_c_message_free_unpacked(m, NULL);
-    for (int i = 0; i < n && k->nused < FK_MAX * 4; i++) {
-        snprintf(k->used[k->nused++], sizeof(k->used[0]), "%s", chosen[i]);
+    for (int i = 0; i < n; i++)
         snprintf(out->ids[out->nids++], sizeof(out->ids[0]), "%s", chosen[i]);
+    return 0;
+}
+
+int fake_kubelet_admit_pod(struct fake_kubelet *k, const char *resource,
+                           const struct fk_container *c, int nc, int ignore_preference,
+                           struct fk_alloc *out, char *err, int errlen)
+{
+    char path[400], reuse[16][128];
+    int nreuse = 0, first = k->nused;
+    if (sock_of(k, resource, path, sizeof(path)))
+        return -1;
+    for (int i = 0; i < nc; i++) {
+        int rc = container(k, path, reuse, nreuse, c[i].n, ignore_preference, &out[i], err, errlen,
+                           resource);
+        if (rc) {
+            k->nused = first;
+            return rc;
+        }
+        for (int j = 0; j < out[i].nids; j++) {
+            const char *id = out[i].ids[j];
+            if (!used(k, id) && k->nused < FK_MAX * 4)
+                snprintf(k->used[k->nused++], sizeof(k->used[0]), "%s", id);
+            int at = -1;
+            for (int r = 0; r < nreuse; r++)
+                at = strcmp(reuse[r], id) ? at : r;
+            if (c[i].init == 1 && at < 0 && nreuse < 16) /* an init container's: reusable */
+                snprintf(reuse[nreuse++], sizeof(reuse[0]), "%s", id);
+            else if (c[i].init != 1 && at >= 0) /* an app container's or a sidecar's: its own */
+                memcpy(reuse[at], reuse[--nreuse], sizeof(reuse[0]));
+        }
     }
     return 0;
+}
+
+int fake_kubelet_admit(struct fake_kubelet *k, const char *resource, int n, int ignore_preference,
+                       struct fk_alloc *out, char *err, int errlen)
+{
+    struct fk_container c = {n, 0};
+    return fake_kubelet_admit_pod(k, resource, &c, 1, ignore_preference, out, err, errlen);
+}
+
+void fake_kubelet_release(struct fake_kubelet *k, const struct fk_alloc *a)
+{
+    for (int j = 0; j < a->nids; j++)
+        for (int i = 0; i < k->nused; i++)
+            if (!strcmp(k->used[i], a->ids[j])) {
+                memcpy(k->used[i], k->used[--k->nused], sizeof(k->used[0]));
+                break;
+            }
 }
 
 const char *fk_env(const struct fk_alloc *a, const char *key)

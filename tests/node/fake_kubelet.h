@@ -1,9 +1,10 @@
 /*
  * A fake kubelet for the node agent's tests, built on the same gRPC library as the agent: the
  * Registration service on <dir>/kubelet.sock (it records what registers), and the device manager's
- * side of the device plugin API: list a resource's devices (ListAndWatch), and admit a container
- * as kubelet does (GetPreferredAllocation among the devices not yet handed out, then Allocate of
- * the preferred ones).
+ * side of the device plugin API: list a resource's devices (ListAndWatch), and admit a pod's
+ * containers as kubelet's devicemanager does (init containers first; devices of an init container
+ * reused by the containers after it; GetPreferredAllocation among the devices not yet handed out,
+ * with the reused ones as must-includes, then Allocate).
  */
 #ifndef GS_TEST_FAKE_KUBELET_H
 #define GS_TEST_FAKE_KUBELET_H
@@ -47,6 +48,25 @@ struct fk_alloc {
  */
 int fake_kubelet_admit(struct fake_kubelet *k, const char *resource, int n, int ignore_preference,
                        struct fk_alloc *out, char *err, int errlen);
+
+/* One container of a pod: @n devices of the resource; @init 1 an init container, 2 a restartable
+ * init container (a sidecar), 0 an app container. */
+struct fk_container {
+    int n, init;
+};
+
+/*
+ * fake_kubelet_admit_pod() - kubelet admitting a pod's containers @c (@nc, in kubelet's order:
+ * init containers first) that ask for @resource, one Allocate each, written to @out[i]. A failed
+ * container gives back every device the pod got, as kubelet does with a pod it rejects.
+ * Return: 0; the gRPC status or -1 (@err holds the message).
+ */
+int fake_kubelet_admit_pod(struct fake_kubelet *k, const char *resource,
+                           const struct fk_container *c, int nc, int ignore_preference,
+                           struct fk_alloc *out, char *err, int errlen);
+
+/* fake_kubelet_release() - the devices of @a are free again (their pod has gone). */
+void fake_kubelet_release(struct fake_kubelet *k, const struct fk_alloc *a);
 
 /* fk_env() - the value of @key in @a, or NULL. */
 const char *fk_env(const struct fk_alloc *a, const char *key);
