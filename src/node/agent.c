@@ -39,7 +39,7 @@
 
 struct opts {
     const char *server, *node, *bootstrap_file, *state_dir, *plugin_dir, *cdi_dir;
-    const char *cgroup_root, *shim, *mps_pipe, *ca_file;
+    const char *cgroup_root, *shim, *mps_pipe, *ca_file, *podres;
     struct gs_discover_opts disc;
     int replicas, beat_s, sync_ms, dry_run, discover_only, no_plugin;
     enum gs_topo_format fmt;
@@ -379,8 +379,8 @@ static void sync_pods(struct agent *a)
         gs_plugin_stop(a->plugin);
         a->plugin = NULL;
         gs_diag_init(&d);
-        if (gs_plugin_start(a->plan, &a->lock, &a->unhealthy, a->o.plugin_dir, a->plan_state, 2000,
-                            stderr, &a->plugin, &d))
+        if (gs_plugin_start(a->plan, &a->lock, &a->unhealthy, a->o.plugin_dir, a->plan_state,
+                            a->o.podres, 2000, stderr, &a->plugin, &d))
             say("device plugin: %s (trying again)", d.msg);
     } else if (resend) {
         gs_plugin_changed(a->plugin);
@@ -478,6 +478,8 @@ static void usage(FILE *f)
             "  --device-plugin-dir DIR  kubelet's device plugin folder "
             "(/var/lib/kubelet/device-plugins)\n"
             "  --no-device-plugin       no kubelet (bare machines)\n"
+            "  --pod-resources-socket F kubelet's pod resources API, to know the pod it admits\n"
+            "                           (/var/lib/kubelet/pod-resources/kubelet.sock; '' = none)\n"
             "  --cdi-dir DIR            where the CDI spec goes (/var/run/cdi; '' = none)\n"
             "  --cgroup-root DIR        cgroup v2 mount holding kubelet's pod cgroups\n"
             "                           (/sys/fs/cgroup; '' = no tenant CPU weights)\n"
@@ -503,6 +505,7 @@ static int parse(int argc, char **argv, struct opts *o)
                                        {"state-dir", 1, 0, 'S'},
                                        {"device-plugin-dir", 1, 0, 'p'},
                                        {"no-device-plugin", 0, 0, 'P'},
+                                       {"pod-resources-socket", 1, 0, 'R'},
                                        {"cdi-dir", 1, 0, 'c'},
                                        {"cgroup-root", 1, 0, 'g'},
                                        {"shim", 1, 0, 'L'},
@@ -526,6 +529,7 @@ static int parse(int argc, char **argv, struct opts *o)
     o->node = getenv("NODE_NAME");
     o->state_dir = "/var/lib/gpusched-agent";
     o->plugin_dir = "/var/lib/kubelet/device-plugins";
+    o->podres = "/var/lib/kubelet/pod-resources/kubelet.sock";
     o->cdi_dir = "/var/run/cdi";
     o->cgroup_root = "/sys/fs/cgroup";
     o->shim = "/usr/lib/gpusched/libgpushare.so";
@@ -569,6 +573,9 @@ static int parse(int argc, char **argv, struct opts *o)
             break;
         case 'P':
             o->no_plugin = 1;
+            break;
+        case 'R':
+            o->podres = *optarg ? optarg : NULL;
             break;
         case 'c':
             o->cdi_dir = *optarg ? optarg : NULL;

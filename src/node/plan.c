@@ -171,6 +171,8 @@ int gs_plan_set_pods(struct gs_plan *p, const struct gs_plan_pod *pods, int n, s
                                  pods[i].ns, pods[i].name);
         if (old) { /* keeps its IDs, what kubelet got of them and its cgroup weight */
             next[i].given = old->given;
+            next[i].ngot = old->ngot;
+            memcpy(next[i].got, old->got, sizeof(old->got));
             next[i].cg_base = old->cg_base;
             next[i].cg_wrote = old->cg_wrote;
             memcpy(next[i].replica, old->replica, sizeof(next[i].replica));
@@ -181,6 +183,7 @@ int gs_plan_set_pods(struct gs_plan *p, const struct gs_plan_pod *pods, int n, s
     for (int i = 0; i < n; i++)
         if (!next[i].seen) {
             next[i].given = 0;
+            next[i].ngot = 0;
             next[i].cg_base = next[i].cg_wrote = 0;
             memset(next[i].replica, 0, sizeof(next[i].replica));
             int rc = give_replicas(p, taken, &next[i], d);
@@ -296,15 +299,43 @@ static int in(const char *id, const char *const *set, int n)
     return 0;
 }
 
-/* The pod holding ID @id of @res, with *@card its card; -1 when no live pod holds it. */
+void gs_plan_kubelet(struct gs_plan *p, const char *const *names, int n)
+{
+    char key[sizeof(p->pods[0].ns) + sizeof(p->pods[0].name) + 1];
+    p->kubelet_view = n >= 0;
+    for (int i = 0; i < p->npods; i++) {
+        snprintf(key, sizeof(key), "%s/%s", p->pods[i].ns, p->pods[i].name);
+        p->pods[i].known = (uint8_t)in(key, names, n);
+    }
+}
+
+/* Whether pod @i may be the one kubelet is admitting. */
+static int candidate(const struct gs_plan *p, int i)
+{
+    return !p->kubelet_view || p->pods[i].known;
+}
+
+/*
+ * The candidate ID @id of @res is for, with *@card the card: the pod kubelet handed it to before
+ * (the same card again), else the pod whose own ID it is while no container has that card.
+ * Return: the pod; -1 none.
+ */
 static int holder(const struct gs_plan *p, const char *res, const char *id, int *card)
 {
     char ids[GS_GPUS_MAX][GS_PLAN_ID_MAX];
     int cards[GS_GPUS_MAX];
+    for (int i = 0; i < p->npods; i++)
+        for (int k = 0; candidate(p, i) && k < p->pods[i].ngot; k++)
+            if (!strcmp(p->pods[i].got[k].id, id)) {
+                *card = p->pods[i].got[k].card;
+                return i;
+            }
     for (int i = 0; i < p->npods; i++) {
+        if (!candidate(p, i))
+            continue;
         int n = pod_ids(p, &p->pods[i], res, ids, cards);
         for (int k = 0; k < n; k++)
-            if (!strcmp(ids[k], id)) {
+            if (!strcmp(ids[k], id) && !(p->pods[i].given >> cards[k] & 1u)) {
                 *card = cards[k];
                 return i;
             }
@@ -318,12 +349,12 @@ static uint32_t left(const struct gs_plan_pod *q)
     return q->cards & ~q->given;
 }
 
-/* The pod the last preference or Allocate of @res chose, or -1. */
+/* The pod the last preference or Allocate of @res chose, if still a candidate, or -1. */
 static int current(const struct gs_plan *p, const char *res)
 {
     for (int i = 0; p->last_res[0] && !strcmp(p->last_res, res) && i < p->npods; i++)
         if (!strcmp(p->pods[i].uid, p->last_uid))
-            return i;
+            return candidate(p, i) ? i : -1;
     return -1;
 }
 
@@ -334,8 +365,9 @@ static void choose(struct gs_plan *p, const char *res, int i)
 }
 
 /*
- * Writes to @out the IDs of pod @i for a container of @size devices: @must first, then IDs in
- * @avail of cards no container got, then (reused) IDs of cards one did. Return: the count.
+ * Writes to @out the IDs of pod @i for a container of @size devices: @must first (devices reused
+ * from its init container), then its own IDs in @avail of cards no container got.
+ * Return: the count.
  */
 static int pod_prefer(const struct gs_plan *p, int i, const char *res, const char *const *avail,
                       int navail, const char *const *must, int nmust, int size,
@@ -346,19 +378,18 @@ static int pod_prefer(const struct gs_plan *p, int i, const char *res, const cha
     int k = pod_ids(p, &p->pods[i], res, ids, cards);
     for (int j = 0; j < nmust && n < size; j++)
         snprintf(out[n++], GS_PLAN_ID_MAX, "%s", must[j]);
-    for (int pass = 0; pass < 2; pass++)
-        for (int j = 0; j < k && n < size; j++)
-            if ((int)(left(&p->pods[i]) >> cards[j] & 1u) != pass && in(ids[j], avail, navail) &&
-                !in(ids[j], must, nmust))
-                snprintf(out[n++], GS_PLAN_ID_MAX, "%s", ids[j]);
+    for (int j = 0; j < k && n < size; j++)
+        if ((left(&p->pods[i]) >> cards[j] & 1u) && in(ids[j], avail, navail) &&
+            !in(ids[j], must, nmust))
+            snprintf(out[n++], GS_PLAN_ID_MAX, "%s", ids[j]);
     return n;
 }
 
-/* Pods with cards no container got: -1 none; else 1 when @q has exactly @n, 2 when more. */
-static int rank(const struct gs_plan_pod *q, int n)
+/* Candidate @i's cards no container got: -1 too few (or no candidate); 1 exactly @n; 2 more. */
+static int rank(const struct gs_plan *p, int i, int n)
 {
-    int k = __builtin_popcount(left(q));
-    return k == n ? 1 : k > n ? 2 : -1;
+    int k = __builtin_popcount(left(&p->pods[i]));
+    return !candidate(p, i) ? -1 : k == n ? 1 : k > n ? 2 : -1;
 }
 
 int gs_plan_prefer(struct gs_plan *p, const char *res, const char *const *avail, int navail,
@@ -373,13 +404,13 @@ int gs_plan_prefer(struct gs_plan *p, const char *res, const char *const *avail,
             pick = holder(p, res, must[j], &card) == pick ? pick : -1;
     } else {
         pick = current(p, res);
-        if (pick >= 0 && rank(&p->pods[pick], size) < 0)
+        if (pick >= 0 && rank(p, pick, size) < 0)
             pick = -1;
         /* a pod asking exactly that many first: a container of a pod asking more is likelier
          * one of several */
         for (int want = 1; want <= 2; want++)
             for (int i = 0; pick < 0 && i < p->npods; i++)
-                if (rank(&p->pods[i], size) == want &&
+                if (rank(p, i, size) == want &&
                     pod_prefer(p, i, res, avail, navail, NULL, 0, size, out) == size)
                     pick = i;
     }
@@ -487,12 +518,12 @@ static int fallback(const struct gs_plan *p, const char *res, int n, int *severa
 {
     char ids[GS_GPUS_MAX][GS_PLAN_ID_MAX];
     int cards[GS_GPUS_MAX], cur = current(p, res);
-    if (cur >= 0 && rank(&p->pods[cur], n) > 0)
+    if (cur >= 0 && rank(p, cur, n) > 0)
         return cur;
     for (int want = 1; want <= 2; want++) { /* the only pod with exactly that many, else more */
         int only = -1, fits = 0;
         for (int i = 0; i < p->npods; i++)
-            if (rank(&p->pods[i], n) == want && pod_ids(p, &p->pods[i], res, ids, cards) > 0) {
+            if (rank(p, i, n) == want && pod_ids(p, &p->pods[i], res, ids, cards) > 0) {
                 fits++;
                 only = i;
             }
@@ -507,16 +538,18 @@ int gs_plan_allocate(struct gs_plan *p, const char *res, const char *const *ids,
                      struct gs_plan_alloc *out, struct gs_diag *d)
 {
     uint32_t mine = 0;
-    int pick = -1, two = 0, several = 0;
+    int pick = -1, two = 0, several = 0, card[GS_GPUS_MAX];
     if (n < 1 || n > GS_GPUS_MAX)
         return gs_diag_error(d, "Allocate of %d %s devices; 1..%d", n, res, GS_GPUS_MAX);
     for (int k = 0; k < n; k++) {
-        int card, who = holder(p, res, ids[k], &card);
-        if (who < 0)
+        int who = holder(p, res, ids[k], &card[k]);
+        if (who < 0 || (mine >> card[k] & 1u)) {
+            card[k] = -1; /* not the pod's, or named twice: a card of its own below */
             continue;
+        }
         two |= pick >= 0 && who != pick;
         pick = who;
-        mine |= 1u << card;
+        mine |= 1u << card[k];
     }
     if (two)
         return gs_diag_error_code(d, -ENOENT,
@@ -524,11 +557,12 @@ int gs_plan_allocate(struct gs_plan *p, const char *res, const char *const *ids,
                                   "pods; refused rather than guessed",
                                   n, res, ids[0]);
     if (pick < 0 && (pick = fallback(p, res, n, &several)) < 0)
-        return gs_diag_error_code(d, -ENOENT, "Allocate of %d %s device%s (%s...): %s", n, res,
-                                  n == 1 ? "" : "s", ids[0],
-                                  several ? "several bound pods ask that many and none holds these "
-                                            "IDs; refused rather than guessed"
-                                          : "no pod bound to this node waits for them");
+        return gs_diag_error_code(
+            d, -ENOENT, "Allocate of %d %s device%s (%s...): %s", n, res, n == 1 ? "" : "s", ids[0],
+            several           ? "several bound pods ask that many and none holds these "
+                                "IDs; refused rather than guessed"
+            : p->kubelet_view ? "no pod bound to this node that kubelet has waits for them"
+                              : "no pod bound to this node waits for them");
     struct gs_plan_pod *q = &p->pods[pick];
     int need = n - __builtin_popcount(mine);
     uint32_t free = left(q) & ~mine;
@@ -538,8 +572,20 @@ int gs_plan_allocate(struct gs_plan *p, const char *res, const char *const *ids,
                                   "no container got yet",
                                   n, res, q->ns, q->name, __builtin_popcount(left(q)),
                                   __builtin_popcount(left(q)) == 1 ? "" : "s");
-    for (; need > 0; need--, free &= free - 1) /* the lowest cards no container got */
-        mine |= free & -free;
+    for (int k = 0; k < n; k++) { /* the lowest cards no container got, for the others */
+        if (card[k] < 0) {
+            card[k] = __builtin_ctz(free);
+            free &= free - 1;
+            mine |= 1u << card[k];
+        }
+        int seen = 0;
+        for (int g = 0; g < q->ngot && !seen; g++)
+            seen = !strcmp(q->got[g].id, ids[k]);
+        if (!seen && q->ngot < GS_GPUS_MAX) {
+            snprintf(q->got[q->ngot].id, GS_PLAN_ID_MAX, "%s", ids[k]);
+            q->got[q->ngot++].card = (int8_t)card[k];
+        }
+    }
     q->given |= mine;
     if (left(q))
         choose(p, res, pick); /* its next container follows */
@@ -558,10 +604,13 @@ int gs_plan_save(const struct gs_plan *p, const char *path, struct gs_diag *d)
         for (uint32_t m = q->cards; r && m; m &= m - 1)
             json_array_append_new(
                 r, json_pack("[i,i]", __builtin_ctz(m), q->replica[__builtin_ctz(m)]));
-        json_array_append_new(a, json_pack("{s:s, s:I, s:o, s:s, s:i, s:i, s:i}", "uid", q->uid,
-                                           "given", (json_int_t)q->given, "replicas", r, "mig",
-                                           q->mig, "migStart", q->mig_start, "cgBase", q->cg_base,
-                                           "cgWrote", q->cg_wrote));
+        json_t *got = json_array();
+        for (int k = 0; got && k < q->ngot; k++)
+            json_array_append_new(got, json_pack("[s,i]", q->got[k].id, q->got[k].card));
+        json_array_append_new(a,
+                              json_pack("{s:s, s:o, s:o, s:s, s:i, s:i, s:i}", "uid", q->uid, "got",
+                                        got, "replicas", r, "mig", q->mig, "migStart", q->mig_start,
+                                        "cgBase", q->cg_base, "cgWrote", q->cg_wrote));
     }
     char tmp[GS_PLAN_PATH_MAX + 8];
     snprintf(tmp, sizeof(tmp), "%s.tmp", path);
@@ -600,11 +649,11 @@ int gs_plan_load(struct gs_plan *p, const char *path, struct gs_diag *d)
         q->mig_start = (int)json_integer_value(json_object_get(o, "migStart"));
         if (!mig || !json_is_integer(json_object_get(o, "migStart")))
             rc = -EINVAL;
-        json_int_t given = json_integer_value(json_object_get(o, "given"));
         json_int_t cg[2] = {json_integer_value(json_object_get(o, "cgBase")),
                             json_integer_value(json_object_get(o, "cgWrote"))};
-        if (given < 0 || given > UINT32_MAX || cg[0] < 0 || cg[0] > 10000 || cg[1] < 0 ||
-            cg[1] > 10000)
+        json_t *got = json_object_get(o, "got");
+        if (!json_is_array(got) || json_array_size(got) > GS_GPUS_MAX || cg[0] < 0 ||
+            cg[0] > 10000 || cg[1] < 0 || cg[1] > 10000)
             rc = -EINVAL;
         q->cg_base = (uint16_t)cg[0];
         q->cg_wrote = (uint16_t)cg[1];
@@ -619,9 +668,19 @@ int gs_plan_load(struct gs_plan *p, const char *path, struct gs_diag *d)
                 q->replica[c] = (uint8_t)v;
             }
         }
-        /* a state file of an earlier release marks a pod allocated whole */
-        q->given =
-            json_is_true(json_object_get(o, "allocated")) ? q->cards : (uint32_t)given & q->cards;
+        json_array_foreach(got, k, x)
+        {
+            const char *id = json_string_value(json_array_get(x, 0));
+            json_int_t c = json_integer_value(json_array_get(x, 1));
+            if (!id || strlen(id) >= GS_PLAN_ID_MAX || c < 0 || c >= GS_GPUS_MAX ||
+                !(q->cards >> c & 1u)) {
+                rc = -EINVAL;
+                continue;
+            }
+            snprintf(q->got[q->ngot].id, GS_PLAN_ID_MAX, "%s", id);
+            q->got[q->ngot++].card = (int8_t)c;
+            q->given |= 1u << c;
+        }
         p->npods = (int)i + 1;
     }
     json_decref(a);

@@ -15,26 +15,34 @@
  * containers first, then the app containers, in the pod's order (kubelet's devicemanager,
  * pkg/kubelet/cm/devicemanager/manager.go, Allocate() and devicesToAllocate()). A pod's cards are
  * split among its containers as kubelet asks: each Allocate names how many devices the container
- * wants, and the container gets the cards of those devices. kubelet hands an init container's
- * devices to the app containers that follow (devicesToReuse: "Allocates from reusableDevices list
- * first"), so an Allocate may name IDs the pod's init container already got; they go to the same
- * pod again. gpuschedd binds a pod as many cards as kubelet then asks in all: the app containers'
- * (and restartable init containers') sum, or an init container's, whichever is larger.
+ * wants, and the container gets one card of the pod per device. The agent records the ID kubelet
+ * handed each card under: kubelet hands an init container's devices to the containers that
+ * follow (devicesToReuse: "Allocates from reusableDevices list first"), so an Allocate naming a
+ * recorded ID means that card of that pod again, and an ID of a pod's own names its card only
+ * while no container has it. gpuschedd binds a pod as many cards as kubelet then asks in all: the
+ * app containers' (and restartable init containers') sum, or an init container's, whichever is
+ * larger.
  *
- * Matching (gs_plan_prefer(), gs_plan_allocate()). kubelet admits one pod at a time and asks
- * GetPreferredAllocation before Allocate unless reused devices cover the container. The
- * preference names, in order: with must-include IDs (devices reused from an init container), the
- * pod holding them; else the pod of the last Allocate while it still has cards no container got;
- * else the earliest-bound pod with enough such cards. Allocate then takes: (1) the one pod holding
- * IDs among those asked (IDs of two pods are refused); (2) else the pod the last preference or
- * Allocate chose, if it still has that many cards no container got; (3) else the only pod that
- * has. Anything else is refused with a message (kubelet fails the pod's admission, and retries):
- * the agent never guesses between two pods. What the container gets comes from the pod's
- * binding: the cards of the IDs kubelet named when they are the pod's, else cards of the pod no
- * container got yet, lowest first.
+ * Matching (gs_plan_kubelet(), gs_plan_prefer(), gs_plan_allocate()). kubelet admits one pod at
+ * a time and asks GetPreferredAllocation before Allocate unless reused devices cover the
+ * container. kubelet's pod resources API lists the pods kubelet has, the one it is admitting
+ * among them (kubelet adds a pod to its pod manager before it admits it); given that list, only
+ * bound pods on it are candidates, so a pod kubelet has not got yet is never matched, and a pod
+ * gpuschedd did not bind gets nothing. Among the candidates, the preference names, in order:
+ * with must-include IDs (devices reused from an init container), the pod holding them; else the
+ * pod of the last Allocate while it still has cards no container got; else the earliest-bound
+ * pod with exactly that many such cards, then one with more. Allocate then takes: (1) the one
+ * candidate holding IDs among those asked (IDs of two pods are refused); (2) else the pod the
+ * last preference or Allocate chose, if it still has that many cards no container got; (3) else
+ * the only candidate that has (exactly that many, else more). Anything else is refused with a
+ * message (kubelet fails the pod's admission, and retries): the agent never guesses between two
+ * pods. What the container gets comes from the pod's binding: the cards of the IDs kubelet named
+ * when they are the pod's, else cards of the pod no container got yet, lowest first. Without
+ * kubelet's list every bound pod is a candidate, and two pods of the same shape bound at once are
+ * told apart only by bind order.
  *
  * Invariants: pods are kept in bind order; a pod's IDs never collide with another live pod's;
- * a pod's `given` cards are a subset of its cards.
+ * a pod's `given` cards are its cards that its `got` records name.
  * Thread safety: none; the agent serialises calls. Limits: GS_PLAN_PODS_MAX pods per node.
  */
 #ifndef GS_NODE_PLAN_H
@@ -67,9 +75,15 @@ struct gs_plan_pod {
     int32_t tenant_weight;     /* its tenant's queue weight, 1..10000 (1 when not given) */
     int32_t tenant_weight_min; /* the smallest tenant weight gpuschedd has, 1..10000 */
     /* the agent's own */
-    uint32_t given;               /* cards whose device kubelet has handed out (persisted) */
+    uint32_t given;              /* cards kubelet has handed to containers (persisted) */
+    int ngot;                    /* the device IDs kubelet handed them under, and each */
+    struct {                     /* one's card: an ID named again (an init container's */
+        char id[GS_PLAN_ID_MAX]; /* device reused) means that card again (persisted) */
+        int8_t card;
+    } got[GS_GPUS_MAX];
     uint8_t replica[GS_GPUS_MAX]; /* per bound card: its nvidia.com/gpu replica */
     uint16_t cg_base, cg_wrote; /* pod cgroup cpu.weight: kubelet's, ours (persisted; isolate.h) */
+    uint8_t known;              /* on kubelet's list of pods (gs_plan_kubelet()) */
     int seen;                   /* scratch of gs_plan_set_pods() */
 };
 
@@ -80,6 +94,7 @@ struct gs_plan {
     struct gs_plan_pod pods[GS_PLAN_PODS_MAX];
     char last_res[GS_PLAN_RES_MAX]; /* the resource of the last preference or Allocate, */
     char last_uid[64];              /* and the pod it chose (kubelet admits one at a time) */
+    int kubelet_view;               /* the pods' known marks hold kubelet's list */
     /* what Allocate mounts and points libgpushare and MPS at */
     char shim_host[GS_PLAN_PATH_MAX], shim_ctr[GS_PLAN_PATH_MAX]; /* libgpushare.so */
     char mps_pipe[GS_PLAN_PATH_MAX]; /* CUDA_MPS_PIPE_DIRECTORY, host = container; "" = no MPS */
@@ -138,6 +153,13 @@ int gs_plan_devices(const struct gs_plan *p, const char *res, char (*ids)[GS_PLA
  * Return: the count written to @res (room for @max).
  */
 int gs_plan_resources(const struct gs_plan *p, char (*res)[GS_PLAN_RES_MAX], int max);
+
+/*
+ * gs_plan_kubelet() - the pods kubelet has, "namespace/name" each (@names, @n; kubelet's pod
+ * resources List), for the next gs_plan_prefer() or gs_plan_allocate(); @n < 0: kubelet's list
+ * could not be read, every bound pod is a candidate.
+ */
+void gs_plan_kubelet(struct gs_plan *p, const char *const *names, int n);
 
 /*
  * gs_plan_prefer() - kubelet's GetPreferredAllocation for @res: @size IDs out of @avail (@navail),

@@ -40,7 +40,7 @@ extern char **environ;
 
 static struct {
     struct daemon d;
-    char agent_dir[128], state[160], dp[160], cdi[160], cg[160];
+    char agent_dir[128], state[160], dp[160], cdi[160], cg[160], podres[200];
     char nvml_cfg[160], nvml_state[160], nvml_log[160], nvml_busy[160], boot[160], alog[160];
     pid_t agent;
     struct fake_kubelet *k;
@@ -93,6 +93,8 @@ static void start_agent(void)
                     E.state,
                     "--device-plugin-dir",
                     E.dp,
+                    "--pod-resources-socket",
+                    E.podres,
                     "--cdi-dir",
                     E.cdi,
                     "--cgroup-root",
@@ -181,6 +183,7 @@ static int setup(void **state)
     E.k = fake_kubelet_start(E.dp);
     if (!E.k)
         return -1;
+    snprintf(E.podres, sizeof(E.podres), "%s", fake_kubelet_podres(E.k));
     start_agent();
     return 0;
 }
@@ -356,13 +359,15 @@ static int wait_file(const char *path, const char *text)
     return 0;
 }
 
-/* kubelet admits a container of @n devices, once the agent has seen the pod bound (or fails). */
-static int admit(const char *res, int n, int ignore, struct fk_alloc *a)
+/* kubelet admits pod team-a/@name, of one container of @n devices, once the agent has seen the
+ * pod bound (or fails). */
+static int admit(const char *name, const char *res, int n, int ignore, struct fk_alloc *a)
 {
-    char err[512];
+    char err[512], pod[128];
     int rc = -1;
+    snprintf(pod, sizeof(pod), "team-a/%s", name);
     for (int i = 0; i < 60 && rc; i++) {
-        rc = fake_kubelet_admit(E.k, res, n, ignore, a, err, sizeof(err));
+        rc = fake_kubelet_admit(E.k, pod, res, n, ignore, a, err, sizeof(err));
         if (rc)
             sleep_ms(100);
     }
@@ -371,46 +376,50 @@ static int admit(const char *res, int n, int ignore, struct fk_alloc *a)
     return rc;
 }
 
-/* Two pods bound to the node at the same moment: each container gets its own pod's cards. */
+/*
+ * Pods bound to the node at the same moment, admitted by kubelet in another order, with its
+ * preference followed or not: each container gets its own pod's cards, and a pod gpuschedd did
+ * not bind gets none.
+ */
 static void test_two_pods_same_moment(void **state)
 {
     (void)state;
     struct fk_alloc a;
-    char want[512];
+    char want[512], err[512];
     submit("whole-a", 2, 0);
     submit("whole-b", 1, 0);
     sleep_ms(500); /* the agent reads both bindings in one sync */
     /* kubelet happens to admit whole-b first */
-    assert_int_equal(admit("nvidia.com/gpu", 1, 0, &a), 0);
+    assert_int_equal(admit("whole-b", "nvidia.com/gpu", 1, 0, &a), 0);
     assert_string_equal(a.pod, "team-a/whole-b");
     visible_of("whole-b", want, sizeof(want));
     assert_string_equal(fk_env(&a, "NVIDIA_VISIBLE_DEVICES"), want);
     assert_null(fk_env(&a, "LD_PRELOAD")); /* a whole card has no share to enforce */
     for (int i = 0; i < a.nids; i++)
         snprintf(E.b_ids[E.nb_ids++], sizeof(E.b_ids[0]), "%s", a.ids[i]);
-    assert_int_equal(admit("nvidia.com/gpu", 2, 0, &a), 0);
+    assert_int_equal(admit("whole-a", "nvidia.com/gpu", 2, 0, &a), 0);
     assert_string_equal(a.pod, "team-a/whole-a");
     visible_of("whole-a", want, sizeof(want));
     assert_string_equal(fk_env(&a, "NVIDIA_VISIBLE_DEVICES"), want);
 
-    /* two more, and a kubelet that ignores the preference: IDs of neither pod are refused,
-     * never guessed; with the preference each gets its own card */
+    /* two of the same shape: kubelet admits the later-bound one first, ignoring the preference
+     * (it takes the first free device, one-c's by its name), then the other */
     submit("one-c", 1, 0);
     submit("one-d", 1, 0);
     sleep_ms(500);
-    char err[512];
-    int rc = fake_kubelet_admit(E.k, "nvidia.com/gpu", 1, 1, &a, err, sizeof(err));
-    if (rc == 0) { /* the first free ID happened to be one of theirs: exactly that pod's */
-        visible_of(a.pod + strlen("team-a/"), want, sizeof(want));
-        assert_string_equal(fk_env(&a, "NVIDIA_VISIBLE_DEVICES"), want);
-    } else {
-        assert_non_null(strstr(err, "refused rather than guessed"));
-    }
-    for (int i = rc == 0 ? 1 : 0; i < 2; i++) {
-        assert_int_equal(admit("nvidia.com/gpu", 1, 0, &a), 0);
-        visible_of(a.pod + strlen("team-a/"), want, sizeof(want));
-        assert_string_equal(fk_env(&a, "NVIDIA_VISIBLE_DEVICES"), want);
-    }
+    assert_int_equal(admit("one-d", "nvidia.com/gpu", 1, 1, &a), 0);
+    assert_string_equal(a.pod, "team-a/one-d");
+    visible_of("one-d", want, sizeof(want));
+    assert_string_equal(fk_env(&a, "NVIDIA_VISIBLE_DEVICES"), want);
+    assert_int_equal(admit("one-c", "nvidia.com/gpu", 1, 0, &a), 0);
+    assert_string_equal(a.pod, "team-a/one-c");
+    visible_of("one-c", want, sizeof(want));
+    assert_string_equal(fk_env(&a, "NVIDIA_VISIBLE_DEVICES"), want);
+    /* a pod kubelet runs that gpuschedd never bound asks for a card: refused */
+    assert_int_equal(
+        fake_kubelet_admit(E.k, "team-a/stranger", "nvidia.com/gpu", 1, 0, &a, err, sizeof(err)),
+        9);
+    assert_non_null(strstr(err, "no pod bound to this node that kubelet has waits"));
 }
 
 /*
@@ -437,7 +446,8 @@ static void test_pod_of_three_containers(void **state)
     struct fk_alloc a[3];
     int rc = -1;
     for (int i = 0; i < 60 && rc; i++) {
-        rc = fake_kubelet_admit_pod(E.k, "nvidia.com/gpu", c, 3, 0, a, err, sizeof(err));
+        rc = fake_kubelet_admit_pod(E.k, "team-a/trio-h", "nvidia.com/gpu", c, 3, 0, a, err,
+                                    sizeof(err));
         if (rc)
             sleep_ms(100);
     }
@@ -459,8 +469,7 @@ static void test_pod_of_three_containers(void **state)
     assert_string_equal(got, want); /* together, exactly the pod's two cards */
     /* gone: its cards are free for the pods below */
     delete_pod("trio-h");
-    for (int i = 0; i < 3; i++)
-        fake_kubelet_release(E.k, &a[i]);
+    fake_kubelet_release(E.k, "team-a/trio-h", a, 3);
 }
 
 /* A shared slice: MPS client limits, libgpushare's limits and its preload; CPU weights. */
@@ -471,7 +480,7 @@ static void test_share_and_cgroup(void **state)
     char want[512], path[420], buf[420];
     submit("share-e", 1, 30);
     sleep_ms(500);
-    assert_int_equal(admit("nvidia.com/gpu", 1, 0, &a), 0);
+    assert_int_equal(admit("share-e", "nvidia.com/gpu", 1, 0, &a), 0);
     assert_string_equal(a.pod, "team-a/share-e");
     for (int i = 0; i < a.nids; i++)
         snprintf(E.share_ids[E.nshare++], sizeof(E.share_ids[0]), "%s", a.ids[i]);
@@ -548,7 +557,7 @@ static void test_mig(void **state)
     snprintf(line, sizeof(line), "CreateComputeInstance gpu=%d start=%d", card, start);
     assert_true(file_has(E.nvml_log, line));
     struct fk_alloc a;
-    assert_int_equal(admit("nvidia.com/mig-1g.10gb", 1, 0, &a), 0);
+    assert_int_equal(admit("mig-f", "nvidia.com/mig-1g.10gb", 1, 0, &a), 0);
     assert_string_equal(a.pod, "team-a/mig-f");
     assert_memory_equal(fk_env(&a, "NVIDIA_VISIBLE_DEVICES"), "MIG-", 4);
 }
@@ -603,16 +612,16 @@ static void test_restart_no_double(void **state)
     for (int i = 0; i < 200 && access(path, F_OK); i++)
         sleep_ms(100);
     assert_int_equal(access(path, F_OK), 0);
-    /* whole-b's devices again: the restarted agent knows they are taken */
+    /* the restarted agent knows every bound pod has its cards: nobody waits */
     struct fk_alloc a;
-    int rc = fake_kubelet_admit(E.k, "nvidia.com/gpu", 1, 0, &a, err, sizeof(err));
+    int rc = fake_kubelet_admit(E.k, "team-a/nobody", "nvidia.com/gpu", 1, 0, &a, err, sizeof(err));
     assert_int_equal(rc, 9); /* FAILED_PRECONDITION: nobody waits */
     /* every card is taken or bad now: a slice joins share-e's card, on a replica of its own */
     submit("late-g", 1, 20);
     json_t *p = get("/v1/pods/team-a/late-g", TOKEN_A, 200);
     assert_string_equal(json_string_value(json_object_get(p, "state")), "running");
     json_decref(p);
-    assert_int_equal(admit("nvidia.com/gpu", 1, 0, &a), 0);
+    assert_int_equal(admit("late-g", "nvidia.com/gpu", 1, 0, &a), 0);
     assert_string_equal(a.pod, "team-a/late-g");
     char want[512];
     visible_of("late-g", want, sizeof(want));

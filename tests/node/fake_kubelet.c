@@ -3,6 +3,7 @@
 
 #include "deviceplugin.pb-c.h"
 #include "node/grpcio.h"
+#include "podresources.pb-c.h"
 
 #include "gpusched/diag.h"
 
@@ -24,6 +25,9 @@ struct fake_kubelet {
     char res[FK_MAX][64], ep[FK_MAX][128];
     int nused;
     char used[FK_MAX * 4][128]; /* device IDs handed out */
+    char podres[300];           /* its pod resources socket */
+    int npods;
+    char pods[FK_MAX][320]; /* "namespace/name" of the pods it has */
 };
 
 static int reg(void *ud, int ep, const ProtobufCMessage *req, uint8_t **out, size_t *len, char *err,
@@ -50,8 +54,35 @@ static int reg(void *ud, int ep, const ProtobufCMessage *req, uint8_t **out, siz
     return gs_grpc_pack(&e.base, out, len);
 }
 
+/* The pod resources API's List: the pods it has (their devices are not the agent's business). */
+static int list_pods(void *ud, int ep, const ProtobufCMessage *req, uint8_t **out, size_t *len,
+                     char *err, size_t n)
+{
+    struct fake_kubelet *k = ud;
+    static V1__PodResources pr[FK_MAX], *prp[FK_MAX];
+    static char ns[FK_MAX][320];
+    V1__ListPodResourcesResponse r = V1__LIST_POD_RESOURCES_RESPONSE__INIT;
+    (void)ep, (void)req, (void)err, (void)n;
+    pthread_mutex_lock(&k->lock);
+    for (int i = 0; i < k->npods; i++) {
+        v1__pod_resources__init(&pr[i]);
+        snprintf(ns[i], sizeof(ns[i]), "%s", k->pods[i]);
+        char *slash = strchr(ns[i], '/');
+        *slash = '\0';
+        pr[i].namespace_ = ns[i];
+        pr[i].name = slash + 1;
+        prp[i] = &pr[i];
+    }
+    r.n_pod_resources = (size_t)k->npods;
+    r.pod_resources = prp;
+    int rc = gs_grpc_pack(&r.base, out, len);
+    pthread_mutex_unlock(&k->lock);
+    return rc;
+}
+
 static const struct gs_grpc_method methods[] = {
-    {"/v1beta1.Registration/Register", &v1beta1__register_request__descriptor, 0, reg}};
+    {"/v1beta1.Registration/Register", &v1beta1__register_request__descriptor, 0, reg},
+    {"/v1.PodResourcesLister/List", &v1__list_pod_resources_request__descriptor, 0, list_pods}};
 
 static void *serve(void *arg)
 {
@@ -79,7 +110,9 @@ struct fake_kubelet *fake_kubelet_start(const char *dir)
     }
     if (dd)
         closedir(dd);
-    if (gs_grpc_server_new(methods, 1, k, &k->srv) || gs_grpc_server_listen(k->srv, path, &d) < 0 ||
+    snprintf(k->podres, sizeof(k->podres), "%s/../pod-resources.sock", dir);
+    if (gs_grpc_server_new(methods, 2, k, &k->srv) || gs_grpc_server_listen(k->srv, path, &d) < 0 ||
+        gs_grpc_server_listen(k->srv, k->podres, &d) < 0 ||
         pthread_create(&k->thread, NULL, serve, k)) {
         fprintf(stderr, "fake kubelet: %s\n", d.msg);
         return NULL;
@@ -96,6 +129,28 @@ void fake_kubelet_stop(struct fake_kubelet *k)
     gs_grpc_server_free(k->srv);
     pthread_mutex_destroy(&k->lock);
     free(k);
+}
+
+const char *fake_kubelet_podres(const struct fake_kubelet *k)
+{
+    return k->podres;
+}
+
+/* Pod @pod joins (@on) or leaves the pods it has. Return: whether it was new. */
+static int has_pod(struct fake_kubelet *k, const char *pod, int on)
+{
+    int at = -1, added = 0;
+    pthread_mutex_lock(&k->lock);
+    for (int i = 0; i < k->npods; i++)
+        at = strcmp(k->pods[i], pod) ? at : i;
+    if (on && at < 0 && k->npods < FK_MAX && strchr(pod, '/')) {
+        snprintf(k->pods[k->npods++], sizeof(k->pods[0]), "%s", pod);
+        added = 1;
+    } else if (!on && at >= 0) {
+        memcpy(k->pods[at], k->pods[--k->npods], sizeof(k->pods[0]));
+    }
+    pthread_mutex_unlock(&k->lock);
+    return added;
 }
 
 const char *fake_kubelet_endpoint(struct fake_kubelet *k, const char *resource, int ms)
@@ -292,7 +347,7 @@ static int container(struct fake_kubelet *k, const char *path, char (*reuse)[128
     return 0;
 }
 
-int fake_kubelet_admit_pod(struct fake_kubelet *k, const char *resource,
+int fake_kubelet_admit_pod(struct fake_kubelet *k, const char *pod, const char *resource,
                            const struct fk_container *c, int nc, int ignore_preference,
                            struct fk_alloc *out, char *err, int errlen)
 {
@@ -300,11 +355,14 @@ int fake_kubelet_admit_pod(struct fake_kubelet *k, const char *resource,
     int nreuse = 0, first = k->nused;
     if (sock_of(k, resource, path, sizeof(path)))
         return -1;
+    int added = has_pod(k, pod, 1); /* kubelet's pod manager has it before admission */
     for (int i = 0; i < nc; i++) {
         int rc = container(k, path, reuse, nreuse, c[i].n, ignore_preference, &out[i], err, errlen,
                            resource);
         if (rc) {
             k->nused = first;
+            if (added)
+                has_pod(k, pod, 0);
             return rc;
         }
         for (int j = 0; j < out[i].nids; j++) {
@@ -323,21 +381,23 @@ int fake_kubelet_admit_pod(struct fake_kubelet *k, const char *resource,
     return 0;
 }
 
-int fake_kubelet_admit(struct fake_kubelet *k, const char *resource, int n, int ignore_preference,
-                       struct fk_alloc *out, char *err, int errlen)
+int fake_kubelet_admit(struct fake_kubelet *k, const char *pod, const char *resource, int n,
+                       int ignore_preference, struct fk_alloc *out, char *err, int errlen)
 {
     struct fk_container c = {n, 0};
-    return fake_kubelet_admit_pod(k, resource, &c, 1, ignore_preference, out, err, errlen);
+    return fake_kubelet_admit_pod(k, pod, resource, &c, 1, ignore_preference, out, err, errlen);
 }
 
-void fake_kubelet_release(struct fake_kubelet *k, const struct fk_alloc *a)
+void fake_kubelet_release(struct fake_kubelet *k, const char *pod, const struct fk_alloc *a, int n)
 {
-    for (int j = 0; j < a->nids; j++)
-        for (int i = 0; i < k->nused; i++)
-            if (!strcmp(k->used[i], a->ids[j])) {
-                memcpy(k->used[i], k->used[--k->nused], sizeof(k->used[0]));
-                break;
-            }
+    has_pod(k, pod, 0);
+    for (int c = 0; c < n; c++)
+        for (int j = 0; j < a[c].nids; j++)
+            for (int i = 0; i < k->nused; i++)
+                if (!strcmp(k->used[i], a[c].ids[j])) {
+                    memcpy(k->used[i], k->used[--k->nused], sizeof(k->used[0]));
+                    break;
+                }
 }
 
 const char *fk_env(const struct fk_alloc *a, const char *key)

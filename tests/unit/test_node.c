@@ -602,6 +602,23 @@ static void test_plan_containers(void **state)
     assert_int_equal(gs_plan_allocate(p, "nvidia.com/gpu", one_more, 2, &a, &d), -ENOENT);
     assert_non_null(strstr(d.msg, "it has 1 card no container got yet"));
     free(p);
+
+    /* kubelet's list of pods says which one it admits: duo, though one asks exactly one card */
+    p = new_plan(&t, both);
+    const char *kubelet[] = {"a/duo", "a/one"};
+    gs_plan_kubelet(p, kubelet, 1);
+    assert_int_equal(kubelet_admit(p, "nvidia.com/gpu", 1, &a), 0);
+    assert_string_equal(a.pod, "a/duo");
+    assert_int_equal(kubelet_admit(p, "nvidia.com/gpu", 1, &a), 0);
+    assert_string_equal(a.pod, "a/duo");
+    const char *stray[] = {other}; /* a free device, and duo has no card left */
+    assert_int_equal(gs_plan_allocate(p, "nvidia.com/gpu", stray, 1, &a, &d), -ENOENT);
+    assert_non_null(strstr(d.msg, "no pod bound to this node that kubelet has waits"));
+    gs_plan_kubelet(p, kubelet, 2);
+    assert_int_equal(kubelet_admit(p, "nvidia.com/gpu", 1, &a), 0);
+    assert_string_equal(a.pod, "a/one");
+    assert_string_equal(env_of(&a, "NVIDIA_VISIBLE_DEVICES"), t.gpu[2].uuid);
+    free(p);
 }
 
 /* An agent that restarts keeps every ID kubelet holds and allocates no pod twice. */
@@ -838,7 +855,7 @@ static void test_plugin_grpc(void **state)
     struct gs_plan *p = new_plan(&t, pods_json);
     struct gs_plugin *pl = NULL;
     gs_diag_init(&d);
-    int rc = gs_plugin_start(p, &lock, &bad, dir, st, 5000, NULL, &pl, &d);
+    int rc = gs_plugin_start(p, &lock, &bad, dir, st, fake_kubelet_podres(k), 5000, NULL, &pl, &d);
     if (rc)
         print_error("%s\n", d.msg);
     assert_int_equal(rc, 0);
@@ -852,28 +869,32 @@ static void test_plugin_grpc(void **state)
     assert_int_equal(dev[0].numa, 1);
     assert_int_equal(dev[4].numa, -1);
 
-    static const char *const want[] = {"a/pa", "b/pb", "c/pc", "d/pd"};
+    /* kubelet admits the pods out of bind order, pd (bound after pc, of the same shape) first,
+     * and some ignoring the preference: its pod resources API says which pod it admits */
+    static const char *const order[] = {"d/pd", "b/pb", "a/pa", "c/pc"};
     for (int i = 0; i < 4; i++) {
-        rc = fake_kubelet_admit(k, "nvidia.com/gpu", 1, 0, &a, err, sizeof(err));
+        rc = fake_kubelet_admit(k, order[i], "nvidia.com/gpu", 1, i % 2, &a, err, sizeof(err));
         if (rc)
             print_error("%s\n", err);
         assert_int_equal(rc, 0);
-        assert_string_equal(a.pod, want[i]);
+        assert_string_equal(a.pod, order[i]);
+        if (i == 0)
+            assert_string_equal(fk_env(&a, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"), "50");
     }
     assert_string_equal(fk_env(&a, "NVIDIA_VISIBLE_DEVICES"), t.gpu[2].uuid);
-    assert_string_equal(fk_env(&a, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"), "50");
+    assert_string_equal(fk_env(&a, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"), "30");
     assert_string_equal(fk_env(&a, GS_GPUSHARE_ENV_MEMORY_MIB),
-                        "GPU-00000002-aaaa-bbbb-cccc-dddddddddddd=20480");
+                        "GPU-00000002-aaaa-bbbb-cccc-dddddddddddd=10240");
     assert_string_equal(a.host[1], "/usr/lib/gpusched/libgpushare.so");
     assert_string_equal(a.cdi[0], "gpusched.io/gpu=GPU-00000002-aaaa-bbbb-cccc-dddddddddddd");
-    assert_int_equal(fake_kubelet_admit(k, "nvidia.com/mig-2g.20gb", 1, 0, &a, err, sizeof(err)),
-                     0);
+    assert_int_equal(
+        fake_kubelet_admit(k, "m/pm", "nvidia.com/mig-2g.20gb", 1, 0, &a, err, sizeof(err)), 0);
     assert_string_equal(fk_env(&a, "NVIDIA_VISIBLE_DEVICES"),
                         "MIG-11111111-2222-3333-4444-555555555555");
-    /* nobody waits any more: refused with the reason */
-    rc = fake_kubelet_admit(k, "nvidia.com/gpu", 1, 0, &a, err, sizeof(err));
+    /* a pod gpuschedd did not bind gets nothing, refused with the reason */
+    rc = fake_kubelet_admit(k, "x/stranger", "nvidia.com/gpu", 1, 0, &a, err, sizeof(err));
     assert_int_equal(rc, 9); /* FAILED_PRECONDITION */
-    assert_non_null(strstr(err, "no pod bound to this node waits"));
+    assert_non_null(strstr(err, "no pod bound to this node that kubelet has waits"));
     assert_int_equal(access(st, F_OK), 0);
 
     /* a card turns unhealthy: the open ListAndWatch stream sends the list again */
