@@ -1,10 +1,11 @@
 /*
- * The part of NVIDIA's NVML C API (nvml.h, the NVML API Reference Guide) the node agent calls:
- * types, constants and function pointer types, declared here because libnvidia-ml.so.1 is
- * loaded with dlopen() and never linked, so a machine without NVIDIA's driver still runs the
- * agent (and the tests build a fake library from these same declarations,
- * tests/node/fake_nvml.c). Every layout and value is NVML's own, as nvml.h of driver R470 and
- * later defines it; the *_v2/_v3 suffixes are the versioned symbols nvml.h maps the plain names to.
+ * The part of NVIDIA's NVML C API (nvml.h, the NVML API Reference Guide) the node agent and
+ * libgpushare (src/shim/nvml.c) call: types, constants and function pointer types, declared here
+ * because libnvidia-ml.so.1 is loaded with dlopen() and never linked, so a machine without
+ * NVIDIA's driver still runs the agent (and the tests build fake libraries from these same
+ * declarations, tests/node/fake_nvml.c and tests/shim/fake_nvml.c). Every layout and value is
+ * NVML's own, as nvml.h of driver R470 and later defines it; the *_v2/_v3 suffixes are the
+ * versioned symbols nvml.h maps the plain names to.
  */
 #ifndef GS_NODE_NVML_ABI_H
 #define GS_NODE_NVML_ABI_H
@@ -100,6 +101,24 @@ typedef struct {
     unsigned long long eventType, eventData; /* eventData: the Xid */
     unsigned int gpuInstanceId, computeInstanceId;
 } nvmlEventData_t;
+
+/* Utilisation, for libgpushare's compute limit (nvmlDeviceGetUtilizationRates,
+ * nvmlDeviceGetProcessUtilization, and the v1 layout the unversioned
+ * nvmlDeviceGetComputeRunningProcesses symbol fills). */
+typedef struct {
+    unsigned int gpu, memory; /* percent over the last sample period */
+} nvmlUtilization_t;
+
+typedef struct {
+    unsigned int pid;
+    unsigned long long timeStamp; /* CPU time of the sample, microseconds */
+    unsigned int smUtil, memUtil, encUtil, decUtil;
+} nvmlProcessUtilizationSample_t;
+
+typedef struct {
+    unsigned int pid;
+    unsigned long long usedGpuMemory;
+} nvmlProcessInfo_v1_t;
 
 /* The NVML functions the agent resolves with dlsym(), as X(name, return, parameters). */
 #define GS_NVML_FUNCS(X)                                                                           \
