@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -18,7 +19,7 @@
 #define REGION_MAGIC   0x68737067u /* "gpsh" */
 #define REGION_VERSION 1u
 
-enum { ST_FRESH, ST_INIT, ST_READY };
+enum { ST_READY = 2 }; /* any other state: not set up (yet) */
 
 struct region_dev {
     _Atomic uint32_t used;
@@ -155,16 +156,8 @@ static int init_map(struct gs_region *r)
     return 0;
 }
 
-/* Wait (up to 5 s) for the process that won the race to set the region up. */
-static int wait_ready(struct gs_region *r, char *err, const char *name)
+static int check_layout(const struct gs_region *r, const char *name, char *err)
 {
-    struct timespec ms = {0, 1000000};
-    for (int i = 0; i < 5000 && atomic_load(&r->state) != ST_READY; i++)
-        nanosleep(&ms, NULL);
-    if (atomic_load(&r->state) != ST_READY) {
-        snprintf(err, 256, "region %s: its creator died while setting it up; remove it", name);
-        return -EIO;
-    }
     if (r->magic != REGION_MAGIC || r->version != REGION_VERSION || r->size != sizeof(*r)) {
         snprintf(err, 256, "region %s was made by another version of libgpushare", name);
         return -EPROTO;
@@ -172,11 +165,39 @@ static int wait_ready(struct gs_region *r, char *err, const char *name)
     return 0;
 }
 
+/* The object must be this user's alone: counts another user can write are not a limit. */
+static int check_owner(const struct stat *st, const char *name, char *err)
+{
+    if (st->st_uid == geteuid() && (st->st_mode & 077) == 0)
+        return 0;
+    snprintf(err, 256,
+             "region %s belongs to uid %u with mode %03o; it must be this user's (uid %u) and "
+             "closed to others",
+             name, (unsigned)st->st_uid, (unsigned)(st->st_mode & 0777), (unsigned)geteuid());
+    return -EPERM;
+}
+
+/* Set the region up unless it is ready. Under the object's flock(2), which the kernel drops if
+ * its holder dies: a region left half set up by a dead creator is set up again by the next. */
+static int set_up(int fd, struct gs_region *r, const char *name, char *err)
+{
+    while (flock(fd, LOCK_EX) < 0)
+        if (errno != EINTR)
+            return -errno;
+    int rc = atomic_load(&r->state) == ST_READY ? 0 : init_map(r);
+    flock(fd, LOCK_UN);
+    if (rc < 0)
+        snprintf(err, 256, "region %s: cannot make a process-shared robust mutex", name);
+    return rc < 0 ? rc : check_layout(r, name, err);
+}
+
 static int map_fd(int fd, const char *name, struct gs_region **out, char *err)
 {
     struct stat st;
-    if (fstat(fd, &st) < 0 ||
-        (st.st_size == 0 && ftruncate(fd, (off_t)sizeof(struct gs_region)) < 0)) {
+    int rc = fstat(fd, &st) < 0 ? -errno : check_owner(&st, name, err);
+    if (rc == -EPERM)
+        return rc;
+    if (rc < 0 || (st.st_size == 0 && ftruncate(fd, (off_t)sizeof(struct gs_region)) < 0)) {
         snprintf(err, 256, "region %s: %s", name, strerror(errno));
         return -errno;
     }
@@ -189,17 +210,12 @@ static int map_fd(int fd, const char *name, struct gs_region **out, char *err)
         snprintf(err, 256, "region %s: mmap: %s", name, strerror(errno));
         return -errno;
     }
-    struct gs_region *r = m;
-    uint32_t fresh = ST_FRESH;
-    int rc = atomic_compare_exchange_strong(&r->state, &fresh, ST_INIT) ? init_map(r)
-                                                                        : wait_ready(r, err, name);
-    if (rc == -EIO && fresh == ST_FRESH)
-        snprintf(err, 256, "region %s: cannot make a process-shared robust mutex", name);
+    rc = set_up(fd, m, name, err);
     if (rc < 0) {
-        munmap(m, sizeof(*r));
+        munmap(m, sizeof(struct gs_region));
         return rc;
     }
-    *out = r;
+    *out = m;
     return 0;
 }
 
