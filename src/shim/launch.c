@@ -21,12 +21,10 @@ static GS_TLS unsigned tls_gen;
 static struct gs_shim_dev *launch_dev(void)
 {
     struct gs_shim *s = &gs__shim;
-    if (s->ndev == 0) {
-        int n = 0;
-        GS_CALL(cuDeviceGetCount, (&n));
-        s->ndev = n > 0 ? n : -1;
-    }
-    if (s->ndev == 1)
+    int ndev = atomic_load_explicit(&s->ndev, memory_order_relaxed);
+    if (ndev == 0 && GS_CALL(cuDeviceGetCount, (&ndev)) == CUDA_SUCCESS)
+        atomic_store_explicit(&s->ndev, ndev, memory_order_relaxed);
+    if (ndev == 1)
         return gs__dev(0);
     CUcontext ctx = NULL;
     GS_CALL(cuCtxGetCurrent, (&ctx));

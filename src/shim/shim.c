@@ -12,7 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-struct gs_shim gs__shim = {.mu = PTHREAD_MUTEX_INITIALIZER, .slot = -1};
+struct gs_shim gs__shim = {
+    .mu = PTHREAD_MUTEX_INITIALIZER, .life = PTHREAD_MUTEX_INITIALIZER, .slot = -1};
 _Atomic int gs__inited;
 
 /* Set while this thread loads the driver: its dlsym calls pass straight through. */
@@ -108,6 +109,15 @@ static void refuse_all(const char *why)
     gs__shim.broken = 1;
 }
 
+/* Whether @l holds a compute limit that binds (below 100 %). */
+static int binds(const struct gs_shim_list *l)
+{
+    int any = l->has_default && l->dflt < 100;
+    for (int i = 0; i < l->nentries; i++)
+        any |= l->entry[i].value < 100;
+    return any;
+}
+
 static void read_env(void)
 {
     struct gs_shim *s = &gs__shim;
@@ -120,7 +130,7 @@ static void read_env(void)
         return;
     }
     s->counting = s->env.memory_mib.present;
-    s->limiting = s->env.cores_pct.present;
+    s->limiting = binds(&s->env.cores_pct);
     if (!s->counting && !s->limiting)
         return;
     if (gs_region_open(s->env.region, &s->region, err) < 0) {
@@ -133,12 +143,14 @@ static void read_env(void)
 
 static void fork_prepare(void)
 {
+    pthread_mutex_lock(&gs__shim.life);
     pthread_mutex_lock(&gs__shim.mu);
 }
 
 static void fork_parent(void)
 {
     pthread_mutex_unlock(&gs__shim.mu);
+    pthread_mutex_unlock(&gs__shim.life);
 }
 
 /* The child holds no allocation, context or slot of its parent's. */
@@ -146,6 +158,7 @@ static void fork_child(void)
 {
     struct gs_shim *s = &gs__shim;
     pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(&s->life);
     gs_ledger_clear(&s->ledger);
     s->slot = -1;
     s->host_pid = 0;

@@ -497,7 +497,8 @@ static void test_get_proc_address(void **state)
         "getproc:cuCtxCreate:12080:0 getproc:cuCtxCreate:11000:0 "
         "getproc:cuGetProcAddress:12000:0 getproc:cuCtxGetCurrent:12000:0 "
         "getproc:cuNoSuchThing:12000:0 getproc:cuMemAllocAsync:11000:0 "
-        "lookup:cuMemAlloc_v2 lookup:cuCtxGetCurrent lookup:cuNoSuchThing",
+        "lookup:cuMemAlloc_v2 lookup:cuCtxGetCurrent lookup:cuNoSuchThing "
+        "vlookup:cuMemAlloc_v2:GLIBC_2.2.5 vlookup:cuMemAlloc_v2:libcuda.so.1",
         &t.e, &t.r);
     expect_ok(&t.r);
     static const char *const want[] = {
@@ -514,6 +515,9 @@ static void test_get_proc_address(void **state)
         "lookup cuMemAlloc_v2 -> libgpushare.so:cuMemAlloc_v2",
         "lookup cuCtxGetCurrent -> libcuda.so.1:cuCtxGetCurrent",
         "lookup cuNoSuchThing -> null",
+        /* dlvsym finds no unversioned symbol in a library that has version information (the
+         * driver has: it uses glibc's versioned symbols), whatever version it is asked for. */
+        "vlookup cuMemAlloc_v2 -> null",
     };
     for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
         if (!strstr(t.r.out, want[i]))
@@ -548,6 +552,80 @@ static void test_missing_symbol(void **state)
     assert_non_null(strstr(t.r.out, "lookup cuMemAllocAsync -> null"));
     assert_non_null(strstr(t.r.out, "lookup cuMemAlloc_v2 -> libgpushare.so:cuMemAlloc_v2"));
     tc_free(&t);
+}
+
+/* The driver hands a freed address out again, and another thread may get it before the thread that
+ * freed it has done its books (the fake waits 2 ms after each free): the count still ends at the
+ * live set. */
+static void test_freed_address_reused(void **state)
+{
+    struct tc t;
+    tc_new(&t, 40, 100, 100, "4096", 0);
+    env_set(&t.e, "FAKECUDA_SLOW_MS", "%s", "2");
+    app(need("SHIMAPP"), "proc", "init ctx:0 threads:4:50:300M info:3996:4096 alloc:3996M", &t.e,
+        &t.r);
+    expect_ok(&t.r);
+    assert_true(t.c.s->peak[0][0] <= 4096 * MIB);
+    tc_free(&t);
+}
+
+/* A context destroyed in one thread while another makes a context, which the driver puts at the
+ * same address, and allocates in it; and a primary context released for the last time while
+ * another thread retains it again: neither the new context nor what it holds leaves the count.
+ * (The fake waits 100 ms after destroying, releasing and retaining.) */
+static void test_context_reborn(void **state)
+{
+    struct tc t;
+    tc_new(&t, 40, 300, 100, "2048", 0);
+    env_set(&t.e, "FAKECUDA_SLOW_MS", "%s", "100");
+    shimapp("proc",
+            "init ctx:0 ctx:0 bgdestroy sleep:20 ctx:0 alloc:600M join info:848:2048 "
+            "alloc:849M=2",
+            &t.e);
+    shimapp("proc",
+            "init primary:0 bgrelease:0 sleep:20 primary:0 join alloc:100M info:1648:2048 "
+            "alloc:1649M=2",
+            &t.e);
+    assert_true(t.c.s->peak[0][0] <= 2048 * MIB);
+    tc_free(&t);
+}
+
+/* A pool's memory is on the pool's device, not the stream's: a 1 GiB limit on device 1 holds for
+ * allocations from device 1's pools on a stream of device 0, for pools got every way. */
+static void test_pool_on_another_device(void **state)
+{
+    struct card c;
+    struct env e;
+    card_new(&c, 2, 40, 300, 100, 0);
+    env_for(&e, &c, 0,
+            "GPU-6a7e0000-0000-4000-8000-000000000000=8192,"
+            "GPU-6a7e0000-0000-4000-8000-000000000001=1024",
+            0);
+    shimapp("proc",
+            "init ctx:0 pool:2G:1=2 newpool:2G:1=2 pool:512M:1 newpool:512M:1 pool:1M:1=2 "
+            "info:7892:8192 free pool:256M:1 freeall",
+            &e);
+    assert_true(c.s->peak[0][1] <= GIB);
+    /* A pool the library never saw handed out: the first pointer from it says where it is. */
+    shimapp("proc", "init ctx:0 rawpool:512M:1 rawpool:2G:1=2 rawpool:512M:1 rawpool:1M:1=2", &e);
+    card_free(&c);
+}
+
+/* A context's malloc heap and printf FIFO are its device memory: what they are set to beyond their
+ * defaults is charged, given back when lowered, and goes with the context. */
+static void test_context_limits(void **state)
+{
+    one_container(40, 300, "1024",
+                  "init ctx:0 limit:2:2G=2 limit:2:508M info:224:1024 alloc:225M=2 limit:1:101M "
+                  "info:124:1024 limit:2:8M info:624:1024 ctx:0 limit:2:108M info:224:1024 "
+                  "destroy use:0 info:624:1024");
+}
+
+/* A deferred-mapping array holds no memory of its own (what is mapped into it comes from
+ * cuMemCreate): a 64 GiB one fits a 1 GiB limit. */
+static void test_unbacked_array(void **state)
+{
+    one_container(40, 300, "1024", "init ctx:0 sparse:65536:65536:4 info:724:1024 free");
 }
 
 /* A 40 GiB card, two 20 GiB tenants: A makes two contexts and 17 GiB classic, is refused 3 GiB
@@ -707,6 +785,11 @@ static void test_compute_without_nvml(void **state)
     expect_ok(&t.r);
     assert_non_null(strstr(t.r.err, "cannot load libnvidia-ml.so.1"));
     assert_non_null(strstr(t.r.err, "compute limits are not enforced"));
+    /* 100 % is no limit: nothing to enforce, nothing to warn of. */
+    env_set(&t.e, "GPUSHARE_CORES_LIMIT_PERCENT", "%s", "100");
+    app(need("SHIMAPP"), "proc", "init ctx:0 launch:100", &t.e, &t.r);
+    expect_ok(&t.r);
+    assert_string_equal(t.r.err, "");
     tc_free(&t);
 }
 
@@ -789,6 +872,11 @@ int main(void)
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_get_proc_address),
         cmocka_unit_test(test_missing_symbol),
+        cmocka_unit_test(test_freed_address_reused),
+        cmocka_unit_test(test_context_reborn),
+        cmocka_unit_test(test_pool_on_another_device),
+        cmocka_unit_test(test_context_limits),
+        cmocka_unit_test(test_unbacked_array),
         cmocka_unit_test(test_case_40g_two_tenants),
         cmocka_unit_test(test_case_10000_cycles),
         cmocka_unit_test(test_case_11g_card),
