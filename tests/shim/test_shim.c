@@ -766,6 +766,24 @@ static void test_compute_limit(void **state)
     card_free(&c);
 }
 
+/* A board whose NVML has no per-process utilisation: the limit is held against the whole card's,
+ * not left at the rate it started with (10 launches a tick: of 10 ms kernels, the whole card). */
+static void test_compute_without_process_util(void **state)
+{
+    struct tc t;
+    unsigned long long d0;
+    tc_new(&t, 40, 100, 10000, "", 1);
+    env_set(&t.e, "FAKENVML_NO_PROCESS_UTIL", "%s", "1");
+    env_set(&t.e, "GPUSHARE_CORES_LIMIT_PERCENT", "%s", "30");
+    app(need("SHIMAPP"), "proc", "init ctx:0 launchfor:4000", &t.e, &t.r);
+    expect_ok(&t.r);
+    launched(t.r.out, 0, &d0);
+    fprintf(stderr, "compute, whole-card measure: 30 %% -> %llu %% (second half)\n", d0 / 2);
+    assert_true(d0 <= 2000 * 40 / 100 / 10); /* 2 s of 10 ms kernels at most 40 % */
+    assert_true(d0 > 0);
+    tc_free(&t);
+}
+
 /* Without NVML the limit cannot be measured: that is said, not silently skipped. */
 static void test_compute_without_nvml(void **state)
 {
@@ -881,6 +899,7 @@ int main(void)
         cmocka_unit_test(test_case_10000_cycles),
         cmocka_unit_test(test_case_11g_card),
         cmocka_unit_test(test_compute_limit),
+        cmocka_unit_test(test_compute_without_process_util),
         cmocka_unit_test(test_compute_without_nvml),
         cmocka_unit_test(test_rtld_next),
         cmocka_unit_test(test_valgrind),
