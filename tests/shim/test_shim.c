@@ -400,11 +400,16 @@ static void test_every_path_and_free(void **state)
 }
 
 /* At the limit the call gets CUDA_ERROR_OUT_OF_MEMORY (2), the process goes on and a smaller
- * request succeeds. */
+ * request succeeds. Sizes whose products overflow 64 bits are refused, not wrapped around. */
 static void test_native_oom_code(void **state)
 {
     one_container(40, 300, "1024",
-                  "init ctx:0 alloc:2G=2 alloc:725M=2 alloc:512M info:212:1024 alloc:212M");
+                  "init ctx:0 alloc:2G=2 alloc:725M=2 alloc:18446744073709551615=2 "
+                  "pitch:18446744073709551615:3=2 pitch:4294967296:4294967297=2 "
+                  "array3d:4294967296:4294967296:4294967296=2 "
+                  "mipmap:18446744073709551615:18446744073709551615:64=2 "
+                  "vmm:18446744073709551615:0=2 limit:2:18446744073709551615=2 "
+                  "alloc:512M info:212:1024 alloc:212M");
 }
 
 /* A malformed limit is reported with its column, and the process is refused rather than let run
