@@ -748,6 +748,7 @@ void gsd_state_free(struct gsd_state *st)
     free(st->tab);
     free(st->plevels);
     json_decref(st->bill_cache);
+    free(st->fc_text);
     free(st->health);
     free(st->mig);
     free(st->mig_memo);

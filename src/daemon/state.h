@@ -104,6 +104,8 @@ struct gsd_state {
     uint64_t requeued_total, preempted_total;
     json_t *bill_cache; /* gsd_bill_accrued()'s last answer, and when (monotonic) */
     int64_t bill_cache_at_us;
+    char *fc_text; /* gsd_forecast_metrics()'s last gauges, and when (monotonic) */
+    int64_t fc_at_us;
     int32_t prio_floor; /* no running pod was ever of lower priority (a bound kept as pods run) */
     int64_t started_us;
     /* node and card health, one per node of the cluster */
