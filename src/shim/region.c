@@ -156,6 +156,14 @@ static int init_map(struct gs_region *r)
     return 0;
 }
 
+/* A system call on the region failed: say which and why. Return: -errno. */
+static int sys_fail(const char *name, const char *call, char *err)
+{
+    int e = errno;
+    snprintf(err, 256, "region %s: %s: %s", name, call, strerror(e));
+    return -e;
+}
+
 static int check_layout(const struct gs_region *r, const char *name, char *err)
 {
     if (r->magic != REGION_MAGIC || r->version != REGION_VERSION || r->size != sizeof(*r)) {
@@ -181,10 +189,12 @@ static int check_owner(const struct stat *st, const char *name, char *err)
  * its holder dies: a region left half set up by a dead creator is set up again by the next. */
 static int set_up(int fd, struct gs_region *r, const char *name, char *err)
 {
-    while (flock(fd, LOCK_EX) < 0)
-        if (errno != EINTR)
-            return -errno;
-    int rc = atomic_load(&r->state) == ST_READY ? 0 : init_map(r);
+    int rc;
+    while ((rc = flock(fd, LOCK_EX)) < 0 && errno == EINTR)
+        ;
+    if (rc < 0)
+        return sys_fail(name, "flock", err);
+    rc = atomic_load(&r->state) == ST_READY ? 0 : init_map(r);
     flock(fd, LOCK_UN);
     if (rc < 0)
         snprintf(err, 256, "region %s: cannot make a process-shared robust mutex", name);
@@ -194,22 +204,20 @@ static int set_up(int fd, struct gs_region *r, const char *name, char *err)
 static int map_fd(int fd, const char *name, struct gs_region **out, char *err)
 {
     struct stat st;
-    int rc = fstat(fd, &st) < 0 ? -errno : check_owner(&st, name, err);
-    if (rc == -EPERM)
+    if (fstat(fd, &st) < 0)
+        return sys_fail(name, "fstat", err);
+    int rc = check_owner(&st, name, err);
+    if (rc < 0)
         return rc;
-    if (rc < 0 || (st.st_size == 0 && ftruncate(fd, (off_t)sizeof(struct gs_region)) < 0)) {
-        snprintf(err, 256, "region %s: %s", name, strerror(errno));
-        return -errno;
-    }
+    if (st.st_size == 0 && ftruncate(fd, (off_t)sizeof(struct gs_region)) < 0)
+        return sys_fail(name, "ftruncate", err);
     if (st.st_size != 0 && st.st_size != (off_t)sizeof(struct gs_region)) {
         snprintf(err, 256, "region %s was made by another version of libgpushare", name);
         return -EPROTO;
     }
     void *m = mmap(NULL, sizeof(struct gs_region), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (m == MAP_FAILED) {
-        snprintf(err, 256, "region %s: mmap: %s", name, strerror(errno));
-        return -errno;
-    }
+    if (m == MAP_FAILED)
+        return sys_fail(name, "mmap", err);
     rc = set_up(fd, m, name, err);
     if (rc < 0) {
         munmap(m, sizeof(struct gs_region));
@@ -222,11 +230,8 @@ static int map_fd(int fd, const char *name, struct gs_region **out, char *err)
 int gs_region_open(const char *name, struct gs_region **out, char *err)
 {
     int fd = shm_open(name, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        int e = errno;
-        snprintf(err, 256, "region %s: shm_open: %s", name, strerror(e));
-        return -e;
-    }
+    if (fd < 0)
+        return sys_fail(name, "shm_open", err);
     int rc = map_fd(fd, name, out, err);
     close(fd);
     return rc;

@@ -43,6 +43,7 @@
  *   getproc:NAME:VER:FLAGS    print where cuGetProcAddress_v2 points: "NAME -> FILE:SYMBOL status"
  *   lookup:NAME               print where dlsym(libcuda, NAME) points
  *   vlookup:NAME:VERSION      print where dlvsym(libcuda, NAME, VERSION) points
+ *   dlookup:NAME              print where dlsym(RTLD_DEFAULT, NAME) points
  *   nogpu                     print whether libcuda.so.1 is loaded
  */
 #define _GNU_SOURCE
@@ -652,6 +653,10 @@ static CUresult step(char *op, char **a, int na, int *bad)
         return getproc(A(0), D(1), D(2));
     if (IS("lookup")) {
         printf("lookup %s -> %s\n", A(0), where(sym(cuda, A(0))));
+        return CUDA_SUCCESS;
+    }
+    if (IS("dlookup")) {
+        printf("dlookup %s -> %s\n", A(0), where(dlsym(RTLD_DEFAULT, A(0))));
         return CUDA_SUCCESS;
     }
     if (IS("vlookup")) {

@@ -503,7 +503,8 @@ static void test_get_proc_address(void **state)
         "getproc:cuGetProcAddress:12000:0 getproc:cuCtxGetCurrent:12000:0 "
         "getproc:cuNoSuchThing:12000:0 getproc:cuMemAllocAsync:11000:0 "
         "lookup:cuMemAlloc_v2 lookup:cuCtxGetCurrent lookup:cuNoSuchThing "
-        "vlookup:cuMemAlloc_v2:GLIBC_2.2.5 vlookup:cuMemAlloc_v2:libcuda.so.1",
+        "vlookup:cuMemAlloc_v2:GLIBC_2.2.5 vlookup:cuMemAlloc_v2:libcuda.so.1 "
+        "dlookup:cuMemAlloc_v2",
         &t.e, &t.r);
     expect_ok(&t.r);
     static const char *const want[] = {
@@ -523,6 +524,7 @@ static void test_get_proc_address(void **state)
         /* dlvsym finds no unversioned symbol in a library that has version information (the
          * driver has: it uses glibc's versioned symbols), whatever version it is asked for. */
         "vlookup cuMemAlloc_v2 -> null",
+        "dlookup cuMemAlloc_v2 -> libgpushare.so:cuMemAlloc_v2",
     };
     for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
         if (!strstr(t.r.out, want[i]))
