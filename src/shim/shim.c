@@ -354,7 +354,9 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cu
 }
 
 /* A cu* name this library wraps, looked up in @handle: the wrapper when the lookup finds the
- * driver's function, the lookup's own answer otherwise (NULL for what the driver lacks). */
+ * driver's function, NULL when it finds this library's wrapper of a function the driver lacks (a
+ * program probing RTLD_DEFAULT for the driver, or for a feature of it, must not be told it is
+ * there), the lookup's own answer otherwise. */
 static void *lookup_cu(void *handle, const char *name, int *hit)
 {
     int i = 0;
@@ -367,6 +369,8 @@ static void *lookup_cu(void *handle, const char *name, int *hit)
     void *got = real_dlsym()(handle, name);
     if (!gs__shim.real[i])
         gs__missing(i);
+    if (got && !gs__shim.real[i] && to_fn(got) == fns[i].wrapper)
+        return NULL;
     return got && to_fn(got) == gs__shim.real[i] ? to_ptr(fns[i].wrapper) : got;
 }
 

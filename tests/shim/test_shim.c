@@ -534,6 +534,19 @@ static void test_get_proc_address(void **state)
     tc_free(&t);
 }
 
+/* Whether the dynamic loader finds @soname on this machine, as it would for the library. */
+static int system_has(const char *soname)
+{
+    char line[512];
+    int found = 0;
+    FILE *f = popen("/sbin/ldconfig -p 2>/dev/null", "r");
+    while (f && fgets(line, sizeof(line), f))
+        found |= strstr(line, soname) != NULL;
+    if (f)
+        pclose(f);
+    return found;
+}
+
 static int count(const char *hay, const char *needle)
 {
     int n = 0;
@@ -551,13 +564,28 @@ static void test_missing_symbol(void **state)
     env_set(&t.e, "LD_LIBRARY_PATH", "%s", need("OLD_DIR"));
     app(need("SHIMAPP"), "direct",
         "init ctx:0 async:1M=500 async:1M=500 ctx4:0=500 alloc:1M info:3995:4096 "
-        "lookup:cuMemAllocAsync lookup:cuMemAlloc_v2",
+        "lookup:cuMemAllocAsync lookup:cuMemAlloc_v2 dlookup:cuCtxCreate_v4 dlookup:cuMemAlloc_v2",
         &t.e, &t.r);
     expect_ok(&t.r);
     assert_int_equal(count(t.r.err, "the CUDA driver has no cuMemAllocAsync"), 1);
     assert_int_equal(count(t.r.err, "the CUDA driver has no cuCtxCreate_v4"), 1);
     assert_non_null(strstr(t.r.out, "lookup cuMemAllocAsync -> null"));
     assert_non_null(strstr(t.r.out, "lookup cuMemAlloc_v2 -> libgpushare.so:cuMemAlloc_v2"));
+    /* RTLD_DEFAULT finds the library's exports first: what the driver lacks is not there. */
+    assert_non_null(strstr(t.r.out, "dlookup cuCtxCreate_v4 -> null"));
+    assert_non_null(strstr(t.r.out, "dlookup cuMemAlloc_v2 -> libgpushare.so:cuMemAlloc_v2"));
+    /* Nor is anything of a driver that is not installed: a program probing for CUDA runs on. */
+    if (system_has("libcuda.so.1")) {
+        tc_free(&t);
+        return;
+    }
+    memset(&t.e, 0, sizeof(t.e));
+    env_set(&t.e, "PATH", "%s", "/usr/bin:/bin");
+    env_set(&t.e, "LD_PRELOAD", "%s", need("GPUSHARE_LIB"));
+    app(need("SHIMAPP_DL"), NULL, "nogpu dlookup:cuInit dlookup:cuMemAlloc_v2", &t.e, &t.r);
+    expect_ok(&t.r);
+    assert_non_null(strstr(t.r.out, "dlookup cuInit -> null"));
+    assert_non_null(strstr(t.r.out, "dlookup cuMemAlloc_v2 -> null"));
     tc_free(&t);
 }
 
@@ -795,14 +823,7 @@ static void test_compute_without_process_util(void **state)
 static void test_compute_without_nvml(void **state)
 {
     struct tc t;
-    char line[512];
-    int system_nvml = 0;
-    FILE *f = popen("/sbin/ldconfig -p 2>/dev/null", "r");
-    while (f && fgets(line, sizeof(line), f))
-        system_nvml |= strstr(line, "libnvidia-ml.so.1") != NULL;
-    if (f)
-        pclose(f);
-    if (system_nvml)
+    if (system_has("libnvidia-ml.so.1"))
         skip(); /* this machine has a real NVML: the library would find it */
     tc_new(&t, 40, 100, 1000, "", 0);
     env_set(&t.e, "GPUSHARE_CORES_LIMIT_PERCENT", "%s", "50");
