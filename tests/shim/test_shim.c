@@ -412,6 +412,15 @@ static void test_native_oom_code(void **state)
                   "alloc:512M info:212:1024 alloc:212M");
 }
 
+/* Calls before cuInit get the driver's own answer (CUDA_ERROR_NOT_INITIALIZED, 3), are not
+ * counted, and do not keep the device from being counted once cuInit is called. */
+static void test_before_cuinit(void **state)
+{
+    one_container(40, 300, "1024",
+                  "alloc:1M=3 ctx:0=3 vmm:2M:0=3 pool:1M:0=3 primary:0=3 limit:2:1G=3 "
+                  "init ctx:0 info:724:1024 alloc:725M=2");
+}
+
 /* A malformed limit is reported with its column, and the process is refused rather than let run
  * unlimited; a device the limits do not name is refused. */
 static void test_malformed_and_unnamed(void **state)
@@ -819,6 +828,26 @@ static void test_compute_without_process_util(void **state)
     tc_free(&t);
 }
 
+/* Four threads launching on one device at once share its limit. */
+static void test_compute_many_threads(void **state)
+{
+    struct tc t;
+    unsigned long long sum = 0, first, second;
+    tc_new(&t, 40, 100, 1000, "", 1);
+    t.c.s->pid_offset = 100000;
+    env_set(&t.e, "GPUSHARE_CORES_LIMIT_PERCENT", "%s", "30");
+    app(need("SHIMAPP"), "proc", "init ctx:0 ctx:0 ctx:0 ctx:0 launchfor:4000", &t.e, &t.r);
+    expect_ok(&t.r);
+    for (const char *p = t.r.out; (p = strstr(p, "launched 0 ")); p++) {
+        assert_int_equal(sscanf(p, "launched 0 %llu %llu", &first, &second), 2);
+        sum += second;
+    }
+    fprintf(stderr, "compute, four threads: 30 %% -> %llu %% (second half)\n", sum / 20);
+    assert_true(sum <= 2000 * 40 / 100); /* 2 s of 1 ms kernels at most 40 % */
+    assert_true(sum > 0);
+    tc_free(&t);
+}
+
 /* Without NVML the limit cannot be measured: that is said, not silently skipped. */
 static void test_compute_without_nvml(void **state)
 {
@@ -912,6 +941,7 @@ int main(void)
         cmocka_unit_test(test_no_gpu_app_unchanged),
         cmocka_unit_test(test_every_path_and_free),
         cmocka_unit_test(test_native_oom_code),
+        cmocka_unit_test(test_before_cuinit),
         cmocka_unit_test(test_malformed_and_unnamed),
         cmocka_unit_test(test_fork),
         cmocka_unit_test(test_killed_process),
@@ -927,6 +957,7 @@ int main(void)
         cmocka_unit_test(test_case_10000_cycles),
         cmocka_unit_test(test_case_11g_card),
         cmocka_unit_test(test_compute_limit),
+        cmocka_unit_test(test_compute_many_threads),
         cmocka_unit_test(test_compute_without_process_util),
         cmocka_unit_test(test_compute_without_nvml),
         cmocka_unit_test(test_rtld_next),
