@@ -121,11 +121,16 @@ static int binds(const struct gs_shim_list *l)
 static void read_env(void)
 {
     struct gs_shim *s = &gs__shim;
-    char err[GS_SHIM_ERR_MAX];
+    char err[GS_SHIM_ERR_MAX], mine[GS_SHIM_REGION_MAX + 1];
     const char *mem = getenv(GS_GPUSHARE_ENV_MEMORY_MIB);
     const char *cores = getenv(GS_GPUSHARE_ENV_CORES_PERCENT);
-    if (gs_shim_env_parse(mem, cores, getenv(GS_GPUSHARE_ENV_CONTEXT_MIB),
-                          getenv(GS_GPUSHARE_ENV_REGION), &s->env, err) < 0) {
+    const char *region = getenv(GS_GPUSHARE_ENV_REGION);
+    if (!region) { /* one user's region is closed to the others: each user has one */
+        snprintf(mine, sizeof(mine), "%s-%u", GS_GPUSHARE_DEFAULT_REGION, (unsigned)geteuid());
+        region = mine;
+    }
+    if (gs_shim_env_parse(mem, cores, getenv(GS_GPUSHARE_ENV_CONTEXT_MIB), region, &s->env, err) <
+        0) {
         refuse_all(err);
         return;
     }

@@ -412,6 +412,32 @@ static void test_native_oom_code(void **state)
                   "alloc:512M info:212:1024 alloc:212M");
 }
 
+/* Without GPUSHARE_REGION (a machine without the node agent), each user counts in a region of its
+ * own: another user's region, which this one may not use, does not refuse it the GPU. */
+static void test_default_region_per_user(void **state)
+{
+    char mine[64];
+    if (geteuid() != 0)
+        skip(); /* giving the region to another user needs root */
+    snprintf(mine, sizeof(mine), "/gpushare-%u", (unsigned)geteuid());
+    int fd = shm_open("/gpushare", O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (fd < 0)
+        skip(); /* in use on this machine: not ours to change */
+    assert_int_equal(fchown(fd, 65534, 65534), 0);
+    close(fd);
+    struct tc t;
+    tc_new(&t, 40, 300, 100, "1024", 0);
+    for (int i = 0; t.e.kv[i]; i++)
+        if (strncmp(t.e.kv[i], "GPUSHARE_REGION=", 16) == 0)
+            t.e.kv[i] = "GPUSHARE_UNSET=1";
+    shm_unlink(mine);
+    app(need("SHIMAPP"), "proc", "init ctx:0 info:724:1024", &t.e, &t.r);
+    shm_unlink("/gpushare");
+    shm_unlink(mine);
+    expect_ok(&t.r);
+    tc_free(&t);
+}
+
 /* Calls before cuInit get the driver's own answer (CUDA_ERROR_NOT_INITIALIZED, 3), are not
  * counted, and do not keep the device from being counted once cuInit is called. */
 static void test_before_cuinit(void **state)
@@ -941,6 +967,7 @@ int main(void)
         cmocka_unit_test(test_no_gpu_app_unchanged),
         cmocka_unit_test(test_every_path_and_free),
         cmocka_unit_test(test_native_oom_code),
+        cmocka_unit_test(test_default_region_per_user),
         cmocka_unit_test(test_before_cuinit),
         cmocka_unit_test(test_malformed_and_unnamed),
         cmocka_unit_test(test_fork),
