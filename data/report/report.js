@@ -371,7 +371,7 @@
       html.push(z.nodes.length ? '</div>' : '', '</div></div>');
     }
     grid.innerHTML = html.join('');
-    if (card <= 2000) grid.classList.add('large');
+    grid.classList.add(card <= 600 ? 'large' : card <= 2000 ? 'medium' : 'huge');
     const cells = new Array(card), boxes = grid.getElementsByTagName('b');
     for (let i = 0; i < boxes.length; i++) cells[order[i]] = boxes[i];
     grid.addEventListener('mouseover', (e) => {

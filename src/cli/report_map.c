@@ -137,10 +137,12 @@ static int slices_of(int model, const char *name, int *card)
     return 0;
 }
 
-static int by_int(const void *a, const void *b)
+/* Tenants of a card in the order of their names, so a state reads the same in every file. */
+static const struct gs_names *sort_tenants;
+
+static int by_name(const void *a, const void *b)
 {
-    return (*(const int32_t *)a > *(const int32_t *)b) -
-           (*(const int32_t *)a < *(const int32_t *)b);
+    return strcmp(sort_tenants->v[*(const int32_t *)a], sort_tenants->v[*(const int32_t *)b]);
 }
 
 static int by_slot(const void *a, const void *b)
@@ -163,7 +165,8 @@ static int32_t state_of(const struct rp_doc *doc, struct states *st, const struc
         qsort(on, n, sizeof(*on), by_slot);
     for (size_t i = 0; i < n && nt < 64; i++)
         tenants[nt++] = on[i]->tenant;
-    qsort(tenants, nt, sizeof(*tenants), by_int);
+    sort_tenants = &doc->tenants;
+    qsort(tenants, nt, sizeof(*tenants), by_name);
     len += (size_t)snprintf(key, sizeof(key), "%d", mode);
     for (size_t i = 0; mode == RP_MIG && i < n && len < sizeof(key); i++)
         len += (size_t)snprintf(key + len, sizeof(key) - len, "|%d@%d=%d/%d", on[i]->profile,
