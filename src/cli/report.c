@@ -18,7 +18,7 @@
 #define DEFAULT_CHART_JS "/usr/share/javascript/chart.js/chart.min.js"
 #define ASSETS_DIR       GS_DATA_DIR "/report"
 #define VALUE_MAX        (64u << 20) /* bytes of one value read whole: a pod, a summary, a cluster */
-#define AT_MAX           160
+#define AT_MAX           RP_AT_MAX
 
 const int64_t rp_wait_edges_s[RP_WAIT_BINS - 1] = {0, 60, 300, 900, 3600, 10800, 21600, 43200};
 
@@ -92,10 +92,20 @@ static int oom(struct ctx *c)
     return gs_diag_error_code(c->s->d, -ENOMEM, "%s: out of memory", c->doc->path);
 }
 
+/* pathf() - a path in the document into @out (AT_MAX bytes), cut when longer. */
+static void pathf(char *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void pathf(char *out, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(out, AT_MAX, fmt, ap);
+    va_end(ap);
+}
+
 /* join() - "@at.@key" (or "@key" at the top) into @out. */
 static void join(char *out, const char *at, const char *key)
 {
-    snprintf(out, AT_MAX, "%s%s%s", at, *at ? "." : "", key);
+    pathf(out, "%s%s%s", at, *at ? "." : "", key);
 }
 
 /* once() - @key, bit @bit of this object, is met for the first time. */
@@ -176,13 +186,14 @@ static int value(struct ctx *c, const char *key, json_type type, json_t **out)
         join(at, c->at, key);
         rc = bad(c, at, "expected %s, got %s", want[type], gs__json_type_name(*out));
         json_decref(*out);
+        *out = NULL;
     }
     return rc;
 }
 
 static int take_name(struct ctx *c, const char *key, char **name)
 {
-    json_t *v;
+    json_t *v = NULL;
     int rc = value(c, key, JSON_STRING, &v);
     if (!rc && !(*name = strdup(json_string_value(v))))
         rc = oom(c);
@@ -349,7 +360,7 @@ static int scenario_pod(struct ctx *c, const json_t *p, const char *at)
         return oom(c);
     char pat[AT_MAX];
     for (size_t i = 0; i < json_array_size(pls) && !rc; i++) {
-        snprintf(pat, sizeof(pat), "%s.placements[%zu]", at, i);
+        pathf(pat, "%s.placements[%zu]", at, i);
         if (!json_is_object(json_array_get(pls, i)))
             return bad(c, pat, "expected an object");
         rc = placement(c, json_array_get(pls, i), json_array_get(usage, i), tenant, pat);
@@ -368,16 +379,18 @@ static int pod_element(struct gs_js *s, size_t i, void *ud)
         return gs_js_skip(s); /* a replay's figures are in its summary and curve */
     char at[AT_MAX];
     json_t *p;
-    snprintf(at, sizeof(at), "%s%spods[%zu]", c->at, *c->at ? "." : "", i);
+    pathf(at, "%s%spods[%zu]", c->at, *c->at ? "." : "", i);
     int rc = gs_js_value(s, &p);
     if (rc)
         return rc;
     if (!json_is_object(p))
         rc = bad(c, at, "expected an object, got %s", gs__json_type_name(p));
-    else if (json_object_get(p, "usage"))
-        rc = (r->scenario_pods++, scenario_pod(c, p, at));
-    else if (r->plain_pods++ == 0)
-        snprintf(r->first_plain, sizeof(r->first_plain), "%s", at);
+    else if (json_object_get(p, "usage")) {
+        r->scenario_pods++;
+        rc = scenario_pod(c, p, at);
+    } else if (r->plain_pods++ == 0) {
+        pathf(r->first_plain, "%s", at);
+    }
     json_decref(p);
     return rc;
 }
@@ -389,7 +402,7 @@ static int eviction_element(struct gs_js *s, size_t i, void *ud)
     char at[AT_MAX];
     json_t *e, *tenant, *kind;
     int64_t t;
-    snprintf(at, sizeof(at), "%s.evictions[%zu]", c->at, i);
+    pathf(at, "%s.evictions[%zu]", c->at, i);
     int rc = gs_js_value(s, &e);
     if (rc)
         return rc;
@@ -437,7 +450,7 @@ static int check_lines(struct ctx *c, const json_t *list, const char *what, cons
     char at[AT_MAX], kat[AT_MAX];
     for (size_t i = 0; i < json_array_size(list); i++) {
         json_t *o = json_array_get(list, i), *name;
-        snprintf(at, sizeof(at), "%s.%s[%zu]", c->at, what, i);
+        pathf(at, "%s.%s[%zu]", c->at, what, i);
         int rc = json_is_object(o) ? field(c, o, "name", at, JSON_STRING, &name)
                                    : bad(c, at, "expected an object");
         for (const char *const *k = keys; !rc && *k; k++) {
@@ -510,7 +523,7 @@ static int run_member(struct gs_js *s, const char *key, void *ud)
     if (k < 0)
         return unknown(c, key);
     int rc = once(c, k, key);
-    json_t *v;
+    json_t *v = NULL;
     if (rc)
         return rc;
     switch (k) {
@@ -553,7 +566,7 @@ static int run_element(struct gs_js *s, size_t i, void *ud)
     struct ctx r = *c;
     r.run = v[(*n)++];
     r.seen = 0;
-    snprintf(r.at, sizeof(r.at), "%s[%zu]", c->at, i);
+    pathf(r.at, "%s[%zu]", c->at, i);
     return gs_js_object(s, run_member, &r);
 }
 
@@ -564,7 +577,7 @@ static int doc_member(struct gs_js *s, const char *key, void *ud)
         struct ctx r = *c;
         int rc = once(c, key[0] == 'w' ? 8 : 9, key);
         r.replay = key[0] == 'r';
-        snprintf(r.at, sizeof(r.at), "%s", key);
+        pathf(r.at, "%s", key);
         return rc ? rc : gs_js_array(s, run_element, &r);
     }
     if (strcmp(key, "cluster") == 0 || strcmp(key, "mean") == 0) {
@@ -806,7 +819,7 @@ static int classify(struct gs_js *s, struct rp_doc *doc, int *replay)
             return gs_diag_error(s->d, "%s: %s: no summary", doc->path,
                                  doc->nways ? "a way" : "the document");
         char at[AT_MAX];
-        snprintf(at, sizeof(at), "%s%s", doc->nways ? "ways" : "", doc->nways ? "[]" : "");
+        pathf(at, "%s", doc->nways ? "ways[]" : "");
         int rc = gs__names_unique(list[i]->names, list[i]->nnames, at, s->d);
         if (rc)
             return rc;

@@ -25,7 +25,8 @@ struct gs_diag;
 #define RP_SPANS_MAX     (32u << 20)
 #define RP_EVICTIONS_MAX (16u << 20)
 #define RP_NAMES_MAX     (4u << 20)
-#define RP_WAIT_BINS     9 /* upper edges in rp_wait_edges_s, then one bin above the last */
+#define RP_AT_MAX        160 /* bytes of a path in the document, in messages */
+#define RP_WAIT_BINS     9   /* upper edges in rp_wait_edges_s, then one bin above the last */
 extern const int64_t rp_wait_edges_s[RP_WAIT_BINS - 1];
 
 /* How a card was held during a span, as the usage "mode" says. */
@@ -65,7 +66,7 @@ struct rp_run {
     size_t nev, capev;
     /* Pods. */
     int64_t npods, scenario_pods, plain_pods;
-    char first_plain[96]; /* the path of the first pod without usage, for the message */
+    char first_plain[RP_AT_MAX]; /* the path of the first pod without usage, for messages */
     int placements_missing;
     struct rp_kind *kinds;
     size_t nkinds;

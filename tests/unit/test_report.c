@@ -94,7 +94,7 @@ struct seen {
 static int element(struct gs_js *s, size_t i, void *ud)
 {
     struct seen *w = ud;
-    json_t *v;
+    json_t *v = NULL;
     (void)i;
     int rc = gs_js_value(s, &v);
     if (!rc && json_is_integer(v))
