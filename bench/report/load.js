@@ -3,7 +3,7 @@
  * How long gpusched report's pages take to open in Debian's chromium: each page opened RUNS
  * times (default 5) in a fresh tab, from navigation start to the load event (performance
  * timing; the page draws every chart and the cluster map before it), and to the end of the
- * page's own script (its gs-map mark). Prints the file's size, the best and the median.
+ * page's own script (its gs-done mark). Prints the file's size, the best and the median.
  * Usage: node bench/report/load.js PAGE.html... (RUNS=N to change the count).
  */
 'use strict';
@@ -27,8 +27,7 @@ const {chromium} = require(path.join(__dirname, '../../tests/browser/node_module
       const page = await browser.newPage();
       await page.goto('file://' + path.resolve(file), {waitUntil: 'load', timeout: 120000});
       const t = await page.evaluate(() => {
-        const mark = performance.getEntriesByName('gs-map')[0] ||
-                     performance.getEntriesByName('gs-parsed')[0];
+        const mark = performance.getEntriesByName('gs-done')[0];
         return [performance.timing.loadEventEnd - performance.timing.navigationStart,
                 Math.round(mark ? mark.startTime : -1), document.body.dataset.ready];
       });

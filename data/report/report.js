@@ -7,9 +7,7 @@
  */
 'use strict';
 (function () {
-  performance.mark('gs-start');
   const data = JSON.parse(document.getElementById('gs-report-data').textContent);
-  performance.mark('gs-parsed');
   const root = document.getElementById('report');
   const PALETTE = ['#4e79a7', '#f28e2b', '#e15759', '#76b7b2', '#59a14f', '#edc948', '#b07aa1',
                    '#ff9da7', '#9c755f', '#bab0ac'];
@@ -154,10 +152,8 @@
     if (tl.length) demand(tl, horizon);
     for (const w of ways) perWay(w, horizon);
     bills(ways);
-    performance.mark('gs-charts');
     if (data.cluster && data.states) clusterMap(ways.filter((w) => w.map), horizon);
     else section('Cluster map', data.map_note);
-    performance.mark('gs-map');
   }
 
   function timeLabels(t, horizon) {
@@ -433,4 +429,5 @@
   if (data.kind === 'replay') replay();
   else scenario();
   document.body.dataset.ready = '1';
+  performance.mark('gs-done');
 })();
