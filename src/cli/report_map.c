@@ -7,7 +7,7 @@
  * whole page; each run's map is a matrix of state numbers, card by card (in the cluster's order:
  * zones, their nodes, their cards), time by time, one byte a cell (two, little-endian, past 256
  * states), in base64. The slider's times are a round step (1 min ... 1 day) chosen so the cells of
- * all runs stay within MAP_CELLS_MAX bytes: a 40,000-card cluster run three ways gets an hourly
+ * all runs stay within MAP_CELLS_MAX bytes: a 37,500-card cluster run three ways gets an hourly
  * slider over a day, a 480-card one a five-minute one.
  */
 #include "report.h"
