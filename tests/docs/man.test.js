@@ -18,20 +18,13 @@ const path = require('path');
 const net = require('net');
 const http = require('http');
 const {spawn, spawnSync} = require('child_process');
+const {check, done} = require('../common/check.js');
 
 const ROOT = process.cwd();
 const BIN = {gpusched: process.env.GPUSCHED_BIN, gpuschedd: process.env.GPUSCHEDD_BIN};
 if (!BIN.gpusched || !BIN.gpuschedd) {
   console.error('man.test.js: GPUSCHED_BIN and GPUSCHEDD_BIN must name the programs');
   process.exit(1);
-}
-let failures = 0, checks = 0;
-function check(ok, what) {
-  checks++;
-  if (!ok) {
-    failures++;
-    console.error('FAIL: ' + what);
-  }
 }
 
 /* ---- The pages ---- */
@@ -185,11 +178,9 @@ function healthy(port) {
     check(end.code === 0, 'gpuschedd exits 0 on SIGTERM (got ' + JSON.stringify(end) + ')');
     fs.rmSync(dir, {recursive: true, force: true});
   }
-  console.log(checks + ' checks, ' + failures + ' failed (' + lines.length + ' examples, ' +
-              [...g1.sections.get('COMMANDS')].reduce((a, s) => a + s.flags.size, 0) +
-              ' flags of gpusched, ' + g8.sections.get('OPTIONS')[0].flags.size +
-              ' of gpuschedd)');
-  process.exit(failures ? 1 : 0);
+  done(lines.length + ' examples, ' +
+       g1.sections.get('COMMANDS').reduce((a, s) => a + s.flags.size, 0) + ' flags of gpusched, ' +
+       g8.sections.get('OPTIONS')[0].flags.size + ' of gpuschedd');
 })().catch((e) => {
   console.error(e);
   process.exit(1);

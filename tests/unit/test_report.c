@@ -32,16 +32,13 @@ static int setup(void **state)
         fprintf(stderr, "test_report: GPUSCHED_BIN must name the gpusched executable\n");
         return -1;
     }
-    snprintf(tmpdir, sizeof(tmpdir), "/tmp/gs_test_report.XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
+    return t_tmpdir(tmpdir, sizeof(tmpdir), "gs_test_report");
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    return t_rmtree(tmpdir);
 }
 
 /* @name in the temporary directory, in a rotating buffer: enough for every path one test holds. */
@@ -56,12 +53,7 @@ static const char *tmp_path(const char *name)
 
 static const char *write_tmp(const char *name, const char *text)
 {
-    const char *path = tmp_path(name);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    assert_true(fputs(text, f) >= 0);
-    assert_int_equal(fclose(f), 0);
-    return path;
+    return t_write(tmp_path(name), text);
 }
 
 /* gpusched with @args (NULL-terminated); the result is the caller's to free. */
@@ -208,21 +200,44 @@ static json_t *page_data(const char *html)
     return v;
 }
 
+static json_t *load_json(const char *path)
+{
+    json_error_t je;
+    json_t *doc = json_load_file(path, JSON_PRESERVE_ORDER, &je);
+    if (!doc)
+        fail_msg("%s: %s", path, je.text);
+    return doc;
+}
+
+/* gpusched report of @json into @html with @title (NULL: none), which must succeed quietly;
+ * the page's data, and the page itself in *@page when @page is not NULL. */
+static json_t *report_data(const char *json, const char *html, const char *title, char **page)
+{
+    struct t_run r = gpusched(
+        (const char *[]){"report", json, "-o", html, title ? "--title" : NULL, title, NULL});
+    expect(&r, 0, NULL);
+    assert_string_equal(r.err, "");
+    t_run_free(&r);
+    char *text = t_slurp(html, NULL);
+    assert_non_null(text);
+    json_t *data = page_data(text);
+    if (page)
+        *page = text;
+    else
+        free(text);
+    return data;
+}
+
 static void test_scenario_page(void **state)
 {
     (void)state;
     const char *json = tmp_path("run.json"), *html = tmp_path("run.html");
     simulate(json, "mig/slices");
-    struct t_run r = gpusched((const char *[]){"report", json, "-o", html, NULL});
-    expect(&r, 0, NULL);
-    assert_string_equal(r.err, "");
-    t_run_free(&r);
-    char *page = t_slurp(html, NULL);
-    assert_non_null(page);
+    char *page;
+    json_t *data = report_data(json, html, NULL, &page);
     assert_non_null(strstr(page, "Chart.js v3")); /* inlined: the page needs nothing else */
     assert_null(strstr(page, "src=\"http"));
     assert_null(strstr(page, "<link"));
-    json_t *data = page_data(page);
     assert_string_equal(json_string_value(json_object_get(data, "kind")), "scenario");
     json_t *ways = json_object_get(data, "ways");
     assert_int_equal(json_array_size(ways), 3);
@@ -247,11 +262,8 @@ static void test_scenario_page(void **state)
     assert_int_equal(json_string_length(json_object_get(map, "cells")), (bytes + 2) / 3 * 4);
     json_decref(data);
     /* The same file gives the same page, byte for byte. */
-    const char *again = tmp_path("again.html");
-    r = gpusched((const char *[]){"report", json, "-o", again, NULL});
-    expect(&r, 0, NULL);
-    t_run_free(&r);
-    char *page2 = t_slurp(again, NULL);
+    char *page2;
+    json_decref(report_data(json, tmp_path("again.html"), NULL, &page2));
     assert_string_equal(page, page2);
     free(page);
     free(page2);
@@ -266,12 +278,9 @@ static void test_replay_page(void **state)
         "data/fgd-reference/openb-eighth/sequence.csv", "--policy", "all", "--json", json, NULL});
     expect(&r, 0, NULL);
     t_run_free(&r);
-    r = gpusched((const char *[]){"report", json, "-o", html, "--title", "<b>eighth</b>", NULL});
-    expect(&r, 0, NULL);
-    t_run_free(&r);
-    char *page = t_slurp(html, NULL);
+    char *page;
+    json_t *data = report_data(json, html, "<b>eighth</b>", &page);
     assert_non_null(strstr(page, "<title>&lt;b&gt;eighth&lt;/b&gt;</title>"));
-    json_t *data = page_data(page);
     json_t *pols = json_object_get(data, "policies");
     assert_int_equal(json_array_size(pols), 7);
     json_t *fgd = json_array_get(pols, 1);
@@ -288,10 +297,8 @@ static void test_older_file(void **state)
     (void)state;
     const char *json = tmp_path("old.json"), *html = tmp_path("old.html");
     simulate(json, "slices");
-    json_error_t je;
-    json_t *doc = json_load_file(json, 0, &je), *w, *p;
+    json_t *doc = load_json(json), *w, *p;
     size_t i, j;
-    assert_non_null(doc);
     json_object_del(doc, "cluster");
     json_array_foreach(json_object_get(doc, "ways"), i, w)
     {
@@ -302,13 +309,8 @@ static void test_older_file(void **state)
     json_object_del(doc, "timeline");
     assert_int_equal(json_dump_file(doc, json, 0), 0);
     json_decref(doc);
-    struct t_run r = gpusched((const char *[]){"report", json, "-o", html, NULL});
-    expect(&r, 0, NULL);
-    t_run_free(&r);
-    char *page = t_slurp(html, NULL);
-    json_t *data = page_data(page);
+    json_t *data = report_data(json, html, NULL, NULL);
     assert_non_null(strstr(json_string_value(json_object_get(data, "map_note")), "no cluster"));
-    free(page);
     json_decref(data);
 }
 
@@ -318,9 +320,7 @@ static void test_bad_input(void **state)
     (void)state;
     const char *run = tmp_path("run.json"), *out = tmp_path("bad.html");
     simulate(run, "slices");
-    json_error_t je;
-    json_t *doc = json_load_file(run, JSON_PRESERVE_ORDER, &je);
-    assert_non_null(doc);
+    json_t *doc = load_json(run);
     json_t *pods = json_object_get(json_array_get(json_object_get(doc, "ways"), 0), "pods");
     /* Twice the same pod in a way: gpusched bill refuses it, so does the report. */
     json_array_append_new(pods, json_deep_copy(json_array_get(pods, 0)));
