@@ -4,7 +4,14 @@
  * reaches all; no token or an unknown one gets 401. Each tenant's requests pass its token bucket
  * first (429 with Retry-After). Errors are {"error": "...", "field": "..."}.
  */
-#include "gsd.h"
+#include "api.h"
+#include "accounts.h"
+#include "extender.h"
+#include "nodes.h"
+#include "preempt.h"
+#include "queue.h"
+#include "server.h"
+#include "state.h"
 
 #include "gpusched/catalog.h"
 #include "gpusched/cluster.h"

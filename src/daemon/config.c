@@ -32,7 +32,9 @@
  * "rateLimt" would silently lift a tenant's limit. The walk descends a fixed depth and an event
  * pass bounds nesting first (libyaml's loader recurses without a limit of its own).
  */
-#include "gsd.h"
+#include "config.h"
+#include "log.h"
+#include "podspec.h"
 
 #include "gpusched/billing.h"
 #include "gpusched/config.h"

@@ -18,7 +18,14 @@
  * DaemonConfig, bind also writes the pod's annotations and its Binding to the API server (kube.c):
  * after the commit, on the HTTP thread (server.c), and a refusal gives the cards back.
  */
-#include "gsd.h"
+#include "extender.h"
+#include "api.h"
+#include "kube.h"
+#include "log.h"
+#include "mig.h"
+#include "preempt.h"
+#include "server.h"
+#include "state.h"
 
 #include <errno.h>
 #include <stdio.h>

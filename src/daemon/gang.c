@@ -12,7 +12,13 @@
  * PodGroups are stored; members and running counts are the scheduler thread's, counted again
  * from the pods at start.
  */
-#include "gsd.h"
+#include "gang.h"
+#include "api.h"
+#include "log.h"
+#include "preempt.h"
+#include "queue.h"
+#include "server.h"
+#include "store.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -5,7 +5,14 @@
  * with utilisation in one query: Hostname (node), gpu (index on the node), modelName, namespace,
  * pod. DCGM's UUID is not exported: the inventory does not know card UUIDs yet.
  */
-#include "gsd.h"
+#include "metrics.h"
+#include "accounts.h"
+#include "api.h"
+#include "mig.h"
+#include "nodes.h"
+#include "queue.h"
+#include "server.h"
+#include "state.h"
 
 #include "gpusched/billing.h"
 #include "gpusched/catalog.h"

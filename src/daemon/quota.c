@@ -12,9 +12,13 @@
  * Use lives only in memory: it is counted from the running pods, which the store holds, at start
  * and after every reload (a reload may change tenants, quotas and their order).
  */
-#include "gsd.h"
+#include "quota.h"
+#include "log.h"
+#include "queue.h"
+#include "state.h"
 
 #include "gpusched/cluster.h"
+#include "gpusched/mig.h"
 #include "gpusched/scenario.h"
 
 #include <errno.h>

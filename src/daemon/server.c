@@ -24,7 +24,13 @@
  * bind failed, schedules the pod again, filter offers it only the node holding its cards, and
  * bind there makes the calls again.
  */
-#include "gsd.h"
+#include "server.h"
+#include "api.h"
+#include "extender.h"
+#include "kube.h"
+#include "log.h"
+#include "nodes.h"
+#include "store.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -8,7 +8,14 @@
  * request that failed stays failed (the pass only takes capacity), so each distinct request is
  * tried once per pass, not once per pod.
  */
-#include "gsd.h"
+#include "state.h"
+#include "extender.h"
+#include "log.h"
+#include "mig.h"
+#include "nodes.h"
+#include "preempt.h"
+#include "queue.h"
+#include "store.h"
 
 #include "gpusched/catalog.h"
 #include "gpusched/cluster.h"

@@ -11,7 +11,8 @@
 
 #include <cmocka.h>
 
-#include "daemon/gsd.h"
+#include "daemon/inventory.h"
+#include "daemon/store.h"
 #include "gpusched/config.h"
 #include "gpusched/scenario.h"
 
