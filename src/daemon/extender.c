@@ -792,6 +792,42 @@ int gsd_extender_sync(struct gsd_state *st, const json_t *live, int64_t listed_u
     return n;
 }
 
+/* The pod bind took cards for under @key ("NS/NAME") with UID @uid (or one bound with none). */
+static struct gsd_pod *bound_pod(struct gsd_state *st, const char *key, const char *uid)
+{
+    char ns[GSD_NAME_MAX];
+    const char *slash = strchr(key, '/');
+    if (!slash || (size_t)(slash - key) >= sizeof(ns))
+        return NULL;
+    memcpy(ns, key, (size_t)(slash - key));
+    ns[slash - key] = '\0';
+    struct gsd_pod *p = gsd_pod_find(st, ns, slash + 1);
+    return p && p->source == GSD_SRC_EXTENDER && (!p->uid[0] || !strcmp(p->uid, uid)) ? p : NULL;
+}
+
+int gsd_extender_holds(struct gsd_state *st, const char *key, const char *uid)
+{
+    return bound_pod(st, key, uid) != NULL;
+}
+
+int gsd_extender_gone(struct gsd_state *st, const json_t *gone)
+{
+    const char *key;
+    json_t *uid;
+    int n = 0;
+    json_object_foreach((json_t *)gone, key, uid)
+    {
+        struct gsd_pod *p = json_is_string(uid) ? bound_pod(st, key, json_string_value(uid)) : NULL;
+        if (!p)
+            continue;
+        gsd_log("info", "pod deleted or finished in Kubernetes: cards released", "pod", key, NULL);
+        if (gsd_pod_cancel(st, p))
+            return -EIO;
+        n++;
+    }
+    return n;
+}
+
 void gsd_extender_handle(struct gsd_state *st, struct gsd_req *r, const char *verb)
 {
     if (!strcmp(verb, "filter") || !strcmp(verb, "prioritize")) {
