@@ -378,6 +378,15 @@ static void test_podspec(void **state)
                      0);
     assert_int_equal(p.req.gpu_milli, 250); /* 4096 of 16384 MiB */
     gsd_podspec_clear(&p);
+    /* Quantities as the API server writes them back: 20000 is "20k", 1 may be "1e0". */
+    assert_int_equal(parse("{\"metadata\":{\"name\":\"k\"},\"spec\":{\"containers\":[{"
+                           "\"resources\":{\"limits\":{\"nvidia.com/gpumem\":\"20k\","
+                           "\"nvidia.com/gpu\":\"1e0\"}}}]}}",
+                           &p, f),
+                     0);
+    assert_int_equal(p.gpumem_mib, 20000);
+    assert_int_equal(p.req.num_gpu, 1);
+    gsd_podspec_clear(&p);
     /* A MIG instance: NVIDIA's profile name ("+me" spelled ".me" in the resource), no cards. */
     assert_int_equal(parse("{\"metadata\":{\"name\":\"g\"},\"spec\":{\"containers\":[{"
                            "\"resources\":{\"limits\":{\"nvidia.com/mig-1g.10gb.me\":\"1\","
@@ -402,6 +411,9 @@ static void test_podspec(void **state)
         {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"resources\":{\"limits\":"
          "{\"nvidia.com/gpucores\":101}}}]}}",
          "spec.containers[0].resources.limits.nvidia.com/gpucores"},
+        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"resources\":{\"limits\":"
+         "{\"nvidia.com/gpu\":\"1500m\"}}}]}}",
+         "spec.containers[0].resources.limits.nvidia.com/gpu"},
         {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"resources\":{\"limits\":"
          "{\"nvidia.com/gpu\":1}}},{\"resources\":{\"limits\":{\"nvidia.com/gpu\":1}}}]}}",
          "spec.containers[1]"},
