@@ -34,6 +34,8 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -59,7 +61,7 @@ struct gsd_server {
     _Atomic size_t max_body, ext_max_body;
     atomic_int failed;
     int port;
-    char *cert, *key;
+    char *cert, *key, *client_ca;
     pthread_t sync_thread; /* the pod sync with the API server (sync_main) */
     pthread_cond_t sync_cv;
     int sync_started, stopping, sync_kick; /* sync_kick: a reload, to take up its period */
@@ -431,7 +433,24 @@ static enum MHD_Result too_big(struct MHD_Connection *c, struct conn *k)
     return send_reply(c, k->r);
 }
 
-/* First call of a request: set it up; refuse at once a declared body over the cap. */
+/*
+ * Did the client present a certificate that the --tls-client-ca CA signed, valid now and for TLS
+ * client authentication (extendedKeyUsage clientAuth, when the certificate restricts it)?
+ * GnuTLS checks it against the trust list libmicrohttpd was given.
+ */
+static int client_verified(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *i =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+    gnutls_session_t tls = i ? (gnutls_session_t)i->tls_session : NULL;
+    gnutls_typed_vdata_st purpose = {GNUTLS_DT_KEY_PURPOSE_OID,
+                                     (unsigned char *)GNUTLS_KP_TLS_WWW_CLIENT, 0};
+    unsigned status = 1;
+    return tls && gnutls_certificate_verify_peers(tls, &purpose, 1, &status) == 0 && status == 0;
+}
+
+/* First call of a request: set it up; refuse at once a declared body over the cap, and an
+ * extender call without the client certificate mutual TLS asks for. */
 static enum MHD_Result begin(struct gsd_server *s, struct MHD_Connection *c, const char *url,
                              const char *method, void **con_cls)
 {
@@ -452,6 +471,13 @@ static enum MHD_Result begin(struct gsd_server *s, struct MHD_Connection *c, con
     k->cap = atomic_load(strncmp(url, "/extender/", 10) ? &s->max_body : &s->ext_max_body);
     MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, keep_qarg, r);
     read_auth(c, r);
+    if (s->client_ca && !strncmp(url, "/extender/", 10) && !client_verified(c)) {
+        k->too_big = 1; /* the body is not read */
+        gsd_reply_error(r, 401, "",
+                        "/extender/* needs a client certificate signed by the CA gpuschedd was "
+                        "given (--tls-client-ca): kube-scheduler's extender tlsConfig");
+        return send_reply(c, r);
+    }
     const char *cl =
         MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
     if (cl && strtoull(cl, NULL, 10) > k->cap) {
@@ -577,10 +603,15 @@ static int start_mhd(struct gsd_server *s, const struct gsd_listen *l, struct gs
             return -EINVAL;
         flags |= MHD_USE_TLS;
     }
+    if (l->client_ca && !(s->client_ca = slurp(l->client_ca, d)))
+        return -EINVAL;
     MHD_set_panic_func(mhd_panic, NULL);
     struct MHD_OptionItem tls[] = {
         {s->cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, s->cert},
         {s->key ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, s->key},
+        /* the trust list makes libmicrohttpd ask every client for a certificate; which paths
+         * need one is decided per request (client_verified()) */
+        {s->client_ca ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, 0, s->client_ca},
         {MHD_OPTION_END, 0, NULL},
     };
     s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER,
@@ -684,6 +715,7 @@ int gsd_server_stop(struct gsd_server *s)
     int failed = atomic_load(&s->failed);
     free(s->cert);
     free(s->key);
+    free(s->client_ca);
     free(s);
     return failed;
 }

@@ -84,6 +84,7 @@ struct gsd_listen {
     const char *host; /* numeric IPv4 or IPv6 address */
     int port;
     const char *tls_cert, *tls_key; /* PEM files, both or neither */
+    const char *client_ca; /* PEM file: the extender verbs need a client certificate it signed */
 };
 
 /*

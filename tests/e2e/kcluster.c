@@ -125,9 +125,10 @@ static void stop(struct kproc *p, int sig)
     p->pid = 0;
 }
 
-/* One HTTP(S) call to @url; the CA of the cluster's folder checks the server. */
-static int http(const struct kcluster *c, const char *method, const char *url, const char *token,
-                const char *ctype, const char *body, struct kanswer *a)
+/* One HTTP(S) call to @url; the CA of the cluster's folder checks the server; @cert (a file
+ * prefix: @cert.crt, @cert.key) is the client certificate, or NULL. */
+static int http_as(const struct kcluster *c, const char *method, const char *url, const char *token,
+                   const char *cert, const char *ctype, const char *body, struct kanswer *a)
 {
     CURL *h = curl_easy_init();
     struct curl_slist *hd = NULL;
@@ -148,6 +149,13 @@ static int http(const struct kcluster *c, const char *method, const char *url, c
     curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, hd);
     curl_easy_setopt(h, CURLOPT_CAINFO, ca);
+    char crt[256], key[256];
+    if (cert) {
+        snprintf(crt, sizeof(crt), "%s.crt", cert);
+        snprintf(key, sizeof(key), "%s.key", cert);
+        curl_easy_setopt(h, CURLOPT_SSLCERT, crt);
+        curl_easy_setopt(h, CURLOPT_SSLKEY, key);
+    }
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, h_on_body);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
     curl_easy_setopt(h, CURLOPT_TIMEOUT, 30L);
@@ -164,6 +172,12 @@ static int http(const struct kcluster *c, const char *method, const char *url, c
     return rc == CURLE_OK ? 0 : -1;
 }
 
+static int http(const struct kcluster *c, const char *method, const char *url, const char *token,
+                const char *ctype, const char *body, struct kanswer *a)
+{
+    return http_as(c, method, url, token, NULL, ctype, body, a);
+}
+
 int kc_api(const struct kcluster *c, const char *method, const char *path, const char *body,
            struct kanswer *a)
 {
@@ -176,9 +190,15 @@ int kc_api(const struct kcluster *c, const char *method, const char *path, const
 int kc_gsd(const struct kcluster *c, const char *method, const char *path, const char *token,
            const char *body, struct kanswer *a)
 {
+    return kc_gsd_as(c, method, path, token, NULL, body, a);
+}
+
+int kc_gsd_as(const struct kcluster *c, const char *method, const char *path, const char *token,
+              const char *cert, const char *body, struct kanswer *a)
+{
     char url[1024];
     snprintf(url, sizeof(url), "https://127.0.0.1:%d%s", c->gsd_port, path);
-    return http(c, method, url, token, NULL, body, a);
+    return http_as(c, method, url, token, cert, NULL, body, a);
 }
 
 void kc_answer_free(struct kanswer *a)
@@ -386,7 +406,7 @@ static int write_gsd_config(struct kcluster *c, const char *extra)
 int kc_start_gsd(struct kcluster *c)
 {
     const char *bin = getenv("GPUSCHEDD_BIN");
-    char data[96], listen[32], nodes[96], cert[96], key[96], url[96];
+    char data[96], listen[32], nodes[96], cert[96], key[96], url[96], ca[96];
     if (!bin || !*bin) {
         fprintf(stderr, "kcluster: GPUSCHEDD_BIN must name gpuschedd\n");
         return -1;
@@ -396,13 +416,14 @@ int kc_start_gsd(struct kcluster *c)
     snprintf(nodes, sizeof(nodes), "%s/nodes.csv", c->dir);
     snprintf(cert, sizeof(cert), "%s/gpuschedd.crt", c->dir);
     snprintf(key, sizeof(key), "%s/gpuschedd.key", c->dir);
+    snprintf(ca, sizeof(ca), "%s/ca.crt", c->dir);
     snprintf(c->gsd.log, sizeof(c->gsd.log), "%s/gpuschedd.log", c->dir);
-    char *argv[16] = {(char *)bin, "--data-dir", data,       "--listen",    listen,
-                      "--nodes",   nodes,        "--config", c->gsd_config, "--tls-cert",
-                      cert,        "--tls-key",  key};
+    char *argv[20] = {(char *)bin, "--data-dir", data,       "--listen",        listen,
+                      "--nodes",   nodes,        "--config", c->gsd_config,     "--tls-cert",
+                      cert,        "--tls-key",  key,        "--tls-client-ca", ca};
     if (c->gsd_policy[0]) {
-        argv[13] = "--config";
-        argv[14] = c->gsd_policy;
+        argv[15] = "--config";
+        argv[16] = c->gsd_policy;
     }
     snprintf(url, sizeof(url), "https://127.0.0.1:%d/healthz", c->gsd_port);
     return spawn(&c->gsd, argv) || wait_ready(c, &c->gsd, url, NULL, 60);

@@ -67,6 +67,9 @@ void kc_answer_free(struct kanswer *a);
 /* One call to gpuschedd's own API (HTTPS) with bearer @token (or NULL). Return: 0; -1. */
 int kc_gsd(const struct kcluster *c, const char *method, const char *path, const char *token,
            const char *body, struct kanswer *a);
+/* kc_gsd() presenting client certificate @cert (files @cert.crt and @cert.key), or none. */
+int kc_gsd_as(const struct kcluster *c, const char *method, const char *path, const char *token,
+              const char *cert, const char *body, struct kanswer *a);
 /* kc_api() expecting @want: 0 when it came, else -1 with the answer printed. */
 int kc_api_ok(const struct kcluster *c, const char *method, const char *path, const char *body,
               long want);

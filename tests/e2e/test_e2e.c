@@ -75,6 +75,28 @@ static void stays_pending(const char *ns, const char *name, const char *needle)
     assert_string_equal(kc_wait_bound(&kc, ns, name, 0, node, sizeof(node)), "");
 }
 
+/* /extender/filter without a client certificate, or with one another CA signed: 401. */
+static void extender_needs_client_cert(void)
+{
+    char other[128], cmd[256];
+    struct kanswer a;
+    const char *body = "{\"Pod\":{\"metadata\":{\"name\":\"x\"}},\"NodeNames\":[]}";
+    assert_int_equal(kc_gsd(&kc, "POST", "/extender/filter", NULL, body, &a), 0);
+    assert_int_equal(a.status, 401);
+    kc_answer_free(&a);
+    snprintf(other, sizeof(other), "%s/other-ca", kc.dir);
+    snprintf(cmd, sizeof(cmd), "deploy/tls/make-certs '%s' IP:127.0.0.1", other);
+    assert_int_equal(system(cmd), 0);
+    strcat(other, "/kube-scheduler");
+    assert_int_equal(kc_gsd_as(&kc, "POST", "/extender/filter", NULL, other, body, &a), 0);
+    assert_int_equal(a.status, 401);
+    kc_answer_free(&a);
+    snprintf(other, sizeof(other), "%s/kube-scheduler", kc.dir); /* the one kube-scheduler has */
+    assert_int_equal(kc_gsd_as(&kc, "POST", "/extender/filter", NULL, other, body, &a), 0);
+    assert_int_equal(a.status, 200);
+    kc_answer_free(&a);
+}
+
 /*
  * Packing reaches kube-scheduler: eight 1-GPU pods on three empty 8-card boards all land on
  * one board (kube-scheduler's own scoring would spread them), and a share of a card joins the
@@ -84,6 +106,7 @@ static void test_packing(void **state)
 {
     (void)state;
     up(three_boards, NULL, NULL);
+    extender_needs_client_cert();
     char first[64] = "", node[64], name[16];
     for (int i = 0; i < 8; i++) {
         snprintf(name, sizeof(name), "p%d", i);
