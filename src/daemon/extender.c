@@ -586,26 +586,60 @@ static const char *const score_text[11] = {",\"Score\":0}", ",\"Score\":1}", ",\
                                            ",\"Score\":6}", ",\"Score\":7}", ",\"Score\":8}",
                                            ",\"Score\":9}", ",\"Score\":10}"};
 
-/* HostPriorityList: each fitting node scaled to 0..10 between the lowest and highest score. */
-static void write_priorities(const struct ext_args *a, const int64_t *sc, struct out *o)
+/* A fitting node as the engine orders them: higher score first, then its tie-break rank. */
+struct ranked {
+    int64_t score;
+    uint32_t tie; /* gs_sched_priority(): lower wins among equal scores */
+    size_t i;     /* index into the args' nodes */
+};
+
+static int by_engine_order(const void *pa, const void *pb)
 {
-    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    const struct ranked *a = pa, *b = pb;
+    if (a->score != b->score)
+        return a->score > b->score ? -1 : 1;
+    return a->tie < b->tie ? -1 : a->tie > b->tie;
+}
+
+/*
+ * HostPriorityList: the engine's ranking on kube-scheduler's 0..10 scale. The node the engine
+ * would pick (best score, then its tie-break rank) alone gets 10; each lower score one step less,
+ * down to 1, nodes of one score sharing it; a node that does not fit 0. With the extender's
+ * weight above the sum of kube-scheduler's own scores, kube-scheduler's pick is the engine's.
+ * Return: 0; -ENOMEM. O(n log n) for n nodes.
+ */
+static int write_priorities(const struct gsd_state *st, const struct ext_args *a, const int64_t *sc,
+                            struct out *o)
+{
+    size_t n = 0;
+    struct ranked *lv = malloc((a->n ? a->n : 1) * sizeof(*lv));
+    int64_t *level = lv ? calloc(a->n ? a->n : 1, sizeof(*level)) : NULL;
+    if (!level) {
+        free(lv);
+        return -ENOMEM;
+    }
     for (size_t i = 0; i < a->n; i++)
-        if (sc[i] >= 2) {
-            lo = sc[i] < lo ? sc[i] : lo;
-            hi = sc[i] > hi ? sc[i] : hi;
-        }
+        if (sc[i] >= 2)
+            lv[n++] = (struct ranked){sc[i], gs_sched_priority(st->sched, (size_t)a->idx[i]), i};
+    qsort(lv, n, sizeof(*lv), by_engine_order);
+    for (size_t k = 0, step = 10; k < n; k++) {
+        if (k == 1 || (k > 1 && lv[k].score != lv[k - 1].score))
+            step = step > 1 ? step - 1 : 1;
+        level[lv[k].i] = (int64_t)step;
+    }
     put_str(o, "[");
     for (size_t i = 0, first = 1; i < a->n; i++) {
         if (!a->nodes[i].key)
             continue;
-        int64_t s = sc[i] < 2 ? 0 : hi == lo ? 10 : (sc[i] - lo) * 10 / (hi - lo);
         put_str(o, first ? "{\"Host\":" : ",{\"Host\":");
         first = 0;
         put(o, a->nodes[i].key, a->nodes[i].key_len);
-        put_str(o, score_text[s]); /* 0..10: (s - lo) <= (hi - lo) */
+        put_str(o, score_text[level[i]]);
     }
     put_str(o, "]");
+    free(level);
+    free(lv);
+    return 0;
 }
 
 /*
@@ -678,8 +712,8 @@ static void filter_or_prioritize(struct gsd_state *st, struct gsd_req *r, int is
             o.oom = 1;
         else if (is_filter)
             write_filter(st, &a, sc, why, first_error(&a, err), &o);
-        else
-            write_priorities(&a, sc, &o);
+        else if (write_priorities(st, &a, sc, &o))
+            o.oom = 1;
         ext_remember(st, &spec);
     }
     reply_out(r, &o);
