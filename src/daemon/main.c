@@ -27,11 +27,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define DEFAULT_NODES GS_DATA_DIR "/alibaba-gpu-v2023/openb_node_list_gpu_node.csv"
-#define CONFIGS_MAX   16
+#define DEFAULT_NODES    GS_DATA_DIR "/alibaba-gpu-v2023/openb_node_list_gpu_node.csv"
+#define DEFAULT_WORKLOAD GS_DATA_DIR "/alibaba-gpu-v2023/openb_pod_list_default.csv"
+#define CONFIGS_MAX      16
 
 struct opts {
-    const char *data_dir, *listen, *nodes, *config, *cert, *key, *client_ca;
+    const char *data_dir, *listen, *nodes, *workload, *config, *cert, *key, *client_ca;
     const char *configs[CONFIGS_MAX]; /* every --config, in order; config is the first */
     size_t nconfigs;
     char host[64];
@@ -44,6 +45,9 @@ static void usage(FILE *f)
                "  --data-dir DIR     where the store (gpusched.db) lives; created if missing\n"
                "  --listen ADDR:PORT numeric address and port, e.g. 127.0.0.1:8080, [::1]:8080\n"
                "  --nodes FILE       node inventory CSV (default: the bundled Alibaba nodes)\n"
+               "  --workload FILE    pod list CSV the cluster serves, as gpusched simulate's\n"
+               "                     --pods: FGD measures fragmentation against it (default:\n"
+               "                     the bundled Alibaba pods)\n"
                "  --config FILE      DaemonConfig YAML: tenants, tokens, limits (SIGHUP reloads);\n"
                "                     again for GPUQuota, ResourceQuota, ... files (up to 15)\n"
                "  --tls-cert PEM     serve HTTPS with this certificate (with --tls-key)\n"
@@ -86,15 +90,21 @@ static int parse_listen(const char *s, struct opts *o)
 static int parse_args(int argc, char **argv, struct opts *o)
 {
     static const struct option lo[] = {
-        {"data-dir", required_argument, 0, 'd'},      {"listen", required_argument, 0, 'l'},
-        {"nodes", required_argument, 0, 'n'},         {"config", required_argument, 0, 'c'},
-        {"tls-cert", required_argument, 0, 'C'},      {"tls-key", required_argument, 0, 'K'},
-        {"tls-client-ca", required_argument, 0, 'A'}, {"help", no_argument, 0, 'h'},
-        {"manual-clock", no_argument, 0, 'M'},        {0, 0, 0, 0},
+        {"data-dir", required_argument, 0, 'd'},
+        {"listen", required_argument, 0, 'l'},
+        {"nodes", required_argument, 0, 'n'},
+        {"workload", required_argument, 0, 'w'},
+        {"config", required_argument, 0, 'c'},
+        {"tls-cert", required_argument, 0, 'C'},
+        {"tls-key", required_argument, 0, 'K'},
+        {"tls-client-ca", required_argument, 0, 'A'},
+        {"help", no_argument, 0, 'h'},
+        {"manual-clock", no_argument, 0, 'M'},
+        {0, 0, 0, 0},
     };
     const char **dst[128] = {
-        ['d'] = &o->data_dir, ['l'] = &o->listen, ['n'] = &o->nodes,    ['c'] = &o->config,
-        ['C'] = &o->cert,     ['K'] = &o->key,    ['A'] = &o->client_ca};
+        ['d'] = &o->data_dir, ['l'] = &o->listen, ['n'] = &o->nodes,     ['c'] = &o->config,
+        ['C'] = &o->cert,     ['K'] = &o->key,    ['A'] = &o->client_ca, ['w'] = &o->workload};
     int c;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
@@ -127,6 +137,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
         return bad("--tls-client-ca needs --tls-cert and --tls-key", NULL);
     if (!o->nodes)
         o->nodes = DEFAULT_NODES;
+    if (!o->workload)
+        o->workload = DEFAULT_WORKLOAD;
     return 0;
 }
 
@@ -151,17 +163,23 @@ static int setup(const struct opts *o, struct gsd_state *st)
     struct gs_diag d;
     struct gsd_config *cfg = NULL;
     struct gs_cluster *cluster = NULL;
+    struct gs_pod_req *workload = NULL;
+    size_t nworkload = 0;
     gs_diag_init(&d);
     if (mkdir(o->data_dir, 0700) && errno != EEXIST)
         return bad("--data-dir: cannot create the directory", o->data_dir);
     int rc = load_config(o, &cfg, &d);
     if (!rc)
         rc = gsd_inventory_load(o->nodes, &cluster, &d);
+    if (!rc)
+        rc = gsd_inventory_workload(o->workload, &workload, &nworkload, &d);
     if (rc) {
+        gs_cluster_free(cluster);
         gsd_config_free(cfg);
         return bad(d.msg[0] ? d.msg : strerror(-rc), NULL);
     }
-    rc = gsd_state_init(st, cfg, cluster, o->data_dir, &d);
+    rc = gsd_state_init(st, cfg, cluster, workload, nworkload, o->data_dir, &d);
+    free(workload);
     if (rc) {
         gsd_log("error", "cannot start", "error", d.msg[0] ? d.msg : strerror(-rc), NULL);
         gsd_state_free(st);

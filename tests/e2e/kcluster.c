@@ -506,13 +506,16 @@ int kc_namespace(const struct kcluster *c, const char *ns)
     return rc;
 }
 
-int kc_node(const struct kcluster *c, const char *name, int gpus, const char *product, int mem_mib,
-            const char *zone)
+int kc_node(const struct kcluster *c, const struct knode *n)
 {
-    char count[16], mem[16];
+    char count[16], mem[16], cpu[32], host[32];
+    const char *name = n->name, *product = n->product, *zone = n->zone ? n->zone : "zone-a";
+    int gpus = n->gpus;
     snprintf(count, sizeof(count), "%d", gpus);
-    snprintf(mem, sizeof(mem), "%d", mem_mib);
-    json_t *res = json_pack("{s:s, s:s, s:s, s:s}", "cpu", "96", "memory", "768Gi", "pods", "110",
+    snprintf(mem, sizeof(mem), "%d", n->gpu_mem_mib ? n->gpu_mem_mib : 81920);
+    snprintf(cpu, sizeof(cpu), "%lldm", (long long)(n->cpu_milli ? n->cpu_milli : 96000));
+    snprintf(host, sizeof(host), "%lldMi", (long long)(n->memory_mib ? n->memory_mib : 786432));
+    json_t *res = json_pack("{s:s, s:s, s:s, s:s}", "cpu", cpu, "memory", host, "pods", "250",
                             "nvidia.com/gpu", count);
     json_t *labels = json_pack("{s:s, s:s}", "kubernetes.io/hostname", name,
                                "topology.kubernetes.io/zone", zone);
@@ -578,9 +581,10 @@ int kc_start(struct kcluster *c, const char *nodes_csv, const char *gsd_extra,
         size_t n = e ? (size_t)(e - p) : strlen(p);
         snprintf(line, sizeof(line), "%.*s", (int)n, p);
         char name[64] = "", model[64] = "";
-        int gpus = 0;
-        if (sscanf(line, "%63[^,],%*[^,],%*[^,],%d,%63s", name, &gpus, model) < 2 ||
-            kc_node(c, name, gpus, model, 81920, "zone-a"))
+        struct knode kn = {name, model, 0, 0, 0, 0, NULL};
+        if (sscanf(line, "%63[^,],%lld,%lld,%d,%63s", name, &kn.cpu_milli, &kn.memory_mib, &kn.gpus,
+                   model) < 4 ||
+            kc_node(c, &kn))
             return -1;
         p = e;
     }

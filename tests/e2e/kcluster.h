@@ -74,10 +74,17 @@ int kc_gsd_as(const struct kcluster *c, const char *method, const char *path, co
 int kc_api_ok(const struct kcluster *c, const char *method, const char *path, const char *body,
               long want);
 
-/* A Node with @gpus cards of @product (@mem_mib each) in @zone, as the device plugin and GPU
- * feature discovery label it. Return: 0; -1. */
-int kc_node(const struct kcluster *c, const char *name, int gpus, const char *product, int mem_mib,
-            const char *zone);
+/* What a Node has; 0 or NULL: a default (96 CPUs, 768 GiB, 80 GiB cards, zone-a). */
+struct knode {
+    const char *name, *product; /* product: nvidia.com/gpu.product */
+    int gpus, gpu_mem_mib;
+    long long cpu_milli, memory_mib;
+    const char *zone;
+};
+/* A Node with @n's cards, CPU and memory, as the device plugin and GPU feature discovery label
+ * it (nvidia.com/gpu capacity; nvidia.com/gpu.product, .count, .memory;
+ * topology.kubernetes.io/zone). Return: 0; -1. */
+int kc_node(const struct kcluster *c, const struct knode *n);
 /* A namespace. Return: 0 (also when it exists); -1. */
 int kc_namespace(const struct kcluster *c, const char *ns);
 /*

@@ -370,6 +370,111 @@ static void test_preemption(void **state)
     assert_int_equal(left, 2);
 }
 
+/* Bound (its node into @node) or refused (a FailedScheduling event: @node ""), waiting up to
+ * BIND_MS. Return: 0; -1 when neither came. */
+static int settle(const char *ns, const char *name, char *node, size_t cap)
+{
+    char msg[512];
+    for (int waited = 0; waited < BIND_MS; waited += 50) {
+        if (*kc_wait_bound(&kc, ns, name, 0, node, cap))
+            return 0;
+        if (kc_wait_event(&kc, ns, name, "FailedScheduling", NULL, 0, msg, sizeof(msg))) {
+            kc_wait_bound(&kc, ns, name, 0, node, cap); /* bound meanwhile after all? */
+            return 0;
+        }
+        kc_sleep_ms(50);
+    }
+    return -1;
+}
+
+/* The whole of file @path (malloc'd), or NULL. */
+static char *read_text(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    char *s = f ? calloc(1, 1 << 20) : NULL;
+    if (s)
+        s[fread(s, 1, (1 << 20) - 1, f)] = '\0';
+    if (f)
+        fclose(f);
+    return s;
+}
+
+/*
+ * The policy through the real control plane is the simulator's: 200 GPU pods of the Alibaba
+ * trace (openb_pod_list_default.csv, in its order) arrive one at a time on 16 of its nodes (the
+ * first of each model: 6 G2, 2 G3 and 2 V100M32 boards of 8, 4 T4 and 2 P100 boxes of 2), and
+ * each lands on the node `gpusched simulate` with the same policy picks for it (or stays
+ * pending where the simulator fails it) for at least 99 % of the pods. Prints the figure. Both
+ * measure fragmentation against the whole bundled pod list (gpuschedd's default --workload, the
+ * simulator's default --pods).
+ */
+static void test_replay(void **state)
+{
+    (void)state;
+    char dir[64] = "/tmp/gs_replay.XXXXXX", cmd[2048], path[128];
+    const char *sim = getenv("GPUSCHED_BIN");
+    assert_non_null(sim);
+    assert_non_null(mkdtemp(dir));
+    snprintf(cmd, sizeof(cmd),
+             "cd '%s' && T=%s/data/alibaba-gpu-v2023 && N=$T/openb_node_list_gpu_node.csv && "
+             "{ head -1 $N; grep ',8,G2$' $N | head -6; grep ',8,G3$' $N | head -2; "
+             "grep ',2,T4$' $N | head -4; grep ',2,P100$' $N | head -2; "
+             "grep ',8,V100M32$' $N | head -2; } >nodes.csv && "
+             "awk -F, 'NR == 1 || $4 >= 1' $T/openb_pod_list_default.csv | head -201 >pods.csv && "
+             "{ echo pod; awk -F, 'NR > 1 { print $1 }' pods.csv; } >seq.csv && "
+             "'%s' simulate --nodes nodes.csv --sequence seq.csv "
+             "--policy gpusched --seed 42 --json sim.json --quiet >sim.txt",
+             dir, getenv("PWD") ? getenv("PWD") : ".", sim);
+    assert_int_equal(system(cmd), 0);
+    snprintf(path, sizeof(path), "%s/nodes.csv", dir);
+    char *nodes = read_text(path);
+    snprintf(path, sizeof(path), "%s/sim.json", dir);
+    json_t *out = json_load_file(path, 0, NULL), *p;
+    snprintf(path, sizeof(path), "%s/pods.csv", dir);
+    char *pods = read_text(path);
+    assert_non_null(nodes);
+    assert_non_null(out);
+    assert_non_null(pods);
+    up(nodes, NULL, NULL);
+    size_t i, same = 0, total = 0;
+    const char *line = strchr(pods, '\n') + 1;
+    json_array_foreach(json_object_get(out, "pods"), i, p)
+    {
+        char name[64], res[160], node[64];
+        long long cpu, mem, gpus, milli;
+        assert_int_equal(
+            sscanf(line, "%63[^,],%lld,%lld,%lld,%lld", name, &cpu, &mem, &gpus, &milli), 5);
+        line = strchr(line, '\n') + 1;
+        assert_string_equal(name, json_string_value(json_object_get(p, "name")));
+        snprintf(res, sizeof(res),
+                 "{\"cpu\": \"%lldm\", \"memory\": \"%lldMi\", \"nvidia.com/gpu\": %lld", cpu, mem,
+                 gpus);
+        if (milli < 1000)
+            snprintf(res + strlen(res), sizeof(res) - strlen(res),
+                     ", \"nvidia.com/gpucores\": %lld", milli / 10);
+        strcat(res, "}");
+        assert_int_equal(kc_pod(&kc, "team-a", name, res, NULL), 0);
+        if (settle("team-a", name, node, sizeof(node)))
+            fail_msg("pod %s neither bound nor refused", name);
+        const char *want = json_string_value(json_object_get(p, "node"));
+        int match = !strcmp(node, want ? want : "");
+        same += match;
+        total++;
+        if (!match)
+            fprintf(stderr, "replay: %s on \"%s\", the simulator put it on \"%s\"\n", name, node,
+                    want ? want : "");
+    }
+    printf("replay: %zu of %zu pods on the node gpusched simulate picked (%.1f %%)\n", same, total,
+           100.0 * (double)same / (double)total);
+    json_decref(out);
+    free(nodes);
+    free(pods);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(total, 200);
+    assert_true(same * 100 >= total * 99);
+}
+
 struct e2e_case {
     const char *name;
     void (*fn)(void **);
@@ -385,6 +490,7 @@ static const struct e2e_case cases[] = {
     {"kill-restart", test_kill_restart},
     {"mig-on-demand", test_mig_on_demand},
     {"preemption", test_preemption},
+    {"replay", test_replay},
 };
 
 int main(int argc, char **argv)

@@ -131,8 +131,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         snprintf(body, sizeof(body), "%s",
                  f.list[0] ? f.list : "{\"metadata\":{\"resourceVersion\":\"7\"},\"items\":[]}");
         pthread_mutex_unlock(&f.mu);
-        /* a watch: the events set meanwhile (sent once), or none until its timeoutSeconds */
-        for (int i = 0; watch && i < (secs ? atoi(secs) : 1) * 20; i++) {
+        /* a watch: the events set meanwhile (sent once), or none until its timeoutSeconds, 2 s
+         * at most (this thread cannot tell when gpuschedd gives up on it, and the fake waits for
+         * its threads when it stops) */
+        int wait = secs && atoi(secs) < 2 ? atoi(secs) : 2;
+        for (int i = 0; watch && i < wait * 20; i++) {
             pthread_mutex_lock(&f.mu);
             snprintf(body, sizeof(body), "%s", f.watch);
             f.watch[0] = '\0';
