@@ -455,6 +455,9 @@ static int write_sched_config(struct kcluster *c)
     char *a = shipped ? replace(shipped, SHIPPED_URL, url) : NULL;
     char *b = a ? replace(a, SHIPPED_KUBECONF, path) : NULL;
     char *d = b ? replace(b, SHIPPED_TLS_DIR, tls) : NULL;
+    char *cut = d && c->plain ? strstr(d, "\nextenders:") : NULL;
+    if (cut) /* the same configuration without the extender */
+        cut[1] = '\0';
     snprintf(c->sched_config, sizeof(c->sched_config), "%s/kube-scheduler.yaml", c->dir);
     int rc = !d || !strstr(shipped, SHIPPED_URL) || h_write(c->sched_config, d) ? -1 : 0;
     if (rc)
@@ -537,11 +540,12 @@ int kc_node(const struct kcluster *c, const struct knode *n)
     return rc;
 }
 
-int kc_start(struct kcluster *c, const char *nodes_csv, const char *gsd_extra,
-             const char *gsd_policy)
+static int start(struct kcluster *c, const char *nodes_csv, const char *gsd_extra,
+                 const char *gsd_policy, int plain)
 {
     char cmd[512], path[128];
     memset(c, 0, sizeof(*c));
+    c->plain = plain;
     curl_global_init(CURL_GLOBAL_DEFAULT);
     const char *kd = getenv("GS_KUBE_DIR");
     FILE *f = kd && *kd ? NULL : popen("scripts/build-kubernetes --path", "r");
@@ -594,10 +598,23 @@ int kc_start(struct kcluster *c, const char *nodes_csv, const char *gsd_extra,
             return -1;
     }
     c->gsd_port = h_free_port();
+    if (plain)
+        return write_sched_config(c) || start_scheduler(c) ? -1 : 0;
     return write_gsd_config(c, gsd_extra) || kc_start_gsd(c) || write_sched_config(c) ||
                    start_scheduler(c)
                ? -1
                : 0;
+}
+
+int kc_start(struct kcluster *c, const char *nodes_csv, const char *gsd_extra,
+             const char *gsd_policy)
+{
+    return start(c, nodes_csv, gsd_extra, gsd_policy, 0);
+}
+
+int kc_start_plain(struct kcluster *c, const char *nodes_csv)
+{
+    return start(c, nodes_csv, NULL, NULL, 1);
 }
 
 void kc_stop(struct kcluster *c)

@@ -39,6 +39,7 @@ struct kcluster {
     char gsd_config[160]; /* its DaemonConfig */
     char gsd_policy[160]; /* a second --config for gpuschedd (GPUQuota, ...), "" for none */
     char sched_config[160];
+    int plain; /* kc_start_plain(): no gpuschedd, no extender */
 };
 
 struct kanswer {
@@ -53,6 +54,9 @@ struct kanswer {
  * logs say why; everything started is stopped by kc_stop()). */
 int kc_start(struct kcluster *c, const char *nodes_csv, const char *gsd_extra,
              const char *gsd_policy);
+/* kc_start() without gpuschedd: kube-scheduler with the shipped configuration less its
+ * extenders section, counting nvidia.com/gpu itself (the yardstick of bench/bench_kube.c). */
+int kc_start_plain(struct kcluster *c, const char *nodes_csv);
 /* Stop everything (SIGTERM, then SIGKILL after 10 s) and delete the folder. */
 void kc_stop(struct kcluster *c);
 /* Start gpuschedd again after kc_kill_gsd() (same folder, same port). Return: 0; -1. */
