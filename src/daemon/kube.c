@@ -607,6 +607,33 @@ static int nap(const struct gsd_kube_sink *s, int64_t ms)
     return s->stop(s->ud);
 }
 
+/* The API server's version (GET /version), logged; one older than GSD_KUBE_MIN_MINOR is an
+ * error in the log: kube-scheduler's extender protocol as gpuschedd speaks it is 1.20's. */
+static void check_version(const struct gsd_kube *k)
+{
+    char token[TOKEN_MAX], why[GS_DIAG_MSG_MAX], want[16];
+    struct answer a = {0};
+    if (k->token_file && read_token(k, token, sizeof(token), why, sizeof(why)))
+        return;
+    call(k, k->token_file ? token : NULL, "GET", "/version", NULL, NULL,
+         gsd_mono_us() + k->timeout_ms * 1000, &a);
+    memset(token, 0, sizeof(token));
+    json_t *j = a.status == 200 && a.body ? json_loads(a.body, 0, NULL) : NULL;
+    const char *git = json_string_value(json_object_get(j, "gitVersion"));
+    const char *major = json_string_value(json_object_get(j, "major"));
+    const char *minor = json_string_value(json_object_get(j, "minor"));
+    snprintf(want, sizeof(want), "1.%d", GSD_KUBE_MIN_MINOR);
+    if (git && major && minor) {
+        int old = atoi(major) < 1 || (atoi(major) == 1 && atoi(minor) < GSD_KUBE_MIN_MINOR);
+        gsd_log(old ? "error" : "info",
+                old ? "Kubernetes too old: gpusched needs this version or later"
+                    : "Kubernetes API server",
+                "version", git, "minimum", want, NULL);
+    }
+    json_decref(j);
+    free(a.body);
+}
+
 void gsd_kube_follow(const struct gsd_kube *k, const struct gsd_kube_sink *s)
 {
     struct watch w = {.sink = s};
@@ -614,6 +641,7 @@ void gsd_kube_follow(const struct gsd_kube *k, const struct gsd_kube_sink *s)
     int64_t backoff_ms = BACKOFF_MIN_MS, next_list_us = 0;
     int listed = 0;
     atomic_int never = 0;
+    check_version(k);
     while (!s->stop(s->ud)) {
         int64_t now = gsd_mono_us();
         if (!listed || now >= next_list_us) {

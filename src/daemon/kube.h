@@ -61,6 +61,9 @@ int gsd_kube_bind(struct gsd_bind *b);
 /* The pods followed: every pod that has a node (fieldSelector spec.nodeName!=, escaped). */
 #define GSD_BOUND_PODS_QUERY "spec.nodeName%21%3D"
 #define GSD_KUBE_RV_MAX      128 /* bytes of a resourceVersion kept, with the NUL */
+/* The oldest Kubernetes gpuschedd supports, 1.20: the extender protocol and scheduler
+ * configuration (kubescheduler.config.k8s.io/v1beta1) it is tested with (tests/e2e). */
+#define GSD_KUBE_MIN_MINOR 20
 
 /*
  * gsd_kube_live() - the pods Kubernetes runs on a node or is about to: GET
@@ -90,7 +93,8 @@ struct gsd_kube_sink {
  * gsd_kube_follow() - follow the pods that have a node until @s->stop says so: a list
  * (gsd_kube_live()), then a watch from its resourceVersion with bookmarks
  * (?watch=1&allowWatchBookmarks=true, the body read as it streams, one event a line of up to
- * 4 MiB), made again from the last resourceVersion when it ends; a fresh list every
+ * 4 MiB), made again from the last resourceVersion when it ends; the API server's version is
+ * logged first (an error in the log when older than 1.GSD_KUBE_MIN_MINOR); a fresh list every
  * k->sync_us and after "410 Gone"; failures logged and retried after 0.5 s, doubling up to 30 s.
  * Blocks; call it on no thread that holds the state.
  */

@@ -99,13 +99,18 @@ static void extender_needs_client_cert(void)
 
 /*
  * Packing reaches kube-scheduler: eight 1-GPU pods on three empty 8-card boards all land on
- * one board (kube-scheduler's own scoring would spread them), and a share of a card joins the
- * card another share already uses rather than opening an empty one.
+ * one board (kube-scheduler's own scoring would spread them), and a 30 % share of a card fills
+ * the card a 70 % share left partly used, as the policy (FGD) picks, rather than opening an
+ * empty one.
  */
 static void test_packing(void **state)
 {
     (void)state;
     up(three_boards, NULL, NULL);
+    /* the minimum version gpusched supports, and the one this control plane runs */
+    for (int i = 0; i < 100 && !kc_log_has(&kc.gsd, "version=v1.20.2 minimum=1.20"); i++)
+        kc_sleep_ms(100);
+    assert_true(kc_log_has(&kc.gsd, "msg=\"Kubernetes API server\" version=v1.20.2 minimum=1.20"));
     extender_needs_client_cert();
     char first[64] = "", node[64], name[16];
     for (int i = 0; i < 8; i++) {
@@ -117,7 +122,7 @@ static void test_packing(void **state)
             fail_msg("pod %s went to %s, its predecessors to %s", name, node, first);
     }
     char n1[64], n2[64], g1[32], g2[32];
-    bind_one("team-a", "s1", "{\"nvidia.com/gpu\": 1, \"nvidia.com/gpucores\": 50}", NULL, n1,
+    bind_one("team-a", "s1", "{\"nvidia.com/gpu\": 1, \"nvidia.com/gpucores\": 70}", NULL, n1,
              sizeof(n1));
     bind_one("team-a", "s2", "{\"nvidia.com/gpu\": 1, \"nvidia.com/gpucores\": 30}", NULL, n2,
              sizeof(n2));
