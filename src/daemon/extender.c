@@ -462,8 +462,10 @@ static void held_node_only(struct gsd_state *st, const struct gsd_podspec *spec,
 
 /*
  * The pod's score on every node of @a into @sc (@why: the reason for a node that fails), as
- * gs_sched_score_nodes() gives them; -EINVAL on every node when the request is bad (@err).
- * Return: 0; -ENOMEM.
+ * gs_sched_score_nodes() gives them. A request the engine refuses whole ("GPU model X: no node
+ * in the cluster has it") fails on every node with that reason (kept in @err): in FailedNodes
+ * kube-scheduler reports it as "0/N nodes are available" and retries when nodes change, where
+ * Error would be a scheduling error. Return: 0; -ENOMEM.
  */
 static int score_all(struct gsd_state *st, const struct gsd_podspec *spec,
                      const struct gs_pod_req *req, const struct ext_args *a, int64_t *sc,
@@ -474,9 +476,11 @@ static int score_all(struct gsd_state *st, const struct gsd_podspec *spec,
     int rc = gs_sched_score_nodes(st->sched, req, a->idx, a->n, sc, why, &d);
     if (rc == -ENOMEM)
         return rc;
-    for (size_t i = 0; rc && i < a->n; i++)
-        sc[i] = a->idx[i] >= 0 ? -EINVAL : -ENOENT;
     snprintf(err, cap, "%s", rc ? d.msg : "");
+    for (size_t i = 0; rc && i < a->n; i++) {
+        sc[i] = a->idx[i] >= 0 ? GS_UNSCHEDULABLE : a->idx[i];
+        why[i] = err;
+    }
     if (!rc)
         held_node_only(st, spec, a, sc, why);
     return 0;
@@ -548,12 +552,12 @@ static int write_unresolvable(const struct ext_args *a, struct out *o)
     return 0;
 }
 
-/* The first error the nodes meet in order: a nameless item, or a known node when @bad is set. */
-static const char *first_error(const struct ext_args *a, const char *bad)
+/* Error for a NodeList with a nameless item; "" when every item has a name. */
+static const char *first_error(const struct ext_args *a)
 {
     for (size_t i = 0; i < a->n; i++)
-        if (a->idx[i] == -EINVAL || (bad[0] && a->idx[i] >= 0))
-            return a->idx[i] == -EINVAL ? "a node has no name" : bad;
+        if (a->idx[i] == -EINVAL)
+            return "a node has no name";
     return "";
 }
 
@@ -711,7 +715,7 @@ static void filter_or_prioritize(struct gsd_state *st, struct gsd_req *r, int is
                                   : score_all(st, &spec, &eff, &a, sc, why, err, sizeof(err)))))
             o.oom = 1;
         else if (is_filter)
-            write_filter(st, &a, sc, why, first_error(&a, err), &o);
+            write_filter(st, &a, sc, why, first_error(&a), &o);
         else if (write_priorities(st, &a, sc, &o))
             o.oom = 1;
         ext_remember(st, &spec);

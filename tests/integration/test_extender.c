@@ -239,6 +239,7 @@ static void test_api_pod_name_taken(void **state)
     h_answer_free(&a);
 }
 
+/* A malformed request (a bad Pod, a pod never filtered) in Error; a refusal per node. */
 static void test_errors_in_error_field(void **state)
 {
     (void)state;
@@ -253,6 +254,19 @@ static void test_errors_in_error_field(void **state)
     r = verb("filter", args);
     assert_non_null(strstr(json_string_value(json_object_get(r, "Error")), "metadata.name"));
     assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 0);
+    json_decref(r);
+    /* A pod the engine refuses whole (a GPU model no node has) fails per node, not in Error:
+     * kube-scheduler then says "0/N nodes are available" and retries when nodes change. */
+    args = load("filter_nodenames.json");
+    json_object_set_new(json_object_get(json_object_get(args, "Pod"), "metadata"), "annotations",
+                        json_pack("{s:s}", "gpusched.io/gpu-model", "H100-SXM5-80GB"));
+    r = verb("filter", args);
+    assert_string_equal(json_string_value(json_object_get(r, "Error")), "");
+    assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 0);
+    const char *why =
+        json_string_value(json_object_get(json_object_get(r, "FailedNodes"), "n-a100-0"));
+    assert_non_null(why);
+    assert_non_null(strstr(why, "no node in the cluster has it"));
     json_decref(r);
     struct answer a;
     assert_int_equal(h_call(&d, "POST", "/extender/nosuch", NULL, "{}", &a), 0);
