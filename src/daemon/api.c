@@ -6,6 +6,7 @@
  */
 #include "api.h"
 #include "accounts.h"
+#include "agents.h"
 #include "extender.h"
 #include "nodes.h"
 #include "preempt.h"
@@ -22,10 +23,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Who is asking: a tenant, the admin or a node agent (tenant NULL for both). */
+/* Who is asking: a tenant, the admin or a node agent (tenant NULL for both): with the
+ * bootstrap node token (node) or its node's own (self >= 0, agents.h). */
 struct who {
     struct gsd_tenant *tenant;
-    int admin, node;
+    int admin, node, self;
 };
 
 void gsd_reply_json(struct gsd_req *r, int status, json_t *body)
@@ -255,6 +257,11 @@ static void accounts(struct gsd_state *st, struct gsd_req *r, const struct who *
 
 static void nodes(struct gsd_state *st, struct gsd_req *r, const struct who *w, const char *rest)
 {
+    const char *tail = rest ? strrchr(rest, '/') : NULL;
+    if (w->admin && tail && (!strcmp(tail, "/register") || !strcmp(tail, "/pods"))) {
+        gsd_agent_handle(st, r, rest, -2);
+        return;
+    }
     if (!strcmp(r->method, "POST") && rest) {
         gsd_node_post(st, r, rest);
         return;
@@ -270,7 +277,13 @@ static void nodes(struct gsd_state *st, struct gsd_req *r, const struct who *w, 
         return;
     }
     if (rest) {
-        gsd_reply_json(r, 200, gsd_node_json(st, (size_t)i, 1, w->tenant ? w->tenant->name : 0));
+        json_t *n = gsd_node_json(st, (size_t)i, 1, w->tenant ? w->tenant->name : 0);
+        json_t *reg = w->admin ? gsd_agent_json(st, i) : NULL;
+        if (n && reg) /* what its agent reported: the admin's to see */
+            json_object_set_new(n, "agent", reg);
+        else
+            json_decref(reg);
+        gsd_reply_json(r, 200, n);
         return;
     }
     json_t *items = json_array();
@@ -302,7 +315,8 @@ static void status(struct gsd_state *st, struct gsd_req *r, const struct who *w)
 static int admit(struct gsd_state *st, struct gsd_req *r, struct who *w)
 {
     int id = r->auth == 1 ? gsd_config_auth(st->cfg, r->token_sha) : GSD_AUTH_NONE;
-    if (id == GSD_AUTH_NONE) {
+    w->self = id == GSD_AUTH_NONE && r->auth == 1 ? gsd_agent_auth(st, r->token_sha) : -1;
+    if (id == GSD_AUTH_NONE && w->self < 0) {
         gsd_reply_error(r, 401, "Authorization",
                         r->auth ? "the bearer token is not valid"
                                 : "an Authorization: Bearer token is required");
@@ -326,8 +340,12 @@ static void v1(struct gsd_state *st, struct gsd_req *r, const char *rest)
     struct who w;
     if (admit(st, r, &w))
         return;
+    if ((w.node || w.self >= 0) && !strncmp(rest, "nodes/", 6)) {
+        gsd_agent_handle(st, r, rest + 6, w.self >= 0 ? w.self : -1);
+        return;
+    }
     int node_post = !strcmp(r->method, "POST") && !strncmp(rest, "nodes/", 6);
-    if (w.node != node_post && !w.admin) {
+    if ((w.node || w.self >= 0) != node_post && !w.admin) {
         gsd_reply_error(r, 403, "Authorization",
                         w.node ? "the node token reaches only POST /v1/nodes/..."
                                : "POST /v1/nodes/... needs the node or the admin token");

@@ -8,6 +8,7 @@
 #include "metrics.h"
 #include "accounts.h"
 #include "api.h"
+#include "forecast.h"
 #include "mig.h"
 #include "nodes.h"
 #include "queue.h"
@@ -17,6 +18,7 @@
 #include "gpusched/billing.h"
 #include "gpusched/catalog.h"
 #include "gpusched/cluster.h"
+#include "gpusched/grow.h"
 #include "gpusched/scenario.h"
 
 #include <errno.h>
@@ -50,14 +52,12 @@ static void put(struct sbuf *b, const char *fmt, ...)
             b->len += (size_t)n;
             return;
         }
-        size_t cap = b->cap * 2 > b->len + (size_t)n + 1 ? b->cap * 2 : b->len + (size_t)n + 1;
-        char *m = realloc(b->s, cap);
+        char *m = gs_grow(b->s, &b->cap, b->len + (size_t)n + 1, 1, 1);
         if (!m) {
             b->full = 1;
             return;
         }
         b->s = m;
-        b->cap = cap;
     }
 }
 
@@ -396,6 +396,9 @@ void gsd_metrics_handle(struct gsd_state *st, struct gsd_req *r)
     quotas(&b, st);
     counters(&b, st);
     bills(&b, st);
+    const char *fc = gsd_forecast_metrics(st);
+    if (fc)
+        put(&b, "%s", fc);
     if (b.full) {
         free(b.s);
         gsd_reply_error(r, 500, "", "the scrape is larger than %u bytes or memory ran out",

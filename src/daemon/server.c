@@ -32,6 +32,8 @@
 #include "nodes.h"
 #include "store.h"
 
+#include "gpusched/grow.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <gnutls/gnutls.h>
@@ -504,14 +506,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             r->body = NULL;
         }
         if (!k->too_big && r->len + *upload_size + 1 > k->bufcap) {
-            size_t cap = k->bufcap ? k->bufcap : 4096;
-            while (cap < r->len + *upload_size + 1)
-                cap *= 2;
-            char *m = realloc(r->body, cap);
+            char *m = gs_grow(r->body, &k->bufcap, r->len + *upload_size + 1, 1, 4096);
             if (!m)
                 return MHD_NO;
             r->body = m;
-            k->bufcap = cap;
         }
         if (!k->too_big) {
             memcpy(r->body + r->len, upload, *upload_size);

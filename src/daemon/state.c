@@ -9,6 +9,7 @@
  * tried once per pass, not once per pod.
  */
 #include "state.h"
+#include "agents.h"
 #include "extender.h"
 #include "log.h"
 #include "mig.h"
@@ -19,6 +20,7 @@
 
 #include "gpusched/catalog.h"
 #include "gpusched/cluster.h"
+#include "gpusched/grow.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -148,14 +150,11 @@ static long pend_after(struct gsd_state *st, const struct gsd_pod *p, struct gsd
 {
     size_t i = level_at(st, p->priority);
     if (i == st->nplevels || st->plevels[i].prio != p->priority) {
-        if (st->nplevels == st->capplevels) {
-            size_t cap = st->capplevels ? st->capplevels * 2 : 8;
-            struct gsd_plevel *m = realloc(st->plevels, cap * sizeof(*m));
-            if (!m)
-                return -ENOMEM;
-            st->plevels = m;
-            st->capplevels = cap;
-        }
+        struct gsd_plevel *m =
+            gs_grow(st->plevels, &st->capplevels, st->nplevels + 1, sizeof(*m), 8);
+        if (!m)
+            return -ENOMEM;
+        st->plevels = m;
         memmove(&st->plevels[i + 1], &st->plevels[i], (st->nplevels - i) * sizeof(*st->plevels));
         st->plevels[i] = (struct gsd_plevel){.prio = p->priority};
         st->nplevels++;
@@ -720,6 +719,8 @@ int gsd_state_init(struct gsd_state *st, struct gsd_config *cfg, struct gs_clust
     if (!rc)
         rc = gsd_health_init(st);
     if (!rc)
+        rc = gsd_agents_init(st);
+    if (!rc)
         rc = gsd_state_retry(st);
     if (!rc)
         rc = gsd_store_commit(st->store);
@@ -738,6 +739,7 @@ int gsd_state_init(struct gsd_state *st, struct gsd_config *cfg, struct gs_clust
 
 void gsd_state_free(struct gsd_state *st)
 {
+    gsd_agents_free(st);
     for (struct gsd_pod *p = st->head, *next; p; p = next) {
         next = p->next;
         free_pod(p);
@@ -749,6 +751,7 @@ void gsd_state_free(struct gsd_state *st)
     free(st->tab);
     free(st->plevels);
     json_decref(st->bill_cache);
+    free(st->fc_text);
     free(st->health);
     free(st->mig);
     free(st->mig_memo);

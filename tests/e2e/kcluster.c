@@ -1,6 +1,6 @@
 /* The end-to-end tests' control plane; see kcluster.h. */
 #include "kcluster.h"
-#include "../integration/harness.h"
+#include "../common/harness.h"
 
 #include <curl/curl.h>
 #include <errno.h>

@@ -12,18 +12,15 @@
 
 #include <jansson.h>
 
+#include "common/util.h"
+
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-extern char **environ;
 
 #define EIGHTH_NODES    "data/fgd-reference/openb-eighth/nodes.csv"
 #define EIGHTH_SEQUENCE "data/fgd-reference/openb-eighth/sequence.csv"
@@ -33,12 +30,6 @@ extern char **environ;
 
 static char tmpdir[64];
 static const char *bin;
-
-struct result {
-    int exited, status, signal; /* exited: 1 when it ended by exit(), status its exit status */
-    char *out, *err;            /* captured stdout and stderr, NUL-terminated */
-    size_t out_len, err_len;
-};
 
 /* The buffers of the last run, freed by the next run or at the end (also after a failed check). */
 static char *held_out, *held_err;
@@ -101,32 +92,8 @@ static const char *write_tmp(const char *name, const char *text)
     return path;
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    size_t cap = 4096, n = 0;
-    char *s = malloc(cap);
-    assert_non_null(s);
-    for (;;) {
-        size_t got = fread(s + n, 1, cap - n - 1, f);
-        n += got;
-        if (n + 1 < cap)
-            break;
-        cap *= 2;
-        s = realloc(s, cap);
-        assert_non_null(s);
-    }
-    fclose(f);
-    s[n] = '\0';
-    if (len)
-        *len = n;
-    return s;
-}
-
 /* Run gpusched with @args (NULL-terminated, without the program name). */
-static void run(struct result *r, const char *const *args)
+static void run(struct t_run *r, const char *const *args)
 {
     const char *argv[64];
     size_t n = 0;
@@ -134,51 +101,25 @@ static void run(struct result *r, const char *const *args)
     while (*args && n < 63)
         argv[n++] = *args++;
     argv[n] = NULL;
-    const char *out = tmp_path("stdout.txt"), *err = tmp_path("stderr.txt");
-    posix_spawn_file_actions_t fa;
-    assert_int_equal(posix_spawn_file_actions_init(&fa), 0);
-    assert_int_equal(posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0),
-                     0);
-    assert_int_equal(posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, out,
-                                                      O_WRONLY | O_CREAT | O_TRUNC, 0600),
-                     0);
-    assert_int_equal(posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, err,
-                                                      O_WRONLY | O_CREAT | O_TRUNC, 0600),
-                     0);
-    pid_t pid;
-    int rc = posix_spawn(&pid, bin, &fa, NULL, (char *const *)argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0)
-        fail_msg("cannot start %s: %s", bin, strerror(rc));
-    int st;
-    while (waitpid(pid, &st, 0) < 0)
-        assert_int_equal(errno, EINTR);
     release_held();
-    memset(r, 0, sizeof(*r));
-    r->exited = WIFEXITED(st);
-    r->status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    r->signal = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
-    r->out = slurp(out, &r->out_len);
-    r->err = slurp(err, &r->err_len);
+    t_run(argv, r);
     held_out = r->out;
     held_err = r->err;
-    assert_non_null(r->out);
-    assert_non_null(r->err);
 }
 
-static void result_free(struct result *r)
+static void result_free(struct t_run *r)
 {
     release_held();
     r->out = r->err = NULL;
 }
 
-static void show(const struct result *r)
+static void show(const struct t_run *r)
 {
     print_error("exit %d, signal %d\n--- stdout ---\n%s\n--- stderr ---\n%s\n", r->status,
                 r->signal, r->out, r->err);
 }
 
-static void expect_exit(const struct result *r, int status)
+static void expect_exit(const struct t_run *r, int status)
 {
     if (!r->exited || r->status != status) {
         show(r);
@@ -201,7 +142,7 @@ static size_t count_lines(const char *s)
 }
 
 /* The simulate run on the reference eighth of the cluster with its recorded arrivals. */
-static void run_eighth(struct result *r, const char *policy, const char *seed, const char *json,
+static void run_eighth(struct t_run *r, const char *policy, const char *seed, const char *json,
                        const char *curve)
 {
     const char *args[20];
@@ -233,7 +174,7 @@ static void run_eighth(struct result *r, const char *policy, const char *seed, c
 static void test_simulate_fgd_reports(void **state)
 {
     (void)state;
-    struct result r;
+    struct t_run r;
     const char *json = tmp_path("fgd.json"), *curve = tmp_path("fgd_curve.csv");
     run_eighth(&r, "fgd", NULL, json, curve);
     expect_exit(&r, 0);
@@ -281,7 +222,7 @@ static void test_simulate_fgd_reports(void **state)
     json_decref(root);
 
     size_t len;
-    char *csv = slurp(curve, &len);
+    char *csv = t_slurp(curve, &len);
     assert_non_null(csv);
     int ends = len > 0 && csv[len - 1] == '\n';
     int header = strncmp(csv, "policy,seed,seq,pod,", 20) == 0;
@@ -298,7 +239,7 @@ static void test_simulate_fgd_reports(void **state)
 static int same_file(const char *a, const char *b)
 {
     size_t la, lb;
-    char *x = slurp(a, &la), *y = slurp(b, &lb);
+    char *x = t_slurp(a, &la), *y = t_slurp(b, &lb);
     int ok = x && y && la > 0;
     int same = ok && la == lb && memcmp(x, y, la) == 0;
     free(x);
@@ -311,7 +252,7 @@ static int same_file(const char *a, const char *b)
 static void test_simulate_deterministic(void **state)
 {
     (void)state;
-    struct result r;
+    struct t_run r;
     const char *a = tmp_path("det_a.json"), *b = tmp_path("det_b.json");
     run_eighth(&r, "fgd", NULL, a, NULL);
     expect_exit(&r, 0);
@@ -343,7 +284,7 @@ static void test_simulate_deterministic(void **state)
 static void refused(const char *const *args, int status, int or_one, int usage,
                     const char *const *want)
 {
-    struct result r;
+    struct t_run r;
     run(&r, args);
     if (r.signal) {
         show(&r);
@@ -392,13 +333,13 @@ static void test_outputs_spare_inputs(void **state)
     refused(ARGS("simulate", "--nodes", nodes, "--curve", nodes), 2, 0, 0,
             ARGS("--curve", "is an input file"));
     size_t len;
-    char *text = slurp(nodes, &len);
+    char *text = t_slurp(nodes, &len);
     assert_string_equal(text, NODES_HEADER "n1,64000,262144,2,P100\n");
     free(text);
     const char *old = write_tmp("old.json", "{}\n");
     refused(ARGS("simulate", "--nodes", tmp_path("missing_nodes.csv"), "--json", old), 2, 0, 0,
             ARGS("missing_nodes.csv"));
-    text = slurp(old, &len);
+    text = t_slurp(old, &len);
     assert_string_equal(text, "{}\n");
     free(text);
 }
@@ -462,7 +403,7 @@ static void test_unsampleable_workloads(void **state)
     /* CPU-only pods arrive, the GPU pod is too big to draw: a report of "-" says why. */
     const char *mix = write_tmp("cpu_and_big.csv", PODS_HEADER "c1,1000,1024,0,0,\n"
                                                                "b1,1000,1024,2,1000,\n");
-    struct result r;
+    struct t_run r;
     run(&r, ARGS("simulate", "--nodes", nodes, "--pods", mix, "--policy", "fgd", "--seed", "3"));
     expect_exit(&r, 0);
     assert_non_null(strstr(r.out, "stopped short of that point, at 0.00 % of capacity"));
@@ -507,7 +448,7 @@ static void test_unwritable_outputs(void **state)
 static void test_config_profiles(void **state)
 {
     (void)state;
-    struct result r;
+    struct t_run r;
     run(&r, ARGS("simulate", "--nodes", EIGHTH_NODES, "--sequence", EIGHTH_SEQUENCE, "--config",
                  "tests/data/kube-scheduler-config.yaml", "--quiet"));
     expect_exit(&r, 0);
@@ -536,7 +477,7 @@ static void test_config_profiles(void **state)
 static void test_top_level(void **state)
 {
     (void)state;
-    struct result r;
+    struct t_run r;
     run(&r, ARGS("simulate", "--help"));
     expect_exit(&r, 0);
     expect_has(r.out, "usage: gpusched simulate");
@@ -573,7 +514,7 @@ static void test_top_level(void **state)
 static void test_validate_seeds(void **state)
 {
     (void)state;
-    struct result r;
+    struct t_run r;
     run(&r, ARGS("validate", SEEDS_ARGS));
     expect_exit(&r, 0);
     expect_has(r.out, "a100-80gb (A100-SXM4-80GB): total 16, dedicated 8, shared 8; per pod at "
@@ -599,7 +540,7 @@ static void test_validate_seeds(void **state)
 static void test_validate_json(void **state)
 {
     (void)state;
-    struct result r;
+    struct t_run r;
     run(&r, ARGS("validate", "--json", "tests/data/scenario/full.yaml"));
     expect_exit(&r, 0);
     assert_int_equal(r.err_len, 0);
@@ -631,7 +572,7 @@ static void test_validate_json(void **state)
 static void test_validate_bad_input(void **state)
 {
     (void)state;
-    struct result r;
+    struct t_run r;
     const char *bad = write_tmp("bad.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
                                             "spec: {containers: [{name: m, resources: {limits: "
                                             "{nvidia.com/gpu: 8Gx}}}]}\n");
@@ -666,7 +607,7 @@ static void test_validate_bad_input(void **state)
 static void test_scenario_tenant_day(void **state)
 {
     (void)state;
-    struct result r;
+    struct t_run r;
     char day[128], j1[128], j2[128];
     snprintf(day, sizeof(day), "%s", tmp_path("day.yaml"));
     snprintf(j1, sizeof(j1), "%s", tmp_path("day1.json"));
@@ -721,7 +662,7 @@ static void test_scenario_tenant_day(void **state)
 static void test_scenario_timeslice(void **state)
 {
     (void)state;
-    struct result r;
+    struct t_run r;
     char js[128];
     snprintf(js, sizeof(js), "%s", tmp_path("ts.json"));
     run(&r, ARGS("simulate", "--scenario", "tests/data/scenario/timeslice.yaml", "--json", js));
@@ -749,7 +690,7 @@ static void test_scenario_timeslice(void **state)
 static void test_scenario_bad_input(void **state)
 {
     (void)state;
-    struct result r;
+    struct t_run r;
     const char *bad = write_tmp("bad.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: [x\n");
     run(&r, ARGS("simulate", "--scenario", bad));
     expect_exit(&r, 2);
@@ -782,6 +723,106 @@ static void test_scenario_bad_input(void **state)
     }
 }
 
+#define DLRM_TRACE "data/alibaba-dlrm-v2025/disaggregated_DLRM_trace_first24d.csv"
+
+/* gpusched forecast on the bundled DLRM services: a forecast per service, JSON that parses, a
+ * backtest that names its baselines, advice with Prometheus gauges. */
+static void test_forecast_dlrm(void **state)
+{
+    (void)state;
+    struct t_run r;
+    run(&r, (const char *const[]){"forecast", "--dlrm", DLRM_TRACE, "--by", "service", "--top", "3",
+                                  "--horizon", "6h", NULL});
+    expect_exit(&r, 0);
+    expect_has(r.out, "4 series, 576 hours of history");
+    expect_has(r.out, "app_0: ");
+    expect_has(r.out, "(other): ");
+    run(&r, (const char *const[]){"forecast", "--dlrm", DLRM_TRACE, "--horizon", "2h", "--format",
+                                  "json", NULL});
+    expect_exit(&r, 0);
+    json_error_t jerr;
+    json_t *root = json_loads(r.out, 0, &jerr);
+    assert_non_null(root);
+    json_t *hours = json_object_get(json_array_get(json_object_get(root, "forecasts"), 0), "hours");
+    assert_int_equal(json_array_size(hours), 2);
+    assert_true(json_integer_value(json_object_get(json_array_get(hours, 0), "q900")) >=
+                json_integer_value(json_object_get(json_array_get(hours, 0), "q100")));
+    json_decref(root);
+    run(&r, (const char *const[]){"forecast", "--dlrm", DLRM_TRACE, "--backtest", NULL});
+    expect_exit(&r, 0);
+    expect_has(r.out, "against snaive");
+    expect_has(r.out, "overall (mean)");
+    const char *prom = tmp_path("advice.prom");
+    run(&r, (const char *const[]){"forecast", "--dlrm", DLRM_TRACE, "--by", "service", "--top", "2",
+                                  "--advice", "--target", "app_0=util:60..80", "--quota",
+                                  "app_0:any=700", "--prom", prom, NULL});
+    expect_exit(&r, 0);
+    expect_has(r.out, "nodes to run");
+    expect_has(r.out, "app_0");
+    char *text = t_slurp(prom, NULL);
+    assert_non_null(text);
+    expect_has(text, "gpusched_recommended_nodes{model=\"any\"} ");
+    expect_has(text, "gpusched_forecast_gpus{tenant=\"app_0\",model=\"any\",quantile=\"0.9\"} ");
+    free(text);
+    /* the forecast's CSV drives the tenants' day's inference replicas */
+    run(&r, (const char *const[]){"forecast", "--dlrm", DLRM_TRACE, "--horizon", "24h", "--format",
+                                  "csv", NULL});
+    expect_exit(&r, 0);
+    const char *traffic = write_tmp("traffic.csv", r.out);
+    const char *day = tmp_path("elastic-day.yaml");
+    run(&r, (const char *const[]){"generate", "tenant-day", "--inference-traffic", traffic, "-o",
+                                  day, "--quiet", NULL});
+    expect_exit(&r, 0);
+    text = t_slurp(day, NULL);
+    assert_non_null(text);
+    expect_has(text, "gpusched.io/workload: inference");
+    free(text);
+    result_free(&r);
+}
+
+/* Bad input: one line on stderr naming the place, exit 2, nothing on stdout. */
+static void test_forecast_bad_input(void **state)
+{
+    (void)state;
+    struct t_run r;
+    const char *dlrm = write_tmp(
+        "bad_dlrm.csv", "instance_sn,role,app_name,gpu_request,creation_time,deletion_time\n"
+                        "i0,HN,app_0,1,100,50\n");
+    const char *gap = write_tmp("gap.csv", "time_s,series,milli\n0,a,1\n7200,a,2\n");
+    const char *dup = write_tmp("dup.csv", "time_s,series,milli\n0,a,1\n0,a,2\n");
+    const char *shrt = write_tmp("short.csv", "time_s,series,milli\n0,a,1\n3600,a,2\n");
+    const char *const cases[][8] = {
+        {"forecast", "--dlrm", dlrm, NULL},
+        {"forecast", "--series", gap, NULL},
+        {"forecast", "--series", dup, NULL},
+        {"forecast", "--series", shrt, "--model", "ANA", NULL},
+        {"forecast", "--series", shrt, "--backtest", NULL},
+        {"forecast", "--dlrm", DLRM_TRACE, "--by", "tenant", NULL},
+        {"forecast", "--dlrm", DLRM_TRACE, "--horizon", "90m", NULL},
+        {"forecast", NULL},
+        {"generate", "tenant-day", "--inference-traffic", gap, NULL},
+    };
+    const char *want[] = {
+        "bad_dlrm.csv:2:19: deletion_time: deleted (50) before created (100)",
+        "gap.csv:3:1: time_s: series \"a\" jumps from 0 to 7200 s: 1 hours missing",
+        "dup.csv:3:1: time_s: 0 of series \"a\" repeats the time of line 2",
+        "series a: ETS(A,N,A) needs 48 hours of history, has 2",
+        "--holdout of 168 hours leaves no history",
+        "names no tenant",
+        "--horizon 90m: want a whole number of hours",
+        "no source",
+        "--inference-traffic: ",
+    };
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        run(&r, cases[i]);
+        expect_exit(&r, 2);
+        expect_has(r.err, want[i]);
+        assert_int_equal(r.out_len, 0);
+        assert_int_equal(count_lines(r.err), 1);
+    }
+    result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -801,6 +842,8 @@ int main(void)
         cmocka_unit_test(test_scenario_tenant_day),
         cmocka_unit_test(test_scenario_bad_input),
         cmocka_unit_test(test_scenario_timeslice),
+        cmocka_unit_test(test_forecast_dlrm),
+        cmocka_unit_test(test_forecast_bad_input),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
