@@ -457,6 +457,28 @@ int gsd_kube_live(const struct gsd_kube *k, const atomic_int *stop, json_t **liv
     return 0;
 }
 
+int gsd_kube_get(const struct gsd_kube *k, const char *path, json_t **out, char *why, size_t cap)
+{
+    char token[TOKEN_MAX], msg[GS_DIAG_MSG_MAX];
+    struct answer a = {.max = LIST_MAX};
+    if (k->token_file && read_token(k, token, sizeof(token), why, cap))
+        return -EIO;
+    call(k, k->token_file ? token : NULL, "GET", path, NULL, NULL,
+         gsd_mono_us() + LIST_TIMEOUTS * k->timeout_ms * 1000, &a);
+    memset(token, 0, sizeof(token));
+    json_t *j = a.status == 200 && a.body ? json_loads(a.body, 0, NULL) : NULL;
+    if (!j) {
+        answer_text(&a, msg, sizeof(msg));
+        snprintf(why, cap, "API server %.120s, GET %.200s: %s", k->api_server, path,
+                 a.status == 200 ? "not JSON" : msg);
+    }
+    free(a.body);
+    if (!j)
+        return -EIO;
+    *out = j;
+    return 0;
+}
+
 /* ---- the watch ---- */
 
 #define WATCH_LINE_MAX (4 << 20) /* bytes of one watch event (one pod, with its status) */

@@ -78,6 +78,13 @@ int gsd_kube_bind(struct gsd_bind *b);
 int gsd_kube_live(const struct gsd_kube *k, const atomic_int *stop, json_t **live,
                   char rv[GSD_KUBE_RV_MAX], char *why, size_t cap);
 
+/*
+ * gsd_kube_get() - GET @path (already escaped) from the API server @k, its answer up to 64 MiB,
+ * within 20 timeoutSeconds. Blocks. Return: 0 and *@out, the JSON answer (new reference); -EIO
+ * with @why (no connection, not 200, not JSON, the token).
+ */
+int gsd_kube_get(const struct gsd_kube *k, const char *path, json_t **out, char *why, size_t cap);
+
 /* Where gsd_kube_follow() reports; every callback runs on the following thread. */
 struct gsd_kube_sink {
     void *ud;

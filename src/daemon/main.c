@@ -44,7 +44,8 @@ static void usage(FILE *f)
     fprintf(f, "usage: gpuschedd --data-dir DIR --listen ADDR:PORT [options]\n"
                "  --data-dir DIR     where the store (gpusched.db) lives; created if missing\n"
                "  --listen ADDR:PORT numeric address and port, e.g. 127.0.0.1:8080, [::1]:8080\n"
-               "  --nodes FILE       node inventory CSV (default: the bundled Alibaba nodes)\n"
+               "  --nodes FILE       node inventory CSV (default: the bundled Alibaba nodes);\n"
+               "                     `kubernetes`: the API server's Node objects\n"
                "  --workload FILE    pod list CSV the cluster serves, as gpusched simulate's\n"
                "                     --pods: FGD measures fragmentation against it (default:\n"
                "                     the bundled Alibaba pods)\n"
@@ -170,7 +171,10 @@ static int setup(const struct opts *o, struct gsd_state *st)
         return bad("--data-dir: cannot create the directory", o->data_dir);
     int rc = load_config(o, &cfg, &d);
     if (!rc)
-        rc = gsd_inventory_load(o->nodes, &cluster, &d);
+        rc = strcmp(o->nodes, "kubernetes") ? gsd_inventory_load(o->nodes, &cluster, &d)
+             : cfg->kube                    ? gsd_inventory_from_kube(cfg->kube, &cluster, &d)
+                         : gs_diag_error(&d, "--nodes kubernetes needs `kubernetes:` in the "
+                                             "DaemonConfig");
     if (!rc)
         rc = gsd_inventory_workload(o->workload, &workload, &nworkload, &d);
     if (rc) {

@@ -406,20 +406,19 @@ static int write_gsd_config(struct kcluster *c, const char *extra)
 int kc_start_gsd(struct kcluster *c)
 {
     const char *bin = getenv("GPUSCHEDD_BIN");
-    char data[96], listen[32], nodes[96], cert[96], key[96], url[96], ca[96];
+    char data[96], listen[32], cert[96], key[96], url[96], ca[96];
     if (!bin || !*bin) {
         fprintf(stderr, "kcluster: GPUSCHEDD_BIN must name gpuschedd\n");
         return -1;
     }
     snprintf(data, sizeof(data), "%s/gsd-data", c->dir);
     snprintf(listen, sizeof(listen), "127.0.0.1:%d", c->gsd_port);
-    snprintf(nodes, sizeof(nodes), "%s/nodes.csv", c->dir);
     snprintf(cert, sizeof(cert), "%s/gpuschedd.crt", c->dir);
     snprintf(key, sizeof(key), "%s/gpuschedd.key", c->dir);
     snprintf(ca, sizeof(ca), "%s/ca.crt", c->dir);
     snprintf(c->gsd.log, sizeof(c->gsd.log), "%s/gpuschedd.log", c->dir);
     char *argv[20] = {(char *)bin, "--data-dir", data,       "--listen",        listen,
-                      "--nodes",   nodes,        "--config", c->gsd_config,     "--tls-cert",
+                      "--nodes",   "kubernetes", "--config", c->gsd_config,     "--tls-cert",
                       cert,        "--tls-key",  key,        "--tls-client-ca", ca};
     if (c->gsd_policy[0]) {
         argv[15] = "--config";
@@ -459,7 +458,16 @@ static int write_sched_config(struct kcluster *c)
     if (cut) /* the same configuration without the extender */
         cut[1] = '\0';
     snprintf(c->sched_config, sizeof(c->sched_config), "%s/kube-scheduler.yaml", c->dir);
+    /* its health and metrics ports (10251 by default, whatever --port says) on free ones */
+    char ports[128];
+    snprintf(ports, sizeof(ports),
+             "healthzBindAddress: 127.0.0.1:%d\nmetricsBindAddress: 127.0.0.1:%d\n", h_free_port(),
+             h_free_port());
     int rc = !d || !strstr(shipped, SHIPPED_URL) || h_write(c->sched_config, d) ? -1 : 0;
+    FILE *f = rc ? NULL : fopen(c->sched_config, "a");
+    rc = rc || !f || fputs(ports, f) < 0 ? -1 : 0;
+    if (f && fclose(f))
+        rc = -1;
     if (rc)
         fprintf(stderr, "kcluster: cannot adapt %s (does it still name %s?)\n", SHIPPED_SCHEDULER,
                 SHIPPED_URL);
@@ -577,7 +585,8 @@ static int start(struct kcluster *c, const char *nodes_csv, const char *gsd_extr
     if (h_write(path, nodes_csv) || start_etcd(c) || start_apiserver(c) ||
         apply_rbac(c, "deploy/gpuschedd.yaml"))
         return -1;
-    /* the Nodes, from the same rows gpuschedd reads: sn,cpu_milli,memory_mib,gpu,model */
+    /* the Nodes gpuschedd reads (--nodes kubernetes), from CSV rows
+     * sn,cpu_milli,memory_mib,gpu,model */
     char line[256];
     const char *p = strchr(nodes_csv, '\n');
     while (p && *++p) {

@@ -407,7 +407,8 @@ static char *read_text(const char *path)
 /*
  * The policy through the real control plane is the simulator's: 200 GPU pods of the Alibaba
  * trace (openb_pod_list_default.csv, in its order) arrive one at a time on 16 of its nodes (the
- * first of each model: 6 G2, 2 G3 and 2 V100M32 boards of 8, 4 T4 and 2 P100 boxes of 2), and
+ * first of each model: 6 G2, 2 G3 and 2 V100M32 boards of 8, 4 T4 and 2 P100 boxes of 2; in
+ * name order, the order the API server lists the Nodes gpuschedd reads), and
  * each lands on the node `gpusched simulate` with the same policy picks for it (or stays
  * pending where the simulator fails it) for at least 99 % of the pods. Prints the figure. Both
  * measure fragmentation against the whole bundled pod list (gpuschedd's default --workload, the
@@ -422,9 +423,9 @@ static void test_replay(void **state)
     assert_non_null(mkdtemp(dir));
     snprintf(cmd, sizeof(cmd),
              "cd '%s' && T=%s/data/alibaba-gpu-v2023 && N=$T/openb_node_list_gpu_node.csv && "
-             "{ head -1 $N; grep ',8,G2$' $N | head -6; grep ',8,G3$' $N | head -2; "
+             "{ head -1 $N; { grep ',8,G2$' $N | head -6; grep ',8,G3$' $N | head -2; "
              "grep ',2,T4$' $N | head -4; grep ',2,P100$' $N | head -2; "
-             "grep ',8,V100M32$' $N | head -2; } >nodes.csv && "
+             "grep ',8,V100M32$' $N | head -2; } | sort; } >nodes.csv && "
              "awk -F, 'NR == 1 || $4 >= 1' $T/openb_pod_list_default.csv | head -201 >pods.csv && "
              "{ echo pod; awk -F, 'NR > 1 { print $1 }' pods.csv; } >seq.csv && "
              "'%s' simulate --nodes nodes.csv --sequence seq.csv "
