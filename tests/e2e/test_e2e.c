@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "common/util.h"
 #include "kcluster.h"
 
 #include <stdio.h>
@@ -392,18 +393,6 @@ static int settle(const char *ns, const char *name, char *node, size_t cap)
     return -1;
 }
 
-/* The whole of file @path (malloc'd), or NULL. */
-static char *read_text(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    char *s = f ? calloc(1, 1 << 20) : NULL;
-    if (s)
-        s[fread(s, 1, (1 << 20) - 1, f)] = '\0';
-    if (f)
-        fclose(f);
-    return s;
-}
-
 /*
  * The policy through the real control plane is the simulator's: 200 GPU pods of the Alibaba
  * trace (openb_pod_list_default.csv, in its order) arrive one at a time on 16 of its nodes (the
@@ -433,11 +422,11 @@ static void test_replay(void **state)
              dir, getenv("PWD") ? getenv("PWD") : ".", sim);
     assert_int_equal(system(cmd), 0);
     snprintf(path, sizeof(path), "%s/nodes.csv", dir);
-    char *nodes = read_text(path);
+    char *nodes = t_slurp(path, NULL);
     snprintf(path, sizeof(path), "%s/sim.json", dir);
     json_t *out = json_load_file(path, 0, NULL), *p;
     snprintf(path, sizeof(path), "%s/pods.csv", dir);
-    char *pods = read_text(path);
+    char *pods = t_slurp(path, NULL);
     assert_non_null(nodes);
     assert_non_null(out);
     assert_non_null(pods);

@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "common/util.h"
 #include "daemon/inventory.h"
 #include "daemon/store.h"
 #include "gpusched/config.h"
@@ -464,6 +465,15 @@ static void test_deploy_files(void **state)
     assert_int_equal(gs_config_load_kubesched("deploy/kube-scheduler-extender.yaml", NULL, &p, &d),
                      0);
     gs_profile_free(p);
+    /* v1 (1.25+) and v1beta1 (1.20-1.22, the one the e2e tests run): one extender stanza */
+    char *v1 = t_slurp("deploy/kube-scheduler-extender.yaml", NULL);
+    char *v1beta1 = t_slurp("deploy/kube-scheduler-extender-v1beta1.yaml", NULL);
+    assert_non_null(v1);
+    assert_non_null(v1beta1);
+    assert_non_null(strstr(v1, "\nextenders:"));
+    assert_string_equal(strstr(v1, "\nextenders:"), strstr(v1beta1, "\nextenders:"));
+    free(v1);
+    free(v1beta1);
     struct gs_cluster *c;
     assert_int_equal(
         gsd_inventory_load("data/alibaba-gpu-v2023/openb_node_list_gpu_node.csv", &c, &d), 0);
