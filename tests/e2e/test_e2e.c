@@ -76,7 +76,7 @@ static void stays_pending(const char *ns, const char *name, const char *needle)
     assert_string_equal(kc_wait_bound(&kc, ns, name, 0, node, sizeof(node)), "");
 }
 
-/* /extender/filter without a client certificate, or with one another CA signed: 401. */
+/* /extender/filter without a client certificate, or with one another CA signed: refused. */
 static void extender_needs_client_cert(void)
 {
     char other[128], cmd[256];
@@ -89,8 +89,10 @@ static void extender_needs_client_cert(void)
     snprintf(cmd, sizeof(cmd), "deploy/tls/make-certs '%s' IP:127.0.0.1", other);
     assert_int_equal(system(cmd), 0);
     strcat(other, "/kube-scheduler");
-    assert_int_equal(kc_gsd_as(&kc, "POST", "/extender/filter", NULL, other, body, &a), 0);
-    assert_int_equal(a.status, 401);
+    /* refused with 401, or at the handshake already (GnuTLS may turn away a certificate whose
+     * issuer is not among those it asked for) */
+    int rc = kc_gsd_as(&kc, "POST", "/extender/filter", NULL, other, body, &a);
+    assert_true(rc != 0 || a.status == 401);
     kc_answer_free(&a);
     snprintf(other, sizeof(other), "%s/kube-scheduler", kc.dir); /* the one kube-scheduler has */
     assert_int_equal(kc_gsd_as(&kc, "POST", "/extender/filter", NULL, other, body, &a), 0);
