@@ -665,9 +665,21 @@ int kc_pod(const struct kcluster *c, const char *ns, const char *name, const cha
     char *body = json_dumps(pod, JSON_COMPACT), path[128];
     json_decref(pod);
     snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods", ns);
-    int rc = body ? kc_api_ok(c, "POST", path, body, 201) : -1;
+    /* a busy machine may time a create out: sent again, 409 (it got there the first time) is
+     * as good as 201 */
+    struct kanswer a = {0};
+    int lost = body ? kc_api(c, "POST", path, body, &a) : 0, rc = !body || a.status != 201;
+    for (int again = 0; lost && again < 2; again++) {
+        kc_answer_free(&a);
+        lost = kc_api(c, "POST", path, body, &a);
+        rc = lost || (a.status != 201 && a.status != 409);
+    }
+    if (rc)
+        fprintf(stderr, "kcluster: POST %s: HTTP %ld: %.400s\n", path, a.status,
+                a.body ? a.body : "(no answer)");
+    kc_answer_free(&a);
     free(body);
-    return rc;
+    return rc ? -1 : 0;
 }
 
 int kc_delete_pod(const struct kcluster *c, const char *ns, const char *name, int grace)

@@ -299,7 +299,7 @@ static void test_kill_restart(void **state)
         snprintf(name, sizeof(name), "k%d", i);
         /* a pod whose bind broke off is retried when kube-scheduler flushes its unschedulable
          * queue: after 60 s there, checked every 30 s (kube-scheduler 1.20) */
-        if (!*kc_wait_bound(&kc, "team-a", name, 100000 + BIND_MS, node, sizeof(node)))
+        if (!*kc_wait_bound(&kc, "team-a", name, 150000 + BIND_MS, node, sizeof(node)))
             fail_msg("pod %s not bound after the restart", name);
         annotation("team-a", name, "gpusched.io/gpu-index", idx, sizeof(idx));
         int n = node[strlen(node) - 1] - '0';
