@@ -59,6 +59,7 @@ static struct {
     int drop_bindings;        /* close this many Binding connections without an answer */
     int hold;                 /* 1: a PATCH, 2: a Binding waits for 0 before it is answered */
     char list[2048];          /* the answer to a list of pods (not recorded) */
+    char nodes[2048];         /* the answer to GET /api/v1/nodes (not recorded) */
     char list_selector[64];   /* its labelSelector */
     int lists;                /* lists answered */
     pthread_cond_t cv;
@@ -119,6 +120,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     }
     if (!strcmp(url, "/version")) /* asked once as the pod sync starts (not recorded) */
         return answer(c, 200, "{\"major\":\"1\",\"minor\":\"20\",\"gitVersion\":\"v1.20.2\"}");
+    if (!strcmp(url, "/api/v1/nodes")) { /* --nodes kubernetes */
+        char body[sizeof(f.nodes)];
+        pthread_mutex_lock(&f.mu);
+        snprintf(body, sizeof(body), "%s", f.nodes);
+        pthread_mutex_unlock(&f.mu);
+        return answer(c, 200, body);
+    }
     if (!strcmp(url, "/api/v1/pods")) { /* the pod sync's list or watch */
         const char *sel = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "fieldSelector");
         const char *watch = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "watch");
@@ -223,6 +231,7 @@ static void fake_reset(void)
     f.watch[0] = '\0';
     f.watches = 0;
     f.watch_rv[0] = '\0';
+    f.nodes[0] = '\0';
     f.drop_bindings = 0;
     f.hold = 0;
     f.list[0] = f.list_selector[0] = '\0';
@@ -836,6 +845,53 @@ static void test_https_after_reload(void **state)
     free(key_pem);
 }
 
+/* A Node as NVIDIA's device plugin and GPU feature discovery describe it. */
+#define KNODE(name, product, count, zone)                                                          \
+    "{\"metadata\":{\"name\":\"" name "\",\"labels\":{\"nvidia.com/gpu.product\":\"" product       \
+    "\",\"nvidia.com/gpu.count\":\"" count "\",\"topology.kubernetes.io/zone\":\"" zone "\"}},"    \
+    "\"status\":{\"capacity\":{\"cpu\":\"96\",\"memory\":\"768Gi\",\"nvidia.com/gpu\":\"" count    \
+    "\"}}}"
+
+/*
+ * --nodes kubernetes: the inventory is the API server's Nodes (capacity, the feature-discovery
+ * product and count, the zone); a GPU node of a product gpusched does not know stops the start
+ * naming it.
+ */
+static void test_inventory_from_nodes(void **state)
+{
+    (void)state;
+    struct daemon k;
+    char extra[256];
+    snprintf(extra, sizeof(extra),
+             "kubernetes:\n  apiServer: http://127.0.0.1:%d/\n  tokenFile: %s\n"
+             "  syncSeconds: 0\n",
+             f.port, token_path);
+    assert_int_equal(h_setup(&k, extra), 0);
+    snprintf(k.nodes, sizeof(k.nodes), "kubernetes");
+    pthread_mutex_lock(&f.mu);
+    snprintf(f.nodes, sizeof(f.nodes), "{\"kind\":\"NodeList\",\"items\":[%s,%s]}",
+             KNODE("gpu-a", "NVIDIA-A100-SXM4-80GB", "8", "zone-1"),
+             KNODE("gpu-b", "NVIDIA-Z9000", "4", "zone-2"));
+    pthread_mutex_unlock(&f.mu);
+    assert_int_equal(h_start(&k), -1); /* exits: the unknown product */
+    assert_true(h_log_has(&k, "Node gpu-b: nvidia.com/gpu.product \\\"NVIDIA-Z9000\\\""));
+    pthread_mutex_lock(&f.mu);
+    snprintf(f.nodes, sizeof(f.nodes), "{\"kind\":\"NodeList\",\"items\":[%s,%s]}",
+             KNODE("gpu-a", "NVIDIA-A100-SXM4-80GB", "8", "zone-1"),
+             KNODE("gpu-b", "Tesla-T4", "4", "zone-2"));
+    pthread_mutex_unlock(&f.mu);
+    assert_int_equal(h_start(&k), 0);
+    struct answer a;
+    assert_int_equal(h_call(&k, "GET", "/v1/nodes/gpu-b", TOKEN_A, NULL, &a), 0);
+    assert_int_equal(a.status, 200);
+    assert_int_equal(json_array_size(json_object_get(a.json, "gpu")), 4);
+    assert_non_null(strstr(a.body, "T4"));
+    assert_non_null(strstr(a.body, "zone-2"));
+    h_answer_free(&a);
+    assert_int_equal(h_stop(&k), 0);
+    h_cleanup(&k);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -851,6 +907,7 @@ int main(void)
         cmocka_unit_test(test_api_server_down),
         cmocka_unit_test(test_sync_releases_gone_pods),
         cmocka_unit_test(test_watch_releases_at_once),
+        cmocka_unit_test(test_inventory_from_nodes),
         cmocka_unit_test(test_https_after_reload),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
