@@ -255,6 +255,13 @@ static void test_errors_in_error_field(void **state)
     assert_non_null(strstr(json_string_value(json_object_get(r, "Error")), "metadata.name"));
     assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 0);
     json_decref(r);
+    /* No node names at all: nothing fits, nothing fails (and nothing read out of bounds). */
+    args = load("filter_nodenames.json");
+    json_object_set_new(args, "NodeNames", json_array());
+    r = verb("filter", args);
+    assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 0);
+    assert_int_equal(json_object_size(json_object_get(r, "FailedNodes")), 0);
+    json_decref(r);
     /* A pod the engine refuses whole (a GPU model no node has) fails per node, not in Error:
      * kube-scheduler then says "0/N nodes are available" and retries when nodes change. */
     args = load("filter_nodenames.json");
