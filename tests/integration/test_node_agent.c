@@ -1,6 +1,6 @@
 /*
  * gpusched-agent end to end: the real gpuschedd on 127.0.0.1 (manual node clock), the agent on a
- * fake NVML (tests/node/fake_nvml.c, found by the dynamic loader through LD_LIBRARY_PATH as
+ * fake NVML (tests/nvml/fake_nvml.c, found by the dynamic loader through LD_LIBRARY_PATH as
  * libnvidia-ml.so.1) and a fake kubelet speaking the device plugin API over gRPC. The agent
  * registers and gets its own token, heartbeats, reports a bad Xid, creates the MIG instance a pod
  * was placed on (and destroys it only once it runs nothing), answers ListAndWatch and Allocate

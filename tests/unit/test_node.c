@@ -1,6 +1,6 @@
 /*
  * Tests of the node agent's parts that need no network: NVML discovery through the fake
- * libnvidia-ml.so.1 (tests/node/fake_nvml.c, its path in $FAKE_NVML_LIB), the fallbacks, MIG
+ * libnvidia-ml.so.1 (tests/nvml/fake_nvml.c, its path in $FAKE_NVML_LIB), the fallbacks, MIG
  * calls, Xid filtering, and the plan that matches kubelet's Allocate to the pod gpuschedd bound.
  * Run from the source root.
  */
