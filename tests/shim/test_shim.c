@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -37,7 +38,7 @@ static int ncase;
 
 struct card {
     char path[128];
-    char region[2][64];
+    char region[2][160];
     struct fake_state *s;
     int fd;
 };
@@ -53,16 +54,19 @@ static const char *need(const char *var)
 }
 
 /* A fresh fake card of @ndev devices of @gib GiB, contexts of @ctx_mib MiB, kernels of @kernel_us,
- * and two region names for two containers. */
+ * and two pods' region files, empty, as the node agent makes them (mode 0666). */
 static void card_new(struct card *c, int ndev, uint64_t gib, uint64_t ctx_mib, uint64_t kernel_us,
                      uint32_t pid_offset)
 {
     uint64_t total[FAKE_DEVS] = {gib * GIB, gib * GIB, gib * GIB, gib * GIB};
     ncase++;
     snprintf(c->path, sizeof(c->path), "%s/card%d", dir, ncase);
-    for (int i = 0; i < 2; i++)
-        snprintf(c->region[i], sizeof(c->region[i]), "/gpushare-test-%d-%d-%d", (int)getpid(),
-                 ncase, i);
+    for (int i = 0; i < 2; i++) {
+        snprintf(c->region[i], sizeof(c->region[i]), "%s/region%d-%d", dir, ncase, i);
+        int fd = open(c->region[i], O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+        assert_true(fd >= 0 && fchmod(fd, 0666) == 0);
+        close(fd);
+    }
     assert_int_equal(fake_state_create(c->path, ndev, total, ctx_mib * MIB, kernel_us, pid_offset),
                      0);
     c->s = fake_state_map(c->path, &c->fd);
@@ -72,7 +76,7 @@ static void card_new(struct card *c, int ndev, uint64_t gib, uint64_t ctx_mib, u
 static void card_free(struct card *c)
 {
     for (int i = 0; i < 2; i++)
-        shm_unlink(c->region[i]);
+        unlink(c->region[i]);
     munmap(c->s, sizeof(*c->s));
     close(c->fd);
     unlink(c->path);
@@ -351,8 +355,9 @@ static void test_no_gpu_app_unchanged(void **state)
     expect_ok(&n);
     assert_non_null(strstr(n.out, "libcuda loaded=0"));
     assert_int_equal(n.err[0], '\0');
-    int fd = shm_open(c.region[0], O_RDONLY, 0);
-    assert_int_equal(fd, -1); /* no region: nothing was counted */
+    struct stat st;
+    assert_int_equal(stat(c.region[0], &st), 0);
+    assert_int_equal(st.st_size, 0); /* the region was never set up: nothing was counted */
     t_run_free(&a);
     t_run_free(&b);
     t_run_free(&n);
@@ -438,6 +443,78 @@ static void test_default_region_per_user(void **state)
     tc_free(&t);
 }
 
+/* @argv run as user and group @uid, without supplementary groups (setpriv, util-linux). */
+static void as_user(char **out, char *const *argv, unsigned uid)
+{
+    static char ids[2][32];
+    int n = 0;
+    snprintf(ids[0], sizeof(ids[0]), "--reuid=%u", uid);
+    snprintf(ids[1], sizeof(ids[1]), "--regid=%u", uid);
+    out[n++] = "/usr/bin/setpriv";
+    out[n++] = ids[0];
+    out[n++] = ids[1];
+    out[n++] = "--clear-groups";
+    for (int i = 0; argv[i]; i++)
+        out[n++] = argv[i];
+    out[n] = NULL;
+}
+
+/* Two containers of one pod running as two users share the pod's region file (the node agent's,
+ * mode 0666): both count in it, so together they stay within the limit; the file was never given
+ * to either user. Needs root, to run the two users. */
+static void test_file_region_two_users(void **state)
+{
+    struct card c;
+    struct env e;
+    struct proc p;
+    struct t_run r = {0};
+    if (geteuid() != 0) {
+        fprintf(stderr, "not root: two users cannot be run; the case is skipped\n");
+        skip();
+    }
+    card_new(&c, 1, 40, 100, 100, 0);
+    env_for(&e, &c, 0, "1024", 0);
+    /* the users reach the card's file and the region through the test's folder */
+    assert_int_equal(chmod(dir, 0711), 0);
+    assert_int_equal(chmod(c.path, 0666), 0);
+    char *probe[] = {"/bin/sh",
+                     "-c",
+                     "test -x \"$0\" && test -r \"$1\"",
+                     (char *)need("SHIMAPP"),
+                     (char *)need("GPUSHARE_LIB"),
+                     NULL},
+         *argv[16];
+    as_user(argv, probe, 65534);
+    run_argv(argv, &e, &r);
+    if (r.status != 0) {
+        fprintf(stderr, "uid 65534 cannot run %s: the case is skipped\n", need("SHIMAPP"));
+        card_free(&c);
+        t_run_free(&r);
+        skip();
+    }
+    char *hold[] = {(char *)need("SHIMAPP"), "init", "ctx:0", "alloc:600M", "hold", NULL};
+    as_user(argv, hold, 65534);
+    start(&p, argv, e.kv);
+    wait_holding(&p, &r);
+    assert_int_equal(region_used(c.region[0], 0, 0), 700 * MIB);
+    char *other[] = {(char *)need("SHIMAPP"), "init",       "ctx:0",      "alloc:600M=2",
+                     "info:224:1024",         "alloc:224M", "alloc:1M=2", NULL};
+    as_user(argv, other, 65533);
+    run_argv(argv, &e, &r);
+    expect_ok(&r);
+    finish(&p, &r);
+    expect_ok(&r);
+    struct stat st;
+    assert_int_equal(stat(c.region[0], &st), 0);
+    assert_int_equal(st.st_uid, 0); /* still the agent's (root's), as it was made */
+    assert_int_equal(st.st_mode & 07777, 0666);
+    assert_true(c.s->peak[0][0] <= 1024 * MIB);
+    assert_true(c.s->peak[0][0] >= 1000 * MIB);
+    assert_int_equal(chmod(dir, 0700), 0);
+    t_run_free(&r);
+    card_free(&c);
+}
+
 /* Calls before cuInit get the driver's own answer (CUDA_ERROR_NOT_INITIALIZED, 3), are not
  * counted, and do not keep the device from being counted once cuInit is called. */
 static void test_before_cuinit(void **state)
@@ -471,14 +548,18 @@ static void test_malformed_and_unnamed(void **state)
                                     "GPUSHARE_CORES_LIMIT_PERCENT"));
     env_for(&t.e, &t.c, 0, "GPU-6a7e0000-0000-4000-8000-000000000000=1024", 0);
     shimapp("proc", "init ctx:0 info:724:1024", &t.e);
-    /* A region of another layout under the container's name. */
-    int fd = shm_open(t.c.region[1], O_RDWR | O_CREAT, 0600);
-    assert_true(fd >= 0 && ftruncate(fd, 4096) == 0);
-    close(fd);
+    /* A region of another layout in the pod's file. */
+    assert_int_equal(truncate(t.c.region[1], 4096), 0);
     env_for(&t.e, &t.c, 1, "1024", 0);
     app(need("SHIMAPP"), "proc", "init=800", &t.e, &t.r);
     expect_ok(&t.r);
     assert_non_null(strstr(t.r.err, "was made by another version of libgpushare; cuInit fails"));
+    /* No file where the region should be (the node agent makes it): refused, never unlimited. */
+    unlink(t.c.region[1]);
+    app(need("SHIMAPP"), "proc", "init=800 ctx:0=3", &t.e, &t.r);
+    expect_ok(&t.r);
+    assert_non_null(strstr(t.r.err, "/region"));
+    assert_non_null(strstr(t.r.err, ": open: No such file or directory; cuInit fails"));
     tc_free(&t);
 }
 
@@ -956,7 +1037,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     char cmd[256];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s' /dev/shm/gpushare-test-%d-*", dir, (int)getpid());
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     return system(cmd) == 0 ? 0 : -1;
 }
 
@@ -968,6 +1049,7 @@ int main(void)
         cmocka_unit_test(test_every_path_and_free),
         cmocka_unit_test(test_native_oom_code),
         cmocka_unit_test(test_default_region_per_user),
+        cmocka_unit_test(test_file_region_two_users),
         cmocka_unit_test(test_before_cuinit),
         cmocka_unit_test(test_malformed_and_unnamed),
         cmocka_unit_test(test_fork),
