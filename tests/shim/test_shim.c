@@ -365,15 +365,17 @@ static void test_no_gpu_app_unchanged(void **state)
 }
 
 /* Every allocation path and its free, through each way of finding the driver: what
- * cuMemGetInfo reports free moves by exactly what was allocated and freed. Limit 2048 MiB,
- * contexts 64 MiB. */
+ * cuMemGetInfo reports free moves by exactly what was allocated and freed, or for a pool what it
+ * still holds until a synchronisation gives it back, and for a graph what the device's graph
+ * memory holds until it is trimmed (here for a plain allocation that needs the room). Limit
+ * 2048 MiB, contexts 64 MiB. */
 static const char *const tour =
     "init ctx:0 info:1984:2048 "
     "alloc:100M info:1884:2048 free info:1984:2048 "
     "alloc1:100M info:1884:2048 free info:1984:2048 "
     "managed:100M info:1884:2048 free info:1984:2048 "
-    "async:100M info:1884:2048 free info:1984:2048 "
-    "pool:100M info:1884:2048 free info:1984:2048 "
+    "async:100M info:1884:2048 free info:1884:2048 sync info:1984:2048 "
+    "pool:100M info:1884:2048 free info:1884:2048 streamsync info:1984:2048 "
     "pitch:4000:25600 info:1884:2048 free info:1984:2048 "
     "pitch:3800:4096 info:1969:2048 free info:1984:2048 "
     "vmm:100M:0 info:1884:2048 retain info:1884:2048 free info:1984:2048 "
@@ -386,6 +388,8 @@ static const char *const tour =
     "ctx4:0 info:1920:2048 destroy use:0 "
     "primary:0 info:1920:2048 alloc:200M info:1720:2048 reset:0 use:0 info:1920:2048 free=1 "
     "primary:0 release:0 use:0 info:1920:2048 release:0 use:0 info:1984:2048 "
+    "graph galloc:100M:0 gexec glaunch info:1884:2048 gptrfree eventsync info:1884:2048 "
+    "alloc:1885M info:99:2048 free info:1984:2048 gdestroy "
     "total:0:2048 launchkinds";
 
 static void test_every_path_and_free(void **state)
@@ -397,7 +401,7 @@ static void test_every_path_and_free(void **state)
         card_new(&c, 1, 40, 64, 100, 0);
         env_for(&e, &c, 0, "2048", 0);
         shimapp(vias[i], tour, &e);
-        assert_int_equal(atomic_load(&c.s->proc[0].launches[0]), 11);
+        assert_int_equal(atomic_load(&c.s->proc[0].launches[0]), 12);
         /* The fake card never saw the tenant above its limit. */
         assert_true(c.s->peak[0][0] <= 2048 * MIB);
         card_free(&c);
@@ -618,6 +622,7 @@ static void test_get_proc_address(void **state)
         "getproc:cuCtxCreate:12080:0 getproc:cuCtxCreate:11000:0 "
         "getproc:cuGetProcAddress:12000:0 getproc:cuCtxGetCurrent:12000:0 "
         "getproc:cuNoSuchThing:12000:0 getproc:cuMemAllocAsync:11000:0 "
+        "getproc:cuGraphInstantiate:12000:0 getproc:cuGraphInstantiate:11000:0 "
         "lookup:cuMemAlloc_v2 lookup:cuCtxGetCurrent lookup:cuNoSuchThing "
         "vlookup:cuMemAlloc_v2:GLIBC_2.2.5 vlookup:cuMemAlloc_v2:libcuda.so.1 "
         "dlookup:cuMemAlloc_v2",
@@ -634,6 +639,9 @@ static void test_get_proc_address(void **state)
         "getproc cuCtxGetCurrent -> libcuda.so.1:cuCtxGetCurrent status=0",
         "getproc cuNoSuchThing -> null status=1",
         "getproc cuMemAllocAsync -> null status=2",
+        /* from CUDA 12.0 cuGraphInstantiate is the ABI of cuGraphInstantiateWithFlags */
+        "getproc cuGraphInstantiate -> libgpushare.so:cuGraphInstantiateWithFlags status=0",
+        "getproc cuGraphInstantiate -> libgpushare.so:cuGraphInstantiate_v2 status=0",
         "lookup cuMemAlloc_v2 -> libgpushare.so:cuMemAlloc_v2",
         "lookup cuCtxGetCurrent -> libcuda.so.1:cuCtxGetCurrent",
         "lookup cuNoSuchThing -> null",
@@ -754,12 +762,90 @@ static void test_pool_on_another_device(void **state)
             0);
     shimapp("proc",
             "init ctx:0 pool:2G:1=2 newpool:2G:1=2 pool:512M:1 newpool:512M:1 pool:1M:1=2 "
-            "info:7892:8192 free pool:256M:1 freeall",
+            "info:7892:8192 free pool:256M:1=2 sync pool:256M:1 freeall",
             &e);
     assert_true(c.s->peak[0][1] <= GIB);
     /* A pool the library never saw handed out: the first pointer from it says where it is. */
     shimapp("proc", "init ctx:0 rawpool:512M:1 rawpool:2G:1=2 rawpool:512M:1 rawpool:1M:1=2", &e);
     card_free(&c);
+}
+
+/* A pool's cache is charged: what a stream-ordered free leaves in the pool stays counted until a
+ * synchronisation gives it back (release threshold 0); kept by its threshold, it is trimmed when
+ * the room is needed rather than the allocation refused — unless the stream has not reached the
+ * free yet (no synchronisation since), when the pool may not give it back. */
+static void test_pool_cache(void **state)
+{
+    one_container(40, 100, "1024",
+                  "init ctx:0 async:600M free info:324:1024 sync info:924:1024 threshold:max:0 "
+                  "async:600M free sync info:324:1024 alloc:900M info:24:1024 free info:924:1024 "
+                  "async:600M free alloc:900M=2 sync alloc:900M info:24:1024");
+}
+
+/* A tenant allocating from two pools cannot hold more than its limit through their caches: a pool
+ * is refused while another holds what was freed from it before the stream got there, and gets
+ * the room once the other one can be trimmed. Before the pools were charged what they hold, the
+ * second pool was let take its 600 MiB beside the first one's cache: 1300 MiB of a 1024 MiB
+ * limit on the card. */
+static void test_two_pools_within_limit(void **state)
+{
+    one_container(40, 100, "1024",
+                  "init ctx:0 threshold:max:0 pool:600M:0 newpool:600M:0=2 free newpool:600M:0=2 "
+                  "streamsync info:324:1024 newpool:600M:0 info:324:1024 free sync pool:600M:0 "
+                  "info:324:1024");
+}
+
+/* PyTorch's cudaMallocAsync backend near its limit: stream-ordered allocations and frees from the
+ * device's pool, its cache kept (release threshold: all), the pool holding 900 MiB of a 1024 MiB
+ * limit with the context: never refused; a plain allocation between gets the room the pool
+ * caches, and the pool grows again after it. */
+static void test_torch_like_near_limit(void **state)
+{
+    one_container(40, 100, "1024",
+                  "init ctx:0 threshold:max:0 torchlike:3000:600M info:24:1024 streamsync "
+                  "alloc:900M info:24:1024 free torchlike:1000:600M info:24:1024");
+}
+
+/* CUDA graphs' allocation nodes: a launch is charged what they need beyond what the device's graph
+ * memory has free, and what that memory holds stays charged until trimmed; one that would pass the
+ * limit is refused with CUDA_ERROR_OUT_OF_MEMORY and does not run; a relaunch whose allocations
+ * are still live is the driver's CUDA_ERROR_INVALID_VALUE, unless the graph frees them on
+ * relaunch (then its own allocations count as free); a plain allocation gets the room graph
+ * memory holds unused. */
+static void test_graph_memory(void **state)
+{
+    struct tc t;
+    tc_new(&t, 40, 100, 100, "2048", 0);
+    shimapp("proc",
+            "init ctx:0 graph galloc:300M:0 gfree gexec glaunch info:1648:2048 glaunch "
+            "graph galloc:600M:0 gexec5 glaunch info:1348:2048 glaunch=1 sync info:1348:2048 "
+            "gptrfree glaunch info:1348:2048 graph galloc:1900M:0 gexec glaunch=2 "
+            "info:1348:2048",
+            &t.e);
+    /* four launches ran: not the relaunch the driver refused, nor the one refused for memory */
+    assert_int_equal(atomic_load(&t.c.s->proc[0].launches[0]), 4);
+    shimapp("proc",
+            "init ctx:0 graph galloc:1000M:0 gexec:1 glaunch glaunch glaunch info:948:2048 "
+            "graph galloc:1100M:0 gfree gexec glaunch=2 info:948:2048",
+            &t.e);
+    shimapp("proc",
+            "init ctx:0 graph galloc:1000M:0 gfree gexec glaunch info:948:2048 "
+            "graph galloc:1500M:0 gfree gexec glaunch info:448:2048 alloc:1500M info:448:2048",
+            &t.e);
+    assert_true(t.c.s->peak[0][0] <= 2048 * MIB);
+    tc_free(&t);
+}
+
+/* A stream-ordered allocation captured into a graph is the graph's: charged when the graph runs,
+ * not when captured; child graphs' allocations count; an upload (cuGraphUpload, or the
+ * instantiation's) maps the graph's memory, and is refused when it would pass the limit. */
+static void test_graph_capture_upload(void **state)
+{
+    one_container(40, 100, "2048",
+                  "init ctx:0 capture async:600M free endcapture info:1948:2048 gexec glaunch "
+                  "info:1348:2048 graph galloc:300M:0 gfree gchild gexec glaunch info:1348:2048 "
+                  "graph galloc:2000M:0 gfree gexecp:0 gupload=2 gexecp:2=2 "
+                  "graph galloc:1900M:0 gfree gexecp:2 info:48:2048 glaunch info:48:2048");
 }
 
 /* A context's malloc heap and printf FIFO are its device memory: what they are set to beyond their
@@ -1060,6 +1146,11 @@ int main(void)
         cmocka_unit_test(test_freed_address_reused),
         cmocka_unit_test(test_context_reborn),
         cmocka_unit_test(test_pool_on_another_device),
+        cmocka_unit_test(test_pool_cache),
+        cmocka_unit_test(test_two_pools_within_limit),
+        cmocka_unit_test(test_torch_like_near_limit),
+        cmocka_unit_test(test_graph_memory),
+        cmocka_unit_test(test_graph_capture_upload),
         cmocka_unit_test(test_context_limits),
         cmocka_unit_test(test_unbacked_array),
         cmocka_unit_test(test_case_40g_two_tenants),
