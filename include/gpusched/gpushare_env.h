@@ -30,7 +30,8 @@
 #define GS_GPUSHARE_ENV_CORES_PERCENT "GPUSHARE_CORES_LIMIT_PERCENT"
 
 /* What one CUDA context costs on the card, in MiB, charged at each context creation: an integer
- * 0 .. 65536. Absent: GS_GPUSHARE_DEFAULT_CONTEXT_MIB. One value for every device. */
+ * 0 .. 65536. Absent: GS_GPUSHARE_DEFAULT_CONTEXT_MIB. One value for every device; the node agent
+ * sets it from the card's model (docs/node-agent.md, "What a CUDA context costs"). */
 #define GS_GPUSHARE_ENV_CONTEXT_MIB     "GPUSHARE_CONTEXT_MIB"
 #define GS_GPUSHARE_DEFAULT_CONTEXT_MIB 300
 

@@ -5,9 +5,10 @@
  * until cuDeviceGraphMemTrim. So an executable graph's allocations are summed per device when it
  * is instantiated, and each launch or upload first makes sure the device's graph memory can grow
  * by what the graph may need beyond what is free in it; when it cannot, even after the process's
- * caches on the device are trimmed, the launch is refused with CUDA_ERROR_OUT_OF_MEMORY — what the
- * driver answers when it cannot map a graph's memory — and the graph does not run. What the
- * graphs really hold is charged at the synchronisation points (pool.c).
+ * caches on the device are trimmed, the launch is refused with CUDA_ERROR_OUT_OF_MEMORY (NVIDIA
+ * documents no code for a launch whose allocations the card cannot back; out-of-memory is the
+ * driver's for every allocation it cannot back) and the graph does not run. What the graphs
+ * really hold is charged at the synchronisation points (pool.c).
  *
  * The table of executable graphs is read without a lock on the launch path: an entry's fields are
  * written before its key is published (release order); a destroyed graph's entries keep their

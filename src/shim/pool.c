@@ -314,13 +314,13 @@ CUresult gs__pool_alloc(int i, CUdeviceptr *dptr, size_t bytes, CUmemoryPool poo
         struct gs_shim_dev *d = gs__dev(ordinal);
         if (d && d->refused)
             return CUDA_ERROR_OUT_OF_MEMORY;
-        if (!d || !gs__shim.counting || gs__slot() < 0)
+        if (!d || !gs__shim.counting)
             ordinal = GS_POOL_HOST; /* nothing to count, or the driver refuses the call itself */
-        else if (pool_take(key, ordinal, bytes) != CUDA_SUCCESS)
+        else if (gs__slot() < 0 || pool_take(key, ordinal, bytes) != CUDA_SUCCESS)
             return CUDA_ERROR_OUT_OF_MEMORY;
     }
     CUresult rc = alloc_call(i, dptr, bytes, pool, st, from_pool);
-    if (ordinal == -1 && rc == CUDA_SUCCESS && gs__shim.counting && gs__slot() >= 0) {
+    if (ordinal == -1 && rc == CUDA_SUCCESS && gs__shim.counting) {
         /* a pool the library did not see given out: its first pointer says where it is */
         if (GS_CALL(cuPointerGetAttribute,
                     (&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, *dptr)) != CUDA_SUCCESS &&
@@ -328,7 +328,7 @@ CUresult gs__pool_alloc(int i, CUdeviceptr *dptr, size_t bytes, CUmemoryPool poo
             return rc;
         struct gs_shim_dev *d = gs__dev(ordinal);
         gs__pool_note(pool, ordinal);
-        if (!d || d->refused || pool_take(key, ordinal, bytes) != CUDA_SUCCESS) {
+        if (!d || d->refused || gs__slot() < 0 || pool_take(key, ordinal, bytes) != CUDA_SUCCESS) {
             GS_CALL(cuMemFreeAsync, (*dptr, st));
             return CUDA_ERROR_OUT_OF_MEMORY;
         }

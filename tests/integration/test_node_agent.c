@@ -4,9 +4,11 @@
  * libnvidia-ml.so.1) and a fake kubelet speaking the device plugin API over gRPC. The agent
  * registers and gets its own token, heartbeats, reports a bad Xid, creates the MIG instance a pod
  * was placed on (and destroys it only once it runs nothing), answers ListAndWatch and Allocate
- * with each pod's own cards, split among a pod's containers, scales the tenants' CPU weights in
- * kubelet's pod cgroups of a temporary tree, writes a CDI spec; killed, its node turns NotReady
- * after the grace period; restarted, it hands no device out twice.
+ * with each pod's own cards, split among a pod's containers, gives a shared pod its own region
+ * folder (made, mounted, removed with the pod) and the context cost of its card's model, scales
+ * the tenants' CPU weights in kubelet's pod cgroups of a temporary tree, writes a CDI spec;
+ * killed, its node turns NotReady after the grace period; restarted, it hands no device out
+ * twice.
  */
 #include <setjmp.h>
 #include <stdarg.h>

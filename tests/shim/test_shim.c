@@ -506,6 +506,7 @@ static void test_file_region_two_users(void **state)
     as_user(argv, other, 65533);
     run_argv(argv, &e, &r);
     expect_ok(&r);
+    t_run_free(&r);
     finish(&p, &r);
     expect_ok(&r);
     struct stat st;
