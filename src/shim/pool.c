@@ -23,9 +23,13 @@ static uint64_t pool_attr(uint64_t key, CUmemPool_attribute attr, uint64_t fallb
     return GS_CALL(cuMemPoolGetAttribute, (pool, attr, &v)) == CUDA_SUCCESS ? v : fallback;
 }
 
+/* What the graphs of device @ordinal hold; @fallback where the driver cannot say (a driver older
+ * than graph memory nodes, CUDA 11.4, has none to hold). */
 static uint64_t graph_attr(int ordinal, CUgraphMem_attribute attr, uint64_t fallback)
 {
     cuuint64_t v = 0;
+    if (!gs__shim.real[GS_I_cuDeviceGetGraphMemAttribute])
+        return fallback;
     return GS_CALL(cuDeviceGetGraphMemAttribute, (ordinal, attr, &v)) == CUDA_SUCCESS ? v
                                                                                       : fallback;
 }
@@ -96,8 +100,8 @@ static void refresh_locked(int ordinal)
         if (p->key && p->gone && p->live == 0)
             pool_drop(p);
     }
-    for (int o = 0; o < GS_REGION_DEVICES; o++)
-        if ((ordinal < 0 || o == ordinal) && gs__cache_on(o) && s->graph_charged[o])
+    for (int o = 0; o < GS_REGION_DEVICES; o++) /* graphs may hold memory on every device used */
+        if ((ordinal < 0 || o == ordinal) && gs__cache_on(o))
             settle(&s->graph_charged[o], o,
                    graph_attr(o, CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT, s->graph_charged[o]), 1);
 }
@@ -120,7 +124,7 @@ int gs__cache_trim(int ordinal)
     for (int i = 0; i < GS_POOLS_MAX; i++)
         if (s->pool[i].key && !s->pool[i].gone && s->pool[i].ordinal == ordinal)
             GS_CALL(cuMemPoolTrimTo, ((CUmemoryPool)(uintptr_t)s->pool[i].key, 0));
-    if (s->graph_charged[ordinal])
+    if (s->real[GS_I_cuDeviceGraphMemTrim])
         GS_CALL(cuDeviceGraphMemTrim, (ordinal));
     refresh_locked(ordinal);
     pthread_mutex_unlock(&s->cache_mu);
