@@ -396,32 +396,31 @@ static int settle(const char *ns, const char *name, char *node, size_t cap)
 }
 
 /*
- * The policy through the real control plane is the simulator's: 200 GPU pods of the Alibaba
- * trace (openb_pod_list_default.csv, in its order) arrive one at a time on 16 of its nodes (the
- * first of each model: 6 G2, 2 G3 and 2 V100M32 boards of 8, 4 T4 and 2 P100 boxes of 2; in
- * name order, the order the API server lists the Nodes gpuschedd reads), and
- * each lands on the node `gpusched simulate` with the same policy picks for it (or stays
- * pending where the simulator fails it) for at least 99 % of the pods. Prints the figure. Both
- * measure fragmentation against the whole bundled pod list (gpuschedd's default --workload, the
- * simulator's default --pods).
+ * One scheduler, two clocks: 200 GPU pods of the Alibaba trace (openb_pod_list_default.csv, in
+ * its order) arrive one at a time through the real control plane on 16 of its nodes (the first
+ * of each model: 6 G2, 2 G3 and 2 V100M32 boards of 8, 4 T4 and 2 P100 boxes of 2; in name
+ * order, the order the API server lists the Nodes gpuschedd reads), and each lands on the node
+ * `gpusched simulate --scenario` picks for it when the same pods arrive a second apart on the
+ * same nodes (or stays pending where the simulator leaves it pending) for at least 99 % of the
+ * pods. Prints the figure.
  */
 static void test_replay(void **state)
 {
     (void)state;
     char dir[64] = "/tmp/gs_replay.XXXXXX", cmd[2048], path[128];
-    const char *sim = getenv("GPUSCHED_BIN");
+    const char *sim = getenv("GPUSCHED_BIN"), *src = getenv("PWD") ? getenv("PWD") : ".";
     assert_non_null(sim);
     assert_non_null(mkdtemp(dir));
     snprintf(cmd, sizeof(cmd),
-             "cd '%s' && T=%s/data/alibaba-gpu-v2023 && N=$T/openb_node_list_gpu_node.csv && "
+             "cd '%s' && S='%s' && T=$S/data/alibaba-gpu-v2023 && "
+             "N=$T/openb_node_list_gpu_node.csv && "
              "{ head -1 $N; { grep ',8,G2$' $N | head -6; grep ',8,G3$' $N | head -2; "
              "grep ',2,T4$' $N | head -4; grep ',2,P100$' $N | head -2; "
              "grep ',8,V100M32$' $N | head -2; } | sort; } >nodes.csv && "
              "awk -F, 'NR == 1 || $4 >= 1' $T/openb_pod_list_default.csv | head -201 >pods.csv && "
-             "{ echo pod; awk -F, 'NR > 1 { print $1 }' pods.csv; } >seq.csv && "
-             "'%s' simulate --nodes nodes.csv --sequence seq.csv "
-             "--policy gpusched --seed 42 --json sim.json --quiet >sim.txt",
-             dir, getenv("PWD") ? getenv("PWD") : ".", sim);
+             "awk -F, -f $S/tests/e2e/trace-scenario.awk nodes.csv pods.csv >replay.yaml && "
+             "'%s' simulate --scenario replay.yaml --json sim.json --quiet >sim.txt",
+             dir, src, sim);
     assert_int_equal(system(cmd), 0);
     snprintf(path, sizeof(path), "%s/nodes.csv", dir);
     char *nodes = t_slurp(path, NULL);
@@ -442,7 +441,9 @@ static void test_replay(void **state)
         assert_int_equal(
             sscanf(line, "%63[^,],%lld,%lld,%lld,%lld", name, &cpu, &mem, &gpus, &milli), 5);
         line = strchr(line, '\n') + 1;
-        assert_string_equal(name, json_string_value(json_object_get(p, "name")));
+        char key[80];
+        snprintf(key, sizeof(key), "team-a/%s", name);
+        assert_string_equal(key, json_string_value(json_object_get(p, "name")));
         snprintf(res, sizeof(res),
                  "{\"cpu\": \"%lldm\", \"memory\": \"%lldMi\", \"nvidia.com/gpu\": %lld", cpu, mem,
                  gpus);

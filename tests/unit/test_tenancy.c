@@ -380,7 +380,8 @@ static void test_gpuquota_reason(void **state)
     assert_int_equal(find(t, "a")->state, GS_POD_RUNNING);
     assert_int_equal(find(t, "b")->state, GS_POD_RUNNING);
     assert_int_equal(find(t, "c")->state, GS_POD_PENDING);
-    assert_string_equal(find(t, "c")->reason, "tenant team-a: a100-80gb total 3.0/3.0 GPUs");
+    assert_string_equal(find(t, "c")->reason,
+                        "tenant team-a: GPUQuota a100-80gb total 3.0/3.0 GPUs");
     gs_tsim_free(t);
     gs_scenario_free(s);
 }
