@@ -3,7 +3,7 @@
 BUILD ?= build
 SAN   ?= build-san
 
-.PHONY: all deps demo test test-release test-san bench format clean bench-daemon
+.PHONY: all deps demo test test-release test-san bench format clean bench-daemon kubernetes
 
 all: $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -45,3 +45,7 @@ clean:
 
 bench-daemon: all
 	$(BUILD)/bench_daemon
+
+# kube-apiserver and kube-scheduler for tests/e2e, cached outside the clone (make test does it too).
+kubernetes: deps
+	scripts/build-kubernetes

@@ -21,7 +21,7 @@ say "# nvcc: $("$NVCC" --version | tail -1)"
 
 # The library exactly as meson builds it, without meson: only the C runtime.
 cc -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -fPIC -shared -fvisibility=hidden -Wall -Werror \
-    -Iinclude src/shim/*.c -ldl -lpthread -lrt -o "$B/libgpushare.so"
+    -Iinclude -Isrc src/shim/*.c -ldl -lpthread -lrt -o "$B/libgpushare.so"
 cc -std=c11 -Wall -Werror -fsyntax-only -I"$CUDA_INC" bench/gpushare/abi_check.c
 say "# ABI of src/shim/fns.def checked against $CUDA_INC/cuda.h"
 for p in limits sm launch; do
@@ -55,10 +55,13 @@ held() {
 ctx=$(held "" none 0 | sed 's/.*card_used_mib=//')
 say "a context (and the runtime's modules) cost the card $ctx MiB"
 LIMIT=8192
-for path in malloc pitch managed async pool vmm array; do
+for path in malloc pitch managed async pool vmm array graph; do
     say "limit $LIMIT MiB: $(held "LD_PRELOAD=$LIB GPUSHARE_REGION=$REGION GPUSHARE_MEMORY_LIMIT_MIB=$LIMIT GPUSHARE_CONTEXT_MIB=$ctx" "$path" 256)"
 done
 say "limit 4096 MiB: $(held "LD_PRELOAD=$LIB GPUSHARE_REGION=$REGION GPUSHARE_MEMORY_LIMIT_MIB=4096 GPUSHARE_CONTEXT_MIB=$ctx" ctx 0)"
+# What the driver itself answers a graph launch whose allocation the card cannot hold (no library):
+# libgpushare answers CUDA_ERROR_OUT_OF_MEMORY (2) for one past the limit.
+say "no library, graphs until the card is full: $(held "" graph 4096)"
 say "default context charge, limit $LIMIT MiB: $(held "LD_PRELOAD=$LIB GPUSHARE_REGION=$REGION GPUSHARE_MEMORY_LIMIT_MIB=$LIMIT" malloc 256)"
 
 # (b) Utilisation sampled every 200 ms by nvidia-smi; the mean of seconds 8 to 28 of a 30 s run.

@@ -225,6 +225,8 @@ struct gs_scn_container {
     int64_t memory_mib;
     char mig_profile[16]; /* from nvidia.com/mig-<profile>: 1, "" when none */
     int64_t gpu_shared;   /* nvidia.com/gpu.shared: time-slice replicas, on as many cards; 0 none */
+    int init; /* 0 an app container; 1 an init container, 2 one that keeps running beside the app
+                 containers (restartPolicy: Always, a sidecar) */
 };
 
 /* A pod of the workload. */
@@ -247,7 +249,7 @@ struct gs_pod_spec {
     int same_card; /* annotation gpusched.io/same-card: "true": its N slices or replicas on one
                       card (default: N different cards) */
     uint32_t model_mask; /* allowed GPU models (node selector), 0 = any */
-    struct gs_scn_container containers[GS_SCN_CONTAINERS];
+    struct gs_scn_container containers[GS_SCN_CONTAINERS]; /* init containers first */
     int ncontainers;
     struct gs_scn_src src;
 };

@@ -122,12 +122,13 @@ int gs_pod_parse(const char *origin, const char *text, size_t len, int strict,
 
 /*
  * gs_quantity_parse() - Kubernetes quantity @s exactly as Kubernetes reads one ("500m", "2",
- * "1.5", "64Gi", "2e3", "20k"; no floating point) times 10^@e10 x 2^@e2, a whole number: rounded
- * up when @round_up (as Kubernetes rounds cpu to milli-cores and memory to MiB), else a remainder
- * is -EINVAL. Milli-cores are (s, 3, 0), MiB (s, 0, -20). The one quantity parser of gpusched.
+ * "1.5", "64Gi", "2e3", "20k"; no floating point) times 10^@e10 x 2^@e2, a whole number: @round
+ * 1 rounds a remainder up (as Kubernetes rounds a request to milli-cores or MiB), -1 down (a
+ * capacity: what can be relied on), 0 makes it -EINVAL. Milli-cores are (s, 3, 0), MiB (s, 0,
+ * -20). The one quantity parser of gpusched.
  * Return: 0 and *@out; -EINVAL (not a quantity, negative, not whole); -ERANGE (past 2^63).
  */
-int gs_quantity_parse(const char *s, int e10, int e2, int round_up, int64_t *out);
+int gs_quantity_parse(const char *s, int e10, int e2, int round, int64_t *out);
 
 /*
  * gs_scenario_tenant_of() - index of the tenant namespace @ns belongs to, or -ENOENT.

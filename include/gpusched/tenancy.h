@@ -316,6 +316,11 @@ struct gs_tenancy_usage {
 };
 int gs_tenancy_usage(const struct gs_tenancy *t, enum gs_usage_of of, size_t i,
                      struct gs_tenancy_usage *out);
+/* gs_tenancy_usage_at() - as gs_tenancy_usage(), the integrals carried on from the clock to
+ * @at_us (microseconds, not before the clock) at what is held and busy now: a driver's samples
+ * between two events. */
+int gs_tenancy_usage_at(const struct gs_tenancy *t, enum gs_usage_of of, size_t i, int64_t at_us,
+                        struct gs_tenancy_usage *out);
 
 /*
  * The ledger as it stands: gs_tenancy_quota_used() - tenant @tenant's GPUQuota use on catalog

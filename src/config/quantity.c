@@ -104,7 +104,8 @@ static int suffix(const char *s, struct dec *v, const char **why)
 
 /*
  * scale() - @v x @mult as an integer: multiplications checked for overflow, then one division by
- * the negative powers; a remainder rounds up with GS__Q_CEIL, otherwise it is an error.
+ * the negative powers; a remainder rounds up with GS__Q_CEIL, down with GS__Q_FLOOR, otherwise it
+ * is an error.
  */
 static int scale(const struct dec *v, uint64_t mult, unsigned flags, int64_t *out, const char **why)
 {
@@ -133,11 +134,11 @@ static int scale(const struct dec *v, uint64_t mult, unsigned flags, int64_t *ou
     for (long k = 0; k < -v->e2 && !den_big; k++)
         den_big = den > UINT64_MAX / 2, den *= 2;
     uint64_t q = den_big ? 0 : num / den, r = den_big ? num : num % den;
-    if (r && !(flags & GS__Q_CEIL)) {
+    if (r && !(flags & (GS__Q_CEIL | GS__Q_FLOOR))) {
         *why = "is not a whole number of";
         return -EDOM;
     }
-    q += r != 0;
+    q += r != 0 && (flags & GS__Q_CEIL);
     if (q > INT64_MAX)
         return -ERANGE;
     *out = (int64_t)q;
@@ -230,9 +231,10 @@ int gs__duration_parse(const char *s, int64_t *out, const char **why)
     return 0;
 }
 
-int gs_quantity_parse(const char *s, int e10, int e2, int round_up, int64_t *out)
+int gs_quantity_parse(const char *s, int e10, int e2, int round, int64_t *out)
 {
     const char *why;
-    int rc = gs__qty_parse(s, e10, e2, round_up ? GS__Q_CEIL : 0, out, &why);
+    unsigned flags = round > 0 ? GS__Q_CEIL : round < 0 ? GS__Q_FLOOR : 0;
+    int rc = gs__qty_parse(s, e10, e2, flags, out, &why);
     return rc == -EDOM || rc == -EINVAL ? -EINVAL : rc;
 }

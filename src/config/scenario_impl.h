@@ -160,6 +160,7 @@ int gs__scn_model(const char *name);
  * unit (decimal suffixes and exponents as Kubernetes writes them, no binary suffix). */
 #define GS__Q_CEIL  1u
 #define GS__Q_PLAIN 2u
+#define GS__Q_FLOOR 4u
 
 /*
  * gs__scn_qty() - Kubernetes quantity @n (plain or quoted scalar) times 10^@e10 x 2^@e2, as an

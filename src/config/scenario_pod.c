@@ -8,10 +8,11 @@
  * insists: the limit is taken, else the request. nvidia.com/gpu counts whole cards (or slices with
  * nvidia.com/gpumem in MiB and nvidia.com/gpucores in percent); nvidia.com/mig-<profile>: 1 asks
  * for one MIG instance; nvidia.com/gpu.shared counts time-slice replicas (NVIDIA's device plugin
- * name for them under renameByDefault), with nvidia.com/gpumem as the memory each declares. Fields
- * that decide placement but are not modelled here (affinity, topologySpreadConstraints,
- * initContainers, nodeName) are warned about; the rest of the pod spec (images, volumes, probes) is
- * accepted silently.
+ * name for them under renameByDefault), with nvidia.com/gpumem as the memory each declares. Init
+ * containers are read too (restartPolicy: Always marks a sidecar): the scheduler counts the pod's
+ * effective request as Kubernetes does (src/core/tenancy/admission.c). Fields that decide
+ * placement but are not modelled here (affinity, topologySpreadConstraints, nodeName) are warned
+ * about; the rest of the pod spec (images, volumes, probes) is accepted silently.
  */
 #include "scenario_impl.h"
 
@@ -31,9 +32,9 @@ enum {
     S_PRIORITY_CLASS,
     S_PRIORITY,
     S_NODE_SELECTOR,
+    S_INIT_CONTAINERS,
     S_WARN_FIRST, /* from here on: decides placement in Kubernetes, not modelled here */
-    S_INIT_CONTAINERS = S_WARN_FIRST,
-    S_AFFINITY,
+    S_AFFINITY = S_WARN_FIRST,
     S_SPREAD,
     S_NODE_NAME,
     S_RESOURCES,
@@ -51,7 +52,7 @@ static const char *const spec_keys[] = {
     "setHostnameAsFQDN", "shareProcessNamespace", "subdomain", "terminationGracePeriodSeconds",
     "tolerations", "volumes"};
 
-enum { C_NAME, C_RESOURCES };
+enum { C_NAME, C_RESOURCES, C_RESTART = 23 };
 static const char *const container_keys[] = {"name",
                                              "resources",
                                              "image",
@@ -199,7 +200,10 @@ static int combine(struct gs__yctx *c, const struct res *rq, const struct res *l
     yaml_node_t *share = lim->at[Q_GPUMEM] ? lim->at[Q_GPUMEM] : rq->at[Q_GPUMEM];
     share = share ? share : (lim->at[Q_GPUCORES] ? lim->at[Q_GPUCORES] : rq->at[Q_GPUCORES]);
     if (share && v[Q_GPU] <= 0 && v[Q_SHARED] <= 0)
-        return gs__yaml_err(c, share, "%s needs nvidia.com/gpu (the number of shared GPUs)",
+        return gs__yaml_err(c, share,
+                            "%s needs nvidia.com/gpu, the number of shared GPUs: add "
+                            "nvidia.com/gpu: 1 to the container (kubelet hands a container its "
+                            "card only through nvidia.com/gpu's device plugin)",
                             gs__yaml_str(share));
     yaml_node_t *mem = lim->at[Q_GPUMEM] ? lim->at[Q_GPUMEM] : rq->at[Q_GPUMEM];
     yaml_node_t *cores = lim->at[Q_GPUCORES] ? lim->at[Q_GPUCORES] : rq->at[Q_GPUCORES];
@@ -228,18 +232,42 @@ static int combine(struct gs__yctx *c, const struct res *rq, const struct res *l
     return 0;
 }
 
+/* A container of spec.containers or spec.initContainers (@init), appended to the pod's. */
+struct clist {
+    struct gs_pod_spec *p;
+    int init;
+};
+
+/* restartPolicy: Kubernetes allows it on init containers only, and only Always (a sidecar). */
+static int restart_policy(struct gs__yctx *c, const yaml_node_t *n, struct clist *l, int *init)
+{
+    const char *v = gs__yaml_str(n);
+    if (!l->init || !v || strcmp(v, "Always") != 0)
+        return gs__yaml_err(c, n,
+                            "restartPolicy: only an init container may have one, and only "
+                            "Always (a sidecar)");
+    *init = 2;
+    return 0;
+}
+
 static int read_container(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
 {
-    struct gs_pod_spec *p = arg;
+    struct clist *l = arg;
+    struct gs_pod_spec *p = l->p;
     yaml_node_t *f[GS__YAML_NKEYS(container_keys)] = {NULL}, *r[3] = {NULL};
     struct res rq, lim;
     char where[64];
-    gs__yaml_label(where, sizeof(where), "spec.containers[%d]", idx);
-    if (idx >= GS_SCN_CONTAINERS)
-        return gs__yaml_err_code(c, n, -E2BIG, "more than %d containers in a pod",
+    int at = p->ncontainers, init = l->init;
+    gs__yaml_label(where, sizeof(where),
+                   l->init ? "spec.initContainers[%d]" : "spec.containers[%d]", idx);
+    if (at >= GS_SCN_CONTAINERS)
+        return gs__yaml_err_code(c, n, -E2BIG,
+                                 "more than %d containers in a pod, init containers counted",
                                  GS_SCN_CONTAINERS);
     int rc = gs__yaml_each_field(c, n, container_keys, GS__YAML_NKEYS(container_keys), where,
                                  gs__scn_keep, f);
+    if (!rc && f[C_RESTART] && !gs__yaml_is_null(f[C_RESTART]))
+        rc = restart_policy(c, f[C_RESTART], l, &init);
     if (!rc && f[C_RESOURCES])
         rc = gs__yaml_each_field(c, f[C_RESOURCES], res_keys, GS__YAML_NKEYS(res_keys), "resources",
                                  gs__scn_keep, r);
@@ -248,9 +276,11 @@ static int read_container(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg
     if (!rc)
         rc = read_res(c, r[R_LIMITS], "limits", &lim);
     if (!rc)
-        rc = combine(c, &rq, &lim, &p->containers[idx]);
-    if (!rc)
-        p->ncontainers = idx + 1;
+        rc = combine(c, &rq, &lim, &p->containers[at]);
+    if (!rc) {
+        p->containers[at].init = init;
+        p->ncontainers = at + 1;
+    }
     return rc;
 }
 
@@ -446,9 +476,14 @@ static int read_spec(struct gs__yctx *c, yaml_node_t *spec, struct gs_pod_spec *
     }
     if (!rc && f[S_NODE_SELECTOR])
         rc = gs__yaml_each_pair(c, f[S_NODE_SELECTOR], "spec.nodeSelector", selector_pair, p);
+    struct clist init = {p, 1}, app = {p, 0};
+    if (!rc && f[S_INIT_CONTAINERS] && !gs__yaml_is_null(f[S_INIT_CONTAINERS]))
+        rc = gs__yaml_each_item(c, f[S_INIT_CONTAINERS], "spec.initContainers", read_container,
+                                &init);
+    int ninit = p->ncontainers;
     if (!rc && f[S_CONTAINERS])
-        rc = gs__yaml_each_item(c, f[S_CONTAINERS], "spec.containers", read_container, p);
-    if (!rc && p->ncontainers == 0)
+        rc = gs__yaml_each_item(c, f[S_CONTAINERS], "spec.containers", read_container, &app);
+    if (!rc && p->ncontainers == ninit)
         rc = gs__yaml_err(c, f[S_CONTAINERS] ? f[S_CONTAINERS] : spec,
                           "a pod needs at least one container");
     return rc;

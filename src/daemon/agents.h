@@ -9,13 +9,19 @@
  * admin token may register a node again (a new token; the old one stops working). A node whose
  * agent never registered still takes heartbeats and card health with the bootstrap token, as
  * before.
+ *
+ * GET /v1/nodes/NAME/pods lists the pods running on the node, in bind order, as GET /v1/pods shows
+ * them, each with tenant_weight (its tenant's queue weight) and tenant_weight_min (the smallest of
+ * the DaemonConfig's tenants), which the agent scales the pod's cgroup cpu.weight by.
  */
 #ifndef GSD_AGENTS_H
 #define GSD_AGENTS_H
 
 #include <jansson.h>
+#include <stddef.h>
 #include <stdint.h>
 
+struct gsd_podspec;
 struct gsd_req;
 struct gsd_state;
 

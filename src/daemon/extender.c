@@ -18,6 +18,7 @@
  * after the commit, on the HTTP thread (server.c), and a refusal gives the cards back.
  */
 #include "extender.h"
+#include "agents.h"
 #include "api.h"
 #include "kube.h"
 #include "log.h"
@@ -201,7 +202,8 @@ static void names_keep(struct gsd_state *st, const char *p, const char *end,
         return;
     }
     memcpy(c->text, p, c->len);
-    memcpy(c->idx, a->idx, a->n * sizeof(*c->idx));
+    if (a->n) /* an empty NodeNames has no index array at all */
+        memcpy(c->idx, a->idx, a->n * sizeof(*c->idx));
     for (size_t i = 0; i < a->n; i++) {
         c->nodes[i] = a->nodes[i];
         c->nodes[i].key = c->nodes[i].item = c->text + (a->nodes[i].key - p);
@@ -496,7 +498,8 @@ static int score_all(struct gsd_state *st, const struct gsd_podspec *spec, const
         }
     }
     *probe = rc == 0 ? pr : NULL; /* its words are some nodes' reasons: the caller frees it */
-    held_node_only(st, spec, a, sc, why);
+    if (rc == 0)                  /* a pod refused whole says why on every node, held or not */
+        held_node_only(st, spec, a, sc, why);
     return 0;
 }
 
@@ -546,12 +549,12 @@ static int write_unresolvable(const struct ext_args *a, struct out *o)
     return 0;
 }
 
-/* The first error the nodes meet in order: a nameless item, or a known node when @bad is set. */
-static const char *first_error(const struct ext_args *a, const char *bad)
+/* Error for a NodeList with a nameless item; "" when every item has a name. */
+static const char *first_error(const struct ext_args *a)
 {
     for (size_t i = 0; i < a->n; i++)
-        if (a->idx[i] == -EINVAL || (bad[0] && a->idx[i] >= 0))
-            return a->idx[i] == -EINVAL ? "a node has no name" : bad;
+        if (a->idx[i] == -EINVAL)
+            return "a node has no name";
     return "";
 }
 
@@ -584,26 +587,60 @@ static const char *const score_text[11] = {",\"Score\":0}", ",\"Score\":1}", ",\
                                            ",\"Score\":6}", ",\"Score\":7}", ",\"Score\":8}",
                                            ",\"Score\":9}", ",\"Score\":10}"};
 
-/* HostPriorityList: each fitting node scaled to 0..10 between the lowest and highest score. */
-static void write_priorities(const struct ext_args *a, const int64_t *sc, struct out *o)
+/* A fitting node as the scheduler orders them: higher score first, then the lower index. */
+struct ranked {
+    int64_t score;
+    uint32_t tie; /* the node's index: the scheduler takes the first of equal scores */
+    size_t i;     /* index into the args' nodes */
+};
+
+static int by_engine_order(const void *pa, const void *pb)
 {
-    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    const struct ranked *a = pa, *b = pb;
+    if (a->score != b->score)
+        return a->score > b->score ? -1 : 1;
+    return a->tie < b->tie ? -1 : a->tie > b->tie;
+}
+
+/*
+ * HostPriorityList: the scheduler's ranking on kube-scheduler's 0..10 scale. The node the
+ * scheduler would pick (best score, then the lower index) alone gets 10; each lower score one
+ * step less, down to 1, nodes of one score sharing it; a node that does not fit 0. With the
+ * extender's weight above the sum of kube-scheduler's own scores, kube-scheduler's pick is the
+ * scheduler's.
+ * Return: 0; -ENOMEM. O(n log n) for n nodes.
+ */
+static int write_priorities(const struct ext_args *a, const int64_t *sc, struct out *o)
+{
+    size_t n = 0;
+    struct ranked *lv = malloc((a->n ? a->n : 1) * sizeof(*lv));
+    int64_t *level = lv ? calloc(a->n ? a->n : 1, sizeof(*level)) : NULL;
+    if (!level) {
+        free(lv);
+        return -ENOMEM;
+    }
     for (size_t i = 0; i < a->n; i++)
-        if (sc[i] >= 2) {
-            lo = sc[i] < lo ? sc[i] : lo;
-            hi = sc[i] > hi ? sc[i] : hi;
-        }
+        if (sc[i] >= 2)
+            lv[n++] = (struct ranked){sc[i], (uint32_t)a->idx[i], i};
+    qsort(lv, n, sizeof(*lv), by_engine_order);
+    for (size_t k = 0, step = 10; k < n; k++) {
+        if (k == 1 || (k > 1 && lv[k].score != lv[k - 1].score))
+            step = step > 1 ? step - 1 : 1;
+        level[lv[k].i] = (int64_t)step;
+    }
     put_str(o, "[");
     for (size_t i = 0, first = 1; i < a->n; i++) {
         if (!a->nodes[i].key)
             continue;
-        int64_t s = sc[i] < 2 ? 0 : hi == lo ? 10 : (sc[i] - lo) * 10 / (hi - lo);
         put_str(o, first ? "{\"Host\":" : ",{\"Host\":");
         first = 0;
         put(o, a->nodes[i].key, a->nodes[i].key_len);
-        put_str(o, score_text[s]); /* 0..10: (s - lo) <= (hi - lo) */
+        put_str(o, score_text[level[i]]);
     }
     put_str(o, "]");
+    free(level);
+    free(lv);
+    return 0;
 }
 
 /*
@@ -646,9 +683,9 @@ static void filter_or_prioritize(struct gsd_state *st, struct gsd_req *r, int is
         if (!sc || !why || score_all(st, &spec, &a, sc, why, held, sizeof(held), &pr))
             o.oom = 1;
         else if (is_filter)
-            write_filter(st, &a, sc, why, first_error(&a, err), &o);
-        else
-            write_priorities(&a, sc, &o);
+            write_filter(st, &a, sc, why, first_error(&a), &o);
+        else if (write_priorities(&a, sc, &o))
+            o.oom = 1;
         gs_tenancy_probe_free(pr);
         ext_remember(st, &spec);
     }
@@ -755,6 +792,42 @@ int gsd_extender_sync(struct gsd_state *st, const json_t *live, int64_t listed_u
         if (uid && (!p->uid[0] || !strcmp(uid, p->uid)))
             continue;
         gsd_log("info", "pod no longer run by Kubernetes: cards released", "pod", key, NULL);
+        if (gsd_pod_cancel(st, p))
+            return -EIO;
+        n++;
+    }
+    return n;
+}
+
+/* The pod bind took cards for under @key ("NS/NAME") with UID @uid (or one bound with none). */
+static struct gsd_pod *bound_pod(struct gsd_state *st, const char *key, const char *uid)
+{
+    char ns[GSD_NAME_MAX];
+    const char *slash = strchr(key, '/');
+    if (!slash || (size_t)(slash - key) >= sizeof(ns))
+        return NULL;
+    memcpy(ns, key, (size_t)(slash - key));
+    ns[slash - key] = '\0';
+    struct gsd_pod *p = gsd_pod_find(st, ns, slash + 1);
+    return p && p->source == GSD_SRC_EXTENDER && (!p->uid[0] || !strcmp(p->uid, uid)) ? p : NULL;
+}
+
+int gsd_extender_holds(struct gsd_state *st, const char *key, const char *uid)
+{
+    return bound_pod(st, key, uid) != NULL;
+}
+
+int gsd_extender_gone(struct gsd_state *st, const json_t *gone)
+{
+    const char *key;
+    json_t *uid;
+    int n = 0;
+    json_object_foreach((json_t *)gone, key, uid)
+    {
+        struct gsd_pod *p = json_is_string(uid) ? bound_pod(st, key, json_string_value(uid)) : NULL;
+        if (!p)
+            continue;
+        gsd_log("info", "pod deleted or finished in Kubernetes: cards released", "pod", key, NULL);
         if (gsd_pod_cancel(st, p))
             return -EIO;
         n++;

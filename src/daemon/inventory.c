@@ -1,5 +1,6 @@
 /* gpuschedd: the node inventory. The only file that knows where the nodes come from. */
 #include "inventory.h"
+#include "kube.h"
 
 #include "gpusched/catalog.h"
 #include "gpusched/cluster.h"
@@ -8,6 +9,7 @@
 #include "gpusched/trace.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +20,46 @@ static int is_yaml(const char *path)
     return (n > 5 && !strcmp(path + n - 5, ".yaml")) || (n > 4 && !strcmp(path + n - 4, ".yml"));
 }
 
-/* The node CSV as templates (one per node shape, on its model's default topology) and nodes. */
+/* Node @r (in zone @zone, "" none) onto @s: on a template of its shape, made on first use with its
+ * model's default topology. */
+static int add_row(struct gs_scenario *s, const struct gs_trace_node *r, const char *zone,
+                   const char *origin, size_t cap)
+{
+    struct gs_policy *p = &s->policy;
+    size_t t = 0;
+    while (t < p->ntemplates &&
+           (p->templates[t].model != (r->gpus ? r->model : GS_UNSET) ||
+            p->templates[t].gpus != r->gpus || p->templates[t].cpu_milli != r->cpu_milli ||
+            p->templates[t].memory_mib != r->memory_mib))
+        t++;
+    if (p->nnodes == cap || t == cap)
+        return -E2BIG;
+    if (t == p->ntemplates) {
+        struct gs_node_template *tp = &p->templates[p->ntemplates++];
+        snprintf(tp->name, sizeof(tp->name), "shape-%zu", t);
+        tp->model = r->gpus ? r->model : GS_UNSET;
+        tp->gpus = r->gpus;
+        tp->cpu_milli = r->cpu_milli;
+        tp->memory_mib = r->memory_mib;
+        gs_topology_default(r->model, r->gpus, tp->pcie_domain, tp->nvlink_group);
+        snprintf(tp->src.file, sizeof(tp->src.file), "%s", origin);
+    }
+    struct gs_scn_node *n = &p->nodes[p->nnodes++];
+    memcpy(n->name, r->name, sizeof(n->name));
+    snprintf(n->zone, sizeof(n->zone), "%s", zone);
+    n->template_index = (int)t;
+    return 0;
+}
+
+static int alloc_nodes(struct gs_scenario *s, size_t n)
+{
+    struct gs_policy *p = &s->policy;
+    p->nodes = calloc(n ? n : 1, sizeof(*p->nodes));
+    p->templates = calloc(n ? n : 1, sizeof(*p->templates));
+    return p->nodes && p->templates ? 0 : -ENOMEM;
+}
+
+/* The node CSV (include/gpusched/trace.h) as templates and nodes. */
 static int from_csv(const char *path, struct gs_scenario *s, struct gs_diag *d)
 {
     struct gs_trace_node *rows;
@@ -26,32 +67,9 @@ static int from_csv(const char *path, struct gs_scenario *s, struct gs_diag *d)
     int rc = gs_trace_read_nodes(path, &rows, &n, d);
     if (rc)
         return rc;
-    struct gs_policy *p = &s->policy;
-    p->nodes = calloc(n, sizeof(*p->nodes));
-    p->templates = calloc(n, sizeof(*p->templates));
-    rc = p->nodes && p->templates ? 0 : -ENOMEM;
-    for (size_t i = 0; !rc && i < n; i++) {
-        const struct gs_trace_node *r = &rows[i];
-        size_t t = 0;
-        while (t < p->ntemplates &&
-               (p->templates[t].model != (r->gpus ? r->model : GS_UNSET) ||
-                p->templates[t].gpus != r->gpus || p->templates[t].cpu_milli != r->cpu_milli ||
-                p->templates[t].memory_mib != r->memory_mib))
-            t++;
-        if (t == p->ntemplates) {
-            struct gs_node_template *tp = &p->templates[p->ntemplates++];
-            snprintf(tp->name, sizeof(tp->name), "csv-%zu", t);
-            tp->model = r->gpus ? r->model : GS_UNSET;
-            tp->gpus = r->gpus;
-            tp->cpu_milli = r->cpu_milli;
-            tp->memory_mib = r->memory_mib;
-            gs_topology_default(r->model, r->gpus, tp->pcie_domain, tp->nvlink_group);
-            snprintf(tp->src.file, sizeof(tp->src.file), "%s", path);
-        }
-        memcpy(p->nodes[i].name, r->name, sizeof(p->nodes[i].name));
-        p->nodes[i].template_index = (int)t;
-        p->nnodes++;
-    }
+    rc = alloc_nodes(s, n);
+    for (size_t i = 0; !rc && i < n; i++)
+        rc = add_row(s, &rows[i], "", path, n);
     free(rows);
     return rc;
 }
@@ -108,15 +126,103 @@ static int cluster_of(const struct gs_scenario *s, struct gs_cluster **out, stru
     return 0;
 }
 
-int gsd_inventory_load(const char *path, struct gs_cluster **cluster, struct gs_scenario **inv,
-                       struct gs_diag *d)
+/* Node @name's quantity @key of status.capacity times 10^@e10 x 2^@e2, rounded down, into *@v (0
+ * when absent). */
+static int capacity(const json_t *node, const char *name, const char *key, int e10, int e2,
+                    int64_t *v, struct gs_diag *d)
+{
+    const char *q = json_string_value(
+        json_object_get(json_object_get(json_object_get(node, "status"), "capacity"), key));
+    *v = 0;
+    if (q && gs_quantity_parse(q, e10, e2, -1, v))
+        return gs_diag_error(d, "Node %s: status.capacity.%s \"%.40s\" is not a quantity", name,
+                             key, q);
+    return 0;
+}
+
+/* The catalog model GPU feature discovery names in nvidia.com/gpu.product ("NVIDIA-A100-SXM4-
+ * 80GB", "Tesla-V100-SXM2-16GB"): the catalog name after the vendor prefix, or the whole label. */
+static int product_model(const char *product)
+{
+    static const char *const vendor[] = {"NVIDIA-", "Tesla-"};
+    for (size_t i = 0; i < sizeof(vendor) / sizeof(vendor[0]); i++)
+        if (!strncmp(product, vendor[i], strlen(vendor[i])) &&
+            gs_catalog_find(product + strlen(vendor[i]), -1) >= 0)
+            return gs_catalog_find(product + strlen(vendor[i]), -1);
+    return gs_catalog_find(product, -1);
+}
+
+/* One Node object onto @s. */
+static int add_node(struct gs_scenario *s, const json_t *node, size_t cap, struct gs_diag *d)
+{
+    const json_t *md = json_object_get(node, "metadata");
+    const json_t *labels = json_object_get(md, "labels");
+    const char *name = json_string_value(json_object_get(md, "name"));
+    const char *product = json_string_value(json_object_get(labels, "nvidia.com/gpu.product"));
+    const char *count = json_string_value(json_object_get(labels, "nvidia.com/gpu.count"));
+    const char *zone = json_string_value(json_object_get(labels, "topology.kubernetes.io/zone"));
+    struct gs_trace_node r = {.model = -1};
+    int64_t gpus;
+    if (!name || strlen(name) >= sizeof(r.name))
+        return gs_diag_error(d, "a Node without metadata.name, or with one past %zu bytes",
+                             sizeof(r.name) - 1);
+    memcpy(r.name, name, strlen(name) + 1);
+    int rc = capacity(node, name, "cpu", 3, 0, &r.cpu_milli, d);
+    if (!rc)
+        rc = capacity(node, name, "memory", 0, -20, &r.memory_mib, d);
+    if (!rc)
+        rc = capacity(node, name, "nvidia.com/gpu", 0, 0, &gpus, d);
+    if (rc)
+        return rc;
+    /* the cards on the board: with MIG's mixed strategy nvidia.com/gpu leaves MIG cards out */
+    if (count && *count)
+        gpus = atoll(count);
+    if (gpus > GS_GPUS_MAX || gpus < 0)
+        return gs_diag_error(d, "Node %s: %lld GPUs, more than %d", name, (long long)gpus,
+                             GS_GPUS_MAX);
+    r.gpus = (int)gpus;
+    r.model = gpus > 0 && product ? product_model(product) : -1;
+    if (gpus > 0 && r.model < 0)
+        return gs_diag_error(d,
+                             "Node %s: nvidia.com/gpu.product \"%.80s\" is no GPU model gpusched "
+                             "knows (A100-SXM4-80GB, H100-SXM5-80GB, T4, ...) for its %lld GPUs",
+                             name, product ? product : "(no label)", (long long)gpus);
+    rc = add_row(s, &r, zone && strlen(zone) < GS_NAME_MAX ? zone : "", "kubernetes", cap);
+    return rc == -E2BIG ? gs_diag_error(d, "Node %s: too many nodes", name) : rc;
+}
+
+static int from_kube(const struct gsd_kube *k, struct gs_scenario *s, struct gs_diag *d)
+{
+    char why[2 * GS_DIAG_MSG_MAX];
+    json_t *list, *node;
+    if (gsd_kube_get(k, "/api/v1/nodes", &list, why, sizeof(why)))
+        return gs_diag_error_code(d, -EIO, "%s", why);
+    const json_t *items = json_object_get(list, "items");
+    int rc = json_is_array(items) ? alloc_nodes(s, json_array_size(items))
+                                  : gs_diag_error(d, "GET /api/v1/nodes: not a NodeList");
+    size_t i;
+    json_array_foreach(items, i, node)
+    {
+        if (!rc)
+            rc = add_node(s, node, json_array_size(items), d);
+    }
+    json_decref(list);
+    return rc;
+}
+
+int gsd_inventory_load(const char *path, const struct gsd_kube *k, struct gs_cluster **cluster,
+                       struct gs_scenario **inv, struct gs_diag *d)
 {
     struct gs_scenario *s;
     struct gs_cluster *c = NULL;
     int rc = gs_scenario_new(&s);
     if (rc)
         return rc;
-    rc = is_yaml(path) ? from_yaml(path, s, d) : from_csv(path, s, d);
+    if (!strcmp(path, "kubernetes"))
+        rc = k ? from_kube(k, s, d)
+               : gs_diag_error(d, "--nodes kubernetes needs `kubernetes:` in the DaemonConfig");
+    else
+        rc = is_yaml(path) ? from_yaml(path, s, d) : from_csv(path, s, d);
     if (!rc && s->policy.nnodes == 0)
         rc = gs_diag_error(d, "%s: no nodes", path);
     if (!rc)

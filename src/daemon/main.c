@@ -2,7 +2,7 @@
  * gpuschedd: gpusched as a service.
  *
  *   gpuschedd --data-dir DIR --listen 127.0.0.1:PORT [--nodes FILE.csv] [--config FILE]...
- *             [--tls-cert PEM --tls-key PEM] [--manual-clock]
+ *             [--tls-cert PEM --tls-key PEM [--tls-client-ca PEM]] [--manual-clock]
  *
  * The first --config file is the DaemonConfig; any more hold the simulator's policy kinds
  * (GPUQuota, ResourceQuota, ...; see gsd_quota_load()).
@@ -32,7 +32,7 @@
 #define CONFIGS_MAX   16
 
 struct opts {
-    const char *data_dir, *listen, *nodes, *config, *cert, *key;
+    const char *data_dir, *listen, *nodes, *config, *cert, *key, *client_ca;
     const char *configs[CONFIGS_MAX]; /* every --config, in order; config is the first */
     size_t nconfigs;
     char host[64];
@@ -44,13 +44,17 @@ static void usage(FILE *f)
     fprintf(f, "usage: gpuschedd --data-dir DIR --listen ADDR:PORT [options]\n"
                "  --data-dir DIR     where the store (gpusched.db) lives; created if missing\n"
                "  --listen ADDR:PORT numeric address and port, e.g. 127.0.0.1:8080, [::1]:8080\n"
-               "  --nodes FILE       node inventory CSV (default: the bundled Alibaba nodes)\n"
+               "  --nodes FILE       node inventory: CSV (default: the bundled Alibaba nodes),\n"
+               "                     a Cluster YAML (.yaml, .yml), or `kubernetes`: the API\n"
+               "                     server's Node objects\n"
                "  --config FILE      DaemonConfig YAML: tenants, tokens, limits (SIGHUP reloads);\n"
                "                     again for GPUQuota, ResourceQuota, ... files (up to 15)\n"
                "  --tls-cert PEM     serve HTTPS with this certificate (with --tls-key)\n"
                "  --tls-key PEM      the certificate's private key\n"
-               "  --manual-clock     node heartbeats' grace periods run on a clock that only\n"
-               "                     POST /v1/clock moves (for tests of node failures)\n");
+               "  --tls-client-ca PEM  /extender/* only from a client certificate this CA signed\n"
+               "                     (mutual TLS: kube-scheduler's extender tlsConfig)\n"
+               "  --manual-clock     the clock starts at 0 and only POST /v1/clock moves it, as\n"
+               "                     a simulated run's: walltimes, grace periods (for tests)\n");
 }
 
 static int bad(const char *msg, const char *arg)
@@ -85,18 +89,15 @@ static int parse_listen(const char *s, struct opts *o)
 static int parse_args(int argc, char **argv, struct opts *o)
 {
     static const struct option lo[] = {
-        {"data-dir", required_argument, 0, 'd'},
-        {"listen", required_argument, 0, 'l'},
-        {"nodes", required_argument, 0, 'n'},
-        {"config", required_argument, 0, 'c'},
-        {"tls-cert", required_argument, 0, 'C'},
-        {"tls-key", required_argument, 0, 'K'},
-        {"help", no_argument, 0, 'h'},
-        {"manual-clock", no_argument, 0, 'M'},
-        {0, 0, 0, 0},
+        {"data-dir", required_argument, 0, 'd'},      {"listen", required_argument, 0, 'l'},
+        {"nodes", required_argument, 0, 'n'},         {"config", required_argument, 0, 'c'},
+        {"tls-cert", required_argument, 0, 'C'},      {"tls-key", required_argument, 0, 'K'},
+        {"tls-client-ca", required_argument, 0, 'A'}, {"help", no_argument, 0, 'h'},
+        {"manual-clock", no_argument, 0, 'M'},        {0, 0, 0, 0},
     };
-    const char **dst[128] = {['d'] = &o->data_dir, ['l'] = &o->listen, ['n'] = &o->nodes,
-                             ['c'] = &o->config,   ['C'] = &o->cert,   ['K'] = &o->key};
+    const char **dst[128] = {
+        ['d'] = &o->data_dir, ['l'] = &o->listen, ['n'] = &o->nodes,    ['c'] = &o->config,
+        ['C'] = &o->cert,     ['K'] = &o->key,    ['A'] = &o->client_ca};
     int c;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
@@ -125,6 +126,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
         return bad("--listen: expected ADDR:PORT, e.g. 127.0.0.1:8080", o->listen);
     if (!o->cert != !o->key)
         return bad("--tls-cert and --tls-key go together", NULL);
+    if (o->client_ca && !o->cert)
+        return bad("--tls-client-ca needs --tls-cert and --tls-key", NULL);
     if (!o->nodes)
         o->nodes = DEFAULT_NODES;
     return 0;
@@ -157,8 +160,9 @@ static int setup(const struct opts *o, struct gsd_state *st)
         return bad("--data-dir: cannot create the directory", o->data_dir);
     int rc = load_config(o, &cfg, &d);
     if (!rc)
-        rc = gsd_inventory_load(o->nodes, &cluster, &inv, &d);
+        rc = gsd_inventory_load(o->nodes, cfg->kube, &cluster, &inv, &d);
     if (rc) {
+        gs_cluster_free(cluster);
         gsd_config_free(cfg);
         return bad(d.msg[0] ? d.msg : strerror(-rc), NULL);
     }
@@ -210,8 +214,9 @@ int main(int argc, char **argv)
     struct gs_diag d;
     gs_diag_init(&d);
     curl_global_init(CURL_GLOBAL_DEFAULT); /* before any thread: it is not thread-safe */
-    if ((rc = gsd_server_start(&st, &(struct gsd_listen){o.host, o.port, o.cert, o.key}, &srv,
-                               &d)) != 0) {
+    if ((rc =
+             gsd_server_start(&st, &(struct gsd_listen){o.host, o.port, o.cert, o.key, o.client_ca},
+                              &srv, &d)) != 0) {
         gsd_log("error", "cannot start", "error", d.msg, NULL);
         gsd_state_free(&st);
         curl_global_cleanup();
@@ -219,8 +224,11 @@ int main(int argc, char **argv)
     }
     char addr[96];
     snprintf(addr, sizeof(addr), "%s:%d", o.host, gsd_server_port(srv));
-    gsd_log("info", "listening", "addr", addr, "tls", o.cert ? "on" : "off", "nodes", o.nodes,
-            NULL);
+    gsd_log("info", "listening", "addr", addr, "tls", o.cert ? "on" : "off", "extender_auth",
+            o.client_ca              ? "client certificate"
+            : st.cfg->extender_token ? "admin token"
+                                     : "none: anyone who reaches it may bind pods",
+            "nodes", o.nodes, NULL);
     for (;;) {
         int sig;
         if (sigwait(&set, &sig))

@@ -8,6 +8,7 @@
 #include "metrics.h"
 #include "accounts.h"
 #include "api.h"
+#include "forecast.h"
 #include "nodes.h"
 #include "queue.h"
 #include "quota.h"
@@ -406,6 +407,9 @@ void gsd_metrics_handle(struct gsd_state *st, struct gsd_req *r)
     quotas(&b, st);
     counters(&b, st);
     bills(&b, st);
+    const char *fc = gsd_forecast_metrics(st);
+    if (fc)
+        put(&b, "%s", fc);
     if (b.full) {
         free(b.s);
         gsd_reply_error(r, 500, "", "the scrape is larger than %u bytes or memory ran out",

@@ -37,7 +37,14 @@ struct gsd_state;
 
 /* ---- requests between the threads ---- */
 
-enum gsd_req_kind { GSD_REQ_HTTP = 0, GSD_REQ_RELOAD, GSD_REQ_STOP, GSD_REQ_UNBIND, GSD_REQ_SYNC };
+enum gsd_req_kind {
+    GSD_REQ_HTTP = 0,
+    GSD_REQ_RELOAD,
+    GSD_REQ_STOP,
+    GSD_REQ_UNBIND,
+    GSD_REQ_SYNC,
+    GSD_REQ_GONE
+};
 
 struct gsd_qarg {
     char key[32];
@@ -57,9 +64,9 @@ struct gsd_req {
     uint8_t token_sha[GSD_SHA256_LEN];
     struct gsd_config *new_cfg; /* GSD_REQ_RELOAD: handed over, owned by the scheduler after */
     struct gsd_bind *bind;      /* an extender bind's API calls, made after the answer (owned) */
-    json_t *live;               /* GSD_REQ_SYNC: gsd_kube_live()'s pods (owned) */
-    int64_t listed_us;          /* GSD_REQ_SYNC: wall clock when that list was asked for */
-    int64_t arrive_us;          /* monotonic */
+    json_t *live;      /* GSD_REQ_SYNC: gsd_kube_live()'s pods; GSD_REQ_GONE: pods gone (owned) */
+    int64_t listed_us; /* GSD_REQ_SYNC: wall clock when that list was asked for */
+    int64_t arrive_us; /* monotonic */
     /* the answer */
     int status;
     char *resp; /* malloc'd, handed to libmicrohttpd */
@@ -77,6 +84,7 @@ struct gsd_listen {
     const char *host; /* numeric IPv4 or IPv6 address */
     int port;
     const char *tls_cert, *tls_key; /* PEM files, both or neither */
+    const char *client_ca; /* PEM file: the extender verbs need a client certificate it signed */
 };
 
 /*

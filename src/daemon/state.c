@@ -501,6 +501,7 @@ void gsd_state_free(struct gsd_state *st)
     gsd_extender_free(st);
     free(st->tab);
     json_decref(st->bill_cache);
+    free(st->fc_text);
     free(st->health);
     gsd_sched_close(st);
     gsd_groups_free(st);

@@ -87,6 +87,8 @@ struct gsd_state {
     uint64_t requeued_total, preempted_total, reclaimed_total;
     json_t *bill_cache; /* gsd_bill_accrued()'s last answer, and when (monotonic) */
     int64_t bill_cache_at_us;
+    char *fc_text; /* gsd_forecast_metrics()'s last gauges, and when (monotonic) */
+    int64_t fc_at_us;
     int64_t started_us;
     /* node and card health, one per node of the cluster */
     struct gsd_node_health *health;

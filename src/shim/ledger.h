@@ -22,6 +22,10 @@ enum gs_rec_kind {
     GS_REC_MAP,     /* cuMemMap, keyed by the address; aux: the handle; bytes: mapped size */
     GS_REC_CTX,     /* a context the process created, keyed by the CUcontext */
     GS_REC_PRIMARY, /* a device's primary context, keyed by the ordinal; aux: retain count */
+    GS_REC_LIMIT,   /* a context's malloc heap or printf FIFO, keyed by the CUcontext | the
+                       CUlimit; aux: its size when first seen */
+    GS_REC_ASYNC,   /* a stream-ordered allocation, keyed by the device pointer; aux: its pool;
+                       bytes: its size, counted in the pool's live allocations (not the region) */
 };
 
 struct gs_rec {

@@ -8,6 +8,7 @@
  */
 #include "shim.h"
 
+#include <errno.h>
 #include <string.h>
 
 static uint64_t key_of(const void *handle)
@@ -49,16 +50,28 @@ PTR_ALLOC(cuMemAlloc_v2, (CUdeviceptr * dptr, size_t bytesize), (dptr, bytesize)
           gs__charge_current(bytesize, &c))
 PTR_ALLOC(cuMemAllocManaged, (CUdeviceptr * dptr, size_t bytesize, unsigned int flags),
           (dptr, bytesize, flags), gs__charge_current(bytesize, &c))
-PTR_ALLOC(cuMemAllocAsync, (CUdeviceptr * dptr, size_t bytesize, CUstream hStream),
-          (dptr, bytesize, hStream), gs__charge_stream(hStream, bytesize, &c))
-PTR_ALLOC(cuMemAllocAsync_ptsz, (CUdeviceptr * dptr, size_t bytesize, CUstream hStream),
-          (dptr, bytesize, hStream), gs__charge_stream(hStream, bytesize, &c))
-PTR_ALLOC(cuMemAllocFromPoolAsync,
-          (CUdeviceptr * dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream),
-          (dptr, bytesize, pool, hStream), gs__charge_stream(hStream, bytesize, &c))
-PTR_ALLOC(cuMemAllocFromPoolAsync_ptsz,
-          (CUdeviceptr * dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream),
-          (dptr, bytesize, pool, hStream), gs__charge_stream(hStream, bytesize, &c))
+/* Stream-ordered allocations: their pools are charged what they hold (pool.c). */
+CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
+{
+    return gs__pool_alloc(GS_I_cuMemAllocAsync, dptr, bytesize, NULL, hStream, 0, 0);
+}
+
+CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
+{
+    return gs__pool_alloc(GS_I_cuMemAllocAsync_ptsz, dptr, bytesize, NULL, hStream, 0, 1);
+}
+
+CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
+                                 CUstream hStream)
+{
+    return gs__pool_alloc(GS_I_cuMemAllocFromPoolAsync, dptr, bytesize, pool, hStream, 1, 0);
+}
+
+CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
+                                      CUstream hStream)
+{
+    return gs__pool_alloc(GS_I_cuMemAllocFromPoolAsync_ptsz, dptr, bytesize, pool, hStream, 1, 1);
+}
 
 /* Pitched allocations reserve on an estimate (rows padded to 512 bytes, the texture pitch
  * alignment of current GPUs) and settle to pitch x height once the driver has chosen the pitch. */
@@ -95,14 +108,22 @@ static CUresult pitch_done(CUresult rc, struct gs_charge *c, uint64_t ptr, uint6
 PITCH_ALLOC(cuMemAllocPitch, CUdeviceptr_v1, unsigned int)
 PITCH_ALLOC(cuMemAllocPitch_v2, CUdeviceptr, size_t)
 
-/* A free by @name of the object (@kind, @key): its bytes go back once the driver has freed it. */
+/* A free by @name of the object (@kind, @key): its record is taken first (gs__claim says why),
+ * its bytes go back once the driver has freed it. A device pointer is one of cuMemAlloc's or a
+ * stream-ordered one, whose bytes go back to its pool's live allocations (its pool keeps the
+ * memory, charged, until it gives it back to the driver). */
 #define FREE(name, params, args, kind, key)                                                        \
     CUresult name params                                                                           \
     {                                                                                              \
+        struct gs_rec r;                                                                           \
         gs__init();                                                                                \
+        int held =                                                                                 \
+            gs__claim(kind, key, &r) || (kind == GS_REC_PTR && gs__claim(GS_REC_ASYNC, key, &r));  \
         CUresult rc = GS_CALL(name, args);                                                         \
-        if (rc == CUDA_SUCCESS)                                                                    \
-            gs__discharge(kind, key);                                                              \
+        if (held && rc == CUDA_SUCCESS)                                                            \
+            gs__give_back(&r);                                                                     \
+        else if (held)                                                                             \
+            gs__unclaim(&r);                                                                       \
         return rc;                                                                                 \
     }
 
@@ -319,8 +340,12 @@ static CUresult handle_done(CUresult rc, const struct gs_charge *c, int kind, ui
         return handle_done(rc, &c, kind, rc == CUDA_SUCCESS ? key_of(*pHandle) : 0);               \
     }
 
-#define FLAT(a) array_bytes(a->Width, a->Height, 1, a->Format, a->NumChannels)
-#define DEEP(a) array_bytes(a->Width, a->Height, a->Depth, a->Format, a->NumChannels)
+/* Sparse and deferred-mapping arrays hold no memory of their own: what is mapped into them comes
+ * from cuMemCreate, charged there. */
+#define UNBACKED(a) ((a->Flags & (CUDA_ARRAY3D_SPARSE | CUDA_ARRAY3D_DEFERRED_MAPPING)) != 0)
+#define FLAT(a)     array_bytes(a->Width, a->Height, 1, a->Format, a->NumChannels)
+#define DEEP(a)                                                                                    \
+    (UNBACKED(a) ? 0 : array_bytes(a->Width, a->Height, a->Depth, a->Format, a->NumChannels))
 
 ARRAY_CREATE(cuArrayCreate, (CUarray * pHandle, const CUDA_ARRAY_DESCRIPTOR_v1 *a), (pHandle, a),
              GS_REC_ARRAY, FLAT(a))
@@ -333,4 +358,5 @@ ARRAY_CREATE(cuArray3DCreate_v2, (CUarray * pHandle, const CUDA_ARRAY3D_DESCRIPT
 ARRAY_CREATE(cuMipmappedArrayCreate,
              (CUmipmappedArray * pHandle, const CUDA_ARRAY3D_DESCRIPTOR *a,
               unsigned int numMipmapLevels),
-             (pHandle, a, numMipmapLevels), GS_REC_MIPMAP, mipmap_bytes(a, numMipmapLevels))
+             (pHandle, a, numMipmapLevels), GS_REC_MIPMAP,
+             UNBACKED(a) ? 0 : mipmap_bytes(a, numMipmapLevels))

@@ -12,7 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 
-struct gs_shim gs__shim = {.mu = PTHREAD_MUTEX_INITIALIZER, .slot = -1};
+struct gs_shim gs__shim = {.mu = PTHREAD_MUTEX_INITIALIZER,
+                           .life = PTHREAD_MUTEX_INITIALIZER,
+                           .cache_mu = PTHREAD_MUTEX_INITIALIZER,
+                           .slot = -1};
 _Atomic int gs__inited;
 
 /* Set while this thread loads the driver: its dlsym calls pass straight through. */
@@ -108,19 +111,33 @@ static void refuse_all(const char *why)
     gs__shim.broken = 1;
 }
 
+/* Whether @l holds a compute limit that binds (below 100 %). */
+static int binds(const struct gs_shim_list *l)
+{
+    int any = l->has_default && l->dflt < 100;
+    for (int i = 0; i < l->nentries; i++)
+        any |= l->entry[i].value < 100;
+    return any;
+}
+
 static void read_env(void)
 {
     struct gs_shim *s = &gs__shim;
-    char err[GS_SHIM_ERR_MAX];
+    char err[GS_SHIM_ERR_MAX], mine[GS_SHIM_REGION_MAX + 1];
     const char *mem = getenv(GS_GPUSHARE_ENV_MEMORY_MIB);
     const char *cores = getenv(GS_GPUSHARE_ENV_CORES_PERCENT);
-    if (gs_shim_env_parse(mem, cores, getenv(GS_GPUSHARE_ENV_CONTEXT_MIB),
-                          getenv(GS_GPUSHARE_ENV_REGION), &s->env, err) < 0) {
+    const char *region = getenv(GS_GPUSHARE_ENV_REGION);
+    if (!region) { /* one user's region is closed to the others: each user has one */
+        snprintf(mine, sizeof(mine), "%s-%u", GS_GPUSHARE_DEFAULT_REGION, (unsigned)geteuid());
+        region = mine;
+    }
+    if (gs_shim_env_parse(mem, cores, getenv(GS_GPUSHARE_ENV_CONTEXT_MIB), region, &s->env, err) <
+        0) {
         refuse_all(err);
         return;
     }
     s->counting = s->env.memory_mib.present;
-    s->limiting = s->env.cores_pct.present;
+    s->limiting = binds(&s->env.cores_pct);
     if (!s->counting && !s->limiting)
         return;
     if (gs_region_open(s->env.region, &s->region, err) < 0) {
@@ -133,12 +150,16 @@ static void read_env(void)
 
 static void fork_prepare(void)
 {
+    pthread_mutex_lock(&gs__shim.life);
+    pthread_mutex_lock(&gs__shim.cache_mu);
     pthread_mutex_lock(&gs__shim.mu);
 }
 
 static void fork_parent(void)
 {
     pthread_mutex_unlock(&gs__shim.mu);
+    pthread_mutex_unlock(&gs__shim.cache_mu);
+    pthread_mutex_unlock(&gs__shim.life);
 }
 
 /* The child holds no allocation, context or slot of its parent's. */
@@ -146,7 +167,11 @@ static void fork_child(void)
 {
     struct gs_shim *s = &gs__shim;
     pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(&s->cache_mu);
+    pthread_mutex_unlock(&s->life);
     gs_ledger_clear(&s->ledger);
+    gs__fork_child_pool();
+    gs__fork_child_graph();
     s->slot = -1;
     s->host_pid = 0;
     atomic_fetch_add(&s->ctx_gen, 1);
@@ -294,17 +319,30 @@ static int wrapped(int i)
     return fns[i].wrapper != NULL;
 }
 
+/* cuGetProcAddress names whose newer versions are entry points of another name (fns.def). */
+static const struct {
+    const char *base;
+    int version, index;
+} aliases[] = {
+#define GS_ALIAS(base, version, name) {#base, version, GS_I_##name},
+#include "fns.def"
+};
+
 /* The wrapper for what cuGetProcAddress returned: the entry whose real address it is, else the
  * newest version of @symbol not newer than @version, in the stream variant @flags asks for. */
 static gs_fnptr wrapper_for(const char *symbol, gs_fnptr got, int version, cuuint64_t flags)
 {
     int best = -1;
     int ptsz = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
+    for (int i = 0; i < GS_NFN; i++)
+        if (wrapped(i) && gs__shim.real[i] == got)
+            return fns[i].wrapper;
+    for (size_t a = 0; a < sizeof(aliases) / sizeof(aliases[0]); a++)
+        if (strcmp(aliases[a].base, symbol) == 0 && version >= aliases[a].version)
+            return gs__shim.real[aliases[a].index] ? fns[aliases[a].index].wrapper : NULL;
     for (int i = 0; i < GS_NFN; i++) {
         if (!wrapped(i))
             continue;
-        if (gs__shim.real[i] == got)
-            return fns[i].wrapper;
         if (strcmp(fns[i].base, symbol) != 0 || fns[i].version > version || !gs__shim.real[i])
             continue;
         if (best < 0 || (fns[i].ptsz == ptsz && fns[best].ptsz != ptsz) ||
@@ -341,7 +379,9 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cu
 }
 
 /* A cu* name this library wraps, looked up in @handle: the wrapper when the lookup finds the
- * driver's function, the lookup's own answer otherwise (NULL for what the driver lacks). */
+ * driver's function, NULL when it finds this library's wrapper of a function the driver lacks (a
+ * program probing RTLD_DEFAULT for the driver, or for a feature of it, must not be told it is
+ * there), the lookup's own answer otherwise. */
 static void *lookup_cu(void *handle, const char *name, int *hit)
 {
     int i = 0;
@@ -354,6 +394,8 @@ static void *lookup_cu(void *handle, const char *name, int *hit)
     void *got = real_dlsym()(handle, name);
     if (!gs__shim.real[i])
         gs__missing(i);
+    if (got && !gs__shim.real[i] && to_fn(got) == fns[i].wrapper)
+        return NULL;
     return got && to_fn(got) == gs__shim.real[i] ? to_ptr(fns[i].wrapper) : got;
 }
 

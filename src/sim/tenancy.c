@@ -65,6 +65,10 @@ static int take(struct gs_tsim *t, const struct gs_decision *dec, size_t n)
             t->sum.reclaims++;
         else
             t->sum.preemptions++;
+        int r = gs__tsim_timeline_evicted(t, (int32_t)i, d->by >= 0 ? t->scn_of[d->by] : -1,
+                                          d->reclaim);
+        if (r < 0)
+            return r;
     }
     return 0;
 }
@@ -119,6 +123,8 @@ static int loop(struct gs_tsim *t)
     while (r >= 0 && next_time(t, &when)) {
         if (t->horizon != GS_UNSET && when > t->horizon)
             break;
+        if ((r = gs__tsim_timeline_sample(t, when)) < 0)
+            break;
         t->now = when;
         int32_t id;
         while (r >= 0 && gs_tenancy_due(t->sched, when, &id))
@@ -134,7 +140,10 @@ static int loop(struct gs_tsim *t)
     }
     if (r >= 0) {
         int64_t end = t->horizon != GS_UNSET ? t->horizon : t->now;
+        if ((r = gs__tsim_timeline_sample(t, end + 1)) < 0)
+            return r;
         t->now = end;
+        gs__tsim_timeline_end(t);
         gs_tenancy_advance(t->sched, end);
         /* Time-sliced pods still running: their uses so far are metered at what they got. */
         for (size_t i = 0; i < t->npods; i++) {
@@ -233,6 +242,8 @@ int gs_tsim_run(const struct gs_scenario *s, enum gs_way way, struct gs_tsim **o
     t->horizon = s->sim.horizon_us;
     r = alloc_state(t);
     if (r == 0)
+        r = gs__tsim_timeline_new(t);
+    if (r == 0)
         r = loop(t);
     if (r == 0)
         r = gs__tsim_finish(t);
@@ -251,6 +262,7 @@ void gs_tsim_free(struct gs_tsim *t)
     for (size_t i = 0; t->pods && i < t->npods; i++)
         free(t->pods[i].rejected);
     gs_tenancy_free(t->sched);
+    gs__tsim_timeline_free(t);
     void *all[] = {t->pods, t->scn_of, t->arrival_order, t->uses, t->out,
                    t->tout, t->qout,   t->kout,          t->mout, t->kind_names};
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)

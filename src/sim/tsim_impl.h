@@ -25,8 +25,12 @@ struct spod {
     char *rejected; /* admission's reason when it refused the pod (owned), else NULL */
 };
 
+struct gs__timeline;
+struct json_t;
+
 struct gs_tsim {
     const struct gs_scenario *s;
+    struct gs__timeline *tl; /* the run over time, for reports (tenancy_timeline.c) */
     enum gs_way way;
     struct gs_tenancy *sched;
     const struct gs_fleet *fleet; /* the scheduler's, for reports */
@@ -56,5 +60,19 @@ struct gs_tsim {
 
 /* tenancy_report.c */
 int gs__tsim_finish(struct gs_tsim *t);
+
+/* tenancy_timeline.c */
+int gs__tsim_timeline_new(struct gs_tsim *t);
+void gs__tsim_timeline_free(struct gs_tsim *t);
+/* Take the grid points before @upto (microseconds), as the last pass left the run: 0, -ENOMEM. */
+int gs__tsim_timeline_sample(struct gs_tsim *t, int64_t upto);
+/* The run has ended at t->now: the integrals there close the last step. */
+void gs__tsim_timeline_end(struct gs_tsim *t);
+/* Scenario pod @pod was evicted now for scenario pod @by (-1: its node or card failed), by queue
+ * reclaim or priority preemption: 0, -ENOMEM. */
+int gs__tsim_timeline_evicted(struct gs_tsim *t, int32_t pod, int32_t by, int reclaim);
+/* {"step_s", "steps", "capacity_milli", "tenants", "queues", "evictions"} after the run's
+ * reports are made (gs__tsim_finish()); NULL when out of memory. */
+struct json_t *gs__tsim_timeline_json(const struct gs_tsim *t);
 
 #endif

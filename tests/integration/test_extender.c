@@ -115,11 +115,11 @@ static void test_prioritize(void **state)
         const char *host = json_string_value(json_object_get(hp, "Host"));
         assert_non_null(host);
         assert_true(s >= 0 && s <= 10);
-        top |= s == 10;
+        top += s == 10;
         if (!strcmp(host, "n-cpu-0") || !strcmp(host, "n-unknown-9"))
             assert_int_equal(s, 0);
     }
-    assert_true(top);
+    assert_int_equal(top, 1); /* the engine's pick alone: kube-scheduler cannot pick another */
     json_decref(r);
     /* Go decodes keys without regard to case: so does the daemon. */
     json_t *args = load("filter_nodenames.json");
@@ -241,6 +241,37 @@ static void test_api_pod_name_taken(void **state)
     h_answer_free(&a);
 }
 
+/*
+ * A share without nvidia.com/gpu: kubelet would never call the device plugin for it, so the one
+ * Pod parser refuses it on every path, naming the container and the fix.
+ */
+static void test_share_needs_gpu_resource(void **state)
+{
+    (void)state;
+    static const char *const nodes[] = {"n-a100-0", "n-a100-1"};
+    static const char pod[] =
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"mem-only\","
+        "\"namespace\":\"team-a\"},\"spec\":{\"containers\":[{\"name\":\"log\"},{\"name\":"
+        "\"main\",\"resources\":{\"limits\":{\"nvidia.com/gpumem\":4096}}}]}}";
+    json_t *r = h_extender(&d, "filter", pod, nodes, 2);
+    const char *err = json_string_value(json_object_get(r, "Error"));
+    assert_non_null(err);
+    assert_non_null(strstr(err, "Pod.spec.containers[1].resources.limits"));
+    assert_non_null(strstr(err, "add nvidia.com/gpu: 1"));
+    assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 0);
+    json_decref(r);
+    json_t *bind = verb("bind", json_pack("{s:s, s:s, s:s}", "PodName", "mem-only", "PodNamespace",
+                                          "team-a", "Node", "n-a100-0"));
+    assert_non_null(json_string_value(json_object_get(bind, "Error"))); /* never seen */
+    json_decref(bind);
+    struct answer a;
+    assert_int_equal(h_call(&d, "POST", "/v1/pods", TOKEN_A, pod, &a), 0);
+    assert_int_equal(a.status, 400);
+    assert_non_null(strstr(a.body, "add nvidia.com/gpu: 1"));
+    h_answer_free(&a);
+}
+
+/* A malformed request (a bad Pod, a pod never filtered) in Error; a refusal per node. */
 static void test_errors_in_error_field(void **state)
 {
     (void)state;
@@ -255,6 +286,26 @@ static void test_errors_in_error_field(void **state)
     r = verb("filter", args);
     assert_non_null(strstr(json_string_value(json_object_get(r, "Error")), "metadata.name"));
     assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 0);
+    json_decref(r);
+    /* No node names at all: nothing fits, nothing fails (and nothing read out of bounds). */
+    args = load("filter_nodenames.json");
+    json_object_set_new(args, "NodeNames", json_array());
+    r = verb("filter", args);
+    assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 0);
+    assert_int_equal(json_object_size(json_object_get(r, "FailedNodes")), 0);
+    json_decref(r);
+    /* A pod the engine refuses whole (a GPU model no node has) fails per node, not in Error:
+     * kube-scheduler then says "0/N nodes are available" and retries when nodes change. */
+    args = load("filter_nodenames.json");
+    json_object_set_new(json_object_get(json_object_get(args, "Pod"), "metadata"), "annotations",
+                        json_pack("{s:s}", "gpusched.io/gpu-model", "H100-SXM5-80GB"));
+    r = verb("filter", args);
+    assert_string_equal(json_string_value(json_object_get(r, "Error")), "");
+    assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 0);
+    const char *why =
+        json_string_value(json_object_get(json_object_get(r, "FailedNodes"), "n-a100-0"));
+    assert_non_null(why);
+    assert_non_null(strstr(why, "no node has GPUs of the models this pod allows"));
     json_decref(r);
     struct answer a;
     assert_int_equal(h_call(&d, "POST", "/extender/nosuch", NULL, "{}", &a), 0);
@@ -456,6 +507,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_filter_node_names),
+        cmocka_unit_test(test_share_needs_gpu_resource),
         cmocka_unit_test(test_filter_node_list),
         cmocka_unit_test(test_prioritize),
         cmocka_unit_test(test_every_spelling_same_answer),

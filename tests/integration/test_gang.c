@@ -145,7 +145,8 @@ static void test_gang_over_quota(void **state)
         submit_member(&d, name, "pg1");
     }
     pod_is(&d, "w0", "pending",
-           "gang pg1: member w3 cannot be placed: tenant team-a: a100-80gb total 24.0/24.0 GPUs");
+           "gang pg1: member w3 cannot be placed: tenant team-a: GPUQuota a100-80gb total "
+           "24.0/24.0 GPUs");
     group_is(&d, "Pending", 4, 0);
     h_expect(&d, "GET", "/v1/tenants/team-a", TOKEN_A, NULL, 200, &a);
     json_t *m = json_array_get(json_object_get(json_object_get(a.json, "quota"), "models"), 0);
@@ -191,7 +192,7 @@ static void test_gang_through_extender(void **state)
     assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 0);
     const char *why =
         json_string_value(json_object_get(json_object_get(r, "FailedNodes"), "n-a100-1"));
-    if (!why || !strstr(why, "PodGroup pg1: 4 members like this one are needed, 3 can be placed"))
+    if (!why || !strstr(why, "gang pg1: 4 members like this one are needed, 3 can be placed"))
         fail_msg("FailedNodes reason: %s", why ? why : "(none)");
     json_decref(r);
     struct answer a;

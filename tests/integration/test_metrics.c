@@ -87,6 +87,10 @@ static void test_scrape(void **state)
         "gpusched_mig_instances_allocated{tenant=\"team-b\",queue=\"team-b\",namespace=\"team-b\","
         "profile="
         "\"1g.10gb\"} 1\n",
+        /* the forecast of the ledger's runs (forecast.c) */
+        "# TYPE gpusched_recommended_nodes gauge\ngpusched_recommended_nodes{model=\"",
+        "gpusched_forecast_gpus{tenant=\"team-a\",model=\"",
+        "\",quantile=\"0.975\"} ",
     };
     for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
         if (!strstr(a.body, want[i]))

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -37,7 +38,7 @@ static int ncase;
 
 struct card {
     char path[128];
-    char region[2][64];
+    char region[2][160];
     struct fake_state *s;
     int fd;
 };
@@ -53,16 +54,19 @@ static const char *need(const char *var)
 }
 
 /* A fresh fake card of @ndev devices of @gib GiB, contexts of @ctx_mib MiB, kernels of @kernel_us,
- * and two region names for two containers. */
+ * and two pods' region files, empty, as the node agent makes them (mode 0666). */
 static void card_new(struct card *c, int ndev, uint64_t gib, uint64_t ctx_mib, uint64_t kernel_us,
                      uint32_t pid_offset)
 {
     uint64_t total[FAKE_DEVS] = {gib * GIB, gib * GIB, gib * GIB, gib * GIB};
     ncase++;
     snprintf(c->path, sizeof(c->path), "%s/card%d", dir, ncase);
-    for (int i = 0; i < 2; i++)
-        snprintf(c->region[i], sizeof(c->region[i]), "/gpushare-test-%d-%d-%d", (int)getpid(),
-                 ncase, i);
+    for (int i = 0; i < 2; i++) {
+        snprintf(c->region[i], sizeof(c->region[i]), "%s/region%d-%d", dir, ncase, i);
+        int fd = open(c->region[i], O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+        assert_true(fd >= 0 && fchmod(fd, 0666) == 0);
+        close(fd);
+    }
     assert_int_equal(fake_state_create(c->path, ndev, total, ctx_mib * MIB, kernel_us, pid_offset),
                      0);
     c->s = fake_state_map(c->path, &c->fd);
@@ -72,7 +76,7 @@ static void card_new(struct card *c, int ndev, uint64_t gib, uint64_t ctx_mib, u
 static void card_free(struct card *c)
 {
     for (int i = 0; i < 2; i++)
-        shm_unlink(c->region[i]);
+        unlink(c->region[i]);
     munmap(c->s, sizeof(*c->s));
     close(c->fd);
     unlink(c->path);
@@ -351,8 +355,9 @@ static void test_no_gpu_app_unchanged(void **state)
     expect_ok(&n);
     assert_non_null(strstr(n.out, "libcuda loaded=0"));
     assert_int_equal(n.err[0], '\0');
-    int fd = shm_open(c.region[0], O_RDONLY, 0);
-    assert_int_equal(fd, -1); /* no region: nothing was counted */
+    struct stat st;
+    assert_int_equal(stat(c.region[0], &st), 0);
+    assert_int_equal(st.st_size, 0); /* the region was never set up: nothing was counted */
     t_run_free(&a);
     t_run_free(&b);
     t_run_free(&n);
@@ -360,15 +365,17 @@ static void test_no_gpu_app_unchanged(void **state)
 }
 
 /* Every allocation path and its free, through each way of finding the driver: what
- * cuMemGetInfo reports free moves by exactly what was allocated and freed. Limit 2048 MiB,
- * contexts 64 MiB. */
+ * cuMemGetInfo reports free moves by exactly what was allocated and freed, or for a pool what it
+ * still holds until a synchronisation gives it back, and for a graph what the device's graph
+ * memory holds until it is trimmed (here for a plain allocation that needs the room). Limit
+ * 2048 MiB, contexts 64 MiB. */
 static const char *const tour =
     "init ctx:0 info:1984:2048 "
     "alloc:100M info:1884:2048 free info:1984:2048 "
     "alloc1:100M info:1884:2048 free info:1984:2048 "
     "managed:100M info:1884:2048 free info:1984:2048 "
-    "async:100M info:1884:2048 free info:1984:2048 "
-    "pool:100M info:1884:2048 free info:1984:2048 "
+    "async:100M info:1884:2048 free info:1884:2048 sync info:1984:2048 "
+    "pool:100M info:1884:2048 free info:1884:2048 streamsync info:1984:2048 "
     "pitch:4000:25600 info:1884:2048 free info:1984:2048 "
     "pitch:3800:4096 info:1969:2048 free info:1984:2048 "
     "vmm:100M:0 info:1884:2048 retain info:1884:2048 free info:1984:2048 "
@@ -381,6 +388,8 @@ static const char *const tour =
     "ctx4:0 info:1920:2048 destroy use:0 "
     "primary:0 info:1920:2048 alloc:200M info:1720:2048 reset:0 use:0 info:1920:2048 free=1 "
     "primary:0 release:0 use:0 info:1920:2048 release:0 use:0 info:1984:2048 "
+    "graph galloc:100M:0 gexec glaunch info:1884:2048 gptrfree eventsync info:1884:2048 "
+    "alloc:1885M info:99:2048 free info:1984:2048 gdestroy "
     "total:0:2048 launchkinds";
 
 static void test_every_path_and_free(void **state)
@@ -392,7 +401,7 @@ static void test_every_path_and_free(void **state)
         card_new(&c, 1, 40, 64, 100, 0);
         env_for(&e, &c, 0, "2048", 0);
         shimapp(vias[i], tour, &e);
-        assert_int_equal(atomic_load(&c.s->proc[0].launches[0]), 11);
+        assert_int_equal(atomic_load(&c.s->proc[0].launches[0]), 12);
         /* The fake card never saw the tenant above its limit. */
         assert_true(c.s->peak[0][0] <= 2048 * MIB);
         card_free(&c);
@@ -400,11 +409,124 @@ static void test_every_path_and_free(void **state)
 }
 
 /* At the limit the call gets CUDA_ERROR_OUT_OF_MEMORY (2), the process goes on and a smaller
- * request succeeds. */
+ * request succeeds. Sizes whose products overflow 64 bits are refused, not wrapped around. */
 static void test_native_oom_code(void **state)
 {
     one_container(40, 300, "1024",
-                  "init ctx:0 alloc:2G=2 alloc:725M=2 alloc:512M info:212:1024 alloc:212M");
+                  "init ctx:0 alloc:2G=2 alloc:725M=2 alloc:18446744073709551615=2 "
+                  "pitch:18446744073709551615:3=2 pitch:4294967296:4294967297=2 "
+                  "array3d:4294967296:4294967296:4294967296=2 "
+                  "mipmap:18446744073709551615:18446744073709551615:64=2 "
+                  "vmm:18446744073709551615:0=2 limit:2:18446744073709551615=2 "
+                  "alloc:512M info:212:1024 alloc:212M");
+}
+
+/* Without GPUSHARE_REGION (a machine without the node agent), each user counts in a region of its
+ * own: another user's region, which this one may not use, does not refuse it the GPU. */
+static void test_default_region_per_user(void **state)
+{
+    char mine[64];
+    if (geteuid() != 0)
+        skip(); /* giving the region to another user needs root */
+    snprintf(mine, sizeof(mine), "/gpushare-%u", (unsigned)geteuid());
+    int fd = shm_open("/gpushare", O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (fd < 0)
+        skip(); /* in use on this machine: not ours to change */
+    assert_int_equal(fchown(fd, 65534, 65534), 0);
+    close(fd);
+    struct tc t;
+    tc_new(&t, 40, 300, 100, "1024", 0);
+    for (int i = 0; t.e.kv[i]; i++)
+        if (strncmp(t.e.kv[i], "GPUSHARE_REGION=", 16) == 0)
+            t.e.kv[i] = "GPUSHARE_UNSET=1";
+    shm_unlink(mine);
+    app(need("SHIMAPP"), "proc", "init ctx:0 info:724:1024", &t.e, &t.r);
+    shm_unlink("/gpushare");
+    shm_unlink(mine);
+    expect_ok(&t.r);
+    tc_free(&t);
+}
+
+/* @argv run as user and group @uid, without supplementary groups (setpriv, util-linux). */
+static void as_user(char **out, char *const *argv, unsigned uid)
+{
+    static char ids[2][32];
+    int n = 0;
+    snprintf(ids[0], sizeof(ids[0]), "--reuid=%u", uid);
+    snprintf(ids[1], sizeof(ids[1]), "--regid=%u", uid);
+    out[n++] = "/usr/bin/setpriv";
+    out[n++] = ids[0];
+    out[n++] = ids[1];
+    out[n++] = "--clear-groups";
+    for (int i = 0; argv[i]; i++)
+        out[n++] = argv[i];
+    out[n] = NULL;
+}
+
+/* Two containers of one pod running as two users share the pod's region file (the node agent's,
+ * mode 0666): both count in it, so together they stay within the limit; the file was never given
+ * to either user. Needs root, to run the two users. */
+static void test_file_region_two_users(void **state)
+{
+    struct card c;
+    struct env e;
+    struct proc p;
+    struct t_run r = {0};
+    if (geteuid() != 0) {
+        fprintf(stderr, "not root: two users cannot be run; the case is skipped\n");
+        skip();
+    }
+    card_new(&c, 1, 40, 100, 100, 0);
+    env_for(&e, &c, 0, "1024", 0);
+    /* the users reach the card's file and the region through the test's folder */
+    assert_int_equal(chmod(dir, 0711), 0);
+    assert_int_equal(chmod(c.path, 0666), 0);
+    char *probe[] = {"/bin/sh",
+                     "-c",
+                     "test -x \"$0\" && test -r \"$1\"",
+                     (char *)need("SHIMAPP"),
+                     (char *)need("GPUSHARE_LIB"),
+                     NULL},
+         *argv[16];
+    as_user(argv, probe, 65534);
+    run_argv(argv, &e, &r);
+    if (r.status != 0) {
+        fprintf(stderr, "uid 65534 cannot run %s: the case is skipped\n", need("SHIMAPP"));
+        card_free(&c);
+        t_run_free(&r);
+        skip();
+    }
+    char *hold[] = {(char *)need("SHIMAPP"), "init", "ctx:0", "alloc:600M", "hold", NULL};
+    as_user(argv, hold, 65534);
+    start(&p, argv, e.kv);
+    wait_holding(&p, &r);
+    assert_int_equal(region_used(c.region[0], 0, 0), 700 * MIB);
+    char *other[] = {(char *)need("SHIMAPP"), "init",       "ctx:0",      "alloc:600M=2",
+                     "info:224:1024",         "alloc:224M", "alloc:1M=2", NULL};
+    as_user(argv, other, 65533);
+    run_argv(argv, &e, &r);
+    expect_ok(&r);
+    t_run_free(&r);
+    finish(&p, &r);
+    expect_ok(&r);
+    struct stat st;
+    assert_int_equal(stat(c.region[0], &st), 0);
+    assert_int_equal(st.st_uid, 0); /* still the agent's (root's), as it was made */
+    assert_int_equal(st.st_mode & 07777, 0666);
+    assert_true(c.s->peak[0][0] <= 1024 * MIB);
+    assert_true(c.s->peak[0][0] >= 1000 * MIB);
+    assert_int_equal(chmod(dir, 0700), 0);
+    t_run_free(&r);
+    card_free(&c);
+}
+
+/* Calls before cuInit get the driver's own answer (CUDA_ERROR_NOT_INITIALIZED, 3), are not
+ * counted, and do not keep the device from being counted once cuInit is called. */
+static void test_before_cuinit(void **state)
+{
+    one_container(40, 300, "1024",
+                  "alloc:1M=3 ctx:0=3 vmm:2M:0=3 pool:1M:0=3 primary:0=3 limit:2:1G=3 "
+                  "init ctx:0 info:724:1024 alloc:725M=2");
 }
 
 /* A malformed limit is reported with its column, and the process is refused rather than let run
@@ -431,14 +553,18 @@ static void test_malformed_and_unnamed(void **state)
                                     "GPUSHARE_CORES_LIMIT_PERCENT"));
     env_for(&t.e, &t.c, 0, "GPU-6a7e0000-0000-4000-8000-000000000000=1024", 0);
     shimapp("proc", "init ctx:0 info:724:1024", &t.e);
-    /* A region of another layout under the container's name. */
-    int fd = shm_open(t.c.region[1], O_RDWR | O_CREAT, 0600);
-    assert_true(fd >= 0 && ftruncate(fd, 4096) == 0);
-    close(fd);
+    /* A region of another layout in the pod's file. */
+    assert_int_equal(truncate(t.c.region[1], 4096), 0);
     env_for(&t.e, &t.c, 1, "1024", 0);
     app(need("SHIMAPP"), "proc", "init=800", &t.e, &t.r);
     expect_ok(&t.r);
     assert_non_null(strstr(t.r.err, "was made by another version of libgpushare; cuInit fails"));
+    /* No file where the region should be (the node agent makes it): refused, never unlimited. */
+    unlink(t.c.region[1]);
+    app(need("SHIMAPP"), "proc", "init=800 ctx:0=3", &t.e, &t.r);
+    expect_ok(&t.r);
+    assert_non_null(strstr(t.r.err, "/region"));
+    assert_non_null(strstr(t.r.err, ": open: No such file or directory; cuInit fails"));
     tc_free(&t);
 }
 
@@ -497,7 +623,10 @@ static void test_get_proc_address(void **state)
         "getproc:cuCtxCreate:12080:0 getproc:cuCtxCreate:11000:0 "
         "getproc:cuGetProcAddress:12000:0 getproc:cuCtxGetCurrent:12000:0 "
         "getproc:cuNoSuchThing:12000:0 getproc:cuMemAllocAsync:11000:0 "
-        "lookup:cuMemAlloc_v2 lookup:cuCtxGetCurrent lookup:cuNoSuchThing",
+        "getproc:cuGraphInstantiate:12000:0 getproc:cuGraphInstantiate:11000:0 "
+        "lookup:cuMemAlloc_v2 lookup:cuCtxGetCurrent lookup:cuNoSuchThing "
+        "vlookup:cuMemAlloc_v2:GLIBC_2.2.5 vlookup:cuMemAlloc_v2:libcuda.so.1 "
+        "dlookup:cuMemAlloc_v2",
         &t.e, &t.r);
     expect_ok(&t.r);
     static const char *const want[] = {
@@ -511,9 +640,16 @@ static void test_get_proc_address(void **state)
         "getproc cuCtxGetCurrent -> libcuda.so.1:cuCtxGetCurrent status=0",
         "getproc cuNoSuchThing -> null status=1",
         "getproc cuMemAllocAsync -> null status=2",
+        /* from CUDA 12.0 cuGraphInstantiate is the ABI of cuGraphInstantiateWithFlags */
+        "getproc cuGraphInstantiate -> libgpushare.so:cuGraphInstantiateWithFlags status=0",
+        "getproc cuGraphInstantiate -> libgpushare.so:cuGraphInstantiate_v2 status=0",
         "lookup cuMemAlloc_v2 -> libgpushare.so:cuMemAlloc_v2",
         "lookup cuCtxGetCurrent -> libcuda.so.1:cuCtxGetCurrent",
         "lookup cuNoSuchThing -> null",
+        /* dlvsym finds no unversioned symbol in a library that has version information (the
+         * driver has: it uses glibc's versioned symbols), whatever version it is asked for. */
+        "vlookup cuMemAlloc_v2 -> null",
+        "dlookup cuMemAlloc_v2 -> libgpushare.so:cuMemAlloc_v2",
     };
     for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
         if (!strstr(t.r.out, want[i]))
@@ -521,6 +657,19 @@ static void test_get_proc_address(void **state)
         assert_non_null(strstr(t.r.out, want[i]));
     }
     tc_free(&t);
+}
+
+/* Whether the dynamic loader finds @soname on this machine, as it would for the library. */
+static int system_has(const char *soname)
+{
+    char line[512];
+    int found = 0;
+    FILE *f = popen("/sbin/ldconfig -p 2>/dev/null", "r");
+    while (f && fgets(line, sizeof(line), f))
+        found |= strstr(line, soname) != NULL;
+    if (f)
+        pclose(f);
+    return found;
 }
 
 static int count(const char *hay, const char *needle)
@@ -540,14 +689,181 @@ static void test_missing_symbol(void **state)
     env_set(&t.e, "LD_LIBRARY_PATH", "%s", need("OLD_DIR"));
     app(need("SHIMAPP"), "direct",
         "init ctx:0 async:1M=500 async:1M=500 ctx4:0=500 alloc:1M info:3995:4096 "
-        "lookup:cuMemAllocAsync lookup:cuMemAlloc_v2",
+        "lookup:cuMemAllocAsync lookup:cuMemAlloc_v2 dlookup:cuCtxCreate_v4 dlookup:cuMemAlloc_v2",
         &t.e, &t.r);
     expect_ok(&t.r);
     assert_int_equal(count(t.r.err, "the CUDA driver has no cuMemAllocAsync"), 1);
     assert_int_equal(count(t.r.err, "the CUDA driver has no cuCtxCreate_v4"), 1);
     assert_non_null(strstr(t.r.out, "lookup cuMemAllocAsync -> null"));
     assert_non_null(strstr(t.r.out, "lookup cuMemAlloc_v2 -> libgpushare.so:cuMemAlloc_v2"));
+    /* RTLD_DEFAULT finds the library's exports first: what the driver lacks is not there. */
+    assert_non_null(strstr(t.r.out, "dlookup cuCtxCreate_v4 -> null"));
+    assert_non_null(strstr(t.r.out, "dlookup cuMemAlloc_v2 -> libgpushare.so:cuMemAlloc_v2"));
+    /* Nor is anything of a driver that is not installed: a program probing for CUDA runs on. */
+    if (system_has("libcuda.so.1")) {
+        tc_free(&t);
+        return;
+    }
+    memset(&t.e, 0, sizeof(t.e));
+    env_set(&t.e, "PATH", "%s", "/usr/bin:/bin");
+    env_set(&t.e, "LD_PRELOAD", "%s", need("GPUSHARE_LIB"));
+    app(need("SHIMAPP_DL"), NULL, "nogpu dlookup:cuInit dlookup:cuMemAlloc_v2", &t.e, &t.r);
+    expect_ok(&t.r);
+    assert_non_null(strstr(t.r.out, "dlookup cuInit -> null"));
+    assert_non_null(strstr(t.r.out, "dlookup cuMemAlloc_v2 -> null"));
     tc_free(&t);
+}
+
+/* The driver hands a freed address out again, and another thread may get it before the thread that
+ * freed it has done its books (the fake waits 2 ms after each free): the count still ends at the
+ * live set. */
+static void test_freed_address_reused(void **state)
+{
+    struct tc t;
+    tc_new(&t, 40, 100, 100, "4096", 0);
+    env_set(&t.e, "FAKECUDA_SLOW_MS", "%s", "2");
+    app(need("SHIMAPP"), "proc", "init ctx:0 threads:4:50:300M info:3996:4096 alloc:3996M", &t.e,
+        &t.r);
+    expect_ok(&t.r);
+    assert_true(t.c.s->peak[0][0] <= 4096 * MIB);
+    tc_free(&t);
+}
+
+/* A context destroyed in one thread while another makes a context, which the driver puts at the
+ * same address, and allocates in it; and a primary context released for the last time while
+ * another thread retains it again: neither the new context nor what it holds leaves the count.
+ * (The fake waits 100 ms after destroying, releasing and retaining.) */
+static void test_context_reborn(void **state)
+{
+    struct tc t;
+    tc_new(&t, 40, 300, 100, "2048", 0);
+    env_set(&t.e, "FAKECUDA_SLOW_MS", "%s", "100");
+    shimapp("proc",
+            "init ctx:0 ctx:0 bgdestroy sleep:20 ctx:0 alloc:600M join info:848:2048 "
+            "alloc:849M=2",
+            &t.e);
+    shimapp("proc",
+            "init primary:0 bgrelease:0 sleep:20 primary:0 join alloc:100M info:1648:2048 "
+            "alloc:1649M=2",
+            &t.e);
+    assert_true(t.c.s->peak[0][0] <= 2048 * MIB);
+    tc_free(&t);
+}
+
+/* A pool's memory is on the pool's device, not the stream's: a 1 GiB limit on device 1 holds for
+ * allocations from device 1's pools on a stream of device 0, for pools got every way. */
+static void test_pool_on_another_device(void **state)
+{
+    struct card c;
+    struct env e;
+    card_new(&c, 2, 40, 300, 100, 0);
+    env_for(&e, &c, 0,
+            "GPU-6a7e0000-0000-4000-8000-000000000000=8192,"
+            "GPU-6a7e0000-0000-4000-8000-000000000001=1024",
+            0);
+    shimapp("proc",
+            "init ctx:0 pool:2G:1=2 newpool:2G:1=2 pool:512M:1 newpool:512M:1 pool:1M:1=2 "
+            "info:7892:8192 free pool:256M:1=2 sync pool:256M:1 freeall",
+            &e);
+    assert_true(c.s->peak[0][1] <= GIB);
+    /* A pool the library never saw handed out: the first pointer from it says where it is. */
+    shimapp("proc", "init ctx:0 rawpool:512M:1 rawpool:2G:1=2 rawpool:512M:1 rawpool:1M:1=2", &e);
+    card_free(&c);
+}
+
+/* A pool's cache is charged: what a stream-ordered free leaves in the pool stays counted until a
+ * synchronisation gives it back (release threshold 0); kept by its threshold, it is trimmed when
+ * the room is needed rather than the allocation refused — unless the stream has not reached the
+ * free yet (no synchronisation since), when the pool may not give it back. */
+static void test_pool_cache(void **state)
+{
+    one_container(40, 100, "1024",
+                  "init ctx:0 async:600M free info:324:1024 sync info:924:1024 threshold:max:0 "
+                  "async:600M free sync info:324:1024 alloc:900M info:24:1024 free info:924:1024 "
+                  "async:600M free alloc:900M=2 sync alloc:900M info:24:1024");
+}
+
+/* A tenant allocating from two pools cannot hold more than its limit through their caches: a pool
+ * is refused while another holds what was freed from it before the stream got there, and gets
+ * the room once the other one can be trimmed. Before the pools were charged what they hold, the
+ * second pool was let take its 600 MiB beside the first one's cache: 1300 MiB of a 1024 MiB
+ * limit on the card. */
+static void test_two_pools_within_limit(void **state)
+{
+    one_container(40, 100, "1024",
+                  "init ctx:0 threshold:max:0 pool:600M:0 newpool:600M:0=2 free newpool:600M:0=2 "
+                  "streamsync info:324:1024 newpool:600M:0 info:324:1024 free sync pool:600M:0 "
+                  "info:324:1024");
+}
+
+/* PyTorch's cudaMallocAsync backend near its limit: stream-ordered allocations and frees from the
+ * device's pool, its cache kept (release threshold: all), the pool holding 900 MiB of a 1024 MiB
+ * limit with the context: never refused; a plain allocation between gets the room the pool
+ * caches, and the pool grows again after it. */
+static void test_torch_like_near_limit(void **state)
+{
+    one_container(40, 100, "1024",
+                  "init ctx:0 threshold:max:0 torchlike:3000:600M info:24:1024 streamsync "
+                  "alloc:900M info:24:1024 free torchlike:1000:600M info:24:1024");
+}
+
+/* CUDA graphs' allocation nodes: a launch is charged what they need beyond what the device's graph
+ * memory has free, and what that memory holds stays charged until trimmed; one that would pass the
+ * limit is refused with CUDA_ERROR_OUT_OF_MEMORY and does not run; a relaunch whose allocations
+ * are still live is the driver's CUDA_ERROR_INVALID_VALUE, unless the graph frees them on
+ * relaunch (then its own allocations count as free); a plain allocation gets the room graph
+ * memory holds unused. */
+static void test_graph_memory(void **state)
+{
+    struct tc t;
+    tc_new(&t, 40, 100, 100, "2048", 0);
+    shimapp("proc",
+            "init ctx:0 graph galloc:300M:0 gfree gexec glaunch info:1648:2048 glaunch "
+            "graph galloc:600M:0 gexec5 glaunch info:1348:2048 glaunch=1 sync info:1348:2048 "
+            "gptrfree glaunch info:1348:2048 graph galloc:1900M:0 gexec glaunch=2 "
+            "info:1348:2048",
+            &t.e);
+    /* four launches ran: not the relaunch the driver refused, nor the one refused for memory */
+    assert_int_equal(atomic_load(&t.c.s->proc[0].launches[0]), 4);
+    shimapp("proc",
+            "init ctx:0 graph galloc:1000M:0 gexec:1 glaunch glaunch glaunch info:948:2048 "
+            "graph galloc:1100M:0 gfree gexec glaunch=2 info:948:2048",
+            &t.e);
+    shimapp("proc",
+            "init ctx:0 graph galloc:1000M:0 gfree gexec glaunch info:948:2048 "
+            "graph galloc:1500M:0 gfree gexec glaunch info:448:2048 alloc:1500M info:448:2048",
+            &t.e);
+    assert_true(t.c.s->peak[0][0] <= 2048 * MIB);
+    tc_free(&t);
+}
+
+/* A stream-ordered allocation captured into a graph is the graph's: charged when the graph runs,
+ * not when captured; child graphs' allocations count; an upload (cuGraphUpload, or the
+ * instantiation's) maps the graph's memory, and is refused when it would pass the limit. */
+static void test_graph_capture_upload(void **state)
+{
+    one_container(40, 100, "2048",
+                  "init ctx:0 capture async:600M free endcapture info:1948:2048 gexec glaunch "
+                  "info:1348:2048 graph galloc:300M:0 gfree gchild gexec glaunch info:1348:2048 "
+                  "graph galloc:2000M:0 gfree gexecp:0 gupload=2 gexecp:2=2 "
+                  "graph galloc:1900M:0 gfree gexecp:2 info:48:2048 glaunch info:48:2048");
+}
+
+/* A context's malloc heap and printf FIFO are its device memory: what they are set to beyond their
+ * defaults is charged, given back when lowered, and goes with the context. */
+static void test_context_limits(void **state)
+{
+    one_container(40, 300, "1024",
+                  "init ctx:0 limit:2:2G=2 limit:2:508M info:224:1024 alloc:225M=2 limit:1:101M "
+                  "info:124:1024 limit:2:8M info:624:1024 ctx:0 limit:2:108M info:224:1024 "
+                  "destroy use:0 info:624:1024");
+}
+
+/* A deferred-mapping array holds no memory of its own (what is mapped into it comes from
+ * cuMemCreate): a 64 GiB one fits a 1 GiB limit. */
+static void test_unbacked_array(void **state)
+{
+    one_container(40, 300, "1024", "init ctx:0 sparse:65536:65536:4 info:724:1024 free");
 }
 
 /* A 40 GiB card, two 20 GiB tenants: A makes two contexts and 17 GiB classic, is refused 3 GiB
@@ -688,18 +1004,49 @@ static void test_compute_limit(void **state)
     card_free(&c);
 }
 
+/* A board whose NVML has no per-process utilisation: the limit is held against the whole card's,
+ * not left at the rate it started with (10 launches a tick: of 10 ms kernels, the whole card). */
+static void test_compute_without_process_util(void **state)
+{
+    struct tc t;
+    unsigned long long d0;
+    tc_new(&t, 40, 100, 10000, "", 1);
+    env_set(&t.e, "FAKENVML_NO_PROCESS_UTIL", "%s", "1");
+    env_set(&t.e, "GPUSHARE_CORES_LIMIT_PERCENT", "%s", "30");
+    app(need("SHIMAPP"), "proc", "init ctx:0 launchfor:4000", &t.e, &t.r);
+    expect_ok(&t.r);
+    launched(t.r.out, 0, &d0);
+    fprintf(stderr, "compute, whole-card measure: 30 %% -> %llu %% (second half)\n", d0 / 2);
+    assert_true(d0 <= 2000 * 40 / 100 / 10); /* 2 s of 10 ms kernels at most 40 % */
+    assert_true(d0 > 0);
+    tc_free(&t);
+}
+
+/* Four threads launching on one device at once share its limit. */
+static void test_compute_many_threads(void **state)
+{
+    struct tc t;
+    unsigned long long sum = 0, first, second;
+    tc_new(&t, 40, 100, 1000, "", 1);
+    t.c.s->pid_offset = 100000;
+    env_set(&t.e, "GPUSHARE_CORES_LIMIT_PERCENT", "%s", "30");
+    app(need("SHIMAPP"), "proc", "init ctx:0 ctx:0 ctx:0 ctx:0 launchfor:4000", &t.e, &t.r);
+    expect_ok(&t.r);
+    for (const char *p = t.r.out; (p = strstr(p, "launched 0 ")); p++) {
+        assert_int_equal(sscanf(p, "launched 0 %llu %llu", &first, &second), 2);
+        sum += second;
+    }
+    fprintf(stderr, "compute, four threads: 30 %% -> %llu %% (second half)\n", sum / 20);
+    assert_true(sum <= 2000 * 40 / 100); /* 2 s of 1 ms kernels at most 40 % */
+    assert_true(sum > 0);
+    tc_free(&t);
+}
+
 /* Without NVML the limit cannot be measured: that is said, not silently skipped. */
 static void test_compute_without_nvml(void **state)
 {
     struct tc t;
-    char line[512];
-    int system_nvml = 0;
-    FILE *f = popen("/sbin/ldconfig -p 2>/dev/null", "r");
-    while (f && fgets(line, sizeof(line), f))
-        system_nvml |= strstr(line, "libnvidia-ml.so.1") != NULL;
-    if (f)
-        pclose(f);
-    if (system_nvml)
+    if (system_has("libnvidia-ml.so.1"))
         skip(); /* this machine has a real NVML: the library would find it */
     tc_new(&t, 40, 100, 1000, "", 0);
     env_set(&t.e, "GPUSHARE_CORES_LIMIT_PERCENT", "%s", "50");
@@ -707,6 +1054,11 @@ static void test_compute_without_nvml(void **state)
     expect_ok(&t.r);
     assert_non_null(strstr(t.r.err, "cannot load libnvidia-ml.so.1"));
     assert_non_null(strstr(t.r.err, "compute limits are not enforced"));
+    /* 100 % is no limit: nothing to enforce, nothing to warn of. */
+    env_set(&t.e, "GPUSHARE_CORES_LIMIT_PERCENT", "%s", "100");
+    app(need("SHIMAPP"), "proc", "init ctx:0 launch:100", &t.e, &t.r);
+    expect_ok(&t.r);
+    assert_string_equal(t.r.err, "");
     tc_free(&t);
 }
 
@@ -772,7 +1124,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     char cmd[256];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s' /dev/shm/gpushare-test-%d-*", dir, (int)getpid());
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     return system(cmd) == 0 ? 0 : -1;
 }
 
@@ -783,16 +1135,31 @@ int main(void)
         cmocka_unit_test(test_no_gpu_app_unchanged),
         cmocka_unit_test(test_every_path_and_free),
         cmocka_unit_test(test_native_oom_code),
+        cmocka_unit_test(test_default_region_per_user),
+        cmocka_unit_test(test_file_region_two_users),
+        cmocka_unit_test(test_before_cuinit),
         cmocka_unit_test(test_malformed_and_unnamed),
         cmocka_unit_test(test_fork),
         cmocka_unit_test(test_killed_process),
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_get_proc_address),
         cmocka_unit_test(test_missing_symbol),
+        cmocka_unit_test(test_freed_address_reused),
+        cmocka_unit_test(test_context_reborn),
+        cmocka_unit_test(test_pool_on_another_device),
+        cmocka_unit_test(test_pool_cache),
+        cmocka_unit_test(test_two_pools_within_limit),
+        cmocka_unit_test(test_torch_like_near_limit),
+        cmocka_unit_test(test_graph_memory),
+        cmocka_unit_test(test_graph_capture_upload),
+        cmocka_unit_test(test_context_limits),
+        cmocka_unit_test(test_unbacked_array),
         cmocka_unit_test(test_case_40g_two_tenants),
         cmocka_unit_test(test_case_10000_cycles),
         cmocka_unit_test(test_case_11g_card),
         cmocka_unit_test(test_compute_limit),
+        cmocka_unit_test(test_compute_many_threads),
+        cmocka_unit_test(test_compute_without_process_util),
         cmocka_unit_test(test_compute_without_nvml),
         cmocka_unit_test(test_rtld_next),
         cmocka_unit_test(test_valgrind),

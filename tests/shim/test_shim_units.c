@@ -11,11 +11,15 @@
 
 #include <cmocka.h>
 
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -52,6 +56,9 @@ static void test_env_values(void **state)
     assert_int_equal(v, 30);
     assert_int_equal(e.context_mib, 0);
     assert_string_equal(e.region, "/pod-a_1.x");
+    assert_int_equal(gs_shim_env_parse(NULL, NULL, NULL, "/run/gpushare/region", &e, err), 0);
+    assert_string_equal(e.region, "/run/gpushare/region");
+    assert_int_equal(gs_shim_env_parse(NULL, NULL, NULL, "/run/.gpu..share/r", &e, err), 0);
     assert_int_equal(
         gs_shim_env_parse("MIG-6A7E0000-0000-4000-8000-000000000001=7", NULL, NULL, NULL, &e, err),
         0);
@@ -97,10 +104,18 @@ static void test_env_errors(void **state)
         {NULL, NULL, "1G", NULL, "GPUSHARE_CONTEXT_MIB, column 2: expected the end of the value"},
         {NULL, NULL, "65537", NULL,
          "GPUSHARE_CONTEXT_MIB, column 1: expected an integer from 0 to 65536"},
-        {NULL, NULL, NULL, "pod", "GPUSHARE_REGION, column 1: expected '/' and a name"},
+        {NULL, NULL, NULL, "pod",
+         "GPUSHARE_REGION, column 1: expected '/' and a name, or a file's absolute path"},
         {NULL, NULL, NULL, "/", "GPUSHARE_REGION, column 2: expected 1 to 200 characters"},
-        {NULL, NULL, NULL, "/a/b",
-         "GPUSHARE_REGION, column 3: expected a letter, digit, '.', '_' or '-'"},
+        {NULL, NULL, NULL, "/a b",
+         "GPUSHARE_REGION, column 3: expected a letter, digit, '.', '_', '-' or '/'"},
+        {NULL, NULL, NULL, "/run//region",
+         "GPUSHARE_REGION, column 6: expected a file or folder name"},
+        {NULL, NULL, NULL, "/run/gpushare/",
+         "GPUSHARE_REGION, column 15: expected a file or folder name"},
+        {NULL, NULL, NULL, "/run/../etc/x",
+         "GPUSHARE_REGION, column 6: expected a file or folder name"},
+        {NULL, NULL, NULL, "/run/./x", "GPUSHARE_REGION, column 6: expected a file or folder name"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         struct gs_shim_env e;
@@ -251,9 +266,10 @@ static void test_region_reap(void **state)
         _exit(s >= 0 && gs_region_reserve(r, s, d, 300, 1000) == 0 ? 0 : 1);
     }
     int st;
-    /* The zombie still holds its slot until reaped by its parent... */
-    struct timespec ms = {0, 20000000};
-    nanosleep(&ms, NULL);
+    /* The zombie still holds its slot until reaped by its parent: wait for the child to end
+     * without reaping it (WNOWAIT), however long a busy machine takes to run it... */
+    siginfo_t info;
+    assert_int_equal(waitid(P_PID, (id_t)child, &info, WEXITED | WNOWAIT), 0);
     assert_int_equal(gs_region_used(r, d), 300);
     assert_int_equal(gs_region_reap(r), 1); /* ...but a zombie holds no GPU memory */
     assert_int_equal(waitpid(child, &st, 0), child);
@@ -320,6 +336,94 @@ static void test_region_util(void **state)
     gs_region_set_util(r, b, d, 15, 400000);
     assert_int_equal(gs_region_util(r, d, 1000000, 1000000), 35);
     assert_int_equal(gs_region_util(r, d, 1000000, 500000), 20); /* b's figure is stale */
+    gs_region_close(r);
+    shm_unlink(region_name);
+}
+
+/* Counts other users could write are no limit: a region open to group or others, or owned by
+ * another user, is refused with a message saying whose it is. */
+static void test_region_owner(void **state)
+{
+    struct gs_region *r;
+    char err[256] = "";
+    snprintf(region_name, sizeof(region_name), "/gpushare-units-%d", (int)getpid());
+    shm_unlink(region_name);
+    int fd = shm_open(region_name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    assert_true(fd >= 0);
+    assert_int_equal(fchmod(fd, 0666), 0);
+    assert_int_equal(gs_region_open(region_name, &r, err), -EPERM);
+    assert_non_null(strstr(err, "with mode 666; it must be this user's"));
+    if (geteuid() == 0) { /* root opens anything: the owner is checked, not only the mode */
+        assert_int_equal(fchmod(fd, 0600), 0);
+        assert_int_equal(fchown(fd, 65534, 65534), 0);
+        assert_int_equal(gs_region_open(region_name, &r, err), -EPERM);
+        assert_non_null(strstr(err, "belongs to uid 65534 with mode 600"));
+    }
+    close(fd);
+    shm_unlink(region_name);
+}
+
+/* A region file (the node agent's, one per pod): an existing regular file whoever may open it
+ * shares, whatever its owner and mode; no other kind of file, no symbolic link, never created. */
+static void test_region_file(void **state)
+{
+    struct gs_region *r;
+    char dir[] = "/tmp/gpushare-units-XXXXXX", file[64], link[64], fifo[64], err[256] = "";
+    assert_non_null(mkdtemp(dir));
+    snprintf(file, sizeof(file), "%s/region", dir);
+    snprintf(link, sizeof(link), "%s/link", dir);
+    snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+    assert_int_equal(gs_region_open(file, &r, err), -ENOENT); /* the agent makes it, not we */
+    assert_non_null(strstr(err, "/region: open: No such file or directory"));
+    int fd = open(file, O_RDWR | O_CREAT | O_EXCL, 0666);
+    assert_true(fd >= 0);
+    assert_int_equal(fchmod(fd, 0666), 0);
+    if (geteuid() == 0)
+        assert_int_equal(fchown(fd, 65534, 65534), 0);
+    close(fd);
+    assert_int_equal(gs_region_open(file, &r, err), 0);
+    int d = gs_region_device(r, uuid0);
+    struct gs_region_who me;
+    gs_region_who_self(&me);
+    int s = gs_region_attach(r, &me);
+    assert_int_equal(gs_region_reserve(r, s, d, 600, 1000), 0);
+    gs_region_close(r);
+    assert_int_equal(gs_region_open(file, &r, err), 0); /* the same counts, mapped again */
+    assert_int_equal(gs_region_used(r, gs_region_device(r, uuid0)), 600);
+    gs_region_close(r);
+    assert_int_equal(symlink(file, link), 0);
+    assert_int_equal(gs_region_open(link, &r, err), -ELOOP);
+    assert_int_equal(mkfifo(fifo, 0666), 0);
+    assert_int_equal(gs_region_open(fifo, &r, err), -EINVAL);
+    assert_non_null(strstr(err, "is not a regular file"));
+    assert_true(gs_region_open(dir, &r, err) < 0); /* a folder */
+    unlink(file);
+    unlink(link);
+    unlink(fifo);
+    rmdir(dir);
+}
+
+/* A process that died while setting the region up leaves it to the next, which sets it up again
+ * rather than refusing the container for good. */
+static void test_region_creator_died(void **state)
+{
+    struct gs_region *r = open_region();
+    struct gs_region_who me;
+    gs_region_who_self(&me);
+    gs_region_close(r);
+    int fd = shm_open(region_name, O_RDWR, 0);
+    assert_true(fd >= 0);
+    _Atomic uint32_t *state_word = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    assert_true(state_word != MAP_FAILED);
+    atomic_store(state_word, 1); /* what a creator killed half way leaves */
+    munmap((void *)state_word, 4096);
+    close(fd);
+    char err[256] = "";
+    assert_int_equal(gs_region_open(region_name, &r, err), 0);
+    int d = gs_region_device(r, uuid0), s = gs_region_attach(r, &me);
+    assert_true(d >= 0 && s >= 0);
+    assert_int_equal(gs_region_reserve(r, s, d, 10, 100), 0);
+    assert_int_equal(gs_region_used(r, d), 10);
     gs_region_close(r);
     shm_unlink(region_name);
 }
@@ -425,6 +529,9 @@ int main(void)
         cmocka_unit_test(test_region_reap),
         cmocka_unit_test(test_region_concurrent),
         cmocka_unit_test(test_region_util),
+        cmocka_unit_test(test_region_owner),
+        cmocka_unit_test(test_region_file),
+        cmocka_unit_test(test_region_creator_died),
         cmocka_unit_test(test_limiter_settles),
         cmocka_unit_test(test_limiter_tokens),
         cmocka_unit_test(test_limiter_per_device),

@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "common/util.h"
 #include "daemon/inventory.h"
 #include "daemon/podspec.h"
 #include "daemon/quota.h"
@@ -378,6 +379,15 @@ static void test_podspec(void **state)
     assert_int_equal(p.s.containers[0].gpucores, 30);
     assert_int_equal(p.s.containers[0].gpumem_mib, 20000);
     gsd_podspec_clear(&p);
+    /* Quantities as the API server writes them back: 20000 is "20k", 1 may be "1e0". */
+    assert_int_equal(parse("{\"metadata\":{\"name\":\"k\"},\"spec\":{\"containers\":[{"
+                           "\"resources\":{\"limits\":{\"nvidia.com/gpumem\":\"20k\","
+                           "\"nvidia.com/gpu\":\"1e0\"}}}]}}",
+                           &p, f),
+                     0);
+    assert_int_equal(p.s.containers[0].gpumem_mib, 20000);
+    assert_int_equal(p.s.containers[0].gpu, 1);
+    gsd_podspec_clear(&p);
     /* A MIG instance: NVIDIA's profile name ("+me" spelled ".me" in the resource), no cards. */
     assert_int_equal(parse("{\"metadata\":{\"name\":\"g\"},\"spec\":{\"containers\":[{"
                            "\"resources\":{\"limits\":{\"nvidia.com/mig-1g.10gb.me\":\"1\","
@@ -386,6 +396,22 @@ static void test_podspec(void **state)
                      0);
     assert_string_equal(p.s.containers[0].mig_profile, "1g.10gb+me");
     assert_int_equal(p.s.containers[0].gpu, 0);
+    gsd_podspec_clear(&p);
+    /* Init containers are read, in order, before the app containers; a sidecar is marked (the
+     * scheduler counts the effective request: test_scheduler.c). */
+    assert_int_equal(parse("{\"metadata\":{\"name\":\"k\"},\"spec\":{\"initContainers\":["
+                           "{\"name\":\"side\",\"restartPolicy\":\"Always\",\"resources\":"
+                           "{\"limits\":{\"nvidia.com/gpu\":1,\"cpu\":\"1\"}}},"
+                           "{\"name\":\"warm\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":4,"
+                           "\"cpu\":\"8\"}}}],\"containers\":["
+                           "{\"resources\":{\"limits\":{\"nvidia.com/gpu\":2,\"cpu\":\"2\"}}}]}}",
+                           &p, f),
+                     0);
+    assert_int_equal(p.s.ncontainers, 3);
+    assert_int_equal(p.s.containers[0].init, 2);
+    assert_int_equal(p.s.containers[1].init, 1);
+    assert_int_equal(p.s.containers[2].init, 0);
+    assert_int_equal(p.s.containers[1].gpu, 4);
     gsd_podspec_clear(&p);
     static const struct {
         const char *text, *field;
@@ -399,6 +425,18 @@ static void test_podspec(void **state)
         {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"resources\":{\"limits\":"
          "{\"nvidia.com/gpucores\":101}}}]}}",
          "spec.containers[0].resources.limits.nvidia.com/gpucores"},
+        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"resources\":{\"limits\":"
+         "{\"nvidia.com/gpu\":\"1500m\"}}}]}}",
+         "spec.containers[0].resources.limits.nvidia.com/gpu"},
+        /* sidecars only among init containers, and init containers a list */
+        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"restartPolicy\":"
+         "\"Always\"}]}}",
+         "spec.containers[0].restartPolicy"},
+        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"initContainers\":[{\"restartPolicy\":"
+         "\"Never\"}],\"containers\":[{}]}}",
+         "spec.initContainers[0].restartPolicy"},
+        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"initContainers\":{},\"containers\":[{}]}}",
+         "spec.initContainers"},
         {"{\"metadata\":{\"name\":\"x\",\"annotations\":{\"gpusched.io/gpu-model\":\"Z9\"}},"
          "\"spec\":{\"containers\":[{}]}}",
          "metadata.annotations.gpusched.io/gpu-model"},
@@ -443,15 +481,25 @@ static void test_deploy_files(void **state)
     assert_int_equal(gs_config_load_kubesched("deploy/kube-scheduler-extender.yaml", NULL, &p, &d),
                      0);
     gs_profile_free(p);
+    /* v1 (1.25+) and v1beta1 (1.20-1.22, the one the e2e tests run): one extender stanza */
+    char *v1 = t_slurp("deploy/kube-scheduler-extender.yaml", NULL);
+    char *v1beta1 = t_slurp("deploy/kube-scheduler-extender-v1beta1.yaml", NULL);
+    assert_non_null(v1);
+    assert_non_null(v1beta1);
+    assert_non_null(strstr(v1, "\nextenders:"));
+    assert_string_equal(strstr(v1, "\nextenders:"), strstr(v1beta1, "\nextenders:"));
+    free(v1);
+    free(v1beta1);
     struct gs_cluster *c;
     struct gs_scenario *inv;
-    assert_int_equal(
-        gsd_inventory_load("data/alibaba-gpu-v2023/openb_node_list_gpu_node.csv", &c, &inv, &d), 0);
+    assert_int_equal(gsd_inventory_load("data/alibaba-gpu-v2023/openb_node_list_gpu_node.csv", NULL,
+                                        &c, &inv, &d),
+                     0);
     assert_int_equal(gs_cluster_node_count(c), 1213);
     assert_int_equal(inv->policy.nnodes, 1213);
     gs_cluster_free(c);
     gs_scenario_free(inv);
-    assert_int_equal(gsd_inventory_load("/nonexistent.csv", &c, &inv, &d), -ENOENT);
+    assert_int_equal(gsd_inventory_load("/nonexistent.csv", NULL, &c, &inv, &d), -ENOENT);
 }
 
 struct loaded {

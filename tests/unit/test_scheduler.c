@@ -281,6 +281,38 @@ static void test_podgroup_made_after_its_pods(void **state)
     teardown_fx(&f);
 }
 
+/* A pod asks its effective request, as Kubernetes counts it: the app containers' sum with the
+ * sidecars beside them, or an init container's own with the sidecars started before it. */
+static void test_effective_request(void **state)
+{
+    (void)state;
+    struct fx f;
+    setup_fx(&f, "---\n{apiVersion: v1, kind: Pod, metadata: {name: k, namespace: a}, spec: {"
+                 "initContainers: [{name: side, restartPolicy: Always, resources: {limits: "
+                 "{nvidia.com/gpu: 1, cpu: '1'}}}, {name: warm, resources: {limits: "
+                 "{nvidia.com/gpu: 4, cpu: '8'}}}], containers: [{name: a, resources: {limits: "
+                 "{nvidia.com/gpu: 2, cpu: '2'}}}, {name: b, resources: {limits: "
+                 "{nvidia.com/gpu: 1, cpu: '2'}}}]}}\n"
+                 "---\n{apiVersion: v1, kind: Pod, metadata: {name: j, namespace: a}, spec: {"
+                 "initContainers: [{name: i, resources: {limits: {nvidia.com/gpu: 1}}}], "
+                 "containers: [{name: a, resources: {limits: {nvidia.com/gpu: 1}}}, {name: b, "
+                 "resources: {limits: {nvidia.com/gpu: 1}}}]}}\n"
+                 "---\n{apiVersion: v1, kind: Pod, metadata: {name: m, namespace: a}, spec: {"
+                 "initContainers: [{name: i, restartPolicy: Always, resources: {limits: "
+                 "{nvidia.com/mig-1g.10gb: 1}}}], containers: [{name: a, resources: {limits: "
+                 "{nvidia.com/mig-1g.10gb: 1}}}]}}\n");
+    struct gs_tenancy_pod v;
+    char why[256];
+    assert_int_equal(gs_tenancy_admit(f.t, &f.s->pods[0], &v, why, sizeof(why)), 0);
+    assert_int_equal(v.ncards, 5);       /* the init container's 4 beside the sidecar's 1 */
+    assert_int_equal(v.cpu_milli, 9000); /* 8 + 1 against 2 + 2 + 1 */
+    assert_int_equal(gs_tenancy_admit(f.t, &f.s->pods[1], &v, why, sizeof(why)), 0);
+    assert_int_equal(v.ncards, 2); /* the app containers' two; the init one runs before them */
+    assert_int_equal(gs_tenancy_admit(f.t, &f.s->pods[2], &v, why, sizeof(why)), 1);
+    assert_non_null(strstr(why, "more than one MIG instance at once")); /* sidecar + app */
+    teardown_fx(&f);
+}
+
 #define RQ(name, hard)                                                                             \
     "---\n{apiVersion: v1, kind: ResourceQuota, metadata: {name: " name ", namespace: a}, "        \
     "spec: {hard: {" hard "}}}\n"
@@ -320,6 +352,7 @@ int main(void)
         cmocka_unit_test(test_restore),
         cmocka_unit_test(test_podgroup_and_probe),
         cmocka_unit_test(test_podgroup_made_after_its_pods),
+        cmocka_unit_test(test_effective_request),
         cmocka_unit_test(test_three_resource_quotas),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -87,7 +87,7 @@ static struct gs_pod_spec *pod(struct gs_scenario *s, const char *ns, const char
     p->duration_us = duration_s < 0 ? GS_UNSET : duration_s * S;
     p->util_pct = GS_UNSET;
     p->ncontainers = 1;
-    p->containers[0] = (struct gs_scn_container){gpus, GS_UNSET, GS_UNSET, 1000, 1024, "", 0};
+    p->containers[0] = (struct gs_scn_container){gpus, GS_UNSET, GS_UNSET, 1000, 1024, "", 0, 0};
     return p;
 }
 
@@ -380,7 +380,8 @@ static void test_gpuquota_reason(void **state)
     assert_int_equal(find(t, "a")->state, GS_POD_RUNNING);
     assert_int_equal(find(t, "b")->state, GS_POD_RUNNING);
     assert_int_equal(find(t, "c")->state, GS_POD_PENDING);
-    assert_string_equal(find(t, "c")->reason, "tenant team-a: a100-80gb total 3.0/3.0 GPUs");
+    assert_string_equal(find(t, "c")->reason,
+                        "tenant team-a: GPUQuota a100-80gb total 3.0/3.0 GPUs");
     gs_tsim_free(t);
     gs_scenario_free(s);
 }

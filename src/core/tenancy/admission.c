@@ -194,12 +194,47 @@ static int64_t or_default(int64_t v, int64_t def)
     return v != GS_UNSET ? v : def;
 }
 
-/* Containers after LimitRange defaults, summed; -1 with @why when a bound is broken. */
+/*
+ * The pod's effective request of the quantities counted per container (cards, time-slice
+ * replicas, CPU, memory, MIG instances), as Kubernetes counts it ("Init Containers" and "Sidecar
+ * Containers: Resource sharing within containers"; kubelet's device manager hands out devices
+ * the same way): the larger of the app containers' sum with every sidecar beside them, and each
+ * init container's own with the sidecars started before it.
+ */
+enum { E_GPU, E_SHARED, E_CPU, E_MEMORY, E_MIG, E_COUNT };
+struct effective {
+    int64_t app[E_COUNT], side[E_COUNT], init[E_COUNT];
+};
+
+static void effective_add(struct effective *e, const struct gs_scn_container *c)
+{
+    const int64_t v[E_COUNT] = {or_default(c->gpu, 0), c->gpu_shared, or_default(c->cpu_milli, 0),
+                                or_default(c->memory_mib, 0), c->mig_profile[0] != '\0'};
+    for (int k = 0; k < E_COUNT; k++) {
+        if (!c->init) {
+            e->app[k] += v[k];
+            continue;
+        }
+        if (e->side[k] + v[k] > e->init[k])
+            e->init[k] = e->side[k] + v[k];
+        e->side[k] += c->init == 2 ? v[k] : 0;
+    }
+}
+
+static int64_t effective_of(const struct effective *e, int k)
+{
+    return e->app[k] + e->side[k] > e->init[k] ? e->app[k] + e->side[k] : e->init[k];
+}
+
+/* Containers after LimitRange defaults, as the pod's effective request; -1 with @why when a
+ * bound is broken. */
 static int containers(const struct gs_policy *pol, const struct gs_pod_spec *sp,
                       struct gs_scn_container *sum, char *why, size_t size)
 {
     const struct gs_limit_range_spec *lr = limits_of(pol, sp->ns);
-    *sum = (struct gs_scn_container){0, GS_UNSET, GS_UNSET, 0, 0, "", 0};
+    struct effective e;
+    memset(&e, 0, sizeof(e));
+    *sum = (struct gs_scn_container){0, GS_UNSET, GS_UNSET, 0, 0, "", 0, 0};
     for (int i = 0; i < sp->ncontainers; i++) {
         struct gs_scn_container c = sp->containers[i];
         if (lr) {
@@ -219,21 +254,29 @@ static int containers(const struct gs_policy *pol, const struct gs_pod_spec *sp,
                       lr, why, size))
                 return -1;
         }
-        sum->gpu += c.gpu == GS_UNSET ? 0 : c.gpu;
-        sum->gpu_shared += c.gpu_shared;
+        effective_add(&e, &c);
         if (c.gpumem_mib != GS_UNSET && c.gpumem_mib > sum->gpumem_mib)
             sum->gpumem_mib = c.gpumem_mib;
         if (c.gpucores != GS_UNSET && c.gpucores > sum->gpucores)
             sum->gpucores = c.gpucores;
-        sum->cpu_milli += or_default(c.cpu_milli, 0);
-        sum->memory_mib += or_default(c.memory_mib, 0);
-        if (c.mig_profile[0] && sum->mig_profile[0]) {
+        if (c.mig_profile[0] && sum->mig_profile[0] && strcmp(c.mig_profile, sum->mig_profile)) {
             gs__say(why, size, "nvidia.com/mig-%s and nvidia.com/mig-%s: one MIG instance per pod",
                     sum->mig_profile, c.mig_profile);
             return -1;
         }
         if (c.mig_profile[0])
             memcpy(sum->mig_profile, c.mig_profile, sizeof(sum->mig_profile));
+    }
+    sum->gpu = effective_of(&e, E_GPU);
+    sum->gpu_shared = effective_of(&e, E_SHARED);
+    sum->cpu_milli = effective_of(&e, E_CPU);
+    sum->memory_mib = effective_of(&e, E_MEMORY);
+    if (effective_of(&e, E_MIG) > 1) {
+        gs__say(why, size,
+                "nvidia.com/mig-%s: the pod's containers hold more than one MIG instance at once; "
+                "a pod takes one (run more pods)",
+                sum->mig_profile);
+        return -1;
     }
     if (sum->mig_profile[0] &&
         (sum->gpu > 0 || sum->gpumem_mib != GS_UNSET || sum->gpucores != GS_UNSET)) {
@@ -559,6 +602,11 @@ static int demand(const struct gs_tenancy *t, struct rpod *p, const struct gs_st
         return timeslice_demand(t, p, &c, tier, why, size);
     struct card_bounds b = bounds_of(t, p->sp->model_mask);
     int fractional = c.gpumem_mib != GS_UNSET || c.gpucores != GS_UNSET;
+    if (c.gpu > 0 && b.most_gpus == 0 && sp->model_mask) {
+        p->field = "metadata.annotations.gpusched.io/gpu-model";
+        gs__say(why, size, "no node has GPUs of the models this pod allows");
+        return -1;
+    }
     if (c.gpu > b.most_gpus && !(sp->same_card && fractional)) {
         p->field = "spec.containers[].resources.limits.nvidia.com/gpu";
         gs__say(why, size, "nvidia.com/gpu %lld: the largest node this pod may use has %d GPUs",

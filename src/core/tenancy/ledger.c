@@ -51,7 +51,7 @@ static int gpuquota_bucket(const struct gs_tenancy *t, const struct rpod *p, int
     milli_str(a, sizeof(a), used);
     milli_str(b, sizeof(b), cap);
     milli_str(c, sizeof(c), p->milli);
-    int n = gs__say(why, size, "tenant %s: %s %s %s/%s GPUs", ts->name, q->key,
+    int n = gs__say(why, size, "tenant %s: GPUQuota %s %s %s/%s GPUs", ts->name, q->key,
                     over_total ? "total" : "shared", a, b);
     if (used < cap) /* room is left, only not enough for this pod */
         gs__say(why + n, size - (size_t)n, ", the pod asks %s", c);

@@ -672,7 +672,7 @@ static int probe_gang(struct gs_tenancy *t, struct gs_tenancy_probe *pr)
     if (r == 0)
         return 1;
     gs__say(pr->gang_why, sizeof(pr->gang_why),
-            "PodGroup %s: %d members like this one are needed, %d can be placed: %s", p->sp->group,
+            "gang %s: %d members like this one are needed, %d can be placed: %s", p->sp->group,
             need, placed - 1, why);
     return 0;
 }

@@ -751,8 +751,8 @@ const struct gs_tenancy_work *gs_tenancy_work(const struct gs_tenancy *t)
     return &t->work;
 }
 
-int gs_tenancy_usage(const struct gs_tenancy *t, enum gs_usage_of of, size_t i,
-                     struct gs_tenancy_usage *out)
+int gs_tenancy_usage_at(const struct gs_tenancy *t, enum gs_usage_of of, size_t i, int64_t at_us,
+                        struct gs_tenancy_usage *out)
 {
     const struct usage *u = of == GS_USAGE_FLEET                       ? &t->use_fleet
                             : of == GS_USAGE_TENANT && i < t->ntenants ? &t->use_tenant[i]
@@ -761,13 +761,20 @@ int gs_tenancy_usage(const struct gs_tenancy *t, enum gs_usage_of of, size_t i,
                                                                        : NULL;
     if (!u)
         return -ENOENT;
+    int64_t dt = at_us > t->acc_t ? at_us - t->acc_t : 0;
     *out = (struct gs_tenancy_usage){u->alloc,
                                      u->busy,
-                                     (int64_t)(u->sum[0] / 1000000),
-                                     (int64_t)(u->sum[1] / 1000000),
+                                     (int64_t)((u->sum[0] + (gs_i128)u->alloc * dt) / 1000000),
+                                     (int64_t)((u->sum[1] + (gs_i128)u->busy * dt) / 1000000),
                                      (int64_t)(u->sum[2] / 1000000),
                                      (int64_t)(u->sum[3] / 1000000)};
     return 0;
+}
+
+int gs_tenancy_usage(const struct gs_tenancy *t, enum gs_usage_of of, size_t i,
+                     struct gs_tenancy_usage *out)
+{
+    return gs_tenancy_usage_at(t, of, i, t->acc_t, out);
 }
 
 const struct gs_fleet *gs_tenancy_fleet(const struct gs_tenancy *t)

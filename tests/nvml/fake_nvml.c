@@ -1,6 +1,8 @@
 /*
- * A fake libnvidia-ml.so.1 for the node agent's tests: the NVML functions the agent resolves
- * (src/node/nvml_abi.h), answering from a machine described in the file $FAKE_NVML_CONFIG:
+ * The fake libnvidia-ml.so.1 of the tests: every NVML function the node agent and libgpushare
+ * resolve (src/node/nvml_abi.h). It answers from one of two machines.
+ *
+ * The node agent's tests describe a machine in the file $FAKE_NVML_CONFIG:
  *
  *   gpu UUID BUSID MEMORY_MIB MIG(0|1) NAME...   one line per GPU, in index order
  *   pcie A B LEVEL                                 nvmlDeviceGetTopologyCommonAncestor (10..50)
@@ -9,10 +11,25 @@
  *   busy A                                         GPU A runs a compute process
  *   xid A XID                                      an Xid event, delivered in file order
  *
+ * $FAKE_NVML_BUSY, when set, names a file read again at every process query and destroy, so a
+ * test can start and stop work: a line "A" is a process on GPU A, "A START" one on the MIG
+ * device of GPU A's instance at slice START. The card's own handle does not count the latter,
+ * as NVML answers a caller without the privilege to see every instance's processes.
+ *
  * MIG: A100-80GB's GPU instance profiles (`nvidia-smi mig -lgip`); MIG modes and instances live
  * in $FAKE_NVML_STATE (kept across processes, as the driver keeps them across agent restarts), and
  * every call that changes them is appended to $FAKE_NVML_LOG, one line each, for the tests to read.
+ *
+ * libgpushare's tests give none, and $FAKECUDA_STATE instead: the fake card the fake libcuda.so.1
+ * keeps (tests/shim/fake_state.h), whose devices NVML lists. A process's SM utilisation is the
+ * kernel time its launches added since this NVML client last asked, over the wall time since
+ * then (capped at 100 %); the card's is the sum over its processes. Processes are listed by
+ * pid + the card's pid_offset, as NVML lists host pids to a container that has its own pid
+ * namespace. With FAKENVML_NO_PROCESS_UTIL set, per-process utilisation is not supported, as on
+ * some boards.
  */
+#define _GNU_SOURCE
+#include "fake_state.h"
 #include "node/nvml_abi.h"
 
 #include <stdio.h>
@@ -20,12 +37,13 @@
 #include <string.h>
 #include <time.h>
 
-/* Prototypes of what this library defines: the same list the agent resolves. */
+/* Prototypes of what this library defines: the lists the agent and libgpushare resolve. */
 #define FAKE_DECL(name, args) nvmlReturn_t name args;
 GS_NVML_FUNCS(FAKE_DECL)
+GS_NVML_AGENT_OPTIONAL(FAKE_DECL)
+GS_NVML_SHIM_FUNCS(FAKE_DECL)
 #undef FAKE_DECL
-nvmlReturn_t nvmlDeviceGetNumaNodeId(nvmlDevice_t dev, unsigned int *node);
-const char *nvmlErrorString(nvmlReturn_t r);
+gs_nvml_error_string_fn nvmlErrorString;
 
 #define GPUS 16
 #define GIS  64
@@ -45,6 +63,8 @@ static struct {
         int gpu, profile_id, start, size, id, ci; /* ci: compute instances on it */
     } gi[GIS];
     int ngi, next_id;
+    struct fake_state *card; /* libgpushare's tests: the fake card, else NULL */
+    int card_fd;
 } F;
 
 /* enum NVML_GPU_INSTANCE_PROFILE_* -> -lgip ID, compute slices, memory slices, MiB (A100 80GB) */
@@ -55,6 +75,22 @@ static const struct {
     [4] = {0, 7, 8, 80896}, [5] = {-1, 0, 0, 0},     [6] = {-1, 0, 0, 0},    [7] = {20, 1, 1, 9856},
     [8] = {-1, 0, 0, 0},    [9] = {15, 1, 2, 19968},
 };
+
+/* Whether $FAKE_NVML_BUSY has a process on GPU @gpu (@start < 0) or on its instance at @start. */
+static int busy_now(int gpu, int start)
+{
+    const char *p = getenv("FAKE_NVML_BUSY");
+    FILE *f = p ? fopen(p, "r") : NULL;
+    char line[64];
+    int hit = 0;
+    while (f && !hit && fgets(line, sizeof(line), f)) {
+        int g, s, n = sscanf(line, "%d %d", &g, &s);
+        hit = g == gpu && (start < 0 ? n == 1 : n == 2 && s == start);
+    }
+    if (f)
+        fclose(f);
+    return hit || (start < 0 && F.busy[gpu]);
+}
 
 static void logf_(const char *fmt, int a, int b, int c)
 {
@@ -101,14 +137,39 @@ static void load_state(void)
         fclose(f);
 }
 
+/* The fake card's devices, as NVML would list them (libgpushare's tests). */
+static nvmlReturn_t init_card(const char *path)
+{
+    if (!F.card && !(F.card = fake_state_map(path, &F.card_fd)))
+        return NVML_ERROR_UNINITIALIZED;
+    for (int n = 0; n < F.card->ndev && n < GPUS; n++) {
+        unsigned char u[16];
+        fake_uuid(n, u);
+        snprintf(F.uuid[n], sizeof(F.uuid[n]),
+                 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
+                 u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
+                 u[14], u[15]);
+        F.mem[n] = (long long)(F.card->total[n] >> 20);
+        F.dev[n] = (struct fdev){n, -1};
+        F.ngpu++;
+    }
+    return NVML_SUCCESS;
+}
+
 nvmlReturn_t nvmlInit_v2(void)
 {
-    const char *p = getenv("FAKE_NVML_CONFIG");
+    const char *p = getenv("FAKE_NVML_CONFIG"), *card = getenv("FAKECUDA_STATE");
     FILE *f = p ? fopen(p, "r") : NULL;
     char line[512];
+    struct fake_state *keep = F.card;
+    int keep_fd = F.card_fd;
+    memset(&F, 0, sizeof(F));
+    F.card = keep;
+    F.card_fd = keep_fd;
+    if (!p && card)
+        return init_card(card);
     if (!f)
         return NVML_ERROR_UNKNOWN;
-    memset(&F, 0, sizeof(F));
     while (fgets(line, sizeof(line), f)) {
         int a, b, c, n = F.ngpu, mig;
         long long mem;
@@ -273,7 +334,7 @@ nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t dev, unsigned int *cur, unsigned 
 nvmlReturn_t nvmlDeviceSetMigMode(nvmlDevice_t dev, unsigned int mode, nvmlReturn_t *activation)
 {
     int g = D(dev)->gpu;
-    if (F.busy[g])
+    if (busy_now(g, -1))
         return NVML_ERROR_IN_USE;
     for (int i = 0; i < F.ngi && !mode; i++)
         if (F.gi[i].gpu == g)
@@ -350,9 +411,7 @@ nvmlReturn_t nvmlDeviceCreateGpuInstanceWithPlacement(nvmlDevice_t dev, unsigned
                                                       const nvmlGpuInstancePlacement_t *pl,
                                                       nvmlGpuInstance_t *gi)
 {
-    int g = D(dev)->gpu;
-    if (F.busy[g])
-        return NVML_ERROR_IN_USE;
+    int g = D(dev)->gpu; /* other instances may run work meanwhile */
     for (int i = 0; i < F.ngi; i++)
         if (F.gi[i].gpu == g && (int)pl->start < F.gi[i].start + F.gi[i].size &&
             F.gi[i].start < (int)(pl->start + pl->size))
@@ -387,7 +446,7 @@ nvmlReturn_t nvmlGpuInstanceGetInfo(nvmlGpuInstance_t gi, nvmlGpuInstanceInfo_t 
 nvmlReturn_t nvmlGpuInstanceDestroy(nvmlGpuInstance_t gi)
 {
     int i = GI(gi);
-    if (F.gi[i].ci > 0 || F.busy[F.gi[i].gpu])
+    if (F.gi[i].ci > 0 || busy_now(F.gi[i].gpu, F.gi[i].start))
         return NVML_ERROR_IN_USE;
     logf_("nvmlGpuInstanceDestroy gpu=%d start=%d%.0d", F.gi[i].gpu, F.gi[i].start, 0);
     F.gi[i] = F.gi[--F.ngi];
@@ -435,6 +494,8 @@ nvmlReturn_t nvmlGpuInstanceGetComputeInstances(nvmlGpuInstance_t gi, unsigned i
 nvmlReturn_t nvmlComputeInstanceDestroy(nvmlComputeInstance_t ci)
 {
     int i = (int)(size_t)ci - 1;
+    if (busy_now(F.gi[i].gpu, F.gi[i].start))
+        return NVML_ERROR_IN_USE;
     if (F.gi[i].ci > 0)
         F.gi[i].ci--;
     logf_("nvmlComputeInstanceDestroy gpu=%d start=%d%.0d", F.gi[i].gpu, F.gi[i].start, 0);
@@ -446,7 +507,8 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t dev, unsigned 
                                                      void *infos)
 {
     (void)infos;
-    if (F.busy[D(dev)->gpu] && *count == 0) {
+    int k = D(dev)->gi < 0 ? -1 : gi_index(D(dev)->gpu, D(dev)->gi);
+    if (busy_now(D(dev)->gpu, k < 0 ? -1 : F.gi[k].start) && *count == 0) {
         *count = 1;
         return NVML_ERROR_INSUFFICIENT_SIZE;
     }
@@ -488,4 +550,129 @@ nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set)
 {
     (void)set;
     return NVML_SUCCESS;
+}
+
+/* ---- utilisation, for libgpushare's compute limit, from the fake card ---- */
+
+/* Per card process: busy time and clock at this client's previous look. */
+static struct {
+    int32_t pid;
+    uint64_t busy, at_us;
+} last[FAKE_PROCS][FAKE_DEVS];
+
+static uint64_t now_us(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
+}
+
+/* The card's device behind @d, or -1 (no card, or a MIG device). */
+static int card_dev(nvmlDevice_t d)
+{
+    return F.card && d && D(d)->gi < 0 && D(d)->gpu < F.card->ndev ? D(d)->gpu : -1;
+}
+
+nvmlReturn_t nvmlDeviceGetHandleByUUID(const char *uuid, nvmlDevice_t *device)
+{
+    for (int i = 0; i < F.ngpu; i++) {
+        if (strcmp(F.uuid[i], uuid) == 0) {
+            *device = (nvmlDevice_t)&F.dev[i];
+            return NVML_SUCCESS;
+        }
+    }
+    return F.ngpu ? NVML_ERROR_NOT_FOUND : NVML_ERROR_UNINITIALIZED;
+}
+
+/* Process @i's utilisation of @dev since this client's last look, in percent. */
+static unsigned util_of(int i, int dev, uint64_t now)
+{
+    struct fake_proc *p = &F.card->proc[i];
+    int32_t pid = atomic_load(&p->pid);
+    uint64_t busy = atomic_load(&p->busy_us[dev]);
+    if (last[i][dev].pid != pid || last[i][dev].at_us == 0) {
+        last[i][dev].pid = pid;
+        last[i][dev].busy = busy;
+        last[i][dev].at_us = now;
+        return 0;
+    }
+    uint64_t dt = now - last[i][dev].at_us, db = busy - last[i][dev].busy;
+    last[i][dev].busy = busy;
+    last[i][dev].at_us = now;
+    if (dt == 0)
+        return 0;
+    uint64_t pct = db * 100 / dt;
+    return pct > 100 ? 100 : (unsigned)pct;
+}
+
+static int running(int i, int dev)
+{
+    struct fake_proc *p = &F.card->proc[i];
+    return atomic_load(&p->pid) != 0 && atomic_load(&p->ctxs[dev]) > 0 &&
+           fake_alive(atomic_load(&p->pid));
+}
+
+nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t *u)
+{
+    int dev = card_dev(device);
+    if (dev < 0)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    uint64_t now = now_us(), sum = 0;
+    for (int i = 0; i < FAKE_PROCS; i++)
+        if (running(i, dev))
+            sum += util_of(i, dev, now);
+    u->gpu = sum > 100 ? 100 : (unsigned)sum;
+    u->memory = 0;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
+                                             nvmlProcessUtilizationSample_t *samples,
+                                             unsigned int *count, unsigned long long lastSeen)
+{
+    int dev = card_dev(device);
+    (void)lastSeen;
+    if (dev < 0 || !count)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (getenv("FAKENVML_NO_PROCESS_UTIL"))
+        return NVML_ERROR_NOT_SUPPORTED;
+    unsigned n = 0, cap = samples ? *count : 0;
+    uint64_t now = now_us();
+    for (int i = 0; i < FAKE_PROCS; i++) {
+        if (!running(i, dev))
+            continue;
+        if (n < cap) {
+            int32_t pid = atomic_load(&F.card->proc[i].pid);
+            samples[n] = (nvmlProcessUtilizationSample_t){
+                (unsigned)pid + F.card->pid_offset, now, util_of(i, dev, now), 0, 0, 0};
+        }
+        n++;
+    }
+    if (n == 0)
+        return NVML_ERROR_NOT_FOUND;
+    *count = n;
+    return n > cap ? NVML_ERROR_INSUFFICIENT_SIZE : NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned int *count,
+                                                  nvmlProcessInfo_v1_t *infos)
+{
+    int dev = card_dev(device);
+    if (dev < 0 || !count)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    unsigned n = 0;
+    fake_lock(F.card_fd);
+    for (int i = 0; i < FAKE_PROCS; i++) {
+        if (!running(i, dev))
+            continue;
+        if (infos && n < *count)
+            infos[n] = (nvmlProcessInfo_v1_t){(unsigned)atomic_load(&F.card->proc[i].pid) +
+                                                  F.card->pid_offset,
+                                              F.card->proc[i].used[dev]};
+        n++;
+    }
+    fake_unlock(F.card_fd);
+    nvmlReturn_t rc = infos && n <= *count ? NVML_SUCCESS : NVML_ERROR_INSUFFICIENT_SIZE;
+    *count = n;
+    return rc;
 }
