@@ -69,6 +69,9 @@ struct gs_tenantday_params {
      * falls, N as large as the replicas the day would have held allow. NULL: a fixed count. */
     const int64_t *traffic;
     uint32_t ntraffic; /* 1..GS_TENANTDAY_HOURS_MAX when @traffic is set */
+    /* Training and HPO pods save their state every so many seconds of their run
+     * (gpusched.io/checkpoint-interval) and resume there when evicted; 0: none do. */
+    uint32_t checkpoint_s;
 };
 
 /* What a call wrote, for summaries and checks. */

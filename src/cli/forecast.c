@@ -100,8 +100,7 @@ static int bad(const char *fmt, ...)
     return EXIT_BAD_INPUT;
 }
 
-/* "90s", "10m", "24h", "7d", "2w" -> seconds. Return: 0; -EINVAL. */
-static int parse_duration(const char *s, int64_t *out)
+int gs__cli_duration(const char *s, int64_t *out)
 {
     char *end;
     errno = 0;
@@ -121,7 +120,7 @@ static int parse_duration(const char *s, int64_t *out)
 static int parse_hours(const char *opt, const char *s, size_t max, size_t *out)
 {
     int64_t v;
-    if (parse_duration(s, &v) || v % GS_FC_STEP_S || v == 0 || v / GS_FC_STEP_S > (int64_t)max)
+    if (gs__cli_duration(s, &v) || v % GS_FC_STEP_S || v == 0 || v / GS_FC_STEP_S > (int64_t)max)
         return bad("--%s %s: want a whole number of hours, 1h..%zuh, with a unit (24h, 7d, 2w)",
                    opt, s, max);
     *out = (size_t)(v / GS_FC_STEP_S);
@@ -141,7 +140,7 @@ static int parse_target(const char *s, struct opts *o)
         t->tenant[0] = '\0';
     int lo, hi, n = 0;
     if (strncmp(eq + 1, "wait:", 5) == 0) {
-        if (parse_duration(eq + 6, &t->wait_p95_s))
+        if (gs__cli_duration(eq + 6, &t->wait_p95_s))
             return bad("--target %s: \"%s\" is not a duration (90s, 10m, 1h)", s, eq + 6);
     } else if (sscanf(eq + 1, "util:%d..%d%n", &lo, &hi, &n) == 2 && !eq[1 + n] && lo >= 1 &&
                lo <= hi && hi <= 100) {
@@ -282,7 +281,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
             rc = parse_target(optarg, o);
             break;
         case 'l':
-            if (parse_duration(optarg, &o->ap.lead_s))
+            if (gs__cli_duration(optarg, &o->ap.lead_s))
                 rc = bad("--lead %s: want a duration (90s, 10m, 1h)", optarg);
             break;
         case 'n':
@@ -304,7 +303,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
             o->policy = optarg;
             break;
         case 'W':
-            if (parse_duration(optarg, &o->warmup_s))
+            if (gs__cli_duration(optarg, &o->warmup_s))
                 rc = bad("--warmup %s: want a duration (7d)", optarg);
             break;
         case 'h':

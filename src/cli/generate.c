@@ -37,6 +37,10 @@ static void usage(FILE *f)
             "               the inference replicas follow this forecast (the CSV of gpusched\n"
             "               forecast --format csv; its series summed hour by hour) instead of\n"
             "               a fixed count serving all day\n"
+            "  --checkpoint D\n"
+            "               training and HPO pods save their state every D (30m, 1h) and\n"
+            "               resume there when evicted (gpusched.io/checkpoint-interval;\n"
+            "               default: they restart from zero)\n"
             "  -o FILE      write to FILE instead of stdout\n"
             "  --quiet      no summary on stderr\n"
             "The same options give the same output, byte for byte.\n",
@@ -123,6 +127,13 @@ static int apply_opt(int c, const char *arg, struct gen_opts *o)
         o->traffic = arg;
         return 0;
     }
+    if (c == 'C') {
+        int64_t d;
+        if (gs__cli_duration(arg, &d) || d < 1 || d > UINT32_MAX)
+            return bad("--checkpoint: \"%s\" is not a duration of at least 1s (30m, 1h)", arg);
+        o->p.checkpoint_s = (uint32_t)d;
+        return 0;
+    }
     if (c == 'o' && !*arg)
         return bad("-o: the file name is empty%s", "");
     if (c == 'o')
@@ -136,11 +147,17 @@ static int apply_opt(int c, const char *arg, struct gen_opts *o)
 static int parse_args(int argc, char **argv, struct gen_opts *o)
 {
     static const struct option longopts[] = {
-        {"nodes", required_argument, 0, 'n'},   {"pods", required_argument, 0, 'p'},
-        {"hours", required_argument, 0, 'H'},   {"seed", required_argument, 0, 's'},
-        {"output", required_argument, 0, 'o'},  {"quiet", no_argument, 0, 'q'},
-        {"sharing", required_argument, 0, 'S'}, {"inference-traffic", required_argument, 0, 'T'},
-        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0},
+        {"nodes", required_argument, 0, 'n'},
+        {"pods", required_argument, 0, 'p'},
+        {"hours", required_argument, 0, 'H'},
+        {"seed", required_argument, 0, 's'},
+        {"output", required_argument, 0, 'o'},
+        {"quiet", no_argument, 0, 'q'},
+        {"sharing", required_argument, 0, 'S'},
+        {"inference-traffic", required_argument, 0, 'T'},
+        {"checkpoint", required_argument, 0, 'C'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
     };
     gs_tenantday_defaults(&o->p);
     int c;

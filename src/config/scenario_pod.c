@@ -318,14 +318,16 @@ enum {
     A_UTIL,
     A_SAME_CARD,
     A_GPU_MODEL,
+    A_CHECKPOINT,
     A_COUNT
 };
 static const char *const annot_keys[] = {
-    "scheduling.k8s.io/group-name", "gpusched.io/profile",
-    "gpusched.io/vgpu-class",       "scheduling.volcano.sh/queue-name",
-    "gpusched.io/topology",         "sim.gpusched.io/arrival",
-    "sim.gpusched.io/duration",     "sim.gpusched.io/gpu-util",
-    "gpusched.io/same-card",        "gpusched.io/gpu-model"};
+    "scheduling.k8s.io/group-name",   "gpusched.io/profile",
+    "gpusched.io/vgpu-class",         "scheduling.volcano.sh/queue-name",
+    "gpusched.io/topology",           "sim.gpusched.io/arrival",
+    "sim.gpusched.io/duration",       "sim.gpusched.io/gpu-util",
+    "gpusched.io/same-card",          "gpusched.io/gpu-model",
+    "gpusched.io/checkpoint-interval"};
 
 /* gpusched.io/gpu-model: catalog models joined by '|' ("A100-SXM4-80GB|H100-SXM5-80GB"). */
 static int gpu_models(struct gs__yctx *c, yaml_node_t *v, uint32_t *mask)
@@ -401,6 +403,12 @@ static int annot_value(struct gs__yctx *c, int a, yaml_node_t *v, struct gs_pod_
         return gs__scn_dur(c, v, annot_keys[a], &p->arrival_us);
     case A_DURATION:
         return gs__scn_dur(c, v, annot_keys[a], &p->duration_us);
+    case A_CHECKPOINT:
+        if ((rc = gs__scn_dur(c, v, annot_keys[a], &p->checkpoint_us)) != 0)
+            return rc;
+        return p->checkpoint_us > 0
+                   ? 0
+                   : gs__yaml_err(c, v, "%s must be longer than 0 s", annot_keys[a]);
     case A_SAME_CARD: {
         static const char *const no_yes[] = {"false", "true"};
         return gs__scn_enum(c, v, annot_keys[a], no_yes, 2, &p->same_card);
@@ -494,6 +502,7 @@ static void pod_defaults(struct gs_pod_spec *p)
     memset(p, 0, sizeof(*p));
     p->duration_us = GS_UNSET;
     p->util_pct = GS_UNSET;
+    p->checkpoint_us = GS_UNSET;
 }
 
 /* A pod asking a MIG instance and cards or shares too: NVIDIA's device plugin would give both, but

@@ -496,6 +496,17 @@ static int by_arrival(const void *a, const void *b)
 
 /* ---- writing --------------------------------------------------------------------------------- */
 
+/* "2h", "90m" or "45s": the largest unit that states @s exactly. */
+static void fmt_duration(char *buf, size_t cap, uint32_t s)
+{
+    if (s % 3600 == 0)
+        snprintf(buf, cap, "%" PRIu32 "h", s / 3600);
+    else if (s % 60 == 0)
+        snprintf(buf, cap, "%" PRIu32 "m", s / 60);
+    else
+        snprintf(buf, cap, "%" PRIu32 "s", s);
+}
+
 static void write_simulation(FILE *f, const struct gen *g)
 {
     const struct gs_tenantday_params *p = g->p;
@@ -503,6 +514,11 @@ static void write_simulation(FILE *f, const struct gen *g)
             "# gpusched generate tenant-day --nodes %" PRIu32 " --pods %" PRIu32 " --hours %" PRIu32
             " --seed %" PRIu64 "\n",
             p->nodes, p->pods, p->hours, p->seed);
+    if (p->checkpoint_s) {
+        char every[16];
+        fmt_duration(every, sizeof(every), p->checkpoint_s);
+        fprintf(f, "#   --checkpoint %s\n", every);
+    }
     if (p->sharing[0] != GS_TENANTDAY_SLICES || p->sharing[1] != GS_TENANTDAY_SLICES)
         fprintf(f, "#   --sharing %s/%s\n", gs_tenantday_sharing_names[p->sharing[0]],
                 gs_tenantday_sharing_names[p->sharing[1]]);
@@ -692,17 +708,6 @@ static void write_profiles(FILE *f)
                 pr[i].preempt);
 }
 
-/* "2h", "90m" or "45s": the largest unit that states @s exactly. */
-static void fmt_duration(char *buf, size_t cap, uint32_t s)
-{
-    if (s % 3600 == 0)
-        snprintf(buf, cap, "%" PRIu32 "h", s / 3600);
-    else if (s % 60 == 0)
-        snprintf(buf, cap, "%" PRIu32 "m", s / 60);
-    else
-        snprintf(buf, cap, "%" PRIu32 "s", s);
-}
-
 static const char *pod_profile(const struct job *j)
 {
     switch (j->kind) {
@@ -796,6 +801,11 @@ static void write_pod(FILE *f, const struct gen *g, const struct job *j, size_t 
         fprintf(f, "gpusched.io/topology: %s, ", tier);
     if (profile)
         fprintf(f, "gpusched.io/profile: %s, ", profile);
+    if (g->p->checkpoint_s && (j->kind == GS_WORKLOAD_TRAINING || j->kind == GS_WORKLOAD_HPO)) {
+        char every[16];
+        fmt_duration(every, sizeof(every), g->p->checkpoint_s);
+        fprintf(f, "gpusched.io/checkpoint-interval: \"%s\", ", every);
+    }
     fprintf(f,
             "sim.gpusched.io/arrival: \"%" PRIu32 "s\", sim.gpusched.io/duration: \"%s\","
             " sim.gpusched.io/gpu-util: \"%u\"}},\n  spec: {priorityClassName: %s,"

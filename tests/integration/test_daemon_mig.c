@@ -590,25 +590,25 @@ static void test_preempt(void **state)
 }
 
 /* A whole-card pod of higher priority preempts MIG pods: the card their instances all leave is
- * free again, and the node where the least GPU share is evicted is chosen (two 3g.20gb, 3/7 of a
- * card each, before one 7g.40gb). */
+ * free again, and the node where the least work is lost is chosen: two 3g.20gb (3/7 of a card
+ * each) started after one 7g.40gb have done less, and hold less of their card, so they go. */
 static void test_whole_card_preempts_mig(void **state)
 {
     (void)state;
     struct daemon d;
     assert_int_equal(setup_mig(&d, 1), 0);
     assert_int_equal(h_start(&d), 0);
+    json_decref(h_submit(&d, TOKEN_A, mig_pod("team-a", "a3", "7g.40gb", NULL, NULL), 201));
+    expect_at(&d, "team-a", "a3", "running n-a40-0 0 0");
     json_decref(h_submit(&d, TOKEN_A, mig_pod("team-a", "a1", "3g.20gb", NULL, NULL), 201));
     json_decref(h_submit(&d, TOKEN_A, mig_pod("team-a", "a2", "3g.20gb", NULL, NULL), 201));
-    json_decref(h_submit(&d, TOKEN_A, mig_pod("team-a", "a3", "7g.40gb", NULL, NULL), 201));
-    expect_at(&d, "team-a", "a3", "running n-a40-1 0 0");
     json_decref(h_submit(&d, TOKEN_A,
                          with_spec(whole_a40("w1"), "priorityClassName", json_string("p10")), 201));
-    expect_at(&d, "team-a", "w1", "running n-a40-0 0 -1");
+    expect_at(&d, "team-a", "w1", "running n-a40-1 0 -1");
     expect_at(&d, "team-a", "a1", "pending - -1 -1");
     expect_at(&d, "team-a", "a2", "pending - -1 -1");
-    expect_card(&d, "n-a40-0", 0, "exclusive ");
-    expect_at(&d, "team-a", "a3", "running n-a40-1 0 0");
+    expect_card(&d, "n-a40-1", 0, "exclusive ");
+    expect_at(&d, "team-a", "a3", "running n-a40-0 0 0");
     assert_int_equal(h_stop(&d), 0);
     h_cleanup(&d);
 }

@@ -446,6 +446,7 @@ static void check_pods(const struct gs_scenario *s)
     assert_int_equal(p->arrival_us, INT64_C(120000000));
     assert_int_equal(p->duration_us, INT64_C(7200000000));
     assert_int_equal(p->util_pct, 85);
+    assert_int_equal(p->checkpoint_us, INT64_C(1800000000));
     assert_int_equal(p->model_mask, 1u << gs_catalog_find("A100-SXM4-80GB", -1));
     assert_int_equal(p->ncontainers, 1);
     assert_int_equal(p->containers[0].gpu, 4);
@@ -456,6 +457,7 @@ static void check_pods(const struct gs_scenario *s)
     assert_int_equal(q->arrival_us, INT64_C(120000000));
     assert_int_equal(q->duration_us, INT64_C(5400000000));
     assert_int_equal(q->util_pct, GS_UNSET);
+    assert_int_equal(q->checkpoint_us, GS_UNSET);
     assert_int_equal(q->tier, GS_TIER_NONE);
     assert_int_equal(q->ncontainers, 2);
     assert_int_equal(q->containers[0].gpu, 2);
@@ -623,6 +625,12 @@ static const struct bad bads[] = {
     {"apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q, namespace: a}\n"
      "spec: {hard: {requests.nvidia.com/gpu: \"0.5\"}}\n",
      -EINVAL, ":4:40: ", "hard.requests.nvidia.com/gpu: \"0.5\" is not a whole number of GPUs", 0},
+    {POD_META "  annotations: {gpusched.io/checkpoint-interval: 0s}\n"
+              "spec: {containers: [{name: m}]}\n",
+     -EINVAL, ":6:50: ", "gpusched.io/checkpoint-interval must be longer than 0 s", 0},
+    {POD_META "  annotations: {gpusched.io/checkpoint-interval: often}\n"
+              "spec: {containers: [{name: m}]}\n",
+     -EINVAL, ":6:50: ", "gpusched.io/checkpoint-interval", 0},
     {VGPU_HDR "spec: {memory: 2gb, cores: 101, maxClients: 8}\n", -EINVAL,
      ":4:28: ", "spec.cores must be in 1..100", 0},
     {VGPU_HDR "spec: {memory: 2xb, cores: 10, maxClients: 8}\n", -EINVAL,

@@ -86,6 +86,7 @@ static struct gs_pod_spec *pod(struct gs_scenario *s, const char *ns, const char
     p->arrival_us = arrival_s * S;
     p->duration_us = duration_s < 0 ? GS_UNSET : duration_s * S;
     p->util_pct = GS_UNSET;
+    p->checkpoint_us = GS_UNSET;
     p->ncontainers = 1;
     p->containers[0] = (struct gs_scn_container){gpus, GS_UNSET, GS_UNSET, 1000, 1024, "", 0, 0};
     return p;
@@ -564,7 +565,9 @@ static void test_mig_policy_applied(void **state)
 
 /*
  * A gang that cannot start (its 8-card member finds no free node) is tried, its trial binds rolled
- * back, and the run moves on: once the node frees, all three members start together at 12765 s.
+ * back, and the run moves on: once room frees, all three members start together at 9573 s (n0
+ * free since 7313 s, then a card on n2 at 9573 s; team-b's 8-card pod, its queue past its
+ * deserved share, waited for a free node instead of preempting team-a's).
  */
 static void test_gang_retry_ends(void **state)
 {
@@ -574,7 +577,7 @@ static void test_gang_retry_ends(void **state)
     static const char *const members[] = {"p6", "p19", "p171"};
     for (int i = 0; i < 3; i++) {
         assert_int_equal(find(t, members[i])->state, GS_POD_COMPLETED);
-        assert_int_equal(find(t, members[i])->start_us, 12765 * S);
+        assert_int_equal(find(t, members[i])->start_us, 9573 * S);
     }
     gs_tsim_free(t);
     gs_scenario_free(s);
@@ -1551,6 +1554,42 @@ static void test_work_partial_gang_idle(void **state)
     gs_scenario_free(s);
 }
 
+/*
+ * An eviction costs the work it discards, and the cheapest set goes: of two preemptible pods on
+ * two one-card nodes, the one started at 1000 s loses less at 2000 s than the one started at 0,
+ * so it goes, though the other node comes first. A pod saving a checkpoint every 30 min loses only
+ * what it did since the last: started at 0, it has 200 s at risk at 2000 s against the younger
+ * pod's 1000, so it goes instead, resumes at 2600 s from its checkpoint at 1800 s and ends 1800 s
+ * later; the ledger discards 200 GPU-seconds.
+ */
+static void test_evict_least_work(void **state)
+{
+    (void)state;
+    for (int ckpt = 0; ckpt < 2; ckpt++) {
+        struct gs_scenario *s = scn();
+        int t1 = tmpl(s, "t1", 1, 0);
+        node(s, "n1", "az-1", t1);
+        node(s, "n2", "az-1", t1);
+        pclass(s, "lo", 1);
+        pclass(s, "hi", 1000);
+        struct gs_pod_spec *old = pod(s, "ns", "old", 1, 0, 3600);
+        snprintf(old->priority_class, GS_SCN_NAME_MAX, "lo");
+        old->checkpoint_us = ckpt ? 1800 * S : GS_UNSET;
+        snprintf(pod(s, "ns", "young", 1, 1000, 3600)->priority_class, GS_SCN_NAME_MAX, "lo");
+        snprintf(pod(s, "ns", "hi", 1, 2000, 600)->priority_class, GS_SCN_NAME_MAX, "hi");
+        struct gs_tsim *t = run(s, GS_WAY_FULL);
+        const char *gone = ckpt ? "old" : "young", *kept = ckpt ? "young" : "old";
+        assert_string_equal(node_of(t, kept), ckpt ? "n2" : "n1");
+        assert_int_equal(find(t, kept)->preemptions, 0);
+        assert_int_equal(find(t, gone)->preemptions, 1);
+        assert_int_equal(find(t, gone)->end_us, (ckpt ? 2600 + 1800 : 2600 + 3600) * S);
+        assert_int_equal(gs_tsim_summary(t)->usage.lost_milli_s, GPU_S(ckpt ? 200 : 1000));
+        assert_adds_up(t);
+        gs_tsim_free(t);
+        gs_scenario_free(s);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1593,6 +1632,7 @@ int main(void)
         cmocka_unit_test(test_work_shares_add_up),
         cmocka_unit_test(test_work_discarded),
         cmocka_unit_test(test_work_partial_gang_idle),
+        cmocka_unit_test(test_evict_least_work),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

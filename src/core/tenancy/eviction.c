@@ -9,13 +9,18 @@
  * queue below its deserved share takes back from reclaimable queues above theirs, never taking
  * a queue below its deserved share, and never growing past its own: that margin is the
  * hysteresis that keeps evict -> readmit -> evict cycles from starting. A pod charged to its
- * tenant's dedicated quota is never evicted for another tenant.
+ * tenant's dedicated quota is never evicted for another tenant. Priority preemption across queues
+ * (not the guarantee) by a pod whose queue would go past its deserved share never takes another
+ * queue below its own: that would only be reclaimed back, each time discarding work (Volcano
+ * keeps preemption inside a queue and moves capacity between queues by reclaim alone).
  * Against evict -> readmit -> evict churn (a restarted pod loses its work each time): a pod run
  * again after an eviction is not evicted in its first GS_READMIT_GRACE_US (KAI-Scheduler's
  * min-runtime idea), and one evicted GS_EVICTIONS_MAX times is not evicted again.
- * Which set. Per node, victims are taken in order (priority, GPU share, newest first) until the
- * pod fits, then each is put back if the pod still fits without it; over nodes the set with the
- * lowest (highest victim priority, milli-GPU evicted, pods evicted, first found) wins. As
+ * Which set: the one that discards the least work. An eviction's cost is the work its victims
+ * lose, each since its last checkpoint (work.c; all of its run without one): per node, victims
+ * are taken in order (priority, work lost, GPU share, newest first) until the pod fits, then
+ * each is put back if the pod still fits without it; over nodes the set with the lowest
+ * (highest victim priority, work lost, milli-GPU evicted, pods evicted, first found) wins. As
  * kube-scheduler's DefaultPreemption does (minCandidateNodesPercentage 10,
  * minCandidateNodesAbsolute 100), a search stops once max(100, 10 % of the nodes) nodes offer a
  * set, and the next search goes on from there, so large clusters are not scanned whole for
@@ -32,6 +37,8 @@
 struct unit {
     int32_t pod; /* a pod, or the first running member of its gang */
     int32_t prio;
+    int guarded;  /* only priority preemption across queues may take it (not the guarantee) */
+    int64_t lost; /* milli-GPU x us of work its eviction would discard */
     int64_t milli, start;
     int32_t pods;
     int64_t seq; /* @pod's: the last tie-break */
@@ -41,7 +48,7 @@ struct pick {
     int found;
     size_t node;
     int32_t prio;
-    int64_t milli, pods;
+    int64_t lost, milli, pods;
     struct vec units;
 };
 
@@ -84,6 +91,20 @@ static int eligible(const struct gs_tenancy *t, const struct rpod *p, const stru
            (guarantee && v->tenant != p->tenant && v->prio <= p->prio);
 }
 
+/* May priority preemption alone take eligible @v for @p, from another queue? */
+static int cross_queue(const struct gs_tenancy *t, const struct rpod *p, const struct rpod *v,
+                       enum evict_mode mode, int guarantee)
+{
+    return mode == EVICT_PREEMPT && v->queue != p->queue &&
+           !(guarantee && v->tenant != p->tenant && v->prio <= p->prio);
+}
+
+/* Would @p's queue go past its deserved share with it? */
+static int past_deserved(const struct gs_tenancy *t, const struct rpod *p)
+{
+    return t->q_used[p->queue] + p->milli > t->q_deserved[p->queue];
+}
+
 /*
  * The unit a victim belongs to: its whole gang when it is a gang member; pod -1 when no member
  * may be taken. A gang goes whole or not at all, so one member that may be taken takes the
@@ -94,13 +115,21 @@ static struct unit unit_of(const struct gs_tenancy *t, const struct rpod *p, int
                            enum evict_mode mode, int guarantee)
 {
     const struct rpod *v = &t->pods[pod];
-    struct unit u = {pod, v->prio, v->milli, v->start, 1, v->seq};
+    struct unit u = {pod,
+                     v->prio,
+                     cross_queue(t, p, v, mode, guarantee),
+                     gs__tn_work_at_risk(t, v),
+                     v->milli,
+                     v->start,
+                     1,
+                     v->seq};
     if (v->group < 0)
         return u;
     const struct gang *g = &t->gangs[v->group];
-    u.milli = 0;
+    u.milli = u.lost = 0;
     u.pods = 0;
     u.pod = -1;
+    u.guarded = 1;
     int any = 0;
     for (size_t i = 0; i < g->members.n; i++) {
         const struct rpod *m = &t->pods[g->members.v[i]];
@@ -110,8 +139,11 @@ static struct unit unit_of(const struct gs_tenancy *t, const struct rpod *p, int
             u.pod = g->members.v[i];
             u.seq = m->seq;
         }
-        any |= eligible(t, p, m, mode, guarantee);
+        int may = eligible(t, p, m, mode, guarantee);
+        any |= may;
+        u.guarded &= !may || cross_queue(t, p, m, mode, guarantee);
         u.prio = m->prio > u.prio ? m->prio : u.prio;
+        u.lost += gs__tn_work_at_risk(t, m);
         u.milli += m->milli;
         u.pods++;
         if (m->start > u.start)
@@ -128,6 +160,8 @@ static int unit_less(const struct unit *a, const struct unit *b)
 {
     if (a->prio != b->prio)
         return a->prio < b->prio;
+    if (a->lost != b->lost)
+        return a->lost < b->lost;
     if (a->milli != b->milli)
         return a->milli < b->milli;
     if (a->start != b->start)
@@ -190,13 +224,15 @@ static int fits(struct gs_tenancy *t, const struct rpod *p, size_t node)
  * A trial: would @p fit on @node without the pods there of the units in @use (bit i = units[i])?
  * Whole-card requests are answered by the fleet without changes to it; others by taking the pods
  * off and putting them back. Reclaim may not take a queue below its deserved share, counting
- * every unit of the set. 1 fits, 0 not, -ENOMEM.
+ * every unit of the set, nor may priority preemption across queues for a pod whose own queue
+ * would go past its share. 1 fits, 0 not, -ENOMEM.
  */
 static int try_set(struct gs_tenancy *t, const struct rpod *p, size_t node, const struct unit *u,
                    uint64_t use, size_t n, enum evict_mode mode)
 {
     int32_t off[GS_GPUS_MAX * 4];
     size_t k = 0, np = gs_fleet_pod_count(t->fleet, node);
+    int past = mode == EVICT_PREEMPT && past_deserved(t, p);
     for (size_t i = 0; i < n; i++) {
         if (!(use & (1ull << i)))
             continue;
@@ -205,7 +241,8 @@ static int try_set(struct gs_tenancy *t, const struct rpod *p, size_t node, cons
         for (size_t j = 0; j <= i; j++)
             if ((use & (1ull << j)) && t->pods[u[j].pod].queue == q)
                 taken += u[j].milli;
-        if (mode == EVICT_RECLAIM && t->q_used[q] - taken < t->q_deserved[q])
+        if ((mode == EVICT_RECLAIM || (past && u[i].guarded)) &&
+            t->q_used[q] - taken < t->q_deserved[q])
             return 0;
         for (size_t s = 0; s < np; s++) {
             int32_t pod = gs_fleet_pod_at(t->fleet, node, s);
@@ -260,19 +297,23 @@ static int node_set(struct gs_tenancy *t, const struct rpod *p, size_t node, con
 static void consider(struct pick *b, size_t node, const struct unit *u, size_t n, uint64_t set)
 {
     int32_t prio = INT32_MIN;
-    int64_t milli = 0, pods = 0;
+    int64_t lost = 0, milli = 0, pods = 0;
     for (size_t i = 0; i < n; i++)
         if (set & (1ull << i)) {
             prio = u[i].prio > prio ? u[i].prio : prio;
+            lost += u[i].lost;
             milli += u[i].milli;
             pods += u[i].pods;
         }
-    if (b->found && (prio > b->prio || (prio == b->prio && milli > b->milli) ||
-                     (prio == b->prio && milli == b->milli && pods >= b->pods)))
+    if (b->found && (prio != b->prio     ? prio > b->prio
+                     : lost != b->lost   ? lost > b->lost
+                     : milli != b->milli ? milli > b->milli
+                                         : pods >= b->pods))
         return;
     b->found = 1;
     b->node = node;
     b->prio = prio;
+    b->lost = lost;
     b->milli = milli;
     b->pods = pods;
     b->units.n = 0;
@@ -580,7 +621,9 @@ int gs__tn_evict_for(struct gs_tenancy *t, int32_t pod, enum evict_mode mode, st
         if ((int32_t)q != p->queue && reclaimable(t, (int32_t)q) && t->q_used[q] > t->q_deserved[q])
             se.donors |= 1ull << (q & 63); /* reclaim: queues (mod 64) above their share */
     uint64_t key = memo_key(p, guarantee);
-    struct vmemo *m = mode == EVICT_PREEMPT ? &t->vmemo[key & (GS_MEMO_SLOTS - 1)] : NULL;
+    /* Not remembered either while the queues' shares bound the search (see try_set()). */
+    struct vmemo *m =
+        mode == EVICT_PREEMPT && !past_deserved(t, p) ? &t->vmemo[key & (GS_MEMO_SLOTS - 1)] : NULL;
     int r = search_nodes(t, &se, m && m->key == key ? m : NULL);
     if (r >= 0 && m && !se.best.found)
         *m = (struct vmemo){key, t->clog.n, se.models, grace_until(t)};

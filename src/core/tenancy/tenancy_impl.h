@@ -72,7 +72,9 @@ struct rpod {
      * among its pods) since @since; @run_busy: milli-GPU x us its kernels did in this run; @got:
      * milli-GPU x us per card received in this run (what time-sliced billing meters). */
     int32_t rate, work_share;
-    gs_i128 left, got, run_busy;
+    gs_i128 left, left0, got, run_busy; /* @left0: @left when the run started */
+    int64_t saved_us; /* of its nominal run, what its checkpoints saved before its last eviction
+                       * (gpusched.io/checkpoint-interval): it resumes there */
     int64_t speed, since, end;
     int64_t busy, alloc;
     int64_t ts_entitled; /* time-sliced: its part of its queue's entitlement on its cards */
@@ -327,8 +329,11 @@ void gs__tn_work_settle(struct gs_tenancy *t, int32_t pod);
 void gs__tn_work_stop(struct gs_tenancy *t, int32_t pod);
 /* The pods of @node share its cards anew: allocations, speeds and expected ends. 0 or -ENOMEM. */
 int gs__tn_work_retime(struct gs_tenancy *t, size_t node);
-/* The work @pod did in the run it left is discarded (an eviction committed, a failure). */
+/* The work @pod did in the run it left since its last checkpoint is discarded (an eviction
+ * committed, a failure); it will resume from that checkpoint. */
 void gs__tn_work_lost(struct gs_tenancy *t, int32_t pod);
+/* What evicting running @pod now would discard: milli-GPU x us of work since its checkpoint. */
+int64_t gs__tn_work_at_risk(const struct gs_tenancy *t, const struct rpod *p);
 /* The ledger's integrals up to @now (before anything changes at @now). */
 void gs__tn_work_accrue(struct gs_tenancy *t, int64_t now);
 /* Gang @g's running members crossed minMember: their cards are shared anew. 0 or -ENOMEM. */
