@@ -68,6 +68,8 @@ struct gs_fit {
     int32_t group;        /* gang (PodGroup) index, -1 none: spread counts replicas by it */
     int hard;             /* hard isolation */
     enum gs_tier tier;    /* nvlink: every card in one NVLink group; pcie: prefer one domain */
+    int tier_soft;        /* nvlink as a preference (prefer-colocate): one NVLink group when a
+                             node has one free, else the cards as a tier-less pod takes them */
     uint32_t nvlink_only; /* nvlink tier: bit g set = only NVLink group g (a gang kept together) */
     const char *mig;      /* a MIG instance of this profile ("2g.20gb") on one card, or NULL */
     int mig_start;        /* commit: the instance's first memory slice (a fit's choice) */
@@ -100,7 +102,8 @@ const char *gs_fit_reason_text(enum gs_fit_reason r);
 /* Where a pod fits on a node. */
 struct gs_fit_choice {
     uint32_t mask;     /* node-local GPU indexes chosen */
-    int32_t topology;  /* 0..1000: how well the cards keep together (one PCIe domain = 1000) */
+    int32_t topology;  /* 0..1000: how well the cards keep together (one PCIe domain = 1000);
+                          a soft-nvlink pod outside one NVLink group: below 800, at most 500 */
     int32_t packing;   /* 0..1000: how allocated the node's cards are after the placement */
     int32_t isolation; /* 0..1000: 1000 when the node holds no other tenant's pods */
     int32_t spread;    /* 0..1000: 1000 when no replica of the same gang is on the node */

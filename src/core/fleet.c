@@ -571,11 +571,13 @@ static enum gs_fit_reason pick_whole(const struct gs_fleet *f, const struct fnod
         return GS_FIT_GPU;
     if (r->tier == GS_TIER_NVLINK) {
         m = best_group(nd, free, r->ncards, 1, r->nvlink_only);
-        if (!m)
+        if (m) {
+            *mask = m;
+            *topo = domains_of(nd, m) == 1 ? 1000 : 800;
+            return GS_FIT_OK;
+        }
+        if (!r->tier_soft || r->nvlink_only)
             return GS_FIT_NVLINK;
-        *mask = m;
-        *topo = domains_of(nd, m) == 1 ? 1000 : 800;
-        return GS_FIT_OK;
     }
     if ((m = best_group(nd, free, r->ncards, 0, 0))) {
         *topo = 1000;
@@ -588,6 +590,8 @@ static enum gs_fit_reason pick_whole(const struct gs_fleet *f, const struct fnod
         m = lowest(free, r->ncards);
         *topo = 500 / domains_of(nd, m);
     }
+    if (r->tier == GS_TIER_NVLINK) /* a preferred NVLink group not had: below any that is */
+        *topo /= 2;
     *mask = m;
     return GS_FIT_OK;
 }
@@ -808,7 +812,7 @@ int gs_fleet_fits_without(const struct gs_fleet *f, size_t node, const struct gs
         (r->hard ? (sole >= 0 && sole != r->tenant) || sole == -2 : hard && sole != r->tenant) ||
         r->cpu_milli > cpu || r->memory_mib > mem || __builtin_popcount(free) < r->ncards)
         return 0;
-    if (r->tier == GS_TIER_NVLINK)
+    if (r->tier == GS_TIER_NVLINK && (!r->tier_soft || r->nvlink_only))
         return best_group(nd, free, r->ncards, 1, r->nvlink_only) != 0;
     return 1;
 }

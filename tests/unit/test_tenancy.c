@@ -1590,6 +1590,78 @@ static void test_evict_least_work(void **state)
     }
 }
 
+/* Nodes n1 and n2 of template @t, under an nvlink tier that requires (@soft 0) or prefers. */
+static void two_nodes_nvlink(struct gs_scenario *s, int t, int soft, int32_t skew)
+{
+    node(s, "n1", "az-1", t);
+    node(s, "n2", "az-1", t);
+    s->policy.tiers[GS_TIER_NVLINK] =
+        (struct gs_tier_spec){.defined = 1,
+                              .strategy = soft ? GS_STRATEGY_PREFER_COLOCATE : GS_STRATEGY_COLOCATE,
+                              .overcommit_milli = 1000,
+                              .max_skew = skew};
+}
+
+/*
+ * The nvlink tier as the seed writes it (strategy colocate, maxSkew 0) is a requirement; as
+ * prefer-colocate it is a preference. A 2-card nvlink pod on 8-card nodes of NVLink pairs: while
+ * a node has a pair free the pods take pairs, the emptier node first over the fuller one where
+ * only lone cards are left; once no pair is free, the required one waits and the preferred one
+ * starts at once on two lone cards. A 2 x 3 gang on two NVLink nodes with 3 cards free each
+ * waits for one group when required, starts split when preferred.
+ */
+static void test_nvlink_preferred(void **state)
+{
+    (void)state;
+    for (int soft = 0; soft < 2; soft++) {
+        struct gs_scenario *s = scn();
+        int t8 = tmpl(s, "pairs", 8, 1);
+        for (int i = 0; i < 8; i++)
+            s->policy.templates[t8].nvlink_group[i] = (uint8_t)(i / 2);
+        two_nodes_nvlink(s, t8, soft, soft ? GS_UNSET : 0);
+        pod(s, "other", "x", 3, 0, -1); /* n1 cards 0-2 */
+        pod(s, "other", "y", 3, 0, -1); /* n1 cards 4-6 */
+        pod(s, "other", "z", 3, 0, -1); /* n2 cards 0-2 */
+        for (int i = 1; i <= 3; i++) {
+            char n[8];
+            snprintf(n, sizeof(n), "tp%d", i);
+            pod(s, "ns", n, 2, i, -1)->tier = GS_TIER_NVLINK;
+        }
+        struct gs_tsim *t = run(s, GS_WAY_FULL);
+        assert_string_equal(node_of(t, "tp1"), "n2");
+        assert_int_equal(find(t, "tp1")->gpu_mask, 0x30u);
+        assert_int_equal(find(t, "tp2")->gpu_mask, 0xc0u);
+        if (soft) {
+            assert_string_equal(node_of(t, "tp3"), "n1");
+            assert_int_equal(find(t, "tp3")->gpu_mask, 0x88u);
+        } else {
+            assert_int_equal(find(t, "tp3")->state, GS_POD_PENDING);
+            assert_non_null(strstr(find(t, "tp3")->reason, "NVLink"));
+        }
+        gs_tsim_free(t);
+        gs_scenario_free(s);
+    }
+    for (int soft = 0; soft < 2; soft++) {
+        struct gs_scenario *s = scn();
+        int t8 = tmpl(s, "t8", 8, 1);
+        two_nodes_nvlink(s, t8, soft, 0);
+        pod(s, "other", "busy-1", 5, 0, 3600);
+        pod(s, "other", "busy-2", 5, 0, 3600);
+        gang(s, "ns", "job", 2, 3, 1, 100, NULL, NULL);
+        for (size_t i = 0; i < s->npods; i++)
+            if (strcmp(s->pods[i].ns, "ns") == 0)
+                s->pods[i].tier = GS_TIER_NVLINK;
+        struct gs_tsim *t = run(s, GS_WAY_FULL);
+        assert_int_equal(find(t, "job-0")->start_us, (soft ? 1 : 3600) * S);
+        if (soft)
+            assert_string_not_equal(node_of(t, "job-0"), node_of(t, "job-1"));
+        else
+            assert_string_equal(node_of(t, "job-0"), node_of(t, "job-1"));
+        gs_tsim_free(t);
+        gs_scenario_free(s);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1633,6 +1705,7 @@ int main(void)
         cmocka_unit_test(test_work_discarded),
         cmocka_unit_test(test_work_partial_gang_idle),
         cmocka_unit_test(test_evict_least_work),
+        cmocka_unit_test(test_nvlink_preferred),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

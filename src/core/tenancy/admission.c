@@ -314,6 +314,13 @@ static struct card_bounds bounds_of(const struct gs_tenancy *t, uint32_t model_m
     return b;
 }
 
+int gs__tn_tier_required(const struct gs_tier_spec *ts)
+{
+    return !ts || !ts->defined ||
+           (ts->strategy == GS_STRATEGY_COLOCATE &&
+            (ts->max_skew == GS_UNSET || ts->max_skew == 0));
+}
+
 static enum gs_tier tier_of(const struct gs_tenancy *t, const struct gs_pod_spec *sp,
                             int32_t tenant)
 {
@@ -621,6 +628,7 @@ static int demand(const struct gs_tenancy *t, struct rpod *p, const struct gs_st
     f->tenant = p->tenant;
     f->group = p->group;
     f->tier = tier;
+    f->tier_soft = tier == GS_TIER_NVLINK && !gs__tn_tier_required(ts);
     f->hard = ts && ts->defined && ts->isolation == GS_ISOLATION_HARD;
     p->gpus = c.gpu;
     if (t->way == GS_WAY_FULL && prof && prof->max_memory_mib != GS_UNSET &&
@@ -769,11 +777,22 @@ static int make_levels(struct gs_tenancy *t)
 static uint64_t static_shape(const struct rpod *p)
 {
     const struct gs_fit *f = &p->fit;
-    const int64_t v[] = {
-        f->ncards,     f->whole,     f->compute,    f->mem_mib, f->overcommit,
-        f->model_mask, f->cpu_milli, f->memory_mib, f->tenant,  f->hard,
-        f->tier,       p->queue,     p->level,      p->rq_ns,   (int64_t)p->rq_mask,
-        p->preemptible};
+    const int64_t v[] = {f->ncards,
+                         f->whole,
+                         f->compute,
+                         f->mem_mib,
+                         f->overcommit,
+                         f->model_mask,
+                         f->cpu_milli,
+                         f->memory_mib,
+                         f->tenant,
+                         f->hard,
+                         f->tier * 2 + f->tier_soft,
+                         p->queue,
+                         p->level,
+                         p->rq_ns,
+                         (int64_t)p->rq_mask,
+                         p->preemptible};
     uint64_t h = 1469598103934665603ULL;
     for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
         h = (h ^ (uint64_t)v[i]) * 1099511628211ULL;

@@ -500,7 +500,7 @@ static int may_hold(const struct gs_tenancy *t, const struct rpod *p, size_t nod
 static int cards_bound(const struct gs_tenancy *t, const struct rpod *p, size_t node,
                        enum evict_mode mode, int guarantee, uint64_t donors)
 {
-    if (p->fit.whole && p->fit.tier == GS_TIER_NVLINK &&
+    if (p->fit.whole && p->fit.tier == GS_TIER_NVLINK && !p->fit.tier_soft &&
         gs_fleet_node_nvlink_max(t->fleet, node) < p->fit.ncards)
         return 0; /* no NVLink group here is large enough, whatever goes */
     if (!p->fit.whole || p->fit.ncards == 0 || !t->node_cards)

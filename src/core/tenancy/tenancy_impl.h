@@ -252,6 +252,9 @@ struct gs_tenancy {
 
 /* admission.c */
 int gs__tn_admission_init(struct gs_tenancy *t);
+/* Is tier @ts (NULL or undefined: the tier as the README defines it) a requirement: strategy
+ * colocate with maxSkew 0 or unset? prefer-colocate, or colocate with a skew, only prefers. */
+int gs__tn_tier_required(const struct gs_tier_spec *ts);
 void gs__tn_admission_free(struct gs_tenancy *t);
 /* Admit @p (its sp, seq and submit set): 0 admitted, 1 rejected with p->reason; -ENOMEM. */
 int gs__tn_admit(const struct gs_tenancy *t, struct rpod *p);
