@@ -6,7 +6,9 @@
  * memory MiB, compute milli and a client count), MIG or time-sliced. A card leaves a mode only when
  * empty. GPU memory is never overcommitted; compute may be, up to the overcommit ratio of the tier
  * or profile: a shared card's cap is the smallest ratio of the pods on it, so admitting a pod never
- * breaks a promise made to a pod already there, and the card's state depends only on who is on it
+ * breaks a promise made to a pod already there — and where that cap is above 1000, further, for
+ * as long as the rates of the slices (what they keep the card busy) sum to 1000 at most: sharing
+ * follows utilisation, and the card's state depends only on who is on it
  * (a release followed by the same commit restores it exactly). Clients work the same way: a shared
  * card holds at most the smallest max_clients of its pods (a VirtualGPUClass's maxClients), and
  * never more than GS_CARD_CLIENTS_MAX. A shared slice goes only to a free or shared card, a
@@ -60,6 +62,9 @@ struct gs_fit {
     int32_t compute;      /* shared: compute share per card, milli (1..1000) */
     int64_t mem_mib;      /* shared: GPU memory per card, MiB (>= 1) */
     int32_t overcommit;   /* shared: compute cap of a card this pod may join, milli (>= 1000) */
+    int32_t rate;         /* shared: what it keeps a card busy at full speed, milli (its
+                             gpu-util x its share): above a cap of 1000 a card takes slices
+                             while their rates sum to 1000 at most */
     int32_t max_clients;  /* shared: pods a card may hold while this one is there, 0 = no cap */
     uint32_t model_mask;  /* allowed catalog models, 0 = any */
     int64_t cpu_milli;    /* host CPU */

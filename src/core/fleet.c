@@ -13,6 +13,7 @@
 struct card {
     int64_t mem_mib, mem_used;
     int32_t compute, cap; /* milli used; milli cap while shared */
+    int32_t busy;         /* shared: what its slices keep it busy at full speed (their rates) */
     int32_t clients;      /* pods on it (MIG: instances) */
     int32_t max_clients;  /* shared: the smallest client cap of its pods, 0 = none */
     uint8_t mode, pcie, nvlink;
@@ -636,7 +637,10 @@ static enum gs_fit_reason slice_fits(const struct gs_fleet *f, const struct fnod
     if (r->timeslice)
         return c->clients + units_of(r) <= nd->replicas ? GS_FIT_OK : GS_FIT_GPU;
     int32_t cap = c->mode == GS_CARD_SHARED && c->cap < r->overcommit ? c->cap : r->overcommit;
-    if (c->compute + r->compute > cap)
+    /* Sharing that follows utilisation: where every pod on the card may be overcommitted (cap
+     * above 1000), the shares asked may pass the cap as long as what the pods keep the card
+     * busy sums to the card at most. */
+    if (c->compute + r->compute > cap && (cap <= 1000 || c->busy + r->rate > 1000))
         return GS_FIT_GPUCORES;
     int32_t most = clients_cap(c->mode == GS_CARD_SHARED ? c->max_clients : 0, r->max_clients);
     if (c->clients + units_of(r) > (most ? most : GS_CARD_CLIENTS_MAX))
@@ -858,11 +862,12 @@ static void slice_apply(struct fnode *nd, struct card *c, const struct gs_fit *r
         c->max_clients = clients_cap(c->max_clients, r->max_clients);
     }
     c->compute += sign * r->compute;
+    c->busy += sign * r->rate;
     c->mem_used += sign * slice_mem(nd, c, r);
     c->clients += sign * units_of(r);
     if (c->clients == 0) {
         c->mode = GS_CARD_FREE;
-        c->cap = c->max_clients = 0;
+        c->cap = c->max_clients = c->busy = 0;
         nd->nfree++;
         (*count)--;
     }

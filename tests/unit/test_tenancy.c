@@ -1662,6 +1662,48 @@ static void test_nvlink_preferred(void **state)
     }
 }
 
+/*
+ * Sharing that follows utilisation: slices of 60 % of a card's compute at 30 % gpu-util keep it
+ * busy 18 % each. Where the tier allows overcommit (node, 1.5), three go on one card at once —
+ * 180 % of its compute asked, 54 % of its time used — and the card's allocation is split in
+ * three; at 60 % gpu-util the third would make it 108 % busy and waits for a card. Without
+ * overcommit (1.0) each waits for the one before it.
+ */
+static void test_sharing_follows_util(void **state)
+{
+    (void)state;
+    static const struct {
+        int util, ratio;
+        int64_t third_start_s;
+    } cases[] = {{30, 1500, 0}, {60, 1500, 3600}, {30, 1000, 7200}};
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        struct gs_scenario *s = scn();
+        node(s, "n1", "az-1", tmpl(s, "t1", 1, 0));
+        s->policy.tiers[GS_TIER_NODE] = (struct gs_tier_spec){.defined = 1,
+                                                              .sharing = 1,
+                                                              .overcommit_milli = cases[k].ratio,
+                                                              .strategy = GS_STRATEGY_SPREAD};
+        for (int i = 0; i < 3; i++) {
+            char n[8];
+            snprintf(n, sizeof(n), "s%d", i);
+            struct gs_pod_spec *p = pod(s, "ns", n, 1, 0, 3600);
+            p->containers[0].gpumem_mib = 10240;
+            p->containers[0].gpucores = 60;
+            p->tier = GS_TIER_NODE;
+            p->util_pct = cases[k].util;
+        }
+        struct gs_tsim *t = run(s, GS_WAY_FULL);
+        assert_int_equal(find(t, "s2")->start_us, cases[k].third_start_s * S);
+        if (k == 0) {
+            assert_int_equal(gs_tsim_summary(t)->usage.busy_milli_s, 3600 * 540LL);
+            assert_int_equal(gs_tsim_summary(t)->usage.gpu_milli_s, GPU_S(3600));
+        }
+        assert_adds_up(t);
+        gs_tsim_free(t);
+        gs_scenario_free(s);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1706,6 +1748,7 @@ int main(void)
         cmocka_unit_test(test_work_partial_gang_idle),
         cmocka_unit_test(test_evict_least_work),
         cmocka_unit_test(test_nvlink_preferred),
+        cmocka_unit_test(test_sharing_follows_util),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

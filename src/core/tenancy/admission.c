@@ -800,6 +800,8 @@ static uint64_t static_shape(const struct rpod *p)
         h = (h ^ (unsigned char)*c) * 1099511628211ULL;
     if (f->max_clients) /* only then: pods without a cap keep the shapes they always had */
         h = (h ^ (uint64_t)f->max_clients) * 1099511628211ULL;
+    if (!f->whole && f->overcommit > 1000) /* packed by utilisation: alike only at one rate */
+        h = (h ^ (uint64_t)p->rate) * 1099511628211ULL;
     if (f->units > 1 || f->timeslice)
         h = (h ^ (uint64_t)(f->units * 2 + f->timeslice)) * 1099511628211ULL;
     return h;
@@ -963,6 +965,7 @@ int gs__tn_admit(const struct gs_tenancy *t, struct rpod *p)
     p->user = -1;
     admit_one(t, p);
     p->rate = gs__tn_work_rate(p);
+    p->fit.rate = p->fit.whole ? 0 : p->rate;
     p->level = level_of(t->levels, t->nlevels, p->prio);
     p->shape = static_shape(p);
     return p->state == GS_POD_REJECTED;
