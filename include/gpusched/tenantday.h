@@ -66,9 +66,16 @@ struct gs_tenantday_params {
      * (any unit, 0..2^40, some > 0; repeated when shorter than the horizon). The replicas that
      * otherwise serve all day then follow it: at hour h, max(1, ceil(N x traffic[h] / its
      * peak)) of them run, a replica added when the count rises and the newest one ended when it
-     * falls, N as large as the replicas the day would have held allow. NULL: a fixed count. */
+     * falls, N as large as the replicas the day would have held allow. NULL: a fixed count,
+     * or with @elastic the all-day arrival profile's hourly weights. */
     const int64_t *traffic;
     uint32_t ntraffic; /* 1..GS_TENANTDAY_HOURS_MAX when @traffic is set */
+    /* Elastic scaling (seed 000 §5): gangs run from the low end of their kind's GPU range in
+     * seed 004 §1.1 (training 2, HPO 4 GPUs), their other members growing into free cards and
+     * saving their state every 30 min (as elastic training must), and the inference replicas
+     * follow the day's traffic (the all-day arrival profile) unless @traffic is given. 0: every
+     * gang whole, the replicas a fixed count serving all day. */
+    int elastic;
     /* Training and HPO pods save their state every so many seconds of their run
      * (gpusched.io/checkpoint-interval) and resume there when evicted; 0: none do. */
     uint32_t checkpoint_s;

@@ -37,6 +37,9 @@ static void usage(FILE *f)
             "               the inference replicas follow this forecast (the CSV of gpusched\n"
             "               forecast --format csv; its series summed hour by hour) instead of\n"
             "               a fixed count serving all day\n"
+            "  --elastic    gangs run from the low end of their kind's GPU range (training 2,\n"
+            "               HPO 4 GPUs), grow into free cards and save their state every\n"
+            "               30 min; inference replicas follow the day's traffic\n"
             "  --checkpoint D\n"
             "               training and HPO pods save their state every D (30m, 1h) and\n"
             "               resume there when evicted (gpusched.io/checkpoint-interval;\n"
@@ -140,7 +143,9 @@ static int apply_opt(int c, const char *arg, struct gen_opts *o)
         o->out = arg;
     else if (c == 'q')
         o->quiet = 1;
-    return c == 'o' || c == 'q' ? 0 : -1;
+    else if (c == 'E')
+        o->p.elastic = 1;
+    return c == 'o' || c == 'q' || c == 'E' ? 0 : -1;
 }
 
 /* Return: 0 to run; -1 after --help (exit 0); an exit status > 0 after a message. */
@@ -156,6 +161,7 @@ static int parse_args(int argc, char **argv, struct gen_opts *o)
         {"sharing", required_argument, 0, 'S'},
         {"inference-traffic", required_argument, 0, 'T'},
         {"checkpoint", required_argument, 0, 'C'},
+        {"elastic", no_argument, 0, 'E'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };

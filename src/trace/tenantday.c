@@ -26,16 +26,17 @@
 #define LOAD_PERMILLE     1500 /* GPU time asked for over the horizon, per mille of capacity */
 #define STANDING_PERMILLE 250  /* at most this share of capacity goes to all-day replicas */
 /* Mean milli-GPU of an inference replica: 80 % at 0.3 of a card, 20 % at 1.25 cards. */
-#define REPLICA_MILLI_MEAN 490
-#define SCALE_MIN_PERMILLE 100 /* batch durations stretch between 0.1x and 8x of their base */
-#define SCALE_MAX_PERMILLE 8000
-#define BURST_S            2700 /* an HPO sweep's trials arrive within 45 minutes */
-#define STANDING_WINDOW_S  600  /* all-day replicas arrive in the first ten minutes */
-#define CARRY_PERMILLE     900  /* training waiting at midnight, per mille of capacity */
-#define CARRY_WINDOW_S     300  /* the overnight queue is restated in the first five minutes */
-#define MAX_BURSTS         (GS_TENANTDAY_HOURS_MAX / 4 + 1)
-#define TIMESLICE_REPLICAS 4           /* --sharing timeslice: replicas per card */
-#define TRAFFIC_MAX        (1LL << 40) /* an hour's traffic: x 10^6 replicas stays in 64 bits */
+#define REPLICA_MILLI_MEAN   490
+#define SCALE_MIN_PERMILLE   100 /* batch durations stretch between 0.1x and 8x of their base */
+#define SCALE_MAX_PERMILLE   8000
+#define BURST_S              2700 /* an HPO sweep's trials arrive within 45 minutes */
+#define STANDING_WINDOW_S    600  /* all-day replicas arrive in the first ten minutes */
+#define CARRY_PERMILLE       900  /* training waiting at midnight, per mille of capacity */
+#define CARRY_WINDOW_S       300  /* the overnight queue is restated in the first five minutes */
+#define MAX_BURSTS           (GS_TENANTDAY_HOURS_MAX / 4 + 1)
+#define TIMESLICE_REPLICAS   4           /* --sharing timeslice: replicas per card */
+#define ELASTIC_CHECKPOINT_S 1800        /* an elastic gang's pods save their state every 30 min */
+#define TRAFFIC_MAX          (1LL << 40) /* an hour's traffic: x 10^6 replicas stays in 64 bits */
 
 /* Seed 000 section 1.1: AZ -> node -> PCIe domain -> NVLink group -> GPU. */
 struct tmpl {
@@ -514,6 +515,8 @@ static void write_simulation(FILE *f, const struct gen *g)
             "# gpusched generate tenant-day --nodes %" PRIu32 " --pods %" PRIu32 " --hours %" PRIu32
             " --seed %" PRIu64 "\n",
             p->nodes, p->pods, p->hours, p->seed);
+    if (p->elastic)
+        fprintf(f, "#   --elastic\n");
     if (p->checkpoint_s) {
         char every[16];
         fmt_duration(every, sizeof(every), p->checkpoint_s);
@@ -754,14 +757,41 @@ static void pod_host(const struct job *j, unsigned *cpu, unsigned *mem_gib)
     *mem_gib = gib_per_gpu[j->kind] * j->gpus;
 }
 
-static void write_podgroup(FILE *f, const struct job *j, size_t id)
+/*
+ * Elastic jobs (seed 000 §5): seed 004 §1.1 gives the data team's jobs 2-8 GPUs and the HPO/NAS
+ * sweeps 4-16, so a gang runs from the low end of its kind's range (the members that hold 2, or
+ * 4, GPUs: its minMember), its other members growing into free cards as Volcano's elastic
+ * PodGroups do (--elastic; by default every gang is whole).
+ */
+static unsigned min_member(const struct gen *g, const struct job *j)
+{
+    unsigned lo = j->kind == GS_WORKLOAD_TRAINING ? 2 : 4;
+    unsigned m = (lo + j->gpus - 1) / j->gpus;
+    return !g->p->elastic || m > j->members ? j->members : m;
+}
+
+/*
+ * How often @j's pods save their state, seconds (0: never): --checkpoint for training and HPO;
+ * else an elastic gang's ELASTIC_CHECKPOINT_S, as elastic training must (PyTorch's torchrun
+ * restarts the workers from their last checkpoint whenever the members change).
+ */
+static uint32_t checkpoint_of(const struct gen *g, const struct job *j)
+{
+    if (j->kind != GS_WORKLOAD_TRAINING && j->kind != GS_WORKLOAD_HPO)
+        return 0;
+    if (g->p->checkpoint_s)
+        return g->p->checkpoint_s;
+    return j->members > 1 && min_member(g, j) < j->members ? ELASTIC_CHECKPOINT_S : 0;
+}
+
+static void write_podgroup(FILE *f, const struct gen *g, const struct job *j, size_t id)
 {
     const struct kind *kd = &kinds[j->kind];
     fprintf(f,
             "---\n{apiVersion: scheduling.volcano.sh/v1beta1, kind: PodGroup,"
             " metadata: {name: %s-%06zu, namespace: %s},\n"
             "  spec: {minMember: %u, queue: %s, priorityClassName: %s}}\n",
-            kd->prefix, id, tenants[kd->tenant].name, j->members, kd->queue, kd->prio_class);
+            kd->prefix, id, tenants[kd->tenant].name, min_member(g, j), kd->queue, kd->prio_class);
 }
 
 /* The pod's GPU limits; a fraction of a card as --sharing asks for it. */
@@ -801,9 +831,10 @@ static void write_pod(FILE *f, const struct gen *g, const struct job *j, size_t 
         fprintf(f, "gpusched.io/topology: %s, ", tier);
     if (profile)
         fprintf(f, "gpusched.io/profile: %s, ", profile);
-    if (g->p->checkpoint_s && (j->kind == GS_WORKLOAD_TRAINING || j->kind == GS_WORKLOAD_HPO)) {
+    uint32_t every_s = checkpoint_of(g, j);
+    if (every_s) {
         char every[16];
-        fmt_duration(every, sizeof(every), g->p->checkpoint_s);
+        fmt_duration(every, sizeof(every), every_s);
         fprintf(f, "gpusched.io/checkpoint-interval: \"%s\", ", every);
     }
     fprintf(f,
@@ -836,7 +867,7 @@ static int write_jobs(FILE *f, const struct gen *g, struct gs_tenantday_stats *s
     for (size_t i = 0; i < g->njobs; i++) {
         const struct job *j = &g->jobs[i];
         if (j->members > 1) {
-            write_podgroup(f, j, i);
+            write_podgroup(f, g, j, i);
             st->podgroups++;
         }
         for (unsigned m = 0; m < j->members; m++)
@@ -906,6 +937,17 @@ int gs_tenantday_write(FILE *f, const struct gs_tenantday_params *p, struct gs_t
     struct gen *g = calloc(1, sizeof(*g));
     if (!g)
         return gs_diag_error_code(d, -ENOMEM, "tenant-day: out of memory");
+    /* --elastic: inference replicas follow the day's traffic (the all-day arrival profile)
+     * unless a forecast is given. */
+    struct gs_tenantday_params own = *p;
+    int64_t curve[24];
+    for (int h = 0; h < 24; h++)
+        curve[h] = hourly[PROF_ALLDAY][h];
+    if (!p->traffic && p->elastic) {
+        own.traffic = curve;
+        own.ntraffic = 24;
+    }
+    p = &own;
     g->p = p;
     g->horizon_s = p->hours * 3600;
     g->jobs = calloc(p->pods, sizeof(*g->jobs)); /* a job holds at least one pod */

@@ -1704,6 +1704,42 @@ static void test_sharing_follows_util(void **state)
     }
 }
 
+/*
+ * Elastic PodGroups (minMember below the members, as Volcano means them): a PodGroup of minMember
+ * 2 and six one-card members on a 4-card node runs four at once — two all or nothing, two grown
+ * into the free cards — and the last two wait. A pod of the same priority needing a card takes
+ * one grown member's, not the gang's: the gang shrinks to three and keeps running; the evicted
+ * member comes back when a card frees. A gang at its minMember goes whole or not at all.
+ */
+static void test_elastic_gang(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    node(s, "n1", "az-1", tmpl(s, "t4", 4, 0));
+    podgroup(s, "ns", "el", 2, NULL);
+    for (int i = 0; i < 6; i++) {
+        char n[8];
+        snprintf(n, sizeof(n), "el-%d", i);
+        snprintf(pod(s, "ns", n, 1, 0, 3600)->group, GS_SCN_NAME_MAX, "el");
+    }
+    pod(s, "other", "late", 1, 100, 600);
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    int at0 = 0, evicted = 0;
+    for (int i = 0; i < 6; i++) {
+        char n[8];
+        snprintf(n, sizeof(n), "el-%d", i);
+        at0 += find(t, n)->start_us == 0;
+        evicted += find(t, n)->preemptions;
+        assert_int_equal(find(t, n)->state, GS_POD_COMPLETED);
+    }
+    assert_int_equal(at0, 4);
+    assert_int_equal(evicted, 1);
+    assert_int_equal(find(t, "late")->start_us, 100 * S);
+    assert_int_equal(gs_tsim_summary(t)->preemptions, 1);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1749,6 +1785,7 @@ int main(void)
         cmocka_unit_test(test_evict_least_work),
         cmocka_unit_test(test_nvlink_preferred),
         cmocka_unit_test(test_sharing_follows_util),
+        cmocka_unit_test(test_elastic_gang),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

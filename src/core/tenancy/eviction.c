@@ -13,6 +13,9 @@
  * (not the guarantee) by a pod whose queue would go past its deserved share never takes another
  * queue below its own: that would only be reclaimed back, each time discarding work (Volcano
  * keeps preemption inside a queue and moves capacity between queues by reclaim alone).
+ * Elastic gangs shrink first: a member beyond its gang's minMember (counting completed members)
+ * is a unit of its own, evicted before any other victim, for any pod of its priority or higher,
+ * as long as the gang keeps minMember; the gang goes whole only below that.
  * Against evict -> readmit -> evict churn (a restarted pod loses its work each time): a pod run
  * again after an eviction is not evicted in its first GS_READMIT_GRACE_US (KAI-Scheduler's
  * min-runtime idea), and one evicted GS_EVICTIONS_MAX times is not evicted again.
@@ -37,8 +40,9 @@
 struct unit {
     int32_t pod; /* a pod, or the first running member of its gang */
     int32_t prio;
-    int guarded;  /* only priority preemption across queues may take it (not the guarantee) */
-    int64_t lost; /* milli-GPU x us of work its eviction would discard */
+    int guarded;   /* only priority preemption across queues may take it (not the guarantee) */
+    int32_t group; /* an elastic gang's member beyond minMember: its gang; else -1 */
+    int64_t lost;  /* milli-GPU x us of work its eviction would discard */
     int64_t milli, start;
     int32_t pods;
     int64_t seq; /* @pod's: the last tie-break */
@@ -72,6 +76,16 @@ static int reclaimable(const struct gs_tenancy *t, int32_t q)
     return (size_t)q >= t->pol->nqueues || t->pol->queues[q].reclaimable;
 }
 
+/* Running members of @v's elastic gang beyond its minMember (0 for a pod of no such gang). */
+static int32_t extras_of(const struct gs_tenancy *t, const struct rpod *v)
+{
+    const struct gang *g = v->group >= 0 ? &t->gangs[v->group] : NULL;
+    if (!g || !gs__tn_gang_elastic(g))
+        return 0;
+    int32_t over = g->running + g->done - g->min;
+    return over > g->running ? g->running : over > 0 ? over : 0;
+}
+
 static int eligible(const struct gs_tenancy *t, const struct rpod *p, const struct rpod *v,
                     enum evict_mode mode, int guarantee)
 {
@@ -82,6 +96,8 @@ static int eligible(const struct gs_tenancy *t, const struct rpod *p, const stru
         return 0;
     if (v->charged == 1 && v->tenant != p->tenant)
         return 0;
+    if (mode == EVICT_PREEMPT && v->prio <= p->prio && extras_of(t, v) > 0)
+        return 1; /* it grew into room others need now */
     if (mode == EVICT_RECLAIM)
         return v->queue != p->queue && reclaimable(t, v->queue) &&
                t->q_used[v->queue] > t->q_deserved[v->queue];
@@ -115,14 +131,21 @@ static struct unit unit_of(const struct gs_tenancy *t, const struct rpod *p, int
                            enum evict_mode mode, int guarantee)
 {
     const struct rpod *v = &t->pods[pod];
-    struct unit u = {pod,
-                     v->prio,
-                     cross_queue(t, p, v, mode, guarantee),
-                     gs__tn_work_at_risk(t, v),
-                     v->milli,
-                     v->start,
-                     1,
-                     v->seq};
+    struct unit u = {.pod = pod,
+                     .prio = v->prio,
+                     .guarded = cross_queue(t, p, v, mode, guarantee),
+                     .group = -1,
+                     .lost = gs__tn_work_at_risk(t, v),
+                     .milli = v->milli,
+                     .start = v->start,
+                     .pods = 1,
+                     .seq = v->seq};
+    if (extras_of(t, v) > 0) { /* it goes alone, before any victim that is not such a member */
+        u.group = v->group;
+        u.prio = INT32_MIN;
+        u.guarded = 0; /* lent room: its queue's deserved share does not keep it */
+        return u;
+    }
     if (v->group < 0)
         return u;
     const struct gang *g = &t->gangs[v->group];
@@ -193,12 +216,13 @@ static size_t node_units(struct gs_tenancy *t, const struct rpod *p, size_t node
     for (size_t i = 0; i < np && n < GS_GPUS_MAX * 4; i++) {
         int32_t vid = gs_fleet_pod_at(t->fleet, node, i);
         const struct rpod *v = &t->pods[vid];
+        int alone = v->group < 0 || extras_of(t, v) > 0;
         size_t g = 0;
-        while (v->group >= 0 && g < ng && groups[g] != v->group)
+        while (!alone && g < ng && groups[g] != v->group)
             g++;
-        if ((v->group >= 0 && g < ng) || (v->group < 0 && !eligible(t, p, v, mode, guarantee)))
+        if ((!alone && g < ng) || (alone && !eligible(t, p, v, mode, guarantee)))
             continue;
-        if (v->group >= 0 && ng < sizeof(groups) / sizeof(groups[0]))
+        if (!alone && ng < sizeof(groups) / sizeof(groups[0]))
             groups[ng++] = v->group;
         struct unit u = unit_of(t, p, vid, mode, guarantee);
         int dup = u.pod < 0;
@@ -237,10 +261,17 @@ static int try_set(struct gs_tenancy *t, const struct rpod *p, size_t node, cons
         if (!(use & (1ull << i)))
             continue;
         int32_t q = t->pods[u[i].pod].queue, group = t->pods[u[i].pod].group;
-        int64_t taken = 0;
-        for (size_t j = 0; j <= i; j++)
+        int64_t taken = 0, alone = 0;
+        for (size_t j = 0; j <= i; j++) {
             if ((use & (1ull << j)) && t->pods[u[j].pod].queue == q)
                 taken += u[j].milli;
+            alone += (use & (1ull << j)) && u[i].group >= 0 && u[j].group == u[i].group;
+        }
+        if (u[i].group >= 0) { /* an elastic gang's member alone: the gang keeps minMember */
+            if (alone > extras_of(t, &t->pods[u[i].pod]))
+                return 0;
+            group = -1;
+        }
         if ((mode == EVICT_RECLAIM || (past && u[i].guarded)) &&
             t->q_used[q] - taken < t->q_deserved[q])
             return 0;
@@ -317,9 +348,9 @@ static void consider(struct pick *b, size_t node, const struct unit *u, size_t n
     b->milli = milli;
     b->pods = pods;
     b->units.n = 0;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) /* an elastic gang's member going alone as -(pod + 1) */
         if (set & (1ull << i))
-            gs__vec_push(&b->units, u[i].pod);
+            gs__vec_push(&b->units, u[i].group >= 0 ? -u[i].pod - 1 : u[i].pod);
 }
 
 /* Is there anyone at all this search could evict? Counters, not a scan. */
@@ -338,6 +369,8 @@ static int worth_trying(const struct gs_tenancy *t, const struct rpod *p, enum e
     for (size_t l = (size_t)p->level + 1; l < t->nlevels; l++)
         if (t->running_by_level[l] > 0)
             return 1;
+    if (t->elastic_running != 0) /* a member beyond an elastic gang's minMember, maybe */
+        return 1;
     for (size_t tn = 0; guarantee && tn <= t->pol->ntenants; tn++)
         for (size_t l = (size_t)p->level; tn != (size_t)p->tenant && l < t->nlevels; l++)
             if (t->borrowed[tn * t->nlevels + l] > 0)
@@ -451,6 +484,8 @@ void gs__tn_victims_update(struct gs_tenancy *t, size_t node)
         if (v->group >= 0) { /* its gang may be taken through any member: what it could be */
             const struct gang *g = &t->gangs[v->group];
             low = g->preemptible ? g->level_low : -1;
+            if (gs__tn_gang_elastic(g)) /* beyond minMember, any pod of its level may take it */
+                low = (int32_t)t->nlevels;
             s->q_open |= q;
             s->low_open = low > s->low_open ? low : s->low_open;
             s->borrow = g->level_low > s->borrow ? g->level_low : s->borrow;
@@ -506,6 +541,8 @@ static int cards_bound(const struct gs_tenancy *t, const struct rpod *p, size_t 
     if (!p->fit.whole || p->fit.ncards == 0 || !t->node_cards)
         return 1;
     size_t nl = t->nlevels, l = (size_t)p->level;
+    if (mode == EVICT_PREEMPT && l + 1 == nl)
+        return 1; /* members of elastic gangs at its level may go too: no bound counts them */
     const int32_t *pc = &t->node_cards[node * (2 * nl + t->nqueues)], *bc = pc + nl, *qc = bc + nl;
     int64_t cards = gs_fleet_node_free_cards(t->fleet, node);
     if (mode == EVICT_RECLAIM) {
@@ -527,10 +564,10 @@ static int cards_bound(const struct gs_tenancy *t, const struct rpod *p, size_t 
  * searches are not remembered: every bind moves the queues' shares they depend on.
  */
 
-static uint64_t memo_key(const struct rpod *p, int guarantee)
+static uint64_t memo_key(const struct rpod *p, int bounds)
 {
     uint64_t h = (p->shape ^ (uint64_t)(uint32_t)p->group * 0x9e3779b97f4a7c15ULL) * 2 + 1;
-    return (h ^ (uint64_t)guarantee) * 1099511628211ULL | 1;
+    return (h ^ (uint64_t)bounds) * 1099511628211ULL | 1;
 }
 
 /* The first end of a grace period running now; readmissions come in time order. */
@@ -620,10 +657,11 @@ int gs__tn_evict_for(struct gs_tenancy *t, int32_t pod, enum evict_mode mode, st
     for (size_t q = 0; mode == EVICT_RECLAIM && q < t->nqueues; q++)
         if ((int32_t)q != p->queue && reclaimable(t, (int32_t)q) && t->q_used[q] > t->q_deserved[q])
             se.donors |= 1ull << (q & 63); /* reclaim: queues (mod 64) above their share */
-    uint64_t key = memo_key(p, guarantee);
-    /* Not remembered either while the queues' shares bound the search (see try_set()). */
-    struct vmemo *m =
-        mode == EVICT_PREEMPT && !past_deserved(t, p) ? &t->vmemo[key & (GS_MEMO_SLOTS - 1)] : NULL;
+    /* A search bounded by the queues' shares (see try_set()) is remembered apart; shares that
+     * move while no node changes may then leave a set unseen until one does: an eviction
+     * missed for a while, never a wrong one. */
+    uint64_t key = memo_key(p, guarantee * 2 + past_deserved(t, p));
+    struct vmemo *m = mode == EVICT_PREEMPT ? &t->vmemo[key & (GS_MEMO_SLOTS - 1)] : NULL;
     int r = search_nodes(t, &se, m && m->key == key ? m : NULL);
     if (r >= 0 && m && !se.best.found)
         *m = (struct vmemo){key, t->clog.n, se.models, grace_until(t)};
@@ -633,12 +671,13 @@ int gs__tn_evict_for(struct gs_tenancy *t, int32_t pod, enum evict_mode mode, st
     size_t b0 = x->bound.n, e0 = x->evicted.n;
     if (r >= 0 && best.found) {
         for (size_t i = 0; i < best.units.n && r >= 0; i++) {
-            int32_t first = best.units.v[i];
+            int32_t first = best.units.v[i], alone = first < 0;
+            first = alone ? -first - 1 : first;
             const struct rpod *v = &t->pods[first];
-            for (size_t k = 0; v->group >= 0 && k < t->gangs[v->group].members.n; k++)
+            for (size_t k = 0; !alone && v->group >= 0 && k < t->gangs[v->group].members.n; k++)
                 t->pods[t->gangs[v->group].members.v[k]].reclaimed = mode == EVICT_RECLAIM;
             t->pods[first].reclaimed = mode == EVICT_RECLAIM;
-            r = evict_unit(t, first, x);
+            r = alone ? gs__tn_evict(t, first, x) : evict_unit(t, first, x);
         }
         int cap;
         if (r >= 0) {

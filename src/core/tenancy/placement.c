@@ -29,8 +29,10 @@ static int account(struct gs_tenancy *t, int32_t pod, int sign, int restore)
     int model = p->fit.ncards > 0 ? gs_fleet_node_model(t->fleet, (size_t)p->node) : -1;
     gs__quota_charge(t, p, model, sign, restore);
     t->tenant_held[p->tenant] += sign * p->milli;
-    if (p->group >= 0)
+    if (p->group >= 0) {
         t->gangs[p->group].running += sign;
+        t->elastic_running += gs__tn_gang_elastic(&t->gangs[p->group]) ? sign : 0;
+    }
     t->running_by_level[p->level] += sign;
     if (p->charged != 1)
         t->borrowed[(size_t)p->tenant * t->nlevels + (size_t)p->level] += sign;
@@ -477,7 +479,10 @@ int gs__tn_place_one(struct gs_tenancy *t, int32_t pod, struct txn *x, int only_
     if (r == 0)
         return gs__tn_bind(t, pod, node, mask, x) < 0 ? -ENOMEM : 0;
     struct rpod *p = &t->pods[pod];
-    if (t->way != GS_WAY_FULL || !*capacity || only_node >= 0 || backing_off(t, p))
+    /* A member beyond an elastic gang's minMember only grows into free room. */
+    int extra = p->group >= 0 && gs__tn_gang_elastic(&t->gangs[p->group]) &&
+                t->gangs[p->group].running + t->gangs[p->group].done >= t->gangs[p->group].min;
+    if (t->way != GS_WAY_FULL || !*capacity || only_node >= 0 || extra || backing_off(t, p))
         return 1;
     /* A pod that found no victims waits a while before looking again, as kube-scheduler
      * backs off an unschedulable pod: the search visits every node. */
@@ -498,7 +503,7 @@ int gs__tn_place_one(struct gs_tenancy *t, int32_t pod, struct txn *x, int only_
  * Gang colocation for the nvlink tier: when the whole gang fits one NVLink group somewhere in
  * the cluster, it must be placed inside one; NVLink groups are tried best fit first.
  */
-static int place_gang_nvlink(struct gs_tenancy *t, struct gang *g, const int32_t *m, int nm,
+static int place_gang_nvlink(struct gs_tenancy *t, int64_t cards, const int32_t *m, int nm,
                              struct txn *x)
 {
     int64_t best_free = -1;
@@ -511,12 +516,12 @@ static int place_gang_nvlink(struct gs_tenancy *t, struct gang *g, const int32_t
         for (size_t i = 0; i < nopen; i++) {
             size_t n = (size_t)open[i];
             int free_in[GS_GPUS_MAX];
-            if (gs_fleet_node_free_cards(t->fleet, n) < g->cards ||
-                gs_fleet_node_nvlink_max(t->fleet, n) < g->cards ||
-                gs_fleet_nvlink_free(t->fleet, n, free_in) < g->cards)
+            if (gs_fleet_node_free_cards(t->fleet, n) < cards ||
+                gs_fleet_node_nvlink_max(t->fleet, n) < cards ||
+                gs_fleet_nvlink_free(t->fleet, n, free_in) < cards)
                 continue;
             for (int grp = 0; grp < GS_GPUS_MAX; grp++) {
-                if (free_in[grp] < g->cards)
+                if (free_in[grp] < cards)
                     continue;
                 if (pass == 0) {
                     if (best_free < 0 || free_in[grp] < best_free)
@@ -545,7 +550,7 @@ static int place_gang_nvlink(struct gs_tenancy *t, struct gang *g, const int32_t
         gs__say(t->pods[m[k]].reason, GS_REASON_MAX,
                 "gang needs %lld GPUs inside one NVLink group (tier nvlink); no group has them "
                 "free",
-                (long long)g->cards);
+                (long long)cards);
     return 1;
 }
 
@@ -593,23 +598,30 @@ int gs__tn_place_gang(struct gs_tenancy *t, int32_t group, int *capacity)
     struct txn *x = &t->txn_gang;
     x->bound.n = x->evicted.n = 0;
     *capacity = 1;
-    if (g->running + nm < g->min) {
+    int lacking = g->min - g->running - g->done; /* completed members count, as in Volcano */
+    if (lacking > nm) {
         for (int k = 0; k < nm; k++)
             gs__say(t->pods[m[k]].reason, GS_REASON_MAX,
                     "PodGroup %s: %d of minMember %d pods submitted", t->pods[m[k]].sp->group,
-                    g->running + nm, g->min);
+                    g->min - lacking + nm, g->min);
         *capacity = 0;
-    } else if (g->running >= g->min) {
+    } else if (lacking <= 0) {
         r = 1; /* satisfied gangs grow one pod at a time through the normal path */
     } else {
-        /* A gang that fits one NVLink group goes into one; where the tier only prefers that
-         * (prefer-colocate), it starts now elsewhere rather than wait for a group. */
-        int nvlink = t->pods[m[0]].fit.tier == GS_TIER_NVLINK && g->cards > 0 &&
-                     g->cards <= gs_fleet_nvlink_max(t->fleet);
+        /* An elastic gang (minMember below its members) places what minMember lacks all or
+         * nothing; the rest grow one by one into room as it comes. A gang that fits one NVLink
+         * group goes into one; where the tier only prefers that (prefer-colocate), it starts
+         * now elsewhere rather than wait for a group. */
+        int n = gs__tn_gang_elastic(g) ? lacking : nm;
+        int64_t cards = 0;
+        for (int k = 0; k < n; k++)
+            cards += t->pods[m[k]].fit.whole ? t->pods[m[k]].fit.ncards : 0;
+        int nvlink = t->pods[m[0]].fit.tier == GS_TIER_NVLINK && cards > 0 &&
+                     cards <= gs_fleet_nvlink_max(t->fleet);
         if (nvlink)
-            r = place_gang_nvlink(t, g, m, nm, x);
+            r = place_gang_nvlink(t, cards, m, n, x);
         if (r == 1 && (!nvlink || t->pods[m[0]].fit.tier_soft))
-            r = place_members(t, m, nm, x, capacity);
+            r = place_members(t, m, n, x, capacity);
     }
     if (r == 0)
         r = gs__tn_commit(t, x, m[0]);

@@ -205,7 +205,8 @@ struct gs_tenancy {
     int8_t *seen_reason;
     size_t nzones;
     int64_t *running_by_level;
-    int64_t *borrowed; /* [tenant x nlevels + level]: running pods not on dedicated quota */
+    int64_t elastic_running; /* running members of elastic gangs (eviction.c) */
+    int64_t *borrowed;       /* [tenant x nlevels + level]: running pods not on dedicated quota */
     /* Victim-search backoff per shape (see backing_off()). */
     uint64_t *bo_key;
     /* Nodes freed, in order, and shapes that found no room (placement.c, clean_of()). */
@@ -285,6 +286,11 @@ void gs__quota_charge(struct gs_tenancy *t, struct rpod *p, int model, int sign,
 void gs__tn_deserve(struct gs_tenancy *t);
 
 /* placement.c */
+/* Is @g elastic: fewer members must run together (minMember) than it has? */
+static inline int gs__tn_gang_elastic(const struct gang *g)
+{
+    return g->min > 0 && (int32_t)g->members.n > g->min;
+}
 int gs__tn_place_one(struct gs_tenancy *t, int32_t pod, struct txn *x, int only_node,
                      int *capacity);
 int gs__tn_place_gang(struct gs_tenancy *t, int32_t group, int *capacity);
