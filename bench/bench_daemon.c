@@ -164,6 +164,7 @@ static void bench_extender(int vary, const char *mig)
     double *lb = calloc(EXT_CALLS, sizeof(double));
     CURL *h = curl_easy_init();
     struct curl_slist *hd = curl_slist_append(NULL, "Expect:");
+    hd = curl_slist_append(hd, "Authorization: Bearer " TOKEN_ADMIN);
     char url[64];
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, hd);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);

@@ -193,7 +193,8 @@ static void names_keep(struct gsd_state *st, const char *p, const char *end,
         return;
     }
     memcpy(c->text, p, c->len);
-    memcpy(c->idx, a->idx, a->n * sizeof(*c->idx));
+    if (a->n) /* an empty array has no index array to copy from */
+        memcpy(c->idx, a->idx, a->n * sizeof(*c->idx));
     for (size_t i = 0; i < a->n; i++) {
         c->nodes[i] = a->nodes[i];
         c->nodes[i].key = c->nodes[i].item = c->text + (a->nodes[i].key - p);

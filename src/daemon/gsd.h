@@ -34,6 +34,8 @@
 struct gs_ratecard;
 struct gs_scenario;
 struct gs_tenant_spec;
+struct MHD_Connection;
+struct sockaddr;
 #include <stddef.h>
 #include <stdint.h>
 
@@ -75,7 +77,8 @@ struct gsd_tenant {
     int64_t rate_milli; /* requests per second x 1000; 0 = no limit */
     int64_t burst;      /* bucket size in requests */
     const struct gs_tenant_spec *quota; /* its GPUQuota in the config's policy, NULL = none */
-    /* token bucket, owned by the scheduler thread (carried over a reload by tenant name) */
+    /* token bucket: HTTP threads take from it under the access lock (access.c), which carries
+     * it over a reload by tenant name; nothing else reads it */
     int64_t bucket_milli;
     int64_t bucket_at_us;
 };
@@ -92,7 +95,40 @@ struct gsd_kube {
     int64_t sync_us;    /* period of the pod sync (gsd_kube_live()); 0 = none */
 };
 
+/*
+ * The listener's bounds (the DaemonConfig's `http:`), each with its default. Connections past
+ * maxConnections, or past maxConnectionsPerClient from one client address, are closed as they
+ * are accepted; a connection silent for idleTimeoutSeconds is closed; a body must arrive whole
+ * within bodyTimeoutSeconds of its headers; the bodies being read, all connections together,
+ * hold at most maxBytesInFlight bytes (503 past it); an address whose bearer tokens failed
+ * authFailuresPerMinute times within a minute is answered 429 until that minute is over.
+ * Connections, timeouts and threads are the listener's at start: a reload changes only the
+ * last two.
+ */
+struct gsd_http_limits {
+    int64_t max_connections; /* 4096 (also bounded by the open-file limit) */
+    int64_t max_per_client;  /* 64 */
+    int64_t idle_timeout_s;  /* 60 */
+    int64_t body_timeout_s;  /* 30 */
+    int64_t max_in_flight;   /* 64 MiB, bytes */
+    int64_t threads;         /* 4: libmicrohttpd's event threads (epoll) */
+    int64_t auth_failures;   /* 10 */
+};
+
+/* GET /metrics (metrics.c): who may see names, and whether a series per pod is shown. */
+struct gsd_metrics_cfg {
+    int has_token;
+    uint8_t token_sha[GSD_SHA256_LEN]; /* Prometheus' bearer token: GET /metrics only */
+    int per_pod;                       /* perPod: true */
+};
+
+/*
+ * A configuration in force. Immutable once handed to the server, except the tenants' token
+ * buckets (see struct gsd_tenant); shared by the scheduler thread and the HTTP threads, each
+ * holding a reference (gsd_config_ref(); gsd_config_free() drops one, the last frees).
+ */
 struct gsd_config {
+    atomic_int refs;
     char *path;            /* the file, for messages; NULL when none */
     struct gsd_kube *kube; /* NULL: bind records the cards only */
     struct gsd_tenant *tenants;
@@ -104,9 +140,10 @@ struct gsd_config {
     int64_t node_grace_us;            /* nodeMonitorGracePeriodSeconds, in microseconds */
     char *rate_card;                  /* rateCard: its path, NULL for the bundled one */
     struct gs_ratecard *rates;        /* prices for bills; NULL when none could be loaded */
-    size_t max_body;                  /* bytes of a /v1 request body */
-    size_t extender_max_body;   /* bytes of an /extender request body (a NodeList can be large) */
-    int extender_token;         /* 1: extender verbs need the admin token */
+    size_t max_body;                  /* bytes of a POST /v1/pods or /v1/podgroups body */
+    size_t extender_max_body;         /* bytes of a filter, prioritize or preempt body */
+    struct gsd_http_limits http;
+    struct gsd_metrics_cfg metrics;
     int64_t max_pods;           /* pods held (pending + running) */
     char policy[32];            /* placement policy name */
     struct gs_scenario *quotas; /* GPUQuota, ResourceQuota, ... of the policy files; may be NULL */
@@ -119,6 +156,16 @@ struct gsd_config {
  * Return: 0 and *@out (free with gsd_config_free()); -EINVAL with @d; -ENOENT/-EIO; -ENOMEM.
  */
 int gsd_config_load(const char *path, struct gsd_config **out, struct gs_diag *d);
+/* gsd_config_ref() - one more reference to @c (any thread). Return: @c. */
+struct gsd_config *gsd_config_ref(struct gsd_config *c);
+/*
+ * gsd_config_parse() - gsd_config_load() of the @len bytes at @buf, named @path in messages,
+ * without the rate card (c->rates NULL). Plain tokens are wiped in the parser's copies; @buf is
+ * the caller's to wipe. Return: as gsd_config_load() (no -ENOENT or -EIO).
+ */
+int gsd_config_parse(const char *path, const unsigned char *buf, size_t len,
+                     struct gsd_config **out, struct gs_diag *d);
+/* gsd_config_free() - drop one reference to @c (NULL allowed); the last frees it. */
 void gsd_config_free(struct gsd_config *c);
 
 /* gsd_sha256() - @out = SHA-256(@data). */
@@ -132,13 +179,14 @@ const struct gsd_tenant *gsd_tenant_of_ns(const struct gsd_config *c, const char
 
 /*
  * gsd_config_auth() - who holds the token hashed to @sha: the tenant (its index), GSD_AUTH_ADMIN,
- * GSD_AUTH_NODE (the node agents' token) or GSD_AUTH_NONE. Every configured hash is compared in
- * constant time, all of them always, so the time taken does not tell which one matched or how much
- * of one did.
+ * GSD_AUTH_NODE (the node agents' token), GSD_AUTH_METRICS or GSD_AUTH_NONE. Every configured hash
+ * is compared in constant time, all of them always, so the time taken does not tell which one
+ * matched or how much of one did.
  */
-#define GSD_AUTH_ADMIN (-1)
-#define GSD_AUTH_NONE  (-2)
-#define GSD_AUTH_NODE  (-3)
+#define GSD_AUTH_ADMIN   (-1)
+#define GSD_AUTH_NONE    (-2)
+#define GSD_AUTH_NODE    (-3)
+#define GSD_AUTH_METRICS (-4) /* metrics.token: GET /metrics only */
 int gsd_config_auth(const struct gsd_config *c, const uint8_t sha[GSD_SHA256_LEN]);
 
 /*
@@ -276,6 +324,12 @@ int gsd_store_begin(struct gsd_store *s);
 /* gsd_store_commit() - commit the open transaction. Return: 0; -EIO (then it was rolled back). */
 int gsd_store_commit(struct gsd_store *s);
 void gsd_store_rollback(struct gsd_store *s);
+/*
+ * gsd_store_probe() - commit a transaction of its own that writes one row (meta 'probe' = @now_us,
+ * wall clock), to learn whether the store can commit now (a full disk, a file size limit, an I/O
+ * error say it cannot). Call outside a transaction. Return: 0; -EIO (rolled back; logged).
+ */
+int gsd_store_probe(struct gsd_store *s, int64_t now_us);
 /* gsd_store_pod_insert() - insert @p (sets p->id), its cards and, when running, its ledger row.
  * @node, @model: the node's name and GPU model (catalog name, "" none) when running; the ledger
  * keeps the model (and the MIG profile) so bills price a run as it was. Return: 0; -EIO. */
@@ -432,11 +486,14 @@ struct gsd_req {
     size_t len;
     int auth; /* 0 no Authorization header, 1 a bearer token (token_sha), 2 another scheme */
     uint8_t token_sha[GSD_SHA256_LEN];
-    struct gsd_config *new_cfg; /* GSD_REQ_RELOAD: handed over, owned by the scheduler after */
-    struct gsd_bind *bind;      /* an extender bind's API calls, made after the answer (owned) */
-    json_t *live;               /* GSD_REQ_SYNC: gsd_kube_live()'s pods (owned) */
-    int64_t listed_us;          /* GSD_REQ_SYNC: wall clock when that list was asked for */
-    int64_t arrive_us;          /* monotonic */
+    int who;                     /* gsd_access_check(): GSD_AUTH_*, or a tenant's index */
+    char tenant[GSD_NAME_MAX];   /* ... and then the tenant's name */
+    struct MHD_Connection *conn; /* suspended while the request waits; NULL: not from HTTP */
+    struct gsd_config *new_cfg;  /* GSD_REQ_RELOAD: handed over, owned by the scheduler after */
+    struct gsd_bind *bind;       /* an extender bind's API calls, made after the answer (owned) */
+    json_t *live;                /* GSD_REQ_SYNC: gsd_kube_live()'s pods (owned) */
+    int64_t listed_us;           /* GSD_REQ_SYNC: wall clock when that list was asked for */
+    int64_t arrive_us;           /* monotonic */
     /* the answer */
     int status;
     char *resp; /* malloc'd, handed to libmicrohttpd */
@@ -535,6 +592,7 @@ struct gsd_state {
     int64_t bill_cache_at_us;
     int32_t prio_floor; /* no running pod was ever of lower priority (a bound kept as pods run) */
     int64_t started_us;
+    struct gsd_http_stats *http; /* the listener's counters (server.c); NULL without one */
     /* node and card health, one per node of the cluster */
     struct gsd_node_health *health;
     size_t not_ready;              /* nodes NotReady now */
@@ -980,6 +1038,53 @@ json_t *gsd_bill_accrued(struct gsd_state *st);
 /* Metrics (metrics.c). */
 void gsd_hist_observe(struct gsd_hist *h, int64_t us);
 void gsd_metrics_handle(struct gsd_state *st, struct gsd_req *r);
+
+/* ---- who may do what, before a body is read (access.c) ---- */
+
+/* Why the listener refused a request, as /metrics counts them (gsd_reject_names[]). */
+enum gsd_reject {
+    GSD_REJECT_UNAUTHENTICATED, /* 401: no token, or an unknown one */
+    GSD_REJECT_THROTTLED,       /* 429: too many failed authentications from the address */
+    GSD_REJECT_FORBIDDEN,       /* 403: the token's role does not reach the route */
+    GSD_REJECT_RATE_LIMITED,    /* 429: a tenant's token bucket is empty */
+    GSD_REJECT_TOO_LARGE,       /* 413: a body over its route's cap */
+    GSD_REJECT_BUSY,            /* 503: bodies in flight at http.maxBytesInFlight */
+    GSD_REJECT_TOO_SLOW,        /* a body not whole within http.bodyTimeoutSeconds: closed */
+    GSD_REJECT_N
+};
+extern const char *const gsd_reject_names[GSD_REJECT_N];
+
+/* The listener's counters, written by any HTTP thread, read by /metrics. */
+struct gsd_http_stats {
+    _Atomic uint64_t rejected[GSD_REJECT_N];
+    _Atomic int64_t in_flight;   /* bytes of bodies being read now */
+    _Atomic int64_t connections; /* open now */
+};
+
+struct gsd_access;
+/* gsd_access_new() - the access layer over @cfg (it takes a reference), counting in @stats.
+ * Return: 0; -ENOMEM. */
+int gsd_access_new(struct gsd_config *cfg, struct gsd_http_stats *stats, struct gsd_access **out);
+void gsd_access_free(struct gsd_access *a);
+/* gsd_access_reload() - put @cfg in force (a new reference), its tenants' token buckets carried
+ * over from the old config by tenant name. Any thread. */
+void gsd_access_reload(struct gsd_access *a, struct gsd_config *cfg);
+/* gsd_access_config() - a new reference to the config in force (drop it with gsd_config_free()). */
+struct gsd_config *gsd_access_config(struct gsd_access *a);
+/*
+ * gsd_access_body_cap() - the most bytes a body of @method @path may have: maxBodyBytes for
+ * POST /v1/pods and /v1/podgroups, extender.maxBodyBytes for filter, prioritize and preempt,
+ * 0 for GET, HEAD and DELETE, 64 KiB for the rest (bind, heartbeats, card health, the clock).
+ */
+size_t gsd_access_body_cap(const struct gsd_config *c, const char *method, const char *path);
+/*
+ * gsd_access_check() - steps 1 to 4 of access.c's header, on @r's method, path and Authorization
+ * (r->auth, r->token_sha) from client address @addr at monotonic time @now_us. Sets r->who
+ * (GSD_AUTH_*, or the tenant's index, with its name in r->tenant) and *@cap (the body's cap).
+ * Any thread; O(tenants). Return: 0 go on; -1 refused, with the answer in @r (401, 403, 429).
+ */
+int gsd_access_check(struct gsd_access *a, struct gsd_req *r, const struct sockaddr *addr,
+                     int64_t now_us, size_t *cap);
 
 /* ---- the queue and the HTTP side (server.c) ---- */
 

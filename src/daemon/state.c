@@ -754,12 +754,6 @@ void gsd_state_free(struct gsd_state *st)
 
 void gsd_state_reload(struct gsd_state *st, struct gsd_config *cfg)
 {
-    for (size_t i = 0; i < cfg->ntenants; i++)
-        for (size_t k = 0; k < st->cfg->ntenants; k++)
-            if (!strcmp(cfg->tenants[i].name, st->cfg->tenants[k].name)) {
-                cfg->tenants[i].bucket_milli = st->cfg->tenants[k].bucket_milli;
-                cfg->tenants[i].bucket_at_us = st->cfg->tenants[k].bucket_at_us;
-            }
     if (strcmp(cfg->policy, st->cfg->policy))
         gsd_log("warn", "policy change takes effect at the next start", "policy", cfg->policy,
                 NULL);

@@ -385,7 +385,7 @@ static json_t *verb(const struct daemon *d, const char *v, json_t *args)
     struct answer a;
     json_decref(args);
     snprintf(path, sizeof(path), "/extender/%s", v);
-    assert_int_equal(h_call(d, "POST", path, NULL, body, &a), 0);
+    assert_int_equal(h_call(d, "POST", path, TOKEN_ADMIN, body, &a), 0);
     free(body);
     assert_int_equal(a.status, 200);
     json_t *j = json_incref(a.json);

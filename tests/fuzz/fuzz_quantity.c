@@ -1,0 +1,43 @@
+/*
+ * Fuzz target: Kubernetes quantities and Go durations — the scenario loader's exact parser
+ * (gs__qty_parse(), gs__duration_parse()) and the daemon's (gsd_parse_cpu(), gsd_parse_memory()).
+ * Checked beyond not crashing: what parses exactly parses the same rounded up; a value rounded
+ * up is never below the exact one; a refusal names its reason.
+ */
+#include "fuzz.h"
+
+#include "gsd.h"
+#include "scenario_impl.h"
+
+#include <stdlib.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char *s = fuzz_str(data, size);
+    if (!s)
+        return 0;
+    static const int units[][2] = {{0, 0}, {3, 0}, {0, -20}, {-3, 0}};
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+        int64_t exact = 0, up = 0;
+        const char *why = NULL, *why_up = NULL;
+        int rc = gs__qty_parse(s, units[i][0], units[i][1], 0, &exact, &why);
+        int rc_up = gs__qty_parse(s, units[i][0], units[i][1], GS__Q_CEIL, &up, &why_up);
+        FUZZ_CHECK(rc == 0 || why);
+        FUZZ_CHECK(rc_up == 0 || why_up);
+        if (rc == 0)
+            FUZZ_CHECK(rc_up == 0 && up == exact);
+        int64_t plain = 0;
+        const char *why_plain = NULL;
+        if (gs__qty_parse(s, units[i][0], units[i][1], GS__Q_PLAIN, &plain, &why_plain) == 0)
+            FUZZ_CHECK(rc == 0 && plain == exact);
+    }
+    int64_t us = 0, milli = 0, mib = 0;
+    const char *why = NULL;
+    FUZZ_CHECK(gs__duration_parse(s, &us, &why) == 0 || why);
+    if (gsd_parse_cpu(s, &milli) == 0)
+        FUZZ_CHECK(milli >= 0);
+    if (gsd_parse_memory(s, &mib) == 0)
+        FUZZ_CHECK(mib >= 0);
+    free(s);
+    return 0;
+}
