@@ -8,7 +8,7 @@
  *   3. restart time with 100,000 pods in the store: from exec to the first answer.
  * Usage: bench_daemon [SUBMISSIONS [STORE_PODS]]
  */
-#include "../tests/integration/harness.h"
+#include "../tests/common/harness.h"
 
 #include <curl/curl.h>
 #include <pthread.h>

@@ -8,6 +8,7 @@
 #include "gpusched/catalog.h"
 #include "gpusched/config.h"
 #include "gpusched/diag.h"
+#include "gpusched/grow.h"
 #include "gpusched/mig.h"
 #include "gpusched/scenario.h"
 #include "gpusched/sched.h"
@@ -33,16 +34,12 @@ static void on_warn(void *ud, const char *msg)
     w->n++;
     if (w->kept >= WARN_KEEP)
         return;
-    if (w->kept == w->cap) {
-        size_t cap = w->cap ? 2 * w->cap : 64;
-        char **m = realloc(w->msg, cap * sizeof(*m));
-        if (!m) {
-            w->oom = 1;
-            return;
-        }
-        w->msg = m;
-        w->cap = cap;
+    char **m = gs_grow(w->msg, &w->cap, w->kept + 1, sizeof(*m), 64);
+    if (!m) {
+        w->oom = 1;
+        return;
     }
+    w->msg = m;
     if ((w->msg[w->kept] = strdup(msg)) != NULL)
         w->kept++;
     else

@@ -13,6 +13,7 @@
 
 #include "gpusched/catalog.h"
 #include "gpusched/diag.h"
+#include "gpusched/grow.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -284,14 +285,10 @@ static int defer(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *at, si
                  size_t count, const char *name)
 {
     struct gs_scn_priv *p = L->s->priv;
-    if (p->npending == p->cap_pending) {
-        size_t cap = p->cap_pending ? 2 * p->cap_pending : 16;
-        void *a = realloc(p->pending, cap * sizeof(*p->pending));
-        if (!a)
-            return gs_diag_error_code(c->d, -ENOMEM, "%s: out of memory", c->path);
-        p->pending = a;
-        p->cap_pending = cap;
-    }
+    void *a = gs_grow(p->pending, &p->cap_pending, p->npending + 1, sizeof(*p->pending), 16);
+    if (!a)
+        return gs_diag_error_code(c->d, -ENOMEM, "%s: out of memory", c->path);
+    p->pending = a;
     struct gs__pending_tpl *pt = &p->pending[p->npending++];
     pt->first = first;
     pt->count = count;

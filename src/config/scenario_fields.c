@@ -6,6 +6,7 @@
 
 #include "gpusched/catalog.h"
 #include "gpusched/diag.h"
+#include "gpusched/grow.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -210,8 +211,8 @@ long gs__scn_add(struct gs_scenario *s, int kind, const void *rec)
     if (p->cap[kind] < *n) /* filled by a caller: malloc'd and exactly full */
         p->cap[kind] = *n;
     if (*n == p->cap[kind]) {
-        size_t cap = p->cap[kind] ? p->cap[kind] * 2 : 16;
-        cap = cap > kd->max ? kd->max : cap;
+        size_t cap = gs_grow_cap(p->cap[kind], *n + 1, 16);
+        cap = !cap || cap > kd->max ? kd->max : cap;
         void *a = realloc(arr_get(s, kind), cap * kd->elem);
         if (!a)
             return -ENOMEM;

@@ -10,6 +10,7 @@
 #include "yamlutil.h"
 
 #include "gpusched/diag.h"
+#include "gpusched/grow.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -504,8 +505,8 @@ static int slurp(FILE *f, const char *path, size_t max, const char *what, unsign
     size_t len = 0, cap = 0;
     for (;;) {
         if (len + 1 >= cap) { /* cap never passes max + 2: one byte tells "too big", one the NUL */
-            size_t ncap = cap ? 2 * cap : 16384;
-            ncap = ncap > max + 2 ? max + 2 : ncap;
+            size_t ncap = gs_grow_cap(cap, len + 2, 16384);
+            ncap = !ncap || ncap > max + 2 ? max + 2 : ncap;
             unsigned char *nbuf = realloc(buf, ncap);
             if (!nbuf) {
                 free(buf);
@@ -704,15 +705,15 @@ static int push(struct builder *b, const yaml_event_t *ev, int id)
         return build_fail(b, ev, msg);
     }
     if (b->depth == b->cap) {
-        size_t cap = b->cap ? 2 * b->cap : 16;
-        int *st = realloc(b->stack, cap * sizeof(*st)), *k;
+        size_t cs = b->cap, ck = b->cap;
+        int *st = gs_grow(b->stack, &cs, b->depth + 1, sizeof(*st), 16), *k;
         if (st)
             b->stack = st;
-        k = st ? realloc(b->key, cap * sizeof(*k)) : NULL;
+        k = st ? gs_grow(b->key, &ck, b->depth + 1, sizeof(*k), 16) : NULL;
         if (!k)
             return oom(b);
         b->key = k;
-        b->cap = cap;
+        b->cap = cs;
     }
     b->stack[b->depth] = id;
     b->key[b->depth++] = 0;

@@ -10,6 +10,7 @@
 
 #include "gpusched/catalog.h"
 #include "gpusched/diag.h"
+#include "gpusched/grow.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -428,9 +429,7 @@ static uint64_t line_hash_at(const struct gs_bill *b, uint32_t idx)
 /* slots_reserve() - room for @n items at load 1/2, rehashing what is there. */
 static int slots_reserve(struct slots *s, size_t n, hash_at_fn hash_at, const struct gs_bill *b)
 {
-    size_t cap = s->cap ? s->cap : 64;
-    while (cap < 2 * n)
-        cap *= 2;
+    size_t cap = gs_grow_cap(s->cap, 2 * n, 64);
     if (cap == s->cap)
         return 0;
     uint32_t *v = calloc(cap, sizeof(*v));
@@ -448,21 +447,6 @@ static int slots_reserve(struct slots *s, size_t n, hash_at_fn hash_at, const st
     s->v = v;
     s->cap = cap;
     return 0;
-}
-
-/* grow() - @p (of @size-byte items, capacity *@cap) resized to hold @n items, or NULL (then @p and
- * *@cap are unchanged). */
-static void *grow(void *p, size_t *cap, size_t n, size_t size)
-{
-    size_t ncap = *cap ? *cap : 16;
-    if (n <= *cap)
-        return p;
-    while (ncap < n)
-        ncap *= 2;
-    void *q = realloc(p, ncap * size);
-    if (q)
-        *cap = ncap;
-    return q;
 }
 
 /* tenant_find() - the slot of @name, or the empty slot where it would go. Needs cap > 0. */
@@ -484,7 +468,7 @@ static int tenant_get(struct gs_bill *b, const char *name, uint32_t *out)
         return 0;
     }
     char *copy = strdup(name);
-    char **t = copy ? grow(b->tenant, &b->captenant, b->ntenant + 1, sizeof(*t)) : NULL;
+    char **t = copy ? gs_grow(b->tenant, &b->captenant, b->ntenant + 1, sizeof(*t), 16) : NULL;
     if (t)
         b->tenant = t;
     if (!t || slots_reserve(&b->tenant_slots, b->ntenant + 1, tenant_hash_at, b)) {
@@ -523,7 +507,8 @@ static int resource_get(struct gs_bill *b, const struct gs_bill_use *u, uint32_t
         gs_ratecard_mig_profile(u->model, profile_index(u->model, u->profile, NULL), &r.profile,
                                 NULL, NULL);
     struct resource *copy = malloc(sizeof(*copy));
-    struct resource **all = copy ? grow(b->res, &b->capres, b->nres + 1, sizeof(*all)) : NULL;
+    struct resource **all =
+        copy ? gs_grow(b->res, &b->capres, b->nres + 1, sizeof(*all), 16) : NULL;
     if (!all) {
         free(copy);
         return gs_diag_error_code(d, -ENOMEM, "out of memory");
@@ -638,7 +623,7 @@ static int reserve_lines(struct gs_bill *b, size_t n)
 {
     if (n > b->capline) {
         size_t cap = b->capline;
-        struct line *l = grow(b->line, &cap, n, sizeof(*l));
+        struct line *l = gs_grow(b->line, &cap, n, sizeof(*l), 16);
         if (!l)
             return -ENOMEM;
         b->line = l;

@@ -2,6 +2,7 @@
 
 #include "gpusched/catalog.h"
 #include "gpusched/diag.h"
+#include "gpusched/grow.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -130,14 +131,10 @@ int gs_cluster_add_node(struct gs_cluster *c, const struct gs_node_spec *s, stru
     int zone = zone_id(c, s->zone);
     if (zone < 0)
         return gs_diag_error_code(d, zone, "node %s: cannot add zone", s->name);
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 64;
-        struct gs_node *n = realloc(c->nodes, cap * sizeof(*n));
-        if (!n)
-            return -ENOMEM;
-        c->nodes = n;
-        c->cap = cap;
-    }
+    struct gs_node *grown = gs_grow(c->nodes, &c->cap, c->n + 1, sizeof(*grown), 64);
+    if (!grown)
+        return -ENOMEM;
+    c->nodes = grown;
     if ((c->n + 1) * 2 > c->index_cap && index_grow(c) < 0)
         return -ENOMEM;
     struct gs_node *n = &c->nodes[c->n];

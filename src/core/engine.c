@@ -11,6 +11,7 @@
 #include "sched_impl.h"
 
 #include "gpusched/diag.h"
+#include "gpusched/grow.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -138,7 +139,7 @@ static int state_room(struct gs_sched *s)
         return -ENOMEM;
     if (s->nfree || s->nstates < s->states_cap)
         return 0;
-    size_t cap = s->states_cap ? s->states_cap * 2 : 256;
+    size_t cap = gs_grow_cap(s->states_cap, s->nstates + 1, 256);
     struct gs_nstate *n = realloc(s->states, cap * sizeof(*n));
     if (!n)
         return -ENOMEM;
@@ -269,21 +270,19 @@ static void heap_fix(struct gs_sched *s, struct gs_nstate *st, uint32_t n, uint3
 static int change_room(struct gs_sched *s, uint32_t id)
 {
     if (s->nlog + 2 > s->log_cap) {
-        size_t cap = s->log_cap ? s->log_cap * 2 : 4096;
-        struct gs_logent *l = realloc(s->log, cap * sizeof(*l));
+        struct gs_logent *l = gs_grow(s->log, &s->log_cap, s->nlog + 2, sizeof(*l), 4096);
         if (!l)
             return -ENOMEM;
         s->log = l;
-        s->log_cap = cap;
     }
     struct gs_nstate *st = &s->states[id];
     if (s->live[id].count + 1 > st->heap_cap) {
-        uint32_t cap = st->heap_cap ? st->heap_cap * 2 : 4;
-        uint32_t *h = realloc(st->heap, cap * sizeof(*h));
+        size_t cap = st->heap_cap;
+        uint32_t *h = gs_grow(st->heap, &cap, s->live[id].count + 1, sizeof(*h), 4);
         if (!h)
             return -ENOMEM;
         st->heap = h;
-        st->heap_cap = cap;
+        st->heap_cap = (uint32_t)cap;
     }
     return 0;
 }
@@ -539,16 +538,16 @@ static int64_t class_intern(struct gs_sched *s, const struct gs_pod_req *r)
         h = (h + 1) & (s->class_index_cap - 1);
     }
     if (s->nclasses == s->classes_cap) {
-        size_t cap = s->classes_cap ? s->classes_cap * 2 : 64;
-        struct gs_podclass *n = realloc(s->classes, cap * sizeof(*n));
+        size_t cn = s->classes_cap, cq = s->classes_cap;
+        struct gs_podclass *n = gs_grow(s->classes, &cn, s->nclasses + 1, sizeof(*n), 64);
         if (!n)
             return -ENOMEM;
         s->classes = n;
-        struct gs_classq *q = realloc(s->queues, cap * sizeof(*q));
+        struct gs_classq *q = gs_grow(s->queues, &cq, s->nclasses + 1, sizeof(*q), 64);
         if (!q)
             return -ENOMEM;
         s->queues = q;
-        s->classes_cap = cap;
+        s->classes_cap = cn;
     }
     gs__podclass_init(&s->classes[s->nclasses], r);
     memset(&s->queues[s->nclasses], 0, sizeof(s->queues[0]));
@@ -613,16 +612,13 @@ static int64_t lookup(struct gs_sched *s, uint32_t state, uint32_t cls)
 {
     struct gs_classq *q = &s->queues[cls];
     if (state >= q->val_cap) {
-        size_t cap = q->val_cap ? q->val_cap : 1024;
-        while (cap <= state)
-            cap *= 2;
-        int32_t *v = realloc(q->val, cap * sizeof(*v));
+        size_t old = q->val_cap;
+        int32_t *v = gs_grow(q->val, &q->val_cap, (size_t)state + 1, sizeof(*v), 1024);
         if (!v) /* no room to remember: compute again next time */
             return evaluate(s, &s->states[state], &s->classes[cls]);
-        for (size_t k = q->val_cap; k < cap; k++)
+        for (size_t k = old; k < q->val_cap; k++)
             v[k] = UNSET;
         q->val = v;
-        q->val_cap = cap;
     }
     if (q->val[state] == UNSET) { /* fits: scores < 1000 x 16 x GS_WEIGHT_MAX < 2^23 */
         q->val[state] = (int32_t)evaluate(s, &s->states[state], &s->classes[cls]);

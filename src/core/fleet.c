@@ -3,6 +3,7 @@
 
 #include "gpusched/catalog.h"
 #include "gpusched/diag.h"
+#include "gpusched/grow.h"
 #include "gpusched/mig.h"
 
 #include <errno.h>
@@ -847,14 +848,10 @@ int gs_fleet_commit(struct gs_fleet *f, size_t node, const struct gs_fit *r, uin
     struct fnode *nd = &f->nodes[node];
     if (fit_host(nd, r) != GS_FIT_OK || !mask_valid(f, nd, r, mask))
         return -EINVAL;
-    if (nd->npods == nd->cap) {
-        size_t cap = nd->cap ? nd->cap * 2 : 4;
-        struct slot *p = realloc(nd->pods, cap * sizeof(*p));
-        if (!p)
-            return -ENOMEM;
-        nd->pods = p;
-        nd->cap = cap;
-    }
+    struct slot *p = gs_grow(nd->pods, &nd->cap, nd->npods + 1, sizeof(*p), 4);
+    if (!p)
+        return -ENOMEM;
+    nd->pods = p;
     int shared = !r->whole && !r->mig && !r->timeslice;
     nd->pods[nd->npods++] = (struct slot){.pod = pod,
                                           .tenant = r->tenant,

@@ -12,6 +12,8 @@
  */
 #include "sched_impl.h"
 
+#include "gpusched/grow.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -199,15 +201,12 @@ int gs_sched_set_workload(struct gs_sched *s, const struct gs_pod_req *pods, siz
             if (same_class(&t[k].pc, &r, cpu))
                 break;
         if (k == nt) {
-            if (nt == cap) {
-                cap = cap ? cap * 2 : 64;
-                struct gs_typical *g = realloc(t, cap * sizeof(*g));
-                if (!g) {
-                    free(t);
-                    return -ENOMEM;
-                }
-                t = g;
+            struct gs_typical *g = gs_grow(t, &cap, nt + 1, sizeof(*g), 64);
+            if (!g) {
+                free(t);
+                return -ENOMEM;
             }
+            t = g;
             gs__podclass_init(&t[nt].pc, &r);
             t[nt].memory_mib = 0;
             t[nt++].count = 0;

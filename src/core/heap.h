@@ -15,20 +15,18 @@
 #ifndef GS_HEAP_H
 #define GS_HEAP_H
 
+#include "gpusched/grow.h"
+
 #include <errno.h>
 #include <stdlib.h>
 
 #define GS_HEAP_ARY(name, T, before, D)                                                            \
     static int name##_push(T **v, size_t *n, size_t *cap, T e)                                     \
     {                                                                                              \
-        if (*n == *cap) {                                                                          \
-            size_t c = *cap ? *cap * 2 : 64;                                                       \
-            T *p = realloc(*v, c * sizeof(*p));                                                    \
-            if (!p)                                                                                \
-                return -ENOMEM;                                                                    \
-            *v = p;                                                                                \
-            *cap = c;                                                                              \
-        }                                                                                          \
+        T *p = gs_grow(*v, cap, *n + 1, sizeof(*p), 64);                                           \
+        if (!p)                                                                                    \
+            return -ENOMEM;                                                                        \
+        *v = p;                                                                                    \
         size_t i = (*n)++;                                                                         \
         while (i > 0 && before(&e, &(*v)[(i - 1) / (D)])) {                                        \
             (*v)[i] = (*v)[(i - 1) / (D)];                                                         \

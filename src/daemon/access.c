@@ -16,7 +16,10 @@
  *  5. the body's cap for the route (gsd_access_body_cap()): a declared Content-Length over it is
  *     a 413 at once; server.c stops reading a body that grows past it.
  */
-#include "gsd.h"
+#include "access.h"
+#include "api.h"
+#include "config.h"
+#include "server.h"
 
 #include <errno.h>
 #include <netinet/in.h>

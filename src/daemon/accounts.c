@@ -10,7 +10,12 @@
  * whole cards as exclusive use, shares of a card as shared use. A tenant's token sees its own
  * tenant, queue and bill only (another's: 403); the admin's all.
  */
-#include "gsd.h"
+#include "accounts.h"
+#include "api.h"
+#include "mig.h"
+#include "nodes.h"
+#include "queue.h"
+#include "store.h"
 
 #include "gpusched/billing.h"
 #include "gpusched/catalog.h"

@@ -4,7 +4,14 @@
  * reaches the namespaces it owns (others: 403), the admin token reaches all. Errors are
  * {"error": "...", "field": "..."}.
  */
-#include "gsd.h"
+#include "api.h"
+#include "accounts.h"
+#include "extender.h"
+#include "nodes.h"
+#include "preempt.h"
+#include "queue.h"
+#include "server.h"
+#include "state.h"
 
 #include "gpusched/catalog.h"
 #include "gpusched/cluster.h"

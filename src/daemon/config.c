@@ -21,10 +21,11 @@
  *     syncSeconds: 30             # pods bound here that Kubernetes no longer runs are released
  *                                 # after at most this long (0: never; 1..86400)
  *   metrics:                      # GET /metrics: without a token, aggregates only
- *     token: "..."                # or tokenSHA256: Prometheus' bearer token (the admin's works
- * too) perPod: false               # true: a series per running pod and card (with a token) http:
- * # the listener's bounds (see gsd_http_limits); only maxConnections: 4096        #
- * maxBytesInFlight and authFailuresPerMinute change on a reload maxConnectionsPerClient: 64
+ *     token: "..."                # or tokenSHA256: Prometheus' token (the admin's works too)
+ *     perPod: false               # true: a series per running pod and card (with a token)
+ *   http:                         # the listener's bounds (struct gsd_http_limits); a reload
+ *     maxConnections: 4096        # changes bodyTimeoutSeconds, maxBytesInFlight and
+ *     maxConnectionsPerClient: 64 # authFailuresPerMinute only
  *     idleTimeoutSeconds: 60
  *     bodyTimeoutSeconds: 30
  *     maxBytesInFlight: 67108864
@@ -42,7 +43,9 @@
  * "rateLimt" would silently lift a tenant's limit. The walk descends a fixed depth and an event
  * pass bounds nesting first (libyaml's loader recurses without a limit of its own).
  */
-#include "gsd.h"
+#include "config.h"
+#include "log.h"
+#include "podspec.h"
 
 #include "gpusched/billing.h"
 #include "gpusched/config.h"

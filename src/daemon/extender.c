@@ -18,7 +18,16 @@
  * DaemonConfig, bind also writes the pod's annotations and its Binding to the API server (kube.c):
  * after the commit, on the HTTP thread (server.c), and a refusal gives the cards back.
  */
-#include "gsd.h"
+#include "extender.h"
+#include "api.h"
+#include "kube.h"
+#include "log.h"
+#include "mig.h"
+#include "preempt.h"
+#include "server.h"
+#include "state.h"
+
+#include "gpusched/grow.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -111,15 +120,15 @@ static void args_free(struct ext_args *a)
 static int args_push(struct ext_args *a, struct ext_node x, int32_t idx)
 {
     if (a->n == a->cap) {
-        size_t cap = a->cap ? a->cap * 2 : 1024;
-        struct ext_node *n = realloc(a->nodes, cap * sizeof(*n));
+        size_t cn = a->cap, ci = a->cap;
+        struct ext_node *n = gs_grow(a->nodes, &cn, a->n + 1, sizeof(*n), 1024);
         if (n)
             a->nodes = n;
-        int32_t *i = n ? realloc(a->idx, cap * sizeof(*i)) : NULL;
+        int32_t *i = n ? gs_grow(a->idx, &ci, a->n + 1, sizeof(*i), 1024) : NULL;
         if (!i)
             return -ENOMEM;
         a->idx = i;
-        a->cap = cap;
+        a->cap = cn;
     }
     a->nodes[a->n] = x;
     a->idx[a->n++] = idx;
@@ -361,13 +370,9 @@ struct out {
 /* Room for @n more bytes and a NUL. Return: 0; -1 out of memory (then nothing more is put). */
 static int room(struct out *o, size_t n)
 {
-    size_t cap = o->cap ? o->cap : 65536;
-    while (cap <= o->len + n)
-        cap *= 2;
-    char *m = o->oom ? NULL : realloc(o->s, cap);
+    char *m = o->oom ? NULL : gs_grow(o->s, &o->cap, o->len + n + 1, 1, 65536);
     o->oom = !m;
     o->s = m ? m : o->s;
-    o->cap = m ? cap : o->cap;
     return m ? 0 : -1;
 }
 

@@ -12,7 +12,15 @@
  * PodGroups are stored; members and running counts are the scheduler thread's, counted again
  * from the pods at start.
  */
-#include "gsd.h"
+#include "gang.h"
+#include "api.h"
+#include "log.h"
+#include "preempt.h"
+#include "queue.h"
+#include "server.h"
+#include "store.h"
+
+#include "gpusched/grow.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -133,14 +141,10 @@ int gsd_gang_fits(struct gsd_state *st, const struct gsd_group *g, const struct 
 /* Keep @g (copied) in the table. Return: the kept one; NULL when out of memory. */
 static struct gsd_group *keep(struct gsd_state *st, const struct gsd_group *g)
 {
-    if (st->ngroups == st->capgroups) {
-        size_t cap = st->capgroups ? st->capgroups * 2 : 64;
-        struct gsd_group **t = realloc(st->groups, cap * sizeof(*t));
-        if (!t)
-            return NULL;
-        st->groups = t;
-        st->capgroups = cap;
-    }
+    struct gsd_group **t = gs_grow(st->groups, &st->capgroups, st->ngroups + 1, sizeof(*t), 64);
+    if (!t)
+        return NULL;
+    st->groups = t;
     struct gsd_group *k = malloc(sizeof(*k));
     if (!k)
         return NULL;

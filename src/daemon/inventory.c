@@ -1,5 +1,5 @@
 /* gpuschedd: the node inventory. The only file that knows where the nodes come from. */
-#include "gsd.h"
+#include "inventory.h"
 
 #include "gpusched/trace.h"
 

@@ -13,7 +13,8 @@
  * name it, a GET of the pod decides by spec.nodeName and metadata.uid). That settles a Binding
  * whose answer was lost (the connection broke after it was sent, or a 504): it is sent once more.
  */
-#include "gsd.h"
+#include "kube.h"
+#include "state.h"
 
 #include <curl/curl.h>
 #include <errno.h>

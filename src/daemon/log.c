@@ -1,5 +1,5 @@
 /* gpuschedd: logfmt lines on stderr, one write(2) per event so threads never interleave. */
-#include "gsd.h"
+#include "log.h"
 
 #include <stdarg.h>
 #include <stdio.h>

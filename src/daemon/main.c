@@ -12,7 +12,11 @@
  * refused with its reason logged while the one in force stays. Exit status: 0 after a drain,
  * 1 when the store failed, 2 for bad arguments or input at start.
  */
-#include "gsd.h"
+#include "inventory.h"
+#include "log.h"
+#include "nodes.h"
+#include "server.h"
+#include "state.h"
 
 #include <curl/curl.h>
 #include <errno.h>

@@ -5,11 +5,19 @@
  * with utilisation in one query: Hostname (node), gpu (index on the node), modelName, namespace,
  * pod. DCGM's UUID is not exported: the inventory does not know card UUIDs yet.
  */
-#include "gsd.h"
+#include "metrics.h"
+#include "accounts.h"
+#include "api.h"
+#include "mig.h"
+#include "nodes.h"
+#include "queue.h"
+#include "server.h"
+#include "state.h"
 
 #include "gpusched/billing.h"
 #include "gpusched/catalog.h"
 #include "gpusched/cluster.h"
+#include "gpusched/grow.h"
 #include "gpusched/scenario.h"
 
 #include <errno.h>
@@ -43,14 +51,12 @@ static void put(struct sbuf *b, const char *fmt, ...)
             b->len += (size_t)n;
             return;
         }
-        size_t cap = b->cap * 2 > b->len + (size_t)n + 1 ? b->cap * 2 : b->len + (size_t)n + 1;
-        char *m = realloc(b->s, cap);
+        char *m = gs_grow(b->s, &b->cap, b->len + (size_t)n + 1, 1, 1);
         if (!m) {
             b->full = 1;
             return;
         }
         b->s = m;
-        b->cap = cap;
     }
 }
 

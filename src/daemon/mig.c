@@ -9,7 +9,9 @@
  * in the engine (see struct gsd_node_mig), so the engine never offers it to another pod; the
  * hold goes with its last instance, and nodes.c holds the card again if it is unhealthy.
  */
-#include "gsd.h"
+#include "mig.h"
+#include "nodes.h"
+#include "state.h"
 
 #include "gpusched/cluster.h"
 #include "gpusched/fleet.h"

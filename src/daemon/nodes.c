@@ -17,7 +17,12 @@
  * path skips it without knowing why. Only changes are stored, never each heartbeat: a watched
  * node's silence is counted again from the daemon's start.
  */
-#include "gsd.h"
+#include "nodes.h"
+#include "api.h"
+#include "log.h"
+#include "mig.h"
+#include "server.h"
+#include "store.h"
 
 #include "gpusched/catalog.h"
 #include "gpusched/cluster.h"

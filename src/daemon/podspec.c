@@ -7,10 +7,11 @@
  * card in the cluster, rounded up, so it fits wherever it is put. Only one container may ask for
  * GPUs (the engine places one card set per pod); CPU and memory add up over containers.
  */
-#include "gsd.h"
+#include "podspec.h"
 
 #include "gpusched/catalog.h"
 #include "gpusched/cluster.h"
+#include "gpusched/mig.h"
 
 #include <ctype.h>
 #include <errno.h>

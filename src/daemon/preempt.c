@@ -21,7 +21,12 @@
  * the types: kubernetes staging/src/k8s.io/kube-scheduler/extender/v1/types.go). The result type
  * has no Error field: a malformed body is a 400 naming the field.
  */
-#include "gsd.h"
+#include "preempt.h"
+#include "api.h"
+#include "extender.h"
+#include "mig.h"
+#include "queue.h"
+#include "state.h"
 
 #include "gpusched/cluster.h"
 #include "gpusched/scenario.h"

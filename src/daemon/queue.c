@@ -4,7 +4,11 @@
  * share. The rules are the simulator's: the same loader reads the Queue documents and the same
  * function turns capability and overcommitRatio into a GPU cap (gs_queue_gpu_cap_milli()).
  */
-#include "gsd.h"
+#include "queue.h"
+#include "accounts.h"
+#include "api.h"
+#include "mig.h"
+#include "state.h"
 
 #include "gpusched/fairshare.h"
 #include "gpusched/scenario.h"

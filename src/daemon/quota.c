@@ -12,9 +12,14 @@
  * Use lives only in memory: it is counted from the running pods, which the store holds, at start
  * and after every reload (a reload may change tenants, quotas and their order).
  */
-#include "gsd.h"
+#include "quota.h"
+#include "log.h"
+#include "queue.h"
+#include "state.h"
 
 #include "gpusched/cluster.h"
+#include "gpusched/grow.h"
+#include "gpusched/mig.h"
 #include "gpusched/scenario.h"
 
 #include <errno.h>
@@ -280,14 +285,10 @@ static int user_charge(struct gsd_state *st, const struct gsd_pod *p, int sign)
     if (!u && sign < 0)
         return 0;
     if (!u) {
-        if (st->nusers == st->capusers) {
-            size_t cap = st->capusers ? st->capusers * 2 : 64;
-            struct gsd_user_use *m = realloc(st->users, cap * sizeof(*m));
-            if (!m)
-                return -ENOMEM;
-            st->users = m;
-            st->capusers = cap;
-        }
+        struct gsd_user_use *m = gs_grow(st->users, &st->capusers, st->nusers + 1, sizeof(*m), 64);
+        if (!m)
+            return -ENOMEM;
+        st->users = m;
         u = &st->users[st->nusers++];
         memcpy(u->tenant, p->tenant, sizeof(u->tenant));
         memcpy(u->user, p->user, sizeof(u->user));

@@ -32,7 +32,18 @@
  * and not bound: kube-scheduler, whose bind failed, schedules the pod again, filter offers it only
  * the node holding its cards, and bind there makes the calls again.
  */
-#include "gsd.h"
+#include "server.h"
+#include "access.h"
+#include "api.h"
+#include "extender.h"
+#include "kube.h"
+#include "log.h"
+#include "metrics.h"
+#include "nodes.h"
+#include "state.h"
+#include "store.h"
+
+#include "gpusched/grow.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -626,14 +637,10 @@ static enum MHD_Result take_body(struct gsd_server *s, struct conn *k, const cha
         return MHD_NO;
     }
     if (r->len + size + 1 > k->bufcap) {
-        size_t cap = k->bufcap ? k->bufcap : 4096;
-        while (cap < r->len + size + 1)
-            cap *= 2;
-        char *m = realloc(r->body, cap);
+        char *m = gs_grow(r->body, &k->bufcap, r->len + size + 1, 1, 4096);
         if (!m)
             return MHD_NO;
         r->body = m;
-        k->bufcap = cap;
     }
     memcpy(r->body + r->len, data, size);
     r->len += size;

@@ -8,10 +8,18 @@
  * request that failed stays failed (the pass only takes capacity), so each distinct request is
  * tried once per pass, not once per pod.
  */
-#include "gsd.h"
+#include "state.h"
+#include "extender.h"
+#include "log.h"
+#include "mig.h"
+#include "nodes.h"
+#include "preempt.h"
+#include "queue.h"
+#include "store.h"
 
 #include "gpusched/catalog.h"
 #include "gpusched/cluster.h"
+#include "gpusched/grow.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -141,14 +149,11 @@ static long pend_after(struct gsd_state *st, const struct gsd_pod *p, struct gsd
 {
     size_t i = level_at(st, p->priority);
     if (i == st->nplevels || st->plevels[i].prio != p->priority) {
-        if (st->nplevels == st->capplevels) {
-            size_t cap = st->capplevels ? st->capplevels * 2 : 8;
-            struct gsd_plevel *m = realloc(st->plevels, cap * sizeof(*m));
-            if (!m)
-                return -ENOMEM;
-            st->plevels = m;
-            st->capplevels = cap;
-        }
+        struct gsd_plevel *m =
+            gs_grow(st->plevels, &st->capplevels, st->nplevels + 1, sizeof(*m), 8);
+        if (!m)
+            return -ENOMEM;
+        st->plevels = m;
         memmove(&st->plevels[i + 1], &st->plevels[i], (st->nplevels - i) * sizeof(*st->plevels));
         st->plevels[i] = (struct gsd_plevel){.prio = p->priority};
         st->nplevels++;

@@ -20,7 +20,9 @@
  * an older schema is brought forward on open, one step per version, each in its own transaction
  * (migrate[]); a store of a newer schema is refused.
  */
-#include "gsd.h"
+#include "store.h"
+#include "log.h"
+#include "mig.h"
 
 #include <errno.h>
 #include <limits.h>

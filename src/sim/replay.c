@@ -2,6 +2,7 @@
 #include "gpusched/sim.h"
 
 #include "gpusched/diag.h"
+#include "gpusched/grow.h"
 #include "gpusched/rng.h"
 #include "gpusched/sched.h"
 
@@ -73,7 +74,8 @@ int gs_sim_sample(const struct gs_trace_pod *pods, size_t npods, int64_t capacit
             return -E2BIG;
         }
         if (n == cap) {
-            cap = cap * 2 < GS_SIM_ARRIVALS_MAX ? cap * 2 : GS_SIM_ARRIVALS_MAX;
+            cap = gs_grow_cap(cap, n + 1, 1);
+            cap = !cap || cap > GS_SIM_ARRIVALS_MAX ? GS_SIM_ARRIVALS_MAX : cap;
             uint32_t *g = realloc(o, cap * sizeof(*o));
             if (!g) {
                 free(o);

@@ -8,6 +8,7 @@
 
 #include "gpusched/diag.h"
 #include "gpusched/fairshare.h"
+#include "gpusched/grow.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -39,14 +40,10 @@ const char *gs_pod_state_name(enum gs_pod_state s)
 
 int gs__vec_push(struct vec *v, int32_t x)
 {
-    if (v->n == v->cap) {
-        size_t cap = v->cap ? v->cap * 2 : 8;
-        int32_t *p = realloc(v->v, cap * sizeof(*p));
-        if (!p)
-            return -ENOMEM;
-        v->v = p;
-        v->cap = cap;
-    }
+    int32_t *p = gs_grow(v->v, &v->cap, v->n + 1, sizeof(*p), 8);
+    if (!p)
+        return -ENOMEM;
+    v->v = p;
     v->v[v->n++] = x;
     return 0;
 }
@@ -90,14 +87,10 @@ static void busy_apply(struct gs_tsim *t, const struct rpod *p, int sign)
 
 static int use_open(struct gs_tsim *t, int32_t pod)
 {
-    if (t->nuses == t->capuses) {
-        size_t cap = t->capuses ? t->capuses * 2 : 64;
-        struct gs_tsim_use *u = realloc(t->uses, cap * sizeof(*u));
-        if (!u)
-            return -ENOMEM;
-        t->uses = u;
-        t->capuses = cap;
-    }
+    struct gs_tsim_use *u = gs_grow(t->uses, &t->capuses, t->nuses + 1, sizeof(*u), 64);
+    if (!u)
+        return -ENOMEM;
+    t->uses = u;
     const struct rpod *p = &t->pods[pod];
     int32_t units = p->fit.units > 1 ? p->fit.units : 1;
     t->uses[t->nuses] =

@@ -6,6 +6,7 @@
 #include "tenancy_impl.h"
 
 #include "gpusched/diag.h"
+#include "gpusched/grow.h"
 #include "gpusched/mig.h"
 
 #include <errno.h>
@@ -33,9 +34,7 @@ static uint64_t hash2(const char *a, const char *b)
 
 static int strmap_init(struct strmap *m, size_t n)
 {
-    m->cap = 16;
-    while (m->cap < 2 * n + 2)
-        m->cap *= 2;
+    m->cap = gs_grow_cap(0, 2 * n + 2, 16);
     m->n = 0;
     m->k1 = calloc(m->cap, sizeof(*m->k1));
     m->k2 = calloc(m->cap, sizeof(*m->k2));

@@ -23,6 +23,8 @@
  */
 #include "tenancy_impl.h"
 
+#include "gpusched/grow.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -498,14 +500,10 @@ static int64_t grace_until(struct gs_tsim *t)
 
 int gs__tsim_readmitted(struct gs_tsim *t, int64_t start)
 {
-    if (t->nreadmit == t->capreadmit) {
-        size_t cap = t->capreadmit ? 2 * t->capreadmit : 64;
-        int64_t *v = realloc(t->readmit, cap * sizeof(*v));
-        if (!v)
-            return -ENOMEM;
-        t->readmit = v;
-        t->capreadmit = cap;
-    }
+    int64_t *v = gs_grow(t->readmit, &t->capreadmit, t->nreadmit + 1, sizeof(*v), 64);
+    if (!v)
+        return -ENOMEM;
+    t->readmit = v;
     t->readmit[t->nreadmit++] = start;
     return 0;
 }

@@ -18,6 +18,7 @@
 #include "../core/heap.h"
 
 #include "gpusched/fairshare.h"
+#include "gpusched/grow.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -91,14 +92,10 @@ static int32_t bucket_of(struct gs_tsim *t, uint64_t key, int32_t list)
         if (b->key == key && b->list == list)
             return t->btable[i];
     }
-    if (t->nbuckets == t->capbuckets) {
-        size_t cap = t->capbuckets ? t->capbuckets * 2 : 64;
-        struct bucket *v = realloc(t->buckets, cap * sizeof(*v));
-        if (!v)
-            return -ENOMEM;
-        t->buckets = v;
-        t->capbuckets = cap;
-    }
+    struct bucket *v = gs_grow(t->buckets, &t->capbuckets, t->nbuckets + 1, sizeof(*v), 64);
+    if (!v)
+        return -ENOMEM;
+    t->buckets = v;
     struct bucket *b = &t->buckets[t->nbuckets];
     memset(b, 0, sizeof(*b));
     b->key = key;

@@ -7,6 +7,7 @@
 #include "csv.h"
 #include "gpusched/catalog.h"
 #include "gpusched/diag.h"
+#include "gpusched/grow.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -62,9 +63,7 @@ static int32_t index_get(struct name_index *ix, const char *name, int32_t row)
 static int index_build(struct name_index *ix, const void *rows, size_t size, size_t n, size_t room)
 {
     free(ix->slot);
-    ix->cap = 16;
-    while (ix->cap < room * 2 + 2)
-        ix->cap *= 2;
+    ix->cap = gs_grow_cap(0, room * 2 + 2, 16);
     ix->slot = malloc(ix->cap * sizeof(*ix->slot));
     if (!ix->slot)
         return -ENOMEM;
@@ -73,19 +72,6 @@ static int index_build(struct name_index *ix, const void *rows, size_t size, siz
     ix->size = size;
     for (size_t i = 0; i < n; i++)
         index_get(ix, name_at(ix, (int32_t)i), (int32_t)i);
-    return 0;
-}
-
-static int grow(void **v, size_t *cap, size_t n, size_t size)
-{
-    if (n < *cap)
-        return 0;
-    size_t c = *cap ? *cap * 2 : 1024;
-    void *p = realloc(*v, c * size);
-    if (!p)
-        return -ENOMEM;
-    *v = p;
-    *cap = c;
     return 0;
 }
 
@@ -162,7 +148,9 @@ static int read_table(const char *path, const char *const *names, int ncols, siz
             rc = col[i];
     while (!rc && (rc = csv_next(&c, d)) == 1) {
         size_t old = cap;
-        rc = grow((void **)&v, &cap, n, size);
+        char *g = gs_grow(v, &cap, n + 1, size, 1024);
+        rc = g ? 0 : -ENOMEM;
+        v = g ? g : v;
         if (!rc && (cap != old || !ix.slot)) /* rows moved or first row: re-index */
             rc = index_build(&ix, v, size, n, cap);
         if (!rc)
@@ -326,19 +314,17 @@ int gs_trace_read_sequence(const char *path, const struct gs_trace_pod *pods, si
         rc = index_build(&nix, nodes, sizeof(*nodes), nnodes, nnodes);
     while (!rc && (rc = csv_next(&c, d)) == 1) {
         if (seq->n == cap) {
-            size_t nc = cap ? cap * 2 : 1024;
-            uint32_t *p = realloc(seq->pod, nc * sizeof(*p));
+            size_t cp = cap, cq = cap, w = seq->npeers ? seq->npeers : 1;
+            uint32_t *p = gs_grow(seq->pod, &cp, seq->n + 1, sizeof(*p), 1024);
             if (p)
                 seq->pod = p;
-            int32_t *q =
-                realloc(seq->peer, nc * (size_t)(seq->npeers ? seq->npeers : 1) * sizeof(*q));
-            if (q)
-                seq->peer = q;
-            if (!p || !q) {
+            int32_t *q = p ? gs_grow(seq->peer, &cq, seq->n + 1, w * sizeof(*q), 1024) : NULL;
+            if (!q) {
                 rc = -ENOMEM;
                 break;
             }
-            cap = nc;
+            seq->peer = q;
+            cap = cp;
         }
         rc = seq_row(&c, seq, pod_col, peer_col, &pix, &nix, d);
     }

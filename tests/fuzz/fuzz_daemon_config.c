@@ -5,7 +5,7 @@
  */
 #include "fuzz.h"
 
-#include "gsd.h"
+#include "config.h"
 
 #include <errno.h>
 

@@ -8,7 +8,14 @@
  */
 #include "fuzz.h"
 
-#include "gsd.h"
+#include "config.h"
+#include "extender.h"
+#include "inventory.h"
+#include "podspec.h"
+#include "quota.h"
+#include "server.h"
+#include "state.h"
+#include "store.h"
 
 #include <stdio.h>
 #include <stdlib.h>

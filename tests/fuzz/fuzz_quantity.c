@@ -6,7 +6,7 @@
  */
 #include "fuzz.h"
 
-#include "gsd.h"
+#include "podspec.h"
 #include "scenario_impl.h"
 
 #include <stdlib.h>

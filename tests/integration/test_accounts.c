@@ -11,38 +11,12 @@
 
 #include <cmocka.h>
 
-#include "harness.h"
+#include "common/api.h"
 
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void call(const struct daemon *d, const char *path, const char *token, long status,
-                 struct answer *a)
-{
-    assert_int_equal(h_call(d, "GET", path, token, NULL, a), 0);
-    if (a->status != status)
-        fail_msg("GET %s: %ld, expected %ld: %s", path, a->status, status, a->body ? a->body : "");
-}
-
-static void refused(const struct daemon *d, const char *path, const char *token, long status)
-{
-    struct answer a;
-    call(d, path, token, status, &a);
-    h_answer_free(&a);
-}
-
-static void submit(const struct daemon *d, const char *ns, const char *name, int gpus, int cores)
-{
-    struct answer a;
-    char *body = h_pod(ns, name, gpus, cores);
-    assert_int_equal(
-        h_call(d, "POST", "/v1/pods", strcmp(ns, "team-a") ? TOKEN_B : TOKEN_A, body, &a), 0);
-    assert_int_equal(a.status, 201);
-    free(body);
-    h_answer_free(&a);
-}
 
 static json_t *item(const struct answer *a, size_t i)
 {
@@ -61,51 +35,51 @@ static void test_tenants_and_queues(void **state)
     struct answer a;
     assert_int_equal(h_setup(&d, NULL), 0);
     assert_int_equal(h_start(&d), 0);
-    submit(&d, "team-a", "a1", 8, 0);
-    submit(&d, "team-a", "a2", 1, 40);
-    submit(&d, "team-b", "b1", 2, 0);
-    submit(&d, "team-b", "b2", 16, 0); /* fits no node: pending */
+    json_decref(h_submit(&d, NULL, h_pod("team-a", "a1", 8, 0), 201));
+    json_decref(h_submit(&d, NULL, h_pod("team-a", "a2", 1, 40), 201));
+    json_decref(h_submit(&d, NULL, h_pod("team-b", "b1", 2, 0), 201));
+    json_decref(h_submit(&d, NULL, h_pod("team-b", "b2", 16, 0), 201)); /* fits no node: pending */
 
-    call(&d, "/v1/tenants", TOKEN_A, 200, &a);
+    h_expect(&d, "GET", "/v1/tenants", TOKEN_A, NULL, 200, &a);
     assert_int_equal(json_array_size(json_object_get(a.json, "items")), 1);
     assert_string_equal(json_string_value(json_object_get(item(&a, 0), "name")), "team-a");
     assert_int_equal(num(item(&a, 0), "pods_running"), 2);
     assert_int_equal(num(item(&a, 0), "gpus_allocated"), 8);
     assert_int_equal(num(item(&a, 0), "gpu_milli_allocated"), 8400);
     h_answer_free(&a);
-    call(&d, "/v1/tenants/team-b", TOKEN_ADMIN, 200, &a);
+    h_expect(&d, "GET", "/v1/tenants/team-b", TOKEN_ADMIN, NULL, 200, &a);
     assert_int_equal(num(a.json, "pods_pending"), 1);
     assert_int_equal(num(a.json, "gpu_milli_pending"), 16000);
     h_answer_free(&a);
-    refused(&d, "/v1/tenants/team-b", TOKEN_A, 403);
-    refused(&d, "/v1/tenants/nobody", TOKEN_ADMIN, 404);
-    refused(&d, "/v1/tenants", NULL, 401);
+    h_request(&d, "GET", "/v1/tenants/team-b", TOKEN_A, NULL, 403);
+    h_request(&d, "GET", "/v1/tenants/nobody", TOKEN_ADMIN, NULL, 404);
+    h_request(&d, "GET", "/v1/tenants", NULL, NULL, 401);
 
     /* 20 cards, weights 1:1: team-a is capped at its demand (8.4), team-b gets the rest */
-    call(&d, "/v1/queues", TOKEN_ADMIN, 200, &a);
+    h_expect(&d, "GET", "/v1/queues", TOKEN_ADMIN, NULL, 200, &a);
     assert_int_equal(num(a.json, "capacity_milli"), 20000);
     assert_int_equal(num(item(&a, 0), "deserved_milli"), 8400);
     assert_int_equal(num(item(&a, 1), "deserved_milli"), 11600);
     assert_int_equal(num(item(&a, 1), "allocated_milli"), 2000);
     assert_int_equal(num(item(&a, 1), "pending_milli"), 16000);
     h_answer_free(&a);
-    call(&d, "/v1/queues", TOKEN_B, 200, &a);
+    h_expect(&d, "GET", "/v1/queues", TOKEN_B, NULL, 200, &a);
     assert_int_equal(json_array_size(json_object_get(a.json, "items")), 1);
     assert_string_equal(json_string_value(json_object_get(item(&a, 0), "name")), "team-b");
     h_answer_free(&a);
-    refused(&d, "/v1/queues/team-a", TOKEN_B, 403);
+    h_request(&d, "GET", "/v1/queues/team-a", TOKEN_B, NULL, 403);
 
     /* a node's cards name only the asking tenant's pods */
-    call(&d, "/v1/pods/team-b/b1", TOKEN_B, 200, &a);
+    h_expect(&d, "GET", "/v1/pods/team-b/b1", TOKEN_B, NULL, 200, &a);
     char path[96];
     snprintf(path, sizeof(path), "/v1/nodes/%s",
              json_string_value(json_object_get(a.json, "node")));
     h_answer_free(&a);
-    call(&d, path, TOKEN_A, 200, &a);
+    h_expect(&d, "GET", path, TOKEN_A, NULL, 200, &a);
     assert_null(strstr(a.body, "team-b/b1"));
     assert_int_equal(num(a.json, "gpu_milli_allocated") >= 2000, 1);
     h_answer_free(&a);
-    call(&d, path, TOKEN_B, 200, &a);
+    h_expect(&d, "GET", path, TOKEN_B, NULL, 200, &a);
     assert_non_null(strstr(a.body, "team-b/b1"));
     h_answer_free(&a);
     assert_int_equal(h_stop(&d), 0);
@@ -118,8 +92,7 @@ static long post_queued(const struct daemon *d, const char *ns, const char *name
 {
     char *body = h_pod_annotated(ns, name, gpus, cores,
                                  queue ? "scheduling.volcano.sh/queue-name" : NULL, queue);
-    assert_int_equal(
-        h_call(d, "POST", "/v1/pods", strcmp(ns, "team-a") ? TOKEN_B : TOKEN_A, body, a), 0);
+    assert_int_equal(h_call(d, "POST", "/v1/pods", h_token_of(ns), body, a), 0);
     free(body);
     return a->status;
 }
@@ -163,7 +136,7 @@ static void test_volcano_queues(void **state)
     queued(&d, "team-a", "r3", 1, 40, "research", "running"); /* 8.4 of 8 x 1.5 for shares */
     queued(&d, "team-b", "p1", 2, 0, "prod", "running");
     queued(&d, "team-b", "d1", 1, 0, NULL, "running");
-    call(&d, "/v1/pods/team-a/r2", TOKEN_A, 200, &a);
+    h_expect(&d, "GET", "/v1/pods/team-a/r2", TOKEN_A, NULL, 200, &a);
     assert_string_equal(json_string_value(json_object_get(a.json, "reason")),
                         "over Queue research capability: nvidia.com/gpu (milli-GPU) 8000 of 8000 "
                         "in use, pod asks 1000");
@@ -184,8 +157,8 @@ static void test_volcano_queues(void **state)
 
     /* 20 cards by weight 3:1:1, each capped: research at its capability, the others at demand */
     for (int round = 0; round < 2; round++) { /* and the same after a restart */
-        call(&d, "/v1/queues", TOKEN_B, 200,
-             &a); /* queues are cluster-wide: any tenant sees them */
+        h_expect(&d, "GET", "/v1/queues", TOKEN_B, NULL, 200,
+                 &a); /* queues are cluster-wide: any tenant sees them */
         assert_int_equal(json_array_size(json_object_get(a.json, "items")), 3);
         const json_t *r = item(&a, 0), *p = item(&a, 1), *def = item(&a, 2);
         assert_string_equal(json_string_value(json_object_get(def, "name")), "default");
@@ -202,11 +175,11 @@ static void test_volcano_queues(void **state)
             assert_int_equal(h_start(&d), 0);
         }
     }
-    call(&d, "/v1/queues/prod", TOKEN_A, 200, &a);
+    h_expect(&d, "GET", "/v1/queues/prod", TOKEN_A, NULL, 200, &a);
     assert_int_equal(num(a.json, "weight"), 1);
     h_answer_free(&a);
-    refused(&d, "/v1/queues/nope", TOKEN_A, 404);
-    call(&d, "/v1/pods?queue=research", TOKEN_ADMIN, 200, &a);
+    h_request(&d, "GET", "/v1/queues/nope", TOKEN_A, NULL, 404);
+    h_expect(&d, "GET", "/v1/pods?queue=research", TOKEN_ADMIN, NULL, 200, &a);
     assert_int_equal(json_array_size(json_object_get(a.json, "items")), 3);
     h_answer_free(&a);
 
@@ -214,7 +187,7 @@ static void test_volcano_queues(void **state)
     assert_int_equal(h_call(&d, "DELETE", "/v1/pods/team-a/r1", TOKEN_A, NULL, &a), 0);
     assert_int_equal(a.status, 200);
     h_answer_free(&a);
-    call(&d, "/v1/pods/team-a/r2", TOKEN_A, 200, &a);
+    h_expect(&d, "GET", "/v1/pods/team-a/r2", TOKEN_A, NULL, 200, &a);
     assert_string_equal(json_string_value(json_object_get(a.json, "state")), "running");
     h_answer_free(&a);
 
@@ -273,7 +246,7 @@ static void test_bills(void **state)
 
     /* team-a: 2 A100 cards for an hour at $8 (seed 000 4.2); 40 % of a T4 for half an hour,
      * 4 steps of 10 % at $2.23 / 16 each */
-    call(&d, "/v1/bills", TOKEN_A, 200, &a);
+    h_expect(&d, "GET", "/v1/bills", TOKEN_A, NULL, 200, &a);
     json_t *lines = json_object_get(a.json, "lines");
     assert_int_equal(json_array_size(lines), 2);
     json_t *l0 = json_array_get(lines, 0), *l1 = json_array_get(lines, 1);
@@ -290,21 +263,21 @@ static void test_bills(void **state)
     h_answer_free(&a);
 
     /* the admin sees both; a run on a node the inventory lost is listed, not priced */
-    call(&d, "/v1/bills", TOKEN_ADMIN, 200, &a);
+    h_expect(&d, "GET", "/v1/bills", TOKEN_ADMIN, NULL, 200, &a);
     assert_int_equal(json_array_size(json_object_get(a.json, "tenants")), 2);
     assert_int_equal(num(a.json, "total_udollars"), 16278750 + 4000000);
     assert_int_equal(json_array_size(json_object_get(a.json, "unpriced")), 1);
     h_answer_free(&a);
-    call(&d, "/v1/tenants/team-b/bill", TOKEN_B, 200, &a);
+    h_expect(&d, "GET", "/v1/tenants/team-b/bill", TOKEN_B, NULL, 200, &a);
     assert_int_equal(num(a.json, "total_udollars"), 4000000);
     h_answer_free(&a);
-    refused(&d, "/v1/bills?tenant=team-b", TOKEN_A, 403);
-    refused(&d, "/v1/tenants/team-b/bill", TOKEN_A, 403);
-    refused(&d, "/v1/bills", NULL, 401);
-    refused(&d, "/v1/tenants/team-a/bills", TOKEN_A, 404);
+    h_request(&d, "GET", "/v1/bills?tenant=team-b", TOKEN_A, NULL, 403);
+    h_request(&d, "GET", "/v1/tenants/team-b/bill", TOKEN_A, NULL, 403);
+    h_request(&d, "GET", "/v1/bills", NULL, NULL, 401);
+    h_request(&d, "GET", "/v1/tenants/team-a/bills", TOKEN_A, NULL, 404);
 
     /* /metrics carries the same totals */
-    call(&d, "/metrics", NULL, 200, &a);
+    h_expect(&d, "GET", "/metrics", NULL, NULL, 200, &a);
     assert_non_null(
         strstr(a.body, "\ngpusched_bill_accrued{tenant=\"team-a\",currency=\"USD\"} 16.278750\n"));
     assert_non_null(
@@ -340,7 +313,7 @@ static void test_bills_as_run(void **state)
         SQLITE_OK);
     sqlite3_close(db);
     assert_int_equal(h_start(&d), 0);
-    call(&d, "/v1/bills", TOKEN_A, 200, &a);
+    h_expect(&d, "GET", "/v1/bills", TOKEN_A, NULL, 200, &a);
     const json_t *lines = json_object_get(a.json, "lines");
     assert_int_equal(json_array_size(lines), 2);
     const json_t *mig = json_array_get(lines, 0), *t4 = json_array_get(lines, 1);

@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "harness.h"
+#include "common/harness.h"
 
 #include <pthread.h>
 #include <signal.h>

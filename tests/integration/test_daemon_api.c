@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "harness.h"
+#include "common/api.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -30,19 +30,6 @@ static const char *sget(const json_t *j, const char *k)
 }
 
 /* Submit @body as @token; assert the status; return the answer's JSON (new reference). */
-static json_t *submit(struct daemon *d, const char *token, char *body, long want)
-{
-    struct answer a;
-    assert_int_equal(h_call(d, "POST", "/v1/pods", token, body, &a), 0);
-    free(body);
-    if (a.status != want)
-        fprintf(stderr, "got %ld: %s\n", a.status, a.body ? a.body : "");
-    assert_int_equal(a.status, want);
-    json_t *j = json_incref(a.json);
-    h_answer_free(&a);
-    return j;
-}
-
 static json_t *get(struct daemon *d, const char *token, const char *path, long want)
 {
     struct answer a;
@@ -59,16 +46,16 @@ static void test_lifecycle_and_restart(void **state)
     struct daemon d;
     assert_int_equal(h_setup(&d, NULL), 0);
     assert_int_equal(h_start(&d), 0);
-    json_t *p1 = submit(&d, TOKEN_A, h_pod("team-a", "p1", 2, 0), 201);
+    json_t *p1 = h_submit(&d, TOKEN_A, h_pod("team-a", "p1", 2, 0), 201);
     assert_string_equal(sget(p1, "state"), "running");
     assert_int_equal(json_array_size(json_object_get(p1, "gpus")), 2);
-    json_t *p2 = submit(&d, TOKEN_A, h_pod("team-a", "p2", 1, 30), 201);
+    json_t *p2 = h_submit(&d, TOKEN_A, h_pod("team-a", "p2", 1, 30), 201);
     assert_int_equal(json_integer_value(json_object_get(p2, "gpu_milli")), 300);
     /* Two boards of 8: of three 8-card pods at least one waits (two when p1 took a board). */
-    json_t *p3 = submit(&d, TOKEN_A, h_pod("team-a", "p3", 8, 0), 201);
+    json_t *p3 = h_submit(&d, TOKEN_A, h_pod("team-a", "p3", 8, 0), 201);
     assert_string_equal(sget(p3, "state"), "running");
-    json_t *p4 = submit(&d, TOKEN_A, h_pod("team-a", "p4", 8, 0), 201);
-    json_t *p5 = submit(&d, TOKEN_A, h_pod("team-a", "p5", 8, 0), 201);
+    json_t *p4 = h_submit(&d, TOKEN_A, h_pod("team-a", "p4", 8, 0), 201);
+    json_t *p5 = h_submit(&d, TOKEN_A, h_pod("team-a", "p5", 8, 0), 201);
     assert_string_equal(sget(p5, "state"), "pending");
     assert_non_null(strstr(sget(p5, "reason"), "Insufficient nvidia.com/gpu"));
     int p4_waits = !strcmp(sget(p4, "state"), "pending");
@@ -145,8 +132,8 @@ static void test_tenants_apart(void **state)
     struct daemon d;
     assert_int_equal(h_setup(&d, NULL), 0);
     assert_int_equal(h_start(&d), 0);
-    json_decref(submit(&d, TOKEN_A, h_pod("team-a", "mine", 1, 0), 201));
-    json_decref(submit(&d, TOKEN_B, h_pod("team-b-dev", "theirs", 1, 0), 201));
+    json_decref(h_submit(&d, TOKEN_A, h_pod("team-a", "mine", 1, 0), 201));
+    json_decref(h_submit(&d, TOKEN_B, h_pod("team-b-dev", "theirs", 1, 0), 201));
     assert_int_equal(status_of(&d, "GET", "/v1/pods/team-a/mine", NULL, NULL, NULL, 0), 401);
     assert_int_equal(status_of(&d, "GET", "/v1/pods", "wrong-token-0123456789", NULL, NULL, 0),
                      401);
@@ -204,7 +191,7 @@ static void test_errors_name_the_field(void **state)
     const char *share2 = "{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"resources"
                          "\":{\"limits\":{\"nvidia.com/gpu\":2,\"nvidia.com/gpucores\":50}}}]}}";
     assert_int_equal(status_of(&d, "POST", "/v1/pods", TOKEN_A, share2, field, 128), 400);
-    json_decref(submit(&d, TOKEN_A, h_pod("team-a", "dup", 1, 0), 201));
+    json_decref(h_submit(&d, TOKEN_A, h_pod("team-a", "dup", 1, 0), 201));
     char *dup = h_pod("team-a", "dup", 1, 0);
     assert_int_equal(status_of(&d, "POST", "/v1/pods", TOKEN_A, dup, field, 128), 409);
     free(dup);
@@ -384,7 +371,7 @@ static void test_tls(void **state)
         skip();
     }
     assert_int_equal(h_start(&d), 0);
-    json_decref(submit(&d, TOKEN_A, h_pod("team-a", "secure", 1, 0), 201));
+    json_decref(h_submit(&d, TOKEN_A, h_pod("team-a", "secure", 1, 0), 201));
     json_t *g = get(&d, TOKEN_A, "/v1/pods/team-a/secure", 200);
     assert_string_equal(sget(g, "state"), "running");
     json_decref(g);

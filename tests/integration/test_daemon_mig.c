@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "harness.h"
+#include "common/api.h"
 
 #include <signal.h>
 #include <sqlite3.h>
@@ -58,10 +58,8 @@ static char *mig_pod(const char *ns, const char *name, const char *profile, cons
 static struct answer post(const struct daemon *d, const char *token, char *body, long status)
 {
     struct answer a;
-    assert_int_equal(h_call(d, "POST", "/v1/pods", token, body, &a), 0);
+    h_expect(d, "POST", "/v1/pods", token, body, status, &a);
     free(body);
-    if (a.status != status)
-        fail_msg("POST /v1/pods: %ld, expected %ld: %s", a.status, status, a.body);
     return a;
 }
 
@@ -102,12 +100,6 @@ static char *whole_a40(const char *name)
 }
 
 /* POST a pod that must be accepted (201). */
-static void submit(const struct daemon *d, const char *token, char *body)
-{
-    struct answer a = post(d, token, body, 201);
-    h_answer_free(&a);
-}
-
 static void expect_at(const struct daemon *d, const char *ns, const char *name, const char *want)
 {
     char got[160];
@@ -173,8 +165,8 @@ static void test_api_geometry(void **state)
     struct daemon d;
     assert_int_equal(setup_mig(&d, 1), 0);
     assert_int_equal(h_start(&d), 0);
-    submit(&d, TOKEN_A, mig_pod("team-a", "a1", "3g.20gb", NULL, NULL));
-    submit(&d, TOKEN_A, mig_pod("team-a", "a2", "3g.20gb", NULL, NULL));
+    json_decref(h_submit(&d, TOKEN_A, mig_pod("team-a", "a1", "3g.20gb", NULL, NULL), 201));
+    json_decref(h_submit(&d, TOKEN_A, mig_pod("team-a", "a2", "3g.20gb", NULL, NULL), 201));
     /* The second goes to the card already in MIG mode; the two fill its 8 memory slices. */
     char where[2][160];
     pod_where(&d, "team-a", "a1", where[0], sizeof(where[0]));
@@ -183,12 +175,12 @@ static void test_api_geometry(void **state)
     assert_true(!strncmp(where[1], "running n-a40-0 0 ", 18));
     assert_string_not_equal(where[0], where[1]);
     expect_card(&d, "n-a40-0", 0, "mig 3g.20gb@0,3g.20gb@4");
-    submit(&d, TOKEN_A, mig_pod("team-a", "a3", "7g.40gb", NULL, NULL));
+    json_decref(h_submit(&d, TOKEN_A, mig_pod("team-a", "a3", "7g.40gb", NULL, NULL), 201));
     expect_at(&d, "team-a", "a3", "running n-a40-1 0 0");
     /* Both A100-40GB cards are MIG now: a whole card of that model waits. */
-    submit(&d, TOKEN_A, whole_a40("w1"));
+    json_decref(h_submit(&d, TOKEN_A, whole_a40("w1"), 201));
     expect_at(&d, "team-a", "w1", "pending - -1 -1");
-    submit(&d, TOKEN_A, mig_pod("team-a", "a4", "1g.5gb", NULL, NULL));
+    json_decref(h_submit(&d, TOKEN_A, mig_pod("team-a", "a4", "1g.5gb", NULL, NULL), 201));
     reason_has(&d, "team-a", "a4", "no card can host mig-1g.5gb");
     cancel(&d, "team-a", "a4");
     /* The 7g goes: its card is whole again and the waiting whole-card pod takes it. */
@@ -199,13 +191,13 @@ static void test_api_geometry(void **state)
     cancel(&d, "team-a", "a2");
     expect_card(&d, "n-a40-0", 0, "whole ");
     /* 4g.20gb + 3g.20gb fill a card too; a 7g.40gb after them finds no card. */
-    submit(&d, TOKEN_A, mig_pod("team-a", "b1", "4g.20gb", NULL, NULL));
-    submit(&d, TOKEN_A, mig_pod("team-a", "b2", "3g.20gb", NULL, NULL));
+    json_decref(h_submit(&d, TOKEN_A, mig_pod("team-a", "b1", "4g.20gb", NULL, NULL), 201));
+    json_decref(h_submit(&d, TOKEN_A, mig_pod("team-a", "b2", "3g.20gb", NULL, NULL), 201));
     expect_card(&d, "n-a40-0", 0, "mig 4g.20gb@0,3g.20gb@4");
-    submit(&d, TOKEN_A, mig_pod("team-a", "b3", "7g.40gb", NULL, NULL));
+    json_decref(h_submit(&d, TOKEN_A, mig_pod("team-a", "b3", "7g.40gb", NULL, NULL), 201));
     reason_has(&d, "team-a", "b3", "no card can host mig-7g.40gb");
     /* An H100 profile goes to the H100 node; a gpu-model that excludes it is refused. */
-    submit(&d, TOKEN_A, mig_pod("team-a", "h1", "3g.40gb", NULL, NULL));
+    json_decref(h_submit(&d, TOKEN_A, mig_pod("team-a", "h1", "3g.40gb", NULL, NULL), 201));
     expect_at(&d, "team-a", "h1", "running n-h100-0 0 4");
     struct answer a =
         post(&d, TOKEN_A, mig_pod("team-a", "h2", "3g.40gb", "A100-SXM4-40GB", NULL), 400);
@@ -263,9 +255,9 @@ static void test_quota(void **state)
     struct daemon d;
     assert_int_equal(setup_mig(&d, 1), 0);
     assert_int_equal(h_start(&d), 0);
-    submit(&d, TOKEN_B, mig_pod("team-b", "q1", "4g.20gb", NULL, NULL));
-    submit(&d, TOKEN_B, mig_pod("team-b", "q2", "3g.20gb", NULL, NULL));
-    submit(&d, TOKEN_B, mig_pod("team-b", "q3", "1g.5gb", NULL, NULL));
+    json_decref(h_submit(&d, TOKEN_B, mig_pod("team-b", "q1", "4g.20gb", NULL, NULL), 201));
+    json_decref(h_submit(&d, TOKEN_B, mig_pod("team-b", "q2", "3g.20gb", NULL, NULL), 201));
+    json_decref(h_submit(&d, TOKEN_B, mig_pod("team-b", "q3", "1g.5gb", NULL, NULL), 201));
     expect_at(&d, "team-b", "q1", "running n-a40-0 0 0");
     expect_at(&d, "team-b", "q2", "running n-a40-0 0 4");
     /* 571 + 428 of 1000 milli-GPU: 142 more does not fit */
@@ -291,7 +283,7 @@ static void test_restart(void **state)
     for (int i = 0; i < 3; i++) {
         char name[8];
         snprintf(name, sizeof(name), "r%d", i);
-        submit(&d, TOKEN_A, mig_pod("team-a", name, profiles[i], NULL, NULL));
+        json_decref(h_submit(&d, TOKEN_A, mig_pod("team-a", name, profiles[i], NULL, NULL), 201));
     }
     char before[3][160], after[160], card[256];
     for (int i = 0; i < 3; i++)
@@ -306,7 +298,7 @@ static void test_restart(void **state)
     }
     expect_card(&d, "n-a40-0", 0, card);
     /* The restored instances hold their slices: a 4g.20gb no longer fits that card. */
-    submit(&d, TOKEN_A, mig_pod("team-a", "r3", "4g.20gb", NULL, NULL));
+    json_decref(h_submit(&d, TOKEN_A, mig_pod("team-a", "r3", "4g.20gb", NULL, NULL), 201));
     expect_at(&d, "team-a", "r3", "running n-a40-1 0 0");
     struct answer a;
     assert_int_equal(h_call(&d, "GET", "/v1/pods/team-a/r0", TOKEN_A, NULL, &a), 0);
@@ -368,7 +360,7 @@ static void test_old_store(void **state)
     assert_int_equal(h_start(&d), 0);
     assert_true(h_log_has(&d, "store schema brought forward"));
     expect_at(&d, "team-a", "old", "running n-a40-0 0 -1");
-    submit(&d, TOKEN_A, mig_pod("team-a", "m1", "7g.40gb", NULL, NULL));
+    json_decref(h_submit(&d, TOKEN_A, mig_pod("team-a", "m1", "7g.40gb", NULL, NULL), 201));
     expect_at(&d, "team-a", "m1", "running n-a40-1 0 0");
     h_kill(&d);
     assert_int_equal(h_start(&d), 0); /* schema 2 now: opens as it is */
@@ -471,21 +463,21 @@ static void test_card_failure(void **state)
     struct daemon d;
     assert_int_equal(setup_mig(&d, 1), 0);
     assert_int_equal(h_start(&d), 0);
-    submit(&d, TOKEN_A, mig_pod("team-a", "f1", "3g.20gb", NULL, NULL));
+    json_decref(h_submit(&d, TOKEN_A, mig_pod("team-a", "f1", "3g.20gb", NULL, NULL), 201));
     expect_at(&d, "team-a", "f1", "running n-a40-0 0 4");
     gpu_health(&d, "n-a40-0", "{\"healthy\": false, \"xid\": 79}");
     expect_at(&d, "team-a", "f1", "running n-a40-1 0 4"); /* requeued, placed again */
     expect_card(&d, "n-a40-0", 0, "whole ");
     gpu_health(&d, "n-a40-1", "{\"healthy\": false, \"xid\": 31}"); /* drains */
     expect_at(&d, "team-a", "f1", "running n-a40-1 0 4");
-    submit(&d, TOKEN_A, mig_pod("team-a", "f2", "3g.20gb", NULL, NULL));
+    json_decref(h_submit(&d, TOKEN_A, mig_pod("team-a", "f2", "3g.20gb", NULL, NULL), 201));
     reason_has(&d, "team-a", "f2", "no card can host mig-3g.20gb");
     gpu_health(&d, "n-a40-1", "{\"healthy\": true}");
     expect_at(&d, "team-a", "f2", "running n-a40-1 0 0");
     cancel(&d, "team-a", "f1");
     cancel(&d, "team-a", "f2");
     /* Its card left MIG while unhealthy: it stays held from whole-card pods too. */
-    submit(&d, TOKEN_A, whole_a40("w"));
+    json_decref(h_submit(&d, TOKEN_A, whole_a40("w"), 201));
     expect_at(&d, "team-a", "w", "running n-a40-1 0 -1");
     assert_int_equal(h_stop(&d), 0);
     h_cleanup(&d);
@@ -510,7 +502,7 @@ static void test_reload(void **state)
     snprintf(text, sizeof(text), narrow_policy, "");
     assert_int_equal(h_policy(&d, text), 0);
     assert_int_equal(h_start(&d), 0);
-    submit(&d, TOKEN_A, mig_pod("team-a", "p1", "3g.20gb", NULL, NULL));
+    json_decref(h_submit(&d, TOKEN_A, mig_pod("team-a", "p1", "3g.20gb", NULL, NULL), 201));
     struct answer a = post(&d, TOKEN_A, mig_pod("team-a", "p2", "2g.10gb", NULL, NULL), 400);
     h_answer_free(&a);
     snprintf(text, sizeof(text), narrow_policy, ", 2g.10gb");
@@ -519,7 +511,7 @@ static void test_reload(void **state)
     for (int i = 0; i < 500 && !h_log_has(&d, "config reloaded"); i++)
         nanosleep(&(struct timespec){0, 10000000}, NULL);
     assert_true(h_log_has(&d, "config reloaded"));
-    submit(&d, TOKEN_A, mig_pod("team-a", "p2", "2g.10gb", NULL, NULL));
+    json_decref(h_submit(&d, TOKEN_A, mig_pod("team-a", "p2", "2g.10gb", NULL, NULL), 201));
     /* with 3g.20gb alone allowed, its two starts keep as much placeable: the lower wins */
     expect_at(&d, "team-a", "p1", "running n-a40-0 0 0");
     expect_card(&d, "n-a40-0", 0, "mig 3g.20gb@0,2g.10gb@4");
@@ -556,11 +548,12 @@ static void test_preempt(void **state)
     struct daemon d;
     assert_int_equal(setup_mig(&d, 1), 0);
     assert_int_equal(h_start(&d), 0);
-    submit(&d, TOKEN_A, mig_pod("team-a", "low", "3g.20gb", NULL, NULL));
-    submit(&d, TOKEN_A,
-           with_spec(mig_pod("team-a", "mid", "3g.20gb", NULL, NULL), "priorityClassName",
-                     json_string("p10")));
-    submit(&d, TOKEN_A, whole_a40("w"));
+    json_decref(h_submit(&d, TOKEN_A, mig_pod("team-a", "low", "3g.20gb", NULL, NULL), 201));
+    json_decref(h_submit(&d, TOKEN_A,
+                         with_spec(mig_pod("team-a", "mid", "3g.20gb", NULL, NULL),
+                                   "priorityClassName", json_string("p10")),
+                         201));
+    json_decref(h_submit(&d, TOKEN_A, whole_a40("w"), 201));
     expect_at(&d, "team-a", "low", "running n-a40-0 0 4");
     expect_at(&d, "team-a", "mid", "running n-a40-0 0 0");
     /* A 4g.20gb starts only at slice 0 (NVIDIA's placement {0}:4): evicting "low" first, as
@@ -598,11 +591,12 @@ static void test_whole_card_preempts_mig(void **state)
     struct daemon d;
     assert_int_equal(setup_mig(&d, 1), 0);
     assert_int_equal(h_start(&d), 0);
-    submit(&d, TOKEN_A, mig_pod("team-a", "a1", "3g.20gb", NULL, NULL));
-    submit(&d, TOKEN_A, mig_pod("team-a", "a2", "3g.20gb", NULL, NULL));
-    submit(&d, TOKEN_A, mig_pod("team-a", "a3", "7g.40gb", NULL, NULL));
+    json_decref(h_submit(&d, TOKEN_A, mig_pod("team-a", "a1", "3g.20gb", NULL, NULL), 201));
+    json_decref(h_submit(&d, TOKEN_A, mig_pod("team-a", "a2", "3g.20gb", NULL, NULL), 201));
+    json_decref(h_submit(&d, TOKEN_A, mig_pod("team-a", "a3", "7g.40gb", NULL, NULL), 201));
     expect_at(&d, "team-a", "a3", "running n-a40-1 0 0");
-    submit(&d, TOKEN_A, with_spec(whole_a40("w1"), "priorityClassName", json_string("p10")));
+    json_decref(h_submit(&d, TOKEN_A,
+                         with_spec(whole_a40("w1"), "priorityClassName", json_string("p10")), 201));
     expect_at(&d, "team-a", "w1", "running n-a40-1 0 -1"); /* one victim there, two on n-a40-0 */
     expect_at(&d, "team-a", "a3", "pending - -1 -1");
     expect_card(&d, "n-a40-1", 0, "whole ");
@@ -623,9 +617,10 @@ static void test_quota_narrows_models(void **state)
     snprintf(d.nodes, sizeof(d.nodes), "tests/data/mig-quota/nodes.csv");
     snprintf(d.policy, sizeof(d.policy), "tests/data/mig-quota/policy.yaml");
     assert_int_equal(h_start(&d), 0);
-    submit(&d, TOKEN_A, mig_pod("team-a", "full", "7g.80gb", "A100-SXM4-80GB", NULL));
+    json_decref(
+        h_submit(&d, TOKEN_A, mig_pod("team-a", "full", "7g.80gb", "A100-SXM4-80GB", NULL), 201));
     expect_at(&d, "team-a", "full", "running n-a80-0 0 0");
-    submit(&d, TOKEN_B, mig_pod("team-b", "b1", "3g.40gb", NULL, NULL));
+    json_decref(h_submit(&d, TOKEN_B, mig_pod("team-b", "b1", "3g.40gb", NULL, NULL), 201));
     reason_has(&d, "team-b", "b1",
                "0/2 nodes are available: 1 over the tenant's GPUQuota on this GPU model, 1 no "
                "card can host mig-3g.40gb.");

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "harness.h"
+#include "common/api.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,8 +34,8 @@ static void start(struct daemon *d, const char *grace_config)
 }
 
 /* Submit a team-a pod of @gpus cards of @model (NULL: any) in PodGroup @group (NULL: none). */
-static void submit(const struct daemon *d, const char *name, int gpus, const char *model,
-                   const char *group)
+static void submit_on(const struct daemon *d, const char *name, int gpus, const char *model,
+                      const char *group)
 {
     json_t *ann = json_object();
     if (model)
@@ -46,32 +46,18 @@ static void submit(const struct daemon *d, const char *name, int gpus, const cha
                             "apiVersion", "v1", "kind", "Pod", "metadata", "name", name,
                             "namespace", "team-a", "annotations", ann, "spec", "containers", "name",
                             "main", "resources", "limits", "nvidia.com/gpu", gpus);
-    char *body = json_dumps(pod, JSON_COMPACT);
-    struct answer a;
-    assert_int_equal(h_call(d, "POST", "/v1/pods", TOKEN_A, body, &a), 0);
-    assert_int_equal(a.status, 201);
-    h_answer_free(&a);
-    free(body);
+    json_decref(h_submit(d, TOKEN_A, json_dumps(pod, JSON_COMPACT), 201));
     json_decref(pod);
 }
 
 /* A call expected to answer @status; the answer is kept in @a. */
-static void call(const struct daemon *d, const char *method, const char *path, const char *token,
-                 const char *body, long status, struct answer *a)
-{
-    assert_int_equal(h_call(d, method, path, token, body, a), 0);
-    if (a->status != status)
-        fail_msg("%s %s: %ld, expected %ld: %s", method, path, a->status, status,
-                 a->body ? a->body : "");
-}
-
 /* The pod's node ("" when pending) into @node. */
 static void pod_node(const struct daemon *d, const char *name, char *node, size_t cap)
 {
     char path[96];
     struct answer a;
     snprintf(path, sizeof(path), "/v1/pods/team-a/%s", name);
-    call(d, "GET", path, TOKEN_A, NULL, 200, &a);
+    h_expect(d, "GET", path, TOKEN_A, NULL, 200, &a);
     const char *n = json_string_value(json_object_get(a.json, "node"));
     snprintf(node, cap, "%s", n ? n : "");
     assert_string_equal(json_string_value(json_object_get(a.json, "state")),
@@ -92,7 +78,7 @@ static void advance(const struct daemon *d, int seconds)
     char body[48];
     struct answer a;
     snprintf(body, sizeof(body), "{\"advance_seconds\": %d}", seconds);
-    call(d, "POST", "/v1/clock", TOKEN_ADMIN, body, 200, &a);
+    h_expect(d, "POST", "/v1/clock", TOKEN_ADMIN, body, 200, &a);
     h_answer_free(&a);
 }
 
@@ -101,7 +87,7 @@ static void get_node(const struct daemon *d, const char *node, struct answer *a)
 {
     char path[96];
     snprintf(path, sizeof(path), "/v1/nodes/%s", node);
-    call(d, "GET", path, TOKEN_A, NULL, 200, a);
+    h_expect(d, "GET", path, TOKEN_A, NULL, 200, a);
 }
 
 static int node_ready(const struct daemon *d, const char *node)
@@ -118,7 +104,7 @@ static void beat(const struct daemon *d, const char *node, const char *token, lo
     char path[96];
     struct answer a;
     snprintf(path, sizeof(path), "/v1/nodes/%s/heartbeat", node);
-    call(d, "POST", path, token, NULL, status, &a);
+    h_expect(d, "POST", path, token, NULL, status, &a);
     if (status == 200)
         assert_true(json_is_true(json_object_get(a.json, "ready")));
     h_answer_free(&a);
@@ -127,7 +113,7 @@ static void beat(const struct daemon *d, const char *node, const char *token, lo
 static void scrape_has(const struct daemon *d, const char *want)
 {
     struct answer a;
-    call(d, "GET", "/metrics", NULL, NULL, 200, &a);
+    h_expect(d, "GET", "/metrics", NULL, NULL, 200, &a);
     if (!strstr(a.body, want))
         fail_msg("the scrape lacks: %s", want);
     h_answer_free(&a);
@@ -140,9 +126,9 @@ static void test_heartbeats(void **state)
     struct answer a;
     char x[64], y[64], want[160];
     start(&d, NULL);
-    submit(&d, "g-0", 8, "A100-SXM4-80GB", "g");
-    submit(&d, "g-1", 8, "A100-SXM4-80GB", "g");
-    submit(&d, "solo", 1, "T4", NULL);
+    submit_on(&d, "g-0", 8, "A100-SXM4-80GB", "g");
+    submit_on(&d, "g-1", 8, "A100-SXM4-80GB", "g");
+    submit_on(&d, "solo", 1, "T4", NULL);
     pod_node(&d, "g-0", x, sizeof(x));
     pod_node(&d, "g-1", y, sizeof(y));
     assert_string_not_equal(x, y);
@@ -151,11 +137,11 @@ static void test_heartbeats(void **state)
     beat(&d, x, NULL, 401);
     beat(&d, x, TOKEN_A, 403);
     beat(&d, "no-such-node", TOKEN_NODE, 404);
-    call(&d, "GET", "/v1/pods", TOKEN_NODE, NULL, 403, &a);
+    h_expect(&d, "GET", "/v1/pods", TOKEN_NODE, NULL, 403, &a);
     h_answer_free(&a);
-    call(&d, "POST", "/v1/clock", TOKEN_A, "{\"advance_seconds\": 1}", 403, &a);
+    h_expect(&d, "POST", "/v1/clock", TOKEN_A, "{\"advance_seconds\": 1}", 403, &a);
     h_answer_free(&a);
-    call(&d, "POST", "/v1/nodes/n-t4-0/heartbeat", TOKEN_NODE, "{\"x\": 1}", 400, &a);
+    h_expect(&d, "POST", "/v1/nodes/n-t4-0/heartbeat", TOKEN_NODE, "{\"x\": 1}", 400, &a);
     h_answer_free(&a);
 
     /* x beats once and is watched; y never beats and stays Ready whatever the clock says */
@@ -173,7 +159,7 @@ static void test_heartbeats(void **state)
     /* the gang went back whole: g-1 left y too; y now holds the older member, g-1 waits */
     assert_on(&d, "g-0", y);
     assert_on(&d, "g-1", "");
-    call(&d, "GET", "/v1/pods/team-a/g-1", TOKEN_A, NULL, 200, &a);
+    h_expect(&d, "GET", "/v1/pods/team-a/g-1", TOKEN_A, NULL, 200, &a);
     assert_non_null(strstr(json_string_value(json_object_get(a.json, "reason")),
                            "1 node(s) NotReady: their capacity is held back"));
     h_answer_free(&a);
@@ -207,7 +193,7 @@ static void report(const struct daemon *d, int gpu, const char *body, long statu
 {
     char path[96];
     snprintf(path, sizeof(path), "/v1/nodes/n-t4-0/gpus/%d/health", gpu);
-    call(d, "POST", path, TOKEN_NODE, body, status, a);
+    h_expect(d, "POST", path, TOKEN_NODE, body, status, a);
 }
 
 /* The index of the first card pod @name holds. */
@@ -216,7 +202,7 @@ static int pod_card(const struct daemon *d, const char *name)
     char path[96];
     struct answer a;
     snprintf(path, sizeof(path), "/v1/pods/team-a/%s", name);
-    call(d, "GET", path, TOKEN_A, NULL, 200, &a);
+    h_expect(d, "GET", path, TOKEN_A, NULL, 200, &a);
     int g = (int)json_integer_value(json_array_get(json_object_get(a.json, "gpus"), 0));
     h_answer_free(&a);
     return g;
@@ -229,18 +215,18 @@ static void test_xid(void **state)
     struct answer a;
     char want[160];
     start(&d, NULL);
-    submit(&d, "p1", 1, "T4", NULL);
+    submit_on(&d, "p1", 1, "T4", NULL);
     int c = pod_card(&d, "p1");
 
     /* bad reports */
     report(&d, 4, "{\"healthy\": false}", 404, &a);
     h_answer_free(&a);
     /* an index past 32 bits must not wrap round onto a real card, nor a sign pass */
-    call(&d, "POST", "/v1/nodes/n-t4-0/gpus/4294967296/health", TOKEN_NODE, "{\"healthy\": false}",
-         404, &a);
+    h_expect(&d, "POST", "/v1/nodes/n-t4-0/gpus/4294967296/health", TOKEN_NODE,
+             "{\"healthy\": false}", 404, &a);
     h_answer_free(&a);
-    call(&d, "POST", "/v1/nodes/n-t4-0/gpus/+1/health", TOKEN_NODE, "{\"healthy\": false}", 404,
-         &a);
+    h_expect(&d, "POST", "/v1/nodes/n-t4-0/gpus/+1/health", TOKEN_NODE, "{\"healthy\": false}", 404,
+             &a);
     h_answer_free(&a);
     report(&d, c, "{\"healthy\": \"no\"}", 400, &a);
     assert_string_equal(json_string_value(json_object_get(a.json, "field")), "healthy");
@@ -270,9 +256,9 @@ static void test_xid(void **state)
     scrape_has(&d, want);
 
     /* three healthy cards: four do not fit until the card is healthy again */
-    call(&d, "DELETE", "/v1/pods/team-a/p1", TOKEN_A, NULL, 200, &a);
+    h_expect(&d, "DELETE", "/v1/pods/team-a/p1", TOKEN_A, NULL, 200, &a);
     h_answer_free(&a);
-    submit(&d, "p2", 4, "T4", NULL);
+    submit_on(&d, "p2", 4, "T4", NULL);
     assert_on(&d, "p2", "");
     report(&d, c, "{\"healthy\": true}", 200, &a);
     h_answer_free(&a);
@@ -282,9 +268,9 @@ static void test_xid(void **state)
     report(&d, c, "{\"healthy\": false, \"xid\": 92}", 200, &a);
     h_answer_free(&a);
     assert_on(&d, "p2", "n-t4-0");
-    call(&d, "DELETE", "/v1/pods/team-a/p2", TOKEN_A, NULL, 200, &a);
+    h_expect(&d, "DELETE", "/v1/pods/team-a/p2", TOKEN_A, NULL, 200, &a);
     h_answer_free(&a);
-    submit(&d, "p3", 4, "T4", NULL);
+    submit_on(&d, "p3", 4, "T4", NULL);
     assert_on(&d, "p3", "");
 
     /* the unhealthy card survives a restart, then comes back */
@@ -313,7 +299,7 @@ static void test_system_clock(void **state)
     struct daemon d;
     struct answer a;
     start(&d, "nodeMonitorGracePeriodSeconds: 1\n");
-    call(&d, "POST", "/v1/clock", TOKEN_ADMIN, "{\"advance_seconds\": 1}", 404, &a);
+    h_expect(&d, "POST", "/v1/clock", TOKEN_ADMIN, "{\"advance_seconds\": 1}", 404, &a);
     h_answer_free(&a);
     beat(&d, "n-t4-0", TOKEN_NODE, 200);
     int ready = 1;

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "harness.h"
+#include "common/api.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -26,30 +26,14 @@ static const char nodes[] = "sn,cpu_milli,memory_mib,gpu,model\n"
                             "n-a100-2,96000,786432,8,A100-SXM4-80GB\n"
                             "n-a100-3,96000,786432,8,A100-SXM4-80GB\n";
 
-static long call(const struct daemon *d, const char *method, const char *path, const char *body,
-                 struct answer *a)
-{
-    assert_int_equal(h_call(d, method, path, TOKEN_A, body, a), 0);
-    return a->status;
-}
-
-static void expect(const struct daemon *d, const char *method, const char *path, const char *body,
-                   long status)
-{
-    struct answer a;
-    if (call(d, method, path, body, &a) != status)
-        fail_msg("%s %s: %ld, expected %ld: %s", method, path, a.status, status,
-                 a.body ? a.body : "");
-    h_answer_free(&a);
-}
-
 /* An 8-card pod of team-a, in PodGroup @group when not NULL. */
-static void submit(const struct daemon *d, const char *name, const char *group)
+/* A member of PodGroup @group (none when NULL) asking for a whole board. */
+static void submit_member(const struct daemon *d, const char *name, const char *group)
 {
-    char *body =
-        h_pod_annotated("team-a", name, 8, 0, group ? "scheduling.k8s.io/group-name" : NULL, group);
-    expect(d, "POST", "/v1/pods", body, 201);
-    free(body);
+    json_decref(h_submit(
+        d, TOKEN_A,
+        h_pod_annotated("team-a", name, 8, 0, group ? "scheduling.k8s.io/group-name" : NULL, group),
+        201));
 }
 
 static void pod_is(const struct daemon *d, const char *name, const char *state, const char *why)
@@ -57,7 +41,7 @@ static void pod_is(const struct daemon *d, const char *name, const char *state, 
     struct answer a;
     char path[96];
     snprintf(path, sizeof(path), "/v1/pods/team-a/%s", name);
-    assert_int_equal(call(d, "GET", path, NULL, &a), 200);
+    h_expect(d, "GET", path, TOKEN_A, NULL, 200, &a);
     const char *s = json_string_value(json_object_get(a.json, "state"));
     const char *r = json_string_value(json_object_get(a.json, "reason"));
     if (strcmp(s, state) || (why && (!r || !strstr(r, why))))
@@ -69,7 +53,7 @@ static void pod_is(const struct daemon *d, const char *name, const char *state, 
 static void group_is(const struct daemon *d, const char *phase, int members, int running)
 {
     struct answer a;
-    assert_int_equal(call(d, "GET", "/v1/podgroups/team-a/pg1", NULL, &a), 200);
+    h_expect(d, "GET", "/v1/podgroups/team-a/pg1", TOKEN_A, NULL, 200, &a);
     assert_string_equal(json_string_value(json_object_get(a.json, "phase")), phase);
     assert_int_equal(json_integer_value(json_object_get(a.json, "minMember")), 4);
     assert_int_equal(json_integer_value(json_object_get(a.json, "members")), members);
@@ -90,14 +74,14 @@ static void test_gang_all_or_nothing(void **state)
     assert_int_equal(h_setup(&d, NULL), 0);
     assert_int_equal(h_write(d.nodes, nodes), 0);
     assert_int_equal(h_start(&d), 0);
-    submit(&d, "blocker", NULL); /* takes one board: room for three members is left */
-    expect(&d, "POST", "/v1/podgroups", group, 201);
-    expect(&d, "POST", "/v1/podgroups", group, 409);
-    submit(&d, "w0", "pg1");
-    submit(&d, "w1", "pg1");
-    submit(&d, "w2", "pg1");
+    submit_member(&d, "blocker", NULL); /* takes one board: room for three members is left */
+    h_request(&d, "POST", "/v1/podgroups", TOKEN_A, group, 201);
+    h_request(&d, "POST", "/v1/podgroups", TOKEN_A, group, 409);
+    submit_member(&d, "w0", "pg1");
+    submit_member(&d, "w1", "pg1");
+    submit_member(&d, "w2", "pg1");
     pod_is(&d, "w0", "pending", "gang team-a/pg1: 3 of 4 members submitted");
-    submit(&d, "w3", "pg1");
+    submit_member(&d, "w3", "pg1");
     for (int i = 0; i < 4; i++) {
         char name[8];
         snprintf(name, sizeof(name), "w%d", i);
@@ -105,7 +89,7 @@ static void test_gang_all_or_nothing(void **state)
     }
     group_is(&d, "Pending", 4, 0);
     struct answer a;
-    assert_int_equal(call(&d, "GET", "/v1/status", NULL, &a), 200);
+    h_expect(&d, "GET", "/v1/status", TOKEN_A, NULL, 200, &a);
     assert_int_equal(json_integer_value(json_object_get(a.json, "gpu_milli_allocated")), 8000);
     h_answer_free(&a); /* the blocker's: no partial reservation is left behind */
 
@@ -116,17 +100,17 @@ static void test_gang_all_or_nothing(void **state)
     pod_is(&d, "w3", "pending", "gang team-a/pg1: 3 of 4 members placeable");
 
     /* Room for the fourth: all four start in one go. */
-    expect(&d, "DELETE", "/v1/pods/team-a/blocker", NULL, 200);
+    h_request(&d, "DELETE", "/v1/pods/team-a/blocker", TOKEN_A, NULL, 200);
     for (int i = 0; i < 4; i++) {
         char name[8];
         snprintf(name, sizeof(name), "w%d", i);
         pod_is(&d, name, "running", NULL);
     }
     group_is(&d, "Running", 4, 4);
-    assert_int_equal(call(&d, "GET", "/v1/podgroups", NULL, &a), 200);
+    h_expect(&d, "GET", "/v1/podgroups", TOKEN_A, NULL, 200, &a);
     assert_int_equal(json_array_size(json_object_get(a.json, "items")), 1);
     h_answer_free(&a);
-    expect(&d, "DELETE", "/v1/podgroups/team-a/pg1", NULL, 409); /* it has pods */
+    h_request(&d, "DELETE", "/v1/podgroups/team-a/pg1", TOKEN_A, NULL, 409); /* it has pods */
     assert_int_equal(h_stop(&d), 0);
     assert_int_equal(h_start(&d), 0);
     group_is(&d, "Running", 4, 4);
@@ -150,16 +134,16 @@ static void test_gang_over_quota(void **state)
                                   "  quotas: {a100-80gb: {total: 24, dedicated: 24, shared: 0}}\n"),
                      0);
     assert_int_equal(h_start(&d), 0);
-    expect(&d, "POST", "/v1/podgroups", group, 201);
+    h_request(&d, "POST", "/v1/podgroups", TOKEN_A, group, 201);
     for (int i = 0; i < 4; i++) {
         char name[8];
         snprintf(name, sizeof(name), "w%d", i);
-        submit(&d, name, "pg1");
+        submit_member(&d, name, "pg1");
     }
     pod_is(&d, "w0", "pending",
            "gang team-a/pg1: 3 of 4 members placeable; w3: over GPUQuota team-a: 24000 of 24000");
     group_is(&d, "Pending", 4, 0);
-    assert_int_equal(call(&d, "GET", "/v1/tenants/team-a", NULL, &a), 200);
+    h_expect(&d, "GET", "/v1/tenants/team-a", TOKEN_A, NULL, 200, &a);
     json_t *m = json_array_get(json_object_get(json_object_get(a.json, "quota"), "models"), 0);
     assert_int_equal(json_integer_value(json_object_get(json_object_get(m, "used"), "total")), 0);
     h_answer_free(&a);
@@ -197,8 +181,8 @@ static void test_gang_through_extender(void **state)
     assert_int_equal(h_setup(&d, NULL), 0);
     assert_int_equal(h_write(d.nodes, nodes), 0);
     assert_int_equal(h_start(&d), 0);
-    submit(&d, "blocker", NULL);
-    expect(&d, "POST", "/v1/podgroups", group, 201);
+    submit_member(&d, "blocker", NULL);
+    h_request(&d, "POST", "/v1/podgroups", TOKEN_A, group, 201);
     json_t *r = ext_filter(&d, "w0");
     assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 0);
     const char *why =
@@ -207,11 +191,11 @@ static void test_gang_through_extender(void **state)
         fail_msg("FailedNodes reason: %s", why ? why : "(none)");
     json_decref(r);
     struct answer a;
-    assert_int_equal(call(&d, "GET", "/v1/status", NULL, &a), 200);
+    h_expect(&d, "GET", "/v1/status", TOKEN_A, NULL, 200, &a);
     assert_int_equal(json_integer_value(json_object_get(a.json, "gpu_milli_allocated")), 8000);
     h_answer_free(&a); /* the trial placements were given back */
 
-    expect(&d, "DELETE", "/v1/pods/team-a/blocker", NULL, 200);
+    h_request(&d, "DELETE", "/v1/pods/team-a/blocker", TOKEN_A, NULL, 200);
     for (int i = 0; i < 4; i++) { /* each binds to the first node filter passes */
         char name[8];
         snprintf(name, sizeof(name), "w%d", i);
@@ -251,7 +235,7 @@ static void test_bad_podgroups(void **state)
     assert_int_equal(h_start(&d), 0);
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         struct answer a;
-        call(&d, "POST", "/v1/podgroups", bad[i].body, &a);
+        assert_int_equal(h_call(&d, "POST", "/v1/podgroups", TOKEN_A, bad[i].body, &a), 0);
         const char *field = json_string_value(json_object_get(a.json, "field"));
         if (a.status != 400 || !field || strcmp(field, bad[i].field))
             fail_msg("case %zu: %ld %s, expected 400 naming \"%s\"", i, a.status,
@@ -263,7 +247,7 @@ static void test_bad_podgroups(void **state)
     assert_int_equal(h_call(&d, "POST", "/v1/podgroups", TOKEN_B, group, &a), 0);
     assert_int_equal(a.status, 403);
     h_answer_free(&a);
-    expect(&d, "GET", "/v1/podgroups/team-a/nope", NULL, 404);
+    h_request(&d, "GET", "/v1/podgroups/team-a/nope", TOKEN_A, NULL, 404);
     assert_int_equal(h_stop(&d), 0);
     h_cleanup(&d);
 }

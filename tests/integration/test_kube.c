@@ -17,7 +17,8 @@
 
 #include <cmocka.h>
 
-#include "harness.h"
+#include "common/harness.h"
+#include "common/util.h"
 
 #include <microhttpd.h>
 #include <pthread.h>
@@ -651,16 +652,6 @@ static void test_sync_releases_gone_pods(void **state)
     reload_kubernetes(section);
 }
 
-static char *slurp(const char *path)
-{
-    FILE *fp = fopen(path, "r");
-    char *s = calloc(1, 65536);
-    assert_non_null(fp);
-    s[fread(s, 1, 65535, fp)] = '\0';
-    fclose(fp);
-    return s;
-}
-
 /*
  * An https API server, put in force by SIGHUP: its certificate is checked (refused without the
  * CA that signed it, bound with caFile naming it).
@@ -679,7 +670,8 @@ static void test_https_after_reload(void **state)
         fprintf(stderr, "SKIP: openssl cannot make a test certificate\n");
         skip();
     }
-    char *cert_pem = slurp(cert), *key_pem = slurp(key);
+    char *cert_pem = t_slurp(cert, NULL), *key_pem = t_slurp(key, NULL);
+    assert_true(cert_pem && key_pem);
     MHD_stop_daemon(f.mhd);
     f.mhd = NULL;
     assert_int_equal(fake_start_tls(0, cert_pem, key_pem), 0);

@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "harness.h"
+#include "common/harness.h"
 
 #include <signal.h>
 #include <stdio.h>

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "harness.h"
+#include "common/api.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -57,15 +57,14 @@ static long post(const struct daemon *d, const char *ns, const char *name, int g
         json_object_set_new(spec, "priority", json_integer(prio));
     body = json_dumps(pod, JSON_COMPACT);
     json_decref(pod);
-    assert_int_equal(
-        h_call(d, "POST", "/v1/pods", strcmp(ns, "team-a") ? TOKEN_B : TOKEN_A, body, a), 0);
+    assert_int_equal(h_call(d, "POST", "/v1/pods", h_token_of(ns), body, a), 0);
     free(body);
     return a->status;
 }
 
 /* Submit; the answer's state must be @state. */
-static void submit(const struct daemon *d, const char *ns, const char *name, int gpus,
-                   const char *pclass, const char *state)
+static void submit_in_state(const struct daemon *d, const char *ns, const char *name, int gpus,
+                            const char *pclass, const char *state)
 {
     struct answer a;
     if (post(d, ns, name, gpus, pclass, -1, &a) != 201 ||
@@ -119,19 +118,19 @@ static void test_preemption(void **state)
     assert_int_equal(h_setup(&d, NULL), 0);
     assert_int_equal(h_policy(&d, classes), 0);
     assert_int_equal(h_start(&d), 0);
-    submit(&d, "team-a", "lo1", 8, NULL, "running"); /* globalDefault: low, 10 */
-    submit(&d, "team-a", "lo2", 8, "low", "running");
-    submit(&d, "team-a", "lo3", 4, NULL, "running"); /* the T4 box: every card is taken */
+    submit_in_state(&d, "team-a", "lo1", 8, NULL, "running"); /* globalDefault: low, 10 */
+    submit_in_state(&d, "team-a", "lo2", 8, "low", "running");
+    submit_in_state(&d, "team-a", "lo3", 4, NULL, "running"); /* the T4 box: every card is taken */
     field_refused(&d, "nope", -1, "spec.priorityClassName");
     field_refused(&d, "high", 5, "spec.priority");
     field_refused(&d, NULL, 2000000000, "spec.priority"); /* no pod ranks itself */
 
     /* Another tenant's queue: no victim there, and none is taken across queues. */
-    submit(&d, "team-b", "hb", 8, "high", "pending");
+    submit_in_state(&d, "team-b", "hb", 8, "high", "pending");
     cancel(&d, "team-b", "hb");
 
     /* One 8-card board is needed: one victim, on one board, of hi1's own queue. */
-    submit(&d, "team-a", "hi1", 8, "high", "running");
+    submit_in_state(&d, "team-a", "hi1", 8, "high", "running");
     int pending = 0;
     for (int i = 1; i <= 2; i++) {
         char name[8];
@@ -146,7 +145,7 @@ static void test_preemption(void **state)
     assert_string_equal(state_of(&d, "team-a", "lo3", 10, reason, sizeof(reason)), "running");
 
     /* preemptionPolicy Never: it waits, and so does an equal priority. */
-    submit(&d, "team-a", "nv1", 8, "high-never", "pending");
+    submit_in_state(&d, "team-a", "nv1", 8, "high-never", "pending");
     assert_int_equal(h_call(&d, "GET", "/metrics", NULL, NULL, &a), 0);
     assert_non_null(strstr(a.body, "\ngpusched_preemption_victims_total 1\n"));
     h_answer_free(&a);
@@ -173,10 +172,10 @@ static void test_no_inversion(void **state)
     assert_int_equal(h_setup(&d, NULL), 0);
     assert_int_equal(h_policy(&d, classes), 0);
     assert_int_equal(h_start(&d), 0);
-    submit(&d, "team-a", "lo1", 8, NULL, "running");
-    submit(&d, "team-a", "lo2", 8, NULL, "running");
-    submit(&d, "team-a", "nv", 8, "high-never", "pending");
-    submit(&d, "team-a", "md", 8, "mid", "pending"); /* what it freed went to nv */
+    submit_in_state(&d, "team-a", "lo1", 8, NULL, "running");
+    submit_in_state(&d, "team-a", "lo2", 8, NULL, "running");
+    submit_in_state(&d, "team-a", "nv", 8, "high-never", "pending");
+    submit_in_state(&d, "team-a", "md", 8, "mid", "pending"); /* what it freed went to nv */
     assert_string_equal(state_of(&d, "team-a", "nv", 1000, reason, sizeof(reason)), "running");
     assert_string_equal(state_of(&d, "team-a", "md", 100, reason, sizeof(reason)), "running");
     assert_string_equal(state_of(&d, "team-a", "lo1", 10, reason, sizeof(reason)), "pending");

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "harness.h"
+#include "common/api.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -47,18 +47,9 @@ static long post(const struct daemon *d, const char *ns, const char *name, int g
                  struct answer *a)
 {
     char *body = h_pod(ns, name, gpus, 0);
-    assert_int_equal(
-        h_call(d, "POST", "/v1/pods", strcmp(ns, "team-a") ? TOKEN_B : TOKEN_A, body, a), 0);
+    assert_int_equal(h_call(d, "POST", "/v1/pods", h_token_of(ns), body, a), 0);
     free(body);
     return a->status;
-}
-
-static void submit(const struct daemon *d, const char *ns, const char *name, int gpus)
-{
-    struct answer a;
-    if (post(d, ns, name, gpus, &a) != 201)
-        fail_msg("POST %s/%s: %ld %s", ns, name, a.status, a.body ? a.body : "");
-    h_answer_free(&a);
 }
 
 /* Pod @ns/@name's state; its reason in @reason when pending. */
@@ -112,9 +103,10 @@ static void test_gpuquota(void **state)
     struct answer a;
     int64_t used, hard;
     start(&d, policy);
-    submit(&d, "team-a", "a1", 4);
-    submit(&d, "team-a", "a2", 4);
-    submit(&d, "team-a", "a3", 1); /* A100s are free, the T4s are not in the quota */
+    json_decref(h_submit(&d, NULL, h_pod("team-a", "a1", 4, 0), 201));
+    json_decref(h_submit(&d, NULL, h_pod("team-a", "a2", 4, 0), 201));
+    json_decref(h_submit(&d, NULL, h_pod("team-a", "a3", 1, 0),
+                         201)); /* A100s are free, the T4s are not in the quota */
     expect_state(&d, "team-a", "a1", "running", NULL);
     expect_state(&d, "team-a", "a3", "pending", over);
     a100_quota(&d, &used, &hard);
@@ -152,8 +144,8 @@ static void test_gpuquota_through_extender(void **state)
     struct daemon d;
     static const char *const all[] = {"n-a100-0", "n-a100-1", "n-t4-0"};
     start(&d, policy);
-    submit(&d, "team-a", "a1", 4);
-    submit(&d, "team-a", "a2", 4);
+    json_decref(h_submit(&d, NULL, h_pod("team-a", "a1", 4, 0), 201));
+    json_decref(h_submit(&d, NULL, h_pod("team-a", "a2", 4, 0), 201));
     char *pod = h_pod("team-a", "x1", 1, 0);
     json_t *r = h_extender(&d, "filter", pod, all, 3);
     assert_non_null(r);
@@ -190,8 +182,8 @@ static void test_resourcequota(void **state)
     (void)state;
     struct daemon d;
     start(&d, policy);
-    submit(&d, "team-b", "b1", 2);
-    submit(&d, "team-b", "b2", 1);
+    json_decref(h_submit(&d, NULL, h_pod("team-b", "b1", 2, 0), 201));
+    json_decref(h_submit(&d, NULL, h_pod("team-b", "b2", 1, 0), 201));
     expect_state(&d, "team-b", "b1", "running", NULL);
     expect_state(&d, "team-b", "b2", "pending",
                  "over ResourceQuota team-b/gpus: requests.nvidia.com/gpu 2000 of 2000 in use");
@@ -209,9 +201,10 @@ static void test_pods_per_user(void **state)
               "  tenant: team-a\n"
               "  quotas: {a100-80gb: {total: 16, dedicated: 16, shared: 0}}\n"
               "  limits: {maxPodsPerUser: 2}\n");
-    submit(&d, "team-a", "u1", 1); /* h_pod() labels each pod user: u1 */
-    submit(&d, "team-a", "u2", 1);
-    submit(&d, "team-a", "u3", 1);
+    json_decref(h_submit(&d, NULL, h_pod("team-a", "u1", 1, 0),
+                         201)); /* h_pod() labels each pod user: u1 */
+    json_decref(h_submit(&d, NULL, h_pod("team-a", "u2", 1, 0), 201));
+    json_decref(h_submit(&d, NULL, h_pod("team-a", "u3", 1, 0), 201));
     expect_state(&d, "team-a", "u2", "running", NULL);
     expect_state(&d, "team-a", "u3", "pending",
                  "over GPUQuota team-a: user u1 has 2 pods running (maxPodsPerUser 2)");
@@ -254,9 +247,9 @@ static void test_bad_policy(void **state)
     wait_log(&d, "config rejected");
     snprintf(want, sizeof(want), "%s:3:", d.policy);
     assert_true(h_log_has(&d, want));
-    submit(&d, "team-a", "a1", 4);
-    submit(&d, "team-a", "a2", 4);
-    submit(&d, "team-a", "a3", 1);
+    json_decref(h_submit(&d, NULL, h_pod("team-a", "a1", 4, 0), 201));
+    json_decref(h_submit(&d, NULL, h_pod("team-a", "a2", 4, 0), 201));
+    json_decref(h_submit(&d, NULL, h_pod("team-a", "a3", 1, 0), 201));
     expect_state(&d, "team-a", "a3", "pending", over);
     assert_int_equal(h_stop(&d), 0);
     h_cleanup(&d);

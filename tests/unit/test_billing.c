@@ -14,6 +14,8 @@
 #include "gpusched/catalog.h"
 #include "gpusched/diag.h"
 
+#include "common/util.h"
+
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -717,48 +719,22 @@ static void test_card_mutations(void **state)
 
 /* ---- gpusched bill ---- */
 
-struct run {
-    int status; /* exit status, or -1 when it did not exit normally */
-    char *out, *err;
-};
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    assert_int_equal(fseek(f, 0, SEEK_END), 0);
-    long n = ftell(f);
-    rewind(f);
-    char *s = malloc((size_t)n + 1);
-    assert_non_null(s);
-    assert_int_equal(fread(s, 1, (size_t)n, f), (size_t)n);
-    s[n] = '\0';
-    fclose(f);
-    return s;
-}
-
 /* bill() - run `gpusched bill ARGS` (words without quotes or spaces) from the source root. */
-static struct run bill(const char *args)
+static struct t_run bill(const char *args)
 {
     const char *bin = getenv("GPUSCHED_BIN");
-    char cmd[1024], out[128], err[128];
-    struct run r;
+    char words[1024];
+    const char *argv[32] = {bin, "bill"};
+    size_t n = 2;
     if (!bin || !*bin)
         fail_msg("GPUSCHED_BIN must name the gpusched executable");
-    snprintf(out, sizeof(out), "%s/out", tmpdir);
-    snprintf(err, sizeof(err), "%s/err", tmpdir);
-    snprintf(cmd, sizeof(cmd), "'%s' bill %s >'%s' 2>'%s'", bin, args, out, err);
-    int st = system(cmd);
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    r.out = slurp(out);
-    r.err = slurp(err);
+    snprintf(words, sizeof(words), "%s", args);
+    for (char *save, *w = strtok_r(words, " ", &save); w && n < 31; w = strtok_r(NULL, " ", &save))
+        argv[n++] = w;
+    argv[n] = NULL;
+    struct t_run r;
+    t_run(argv, &r);
     return r;
-}
-
-static void run_free(struct run *r)
-{
-    free(r->out);
-    free(r->err);
 }
 
 /* The seed's rate card example, billed: one line per resource, $8.00, $4.00, $2.00, $1.50. */
@@ -773,7 +749,7 @@ static void expect_seed_lines(const char *out)
 static void test_cli_seed_example_table(void **state)
 {
     (void)state;
-    struct run r = bill(FIXTURES "seed-example.json");
+    struct t_run r = bill(FIXTURES "seed-example.json");
     assert_int_equal(r.status, 0);
     assert_string_equal(r.err, "");
     expect_seed_lines(r.out);
@@ -781,7 +757,7 @@ static void test_cli_seed_example_table(void **state)
                       "$15.50\n");
     assert_has(r.out, "TOTAL                                                                    "
                       "$15.50\n");
-    run_free(&r);
+    t_run_free(&r);
 }
 
 /* The same example as a simulation: the scenario's four pods run for an hour, then are billed. */
@@ -798,20 +774,21 @@ static void test_cli_seed_example_simulated(void **state)
     /* The simulator's own report prices the run the same way. */
     char txt[200];
     snprintf(txt, sizeof(txt), "%s.txt", json);
-    char *report = slurp(txt);
+    char *report = t_slurp(txt, NULL);
+    assert_non_null(report);
     assert_has(report, "tenant-a                             $15.50\n");
     assert_has(report, "all tenants                          $15.50\n");
     free(report);
-    struct run r = bill(json);
+    struct t_run r = bill(json);
     assert_int_equal(r.status, 0);
     expect_seed_lines(r.out);
     assert_has(r.out, "TOTAL                                                                    "
                       "$15.50\n");
-    run_free(&r);
+    t_run_free(&r);
 }
 
 /* The JSON report: every way's lines sum to its tenants' totals and to its total. */
-static json_t *bill_json(const char *args, struct run *r)
+static json_t *bill_json(const char *args, struct t_run *r)
 {
     json_error_t je;
     *r = bill(args);
@@ -845,7 +822,7 @@ static int64_t check_way_sums(const json_t *way)
 static void test_cli_json(void **state)
 {
     static const int64_t want[] = {96764394, 73305268, 265818590}; /* worked out by hand */
-    struct run r;
+    struct t_run r;
     (void)state;
     json_t *doc = bill_json("--format json " FIXTURES "seed-example.json", &r);
     json_t *way = json_array_get(json_object_get(doc, "ways"), 0);
@@ -853,13 +830,13 @@ static void test_cli_json(void **state)
     assert_string_equal(json_string_value(json_object_get(way, "total")), "15.50");
     assert_string_equal(json_string_value(json_object_get(doc, "currency")), "USD");
     json_decref(doc);
-    run_free(&r);
+    t_run_free(&r);
     doc = bill_json("--format json " FIXTURES "comparison.json", &r);
     assert_int_equal(json_array_size(json_object_get(doc, "ways")), 3);
     for (size_t k = 0; k < 3; k++)
         assert_int_equal(check_way_sums(json_array_get(json_object_get(doc, "ways"), k)), want[k]);
     json_decref(doc);
-    run_free(&r);
+    t_run_free(&r);
 }
 
 /* CSV: one row per line, micro-dollars and decimal side by side; rows sum to the JSON totals. */
@@ -869,7 +846,7 @@ static void test_cli_csv(void **state)
     static const char *const ways[] = {"exclusive", "sharing", "full"};
     int64_t sum[3] = {0};
     (void)state;
-    struct run r = bill("--format csv " FIXTURES "comparison.json");
+    struct t_run r = bill("--format csv " FIXTURES "comparison.json");
     assert_int_equal(r.status, 0);
     assert_has(r.out, "way,tenant,resource,model,mode,profile,day,quantity,unit,"
                       "rate_per_hour_udollars,rate_per_hour,cost_udollars,cost\n");
@@ -886,36 +863,36 @@ static void test_cli_csv(void **state)
     }
     for (int k = 0; k < 3; k++)
         assert_int_equal(sum[k], want[k]);
-    run_free(&r);
+    t_run_free(&r);
 }
 
 static void test_cli_way_and_tenant(void **state)
 {
     (void)state;
-    struct run r = bill("--way sharing " FIXTURES "comparison.json");
+    struct t_run r = bill("--way sharing " FIXTURES "comparison.json");
     assert_int_equal(r.status, 0);
     assert_has(r.out, "way sharing (");
     assert_null(strstr(r.out, "way full"));
     assert_has(r.out, "tenant-b  T4 timeslice                0      3702  step-s  $0.139375   "
                       "$0.143324\n");
     assert_has(r.out, "$73.305268\n");
-    run_free(&r);
+    t_run_free(&r);
     r = bill("--way full --tenant tenant-b " FIXTURES "comparison.json");
     assert_int_equal(r.status, 0);
     assert_null(strstr(r.out, "tenant-a"));
     assert_has(r.out, "tenant-b  total");
     assert_has(r.out, "  $4.16911\nTOTAL    "); /* the tenant's total, then the way's */
     assert_string_equal(r.out + strlen(r.out) - 9, "$4.16911\n");
-    run_free(&r);
+    t_run_free(&r);
     r = bill("--tenant nobody " FIXTURES "comparison.json");
     assert_int_equal(r.status, 0);
     assert_has(r.err, "warning: tenant \"nobody\" has no usage");
-    run_free(&r);
+    t_run_free(&r);
     r = bill("--way nope " FIXTURES "comparison.json");
     assert_int_equal(r.status, 2);
     assert_has(r.err, "has no way \"nope\" (it has: exclusive, sharing, full)");
     assert_string_equal(r.out, "");
-    run_free(&r);
+    t_run_free(&r);
 }
 
 /* Bad input: exit 2, one line on stderr naming the place, nothing on stdout. */
@@ -940,12 +917,12 @@ static void test_cli_bad_input(void **state)
     };
     (void)state;
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        struct run r = bill(cases[i].args);
+        struct t_run r = bill(cases[i].args);
         assert_int_equal(r.status, 2);
         assert_string_equal(r.out, "");
         assert_has(r.err, cases[i].needle);
         assert_ptr_equal(strchr(r.err, '\n'), r.err + strlen(r.err) - 1);
-        run_free(&r);
+        t_run_free(&r);
     }
 }
 
@@ -1000,10 +977,10 @@ static void test_cli_bad_shapes(void **state)
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char args[160];
         snprintf(args, sizeof(args), "%s", write_tmp("shape.json", cases[i].json));
-        struct run r = bill(args);
+        struct t_run r = bill(args);
         if (r.status != 2 || !strstr(r.err, cases[i].needle))
             fail_msg("%s: status %d, stderr: %s", cases[i].json, r.status, r.err);
-        run_free(&r);
+        t_run_free(&r);
     }
 }
 

@@ -12,18 +12,15 @@
 
 #include <jansson.h>
 
+#include "common/util.h"
+
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-extern char **environ;
 
 #define EIGHTH_NODES    "data/fgd-reference/openb-eighth/nodes.csv"
 #define EIGHTH_SEQUENCE "data/fgd-reference/openb-eighth/sequence.csv"
@@ -33,12 +30,6 @@ extern char **environ;
 
 static char tmpdir[64];
 static const char *bin;
-
-struct result {
-    int exited, status, signal; /* exited: 1 when it ended by exit(), status its exit status */
-    char *out, *err;            /* captured stdout and stderr, NUL-terminated */
-    size_t out_len, err_len;
-};
 
 /* The buffers of the last run, freed by the next run or at the end (also after a failed check). */
 static char *held_out, *held_err;
@@ -101,32 +92,8 @@ static const char *write_tmp(const char *name, const char *text)
     return path;
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    size_t cap = 4096, n = 0;
-    char *s = malloc(cap);
-    assert_non_null(s);
-    for (;;) {
-        size_t got = fread(s + n, 1, cap - n - 1, f);
-        n += got;
-        if (n + 1 < cap)
-            break;
-        cap *= 2;
-        s = realloc(s, cap);
-        assert_non_null(s);
-    }
-    fclose(f);
-    s[n] = '\0';
-    if (len)
-        *len = n;
-    return s;
-}
-
 /* Run gpusched with @args (NULL-terminated, without the program name). */
-static void run(struct result *r, const char *const *args)
+static void run(struct t_run *r, const char *const *args)
 {
     const char *argv[64];
     size_t n = 0;
@@ -134,51 +101,25 @@ static void run(struct result *r, const char *const *args)
     while (*args && n < 63)
         argv[n++] = *args++;
     argv[n] = NULL;
-    const char *out = tmp_path("stdout.txt"), *err = tmp_path("stderr.txt");
-    posix_spawn_file_actions_t fa;
-    assert_int_equal(posix_spawn_file_actions_init(&fa), 0);
-    assert_int_equal(posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0),
-                     0);
-    assert_int_equal(posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, out,
-                                                      O_WRONLY | O_CREAT | O_TRUNC, 0600),
-                     0);
-    assert_int_equal(posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, err,
-                                                      O_WRONLY | O_CREAT | O_TRUNC, 0600),
-                     0);
-    pid_t pid;
-    int rc = posix_spawn(&pid, bin, &fa, NULL, (char *const *)argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0)
-        fail_msg("cannot start %s: %s", bin, strerror(rc));
-    int st;
-    while (waitpid(pid, &st, 0) < 0)
-        assert_int_equal(errno, EINTR);
     release_held();
-    memset(r, 0, sizeof(*r));
-    r->exited = WIFEXITED(st);
-    r->status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    r->signal = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
-    r->out = slurp(out, &r->out_len);
-    r->err = slurp(err, &r->err_len);
+    t_run(argv, r);
     held_out = r->out;
     held_err = r->err;
-    assert_non_null(r->out);
-    assert_non_null(r->err);
 }
 
-static void result_free(struct result *r)
+static void result_free(struct t_run *r)
 {
     release_held();
     r->out = r->err = NULL;
 }
 
-static void show(const struct result *r)
+static void show(const struct t_run *r)
 {
     print_error("exit %d, signal %d\n--- stdout ---\n%s\n--- stderr ---\n%s\n", r->status,
                 r->signal, r->out, r->err);
 }
 
-static void expect_exit(const struct result *r, int status)
+static void expect_exit(const struct t_run *r, int status)
 {
     if (!r->exited || r->status != status) {
         show(r);
@@ -201,7 +142,7 @@ static size_t count_lines(const char *s)
 }
 
 /* The simulate run on the reference eighth of the cluster with its recorded arrivals. */
-static void run_eighth(struct result *r, const char *policy, const char *seed, const char *json,
+static void run_eighth(struct t_run *r, const char *policy, const char *seed, const char *json,
                        const char *curve)
 {
     const char *args[20];
@@ -233,7 +174,7 @@ static void run_eighth(struct result *r, const char *policy, const char *seed, c
 static void test_simulate_fgd_reports(void **state)
 {
     (void)state;
-    struct result r;
+    struct t_run r;
     const char *json = tmp_path("fgd.json"), *curve = tmp_path("fgd_curve.csv");
     run_eighth(&r, "fgd", NULL, json, curve);
     expect_exit(&r, 0);
@@ -281,7 +222,7 @@ static void test_simulate_fgd_reports(void **state)
     json_decref(root);
 
     size_t len;
-    char *csv = slurp(curve, &len);
+    char *csv = t_slurp(curve, &len);
     assert_non_null(csv);
     int ends = len > 0 && csv[len - 1] == '\n';
     int header = strncmp(csv, "policy,seed,seq,pod,", 20) == 0;
@@ -298,7 +239,7 @@ static void test_simulate_fgd_reports(void **state)
 static int same_file(const char *a, const char *b)
 {
     size_t la, lb;
-    char *x = slurp(a, &la), *y = slurp(b, &lb);
+    char *x = t_slurp(a, &la), *y = t_slurp(b, &lb);
     int ok = x && y && la > 0;
     int same = ok && la == lb && memcmp(x, y, la) == 0;
     free(x);
@@ -311,7 +252,7 @@ static int same_file(const char *a, const char *b)
 static void test_simulate_deterministic(void **state)
 {
     (void)state;
-    struct result r;
+    struct t_run r;
     const char *a = tmp_path("det_a.json"), *b = tmp_path("det_b.json");
     run_eighth(&r, "fgd", NULL, a, NULL);
     expect_exit(&r, 0);
@@ -343,7 +284,7 @@ static void test_simulate_deterministic(void **state)
 static void refused(const char *const *args, int status, int or_one, int usage,
                     const char *const *want)
 {
-    struct result r;
+    struct t_run r;
     run(&r, args);
     if (r.signal) {
         show(&r);
@@ -392,13 +333,13 @@ static void test_outputs_spare_inputs(void **state)
     refused(ARGS("simulate", "--nodes", nodes, "--curve", nodes), 2, 0, 0,
             ARGS("--curve", "is an input file"));
     size_t len;
-    char *text = slurp(nodes, &len);
+    char *text = t_slurp(nodes, &len);
     assert_string_equal(text, NODES_HEADER "n1,64000,262144,2,P100\n");
     free(text);
     const char *old = write_tmp("old.json", "{}\n");
     refused(ARGS("simulate", "--nodes", tmp_path("missing_nodes.csv"), "--json", old), 2, 0, 0,
             ARGS("missing_nodes.csv"));
-    text = slurp(old, &len);
+    text = t_slurp(old, &len);
     assert_string_equal(text, "{}\n");
     free(text);
 }
@@ -462,7 +403,7 @@ static void test_unsampleable_workloads(void **state)
     /* CPU-only pods arrive, the GPU pod is too big to draw: a report of "-" says why. */
     const char *mix = write_tmp("cpu_and_big.csv", PODS_HEADER "c1,1000,1024,0,0,\n"
                                                                "b1,1000,1024,2,1000,\n");
-    struct result r;
+    struct t_run r;
     run(&r, ARGS("simulate", "--nodes", nodes, "--pods", mix, "--policy", "fgd", "--seed", "3"));
     expect_exit(&r, 0);
     assert_non_null(strstr(r.out, "stopped short of that point, at 0.00 % of capacity"));
@@ -507,7 +448,7 @@ static void test_unwritable_outputs(void **state)
 static void test_config_profiles(void **state)
 {
     (void)state;
-    struct result r;
+    struct t_run r;
     run(&r, ARGS("simulate", "--nodes", EIGHTH_NODES, "--sequence", EIGHTH_SEQUENCE, "--config",
                  "tests/data/kube-scheduler-config.yaml", "--quiet"));
     expect_exit(&r, 0);
@@ -536,7 +477,7 @@ static void test_config_profiles(void **state)
 static void test_top_level(void **state)
 {
     (void)state;
-    struct result r;
+    struct t_run r;
     run(&r, ARGS("simulate", "--help"));
     expect_exit(&r, 0);
     expect_has(r.out, "usage: gpusched simulate");
@@ -573,7 +514,7 @@ static void test_top_level(void **state)
 static void test_validate_seeds(void **state)
 {
     (void)state;
-    struct result r;
+    struct t_run r;
     run(&r, ARGS("validate", SEEDS_ARGS));
     expect_exit(&r, 0);
     expect_has(r.out, "a100-80gb (A100-SXM4-80GB): total 16, dedicated 8, shared 8; per pod at "
@@ -599,7 +540,7 @@ static void test_validate_seeds(void **state)
 static void test_validate_json(void **state)
 {
     (void)state;
-    struct result r;
+    struct t_run r;
     run(&r, ARGS("validate", "--json", "tests/data/scenario/full.yaml"));
     expect_exit(&r, 0);
     assert_int_equal(r.err_len, 0);
@@ -631,7 +572,7 @@ static void test_validate_json(void **state)
 static void test_validate_bad_input(void **state)
 {
     (void)state;
-    struct result r;
+    struct t_run r;
     const char *bad = write_tmp("bad.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
                                             "spec: {containers: [{name: m, resources: {limits: "
                                             "{nvidia.com/gpu: 8Gx}}}]}\n");
@@ -666,7 +607,7 @@ static void test_validate_bad_input(void **state)
 static void test_scenario_tenant_day(void **state)
 {
     (void)state;
-    struct result r;
+    struct t_run r;
     char day[128], j1[128], j2[128];
     snprintf(day, sizeof(day), "%s", tmp_path("day.yaml"));
     snprintf(j1, sizeof(j1), "%s", tmp_path("day1.json"));
@@ -721,7 +662,7 @@ static void test_scenario_tenant_day(void **state)
 static void test_scenario_timeslice(void **state)
 {
     (void)state;
-    struct result r;
+    struct t_run r;
     char js[128];
     snprintf(js, sizeof(js), "%s", tmp_path("ts.json"));
     run(&r, ARGS("simulate", "--scenario", "tests/data/scenario/timeslice.yaml", "--json", js));
@@ -749,7 +690,7 @@ static void test_scenario_timeslice(void **state)
 static void test_scenario_bad_input(void **state)
 {
     (void)state;
-    struct result r;
+    struct t_run r;
     const char *bad = write_tmp("bad.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: [x\n");
     run(&r, ARGS("simulate", "--scenario", bad));
     expect_exit(&r, 2);

@@ -11,7 +11,10 @@
 
 #include <cmocka.h>
 
-#include "daemon/gsd.h"
+#include "daemon/access.h"
+#include "daemon/config.h"
+#include "daemon/inventory.h"
+#include "daemon/store.h"
 #include "gpusched/config.h"
 #include "gpusched/scenario.h"
 

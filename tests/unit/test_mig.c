@@ -16,6 +16,8 @@
 #include "gpusched/migpolicy.h"
 #include "gpusched/rng.h"
 
+#include "common/util.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -803,27 +805,18 @@ static void test_policy_seed(void **state)
     assert_int_equal(s, 4);
 }
 
-static char *slurp(const char *path)
-{
-    FILE *in = fopen(path, "r");
-    static char buf[4096];
-    assert_non_null(in);
-    size_t n = fread(buf, 1, sizeof(buf) - 1, in);
-    buf[n] = '\0';
-    fclose(in);
-    return buf;
-}
-
 /* load_variant() - the seed with @from replaced by @to (or @text itself when @from is NULL),
  * loaded from a temporary file; the message into @d, "PATH" standing for the file's name. */
 static int load_variant(const char *from, const char *to, struct gs_mig_policy *pol,
                         struct gs_diag *d)
 {
-    char text[8192], path[32] = "/tmp/gs_test_mig_XXXXXX", *seed = slurp(SEED), *at;
+    char text[8192], path[32] = "/tmp/gs_test_mig_XXXXXX", *seed = t_slurp(SEED, NULL), *at;
+    assert_non_null(seed);
     if (from && (at = strstr(seed, from)))
         snprintf(text, sizeof(text), "%.*s%s%s", (int)(at - seed), seed, to, at + strlen(from));
     else
         snprintf(text, sizeof(text), "%s", from ? "(variant not found)" : to);
+    free(seed);
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));

@@ -19,17 +19,14 @@
 #include "gpusched/tenantday.h"
 #include "gpusched/tsim.h"
 
+#include "common/util.h"
+
 #include <errno.h>
-#include <fcntl.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <yaml.h>
-
-extern char **environ;
 
 enum { K_SIM, K_CLUSTER, K_CONFIGMAP, K_QUOTA, K_QUEUE, K_PRIO, K_PODGROUP, K_POD, NKIND };
 static const char *const kind_names[NKIND] = {
@@ -634,22 +631,8 @@ static void test_benchmark_size(void **state)
 
 /* ---- the command ----------------------------------------------------------------------------- */
 
-struct run {
-    int status;
-    char out[4096], err[4096]; /* the first 4 KiB of each */
-};
-
-static void read_head(const char *path, char *buf, size_t cap)
-{
-    FILE *f = fopen(path, "r");
-    size_t n = f ? fread(buf, 1, cap - 1, f) : 0;
-    buf[n] = '\0';
-    if (f)
-        fclose(f);
-    unlink(path);
-}
-
-static void run_cmd(const char *const *args, struct run *r)
+/* run_cmd() - `gpusched generate ARGS` (@args NULL-terminated). */
+static void run_cmd(const char *const *args, struct t_run *r)
 {
     const char *bin = getenv("GPUSCHED_BIN");
     assert_non_null(bin);
@@ -658,30 +641,13 @@ static void run_cmd(const char *const *args, struct run *r)
     while (*args && n < 15)
         argv[n++] = *args++;
     argv[n] = NULL;
-    char out[] = "/tmp/gs_td_out.XXXXXX", err[] = "/tmp/gs_td_err.XXXXXX";
-    int fo = mkstemp(out), fe = mkstemp(err);
-    assert_true(fo >= 0 && fe >= 0);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, fo, STDOUT_FILENO);
-    posix_spawn_file_actions_adddup2(&fa, fe, STDERR_FILENO);
-    pid_t pid;
-    assert_int_equal(posix_spawn(&pid, bin, &fa, NULL, (char *const *)argv, environ), 0);
-    posix_spawn_file_actions_destroy(&fa);
-    int st;
-    while (waitpid(pid, &st, 0) < 0)
-        assert_int_equal(errno, EINTR);
-    close(fo);
-    close(fe);
-    r->status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    read_head(out, r->out, sizeof(r->out));
-    read_head(err, r->err, sizeof(r->err));
+    t_run(argv, r);
 }
 
 static void test_cli(void **state)
 {
     (void)state;
-    struct run r;
+    struct t_run r;
     char path[] = "/tmp/gs_td_scenario.XXXXXX";
     int fd = mkstemp(path);
     assert_true(fd >= 0);
@@ -692,15 +658,14 @@ static void test_cli(void **state)
     assert_int_equal(r.status, 0);
     assert_string_equal(r.out, "");
     assert_non_null(strstr(r.err, "50 pods"));
+    t_run_free(&r);
     /* The file holds what the library writes for the same parameters. */
     struct gs_tenantday_params p = {.nodes = 8, .pods = 50, .hours = 24, .seed = 7};
-    size_t len;
-    char *want = generate(&p, &len, NULL), *got = malloc(len + 1);
-    FILE *f = fopen(path, "r");
-    assert_non_null(f);
-    assert_int_equal(fread(got, 1, len + 1, f), len);
-    fclose(f);
+    size_t len, got_len;
+    char *want = generate(&p, &len, NULL), *got = t_slurp(path, &got_len);
     unlink(path);
+    assert_non_null(got);
+    assert_int_equal(got_len, len);
     assert_memory_equal(got, want, len);
     free(got);
     free(want);
@@ -719,6 +684,7 @@ static void test_cli(void **state)
         assert_string_equal(r.out, "");
         assert_non_null(strstr(r.err, "gpusched generate: "));
         assert_ptr_equal(strchr(r.err, '\n'), r.err + strlen(r.err) - 1); /* one line */
+        t_run_free(&r);
     }
 }
 

@@ -1,0 +1,27 @@
+/*
+ * The HTTP API's routes and answers.
+ */
+#ifndef GSD_API_H
+#define GSD_API_H
+
+#include <jansson.h>
+
+struct gsd_req;
+struct gsd_state;
+
+#define GSD_LIST_MAX 5000 /* pods in one list answer */
+
+/* Answers (api.c). */
+void gsd_reply_json(struct gsd_req *r, int status, json_t *body);
+void gsd_reply_error(struct gsd_req *r, int status, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/*
+ * gsd_ns_owned() - whether namespace @ns belongs to a tenant of the config (always, when the config
+ * names no tenant); otherwise answers @r 400 on metadata.namespace. Return: 1 owned, 0 answered.
+ */
+int gsd_ns_owned(struct gsd_state *st, const char *ns, struct gsd_req *r);
+/* gsd_api_handle() - route and answer one HTTP request (inside the batch's transaction). */
+void gsd_api_handle(struct gsd_state *st, struct gsd_req *r);
+const char *gsd_qarg(const struct gsd_req *r, const char *key);
+
+#endif

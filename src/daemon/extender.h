@@ -1,0 +1,46 @@
+/*
+ * kube-scheduler's extender verbs: filter, prioritize, preempt and bind.
+ */
+#ifndef GSD_EXTENDER_H
+#define GSD_EXTENDER_H
+
+#include "podspec.h"
+
+#include <jansson.h>
+#include <stdint.h>
+
+struct gsd_bind;
+struct gsd_req;
+struct gsd_state;
+
+#define GSD_EXT_CACHE 4096 /* pods remembered from filter calls for bind */
+
+struct gsd_extpod {
+    char key[2 * GSD_NAME_MAX];
+    struct gsd_podspec spec;
+    int used;
+};
+
+/* Extender verbs (extender.c): @verb is "filter", "prioritize", "preempt" or "bind". A bind
+ * that took cards with `kubernetes:` configured leaves r->bind for the HTTP thread (server.c). */
+void gsd_extender_handle(struct gsd_state *st, struct gsd_req *r, const char *verb);
+/*
+ * gsd_extender_unbind() - the API server refused bind @b: release the pod it took the cards for,
+ * when it is still held (same seq). Run on the scheduler thread, inside a batch.
+ */
+void gsd_extender_unbind(struct gsd_state *st, const struct gsd_bind *b);
+/*
+ * gsd_extender_sync() - release every pod bind took cards for that Kubernetes no longer runs:
+ * absent from @live (gsd_kube_live()), or there under another UID (deleted and made again), as
+ * long as it was bound timeoutSeconds and a second before @listed_us (wall clock: when the list
+ * was asked for): a bind's API calls, which label the pod, end within timeoutSeconds of its
+ * commit, so a pod still being bound is never taken for gone. Return: pods released; -EIO.
+ */
+int gsd_extender_sync(struct gsd_state *st, const json_t *live, int64_t listed_us);
+/* gsd_extender_free() - free what the extender keeps in @st between calls. */
+void gsd_extender_free(struct gsd_state *st);
+/* gsd_jget() - member @key of object @obj: exact first, then any case, as Go's encoding/json
+ * decodes; NULL when absent or @obj is not an object. Borrowed. */
+json_t *gsd_jget(const json_t *obj, const char *key);
+
+#endif

@@ -1,0 +1,63 @@
+/*
+ * PodGroups (Volcano's scheduling.volcano.sh/v1beta1): gangs placed all or nothing.
+ */
+#ifndef GSD_GANG_H
+#define GSD_GANG_H
+
+#include "podspec.h"
+
+struct gs_pod_req;
+struct gsd_req;
+struct gsd_state;
+struct gsd_tenant;
+
+/*
+ * A PodGroup (Volcano's scheduling.volcano.sh/v1beta1), a gang: the pods of its namespace whose
+ * gsd_pod_group() names it are placed all or nothing until minMember of them run.
+ */
+struct gsd_group {
+    char ns[GSD_NAME_MAX], name[GSD_NAME_MAX], tenant[GSD_NAME_MAX];
+    char queue[GSD_NAME_MAX], pclass[GSD_NAME_MAX]; /* as posted, "" when not given */
+    int32_t min_member;                             /* 1..GSD_GANG_MAX */
+    int64_t created_us;                             /* wall clock */
+    /* the scheduler thread's, not stored */
+    int32_t members, running; /* pods held that name it; of them, running */
+    uint64_t tried;           /* the retry pass that last tried it */
+};
+#define GSD_GANG_MAX   10000 /* minMember at most */
+#define GSD_GROUPS_MAX 100000
+
+/* gsd_group_find() - the PodGroup @ns/@name, or NULL. O(groups). */
+struct gsd_group *gsd_group_find(const struct gsd_state *st, const char *ns, const char *name);
+/* gsd_gang_waiting() - @g is a gang not yet running: fewer than minMember members run. */
+int gsd_gang_waiting(const struct gsd_group *g);
+/*
+ * gsd_gang_try() - place @g's pending members in one go: when, with those already running, at
+ * least minMember members then run they all start; otherwise every card taken is given back and
+ * each pending member waits with a reason naming the gang ("gang NS/NAME: 3 of 4 members
+ * placeable"). Return: 0; -ENOMEM; -EIO (the store failed: st->failed is set).
+ */
+int gsd_gang_try(struct gsd_state *st, struct gsd_group *g);
+/*
+ * gsd_gang_fits() - for the extender, which sees one member at a time: could @g's missing members
+ * (minMember less those running) all be placed now, each asking @req? Every trial placement is
+ * given back before it returns. Return: 0; GS_UNSCHEDULABLE with @why ("gang NS/NAME: 2 of 4
+ * members placeable; ..."); -ENOMEM.
+ */
+int gsd_gang_fits(struct gsd_state *st, const struct gsd_group *g, const struct gs_pod_req *req,
+                  char *why, size_t size);
+/* gsd_groups_restore() - load the stored PodGroups (before the pods). Return: 0; -EIO; -ENOMEM. */
+int gsd_groups_restore(struct gsd_state *st);
+/* gsd_groups_recount() - each PodGroup's members and running members, from the pods. */
+void gsd_groups_recount(struct gsd_state *st);
+void gsd_groups_free(struct gsd_state *st);
+/*
+ * gsd_podgroups_handle() - POST /v1/podgroups (a Volcano PodGroup: metadata.name, namespace,
+ * spec.minMember, spec.queue, spec.priorityClassName; 400 naming the field, 409 when it exists),
+ * GET /v1/podgroups, GET|DELETE /v1/podgroups/NS/NAME (DELETE: 409 while pods name it).
+ * @rest: what follows "/v1/podgroups" ("" or "/NS/NAME"); @viewer: the tenant, NULL for admin.
+ */
+void gsd_podgroups_handle(struct gsd_state *st, struct gsd_req *r, const struct gsd_tenant *viewer,
+                          const char *rest);
+
+#endif

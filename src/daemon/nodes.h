@@ -1,0 +1,75 @@
+/*
+ * Node and card health as the node agents report it, and the node-monitor clock.
+ */
+#ifndef GSD_NODES_H
+#define GSD_NODES_H
+
+#include "gpusched/cluster.h"
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct gsd_req;
+struct gsd_state;
+
+/*
+ * One node's health as its agent reports it (nodes.c). Cards of a NotReady node, and unhealthy
+ * cards, are kept from placement by holding their free share (and a NotReady node's free CPU and
+ * memory) in the engine, so every placement path (API, retries, extender) skips them alike; the
+ * held amounts are never shown as allocated.
+ */
+struct gsd_node_health {
+    uint8_t watched; /* a heartbeat came once: the grace period applies from then on */
+    uint8_t ready;
+    uint32_t bad_mask;        /* unhealthy cards */
+    int32_t xid[GS_GPUS_MAX]; /* per unhealthy card: the Xid reported, 0 = none given */
+    int64_t last_beat_us;     /* node-monitor clock (gsd_clock_us()) of the last heartbeat */
+    int64_t since_us;         /* wall clock of the last Ready change */
+    uint16_t held_milli[GS_GPUS_MAX]; /* per card, share held back from placement */
+    int64_t held_cpu_milli, held_memory_mib;
+};
+
+/* gsd_clock_us() - the node-monitor clock: monotonic, or the manual one with --manual-clock. */
+int64_t gsd_clock_us(const struct gsd_state *st);
+/* gsd_clock_manual() - switch to the manual clock (at 0); every watched node beats at 0. */
+void gsd_clock_manual(struct gsd_state *st);
+/*
+ * gsd_health_init() - read the stored node and card health and hold back what is unavailable;
+ * watched Ready nodes count their grace period from now. Call after the pods are restored.
+ * Return: 0; -ENOMEM; -EIO.
+ */
+int gsd_health_init(struct gsd_state *st);
+/* gsd_health_beat() - a heartbeat from node @node: watched from now on, Ready again when it was
+ * not (its cards come back). Return: 0; -EIO. */
+int gsd_health_beat(struct gsd_state *st, size_t node);
+/*
+ * gsd_health_gpu() - node @node's agent reports card @gpu healthy or not, with the Xid it saw
+ * (0 = none given). An unhealthy card takes no new pods; gsd_xid_kills() says whether the pods
+ * on it are requeued too. Return: 0; -EIO.
+ */
+int gsd_health_gpu(struct gsd_state *st, size_t node, int gpu, int healthy, int xid);
+/*
+ * gsd_xid_kills() - whether Xid @xid means the work on the card died: the ones NVIDIA's Xid
+ * catalogue (docs.nvidia.com/deploy/xid-errors) has end or lose the running contexts — 48
+ * (double-bit ECC), 63/64 (row remapping), 74 (NVLink), 79 (fallen off the bus), 94/95
+ * (contained/uncontained ECC) — and 0, a report without an Xid, taken at its worst.
+ */
+int gsd_xid_kills(int xid);
+/* gsd_health_expire() - mark NotReady every watched node silent for the grace period and
+ * requeue its pods. Return: 0; -EIO. */
+int gsd_health_expire(struct gsd_state *st);
+/* gsd_health_deadline() - monotonic time of the next possible expiry; INT64_MAX for none. */
+int64_t gsd_health_deadline(const struct gsd_state *st);
+/* gsd_health_released() - capacity was released on node @node: hold it back too when that node
+ * or one of its cards is unavailable. */
+void gsd_health_released(struct gsd_state *st, int node);
+
+/* Node endpoints (nodes.c): POST /v1/nodes/NAME/heartbeat, POST .../gpus/INDEX/health and
+ * POST /v1/clock; @rest is what follows "/v1/nodes/" (or NULL for /v1/clock). */
+void gsd_node_post(struct gsd_state *st, struct gsd_req *r, const char *rest);
+/* gsd_node_json() - node @i as GET /v1/nodes shows it (new reference); @cards adds its cards
+ * and the pods on each, only @tenant's when not NULL (others count as allocated, unnamed). */
+json_t *gsd_node_json(const struct gsd_state *st, size_t i, int cards, const char *tenant);
+
+#endif

@@ -1,0 +1,102 @@
+/*
+ * gpuschedd's HTTP side and the queue of requests to the scheduler thread.
+ *
+ * Threads: one scheduler thread owns the cluster, the engine, the pod table, the store and the
+ * configuration in force (struct gsd_state). HTTP event threads (libmicrohttpd, epoll) read a
+ * request, decide who asks before its body is read (access.h) and hand it over as a struct
+ * gsd_req through the queue, its connection suspended until the scheduler thread fills in the
+ * answer. The extender's filter and prioritize, which write nothing to the store, are the
+ * exception: the event thread answers them itself under the state lock the scheduler thread holds
+ * for a batch's work in memory (server.c). The extender's bind calls the Kubernetes API server
+ * from a bind thread after the commit, holding nothing (kube.c). The main thread handles signals
+ * and parses a reloaded configuration before handing it over the same way.
+ *
+ * Durability: the scheduler thread takes the queued requests in batches, runs them inside one
+ * SQLite transaction and answers none of them before that transaction commits, so a 2xx always
+ * means "in the store". Should a commit fail, memory and store disagree: the daemon answers 503
+ * and exits, and the next start rebuilds memory from the store.
+ */
+#ifndef GSD_SERVER_H
+#define GSD_SERVER_H
+
+#include "config.h"
+
+#include "gpusched/diag.h"
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct MHD_Connection;
+struct gsd_bind;
+struct gsd_state;
+
+#define GSD_QARGS_MAX 8   /* query arguments kept per request */
+#define GSD_QARG_LEN  128 /* bytes of one query argument value, with the NUL */
+#define GSD_BATCH_MAX 512 /* requests run in one store transaction */
+
+/* ---- requests between the threads ---- */
+
+enum gsd_req_kind { GSD_REQ_HTTP = 0, GSD_REQ_RELOAD, GSD_REQ_STOP, GSD_REQ_UNBIND, GSD_REQ_SYNC };
+
+struct gsd_qarg {
+    char key[32];
+    char val[GSD_QARG_LEN];
+};
+
+struct gsd_req {
+    enum gsd_req_kind kind;
+    char method[8];
+    char path[512];
+    struct gsd_qarg qargs[GSD_QARGS_MAX];
+    int nqargs;
+    int qarg_too_long; /* a query argument was cut: the request is refused */
+    char *body;
+    size_t len;
+    int auth; /* 0 no Authorization header, 1 a bearer token (token_sha), 2 another scheme */
+    uint8_t token_sha[GSD_SHA256_LEN];
+    int who;                     /* gsd_access_check(): GSD_AUTH_*, or a tenant's index */
+    char tenant[GSD_NAME_MAX];   /* ... and then the tenant's name */
+    struct MHD_Connection *conn; /* suspended while the request waits; NULL: not from HTTP */
+    struct gsd_config *new_cfg;  /* GSD_REQ_RELOAD: handed over, owned by the scheduler after */
+    struct gsd_bind *bind;       /* an extender bind's API calls, made after the answer (owned) */
+    json_t *live;                /* GSD_REQ_SYNC: gsd_kube_live()'s pods (owned) */
+    int64_t listed_us;           /* GSD_REQ_SYNC: wall clock when that list was asked for */
+    int64_t arrive_us;           /* monotonic */
+    /* the answer */
+    int status;
+    char *resp; /* malloc'd, handed to libmicrohttpd */
+    size_t resp_len;
+    const char *ctype;
+    int64_t retry_after; /* seconds; 0 = no header */
+    int done;
+    pthread_cond_t cv;
+    struct gsd_req *next;
+};
+
+struct gsd_server;
+
+struct gsd_listen {
+    const char *host; /* numeric IPv4 or IPv6 address */
+    int port;
+    const char *tls_cert, *tls_key; /* PEM files, both or neither */
+};
+
+/*
+ * gsd_server_start() - start the scheduler thread over @st and the HTTP listener.
+ * Return: 0 and *@out; negative errno with @d (address in use, bad certificate, ...).
+ */
+int gsd_server_start(struct gsd_state *st, const struct gsd_listen *l, struct gsd_server **out,
+                     struct gs_diag *d);
+/* gsd_server_port() - the port actually bound (useful with port 0). */
+int gsd_server_port(const struct gsd_server *s);
+/* gsd_server_reload() - hand @cfg to the scheduler thread and wait until it is in force. */
+void gsd_server_reload(struct gsd_server *s, struct gsd_config *cfg);
+/*
+ * gsd_server_stop() - stop listening, finish the requests in flight, stop the scheduler, free @s.
+ * Return: 1 when a store write failed while it ran, else 0.
+ */
+int gsd_server_stop(struct gsd_server *s);
+
+#endif

@@ -1,0 +1,109 @@
+/*
+ * gpuschedd's durable store: one SQLite file, pods, their cards, the ledger, PodGroups and
+ * node health.
+ */
+#ifndef GSD_STORE_H
+#define GSD_STORE_H
+
+#include "gang.h"
+#include "state.h"
+
+#include "gpusched/cluster.h"
+
+struct gs_diag;
+
+struct gsd_store;
+struct gsd_ext_names;
+struct gsd_bind;
+
+/*
+ * gsd_store_open() - open or create DIR/gpusched.db (WAL, synchronous=FULL, foreign keys).
+ * A store of an older schema is brought forward first (store.c says what each step adds).
+ * Return: 0 and *@out; -EIO with @d (cannot open, not a gpusched store, newer schema, a step
+ * failed).
+ */
+int gsd_store_open(const char *dir, struct gsd_store **out, struct gs_diag *d);
+void gsd_store_close(struct gsd_store *s);
+int gsd_store_begin(struct gsd_store *s);
+/* gsd_store_commit() - commit the open transaction. Return: 0; -EIO (then it was rolled back). */
+int gsd_store_commit(struct gsd_store *s);
+void gsd_store_rollback(struct gsd_store *s);
+/*
+ * gsd_store_probe() - commit a transaction of its own that writes one row (meta 'probe' = @now_us,
+ * wall clock), to learn whether the store can commit now (a full disk, a file size limit, an I/O
+ * error say it cannot). Call outside a transaction. Return: 0; -EIO (rolled back; logged).
+ */
+int gsd_store_probe(struct gsd_store *s, int64_t now_us);
+/* gsd_store_pod_insert() - insert @p (sets p->id), its cards and, when running, its ledger row.
+ * @node, @model: the node's name and GPU model (catalog name, "" none) when running; the ledger
+ * keeps the model (and the MIG profile) so bills price a run as it was. Return: 0; -EIO. */
+int gsd_store_pod_insert(struct gsd_store *s, struct gsd_pod *p, const char *node,
+                         const char *model);
+/* gsd_store_pod_start() - a pending pod got @p->pl on @node (GPU @model): state, cards, ledger. */
+int gsd_store_pod_start(struct gsd_store *s, const struct gsd_pod *p, const char *node,
+                        const char *model);
+/* gsd_store_pod_unstart() - a running pod goes back to pending (its node vanished). */
+int gsd_store_pod_unstart(struct gsd_store *s, const struct gsd_pod *p, int64_t end_us);
+/* gsd_store_pod_delete() - remove @p and its cards; close its ledger row at @end_us. */
+int gsd_store_pod_delete(struct gsd_store *s, const struct gsd_pod *p, int64_t end_us);
+/* gsd_store_next_seq() - one past the largest seq ever stored (pods and ledger). */
+int64_t gsd_store_next_seq(struct gsd_store *s);
+
+/*
+ * Node and card health, stored only when it changes (not every heartbeat): a node row says the
+ * node is watched by heartbeats and whether it is Ready; a card row exists while it is unhealthy.
+ * gsd_store_node_put() / gsd_store_gpu_put() replace the row (@healthy 1 deletes the card's).
+ * Return: 0; -EIO.
+ */
+int gsd_store_node_put(struct gsd_store *s, const char *node, int ready, int64_t since_us);
+int gsd_store_gpu_put(struct gsd_store *s, const char *node, int gpu, int healthy, int xid,
+                      int64_t since_us);
+/*
+ * gsd_store_health_load() - call @node_fn for every stored node row and @gpu_fn for every
+ * unhealthy card, in name order. Return: 0; a callback's negative return; -EIO.
+ */
+int gsd_store_health_load(
+    struct gsd_store *s, int (*node_fn)(void *ud, const char *node, int ready, int64_t since_us),
+    int (*gpu_fn)(void *ud, const char *node, int gpu, int xid, int64_t since_us), void *ud);
+
+/* One run of a pod on its cards, as the ledger records it. */
+struct gsd_run {
+    char tenant[GSD_NAME_MAX], ns[GSD_NAME_MAX], name[GSD_NAME_MAX];
+    char node[GS_NAME_MAX];
+    char model[GS_NAME_MAX]; /* the node's GPU model when it ran, "" when not recorded */
+    char mig[GSD_MIG_MAX];   /* its MIG profile, "" none */
+    int cards;               /* cards held */
+    int gpu_milli; /* per card: 1000 whole, 1..999 a share or a MIG instance's part, 0 no GPU */
+    int64_t start_us, end_us; /* wall clock; end 0 while it runs */
+};
+/*
+ * gsd_store_ledger() - call @fn for every ledger row of @tenant (NULL: every tenant), oldest
+ * first. Return: 0; the callback's negative return; -EIO.
+ */
+int gsd_store_ledger(struct gsd_store *s, const char *tenant,
+                     int (*fn)(void *ud, const struct gsd_run *run), void *ud);
+
+/* One stored pod handed to gsd_store_load()'s callback; node is "" when pending. */
+struct gsd_stored {
+    struct gsd_pod pod; /* meta is owned by the callback once called */
+    char node[GS_NAME_MAX];
+};
+/*
+ * gsd_store_load() - call @fn for every stored pod in seq order, with its cards in pod.pl
+ * (gpu_mask, gpu_milli; node left -1 for the caller to resolve), a MIG pod's card and instance
+ * start in pod.mig_gpu and pod.mig_start (-1 and 0 when it has none stored).
+ * Return: 0; the callback's negative return; -EIO; -ENOMEM.
+ */
+int gsd_store_load(struct gsd_store *s, int (*fn)(void *ud, struct gsd_stored *sp), void *ud);
+
+/*
+ * PodGroups: gsd_store_group_put() inserts @g's row, gsd_store_group_delete() removes it;
+ * gsd_store_group_load() calls @fn for every stored one, oldest first.
+ * Return: 0; the callback's negative return; -EIO.
+ */
+int gsd_store_group_put(struct gsd_store *s, const struct gsd_group *g);
+int gsd_store_group_delete(struct gsd_store *s, const struct gsd_group *g);
+int gsd_store_group_load(struct gsd_store *s, int (*fn)(void *ud, const struct gsd_group *g),
+                         void *ud);
+
+#endif

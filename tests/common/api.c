@@ -1,0 +1,52 @@
+/* The integration tests' checked API calls; see api.h. */
+#include "api.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+void h_expect(const struct daemon *d, const char *method, const char *path, const char *token,
+              const char *body, long status, struct answer *a)
+{
+    if (h_call(d, method, path, token, body, a) != 0)
+        fail_msg("%s %s: no answer", method, path);
+    if (a->status != status)
+        fail_msg("%s %s: %ld, expected %ld: %s", method, path, a->status, status,
+                 a->body ? a->body : "");
+}
+
+void h_request(const struct daemon *d, const char *method, const char *path, const char *token,
+               const char *body, long status)
+{
+    struct answer a;
+    h_expect(d, method, path, token, body, status, &a);
+    h_answer_free(&a);
+}
+
+const char *h_token_of(const char *ns)
+{
+    return strcmp(ns, "team-a") ? TOKEN_B : TOKEN_A;
+}
+
+json_t *h_submit(const struct daemon *d, const char *token, char *body, long status)
+{
+    if (!token) {
+        json_t *pod = json_loads(body, 0, NULL);
+        const char *ns =
+            json_string_value(json_object_get(json_object_get(pod, "metadata"), "namespace"));
+        token = h_token_of(ns ? ns : "");
+        json_decref(pod);
+    }
+    struct answer a;
+    h_expect(d, "POST", "/v1/pods", token, body, status, &a);
+    free(body);
+    json_t *j = json_incref(a.json);
+    h_answer_free(&a);
+    return j;
+}

@@ -1,0 +1,97 @@
+/* Helpers for the cmocka tests; see util.h. */
+#include "util.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+char *t_slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 4096, n = 0;
+    char *s = malloc(cap);
+    if (!s)
+        fail_msg("%s: out of memory", path);
+    for (;;) {
+        n += fread(s + n, 1, cap - n - 1, f);
+        if (n + 1 < cap)
+            break;
+        cap *= 2;
+        char *m = realloc(s, cap);
+        if (!m)
+            fail_msg("%s: out of memory", path);
+        s = m;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        free(s);
+        return NULL;
+    }
+    s[n] = '\0';
+    if (len)
+        *len = n;
+    return s;
+}
+
+static int temp_file(char *path)
+{
+    int fd = mkstemp(path);
+    if (fd < 0)
+        fail_msg("mkstemp %s: %s", path, strerror(errno));
+    return fd;
+}
+
+void t_run(const char *const *argv, struct t_run *r)
+{
+    char out[] = "/tmp/gs_test_out.XXXXXX", err[] = "/tmp/gs_test_err.XXXXXX";
+    int fo = temp_file(out), fe = temp_file(err);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, fo, STDOUT_FILENO);
+    posix_spawn_file_actions_adddup2(&fa, fe, STDERR_FILENO);
+    pid_t pid;
+    int rc = posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(fo);
+    close(fe);
+    if (rc != 0)
+        fail_msg("cannot start %s: %s", argv[0], strerror(rc));
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            fail_msg("waitpid: %s", strerror(errno));
+    memset(r, 0, sizeof(*r));
+    r->exited = WIFEXITED(st);
+    r->status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    r->signal = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+    r->out = t_slurp(out, &r->out_len);
+    r->err = t_slurp(err, &r->err_len);
+    unlink(out);
+    unlink(err);
+    if (!r->out || !r->err)
+        fail_msg("cannot read what %s wrote", argv[0]);
+}
+
+void t_run_free(struct t_run *r)
+{
+    free(r->out);
+    free(r->err);
+    r->out = r->err = NULL;
+}

@@ -1,0 +1,32 @@
+/*
+ * Helpers every cmocka test may use: reading a file whole and running a command. They fail the
+ * running test (cmocka's fail_msg) on what a test cannot go on from: out of memory, a command
+ * that cannot start.
+ */
+#ifndef GS_TEST_UTIL_H
+#define GS_TEST_UTIL_H
+
+#include <stddef.h>
+
+/*
+ * t_slurp() - the whole of file @path, NUL-terminated (malloc'd: the caller frees), its length
+ * in *@len when @len is not NULL. Return: NULL when the file cannot be opened or read.
+ */
+char *t_slurp(const char *path, size_t *len);
+
+/* What a command did: its exit status (-1 when it did not exit), the signal that ended it (0
+ * when none), and all it wrote to standard output and standard error, NUL-terminated. */
+struct t_run {
+    int exited, status, signal;
+    char *out, *err;
+    size_t out_len, err_len;
+};
+
+/*
+ * t_run() - run @argv[0] (a path) with @argv (NULL-terminated), standard input /dev/null, wait
+ * for it and fill @r (free with t_run_free()). Stdout and stderr go through temporary files.
+ */
+void t_run(const char *const *argv, struct t_run *r);
+void t_run_free(struct t_run *r);
+
+#endif
