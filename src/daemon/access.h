@@ -28,8 +28,9 @@ extern const char *const gsd_reject_names[GSD_REJECT_N];
 /* The listener's counters, written by any HTTP thread, read by /metrics. */
 struct gsd_http_stats {
     _Atomic uint64_t rejected[GSD_REJECT_N];
-    _Atomic int64_t in_flight;   /* bytes of bodies being read now */
-    _Atomic int64_t connections; /* open now */
+    _Atomic uint64_t answered[6]; /* answers by status class: [2] 2xx, ... [5] 5xx */
+    _Atomic int64_t in_flight;    /* bytes of bodies being read now */
+    _Atomic int64_t connections;  /* open now */
 };
 
 struct gsd_access;

@@ -5,6 +5,7 @@
  * {"error": "...", "field": "..."}.
  */
 #include "api.h"
+#include "reads.h"
 #include "accounts.h"
 #include "extender.h"
 #include "nodes.h"
@@ -63,11 +64,7 @@ const char *gsd_qarg(const struct gsd_req *r, const char *key)
 static int may_use_ns(const struct gsd_state *st, const struct who *w, const char *ns,
                       struct gsd_req *r)
 {
-    if (w->admin || gsd_tenant_of_ns(st->cfg, ns) == w->tenant)
-        return 1;
-    gsd_reply_error(r, 403, "metadata.namespace", "namespace %s does not belong to tenant %s", ns,
-                    w->tenant->name);
-    return 0;
+    return gsd_may_use_ns(st->cfg, w->admin ? NULL : w->tenant, ns, r);
 }
 
 int gsd_ns_owned(struct gsd_state *st, const char *ns, struct gsd_req *r)
@@ -81,15 +78,58 @@ int gsd_ns_owned(struct gsd_state *st, const char *ns, struct gsd_req *r)
     return 0;
 }
 
+const char *gsd_json_error(const json_error_t *e, const char *what, char *buf, size_t size)
+{
+    const char *near = strstr(e->text, "near '\""), *q = near ? strstr(near + 7, "\"'") : NULL;
+    switch (json_error_code(e)) {
+    case json_error_invalid_utf8:
+        /* jansson stops before the bad byte: its position is the byte's offset */
+        snprintf(buf, size,
+                 "%s: not UTF-8 at byte offset %d (line %d, column %d); JSON text is UTF-8 "
+                 "(RFC 8259 section 8.1)",
+                 what, e->position, e->line, e->column + 1);
+        break;
+    case json_error_duplicate_key:
+        snprintf(buf, size, "%s: key \"%.*s\" given twice in one object (line %d, column %d)", what,
+                 q ? (int)(q - near - 7) : 0, q ? near + 7 : "", e->line, e->column);
+        break;
+    default:
+        snprintf(buf, size, "%s: not JSON at line %d column %d: %s", what, e->line, e->column,
+                 e->text);
+    }
+    return buf;
+}
+
+int gsd_body_json(struct gsd_req *r, json_t **out)
+{
+    json_error_t e;
+    char msg[GS_DIAG_MSG_MAX];
+    *out = json_loadb(r->body ? r->body : "", r->len, JSON_REJECT_DUPLICATES, &e);
+    if (*out)
+        return 0;
+    gsd_reply_error(r, 400, "", "%s", gsd_json_error(&e, "body", msg, sizeof(msg)));
+    return -1;
+}
+
+/* A pod of that name is held: the same spec resubmitted (an answer lost on the way) gets it
+ * back, 200; anything else is a 409. */
+static void post_again(struct gsd_state *st, struct gsd_req *r, const struct gsd_pod *p,
+                       const struct gsd_podspec *spec, const char *tenant)
+{
+    if (gsd_pod_same(st, p, spec, tenant))
+        gsd_reply_json(r, 200, gsd_pod_json(st, p));
+    else
+        gsd_reply_error(r, 409, "metadata.name",
+                        "a pod %s/%s with another spec is held (the same spec sent again returns "
+                        "it; change the name, or cancel it first)",
+                        p->ns, p->name);
+}
+
 static void post_pod(struct gsd_state *st, struct gsd_req *r, const struct who *w)
 {
-    json_error_t jerr;
-    json_t *body = json_loadb(r->body ? r->body : "", r->len, JSON_REJECT_DUPLICATES, &jerr);
-    if (!body) {
-        gsd_reply_error(r, 400, "", "body: not JSON at line %d column %d: %s", jerr.line,
-                        jerr.column, jerr.text);
+    json_t *body;
+    if (gsd_body_json(r, &body))
         return;
-    }
     struct gsd_podspec spec;
     struct gsd_ferr e;
     int rc = gsd_podspec_parse(body, st->min_card_mib, &spec, &e);
@@ -109,11 +149,14 @@ static void post_pod(struct gsd_state *st, struct gsd_req *r, const struct who *
             gsd_queue_known(st, spec.queue, "metadata.annotations.scheduling.volcano.sh/queue-name",
                             r)) {
             const struct gsd_tenant *owner = gsd_tenant_of_ns(st->cfg, spec.ns);
+            const char *tenant = owner ? owner->name : "";
+            int bad = gsd_priority_resolve(st, &spec, &e);
+            struct gsd_pod *held = bad ? NULL : gsd_pod_find(st, spec.ns, spec.name);
             struct gsd_pod *p =
-                gsd_priority_resolve(st, &spec, &e)
-                    ? NULL
-                    : gsd_pod_add(st, &spec, owner ? owner->name : "", GSD_SRC_API, -1, &e);
-            if (p)
+                bad || held ? NULL : gsd_pod_add(st, &spec, tenant, GSD_SRC_API, -1, &e);
+            if (held)
+                post_again(st, r, held, &spec, tenant);
+            else if (p)
                 gsd_reply_json(r, 201, gsd_pod_json(st, p));
             else
                 gsd_reply_error(r, e.status, e.field, "%s", e.msg);
@@ -122,22 +165,10 @@ static void post_pod(struct gsd_state *st, struct gsd_req *r, const struct who *
     gsd_podspec_clear(&spec);
 }
 
-/* "/v1/pods/NS/NAME" -> ns, name; 0 when the path has that shape. */
-static int split_pod_path(const char *rest, char *ns, char *name)
-{
-    const char *slash = strchr(rest, '/');
-    if (!slash || (size_t)(slash - rest) >= GSD_NAME_MAX || strlen(slash + 1) >= GSD_NAME_MAX)
-        return -1;
-    memcpy(ns, rest, (size_t)(slash - rest));
-    ns[slash - rest] = '\0';
-    strcpy(name, slash + 1);
-    return gsd_name_ok(ns) && name[0] && !strchr(name, '/') ? 0 : -1;
-}
-
 static void one_pod(struct gsd_state *st, struct gsd_req *r, const struct who *w, const char *rest)
 {
     char ns[GSD_NAME_MAX], name[GSD_NAME_MAX];
-    if (split_pod_path(rest, ns, name)) {
+    if (gsd_pod_path(rest, ns, name)) {
         gsd_reply_error(r, 404, "", "no such pod: the path is /v1/pods/NAMESPACE/NAME");
         return;
     }
@@ -148,11 +179,7 @@ static void one_pod(struct gsd_state *st, struct gsd_req *r, const struct who *w
         gsd_reply_error(r, 404, "", "pod %s/%s not found", ns, name);
         return;
     }
-    if (!strcmp(r->method, "GET")) {
-        gsd_reply_json(r, 200, gsd_pod_json(st, p));
-        return;
-    }
-    if (strcmp(r->method, "DELETE")) {
+    if (strcmp(r->method, "DELETE")) { /* GET is a read (reads.c) */
         gsd_reply_error(r, 405, "", "%s: use GET or DELETE", r->method);
         return;
     }
@@ -162,67 +189,6 @@ static void one_pod(struct gsd_state *st, struct gsd_req *r, const struct who *w
     }
     gsd_reply_json(
         r, 200, json_pack("{s:s, s:s, s:s}", "namespace", ns, "name", name, "state", "cancelled"));
-}
-
-static int parse_count(const char *s, int64_t lo, int64_t hi, int64_t *out)
-{
-    char *end;
-    errno = 0;
-    long long v = s && *s ? strtoll(s, &end, 10) : -1;
-    if (!s || !*s || *end || errno || v < lo || v > hi)
-        return -1;
-    *out = v;
-    return 0;
-}
-
-static void list_pods(struct gsd_state *st, struct gsd_req *r, const struct who *w)
-{
-    const char *tenant = gsd_qarg(r, "tenant"), *state = gsd_qarg(r, "state");
-    const char *queue = gsd_qarg(r, "queue");
-    int64_t limit = 500, from = 0;
-    int want = -1;
-    if (tenant && !*tenant)
-        tenant = NULL;
-    if (!w->admin && tenant && strcmp(tenant, w->tenant->name)) {
-        gsd_reply_error(r, 403, "tenant", "tenant %.64s: a tenant token lists its own pods only",
-                        tenant);
-        return;
-    }
-    if (!w->admin)
-        tenant = w->tenant->name;
-    if (state && *state) {
-        want = !strcmp(state, "pending")   ? GSD_PENDING
-               : !strcmp(state, "running") ? GSD_RUNNING
-                                           : -2;
-        if (want == -2) {
-            gsd_reply_error(r, 400, "state", "state: expected pending or running");
-            return;
-        }
-    }
-    if (gsd_qarg(r, "limit") && parse_count(gsd_qarg(r, "limit"), 1, GSD_LIST_MAX, &limit)) {
-        gsd_reply_error(r, 400, "limit", "limit: expected a whole number in 1..%d", GSD_LIST_MAX);
-        return;
-    }
-    if (gsd_qarg(r, "continue") && parse_count(gsd_qarg(r, "continue"), 0, INT64_MAX, &from)) {
-        gsd_reply_error(r, 400, "continue", "continue: expected the value a previous list gave");
-        return;
-    }
-    json_t *items = json_array();
-    const struct gsd_pod *p = st->head;
-    for (; p && p->seq < from; p = p->next)
-        ;
-    for (; p; p = p->next) {
-        if ((tenant && strcmp(p->tenant, tenant)) || (want >= 0 && p->state != want) ||
-            (queue && *queue && strcmp(gsd_pod_queue(st, p), queue)))
-            continue;
-        if ((int64_t)json_array_size(items) == limit)
-            break;
-        json_array_append_new(items, gsd_pod_json(st, p));
-    }
-    char next[24] = "";
-    if (p)
-        snprintf(next, sizeof(next), "%lld", (long long)p->seq);
-    gsd_reply_json(r, 200, json_pack("{s:o, s:s}", "items", items, "continue", next));
 }
 
 /* GET /v1/tenants[/NAME[/bill]], /v1/queues[/NAME], /v1/bills?tenant=NAME. */
@@ -279,25 +245,6 @@ static void nodes(struct gsd_state *st, struct gsd_req *r, const struct who *w, 
     gsd_reply_json(r, 200, json_pack("{s:o}", "items", items));
 }
 
-static void status(struct gsd_state *st, struct gsd_req *r, const struct who *w)
-{
-    struct gs_cluster_totals t;
-    int64_t held = 0;
-    gs_cluster_totals(st->cluster, &t);
-    for (size_t i = 0; i < gs_cluster_node_count(st->cluster); i++)
-        for (int g = 0; g < GS_GPUS_MAX; g++)
-            held += st->health[i].held_milli[g];
-    gsd_reply_json(r, 200,
-                   json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "version",
-                             GS_VERSION, "caller", w->admin ? "admin" : w->tenant->name, "nodes",
-                             (json_int_t)gs_cluster_node_count(st->cluster), "gpus",
-                             (json_int_t)t.gpus, "gpu_milli", (json_int_t)t.gpu_milli,
-                             "gpu_milli_allocated", (json_int_t)(t.gpu_milli_used - held),
-                             "gpu_milli_unavailable", (json_int_t)held, "pods_running",
-                             (json_int_t)st->nrunning, "pods_pending", (json_int_t)st->npending,
-                             "started_us", (json_int_t)st->started_us));
-}
-
 /*
  * Who is asking, as gsd_access_check() found before the body was read (it authenticated the
  * token, rate-limited tenants and kept each role to its routes), mapped onto the configuration in
@@ -325,22 +272,20 @@ static void v1(struct gsd_state *st, struct gsd_req *r, const char *rest)
         else
             gsd_node_post(st, r, NULL);
     } else if (!strcmp(rest, "pods")) {
-        if (!strcmp(r->method, "POST"))
+        if (!strcmp(r->method, "POST")) /* GET is a read (reads.c) */
             post_pod(st, r, &w);
-        else if (!strcmp(r->method, "GET"))
-            list_pods(st, r, &w);
         else
             gsd_reply_error(r, 405, "", "%s: use GET or POST", r->method);
     } else if (!strncmp(rest, "pods/", 5)) {
         one_pod(st, r, &w, rest + 5);
+    } else if (!strcmp(rest, "status")) {
+        gsd_reply_error(r, 405, "", "%s: use GET", r->method); /* GET is a read (reads.c) */
     } else if (!strcmp(rest, "nodes")) {
         nodes(st, r, &w, NULL);
     } else if (!strncmp(rest, "nodes/", 6)) {
         nodes(st, r, &w, rest + 6);
     } else if (!strncmp(rest, "podgroups", 9)) {
         gsd_podgroups_handle(st, r, w.tenant, rest + 9);
-    } else if (!strcmp(rest, "status")) {
-        status(st, r, &w);
     } else if (!strcmp(rest, "tenants") || !strncmp(rest, "tenants/", 8) ||
                !strcmp(rest, "queues") || !strncmp(rest, "queues/", 7) || !strcmp(rest, "bills")) {
         accounts(st, r, &w, rest);
@@ -361,10 +306,7 @@ void gsd_api_handle(struct gsd_state *st, struct gsd_req *r)
     if (!strncmp(r->path, "/v1/", 4)) {
         v1(st, r, r->path + 4);
     } else if (!strcmp(r->path, "/metrics")) {
-        if (strcmp(r->method, "GET"))
-            gsd_reply_error(r, 405, "", "%s: use GET", r->method);
-        else
-            gsd_metrics_handle(st, r);
+        gsd_reply_error(r, 405, "", "%s: use GET", r->method); /* GET is a read (reads.c) */
     } else if (!strncmp(r->path, "/extender/", 10)) {
         if (strcmp(r->method, "POST"))
             gsd_reply_error(r, 405, "", "%s: extender verbs take POST", r->method);

@@ -18,6 +18,7 @@
 #include "preempt.h"
 #include "queue.h"
 #include "server.h"
+#include "snapshot.h"
 #include "store.h"
 
 #include "gpusched/grow.h"
@@ -47,6 +48,7 @@ static void gang_reason(struct gsd_state *st, const struct gsd_group *g, const c
         if (p->grp == g && p->state == GSD_PENDING) {
             snprintf(p->reason, sizeof(p->reason), "%.*s", (int)sizeof(p->reason) - 1, why);
             p->why = "waiting for its gang";
+            gsd_snap_touch(st, p);
         }
 }
 
@@ -313,15 +315,11 @@ static int may_use(const struct gsd_state *st, struct gsd_req *r, const struct g
 
 static void post_group(struct gsd_state *st, struct gsd_req *r, const struct gsd_tenant *viewer)
 {
-    json_error_t jerr;
     struct gsd_group g = {0};
     struct gsd_ferr e;
-    json_t *body = json_loadb(r->body ? r->body : "", r->len, JSON_REJECT_DUPLICATES, &jerr);
-    if (!body) {
-        gsd_reply_error(r, 400, "", "body: not JSON at line %d column %d: %s", jerr.line,
-                        jerr.column, jerr.text);
+    json_t *body;
+    if (gsd_body_json(r, &body))
         return;
-    }
     int rc = parse_group(body, &g, &e);
     json_decref(body);
     if (rc) {
@@ -366,6 +364,7 @@ static void post_group(struct gsd_state *st, struct gsd_req *r, const struct gsd
     for (struct gsd_pod *p = st->head; p; p = p->next) /* pods that named it before it existed */
         if (!p->grp && !strcmp(p->ns, k->ns) && !strcmp(p->group, k->name))
             p->grp = k;
+    gsd_snap_touch_all(st); /* its queue may be theirs now */
     gsd_groups_recount(st);
     st->retry = 1; /* its pending members are tried as a gang at the end of the batch */
     char key[2 * GSD_NAME_MAX + 1], min[16];

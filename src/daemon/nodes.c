@@ -345,13 +345,14 @@ static int gpu_index(const char *tail)
 /* The body of a health report: {"healthy": bool, "xid": 1..65535 (only when unhealthy)}. */
 static int read_health(struct gsd_req *r, int *healthy, int *xid)
 {
-    json_error_t jerr;
-    json_t *b = json_loadb(r->body ? r->body : "", r->len, JSON_REJECT_DUPLICATES, &jerr);
+    json_t *b;
     const char *k;
     json_t *v;
     int rc = -1;
     *healthy = -1;
     *xid = 0;
+    if (gsd_body_json(r, &b))
+        return -1;
     if (!json_is_object(b)) {
         gsd_reply_error(r, 400, "", "body: expected {\"healthy\": false, \"xid\": 79}");
         goto out;
@@ -384,7 +385,9 @@ out:
 
 static void clock_post(struct gsd_state *st, struct gsd_req *r)
 {
-    json_t *b = json_loadb(r->body ? r->body : "", r->len, JSON_REJECT_DUPLICATES, NULL);
+    json_t *b;
+    if (gsd_body_json(r, &b))
+        return;
     json_t *adv = json_object_get(b, "advance_seconds");
     if (!st->manual_clock) {
         gsd_reply_error(r, 404, "",

@@ -12,16 +12,19 @@
  *  - body: kept up to its cap. One that grows past the cap or past the bytes in flight (chunked,
  *    its length undeclared), or is not whole within http.bodyTimeoutSeconds of its headers, ends
  *    the connection: libmicrohttpd can answer only before or after a body.
- *  - then: GET /healthz is answered at once (the store's last commit or probe, the scheduler
- *    thread's pulse); the extender's filter and prioritize are answered on the event thread under
- *    the state lock (they write nothing to the store, and kube-scheduler waits on them for every
- *    pod); everything else is queued for the scheduler thread, its connection suspended.
+ *  - then: GET /healthz is answered at once (the store's last probe, the scheduler thread's
+ *    pulse); the extender's filter and prioritize are answered on the event thread under the
+ *    state lock (they write nothing to the store, and kube-scheduler waits on them for every
+ *    pod); the reads of reads.c (pods, status, /metrics) go to reader threads, which render them
+ *    from the last snapshot (snapshot.h) at a lower CPU priority and never take the state lock;
+ *    everything else is queued for the scheduler thread. Both suspend the connection.
  *
  * The scheduler thread takes up to GSD_BATCH_MAX queued requests, runs them in one store
- * transaction, commits, and only then resumes their connections. Reloads and the stop request
- * travel the same queue, so they take effect between batches, never inside one. When nothing has
- * been committed for PROBE_US, it commits a probe (gsd_store_probe()), so /healthz knows whether
- * the store can still commit before a write finds out.
+ * transaction, publishes a snapshot for the reads, commits, and only then resumes their
+ * connections. Reloads and the stop request
+ * travel the same queue, so they take effect between batches, never inside one. Every PROBE_US it
+ * commits a probe between batches (gsd_store_probe(), one row), so /healthz knows whether the
+ * store can still commit before a pod's write finds out.
  *
  * The extender's bind commits its cards like any write; then a bind thread (never an event
  * thread: an API server may take seconds) writes the pod to the Kubernetes API server (kube.c),
@@ -40,6 +43,8 @@
 #include "log.h"
 #include "metrics.h"
 #include "nodes.h"
+#include "reads.h"
+#include "snapshot.h"
 #include "state.h"
 #include "store.h"
 
@@ -55,15 +60,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #define CONN_MEMORY  (32u << 10)      /* libmicrohttpd's buffer for one request's headers */
-#define PROBE_US     (2 * 1000000LL)  /* commit a probe after this long without a commit */
+#define PROBE_US     (2 * 1000000LL)  /* commit a probe this often */
 #define STALL_US     (30 * 1000000LL) /* requests waiting this long on the scheduler: unhealthy */
 #define DRAIN_US     (60 * 1000000LL) /* the most a drain waits for suspended requests */
 #define BIND_THREADS 4                /* API server calls of binds at once */
+#define READ_THREADS 2                /* reads rendered at once */
+#define READ_NICE    5                /* readers yield the CPU to scheduling and filter */
 #define POOL_MAX     16
 
 const char *const gsd_reject_names[GSD_REJECT_N] = {
@@ -72,12 +80,12 @@ const char *const gsd_reject_names[GSD_REJECT_N] = {
 
 struct gsd_server;
 
-/* Threads that run requests handed to them, one at a time each (binds' API calls). */
+/* Threads that run requests handed to them, one at a time each (reads, binds' API calls). */
 struct pool {
     struct gsd_server *s;
     void (*run)(struct gsd_server *s, struct gsd_req *r);
     pthread_t th[POOL_MAX];
-    int n, stop;
+    int n, stop, nice;
     pthread_mutex_t mu;
     pthread_cond_t cv;
     struct gsd_req *head, *tail;
@@ -93,8 +101,9 @@ struct gsd_server {
     pthread_cond_t cv;
     pthread_mutex_t state_mu; /* the state in memory: the scheduler's batches, filter, prioritize */
     struct gsd_req *head, *tail;
-    struct pool binders;
-    int binders_started;
+    struct pool binders, readers;
+    int binders_started, readers_started;
+    struct gsd_reads *reads;
     atomic_int failed;
     atomic_int store_ok;      /* the last commit or probe succeeded */
     _Atomic int64_t pulse_us; /* monotonic: when the scheduler thread last took a batch */
@@ -165,12 +174,12 @@ static void submit_wait(struct gsd_server *s, struct gsd_req *r)
 }
 
 /* @r is answered: wake its connection (resumed: libmicrohttpd calls on_request again), or the
- * thread waiting in submit_wait(). */
-static void finish(struct gsd_server *s, struct gsd_req *r)
+ * thread waiting in submit_wait(). @queued: it came through the scheduler's queue. */
+static void finish(struct gsd_server *s, struct gsd_req *r, int queued)
 {
     pthread_mutex_lock(&s->mu);
     r->done = 1;
-    if (r->conn)
+    if (r->conn && queued)
         atomic_fetch_sub(&s->queued, 1);
     else
         pthread_cond_signal(&r->cv);
@@ -183,6 +192,8 @@ static void finish(struct gsd_server *s, struct gsd_req *r)
 static void *pool_main(void *arg)
 {
     struct pool *p = arg;
+    if (p->nice) /* Linux: a thread has a nice value of its own */
+        setpriority(PRIO_PROCESS, (id_t)gettid(), p->nice);
     for (;;) {
         pthread_mutex_lock(&p->mu);
         while (!p->head && !p->stop)
@@ -198,11 +209,12 @@ static void *pool_main(void *arg)
 }
 
 /* Start @n threads running @run. Return: threads started. */
-static int pool_start(struct pool *p, struct gsd_server *s, int n,
+static int pool_start(struct pool *p, struct gsd_server *s, int n, int nice,
                       void (*run)(struct gsd_server *, struct gsd_req *))
 {
     p->s = s;
     p->run = run;
+    p->nice = nice;
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv, NULL);
     for (p->n = 0; p->n < n && p->n < POOL_MAX; p->n++)
@@ -302,13 +314,6 @@ static int take_batch(struct gsd_server *s, struct gsd_req **batch, int64_t unti
     return n;
 }
 
-/* Count @r's answer by status class (under state_mu: /metrics reads the counts). */
-static void count(struct gsd_state *st, const struct gsd_req *r)
-{
-    if (r->status >= 100 && r->status < 600)
-        st->http_requests[r->status / 100]++;
-}
-
 /* Whether the store can commit, from a commit's or probe's outcome; said once per change. */
 static void store_health(struct gsd_server *s, int ok)
 {
@@ -348,7 +353,14 @@ static void finish_bind(struct gsd_server *s, struct gsd_req *r)
         gsd_reply_json(r, 200, json_pack("{s:s}", "Error", b->err));
     }
     gsd_bind_free(b);
-    finish(s, r);
+    finish(s, r, 1);
+}
+
+/* A read, from the snapshot in place, on a reader thread. */
+static void read_one(struct gsd_server *s, struct gsd_req *r)
+{
+    gsd_reads_handle(s->reads, r);
+    finish(s, r, 0);
 }
 
 /* The batch's answers go out: binds to make in the API server first go to a bind thread. */
@@ -357,7 +369,7 @@ static void answer_batch(struct gsd_server *s, struct gsd_req **batch, int n)
     for (int i = 0; i < n; i++) {
         struct gsd_req *r = batch[i];
         if (r->kind != GSD_REQ_HTTP) { /* an unbind's job is its sender's */
-            finish(s, r);
+            finish(s, r, 1);
             continue;
         }
         if (r->bind && r->status == 200 && s->binders_started) {
@@ -370,7 +382,7 @@ static void answer_batch(struct gsd_server *s, struct gsd_req **batch, int n)
         }
         gsd_bind_free(r->bind); /* the commit failed: nothing is held, nothing to bind */
         r->bind = NULL;
-        finish(s, r);
+        finish(s, r, 1);
     }
 }
 
@@ -449,7 +461,6 @@ static void commit_batch(struct gsd_server *s, struct gsd_req **batch, int n, in
         ok = gsd_store_commit(st->store) == 0;
     }
     gsd_hist_observe(&st->commit_lat, gsd_mono_us() - t0);
-    store_health(s, ok);
     if (!ok)
         fail_batch(s, batch, n);
 }
@@ -459,15 +470,16 @@ static void *scheduler_main(void *arg)
     struct gsd_server *s = arg;
     struct gsd_state *st = s->st;
     struct gsd_req *batch[GSD_BATCH_MAX];
-    int64_t last_commit = gsd_mono_us();
+    int64_t last_probe = gsd_mono_us();
     for (int stop = 0; !stop;) {
         int failed = atomic_load(&s->failed) || st->failed; /* stopping: no expiry to wait for */
         int64_t due = gsd_health_deadline(st);
-        due = last_commit + PROBE_US < due ? last_commit + PROBE_US : due;
+        due = last_probe + PROBE_US < due ? last_probe + PROBE_US : due;
         int n = take_batch(s, batch, failed ? INT64_MAX : due);
-        if (!n && !failed && gsd_mono_us() >= last_commit + PROBE_US) {
+        if (!failed && gsd_mono_us() >= last_probe + PROBE_US) {
+            /* a batch's commit may have written nothing: only a write says the store can */
             store_health(s, gsd_store_probe(st->store, gsd_now_us()) == 0);
-            last_commit = gsd_mono_us();
+            last_probe = gsd_mono_us();
         }
         pthread_mutex_lock(&s->state_mu);
         int ok = atomic_load(&s->failed) || gsd_store_begin(st->store) == 0;
@@ -479,16 +491,11 @@ static void *scheduler_main(void *arg)
             gsd_health_expire(st); /* after the batch: its heartbeats count */
         if (!atomic_load(&s->failed) && ok && st->retry && !st->failed)
             gsd_state_retry(st);
+        if (gsd_snap_publish(st)) /* before the answers leave: a client reads its own writes */
+            gsd_log("error", "reads show the state before this batch: out of memory", NULL);
         pthread_mutex_unlock(&s->state_mu);
-        if (!atomic_load(&s->failed)) {
+        if (!atomic_load(&s->failed))
             commit_batch(s, batch, n, ok);
-            last_commit = gsd_mono_us();
-        }
-        pthread_mutex_lock(&s->state_mu);
-        for (int i = 0; i < n; i++)
-            if (batch[i]->kind == GSD_REQ_HTTP)
-                count(st, batch[i]);
-        pthread_mutex_unlock(&s->state_mu);
         answer_batch(s, batch, n);
     }
     return NULL;
@@ -525,7 +532,7 @@ static void read_auth(struct MHD_Connection *c, struct gsd_req *r)
     }
 }
 
-static enum MHD_Result send_reply(struct MHD_Connection *c, struct conn *k)
+static enum MHD_Result send_reply(struct gsd_server *s, struct MHD_Connection *c, struct conn *k)
 {
     struct gsd_req *r = k->r;
     struct MHD_Response *resp =
@@ -534,6 +541,8 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, struct conn *k)
         return MHD_NO;
     k->answered = 1;
     r->resp = NULL; /* libmicrohttpd frees it now */
+    if (r->status >= 100 && r->status < 600)
+        atomic_fetch_add(&s->stats.answered[r->status / 100], 1);
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r->ctype ? r->ctype : "text/plain");
     if (r->retry_after > 0) {
         char ra[24];
@@ -600,7 +609,7 @@ static enum MHD_Result begin(struct gsd_server *s, struct MHD_Connection *c, con
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     if (gsd_access_check(s->access, r, ci ? ci->client_addr : NULL, k->begin_us, &k->cap))
-        return send_reply(c, k);
+        return send_reply(s, c, k);
     const char *cl =
         MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
     unsigned long long declared = cl ? strtoull(cl, NULL, 10) : 0;
@@ -608,13 +617,13 @@ static enum MHD_Result begin(struct gsd_server *s, struct MHD_Connection *c, con
         atomic_fetch_add(&s->stats.rejected[GSD_REJECT_TOO_LARGE], 1);
         gsd_reply_error(r, 413, "", "%s %.64s takes a body of at most %zu bytes", r->method,
                         r->path, k->cap);
-        return send_reply(c, k);
+        return send_reply(s, c, k);
     }
     if (declared && reserve(s, k, (int64_t)declared)) {
         atomic_fetch_add(&s->stats.rejected[GSD_REJECT_BUSY], 1);
         r->retry_after = 1;
         gsd_reply_error(r, 503, "", "too many request bodies in flight; retry shortly");
-        return send_reply(c, k);
+        return send_reply(s, c, k);
     }
     return MHD_YES;
 }
@@ -663,7 +672,6 @@ static int answer_here(struct gsd_server *s, struct gsd_req *r)
         gsd_reply_error(r, 503, "", "the store failed; the daemon is stopping");
     else
         gsd_api_handle(s->st, r);
-    count(s->st, r);
     pthread_mutex_unlock(&s->state_mu);
     return 1;
 }
@@ -687,15 +695,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return MHD_YES;
     if (r->done) { /* resumed: the scheduler thread or a bind thread answered it */
         atomic_fetch_sub(&s->suspended, 1);
-        return send_reply(c, k);
+        return send_reply(s, c, k);
     }
     if (answer_here(s, r))
-        return send_reply(c, k);
+        return send_reply(s, c, k);
     r->conn = c;
     MHD_suspend_connection(c); /* before the hand-over: the answer may come back at once */
     atomic_fetch_add(&s->suspended, 1);
-    atomic_fetch_add(&s->queued, 1);
-    enqueue(s, r);
+    if (gsd_reads_route(r)) {
+        pool_add(&s->readers, r);
+    } else {
+        atomic_fetch_add(&s->queued, 1);
+        enqueue(s, r);
+    }
     return MHD_YES;
 }
 
@@ -861,12 +873,26 @@ int gsd_server_start(struct gsd_state *st, const struct gsd_listen *l, struct gs
     pthread_cond_init(&s->cv, &ca);
     pthread_cond_init(&s->sync_cv, &ca);
     pthread_condattr_destroy(&ca);
+    if (gsd_snap_init(st) || gsd_snap_publish(st) ||
+        gsd_reads_new(st->snaps, &s->stats, &s->reads)) {
+        gsd_snap_free(st);
+        gsd_access_free(s->access);
+        free(s);
+        return gs_diag_error_code(d, -ENOMEM, "out of memory for the first snapshot");
+    }
     if (pthread_create(&s->thread, NULL, scheduler_main, s)) {
+        gsd_reads_free(s->reads);
+        gsd_snap_free(st);
         gsd_access_free(s->access);
         free(s);
         return gs_diag_error_code(d, -EAGAIN, "cannot start the scheduler thread");
     }
-    s->binders_started = pool_start(&s->binders, s, BIND_THREADS, finish_bind) > 0;
+    s->binders_started = pool_start(&s->binders, s, BIND_THREADS, 0, finish_bind) > 0;
+    s->readers_started = pool_start(&s->readers, s, READ_THREADS, READ_NICE, read_one) > 0;
+    if (!s->readers_started) {
+        gsd_server_stop(s);
+        return gs_diag_error_code(d, -EAGAIN, "cannot start the reader threads");
+    }
     s->sync_started = pthread_create(&s->sync_thread, NULL, sync_main, s) == 0;
     if (!s->sync_started)
         gsd_log("error",
@@ -940,12 +966,16 @@ int gsd_server_stop(struct gsd_server *s)
         drain(s);
     if (s->binders_started)
         pool_stop(&s->binders);
+    if (s->readers_started)
+        pool_stop(&s->readers);
     struct gsd_req *r = req_new(GSD_REQ_STOP);
     if (r) {
         submit_wait(s, r);
         req_free(r);
     }
     pthread_join(s->thread, NULL);
+    gsd_reads_free(s->reads);
+    gsd_snap_free(s->st);
     s->st->http = NULL;
     pthread_mutex_destroy(&s->mu);
     pthread_mutex_destroy(&s->state_mu);

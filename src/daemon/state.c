@@ -15,6 +15,7 @@
 #include "nodes.h"
 #include "preempt.h"
 #include "queue.h"
+#include "snapshot.h"
 #include "store.h"
 
 #include "gpusched/catalog.h"
@@ -97,11 +98,13 @@ static int link_pod(struct gsd_state *st, struct gsd_pod *p)
     st->npods++;
     if (p->grp)
         p->grp->members++;
+    gsd_snap_touch(st, p);
     return 0;
 }
 
 static void unlink_pod(struct gsd_state *st, struct gsd_pod *p)
 {
+    gsd_snap_forget(st, p);
     struct gsd_pod **pp = &st->tab[key_hash(p->ns, p->name) & (st->tab_cap - 1)];
     while (*pp != p)
         pp = &(*pp)->hnext;
@@ -241,6 +244,7 @@ static int place_as(struct gsd_state *st, struct gsd_pod *p, const struct gs_pod
     struct gs_placement pl;
     const char *mig_why = NULL;
     gs_diag_init(&why);
+    gsd_snap_touch(st, p); /* placed, or another reason */
     int64_t t0 = gsd_mono_us();
     int rc = p->mig[0] ? gsd_mig_take(st, p, eff, -1, &why, &mig_why)
                        : gs_sched_place(st->sched, eff, &pl, &why);
@@ -266,11 +270,13 @@ static int place_as(struct gsd_state *st, struct gsd_pod *p, const struct gs_pod
 }
 
 /* Quotas first: a pod over one waits, naming it, and the engine is not asked. */
-static int admit_quota(const struct gsd_state *st, struct gsd_pod *p, struct gs_pod_req *eff)
+static int admit_quota(struct gsd_state *st, struct gsd_pod *p, struct gs_pod_req *eff)
 {
     int rc = gsd_quota_check(st, p, eff, p->reason, sizeof(p->reason));
-    if (rc)
+    if (rc) {
         p->why = "over quota";
+        gsd_snap_touch(st, p);
+    }
     return rc;
 }
 
@@ -283,6 +289,7 @@ int gsd_pod_place(struct gsd_state *st, struct gsd_pod *p)
 
 void gsd_pod_unplace(struct gsd_state *st, struct gsd_pod *p)
 {
+    gsd_snap_touch(st, p);
     ran(st, p, -1);
     give_back(st, p);
     p->pl = (struct gs_placement){.node = -1};
@@ -338,14 +345,41 @@ void gsd_pod_probe(const struct gsd_state *st, const struct gsd_podspec *spec, c
     pod_user(p, spec->labels);
 }
 
-static int new_pod(struct gsd_state *st, struct gsd_podspec *spec, const char *tenant, int source,
-                   struct gsd_pod **out, struct gsd_ferr *e)
+/* @spec's labels, annotations and PriorityClass as a pod keeps them (p->meta): JSON text, keys
+ * sorted (malloc'd; NULL out of memory). */
+static char *spec_meta(const struct gsd_podspec *spec)
 {
     json_t *m = json_pack("{sOsO}", "labels", spec->labels, "annotations", spec->annotations);
     if (m && spec->pclass[0])
         json_object_set_new(m, "priorityClassName", json_string(spec->pclass));
     char *meta = m ? json_dumps(m, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
     json_decref(m);
+    return meta;
+}
+
+int gsd_pod_same(const struct gsd_state *st, const struct gsd_pod *p,
+                 const struct gsd_podspec *spec, const char *tenant)
+{
+    struct gsd_pod q;
+    memset(&q, 0, sizeof(q));
+    gsd_pod_probe(st, spec, tenant, &q);
+    char *meta = spec_meta(spec);
+    int same = meta && p->source == GSD_SRC_API && !strcmp(meta, p->meta) &&
+               !strcmp(q.tenant, p->tenant) && (!spec->uid[0] || !strcmp(spec->uid, p->uid)) &&
+               q.req.cpu_milli == p->req.cpu_milli && q.req.memory_mib == p->req.memory_mib &&
+               q.req.num_gpu == p->req.num_gpu && q.req.gpu_milli == p->req.gpu_milli &&
+               q.req.model_mask == p->req.model_mask && q.gpumem_mib == p->gpumem_mib &&
+               q.gpucores == p->gpucores && q.priority == p->priority &&
+               !strcmp(q.models, p->models) && !strcmp(q.group, p->group) &&
+               !strcmp(q.pclass, p->pclass) && !strcmp(q.queue, p->queue) && !strcmp(q.mig, p->mig);
+    free(meta);
+    return same;
+}
+
+static int new_pod(struct gsd_state *st, struct gsd_podspec *spec, const char *tenant, int source,
+                   struct gsd_pod **out, struct gsd_ferr *e)
+{
+    char *meta = spec_meta(spec);
     struct gsd_pod *p = meta ? calloc(1, sizeof(*p)) : NULL;
     if (!p) {
         free(meta);
@@ -400,6 +434,7 @@ static int bind_there(struct gsd_state *st, struct gsd_pod *p, int node, struct 
         p->pl = pl;
     p->state = GSD_RUNNING;
     p->start_us = gsd_now_us();
+    gsd_snap_touch(st, p);
     st->nrunning++;
     st->placed_total++;
     if (ran(st, p, 1)) {
@@ -443,6 +478,7 @@ struct gsd_pod *gsd_pod_add(struct gsd_state *st, struct gsd_podspec *spec, cons
     if (rc < 0 || link_pod(st, p)) {
         if (rc == 0 || (rc == -ENOMEM && p->state == GSD_RUNNING)) /* out of memory */
             gsd_pod_unplace(st, p);
+        gsd_snap_forget(st, p); /* touched while it was tried */
         free_pod(p);
         return NULL;
     }
@@ -493,6 +529,7 @@ static int requeue_one(struct gsd_state *st, struct gsd_pod *p, const char *why)
     int node = p->pl.node;
     ran(st, p, -1);
     give_back(st, p);
+    gsd_snap_touch(st, p);
     snprintf(p->reason, sizeof(p->reason), "%.255s", why);
     p->why = "requeued";
     p->pl = (struct gs_placement){.node = -1};
@@ -564,6 +601,7 @@ int gsd_state_retry(struct gsd_state *st)
         if (seen >= 0) { /* the same request failed earlier in this pass: so would this one */
             p->why = failed_pod[seen]->why;
             memcpy(p->reason, failed_pod[seen]->reason, sizeof(p->reason));
+            gsd_snap_touch(st, p);
             continue;
         }
         int rc = place_as(st, p, &eff);
@@ -765,6 +803,7 @@ void gsd_state_reload(struct gsd_state *st, struct gsd_config *cfg)
     memcpy(cfg->policy, st->cfg->policy, sizeof(cfg->policy));
     gsd_config_free(st->cfg);
     st->cfg = cfg;
+    gsd_snap_touch_all(st);      /* queues may be others */
     json_decref(st->bill_cache); /* the rate card may have changed */
     st->bill_cache = NULL;
     if (gsd_quota_recount(st))
@@ -789,68 +828,16 @@ json_t *gsd_time_json(int64_t us)
     return json_string(buf);
 }
 
-static json_t *gpus_json(const struct gsd_pod *p)
-{
-    json_t *a = json_array();
-    for (int g = 0; a && p->state == GSD_RUNNING && g < GS_GPUS_MAX; g++)
-        if (gsd_pod_cards(p) & (1u << g))
-            json_array_append_new(a, json_integer(g));
-    return a;
-}
-
 json_t *gsd_pod_assignment(const struct gsd_state *st, const struct gsd_pod *p)
 {
-    json_t *a = json_object();
-    if (!a || p->state != GSD_RUNNING)
-        return a;
-    char idx[GS_GPUS_MAX * 4 + 1] = "", milli[16];
-    size_t off = 0;
-    for (int g = 0; g < GS_GPUS_MAX; g++)
-        if (gsd_pod_cards(p) & (1u << g))
-            off += (size_t)snprintf(idx + off, sizeof(idx) - off, off ? ",%d" : "%d", g);
-    snprintf(milli, sizeof(milli), "%u", p->req.num_gpu ? p->pl.gpu_milli : 0);
-    json_object_set_new(a, "gpusched.io/node",
-                        json_string(gs_cluster_node_name(st->cluster, (size_t)p->pl.node)));
-    json_object_set_new(a, "gpusched.io/gpu-index", json_string(idx));
-    json_object_set_new(a, "gpusched.io/gpu-milli", json_string(milli));
-    if (p->mig[0]) { /* the instance NVIDIA's tools would create: -cgi PROFILE at START */
-        snprintf(milli, sizeof(milli), "%d", p->mig_start);
-        json_object_set_new(a, "gpusched.io/mig-profile", json_string(p->mig));
-        json_object_set_new(a, "gpusched.io/mig-placement", json_string(milli));
-    }
-    return a;
+    struct gsd_podview v;
+    gsd_podview_fill(st, p, &v);
+    return gsd_podview_assignment(&v);
 }
 
 json_t *gsd_pod_json(const struct gsd_state *st, const struct gsd_pod *p)
 {
-    json_t *meta = json_loads(p->meta, 0, NULL);
-    json_t *labels = json_incref(json_object_get(meta, "labels"));
-    json_t *ann = json_object_get(meta, "annotations");
-    ann = ann ? json_incref(ann) : json_object();
-    json_decref(meta);
-    json_t *gpus = gpus_json(p), *assigned = gsd_pod_assignment(st, p);
-    const char *node =
-        p->state == GSD_RUNNING ? gs_cluster_node_name(st->cluster, (size_t)p->pl.node) : NULL;
-    if (ann && assigned) /* what a device plugin reads to pick the cards */
-        json_object_update(ann, assigned);
-    json_decref(assigned);
-    json_t *o = json_pack(
-        "{s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:I, s:I, s:I, s:I, s:i, s:i, s:i, s:o, "
-        "s:o, s:o, s:o, s:o, s:s}",
-        "namespace", p->ns, "name", p->name, "uid", p->uid, "tenant", p->tenant, "state",
-        p->state == GSD_RUNNING ? "running" : "pending", "source",
-        p->source == GSD_SRC_EXTENDER ? "extender" : "api", "node",
-        node ? json_string(node) : json_null(), "gpus", gpus, "num_gpu", (json_int_t)p->req.num_gpu,
-        "gpu_milli", (json_int_t)p->req.gpu_milli, "cpu_milli", (json_int_t)p->req.cpu_milli,
-        "memory_mib", (json_int_t)p->req.memory_mib, "gpumem_mib", p->gpumem_mib, "gpucores",
-        p->gpucores, "priority", p->priority, "reason",
-        p->state == GSD_PENDING ? json_string(p->reason) : json_null(), "submit_time",
-        gsd_time_json(p->submit_us), "start_time", gsd_time_json(p->start_us), "labels",
-        labels ? labels : json_object(), "annotations", ann ? ann : json_object(), "queue",
-        gsd_pod_queue(st, p));
-    if (o && p->mig[0]) /* the start while running, else null */
-        json_object_set_new(o, "mig",
-                            json_pack("{s:s, s:o}", "profile", p->mig, "start",
-                                      node ? json_integer(p->mig_start) : json_null()));
-    return o;
+    struct gsd_podview v;
+    gsd_podview_fill(st, p, &v);
+    return gsd_podview_json(&v);
 }

@@ -24,6 +24,8 @@ struct gs_sched;
 struct gsd_ext_names;
 struct gsd_extpod;
 struct gsd_http_stats;
+struct gsd_podview;
+struct gsd_snaps;
 struct gsd_mig_memo;
 struct gsd_node_health;
 struct gsd_node_mig;
@@ -66,6 +68,9 @@ struct gsd_pod {
     struct gsd_pod *hnext;         /* hash chain by namespace/name */
     struct gsd_pod *prev, *next;   /* every pod, by seq */
     struct gsd_pod *pprev, *pnext; /* pending pods, by seq */
+    /* reads (snapshot.h): the view last published, and 1 + its place among the touched */
+    struct gsd_podview *view;
+    size_t touched;
 };
 
 /* One priority among the pending pods: its last pod in the pending list and how many it has. */
@@ -99,13 +104,14 @@ struct gsd_state {
     struct gsd_ext_names *ext_names;
     /* metrics */
     struct gsd_hist sched_lat, commit_lat;
-    uint64_t placed_total, cancelled_total, http_requests[6]; /* by status class 1xx..5xx */
+    uint64_t placed_total, cancelled_total;
     uint64_t requeued_total, preempted_total;
     json_t *bill_cache; /* gsd_bill_accrued()'s last answer, and when (monotonic) */
     int64_t bill_cache_at_us;
     int32_t prio_floor; /* no running pod was ever of lower priority (a bound kept as pods run) */
     int64_t started_us;
     struct gsd_http_stats *http; /* the listener's counters (server.c); NULL without one */
+    struct gsd_snaps *snaps;     /* what reads see (snapshot.c); NULL: nothing published */
     /* node and card health, one per node of the cluster */
     struct gsd_node_health *health;
     size_t not_ready;              /* nodes NotReady now */
@@ -158,6 +164,14 @@ const char *gsd_node_model(const struct gsd_state *st, int node);
  */
 void gsd_pod_probe(const struct gsd_state *st, const struct gsd_podspec *spec, const char *tenant,
                    struct gsd_pod *p);
+/*
+ * gsd_pod_same() - whether @spec (its priority resolved), submitted through the API for @tenant,
+ * is the very pod @p: a pod submitted through the API with the same request, labels, annotations,
+ * priority, PodGroup, queue and MIG profile (and UID, when @spec gives one). What makes a POST
+ * sent again after a lost answer get the pod back instead of a 409.
+ */
+int gsd_pod_same(const struct gsd_state *st, const struct gsd_pod *p,
+                 const struct gsd_podspec *spec, const char *tenant);
 /* gsd_pod_cancel() - release and forget @p. Return: 0; -EIO. */
 int gsd_pod_cancel(struct gsd_state *st, struct gsd_pod *p);
 /* gsd_time_json() - @us (wall clock) in RFC 3339 UTC with microseconds, as Kubernetes' MicroTime;

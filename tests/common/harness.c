@@ -74,6 +74,8 @@ int h_setup(struct daemon *d, const char *extra_config)
     char cfg[4096];
     snprintf(cfg, sizeof(cfg), "%s%s", base_config, extra_config ? extra_config : "");
     curl_global_init(CURL_GLOBAL_DEFAULT);
+    /* every untouched pod checked against its published view at each publish (snapshot.h) */
+    setenv("GPUSCHEDD_VERIFY_SNAPSHOTS", "1", 0);
     return h_write(d->nodes, nodes_csv) || h_write(d->config, cfg) ? -1 : 0;
 }
 

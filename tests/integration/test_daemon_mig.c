@@ -308,7 +308,7 @@ static void test_restart(void **state)
     assert_string_equal(json_string_value(json_object_get(ann, "gpusched.io/mig-placement")), "4");
     assert_string_equal(json_string_value(json_object_get(ann, "gpusched.io/gpu-index")), "0");
     h_answer_free(&a);
-    assert_int_equal(h_call(&d, "GET", "/metrics", NULL, NULL, &a), 0);
+    assert_int_equal(h_call(&d, "GET", "/metrics", TOKEN_ADMIN, NULL, &a), 0);
     assert_non_null(strstr(a.body,
                            "gpusched_mig_instances_allocated{tenant=\"team-a\",queue=\"team-a\","
                            "namespace=\"team-a\",profile=\"3g.20gb\"} 1\n"));
