@@ -16,6 +16,7 @@
 #include "metrics.h"
 #include "access.h"
 #include "snapshot.h"
+#include "textbuf.h"
 
 #include "gpusched/billing.h"
 #include "gpusched/catalog.h"
@@ -28,38 +29,22 @@
 
 #define METRICS_MAX (512u << 20) /* bytes of one scrape */
 
-struct sbuf {
-    char *s;
-    size_t len, cap;
-    int full; /* past METRICS_MAX or out of memory: the scrape fails */
-};
-
-static void put(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void put(struct sbuf *b, const char *fmt, ...)
+/* @v thousandths (>= 0) as "I.FFF" at @out, without printf. Return: the bytes written. */
+static size_t fmt_milli(char *out, int64_t v)
 {
-    va_list ap;
-    for (int tries = 0; tries < 2 && !b->full; tries++) {
-        va_start(ap, fmt);
-        int n = vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
-        va_end(ap);
-        if (n < 0 || b->len + (size_t)n + 1 > METRICS_MAX) {
-            b->full = 1;
-            return;
-        }
-        if (b->len + (size_t)n < b->cap) {
-            b->len += (size_t)n;
-            return;
-        }
-        size_t cap = b->cap * 2 > b->len + (size_t)n + 1 ? b->cap * 2 : b->len + (size_t)n + 1;
-        char *m = realloc(b->s, cap);
-        if (!m) {
-            b->full = 1;
-            return;
-        }
-        b->s = m;
-        b->cap = cap;
-    }
+    char tmp[24];
+    size_t n = 0, o = 0;
+    int64_t whole = v / 1000;
+    do
+        tmp[n++] = (char)('0' + whole % 10);
+    while ((whole /= 10) > 0);
+    while (n)
+        out[o++] = tmp[--n];
+    out[o++] = '.';
+    out[o++] = (char)('0' + v / 100 % 10);
+    out[o++] = (char)('0' + v / 10 % 10);
+    out[o++] = (char)('0' + v % 10);
+    return o;
 }
 
 /* A label value with \\, " and newline escaped; @v is short (names, reasons). */
@@ -83,9 +68,9 @@ static const char *milli(int64_t v, char *buf, size_t cap)
     return buf;
 }
 
-static void header(struct sbuf *b, const char *name, const char *type, const char *help)
+static void header(struct gsd_text *b, const char *name, const char *type, const char *help)
 {
-    put(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+    gsd_text_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
 void gsd_hist_observe(struct gsd_hist *h, int64_t us)
@@ -98,22 +83,24 @@ void gsd_hist_observe(struct gsd_hist *h, int64_t us)
     h->sum_us += us;
 }
 
-static void hist(struct sbuf *b, const char *name, const char *help, const struct gsd_hist *h)
+static void hist(struct gsd_text *b, const char *name, const char *help, const struct gsd_hist *h)
 {
     header(b, name, "histogram", help);
     uint64_t cum = 0;
     for (int i = 0; i < h->n; i++) {
         cum += h->count[i];
-        put(b, "%s_bucket{le=\"%g\"} %llu\n", name, h->bounds[i], (unsigned long long)cum);
+        gsd_text_printf(b, "%s_bucket{le=\"%g\"} %llu\n", name, h->bounds[i],
+                        (unsigned long long)cum);
     }
-    put(b, "%s_bucket{le=\"+Inf\"} %llu\n", name, (unsigned long long)h->total);
-    put(b, "%s_sum %lld.%06lld\n%s_count %llu\n", name, (long long)(h->sum_us / 1000000),
-        (long long)(h->sum_us % 1000000), name, (unsigned long long)h->total);
+    gsd_text_printf(b, "%s_bucket{le=\"+Inf\"} %llu\n", name, (unsigned long long)h->total);
+    gsd_text_printf(b, "%s_sum %lld.%06lld\n%s_count %llu\n", name,
+                    (long long)(h->sum_us / 1000000), (long long)(h->sum_us % 1000000), name,
+                    (unsigned long long)h->total);
 }
 
 /* ---- aggregates: what anyone may see ---- */
 
-static void pending(struct sbuf *b, const struct gsd_snap *n)
+static void pending(struct gsd_text *b, const struct gsd_snap *n)
 {
     const char *why[16];
     uint64_t cnt[16] = {0};
@@ -133,12 +120,12 @@ static void pending(struct sbuf *b, const struct gsd_snap *n)
            "Pods waiting for capacity, by the reason most nodes gave (kube-scheduler words).");
     for (int i = 0; i < k; i++) {
         char e[256];
-        put(b, "gpusched_pending_pods{reason=\"%s\"} %llu\n", esc(why[i], e, sizeof(e)),
-            (unsigned long long)cnt[i]);
+        gsd_text_printf(b, "gpusched_pending_pods{reason=\"%s\"} %llu\n", esc(why[i], e, sizeof(e)),
+                        (unsigned long long)cnt[i]);
     }
 }
 
-static void cluster(struct sbuf *b, const struct gsd_snap *n)
+static void cluster(struct gsd_text *b, const struct gsd_snap *n)
 {
     int64_t cards = 0, alloc = 0, held = 0, bad = 0;
     size_t ready = 0;
@@ -154,33 +141,34 @@ static void cluster(struct sbuf *b, const struct gsd_snap *n)
     }
     char a[32], h[32];
     header(b, "gpusched_nodes", "gauge", "Nodes in the inventory, by whether they are Ready.");
-    put(b, "gpusched_nodes{ready=\"true\"} %zu\ngpusched_nodes{ready=\"false\"} %zu\n", ready,
-        n->nnodes - ready);
+    gsd_text_printf(b, "gpusched_nodes{ready=\"true\"} %zu\ngpusched_nodes{ready=\"false\"} %zu\n",
+                    ready, n->nnodes - ready);
     header(b, "gpusched_gpus", "gauge", "GPUs (cards) in the inventory.");
-    put(b, "gpusched_gpus %lld\n", (long long)cards);
+    gsd_text_printf(b, "gpusched_gpus %lld\n", (long long)cards);
     header(b, "gpusched_gpus_allocated", "gauge",
            "GPUs allocated to running pods: whole cards plus shares of cards, in GPUs.");
-    put(b, "gpusched_gpus_allocated %s\n", milli(alloc, a, sizeof(a)));
+    gsd_text_printf(b, "gpusched_gpus_allocated %s\n", milli(alloc, a, sizeof(a)));
     header(b, "gpusched_gpus_unavailable", "gauge",
            "GPUs held back from placement: free capacity of NotReady nodes and unhealthy cards.");
-    put(b, "gpusched_gpus_unavailable %s\n", milli(held, h, sizeof(h)));
+    gsd_text_printf(b, "gpusched_gpus_unavailable %s\n", milli(held, h, sizeof(h)));
     header(b, "gpusched_gpus_unhealthy", "gauge", "Cards their node's agent reported unhealthy.");
-    put(b, "gpusched_gpus_unhealthy %lld\n", (long long)bad);
+    gsd_text_printf(b, "gpusched_gpus_unhealthy %lld\n", (long long)bad);
 }
 
-static void counter(struct sbuf *b, const char *name, const char *help, uint64_t v)
+static void counter(struct gsd_text *b, const char *name, const char *help, uint64_t v)
 {
     header(b, name, "counter", help);
-    put(b, "%s %llu\n", name, (unsigned long long)v);
+    gsd_text_printf(b, "%s %llu\n", name, (unsigned long long)v);
 }
 
-static void counters(struct sbuf *b, const struct gsd_snap *n, const struct gsd_http_stats *h)
+static void counters(struct gsd_text *b, const struct gsd_snap *n, const struct gsd_http_stats *h)
 {
     header(b, "gpusched_build_info", "gauge", "The gpusched version that runs; always 1.");
-    put(b, "gpusched_build_info{version=\"%s\"} 1\n", GS_VERSION);
+    gsd_text_printf(b, "gpusched_build_info{version=\"%s\"} 1\n", GS_VERSION);
     header(b, "gpusched_pods", "gauge", "Pods held, by state.");
-    put(b, "gpusched_pods{state=\"running\"} %zu\ngpusched_pods{state=\"pending\"} %zu\n",
-        n->nrunning, n->npending);
+    gsd_text_printf(b,
+                    "gpusched_pods{state=\"running\"} %zu\ngpusched_pods{state=\"pending\"} %zu\n",
+                    n->nrunning, n->npending);
     counter(b, "gpusched_pods_placed_total", "Pods given cards since the start.", n->placed_total);
     counter(b, "gpusched_pods_cancelled_total", "Pods cancelled since the start.",
             n->cancelled_total);
@@ -195,20 +183,22 @@ static void counters(struct sbuf *b, const struct gsd_snap *n, const struct gsd_
         return;
     header(b, "gpusched_http_requests_total", "counter", "HTTP answers by status class.");
     for (int c = 1; c <= 5; c++)
-        put(b, "gpusched_http_requests_total{code=\"%dxx\"} %llu\n", c,
+        gsd_text_printf(
+            b, "gpusched_http_requests_total{code=\"%dxx\"} %llu\n", c,
             (unsigned long long)atomic_load(&((struct gsd_http_stats *)h)->answered[c]));
     header(b, "gpusched_http_rejected_total", "counter",
            "Requests the listener refused before reading their bodies, or cut off, by why.");
     for (int r = 0; r < GSD_REJECT_N; r++)
-        put(b, "gpusched_http_rejected_total{reason=\"%s\"} %llu\n", gsd_reject_names[r],
+        gsd_text_printf(
+            b, "gpusched_http_rejected_total{reason=\"%s\"} %llu\n", gsd_reject_names[r],
             (unsigned long long)atomic_load(&((struct gsd_http_stats *)h)->rejected[r]));
     header(b, "gpusched_http_connections", "gauge", "HTTP connections open.");
-    put(b, "gpusched_http_connections %lld\n",
-        (long long)atomic_load(&((struct gsd_http_stats *)h)->connections));
+    gsd_text_printf(b, "gpusched_http_connections %lld\n",
+                    (long long)atomic_load(&((struct gsd_http_stats *)h)->connections));
     header(b, "gpusched_http_request_body_bytes_in_flight", "gauge",
            "Bytes of request bodies being read now (capped by http.maxBytesInFlight).");
-    put(b, "gpusched_http_request_body_bytes_in_flight %lld\n",
-        (long long)atomic_load(&((struct gsd_http_stats *)h)->in_flight));
+    gsd_text_printf(b, "gpusched_http_request_body_bytes_in_flight %lld\n",
+                    (long long)atomic_load(&((struct gsd_http_stats *)h)->in_flight));
 }
 
 /* ---- with a token: tenants, namespaces, queues, nodes and cards ---- */
@@ -229,7 +219,7 @@ static int by_group(const void *a, const void *b)
 }
 
 /* GPUs per tenant, queue and namespace, and MIG instances per profile too. */
-static void allocation(struct sbuf *b, const struct gsd_snap *n)
+static void allocation(struct gsd_text *b, const struct gsd_snap *n)
 {
     const struct gsd_podview **v = malloc((n->nrunning ? n->nrunning : 1) * sizeof(*v));
     size_t k = 0;
@@ -249,9 +239,10 @@ static void allocation(struct sbuf *b, const struct gsd_snap *n)
         int64_t sum = 0;
         for (j = i; j < k && !by_tenant_queue_ns(v[i], v[j]); j++)
             sum += v[j]->share_milli;
-        put(b, "gpusched_allocated_gpus{tenant=\"%s\",queue=\"%s\",namespace=\"%s\"} %s\n",
-            esc(v[i]->tenant, t, sizeof(t)), esc(v[i]->queue, q, sizeof(q)),
-            esc(v[i]->ns, ns, sizeof(ns)), milli(sum, g, sizeof(g)));
+        gsd_text_printf(b,
+                        "gpusched_allocated_gpus{tenant=\"%s\",queue=\"%s\",namespace=\"%s\"} %s\n",
+                        esc(v[i]->tenant, t, sizeof(t)), esc(v[i]->queue, q, sizeof(q)),
+                        esc(v[i]->ns, ns, sizeof(ns)), milli(sum, g, sizeof(g)));
     }
     header(b, "gpusched_mig_instances_allocated", "gauge",
            "MIG instances held by running pods, by tenant, queue, namespace and MIG profile.");
@@ -259,7 +250,8 @@ static void allocation(struct sbuf *b, const struct gsd_snap *n)
         for (j = i + 1; j < k && !by_group(&v[i], &v[j]); j++)
             ;
         if (v[i]->mig[0])
-            put(b,
+            gsd_text_printf(
+                b,
                 "gpusched_mig_instances_allocated{tenant=\"%s\",queue=\"%s\",namespace=\"%s\","
                 "profile=\"%s\"} %zu\n",
                 esc(v[i]->tenant, t, sizeof(t)), esc(v[i]->queue, q, sizeof(q)),
@@ -275,23 +267,34 @@ static void node_labels(const struct gsd_snap *n, size_t i, char *host, char *mo
     esc(n->node_model[i] >= 0 ? gs_catalog_at(n->node_model[i])->name : "", model, 96);
 }
 
-static void nodes(struct sbuf *b, const struct gsd_snap *n)
+static void nodes(struct gsd_text *b, const struct gsd_snap *n)
 {
-    char host[160], model[96], r[32];
+    char host[160], model[96], pre[256], post[160], line[512];
     header(b, "gpusched_gpu_allocated_ratio", "gauge",
            "Share of each card allocated to pods (0..1; held-back capacity excluded).");
-    for (size_t i = 0; i < n->nnodes; i++) {
+    for (size_t i = 0; i < n->nnodes; i++) { /* by hand: a line per card of the inventory */
         node_labels(n, i, host, model);
-        for (int g = 0; g < n->node_gpus[i]; g++)
-            put(b,
-                "gpusched_gpu_allocated_ratio{hostname=\"%s\",gpu=\"%d\",model_name=\"%s\"} %s\n",
-                host, g, model, milli(n->nodes[i].alloc_milli[g], r, sizeof(r)));
+        int lp =
+            snprintf(pre, sizeof(pre), "gpusched_gpu_allocated_ratio{hostname=\"%s\",gpu=\"", host);
+        int lq = snprintf(post, sizeof(post), "\",model_name=\"%s\"} ", model);
+        for (int g = 0; g < n->node_gpus[i]; g++) {
+            size_t o = (size_t)lp;
+            memcpy(line, pre, o);
+            if (g >= 10)
+                line[o++] = (char)('0' + g / 10);
+            line[o++] = (char)('0' + g % 10);
+            memcpy(line + o, post, (size_t)lq);
+            o += (size_t)lq;
+            o += fmt_milli(line + o, n->nodes[i].alloc_milli[g]);
+            line[o++] = '\n';
+            gsd_text_put(b, line, o);
+        }
     }
     header(b, "gpusched_node_ready", "gauge",
            "1 when the node is Ready (heartbeating, or never watched by heartbeats), else 0.");
     for (size_t i = 0; i < n->nnodes; i++)
-        put(b, "gpusched_node_ready{hostname=\"%s\"} %d\n",
-            esc(n->node_name[i], host, sizeof(host)), n->nodes[i].health.ready);
+        gsd_text_printf(b, "gpusched_node_ready{hostname=\"%s\"} %d\n",
+                        esc(n->node_name[i], host, sizeof(host)), n->nodes[i].health.ready);
     header(b, "gpusched_gpu_xid", "gauge",
            "The Xid reported with a card its agent found unhealthy (0 when none was given); "
            "healthy cards have no series.");
@@ -300,12 +303,13 @@ static void nodes(struct sbuf *b, const struct gsd_snap *n)
         node_labels(n, i, host, model);
         for (int g = 0; g < n->node_gpus[i]; g++)
             if ((h->bad_mask >> g) & 1)
-                put(b, "gpusched_gpu_xid{hostname=\"%s\",gpu=\"%d\",model_name=\"%s\"} %d\n", host,
+                gsd_text_printf(
+                    b, "gpusched_gpu_xid{hostname=\"%s\",gpu=\"%d\",model_name=\"%s\"} %d\n", host,
                     g, model, h->xid[g]);
     }
 }
 
-static void per_pod(struct sbuf *b, const struct gsd_snap *n)
+static void per_pod(struct gsd_text *b, const struct gsd_snap *n)
 {
     char host[160], model[96], ns[160], pod[160], r[32];
     header(b, "gpusched_pod_gpu_allocated_ratio", "gauge",
@@ -320,7 +324,8 @@ static void per_pod(struct sbuf *b, const struct gsd_snap *n)
         milli(v->mig[0] ? v->share_milli : v->card_milli, r, sizeof(r));
         for (int g = 0; g < GS_GPUS_MAX; g++)
             if (v->cards & (1u << g))
-                put(b,
+                gsd_text_printf(
+                    b,
                     "gpusched_pod_gpu_allocated_ratio{namespace=\"%s\",pod=\"%s\",hostname=\"%s\","
                     "gpu=\"%d\",model_name=\"%s\"} %s\n",
                     ns, pod, host, g, model, r);
@@ -328,7 +333,7 @@ static void per_pod(struct sbuf *b, const struct gsd_snap *n)
 }
 
 /* GPUQuota per tenant and model, hard and used, in GPUs. */
-static void gpuquotas(struct sbuf *b, const struct gsd_snap *n)
+static void gpuquotas(struct gsd_text *b, const struct gsd_snap *n)
 {
     static const char *const bucket[3] = {"nvidia.com/gpu", "nvidia.com/gpu.dedicated",
                                           "nvidia.com/gpu.shared"};
@@ -348,7 +353,8 @@ static void gpuquotas(struct sbuf *b, const struct gsd_snap *n)
                                n->quse[i].dedicated[m], n->quse[i].shared[m]};
             esc(gs_catalog_at(m)->name, model, sizeof(model));
             for (int r = 0; r < 6; r++)
-                put(b,
+                gsd_text_printf(
+                    b,
                     "gpusched_gpuquota_gpus{tenant=\"%s\",model_name=\"%s\",resource=\"%s\","
                     "type=\"%s\"} %s\n",
                     t, model, bucket[r % 3], r < 3 ? "hard" : "used",
@@ -367,7 +373,7 @@ static const char *rq_value(int r, int64_t v, char *buf, size_t cap)
 }
 
 /* ResourceQuota per namespace, hard and used: one metric per unit, kube-state-metrics' labels. */
-static void resourcequotas(struct sbuf *b, const struct gsd_snap *n)
+static void resourcequotas(struct gsd_text *b, const struct gsd_snap *n)
 {
     static const struct {
         const char *name, *help;
@@ -404,7 +410,8 @@ static void resourcequotas(struct sbuf *b, const struct gsd_snap *n)
                 rq_value(r, hard[r], hv, sizeof(hv));
                 rq_value(r, n->rq_used[i][r], uv, sizeof(uv));
                 for (int used = 0; used < 2; used++)
-                    put(b,
+                    gsd_text_printf(
+                        b,
                         "%s{tenant=\"%s\",namespace=\"%s\",resourcequota=\"%s\",resource=\"%s\","
                         "type=\"%s\"} %s\n",
                         m[k].name, t, ns, qn, gsd_rq_res[r], used ? "used" : "hard",
@@ -413,16 +420,17 @@ static void resourcequotas(struct sbuf *b, const struct gsd_snap *n)
     }
 }
 
-static void bill_line(struct sbuf *b, const struct gsd_snap *n, const char *tenant, long long u)
+static void bill_line(struct gsd_text *b, const struct gsd_snap *n, const char *tenant, long long u)
 {
     char t[160];
-    put(b, "gpusched_bill_accrued_total{tenant=\"%s\",currency=\"%s\"} %lld.%06lld\n",
-        esc(tenant, t, sizeof(t)), gs_ratecard_currency(n->cfg->rates), u / 1000000, u % 1000000);
+    gsd_text_printf(b, "gpusched_bill_accrued_total{tenant=\"%s\",currency=\"%s\"} %lld.%06lld\n",
+                    esc(tenant, t, sizeof(t)), gs_ratecard_currency(n->cfg->rates), u / 1000000,
+                    u % 1000000);
 }
 
 /* Each tenant's accrued bill, in the rate card's currency with six decimals (exact): the config's
  * tenants (0 before any use), then any other the ledger names (a tenant since removed). */
-static void bills(struct sbuf *b, const struct gsd_snap *n)
+static void bills(struct gsd_text *b, const struct gsd_snap *n)
 {
     json_t *v;
     const char *tenant;
@@ -445,8 +453,7 @@ static void bills(struct sbuf *b, const struct gsd_snap *n)
 char *gsd_metrics_render(const struct gsd_snap *n, int level, const struct gsd_http_stats *h,
                          size_t *len)
 {
-    struct sbuf b = {malloc(1 << 16), 0, 1 << 16, 0};
-    b.full = !b.s;
+    struct gsd_text b = {.max = METRICS_MAX};
     counters(&b, n, h);
     cluster(&b, n);
     pending(&b, n);
@@ -455,6 +462,9 @@ char *gsd_metrics_render(const struct gsd_snap *n, int level, const struct gsd_h
          &n->sched_lat);
     hist(&b, "gpusched_store_commit_duration_seconds",
          "Time to commit one batch of requests to the store, fsync included.", &n->commit_lat);
+    hist(&b, "gpusched_snapshot_publish_duration_seconds",
+         "Scheduler thread time to publish the snapshot reads are served from, after a batch.",
+         &n->publish_lat);
     if (level >= GSD_METRICS_NAMED) {
         allocation(&b, n);
         nodes(&b, n);

@@ -13,23 +13,36 @@
 #include "server.h"
 #include "snapshot.h"
 #include "state.h"
+#include "textbuf.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* A scrape's text, shared by the cache and the answers being sent. */
 struct scrape {
-    char *text;
+    atomic_int refs;
+    uint64_t gen; /* of the snapshot it shows */
     size_t len;
-    uint64_t gen; /* of the snapshot it shows; 0 none */
+    char text[];
 };
 
+static void scrape_release(void *cls)
+{
+    struct scrape *sc = cls;
+    if (sc && atomic_fetch_sub(&sc->refs, 1) == 1)
+        free(sc);
+}
+
+#define LIST_MAX_BYTES (1u << 30) /* a list answer: 5,000 pods with 64 KiB of labels each */
+
 struct gsd_reads {
-    pthread_mutex_t mu; /* the scrapes */
-    struct scrape scrape[3];
+    pthread_mutex_t mu;       /* the scrapes */
+    struct scrape *scrape[3]; /* the last of each level */
     struct gsd_snaps *snaps;
     const struct gsd_http_stats *http;
 };
@@ -52,7 +65,7 @@ void gsd_reads_free(struct gsd_reads *rd)
     if (!rd)
         return;
     for (int i = 0; i < 3; i++)
-        free(rd->scrape[i].text);
+        scrape_release(rd->scrape[i]);
     pthread_mutex_destroy(&rd->mu);
     free(rd);
 }
@@ -83,6 +96,20 @@ int gsd_may_use_ns(const struct gsd_config *c, const struct gsd_tenant *viewer, 
     gsd_reply_error(r, 403, "metadata.namespace", "namespace %s does not belong to tenant %s", ns,
                     viewer->name);
     return 0;
+}
+
+/* Hand @t to @r as a 200 JSON answer (500 out of memory). */
+static void reply_text(struct gsd_req *r, struct gsd_text *t)
+{
+    if (t->full || !t->s) {
+        free(t->s);
+        gsd_reply_error(r, 500, "", "out of memory");
+        return;
+    }
+    r->status = 200;
+    r->ctype = "application/json";
+    r->resp = t->s;
+    r->resp_len = t->len;
 }
 
 static int parse_count(const char *s, int64_t lo, int64_t hi, int64_t *out)
@@ -140,21 +167,30 @@ static void list_pods(const struct gsd_snap *n, struct gsd_req *r, const struct 
         gsd_reply_error(r, 400, "continue", "continue: expected the value a previous list gave");
         return;
     }
-    json_t *items = json_array();
+    /* {"items":[...],"continue":"SEQ"} as jansson writes it, of each view's text made once */
+    struct gsd_text t = {.max = LIST_MAX_BYTES};
     size_t i = first_from(n, from);
-    for (; items && i < n->npods; i++) {
+    int64_t count = 0;
+    gsd_text_put(&t, "{\"items\":[", 10);
+    for (; i < n->npods; i++) {
         const struct gsd_podview *v = n->pods[i];
         if ((tenant && strcmp(v->tenant, tenant)) || (want >= 0 && v->running != want) ||
             (queue && *queue && strcmp(v->queue, queue)))
             continue;
-        if ((int64_t)json_array_size(items) == limit)
+        if (count++ == limit)
             break;
-        json_array_append_new(items, gsd_podview_json(v));
+        const char *pod = gsd_podview_text(v);
+        t.full |= !pod;
+        gsd_text_put(&t, ",", count > 1);
+        gsd_text_put(&t, pod ? pod : "", pod ? strlen(pod) : 0);
     }
-    char next[24] = "";
-    if (i < n->npods)
-        snprintf(next, sizeof(next), "%lld", (long long)n->pods[i]->seq);
-    gsd_reply_json(r, 200, json_pack("{s:o, s:s}", "items", items, "continue", next));
+    char tail[48];
+    int len = snprintf(tail, sizeof(tail), "],\"continue\":\"%lld\"}",
+                       i < n->npods ? (long long)n->pods[i]->seq : 0LL);
+    if (i >= n->npods)
+        len = snprintf(tail, sizeof(tail), "],\"continue\":\"\"}");
+    gsd_text_put(&t, tail, (size_t)len);
+    reply_text(r, &t);
 }
 
 static void one_pod(const struct gsd_snap *n, struct gsd_req *r, const struct gsd_tenant *viewer)
@@ -168,7 +204,11 @@ static void one_pod(const struct gsd_snap *n, struct gsd_req *r, const struct gs
         return;
     for (size_t i = 0; i < n->npods; i++)
         if (!strcmp(n->pods[i]->name, name) && !strcmp(n->pods[i]->ns, ns)) {
-            gsd_reply_json(r, 200, gsd_podview_json(n->pods[i]));
+            const char *pod = gsd_podview_text(n->pods[i]);
+            struct gsd_text t = {.max = LIST_MAX_BYTES};
+            t.full = !pod;
+            gsd_text_put(&t, pod ? pod : "", pod ? strlen(pod) : 0);
+            reply_text(r, &t);
             return;
         }
     gsd_reply_error(r, 404, "", "pod %s/%s not found", ns, name);
@@ -199,31 +239,39 @@ static void metrics(struct gsd_reads *rd, const struct gsd_snap *n, struct gsd_r
     int level = r->who == GSD_AUTH_NONE   ? GSD_METRICS_AGGREGATE
                 : n->cfg->metrics.per_pod ? GSD_METRICS_PER_POD
                                           : GSD_METRICS_NAMED;
-    struct scrape *sc = &rd->scrape[level];
     if (level > GSD_METRICS_AGGREGATE)
         gsd_snap_want_bills(rd->snaps);
     pthread_mutex_lock(&rd->mu);
-    if (sc->gen != n->gen) {
+    struct scrape *sc = rd->scrape[level];
+    if (!sc || sc->gen != n->gen) {
         size_t len;
         char *text = gsd_metrics_render(n, level, rd->http, &len);
-        free(sc->text);
-        sc->text = text;
-        sc->len = text ? len : 0;
-        sc->gen = text ? n->gen : 0;
+        struct scrape *fresh = text ? malloc(sizeof(*fresh) + len + 1) : NULL;
+        if (fresh) {
+            atomic_init(&fresh->refs, 1);
+            fresh->gen = n->gen;
+            fresh->len = len;
+            memcpy(fresh->text, text, len + 1);
+            scrape_release(sc);
+            rd->scrape[level] = sc = fresh;
+        }
+        free(text);
+        if (!fresh)
+            sc = NULL;
     }
-    char *copy = sc->text ? malloc(sc->len + 1) : NULL;
-    if (copy)
-        memcpy(copy, sc->text, sc->len + 1);
-    size_t len = sc->len;
+    if (sc)
+        atomic_fetch_add(&sc->refs, 1); /* the answer's, until libmicrohttpd has sent it */
     pthread_mutex_unlock(&rd->mu);
-    if (!copy) {
+    if (!sc) {
         gsd_reply_error(r, 500, "", "the scrape is too large or memory ran out");
         return;
     }
     r->status = 200;
     r->ctype = "text/plain; version=0.0.4; charset=utf-8";
-    r->resp = copy;
-    r->resp_len = len;
+    r->resp = sc->text;
+    r->resp_len = sc->len;
+    r->resp_release = scrape_release;
+    r->resp_cls = sc;
 }
 
 void gsd_reads_handle(struct gsd_reads *rd, struct gsd_req *r)

@@ -7,8 +7,9 @@
  * when its answer is ready. Per request:
  *  - headers: gsd_access_check() (access.c) decides who asks and whether it may go on, and the
  *    route's body cap; a refusal is answered before a byte of the body is read. A declared
- *    Content-Length over the cap is a 413 at once, and a body is read only when its bytes fit
- *    under http.maxBytesInFlight with every body being read (503 with Retry-After otherwise).
+ *    Content-Length over the cap is a 413 at once, and one that would not fit under
+ *    http.maxBytesInFlight with the bodies being read now is a 503 with Retry-After. A body's
+ *    bytes count as they arrive, so a slow sender holds only what it has sent.
  *  - body: kept up to its cap. One that grows past the cap or past the bytes in flight (chunked,
  *    its length undeclared), or is not whole within http.bodyTimeoutSeconds of its headers, ends
  *    the connection: libmicrohttpd can answer only before or after a body.
@@ -65,7 +66,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CONN_MEMORY  (32u << 10)      /* libmicrohttpd's buffer for one request's headers */
+#define CONN_MEMORY  (16u << 10)      /* libmicrohttpd's buffer for one request's headers */
 #define PROBE_US     (2 * 1000000LL)  /* commit a probe this often */
 #define STALL_US     (30 * 1000000LL) /* requests waiting this long on the scheduler: unhealthy */
 #define DRAIN_US     (60 * 1000000LL) /* the most a drain waits for suspended requests */
@@ -135,7 +136,10 @@ static void req_free(struct gsd_req *r)
     gsd_bind_free(r->bind);
     json_decref(r->live);
     free(r->body);
-    free(r->resp);
+    if (r->resp_release)
+        r->resp_release(r->resp_cls);
+    else
+        free(r->resp);
     free(r);
 }
 
@@ -536,11 +540,15 @@ static enum MHD_Result send_reply(struct gsd_server *s, struct MHD_Connection *c
 {
     struct gsd_req *r = k->r;
     struct MHD_Response *resp =
-        MHD_create_response_from_buffer(r->resp_len, r->resp, MHD_RESPMEM_MUST_FREE);
+        r->resp_release
+            ? MHD_create_response_from_buffer_with_free_callback_cls(r->resp_len, r->resp,
+                                                                     r->resp_release, r->resp_cls)
+            : MHD_create_response_from_buffer(r->resp_len, r->resp, MHD_RESPMEM_MUST_FREE);
     if (!resp)
         return MHD_NO;
     k->answered = 1;
-    r->resp = NULL; /* libmicrohttpd frees it now */
+    r->resp = NULL; /* libmicrohttpd frees or releases it now */
+    r->resp_release = NULL;
     if (r->status >= 100 && r->status < 600)
         atomic_fetch_add(&s->stats.answered[r->status / 100], 1);
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r->ctype ? r->ctype : "text/plain");
@@ -619,7 +627,10 @@ static enum MHD_Result begin(struct gsd_server *s, struct MHD_Connection *c, con
                         r->path, k->cap);
         return send_reply(s, c, k);
     }
-    if (declared && reserve(s, k, (int64_t)declared)) {
+    /* Bytes are counted as they arrive, not as declared: a slow sender holds only what it sent;
+     * a body that could not fit now is refused before it starts. */
+    if (declared &&
+        atomic_load(&s->stats.in_flight) + (int64_t)declared > atomic_load(&s->max_in_flight)) {
         atomic_fetch_add(&s->stats.rejected[GSD_REJECT_BUSY], 1);
         r->retry_after = 1;
         gsd_reply_error(r, 503, "", "too many request bodies in flight; retry shortly");

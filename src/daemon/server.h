@@ -66,7 +66,9 @@ struct gsd_req {
     int64_t arrive_us;           /* monotonic */
     /* the answer */
     int status;
-    char *resp; /* malloc'd, handed to libmicrohttpd */
+    char *resp; /* malloc'd, handed to libmicrohttpd; or shared, see resp_release */
+    void (*resp_release)(void *cls); /* not NULL: resp is not freed but released with this */
+    void *resp_cls;
     size_t resp_len;
     const char *ctype;
     int64_t retry_after; /* seconds; 0 = no header */

@@ -44,6 +44,7 @@ struct gsd_snaps {
     struct gsd_podview *retired; /* views retired since the last publish */
     uint8_t *mark;               /* per node: its record is made again */
     int verify;                  /* GPUSCHEDD_VERIFY_SNAPSHOTS: check untouched pods at publish */
+    struct gsd_hist publish_lat; /* the scheduler thread's time making snapshots */
 };
 
 static void snaps_free(struct gsd_snaps *s)
@@ -74,7 +75,8 @@ int gsd_snap_init(struct gsd_state *st)
         s->gpus[i] = ni.gpus;
     }
     pthread_mutex_init(&s->mu, NULL);
-    s->all = 1;                     /* the first publish makes every view */
+    s->all = 1; /* the first publish makes every view */
+    s->publish_lat = (struct gsd_hist){st->commit_lat.bounds, st->commit_lat.n, {0}, 0, 0};
     if (st->cfg->metrics.has_token) /* Prometheus will scrape: its first scrape has the bills */
         gsd_snap_want_bills(s);
     s->verify = getenv("GPUSCHEDD_VERIFY_SNAPSHOTS") != NULL;
@@ -196,16 +198,39 @@ static struct gsd_podview *view_dup(const struct gsd_podview *v)
     d->meta = v->meta ? memcpy(text + lr, v->meta, lm) : NULL;
     d->retired_next = d->replaced_by = NULL;
     d->retired = 0;
+    atomic_init(&d->text, NULL);
     return d;
+}
+
+static void view_free(struct gsd_podview *v)
+{
+    free(atomic_load(&v->text));
+    free(v);
 }
 
 static void views_free(struct gsd_podview *v)
 {
     while (v) {
         struct gsd_podview *next = v->retired_next;
-        free(v);
+        view_free(v);
         v = next;
     }
+}
+
+const char *gsd_podview_text(const struct gsd_podview *v)
+{
+    struct gsd_podview *w = (struct gsd_podview *)v; /* the cache is the one field that changes */
+    char *text = atomic_load(&w->text), *none = NULL;
+    if (text)
+        return text;
+    json_t *j = gsd_podview_json(v);
+    text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    json_decref(j);
+    if (text && !atomic_compare_exchange_strong(&w->text, &none, text)) {
+        free(text); /* another reader made it first */
+        text = none;
+    }
+    return text;
 }
 
 static void snap_free(struct gsd_snap *n)
@@ -312,7 +337,7 @@ static int make_views(struct gsd_state *st, struct gsd_podview ***fresh, size_t 
     }
     if (rc) { /* undo: nothing changes */
         for (size_t i = 0; made && i < k; i++)
-            free(made[i]);
+            view_free(made[i]);
         free(made);
         free(of);
         return rc;
@@ -397,6 +422,7 @@ static int copy_counts(struct gsd_state *st, struct gsd_snap *n)
     n->taken_us = gsd_now_us();
     n->sched_lat = st->sched_lat;
     n->commit_lat = st->commit_lat;
+    n->publish_lat = s->publish_lat;
     n->placed_total = st->placed_total;
     n->cancelled_total = st->cancelled_total;
     n->requeued_total = st->requeued_total;
@@ -434,6 +460,7 @@ static void verify(struct gsd_state *st)
 int gsd_snap_publish(struct gsd_state *st)
 {
     struct gsd_snaps *s = st->snaps;
+    int64_t t0 = gsd_mono_us();
     struct gsd_podview **fresh = NULL;
     size_t nfresh = 0;
     struct gsd_snap *n = calloc(1, sizeof(*n));
@@ -476,6 +503,7 @@ int gsd_snap_publish(struct gsd_state *st)
     struct gsd_snap *gone = unlink_released(s);
     pthread_mutex_unlock(&s->mu);
     free_list(gone);
+    gsd_hist_observe(&s->publish_lat, gsd_mono_us() - t0);
     if (s->verify)
         verify(st);
     return 0;
@@ -490,7 +518,7 @@ void gsd_snap_free(struct gsd_state *st)
     struct gsd_snap *cur = s->current;
     if (cur) { /* its views are every pod's, and those retired since it was made */
         for (size_t i = 0; i < cur->npods; i++)
-            free((struct gsd_podview *)cur->pods[i]);
+            view_free((struct gsd_podview *)cur->pods[i]);
         cur->npods = 0;
         cur->refs--;
         s->current = NULL;

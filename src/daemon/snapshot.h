@@ -50,6 +50,8 @@ struct gsd_podview {
     const char *reason; /* pending: the reason ("" none) */
     const char *meta;   /* {"labels":{..},"annotations":{..}} */
     int64_t submit_us, start_us;
+    /* its JSON text, made by the first reader that needs it (gsd_podview_text()) */
+    _Atomic(char *) text;
     /* the scheduler thread's bookkeeping: readers never look */
     struct gsd_podview *retired_next;
     struct gsd_podview *replaced_by;
@@ -73,7 +75,7 @@ struct gsd_snap {
     const int *node_model;        /* catalog index, -1 none */
     const int *node_gpus;
     struct gsd_nodeview *nodes;
-    struct gsd_hist sched_lat, commit_lat;
+    struct gsd_hist sched_lat, commit_lat, publish_lat;
     uint64_t placed_total, cancelled_total, requeued_total, preempted_total;
     struct gsd_quota_use *quse; /* per cfg tenant */
     int64_t (*rq_used)[GSD_RQ_RES];
@@ -116,6 +118,9 @@ void gsd_snap_put(struct gsd_snaps *s, const struct gsd_snap *snap);
 /* gsd_podview_fill() - @p as a view into @v, its strings borrowed from @p (valid while @p is
  * unchanged): what a fresh view of @p holds. */
 void gsd_podview_fill(const struct gsd_state *st, const struct gsd_pod *p, struct gsd_podview *v);
+/* gsd_podview_text() - gsd_podview_json() of published view @v as compact JSON text, made once
+ * and kept with the view (any thread). Return: the text (the view's); NULL out of memory. */
+const char *gsd_podview_text(const struct gsd_podview *v);
 /* gsd_podview_json() - the pod as the API shows it (new reference; NULL out of memory). */
 json_t *gsd_podview_json(const struct gsd_podview *v);
 /* gsd_podview_assignment() - gsd_pod_assignment() of the view (new reference; NULL no memory). */
