@@ -35,6 +35,7 @@ test-san: $(SAN)/build.ninja
 bench: all
 	$(BUILD)/bench_simulate
 	$(BUILD)/bench_tenancy
+	$(BUILD)/tests/shim/bench_gpushare
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

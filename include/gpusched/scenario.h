@@ -204,8 +204,10 @@ struct gs_node_template {
     int64_t cpu_milli, memory_mib;     /* GS_UNSET when omitted: host resources do not constrain */
     uint8_t pcie_domain[GS_GPUS_MAX];  /* per GPU */
     uint8_t nvlink_group[GS_GPUS_MAX]; /* per GPU, GS_NO_GROUP = none */
-    int32_t timeslice_replicas;        /* timeSlicing.replicas: time-slice replicas a card of it
-                                          offers (NVIDIA device plugin), 0 = none */
+    uint8_t nvlinks[GS_GPUS_MAX][GS_GPUS_MAX]; /* bonded NVLinks per GPU pair (nvlinks:, or a
+                                                  topologyFile's NV# cells), 0 = none given */
+    int32_t timeslice_replicas; /* timeSlicing.replicas: time-slice replicas a card of it
+                                   offers (NVIDIA device plugin), 0 = none */
     struct gs_scn_src src;
 };
 

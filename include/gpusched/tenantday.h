@@ -62,6 +62,13 @@ struct gs_tenantday_params {
     /* how the fractional pods of the algorithm team's experiments [0] and of online inference
      * [1] ask for their part of a card */
     enum gs_tenantday_sharing sharing[2];
+    /* Elastic inference: the traffic a forecast predicts, one value per hour from the start
+     * (any unit, 0..2^40, some > 0; repeated when shorter than the horizon). The replicas that
+     * otherwise serve all day then follow it: at hour h, max(1, ceil(N x traffic[h] / its
+     * peak)) of them run, a replica added when the count rises and the newest one ended when it
+     * falls, N as large as the replicas the day would have held allow. NULL: a fixed count. */
+    const int64_t *traffic;
+    uint32_t ntraffic; /* 1..GS_TENANTDAY_HOURS_MAX when @traffic is set */
 };
 
 /* What a call wrote, for summaries and checks. */

@@ -10,6 +10,8 @@ int cmd_validate(int argc, char **argv);
 int cmd_simulate_scenario(int argc, char **argv);
 int cmd_generate(int argc, char **argv);
 int cmd_bill(int argc, char **argv);
+int cmd_forecast(int argc, char **argv);
+int cmd_topo(int argc, char **argv);
 
 /* submit, get, list, cancel, status: talk to gpuschedd (@argv[0] names the subcommand). */
 int cmd_client(int argc, char **argv);

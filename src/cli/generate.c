@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include "gpusched/diag.h"
+#include "gpusched/forecast.h"
 #include "gpusched/tenantday.h"
 
 #include <errno.h>
@@ -15,7 +16,8 @@
 
 struct gen_opts {
     struct gs_tenantday_params p;
-    const char *out; /* NULL: stdout */
+    const char *traffic; /* --inference-traffic FILE */
+    const char *out;     /* NULL: stdout */
     int quiet;
 };
 
@@ -31,6 +33,10 @@ static void usage(FILE *f)
             "               gpucores, the default), mig (nvidia.com/mig-<profile>) or timeslice\n"
             "               (nvidia.com/gpu.shared on cards offering 4 replicas); E/I sets the\n"
             "               experiments' and the inference replicas' apart (mig/slices)\n"
+            "  --inference-traffic FILE\n"
+            "               the inference replicas follow this forecast (the CSV of gpusched\n"
+            "               forecast --format csv; its series summed hour by hour) instead of\n"
+            "               a fixed count serving all day\n"
             "  -o FILE      write to FILE instead of stdout\n"
             "  --quiet      no summary on stderr\n"
             "The same options give the same output, byte for byte.\n",
@@ -113,6 +119,10 @@ static int apply_opt(int c, const char *arg, struct gen_opts *o)
     }
     if (c == 'S')
         return parse_sharing(arg, o->p.sharing);
+    if (c == 'T') {
+        o->traffic = arg;
+        return 0;
+    }
     if (c == 'o' && !*arg)
         return bad("-o: the file name is empty%s", "");
     if (c == 'o')
@@ -126,15 +136,11 @@ static int apply_opt(int c, const char *arg, struct gen_opts *o)
 static int parse_args(int argc, char **argv, struct gen_opts *o)
 {
     static const struct option longopts[] = {
-        {"nodes", required_argument, 0, 'n'},
-        {"pods", required_argument, 0, 'p'},
-        {"hours", required_argument, 0, 'H'},
-        {"seed", required_argument, 0, 's'},
-        {"output", required_argument, 0, 'o'},
-        {"quiet", no_argument, 0, 'q'},
-        {"sharing", required_argument, 0, 'S'},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0},
+        {"nodes", required_argument, 0, 'n'},   {"pods", required_argument, 0, 'p'},
+        {"hours", required_argument, 0, 'H'},   {"seed", required_argument, 0, 's'},
+        {"output", required_argument, 0, 'o'},  {"quiet", no_argument, 0, 'q'},
+        {"sharing", required_argument, 0, 'S'}, {"inference-traffic", required_argument, 0, 'T'},
+        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0},
     };
     gs_tenantday_defaults(&o->p);
     int c;
@@ -180,6 +186,31 @@ static void print_warning(void *ud, const char *msg)
     fprintf(stderr, "gpusched generate: warning: %s\n", msg);
 }
 
+/* The traffic of --inference-traffic: every series of the forecast summed hour by hour. */
+static int read_traffic(struct gen_opts *o, int64_t **out)
+{
+    struct gs_series_set set;
+    struct gs_diag d;
+    gs_diag_init(&d);
+    if (gs_series_read_csv(o->traffic, &set, &d) < 0) {
+        fprintf(stderr, "gpusched generate: --inference-traffic: %s\n", d.msg);
+        return EXIT_BAD_INPUT;
+    }
+    int64_t *t = calloc(set.n, sizeof(*t));
+    if (!t) {
+        gs_series_set_free(&set);
+        return 1;
+    }
+    for (size_t i = 0; i < set.count; i++)
+        for (size_t h = 0; h < set.n; h++)
+            t[h] += set.s[i].milli[h];
+    o->p.traffic = t;
+    o->p.ntraffic = set.n > GS_TENANTDAY_HOURS_MAX ? GS_TENANTDAY_HOURS_MAX + 1 : (uint32_t)set.n;
+    gs_series_set_free(&set);
+    *out = t;
+    return 0;
+}
+
 static int run_tenantday(const struct gen_opts *o)
 {
     FILE *f = o->out ? fopen(o->out, "w") : stdout;
@@ -217,8 +248,13 @@ int cmd_generate(int argc, char **argv)
     if (strcmp(argv[1], "tenant-day") != 0)
         return bad("unknown generator \"%s\" (there is one: tenant-day)", argv[1]);
     struct gen_opts o = {0};
+    int64_t *traffic = NULL;
     int rc = parse_args(argc - 1, argv + 1, &o);
     if (rc != 0)
         return rc < 0 ? 0 : rc;
-    return run_tenantday(&o);
+    if (o.traffic && (rc = read_traffic(&o, &traffic)) != 0)
+        return rc;
+    rc = run_tenantday(&o);
+    free(traffic);
+    return rc;
 }

@@ -13,6 +13,8 @@ static void usage(FILE *f)
                "  validate   load scenario files and print what was understood\n"
                "  generate   write a scenario: generate tenant-day models the tenants' day\n"
                "  bill       price a simulation's GPU use per tenant, resource and day\n"
+               "  forecast   GPU demand series, forecasts, backtests and capacity advice\n"
+               "  topo       read `nvidia-smi topo -m` text; print the topology tree\n"
                "  version    print the version\n"
                "  submit, get, list, cancel, status, tenants, queues, bills\n"
                "             talk to a running gpuschedd (gpusched submit --help)\n"
@@ -34,6 +36,10 @@ int main(int argc, char **argv)
         return cmd_generate(argc - 1, argv + 1);
     if (strcmp(argv[1], "bill") == 0)
         return cmd_bill(argc - 1, argv + 1);
+    if (strcmp(argv[1], "forecast") == 0)
+        return cmd_forecast(argc - 1, argv + 1);
+    if (strcmp(argv[1], "topo") == 0)
+        return cmd_topo(argc - 1, argv + 1);
     static const char *const client_cmds[] = {"submit", "get",     "list",   "cancel",
                                               "status", "tenants", "queues", "bills"};
     for (size_t i = 0; i < sizeof(client_cmds) / sizeof(client_cmds[0]); i++)

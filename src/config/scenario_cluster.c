@@ -5,15 +5,20 @@
  * neither, gs_topology_default() applies (an SXM board is one NVLink group); with pcieDomains
  * alone the node has no NVLink (SCENARIO.md: "omitted = no NVLink"); with nvlinkGroups alone the
  * PCIe domains are the default ones. Every GPU is in exactly one PCIe domain and at most one
- * NVLink group. A node name may hold one range, "a1-n[01-08]", expanded with the width of its
- * first bound ("a1-n01" .. "a1-n08"). A node may name a template defined later, in any file:
- * gs_scenario_resolve() then fills it in.
+ * NVLink group. nvlinks: [[a, b, links], ...] gives the bonded NVLinks of GPU pairs (TopologyScore
+ * keeps a pod no NVLink group holds on the most linked cards). topologyFile: names the text of
+ * `nvidia-smi topo -m` (relative to the scenario file), which gives gpus, the domains, the groups
+ * and nvlinks (gpusched/topotext.h). A node name may hold one range, "a1-n[01-08]", expanded with
+ * the width of its first bound ("a1-n01" .. "a1-n08"). A node may name a template defined later, in
+ * any file: gs_scenario_resolve() then fills it in.
  */
 #include "scenario_impl.h"
 
 #include "gpusched/catalog.h"
 #include "gpusched/diag.h"
 #include "gpusched/grow.h"
+#include "gpusched/topo.h"
+#include "gpusched/topotext.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -26,10 +31,22 @@ static const char *const cluster_keys[] = {"apiVersion", "kind", "metadata", "sp
 enum { SP_TEMPLATES, SP_NODES };
 static const char *const spec_keys[] = {"nodeTemplates", "nodes"};
 
-enum { T_NAME, T_MODEL, T_GPUS, T_CPU, T_MEM, T_PCIE, T_NVLINK, T_TOPOFILE, T_SLICING, T_COUNT };
-static const char *const tpl_keys[] = {"name",         "gpuModel",     "gpus",
-                                       "cpuMilli",     "memoryMiB",    "pcieDomains",
-                                       "nvlinkGroups", "topologyFile", "timeSlicing"};
+enum {
+    T_NAME,
+    T_MODEL,
+    T_GPUS,
+    T_CPU,
+    T_MEM,
+    T_PCIE,
+    T_NVLINK,
+    T_TOPOFILE,
+    T_SLICING,
+    T_NVLINKS,
+    T_COUNT
+};
+static const char *const tpl_keys[] = {"name",        "gpuModel",    "gpus",         "cpuMilli",
+                                       "memoryMiB",   "pcieDomains", "nvlinkGroups", "topologyFile",
+                                       "timeSlicing", "nvlinks"};
 
 /*
  * timeSlicing: {replicas: N} - what NVIDIA's device plugin config says per node with
@@ -132,19 +149,79 @@ static int gpus_and_model(struct gs__yctx *c, yaml_node_t *at, const struct fiel
     }
     if (gpus > 0 && !f->f[T_MODEL])
         return gs__yaml_err(c, at, "node template with %d GPUs needs gpuModel", t->gpus);
-    if (f->f[T_MODEL] && !f->f[T_GPUS])
-        return gs__yaml_err(c, at, "node template with a gpuModel needs gpus");
+    if (f->f[T_MODEL] && !f->f[T_GPUS] && !f->f[T_TOPOFILE])
+        return gs__yaml_err(c, at, "node template with a gpuModel needs gpus (or a topologyFile)");
     return 0;
+}
+
+/* One [a, b, links] item of nvlinks: GPUs a != b bonded by 1..99 NVLinks. */
+static int nvlink_pair(struct gs__yctx *c, int idx, yaml_node_t *item, void *arg)
+{
+    struct gs_node_template *t = arg;
+    int64_t v[3];
+    if (item->type != YAML_SEQUENCE_NODE ||
+        item->data.sequence.items.top - item->data.sequence.items.start != 3)
+        return gs__yaml_type_error(c, item, "nvlinks item", "[GPU a, GPU b, bonded links]");
+    for (int k = 0; k < 3; k++) {
+        yaml_node_t *n = yaml_document_get_node(c->doc, item->data.sequence.items.start[k]);
+        int rc = gs__scn_int(c, n, k < 2 ? "nvlinks GPU" : "nvlinks links", k < 2 ? 0 : 1,
+                             k < 2 ? t->gpus - 1 : 99, &v[k]);
+        if (rc)
+            return rc;
+    }
+    if (v[0] == v[1] || t->nvlinks[v[0]][v[1]])
+        return gs__yaml_err(c, item, "nvlinks[%d]: GPUs %d and %d %s", idx, (int)v[0], (int)v[1],
+                            v[0] == v[1] ? "are one GPU" : "are listed twice");
+    t->nvlinks[v[0]][v[1]] = t->nvlinks[v[1]][v[0]] = (uint8_t)v[2];
+    return 0;
+}
+
+/*
+ * topologyFile: the text of `nvidia-smi topo -m` (gpusched/topotext.h), a path relative to the
+ * scenario file's folder; it gives gpus, pcieDomains, nvlinkGroups and nvlinks.
+ */
+static int topology_file(struct gs__yctx *c, const struct fields *f, struct gs_node_template *t)
+{
+    yaml_node_t *n = f->f[T_TOPOFILE];
+    const char *rel = gs__yaml_str(n);
+    if (!rel || !*rel || gs__yaml_is_null(n))
+        return gs__yaml_type_error(c, n, "topologyFile", "a file name");
+    if (f->f[T_PCIE] || f->f[T_NVLINK] || f->f[T_NVLINKS])
+        return gs__yaml_err(c, n,
+                            "topologyFile gives pcieDomains, nvlinkGroups and nvlinks; "
+                            "give either the file or those fields");
+    const char *slash = strrchr(c->path, '/');
+    int dir = rel[0] == '/' || !slash ? 0 : (int)(slash - c->path + 1);
+    char path[4096];
+    if (snprintf(path, sizeof(path), "%.*s%s", dir, c->path, rel) >= (int)sizeof(path))
+        return gs__yaml_err(c, n, "topologyFile: path longer than %zu bytes", sizeof(path) - 1);
+    struct gs_topo *topo = malloc(sizeof(*topo));
+    struct gs_diag d;
+    gs_diag_init(&d);
+    int rc = topo ? gs_topo_load(path, topo, &d) : -ENOMEM;
+    if (rc)
+        rc = gs__yaml_err_code(c, n, rc == -ENOMEM ? -ENOMEM : -EINVAL, "topologyFile: %s",
+                               topo ? d.msg : "out of memory");
+    else if (f->f[T_GPUS] && t->gpus != topo->ngpus)
+        rc = gs__yaml_err(c, f->f[T_GPUS], "gpus is %d, but topologyFile %s lists %d GPUs", t->gpus,
+                          path, topo->ngpus);
+    if (!rc) {
+        t->gpus = topo->ngpus;
+        memcpy(t->pcie_domain, topo->pcie_domain, sizeof(t->pcie_domain));
+        memcpy(t->nvlink_group, topo->nvlink_group, sizeof(t->nvlink_group));
+        memcpy(t->nvlinks, topo->nvlinks, sizeof(t->nvlinks));
+    }
+    free(topo);
+    return rc;
 }
 
 static int topology(struct gs__yctx *c, const struct fields *f, struct gs_node_template *t)
 {
     memset(t->pcie_domain, 0, sizeof(t->pcie_domain));
     memset(t->nvlink_group, GS_NO_GROUP, sizeof(t->nvlink_group));
+    memset(t->nvlinks, 0, sizeof(t->nvlinks));
     if (f->f[T_TOPOFILE])
-        return gs__yaml_err(c, f->f[T_TOPOFILE],
-                            "topologyFile is not supported yet; give pcieDomains and "
-                            "nvlinkGroups");
+        return topology_file(c, f, t);
     if (t->gpus > 0 && !f->f[T_PCIE] && !f->f[T_NVLINK])
         gs_topology_default(t->model, t->gpus, t->pcie_domain, t->nvlink_group);
     if (t->gpus > 0 && !f->f[T_PCIE] && f->f[T_NVLINK]) {
@@ -156,6 +233,8 @@ static int topology(struct gs__yctx *c, const struct fields *f, struct gs_node_t
                  : 0;
     if (!rc && f->f[T_NVLINK])
         rc = read_groups(c, f->f[T_NVLINK], "nvlinkGroups", t->gpus, false, t->nvlink_group);
+    if (!rc && f->f[T_NVLINKS])
+        rc = gs__yaml_each_item(c, f->f[T_NVLINKS], "nvlinks", nvlink_pair, t);
     return rc;
 }
 

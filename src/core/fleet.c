@@ -41,6 +41,7 @@ struct fnode {
     int mig_model;        /* gs_mig_model index of its cards, -1 when they have no MIG geometry */
     unsigned mig_allowed; /* profiles its cards may create (GpuClusterPolicy); 0: MIG off */
     int nvlink_max;       /* cards in its largest NVLink group, 0 when none */
+    int32_t links;        /* its template's NVLink pair counts in the fleet's links[], -1 none */
     int32_t open_pos;     /* position in the fleet's open list, -1 when not there */
     int64_t cpu_left, mem_left;
     int32_t sole_tenant; /* tenant of every pod here; -1 none, -2 several */
@@ -59,6 +60,7 @@ struct gs_fleet {
     size_t nopen;
     int64_t cards, allocated;
     int nvlink_max;
+    uint8_t (*links)[GS_GPUS_MAX][GS_GPUS_MAX]; /* per template: bonded NVLinks per GPU pair */
     /* Mode conversion (gs_fleet_set_modes()): allowed, the hold time, the clock, the count. */
     int convert;
     int64_t hold_us, now_us, conversions;
@@ -132,6 +134,18 @@ static int zone_number(const struct gs_scenario *s, const char **names, int *nzo
     return (*nzones)++;
 }
 
+/* Node @i's template's NVLink pair counts, copied into @f->links once; -1 when it gives none. */
+static int32_t node_links(struct gs_fleet *f, const struct gs_scenario *s, size_t i)
+{
+    int t = s->nodes[i].template_index;
+    const struct gs_node_template *tp = &s->templates[t];
+    static const uint8_t none[GS_GPUS_MAX][GS_GPUS_MAX];
+    if (memcmp(tp->nvlinks, none, sizeof(none)) == 0)
+        return -1;
+    memcpy(f->links[t], tp->nvlinks, sizeof(f->links[t]));
+    return t;
+}
+
 int gs_fleet_new(const struct gs_scenario *s, struct gs_fleet **out, struct gs_diag *d)
 {
     struct gs_fleet *f = calloc(1, sizeof(*f));
@@ -142,8 +156,9 @@ int gs_fleet_new(const struct gs_scenario *s, struct gs_fleet **out, struct gs_d
         f->model = calloc(cap, 1);
         f->nvlink = calloc(cap, 1);
         f->nfree = calloc(cap, 1);
+        f->links = calloc(s->ntemplates ? s->ntemplates : 1, sizeof(*f->links));
     }
-    if (!f || !zones || !f->nodes || !f->model || !f->nvlink || !f->nfree) {
+    if (!f || !zones || !f->nodes || !f->model || !f->nvlink || !f->nfree || !f->links) {
         free(zones);
         gs_fleet_free(f);
         return -ENOMEM;
@@ -159,6 +174,7 @@ int gs_fleet_new(const struct gs_scenario *s, struct gs_fleet **out, struct gs_d
             return r;
         }
         f->nodes[i].zone = zone_number(s, zones, &nzones, i);
+        f->nodes[i].links = node_links(f, s, i);
         f->cards += f->nodes[i].ngpu;
         int g = f->nodes[i].nvlink_max = nvlink_groups_max(&f->nodes[i]);
         if (g > f->nvlink_max)
@@ -195,6 +211,7 @@ void gs_fleet_free(struct gs_fleet *f)
     free(f->nvlink);
     free(f->nfree);
     free(f->open);
+    free(f->links);
     free(f);
 }
 
@@ -462,9 +479,38 @@ static uint32_t free_mask(const struct gs_fleet *f, const struct fnode *nd)
     return m;
 }
 
+/*
+ * Cards for a pod no NVLink group holds, on a node whose template gives NVLink pair counts (a
+ * DGX-1's cross links): start from the free card with the most bonded NVLinks to other free ones,
+ * then add the free card with the most bonded NVLinks to those chosen; ties go to the lowest
+ * index. @pairs: the NVLink-linked pairs among the cards chosen (TopologyScore's share of them).
+ */
+static uint32_t span_nvlink(uint8_t (*links)[GS_GPUS_MAX], uint32_t free, int n, int *pairs)
+{
+    uint32_t m = 0;
+    *pairs = 0;
+    for (int k = 0; k < n; k++) {
+        int best = -1, best_w = -1;
+        for (uint32_t c = free & ~m; c; c &= c - 1) {
+            int g = __builtin_ctz(c), w = 0;
+            for (uint32_t o = m ? m : free & ~(1u << g); o; o &= o - 1)
+                w += links[g][__builtin_ctz(o)];
+            if (w > best_w) {
+                best = g;
+                best_w = w;
+            }
+        }
+        for (uint32_t o = m; o; o &= o - 1)
+            *pairs += links[best][__builtin_ctz(o)] > 0;
+        m |= 1u << best;
+    }
+    return m;
+}
+
 static enum gs_fit_reason pick_whole(const struct gs_fleet *f, const struct fnode *nd,
                                      const struct gs_fit *r, uint32_t *mask, int32_t *topo)
 {
+    int pairs;
     if (nd->nfree < r->ncards)
         return GS_FIT_GPU;
     uint32_t free = free_mask(f, nd), m;
@@ -482,6 +528,9 @@ static enum gs_fit_reason pick_whole(const struct gs_fleet *f, const struct fnod
         *topo = 1000;
     } else if ((m = best_group(nd, free, r->ncards, 1, 0))) {
         *topo = 700;
+    } else if (nd->links >= 0) {
+        m = span_nvlink(f->links[nd->links], free, r->ncards, &pairs);
+        *topo = 500 / domains_of(nd, m) + 200 * pairs / (r->ncards * (r->ncards - 1) / 2);
     } else {
         m = lowest(free, r->ncards);
         *topo = 500 / domains_of(nd, m);

@@ -9,9 +9,11 @@
  *  2. credentials: GET /healthz needs none; GET /metrics takes the metrics or the admin token,
  *     or none (then it shows aggregates only, metrics.c); every other route needs a bearer token
  *     of the DaemonConfig (401, counted against the address, when it is absent or unknown);
- *  3. the roles' routes: the node agents' token reaches only POST /v1/nodes/...; the metrics
- *     token only GET /metrics; extender verbs, which bind pods to cards, only the admin token
- *     (403). What a tenant may see and touch within /v1 is the handlers' (api.c);
+ *  3. the roles' routes: the node agents' bootstrap token and a node's own token (agents.h)
+ *     reach only /v1/nodes/..., and POSTs there need one of them or the admin's; the metrics
+ *     token reaches only GET /metrics; extender verbs, which bind pods to cards, only the admin
+ *     token (403). Which node a token may act for, and what a tenant may see and touch within
+ *     /v1, are the handlers' (agents.c, api.c);
  *  4. a tenant's token bucket (rateLimit; 429 with Retry-After);
  *  5. the body's cap for the route (gsd_access_body_cap()): a declared Content-Length over it is
  *     a 413 at once; server.c stops reading a body that grows past it.
@@ -22,6 +24,7 @@
 #include "server.h"
 
 #include <errno.h>
+#include <nettle/memops.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -47,6 +50,9 @@ struct gsd_access {
     struct gsd_config *cfg;
     struct fail_slot fails[FAIL_SLOTS];
     struct gsd_http_stats *stats;
+    uint8_t (*agent_sha)[GSD_SHA256_LEN]; /* per node: its own token's hash, when agent_has */
+    uint8_t *agent_has;
+    size_t nagents;
 };
 
 int gsd_access_new(struct gsd_config *cfg, struct gsd_http_stats *stats, struct gsd_access **out)
@@ -66,8 +72,41 @@ void gsd_access_free(struct gsd_access *a)
     if (!a)
         return;
     gsd_config_free(a->cfg);
+    free(a->agent_sha);
+    free(a->agent_has);
     pthread_mutex_destroy(&a->mu);
     free(a);
+}
+
+int gsd_access_agents(struct gsd_access *a, const uint8_t (*sha)[32], const uint8_t *has, size_t n)
+{
+    uint8_t(*s)[GSD_SHA256_LEN] = malloc((n ? n : 1) * sizeof(*s));
+    uint8_t *h = malloc(n ? n : 1);
+    if (!s || !h) {
+        free(s);
+        free(h);
+        return -ENOMEM;
+    }
+    memcpy(s, sha, n * sizeof(*s));
+    memcpy(h, has, n);
+    pthread_mutex_lock(&a->mu);
+    free(a->agent_sha);
+    free(a->agent_has);
+    a->agent_sha = s;
+    a->agent_has = h;
+    a->nagents = n;
+    pthread_mutex_unlock(&a->mu);
+    return 0;
+}
+
+/* The node whose own token hashes to @sha, or -1: every hash compared, whatever matched. */
+static int agent_of(const struct gsd_access *a, const uint8_t *sha)
+{
+    int who = -1;
+    for (size_t i = 0; i < a->nagents; i++)
+        if (memeql_sec(a->agent_sha[i], sha, GSD_SHA256_LEN) & a->agent_has[i])
+            who = (int)i;
+    return who;
 }
 
 void gsd_access_reload(struct gsd_access *a, struct gsd_config *cfg)
@@ -180,13 +219,14 @@ static int refuse(struct gsd_access *a, struct gsd_req *r, int status, int reaso
 /* Step 3: may role @who use this route at all? Return: NULL yes; else why not. */
 static const char *route_denied(int who, const struct gsd_req *r)
 {
-    int node_post = !strcmp(r->method, "POST") && !strncmp(r->path, "/v1/nodes/", 10);
+    int node_path = !strncmp(r->path, "/v1/nodes/", 10), node = who == GSD_AUTH_NODE;
     if (!strncmp(r->path, "/extender/", 10) && who != GSD_AUTH_ADMIN)
         return "extender verbs need the admin token";
-    if (who == GSD_AUTH_NODE && !node_post)
-        return "the node token reaches only POST /v1/nodes/...";
-    if (node_post && who != GSD_AUTH_NODE && who != GSD_AUTH_ADMIN)
-        return "POST /v1/nodes/... needs the node or the admin token";
+    if ((node || who == GSD_AUTH_AGENT) && !node_path)
+        return "a node's token reaches only /v1/nodes/...";
+    if (node_path && !strcmp(r->method, "POST") && !node && who != GSD_AUTH_AGENT &&
+        who != GSD_AUTH_ADMIN)
+        return "POST /v1/nodes/... needs a node's or the admin token";
     if (who == GSD_AUTH_METRICS && strcmp(r->path, "/metrics"))
         return "the metrics token reaches only GET /metrics";
     if (!strcmp(r->path, "/metrics") && who >= 0)
@@ -211,6 +251,8 @@ int gsd_access_check(struct gsd_access *a, struct gsd_req *r, const struct socka
                     "too many failed authentications from this address; retry later");
     } else if (!open) {
         int id = r->auth == 1 ? gsd_config_auth(c, r->token_sha) : GSD_AUTH_NONE;
+        r->agent = id == GSD_AUTH_NONE && r->auth == 1 ? agent_of(a, r->token_sha) : -1;
+        id = r->agent >= 0 ? GSD_AUTH_AGENT : id;
         const char *denied = id == GSD_AUTH_NONE ? NULL : route_denied(id, r);
         struct gsd_tenant *t = id >= 0 ? &c->tenants[id] : NULL;
         int64_t slow = t && !denied && r->path[1] == 'v' ? gsd_bucket_take(t, now_us) : 0;

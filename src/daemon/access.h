@@ -41,6 +41,12 @@ void gsd_access_free(struct gsd_access *a);
 /* gsd_access_reload() - put @cfg in force (a new reference), its tenants' token buckets carried
  * over from the old config by tenant name. Any thread. */
 void gsd_access_reload(struct gsd_access *a, struct gsd_config *cfg);
+/*
+ * gsd_access_agents() - the nodes' own tokens in force from now on (copies of @sha[0..@n) where
+ * @has[i] is set): node agents authenticate with them (GSD_AUTH_AGENT). Any thread. Return: 0;
+ * -ENOMEM (the ones before stay).
+ */
+int gsd_access_agents(struct gsd_access *a, const uint8_t (*sha)[32], const uint8_t *has, size_t n);
 /* gsd_access_config() - a new reference to the config in force (drop it with gsd_config_free()). */
 struct gsd_config *gsd_access_config(struct gsd_access *a);
 /*
@@ -52,7 +58,8 @@ size_t gsd_access_body_cap(const struct gsd_config *c, const char *method, const
 /*
  * gsd_access_check() - steps 1 to 4 of access.c's header, on @r's method, path and Authorization
  * (r->auth, r->token_sha) from client address @addr at monotonic time @now_us. Sets r->who
- * (GSD_AUTH_*, or the tenant's index, with its name in r->tenant) and *@cap (the body's cap).
+ * (GSD_AUTH_*, or the tenant's index, with its name in r->tenant; GSD_AUTH_AGENT with the node in
+ * r->agent) and *@cap (the body's cap).
  * Any thread; O(tenants). Return: 0 go on; -1 refused, with the answer in @r (401, 403, 429).
  */
 int gsd_access_check(struct gsd_access *a, struct gsd_req *r, const struct sockaddr *addr,

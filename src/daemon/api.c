@@ -7,6 +7,7 @@
 #include "api.h"
 #include "reads.h"
 #include "accounts.h"
+#include "agents.h"
 #include "extender.h"
 #include "nodes.h"
 #include "preempt.h"
@@ -23,10 +24,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Who is asking: a tenant, the admin or a node agent (tenant NULL for both). */
+/* Who is asking: a tenant, the admin or a node agent (tenant NULL for both): with the
+ * bootstrap node token (node) or its node's own (self >= 0, agents.h). */
 struct who {
     struct gsd_tenant *tenant;
-    int admin, node;
+    int admin, node, self;
 };
 
 void gsd_reply_json(struct gsd_req *r, int status, json_t *body)
@@ -221,6 +223,11 @@ static void accounts(struct gsd_state *st, struct gsd_req *r, const struct who *
 
 static void nodes(struct gsd_state *st, struct gsd_req *r, const struct who *w, const char *rest)
 {
+    const char *tail = rest ? strrchr(rest, '/') : NULL;
+    if (w->admin && tail && (!strcmp(tail, "/register") || !strcmp(tail, "/pods"))) {
+        gsd_agent_handle(st, r, rest, -2);
+        return;
+    }
     if (!strcmp(r->method, "POST") && rest) {
         gsd_node_post(st, r, rest);
         return;
@@ -236,7 +243,13 @@ static void nodes(struct gsd_state *st, struct gsd_req *r, const struct who *w, 
         return;
     }
     if (rest) {
-        gsd_reply_json(r, 200, gsd_node_json(st, (size_t)i, 1, w->tenant ? w->tenant->name : 0));
+        json_t *n = gsd_node_json(st, (size_t)i, 1, w->tenant ? w->tenant->name : 0);
+        json_t *reg = w->admin ? gsd_agent_json(st, i) : NULL;
+        if (n && reg) /* what its agent reported: the admin's to see */
+            json_object_set_new(n, "agent", reg);
+        else
+            json_decref(reg);
+        gsd_reply_json(r, 200, n);
         return;
     }
     json_t *items = json_array();
@@ -255,7 +268,10 @@ static int admit(struct gsd_state *st, struct gsd_req *r, struct who *w)
     w->admin = r->who == GSD_AUTH_ADMIN;
     w->node = r->who == GSD_AUTH_NODE;
     w->tenant = r->who >= 0 ? (struct gsd_tenant *)gsd_tenant_named(st->cfg, r->tenant) : NULL;
-    if (w->admin || w->node || w->tenant)
+    /* a node's own token, still that node's (it may have registered again meanwhile) */
+    w->self =
+        r->who == GSD_AUTH_AGENT && gsd_agent_auth(st, r->token_sha) == r->agent ? r->agent : -1;
+    if (w->admin || w->node || w->tenant || w->self >= 0)
         return 0;
     gsd_reply_error(r, 401, "Authorization", "the bearer token is not valid");
     return -1;
@@ -266,6 +282,11 @@ static void v1(struct gsd_state *st, struct gsd_req *r, const char *rest)
     struct who w;
     if (admit(st, r, &w))
         return;
+    /* access.c kept node tokens to /v1/nodes/ and POSTs there to node, agent and admin tokens */
+    if ((w.node || w.self >= 0) && !strncmp(rest, "nodes/", 6)) {
+        gsd_agent_handle(st, r, rest + 6, w.self >= 0 ? w.self : -1);
+        return;
+    }
     if (!strcmp(rest, "clock")) {
         if (!w.admin || strcmp(r->method, "POST"))
             gsd_reply_error(r, w.admin ? 405 : 403, "", "POST /v1/clock needs the admin token");

@@ -143,6 +143,7 @@ const struct gsd_tenant *gsd_tenant_of_ns(const struct gsd_config *c, const char
 #define GSD_AUTH_NONE    (-2)
 #define GSD_AUTH_NODE    (-3)
 #define GSD_AUTH_METRICS (-4) /* metrics.token: GET /metrics only */
+#define GSD_AUTH_AGENT   (-5) /* a node's own token (agents.h), not the config's: access.c */
 int gsd_config_auth(const struct gsd_config *c, const uint8_t sha[GSD_SHA256_LEN]);
 
 /*

@@ -471,6 +471,8 @@ char *gsd_metrics_render(const struct gsd_snap *n, int level, const struct gsd_h
         gpuquotas(&b, n);
         resourcequotas(&b, n);
         bills(&b, n);
+        if (n->forecast) /* names tenants: forecast.c's gauges */
+            gsd_text_put(&b, n->forecast, strlen(n->forecast));
     }
     if (level >= GSD_METRICS_PER_POD)
         per_pod(&b, n);

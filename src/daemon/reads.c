@@ -240,7 +240,7 @@ static void metrics(struct gsd_reads *rd, const struct gsd_snap *n, struct gsd_r
                 : n->cfg->metrics.per_pod ? GSD_METRICS_PER_POD
                                           : GSD_METRICS_NAMED;
     if (level > GSD_METRICS_AGGREGATE)
-        gsd_snap_want_bills(rd->snaps);
+        gsd_snap_want_names(rd->snaps);
     pthread_mutex_lock(&rd->mu);
     struct scrape *sc = rd->scrape[level];
     if (!sc || sc->gen != n->gen) {

@@ -38,6 +38,7 @@
  */
 #include "server.h"
 #include "access.h"
+#include "agents.h"
 #include "api.h"
 #include "extender.h"
 #include "kube.h"
@@ -105,6 +106,7 @@ struct gsd_server {
     struct pool binders, readers;
     int binders_started, readers_started;
     struct gsd_reads *reads;
+    uint64_t agents_version; /* of the nodes' own tokens the access layer has */
     atomic_int failed;
     atomic_int store_ok;      /* the last commit or probe succeeded */
     _Atomic int64_t pulse_us; /* monotonic: when the scheduler thread last took a batch */
@@ -318,6 +320,28 @@ static int take_batch(struct gsd_server *s, struct gsd_req **batch, int64_t unti
     return n;
 }
 
+/* The nodes' own tokens to the access layer, when a registration changed them (the scheduler
+ * thread, or before it starts). */
+static void sync_agents(struct gsd_server *s)
+{
+    struct gsd_state *st = s->st;
+    uint64_t v = gsd_agents_version(st);
+    size_t n = gs_cluster_node_count(st->cluster);
+    if (v == s->agents_version)
+        return;
+    uint8_t(*sha)[32] = malloc((n ? n : 1) * sizeof(*sha));
+    uint8_t *has = calloc(n ? n : 1, 1);
+    if (sha && has) {
+        gsd_agent_tokens(st, sha, has);
+        if (!gsd_access_agents(s->access, (const uint8_t(*)[32])sha, has, n))
+            s->agents_version = v;
+    }
+    if (s->agents_version != v)
+        gsd_log("error", "out of memory: a node's new token is not taken yet", NULL);
+    free(sha);
+    free(has);
+}
+
 /* Whether the store can commit, from a commit's or probe's outcome; said once per change. */
 static void store_health(struct gsd_server *s, int ok)
 {
@@ -497,6 +521,7 @@ static void *scheduler_main(void *arg)
             gsd_state_retry(st);
         if (gsd_snap_publish(st)) /* before the answers leave: a client reads its own writes */
             gsd_log("error", "reads show the state before this batch: out of memory", NULL);
+        sync_agents(s);
         pthread_mutex_unlock(&s->state_mu);
         if (!atomic_load(&s->failed))
             commit_batch(s, batch, n, ok);
@@ -884,6 +909,7 @@ int gsd_server_start(struct gsd_state *st, const struct gsd_listen *l, struct gs
     pthread_cond_init(&s->cv, &ca);
     pthread_cond_init(&s->sync_cv, &ca);
     pthread_condattr_destroy(&ca);
+    sync_agents(s);
     if (gsd_snap_init(st) || gsd_snap_publish(st) ||
         gsd_reads_new(st->snaps, &s->stats, &s->reads)) {
         gsd_snap_free(st);

@@ -57,6 +57,7 @@ struct gsd_req {
     int auth; /* 0 no Authorization header, 1 a bearer token (token_sha), 2 another scheme */
     uint8_t token_sha[GSD_SHA256_LEN];
     int who;                     /* gsd_access_check(): GSD_AUTH_*, or a tenant's index */
+    int agent;                   /* GSD_AUTH_AGENT: the node whose own token it is */
     char tenant[GSD_NAME_MAX];   /* ... and then the tenant's name */
     struct MHD_Connection *conn; /* suspended while the request waits; NULL: not from HTTP */
     struct gsd_config *new_cfg;  /* GSD_REQ_RELOAD: handed over, owned by the scheduler after */

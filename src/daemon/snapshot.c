@@ -11,6 +11,7 @@
  */
 #include "snapshot.h"
 #include "accounts.h"
+#include "forecast.h"
 #include "log.h"
 #include "mig.h"
 #include "nodes.h"
@@ -32,7 +33,9 @@
 struct gsd_snaps {
     pthread_mutex_t mu; /* current, oldest and every snapshot's refs */
     struct gsd_snap *current, *oldest;
-    _Atomic int64_t bills_until_us; /* monotonic: read the bills into snapshots until then */
+    _Atomic int64_t bills_until_us;    /* monotonic: read the bills into snapshots until then */
+    _Atomic int64_t forecast_until_us; /* the forecast too (only once a scrape asked: it is
+                                        * fitted on the ledger as it is when first asked) */
     /* the nodes' names, models and cards: the inventory's, fixed for the daemon's life */
     const char **names;
     int *models, *gpus;
@@ -131,6 +134,12 @@ void gsd_snap_forget(struct gsd_state *st, struct gsd_pod *p)
 void gsd_snap_want_bills(struct gsd_snaps *s)
 {
     atomic_store(&s->bills_until_us, gsd_mono_us() + BILLS_WANTED_US);
+}
+
+void gsd_snap_want_names(struct gsd_snaps *s)
+{
+    gsd_snap_want_bills(s);
+    atomic_store(&s->forecast_until_us, gsd_mono_us() + BILLS_WANTED_US);
 }
 
 void gsd_podview_fill(const struct gsd_state *st, const struct gsd_pod *p, struct gsd_podview *v)
@@ -238,6 +247,7 @@ static void snap_free(struct gsd_snap *n)
     views_free(n->garbage);
     gsd_config_free(n->cfg);
     json_decref(n->bills);
+    free(n->forecast);
     free(n->pods);
     free(n->nodes);
     free(n->quse);
@@ -438,6 +448,10 @@ static int copy_counts(struct gsd_state *st, struct gsd_snap *n)
     if (gsd_mono_us() < atomic_load(&s->bills_until_us)) {
         n->bills = gsd_bill_accrued(st); /* read from the ledger once a minute at most */
         json_incref(n->bills);
+    }
+    if (gsd_mono_us() < atomic_load(&s->forecast_until_us)) {
+        const char *fc = gsd_forecast_metrics(st); /* refitted every 5 minutes at most */
+        n->forecast = fc && *fc ? strdup(fc) : NULL;
     }
     return 0;
 }

@@ -79,7 +79,8 @@ struct gsd_snap {
     uint64_t placed_total, cancelled_total, requeued_total, preempted_total;
     struct gsd_quota_use *quse; /* per cfg tenant */
     int64_t (*rq_used)[GSD_RQ_RES];
-    json_t *bills; /* gsd_bill_accrued() when a reader asked for it, else NULL */
+    json_t *bills;  /* gsd_bill_accrued() when a reader asked for names lately, else NULL */
+    char *forecast; /* gsd_forecast_metrics() then too (the text), else NULL */
     /* the chain of live snapshots, for freeing in order */
     int refs;
     struct gsd_snap *newer;
@@ -100,8 +101,10 @@ void gsd_snap_touch(struct gsd_state *st, struct gsd_pod *p);
 void gsd_snap_touch_all(struct gsd_state *st);
 /* gsd_snap_forget() - pod @p leaves the state (before it is freed). O(1). */
 void gsd_snap_forget(struct gsd_state *st, struct gsd_pod *p);
-/* gsd_snap_want_bills() - a reader wants the bills at the next publish (any thread). */
+/* gsd_snap_want_bills() - a reader wants the bills in the snapshots of the next minutes (any
+ * thread); gsd_snap_want_names() the bills and the forecast (a scrape with names). */
 void gsd_snap_want_bills(struct gsd_snaps *s);
+void gsd_snap_want_names(struct gsd_snaps *s);
 
 /*
  * gsd_snap_publish() - make the snapshot of @st now and put it in place of the last (the

@@ -9,6 +9,7 @@
  * tried once per pass, not once per pod.
  */
 #include "state.h"
+#include "agents.h"
 #include "extender.h"
 #include "log.h"
 #include "mig.h"
@@ -753,6 +754,8 @@ int gsd_state_init(struct gsd_state *st, struct gsd_config *cfg, struct gs_clust
     if (!rc)
         rc = gsd_health_init(st);
     if (!rc)
+        rc = gsd_agents_init(st);
+    if (!rc)
         rc = gsd_state_retry(st);
     if (!rc)
         rc = gsd_store_commit(st->store);
@@ -771,6 +774,7 @@ int gsd_state_init(struct gsd_state *st, struct gsd_config *cfg, struct gs_clust
 
 void gsd_state_free(struct gsd_state *st)
 {
+    gsd_agents_free(st);
     for (struct gsd_pod *p = st->head, *next; p; p = next) {
         next = p->next;
         free_pod(p);
@@ -782,6 +786,7 @@ void gsd_state_free(struct gsd_state *st)
     free(st->tab);
     free(st->plevels);
     json_decref(st->bill_cache);
+    free(st->fc_text);
     free(st->health);
     free(st->mig);
     free(st->mig_memo);

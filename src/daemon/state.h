@@ -21,6 +21,7 @@
 struct gs_cluster;
 struct gs_profile;
 struct gs_sched;
+struct gsd_agents;
 struct gsd_ext_names;
 struct gsd_extpod;
 struct gsd_http_stats;
@@ -81,6 +82,7 @@ struct gsd_plevel {
 };
 
 struct gsd_state {
+    struct gsd_agents *agents; /* node agents' tokens and registrations (agents.c) */
     struct gsd_config *cfg;
     struct gs_cluster *cluster;
     struct gs_profile *prof;
@@ -108,6 +110,8 @@ struct gsd_state {
     uint64_t requeued_total, preempted_total;
     json_t *bill_cache; /* gsd_bill_accrued()'s last answer, and when (monotonic) */
     int64_t bill_cache_at_us;
+    char *fc_text; /* gsd_forecast_metrics()'s last gauges, and when (monotonic) */
+    int64_t fc_at_us;
     int32_t prio_floor; /* no running pod was ever of lower priority (a bound kept as pods run) */
     int64_t started_us;
     struct gsd_http_stats *http; /* the listener's counters (server.c); NULL without one */

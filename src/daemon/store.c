@@ -21,6 +21,7 @@
  * (migrate[]); a store of a newer schema is refused.
  */
 #include "store.h"
+#include "config.h"
 #include "log.h"
 #include "mig.h"
 
@@ -71,6 +72,8 @@ static const char schema[] =
     " namespace TEXT NOT NULL, name TEXT NOT NULL, tenant TEXT NOT NULL,"
     " min_member INTEGER NOT NULL, queue TEXT NOT NULL, priority_class TEXT NOT NULL,"
     " created_us INTEGER NOT NULL, PRIMARY KEY(namespace, name)) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS node_creds("
+    " node TEXT PRIMARY KEY, token_sha BLOB NOT NULL, since_us INTEGER NOT NULL) WITHOUT ROWID;"
     "INSERT OR IGNORE INTO meta(key, value) VALUES('schema', 1);";
 
 enum {
@@ -689,4 +692,38 @@ int gsd_store_group_load(struct gsd_store *s, int (*fn)(void *ud, const struct g
                     "SELECT namespace, name, tenant, min_member, queue, priority_class,"
                     " created_us FROM podgroups ORDER BY created_us, namespace, name",
                     NULL, group_row, &gr);
+}
+
+int gsd_store_cred_put(struct gsd_store *s, const char *node, const uint8_t *sha, int64_t since_us)
+{
+    sqlite3_stmt *q;
+    const char *text =
+        "INSERT OR REPLACE INTO node_creds(node, token_sha, since_us) VALUES(?1,?2,?3)";
+    if (sqlite3_prepare_v2(s->db, text, -1, &q, NULL) != SQLITE_OK)
+        return fail(s, text);
+    bind_text(q, 1, node);
+    sqlite3_bind_blob(q, 2, sha, GSD_SHA256_LEN, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(q, 3, since_us);
+    int r = sqlite3_step(q);
+    sqlite3_finalize(q);
+    return r == SQLITE_DONE ? 0 : fail(s, text);
+}
+
+int gsd_store_cred_load(struct gsd_store *s,
+                        int (*fn)(void *ud, const char *node, const uint8_t *sha), void *ud)
+{
+    sqlite3_stmt *q;
+    const char *text = "SELECT node, token_sha FROM node_creds ORDER BY node";
+    if (sqlite3_prepare_v2(s->db, text, -1, &q, NULL) != SQLITE_OK)
+        return fail(s, text);
+    int rc = 0, r;
+    while (!rc && (r = sqlite3_step(q)) == SQLITE_ROW) {
+        const char *node = (const char *)sqlite3_column_text(q, 0);
+        if (sqlite3_column_bytes(q, 1) == GSD_SHA256_LEN)
+            rc = fn(ud, node ? node : "", sqlite3_column_blob(q, 1));
+    }
+    if (!rc && r != SQLITE_DONE)
+        rc = fail(s, text);
+    sqlite3_finalize(q);
+    return rc;
 }

@@ -62,6 +62,14 @@ int gsd_store_gpu_put(struct gsd_store *s, const char *node, int gpu, int health
  * gsd_store_health_load() - call @node_fn for every stored node row and @gpu_fn for every
  * unhealthy card, in name order. Return: 0; a callback's negative return; -EIO.
  */
+/*
+ * Node agents' own tokens (agents.c): the SHA-256 of the token issued to @node when its agent
+ * registered, replaced when it registers anew with the admin token. Return: 0; -EIO.
+ * gsd_store_cred_load() calls @fn for each row, in node order: 0; @fn's negative return; -EIO.
+ */
+int gsd_store_cred_put(struct gsd_store *s, const char *node, const uint8_t *sha, int64_t since_us);
+int gsd_store_cred_load(struct gsd_store *s,
+                        int (*fn)(void *ud, const char *node, const uint8_t *sha), void *ud);
 int gsd_store_health_load(
     struct gsd_store *s, int (*node_fn)(void *ud, const char *node, int ready, int64_t since_us),
     int (*gpu_fn)(void *ud, const char *node, int gpu, int xid, int64_t since_us), void *ud);

@@ -34,7 +34,8 @@
 #define CARRY_PERMILLE     900  /* training waiting at midnight, per mille of capacity */
 #define CARRY_WINDOW_S     300  /* the overnight queue is restated in the first five minutes */
 #define MAX_BURSTS         (GS_TENANTDAY_HOURS_MAX / 4 + 1)
-#define TIMESLICE_REPLICAS 4 /* --sharing timeslice: replicas per card */
+#define TIMESLICE_REPLICAS 4           /* --sharing timeslice: replicas per card */
+#define TRAFFIC_MAX        (1LL << 40) /* an hour's traffic: x 10^6 replicas stays in 64 bits */
 
 /* Seed 000 section 1.1: AZ -> node -> PCIe domain -> NVLink group -> GPU. */
 struct tmpl {
@@ -126,6 +127,10 @@ struct gen {
     uint32_t burst[MAX_BURSTS], nbursts;
     struct job *jobs;
     size_t njobs;
+    struct span { /* elastic inference: the replicas' lives, in the order they are drawn */
+        uint32_t start, end;
+    } * elastic;
+    uint32_t nelastic, next_elastic;
     uint64_t fixed_ms, scalable_ms; /* milli-GPU x seconds, before stretching */
 };
 
@@ -154,6 +159,18 @@ int gs_tenantday_check(const struct gs_tenantday_params *p, struct gs_diag *d)
     if (p->hours < 1 || p->hours > GS_TENANTDAY_HOURS_MAX)
         return gs_diag_error(d, "hours: %" PRIu32 " is outside 1..%d", p->hours,
                              GS_TENANTDAY_HOURS_MAX);
+    int64_t peak = 0;
+    for (uint32_t h = 0; p->traffic && h < p->ntraffic && h < GS_TENANTDAY_HOURS_MAX; h++) {
+        if (p->traffic[h] < 0 || p->traffic[h] > TRAFFIC_MAX)
+            return gs_diag_error(d, "traffic: hour %" PRIu32 " is %" PRId64 ", outside 0..2^40", h,
+                                 p->traffic[h]);
+        peak = p->traffic[h] > peak ? p->traffic[h] : peak;
+    }
+    if (p->traffic && (p->ntraffic < 1 || p->ntraffic > GS_TENANTDAY_HOURS_MAX || peak == 0))
+        return gs_diag_error(d,
+                             "traffic: %" PRIu32 " hours, none above 0: want 1..%d hours and "
+                             "some traffic",
+                             p->ntraffic, GS_TENANTDAY_HOURS_MAX);
     for (int k = 0; k < 2; k++)
         if ((unsigned)p->sharing[k] >= GS_TENANTDAY_SHARINGS)
             return gs_diag_error(d, "sharing: %d is not slices, mig or timeslice",
@@ -222,6 +239,63 @@ static void plan_pods(struct gen *g)
     /* The day starts with the queue a running cluster has at midnight, not an empty one. */
     g->carry_left_milli = (uint64_t)g->gpus * CARRY_PERMILLE;
     g->carry_pods_left = g->budget[GS_WORKLOAD_TRAINING] / 2;
+}
+
+/* Elastic inference: replicas at hour @h out of @n at the traffic's peak. */
+static uint32_t replicas_at(const struct gs_tenantday_params *p, int64_t peak, uint32_t n,
+                            uint32_t h)
+{
+    if (n == 0)
+        return 0;
+    int64_t t = p->traffic[h % p->ntraffic];
+    uint64_t need = ((uint64_t)n * (uint64_t)t + (uint64_t)peak - 1) / (uint64_t)peak; /* < 2^60 */
+    return need < 1 ? 1 : (uint32_t)need;
+}
+
+/* Replicas started over the horizon with @n at the peak: each rise of the count starts some. */
+static uint64_t started(const struct gs_tenantday_params *p, int64_t peak, uint32_t n)
+{
+    uint64_t sum = 0;
+    for (uint32_t h = 0, prev = 0; h < p->hours; h++) {
+        uint32_t k = replicas_at(p, peak, n, h);
+        sum += k > prev ? k - prev : 0;
+        prev = k;
+    }
+    return sum;
+}
+
+/* The lives of the elastic replicas: the most at the peak whose starts fit the @budget pods;
+ * a rise starts replicas within its first minutes, a fall ends the newest first. */
+static int plan_elastic(struct gen *g, uint32_t budget)
+{
+    const struct gs_tenantday_params *p = g->p;
+    int64_t peak = 0;
+    for (uint32_t h = 0; h < p->ntraffic; h++)
+        peak = p->traffic[h] > peak ? p->traffic[h] : peak;
+    uint32_t lo = 0, hi = budget; /* started() grows with n: the largest n that fits */
+    while (lo < hi) {
+        uint32_t mid = hi - (hi - lo) / 2;
+        if (started(p, peak, mid) <= budget)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    uint32_t *open = malloc((lo ? lo : 1) * sizeof(*open)), depth = 0;
+    g->elastic = malloc((budget ? budget : 1) * sizeof(*g->elastic));
+    if (!open || !g->elastic) {
+        free(open);
+        return -ENOMEM;
+    }
+    for (uint32_t h = 0; h <= p->hours; h++) {
+        uint32_t k = h < p->hours ? replicas_at(p, peak, lo, h) : 0;
+        for (; depth > k; depth--) /* the newest replica ends first */
+            g->elastic[g->nelastic++] = (struct span){open[depth - 1], h * 3600};
+        for (; depth < k; depth++)
+            open[depth] = h * 3600 + (uint32_t)gs_rng_below(&g->rng, STANDING_WINDOW_S);
+    }
+    free(open);
+    g->standing_left = g->nelastic;
+    return 0;
 }
 
 static void plan_arrivals(struct gen *g)
@@ -324,6 +398,14 @@ static void shape_inference(struct gen *g, struct job *j)
         j->cores = (uint8_t)(20 + 10 * pick(g, cores_w, 3));
     } else {
         j->gpus = (uint8_t)(1 + pick(g, whole_w, 2));
+    }
+    if (g->standing_left > 0 && g->elastic) { /* a replica that follows the traffic */
+        const struct span *sp = &g->elastic[g->next_elastic++];
+        g->standing_left--;
+        j->standing = 1;
+        j->arrival_s = sp->start;
+        j->duration_s = sp->end - sp->start;
+        return;
     }
     if (g->standing_left > 0) { /* a replica that serves all day */
         g->standing_left--;
@@ -822,6 +904,11 @@ int gs_tenantday_write(FILE *f, const struct gs_tenantday_params *p, struct gs_t
     gs_rng_seed(&g->rng, p->seed);
     plan_cluster(g);
     plan_pods(g);
+    if (p->traffic && plan_elastic(g, g->standing_left) < 0) {
+        free(g->jobs);
+        free(g);
+        return gs_diag_error_code(d, -ENOMEM, "tenant-day: out of memory");
+    }
     plan_arrivals(g);
     draw_jobs(g);
     scale_durations(g);
@@ -835,6 +922,7 @@ int gs_tenantday_write(FILE *f, const struct gs_tenantday_params *p, struct gs_t
     if (rc == 0 && st)
         *st = local;
     free(g->jobs);
+    free(g->elastic);
     free(g);
     return rc;
 }

@@ -59,6 +59,11 @@ static int temp_file(char *path)
 
 void t_run(const char *const *argv, struct t_run *r)
 {
+    t_run_env(argv, environ, r);
+}
+
+void t_run_env(const char *const *argv, char *const *envp, struct t_run *r)
+{
     char out[] = "/tmp/gs_test_out.XXXXXX", err[] = "/tmp/gs_test_err.XXXXXX";
     int fo = temp_file(out), fe = temp_file(err);
     posix_spawn_file_actions_t fa;
@@ -67,7 +72,7 @@ void t_run(const char *const *argv, struct t_run *r)
     posix_spawn_file_actions_adddup2(&fa, fo, STDOUT_FILENO);
     posix_spawn_file_actions_adddup2(&fa, fe, STDERR_FILENO);
     pid_t pid;
-    int rc = posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
+    int rc = posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, envp);
     posix_spawn_file_actions_destroy(&fa);
     close(fo);
     close(fe);

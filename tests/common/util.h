@@ -27,6 +27,8 @@ struct t_run {
  * for it and fill @r (free with t_run_free()). Stdout and stderr go through temporary files.
  */
 void t_run(const char *const *argv, struct t_run *r);
+/* t_run_env() - t_run() with the environment @envp (NULL-terminated NAME=VALUE strings). */
+void t_run_env(const char *const *argv, char *const *envp, struct t_run *r);
 void t_run_free(struct t_run *r);
 
 #endif

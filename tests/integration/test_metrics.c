@@ -134,7 +134,12 @@ static void test_levels(void **state)
         if (strstr(anon, secret[i]))
             fail_msg("the scrape without a token names %s", secret[i]);
     promtool_passes(&d, anon, "aggregate");
-    /* With the metrics token: per tenant, queue and namespace, per card, quotas and bills. */
+    /* With the metrics token: per tenant, queue and namespace, per card, quotas and bills; the
+     * forecast from the snapshot after the first scrape asking for names. */
+    free(scrape(&d, TOKEN_METRICS));
+    struct answer a;
+    assert_int_equal(h_call(&d, "POST", "/v1/pods", TOKEN_A, "{}", &a), 0); /* a batch */
+    h_answer_free(&a);
     char *named = scrape(&d, TOKEN_METRICS);
     static const char *const names[] = {
         "gpusched_allocated_gpus{tenant=\"team-a\",queue=\"team-a\",namespace=\"team-a\"} 10.000\n",
@@ -157,6 +162,10 @@ static void test_levels(void **state)
         "gpusched_resourcequota_cpu_cores{tenant=\"team-b\",namespace=\"team-b\",resourcequota="
         "\"rq\",resource=\"requests.cpu\",type=\"hard\"} 3.500\n",
         "gpusched_bill_accrued_total{tenant=\"team-a\",currency=\"USD\"} 0.0",
+        /* the forecast of the ledger's runs (forecast.c) */
+        "# TYPE gpusched_recommended_nodes gauge\ngpusched_recommended_nodes{model=\"",
+        "gpusched_forecast_gpus{tenant=\"team-a\",model=\"",
+        "\",quantile=\"0.975\"} ",
     };
     has(named, names, sizeof(names) / sizeof(names[0]));
     if (strstr(named, "gpusched_pod_gpu_allocated_ratio"))
@@ -165,7 +174,6 @@ static void test_levels(void **state)
     /* The admin's token sees the same; a tenant's is refused (its view is the API's). */
     char *admin = scrape(&d, TOKEN_ADMIN);
     has(admin, names, 1);
-    struct answer a;
     assert_int_equal(h_call(&d, "GET", "/metrics", TOKEN_A, NULL, &a), 0);
     assert_int_equal(a.status, 403);
     h_answer_free(&a);

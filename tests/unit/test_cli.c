@@ -723,6 +723,106 @@ static void test_scenario_bad_input(void **state)
     }
 }
 
+#define DLRM_TRACE "data/alibaba-dlrm-v2025/disaggregated_DLRM_trace_first24d.csv"
+
+/* gpusched forecast on the bundled DLRM services: a forecast per service, JSON that parses, a
+ * backtest that names its baselines, advice with Prometheus gauges. */
+static void test_forecast_dlrm(void **state)
+{
+    (void)state;
+    struct t_run r;
+    run(&r, (const char *const[]){"forecast", "--dlrm", DLRM_TRACE, "--by", "service", "--top", "3",
+                                  "--horizon", "6h", NULL});
+    expect_exit(&r, 0);
+    expect_has(r.out, "4 series, 576 hours of history");
+    expect_has(r.out, "app_0: ");
+    expect_has(r.out, "(other): ");
+    run(&r, (const char *const[]){"forecast", "--dlrm", DLRM_TRACE, "--horizon", "2h", "--format",
+                                  "json", NULL});
+    expect_exit(&r, 0);
+    json_error_t jerr;
+    json_t *root = json_loads(r.out, 0, &jerr);
+    assert_non_null(root);
+    json_t *hours = json_object_get(json_array_get(json_object_get(root, "forecasts"), 0), "hours");
+    assert_int_equal(json_array_size(hours), 2);
+    assert_true(json_integer_value(json_object_get(json_array_get(hours, 0), "q900")) >=
+                json_integer_value(json_object_get(json_array_get(hours, 0), "q100")));
+    json_decref(root);
+    run(&r, (const char *const[]){"forecast", "--dlrm", DLRM_TRACE, "--backtest", NULL});
+    expect_exit(&r, 0);
+    expect_has(r.out, "against snaive");
+    expect_has(r.out, "overall (mean)");
+    const char *prom = tmp_path("advice.prom");
+    run(&r, (const char *const[]){"forecast", "--dlrm", DLRM_TRACE, "--by", "service", "--top", "2",
+                                  "--advice", "--target", "app_0=util:60..80", "--quota",
+                                  "app_0:any=700", "--prom", prom, NULL});
+    expect_exit(&r, 0);
+    expect_has(r.out, "nodes to run");
+    expect_has(r.out, "app_0");
+    char *text = t_slurp(prom, NULL);
+    assert_non_null(text);
+    expect_has(text, "gpusched_recommended_nodes{model=\"any\"} ");
+    expect_has(text, "gpusched_forecast_gpus{tenant=\"app_0\",model=\"any\",quantile=\"0.9\"} ");
+    free(text);
+    /* the forecast's CSV drives the tenants' day's inference replicas */
+    run(&r, (const char *const[]){"forecast", "--dlrm", DLRM_TRACE, "--horizon", "24h", "--format",
+                                  "csv", NULL});
+    expect_exit(&r, 0);
+    const char *traffic = write_tmp("traffic.csv", r.out);
+    const char *day = tmp_path("elastic-day.yaml");
+    run(&r, (const char *const[]){"generate", "tenant-day", "--inference-traffic", traffic, "-o",
+                                  day, "--quiet", NULL});
+    expect_exit(&r, 0);
+    text = t_slurp(day, NULL);
+    assert_non_null(text);
+    expect_has(text, "gpusched.io/workload: inference");
+    free(text);
+    result_free(&r);
+}
+
+/* Bad input: one line on stderr naming the place, exit 2, nothing on stdout. */
+static void test_forecast_bad_input(void **state)
+{
+    (void)state;
+    struct t_run r;
+    const char *dlrm = write_tmp(
+        "bad_dlrm.csv", "instance_sn,role,app_name,gpu_request,creation_time,deletion_time\n"
+                        "i0,HN,app_0,1,100,50\n");
+    const char *gap = write_tmp("gap.csv", "time_s,series,milli\n0,a,1\n7200,a,2\n");
+    const char *dup = write_tmp("dup.csv", "time_s,series,milli\n0,a,1\n0,a,2\n");
+    const char *shrt = write_tmp("short.csv", "time_s,series,milli\n0,a,1\n3600,a,2\n");
+    const char *const cases[][8] = {
+        {"forecast", "--dlrm", dlrm, NULL},
+        {"forecast", "--series", gap, NULL},
+        {"forecast", "--series", dup, NULL},
+        {"forecast", "--series", shrt, "--model", "ANA", NULL},
+        {"forecast", "--series", shrt, "--backtest", NULL},
+        {"forecast", "--dlrm", DLRM_TRACE, "--by", "tenant", NULL},
+        {"forecast", "--dlrm", DLRM_TRACE, "--horizon", "90m", NULL},
+        {"forecast", NULL},
+        {"generate", "tenant-day", "--inference-traffic", gap, NULL},
+    };
+    const char *want[] = {
+        "bad_dlrm.csv:2:19: deletion_time: deleted (50) before created (100)",
+        "gap.csv:3:1: time_s: series \"a\" jumps from 0 to 7200 s: 1 hours missing",
+        "dup.csv:3:1: time_s: 0 of series \"a\" repeats the time of line 2",
+        "series a: ETS(A,N,A) needs 48 hours of history, has 2",
+        "--holdout of 168 hours leaves no history",
+        "names no tenant",
+        "--horizon 90m: want a whole number of hours",
+        "no source",
+        "--inference-traffic: ",
+    };
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        run(&r, cases[i]);
+        expect_exit(&r, 2);
+        expect_has(r.err, want[i]);
+        assert_int_equal(r.out_len, 0);
+        assert_int_equal(count_lines(r.err), 1);
+    }
+    result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -742,6 +842,8 @@ int main(void)
         cmocka_unit_test(test_scenario_tenant_day),
         cmocka_unit_test(test_scenario_bad_input),
         cmocka_unit_test(test_scenario_timeslice),
+        cmocka_unit_test(test_forecast_dlrm),
+        cmocka_unit_test(test_forecast_bad_input),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

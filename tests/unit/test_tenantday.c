@@ -688,10 +688,55 @@ static void test_cli(void **state)
     }
 }
 
+/* Elastic inference: with a traffic curve ten times higher by day, the replicas that served all
+ * day come and go with it: the night's inference demand falls, the morning's rise starts many
+ * replicas, the pod count stays exact, and the same curve gives the same bytes. */
+static void test_elastic_inference(void **state)
+{
+    (void)state;
+    int64_t traffic[24];
+    for (int h = 0; h < 24; h++)
+        traffic[h] = h >= 9 && h < 21 ? 1000 : 100;
+    struct gs_tenantday_params p;
+    struct gs_tenantday_stats fixed, el;
+    struct scan s = {0}, f = {0};
+    gs_tenantday_defaults(&p);
+    scan_params(&p, &f, &fixed);
+    p.traffic = traffic;
+    p.ntraffic = 24;
+    scan_params(&p, &s, &el);
+    assert_int_equal(s.kind[K_POD], 2000);
+    assert_int_equal(el.pods_by_kind[GS_WORKLOAD_INFERENCE], 400);
+    const size_t *inf = s.arrivals_by_hour[GS_WORKLOAD_INFERENCE];
+    assert_true(inf[9] > 100); /* the morning's rise starts the day's replicas */
+    assert_true(inf[9] > 5 * f.arrivals_by_hour[GS_WORKLOAD_INFERENCE][9]);
+    uint32_t night_el = 0, night_fixed = 0;
+    for (int h = 2; h < 7; h++) { /* the nights hold fewer replicas than the fixed count */
+        night_el += el.hourly_permille[h];
+        night_fixed += fixed.hourly_permille[h];
+    }
+    assert_true(night_el < night_fixed);
+    size_t n1, n2;
+    char *a = generate(&p, &n1, NULL), *b = generate(&p, &n2, NULL);
+    assert_int_equal(n1, n2);
+    assert_memory_equal(a, b, n1);
+    free(a);
+    free(b);
+    struct gs_diag d;
+    gs_diag_init(&d);
+    memset(traffic, 0, sizeof(traffic));
+    assert_int_equal(gs_tenantday_check(&p, &d), -EINVAL);
+    assert_non_null(strstr(d.msg, "none above 0"));
+    traffic[3] = -1;
+    assert_int_equal(gs_tenantday_check(&p, &d), -EINVAL);
+    assert_non_null(strstr(d.msg, "traffic: hour 3 is -1"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults_read_back),
+        cmocka_unit_test(test_elastic_inference),
 
         cmocka_unit_test(test_same_params_same_bytes),
         cmocka_unit_test(test_sharing_ways),

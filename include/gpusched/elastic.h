@@ -1,0 +1,90 @@
+/*
+ * gpusched — elastic provisioning replayed: a demand history (gpusched/forecast.h) as replicas
+ * arriving and leaving on a cluster whose nodes are turned on and off by the forecast's capacity
+ * advice, set against static clusters of fixed size.
+ *
+ * Each demand record is one replica: its GPUs (milli / 1000 whole cards, or one card's share
+ * under 1000) from its start to its end. A replica is placed by the scheduling core
+ * (gs_sched_place(), the profile of a named policy) on a node that is on; one that fits nowhere
+ * waits, in arrival order, and still leaves at its end (the demand it served is gone then); one
+ * that never started waited its whole life. A node that is off holds all its cards (as gpuschedd
+ * holds an unavailable node's), so placement never sees it.
+ *
+ * The elastic way: at every hour, the advice for that hour, forecast from the history up to
+ * @lead_s before it (refitted once a day, the day's 24 hours forecast at once), says how many
+ * nodes to run; nodes are asked for @lead_s before the hour and take @lead_s to come up; a
+ * replica left waiting also asks for the nodes it needs at once (as Kubernetes' cluster
+ * autoscaler does for pending pods). Nodes beyond the advice are cordoned, the emptiest first,
+ * and turned off once idle ("drained when idle"); a cordoned node is taken back before a new one
+ * is started. The static way runs @static_nodes nodes throughout.
+ *
+ * The replay's clock starts at the hour of the first record. What is measured, over
+ * [that + warmup_s, end): node-seconds on (from the moment a node is asked for,
+ * boot included); waits of the replicas that arrive then (nearest-rank percentiles); GPU
+ * allocation and modelled busy time (each replica's utilisation, drawn in turn from
+ * @util_permille) per GPU-second on. Before warmup_s the elastic way runs what the static one
+ * would with the most nodes the warm-up needed: the forecast needs that history.
+ *
+ * Units: seconds, milli-GPU, per mille. Determinism: same input, same result.
+ */
+#ifndef GPUSCHED_ELASTIC_H
+#define GPUSCHED_ELASTIC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpusched/forecast.h"
+
+struct gs_diag;
+
+#define GS_ELASTIC_NODES_MAX 100000
+
+struct gs_elastic_params {
+    int node_gpus;         /* GPUs a node, 1..16 */
+    int model;             /* catalog model of the nodes */
+    const char *policy;    /* placement policy (gs_profile_for_policy()), NULL: "gpusched" */
+    int64_t lead_s;        /* a node's boot time, >= 0 */
+    int64_t wait_target_s; /* the replicas' wait p95 target (the advice's target), >= 0 */
+    int64_t warmup_s;      /* history before the measured window, >= 2 days */
+    enum gs_fc_method method;
+    const int32_t *util_permille; /* replicas' utilisation, drawn in turn; NULL: 1000 */
+    size_t nutil;
+};
+
+struct gs_elastic_result {
+    int64_t nodes;    /* static: the nodes run; elastic: the most on at once */
+    int64_t node_s;   /* node-seconds on in the window */
+    int64_t hours;    /* hours in the window */
+    int64_t replicas; /* replicas arriving in the window */
+    int64_t waited;   /* of them, those that waited a second or more */
+    int64_t wait_p50_s, wait_p95_s, wait_p99_s, wait_max_s;
+    int64_t unserved_milli_s; /* GPU time asked but not given (while replicas waited), milli-GPU
+                                 x s */
+    int32_t alloc_permille;   /* allocated / on GPU-seconds */
+    int32_t util_permille;    /* modelled busy / on GPU-seconds */
+};
+
+/*
+ * gs_elastic_run() - replay @dm until @end_s (seconds; open records end there) on nodes of @p,
+ * elastic when @static_nodes is 0, else on that many nodes throughout.
+ * Return: 0 and *@out; -EINVAL with @d (bad parameters, a replica no node can ever hold, a
+ * history shorter than the warm-up plus a day, more than GS_ELASTIC_NODES_MAX nodes); -ENOMEM.
+ */
+int gs_elastic_run(const struct gs_demand *dm, int64_t end_s, const struct gs_elastic_params *p,
+                   int64_t static_nodes, struct gs_elastic_result *out, struct gs_diag *d);
+
+/*
+ * gs_elastic_peak_nodes() - the nodes the most replicas ever held at once need (whole cards;
+ * shares rounded up per replica): the static-at-peak size. Return: >= 1; -EINVAL with @d.
+ */
+int64_t gs_elastic_peak_nodes(const struct gs_demand *dm, int64_t end_s,
+                              const struct gs_elastic_params *p, struct gs_diag *d);
+
+/*
+ * gs_util_read_duty() - the mean GPU utilisation of every pod of the GenAI trace's
+ * pod_gpu_duty_cycle_anon.csv (columns value %, timestamp_anon, container_ip), per mille, in the
+ * order pods first appear. Return: 0 and *@out (free()), *@n; errors as the demand readers.
+ */
+int gs_util_read_duty(const char *path, int32_t **out, size_t *n, struct gs_diag *d);
+
+#endif

@@ -1,0 +1,100 @@
+/*
+ * gpusched topo FILE: read the text of `nvidia-smi topo -m` and print the machine's topology tree:
+ * for people (default), --json, or --yaml as a ready spec.nodeTemplates entry of a Cluster.
+ * Exit status: 0 printed, 2 bad input or usage (one message naming file:line:column), 1 I/O.
+ */
+#include "cli.h"
+
+#include "gpusched/catalog.h"
+#include "gpusched/diag.h"
+#include "gpusched/topo.h"
+#include "gpusched/topotext.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *f)
+{
+    fprintf(
+        f,
+        "usage: gpusched topo [options] FILE   (FILE: `nvidia-smi topo -m` output, - = stdin)\n"
+        "  --json         the tree as one JSON object\n"
+        "  --yaml         a spec.nodeTemplates entry of a Cluster (needs --model)\n"
+        "  --name NAME    the template's name (default: node)\n"
+        "  --model MODEL  the GPU model, a catalog name (A100-SXM4-80GB, H100-SXM5-80GB, ...)\n");
+}
+
+static int name_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n >= 64)
+        return 0;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+              *s == '-' || *s == '_' || *s == '.'))
+            return 0;
+    return 1;
+}
+
+int cmd_topo(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"json", no_argument, NULL, 'j'},       {"yaml", no_argument, NULL, 'y'},
+        {"name", required_argument, NULL, 'n'}, {"model", required_argument, NULL, 'm'},
+        {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0}};
+    enum gs_topo_format fmt = GS_TOPO_HUMAN;
+    const char *name = "node", *model = NULL;
+    int c;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        if (c == 'j' || c == 'y') {
+            fmt = c == 'j' ? GS_TOPO_JSON : GS_TOPO_YAML;
+        } else if (c == 'n') {
+            name = optarg;
+        } else if (c == 'm') {
+            model = optarg;
+        } else if (c == 'h') {
+            usage(stdout);
+            return 0;
+        } else {
+            usage(stderr);
+            return EXIT_BAD_INPUT;
+        }
+    }
+    if (optind != argc - 1) {
+        usage(stderr);
+        return EXIT_BAD_INPUT;
+    }
+    if (!name_ok(name)) {
+        fprintf(stderr, "gpusched topo: --name \"%s\": 1-63 letters, digits, '-', '_', '.'\n",
+                name);
+        return EXIT_BAD_INPUT;
+    }
+    int m = model ? gs_catalog_find(model, -1) : 0;
+    if (m < 0) {
+        fprintf(stderr, "gpusched topo: --model %s is not in the GPU catalog\n", model);
+        return EXIT_BAD_INPUT;
+    }
+    if (model)
+        model = gs_catalog_at(m)->name;
+    struct gs_topo *t = malloc(sizeof(*t));
+    struct gs_diag d;
+    gs_diag_init(&d);
+    if (!t) {
+        fprintf(stderr, "gpusched topo: out of memory\n");
+        return 1;
+    }
+    int rc = gs_topo_load(argv[optind], t, &d);
+    if (!rc)
+        rc = gs_topo_write(stdout, t, fmt, fmt == GS_TOPO_YAML ? name : argv[optind], model, &d);
+    if (!rc && fflush(stdout))
+        rc = gs_diag_error_code(&d, -EIO, "stdout: %s", strerror(errno));
+    free(t);
+    if (rc) {
+        fprintf(stderr, "gpusched topo: %s\n", d.msg);
+        return rc == -EINVAL || rc == -E2BIG ? EXIT_BAD_INPUT : 1;
+    }
+    return 0;
+}

@@ -1,0 +1,46 @@
+/*
+ * Node agents (gpusched-agent): registration, each node's own token, and the pods bound to a node.
+ *
+ * Credentials, as kubelet's TLS bootstrap does it: the DaemonConfig's nodeToken is a bootstrap
+ * token every agent is given. An agent registers its node with it once (POST
+ * /v1/nodes/NAME/register) and gets a token of its own, 32 random bytes shown once and stored only
+ * as a SHA-256; from then on that node's requests need that token, which reaches nothing but
+ * /v1/nodes/NAME/... of its own node, and the bootstrap token no longer changes that node. The
+ * admin token may register a node again (a new token; the old one stops working). A node whose
+ * agent never registered still takes heartbeats and card health with the bootstrap token, as
+ * before.
+ */
+#ifndef GSD_AGENTS_H
+#define GSD_AGENTS_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+struct gsd_req;
+struct gsd_state;
+
+/* gsd_agents_init() - load the stored node tokens. Return: 0; -EIO; -ENOMEM. */
+int gsd_agents_init(struct gsd_state *st);
+/* gsd_agents_free() - what gsd_agents_init() and registrations kept. */
+void gsd_agents_free(struct gsd_state *st);
+
+/* gsd_agent_auth() - the node whose own token hashes to @sha, or -1. Constant time in the hash. */
+int gsd_agent_auth(const struct gsd_state *st, const uint8_t *sha);
+
+/*
+ * gsd_agent_handle() - a request under /v1/nodes/ (@rest follows "nodes/") from node @self's own
+ * token (>= 0), the bootstrap token (-1) or the admin (-2): POST NAME/register, GET NAME/pods,
+ * and the heartbeat and card health endpoints (gsd_node_post()), each checked against who asks.
+ */
+void gsd_agent_handle(struct gsd_state *st, struct gsd_req *r, const char *rest, int self);
+
+/* gsd_agents_version() - changes whenever a node's own token does (0 before any). */
+uint64_t gsd_agents_version(const struct gsd_state *st);
+/* gsd_agent_tokens() - every node's own token hash into @sha[i], @has[i] 1 when it has one (the
+ * arrays: a node each): what authenticates agents before their bodies are read (access.c). */
+void gsd_agent_tokens(const struct gsd_state *st, uint8_t (*sha)[32], uint8_t *has);
+
+/* gsd_agent_json() - node @i's registration for GET /v1/nodes/NAME (new reference), or NULL. */
+json_t *gsd_agent_json(const struct gsd_state *st, int i);
+
+#endif

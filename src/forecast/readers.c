@@ -1,0 +1,360 @@
+/*
+ * Readers of demand histories: the Alibaba DLRM services, the GenAI requests, the GPU-sharing
+ * pod list (CSV, src/trace/csv.h) and gpuschedd's SQLite store. Formats and rules:
+ * gpusched/forecast.h.
+ */
+#define _DEFAULT_SOURCE /* timegm() */
+#include "forecast_impl.h"
+
+#include "gpusched/diag.h"
+#include "gpusched/elastic.h"
+#include "trace/csv.h"
+
+#include <errno.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#define SECONDS_MAX 4000000000000LL /* about 127,000 years: any trace clock fits */
+
+enum { K_SERVICE = 1u << GS_FC_SERVICE, K_TENANT = 1u << GS_FC_TENANT };
+enum { K_QUEUE = 1u << GS_FC_QUEUE, K_MODEL = 1u << GS_FC_MODEL };
+
+static int is_nan(const char *s)
+{
+    return *s == '\0' || strcasecmp(s, "nan") == 0;
+}
+
+/* A time or duration in seconds, decimals allowed, >= 0: rounded (@up: up) to whole seconds.
+ * @empty: the value of an empty or "nan" field, or -1 when one is an error. */
+static int csv_seconds(struct csv *c, int col, int64_t empty, int up, int64_t *out,
+                       struct gs_diag *d)
+{
+    const char *s = c->field[col];
+    if (is_nan(s)) {
+        if (empty < 0)
+            return csv_error(c, col, d, "empty, expected seconds");
+        *out = empty;
+        return 0;
+    }
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end || errno || !isfinite(v))
+        return csv_error(c, col, d, "\"%s\" is not a number of seconds", s);
+    if (v < 0)
+        return csv_error(c, col, d, "\"%s\" is negative", s);
+    if (v > (double)SECONDS_MAX)
+        return csv_error(c, col, d, "%s exceeds %lld", s, SECONDS_MAX);
+    *out = up ? (int64_t)ceil(v) : llround(v);
+    return 0;
+}
+
+static int csv_label(struct csv *c, int col, struct gs_diag *d)
+{
+    const char *s = c->field[col];
+    if (strlen(s) >= GS_FC_NAME_MAX)
+        return csv_error(c, col, d, "longer than %d bytes", GS_FC_NAME_MAX - 1);
+    if (!csv_text_ok(s))
+        return csv_error(c, col, d, "must be UTF-8 without control characters");
+    return 0;
+}
+
+/* Find the columns @names in @c into @col. */
+static int need_cols(struct csv *c, const char *const *names, int n, int *col, struct gs_diag *d)
+{
+    for (int i = 0; i < n; i++)
+        if ((col[i] = csv_need(c, names[i], d)) < 0)
+            return col[i];
+    return 0;
+}
+
+typedef int (*row_fn)(struct gs_demand *dm, struct csv *c, const int *col, void *st,
+                      struct gs_diag *d);
+
+/* Read every row of @path with @row; on an error, @dm is as it was. */
+static int read_csv(struct gs_demand *dm, const char *path, const char *const *names, int ncols,
+                    row_fn row, void *st, unsigned keys, struct gs_diag *d)
+{
+    struct csv c;
+    int col[CSV_COLS_MAX];
+    size_t n0 = dm->n;
+    int64_t end0 = dm->end_s;
+    int rc = csv_open(&c, path, d);
+    if (rc)
+        return rc;
+    rc = need_cols(&c, names, ncols, col, d);
+    while (!rc && (rc = csv_next(&c, d)) == 1)
+        rc = row(dm, &c, col, st, d);
+    if (!rc && c.rows == 0)
+        rc = gs_diag_error(d, "%s: no rows", path);
+    csv_close(&c);
+    if (rc)
+        fc_demand_truncate(dm, n0, end0);
+    else
+        fc_demand_source(dm, path, keys);
+    return rc;
+}
+
+/* Add a record read at the current row; a range error names the row. */
+static int add_row(struct gs_demand *dm, struct csv *c, int64_t s, int64_t e, int64_t milli,
+                   const char *svc, const char *ten, const char *q, const char *m,
+                   struct gs_diag *d)
+{
+    struct gs_diag local;
+    gs_diag_init(&local);
+    int rc = gs_demand_add(dm, s, e, milli, svc, ten, q, m, &local);
+    if (rc)
+        gs_diag_error_code(d, rc, "%s:%lu:1: %s", c->path, c->line, local.msg);
+    return rc;
+}
+
+/* DLRM: role, app_name, gpu_request, creation_time, deletion_time */
+static int dlrm_row(struct gs_demand *dm, struct csv *c, const int *col, void *st,
+                    struct gs_diag *d)
+{
+    int64_t gpus, s, e;
+    int rc = csv_label(c, col[1], d);
+    if (!rc)
+        rc = csv_uint(c, col[2], 16000, &gpus, d);
+    if (!rc)
+        rc = csv_seconds(c, col[3], 0, 0, &s, d);
+    if (!rc)
+        rc = csv_seconds(c, col[4], INT64_MAX, 0, &e, d);
+    if (rc || gpus == 0)
+        return rc;
+    if (e < s)
+        return csv_error(c, col[4], d, "deleted (%s) before created (%s)", c->field[col[4]],
+                         c->field[col[3]]);
+    return add_row(dm, c, s, e, gpus * 1000, c->field[col[1]], NULL, NULL, NULL, d);
+}
+
+int gs_demand_read_dlrm(struct gs_demand *dm, const char *path, struct gs_diag *d)
+{
+    static const char *const names[] = {"role", "app_name", "gpu_request", "creation_time",
+                                        "deletion_time"};
+    return read_csv(dm, path, names, 5, dlrm_row, NULL, K_SERVICE, d);
+}
+
+/* "YYYY-MM-DD HH:MM:SS" as UTC seconds. */
+static int parse_datetime(struct csv *c, int col, int64_t *out, struct gs_diag *d)
+{
+    const char *s = c->field[col];
+    struct tm tm = {0};
+    int n = 0;
+    if (strlen(s) != 19 ||
+        sscanf(s, "%4d-%2d-%2d %2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+               &tm.tm_min, &tm.tm_sec, &n) != 6 ||
+        n != 19 || tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 || tm.tm_mday > 31 ||
+        tm.tm_hour > 23 || tm.tm_min > 59 || tm.tm_sec > 60 || tm.tm_year < 1970)
+        return csv_error(c, col, d, "\"%s\" is not a time YYYY-MM-DD HH:MM:SS", s);
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    *out = (int64_t)timegm(&tm);
+    return 0;
+}
+
+/* GenAI: gmt_create, exec_time_seconds, groupId, checkpoint_model_version_id, predict_type */
+static int genai_row(struct gs_demand *dm, struct csv *c, const int *col, void *st,
+                     struct gs_diag *d)
+{
+    int64_t *last = st, t = 0, x = 0;
+    int rc = parse_datetime(c, col[0], &t, d);
+    if (!rc)
+        rc = csv_seconds(c, col[1], -1, 1, &x, d);
+    for (int i = 2; i < 5 && !rc; i++)
+        rc = csv_label(c, col[i], d);
+    if (rc)
+        return rc;
+    if (t < *last)
+        return csv_error(c, col[0], d,
+                         "%s is earlier than the row before: rows must be in time "
+                         "order",
+                         c->field[col[0]]);
+    *last = t;
+    return add_row(dm, c, t, t + x, 1000, c->field[col[3]], c->field[col[2]], c->field[col[4]],
+                   NULL, d);
+}
+
+int gs_demand_read_genai(struct gs_demand *dm, const char *path, struct gs_diag *d)
+{
+    static const char *const names[] = {"gmt_create", "exec_time_seconds", "groupId",
+                                        "checkpoint_model_version_id", "predict_type"};
+    int64_t last = INT64_MIN;
+    return read_csv(dm, path, names, 5, genai_row, &last, K_SERVICE | K_TENANT | K_QUEUE, d);
+}
+
+/* Pods: num_gpu, gpu_milli, gpu_spec, qos, creation_time, deletion_time */
+static int pod_row(struct gs_demand *dm, struct csv *c, const int *col, void *st, struct gs_diag *d)
+{
+    int64_t num, milli, s, e;
+    int rc = csv_uint(c, col[0], 16, &num, d);
+    if (!rc)
+        rc = csv_uint(c, col[1], 1000, &milli, d);
+    if (!rc)
+        rc = csv_label(c, col[2], d);
+    if (!rc)
+        rc = csv_label(c, col[3], d);
+    if (!rc)
+        rc = csv_uint(c, col[4], SECONDS_MAX, &s, d);
+    if (!rc)
+        rc = csv_uint(c, col[5], SECONDS_MAX, &e, d);
+    if (rc || num * milli == 0)
+        return rc;
+    if (e < s)
+        return csv_error(c, col[5], d, "deleted (%s) before created (%s)", c->field[col[5]],
+                         c->field[col[4]]);
+    const char *spec = is_nan(c->field[col[2]]) ? "any" : c->field[col[2]];
+    return add_row(dm, c, s, e, num * milli, NULL, NULL, c->field[col[3]], spec, d);
+}
+
+int gs_demand_read_pods(struct gs_demand *dm, const char *path, struct gs_diag *d)
+{
+    static const char *const names[] = {"num_gpu", "gpu_milli",     "gpu_spec",
+                                        "qos",     "creation_time", "deletion_time"};
+    return read_csv(dm, path, names, 6, pod_row, NULL, K_QUEUE | K_MODEL, d);
+}
+
+/* One ledger row of the store: id, tenant, gpus, gpu_milli, start_us, end_us, model. */
+static int store_row(struct gs_demand *dm, const char *path, sqlite3_stmt *q, struct gs_diag *d)
+{
+    long long id = sqlite3_column_int64(q, 0);
+    const char *tenant = (const char *)sqlite3_column_text(q, 1);
+    const char *gpus = (const char *)sqlite3_column_text(q, 2);
+    int64_t milli = sqlite3_column_int64(q, 3), start = sqlite3_column_int64(q, 4);
+    int open = sqlite3_column_type(q, 5) == SQLITE_NULL;
+    int64_t end = open ? INT64_MAX : sqlite3_column_int64(q, 5);
+    const char *model = (const char *)sqlite3_column_text(q, 6);
+    int64_t cards = gpus && *gpus ? 1 : 0;
+    for (const char *p = gpus; p && *p; p++)
+        cards += *p == ',';
+    if (!tenant || !model || milli < 0 || milli > 1000 || start < 0 || (!open && end < start))
+        return gs_diag_error(d,
+                             "%s: ledger row id %lld: a bad tenant, gpu_milli (%lld) or "
+                             "times (%lld..%lld us)",
+                             path, id, (long long)milli, (long long)start, (long long)end);
+    if (cards * milli == 0)
+        return 0; /* a run that held no GPU */
+    struct gs_diag local;
+    gs_diag_init(&local);
+    int rc = gs_demand_add(dm, start / 1000000, open ? INT64_MAX : (end + 999999) / 1000000,
+                           cards * milli, NULL, tenant, NULL, *model ? model : "unknown", &local);
+    if (rc)
+        gs_diag_error_code(d, rc, "%s: ledger row id %lld: %s", path, id, local.msg);
+    return rc;
+}
+
+int gs_demand_read_store(struct gs_demand *dm, const char *path, struct gs_diag *d)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0)
+        return gs_diag_error_code(d, errno == ENOENT ? -ENOENT : -EIO, "%s: cannot open: %s", path,
+                                  strerror(errno));
+    sqlite3 *db = NULL;
+    sqlite3_stmt *q = NULL;
+    size_t n0 = dm->n;
+    int64_t end0 = dm->end_s;
+    int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v2(db,
+                                "SELECT id, tenant, gpus, gpu_milli, start_us, end_us,"
+                                " coalesce(model, '') FROM ledger ORDER BY id",
+                                -1, &q, NULL);
+    if (rc != SQLITE_OK) {
+        rc = gs_diag_error(d, "%s: not a gpuschedd store of schema 3 or later: %s", path,
+                           db ? sqlite3_errmsg(db) : "cannot open");
+        sqlite3_close(db);
+        return rc;
+    }
+    sqlite3_busy_timeout(db, 5000);
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW)
+        if ((rc = store_row(dm, path, q, d)) != 0)
+            break;
+    if (rc == SQLITE_DONE)
+        rc = 0;
+    else if (rc > 0)
+        rc = gs_diag_error_code(d, -EIO, "%s: reading the ledger: %s", path, sqlite3_errmsg(db));
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    if (rc)
+        fc_demand_truncate(dm, n0, end0);
+    else
+        fc_demand_source(dm, path, K_TENANT | K_MODEL);
+    return rc;
+}
+
+struct duty {
+    struct fc_labels pods;
+    double *sum;
+    size_t *cnt, cap;
+};
+
+/* pod_gpu_duty_cycle_anon.csv: value (%), container_ip */
+static int duty_row(struct csv *c, const int *col, struct duty *u, struct gs_diag *d)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(c->field[col[0]], &end);
+    if (end == c->field[col[0]] || *end || errno || !isfinite(v) || v < 0 || v > 100)
+        return csv_error(c, col[0], d, "\"%s\" is not a utilisation 0..100 %%", c->field[col[0]]);
+    int rc = csv_label(c, col[1], d);
+    int32_t i = rc ? rc : fc_intern(&u->pods, c->field[col[1]]);
+    if (i < 0)
+        return (int)i;
+    if ((size_t)i >= u->cap) {
+        size_t cap = u->cap ? u->cap * 2 : 256;
+        double *s = realloc(u->sum, cap * sizeof(*s));
+        if (s)
+            u->sum = s;
+        size_t *n = realloc(u->cnt, cap * sizeof(*n));
+        if (n)
+            u->cnt = n;
+        if (!s || !n)
+            return -ENOMEM;
+        memset(u->sum + u->cap, 0, (cap - u->cap) * sizeof(*s));
+        memset(u->cnt + u->cap, 0, (cap - u->cap) * sizeof(*n));
+        u->cap = cap;
+    }
+    u->sum[i] += v;
+    u->cnt[i]++;
+    return 0;
+}
+
+int gs_util_read_duty(const char *path, int32_t **out, size_t *n, struct gs_diag *d)
+{
+    struct csv c;
+    struct duty u = {0};
+    int col[2];
+    int rc = csv_open(&c, path, d);
+    if (rc)
+        return rc;
+    static const char *const names[] = {"value", "container_ip"};
+    rc = need_cols(&c, names, 2, col, d);
+    while (!rc && (rc = csv_next(&c, d)) == 1)
+        rc = duty_row(&c, col, &u, d);
+    csv_close(&c);
+    /* label 0 is an empty container_ip: a pod without a name still counts as one */
+    size_t np = u.pods.n ? u.pods.n : 1, k = 0;
+    int32_t *v = rc ? NULL : malloc(np * sizeof(*v));
+    if (!rc && !v)
+        rc = -ENOMEM;
+    for (size_t i = 0; !rc && i < np && i < u.cap; i++)
+        if (u.cnt[i])
+            v[k++] = (int32_t)llround(u.sum[i] / (double)u.cnt[i] * 10.0);
+    if (!rc && k == 0)
+        rc = gs_diag_error(d, "%s: no rows", path);
+    fc_labels_free(&u.pods);
+    free(u.sum);
+    free(u.cnt);
+    if (rc) {
+        free(v);
+        return rc;
+    }
+    *out = v;
+    *n = k;
+    return 0;
+}

@@ -1,0 +1,161 @@
+/* Hourly series as CSV: `time_s,series,milli[,model]` (gpusched/forecast.h). */
+#include "forecast_impl.h"
+
+#include "gpusched/diag.h"
+#include "gpusched/grow.h"
+#include "trace/csv.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct reading {
+    struct gs_series_set *set;
+    int64_t *last;       /* per series: time of its last row */
+    unsigned long *line; /* per series: line of its last row */
+    size_t *len, *cap;   /* per series: values read, room */
+};
+
+static int find_or_add(struct reading *r, const char *name, const char *model, int64_t t,
+                       struct csv *c, size_t *out, struct gs_diag *d)
+{
+    struct gs_series_set *set = r->set;
+    for (size_t i = 0; i < set->count; i++)
+        if (strcmp(set->s[i].name, name) == 0 && strcmp(set->s[i].model, model) == 0) {
+            *out = i;
+            return 0;
+        }
+    if (set->count == GS_FC_SERIES_MAX)
+        return gs_diag_error_code(d, -E2BIG, "%s:%lu:1: more than %d series", c->path, c->line,
+                                  GS_FC_SERIES_MAX);
+    if ((set->count & (set->count - 1)) == 0) { /* grow at powers of two */
+        size_t cap = set->count ? set->count * 2 : 1;
+        void *a = realloc(set->s, cap * sizeof(*set->s));
+        if (a)
+            set->s = a;
+        void *b = realloc(r->last, cap * sizeof(*r->last));
+        if (b)
+            r->last = b;
+        void *e = realloc(r->line, cap * sizeof(*r->line));
+        if (e)
+            r->line = e;
+        void *f = realloc(r->len, cap * sizeof(*r->len));
+        if (f)
+            r->len = f;
+        void *g = realloc(r->cap, cap * sizeof(*r->cap));
+        if (g)
+            r->cap = g;
+        if (!a || !b || !e || !f || !g)
+            return -ENOMEM;
+    }
+    size_t i = set->count++;
+    memset(&set->s[i], 0, sizeof(set->s[i]));
+    snprintf(set->s[i].name, sizeof(set->s[i].name), "%s", name);
+    snprintf(set->s[i].model, sizeof(set->s[i].model), "%s", model);
+    if (i == 0)
+        set->start_s = t;
+    else if (t != set->start_s)
+        return gs_diag_error(d,
+                             "%s:%lu:1: series \"%s\" starts at %lld s, \"%s\" at %lld s: every "
+                             "series must cover the same hours",
+                             c->path, c->line, name, (long long)t, set->s[0].name,
+                             (long long)set->start_s);
+    r->last[i] = t - GS_FC_STEP_S;
+    r->line[i] = 0;
+    r->len[i] = r->cap[i] = 0;
+    *out = i;
+    return 0;
+}
+
+static int series_row(struct reading *r, struct csv *c, const int *col, struct gs_diag *d)
+{
+    int64_t t, v;
+    int rc = csv_uint(c, col[0], INT64_MAX / 4, &t, d);
+    if (!rc)
+        rc = csv_uint(c, col[2], (int64_t)FC_MILLI_MAX * 1000, &v, d);
+    for (int k = 1; k < 4 && !rc; k += 2)
+        if (col[k] >= 0 &&
+            (strlen(c->field[col[k]]) >= GS_FC_NAME_MAX || !csv_text_ok(c->field[col[k]])))
+            rc = csv_error(c, col[k], d,
+                           "a name must be UTF-8 without control characters, "
+                           "up to %d bytes",
+                           GS_FC_NAME_MAX - 1);
+    size_t i = 0;
+    if (!rc)
+        rc = find_or_add(r, c->field[col[1]], col[3] >= 0 ? c->field[col[3]] : "", t, c, &i, d);
+    if (rc)
+        return rc;
+    int64_t want = r->last[i] + GS_FC_STEP_S;
+    if (t < want)
+        return csv_error(c, col[0], d,
+                         "%s of series \"%s\" %s line %lu: times must increase by "
+                         "an hour",
+                         c->field[col[0]], c->field[col[1]],
+                         t == r->last[i] ? "repeats the time of" : "is earlier than", r->line[i]);
+    if (t > want)
+        return csv_error(c, col[0], d,
+                         "series \"%s\" jumps from %lld to %lld s: %lld hours "
+                         "missing (write them, as 0 when nothing was held)",
+                         c->field[col[1]], (long long)r->last[i], (long long)t,
+                         (long long)((t - want) / GS_FC_STEP_S + ((t - want) % GS_FC_STEP_S != 0)));
+    if (r->len[i] == GS_FC_HOURS_MAX)
+        return csv_error(c, col[0], d, "more than %d hours", GS_FC_HOURS_MAX);
+    int64_t *m = gs_grow(r->set->s[i].milli, &r->cap[i], r->len[i] + 1, sizeof(*m), 256);
+    if (!m)
+        return -ENOMEM;
+    r->set->s[i].milli = m;
+    r->set->s[i].milli[r->len[i]++] = v;
+    r->set->s[i].volume += v;
+    r->last[i] = t;
+    r->line[i] = c->line;
+    return 0;
+}
+
+int gs_series_read_csv(const char *path, struct gs_series_set *out, struct gs_diag *d)
+{
+    struct gs_series_set set = {0};
+    struct reading r = {.set = &set};
+    struct csv c;
+    int col[4];
+    int rc = csv_open(&c, path, d);
+    if (rc)
+        return rc;
+    static const char *const names[] = {"time_s", "series", "milli"};
+    for (int i = 0; i < 3 && !rc; i++)
+        if ((col[i] = csv_need(&c, names[i], d)) < 0)
+            rc = col[i];
+    col[3] = csv_find(&c, "model");
+    while (!rc && (rc = csv_next(&c, d)) == 1)
+        rc = series_row(&r, &c, col, d);
+    if (!rc && set.count == 0)
+        rc = gs_diag_error(d, "%s: no rows", path);
+    for (size_t i = 1; !rc && i < set.count; i++)
+        if (r.len[i] != r.len[0])
+            rc = gs_diag_error(d,
+                               "%s:%lu:1: series \"%s\" has %zu hours, \"%s\" %zu: every "
+                               "series must cover the same hours",
+                               path, r.line[i], set.s[i].name, r.len[i], set.s[0].name, r.len[0]);
+    csv_close(&c);
+    if (!rc) {
+        set.n = r.len[0];
+        snprintf(set.unit, sizeof(set.unit), "milli-GPU");
+        *out = set;
+    } else {
+        gs_series_set_free(&set);
+    }
+    free(r.last);
+    free(r.line);
+    free(r.len);
+    free(r.cap);
+    return rc;
+}
+
+int gs_series_write_csv(FILE *f, const struct gs_series_set *set)
+{
+    fprintf(f, "time_s,series,model,milli\n");
+    for (size_t i = 0; i < set->count; i++)
+        for (size_t h = 0; h < set->n; h++)
+            fprintf(f, "%lld,%s,%s,%lld\n", (long long)(set->start_s + (int64_t)h * GS_FC_STEP_S),
+                    set->s[i].name, set->s[i].model, (long long)set->s[i].milli[h]);
+    return ferror(f) ? -EIO : 0;
+}

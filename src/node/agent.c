@@ -1,0 +1,690 @@
+/*
+ * gpusched-agent: the node side of gpusched, one per GPU node. It discovers the machine
+ * (discover.h), registers it with gpuschedd and heartbeats, reports cards that NVML's Xid events
+ * say are bad, creates the MIG instances gpuschedd placed pods on, serves kubelet's device plugin
+ * API (plugin.h) so each container gets exactly the cards, instance or share its pod was bound to,
+ * writes a CDI spec and the tenants' CPU weights (isolate.h).
+ *
+ * Exit status: 0 stopped by SIGTERM/SIGINT (or --discover printed the tree); 1 a failure at
+ * start (no GPU found, gpuschedd refused the registration); 2 bad usage.
+ */
+#include "discover.h"
+#include "isolate.h"
+#include "nvml.h"
+#include "plan.h"
+#include "plugin.h"
+
+#include "gpusched/catalog.h"
+#include "gpusched/diag.h"
+#include "gpusched/mig.h"
+#include "gpusched/topo.h"
+#include "gpusched/topotext.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define RESP_MAX ((size_t)64 << 20) /* a node's pod list answer */
+
+struct opts {
+    const char *server, *node, *bootstrap_file, *state_dir, *plugin_dir, *cdi_dir;
+    const char *cgroup_root, *cgroup_parent, *shim, *mps_pipe, *ca_file;
+    struct gs_discover_opts disc;
+    int replicas, beat_s, sync_ms, dry_run, discover_only, no_plugin;
+    enum gs_topo_format fmt;
+};
+
+struct agent {
+    struct opts o;
+    char token[128];
+    struct gs_topo *topo;
+    struct gs_nvml *nvml;
+    struct gs_plan *plan;
+    pthread_mutex_t lock;
+    uint32_t unhealthy;
+    uint32_t unhealthy_sent; /* as ListAndWatch streams last sent it */
+    struct gs_plugin *plugin;
+    char plan_state[512];
+};
+
+static volatile sig_atomic_t stopping;
+static volatile int stop_threads;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stopping = 1;
+}
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("gpusched-agent: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+/* ---- gpuschedd over HTTP ---- */
+
+struct body {
+    char *p;
+    size_t n;
+    int over;
+};
+
+static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
+{
+    struct body *b = ud;
+    size_t k = size * nmemb;
+    if (b->n + k > RESP_MAX) {
+        b->over = 1;
+        return 0;
+    }
+    char *q = realloc(b->p, b->n + k + 1);
+    if (!q)
+        return 0;
+    memcpy(q + b->n, ptr, k);
+    b->p = q;
+    b->n += k;
+    b->p[b->n] = '\0';
+    return k;
+}
+
+/* One request to gpuschedd. Return: the HTTP status (0 when it did not answer); *@out the body. */
+static long http(const struct agent *a, const char *method, const char *path, const char *token,
+                 const char *json, char **out)
+{
+    char url[1024], auth[200];
+    struct body b = {NULL, 0, 0};
+    long status = 0;
+    CURL *c = curl_easy_init();
+    struct curl_slist *h = NULL;
+    snprintf(url, sizeof(url), "%s%s", a->o.server, path);
+    snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
+    h = curl_slist_append(h, auth);
+    h = curl_slist_append(h, "Content-Type: application/json");
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 10L);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
+    if (a->o.ca_file)
+        curl_easy_setopt(c, CURLOPT_CAINFO, a->o.ca_file);
+    if (json)
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, json);
+    if (curl_easy_perform(c) == CURLE_OK)
+        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    curl_slist_free_all(h);
+    curl_easy_cleanup(c);
+    if (out)
+        *out = b.p;
+    else
+        free(b.p);
+    return status;
+}
+
+static int read_line(const char *path, char *buf, size_t n)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -errno;
+    buf[0] = '\0';
+    char *r = fgets(buf, (int)n, f);
+    fclose(f);
+    buf[strcspn(buf, "\r\n")] = '\0';
+    return r && buf[0] ? 0 : -EINVAL;
+}
+
+/*
+ * The node's own token: from the state folder, else by registering with the bootstrap token (the
+ * token is then kept there, mode 0600). With a token, the registration is sent again with it, so
+ * gpuschedd sees the inventory of this start. Return: 0; -1 after saying why.
+ */
+static int register_node(struct agent *a)
+{
+    char path[600], boot[256], *resp = NULL;
+    snprintf(path, sizeof(path), "%s/token", a->o.state_dir);
+    int model = a->topo->ngpus ? gs_nvml_catalog_model(a->topo->gpu[0].name) : -1;
+    json_t *topo = json_object();
+    char *tree = NULL;
+    size_t tn = 0;
+    FILE *mem = open_memstream(&tree, &tn);
+    if (mem) {
+        gs_topo_write(mem, a->topo, GS_TOPO_JSON, a->o.node, NULL, NULL);
+        fclose(mem);
+        json_decref(topo);
+        topo = json_loads(tree ? tree : "{}", 0, NULL);
+        free(tree);
+    }
+    json_t *reg =
+        json_pack("{s:i, s:o}", "gpus", a->topo->ngpus, "topology", topo ? topo : json_object());
+    if (model >= 0)
+        json_object_set_new(reg, "gpuModel", json_string(gs_catalog_at(model)->name));
+    char *body = json_dumps(reg, JSON_COMPACT), url[300];
+    json_decref(reg);
+    snprintf(url, sizeof(url), "/v1/nodes/%s/register", a->o.node);
+    int have = read_line(path, a->token, sizeof(a->token)) == 0;
+    long st = 0;
+    if (!have) {
+        if (!a->o.bootstrap_file || read_line(a->o.bootstrap_file, boot, sizeof(boot))) {
+            say("no token in %s and no bootstrap token (--bootstrap-token-file)", path);
+            free(body);
+            return -1;
+        }
+        st = http(a, "POST", url, boot, body, &resp);
+        json_t *j = st == 201 ? json_loads(resp, 0, NULL) : NULL;
+        const char *tok = json_string_value(json_object_get(j, "token"));
+        if (tok && strlen(tok) < sizeof(a->token)) {
+            memcpy(a->token, tok, strlen(tok) + 1);
+            int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+            FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+            if (!f || fprintf(f, "%s\n", a->token) < 0 || fclose(f)) {
+                say("%s: cannot keep the node's token: %s", path, strerror(errno));
+                st = 0;
+            }
+        }
+        json_decref(j);
+    } else {
+        st = http(a, "POST", url, a->token, body, &resp);
+    }
+    free(body);
+    if (st != 200 && st != 201) {
+        say("gpuschedd refused to register node %s (HTTP %ld): %s", a->o.node, st,
+            resp ? resp : "no answer");
+        free(resp);
+        return -1;
+    }
+    free(resp);
+    say("node %s registered with %s: %d GPUs", a->o.node, a->o.server, a->topo->ngpus);
+    return 0;
+}
+
+/* ---- MIG: the instances gpuschedd placed pods on ---- */
+
+struct want {
+    int card, profile, start; /* profile: index in the card's MIG model */
+};
+
+/* The MIG model of card @g (gpusched/mig.h), or NULL when it has none. */
+static const struct gs_mig_model *mig_model(const struct agent *a, int g)
+{
+    int cm = gs_nvml_catalog_model(a->topo->gpu[g].name);
+    int mm = cm >= 0 ? gs_mig_model_find(gs_catalog_at(cm)->name) : -1;
+    return mm >= 0 ? gs_mig_model_at(mm) : NULL;
+}
+
+/*
+ * Card @g's MIG mode as its bound pods need it: on for a MIG pod, off for a whole or shared one
+ * once no instance is left; changed only while the card runs nothing.
+ */
+static void mig_mode(struct agent *a, int g, int want_mig, int want_whole, int *changed)
+{
+    struct gs_diag d;
+    FILE *dry = a->o.dry_run ? stdout : NULL;
+    int on = a->topo->gpu[g].mig_mode == 1;
+    if (a->topo->gpu[g].mig_mode < 0 ||
+        (want_mig ? on : !on || !want_whole || a->topo->gpu[g].nmig > 0))
+        return;
+    gs_diag_init(&d);
+    if (gs_nvml_busy(a->nvml, g, &d) != 0) {
+        say("GPU %d runs work: its MIG mode changes once it is idle", g);
+        return;
+    }
+    if (gs_nvml_mig_mode(a->nvml, g, want_mig, dry, &d))
+        say("GPU %d: %s", g, d.msg);
+    else if (!dry) {
+        a->topo->gpu[g].mig_mode = want_mig;
+        *changed = 1;
+    }
+}
+
+/* Card @g's instances as its bound MIG pods need them: @w[@nw] wanted (card, profile, start). */
+static void mig_instances(struct agent *a, int g, const int (*w)[3], int nw, int *changed)
+{
+    struct gs_nvml_gi have[GS_TOPO_MIG_MAX];
+    struct gs_diag d;
+    FILE *dry = a->o.dry_run ? stdout : NULL;
+    const struct gs_mig_model *m = mig_model(a, g);
+    gs_diag_init(&d);
+    int nh = m && a->topo->gpu[g].mig_mode == 1 ? gs_nvml_mig_list(a->nvml, g, have, 7, &d) : 0;
+    if (nh < 0)
+        say("GPU %d: %s", g, d.msg);
+    int busy = -1;
+    for (int k = 0; k < nh; k++) { /* gone: no bound pod holds it; only on an idle card */
+        int kept = 0;
+        for (int i = 0; i < nw && !kept; i++)
+            kept = w[i][0] == g && w[i][2] == (int)have[k].start &&
+                   m->profiles[w[i][1]].id == have[k].profile_id;
+        if (kept)
+            continue;
+        if (busy < 0)
+            busy = gs_nvml_busy(a->nvml, g, &d) != 0;
+        if (busy)
+            say("GPU %d runs work: its instance at slice %u stays until it is idle", g,
+                have[k].start);
+        else if (gs_nvml_mig_destroy(a->nvml, g, (int)have[k].start, dry, &d))
+            say("GPU %d: %s", g, d.msg);
+        else
+            *changed |= !dry;
+    }
+    for (int i = 0; m && nh >= 0 && i < nw; i++) { /* new: in free slices, disturbing no work */
+        const struct gs_mig_profile *pr = &m->profiles[w[i][1]];
+        int there = w[i][0] != g;
+        for (int k = 0; k < nh && !there; k++)
+            there = (int)have[k].start == w[i][2] && have[k].profile_id == pr->id;
+        if (there)
+            continue;
+        int np = gs_nvml_profile_of(pr->compute_slices, pr->memory_slices, m->memory_slices,
+                                    strstr(pr->name, "+me") != NULL);
+        if (np < 0 || gs_nvml_mig_create(a->nvml, g, np, w[i][2], pr->memory_slices, dry, &d))
+            say("GPU %d: MIG %s at slice %d: %s", g, pr->name, w[i][2],
+                np < 0 ? "no NVML profile" : d.msg);
+        else
+            *changed |= !dry;
+    }
+}
+
+/* Makes the cards' MIG modes and instances match the bound pods. Under the lock. */
+static void mig_sync(struct agent *a, int *changed)
+{
+    int w[GS_PLAN_PODS_MAX][3], nw = 0;
+    uint32_t want_mig = 0, want_whole = 0;
+    *changed = 0;
+    if (!a->nvml)
+        return;
+    for (int i = 0; i < a->plan->npods; i++) {
+        const struct gs_plan_pod *p = &a->plan->pods[i];
+        if (!p->mig[0]) {
+            want_whole |= p->cards;
+            continue;
+        }
+        int card = __builtin_ctz(p->cards);
+        const struct gs_mig_model *m = mig_model(a, card);
+        int prof = -1;
+        for (int k = 0; m && k < m->nprofiles && prof < 0; k++)
+            prof = strcmp(m->profiles[k].name, p->mig) ? -1 : k;
+        if (prof < 0) {
+            say("pod %s/%s: card %d has no MIG profile %s", p->ns, p->name, card, p->mig);
+            continue;
+        }
+        want_mig |= 1u << card;
+        w[nw][0] = card;
+        w[nw][1] = prof;
+        w[nw++][2] = p->mig_start;
+    }
+    for (int g = 0; g < a->topo->ngpus; g++) {
+        if (want_mig >> g & 1u)
+            mig_mode(a, g, 1, 0, changed);
+        mig_instances(a, g, (const int(*)[3])w, nw, changed);
+        if (!(want_mig >> g & 1u))
+            mig_mode(a, g, 0, want_whole >> g & 1u, changed);
+    }
+}
+
+/* ---- the loops ---- */
+
+/* Pods bound to this node now; the plan, MIG, cgroups and the device plugin follow. */
+static void sync_pods(struct agent *a)
+{
+    static struct gs_plan_pod pods[GS_PLAN_PODS_MAX];
+    char url[300], *resp = NULL;
+    struct gs_diag d;
+    gs_diag_init(&d);
+    snprintf(url, sizeof(url), "/v1/nodes/%s/pods", a->o.node);
+    long st = http(a, "GET", url, a->token, NULL, &resp);
+    int n = st == 200 && resp ? gs_plan_pods_json(resp, pods, GS_PLAN_PODS_MAX, &d) : -1;
+    free(resp);
+    if (n < 0) {
+        say("cannot read the pods bound to %s (HTTP %ld) %s", a->o.node, st, d.msg);
+        return;
+    }
+    int changed = 0;
+    pthread_mutex_lock(&a->lock);
+    if (gs_plan_set_pods(a->plan, pods, n, &d))
+        say("%s", d.msg);
+    mig_sync(a, &changed);
+    if (changed) { /* the instances' UUIDs, for the device plugin and CDI */
+        struct gs_topo *t = malloc(sizeof(*t));
+        if (t && gs_nvml_discover(a->nvml, a->o.disc.sysfs, t, &d) == 0)
+            memcpy(a->topo, t, sizeof(*t));
+        free(t);
+        if (a->o.cdi_dir && gs_cdi_write(a->topo, a->o.cdi_dir, &d))
+            say("%s", d.msg);
+    }
+    if (a->o.cgroup_root && gs_cgroup_apply(a->plan, a->o.cgroup_root, a->o.cgroup_parent, &d))
+        say("%s", d.msg);
+    if (a->plan_state[0] && gs_plan_save(a->plan, a->plan_state, &d))
+        say("%s", d.msg);
+    int stale = a->plugin && gs_plugin_stale(a->plugin);
+    /* the device lists change only with a card's health or its MIG instances */
+    int resend = changed || a->unhealthy != a->unhealthy_sent;
+    a->unhealthy_sent = a->unhealthy;
+    pthread_mutex_unlock(&a->lock);
+    if (!a->o.no_plugin && (stale || !a->plugin)) {
+        gs_plugin_stop(a->plugin);
+        a->plugin = NULL;
+        gs_diag_init(&d);
+        if (gs_plugin_start(a->plan, &a->lock, &a->unhealthy, a->o.plugin_dir, a->plan_state, 2000,
+                            stderr, &a->plugin, &d))
+            say("device plugin: %s (trying again)", d.msg);
+    } else if (resend) {
+        gs_plugin_changed(a->plugin);
+    }
+}
+
+static void beat(struct agent *a)
+{
+    char url[300];
+    snprintf(url, sizeof(url), "/v1/nodes/%s/heartbeat", a->o.node);
+    long st = http(a, "POST", url, a->token, "{}", NULL);
+    if (st != 200)
+        say("heartbeat: HTTP %ld", st);
+}
+
+/* Xid events: a card whose Xid is no application error is reported unhealthy. */
+static void *xid_loop(void *arg)
+{
+    struct agent *a = arg;
+    struct gs_diag d;
+    while (!stop_threads) {
+        int gpu;
+        unsigned long long xid;
+        gs_diag_init(&d);
+        int rc = gs_nvml_xid_wait(a->nvml, 1000, &gpu, &xid, &d);
+        if (rc < 0) {
+            say("Xid events: %s; health checks stop", d.msg);
+            return NULL;
+        }
+        if (rc == 0 || gpu < 0 || gs_xid_is_application(xid))
+            continue;
+        char url[300], body[80];
+        snprintf(url, sizeof(url), "/v1/nodes/%s/gpus/%d/health", a->o.node, gpu);
+        snprintf(body, sizeof(body), "{\"healthy\": false, \"xid\": %llu}", xid);
+        say("GPU %d: Xid %llu: reported unhealthy", gpu, xid);
+        pthread_mutex_lock(&a->lock);
+        a->unhealthy |= 1u << gpu; /* the next sync sends ListAndWatch its devices again */
+        pthread_mutex_unlock(&a->lock);
+        if (http(a, "POST", url, a->token, body, NULL) != 200)
+            say("GPU %d: gpuschedd did not take the health report", gpu);
+    }
+    return NULL;
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int run(struct agent *a)
+{
+    struct gs_diag d;
+    gs_diag_init(&d);
+    if (register_node(a))
+        return 1;
+    snprintf(a->plan_state, sizeof(a->plan_state), "%s/plan.json", a->o.state_dir);
+    if (gs_plan_init(a->plan, a->topo, a->o.replicas, a->o.shim, a->o.mps_pipe) ||
+        gs_plan_load(a->plan, a->plan_state, &d)) {
+        say("%s", d.msg[0] ? d.msg : "bad --replicas or paths");
+        return 1;
+    }
+    if (a->o.cdi_dir && gs_cdi_write(a->topo, a->o.cdi_dir, &d))
+        say("%s", d.msg);
+    pthread_t xt;
+    int xid = a->nvml && pthread_create(&xt, NULL, xid_loop, a) == 0;
+    int64_t next_beat = 0;
+    while (!stopping) {
+        if (now_ms() >= next_beat) {
+            beat(a);
+            next_beat = now_ms() + a->o.beat_s * 1000;
+        }
+        sync_pods(a);
+        struct timespec ts = {a->o.sync_ms / 1000, (long)(a->o.sync_ms % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    stop_threads = 1;
+    if (xid)
+        pthread_join(xt, NULL);
+    gs_plugin_stop(a->plugin);
+    return 0;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: gpusched-agent [options]\n"
+            "  --server URL             gpuschedd (http://127.0.0.1:8080)\n"
+            "  --node NAME              this node's name in gpuschedd (default: $NODE_NAME, or "
+            "the host name)\n"
+            "  --bootstrap-token-file F the bootstrap node token, for the first registration\n"
+            "  --state-dir DIR          the node's token and device state "
+            "(/var/lib/gpusched-agent)\n"
+            "  --device-plugin-dir DIR  kubelet's device plugin folder "
+            "(/var/lib/kubelet/device-plugins)\n"
+            "  --no-device-plugin       no kubelet (bare machines)\n"
+            "  --cdi-dir DIR            where the CDI spec goes (/var/run/cdi; '' = none)\n"
+            "  --cgroup-root DIR        cgroup v2 mount (/sys/fs/cgroup; '' = no CPU weights)\n"
+            "  --cgroup-parent NAME     the tenants' groups under it (gpusched.slice)\n"
+            "  --shim PATH              libgpushare.so on the host, mounted into shared pods\n"
+            "                           (/usr/lib/gpusched/libgpushare.so; '' = none)\n"
+            "  --mps-pipe DIR           the MPS control daemon's pipe folder (/tmp/nvidia-mps;\n"
+            "                           '' = no MPS client limits)\n"
+            "  --replicas N             nvidia.com/gpu devices per card, 1..%d (10)\n"
+            "  --heartbeat-seconds N    (10)     --sync-ms N  bound pods read every N ms (2000)\n"
+            "  --dry-run                print the NVML MIG calls, make none\n"
+            "  --nvml-lib PATH, --nvidia-smi CMD, --hwloc-xml FILE, --sysfs DIR  discovery inputs\n"
+            "  --ca-file FILE           CA of gpuschedd's TLS certificate\n"
+            "  --discover [--json|--yaml]  print this machine's topology tree and exit\n",
+            GS_PLAN_REPLICAS_MAX);
+}
+
+static int parse(int argc, char **argv, struct opts *o)
+{
+    static char host[256];
+    static const struct option lo[] = {{"server", 1, 0, 's'},
+                                       {"node", 1, 0, 'n'},
+                                       {"bootstrap-token-file", 1, 0, 'b'},
+                                       {"state-dir", 1, 0, 'S'},
+                                       {"device-plugin-dir", 1, 0, 'p'},
+                                       {"no-device-plugin", 0, 0, 'P'},
+                                       {"cdi-dir", 1, 0, 'c'},
+                                       {"cgroup-root", 1, 0, 'g'},
+                                       {"cgroup-parent", 1, 0, 'G'},
+                                       {"shim", 1, 0, 'L'},
+                                       {"mps-pipe", 1, 0, 'm'},
+                                       {"replicas", 1, 0, 'r'},
+                                       {"heartbeat-seconds", 1, 0, 'H'},
+                                       {"sync-ms", 1, 0, 'y'},
+                                       {"dry-run", 0, 0, 'D'},
+                                       {"nvml-lib", 1, 0, 'N'},
+                                       {"nvidia-smi", 1, 0, 'M'},
+                                       {"hwloc-xml", 1, 0, 'X'},
+                                       {"sysfs", 1, 0, 'Y'},
+                                       {"ca-file", 1, 0, 'C'},
+                                       {"discover", 0, 0, 'd'},
+                                       {"json", 0, 0, 'j'},
+                                       {"yaml", 0, 0, 'k'},
+                                       {"help", 0, 0, 'h'},
+                                       {0, 0, 0, 0}};
+    memset(o, 0, sizeof(*o));
+    o->server = "http://127.0.0.1:8080";
+    o->node = getenv("NODE_NAME");
+    o->state_dir = "/var/lib/gpusched-agent";
+    o->plugin_dir = "/var/lib/kubelet/device-plugins";
+    o->cdi_dir = "/var/run/cdi";
+    o->cgroup_root = "/sys/fs/cgroup";
+    o->cgroup_parent = "gpusched.slice";
+    o->shim = "/usr/lib/gpusched/libgpushare.so";
+    o->mps_pipe = "/tmp/nvidia-mps";
+    o->replicas = 10;
+    o->beat_s = 10;
+    o->sync_ms = 2000;
+    o->disc.sysfs = "/sys";
+    o->fmt = GS_TOPO_HUMAN;
+    int c;
+    char *end;
+    while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+        long v = 0;
+        if (c == 'r' || c == 'H' || c == 'y') {
+            errno = 0;
+            v = strtol(optarg, &end, 10);
+            if (errno || *end || v < 1 || v > (c == 'r' ? GS_PLAN_REPLICAS_MAX : 86400000)) {
+                say("--%s %s: out of range",
+                    c == 'r'   ? "replicas"
+                    : c == 'H' ? "heartbeat-seconds"
+                               : "sync-ms",
+                    optarg);
+                return -1;
+            }
+        }
+        switch (c) {
+        case 's':
+            o->server = optarg;
+            break;
+        case 'n':
+            o->node = optarg;
+            break;
+        case 'b':
+            o->bootstrap_file = optarg;
+            break;
+        case 'S':
+            o->state_dir = optarg;
+            break;
+        case 'p':
+            o->plugin_dir = optarg;
+            break;
+        case 'P':
+            o->no_plugin = 1;
+            break;
+        case 'c':
+            o->cdi_dir = *optarg ? optarg : NULL;
+            break;
+        case 'g':
+            o->cgroup_root = *optarg ? optarg : NULL;
+            break;
+        case 'G':
+            o->cgroup_parent = optarg;
+            break;
+        case 'L':
+            o->shim = *optarg ? optarg : NULL;
+            break;
+        case 'm':
+            o->mps_pipe = *optarg ? optarg : NULL;
+            break;
+        case 'r':
+            o->replicas = (int)v;
+            break;
+        case 'H':
+            o->beat_s = (int)v;
+            break;
+        case 'y':
+            o->sync_ms = (int)v;
+            break;
+        case 'D':
+            o->dry_run = 1;
+            break;
+        case 'N':
+            o->disc.nvml_lib = optarg;
+            break;
+        case 'M':
+            o->disc.smi = optarg;
+            break;
+        case 'X':
+            o->disc.hwloc_xml = optarg;
+            break;
+        case 'Y':
+            o->disc.sysfs = optarg;
+            break;
+        case 'C':
+            o->ca_file = optarg;
+            break;
+        case 'd':
+            o->discover_only = 1;
+            break;
+        case 'j':
+            o->fmt = GS_TOPO_JSON;
+            break;
+        case 'k':
+            o->fmt = GS_TOPO_YAML;
+            break;
+        case 'h':
+            usage(stdout);
+            exit(0);
+        default:
+            return -1;
+        }
+    }
+    if (optind != argc)
+        return -1;
+    if (!o->node || !*o->node) {
+        if (gethostname(host, sizeof(host) - 1))
+            return -1;
+        o->node = host;
+    }
+    if (!o->discover_only)
+        o->disc.log = stderr;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static struct agent a;
+    static struct gs_topo topo;
+    static struct gs_plan plan;
+    struct gs_diag d;
+    if (parse(argc, argv, &a.o)) {
+        usage(stderr);
+        return 2;
+    }
+    gs_diag_init(&d);
+    a.topo = &topo;
+    a.plan = &plan;
+    pthread_mutex_init(&a.lock, NULL);
+    int src = gs_discover(&a.o.disc, a.topo, &a.nvml, &d);
+    if (src < 0) {
+        say("%s", d.msg);
+        return 1;
+    }
+    if (a.o.discover_only) {
+        int m = a.topo->ngpus ? gs_nvml_catalog_model(a.topo->gpu[0].name) : -1;
+        printf(a.o.fmt == GS_TOPO_HUMAN ? "# from %s\n" : "", gs_discover_source_name(src));
+        int rc = gs_topo_write(stdout, a.topo, a.o.fmt, a.o.node,
+                               m >= 0 ? gs_catalog_at(m)->name : NULL, &d);
+        if (rc)
+            say("%s", d.msg);
+        gs_nvml_close(a.nvml);
+        return rc ? 1 : 0;
+    }
+    say("found %d GPUs through %s", a.topo->ngpus, gs_discover_source_name(src));
+    if (mkdir(a.o.state_dir, 0700) && errno != EEXIST) {
+        say("%s: %s", a.o.state_dir, strerror(errno));
+        return 1;
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    int rc = run(&a);
+    gs_nvml_close(a.nvml);
+    curl_global_cleanup();
+    return rc;
+}

@@ -1,0 +1,150 @@
+/* The machine's topology tree from NVML, nvidia-smi text or hwloc. Contract: discover.h. */
+#include "discover.h"
+
+#include "nvml.h"
+
+#include "gpusched/diag.h"
+#include "gpusched/topo.h"
+#include "gpusched/topotext.h"
+
+#include <errno.h>
+#include <hwloc.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *gs_discover_source_name(enum gs_discover_source s)
+{
+    return s == GS_FROM_NVML ? "nvml" : s == GS_FROM_SMI ? "nvidia-smi" : "hwloc";
+}
+
+/* `nvidia-smi topo -m`, run and read (at most GS_TOPOTEXT_MAX_BYTES). */
+static int from_smi(const char *smi, struct gs_topo *t, struct gs_diag *d)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof(cmd), "%s topo -m 2>/dev/null", smi ? smi : "nvidia-smi");
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        return gs_diag_error_code(d, -errno, "%s: %s", cmd, strerror(errno));
+    char *buf = malloc(GS_TOPOTEXT_MAX_BYTES + 1);
+    size_t n = buf ? fread(buf, 1, GS_TOPOTEXT_MAX_BYTES + 1, p) : 0;
+    int status = pclose(p);
+    int rc;
+    if (!buf)
+        rc = gs_diag_error_code(d, -ENOMEM, "out of memory");
+    else if (status != 0)
+        rc = gs_diag_error_code(d, -ENOENT, "%s exited with status %d", cmd, status);
+    else
+        rc = gs_topo_parse_text("nvidia-smi topo -m", buf, n, t, d);
+    free(buf);
+    return rc;
+}
+
+/* The bridges from @o up to its host bridge, nearest first; returns how many. */
+static int bridges_up(hwloc_obj_t o, hwloc_obj_t *out, int max)
+{
+    int n = 0;
+    for (hwloc_obj_t p = o->parent; p && p->type == HWLOC_OBJ_BRIDGE && n < max; p = p->parent)
+        out[n++] = p;
+    return n;
+}
+
+/* nvidia-smi's class of two PCI devices from the bridges above them and their CPU sets. */
+static enum gs_link hwloc_class(hwloc_obj_t a, hwloc_obj_t b)
+{
+    hwloc_obj_t ua[32], ub[32];
+    int na = bridges_up(a, ua, 32), nb = bridges_up(b, ub, 32);
+    for (int i = 0; i < na; i++)
+        for (int k = 0; k < nb; k++) {
+            if (ua[i] != ub[k])
+                continue;
+            if (ua[i]->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_HOST)
+                return GS_LINK_PHB;
+            /* one PCIe switch between them (its upstream bridge, and at most its downstream
+             * port above each) is PIX; more bridges is PXB: nvidia-smi's legend */
+            return i <= 1 && k <= 1 ? GS_LINK_PIX : GS_LINK_PXB;
+        }
+    hwloc_obj_t ca = hwloc_get_non_io_ancestor_obj(NULL, a);
+    hwloc_obj_t cb = hwloc_get_non_io_ancestor_obj(NULL, b);
+    if (ca && cb && ca->nodeset && cb->nodeset && hwloc_bitmap_isequal(ca->nodeset, cb->nodeset))
+        return GS_LINK_NODE;
+    return GS_LINK_SYS;
+}
+
+int gs_discover_hwloc(const char *xml, struct gs_topo *t, struct gs_diag *d)
+{
+    hwloc_topology_t topo;
+    hwloc_obj_t gpu[GS_GPUS_MAX];
+    gs_topo_init(t);
+    if (hwloc_topology_init(&topo) < 0)
+        return gs_diag_error_code(d, -EIO, "hwloc_topology_init failed");
+    hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_ALL);
+    if ((xml && hwloc_topology_set_xml(topo, xml) < 0) || hwloc_topology_load(topo) < 0) {
+        hwloc_topology_destroy(topo);
+        return gs_diag_error_code(d, -EIO, "hwloc cannot load %s", xml ? xml : "this machine");
+    }
+    int rc = 0;
+    for (hwloc_obj_t o = NULL; (o = hwloc_get_next_pcidev(topo, o)) != NULL;) {
+        unsigned cls = o->attr->pcidev.class_id >> 8;
+        if (o->attr->pcidev.vendor_id != 0x10de || cls != 0x03)
+            continue; /* NVIDIA's display (0x0300) and 3D (0x0302) controllers only */
+        if (t->ngpus == GS_GPUS_MAX) {
+            rc = gs_diag_error_code(d, -E2BIG, "hwloc: more than %d NVIDIA GPUs", GS_GPUS_MAX);
+            break;
+        }
+        struct gs_topo_gpu *u = &t->gpu[t->ngpus];
+        snprintf(u->pci, sizeof(u->pci), "%08x:%02x:%02x.%x", o->attr->pcidev.domain,
+                 o->attr->pcidev.bus, o->attr->pcidev.dev, o->attr->pcidev.func);
+        hwloc_obj_t cpu = hwloc_get_non_io_ancestor_obj(topo, o);
+        if (cpu && cpu->nodeset && !hwloc_bitmap_iszero(cpu->nodeset)) {
+            u->numa = hwloc_bitmap_first(cpu->nodeset);
+            hwloc_bitmap_list_snprintf(u->numa_list, sizeof(u->numa_list), cpu->nodeset);
+        }
+        if (cpu && cpu->cpuset)
+            hwloc_bitmap_list_snprintf(u->cpus, sizeof(u->cpus), cpu->cpuset);
+        gpu[t->ngpus++] = o;
+    }
+    for (int a = 0; !rc && a < t->ngpus; a++)
+        for (int b = 0; b < t->ngpus; b++)
+            t->link[a][b] = (uint8_t)(a == b ? GS_LINK_SELF : hwloc_class(gpu[a], gpu[b]));
+    hwloc_topology_destroy(topo);
+    if (!rc)
+        gs_topo_derive(t);
+    return rc;
+}
+
+int gs_discover(const struct gs_discover_opts *o, struct gs_topo *t, struct gs_nvml **nvml,
+                struct gs_diag *d)
+{
+    struct gs_nvml *n = NULL;
+    struct gs_diag why;
+    char first[GS_DIAG_MSG_MAX / 2], second[GS_DIAG_MSG_MAX / 2];
+    gs_diag_init(&why);
+    if (nvml)
+        *nvml = NULL;
+    int rc = gs_nvml_open(o->nvml_lib, &n, &why);
+    if (!rc && (rc = gs_nvml_discover(n, o->sysfs ? o->sysfs : "/sys", t, &why)) == 0 &&
+        t->ngpus > 0) {
+        if (nvml)
+            *nvml = n;
+        else
+            gs_nvml_close(n);
+        return GS_FROM_NVML;
+    }
+    gs_nvml_close(n);
+    snprintf(first, sizeof(first), "%.200s", rc ? why.msg : "NVML: no GPU");
+    if (o->log)
+        fprintf(o->log, "discovery: %s; trying nvidia-smi\n", first);
+    gs_diag_init(&why);
+    rc = from_smi(o->smi, t, &why);
+    if (!rc && t->ngpus > 0)
+        return GS_FROM_SMI;
+    snprintf(second, sizeof(second), "%.200s", rc ? why.msg : "nvidia-smi: no GPU");
+    if (o->log)
+        fprintf(o->log, "discovery: %s; trying hwloc\n", second);
+    gs_diag_init(&why);
+    rc = gs_discover_hwloc(o->hwloc_xml, t, &why);
+    if (!rc && t->ngpus > 0)
+        return GS_FROM_HWLOC;
+    return gs_diag_error_code(d, -ENODEV, "no GPU found: %s; %s; hwloc: %s", first, second,
+                              rc ? why.msg : "no NVIDIA PCI device");
+}

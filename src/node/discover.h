@@ -1,0 +1,45 @@
+/*
+ * Discovery of the machine's topology tree (gpusched/topo.h) by the best source present: NVML
+ * (nvml.h), else the text of `nvidia-smi topo -m` (gpusched/topotext.h), else hwloc's PCI tree
+ * (NVIDIA display and 3D controllers, PCI vendor 0x10de, with the bridges between them; no NVLink).
+ * Each source fills the same tree; the first that finds at least one GPU wins.
+ */
+#ifndef GS_NODE_DISCOVER_H
+#define GS_NODE_DISCOVER_H
+
+#include <stdio.h>
+
+struct gs_diag;
+struct gs_nvml;
+struct gs_topo;
+
+enum gs_discover_source { GS_FROM_NVML, GS_FROM_SMI, GS_FROM_HWLOC };
+
+struct gs_discover_opts {
+    const char *nvml_lib; /* NULL: libnvidia-ml.so.1 through the dynamic loader */
+    const char *smi;      /* the nvidia-smi command; NULL: "nvidia-smi" on PATH */
+    const char
+        *hwloc_xml;    /* an hwloc XML export to read instead of this machine; NULL: the machine */
+    const char *sysfs; /* "/sys", or a folder laid out like it (tests) */
+    FILE *log;         /* each source tried and why it was passed over; may be NULL */
+};
+
+/*
+ * gs_discover() - fill @t from the first source that works, in the order above.
+ * @nvml: when non-NULL and NVML loaded, *@nvml is the open library (the caller closes it with
+ *        gs_nvml_close()); NULL when another source was used.
+ * Return: the source (>= 0); -ENODEV with @d listing why each source failed.
+ */
+int gs_discover(const struct gs_discover_opts *o, struct gs_topo *t, struct gs_nvml **nvml,
+                struct gs_diag *d);
+
+/* gs_discover_source_name() - "nvml", "nvidia-smi", "hwloc". */
+const char *gs_discover_source_name(enum gs_discover_source s);
+
+/*
+ * gs_discover_hwloc() - the hwloc source alone (@xml: an XML export, or NULL for this machine).
+ * Return: 0 with @t filled (0 GPUs when none); -EIO with @d.
+ */
+int gs_discover_hwloc(const char *xml, struct gs_topo *t, struct gs_diag *d);
+
+#endif

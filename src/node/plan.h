@@ -1,0 +1,158 @@
+/*
+ * What the node agent carries out of gpuschedd's decisions, without I/O: the pods bound to this
+ * node, the device IDs it advertises to kubelet, which bound pod a kubelet Allocate is for, and
+ * what that container then gets (environment, mounts, CDI devices).
+ *
+ * Device IDs. kubelet's device plugin API names devices, never pods, so every bound pod gets
+ * device IDs of its own: resource nvidia.com/gpu offers, per card, `replicas` IDs "<uuid>::<k>"
+ * (k = 0..replicas-1, as HAMi splits a card into deviceSplitCount devices), and a pod holds one
+ * replica of each card gpuschedd bound it to, the lowest one no other live pod holds; a
+ * nvidia.com/mig-<profile> resource offers one ID per MIG instance, its MIG UUID. IDs of a pod
+ * kubelet has allocated stay its own until it leaves the node (they are in kubelet's checkpoint).
+ *
+ * Matching (gs_plan_allocate()). kubelet admits one pod at a time and asks GetPreferredAllocation
+ * just before Allocate; the agent answers the preference with the IDs of the earliest-bound pod not
+ * yet allocated that asks that many devices of the resource, so kubelet's choice names exactly one
+ * pod. Allocate then takes, in order: (1) the unallocated pod whose IDs are exactly the IDs asked;
+ * (2) the pod the last preference for this resource chose, when it still fits the count; (3) the
+ * only unallocated pod asking that count. Anything else is refused with a message (kubelet fails
+ * the pod's admission, and retries): the agent never guesses, so two pods bound to one node at the
+ * same moment never get each other's cards. What the container gets comes from the pod's binding,
+ * never from the IDs kubelet chose.
+ *
+ * Invariants: pods are kept in bind order; a pod's IDs never collide with another live pod's.
+ * Thread safety: none; the agent serialises calls. Limits: GS_PLAN_PODS_MAX pods per node.
+ */
+#ifndef GS_NODE_PLAN_H
+#define GS_NODE_PLAN_H
+
+#include <stdint.h>
+
+#include "gpusched/cluster.h"
+#include "gpusched/topo.h"
+
+struct gs_diag;
+
+#define GS_PLAN_PODS_MAX     512
+#define GS_PLAN_REPLICAS_MAX 64  /* nvidia.com/gpu IDs per card */
+#define GS_PLAN_ID_MAX       112 /* a device ID: "<uuid>::<k>" or a MIG UUID; kubelet allows 63+ */
+#define GS_PLAN_ENV_MAX      12
+#define GS_PLAN_VAL_MAX      1024
+#define GS_PLAN_MOUNTS_MAX   4
+#define GS_PLAN_PATH_MAX     256
+#define GS_PLAN_RES_MAX      48 /* a resource name, "nvidia.com/mig-1g.10gb.me" fits */
+
+/* One pod gpuschedd bound to this node (GET /v1/nodes/NAME/pods, one item). */
+struct gs_plan_pod {
+    char ns[64], name[254], uid[64], tenant[64];
+    uint32_t cards;     /* node-local GPU indexes */
+    int64_t gpumem_mib; /* per card, shared slices; 0 = whole cards or MIG */
+    int32_t gpucores;   /* percent of a card per card, shared slices; 0 = none */
+    char mig[24];       /* MIG profile ("2g.20gb"), "" = none */
+    int mig_start;      /* its first memory slice */
+    int64_t cpu_milli;  /* host CPU requested */
+    /* the agent's own */
+    int allocated;                /* kubelet allocated it (persisted) */
+    uint8_t replica[GS_GPUS_MAX]; /* per bound card: its nvidia.com/gpu replica */
+    int seen;                     /* scratch of gs_plan_set_pods() */
+};
+
+struct gs_plan {
+    const struct gs_topo *topo; /* the node's tree (borrowed); GPU UUIDs, MIG UUIDs */
+    int replicas;               /* nvidia.com/gpu IDs per card, 1..GS_PLAN_REPLICAS_MAX */
+    int npods;
+    struct gs_plan_pod pods[GS_PLAN_PODS_MAX];
+    char last_res[GS_PLAN_RES_MAX]; /* the resource of the last preference, and its pod */
+    char last_uid[64];
+    /* what Allocate mounts and points libgpushare and MPS at */
+    char shim_host[GS_PLAN_PATH_MAX], shim_ctr[GS_PLAN_PATH_MAX]; /* libgpushare.so */
+    char mps_pipe[GS_PLAN_PATH_MAX]; /* CUDA_MPS_PIPE_DIRECTORY, host = container; "" = no MPS */
+};
+
+/* What Allocate answers for one container. */
+struct gs_plan_alloc {
+    char pod[GS_PLAN_PATH_MAX]; /* "ns/name" of the pod matched */
+    int nenv;
+    char env_key[GS_PLAN_ENV_MAX][48];
+    char env_val[GS_PLAN_ENV_MAX][GS_PLAN_VAL_MAX];
+    int nmount;
+    struct {
+        char host[GS_PLAN_PATH_MAX], ctr[GS_PLAN_PATH_MAX];
+        int ro;
+    } mount[GS_PLAN_MOUNTS_MAX];
+    int ncdi;
+    char cdi[GS_GPUS_MAX][GS_PLAN_ID_MAX + 24]; /* "gpusched.io/gpu=<uuid>" */
+};
+
+/*
+ * gs_plan_init() - an empty plan for @topo with @replicas IDs per card (1..GS_PLAN_REPLICAS_MAX),
+ * the libgpushare library at @shim_host (mounted read-only at the same path, or NULL: no shim)
+ * and the MPS pipe folder @mps_pipe (NULL: no MPS variables). Return: 0; -EINVAL.
+ */
+int gs_plan_init(struct gs_plan *p, const struct gs_topo *topo, int replicas, const char *shim_host,
+                 const char *mps_pipe);
+
+/*
+ * gs_plan_pods_json() - read @json (a JSON array of gpuschedd pod objects: namespace, name, uid,
+ * tenant, gpus, gpumem_mib, gpucores, cpu_milli, mig {profile, start}) into @out, in array order.
+ * Return: the count; -EINVAL with @d naming the item and field; -E2BIG past @max.
+ */
+int gs_plan_pods_json(const char *json, struct gs_plan_pod *out, int max, struct gs_diag *d);
+
+/*
+ * gs_plan_set_pods() - the pods now bound to the node, in bind order: pods no longer there leave
+ * (their IDs are free again), pods already known keep their IDs and allocated mark, new pods get
+ * the lowest free replicas. A pod whose cards are out of range or whose replicas are all taken is
+ * refused: Return: 0; -EINVAL with @d (the plan keeps the pods it had).
+ */
+int gs_plan_set_pods(struct gs_plan *p, const struct gs_plan_pod *pods, int n, struct gs_diag *d);
+
+/*
+ * gs_plan_devices() - the IDs resource @res offers (nvidia.com/gpu or nvidia.com/mig-<profile>),
+ * written to @ids (room for @max), with @card set to each ID's card.
+ * Return: the count (0 for a resource the node does not have).
+ */
+int gs_plan_devices(const struct gs_plan *p, const char *res, char (*ids)[GS_PLAN_ID_MAX],
+                    int *card, int max);
+
+/*
+ * gs_plan_resources() - the resources this node offers: nvidia.com/gpu when it has cards, and
+ * nvidia.com/mig-<profile> for each profile with an instance, each once, sorted.
+ * Return: the count written to @res (room for @max).
+ */
+int gs_plan_resources(const struct gs_plan *p, char (*res)[GS_PLAN_RES_MAX], int max);
+
+/*
+ * gs_plan_prefer() - kubelet's GetPreferredAllocation for @res: @size IDs out of @avail (@navail),
+ * holding every ID of @must (@nmust). Writes the IDs to @out (room for @size) and remembers the
+ * pod chosen. Return: the count written (@size when a bound pod fits, else the first @size
+ * available ones, must-includes first); 0 when fewer than @size are available.
+ */
+int gs_plan_prefer(struct gs_plan *p, const char *res, const char *const *avail, int navail,
+                   const char *const *must, int nmust, int size, char (*out)[GS_PLAN_ID_MAX]);
+
+/*
+ * gs_plan_allocate() - kubelet's Allocate of @ids (@n) of @res for one container: the pod, by the
+ * rules above, marked allocated, and what its container gets in @out.
+ * Return: 0; -ENOENT with @d when no bound pod matches; -EINVAL for an unknown resource or ID.
+ */
+int gs_plan_allocate(struct gs_plan *p, const char *res, const char *const *ids, int n,
+                     struct gs_plan_alloc *out, struct gs_diag *d);
+
+/*
+ * gs_plan_save() - the pods' IDs and allocated marks, as JSON, to @path (written to a temporary
+ * file and renamed, so a crash leaves the old or the new state). gs_plan_load() reads them back
+ * into an empty plan, before the first gs_plan_set_pods(), so an agent that restarts keeps every
+ * ID kubelet holds and allocates no pod twice.
+ * Return: 0; -errno with @d; gs_plan_load(): 0 also when @path does not exist (a first start),
+ * -EINVAL with @d for a damaged file.
+ */
+int gs_plan_save(const struct gs_plan *p, const char *path, struct gs_diag *d);
+int gs_plan_load(struct gs_plan *p, const char *path, struct gs_diag *d);
+
+/*
+ * gs_plan_mig_uuid() - the UUID of the MIG instance at slice @start of card @gpu, or NULL.
+ */
+const char *gs_plan_mig_uuid(const struct gs_topo *t, int gpu, int start);
+
+#endif

@@ -1,0 +1,112 @@
+/*
+ * libgpushare — NVML through dlopen: never a link-time dependency, so the library loads on
+ * machines without it (then compute limits are reported as not enforced).
+ */
+#include "shim.h"
+#include "node/nvml_abi.h"
+
+#include <dlfcn.h>
+#include <string.h>
+
+static struct {
+    nvmlReturn_t (*by_uuid)(const char *, nvmlDevice_t *);
+    nvmlReturn_t (*proc_util)(nvmlDevice_t, nvmlProcessUtilizationSample_t *, unsigned *,
+                              unsigned long long);
+    nvmlReturn_t (*util)(nvmlDevice_t, nvmlUtilization_t *);
+    nvmlReturn_t (*procs)(nvmlDevice_t, unsigned *, nvmlProcessInfo_v1_t *);
+} nv;
+
+static void *sym(void *lib, const char *name)
+{
+    return dlsym(lib, name);
+}
+
+#define BIND(field, lib, name) memcpy(&nv.field, &(void *){sym(lib, name)}, sizeof(nv.field))
+
+int gs__nvml_load(void)
+{
+    void *lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        gs__say("cannot load libnvidia-ml.so.1 (%s); compute limits are not enforced", dlerror());
+        return -1;
+    }
+    nvmlReturn_t (*init)(void);
+    void *p = sym(lib, "nvmlInit_v2");
+    memcpy(&init, &p, sizeof(init));
+    BIND(by_uuid, lib, "nvmlDeviceGetHandleByUUID");
+    BIND(proc_util, lib, "nvmlDeviceGetProcessUtilization");
+    BIND(util, lib, "nvmlDeviceGetUtilizationRates");
+    BIND(procs, lib, "nvmlDeviceGetComputeRunningProcesses");
+    if (!init || !nv.by_uuid || !nv.util) {
+        gs__say("libnvidia-ml.so.1 lacks nvmlInit_v2, nvmlDeviceGetHandleByUUID or "
+                "nvmlDeviceGetUtilizationRates; compute limits are not enforced");
+        return -1;
+    }
+    nvmlReturn_t rc = init();
+    if (rc != NVML_SUCCESS) {
+        gs__say("nvmlInit_v2 failed (NVML error %d); compute limits are not enforced", rc);
+        return -1;
+    }
+    return 0;
+}
+
+void *gs__nvml_device(const unsigned char uuid[16])
+{
+    char name[41];
+    nvmlDevice_t d = NULL;
+    for (int mig = 0; mig < 2 && !d; mig++) {
+        gs_shim_uuid_format(uuid, mig, name);
+        if (nv.by_uuid(name, &d) != NVML_SUCCESS)
+            d = NULL;
+    }
+    return d;
+}
+
+int gs__nvml_pids(void *dev, unsigned *pids, int max)
+{
+    nvmlProcessInfo_v1_t info[GS_PROBE_MAX];
+    unsigned n = GS_PROBE_MAX;
+    if (!nv.procs || max > GS_PROBE_MAX || nv.procs(dev, &n, info) != NVML_SUCCESS)
+        return -1;
+    for (unsigned i = 0; i < n; i++)
+        pids[i] = info[i].pid;
+    return (int)n;
+}
+
+/* Samples of one watcher pass; only the watcher thread reads utilisation. */
+#define MAX_SAMPLES 1024
+static nvmlProcessUtilizationSample_t samples[MAX_SAMPLES];
+
+static int process_util(void *dev, int32_t host_pid, unsigned long long *seen, unsigned *pct)
+{
+    unsigned n = MAX_SAMPLES;
+    nvmlReturn_t rc = nv.proc_util(dev, samples, &n, *seen);
+    if (rc == NVML_ERROR_NOT_FOUND) { /* no sample since the last pass: the process was idle */
+        *pct = 0;
+        return 0;
+    }
+    if (rc != NVML_SUCCESS)
+        return -1;
+    unsigned sum = 0, k = 0;
+    for (unsigned i = 0; i < n && i < MAX_SAMPLES; i++) {
+        if (samples[i].timeStamp > *seen)
+            *seen = samples[i].timeStamp;
+        if (samples[i].pid == (unsigned)host_pid) {
+            sum += samples[i].smUtil;
+            k++;
+        }
+    }
+    *pct = k ? sum / k : 0;
+    return 0;
+}
+
+int gs__nvml_util(void *dev, int32_t host_pid, unsigned long long *seen, unsigned *pct)
+{
+    if (host_pid != 0 && nv.proc_util)
+        return process_util(dev, host_pid, seen, pct);
+    nvmlUtilization_t u;
+    if (nv.util(dev, &u) != NVML_SUCCESS)
+        return -1;
+    *pct = u.gpu;
+    return 0;
+}

@@ -1,0 +1,90 @@
+/*
+ * libgpushare — the shared-memory region in which all processes of a container count their GPU
+ * memory, per device.
+ *
+ * Invariants: the region is one POSIX shared-memory object (shm_open) per container, mapped by
+ * every process that uses the GPU. It holds a table of devices (by UUID) and a table of process
+ * slots; each slot holds what its process has reserved on each device. A device's usage is the sum
+ * of the slots, so nothing but the slots needs repair: a slot whose process died (or whose pid was
+ * reused, or which an exec'd image left behind) is reaped — zeroed — by whoever finds it, and its
+ * memory returns to the container. Reservations take the region's robust process-shared mutex so
+ * that check-and-add is atomic across processes; a process that dies holding it hands a
+ * consistent state to the next (every update is a single atomic store). Releases and reads take
+ * no lock. Slots of another pid namespace are never judged dead by this one.
+ */
+#ifndef GPUSHARE_REGION_H
+#define GPUSHARE_REGION_H
+
+#include <stdint.h>
+
+#define GS_REGION_DEVICES 16
+#define GS_REGION_PROCS   1024
+
+struct gs_region;
+
+/* A process as the region records it: pid, start time (clock ticks since boot, field 22 of
+ * /proc/PID/stat; 0 when /proc is absent) and pid namespace (inode of /proc/self/ns/pid, or 0). */
+struct gs_region_who {
+    int32_t pid;
+    uint64_t start;
+    uint64_t pidns;
+};
+
+/* gs_region_who_self() - this process, read from /proc. */
+void gs_region_who_self(struct gs_region_who *who);
+
+/*
+ * gs_region_open() - open (creating it when absent, mode 0600) and map the region @name.
+ * @name: "/name" as shm_open(3) takes it.
+ * @err: 256 bytes; the reason on failure.
+ * Return: 0 and *@out set, or a negative errno (the object cannot be opened, has another layout,
+ * or its creator died while setting it up).
+ */
+int gs_region_open(const char *name, struct gs_region **out, char *err);
+
+/* gs_region_close() - unmap; the object stays for the container's other processes. NULL is
+ * accepted. */
+void gs_region_close(struct gs_region *r);
+
+/*
+ * gs_region_device() - the index of the device @uuid, adding it on first sight.
+ * Return: 0 .. GS_REGION_DEVICES - 1, or -ENOSPC when the table is full, -EIO when the lock is
+ * unrecoverable.
+ */
+int gs_region_device(struct gs_region *r, const unsigned char uuid[16]);
+
+/*
+ * gs_region_attach() - take a slot for @who (reusing one its earlier image left, reaping dead
+ * processes' slots when none is free).
+ * Return: the slot index, or -ENOSPC when GS_REGION_PROCS live processes hold slots, -EIO.
+ */
+int gs_region_attach(struct gs_region *r, const struct gs_region_who *who);
+
+/*
+ * gs_region_reserve() - add @bytes to @slot's usage of device @dev if the device's total stays
+ * within @limit; when it would not, reap dead processes and check again.
+ * Return: 0, -ENOMEM (over the limit; nothing changed), -EIO.
+ */
+int gs_region_reserve(struct gs_region *r, int slot, int dev, uint64_t bytes, uint64_t limit);
+
+/* gs_region_release() - take @bytes back from @slot's usage of @dev (saturating at 0). */
+void gs_region_release(struct gs_region *r, int slot, int dev, uint64_t bytes);
+
+/* gs_region_used() - the sum of all slots' usage of @dev, in bytes (no reaping). */
+uint64_t gs_region_used(const struct gs_region *r, int dev);
+
+/* gs_region_slot_used() - @slot's usage of @dev, in bytes. */
+uint64_t gs_region_slot_used(const struct gs_region *r, int slot, int dev);
+
+/* gs_region_reap() - zero the slots of dead processes. Return: how many were reaped, or -EIO. */
+int gs_region_reap(struct gs_region *r);
+
+/*
+ * gs_region_set_util() / gs_region_util() - a process's measured SM utilisation of a device, in
+ * percent, stamped @now_us (CLOCK_MONOTONIC microseconds); gs_region_util() sums the live slots'
+ * values stamped within @max_age_us of @now_us: the container's utilisation.
+ */
+void gs_region_set_util(struct gs_region *r, int slot, int dev, unsigned pct, uint64_t now_us);
+unsigned gs_region_util(const struct gs_region *r, int dev, uint64_t now_us, uint64_t max_age_us);
+
+#endif

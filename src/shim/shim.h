@@ -1,0 +1,151 @@
+/*
+ * libgpushare — state shared by the library's modules: the real driver's entry points, the
+ * process's limits per device, its ledger and its slot in the container's region.
+ *
+ * Invariants: gs__ready() is true once the environment was read and the driver resolved (the first
+ * wrapped call does it); a device's struct gs_shim_dev is filled once, under `mu`, then read
+ * without a lock (its `ready` flag is published with release order). `mu` guards the ledger and
+ * the device table; it is never held across a call into the driver. After fork() the child
+ * starts with an empty ledger, no slot and no watcher thread: it holds nothing in the driver's
+ * sense.
+ */
+#ifndef GPUSHARE_SHIM_H
+#define GPUSHARE_SHIM_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "env.h"
+#include "fns.h"
+#include "ledger.h"
+#include "limiter.h"
+#include "region.h"
+
+#define GS_EXPORT __attribute__((visibility("default")))
+
+/* The exported prototype of every wrapper. */
+#define GS_FN(name, base, version, variant, params) GS_EXPORT CUresult name params;
+#define GS_LAUNCH(name, base, version, variant, params, args)                                      \
+    GS_FN(name, base, version, variant, params)
+#include "fns.def"
+
+/* Call the real driver's @name, or report it missing and return CUDA_ERROR_NOT_FOUND. */
+#define GS_CALL(name, args)                                                                        \
+    (gs__shim.real[GS_I_##name] ? ((gs_pfn_##name)gs__shim.real[GS_I_##name])args                  \
+                                : gs__missing(GS_I_##name))
+
+struct gs_shim_dev {
+    _Atomic int ready;
+    int refused;          /* a limit variable is set and does not cover this device */
+    int regdev;           /* index in the region, -1 when memory is not counted */
+    uint64_t limit_bytes; /* UINT64_MAX: no memory limit */
+    unsigned cores;       /* percent; 100: no compute limit */
+    unsigned char uuid[16];
+    struct gs_limiter lim;
+    _Atomic int lim_on; /* launches on this device pass the limiter */
+    void *nvml;         /* nvmlDevice_t, for the watcher */
+    unsigned long long nvml_seen;
+};
+
+struct gs_shim {
+    pthread_mutex_t mu;
+    struct gs_shim_env env;
+    int broken;   /* the environment is malformed: refuse, never run unlimited */
+    int counting; /* a memory limit is set: count every allocation */
+    int limiting; /* a compute limit is set */
+    void *cuda;
+    gs_fnptr real[GS_NFN];
+    _Atomic int missing_said[GS_NFN];
+    struct gs_region *region;
+    int slot;                 /* this process's slot in the region, -1 until the first charge */
+    int ndev;                 /* devices the process sees, 0 until known */
+    _Atomic unsigned ctx_gen; /* bumped when a context dies: launch-path caches drop */
+    struct gs_ledger ledger;
+    struct gs_shim_dev dev[GS_REGION_DEVICES];
+    _Atomic int watcher; /* the utilisation watcher thread runs */
+    int32_t host_pid;    /* this process as NVML numbers it; 0 while unknown */
+};
+
+extern struct gs_shim gs__shim;
+
+/* Read the environment and resolve the driver, once; every wrapper calls it first. */
+void gs__init_slow(void);
+extern _Atomic int gs__inited;
+static inline void gs__init(void)
+{
+    if (!atomic_load_explicit(&gs__inited, memory_order_acquire))
+        gs__init_slow();
+}
+
+/* Whether devices must be checked before use: a limit is set, or the limits could not be read. */
+static inline int gs__guarded(void)
+{
+    return gs__shim.counting || gs__shim.broken || gs__shim.env.cores_pct.present;
+}
+
+/* Report (once per entry point) that the driver lacks @i. Return: CUDA_ERROR_NOT_FOUND. */
+CUresult gs__missing(int i);
+
+/* Print "libgpushare: ..." to stderr. */
+void gs__say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The device @ordinal's state, resolved on first use; NULL when the driver cannot name it. */
+struct gs_shim_dev *gs__dev(int ordinal);
+
+/* The ordinal of the current context's device. Return: CUDA_SUCCESS or the driver's error. */
+CUresult gs__current_ordinal(int *ordinal);
+
+/* Attach to the region once. Return: the slot, or -1 (the reason was said). Takes `mu`. */
+int gs__slot(void);
+
+/*
+ * Accounting (charge.c). A charge is what one call reserved: gs__charge*() reserve before the
+ * driver is asked (CUDA_SUCCESS: go on, c->counted says whether anything was reserved, nothing is
+ * when no memory limit is set or the driver cannot name the device and will fail the call itself;
+ * CUDA_ERROR_OUT_OF_MEMORY: refuse), gs__uncharge() undoes, gs__settle() moves a reservation made
+ * on an estimate to the @actual size (-1: over the limit, unchanged), gs__record() keeps it in the
+ * ledger under (@kind, @key) (-ENOMEM when the ledger cannot grow), gs__discharge() gives a freed
+ * object's bytes back, gs__drain_ctx() those of everything made in a context that died.
+ */
+struct gs_charge {
+    int counted;
+    int regdev;
+    int slot;
+    uint64_t bytes;
+    uint64_t limit;
+};
+CUresult gs__charge(int ordinal, uint64_t bytes, struct gs_charge *c);
+CUresult gs__charge_current(uint64_t bytes, struct gs_charge *c);
+CUresult gs__charge_stream(CUstream s, uint64_t bytes, struct gs_charge *c);
+void gs__uncharge(const struct gs_charge *c);
+int gs__settle(struct gs_charge *c, uint64_t actual);
+int gs__record(const struct gs_charge *c, int kind, uint64_t key, uint64_t ctx, uint64_t aux);
+void gs__give_back(const struct gs_rec *r);
+void gs__discharge(int kind, uint64_t key);
+void gs__drain_ctx(uint64_t ctx);
+uint64_t gs__current_ctx(void);               /* the current context as a ledger key, 0 when none */
+uint64_t gs__ctx_bytes(void);                 /* what a context costs, in bytes */
+uint64_t gs__mul_sat(uint64_t a, uint64_t b); /* a * b, UINT64_MAX on overflow */
+
+/* Compute side (launch.c): find this process's NVML pid around its first context's creation: a
+ * pid NVML lists after the creation and not before (the pids of a container's pid namespace are
+ * not NVML's). */
+#define GS_PROBE_MAX 256
+struct gs_probe {
+    int n; /* -1: not probing */
+    unsigned pid[GS_PROBE_MAX];
+};
+void gs__probe_before(int ordinal, struct gs_probe *p);
+void gs__probe_after(int ordinal, const struct gs_probe *p);
+
+/* NVML by dlopen (nvml.c). */
+int gs__nvml_load(void);
+void *gs__nvml_device(const unsigned char uuid[16]);
+int gs__nvml_pids(void *dev, unsigned *pids, int max);
+int gs__nvml_util(void *dev, int32_t host_pid, unsigned long long *seen, unsigned *pct);
+
+/* The fork handlers (shim.c, launch.c). */
+void gs__fork_child_launch(void);
+
+#endif

@@ -1,0 +1,488 @@
+/*
+ * gpusched-agent end to end: the real gpuschedd on 127.0.0.1 (manual node clock), the agent on a
+ * fake NVML (tests/node/fake_nvml.c, found by the dynamic loader through LD_LIBRARY_PATH as
+ * libnvidia-ml.so.1) and a fake kubelet speaking the device plugin API over gRPC. The agent
+ * registers and gets its own token, heartbeats, reports a bad Xid, creates the MIG instance a pod
+ * was placed on, answers ListAndWatch and Allocate with each pod's own cards, writes CPU weights
+ * into a temporary cgroup tree and a CDI spec; killed, its node turns NotReady after the grace
+ * period; restarted, it hands no device out twice.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "common/harness.h"
+#include "common/util.h"
+#include "node/fake_kubelet.h"
+
+#include "gpusched/gpushare_env.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BOOT "bootstrap-token-0123456789abcdef"
+#define NODE "n-a100-0"
+
+extern char **environ;
+
+static struct {
+    struct daemon d;
+    char agent_dir[128], state[160], dp[160], cdi[160], cg[160];
+    char nvml_cfg[160], nvml_state[160], nvml_log[160], boot[160], alog[160];
+    pid_t agent;
+    struct fake_kubelet *k;
+    char uuid[8][64];
+    char b_ids[4][128]; /* the IDs kubelet gave pod whole-b */
+    int nb_ids;
+    char share_ids[4][128]; /* and share-e */
+    int nshare;
+} E;
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static void start_agent(void)
+{
+    const char *bin = getenv("GPUSCHED_AGENT_BIN"), *lib = getenv("FAKE_NVML_LIB");
+    char server[64], libdir[256], ld[300], cfg[200], st[200], lg[200];
+    assert_non_null(bin);
+    assert_non_null(lib);
+    snprintf(server, sizeof(server), "http://127.0.0.1:%d", E.d.port);
+    snprintf(libdir, sizeof(libdir), "%s", lib);
+    *strrchr(libdir, '/') = '\0';
+    snprintf(ld, sizeof(ld), "LD_LIBRARY_PATH=%s", libdir);
+    snprintf(cfg, sizeof(cfg), "FAKE_NVML_CONFIG=%s", E.nvml_cfg);
+    snprintf(st, sizeof(st), "FAKE_NVML_STATE=%s", E.nvml_state);
+    snprintf(lg, sizeof(lg), "FAKE_NVML_LOG=%s", E.nvml_log);
+    char *env[64];
+    int n = 0;
+    for (char **e = environ; *e && n < 56; e++)
+        if (strncmp(*e, "LD_LIBRARY_PATH=", 16))
+            env[n++] = *e;
+    env[n++] = ld;
+    env[n++] = cfg;
+    env[n++] = st;
+    env[n++] = lg;
+    env[n] = NULL;
+    char *argv[] = {(char *)bin,
+                    "--server",
+                    server,
+                    "--node",
+                    NODE,
+                    "--bootstrap-token-file",
+                    E.boot,
+                    "--state-dir",
+                    E.state,
+                    "--device-plugin-dir",
+                    E.dp,
+                    "--cdi-dir",
+                    E.cdi,
+                    "--cgroup-root",
+                    E.cg,
+                    "--shim",
+                    "/usr/lib/gpusched/libgpushare.so",
+                    "--mps-pipe",
+                    "/tmp/nvidia-mps",
+                    "--replicas",
+                    "4",
+                    "--sync-ms",
+                    "150",
+                    "--heartbeat-seconds",
+                    "1",
+                    "--sysfs",
+                    "/nonexistent",
+                    NULL};
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 2, E.alog, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    assert_int_equal(posix_spawn(&E.agent, bin, &fa, NULL, argv, env), 0);
+    posix_spawn_file_actions_destroy(&fa);
+}
+
+static void kill_agent(void)
+{
+    kill(E.agent, SIGKILL);
+    waitpid(E.agent, NULL, 0);
+    E.agent = 0;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    static const char nodes[] =
+        "sn,cpu_milli,memory_mib,gpu,model\n" NODE ",96000,786432,8,A100-SXM4-80GB\n";
+    char text[4096];
+    size_t off = 0;
+    if (h_setup(&E.d, "nodeToken: " BOOT "\n") || h_write(E.d.nodes, nodes))
+        return -1;
+    E.d.manual_clock = 1;
+    snprintf(E.agent_dir, sizeof(E.agent_dir), "%s/agent", E.d.dir);
+    snprintf(E.state, sizeof(E.state), "%s/state", E.agent_dir);
+    snprintf(E.dp, sizeof(E.dp), "%s/device-plugins", E.agent_dir);
+    snprintf(E.cdi, sizeof(E.cdi), "%s/cdi", E.agent_dir);
+    snprintf(E.cg, sizeof(E.cg), "%s/cgroup", E.agent_dir);
+    snprintf(E.nvml_cfg, sizeof(E.nvml_cfg), "%s/machine.nvml", E.agent_dir);
+    snprintf(E.nvml_state, sizeof(E.nvml_state), "%s/nvml.state", E.agent_dir);
+    snprintf(E.nvml_log, sizeof(E.nvml_log), "%s/nvml.log", E.agent_dir);
+    snprintf(E.boot, sizeof(E.boot), "%s/bootstrap-token", E.agent_dir);
+    snprintf(E.alog, sizeof(E.alog), "%s/agent.log", E.agent_dir);
+    mkdir(E.agent_dir, 0755);
+    mkdir(E.dp, 0755);
+    mkdir(E.cdi, 0755);
+    mkdir(E.cg, 0755);
+    /* an HGX A100: 8 cards on NVSwitches (12 links each); Xid 13 (an application's) on card 5
+     * and 79 (fallen off the bus) on card 6 */
+    for (int g = 0; g < 8; g++) {
+        snprintf(E.uuid[g], sizeof(E.uuid[g]), "GPU-a100a100-0000-4000-8000-%012d", g);
+        off += (size_t)snprintf(text + off, sizeof(text) - off,
+                                "gpu %s 00000000:%02X:00.0 81920 0 NVIDIA A100-SXM4-80GB\n"
+                                "nvswitch %d 12\n",
+                                E.uuid[g], 0x10 + g * 0x10, g);
+    }
+    snprintf(text + off, sizeof(text) - off, "xid 5 13\nxid 6 79\n");
+    if (h_policy(&E.d, "apiVersion: nvidia.com/v1\nkind: GpuClusterPolicy\n"
+                       "metadata: {name: gpu-cluster-policy}\n"
+                       "spec:\n  mig: {strategy: mixed}\n  devices:\n"
+                       "    - {name: A100-SXM4-80GB, migEnabled: true, migProfiles: [1g.10gb]}\n"))
+        return -1;
+    if (h_write(E.nvml_cfg, text) || h_write(E.boot, BOOT "\n") || h_start(&E.d))
+        return -1;
+    E.k = fake_kubelet_start(E.dp);
+    if (!E.k)
+        return -1;
+    start_agent();
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    if (E.agent)
+        kill_agent();
+    fake_kubelet_stop(E.k);
+    h_stop(&E.d);
+    h_cleanup(&E.d);
+    return 0;
+}
+
+static json_t *get(const char *path, const char *token, long status)
+{
+    struct answer a;
+    assert_int_equal(h_call(&E.d, "GET", path, token, NULL, &a), 0);
+    if (a.status != status)
+        print_error("GET %s: %ld %s\n", path, a.status, a.body);
+    assert_int_equal(a.status, status);
+    json_t *j = json_incref(a.json);
+    h_answer_free(&a);
+    return j;
+}
+
+static long post(const char *path, const char *token, const char *body)
+{
+    struct answer a;
+    assert_int_equal(h_call(&E.d, "POST", path, token, body, &a), 0);
+    long s = a.status;
+    h_answer_free(&a);
+    return s;
+}
+
+static int file_has(const char *path, const char *needle)
+{
+    char *s = t_slurp(path, NULL);
+    int has = s && strstr(s, needle) != NULL;
+    free(s);
+    return has;
+}
+
+/* Waits up to @ms for the agent's node to have registered resource @res with the fake kubelet. */
+static void wait_registered(const char *res, int ms)
+{
+    if (!fake_kubelet_endpoint(E.k, res, ms)) {
+        char cmd[300];
+        snprintf(cmd, sizeof(cmd), "cat %s >&2", E.alog);
+        if (system(cmd)) {
+        }
+        fail_msg("%s never registered", res);
+    }
+}
+
+static void test_registers(void **state)
+{
+    (void)state;
+    wait_registered("nvidia.com/gpu", 20000);
+    char tokpath[200], token[128];
+    snprintf(tokpath, sizeof(tokpath), "%s/token", E.state);
+    FILE *f = fopen(tokpath, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(token, sizeof(token), f));
+    fclose(f);
+    token[strcspn(token, "\n")] = '\0';
+    assert_int_equal(strlen(token), 64);
+    json_t *n = get("/v1/nodes/" NODE, TOKEN_ADMIN, 200);
+    assert_true(json_is_true(json_object_get(n, "ready")));
+    assert_true(json_is_true(json_object_get(n, "heartbeats")));
+    json_t *agent = json_object_get(n, "agent");
+    assert_int_equal(json_integer_value(json_object_get(agent, "gpus")), 8);
+    assert_string_equal(json_string_value(json_object_get(agent, "gpuModel")), "A100-SXM4-80GB");
+    json_t *groups = json_object_get(json_object_get(agent, "topology"), "nvlinkGroups");
+    assert_int_equal(json_array_size(groups), 1); /* NVSwitch: one group of 8 */
+    json_decref(n);
+    /* the node's token reaches its own node only; the bootstrap token no longer changes it */
+    assert_int_equal(post("/v1/nodes/" NODE "/heartbeat", token, "{}"), 200);
+    assert_int_equal(post("/v1/nodes/" NODE "/heartbeat", BOOT, "{}"), 403);
+    assert_int_equal(post("/v1/nodes/" NODE "/register", BOOT, "{\"gpus\": 8}"), 403);
+    json_decref(get("/v1/pods", token, 403));
+    json_decref(get("/v1/nodes/" NODE "/pods", BOOT, 403));
+    json_decref(get("/v1/nodes/" NODE "/pods", token, 200));
+    assert_int_equal(post("/v1/nodes/" NODE "/register", token, "{\"gpus\": 4}"), 409);
+    /* the CDI spec lists every card; the bad Xid marked card 6 and the application one did not */
+    char cdi[200];
+    snprintf(cdi, sizeof(cdi), "%s/gpusched.io-gpu.json", E.cdi);
+    assert_true(file_has(cdi, E.uuid[7]));
+    assert_true(file_has(cdi, "/dev/nvidia7"));
+    for (int i = 0; i < 100; i++) {
+        n = get("/v1/nodes/" NODE, TOKEN_ADMIN, 200);
+        size_t bad = json_array_size(json_object_get(n, "unhealthy_gpus"));
+        json_decref(n);
+        if (bad)
+            break;
+        sleep_ms(100);
+    }
+    n = get("/v1/nodes/" NODE, TOKEN_ADMIN, 200);
+    json_t *bad = json_object_get(n, "unhealthy_gpus");
+    assert_int_equal(json_array_size(bad), 1);
+    assert_int_equal(json_integer_value(json_array_get(bad, 0)), 6);
+    json_decref(n);
+    struct fk_device dev[64];
+    int nd = fake_kubelet_list(E.k, "nvidia.com/gpu", dev, 64);
+    assert_int_equal(nd, 32); /* 8 cards x 4 replicas */
+    for (int i = 0; i < nd; i++)
+        assert_int_equal(dev[i].healthy, i / 4 != 6);
+}
+
+static void submit(const char *name, int gpus, int cores)
+{
+    char *body = h_pod("team-a", name, gpus, cores);
+    assert_int_equal(post("/v1/pods", TOKEN_A, body), 201);
+    free(body);
+}
+
+/* The cards gpuschedd bound pod @name to, as NVIDIA_VISIBLE_DEVICES names them. */
+static void visible_of(const char *name, char *out, size_t n)
+{
+    char path[128];
+    snprintf(path, sizeof(path), "/v1/pods/team-a/%s", name);
+    json_t *p = get(path, TOKEN_A, 200), *g;
+    size_t i, off = 0;
+    out[0] = '\0';
+    json_array_foreach(json_object_get(p, "gpus"), i, g) off +=
+        (size_t)snprintf(out + off, n - off, "%s%s", i ? "," : "", E.uuid[json_integer_value(g)]);
+    json_decref(p);
+}
+
+/* kubelet admits a container of @n devices, once the agent has seen the pod bound (or fails). */
+static int admit(const char *res, int n, int ignore, struct fk_alloc *a)
+{
+    char err[512];
+    int rc = -1;
+    for (int i = 0; i < 60 && rc; i++) {
+        rc = fake_kubelet_admit(E.k, res, n, ignore, a, err, sizeof(err));
+        if (rc)
+            sleep_ms(100);
+    }
+    if (rc)
+        print_error("admit: %s\n", err);
+    return rc;
+}
+
+/* Two pods bound to the node at the same moment: each container gets its own pod's cards. */
+static void test_two_pods_same_moment(void **state)
+{
+    (void)state;
+    struct fk_alloc a;
+    char want[512];
+    submit("whole-a", 2, 0);
+    submit("whole-b", 1, 0);
+    sleep_ms(500); /* the agent reads both bindings in one sync */
+    /* kubelet happens to admit whole-b first */
+    assert_int_equal(admit("nvidia.com/gpu", 1, 0, &a), 0);
+    assert_string_equal(a.pod, "team-a/whole-b");
+    visible_of("whole-b", want, sizeof(want));
+    assert_string_equal(fk_env(&a, "NVIDIA_VISIBLE_DEVICES"), want);
+    assert_null(fk_env(&a, "LD_PRELOAD")); /* a whole card has no share to enforce */
+    for (int i = 0; i < a.nids; i++)
+        snprintf(E.b_ids[E.nb_ids++], sizeof(E.b_ids[0]), "%s", a.ids[i]);
+    assert_int_equal(admit("nvidia.com/gpu", 2, 0, &a), 0);
+    assert_string_equal(a.pod, "team-a/whole-a");
+    visible_of("whole-a", want, sizeof(want));
+    assert_string_equal(fk_env(&a, "NVIDIA_VISIBLE_DEVICES"), want);
+
+    /* two more, and a kubelet that ignores the preference: IDs of neither pod are refused,
+     * never guessed; with the preference each gets its own card */
+    submit("one-c", 1, 0);
+    submit("one-d", 1, 0);
+    sleep_ms(500);
+    char err[512];
+    int rc = fake_kubelet_admit(E.k, "nvidia.com/gpu", 1, 1, &a, err, sizeof(err));
+    if (rc == 0) { /* the first free ID happened to be one of theirs: exactly that pod's */
+        visible_of(a.pod + strlen("team-a/"), want, sizeof(want));
+        assert_string_equal(fk_env(&a, "NVIDIA_VISIBLE_DEVICES"), want);
+    } else {
+        assert_non_null(strstr(err, "refused rather than guessed"));
+    }
+    for (int i = rc == 0 ? 1 : 0; i < 2; i++) {
+        assert_int_equal(admit("nvidia.com/gpu", 1, 0, &a), 0);
+        visible_of(a.pod + strlen("team-a/"), want, sizeof(want));
+        assert_string_equal(fk_env(&a, "NVIDIA_VISIBLE_DEVICES"), want);
+    }
+}
+
+/* A shared slice: MPS client limits, libgpushare's limits and its preload; CPU weights. */
+static void test_share_and_cgroup(void **state)
+{
+    (void)state;
+    struct fk_alloc a;
+    char want[512], path[256], buf[32];
+    submit("share-e", 1, 30);
+    sleep_ms(500);
+    assert_int_equal(admit("nvidia.com/gpu", 1, 0, &a), 0);
+    assert_string_equal(a.pod, "team-a/share-e");
+    for (int i = 0; i < a.nids; i++)
+        snprintf(E.share_ids[E.nshare++], sizeof(E.share_ids[0]), "%s", a.ids[i]);
+    visible_of("share-e", want, sizeof(want));
+    assert_string_equal(fk_env(&a, "NVIDIA_VISIBLE_DEVICES"), want);
+    assert_string_equal(fk_env(&a, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"), "30");
+    assert_string_equal(fk_env(&a, "CUDA_MPS_PIPE_DIRECTORY"), "/tmp/nvidia-mps");
+    char cores[600];
+    snprintf(cores, sizeof(cores), "%s=30", want);
+    assert_string_equal(fk_env(&a, GS_GPUSHARE_ENV_CORES_PERCENT), cores);
+    assert_string_equal(fk_env(&a, "LD_PRELOAD"), "/usr/lib/gpusched/libgpushare.so");
+    int shim = 0;
+    for (int i = 0; i < a.nmount; i++)
+        shim |= !strcmp(a.host[i], "/usr/lib/gpusched/libgpushare.so");
+    assert_true(shim);
+    /* team-a runs 5 pods of 1 CPU each here: 5120 shares, cpu.weight 1 + 5118 x 9999 / 262142 */
+    snprintf(path, sizeof(path), "%s/gpusched.slice/tenant-team-a/cpu.weight", E.cg);
+    for (int i = 0; i < 50 && !file_has(path, "196"); i++)
+        sleep_ms(100);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(buf, sizeof(buf), f));
+    fclose(f);
+    assert_string_equal(buf, "196");
+}
+
+/* A MIG pod: the agent turns the card's MIG mode on, creates the instance, and offers it. */
+static void test_mig(void **state)
+{
+    (void)state;
+    json_t *pod =
+        json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:[{s:s, s:{s:{s:i, s:s, s:s}}}]}}", "apiVersion",
+                  "v1", "kind", "Pod", "metadata", "name", "mig-f", "namespace", "team-a", "spec",
+                  "containers", "name", "main", "resources", "limits", "nvidia.com/mig-1g.10gb", 1,
+                  "cpu", "1", "memory", "1Gi");
+    char *body = json_dumps(pod, JSON_COMPACT);
+    json_decref(pod);
+    struct answer ans;
+    assert_int_equal(h_call(&E.d, "POST", "/v1/pods", TOKEN_A, body, &ans), 0);
+    if (ans.status != 201)
+        print_error("%s\n", ans.body);
+    assert_int_equal(ans.status, 201);
+    h_answer_free(&ans);
+    free(body);
+    json_t *p = get("/v1/pods/team-a/mig-f", TOKEN_A, 200);
+    int card = (int)json_integer_value(json_array_get(json_object_get(p, "gpus"), 0));
+    int start = (int)json_integer_value(json_object_get(json_object_get(p, "mig"), "start"));
+    json_decref(p);
+    wait_registered("nvidia.com/mig-1g.10gb", 10000);
+    char line[200];
+    snprintf(line, sizeof(line), "nvmlDeviceSetMigMode gpu=%d mode=1", card);
+    assert_true(file_has(E.nvml_log, line));
+    snprintf(line, sizeof(line), "CreateGpuInstanceWithPlacement gpu=%d profile=19 start=%d", card,
+             start);
+    assert_true(file_has(E.nvml_log, line));
+    snprintf(line, sizeof(line), "CreateComputeInstance gpu=%d start=%d", card, start);
+    assert_true(file_has(E.nvml_log, line));
+    struct fk_alloc a;
+    assert_int_equal(admit("nvidia.com/mig-1g.10gb", 1, 0, &a), 0);
+    assert_string_equal(a.pod, "team-a/mig-f");
+    assert_memory_equal(fk_env(&a, "NVIDIA_VISIBLE_DEVICES"), "MIG-", 4);
+}
+
+/* Killed and restarted at once: what kubelet holds is not handed out again. */
+static void test_restart_no_double(void **state)
+{
+    (void)state;
+    char path[300], err[512];
+    kill_agent();
+    start_agent();
+    sleep_ms(1500);
+    snprintf(path, sizeof(path), "%s/gpusched-nvidia.com_gpu.sock", E.dp);
+    for (int i = 0; i < 100 && access(path, F_OK); i++)
+        sleep_ms(100);
+    /* whole-b's devices again: the restarted agent knows they are taken */
+    struct fk_alloc a;
+    int rc = fake_kubelet_admit(E.k, "nvidia.com/gpu", 1, 0, &a, err, sizeof(err));
+    assert_int_equal(rc, 9); /* FAILED_PRECONDITION: nobody waits */
+    /* every card is taken or bad now: a slice joins share-e's card, on a replica of its own */
+    submit("late-g", 1, 20);
+    json_t *p = get("/v1/pods/team-a/late-g", TOKEN_A, 200);
+    assert_string_equal(json_string_value(json_object_get(p, "state")), "running");
+    json_decref(p);
+    assert_int_equal(admit("nvidia.com/gpu", 1, 0, &a), 0);
+    assert_string_equal(a.pod, "team-a/late-g");
+    char want[512];
+    visible_of("late-g", want, sizeof(want));
+    assert_string_equal(fk_env(&a, "NVIDIA_VISIBLE_DEVICES"), want);
+    assert_string_equal(fk_env(&a, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"), "20");
+    for (int i = 0; i < E.nb_ids; i++)
+        assert_string_not_equal(a.ids[0], E.b_ids[i]);
+    for (int i = 0; i < E.nshare; i++) /* not share-e's replica of the same card */
+        assert_string_not_equal(a.ids[0], E.share_ids[i]);
+}
+
+/* Killed: NotReady once the grace period passes; restarted: Ready again. */
+static void test_not_ready_and_back(void **state)
+{
+    (void)state;
+    kill_agent();
+    assert_int_equal(post("/v1/clock", TOKEN_ADMIN, "{\"advance_seconds\": 41}"), 200);
+    json_t *n = get("/v1/nodes/" NODE, TOKEN_ADMIN, 200);
+    assert_true(json_is_false(json_object_get(n, "ready")));
+    json_decref(n);
+    start_agent();
+    int ready = 0;
+    for (int i = 0; i < 100 && !ready; i++) {
+        sleep_ms(100);
+        n = get("/v1/nodes/" NODE, TOKEN_ADMIN, 200);
+        ready = json_is_true(json_object_get(n, "ready"));
+        json_decref(n);
+    }
+    assert_true(ready);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_registers),         cmocka_unit_test(test_two_pods_same_moment),
+        cmocka_unit_test(test_share_and_cgroup),  cmocka_unit_test(test_mig),
+        cmocka_unit_test(test_restart_no_double), cmocka_unit_test(test_not_ready_and_back),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,259 @@
+/* A fake kubelet: Registration, and the device manager's calls. See fake_kubelet.h. */
+#include "fake_kubelet.h"
+
+#include "deviceplugin.pb-c.h"
+#include "node/grpcio.h"
+
+#include "gpusched/diag.h"
+
+#include <dirent.h>
+#include <pthread.h>
+#include <unistd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct fake_kubelet {
+    char dir[256];
+    struct gs_grpc_server *srv;
+    pthread_t thread;
+    volatile int stop;
+    pthread_mutex_t lock;
+    int nreg;
+    char res[FK_MAX][64], ep[FK_MAX][128];
+    int nused;
+    char used[FK_MAX * 4][128]; /* device IDs handed out */
+};
+
+static int reg(void *ud, int ep, const ProtobufCMessage *req, uint8_t **out, size_t *len, char *err,
+               size_t n)
+{
+    struct fake_kubelet *k = ud;
+    const V1beta1__RegisterRequest *r = (const void *)req;
+    V1beta1__Empty e = V1BETA1__EMPTY__INIT;
+    (void)ep;
+    if (strcmp(r->version, "v1beta1") != 0) {
+        snprintf(err, n, "version %s not supported", r->version);
+        return 3; /* INVALID_ARGUMENT */
+    }
+    pthread_mutex_lock(&k->lock);
+    int i = 0;
+    while (i < k->nreg && strcmp(k->res[i], r->resource_name) != 0)
+        i++;
+    if (i < FK_MAX) {
+        snprintf(k->res[i], sizeof(k->res[i]), "%s", r->resource_name);
+        snprintf(k->ep[i], sizeof(k->ep[i]), "%s", r->endpoint);
+        k->nreg += i == k->nreg;
+    }
+    pthread_mutex_unlock(&k->lock);
+    return gs_grpc_pack(&e.base, out, len);
+}
+
+static const struct gs_grpc_method methods[] = {
+    {"/v1beta1.Registration/Register", &v1beta1__register_request__descriptor, 0, reg}};
+
+static void *serve(void *arg)
+{
+    struct fake_kubelet *k = arg;
+    gs_grpc_server_run(k->srv, &k->stop);
+    return NULL;
+}
+
+struct fake_kubelet *fake_kubelet_start(const char *dir)
+{
+    struct fake_kubelet *k = calloc(1, sizeof(*k));
+    char path[300];
+    struct gs_diag d;
+    gs_diag_init(&d);
+    snprintf(k->dir, sizeof(k->dir), "%s", dir);
+    snprintf(path, sizeof(path), "%s/kubelet.sock", dir);
+    pthread_mutex_init(&k->lock, NULL);
+    /* kubelet's device manager empties the folder when it starts: plugins must register again */
+    DIR *dd = opendir(dir);
+    for (struct dirent *e; dd && (e = readdir(dd)) != NULL;) {
+        char f[600];
+        snprintf(f, sizeof(f), "%s/%s", dir, e->d_name);
+        if (strstr(e->d_name, ".sock"))
+            unlink(f);
+    }
+    if (dd)
+        closedir(dd);
+    if (gs_grpc_server_new(methods, 1, k, &k->srv) || gs_grpc_server_listen(k->srv, path, &d) < 0 ||
+        pthread_create(&k->thread, NULL, serve, k)) {
+        fprintf(stderr, "fake kubelet: %s\n", d.msg);
+        return NULL;
+    }
+    return k;
+}
+
+void fake_kubelet_stop(struct fake_kubelet *k)
+{
+    if (!k)
+        return;
+    k->stop = 1;
+    pthread_join(k->thread, NULL);
+    gs_grpc_server_free(k->srv);
+    pthread_mutex_destroy(&k->lock);
+    free(k);
+}
+
+const char *fake_kubelet_endpoint(struct fake_kubelet *k, const char *resource, int ms)
+{
+    for (int waited = 0; waited <= ms; waited += 20) {
+        pthread_mutex_lock(&k->lock);
+        for (int i = 0; i < k->nreg; i++)
+            if (!strcmp(k->res[i], resource)) {
+                pthread_mutex_unlock(&k->lock);
+                return k->ep[i];
+            }
+        pthread_mutex_unlock(&k->lock);
+        struct timespec ts = {0, 20 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    return NULL;
+}
+
+static int sock_of(struct fake_kubelet *k, const char *resource, char *path, size_t n)
+{
+    const char *ep = fake_kubelet_endpoint(k, resource, 5000);
+    if (!ep) {
+        fprintf(stderr, "fake kubelet: %s never registered\n", resource);
+        return -1;
+    }
+    snprintf(path, n, "%s/%s", k->dir, ep);
+    return 0;
+}
+
+int fake_kubelet_list(struct fake_kubelet *k, const char *resource, struct fk_device *out, int max)
+{
+    char path[400];
+    struct gs_grpc_stream *st;
+    ProtobufCMessage *m;
+    struct gs_diag d;
+    V1beta1__Empty e = V1BETA1__EMPTY__INIT;
+    gs_diag_init(&d);
+    if (sock_of(k, resource, path, sizeof(path)) ||
+        gs_grpc_stream_open(path, "/v1beta1.DevicePlugin/ListAndWatch", &e.base, &st, 5000, &d) ||
+        gs_grpc_stream_next(st, &v1beta1__list_and_watch_response__descriptor, &m, 5000, &d)) {
+        fprintf(stderr, "fake kubelet: ListAndWatch %s: %s\n", resource, d.msg);
+        return -1;
+    }
+    const V1beta1__ListAndWatchResponse *r = (const void *)m;
+    int n = 0;
+    for (size_t i = 0; i < r->n_devices && n < max; i++, n++) {
+        snprintf(out[n].id, sizeof(out[n].id), "%s", r->devices[i]->id);
+        out[n].healthy = !strcmp(r->devices[i]->health, "Healthy");
+        out[n].numa = r->devices[i]->topology && r->devices[i]->topology->n_nodes
+                          ? (int)r->devices[i]->topology->nodes[0]->id
+                          : -1;
+    }
+    protobuf_c_message_free_unpacked(m, NULL);
+    gs_grpc_stream_close(st);
+    return n;
+}
+
+static int used(struct fake_kubelet *k, const char *id)
+{
+    for (int i = 0; i < k->nused; i++)
+        if (!strcmp(k->used[i], id))
+            return 1;
+    return 0;
+}
+
+static void fill(struct fk_alloc *a, const V1beta1__ContainerAllocateResponse *r)
+{
+    for (size_t i = 0; i < r->n_envs && a->nenv < 16; i++, a->nenv++) {
+        snprintf(a->key[a->nenv], sizeof(a->key[0]), "%s", r->envs[i]->key);
+        snprintf(a->val[a->nenv], sizeof(a->val[0]), "%s", r->envs[i]->value);
+    }
+    for (size_t i = 0; i < r->n_mounts && a->nmount < 4; i++, a->nmount++) {
+        snprintf(a->host[a->nmount], sizeof(a->host[0]), "%s", r->mounts[i]->host_path);
+        snprintf(a->ctr[a->nmount], sizeof(a->ctr[0]), "%s", r->mounts[i]->container_path);
+    }
+    for (size_t i = 0; i < r->n_cdi_devices && a->ncdi < 16; i++, a->ncdi++)
+        snprintf(a->cdi[a->ncdi], sizeof(a->cdi[0]), "%s", r->cdi_devices[i]->name);
+    for (size_t i = 0; i < r->n_annotations; i++)
+        if (!strcmp(r->annotations[i]->key, "gpusched.io/pod"))
+            snprintf(a->pod, sizeof(a->pod), "%s", r->annotations[i]->value);
+}
+
+int fake_kubelet_admit(struct fake_kubelet *k, const char *resource, int n, int ignore_preference,
+                       struct fk_alloc *out, char *err, int errlen)
+{
+    static struct fk_device dev[1024];
+    char *avail[1024], path[400];
+    struct gs_diag d;
+    gs_diag_init(&d);
+    memset(out, 0, sizeof(*out));
+    int nd = fake_kubelet_list(k, resource, dev, 1024), na = 0;
+    if (nd < 0 || sock_of(k, resource, path, sizeof(path)))
+        return -1;
+    for (int i = 0; i < nd; i++)
+        if (dev[i].healthy && !used(k, dev[i].id))
+            avail[na++] = dev[i].id;
+    if (na < n) {
+        snprintf(err, (size_t)errlen, "only %d free %s", na, resource);
+        return -1;
+    }
+    char *chosen[16];
+    ProtobufCMessage *m = NULL;
+    int rc = 0;
+    for (int i = 0; i < n; i++)
+        chosen[i] = avail[i];
+    if (!ignore_preference) {
+        V1beta1__ContainerPreferredAllocationRequest c =
+            V1BETA1__CONTAINER_PREFERRED_ALLOCATION_REQUEST__INIT;
+        V1beta1__ContainerPreferredAllocationRequest *cp = &c;
+        V1beta1__PreferredAllocationRequest q = V1BETA1__PREFERRED_ALLOCATION_REQUEST__INIT;
+        c.n_available_deviceids = (size_t)na;
+        c.available_deviceids = avail;
+        c.allocation_size = n;
+        q.n_container_requests = 1;
+        q.container_requests = &cp;
+        rc = gs_grpc_call(path, "/v1beta1.DevicePlugin/GetPreferredAllocation", &q.base,
+                          &v1beta1__preferred_allocation_response__descriptor, &m, 5000, &d);
+        if (rc) {
+            snprintf(err, (size_t)errlen, "%s", d.msg);
+            return rc;
+        }
+        const V1beta1__PreferredAllocationResponse *r = (const void *)m;
+        for (size_t i = 0; r->n_container_responses && i < r->container_responses[0]->n_deviceids &&
+                           i < (size_t)n;
+             i++)
+            for (int a = 0; a < na; a++) /* kubelet takes only IDs it offered */
+                if (!strcmp(avail[a], r->container_responses[0]->deviceids[i]))
+                    chosen[i] = avail[a];
+        protobuf_c_message_free_unpacked(m, NULL);
+    }
+    V1beta1__ContainerAllocateRequest c = V1BETA1__CONTAINER_ALLOCATE_REQUEST__INIT;
+    V1beta1__ContainerAllocateRequest *cp = &c;
+    V1beta1__AllocateRequest q = V1BETA1__ALLOCATE_REQUEST__INIT;
+    c.n_devices_ids = (size_t)n;
+    c.devices_ids = chosen;
+    q.n_container_requests = 1;
+    q.container_requests = &cp;
+    rc = gs_grpc_call(path, "/v1beta1.DevicePlugin/Allocate", &q.base,
+                      &v1beta1__allocate_response__descriptor, &m, 5000, &d);
+    if (rc) {
+        snprintf(err, (size_t)errlen, "%s", d.msg);
+        return rc;
+    }
+    const V1beta1__AllocateResponse *r = (const void *)m;
+    if (r->n_container_responses == 1)
+        fill(out, r->container_responses[0]);
+    protobuf_c_message_free_unpacked(m, NULL);
+    for (int i = 0; i < n && k->nused < FK_MAX * 4; i++) {
+        snprintf(k->used[k->nused++], sizeof(k->used[0]), "%s", chosen[i]);
+        snprintf(out->ids[out->nids++], sizeof(out->ids[0]), "%s", chosen[i]);
+    }
+    return 0;
+}
+
+const char *fk_env(const struct fk_alloc *a, const char *key)
+{
+    for (int i = 0; i < a->nenv; i++)
+        if (!strcmp(a->key[i], key))
+            return a->val[i];
+    return NULL;
+}

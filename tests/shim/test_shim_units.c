@@ -1,0 +1,433 @@
+/*
+ * libgpushare's modules on their own, compiled into this test (with the sanitizers in the
+ * sanitizer build): the environment parser, the ledger, the shared region (with real processes),
+ * and the compute limiter driven by a simulated card and a simulated clock.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "env.h"
+#include "ledger.h"
+#include "limiter.h"
+#include "region.h"
+
+#define UUID0 "GPU-6a7e0000-0000-4000-8000-000000000000"
+#define UUID1 "GPU-6a7e0000-0000-4000-8000-000000000001"
+
+static const unsigned char uuid0[16] = {0x6a, 0x7e, 0, 0, 0, 0, 0x40, 0, 0x80, 0, 0, 0, 0, 0, 0, 0};
+
+static void test_env_values(void **state)
+{
+    struct gs_shim_env e;
+    char err[GS_SHIM_ERR_MAX];
+    unsigned char u1[16];
+    uint64_t v = 0;
+    memcpy(u1, uuid0, 16);
+    u1[15] = 1;
+    assert_int_equal(gs_shim_env_parse(NULL, NULL, NULL, NULL, &e, err), 0);
+    assert_false(e.memory_mib.present);
+    assert_false(e.cores_pct.present);
+    assert_int_equal(e.context_mib, GS_GPUSHARE_DEFAULT_CONTEXT_MIB);
+    assert_string_equal(e.region, GS_GPUSHARE_DEFAULT_REGION);
+    assert_int_equal(gs_shim_env_parse(UUID0 "=1024,512", "30", "0", "/pod-a_1.x", &e, err), 0);
+    assert_true(gs_shim_list_lookup(&e.memory_mib, uuid0, &v));
+    assert_int_equal(v, 1024);
+    assert_true(gs_shim_list_lookup(&e.memory_mib, u1, &v));
+    assert_int_equal(v, 512);
+    assert_true(gs_shim_list_lookup(&e.cores_pct, u1, &v));
+    assert_int_equal(v, 30);
+    assert_int_equal(e.context_mib, 0);
+    assert_string_equal(e.region, "/pod-a_1.x");
+    assert_int_equal(
+        gs_shim_env_parse("MIG-6A7E0000-0000-4000-8000-000000000001=7", NULL, NULL, NULL, &e, err),
+        0);
+    assert_false(gs_shim_list_lookup(&e.memory_mib, uuid0, &v));
+    assert_true(gs_shim_list_lookup(&e.memory_mib, u1, &v));
+    assert_int_equal(v, 7);
+    char name[41];
+    gs_shim_uuid_format(uuid0, 0, name);
+    assert_string_equal(name, UUID0);
+}
+
+/* Each malformed value: the variable, the column and what was expected. */
+static void test_env_errors(void **state)
+{
+    static const struct {
+        const char *mem, *cores, *ctx, *region, *msg;
+    } bad[] = {
+        {"12x", NULL, NULL, NULL,
+         "GPUSHARE_MEMORY_LIMIT_MIB, column 3: expected ',' or the end of the value"},
+        {"", NULL, NULL, NULL,
+         "GPUSHARE_MEMORY_LIMIT_MIB, column 1: expected an integer from 0 to 1073741824"},
+        {"1024,", NULL, NULL, NULL,
+         "GPUSHARE_MEMORY_LIMIT_MIB, column 6: expected an integer from 0 to 1073741824"},
+        {"1,2", NULL, NULL, NULL,
+         "GPUSHARE_MEMORY_LIMIT_MIB, column 3: a second value for all "
+         "devices"},
+        {"GPU-6a7e0000-0000-4000-8000-00000000000g=1", NULL, NULL, NULL,
+         "GPUSHARE_MEMORY_LIMIT_MIB, column 40: expected a device UUID (GPU-... or MIG-...)"},
+        {"GPU-6a7e0000+0000-4000-8000-000000000000=1", NULL, NULL, NULL,
+         "GPUSHARE_MEMORY_LIMIT_MIB, column 13: expected a device UUID (GPU-... or MIG-...)"},
+        {UUID0 "1", NULL, NULL, NULL,
+         "GPUSHARE_MEMORY_LIMIT_MIB, column 41: expected '=' after the device UUID"},
+        {UUID0 "=1," UUID0 "=2", NULL, NULL, NULL,
+         "GPUSHARE_MEMORY_LIMIT_MIB, column 44: this device is named twice"},
+        {"1073741825", NULL, NULL, NULL,
+         "GPUSHARE_MEMORY_LIMIT_MIB, column 1: expected an integer from 0 to 1073741824"},
+        {" 1", NULL, NULL, NULL,
+         "GPUSHARE_MEMORY_LIMIT_MIB, column 1: expected an integer from 0 to 1073741824"},
+        {NULL, "0", NULL, NULL,
+         "GPUSHARE_CORES_LIMIT_PERCENT, column 1: expected an integer from 1 to 100"},
+        {NULL, "101", NULL, NULL,
+         "GPUSHARE_CORES_LIMIT_PERCENT, column 1: expected an integer from 1 to 100"},
+        {NULL, NULL, "1G", NULL, "GPUSHARE_CONTEXT_MIB, column 2: expected the end of the value"},
+        {NULL, NULL, "65537", NULL,
+         "GPUSHARE_CONTEXT_MIB, column 1: expected an integer from 0 to 65536"},
+        {NULL, NULL, NULL, "pod", "GPUSHARE_REGION, column 1: expected '/' and a name"},
+        {NULL, NULL, NULL, "/", "GPUSHARE_REGION, column 2: expected 1 to 200 characters"},
+        {NULL, NULL, NULL, "/a/b",
+         "GPUSHARE_REGION, column 3: expected a letter, digit, '.', '_' or '-'"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct gs_shim_env e;
+        char err[GS_SHIM_ERR_MAX] = "";
+        int rc = gs_shim_env_parse(bad[i].mem, bad[i].cores, bad[i].ctx, bad[i].region, &e, err);
+        if (rc == 0 || strcmp(err, bad[i].msg) != 0)
+            fprintf(stderr, "case %zu: rc %d, \"%s\"\n", i, rc, err);
+        assert_int_equal(rc, -22);
+        assert_string_equal(err, bad[i].msg);
+    }
+    /* Caps: 64 entries at most (each 42 characters and a comma), and 4096 characters. */
+    char big[8192] = "";
+    for (int i = 0; i < 65; i++) {
+        char one[64];
+        snprintf(one, sizeof(one), "%sGPU-6a7e0000-0000-4000-8000-0000000000%02x=1", i ? "," : "",
+                 i);
+        strcat(big, one);
+    }
+    struct gs_shim_env e;
+    char err[GS_SHIM_ERR_MAX];
+    assert_int_equal(gs_shim_env_parse(big, NULL, NULL, NULL, &e, err), -22);
+    assert_string_equal(err, "GPUSHARE_MEMORY_LIMIT_MIB, column 2753: more entries than the "
+                             "library accepts (64)");
+    big[64 * 43 - 1] = '\0';
+    assert_int_equal(gs_shim_env_parse(big, NULL, NULL, NULL, &e, err), 0);
+    assert_int_equal(e.memory_mib.nentries, 64);
+    memset(big, '1', 4097);
+    big[4097] = '\0';
+    assert_int_equal(gs_shim_env_parse(big, NULL, NULL, NULL, &e, err), -22);
+    assert_string_equal(err, "GPUSHARE_MEMORY_LIMIT_MIB, column 4097: value longer than 4096 "
+                             "characters");
+}
+
+/* The ledger against a plain array, through a long deterministic sequence of puts and takes. */
+static void test_ledger(void **state)
+{
+    struct gs_ledger l = {0};
+    enum { N = 5000 };
+    static uint64_t have[N];
+    uint64_t x = 12345;
+    for (int round = 0; round < 200000; round++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        int i = (int)((x >> 33) % N);
+        uint64_t key = 0x7f0000000000ull + (uint64_t)i * 0x200000;
+        struct gs_rec r;
+        if (have[i]) {
+            assert_int_equal(gs_ledger_take(&l, GS_REC_PTR, key, &r), 1);
+            assert_int_equal(r.bytes, have[i]);
+            have[i] = 0;
+        } else {
+            struct gs_rec n = {key, (x >> 8) % 1000 + 1, 7, 0, 0, GS_REC_PTR};
+            assert_int_equal(gs_ledger_put(&l, &n), 0);
+            assert_int_equal(gs_ledger_put(&l, &n), -17);
+            have[i] = n.bytes;
+        }
+    }
+    uint32_t live = 0;
+    for (int i = 0; i < N; i++) {
+        struct gs_rec *r =
+            gs_ledger_get(&l, GS_REC_PTR, 0x7f0000000000ull + (uint64_t)i * 0x200000);
+        assert_true(have[i] ? r && r->bytes == have[i] : r == NULL);
+        live += have[i] != 0;
+    }
+    assert_int_equal(l.n, live);
+    assert_null(gs_ledger_get(&l, GS_REC_ARRAY, 0x7f0000000000ull)); /* kinds are apart */
+    gs_ledger_clear(&l);
+}
+
+static int ctx_is(void *ud, const struct gs_rec *r)
+{
+    return r->ctx == *(uint64_t *)ud;
+}
+
+static void sum_bytes(void *ud, const struct gs_rec *r)
+{
+    ((uint64_t *)ud)[1] += r->bytes;
+}
+
+static void test_ledger_drain(void **state)
+{
+    struct gs_ledger l = {0};
+    uint64_t want = 0;
+    for (uint64_t i = 1; i <= 3000; i++) {
+        struct gs_rec r = {i * 4096, i, i % 3, 0, 0, GS_REC_PTR};
+        assert_int_equal(gs_ledger_put(&l, &r), 0);
+        want += i % 3 == 1 ? i : 0;
+    }
+    uint64_t ud[2] = {1, 0};
+    assert_int_equal(gs_ledger_drain(&l, ctx_is, sum_bytes, ud), 1000);
+    assert_int_equal(ud[1], want);
+    assert_int_equal(l.n, 2000);
+    for (uint64_t i = 1; i <= 3000; i++)
+        assert_true((gs_ledger_get(&l, GS_REC_PTR, i * 4096) != NULL) == (i % 3 != 1));
+    gs_ledger_clear(&l);
+}
+
+static char region_name[64];
+
+static struct gs_region *open_region(void)
+{
+    struct gs_region *r;
+    char err[256];
+    snprintf(region_name, sizeof(region_name), "/gpushare-units-%d", (int)getpid());
+    shm_unlink(region_name);
+    assert_int_equal(gs_region_open(region_name, &r, err), 0);
+    return r;
+}
+
+static void test_region_limit(void **state)
+{
+    struct gs_region *r = open_region();
+    struct gs_region_who me;
+    gs_region_who_self(&me);
+    assert_true(me.start > 0);
+    int d = gs_region_device(r, uuid0);
+    assert_int_equal(d, 0);
+    assert_int_equal(gs_region_device(r, uuid0), 0);
+    int s = gs_region_attach(r, &me);
+    assert_true(s >= 0);
+    assert_int_equal(gs_region_attach(r, &me), s); /* the same process: its slot, cleared */
+    assert_int_equal(gs_region_reserve(r, s, d, 600, 1000), 0);
+    assert_int_equal(gs_region_reserve(r, s, d, 401, 1000), -12);
+    assert_int_equal(gs_region_reserve(r, s, d, 400, 1000), 0);
+    assert_int_equal(gs_region_reserve(r, s, d, 1, 1000), -12);
+    assert_int_equal(gs_region_used(r, d), 1000);
+    gs_region_release(r, s, d, 1000);
+    assert_int_equal(gs_region_used(r, d), 0);
+    assert_int_equal(gs_region_reserve(r, s, d, UINT64_MAX, 1000), -12);
+    gs_region_release(r, s, d, 5); /* never below zero */
+    assert_int_equal(gs_region_used(r, d), 0);
+    gs_region_close(r);
+    shm_unlink(region_name);
+}
+
+/* A dead process's slot, a zombie's and one whose pid now names another process are reaped; one
+ * from another pid namespace is not. */
+static void test_region_reap(void **state)
+{
+    struct gs_region *r = open_region();
+    struct gs_region_who me;
+    gs_region_who_self(&me);
+    int d = gs_region_device(r, uuid0);
+    pid_t child = fork();
+    if (child == 0) {
+        struct gs_region_who who;
+        gs_region_who_self(&who);
+        int s = gs_region_attach(r, &who);
+        _exit(s >= 0 && gs_region_reserve(r, s, d, 300, 1000) == 0 ? 0 : 1);
+    }
+    int st;
+    /* The zombie still holds its slot until reaped by its parent... */
+    struct timespec ms = {0, 20000000};
+    nanosleep(&ms, NULL);
+    assert_int_equal(gs_region_used(r, d), 300);
+    assert_int_equal(gs_region_reap(r), 1); /* ...but a zombie holds no GPU memory */
+    assert_int_equal(waitpid(child, &st, 0), child);
+    assert_int_equal(st, 0);
+    assert_int_equal(gs_region_used(r, d), 0);
+
+    struct gs_region_who reused = me;
+    reused.start = me.start + 1; /* our pid, another start time: an earlier owner of the pid */
+    int s = gs_region_attach(r, &reused);
+    assert_int_equal(gs_region_reserve(r, s, d, 100, 1000), 0);
+    struct gs_region_who elsewhere = {999999, 1, me.pidns + 1}; /* not ours to judge */
+    int t = gs_region_attach(r, &elsewhere);
+    assert_int_equal(gs_region_reserve(r, t, d, 50, 1000), 0);
+    assert_int_equal(gs_region_reap(r), 1);
+    assert_int_equal(gs_region_used(r, d), 50);
+    gs_region_close(r);
+    shm_unlink(region_name);
+}
+
+/* Processes reserving at once never take the device past its limit. */
+static void test_region_concurrent(void **state)
+{
+    struct gs_region *r = open_region();
+    int d = gs_region_device(r, uuid0);
+    pid_t kids[4];
+    for (int k = 0; k < 4; k++) {
+        kids[k] = fork();
+        if (kids[k] == 0) {
+            struct gs_region_who who;
+            gs_region_who_self(&who);
+            int s = gs_region_attach(r, &who), bad = s < 0;
+            uint64_t x = (uint64_t)k + 1;
+            for (int i = 0; i < 20000 && !bad; i++) {
+                x = x * 6364136223846793005ull + 1;
+                uint64_t b = (x >> 40) % 400 + 1;
+                if (gs_region_reserve(r, s, d, b, 1000) == 0) {
+                    bad |= gs_region_used(r, d) > 1000;
+                    gs_region_release(r, s, d, b);
+                }
+            }
+            _exit(bad);
+        }
+    }
+    for (int k = 0; k < 4; k++) {
+        int st;
+        assert_int_equal(waitpid(kids[k], &st, 0), kids[k]);
+        assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    }
+    assert_int_equal(gs_region_used(r, d), 0);
+    gs_region_close(r);
+    shm_unlink(region_name);
+}
+
+static void test_region_util(void **state)
+{
+    struct gs_region *r = open_region();
+    struct gs_region_who me, other;
+    gs_region_who_self(&me);
+    other = me;
+    other.start++;
+    int d = gs_region_device(r, uuid0);
+    int a = gs_region_attach(r, &me), b = gs_region_attach(r, &other);
+    gs_region_set_util(r, a, d, 20, 1000000);
+    gs_region_set_util(r, b, d, 15, 400000);
+    assert_int_equal(gs_region_util(r, d, 1000000, 1000000), 35);
+    assert_int_equal(gs_region_util(r, d, 1000000, 500000), 20); /* b's figure is stale */
+    gs_region_close(r);
+    shm_unlink(region_name);
+}
+
+/*
+ * A simulated card and tenant: the tenant launches kernels of @kernel_us as fast as its limiter
+ * lets it (and as the card's queue of 1024 kernels allows); the card runs them one after another;
+ * each tick the limiter gets the utilisation the card measured @delay ticks earlier, as NVML
+ * reports late. Return: the utilisation achieved over the second half of @secs, in percent x 10.
+ */
+static unsigned simulate(unsigned target, uint64_t kernel_us, int secs, int delay)
+{
+    struct gs_limiter l;
+    gs_limiter_init(&l, target);
+    const uint64_t step = 50;
+    uint64_t queue = 0, busy_tick = 0, busy_late = 0, steps = (uint64_t)secs * 1000000 / step;
+    unsigned hist[8] = {0};
+    int ticks = 0;
+    for (uint64_t s = 0; s < steps; s++) {
+        for (int i = 0; i < 64 && queue / kernel_us < 1024 && gs_limiter_try(&l); i++)
+            queue += kernel_us;
+        uint64_t work = queue < step ? queue : step;
+        queue -= work;
+        busy_tick += work;
+        if (s >= steps / 2)
+            busy_late += work;
+        if ((s + 1) * step % GS_LIMITER_TICK_US == 0) {
+            hist[ticks % 8] = (unsigned)(busy_tick * 100 / GS_LIMITER_TICK_US);
+            ticks++;
+            gs_limiter_tick(&l, ticks > delay ? hist[(ticks - 1 - delay) % 8] : 0);
+            busy_tick = 0;
+        }
+    }
+    return (unsigned)(busy_late * 1000 / (steps / 2 * step));
+}
+
+/* The limit holds within 2 points at 30 % and 70 %, kernels of 10 us to 5 ms, NVML one to three
+ * ticks late, a tenant alone on the card. */
+static void test_limiter_settles(void **state)
+{
+    static const unsigned targets[] = {30, 70};
+    static const uint64_t kernels[] = {10, 200, 1000, 5000};
+    for (int t = 0; t < 2; t++)
+        for (int k = 0; k < 4; k++)
+            for (int delay = 1; delay <= 3; delay += 2) {
+                unsigned got = simulate(targets[t], kernels[k], 30, delay);
+                if (got + 20 < targets[t] * 10 || got > targets[t] * 10 + 20)
+                    fprintf(stderr, "target %u, kernel %llu us, delay %d: %u.%u %%\n", targets[t],
+                            (unsigned long long)kernels[k], delay, got / 10, got % 10);
+                assert_true(got + 20 >= targets[t] * 10 && got <= targets[t] * 10 + 20);
+            }
+}
+
+/* Token accounting: a launch costs GS_LIMITER_LAUNCH; an empty bucket refuses and marks the
+ * limiter starved; an idle tenant's rate does not grow and its bucket holds one tick at most. */
+static void test_limiter_tokens(void **state)
+{
+    struct gs_limiter l;
+    gs_limiter_init(&l, 50);
+    int n = 0;
+    while (gs_limiter_try(&l))
+        n++;
+    assert_int_equal(n, GS_LIMITER_INITIAL / GS_LIMITER_LAUNCH);
+    assert_int_equal(atomic_load(&l.tokens), 0);
+    assert_true(atomic_load(&l.starved));
+    gs_limiter_tick(&l, 50); /* on target: the rate holds, the bucket refills by it */
+    assert_false(atomic_load(&l.starved));
+    assert_int_equal(l.rate, GS_LIMITER_INITIAL);
+    assert_int_equal(atomic_load(&l.tokens), GS_LIMITER_INITIAL);
+    for (int i = 0; i < 100; i++)
+        gs_limiter_tick(&l, 0); /* idle: not starved, so no growth */
+    assert_int_equal(l.rate, GS_LIMITER_INITIAL);
+    assert_int_equal(atomic_load(&l.tokens), GS_LIMITER_INITIAL);
+    for (int i = 0; i < 20; i++)
+        gs_limiter_tick(&l, 100); /* over: the rate falls */
+    assert_true(l.rate < GS_LIMITER_INITIAL / 4);
+    assert_true(l.rate >= GS_LIMITER_MIN);
+}
+
+/* Two devices' limiters are independent: each settles to its own limit at once. */
+static void test_limiter_per_device(void **state)
+{
+    assert_true(simulate(30, 1000, 20, 1) <= 320);
+    assert_true(simulate(70, 1000, 20, 1) >= 680);
+    struct gs_limiter a, b;
+    gs_limiter_init(&a, 30);
+    gs_limiter_init(&b, 70);
+    for (int i = 0; i < 10; i++) {
+        gs_limiter_tick(&a, 100);
+        gs_limiter_tick(&b, 10);
+    }
+    assert_true(a.rate < GS_LIMITER_INITIAL && b.rate == GS_LIMITER_INITIAL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_env_values),
+        cmocka_unit_test(test_env_errors),
+        cmocka_unit_test(test_ledger),
+        cmocka_unit_test(test_ledger_drain),
+        cmocka_unit_test(test_region_limit),
+        cmocka_unit_test(test_region_reap),
+        cmocka_unit_test(test_region_concurrent),
+        cmocka_unit_test(test_region_util),
+        cmocka_unit_test(test_limiter_settles),
+        cmocka_unit_test(test_limiter_tokens),
+        cmocka_unit_test(test_limiter_per_device),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

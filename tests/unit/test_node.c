@@ -1,0 +1,795 @@
+/*
+ * Tests of the node agent's parts that need no network: NVML discovery through the fake
+ * libnvidia-ml.so.1 (tests/node/fake_nvml.c, its path in $FAKE_NVML_LIB), the fallbacks, MIG
+ * calls, Xid filtering, and the plan that matches kubelet's Allocate to the pod gpuschedd bound.
+ * Run from the source root.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "node/discover.h"
+#include "node/isolate.h"
+#include "node/plugin.h"
+#include "node/fake_kubelet.h"
+#include "deviceplugin.pb-c.h"
+#include "node/grpcio.h"
+#include "node/nvml.h"
+#include "node/plan.h"
+
+#include "common/util.h"
+#include "gpusched/diag.h"
+#include "gpusched/gpushare_env.h"
+#include "gpusched/topo.h"
+#include "gpusched/topotext.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define TOPO "tests/data/topo/"
+#define NODE "tests/data/node/"
+
+static char tmp[64];
+
+static const char *lib(void)
+{
+    const char *l = getenv("FAKE_NVML_LIB");
+    assert_non_null(l);
+    return l;
+}
+
+static struct gs_nvml *open_fake(const char *config)
+{
+    struct gs_nvml *n = NULL;
+    struct gs_diag d;
+    char state[128];
+    gs_diag_init(&d);
+    snprintf(state, sizeof(state), "%s/state", tmp);
+    setenv("FAKE_NVML_CONFIG", config, 1);
+    setenv("FAKE_NVML_STATE", state, 1);
+    int rc = gs_nvml_open(lib(), &n, &d);
+    if (rc)
+        print_error("%s\n", d.msg);
+    assert_int_equal(rc, 0);
+    return n;
+}
+
+static struct gs_topo *discover(struct gs_nvml *n, const char *sysfs)
+{
+    struct gs_topo *t = malloc(sizeof(*t));
+    struct gs_diag d;
+    gs_diag_init(&d);
+    assert_non_null(t);
+    int rc = gs_nvml_discover(n, sysfs, t, &d);
+    if (rc)
+        print_error("%s\n", d.msg);
+    assert_int_equal(rc, 0);
+    return t;
+}
+
+static struct gs_topo *text(const char *path)
+{
+    struct gs_topo *t = malloc(sizeof(*t));
+    struct gs_diag d;
+    gs_diag_init(&d);
+    assert_int_equal(gs_topo_load(path, t, &d), 0);
+    return t;
+}
+
+static void same_tree(const struct gs_topo *a, const struct gs_topo *b)
+{
+    assert_int_equal(a->ngpus, b->ngpus);
+    assert_memory_equal(a->pcie_domain, b->pcie_domain, (size_t)a->ngpus);
+    assert_memory_equal(a->nvlink_group, b->nvlink_group, (size_t)a->ngpus);
+    assert_int_equal(a->nedges, b->nedges);
+    assert_memory_equal(a->edges, b->edges, (size_t)a->nedges * sizeof(a->edges[0]));
+}
+
+/* NVML of a DGX-1 and of an HGX H100 gives the tree their nvidia-smi text gives. */
+static void test_nvml_same_tree_as_text(void **state)
+{
+    (void)state;
+    struct gs_nvml *n = open_fake(NODE "dgx1.nvml");
+    struct gs_topo *a = discover(n, "/nonexistent"), *b = text(TOPO "dgx1_v100_sxm2_8gpu_hybrid_"
+                                                                    "cube_mesh_mlx5_legend.txt");
+    same_tree(a, b);
+    assert_string_equal(a->gpu[0].uuid, "GPU-d0d0d000-1111-2222-3333-000000000000");
+    assert_string_equal(a->gpu[1].pci, "00000000:0E:00.0");
+    assert_string_equal(a->gpu[0].name, "Tesla V100-SXM2-16GB");
+    assert_int_equal(a->gpu[0].memory_mib, 16160);
+    assert_int_equal(a->gpu[0].mig_mode, 0);
+    assert_int_equal(a->link[0][1], GS_LINK_NODE); /* NVML tells the PCIe path text hides */
+    assert_int_equal(a->link[2][3], GS_LINK_PIX);
+    gs_nvml_close(n);
+    free(a);
+    free(b);
+
+    n = open_fake(NODE "hgx.nvml");
+    a = discover(n, "/nonexistent");
+    b = text(TOPO "hgx_h100_8gpu_nv18_no_nic_legend.txt");
+    same_tree(a, b);
+    assert_int_equal(a->nvlinks[0][7], 18);
+    assert_int_equal(a->gpu[7].mig_mode, 1);
+    assert_int_equal(gs_nvml_catalog_model(a->gpu[0].name) >= 0, 1);
+    gs_nvml_close(n);
+    free(a);
+    free(b);
+}
+
+static void write_file(const char *path, const char *s)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(s, f);
+    fclose(f);
+}
+
+/* NUMA node and CPU list come from sysfs (a folder laid out like /sys). */
+static void test_nvml_sysfs_locality(void **state)
+{
+    (void)state;
+    char dir[256], f[300];
+    snprintf(dir, sizeof(dir), "%s/sys/bus/pci/devices/0000:06:00.0", tmp);
+    char cmd[400];
+    snprintf(cmd, sizeof(cmd), "mkdir -p %s", dir);
+    assert_int_equal(system(cmd), 0);
+    snprintf(f, sizeof(f), "%s/numa_node", dir);
+    write_file(f, "1\n");
+    snprintf(f, sizeof(f), "%s/local_cpulist", dir);
+    write_file(f, "12-23,36-47\n");
+    struct gs_nvml *n = open_fake(NODE "dgx1.nvml");
+    snprintf(dir, sizeof(dir), "%s/sys", tmp);
+    struct gs_topo *t = discover(n, dir);
+    assert_int_equal(t->gpu[0].numa, 1);
+    assert_string_equal(t->gpu[0].cpus, "12-23,36-47");
+    assert_int_equal(t->gpu[1].numa, -1);
+    gs_nvml_close(n);
+    free(t);
+}
+
+static void test_nvml_missing(void **state)
+{
+    (void)state;
+    struct gs_nvml *n = NULL;
+    struct gs_diag d;
+    gs_diag_init(&d);
+    assert_int_equal(gs_nvml_open("/nonexistent/libnvidia-ml.so.1", &n, &d), -ENOENT);
+    assert_null(n);
+    assert_non_null(strstr(d.msg, "cannot load"));
+    setenv("FAKE_NVML_CONFIG", "/nonexistent", 1);
+    gs_diag_init(&d);
+    assert_int_equal(gs_nvml_open(lib(), &n, &d), -EIO);
+    assert_non_null(strstr(d.msg, "nvmlInit_v2"));
+}
+
+/* NVML missing: nvidia-smi's text; both missing: hwloc (this machine has no NVIDIA GPU). */
+static void test_discover_fallbacks(void **state)
+{
+    (void)state;
+    char smi[256], body[512];
+    snprintf(smi, sizeof(smi), "%s/nvidia-smi", tmp);
+    snprintf(body, sizeof(body), "#!/bin/sh\n[ \"$1 $2\" = \"topo -m\" ] || exit 9\ncat %s\n",
+             TOPO "pcie_8gpu_pix_pxb_sys_mlx5_old_legend_tabs.txt");
+    write_file(smi, body);
+    chmod(smi, 0755);
+    struct gs_topo *t = malloc(sizeof(*t));
+    struct gs_diag d;
+    gs_diag_init(&d);
+    struct gs_discover_opts o = {"/nonexistent/libnvidia-ml.so.1", smi, NULL, "/sys", NULL};
+    assert_int_equal(gs_discover(&o, t, NULL, &d), GS_FROM_SMI);
+    assert_int_equal(t->ngpus, 8);
+    assert_int_equal(t->npcie, 2);
+    o.smi = "/nonexistent/nvidia-smi";
+    gs_diag_init(&d);
+    int rc = gs_discover(&o, t, NULL, &d);
+    if (rc != -ENODEV) { /* a machine with NVIDIA cards: hwloc found them */
+        assert_int_equal(rc, GS_FROM_HWLOC);
+    } else {
+        assert_non_null(strstr(d.msg, "cannot load"));
+        assert_non_null(strstr(d.msg, "hwloc"));
+    }
+    /* with NVML there, NVML wins */
+    setenv("FAKE_NVML_CONFIG", NODE "dgx1.nvml", 1);
+    o.nvml_lib = lib();
+    struct gs_nvml *n = NULL;
+    assert_int_equal(gs_discover(&o, t, &n, &d), GS_FROM_NVML);
+    assert_non_null(n);
+    assert_int_equal(t->nnvlink, 2);
+    gs_nvml_close(n);
+    free(t);
+}
+
+/* hwloc's PCI tree: a machine exported as XML, two GPUs behind one switch and one elsewhere. */
+static void test_hwloc_xml(void **state)
+{
+    (void)state;
+    struct gs_topo *t = malloc(sizeof(*t));
+    struct gs_diag d;
+    gs_diag_init(&d);
+    int rc = gs_discover_hwloc(NODE "pcie3.hwloc.xml", t, &d);
+    if (rc)
+        print_error("%s\n", d.msg);
+    assert_int_equal(rc, 0);
+    assert_int_equal(t->ngpus, 3);
+    assert_int_equal(t->link[0][1], GS_LINK_PIX);
+    assert_int_equal(t->link[0][2], GS_LINK_PHB);
+    assert_int_equal(t->npcie, 2);
+    assert_int_equal(t->pcie_domain[1], 0);
+    assert_int_equal(t->pcie_domain[2], 1);
+    assert_string_equal(t->gpu[2].pci, "00000000:81:00.0");
+    free(t);
+}
+
+static int lines_with(const char *path, const char *needle)
+{
+    FILE *f = fopen(path, "r");
+    char line[512];
+    int n = 0;
+    while (f && fgets(line, sizeof(line), f))
+        n += strstr(line, needle) != NULL;
+    if (f)
+        fclose(f);
+    return n;
+}
+
+/* MIG: an instance created (GPU and compute instance), listed, refused where it overlaps, and
+ * destroyed; --dry-run prints the calls and makes none. */
+static void test_mig_calls(void **state)
+{
+    (void)state;
+    char log[128], dry[128];
+    snprintf(log, sizeof(log), "%s/nvml.log", tmp);
+    snprintf(dry, sizeof(dry), "%s/dry.txt", tmp);
+    unlink(log);
+    setenv("FAKE_NVML_LOG", log, 1);
+    struct gs_nvml *n = open_fake(NODE "hgx.nvml");
+    struct gs_diag d;
+    gs_diag_init(&d);
+    FILE *f = fopen(dry, "w");
+    assert_int_equal(gs_nvml_mig_create(n, 7, gs_nvml_profile_of(3, 4, 8, 0), 4, 4, f, &d), 0);
+    fclose(f);
+    assert_int_equal(lines_with(dry, "nvmlDeviceCreateGpuInstanceWithPlacement(gpu=7, profileId=9, "
+                                     "placement={start=4, size=4})"),
+                     1);
+    assert_int_equal(lines_with(log, "nvml"), 0);
+    assert_int_equal(gs_nvml_mig_create(n, 7, gs_nvml_profile_of(3, 4, 8, 0), 4, 4, NULL, &d), 0);
+    assert_int_equal(lines_with(log, "CreateGpuInstanceWithPlacement gpu=7 profile=9 start=4"), 1);
+    assert_int_equal(lines_with(log, "CreateComputeInstance gpu=7 start=4 profile=2"), 1);
+    assert_int_equal(gs_nvml_mig_create(n, 7, gs_nvml_profile_of(2, 2, 8, 0), 4, 2, NULL, &d),
+                     -EIO);
+    struct gs_nvml_gi gi[7];
+    assert_int_equal(gs_nvml_mig_list(n, 7, gi, 7, &d), 1);
+    assert_int_equal(gi[0].profile_id, 9);
+    assert_int_equal(gi[0].start, 4);
+    struct gs_topo *t = discover(n, "/nonexistent");
+    assert_int_equal(t->gpu[7].nmig, 1);
+    assert_string_equal(t->gpu[7].mig[0].profile, "3g.40gb");
+    assert_memory_equal(t->gpu[7].mig[0].uuid, "MIG-", 4);
+    free(t);
+    assert_int_equal(gs_nvml_mig_destroy(n, 7, 0, NULL, &d), -ENOENT);
+    assert_int_equal(gs_nvml_mig_destroy(n, 7, 4, NULL, &d), 0);
+    assert_int_equal(lines_with(log, "nvmlComputeInstanceDestroy gpu=7 start=4"), 1);
+    assert_int_equal(lines_with(log, "nvmlGpuInstanceDestroy gpu=7 start=4"), 1);
+    assert_int_equal(gs_nvml_mig_list(n, 7, gi, 7, &d), 0);
+    assert_int_equal(gs_nvml_busy(n, 1, &d), 1);
+    assert_int_equal(gs_nvml_busy(n, 0, &d), 0);
+    gs_nvml_close(n);
+    unsetenv("FAKE_NVML_LOG");
+}
+
+/* Xid events: the application Xids are told apart from the ones that mean a bad card. */
+static void test_xid(void **state)
+{
+    (void)state;
+    struct gs_nvml *n = open_fake(NODE "hgx.nvml");
+    struct gs_diag d;
+    gs_diag_init(&d);
+    int gpu, bad = 0, seen = 0;
+    unsigned long long xid;
+    while (gs_nvml_xid_wait(n, 1, &gpu, &xid, &d) == 1) {
+        seen++;
+        if (!gs_xid_is_application(xid))
+            bad |= 1 << gpu;
+    }
+    assert_int_equal(seen, 5);
+    assert_int_equal(bad, (1 << 3) | (1 << 4)); /* 79 on GPU3, 48 on GPU4; 13, 31, 109 pass */
+    for (unsigned x = 0; x < 200; x++)
+        assert_int_equal(gs_xid_is_application(x),
+                         x == 13 || x == 31 || x == 43 || x == 45 || x == 68 || x == 109);
+    gs_nvml_close(n);
+}
+
+/* A node of four cards: 0-2 whole or shared, 3 in MIG mode with one 2g.20gb instance at 4. */
+static void plan_topo(struct gs_topo *t)
+{
+    gs_topo_init(t);
+    t->ngpus = 4;
+    for (int g = 0; g < 4; g++) {
+        snprintf(t->gpu[g].uuid, sizeof(t->gpu[g].uuid),
+                 "GPU-0000000%d-aaaa-bbbb-cccc-dddddddddddd", g);
+        t->gpu[g].mig_mode = g == 3;
+    }
+    t->gpu[3].nmig = 1;
+    snprintf(t->gpu[3].mig[0].uuid, sizeof(t->gpu[3].mig[0].uuid),
+             "MIG-11111111-2222-3333-4444-555555555555");
+    snprintf(t->gpu[3].mig[0].profile, sizeof(t->gpu[3].mig[0].profile), "2g.20gb");
+    t->gpu[3].mig[0].start = 4;
+}
+
+static const char *pods_json =
+    "[{\"namespace\":\"a\",\"name\":\"pa\",\"uid\":\"u-a\",\"tenant\":\"t1\",\"gpus\":[0],"
+    "\"cpu_milli\":2000},"
+    " {\"namespace\":\"b\",\"name\":\"pb\",\"uid\":\"u-b\",\"tenant\":\"t2\",\"gpus\":[1]},"
+    " {\"namespace\":\"c\",\"name\":\"pc\",\"uid\":\"u-c\",\"tenant\":\"t1\",\"gpus\":[2],"
+    "\"gpumem_mib\":10240,\"gpucores\":30},"
+    " {\"namespace\":\"d\",\"name\":\"pd\",\"uid\":\"u-d\",\"tenant\":\"t2\",\"gpus\":[2],"
+    "\"gpumem_mib\":20480,\"gpucores\":50},"
+    " {\"namespace\":\"m\",\"name\":\"pm\",\"uid\":\"u-m\",\"tenant\":\"t1\",\"gpus\":[3],"
+    "\"mig\":{\"profile\":\"2g.20gb\",\"start\":4}}]";
+
+static struct gs_plan *new_plan(const struct gs_topo *t, const char *json)
+{
+    static struct gs_plan_pod pods[GS_PLAN_PODS_MAX];
+    struct gs_plan *p = malloc(sizeof(*p));
+    struct gs_diag d;
+    gs_diag_init(&d);
+    assert_non_null(p);
+    assert_int_equal(gs_plan_init(p, t, 4, "/usr/lib/gpusched/libgpushare.so", "/tmp/nvidia-mps"),
+                     0);
+    int n = gs_plan_pods_json(json, pods, GS_PLAN_PODS_MAX, &d);
+    if (n < 0)
+        print_error("%s\n", d.msg);
+    assert_true(n >= 0);
+    assert_int_equal(gs_plan_set_pods(p, pods, n, &d), 0);
+    return p;
+}
+
+static const char *env_of(const struct gs_plan_alloc *a, const char *key)
+{
+    for (int i = 0; i < a->nenv; i++)
+        if (!strcmp(a->env_key[i], key))
+            return a->env_val[i];
+    return NULL;
+}
+
+/* kubelet's Allocate for @n IDs, after asking its preference among every ID of @res. */
+static int kubelet_admit(struct gs_plan *p, const char *res, int n, struct gs_plan_alloc *a)
+{
+    static char all[256][GS_PLAN_ID_MAX], pref[GS_GPUS_MAX][GS_PLAN_ID_MAX];
+    const char *avail[256], *ids[GS_GPUS_MAX];
+    int card[256], na = gs_plan_devices(p, res, all, card, 256);
+    for (int i = 0; i < na; i++)
+        avail[i] = all[i];
+    int k = gs_plan_prefer(p, res, avail, na, NULL, 0, n, pref);
+    assert_int_equal(k, n);
+    for (int i = 0; i < k; i++)
+        ids[i] = pref[i];
+    struct gs_diag d;
+    gs_diag_init(&d);
+    return gs_plan_allocate(p, res, ids, k, a, &d);
+}
+
+/* Resources, device IDs: every bound pod holds IDs of its own. */
+static void test_plan_devices(void **state)
+{
+    (void)state;
+    struct gs_topo t;
+    plan_topo(&t);
+    struct gs_plan *p = new_plan(&t, pods_json);
+    char res[8][GS_PLAN_RES_MAX], ids[64][GS_PLAN_ID_MAX];
+    int card[64];
+    assert_int_equal(gs_plan_resources(p, res, 8), 2);
+    assert_string_equal(res[0], "nvidia.com/gpu");
+    assert_string_equal(res[1], "nvidia.com/mig-2g.20gb");
+    assert_int_equal(gs_plan_devices(p, "nvidia.com/gpu", ids, card, 64), 12); /* 3 cards x 4 */
+    assert_string_equal(ids[5], "GPU-00000001-aaaa-bbbb-cccc-dddddddddddd::1");
+    assert_int_equal(card[5], 1);
+    assert_int_equal(gs_plan_devices(p, "nvidia.com/mig-2g.20gb", ids, card, 64), 1);
+    assert_string_equal(ids[0], "MIG-11111111-2222-3333-4444-555555555555");
+    assert_int_equal(p->pods[2].replica[2], 0); /* pc and pd share card 2, on replicas 0 and 1 */
+    assert_int_equal(p->pods[3].replica[2], 1);
+    free(p);
+}
+
+/* What each kind of pod's container gets. */
+static void test_plan_allocate_env(void **state)
+{
+    (void)state;
+    struct gs_topo t;
+    struct gs_plan_alloc a;
+    plan_topo(&t);
+    struct gs_plan *p = new_plan(&t, pods_json);
+    assert_int_equal(kubelet_admit(p, "nvidia.com/gpu", 1, &a), 0);
+    assert_string_equal(a.pod, "a/pa");
+    assert_string_equal(env_of(&a, "NVIDIA_VISIBLE_DEVICES"), t.gpu[0].uuid);
+    assert_null(env_of(&a, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE")); /* a whole card: no limits */
+    assert_null(env_of(&a, "LD_PRELOAD"));
+    assert_int_equal(a.ncdi, 1);
+    assert_int_equal(kubelet_admit(p, "nvidia.com/gpu", 1, &a), 0);
+    assert_string_equal(a.pod, "b/pb");
+    assert_int_equal(kubelet_admit(p, "nvidia.com/gpu", 1, &a), 0);
+    assert_string_equal(a.pod, "c/pc");
+    assert_string_equal(env_of(&a, "NVIDIA_VISIBLE_DEVICES"), t.gpu[2].uuid);
+    assert_string_equal(env_of(&a, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"), "30");
+    assert_string_equal(env_of(&a, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"), "0=10240M");
+    assert_string_equal(env_of(&a, "CUDA_MPS_PIPE_DIRECTORY"), "/tmp/nvidia-mps");
+    assert_string_equal(env_of(&a, GS_GPUSHARE_ENV_MEMORY_MIB),
+                        "GPU-00000002-aaaa-bbbb-cccc-dddddddddddd=10240");
+    assert_string_equal(env_of(&a, GS_GPUSHARE_ENV_CORES_PERCENT),
+                        "GPU-00000002-aaaa-bbbb-cccc-dddddddddddd=30");
+    assert_string_equal(env_of(&a, GS_GPUSHARE_ENV_REGION), "/gpushare-u-c");
+    assert_string_equal(env_of(&a, "LD_PRELOAD"), "/usr/lib/gpusched/libgpushare.so");
+    assert_int_equal(a.nmount, 2);
+    assert_string_equal(a.mount[1].host, "/usr/lib/gpusched/libgpushare.so");
+    assert_int_equal(a.mount[1].ro, 1);
+    assert_int_equal(kubelet_admit(p, "nvidia.com/gpu", 1, &a), 0);
+    assert_string_equal(a.pod, "d/pd");
+    assert_string_equal(env_of(&a, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"), "0=20480M");
+    assert_int_equal(kubelet_admit(p, "nvidia.com/mig-2g.20gb", 1, &a), 0);
+    assert_string_equal(a.pod, "m/pm");
+    assert_string_equal(env_of(&a, "NVIDIA_VISIBLE_DEVICES"),
+                        "MIG-11111111-2222-3333-4444-555555555555");
+    /* every pod is allocated: a further Allocate finds nobody */
+    const char *one[] = {"GPU-00000000-aaaa-bbbb-cccc-dddddddddddd::3"};
+    struct gs_diag d;
+    gs_diag_init(&d);
+    assert_int_equal(gs_plan_allocate(p, "nvidia.com/gpu", one, 1, &a, &d), -ENOENT);
+    assert_non_null(strstr(d.msg, "no pod bound to this node waits"));
+    free(p);
+}
+
+/*
+ * Two pods bound to one node at the same moment, admitted in either order, with kubelet's
+ * preference followed or not: each gets its own card, and an Allocate naming IDs of neither is
+ * refused rather than guessed.
+ */
+static void test_plan_two_pods_never_swap(void **state)
+{
+    (void)state;
+    static const char *two = "[{\"namespace\":\"a\",\"name\":\"pa\",\"uid\":\"u-a\","
+                             "\"tenant\":\"t1\",\"gpus\":[0]},"
+                             " {\"namespace\":\"b\",\"name\":\"pb\",\"uid\":\"u-b\","
+                             "\"tenant\":\"t2\",\"gpus\":[1]}]";
+    struct gs_topo t;
+    struct gs_plan_alloc a;
+    struct gs_diag d;
+    plan_topo(&t);
+    for (int order = 0; order < 2; order++) {
+        struct gs_plan *p = new_plan(&t, two);
+        /* kubelet ignores the preference and names pb's ID first (order 1) or pa's (order 0) */
+        char idb[GS_PLAN_ID_MAX], ida[GS_PLAN_ID_MAX];
+        snprintf(ida, sizeof(ida), "%s::0", t.gpu[0].uuid);
+        snprintf(idb, sizeof(idb), "%s::0", t.gpu[1].uuid);
+        const char *first[] = {order ? idb : ida}, *second[] = {order ? ida : idb};
+        gs_diag_init(&d);
+        assert_int_equal(gs_plan_allocate(p, "nvidia.com/gpu", first, 1, &a, &d), 0);
+        assert_string_equal(a.pod, order ? "b/pb" : "a/pa");
+        assert_string_equal(env_of(&a, "NVIDIA_VISIBLE_DEVICES"), t.gpu[order ? 1 : 0].uuid);
+        assert_int_equal(gs_plan_allocate(p, "nvidia.com/gpu", second, 1, &a, &d), 0);
+        assert_string_equal(a.pod, order ? "a/pa" : "b/pb");
+        assert_string_equal(env_of(&a, "NVIDIA_VISIBLE_DEVICES"), t.gpu[order ? 0 : 1].uuid);
+        free(p);
+    }
+    /* IDs of neither pod, no preference asked: refused */
+    struct gs_plan *p = new_plan(&t, two);
+    char other[GS_PLAN_ID_MAX];
+    snprintf(other, sizeof(other), "%s::2", t.gpu[2].uuid);
+    const char *ids[] = {other};
+    gs_diag_init(&d);
+    assert_int_equal(gs_plan_allocate(p, "nvidia.com/gpu", ids, 1, &a, &d), -ENOENT);
+    assert_non_null(strstr(d.msg, "refused rather than guessed"));
+    /* after a preference (kubelet then chose other IDs), they go to the pod it chose */
+    char all[16][GS_PLAN_ID_MAX], pref[1][GS_PLAN_ID_MAX];
+    const char *avail[16];
+    int card[16], na = gs_plan_devices(p, "nvidia.com/gpu", all, card, 16);
+    for (int i = 0; i < na; i++)
+        avail[i] = all[i];
+    assert_int_equal(gs_plan_prefer(p, "nvidia.com/gpu", avail, na, NULL, 0, 1, pref), 1);
+    assert_string_equal(pref[0], "GPU-00000000-aaaa-bbbb-cccc-dddddddddddd::0");
+    assert_int_equal(gs_plan_allocate(p, "nvidia.com/gpu", ids, 1, &a, &d), 0);
+    assert_string_equal(a.pod, "a/pa");
+    assert_string_equal(env_of(&a, "NVIDIA_VISIBLE_DEVICES"), t.gpu[0].uuid);
+    free(p);
+}
+
+/* An agent that restarts keeps every ID kubelet holds and allocates no pod twice. */
+static void test_plan_restart(void **state)
+{
+    (void)state;
+    struct gs_topo t;
+    struct gs_plan_alloc a;
+    struct gs_diag d;
+    char path[128];
+    snprintf(path, sizeof(path), "%s/plan.json", tmp);
+    plan_topo(&t);
+    struct gs_plan *p = new_plan(&t, pods_json);
+    assert_int_equal(kubelet_admit(p, "nvidia.com/gpu", 1, &a), 0); /* pa */
+    assert_int_equal(kubelet_admit(p, "nvidia.com/gpu", 1, &a), 0); /* pb */
+    assert_int_equal(kubelet_admit(p, "nvidia.com/gpu", 1, &a), 0); /* pc */
+    gs_diag_init(&d);
+    assert_int_equal(gs_plan_save(p, path, &d), 0);
+    free(p);
+    /* restarted: pc left, a new shared pod pe came on card 2 */
+    static const char *after =
+        "[{\"namespace\":\"a\",\"name\":\"pa\",\"uid\":\"u-a\",\"tenant\":\"t1\",\"gpus\":[0]},"
+        " {\"namespace\":\"b\",\"name\":\"pb\",\"uid\":\"u-b\",\"tenant\":\"t2\",\"gpus\":[1]},"
+        " {\"namespace\":\"d\",\"name\":\"pd\",\"uid\":\"u-d\",\"tenant\":\"t2\",\"gpus\":[2],"
+        "\"gpumem_mib\":20480},"
+        " {\"namespace\":\"e\",\"name\":\"pe\",\"uid\":\"u-e\",\"tenant\":\"t1\",\"gpus\":[2],"
+        "\"gpumem_mib\":1024}]";
+    static struct gs_plan_pod pods[8];
+    p = malloc(sizeof(*p));
+    assert_int_equal(gs_plan_init(p, &t, 4, NULL, NULL), 0);
+    assert_int_equal(gs_plan_load(p, path, &d), 0);
+    int n = gs_plan_pods_json(after, pods, 8, &d);
+    assert_int_equal(n, 4);
+    assert_int_equal(gs_plan_set_pods(p, pods, n, &d), 0);
+    assert_int_equal(p->pods[0].allocated, 1);
+    assert_int_equal(p->pods[1].allocated, 1);
+    assert_int_equal(p->pods[2].allocated, 0);
+    assert_int_equal(p->pods[2].replica[2], 1); /* pd kept its replica */
+    assert_int_equal(p->pods[3].replica[2], 0); /* pe takes the one pc left */
+    assert_int_equal(kubelet_admit(p, "nvidia.com/gpu", 1, &a), 0);
+    assert_string_equal(a.pod, "d/pd");
+    assert_int_equal(kubelet_admit(p, "nvidia.com/gpu", 1, &a), 0);
+    assert_string_equal(a.pod, "e/pe");
+    assert_null(env_of(&a, "LD_PRELOAD")); /* this plan has no shim */
+    free(p);
+    /* a damaged state file is an error, not a fresh start */
+    write_file(path, "{\"pods\": 1}");
+    p = malloc(sizeof(*p));
+    assert_int_equal(gs_plan_init(p, &t, 4, NULL, NULL), 0);
+    assert_int_equal(gs_plan_load(p, path, &d), -EINVAL);
+    assert_non_null(strstr(d.msg, "not the agent's state"));
+    free(p);
+}
+
+static void test_plan_bad_pods(void **state)
+{
+    (void)state;
+    struct gs_plan_pod pods[2];
+    struct gs_diag d;
+    gs_diag_init(&d);
+    assert_int_equal(gs_plan_pods_json("{}", pods, 2, &d), -EINVAL);
+    assert_int_equal(gs_plan_pods_json("[{\"namespace\":\"a\",\"name\":\"p\",\"uid\":\"u\","
+                                       "\"tenant\":\"t\",\"gpus\":[16]}]",
+                                       pods, 2, &d),
+                     -EINVAL);
+    assert_non_null(strstr(d.msg, "pods[0].gpus[0]"));
+    assert_int_equal(
+        gs_plan_pods_json("[{\"namespace\":\"a\",\"name\":\"p\",\"uid\":\"u\"}]", pods, 2, &d),
+        -EINVAL);
+    assert_non_null(strstr(d.msg, "pods[0].tenant"));
+    assert_int_equal(gs_plan_pods_json("[1,2,3]", pods, 2, &d), -E2BIG);
+    struct gs_topo t;
+    plan_topo(&t);
+    struct gs_plan *p = malloc(sizeof(*p));
+    assert_int_equal(gs_plan_init(p, &t, 1, NULL, NULL), 0);
+    assert_int_equal(gs_plan_pods_json("[{\"namespace\":\"a\",\"name\":\"p\",\"uid\":\"u\","
+                                       "\"tenant\":\"t\",\"gpus\":[0]},"
+                                       "{\"namespace\":\"a\",\"name\":\"q\",\"uid\":\"v\","
+                                       "\"tenant\":\"t\",\"gpus\":[0]}]",
+                                       pods, 2, &d),
+                     2);
+    assert_int_equal(gs_plan_set_pods(p, pods, 2, &d), -EINVAL);
+    assert_non_null(strstr(d.msg, "no free nvidia.com/gpu replica"));
+    free(p);
+}
+
+/* The whole of file @path into @buf (cut to @n - 1 bytes). */
+static void read_file(const char *path, char *buf, size_t n)
+{
+    char *s = t_slurp(path, NULL);
+    assert_non_null(s);
+    snprintf(buf, n, "%s", s);
+    free(s);
+}
+
+/* cpu.shares (cgroup v1) to cpu.weight (v2): the runc / kubelet formula, at its fixed points. */
+static void test_cpu_weight(void **state)
+{
+    (void)state;
+    assert_int_equal(gs_cpu_weight(2), 1);
+    assert_int_equal(gs_cpu_weight(1024), 39);
+    assert_int_equal(gs_cpu_weight(262144), 10000);
+    assert_int_equal(gs_cpu_weight(0), 1);
+    assert_int_equal(gs_cpu_shares(1000), 1024);
+    assert_int_equal(gs_cpu_shares(0), 2);
+    assert_int_equal(gs_cpu_shares(1), 2);
+    assert_int_equal(gs_cpu_shares(INT64_C(1) << 40), 262144);
+}
+
+/* Tenant groups in a temporary cgroup tree: weights of their pods' CPU; gone with their pods. */
+static void test_cgroup_tree(void **state)
+{
+    (void)state;
+    struct gs_topo t;
+    struct gs_diag d;
+    char root[128], f[256], buf[64];
+    plan_topo(&t);
+    snprintf(root, sizeof(root), "%s/cgroup", tmp);
+    mkdir(root, 0755);
+    struct gs_plan *p = new_plan(&t, pods_json);
+    p->pods[1].cpu_milli = 4000;
+    p->pods[3].cpu_milli = 4000; /* t2: 8 cores = 8192 shares; t1: 2 cores = 2048 */
+    gs_diag_init(&d);
+    assert_int_equal(gs_cgroup_apply(p, root, "gpusched.slice", &d), 0);
+    snprintf(f, sizeof(f), "%s/gpusched.slice/cgroup.subtree_control", root);
+    read_file(f, buf, sizeof(buf));
+    assert_string_equal(buf, "+cpu");
+    snprintf(f, sizeof(f), "%s/gpusched.slice/tenant-t1/cpu.weight", root);
+    read_file(f, buf, sizeof(buf));
+    assert_string_equal(buf, "79"); /* 1 + (2046 x 9999) / 262142 */
+    snprintf(f, sizeof(f), "%s/gpusched.slice/tenant-t2/cpu.weight", root);
+    read_file(f, buf, sizeof(buf));
+    assert_string_equal(buf, "313");
+    p->npods = 1; /* only pa (t1) is left */
+    assert_int_equal(gs_cgroup_apply(p, root, "gpusched.slice", &d), 0);
+    snprintf(f, sizeof(f), "%s/gpusched.slice/tenant-t2", root);
+    assert_int_equal(access(f, F_OK), -1);
+    free(p);
+    gs_diag_init(&d);
+    p = new_plan(&t, pods_json);
+    assert_true(gs_cgroup_apply(p, "/nonexistent/cgroup", "gpusched.slice", &d) < 0);
+    assert_non_null(strstr(d.msg, "/nonexistent/cgroup/gpusched.slice"));
+    free(p);
+}
+
+static void test_cdi_spec(void **state)
+{
+    (void)state;
+    struct gs_topo t;
+    struct gs_diag d;
+    char f[256], buf[8192];
+    plan_topo(&t);
+    t.gpu[0].minor = 0;
+    t.gpu[3].minor = 3;
+    gs_diag_init(&d);
+    assert_int_equal(gs_cdi_write(&t, tmp, &d), 0);
+    snprintf(f, sizeof(f), "%s/gpusched.io-gpu.json", tmp);
+    read_file(f, buf, sizeof(buf));
+    assert_non_null(strstr(buf, "\"kind\": \"gpusched.io/gpu\""));
+    assert_non_null(strstr(buf, "\"cdiVersion\": \"0.6.0\""));
+    assert_non_null(strstr(buf, "\"name\": \"GPU-00000000-aaaa-bbbb-cccc-dddddddddddd\""));
+    assert_non_null(strstr(buf, "\"name\": \"MIG-11111111-2222-3333-4444-555555555555\""));
+    assert_non_null(strstr(buf, "/dev/nvidia3"));
+    assert_non_null(strstr(buf, "/dev/nvidiactl"));
+    assert_true(gs_cdi_write(&t, "/nonexistent", &d) < 0);
+}
+
+/*
+ * The device plugin over real gRPC sockets, with the fake kubelet: registration of each resource,
+ * ListAndWatch (and its update when a card turns unhealthy), kubelet's preference and Allocate for
+ * every bound pod in turn, the state kept for a restart.
+ */
+static void test_plugin_grpc(void **state)
+{
+    (void)state;
+    struct gs_topo t;
+    struct gs_diag d;
+    struct fk_alloc a;
+    char dir[128], st[160], err[512];
+    pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    uint32_t bad = 0;
+    plan_topo(&t);
+    t.gpu[0].numa = 1;
+    snprintf(dir, sizeof(dir), "%s/dp", tmp);
+    snprintf(st, sizeof(st), "%s/agent-state.json", tmp);
+    mkdir(dir, 0755);
+    struct fake_kubelet *k = fake_kubelet_start(dir);
+    assert_non_null(k);
+    struct gs_plan *p = new_plan(&t, pods_json);
+    struct gs_plugin *pl = NULL;
+    gs_diag_init(&d);
+    int rc = gs_plugin_start(p, &lock, &bad, dir, st, 5000, NULL, &pl, &d);
+    if (rc)
+        print_error("%s\n", d.msg);
+    assert_int_equal(rc, 0);
+    assert_string_equal(fake_kubelet_endpoint(k, "nvidia.com/gpu", 1000),
+                        "gpusched-nvidia.com_gpu.sock");
+    assert_non_null(fake_kubelet_endpoint(k, "nvidia.com/mig-2g.20gb", 1000));
+    struct fk_device dev[64];
+    assert_int_equal(fake_kubelet_list(k, "nvidia.com/gpu", dev, 64), 12);
+    assert_string_equal(dev[0].id, "GPU-00000000-aaaa-bbbb-cccc-dddddddddddd::0");
+    assert_int_equal(dev[0].healthy, 1);
+    assert_int_equal(dev[0].numa, 1);
+    assert_int_equal(dev[4].numa, -1);
+
+    static const char *const want[] = {"a/pa", "b/pb", "c/pc", "d/pd"};
+    for (int i = 0; i < 4; i++) {
+        rc = fake_kubelet_admit(k, "nvidia.com/gpu", 1, 0, &a, err, sizeof(err));
+        if (rc)
+            print_error("%s\n", err);
+        assert_int_equal(rc, 0);
+        assert_string_equal(a.pod, want[i]);
+    }
+    assert_string_equal(fk_env(&a, "NVIDIA_VISIBLE_DEVICES"), t.gpu[2].uuid);
+    assert_string_equal(fk_env(&a, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"), "50");
+    assert_string_equal(fk_env(&a, GS_GPUSHARE_ENV_MEMORY_MIB),
+                        "GPU-00000002-aaaa-bbbb-cccc-dddddddddddd=20480");
+    assert_string_equal(a.host[1], "/usr/lib/gpusched/libgpushare.so");
+    assert_string_equal(a.cdi[0], "gpusched.io/gpu=GPU-00000002-aaaa-bbbb-cccc-dddddddddddd");
+    assert_int_equal(fake_kubelet_admit(k, "nvidia.com/mig-2g.20gb", 1, 0, &a, err, sizeof(err)),
+                     0);
+    assert_string_equal(fk_env(&a, "NVIDIA_VISIBLE_DEVICES"),
+                        "MIG-11111111-2222-3333-4444-555555555555");
+    /* nobody waits any more: refused with the reason */
+    rc = fake_kubelet_admit(k, "nvidia.com/gpu", 1, 0, &a, err, sizeof(err));
+    assert_int_equal(rc, 9); /* FAILED_PRECONDITION */
+    assert_non_null(strstr(err, "no pod bound to this node waits"));
+    assert_int_equal(access(st, F_OK), 0);
+
+    /* a card turns unhealthy: the open ListAndWatch stream sends the list again */
+    char path[300];
+    struct gs_grpc_stream *s;
+    ProtobufCMessage *m;
+    V1beta1__Empty e = V1BETA1__EMPTY__INIT;
+    snprintf(path, sizeof(path), "%s/gpusched-nvidia.com_gpu.sock", dir);
+    assert_int_equal(
+        gs_grpc_stream_open(path, "/v1beta1.DevicePlugin/ListAndWatch", &e.base, &s, 5000, &d), 0);
+    assert_int_equal(
+        gs_grpc_stream_next(s, &v1beta1__list_and_watch_response__descriptor, &m, 5000, &d), 0);
+    protobuf_c_message_free_unpacked(m, NULL);
+    pthread_mutex_lock(&lock);
+    bad = 1u << 1;
+    pthread_mutex_unlock(&lock);
+    gs_plugin_changed(pl);
+    assert_int_equal(
+        gs_grpc_stream_next(s, &v1beta1__list_and_watch_response__descriptor, &m, 5000, &d), 0);
+    const V1beta1__ListAndWatchResponse *r = (const void *)m;
+    assert_int_equal(r->n_devices, 12);
+    assert_string_equal(r->devices[4]->health, "Unhealthy");
+    assert_string_equal(r->devices[0]->health, "Healthy");
+    protobuf_c_message_free_unpacked(m, NULL);
+    gs_grpc_stream_close(s);
+
+    /* kubelet restarts (its socket is a new file): the plugin knows it must register again */
+    pthread_mutex_lock(&lock);
+    assert_int_equal(gs_plugin_stale(pl), 0);
+    pthread_mutex_unlock(&lock);
+    fake_kubelet_stop(k);
+    k = fake_kubelet_start(dir);
+    pthread_mutex_lock(&lock);
+    assert_int_equal(gs_plugin_stale(pl), 1);
+    pthread_mutex_unlock(&lock);
+    gs_plugin_stop(pl);
+    fake_kubelet_stop(k);
+    free(p);
+}
+
+int main(void)
+{
+    snprintf(tmp, sizeof(tmp), "/tmp/gpusched-test-node-XXXXXX");
+    if (!mkdtemp(tmp))
+        return 1;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_nvml_same_tree_as_text),
+        cmocka_unit_test(test_nvml_sysfs_locality),
+        cmocka_unit_test(test_nvml_missing),
+        cmocka_unit_test(test_discover_fallbacks),
+        cmocka_unit_test(test_hwloc_xml),
+        cmocka_unit_test(test_mig_calls),
+        cmocka_unit_test(test_xid),
+        cmocka_unit_test(test_plan_devices),
+        cmocka_unit_test(test_plan_allocate_env),
+        cmocka_unit_test(test_plan_two_pods_never_swap),
+        cmocka_unit_test(test_plan_restart),
+        cmocka_unit_test(test_plan_bad_pods),
+        cmocka_unit_test(test_cpu_weight),
+        cmocka_unit_test(test_cgroup_tree),
+        cmocka_unit_test(test_cdi_spec),
+        cmocka_unit_test(test_plugin_grpc),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
+    if (system(cmd) != 0)
+        rc = rc ? rc : 1;
+    return rc;
+}
