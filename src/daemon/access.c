@@ -14,7 +14,9 @@
  *     token reaches only GET /metrics; extender verbs, which bind pods to cards, only the admin
  *     token (403). Which node a token may act for, and what a tenant may see and touch within
  *     /v1, are the handlers' (agents.c, api.c);
- *  4. a tenant's token bucket (rateLimit; 429 with Retry-After);
+ *  4. a tenant's token bucket (rateLimit), and for GET /metrics the client address's
+ *     (metrics.scrapesPerSecond): a scrape sends megabytes, and Prometheus scrapes a target every
+ *     few seconds, not hundreds of times a second (429 with Retry-After);
  *  5. the body's cap for the route (gsd_access_body_cap()): a declared Content-Length over it is
  *     a 413 at once; server.c stops reading a body that grows past it.
  */
@@ -41,8 +43,9 @@
 struct fail_slot {
     uint8_t key[KEY_LEN];
     uint8_t used;
-    uint32_t n;       /* failures since since_us */
-    int64_t since_us; /* monotonic: the first failure of the window */
+    uint32_t n;                         /* failures since since_us */
+    int64_t since_us;                   /* monotonic: the first failure of the window */
+    int64_t scrape_milli, scrape_at_us; /* its scrapes' token bucket (metrics.scrapesPerSecond) */
 };
 
 struct gsd_access {
@@ -216,6 +219,19 @@ static int refuse(struct gsd_access *a, struct gsd_req *r, int status, int reaso
     return -1;
 }
 
+/* A scrape from address @key: its bucket's, a burst of twice the rate. Return: 0; -1 refused. */
+static int scrape_take(struct gsd_access *a, struct gsd_req *r, const uint8_t key[KEY_LEN],
+                       int64_t now_us)
+{
+    struct fail_slot *f = fail_slot(a, key, now_us, 1);
+    int64_t per_s = a->cfg->metrics.scrapes_per_s;
+    int64_t wait =
+        gsd_bucket_take_at(&f->scrape_milli, &f->scrape_at_us, per_s * 1000, 2 * per_s, now_us);
+    return wait ? refuse(a, r, 429, GSD_REJECT_RATE_LIMITED, wait,
+                         "more scrapes from this address than metrics.scrapesPerSecond allows")
+                : 0;
+}
+
 /* Step 3: may role @who use this route at all? Return: NULL yes; else why not. */
 static const char *route_denied(int who, const struct gsd_req *r)
 {
@@ -245,8 +261,10 @@ int gsd_access_check(struct gsd_access *a, struct gsd_req *r, const struct socka
     const struct gsd_config *c = a->cfg;
     *cap = gsd_access_body_cap(c, r->method, r->path);
     int64_t wait = open ? 0 : locked_out(a, key, now_us);
-    int rc = 0;
-    if (wait) {
+    int rc = 0, scrape = !strcmp(r->path, "/metrics") && !strcmp(r->method, "GET");
+    if (open && scrape) {
+        rc = scrape_take(a, r, key, now_us);
+    } else if (wait) {
         rc = refuse(a, r, 429, GSD_REJECT_THROTTLED, wait,
                     "too many failed authentications from this address; retry later");
     } else if (!open) {
@@ -267,6 +285,8 @@ int gsd_access_check(struct gsd_access *a, struct gsd_req *r, const struct socka
         else if (slow)
             rc = refuse(a, r, 429, GSD_REJECT_RATE_LIMITED, slow,
                         "this tenant is over its rate limit (rateLimit); retry later");
+        if (!rc && scrape)
+            rc = scrape_take(a, r, key, now_us);
         r->who = id;
         if (t)
             memcpy(r->tenant, t->name, sizeof(r->tenant));

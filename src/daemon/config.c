@@ -23,6 +23,7 @@
  *   metrics:                      # GET /metrics: without a token, aggregates only
  *     token: "..."                # or tokenSHA256: Prometheus' token (the admin's works too)
  *     perPod: false               # true: a series per running pod and card (with a token)
+ *     scrapesPerSecond: 5         # from one client address (a burst of twice as many)
  *   http:                         # the listener's bounds (struct gsd_http_limits); a reload
  *     maxConnections: 4096        # changes bodyTimeoutSeconds, maxBytesInFlight and
  *     maxConnectionsPerClient: 64 # authFailuresPerMinute only
@@ -357,12 +358,14 @@ static int extender_key(const struct walk *w, int i, yaml_node_t *k, yaml_node_t
     return 0;
 }
 
-/* metrics: {token | tokenSHA256, perPod}. */
+/* metrics: {token | tokenSHA256, perPod, scrapesPerSecond}. */
 static int metrics_key(const struct walk *w, int i, yaml_node_t *k, yaml_node_t *v, void *ud)
 {
     struct gsd_metrics_cfg *m = ud;
     if (i == 2)
         return get_bool(w, v, "perPod", &m->per_pod) ? -EINVAL : 0;
+    if (i == 3)
+        return get_int(w, v, "scrapesPerSecond", 1, 1000, &m->scrapes_per_s) ? -EINVAL : 0;
     if (m->has_token++)
         return err_at(w, k, "%s", "metrics: give one of token and tokenSHA256");
     return get_token(w, v, i == 1, m->token_sha) ? -EINVAL : 0;
@@ -531,8 +534,8 @@ static int walk_top_key(const struct walk *w, int i, yaml_node_t *v, struct gsd_
     case 12:
         return walk_kubernetes(w, v, c);
     case 14: {
-        static const char *const keys[] = {"token", "tokenSHA256", "perPod"};
-        return walk_map(w, v, "metrics", keys, 3, metrics_key, &c->metrics);
+        static const char *const keys[] = {"token", "tokenSHA256", "perPod", "scrapesPerSecond"};
+        return walk_map(w, v, "metrics", keys, 4, metrics_key, &c->metrics);
     }
     case 15: {
         static const char *const keys[] = {"maxConnections",       "maxConnectionsPerClient",
@@ -691,6 +694,7 @@ static struct gsd_config *config_new(void)
     c->max_body = 1 << 20;
     c->extender_max_body = 4u << 20;
     c->max_pods = 1000000;
+    c->metrics.scrapes_per_s = 5;
     c->http = (struct gsd_http_limits){.max_connections = 4096,
                                        .max_per_client = 64,
                                        .idle_timeout_s = 60,
@@ -807,30 +811,36 @@ int gsd_config_auth(const struct gsd_config *c, const uint8_t sha[GSD_SHA256_LEN
     return who;
 }
 
-int64_t gsd_bucket_take(struct gsd_tenant *t, int64_t now_us)
+int64_t gsd_bucket_take_at(int64_t *milli, int64_t *at_us, int64_t rate_milli, int64_t burst,
+                           int64_t now_us)
 {
-    if (!t->rate_milli)
+    if (!rate_milli)
         return 0;
-    int64_t cap = t->burst * 1000;
-    int64_t full_us = cap * 1000000 / t->rate_milli; /* time to fill from empty */
-    if (t->bucket_at_us == 0 || now_us - t->bucket_at_us >= full_us) {
-        t->bucket_milli = cap;
-        t->bucket_at_us = now_us;
-    } else if (now_us > t->bucket_at_us) {
+    int64_t cap = burst * 1000;
+    int64_t full_us = cap * 1000000 / rate_milli; /* time to fill from empty */
+    if (*at_us == 0 || now_us - *at_us >= full_us) {
+        *milli = cap;
+        *at_us = now_us;
+    } else if (now_us > *at_us) {
         /* elapsed x rate < cap x 10^6: no overflow. Only the time turned into tokens is spent,
          * so frequent requests do not lose the fractions. */
-        int64_t add = (now_us - t->bucket_at_us) * t->rate_milli / 1000000;
-        t->bucket_milli += add;
-        t->bucket_at_us += add * 1000000 / t->rate_milli;
-        if (t->bucket_milli >= cap) {
-            t->bucket_milli = cap;
-            t->bucket_at_us = now_us;
+        int64_t add = (now_us - *at_us) * rate_milli / 1000000;
+        *milli += add;
+        *at_us += add * 1000000 / rate_milli;
+        if (*milli >= cap) {
+            *milli = cap;
+            *at_us = now_us;
         }
     }
-    if (t->bucket_milli >= 1000) {
-        t->bucket_milli -= 1000;
+    if (*milli >= 1000) {
+        *milli -= 1000;
         return 0;
     }
-    int64_t wait_us = (1000 - t->bucket_milli) * 1000000 / t->rate_milli;
+    int64_t wait_us = (1000 - *milli) * 1000000 / rate_milli;
     return wait_us < 1000000 ? 1 : (wait_us + 999999) / 1000000; /* whole seconds, rounded up */
+}
+
+int64_t gsd_bucket_take(struct gsd_tenant *t, int64_t now_us)
+{
+    return gsd_bucket_take_at(&t->bucket_milli, &t->bucket_at_us, t->rate_milli, t->burst, now_us);
 }

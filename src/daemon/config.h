@@ -76,6 +76,7 @@ struct gsd_metrics_cfg {
     int has_token;
     uint8_t token_sha[GSD_SHA256_LEN]; /* Prometheus' bearer token: GET /metrics only */
     int per_pod;                       /* perPod: true */
+    int64_t scrapes_per_s;             /* scrapesPerSecond: from one client address (5) */
 };
 
 /*
@@ -151,5 +152,9 @@ int gsd_config_auth(const struct gsd_config *c, const uint8_t sha[GSD_SHA256_LEN
  * Return: 0 allowed; else the whole seconds (>= 1) to wait, for Retry-After.
  */
 int64_t gsd_bucket_take(struct gsd_tenant *t, int64_t now_us);
+/* gsd_bucket_take_at() - the same on a bucket of its own (*@milli, *@at_us; both 0 at first),
+ * refilled at @rate_milli requests per second x 1000, holding @burst at most. */
+int64_t gsd_bucket_take_at(int64_t *milli, int64_t *at_us, int64_t rate_milli, int64_t burst,
+                           int64_t now_us);
 
 #endif

@@ -9,9 +9,10 @@
  *     connections (some sending half a request line), from their own client addresses
  *     (127.0.1.x, 127.0.2.x), while /healthz and extender filter are timed from 127.0.0.1 and the
  *     daemon's RSS is sampled;
- *  3. reads: concurrent /metrics scrapers (the metrics token) and a tenant listing up to 5,000
- *     pods at a fixed rate, while kube-scheduler's filter + prioritize and another tenant's
- *     POST /v1/pods are timed;
+ *  3. reads: kube-scheduler's filter + prioritize and another tenant's POST /v1/pods timed,
+ *     first with nothing else running (the yardstick), then while concurrent /metrics scrapers
+ *     (the metrics token, each from an address of its own) and a tenant listing up to 5,000 pods
+ *     at a fixed rate read;
  *  4. strangers: every state-changing route without credentials, with a wrong token and with
  *     another scheme, from 127.0.3.1; the state before and after; the reads without a token
  *     searched for names;
@@ -46,7 +47,9 @@ struct attack_report {
     int idle_open_end;  /* idle connections still open at the end of the phase */
     int slow_status[6]; /* slow uploads answered 2xx..5xx ([4] 4xx ...), [0] cut off */
     /* 3 */
-    struct l_lat extender, post, list, scrape;
+    struct l_lat extender_quiet, post_quiet;   /* the same calls first, with no reader running */
+    struct l_lat extender, post, list, scrape; /* scrape: those answered 200 */
+    size_t scrapes_refused;                    /* answered 429: over metrics.scrapesPerSecond */
     char daemon_side[512]; /* the daemon's own histograms over the run so far (/metrics) */
     /* 4 */
     int strangers_tried, strangers_let_in; /* requests; those not answered 401/403/429 */

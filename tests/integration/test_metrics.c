@@ -205,6 +205,17 @@ static void test_per_pod(void **state)
     if (strstr(text, "gpusched_pod_gpu_allocated_ratio"))
         fail_msg("pods shown without a token");
     free(text);
+    /* metrics.scrapesPerSecond (5, a burst of 10) from one address: then 429 with Retry-After */
+    struct answer a;
+    long last = 0;
+    for (int i = 0; i < 30 && last != 429; i++) {
+        assert_int_equal(h_call(&d, "GET", "/metrics", NULL, NULL, &a), 0);
+        last = a.status;
+        if (last == 429)
+            assert_string_equal(a.retry_after, "1");
+        h_answer_free(&a);
+    }
+    assert_int_equal(last, 429);
     assert_int_equal(h_stop(&d), 0);
     h_cleanup(&d);
 }
