@@ -3,7 +3,7 @@
 BUILD ?= build
 SAN   ?= build-san
 
-.PHONY: all deps demo test test-release test-san bench format clean bench-daemon
+.PHONY: all deps demo test test-release test-san bench format clean bench-daemon bench-attack
 
 all: $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -45,3 +45,6 @@ clean:
 
 bench-daemon: all
 	$(BUILD)/bench_daemon
+
+bench-attack: all
+	$(BUILD)/bench_attack

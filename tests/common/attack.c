@@ -306,6 +306,11 @@ static void resources(const struct attack_opts *o, struct attack_report *r)
         if (idle[i] >= 0 && i % 2)
             send(idle[i], half, sizeof(half) - 1, MSG_NOSIGNAL);
     }
+    /* one more address opens 100: past maxConnectionsPerClient (64) they are closed at once */
+    int one[100];
+    for (int i = 0; i < 100; i++)
+        one[i] = connect_from(5, 1);
+    r->one_client_tried = 100;
     for (int i = 0; i < o->slow; i++) {
         char h[256];
         slow[i].kind = i % SLOW_KINDS;
@@ -321,6 +326,11 @@ static void resources(const struct attack_opts *o, struct attack_report *r)
         long kb = rss_kb(d.pid);
         r->rss_max_kb = kb > r->rss_max_kb ? kb : r->rss_max_kb;
         nap(0.2);
+    }
+    for (int i = 0; i < 100; i++) {
+        r->one_client_open += one[i] >= 0 && !closed_by_peer(one[i]);
+        if (one[i] >= 0)
+            close(one[i]);
     }
     for (int i = 0; i < o->idle; i++) {
         r->idle_open_end += idle[i] >= 0 && !closed_by_peer(idle[i]);
@@ -757,6 +767,8 @@ void attack_report_print(struct attack_report *r, const struct attack_opts *o)
            "%d, cut off %d): RSS %ld MB before, %ld MB at most\n",
            o->idle, r->idle_open_end, o->slow, r->slow_status[4], r->slow_status[5],
            r->slow_status[0], r->rss_before_kb / 1024, r->rss_max_kb / 1024);
+    printf("  %d connections from one address: %d kept open\n", r->one_client_tried,
+           r->one_client_open);
     printf("  /healthz: %zu answered, %zu not; p50 %.2f ms, p99 %.2f ms, max %.2f ms\n",
            r->healthz.n, r->healthz.failed, l_lat_pct(&r->healthz, 0.5),
            l_lat_pct(&r->healthz, 0.99), l_lat_pct(&r->healthz, 1));

@@ -41,6 +41,8 @@ static void test_attack(void **state)
     assert_int_equal(r.healthz.failed, 0);
     assert_int_equal(r.filter_under_conns.failed, 0);
     assert_int_equal(r.slow_status[2], 0); /* no oversized upload was taken */
+    assert_int_equal(r.idle_open_end, o.idle);
+    assert_int_equal(r.one_client_open, 64); /* maxConnectionsPerClient */
     assert_true(r.extender.n > 0 && r.post.n > 0 && r.scrape.n > 0 && r.list.n > 0);
     assert_int_equal(r.scrape.failed, 0); /* each scrape answered: 200, or 429 past the rate */
     assert_int_equal(r.extender_quiet.failed, 0);

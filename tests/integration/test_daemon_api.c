@@ -433,6 +433,34 @@ static void test_tls(void **state)
     h_cleanup(&d);
 }
 
+/* Ten unknown tokens from an address within a minute: the eleventh request with a token gets
+ * 429 with Retry-After, whatever its token (a guess that happens to be right too), until the
+ * minute is over; what needs no token still answers. */
+static void test_failed_tokens_throttled(void **state)
+{
+    (void)state;
+    struct daemon d;
+    struct answer a;
+    assert_int_equal(h_setup(&d, NULL), 0);
+    assert_int_equal(h_start(&d), 0);
+    for (int i = 0; i < 10; i++) {
+        char bad[64];
+        snprintf(bad, sizeof(bad), "guess-%02d-0123456789abcdef", i);
+        h_request(&d, "GET", "/v1/pods", bad, NULL, 401);
+    }
+    h_expect(&d, "GET", "/v1/pods", "guess-10-0123456789abcdef", NULL, 429, &a);
+    assert_true(atoi(a.retry_after) >= 1 && atoi(a.retry_after) <= 60);
+    h_answer_free(&a);
+    h_request(&d, "GET", "/v1/pods", TOKEN_A, NULL, 429);
+    h_request(&d, "GET", "/healthz", NULL, NULL, 200);
+    h_request(&d, "GET", "/metrics", NULL, NULL, 200);
+    h_expect(&d, "GET", "/metrics", NULL, NULL, 200, &a);
+    assert_non_null(strstr(a.body, "gpusched_http_rejected_total{reason=\"throttled\"} 2\n"));
+    h_answer_free(&a);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 /* Poll /healthz until it answers @status (20 s at most). Return: the last status. */
 static long health_becomes(const struct daemon *d, long status)
 {
@@ -482,6 +510,7 @@ int main(void)
         cmocka_unit_test(test_client),
         cmocka_unit_test(test_tls),
         cmocka_unit_test(test_healthz_follows_the_store),
+        cmocka_unit_test(test_failed_tokens_throttled),
     };
     signal(SIGPIPE, SIG_IGN);
     return cmocka_run_group_tests(tests, NULL, NULL);
