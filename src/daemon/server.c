@@ -128,6 +128,7 @@ struct conn {
     int64_t reserved; /* bytes counted in stats.in_flight, given back when the request ends */
     int64_t begin_us; /* monotonic: when its headers were in */
     int answered;     /* a response is queued: whatever else arrives is not read */
+    int suspended;    /* counted in s->suspended until answered or gone */
 };
 
 static void req_free(struct gsd_req *r)
@@ -730,6 +731,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (k->answered)
         return MHD_YES;
     if (r->done) { /* resumed: the scheduler thread or a bind thread answered it */
+        k->suspended = 0;
         atomic_fetch_sub(&s->suspended, 1);
         return send_reply(s, c, k);
     }
@@ -737,6 +739,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return send_reply(s, c, k);
     r->conn = c;
     MHD_suspend_connection(c); /* before the hand-over: the answer may come back at once */
+    k->suspended = 1;
     atomic_fetch_add(&s->suspended, 1);
     if (gsd_reads_route(r)) {
         pool_add(&s->readers, r);
@@ -756,6 +759,8 @@ static void on_done(void *cls, struct MHD_Connection *c, void **con_cls,
     (void)toe;
     if (k) {
         atomic_fetch_sub(&s->stats.in_flight, k->reserved);
+        if (k->suspended) /* its connection went without the answer being sent */
+            atomic_fetch_sub(&s->suspended, 1);
         req_free(k->r);
     }
     free(k);
