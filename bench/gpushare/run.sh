@@ -21,7 +21,7 @@ say "# nvcc: $("$NVCC" --version | tail -1)"
 
 # The library exactly as meson builds it, without meson: only the C runtime.
 cc -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -fPIC -shared -fvisibility=hidden -Wall -Werror \
-    -Iinclude src/shim/*.c -ldl -lpthread -lrt -o "$B/libgpushare.so"
+    -Iinclude -Isrc src/shim/*.c -ldl -lpthread -lrt -o "$B/libgpushare.so"
 cc -std=c11 -Wall -Werror -fsyntax-only -I"$CUDA_INC" bench/gpushare/abi_check.c
 say "# ABI of src/shim/fns.def checked against $CUDA_INC/cuda.h"
 for p in limits sm launch; do

@@ -36,7 +36,8 @@
 
 /* Name of the POSIX shared-memory object (shm_open(3)) in which the container's processes count
  * their usage: "/" then 1 .. 200 characters of [A-Za-z0-9._-]. One name per container: processes
- * sharing a name share their limits. Absent: GS_GPUSHARE_DEFAULT_REGION. */
+ * sharing a name share their limits. Absent: GS_GPUSHARE_DEFAULT_REGION, '-' and the process's
+ * effective uid in decimal (a region is closed to other users, so each user has its own). */
 #define GS_GPUSHARE_ENV_REGION     "GPUSHARE_REGION"
 #define GS_GPUSHARE_DEFAULT_REGION "/gpushare"
 

@@ -82,16 +82,25 @@ uint64_t gs__current_ctx(void)
     return (uint64_t)(uintptr_t)ctx;
 }
 
-/* Remember what @c reserved for the object (@kind, @key). Return: 0, or -ENOMEM. */
+/* Remember what @c reserved for the object (@kind, @key). A record already there is of an object
+ * the driver has since freed by a path this library does not see (it hands out only addresses and
+ * handles that are not in use): its bytes go back. Return: 0, or -ENOMEM. */
 int gs__record(const struct gs_charge *c, int kind, uint64_t key, uint64_t ctx, uint64_t aux)
 {
     if (!c->counted)
         return 0;
-    struct gs_rec r = {key, c->bytes, ctx, aux, c->regdev, (uint8_t)kind};
+    struct gs_rec r = {key, c->bytes, ctx, aux, c->regdev, (uint8_t)kind}, stale;
+    int found = 0;
     pthread_mutex_lock(&gs__shim.mu);
     int rc = gs_ledger_put(&gs__shim.ledger, &r);
+    if (rc == -EEXIST) {
+        found = gs_ledger_take(&gs__shim.ledger, kind, key, &stale);
+        rc = gs_ledger_put(&gs__shim.ledger, &r);
+    }
     pthread_mutex_unlock(&gs__shim.mu);
-    return rc == -EEXIST ? 0 : rc;
+    if (found)
+        gs__give_back(&stale);
+    return rc;
 }
 
 void gs__give_back(const struct gs_rec *r)
@@ -100,23 +109,37 @@ void gs__give_back(const struct gs_rec *r)
         gs_region_release(gs__shim.region, gs__shim.slot, r->dev, r->bytes);
 }
 
+int gs__claim(int kind, uint64_t key, struct gs_rec *r)
+{
+    if (!gs__shim.counting) /* nothing was recorded */
+        return 0;
+    pthread_mutex_lock(&gs__shim.mu);
+    int found = gs_ledger_take(&gs__shim.ledger, kind, key, r);
+    pthread_mutex_unlock(&gs__shim.mu);
+    return found;
+}
+
+void gs__unclaim(const struct gs_rec *r)
+{
+    pthread_mutex_lock(&gs__shim.mu);
+    int rc = gs_ledger_put(&gs__shim.ledger, r);
+    pthread_mutex_unlock(&gs__shim.mu);
+    if (rc == -ENOMEM) /* the object lives on uncounted rather than counted forever */
+        gs__give_back(r);
+}
+
 /* The object (@kind, @key) was freed: give its bytes back. */
 void gs__discharge(int kind, uint64_t key)
 {
     struct gs_rec r;
-    if (!gs__shim.counting) /* nothing was recorded */
-        return;
-    pthread_mutex_lock(&gs__shim.mu);
-    int found = gs_ledger_take(&gs__shim.ledger, kind, key, &r);
-    pthread_mutex_unlock(&gs__shim.mu);
-    if (found)
+    if (gs__claim(kind, key, &r))
         gs__give_back(&r);
 }
 
 static int in_ctx(void *ud, const struct gs_rec *r)
 {
-    return r->ctx == *(uint64_t *)ud &&
-           (r->kind == GS_REC_PTR || r->kind == GS_REC_ARRAY || r->kind == GS_REC_MIPMAP);
+    return r->ctx == *(uint64_t *)ud && (r->kind == GS_REC_PTR || r->kind == GS_REC_ARRAY ||
+                                         r->kind == GS_REC_MIPMAP || r->kind == GS_REC_LIMIT);
 }
 
 static void drained(void *ud, const struct gs_rec *r)

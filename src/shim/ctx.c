@@ -1,6 +1,8 @@
 /*
- * libgpushare — contexts, which cost memory on the card (GPUSHARE_CONTEXT_MIB each) and take their
- * allocations with them when they die, and what the tenant is told of a device's memory.
+ * libgpushare — contexts, which cost memory on the card (GPUSHARE_CONTEXT_MIB each, and what their
+ * malloc heap and printf FIFO are set to beyond that) and take their allocations with them when
+ * they die, and what the tenant is told of a device's memory. Every entry point here that makes or
+ * ends a context holds `life` across the driver's call and its books (shim.h says why).
  */
 #include "shim.h"
 
@@ -39,8 +41,12 @@ static CUresult ctx_end(CUresult rc, int dev, const struct gs_charge *c, const s
     {                                                                                              \
         struct gs_charge c;                                                                        \
         struct gs_probe p;                                                                         \
+        pthread_mutex_lock(&gs__shim.life);                                                        \
         CUresult rc = ctx_begin(dev, &c, &p);                                                      \
-        return rc ? rc : ctx_end(GS_CALL(name, args), dev, &c, &p, pctx);                          \
+        if (rc == CUDA_SUCCESS)                                                                    \
+            rc = ctx_end(GS_CALL(name, args), dev, &c, &p, pctx);                                  \
+        pthread_mutex_unlock(&gs__shim.life);                                                      \
+        return rc;                                                                                 \
     }
 
 CTX_CREATE(cuCtxCreate, (CUcontext * pctx, unsigned int flags, CUdevice dev), (pctx, flags, dev))
@@ -102,7 +108,10 @@ static CUresult primary_reset(CUresult rc, CUdevice dev)
     CUresult name(type arg)                                                                        \
     {                                                                                              \
         gs__init();                                                                                \
-        return after(GS_CALL(name, (arg)), arg);                                                   \
+        pthread_mutex_lock(&gs__shim.life);                                                        \
+        CUresult rc = after(GS_CALL(name, (arg)), arg);                                            \
+        pthread_mutex_unlock(&gs__shim.life);                                                      \
+        return rc;                                                                                 \
     }
 
 CTX_END(cuCtxDestroy, CUcontext, ctx, ctx_destroyed)
@@ -117,27 +126,70 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
     struct gs_charge c = {0};
     struct gs_probe p = {-1, {0}};
     gs__init();
+    pthread_mutex_lock(&gs__shim.life);
     pthread_mutex_lock(&gs__shim.mu);
     int held = gs_ledger_get(&gs__shim.ledger, GS_REC_PRIMARY, (uint64_t)dev) != NULL;
     pthread_mutex_unlock(&gs__shim.mu);
     CUresult rc = held ? CUDA_SUCCESS : ctx_begin(dev, &c, &p);
-    if (rc != CUDA_SUCCESS)
-        return rc;
-    rc = GS_CALL(cuDevicePrimaryCtxRetain, (pctx, dev));
-    gs__probe_after(dev, &p);
+    if (rc == CUDA_SUCCESS) {
+        rc = GS_CALL(cuDevicePrimaryCtxRetain, (pctx, dev));
+        gs__probe_after(dev, &p);
+    }
     if (rc != CUDA_SUCCESS) {
         gs__uncharge(&c);
-        return rc;
-    }
-    pthread_mutex_lock(&gs__shim.mu);
-    struct gs_rec *r = gs_ledger_get(&gs__shim.ledger, GS_REC_PRIMARY, (uint64_t)dev);
-    if (r)
-        r->aux++;
-    pthread_mutex_unlock(&gs__shim.mu);
-    if (r) /* a retain that was not the first (or lost a race to another thread's first) */
-        gs__uncharge(&c);
-    else if (gs__record(&c, GS_REC_PRIMARY, (uint64_t)dev, key_of(*pctx), 1) < 0)
+    } else if (held) {
+        pthread_mutex_lock(&gs__shim.mu);
+        gs_ledger_get(&gs__shim.ledger, GS_REC_PRIMARY, (uint64_t)dev)->aux++;
+        pthread_mutex_unlock(&gs__shim.mu);
+    } else if (gs__record(&c, GS_REC_PRIMARY, (uint64_t)dev, key_of(*pctx), 1) < 0) {
         gs__uncharge(&c); /* no memory for the record: the context stays, uncounted */
+    }
+    pthread_mutex_unlock(&gs__shim.life);
+    return rc;
+}
+
+/*
+ * cuCtxSetLimit: the malloc heap and the printf FIFO are the context's device memory. Their size
+ * when the library first sees them (the driver's default, part of GPUSHARE_CONTEXT_MIB) is free;
+ * what they are set to beyond it is charged to the current context, settled to the size the
+ * driver reports having set, and given back when the context dies. The other limits pass through
+ * (the stack the driver grows at launch as kernels need it, and cannot be counted here).
+ */
+static CUresult set_limit(uint64_t ctx, CUlimit limit, size_t value, size_t first)
+{
+    uint64_t key = ctx | (uint64_t)limit; /* contexts are aligned: the low bits are free */
+    struct gs_rec r = {key, 0, ctx, first, -1, GS_REC_LIMIT};
+    struct gs_charge c;
+    CUresult rc = gs__charge_current(0, &c);
+    if (rc != CUDA_SUCCESS || !c.counted)
+        return rc == CUDA_SUCCESS ? GS_CALL(cuCtxSetLimit, (limit, value)) : rc;
+    gs__claim(GS_REC_LIMIT, key, &r);
+    c.bytes = r.bytes; /* what the record holds, on this context's device */
+    uint64_t held = r.bytes, base = r.aux;
+    size_t now = value;
+    if (gs__settle(&c, value > base ? value - base : 0) < 0) {
+        rc = CUDA_ERROR_OUT_OF_MEMORY;
+    } else if ((rc = GS_CALL(cuCtxSetLimit, (limit, value))) != CUDA_SUCCESS) {
+        gs__settle(&c, held);
+    } else if (GS_CALL(cuCtxGetLimit, (&now, limit)) == CUDA_SUCCESS) {
+        gs__settle(&c, now > base ? now - base : 0); /* the driver rounds: count what it set */
+    }
+    if (gs__record(&c, GS_REC_LIMIT, key, ctx, base) < 0)
+        gs__uncharge(&c);
+    return rc;
+}
+
+CUresult cuCtxSetLimit(CUlimit limit, size_t value)
+{
+    size_t first;
+    gs__init();
+    uint64_t ctx = gs__current_ctx();
+    if ((limit != CU_LIMIT_MALLOC_HEAP_SIZE && limit != CU_LIMIT_PRINTF_FIFO_SIZE) || !ctx ||
+        !gs__shim.counting || GS_CALL(cuCtxGetLimit, (&first, limit)) != CUDA_SUCCESS)
+        return GS_CALL(cuCtxSetLimit, (limit, value));
+    pthread_mutex_lock(&gs__shim.life);
+    CUresult rc = set_limit(ctx, limit, value, first);
+    pthread_mutex_unlock(&gs__shim.life);
     return rc;
 }
 

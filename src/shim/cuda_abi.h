@@ -30,6 +30,16 @@ typedef struct CUctxCreateParams_st CUctxCreateParams;
 typedef struct CUlaunchConfig_st CUlaunchConfig;
 typedef int CUdriverProcAddressQueryResult;
 
+/* cuCtxSetLimit: the limits whose size is device memory of the context. */
+typedef int CUlimit;
+#define CU_LIMIT_STACK_SIZE       0x00
+#define CU_LIMIT_PRINTF_FIFO_SIZE 0x01
+#define CU_LIMIT_MALLOC_HEAP_SIZE 0x02
+
+/* cuPointerGetAttribute: the device a pointer's memory is on. */
+typedef int CUpointer_attribute;
+#define CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL 9
+
 typedef struct CUuuid_st {
     char bytes[16];
 } CUuuid;
@@ -63,6 +73,11 @@ typedef int CUarray_format;
 #define CU_AD_FORMAT_SIGNED_INT32   0x0a
 #define CU_AD_FORMAT_HALF           0x10
 #define CU_AD_FORMAT_FLOAT          0x20
+
+/* CUDA_ARRAY3D_DESCRIPTOR flags: arrays that hold no memory of their own (their memory is mapped
+ * in later from cuMemCreate handles, with cuMemMapArrayAsync). */
+#define CUDA_ARRAY3D_SPARSE           0x40
+#define CUDA_ARRAY3D_DEFERRED_MAPPING 0x80
 
 typedef struct CUDA_ARRAY_DESCRIPTOR_st {
     size_t Width;
@@ -116,5 +131,18 @@ typedef struct CUmemAllocationProp_st {
         unsigned char reserved[4];
     } allocFlags;
 } CUmemAllocationProp;
+
+/* A memory pool's properties: its memory lives at `location`. Only the leading fields are read;
+ * the tail is as CUDA 12.2 and later declare it (88 bytes in all in every CUDA 12 and 13 header).
+ */
+typedef struct CUmemPoolProps_st {
+    int allocType;   /* CUmemAllocationType */
+    int handleTypes; /* CUmemAllocationHandleType */
+    CUmemLocation location;
+    void *win32SecurityAttributes;
+    size_t maxSize;
+    unsigned short usage;
+    unsigned char reserved[54];
+} CUmemPoolProps;
 
 #endif

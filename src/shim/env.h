@@ -41,7 +41,8 @@ struct gs_shim_env {
 /*
  * gs_shim_env_parse() - parse the four variables.
  * @mem, @cores, @ctx, @region: the variables' values, NULL when unset (then the documented
- *                              default applies). Not retained.
+ *                              default applies; for @region, GS_GPUSHARE_DEFAULT_REGION itself:
+ *                              the library hands in its per-user name instead). Not retained.
  * @out: filled on success only.
  * @err: GS_SHIM_ERR_MAX bytes; on failure "VARIABLE, column N: what was expected".
  * Return: 0, or -EINVAL for a malformed value. O(length of the values).

@@ -21,12 +21,10 @@ static GS_TLS unsigned tls_gen;
 static struct gs_shim_dev *launch_dev(void)
 {
     struct gs_shim *s = &gs__shim;
-    if (s->ndev == 0) {
-        int n = 0;
-        GS_CALL(cuDeviceGetCount, (&n));
-        s->ndev = n > 0 ? n : -1;
-    }
-    if (s->ndev == 1)
+    int ndev = atomic_load_explicit(&s->ndev, memory_order_relaxed);
+    if (ndev == 0 && GS_CALL(cuDeviceGetCount, (&ndev)) == CUDA_SUCCESS)
+        atomic_store_explicit(&s->ndev, ndev, memory_order_relaxed);
+    if (ndev == 1)
         return gs__dev(0);
     CUcontext ctx = NULL;
     GS_CALL(cuCtxGetCurrent, (&ctx));
@@ -54,10 +52,14 @@ static uint64_t now_us(void)
 static unsigned measure(struct gs_shim_dev *d)
 {
     struct gs_shim *s = &gs__shim;
-    static _Atomic int said;
+    static _Atomic int said, unmeasured;
     unsigned own;
-    if (gs__nvml_util(d->nvml, s->host_pid, &d->nvml_seen, &own) < 0)
+    if (gs__nvml_util(d->nvml, s->host_pid, &d->nvml_seen, &own) < 0) {
+        if (!atomic_exchange(&unmeasured, 1))
+            gs__say("NVML cannot measure a limited device's utilisation; its compute limit holds "
+                    "the launch rate it had");
         return d->lim.target; /* no measurement: hold the rate */
+    }
     if (s->host_pid == 0) {
         if (!atomic_exchange(&said, 1))
             gs__say("NVML does not list this process; compute limits are held against the whole "

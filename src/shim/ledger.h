@@ -22,6 +22,10 @@ enum gs_rec_kind {
     GS_REC_MAP,     /* cuMemMap, keyed by the address; aux: the handle; bytes: mapped size */
     GS_REC_CTX,     /* a context the process created, keyed by the CUcontext */
     GS_REC_PRIMARY, /* a device's primary context, keyed by the ordinal; aux: retain count */
+    GS_REC_LIMIT,   /* a context's malloc heap or printf FIFO, keyed by the CUcontext | the
+                       CUlimit; aux: its size when first seen */
+    GS_REC_POOL,    /* a memory pool, keyed by the CUmemoryPool; aux: 1 + the ordinal of the
+                       device its memory is on, 0 for a pool of host memory; no bytes */
 };
 
 struct gs_rec {

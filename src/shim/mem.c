@@ -8,6 +8,7 @@
  */
 #include "shim.h"
 
+#include <errno.h>
 #include <string.h>
 
 static uint64_t key_of(const void *handle)
@@ -53,12 +54,128 @@ PTR_ALLOC(cuMemAllocAsync, (CUdeviceptr * dptr, size_t bytesize, CUstream hStrea
           (dptr, bytesize, hStream), gs__charge_stream(hStream, bytesize, &c))
 PTR_ALLOC(cuMemAllocAsync_ptsz, (CUdeviceptr * dptr, size_t bytesize, CUstream hStream),
           (dptr, bytesize, hStream), gs__charge_stream(hStream, bytesize, &c))
-PTR_ALLOC(cuMemAllocFromPoolAsync,
-          (CUdeviceptr * dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream),
-          (dptr, bytesize, pool, hStream), gs__charge_stream(hStream, bytesize, &c))
-PTR_ALLOC(cuMemAllocFromPoolAsync_ptsz,
-          (CUdeviceptr * dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream),
-          (dptr, bytesize, pool, hStream), gs__charge_stream(hStream, bytesize, &c))
+
+/*
+ * Memory pools. A pool's memory is on the device its properties name, which need not be the
+ * stream's (NVIDIA: "the specified memory pool may be from a device different than that of the
+ * specified stream"), so the library notes each pool's device where the application gets the pool
+ * (cuMemPoolCreate, cuDeviceGetDefaultMemPool, cuDeviceGetMemPool) and charges that device. A pool
+ * got some other way is charged on the stream's device until the first pointer from it says where
+ * its memory is.
+ */
+static void pool_note(CUmemoryPool pool, uint64_t where)
+{
+    struct gs_rec r = {key_of(pool), 0, 0, where, -1, GS_REC_POOL};
+    if (!gs__guarded())
+        return;
+    pthread_mutex_lock(&gs__shim.mu);
+    if (gs_ledger_put(&gs__shim.ledger, &r) == -EEXIST)
+        gs_ledger_get(&gs__shim.ledger, GS_REC_POOL, r.key)->aux = where;
+    pthread_mutex_unlock(&gs__shim.mu);
+}
+
+/* 1 + the ordinal of @pool's device, 0 for host memory, -1 when the pool is not known. */
+static int64_t pool_where(CUmemoryPool pool)
+{
+    pthread_mutex_lock(&gs__shim.mu);
+    struct gs_rec *r = gs_ledger_get(&gs__shim.ledger, GS_REC_POOL, key_of(pool));
+    int64_t where = r ? (int64_t)r->aux : -1;
+    pthread_mutex_unlock(&gs__shim.mu);
+    return where;
+}
+
+CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *poolProps)
+{
+    gs__init();
+    CUresult rc = GS_CALL(cuMemPoolCreate, (pool, poolProps));
+    if (rc == CUDA_SUCCESS && poolProps)
+        pool_note(*pool, poolProps->location.type == CU_MEM_LOCATION_TYPE_DEVICE
+                             ? 1 + (uint64_t)poolProps->location.id
+                             : 0);
+    return rc;
+}
+
+/* The pool of device @dev that @name answers. */
+#define DEVICE_POOL(name)                                                                          \
+    CUresult name(CUmemoryPool *pool, CUdevice dev)                                                \
+    {                                                                                              \
+        gs__init();                                                                                \
+        CUresult rc = GS_CALL(name, (pool, dev));                                                  \
+        if (rc == CUDA_SUCCESS)                                                                    \
+            pool_note(*pool, 1 + (uint64_t)dev);                                                   \
+        return rc;                                                                                 \
+    }
+
+DEVICE_POOL(cuDeviceGetDefaultMemPool)
+DEVICE_POOL(cuDeviceGetMemPool)
+
+CUresult cuMemPoolDestroy(CUmemoryPool pool)
+{
+    struct gs_rec r;
+    gs__init();
+    CUresult rc = GS_CALL(cuMemPoolDestroy, (pool));
+    if (rc == CUDA_SUCCESS && gs__guarded()) {
+        pthread_mutex_lock(&gs__shim.mu);
+        gs_ledger_take(&gs__shim.ledger, GS_REC_POOL, key_of(pool), &r);
+        pthread_mutex_unlock(&gs__shim.mu);
+    }
+    return rc;
+}
+
+/* After an allocation from a pool of unknown device: move the charge to the device the memory
+ * is on. Return: 0, or -1 when that device has no room (the allocation was freed again). */
+static int pool_settle(struct gs_charge *c, CUmemoryPool pool, CUstream s, uint64_t ptr)
+{
+    int ordinal;
+    struct gs_charge there;
+    if (GS_CALL(cuPointerGetAttribute, (&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, ptr)) !=
+        CUDA_SUCCESS)
+        return 0; /* captured into a graph: no memory yet, the stream's device stands */
+    pool_note(pool, 1 + (uint64_t)ordinal);
+    struct gs_shim_dev *d = gs__dev(ordinal);
+    if (d && d->regdev == c->regdev)
+        return 0;
+    if (gs__charge(ordinal, c->bytes, &there) != CUDA_SUCCESS) {
+        GS_CALL(cuMemFreeAsync, (ptr, s));
+        gs__uncharge(c);
+        return -1;
+    }
+    gs__uncharge(c);
+    *c = there;
+    return 0;
+}
+
+static CUresult from_pool(int i, CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream s)
+{
+    struct gs_charge c = {0};
+    gs__init();
+    int64_t where = gs__guarded() ? pool_where(pool) : 0; /* 0: host memory, not the card's */
+    CUresult rc = CUDA_SUCCESS;
+    if (where > 0)
+        rc = gs__charge((int)(where - 1), bytesize, &c);
+    else if (where < 0)
+        rc = gs__charge_stream(s, bytesize, &c);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    rc = gs__shim.real[i]
+             ? ((gs_pfn_cuMemAllocFromPoolAsync)gs__shim.real[i])(dptr, bytesize, pool, s)
+             : gs__missing(i);
+    if (rc == CUDA_SUCCESS && where < 0 && c.counted && pool_settle(&c, pool, s, *dptr) < 0)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    return ptr_done(rc, &c, rc == CUDA_SUCCESS ? *dptr : 0);
+}
+
+CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
+                                 CUstream hStream)
+{
+    return from_pool(GS_I_cuMemAllocFromPoolAsync, dptr, bytesize, pool, hStream);
+}
+
+CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
+                                      CUstream hStream)
+{
+    return from_pool(GS_I_cuMemAllocFromPoolAsync_ptsz, dptr, bytesize, pool, hStream);
+}
 
 /* Pitched allocations reserve on an estimate (rows padded to 512 bytes, the texture pitch
  * alignment of current GPUs) and settle to pitch x height once the driver has chosen the pitch. */
@@ -95,14 +212,19 @@ static CUresult pitch_done(CUresult rc, struct gs_charge *c, uint64_t ptr, uint6
 PITCH_ALLOC(cuMemAllocPitch, CUdeviceptr_v1, unsigned int)
 PITCH_ALLOC(cuMemAllocPitch_v2, CUdeviceptr, size_t)
 
-/* A free by @name of the object (@kind, @key): its bytes go back once the driver has freed it. */
+/* A free by @name of the object (@kind, @key): its record is taken first (gs__claim says why),
+ * its bytes go back once the driver has freed it. */
 #define FREE(name, params, args, kind, key)                                                        \
     CUresult name params                                                                           \
     {                                                                                              \
+        struct gs_rec r;                                                                           \
         gs__init();                                                                                \
+        int held = gs__claim(kind, key, &r);                                                       \
         CUresult rc = GS_CALL(name, args);                                                         \
-        if (rc == CUDA_SUCCESS)                                                                    \
-            gs__discharge(kind, key);                                                              \
+        if (held && rc == CUDA_SUCCESS)                                                            \
+            gs__give_back(&r);                                                                     \
+        else if (held)                                                                             \
+            gs__unclaim(&r);                                                                       \
         return rc;                                                                                 \
     }
 
@@ -319,8 +441,12 @@ static CUresult handle_done(CUresult rc, const struct gs_charge *c, int kind, ui
         return handle_done(rc, &c, kind, rc == CUDA_SUCCESS ? key_of(*pHandle) : 0);               \
     }
 
-#define FLAT(a) array_bytes(a->Width, a->Height, 1, a->Format, a->NumChannels)
-#define DEEP(a) array_bytes(a->Width, a->Height, a->Depth, a->Format, a->NumChannels)
+/* Sparse and deferred-mapping arrays hold no memory of their own: what is mapped into them comes
+ * from cuMemCreate, charged there. */
+#define UNBACKED(a) ((a->Flags & (CUDA_ARRAY3D_SPARSE | CUDA_ARRAY3D_DEFERRED_MAPPING)) != 0)
+#define FLAT(a)     array_bytes(a->Width, a->Height, 1, a->Format, a->NumChannels)
+#define DEEP(a)                                                                                    \
+    (UNBACKED(a) ? 0 : array_bytes(a->Width, a->Height, a->Depth, a->Format, a->NumChannels))
 
 ARRAY_CREATE(cuArrayCreate, (CUarray * pHandle, const CUDA_ARRAY_DESCRIPTOR_v1 *a), (pHandle, a),
              GS_REC_ARRAY, FLAT(a))
@@ -333,4 +459,5 @@ ARRAY_CREATE(cuArray3DCreate_v2, (CUarray * pHandle, const CUDA_ARRAY3D_DESCRIPT
 ARRAY_CREATE(cuMipmappedArrayCreate,
              (CUmipmappedArray * pHandle, const CUDA_ARRAY3D_DESCRIPTOR *a,
               unsigned int numMipmapLevels),
-             (pHandle, a, numMipmapLevels), GS_REC_MIPMAP, mipmap_bytes(a, numMipmapLevels))
+             (pHandle, a, numMipmapLevels), GS_REC_MIPMAP,
+             UNBACKED(a) ? 0 : mipmap_bytes(a, numMipmapLevels))

@@ -100,10 +100,12 @@ static int process_util(void *dev, int32_t host_pid, unsigned long long *seen, u
     return 0;
 }
 
+/* The process's own utilisation when NVML gives it, else the whole card's (which is never less):
+ * per-process samples are not supported everywhere (vGPU, some boards). */
 int gs__nvml_util(void *dev, int32_t host_pid, unsigned long long *seen, unsigned *pct)
 {
-    if (host_pid != 0 && nv.proc_util)
-        return process_util(dev, host_pid, seen, pct);
+    if (host_pid != 0 && nv.proc_util && process_util(dev, host_pid, seen, pct) == 0)
+        return 0;
     nvmlUtilization_t u;
     if (nv.util(dev, &u) != NVML_SUCCESS)
         return -1;

@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -18,7 +19,7 @@
 #define REGION_MAGIC   0x68737067u /* "gpsh" */
 #define REGION_VERSION 1u
 
-enum { ST_FRESH, ST_INIT, ST_READY };
+enum { ST_READY = 2 }; /* any other state: not set up (yet) */
 
 struct region_dev {
     _Atomic uint32_t used;
@@ -155,16 +156,16 @@ static int init_map(struct gs_region *r)
     return 0;
 }
 
-/* Wait (up to 5 s) for the process that won the race to set the region up. */
-static int wait_ready(struct gs_region *r, char *err, const char *name)
+/* A system call on the region failed: say which and why. Return: -errno. */
+static int sys_fail(const char *name, const char *call, char *err)
 {
-    struct timespec ms = {0, 1000000};
-    for (int i = 0; i < 5000 && atomic_load(&r->state) != ST_READY; i++)
-        nanosleep(&ms, NULL);
-    if (atomic_load(&r->state) != ST_READY) {
-        snprintf(err, 256, "region %s: its creator died while setting it up; remove it", name);
-        return -EIO;
-    }
+    int e = errno;
+    snprintf(err, 256, "region %s: %s: %s", name, call, strerror(e));
+    return -e;
+}
+
+static int check_layout(const struct gs_region *r, const char *name, char *err)
+{
     if (r->magic != REGION_MAGIC || r->version != REGION_VERSION || r->size != sizeof(*r)) {
         snprintf(err, 256, "region %s was made by another version of libgpushare", name);
         return -EPROTO;
@@ -172,45 +173,65 @@ static int wait_ready(struct gs_region *r, char *err, const char *name)
     return 0;
 }
 
+/* The object must be this user's alone: counts another user can write are not a limit. */
+static int check_owner(const struct stat *st, const char *name, char *err)
+{
+    if (st->st_uid == geteuid() && (st->st_mode & 077) == 0)
+        return 0;
+    snprintf(err, 256,
+             "region %s belongs to uid %u with mode %03o; it must be this user's (uid %u) and "
+             "closed to others",
+             name, (unsigned)st->st_uid, (unsigned)(st->st_mode & 0777), (unsigned)geteuid());
+    return -EPERM;
+}
+
+/* Set the region up unless it is ready. Under the object's flock(2), which the kernel drops if
+ * its holder dies: a region left half set up by a dead creator is set up again by the next. */
+static int set_up(int fd, struct gs_region *r, const char *name, char *err)
+{
+    int rc;
+    while ((rc = flock(fd, LOCK_EX)) < 0 && errno == EINTR)
+        ;
+    if (rc < 0)
+        return sys_fail(name, "flock", err);
+    rc = atomic_load(&r->state) == ST_READY ? 0 : init_map(r);
+    flock(fd, LOCK_UN);
+    if (rc < 0)
+        snprintf(err, 256, "region %s: cannot make a process-shared robust mutex", name);
+    return rc < 0 ? rc : check_layout(r, name, err);
+}
+
 static int map_fd(int fd, const char *name, struct gs_region **out, char *err)
 {
     struct stat st;
-    if (fstat(fd, &st) < 0 ||
-        (st.st_size == 0 && ftruncate(fd, (off_t)sizeof(struct gs_region)) < 0)) {
-        snprintf(err, 256, "region %s: %s", name, strerror(errno));
-        return -errno;
-    }
+    if (fstat(fd, &st) < 0)
+        return sys_fail(name, "fstat", err);
+    int rc = check_owner(&st, name, err);
+    if (rc < 0)
+        return rc;
+    if (st.st_size == 0 && ftruncate(fd, (off_t)sizeof(struct gs_region)) < 0)
+        return sys_fail(name, "ftruncate", err);
     if (st.st_size != 0 && st.st_size != (off_t)sizeof(struct gs_region)) {
         snprintf(err, 256, "region %s was made by another version of libgpushare", name);
         return -EPROTO;
     }
     void *m = mmap(NULL, sizeof(struct gs_region), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (m == MAP_FAILED) {
-        snprintf(err, 256, "region %s: mmap: %s", name, strerror(errno));
-        return -errno;
-    }
-    struct gs_region *r = m;
-    uint32_t fresh = ST_FRESH;
-    int rc = atomic_compare_exchange_strong(&r->state, &fresh, ST_INIT) ? init_map(r)
-                                                                        : wait_ready(r, err, name);
-    if (rc == -EIO && fresh == ST_FRESH)
-        snprintf(err, 256, "region %s: cannot make a process-shared robust mutex", name);
+    if (m == MAP_FAILED)
+        return sys_fail(name, "mmap", err);
+    rc = set_up(fd, m, name, err);
     if (rc < 0) {
-        munmap(m, sizeof(*r));
+        munmap(m, sizeof(struct gs_region));
         return rc;
     }
-    *out = r;
+    *out = m;
     return 0;
 }
 
 int gs_region_open(const char *name, struct gs_region **out, char *err)
 {
     int fd = shm_open(name, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        int e = errno;
-        snprintf(err, 256, "region %s: shm_open: %s", name, strerror(e));
-        return -e;
-    }
+    if (fd < 0)
+        return sys_fail(name, "shm_open", err);
     int rc = map_fd(fd, name, out, err);
     close(fd);
     return rc;

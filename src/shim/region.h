@@ -34,11 +34,13 @@ struct gs_region_who {
 void gs_region_who_self(struct gs_region_who *who);
 
 /*
- * gs_region_open() - open (creating it when absent, mode 0600) and map the region @name.
+ * gs_region_open() - open (creating it when absent, mode 0600) and map the region @name, setting
+ * it up if no process has (or one died doing it).
  * @name: "/name" as shm_open(3) takes it.
  * @err: 256 bytes; the reason on failure.
- * Return: 0 and *@out set, or a negative errno (the object cannot be opened, has another layout,
- * or its creator died while setting it up).
+ * Return: 0 and *@out set, or a negative errno: -EPERM when the object belongs to another user or
+ * others may open it (group or other permission bits), -EPROTO when it has another layout, or what
+ * opening or mapping it failed with.
  */
 int gs_region_open(const char *name, struct gs_region **out, char *err);
 

@@ -12,7 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-struct gs_shim gs__shim = {.mu = PTHREAD_MUTEX_INITIALIZER, .slot = -1};
+struct gs_shim gs__shim = {
+    .mu = PTHREAD_MUTEX_INITIALIZER, .life = PTHREAD_MUTEX_INITIALIZER, .slot = -1};
 _Atomic int gs__inited;
 
 /* Set while this thread loads the driver: its dlsym calls pass straight through. */
@@ -108,19 +109,33 @@ static void refuse_all(const char *why)
     gs__shim.broken = 1;
 }
 
+/* Whether @l holds a compute limit that binds (below 100 %). */
+static int binds(const struct gs_shim_list *l)
+{
+    int any = l->has_default && l->dflt < 100;
+    for (int i = 0; i < l->nentries; i++)
+        any |= l->entry[i].value < 100;
+    return any;
+}
+
 static void read_env(void)
 {
     struct gs_shim *s = &gs__shim;
-    char err[GS_SHIM_ERR_MAX];
+    char err[GS_SHIM_ERR_MAX], mine[GS_SHIM_REGION_MAX + 1];
     const char *mem = getenv(GS_GPUSHARE_ENV_MEMORY_MIB);
     const char *cores = getenv(GS_GPUSHARE_ENV_CORES_PERCENT);
-    if (gs_shim_env_parse(mem, cores, getenv(GS_GPUSHARE_ENV_CONTEXT_MIB),
-                          getenv(GS_GPUSHARE_ENV_REGION), &s->env, err) < 0) {
+    const char *region = getenv(GS_GPUSHARE_ENV_REGION);
+    if (!region) { /* one user's region is closed to the others: each user has one */
+        snprintf(mine, sizeof(mine), "%s-%u", GS_GPUSHARE_DEFAULT_REGION, (unsigned)geteuid());
+        region = mine;
+    }
+    if (gs_shim_env_parse(mem, cores, getenv(GS_GPUSHARE_ENV_CONTEXT_MIB), region, &s->env, err) <
+        0) {
         refuse_all(err);
         return;
     }
     s->counting = s->env.memory_mib.present;
-    s->limiting = s->env.cores_pct.present;
+    s->limiting = binds(&s->env.cores_pct);
     if (!s->counting && !s->limiting)
         return;
     if (gs_region_open(s->env.region, &s->region, err) < 0) {
@@ -133,12 +148,14 @@ static void read_env(void)
 
 static void fork_prepare(void)
 {
+    pthread_mutex_lock(&gs__shim.life);
     pthread_mutex_lock(&gs__shim.mu);
 }
 
 static void fork_parent(void)
 {
     pthread_mutex_unlock(&gs__shim.mu);
+    pthread_mutex_unlock(&gs__shim.life);
 }
 
 /* The child holds no allocation, context or slot of its parent's. */
@@ -146,6 +163,7 @@ static void fork_child(void)
 {
     struct gs_shim *s = &gs__shim;
     pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(&s->life);
     gs_ledger_clear(&s->ledger);
     s->slot = -1;
     s->host_pid = 0;
@@ -341,7 +359,9 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cu
 }
 
 /* A cu* name this library wraps, looked up in @handle: the wrapper when the lookup finds the
- * driver's function, the lookup's own answer otherwise (NULL for what the driver lacks). */
+ * driver's function, NULL when it finds this library's wrapper of a function the driver lacks (a
+ * program probing RTLD_DEFAULT for the driver, or for a feature of it, must not be told it is
+ * there), the lookup's own answer otherwise. */
 static void *lookup_cu(void *handle, const char *name, int *hit)
 {
     int i = 0;
@@ -354,6 +374,8 @@ static void *lookup_cu(void *handle, const char *name, int *hit)
     void *got = real_dlsym()(handle, name);
     if (!gs__shim.real[i])
         gs__missing(i);
+    if (got && !gs__shim.real[i] && to_fn(got) == fns[i].wrapper)
+        return NULL;
     return got && to_fn(got) == gs__shim.real[i] ? to_ptr(fns[i].wrapper) : got;
 }
 

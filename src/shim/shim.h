@@ -5,9 +5,12 @@
  * Invariants: gs__ready() is true once the environment was read and the driver resolved (the first
  * wrapped call does it); a device's struct gs_shim_dev is filled once, under `mu`, then read
  * without a lock (its `ready` flag is published with release order). `mu` guards the ledger and
- * the device table; it is never held across a call into the driver. After fork() the child
- * starts with an empty ledger, no slot and no watcher thread: it holds nothing in the driver's
- * sense.
+ * the device table; it is never held across a call into the driver. `life` is held across every
+ * call that makes or ends a context or sets its limits, and the books kept of it, so that a
+ * context the driver makes at the address of one just destroyed is never confused with it; it is
+ * taken before `mu`, never while holding it. Neither is taken on the launch path. After fork() the
+ * child starts with an empty ledger, no slot and no watcher thread: it holds nothing in the
+ * driver's sense.
  */
 #ifndef GPUSHARE_SHIM_H
 #define GPUSHARE_SHIM_H
@@ -50,16 +53,17 @@ struct gs_shim_dev {
 
 struct gs_shim {
     pthread_mutex_t mu;
+    pthread_mutex_t life;
     struct gs_shim_env env;
     int broken;   /* the environment is malformed: refuse, never run unlimited */
     int counting; /* a memory limit is set: count every allocation */
-    int limiting; /* a compute limit is set */
+    int limiting; /* a compute limit below 100 % is set */
     void *cuda;
     gs_fnptr real[GS_NFN];
     _Atomic int missing_said[GS_NFN];
     struct gs_region *region;
     int slot;                 /* this process's slot in the region, -1 until the first charge */
-    int ndev;                 /* devices the process sees, 0 until known */
+    _Atomic int ndev;         /* devices the process sees, 0 until known */
     _Atomic unsigned ctx_gen; /* bumped when a context dies: launch-path caches drop */
     struct gs_ledger ledger;
     struct gs_shim_dev dev[GS_REGION_DEVICES];
@@ -105,8 +109,12 @@ int gs__slot(void);
  * when no memory limit is set or the driver cannot name the device and will fail the call itself;
  * CUDA_ERROR_OUT_OF_MEMORY: refuse), gs__uncharge() undoes, gs__settle() moves a reservation made
  * on an estimate to the @actual size (-1: over the limit, unchanged), gs__record() keeps it in the
- * ledger under (@kind, @key) (-ENOMEM when the ledger cannot grow), gs__discharge() gives a freed
- * object's bytes back, gs__drain_ctx() those of everything made in a context that died.
+ * ledger under (@kind, @key) (-ENOMEM when the ledger cannot grow; a record of the same object
+ * already there is of one the driver freed unseen, and is given back), gs__discharge() gives a
+ * freed object's bytes back, gs__drain_ctx() those of everything made in a context that died.
+ * A free takes the object's record with gs__claim() (1: there was one, in *@r) before it asks the
+ * driver, so that another thread that gets the same address from the driver meanwhile finds no
+ * record of the old object; gs__unclaim() puts it back when the driver refuses the free.
  */
 struct gs_charge {
     int counted;
@@ -123,6 +131,8 @@ int gs__settle(struct gs_charge *c, uint64_t actual);
 int gs__record(const struct gs_charge *c, int kind, uint64_t key, uint64_t ctx, uint64_t aux);
 void gs__give_back(const struct gs_rec *r);
 void gs__discharge(int kind, uint64_t key);
+int gs__claim(int kind, uint64_t key, struct gs_rec *r);
+void gs__unclaim(const struct gs_rec *r);
 void gs__drain_ctx(uint64_t ctx);
 uint64_t gs__current_ctx(void);               /* the current context as a ledger key, 0 when none */
 uint64_t gs__ctx_bytes(void);                 /* what a context costs, in bytes */

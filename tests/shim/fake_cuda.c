@@ -6,6 +6,11 @@
  * it refuses what the card cannot hold with CUDA_ERROR_OUT_OF_MEMORY, a free of what it never
  * gave with CUDA_ERROR_INVALID_VALUE, and any call before cuInit with CUDA_ERROR_NOT_INITIALIZED.
  * Kernel launches add FAKE kernel time to the process's busy counter, which the fake NVML reads.
+ * Like a real driver it hands a freed address out again, and each device has a default memory
+ * pool (pools created with cuMemPoolCreate live on the device their properties name). With
+ * FAKECUDA_SLOW_MS set, every call that ends an object's life (a free, a context's destruction, a
+ * primary context's retain or release) waits that long after doing its work, so that the tests
+ * can widen the windows in which another thread acts.
  *
  * Built twice: as a CUDA 12 driver, and with FAKE_OLD_DRIVER as an older one that lacks the
  * stream-ordered allocator, cuCtxCreate_v4 and cuGetProcAddress_v2. Linked with
@@ -18,6 +23,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define EXPORT __attribute__((visibility("default")))
@@ -39,7 +45,13 @@ EXPORT CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size);
 struct fake_ctx {
     int dev;
     int primary;
+    uint64_t heap, fifo; /* cuCtxSetLimit's device-side sizes beyond the defaults, on the card */
 };
+
+/* The defaults a context's cost already includes (CUDA's documented defaults). */
+#define FAKE_HEAP_DEFAULT (8u << 20)
+#define FAKE_FIFO_DEFAULT (1u << 20)
+#define FAKE_POOLS        16
 
 enum { OBJ_PTR = 1, OBJ_ARRAY, OBJ_VMM, OBJ_MAP };
 
@@ -64,6 +76,15 @@ static struct {
     uint64_t next64, next32, next_handle;
     struct fake_ctx primary[FAKE_DEVS];
     int primary_refs[FAKE_DEVS];
+    struct freed {
+        uint64_t addr, span;
+        int narrow;
+    } freed[256]; /* addresses handed out again, most recently freed first */
+    int nfreed;
+    int pool_dev[FAKE_POOLS]; /* pool i + 1: its device; pools 1 .. FAKE_DEVS are the defaults */
+    int npools;
+    unsigned slow_ms;
+    struct fake_ctx *ctx_free; /* a destroyed context's memory, handed out again */
 } drv = {.mu = PTHREAD_MUTEX_INITIALIZER, .me = -1};
 
 static _Thread_local struct fake_ctx *cur;
@@ -76,6 +97,7 @@ static void forget(void)
     drv.me = -1;
     drv.inited = 0;
     memset(drv.primary_refs, 0, sizeof(drv.primary_refs));
+    drv.nfreed = 0;
     cur = NULL;
 }
 
@@ -122,6 +144,11 @@ CUresult cuInit(unsigned int Flags)
         drv.next64 = 0x7f0000000000ull;
         drv.next32 = 0x10000000u;
         drv.next_handle = 1;
+        const char *slow = getenv("FAKECUDA_SLOW_MS");
+        drv.slow_ms = slow ? (unsigned)atoi(slow) : 0;
+        drv.npools = FAKE_DEVS;
+        for (int d = 0; d < FAKE_DEVS; d++)
+            drv.pool_dev[d] = d;
     }
     int ok = drv.inited;
     pthread_mutex_unlock(&drv.mu);
@@ -149,6 +176,15 @@ __attribute__((constructor)) static void fake_load(void)
 static int bad_dev(int dev)
 {
     return !drv.inited || dev < 0 || dev >= drv.card->ndev;
+}
+
+/* The end of a call that ended an object's life: FAKECUDA_SLOW_MS widens what follows it. */
+static CUresult slowly(CUresult rc)
+{
+    struct timespec t = {(time_t)(drv.slow_ms / 1000), (long)(drv.slow_ms % 1000) * 1000000};
+    if (drv.slow_ms)
+        nanosleep(&t, NULL);
+    return rc;
 }
 
 /* Take @size on @dev for this process if the card has room. Caller holds drv.mu. */
@@ -204,30 +240,57 @@ static struct obj *add(int kind, int dev, uint64_t key, uint64_t size)
     return o;
 }
 
+static uint64_t span_of(uint64_t size, int narrow)
+{
+    uint64_t step = narrow ? 1u << 16 : 1u << 21;
+    return (size + step - 1) / step * step + step;
+}
+
+/* An address for @size bytes: the most recently freed one of the same span, else a new one. */
 static uint64_t new_addr(uint64_t size, int narrow)
 {
+    uint64_t span = span_of(size, narrow);
+    for (int i = drv.nfreed - 1; i >= 0; i--) {
+        if (drv.freed[i].span == span && drv.freed[i].narrow == narrow) {
+            uint64_t a = drv.freed[i].addr;
+            drv.freed[i] = drv.freed[--drv.nfreed];
+            return a;
+        }
+    }
     uint64_t *next = narrow ? &drv.next32 : &drv.next64;
-    uint64_t a = *next, step = narrow ? 1u << 16 : 1u << 21;
-    *next += (size + step - 1) / step * step + step;
+    uint64_t a = *next;
+    *next += span;
     return a;
 }
 
-/* A device allocation in the current context: the card must hold it. */
-static CUresult alloc(int kind, uint64_t size, int narrow, CUdeviceptr *out)
+static void addr_freed(uint64_t addr, uint64_t size)
+{
+    int narrow = addr < 0x100000000ull;
+    if (drv.nfreed < (int)(sizeof(drv.freed) / sizeof(drv.freed[0])))
+        drv.freed[drv.nfreed++] = (struct freed){addr, span_of(size, narrow), narrow};
+}
+
+/* A device allocation on @dev (-1: the current context's): the card must hold it. */
+static CUresult alloc_on(int dev, int kind, uint64_t size, int narrow, CUdeviceptr *out)
 {
     NEED_INIT();
-    if (size == 0)
+    if (size == 0 && kind != OBJ_ARRAY)
         return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&drv.mu);
     CUresult rc = CUDA_SUCCESS;
     if (!cur)
         rc = CUDA_ERROR_INVALID_CONTEXT;
-    else if (!card_take(cur->dev, size))
+    else if (!card_take(dev < 0 ? cur->dev : dev, size))
         rc = CUDA_ERROR_OUT_OF_MEMORY;
-    else if (!add(kind, cur->dev, *out = new_addr(size, narrow), size))
+    else if (!add(kind, dev < 0 ? cur->dev : dev, *out = new_addr(size, narrow), size))
         rc = CUDA_ERROR_OUT_OF_MEMORY;
     pthread_mutex_unlock(&drv.mu);
     return rc;
+}
+
+static CUresult alloc(int kind, uint64_t size, int narrow, CUdeviceptr *out)
+{
+    return alloc_on(-1, kind, size, narrow, out);
 }
 
 static CUresult release(int kind, uint64_t key)
@@ -237,10 +300,12 @@ static CUresult release(int kind, uint64_t key)
     struct obj *o = find(kind, key);
     if (o) {
         card_give(o->dev, o->size);
+        if (kind == OBJ_PTR)
+            addr_freed(o->key, o->size);
         drop(o);
     }
     pthread_mutex_unlock(&drv.mu);
-    return o ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    return slowly(o ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE);
 }
 
 CUresult cuMemAlloc(CUdeviceptr_v1 *dptr, unsigned int bytesize)
@@ -293,13 +358,64 @@ SAME(cuMemAllocAsync, (CUdeviceptr * dptr, size_t bytesize, CUstream hStream),
 SAME(cuMemAllocAsync_ptsz, (CUdeviceptr * dptr, size_t bytesize, CUstream hStream),
      alloc(OBJ_PTR, bytesize, 0, dptr))
 
+/* Pools: handle i + 1 lives on pool_dev[i]; the fake allocates from a pool on its device and
+ * keeps no cache (a free gives the memory back to the card at once). */
+static int pool_dev(CUmemoryPool pool)
+{
+    int i = (int)(uintptr_t)pool - 1;
+    return i >= 0 && i < drv.npools ? drv.pool_dev[i] : -1;
+}
+
+static CUresult from_pool(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool)
+{
+    int dev = drv.inited ? pool_dev(pool) : -1;
+    return dev < 0 ? CUDA_ERROR_INVALID_VALUE : alloc_on(dev, OBJ_PTR, bytesize, 0, dptr);
+}
+
 SAME(cuMemAllocFromPoolAsync,
      (CUdeviceptr * dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream),
-     pool ? alloc(OBJ_PTR, bytesize, 0, dptr) : CUDA_ERROR_INVALID_VALUE)
+     from_pool(dptr, bytesize, pool))
 
 SAME(cuMemAllocFromPoolAsync_ptsz,
      (CUdeviceptr * dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream),
-     pool ? alloc(OBJ_PTR, bytesize, 0, dptr) : CUDA_ERROR_INVALID_VALUE)
+     from_pool(dptr, bytesize, pool))
+
+static CUresult device_pool(CUmemoryPool *pool, CUdevice dev)
+{
+    if (bad_dev(dev))
+        return drv.inited ? CUDA_ERROR_INVALID_DEVICE : CUDA_ERROR_NOT_INITIALIZED;
+    *pool = (CUmemoryPool)(uintptr_t)(dev + 1);
+    return CUDA_SUCCESS;
+}
+
+SAME(cuDeviceGetDefaultMemPool, (CUmemoryPool * pool, CUdevice dev), device_pool(pool, dev))
+
+SAME(cuDeviceGetMemPool, (CUmemoryPool * pool, CUdevice dev), device_pool(pool, dev))
+
+CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props)
+{
+    NEED_INIT();
+    if (!props || props->location.type != CU_MEM_LOCATION_TYPE_DEVICE ||
+        bad_dev(props->location.id))
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&drv.mu);
+    CUresult rc = CUDA_ERROR_OUT_OF_MEMORY;
+    if (drv.npools < FAKE_POOLS) {
+        drv.pool_dev[drv.npools++] = props->location.id;
+        *pool = (CUmemoryPool)(uintptr_t)drv.npools;
+        rc = CUDA_SUCCESS;
+    }
+    pthread_mutex_unlock(&drv.mu);
+    return rc;
+}
+
+/* Created pools may be destroyed, a device's default pool may not. */
+CUresult cuMemPoolDestroy(CUmemoryPool pool)
+{
+    NEED_INIT();
+    int i = (int)(uintptr_t)pool;
+    return i > FAKE_DEVS && i <= drv.npools ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
 
 SAME(cuMemFreeAsync, (CUdeviceptr dptr, CUstream hStream), release(OBJ_PTR, dptr))
 
@@ -350,8 +466,16 @@ SAME(cuArrayCreate_v2, (CUarray * h, const CUDA_ARRAY_DESCRIPTOR *a),
 SAME(cuArrayCreate, (CUarray * h, const CUDA_ARRAY_DESCRIPTOR_v1 *a),
      make_array(nz(a->Width) * nz(a->Height) * elem(a->Format, a->NumChannels), (void **)h))
 
+/* Sparse and deferred-mapping arrays hold no memory until cuMemMapArrayAsync maps some in. */
+static int unbacked(unsigned flags)
+{
+    return (flags & (CUDA_ARRAY3D_SPARSE | CUDA_ARRAY3D_DEFERRED_MAPPING)) != 0;
+}
+
 SAME(cuArray3DCreate_v2, (CUarray * h, const CUDA_ARRAY3D_DESCRIPTOR *a),
-     make_array(nz(a->Width) * nz(a->Height) * nz(a->Depth) * elem(a->Format, a->NumChannels),
+     make_array(unbacked(a->Flags)
+                    ? 0
+                    : nz(a->Width) * nz(a->Height) * nz(a->Depth) * elem(a->Format, a->NumChannels),
                 (void **)h))
 
 SAME(cuArray3DCreate, (CUarray * h, const CUDA_ARRAY3D_DESCRIPTOR_v1 *a),
@@ -364,7 +488,7 @@ CUresult cuMipmappedArrayCreate(CUmipmappedArray *h, const CUDA_ARRAY3D_DESCRIPT
                                 unsigned int levels)
 {
     uint64_t sum = 0;
-    for (unsigned l = 0; l < levels; l++)
+    for (unsigned l = 0; l < levels && !unbacked(a->Flags); l++)
         sum += nz(a->Width >> l) * nz(a->Height >> l) * nz(a->Depth >> l) *
                elem(a->Format, a->NumChannels);
     return make_array(sum, (void **)h);
@@ -510,9 +634,10 @@ static CUresult ctx_create(CUcontext *pctx, CUdevice dev)
         return CUDA_ERROR_INVALID_DEVICE;
     pthread_mutex_lock(&drv.mu);
     CUresult rc = CUDA_ERROR_OUT_OF_MEMORY;
-    struct fake_ctx *c = malloc(sizeof(*c));
+    struct fake_ctx *c = drv.ctx_free ? drv.ctx_free : malloc(sizeof(*c));
+    drv.ctx_free = NULL;
     if (c && card_take(dev, drv.card->ctx_bytes)) {
-        *c = (struct fake_ctx){dev, 0};
+        *c = (struct fake_ctx){dev, 0, 0, 0};
         atomic_fetch_add(&drv.card->proc[drv.me].ctxs[dev], 1);
         cur = c;
         *pctx = (CUcontext)c;
@@ -547,13 +672,14 @@ static CUresult ctx_destroy(CUcontext ctx)
         return CUDA_ERROR_INVALID_CONTEXT;
     pthread_mutex_lock(&drv.mu);
     free_ctx_objects(c);
-    card_give(c->dev, drv.card->ctx_bytes);
+    card_give(c->dev, drv.card->ctx_bytes + c->heap + c->fifo);
     atomic_fetch_sub(&drv.card->proc[drv.me].ctxs[c->dev], 1);
-    pthread_mutex_unlock(&drv.mu);
     if (cur == c)
         cur = NULL;
-    free(c);
-    return CUDA_SUCCESS;
+    free(drv.ctx_free);
+    drv.ctx_free = c; /* the next context gets this address, as malloc would often give it */
+    pthread_mutex_unlock(&drv.mu);
+    return slowly(CUDA_SUCCESS);
 }
 
 SAME(cuCtxDestroy, (CUcontext ctx), ctx_destroy(ctx))
@@ -572,11 +698,12 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
     if (rc == CUDA_SUCCESS) {
         if (drv.primary_refs[dev]++ == 0)
             atomic_fetch_add(&drv.card->proc[drv.me].ctxs[dev], 1);
-        drv.primary[dev] = (struct fake_ctx){dev, 1};
+        if (drv.primary_refs[dev] == 1)
+            drv.primary[dev] = (struct fake_ctx){dev, 1, 0, 0};
         *pctx = (CUcontext)&drv.primary[dev];
     }
     pthread_mutex_unlock(&drv.mu);
-    return rc;
+    return slowly(rc);
 }
 
 static CUresult primary_release(CUdevice dev)
@@ -588,13 +715,13 @@ static CUresult primary_release(CUdevice dev)
     CUresult rc = drv.primary_refs[dev] > 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
     if (rc == CUDA_SUCCESS && --drv.primary_refs[dev] == 0) {
         free_ctx_objects(&drv.primary[dev]);
-        card_give(dev, drv.card->ctx_bytes);
+        card_give(dev, drv.card->ctx_bytes + drv.primary[dev].heap + drv.primary[dev].fifo);
         atomic_fetch_sub(&drv.card->proc[drv.me].ctxs[dev], 1);
         if (cur == &drv.primary[dev])
             cur = NULL;
     }
     pthread_mutex_unlock(&drv.mu);
-    return rc;
+    return slowly(rc);
 }
 
 SAME(cuDevicePrimaryCtxRelease, (CUdevice dev), primary_release(dev))
@@ -615,6 +742,63 @@ static CUresult primary_reset(CUdevice dev)
 SAME(cuDevicePrimaryCtxReset, (CUdevice dev), primary_reset(dev))
 
 SAME(cuDevicePrimaryCtxReset_v2, (CUdevice dev), primary_reset(dev))
+
+/* Limits: the malloc heap and the printf FIFO take card memory beyond their defaults. */
+static uint64_t *limit_of(struct fake_ctx *c, CUlimit limit)
+{
+    return limit == CU_LIMIT_MALLOC_HEAP_SIZE   ? &c->heap
+           : limit == CU_LIMIT_PRINTF_FIFO_SIZE ? &c->fifo
+                                                : NULL;
+}
+
+static uint64_t limit_default(CUlimit limit)
+{
+    return limit == CU_LIMIT_MALLOC_HEAP_SIZE ? FAKE_HEAP_DEFAULT : FAKE_FIFO_DEFAULT;
+}
+
+CUresult cuCtxSetLimit(CUlimit limit, size_t value)
+{
+    NEED_INIT();
+    if (!cur)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    uint64_t *extra = limit_of(cur, limit);
+    if (!extra)
+        return limit == CU_LIMIT_STACK_SIZE ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    uint64_t want = value > limit_default(limit) ? value - limit_default(limit) : 0;
+    pthread_mutex_lock(&drv.mu);
+    CUresult rc = CUDA_SUCCESS;
+    if (want > *extra && !card_take(cur->dev, want - *extra))
+        rc = CUDA_ERROR_OUT_OF_MEMORY;
+    else if (want < *extra)
+        card_give(cur->dev, *extra - want);
+    if (rc == CUDA_SUCCESS)
+        *extra = want;
+    pthread_mutex_unlock(&drv.mu);
+    return rc;
+}
+
+CUresult cuCtxGetLimit(size_t *pvalue, CUlimit limit)
+{
+    NEED_INIT();
+    if (!cur)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    uint64_t *extra = limit_of(cur, limit);
+    *pvalue = extra ? limit_default(limit) + *extra : 1024;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr)
+{
+    NEED_INIT();
+    if (attribute != CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&drv.mu);
+    struct obj *o = find(OBJ_PTR, ptr);
+    if (o)
+        *(int *)data = o->dev;
+    pthread_mutex_unlock(&drv.mu);
+    return o ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
 
 CUresult cuCtxSetCurrent(CUcontext ctx)
 {

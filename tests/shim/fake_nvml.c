@@ -3,7 +3,8 @@
  * card of fake_state.h. A process's SM utilisation is the kernel time its launches added since
  * this NVML client last asked, over the wall time since then (capped at 100 %); the card's is the
  * sum over its processes. Processes are listed by pid + the card's pid_offset, as NVML lists host
- * pids to a container that has its own pid namespace.
+ * pids to a container that has its own pid namespace. With FAKENVML_NO_PROCESS_UTIL set,
+ * per-process utilisation is not supported, as on some boards.
  */
 #define _GNU_SOURCE
 #include "fake_state.h"
@@ -126,6 +127,8 @@ nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
     int dev = dev_of(device);
     if (dev < 0 || !count)
         return NVML_ERROR_INVALID_ARGUMENT;
+    if (getenv("FAKENVML_NO_PROCESS_UTIL"))
+        return NVML_ERROR_NOT_SUPPORTED;
     unsigned n = 0, cap = samples ? *count : 0;
     uint64_t now = now_us();
     for (int i = 0; i < FAKE_PROCS; i++) {

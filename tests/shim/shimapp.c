@@ -13,9 +13,17 @@
  *   init                      cuInit(0)
  *   ctx:D  ctx1:D  ctx4:D     cuCtxCreate_v2 / cuCtxCreate / cuCtxCreate_v4 on device D
  *   destroy                   cuCtxDestroy_v2 of the last context made
+ *   bgdestroy  bgrelease:D    the same in a thread of its own, while the steps after it run;
+ *   join                      join waits for those threads
  *   primary:D release:D reset:D   retain (and make current) / release / reset D's primary context
  *   use:D                     make the last context made on D current
- *   alloc:S alloc1:S managed:S async:S pool:S    an allocation of S bytes by that path
+ *   alloc:S alloc1:S managed:S async:S pool:S    an allocation of S bytes by that path (pool:
+ *                             from pool handle 1, device 0's default pool as the fake numbers it)
+ *   pool:S:D  newpool:S:D  rawpool:S:D    S bytes on the current context's stream from device
+ *                             D's default pool (cuDeviceGetDefaultMemPool), from a pool made on D
+ *                             (cuMemPoolCreate), or from the fake's handle of D's pool unasked
+ *   limit:L:B                 cuCtxSetLimit(L, B)
+ *   sparse:W:H:D              a float 3D array with CUDA_ARRAY3D_DEFERRED_MAPPING
  *   pitch:W:H                 cuMemAllocPitch_v2; prints "pitch P"
  *   vmm:S:D  vmmearly:S:D     cuMemCreate + cuMemAddressReserve + cuMemMap of S on D; vmmearly
  *                             releases the handle at once, as the memory stays mapped
@@ -34,6 +42,8 @@
  *   sleep:MS
  *   getproc:NAME:VER:FLAGS    print where cuGetProcAddress_v2 points: "NAME -> FILE:SYMBOL status"
  *   lookup:NAME               print where dlsym(libcuda, NAME) points
+ *   vlookup:NAME:VERSION      print where dlvsym(libcuda, NAME, VERSION) points
+ *   dlookup:NAME              print where dlsym(RTLD_DEFAULT, NAME) points
  *   nogpu                     print whether libcuda.so.1 is loaded
  */
 #define _GNU_SOURCE
@@ -215,7 +225,9 @@ static CUresult retain_last(void)
 
 static CUresult arrays(const char *op, uint64_t a, uint64_t b, uint64_t c)
 {
-    CUDA_ARRAY3D_DESCRIPTOR d3 = {a, b, c, CU_AD_FORMAT_FLOAT, 1, 0};
+    CUDA_ARRAY3D_DESCRIPTOR d3 = {a, b,
+                                  c, CU_AD_FORMAT_FLOAT,
+                                  1, strcmp(op, "sparse") == 0 ? CUDA_ARRAY3D_DEFERRED_MAPPING : 0};
     CUDA_ARRAY_DESCRIPTOR d2 = {a, b, CU_AD_FORMAT_FLOAT, 1};
     CUresult rc;
     if (strcmp(op, "mipmap") == 0) {
@@ -228,6 +240,33 @@ static CUresult arrays(const char *op, uint64_t a, uint64_t b, uint64_t c)
     rc = strcmp(op, "array") == 0 ? CALL(cuArrayCreate_v2, (&arr, &d2))
                                   : CALL(cuArray3DCreate_v2, (&arr, &d3));
     return rc == CUDA_SUCCESS ? push(O_ARRAY, (uintptr_t)arr, 0, 0, 0) : rc;
+}
+
+/* The pool pool:S:D, newpool:S:D and rawpool:S:D allocate from. */
+static CUresult pool_of(const char *op, int dev, CUmemoryPool *pool)
+{
+    if (strcmp(op, "rawpool") == 0) {
+        *pool = (CUmemoryPool)(uintptr_t)(dev + 1);
+        return CUDA_SUCCESS;
+    }
+    if (strcmp(op, "pool") == 0)
+        return CALL(cuDeviceGetDefaultMemPool, (pool, dev));
+    CUmemPoolProps props;
+    memset(&props, 0, sizeof(props));
+    props.allocType = 1; /* CU_MEM_ALLOCATION_TYPE_PINNED */
+    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    props.location.id = dev;
+    return CALL(cuMemPoolCreate, (pool, &props));
+}
+
+static CUresult pool_alloc(const char *op, uint64_t s, int dev)
+{
+    CUdeviceptr p = 0;
+    CUmemoryPool pool;
+    CUresult rc = pool_of(op, dev, &pool);
+    if (rc == CUDA_SUCCESS)
+        rc = CALL(cuMemAllocFromPoolAsync, (&p, s, pool, NULL));
+    return rc == CUDA_SUCCESS ? push(O_ASYNC, p, s, 0, 0) : rc;
 }
 
 static CUresult alloc(const char *op, uint64_t s)
@@ -291,6 +330,44 @@ static CUresult use(int dev)
         if (ctx_dev[i] == dev)
             return set_current(ctxs[i]);
     return CUDA_ERROR_INVALID_CONTEXT;
+}
+
+/* bgdestroy / bgrelease:D: one call in a thread of its own; join waits for them all. */
+struct bg {
+    pthread_t t;
+    CUcontext ctx; /* bgdestroy */
+    int dev;       /* bgrelease */
+    CUresult rc;
+};
+
+static struct bg bgs[8];
+static int nbg;
+
+static void *bg_run(void *arg)
+{
+    struct bg *b = arg;
+    b->rc = b->ctx ? CALL(cuCtxDestroy_v2, (b->ctx)) : CALL(cuDevicePrimaryCtxRelease_v2, (b->dev));
+    return NULL;
+}
+
+static CUresult bg_start(CUcontext ctx, int dev)
+{
+    if (nbg == 8 || (!ctx && dev < 0))
+        return CUDA_ERROR_INVALID_VALUE;
+    bgs[nbg] = (struct bg){0, ctx, dev, 0};
+    return pthread_create(&bgs[nbg].t, NULL, bg_run, &bgs[nbg]) == 0 ? (nbg++, CUDA_SUCCESS)
+                                                                     : CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUresult bg_join(void)
+{
+    CUresult rc = CUDA_SUCCESS;
+    for (; nbg > 0; nbg--) {
+        pthread_join(bgs[nbg - 1].t, NULL);
+        if (bgs[nbg - 1].rc != CUDA_SUCCESS)
+            rc = bgs[nbg - 1].rc;
+    }
+    return rc;
 }
 
 static int mib_is(const char *want, uint64_t bytes)
@@ -506,6 +583,14 @@ static CUresult step(char *op, char **a, int na, int *bad)
         return make_ctx(op, D(0));
     if (IS("destroy"))
         return nctx ? CALL(cuCtxDestroy_v2, (ctxs[--nctx])) : CUDA_ERROR_INVALID_CONTEXT;
+    if (IS("bgdestroy"))
+        return nctx ? bg_start(ctxs[--nctx], -1) : CUDA_ERROR_INVALID_CONTEXT;
+    if (IS("bgrelease"))
+        return bg_start(NULL, D(0));
+    if (IS("join"))
+        return bg_join();
+    if (IS("limit"))
+        return CALL(cuCtxSetLimit, ((CUlimit)N(0), N(1)));
     if (IS("primary"))
         return primary(D(0));
     if (IS("release"))
@@ -514,6 +599,8 @@ static CUresult step(char *op, char **a, int na, int *bad)
         return CALL(cuDevicePrimaryCtxReset_v2, (D(0)));
     if (IS("use"))
         return use(D(0));
+    if ((IS("pool") && na > 1) || IS("newpool") || IS("rawpool"))
+        return pool_alloc(op, N(0), D(1));
     if (IS("alloc") || IS("alloc1") || IS("managed") || IS("async") || IS("pool"))
         return alloc(op, N(0));
     if (IS("pitch"))
@@ -522,7 +609,7 @@ static CUresult step(char *op, char **a, int na, int *bad)
         return vmm(N(0), D(1), IS("vmmearly"));
     if (IS("retain"))
         return retain_last();
-    if (IS("array") || IS("array3d") || IS("mipmap"))
+    if (IS("array") || IS("array3d") || IS("mipmap") || IS("sparse"))
         return arrays(op, N(0), N(1), N(2));
     if (IS("free"))
         return nobj ? free_obj(&objs[--nobj]) : CUDA_ERROR_INVALID_VALUE;
@@ -566,6 +653,14 @@ static CUresult step(char *op, char **a, int na, int *bad)
         return getproc(A(0), D(1), D(2));
     if (IS("lookup")) {
         printf("lookup %s -> %s\n", A(0), where(sym(cuda, A(0))));
+        return CUDA_SUCCESS;
+    }
+    if (IS("dlookup")) {
+        printf("dlookup %s -> %s\n", A(0), where(dlsym(RTLD_DEFAULT, A(0))));
+        return CUDA_SUCCESS;
+    }
+    if (IS("vlookup")) {
+        printf("vlookup %s -> %s\n", A(0), where(dlvsym(cuda, A(0), A(1))));
         return CUDA_SUCCESS;
     }
     if (IS("nogpu")) {

@@ -400,11 +400,51 @@ static void test_every_path_and_free(void **state)
 }
 
 /* At the limit the call gets CUDA_ERROR_OUT_OF_MEMORY (2), the process goes on and a smaller
- * request succeeds. */
+ * request succeeds. Sizes whose products overflow 64 bits are refused, not wrapped around. */
 static void test_native_oom_code(void **state)
 {
     one_container(40, 300, "1024",
-                  "init ctx:0 alloc:2G=2 alloc:725M=2 alloc:512M info:212:1024 alloc:212M");
+                  "init ctx:0 alloc:2G=2 alloc:725M=2 alloc:18446744073709551615=2 "
+                  "pitch:18446744073709551615:3=2 pitch:4294967296:4294967297=2 "
+                  "array3d:4294967296:4294967296:4294967296=2 "
+                  "mipmap:18446744073709551615:18446744073709551615:64=2 "
+                  "vmm:18446744073709551615:0=2 limit:2:18446744073709551615=2 "
+                  "alloc:512M info:212:1024 alloc:212M");
+}
+
+/* Without GPUSHARE_REGION (a machine without the node agent), each user counts in a region of its
+ * own: another user's region, which this one may not use, does not refuse it the GPU. */
+static void test_default_region_per_user(void **state)
+{
+    char mine[64];
+    if (geteuid() != 0)
+        skip(); /* giving the region to another user needs root */
+    snprintf(mine, sizeof(mine), "/gpushare-%u", (unsigned)geteuid());
+    int fd = shm_open("/gpushare", O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (fd < 0)
+        skip(); /* in use on this machine: not ours to change */
+    assert_int_equal(fchown(fd, 65534, 65534), 0);
+    close(fd);
+    struct tc t;
+    tc_new(&t, 40, 300, 100, "1024", 0);
+    for (int i = 0; t.e.kv[i]; i++)
+        if (strncmp(t.e.kv[i], "GPUSHARE_REGION=", 16) == 0)
+            t.e.kv[i] = "GPUSHARE_UNSET=1";
+    shm_unlink(mine);
+    app(need("SHIMAPP"), "proc", "init ctx:0 info:724:1024", &t.e, &t.r);
+    shm_unlink("/gpushare");
+    shm_unlink(mine);
+    expect_ok(&t.r);
+    tc_free(&t);
+}
+
+/* Calls before cuInit get the driver's own answer (CUDA_ERROR_NOT_INITIALIZED, 3), are not
+ * counted, and do not keep the device from being counted once cuInit is called. */
+static void test_before_cuinit(void **state)
+{
+    one_container(40, 300, "1024",
+                  "alloc:1M=3 ctx:0=3 vmm:2M:0=3 pool:1M:0=3 primary:0=3 limit:2:1G=3 "
+                  "init ctx:0 info:724:1024 alloc:725M=2");
 }
 
 /* A malformed limit is reported with its column, and the process is refused rather than let run
@@ -497,7 +537,9 @@ static void test_get_proc_address(void **state)
         "getproc:cuCtxCreate:12080:0 getproc:cuCtxCreate:11000:0 "
         "getproc:cuGetProcAddress:12000:0 getproc:cuCtxGetCurrent:12000:0 "
         "getproc:cuNoSuchThing:12000:0 getproc:cuMemAllocAsync:11000:0 "
-        "lookup:cuMemAlloc_v2 lookup:cuCtxGetCurrent lookup:cuNoSuchThing",
+        "lookup:cuMemAlloc_v2 lookup:cuCtxGetCurrent lookup:cuNoSuchThing "
+        "vlookup:cuMemAlloc_v2:GLIBC_2.2.5 vlookup:cuMemAlloc_v2:libcuda.so.1 "
+        "dlookup:cuMemAlloc_v2",
         &t.e, &t.r);
     expect_ok(&t.r);
     static const char *const want[] = {
@@ -514,6 +556,10 @@ static void test_get_proc_address(void **state)
         "lookup cuMemAlloc_v2 -> libgpushare.so:cuMemAlloc_v2",
         "lookup cuCtxGetCurrent -> libcuda.so.1:cuCtxGetCurrent",
         "lookup cuNoSuchThing -> null",
+        /* dlvsym finds no unversioned symbol in a library that has version information (the
+         * driver has: it uses glibc's versioned symbols), whatever version it is asked for. */
+        "vlookup cuMemAlloc_v2 -> null",
+        "dlookup cuMemAlloc_v2 -> libgpushare.so:cuMemAlloc_v2",
     };
     for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
         if (!strstr(t.r.out, want[i]))
@@ -521,6 +567,19 @@ static void test_get_proc_address(void **state)
         assert_non_null(strstr(t.r.out, want[i]));
     }
     tc_free(&t);
+}
+
+/* Whether the dynamic loader finds @soname on this machine, as it would for the library. */
+static int system_has(const char *soname)
+{
+    char line[512];
+    int found = 0;
+    FILE *f = popen("/sbin/ldconfig -p 2>/dev/null", "r");
+    while (f && fgets(line, sizeof(line), f))
+        found |= strstr(line, soname) != NULL;
+    if (f)
+        pclose(f);
+    return found;
 }
 
 static int count(const char *hay, const char *needle)
@@ -540,14 +599,103 @@ static void test_missing_symbol(void **state)
     env_set(&t.e, "LD_LIBRARY_PATH", "%s", need("OLD_DIR"));
     app(need("SHIMAPP"), "direct",
         "init ctx:0 async:1M=500 async:1M=500 ctx4:0=500 alloc:1M info:3995:4096 "
-        "lookup:cuMemAllocAsync lookup:cuMemAlloc_v2",
+        "lookup:cuMemAllocAsync lookup:cuMemAlloc_v2 dlookup:cuCtxCreate_v4 dlookup:cuMemAlloc_v2",
         &t.e, &t.r);
     expect_ok(&t.r);
     assert_int_equal(count(t.r.err, "the CUDA driver has no cuMemAllocAsync"), 1);
     assert_int_equal(count(t.r.err, "the CUDA driver has no cuCtxCreate_v4"), 1);
     assert_non_null(strstr(t.r.out, "lookup cuMemAllocAsync -> null"));
     assert_non_null(strstr(t.r.out, "lookup cuMemAlloc_v2 -> libgpushare.so:cuMemAlloc_v2"));
+    /* RTLD_DEFAULT finds the library's exports first: what the driver lacks is not there. */
+    assert_non_null(strstr(t.r.out, "dlookup cuCtxCreate_v4 -> null"));
+    assert_non_null(strstr(t.r.out, "dlookup cuMemAlloc_v2 -> libgpushare.so:cuMemAlloc_v2"));
+    /* Nor is anything of a driver that is not installed: a program probing for CUDA runs on. */
+    if (system_has("libcuda.so.1")) {
+        tc_free(&t);
+        return;
+    }
+    memset(&t.e, 0, sizeof(t.e));
+    env_set(&t.e, "PATH", "%s", "/usr/bin:/bin");
+    env_set(&t.e, "LD_PRELOAD", "%s", need("GPUSHARE_LIB"));
+    app(need("SHIMAPP_DL"), NULL, "nogpu dlookup:cuInit dlookup:cuMemAlloc_v2", &t.e, &t.r);
+    expect_ok(&t.r);
+    assert_non_null(strstr(t.r.out, "dlookup cuInit -> null"));
+    assert_non_null(strstr(t.r.out, "dlookup cuMemAlloc_v2 -> null"));
     tc_free(&t);
+}
+
+/* The driver hands a freed address out again, and another thread may get it before the thread that
+ * freed it has done its books (the fake waits 2 ms after each free): the count still ends at the
+ * live set. */
+static void test_freed_address_reused(void **state)
+{
+    struct tc t;
+    tc_new(&t, 40, 100, 100, "4096", 0);
+    env_set(&t.e, "FAKECUDA_SLOW_MS", "%s", "2");
+    app(need("SHIMAPP"), "proc", "init ctx:0 threads:4:50:300M info:3996:4096 alloc:3996M", &t.e,
+        &t.r);
+    expect_ok(&t.r);
+    assert_true(t.c.s->peak[0][0] <= 4096 * MIB);
+    tc_free(&t);
+}
+
+/* A context destroyed in one thread while another makes a context, which the driver puts at the
+ * same address, and allocates in it; and a primary context released for the last time while
+ * another thread retains it again: neither the new context nor what it holds leaves the count.
+ * (The fake waits 100 ms after destroying, releasing and retaining.) */
+static void test_context_reborn(void **state)
+{
+    struct tc t;
+    tc_new(&t, 40, 300, 100, "2048", 0);
+    env_set(&t.e, "FAKECUDA_SLOW_MS", "%s", "100");
+    shimapp("proc",
+            "init ctx:0 ctx:0 bgdestroy sleep:20 ctx:0 alloc:600M join info:848:2048 "
+            "alloc:849M=2",
+            &t.e);
+    shimapp("proc",
+            "init primary:0 bgrelease:0 sleep:20 primary:0 join alloc:100M info:1648:2048 "
+            "alloc:1649M=2",
+            &t.e);
+    assert_true(t.c.s->peak[0][0] <= 2048 * MIB);
+    tc_free(&t);
+}
+
+/* A pool's memory is on the pool's device, not the stream's: a 1 GiB limit on device 1 holds for
+ * allocations from device 1's pools on a stream of device 0, for pools got every way. */
+static void test_pool_on_another_device(void **state)
+{
+    struct card c;
+    struct env e;
+    card_new(&c, 2, 40, 300, 100, 0);
+    env_for(&e, &c, 0,
+            "GPU-6a7e0000-0000-4000-8000-000000000000=8192,"
+            "GPU-6a7e0000-0000-4000-8000-000000000001=1024",
+            0);
+    shimapp("proc",
+            "init ctx:0 pool:2G:1=2 newpool:2G:1=2 pool:512M:1 newpool:512M:1 pool:1M:1=2 "
+            "info:7892:8192 free pool:256M:1 freeall",
+            &e);
+    assert_true(c.s->peak[0][1] <= GIB);
+    /* A pool the library never saw handed out: the first pointer from it says where it is. */
+    shimapp("proc", "init ctx:0 rawpool:512M:1 rawpool:2G:1=2 rawpool:512M:1 rawpool:1M:1=2", &e);
+    card_free(&c);
+}
+
+/* A context's malloc heap and printf FIFO are its device memory: what they are set to beyond their
+ * defaults is charged, given back when lowered, and goes with the context. */
+static void test_context_limits(void **state)
+{
+    one_container(40, 300, "1024",
+                  "init ctx:0 limit:2:2G=2 limit:2:508M info:224:1024 alloc:225M=2 limit:1:101M "
+                  "info:124:1024 limit:2:8M info:624:1024 ctx:0 limit:2:108M info:224:1024 "
+                  "destroy use:0 info:624:1024");
+}
+
+/* A deferred-mapping array holds no memory of its own (what is mapped into it comes from
+ * cuMemCreate): a 64 GiB one fits a 1 GiB limit. */
+static void test_unbacked_array(void **state)
+{
+    one_container(40, 300, "1024", "init ctx:0 sparse:65536:65536:4 info:724:1024 free");
 }
 
 /* A 40 GiB card, two 20 GiB tenants: A makes two contexts and 17 GiB classic, is refused 3 GiB
@@ -688,18 +836,49 @@ static void test_compute_limit(void **state)
     card_free(&c);
 }
 
+/* A board whose NVML has no per-process utilisation: the limit is held against the whole card's,
+ * not left at the rate it started with (10 launches a tick: of 10 ms kernels, the whole card). */
+static void test_compute_without_process_util(void **state)
+{
+    struct tc t;
+    unsigned long long d0;
+    tc_new(&t, 40, 100, 10000, "", 1);
+    env_set(&t.e, "FAKENVML_NO_PROCESS_UTIL", "%s", "1");
+    env_set(&t.e, "GPUSHARE_CORES_LIMIT_PERCENT", "%s", "30");
+    app(need("SHIMAPP"), "proc", "init ctx:0 launchfor:4000", &t.e, &t.r);
+    expect_ok(&t.r);
+    launched(t.r.out, 0, &d0);
+    fprintf(stderr, "compute, whole-card measure: 30 %% -> %llu %% (second half)\n", d0 / 2);
+    assert_true(d0 <= 2000 * 40 / 100 / 10); /* 2 s of 10 ms kernels at most 40 % */
+    assert_true(d0 > 0);
+    tc_free(&t);
+}
+
+/* Four threads launching on one device at once share its limit. */
+static void test_compute_many_threads(void **state)
+{
+    struct tc t;
+    unsigned long long sum = 0, first, second;
+    tc_new(&t, 40, 100, 1000, "", 1);
+    t.c.s->pid_offset = 100000;
+    env_set(&t.e, "GPUSHARE_CORES_LIMIT_PERCENT", "%s", "30");
+    app(need("SHIMAPP"), "proc", "init ctx:0 ctx:0 ctx:0 ctx:0 launchfor:4000", &t.e, &t.r);
+    expect_ok(&t.r);
+    for (const char *p = t.r.out; (p = strstr(p, "launched 0 ")); p++) {
+        assert_int_equal(sscanf(p, "launched 0 %llu %llu", &first, &second), 2);
+        sum += second;
+    }
+    fprintf(stderr, "compute, four threads: 30 %% -> %llu %% (second half)\n", sum / 20);
+    assert_true(sum <= 2000 * 40 / 100); /* 2 s of 1 ms kernels at most 40 % */
+    assert_true(sum > 0);
+    tc_free(&t);
+}
+
 /* Without NVML the limit cannot be measured: that is said, not silently skipped. */
 static void test_compute_without_nvml(void **state)
 {
     struct tc t;
-    char line[512];
-    int system_nvml = 0;
-    FILE *f = popen("/sbin/ldconfig -p 2>/dev/null", "r");
-    while (f && fgets(line, sizeof(line), f))
-        system_nvml |= strstr(line, "libnvidia-ml.so.1") != NULL;
-    if (f)
-        pclose(f);
-    if (system_nvml)
+    if (system_has("libnvidia-ml.so.1"))
         skip(); /* this machine has a real NVML: the library would find it */
     tc_new(&t, 40, 100, 1000, "", 0);
     env_set(&t.e, "GPUSHARE_CORES_LIMIT_PERCENT", "%s", "50");
@@ -707,6 +886,11 @@ static void test_compute_without_nvml(void **state)
     expect_ok(&t.r);
     assert_non_null(strstr(t.r.err, "cannot load libnvidia-ml.so.1"));
     assert_non_null(strstr(t.r.err, "compute limits are not enforced"));
+    /* 100 % is no limit: nothing to enforce, nothing to warn of. */
+    env_set(&t.e, "GPUSHARE_CORES_LIMIT_PERCENT", "%s", "100");
+    app(need("SHIMAPP"), "proc", "init ctx:0 launch:100", &t.e, &t.r);
+    expect_ok(&t.r);
+    assert_string_equal(t.r.err, "");
     tc_free(&t);
 }
 
@@ -783,16 +967,25 @@ int main(void)
         cmocka_unit_test(test_no_gpu_app_unchanged),
         cmocka_unit_test(test_every_path_and_free),
         cmocka_unit_test(test_native_oom_code),
+        cmocka_unit_test(test_default_region_per_user),
+        cmocka_unit_test(test_before_cuinit),
         cmocka_unit_test(test_malformed_and_unnamed),
         cmocka_unit_test(test_fork),
         cmocka_unit_test(test_killed_process),
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_get_proc_address),
         cmocka_unit_test(test_missing_symbol),
+        cmocka_unit_test(test_freed_address_reused),
+        cmocka_unit_test(test_context_reborn),
+        cmocka_unit_test(test_pool_on_another_device),
+        cmocka_unit_test(test_context_limits),
+        cmocka_unit_test(test_unbacked_array),
         cmocka_unit_test(test_case_40g_two_tenants),
         cmocka_unit_test(test_case_10000_cycles),
         cmocka_unit_test(test_case_11g_card),
         cmocka_unit_test(test_compute_limit),
+        cmocka_unit_test(test_compute_many_threads),
+        cmocka_unit_test(test_compute_without_process_util),
         cmocka_unit_test(test_compute_without_nvml),
         cmocka_unit_test(test_rtld_next),
         cmocka_unit_test(test_valgrind),

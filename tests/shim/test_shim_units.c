@@ -11,11 +11,15 @@
 
 #include <cmocka.h>
 
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -324,6 +328,54 @@ static void test_region_util(void **state)
     shm_unlink(region_name);
 }
 
+/* Counts other users could write are no limit: a region open to group or others, or owned by
+ * another user, is refused with a message saying whose it is. */
+static void test_region_owner(void **state)
+{
+    struct gs_region *r;
+    char err[256] = "";
+    snprintf(region_name, sizeof(region_name), "/gpushare-units-%d", (int)getpid());
+    shm_unlink(region_name);
+    int fd = shm_open(region_name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    assert_true(fd >= 0);
+    assert_int_equal(fchmod(fd, 0666), 0);
+    assert_int_equal(gs_region_open(region_name, &r, err), -EPERM);
+    assert_non_null(strstr(err, "with mode 666; it must be this user's"));
+    if (geteuid() == 0) { /* root opens anything: the owner is checked, not only the mode */
+        assert_int_equal(fchmod(fd, 0600), 0);
+        assert_int_equal(fchown(fd, 65534, 65534), 0);
+        assert_int_equal(gs_region_open(region_name, &r, err), -EPERM);
+        assert_non_null(strstr(err, "belongs to uid 65534 with mode 600"));
+    }
+    close(fd);
+    shm_unlink(region_name);
+}
+
+/* A process that died while setting the region up leaves it to the next, which sets it up again
+ * rather than refusing the container for good. */
+static void test_region_creator_died(void **state)
+{
+    struct gs_region *r = open_region();
+    struct gs_region_who me;
+    gs_region_who_self(&me);
+    gs_region_close(r);
+    int fd = shm_open(region_name, O_RDWR, 0);
+    assert_true(fd >= 0);
+    _Atomic uint32_t *state_word = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    assert_true(state_word != MAP_FAILED);
+    atomic_store(state_word, 1); /* what a creator killed half way leaves */
+    munmap((void *)state_word, 4096);
+    close(fd);
+    char err[256] = "";
+    assert_int_equal(gs_region_open(region_name, &r, err), 0);
+    int d = gs_region_device(r, uuid0), s = gs_region_attach(r, &me);
+    assert_true(d >= 0 && s >= 0);
+    assert_int_equal(gs_region_reserve(r, s, d, 10, 100), 0);
+    assert_int_equal(gs_region_used(r, d), 10);
+    gs_region_close(r);
+    shm_unlink(region_name);
+}
+
 /*
  * A simulated card and tenant: the tenant launches kernels of @kernel_us as fast as its limiter
  * lets it (and as the card's queue of 1024 kernels allows); the card runs them one after another;
@@ -425,6 +477,8 @@ int main(void)
         cmocka_unit_test(test_region_reap),
         cmocka_unit_test(test_region_concurrent),
         cmocka_unit_test(test_region_util),
+        cmocka_unit_test(test_region_owner),
+        cmocka_unit_test(test_region_creator_died),
         cmocka_unit_test(test_limiter_settles),
         cmocka_unit_test(test_limiter_tokens),
         cmocka_unit_test(test_limiter_per_device),
