@@ -8,7 +8,8 @@
  *     is even looked at: guessing costs a minute per handful of tries;
  *  2. credentials: GET /healthz needs none; GET /metrics takes the metrics or the admin token,
  *     or none (then it shows aggregates only, metrics.c); every other route needs a bearer token
- *     of the DaemonConfig (401, counted against the address, when it is absent or unknown);
+ *     of the DaemonConfig or a node's own (401, counted against the address, when it is absent
+ *     or unknown);
  *  3. the roles' routes: the node agents' bootstrap token and a node's own token (agents.h)
  *     reach only /v1/nodes/..., and POSTs there need one of them or the admin's; the metrics
  *     token reaches only GET /metrics; extender verbs, which bind pods to cards, only the admin
@@ -38,7 +39,7 @@
 #define FAIL_WINDOW_US (60 * 1000000LL)
 #define SMALL_BODY     (64u << 10) /* bind, heartbeats, card health, the clock: small objects */
 
-/* Failed authentications from one address (an IPv4 address, or an IPv6 /64). */
+/* What one address (an IPv4 address, or an IPv6 /64) did lately: failed tokens, scrapes. */
 #define KEY_LEN 9 /* the family, then 4 or 8 bytes */
 struct fail_slot {
     uint8_t key[KEY_LEN];
