@@ -28,6 +28,7 @@
 static struct daemon d;
 static atomic_int port;     /* d.port, read by client threads while the main thread restarts */
 static atomic_int stopping; /* the current phase's threads stop */
+static atomic_int killing;  /* phase 5: calls fail while the daemon restarts, as they should */
 
 /* The load's threads (scrapers, the lister, the attackers) give the CPU to the timed ones
  * first: on a small machine shared with the daemon they stand for other machines. */
@@ -107,8 +108,13 @@ static long call(CURL *c, const char *method, const char *path, const char *auth
         curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
     curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
     double t0 = l_now();
-    if (curl_easy_perform(c) == CURLE_OK)
+    CURLcode rc = curl_easy_perform(c);
+    if (rc == CURLE_OK)
         curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    if ((rc != CURLE_OK || status >= 500) && !atomic_load(&killing)) /* the report counts them */
+        fprintf(stderr, "attack: %s %s: %s %ld%s%.200s\n", method, path,
+                rc == CURLE_OK ? "HTTP" : curl_easy_strerror(rc), status, b.s ? " " : "",
+                b.s ? b.s : "");
     if (secs)
         *secs = l_now() - t0;
     curl_slist_free_all(h);
@@ -682,6 +688,7 @@ static void kills(const struct attack_opts *o, struct attack_report *r)
     pthread_t t;
     unsigned seed = o->seed;
     atomic_store(&stopping, 0);
+    atomic_store(&killing, 1);
     pthread_create(&t, NULL, writer_main, &w);
     for (int i = 0; i < o->kills; i++) {
         nap(0.2 + (double)(rand_r(&seed) % 1800) / 1000.0); /* a random moment */
@@ -696,6 +703,7 @@ static void kills(const struct attack_opts *o, struct attack_report *r)
     nap(0.5);
     atomic_store(&stopping, 1);
     pthread_join(t, NULL);
+    atomic_store(&killing, 0);
     check_pods(o, r, &w);
     free(w.acked);
 }
