@@ -5,6 +5,7 @@
 #include "log.h"
 #include "mig.h"
 #include "nodes.h"
+#include "podspec.h"
 #include "server.h"
 #include "state.h"
 #include "store.h"
@@ -184,6 +185,21 @@ static int by_start(const void *x, const void *y)
                                       : (a->seq > b->seq) - (a->seq < b->seq);
 }
 
+/* The DaemonConfig weight of tenant @name (1 for a pod no tenant owns), and the smallest one. */
+static int32_t tenant_weight(const struct gsd_config *c, const char *name, int32_t *min)
+{
+    int32_t w = 0;
+    *min = 0;
+    for (size_t i = 0; i < c->ntenants; i++) {
+        if (!strcmp(c->tenants[i].name, name))
+            w = c->tenants[i].weight;
+        if (!*min || c->tenants[i].weight < *min)
+            *min = c->tenants[i].weight;
+    }
+    *min = *min ? *min : 1;
+    return w ? w : *min; /* unowned: as the lightest tenant, so its weight is kubelet's */
+}
+
 /* GET /v1/nodes/NAME/pods: the pods running there, in the order they were bound. */
 static void bound_pods(struct gsd_state *st, struct gsd_req *r, int i)
 {
@@ -210,10 +226,28 @@ static void bound_pods(struct gsd_state *st, struct gsd_req *r, int i)
     }
     qsort(v, n, sizeof(*v), by_start);
     json_t *a = json_array();
-    for (size_t k = 0; a && k < n; k++)
-        json_array_append_new(a, gsd_pod_json(st, v[k]));
+    for (size_t k = 0; a && k < n; k++) {
+        json_t *o = gsd_pod_json(st, v[k]);
+        int32_t min, w = tenant_weight(st->cfg, v[k]->tenant, &min);
+        json_object_set_new(o, "tenant_weight", json_integer(w));
+        json_object_set_new(o, "tenant_weight_min", json_integer(min));
+        json_array_append_new(a, o);
+    }
     free(v);
     gsd_reply_json(r, 200, a);
+}
+
+int gsd_agent_kube_check(const struct gsd_podspec *spec, char *why, size_t cap)
+{
+    if (!spec->share_no_gpu[0])
+        return 0;
+    snprintf(why, cap,
+             "Pod.%s.resources.limits: nvidia.com/gpumem or nvidia.com/gpucores without "
+             "nvidia.com/gpu; add nvidia.com/gpu: 1 to the container: kubelet hands a container "
+             "its card and share limits only through nvidia.com/gpu's device plugin, and without "
+             "it the container would run unlimited (NVIDIA_VISIBLE_DEVICES=all shows every card)",
+             spec->share_no_gpu);
+    return -EINVAL;
 }
 
 void gsd_agent_handle(struct gsd_state *st, struct gsd_req *r, const char *rest, int self)

@@ -9,13 +9,19 @@
  * admin token may register a node again (a new token; the old one stops working). A node whose
  * agent never registered still takes heartbeats and card health with the bootstrap token, as
  * before.
+ *
+ * GET /v1/nodes/NAME/pods lists the pods running on the node, in bind order, as GET /v1/pods shows
+ * them, each with tenant_weight (its tenant's queue weight) and tenant_weight_min (the smallest of
+ * the DaemonConfig's tenants), which the agent scales the pod's cgroup cpu.weight by.
  */
 #ifndef GSD_AGENTS_H
 #define GSD_AGENTS_H
 
 #include <jansson.h>
+#include <stddef.h>
 #include <stdint.h>
 
+struct gsd_podspec;
 struct gsd_req;
 struct gsd_state;
 
@@ -39,6 +45,15 @@ uint64_t gsd_agents_version(const struct gsd_state *st);
 /* gsd_agent_tokens() - every node's own token hash into @sha[i], @has[i] 1 when it has one (the
  * arrays: a node each): what authenticates agents before their bodies are read (access.c). */
 void gsd_agent_tokens(const struct gsd_state *st, uint8_t (*sha)[32], uint8_t *has);
+/*
+ * gsd_agent_kube_check() - what a pod placed for kubelet (the extender's path) must ask so that
+ * the node agent can carry it out: kubelet calls the device plugin's Allocate only for a resource
+ * the plugin advertises, nvidia.com/gpu, so a container asking nvidia.com/gpumem or gpucores
+ * without it would get no limits (and a CUDA image's NVIDIA_VISIBLE_DEVICES=all would show it
+ * every card). The API path (bare machines) takes such pods. Return: 0; -EINVAL with the reason
+ * and the fix in @why (@cap bytes).
+ */
+int gsd_agent_kube_check(const struct gsd_podspec *spec, char *why, size_t cap);
 
 /* gsd_agent_json() - node @i's registration for GET /v1/nodes/NAME (new reference), or NULL. */
 json_t *gsd_agent_json(const struct gsd_state *st, int i);

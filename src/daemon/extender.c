@@ -19,6 +19,7 @@
  * after the commit, on the HTTP thread (server.c), and a refusal gives the cards back.
  */
 #include "extender.h"
+#include "agents.h"
 #include "api.h"
 #include "kube.h"
 #include "log.h"
@@ -349,6 +350,10 @@ static int args_pod(struct gsd_state *st, const struct ext_args *a, struct gsd_p
     }
     if (gsd_podspec_parse(a->pod, st->min_card_mib, spec, &e)) {
         snprintf(err, cap, "Pod.%.100s: %.380s", e.field, e.msg);
+        return -EINVAL;
+    }
+    if (gsd_agent_kube_check(spec, err, cap)) {
+        gsd_podspec_clear(spec);
         return -EINVAL;
     }
     if (!spec->ns[0])

@@ -4,8 +4,15 @@
  * GPU requests follow the HAMi convention the scenario files use: nvidia.com/gpu cards, each with
  * nvidia.com/gpumem MiB and nvidia.com/gpucores percent of one card when shared. A share is
  * gpucores x 10 milli-GPU; a share given only as memory is that memory's part of the smallest
- * card in the cluster, rounded up, so it fits wherever it is put. Only one container may ask for
- * GPUs (the engine places one card set per pod); CPU and memory add up over containers.
+ * card in the cluster, rounded up, so it fits wherever it is put.
+ *
+ * A pod asks what Kubernetes counts for it (its effective request): the app containers' requests
+ * added up, with the restartable init containers (sidecars) that run beside them, or an init
+ * container's own request with the sidecars started before it, whichever is larger - for cards,
+ * CPU and memory alike, which is also how many devices kubelet's device manager hands the pod's
+ * containers (an init container's devices go on to the app containers). The engine places one
+ * set of cards per pod, so a pod has one kind of GPU: whole cards, one share (every container that
+ * asks a share asks the same one; a share is of one card) or one MIG instance.
  */
 #include "podspec.h"
 
@@ -266,6 +273,8 @@ int64_t gsd_models_mask(const char *models)
 struct ask {
     int64_t gpu, gpumem, gpucores, cpu, memory;
     char mig[GSD_MIG_MAX]; /* nvidia.com/mig-<profile>: 1, "" = none */
+    char where[40];        /* "spec.containers[2]", "spec.initContainers[0]" */
+    int init;              /* 1 an init container, 2 a restartable one (a sidecar) */
 };
 
 static int one_quantity(const json_t *v, const char *key, const char *field, struct ask *a,
@@ -333,8 +342,7 @@ static int mig_profile_of(const char *key, char out[GSD_MIG_MAX])
 }
 
 /* One container's nvidia.com/mig-<profile> limits and requests: one instance of one profile. */
-static int container_mig(const json_t *lim, const json_t *req, int idx, struct ask *a,
-                         struct gsd_ferr *e)
+static int container_mig(const json_t *lim, const json_t *req, struct ask *a, struct gsd_ferr *e)
 {
     for (int w = 0; w < 2; w++) {
         const char *key;
@@ -344,7 +352,7 @@ static int container_mig(const json_t *lim, const json_t *req, int idx, struct a
             if (strncmp(key, GS_MIG_RESOURCE_PREFIX, strlen(GS_MIG_RESOURCE_PREFIX)))
                 continue;
             char field[128], buf[48], prof[GSD_MIG_MAX], *end;
-            snprintf(field, sizeof(field), "spec.containers[%d].resources.%s.%.64s", idx,
+            snprintf(field, sizeof(field), "%s.resources.%s.%.64s", a->where,
                      w ? "requests" : "limits", key);
             if (mig_profile_of(key, prof))
                 return ferr(e, field, "%s: no GPU model gpusched knows has that MIG profile",
@@ -367,25 +375,37 @@ static int container_mig(const json_t *lim, const json_t *req, int idx, struct a
     return 0;
 }
 
-static int container_ask(const json_t *c, int idx, struct ask *a, struct gsd_ferr *e)
+/* Container @c of list @list (number @idx) into @a; @init: 1 for spec.initContainers. */
+static int container_ask(const json_t *c, const char *list, int idx, int init, struct ask *a,
+                         struct gsd_ferr *e)
 {
     static const char *const keys[] = {"nvidia.com/gpu", "nvidia.com/gpumem", "nvidia.com/gpucores",
                                        "cpu", "memory"};
     char field[128];
+    *a = (struct ask){-1, -1, -1, 0, 0, "", "", init};
+    snprintf(a->where, sizeof(a->where), "%s[%d]", list, idx);
+    if (!json_is_object(c))
+        return ferr(e, a->where, "%s: expected an object", a->where);
+    const json_t *rp = json_object_get(c, "restartPolicy");
+    if (rp && !json_is_null(rp)) { /* Kubernetes: only an init container's, and only Always */
+        snprintf(field, sizeof(field), "%s.restartPolicy", a->where);
+        if (!init || !json_is_string(rp) || strcmp(json_string_value(rp), "Always"))
+            return ferr(e, field, "%s: only an init container may have one, and only Always",
+                        field);
+        a->init = 2;
+    }
     const json_t *res = json_object_get(c, "resources");
-    *a = (struct ask){-1, -1, -1, 0, 0, ""};
     if (!res || json_is_null(res))
         return 0;
     const json_t *lim = json_object_get(res, "limits"), *req = json_object_get(res, "requests");
     for (int w = 0; w < 2; w++) {
         const json_t *m = w ? req : lim;
         if (m && !json_is_null(m) && !json_is_object(m)) {
-            snprintf(field, sizeof(field), "spec.containers[%d].resources.%s", idx,
-                     w ? "requests" : "limits");
+            snprintf(field, sizeof(field), "%s.resources.%s", a->where, w ? "requests" : "limits");
             return ferr(e, field, "%s: expected an object", field);
         }
     }
-    int rc = container_mig(lim, req, idx, a, e);
+    int rc = container_mig(lim, req, a, e);
     if (rc)
         return rc;
     for (int w = 0; w < 2; w++) {
@@ -395,7 +415,7 @@ static int container_ask(const json_t *c, int idx, struct ask *a, struct gsd_fer
         {
             if (known_resource(key, keys, 5))
                 continue;
-            snprintf(field, sizeof(field), "spec.containers[%d].resources.%s.%.64s", idx,
+            snprintf(field, sizeof(field), "%s.resources.%s.%.64s", a->where,
                      w ? "requests" : "limits", key);
             return ferr(e, field,
                         "%s: not a resource gpuschedd places (it places nvidia.com/gpu, "
@@ -415,7 +435,7 @@ static int container_ask(const json_t *c, int idx, struct ask *a, struct gsd_fer
         }
         if (!v)
             continue;
-        snprintf(field, sizeof(field), "spec.containers[%d].resources.%s.%s", idx, where, keys[k]);
+        snprintf(field, sizeof(field), "%s.resources.%s.%s", a->where, where, keys[k]);
         rc = one_quantity(v, keys[k], field, a, e);
         if (rc)
             return rc;
@@ -423,7 +443,7 @@ static int container_ask(const json_t *c, int idx, struct ask *a, struct gsd_fer
             continue;
         /* Kubernetes: an extended resource's request, when given, equals its limit */
         struct ask q = *a;
-        snprintf(field, sizeof(field), "spec.containers[%d].resources.requests.%s", idx, keys[k]);
+        snprintf(field, sizeof(field), "%s.resources.requests.%s", a->where, keys[k]);
         if ((rc = one_quantity(other, keys[k], field, &q, e)) != 0)
             return rc;
         if (memcmp(a, &q, sizeof(q)) != 0)
@@ -433,13 +453,14 @@ static int container_ask(const json_t *c, int idx, struct ask *a, struct gsd_fer
     return 0;
 }
 
-/* The GPU part of the request from the one container that asks for GPUs. */
-static int gpu_request(const struct ask *a, int idx, uint32_t min_card_mib, struct gsd_podspec *out,
-                       struct gsd_ferr *e)
+/* The GPU part of the request: @a holds the pod's cards and its share, @where names the first
+ * container asking for GPUs. */
+static int gpu_request(const struct ask *a, const char *where, uint32_t min_card_mib,
+                       struct gsd_podspec *out, struct gsd_ferr *e)
 {
     char field[128];
-    snprintf(field, sizeof(field), "spec.containers[%d].resources.limits.nvidia.com/gpu", idx);
-    int64_t n = a->gpu >= 0 ? a->gpu : 1;
+    snprintf(field, sizeof(field), "%s.resources.limits.nvidia.com/gpu", where);
+    int64_t n = a->gpu;
     if (n == 0)
         return (a->gpumem > 0 || a->gpucores > 0)
                    ? ferr(e, field, "%s: 0 cards with nvidia.com/gpumem or gpucores", field)
@@ -456,68 +477,159 @@ static int gpu_request(const struct ask *a, int idx, uint32_t min_card_mib, stru
     if (milli < 1000 && n > 1)
         return ferr(e, field,
                     "%s: a share of a card (nvidia.com/gpucores or gpumem) is for one card; "
-                    "asked for %lld",
+                    "the pod's containers ask for %lld",
                     field, (long long)n);
+    if (n > GS_GPUS_MAX)
+        return ferr(e, field, "%s: the pod's containers ask for %lld cards; at most %d", field,
+                    (long long)n, GS_GPUS_MAX);
     out->req.num_gpu = (uint32_t)n;
     out->req.gpu_milli = (uint32_t)(milli < 1 ? 1 : milli);
     return 0;
 }
 
-/* A MIG instance is the pod's only GPU: no nvidia.com/gpu (but 0), gpumem or gpucores with it. */
-static int mig_request(const struct ask *a, int idx, struct gsd_podspec *out, struct gsd_ferr *e)
+static int is_share(const struct ask *a)
 {
-    static const char *const keys[3] = {"nvidia.com/gpu", "nvidia.com/gpumem",
-                                        "nvidia.com/gpucores"};
-    const int64_t v[3] = {a->gpu, a->gpumem, a->gpucores};
-    for (int k = 0; k < 3; k++)
-        if (v[k] > 0) {
-            char field[128];
-            snprintf(field, sizeof(field), "spec.containers[%d].resources.limits.%s", idx, keys[k]);
-            return ferr(e, field,
-                        "%s: the container asks for a MIG instance (mig-%s) too; a pod takes "
-                        "either a MIG instance or whole or shared cards",
-                        field, a->mig);
-        }
-    memcpy(out->mig, a->mig, sizeof(out->mig));
+    return a->gpumem > 0 || a->gpucores > 0;
+}
+
+static int64_t cards_of(const struct ask *a)
+{
+    return a->gpu >= 0 ? a->gpu : is_share(a) ? 1 : 0; /* a share alone: one card (HAMi) */
+}
+static int64_t mig_of(const struct ask *a)
+{
+    return a->mig[0] != '\0';
+}
+static int64_t cpu_of(const struct ask *a)
+{
+    return a->cpu;
+}
+static int64_t memory_of(const struct ask *a)
+{
+    return a->memory;
+}
+
+/*
+ * The pod's effective request of one quantity (@of) over its @ninit init containers and @napp app
+ * containers (@c, init ones first): the larger of the app containers' sum plus every restartable
+ * init container, and each init container's own plus the restartable ones before it (Kubernetes,
+ * "Init Containers: Resource sharing within containers" and "Sidecar Containers: Resource sharing
+ * within containers"; kubelet's devicemanager hands devices out the same way).
+ */
+static int64_t effective(const struct ask *c, size_t ninit, size_t napp,
+                         int64_t (*of)(const struct ask *))
+{
+    int64_t side = 0, init = 0, app = 0;
+    for (size_t i = 0; i < ninit; i++) {
+        int64_t v = side + of(&c[i]);
+        init = v > init ? v : init;
+        side += c[i].init == 2 ? of(&c[i]) : 0;
+    }
+    for (size_t i = ninit; i < ninit + napp; i++)
+        app += of(&c[i]);
+    return app + side > init ? app + side : init;
+}
+
+/* One list of containers (@list: "spec.containers" or "spec.initContainers") into @c. */
+static int read_list(const json_t *cs, const char *list, int init, struct ask *c, size_t *n,
+                     struct gsd_ferr *e)
+{
+    *n = 0;
+    if (init && (!cs || json_is_null(cs)))
+        return 0;
+    if (!json_is_array(cs) || (!init && json_array_size(cs) == 0))
+        return ferr(e, list, "%s: expected a%s list", list, init ? "" : " non-empty");
+    if (json_array_size(cs) > CONTAINERS_MAX)
+        return ferr(e, list, "%s: more than %d", list, CONTAINERS_MAX);
+    for (size_t i = 0; i < json_array_size(cs); i++) {
+        int rc = container_ask(json_array_get(cs, i), list, (int)i, init, &c[i], e);
+        if (rc)
+            return rc;
+    }
+    *n = json_array_size(cs);
     return 0;
 }
 
-static int parse_containers(const json_t *cs, uint32_t min_card_mib, struct gsd_podspec *out,
+/*
+ * The one kind of GPU the containers @c (@n) ask for: the first container asking cards or a share
+ * (@gpu), the first asking a share (@share, the others must ask the same), the first asking a MIG
+ * instance (@mig, the others the same profile); a MIG instance goes with no cards or share.
+ */
+static int gpu_kind(const struct ask *c, size_t n, const struct ask **gpu, const struct ask **share,
+                    const struct ask **mig, struct gsd_podspec *out, struct gsd_ferr *e)
+{
+    char field[128];
+    *gpu = *share = *mig = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const struct ask *x = &c[i];
+        snprintf(field, sizeof(field), "%s.resources.limits", x->where);
+        if (x->mig[0] && *mig && strcmp(x->mig, (*mig)->mig))
+            return ferr(e, field, "%s: mig-%s; %s asks for mig-%s: a pod takes one MIG instance",
+                        field, x->mig, (*mig)->where, (*mig)->mig);
+        if (is_share(x) && *share &&
+            (x->gpumem != (*share)->gpumem || x->gpucores != (*share)->gpucores))
+            return ferr(e, field,
+                        "%s: a share other than %s's (nvidia.com/gpumem, gpucores): a pod's "
+                        "containers share one slice of a card",
+                        field, (*share)->where);
+        if (is_share(x) && x->gpu < 0 && !out->share_no_gpu[0])
+            snprintf(out->share_no_gpu, sizeof(out->share_no_gpu), "%s", x->where);
+        *mig = x->mig[0] && !*mig ? x : *mig;
+        *share = is_share(x) && !*share ? x : *share;
+        *gpu = (x->gpu > 0 || is_share(x)) && !*gpu ? x : *gpu;
+    }
+    if (*mig && *gpu) {
+        snprintf(field, sizeof(field), "%s.resources.limits.nvidia.com/%s", (*gpu)->where,
+                 (*gpu)->gpu > 0      ? "gpu"
+                 : (*gpu)->gpumem > 0 ? "gpumem"
+                                      : "gpucores");
+        return ferr(e, field,
+                    "%s: the pod asks for a MIG instance (mig-%s) too; a pod takes either a MIG "
+                    "instance or whole or shared cards",
+                    field, (*mig)->mig);
+    }
+    return 0;
+}
+
+static int parse_containers(const json_t *spec, uint32_t min_card_mib, struct gsd_podspec *out,
                             struct gsd_ferr *e)
 {
-    if (!json_is_array(cs) || json_array_size(cs) == 0)
-        return ferr(e, "spec.containers", "spec.containers: expected a non-empty list");
-    if (json_array_size(cs) > CONTAINERS_MAX)
-        return ferr(e, "spec.containers", "spec.containers: more than %d", CONTAINERS_MAX);
-    int gpu_idx = -1;
-    struct ask gpu_ask = {0};
-    for (size_t i = 0; i < json_array_size(cs); i++) {
-        const json_t *c = json_array_get(cs, i);
-        struct ask a;
-        char field[64];
-        snprintf(field, sizeof(field), "spec.containers[%zu]", i);
-        if (!json_is_object(c))
-            return ferr(e, field, "%s: expected an object", field);
-        int rc = container_ask(c, (int)i, &a, e);
-        if (rc)
-            return rc;
-        out->req.cpu_milli += a.cpu;
-        out->req.memory_mib += a.memory;
-        if (out->req.cpu_milli > QTY_MAX || out->req.memory_mib > QTY_MAX)
-            return ferr(e, field, "%s: CPU or memory adds up past the limit", field);
-        if (a.gpu > 0 || a.gpumem > 0 || a.gpucores > 0 || a.mig[0]) {
-            if (gpu_idx >= 0)
-                return ferr(e, field,
-                            "%s: only one container may ask for GPUs (container %d "
-                            "does too)",
-                            field, gpu_idx);
-            gpu_idx = (int)i;
-            gpu_ask = a;
-        }
+    struct ask c[2 * CONTAINERS_MAX];
+    const struct ask *gpu, *share, *mig;
+    size_t ninit = 0, napp = 0;
+    int rc =
+        read_list(json_object_get(spec, "initContainers"), "spec.initContainers", 1, c, &ninit, e);
+    if (!rc)
+        rc = read_list(json_object_get(spec, "containers"), "spec.containers", 0, c + ninit, &napp,
+                       e);
+    if (!rc)
+        rc = gpu_kind(c, ninit + napp, &gpu, &share, &mig, out, e);
+    if (rc)
+        return rc;
+    out->req.cpu_milli = effective(c, ninit, napp, cpu_of);
+    out->req.memory_mib = effective(c, ninit, napp, memory_of);
+    if (out->req.cpu_milli > QTY_MAX || out->req.memory_mib > QTY_MAX)
+        return ferr(e, "spec.containers", "spec.containers: CPU or memory adds up past the limit");
+    if (mig && effective(c, ninit, napp, mig_of) > 1)
+        return ferr(e, mig->where,
+                    "%s: the pod's containers ask for more than one MIG instance at once; a pod "
+                    "takes one (run more pods)",
+                    mig->where);
+    if (mig) {
+        memcpy(out->mig, mig->mig, sizeof(out->mig));
+        return 0;
     }
-    if (gpu_idx >= 0 && gpu_ask.mig[0])
-        return mig_request(&gpu_ask, gpu_idx, out, e);
-    return gpu_idx < 0 ? 0 : gpu_request(&gpu_ask, gpu_idx, min_card_mib, out, e);
+    if (!gpu)
+        return 0;
+    struct ask pod = {effective(c, ninit, napp, cards_of),
+                      share ? share->gpumem : -1,
+                      share ? share->gpucores : -1,
+                      0,
+                      0,
+                      "",
+                      "",
+                      0};
+    return gpu_request(&pod, gpu->where, min_card_mib, out, e);
 }
 
 int gsd_podspec_parse(const json_t *pod, uint32_t min_card_mib, struct gsd_podspec *out,
@@ -535,7 +647,7 @@ int gsd_podspec_parse(const json_t *pod, uint32_t min_card_mib, struct gsd_podsp
     if (!rc && !json_is_object(spec))
         rc = ferr(e, "spec", "spec: expected an object");
     if (!rc)
-        rc = parse_containers(json_object_get(spec, "containers"), min_card_mib, out, e);
+        rc = parse_containers(spec, min_card_mib, out, e);
     const json_t *prio = rc ? NULL : json_object_get(spec, "priority");
     if (prio && !json_is_null(prio)) {
         if (!json_is_integer(prio) || json_integer_value(prio) < -2147483647 ||

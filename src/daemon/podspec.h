@@ -26,6 +26,8 @@ struct gsd_podspec {
     char pclass[GSD_NAME_MAX]; /* spec.priorityClassName, "" = none */
     char queue[GSD_NAME_MAX];  /* annotation scheduling.volcano.sh/queue-name, "" = none */
     char mig[GSD_MIG_MAX];     /* the MIG profile of nvidia.com/mig-<profile>: 1, "" = none */
+    char share_no_gpu[40];     /* the first container asking nvidia.com/gpumem or gpucores
+                                * without nvidia.com/gpu ("spec.containers[1]"), "" = none */
 };
 
 /* A field error: an HTTP status, the message and the JSON path of the field. */
@@ -38,11 +40,13 @@ struct gsd_ferr {
 /*
  * gsd_podspec_parse() - read a Kubernetes Pod object (@pod) into @out: metadata name, namespace
  * (may be absent: "" then), uid, labels, annotations (gpusched.io/gpu-model limits GPU models),
- * spec.priority, and per container resources.limits (requests where a limit is absent)
- * nvidia.com/gpu, nvidia.com/gpumem (MiB), nvidia.com/gpucores (%), cpu, memory, and one MIG
- * instance, nvidia.com/mig-<profile>: 1 (NVIDIA's device plugin, strategy mixed), a profile some
- * MIG model of gpusched/mig.h has; more than one instance, two profiles, or a MIG instance with
- * nvidia.com/gpu, gpumem or gpucores is a 400 naming the field.
+ * spec.priority, and per container and init container (restartPolicy Always: a sidecar)
+ * resources.limits (requests where a limit is absent) nvidia.com/gpu, nvidia.com/gpumem (MiB),
+ * nvidia.com/gpucores (%), cpu, memory, and one MIG instance, nvidia.com/mig-<profile>: 1
+ * (NVIDIA's device plugin, strategy mixed), a profile some MIG model of gpusched/mig.h has; the
+ * pod asks their effective request, as Kubernetes counts it (podspec.c). More than one instance,
+ * two profiles, two different shares, or a MIG instance with nvidia.com/gpu, gpumem or gpucores
+ * is a 400 naming the field.
  * @min_card_mib: the smallest card memory among the cluster's models, to turn a gpumem-only
  * share into milli-GPU.
  * Return: 0; -EINVAL with @e (status 400 and the field).

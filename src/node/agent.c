@@ -3,7 +3,7 @@
  * (discover.h), registers it with gpuschedd and heartbeats, reports cards that NVML's Xid events
  * say are bad, creates the MIG instances gpuschedd placed pods on, serves kubelet's device plugin
  * API (plugin.h) so each container gets exactly the cards, instance or share its pod was bound to,
- * writes a CDI spec and the tenants' CPU weights (isolate.h).
+ * writes a CDI spec and weighs pods' CPU by tenant in kubelet's pod cgroups (isolate.h).
  *
  * Exit status: 0 stopped by SIGTERM/SIGINT (or --discover printed the tree); 1 a failure at
  * start (no GPU found, gpuschedd refused the registration); 2 bad usage.
@@ -39,7 +39,7 @@
 
 struct opts {
     const char *server, *node, *bootstrap_file, *state_dir, *plugin_dir, *cdi_dir;
-    const char *cgroup_root, *cgroup_parent, *shim, *mps_pipe, *ca_file;
+    const char *cgroup_root, *shim, *mps_pipe, *ca_file, *podres;
     struct gs_discover_opts disc;
     int replicas, beat_s, sync_ms, dry_run, discover_only, no_plugin;
     enum gs_topo_format fmt;
@@ -264,20 +264,20 @@ static void mig_instances(struct agent *a, int g, const int (*w)[3], int nw, int
     int nh = m && a->topo->gpu[g].mig_mode == 1 ? gs_nvml_mig_list(a->nvml, g, have, 7, &d) : 0;
     if (nh < 0)
         say("GPU %d: %s", g, d.msg);
-    int busy = -1;
-    for (int k = 0; k < nh; k++) { /* gone: no bound pod holds it; only on an idle card */
+    for (int k = 0; k < nh; k++) { /* gone: no bound pod holds it; only once it runs nothing */
         int kept = 0;
         for (int i = 0; i < nw && !kept; i++)
             kept = w[i][0] == g && w[i][2] == (int)have[k].start &&
                    m->profiles[w[i][1]].id == have[k].profile_id;
         if (kept)
             continue;
-        if (busy < 0)
-            busy = gs_nvml_busy(a->nvml, g, &d) != 0;
-        if (busy)
-            say("GPU %d runs work: its instance at slice %u stays until it is idle", g,
-                have[k].start);
-        else if (gs_nvml_mig_destroy(a->nvml, g, (int)have[k].start, dry, &d))
+        int rc = gs_nvml_mig_destroy(a->nvml, g, (int)have[k].start, dry, &d);
+        if (rc == -EBUSY)
+            say("GPU %d: the MIG instance at slice %u runs work no bound pod holds; it is "
+                "destroyed "
+                "once idle",
+                g, have[k].start);
+        else if (rc)
             say("GPU %d: %s", g, d.msg);
         else
             *changed |= !dry;
@@ -366,7 +366,7 @@ static void sync_pods(struct agent *a)
         if (a->o.cdi_dir && gs_cdi_write(a->topo, a->o.cdi_dir, &d))
             say("%s", d.msg);
     }
-    if (a->o.cgroup_root && gs_cgroup_apply(a->plan, a->o.cgroup_root, a->o.cgroup_parent, &d))
+    if (a->o.cgroup_root && gs_cgroup_apply(a->plan, a->o.cgroup_root, &d))
         say("%s", d.msg);
     if (a->plan_state[0] && gs_plan_save(a->plan, a->plan_state, &d))
         say("%s", d.msg);
@@ -379,8 +379,8 @@ static void sync_pods(struct agent *a)
         gs_plugin_stop(a->plugin);
         a->plugin = NULL;
         gs_diag_init(&d);
-        if (gs_plugin_start(a->plan, &a->lock, &a->unhealthy, a->o.plugin_dir, a->plan_state, 2000,
-                            stderr, &a->plugin, &d))
+        if (gs_plugin_start(a->plan, &a->lock, &a->unhealthy, a->o.plugin_dir, a->plan_state,
+                            a->o.podres, 2000, stderr, &a->plugin, &d))
             say("device plugin: %s (trying again)", d.msg);
     } else if (resend) {
         gs_plugin_changed(a->plugin);
@@ -478,9 +478,11 @@ static void usage(FILE *f)
             "  --device-plugin-dir DIR  kubelet's device plugin folder "
             "(/var/lib/kubelet/device-plugins)\n"
             "  --no-device-plugin       no kubelet (bare machines)\n"
+            "  --pod-resources-socket F kubelet's pod resources API, to know the pod it admits\n"
+            "                           (/var/lib/kubelet/pod-resources/kubelet.sock; '' = none)\n"
             "  --cdi-dir DIR            where the CDI spec goes (/var/run/cdi; '' = none)\n"
-            "  --cgroup-root DIR        cgroup v2 mount (/sys/fs/cgroup; '' = no CPU weights)\n"
-            "  --cgroup-parent NAME     the tenants' groups under it (gpusched.slice)\n"
+            "  --cgroup-root DIR        cgroup v2 mount holding kubelet's pod cgroups\n"
+            "                           (/sys/fs/cgroup; '' = no tenant CPU weights)\n"
             "  --shim PATH              libgpushare.so on the host, mounted into shared pods\n"
             "                           (/usr/lib/gpusched/libgpushare.so; '' = none)\n"
             "  --mps-pipe DIR           the MPS control daemon's pipe folder (/tmp/nvidia-mps;\n"
@@ -503,9 +505,9 @@ static int parse(int argc, char **argv, struct opts *o)
                                        {"state-dir", 1, 0, 'S'},
                                        {"device-plugin-dir", 1, 0, 'p'},
                                        {"no-device-plugin", 0, 0, 'P'},
+                                       {"pod-resources-socket", 1, 0, 'R'},
                                        {"cdi-dir", 1, 0, 'c'},
                                        {"cgroup-root", 1, 0, 'g'},
-                                       {"cgroup-parent", 1, 0, 'G'},
                                        {"shim", 1, 0, 'L'},
                                        {"mps-pipe", 1, 0, 'm'},
                                        {"replicas", 1, 0, 'r'},
@@ -527,9 +529,9 @@ static int parse(int argc, char **argv, struct opts *o)
     o->node = getenv("NODE_NAME");
     o->state_dir = "/var/lib/gpusched-agent";
     o->plugin_dir = "/var/lib/kubelet/device-plugins";
+    o->podres = "/var/lib/kubelet/pod-resources/kubelet.sock";
     o->cdi_dir = "/var/run/cdi";
     o->cgroup_root = "/sys/fs/cgroup";
-    o->cgroup_parent = "gpusched.slice";
     o->shim = "/usr/lib/gpusched/libgpushare.so";
     o->mps_pipe = "/tmp/nvidia-mps";
     o->replicas = 10;
@@ -572,14 +574,14 @@ static int parse(int argc, char **argv, struct opts *o)
         case 'P':
             o->no_plugin = 1;
             break;
+        case 'R':
+            o->podres = *optarg ? optarg : NULL;
+            break;
         case 'c':
             o->cdi_dir = *optarg ? optarg : NULL;
             break;
         case 'g':
             o->cgroup_root = *optarg ? optarg : NULL;
-            break;
-        case 'G':
-            o->cgroup_parent = optarg;
             break;
         case 'L':
             o->shim = *optarg ? optarg : NULL;

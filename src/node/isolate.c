@@ -1,5 +1,4 @@
-/* cgroup v2 CPU weights per tenant, and the CDI spec. Contract: isolate.h. */
-#define _DEFAULT_SOURCE /* DT_DIR */
+/* Tenants' CPU weights on pod cgroups, and the CDI spec. Contract: isolate.h. */
 #include "isolate.h"
 
 #include "plan.h"
@@ -7,25 +6,13 @@
 #include "gpusched/diag.h"
 #include "gpusched/topo.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-uint64_t gs_cpu_shares(int64_t milli)
-{
-    uint64_t s = milli <= 0 ? 2 : (uint64_t)milli * 1024 / 1000;
-    return s < 2 ? 2 : s > 262144 ? 262144 : s;
-}
-
-uint64_t gs_cpu_weight(uint64_t shares)
-{
-    shares = shares < 2 ? 2 : shares > 262144 ? 262144 : shares;
-    return 1 + ((shares - 2) * 9999) / 262142;
-}
 
 static int write_text(const char *path, const char *text, struct gs_diag *d)
 {
@@ -37,57 +24,70 @@ static int write_text(const char *path, const char *text, struct gs_diag *d)
     return bad ? gs_diag_error_code(d, -EIO, "%s: write failed", path) : 0;
 }
 
-static int mkdir_ok(const char *path, struct gs_diag *d)
+/* The folder of pod @uid's cgroup under @root, in either of kubelet's layouts; -ENOENT if none. */
+static int pod_cgroup(const char *root, const char *uid, char *out, size_t n)
 {
-    if (mkdir(path, 0755) == 0 || errno == EEXIST)
-        return 0;
-    return gs_diag_error_code(d, -errno, "%s: %s", path, strerror(errno));
+    static const char *const qos[] = {"", "burstable", "besteffort"};
+    char u[64];
+    struct stat st;
+    size_t k = strlen(uid);
+    if (k == 0 || k >= sizeof(u) || strspn(uid, "0123456789abcdefABCDEF-") != k)
+        return -EINVAL; /* Kubernetes pod UIDs are RFC 4122 UUIDs */
+    for (size_t i = 0; i <= k; i++)
+        u[i] = uid[i] == '-' ? '_' : uid[i];
+    for (int q = 0; q < 3; q++)
+        for (int driver = 0; driver < 2; driver++) {
+            if (driver == 0 && *qos[q])
+                snprintf(out, n, "%s/kubepods.slice/kubepods-%s.slice/kubepods-%s-pod%s.slice",
+                         root, qos[q], qos[q], u);
+            else if (driver == 0)
+                snprintf(out, n, "%s/kubepods.slice/kubepods-pod%s.slice", root, u);
+            else
+                snprintf(out, n, "%s/kubepods/%s%spod%s", root, qos[q], *qos[q] ? "/" : "", uid);
+            if (stat(out, &st) == 0 && S_ISDIR(st.st_mode))
+                return 0;
+        }
+    return -ENOENT;
 }
 
-int gs_cgroup_apply(const struct gs_plan *p, const char *root, const char *parent,
-                    struct gs_diag *d)
+/* Pod @q's cpu.weight in @dir, as the formula in isolate.h has it. */
+static int weigh(struct gs_plan_pod *q, const char *dir, struct gs_diag *d)
 {
-    char path[512], val[32];
-    snprintf(path, sizeof(path), "%s/%s", root, parent);
-    int rc = mkdir_ok(path, d);
-    snprintf(path, sizeof(path), "%s/%s/cgroup.subtree_control", root, parent);
+    char path[600], buf[32], *end;
+    snprintf(path, sizeof(path), "%s/cpu.weight", dir);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return gs_diag_error_code(d, -errno, "%s: %s", path, strerror(errno));
+    char *got = fgets(buf, sizeof(buf), f);
+    fclose(f);
+    long now = got ? strtol(buf, &end, 10) : 0;
+    if (!got || now < 1 || now > 10000 || (*end && *end != '\n'))
+        return gs_diag_error_code(d, -EINVAL, "%s: not a cgroup v2 cpu.weight (1..10000)", path);
+    if (now != q->cg_wrote) /* kubelet's (or systemd's) own, first seen or written again */
+        q->cg_base = (uint16_t)now;
+    int64_t want = q->tenant_weight_min > 0
+                       ? (int64_t)q->cg_base * q->tenant_weight / q->tenant_weight_min
+                       : q->cg_base;
+    want = want < 1 ? 1 : want > 10000 ? 10000 : want;
+    snprintf(buf, sizeof(buf), "%lld", (long long)want);
+    int rc = want == now ? 0 : write_text(path, buf, d);
     if (!rc)
-        rc = write_text(path, "+cpu", d);
-    for (int i = 0; !rc && i < p->npods; i++) {
-        const char *tenant = p->pods[i].tenant;
-        int64_t milli = 0, seen = 0;
-        for (int k = 0; k < p->npods; k++) {
-            seen |= k < i && !strcmp(p->pods[k].tenant, tenant);
-            milli += strcmp(p->pods[k].tenant, tenant) ? 0 : p->pods[k].cpu_milli;
-        }
-        if (seen)
-            continue;
-        snprintf(path, sizeof(path), "%s/%s/tenant-%.63s", root, parent, tenant);
-        if ((rc = mkdir_ok(path, d)) != 0)
-            break;
-        snprintf(path, sizeof(path), "%s/%s/tenant-%.63s/cpu.weight", root, parent, tenant);
-        snprintf(val, sizeof(val), "%llu", (unsigned long long)gs_cpu_weight(gs_cpu_shares(milli)));
-        rc = write_text(path, val, d);
-    }
-    snprintf(path, sizeof(path), "%s/%s", root, parent);
-    DIR *dir = rc ? NULL : opendir(path);
-    for (struct dirent *e; dir && (e = readdir(dir)) != NULL;) {
-        if (strncmp(e->d_name, "tenant-", 7) != 0)
-            continue;
-        int live = 0;
-        for (int k = 0; k < p->npods && !live; k++)
-            live = !strcmp(p->pods[k].tenant, e->d_name + 7);
-        if (live)
-            continue;
-        /* a cgroup is removed with rmdir once empty; a test tree holds the files we wrote */
-        snprintf(path, sizeof(path), "%s/%s/%s/cpu.weight", root, parent, e->d_name);
-        unlink(path);
-        snprintf(path, sizeof(path), "%s/%s/%s", root, parent, e->d_name);
-        rmdir(path);
-    }
-    if (dir)
-        closedir(dir);
+        q->cg_wrote = (uint16_t)want;
     return rc;
+}
+
+int gs_cgroup_apply(struct gs_plan *p, const char *root, struct gs_diag *d)
+{
+    char dir[512];
+    int first = 0;
+    for (int i = 0; i < p->npods; i++) {
+        struct gs_plan_pod *q = &p->pods[i];
+        if (pod_cgroup(root, q->uid, dir, sizeof(dir)))
+            continue; /* not started yet, or not a Kubernetes pod */
+        int rc = weigh(q, dir, first ? NULL : d);
+        first = first ? first : rc;
+    }
+    return first;
 }
 
 static json_t *device(const char *name, int minor, const char *visible)

@@ -1,41 +1,41 @@
 /*
- * What the node agent writes outside kubelet: a CPU weight per tenant on cgroup v2 (seed 004
+ * What the node agent writes outside kubelet: the tenants' CPU weights on cgroup v2 (seed 004
  * §2.3), and a CDI spec of the node's GPUs for runtimes that read CDI.
  *
- * CPU weight. The seed writes cpu.shares, which is cgroup v1; on cgroup v2 the file is cpu.weight
- * (1..10000, default 100). A tenant's shares are what Kubernetes gives its CPU requests on this
- * node, 1024 per core (kubelet's MilliCPUToShares: milli x 1024 / 1000, at least 2), and are
- * mapped to a weight by the formula runc, crun and the kubelet use for cgroup v2
- * (runc libcontainer/cgroups ConvertCPUSharesToCgroupV2Value; Kubernetes
- * pkg/kubelet/cm CpuSharesToCpuWeight): weight = 1 + ((shares - 2) x 9999) / 262142, so 2 shares
- * map to 1, 1024 to 39 and 262144 to 10000.
+ * CPU weight. The seed writes cpu.shares into a per-tenant group, which is cgroup v1, and a group
+ * no process is in does nothing: kubelet puts every pod's processes in the pod's own cgroup. So
+ * the weight goes there. kubelet sets a pod cgroup's cpu.weight from the pod's CPU requests
+ * (shares = milli-CPU x 1024 / 1000, at least 2, kubelet's MilliCPUToShares; weight = 1 +
+ * ((shares - 2) x 9999) / 262142, the cgroup v2 mapping of runc's
+ * ConvertCPUSharesToCgroupV2Value that kubelet uses); the agent scales that weight by the pod's
+ * tenant weight over the smallest tenant weight gpuschedd has:
  *
- * Each tenant has the group <root>/<parent>/tenant-<name>; the parent gets "+cpu" in its
- * cgroup.subtree_control. Groups of tenants with no pod left are removed when empty.
+ *     cpu.weight = clamp(kubelet's weight x tenant_weight / tenant_weight_min, 1, 10000)
+ *
+ * (integer division; cgroup v2's cpu.weight range is 1..10000). The pod's cgroup is found in
+ * either layout kubelet makes on cgroup v2 (pkg/kubelet/cm: the QoS classes and pod cgroup
+ * names, systemd's escaping of '-' to '_'):
+ *   systemd driver:  kubepods.slice/[kubepods-<qos>.slice/]kubepods[-<qos>]-pod<uid, - as _>.slice
+ *   cgroupfs driver: kubepods/[<qos>/]pod<uid>
+ * with <qos> burstable or besteffort; a Guaranteed pod sits directly under kubepods. A pod whose
+ * cgroup is not there (yet) is left for the next call. kubelet, or systemd for its slices, may
+ * write the weight again (a resize, a daemon-reload): a value that is not the one the agent wrote
+ * is taken as kubelet's new weight and scaled again.
  */
 #ifndef GS_NODE_ISOLATE_H
 #define GS_NODE_ISOLATE_H
-
-#include <stdint.h>
 
 struct gs_diag;
 struct gs_plan;
 struct gs_topo;
 
-/* gs_cpu_shares() - cgroup v1 shares of @milli CPU (kubelet's MilliCPUToShares), 2..262144. */
-uint64_t gs_cpu_shares(int64_t milli);
-
-/* gs_cpu_weight() - cgroup v2 cpu.weight of @shares (the formula above), 1..10000. */
-uint64_t gs_cpu_weight(uint64_t shares);
-
 /*
- * gs_cgroup_apply() - write every tenant's cpu.weight for the pods of @p under @root/@parent
- * (@root: the cgroup2 mount, "/sys/fs/cgroup", or a folder for tests), and remove the groups of
- * tenants no longer on the node.
- * Return: 0; -errno with @d naming the file.
+ * gs_cgroup_apply() - scale the cpu.weight of every pod of @p in its kubelet cgroup under @root
+ * (the cgroup2 mount, "/sys/fs/cgroup", or a folder for tests), as above; each pod's cg_base and
+ * cg_wrote record kubelet's weight and the agent's. Every pod is tried.
+ * Return: 0; -errno with @d naming the file of the first pod that failed.
  */
-int gs_cgroup_apply(const struct gs_plan *p, const char *root, const char *parent,
-                    struct gs_diag *d);
+int gs_cgroup_apply(struct gs_plan *p, const char *root, struct gs_diag *d);
 
 /*
  * gs_cdi_write() - the CDI spec (CDI specification 0.6.0, kind gpusched.io/gpu) of @t's GPUs and

@@ -418,14 +418,51 @@ int gs_nvml_mig_mode(struct gs_nvml *n, int gpu, int on, FILE *dry, struct gs_di
     return r == NVML_SUCCESS ? 0 : fail(n, d, "nvmlDeviceSetMigMode", r);
 }
 
+/*
+ * Whether the MIG devices (compute instances) of GPU instance @gi_id of @gpu run processes, each
+ * asked through its own MIG device handle: NVML aggregates MIG processes on the card's handle only
+ * for a privileged caller (nvml.h, nvmlDeviceGetComputeRunningProcesses). A GPU instance with no
+ * compute instance has no MIG device and runs nothing. Return: 1 busy, 0 idle; -EIO with @d.
+ */
+static int gi_busy(struct gs_nvml *n, int gpu, unsigned gi_id, struct gs_diag *d)
+{
+    unsigned max = 0, id, count;
+    nvmlReturn_t r = n->nvmlDeviceGetMaxMigDeviceCount(n->dev[gpu], &max);
+    if (r != NVML_SUCCESS)
+        return fail(n, d, "nvmlDeviceGetMaxMigDeviceCount", r);
+    for (unsigned i = 0; i < max; i++) {
+        nvmlDevice_t mig;
+        if (n->nvmlDeviceGetMigDeviceHandleByIndex(n->dev[gpu], i, &mig) != NVML_SUCCESS ||
+            n->nvmlDeviceGetGpuInstanceId(mig, &id) != NVML_SUCCESS || id != gi_id)
+            continue;
+        count = 0;
+        r = n->nvmlDeviceGetComputeRunningProcesses_v3(mig, &count, NULL);
+        if (r == NVML_ERROR_INSUFFICIENT_SIZE || (r == NVML_SUCCESS && count > 0))
+            return 1;
+        if (r != NVML_SUCCESS)
+            return fail(n, d, "nvmlDeviceGetComputeRunningProcesses_v3 (MIG device)", r);
+    }
+    return 0;
+}
+
 int gs_nvml_mig_destroy(struct gs_nvml *n, int gpu, int start, FILE *dry, struct gs_diag *d)
 {
     unsigned pid = 0;
+    nvmlGpuInstanceInfo_t info;
     if (gpu < 0 || (unsigned)gpu >= n->ndev)
         return gs_diag_error_code(d, -EIO, "no GPU %d", gpu);
     nvmlGpuInstance_t gi = gi_at(n, gpu, start, &pid);
     if (!gi)
         return gs_diag_error_code(d, -ENOENT, "GPU %d: no GPU instance at slice %d", gpu, start);
+    nvmlReturn_t r = n->nvmlGpuInstanceGetInfo(gi, &info);
+    if (r != NVML_SUCCESS)
+        return fail(n, d, "nvmlGpuInstanceGetInfo", r);
+    int busy = gi_busy(n, gpu, info.id, d);
+    if (busy)
+        return busy < 0 ? busy
+                        : gs_diag_error_code(d, -EBUSY,
+                                             "GPU %d: the MIG instance at slice %d runs processes",
+                                             gpu, start);
     if (dry) {
         fprintf(dry, "nvmlComputeInstanceDestroy(gpu=%d, gi@%d, every compute instance)\n", gpu,
                 start);
@@ -441,12 +478,12 @@ int gs_nvml_mig_destroy(struct gs_nvml *n, int gpu, int start, FILE *dry, struct
             n->nvmlGpuInstanceGetComputeInstances(gi, ci.id, cis, &k) != NVML_SUCCESS)
             continue;
         for (unsigned i = 0; i < k; i++) {
-            nvmlReturn_t r = n->nvmlComputeInstanceDestroy(cis[i]);
+            r = n->nvmlComputeInstanceDestroy(cis[i]);
             if (r != NVML_SUCCESS)
                 return fail(n, d, "nvmlComputeInstanceDestroy", r);
         }
     }
-    nvmlReturn_t r = n->nvmlGpuInstanceDestroy(gi);
+    r = n->nvmlGpuInstanceDestroy(gi);
     return r == NVML_SUCCESS ? 0 : fail(n, d, "nvmlGpuInstanceDestroy", r);
 }
 

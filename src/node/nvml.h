@@ -47,8 +47,10 @@ void gs_nvml_close(struct gs_nvml *n);
 int gs_nvml_discover(struct gs_nvml *n, const char *sysfs, struct gs_topo *t, struct gs_diag *d);
 
 /*
- * gs_nvml_busy() - whether GPU @gpu runs compute processes (nvmlDeviceGetComputeRunningProcesses).
- * Return: 1 busy, 0 idle; -EIO with @d (then treat the card as busy).
+ * gs_nvml_busy() - whether GPU @gpu runs compute processes (nvmlDeviceGetComputeRunningProcesses
+ * on the card's handle; on a MIG card that counts every instance's processes only for a
+ * privileged caller, which the agent is). Return: 1 busy, 0 idle; -EIO with @d (then treat the
+ * card as busy).
  */
 int gs_nvml_busy(struct gs_nvml *n, int gpu, struct gs_diag *d);
 
@@ -85,7 +87,12 @@ int gs_nvml_mig_mode(struct gs_nvml *n, int gpu, int on, FILE *dry, struct gs_di
 
 /*
  * gs_nvml_mig_destroy() - the GPU instance starting at slice @start of GPU @gpu and its compute
- * instances, or with @dry only the calls printed. Return: 0; -ENOENT when there is none; -EIO.
+ * instances, or with @dry only the calls printed; never while the instance runs processes, each
+ * of its MIG devices asked through its own handle (nvmlDeviceGetMigDeviceHandleByIndex,
+ * nvmlDeviceGetComputeRunningProcesses; NVML also refuses, NVML_ERROR_IN_USE, to destroy an
+ * instance in use). Other instances of the card may run meanwhile.
+ * Return: 0; -EBUSY with @d when the instance runs processes; -ENOENT when there is none; -EIO
+ * with @d when NVML fails (then nothing was destroyed if the check itself failed).
  */
 int gs_nvml_mig_destroy(struct gs_nvml *n, int gpu, int start, FILE *dry, struct gs_diag *d);
 

@@ -87,8 +87,10 @@ static int one_pod(json_t *o, int i, struct gs_plan_pod *p, struct gs_diag *d)
         p->gpumem_mib = v;
     if (!rc && !(rc = int_field(o, "gpucores", 0, 100, &v, i, d)))
         p->gpucores = (int32_t)v;
-    if (!rc && !(rc = int_field(o, "cpu_milli", 0, INT64_MAX / 2, &v, i, d)))
-        p->cpu_milli = v;
+    if (!rc && !(rc = int_field(o, "tenant_weight", 1, 10000, &v, i, d)))
+        p->tenant_weight = v ? (int32_t)v : 1;
+    if (!rc && !(rc = int_field(o, "tenant_weight_min", 1, 10000, &v, i, d)))
+        p->tenant_weight_min = v ? (int32_t)v : 1;
     json_t *mig = json_object_get(o, "mig");
     if (!rc && mig && !json_is_null(mig)) {
         rc = str_field(mig, "profile", p->mig, sizeof(p->mig), i, d);
@@ -167,8 +169,12 @@ int gs_plan_set_pods(struct gs_plan *p, const struct gs_plan_pod *pods, int n, s
         if ((pods[i].cards >> p->topo->ngpus) != 0)
             return gs_diag_error(d, "pod %s/%s: bound to a card this node does not have",
                                  pods[i].ns, pods[i].name);
-        if (old) { /* keeps its IDs and its allocation */
-            next[i].allocated = old->allocated;
+        if (old) { /* keeps its IDs, what kubelet got of them and its cgroup weight */
+            next[i].given = old->given;
+            next[i].ngot = old->ngot;
+            memcpy(next[i].got, old->got, sizeof(old->got));
+            next[i].cg_base = old->cg_base;
+            next[i].cg_wrote = old->cg_wrote;
             memcpy(next[i].replica, old->replica, sizeof(next[i].replica));
             for (uint32_t m = old->cards & pods[i].cards; m; m &= m - 1)
                 taken[__builtin_ctz(m)] |= 1ull << old->replica[__builtin_ctz(m)];
@@ -176,7 +182,9 @@ int gs_plan_set_pods(struct gs_plan *p, const struct gs_plan_pod *pods, int n, s
     }
     for (int i = 0; i < n; i++)
         if (!next[i].seen) {
-            next[i].allocated = 0;
+            next[i].given = 0;
+            next[i].ngot = 0;
+            next[i].cg_base = next[i].cg_wrote = 0;
             memset(next[i].replica, 0, sizeof(next[i].replica));
             int rc = give_replicas(p, taken, &next[i], d);
             if (rc)
@@ -259,23 +267,27 @@ int gs_plan_resources(const struct gs_plan *p, char (*res)[GS_PLAN_RES_MAX], int
     return n;
 }
 
-/* The IDs pod @q holds of @res (none when it asks nothing of it). */
+/* The IDs pod @q holds of @res (none when it asks nothing of it), with each one's card. */
 static int pod_ids(const struct gs_plan *p, const struct gs_plan_pod *q, const char *res,
-                   char (*out)[GS_PLAN_ID_MAX])
+                   char (*out)[GS_PLAN_ID_MAX], int *card)
 {
     int n = 0;
     if (q->mig[0]) {
         char r[GS_PLAN_RES_MAX];
         const char *uuid = gs_plan_mig_uuid(p->topo, __builtin_ctz(q->cards), q->mig_start);
         snprintf(r, sizeof(r), "nvidia.com/mig-%s", q->mig);
-        if (uuid && !strcmp(r, res))
+        if (uuid && !strcmp(r, res)) {
+            card[n] = __builtin_ctz(q->cards);
             snprintf(out[n++], GS_PLAN_ID_MAX, "%s", uuid);
+        }
         return n;
     }
     if (strcmp(res, GPU_RES))
         return 0;
-    for (uint32_t m = q->cards; m; m &= m - 1, n++)
-        gpu_id(p, __builtin_ctz(m), q->replica[__builtin_ctz(m)], out[n]);
+    for (uint32_t m = q->cards; m; m &= m - 1, n++) {
+        card[n] = __builtin_ctz(m);
+        gpu_id(p, card[n], q->replica[card[n]], out[n]);
+    }
     return n;
 }
 
@@ -287,33 +299,124 @@ static int in(const char *id, const char *const *set, int n)
     return 0;
 }
 
-static int held(const char *id, char (*ids)[GS_PLAN_ID_MAX], int n)
+void gs_plan_kubelet(struct gs_plan *p, const char *const *names, int n)
 {
-    for (int i = 0; i < n; i++)
-        if (!strcmp(id, ids[i]))
-            return 1;
-    return 0;
+    char key[sizeof(p->pods[0].ns) + sizeof(p->pods[0].name) + 1];
+    p->kubelet_view = n >= 0;
+    for (int i = 0; i < p->npods; i++) {
+        snprintf(key, sizeof(key), "%s/%s", p->pods[i].ns, p->pods[i].name);
+        p->pods[i].known = (uint8_t)in(key, names, n);
+    }
+}
+
+/* Whether pod @i may be the one kubelet is admitting. */
+static int candidate(const struct gs_plan *p, int i)
+{
+    return !p->kubelet_view || p->pods[i].known;
+}
+
+/*
+ * The candidate ID @id of @res is for, with *@card the card: the pod kubelet handed it to before
+ * (the same card again), else the pod whose own ID it is while no container has that card.
+ * Return: the pod; -1 none.
+ */
+static int holder(const struct gs_plan *p, const char *res, const char *id, int *card)
+{
+    char ids[GS_GPUS_MAX][GS_PLAN_ID_MAX];
+    int cards[GS_GPUS_MAX];
+    for (int i = 0; i < p->npods; i++)
+        for (int k = 0; candidate(p, i) && k < p->pods[i].ngot; k++)
+            if (!strcmp(p->pods[i].got[k].id, id)) {
+                *card = p->pods[i].got[k].card;
+                return i;
+            }
+    for (int i = 0; i < p->npods; i++) {
+        if (!candidate(p, i))
+            continue;
+        int n = pod_ids(p, &p->pods[i], res, ids, cards);
+        for (int k = 0; k < n; k++)
+            if (!strcmp(ids[k], id) && !(p->pods[i].given >> cards[k] & 1u)) {
+                *card = cards[k];
+                return i;
+            }
+    }
+    return -1;
+}
+
+/* Cards of pod @q no container has got yet. */
+static uint32_t left(const struct gs_plan_pod *q)
+{
+    return q->cards & ~q->given;
+}
+
+/* The pod the last preference or Allocate of @res chose, if still a candidate, or -1. */
+static int current(const struct gs_plan *p, const char *res)
+{
+    for (int i = 0; p->last_res[0] && !strcmp(p->last_res, res) && i < p->npods; i++)
+        if (!strcmp(p->pods[i].uid, p->last_uid))
+            return candidate(p, i) ? i : -1;
+    return -1;
+}
+
+static void choose(struct gs_plan *p, const char *res, int i)
+{
+    snprintf(p->last_res, sizeof(p->last_res), "%s", res);
+    memcpy(p->last_uid, p->pods[i].uid, sizeof(p->last_uid));
+}
+
+/*
+ * Writes to @out the IDs of pod @i for a container of @size devices: @must first (devices reused
+ * from its init container), then its own IDs in @avail of cards no container got.
+ * Return: the count.
+ */
+static int pod_prefer(const struct gs_plan *p, int i, const char *res, const char *const *avail,
+                      int navail, const char *const *must, int nmust, int size,
+                      char (*out)[GS_PLAN_ID_MAX])
+{
+    char ids[GS_GPUS_MAX][GS_PLAN_ID_MAX];
+    int cards[GS_GPUS_MAX], n = 0;
+    int k = pod_ids(p, &p->pods[i], res, ids, cards);
+    for (int j = 0; j < nmust && n < size; j++)
+        snprintf(out[n++], GS_PLAN_ID_MAX, "%s", must[j]);
+    for (int j = 0; j < k && n < size; j++)
+        if ((left(&p->pods[i]) >> cards[j] & 1u) && in(ids[j], avail, navail) &&
+            !in(ids[j], must, nmust))
+            snprintf(out[n++], GS_PLAN_ID_MAX, "%s", ids[j]);
+    return n;
+}
+
+/* Candidate @i's cards no container got: -1 too few (or no candidate); 1 exactly @n; 2 more. */
+static int rank(const struct gs_plan *p, int i, int n)
+{
+    int k = __builtin_popcount(left(&p->pods[i]));
+    return !candidate(p, i) ? -1 : k == n ? 1 : k > n ? 2 : -1;
 }
 
 int gs_plan_prefer(struct gs_plan *p, const char *res, const char *const *avail, int navail,
                    const char *const *must, int nmust, int size, char (*out)[GS_PLAN_ID_MAX])
 {
-    char ids[GS_GPUS_MAX][GS_PLAN_ID_MAX];
-    if (size < 1 || size > navail || size > GS_GPUS_MAX)
+    int pick = -1, card;
+    if (size < 1 || size > navail || size > GS_GPUS_MAX || nmust > size)
         return 0;
-    for (int i = 0; i < p->npods; i++) {
-        const struct gs_plan_pod *q = &p->pods[i];
-        int n = q->allocated ? 0 : pod_ids(p, q, res, ids), ok = n == size;
-        for (int k = 0; ok && k < n; k++)
-            ok = in(ids[k], avail, navail);
-        for (int k = 0; ok && k < nmust; k++)
-            ok = held(must[k], ids, n);
-        if (!ok)
-            continue;
-        memcpy(out, ids, (size_t)n * GS_PLAN_ID_MAX);
-        snprintf(p->last_res, sizeof(p->last_res), "%s", res);
-        memcpy(p->last_uid, q->uid, sizeof(p->last_uid));
-        return n;
+    if (nmust > 0) { /* devices reused from an init container: their pod */
+        pick = holder(p, res, must[0], &card);
+        for (int j = 1; pick >= 0 && j < nmust; j++)
+            pick = holder(p, res, must[j], &card) == pick ? pick : -1;
+    } else {
+        pick = current(p, res);
+        if (pick >= 0 && rank(p, pick, size) < 0)
+            pick = -1;
+        /* a pod asking exactly that many first: a container of a pod asking more is likelier
+         * one of several */
+        for (int want = 1; want <= 2; want++)
+            for (int i = 0; pick < 0 && i < p->npods; i++)
+                if (rank(p, i, size) == want &&
+                    pod_prefer(p, i, res, avail, navail, NULL, 0, size, out) == size)
+                    pick = i;
+    }
+    if (pick >= 0 && pod_prefer(p, pick, res, avail, navail, must, nmust, size, out) == size) {
+        choose(p, res, pick);
+        return size;
     }
     int n = 0; /* no bound pod fits: kubelet's own choice, must-includes first */
     for (int k = 0; k < nmust && n < size; k++)
@@ -331,14 +434,14 @@ static void env(struct gs_plan_alloc *a, const char *key, const char *val)
     snprintf(a->env_val[a->nenv++], GS_PLAN_VAL_MAX, "%s", val);
 }
 
-/* "<a>,<b>" lists of the pod's cards: @fmt gets (uuid, ordinal) for each card. */
-static void per_card(const struct gs_plan *p, const struct gs_plan_pod *q, char *out,
-                     const char *what)
+/* "<a>,<b>" lists of cards @cards of pod @q, @what: uuid, mps-mem, mem or cores. */
+static void per_card(const struct gs_plan *p, const struct gs_plan_pod *q, uint32_t cards,
+                     char *out, const char *what)
 {
     size_t off = 0;
     int ord = 0;
     out[0] = '\0';
-    for (uint32_t m = q->cards; m; m &= m - 1, ord++) {
+    for (uint32_t m = cards; m; m &= m - 1, ord++) {
         const char *uuid = p->topo->gpu[__builtin_ctz(m)].uuid;
         const char *sep = ord ? "," : "";
         int w = 0;
@@ -358,8 +461,9 @@ static void per_card(const struct gs_plan *p, const struct gs_plan_pod *q, char 
     }
 }
 
-/* What the container of pod @q gets (environment, mounts, CDI names). */
-static void answer(const struct gs_plan *p, const struct gs_plan_pod *q, struct gs_plan_alloc *a)
+/* What a container of pod @q given @cards of it gets (environment, mounts, CDI names). */
+static void answer(const struct gs_plan *p, const struct gs_plan_pod *q, uint32_t cards,
+                   struct gs_plan_alloc *a)
 {
     char v[GS_PLAN_VAL_MAX];
     memset(a, 0, sizeof(*a));
@@ -371,9 +475,9 @@ static void answer(const struct gs_plan *p, const struct gs_plan_pod *q, struct 
         snprintf(a->cdi[a->ncdi++], sizeof(a->cdi[0]), "gpusched.io/gpu=%s", mig);
         return;
     }
-    per_card(p, q, v, "uuid");
+    per_card(p, q, cards, v, "uuid");
     env(a, "NVIDIA_VISIBLE_DEVICES", v);
-    for (uint32_t m = q->cards; m; m &= m - 1)
+    for (uint32_t m = cards; m; m &= m - 1)
         snprintf(a->cdi[a->ncdi++], sizeof(a->cdi[0]), "gpusched.io/gpu=%s",
                  p->topo->gpu[__builtin_ctz(m)].uuid);
     if (!q->gpumem_mib && !q->gpucores)
@@ -385,7 +489,7 @@ static void answer(const struct gs_plan *p, const struct gs_plan_pod *q, struct 
             env(a, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", v);
         }
         if (q->gpumem_mib) {
-            per_card(p, q, v, "mps-mem");
+            per_card(p, q, cards, v, "mps-mem");
             env(a, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", v);
         }
         snprintf(a->mount[a->nmount].host, GS_PLAN_PATH_MAX, "%s", p->mps_pipe);
@@ -393,11 +497,11 @@ static void answer(const struct gs_plan *p, const struct gs_plan_pod *q, struct 
     }
     if (p->shim_host[0]) { /* libgpushare's limits (gpusched/gpushare_env.h) */
         if (q->gpumem_mib) {
-            per_card(p, q, v, "mem");
+            per_card(p, q, cards, v, "mem");
             env(a, GS_GPUSHARE_ENV_MEMORY_MIB, v);
         }
         if (q->gpucores) {
-            per_card(p, q, v, "cores");
+            per_card(p, q, cards, v, "cores");
             env(a, GS_GPUSHARE_ENV_CORES_PERCENT, v);
         }
         snprintf(v, sizeof(v), "/gpushare-%.180s", q->uid);
@@ -409,45 +513,85 @@ static void answer(const struct gs_plan *p, const struct gs_plan_pod *q, struct 
     }
 }
 
-static int same_set(char (*a)[GS_PLAN_ID_MAX], int na, const char *const *b, int nb)
+/* Rules (2) and (3): the pod to give @n devices to when kubelet named IDs of none. */
+static int fallback(const struct gs_plan *p, const char *res, int n, int *several)
 {
-    if (na != nb)
-        return 0;
-    for (int i = 0; i < nb; i++)
-        if (!held(b[i], a, na))
-            return 0;
-    return 1;
+    char ids[GS_GPUS_MAX][GS_PLAN_ID_MAX];
+    int cards[GS_GPUS_MAX], cur = current(p, res);
+    if (cur >= 0 && rank(p, cur, n) > 0)
+        return cur;
+    for (int want = 1; want <= 2; want++) { /* the only pod with exactly that many, else more */
+        int only = -1, fits = 0;
+        for (int i = 0; i < p->npods; i++)
+            if (rank(p, i, n) == want && pod_ids(p, &p->pods[i], res, ids, cards) > 0) {
+                fits++;
+                only = i;
+            }
+        *several |= fits > 1;
+        if (fits)
+            return fits == 1 ? only : -1;
+    }
+    return -1;
 }
 
 int gs_plan_allocate(struct gs_plan *p, const char *res, const char *const *ids, int n,
                      struct gs_plan_alloc *out, struct gs_diag *d)
 {
-    char mine[GS_GPUS_MAX][GS_PLAN_ID_MAX];
-    int exact = -1, last = -1, only = -1, fits = 0;
+    uint32_t mine = 0;
+    int pick = -1, two = 0, several = 0, card[GS_GPUS_MAX];
     if (n < 1 || n > GS_GPUS_MAX)
         return gs_diag_error(d, "Allocate of %d %s devices; 1..%d", n, res, GS_GPUS_MAX);
-    for (int i = 0; i < p->npods; i++) {
-        struct gs_plan_pod *q = &p->pods[i];
-        int k = q->allocated ? 0 : pod_ids(p, q, res, mine);
-        if (k != n)
+    for (int k = 0; k < n; k++) {
+        int who = holder(p, res, ids[k], &card[k]);
+        if (who < 0 || (mine >> card[k] & 1u)) {
+            card[k] = -1; /* not the pod's, or named twice: a card of its own below */
             continue;
-        fits++;
-        only = i;
-        if (exact < 0 && same_set(mine, k, ids, n))
-            exact = i;
-        if (!strcmp(p->last_res, res) && !strcmp(p->last_uid, q->uid))
-            last = i;
+        }
+        two |= pick >= 0 && who != pick;
+        pick = who;
+        mine |= 1u << card[k];
     }
-    int pick = exact >= 0 ? exact : last >= 0 ? last : fits == 1 ? only : -1;
-    if (pick < 0)
-        return gs_diag_error_code(d, -ENOENT, "Allocate of %d %s device%s (%s...): %s", n, res,
-                                  n == 1 ? "" : "s", ids[0],
-                                  fits ? "several bound pods ask that many and none holds these "
-                                         "IDs; refused rather than guessed"
-                                       : "no pod bound to this node waits for them");
-    p->pods[pick].allocated = 1;
-    p->last_res[0] = '\0';
-    answer(p, &p->pods[pick], out);
+    if (two)
+        return gs_diag_error_code(d, -ENOENT,
+                                  "Allocate of %d %s devices (%s...): they belong to two bound "
+                                  "pods; refused rather than guessed",
+                                  n, res, ids[0]);
+    if (pick < 0 && (pick = fallback(p, res, n, &several)) < 0)
+        return gs_diag_error_code(
+            d, -ENOENT, "Allocate of %d %s device%s (%s...): %s", n, res, n == 1 ? "" : "s", ids[0],
+            several           ? "several bound pods ask that many and none holds these "
+                                "IDs; refused rather than guessed"
+            : p->kubelet_view ? "no pod bound to this node that kubelet has waits for them"
+                              : "no pod bound to this node waits for them");
+    struct gs_plan_pod *q = &p->pods[pick];
+    int need = n - __builtin_popcount(mine);
+    uint32_t free = left(q) & ~mine;
+    if (__builtin_popcount(free) < need)
+        return gs_diag_error_code(d, -ENOENT,
+                                  "Allocate of %d %s devices for pod %s/%s: it has %d card%s "
+                                  "no container got yet",
+                                  n, res, q->ns, q->name, __builtin_popcount(left(q)),
+                                  __builtin_popcount(left(q)) == 1 ? "" : "s");
+    for (int k = 0; k < n; k++) { /* the lowest cards no container got, for the others */
+        if (card[k] < 0) {
+            card[k] = __builtin_ctz(free);
+            free &= free - 1;
+            mine |= 1u << card[k];
+        }
+        int seen = 0;
+        for (int g = 0; g < q->ngot && !seen; g++)
+            seen = !strcmp(q->got[g].id, ids[k]);
+        if (!seen && q->ngot < GS_GPUS_MAX) {
+            snprintf(q->got[q->ngot].id, GS_PLAN_ID_MAX, "%s", ids[k]);
+            q->got[q->ngot++].card = (int8_t)card[k];
+        }
+    }
+    q->given |= mine;
+    if (left(q))
+        choose(p, res, pick); /* its next container follows */
+    else
+        p->last_res[0] = '\0';
+    answer(p, q, mine, out);
     return 0;
 }
 
@@ -460,9 +604,13 @@ int gs_plan_save(const struct gs_plan *p, const char *path, struct gs_diag *d)
         for (uint32_t m = q->cards; r && m; m &= m - 1)
             json_array_append_new(
                 r, json_pack("[i,i]", __builtin_ctz(m), q->replica[__builtin_ctz(m)]));
-        json_array_append_new(a, json_pack("{s:s, s:b, s:o, s:s, s:i}", "uid", q->uid, "allocated",
-                                           q->allocated, "replicas", r, "mig", q->mig, "migStart",
-                                           q->mig_start));
+        json_t *got = json_array();
+        for (int k = 0; got && k < q->ngot; k++)
+            json_array_append_new(got, json_pack("[s,i]", q->got[k].id, q->got[k].card));
+        json_array_append_new(a,
+                              json_pack("{s:s, s:o, s:o, s:s, s:i, s:i, s:i}", "uid", q->uid, "got",
+                                        got, "replicas", r, "mig", q->mig, "migStart", q->mig_start,
+                                        "cgBase", q->cg_base, "cgWrote", q->cg_wrote));
     }
     char tmp[GS_PLAN_PATH_MAX + 8];
     snprintf(tmp, sizeof(tmp), "%s.tmp", path);
@@ -501,7 +649,14 @@ int gs_plan_load(struct gs_plan *p, const char *path, struct gs_diag *d)
         q->mig_start = (int)json_integer_value(json_object_get(o, "migStart"));
         if (!mig || !json_is_integer(json_object_get(o, "migStart")))
             rc = -EINVAL;
-        q->allocated = json_is_true(json_object_get(o, "allocated"));
+        json_int_t cg[2] = {json_integer_value(json_object_get(o, "cgBase")),
+                            json_integer_value(json_object_get(o, "cgWrote"))};
+        json_t *got = json_object_get(o, "got");
+        if (!json_is_array(got) || json_array_size(got) > GS_GPUS_MAX || cg[0] < 0 ||
+            cg[0] > 10000 || cg[1] < 0 || cg[1] > 10000)
+            rc = -EINVAL;
+        q->cg_base = (uint16_t)cg[0];
+        q->cg_wrote = (uint16_t)cg[1];
         json_array_foreach(r, k, x)
         {
             json_int_t c = json_integer_value(json_array_get(x, 0));
@@ -512,6 +667,19 @@ int gs_plan_load(struct gs_plan *p, const char *path, struct gs_diag *d)
                 q->cards |= 1u << c;
                 q->replica[c] = (uint8_t)v;
             }
+        }
+        json_array_foreach(got, k, x)
+        {
+            const char *id = json_string_value(json_array_get(x, 0));
+            json_int_t c = json_integer_value(json_array_get(x, 1));
+            if (!id || strlen(id) >= GS_PLAN_ID_MAX || c < 0 || c >= GS_GPUS_MAX ||
+                !(q->cards >> c & 1u)) {
+                rc = -EINVAL;
+                continue;
+            }
+            snprintf(q->got[q->ngot].id, GS_PLAN_ID_MAX, "%s", id);
+            q->got[q->ngot++].card = (int8_t)c;
+            q->given |= 1u << c;
         }
         p->npods = (int)i + 1;
     }

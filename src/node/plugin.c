@@ -3,6 +3,7 @@
 
 #include "deviceplugin.pb-c.h"
 #include "grpcio.h"
+#include "podresources.pb-c.h"
 #include "plan.h"
 
 #include "gpusched/diag.h"
@@ -14,14 +15,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define RES_MAX 16
+#define RES_MAX      16
+#define KUBELET_PODS 1024 /* pods kubelet's List may name; more and the list is not used */
 
 struct gs_plugin {
     struct gs_plan *plan;
     pthread_mutex_t *lock;
     const uint32_t *unhealthy;
-    char dir[256], state[256];
+    char dir[256], state[256], podres[256];
     FILE *log;
+    int podres_ok; /* the last List answered (to log changes only) */
     int nres;
     char res[RES_MAX][GS_PLAN_RES_MAX];
     char sock[RES_MAX][GS_PLAN_RES_MAX + 16]; /* file names in dir */
@@ -95,6 +98,46 @@ static int list(void *ud, int ep, const ProtobufCMessage *req, uint8_t **out, si
     return packed(&r.base, out, len, err, n);
 }
 
+/*
+ * The pods kubelet has, from its pod resources List, into @names ("namespace/name"). Called
+ * outside the plan's lock. Return: the count; -1 when there is no list (no socket configured,
+ * kubelet did not answer, or too many pods).
+ */
+static int kubelet_pods(struct gs_plugin *p, const char **names)
+{
+    static char buf[KUBELET_PODS][360];
+    V1__ListPodResourcesRequest q = V1__LIST_POD_RESOURCES_REQUEST__INIT;
+    ProtobufCMessage *m = NULL;
+    struct gs_diag d;
+    if (!p->podres[0])
+        return -1;
+    gs_diag_init(&d);
+    if (access(p->podres, F_OK) != 0) { /* no kubelet there: no wait for one */
+        if (p->log && p->podres_ok != 0)
+            fprintf(p->log, "kubelet's pod resources at %s: %s\n", p->podres, strerror(errno));
+        p->podres_ok = 0;
+        return -1;
+    }
+    int rc = gs_grpc_call(p->podres, "/v1.PodResourcesLister/List", &q.base,
+                          &v1__list_pod_resources_response__descriptor, &m, 2000, &d);
+    const V1__ListPodResourcesResponse *r = rc ? NULL : (const void *)m;
+    int n = r && r->n_pod_resources <= KUBELET_PODS ? (int)r->n_pod_resources : -1;
+    for (int i = 0; i < n; i++) {
+        snprintf(buf[i], sizeof(buf[i]), "%.100s/%.253s", r->pod_resources[i]->namespace_,
+                 r->pod_resources[i]->name);
+        names[i] = buf[i];
+    }
+    if (p->log && (n >= 0) != p->podres_ok)
+        fprintf(p->log, "kubelet's pod resources at %s: %s\n", p->podres,
+                n >= 0 ? "read; Allocate matches the pods kubelet has"
+                : rc   ? d.msg
+                       : "more pods than the agent reads; Allocate matches without them");
+    p->podres_ok = n >= 0;
+    if (m)
+        protobuf_c_message_free_unpacked(m, NULL);
+    return n;
+}
+
 static int prefer(void *ud, int ep, const ProtobufCMessage *req, uint8_t **out, size_t *len,
                   char *err, size_t n)
 {
@@ -104,11 +147,14 @@ static int prefer(void *ud, int ep, const ProtobufCMessage *req, uint8_t **out, 
     V1beta1__ContainerPreferredAllocationResponse cr[8], *crp[8];
     static char ids[8][GS_GPUS_MAX][GS_PLAN_ID_MAX];
     static char *idp[8][GS_GPUS_MAX];
+    static const char *names[KUBELET_PODS];
     if (q->n_container_requests > 8) {
         snprintf(err, n, "more than 8 containers in one request");
         return GRPC_STATUS_INVALID_ARGUMENT;
     }
+    int nk = kubelet_pods(p, names);
     pthread_mutex_lock(p->lock);
+    gs_plan_kubelet(p->plan, names, nk);
     for (size_t c = 0; c < q->n_container_requests; c++) {
         const V1beta1__ContainerPreferredAllocationRequest *x = q->container_requests[c];
         int size = x->allocation_size > GS_GPUS_MAX ? 0 : x->allocation_size;
@@ -187,11 +233,14 @@ static int allocate(void *ud, int ep, const ProtobufCMessage *req, uint8_t **out
     struct gs_diag d;
     int st = 0;
     gs_diag_init(&d);
+    static const char *names[KUBELET_PODS];
     if (q->n_container_requests > C) {
         snprintf(err, n, "more than %d containers in one request", C);
         return GRPC_STATUS_INVALID_ARGUMENT;
     }
+    int nk = kubelet_pods(p, names);
     pthread_mutex_lock(p->lock);
+    gs_plan_kubelet(p->plan, names, nk);
     for (size_t c = 0; !st && c < q->n_container_requests; c++) {
         const V1beta1__ContainerAllocateRequest *x = q->container_requests[c];
         if (gs_plan_allocate(p->plan, p->res[ep], (const char *const *)x->devices_ids,
@@ -274,8 +323,8 @@ static int register_all(struct gs_plugin *p, int timeout_ms, struct gs_diag *d)
 }
 
 int gs_plugin_start(struct gs_plan *plan, pthread_mutex_t *lock, const uint32_t *unhealthy,
-                    const char *dir, const char *state, int timeout_ms, FILE *log,
-                    struct gs_plugin **out, struct gs_diag *d)
+                    const char *dir, const char *state, const char *podres, int timeout_ms,
+                    FILE *log, struct gs_plugin **out, struct gs_diag *d)
 {
     struct gs_plugin *p = calloc(1, sizeof(*p));
     if (!p)
@@ -286,6 +335,8 @@ int gs_plugin_start(struct gs_plan *plan, pthread_mutex_t *lock, const uint32_t 
     p->log = log;
     snprintf(p->dir, sizeof(p->dir), "%s", dir);
     snprintf(p->state, sizeof(p->state), "%s", state ? state : "");
+    snprintf(p->podres, sizeof(p->podres), "%s", podres ? podres : "");
+    p->podres_ok = -1;
     pthread_mutex_lock(lock);
     p->nres = gs_plan_resources(plan, p->res, RES_MAX);
     pthread_mutex_unlock(lock);

@@ -5,6 +5,10 @@
  * <dir>/kubelet.sock, each serving GetDevicePluginOptions, ListAndWatch, GetPreferredAllocation,
  * Allocate and PreStartContainer from the agent's plan (plan.h).
  *
+ * Which pod kubelet is admitting: before each GetPreferredAllocation and Allocate the plugin asks
+ * kubelet's pod resources API (List, on @podres) for the pods kubelet has and hands them to the
+ * plan (gs_plan_kubelet()); without that socket the plan's own rules decide alone.
+ *
  * Thread safety: the plugin serves on its own thread; it reads and changes the plan under @lock,
  * which the agent holds whenever it changes the plan too. gs_plugin_changed() makes every
  * ListAndWatch stream send the device list again (a card's health changed, pods came or went).
@@ -28,11 +32,12 @@ struct gs_plugin;
  * register each with kubelet (@dir/kubelet.sock), waiting up to @timeout_ms for kubelet.
  * @unhealthy: cards (bit g) to advertise Unhealthy, read under @lock at each ListAndWatch answer.
  * @state: where gs_plan_save() keeps the plan after each Allocate ("" = nowhere).
+ * @podres: kubelet's pod resources socket (/var/lib/kubelet/pod-resources/kubelet.sock), or NULL.
  * Return: 0 and *@out; -errno with @d (nothing left running).
  */
 int gs_plugin_start(struct gs_plan *plan, pthread_mutex_t *lock, const uint32_t *unhealthy,
-                    const char *dir, const char *state, int timeout_ms, FILE *log,
-                    struct gs_plugin **out, struct gs_diag *d);
+                    const char *dir, const char *state, const char *podres, int timeout_ms,
+                    FILE *log, struct gs_plugin **out, struct gs_diag *d);
 
 /* gs_plugin_changed() - every ListAndWatch stream sends its devices again. Any thread. */
 void gs_plugin_changed(struct gs_plugin *p);

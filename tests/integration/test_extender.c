@@ -239,6 +239,37 @@ static void test_api_pod_name_taken(void **state)
     h_answer_free(&a);
 }
 
+/*
+ * A share without nvidia.com/gpu: kubelet would never call the device plugin for it, so the
+ * Kubernetes path refuses it, naming the container and the fix; the API (bare machines) takes it.
+ */
+static void test_share_needs_gpu_resource(void **state)
+{
+    (void)state;
+    static const char *const nodes[] = {"n-a100-0", "n-a100-1"};
+    static const char pod[] =
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"mem-only\","
+        "\"namespace\":\"team-a\"},\"spec\":{\"containers\":[{\"name\":\"log\"},{\"name\":"
+        "\"main\",\"resources\":{\"limits\":{\"nvidia.com/gpumem\":4096}}}]}}";
+    json_t *r = h_extender(&d, "filter", pod, nodes, 2);
+    const char *err = json_string_value(json_object_get(r, "Error"));
+    assert_non_null(err);
+    assert_non_null(strstr(err, "Pod.spec.containers[1].resources.limits"));
+    assert_non_null(strstr(err, "add nvidia.com/gpu: 1"));
+    assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 0);
+    json_decref(r);
+    json_t *bind = verb("bind", json_pack("{s:s, s:s, s:s}", "PodName", "mem-only", "PodNamespace",
+                                          "team-a", "Node", "n-a100-0"));
+    assert_non_null(json_string_value(json_object_get(bind, "Error"))); /* never seen */
+    json_decref(bind);
+    struct answer a;
+    assert_int_equal(h_call(&d, "POST", "/v1/pods", TOKEN_A, pod, &a), 0);
+    assert_int_equal(a.status, 201);
+    h_answer_free(&a);
+    assert_int_equal(h_call(&d, "DELETE", "/v1/pods/team-a/mem-only", TOKEN_A, NULL, &a), 0);
+    h_answer_free(&a);
+}
+
 static void test_errors_in_error_field(void **state)
 {
     (void)state;
@@ -450,6 +481,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_filter_node_names),
+        cmocka_unit_test(test_share_needs_gpu_resource),
         cmocka_unit_test(test_filter_node_list),
         cmocka_unit_test(test_prioritize),
         cmocka_unit_test(test_every_spelling_same_answer),

@@ -3,9 +3,10 @@
  * fake NVML (tests/node/fake_nvml.c, found by the dynamic loader through LD_LIBRARY_PATH as
  * libnvidia-ml.so.1) and a fake kubelet speaking the device plugin API over gRPC. The agent
  * registers and gets its own token, heartbeats, reports a bad Xid, creates the MIG instance a pod
- * was placed on, answers ListAndWatch and Allocate with each pod's own cards, writes CPU weights
- * into a temporary cgroup tree and a CDI spec; killed, its node turns NotReady after the grace
- * period; restarted, it hands no device out twice.
+ * was placed on (and destroys it only once it runs nothing), answers ListAndWatch and Allocate
+ * with each pod's own cards, split among a pod's containers, scales the tenants' CPU weights in
+ * kubelet's pod cgroups of a temporary tree, writes a CDI spec; killed, its node turns NotReady
+ * after the grace period; restarted, it hands no device out twice.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -39,8 +40,8 @@ extern char **environ;
 
 static struct {
     struct daemon d;
-    char agent_dir[128], state[160], dp[160], cdi[160], cg[160];
-    char nvml_cfg[160], nvml_state[160], nvml_log[160], boot[160], alog[160];
+    char agent_dir[128], state[160], dp[160], cdi[160], cg[160], podres[200];
+    char nvml_cfg[160], nvml_state[160], nvml_log[160], nvml_busy[160], boot[160], alog[160];
     pid_t agent;
     struct fake_kubelet *k;
     char uuid[8][64];
@@ -59,7 +60,7 @@ static void sleep_ms(int ms)
 static void start_agent(void)
 {
     const char *bin = getenv("GPUSCHED_AGENT_BIN"), *lib = getenv("FAKE_NVML_LIB");
-    char server[64], libdir[256], ld[300], cfg[200], st[200], lg[200];
+    char server[64], libdir[256], ld[300], cfg[200], st[200], lg[200], busy[200];
     assert_non_null(bin);
     assert_non_null(lib);
     snprintf(server, sizeof(server), "http://127.0.0.1:%d", E.d.port);
@@ -69,6 +70,7 @@ static void start_agent(void)
     snprintf(cfg, sizeof(cfg), "FAKE_NVML_CONFIG=%s", E.nvml_cfg);
     snprintf(st, sizeof(st), "FAKE_NVML_STATE=%s", E.nvml_state);
     snprintf(lg, sizeof(lg), "FAKE_NVML_LOG=%s", E.nvml_log);
+    snprintf(busy, sizeof(busy), "FAKE_NVML_BUSY=%s", E.nvml_busy);
     char *env[64];
     int n = 0;
     for (char **e = environ; *e && n < 56; e++)
@@ -78,6 +80,7 @@ static void start_agent(void)
     env[n++] = cfg;
     env[n++] = st;
     env[n++] = lg;
+    env[n++] = busy;
     env[n] = NULL;
     char *argv[] = {(char *)bin,
                     "--server",
@@ -90,6 +93,8 @@ static void start_agent(void)
                     E.state,
                     "--device-plugin-dir",
                     E.dp,
+                    "--pod-resources-socket",
+                    E.podres,
                     "--cdi-dir",
                     E.cdi,
                     "--cgroup-root",
@@ -127,9 +132,19 @@ static int setup(void **state)
     (void)state;
     static const char nodes[] =
         "sn,cpu_milli,memory_mib,gpu,model\n" NODE ",96000,786432,8,A100-SXM4-80GB\n";
+    /* team-a's queue weighs 4, team-b's 2: team-a's pods get twice kubelet's CPU weight */
+    static const char config[] = "apiVersion: gpusched.io/v1alpha1\n"
+                                 "kind: DaemonConfig\n"
+                                 "adminToken: " TOKEN_ADMIN "\n"
+                                 "nodeToken: " BOOT "\n"
+                                 "tenants:\n"
+                                 "  - {name: team-a, token: " TOKEN_A ", namespaces: [team-a], "
+                                 "weight: 4}\n"
+                                 "  - {name: team-b, token: " TOKEN_B ", namespaces: [team-b], "
+                                 "weight: 2}\n";
     char text[4096];
     size_t off = 0;
-    if (h_setup(&E.d, "nodeToken: " BOOT "\n") || h_write(E.d.nodes, nodes))
+    if (h_setup(&E.d, NULL) || h_write(E.d.nodes, nodes) || h_write(E.d.config, config))
         return -1;
     E.d.manual_clock = 1;
     snprintf(E.agent_dir, sizeof(E.agent_dir), "%s/agent", E.d.dir);
@@ -140,6 +155,7 @@ static int setup(void **state)
     snprintf(E.nvml_cfg, sizeof(E.nvml_cfg), "%s/machine.nvml", E.agent_dir);
     snprintf(E.nvml_state, sizeof(E.nvml_state), "%s/nvml.state", E.agent_dir);
     snprintf(E.nvml_log, sizeof(E.nvml_log), "%s/nvml.log", E.agent_dir);
+    snprintf(E.nvml_busy, sizeof(E.nvml_busy), "%s/nvml.busy", E.agent_dir);
     snprintf(E.boot, sizeof(E.boot), "%s/bootstrap-token", E.agent_dir);
     snprintf(E.alog, sizeof(E.alog), "%s/agent.log", E.agent_dir);
     mkdir(E.agent_dir, 0755);
@@ -161,11 +177,13 @@ static int setup(void **state)
                        "spec:\n  mig: {strategy: mixed}\n  devices:\n"
                        "    - {name: A100-SXM4-80GB, migEnabled: true, migProfiles: [1g.10gb]}\n"))
         return -1;
-    if (h_write(E.nvml_cfg, text) || h_write(E.boot, BOOT "\n") || h_start(&E.d))
+    if (h_write(E.nvml_cfg, text) || h_write(E.nvml_busy, "") || h_write(E.boot, BOOT "\n") ||
+        h_start(&E.d))
         return -1;
     E.k = fake_kubelet_start(E.dp);
     if (!E.k)
         return -1;
+    snprintf(E.podres, sizeof(E.podres), "%s", fake_kubelet_podres(E.k));
     start_agent();
     return 0;
 }
@@ -296,13 +314,60 @@ static void visible_of(const char *name, char *out, size_t n)
     json_decref(p);
 }
 
-/* kubelet admits a container of @n devices, once the agent has seen the pod bound (or fails). */
-static int admit(const char *res, int n, int ignore, struct fk_alloc *a)
+/* The uid gpuschedd gave pod @name. */
+static void uid_of(const char *name, char *out, size_t n)
 {
-    char err[512];
+    char path[128];
+    snprintf(path, sizeof(path), "/v1/pods/team-a/%s", name);
+    json_t *p = get(path, TOKEN_A, 200);
+    snprintf(out, n, "%s", json_string_value(json_object_get(p, "uid")));
+    json_decref(p);
+}
+
+static void delete_pod(const char *name)
+{
+    char path[128];
+    struct answer a;
+    snprintf(path, sizeof(path), "/v1/pods/team-a/%s", name);
+    assert_int_equal(h_call(&E.d, "DELETE", path, TOKEN_A, NULL, &a), 0);
+    assert_int_equal(a.status, 200);
+    h_answer_free(&a);
+}
+
+/* Submits Pod @pod (owned), expecting 201. */
+static void submit_json(json_t *pod)
+{
+    char *body = json_dumps(pod, JSON_COMPACT);
+    json_decref(pod);
+    struct answer ans;
+    assert_int_equal(h_call(&E.d, "POST", "/v1/pods", TOKEN_A, body, &ans), 0);
+    if (ans.status != 201)
+        print_error("%s\n", ans.body);
+    assert_int_equal(ans.status, 201);
+    h_answer_free(&ans);
+    free(body);
+}
+
+/* Waits up to 5 s for file @path to hold @text. */
+static int wait_file(const char *path, const char *text)
+{
+    for (int i = 0; i < 50; i++) {
+        if (file_has(path, text))
+            return 1;
+        sleep_ms(100);
+    }
+    return 0;
+}
+
+/* kubelet admits pod team-a/@name, of one container of @n devices, once the agent has seen the
+ * pod bound (or fails). */
+static int admit(const char *name, const char *res, int n, int ignore, struct fk_alloc *a)
+{
+    char err[512], pod[128];
     int rc = -1;
+    snprintf(pod, sizeof(pod), "team-a/%s", name);
     for (int i = 0; i < 60 && rc; i++) {
-        rc = fake_kubelet_admit(E.k, res, n, ignore, a, err, sizeof(err));
+        rc = fake_kubelet_admit(E.k, pod, res, n, ignore, a, err, sizeof(err));
         if (rc)
             sleep_ms(100);
     }
@@ -311,46 +376,100 @@ static int admit(const char *res, int n, int ignore, struct fk_alloc *a)
     return rc;
 }
 
-/* Two pods bound to the node at the same moment: each container gets its own pod's cards. */
+/*
+ * Pods bound to the node at the same moment, admitted by kubelet in another order, with its
+ * preference followed or not: each container gets its own pod's cards, and a pod gpuschedd did
+ * not bind gets none.
+ */
 static void test_two_pods_same_moment(void **state)
 {
     (void)state;
     struct fk_alloc a;
-    char want[512];
+    char want[512], err[512];
     submit("whole-a", 2, 0);
     submit("whole-b", 1, 0);
     sleep_ms(500); /* the agent reads both bindings in one sync */
     /* kubelet happens to admit whole-b first */
-    assert_int_equal(admit("nvidia.com/gpu", 1, 0, &a), 0);
+    assert_int_equal(admit("whole-b", "nvidia.com/gpu", 1, 0, &a), 0);
     assert_string_equal(a.pod, "team-a/whole-b");
     visible_of("whole-b", want, sizeof(want));
     assert_string_equal(fk_env(&a, "NVIDIA_VISIBLE_DEVICES"), want);
     assert_null(fk_env(&a, "LD_PRELOAD")); /* a whole card has no share to enforce */
     for (int i = 0; i < a.nids; i++)
         snprintf(E.b_ids[E.nb_ids++], sizeof(E.b_ids[0]), "%s", a.ids[i]);
-    assert_int_equal(admit("nvidia.com/gpu", 2, 0, &a), 0);
+    assert_int_equal(admit("whole-a", "nvidia.com/gpu", 2, 0, &a), 0);
     assert_string_equal(a.pod, "team-a/whole-a");
     visible_of("whole-a", want, sizeof(want));
     assert_string_equal(fk_env(&a, "NVIDIA_VISIBLE_DEVICES"), want);
 
-    /* two more, and a kubelet that ignores the preference: IDs of neither pod are refused,
-     * never guessed; with the preference each gets its own card */
+    /* two of the same shape: kubelet admits the later-bound one first, ignoring the preference
+     * (it takes the first free device, one-c's by its name), then the other */
     submit("one-c", 1, 0);
     submit("one-d", 1, 0);
     sleep_ms(500);
-    char err[512];
-    int rc = fake_kubelet_admit(E.k, "nvidia.com/gpu", 1, 1, &a, err, sizeof(err));
-    if (rc == 0) { /* the first free ID happened to be one of theirs: exactly that pod's */
-        visible_of(a.pod + strlen("team-a/"), want, sizeof(want));
-        assert_string_equal(fk_env(&a, "NVIDIA_VISIBLE_DEVICES"), want);
-    } else {
-        assert_non_null(strstr(err, "refused rather than guessed"));
+    assert_int_equal(admit("one-d", "nvidia.com/gpu", 1, 1, &a), 0);
+    assert_string_equal(a.pod, "team-a/one-d");
+    visible_of("one-d", want, sizeof(want));
+    assert_string_equal(fk_env(&a, "NVIDIA_VISIBLE_DEVICES"), want);
+    assert_int_equal(admit("one-c", "nvidia.com/gpu", 1, 0, &a), 0);
+    assert_string_equal(a.pod, "team-a/one-c");
+    visible_of("one-c", want, sizeof(want));
+    assert_string_equal(fk_env(&a, "NVIDIA_VISIBLE_DEVICES"), want);
+    /* a pod kubelet runs that gpuschedd never bound asks for a card: refused */
+    assert_int_equal(
+        fake_kubelet_admit(E.k, "team-a/stranger", "nvidia.com/gpu", 1, 0, &a, err, sizeof(err)),
+        9);
+    assert_non_null(strstr(err, "no pod bound to this node that kubelet has waits"));
+}
+
+/*
+ * A pod of an init container and two app containers, one card each: gpuschedd binds it two cards
+ * (kubelet reuses the init container's for the first app container), and each container gets its
+ * own card of the two, as kubelet asks for them one Allocate per container.
+ */
+static void test_pod_of_three_containers(void **state)
+{
+    (void)state;
+    json_t *one = json_pack("{s:{s:i, s:s, s:s}}", "limits", "nvidia.com/gpu", 1, "cpu", "1",
+                            "memory", "1Gi");
+    submit_json(json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:[{s:s, s:O}], s:[{s:s, s:O}, {s:s, "
+                          "s:O}]}}",
+                          "apiVersion", "v1", "kind", "Pod", "metadata", "name", "trio-h",
+                          "namespace", "team-a", "spec", "initContainers", "name", "fetch",
+                          "resources", one, "containers", "name", "train", "resources", one, "name",
+                          "eval", "resources", one));
+    json_decref(one);
+    char want[512], err[512];
+    visible_of("trio-h", want, sizeof(want));
+    assert_non_null(strchr(want, ',')); /* two cards */
+    struct fk_container c[3] = {{1, 1}, {1, 0}, {1, 0}};
+    struct fk_alloc a[3];
+    int rc = -1;
+    for (int i = 0; i < 60 && rc; i++) {
+        rc = fake_kubelet_admit_pod(E.k, "team-a/trio-h", "nvidia.com/gpu", c, 3, 0, a, err,
+                                    sizeof(err));
+        if (rc)
+            sleep_ms(100);
     }
-    for (int i = rc == 0 ? 1 : 0; i < 2; i++) {
-        assert_int_equal(admit("nvidia.com/gpu", 1, 0, &a), 0);
-        visible_of(a.pod + strlen("team-a/"), want, sizeof(want));
-        assert_string_equal(fk_env(&a, "NVIDIA_VISIBLE_DEVICES"), want);
-    }
+    if (rc)
+        print_error("admit: %s\n", err);
+    assert_int_equal(rc, 0);
+    for (int i = 0; i < 3; i++)
+        assert_string_equal(a[i].pod, "team-a/trio-h");
+    const char *fetch = fk_env(&a[0], "NVIDIA_VISIBLE_DEVICES");
+    const char *train = fk_env(&a[1], "NVIDIA_VISIBLE_DEVICES");
+    const char *eval = fk_env(&a[2], "NVIDIA_VISIBLE_DEVICES");
+    assert_string_equal(a[1].ids[0], a[0].ids[0]); /* kubelet reused the init container's */
+    assert_string_equal(train, fetch);
+    assert_string_not_equal(train, eval);
+    char got[512];
+    snprintf(got, sizeof(got), "%s,%s", train, eval);
+    if (strcmp(got, want))
+        snprintf(got, sizeof(got), "%s,%s", eval, train);
+    assert_string_equal(got, want); /* together, exactly the pod's two cards */
+    /* gone: its cards are free for the pods below */
+    delete_pod("trio-h");
+    fake_kubelet_release(E.k, "team-a/trio-h", a, 3);
 }
 
 /* A shared slice: MPS client limits, libgpushare's limits and its preload; CPU weights. */
@@ -358,10 +477,10 @@ static void test_share_and_cgroup(void **state)
 {
     (void)state;
     struct fk_alloc a;
-    char want[512], path[256], buf[32];
+    char want[512], path[420], buf[420];
     submit("share-e", 1, 30);
     sleep_ms(500);
-    assert_int_equal(admit("nvidia.com/gpu", 1, 0, &a), 0);
+    assert_int_equal(admit("share-e", "nvidia.com/gpu", 1, 0, &a), 0);
     assert_string_equal(a.pod, "team-a/share-e");
     for (int i = 0; i < a.nids; i++)
         snprintf(E.share_ids[E.nshare++], sizeof(E.share_ids[0]), "%s", a.ids[i]);
@@ -377,39 +496,57 @@ static void test_share_and_cgroup(void **state)
     for (int i = 0; i < a.nmount; i++)
         shim |= !strcmp(a.host[i], "/usr/lib/gpusched/libgpushare.so");
     assert_true(shim);
-    /* team-a runs 5 pods of 1 CPU each here: 5120 shares, cpu.weight 1 + 5118 x 9999 / 262142 */
-    snprintf(path, sizeof(path), "%s/gpusched.slice/tenant-team-a/cpu.weight", E.cg);
-    for (int i = 0; i < 50 && !file_has(path, "196"); i++)
-        sleep_ms(100);
-    FILE *f = fopen(path, "r");
-    assert_non_null(f);
-    assert_non_null(fgets(buf, sizeof(buf), f));
-    fclose(f);
-    assert_string_equal(buf, "196");
+    /* kubelet's pod cgroups, 1 CPU each (cpu.weight 39): share-e Burstable under the systemd
+     * driver, whole-b Guaranteed under cgroupfs; team-a weighs 4 over the lightest tenant's 2 */
+    char uid[64], e_dir[400], b_dir[400], cmd[900];
+    uid_of("share-e", uid, sizeof(uid));
+    for (char *c = uid; *c; c++)
+        *c = *c == '-' ? '_' : *c;
+    snprintf(e_dir, sizeof(e_dir),
+             "%s/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod%s.slice", E.cg,
+             uid);
+    uid_of("whole-b", uid, sizeof(uid));
+    snprintf(b_dir, sizeof(b_dir), "%s/kubepods/pod%s", E.cg, uid);
+    snprintf(cmd, sizeof(cmd), "mkdir -p %s %s", e_dir, b_dir);
+    assert_int_equal(system(cmd), 0);
+    snprintf(path, sizeof(path), "%s/cpu.weight", e_dir);
+    assert_int_equal(h_write(path, "39\n"), 0);
+    assert_true(wait_file(path, "78"));
+    snprintf(buf, sizeof(buf), "%s/cpu.weight", b_dir);
+    assert_int_equal(h_write(buf, "39\n"), 0);
+    assert_true(wait_file(buf, "78"));
+    /* kubelet (or systemd) writes share-e's weight again: the agent scales it again */
+    assert_int_equal(h_write(path, "40\n"), 0);
+    assert_true(wait_file(path, "80"));
 }
 
 /* A MIG pod: the agent turns the card's MIG mode on, creates the instance, and offers it. */
+/* A MIG pod of profile 1g.10gb named @name, submitted. */
+static void submit_mig(const char *name)
+{
+    submit_json(json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:[{s:s, s:{s:{s:i, s:s, s:s}}}]}}",
+                          "apiVersion", "v1", "kind", "Pod", "metadata", "name", name, "namespace",
+                          "team-a", "spec", "containers", "name", "main", "resources", "limits",
+                          "nvidia.com/mig-1g.10gb", 1, "cpu", "1", "memory", "1Gi"));
+}
+
+/* The card and first slice of MIG pod @name's instance. */
+static void mig_of(const char *name, int *card, int *start)
+{
+    char path[128];
+    snprintf(path, sizeof(path), "/v1/pods/team-a/%s", name);
+    json_t *p = get(path, TOKEN_A, 200);
+    *card = (int)json_integer_value(json_array_get(json_object_get(p, "gpus"), 0));
+    *start = (int)json_integer_value(json_object_get(json_object_get(p, "mig"), "start"));
+    json_decref(p);
+}
+
 static void test_mig(void **state)
 {
     (void)state;
-    json_t *pod =
-        json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:[{s:s, s:{s:{s:i, s:s, s:s}}}]}}", "apiVersion",
-                  "v1", "kind", "Pod", "metadata", "name", "mig-f", "namespace", "team-a", "spec",
-                  "containers", "name", "main", "resources", "limits", "nvidia.com/mig-1g.10gb", 1,
-                  "cpu", "1", "memory", "1Gi");
-    char *body = json_dumps(pod, JSON_COMPACT);
-    json_decref(pod);
-    struct answer ans;
-    assert_int_equal(h_call(&E.d, "POST", "/v1/pods", TOKEN_A, body, &ans), 0);
-    if (ans.status != 201)
-        print_error("%s\n", ans.body);
-    assert_int_equal(ans.status, 201);
-    h_answer_free(&ans);
-    free(body);
-    json_t *p = get("/v1/pods/team-a/mig-f", TOKEN_A, 200);
-    int card = (int)json_integer_value(json_array_get(json_object_get(p, "gpus"), 0));
-    int start = (int)json_integer_value(json_object_get(json_object_get(p, "mig"), "start"));
-    json_decref(p);
+    int card, start;
+    submit_mig("mig-f");
+    mig_of("mig-f", &card, &start);
     wait_registered("nvidia.com/mig-1g.10gb", 10000);
     char line[200];
     snprintf(line, sizeof(line), "nvmlDeviceSetMigMode gpu=%d mode=1", card);
@@ -420,9 +557,46 @@ static void test_mig(void **state)
     snprintf(line, sizeof(line), "CreateComputeInstance gpu=%d start=%d", card, start);
     assert_true(file_has(E.nvml_log, line));
     struct fk_alloc a;
-    assert_int_equal(admit("nvidia.com/mig-1g.10gb", 1, 0, &a), 0);
+    assert_int_equal(admit("mig-f", "nvidia.com/mig-1g.10gb", 1, 0, &a), 0);
     assert_string_equal(a.pod, "team-a/mig-f");
     assert_memory_equal(fk_env(&a, "NVIDIA_VISIBLE_DEVICES"), "MIG-", 4);
+}
+
+/*
+ * MIG beside running work: while mig-f's instance runs a process, a second pod's instance is
+ * created in free slices of the same card; when that pod goes, its instance is destroyed only
+ * once it runs nothing, and mig-f's is never touched.
+ */
+static void test_mig_beside_work(void **state)
+{
+    (void)state;
+    int card, start, card2, start2;
+    char busy[64], line[200], kept[200];
+    mig_of("mig-f", &card, &start);
+    snprintf(busy, sizeof(busy), "%d %d\n", card, start);
+    assert_int_equal(h_write(E.nvml_busy, busy), 0);
+    submit_mig("mig-i");
+    mig_of("mig-i", &card2, &start2);
+    assert_int_equal(card2, card); /* every other card is taken */
+    snprintf(line, sizeof(line), "CreateGpuInstanceWithPlacement gpu=%d profile=19 start=%d", card,
+             start2);
+    assert_true(wait_file(E.nvml_log, line));
+    snprintf(busy, sizeof(busy), "%d %d\n%d %d\n", card, start, card, start2);
+    assert_int_equal(h_write(E.nvml_busy, busy), 0);
+    delete_pod("mig-i");
+    assert_true(wait_file(E.alog, "runs work no bound pod holds"));
+    sleep_ms(500); /* a few more of the agent's syncs */
+    snprintf(line, sizeof(line), "nvmlGpuInstanceDestroy gpu=%d start=%d", card, start2);
+    assert_false(file_has(E.nvml_log, line));
+    snprintf(line, sizeof(line), "nvmlComputeInstanceDestroy gpu=%d start=%d", card, start2);
+    assert_false(file_has(E.nvml_log, line));
+    snprintf(busy, sizeof(busy), "%d %d\n", card, start); /* its process ends */
+    assert_int_equal(h_write(E.nvml_busy, busy), 0);
+    snprintf(line, sizeof(line), "nvmlGpuInstanceDestroy gpu=%d start=%d", card, start2);
+    assert_true(wait_file(E.nvml_log, line));
+    snprintf(kept, sizeof(kept), "nvmlGpuInstanceDestroy gpu=%d start=%d", card, start);
+    assert_false(file_has(E.nvml_log, kept));
+    assert_int_equal(h_write(E.nvml_busy, ""), 0);
 }
 
 /* Killed and restarted at once: what kubelet holds is not handed out again. */
@@ -431,21 +605,23 @@ static void test_restart_no_double(void **state)
     (void)state;
     char path[300], err[512];
     kill_agent();
-    start_agent();
-    sleep_ms(1500);
+    /* the killed agent's socket file stays behind; the new agent's is a new file */
     snprintf(path, sizeof(path), "%s/gpusched-nvidia.com_gpu.sock", E.dp);
-    for (int i = 0; i < 100 && access(path, F_OK); i++)
+    unlink(path);
+    start_agent();
+    for (int i = 0; i < 200 && access(path, F_OK); i++)
         sleep_ms(100);
-    /* whole-b's devices again: the restarted agent knows they are taken */
+    assert_int_equal(access(path, F_OK), 0);
+    /* the restarted agent knows every bound pod has its cards: nobody waits */
     struct fk_alloc a;
-    int rc = fake_kubelet_admit(E.k, "nvidia.com/gpu", 1, 0, &a, err, sizeof(err));
+    int rc = fake_kubelet_admit(E.k, "team-a/nobody", "nvidia.com/gpu", 1, 0, &a, err, sizeof(err));
     assert_int_equal(rc, 9); /* FAILED_PRECONDITION: nobody waits */
     /* every card is taken or bad now: a slice joins share-e's card, on a replica of its own */
     submit("late-g", 1, 20);
     json_t *p = get("/v1/pods/team-a/late-g", TOKEN_A, 200);
     assert_string_equal(json_string_value(json_object_get(p, "state")), "running");
     json_decref(p);
-    assert_int_equal(admit("nvidia.com/gpu", 1, 0, &a), 0);
+    assert_int_equal(admit("late-g", "nvidia.com/gpu", 1, 0, &a), 0);
     assert_string_equal(a.pod, "team-a/late-g");
     char want[512];
     visible_of("late-g", want, sizeof(want));
@@ -480,9 +656,14 @@ static void test_not_ready_and_back(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_registers),         cmocka_unit_test(test_two_pods_same_moment),
-        cmocka_unit_test(test_share_and_cgroup),  cmocka_unit_test(test_mig),
-        cmocka_unit_test(test_restart_no_double), cmocka_unit_test(test_not_ready_and_back),
+        cmocka_unit_test(test_registers),
+        cmocka_unit_test(test_two_pods_same_moment),
+        cmocka_unit_test(test_pod_of_three_containers),
+        cmocka_unit_test(test_share_and_cgroup),
+        cmocka_unit_test(test_mig),
+        cmocka_unit_test(test_mig_beside_work),
+        cmocka_unit_test(test_restart_no_double),
+        cmocka_unit_test(test_not_ready_and_back),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

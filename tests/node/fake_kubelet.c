@@ -3,6 +3,7 @@
 
 #include "deviceplugin.pb-c.h"
 #include "node/grpcio.h"
+#include "podresources.pb-c.h"
 
 #include "gpusched/diag.h"
 
@@ -24,6 +25,9 @@ struct fake_kubelet {
     char res[FK_MAX][64], ep[FK_MAX][128];
     int nused;
     char used[FK_MAX * 4][128]; /* device IDs handed out */
+    char podres[300];           /* its pod resources socket */
+    int npods;
+    char pods[FK_MAX][320]; /* "namespace/name" of the pods it has */
 };
 
 static int reg(void *ud, int ep, const ProtobufCMessage *req, uint8_t **out, size_t *len, char *err,
@@ -50,8 +54,35 @@ static int reg(void *ud, int ep, const ProtobufCMessage *req, uint8_t **out, siz
     return gs_grpc_pack(&e.base, out, len);
 }
 
+/* The pod resources API's List: the pods it has (their devices are not the agent's business). */
+static int list_pods(void *ud, int ep, const ProtobufCMessage *req, uint8_t **out, size_t *len,
+                     char *err, size_t n)
+{
+    struct fake_kubelet *k = ud;
+    static V1__PodResources pr[FK_MAX], *prp[FK_MAX];
+    static char ns[FK_MAX][320];
+    V1__ListPodResourcesResponse r = V1__LIST_POD_RESOURCES_RESPONSE__INIT;
+    (void)ep, (void)req, (void)err, (void)n;
+    pthread_mutex_lock(&k->lock);
+    for (int i = 0; i < k->npods; i++) {
+        v1__pod_resources__init(&pr[i]);
+        snprintf(ns[i], sizeof(ns[i]), "%s", k->pods[i]);
+        char *slash = strchr(ns[i], '/');
+        *slash = '\0';
+        pr[i].namespace_ = ns[i];
+        pr[i].name = slash + 1;
+        prp[i] = &pr[i];
+    }
+    r.n_pod_resources = (size_t)k->npods;
+    r.pod_resources = prp;
+    int rc = gs_grpc_pack(&r.base, out, len);
+    pthread_mutex_unlock(&k->lock);
+    return rc;
+}
+
 static const struct gs_grpc_method methods[] = {
-    {"/v1beta1.Registration/Register", &v1beta1__register_request__descriptor, 0, reg}};
+    {"/v1beta1.Registration/Register", &v1beta1__register_request__descriptor, 0, reg},
+    {"/v1.PodResourcesLister/List", &v1__list_pod_resources_request__descriptor, 0, list_pods}};
 
 static void *serve(void *arg)
 {
@@ -79,7 +110,9 @@ struct fake_kubelet *fake_kubelet_start(const char *dir)
     }
     if (dd)
         closedir(dd);
-    if (gs_grpc_server_new(methods, 1, k, &k->srv) || gs_grpc_server_listen(k->srv, path, &d) < 0 ||
+    snprintf(k->podres, sizeof(k->podres), "%s/../pod-resources.sock", dir);
+    if (gs_grpc_server_new(methods, 2, k, &k->srv) || gs_grpc_server_listen(k->srv, path, &d) < 0 ||
+        gs_grpc_server_listen(k->srv, k->podres, &d) < 0 ||
         pthread_create(&k->thread, NULL, serve, k)) {
         fprintf(stderr, "fake kubelet: %s\n", d.msg);
         return NULL;
@@ -96,6 +129,28 @@ void fake_kubelet_stop(struct fake_kubelet *k)
     gs_grpc_server_free(k->srv);
     pthread_mutex_destroy(&k->lock);
     free(k);
+}
+
+const char *fake_kubelet_podres(const struct fake_kubelet *k)
+{
+    return k->podres;
+}
+
+/* Pod @pod joins (@on) or leaves the pods it has. Return: whether it was new. */
+static int has_pod(struct fake_kubelet *k, const char *pod, int on)
+{
+    int at = -1, added = 0;
+    pthread_mutex_lock(&k->lock);
+    for (int i = 0; i < k->npods; i++)
+        at = strcmp(k->pods[i], pod) ? at : i;
+    if (on && at < 0 && k->npods < FK_MAX && strchr(pod, '/')) {
+        snprintf(k->pods[k->npods++], sizeof(k->pods[0]), "%s", pod);
+        added = 1;
+    } else if (!on && at >= 0) {
+        memcpy(k->pods[at], k->pods[--k->npods], sizeof(k->pods[0]));
+    }
+    pthread_mutex_unlock(&k->lock);
+    return added;
 }
 
 const char *fake_kubelet_endpoint(struct fake_kubelet *k, const char *resource, int ms)
@@ -178,53 +233,97 @@ static void fill(struct fk_alloc *a, const V1beta1__ContainerAllocateResponse *r
             snprintf(a->pod, sizeof(a->pod), "%s", r->annotations[i]->value);
 }
 
-int fake_kubelet_admit(struct fake_kubelet *k, const char *resource, int n, int ignore_preference,
-                       struct fk_alloc *out, char *err, int errlen)
+static int in_list(char (*list)[128], int n, const char *id)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(list[i], id))
+            return 1;
+    return 0;
+}
+
+/* kubelet's GetPreferredAllocation for @n devices, must-including @chosen[0..*@have-1]: adds to
+ * @chosen (and *@have) what the preference names among @avail. Return: 0; the gRPC status. */
+static int prefer(const char *path, char **avail, int na, char **chosen, int *have_io, int n,
+                  char *err, int errlen)
+{
+    int have = *have_io;
+    static char *offer[1024];
+    ProtobufCMessage *m = NULL;
+    struct gs_diag d;
+    gs_diag_init(&d);
+    int no = 0;
+    for (int i = 0; i < have; i++) /* kubelet offers the reused ones too */
+        offer[no++] = chosen[i];
+    for (int i = 0; i < na && no < 1024; i++)
+        offer[no++] = avail[i];
+    V1beta1__ContainerPreferredAllocationRequest c =
+        V1BETA1__CONTAINER_PREFERRED_ALLOCATION_REQUEST__INIT;
+    V1beta1__ContainerPreferredAllocationRequest *cp = &c;
+    V1beta1__PreferredAllocationRequest q = V1BETA1__PREFERRED_ALLOCATION_REQUEST__INIT;
+    c.n_available_deviceids = (size_t)no;
+    c.available_deviceids = offer;
+    c.n_must_include_deviceids = (size_t)have;
+    c.must_include_deviceids = chosen;
+    c.allocation_size = n;
+    q.n_container_requests = 1;
+    q.container_requests = &cp;
+    int rc = gs_grpc_call(path, "/v1beta1.DevicePlugin/GetPreferredAllocation", &q.base,
+                          &v1beta1__preferred_allocation_response__descriptor, &m, 5000, &d);
+    if (rc) {
+        snprintf(err, (size_t)errlen, "%s", d.msg);
+        return rc;
+    }
+    const V1beta1__PreferredAllocationResponse *r = (const void *)m;
+    for (size_t i = 0; r->n_container_responses && i < r->container_responses[0]->n_deviceids; i++)
+        for (int a = 0; a < na && have < n; a++) /* kubelet takes only IDs it offered */
+            if (!strcmp(avail[a], r->container_responses[0]->deviceids[i])) {
+                int dup = 0;
+                for (int j = 0; j < have; j++)
+                    dup |= chosen[j] == avail[a];
+                if (!dup)
+                    chosen[have++] = avail[a];
+            }
+    protobuf_c_message_free_unpacked(m, NULL);
+    *have_io = have;
+    return 0;
+}
+
+/* One container: devices @chosen (@n) chosen, then Allocate. */
+static int container(struct fake_kubelet *k, const char *path, char (*reuse)[128], int nreuse,
+                     int n, int ignore_preference, struct fk_alloc *out, char *err, int errlen,
+                     const char *resource)
 {
     static struct fk_device dev[1024];
-    char *avail[1024], path[400];
+    static char *avail[1024];
+    char *chosen[16];
+    ProtobufCMessage *m = NULL;
     struct gs_diag d;
     gs_diag_init(&d);
     memset(out, 0, sizeof(*out));
-    int nd = fake_kubelet_list(k, resource, dev, 1024), na = 0;
-    if (nd < 0 || sock_of(k, resource, path, sizeof(path)))
-        return -1;
-    for (int i = 0; i < nd; i++)
-        if (dev[i].healthy && !used(k, dev[i].id))
-            avail[na++] = dev[i].id;
-    if (na < n) {
-        snprintf(err, (size_t)errlen, "only %d free %s", na, resource);
-        return -1;
-    }
-    char *chosen[16];
-    ProtobufCMessage *m = NULL;
-    int rc = 0;
-    for (int i = 0; i < n; i++)
-        chosen[i] = avail[i];
-    if (!ignore_preference) {
-        V1beta1__ContainerPreferredAllocationRequest c =
-            V1BETA1__CONTAINER_PREFERRED_ALLOCATION_REQUEST__INIT;
-        V1beta1__ContainerPreferredAllocationRequest *cp = &c;
-        V1beta1__PreferredAllocationRequest q = V1BETA1__PREFERRED_ALLOCATION_REQUEST__INIT;
-        c.n_available_deviceids = (size_t)na;
-        c.available_deviceids = avail;
-        c.allocation_size = n;
-        q.n_container_requests = 1;
-        q.container_requests = &cp;
-        rc = gs_grpc_call(path, "/v1beta1.DevicePlugin/GetPreferredAllocation", &q.base,
-                          &v1beta1__preferred_allocation_response__descriptor, &m, 5000, &d);
-        if (rc) {
-            snprintf(err, (size_t)errlen, "%s", d.msg);
-            return rc;
+    int have = 0, na = 0, rc;
+    for (int i = 0; i < nreuse && have < n; i++) /* "Allocates from reusableDevices list first" */
+        chosen[have++] = reuse[i];
+    if (have < n) {
+        int nd = fake_kubelet_list(k, resource, dev, 1024);
+        if (nd < 0)
+            return -1;
+        for (int i = 0; i < nd; i++)
+            if (dev[i].healthy && !used(k, dev[i].id) && !in_list(reuse, nreuse, dev[i].id))
+                avail[na++] = dev[i].id;
+        if (na < n - have) {
+            snprintf(err, (size_t)errlen, "only %d free %s", na, resource);
+            return -1;
         }
-        const V1beta1__PreferredAllocationResponse *r = (const void *)m;
-        for (size_t i = 0; r->n_container_responses && i < r->container_responses[0]->n_deviceids &&
-                           i < (size_t)n;
-             i++)
-            for (int a = 0; a < na; a++) /* kubelet takes only IDs it offered */
-                if (!strcmp(avail[a], r->container_responses[0]->deviceids[i]))
-                    chosen[i] = avail[a];
-        protobuf_c_message_free_unpacked(m, NULL);
+        int from = have;
+        if (!ignore_preference && (rc = prefer(path, avail, na, chosen, &have, n, err, errlen)))
+            return rc;
+        for (int i = 0; i < na && have < n; i++) { /* what the preference did not name */
+            int dup = 0;
+            for (int j = from; j < have; j++)
+                dup |= chosen[j] == avail[i];
+            if (!dup)
+                chosen[have++] = avail[i];
+        }
     }
     V1beta1__ContainerAllocateRequest c = V1BETA1__CONTAINER_ALLOCATE_REQUEST__INIT;
     V1beta1__ContainerAllocateRequest *cp = &c;
@@ -243,11 +342,62 @@ int fake_kubelet_admit(struct fake_kubelet *k, const char *resource, int n, int 
     if (r->n_container_responses == 1)
         fill(out, r->container_responses[0]);
     protobuf_c_message_free_unpacked(m, NULL);
-    for (int i = 0; i < n && k->nused < FK_MAX * 4; i++) {
-        snprintf(k->used[k->nused++], sizeof(k->used[0]), "%s", chosen[i]);
+    for (int i = 0; i < n; i++)
         snprintf(out->ids[out->nids++], sizeof(out->ids[0]), "%s", chosen[i]);
+    return 0;
+}
+
+int fake_kubelet_admit_pod(struct fake_kubelet *k, const char *pod, const char *resource,
+                           const struct fk_container *c, int nc, int ignore_preference,
+                           struct fk_alloc *out, char *err, int errlen)
+{
+    char path[400], reuse[16][128];
+    int nreuse = 0, first = k->nused;
+    if (sock_of(k, resource, path, sizeof(path)))
+        return -1;
+    int added = has_pod(k, pod, 1); /* kubelet's pod manager has it before admission */
+    for (int i = 0; i < nc; i++) {
+        int rc = container(k, path, reuse, nreuse, c[i].n, ignore_preference, &out[i], err, errlen,
+                           resource);
+        if (rc) {
+            k->nused = first;
+            if (added)
+                has_pod(k, pod, 0);
+            return rc;
+        }
+        for (int j = 0; j < out[i].nids; j++) {
+            const char *id = out[i].ids[j];
+            if (!used(k, id) && k->nused < FK_MAX * 4)
+                snprintf(k->used[k->nused++], sizeof(k->used[0]), "%s", id);
+            int at = -1;
+            for (int r = 0; r < nreuse; r++)
+                at = strcmp(reuse[r], id) ? at : r;
+            if (c[i].init == 1 && at < 0 && nreuse < 16) /* an init container's: reusable */
+                snprintf(reuse[nreuse++], sizeof(reuse[0]), "%s", id);
+            else if (c[i].init != 1 && at >= 0) /* an app container's or a sidecar's: its own */
+                memcpy(reuse[at], reuse[--nreuse], sizeof(reuse[0]));
+        }
     }
     return 0;
+}
+
+int fake_kubelet_admit(struct fake_kubelet *k, const char *pod, const char *resource, int n,
+                       int ignore_preference, struct fk_alloc *out, char *err, int errlen)
+{
+    struct fk_container c = {n, 0};
+    return fake_kubelet_admit_pod(k, pod, resource, &c, 1, ignore_preference, out, err, errlen);
+}
+
+void fake_kubelet_release(struct fake_kubelet *k, const char *pod, const struct fk_alloc *a, int n)
+{
+    has_pod(k, pod, 0);
+    for (int c = 0; c < n; c++)
+        for (int j = 0; j < a[c].nids; j++)
+            for (int i = 0; i < k->nused; i++)
+                if (!strcmp(k->used[i], a[c].ids[j])) {
+                    memcpy(k->used[i], k->used[--k->nused], sizeof(k->used[0]));
+                    break;
+                }
 }
 
 const char *fk_env(const struct fk_alloc *a, const char *key)

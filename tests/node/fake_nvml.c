@@ -9,6 +9,11 @@
  *   busy A                                         GPU A runs a compute process
  *   xid A XID                                      an Xid event, delivered in file order
  *
+ * $FAKE_NVML_BUSY, when set, names a file read again at every process query and destroy, so a
+ * test can start and stop work: a line "A" is a process on GPU A, "A START" one on the MIG
+ * device of GPU A's instance at slice START. The card's own handle does not count the latter,
+ * as NVML answers a caller without the privilege to see every instance's processes.
+ *
  * MIG: A100-80GB's GPU instance profiles (`nvidia-smi mig -lgip`); MIG modes and instances live
  * in $FAKE_NVML_STATE (kept across processes, as the driver keeps them across agent restarts), and
  * every call that changes them is appended to $FAKE_NVML_LOG, one line each, for the tests to read.
@@ -55,6 +60,22 @@ static const struct {
     [4] = {0, 7, 8, 80896}, [5] = {-1, 0, 0, 0},     [6] = {-1, 0, 0, 0},    [7] = {20, 1, 1, 9856},
     [8] = {-1, 0, 0, 0},    [9] = {15, 1, 2, 19968},
 };
+
+/* Whether $FAKE_NVML_BUSY has a process on GPU @gpu (@start < 0) or on its instance at @start. */
+static int busy_now(int gpu, int start)
+{
+    const char *p = getenv("FAKE_NVML_BUSY");
+    FILE *f = p ? fopen(p, "r") : NULL;
+    char line[64];
+    int hit = 0;
+    while (f && !hit && fgets(line, sizeof(line), f)) {
+        int g, s, n = sscanf(line, "%d %d", &g, &s);
+        hit = g == gpu && (start < 0 ? n == 1 : n == 2 && s == start);
+    }
+    if (f)
+        fclose(f);
+    return hit || (start < 0 && F.busy[gpu]);
+}
 
 static void logf_(const char *fmt, int a, int b, int c)
 {
@@ -273,7 +294,7 @@ nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t dev, unsigned int *cur, unsigned 
 nvmlReturn_t nvmlDeviceSetMigMode(nvmlDevice_t dev, unsigned int mode, nvmlReturn_t *activation)
 {
     int g = D(dev)->gpu;
-    if (F.busy[g])
+    if (busy_now(g, -1))
         return NVML_ERROR_IN_USE;
     for (int i = 0; i < F.ngi && !mode; i++)
         if (F.gi[i].gpu == g)
@@ -350,9 +371,7 @@ nvmlReturn_t nvmlDeviceCreateGpuInstanceWithPlacement(nvmlDevice_t dev, unsigned
                                                       const nvmlGpuInstancePlacement_t *pl,
                                                       nvmlGpuInstance_t *gi)
 {
-    int g = D(dev)->gpu;
-    if (F.busy[g])
-        return NVML_ERROR_IN_USE;
+    int g = D(dev)->gpu; /* other instances may run work meanwhile */
     for (int i = 0; i < F.ngi; i++)
         if (F.gi[i].gpu == g && (int)pl->start < F.gi[i].start + F.gi[i].size &&
             F.gi[i].start < (int)(pl->start + pl->size))
@@ -387,7 +406,7 @@ nvmlReturn_t nvmlGpuInstanceGetInfo(nvmlGpuInstance_t gi, nvmlGpuInstanceInfo_t 
 nvmlReturn_t nvmlGpuInstanceDestroy(nvmlGpuInstance_t gi)
 {
     int i = GI(gi);
-    if (F.gi[i].ci > 0 || F.busy[F.gi[i].gpu])
+    if (F.gi[i].ci > 0 || busy_now(F.gi[i].gpu, F.gi[i].start))
         return NVML_ERROR_IN_USE;
     logf_("nvmlGpuInstanceDestroy gpu=%d start=%d%.0d", F.gi[i].gpu, F.gi[i].start, 0);
     F.gi[i] = F.gi[--F.ngi];
@@ -435,6 +454,8 @@ nvmlReturn_t nvmlGpuInstanceGetComputeInstances(nvmlGpuInstance_t gi, unsigned i
 nvmlReturn_t nvmlComputeInstanceDestroy(nvmlComputeInstance_t ci)
 {
     int i = (int)(size_t)ci - 1;
+    if (busy_now(F.gi[i].gpu, F.gi[i].start))
+        return NVML_ERROR_IN_USE;
     if (F.gi[i].ci > 0)
         F.gi[i].ci--;
     logf_("nvmlComputeInstanceDestroy gpu=%d start=%d%.0d", F.gi[i].gpu, F.gi[i].start, 0);
@@ -446,7 +467,8 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t dev, unsigned 
                                                      void *infos)
 {
     (void)infos;
-    if (F.busy[D(dev)->gpu] && *count == 0) {
+    int k = D(dev)->gi < 0 ? -1 : gi_index(D(dev)->gpu, D(dev)->gi);
+    if (busy_now(D(dev)->gpu, k < 0 ? -1 : F.gi[k].start) && *count == 0) {
         *count = 1;
         return NVML_ERROR_INSUFFICIENT_SIZE;
     }

@@ -453,6 +453,41 @@ static void test_podspec(void **state)
     assert_string_equal(p.mig, "1g.10gb+me");
     assert_int_equal(p.req.num_gpu, 0);
     gsd_podspec_clear(&p);
+    /* Containers as Kubernetes counts them: app containers add up (with the sidecars running
+     * beside them); an init container needs its own plus the sidecars started before it. */
+    assert_int_equal(parse("{\"metadata\":{\"name\":\"k\"},\"spec\":{\"initContainers\":["
+                           "{\"name\":\"side\",\"restartPolicy\":\"Always\",\"resources\":"
+                           "{\"limits\":{\"nvidia.com/gpu\":1,\"cpu\":\"1\"}}},"
+                           "{\"name\":\"warm\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":4,"
+                           "\"cpu\":\"8\"}}}],\"containers\":["
+                           "{\"resources\":{\"limits\":{\"nvidia.com/gpu\":2,\"cpu\":\"2\"}}},"
+                           "{\"resources\":{\"limits\":{\"nvidia.com/gpu\":1,\"cpu\":\"2\"}}}]}}",
+                           &p, f),
+                     0);
+    assert_int_equal(p.req.num_gpu, 5); /* the init container: 4, beside the sidecar's 1 */
+    assert_int_equal(p.req.cpu_milli, 9000);
+    assert_string_equal(p.share_no_gpu, "");
+    gsd_podspec_clear(&p);
+    assert_int_equal(parse("{\"metadata\":{\"name\":\"k\"},\"spec\":{\"initContainers\":["
+                           "{\"resources\":{\"limits\":{\"nvidia.com/gpu\":1}}}],"
+                           "\"containers\":[{\"resources\":{\"limits\":{\"nvidia.com/gpu\":1}}},"
+                           "{\"resources\":{\"limits\":{\"nvidia.com/gpu\":1}}}]}}",
+                           &p, f),
+                     0);
+    assert_int_equal(p.req.num_gpu, 2); /* the app containers' two; the init one reuses one */
+    gsd_podspec_clear(&p);
+    /* one share, asked by an init container and an app container alike; without nvidia.com/gpu
+     * it is still one card, and the container is named for the Kubernetes path to refuse */
+    assert_int_equal(parse("{\"metadata\":{\"name\":\"k\"},\"spec\":{\"initContainers\":["
+                           "{\"resources\":{\"limits\":{\"nvidia.com/gpu\":1,"
+                           "\"nvidia.com/gpumem\":4096}}}],\"containers\":[{\"name\":\"log\"},"
+                           "{\"resources\":{\"limits\":{\"nvidia.com/gpumem\":4096}}}]}}",
+                           &p, f),
+                     0);
+    assert_int_equal(p.req.num_gpu, 1);
+    assert_int_equal(p.gpumem_mib, 4096);
+    assert_string_equal(p.share_no_gpu, "spec.containers[1]");
+    gsd_podspec_clear(&p);
     static const struct {
         const char *text, *field;
     } bad[] = {
@@ -468,9 +503,31 @@ static void test_podspec(void **state)
         {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"resources\":{\"limits\":"
          "{\"nvidia.com/gpucores\":101}}}]}}",
          "spec.containers[0].resources.limits.nvidia.com/gpucores"},
+        /* one share per pod, one MIG instance per pod, sidecars only among init containers */
         {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"resources\":{\"limits\":"
-         "{\"nvidia.com/gpu\":1}}},{\"resources\":{\"limits\":{\"nvidia.com/gpu\":1}}}]}}",
-         "spec.containers[1]"},
+         "{\"nvidia.com/gpumem\":1024}}},{\"resources\":{\"limits\":{\"nvidia.com/gpumem\":2048}}}"
+         "]}}",
+         "spec.containers[1].resources.limits"},
+        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"resources\":{\"limits\":"
+         "{\"nvidia.com/gpu\":1,\"nvidia.com/gpucores\":30}}},{\"resources\":{\"limits\":"
+         "{\"nvidia.com/gpu\":1,\"nvidia.com/gpucores\":30}}}]}}",
+         "spec.containers[0].resources.limits.nvidia.com/gpu"},
+        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"resources\":{\"limits\":"
+         "{\"nvidia.com/mig-1g.10gb\":1}}},{\"resources\":{\"limits\":"
+         "{\"nvidia.com/mig-1g.10gb\":1}}}]}}",
+         "spec.containers[0]"},
+        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"initContainers\":[{\"resources\":"
+         "{\"limits\":{\"nvidia.com/mig-1g.10gb\":1}}}],\"containers\":[{\"resources\":"
+         "{\"limits\":{\"nvidia.com/gpu\":1}}}]}}",
+         "spec.containers[0].resources.limits.nvidia.com/gpu"},
+        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"restartPolicy\":"
+         "\"Always\"}]}}",
+         "spec.containers[0].restartPolicy"},
+        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"initContainers\":[{\"restartPolicy\":"
+         "\"Never\"}],\"containers\":[{}]}}",
+         "spec.initContainers[0].restartPolicy"},
+        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"initContainers\":{},\"containers\":[{}]}}",
+         "spec.initContainers"},
         {"{\"metadata\":{\"name\":\"x\",\"annotations\":{\"gpusched.io/gpu-model\":\"Z9\"}},"
          "\"spec\":{\"containers\":[{}]}}",
          "metadata.annotations.gpusched.io/gpu-model"},

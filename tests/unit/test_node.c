@@ -273,8 +273,27 @@ static void test_mig_calls(void **state)
     assert_memory_equal(t->gpu[7].mig[0].uuid, "MIG-", 4);
     free(t);
     assert_int_equal(gs_nvml_mig_destroy(n, 7, 0, NULL, &d), -ENOENT);
+    /* a process on the instance, which the card's own handle does not show: never destroyed,
+     * not even in a dry run; another instance may be created on the card meanwhile */
+    char busy[128];
+    snprintf(busy, sizeof(busy), "%s/busy", tmp);
+    write_file(busy, "7 4\n");
+    setenv("FAKE_NVML_BUSY", busy, 1);
+    assert_int_equal(gs_nvml_busy(n, 7, &d), 0);
+    f = fopen(dry, "w");
+    assert_int_equal(gs_nvml_mig_destroy(n, 7, 4, f, &d), -EBUSY);
+    fclose(f);
+    assert_int_equal(lines_with(dry, "Destroy"), 0);
+    assert_int_equal(gs_nvml_mig_destroy(n, 7, 4, NULL, &d), -EBUSY);
+    assert_non_null(strstr(d.msg, "GPU 7: the MIG instance at slice 4 runs processes"));
+    assert_int_equal(lines_with(log, "Destroy"), 0);
+    assert_int_equal(gs_nvml_mig_create(n, 7, gs_nvml_profile_of(1, 1, 8, 0), 0, 1, NULL, &d), 0);
+    assert_int_equal(gs_nvml_mig_destroy(n, 7, 0, NULL, &d), 0);
+    write_file(busy, "");
     assert_int_equal(gs_nvml_mig_destroy(n, 7, 4, NULL, &d), 0);
+    unsetenv("FAKE_NVML_BUSY");
     assert_int_equal(lines_with(log, "nvmlComputeInstanceDestroy gpu=7 start=4"), 1);
+    assert_int_equal(lines_with(log, "nvmlComputeInstanceDestroy gpu=7 start=0"), 1);
     assert_int_equal(lines_with(log, "nvmlGpuInstanceDestroy gpu=7 start=4"), 1);
     assert_int_equal(gs_nvml_mig_list(n, 7, gi, 7, &d), 0);
     assert_int_equal(gs_nvml_busy(n, 1, &d), 1);
@@ -498,6 +517,110 @@ static void test_plan_two_pods_never_swap(void **state)
     free(p);
 }
 
+/* Allocate of the one ID @id of nvidia.com/gpu, as kubelet sends devices reused from an init
+ * container without asking a preference. */
+static int allocate_one(struct gs_plan *p, const char *id, struct gs_plan_alloc *a)
+{
+    const char *ids[] = {id};
+    struct gs_diag d;
+    gs_diag_init(&d);
+    int rc = gs_plan_allocate(p, "nvidia.com/gpu", ids, 1, a, &d);
+    if (rc)
+        print_error("%s\n", d.msg);
+    return rc;
+}
+
+/*
+ * A pod of two cards and three containers, as kubelet admits it: an init container of one card,
+ * an app container reusing it, a second app container taking the other card; then with an app
+ * container of two cards, one of them reused (a must-include of the preference).
+ */
+static void test_plan_containers(void **state)
+{
+    (void)state;
+    static const char *duo = "[{\"namespace\":\"a\",\"name\":\"duo\",\"uid\":\"u-duo\",\"tenant\":"
+                             "\"t1\",\"gpus\":[0,1]}";
+    static const char *more = ", {\"namespace\":\"a\",\"name\":\"one\",\"uid\":\"u-one\","
+                              "\"tenant\":\"t1\",\"gpus\":[2]}]";
+    static struct gs_plan_pod pods[4];
+    char both[400];
+    struct gs_topo t;
+    struct gs_plan_alloc a;
+    struct gs_diag d;
+    char id0[GS_PLAN_ID_MAX], two[GS_PLAN_ID_MAX * 2 + 2];
+    plan_topo(&t);
+    snprintf(both, sizeof(both), "%s]", duo);
+    struct gs_plan *p = new_plan(&t, both);
+    assert_int_equal(kubelet_admit(p, "nvidia.com/gpu", 1, &a), 0); /* the init container */
+    assert_string_equal(a.pod, "a/duo");
+    assert_string_equal(env_of(&a, "NVIDIA_VISIBLE_DEVICES"), t.gpu[0].uuid);
+    snprintf(id0, sizeof(id0), "%s::0", t.gpu[0].uuid);
+    assert_int_equal(allocate_one(p, id0, &a), 0); /* app 1: the init container's card again */
+    assert_string_equal(a.pod, "a/duo");
+    assert_string_equal(env_of(&a, "NVIDIA_VISIBLE_DEVICES"), t.gpu[0].uuid);
+    /* another pod of one card is bound meanwhile: app 2 still follows its pod */
+    snprintf(both, sizeof(both), "%s%s", duo, more);
+    gs_diag_init(&d);
+    assert_int_equal(gs_plan_pods_json(both, pods, 4, &d), 2);
+    assert_int_equal(gs_plan_set_pods(p, pods, 2, &d), 0);
+    assert_int_equal(kubelet_admit(p, "nvidia.com/gpu", 1, &a), 0); /* app 2: the other card */
+    assert_string_equal(a.pod, "a/duo");
+    assert_string_equal(env_of(&a, "NVIDIA_VISIBLE_DEVICES"), t.gpu[1].uuid);
+    assert_int_equal(p->pods[0].given, 3);
+    assert_int_equal(kubelet_admit(p, "nvidia.com/gpu", 1, &a), 0); /* the next pod */
+    assert_string_equal(a.pod, "a/one");
+    assert_string_equal(env_of(&a, "NVIDIA_VISIBLE_DEVICES"), t.gpu[2].uuid);
+    free(p);
+
+    /* init container of one card, app container of two: the reused ID must be included */
+    snprintf(both, sizeof(both), "%s%s", duo, more);
+    p = new_plan(&t, both);
+    assert_int_equal(allocate_one(p, id0, &a), 0); /* the init container, kubelet's choice */
+    char all[16][GS_PLAN_ID_MAX], pref[2][GS_PLAN_ID_MAX];
+    const char *avail[16], *must[] = {id0};
+    int card[16], na = gs_plan_devices(p, "nvidia.com/gpu", all, card, 16);
+    for (int i = 0; i < na; i++)
+        avail[i] = all[i];
+    assert_int_equal(gs_plan_prefer(p, "nvidia.com/gpu", avail, na, must, 1, 2, pref), 2);
+    assert_string_equal(pref[0], id0);
+    snprintf(two, sizeof(two), "%s::0", t.gpu[1].uuid);
+    assert_string_equal(pref[1], two);
+    const char *ids[] = {pref[0], pref[1]};
+    assert_int_equal(gs_plan_allocate(p, "nvidia.com/gpu", ids, 2, &a, &d), 0);
+    snprintf(two, sizeof(two), "%s,%s", t.gpu[0].uuid, t.gpu[1].uuid);
+    assert_string_equal(env_of(&a, "NVIDIA_VISIBLE_DEVICES"), two);
+    assert_int_equal(a.ncdi, 2);
+    /* IDs of two pods in one Allocate, and more cards than a pod has left: refused */
+    char id2[GS_PLAN_ID_MAX];
+    snprintf(id2, sizeof(id2), "%s::0", t.gpu[2].uuid);
+    const char *mixed[] = {id0, id2};
+    assert_int_equal(gs_plan_allocate(p, "nvidia.com/gpu", mixed, 2, &a, &d), -ENOENT);
+    assert_non_null(strstr(d.msg, "belong to two bound pods"));
+    char other[GS_PLAN_ID_MAX];
+    snprintf(other, sizeof(other), "%s::3", t.gpu[2].uuid);
+    const char *one_more[] = {id2, other};
+    assert_int_equal(gs_plan_allocate(p, "nvidia.com/gpu", one_more, 2, &a, &d), -ENOENT);
+    assert_non_null(strstr(d.msg, "it has 1 card no container got yet"));
+    free(p);
+
+    /* kubelet's list of pods says which one it admits: duo, though one asks exactly one card */
+    p = new_plan(&t, both);
+    const char *kubelet[] = {"a/duo", "a/one"};
+    gs_plan_kubelet(p, kubelet, 1);
+    assert_int_equal(kubelet_admit(p, "nvidia.com/gpu", 1, &a), 0);
+    assert_string_equal(a.pod, "a/duo");
+    assert_int_equal(kubelet_admit(p, "nvidia.com/gpu", 1, &a), 0);
+    assert_string_equal(a.pod, "a/duo");
+    const char *stray[] = {other}; /* a free device, and duo has no card left */
+    assert_int_equal(gs_plan_allocate(p, "nvidia.com/gpu", stray, 1, &a, &d), -ENOENT);
+    assert_non_null(strstr(d.msg, "no pod bound to this node that kubelet has waits"));
+    gs_plan_kubelet(p, kubelet, 2);
+    assert_int_equal(kubelet_admit(p, "nvidia.com/gpu", 1, &a), 0);
+    assert_string_equal(a.pod, "a/one");
+    assert_string_equal(env_of(&a, "NVIDIA_VISIBLE_DEVICES"), t.gpu[2].uuid);
+    free(p);
+}
+
 /* An agent that restarts keeps every ID kubelet holds and allocates no pod twice. */
 static void test_plan_restart(void **state)
 {
@@ -530,9 +653,9 @@ static void test_plan_restart(void **state)
     int n = gs_plan_pods_json(after, pods, 8, &d);
     assert_int_equal(n, 4);
     assert_int_equal(gs_plan_set_pods(p, pods, n, &d), 0);
-    assert_int_equal(p->pods[0].allocated, 1);
-    assert_int_equal(p->pods[1].allocated, 1);
-    assert_int_equal(p->pods[2].allocated, 0);
+    assert_int_equal(p->pods[0].given, 1u << 0);
+    assert_int_equal(p->pods[1].given, 1u << 1);
+    assert_int_equal(p->pods[2].given, 0);
     assert_int_equal(p->pods[2].replica[2], 1); /* pd kept its replica */
     assert_int_equal(p->pods[3].replica[2], 0); /* pe takes the one pc left */
     assert_int_equal(kubelet_admit(p, "nvidia.com/gpu", 1, &a), 0);
@@ -591,53 +714,98 @@ static void read_file(const char *path, char *buf, size_t n)
     free(s);
 }
 
-/* cpu.shares (cgroup v1) to cpu.weight (v2): the runc / kubelet formula, at its fixed points. */
-static void test_cpu_weight(void **state)
+/* Makes @dir (and its parents) with a cpu.weight of @weight, as kubelet leaves a pod cgroup. */
+static void kubelet_cgroup(const char *dir, const char *weight)
 {
-    (void)state;
-    assert_int_equal(gs_cpu_weight(2), 1);
-    assert_int_equal(gs_cpu_weight(1024), 39);
-    assert_int_equal(gs_cpu_weight(262144), 10000);
-    assert_int_equal(gs_cpu_weight(0), 1);
-    assert_int_equal(gs_cpu_shares(1000), 1024);
-    assert_int_equal(gs_cpu_shares(0), 2);
-    assert_int_equal(gs_cpu_shares(1), 2);
-    assert_int_equal(gs_cpu_shares(INT64_C(1) << 40), 262144);
+    char cmd[600], f[600];
+    snprintf(cmd, sizeof(cmd), "mkdir -p %s", dir);
+    assert_int_equal(system(cmd), 0);
+    snprintf(f, sizeof(f), "%s/cpu.weight", dir);
+    write_file(f, weight);
 }
 
-/* Tenant groups in a temporary cgroup tree: weights of their pods' CPU; gone with their pods. */
+static void weight_is(const char *dir, const char *want)
+{
+    char f[600], buf[32];
+    snprintf(f, sizeof(f), "%s/cpu.weight", dir);
+    read_file(f, buf, sizeof(buf));
+    buf[strcspn(buf, "\n")] = '\0';
+    assert_string_equal(buf, want);
+}
+
+/*
+ * Tenant CPU weights on kubelet's pod cgroups in a temporary tree, both drivers' layouts: kubelet's
+ * weight times the tenant's over the lightest, clamped; written again when kubelet resets it;
+ * pods whose cgroup is not there are left alone.
+ */
 static void test_cgroup_tree(void **state)
 {
     (void)state;
+    static const char *pods =
+        "[{\"namespace\":\"a\",\"name\":\"g\",\"uid\":\"0a1b-2c\",\"tenant\":\"t1\",\"gpus\":[0],"
+        "\"tenant_weight\":4,\"tenant_weight_min\":2},"
+        " {\"namespace\":\"a\",\"name\":\"b\",\"uid\":\"3d4e-5f\",\"tenant\":\"t1\",\"gpus\":[1],"
+        "\"tenant_weight\":4,\"tenant_weight_min\":2},"
+        " {\"namespace\":\"b\",\"name\":\"e\",\"uid\":\"6a7b-8c\",\"tenant\":\"t2\",\"gpus\":[2],"
+        "\"tenant_weight\":2,\"tenant_weight_min\":2},"
+        " {\"namespace\":\"a\",\"name\":\"x\",\"uid\":\"9d0e-1f\",\"tenant\":\"t1\",\"gpus\":[2],"
+        "\"gpumem_mib\":1024,\"tenant_weight\":4,\"tenant_weight_min\":2},"
+        " {\"namespace\":\"a\",\"name\":\"n\",\"uid\":\"aaaa-bb\",\"tenant\":\"t1\",\"gpus\":[0],"
+        "\"gpumem_mib\":1024,\"tenant_weight\":4,\"tenant_weight_min\":2}]";
     struct gs_topo t;
     struct gs_diag d;
-    char root[128], f[256], buf[64];
+    char root[128], g[300], b[300], e[300], x[300];
     plan_topo(&t);
     snprintf(root, sizeof(root), "%s/cgroup", tmp);
-    mkdir(root, 0755);
-    struct gs_plan *p = new_plan(&t, pods_json);
-    p->pods[1].cpu_milli = 4000;
-    p->pods[3].cpu_milli = 4000; /* t2: 8 cores = 8192 shares; t1: 2 cores = 2048 */
+    /* systemd driver: Guaranteed g, Burstable b; cgroupfs driver: BestEffort e, Burstable x */
+    snprintf(g, sizeof(g), "%s/kubepods.slice/kubepods-pod0a1b_2c.slice", root);
+    snprintf(b, sizeof(b),
+             "%s/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod3d4e_5f.slice",
+             root);
+    snprintf(e, sizeof(e), "%s/kubepods/besteffort/pod6a7b-8c", root);
+    snprintf(x, sizeof(x), "%s/kubepods/burstable/pod9d0e-1f", root);
+    kubelet_cgroup(g, "39\n"); /* 1 CPU: 1024 shares */
+    kubelet_cgroup(b, "3000"); /* clamps */
+    kubelet_cgroup(e, "1\n");  /* BestEffort: 2 shares */
+    kubelet_cgroup(x, "79\n"); /* 2 CPUs */
+    struct gs_plan *p = new_plan(&t, pods);
     gs_diag_init(&d);
-    assert_int_equal(gs_cgroup_apply(p, root, "gpusched.slice", &d), 0);
-    snprintf(f, sizeof(f), "%s/gpusched.slice/cgroup.subtree_control", root);
-    read_file(f, buf, sizeof(buf));
-    assert_string_equal(buf, "+cpu");
-    snprintf(f, sizeof(f), "%s/gpusched.slice/tenant-t1/cpu.weight", root);
-    read_file(f, buf, sizeof(buf));
-    assert_string_equal(buf, "79"); /* 1 + (2046 x 9999) / 262142 */
-    snprintf(f, sizeof(f), "%s/gpusched.slice/tenant-t2/cpu.weight", root);
-    read_file(f, buf, sizeof(buf));
-    assert_string_equal(buf, "313");
-    p->npods = 1; /* only pa (t1) is left */
-    assert_int_equal(gs_cgroup_apply(p, root, "gpusched.slice", &d), 0);
-    snprintf(f, sizeof(f), "%s/gpusched.slice/tenant-t2", root);
-    assert_int_equal(access(f, F_OK), -1);
+    assert_int_equal(gs_cgroup_apply(p, root, &d), 0);
+    weight_is(g, "78"); /* 39 x 4 / 2 */
+    weight_is(b, "6000");
+    weight_is(e, "1"); /* t2 is the lightest: kubelet's own */
+    weight_is(x, "158");
+    assert_int_equal(p->pods[0].cg_base, 39);
+    assert_int_equal(p->pods[0].cg_wrote, 78);
+    assert_int_equal(p->pods[4].cg_wrote, 0); /* pod n has no cgroup yet */
+    /* kubelet writes g's weight again (a resize): scaled again; b clamps at 10000 */
+    kubelet_cgroup(g, "40\n");
+    kubelet_cgroup(b, "9000");
+    assert_int_equal(gs_cgroup_apply(p, root, &d), 0);
+    weight_is(g, "80");
+    weight_is(b, "10000");
+    assert_int_equal(gs_cgroup_apply(p, root, &d), 0); /* and left as it is */
+    weight_is(g, "80");
+    /* a restarted agent reads its weights back and does not scale its own value twice */
+    char path[128];
+    snprintf(path, sizeof(path), "%s/plan-cg.json", tmp);
+    assert_int_equal(gs_plan_save(p, path, &d), 0);
     free(p);
-    gs_diag_init(&d);
-    p = new_plan(&t, pods_json);
-    assert_true(gs_cgroup_apply(p, "/nonexistent/cgroup", "gpusched.slice", &d) < 0);
-    assert_non_null(strstr(d.msg, "/nonexistent/cgroup/gpusched.slice"));
+    p = malloc(sizeof(*p));
+    assert_int_equal(gs_plan_init(p, &t, 4, NULL, NULL), 0);
+    assert_int_equal(gs_plan_load(p, path, &d), 0);
+    static struct gs_plan_pod again[8];
+    int n = gs_plan_pods_json(pods, again, 8, &d);
+    assert_int_equal(gs_plan_set_pods(p, again, n, &d), 0);
+    assert_int_equal(gs_cgroup_apply(p, root, &d), 0);
+    weight_is(g, "80");
+    weight_is(x, "158");
+    /* a file that is no cpu.weight is reported, naming it; the other pods are still done */
+    kubelet_cgroup(g, "lots");
+    kubelet_cgroup(x, "79");
+    assert_int_equal(gs_cgroup_apply(p, root, &d), -EINVAL);
+    assert_non_null(strstr(d.msg, "kubepods-pod0a1b_2c.slice/cpu.weight"));
+    weight_is(x, "158");
     free(p);
 }
 
@@ -687,7 +855,7 @@ static void test_plugin_grpc(void **state)
     struct gs_plan *p = new_plan(&t, pods_json);
     struct gs_plugin *pl = NULL;
     gs_diag_init(&d);
-    int rc = gs_plugin_start(p, &lock, &bad, dir, st, 5000, NULL, &pl, &d);
+    int rc = gs_plugin_start(p, &lock, &bad, dir, st, fake_kubelet_podres(k), 5000, NULL, &pl, &d);
     if (rc)
         print_error("%s\n", d.msg);
     assert_int_equal(rc, 0);
@@ -701,28 +869,32 @@ static void test_plugin_grpc(void **state)
     assert_int_equal(dev[0].numa, 1);
     assert_int_equal(dev[4].numa, -1);
 
-    static const char *const want[] = {"a/pa", "b/pb", "c/pc", "d/pd"};
+    /* kubelet admits the pods out of bind order, pd (bound after pc, of the same shape) first,
+     * and some ignoring the preference: its pod resources API says which pod it admits */
+    static const char *const order[] = {"d/pd", "b/pb", "a/pa", "c/pc"};
     for (int i = 0; i < 4; i++) {
-        rc = fake_kubelet_admit(k, "nvidia.com/gpu", 1, 0, &a, err, sizeof(err));
+        rc = fake_kubelet_admit(k, order[i], "nvidia.com/gpu", 1, i % 2, &a, err, sizeof(err));
         if (rc)
             print_error("%s\n", err);
         assert_int_equal(rc, 0);
-        assert_string_equal(a.pod, want[i]);
+        assert_string_equal(a.pod, order[i]);
+        if (i == 0)
+            assert_string_equal(fk_env(&a, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"), "50");
     }
     assert_string_equal(fk_env(&a, "NVIDIA_VISIBLE_DEVICES"), t.gpu[2].uuid);
-    assert_string_equal(fk_env(&a, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"), "50");
+    assert_string_equal(fk_env(&a, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"), "30");
     assert_string_equal(fk_env(&a, GS_GPUSHARE_ENV_MEMORY_MIB),
-                        "GPU-00000002-aaaa-bbbb-cccc-dddddddddddd=20480");
+                        "GPU-00000002-aaaa-bbbb-cccc-dddddddddddd=10240");
     assert_string_equal(a.host[1], "/usr/lib/gpusched/libgpushare.so");
     assert_string_equal(a.cdi[0], "gpusched.io/gpu=GPU-00000002-aaaa-bbbb-cccc-dddddddddddd");
-    assert_int_equal(fake_kubelet_admit(k, "nvidia.com/mig-2g.20gb", 1, 0, &a, err, sizeof(err)),
-                     0);
+    assert_int_equal(
+        fake_kubelet_admit(k, "m/pm", "nvidia.com/mig-2g.20gb", 1, 0, &a, err, sizeof(err)), 0);
     assert_string_equal(fk_env(&a, "NVIDIA_VISIBLE_DEVICES"),
                         "MIG-11111111-2222-3333-4444-555555555555");
-    /* nobody waits any more: refused with the reason */
-    rc = fake_kubelet_admit(k, "nvidia.com/gpu", 1, 0, &a, err, sizeof(err));
+    /* a pod gpuschedd did not bind gets nothing, refused with the reason */
+    rc = fake_kubelet_admit(k, "x/stranger", "nvidia.com/gpu", 1, 0, &a, err, sizeof(err));
     assert_int_equal(rc, 9); /* FAILED_PRECONDITION */
-    assert_non_null(strstr(err, "no pod bound to this node waits"));
+    assert_non_null(strstr(err, "no pod bound to this node that kubelet has waits"));
     assert_int_equal(access(st, F_OK), 0);
 
     /* a card turns unhealthy: the open ListAndWatch stream sends the list again */
@@ -779,9 +951,9 @@ int main(void)
         cmocka_unit_test(test_plan_devices),
         cmocka_unit_test(test_plan_allocate_env),
         cmocka_unit_test(test_plan_two_pods_never_swap),
+        cmocka_unit_test(test_plan_containers),
         cmocka_unit_test(test_plan_restart),
         cmocka_unit_test(test_plan_bad_pods),
-        cmocka_unit_test(test_cpu_weight),
         cmocka_unit_test(test_cgroup_tree),
         cmocka_unit_test(test_cdi_spec),
         cmocka_unit_test(test_plugin_grpc),
