@@ -3,7 +3,8 @@
 BUILD ?= build
 SAN   ?= build-san
 
-.PHONY: all deps demo test test-release test-san bench format clean bench-daemon bench-attack
+.PHONY: all deps demo test test-release test-san bench format clean bench-daemon kubernetes \
+	bench-attack
 
 all: $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -45,6 +46,10 @@ clean:
 
 bench-daemon: all
 	$(BUILD)/bench_daemon
+
+# kube-apiserver and kube-scheduler for tests/e2e, cached outside the clone (make test does it too).
+kubernetes: deps
+	scripts/build-kubernetes
 
 bench-attack: all
 	$(BUILD)/bench_attack

@@ -5,7 +5,9 @@
  *   cuLaunchKernel per call: without the library; preloaded with no limit; with a memory limit
  *   (the launch path then checks one flag); gs_limiter_try alone (what a compute limit adds on the
  *   launch path while the bucket has tokens).
- *   cuMemAlloc_v2 + cuMemFree_v2 per pair, without and with a memory limit.
+ *   cuGraphLaunch per call of a graph that allocates nothing, likewise.
+ *   cuMemAlloc_v2 + cuMemFree_v2 per pair, and cuMemAllocAsync + cuMemFreeAsync from the device's
+ *   pool (its cache serving each allocation), without and with a memory limit.
  *
  * It runs itself once per configuration and round with LD_PRELOAD set or not; each figure is the
  * best of 5 repetitions in each of ROUNDS rounds (default 7), in parentheses its difference to the
@@ -32,6 +34,14 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDi
                         void **kernelParams, void **extra);
 CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize);
 CUresult cuMemFree_v2(CUdeviceptr dptr);
+CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream);
+CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream);
+CUresult cuGraphCreate(CUgraph *phGraph, unsigned int flags);
+CUresult cuGraphAddEmptyNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+                             const CUgraphNode *dependencies, size_t numDependencies);
+CUresult cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph,
+                                     unsigned long long flags);
+CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream);
 
 /* CPU time of this thread: on a shared machine, time spent waiting for a CPU is not the
  * library's. */
@@ -74,6 +84,30 @@ static double allocs(long n)
     return (now_ns() - t0) / (double)n;
 }
 
+static double async_allocs(long n)
+{
+    double t0 = now_ns();
+    for (long i = 0; i < n; i++) {
+        CUdeviceptr p;
+        if (cuMemAllocAsync(&p, 1 << 20, NULL) != CUDA_SUCCESS ||
+            cuMemFreeAsync(p, NULL) != CUDA_SUCCESS) {
+            fprintf(stderr, "bench_gpushare: a stream-ordered allocation failed\n");
+            exit(1);
+        }
+    }
+    return (now_ns() - t0) / (double)n;
+}
+
+static CUgraphExec graph_exec;
+
+static double graph_launches(long n)
+{
+    double t0 = now_ns();
+    for (long i = 0; i < n; i++)
+        cuGraphLaunch(graph_exec, NULL);
+    return (now_ns() - t0) / (double)n;
+}
+
 static struct gs_limiter lim_state;
 
 static double limiter(long n)
@@ -89,17 +123,22 @@ static double limiter(long n)
 static int child(long n)
 {
     CUcontext ctx;
-    if (cuInit(0) != CUDA_SUCCESS || cuCtxCreate_v2(&ctx, 0, 0) != CUDA_SUCCESS) {
+    CUgraph g;
+    CUgraphNode node;
+    if (cuInit(0) != CUDA_SUCCESS || cuCtxCreate_v2(&ctx, 0, 0) != CUDA_SUCCESS ||
+        cuGraphCreate(&g, 0) != CUDA_SUCCESS || cuGraphAddEmptyNode(&node, g, NULL, 0) ||
+        cuGraphInstantiateWithFlags(&graph_exec, g, 0) != CUDA_SUCCESS) {
         fprintf(stderr, "bench_gpushare: the fake driver did not start\n");
         return 1;
     }
-    printf("%.2f %.1f\n", best_of(launches, n), best_of(allocs, n / 100));
+    printf("%.2f %.1f %.2f %.1f\n", best_of(launches, n), best_of(allocs, n / 100),
+           best_of(graph_launches, n), best_of(async_allocs, n / 100));
     return 0;
 }
 
-/* One run of configuration @extra; its two figures into @launch_ns and @pair_ns. */
-static int run(const char *self, const char *state, long n, char *const extra[], double *launch_ns,
-               double *pair_ns)
+/* One run of configuration @extra; its four figures into @ns: cuLaunchKernel, cuMemAlloc pair,
+ * cuGraphLaunch, cuMemAllocAsync pair. */
+static int run(const char *self, const char *state, long n, char *const extra[], double *ns)
 {
     char count[32], out[128];
     int fd[2];
@@ -125,7 +164,7 @@ static int run(const char *self, const char *state, long n, char *const extra[],
     waitpid(pid, &st, 0);
     out[len > 0 ? len : 0] = '\0';
     return !(WIFEXITED(st) && WEXITSTATUS(st) == 0 &&
-             sscanf(out, "%lf %lf", launch_ns, pair_ns) == 2);
+             sscanf(out, "%lf %lf %lf %lf", &ns[0], &ns[1], &ns[2], &ns[3]) == 4);
 }
 
 int main(int argc, char **argv)
@@ -150,16 +189,19 @@ int main(int argc, char **argv)
     char *const *conf[] = {none, plain, mem};
     const char *label[] = {"without libgpushare", "libgpushare, no limit",
                            "libgpushare, memory limit"};
-    double launch[3] = {1e30, 1e30, 1e30}, pair[3] = {1e30, 1e30, 1e30}, lim = 1e30;
+    double best[3][4], lim = 1e30;
     int rc = 0;
+    for (int c = 0; c < 3; c++)
+        for (int k = 0; k < 4; k++)
+            best[c][k] = 1e30;
     /* Rounds interleave the configurations, and each figure is the best over all rounds: a busy
      * machine only ever adds time, so the minimum is the least disturbed measurement. */
     for (int r = 0; r < rounds && rc == 0; r++) {
         for (int c = 0; c < 3 && rc == 0; c++) {
-            double l, p;
-            rc = run(argv[0], state, n, conf[c], &l, &p);
-            launch[c] = l < launch[c] ? l : launch[c];
-            pair[c] = p < pair[c] ? p : pair[c];
+            double ns[4];
+            rc = run(argv[0], state, n, conf[c], ns);
+            for (int k = 0; k < 4 && rc == 0; k++)
+                best[c][k] = ns[k] < best[c][k] ? ns[k] : best[c][k];
         }
         gs_limiter_init(&lim_state, 50);
         double t = best_of(limiter, n);
@@ -167,8 +209,10 @@ int main(int argc, char **argv)
     }
     for (int c = 0; c < 3 && rc == 0; c++)
         printf("%-28s cuLaunchKernel %6.2f ns/call (%+.2f)   cuMemAlloc+cuMemFree %7.0f ns/pair "
-               "(%+.0f)\n",
-               label[c], launch[c], launch[c] - launch[0], pair[c], pair[c] - pair[0]);
+               "(%+.0f)\n%-28s cuGraphLaunch  %6.2f ns/call (%+.2f)   "
+               "cuMemAllocAsync+cuMemFreeAsync %7.0f ns/pair (%+.0f)\n",
+               label[c], best[c][0], best[c][0] - best[0][0], best[c][1], best[c][1] - best[0][1],
+               "", best[c][2], best[c][2] - best[0][2], best[c][3], best[c][3] - best[0][3]);
     printf("%-28s gs_limiter_try %6.2f ns/call (what a compute limit adds while tokens last)\n",
            "limiter alone", lim);
     unlink(path);

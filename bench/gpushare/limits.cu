@@ -2,10 +2,13 @@
 //
 //     limits PATH CHUNK_MIB [hold]
 //
-// Allocates CHUNK_MIB at a time by PATH (malloc, pitch, managed, async, pool, vmm, array, ctx, none)
-// until the first refusal, then prints what it got, the first error and what cuMemGetInfo says;
+// Allocates CHUNK_MIB at a time by PATH (malloc, pitch, managed, async, pool, vmm, array, graph,
+// ctx, none) until the first refusal, then prints what it got, the first error and what cuMemGetInfo says;
 // with "hold" it then prints "holding" and waits for a line on stdin, so the caller can read the
-// card's real memory use. "ctx" makes one more context per step instead (the context charge).
+// card's real memory use. "ctx" makes one more context per step instead (the context charge);
+// "graph" launches one more graph per step, of one allocation node that the graph does not free
+// (the graphs' memory grows by a chunk each time), so its first error is what a graph launch
+// answers when its allocation cannot be had.
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <stdio.h>
@@ -62,6 +65,29 @@ static int step(const char *path, size_t chunk, cudaStream_t s, cudaMemPool_t po
         if (rc == 0)
             rc = cuMemMap(va, chunk, 0, h, 0);
         return rc;
+    }
+    if (!strcmp(path, "graph")) {
+        cudaGraph_t g;
+        cudaGraphExec_t e;
+        cudaGraphNode_t n;
+        cudaMemAllocNodeParams a;
+        memset(&a, 0, sizeof(a));
+        a.poolProps.allocType = cudaMemAllocationTypePinned;
+        a.poolProps.location.type = cudaMemLocationTypeDevice;
+        a.poolProps.location.id = dev;
+        a.bytesize = chunk;
+        int rc = cudaGraphCreate(&g, 0);
+        if (rc == 0)
+            rc = cudaGraphAddMemAllocNode(&n, g, NULL, 0, &a);
+        if (rc == 0)
+#if CUDART_VERSION >= 12000
+            rc = cudaGraphInstantiate(&e, g, 0);
+#else
+            rc = cudaGraphInstantiate(&e, g, NULL, NULL, 0);
+#endif
+        if (rc == 0)
+            rc = cudaGraphLaunch(e, s);
+        return rc ? rc : cudaStreamSynchronize(s);
     }
     if (!strcmp(path, "ctx")) {
         CUcontext c;

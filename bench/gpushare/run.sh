@@ -55,10 +55,13 @@ held() {
 ctx=$(held "" none 0 | sed 's/.*card_used_mib=//')
 say "a context (and the runtime's modules) cost the card $ctx MiB"
 LIMIT=8192
-for path in malloc pitch managed async pool vmm array; do
+for path in malloc pitch managed async pool vmm array graph; do
     say "limit $LIMIT MiB: $(held "LD_PRELOAD=$LIB GPUSHARE_REGION=$REGION GPUSHARE_MEMORY_LIMIT_MIB=$LIMIT GPUSHARE_CONTEXT_MIB=$ctx" "$path" 256)"
 done
 say "limit 4096 MiB: $(held "LD_PRELOAD=$LIB GPUSHARE_REGION=$REGION GPUSHARE_MEMORY_LIMIT_MIB=4096 GPUSHARE_CONTEXT_MIB=$ctx" ctx 0)"
+# What the driver itself answers a graph launch whose allocation the card cannot hold (no library):
+# libgpushare answers CUDA_ERROR_OUT_OF_MEMORY (2) for one past the limit.
+say "no library, graphs until the card is full: $(held "" graph 4096)"
 say "default context charge, limit $LIMIT MiB: $(held "LD_PRELOAD=$LIB GPUSHARE_REGION=$REGION GPUSHARE_MEMORY_LIMIT_MIB=$LIMIT" malloc 256)"
 
 # (b) Utilisation sampled every 200 ms by nvidia-smi; the mean of seconds 8 to 28 of a 30 s run.

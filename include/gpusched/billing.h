@@ -36,6 +36,7 @@ struct gs_diag;
 #define GS_MONEY_MAX           1000000000000000000LL /* $10^12 in micro-dollars */
 #define GS_RATE_MAX            1000000000000LL       /* $1,000,000 per hour per unit */
 #define GS_MONEY_STR_MAX       32                    /* "-1000000000000.000000" and NUL */
+#define GS_MONEY_HUMAN_MAX     40                    /* "-XXX 9,223,372,036,854.78" and NUL */
 #define GS_BILL_DAY_S          86400
 #define GS_BILL_TENANT_MAX     253          /* bytes of a tenant name (a DNS subdomain) */
 #define GS_BILL_CARDS_MAX      1048576      /* cards or MIG instances one use holds */
@@ -80,6 +81,16 @@ int gs_money_parse(const char *s, int64_t *out, struct gs_diag *d);
  * @buf: at least GS_MONEY_STR_MAX bytes. Return: @buf.
  */
 char *gs_money_format(int64_t udollars, char *buf);
+
+/*
+ * gs_money_format_human() - @udollars as a person reads an amount in a table or a report: rounded
+ * half away from zero to the cent, thousands separated by ',', after the currency's sign:
+ * "$27,112.95", "-$0.50"; a currency other than USD is written as its ISO 4217 code and a space
+ * ("EUR 1,234.50"). Exact amounts, for programs, come from gs_money_format().
+ * @currency: an ISO 4217 code (gs_ratecard_currency()); NULL means "USD".
+ * @buf: at least GS_MONEY_HUMAN_MAX bytes. Return: @buf.
+ */
+char *gs_money_format_human(int64_t udollars, const char *currency, char *buf);
 
 /* ---- Rate card ---- */
 

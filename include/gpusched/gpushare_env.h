@@ -30,14 +30,17 @@
 #define GS_GPUSHARE_ENV_CORES_PERCENT "GPUSHARE_CORES_LIMIT_PERCENT"
 
 /* What one CUDA context costs on the card, in MiB, charged at each context creation: an integer
- * 0 .. 65536. Absent: GS_GPUSHARE_DEFAULT_CONTEXT_MIB. One value for every device. */
+ * 0 .. 65536. Absent: GS_GPUSHARE_DEFAULT_CONTEXT_MIB. One value for every device; the node agent
+ * sets it from the card's model (docs/node-agent.md, "What a CUDA context costs"). */
 #define GS_GPUSHARE_ENV_CONTEXT_MIB     "GPUSHARE_CONTEXT_MIB"
 #define GS_GPUSHARE_DEFAULT_CONTEXT_MIB 300
 
-/* Name of the POSIX shared-memory object (shm_open(3)) in which the container's processes count
- * their usage: "/" then 1 .. 200 characters of [A-Za-z0-9._-]. One name per container: processes
- * sharing a name share their limits. Absent: GS_GPUSHARE_DEFAULT_REGION, '-' and the process's
- * effective uid in decimal (a region is closed to other users, so each user has its own). */
+/* Where the processes of a pod count their usage: an existing file's absolute path ("/dir/file",
+ * components of [A-Za-z0-9._-], 200 characters at most), which the node agent makes per pod and
+ * mounts into that pod's containers only; or, without the agent, the name of a POSIX shared-memory
+ * object (shm_open(3)): "/" then 1 .. 200 characters of [A-Za-z0-9._-]. Processes sharing a region
+ * share their limits. Absent: GS_GPUSHARE_DEFAULT_REGION, '-' and the process's effective uid in
+ * decimal (a shared-memory region is closed to other users, so each user has its own). */
 #define GS_GPUSHARE_ENV_REGION     "GPUSHARE_REGION"
 #define GS_GPUSHARE_DEFAULT_REGION "/gpushare"
 

@@ -35,8 +35,10 @@ void gs_report_text(FILE *f, const struct gs_report_ctx *ctx, struct gs_sim_run 
                     size_t npol, size_t nseeds);
 
 /*
- * gs_report_json() - write @path: one run gives {"pods", "summary"}; several give
- * {"runs": [{"policy", "seed", "pods", "summary"}...], "mean": {policy: summary}}.
+ * gs_report_json() - write @path: one run gives {"pods", "summary", "curve"}; several give
+ * {"runs": [{"policy", "seed", "pods", "summary", "curve"}...], "mean": {policy: summary}}.
+ * "curve" is {"arrived_pct": [0, 1, ...], "allocation_pct": [...]}: the allocation % at each whole
+ * arrived % (gs_sim_alloc_at()), null where no arrival came near it.
  * Return: 0; -EIO with @d naming the file; -ENOMEM.
  */
 int gs_report_json(const char *path, const struct gs_report_ctx *ctx,

@@ -53,9 +53,10 @@ static void usage(FILE *f)
                "  --way NAME     only this way of a comparison file (default: every way; a\n"
                "                 single run without \"way\" is named \"run\")\n"
                "  --tenant NAME  only this tenant's lines\n"
-               "Amounts are exact: whole cents print as $X.YY, finer amounts with up to six\n"
-               "decimals ($0.000139); totals are the sums of the lines printed. CSV and JSON give\n"
-               "integer micro-dollars next to the decimal strings.\n");
+               "The table prints amounts as people read them, to the cent ($27,112.95); lines\n"
+               "are priced exactly and totals are the exact sums of the lines, each rounded\n"
+               "once. CSV and JSON give the exact amounts: integer micro-dollars next to the\n"
+               "decimal strings (0.000139).\n");
 }
 
 static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -147,7 +148,7 @@ static int load_json(const char *path, json_t **out, struct gs_diag *d)
     return 0;
 }
 
-static const char *type_name(const json_t *v)
+const char *gs__json_type_name(const json_t *v)
 {
     switch (json_typeof(v)) {
     case JSON_OBJECT:
@@ -167,9 +168,8 @@ static const char *type_name(const json_t *v)
     }
 }
 
-/* field() - @obj's @key at @at, which must be of @type; missing or another type is an error. */
-static int field(const json_t *obj, const char *key, const char *at, json_type type, json_t **out,
-                 struct gs_diag *d)
+int gs__json_field(const json_t *obj, const char *key, const char *at, json_type type, json_t **out,
+                   struct gs_diag *d)
 {
     static const char *const want[] = {[JSON_OBJECT] = "object",
                                        [JSON_ARRAY] = "array",
@@ -181,18 +181,18 @@ static int field(const json_t *obj, const char *key, const char *at, json_type t
                              want[type]);
     if (json_typeof(v) != type)
         return gs_diag_error(d, "%s%s%s: expected %s, got %s", at, *at ? "." : "", key, want[type],
-                             type_name(v));
+                             gs__json_type_name(v));
     if (type == JSON_STRING && strlen(json_string_value(v)) != json_string_length(v))
         return gs_diag_error(d, "%s%s%s: a string with a NUL character", at, *at ? "." : "", key);
     *out = v;
     return 0;
 }
 
-static int field_int(const json_t *obj, const char *key, const char *at, int64_t *out,
-                     struct gs_diag *d)
+int gs__json_field_int(const json_t *obj, const char *key, const char *at, int64_t *out,
+                       struct gs_diag *d)
 {
     json_t *v;
-    int rc = field(obj, key, at, JSON_INTEGER, &v, d);
+    int rc = gs__json_field(obj, key, at, JSON_INTEGER, &v, d);
     if (!rc)
         *out = json_integer_value(v);
     return rc;
@@ -205,32 +205,31 @@ static int use_of(const json_t *u, const char *at, const char *tenant, struct gs
     json_t *mode, *model, *profile = json_object_get(u, "profile");
     *out = (struct gs_bill_use){.tenant = tenant};
     if (!json_is_object(u))
-        return gs_diag_error(d, "%s: expected object, got %s", at, type_name(u));
-    int rc = field(u, "mode", at, JSON_STRING, &mode, d);
+        return gs_diag_error(d, "%s: expected object, got %s", at, gs__json_type_name(u));
+    int rc = gs__json_field(u, "mode", at, JSON_STRING, &mode, d);
     if (rc)
         return rc;
     if ((rc = gs_bill_mode_find(json_string_value(mode))) < 0)
         return gs_diag_error(d, "%s.mode: \"%.40s\" is not exclusive, mig, shared or timeslice", at,
                              json_string_value(mode));
     out->mode = (enum gs_bill_mode)rc;
-    if ((rc = field(u, "model", at, JSON_STRING, &model, d)) != 0)
+    if ((rc = gs__json_field(u, "model", at, JSON_STRING, &model, d)) != 0)
         return rc;
     if ((out->model = gs_catalog_find(json_string_value(model), -1)) < 0)
         return gs_diag_error(d, "%s.model: unknown GPU model \"%.40s\"", at,
                              json_string_value(model));
     if (out->mode == GS_BILL_MIG || (profile && !json_is_null(profile))) {
-        if ((rc = field(u, "profile", at, JSON_STRING, &profile, d)) != 0)
+        if ((rc = gs__json_field(u, "profile", at, JSON_STRING, &profile, d)) != 0)
             return rc;
         out->profile = json_string_value(profile);
     }
-    if ((rc = field_int(u, "cards", at, &out->cards, d)) != 0 ||
-        (rc = field_int(u, "share_milli", at, &out->share_milli, d)) != 0 ||
-        (rc = field_int(u, "start_s", at, &out->start_s, d)) != 0)
+    if ((rc = gs__json_field_int(u, "cards", at, &out->cards, d)) != 0 ||
+        (rc = gs__json_field_int(u, "share_milli", at, &out->share_milli, d)) != 0 ||
+        (rc = gs__json_field_int(u, "start_s", at, &out->start_s, d)) != 0)
         return rc;
-    return field_int(u, "end_s", at, &out->end_s, d);
+    return gs__json_field_int(u, "end_s", at, &out->end_s, d);
 }
 
-/* bill_pod() - meter every use of pod @pod (at @at) into @b. */
 /*
  * in_life() - @use lies inside the pod's life as the pod itself states it: not before its
  * submit_s, not after its end_s (when it has ended), not before the previous use ended (at
@@ -257,20 +256,20 @@ static int in_life(const json_t *pod, const struct gs_bill_use *use, const char 
     return 0;
 }
 
-static int bill_pod(const json_t *pod, const char *at, struct gs_bill *b, struct gs_diag *d)
+int gs__bill_pod(const json_t *pod, const char *at, struct gs_bill *b, struct gs_diag *d)
 {
     json_t *tenant, *usage = NULL, *u;
     size_t j;
     int64_t last_end = INT64_MIN;
     char uat[USE_AT];
     if (!json_is_object(pod))
-        return gs_diag_error(d, "%s: expected object, got %s", at, type_name(pod));
-    int rc = field(pod, "tenant", at, JSON_STRING, &tenant, d);
+        return gs_diag_error(d, "%s: expected object, got %s", at, gs__json_type_name(pod));
+    int rc = gs__json_field(pod, "tenant", at, JSON_STRING, &tenant, d);
     json_t *name = json_object_get(pod, "name");
     if (!rc && name && !json_is_string(name))
-        rc = gs_diag_error(d, "%s.name: expected string, got %s", at, type_name(name));
+        rc = gs_diag_error(d, "%s.name: expected string, got %s", at, gs__json_type_name(name));
     if (!rc)
-        rc = field(pod, "usage", at, JSON_ARRAY, &usage, d);
+        rc = gs__json_field(pod, "usage", at, JSON_ARRAY, &usage, d);
     json_array_foreach(usage, j, u)
     {
         struct gs_bill_use use;
@@ -290,28 +289,31 @@ static int bill_pod(const json_t *pod, const char *at, struct gs_bill *b, struct
 
 static int by_name(const void *a, const void *b)
 {
-    const char *x = json_string_value(json_object_get(*(json_t *const *)a, "name"));
-    const char *y = json_string_value(json_object_get(*(json_t *const *)b, "name"));
-    return strcmp(x, y);
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+int gs__names_unique(const char **names, size_t n, const char *at, struct gs_diag *d)
+{
+    if (n > 1)
+        qsort(names, n, sizeof(*names), by_name);
+    for (size_t i = 1; i < n; i++)
+        if (strcmp(names[i - 1], names[i]) == 0)
+            return gs_diag_error(d, "%s%spods: pod \"%.80s\" is listed twice", at, *at ? "." : "",
+                                 names[i]);
+    return 0;
 }
 
 /* unique_names() - no named pod of @pods is listed twice: it would be billed twice. */
 static int unique_names(const json_t *pods, const char *at, struct gs_diag *d)
 {
     size_t n = 0, all = json_array_size(pods);
-    json_t **v = all ? malloc(all * sizeof(*v)) : NULL;
+    const char **v = all ? malloc(all * sizeof(*v)) : NULL;
     if (all && !v)
         return gs_diag_error_code(d, -ENOMEM, "%s: out of memory", at);
     for (size_t i = 0; i < all; i++)
         if (json_is_string(json_object_get(json_array_get(pods, i), "name")))
-            v[n++] = json_array_get(pods, i);
-    if (n > 1)
-        qsort(v, n, sizeof(*v), by_name);
-    int rc = 0;
-    for (size_t i = 1; i < n && !rc; i++)
-        if (by_name(&v[i - 1], &v[i]) == 0)
-            rc = gs_diag_error(d, "%s%spods: pod \"%.80s\" is listed twice", at, *at ? "." : "",
-                               json_string_value(json_object_get(v[i], "name")));
+            v[n++] = json_string_value(json_object_get(json_array_get(pods, i), "name"));
+    int rc = gs__names_unique(v, n, at, d);
     free(v);
     return rc;
 }
@@ -334,10 +336,10 @@ static int bill_way(const json_t *run, const char *at, struct input *in, struct 
     char pat[POD_AT];
     struct way *w = &in->way[in->nway];
     if (!json_is_object(run))
-        return gs_diag_error(d, "%s: expected object, got %s", at, type_name(run));
-    int rc = *at || name ? field(run, "way", at, JSON_STRING, &name, d) : 0;
+        return gs_diag_error(d, "%s: expected object, got %s", at, gs__json_type_name(run));
+    int rc = *at || name ? gs__json_field(run, "way", at, JSON_STRING, &name, d) : 0;
     if (!rc)
-        rc = field(run, "pods", at, JSON_ARRAY, &pods, d);
+        rc = gs__json_field(run, "pods", at, JSON_ARRAY, &pods, d);
     w->name = name ? json_string_value(name) : "run";
     if (!rc && !printable(w->name, WAY_NAME_MAX))
         rc = gs_diag_error(d, "%s.way: expected 1..%d printable characters", at, WAY_NAME_MAX);
@@ -351,7 +353,7 @@ static int bill_way(const json_t *run, const char *at, struct input *in, struct 
         if (rc)
             break;
         snprintf(pat, sizeof(pat), "%s%spods[%zu]", at, *at ? "." : "", i);
-        rc = bill_pod(pod, pat, w->bill, d);
+        rc = gs__bill_pod(pod, pat, w->bill, d);
     }
     return rc ? rc : unique_names(pods, at, d);
 }
@@ -363,11 +365,12 @@ static int bill_file(struct input *in, struct gs_diag *d)
     size_t i;
     char at[WAY_AT];
     if (!json_is_object(in->root))
-        return gs_diag_error(d, "the document: expected object, got %s", type_name(in->root));
+        return gs_diag_error(d, "the document: expected object, got %s",
+                             gs__json_type_name(in->root));
     if (!ways)
         return bill_way(in->root, "", in, d);
     if (!json_is_array(ways))
-        return gs_diag_error(d, "ways: expected array, got %s", type_name(ways));
+        return gs_diag_error(d, "ways: expected array, got %s", gs__json_type_name(ways));
     if (json_array_size(ways) > WAYS_MAX)
         return gs_diag_error(d, "ways: more than %d ways", WAYS_MAX);
     json_array_foreach(ways, i, run)
@@ -417,18 +420,11 @@ static size_t walk(struct gs_bill *b, const char *tenant, struct sink *s)
     return n;
 }
 
-/* dollars() - "$" and the exact amount. @buf: GS_MONEY_STR_MAX + 1 bytes. */
-static const char *dollars(int64_t udollars, char *buf)
-{
-    buf[0] = '$';
-    gs_money_format(udollars, buf + 1);
-    return buf;
-}
-
 /* Table: a measuring walk sets the column widths, a second walk prints. */
 struct table {
     struct sink s;
-    FILE *out; /* NULL while measuring */
+    FILE *out;            /* NULL while measuring */
+    const char *currency; /* the rate card's: amounts print as people read them */
     int width[NCOL];
 };
 
@@ -450,7 +446,8 @@ static void table_row(struct table *t, const char *const cell[NCOL])
 
 static void table_line(struct sink *s, const struct gs_bill_line *l)
 {
-    char day[24], qty[24], rate[GS_MONEY_STR_MAX + 1], cost[GS_MONEY_STR_MAX + 1];
+    struct table *t = (struct table *)s;
+    char day[24], qty[24], rate[GS_MONEY_HUMAN_MAX], cost[GS_MONEY_HUMAN_MAX];
     snprintf(day, sizeof(day), "%lld", (long long)l->day);
     snprintf(qty, sizeof(qty), "%lld", (long long)l->quantity);
     const char *cell[NCOL] = {l->tenant,
@@ -458,17 +455,23 @@ static void table_line(struct sink *s, const struct gs_bill_line *l)
                               day,
                               qty,
                               gs_bill_mode_unit(l->mode),
-                              dollars(l->rate_udollars_per_hour, rate),
-                              dollars(l->cost_udollars, cost)};
-    table_row((struct table *)s, cell);
+                              gs_money_format_human(l->rate_udollars_per_hour, t->currency, rate),
+                              gs_money_format_human(l->cost_udollars, t->currency, cost)};
+    table_row(t, cell);
 }
 
 static void table_total(struct sink *s, const char *tenant, int64_t udollars)
 {
-    char cost[GS_MONEY_STR_MAX + 1];
-    const char *cell[NCOL] = {tenant ? tenant : "TOTAL", tenant ? "total" : "", "", "", "", "",
-                              dollars(udollars, cost)};
-    table_row((struct table *)s, cell);
+    struct table *t = (struct table *)s;
+    char cost[GS_MONEY_HUMAN_MAX];
+    const char *cell[NCOL] = {tenant ? tenant : "TOTAL",
+                              tenant ? "total" : "",
+                              "",
+                              "",
+                              "",
+                              "",
+                              gs_money_format_human(udollars, t->currency, cost)};
+    table_row(t, cell);
 }
 
 static size_t report_table(struct gs_bill *b, const struct opts *o, const struct input *in,
@@ -476,7 +479,7 @@ static size_t report_table(struct gs_bill *b, const struct opts *o, const struct
 {
     static const char *const head[NCOL] = {"TENANT", "RESOURCE", "DAY", "QUANTITY",
                                            "UNIT",   "RATE/H",   "COST"};
-    struct table t = {{table_line, table_total, way}, NULL, {0}};
+    struct table t = {{table_line, table_total, way}, NULL, gs_ratecard_currency(in->rc), {0}};
     table_row(&t, head);
     walk(b, o->tenant, &t.s);
     t.out = stdout;

@@ -15,5 +15,40 @@ int cmd_topo(int argc, char **argv);
 
 /* submit, get, list, cancel, status: talk to gpuschedd (@argv[0] names the subcommand). */
 int cmd_client(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+
+/* Reading the simulator's JSON (bill.c), shared by bill and report. */
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+struct gs_bill;
+struct gs_diag;
+
+/* gs__json_type_name() - "object", "array", "string", "integer", "real", "null", "boolean". */
+const char *gs__json_type_name(const json_t *v);
+
+/*
+ * gs__json_field() - @obj's member @key, which must be of @type (object, array, string or
+ * integer; a string without NUL). @at: the JSON path of @obj for messages ("" at the top).
+ * Return: 0 with *@out (borrowed); -EINVAL with @d ("ways[0].pods[3].tenant: expected string,
+ * missing").
+ */
+int gs__json_field(const json_t *obj, const char *key, const char *at, json_type type, json_t **out,
+                   struct gs_diag *d);
+/* gs__json_field_int() - gs__json_field() of an integer, its value in *@out. */
+int gs__json_field_int(const json_t *obj, const char *key, const char *at, int64_t *out,
+                       struct gs_diag *d);
+
+/*
+ * gs__bill_pod() - meter every "usage" entry of the simulator's pod object @pod (at path @at)
+ * into @b, as `gpusched bill` does: each use must lie inside the pod's life (not before its
+ * submit_s, not after its end_s, not overlapping the previous use; a rejected pod has none).
+ * Return: 0; -EINVAL (a malformed pod, named by path); gs_bill_add_use()'s errors.
+ */
+int gs__bill_pod(const json_t *pod, const char *at, struct gs_bill *b, struct gs_diag *d);
+
+/* gs__names_unique() - no two of @names (sorted in place) are equal: a pod listed twice would be
+ * billed twice. Return: 0; -EINVAL naming the pod, in @at's pods. */
+int gs__names_unique(const char **names, size_t n, const char *at, struct gs_diag *d);
 
 #endif

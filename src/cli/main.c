@@ -13,6 +13,7 @@ static void usage(FILE *f)
                "  validate   load scenario files and print what was understood\n"
                "  generate   write a scenario: generate tenant-day models the tenants' day\n"
                "  bill       price a simulation's GPU use per tenant, resource and day\n"
+               "  report     one HTML page of a simulation's JSON: charts and a cluster map\n"
                "  forecast   GPU demand series, forecasts, backtests and capacity advice\n"
                "  topo       read `nvidia-smi topo -m` text; print the topology tree\n"
                "  version    print the version\n"
@@ -36,6 +37,8 @@ int main(int argc, char **argv)
         return cmd_generate(argc - 1, argv + 1);
     if (strcmp(argv[1], "bill") == 0)
         return cmd_bill(argc - 1, argv + 1);
+    if (strcmp(argv[1], "report") == 0)
+        return cmd_report(argc - 1, argv + 1);
     if (strcmp(argv[1], "forecast") == 0)
         return cmd_forecast(argc - 1, argv + 1);
     if (strcmp(argv[1], "topo") == 0)

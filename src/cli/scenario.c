@@ -163,7 +163,7 @@ static void print_bills(FILE *f, struct gs_tsim *const *runs, size_t n,
                         const struct gs_ratecard *rc, const char *rates)
 {
     struct gs_bill *bills[GS_WAY_COUNT] = {0};
-    char why[GS_WAY_COUNT][GS_DIAG_MSG_MAX], money[GS_MONEY_STR_MAX + 1];
+    char why[GS_WAY_COUNT][GS_DIAG_MSG_MAX], money[GS_MONEY_HUMAN_MAX];
     for (size_t w = 0; w < n; w++) {
         struct gs_diag d;
         gs_diag_init(&d);
@@ -173,7 +173,7 @@ static void print_bills(FILE *f, struct gs_tsim *const *runs, size_t n,
             bills[w] = NULL;
         }
     }
-    fprintf(f, "\nbill, USD (rates: %s)\n%-28s", rates, "tenant");
+    fprintf(f, "\nbill, %s (rates: %s)\n%-28s", gs_ratecard_currency(rc), rates, "tenant");
     for (size_t w = 0; w < n; w++)
         fprintf(f, " %14s", gs_way_name(gs_tsim_summary(runs[w])->way));
     for (size_t i = 0; i <= gs_tsim_tenant_count(runs[0]); i++) {
@@ -183,9 +183,9 @@ static void print_bills(FILE *f, struct gs_tsim *const *runs, size_t n,
             continue; /* the bucket of pods without a tenant, when there are none */
         fprintf(f, "\n%-28s", tn ? tn->name : "all tenants");
         for (size_t w = 0; w < n; w++) {
-            money[0] = '$';
             if (bills[w])
-                gs_money_format(gs_bill_total_udollars(bills[w], tn ? tn->name : NULL), money + 1);
+                gs_money_format_human(gs_bill_total_udollars(bills[w], tn ? tn->name : NULL),
+                                      gs_ratecard_currency(rc), money);
             fprintf(f, " %14s", bills[w] ? money : "-");
         }
     }

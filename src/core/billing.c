@@ -96,6 +96,27 @@ char *gs_money_format(int64_t udollars, char *buf)
     return buf;
 }
 
+char *gs_money_format_human(int64_t udollars, const char *currency, char *buf)
+{
+    uint64_t v = udollars < 0 ? 0u - (uint64_t)udollars : (uint64_t)udollars;
+    uint64_t cents = v / 10000 + (v % 10000 >= 5000), whole = cents / 100;
+    char digits[24], *w = buf;
+    int n = snprintf(digits, sizeof(digits), "%llu", (unsigned long long)whole);
+    if (udollars < 0 && cents > 0)
+        *w++ = '-';
+    if (!currency || strcmp(currency, "USD") == 0)
+        *w++ = '$';
+    else
+        w += snprintf(w, 8, "%.3s ", currency);
+    for (int i = 0; i < n; i++) { /* a ',' before each group of three digits but the first */
+        *w++ = digits[i];
+        if (i < n - 1 && (n - 1 - i) % 3 == 0)
+            *w++ = ',';
+    }
+    snprintf(w, 4, ".%02llu", (unsigned long long)(cents % 100));
+    return buf;
+}
+
 /* round_half_up(num / den) for num >= 0, den > 0, 2 * num + den within int64. */
 static int64_t div_half_up(int64_t num, int64_t den)
 {

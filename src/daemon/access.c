@@ -7,14 +7,16 @@
  *     minute gets 429 with Retry-After on every route that takes credentials, before its token
  *     is even looked at: guessing costs a minute per handful of tries;
  *  2. credentials: GET /healthz needs none; GET /metrics takes the metrics or the admin token,
- *     or none (then it shows aggregates only, metrics.c); every other route needs a bearer token
- *     of the DaemonConfig or a node's own (401, counted against the address, when it is absent
- *     or unknown);
+ *     or none (then it shows aggregates only, metrics.c); an extender call may come with the
+ *     client certificate mutual TLS verified (--tls-client-ca; server.c then asks for it, and
+ *     refuses the call without one); every other route needs a bearer token of the DaemonConfig
+ *     or a node's own (401, counted against the address, when it is absent or unknown);
  *  3. the roles' routes: the node agents' bootstrap token and a node's own token (agents.h)
  *     reach only /v1/nodes/..., and POSTs there need one of them or the admin's; the metrics
  *     token reaches only GET /metrics; extender verbs, which bind pods to cards, only the admin
- *     token (403). Which node a token may act for, and what a tenant may see and touch within
- *     /v1, are the handlers' (agents.c, api.c);
+ *     token and kube-scheduler's client certificate, which reaches nothing else (403). Which node a
+ * token may act for, and what a tenant may see and touch within /v1, are the handlers' (agents.c,
+ * api.c);
  *  4. a tenant's token bucket (rateLimit), and for GET /metrics the client address's
  *     (metrics.scrapesPerSecond): a scrape sends megabytes, and Prometheus scrapes a target every
  *     few seconds, not hundreds of times a second (429 with Retry-After);
@@ -237,8 +239,8 @@ static int scrape_take(struct gsd_access *a, struct gsd_req *r, const uint8_t ke
 static const char *route_denied(int who, const struct gsd_req *r)
 {
     int node_path = !strncmp(r->path, "/v1/nodes/", 10), node = who == GSD_AUTH_NODE;
-    if (!strncmp(r->path, "/extender/", 10) && who != GSD_AUTH_ADMIN)
-        return "extender verbs need the admin token";
+    if (!strncmp(r->path, "/extender/", 10) && who != GSD_AUTH_ADMIN && who != GSD_AUTH_EXTENDER)
+        return "extender verbs need the admin token or kube-scheduler's client certificate";
     if ((node || who == GSD_AUTH_AGENT) && !node_path)
         return "a node's token reaches only /v1/nodes/...";
     if (node_path && !strcmp(r->method, "POST") && !node && who != GSD_AUTH_AGENT &&
@@ -272,6 +274,7 @@ int gsd_access_check(struct gsd_access *a, struct gsd_req *r, const struct socka
         int id = r->auth == 1 ? gsd_config_auth(c, r->token_sha) : GSD_AUTH_NONE;
         r->agent = id == GSD_AUTH_NONE && r->auth == 1 ? agent_of(a, r->token_sha) : -1;
         id = r->agent >= 0 ? GSD_AUTH_AGENT : id;
+        id = r->client_cert ? GSD_AUTH_EXTENDER : id; /* server.c verified it, extender only */
         const char *denied = id == GSD_AUTH_NONE ? NULL : route_denied(id, r);
         struct gsd_tenant *t = id >= 0 ? &c->tenants[id] : NULL;
         int64_t slow = t && !denied && r->path[1] == 'v' ? gsd_bucket_take(t, now_us) : 0;

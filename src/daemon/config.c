@@ -18,8 +18,9 @@
  *     tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token  # read at every bind
  *     caFile: /var/run/secrets/kubernetes.io/serviceaccount/ca.crt    # default: system CAs
  *     timeoutSeconds: 5           # a bind's API calls together (1..300), one page of a list
- *     syncSeconds: 30             # pods bound here that Kubernetes no longer runs are released
- *                                 # after at most this long (0: never; 1..86400)
+ *     syncSeconds: 30             # pods with a node listed afresh this often and watched in
+ *                                 # between: a deleted pod's cards are released at once
+ *                                 # (0: neither; 1..86400)
  *   metrics:                      # GET /metrics: without a token, aggregates only
  *     token: "..."                # or tokenSHA256: Prometheus' token (the admin's works too)
  *     perPod: false               # true: a series per running pod and card (with a token)

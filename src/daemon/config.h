@@ -140,11 +140,12 @@ const struct gsd_tenant *gsd_tenant_of_ns(const struct gsd_config *c, const char
  * is compared in constant time, all of them always, so the time taken does not tell which one
  * matched or how much of one did.
  */
-#define GSD_AUTH_ADMIN   (-1)
-#define GSD_AUTH_NONE    (-2)
-#define GSD_AUTH_NODE    (-3)
-#define GSD_AUTH_METRICS (-4) /* metrics.token: GET /metrics only */
-#define GSD_AUTH_AGENT   (-5) /* a node's own token (agents.h), not the config's: access.c */
+#define GSD_AUTH_ADMIN    (-1)
+#define GSD_AUTH_NONE     (-2)
+#define GSD_AUTH_NODE     (-3)
+#define GSD_AUTH_METRICS  (-4) /* metrics.token: GET /metrics only */
+#define GSD_AUTH_AGENT    (-5) /* a node's own token (agents.h), not the config's: access.c */
+#define GSD_AUTH_EXTENDER (-6) /* kube-scheduler by its client certificate: the extender only */
 int gsd_config_auth(const struct gsd_config *c, const uint8_t sha[GSD_SHA256_LEN]);
 
 /*

@@ -203,7 +203,7 @@ static void names_keep(struct gsd_state *st, const char *p, const char *end,
         return;
     }
     memcpy(c->text, p, c->len);
-    if (a->n) /* an empty array has no index array to copy from */
+    if (a->n) /* an empty NodeNames has no index array at all */
         memcpy(c->idx, a->idx, a->n * sizeof(*c->idx));
     for (size_t i = 0; i < a->n; i++) {
         c->nodes[i] = a->nodes[i];
@@ -462,8 +462,10 @@ static void held_node_only(struct gsd_state *st, const struct gsd_podspec *spec,
 
 /*
  * The pod's score on every node of @a into @sc (@why: the reason for a node that fails), as
- * gs_sched_score_nodes() gives them; -EINVAL on every node when the request is bad (@err).
- * Return: 0; -ENOMEM.
+ * gs_sched_score_nodes() gives them. A request the engine refuses whole ("GPU model X: no node
+ * in the cluster has it") fails on every node with that reason (kept in @err): in FailedNodes
+ * kube-scheduler reports it as "0/N nodes are available" and retries when nodes change, where
+ * Error would be a scheduling error. Return: 0; -ENOMEM.
  */
 static int score_all(struct gsd_state *st, const struct gsd_podspec *spec,
                      const struct gs_pod_req *req, const struct ext_args *a, int64_t *sc,
@@ -474,9 +476,11 @@ static int score_all(struct gsd_state *st, const struct gsd_podspec *spec,
     int rc = gs_sched_score_nodes(st->sched, req, a->idx, a->n, sc, why, &d);
     if (rc == -ENOMEM)
         return rc;
-    for (size_t i = 0; rc && i < a->n; i++)
-        sc[i] = a->idx[i] >= 0 ? -EINVAL : -ENOENT;
     snprintf(err, cap, "%s", rc ? d.msg : "");
+    for (size_t i = 0; rc && i < a->n; i++) {
+        sc[i] = a->idx[i] >= 0 ? GS_UNSCHEDULABLE : a->idx[i];
+        why[i] = err;
+    }
     if (!rc)
         held_node_only(st, spec, a, sc, why);
     return 0;
@@ -548,12 +552,12 @@ static int write_unresolvable(const struct ext_args *a, struct out *o)
     return 0;
 }
 
-/* The first error the nodes meet in order: a nameless item, or a known node when @bad is set. */
-static const char *first_error(const struct ext_args *a, const char *bad)
+/* Error for a NodeList with a nameless item; "" when every item has a name. */
+static const char *first_error(const struct ext_args *a)
 {
     for (size_t i = 0; i < a->n; i++)
-        if (a->idx[i] == -EINVAL || (bad[0] && a->idx[i] >= 0))
-            return a->idx[i] == -EINVAL ? "a node has no name" : bad;
+        if (a->idx[i] == -EINVAL)
+            return "a node has no name";
     return "";
 }
 
@@ -586,26 +590,60 @@ static const char *const score_text[11] = {",\"Score\":0}", ",\"Score\":1}", ",\
                                            ",\"Score\":6}", ",\"Score\":7}", ",\"Score\":8}",
                                            ",\"Score\":9}", ",\"Score\":10}"};
 
-/* HostPriorityList: each fitting node scaled to 0..10 between the lowest and highest score. */
-static void write_priorities(const struct ext_args *a, const int64_t *sc, struct out *o)
+/* A fitting node as the engine orders them: higher score first, then its tie-break rank. */
+struct ranked {
+    int64_t score;
+    uint32_t tie; /* gs_sched_priority(): lower wins among equal scores */
+    size_t i;     /* index into the args' nodes */
+};
+
+static int by_engine_order(const void *pa, const void *pb)
 {
-    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    const struct ranked *a = pa, *b = pb;
+    if (a->score != b->score)
+        return a->score > b->score ? -1 : 1;
+    return a->tie < b->tie ? -1 : a->tie > b->tie;
+}
+
+/*
+ * HostPriorityList: the engine's ranking on kube-scheduler's 0..10 scale. The node the engine
+ * would pick (best score, then its tie-break rank) alone gets 10; each lower score one step less,
+ * down to 1, nodes of one score sharing it; a node that does not fit 0. With the extender's
+ * weight above the sum of kube-scheduler's own scores, kube-scheduler's pick is the engine's.
+ * Return: 0; -ENOMEM. O(n log n) for n nodes.
+ */
+static int write_priorities(const struct gsd_state *st, const struct ext_args *a, const int64_t *sc,
+                            struct out *o)
+{
+    size_t n = 0;
+    struct ranked *lv = malloc((a->n ? a->n : 1) * sizeof(*lv));
+    int64_t *level = lv ? calloc(a->n ? a->n : 1, sizeof(*level)) : NULL;
+    if (!level) {
+        free(lv);
+        return -ENOMEM;
+    }
     for (size_t i = 0; i < a->n; i++)
-        if (sc[i] >= 2) {
-            lo = sc[i] < lo ? sc[i] : lo;
-            hi = sc[i] > hi ? sc[i] : hi;
-        }
+        if (sc[i] >= 2)
+            lv[n++] = (struct ranked){sc[i], gs_sched_priority(st->sched, (size_t)a->idx[i]), i};
+    qsort(lv, n, sizeof(*lv), by_engine_order);
+    for (size_t k = 0, step = 10; k < n; k++) {
+        if (k == 1 || (k > 1 && lv[k].score != lv[k - 1].score))
+            step = step > 1 ? step - 1 : 1;
+        level[lv[k].i] = (int64_t)step;
+    }
     put_str(o, "[");
     for (size_t i = 0, first = 1; i < a->n; i++) {
         if (!a->nodes[i].key)
             continue;
-        int64_t s = sc[i] < 2 ? 0 : hi == lo ? 10 : (sc[i] - lo) * 10 / (hi - lo);
         put_str(o, first ? "{\"Host\":" : ",{\"Host\":");
         first = 0;
         put(o, a->nodes[i].key, a->nodes[i].key_len);
-        put_str(o, score_text[s]); /* 0..10: (s - lo) <= (hi - lo) */
+        put_str(o, score_text[level[i]]);
     }
     put_str(o, "]");
+    free(level);
+    free(lv);
+    return 0;
 }
 
 /*
@@ -677,9 +715,9 @@ static void filter_or_prioritize(struct gsd_state *st, struct gsd_req *r, int is
                                   : score_all(st, &spec, &eff, &a, sc, why, err, sizeof(err)))))
             o.oom = 1;
         else if (is_filter)
-            write_filter(st, &a, sc, why, first_error(&a, err), &o);
-        else
-            write_priorities(&a, sc, &o);
+            write_filter(st, &a, sc, why, first_error(&a), &o);
+        else if (write_priorities(st, &a, sc, &o))
+            o.oom = 1;
         ext_remember(st, &spec);
     }
     reply_out(r, &o);
@@ -785,6 +823,42 @@ int gsd_extender_sync(struct gsd_state *st, const json_t *live, int64_t listed_u
         if (uid && (!p->uid[0] || !strcmp(uid, p->uid)))
             continue;
         gsd_log("info", "pod no longer run by Kubernetes: cards released", "pod", key, NULL);
+        if (gsd_pod_cancel(st, p))
+            return -EIO;
+        n++;
+    }
+    return n;
+}
+
+/* The pod bind took cards for under @key ("NS/NAME") with UID @uid (or one bound with none). */
+static struct gsd_pod *bound_pod(struct gsd_state *st, const char *key, const char *uid)
+{
+    char ns[GSD_NAME_MAX];
+    const char *slash = strchr(key, '/');
+    if (!slash || (size_t)(slash - key) >= sizeof(ns))
+        return NULL;
+    memcpy(ns, key, (size_t)(slash - key));
+    ns[slash - key] = '\0';
+    struct gsd_pod *p = gsd_pod_find(st, ns, slash + 1);
+    return p && p->source == GSD_SRC_EXTENDER && (!p->uid[0] || !strcmp(p->uid, uid)) ? p : NULL;
+}
+
+int gsd_extender_holds(struct gsd_state *st, const char *key, const char *uid)
+{
+    return bound_pod(st, key, uid) != NULL;
+}
+
+int gsd_extender_gone(struct gsd_state *st, const json_t *gone)
+{
+    const char *key;
+    json_t *uid;
+    int n = 0;
+    json_object_foreach((json_t *)gone, key, uid)
+    {
+        struct gsd_pod *p = json_is_string(uid) ? bound_pod(st, key, json_string_value(uid)) : NULL;
+        if (!p)
+            continue;
+        gsd_log("info", "pod deleted or finished in Kubernetes: cards released", "pod", key, NULL);
         if (gsd_pod_cancel(st, p))
             return -EIO;
         n++;

@@ -37,6 +37,17 @@ void gsd_extender_unbind(struct gsd_state *st, const struct gsd_bind *b);
  * commit, so a pod still being bound is never taken for gone. Return: pods released; -EIO.
  */
 int gsd_extender_sync(struct gsd_state *st, const json_t *live, int64_t listed_us);
+/*
+ * gsd_extender_holds() - whether bind took cards for pod @key ("NS/NAME") of UID @uid (a pod
+ * bound without a UID matches any). Read-only: call it with the state lock held. O(1).
+ */
+int gsd_extender_holds(struct gsd_state *st, const char *key, const char *uid);
+/*
+ * gsd_extender_gone() - release every pod of @gone (an object of "NS/NAME" to UID: pods deleted
+ * or finished in Kubernetes) that bind took cards for under that UID; others are left alone.
+ * Run on the scheduler thread, inside a batch. Return: pods released; -EIO (the store failed).
+ */
+int gsd_extender_gone(struct gsd_state *st, const json_t *gone);
 /* gsd_extender_free() - free what the extender keeps in @st between calls. */
 void gsd_extender_free(struct gsd_state *st);
 /* gsd_jget() - member @key of object @obj: exact first, then any case, as Go's encoding/json

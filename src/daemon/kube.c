@@ -1,19 +1,30 @@
 /*
- * gpuschedd: the extender's bind in the Kubernetes API server (libcurl).
+ * gpuschedd and the Kubernetes API server (libcurl): the extender's bind, and following the pods.
  *
- * kube-scheduler, given an extender with bindVerb, leaves the binding to it. Once the scheduler
- * thread has committed the cards, the HTTP connection's thread makes two calls:
- *   PATCH /api/v1/namespaces/NS/pods/NAME (application/merge-patch+json) with the annotations of
- *         gsd_pod_assignment(), so they are on the pod before it reaches its node;
- *   POST  /api/v1/namespaces/NS/pods/NAME/binding, the v1 Binding kube-scheduler's DefaultBinder
- *         sends (its metadata.uid makes the pod's UID a precondition).
+ * Bind. kube-scheduler, given an extender with bindVerb, leaves the binding to it. Once the
+ * scheduler thread has committed the cards, the HTTP connection's thread makes three calls:
+ *   GET   /api/v1/namespaces/NS/pods/NAME: the pod must still be the one filtered (its UID) and
+ *         unbound (or bound to this very node: a retry), else nothing is written;
+ *   POST  .../NAME/binding, the v1 Binding kube-scheduler's DefaultBinder sends, carrying the
+ *         annotations of gsd_pod_assignment(): the API server writes the node and the
+ *         annotations in one update (BindingREST.setPodHostAndAnnotations), so the node side
+ *         never sees the pod on its node without them;
+ *   PATCH .../NAME (merge patch) adding the label gpusched.io/managed after the Binding: a label
+ *         changed on a pod kube-scheduler is still binding makes kube-scheduler 1.20 queue the
+ *         pod again and report a spurious FailedScheduling (annotations it ignores).
  * The API server refuses a Binding for a pod that has a node with 409 Conflict, "pod NAME is
  * already assigned to node "NODE"" (pkg/registry/core/pod/storage, BindingREST.assignPod), so a
  * Binding may be sent again: a 409 naming the same node means bound (when the message does not
  * name it, a GET of the pod decides by spec.nodeName and metadata.uid). That settles a Binding
  * whose answer was lost (the connection broke after it was sent, or a 504): it is sent once more.
+ *
+ * Following. gsd_kube_follow() lists the pods that have a node and then watches them from the
+ * list's resourceVersion (with bookmarks), so a pod deleted or finished is reported at once;
+ * a watch that ends is made again from the last resourceVersion seen, "410 Gone" (too old)
+ * lists afresh, and failures are retried with a backoff from 0.5 s doubling to 30 s.
  */
 #include "kube.h"
+#include "log.h"
 #include "state.h"
 
 #include <curl/curl.h>
@@ -43,9 +54,11 @@ struct gsd_bind *gsd_bind_new(const struct gsd_kube *k, const struct gsd_pod *p,
     b->kube.api_server = strdup(k->api_server);
     b->kube.token_file = k->token_file ? strdup(k->token_file) : NULL;
     b->kube.ca_file = k->ca_file ? strdup(k->ca_file) : NULL;
-    json_t *patch = json_pack("{s:{s:O, s:{s:s}}}", "metadata", "annotations", assignment, "labels",
-                              GSD_MANAGED_LABEL, "true");
-    json_t *meta = json_pack("{s:s, s:s}", "name", p->name, "namespace", p->ns);
+    json_t *patch = json_pack("{s:{s:{s:s}}}", "metadata", "labels", GSD_MANAGED_LABEL, "true");
+    if (patch && p->uid[0]) /* the UID is immutable: a pod made again under the name is refused */
+        json_object_set_new(json_object_get(patch, "metadata"), "uid", json_string(p->uid));
+    json_t *meta = json_pack("{s:s, s:s, s:O}", "name", p->name, "namespace", p->ns, "annotations",
+                             assignment);
     if (meta && p->uid[0])
         json_object_set_new(meta, "uid", json_string(p->uid));
     json_t *binding = meta ? json_pack("{s:s, s:s, s:O, s:{s:s, s:s, s:s}}", "apiVersion", "v1",
@@ -261,26 +274,76 @@ static int post_binding(struct gsd_bind *b, const char *token, const char *pod_p
     return GSD_KUBE_UNKNOWN;
 }
 
+/*
+ * Is the pod at @pod_path still the one filtered (b->uid, when known), not being deleted, and
+ * unbound or already on b->node (a retry)? Return: 0 unbound; 1 on b->node; -1 with b->err.
+ */
+static int still_unbound(struct gsd_bind *b, const char *token, const char *pod_path,
+                         int64_t deadline_us)
+{
+    struct answer a = {0};
+    call(&b->kube, token, "GET", pod_path, NULL, NULL, deadline_us, &a);
+    json_t *j = a.status == 200 && a.body ? json_loads(a.body, 0, NULL) : NULL;
+    const json_t *md = json_object_get(j, "metadata");
+    const char *uid = json_string_value(json_object_get(md, "uid"));
+    const char *node = json_string_value(json_object_get(json_object_get(j, "spec"), "nodeName"));
+    int rc = -1;
+    if (!json_is_object(md))
+        describe(b, "reading", &a);
+    else if (b->uid[0] && (!uid || strcmp(uid, b->uid)))
+        snprintf(b->err, sizeof(b->err),
+                 "pod %s/%s was deleted and made again (UID %.64s, not %s): nothing written", b->ns,
+                 b->name, uid ? uid : "none", b->uid);
+    else if (json_object_get(md, "deletionTimestamp"))
+        snprintf(b->err, sizeof(b->err), "pod %s/%s is being deleted: nothing written", b->ns,
+                 b->name);
+    else if (node && *node && strcmp(node, b->node))
+        snprintf(b->err, sizeof(b->err),
+                 "pod %s/%s is already assigned to node \"%.200s\": nothing written", b->ns,
+                 b->name, node);
+    else
+        rc = node && *node ? 1 : 0;
+    json_decref(j);
+    free(a.body);
+    return rc;
+}
+
+/* The managed label, after the Binding; a failure binds the pod all the same (it is logged). */
+static void add_label(struct gsd_bind *b, const char *token, const char *pod_path,
+                      int64_t deadline_us)
+{
+    struct answer a = {0};
+    char msg[GS_DIAG_MSG_MAX], key[2 * GSD_NAME_MAX + 1];
+    call(&b->kube, token, "PATCH", pod_path, "application/merge-patch+json", b->patch, deadline_us,
+         &a);
+    if (a.status < 200 || a.status >= 300) {
+        answer_text(&a, msg, sizeof(msg));
+        snprintf(key, sizeof(key), "%s/%s", b->ns, b->name);
+        gsd_log("warn", "pod bound, but its label " GSD_MANAGED_LABEL " was refused", "pod", key,
+                "error", msg, NULL);
+    }
+    free(a.body);
+}
+
 int gsd_kube_bind(struct gsd_bind *b)
 {
     char token[TOKEN_MAX], path[GSD_NAME_MAX * 3 * 2 + 64];
     int64_t deadline_us = gsd_mono_us() + b->kube.timeout_ms * 1000;
     if (b->kube.token_file && read_token(&b->kube, token, sizeof(token), b->err, sizeof(b->err)))
         return GSD_KUBE_REFUSED;
+    const char *tok = b->kube.token_file ? token : NULL;
     char *ns = curl_easy_escape(NULL, b->ns, 0), *name = curl_easy_escape(NULL, b->name, 0);
-    int rc = GSD_KUBE_REFUSED;
+    int rc = GSD_KUBE_REFUSED, was;
     if (!ns || !name) {
         snprintf(b->err, sizeof(b->err), "out of memory");
     } else {
-        struct answer a = {0};
         snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", ns, name);
-        call(&b->kube, b->kube.token_file ? token : NULL, "PATCH", path,
-             "application/merge-patch+json", b->patch, deadline_us, &a);
-        if (a.status < 200 || a.status >= 300)
-            describe(b, "annotations of", &a);
-        else
-            rc = post_binding(b, b->kube.token_file ? token : NULL, path, deadline_us);
-        free(a.body);
+        was = still_unbound(b, tok, path, deadline_us);
+        rc = was < 0 ? GSD_KUBE_REFUSED
+             : was   ? GSD_KUBE_BOUND
+                     : post_binding(b, tok, path, deadline_us);
+        if (rc == GSD_KUBE_BOUND)
+            add_label(b, tok, path, deadline_us);
     }
     curl_free(ns);
     curl_free(name);
@@ -288,10 +351,29 @@ int gsd_kube_bind(struct gsd_bind *b)
     return rc;
 }
 
-/* The pods of one page of a list into @live; the continue token into *@cont (NULL: last page).
- * Return: 0; -EIO with @why. */
+/* A pod of a list or a watch event: its key "NS/NAME" into @key, whether it is finished. Return:
+ * its UID; NULL when it lacks namespace, name or uid (@missing names which). */
+static const char *pod_key(const json_t *pod, char *key, size_t cap, int *finished,
+                           const char **missing)
+{
+    const json_t *md = json_object_get(pod, "metadata");
+    const char *ns = json_string_value(json_object_get(md, "namespace"));
+    const char *name = json_string_value(json_object_get(md, "name"));
+    const char *uid = json_string_value(json_object_get(md, "uid"));
+    const char *phase = json_string_value(json_object_get(json_object_get(pod, "status"), "phase"));
+    *missing = !ns ? "metadata.namespace" : !name ? "metadata.name" : "metadata.uid";
+    if (!ns || !name || !uid)
+        return NULL;
+    snprintf(key, cap, "%.63s/%.63s", ns, name);
+    /* finished: its cards are free though the object stays */
+    *finished = phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"));
+    return uid;
+}
+
+/* The pods of one page of a list into @live; the continue token into *@cont (NULL: last page),
+ * the list's resourceVersion into @rv. Return: 0; -EIO with @why. */
 static int list_page(const struct gsd_kube *k, const struct answer *a, json_t *live, char **cont,
-                     char *why, size_t cap)
+                     char rv[GSD_KUBE_RV_MAX], char *why, size_t cap)
 {
     json_t *j = a->status == 200 && a->body ? json_loads(a->body, 0, NULL) : NULL, *item;
     const json_t *items = json_object_get(j, "items");
@@ -307,38 +389,33 @@ static int list_page(const struct gsd_kube *k, const struct answer *a, json_t *l
     }
     json_array_foreach(items, i, item)
     {
-        const json_t *md = json_object_get(item, "metadata");
-        const char *ns = json_string_value(json_object_get(md, "namespace"));
-        const char *name = json_string_value(json_object_get(md, "name"));
-        const char *uid = json_string_value(json_object_get(md, "uid"));
-        const char *phase =
-            json_string_value(json_object_get(json_object_get(item, "status"), "phase"));
         char key[2 * GSD_NAME_MAX + 2];
-        if (!ns || !name || !uid) { /* not a pod: the whole list is in doubt */
+        const char *missing;
+        int finished;
+        const char *uid = pod_key(item, key, sizeof(key), &finished, &missing);
+        if (!uid) { /* not a pod: the whole list is in doubt */
             snprintf(why, cap, "API server %.120s, list of pods: items[%zu] lacks %s",
-                     k->api_server, i,
-                     !ns     ? "metadata.namespace"
-                     : !name ? "metadata.name"
-                             : "metadata.uid");
+                     k->api_server, i, missing);
             json_decref(j);
             return -EIO;
         }
-        if (phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed")))
-            continue; /* finished: its cards are free though the object stays */
-        snprintf(key, sizeof(key), "%.63s/%.63s", ns, name);
-        json_object_set_new(live, key, json_string(uid));
+        if (!finished)
+            json_object_set_new(live, key, json_string(uid));
     }
-    const char *c = json_string_value(json_object_get(json_object_get(j, "metadata"), "continue"));
+    const json_t *lm = json_object_get(j, "metadata");
+    const char *c = json_string_value(json_object_get(lm, "continue"));
+    const char *v = json_string_value(json_object_get(lm, "resourceVersion"));
+    snprintf(rv, GSD_KUBE_RV_MAX, "%s", v && strlen(v) < GSD_KUBE_RV_MAX ? v : "");
     int more = c && *c;
     *cont = more ? strdup(c) : NULL;
     json_decref(j); /* c is gone with it */
     return more && !*cont ? -ENOMEM : 0;
 }
 
-int gsd_kube_live(const struct gsd_kube *k, const atomic_int *stop, json_t **live, char *why,
-                  size_t cap)
+int gsd_kube_live(const struct gsd_kube *k, const atomic_int *stop, json_t **live,
+                  char rv[GSD_KUBE_RV_MAX], char *why, size_t cap)
 {
-    char token[TOKEN_MAX], path[4096], last[1024] = "";
+    char token[TOKEN_MAX], path[4096], last[1024] = "", got_rv[GSD_KUBE_RV_MAX] = "";
     if (k->token_file && read_token(k, token, sizeof(token), why, cap))
         return -EIO;
     json_t *out = json_object();
@@ -357,15 +434,15 @@ int gsd_kube_live(const struct gsd_kube *k, const atomic_int *stop, json_t **liv
         }
         snprintf(last, sizeof(last), "%s", cont ? cont : "");
         char *esc = cont ? curl_easy_escape(NULL, cont, 0) : NULL;
-        snprintf(path, sizeof(path), "/api/v1/pods?labelSelector=%s&limit=%d%s%s",
-                 GSD_MANAGED_LABEL_QUERY, LIST_PAGE, esc ? "&continue=" : "", esc ? esc : "");
+        snprintf(path, sizeof(path), "/api/v1/pods?fieldSelector=%s&limit=%d%s%s",
+                 GSD_BOUND_PODS_QUERY, LIST_PAGE, esc ? "&continue=" : "", esc ? esc : "");
         curl_free(esc);
         free(cont);
         cont = NULL;
         struct answer a = {.max = LIST_MAX};
         call(k, k->token_file ? token : NULL, "GET", path, NULL, NULL,
              gsd_mono_us() + k->timeout_ms * 1000, &a);
-        rc = list_page(k, &a, out, &cont, why, cap);
+        rc = list_page(k, &a, out, &cont, got_rv, why, cap);
         free(a.body);
     } while (!rc && cont);
     free(cont);
@@ -375,5 +452,256 @@ int gsd_kube_live(const struct gsd_kube *k, const atomic_int *stop, json_t **liv
         return rc;
     }
     *live = out;
+    if (rv)
+        memcpy(rv, got_rv, GSD_KUBE_RV_MAX);
     return 0;
+}
+
+int gsd_kube_get(const struct gsd_kube *k, const char *path, json_t **out, char *why, size_t cap)
+{
+    char token[TOKEN_MAX], msg[GS_DIAG_MSG_MAX];
+    struct answer a = {.max = LIST_MAX};
+    if (k->token_file && read_token(k, token, sizeof(token), why, cap))
+        return -EIO;
+    call(k, k->token_file ? token : NULL, "GET", path, NULL, NULL,
+         gsd_mono_us() + LIST_TIMEOUTS * k->timeout_ms * 1000, &a);
+    memset(token, 0, sizeof(token));
+    json_t *j = a.status == 200 && a.body ? json_loads(a.body, 0, NULL) : NULL;
+    if (!j) {
+        answer_text(&a, msg, sizeof(msg));
+        snprintf(why, cap, "API server %.120s, GET %.200s: %s", k->api_server, path,
+                 a.status == 200 ? "not JSON" : msg);
+    }
+    free(a.body);
+    if (!j)
+        return -EIO;
+    *out = j;
+    return 0;
+}
+
+/* ---- the watch ---- */
+
+#define WATCH_LINE_MAX (4 << 20) /* bytes of one watch event (one pod, with its status) */
+#define BACKOFF_MIN_MS 500
+#define BACKOFF_MAX_MS 30000
+
+/* One watch stream as it comes: split into events, one JSON object a line. */
+struct watch {
+    const struct gsd_kube_sink *sink;
+    char *line;
+    size_t len, cap;
+    char rv[GSD_KUBE_RV_MAX]; /* the last resourceVersion seen (an event's or a bookmark's) */
+    int gone;                 /* 410 Gone: the resourceVersion is too old, list again */
+    char err[GS_DIAG_MSG_MAX];
+    long events;
+};
+
+/* One event line: a pod ADDED, MODIFIED or DELETED, a BOOKMARK, or an ERROR (a Status).
+ * Return: 0; -1 to end the stream (410, or an event that is not one). */
+static int watch_event(struct watch *w, const char *text, size_t len)
+{
+    json_error_t e;
+    json_t *ev = json_loadb(text, len, 0, &e);
+    const char *type = json_string_value(json_object_get(ev, "type"));
+    const json_t *obj = json_object_get(ev, "object");
+    const char *rv =
+        json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
+    int rc = 0;
+    if (!type || !json_is_object(obj)) {
+        snprintf(w->err, sizeof(w->err), "watch: not an event: %.200s", ev ? "" : e.text);
+        rc = -1;
+    } else if (!strcmp(type, "ERROR")) {
+        json_int_t code = json_integer_value(json_object_get(obj, "code"));
+        const char *msg = json_string_value(json_object_get(obj, "message"));
+        w->gone = code == 410;
+        snprintf(w->err, sizeof(w->err), "watch: %.300s (code %lld)", msg ? msg : "error",
+                 (long long)code);
+        rc = -1;
+    } else if (strcmp(type, "BOOKMARK")) {
+        char key[2 * GSD_NAME_MAX + 2];
+        const char *missing;
+        int finished;
+        const char *uid = pod_key(obj, key, sizeof(key), &finished, &missing);
+        w->events++;
+        if (uid && (finished || !strcmp(type, "DELETED")))
+            w->sink->gone(w->sink->ud, key, uid);
+    }
+    if (!rc && rv && strlen(rv) < sizeof(w->rv))
+        memcpy(w->rv, rv, strlen(rv) + 1);
+    json_decref(ev);
+    return rc;
+}
+
+/* libcurl's write callback for the watch: events as each line completes. */
+static size_t on_watch(char *p, size_t sz, size_t n, void *ud)
+{
+    struct watch *w = ud;
+    size_t total = sz * n;
+    for (size_t i = 0; i < total; i++) {
+        if (p[i] == '\n') {
+            if (w->len && watch_event(w, w->line, w->len))
+                return 0; /* ends the transfer */
+            w->len = 0;
+            continue;
+        }
+        if (w->len + 1 > w->cap) {
+            size_t cap = w->cap ? w->cap * 2 : 65536;
+            char *m = cap <= WATCH_LINE_MAX ? realloc(w->line, cap) : NULL;
+            if (!m) {
+                snprintf(w->err, sizeof(w->err), "watch: an event longer than %d bytes",
+                         WATCH_LINE_MAX);
+                return 0;
+            }
+            w->line = m;
+            w->cap = cap;
+        }
+        w->line[w->len++] = p[i];
+    }
+    return total;
+}
+
+/* libcurl's progress callback: a nonzero return ends the transfer (we are told to stop). */
+static int on_progress(void *ud, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d)
+{
+    const struct watch *w = ud;
+    return w->sink->stop(w->sink->ud);
+}
+
+/* One watch from @w->rv, for up to @secs seconds. Return: 0 ended as asked (the API server's
+ * timeoutSeconds, or stop); -1 with w->err (w->gone set for 410). */
+static int watch_once(const struct gsd_kube *k, const char *token, struct watch *w, long secs)
+{
+    char url[1024], auth[TOKEN_MAX + 32], curl_err[CURL_ERROR_SIZE] = "";
+    struct curl_slist *h = NULL;
+    CURL *c = curl_easy_init();
+    if (!c)
+        return -1;
+    snprintf(url, sizeof(url),
+             "%s/api/v1/pods?fieldSelector=%s&watch=1&allowWatchBookmarks=true"
+             "&resourceVersion=%s&timeoutSeconds=%ld",
+             k->api_server, GSD_BOUND_PODS_QUERY, w->rv, secs);
+    h = curl_slist_append(h, "Accept: application/json");
+    if (token) {
+        snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
+        h = curl_slist_append(h, auth);
+        memset(auth, 0, sizeof(auth));
+    }
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)k->timeout_ms);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, secs + 30); /* the API server ends it at secs */
+    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, curl_err);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_watch);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, w);
+    curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(c, CURLOPT_XFERINFODATA, w);
+    curl_easy_setopt(c, CURLOPT_FAILONERROR, 1L); /* a 4xx/5xx is no event stream */
+    if (k->ca_file)
+        curl_easy_setopt(c, CURLOPT_CAINFO, k->ca_file);
+    w->len = 0;
+    w->err[0] = '\0';
+    CURLcode rc = curl_easy_perform(c);
+    long status = 0;
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    curl_slist_free_all(h);
+    curl_easy_cleanup(c);
+    if (rc == CURLE_OK || w->sink->stop(w->sink->ud))
+        return 0;
+    w->gone |= status == 410;
+    if (!w->err[0])
+        snprintf(w->err, sizeof(w->err), "watch: %s",
+                 curl_err[0] ? curl_err : curl_easy_strerror(rc));
+    return -1;
+}
+
+/* Sleep @ms in steps, returning early (1) when told to stop. */
+static int nap(const struct gsd_kube_sink *s, int64_t ms)
+{
+    for (int64_t until = gsd_mono_us() + ms * 1000; gsd_mono_us() < until;) {
+        if (s->stop(s->ud))
+            return 1;
+        struct timespec ts = {0, 50 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    return s->stop(s->ud);
+}
+
+/* The API server's version (GET /version), logged; one older than GSD_KUBE_MIN_MINOR is an
+ * error in the log: kube-scheduler's extender protocol as gpuschedd speaks it is 1.20's. */
+static void check_version(const struct gsd_kube *k)
+{
+    char token[TOKEN_MAX], why[GS_DIAG_MSG_MAX], want[16];
+    struct answer a = {0};
+    if (k->token_file && read_token(k, token, sizeof(token), why, sizeof(why)))
+        return;
+    call(k, k->token_file ? token : NULL, "GET", "/version", NULL, NULL,
+         gsd_mono_us() + k->timeout_ms * 1000, &a);
+    memset(token, 0, sizeof(token));
+    json_t *j = a.status == 200 && a.body ? json_loads(a.body, 0, NULL) : NULL;
+    const char *git = json_string_value(json_object_get(j, "gitVersion"));
+    const char *major = json_string_value(json_object_get(j, "major"));
+    const char *minor = json_string_value(json_object_get(j, "minor"));
+    snprintf(want, sizeof(want), "1.%d", GSD_KUBE_MIN_MINOR);
+    if (git && major && minor) {
+        int old = atoi(major) < 1 || (atoi(major) == 1 && atoi(minor) < GSD_KUBE_MIN_MINOR);
+        gsd_log(old ? "error" : "info",
+                old ? "Kubernetes too old: gpusched needs this version or later"
+                    : "Kubernetes API server",
+                "version", git, "minimum", want, NULL);
+    }
+    json_decref(j);
+    free(a.body);
+}
+
+void gsd_kube_follow(const struct gsd_kube *k, const struct gsd_kube_sink *s)
+{
+    struct watch w = {.sink = s};
+    char why[2 * GS_DIAG_MSG_MAX], token[TOKEN_MAX];
+    int64_t backoff_ms = BACKOFF_MIN_MS, next_list_us = 0;
+    int listed = 0;
+    atomic_int never = 0;
+    check_version(k);
+    while (!s->stop(s->ud)) {
+        int64_t now = gsd_mono_us();
+        if (!listed || now >= next_list_us) {
+            json_t *live;
+            int64_t listed_us = gsd_now_us();
+            if (gsd_kube_live(k, &never, &live, w.rv, why, sizeof(why))) {
+                gsd_log("warn", "pod list from the API server failed; cards stay held", "error",
+                        why, NULL);
+                if (nap(s, backoff_ms))
+                    break;
+                backoff_ms = backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff_ms * 2;
+                continue;
+            }
+            s->listed(s->ud, live, listed_us);
+            listed = 1;
+            next_list_us = gsd_mono_us() + k->sync_us;
+            w.gone = 0;
+        }
+        if (k->token_file && read_token(k, token, sizeof(token), why, sizeof(why))) {
+            gsd_log("warn", "pod watch: no token", "error", why, NULL);
+            if (nap(s, backoff_ms))
+                break;
+            continue;
+        }
+        long secs = (long)((next_list_us - gsd_mono_us()) / 1000000);
+        int rc = watch_once(k, k->token_file ? token : NULL, &w, secs < 1 ? 1 : secs);
+        memset(token, 0, sizeof(token));
+        if (!rc) {
+            backoff_ms = BACKOFF_MIN_MS;
+            continue;
+        }
+        gsd_log(w.gone ? "info" : "warn",
+                w.gone ? "pod watch too old: listing again" : "pod watch failed; watching again",
+                "error", w.err, NULL);
+        listed = !w.gone; /* too old: a fresh list, after the backoff as any failure */
+        if (nap(s, backoff_ms))
+            break;
+        backoff_ms = backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff_ms * 2;
+    }
+    free(w.line);
 }

@@ -23,16 +23,17 @@ struct gsd_pod;
 struct gsd_bind {
     char ns[GSD_NAME_MAX], name[GSD_NAME_MAX], uid[GSD_UID_MAX], node[GS_NAME_MAX];
     int64_t seq;                   /* the pod held: a release touches no later pod of that name */
-    char *patch, *binding;         /* the request bodies, JSON text */
+    char *patch, *binding;         /* the request bodies, JSON text: the label, the Binding */
     struct gsd_kube kube;          /* a copy: a reload meanwhile changes nothing */
     char err[2 * GS_DIAG_MSG_MAX]; /* why it failed: our words, then the API server's */
 };
 
 /*
- * gsd_bind_new() - the API calls that bind running pod @p to node @node in the API server @k:
- * a merge patch of @assignment (gsd_pod_assignment()) into the pod's annotations and a v1
- * Binding (metadata name, namespace and, when known, uid; target the Node), as kube-scheduler's
- * DefaultBinder sends it. Return: the job (free with gsd_bind_free()); NULL out of memory.
+ * gsd_bind_new() - the API calls that bind running pod @p to node @node in the API server @k: a
+ * v1 Binding (metadata name, namespace, annotations @assignment (gsd_pod_assignment()) and,
+ * when known, uid; target the Node), as kube-scheduler's DefaultBinder sends it plus the
+ * annotations, and the merge patch of the label GSD_MANAGED_LABEL (with the uid) that follows it.
+ * Return: the job (free with gsd_bind_free()); NULL out of memory.
  */
 struct gsd_bind *gsd_bind_new(const struct gsd_kube *k, const struct gsd_pod *p, const char *node,
                               const json_t *assignment);
@@ -40,32 +41,70 @@ void gsd_bind_free(struct gsd_bind *b);
 
 enum { GSD_KUBE_BOUND = 0, GSD_KUBE_REFUSED = 1, GSD_KUBE_UNKNOWN = 2 };
 /*
- * gsd_kube_bind() - PATCH /api/v1/namespaces/NS/pods/NAME (the annotations), then POST
- * .../binding (and GET the pod after a 409 whose message does not settle it), within
- * b->kube.timeout_ms in all, with the bearer token read from b->kube.token_file now. Blocks; call
- * it on no thread that holds the state. Return: GSD_KUBE_BOUND, also for a 409 when the pod is
- * already assigned to that very node (a Binding sent again; its message says so, or GET of the pod
- * shows it); GSD_KUBE_REFUSED: the pod is not bound (an answer other than 2xx, no connection, an
- * unreadable token), b->err names the API server's answer (its Status message and code) or the
- * failure; GSD_KUBE_UNKNOWN: the Binding went unanswered (the connection broke after it was sent,
+ * gsd_kube_bind() - GET /api/v1/namespaces/NS/pods/NAME (the pod must have b->uid, when known,
+ * not be being deleted, and have no node or b->node), then POST .../binding (and GET the pod
+ * after a 409 whose message does not settle it), then PATCH the label, within b->kube.timeout_ms
+ * in all, with the bearer token read from b->kube.token_file now. Blocks; call it on no thread
+ * that holds the state. Return: GSD_KUBE_BOUND, also when the pod is already on that very node
+ * (a retry: no Binding is sent) or a 409 says so (a Binding sent again; its message, or a GET,
+ * shows it), whether or not the label was accepted (a refusal is logged); GSD_KUBE_REFUSED: the
+ * pod is not bound and nothing was written when the GET refused it (another UID, being deleted,
+ * on another node, not found), or the Binding was refused (an answer other than 2xx, no
+ * connection, an unreadable token), b->err names why (the API server's Status message and
+ * code); GSD_KUBE_UNKNOWN: the Binding went unanswered (the connection broke after it was sent,
  * or a 504) and so did its second send, so it may have been applied (b->err says so).
  */
 int gsd_kube_bind(struct gsd_bind *b);
 
-/* The label bind puts on every pod it binds, so the pod sync lists only those. */
-#define GSD_MANAGED_LABEL       "gpusched.io/managed"
-#define GSD_MANAGED_LABEL_QUERY "gpusched.io%2Fmanaged"
+/* The label bind puts on every pod it binds (after the Binding), for people to select them. */
+#define GSD_MANAGED_LABEL "gpusched.io/managed"
+/* The pods followed: every pod that has a node (fieldSelector spec.nodeName!=, escaped). */
+#define GSD_BOUND_PODS_QUERY "spec.nodeName%21%3D"
+#define GSD_KUBE_RV_MAX      128 /* bytes of a resourceVersion kept, with the NUL */
+/* The oldest Kubernetes gpuschedd supports, 1.20: the extender protocol and scheduler
+ * configuration (kubescheduler.config.k8s.io/v1beta1) it is tested with (tests/e2e). */
+#define GSD_KUBE_MIN_MINOR 20
+
 /*
- * gsd_kube_live() - the pods bind labelled that Kubernetes still runs or is about to:
- * GET /api/v1/pods?labelSelector=gpusched.io/managed in pages of 500, each within
- * k->timeout_ms and all of them within 20 of it, less those whose status.phase is Succeeded or
- * Failed (their cards are free though the objects stay). Blocks; call it on no thread that holds
- * the state; it gives up between pages once *@stop is set. Return: 0 and *@live, an object of
- * "NS/NAME" to metadata.uid (new reference); -EIO with @why (no connection, a refusal, not a pod
- * list, an item without namespace, name or uid, a continue token given twice, too slow, the
- * token, @stop); -ENOMEM.
+ * gsd_kube_live() - the pods Kubernetes runs on a node or is about to: GET
+ * /api/v1/pods?fieldSelector=spec.nodeName!= in pages of 500, each within k->timeout_ms and all
+ * of them within 20 of it, less those whose status.phase is Succeeded or Failed (their cards are
+ * free though the objects stay). Blocks; call it on no thread that holds the state; it gives up
+ * between pages once *@stop is set. Return: 0, *@live, an object of "NS/NAME" to metadata.uid
+ * (new reference), and @rv the list's resourceVersion ("" when it gave none; @rv may be NULL);
+ * -EIO with @why (no connection, a refusal, not a pod list, an item without namespace, name or
+ * uid, a continue token given twice, too slow, the token, @stop); -ENOMEM.
  */
-int gsd_kube_live(const struct gsd_kube *k, const atomic_int *stop, json_t **live, char *why,
-                  size_t cap);
+int gsd_kube_live(const struct gsd_kube *k, const atomic_int *stop, json_t **live,
+                  char rv[GSD_KUBE_RV_MAX], char *why, size_t cap);
+
+/*
+ * gsd_kube_get() - GET @path (already escaped) from the API server @k, its answer up to 64 MiB,
+ * within 20 timeoutSeconds. Blocks. Return: 0 and *@out, the JSON answer (new reference); -EIO
+ * with @why (no connection, not 200, not JSON, the token).
+ */
+int gsd_kube_get(const struct gsd_kube *k, const char *path, json_t **out, char *why, size_t cap);
+
+/* Where gsd_kube_follow() reports; every callback runs on the following thread. */
+struct gsd_kube_sink {
+    void *ud;
+    /* nonzero: return as soon as can be (checked between calls and at least once a second) */
+    int (*stop)(void *ud);
+    /* a full list (gsd_kube_live()): @live is handed over; @listed_us, wall clock, when asked */
+    void (*listed)(void *ud, json_t *live, int64_t listed_us);
+    /* pod @key ("NS/NAME") of UID @uid was deleted, or finished (Succeeded, Failed) */
+    void (*gone)(void *ud, const char *key, const char *uid);
+};
+
+/*
+ * gsd_kube_follow() - follow the pods that have a node until @s->stop says so: a list
+ * (gsd_kube_live()), then a watch from its resourceVersion with bookmarks
+ * (?watch=1&allowWatchBookmarks=true, the body read as it streams, one event a line of up to
+ * 4 MiB), made again from the last resourceVersion when it ends; the API server's version is
+ * logged first (an error in the log when older than 1.GSD_KUBE_MIN_MINOR); a fresh list every
+ * k->sync_us and after "410 Gone"; failures logged and retried after 0.5 s, doubling up to 30 s.
+ * Blocks; call it on no thread that holds the state.
+ */
+void gsd_kube_follow(const struct gsd_kube *k, const struct gsd_kube_sink *s);
 
 #endif

@@ -2,7 +2,7 @@
  * gpuschedd: gpusched as a service.
  *
  *   gpuschedd --data-dir DIR --listen 127.0.0.1:PORT [--nodes FILE.csv] [--config FILE]...
- *             [--tls-cert PEM --tls-key PEM] [--manual-clock]
+ *             [--tls-cert PEM --tls-key PEM [--tls-client-ca PEM]] [--manual-clock]
  *
  * The first --config file is the DaemonConfig; any more hold the simulator's policy kinds
  * (GPUQuota, ResourceQuota, ...; see gsd_quota_load()).
@@ -28,11 +28,12 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
-#define DEFAULT_NODES GS_DATA_DIR "/alibaba-gpu-v2023/openb_node_list_gpu_node.csv"
-#define CONFIGS_MAX   16
+#define DEFAULT_NODES    GS_DATA_DIR "/alibaba-gpu-v2023/openb_node_list_gpu_node.csv"
+#define DEFAULT_WORKLOAD GS_DATA_DIR "/alibaba-gpu-v2023/openb_pod_list_default.csv"
+#define CONFIGS_MAX      16
 
 struct opts {
-    const char *data_dir, *listen, *nodes, *config, *cert, *key;
+    const char *data_dir, *listen, *nodes, *workload, *config, *cert, *key, *client_ca;
     const char *configs[CONFIGS_MAX]; /* every --config, in order; config is the first */
     size_t nconfigs;
     char host[64];
@@ -44,11 +45,17 @@ static void usage(FILE *f)
     fprintf(f, "usage: gpuschedd --data-dir DIR --listen ADDR:PORT [options]\n"
                "  --data-dir DIR     where the store (gpusched.db) lives; created if missing\n"
                "  --listen ADDR:PORT numeric address and port, e.g. 127.0.0.1:8080, [::1]:8080\n"
-               "  --nodes FILE       node inventory CSV (default: the bundled Alibaba nodes)\n"
+               "  --nodes FILE       node inventory CSV (default: the bundled Alibaba nodes);\n"
+               "                     `kubernetes`: the API server's Node objects\n"
+               "  --workload FILE    pod list CSV the cluster serves, as gpusched simulate's\n"
+               "                     --pods: FGD measures fragmentation against it (default:\n"
+               "                     the bundled Alibaba pods)\n"
                "  --config FILE      DaemonConfig YAML: tenants, tokens, limits (SIGHUP reloads);\n"
                "                     again for GPUQuota, ResourceQuota, ... files (up to 15)\n"
                "  --tls-cert PEM     serve HTTPS with this certificate (with --tls-key)\n"
                "  --tls-key PEM      the certificate's private key\n"
+               "  --tls-client-ca PEM  /extender/* only from a client certificate this CA signed\n"
+               "                     (mutual TLS: kube-scheduler's extender tlsConfig)\n"
                "  --manual-clock     node heartbeats' grace periods run on a clock that only\n"
                "                     POST /v1/clock moves (for tests of node failures)\n");
 }
@@ -88,15 +95,18 @@ static int parse_args(int argc, char **argv, struct opts *o)
         {"data-dir", required_argument, 0, 'd'},
         {"listen", required_argument, 0, 'l'},
         {"nodes", required_argument, 0, 'n'},
+        {"workload", required_argument, 0, 'w'},
         {"config", required_argument, 0, 'c'},
         {"tls-cert", required_argument, 0, 'C'},
         {"tls-key", required_argument, 0, 'K'},
+        {"tls-client-ca", required_argument, 0, 'A'},
         {"help", no_argument, 0, 'h'},
         {"manual-clock", no_argument, 0, 'M'},
         {0, 0, 0, 0},
     };
-    const char **dst[128] = {['d'] = &o->data_dir, ['l'] = &o->listen, ['n'] = &o->nodes,
-                             ['c'] = &o->config,   ['C'] = &o->cert,   ['K'] = &o->key};
+    const char **dst[128] = {
+        ['d'] = &o->data_dir, ['l'] = &o->listen, ['n'] = &o->nodes,     ['c'] = &o->config,
+        ['C'] = &o->cert,     ['K'] = &o->key,    ['A'] = &o->client_ca, ['w'] = &o->workload};
     int c;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
@@ -125,8 +135,12 @@ static int parse_args(int argc, char **argv, struct opts *o)
         return bad("--listen: expected ADDR:PORT, e.g. 127.0.0.1:8080", o->listen);
     if (!o->cert != !o->key)
         return bad("--tls-cert and --tls-key go together", NULL);
+    if (o->client_ca && !o->cert)
+        return bad("--tls-client-ca needs --tls-cert and --tls-key", NULL);
     if (!o->nodes)
         o->nodes = DEFAULT_NODES;
+    if (!o->workload)
+        o->workload = DEFAULT_WORKLOAD;
     return 0;
 }
 
@@ -151,17 +165,26 @@ static int setup(const struct opts *o, struct gsd_state *st)
     struct gs_diag d;
     struct gsd_config *cfg = NULL;
     struct gs_cluster *cluster = NULL;
+    struct gs_pod_req *workload = NULL;
+    size_t nworkload = 0;
     gs_diag_init(&d);
     if (mkdir(o->data_dir, 0700) && errno != EEXIST)
         return bad("--data-dir: cannot create the directory", o->data_dir);
     int rc = load_config(o, &cfg, &d);
     if (!rc)
-        rc = gsd_inventory_load(o->nodes, &cluster, &d);
+        rc = strcmp(o->nodes, "kubernetes") ? gsd_inventory_load(o->nodes, &cluster, &d)
+             : cfg->kube                    ? gsd_inventory_from_kube(cfg->kube, &cluster, &d)
+                         : gs_diag_error(&d, "--nodes kubernetes needs `kubernetes:` in the "
+                                             "DaemonConfig");
+    if (!rc)
+        rc = gsd_inventory_workload(o->workload, &workload, &nworkload, &d);
     if (rc) {
+        gs_cluster_free(cluster);
         gsd_config_free(cfg);
         return bad(d.msg[0] ? d.msg : strerror(-rc), NULL);
     }
-    rc = gsd_state_init(st, cfg, cluster, o->data_dir, &d);
+    rc = gsd_state_init(st, cfg, cluster, workload, nworkload, o->data_dir, &d);
+    free(workload);
     if (rc) {
         gsd_log("error", "cannot start", "error", d.msg[0] ? d.msg : strerror(-rc), NULL);
         gsd_state_free(st);
@@ -224,8 +247,9 @@ int main(int argc, char **argv)
     struct gs_diag d;
     gs_diag_init(&d);
     curl_global_init(CURL_GLOBAL_DEFAULT); /* before any thread: it is not thread-safe */
-    if ((rc = gsd_server_start(&st, &(struct gsd_listen){o.host, o.port, o.cert, o.key}, &srv,
-                               &d)) != 0) {
+    if ((rc =
+             gsd_server_start(&st, &(struct gsd_listen){o.host, o.port, o.cert, o.key, o.client_ca},
+                              &srv, &d)) != 0) {
         gsd_log("error", "cannot start", "error", d.msg, NULL);
         gsd_state_free(&st);
         curl_global_cleanup();
@@ -233,8 +257,8 @@ int main(int argc, char **argv)
     }
     char addr[96];
     snprintf(addr, sizeof(addr), "%s:%d", o.host, gsd_server_port(srv));
-    gsd_log("info", "listening", "addr", addr, "tls", o.cert ? "on" : "off", "nodes", o.nodes,
-            NULL);
+    gsd_log("info", "listening", "addr", addr, "tls", o.cert ? "on" : "off", "extender_auth",
+            o.client_ca ? "client certificate" : "admin token", "nodes", o.nodes, NULL);
     for (;;) {
         int sig;
         if (sigwait(&set, &sig))

@@ -16,6 +16,8 @@
  */
 #include "podspec.h"
 
+#include "../config/scenario_impl.h" /* gs__qty_parse(): Kubernetes quantities */
+
 #include "gpusched/catalog.h"
 #include "gpusched/cluster.h"
 #include "gpusched/mig.h"
@@ -296,15 +298,14 @@ static int one_quantity(const json_t *v, const char *key, const char *field, str
                         field, buf);
         return 0;
     }
-    char *end;
-    errno = 0;
-    x = strtoll(buf, &end, 10);
+    /* as the API server writes them back: nvidia.com/gpumem 20000 is stored as "20k" */
+    const char *why = "";
     int64_t hi = !strcmp(key, "nvidia.com/gpu")        ? GS_GPUS_MAX
                  : !strcmp(key, "nvidia.com/gpucores") ? 100
                                                        : 1 << 24;
-    if (errno || *end || !*buf || x < 0 || x > hi)
-        return ferr(e, field, "%s: \"%s\" is not a whole number in 0..%lld", field, buf,
-                    (long long)hi);
+    if (gs__qty_parse(buf, 0, 0, 0, &x, &why) || x > hi)
+        return ferr(e, field, "%s: \"%s\" is not a whole number in 0..%lld%s%s", field, buf,
+                    (long long)hi, *why ? ": it " : "", why);
     if (!strcmp(key, "nvidia.com/gpu"))
         a->gpu = x;
     else if (!strcmp(key, "nvidia.com/gpucores"))

@@ -54,6 +54,8 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -114,8 +116,8 @@ struct gsd_server {
     atomic_int suspended;     /* connections suspended, not yet resumed and answered */
     _Atomic int64_t max_in_flight, body_timeout_us;
     int port;
-    char *cert, *key;
-    pthread_t sync_thread; /* the pod sync with the API server (sync_main) */
+    char *cert, *key, *client_ca;
+    pthread_t sync_thread; /* following the API server's pods (sync_main) */
     pthread_cond_t sync_cv;
     int sync_started, stopping, sync_kick; /* sync_kick: a reload, to take up its period */
     atomic_int sync_stop;                  /* stopping, for a list between its pages */
@@ -271,9 +273,11 @@ static int run_one(struct gsd_server *s, struct gsd_req *r)
             gsd_extender_unbind(st, r->bind);
         return 0;
     }
-    if (r->kind == GSD_REQ_SYNC) {
-        if (!atomic_load(&s->failed) && !st->failed)
+    if (r->kind == GSD_REQ_SYNC || r->kind == GSD_REQ_GONE) {
+        if (!atomic_load(&s->failed) && !st->failed && r->kind == GSD_REQ_SYNC)
             gsd_extender_sync(st, r->live, r->listed_us);
+        else if (!atomic_load(&s->failed) && !st->failed)
+            gsd_extender_gone(st, r->live);
         return 0;
     }
     if (atomic_load(&s->failed) || st->failed)
@@ -415,34 +419,43 @@ static void answer_batch(struct gsd_server *s, struct gsd_req **batch, int n)
     }
 }
 
-/* The API server to sync with and how often, copied under the state lock (a reload may change
- * them); k->api_server NULL when there is none. Return: the period, microseconds. */
-static int64_t sync_config(struct gsd_server *s, struct gsd_kube *k)
+/* The API server to follow and how often to list it afresh, copied under the state lock (a
+ * reload may change them); k->api_server NULL when there is none or syncSeconds is 0. */
+static void sync_config(struct gsd_server *s, struct gsd_kube *k)
 {
     pthread_mutex_lock(&s->state_mu);
     const struct gsd_kube *c = s->st->cfg->kube;
-    int64_t period = c && c->sync_us ? c->sync_us : 30 * 1000000LL;
     *k = (struct gsd_kube){0};
     if (c && c->sync_us) {
         k->timeout_ms = c->timeout_ms;
+        k->sync_us = c->sync_us;
         k->api_server = strdup(c->api_server);
         k->token_file = c->token_file ? strdup(c->token_file) : NULL;
         k->ca_file = c->ca_file ? strdup(c->ca_file) : NULL;
     }
     pthread_mutex_unlock(&s->state_mu);
-    return period;
 }
 
-/* One pod sync: list what Kubernetes runs, then let the scheduler thread release the rest. */
-static void sync_once(struct gsd_server *s, const struct gsd_kube *k)
+/* Hand @r to the scheduler thread, wait for it and free it. */
+static void submit_free(struct gsd_server *s, struct gsd_req *r)
 {
-    char why[2 * GS_DIAG_MSG_MAX];
-    json_t *live;
-    int64_t listed_us = gsd_now_us();
-    if (gsd_kube_live(k, &s->sync_stop, &live, why, sizeof(why))) {
-        gsd_log("warn", "pod sync with the API server failed; cards stay held", "error", why, NULL);
-        return;
-    }
+    submit_wait(s, r);
+    req_free(r);
+}
+
+/* gsd_kube_follow()'s stop: the daemon stops, or a reload changed `kubernetes:`. */
+static int follow_stop(void *ud)
+{
+    struct gsd_server *s = ud;
+    pthread_mutex_lock(&s->mu);
+    int stop = s->stopping || s->sync_kick;
+    pthread_mutex_unlock(&s->mu);
+    return stop;
+}
+
+/* A full list: the scheduler thread releases the pods bound here that are not in it. */
+static void follow_listed(void *ud, json_t *live, int64_t listed_us)
+{
     struct gsd_req *r = req_new(GSD_REQ_SYNC);
     if (!r) {
         json_decref(live);
@@ -450,26 +463,41 @@ static void sync_once(struct gsd_server *s, const struct gsd_kube *k)
     }
     r->live = live;
     r->listed_us = listed_us;
-    submit_wait(s, r);
-    req_free(r);
+    submit_free(ud, r);
 }
 
-/* Every syncSeconds, while `kubernetes:` is configured: gsd_kube_live(), then GSD_REQ_SYNC. */
+/* A pod deleted or finished: released at once when bind took cards for it (looked up first
+ * under the state lock, so the many pods gpuschedd never bound cost no store transaction). */
+static void follow_gone(void *ud, const char *key, const char *uid)
+{
+    struct gsd_server *s = ud;
+    pthread_mutex_lock(&s->state_mu);
+    int held = gsd_extender_holds(s->st, key, uid);
+    pthread_mutex_unlock(&s->state_mu);
+    struct gsd_req *r = held ? req_new(GSD_REQ_GONE) : NULL;
+    if (r && (r->live = json_pack("{s:s}", key, uid)))
+        submit_free(s, r);
+    else
+        req_free(r);
+}
+
+/* While `kubernetes:` is configured with a syncSeconds: gsd_kube_follow(), taken up anew after
+ * each reload. */
 static void *sync_main(void *arg)
 {
     struct gsd_server *s = arg;
+    const struct gsd_kube_sink sink = {s, follow_stop, follow_listed, follow_gone};
     for (;;) {
         struct gsd_kube k;
-        int64_t until = gsd_mono_us() + sync_config(s, &k);
-        struct timespec ts = {(time_t)(until / 1000000), (long)(until % 1000000) * 1000};
+        sync_config(s, &k);
         pthread_mutex_lock(&s->mu);
-        while (!s->stopping && !s->sync_kick && gsd_mono_us() < until)
-            pthread_cond_timedwait(&s->sync_cv, &s->mu, &ts);
-        int stop = s->stopping, kicked = s->sync_kick;
+        while (!s->stopping && !s->sync_kick && !k.api_server)
+            pthread_cond_wait(&s->sync_cv, &s->mu);
+        int stop = s->stopping;
         s->sync_kick = 0;
         pthread_mutex_unlock(&s->mu);
-        if (!stop && !kicked && k.api_server)
-            sync_once(s, &k);
+        if (!stop && k.api_server)
+            gsd_kube_follow(&k, &sink);
         free(k.api_server);
         free(k.token_file);
         free(k.ca_file);
@@ -619,7 +647,24 @@ static void healthz(struct gsd_server *s, struct gsd_req *r)
         gsd_reply_json(r, 200, json_pack("{s:s}", "status", "ok"));
 }
 
-/* The headers are in: set the request up, and refuse it now when it may not go on. */
+/*
+ * Did the client present a certificate that the --tls-client-ca CA signed, valid now and for TLS
+ * client authentication (extendedKeyUsage clientAuth, when the certificate restricts it)?
+ * GnuTLS checks it against the trust list libmicrohttpd was given.
+ */
+static int client_verified(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *i =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+    gnutls_session_t tls = i ? (gnutls_session_t)i->tls_session : NULL;
+    gnutls_typed_vdata_st purpose = {GNUTLS_DT_KEY_PURPOSE_OID,
+                                     (unsigned char *)GNUTLS_KP_TLS_WWW_CLIENT, 0};
+    unsigned status = 1;
+    return tls && gnutls_certificate_verify_peers(tls, &purpose, 1, &status) == 0 && status == 0;
+}
+
+/* The headers are in: set the request up, and refuse it now when it may not go on. With
+ * --tls-client-ca an extender call needs the client certificate mutual TLS asks for. */
 static enum MHD_Result begin(struct gsd_server *s, struct MHD_Connection *c, const char *url,
                              const char *method, void **con_cls)
 {
@@ -640,6 +685,15 @@ static enum MHD_Result begin(struct gsd_server *s, struct MHD_Connection *c, con
     r->path[n] = '\0';
     MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, keep_qarg, r);
     read_auth(c, r);
+    int extender = !strncmp(r->path, "/extender/", 10);
+    r->client_cert = s->client_ca && extender && client_verified(c);
+    if (s->client_ca && extender && !r->client_cert) {
+        atomic_fetch_add(&s->stats.rejected[GSD_REJECT_UNAUTHENTICATED], 1);
+        gsd_reply_error(r, 401, "",
+                        "/extender/* needs a client certificate signed by the CA gpuschedd was "
+                        "given (--tls-client-ca): kube-scheduler's extender tlsConfig");
+        return send_reply(s, c, k);
+    }
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     if (gsd_access_check(s->access, r, ci ? ci->client_addr : NULL, k->begin_us, &k->cap))
@@ -863,6 +917,8 @@ static int start_mhd(struct gsd_server *s, const struct gsd_listen *l, struct gs
             return -EINVAL;
         flags |= MHD_USE_TLS;
     }
+    if (l->client_ca && !(s->client_ca = slurp(l->client_ca, d)))
+        return -EINVAL;
     MHD_set_panic_func(mhd_panic, NULL);
     struct MHD_OptionItem opts[] = {
         {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, NULL},
@@ -876,6 +932,9 @@ static int start_mhd(struct gsd_server *s, const struct gsd_listen *l, struct gs
         {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, s},
         {s->cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, s->cert},
         {s->key ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, s->key},
+        /* the trust list makes libmicrohttpd ask every client for a certificate; which paths
+         * need one is decided per request (client_verified()) */
+        {s->client_ca ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, 0, s->client_ca},
         {MHD_OPTION_END, 0, NULL},
     };
     s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_ARRAY, opts,
@@ -1027,6 +1086,7 @@ int gsd_server_stop(struct gsd_server *s)
     gsd_access_free(s->access);
     free(s->cert);
     free(s->key);
+    free(s->client_ca);
     free(s);
     return failed;
 }

@@ -38,7 +38,14 @@ struct gsd_state;
 
 /* ---- requests between the threads ---- */
 
-enum gsd_req_kind { GSD_REQ_HTTP = 0, GSD_REQ_RELOAD, GSD_REQ_STOP, GSD_REQ_UNBIND, GSD_REQ_SYNC };
+enum gsd_req_kind {
+    GSD_REQ_HTTP = 0,
+    GSD_REQ_RELOAD,
+    GSD_REQ_STOP,
+    GSD_REQ_UNBIND,
+    GSD_REQ_SYNC,
+    GSD_REQ_GONE
+};
 
 struct gsd_qarg {
     char key[32];
@@ -58,13 +65,14 @@ struct gsd_req {
     uint8_t token_sha[GSD_SHA256_LEN];
     int who;                     /* gsd_access_check(): GSD_AUTH_*, or a tenant's index */
     int agent;                   /* GSD_AUTH_AGENT: the node whose own token it is */
+    int client_cert;             /* an extender call with a verified client certificate (mTLS) */
     char tenant[GSD_NAME_MAX];   /* ... and then the tenant's name */
     struct MHD_Connection *conn; /* suspended while the request waits; NULL: not from HTTP */
     struct gsd_config *new_cfg;  /* GSD_REQ_RELOAD: handed over, owned by the scheduler after */
     struct gsd_bind *bind;       /* an extender bind's API calls, made after the answer (owned) */
-    json_t *live;                /* GSD_REQ_SYNC: gsd_kube_live()'s pods (owned) */
-    int64_t listed_us;           /* GSD_REQ_SYNC: wall clock when that list was asked for */
-    int64_t arrive_us;           /* monotonic */
+    json_t *live;      /* GSD_REQ_SYNC: gsd_kube_live()'s pods; GSD_REQ_GONE: pods gone (owned) */
+    int64_t listed_us; /* GSD_REQ_SYNC: wall clock when that list was asked for */
+    int64_t arrive_us; /* monotonic */
     /* the answer */
     int status;
     char *resp; /* malloc'd, handed to libmicrohttpd; or shared, see resp_release */
@@ -84,6 +92,7 @@ struct gsd_listen {
     const char *host; /* numeric IPv4 or IPv6 address */
     int port;
     const char *tls_cert, *tls_key; /* PEM files, both or neither */
+    const char *client_ca; /* PEM file: the extender verbs need a client certificate it signed */
 };
 
 /*

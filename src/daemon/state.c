@@ -719,7 +719,8 @@ static const double lat_bounds[] = {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0
                                     0.01,    0.025,  0.05,    0.1,    0.25,  0.5,    1.0};
 
 int gsd_state_init(struct gsd_state *st, struct gsd_config *cfg, struct gs_cluster *cluster,
-                   const char *data_dir, struct gs_diag *d)
+                   const struct gs_pod_req *workload, size_t nworkload, const char *data_dir,
+                   struct gs_diag *d)
 {
     memset(st, 0, sizeof(*st));
     st->prio_floor = INT32_MAX;
@@ -734,6 +735,8 @@ int gsd_state_init(struct gsd_state *st, struct gsd_config *cfg, struct gs_clust
     int rc = gs_profile_for_policy(cfg->policy, &st->prof, d);
     if (!rc)
         rc = gs_sched_new(cluster, st->prof, 42, &st->sched, d);
+    if (!rc && nworkload)
+        rc = gs_sched_set_workload(st->sched, workload, nworkload);
     if (!rc)
         rc = gsd_mig_init(st);
     if (!rc)

@@ -136,12 +136,14 @@ struct gsd_state {
 };
 
 /*
- * gsd_state_init() - take @cfg and @cluster (owned from now on), open the store in @data_dir,
- * restore every stored pod (running pods re-bound to their very cards) and retry the pending.
- * Return: 0; negative errno with @d.
+ * gsd_state_init() - take @cfg and @cluster (owned from now on), describe the workload to the
+ * scheduler (@workload[0..@nworkload), read only; none when 0: gs_sched_set_workload()), open
+ * the store in @data_dir, restore every stored pod (running pods re-bound to their very cards)
+ * and retry the pending. Return: 0; negative errno with @d.
  */
 int gsd_state_init(struct gsd_state *st, struct gsd_config *cfg, struct gs_cluster *cluster,
-                   const char *data_dir, struct gs_diag *d);
+                   const struct gs_pod_req *workload, size_t nworkload, const char *data_dir,
+                   struct gs_diag *d);
 void gsd_state_free(struct gsd_state *st);
 
 /* gsd_state_retry() - place pending pods, highest priority first, then in arrival order, when

@@ -39,7 +39,9 @@
 
 struct opts {
     const char *server, *node, *bootstrap_file, *state_dir, *plugin_dir, *cdi_dir;
-    const char *cgroup_root, *shim, *mps_pipe, *ca_file, *podres;
+    const char *cgroup_root, *shim, *mps_pipe, *ca_file, *podres, *pod_dir;
+    struct gs_plan_ctx ctx; /* --context-mib, when has_ctx */
+    int has_ctx;
     struct gs_discover_opts disc;
     int replicas, beat_s, sync_ms, dry_run, discover_only, no_plugin;
     enum gs_topo_format fmt;
@@ -368,6 +370,8 @@ static void sync_pods(struct agent *a)
     }
     if (a->o.cgroup_root && gs_cgroup_apply(a->plan, a->o.cgroup_root, &d))
         say("%s", d.msg);
+    if (a->o.shim && gs_pod_regions_sync(a->plan, a->o.pod_dir, &d))
+        say("%s", d.msg);
     if (a->plan_state[0] && gs_plan_save(a->plan, a->plan_state, &d))
         say("%s", d.msg);
     int stale = a->plugin && gs_plugin_stale(a->plugin);
@@ -439,11 +443,12 @@ static int run(struct agent *a)
     if (register_node(a))
         return 1;
     snprintf(a->plan_state, sizeof(a->plan_state), "%s/plan.json", a->o.state_dir);
-    if (gs_plan_init(a->plan, a->topo, a->o.replicas, a->o.shim, a->o.mps_pipe) ||
+    if (gs_plan_init(a->plan, a->topo, a->o.replicas, a->o.shim, a->o.pod_dir, a->o.mps_pipe) ||
         gs_plan_load(a->plan, a->plan_state, &d)) {
         say("%s", d.msg[0] ? d.msg : "bad --replicas or paths");
         return 1;
     }
+    gs_plan_ctx_set(a->plan, a->o.has_ctx ? &a->o.ctx : NULL);
     if (a->o.cdi_dir && gs_cdi_write(a->topo, a->o.cdi_dir, &d))
         say("%s", d.msg);
     pthread_t xt;
@@ -467,33 +472,38 @@ static int run(struct agent *a)
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: gpusched-agent [options]\n"
-            "  --server URL             gpuschedd (http://127.0.0.1:8080)\n"
-            "  --node NAME              this node's name in gpuschedd (default: $NODE_NAME, or "
-            "the host name)\n"
-            "  --bootstrap-token-file F the bootstrap node token, for the first registration\n"
-            "  --state-dir DIR          the node's token and device state "
-            "(/var/lib/gpusched-agent)\n"
-            "  --device-plugin-dir DIR  kubelet's device plugin folder "
-            "(/var/lib/kubelet/device-plugins)\n"
-            "  --no-device-plugin       no kubelet (bare machines)\n"
-            "  --pod-resources-socket F kubelet's pod resources API, to know the pod it admits\n"
-            "                           (/var/lib/kubelet/pod-resources/kubelet.sock; '' = none)\n"
-            "  --cdi-dir DIR            where the CDI spec goes (/var/run/cdi; '' = none)\n"
-            "  --cgroup-root DIR        cgroup v2 mount holding kubelet's pod cgroups\n"
-            "                           (/sys/fs/cgroup; '' = no tenant CPU weights)\n"
-            "  --shim PATH              libgpushare.so on the host, mounted into shared pods\n"
-            "                           (/usr/lib/gpusched/libgpushare.so; '' = none)\n"
-            "  --mps-pipe DIR           the MPS control daemon's pipe folder (/tmp/nvidia-mps;\n"
-            "                           '' = no MPS client limits)\n"
-            "  --replicas N             nvidia.com/gpu devices per card, 1..%d (10)\n"
-            "  --heartbeat-seconds N    (10)     --sync-ms N  bound pods read every N ms (2000)\n"
-            "  --dry-run                print the NVML MIG calls, make none\n"
-            "  --nvml-lib PATH, --nvidia-smi CMD, --hwloc-xml FILE, --sysfs DIR  discovery inputs\n"
-            "  --ca-file FILE           CA of gpuschedd's TLS certificate\n"
-            "  --discover [--json|--yaml]  print this machine's topology tree and exit\n",
-            GS_PLAN_REPLICAS_MAX);
+    fprintf(
+        f,
+        "usage: gpusched-agent [options]\n"
+        "  --server URL             gpuschedd (http://127.0.0.1:8080)\n"
+        "  --node NAME              this node's name in gpuschedd (default: $NODE_NAME, or "
+        "the host name)\n"
+        "  --bootstrap-token-file F the bootstrap node token, for the first registration\n"
+        "  --state-dir DIR          the node's token and device state "
+        "(/var/lib/gpusched-agent)\n"
+        "  --device-plugin-dir DIR  kubelet's device plugin folder "
+        "(/var/lib/kubelet/device-plugins)\n"
+        "  --no-device-plugin       no kubelet (bare machines)\n"
+        "  --pod-resources-socket F kubelet's pod resources API, to know the pod it admits\n"
+        "                           (/var/lib/kubelet/pod-resources/kubelet.sock; '' = none)\n"
+        "  --cdi-dir DIR            where the CDI spec goes (/var/run/cdi; '' = none)\n"
+        "  --cgroup-root DIR        cgroup v2 mount holding kubelet's pod cgroups\n"
+        "                           (/sys/fs/cgroup; '' = no tenant CPU weights)\n"
+        "  --shim PATH              libgpushare.so on the host, mounted into shared pods\n"
+        "                           (/usr/lib/gpusched/libgpushare.so; '' = none)\n"
+        "  --pod-dir DIR            host folder of the shared pods' libgpushare regions, one\n"
+        "                           folder per pod (/var/lib/gpusched/pods)\n"
+        "  --context-mib SPEC       MiB a CUDA context is charged: MIB and/or MODEL=MIB, comma-\n"
+        "                           separated (default: per model, docs/node-agent.md)\n"
+        "  --mps-pipe DIR           the MPS control daemon's pipe folder (/tmp/nvidia-mps;\n"
+        "                           '' = no MPS client limits)\n"
+        "  --replicas N             nvidia.com/gpu devices per card, 1..%d (10)\n"
+        "  --heartbeat-seconds N    (10)     --sync-ms N  bound pods read every N ms (2000)\n"
+        "  --dry-run                print the NVML MIG calls, make none\n"
+        "  --nvml-lib PATH, --nvidia-smi CMD, --hwloc-xml FILE, --sysfs DIR  discovery inputs\n"
+        "  --ca-file FILE           CA of gpuschedd's TLS certificate\n"
+        "  --discover [--json|--yaml]  print this machine's topology tree and exit\n",
+        GS_PLAN_REPLICAS_MAX);
 }
 
 static int parse(int argc, char **argv, struct opts *o)
@@ -509,6 +519,8 @@ static int parse(int argc, char **argv, struct opts *o)
                                        {"cdi-dir", 1, 0, 'c'},
                                        {"cgroup-root", 1, 0, 'g'},
                                        {"shim", 1, 0, 'L'},
+                                       {"pod-dir", 1, 0, 'O'},
+                                       {"context-mib", 1, 0, 'x'},
                                        {"mps-pipe", 1, 0, 'm'},
                                        {"replicas", 1, 0, 'r'},
                                        {"heartbeat-seconds", 1, 0, 'H'},
@@ -533,6 +545,7 @@ static int parse(int argc, char **argv, struct opts *o)
     o->cdi_dir = "/var/run/cdi";
     o->cgroup_root = "/sys/fs/cgroup";
     o->shim = "/usr/lib/gpusched/libgpushare.so";
+    o->pod_dir = "/var/lib/gpusched/pods";
     o->mps_pipe = "/tmp/nvidia-mps";
     o->replicas = 10;
     o->beat_s = 10;
@@ -589,6 +602,23 @@ static int parse(int argc, char **argv, struct opts *o)
         case 'm':
             o->mps_pipe = *optarg ? optarg : NULL;
             break;
+        case 'O':
+            if (!*optarg) {
+                say("--pod-dir: a folder is needed");
+                return -1;
+            }
+            o->pod_dir = optarg;
+            break;
+        case 'x': {
+            struct gs_diag d;
+            gs_diag_init(&d);
+            if (gs_plan_ctx_parse(optarg, &o->ctx, &d)) {
+                say("%s", d.msg);
+                return -1;
+            }
+            o->has_ctx = 1;
+            break;
+        }
         case 'r':
             o->replicas = (int)v;
             break;

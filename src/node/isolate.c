@@ -6,7 +6,9 @@
 #include "gpusched/diag.h"
 #include "gpusched/topo.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,4 +128,73 @@ int gs_cdi_write(const struct gs_topo *t, const char *dir, struct gs_diag *d)
     if (!rc && rename(tmp, path) != 0)
         rc = -errno;
     return rc ? gs_diag_error_code(d, rc, "%s: cannot write the CDI spec", path) : 0;
+}
+
+/* Make @path a folder of @mode, or give the folder there that mode (kubelet makes a hostPath
+ * folder 0755). Return: 0; -errno with @d. */
+static int folder(const char *path, mode_t mode, struct gs_diag *d)
+{
+    struct stat st;
+    if (mkdir(path, mode) != 0 &&
+        (errno != EEXIST || lstat(path, &st) != 0 || !S_ISDIR(st.st_mode)))
+        return gs_diag_error_code(d, errno == EEXIST ? -ENOTDIR : -errno, "%s: %s", path,
+                                  errno == EEXIST ? "not a folder" : strerror(errno));
+    return chmod(path, mode) == 0 ? 0
+                                  : gs_diag_error_code(d, -errno, "%s: %s", path, strerror(errno));
+}
+
+/* Pod @q's folder and region file under @root (modes: isolate.h). */
+static int pod_region(const char *root, const struct gs_plan_pod *q, struct gs_diag *d)
+{
+    char dir[600], file[620];
+    snprintf(dir, sizeof(dir), "%s/%s", root, q->uid);
+    snprintf(file, sizeof(file), "%s/%s", dir, GS_PLAN_REGION_FILE);
+    int rc = folder(dir, 0711, d);
+    if (rc)
+        return rc;
+    /* umask would narrow the mode: fchmod sets it exactly, on the file that was opened */
+    int fd = open(file, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd < 0 || fchmod(fd, 0666) != 0)
+        rc = gs_diag_error_code(d, -errno, "%s: %s", file, strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    return rc;
+}
+
+static int bound(const struct gs_plan *p, const char *uid)
+{
+    for (int i = 0; i < p->npods; i++)
+        if (gs_plan_pod_shared(&p->pods[i]) && !strcmp(p->pods[i].uid, uid))
+            return 1;
+    return 0;
+}
+
+int gs_pod_regions_sync(const struct gs_plan *p, const char *root, struct gs_diag *d)
+{
+    int first = folder(root, 0700, d);
+    if (first)
+        return first;
+    for (int i = 0; i < p->npods; i++) {
+        int rc =
+            gs_plan_pod_shared(&p->pods[i]) ? pod_region(root, &p->pods[i], first ? NULL : d) : 0;
+        first = first ? first : rc;
+    }
+    DIR *dir = opendir(root);
+    if (!dir)
+        return first ? first : gs_diag_error_code(d, -errno, "%s: %s", root, strerror(errno));
+    struct dirent *e;
+    while ((e = readdir(dir)) != NULL) {
+        char sub[600], file[620];
+        if (e->d_name[0] == '.' || bound(p, e->d_name))
+            continue;
+        snprintf(sub, sizeof(sub), "%s/%s", root, e->d_name);
+        snprintf(file, sizeof(file), "%s/%s", sub, GS_PLAN_REGION_FILE);
+        if ((unlink(file) != 0 && errno != ENOENT && errno != ENOTDIR) || rmdir(sub) != 0) {
+            int rc = gs_diag_error_code(first ? NULL : d, -errno, "%s: cannot remove: %s", sub,
+                                        strerror(errno));
+            first = first ? first : rc;
+        }
+    }
+    closedir(dir);
+    return first;
 }

@@ -1,6 +1,7 @@
 /*
  * What the node agent writes outside kubelet: the tenants' CPU weights on cgroup v2 (seed 004
- * §2.3), and a CDI spec of the node's GPUs for runtimes that read CDI.
+ * §2.3), a CDI spec of the node's GPUs for runtimes that read CDI, and each shared pod's
+ * libgpushare region file.
  *
  * CPU weight. The seed writes cpu.shares into a per-tenant group, which is cgroup v1, and a group
  * no process is in does nothing: kubelet puts every pod's processes in the pod's own cgroup. So
@@ -44,5 +45,18 @@ int gs_cgroup_apply(struct gs_plan *p, const char *root, struct gs_diag *d);
  * to a temporary file and renamed. Return: 0; -errno with @d.
  */
 int gs_cdi_write(const struct gs_topo *t, const char *dir, struct gs_diag *d);
+
+/*
+ * gs_pod_regions_sync() - the region files of @p's shared pods (gs_plan_pod_shared()) under @root:
+ * @root (a folder of mode 0700, made or set so: no one but root reaches the files through it), for
+ * each such pod
+ * @root/<uid>/ (0711) holding an empty @root/<uid>/region (0666), and nothing else. The folder is
+ * mounted into every container of that pod and no other (plan.h), whatever user the container
+ * runs as: so each of them may use the file, and nobody else can reach it. libgpushare sets the
+ * file up at its first use. A folder under @root whose pod is no longer bound loses its region
+ * file and goes. Every pod is tried.
+ * Return: 0; -errno with @d naming the first path that failed.
+ */
+int gs_pod_regions_sync(const struct gs_plan *p, const char *root, struct gs_diag *d);
 
 #endif

@@ -18,9 +18,9 @@ struct gs_nvml {
     void *lib;
 #define GS_NVML_PTR(name, args) nvmlReturn_t(*name) args;
     GS_NVML_FUNCS(GS_NVML_PTR)
+    GS_NVML_AGENT_OPTIONAL(GS_NVML_PTR) /* NULL where the driver lacks them */
 #undef GS_NVML_PTR
-    nvmlReturn_t (*numa)(nvmlDevice_t dev, unsigned int *node); /* R535+, may be NULL */
-    const char *(*error_string)(nvmlReturn_t r);
+    gs_nvml_error_string_fn *error_string;
     nvmlEventSet_t events;
     unsigned ndev;
     nvmlDevice_t dev[GS_GPUS_MAX];
@@ -59,7 +59,9 @@ int gs_nvml_open(const char *lib, struct gs_nvml **out, struct gs_diag *d)
     }
     GS_NVML_FUNCS(GS_NVML_SYM)
 #undef GS_NVML_SYM
-    *(void **)(&n->numa) = dlsym(n->lib, "nvmlDeviceGetNumaNodeId");
+#define GS_NVML_OPT(name, args) *(void **)(&n->name) = dlsym(n->lib, #name);
+    GS_NVML_AGENT_OPTIONAL(GS_NVML_OPT)
+#undef GS_NVML_OPT
     *(void **)(&n->error_string) = dlsym(n->lib, "nvmlErrorString");
     nvmlReturn_t r = n->nvmlInit_v2();
     if (r != NVML_SUCCESS) {
@@ -117,7 +119,8 @@ static void locality(const struct gs_nvml *n, const char *sysfs, int g, struct g
 {
     char buf[GS_TOPO_CPUS_MAX];
     unsigned node;
-    if (n->numa && n->numa(n->dev[g], &node) == NVML_SUCCESS && node < 4096) {
+    if (n->nvmlDeviceGetNumaNodeId &&
+        n->nvmlDeviceGetNumaNodeId(n->dev[g], &node) == NVML_SUCCESS && node < 4096) {
         u->numa = (int)node;
     } else if (sysfs_read(sysfs, u->pci, "numa_node", buf, sizeof(buf)) == 0) {
         int v = atoi(buf);

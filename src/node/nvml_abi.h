@@ -1,11 +1,11 @@
 /*
  * The part of NVIDIA's NVML C API (nvml.h, the NVML API Reference Guide) the node agent and
- * libgpushare (src/shim/nvml.c) call: types, constants and function pointer types, declared here
- * because libnvidia-ml.so.1 is loaded with dlopen() and never linked, so a machine without
- * NVIDIA's driver still runs the agent (and the tests build fake libraries from these same
- * declarations, tests/node/fake_nvml.c and tests/shim/fake_nvml.c). Every layout and value is
- * NVML's own, as nvml.h of driver R470 and later defines it; the *_v2/_v3 suffixes are the
- * versioned symbols nvml.h maps the plain names to.
+ * libgpushare (src/shim/nvml.c) call: types, constants and the functions' parameter lists, declared
+ * here once because libnvidia-ml.so.1 is loaded with dlopen() and never linked, so a machine
+ * without NVIDIA's driver still runs the agent (and the tests build their fake library,
+ * tests/nvml/fake_nvml.c, from these same declarations). Every layout and value is NVML's own, as
+ * nvml.h of driver R470 and later defines it; the *_v2/_v3 suffixes are the versioned symbols
+ * nvml.h maps the plain names to.
  */
 #ifndef GS_NODE_NVML_ABI_H
 #define GS_NODE_NVML_ABI_H
@@ -120,7 +120,8 @@ typedef struct {
     unsigned long long usedGpuMemory;
 } nvmlProcessInfo_v1_t;
 
-/* The NVML functions the agent resolves with dlsym(), as X(name, return, parameters). */
+/* The NVML functions the agent resolves with dlsym() and needs, as X(name, parameters); each
+ * returns nvmlReturn_t. */
 #define GS_NVML_FUNCS(X)                                                                           \
     X(nvmlInit_v2, (void))                                                                         \
     X(nvmlShutdown, (void))                                                                        \
@@ -165,5 +166,22 @@ typedef struct {
     X(nvmlDeviceRegisterEvents, (nvmlDevice_t dev, unsigned long long types, nvmlEventSet_t set))  \
     X(nvmlEventSetWait_v2, (nvmlEventSet_t set, nvmlEventData_t * data, unsigned int timeout_ms))  \
     X(nvmlEventSetFree, (nvmlEventSet_t set))
+
+/* What the agent uses when the driver has it (nvmlDeviceGetNumaNodeId: R535 and later). */
+#define GS_NVML_AGENT_OPTIONAL(X) X(nvmlDeviceGetNumaNodeId, (nvmlDevice_t dev, unsigned int *node))
+
+/* What libgpushare resolves besides nvmlInit_v2, for its compute limit (the unversioned
+ * nvmlDeviceGetComputeRunningProcesses fills the v1 layout). */
+#define GS_NVML_SHIM_FUNCS(X)                                                                      \
+    X(nvmlDeviceGetHandleByUUID, (const char *uuid, nvmlDevice_t *dev))                            \
+    X(nvmlDeviceGetUtilizationRates, (nvmlDevice_t dev, nvmlUtilization_t * u))                    \
+    X(nvmlDeviceGetProcessUtilization,                                                             \
+      (nvmlDevice_t dev, nvmlProcessUtilizationSample_t * samples, unsigned int *count,            \
+       unsigned long long lastSeen))                                                               \
+    X(nvmlDeviceGetComputeRunningProcesses,                                                        \
+      (nvmlDevice_t dev, unsigned int *count, nvmlProcessInfo_v1_t *infos))
+
+/* nvmlErrorString, the one function here that does not return nvmlReturn_t. */
+typedef const char *gs_nvml_error_string_fn(nvmlReturn_t r);
 
 #endif

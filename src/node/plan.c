@@ -1,6 +1,8 @@
 /* The agent's plan: bound pods, device IDs, kubelet's Allocate matched to a pod. See plan.h. */
 #include "plan.h"
 
+#include "nvml.h"
+
 #include "gpusched/diag.h"
 #include "gpusched/gpushare_env.h"
 #include "gpusched/mig.h"
@@ -13,22 +15,120 @@
 
 #define GPU_RES "nvidia.com/gpu"
 
-int gs_plan_init(struct gs_plan *p, const struct gs_topo *topo, int replicas, const char *shim_host,
-                 const char *mps_pipe)
+/* Copy @src (NULL: "") to @dst of GS_PLAN_PATH_MAX bytes. Return: 0, -EINVAL when too long. */
+static int path_set(char *dst, const char *src)
 {
-    if (replicas < 1 || replicas > GS_PLAN_REPLICAS_MAX)
+    return snprintf(dst, GS_PLAN_PATH_MAX, "%s", src ? src : "") >= GS_PLAN_PATH_MAX ? -EINVAL : 0;
+}
+
+int gs_plan_init(struct gs_plan *p, const struct gs_topo *topo, int replicas, const char *shim_host,
+                 const char *pod_dir, const char *mps_pipe)
+{
+    if (replicas < 1 || replicas > GS_PLAN_REPLICAS_MAX || (shim_host && !pod_dir))
         return -EINVAL;
     memset(p, 0, sizeof(*p));
     p->topo = topo;
     p->replicas = replicas;
-    if (shim_host &&
-        snprintf(p->shim_host, sizeof(p->shim_host), "%s", shim_host) >= (int)sizeof(p->shim_host))
+    if (path_set(p->shim_host, shim_host) || path_set(p->pod_dir, shim_host ? pod_dir : NULL) ||
+        path_set(p->mps_pipe, mps_pipe))
         return -EINVAL;
     memcpy(p->shim_ctr, p->shim_host, sizeof(p->shim_ctr));
-    if (mps_pipe &&
-        snprintf(p->mps_pipe, sizeof(p->mps_pipe), "%s", mps_pipe) >= (int)sizeof(p->mps_pipe))
-        return -EINVAL;
+    gs_plan_ctx_set(p, NULL);
     return 0;
+}
+
+/* Estimates, erring high (plan.h says why): by architecture, as the context grows with the
+ * card's SMs and with what the driver loads into it. */
+static const struct {
+    const char *model;
+    uint32_t mib;
+} ctx_mib[] = {
+    {"P100", 384},
+    {"T4", 384},
+    {"V100M16", 384},
+    {"V100M32", 384},
+    {"G1", 384},
+    {"G2", 384},
+    {"A10", 512},
+    {"A30", 512},
+    {"A100-SXM4-40GB", 512},
+    {"A100-SXM4-80GB", 512},
+    {"G3", 512},
+    {"L40S", 512},
+    {"H100-SXM5-80GB", 768},
+    {"H100-NVL-94GB", 768},
+    {"H200", 768},
+};
+#define CTX_MIB_UNKNOWN 768 /* a model the catalog does not know: the most of any above */
+
+uint32_t gs_plan_ctx_default(int model)
+{
+    const struct gs_gpu_model *m = gs_catalog_at(model);
+    for (size_t i = 0; m && i < sizeof(ctx_mib) / sizeof(ctx_mib[0]); i++)
+        if (!strcmp(ctx_mib[i].model, m->name))
+            return ctx_mib[i].mib;
+    return CTX_MIB_UNKNOWN;
+}
+
+/* One entry of --context-mib, @len bytes at @e. */
+static int ctx_entry(const char *e, size_t len, struct gs_plan_ctx *c, struct gs_diag *d)
+{
+    const char *eq = memchr(e, '=', len), *num = eq ? eq + 1 : e;
+    char buf[16], *end;
+    size_t nlen = len - (size_t)(num - e);
+    int model = eq ? gs_catalog_find(e, (int)(eq - e)) : -1;
+    if (eq && model < 0)
+        return gs_diag_error(d, "--context-mib: %.*s: no GPU model of that name (gpusched models)",
+                             (int)(eq - e), e);
+    long v = -1;
+    if (nlen > 0 && nlen < sizeof(buf) && strspn(num, "0123456789") >= nlen) {
+        memcpy(buf, num, nlen);
+        buf[nlen] = '\0';
+        v = strtol(buf, &end, 10);
+    }
+    if (v < 0 || v > GS_PLAN_CTX_MIB_MAX)
+        return gs_diag_error(d, "--context-mib: %.*s: MiB 0..%d expected", (int)len, e,
+                             GS_PLAN_CTX_MIB_MAX);
+    int32_t *slot = eq ? &c->mib[model] : &c->dflt;
+    if (*slot >= 0)
+        return gs_diag_error(d, "--context-mib: %.*s: given twice", (int)len, e);
+    *slot = (int32_t)v;
+    return 0;
+}
+
+int gs_plan_ctx_parse(const char *spec, struct gs_plan_ctx *out, struct gs_diag *d)
+{
+    struct gs_plan_ctx c;
+    c.dflt = -1;
+    for (int i = 0; i < GS_MODEL_MAX; i++)
+        c.mib[i] = -1;
+    for (const char *e = spec;;) {
+        size_t len = strcspn(e, ",");
+        int rc = ctx_entry(e, len, &c, d);
+        if (rc)
+            return rc;
+        if (!e[len])
+            break;
+        e += len + 1;
+    }
+    *out = c;
+    return 0;
+}
+
+void gs_plan_ctx_set(struct gs_plan *p, const struct gs_plan_ctx *c)
+{
+    for (int g = 0; g < p->topo->ngpus && g < GS_GPUS_MAX; g++) {
+        int m = gs_nvml_catalog_model(p->topo->gpu[g].name);
+        int32_t v = c && m >= 0 ? c->mib[m] : -1;
+        if (v < 0 && c)
+            v = c->dflt;
+        p->context_mib[g] = v >= 0 ? (uint32_t)v : gs_plan_ctx_default(m);
+    }
+}
+
+int gs_plan_pod_shared(const struct gs_plan_pod *q)
+{
+    return !q->mig[0] && (q->gpumem_mib || q->gpucores);
 }
 
 static int str_field(json_t *o, const char *key, char *out, size_t n, int idx, struct gs_diag *d)
@@ -66,6 +166,11 @@ static int one_pod(json_t *o, int i, struct gs_plan_pod *p, struct gs_diag *d)
         rc = str_field(o, "name", p->name, sizeof(p->name), i, d);
     if (!rc)
         rc = str_field(o, "uid", p->uid, sizeof(p->uid), i, d);
+    if (!rc &&
+        (p->uid[0] == '.' || p->uid[strspn(p->uid, "abcdefghijklmnopqrstuvwxyz"
+                                                   "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")]))
+        rc = gs_diag_error(d, "pods[%d].uid: only letters, digits, '.', '_' and '-', not first '.'",
+                           i);
     if (!rc)
         rc = str_field(o, "tenant", p->tenant, sizeof(p->tenant), i, d);
     json_t *gpus = json_object_get(o, "gpus"), *g;
@@ -480,7 +585,7 @@ static void answer(const struct gs_plan *p, const struct gs_plan_pod *q, uint32_
     for (uint32_t m = cards; m; m &= m - 1)
         snprintf(a->cdi[a->ncdi++], sizeof(a->cdi[0]), "gpusched.io/gpu=%s",
                  p->topo->gpu[__builtin_ctz(m)].uuid);
-    if (!q->gpumem_mib && !q->gpucores)
+    if (!gs_plan_pod_shared(q))
         return;           /* whole cards */
     if (p->mps_pipe[0]) { /* NVIDIA MPS client limits (MPS documentation, "Environment") */
         env(a, "CUDA_MPS_PIPE_DIRECTORY", p->mps_pipe);
@@ -504,12 +609,15 @@ static void answer(const struct gs_plan *p, const struct gs_plan_pod *q, uint32_
             per_card(p, q, cards, v, "cores");
             env(a, GS_GPUSHARE_ENV_CORES_PERCENT, v);
         }
-        snprintf(v, sizeof(v), "/gpushare-%.180s", q->uid);
-        env(a, GS_GPUSHARE_ENV_REGION, v);
+        snprintf(v, sizeof(v), "%u", p->context_mib[__builtin_ctz(cards)]);
+        env(a, GS_GPUSHARE_ENV_CONTEXT_MIB, v);
+        env(a, GS_GPUSHARE_ENV_REGION, GS_PLAN_REGION_DIR "/" GS_PLAN_REGION_FILE);
         env(a, "LD_PRELOAD", p->shim_ctr);
         snprintf(a->mount[a->nmount].host, GS_PLAN_PATH_MAX, "%s", p->shim_host);
         snprintf(a->mount[a->nmount].ctr, GS_PLAN_PATH_MAX, "%s", p->shim_ctr);
         a->mount[a->nmount++].ro = 1;
+        snprintf(a->mount[a->nmount].host, GS_PLAN_PATH_MAX, "%.180s/%s", p->pod_dir, q->uid);
+        snprintf(a->mount[a->nmount++].ctr, GS_PLAN_PATH_MAX, "%s", GS_PLAN_REGION_DIR);
     }
 }
 

@@ -50,6 +50,7 @@
 
 #include <stdint.h>
 
+#include "gpusched/catalog.h"
 #include "gpusched/cluster.h"
 #include "gpusched/topo.h"
 
@@ -63,6 +64,25 @@ struct gs_diag;
 #define GS_PLAN_MOUNTS_MAX   4
 #define GS_PLAN_PATH_MAX     256
 #define GS_PLAN_RES_MAX      48 /* a resource name, "nvidia.com/mig-1g.10gb.me" fits */
+
+/*
+ * A shared pod's libgpushare region is a file of its own: <pod_dir>/<uid>/region on the host,
+ * the folder mounted read-write at GS_PLAN_REGION_DIR in every container of that pod and of no
+ * other, GPUSHARE_REGION naming the file there (gs_pod_regions_sync(), isolate.h, makes them).
+ */
+#define GS_PLAN_REGION_DIR  "/run/gpushare"
+#define GS_PLAN_REGION_FILE "region"
+
+/*
+ * What one CUDA context costs on the card, in MiB, charged by libgpushare at each context a shared
+ * pod's processes create (GPUSHARE_CONTEXT_MIB; 0..GS_PLAN_CTX_MIB_MAX, the library's range).
+ * --context-mib gives it per GPU model; gs_plan_ctx_default() is what applies otherwise.
+ */
+#define GS_PLAN_CTX_MIB_MAX 65536
+struct gs_plan_ctx {
+    int32_t dflt;              /* every model not named; -1: the built-in default */
+    int32_t mib[GS_MODEL_MAX]; /* by catalog model index; -1: not named */
+};
 
 /* One pod gpuschedd bound to this node (GET /v1/nodes/NAME/pods, one item). */
 struct gs_plan_pod {
@@ -97,7 +117,9 @@ struct gs_plan {
     int kubelet_view;               /* the pods' known marks hold kubelet's list */
     /* what Allocate mounts and points libgpushare and MPS at */
     char shim_host[GS_PLAN_PATH_MAX], shim_ctr[GS_PLAN_PATH_MAX]; /* libgpushare.so */
-    char mps_pipe[GS_PLAN_PATH_MAX]; /* CUDA_MPS_PIPE_DIRECTORY, host = container; "" = no MPS */
+    char mps_pipe[GS_PLAN_PATH_MAX];   /* CUDA_MPS_PIPE_DIRECTORY, host = container; "" = no MPS */
+    char pod_dir[GS_PLAN_PATH_MAX];    /* host folder of the pods' region folders (with a shim) */
+    uint32_t context_mib[GS_GPUS_MAX]; /* per card: GPUSHARE_CONTEXT_MIB (gs_plan_ctx_set()) */
 };
 
 /* What Allocate answers for one container. */
@@ -117,16 +139,41 @@ struct gs_plan_alloc {
 
 /*
  * gs_plan_init() - an empty plan for @topo with @replicas IDs per card (1..GS_PLAN_REPLICAS_MAX),
- * the libgpushare library at @shim_host (mounted read-only at the same path, or NULL: no shim)
- * and the MPS pipe folder @mps_pipe (NULL: no MPS variables). Return: 0; -EINVAL.
+ * the libgpushare library at @shim_host (mounted read-only at the same path, or NULL: no shim),
+ * the host folder @pod_dir of the shared pods' region folders (needed with a shim, else NULL) and
+ * the MPS pipe folder @mps_pipe (NULL: no MPS variables). Each card's context cost is its model's
+ * default (gs_plan_ctx_default()). Return: 0; -EINVAL (a path too long, a shim without @pod_dir).
  */
 int gs_plan_init(struct gs_plan *p, const struct gs_topo *topo, int replicas, const char *shim_host,
-                 const char *mps_pipe);
+                 const char *pod_dir, const char *mps_pipe);
+
+/*
+ * gs_plan_ctx_parse() - --context-mib's value: comma-separated entries, each MIB (every model no
+ * entry names) or MODEL=MIB, MODEL a catalog name or alias (gpusched/catalog.h), MIB 0..65536;
+ * a model once, a bare value once. Return: 0 and *@out; -EINVAL with @d naming the entry.
+ */
+int gs_plan_ctx_parse(const char *spec, struct gs_plan_ctx *out, struct gs_diag *d);
+
+/*
+ * gs_plan_ctx_default() - what a context of catalog model @model (-1: a model the catalog does
+ * not know) is charged when --context-mib does not say, in MiB. NVIDIA publishes no figure; these
+ * are estimates that err high, so that a tenant is not let past its limit: measure your card and
+ * driver with bench/gpushare/run.sh ("a context ... cost the card N MiB") and pass that.
+ */
+uint32_t gs_plan_ctx_default(int model);
+
+/* gs_plan_ctx_set() - each card's context cost from @c (NULL: the defaults). */
+void gs_plan_ctx_set(struct gs_plan *p, const struct gs_plan_ctx *c);
+
+/* gs_plan_pod_shared() - whether @q holds a share of a card (gpumem or gpucores, not MIG): the
+ * pods libgpushare limits, and that have a region. */
+int gs_plan_pod_shared(const struct gs_plan_pod *q);
 
 /*
  * gs_plan_pods_json() - read @json (a JSON array of gpuschedd pod objects: namespace, name, uid,
  * tenant, gpus, gpumem_mib, gpucores, mig {profile, start}, tenant_weight, tenant_weight_min)
- * into @out, in array order; other members (gpuschedd's view of the pod) are not the agent's.
+ * into @out, in array order; other members (gpuschedd's view of the pod) are not the agent's. A
+ * uid is 1..63 of [A-Za-z0-9._-], not starting with '.' (it names a folder).
  * Return: the count; -EINVAL with @d naming the item and field; -E2BIG past @max.
  */
 int gs_plan_pods_json(const char *json, struct gs_plan_pod *out, int max, struct gs_diag *d);

@@ -36,7 +36,13 @@ CUresult gs__charge(int ordinal, uint64_t bytes, struct gs_charge *c)
     if (!s->counting)
         return CUDA_SUCCESS;
     int slot = gs__slot();
-    if (slot < 0 || gs_region_reserve(s->region, slot, d->regdev, bytes, d->limit_bytes) < 0)
+    if (slot < 0)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    /* over the limit: what the process's pools and graphs cache on the device is given back first
+     */
+    if (gs_region_reserve(s->region, slot, d->regdev, bytes, d->limit_bytes) < 0 &&
+        (!gs__cache_trim(ordinal) ||
+         gs_region_reserve(s->region, slot, d->regdev, bytes, d->limit_bytes) < 0))
         return CUDA_ERROR_OUT_OF_MEMORY;
     *c = (struct gs_charge){1, d->regdev, slot, bytes, d->limit_bytes};
     return CUDA_SUCCESS;
@@ -105,7 +111,9 @@ int gs__record(const struct gs_charge *c, int kind, uint64_t key, uint64_t ctx, 
 
 void gs__give_back(const struct gs_rec *r)
 {
-    if (r->dev >= 0 && gs__shim.slot >= 0)
+    if (r->kind == GS_REC_ASYNC)
+        gs__pool_freed(r->aux, r->bytes);
+    else if (r->dev >= 0 && gs__shim.slot >= 0)
         gs_region_release(gs__shim.region, gs__shim.slot, r->dev, r->bytes);
 }
 
@@ -159,7 +167,7 @@ void gs__drain_ctx(uint64_t ctx)
 
 /* The device a stream allocates on: its context's. The legacy and per-thread default streams
  * (handles 0, 1 and 2) belong to the current context. */
-static CUresult stream_ordinal(CUstream s, int *ordinal)
+CUresult gs__stream_ordinal(CUstream s, int *ordinal)
 {
     CUcontext ctx, cur = NULL;
     if ((uintptr_t)s <= 2 || GS_CALL(cuStreamGetCtx, (s, &ctx)) != CUDA_SUCCESS)
@@ -178,7 +186,7 @@ static CUresult stream_ordinal(CUstream s, int *ordinal)
 CUresult gs__charge_stream(CUstream s, uint64_t bytes, struct gs_charge *c)
 {
     int ordinal;
-    if (!gs__guarded() || stream_ordinal(s, &ordinal) != CUDA_SUCCESS) {
+    if (!gs__guarded() || gs__stream_ordinal(s, &ordinal) != CUDA_SUCCESS) {
         memset(c, 0, sizeof(*c));
         return CUDA_SUCCESS;
     }

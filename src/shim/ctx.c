@@ -206,6 +206,7 @@ static void view(const struct gs_shim_dev *d, uint64_t *free, uint64_t *total)
         return;
     uint64_t avail = 0;
     if (d->regdev >= 0) {
+        gs__cache_refresh(-1);     /* what the pools and graphs hold now */
         gs_region_reap(s->region); /* a crashed process's memory is free again */
         uint64_t used = gs_region_used(s->region, d->regdev);
         avail = d->limit_bytes > used ? d->limit_bytes - used : 0;

@@ -24,6 +24,9 @@ typedef struct CUfunc_st *CUfunction;
 typedef struct CUarray_st *CUarray;
 typedef struct CUmipmappedArray_st *CUmipmappedArray;
 typedef struct CUmemPoolHandle_st *CUmemoryPool;
+typedef struct CUevent_st *CUevent;
+typedef struct CUgraph_st *CUgraph;
+typedef struct CUgraphNode_st *CUgraphNode;
 typedef struct CUgraphExec_st *CUgraphExec;
 typedef struct CUexecAffinityParam_st CUexecAffinityParam;
 typedef struct CUctxCreateParams_st CUctxCreateParams;
@@ -35,6 +38,9 @@ typedef int CUlimit;
 #define CU_LIMIT_STACK_SIZE       0x00
 #define CU_LIMIT_PRINTF_FIFO_SIZE 0x01
 #define CU_LIMIT_MALLOC_HEAP_SIZE 0x02
+
+/* The per-thread default stream, named as such (what a _ptsz entry point's stream 0 means). */
+#define CU_STREAM_PER_THREAD ((CUstream)0x2)
 
 /* cuPointerGetAttribute: the device a pointer's memory is on. */
 typedef int CUpointer_attribute;
@@ -144,5 +150,49 @@ typedef struct CUmemPoolProps_st {
     unsigned short usage;
     unsigned char reserved[54];
 } CUmemPoolProps;
+
+/* Stream-ordered memory pools: what cuMemPoolGetAttribute reports (value type cuuint64_t). */
+typedef int CUmemPool_attribute;
+#define CU_MEMPOOL_ATTR_RELEASE_THRESHOLD    4
+#define CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT 5
+#define CU_MEMPOOL_ATTR_USED_MEM_CURRENT     7
+
+/* Stream capture. */
+typedef int CUstreamCaptureStatus;
+#define CU_STREAM_CAPTURE_STATUS_NONE   0
+#define CU_STREAM_CAPTURE_STATUS_ACTIVE 1
+typedef int CUstreamCaptureMode;
+
+/* CUDA graphs: node types, memory allocation nodes, instantiation, and the memory the graphs of a
+ * device hold (cuDeviceGetGraphMemAttribute, value type cuuint64_t). */
+typedef int CUgraphNodeType;
+#define CU_GRAPH_NODE_TYPE_KERNEL    0
+#define CU_GRAPH_NODE_TYPE_GRAPH     4
+#define CU_GRAPH_NODE_TYPE_MEM_ALLOC 10
+#define CU_GRAPH_NODE_TYPE_MEM_FREE  11
+
+typedef int CUgraphMem_attribute;
+#define CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT     0
+#define CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT 2
+
+typedef struct CUmemAccessDesc_st CUmemAccessDesc;
+
+typedef struct CUDA_MEM_ALLOC_NODE_PARAMS_st {
+    CUmemPoolProps poolProps; /* where: poolProps.location */
+    const CUmemAccessDesc *accessDescs;
+    size_t accessDescCount;
+    size_t bytesize;
+    CUdeviceptr dptr; /* out: the allocation's address */
+} CUDA_MEM_ALLOC_NODE_PARAMS;
+
+#define CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH 1
+#define CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD              2
+
+typedef struct CUDA_GRAPH_INSTANTIATE_PARAMS_st {
+    cuuint64_t flags;
+    CUstream hUploadStream;
+    CUgraphNode hErrNode_out;
+    int result_out; /* CUgraphInstantiateResult */
+} CUDA_GRAPH_INSTANTIATE_PARAMS;
 
 #endif

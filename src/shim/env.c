@@ -136,6 +136,9 @@ static int parse_list(const char *var, const char *val, uint64_t min, uint64_t m
     }
 }
 
+/* A region: a shared-memory name "/name", or a file's absolute path "/dir/.../file" (a value
+ * with a '/' past its first character), of letters, digits, '.', '_', '-' and single '/' between
+ * components that are not "." or "..". */
 static int parse_region(const char *val, char *out, char *err)
 {
     const char *var = GS_GPUSHARE_ENV_REGION;
@@ -143,15 +146,23 @@ static int parse_region(const char *val, char *out, char *err)
         val = GS_GPUSHARE_DEFAULT_REGION;
     size_t n = strlen(val);
     if (val[0] != '/')
-        return fail(err, var, 0, "expected '/' and a name");
+        return fail(err, var, 0, "expected '/' and a name, or a file's absolute path");
     if (n < 2 || n > GS_SHIM_REGION_MAX)
         return fail(err, var, n < 2 ? n : GS_SHIM_REGION_MAX, "expected 1 to 200 characters");
-    for (size_t i = 1; i < n; i++) {
+    for (size_t i = 1, start = 1; i <= n; i++) {
         char c = val[i];
+        if (c == '/' || c == '\0') { /* the end of a component: [start, i) */
+            size_t len = i - start;
+            if (len == 0 ||
+                (val[start] == '.' && (len == 1 || (len == 2 && val[start + 1] == '.'))))
+                return fail(err, var, start, "expected a file or folder name");
+            start = i + 1;
+            continue;
+        }
         int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                  c == '.' || c == '_' || c == '-';
         if (!ok)
-            return fail(err, var, i, "expected a letter, digit, '.', '_' or '-'");
+            return fail(err, var, i, "expected a letter, digit, '.', '_', '-' or '/'");
     }
     memcpy(out, val, n + 1);
     return 0;

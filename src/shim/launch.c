@@ -121,7 +121,7 @@ static void start_watcher(void)
     pthread_mutex_unlock(&s->mu);
 }
 
-static void throttle(void)
+void gs__throttle(void)
 {
     struct gs_shim_dev *d = launch_dev();
     if (!d || !atomic_load_explicit(&d->lim_on, memory_order_relaxed))
@@ -138,7 +138,7 @@ static void throttle(void)
     {                                                                                              \
         gs__init();                                                                                \
         if (gs__shim.limiting)                                                                     \
-            throttle();                                                                            \
+            gs__throttle();                                                                        \
         return GS_CALL(name, args);                                                                \
     }
 #include "fns.def"

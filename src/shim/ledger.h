@@ -24,8 +24,8 @@ enum gs_rec_kind {
     GS_REC_PRIMARY, /* a device's primary context, keyed by the ordinal; aux: retain count */
     GS_REC_LIMIT,   /* a context's malloc heap or printf FIFO, keyed by the CUcontext | the
                        CUlimit; aux: its size when first seen */
-    GS_REC_POOL,    /* a memory pool, keyed by the CUmemoryPool; aux: 1 + the ordinal of the
-                       device its memory is on, 0 for a pool of host memory; no bytes */
+    GS_REC_ASYNC,   /* a stream-ordered allocation, keyed by the device pointer; aux: its pool;
+                       bytes: its size, counted in the pool's live allocations (not the region) */
 };
 
 struct gs_rec {

@@ -50,131 +50,27 @@ PTR_ALLOC(cuMemAlloc_v2, (CUdeviceptr * dptr, size_t bytesize), (dptr, bytesize)
           gs__charge_current(bytesize, &c))
 PTR_ALLOC(cuMemAllocManaged, (CUdeviceptr * dptr, size_t bytesize, unsigned int flags),
           (dptr, bytesize, flags), gs__charge_current(bytesize, &c))
-PTR_ALLOC(cuMemAllocAsync, (CUdeviceptr * dptr, size_t bytesize, CUstream hStream),
-          (dptr, bytesize, hStream), gs__charge_stream(hStream, bytesize, &c))
-PTR_ALLOC(cuMemAllocAsync_ptsz, (CUdeviceptr * dptr, size_t bytesize, CUstream hStream),
-          (dptr, bytesize, hStream), gs__charge_stream(hStream, bytesize, &c))
-
-/*
- * Memory pools. A pool's memory is on the device its properties name, which need not be the
- * stream's (NVIDIA: "the specified memory pool may be from a device different than that of the
- * specified stream"), so the library notes each pool's device where the application gets the pool
- * (cuMemPoolCreate, cuDeviceGetDefaultMemPool, cuDeviceGetMemPool) and charges that device. A pool
- * got some other way is charged on the stream's device until the first pointer from it says where
- * its memory is.
- */
-static void pool_note(CUmemoryPool pool, uint64_t where)
+/* Stream-ordered allocations: their pools are charged what they hold (pool.c). */
+CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
 {
-    struct gs_rec r = {key_of(pool), 0, 0, where, -1, GS_REC_POOL};
-    if (!gs__guarded())
-        return;
-    pthread_mutex_lock(&gs__shim.mu);
-    if (gs_ledger_put(&gs__shim.ledger, &r) == -EEXIST)
-        gs_ledger_get(&gs__shim.ledger, GS_REC_POOL, r.key)->aux = where;
-    pthread_mutex_unlock(&gs__shim.mu);
+    return gs__pool_alloc(GS_I_cuMemAllocAsync, dptr, bytesize, NULL, hStream, 0, 0);
 }
 
-/* 1 + the ordinal of @pool's device, 0 for host memory, -1 when the pool is not known. */
-static int64_t pool_where(CUmemoryPool pool)
+CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
 {
-    pthread_mutex_lock(&gs__shim.mu);
-    struct gs_rec *r = gs_ledger_get(&gs__shim.ledger, GS_REC_POOL, key_of(pool));
-    int64_t where = r ? (int64_t)r->aux : -1;
-    pthread_mutex_unlock(&gs__shim.mu);
-    return where;
-}
-
-CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *poolProps)
-{
-    gs__init();
-    CUresult rc = GS_CALL(cuMemPoolCreate, (pool, poolProps));
-    if (rc == CUDA_SUCCESS && poolProps)
-        pool_note(*pool, poolProps->location.type == CU_MEM_LOCATION_TYPE_DEVICE
-                             ? 1 + (uint64_t)poolProps->location.id
-                             : 0);
-    return rc;
-}
-
-/* The pool of device @dev that @name answers. */
-#define DEVICE_POOL(name)                                                                          \
-    CUresult name(CUmemoryPool *pool, CUdevice dev)                                                \
-    {                                                                                              \
-        gs__init();                                                                                \
-        CUresult rc = GS_CALL(name, (pool, dev));                                                  \
-        if (rc == CUDA_SUCCESS)                                                                    \
-            pool_note(*pool, 1 + (uint64_t)dev);                                                   \
-        return rc;                                                                                 \
-    }
-
-DEVICE_POOL(cuDeviceGetDefaultMemPool)
-DEVICE_POOL(cuDeviceGetMemPool)
-
-CUresult cuMemPoolDestroy(CUmemoryPool pool)
-{
-    struct gs_rec r;
-    gs__init();
-    CUresult rc = GS_CALL(cuMemPoolDestroy, (pool));
-    if (rc == CUDA_SUCCESS && gs__guarded()) {
-        pthread_mutex_lock(&gs__shim.mu);
-        gs_ledger_take(&gs__shim.ledger, GS_REC_POOL, key_of(pool), &r);
-        pthread_mutex_unlock(&gs__shim.mu);
-    }
-    return rc;
-}
-
-/* After an allocation from a pool of unknown device: move the charge to the device the memory
- * is on. Return: 0, or -1 when that device has no room (the allocation was freed again). */
-static int pool_settle(struct gs_charge *c, CUmemoryPool pool, CUstream s, uint64_t ptr)
-{
-    int ordinal;
-    struct gs_charge there;
-    if (GS_CALL(cuPointerGetAttribute, (&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, ptr)) !=
-        CUDA_SUCCESS)
-        return 0; /* captured into a graph: no memory yet, the stream's device stands */
-    pool_note(pool, 1 + (uint64_t)ordinal);
-    struct gs_shim_dev *d = gs__dev(ordinal);
-    if (d && d->regdev == c->regdev)
-        return 0;
-    if (gs__charge(ordinal, c->bytes, &there) != CUDA_SUCCESS) {
-        GS_CALL(cuMemFreeAsync, (ptr, s));
-        gs__uncharge(c);
-        return -1;
-    }
-    gs__uncharge(c);
-    *c = there;
-    return 0;
-}
-
-static CUresult from_pool(int i, CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream s)
-{
-    struct gs_charge c = {0};
-    gs__init();
-    int64_t where = gs__guarded() ? pool_where(pool) : 0; /* 0: host memory, not the card's */
-    CUresult rc = CUDA_SUCCESS;
-    if (where > 0)
-        rc = gs__charge((int)(where - 1), bytesize, &c);
-    else if (where < 0)
-        rc = gs__charge_stream(s, bytesize, &c);
-    if (rc != CUDA_SUCCESS)
-        return rc;
-    rc = gs__shim.real[i]
-             ? ((gs_pfn_cuMemAllocFromPoolAsync)gs__shim.real[i])(dptr, bytesize, pool, s)
-             : gs__missing(i);
-    if (rc == CUDA_SUCCESS && where < 0 && c.counted && pool_settle(&c, pool, s, *dptr) < 0)
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    return ptr_done(rc, &c, rc == CUDA_SUCCESS ? *dptr : 0);
+    return gs__pool_alloc(GS_I_cuMemAllocAsync_ptsz, dptr, bytesize, NULL, hStream, 0, 1);
 }
 
 CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
                                  CUstream hStream)
 {
-    return from_pool(GS_I_cuMemAllocFromPoolAsync, dptr, bytesize, pool, hStream);
+    return gs__pool_alloc(GS_I_cuMemAllocFromPoolAsync, dptr, bytesize, pool, hStream, 1, 0);
 }
 
 CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
                                       CUstream hStream)
 {
-    return from_pool(GS_I_cuMemAllocFromPoolAsync_ptsz, dptr, bytesize, pool, hStream);
+    return gs__pool_alloc(GS_I_cuMemAllocFromPoolAsync_ptsz, dptr, bytesize, pool, hStream, 1, 1);
 }
 
 /* Pitched allocations reserve on an estimate (rows padded to 512 bytes, the texture pitch
@@ -213,13 +109,16 @@ PITCH_ALLOC(cuMemAllocPitch, CUdeviceptr_v1, unsigned int)
 PITCH_ALLOC(cuMemAllocPitch_v2, CUdeviceptr, size_t)
 
 /* A free by @name of the object (@kind, @key): its record is taken first (gs__claim says why),
- * its bytes go back once the driver has freed it. */
+ * its bytes go back once the driver has freed it. A device pointer is one of cuMemAlloc's or a
+ * stream-ordered one, whose bytes go back to its pool's live allocations (its pool keeps the
+ * memory, charged, until it gives it back to the driver). */
 #define FREE(name, params, args, kind, key)                                                        \
     CUresult name params                                                                           \
     {                                                                                              \
         struct gs_rec r;                                                                           \
         gs__init();                                                                                \
-        int held = gs__claim(kind, key, &r);                                                       \
+        int held =                                                                                 \
+            gs__claim(kind, key, &r) || (kind == GS_REC_PTR && gs__claim(GS_REC_ASYNC, key, &r));  \
         CUresult rc = GS_CALL(name, args);                                                         \
         if (held && rc == CUDA_SUCCESS)                                                            \
             gs__give_back(&r);                                                                     \

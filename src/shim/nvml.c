@@ -9,19 +9,15 @@
 #include <string.h>
 
 static struct {
-    nvmlReturn_t (*by_uuid)(const char *, nvmlDevice_t *);
-    nvmlReturn_t (*proc_util)(nvmlDevice_t, nvmlProcessUtilizationSample_t *, unsigned *,
-                              unsigned long long);
-    nvmlReturn_t (*util)(nvmlDevice_t, nvmlUtilization_t *);
-    nvmlReturn_t (*procs)(nvmlDevice_t, unsigned *, nvmlProcessInfo_v1_t *);
+#define GS_NVML_PTR(name, args) nvmlReturn_t(*name) args;
+    GS_NVML_SHIM_FUNCS(GS_NVML_PTR)
+#undef GS_NVML_PTR
 } nv;
 
 static void *sym(void *lib, const char *name)
 {
     return dlsym(lib, name);
 }
-
-#define BIND(field, lib, name) memcpy(&nv.field, &(void *){sym(lib, name)}, sizeof(nv.field))
 
 int gs__nvml_load(void)
 {
@@ -33,11 +29,10 @@ int gs__nvml_load(void)
     nvmlReturn_t (*init)(void);
     void *p = sym(lib, "nvmlInit_v2");
     memcpy(&init, &p, sizeof(init));
-    BIND(by_uuid, lib, "nvmlDeviceGetHandleByUUID");
-    BIND(proc_util, lib, "nvmlDeviceGetProcessUtilization");
-    BIND(util, lib, "nvmlDeviceGetUtilizationRates");
-    BIND(procs, lib, "nvmlDeviceGetComputeRunningProcesses");
-    if (!init || !nv.by_uuid || !nv.util) {
+#define GS_NVML_BIND(name, args) memcpy(&nv.name, &(void *){sym(lib, #name)}, sizeof(nv.name));
+    GS_NVML_SHIM_FUNCS(GS_NVML_BIND)
+#undef GS_NVML_BIND
+    if (!init || !nv.nvmlDeviceGetHandleByUUID || !nv.nvmlDeviceGetUtilizationRates) {
         gs__say("libnvidia-ml.so.1 lacks nvmlInit_v2, nvmlDeviceGetHandleByUUID or "
                 "nvmlDeviceGetUtilizationRates; compute limits are not enforced");
         return -1;
@@ -56,7 +51,7 @@ void *gs__nvml_device(const unsigned char uuid[16])
     nvmlDevice_t d = NULL;
     for (int mig = 0; mig < 2 && !d; mig++) {
         gs_shim_uuid_format(uuid, mig, name);
-        if (nv.by_uuid(name, &d) != NVML_SUCCESS)
+        if (nv.nvmlDeviceGetHandleByUUID(name, &d) != NVML_SUCCESS)
             d = NULL;
     }
     return d;
@@ -66,7 +61,8 @@ int gs__nvml_pids(void *dev, unsigned *pids, int max)
 {
     nvmlProcessInfo_v1_t info[GS_PROBE_MAX];
     unsigned n = GS_PROBE_MAX;
-    if (!nv.procs || max > GS_PROBE_MAX || nv.procs(dev, &n, info) != NVML_SUCCESS)
+    if (!nv.nvmlDeviceGetComputeRunningProcesses || max > GS_PROBE_MAX ||
+        nv.nvmlDeviceGetComputeRunningProcesses(dev, &n, info) != NVML_SUCCESS)
         return -1;
     for (unsigned i = 0; i < n; i++)
         pids[i] = info[i].pid;
@@ -80,7 +76,7 @@ static nvmlProcessUtilizationSample_t samples[MAX_SAMPLES];
 static int process_util(void *dev, int32_t host_pid, unsigned long long *seen, unsigned *pct)
 {
     unsigned n = MAX_SAMPLES;
-    nvmlReturn_t rc = nv.proc_util(dev, samples, &n, *seen);
+    nvmlReturn_t rc = nv.nvmlDeviceGetProcessUtilization(dev, samples, &n, *seen);
     if (rc == NVML_ERROR_NOT_FOUND) { /* no sample since the last pass: the process was idle */
         *pct = 0;
         return 0;
@@ -104,10 +100,11 @@ static int process_util(void *dev, int32_t host_pid, unsigned long long *seen, u
  * per-process samples are not supported everywhere (vGPU, some boards). */
 int gs__nvml_util(void *dev, int32_t host_pid, unsigned long long *seen, unsigned *pct)
 {
-    if (host_pid != 0 && nv.proc_util && process_util(dev, host_pid, seen, pct) == 0)
+    if (host_pid != 0 && nv.nvmlDeviceGetProcessUtilization &&
+        process_util(dev, host_pid, seen, pct) == 0)
         return 0;
     nvmlUtilization_t u;
-    if (nv.util(dev, &u) != NVML_SUCCESS)
+    if (nv.nvmlDeviceGetUtilizationRates(dev, &u) != NVML_SUCCESS)
         return -1;
     *pct = u.gpu;
     return 0;

@@ -1,5 +1,5 @@
 /*
- * libgpushare — the container's shared usage region (region.h says what it guarantees).
+ * libgpushare — the pod's shared usage region (region.h says what it guarantees).
  */
 #include "region.h"
 
@@ -201,12 +201,16 @@ static int set_up(int fd, struct gs_region *r, const char *name, char *err)
     return rc < 0 ? rc : check_layout(r, name, err);
 }
 
-static int map_fd(int fd, const char *name, struct gs_region **out, char *err)
+static int map_fd(int fd, const char *name, int file, struct gs_region **out, char *err)
 {
     struct stat st;
     if (fstat(fd, &st) < 0)
         return sys_fail(name, "fstat", err);
-    int rc = check_owner(&st, name, err);
+    if (file && !S_ISREG(st.st_mode)) {
+        snprintf(err, 256, "region %s is not a regular file", name);
+        return -EINVAL;
+    }
+    int rc = file ? 0 : check_owner(&st, name, err);
     if (rc < 0)
         return rc;
     if (st.st_size == 0 && ftruncate(fd, (off_t)sizeof(struct gs_region)) < 0)
@@ -229,10 +233,12 @@ static int map_fd(int fd, const char *name, struct gs_region **out, char *err)
 
 int gs_region_open(const char *name, struct gs_region **out, char *err)
 {
-    int fd = shm_open(name, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    int file = strchr(name + 1, '/') != NULL;
+    int fd = file ? open(name, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
+                  : shm_open(name, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (fd < 0)
-        return sys_fail(name, "shm_open", err);
-    int rc = map_fd(fd, name, out, err);
+        return sys_fail(name, file ? "open" : "shm_open", err);
+    int rc = map_fd(fd, name, file, out, err);
     close(fd);
     return rc;
 }

@@ -2,8 +2,9 @@
  * libgpushare — the shared-memory region in which all processes of a container count their GPU
  * memory, per device.
  *
- * Invariants: the region is one POSIX shared-memory object (shm_open) per container, mapped by
- * every process that uses the GPU. It holds a table of devices (by UUID) and a table of process
+ * Invariants: the region is one file per pod (the node agent's, mounted into that pod's containers
+ * only) or, without the agent, one POSIX shared-memory object (shm_open) per user, mapped by every
+ * process that uses the GPU. It holds a table of devices (by UUID) and a table of process
  * slots; each slot holds what its process has reserved on each device. A device's usage is the sum
  * of the slots, so nothing but the slots needs repair: a slot whose process died (or whose pid was
  * reused, or which an exec'd image left behind) is reaped — zeroed — by whoever finds it, and its
@@ -34,13 +35,16 @@ struct gs_region_who {
 void gs_region_who_self(struct gs_region_who *who);
 
 /*
- * gs_region_open() - open (creating it when absent, mode 0600) and map the region @name, setting
- * it up if no process has (or one died doing it).
- * @name: "/name" as shm_open(3) takes it.
+ * gs_region_open() - open and map the region @name, setting it up if no process has (or one died
+ * doing it; an empty file or object is one no process has set up).
+ * @name: "/name", a shared-memory object as shm_open(3) takes it, created (mode 0600) when absent
+ *        and used only while it is this user's alone; or "/dir/.../file", an existing regular
+ *        file (not a symbolic link), which whoever may open it read-write shares: the node agent
+ *        makes it, and mounts it into one pod's containers only.
  * @err: 256 bytes; the reason on failure.
  * Return: 0 and *@out set, or a negative errno: -EPERM when the object belongs to another user or
- * others may open it (group or other permission bits), -EPROTO when it has another layout, or what
- * opening or mapping it failed with.
+ * others may open it (group or other permission bits), -EINVAL when the file is not a regular
+ * file, -EPROTO when it has another layout, or what opening or mapping it failed with.
  */
 int gs_region_open(const char *name, struct gs_region **out, char *err);
 

@@ -12,8 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 
-struct gs_shim gs__shim = {
-    .mu = PTHREAD_MUTEX_INITIALIZER, .life = PTHREAD_MUTEX_INITIALIZER, .slot = -1};
+struct gs_shim gs__shim = {.mu = PTHREAD_MUTEX_INITIALIZER,
+                           .life = PTHREAD_MUTEX_INITIALIZER,
+                           .cache_mu = PTHREAD_MUTEX_INITIALIZER,
+                           .slot = -1};
 _Atomic int gs__inited;
 
 /* Set while this thread loads the driver: its dlsym calls pass straight through. */
@@ -149,12 +151,14 @@ static void read_env(void)
 static void fork_prepare(void)
 {
     pthread_mutex_lock(&gs__shim.life);
+    pthread_mutex_lock(&gs__shim.cache_mu);
     pthread_mutex_lock(&gs__shim.mu);
 }
 
 static void fork_parent(void)
 {
     pthread_mutex_unlock(&gs__shim.mu);
+    pthread_mutex_unlock(&gs__shim.cache_mu);
     pthread_mutex_unlock(&gs__shim.life);
 }
 
@@ -163,8 +167,11 @@ static void fork_child(void)
 {
     struct gs_shim *s = &gs__shim;
     pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(&s->cache_mu);
     pthread_mutex_unlock(&s->life);
     gs_ledger_clear(&s->ledger);
+    gs__fork_child_pool();
+    gs__fork_child_graph();
     s->slot = -1;
     s->host_pid = 0;
     atomic_fetch_add(&s->ctx_gen, 1);
@@ -312,17 +319,30 @@ static int wrapped(int i)
     return fns[i].wrapper != NULL;
 }
 
+/* cuGetProcAddress names whose newer versions are entry points of another name (fns.def). */
+static const struct {
+    const char *base;
+    int version, index;
+} aliases[] = {
+#define GS_ALIAS(base, version, name) {#base, version, GS_I_##name},
+#include "fns.def"
+};
+
 /* The wrapper for what cuGetProcAddress returned: the entry whose real address it is, else the
  * newest version of @symbol not newer than @version, in the stream variant @flags asks for. */
 static gs_fnptr wrapper_for(const char *symbol, gs_fnptr got, int version, cuuint64_t flags)
 {
     int best = -1;
     int ptsz = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
+    for (int i = 0; i < GS_NFN; i++)
+        if (wrapped(i) && gs__shim.real[i] == got)
+            return fns[i].wrapper;
+    for (size_t a = 0; a < sizeof(aliases) / sizeof(aliases[0]); a++)
+        if (strcmp(aliases[a].base, symbol) == 0 && version >= aliases[a].version)
+            return gs__shim.real[aliases[a].index] ? fns[aliases[a].index].wrapper : NULL;
     for (int i = 0; i < GS_NFN; i++) {
         if (!wrapped(i))
             continue;
-        if (gs__shim.real[i] == got)
-            return fns[i].wrapper;
         if (strcmp(fns[i].base, symbol) != 0 || fns[i].version > version || !gs__shim.real[i])
             continue;
         if (best < 0 || (fns[i].ptsz == ptsz && fns[best].ptsz != ptsz) ||

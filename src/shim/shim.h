@@ -8,9 +8,12 @@
  * the device table; it is never held across a call into the driver. `life` is held across every
  * call that makes or ends a context or sets its limits, and the books kept of it, so that a
  * context the driver makes at the address of one just destroyed is never confused with it; it is
- * taken before `mu`, never while holding it. Neither is taken on the launch path. After fork() the
- * child starts with an empty ledger, no slot and no watcher thread: it holds nothing in the
- * driver's sense.
+ * taken before `mu`, never while holding it. `cache_mu` guards what the driver caches for the
+ * process (pools, graph memory; pool.c) and is held across the driver calls that read and trim
+ * it; it is taken after `life` and before `mu` (a device seen for the first time takes `mu`),
+ * never while holding `mu`. None is taken on the kernel launch path, nor on a graph
+ * launch unless the graph allocates memory. After fork() the child starts with an empty ledger,
+ * no pools, no slot and no watcher thread: it holds nothing in the driver's sense.
  */
 #ifndef GPUSHARE_SHIM_H
 #define GPUSHARE_SHIM_H
@@ -51,9 +54,23 @@ struct gs_shim_dev {
     unsigned long long nvml_seen;
 };
 
+/* A stream-ordered memory pool the process allocates from (pool.c): charged in the region by what
+ * the driver reports it holds (CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT), never less than its live
+ * allocations. */
+#define GS_POOLS_MAX 64
+#define GS_POOL_HOST (-2) /* ordinal of a pool of host memory: not the card's, not counted */
+struct gs_pool {
+    uint64_t key;     /* the CUmemoryPool; 0: a free entry */
+    int ordinal;      /* its device, GS_POOL_HOST */
+    int gone;         /* destroyed: charged its live allocations until they are freed */
+    uint64_t live;    /* bytes of its allocations not freed yet */
+    uint64_t charged; /* what the region holds for it */
+};
+
 struct gs_shim {
     pthread_mutex_t mu;
     pthread_mutex_t life;
+    pthread_mutex_t cache_mu;
     struct gs_shim_env env;
     int broken;   /* the environment is malformed: refuse, never run unlimited */
     int counting; /* a memory limit is set: count every allocation */
@@ -67,8 +84,11 @@ struct gs_shim {
     _Atomic unsigned ctx_gen; /* bumped when a context dies: launch-path caches drop */
     struct gs_ledger ledger;
     struct gs_shim_dev dev[GS_REGION_DEVICES];
-    _Atomic int watcher; /* the utilisation watcher thread runs */
-    int32_t host_pid;    /* this process as NVML numbers it; 0 while unknown */
+    _Atomic int watcher;               /* the utilisation watcher thread runs */
+    int32_t host_pid;                  /* this process as NVML numbers it; 0 while unknown */
+    struct gs_pool pool[GS_POOLS_MAX]; /* under cache_mu */
+    uint64_t graph_charged[GS_REGION_DEVICES]; /* graph memory in the region, cache_mu */
+    _Atomic uint32_t cache_devs; /* ordinals with pools or graph memory charged (bit i) */
 };
 
 extern struct gs_shim gs__shim;
@@ -107,7 +127,8 @@ int gs__slot(void);
  * Accounting (charge.c). A charge is what one call reserved: gs__charge*() reserve before the
  * driver is asked (CUDA_SUCCESS: go on, c->counted says whether anything was reserved, nothing is
  * when no memory limit is set or the driver cannot name the device and will fail the call itself;
- * CUDA_ERROR_OUT_OF_MEMORY: refuse), gs__uncharge() undoes, gs__settle() moves a reservation made
+ * CUDA_ERROR_OUT_OF_MEMORY: refuse, once trimming the process's caches on the device left too
+ * little room), gs__uncharge() undoes, gs__settle() moves a reservation made
  * on an estimate to the @actual size (-1: over the limit, unchanged), gs__record() keeps it in the
  * ledger under (@kind, @key) (-ENOMEM when the ledger cannot grow; a record of the same object
  * already there is of one the driver freed unseen, and is given back), gs__discharge() gives a
@@ -155,7 +176,36 @@ void *gs__nvml_device(const unsigned char uuid[16]);
 int gs__nvml_pids(void *dev, unsigned *pids, int max);
 int gs__nvml_util(void *dev, int32_t host_pid, unsigned long long *seen, unsigned *pct);
 
-/* The fork handlers (shim.c, launch.c). */
+/*
+ * What the driver caches for the process (pool.c, graph.c). gs__pool_note() records the device of
+ * a pool (GS_POOL_HOST for host memory); gs__pool_freed() takes @bytes off a pool's live
+ * allocations; gs__cache_refresh() re-reads what the pools and graphs of device @ordinal (-1: all)
+ * hold and charges exactly that (at synchronisation points, and before telling the tenant what is
+ * free); gs__cache_trim() gives the unused memory of the device's pools and graphs back to the
+ * driver first (cuMemPoolTrimTo, cuDeviceGraphMemTrim) and returns 1 when it may have freed any.
+ * None is called with `mu` held.
+ */
+void gs__pool_note(CUmemoryPool pool, int ordinal);
+CUresult gs__pool_alloc(int i, CUdeviceptr *dptr, size_t bytes, CUmemoryPool pool, CUstream st,
+                        int from_pool, int ptsz);
+void gs__pool_freed(uint64_t pool, uint64_t bytes);
+void gs__cache_refresh(int ordinal);
+int gs__cache_trim(int ordinal);
+static inline int gs__cache_on(int ordinal)
+{
+    uint32_t devs = atomic_load_explicit(&gs__shim.cache_devs, memory_order_relaxed);
+    return ordinal < 0 ? devs != 0 : ordinal < 32 && (devs >> ordinal & 1u);
+}
+
+/* The compute limit's token, taken by every launch (launch.c). */
+void gs__throttle(void);
+
+/* The device stream @s allocates on: its context's. Return: CUDA_SUCCESS or the driver's error. */
+CUresult gs__stream_ordinal(CUstream s, int *ordinal);
+
+/* The fork handlers (shim.c, launch.c, pool.c, graph.c). */
 void gs__fork_child_launch(void);
+void gs__fork_child_pool(void);
+void gs__fork_child_graph(void);
 
 #endif

@@ -236,7 +236,9 @@ int gs__tsim_commit(struct gs_tsim *t, struct txn *x, int32_t by)
             t->sum.reclaims++;
         else
             t->sum.preemptions++;
-        int r = gs__tsim_pending_add(t, x->evicted.v[i]);
+        int r = gs__tsim_timeline_evicted(t, x->evicted.v[i], by, reclaim);
+        if (r == 0)
+            r = gs__tsim_pending_add(t, x->evicted.v[i]);
         if (r < 0)
             return r;
         t->epoch++;
@@ -876,6 +878,8 @@ static int loop(struct gs_tsim *t)
     while (r >= 0 && next_time(t, &when)) {
         if (t->horizon != GS_UNSET && when > t->horizon)
             break;
+        if ((r = gs__tsim_timeline_sample(t, when)) < 0)
+            break;
         advance(t, when);
         t->now = when;
         gs_fleet_set_now(t->fleet, when);
@@ -900,8 +904,11 @@ static int loop(struct gs_tsim *t)
     }
     if (r >= 0) {
         int64_t end = t->horizon != GS_UNSET ? t->horizon : t->now;
+        if ((r = gs__tsim_timeline_sample(t, end + 1)) < 0)
+            return r;
         advance(t, end);
         t->now = end;
+        gs__tsim_timeline_end(t);
         for (size_t i = 0; t->ts_used && i < t->npods; i++)
             if (t->pods[i].fit.timeslice && t->pods[i].state == GS_POD_RUNNING) {
                 gs__tsim_slice_settle(t, (int32_t)i);
@@ -1028,6 +1035,8 @@ int gs_tsim_run(const struct gs_scenario *s, enum gs_way way, struct gs_tsim **o
         r = alloc_state(t);
     }
     if (r == 0)
+        r = gs__tsim_timeline_new(t);
+    if (r == 0)
         r = gs__tsim_admit(t, d);
     if (r == 0)
         r = alloc_levels(t);
@@ -1049,6 +1058,7 @@ void gs_tsim_free(struct gs_tsim *t)
         return;
     gs_fleet_free(t->fleet);
     gs__tsim_queue_free(t);
+    gs__tsim_timeline_free(t);
     for (size_t i = 0; t->gangs && i <= t->s->npodgroups; i++)
         free(t->gangs[i].members.v);
     void *all[] = {t->pods,

@@ -95,8 +95,12 @@ struct txn {
     struct vec bound, evicted;
 };
 
+struct gs__timeline;
+struct json_t;
+
 struct gs_tsim {
     const struct gs_scenario *s;
+    struct gs__timeline *tl; /* the run over time, for reports (tenancy_timeline.c) */
     enum gs_way way;
     struct gs_fleet *fleet;
     uint32_t models; /* catalog models some node has */
@@ -239,6 +243,19 @@ void gs__tsim_slice_settle(struct gs_tsim *t, int32_t pod);
 int gs__tsim_slice_retime(struct gs_tsim *t, size_t node, uint32_t mask);
 /* @pod's use ends now: its share is what it received on average (what billing meters). */
 void gs__tsim_slice_close(struct gs_tsim *t, int32_t pod);
+
+/* tenancy_timeline.c */
+int gs__tsim_timeline_new(struct gs_tsim *t);
+void gs__tsim_timeline_free(struct gs_tsim *t);
+/* Take the grid points before @upto (microseconds), as the last pass left the run: 0, -ENOMEM. */
+int gs__tsim_timeline_sample(struct gs_tsim *t, int64_t upto);
+/* The run has ended at t->last_t: the integrals there close the last step. */
+void gs__tsim_timeline_end(struct gs_tsim *t);
+/* @pod was evicted now for @by, by queue reclaim or priority preemption: 0, -ENOMEM. */
+int gs__tsim_timeline_evicted(struct gs_tsim *t, int32_t pod, int32_t by, int reclaim);
+/* {"step_s", "steps", "capacity_milli", "tenants", "queues", "evictions"} after the run's
+ * reports are made (gs__tsim_finish()); NULL when out of memory. */
+struct json_t *gs__tsim_timeline_json(const struct gs_tsim *t);
 
 /* tenancy_queue.c */
 /* Queue @pod (pending, arrived) for the pass; a pod already queued stays where it is. */

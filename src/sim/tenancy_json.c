@@ -79,6 +79,25 @@ int gs_tsim_bill(const struct gs_tsim *t, struct gs_bill *b, struct gs_diag *d)
     return 0;
 }
 
+/* Where each use of the pod ran, one entry per "usage" entry: node, cards and MIG instance. */
+static json_t *placements_of(const struct gs_tsim *t, size_t pod, const size_t *first,
+                             const size_t *next)
+{
+    json_t *a = json_array();
+    char mig[40];
+    for (size_t u = first[pod]; a && u != SIZE_MAX; u = next[u]) {
+        const struct gs_tsim_use *x = &t->uses[u];
+        if (!x->gpu_mask)
+            continue;
+        if (x->mig)
+            snprintf(mig, sizeof(mig), "%s@%d", x->mig, (int)x->mig_start);
+        json_array_append_new(a,
+                              json_pack("{s:s,s:o,s:s?}", "node", gs_tsim_node_name(t, x->node),
+                                        "gpus", gpus_of(x->gpu_mask), "mig", x->mig ? mig : NULL));
+    }
+    return a;
+}
+
 static json_t *pod_json(const struct gs_tsim *t, size_t i, const size_t *first, const size_t *next)
 {
     const struct gs_tsim_pod *p = &t->out[i];
@@ -105,6 +124,7 @@ static json_t *pod_json(const struct gs_tsim *t, size_t i, const size_t *first, 
                         p->start_us >= 0 ? json_integer(SEC(p->start_us)) : json_null());
     json_object_set_new(o, "end_s", p->end_us >= 0 ? json_integer(SEC(p->end_us)) : json_null());
     json_object_set_new(o, "usage", uses_of(t, i, first, next));
+    json_object_set_new(o, "placements", placements_of(t, i, first, next));
     return o;
 }
 
@@ -188,8 +208,8 @@ static json_t *run_json(const struct gs_tsim *t)
     for (size_t i = 0; i < t->npods; i++)
         if (json_array_append_new(pods, pod_json(t, i, first, next)))
             goto out;
-    o = json_pack("{s:s,s:O,s:o}", "way", gs_way_name(t->way), "pods", pods, "summary",
-                  summary_json(t));
+    o = json_pack("{s:s,s:O,s:o,s:o}", "way", gs_way_name(t->way), "pods", pods, "summary",
+                  summary_json(t), "timeline", gs__tsim_timeline_json(t));
 out:
     json_decref(pods);
     free(first);
@@ -198,18 +218,63 @@ out:
     return o;
 }
 
+/* One node of the cluster: its model and, per card, its PCIe domain and NVLink group. */
+static json_t *node_json(const struct gs_scenario *s, size_t n)
+{
+    const struct gs_node_template *tp = &s->templates[s->nodes[n].template_index];
+    const struct gs_gpu_model *m = tp->model >= 0 ? gs_catalog_at(tp->model) : NULL;
+    json_t *pcie = json_array(), *nvl = json_array();
+    for (int g = 0; g < tp->gpus; g++) {
+        json_array_append_new(pcie, json_integer(tp->pcie_domain[g]));
+        json_array_append_new(nvl, tp->nvlink_group[g] == GS_NO_GROUP
+                                       ? json_null()
+                                       : json_integer(tp->nvlink_group[g]));
+    }
+    return json_pack("{s:s,s:s,s:s?,s:i,s:o,s:o,s:i}", "name", s->nodes[n].name, "template",
+                     tp->name, "model", m && tp->gpus > 0 ? m->name : NULL, "gpus", tp->gpus,
+                     "pcie_domain", pcie, "nvlink_group", nvl, "timeslice_replicas",
+                     (int)tp->timeslice_replicas);
+}
+
+/* The cluster as zones of nodes, in the order the scenario names them. */
+static json_t *cluster_json(const struct gs_scenario *s)
+{
+    json_t *zones = json_array();
+    for (size_t n = 0; zones && n < s->nnodes; n++) {
+        json_t *z = NULL;
+        for (size_t k = json_array_size(zones); !z && k-- > 0;)
+            if (strcmp(json_string_value(json_object_get(json_array_get(zones, k), "name")),
+                       s->nodes[n].zone) == 0)
+                z = json_array_get(zones, k);
+        if (!z && json_array_append_new(
+                      zones, json_pack("{s:s,s:[]}", "name", s->nodes[n].zone, "nodes")) == 0)
+            z = json_array_get(zones, json_array_size(zones) - 1);
+        if (!z || json_array_append_new(json_object_get(z, "nodes"), node_json(s, n)) != 0) {
+            json_decref(zones);
+            return NULL;
+        }
+    }
+    return json_pack("{s:o}", "zones", zones);
+}
+
 int gs_tsim_write_json(FILE *f, struct gs_tsim *const *runs, size_t n)
 {
     if (n == 0)
         return -EINVAL;
-    json_t *top = run_json(runs[n - 1]);
-    if (!top)
-        return -ENOMEM;
-    if (n > 1) {
-        json_t *ways = json_array();
+    json_t *top = run_json(runs[n - 1]), *ways = NULL;
+    if (top && n > 1) {
+        ways = json_array();
         for (size_t i = 0; ways && i < n; i++)
             json_array_append_new(ways, i + 1 == n ? json_deep_copy(top) : run_json(runs[i]));
-        json_object_set_new(top, "ways", ways);
+    }
+    if (!top || json_object_set_new(top, "cluster", cluster_json(runs[0]->s)) != 0) {
+        json_decref(ways);
+        json_decref(top);
+        return -ENOMEM;
+    }
+    if (n > 1 && json_object_set_new(top, "ways", ways) != 0) { /* it takes @ways either way */
+        json_decref(top);
+        return -ENOMEM;
     }
     int r = json_dumpf(top, f, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
     json_decref(top);

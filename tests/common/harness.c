@@ -47,7 +47,7 @@ int h_write(const char *path, const char *text)
     return fclose(f) ? -1 : 0;
 }
 
-static int free_port(void)
+int h_free_port(void)
 {
     int s = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
@@ -99,8 +99,7 @@ static void kill_live(void)
         }
 }
 
-/* Remember @pid (@on 1) or forget it (0). */
-static void track(pid_t pid, int on)
+void h_track(pid_t pid, int on)
 {
     static int registered;
     if (!registered)
@@ -120,7 +119,7 @@ int h_start(struct daemon *d)
         fprintf(stderr, "GPUSCHEDD_BIN must name the gpuschedd executable\n");
         return -1;
     }
-    d->port = free_port();
+    d->port = h_free_port();
     snprintf(data, sizeof(data), "%s/data", d->dir);
     snprintf(listen, sizeof(listen), "127.0.0.1:%d", d->port);
     char *argv[16] = {(char *)bin, "--data-dir", data,       "--listen", listen,
@@ -146,7 +145,7 @@ int h_start(struct daemon *d)
     posix_spawn_file_actions_destroy(&fa);
     if (rc)
         return -1;
-    track(d->pid, 1);
+    h_track(d->pid, 1);
     for (int i = 0; i < 3000; i++) { /* up to 30 s: a sanitizer build restores slowly */
         struct answer a;
         if (h_call(d, "GET", "/healthz", NULL, NULL, &a) == 0 && a.status == 200) {
@@ -156,7 +155,7 @@ int h_start(struct daemon *d)
         h_answer_free(&a);
         int st;
         if (waitpid(d->pid, &st, WNOHANG) == d->pid) {
-            track(d->pid, 0);
+            h_track(d->pid, 0);
             d->pid = 0;
             return -1;
         }
@@ -172,7 +171,7 @@ int h_stop(struct daemon *d)
         return -1;
     kill(d->pid, SIGTERM);
     waitpid(d->pid, &st, 0);
-    track(d->pid, 0);
+    h_track(d->pid, 0);
     d->pid = 0;
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
@@ -183,7 +182,7 @@ void h_kill(struct daemon *d)
         return;
     kill(d->pid, SIGKILL);
     waitpid(d->pid, NULL, 0);
-    track(d->pid, 0);
+    h_track(d->pid, 0);
     d->pid = 0;
 }
 
@@ -199,14 +198,9 @@ void h_cleanup(struct daemon *d)
     curl_global_cleanup();
 }
 
-struct sink {
-    char *s;
-    size_t len;
-};
-
-static size_t on_body(char *p, size_t sz, size_t n, void *ud)
+size_t h_on_body(char *p, size_t sz, size_t n, void *ud)
 {
-    struct sink *b = ud;
+    struct h_sink *b = ud;
     char *m = realloc(b->s, b->len + sz * n + 1);
     if (!m)
         return 0;
@@ -231,7 +225,7 @@ int h_call(const struct daemon *d, const char *method, const char *path, const c
 {
     CURL *c = curl_easy_init();
     struct curl_slist *h = NULL;
-    struct sink b = {0};
+    struct h_sink b = {0};
     char url[512], auth[256];
     memset(a, 0, sizeof(*a));
     snprintf(url, sizeof(url), "%s://127.0.0.1:%d%s", d->tls_cert[0] ? "https" : "http", d->port,
@@ -246,7 +240,7 @@ int h_call(const struct daemon *d, const char *method, const char *path, const c
     curl_easy_setopt(c, CURLOPT_URL, url);
     curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, h_on_body);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
     curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(c, CURLOPT_HEADERDATA, a);

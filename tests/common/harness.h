@@ -68,5 +68,17 @@ char *h_pod_annotated(const char *ns, const char *name, int gpus, int cores, con
 int h_log_has(const struct daemon *d, const char *needle);
 /* Write a file. */
 int h_write(const char *path, const char *text);
+/* libcurl's CURLOPT_WRITEFUNCTION gathering a body into a struct h_sink (@ud): s NUL-terminated,
+ * malloc'd, NULL until something came. */
+struct h_sink {
+    char *s;
+    size_t len;
+};
+size_t h_on_body(char *p, size_t sz, size_t n, void *ud);
+/* A TCP port on 127.0.0.1 free at the time of the call; -1 when none. */
+int h_free_port(void);
+/* Remember process @pid (@on 1) or forget it (0): whatever is remembered when the test binary
+ * exits is killed (a failed cmocka assertion jumps out of a test and its stop). */
+void h_track(pid_t pid, int on);
 
 #endif

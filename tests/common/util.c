@@ -100,3 +100,25 @@ void t_run_free(struct t_run *r)
     free(r->err);
     r->out = r->err = NULL;
 }
+
+int t_tmpdir(char *dir, size_t size, const char *prefix)
+{
+    snprintf(dir, size, "/tmp/%s.XXXXXX", prefix);
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+int t_rmtree(const char *dir)
+{
+    char cmd[512];
+    if (strchr(dir, '\'') || snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir) >= (int)sizeof(cmd))
+        return -1;
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+const char *t_write(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (!f || fputs(text, f) < 0 || fclose(f) != 0)
+        fail_msg("%s: cannot write: %s", path, strerror(errno));
+    return path;
+}

@@ -31,4 +31,12 @@ void t_run(const char *const *argv, struct t_run *r);
 void t_run_env(const char *const *argv, char *const *envp, struct t_run *r);
 void t_run_free(struct t_run *r);
 
+/* t_tmpdir() - make a fresh directory /tmp/@prefix.XXXXXX, its path into @dir (@size bytes).
+ * Return: 0; -1 (errno set). t_rmtree() - remove @dir and everything under it: 0 or -1. */
+int t_tmpdir(char *dir, size_t size, const char *prefix);
+int t_rmtree(const char *dir);
+
+/* t_write() - write @text to @path (the running test fails when it cannot). Return: @path. */
+const char *t_write(const char *path, const char *text);
+
 #endif

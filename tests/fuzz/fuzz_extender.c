@@ -108,7 +108,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     write_file("policy.yaml", policy, pol_path, sizeof(pol_path));
     const char *pols[1] = {pol_path};
     if (gsd_config_load(cfg_path, &cfg, &d) || gsd_quota_load(cfg, pols, 1, &d) ||
-        gsd_inventory_load(nodes, &cluster, &d) || gsd_state_init(&st, cfg, cluster, dir, &d)) {
+        gsd_inventory_load(nodes, &cluster, &d) ||
+        gsd_state_init(&st, cfg, cluster, NULL, 0, dir, &d)) {
         fprintf(stderr, "fuzz_extender: cannot set up: %s\n", d.msg);
         abort();
     }

@@ -113,11 +113,11 @@ static void test_prioritize(void **state)
         const char *host = json_string_value(json_object_get(hp, "Host"));
         assert_non_null(host);
         assert_true(s >= 0 && s <= 10);
-        top |= s == 10;
+        top += s == 10;
         if (!strcmp(host, "n-cpu-0") || !strcmp(host, "n-unknown-9"))
             assert_int_equal(s, 0);
     }
-    assert_true(top);
+    assert_int_equal(top, 1); /* the engine's pick alone: kube-scheduler cannot pick another */
     json_decref(r);
     /* Go decodes keys without regard to case: so does the daemon. */
     json_t *args = load("filter_nodenames.json");
@@ -270,6 +270,7 @@ static void test_share_needs_gpu_resource(void **state)
     h_answer_free(&a);
 }
 
+/* A malformed request (a bad Pod, a pod never filtered) in Error; a refusal per node. */
 static void test_errors_in_error_field(void **state)
 {
     (void)state;
@@ -284,6 +285,26 @@ static void test_errors_in_error_field(void **state)
     r = verb("filter", args);
     assert_non_null(strstr(json_string_value(json_object_get(r, "Error")), "metadata.name"));
     assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 0);
+    json_decref(r);
+    /* No node names at all: nothing fits, nothing fails (and nothing read out of bounds). */
+    args = load("filter_nodenames.json");
+    json_object_set_new(args, "NodeNames", json_array());
+    r = verb("filter", args);
+    assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 0);
+    assert_int_equal(json_object_size(json_object_get(r, "FailedNodes")), 0);
+    json_decref(r);
+    /* A pod the engine refuses whole (a GPU model no node has) fails per node, not in Error:
+     * kube-scheduler then says "0/N nodes are available" and retries when nodes change. */
+    args = load("filter_nodenames.json");
+    json_object_set_new(json_object_get(json_object_get(args, "Pod"), "metadata"), "annotations",
+                        json_pack("{s:s}", "gpusched.io/gpu-model", "H100-SXM5-80GB"));
+    r = verb("filter", args);
+    assert_string_equal(json_string_value(json_object_get(r, "Error")), "");
+    assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 0);
+    const char *why =
+        json_string_value(json_object_get(json_object_get(r, "FailedNodes"), "n-a100-0"));
+    assert_non_null(why);
+    assert_non_null(strstr(why, "no node in the cluster has it"));
     json_decref(r);
     struct answer a;
     assert_int_equal(h_call(&d, "POST", "/extender/nosuch", TOKEN_ADMIN, "{}", &a), 0);

@@ -2,13 +2,15 @@
  * The extender's bind writing to a Kubernetes API server. No kube-apiserver runs here, so a fake
  * one (libmicrohttpd in this binary, on a real socket on 127.0.0.1) records every request and
  * answers as each test sets it; gpuschedd runs with `kubernetes:` pointing at it. Checked: the
- * PATCH of the pod's annotations and the Binding, exact, in that order, with the bearer token
- * read from its file at each bind; refusals (409, 500, 404), an API server that is down and an
- * answer lost on the way each give an Error and free the cards (another pod then fits), or bind
- * when the Binding got through; a Binding whose outcome stays unknown keeps the cards and filter
- * then offers that pod its own node alone; a bind repeated on the same node is made again and
- * succeeds; an API server slow to answer holds up no other request; a crash between the commit
- * and the API calls is completed by the next bind; https with caFile, put in force by SIGHUP.
+ * GET of the pod (its UID, still unbound), the Binding carrying the annotations and the PATCH of
+ * the label, exact, in that order, with the bearer token read from its file at each bind; a pod
+ * made again under another UID or bound elsewhere meanwhile gets nothing written; refusals (409,
+ * 500, 404), an API server that is down and an answer lost on the way each give an Error and free
+ * the cards (another pod then fits), or bind when the Binding got through; a Binding whose outcome
+ * stays unknown keeps the cards and filter then offers that pod its own node alone; a bind repeated
+ * on the same node is made again and succeeds; an API server slow to answer holds up no other
+ * request; a crash between the commit and the API calls is completed by the next bind; https with
+ * caFile, put in force by SIGHUP.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -46,10 +48,18 @@ static struct {
     int n;
     int patch_status, binding_status;
     char binding_answer[512]; /* a Status object, or "" */
-    char pod_node[64];        /* GET of a pod: its spec.nodeName ("" none; uid "uid-NAME") */
+    char pod_node[64];        /* GET of a pod after a Binding: its spec.nodeName (uid "uid-NAME") */
+    char pod_node_first[64];  /* the same before any Binding came ("" none) */
+    char pod_uid[64];         /* GET of a pod: its uid, when not "uid-NAME" */
+    int get_status;           /* what a GET answers */
+    int bindings;             /* Bindings received */
+    char watch[1024];         /* watch events sent before a watch ends at its timeoutSeconds */
+    int watches;              /* watches answered */
+    char watch_rv[64];        /* the resourceVersion the last watch asked from */
     int drop_bindings;        /* close this many Binding connections without an answer */
     int hold;                 /* 1: a PATCH, 2: a Binding waits for 0 before it is answered */
     char list[2048];          /* the answer to a list of pods (not recorded) */
+    char nodes[2048];         /* the answer to GET /api/v1/nodes (not recorded) */
     char list_selector[64];   /* its labelSelector */
     int lists;                /* lists answered */
     pthread_cond_t cv;
@@ -108,30 +118,62 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         *size = 0;
         return MHD_YES;
     }
-    if (!strcmp(url, "/api/v1/pods")) { /* the pod sync's list */
-        const char *sel = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "labelSelector");
+    if (!strcmp(url, "/version")) /* asked once as the pod sync starts (not recorded) */
+        return answer(c, 200, "{\"major\":\"1\",\"minor\":\"20\",\"gitVersion\":\"v1.20.2\"}");
+    if (!strcmp(url, "/api/v1/nodes")) { /* --nodes kubernetes */
+        char body[sizeof(f.nodes)];
+        pthread_mutex_lock(&f.mu);
+        snprintf(body, sizeof(body), "%s", f.nodes);
+        pthread_mutex_unlock(&f.mu);
+        return answer(c, 200, body);
+    }
+    if (!strcmp(url, "/api/v1/pods")) { /* the pod sync's list or watch */
+        const char *sel = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "fieldSelector");
+        const char *watch = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "watch");
+        const char *secs = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "timeoutSeconds");
         pthread_mutex_lock(&f.mu);
         snprintf(f.list_selector, sizeof(f.list_selector), "%s", sel ? sel : "");
-        f.lists++;
+        const char *rv = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "resourceVersion");
+        f.lists += !watch;
+        f.watches += !!watch;
+        if (watch)
+            snprintf(f.watch_rv, sizeof(f.watch_rv), "%s", rv ? rv : "");
         char body[sizeof(f.list)];
-        snprintf(body, sizeof(body), "%s", f.list[0] ? f.list : "{\"items\":[]}");
+        snprintf(body, sizeof(body), "%s",
+                 f.list[0] ? f.list : "{\"metadata\":{\"resourceVersion\":\"7\"},\"items\":[]}");
         pthread_mutex_unlock(&f.mu);
+        /* a watch: the events set meanwhile (sent once), or none until its timeoutSeconds, 2 s
+         * at most (this thread cannot tell when gpuschedd gives up on it, and the fake waits for
+         * its threads when it stops) */
+        int wait = secs && atoi(secs) < 2 ? atoi(secs) : 2;
+        for (int i = 0; watch && i < wait * 20; i++) {
+            pthread_mutex_lock(&f.mu);
+            snprintf(body, sizeof(body), "%s", f.watch);
+            f.watch[0] = '\0';
+            pthread_mutex_unlock(&f.mu);
+            if (body[0])
+                break;
+            usleep(50000);
+        }
         return answer(c, 200, body);
     }
     record(c, method, url, u);
     int binding = strstr(url, "/binding") != NULL;
     pthread_mutex_lock(&f.mu);
+    f.bindings += binding;
     while (f.hold == (binding ? 2 : 1))
         pthread_cond_wait(&f.cv, &f.mu);
     int drop = binding && f.drop_bindings > 0, status = binding ? f.binding_status : f.patch_status;
     f.drop_bindings -= drop;
     char body[512];
     snprintf(body, sizeof(body), "%s", binding && f.binding_answer[0] ? f.binding_answer : "{}");
-    if (!strcmp(method, "GET"))
+    if (!strcmp(method, "GET") && f.pod_uid[0])
+        snprintf(body, sizeof(body), "{\"metadata\":{\"uid\":\"%s\"},\"spec\":{}}", f.pod_uid);
+    else if (!strcmp(method, "GET"))
         snprintf(body, sizeof(body),
                  "{\"metadata\":{\"uid\":\"uid-%s\"},\"spec\":{\"nodeName\":\"%s\"}}",
-                 strrchr(url, '/') + 1, f.pod_node);
-    status = strcmp(method, "GET") ? status : 200;
+                 strrchr(url, '/') + 1, f.bindings ? f.pod_node : f.pod_node_first);
+    status = strcmp(method, "GET") ? status : f.get_status;
     pthread_mutex_unlock(&f.mu);
     return drop ? MHD_NO : answer(c, status, body); /* MHD_NO: the connection is closed */
 }
@@ -183,7 +225,13 @@ static void fake_reset(void)
     f.patch_status = 200;
     f.binding_status = 201;
     f.binding_answer[0] = '\0';
-    f.pod_node[0] = '\0';
+    f.pod_node[0] = f.pod_node_first[0] = f.pod_uid[0] = '\0';
+    f.get_status = 200;
+    f.bindings = 0;
+    f.watch[0] = '\0';
+    f.watches = 0;
+    f.watch_rv[0] = '\0';
+    f.nodes[0] = '\0';
     f.drop_bindings = 0;
     f.hold = 0;
     f.list[0] = f.list_selector[0] = '\0';
@@ -307,26 +355,38 @@ static void test_bind_writes_annotations_then_binding(void **state)
     (void)state;
     fake_reset();
     seat_ok("kb-ok", 2, "n-a100-0");
-    assert_int_equal(f.n, 2);
-    expect_rec(0, "PATCH", "/api/v1/namespaces/team-a/pods/kb-ok", "application/merge-patch+json",
+    assert_int_equal(f.n, 3);
+    expect_rec(0, "GET", "/api/v1/namespaces/team-a/pods/kb-ok", "", TOKEN_K1);
+    expect_rec(1, "POST", "/api/v1/namespaces/team-a/pods/kb-ok/binding", "application/json",
                TOKEN_K1);
     json_t *ann = shown_annotations("kb-ok");
-    json_t *patch = json_pack("{s:{s:O, s:{s:s}}}", "metadata", "annotations", ann, "labels",
-                              "gpusched.io/managed", "true");
-    assert_true(json_equal(f.recs[0].body, patch));
     assert_string_equal(json_string_value(json_object_get(ann, "gpusched.io/node")), "n-a100-0");
     assert_int_equal(strlen(json_string_value(json_object_get(ann, "gpusched.io/gpu-index"))), 3);
     assert_string_equal(json_string_value(json_object_get(ann, "gpusched.io/gpu-milli")), "1000");
-    json_decref(patch);
-    json_decref(ann);
-    expect_rec(1, "POST", "/api/v1/namespaces/team-a/pods/kb-ok/binding", "application/json",
-               TOKEN_K1);
-    json_t *want =
-        json_pack("{s:s, s:s, s:{s:s, s:s, s:s}, s:{s:s, s:s, s:s}}", "apiVersion", "v1", "kind",
-                  "Binding", "metadata", "name", "kb-ok", "namespace", "team-a", "uid", "uid-kb-ok",
-                  "target", "apiVersion", "v1", "kind", "Node", "name", "n-a100-0");
+    json_t *want = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:O}, s:{s:s, s:s, s:s}}", "apiVersion",
+                             "v1", "kind", "Binding", "metadata", "name", "kb-ok", "namespace",
+                             "team-a", "uid", "uid-kb-ok", "annotations", ann, "target",
+                             "apiVersion", "v1", "kind", "Node", "name", "n-a100-0");
     assert_true(json_equal(f.recs[1].body, want));
     json_decref(want);
+    json_decref(ann);
+    expect_rec(2, "PATCH", "/api/v1/namespaces/team-a/pods/kb-ok", "application/merge-patch+json",
+               TOKEN_K1);
+    json_t *patch = json_pack("{s:{s:{s:s}, s:s}}", "metadata", "labels", "gpusched.io/managed",
+                              "true", "uid", "uid-kb-ok");
+    assert_true(json_equal(f.recs[2].body, patch));
+    json_decref(patch);
+}
+
+/* The pod deleted and made again under its name since filter (another UID): nothing written. */
+static void test_bind_checks_uid_first(void **state)
+{
+    (void)state;
+    fake_reset();
+    snprintf(f.pod_uid, sizeof(f.pod_uid), "uid-made-again");
+    seat_refused("kb-again", 2, "n-a100-0", "was deleted and made again (UID uid-made-again");
+    assert_int_equal(f.n, 1);
+    expect_rec(0, "GET", "/api/v1/namespaces/team-a/pods/kb-again", "", TOKEN_K1);
 }
 
 /*
@@ -345,10 +405,11 @@ static void test_bind_again_same_node(void **state)
              "\"Operation cannot be fulfilled on pods/binding \\\"kb-ok\\\": pod kb-ok is already "
              "assigned to node \\\"n-a100-0\\\"\",\"reason\":\"Conflict\",\"code\":409}");
     seat_ok("kb-ok", 2, "n-a100-0");
-    assert_int_equal(f.n, 2);
-    expect_rec(0, "PATCH", "/api/v1/namespaces/team-a/pods/kb-ok", "application/merge-patch+json",
-               TOKEN_K2);
+    assert_int_equal(f.n, 3);
+    expect_rec(0, "GET", "/api/v1/namespaces/team-a/pods/kb-ok", "", TOKEN_K2);
     expect_rec(1, "POST", "/api/v1/namespaces/team-a/pods/kb-ok/binding", "application/json",
+               TOKEN_K2);
+    expect_rec(2, "PATCH", "/api/v1/namespaces/team-a/pods/kb-ok", "application/merge-patch+json",
                TOKEN_K2);
     json_decref(shown_annotations("kb-ok")); /* still held */
     assert_int_equal(h_write(token_path, TOKEN_K1), 0);
@@ -359,8 +420,15 @@ static void test_bind_again_same_node(void **state)
              "{\"kind\":\"Status\",\"message\":\"conflict\",\"code\":409}");
     snprintf(f.pod_node, sizeof(f.pod_node), "n-a100-0");
     seat_ok("kb-ok", 2, "n-a100-0");
-    assert_int_equal(f.n, 3);
+    assert_int_equal(f.n, 4); /* GET, Binding, GET, PATCH */
     expect_rec(2, "GET", "/api/v1/namespaces/team-a/pods/kb-ok", "", TOKEN_K1);
+    /* Already on that node when bind begins: no Binding at all, the label only. */
+    fake_reset();
+    snprintf(f.pod_node_first, sizeof(f.pod_node_first), "n-a100-0");
+    seat_ok("kb-ok", 2, "n-a100-0");
+    assert_int_equal(f.n, 2);
+    expect_rec(1, "PATCH", "/api/v1/namespaces/team-a/pods/kb-ok", "application/merge-patch+json",
+               TOKEN_K1);
 }
 
 /*
@@ -375,7 +443,7 @@ static void test_outcome_unknown_keeps_cards(void **state)
     char *err = seat("kb-unknown", 2, "n-a100-0");
     assert_non_null(strstr(err, "the Binding may have been applied"));
     free(err);
-    assert_int_equal(f.n, 3); /* PATCH, Binding, Binding */
+    assert_int_equal(f.n, 3); /* GET, Binding, Binding */
     json_decref(shown_annotations("kb-unknown"));
     json_t *r = filter("kb-unknown", 2, json_pack("[s, s]", "n-a100-1", "n-a100-0"));
     const json_t *names = json_object_get(r, "NodeNames");
@@ -387,7 +455,7 @@ static void test_outcome_unknown_keeps_cards(void **state)
     json_decref(r);
     fake_reset();
     seat_ok("kb-unknown", 2, "n-a100-0");
-    assert_int_equal(f.n, 2);
+    assert_int_equal(f.n, 3);
 }
 
 /* Wait until the fake got @n requests (or 30 s passed): how many it got. */
@@ -464,7 +532,7 @@ static void test_crash_before_binding(void **state)
     json_decref(filter("kb-crash", 0, json_pack("[s]", "n-cpu-0")));
     f.hold = 1;
     assert_int_equal(pthread_create(&t, NULL, bind_dying, "kb-crash"), 0);
-    assert_int_equal(fake_wait(1), 1); /* committed; the PATCH is in the fake's hands */
+    assert_int_equal(fake_wait(1), 1); /* committed; the GET is in the fake's hands */
     h_kill(&d);
     fake_release();
     json_t *r;
@@ -479,7 +547,7 @@ static void test_crash_before_binding(void **state)
     json_decref(r);
     fake_reset();
     seat_ok("kb-crash", 0, "n-cpu-0");
-    assert_int_equal(f.n, 2);
+    assert_int_equal(f.n, 3);
 }
 
 /* A 500 from the API server: Error with its message and code; the cards are free again. */
@@ -496,26 +564,36 @@ static void test_refused_500_frees_cards(void **state)
     seat_ok("kb-t4-fill", 4, "n-t4-0"); /* the whole node: only if kb-500's cards came back */
 }
 
-/* A 409 for a pod on another node, then a PATCH refused (404): no Binding is sent. */
+/* A 409 for a pod on another node; a pod already elsewhere, or gone (404): nothing written. */
 static void test_refused_409_and_404(void **state)
 {
     (void)state;
+    const char *conflict = "{\"kind\":\"Status\",\"message\":\"Operation cannot be fulfilled on "
+                           "pods/binding \\\"kb-409\\\": pod kb-409 is already assigned to node "
+                           "\\\"n-other\\\"\",\"reason\":\"Conflict\",\"code\":409}";
     fake_reset();
     f.binding_status = 409;
-    snprintf(f.binding_answer, sizeof(f.binding_answer), "%s",
-             "{\"kind\":\"Status\",\"message\":\"Operation cannot be fulfilled on pods/binding "
-             "\\\"kb-409\\\": pod kb-409 is already assigned to node \\\"n-other\\\"\","
-             "\"reason\":\"Conflict\",\"code\":409}");
+    snprintf(f.binding_answer, sizeof(f.binding_answer), "%s", conflict);
     snprintf(f.pod_node, sizeof(f.pod_node), "n-other");
     seat_refused("kb-409", 8, "n-a100-1", "already assigned to node \"n-other\" (code 409)");
-    f.drop_bindings = 1; /* a lost answer, then that 409: not bound here, whatever the first did */
-    seat_refused("kb-409-lost", 8, "n-a100-1", "already assigned to node \"n-other\" (code 409)");
-    assert_int_equal(f.n, 7); /* each 409: PATCH, Binding(s), GET of the pod */
+    assert_int_equal(f.n, 3); /* GET, Binding, GET of the pod */
     assert_string_equal(f.recs[2].method, "GET");
     fake_reset();
-    f.patch_status = 404;
-    seat_refused("kb-gone", 8, "n-a100-1", "annotations of pod team-a/kb-gone: HTTP 404");
-    assert_int_equal(f.n, 1); /* the PATCH alone */
+    f.binding_status = 409;
+    snprintf(f.binding_answer, sizeof(f.binding_answer), "%s", conflict);
+    snprintf(f.pod_node, sizeof(f.pod_node), "n-other");
+    f.drop_bindings = 1; /* a lost answer, then that 409: not bound here, whatever the first did */
+    seat_refused("kb-409-lost", 8, "n-a100-1", "already assigned to node \"n-other\" (code 409)");
+    assert_int_equal(f.n, 4); /* GET, Binding, Binding, GET */
+    fake_reset();
+    snprintf(f.pod_node_first, sizeof(f.pod_node_first), "n-other");
+    seat_refused("kb-elsewhere", 8, "n-a100-1",
+                 "already assigned to node \"n-other\": nothing written");
+    assert_int_equal(f.n, 1); /* the GET alone */
+    fake_reset();
+    f.get_status = 404;
+    seat_refused("kb-gone", 8, "n-a100-1", "reading pod team-a/kb-gone: HTTP 404");
+    assert_int_equal(f.n, 1);
     fake_reset();
     seat_ok("kb-a100-fill", 8, "n-a100-1");
 }
@@ -527,7 +605,7 @@ static void test_lost_answer_sent_again(void **state)
     fake_reset();
     f.drop_bindings = 1;
     seat_ok("kb-lost", 2, "n-a100-0");
-    assert_int_equal(f.n, 3);
+    assert_int_equal(f.n, 4); /* GET, Binding (lost), Binding, PATCH */
     assert_string_equal(f.recs[1].url, "/api/v1/namespaces/team-a/pods/kb-lost/binding");
     assert_string_equal(f.recs[2].url, "/api/v1/namespaces/team-a/pods/kb-lost/binding");
     json_decref(shown_annotations("kb-lost"));
@@ -541,7 +619,7 @@ static void test_api_server_down(void **state)
     int port = f.port;
     MHD_stop_daemon(f.mhd);
     f.mhd = NULL;
-    seat_refused("kb-down", 2, "n-a100-0", "annotations of pod team-a/kb-down: Failed to connect");
+    seat_refused("kb-down", 2, "n-a100-0", "reading pod team-a/kb-down: Failed to connect");
     assert_int_equal(fake_start(port), 0);
     seat_ok("kb-a100-0-fill", 2, "n-a100-0"); /* with kb-ok, kb-unknown, kb-lost: all eight */
 }
@@ -630,7 +708,7 @@ static void test_sync_releases_gone_pods(void **state)
     assert_int_equal(pod_status_becomes("ks-again", 404), 404);
     assert_int_equal(pod_status_becomes("ks-keep", 200), 200);
     pthread_mutex_lock(&f.mu);
-    assert_string_equal(f.list_selector, "gpusched.io/managed");
+    assert_string_equal(f.list_selector, "spec.nodeName!=");
     pthread_mutex_unlock(&f.mu);
     assert_true(log_count("pod no longer run by Kubernetes: cards released") >= 3);
     /* A list that cannot be trusted changes nothing: a continue token given again and again
@@ -648,6 +726,77 @@ static void test_sync_releases_gone_pods(void **state)
         assert_int_equal(pod_status_becomes("ks-keep", 200), 200);
     }
     *strstr(section, "  syncSeconds: 1") = '\0';
+    strcat(section, "  syncSeconds: 0\n");
+    reload_kubernetes(section);
+}
+
+/* Hand @events (watch lines) to the next watch, or the one waiting. */
+static void watch_sends(const char *events)
+{
+    pthread_mutex_lock(&f.mu);
+    snprintf(f.watch, sizeof(f.watch), "%s", events);
+    pthread_mutex_unlock(&f.mu);
+}
+
+/* Wait (30 s at most) until @counter (f.lists or f.watches) reaches @n. Return: its value. */
+static int fake_count(const int *counter, int n)
+{
+    int got = 0;
+    for (int i = 0; i < 3000 && got < n; i++) {
+        pthread_mutex_lock(&f.mu);
+        got = *counter;
+        pthread_mutex_unlock(&f.mu);
+        if (got < n)
+            usleep(10000);
+    }
+    return got;
+}
+
+/*
+ * The watch after the list: a pod DELETED is released at once (no list in between), a
+ * BOOKMARK's resourceVersion is where the next watch starts, and "410 Gone" lists afresh.
+ */
+static void test_watch_releases_at_once(void **state)
+{
+    (void)state;
+    char section[512];
+    fake_reset();
+    pthread_mutex_lock(&f.mu);
+    snprintf(f.list, sizeof(f.list), "%s",
+             "{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"10\"},\"items\":["
+             "{\"metadata\":{\"namespace\":\"team-a\",\"name\":\"kw-keep\",\"uid\":"
+             "\"uid-kw-keep\"},\"status\":{\"phase\":\"Running\"}},"
+             "{\"metadata\":{\"namespace\":\"team-a\",\"name\":\"kw-del\",\"uid\":"
+             "\"uid-kw-del\"},\"status\":{\"phase\":\"Running\"}}]}");
+    pthread_mutex_unlock(&f.mu);
+    seat_ok("kw-keep", 0, "n-cpu-0");
+    seat_ok("kw-del", 0, "n-cpu-0");
+    snprintf(section, sizeof(section),
+             "kubernetes:\n  apiServer: http://127.0.0.1:%d/\n  tokenFile: %s\n"
+             "  timeoutSeconds: 2\n  syncSeconds: 300\n",
+             f.port, token_path);
+    reload_kubernetes(section);
+    assert_int_equal(fake_count(&f.watches, 1), 1);
+    pthread_mutex_lock(&f.mu);
+    assert_string_equal(f.watch_rv, "10"); /* from the list */
+    pthread_mutex_unlock(&f.mu);
+    watch_sends("{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Pod\",\"metadata\":"
+                "{\"resourceVersion\":\"42\"}}}\n"
+                "{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"namespace\":\"team-a\","
+                "\"name\":\"kw-del\",\"uid\":\"uid-kw-del\",\"resourceVersion\":\"43\"}}}\n");
+    assert_int_equal(pod_status_becomes("kw-del", 404), 404);
+    assert_int_equal(pod_status_becomes("kw-keep", 200), 200);
+    assert_int_equal(fake_count(&f.watches, 2), 2); /* the stream ended: watched again */
+    pthread_mutex_lock(&f.mu);
+    assert_string_equal(f.watch_rv, "43");
+    assert_int_equal(f.lists, 1);
+    pthread_mutex_unlock(&f.mu);
+    assert_true(log_count("pod deleted or finished in Kubernetes: cards released") >= 1);
+    watch_sends("{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,"
+                "\"message\":\"too old resource version: 43 (50)\"}}\n");
+    assert_int_equal(fake_count(&f.lists, 2), 2);
+    assert_true(log_count("pod watch too old: listing again") >= 1);
+    *strstr(section, "  syncSeconds: 300") = '\0';
     strcat(section, "  syncSeconds: 0\n");
     reload_kubernetes(section);
 }
@@ -687,7 +836,7 @@ static void test_https_after_reload(void **state)
     snprintf(section + len, sizeof(section) - len, "  caFile: %s\n", cert);
     reload_kubernetes(section);
     seat_ok("kb-tls", 0, "n-cpu-0");
-    assert_int_equal(f.n, 2);
+    assert_int_equal(f.n, 3);
     expect_rec(1, "POST", "/api/v1/namespaces/team-a/pods/kb-tls/binding", "application/json",
                TOKEN_K1);
     MHD_stop_daemon(f.mhd); /* its option array points at these */
@@ -696,10 +845,58 @@ static void test_https_after_reload(void **state)
     free(key_pem);
 }
 
+/* A Node as NVIDIA's device plugin and GPU feature discovery describe it. */
+#define KNODE(name, product, count, zone)                                                          \
+    "{\"metadata\":{\"name\":\"" name "\",\"labels\":{\"nvidia.com/gpu.product\":\"" product       \
+    "\",\"nvidia.com/gpu.count\":\"" count "\",\"topology.kubernetes.io/zone\":\"" zone "\"}},"    \
+    "\"status\":{\"capacity\":{\"cpu\":\"96\",\"memory\":\"768Gi\",\"nvidia.com/gpu\":\"" count    \
+    "\"}}}"
+
+/*
+ * --nodes kubernetes: the inventory is the API server's Nodes (capacity, the feature-discovery
+ * product and count, the zone); a GPU node of a product gpusched does not know stops the start
+ * naming it.
+ */
+static void test_inventory_from_nodes(void **state)
+{
+    (void)state;
+    struct daemon k;
+    char extra[256];
+    snprintf(extra, sizeof(extra),
+             "kubernetes:\n  apiServer: http://127.0.0.1:%d/\n  tokenFile: %s\n"
+             "  syncSeconds: 0\n",
+             f.port, token_path);
+    assert_int_equal(h_setup(&k, extra), 0);
+    snprintf(k.nodes, sizeof(k.nodes), "kubernetes");
+    pthread_mutex_lock(&f.mu);
+    snprintf(f.nodes, sizeof(f.nodes), "{\"kind\":\"NodeList\",\"items\":[%s,%s]}",
+             KNODE("gpu-a", "NVIDIA-A100-SXM4-80GB", "8", "zone-1"),
+             KNODE("gpu-b", "NVIDIA-Z9000", "4", "zone-2"));
+    pthread_mutex_unlock(&f.mu);
+    assert_int_equal(h_start(&k), -1); /* exits: the unknown product */
+    assert_true(h_log_has(&k, "Node gpu-b: nvidia.com/gpu.product \\\"NVIDIA-Z9000\\\""));
+    pthread_mutex_lock(&f.mu);
+    snprintf(f.nodes, sizeof(f.nodes), "{\"kind\":\"NodeList\",\"items\":[%s,%s]}",
+             KNODE("gpu-a", "NVIDIA-A100-SXM4-80GB", "8", "zone-1"),
+             KNODE("gpu-b", "Tesla-T4", "4", "zone-2"));
+    pthread_mutex_unlock(&f.mu);
+    assert_int_equal(h_start(&k), 0);
+    struct answer a;
+    assert_int_equal(h_call(&k, "GET", "/v1/nodes/gpu-b", TOKEN_A, NULL, &a), 0);
+    assert_int_equal(a.status, 200);
+    assert_int_equal(json_array_size(json_object_get(a.json, "gpu")), 4);
+    assert_non_null(strstr(a.body, "T4"));
+    assert_non_null(strstr(a.body, "zone-2"));
+    h_answer_free(&a);
+    assert_int_equal(h_stop(&k), 0);
+    h_cleanup(&k);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bind_writes_annotations_then_binding),
+        cmocka_unit_test(test_bind_checks_uid_first),
         cmocka_unit_test(test_bind_again_same_node),
         cmocka_unit_test(test_outcome_unknown_keeps_cards),
         cmocka_unit_test(test_slow_api_server_stalls_nothing),
@@ -709,6 +906,8 @@ int main(void)
         cmocka_unit_test(test_lost_answer_sent_again),
         cmocka_unit_test(test_api_server_down),
         cmocka_unit_test(test_sync_releases_gone_pods),
+        cmocka_unit_test(test_watch_releases_at_once),
+        cmocka_unit_test(test_inventory_from_nodes),
         cmocka_unit_test(test_https_after_reload),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -1,12 +1,14 @@
 /*
  * gpusched-agent end to end: the real gpuschedd on 127.0.0.1 (manual node clock), the agent on a
- * fake NVML (tests/node/fake_nvml.c, found by the dynamic loader through LD_LIBRARY_PATH as
+ * fake NVML (tests/nvml/fake_nvml.c, found by the dynamic loader through LD_LIBRARY_PATH as
  * libnvidia-ml.so.1) and a fake kubelet speaking the device plugin API over gRPC. The agent
  * registers and gets its own token, heartbeats, reports a bad Xid, creates the MIG instance a pod
  * was placed on (and destroys it only once it runs nothing), answers ListAndWatch and Allocate
- * with each pod's own cards, split among a pod's containers, scales the tenants' CPU weights in
- * kubelet's pod cgroups of a temporary tree, writes a CDI spec; killed, its node turns NotReady
- * after the grace period; restarted, it hands no device out twice.
+ * with each pod's own cards, split among a pod's containers, gives a shared pod its own region
+ * folder (made, mounted, removed with the pod) and the context cost of its card's model, scales
+ * the tenants' CPU weights in kubelet's pod cgroups of a temporary tree, writes a CDI spec;
+ * killed, its node turns NotReady after the grace period; restarted, it hands no device out
+ * twice.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -40,7 +42,7 @@ extern char **environ;
 
 static struct {
     struct daemon d;
-    char agent_dir[128], state[160], dp[160], cdi[160], cg[160], podres[200];
+    char agent_dir[128], state[160], dp[160], cdi[160], cg[160], podres[200], pods[160];
     char nvml_cfg[160], nvml_state[160], nvml_log[160], nvml_busy[160], boot[160], alog[160];
     pid_t agent;
     struct fake_kubelet *k;
@@ -101,6 +103,10 @@ static void start_agent(void)
                     E.cg,
                     "--shim",
                     "/usr/lib/gpusched/libgpushare.so",
+                    "--pod-dir",
+                    E.pods,
+                    "--context-mib",
+                    "1000,A100-SXM4-80GB=700",
                     "--mps-pipe",
                     "/tmp/nvidia-mps",
                     "--replicas",
@@ -152,6 +158,7 @@ static int setup(void **state)
     snprintf(E.dp, sizeof(E.dp), "%s/device-plugins", E.agent_dir);
     snprintf(E.cdi, sizeof(E.cdi), "%s/cdi", E.agent_dir);
     snprintf(E.cg, sizeof(E.cg), "%s/cgroup", E.agent_dir);
+    snprintf(E.pods, sizeof(E.pods), "%s/pods", E.agent_dir);
     snprintf(E.nvml_cfg, sizeof(E.nvml_cfg), "%s/machine.nvml", E.agent_dir);
     snprintf(E.nvml_state, sizeof(E.nvml_state), "%s/nvml.state", E.agent_dir);
     snprintf(E.nvml_log, sizeof(E.nvml_log), "%s/nvml.log", E.agent_dir);
@@ -492,13 +499,29 @@ static void test_share_and_cgroup(void **state)
     snprintf(cores, sizeof(cores), "%s=30", want);
     assert_string_equal(fk_env(&a, GS_GPUSHARE_ENV_CORES_PERCENT), cores);
     assert_string_equal(fk_env(&a, "LD_PRELOAD"), "/usr/lib/gpusched/libgpushare.so");
-    int shim = 0;
-    for (int i = 0; i < a.nmount; i++)
-        shim |= !strcmp(a.host[i], "/usr/lib/gpusched/libgpushare.so");
+    assert_string_equal(fk_env(&a, GS_GPUSHARE_ENV_CONTEXT_MIB), "700"); /* --context-mib */
+    assert_string_equal(fk_env(&a, GS_GPUSHARE_ENV_REGION), "/run/gpushare/region");
+    char uid[64], region[300];
+    uid_of("share-e", uid, sizeof(uid));
+    snprintf(region, sizeof(region), "%s/%s", E.pods, uid);
+    int shim = 0, folder = 0;
+    for (int i = 0; i < a.nmount; i++) {
+        shim |= !strcmp(a.host[i], "/usr/lib/gpusched/libgpushare.so") && a.ro[i];
+        folder |= !strcmp(a.host[i], region) && !strcmp(a.ctr[i], "/run/gpushare") && !a.ro[i];
+    }
     assert_true(shim);
+    assert_true(folder); /* the pod's own region folder, read-write */
+    struct stat st;
+    assert_int_equal(stat(region, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0711);
+    snprintf(region + strlen(region), sizeof(region) - strlen(region), "/region");
+    assert_int_equal(stat(region, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0666); /* any user of the pod's containers */
+    assert_int_equal(stat(E.pods, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0700); /* and nobody else on the host */
     /* kubelet's pod cgroups, 1 CPU each (cpu.weight 39): share-e Burstable under the systemd
      * driver, whole-b Guaranteed under cgroupfs; team-a weighs 4 over the lightest tenant's 2 */
-    char uid[64], e_dir[400], b_dir[400], cmd[900];
+    char e_dir[400], b_dir[400], cmd[900];
     uid_of("share-e", uid, sizeof(uid));
     for (char *c = uid; *c; c++)
         *c = *c == '-' ? '_' : *c;
@@ -631,6 +654,19 @@ static void test_restart_no_double(void **state)
         assert_string_not_equal(a.ids[0], E.b_ids[i]);
     for (int i = 0; i < E.nshare; i++) /* not share-e's replica of the same card */
         assert_string_not_equal(a.ids[0], E.share_ids[i]);
+    /* late-g goes: its region folder goes with it, share-e's stays */
+    char uid[64], gone[300], kept[300];
+    uid_of("late-g", uid, sizeof(uid));
+    snprintf(gone, sizeof(gone), "%s/%s", E.pods, uid);
+    assert_int_equal(access(gone, F_OK), 0);
+    uid_of("share-e", uid, sizeof(uid));
+    snprintf(kept, sizeof(kept), "%s/%s/region", E.pods, uid);
+    delete_pod("late-g");
+    fake_kubelet_release(E.k, "team-a/late-g", &a, 1);
+    for (int i = 0; i < 50 && access(gone, F_OK) == 0; i++)
+        sleep_ms(100);
+    assert_int_equal(access(gone, F_OK), -1);
+    assert_int_equal(access(kept, F_OK), 0);
 }
 
 /* Killed: NotReady once the grace period passes; restarted: Ready again. */

@@ -225,6 +225,7 @@ static void fill(struct fk_alloc *a, const V1beta1__ContainerAllocateResponse *r
     for (size_t i = 0; i < r->n_mounts && a->nmount < 4; i++, a->nmount++) {
         snprintf(a->host[a->nmount], sizeof(a->host[0]), "%s", r->mounts[i]->host_path);
         snprintf(a->ctr[a->nmount], sizeof(a->ctr[0]), "%s", r->mounts[i]->container_path);
+        a->ro[a->nmount] = r->mounts[i]->read_only;
     }
     for (size_t i = 0; i < r->n_cdi_devices && a->ncdi < 16; i++, a->ncdi++)
         snprintf(a->cdi[a->ncdi], sizeof(a->cdi[0]), "%s", r->cdi_devices[i]->name);

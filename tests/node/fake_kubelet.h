@@ -38,6 +38,7 @@ struct fk_alloc {
     int nenv, nmount, ncdi;
     char key[16][64], val[16][1024];
     char host[4][256], ctr[4][256];
+    int ro[4]; /* the mount is read-only */
     char cdi[16][160];
     char pod[300]; /* the gpusched.io/pod annotation */
     char ids[16][128];

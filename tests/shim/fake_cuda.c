@@ -7,7 +7,15 @@
  * gave with CUDA_ERROR_INVALID_VALUE, and any call before cuInit with CUDA_ERROR_NOT_INITIALIZED.
  * Kernel launches add FAKE kernel time to the process's busy counter, which the fake NVML reads.
  * Like a real driver it hands a freed address out again, and each device has a default memory
- * pool (pools created with cuMemPoolCreate live on the device their properties name). With
+ * pool (pools created with cuMemPoolCreate live on the device their properties name). A pool
+ * keeps what is freed from it in its cache, takes memory from the card in 2 MiB steps, reuses its
+ * cache for the next allocation (the fake has one stream per context), and gives the cache back
+ * to the card at a synchronisation down to its release threshold (what was freed since the last
+ * synchronisation only then), or when trimmed. CUDA graphs hold their allocation nodes' memory
+ * from launch (or upload) in the device's graph memory, which only cuDeviceGraphMemTrim gives
+ * back; a launch whose allocations the card cannot hold fails with CUDA_ERROR_OUT_OF_MEMORY and
+ * does not run. Stream capture (one per thread, on any stream) records stream-ordered
+ * allocations and frees as graph memory nodes. With
  * FAKECUDA_SLOW_MS set, every call that ends an object's life (a free, a context's destruction, a
  * primary context's retain or release) waits that long after doing its work, so that the tests
  * can widen the windows in which another thread acts.
@@ -41,6 +49,24 @@ EXPORT CUresult cuDriverGetVersion(int *version);
 EXPORT CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment,
                                     CUdeviceptr addr, unsigned long long flags);
 EXPORT CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size);
+EXPORT CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
+    __attribute__((weak));
+EXPORT CUresult cuGraphCreate(CUgraph *phGraph, unsigned int flags);
+EXPORT CUresult cuGraphDestroy(CUgraph hGraph);
+EXPORT CUresult cuGraphAddEmptyNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+                                    const CUgraphNode *dependencies, size_t numDependencies);
+EXPORT CUresult cuGraphAddChildGraphNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+                                         const CUgraphNode *dependencies, size_t numDependencies,
+                                         CUgraph childGraph);
+EXPORT CUresult cuGraphAddMemAllocNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+                                       const CUgraphNode *dependencies, size_t numDependencies,
+                                       CUDA_MEM_ALLOC_NODE_PARAMS *nodeParams)
+    __attribute__((weak));
+EXPORT CUresult cuGraphAddMemFreeNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+                                      const CUgraphNode *dependencies, size_t numDependencies,
+                                      CUdeviceptr dptr) __attribute__((weak));
+EXPORT CUresult cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode);
+EXPORT CUresult cuStreamEndCapture(CUstream hStream, CUgraph *phGraph);
 
 struct fake_ctx {
     int dev;
@@ -53,17 +79,55 @@ struct fake_ctx {
 #define FAKE_FIFO_DEFAULT (1u << 20)
 #define FAKE_POOLS        16
 
-enum { OBJ_PTR = 1, OBJ_ARRAY, OBJ_VMM, OBJ_MAP };
+enum { OBJ_PTR = 1, OBJ_ARRAY, OBJ_VMM, OBJ_MAP, OBJ_GRAPH };
+
+struct fake_exec;
 
 struct obj {
     int kind;
     int dev;
     uint64_t key; /* address or handle */
     uint64_t size;
-    struct fake_ctx *ctx; /* owner (OBJ_PTR, OBJ_ARRAY) */
-    uint64_t handle;      /* OBJ_MAP: the VMM handle mapped */
-    int refs;             /* OBJ_VMM: handle + mappings + retains */
+    struct fake_ctx *ctx;   /* owner (OBJ_PTR, OBJ_ARRAY; NULL for a pool's allocation) */
+    uint64_t handle;        /* OBJ_MAP: the VMM handle mapped */
+    int refs;               /* OBJ_VMM: handle + mappings + retains */
+    int pool;               /* OBJ_PTR: 1 + the pool it came from, 0 for none */
+    struct fake_exec *exec; /* OBJ_GRAPH: the graph whose launch made it (NULL once destroyed) */
 };
+
+/* A memory pool: what its live allocations use, what it holds of the card, what was freed since
+ * the last synchronisation (not given back by a trim before it), its release threshold. */
+struct fake_pool {
+    int dev, gone;
+    uint64_t used, reserved, pending, threshold;
+};
+#define FAKE_CHUNK (2u << 20)
+
+/* A graph: its nodes (a child graph node owns a copy of its graph). An executable graph keeps its
+ * allocation nodes, child graphs' included: each one's device, size, address and whether the
+ * graph frees it itself; and whether its last launch's other allocations are still live. */
+#define FAKE_NODES 64
+struct fake_graph {
+    int n;
+    struct fake_node {
+        CUgraphNodeType type;
+        int dev;
+        uint64_t bytes;
+        CUdeviceptr dptr;
+        struct fake_graph *child;
+    } node[FAKE_NODES];
+};
+struct fake_exec {
+    unsigned long long flags;
+    int nalloc, live;
+    struct {
+        int dev, freed;
+        uint64_t bytes;
+        CUdeviceptr dptr;
+    } alloc[FAKE_NODES];
+};
+
+static _Thread_local struct fake_graph *capture; /* the graph this thread's stream records into */
 
 static struct {
     pthread_mutex_t mu;
@@ -81,8 +145,9 @@ static struct {
         int narrow;
     } freed[256]; /* addresses handed out again, most recently freed first */
     int nfreed;
-    int pool_dev[FAKE_POOLS]; /* pool i + 1: its device; pools 1 .. FAKE_DEVS are the defaults */
+    struct fake_pool pool[FAKE_POOLS]; /* handle i + 1; 1 .. FAKE_DEVS: the devices' defaults */
     int npools;
+    uint64_t graph_used[FAKE_DEVS], graph_reserved[FAKE_DEVS]; /* graphs' memory per device */
     unsigned slow_ms;
     struct fake_ctx *ctx_free; /* a destroyed context's memory, handed out again */
 } drv = {.mu = PTHREAD_MUTEX_INITIALIZER, .me = -1};
@@ -98,6 +163,8 @@ static void forget(void)
     drv.inited = 0;
     memset(drv.primary_refs, 0, sizeof(drv.primary_refs));
     drv.nfreed = 0;
+    memset(drv.graph_used, 0, sizeof(drv.graph_used));
+    memset(drv.graph_reserved, 0, sizeof(drv.graph_reserved));
     cur = NULL;
 }
 
@@ -148,7 +215,7 @@ CUresult cuInit(unsigned int Flags)
         drv.slow_ms = slow ? (unsigned)atoi(slow) : 0;
         drv.npools = FAKE_DEVS;
         for (int d = 0; d < FAKE_DEVS; d++)
-            drv.pool_dev[d] = d;
+            drv.pool[d] = (struct fake_pool){d, 0, 0, 0, 0, 0};
     }
     int ok = drv.inited;
     pthread_mutex_unlock(&drv.mu);
@@ -236,7 +303,7 @@ static struct obj *add(int kind, int dev, uint64_t key, uint64_t size)
         drv.cap = cap;
     }
     struct obj *o = &drv.obj[drv.nobj++];
-    *o = (struct obj){kind, dev, key, size, cur, 0, 1};
+    *o = (struct obj){kind, dev, key, size, cur, 0, 1, 0, NULL};
     return o;
 }
 
@@ -293,15 +360,83 @@ static CUresult alloc(int kind, uint64_t size, int narrow, CUdeviceptr *out)
     return alloc_on(-1, kind, size, narrow, out);
 }
 
+static uint64_t chunks(uint64_t b)
+{
+    return (b + FAKE_CHUNK - 1) / FAKE_CHUNK * FAKE_CHUNK;
+}
+
+/* Pool @p's allocation of @size is freed (@async: by cuMemFreeAsync): back into its cache; a
+ * destroyed pool's memory goes back to the card. Caller holds drv.mu. */
+static void pool_unuse(struct fake_pool *p, uint64_t size, int async)
+{
+    p->used -= size;
+    if (async && !p->gone)
+        p->pending += size;
+    if (p->gone) {
+        card_give(p->dev, p->reserved - p->used);
+        p->reserved = p->used;
+    }
+}
+
+/* Give @p's card memory back down to @keep, never below what its allocations and the frees not
+ * synchronised yet hold. Caller holds drv.mu. */
+static void pool_shrink(struct fake_pool *p, uint64_t keep)
+{
+    uint64_t floor = p->used + p->pending, to = keep > floor ? keep : floor;
+    if (to < p->reserved && chunks(to) < p->reserved) {
+        card_give(p->dev, p->reserved - chunks(to));
+        p->reserved = chunks(to);
+    }
+}
+
+/* The object @o (@kind) is freed: its memory goes where it came from. Caller holds drv.mu. */
+static void obj_freed(struct obj *o, int async)
+{
+    if (o->kind == OBJ_GRAPH)
+        drv.graph_used[o->dev] -= o->size; /* back to the graphs' memory */
+    else if (o->pool)
+        pool_unuse(&drv.pool[o->pool - 1], o->size, async);
+    else
+        card_give(o->dev, o->size);
+    if (o->kind == OBJ_PTR)
+        addr_freed(o->key, o->size);
+}
+
 static CUresult release(int kind, uint64_t key)
 {
     NEED_INIT();
     pthread_mutex_lock(&drv.mu);
     struct obj *o = find(kind, key);
     if (o) {
-        card_give(o->dev, o->size);
-        if (kind == OBJ_PTR)
-            addr_freed(o->key, o->size);
+        obj_freed(o, 0);
+        drop(o);
+    }
+    pthread_mutex_unlock(&drv.mu);
+    return slowly(o ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE);
+}
+
+/* A device pointer freed at once (@async 0) or in stream order: one of cuMemAlloc's, of a pool,
+ * or of a graph's launch. During capture, a free of an allocation captured becomes a free node. */
+static CUresult free_ptr(uint64_t key, int async)
+{
+    NEED_INIT();
+    pthread_mutex_lock(&drv.mu);
+    struct fake_graph *g = async ? capture : NULL;
+    for (int i = 0; g && i < g->n; i++) {
+        if (g->node[i].type == CU_GRAPH_NODE_TYPE_MEM_ALLOC && g->node[i].dptr == key &&
+            g->n < FAKE_NODES) {
+            g->node[g->n++] = (struct fake_node){CU_GRAPH_NODE_TYPE_MEM_FREE, 0, 0, key, NULL};
+            pthread_mutex_unlock(&drv.mu);
+            return CUDA_SUCCESS;
+        }
+    }
+    struct obj *o = find(OBJ_PTR, key);
+    if (!o)
+        o = find(OBJ_GRAPH, key);
+    if (o) {
+        obj_freed(o, async);
+        if (o->kind == OBJ_GRAPH && o->exec)
+            o->exec->live--;
         drop(o);
     }
     pthread_mutex_unlock(&drv.mu);
@@ -346,39 +481,78 @@ CUresult cuMemAllocPitch(CUdeviceptr_v1 *dptr, unsigned int *pPitch, unsigned in
     return rc;
 }
 
-SAME(cuMemFree, (CUdeviceptr_v1 dptr), release(OBJ_PTR, dptr))
+SAME(cuMemFree, (CUdeviceptr_v1 dptr), free_ptr(dptr, 0))
 
-SAME(cuMemFree_v2, (CUdeviceptr dptr), release(OBJ_PTR, dptr))
+SAME(cuMemFree_v2, (CUdeviceptr dptr), free_ptr(dptr, 0))
 
 #ifndef FAKE_OLD_DRIVER
 /* Streams: the fake has only the default streams of the current context. */
-SAME(cuMemAllocAsync, (CUdeviceptr * dptr, size_t bytesize, CUstream hStream),
-     alloc(OBJ_PTR, bytesize, 0, dptr))
 
-SAME(cuMemAllocAsync_ptsz, (CUdeviceptr * dptr, size_t bytesize, CUstream hStream),
-     alloc(OBJ_PTR, bytesize, 0, dptr))
-
-/* Pools: handle i + 1 lives on pool_dev[i]; the fake allocates from a pool on its device and
- * keeps no cache (a free gives the memory back to the card at once). */
-static int pool_dev(CUmemoryPool pool)
+/* Handle i + 1 is drv.pool[i]; a destroyed pool's handle is no pool. */
+static struct fake_pool *pool_of(CUmemoryPool pool)
 {
     int i = (int)(uintptr_t)pool - 1;
-    return i >= 0 && i < drv.npools ? drv.pool_dev[i] : -1;
+    return drv.inited && i >= 0 && i < drv.npools && !drv.pool[i].gone ? &drv.pool[i] : NULL;
 }
 
-static CUresult from_pool(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool)
+/* An allocation node of @size on @dev in the graph being captured. Caller holds drv.mu. */
+static CUresult capture_alloc(int dev, uint64_t size, CUdeviceptr *out)
 {
-    int dev = drv.inited ? pool_dev(pool) : -1;
-    return dev < 0 ? CUDA_ERROR_INVALID_VALUE : alloc_on(dev, OBJ_PTR, bytesize, 0, dptr);
+    if (capture->n == FAKE_NODES)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *out = new_addr(size, 0);
+    capture->node[capture->n++] =
+        (struct fake_node){CU_GRAPH_NODE_TYPE_MEM_ALLOC, dev, size, *out, NULL};
+    return CUDA_SUCCESS;
 }
+
+/* @size from @pool (NULL: the current context's device's pool), its cache first; the card's
+ * memory in FAKE_CHUNK steps for the rest. */
+static CUresult pool_alloc(CUmemoryPool pool, uint64_t size, CUdeviceptr *out)
+{
+    NEED_INIT();
+    if (size == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&drv.mu);
+    struct fake_pool *p = pool ? pool_of(pool) : cur ? &drv.pool[cur->dev] : NULL;
+    CUresult rc = CUDA_SUCCESS;
+    if (!cur || !p) {
+        rc = cur ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_INVALID_CONTEXT;
+    } else if (capture) {
+        rc = capture_alloc(p->dev, size, out);
+    } else {
+        uint64_t spare = p->reserved - p->used, grow = size > spare ? chunks(size - spare) : 0;
+        struct obj *o = NULL;
+        if (grow && !card_take(p->dev, grow))
+            rc = CUDA_ERROR_OUT_OF_MEMORY;
+        else if (!(o = add(OBJ_PTR, p->dev, *out = new_addr(size, 0), size)))
+            rc = CUDA_ERROR_OUT_OF_MEMORY;
+        if (rc == CUDA_SUCCESS) {
+            p->reserved += grow;
+            p->used += size;
+            o->ctx = NULL;
+            o->pool = (int)(p - drv.pool) + 1;
+        } else if (grow) {
+            card_give(p->dev, grow);
+        }
+    }
+    pthread_mutex_unlock(&drv.mu);
+    return rc;
+}
+
+SAME(cuMemAllocAsync, (CUdeviceptr * dptr, size_t bytesize, CUstream hStream),
+     pool_alloc(NULL, bytesize, dptr))
+
+SAME(cuMemAllocAsync_ptsz, (CUdeviceptr * dptr, size_t bytesize, CUstream hStream),
+     pool_alloc(NULL, bytesize, dptr))
 
 SAME(cuMemAllocFromPoolAsync,
      (CUdeviceptr * dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream),
-     from_pool(dptr, bytesize, pool))
+     pool ? pool_alloc(pool, bytesize, dptr) : CUDA_ERROR_INVALID_VALUE)
 
 SAME(cuMemAllocFromPoolAsync_ptsz,
      (CUdeviceptr * dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream),
-     from_pool(dptr, bytesize, pool))
+     pool ? pool_alloc(pool, bytesize, dptr) : CUDA_ERROR_INVALID_VALUE)
 
 static CUresult device_pool(CUmemoryPool *pool, CUdevice dev)
 {
@@ -401,7 +575,7 @@ CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props)
     pthread_mutex_lock(&drv.mu);
     CUresult rc = CUDA_ERROR_OUT_OF_MEMORY;
     if (drv.npools < FAKE_POOLS) {
-        drv.pool_dev[drv.npools++] = props->location.id;
+        drv.pool[drv.npools++] = (struct fake_pool){props->location.id, 0, 0, 0, 0, 0};
         *pool = (CUmemoryPool)(uintptr_t)drv.npools;
         rc = CUDA_SUCCESS;
     }
@@ -409,18 +583,438 @@ CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props)
     return rc;
 }
 
-/* Created pools may be destroyed, a device's default pool may not. */
+/* Created pools may be destroyed, a device's default pool may not: the cache goes back at once,
+ * the live allocations' memory as they are freed. */
 CUresult cuMemPoolDestroy(CUmemoryPool pool)
 {
     NEED_INIT();
     int i = (int)(uintptr_t)pool;
-    return i > FAKE_DEVS && i <= drv.npools ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&drv.mu);
+    struct fake_pool *p = i > FAKE_DEVS ? pool_of(pool) : NULL;
+    if (p) {
+        p->gone = 1;
+        pool_unuse(p, 0, 0);
+    }
+    pthread_mutex_unlock(&drv.mu);
+    return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
-SAME(cuMemFreeAsync, (CUdeviceptr dptr, CUstream hStream), release(OBJ_PTR, dptr))
+CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep)
+{
+    NEED_INIT();
+    pthread_mutex_lock(&drv.mu);
+    struct fake_pool *p = pool_of(pool);
+    if (p)
+        pool_shrink(p, minBytesToKeep);
+    pthread_mutex_unlock(&drv.mu);
+    return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
 
-SAME(cuMemFreeAsync_ptsz, (CUdeviceptr dptr, CUstream hStream), release(OBJ_PTR, dptr))
+CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
+{
+    NEED_INIT();
+    pthread_mutex_lock(&drv.mu);
+    struct fake_pool *p = pool_of(pool);
+    CUresult rc = p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    if (p && attr == CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)
+        *(cuuint64_t *)value = p->reserved;
+    else if (p && attr == CU_MEMPOOL_ATTR_USED_MEM_CURRENT)
+        *(cuuint64_t *)value = p->used;
+    else if (p && attr == CU_MEMPOOL_ATTR_RELEASE_THRESHOLD)
+        *(cuuint64_t *)value = p->threshold;
+    else
+        rc = CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_unlock(&drv.mu);
+    return rc;
+}
+
+CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
+{
+    NEED_INIT();
+    pthread_mutex_lock(&drv.mu);
+    struct fake_pool *p = pool_of(pool);
+    CUresult rc =
+        p && attr == CU_MEMPOOL_ATTR_RELEASE_THRESHOLD ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    if (rc == CUDA_SUCCESS)
+        p->threshold = *(cuuint64_t *)value;
+    pthread_mutex_unlock(&drv.mu);
+    return rc;
+}
+
+SAME(cuMemFreeAsync, (CUdeviceptr dptr, CUstream hStream), free_ptr(dptr, 1))
+
+SAME(cuMemFreeAsync_ptsz, (CUdeviceptr dptr, CUstream hStream), free_ptr(dptr, 1))
 #endif
+
+/* A synchronisation: every free so far has happened, and each pool gives its cache back down to
+ * its release threshold. */
+static CUresult synchronize(void)
+{
+    NEED_INIT();
+    pthread_mutex_lock(&drv.mu);
+    for (int i = 0; i < drv.npools; i++) {
+        drv.pool[i].pending = 0;
+        if (!drv.pool[i].gone)
+            pool_shrink(&drv.pool[i], drv.pool[i].threshold);
+    }
+    pthread_mutex_unlock(&drv.mu);
+    return CUDA_SUCCESS;
+}
+
+SAME(cuCtxSynchronize, (void), synchronize())
+
+SAME(cuStreamSynchronize, (CUstream hStream), synchronize())
+
+SAME(cuStreamSynchronize_ptsz, (CUstream hStream), synchronize())
+
+/* Events are complete at once: waiting for one synchronises like any other wait. */
+SAME(cuEventSynchronize, (CUevent hEvent), synchronize())
+
+/* ---- CUDA graphs ---- */
+
+static CUresult launch(void);
+
+static struct fake_graph *graph_copy(const struct fake_graph *g);
+
+static void graph_free(struct fake_graph *g)
+{
+    for (int i = 0; g && i < g->n; i++)
+        graph_free(g->node[i].child);
+    free(g);
+}
+
+static struct fake_graph *graph_copy(const struct fake_graph *g)
+{
+    struct fake_graph *c = malloc(sizeof(*c));
+    if (!c)
+        return NULL;
+    *c = *g;
+    for (int i = 0; i < c->n; i++)
+        if (g->node[i].child)
+            c->node[i].child = graph_copy(g->node[i].child);
+    return c;
+}
+
+CUresult cuGraphCreate(CUgraph *phGraph, unsigned int flags)
+{
+    NEED_INIT();
+    struct fake_graph *g = calloc(1, sizeof(*g));
+    *phGraph = (CUgraph)g;
+    return g && flags == 0 ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+SAME(cuGraphDestroy, (CUgraph hGraph), (graph_free((struct fake_graph *)hGraph), CUDA_SUCCESS))
+
+/* A node of @type in @hGraph (dependencies are not modelled: nodes run in the order added). */
+static CUresult node_add(CUgraphNode *out, CUgraph hGraph, struct fake_node n)
+{
+    struct fake_graph *g = (struct fake_graph *)hGraph;
+    if (!g || g->n == FAKE_NODES)
+        return CUDA_ERROR_INVALID_VALUE;
+    g->node[g->n] = n;
+    *out = (CUgraphNode)&g->node[g->n++];
+    return CUDA_SUCCESS;
+}
+
+CUresult cuGraphAddEmptyNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+                             const CUgraphNode *dependencies, size_t numDependencies)
+{
+    NEED_INIT();
+    return node_add(phGraphNode, hGraph,
+                    (struct fake_node){CU_GRAPH_NODE_TYPE_KERNEL, 0, 0, 0, NULL});
+}
+
+CUresult cuGraphAddChildGraphNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+                                  const CUgraphNode *dependencies, size_t numDependencies,
+                                  CUgraph childGraph)
+{
+    NEED_INIT();
+    struct fake_graph *c = childGraph ? graph_copy((struct fake_graph *)childGraph) : NULL;
+    CUresult rc =
+        c ? node_add(phGraphNode, hGraph, (struct fake_node){CU_GRAPH_NODE_TYPE_GRAPH, 0, 0, 0, c})
+          : CUDA_ERROR_INVALID_VALUE;
+    if (rc != CUDA_SUCCESS)
+        graph_free(c);
+    return rc;
+}
+
+CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode *nodes, size_t *numNodes)
+{
+    NEED_INIT();
+    struct fake_graph *g = (struct fake_graph *)hGraph;
+    if (!g || !numNodes)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; nodes && i < *numNodes && i < (size_t)g->n; i++)
+        nodes[i] = (CUgraphNode)&g->node[i];
+    if (!nodes || *numNodes > (size_t)g->n)
+        *numNodes = (size_t)g->n;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType *type)
+{
+    NEED_INIT();
+    *type = ((struct fake_node *)hNode)->type;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuGraphChildGraphNodeGetGraph(CUgraphNode hNode, CUgraph *phGraph)
+{
+    NEED_INIT();
+    struct fake_node *n = (struct fake_node *)hNode;
+    *phGraph = (CUgraph)n->child;
+    return n->type == CU_GRAPH_NODE_TYPE_GRAPH ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+/* The allocation nodes of @g and its children, flattened into @e; and which of them @g frees. */
+static void exec_allocs(struct fake_exec *e, const struct fake_graph *g)
+{
+    for (int i = 0; i < g->n; i++) {
+        const struct fake_node *n = &g->node[i];
+        if (n->child)
+            exec_allocs(e, n->child);
+        if (n->type == CU_GRAPH_NODE_TYPE_MEM_ALLOC && e->nalloc < FAKE_NODES) {
+            e->alloc[e->nalloc].dev = n->dev;
+            e->alloc[e->nalloc].bytes = n->bytes;
+            e->alloc[e->nalloc].dptr = n->dptr;
+            e->alloc[e->nalloc++].freed = 0;
+        }
+        for (int k = 0; n->type == CU_GRAPH_NODE_TYPE_MEM_FREE && k < e->nalloc; k++)
+            e->alloc[k].freed |= e->alloc[k].dptr == n->dptr;
+    }
+}
+
+static CUresult instantiate(CUgraphExec *out, CUgraph hGraph, unsigned long long flags)
+{
+    NEED_INIT();
+    struct fake_exec *e = calloc(1, sizeof(*e));
+    if (!e || !hGraph) {
+        free(e);
+        return e ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    e->flags = flags;
+    exec_allocs(e, (struct fake_graph *)hGraph);
+    *out = (CUgraphExec)e;
+    return CUDA_SUCCESS;
+}
+
+SAME(cuGraphInstantiate,
+     (CUgraphExec * phGraphExec, CUgraph hGraph, CUgraphNode *phErrorNode, char *logBuffer,
+      size_t bufferSize),
+     instantiate(phGraphExec, hGraph, 0))
+
+SAME(cuGraphInstantiate_v2,
+     (CUgraphExec * phGraphExec, CUgraph hGraph, CUgraphNode *phErrorNode, char *logBuffer,
+      size_t bufferSize),
+     instantiate(phGraphExec, hGraph, 0))
+
+/* Allocations of @e's last launch that are still live outlive it, no longer its. */
+CUresult cuGraphExecDestroy(CUgraphExec hGraphExec)
+{
+    NEED_INIT();
+    pthread_mutex_lock(&drv.mu);
+    for (size_t i = 0; i < drv.nobj; i++)
+        if (drv.obj[i].kind == OBJ_GRAPH && drv.obj[i].exec == (struct fake_exec *)hGraphExec)
+            drv.obj[i].exec = NULL;
+    pthread_mutex_unlock(&drv.mu);
+    free(hGraphExec);
+    return hGraphExec ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+/* Make the graph memory of each device hold @e's allocations beside what graphs use; with @run,
+ * make them: the ones @e frees itself come back at once, the others stay live as OBJ_GRAPH
+ * objects. Nothing changes when the card cannot hold them. Caller holds drv.mu. */
+static CUresult graph_map(struct fake_exec *e, int run)
+{
+    uint64_t need[FAKE_DEVS] = {0}, grow[FAKE_DEVS] = {0};
+    for (int k = 0; k < e->nalloc; k++)
+        need[e->alloc[k].dev] += e->alloc[k].bytes;
+    int d;
+    for (d = 0; d < FAKE_DEVS; d++) {
+        uint64_t spare = drv.graph_reserved[d] - drv.graph_used[d];
+        grow[d] = need[d] > spare ? chunks(need[d] - spare) : 0;
+        if (grow[d] && !card_take(d, grow[d]))
+            break;
+    }
+    if (d < FAKE_DEVS) {
+        while (d-- > 0)
+            if (grow[d])
+                card_give(d, grow[d]);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    for (d = 0; d < FAKE_DEVS; d++)
+        drv.graph_reserved[d] += grow[d];
+    for (int k = 0; run && k < e->nalloc; k++) {
+        struct obj *o = e->alloc[k].freed
+                            ? NULL
+                            : add(OBJ_GRAPH, e->alloc[k].dev, e->alloc[k].dptr, e->alloc[k].bytes);
+        if (o) {
+            o->ctx = NULL;
+            o->exec = e;
+            e->live++;
+            drv.graph_used[o->dev] += o->size;
+        }
+    }
+    return CUDA_SUCCESS;
+}
+
+/* A launch: the allocations of the last one must have been freed, or are now with
+ * CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH (cuGraphLaunch's documentation); then the
+ * graph's memory is made, and its run counts as one kernel. */
+static CUresult graph_run(CUgraphExec hGraphExec, int run)
+{
+    NEED_INIT();
+    struct fake_exec *e = (struct fake_exec *)hGraphExec;
+    if (!e || !cur)
+        return e ? CUDA_ERROR_INVALID_CONTEXT : CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&drv.mu);
+    CUresult rc = CUDA_SUCCESS;
+    if (run && e->live && !(e->flags & CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH))
+        rc = CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; rc == CUDA_SUCCESS && run && e->live && i < drv.nobj;) {
+        struct obj *o = &drv.obj[i];
+        if (o->kind != OBJ_GRAPH || o->exec != e) {
+            i++;
+            continue;
+        }
+        obj_freed(o, 0);
+        e->live--;
+        drop(o);
+    }
+    if (rc == CUDA_SUCCESS)
+        rc = graph_map(e, run);
+    pthread_mutex_unlock(&drv.mu);
+    return rc == CUDA_SUCCESS && run ? launch() : rc;
+}
+
+SAME(cuGraphLaunch, (CUgraphExec hGraphExec, CUstream hStream), graph_run(hGraphExec, 1))
+
+SAME(cuGraphLaunch_ptsz, (CUgraphExec hGraphExec, CUstream hStream), graph_run(hGraphExec, 1))
+
+#ifndef FAKE_OLD_DRIVER
+CUresult cuGraphAddMemAllocNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+                                const CUgraphNode *dependencies, size_t numDependencies,
+                                CUDA_MEM_ALLOC_NODE_PARAMS *nodeParams)
+{
+    NEED_INIT();
+    int dev = nodeParams->poolProps.location.id;
+    if (nodeParams->poolProps.location.type != CU_MEM_LOCATION_TYPE_DEVICE || bad_dev(dev) ||
+        nodeParams->bytesize == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&drv.mu);
+    nodeParams->dptr = new_addr(nodeParams->bytesize, 0);
+    pthread_mutex_unlock(&drv.mu);
+    return node_add(phGraphNode, hGraph,
+                    (struct fake_node){CU_GRAPH_NODE_TYPE_MEM_ALLOC, dev, nodeParams->bytesize,
+                                       nodeParams->dptr, NULL});
+}
+
+CUresult cuGraphAddMemFreeNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+                               const CUgraphNode *dependencies, size_t numDependencies,
+                               CUdeviceptr dptr)
+{
+    NEED_INIT();
+    return node_add(phGraphNode, hGraph,
+                    (struct fake_node){CU_GRAPH_NODE_TYPE_MEM_FREE, 0, 0, dptr, NULL});
+}
+
+CUresult cuGraphMemAllocNodeGetParams(CUgraphNode hNode, CUDA_MEM_ALLOC_NODE_PARAMS *params_out)
+{
+    NEED_INIT();
+    struct fake_node *n = (struct fake_node *)hNode;
+    if (n->type != CU_GRAPH_NODE_TYPE_MEM_ALLOC)
+        return CUDA_ERROR_INVALID_VALUE;
+    memset(params_out, 0, sizeof(*params_out));
+    params_out->poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    params_out->poolProps.location.id = n->dev;
+    params_out->bytesize = n->bytes;
+    params_out->dptr = n->dptr;
+    return CUDA_SUCCESS;
+}
+
+SAME(cuGraphInstantiateWithFlags,
+     (CUgraphExec * phGraphExec, CUgraph hGraph, unsigned long long flags),
+     instantiate(phGraphExec, hGraph, flags))
+
+/* With CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD the graph's memory is mapped at once. */
+static CUresult instantiate_params(CUgraphExec *e, CUgraph g, CUDA_GRAPH_INSTANTIATE_PARAMS *p)
+{
+    CUresult rc = instantiate(e, g, p ? p->flags : 0);
+    if (rc == CUDA_SUCCESS && p && (p->flags & CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD)) {
+        pthread_mutex_lock(&drv.mu);
+        rc = graph_map((struct fake_exec *)*e, 0);
+        pthread_mutex_unlock(&drv.mu);
+        if (rc != CUDA_SUCCESS)
+            free(*e);
+    }
+    return rc;
+}
+
+SAME(cuGraphInstantiateWithParams,
+     (CUgraphExec * phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS *p),
+     instantiate_params(phGraphExec, hGraph, p))
+
+SAME(cuGraphInstantiateWithParams_ptsz,
+     (CUgraphExec * phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS *p),
+     instantiate_params(phGraphExec, hGraph, p))
+
+SAME(cuGraphUpload, (CUgraphExec hGraphExec, CUstream hStream), graph_run(hGraphExec, 0))
+
+SAME(cuGraphUpload_ptsz, (CUgraphExec hGraphExec, CUstream hStream), graph_run(hGraphExec, 0))
+
+CUresult cuDeviceGraphMemTrim(CUdevice device)
+{
+    if (bad_dev(device))
+        return CUDA_ERROR_INVALID_DEVICE;
+    pthread_mutex_lock(&drv.mu);
+    uint64_t to = chunks(drv.graph_used[device]);
+    if (to < drv.graph_reserved[device]) {
+        card_give(device, drv.graph_reserved[device] - to);
+        drv.graph_reserved[device] = to;
+    }
+    pthread_mutex_unlock(&drv.mu);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void *value)
+{
+    if (bad_dev(device))
+        return CUDA_ERROR_INVALID_DEVICE;
+    if (attr != CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT &&
+        attr != CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&drv.mu);
+    *(cuuint64_t *)value = attr == CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT ? drv.graph_used[device]
+                                                                      : drv.graph_reserved[device];
+    pthread_mutex_unlock(&drv.mu);
+    return CUDA_SUCCESS;
+}
+#endif
+
+/* Stream capture: one graph per thread records what the stream does. */
+CUresult cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode)
+{
+    NEED_INIT();
+    if (capture)
+        return CUDA_ERROR_INVALID_VALUE;
+    capture = calloc(1, sizeof(*capture));
+    return capture ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+CUresult cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
+{
+    NEED_INIT();
+    *phGraph = (CUgraph)capture;
+    capture = NULL;
+    return *phGraph ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *captureStatus)
+{
+    NEED_INIT();
+    *captureStatus = capture ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
+    return CUDA_SUCCESS;
+}
 
 CUresult cuStreamGetCtx(CUstream hStream, CUcontext *pctx)
 {
@@ -957,6 +1551,28 @@ static const struct {
     {"cuDriverGetVersion", "cuDriverGetVersion", 2020, 0, (gs_fnptr)cuDriverGetVersion},
     {"cuMemAddressReserve", "cuMemAddressReserve", 10020, 0, (gs_fnptr)cuMemAddressReserve},
     {"cuMemAddressFree", "cuMemAddressFree", 10020, 0, (gs_fnptr)cuMemAddressFree},
+    {"cuMemPoolSetAttribute", "cuMemPoolSetAttribute", 11020, 0, (gs_fnptr)cuMemPoolSetAttribute},
+    {"cuGraphCreate", "cuGraphCreate", 10000, 0, (gs_fnptr)cuGraphCreate},
+    {"cuGraphDestroy", "cuGraphDestroy", 10000, 0, (gs_fnptr)cuGraphDestroy},
+    {"cuGraphAddEmptyNode", "cuGraphAddEmptyNode", 10000, 0, (gs_fnptr)cuGraphAddEmptyNode},
+    {"cuGraphAddChildGraphNode", "cuGraphAddChildGraphNode", 10000, 0,
+     (gs_fnptr)cuGraphAddChildGraphNode},
+    {"cuGraphAddMemAllocNode", "cuGraphAddMemAllocNode", 11040, 0,
+     (gs_fnptr)cuGraphAddMemAllocNode},
+    {"cuGraphAddMemFreeNode", "cuGraphAddMemFreeNode", 11040, 0, (gs_fnptr)cuGraphAddMemFreeNode},
+    {"cuStreamBeginCapture_v2", "cuStreamBeginCapture", 10010, 0,
+     (gs_fnptr)cuStreamBeginCapture_v2},
+    {"cuStreamEndCapture", "cuStreamEndCapture", 10000, 0, (gs_fnptr)cuStreamEndCapture},
+};
+
+/* cuGetProcAddress names whose newer versions are entry points of another name (fns.def). */
+static const struct {
+    const char *base;
+    int version;
+    gs_fnptr fn;
+} aliases[] = {
+#define GS_ALIAS(base, version, name) {#base, version, (gs_fnptr)name},
+#include "fns.def"
 };
 
 static CUresult proc_address(const char *symbol, void **pfn, int version, cuuint64_t flags,
@@ -965,6 +1581,14 @@ static CUresult proc_address(const char *symbol, void **pfn, int version, cuuint
     int best = -1, seen = 0, ptsz = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
     if (!symbol || !pfn)
         return CUDA_ERROR_INVALID_VALUE;
+    for (size_t a = 0; a < sizeof(aliases) / sizeof(aliases[0]); a++) {
+        if (aliases[a].fn && !strcmp(aliases[a].base, symbol) && version >= aliases[a].version) {
+            memcpy(pfn, &aliases[a].fn, sizeof(aliases[a].fn));
+            if (status)
+                *status = CU_GET_PROC_ADDRESS_SUCCESS;
+            return CUDA_SUCCESS;
+        }
+    }
     for (int i = 0; i < (int)(sizeof(table) / sizeof(table[0])); i++) {
         if (!table[i].fn || strcmp(table[i].base, symbol) != 0)
             continue;

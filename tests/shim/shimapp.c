@@ -40,6 +40,20 @@
  *   fork ... exit  wait       the child runs the steps up to exit; wait fails if a child failed
  *   hold                      print "holding", wait for the end of standard input
  *   sleep:MS
+ *   sync  streamsync  eventsync    cuCtxSynchronize / cuStreamSynchronize / cuEventSynchronize
+ *   threshold:S:D             device D's default pool keeps S bytes at a synchronisation ("max":
+ *                             all, as PyTorch's cudaMallocAsync backend sets it)
+ *   torchlike:N:S             N rounds of stream-ordered allocations and frees as a framework's
+ *                             caching allocator makes them: S, S/2, free the first, S/4, free
+ *                             both, a stream synchronisation every 16 rounds
+ *   graph                     a new graph; galloc:S:D an allocation node of S on D in it, gfree
+ *                             a node freeing the last one; gchild: the graph becomes a child
+ *                             node of a new one
+ *   capture  endcapture       the stream records into a graph, which endcapture makes current
+ *   gexec[:F]  gexec5  gexecp:F   instantiate the graph (cuGraphInstantiateWithFlags with F,
+ *                             cuGraphInstantiate, cuGraphInstantiateWithParams with F)
+ *   glaunch  gupload  gdestroy    cuGraphLaunch / cuGraphUpload / cuGraphExecDestroy of it
+ *   gptrfree                  cuMemFreeAsync of the last allocation node's address
  *   getproc:NAME:VER:FLAGS    print where cuGetProcAddress_v2 points: "NAME -> FILE:SYMBOL status"
  *   lookup:NAME               print where dlsym(libcuda, NAME) points
  *   vlookup:NAME:VERSION      print where dlvsym(libcuda, NAME, VERSION) points
@@ -59,7 +73,8 @@
 #include <unistd.h>
 
 #ifdef SHIMAPP_DIRECT
-#define GS_FN(name, base, version, variant, params) CUresult name params;
+/* Weak: what an older driver lacks is NULL, as a program linked to a newer one finds it. */
+#define GS_FN(name, base, version, variant, params) CUresult name params __attribute__((weak));
 #define GS_LAUNCH(name, base, version, variant, params, args)                                      \
     GS_FN(name, base, version, variant, params)
 #define GS_HELPER(name, base, version, params) GS_FN(name, base, version, p, params)
@@ -71,6 +86,16 @@ static void *cuda;
 static CUresult (*set_current)(CUcontext);
 static CUresult (*addr_reserve)(CUdeviceptr *, size_t, size_t, CUdeviceptr, unsigned long long);
 static CUresult (*addr_free)(CUdeviceptr, size_t);
+static CUresult (*pool_set)(CUmemoryPool, CUmemPool_attribute, void *);
+static CUresult (*graph_create)(CUgraph *, unsigned);
+static CUresult (*graph_destroy)(CUgraph);
+static CUresult (*add_empty)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t);
+static CUresult (*add_child)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUgraph);
+static CUresult (*add_alloc)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t,
+                             CUDA_MEM_ALLOC_NODE_PARAMS *);
+static CUresult (*add_free)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUdeviceptr);
+static CUresult (*capture_begin)(CUstream, CUstreamCaptureMode);
+static CUresult (*capture_end)(CUstream, CUgraph *);
 
 #define CALL(name, args)                                                                           \
     (fn[GS_I_##name] ? ((gs_pfn_##name)fn[GS_I_##name])args : CUDA_ERROR_NOT_FOUND)
@@ -106,6 +131,15 @@ static void resolve(const char *via)
     bind(&set_current, sym(cuda, "cuCtxSetCurrent"));
     bind(&addr_reserve, sym(cuda, "cuMemAddressReserve"));
     bind(&addr_free, sym(cuda, "cuMemAddressFree"));
+    bind(&pool_set, sym(cuda, "cuMemPoolSetAttribute"));
+    bind(&graph_create, sym(cuda, "cuGraphCreate"));
+    bind(&graph_destroy, sym(cuda, "cuGraphDestroy"));
+    bind(&add_empty, sym(cuda, "cuGraphAddEmptyNode"));
+    bind(&add_child, sym(cuda, "cuGraphAddChildGraphNode"));
+    bind(&add_alloc, sym(cuda, "cuGraphAddMemAllocNode"));
+    bind(&add_free, sym(cuda, "cuGraphAddMemFreeNode"));
+    bind(&capture_begin, sym(cuda, "cuStreamBeginCapture_v2"));
+    bind(&capture_end, sym(cuda, "cuStreamEndCapture"));
     if (strcmp(via, "direct") == 0) {
 #ifdef SHIMAPP_DIRECT
 #define GS_FN(name, base, version, variant, params) fn[GS_I_##name] = (gs_fnptr)name;
@@ -439,8 +473,23 @@ static CUresult launch_for(uint64_t ms)
     return rc;
 }
 
+/* An executable graph of one empty node, for the launch kinds. */
+static CUgraphExec empty_exec(void)
+{
+    CUgraph g;
+    CUgraphNode n;
+    CUgraphExec e = NULL;
+    if (graph_create(&g, 0) != CUDA_SUCCESS)
+        return NULL;
+    if (add_empty(&n, g, NULL, 0) == CUDA_SUCCESS)
+        CALL(cuGraphInstantiate, (&e, g, NULL, NULL, 0));
+    graph_destroy(g);
+    return e;
+}
+
 static CUresult launch_kinds(void)
 {
+    CUgraphExec e = empty_exec();
     CUresult rc[11] = {
         CALL(cuLaunchKernel, (NULL, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL)),
         CALL(cuLaunchKernel_ptsz, (NULL, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL)),
@@ -448,12 +497,14 @@ static CUresult launch_kinds(void)
         CALL(cuLaunchKernelEx_ptsz, (NULL, NULL, NULL, NULL)),
         CALL(cuLaunchCooperativeKernel, (NULL, 1, 1, 1, 1, 1, 1, 0, NULL, NULL)),
         CALL(cuLaunchCooperativeKernel_ptsz, (NULL, 1, 1, 1, 1, 1, 1, 0, NULL, NULL)),
-        CALL(cuGraphLaunch, (NULL, NULL)),
-        CALL(cuGraphLaunch_ptsz, (NULL, NULL)),
+        CALL(cuGraphLaunch, (e, NULL)),
+        CALL(cuGraphLaunch_ptsz, (e, NULL)),
         CALL(cuLaunch, (NULL)),
         CALL(cuLaunchGrid, (NULL, 1, 1)),
         CALL(cuLaunchGridAsync, (NULL, 1, 1, NULL)),
     };
+    if (e)
+        CALL(cuGraphExecDestroy, (e));
     for (int i = 0; i < 11; i++)
         if (rc[i] != CUDA_SUCCESS)
             return rc[i];
@@ -570,6 +621,104 @@ static int skip_child(int argc, char **argv, int i)
     return i;
 }
 
+static CUresult threshold(const char *s, int dev)
+{
+    CUmemoryPool pool;
+    cuuint64_t v = strcmp(s, "max") == 0 ? UINT64_MAX : size_arg(s);
+    CUresult rc = CALL(cuDeviceGetDefaultMemPool, (&pool, dev));
+    return rc == CUDA_SUCCESS ? pool_set(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &v) : rc;
+}
+
+static CUresult torch_like(uint64_t rounds, uint64_t size)
+{
+    for (uint64_t i = 0; i < rounds; i++) {
+        CUdeviceptr a, b, c;
+        CUresult rc = CALL(cuMemAllocAsync, (&a, size, NULL));
+        if (rc == CUDA_SUCCESS)
+            rc = CALL(cuMemAllocAsync, (&b, size / 2, NULL));
+        if (rc == CUDA_SUCCESS)
+            rc = CALL(cuMemFreeAsync, (a, NULL));
+        if (rc == CUDA_SUCCESS)
+            rc = CALL(cuMemAllocAsync, (&c, size / 4, NULL));
+        if (rc == CUDA_SUCCESS)
+            rc = CALL(cuMemFreeAsync, (b, NULL));
+        if (rc == CUDA_SUCCESS)
+            rc = CALL(cuMemFreeAsync, (c, NULL));
+        if (rc == CUDA_SUCCESS && i % 16 == 15)
+            rc = CALL(cuStreamSynchronize, (NULL));
+        if (rc != CUDA_SUCCESS) {
+            printf("torchlike: round %llu: %d\n", (unsigned long long)i, rc);
+            return rc;
+        }
+    }
+    return CUDA_SUCCESS;
+}
+
+/* The graph being built, its executable graph, and the last allocation node's address. */
+static CUgraph graph;
+static CUgraphExec exec;
+static CUdeviceptr gptr;
+
+static CUresult graph_step(const char *op, const char *a0, const char *a1)
+{
+    CUgraphNode n;
+    if (strcmp(op, "graph") == 0) {
+        if (graph)
+            graph_destroy(graph);
+        return graph_create(&graph, 0);
+    }
+    if (strcmp(op, "galloc") == 0) {
+        CUDA_MEM_ALLOC_NODE_PARAMS p;
+        memset(&p, 0, sizeof(p));
+        p.poolProps.allocType = 1;
+        p.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+        p.poolProps.location.id = (int)size_arg(a1);
+        p.bytesize = size_arg(a0);
+        CUresult rc = add_alloc(&n, graph, NULL, 0, &p);
+        gptr = p.dptr;
+        return rc;
+    }
+    if (strcmp(op, "gfree") == 0)
+        return add_free(&n, graph, NULL, 0, gptr);
+    if (strcmp(op, "gchild") == 0) {
+        CUgraph parent;
+        CUresult rc = graph_create(&parent, 0);
+        if (rc == CUDA_SUCCESS)
+            rc = add_child(&n, parent, NULL, 0, graph);
+        graph_destroy(graph);
+        graph = parent;
+        return rc;
+    }
+    if (strcmp(op, "capture") == 0)
+        return capture_begin(NULL, 0);
+    if (strcmp(op, "endcapture") == 0) {
+        if (graph)
+            graph_destroy(graph);
+        return capture_end(NULL, &graph);
+    }
+    if (strcmp(op, "gexec") == 0)
+        return CALL(cuGraphInstantiateWithFlags, (&exec, graph, size_arg(a0)));
+    if (strcmp(op, "gexec5") == 0)
+        return CALL(cuGraphInstantiate, (&exec, graph, NULL, NULL, 0));
+    if (strcmp(op, "gexecp") == 0) {
+        CUDA_GRAPH_INSTANTIATE_PARAMS p = {size_arg(a0), NULL, NULL, 0};
+        return CALL(cuGraphInstantiateWithParams, (&exec, graph, &p));
+    }
+    if (strcmp(op, "glaunch") == 0)
+        return CALL(cuGraphLaunch, (exec, NULL));
+    if (strcmp(op, "gupload") == 0)
+        return CALL(cuGraphUpload, (exec, NULL));
+    if (strcmp(op, "gdestroy") == 0) { /* the executable graph and the graph */
+        CUresult rc = CALL(cuGraphExecDestroy, (exec));
+        graph_destroy(graph);
+        graph = NULL;
+        return rc;
+    }
+    if (strcmp(op, "gptrfree") == 0)
+        return CALL(cuMemFreeAsync, (gptr, NULL));
+    return -1;
+}
+
 /* Run one step; *@checked is set when the step compared results itself. */
 static CUresult step(char *op, char **a, int na, int *bad)
 {
@@ -649,6 +798,19 @@ static CUresult step(char *op, char **a, int na, int *bad)
         nanosleep(&ts, NULL);
         return CUDA_SUCCESS;
     }
+    if (IS("sync"))
+        return CALL(cuCtxSynchronize, ());
+    if (IS("streamsync"))
+        return CALL(cuStreamSynchronize, (NULL));
+    if (IS("eventsync"))
+        return CALL(cuEventSynchronize, (NULL));
+    if (IS("threshold"))
+        return threshold(A(0), D(1));
+    if (IS("torchlike"))
+        return torch_like(N(0), N(1));
+    CUresult g = graph_step(op, A(0), A(1));
+    if (g != (CUresult)-1)
+        return g;
     if (IS("getproc"))
         return getproc(A(0), D(1), D(2));
     if (IS("lookup")) {

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -37,7 +38,7 @@ static int ncase;
 
 struct card {
     char path[128];
-    char region[2][64];
+    char region[2][160];
     struct fake_state *s;
     int fd;
 };
@@ -53,16 +54,19 @@ static const char *need(const char *var)
 }
 
 /* A fresh fake card of @ndev devices of @gib GiB, contexts of @ctx_mib MiB, kernels of @kernel_us,
- * and two region names for two containers. */
+ * and two pods' region files, empty, as the node agent makes them (mode 0666). */
 static void card_new(struct card *c, int ndev, uint64_t gib, uint64_t ctx_mib, uint64_t kernel_us,
                      uint32_t pid_offset)
 {
     uint64_t total[FAKE_DEVS] = {gib * GIB, gib * GIB, gib * GIB, gib * GIB};
     ncase++;
     snprintf(c->path, sizeof(c->path), "%s/card%d", dir, ncase);
-    for (int i = 0; i < 2; i++)
-        snprintf(c->region[i], sizeof(c->region[i]), "/gpushare-test-%d-%d-%d", (int)getpid(),
-                 ncase, i);
+    for (int i = 0; i < 2; i++) {
+        snprintf(c->region[i], sizeof(c->region[i]), "%s/region%d-%d", dir, ncase, i);
+        int fd = open(c->region[i], O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+        assert_true(fd >= 0 && fchmod(fd, 0666) == 0);
+        close(fd);
+    }
     assert_int_equal(fake_state_create(c->path, ndev, total, ctx_mib * MIB, kernel_us, pid_offset),
                      0);
     c->s = fake_state_map(c->path, &c->fd);
@@ -72,7 +76,7 @@ static void card_new(struct card *c, int ndev, uint64_t gib, uint64_t ctx_mib, u
 static void card_free(struct card *c)
 {
     for (int i = 0; i < 2; i++)
-        shm_unlink(c->region[i]);
+        unlink(c->region[i]);
     munmap(c->s, sizeof(*c->s));
     close(c->fd);
     unlink(c->path);
@@ -351,8 +355,9 @@ static void test_no_gpu_app_unchanged(void **state)
     expect_ok(&n);
     assert_non_null(strstr(n.out, "libcuda loaded=0"));
     assert_int_equal(n.err[0], '\0');
-    int fd = shm_open(c.region[0], O_RDONLY, 0);
-    assert_int_equal(fd, -1); /* no region: nothing was counted */
+    struct stat st;
+    assert_int_equal(stat(c.region[0], &st), 0);
+    assert_int_equal(st.st_size, 0); /* the region was never set up: nothing was counted */
     t_run_free(&a);
     t_run_free(&b);
     t_run_free(&n);
@@ -360,15 +365,17 @@ static void test_no_gpu_app_unchanged(void **state)
 }
 
 /* Every allocation path and its free, through each way of finding the driver: what
- * cuMemGetInfo reports free moves by exactly what was allocated and freed. Limit 2048 MiB,
- * contexts 64 MiB. */
+ * cuMemGetInfo reports free moves by exactly what was allocated and freed, or for a pool what it
+ * still holds until a synchronisation gives it back, and for a graph what the device's graph
+ * memory holds until it is trimmed (here for a plain allocation that needs the room). Limit
+ * 2048 MiB, contexts 64 MiB. */
 static const char *const tour =
     "init ctx:0 info:1984:2048 "
     "alloc:100M info:1884:2048 free info:1984:2048 "
     "alloc1:100M info:1884:2048 free info:1984:2048 "
     "managed:100M info:1884:2048 free info:1984:2048 "
-    "async:100M info:1884:2048 free info:1984:2048 "
-    "pool:100M info:1884:2048 free info:1984:2048 "
+    "async:100M info:1884:2048 free info:1884:2048 sync info:1984:2048 "
+    "pool:100M info:1884:2048 free info:1884:2048 streamsync info:1984:2048 "
     "pitch:4000:25600 info:1884:2048 free info:1984:2048 "
     "pitch:3800:4096 info:1969:2048 free info:1984:2048 "
     "vmm:100M:0 info:1884:2048 retain info:1884:2048 free info:1984:2048 "
@@ -381,6 +388,8 @@ static const char *const tour =
     "ctx4:0 info:1920:2048 destroy use:0 "
     "primary:0 info:1920:2048 alloc:200M info:1720:2048 reset:0 use:0 info:1920:2048 free=1 "
     "primary:0 release:0 use:0 info:1920:2048 release:0 use:0 info:1984:2048 "
+    "graph galloc:100M:0 gexec glaunch info:1884:2048 gptrfree eventsync info:1884:2048 "
+    "alloc:1885M info:99:2048 free info:1984:2048 gdestroy "
     "total:0:2048 launchkinds";
 
 static void test_every_path_and_free(void **state)
@@ -392,7 +401,7 @@ static void test_every_path_and_free(void **state)
         card_new(&c, 1, 40, 64, 100, 0);
         env_for(&e, &c, 0, "2048", 0);
         shimapp(vias[i], tour, &e);
-        assert_int_equal(atomic_load(&c.s->proc[0].launches[0]), 11);
+        assert_int_equal(atomic_load(&c.s->proc[0].launches[0]), 12);
         /* The fake card never saw the tenant above its limit. */
         assert_true(c.s->peak[0][0] <= 2048 * MIB);
         card_free(&c);
@@ -438,6 +447,79 @@ static void test_default_region_per_user(void **state)
     tc_free(&t);
 }
 
+/* @argv run as user and group @uid, without supplementary groups (setpriv, util-linux). */
+static void as_user(char **out, char *const *argv, unsigned uid)
+{
+    static char ids[2][32];
+    int n = 0;
+    snprintf(ids[0], sizeof(ids[0]), "--reuid=%u", uid);
+    snprintf(ids[1], sizeof(ids[1]), "--regid=%u", uid);
+    out[n++] = "/usr/bin/setpriv";
+    out[n++] = ids[0];
+    out[n++] = ids[1];
+    out[n++] = "--clear-groups";
+    for (int i = 0; argv[i]; i++)
+        out[n++] = argv[i];
+    out[n] = NULL;
+}
+
+/* Two containers of one pod running as two users share the pod's region file (the node agent's,
+ * mode 0666): both count in it, so together they stay within the limit; the file was never given
+ * to either user. Needs root, to run the two users. */
+static void test_file_region_two_users(void **state)
+{
+    struct card c;
+    struct env e;
+    struct proc p;
+    struct t_run r = {0};
+    if (geteuid() != 0) {
+        fprintf(stderr, "not root: two users cannot be run; the case is skipped\n");
+        skip();
+    }
+    card_new(&c, 1, 40, 100, 100, 0);
+    env_for(&e, &c, 0, "1024", 0);
+    /* the users reach the card's file and the region through the test's folder */
+    assert_int_equal(chmod(dir, 0711), 0);
+    assert_int_equal(chmod(c.path, 0666), 0);
+    char *probe[] = {"/bin/sh",
+                     "-c",
+                     "test -x \"$0\" && test -r \"$1\"",
+                     (char *)need("SHIMAPP"),
+                     (char *)need("GPUSHARE_LIB"),
+                     NULL},
+         *argv[16];
+    as_user(argv, probe, 65534);
+    run_argv(argv, &e, &r);
+    if (r.status != 0) {
+        fprintf(stderr, "uid 65534 cannot run %s: the case is skipped\n", need("SHIMAPP"));
+        card_free(&c);
+        t_run_free(&r);
+        skip();
+    }
+    char *hold[] = {(char *)need("SHIMAPP"), "init", "ctx:0", "alloc:600M", "hold", NULL};
+    as_user(argv, hold, 65534);
+    start(&p, argv, e.kv);
+    wait_holding(&p, &r);
+    assert_int_equal(region_used(c.region[0], 0, 0), 700 * MIB);
+    char *other[] = {(char *)need("SHIMAPP"), "init",       "ctx:0",      "alloc:600M=2",
+                     "info:224:1024",         "alloc:224M", "alloc:1M=2", NULL};
+    as_user(argv, other, 65533);
+    run_argv(argv, &e, &r);
+    expect_ok(&r);
+    t_run_free(&r);
+    finish(&p, &r);
+    expect_ok(&r);
+    struct stat st;
+    assert_int_equal(stat(c.region[0], &st), 0);
+    assert_int_equal(st.st_uid, 0); /* still the agent's (root's), as it was made */
+    assert_int_equal(st.st_mode & 07777, 0666);
+    assert_true(c.s->peak[0][0] <= 1024 * MIB);
+    assert_true(c.s->peak[0][0] >= 1000 * MIB);
+    assert_int_equal(chmod(dir, 0700), 0);
+    t_run_free(&r);
+    card_free(&c);
+}
+
 /* Calls before cuInit get the driver's own answer (CUDA_ERROR_NOT_INITIALIZED, 3), are not
  * counted, and do not keep the device from being counted once cuInit is called. */
 static void test_before_cuinit(void **state)
@@ -471,14 +553,18 @@ static void test_malformed_and_unnamed(void **state)
                                     "GPUSHARE_CORES_LIMIT_PERCENT"));
     env_for(&t.e, &t.c, 0, "GPU-6a7e0000-0000-4000-8000-000000000000=1024", 0);
     shimapp("proc", "init ctx:0 info:724:1024", &t.e);
-    /* A region of another layout under the container's name. */
-    int fd = shm_open(t.c.region[1], O_RDWR | O_CREAT, 0600);
-    assert_true(fd >= 0 && ftruncate(fd, 4096) == 0);
-    close(fd);
+    /* A region of another layout in the pod's file. */
+    assert_int_equal(truncate(t.c.region[1], 4096), 0);
     env_for(&t.e, &t.c, 1, "1024", 0);
     app(need("SHIMAPP"), "proc", "init=800", &t.e, &t.r);
     expect_ok(&t.r);
     assert_non_null(strstr(t.r.err, "was made by another version of libgpushare; cuInit fails"));
+    /* No file where the region should be (the node agent makes it): refused, never unlimited. */
+    unlink(t.c.region[1]);
+    app(need("SHIMAPP"), "proc", "init=800 ctx:0=3", &t.e, &t.r);
+    expect_ok(&t.r);
+    assert_non_null(strstr(t.r.err, "/region"));
+    assert_non_null(strstr(t.r.err, ": open: No such file or directory; cuInit fails"));
     tc_free(&t);
 }
 
@@ -537,6 +623,7 @@ static void test_get_proc_address(void **state)
         "getproc:cuCtxCreate:12080:0 getproc:cuCtxCreate:11000:0 "
         "getproc:cuGetProcAddress:12000:0 getproc:cuCtxGetCurrent:12000:0 "
         "getproc:cuNoSuchThing:12000:0 getproc:cuMemAllocAsync:11000:0 "
+        "getproc:cuGraphInstantiate:12000:0 getproc:cuGraphInstantiate:11000:0 "
         "lookup:cuMemAlloc_v2 lookup:cuCtxGetCurrent lookup:cuNoSuchThing "
         "vlookup:cuMemAlloc_v2:GLIBC_2.2.5 vlookup:cuMemAlloc_v2:libcuda.so.1 "
         "dlookup:cuMemAlloc_v2",
@@ -553,6 +640,9 @@ static void test_get_proc_address(void **state)
         "getproc cuCtxGetCurrent -> libcuda.so.1:cuCtxGetCurrent status=0",
         "getproc cuNoSuchThing -> null status=1",
         "getproc cuMemAllocAsync -> null status=2",
+        /* from CUDA 12.0 cuGraphInstantiate is the ABI of cuGraphInstantiateWithFlags */
+        "getproc cuGraphInstantiate -> libgpushare.so:cuGraphInstantiateWithFlags status=0",
+        "getproc cuGraphInstantiate -> libgpushare.so:cuGraphInstantiate_v2 status=0",
         "lookup cuMemAlloc_v2 -> libgpushare.so:cuMemAlloc_v2",
         "lookup cuCtxGetCurrent -> libcuda.so.1:cuCtxGetCurrent",
         "lookup cuNoSuchThing -> null",
@@ -673,12 +763,90 @@ static void test_pool_on_another_device(void **state)
             0);
     shimapp("proc",
             "init ctx:0 pool:2G:1=2 newpool:2G:1=2 pool:512M:1 newpool:512M:1 pool:1M:1=2 "
-            "info:7892:8192 free pool:256M:1 freeall",
+            "info:7892:8192 free pool:256M:1=2 sync pool:256M:1 freeall",
             &e);
     assert_true(c.s->peak[0][1] <= GIB);
     /* A pool the library never saw handed out: the first pointer from it says where it is. */
     shimapp("proc", "init ctx:0 rawpool:512M:1 rawpool:2G:1=2 rawpool:512M:1 rawpool:1M:1=2", &e);
     card_free(&c);
+}
+
+/* A pool's cache is charged: what a stream-ordered free leaves in the pool stays counted until a
+ * synchronisation gives it back (release threshold 0); kept by its threshold, it is trimmed when
+ * the room is needed rather than the allocation refused — unless the stream has not reached the
+ * free yet (no synchronisation since), when the pool may not give it back. */
+static void test_pool_cache(void **state)
+{
+    one_container(40, 100, "1024",
+                  "init ctx:0 async:600M free info:324:1024 sync info:924:1024 threshold:max:0 "
+                  "async:600M free sync info:324:1024 alloc:900M info:24:1024 free info:924:1024 "
+                  "async:600M free alloc:900M=2 sync alloc:900M info:24:1024");
+}
+
+/* A tenant allocating from two pools cannot hold more than its limit through their caches: a pool
+ * is refused while another holds what was freed from it before the stream got there, and gets
+ * the room once the other one can be trimmed. Before the pools were charged what they hold, the
+ * second pool was let take its 600 MiB beside the first one's cache: 1300 MiB of a 1024 MiB
+ * limit on the card. */
+static void test_two_pools_within_limit(void **state)
+{
+    one_container(40, 100, "1024",
+                  "init ctx:0 threshold:max:0 pool:600M:0 newpool:600M:0=2 free newpool:600M:0=2 "
+                  "streamsync info:324:1024 newpool:600M:0 info:324:1024 free sync pool:600M:0 "
+                  "info:324:1024");
+}
+
+/* PyTorch's cudaMallocAsync backend near its limit: stream-ordered allocations and frees from the
+ * device's pool, its cache kept (release threshold: all), the pool holding 900 MiB of a 1024 MiB
+ * limit with the context: never refused; a plain allocation between gets the room the pool
+ * caches, and the pool grows again after it. */
+static void test_torch_like_near_limit(void **state)
+{
+    one_container(40, 100, "1024",
+                  "init ctx:0 threshold:max:0 torchlike:3000:600M info:24:1024 streamsync "
+                  "alloc:900M info:24:1024 free torchlike:1000:600M info:24:1024");
+}
+
+/* CUDA graphs' allocation nodes: a launch is charged what they need beyond what the device's graph
+ * memory has free, and what that memory holds stays charged until trimmed; one that would pass the
+ * limit is refused with CUDA_ERROR_OUT_OF_MEMORY and does not run; a relaunch whose allocations
+ * are still live is the driver's CUDA_ERROR_INVALID_VALUE, unless the graph frees them on
+ * relaunch (then its own allocations count as free); a plain allocation gets the room graph
+ * memory holds unused. */
+static void test_graph_memory(void **state)
+{
+    struct tc t;
+    tc_new(&t, 40, 100, 100, "2048", 0);
+    shimapp("proc",
+            "init ctx:0 graph galloc:300M:0 gfree gexec glaunch info:1648:2048 glaunch "
+            "graph galloc:600M:0 gexec5 glaunch info:1348:2048 glaunch=1 sync info:1348:2048 "
+            "gptrfree glaunch info:1348:2048 graph galloc:1900M:0 gexec glaunch=2 "
+            "info:1348:2048",
+            &t.e);
+    /* four launches ran: not the relaunch the driver refused, nor the one refused for memory */
+    assert_int_equal(atomic_load(&t.c.s->proc[0].launches[0]), 4);
+    shimapp("proc",
+            "init ctx:0 graph galloc:1000M:0 gexec:1 glaunch glaunch glaunch info:948:2048 "
+            "graph galloc:1100M:0 gfree gexec glaunch=2 info:948:2048",
+            &t.e);
+    shimapp("proc",
+            "init ctx:0 graph galloc:1000M:0 gfree gexec glaunch info:948:2048 "
+            "graph galloc:1500M:0 gfree gexec glaunch info:448:2048 alloc:1500M info:448:2048",
+            &t.e);
+    assert_true(t.c.s->peak[0][0] <= 2048 * MIB);
+    tc_free(&t);
+}
+
+/* A stream-ordered allocation captured into a graph is the graph's: charged when the graph runs,
+ * not when captured; child graphs' allocations count; an upload (cuGraphUpload, or the
+ * instantiation's) maps the graph's memory, and is refused when it would pass the limit. */
+static void test_graph_capture_upload(void **state)
+{
+    one_container(40, 100, "2048",
+                  "init ctx:0 capture async:600M free endcapture info:1948:2048 gexec glaunch "
+                  "info:1348:2048 graph galloc:300M:0 gfree gchild gexec glaunch info:1348:2048 "
+                  "graph galloc:2000M:0 gfree gexecp:0 gupload=2 gexecp:2=2 "
+                  "graph galloc:1900M:0 gfree gexecp:2 info:48:2048 glaunch info:48:2048");
 }
 
 /* A context's malloc heap and printf FIFO are its device memory: what they are set to beyond their
@@ -956,7 +1124,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     char cmd[256];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s' /dev/shm/gpushare-test-%d-*", dir, (int)getpid());
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     return system(cmd) == 0 ? 0 : -1;
 }
 
@@ -968,6 +1136,7 @@ int main(void)
         cmocka_unit_test(test_every_path_and_free),
         cmocka_unit_test(test_native_oom_code),
         cmocka_unit_test(test_default_region_per_user),
+        cmocka_unit_test(test_file_region_two_users),
         cmocka_unit_test(test_before_cuinit),
         cmocka_unit_test(test_malformed_and_unnamed),
         cmocka_unit_test(test_fork),
@@ -978,6 +1147,11 @@ int main(void)
         cmocka_unit_test(test_freed_address_reused),
         cmocka_unit_test(test_context_reborn),
         cmocka_unit_test(test_pool_on_another_device),
+        cmocka_unit_test(test_pool_cache),
+        cmocka_unit_test(test_two_pools_within_limit),
+        cmocka_unit_test(test_torch_like_near_limit),
+        cmocka_unit_test(test_graph_memory),
+        cmocka_unit_test(test_graph_capture_upload),
         cmocka_unit_test(test_context_limits),
         cmocka_unit_test(test_unbacked_array),
         cmocka_unit_test(test_case_40g_two_tenants),

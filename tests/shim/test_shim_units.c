@@ -56,6 +56,9 @@ static void test_env_values(void **state)
     assert_int_equal(v, 30);
     assert_int_equal(e.context_mib, 0);
     assert_string_equal(e.region, "/pod-a_1.x");
+    assert_int_equal(gs_shim_env_parse(NULL, NULL, NULL, "/run/gpushare/region", &e, err), 0);
+    assert_string_equal(e.region, "/run/gpushare/region");
+    assert_int_equal(gs_shim_env_parse(NULL, NULL, NULL, "/run/.gpu..share/r", &e, err), 0);
     assert_int_equal(
         gs_shim_env_parse("MIG-6A7E0000-0000-4000-8000-000000000001=7", NULL, NULL, NULL, &e, err),
         0);
@@ -101,10 +104,18 @@ static void test_env_errors(void **state)
         {NULL, NULL, "1G", NULL, "GPUSHARE_CONTEXT_MIB, column 2: expected the end of the value"},
         {NULL, NULL, "65537", NULL,
          "GPUSHARE_CONTEXT_MIB, column 1: expected an integer from 0 to 65536"},
-        {NULL, NULL, NULL, "pod", "GPUSHARE_REGION, column 1: expected '/' and a name"},
+        {NULL, NULL, NULL, "pod",
+         "GPUSHARE_REGION, column 1: expected '/' and a name, or a file's absolute path"},
         {NULL, NULL, NULL, "/", "GPUSHARE_REGION, column 2: expected 1 to 200 characters"},
-        {NULL, NULL, NULL, "/a/b",
-         "GPUSHARE_REGION, column 3: expected a letter, digit, '.', '_' or '-'"},
+        {NULL, NULL, NULL, "/a b",
+         "GPUSHARE_REGION, column 3: expected a letter, digit, '.', '_', '-' or '/'"},
+        {NULL, NULL, NULL, "/run//region",
+         "GPUSHARE_REGION, column 6: expected a file or folder name"},
+        {NULL, NULL, NULL, "/run/gpushare/",
+         "GPUSHARE_REGION, column 15: expected a file or folder name"},
+        {NULL, NULL, NULL, "/run/../etc/x",
+         "GPUSHARE_REGION, column 6: expected a file or folder name"},
+        {NULL, NULL, NULL, "/run/./x", "GPUSHARE_REGION, column 6: expected a file or folder name"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         struct gs_shim_env e;
@@ -352,6 +363,46 @@ static void test_region_owner(void **state)
     shm_unlink(region_name);
 }
 
+/* A region file (the node agent's, one per pod): an existing regular file whoever may open it
+ * shares, whatever its owner and mode; no other kind of file, no symbolic link, never created. */
+static void test_region_file(void **state)
+{
+    struct gs_region *r;
+    char dir[] = "/tmp/gpushare-units-XXXXXX", file[64], link[64], fifo[64], err[256] = "";
+    assert_non_null(mkdtemp(dir));
+    snprintf(file, sizeof(file), "%s/region", dir);
+    snprintf(link, sizeof(link), "%s/link", dir);
+    snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+    assert_int_equal(gs_region_open(file, &r, err), -ENOENT); /* the agent makes it, not we */
+    assert_non_null(strstr(err, "/region: open: No such file or directory"));
+    int fd = open(file, O_RDWR | O_CREAT | O_EXCL, 0666);
+    assert_true(fd >= 0);
+    assert_int_equal(fchmod(fd, 0666), 0);
+    if (geteuid() == 0)
+        assert_int_equal(fchown(fd, 65534, 65534), 0);
+    close(fd);
+    assert_int_equal(gs_region_open(file, &r, err), 0);
+    int d = gs_region_device(r, uuid0);
+    struct gs_region_who me;
+    gs_region_who_self(&me);
+    int s = gs_region_attach(r, &me);
+    assert_int_equal(gs_region_reserve(r, s, d, 600, 1000), 0);
+    gs_region_close(r);
+    assert_int_equal(gs_region_open(file, &r, err), 0); /* the same counts, mapped again */
+    assert_int_equal(gs_region_used(r, gs_region_device(r, uuid0)), 600);
+    gs_region_close(r);
+    assert_int_equal(symlink(file, link), 0);
+    assert_int_equal(gs_region_open(link, &r, err), -ELOOP);
+    assert_int_equal(mkfifo(fifo, 0666), 0);
+    assert_int_equal(gs_region_open(fifo, &r, err), -EINVAL);
+    assert_non_null(strstr(err, "is not a regular file"));
+    assert_true(gs_region_open(dir, &r, err) < 0); /* a folder */
+    unlink(file);
+    unlink(link);
+    unlink(fifo);
+    rmdir(dir);
+}
+
 /* A process that died while setting the region up leaves it to the next, which sets it up again
  * rather than refusing the container for good. */
 static void test_region_creator_died(void **state)
@@ -479,6 +530,7 @@ int main(void)
         cmocka_unit_test(test_region_concurrent),
         cmocka_unit_test(test_region_util),
         cmocka_unit_test(test_region_owner),
+        cmocka_unit_test(test_region_file),
         cmocka_unit_test(test_region_creator_died),
         cmocka_unit_test(test_limiter_settles),
         cmocka_unit_test(test_limiter_tokens),

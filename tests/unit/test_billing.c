@@ -140,6 +140,33 @@ static void test_money_parse(void **state)
     }
 }
 
+/* What people read: cents, rounded half away from zero, thousands separated, the sign first. */
+static void test_money_format_human(void **state)
+{
+    static const struct {
+        int64_t v;
+        const char *currency, *s;
+    } cases[] = {
+        {0, NULL, "$0.00"},
+        {4999, "USD", "$0.00"},
+        {5000, "USD", "$0.01"},
+        {27112950122, NULL, "$27,112.95"},
+        {86659469900, NULL, "$86,659.47"},
+        {999994999, NULL, "$999.99"},
+        {999995000, NULL, "$1,000.00"},
+        {123456789012345678, NULL, "$123,456,789,012.35"},
+        {-1500000, NULL, "-$1.50"},
+        {-4000, NULL, "$0.00"}, /* no "-$0.00" */
+        {1234500000, "EUR", "EUR 1,234.50"},
+        {INT64_MIN, "USD", "-$9,223,372,036,854.78"},
+        {INT64_MAX, "CHF", "CHF 9,223,372,036,854.78"},
+    };
+    char buf[GS_MONEY_HUMAN_MAX];
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        assert_string_equal(gs_money_format_human(cases[i].v, cases[i].currency, buf), cases[i].s);
+}
+
 static void test_money_format(void **state)
 {
     static const struct {
@@ -873,16 +900,17 @@ static void test_cli_way_and_tenant(void **state)
     assert_int_equal(r.status, 0);
     assert_has(r.out, "way sharing (");
     assert_null(strstr(r.out, "way full"));
-    assert_has(r.out, "tenant-b  T4 timeslice                0      3702  step-s  $0.139375   "
-                      "$0.143324\n");
-    assert_has(r.out, "$73.305268\n");
+    /* Amounts to the cent as people read them; the exact ones are in CSV and JSON (below). */
+    assert_has(r.out, "tenant-b  T4 timeslice                0      3702  step-s   $0.14   "
+                      "$0.14\n");
+    assert_has(r.out, "$73.31\n");
     t_run_free(&r);
     r = bill("--way full --tenant tenant-b " FIXTURES "comparison.json");
     assert_int_equal(r.status, 0);
     assert_null(strstr(r.out, "tenant-a"));
     assert_has(r.out, "tenant-b  total");
-    assert_has(r.out, "  $4.16911\nTOTAL    "); /* the tenant's total, then the way's */
-    assert_string_equal(r.out + strlen(r.out) - 9, "$4.16911\n");
+    assert_has(r.out, "  $4.17\nTOTAL    "); /* the tenant's total, then the way's */
+    assert_string_equal(r.out + strlen(r.out) - 6, "$4.17\n");
     t_run_free(&r);
     r = bill("--tenant nobody " FIXTURES "comparison.json");
     assert_int_equal(r.status, 0);
@@ -989,6 +1017,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_money_parse),
         cmocka_unit_test(test_money_format),
+        cmocka_unit_test(test_money_format_human),
         cmocka_unit_test(test_seed_example),
         cmocka_unit_test(test_share_steps),
         cmocka_unit_test(test_rounding_once_per_line),

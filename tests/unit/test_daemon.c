@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "common/util.h"
 #include "daemon/access.h"
 #include "daemon/config.h"
 #include "daemon/inventory.h"
@@ -444,6 +445,15 @@ static void test_podspec(void **state)
                      0);
     assert_int_equal(p.req.gpu_milli, 250); /* 4096 of 16384 MiB */
     gsd_podspec_clear(&p);
+    /* Quantities as the API server writes them back: 20000 is "20k", 1 may be "1e0". */
+    assert_int_equal(parse("{\"metadata\":{\"name\":\"k\"},\"spec\":{\"containers\":[{"
+                           "\"resources\":{\"limits\":{\"nvidia.com/gpumem\":\"20k\","
+                           "\"nvidia.com/gpu\":\"1e0\"}}}]}}",
+                           &p, f),
+                     0);
+    assert_int_equal(p.gpumem_mib, 20000);
+    assert_int_equal(p.req.num_gpu, 1);
+    gsd_podspec_clear(&p);
     /* A MIG instance: NVIDIA's profile name ("+me" spelled ".me" in the resource), no cards. */
     assert_int_equal(parse("{\"metadata\":{\"name\":\"g\"},\"spec\":{\"containers\":[{"
                            "\"resources\":{\"limits\":{\"nvidia.com/mig-1g.10gb.me\":\"1\","
@@ -503,6 +513,9 @@ static void test_podspec(void **state)
         {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"resources\":{\"limits\":"
          "{\"nvidia.com/gpucores\":101}}}]}}",
          "spec.containers[0].resources.limits.nvidia.com/gpucores"},
+        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"resources\":{\"limits\":"
+         "{\"nvidia.com/gpu\":\"1500m\"}}}]}}",
+         "spec.containers[0].resources.limits.nvidia.com/gpu"},
         /* one share per pod, one MIG instance per pod, sidecars only among init containers */
         {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"resources\":{\"limits\":"
          "{\"nvidia.com/gpumem\":1024}}},{\"resources\":{\"limits\":{\"nvidia.com/gpumem\":2048}}}"
@@ -575,6 +588,15 @@ static void test_deploy_files(void **state)
     assert_int_equal(gs_config_load_kubesched("deploy/kube-scheduler-extender.yaml", NULL, &p, &d),
                      0);
     gs_profile_free(p);
+    /* v1 (1.25+) and v1beta1 (1.20-1.22, the one the e2e tests run): one extender stanza */
+    char *v1 = t_slurp("deploy/kube-scheduler-extender.yaml", NULL);
+    char *v1beta1 = t_slurp("deploy/kube-scheduler-extender-v1beta1.yaml", NULL);
+    assert_non_null(v1);
+    assert_non_null(v1beta1);
+    assert_non_null(strstr(v1, "\nextenders:"));
+    assert_string_equal(strstr(v1, "\nextenders:"), strstr(v1beta1, "\nextenders:"));
+    free(v1);
+    free(v1beta1);
     struct gs_cluster *c;
     assert_int_equal(
         gsd_inventory_load("data/alibaba-gpu-v2023/openb_node_list_gpu_node.csv", &c, &d), 0);

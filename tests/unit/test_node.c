@@ -1,6 +1,6 @@
 /*
  * Tests of the node agent's parts that need no network: NVML discovery through the fake
- * libnvidia-ml.so.1 (tests/node/fake_nvml.c, its path in $FAKE_NVML_LIB), the fallbacks, MIG
+ * libnvidia-ml.so.1 (tests/nvml/fake_nvml.c, its path in $FAKE_NVML_LIB), the fallbacks, MIG
  * calls, Xid filtering, and the plan that matches kubelet's Allocate to the pod gpuschedd bound.
  * Run from the source root.
  */
@@ -324,7 +324,8 @@ static void test_xid(void **state)
     gs_nvml_close(n);
 }
 
-/* A node of four cards: 0-2 whole or shared, 3 in MIG mode with one 2g.20gb instance at 4. */
+/* A node of four cards: 0-2 whole or shared, 3 in MIG mode with one 2g.20gb instance at 4; 0, 1
+ * and 3 A100s, 2 an H100 and a card of no model the catalog knows. */
 static void plan_topo(struct gs_topo *t)
 {
     gs_topo_init(t);
@@ -332,6 +333,8 @@ static void plan_topo(struct gs_topo *t)
     for (int g = 0; g < 4; g++) {
         snprintf(t->gpu[g].uuid, sizeof(t->gpu[g].uuid),
                  "GPU-0000000%d-aaaa-bbbb-cccc-dddddddddddd", g);
+        snprintf(t->gpu[g].name, sizeof(t->gpu[g].name), "%s",
+                 g == 2 ? "NVIDIA H100 80GB HBM3" : "NVIDIA A100-SXM4-80GB");
         t->gpu[g].mig_mode = g == 3;
     }
     t->gpu[3].nmig = 1;
@@ -359,7 +362,8 @@ static struct gs_plan *new_plan(const struct gs_topo *t, const char *json)
     struct gs_diag d;
     gs_diag_init(&d);
     assert_non_null(p);
-    assert_int_equal(gs_plan_init(p, t, 4, "/usr/lib/gpusched/libgpushare.so", "/tmp/nvidia-mps"),
+    assert_int_equal(gs_plan_init(p, t, 4, "/usr/lib/gpusched/libgpushare.so",
+                                  "/var/lib/gpusched/pods", "/tmp/nvidia-mps"),
                      0);
     int n = gs_plan_pods_json(json, pods, GS_PLAN_PODS_MAX, &d);
     if (n < 0)
@@ -442,14 +446,20 @@ static void test_plan_allocate_env(void **state)
                         "GPU-00000002-aaaa-bbbb-cccc-dddddddddddd=10240");
     assert_string_equal(env_of(&a, GS_GPUSHARE_ENV_CORES_PERCENT),
                         "GPU-00000002-aaaa-bbbb-cccc-dddddddddddd=30");
-    assert_string_equal(env_of(&a, GS_GPUSHARE_ENV_REGION), "/gpushare-u-c");
+    assert_string_equal(env_of(&a, GS_GPUSHARE_ENV_REGION), "/run/gpushare/region");
+    assert_string_equal(env_of(&a, GS_GPUSHARE_ENV_CONTEXT_MIB), "768"); /* an H100's default */
     assert_string_equal(env_of(&a, "LD_PRELOAD"), "/usr/lib/gpusched/libgpushare.so");
-    assert_int_equal(a.nmount, 2);
+    assert_int_equal(a.nmount, 3);
     assert_string_equal(a.mount[1].host, "/usr/lib/gpusched/libgpushare.so");
     assert_int_equal(a.mount[1].ro, 1);
+    /* the pod's own region folder, read-write: every container of pc and no other pod's */
+    assert_string_equal(a.mount[2].host, "/var/lib/gpusched/pods/u-c");
+    assert_string_equal(a.mount[2].ctr, "/run/gpushare");
+    assert_int_equal(a.mount[2].ro, 0);
     assert_int_equal(kubelet_admit(p, "nvidia.com/gpu", 1, &a), 0);
     assert_string_equal(a.pod, "d/pd");
     assert_string_equal(env_of(&a, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"), "0=20480M");
+    assert_string_equal(a.mount[2].host, "/var/lib/gpusched/pods/u-d");
     assert_int_equal(kubelet_admit(p, "nvidia.com/mig-2g.20gb", 1, &a), 0);
     assert_string_equal(a.pod, "m/pm");
     assert_string_equal(env_of(&a, "NVIDIA_VISIBLE_DEVICES"),
@@ -648,7 +658,7 @@ static void test_plan_restart(void **state)
         "\"gpumem_mib\":1024}]";
     static struct gs_plan_pod pods[8];
     p = malloc(sizeof(*p));
-    assert_int_equal(gs_plan_init(p, &t, 4, NULL, NULL), 0);
+    assert_int_equal(gs_plan_init(p, &t, 4, NULL, NULL, NULL), 0);
     assert_int_equal(gs_plan_load(p, path, &d), 0);
     int n = gs_plan_pods_json(after, pods, 8, &d);
     assert_int_equal(n, 4);
@@ -667,7 +677,7 @@ static void test_plan_restart(void **state)
     /* a damaged state file is an error, not a fresh start */
     write_file(path, "{\"pods\": 1}");
     p = malloc(sizeof(*p));
-    assert_int_equal(gs_plan_init(p, &t, 4, NULL, NULL), 0);
+    assert_int_equal(gs_plan_init(p, &t, 4, NULL, NULL, NULL), 0);
     assert_int_equal(gs_plan_load(p, path, &d), -EINVAL);
     assert_non_null(strstr(d.msg, "not the agent's state"));
     free(p);
@@ -689,11 +699,17 @@ static void test_plan_bad_pods(void **state)
         gs_plan_pods_json("[{\"namespace\":\"a\",\"name\":\"p\",\"uid\":\"u\"}]", pods, 2, &d),
         -EINVAL);
     assert_non_null(strstr(d.msg, "pods[0].tenant"));
+    /* a uid names a folder on the host: nothing that leaves it */
+    assert_int_equal(gs_plan_pods_json("[{\"namespace\":\"a\",\"name\":\"p\",\"uid\":\"../x\","
+                                       "\"tenant\":\"t\",\"gpus\":[0]}]",
+                                       pods, 2, &d),
+                     -EINVAL);
+    assert_non_null(strstr(d.msg, "pods[0].uid"));
     assert_int_equal(gs_plan_pods_json("[1,2,3]", pods, 2, &d), -E2BIG);
     struct gs_topo t;
     plan_topo(&t);
     struct gs_plan *p = malloc(sizeof(*p));
-    assert_int_equal(gs_plan_init(p, &t, 1, NULL, NULL), 0);
+    assert_int_equal(gs_plan_init(p, &t, 1, NULL, NULL, NULL), 0);
     assert_int_equal(gs_plan_pods_json("[{\"namespace\":\"a\",\"name\":\"p\",\"uid\":\"u\","
                                        "\"tenant\":\"t\",\"gpus\":[0]},"
                                        "{\"namespace\":\"a\",\"name\":\"q\",\"uid\":\"v\","
@@ -792,7 +808,7 @@ static void test_cgroup_tree(void **state)
     assert_int_equal(gs_plan_save(p, path, &d), 0);
     free(p);
     p = malloc(sizeof(*p));
-    assert_int_equal(gs_plan_init(p, &t, 4, NULL, NULL), 0);
+    assert_int_equal(gs_plan_init(p, &t, 4, NULL, NULL, NULL), 0);
     assert_int_equal(gs_plan_load(p, path, &d), 0);
     static struct gs_plan_pod again[8];
     int n = gs_plan_pods_json(pods, again, 8, &d);
@@ -806,6 +822,91 @@ static void test_cgroup_tree(void **state)
     assert_int_equal(gs_cgroup_apply(p, root, &d), -EINVAL);
     assert_non_null(strstr(d.msg, "kubepods-pod0a1b_2c.slice/cpu.weight"));
     weight_is(x, "158");
+    free(p);
+}
+
+/* --context-mib: per model, a value for the others, the defaults; malformed values refused. */
+static void test_plan_context_mib(void **state)
+{
+    (void)state;
+    struct gs_topo t;
+    struct gs_plan_ctx c;
+    struct gs_diag d;
+    plan_topo(&t);
+    struct gs_plan *p = new_plan(&t, pods_json);
+    assert_int_equal(p->context_mib[0], 512); /* A100: the defaults */
+    assert_int_equal(p->context_mib[2], 768); /* H100 */
+    assert_int_equal(gs_plan_ctx_default(-1), 768);
+    gs_diag_init(&d);
+    assert_int_equal(gs_plan_ctx_parse("H100-SXM5-80GB=900", &c, &d), 0);
+    gs_plan_ctx_set(p, &c);
+    assert_int_equal(p->context_mib[0], 512);
+    assert_int_equal(p->context_mib[2], 900);
+    assert_int_equal(gs_plan_ctx_parse("600,h100-80gb=0", &c, &d), 0); /* an alias, any case */
+    gs_plan_ctx_set(p, &c);
+    assert_int_equal(p->context_mib[0], 600);
+    assert_int_equal(p->context_mib[2], 0);
+    static const char *const bad[] = {"",         "x",       "600,",          "65537", "-1",
+                                      "B300=900", "600,700", "H200=1,H200=2", "H200="};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        assert_int_equal(gs_plan_ctx_parse(bad[i], &c, &d), -EINVAL);
+        assert_non_null(strstr(d.msg, "--context-mib"));
+    }
+    assert_non_null(strstr(d.msg, "H200=: MiB 0..65536 expected"));
+    free(p);
+}
+
+/* Each shared pod's region: a folder only root reaches on the host, the pod's own folder that its
+ * containers mount, a file every user of them may use; gone with the pod. */
+static void test_pod_regions(void **state)
+{
+    (void)state;
+    struct gs_topo t;
+    struct gs_diag d;
+    struct stat st;
+    char root[128], path[300];
+    plan_topo(&t);
+    snprintf(root, sizeof(root), "%s/pods", tmp);
+    struct gs_plan *p = new_plan(&t, pods_json);
+    gs_diag_init(&d);
+    umask(022);
+    assert_int_equal(gs_pod_regions_sync(p, root, &d), 0);
+    assert_int_equal(stat(root, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0700);
+    snprintf(path, sizeof(path), "%s/u-c", root);
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0711);
+    snprintf(path, sizeof(path), "%s/u-c/region", root);
+    assert_int_equal(stat(path, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    assert_int_equal(st.st_mode & 07777, 0666);
+    snprintf(path, sizeof(path), "%s/u-d/region", root);
+    assert_int_equal(access(path, F_OK), 0);
+    snprintf(path, sizeof(path), "%s/u-a", root); /* a whole card: no region */
+    assert_int_equal(access(path, F_OK), -1);
+    /* kubelet makes a hostPath folder 0755: the agent closes it again */
+    assert_int_equal(chmod(root, 0755), 0);
+    assert_int_equal(gs_pod_regions_sync(p, root, &d), 0);
+    assert_int_equal(stat(root, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0700);
+    /* pd leaves the node: its folder goes, pc's stays (with what libgpushare wrote in it) */
+    snprintf(path, sizeof(path), "%s/u-c/region", root);
+    write_file(path, "counts");
+    static struct gs_plan_pod pods[8];
+    int n = gs_plan_pods_json(pods_json, pods, 8, &d);
+    pods[3] = pods[4];
+    assert_int_equal(gs_plan_set_pods(p, pods, n - 1, &d), 0);
+    assert_int_equal(gs_pod_regions_sync(p, root, &d), 0);
+    snprintf(path, sizeof(path), "%s/u-d", root);
+    assert_int_equal(access(path, F_OK), -1);
+    snprintf(path, sizeof(path), "%s/u-c/region", root);
+    char buf[16];
+    read_file(path, buf, sizeof(buf));
+    assert_string_equal(buf, "counts");
+    /* a root that is a file is reported */
+    snprintf(path, sizeof(path), "%s/u-c/region", root);
+    assert_int_equal(gs_pod_regions_sync(p, path, &d), -ENOTDIR);
+    assert_non_null(strstr(d.msg, "not a folder"));
     free(p);
 }
 
@@ -955,6 +1056,8 @@ int main(void)
         cmocka_unit_test(test_plan_restart),
         cmocka_unit_test(test_plan_bad_pods),
         cmocka_unit_test(test_cgroup_tree),
+        cmocka_unit_test(test_plan_context_mib),
+        cmocka_unit_test(test_pod_regions),
         cmocka_unit_test(test_cdi_spec),
         cmocka_unit_test(test_plugin_grpc),
     };

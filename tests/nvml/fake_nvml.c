@@ -1,6 +1,8 @@
 /*
- * A fake libnvidia-ml.so.1 for the node agent's tests: the NVML functions the agent resolves
- * (src/node/nvml_abi.h), answering from a machine described in the file $FAKE_NVML_CONFIG:
+ * The fake libnvidia-ml.so.1 of the tests: every NVML function the node agent and libgpushare
+ * resolve (src/node/nvml_abi.h). It answers from one of two machines.
+ *
+ * The node agent's tests describe a machine in the file $FAKE_NVML_CONFIG:
  *
  *   gpu UUID BUSID MEMORY_MIB MIG(0|1) NAME...   one line per GPU, in index order
  *   pcie A B LEVEL                                 nvmlDeviceGetTopologyCommonAncestor (10..50)
@@ -17,7 +19,17 @@
  * MIG: A100-80GB's GPU instance profiles (`nvidia-smi mig -lgip`); MIG modes and instances live
  * in $FAKE_NVML_STATE (kept across processes, as the driver keeps them across agent restarts), and
  * every call that changes them is appended to $FAKE_NVML_LOG, one line each, for the tests to read.
+ *
+ * libgpushare's tests give none, and $FAKECUDA_STATE instead: the fake card the fake libcuda.so.1
+ * keeps (tests/shim/fake_state.h), whose devices NVML lists. A process's SM utilisation is the
+ * kernel time its launches added since this NVML client last asked, over the wall time since
+ * then (capped at 100 %); the card's is the sum over its processes. Processes are listed by
+ * pid + the card's pid_offset, as NVML lists host pids to a container that has its own pid
+ * namespace. With FAKENVML_NO_PROCESS_UTIL set, per-process utilisation is not supported, as on
+ * some boards.
  */
+#define _GNU_SOURCE
+#include "fake_state.h"
 #include "node/nvml_abi.h"
 
 #include <stdio.h>
@@ -25,12 +37,13 @@
 #include <string.h>
 #include <time.h>
 
-/* Prototypes of what this library defines: the same list the agent resolves. */
+/* Prototypes of what this library defines: the lists the agent and libgpushare resolve. */
 #define FAKE_DECL(name, args) nvmlReturn_t name args;
 GS_NVML_FUNCS(FAKE_DECL)
+GS_NVML_AGENT_OPTIONAL(FAKE_DECL)
+GS_NVML_SHIM_FUNCS(FAKE_DECL)
 #undef FAKE_DECL
-nvmlReturn_t nvmlDeviceGetNumaNodeId(nvmlDevice_t dev, unsigned int *node);
-const char *nvmlErrorString(nvmlReturn_t r);
+gs_nvml_error_string_fn nvmlErrorString;
 
 #define GPUS 16
 #define GIS  64
@@ -50,6 +63,8 @@ static struct {
         int gpu, profile_id, start, size, id, ci; /* ci: compute instances on it */
     } gi[GIS];
     int ngi, next_id;
+    struct fake_state *card; /* libgpushare's tests: the fake card, else NULL */
+    int card_fd;
 } F;
 
 /* enum NVML_GPU_INSTANCE_PROFILE_* -> -lgip ID, compute slices, memory slices, MiB (A100 80GB) */
@@ -122,14 +137,39 @@ static void load_state(void)
         fclose(f);
 }
 
+/* The fake card's devices, as NVML would list them (libgpushare's tests). */
+static nvmlReturn_t init_card(const char *path)
+{
+    if (!F.card && !(F.card = fake_state_map(path, &F.card_fd)))
+        return NVML_ERROR_UNINITIALIZED;
+    for (int n = 0; n < F.card->ndev && n < GPUS; n++) {
+        unsigned char u[16];
+        fake_uuid(n, u);
+        snprintf(F.uuid[n], sizeof(F.uuid[n]),
+                 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
+                 u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
+                 u[14], u[15]);
+        F.mem[n] = (long long)(F.card->total[n] >> 20);
+        F.dev[n] = (struct fdev){n, -1};
+        F.ngpu++;
+    }
+    return NVML_SUCCESS;
+}
+
 nvmlReturn_t nvmlInit_v2(void)
 {
-    const char *p = getenv("FAKE_NVML_CONFIG");
+    const char *p = getenv("FAKE_NVML_CONFIG"), *card = getenv("FAKECUDA_STATE");
     FILE *f = p ? fopen(p, "r") : NULL;
     char line[512];
+    struct fake_state *keep = F.card;
+    int keep_fd = F.card_fd;
+    memset(&F, 0, sizeof(F));
+    F.card = keep;
+    F.card_fd = keep_fd;
+    if (!p && card)
+        return init_card(card);
     if (!f)
         return NVML_ERROR_UNKNOWN;
-    memset(&F, 0, sizeof(F));
     while (fgets(line, sizeof(line), f)) {
         int a, b, c, n = F.ngpu, mig;
         long long mem;
@@ -510,4 +550,129 @@ nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set)
 {
     (void)set;
     return NVML_SUCCESS;
+}
+
+/* ---- utilisation, for libgpushare's compute limit, from the fake card ---- */
+
+/* Per card process: busy time and clock at this client's previous look. */
+static struct {
+    int32_t pid;
+    uint64_t busy, at_us;
+} last[FAKE_PROCS][FAKE_DEVS];
+
+static uint64_t now_us(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
+}
+
+/* The card's device behind @d, or -1 (no card, or a MIG device). */
+static int card_dev(nvmlDevice_t d)
+{
+    return F.card && d && D(d)->gi < 0 && D(d)->gpu < F.card->ndev ? D(d)->gpu : -1;
+}
+
+nvmlReturn_t nvmlDeviceGetHandleByUUID(const char *uuid, nvmlDevice_t *device)
+{
+    for (int i = 0; i < F.ngpu; i++) {
+        if (strcmp(F.uuid[i], uuid) == 0) {
+            *device = (nvmlDevice_t)&F.dev[i];
+            return NVML_SUCCESS;
+        }
+    }
+    return F.ngpu ? NVML_ERROR_NOT_FOUND : NVML_ERROR_UNINITIALIZED;
+}
+
+/* Process @i's utilisation of @dev since this client's last look, in percent. */
+static unsigned util_of(int i, int dev, uint64_t now)
+{
+    struct fake_proc *p = &F.card->proc[i];
+    int32_t pid = atomic_load(&p->pid);
+    uint64_t busy = atomic_load(&p->busy_us[dev]);
+    if (last[i][dev].pid != pid || last[i][dev].at_us == 0) {
+        last[i][dev].pid = pid;
+        last[i][dev].busy = busy;
+        last[i][dev].at_us = now;
+        return 0;
+    }
+    uint64_t dt = now - last[i][dev].at_us, db = busy - last[i][dev].busy;
+    last[i][dev].busy = busy;
+    last[i][dev].at_us = now;
+    if (dt == 0)
+        return 0;
+    uint64_t pct = db * 100 / dt;
+    return pct > 100 ? 100 : (unsigned)pct;
+}
+
+static int running(int i, int dev)
+{
+    struct fake_proc *p = &F.card->proc[i];
+    return atomic_load(&p->pid) != 0 && atomic_load(&p->ctxs[dev]) > 0 &&
+           fake_alive(atomic_load(&p->pid));
+}
+
+nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t *u)
+{
+    int dev = card_dev(device);
+    if (dev < 0)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    uint64_t now = now_us(), sum = 0;
+    for (int i = 0; i < FAKE_PROCS; i++)
+        if (running(i, dev))
+            sum += util_of(i, dev, now);
+    u->gpu = sum > 100 ? 100 : (unsigned)sum;
+    u->memory = 0;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
+                                             nvmlProcessUtilizationSample_t *samples,
+                                             unsigned int *count, unsigned long long lastSeen)
+{
+    int dev = card_dev(device);
+    (void)lastSeen;
+    if (dev < 0 || !count)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (getenv("FAKENVML_NO_PROCESS_UTIL"))
+        return NVML_ERROR_NOT_SUPPORTED;
+    unsigned n = 0, cap = samples ? *count : 0;
+    uint64_t now = now_us();
+    for (int i = 0; i < FAKE_PROCS; i++) {
+        if (!running(i, dev))
+            continue;
+        if (n < cap) {
+            int32_t pid = atomic_load(&F.card->proc[i].pid);
+            samples[n] = (nvmlProcessUtilizationSample_t){
+                (unsigned)pid + F.card->pid_offset, now, util_of(i, dev, now), 0, 0, 0};
+        }
+        n++;
+    }
+    if (n == 0)
+        return NVML_ERROR_NOT_FOUND;
+    *count = n;
+    return n > cap ? NVML_ERROR_INSUFFICIENT_SIZE : NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned int *count,
+                                                  nvmlProcessInfo_v1_t *infos)
+{
+    int dev = card_dev(device);
+    if (dev < 0 || !count)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    unsigned n = 0;
+    fake_lock(F.card_fd);
+    for (int i = 0; i < FAKE_PROCS; i++) {
+        if (!running(i, dev))
+            continue;
+        if (infos && n < *count)
+            infos[n] = (nvmlProcessInfo_v1_t){(unsigned)atomic_load(&F.card->proc[i].pid) +
+                                                  F.card->pid_offset,
+                                              F.card->proc[i].used[dev]};
+        n++;
+    }
+    fake_unlock(F.card_fd);
+    nvmlReturn_t rc = infos && n <= *count ? NVML_SUCCESS : NVML_ERROR_INSUFFICIENT_SIZE;
+    *count = n;
+    return rc;
 }

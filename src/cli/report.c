@@ -1,0 +1,923 @@
+/* gpusched report: one self-contained HTML page of a simulation's JSON (docs/report.md). */
+#include "cli.h"
+#include "jstream.h"
+#include "report.h"
+
+#include "gpusched/billing.h"
+#include "gpusched/diag.h"
+#include "gpusched/grow.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_RATES    GS_DATA_DIR "/billing/rates.yaml"
+#define DEFAULT_CHART_JS "/usr/share/javascript/chart.js/chart.min.js"
+#define ASSETS_DIR       GS_DATA_DIR "/report"
+#define VALUE_MAX        (64u << 20) /* bytes of one value read whole: a pod, a summary, a cluster */
+#define AT_MAX           RP_AT_MAX
+
+const int64_t rp_wait_edges_s[RP_WAIT_BINS - 1] = {0, 60, 300, 900, 3600, 10800, 21600, 43200};
+
+struct ropts {
+    const char *file, *out, *rates, *chart_js, *title;
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: gpusched report [options] RUN.json -o REPORT.html\n"
+               "  One self-contained HTML page (charts and a cluster map; it opens offline) of a\n"
+               "  `gpusched simulate --json` file: a replay of one policy or several, or a\n"
+               "  scenario run of one way or a comparison of ways.\n"
+               "  -o, --output FILE   the page to write\n"
+               "  --rates FILE        the RateCard that prices the bills (default:\n"
+               "                      " DEFAULT_RATES ")\n"
+               "  --chart-js FILE     Chart.js 3, inlined into the page (default: Debian's\n"
+               "                      libjs-chart.js, " DEFAULT_CHART_JS ")\n"
+               "  --title TEXT        the page's heading (default: the input file's name)\n");
+}
+
+static int parse(int argc, char **argv, struct ropts *o)
+{
+    static const struct option longs[] = {
+        {"output", required_argument, NULL, 'o'},   {"rates", required_argument, NULL, 'r'},
+        {"chart-js", required_argument, NULL, 'c'}, {"title", required_argument, NULL, 't'},
+        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
+    *o = (struct ropts){.rates = DEFAULT_RATES, .chart_js = DEFAULT_CHART_JS};
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "o:h", longs, NULL)) != -1) {
+        if (c == 'h') {
+            usage(stdout);
+            return -1;
+        }
+        if (c == '?' || c == ':') {
+            fprintf(stderr,
+                    "gpusched report: unknown or incomplete option \"%s\" (see gpusched report "
+                    "--help)\n",
+                    argv[optind - 1]);
+            return EXIT_BAD_INPUT;
+        }
+        *(c == 'o' ? &o->out : c == 'r' ? &o->rates : c == 'c' ? &o->chart_js : &o->title) = optarg;
+    }
+    if (optind != argc - 1 || !o->out) {
+        fprintf(stderr, "gpusched report: %s (see gpusched report --help)\n",
+                optind < argc - 1 ? "give one RUN.json, not more"
+                : optind == argc  ? "no RUN.json given"
+                                  : "no -o REPORT.html given");
+        return EXIT_BAD_INPUT;
+    }
+    o->file = argv[optind];
+    return 0;
+}
+
+/* ---- Reading ---- */
+
+/* What a walk of one object is filling: the document, the run, and the object's path. */
+struct ctx {
+    struct gs_js *s;
+    struct rp_doc *doc;
+    struct rp_run *run;
+    char at[AT_MAX];
+    unsigned seen; /* keys met in this object, one bit each (see once()) */
+    int replay;    /* in "runs": pods are skipped, the run is a replay's */
+};
+
+static int oom(struct ctx *c)
+{
+    return gs_diag_error_code(c->s->d, -ENOMEM, "%s: out of memory", c->doc->path);
+}
+
+/* pathf() - a path in the document into @out (AT_MAX bytes), cut when longer. */
+static void pathf(char *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void pathf(char *out, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(out, AT_MAX, fmt, ap);
+    va_end(ap);
+}
+
+/* join() - "@at.@key" (or "@key" at the top) into @out. */
+static void join(char *out, const char *at, const char *key)
+{
+    pathf(out, "%s%s%s", at, *at ? "." : "", key);
+}
+
+/* once() - @key, bit @bit of this object, is met for the first time. */
+static int once(struct ctx *c, int bit, const char *key)
+{
+    if (c->seen & (1u << bit))
+        return gs_diag_error(c->s->d, "%s: %s%s%s: given twice", c->doc->path, c->at,
+                             *c->at ? "." : "", key);
+    c->seen |= 1u << bit;
+    return 0;
+}
+
+/* key_of() - the index of @key among @keys[0..@n), -1 when it is none of them. */
+static int key_of(const char *const *keys, int n, const char *key)
+{
+    for (int k = 0; k < n; k++)
+        if (strcmp(key, keys[k]) == 0)
+            return k;
+    return -1;
+}
+
+/* unknown() - a key this report does not read: said once, stepped over. */
+static int unknown(struct ctx *c, const char *key)
+{
+    fprintf(stderr, "gpusched report: warning: %s: %s%s%s is not read by this report\n",
+            c->doc->path, c->at, *c->at ? "." : "", key);
+    return gs_js_skip(c->s);
+}
+
+/* bad() - "FILE: PATH: what", -EINVAL. */
+static int bad(struct ctx *c, const char *at, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int bad(struct ctx *c, const char *at, const char *fmt, ...)
+{
+    char what[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof(what), fmt, ap);
+    va_end(ap);
+    return gs_diag_error(c->s->d, "%s: %s: %s", c->doc->path, at, what);
+}
+
+/* field() - gs__json_field() with the file named in its message. */
+static int field(struct ctx *c, const json_t *obj, const char *key, const char *at, json_type type,
+                 json_t **out)
+{
+    int rc = gs__json_field(obj, key, at, type, out, c->s->d);
+    if (rc) {
+        char msg[GS_DIAG_MSG_MAX];
+        memcpy(msg, c->s->d->msg, sizeof(msg));
+        gs_diag_error(c->s->d, "%s: %s", c->doc->path, msg);
+    }
+    return rc;
+}
+
+static int field_int(struct ctx *c, const json_t *obj, const char *key, const char *at,
+                     int64_t *out)
+{
+    json_t *v;
+    int rc = field(c, obj, key, at, JSON_INTEGER, &v);
+    if (!rc)
+        *out = json_integer_value(v);
+    return rc;
+}
+
+/* value() - the value next, which must be of @type (JSON_NULL: any). */
+static int value(struct ctx *c, const char *key, json_type type, json_t **out)
+{
+    static const char *const want[] = {[JSON_OBJECT] = "an object",
+                                       [JSON_ARRAY] = "an array",
+                                       [JSON_STRING] = "a string",
+                                       [JSON_INTEGER] = "an integer"};
+    char at[AT_MAX];
+    int rc = gs_js_value(c->s, out);
+    if (rc)
+        return rc;
+    if (type != JSON_NULL && json_typeof(*out) != type) {
+        join(at, c->at, key);
+        rc = bad(c, at, "expected %s, got %s", want[type], gs__json_type_name(*out));
+        json_decref(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+static int take_name(struct ctx *c, const char *key, char **name)
+{
+    json_t *v = NULL;
+    int rc = value(c, key, JSON_STRING, &v);
+    if (!rc && !(*name = strdup(json_string_value(v))))
+        rc = oom(c);
+    json_decref(v);
+    return rc;
+}
+
+static struct rp_run *run_new(void)
+{
+    return calloc(1, sizeof(struct rp_run));
+}
+
+static void run_free(struct rp_run *r)
+{
+    if (!r)
+        return;
+    free(r->name);
+    json_decref(r->summary);
+    json_decref(r->curve);
+    json_decref(r->tl_tenants);
+    json_decref(r->tl_queues);
+    json_decref(r->map);
+    free(r->ev);
+    for (size_t i = 0; i < r->nkinds; i++)
+        free(r->kinds[i].name);
+    free(r->kinds);
+    gs_bill_free(r->bill);
+    for (size_t i = 0; i < r->nnames; i++)
+        free((char *)r->names[i]);
+    free(r->names);
+    free(r->spans);
+    free(r);
+}
+
+/* wait_into() - count @wait_s (null: never submitted within the run, not counted) for @kind. */
+static int wait_into(struct ctx *c, const char *kind, const json_t *wait)
+{
+    struct rp_run *r = c->run;
+    size_t k = 0;
+    while (k < r->nkinds && strcmp(r->kinds[k].name, kind) != 0)
+        k++;
+    if (k == r->nkinds) {
+        struct rp_kind *v = realloc(r->kinds, (k + 1) * sizeof(*v));
+        if (!v)
+            return oom(c);
+        r->kinds = v;
+        memset(&v[k], 0, sizeof(v[k]));
+        if (!(v[k].name = strdup(kind)))
+            return oom(c);
+        r->nkinds++;
+    }
+    r->kinds[k].pods++;
+    if (json_is_null(wait))
+        return 0;
+    int64_t w = json_integer_value(wait);
+    int b = 0;
+    while (b < RP_WAIT_BINS - 1 && w > rp_wait_edges_s[b])
+        b++;
+    r->kinds[k].counts[b]++;
+    return 0;
+}
+
+static int mode_of(const char *m)
+{
+    static const char *const names[] = {"exclusive", "shared", "mig", "timeslice"};
+    for (int i = 0; i < 4; i++)
+        if (strcmp(m, names[i]) == 0)
+            return RP_WHOLE + i;
+    return -1;
+}
+
+/* placement() - the spans of use @u of a pod of @tenant, placed as @pl says (at @at). */
+static int placement(struct ctx *c, const json_t *pl, const json_t *u, int32_t tenant,
+                     const char *at)
+{
+    json_t *node, *gpus, *g, *mig = json_object_get(pl, "mig");
+    int64_t start, end;
+    int rc = field(c, pl, "node", at, JSON_STRING, &node);
+    if (!rc)
+        rc = field(c, pl, "gpus", at, JSON_ARRAY, &gpus);
+    if (!rc && mig && !json_is_null(mig) && !json_is_string(mig))
+        rc = bad(c, at, "mig: expected a string (\"1g.10gb@6\") or null");
+    if (!rc && (json_array_size(gpus) == 0 || json_array_size(gpus) > 64))
+        rc = bad(c, at, "gpus: expected 1..64 card indexes");
+    if (rc)
+        return rc;
+    gs__json_field_int(u, "start_s", "", &start, NULL);
+    gs__json_field_int(u, "end_s", "", &end, NULL);
+    struct rp_span sp = {.start_s = start,
+                         .end_s = end,
+                         .tenant = tenant,
+                         .profile = -1,
+                         .mode = (uint8_t)mode_of(json_string_value(json_object_get(u, "mode")))};
+    if ((sp.node = gs_names_intern(&c->doc->nodes, json_string_value(node))) < 0)
+        return sp.node == -ENOMEM ? oom(c) : bad(c, at, "more than %u node names", RP_NAMES_MAX);
+    if (json_is_string(mig)) {
+        char prof[32];
+        int slot, n = 0;
+        if (sscanf(json_string_value(mig), "%31[^@]@%d%n", prof, &slot, &n) != 2 ||
+            json_string_value(mig)[n] || slot < 0 || slot > 7)
+            return bad(c, at, "mig: \"%.40s\" is not PROFILE@SLOT", json_string_value(mig));
+        if ((sp.profile = gs_names_intern(&c->doc->profiles, prof)) < 0)
+            return oom(c);
+        sp.mig_start = (int8_t)slot;
+    }
+    size_t i;
+    json_array_foreach(gpus, i, g)
+    {
+        if (!json_is_integer(g) || json_integer_value(g) < 0 || json_integer_value(g) > 63)
+            return bad(c, at, "gpus[%zu]: expected a card index 0..63", i);
+        if (c->doc->nspans == RP_SPANS_MAX)
+            return bad(c, at, "more than %u card spans in the file", RP_SPANS_MAX);
+        struct rp_span *v =
+            gs_grow(c->run->spans, &c->run->capspans, c->run->nspans + 1, sizeof(*v), 1024);
+        if (!v)
+            return oom(c);
+        c->run->spans = v;
+        sp.gpu = (int16_t)json_integer_value(g);
+        c->run->spans[c->run->nspans++] = sp;
+        c->doc->nspans++;
+    }
+    return 0;
+}
+
+/* scenario_pod() - bill, wait and spans of pod @p (at @at). */
+static int scenario_pod(struct ctx *c, const json_t *p, const char *at)
+{
+    struct rp_run *r = c->run;
+    int rc = r->bill ? 0 : gs_bill_new(c->doc->rc, &r->bill);
+    if (rc)
+        return oom(c);
+    if ((rc = gs__bill_pod(p, at, r->bill, c->s->d)) != 0) {
+        char msg[GS_DIAG_MSG_MAX];
+        memcpy(msg, c->s->d->msg, sizeof(msg));
+        return gs_diag_error_code(c->s->d, rc, "%s: %s", c->doc->path, msg);
+    }
+    json_t *name = json_object_get(p, "name"), *kind = json_object_get(p, "workload");
+    json_t *wait = json_object_get(p, "wait_s"), *pls = json_object_get(p, "placements");
+    json_t *usage = json_object_get(p, "usage");
+    if (kind && !json_is_null(kind) && !json_is_string(kind))
+        return bad(c, at, "workload: expected a string or null");
+    if (!wait || !(json_is_null(wait) || (json_is_integer(wait) && json_integer_value(wait) >= 0)))
+        return bad(c, at, "wait_s: expected seconds (an integer >= 0) or null");
+    if ((rc = wait_into(c, json_is_string(kind) ? json_string_value(kind) : "(none)", wait)) != 0)
+        return rc;
+    if (json_is_string(name)) {
+        const char **v = gs_grow(r->names, &r->capnames, r->nnames + 1, sizeof(*v), 1024);
+        if (!v)
+            return oom(c);
+        r->names = v;
+        if (!(v[r->nnames] = strdup(json_string_value(name))))
+            return oom(c);
+        r->nnames++;
+    }
+    if (!pls) {
+        r->placements_missing = 1;
+        return 0;
+    }
+    if (!json_is_array(pls) || json_array_size(pls) != json_array_size(usage))
+        return bad(c, at, "placements: expected an array as long as usage");
+    int32_t tenant =
+        gs_names_intern(&c->doc->tenants, json_string_value(json_object_get(p, "tenant")));
+    if (tenant < 0)
+        return oom(c);
+    char pat[AT_MAX];
+    for (size_t i = 0; i < json_array_size(pls) && !rc; i++) {
+        pathf(pat, "%s.placements[%zu]", at, i);
+        if (!json_is_object(json_array_get(pls, i)))
+            return bad(c, pat, "expected an object");
+        rc = placement(c, json_array_get(pls, i), json_array_get(usage, i), tenant, pat);
+    }
+    return rc;
+}
+
+static int pod_element(struct gs_js *s, size_t i, void *ud)
+{
+    struct ctx *c = ud;
+    struct rp_run *r = c->run;
+    if (r->npods == RP_PODS_MAX)
+        return bad(c, c->at, "more than %d pods", RP_PODS_MAX);
+    r->npods++;
+    if (c->replay)
+        return gs_js_skip(s); /* a replay's figures are in its summary and curve */
+    char at[AT_MAX];
+    json_t *p;
+    pathf(at, "%s%spods[%zu]", c->at, *c->at ? "." : "", i);
+    int rc = gs_js_value(s, &p);
+    if (rc)
+        return rc;
+    if (!json_is_object(p))
+        rc = bad(c, at, "expected an object, got %s", gs__json_type_name(p));
+    else if (json_object_get(p, "usage")) {
+        r->scenario_pods++;
+        rc = scenario_pod(c, p, at);
+    } else if (r->plain_pods++ == 0) {
+        pathf(r->first_plain, "%s", at);
+    }
+    json_decref(p);
+    return rc;
+}
+
+static int eviction_element(struct gs_js *s, size_t i, void *ud)
+{
+    struct ctx *c = ud;
+    struct rp_run *r = c->run;
+    char at[AT_MAX];
+    json_t *e, *tenant, *kind;
+    int64_t t;
+    pathf(at, "%s.evictions[%zu]", c->at, i);
+    int rc = gs_js_value(s, &e);
+    if (rc)
+        return rc;
+    if (!json_is_object(e))
+        rc = bad(c, at, "expected an object");
+    if (!rc)
+        rc = field_int(c, e, "t_s", at, &t);
+    if (!rc)
+        rc = field(c, e, "tenant", at, JSON_STRING, &tenant);
+    if (!rc)
+        rc = field(c, e, "kind", at, JSON_STRING, &kind);
+    if (!rc && strcmp(json_string_value(kind), "preemption") != 0 &&
+        strcmp(json_string_value(kind), "reclaim") != 0)
+        rc = bad(c, at, "kind: expected \"preemption\" or \"reclaim\"");
+    if (!rc && c->doc->nevictions == RP_EVICTIONS_MAX)
+        rc = bad(c, at, "more than %u evictions in the file", RP_EVICTIONS_MAX);
+    int32_t tn = rc ? 0 : gs_names_intern(&c->doc->tenants, json_string_value(tenant));
+    struct rp_eviction *v = rc ? NULL : gs_grow(r->ev, &r->capev, r->nev + 1, sizeof(*v), 256);
+    if (!rc && (tn < 0 || !v))
+        rc = oom(c);
+    else if (!rc)
+        r->ev = v;
+    if (!rc) {
+        r->ev[r->nev++] = (struct rp_eviction){t, tn, json_string_value(kind)[0] == 'r'};
+        c->doc->nevictions++;
+    }
+    json_decref(e);
+    return rc;
+}
+
+/* series() - @a is an array of @n integers (at @at). */
+static int series(struct ctx *c, const json_t *a, int64_t n, const char *at)
+{
+    if (!json_is_array(a) || (int64_t)json_array_size(a) != n)
+        return bad(c, at, "expected an array of %lld integers (timeline.steps)", (long long)n);
+    for (size_t i = 0; i < json_array_size(a); i++)
+        if (!json_is_integer(json_array_get(a, i)))
+            return bad(c, at, "[%zu]: expected an integer", i);
+    return 0;
+}
+
+/* check_lines() - each of @list's objects has a string "name" and the series @keys. */
+static int check_lines(struct ctx *c, const json_t *list, const char *what, const char *const *keys)
+{
+    char at[AT_MAX], kat[AT_MAX];
+    for (size_t i = 0; i < json_array_size(list); i++) {
+        json_t *o = json_array_get(list, i), *name;
+        pathf(at, "%s.%s[%zu]", c->at, what, i);
+        int rc = json_is_object(o) ? field(c, o, "name", at, JSON_STRING, &name)
+                                   : bad(c, at, "expected an object");
+        for (const char *const *k = keys; !rc && *k; k++) {
+            join(kat, at, *k);
+            rc = series(c, json_object_get(o, *k), c->run->steps, kat);
+        }
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static int timeline_member(struct gs_js *s, const char *key, void *ud)
+{
+    static const char *const keys[] = {"step_s",  "steps",  "capacity_milli",
+                                       "tenants", "queues", "evictions"};
+    struct ctx *c = ud;
+    struct rp_run *r = c->run;
+    int k = key_of(keys, 6, key);
+    if (k < 0)
+        return unknown(c, key);
+    int rc = once(c, k, key);
+    json_t *v = NULL;
+    if (!rc && k == 5)
+        return gs_js_array(s, eviction_element, c);
+    if (!rc)
+        rc = value(c, key, k < 3 ? JSON_INTEGER : JSON_ARRAY, &v);
+    if (rc)
+        return rc;
+    if (k < 3) {
+        int64_t x = json_integer_value(v);
+        json_decref(v);
+        if (x < (k == 0) || x > (k == 1 ? 100000 : INT64_MAX / 4)) {
+            char at[AT_MAX];
+            join(at, c->at, key);
+            return bad(c, at, "%lld is out of range", (long long)x);
+        }
+        *(k == 0 ? &r->step_s : k == 1 ? &r->steps : &r->capacity_milli) = x;
+    } else {
+        *(k == 3 ? &r->tl_tenants : &r->tl_queues) = v;
+    }
+    return 0;
+}
+
+static int timeline(struct ctx *c)
+{
+    static const char *const tkeys[] = {"allocated_milli", "busy_milli", NULL};
+    static const char *const qkeys[] = {"deserved_milli", "allocated_milli", "demand_milli", NULL};
+    struct ctx t = *c;
+    join(t.at, c->at, "timeline");
+    t.seen = 0;
+    int rc = gs_js_object(c->s, timeline_member, &t);
+    if (!rc && (t.seen & 0x3f) != 0x3f)
+        rc = bad(c, t.at, "expected step_s, steps, capacity_milli, tenants, queues and evictions");
+    if (!rc)
+        rc = check_lines(&t, c->run->tl_tenants, "tenants", tkeys);
+    if (!rc)
+        rc = check_lines(&t, c->run->tl_queues, "queues", qkeys);
+    c->run->has_timeline = !rc;
+    return rc;
+}
+
+/* run_member() - a member of a run object (the document itself, a way, a replay's run). */
+static int run_member(struct gs_js *s, const char *key, void *ud)
+{
+    static const char *const keys[] = {"way",     "policy",   "seed", "pods",
+                                       "summary", "timeline", "curve"};
+    struct ctx *c = ud;
+    int k = key_of(keys, 7, key);
+    if (k < 0)
+        return unknown(c, key);
+    int rc = once(c, k, key);
+    json_t *v = NULL;
+    if (rc)
+        return rc;
+    switch (k) {
+    case 0:
+    case 1:
+        return c->run->name ? bad(c, c->at, "both way and policy")
+                            : take_name(c, key, &c->run->name);
+    case 2:
+        if ((rc = value(c, key, JSON_INTEGER, &v)) == 0)
+            c->run->seed = json_integer_value(v);
+        json_decref(v);
+        return rc;
+    case 3: {
+        struct ctx p = *c;
+        return gs_js_array(s, pod_element, &p);
+    }
+    case 4:
+        return value(c, key, JSON_OBJECT, &c->run->summary);
+    case 5:
+        return timeline(c);
+    default:
+        return value(c, key, JSON_OBJECT, &c->run->curve);
+    }
+}
+
+/* run_element() - one run of "ways" or "runs". */
+static int run_element(struct gs_js *s, size_t i, void *ud)
+{
+    struct ctx *c = ud;
+    struct rp_run ***list = c->replay ? &c->doc->runs : &c->doc->ways;
+    size_t *n = c->replay ? &c->doc->nruns : &c->doc->nways;
+    if (*n == RP_RUNS_MAX)
+        return bad(c, c->at, "more than %d runs", RP_RUNS_MAX);
+    struct rp_run **v = realloc(*list, (*n + 1) * sizeof(*v));
+    if (!v)
+        return oom(c);
+    *list = v;
+    if (!(v[*n] = run_new()))
+        return oom(c);
+    struct ctx r = *c;
+    r.run = v[(*n)++];
+    r.seen = 0;
+    pathf(r.at, "%s[%zu]", c->at, i);
+    return gs_js_object(s, run_member, &r);
+}
+
+static int doc_member(struct gs_js *s, const char *key, void *ud)
+{
+    struct ctx *c = ud;
+    if (strcmp(key, "ways") == 0 || strcmp(key, "runs") == 0) {
+        struct ctx r = *c;
+        int rc = once(c, key[0] == 'w' ? 8 : 9, key);
+        r.replay = key[0] == 'r';
+        pathf(r.at, "%s", key);
+        return rc ? rc : gs_js_array(s, run_element, &r);
+    }
+    if (strcmp(key, "cluster") == 0 || strcmp(key, "mean") == 0) {
+        int rc = once(c, key[0] == 'c' ? 10 : 11, key);
+        return rc ? rc
+                  : value(c, key, JSON_OBJECT, key[0] == 'c' ? &c->doc->cluster : &c->doc->mean);
+    }
+    return run_member(s, key, ud); /* the document is a run itself (its last way) */
+}
+
+static int read_doc(struct gs_js *s, struct rp_doc *doc)
+{
+    struct ctx c = {.s = s, .doc = doc, .run = doc->top};
+    int rc = gs_js_object(s, doc_member, &c);
+    return rc ? rc : gs_js_end(s);
+}
+
+/* ---- What the page shows ---- */
+
+static void put(json_t *o, const char *key, json_t *v, int *failed)
+{
+    if (json_object_set_new(o, key, v) != 0)
+        *failed = 1;
+}
+
+static json_t *int_list(const int64_t *v, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < n; i++)
+        json_array_append_new(a, json_integer((json_int_t)v[i]));
+    return a;
+}
+
+/* Evictions per timeline step, one series per victim tenant and cause. */
+static json_t *evictions_out(const struct rp_doc *doc, const struct rp_run *r, int *failed)
+{
+    json_t *list = json_array();
+    size_t nt = doc->tenants.n, steps = (size_t)r->steps;
+    int64_t *counts = calloc(2 * nt * (steps ? steps : 1), sizeof(*counts));
+    if (!counts || !list) {
+        *failed = 1;
+        free(counts);
+        return list;
+    }
+    for (size_t i = 0; i < r->nev; i++) {
+        int64_t k = r->ev[i].t_s / r->step_s;
+        k = k < 0 ? 0 : k >= (int64_t)steps ? (int64_t)steps - 1 : k;
+        if (steps)
+            counts[((size_t)r->ev[i].tenant * 2 + (size_t)r->ev[i].reclaim) * steps + (size_t)k]++;
+    }
+    for (size_t t = 0; t < nt; t++)
+        for (int kind = 0; kind < 2; kind++) {
+            const int64_t *row = counts + (t * 2 + (size_t)kind) * steps;
+            int64_t sum = 0;
+            for (size_t k = 0; k < steps; k++)
+                sum += row[k];
+            if (sum && json_array_append_new(
+                           list, json_pack("{s:s,s:s,s:I,s:o}", "tenant", doc->tenants.v[t], "kind",
+                                           kind ? "reclaim" : "preemption", "total",
+                                           (json_int_t)sum, "counts", int_list(row, steps))) != 0)
+                *failed = 1;
+        }
+    free(counts);
+    return json_pack("{s:I,s:I,s:o}", "step_s", (json_int_t)r->step_s, "total", (json_int_t)r->nev,
+                     "series", list);
+}
+
+static json_t *waits_out(const struct rp_run *r)
+{
+    json_t *kinds = json_array();
+    for (size_t k = 0; kinds && k < r->nkinds; k++)
+        json_array_append_new(kinds, json_pack("{s:s,s:I,s:o}", "name", r->kinds[k].name, "pods",
+                                               (json_int_t)r->kinds[k].pods, "counts",
+                                               int_list(r->kinds[k].counts, RP_WAIT_BINS)));
+    return json_pack("{s:o,s:o}", "edges_s", int_list(rp_wait_edges_s, RP_WAIT_BINS - 1), "kinds",
+                     kinds);
+}
+
+static json_t *money(int64_t udollars, const char *currency)
+{
+    char human[GS_MONEY_HUMAN_MAX];
+    return json_string(gs_money_format_human(udollars, currency, human));
+}
+
+/* Each tenant's bill: the total and its part per mode, as `gpusched bill` lines sum them. */
+static json_t *bill_out(const struct rp_doc *doc, struct rp_run *r)
+{
+    const char *cur = gs_ratecard_currency(doc->rc);
+    json_t *tenants = json_array(), *t = NULL;
+    size_t it = 0;
+    const char *last = NULL;
+    for (const struct gs_bill_line *l; r->bill && (l = gs_bill_next(r->bill, &it)) != NULL;) {
+        if (!last || strcmp(last, l->tenant) != 0) {
+            int64_t total = gs_bill_total_udollars(r->bill, l->tenant);
+            t = json_pack("{s:s,s:I,s:o,s:{}}", "name", l->tenant, "total_udollars",
+                          (json_int_t)total, "total", money(total, cur), "by_mode_udollars");
+            if (!t || json_array_append_new(tenants, t) != 0) {
+                json_decref(tenants);
+                return NULL;
+            }
+            last = l->tenant;
+        }
+        json_t *by = json_object_get(t, "by_mode_udollars");
+        const char *mode = gs_bill_mode_name(l->mode);
+        json_int_t was = json_integer_value(json_object_get(by, mode));
+        json_object_set_new(by, mode, json_integer(was + l->cost_udollars));
+    }
+    int64_t all = r->bill ? gs_bill_total_udollars(r->bill, NULL) : 0;
+    return json_pack("{s:s,s:I,s:o,s:o}", "currency", cur, "total_udollars", (json_int_t)all,
+                     "total", money(all, cur), "tenants", tenants);
+}
+
+static json_t *way_out(const struct rp_doc *doc, struct rp_run *r)
+{
+    int failed = 0;
+    json_t *o = json_pack("{s:s,s:O}", "way", r->name ? r->name : "run", "summary", r->summary);
+    if (!o)
+        return NULL;
+    if (r->has_timeline) {
+        put(o, "timeline",
+            json_pack("{s:I,s:I,s:I,s:O,s:O}", "step_s", (json_int_t)r->step_s, "steps",
+                      (json_int_t)r->steps, "capacity_milli", (json_int_t)r->capacity_milli,
+                      "tenants", r->tl_tenants, "queues", r->tl_queues),
+            &failed);
+        put(o, "evictions", evictions_out(doc, r, &failed), &failed);
+    }
+    put(o, "waits", waits_out(r), &failed);
+    put(o, "bill", bill_out(doc, r), &failed);
+    if (r->map)
+        put(o, "map", json_incref(r->map), &failed);
+    if (failed) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* bp() - a percentage (number) as integer basis points; -1 for null or anything else. */
+static int64_t bp(const json_t *v)
+{
+    if (!json_is_number(v))
+        return -1;
+    double x = json_number_value(v) * 100.0;
+    return x < 0 ? -1 : (int64_t)(x + 0.5);
+}
+
+/* A policy's curve: the mean over its seeds at each arrived % every seed reached; its runs'
+ * curves, else (a file written before curves) their summaries' six points. */
+static json_t *policy_curve(struct rp_run **runs, size_t n)
+{
+    json_t *arrived = json_array(), *alloc = json_array();
+    int from_points = 0;
+    for (int pct = 0; pct <= 1000; pct++) {
+        int64_t sum = 0, got = 0;
+        char key[8];
+        snprintf(key, sizeof(key), "%d", pct);
+        for (size_t i = 0; i < n; i++) {
+            const json_t *c = runs[i]->curve;
+            int64_t v =
+                c ? bp(json_array_get(json_object_get(c, "allocation_pct"), (size_t)pct))
+                  : bp(json_object_get(
+                        json_object_get(runs[i]->summary, "gpu_allocation_at_arrived_pct"), key));
+            from_points |= !c;
+            if (v >= 0) {
+                sum += v;
+                got++;
+            }
+        }
+        if (got == (int64_t)n && n > 0) {
+            json_array_append_new(arrived, json_integer(pct));
+            json_array_append_new(alloc, json_real((double)((2 * sum + got) / (2 * got)) / 100.0));
+        }
+    }
+    return json_pack("{s:o,s:o,s:b}", "arrived_pct", arrived, "allocation_pct", alloc,
+                     "from_summary_points", from_points);
+}
+
+/* A replay run's policy: its own "policy", else its summary's (a file of one run). */
+static const char *policy_name(const struct rp_run *r)
+{
+    const char *s = json_string_value(json_object_get(r->summary, "policy"));
+    return r->name ? r->name : s ? s : "run";
+}
+
+static json_t *replay_out(struct rp_doc *doc, struct rp_run **runs, size_t n)
+{
+    json_t *pols = json_array();
+    for (size_t i = 0; pols && i < n; i++) {
+        const char *name = policy_name(runs[i]);
+        size_t k = 0;
+        for (; k < json_array_size(pols); k++)
+            if (strcmp(json_string_value(json_object_get(json_array_get(pols, k), "name")), name) ==
+                0)
+                break;
+        if (k < json_array_size(pols))
+            continue; /* done with its first run */
+        struct rp_run **mine = malloc(n * sizeof(*mine));
+        json_t *seeds = json_array();
+        size_t m = 0;
+        for (size_t j = i; mine && j < n; j++)
+            if (strcmp(policy_name(runs[j]), name) == 0) {
+                mine[m++] = runs[j];
+                json_array_append_new(seeds, json_integer(runs[j]->seed));
+            }
+        json_t *mean = json_object_get(doc->mean, name);
+        json_t *p = mine ? json_pack("{s:s,s:o,s:O,s:o}", "name", name, "seeds", seeds, "summary",
+                                     mean ? mean : runs[i]->summary, "curve", policy_curve(mine, m))
+                         : NULL;
+        free(mine);
+        if (!p || json_array_append_new(pols, p) != 0) {
+            json_decref(pols);
+            return NULL;
+        }
+    }
+    return json_pack("{s:s,s:o}", "kind", "replay", "policies", pols);
+}
+
+/* ---- The command ---- */
+
+/* classify() - is the document a replay (1) or a scenario run (0); errors for a mix. */
+static int classify(struct gs_js *s, struct rp_doc *doc, int *replay)
+{
+    struct rp_run *t = doc->top;
+    int scenario = doc->nways > 0 || doc->cluster || t->has_timeline || t->scenario_pods > 0 ||
+                   (t->name && !t->curve);
+    *replay = doc->nruns > 0 || t->curve ||
+              json_object_get(t->summary, "gpu_allocation_at_arrived_pct") != NULL;
+    if (scenario == *replay)
+        return gs_diag_error(s->d, "%s: %s", doc->path,
+                             scenario ? "has both a replay's runs and a scenario's ways"
+                                      : "is neither a replay nor a scenario run of gpusched "
+                                        "simulate --json (no summary, runs or ways)");
+    struct rp_run **list = doc->nways ? doc->ways : &doc->top;
+    for (size_t i = 0; !*replay && i < (doc->nways ? doc->nways : 1); i++) {
+        if (list[i]->plain_pods)
+            return gs_diag_error(s->d, "%s: %s: a scenario pod without \"usage\"", doc->path,
+                                 list[i]->first_plain);
+        if (!list[i]->summary)
+            return gs_diag_error(s->d, "%s: %s: no summary", doc->path,
+                                 doc->nways ? "a way" : "the document");
+        char at[AT_MAX];
+        pathf(at, "%s", doc->nways ? "ways[]" : "");
+        int rc = gs__names_unique(list[i]->names, list[i]->nnames, at, s->d);
+        if (rc)
+            return rc;
+    }
+    if (*replay && t->scenario_pods)
+        return gs_diag_error(s->d, "%s: a replay whose pods have usage", doc->path);
+    return 0;
+}
+
+static json_t *scenario_out(struct rp_doc *doc, struct gs_diag *d, int *rc)
+{
+    struct rp_run **list = doc->nways ? doc->ways : &doc->top;
+    size_t n = doc->nways ? doc->nways : 1;
+    json_t *states = NULL, *ways = json_array(), *tenants = json_array();
+    int placed = doc->cluster != NULL;
+    for (size_t i = 0; i < n; i++)
+        placed &= !list[i]->placements_missing;
+    if (placed && (*rc = rp_map(doc, list, n, &states, d)) != 0) {
+        json_decref(ways);
+        json_decref(tenants);
+        return NULL;
+    }
+    for (size_t i = 0; ways && i < n; i++)
+        json_array_append_new(ways, way_out(doc, list[i]));
+    for (size_t i = 0; tenants && i < doc->tenants.n; i++)
+        json_array_append_new(tenants, json_string(doc->tenants.v[i]));
+    return json_pack("{s:s,s:o,s:o,s:O?,s:o?,s:s?}", "kind", "scenario", "ways", ways, "tenants",
+                     tenants, "cluster", placed ? doc->cluster : NULL, "states", states, "map_note",
+                     placed ? NULL
+                            : "no cluster map: the file has no cluster or placements (written by "
+                              "an older gpusched simulate)");
+}
+
+static void doc_free(struct rp_doc *doc)
+{
+    run_free(doc->top);
+    for (size_t i = 0; i < doc->nways; i++)
+        run_free(doc->ways[i]);
+    for (size_t i = 0; i < doc->nruns; i++)
+        run_free(doc->runs[i]);
+    free(doc->ways);
+    free(doc->runs);
+    json_decref(doc->mean);
+    json_decref(doc->cluster);
+    gs_names_free(&doc->nodes);
+    gs_names_free(&doc->tenants);
+    gs_names_free(&doc->profiles);
+}
+
+static const char *base_name(const char *path)
+{
+    const char *b = strrchr(path, '/');
+    return b ? b + 1 : path;
+}
+
+int cmd_report(int argc, char **argv)
+{
+    struct ropts o;
+    int rc = parse(argc, argv, &o);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    struct gs_diag d;
+    struct gs_ratecard *rc_card = NULL;
+    struct rp_doc doc = {.path = o.file,
+                         .nodes.max = RP_NAMES_MAX,
+                         .tenants.max = RP_NAMES_MAX,
+                         .profiles.max = RP_NAMES_MAX};
+    struct gs_js s;
+    json_t *data = NULL;
+    int replay = 0;
+    gs_diag_init(&d);
+    rc = gs_ratecard_load(o.rates, &rc_card, &d);
+    doc.rc = rc_card;
+    if (!rc && !(doc.top = run_new()))
+        rc = gs_diag_error_code(&d, -ENOMEM, "out of memory");
+    if (!rc && (rc = gs_js_open(&s, o.file, VALUE_MAX, &d)) == 0) {
+        rc = read_doc(&s, &doc);
+        if (!rc)
+            rc = classify(&s, &doc, &replay);
+        gs_js_close(&s);
+    }
+    if (!rc)
+        data = replay ? replay_out(&doc, doc.nruns ? doc.runs : &doc.top, doc.nruns ? doc.nruns : 1)
+                      : scenario_out(&doc, &d, &rc);
+    if (!rc && !data)
+        rc = gs_diag_error_code(&d, -ENOMEM, "out of memory");
+    if (!rc) {
+        const char *title = o.title ? o.title : base_name(o.file);
+        json_object_set_new(data, "title", json_string(title));
+        json_object_set_new(data, "source", json_string(base_name(o.file)));
+        json_object_set_new(data, "generator", json_string("gpusched " GS_VERSION));
+        rc = rp_write_html(o.out, title, data, o.chart_js, ASSETS_DIR, &d);
+    }
+    json_decref(data);
+    doc_free(&doc);
+    gs_ratecard_free(rc_card);
+    if (!rc)
+        return 0;
+    fprintf(stderr, "gpusched report: %s\n", d.msg[0] ? d.msg : strerror(-rc));
+    return rc == -ENOMEM || rc == -EIO ? 1 : EXIT_BAD_INPUT;
+}

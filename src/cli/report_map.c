@@ -1,0 +1,317 @@
+/*
+ * The cluster map of gpusched report: the state of every card at each time of the slider.
+ *
+ * A card's state at time t is what its spans of use covering t (start <= t < end) make of it: its
+ * mode (whole, shared, MIG, time-sliced; free when none) and its tenants, and for MIG each
+ * instance's profile, first memory slice and tenant. Distinct states are numbered once for the
+ * whole page; each run's map is a matrix of state numbers, card by card (in the cluster's order:
+ * zones, their nodes, their cards), time by time, one byte a cell (two, little-endian, past 256
+ * states), in base64. The slider's times are a round step (1 min ... 1 day) chosen so the cells of
+ * all runs stay within MAP_CELLS_MAX bytes: a 37,500-card cluster run three ways gets an hourly
+ * slider over a day, a 480-card one a five-minute one.
+ */
+#include "report.h"
+
+#include "gpusched/billing.h"
+#include "gpusched/catalog.h"
+#include "gpusched/diag.h"
+
+#include <errno.h>
+#include <nettle/base64.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAP_CELLS_MAX  3000000
+#define MAP_TIMES_MAX  289
+#define MAP_STATES_MAX 65535
+#define KEY_MAX        1024
+
+/* The cluster's nodes, in map order, found by name. */
+struct cl {
+    struct gs_names names;
+    int32_t *base, *gpus, *model; /* first card, cards, catalog model (-1 none) per node */
+    size_t nnodes, ncards;
+    int32_t *of_doc; /* doc->nodes index -> cluster node */
+};
+
+struct states {
+    struct gs_names keys;
+    json_t *list;
+};
+
+static int read_cluster(const struct rp_doc *doc, struct cl *cl, struct gs_diag *d)
+{
+    json_t *zones = json_object_get(doc->cluster, "zones"), *z, *nodes, *n;
+    size_t i, j;
+    if (!json_is_array(zones))
+        return gs_diag_error(d, "%s: cluster.zones: expected an array", doc->path);
+    json_array_foreach(zones, i, z) json_array_foreach(json_object_get(z, "nodes"), j, n)
+        cl->nnodes++;
+    if (!(cl->base = calloc(cl->nnodes + 1, sizeof(*cl->base))) ||
+        !(cl->gpus = calloc(cl->nnodes + 1, sizeof(*cl->gpus))) ||
+        !(cl->model = calloc(cl->nnodes + 1, sizeof(*cl->model))))
+        return -ENOMEM;
+    size_t k = 0;
+    json_array_foreach(zones, i, z)
+    {
+        nodes = json_object_get(z, "nodes");
+        if (!json_is_array(nodes))
+            return gs_diag_error(d, "%s: cluster.zones[%zu].nodes: expected an array", doc->path,
+                                 i);
+        json_array_foreach(nodes, j, n)
+        {
+            json_t *name = json_object_get(n, "name"), *gpus = json_object_get(n, "gpus");
+            json_t *model = json_object_get(n, "model");
+            if (!json_is_string(name) || !json_is_integer(gpus) || json_integer_value(gpus) < 0 ||
+                json_integer_value(gpus) > 64 ||
+                (model && !json_is_null(model) && !json_is_string(model)))
+                return gs_diag_error(d,
+                                     "%s: cluster.zones[%zu].nodes[%zu]: expected name, gpus "
+                                     "(0..64) and model",
+                                     doc->path, i, j);
+            int32_t id = gs_names_intern(&cl->names, json_string_value(name));
+            if (id < 0)
+                return id;
+            if ((size_t)id != k)
+                return gs_diag_error(d, "%s: cluster: node \"%.80s\" is listed twice", doc->path,
+                                     json_string_value(name));
+            cl->base[k] = (int32_t)cl->ncards;
+            cl->gpus[k] = (int32_t)json_integer_value(gpus);
+            cl->model[k] =
+                json_is_string(model) ? gs_catalog_find(json_string_value(model), -1) : -1;
+            cl->ncards += (size_t)cl->gpus[k++];
+        }
+    }
+    /* The nodes the placements name, by their index among the cluster's. */
+    if (!(cl->of_doc = malloc((doc->nodes.n + 1) * sizeof(*cl->of_doc))))
+        return -ENOMEM;
+    for (size_t x = 0; x < doc->nodes.n; x++) {
+        int32_t id = gs_names_intern(&cl->names, doc->nodes.v[x]);
+        if (id < 0)
+            return id;
+        if ((size_t)id >= cl->nnodes)
+            return gs_diag_error(d,
+                                 "%s: a placement names node \"%.80s\", which the cluster has "
+                                 "not",
+                                 doc->path, doc->nodes.v[x]);
+        cl->of_doc[x] = id;
+    }
+    return 0;
+}
+
+static void cl_free(struct cl *cl)
+{
+    gs_names_free(&cl->names);
+    free(cl->base);
+    free(cl->gpus);
+    free(cl->model);
+    free(cl->of_doc);
+}
+
+/* The card a span is on, sorting key: card, then start. */
+static const struct cl *sort_cl;
+
+static size_t card_of(const struct cl *cl, const struct rp_span *s)
+{
+    return (size_t)cl->base[cl->of_doc[s->node]] + (size_t)s->gpu;
+}
+
+static int by_card(const void *a, const void *b)
+{
+    const struct rp_span *x = a, *y = b;
+    size_t cx = card_of(sort_cl, x), cy = card_of(sort_cl, y);
+    if (cx != cy)
+        return cx < cy ? -1 : 1;
+    return (x->start_s > y->start_s) - (x->start_s < y->start_s);
+}
+
+/* Slices of MIG profile @name on catalog model @model, and the card's; 0 when unknown. */
+static int slices_of(int model, const char *name, int *card)
+{
+    const char *p;
+    int mem;
+    for (int i = 0; model >= 0 && gs_ratecard_mig_profile(model, i, &p, &mem, card) == 0; i++)
+        if (strcmp(p, name) == 0)
+            return mem;
+    return 0;
+}
+
+/* Tenants of a card in the order of their names, so a state reads the same in every file. */
+static const struct gs_names *sort_tenants;
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(sort_tenants->v[*(const int32_t *)a], sort_tenants->v[*(const int32_t *)b]);
+}
+
+static int by_slot(const void *a, const void *b)
+{
+    const struct rp_span *x = *(const struct rp_span *const *)a;
+    const struct rp_span *y = *(const struct rp_span *const *)b;
+    return (x->mig_start > y->mig_start) - (x->mig_start < y->mig_start);
+}
+
+/* state_of() - the number of the state the spans @on[0..@n) make of a card of @model. */
+static int32_t state_of(const struct rp_doc *doc, struct states *st, const struct rp_span **on,
+                        size_t n, int model, struct gs_diag *d)
+{
+    static const char *const modes[] = {"free", "whole", "shared", "mig", "timeslice"};
+    char key[KEY_MAX];
+    int32_t tenants[64];
+    size_t nt = 0, len = 0;
+    int mode = n ? on[0]->mode : RP_FREE, card = 0;
+    if (mode == RP_MIG)
+        qsort(on, n, sizeof(*on), by_slot);
+    for (size_t i = 0; i < n && nt < 64; i++)
+        tenants[nt++] = on[i]->tenant;
+    sort_tenants = &doc->tenants;
+    qsort(tenants, nt, sizeof(*tenants), by_name);
+    len += (size_t)snprintf(key, sizeof(key), "%d", mode);
+    for (size_t i = 0; mode == RP_MIG && i < n && len < sizeof(key); i++)
+        len += (size_t)snprintf(key + len, sizeof(key) - len, "|%d@%d=%d/%d", on[i]->profile,
+                                on[i]->mig_start, on[i]->tenant, model);
+    for (size_t i = 0; mode != RP_MIG && i < nt && len < sizeof(key); i++)
+        if (i == 0 || tenants[i] != tenants[i - 1])
+            len += (size_t)snprintf(key + len, sizeof(key) - len, "|%d", tenants[i]);
+    if (len >= sizeof(key))
+        return gs_diag_error(d, "%s: a card held by more pods than the map can show", doc->path);
+    size_t before = st->keys.n;
+    int32_t id = gs_names_intern(&st->keys, key);
+    if (id < 0 || (size_t)id < before)
+        return id;
+    if (id > MAP_STATES_MAX)
+        return gs_diag_error(d, "%s: more than %d card states", doc->path, MAP_STATES_MAX);
+    json_t *s = json_pack("{s:s,s:[]}", "mode", modes[mode], "tenants"), *mig = json_array();
+    for (size_t i = 0; s && i < nt; i++)
+        if (i == 0 || tenants[i] != tenants[i - 1])
+            json_array_append_new(json_object_get(s, "tenants"),
+                                  json_string(doc->tenants.v[tenants[i]]));
+    for (size_t i = 0; mode == RP_MIG && mig && i < n; i++) {
+        const char *prof = doc->profiles.v[on[i]->profile];
+        int size = slices_of(model, prof, &card);
+        if (size == 0)
+            return gs_diag_error(d, "%s: MIG profile \"%.40s\" is not one of %s's", doc->path, prof,
+                                 model >= 0 ? gs_catalog_at(model)->name : "the card model");
+        json_array_append_new(mig, json_pack("{s:s,s:i,s:i,s:s}", "profile", prof, "start",
+                                             (int)on[i]->mig_start, "size", size, "tenant",
+                                             doc->tenants.v[on[i]->tenant]));
+    }
+    if (mode == RP_MIG && json_object_set_new(s, "slices", json_integer(card)) != 0)
+        s = NULL;
+    if (!s || json_object_set_new(s, "mig", mig) != 0 || json_array_append_new(st->list, s) != 0)
+        return -ENOMEM;
+    return id;
+}
+
+/* The slider's step: the shortest round one giving at most @k times over @horizon_s. */
+static int64_t slider_step(int64_t horizon_s, size_t k)
+{
+    static const int64_t round_s[] = {60,   120,   300,   600,   900,   1800,  3600,
+                                      7200, 10800, 21600, 43200, 86400, 604800};
+    for (size_t i = 0; i < sizeof(round_s) / sizeof(round_s[0]); i++)
+        if ((horizon_s + round_s[i] - 1) / round_s[i] <= (int64_t)k)
+            return round_s[i];
+    return (horizon_s + (int64_t)k - 1) / (int64_t)k;
+}
+
+static int map_run(const struct rp_doc *doc, const struct cl *cl, struct states *st,
+                   struct rp_run *r, size_t k_max, struct gs_diag *d)
+{
+    int64_t horizon = json_integer_value(json_object_get(r->summary, "horizon_s"));
+    for (size_t i = 0; i < r->nspans; i++) {
+        const struct rp_span *s = &r->spans[i];
+        if (s->gpu >= cl->gpus[cl->of_doc[s->node]])
+            return gs_diag_error(d, "%s: a placement names card %d of node \"%.80s\", which has %d",
+                                 doc->path, s->gpu, doc->nodes.v[s->node],
+                                 cl->gpus[cl->of_doc[s->node]]);
+        horizon = s->end_s > horizon ? s->end_s : horizon;
+    }
+    int64_t step = slider_step(horizon > 0 ? horizon : 1, k_max);
+    size_t k = (size_t)((horizon + step - 1) / step), width;
+    k = k ? k : 1;
+    sort_cl = cl;
+    qsort(r->spans, r->nspans, sizeof(*r->spans), by_card);
+    uint16_t *cells = calloc(cl->ncards * k + 1, sizeof(*cells));
+    const struct rp_span **on = malloc((r->nspans + 1) * sizeof(*on));
+    if (!cells || !on) {
+        free(cells);
+        free(on);
+        return -ENOMEM;
+    }
+    int32_t rc = 0;
+    size_t a = 0;
+    for (size_t node = 0; node < cl->nnodes && rc >= 0; node++)
+        for (int32_t g = 0; g < cl->gpus[node] && rc >= 0; g++) {
+            size_t card = (size_t)cl->base[node] + (size_t)g, b = a;
+            while (b < r->nspans && card_of(cl, &r->spans[b]) == card)
+                b++;
+            for (size_t t = 0; t < k && rc >= 0; t++) {
+                int64_t at = (int64_t)t * step;
+                size_t n = 0;
+                for (size_t i = a; i < b && r->spans[i].start_s <= at; i++)
+                    if (at < r->spans[i].end_s)
+                        on[n++] = &r->spans[i];
+                rc = n ? state_of(doc, st, on, n, cl->model[node], d) : 0;
+                cells[card * k + t] = (uint16_t)(rc > 0 ? rc : 0);
+            }
+            a = b;
+        }
+    free(on);
+    width = st->keys.n > 256 ? 2 : 1;
+    size_t nbytes = cl->ncards * k * width;
+    uint8_t *raw = malloc(nbytes + 1);
+    char *b64 = malloc(BASE64_ENCODE_RAW_LENGTH(nbytes) + 1);
+    if (rc >= 0 && (!raw || !b64))
+        rc = -ENOMEM;
+    if (rc >= 0) {
+        for (size_t i = 0; i < cl->ncards * k; i++) {
+            raw[i * width] = (uint8_t)(cells[i] & 0xff);
+            if (width == 2)
+                raw[i * width + 1] = (uint8_t)(cells[i] >> 8);
+        }
+        base64_encode_raw(b64, nbytes, raw);
+        b64[BASE64_ENCODE_RAW_LENGTH(nbytes)] = '\0';
+        json_t *times = json_array();
+        for (size_t t = 0; times && t < k; t++)
+            json_array_append_new(times, json_integer((json_int_t)t * step));
+        r->map = json_pack("{s:I,s:o,s:i,s:s}", "step_s", (json_int_t)step, "times_s", times,
+                           "width", (int)width, "cells", b64);
+        rc = r->map ? 0 : -ENOMEM;
+    }
+    free(cells);
+    free(raw);
+    free(b64);
+    return rc < 0 ? rc : 0;
+}
+
+int rp_map(struct rp_doc *doc, struct rp_run **runs, size_t n, json_t **states, struct gs_diag *d)
+{
+    struct cl cl = {0};
+    struct states st = {.list = json_array()};
+    int rc = st.list ? read_cluster(doc, &cl, d) : -ENOMEM;
+    if (!rc && (gs_names_intern(&st.keys, "0") != 0 ||
+                json_array_append_new(
+                    st.list, json_pack("{s:s,s:[],s:[]}", "mode", "free", "tenants", "mig")) != 0))
+        rc = -ENOMEM;
+    size_t per = cl.ncards && n ? MAP_CELLS_MAX / (cl.ncards * n) : MAP_TIMES_MAX;
+    per = per < 1 ? 1 : per > MAP_TIMES_MAX ? MAP_TIMES_MAX : per;
+    for (size_t i = 0; !rc && i < n; i++)
+        rc = map_run(doc, &cl, &st, runs[i], per, d);
+    /* A run mapped before the states passed 256 has one-byte cells: make them two. */
+    for (size_t i = 0; !rc && st.keys.n > 256 && i < n; i++)
+        if (json_integer_value(json_object_get(runs[i]->map, "width")) == 1) {
+            json_decref(runs[i]->map);
+            runs[i]->map = NULL;
+            rc = map_run(doc, &cl, &st, runs[i], per, d);
+        }
+    cl_free(&cl);
+    gs_names_free(&st.keys);
+    if (rc == -ENOMEM)
+        gs_diag_error_code(d, rc, "out of memory drawing the cluster map");
+    if (rc)
+        json_decref(st.list);
+    else
+        *states = st.list;
+    return rc;
+}
