@@ -8,6 +8,7 @@
 #include "gang.h"
 #include "log.h"
 #include "nodes.h"
+#include "snapshot.h"
 #include "state.h"
 #include "store.h"
 
@@ -259,6 +260,7 @@ static int started(struct gsd_state *st, struct gsd_pod *p, int64_t now)
     p->state = GSD_RUNNING;
     p->start_us = now;
     gsd_sched_sync(st, p);
+    gsd_snap_touch(st, p);
     st->placed_total++;
     log_pod("pod placed", st, p);
     if (p->id &&
@@ -282,6 +284,7 @@ static int stopped(struct gsd_state *st, struct gsd_pod *p, const struct gs_deci
     }
     p->state = GSD_PENDING;
     gsd_sched_sync(st, p);
+    gsd_snap_touch(st, p);
     p->pl = (struct gs_placement){.node = -1};
     const struct gsd_pod *by =
         d->by >= 0 && (size_t)d->by < st->sched.nsid ? st->sched.by_sid[d->by] : NULL;
@@ -324,6 +327,7 @@ int gsd_sched_run(struct gsd_state *st)
     int64_t t0 = gsd_mono_us();
     int rc = gs_tenancy_schedule(st->sched.tn, gsd_sched_now(st), &dec, &n);
     gsd_hist_observe(&st->sched_lat, gsd_mono_us() - t0);
+    st->sched.passed = 1;
     int r2 = carry_out(st, dec, n);
     return rc < 0 ? rc : r2;
 }
@@ -333,6 +337,7 @@ int gsd_sched_take(struct gsd_state *st)
     const struct gs_decision *dec;
     size_t n;
     gs_tenancy_decisions(st->sched.tn, &dec, &n);
+    st->sched.passed = 1;
     return carry_out(st, dec, n);
 }
 
