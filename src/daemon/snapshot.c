@@ -473,13 +473,13 @@ static int copy_counts(struct gsd_state *st, struct gsd_snap *n)
 }
 
 /* Pending pods' reasons are the scheduler's, written by its passes: after one, each pending
- * pod is read again, and those whose words changed get a new view. */
+ * pod is read again, and those whose words changed get a new view. O(pods) when any waits. */
 static void sync_pending(struct gsd_state *st)
 {
     if (!st->sched.passed)
         return;
     st->sched.passed = 0;
-    for (struct gsd_pod *p = st->head; p; p = p->next)
+    for (struct gsd_pod *p = st->npending ? st->head : NULL; p; p = p->next)
         if (p->state == GSD_PENDING) {
             gsd_sched_sync(st, p);
             gsd_snap_touch(st, p);
