@@ -15,11 +15,13 @@
  */
 #include "metrics.h"
 #include "access.h"
+#include "queue.h"
 #include "snapshot.h"
 #include "textbuf.h"
 
 #include "gpusched/billing.h"
 #include "gpusched/catalog.h"
+#include "gpusched/fairshare.h"
 #include "gpusched/scenario.h"
 
 #include <stdarg.h>
@@ -260,6 +262,88 @@ static void allocation(struct gsd_text *b, const struct gsd_snap *n)
     free(v);
 }
 
+/* Queue @i's name: a Queue document's, the implicit default, or (without Queue documents) the
+ * tenant's whose queue it is. */
+static const char *queue_name(const struct gsd_config *c, int volcano, size_t i)
+{
+    if (!volcano)
+        return c->tenants[i].name;
+    return i < c->quotas->nqueues ? c->quotas->queues[i].name : "default";
+}
+
+/* Queue @v's pod is in, as an index of queue_name(); -1 none (a namespace no tenant owns). */
+static int queue_of(const struct gsd_config *c, int volcano, const struct gsd_podview *v)
+{
+    if (volcano)
+        return gsd_queue_find(c, v->queue);
+    const struct gsd_tenant *t = gsd_tenant_named(c, v->queue);
+    return t ? (int)(t - c->tenants) : -1;
+}
+
+/*
+ * Each queue's weight, deserved share, allocated and pending GPUs, as GET /v1/queues gives them
+ * (queue.h): the schedulable cards water-filled by weight, each queue capped at its demand and
+ * capability. Worked out here, on the reader's thread, from the snapshot: O(pods + queues^2).
+ */
+static void queues(struct gsd_text *b, const struct gsd_snap *n)
+{
+    const struct gsd_config *c = n->cfg;
+    int volcano = gsd_queues_volcano(c);
+    size_t nq = volcano ? c->quotas->nqueues + 1 : c->ntenants;
+    int64_t *use = calloc(3 * nq + 1, sizeof(int64_t)),
+            capacity = 0; /* allocated, pending, limit */
+    int64_t *deserved = calloc(nq + 1, sizeof(int64_t));
+    int32_t *weight = calloc(nq + 1, sizeof(int32_t));
+    if (!use || !deserved || !weight) {
+        b->full = 1;
+        goto out;
+    }
+    for (size_t p = 0; p < n->npods; p++) {
+        int i = queue_of(c, volcano, n->pods[p]);
+        if (i >= 0)
+            use[2 * i + !n->pods[p]->running] += n->pods[p]->share_milli;
+    }
+    for (size_t i = 0; i < n->nnodes; i++)
+        for (int g = 0; g < n->node_gpus[i]; g++)
+            capacity += 1000 - n->nodes[i].health.held_milli[g];
+    for (size_t i = 0; i < nq; i++) {
+        weight[i] = !volcano                 ? c->tenants[i].weight
+                    : i < c->quotas->nqueues ? c->quotas->queues[i].weight
+                                             : 1;
+        use[2 * nq + i] = gsd_queue_limit(c, volcano ? (int)i : -1, use[2 * i] + use[2 * i + 1]);
+    }
+    gs_fairshare_waterfill(capacity, weight, use + 2 * nq, nq, deserved);
+    static const char *const what[4] = {"weight", "deserved_gpus", "allocated_gpus",
+                                        "pending_gpus"};
+    static const char *const help[4] = {
+        "Each queue's weight, which its deserved share is in proportion to (Volcano Queue "
+        "spec.weight; without Queue documents each tenant is a queue of its DaemonConfig weight).",
+        "Each queue's deserved GPUs: the schedulable cards water-filled by weight, each queue "
+        "capped at its demand (allocated plus pending) and its nvidia.com/gpu capability.",
+        "GPUs the running pods of each queue hold (whole cards plus shares of cards).",
+        "GPUs the pending pods of each queue ask for."};
+    int shadowed = volcano && gsd_queue_find(c, "default") < (int)c->quotas->nqueues;
+    for (int k = 0; k < 4; k++) {
+        char name[64], q[160], v[32];
+        snprintf(name, sizeof(name), "gpusched_queue_%s", what[k]);
+        header(b, name, "gauge", help[k]);
+        for (size_t i = 0; i < nq; i++) {
+            if (shadowed && i == nq - 1)
+                continue; /* a document defines `default`: the implicit one is not there */
+            if (k == 0)
+                snprintf(v, sizeof(v), "%d", (int)weight[i]);
+            else
+                milli(k == 1 ? deserved[i] : use[2 * i + k - 2], v, sizeof(v));
+            gsd_text_printf(b, "%s{queue=\"%s\"} %s\n", name,
+                            esc(queue_name(c, volcano, i), q, sizeof(q)), v);
+        }
+    }
+out:
+    free(use);
+    free(deserved);
+    free(weight);
+}
+
 /* Node @i's hostname and model_name label values. */
 static void node_labels(const struct gsd_snap *n, size_t i, char *host, char *model)
 {
@@ -467,6 +551,7 @@ char *gsd_metrics_render(const struct gsd_snap *n, int level, const struct gsd_h
          &n->publish_lat);
     if (level >= GSD_METRICS_NAMED) {
         allocation(&b, n);
+        queues(&b, n);
         nodes(&b, n);
         gpuquotas(&b, n);
         resourcequotas(&b, n);

@@ -48,6 +48,14 @@ int gsd_queue_find(const struct gsd_config *c, const char *name)
     return strcmp(name, "default") ? -1 : (int)n;
 }
 
+int64_t gsd_queue_limit(const struct gsd_config *c, int i, int64_t demand)
+{
+    if (i < 0 || (size_t)i >= nqueues(c))
+        return demand;
+    int64_t cap = c->quotas->queues[i].cap_gpu_milli;
+    return cap != GS_UNSET && demand > cap ? cap : demand;
+}
+
 int gsd_queue_check(const struct gsd_state *st, const struct gsd_pod *p, char *why, size_t size)
 {
     if (!gsd_queues_volcano(st->cfg))
@@ -151,9 +159,7 @@ static int queue_shares(const struct gsd_state *st, int64_t *pending, int32_t (*
     for (size_t i = 0; i < n; i++) {
         const struct gs_queue_spec *q = i + 1 < n ? &st->cfg->quotas->queues[i] : NULL;
         weight[i] = q ? q->weight : 1;
-        limit[i] = st->qused[i].gpu_milli + pending[i];
-        if (q && q->cap_gpu_milli != GS_UNSET && limit[i] > q->cap_gpu_milli)
-            limit[i] = q->cap_gpu_milli;
+        limit[i] = gsd_queue_limit(st->cfg, (int)i, st->qused[i].gpu_milli + pending[i]);
     }
     gs_fairshare_waterfill(gsd_capacity_milli(st), weight, limit, n, deserved);
     free(weight);

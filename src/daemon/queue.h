@@ -50,6 +50,13 @@ int gsd_queue_check(const struct gsd_state *st, const struct gsd_pod *p, char *w
  */
 int gsd_queue_known(const struct gsd_state *st, const char *name, const char *field,
                     struct gsd_req *r);
+/*
+ * gsd_queue_limit() - the most queue @i (gsd_queue_find()) may deserve when its pods ask @demand
+ * milli-GPU (allocated plus pending): @demand, capped at the queue's nvidia.com/gpu capability
+ * when its Queue document sets one. @i < 0 (a tenant's own queue, without Queue documents) and
+ * the implicit default are capped at @demand only. Any thread (reads @c only). O(1).
+ */
+int64_t gsd_queue_limit(const struct gsd_config *c, int i, int64_t demand);
 /* gsd_queue_charge() - count running pod @p in (@sign 1) or out of (-1) its queue's use. */
 void gsd_queue_charge(struct gsd_state *st, struct gsd_pod *p, int sign);
 /*
