@@ -21,10 +21,10 @@
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const net = require('net');
 const http = require('http');
 const {spawn, spawnSync} = require('child_process');
 const {check, done} = require('../common/check.js');
+const {freePort, request} = require('../common/net.js');
 
 const ROOT = process.cwd();
 const BIN = process.env.GPUSCHEDD_BIN;
@@ -139,29 +139,6 @@ function metricsOf(expr) {
 }
 
 /* ---- gpuschedd ---- */
-
-function freePort() {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const port = s.address().port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-function request(port, method, p, token, body) {
-  return new Promise((resolve, reject) => {
-    const headers = token ? {Authorization: 'Bearer ' + token} : {};
-    if (body) headers['Content-Type'] = 'application/json';
-    const req = http.request({host: '127.0.0.1', port, path: p, method, headers}, (res) => {
-      let text = '';
-      res.on('data', (d) => (text += d));
-      res.on('end', () => resolve({status: res.statusCode, text}));
-    });
-    req.on('error', reject);
-    req.end(body ? JSON.stringify(body) : undefined);
-  });
-}
 
 async function until(what, fn, tries) {
   for (let i = 0; i < (tries || 150); i++) {
