@@ -465,8 +465,11 @@ window.gsReport = (function () {
     table(s, ['', 'now'], [
       ['GPUs allocated, whole cluster', fmt(n.gpu_milli_allocated / 1000, 1) + ' of ' +
         fmt((n.gpu_milli - n.gpu_milli_unavailable) / 1000, 0) + ' schedulable'],
-      ['pods running', fmt(n.pods_running, 0)],
-      ['pods pending', fmt(n.pods_pending, 0)],
+      ['pods running / pending, whole cluster', fmt(n.pods_running, 0) + ' / ' +
+        fmt(n.pods_pending, 0)],
+      ...(data.mine ? [['pods running / pending, ' + data.mine.name,
+                        fmt(data.mine.pods_running, 0) + ' / ' + fmt(data.mine.pods_pending, 0)]]
+        : []),
       ['bill so far', w.bill.total],
     ], 'figures');
     demand([w], 0);

@@ -248,6 +248,7 @@
         ' (' + K + ' samples).',
       tenants: [...new Set([...names, ...b.tenants.map((t) => t.tenant)])].sort(),
       now: last.status,
+      mine: caller === 'admin' ? null : last.tenants.find((t) => t.name === caller) || null,
       ways: [{way: 'live', timeline, waits: waits(last.pods.items), bill,
               map: {times_s: samples.map((x) => Math.round((x.t - samples[0].t) / 1000)),
                     labels: timeline.labels, decoded: cells}}],
