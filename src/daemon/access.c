@@ -6,11 +6,12 @@
  *  1. an address whose bearer tokens failed http.authFailuresPerMinute times within the last
  *     minute gets 429 with Retry-After on every route that takes credentials, before its token
  *     is even looked at: guessing costs a minute per handful of tries;
- *  2. credentials: GET /healthz needs none; GET /metrics takes the metrics or the admin token,
- *     or none (then it shows aggregates only, metrics.c); an extender call may come with the
- *     client certificate mutual TLS verified (--tls-client-ca; server.c then asks for it, and
- *     refuses the call without one); every other route needs a bearer token of the DaemonConfig
- *     or a node's own (401, counted against the address, when it is absent or unknown);
+ *  2. credentials: GET /healthz and GET /ui (a page that holds no data, ui.h) need none;
+ *     GET /metrics takes the metrics or the admin token, or none (then it shows aggregates
+ *     only, metrics.c); an extender call may come with the client certificate mutual TLS
+ *     verified (--tls-client-ca; server.c then asks for it, and refuses the call without one);
+ *     every other route needs a bearer token of the DaemonConfig or a node's own (401, counted
+ *     against the address, when it is absent or unknown);
  *  3. the roles' routes: the node agents' bootstrap token and a node's own token (agents.h)
  *     reach only /v1/nodes/..., and POSTs there need one of them or the admin's; the metrics
  *     token reaches only GET /metrics; extender verbs, which bind pods to cards, only the admin
@@ -27,6 +28,7 @@
 #include "api.h"
 #include "config.h"
 #include "server.h"
+#include "ui.h"
 
 #include <errno.h>
 #include <nettle/memops.h>
@@ -257,7 +259,8 @@ int gsd_access_check(struct gsd_access *a, struct gsd_req *r, const struct socka
                      int64_t now_us, size_t *cap)
 {
     uint8_t key[KEY_LEN];
-    int open = !strcmp(r->path, "/healthz") || (!strcmp(r->path, "/metrics") && !r->auth);
+    int open = !strcmp(r->path, "/healthz") || gsd_ui_path(r->path) || /* no data: ui.h */
+               (!strcmp(r->path, "/metrics") && !r->auth);
     r->who = GSD_AUTH_NONE;
     addr_key(addr, key);
     pthread_mutex_lock(&a->mu);

@@ -262,6 +262,39 @@ static void allocation(struct gsd_text *b, const struct gsd_snap *n)
     free(v);
 }
 
+/*
+ * Each queue's weight, deserved share, allocated and pending GPUs, as GET /v1/queues gives them:
+ * the scheduler's own figures, copied into the snapshot at its publish. O(queues).
+ */
+static void queues(struct gsd_text *b, const struct gsd_snap *n)
+{
+    static const char *const what[4] = {"weight", "deserved_gpus", "allocated_gpus",
+                                        "pending_gpus"};
+    static const char *const help[4] = {
+        "Each queue's weight, which its deserved share is in proportion to (Volcano Queue "
+        "spec.weight; without Queue documents each tenant is a queue of its DaemonConfig weight).",
+        "Each queue's deserved GPUs: the schedulable cards water-filled by weight, each queue "
+        "capped at its demand (allocated plus pending) and its nvidia.com/gpu capability.",
+        "GPUs the running pods of each queue hold (whole cards plus shares of cards).",
+        "GPUs the pending pods of each queue ask for."};
+    for (int k = 0; k < 4; k++) {
+        char name[64], q[160], v[32];
+        snprintf(name, sizeof(name), "gpusched_queue_%s", what[k]);
+        header(b, name, "gauge", help[k]);
+        for (size_t i = 0; i < n->nqueues; i++) {
+            const struct gsd_queueview *qv = &n->queues[i];
+            if (k == 0)
+                snprintf(v, sizeof(v), "%d", (int)qv->weight);
+            else
+                milli(k == 1   ? qv->deserved_milli
+                      : k == 2 ? qv->allocated_milli
+                               : qv->pending_milli,
+                      v, sizeof(v));
+            gsd_text_printf(b, "%s{queue=\"%s\"} %s\n", name, esc(qv->name, q, sizeof(q)), v);
+        }
+    }
+}
+
 /* Node @i's hostname and model_name label values. */
 static void node_labels(const struct gsd_snap *n, size_t i, char *host, char *model)
 {
@@ -469,6 +502,7 @@ char *gsd_metrics_render(const struct gsd_snap *n, int level, const struct gsd_h
          &n->publish_lat);
     if (level >= GSD_METRICS_NAMED) {
         allocation(&b, n);
+        queues(&b, n);
         nodes(&b, n);
         gpuquotas(&b, n);
         resourcequotas(&b, n);

@@ -49,6 +49,7 @@
 #include "snapshot.h"
 #include "state.h"
 #include "store.h"
+#include "ui.h"
 
 #include "gpusched/grow.h"
 
@@ -619,6 +620,8 @@ static enum MHD_Result send_reply(struct gsd_server *s, struct MHD_Connection *c
     }
     if (r->status == 401)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+    for (const char *const *h = r->headers; h && h[0] && h[1]; h += 2)
+        MHD_add_response_header(resp, h[0], h[1]);
     enum MHD_Result ret = MHD_queue_response(c, (unsigned)r->status, resp);
     MHD_destroy_response(resp);
     return ret;
@@ -761,6 +764,8 @@ static int answer_here(struct gsd_server *s, struct gsd_req *r)
         healthz(s, r);
         return 1;
     }
+    if (gsd_ui_answer(r)) /* the page, which holds no data: ui.h */
+        return 1;
     if (strcmp(r->method, "POST") ||
         (strcmp(r->path, "/extender/filter") && strcmp(r->path, "/extender/prioritize")))
         return 0;

@@ -80,7 +80,8 @@ struct gsd_req {
     void *resp_cls;
     size_t resp_len;
     const char *ctype;
-    int64_t retry_after; /* seconds; 0 = no header */
+    const char *const *headers; /* NULL, or more answer headers: name, value, ..., NULL */
+    int64_t retry_after;        /* seconds; 0 = no header */
     int done;
     pthread_cond_t cv;
     struct gsd_req *next;

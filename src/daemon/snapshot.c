@@ -14,6 +14,7 @@
 #include "forecast.h"
 #include "log.h"
 #include "nodes.h"
+#include "queue.h"
 #include "sched.h"
 
 #include "gpusched/grow.h"
@@ -252,6 +253,7 @@ static void snap_free(struct gsd_snap *n)
     free(n->nodes);
     free(n->quse);
     free(n->rq_used);
+    free(n->queues);
     free(n);
 }
 
@@ -439,6 +441,32 @@ static void quota_use(const struct gsd_state *st, struct gsd_quota_use *q)
     }
 }
 
+/* Each queue's weight, deserved, allocated and pending share as the scheduler holds them, into
+ * @n (the implicit `default` left out when a Queue document defines one). Return: 0; -ENOMEM. */
+static int queue_views(const struct gsd_state *st, struct gsd_snap *n)
+{
+    const struct gs_policy *pol = &st->sched.pol;
+    const struct gs_tenancy *tn = st->sched.tn;
+    size_t nq = pol->nqueues;
+    int shadowed = gsd_queue_find(st, "default") < (int)nq;
+    n->queues = calloc(nq + 1, sizeof(*n->queues));
+    if (!n->queues)
+        return -ENOMEM;
+    for (size_t i = 0; i <= nq && i < gs_tenancy_queue_count(tn); i++) {
+        if (i == nq && shadowed)
+            break;
+        struct gsd_queueview *q = &n->queues[n->nqueues++];
+        int64_t used = gs_tenancy_queue_milli(tn, i),
+                pending = gs_tenancy_queue_demand(tn, i) - used;
+        snprintf(q->name, sizeof(q->name), "%s", i < nq ? pol->queues[i].name : "default");
+        q->weight = gs_tenancy_queue_weight(tn, i);
+        q->deserved_milli = gs_tenancy_queue_deserved(tn, i);
+        q->allocated_milli = used;
+        q->pending_milli = pending > 0 ? pending : 0;
+    }
+    return 0;
+}
+
 /* The counters, histograms and quota use of @st into @n. */
 static int copy_counts(struct gsd_state *st, struct gsd_snap *n)
 {
@@ -459,6 +487,8 @@ static int copy_counts(struct gsd_state *st, struct gsd_snap *n)
     if (!n->quse || !n->rq_used)
         return -ENOMEM;
     quota_use(st, n->quse);
+    if (queue_views(st, n) < 0)
+        return -ENOMEM;
     for (size_t i = 0; i < nrq; i++)
         gsd_rquota_used(st, i, n->rq_used[i]);
     if (gsd_mono_us() < atomic_load(&s->bills_until_us)) {

@@ -72,6 +72,13 @@ struct gsd_quota_use {
     int64_t dedicated[GS_MODEL_MAX], shared[GS_MODEL_MAX];
 };
 
+/* One queue as the scheduler held it at the publish (GET /v1/queues' figures), milli-GPU. */
+struct gsd_queueview {
+    char name[GSD_NAME_MAX];
+    int32_t weight;
+    int64_t deserved_milli, allocated_milli, pending_milli;
+};
+
 struct gsd_snap {
     uint64_t gen; /* 1, 2, ...: one per publish */
     struct gsd_config *cfg;
@@ -87,6 +94,8 @@ struct gsd_snap {
     uint64_t placed_total, cancelled_total, requeued_total, preempted_total;
     struct gsd_quota_use *quse; /* per cfg tenant */
     int64_t (*rq_used)[GSD_RQ_RES];
+    struct gsd_queueview *queues; /* the Queue documents', then `default` unless one defines it */
+    size_t nqueues;
     json_t *bills;  /* gsd_bill_accrued() when a reader asked for names lately, else NULL */
     char *forecast; /* gsd_forecast_metrics() then too (the text), else NULL */
     /* the chain of live snapshots, for freeing in order */

@@ -499,6 +499,38 @@ static void test_healthz_follows_the_store(void **state)
     h_cleanup(&d);
 }
 
+/* GET /ui: the page, without a token and without data (no pod, tenant or node named in it),
+ * the same for a bad token; only GET (and HEAD). What it shows once given a token is the browser
+ * test's (tests/browser/report.test.js). */
+static void test_ui_page(void **state)
+{
+    (void)state;
+    struct daemon d;
+    struct answer a;
+    assert_int_equal(h_setup(&d, NULL), 0);
+    assert_int_equal(h_start(&d), 0);
+    json_decref(h_submit(&d, TOKEN_A, h_pod("team-a", "ui-secret-pod", 1, 0), 201));
+    const char *tokens[] = {NULL, "not-a-token-0123456789", TOKEN_A};
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(h_call(&d, "GET", "/ui", tokens[i], NULL, &a), 0);
+        assert_int_equal(a.status, 200);
+        assert_non_null(strstr(a.body, "<main id=\"report\"></main>"));
+        assert_non_null(strstr(a.body, "gsReport"));
+        assert_null(strstr(a.body, "id=\"gs-report-data\""));
+        assert_null(strstr(a.body, "ui-secret-pod"));
+        assert_null(strstr(a.body, "team-a"));
+        h_answer_free(&a);
+    }
+    h_expect(&d, "GET", "/ui/", NULL, NULL, 200, &a);
+    h_answer_free(&a);
+    h_expect(&d, "POST", "/ui", TOKEN_ADMIN, "{}", 405, &a);
+    h_answer_free(&a);
+    h_expect(&d, "GET", "/v1/pods", NULL, NULL, 401, &a);
+    h_answer_free(&a);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -511,6 +543,7 @@ int main(void)
         cmocka_unit_test(test_tls),
         cmocka_unit_test(test_healthz_follows_the_store),
         cmocka_unit_test(test_failed_tokens_throttled),
+        cmocka_unit_test(test_ui_page),
     };
     signal(SIGPIPE, SIG_IGN);
     return cmocka_run_group_tests(tests, NULL, NULL);

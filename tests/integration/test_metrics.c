@@ -102,6 +102,36 @@ static void has(const char *text, const char *const *want, size_t n)
             fail_msg("scrape lacks: %s", want[i]);
 }
 
+/* Every queue /v1/queues shows (with the admin's token) has its weight, deserved, allocated and
+ * pending GPUs in @text with the same figures; @n the queues expected. */
+static void queues_match(const struct daemon *d, const char *text, size_t n)
+{
+    struct answer a;
+    assert_int_equal(h_call(d, "GET", "/v1/queues", TOKEN_ADMIN, NULL, &a), 0);
+    assert_int_equal(a.status, 200);
+    json_t *doc = json_loads(a.body, 0, NULL), *items = json_object_get(doc, "items"), *q;
+    size_t i;
+    assert_int_equal(json_array_size(items), n);
+    json_array_foreach(items, i, q)
+    {
+        const char *name = json_string_value(json_object_get(q, "name"));
+        static const char *const key[3] = {"deserved_milli", "allocated_milli", "pending_milli"};
+        static const char *const metric[3] = {"deserved", "allocated", "pending"};
+        char want[256];
+        snprintf(want, sizeof(want), "gpusched_queue_weight{queue=\"%s\"} %lld\n", name,
+                 (long long)json_integer_value(json_object_get(q, "weight")));
+        has(text, (const char *const[]){want}, 1);
+        for (int k = 0; k < 3; k++) {
+            long long v = (long long)json_integer_value(json_object_get(q, key[k]));
+            snprintf(want, sizeof(want), "gpusched_queue_%s_gpus{queue=\"%s\"} %lld.%03lld\n",
+                     metric[k], name, v / 1000, v % 1000);
+            has(text, (const char *const[]){want}, 1);
+        }
+    }
+    json_decref(doc);
+    h_answer_free(&a);
+}
+
 /*
  * `promtool check metrics` on @text: it parses the exposition and lints it (names, units,
  * _total on counters, snake_case labels, help texts); it must exit 0 and report nothing.
@@ -187,6 +217,7 @@ static void test_levels(void **state)
     has_line(named, "gpusched_gpu_allocated_ratio{hostname=\"", "} 0.400"); /* m1's 40 % */
     if (strstr(named, "gpusched_pod_gpu_allocated_ratio"))
         fail_msg("a series per pod without metrics.perPod");
+    queues_match(&d, named, 3); /* each tenant a queue, and `default` for the admin's pods */
     promtool_passes(&d, named, "named");
     /* The admin's token sees the same; a tenant's is refused (its view is the API's). */
     char *admin = scrape(&d, TOKEN_ADMIN);
@@ -237,10 +268,54 @@ static void test_per_pod(void **state)
     h_cleanup(&d);
 }
 
+/* With Volcano Queue documents: a queue per document and the implicit default, each with the
+ * figures GET /v1/queues gives, the capability capping what one deserves. */
+static void test_queues(void **state)
+{
+    (void)state;
+    struct daemon d;
+    char extra[96];
+    snprintf(extra, sizeof(extra), "metrics: {token: %s}\n", TOKEN_METRICS);
+    assert_int_equal(h_setup(&d, extra), 0);
+    assert_int_equal(h_policy(&d, "apiVersion: scheduling.volcano.sh/v1beta1\n"
+                                  "kind: Queue\n"
+                                  "metadata: {name: team-a}\n"
+                                  "spec: {weight: 3}\n"
+                                  "---\n"
+                                  "apiVersion: scheduling.volcano.sh/v1beta1\n"
+                                  "kind: Queue\n"
+                                  "metadata: {name: team-b}\n"
+                                  "spec: {weight: 1, capability: {nvidia.com/gpu: 3}}\n"),
+                     0);
+    assert_int_equal(h_start(&d), 0);
+    const int gpus[] = {8, 2, 8, 4}; /* no pod larger than a node: that is a 400 */
+    for (int i = 0; i < 4; i++) {
+        char name[16], *body;
+        struct answer a;
+        snprintf(name, sizeof(name), "q%d", i);
+        body = h_pod(i % 2 ? "team-b" : "team-a", name, gpus[i], 0);
+        assert_int_equal(h_call(&d, "POST", "/v1/pods", i % 2 ? TOKEN_B : TOKEN_A, body, &a), 0);
+        assert_int_equal(a.status, 201);
+        h_answer_free(&a);
+        free(body);
+    }
+    char *text = scrape(&d, TOKEN_METRICS);
+    queues_match(&d, text, 3);
+    has(text,
+        (const char *const[]){"gpusched_queue_deserved_gpus{queue=\"team-b\"} 3.000\n",
+                              "gpusched_queue_pending_gpus{queue=\"team-b\"} 4.000\n"},
+        2);
+    promtool_passes(&d, text, "queues");
+    free(text);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_levels),
-                                       cmocka_unit_test(test_per_pod)};
+                                       cmocka_unit_test(test_per_pod),
+                                       cmocka_unit_test(test_queues)};
     signal(SIGPIPE, SIG_IGN);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
