@@ -381,7 +381,7 @@ async function uiPages(browser) {
     await submit(d, TOKENS.b, podSpec('team-b', 'b-infer-0', {'nvidia.com/gpu': 1,
       'nvidia.com/gpumem': 16000, 'nvidia.com/gpucores': 40}));
     await submit(d, TOKENS.b, podSpec('team-b', 'b-mig-0', {'nvidia.com/mig-1g.10gb': 1}));
-    await submit(d, TOKENS.b, podSpec('team-b', 'b-wait-0', {'nvidia.com/gpu': 16}));
+    await submit(d, TOKENS.b, podSpec('team-b', 'b-wait-0', {'nvidia.com/gpu': 8}));
 
     /* The page: no data in it, and without a token nothing but the sign-in form. */
     const raw = await request(d.port, 'GET', '/ui');
@@ -442,7 +442,10 @@ async function uiPages(browser) {
     const bills = await chartData(adm.page, 'chart-bills');
     check(bills && bills.labels.includes('team-b'), 'admin: bills per tenant');
     const queues = await chartData(adm.page, 'chart-queues-live');
-    check(queues && queues.datasets.length === 4, 'admin: each queue against its deserved share');
+    const nq = JSON.parse((await request(d.port, 'GET', '/v1/queues', TOKENS.admin)).text)
+      .items.length;
+    check(queues && queues.datasets.length === 2 * nq,
+          'admin: each queue (' + nq + ') against its deserved share');
     const first = await mapStates(adm.page);
     same(first, await apiCards(d, TOKENS.admin), 'admin: every card as the pods hold it');
     check(first.some((s) => /^mig 1g\.10gb@\d+=team-b$/.test(s)), 'admin: the MIG instance on ' +
