@@ -3,7 +3,8 @@
 BUILD ?= build
 SAN   ?= build-san
 
-.PHONY: all deps demo test test-release test-san bench format clean bench-daemon kubernetes
+.PHONY: all deps demo test test-release test-san bench format clean bench-daemon kubernetes \
+	bench-attack
 
 all: $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -49,3 +50,6 @@ bench-daemon: all
 # kube-apiserver and kube-scheduler for tests/e2e, cached outside the clone (make test does it too).
 kubernetes: deps
 	scripts/build-kubernetes
+
+bench-attack: all
+	$(BUILD)/bench_attack

@@ -9,6 +9,7 @@
  * Usage: bench_daemon [SUBMISSIONS [STORE_PODS]]
  */
 #include "../tests/common/harness.h"
+#include "../tests/common/load.h"
 
 #include <curl/curl.h>
 #include <pthread.h>
@@ -23,26 +24,6 @@
 #define EXT_CALLS 200
 
 static struct daemon d;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double pct(double *v, size_t n, double p)
-{
-    qsort(v, n, sizeof(*v), cmp_double);
-    size_t i = (size_t)(p * (double)(n - 1) + 0.5);
-    return v[i < n ? i : n - 1];
-}
 
 struct client {
     const char *prefix;
@@ -76,11 +57,11 @@ static void *submitter(void *arg)
         int share = i % 3 == 0; /* a third shares a card, the rest take 1 or 2 whole */
         char *body = h_pod("team-a", name, share || i % 4 ? 1 : 2, share ? 10 + i % 80 : 0);
         curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-        double t0 = now_s();
+        double t0 = l_now();
         long st = 0;
         if (curl_easy_perform(h) == CURLE_OK)
             curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &st);
-        c->lat[i - c->from] = now_s() - t0;
+        c->lat[i - c->from] = l_now() - t0;
         c->failed += st != 201;
         free(body);
     }
@@ -96,7 +77,7 @@ static void bench_submit(int n, const char *prefix, const char *what)
     struct client c[CLIENTS];
     double *lat = calloc((size_t)n, sizeof(*lat));
     int per = n / CLIENTS, failed = 0;
-    double t0 = now_s();
+    double t0 = l_now();
     for (int i = 0; i < CLIENTS; i++) {
         c[i] = (struct client){prefix, i, i * per, (i + 1) * per, lat + i * per, 0};
         pthread_create(&t[i], NULL, submitter, &c[i]);
@@ -105,51 +86,14 @@ static void bench_submit(int n, const char *prefix, const char *what)
         pthread_join(t[i], NULL);
         failed += c[i].failed;
     }
-    double el = now_s() - t0;
+    double el = l_now() - t0;
     int done = per * CLIENTS;
     if (what)
         printf("%s: %d pods by %d clients in %.2f s: %.0f submissions/s; latency p50 %.2f ms, "
                "p99 %.2f ms, max %.2f ms; %d not 201\n",
-               what, done, CLIENTS, el, done / el, pct(lat, (size_t)done, 0.50) * 1e3,
-               pct(lat, (size_t)done, 0.99) * 1e3, pct(lat, (size_t)done, 1.0) * 1e3, failed);
+               what, done, CLIENTS, el, done / el, l_pct(lat, (size_t)done, 0.50) * 1e3,
+               l_pct(lat, (size_t)done, 0.99) * 1e3, l_pct(lat, (size_t)done, 1.0) * 1e3, failed);
     free(lat);
-}
-
-/* 5,000 nodes: A100 and V100 boards of 8, T4 boxes of 4, the CPU and memory of the trace. */
-static void write_nodes(const char *path)
-{
-    FILE *f = fopen(path, "w");
-    fprintf(f, "sn,cpu_milli,memory_mib,gpu,model\n");
-    for (int i = 0; i < EXT_NODES; i++)
-        fprintf(f, "node-%04d,96000,786432,%d,%s\n", i, i % 5 == 4 ? 4 : 8,
-                i % 5 == 4   ? "T4"
-                : i % 5 == 3 ? "V100M32"
-                             : "A100-SXM4-80GB");
-    fclose(f);
-}
-
-/* ExtenderArgs for a 2-card pod (or one asking MIG @mig) with all EXT_NODES names, in order or
- * @reversed (malloc'd). */
-static char *extender_args(int reversed, const char *mig)
-{
-    json_t *names = json_array();
-    for (int i = 0; i < EXT_NODES; i++) {
-        char n[16];
-        snprintf(n, sizeof(n), "node-%04d", reversed ? EXT_NODES - 1 - i : i);
-        json_array_append_new(names, json_string(n));
-    }
-    char *pod = h_pod("team-a", "ext-0", mig ? 0 : 2, 0);
-    json_t *args =
-        json_pack("{s:o, s:n, s:o}", "Pod", json_loads(pod, 0, NULL), "Nodes", "NodeNames", names);
-    json_t *spec = json_object_get(json_object_get(args, "Pod"), "spec");
-    json_t *c = json_array_get(json_object_get(spec, "containers"), 0);
-    if (mig)
-        json_object_set_new(json_object_get(json_object_get(c, "resources"), "limits"), mig,
-                            json_integer(1));
-    char *body = json_dumps(args, JSON_COMPACT);
-    json_decref(args);
-    free(pod);
-    return body;
 }
 
 /*
@@ -159,26 +103,28 @@ static char *extender_args(int reversed, const char *mig)
  */
 static void bench_extender(int vary, const char *mig)
 {
-    char *body[2] = {extender_args(0, mig), extender_args(vary, mig)};
+    char *body[2] = {l_extender_args(EXT_NODES, 0, "ext-0", 2, mig),
+                     l_extender_args(EXT_NODES, vary, "ext-0", 2, mig)};
     double *lf = calloc(EXT_CALLS, sizeof(double)), *lp = calloc(EXT_CALLS, sizeof(double));
     double *lb = calloc(EXT_CALLS, sizeof(double));
     CURL *h = curl_easy_init();
     struct curl_slist *hd = curl_slist_append(NULL, "Expect:");
+    hd = curl_slist_append(hd, "Authorization: Bearer " TOKEN_ADMIN);
     char url[64];
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, hd);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);
     for (int i = 0; i < EXT_CALLS; i++) {
-        double t0 = now_s();
+        double t0 = l_now();
         snprintf(url, sizeof(url), "http://127.0.0.1:%d/extender/filter", d.port);
         curl_easy_setopt(h, CURLOPT_URL, url);
         curl_easy_setopt(h, CURLOPT_POSTFIELDS, body[0]);
         curl_easy_perform(h);
-        double t1 = now_s();
+        double t1 = l_now();
         snprintf(url, sizeof(url), "http://127.0.0.1:%d/extender/prioritize", d.port);
         curl_easy_setopt(h, CURLOPT_URL, url);
         curl_easy_setopt(h, CURLOPT_POSTFIELDS, body[1]);
         curl_easy_perform(h);
-        double t2 = now_s();
+        double t2 = l_now();
         lf[i] = t1 - t0;
         lp[i] = t2 - t1;
         lb[i] = t2 - t0;
@@ -186,9 +132,9 @@ static void bench_extender(int vary, const char *mig)
     printf("extender, %d NodeNames%s%s%s, request body %zu bytes, %d calls each: filter p50 %.2f "
            "ms p99 %.2f ms; prioritize p50 %.2f ms p99 %.2f ms; filter+prioritize p99 %.2f ms\n",
            EXT_NODES, vary ? " (order changing every call)" : "", mig ? ", pod asking " : "",
-           mig ? mig : "", strlen(body[0]), EXT_CALLS, pct(lf, EXT_CALLS, 0.5) * 1e3,
-           pct(lf, EXT_CALLS, 0.99) * 1e3, pct(lp, EXT_CALLS, 0.5) * 1e3,
-           pct(lp, EXT_CALLS, 0.99) * 1e3, pct(lb, EXT_CALLS, 0.99) * 1e3);
+           mig ? mig : "", strlen(body[0]), EXT_CALLS, l_pct(lf, EXT_CALLS, 0.5) * 1e3,
+           l_pct(lf, EXT_CALLS, 0.99) * 1e3, l_pct(lp, EXT_CALLS, 0.5) * 1e3,
+           l_pct(lp, EXT_CALLS, 0.99) * 1e3, l_pct(lb, EXT_CALLS, 0.99) * 1e3);
     curl_slist_free_all(hd);
     curl_easy_cleanup(h);
     free(body[0]);
@@ -208,7 +154,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: bench_daemon [SUBMISSIONS >= 8 [STORE_PODS >= SUBMISSIONS]]\n");
         return 2;
     }
-    write_nodes(d.nodes);
+    unsetenv("GPUSCHEDD_VERIFY_SNAPSHOTS"); /* the tests' O(pods) check at each publish */
+    l_write_nodes(d.nodes, EXT_NODES);
     h_policy(&d, "apiVersion: nvidia.com/v1\nkind: GpuClusterPolicy\nspec:\n"
                  "  mig: {strategy: mixed}\n"
                  "  devices: [{name: A100-SXM4-80GB, migEnabled: true}]\n");
@@ -228,14 +175,14 @@ int main(int argc, char **argv)
     long long pend = json_integer_value(json_object_get(a.json, "pods_pending"));
     h_answer_free(&a);
     h_stop(&d);
-    double t0 = now_s();
+    double t0 = l_now();
     if (h_start(&d)) {
         fprintf(stderr, "bench_daemon: gpuschedd did not restart (log: %s)\n", d.log);
         return 1;
     }
     printf("restart with %lld pods in the store (%lld running, %lld pending): first answer "
            "after %.2f s\n",
-           run + pend, run, pend, now_s() - t0);
+           run + pend, run, pend, l_now() - t0);
     h_stop(&d);
     h_cleanup(&d);
     return 0;

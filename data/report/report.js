@@ -1,19 +1,21 @@
 /*
- * gpusched report: draws the page from the data gpusched report embedded in it (the element
- * #gs-report-data). Charts are Chart.js's (inlined before this script); the cluster map is a
- * grid of boxes: zones, their nodes, each node's PCIe domains, in each the cards of one NVLink
- * group together, each card coloured by its state at the slider's time.
+ * gpusched report: the renderer of the report's views, one for every page that shows them.
+ * gsReport.render(data, root) draws @data into the element @root, again as often as it is
+ * called (each call replaces what the last drew): a replay, a scenario run, or the live view of
+ * a running gpuschedd (data.kind 'live', put together from its API by ui.js). A page written by
+ * gpusched report carries its data in the element #gs-report-data and is drawn from it at once.
+ * Charts are Chart.js's (inlined before this script); the cluster map is a grid of boxes:
+ * zones, their nodes, each node's PCIe domains, in each the cards of one NVLink group together,
+ * each card coloured by its state at the slider's time.
  * Each chart's canvas has an id (chart-<what>[-<way>]) so a test finds it with Chart.getChart().
  */
 'use strict';
-(function () {
-  const data = JSON.parse(document.getElementById('gs-report-data').textContent);
-  const root = document.getElementById('report');
+window.gsReport = (function () {
+  let data, root, charts = [], mapStyle = null;
   const PALETTE = ['#4e79a7', '#f28e2b', '#e15759', '#76b7b2', '#59a14f', '#edc948', '#b07aa1',
                    '#ff9da7', '#9c755f', '#bab0ac'];
   const WAY_COLOURS = {exclusive: '#9c755f', sharing: '#76b7b2', full: '#4e79a7'};
   const tenantColour = new Map();
-  (data.tenants || []).forEach((t, i) => tenantColour.set(t, PALETTE[i % PALETTE.length]));
   const colourOf = (name, i) => tenantColour.get(name) || PALETTE[i % PALETTE.length];
 
   Chart.defaults.animation = false;
@@ -41,7 +43,9 @@
     const canvas = el('canvas', {id: id});
     parent.appendChild(el('figure', {class: tall ? 'chart tall' : 'chart'},
                           el('figcaption', {text: title}), el('div', {class: 'box'}, canvas)));
-    return new Chart(canvas, config);
+    const c = new Chart(canvas, config);
+    charts.push(c);
+    return c;
   }
   function table(parent, head, rows, cls) {
     const t = el('table', {class: cls || ''});
@@ -62,17 +66,32 @@
     return horizon > 86400 ? 'd' + (d + 1) + ' ' + hm : hm;
   }
   const gpus = (milli) => milli / 1000;
+  /* Points on a line only when there are few: the live view's first samples. */
+  const dots = (t) => (t.steps < 40 ? 2 : 0);
+  const timeAxis = () => (data.kind === 'live' ? 'time' : 'simulated time');
   const axes = (x, y, stacked) => ({
     x: {title: {display: true, text: x}, stacked: !!stacked},
     y: {title: {display: true, text: y}, stacked: !!stacked, beginAtZero: true},
   });
 
+  /* $27,112.95: to the cent, half up, thousands separated, as gs_money_format_human() prints
+   * it (the live view's bills come from the API in micro-units). */
+  function money(udollars, currency) {
+    const cents = Math.floor((udollars + 5000) / 10000);
+    const whole = Math.floor(cents / 100).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+    const amount = whole + '.' + String(cents % 100).padStart(2, '0');
+    return currency === 'USD' ? '$' + amount : amount + ' ' + currency;
+  }
+
   /* ---- Header ---- */
-  document.title = data.title;
-  root.appendChild(el('header', {}, el('h1', {text: data.title}),
-                      el('p', {class: 'note', text: (data.kind === 'replay' ? 'Trace replay' :
-                        'Multi-tenant scenario run') + ' from ' + data.source + ', drawn by ' +
-                        data.generator + '.'})));
+  function header() {
+    document.title = data.title;
+    const kind = {replay: 'Trace replay', scenario: 'Multi-tenant scenario run',
+                  live: 'Live view'}[data.kind] || 'Multi-tenant scenario run';
+    root.appendChild(el('header', {}, el('h1', {text: data.title}),
+                        el('p', {class: 'note', text: kind + ' from ' + data.source +
+                          ', drawn by ' + data.generator + '.'})));
+  }
 
   /* ---- A replay: policies side by side ---- */
   function replay() {
@@ -157,6 +176,7 @@
   }
 
   function timeLabels(t, horizon) {
+    if (t.labels) return t.labels; /* the live view's wall-clock times */
     return Array.from({length: t.steps}, (_, i) => clock(i * t.step_s, horizon));
   }
   const sum = (lists, i) => lists.reduce((a, l) => a + l[i], 0);
@@ -172,17 +192,17 @@
       const t = w.timeline;
       datasets.push({label: w.way + ' allocated', borderColor: c, backgroundColor: c,
         data: Array.from({length: t.steps}, (_, i) =>
-          gpus(sum(t.tenants.map((x) => x.allocated_milli), i))), pointRadius: 0, borderWidth: 2});
+          gpus(sum(t.tenants.map((x) => x.allocated_milli), i))), pointRadius: dots(t), borderWidth: 2});
       datasets.push({label: w.way + ' demand', borderColor: c, backgroundColor: c,
         borderDash: [6, 4], data: Array.from({length: t.steps}, (_, i) =>
-          gpus(sum(t.queues.map((x) => x.demand_milli), i))), pointRadius: 0, borderWidth: 1});
+          gpus(sum(t.queues.map((x) => x.demand_milli), i))), pointRadius: dots(t), borderWidth: 1});
     }
     datasets.push({label: 'capacity', borderColor: '#333', backgroundColor: '#333',
-                   data: Array(t0.steps).fill(gpus(t0.capacity_milli)), pointRadius: 0,
+                   data: Array(t0.steps).fill(gpus(t0.capacity_milli)), pointRadius: dots(t0),
                    borderWidth: 1});
     chart(s, 'chart-demand', 'GPUs allocated and asked', {
       type: 'line', data: {labels: timeLabels(t0, horizon), datasets: datasets},
-      options: {scales: axes('simulated time', 'GPUs')},
+      options: {scales: axes(timeAxis(), 'GPUs')},
     }, true);
   }
 
@@ -190,45 +210,48 @@
     return chart(parent, id, title, {
       type: 'line',
       data: {labels: timeLabels(t, horizon), datasets: t.tenants.map((x, i) => ({
-        label: x.name, data: x[key].map(gpus), fill: true, pointRadius: 0, borderWidth: 1,
+        label: x.name, data: x[key].map(gpus), fill: true, pointRadius: dots(t), borderWidth: 1,
         borderColor: colourOf(x.name, i), backgroundColor: colourOf(x.name, i) + 'b0',
       }))},
-      options: {scales: axes('simulated time', 'GPUs', true),
+      options: {scales: axes(timeAxis(), 'GPUs', true),
                 interaction: {mode: 'index', intersect: false}},
     });
   }
 
   function perWay(w, horizon) {
-    const s = section('Way ' + w.way, 'GPUs are cards; a share of a card counts as its part.');
+    const s = section(data.kind === 'live' ? 'Over time' : 'Way ' + w.way,
+                      'GPUs are cards; a share of a card counts as its part.' +
+                      (data.kind === 'live' ? ' ' + data.sampling : ''));
     s.id = 'way-' + w.way;
     const grid = el('div', {class: 'grid'});
     s.appendChild(grid);
     const t = w.timeline;
     if (t) {
       stacked(grid, 'chart-alloc-' + w.way, 'Allocation by tenant', t, 'allocated_milli', horizon);
-      stacked(grid, 'chart-busy-' + w.way, 'Utilisation (modelled busy) by tenant', t,
-              'busy_milli', horizon);
+      if (t.tenants.length && t.tenants[0].busy_milli)
+        stacked(grid, 'chart-busy-' + w.way, 'Utilisation (modelled busy) by tenant', t,
+                'busy_milli', horizon);
       chart(grid, 'chart-queues-' + w.way, 'Queue allocation (solid) against deserved share ' +
             '(dashed)', {
         type: 'line',
         data: {labels: timeLabels(t, horizon), datasets: t.queues.flatMap((q, i) => [
-          {label: q.name + ' allocated', data: q.allocated_milli.map(gpus), pointRadius: 0,
+          {label: q.name + ' allocated', data: q.allocated_milli.map(gpus), pointRadius: dots(t),
            borderWidth: 2, borderColor: PALETTE[(i + 4) % 10],
            backgroundColor: PALETTE[(i + 4) % 10]},
-          {label: q.name + ' deserved', data: q.deserved_milli.map(gpus), pointRadius: 0,
+          {label: q.name + ' deserved', data: q.deserved_milli.map(gpus), pointRadius: dots(t),
            borderWidth: 1, borderDash: [5, 4], borderColor: PALETTE[(i + 4) % 10],
            backgroundColor: PALETTE[(i + 4) % 10]}])},
-        options: {scales: axes('simulated time', 'GPUs')},
+        options: {scales: axes(timeAxis(), 'GPUs')},
       });
-      const ev = w.evictions;
-      chart(grid, 'chart-evictions-' + w.way, 'Evictions by victim tenant (' +
+      const ev = w.evictions || {total: 0, series: []};
+      if (w.evictions) chart(grid, 'chart-evictions-' + w.way, 'Evictions by victim tenant (' +
             fmt(ev.total, 0) + ' in all)', {
         type: 'bar',
         data: {labels: timeLabels(t, horizon), datasets: ev.series.map((x) => ({
           label: x.tenant + ' ' + x.kind, data: x.counts, stack: 'all',
           backgroundColor: colourOf(x.tenant, 0) + (x.kind === 'reclaim' ? '80' : 'ff'),
         }))},
-        options: {scales: axes('simulated time', 'pods evicted', true)},
+        options: {scales: axes(timeAxis(), 'pods evicted', true)},
       });
     }
     const wt = w.waits;
@@ -267,11 +290,14 @@
   }
 
   /* ---- The cluster map ---- */
+  /* A tenant the viewer may not see (the live view of a tenant's token) is ''. */
+  const tenantName = (t) => t || 'other tenants';
   function stateLabel(st) {
     if (st.mode === 'free') return 'free';
     if (st.mode === 'mig')
-      return 'mig ' + st.mig.map((m) => m.profile + '@' + m.start + '=' + m.tenant).join(',');
-    return st.mode + ' ' + st.tenants.join(',');
+      return 'mig ' + st.mig.map((m) => m.profile + '@' + m.start + '=' + tenantName(m.tenant))
+        .join(',');
+    return st.mode + ' ' + st.tenants.map(tenantName).join(',');
   }
   function stateStyle(st) {
     const c = st.tenants.map((t, i) => colourOf(t, i));
@@ -310,6 +336,7 @@
     style.textContent = data.states.map((st, i) => '.s' + i + '{' + stateStyle(st) + '}')
       .join('\n');
     document.head.appendChild(style);
+    mapStyle = style;
     const labels = data.states.map(stateLabel);
     const controls = el('div', {class: 'controls'});
     const pick = el('select', {id: 'map-way'});
@@ -322,6 +349,9 @@
     const legend = el('div', {class: 'legend'});
     (data.tenants || []).forEach((t, i) => legend.appendChild(
       el('span', {}, el('i', {style: 'background:' + colourOf(t, i)}), document.createTextNode(t))));
+    if (data.states.some((st) => st.tenants.includes('') || (st.mig || []).some((m) => !m.tenant)))
+      legend.appendChild(el('span', {}, el('i', {style: 'background:' + colourOf('', 0)}),
+                            document.createTextNode('other tenants')));
     tenantColour.set('', '#78909c'); /* the modes' samples: a tenant of no colour */
     const sample = {tenants: [''], mig: [{start: 0, size: 3, tenant: ''}], slices: 8};
     for (const [mode, text] of [['free', 'free'], ['whole', 'whole'], ['shared', 'shared'],
@@ -384,7 +414,7 @@
       return min;
     }
 
-    const decoded = ways.map((w) => decode(w.map));
+    const decoded = ways.map((w) => w.map.decoded || decode(w.map));
     const shown = new Int32Array(card).fill(0);
     function draw() {
       const wi = +pick.value, m = ways[wi].map, k = +slider.value, K = m.times_s.length;
@@ -397,7 +427,8 @@
           cells[c].dataset.state = labels[st];
         }
       }
-      when.textContent = clock(m.times_s[k], horizon) + ' (' + m.times_s[k] + ' s)';
+      when.textContent = m.labels ? m.labels[k] :
+        clock(m.times_s[k], horizon) + ' (' + m.times_s[k] + ' s)';
       slider.dataset.time = String(m.times_s[k]);
     }
     function setWay() {
@@ -410,7 +441,8 @@
     slider.addEventListener('input', draw);
     pick.value = String(ways.length - 1);
     slider.max = String(ways[ways.length - 1].map.times_s.length - 1);
-    slider.value = String(Math.floor(ways[ways.length - 1].map.times_s.length / 2));
+    const K = ways[ways.length - 1].map.times_s.length;
+    slider.value = String(data.kind === 'live' ? K - 1 : Math.floor(K / 2)); /* live: now */
     setWay();
   }
   function decode(m) {
@@ -426,8 +458,61 @@
                                                  '"': '&quot;'})[c]);
   }
 
-  if (data.kind === 'replay') replay();
-  else scenario();
-  document.body.dataset.ready = '1';
-  performance.mark('gs-done');
+  /* ---- The live view of a running gpuschedd ---- */
+  function live() {
+    const w = data.ways[0], n = data.now;
+    const s = section('Now', data.scope);
+    table(s, ['', 'now'], [
+      ['GPUs allocated, whole cluster', fmt(n.gpu_milli_allocated / 1000, 1) + ' of ' +
+        fmt((n.gpu_milli - n.gpu_milli_unavailable) / 1000, 0) + ' schedulable'],
+      ['pods running / pending, whole cluster', fmt(n.pods_running, 0) + ' / ' +
+        fmt(n.pods_pending, 0)],
+      ...(data.mine ? [['pods running / pending, ' + data.mine.name,
+                        fmt(data.mine.pods_running, 0) + ' / ' + fmt(data.mine.pods_pending, 0)]]
+        : []),
+      ['bill so far', w.bill.total],
+    ], 'figures');
+    demand([w], 0);
+    perWay(w, 0);
+    bills([w]);
+    if (data.cluster && data.states) clusterMap([w], 0);
+    else section('Cluster map', data.map_note);
+    pods(data.pods);
+  }
+
+  /* Pods, newest first: what they asked, where they run, why they wait. */
+  function pods(list) {
+    const s = section('Pods', fmt(list.length, 0) + ' pods' + (data.pods_note ? '; ' +
+                      data.pods_note : '') + '.');
+    const t = table(s, ['pod', 'tenant', 'queue', 'state', 'node', 'cards', 'asks', 'waited',
+                        'reason'], list.map((p) => [p.namespace + '/' + p.name, p.tenant, p.queue,
+      p.state, p.node || '-', p.gpus.join(','), p.asks, p.waited, p.reason || '']), 'figures pods');
+    t.id = 'pods';
+  }
+
+  function render(d, r) {
+    for (const c of charts) c.destroy();
+    charts = [];
+    if (mapStyle) mapStyle.remove();
+    mapStyle = null;
+    data = d;
+    root = r;
+    root.textContent = '';
+    tenantColour.clear();
+    (data.tenants || []).forEach((t, i) => tenantColour.set(t, PALETTE[i % PALETTE.length]));
+    tenantColour.set('', '#78909c');
+    header();
+    if (data.kind === 'replay') replay();
+    else if (data.kind === 'live') live();
+    else scenario();
+  }
+
+  const embedded = document.getElementById('gs-report-data');
+  if (embedded) {
+    render(JSON.parse(embedded.textContent), document.getElementById('report'));
+    document.body.dataset.ready = '1';
+    performance.mark('gs-done');
+  }
+  /* The wait histogram's bin edges, seconds: rp_wait_edges_s of gpusched report (src/cli). */
+  return {render, money, WAIT_EDGES_S: [0, 60, 300, 900, 3600, 10800, 21600, 43200]};
 })();

@@ -7,7 +7,7 @@
  * seeds (the topology-gpu-policy ConfigMap, one GPUQuota per tenant, Volcano Queues,
  * PriorityClasses, the kubeflow-gpu-profiles ConfigMap); then every Pod in arrival order, one
  * flow-style document each, a gang's PodGroup just before its first member. The workload model
- * (four kinds of seed 004 section 1.1) is described in README.md, "The tenant-day scenario".
+ * (four kinds of seed 004 section 1.1) is described in docs/tenant-day.md.
  *
  * Invariants: the output is a function of the parameters alone: the same parameters give the same
  * bytes on every platform (gs_rng, integer arithmetic only). Exactly `pods` Pod documents are

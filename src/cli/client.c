@@ -152,8 +152,66 @@ bad:
     return NULL;
 }
 
-/* The pod file (JSON, or YAML as kubectl takes it; "-" = standard input) as JSON text. */
-static char *read_pod(const char *path)
+#define OBJECTS_MAX 10000 /* objects one submit sends */
+
+/* Add @obj (consumed) to @out, or, for a v1 List, each of its items: what kubectl takes. */
+static int add_object(const char *path, size_t line, json_t *obj, json_t *out)
+{
+    const char *kind = json_string_value(json_object_get(obj, "kind"));
+    json_t *items = kind && !strcmp(kind, "List") ? json_object_get(obj, "items") : NULL;
+    size_t i;
+    json_t *item;
+    int bad = !json_is_object(obj) || (kind && !strcmp(kind, "List") && !json_is_array(items));
+    json_array_foreach(items, i, item) bad |= !json_is_object(item);
+    if (bad)
+        fprintf(stderr, "gpusched submit: %s:%zu: not a Pod, a PodGroup or a List of them\n", path,
+                line);
+    else if (json_array_size(out) + (items ? json_array_size(items) : 1) > OBJECTS_MAX)
+        fprintf(stderr, "gpusched submit: %s: more than %d objects\n", path, OBJECTS_MAX);
+    else if (items)
+        json_array_extend(out, items);
+    else
+        json_array_append(out, obj);
+    json_decref(obj);
+    return bad || json_array_size(out) > OBJECTS_MAX ? -1 : 0;
+}
+
+/* Every YAML document of @buf into @out (an empty one, as a trailing "---" leaves, is none). */
+static int read_yaml(const char *path, const char *buf, size_t n, json_t *out)
+{
+    yaml_parser_t ps;
+    int rc = 0;
+    yaml_parser_initialize(&ps);
+    yaml_parser_set_input_string(&ps, (const unsigned char *)buf, n);
+    for (;;) {
+        yaml_document_t doc;
+        if (!yaml_parser_load(&ps, &doc)) {
+            fprintf(stderr, "gpusched submit: %s:%zu:%zu: %s\n", path, ps.problem_mark.line + 1,
+                    ps.problem_mark.column + 1, ps.problem ? ps.problem : "not YAML");
+            rc = -1;
+            break;
+        }
+        yaml_node_t *root = yaml_document_get_root_node(&doc);
+        size_t line = root ? root->start_mark.line + 1 : 0;
+        int empty = root && root->type == YAML_SCALAR_NODE && !root->data.scalar.length;
+        json_t *j = root && !empty ? yaml_to_json(&doc, root, 0) : NULL;
+        yaml_document_delete(&doc);
+        if (!root)
+            break; /* the end of the stream */
+        if (!empty && add_object(path, line, j, out)) {
+            rc = -1;
+            break;
+        }
+    }
+    yaml_parser_delete(&ps);
+    return rc;
+}
+
+/*
+ * The objects of a file (JSON, or YAML as kubectl takes it: every document, and the items of a
+ * v1 List; "-" = standard input) as a JSON array. Return: the array; NULL after a message.
+ */
+static json_t *read_objects(const char *path)
 {
     FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
     char *buf = f ? malloc(POD_FILE_MAX + 1) : NULL;
@@ -166,39 +224,54 @@ static char *read_pod(const char *path)
         return NULL;
     }
     buf[n] = '\0';
-    size_t lead = strspn(buf, " \t\r\n");
-    if (buf[lead] == '{')
-        return buf;
-    yaml_parser_t ps;
-    yaml_document_t doc;
-    json_t *j = NULL;
-    yaml_parser_initialize(&ps);
-    yaml_parser_set_input_string(&ps, (const unsigned char *)buf, n);
-    if (yaml_parser_load(&ps, &doc)) {
-        j = yaml_to_json(&doc, yaml_document_get_root_node(&doc), 0);
-        yaml_document_delete(&doc);
-    } else {
-        fprintf(stderr, "gpusched submit: %s:%zu:%zu: %s\n", path, ps.problem_mark.line + 1,
-                ps.problem_mark.column + 1, ps.problem ? ps.problem : "not YAML");
+    json_t *out = json_array();
+    int rc = out ? 0 : -1;
+    if (!rc && buf[strspn(buf, " \t\r\n")] == '{') {
+        json_error_t e;
+        json_t *j = json_loadb(buf, n, JSON_REJECT_DUPLICATES, &e);
+        if (!j)
+            fprintf(stderr, "gpusched submit: %s:%d:%d: %s\n", path, e.line, e.column, e.text);
+        rc = j ? add_object(path, 1, j, out) : -1;
+    } else if (!rc) {
+        rc = read_yaml(path, buf, n, out);
     }
-    int syntax = ps.error != YAML_NO_ERROR; /* already said; the parser is cleared below */
-    yaml_parser_delete(&ps);
+    if (!rc && json_array_size(out) == 0) {
+        fprintf(stderr, "gpusched submit: %s: no object in it\n", path);
+        rc = -1;
+    }
     free(buf);
-    char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
-    if (!j && !syntax)
-        fprintf(stderr, "gpusched submit: %s: not a Pod or PodGroup object\n", path);
-    json_decref(j);
-    return text;
+    if (rc) {
+        json_decref(out);
+        return NULL;
+    }
+    return out;
 }
 
 /* Where a submitted object goes: a Volcano PodGroup to /v1/podgroups, anything else is a Pod. */
-static const char *submit_path(const char *body)
+static const char *submit_path(const json_t *obj)
 {
-    json_t *j = json_loads(body, 0, NULL);
-    const char *kind = json_string_value(json_object_get(j, "kind"));
-    int group = kind && !strcmp(kind, "PodGroup");
-    json_decref(j);
-    return group ? "/v1/podgroups" : "/v1/pods";
+    const char *kind = json_string_value(json_object_get(obj, "kind"));
+    return kind && !strcmp(kind, "PodGroup") ? "/v1/podgroups" : "/v1/pods";
+}
+
+/* POST every object of @path, in order, each answer printed. Return: the exit status, the worst
+ * of the answers' (0 all accepted, 2 one refused, 1 one failed or not sent). */
+static int submit_all(const char *cmd, const struct copts *o, const char *path)
+{
+    json_t *objs = read_objects(path), *obj;
+    size_t i;
+    int worst = objs ? 0 : EXIT_BAD_INPUT;
+    json_array_foreach(objs, i, obj)
+    {
+        char *body = json_dumps(obj, JSON_COMPACT);
+        json_t *ans = NULL;
+        long st = body ? call(cmd, o, "POST", submit_path(obj), body, &ans) : -1;
+        int rc = finish(cmd, st, ans, 1);
+        worst = rc == 1 || worst == 1 ? 1 : rc > worst ? rc : worst;
+        free(body);
+    }
+    json_decref(objs);
+    return worst;
 }
 
 /* One line per pod: NAMESPACE/NAME STATE NODE GPUS REASON. */
@@ -232,15 +305,17 @@ static void print_table(const json_t *ans)
 
 static void client_usage(FILE *f)
 {
-    fprintf(f, "usage: gpusched submit FILE.yaml|FILE.json|-  submit a Pod or a Volcano PodGroup\n"
-               "       gpusched get NAMESPACE/NAME             show one pod\n"
-               "       gpusched list [--tenant T] [--queue Q] [--state pending|running] [--json]\n"
-               "       gpusched cancel NAMESPACE/NAME          cancel a pod, freeing its cards\n"
-               "       gpusched status                         the daemon's totals\n"
-               "       gpusched tenants | queues               use and deserved share per tenant\n"
-               "       gpusched bills [--tenant T]             what each tenant owes so far\n"
-               "options: --server URL (or $GPUSCHED_SERVER; default http://127.0.0.1:8080)\n"
-               "         --token TOKEN (or $GPUSCHED_TOKEN)   --cacert PEM (HTTPS)\n");
+    fprintf(f,
+            "usage: gpusched submit FILE.yaml|FILE.json|-  submit its Pods and Volcano PodGroups\n"
+            "                                               (every document, a List's items)\n"
+            "       gpusched get NAMESPACE/NAME             show one pod\n"
+            "       gpusched list [--tenant T] [--queue Q] [--state pending|running] [--json]\n"
+            "       gpusched cancel NAMESPACE/NAME          cancel a pod, freeing its cards\n"
+            "       gpusched status                         the daemon's totals\n"
+            "       gpusched tenants | queues               use and deserved share per tenant\n"
+            "       gpusched bills [--tenant T]             what each tenant owes so far\n"
+            "options: --server URL (or $GPUSCHED_SERVER; default http://127.0.0.1:8080)\n"
+            "         --token TOKEN (or $GPUSCHED_TOKEN)   --cacert PEM (HTTPS)\n");
 }
 
 static int parse_client(int argc, char **argv, struct copts *o, char **cont)
@@ -348,13 +423,12 @@ int cmd_client(int argc, char **argv)
     curl_global_init(CURL_GLOBAL_DEFAULT);
     long st = -1;
     if (!strcmp(cmd, "submit")) {
-        char *body = optind == argc - 1 ? read_pod(argv[optind]) : NULL;
-        if (optind != argc - 1)
-            fprintf(stderr, "gpusched submit: expected one pod file (or - for stdin)\n");
-        if (body)
-            st = call(cmd, &o, "POST", submit_path(body), body, &ans);
-        rc = body ? finish(cmd, st, ans, 1) : EXIT_BAD_INPUT;
-        free(body);
+        if (optind != argc - 1) {
+            fprintf(stderr, "gpusched submit: expected one file (or - for stdin)\n");
+            rc = EXIT_BAD_INPUT;
+        } else {
+            rc = submit_all(cmd, &o, argv[optind]);
+        }
     } else if (!strcmp(cmd, "get") || !strcmp(cmd, "cancel")) {
         rc = pod_arg(cmd, argc, argv, path, sizeof(path));
         if (!rc) {

@@ -6,6 +6,7 @@
 #include "gpusched/billing.h"
 #include "gpusched/diag.h"
 #include "gpusched/grow.h"
+#include "gpusched/page.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -15,7 +16,7 @@
 #include <string.h>
 
 #define DEFAULT_RATES    GS_DATA_DIR "/billing/rates.yaml"
-#define DEFAULT_CHART_JS "/usr/share/javascript/chart.js/chart.min.js"
+#define DEFAULT_CHART_JS GS_PAGE_CHART_JS
 #define ASSETS_DIR       GS_DATA_DIR "/report"
 #define VALUE_MAX        (64u << 20) /* bytes of one value read whole: a pod, a summary, a cluster */
 #define AT_MAX           RP_AT_MAX

@@ -28,7 +28,8 @@ struct agent {
 };
 
 struct gsd_agents {
-    struct agent *a; /* per node */
+    struct agent *a;  /* per node */
+    uint64_t version; /* one more at every token made or loaded */
 };
 
 static int load_one(void *ud, const char *node, const uint8_t *sha)
@@ -39,6 +40,7 @@ static int load_one(void *ud, const char *node, const uint8_t *sha)
         return 0;
     st->agents->a[i].has_token = 1;
     memcpy(st->agents->a[i].sha, sha, GSD_SHA256_LEN);
+    st->agents->version++;
     return 0;
 }
 
@@ -70,6 +72,19 @@ int gsd_agent_auth(const struct gsd_state *st, const uint8_t *sha)
         if (memeql_sec(st->agents->a[i].sha, sha, GSD_SHA256_LEN) & st->agents->a[i].has_token)
             who = (int)i;
     return who;
+}
+
+uint64_t gsd_agents_version(const struct gsd_state *st)
+{
+    return st->agents ? st->agents->version : 0;
+}
+
+void gsd_agent_tokens(const struct gsd_state *st, uint8_t (*sha)[GSD_SHA256_LEN], uint8_t *has)
+{
+    for (size_t i = 0; st->agents && i < gs_cluster_node_count(st->cluster); i++) {
+        has[i] = st->agents->a[i].has_token;
+        memcpy(sha[i], st->agents->a[i].sha, GSD_SHA256_LEN);
+    }
 }
 
 json_t *gsd_agent_json(const struct gsd_state *st, int i)
@@ -158,6 +173,7 @@ static void do_register(struct gsd_state *st, struct gsd_req *r, int i, int self
     }
     a->has_token = 1;
     memcpy(a->sha, sha, sizeof(sha));
+    st->agents->version++;
     gsd_log("info", "node agent registered", "node", ni.name, NULL);
     gsd_reply_json(r, 201, json_pack("{s:s, s:s}", "node", ni.name, "token", hex));
 }

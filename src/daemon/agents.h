@@ -40,6 +40,11 @@ int gsd_agent_auth(const struct gsd_state *st, const uint8_t *sha);
  */
 void gsd_agent_handle(struct gsd_state *st, struct gsd_req *r, const char *rest, int self);
 
+/* gsd_agents_version() - changes whenever a node's own token does (0 before any). */
+uint64_t gsd_agents_version(const struct gsd_state *st);
+/* gsd_agent_tokens() - every node's own token hash into @sha[i], @has[i] 1 when it has one (the
+ * arrays: a node each): what authenticates agents before their bodies are read (access.c). */
+void gsd_agent_tokens(const struct gsd_state *st, uint8_t (*sha)[32], uint8_t *has);
 /* gsd_agent_json() - node @i's registration for GET /v1/nodes/NAME (new reference), or NULL. */
 json_t *gsd_agent_json(const struct gsd_state *st, int i);
 

@@ -1,10 +1,11 @@
 /*
  * gpuschedd: the REST API under /v1 and the routing of every request. Runs on the scheduler
- * thread. Access: a tenant's token reaches the namespaces it owns (others: 403), the admin token
- * reaches all; no token or an unknown one gets 401. Each tenant's requests pass its token bucket
- * first (429 with Retry-After). Errors are {"error": "...", "field": "..."}.
+ * thread, after access.c let the request in (token, role, rate limit, body cap). A tenant's token
+ * reaches the namespaces it owns (others: 403), the admin token reaches all. Errors are
+ * {"error": "...", "field": "..."}.
  */
 #include "api.h"
+#include "reads.h"
 #include "accounts.h"
 #include "agents.h"
 #include "extender.h"
@@ -66,11 +67,7 @@ const char *gsd_qarg(const struct gsd_req *r, const char *key)
 static int may_use_ns(const struct gsd_state *st, const struct who *w, const char *ns,
                       struct gsd_req *r)
 {
-    if (w->admin || gsd_tenant_of_ns(st->cfg, ns) == w->tenant)
-        return 1;
-    gsd_reply_error(r, 403, "metadata.namespace", "namespace %s does not belong to tenant %s", ns,
-                    w->tenant->name);
-    return 0;
+    return gsd_may_use_ns(st->cfg, w->admin ? NULL : w->tenant, ns, r);
 }
 
 int gsd_ns_owned(struct gsd_state *st, const char *ns, struct gsd_req *r)
@@ -82,6 +79,53 @@ int gsd_ns_owned(struct gsd_state *st, const char *ns, struct gsd_req *r)
                     "be neither counted against a quota nor billed",
                     ns);
     return 0;
+}
+
+const char *gsd_json_error(const json_error_t *e, const char *what, char *buf, size_t size)
+{
+    const char *near = strstr(e->text, "near '\""), *q = near ? strstr(near + 7, "\"'") : NULL;
+    switch (json_error_code(e)) {
+    case json_error_invalid_utf8:
+        /* jansson stops before the bad byte: its position is the byte's offset */
+        snprintf(buf, size,
+                 "%s: not UTF-8 at byte offset %d (line %d, column %d); JSON text is UTF-8 "
+                 "(RFC 8259 section 8.1)",
+                 what, e->position, e->line, e->column + 1);
+        break;
+    case json_error_duplicate_key:
+        snprintf(buf, size, "%s: key \"%.*s\" given twice in one object (line %d, column %d)", what,
+                 q ? (int)(q - near - 7) : 0, q ? near + 7 : "", e->line, e->column);
+        break;
+    default:
+        snprintf(buf, size, "%s: not JSON at line %d column %d: %s", what, e->line, e->column,
+                 e->text);
+    }
+    return buf;
+}
+
+int gsd_body_json(struct gsd_req *r, json_t **out)
+{
+    json_error_t e;
+    char msg[GS_DIAG_MSG_MAX];
+    *out = json_loadb(r->body ? r->body : "", r->len, JSON_REJECT_DUPLICATES, &e);
+    if (*out)
+        return 0;
+    gsd_reply_error(r, 400, "", "%s", gsd_json_error(&e, "body", msg, sizeof(msg)));
+    return -1;
+}
+
+/* A pod of that name is held: the same spec resubmitted (an answer lost on the way) gets it
+ * back, 200; anything else is a 409. */
+static void post_again(struct gsd_state *st, struct gsd_req *r, struct gsd_pod *p,
+                       const struct gsd_podspec *spec, const char *tenant)
+{
+    if (gsd_pod_same(p, spec, tenant))
+        gsd_reply_json(r, 200, gsd_pod_json(st, p));
+    else
+        gsd_reply_error(r, 409, "metadata.name",
+                        "a pod %s/%s with another spec is held (the same spec sent again returns "
+                        "it; change the name, or cancel it first)",
+                        p->ns, p->name);
 }
 
 static void post_pod(struct gsd_state *st, struct gsd_req *r, const struct who *w)
@@ -102,8 +146,12 @@ static void post_pod(struct gsd_state *st, struct gsd_req *r, const struct who *
                                "metadata.annotations.scheduling.volcano.sh/queue-name", r) &&
                gsd_priority_class_known(st, spec.s.priority_class, "spec.priorityClassName", r)) {
         const struct gsd_tenant *owner = gsd_tenant_of_ns(st->cfg, spec.ns);
-        struct gsd_pod *p = gsd_pod_add(st, &spec, owner ? owner->name : "", GSD_SRC_API, -1, &e);
-        if (p)
+        const char *tenant = owner ? owner->name : "";
+        struct gsd_pod *held = gsd_pod_find(st, spec.ns, spec.name);
+        struct gsd_pod *p = held ? NULL : gsd_pod_add(st, &spec, tenant, GSD_SRC_API, -1, &e);
+        if (held)
+            post_again(st, r, held, &spec, tenant);
+        else if (p)
             gsd_reply_json(r, 201, gsd_pod_json(st, p));
         else
             gsd_reply_error(r, e.status, e.field, "%s", e.msg);
@@ -111,22 +159,10 @@ static void post_pod(struct gsd_state *st, struct gsd_req *r, const struct who *
     gsd_podspec_clear(&spec);
 }
 
-/* "/v1/pods/NS/NAME" -> ns, name; 0 when the path has that shape. */
-static int split_pod_path(const char *rest, char *ns, char *name)
-{
-    const char *slash = strchr(rest, '/');
-    if (!slash || (size_t)(slash - rest) >= GSD_NAME_MAX || strlen(slash + 1) >= GSD_NAME_MAX)
-        return -1;
-    memcpy(ns, rest, (size_t)(slash - rest));
-    ns[slash - rest] = '\0';
-    strcpy(name, slash + 1);
-    return gsd_name_ok(ns) && name[0] && !strchr(name, '/') ? 0 : -1;
-}
-
 static void one_pod(struct gsd_state *st, struct gsd_req *r, const struct who *w, const char *rest)
 {
     char ns[GSD_NAME_MAX], name[GSD_NAME_MAX];
-    if (split_pod_path(rest, ns, name)) {
+    if (gsd_pod_path(rest, ns, name)) {
         gsd_reply_error(r, 404, "", "no such pod: the path is /v1/pods/NAMESPACE/NAME");
         return;
     }
@@ -137,11 +173,7 @@ static void one_pod(struct gsd_state *st, struct gsd_req *r, const struct who *w
         gsd_reply_error(r, 404, "", "pod %s/%s not found", ns, name);
         return;
     }
-    if (!strcmp(r->method, "GET")) {
-        gsd_reply_json(r, 200, gsd_pod_json(st, p));
-        return;
-    }
-    if (strcmp(r->method, "DELETE")) {
+    if (strcmp(r->method, "DELETE")) { /* GET is a read (reads.c) */
         gsd_reply_error(r, 405, "", "%s: use GET or DELETE", r->method);
         return;
     }
@@ -151,67 +183,6 @@ static void one_pod(struct gsd_state *st, struct gsd_req *r, const struct who *w
     }
     gsd_reply_json(
         r, 200, json_pack("{s:s, s:s, s:s}", "namespace", ns, "name", name, "state", "cancelled"));
-}
-
-static int parse_count(const char *s, int64_t lo, int64_t hi, int64_t *out)
-{
-    char *end;
-    errno = 0;
-    long long v = s && *s ? strtoll(s, &end, 10) : -1;
-    if (!s || !*s || *end || errno || v < lo || v > hi)
-        return -1;
-    *out = v;
-    return 0;
-}
-
-static void list_pods(struct gsd_state *st, struct gsd_req *r, const struct who *w)
-{
-    const char *tenant = gsd_qarg(r, "tenant"), *state = gsd_qarg(r, "state");
-    const char *queue = gsd_qarg(r, "queue");
-    int64_t limit = 500, from = 0;
-    int want = -1;
-    if (tenant && !*tenant)
-        tenant = NULL;
-    if (!w->admin && tenant && strcmp(tenant, w->tenant->name)) {
-        gsd_reply_error(r, 403, "tenant", "tenant %.64s: a tenant token lists its own pods only",
-                        tenant);
-        return;
-    }
-    if (!w->admin)
-        tenant = w->tenant->name;
-    if (state && *state) {
-        want = !strcmp(state, "pending")   ? GSD_PENDING
-               : !strcmp(state, "running") ? GSD_RUNNING
-                                           : -2;
-        if (want == -2) {
-            gsd_reply_error(r, 400, "state", "state: expected pending or running");
-            return;
-        }
-    }
-    if (gsd_qarg(r, "limit") && parse_count(gsd_qarg(r, "limit"), 1, GSD_LIST_MAX, &limit)) {
-        gsd_reply_error(r, 400, "limit", "limit: expected a whole number in 1..%d", GSD_LIST_MAX);
-        return;
-    }
-    if (gsd_qarg(r, "continue") && parse_count(gsd_qarg(r, "continue"), 0, INT64_MAX, &from)) {
-        gsd_reply_error(r, 400, "continue", "continue: expected the value a previous list gave");
-        return;
-    }
-    json_t *items = json_array();
-    struct gsd_pod *p = st->head;
-    for (; p && p->seq < from; p = p->next)
-        ;
-    for (; p; p = p->next) {
-        if ((tenant && strcmp(p->tenant, tenant)) || (want >= 0 && p->state != want) ||
-            (queue && *queue && strcmp(p->queue, queue)))
-            continue;
-        if ((int64_t)json_array_size(items) == limit)
-            break;
-        json_array_append_new(items, gsd_pod_json(st, p));
-    }
-    char next[24] = "";
-    if (p)
-        snprintf(next, sizeof(next), "%lld", (long long)p->seq);
-    gsd_reply_json(r, 200, json_pack("{s:o, s:s}", "items", items, "continue", next));
 }
 
 /* GET /v1/tenants[/NAME[/bill]], /v1/queues[/NAME], /v1/bills?tenant=NAME. */
@@ -279,44 +250,23 @@ static void nodes(struct gsd_state *st, struct gsd_req *r, const struct who *w, 
     gsd_reply_json(r, 200, json_pack("{s:o}", "items", items));
 }
 
-static void status(struct gsd_state *st, struct gsd_req *r, const struct who *w)
-{
-    struct gs_cluster_totals t;
-    int64_t held = gsd_unavailable_milli(st);
-    gs_cluster_totals(st->cluster, &t);
-    gsd_reply_json(r, 200,
-                   json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "version",
-                             GS_VERSION, "caller", w->admin ? "admin" : w->tenant->name, "nodes",
-                             (json_int_t)gs_cluster_node_count(st->cluster), "gpus",
-                             (json_int_t)t.gpus, "gpu_milli", (json_int_t)t.gpu_milli,
-                             "gpu_milli_allocated", (json_int_t)gs_tenancy_allocated(st->sched.tn),
-                             "gpu_milli_unavailable", (json_int_t)held, "pods_running",
-                             (json_int_t)st->nrunning, "pods_pending", (json_int_t)st->npending,
-                             "started_us", (json_int_t)st->started_us));
-}
-
-/* Authenticate and rate-limit. Return: 0 and *@w; -1 after writing 401 or 429. */
+/*
+ * Who is asking, as gsd_access_check() found before the body was read (it authenticated the
+ * token, rate-limited tenants and kept each role to its routes), mapped onto the configuration in
+ * force here. Return: 0 and *@w; -1 after writing 401 (a reload since removed the tenant).
+ */
 static int admit(struct gsd_state *st, struct gsd_req *r, struct who *w)
 {
-    int id = r->auth == 1 ? gsd_config_auth(st->cfg, r->token_sha) : GSD_AUTH_NONE;
-    w->self = id == GSD_AUTH_NONE && r->auth == 1 ? gsd_agent_auth(st, r->token_sha) : -1;
-    if (id == GSD_AUTH_NONE && w->self < 0) {
-        gsd_reply_error(r, 401, "Authorization",
-                        r->auth ? "the bearer token is not valid"
-                                : "an Authorization: Bearer token is required");
-        return -1;
-    }
-    w->admin = id == GSD_AUTH_ADMIN;
-    w->node = id == GSD_AUTH_NODE;
-    w->tenant = id < 0 ? NULL : &st->cfg->tenants[id];
-    int64_t wait = w->tenant ? gsd_bucket_take(w->tenant, gsd_mono_us()) : 0;
-    if (wait) {
-        r->retry_after = wait;
-        gsd_reply_error(r, 429, "", "tenant %s is over its rate limit; retry in %lld s",
-                        w->tenant->name, (long long)wait);
-        return -1;
-    }
-    return 0;
+    w->admin = r->who == GSD_AUTH_ADMIN;
+    w->node = r->who == GSD_AUTH_NODE;
+    w->tenant = r->who >= 0 ? (struct gsd_tenant *)gsd_tenant_named(st->cfg, r->tenant) : NULL;
+    /* a node's own token, still that node's (it may have registered again meanwhile) */
+    w->self =
+        r->who == GSD_AUTH_AGENT && gsd_agent_auth(st, r->token_sha) == r->agent ? r->agent : -1;
+    if (w->admin || w->node || w->tenant || w->self >= 0)
+        return 0;
+    gsd_reply_error(r, 401, "Authorization", "the bearer token is not valid");
+    return -1;
 }
 
 static void v1(struct gsd_state *st, struct gsd_req *r, const char *rest)
@@ -324,15 +274,9 @@ static void v1(struct gsd_state *st, struct gsd_req *r, const char *rest)
     struct who w;
     if (admit(st, r, &w))
         return;
+    /* access.c kept node tokens to /v1/nodes/ and POSTs there to node, agent and admin tokens */
     if ((w.node || w.self >= 0) && !strncmp(rest, "nodes/", 6)) {
         gsd_agent_handle(st, r, rest + 6, w.self >= 0 ? w.self : -1);
-        return;
-    }
-    int node_post = !strcmp(r->method, "POST") && !strncmp(rest, "nodes/", 6);
-    if ((w.node || w.self >= 0) != node_post && !w.admin) {
-        gsd_reply_error(r, 403, "Authorization",
-                        w.node ? "the node token reaches only POST /v1/nodes/..."
-                               : "POST /v1/nodes/... needs the node or the admin token");
         return;
     }
     if (!strcmp(rest, "clock")) {
@@ -341,22 +285,20 @@ static void v1(struct gsd_state *st, struct gsd_req *r, const char *rest)
         else
             gsd_node_post(st, r, NULL);
     } else if (!strcmp(rest, "pods")) {
-        if (!strcmp(r->method, "POST"))
+        if (!strcmp(r->method, "POST")) /* GET is a read (reads.c) */
             post_pod(st, r, &w);
-        else if (!strcmp(r->method, "GET"))
-            list_pods(st, r, &w);
         else
             gsd_reply_error(r, 405, "", "%s: use GET or POST", r->method);
     } else if (!strncmp(rest, "pods/", 5)) {
         one_pod(st, r, &w, rest + 5);
+    } else if (!strcmp(rest, "status")) {
+        gsd_reply_error(r, 405, "", "%s: use GET", r->method); /* GET is a read (reads.c) */
     } else if (!strcmp(rest, "nodes")) {
         nodes(st, r, &w, NULL);
     } else if (!strncmp(rest, "nodes/", 6)) {
         nodes(st, r, &w, rest + 6);
     } else if (!strncmp(rest, "podgroups", 9)) {
         gsd_podgroups_handle(st, r, w.tenant, rest + 9);
-    } else if (!strcmp(rest, "status")) {
-        status(st, r, &w);
     } else if (!strcmp(rest, "tenants") || !strncmp(rest, "tenants/", 8) ||
                !strcmp(rest, "queues") || !strncmp(rest, "queues/", 7) || !strcmp(rest, "bills")) {
         accounts(st, r, &w, rest);
@@ -376,22 +318,12 @@ void gsd_api_handle(struct gsd_state *st, struct gsd_req *r)
     }
     if (!strncmp(r->path, "/v1/", 4)) {
         v1(st, r, r->path + 4);
-    } else if (!strcmp(r->path, "/metrics") || !strcmp(r->path, "/healthz")) {
-        if (strcmp(r->method, "GET"))
-            gsd_reply_error(r, 405, "", "%s: use GET", r->method);
-        else if (r->path[1] == 'm')
-            gsd_metrics_handle(st, r);
-        else
-            gsd_reply_json(r, 200, json_pack("{s:s}", "status", "ok"));
+    } else if (!strcmp(r->path, "/metrics")) {
+        gsd_reply_error(r, 405, "", "%s: use GET", r->method); /* GET is a read (reads.c) */
     } else if (!strncmp(r->path, "/extender/", 10)) {
-        struct who w;
         if (strcmp(r->method, "POST"))
             gsd_reply_error(r, 405, "", "%s: extender verbs take POST", r->method);
-        else if (!st->cfg->extender_token)
-            gsd_extender_handle(st, r, r->path + 10);
-        else if (!admit(st, r, &w) && !w.admin)
-            gsd_reply_error(r, 403, "Authorization", "extender verbs need the admin token");
-        else if (!r->status)
+        else
             gsd_extender_handle(st, r, r->path + 10);
     } else {
         gsd_reply_error(r, 404, "", "no such endpoint: %.64s", r->path);

@@ -23,5 +23,16 @@ int gsd_ns_owned(struct gsd_state *st, const char *ns, struct gsd_req *r);
 /* gsd_api_handle() - route and answer one HTTP request (inside the batch's transaction). */
 void gsd_api_handle(struct gsd_state *st, struct gsd_req *r);
 const char *gsd_qarg(const struct gsd_req *r, const char *key);
+/*
+ * gsd_body_json() - @r's body as JSON (RFC 8259), each object's keys once. Return: 0 and *@out
+ * (new reference); -1 after answering @r 400 with what is wrong and where: bytes that are not
+ * UTF-8 (with their offset), a key given twice (named), or where the syntax breaks.
+ */
+int gsd_body_json(struct gsd_req *r, json_t **out);
+/*
+ * gsd_json_error() - @e (from jansson, parsing @what) as one message into @buf: the same words
+ * gsd_body_json() answers with. Return: @buf.
+ */
+const char *gsd_json_error(const json_error_t *e, const char *what, char *buf, size_t size);
 
 #endif

@@ -7,7 +7,7 @@
  *   maxBodyBytes: 1048576         # cap of a /v1 request body
  *   maxPods: 1000000              # pods held, pending and running
  *   adminToken: "..."             # or adminTokenSHA256: <64 hex digits>
- *   extender: {maxBodyBytes: 33554432, requireToken: false}
+ *   extender: {maxBodyBytes: 4194304}   # cap of filter, prioritize and preempt bodies
  *   nodeToken: "..."              # or nodeTokenSHA256: what node agents send (heartbeat, health)
  *   nodeMonitorGracePeriodSeconds: 40  # a heartbeating node silent this long becomes NotReady
  *   rateCard: rates.yaml          # prices for GET /v1/bills (default: the bundled one)
@@ -21,6 +21,18 @@
  *     syncSeconds: 30             # pods with a node listed afresh this often and watched in
  *                                 # between: a deleted pod's cards are released at once
  *                                 # (0: neither; 1..86400)
+ *   metrics:                      # GET /metrics: without a token, aggregates only
+ *     token: "..."                # or tokenSHA256: Prometheus' token (the admin's works too)
+ *     perPod: false               # true: a series per running pod and card (with a token)
+ *     scrapesPerSecond: 5         # from one client address (a burst of twice as many)
+ *   http:                         # the listener's bounds (struct gsd_http_limits); a reload
+ *     maxConnections: 4096        # changes bodyTimeoutSeconds, maxBytesInFlight and
+ *     maxConnectionsPerClient: 64 # authFailuresPerMinute only
+ *     idleTimeoutSeconds: 60
+ *     bodyTimeoutSeconds: 30
+ *     maxBytesInFlight: 67108864
+ *     threads: 4
+ *     authFailuresPerMinute: 10
  *   tenants:
  *     - name: team-a
  *       token: "..."              # or tokenSHA256: <64 hex digits>
@@ -146,28 +158,58 @@ static int key_index(const struct walk *w, const yaml_node_t *k, const char *con
     return err_at(w, k, "unknown key \"%.64s\"", s ? s : "(not a string)");
 }
 
+/* key_index(), and an error when the key came before in the same mapping (@seen, one per key):
+ * YAML says keys are unique, and libyaml keeps both, so the second would overwrite the first. */
+static int key_once(const struct walk *w, const yaml_node_t *k, const char *const *keys, int n,
+                    int *seen)
+{
+    int i = key_index(w, k, keys, n);
+    if (i >= 0 && seen[i]++)
+        return err_at(w, k, "key \"%s\" appears twice", keys[i]);
+    return i;
+}
+
 #define FOR_PAIRS(w, map, pair)                                                                    \
     for (yaml_node_pair_t *pair = (map)->data.mapping.pairs.start;                                 \
          pair < (map)->data.mapping.pairs.top; pair++)
 
-static int walk_rate(const struct walk *w, yaml_node_t *m, struct gsd_tenant *t)
+/* One key of a mapping: its index in the keys, its node and its value's. */
+typedef int (*key_fn)(const struct walk *w, int i, yaml_node_t *k, yaml_node_t *v, void *ud);
+
+/* Mapping @m (named @what in messages) of the @n @keys, each at most once: @fn for each pair. */
+static int walk_map(const struct walk *w, yaml_node_t *m, const char *what, const char *const *keys,
+                    int n, key_fn fn, void *ud)
 {
-    static const char *const keys[] = {"requestsPerSecond", "burst"};
+    int seen[16] = {0};
     if (m->type != YAML_MAPPING_NODE)
-        return err_at(w, m, "%s", "rateLimit: expected a mapping");
+        return err_at(w, m, "%s: expected a mapping", what);
     FOR_PAIRS(w, m, p)
     {
         yaml_node_t *k = yaml_document_get_node(w->doc, p->key);
-        yaml_node_t *v = yaml_document_get_node(w->doc, p->value);
-        int i = key_index(w, k, keys, 2);
-        if (i < 0)
-            return i;
-        if (i == 0 && (!scalar(v) || gs_quantity_parse(scalar(v), 3, 0, 0, &t->rate_milli) ||
-                       t->rate_milli < 1 || t->rate_milli > 1000000000))
-            return err_at(w, v, "%s", "requestsPerSecond: expected a number in 0.001..1000000");
-        if (i == 1 && get_int(w, v, "burst", 1, 1000000, &t->burst))
-            return -EINVAL;
+        int i = key_once(w, k, keys, n, seen);
+        int rc = i < 0 ? i : fn(w, i, k, yaml_document_get_node(w->doc, p->value), ud);
+        if (rc)
+            return rc;
     }
+    return 0;
+}
+
+static int rate_key(const struct walk *w, int i, yaml_node_t *k, yaml_node_t *v, void *ud)
+{
+    struct gsd_tenant *t = ud;
+    (void)k;
+    if (i == 0 && (!scalar(v) || gs_quantity_parse(scalar(v), 3, 0, 0, &t->rate_milli) ||
+                   t->rate_milli < 1 || t->rate_milli > 1000000000))
+        return err_at(w, v, "%s", "requestsPerSecond: expected a number in 0.001..1000000");
+    return i == 1 && get_int(w, v, "burst", 1, 1000000, &t->burst) ? -EINVAL : 0;
+}
+
+static int walk_rate(const struct walk *w, yaml_node_t *m, struct gsd_tenant *t)
+{
+    static const char *const keys[] = {"requestsPerSecond", "burst"};
+    int rc = walk_map(w, m, "rateLimit", keys, 2, rate_key, t);
+    if (rc)
+        return rc;
     if (!t->rate_milli)
         return err_at(w, m, "%s", "rateLimit: requestsPerSecond is missing");
     if (!t->burst)
@@ -211,7 +253,7 @@ static int walk_tenant(const struct walk *w, yaml_node_t *m, struct gsd_tenant *
 {
     static const char *const keys[] = {"name",       "token",     "tokenSHA256",
                                        "namespaces", "rateLimit", "weight"};
-    int has_token = 0, rc = 0;
+    int has_token = 0, rc = 0, seen[6] = {0};
     if (m->type != YAML_MAPPING_NODE)
         return err_at(w, m, "%s", "tenants[]: expected a mapping");
     t->weight = 1;
@@ -219,7 +261,7 @@ static int walk_tenant(const struct walk *w, yaml_node_t *m, struct gsd_tenant *
     {
         yaml_node_t *k = yaml_document_get_node(w->doc, p->key);
         yaml_node_t *v = yaml_document_get_node(w->doc, p->value);
-        int i = key_index(w, k, keys, 6);
+        int i = key_once(w, k, keys, 6, seen);
         int64_t x;
         if (i < 0)
             return i;
@@ -256,12 +298,18 @@ static int check_unique(const struct walk *w, const yaml_node_t *at, const struc
 {
     if (c->has_admin && c->has_node && memeql_sec(c->node_sha, c->admin_sha, 32))
         return err_at(w, at, "%s", "the node token is the admin token");
+    if (c->metrics.has_token &&
+        ((c->has_admin && memeql_sec(c->metrics.token_sha, c->admin_sha, 32)) ||
+         (c->has_node && memeql_sec(c->metrics.token_sha, c->node_sha, 32))))
+        return err_at(w, at, "%s", "the metrics token is the admin or the node token");
     for (size_t i = 0; i < c->ntenants; i++) {
         const struct gsd_tenant *a = &c->tenants[i];
         if (c->has_admin && memeql_sec(a->token_sha, c->admin_sha, 32))
             return err_at(w, at, "tenant %s has the admin token", a->name);
         if (c->has_node && memeql_sec(a->token_sha, c->node_sha, 32))
             return err_at(w, at, "tenant %s has the node token", a->name);
+        if (c->metrics.has_token && memeql_sec(a->token_sha, c->metrics.token_sha, 32))
+            return err_at(w, at, "tenant %s has the metrics token", a->name);
         for (size_t j = 0; j < i; j++) {
             const struct gsd_tenant *b = &c->tenants[j];
             if (!strcmp(a->name, b->name))
@@ -299,27 +347,43 @@ static int walk_tenants(const struct walk *w, yaml_node_t *s, struct gsd_config 
     return 0;
 }
 
-static int walk_extender(const struct walk *w, yaml_node_t *m, struct gsd_config *c)
+static int extender_key(const struct walk *w, int i, yaml_node_t *k, yaml_node_t *v, void *ud)
 {
-    static const char *const keys[] = {"maxBodyBytes", "requireToken"};
-    if (m->type != YAML_MAPPING_NODE)
-        return err_at(w, m, "%s", "extender: expected a mapping");
-    FOR_PAIRS(w, m, p)
-    {
-        yaml_node_t *k = yaml_document_get_node(w->doc, p->key);
-        yaml_node_t *v = yaml_document_get_node(w->doc, p->value);
-        int i = key_index(w, k, keys, 2);
-        int64_t x;
-        if (i < 0)
-            return i;
-        if (i == 0 && get_int(w, v, "maxBodyBytes", 1024, 1 << 30, &x))
-            return -EINVAL;
-        if (i == 0)
-            c->extender_max_body = (size_t)x;
-        if (i == 1 && get_bool(w, v, "requireToken", &c->extender_token))
-            return -EINVAL;
-    }
+    struct gsd_config *c = ud;
+    int64_t x;
+    if (i == 1) /* the key of a release that let anonymous callers bind pods */
+        return err_at(w, k, "%s",
+                      "extender.requireToken: no longer a setting: extender verbs always need "
+                      "credentials (the admin token); remove the key");
+    if (get_int(w, v, "maxBodyBytes", 1024, 1 << 30, &x))
+        return -EINVAL;
+    c->extender_max_body = (size_t)x;
     return 0;
+}
+
+/* metrics: {token | tokenSHA256, perPod, scrapesPerSecond}. */
+static int metrics_key(const struct walk *w, int i, yaml_node_t *k, yaml_node_t *v, void *ud)
+{
+    struct gsd_metrics_cfg *m = ud;
+    if (i == 2)
+        return get_bool(w, v, "perPod", &m->per_pod) ? -EINVAL : 0;
+    if (i == 3)
+        return get_int(w, v, "scrapesPerSecond", 1, 1000, &m->scrapes_per_s) ? -EINVAL : 0;
+    if (m->has_token++)
+        return err_at(w, k, "%s", "metrics: give one of token and tokenSHA256");
+    return get_token(w, v, i == 1, m->token_sha) ? -EINVAL : 0;
+}
+
+/* http: the listener's bounds, each a whole number in its range. */
+static int http_key(const struct walk *w, int i, yaml_node_t *k, yaml_node_t *v, void *ud)
+{
+    static const int64_t lo[] = {16, 1, 1, 1, 1 << 20, 1, 1};
+    static const int64_t hi[] = {1000000, 1000000, 3600, 3600, 1LL << 36, 64, 1000000};
+    struct gsd_http_limits *h = ud;
+    int64_t *dst[] = {&h->max_connections, &h->max_per_client, &h->idle_timeout_s,
+                      &h->body_timeout_s,  &h->max_in_flight,  &h->threads,
+                      &h->auth_failures};
+    return get_int(w, v, scalar(k), lo[i], hi[i], dst[i]) ? -EINVAL : 0;
 }
 
 /* @s, a regular file gpuschedd can read (given at @n), into *@out (replacing what was there). */
@@ -403,12 +467,10 @@ static int walk_kubernetes(const struct walk *w, yaml_node_t *m, struct gsd_conf
     {
         yaml_node_t *v = yaml_document_get_node(w->doc, p->value);
         yaml_node_t *key = yaml_document_get_node(w->doc, p->key);
-        int i = key_index(w, key, keys, 6);
+        int i = key_once(w, key, keys, 6, seen);
         int64_t x = 0;
         if (i < 0)
             return i;
-        if (seen[i]++)
-            return err_at(w, key, "key \"%s\" appears twice", keys[i]);
         if (i == 0)
             rc = set_url(w, v, scalar(v), &k->api_server);
         else if (i == 1 || i == 2)
@@ -457,8 +519,10 @@ static int walk_top_key(const struct walk *w, int i, yaml_node_t *v, struct gsd_
     case 6:
         c->has_admin++;
         return get_token(w, v, i == 6, c->admin_sha);
-    case 7:
-        return walk_extender(w, v, c);
+    case 7: {
+        static const char *const keys[] = {"maxBodyBytes", "requireToken"};
+        return walk_map(w, v, "extender", keys, 2, extender_key, c);
+    }
     case 8:
         return walk_tenants(w, v, c);
     case 9:
@@ -472,6 +536,17 @@ static int walk_top_key(const struct walk *w, int i, yaml_node_t *v, struct gsd_
         return 0;
     case 12:
         return walk_kubernetes(w, v, c);
+    case 14: {
+        static const char *const keys[] = {"token", "tokenSHA256", "perPod", "scrapesPerSecond"};
+        return walk_map(w, v, "metrics", keys, 4, metrics_key, &c->metrics);
+    }
+    case 15: {
+        static const char *const keys[] = {"maxConnections",       "maxConnectionsPerClient",
+                                           "idleTimeoutSeconds",   "bodyTimeoutSeconds",
+                                           "maxBytesInFlight",     "threads",
+                                           "authFailuresPerMinute"};
+        return walk_map(w, v, "http", keys, 7, http_key, &c->http);
+    }
     default:
         if (!scalar(v) || !*scalar(v))
             return err_at(w, v, "%s", "rateCard: expected the path of a RateCard YAML file");
@@ -487,7 +562,7 @@ static int walk_top(const struct walk *w, yaml_node_t *root, struct gsd_config *
         "apiVersion", "kind",       "policy",           "maxBodyBytes",
         "maxPods",    "adminToken", "adminTokenSHA256", "extender",
         "tenants",    "nodeToken",  "nodeTokenSHA256",  "nodeMonitorGracePeriodSeconds",
-        "kubernetes", "rateCard"};
+        "kubernetes", "rateCard",   "metrics",          "http"};
     enum { NKEYS = sizeof(keys) / sizeof(keys[0]) };
     int seen[NKEYS] = {0};
     if (!root || root->type != YAML_MAPPING_NODE)
@@ -495,11 +570,9 @@ static int walk_top(const struct walk *w, yaml_node_t *root, struct gsd_config *
     FOR_PAIRS(w, root, p)
     {
         yaml_node_t *k = yaml_document_get_node(w->doc, p->key);
-        int i = key_index(w, k, keys, NKEYS);
+        int i = key_once(w, k, keys, NKEYS, seen);
         if (i < 0)
             return i;
-        if (seen[i]++)
-            return err_at(w, k, "key \"%s\" appears twice", keys[i]);
         int rc = walk_top_key(w, i, yaml_document_get_node(w->doc, p->value), c);
         if (rc)
             return rc;
@@ -569,7 +642,7 @@ static int check_events(const char *path, const unsigned char *buf, size_t len, 
     return rc;
 }
 
-static int parse_doc(const char *path, unsigned char *buf, size_t len, struct gsd_config *c,
+static int parse_doc(const char *path, const unsigned char *buf, size_t len, struct gsd_config *c,
                      struct gs_diag *d)
 {
     yaml_parser_t ps;
@@ -614,29 +687,63 @@ static int load_rates(struct gsd_config *c, struct gs_diag *d)
     return 0;
 }
 
-int gsd_config_load(const char *path, struct gsd_config **out, struct gs_diag *d)
+/* The defaults of every key. Return: a new config; NULL out of memory. */
+static struct gsd_config *config_new(void)
 {
     struct gsd_config *c = calloc(1, sizeof(*c));
     if (!c)
-        return -ENOMEM;
+        return NULL;
+    atomic_init(&c->refs, 1);
     c->max_body = 1 << 20;
-    c->extender_max_body = 32u << 20;
+    c->extender_max_body = 4u << 20;
     c->max_pods = 1000000;
+    c->metrics.scrapes_per_s = 5;
+    c->http = (struct gsd_http_limits){.max_connections = 4096,
+                                       .max_per_client = 64,
+                                       .idle_timeout_s = 60,
+                                       .body_timeout_s = 30,
+                                       .max_in_flight = 64 << 20,
+                                       .threads = 4,
+                                       .auth_failures = 10};
     c->node_grace_us = GSD_NODE_GRACE_DEFAULT_US;
     memcpy(c->policy, "gpusched", 9);
+    return c;
+}
+
+int gsd_config_parse(const char *path, const unsigned char *buf, size_t len,
+                     struct gsd_config **out, struct gs_diag *d)
+{
+    struct gsd_config *c = config_new();
+    if (!c)
+        return -ENOMEM;
+    c->path = strdup(path);
+    int rc = c->path ? check_events(path, buf, len, d) : -ENOMEM;
+    if (!rc)
+        rc = parse_doc(path, buf, len, c, d);
+    if (rc) {
+        gsd_config_free(c);
+        return rc;
+    }
+    *out = c;
+    return 0;
+}
+
+int gsd_config_load(const char *path, struct gsd_config **out, struct gs_diag *d)
+{
+    struct gsd_config *c = NULL;
     int rc = 0;
     if (path) {
         unsigned char *buf = NULL;
         size_t len = 0;
-        c->path = strdup(path);
-        rc = c->path ? read_file(path, &buf, &len, d) : -ENOMEM;
+        rc = read_file(path, &buf, &len, d);
         if (!rc) {
-            rc = check_events(path, buf, len, d);
-            if (!rc)
-                rc = parse_doc(path, buf, len, c, d);
+            rc = gsd_config_parse(path, buf, len, &c, d);
             memset(buf, 0, len);
             free(buf);
         }
+    } else {
+        c = config_new();
+        rc = c ? 0 : -ENOMEM;
     }
     if (!rc)
         rc = load_rates(c, d);
@@ -648,9 +755,15 @@ int gsd_config_load(const char *path, struct gsd_config **out, struct gs_diag *d
     return 0;
 }
 
+struct gsd_config *gsd_config_ref(struct gsd_config *c)
+{
+    atomic_fetch_add(&c->refs, 1);
+    return c;
+}
+
 void gsd_config_free(struct gsd_config *c)
 {
-    if (!c)
+    if (!c || atomic_fetch_sub(&c->refs, 1) > 1)
         return;
     for (size_t i = 0; i < c->ntenants; i++)
         free(c->tenants[i].ns);
@@ -696,33 +809,41 @@ int gsd_config_auth(const struct gsd_config *c, const uint8_t sha[GSD_SHA256_LEN
         who = GSD_AUTH_ADMIN;
     if (c->has_node && memeql_sec(c->node_sha, sha, GSD_SHA256_LEN))
         who = GSD_AUTH_NODE;
+    if (c->metrics.has_token && memeql_sec(c->metrics.token_sha, sha, GSD_SHA256_LEN))
+        who = GSD_AUTH_METRICS;
     return who;
+}
+
+int64_t gsd_bucket_take_at(int64_t *milli, int64_t *at_us, int64_t rate_milli, int64_t burst,
+                           int64_t now_us)
+{
+    if (!rate_milli)
+        return 0;
+    int64_t cap = burst * 1000;
+    int64_t full_us = cap * 1000000 / rate_milli; /* time to fill from empty */
+    if (*at_us == 0 || now_us - *at_us >= full_us) {
+        *milli = cap;
+        *at_us = now_us;
+    } else if (now_us > *at_us) {
+        /* elapsed x rate < cap x 10^6: no overflow. Only the time turned into tokens is spent,
+         * so frequent requests do not lose the fractions. */
+        int64_t add = (now_us - *at_us) * rate_milli / 1000000;
+        *milli += add;
+        *at_us += add * 1000000 / rate_milli;
+        if (*milli >= cap) {
+            *milli = cap;
+            *at_us = now_us;
+        }
+    }
+    if (*milli >= 1000) {
+        *milli -= 1000;
+        return 0;
+    }
+    int64_t wait_us = (1000 - *milli) * 1000000 / rate_milli;
+    return wait_us < 1000000 ? 1 : (wait_us + 999999) / 1000000; /* whole seconds, rounded up */
 }
 
 int64_t gsd_bucket_take(struct gsd_tenant *t, int64_t now_us)
 {
-    if (!t->rate_milli)
-        return 0;
-    int64_t cap = t->burst * 1000;
-    int64_t full_us = cap * 1000000 / t->rate_milli; /* time to fill from empty */
-    if (t->bucket_at_us == 0 || now_us - t->bucket_at_us >= full_us) {
-        t->bucket_milli = cap;
-        t->bucket_at_us = now_us;
-    } else if (now_us > t->bucket_at_us) {
-        /* elapsed x rate < cap x 10^6: no overflow. Only the time turned into tokens is spent,
-         * so frequent requests do not lose the fractions. */
-        int64_t add = (now_us - t->bucket_at_us) * t->rate_milli / 1000000;
-        t->bucket_milli += add;
-        t->bucket_at_us += add * 1000000 / t->rate_milli;
-        if (t->bucket_milli >= cap) {
-            t->bucket_milli = cap;
-            t->bucket_at_us = now_us;
-        }
-    }
-    if (t->bucket_milli >= 1000) {
-        t->bucket_milli -= 1000;
-        return 0;
-    }
-    int64_t wait_us = (1000 - t->bucket_milli) * 1000000 / t->rate_milli;
-    return wait_us < 1000000 ? 1 : (wait_us + 999999) / 1000000; /* whole seconds, rounded up */
+    return gsd_bucket_take_at(&t->bucket_milli, &t->bucket_at_us, t->rate_milli, t->burst, now_us);
 }

@@ -7,6 +7,7 @@
 
 #include "gpusched/diag.h"
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -33,7 +34,8 @@ struct gsd_tenant {
     int64_t rate_milli; /* requests per second x 1000; 0 = no limit */
     int64_t burst;      /* bucket size in requests */
     const struct gs_tenant_spec *quota; /* its GPUQuota in the config's policy, NULL = none */
-    /* token bucket, owned by the scheduler thread (carried over a reload by tenant name) */
+    /* token bucket: HTTP threads take from it under the access lock (access.c), which carries
+     * it over a reload by tenant name; nothing else reads it */
     int64_t bucket_milli;
     int64_t bucket_at_us;
 };
@@ -50,7 +52,41 @@ struct gsd_kube {
     int64_t sync_us;    /* period of the pod sync (gsd_kube_live()); 0 = none */
 };
 
+/*
+ * The listener's bounds (the DaemonConfig's `http:`), each with its default. Connections past
+ * maxConnections, or past maxConnectionsPerClient from one client address, are closed as they
+ * are accepted; a connection silent for idleTimeoutSeconds is closed; a body must arrive whole
+ * within bodyTimeoutSeconds of its headers; the bodies being read, all connections together,
+ * hold at most maxBytesInFlight bytes (503 past it); an address whose bearer tokens failed
+ * authFailuresPerMinute times within a minute is answered 429 until that minute is over.
+ * Connections, the idle timeout and threads are the listener's at start: a reload changes
+ * the other three.
+ */
+struct gsd_http_limits {
+    int64_t max_connections; /* 4096 (also bounded by the open-file limit) */
+    int64_t max_per_client;  /* 64 */
+    int64_t idle_timeout_s;  /* 60 */
+    int64_t body_timeout_s;  /* 30 */
+    int64_t max_in_flight;   /* 64 MiB, bytes */
+    int64_t threads;         /* 4: libmicrohttpd's event threads (epoll) */
+    int64_t auth_failures;   /* 10 */
+};
+
+/* GET /metrics (metrics.c): who may see names, and whether a series per pod is shown. */
+struct gsd_metrics_cfg {
+    int has_token;
+    uint8_t token_sha[GSD_SHA256_LEN]; /* Prometheus' bearer token: GET /metrics only */
+    int per_pod;                       /* perPod: true */
+    int64_t scrapes_per_s;             /* scrapesPerSecond: from one client address (5) */
+};
+
+/*
+ * A configuration in force. Immutable once handed to the server, except the tenants' token
+ * buckets (see struct gsd_tenant); shared by the scheduler thread and the HTTP threads, each
+ * holding a reference (gsd_config_ref(); gsd_config_free() drops one, the last frees).
+ */
 struct gsd_config {
+    atomic_int refs;
     char *path;            /* the file, for messages; NULL when none */
     struct gsd_kube *kube; /* NULL: bind records the cards only */
     struct gsd_tenant *tenants;
@@ -62,9 +98,10 @@ struct gsd_config {
     int64_t node_grace_us;            /* nodeMonitorGracePeriodSeconds, in microseconds */
     char *rate_card;                  /* rateCard: its path, NULL for the bundled one */
     struct gs_ratecard *rates;        /* prices for bills; NULL when none could be loaded */
-    size_t max_body;                  /* bytes of a /v1 request body */
-    size_t extender_max_body;   /* bytes of an /extender request body (a NodeList can be large) */
-    int extender_token;         /* 1: extender verbs need the admin token */
+    size_t max_body;                  /* bytes of a POST /v1/pods or /v1/podgroups body */
+    size_t extender_max_body;         /* bytes of a filter, prioritize or preempt body */
+    struct gsd_http_limits http;
+    struct gsd_metrics_cfg metrics;
     int64_t max_pods;           /* pods held (pending + running) */
     char policy[32];            /* placement policy name */
     struct gs_scenario *quotas; /* GPUQuota, ResourceQuota, ... of the policy files; may be NULL */
@@ -77,6 +114,16 @@ struct gsd_config {
  * Return: 0 and *@out (free with gsd_config_free()); -EINVAL with @d; -ENOENT/-EIO; -ENOMEM.
  */
 int gsd_config_load(const char *path, struct gsd_config **out, struct gs_diag *d);
+/* gsd_config_ref() - one more reference to @c (any thread). Return: @c. */
+struct gsd_config *gsd_config_ref(struct gsd_config *c);
+/*
+ * gsd_config_parse() - gsd_config_load() of the @len bytes at @buf, named @path in messages,
+ * without the rate card (c->rates NULL). Plain tokens are wiped in the parser's copies; @buf is
+ * the caller's to wipe. Return: as gsd_config_load() (no -ENOENT or -EIO).
+ */
+int gsd_config_parse(const char *path, const unsigned char *buf, size_t len,
+                     struct gsd_config **out, struct gs_diag *d);
+/* gsd_config_free() - drop one reference to @c (NULL allowed); the last frees it. */
 void gsd_config_free(struct gsd_config *c);
 
 /* gsd_sha256() - @out = SHA-256(@data). */
@@ -90,13 +137,16 @@ const struct gsd_tenant *gsd_tenant_of_ns(const struct gsd_config *c, const char
 
 /*
  * gsd_config_auth() - who holds the token hashed to @sha: the tenant (its index), GSD_AUTH_ADMIN,
- * GSD_AUTH_NODE (the node agents' token) or GSD_AUTH_NONE. Every configured hash is compared in
- * constant time, all of them always, so the time taken does not tell which one matched or how much
- * of one did.
+ * GSD_AUTH_NODE (the node agents' token), GSD_AUTH_METRICS or GSD_AUTH_NONE. Every configured hash
+ * is compared in constant time, all of them always, so the time taken does not tell which one
+ * matched or how much of one did.
  */
-#define GSD_AUTH_ADMIN (-1)
-#define GSD_AUTH_NONE  (-2)
-#define GSD_AUTH_NODE  (-3)
+#define GSD_AUTH_ADMIN    (-1)
+#define GSD_AUTH_NONE     (-2)
+#define GSD_AUTH_NODE     (-3)
+#define GSD_AUTH_METRICS  (-4) /* metrics.token: GET /metrics only */
+#define GSD_AUTH_AGENT    (-5) /* a node's own token (agents.h), not the config's: access.c */
+#define GSD_AUTH_EXTENDER (-6) /* kube-scheduler by its client certificate: the extender only */
 int gsd_config_auth(const struct gsd_config *c, const uint8_t sha[GSD_SHA256_LEN]);
 
 /*
@@ -104,5 +154,9 @@ int gsd_config_auth(const struct gsd_config *c, const uint8_t sha[GSD_SHA256_LEN
  * Return: 0 allowed; else the whole seconds (>= 1) to wait, for Retry-After.
  */
 int64_t gsd_bucket_take(struct gsd_tenant *t, int64_t now_us);
+/* gsd_bucket_take_at() - the same on a bucket of its own (*@milli, *@at_us; both 0 at first),
+ * refilled at @rate_milli requests per second x 1000, holding @burst at most. */
+int64_t gsd_bucket_take_at(int64_t *milli, int64_t *at_us, int64_t rate_milli, int64_t burst,
+                           int64_t now_us);
 
 #endif

@@ -278,7 +278,8 @@ static int read_fast(struct gsd_state *st, const char *body, size_t len, struct 
         p = skip_ws(p + 1, end);
         json_error_t e;
         if (bit == 1 && p < end && *p == '{') {
-            a->pod = json_loadb(p, (size_t)(end - p), JSON_DISABLE_EOF_CHECK, &e);
+            a->pod = json_loadb(p, (size_t)(end - p),
+                                JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES, &e);
             p = a->pod ? p + e.position : NULL;
         } else if (bit == 2 && p < end && *p == '[') {
             p = read_names(st, p, end, a);
@@ -306,13 +307,8 @@ static char *dump_any(const json_t *v)
 /* ExtenderArgs read whole with jansson. Return: 0; -1 after answering (bad JSON, no memory). */
 static int read_tree(const struct gsd_state *st, struct gsd_req *r, struct ext_args *a)
 {
-    json_error_t jerr;
-    a->tree = json_loadb(r->body ? r->body : "", r->len, 0, &jerr);
-    if (!a->tree) {
-        gsd_reply_error(r, 400, "", "body: not JSON at line %d column %d: %s", jerr.line,
-                        jerr.column, jerr.text);
+    if (gsd_body_json(r, &a->tree))
         return -1;
-    }
     a->is_object = json_is_object(a->tree);
     a->pod = gsd_jget(a->tree, "Pod");
     a->texts_owned = 1;
@@ -846,12 +842,10 @@ void gsd_extender_handle(struct gsd_state *st, struct gsd_req *r, const char *ve
                         verb);
         return;
     }
-    json_error_t jerr;
-    json_t *args = json_loadb(r->body ? r->body : "", r->len, 0, &jerr);
-    if (!args)
-        gsd_reply_error(r, 400, "", "body: not JSON at line %d column %d: %s", jerr.line,
-                        jerr.column, jerr.text);
-    else if (verb[0] == 'b')
+    json_t *args;
+    if (gsd_body_json(r, &args))
+        return;
+    if (verb[0] == 'b')
         bind_verb(st, r, args);
     else
         gsd_extender_preempt(st, r, args);

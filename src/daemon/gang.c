@@ -14,6 +14,7 @@
 #include "queue.h"
 #include "server.h"
 #include "state.h"
+#include "snapshot.h"
 #include "store.h"
 
 #include "gpusched/tenancy.h"
@@ -191,15 +192,11 @@ static int may_use(const struct gsd_state *st, struct gsd_req *r, const struct g
 
 static void post_group(struct gsd_state *st, struct gsd_req *r, const struct gsd_tenant *viewer)
 {
-    json_error_t jerr;
     struct gsd_group g = {0};
     struct gsd_ferr e;
-    json_t *body = json_loadb(r->body ? r->body : "", r->len, JSON_REJECT_DUPLICATES, &jerr);
-    if (!body) {
-        gsd_reply_error(r, 400, "", "body: not JSON at line %d column %d: %s", jerr.line,
-                        jerr.column, jerr.text);
+    json_t *body;
+    if (gsd_body_json(r, &body))
         return;
-    }
     int rc = parse_group(body, &g, &e);
     json_decref(body);
     if (rc) {
@@ -256,6 +253,7 @@ static void post_group(struct gsd_state *st, struct gsd_req *r, const struct gsd
             k->members++;
             gsd_sched_sync(st, p);
         }
+    gsd_snap_touch_all(st); /* its queue may be theirs now */
     char key[2 * GSD_NAME_MAX + 1], min[16];
     snprintf(key, sizeof(key), "%s/%s", k->ns, k->name);
     snprintf(min, sizeof(min), "%d", k->min_member);

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #define DEFAULT_NODES GS_DATA_DIR "/alibaba-gpu-v2023/openb_node_list_gpu_node.csv"
@@ -194,6 +195,17 @@ static void reload(struct gsd_server *srv, const struct opts *o)
     gsd_server_reload(srv, cfg);
 }
 
+/* The open-file limit raised to its hard limit: every connection is a descriptor, and the soft
+ * limit is often 1024 (http.maxConnections is bounded by what this leaves). */
+static void raise_fd_limit(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
 int main(int argc, char **argv)
 {
     struct opts o = {0};
@@ -207,6 +219,8 @@ int main(int argc, char **argv)
     sigaddset(&set, SIGHUP);
     sigaddset(&set, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &set, NULL); /* before any thread: all inherit it */
+    signal(SIGXFSZ, SIG_IGN); /* past a file size limit a write fails (the store says so) */
+    raise_fd_limit();
     static struct gsd_state st;
     if ((rc = setup(&o, &st)) != 0)
         return rc;
@@ -225,10 +239,7 @@ int main(int argc, char **argv)
     char addr[96];
     snprintf(addr, sizeof(addr), "%s:%d", o.host, gsd_server_port(srv));
     gsd_log("info", "listening", "addr", addr, "tls", o.cert ? "on" : "off", "extender_auth",
-            o.client_ca              ? "client certificate"
-            : st.cfg->extender_token ? "admin token"
-                                     : "none: anyone who reaches it may bind pods",
-            "nodes", o.nodes, NULL);
+            o.client_ca ? "client certificate" : "admin token", "nodes", o.nodes, NULL);
     for (;;) {
         int sig;
         if (sigwait(&set, &sig))

@@ -203,26 +203,12 @@ int64_t gsd_health_deadline(const struct gsd_state *st)
 
 /* ---- what GET /v1/nodes shows ---- */
 
-/* Card @g of node @i: allocated (what pods hold, at most the card), unavailable (the rest, when
- * the card or its node is down), milli-GPU. */
-static void card_use(const struct gsd_state *st, size_t i, int g, int32_t *alloc, int32_t *down)
+void gsd_card_use(const struct gsd_state *st, size_t i, int g, int32_t *alloc, int32_t *down)
 {
     const struct gs_fleet *f = gs_tenancy_fleet(st->sched.tn);
     int32_t c = gs_fleet_card_compute(f, i, g);
     *alloc = c < 1000 ? c : 1000;
     *down = gs_fleet_node_ready(f, i) && gs_fleet_card_healthy(f, i, g) ? 0 : 1000 - *alloc;
-}
-
-int64_t gsd_unavailable_milli(const struct gsd_state *st)
-{
-    int64_t sum = 0;
-    for (size_t i = 0; i < gs_cluster_node_count(st->cluster); i++)
-        for (int g = 0; g < gs_fleet_node_gpus(gs_tenancy_fleet(st->sched.tn), i); g++) {
-            int32_t alloc, down;
-            card_use(st, i, g, &alloc, &down);
-            sum += down;
-        }
-    return sum;
 }
 
 static json_t *mig_json(const struct gs_mig_card *c)
@@ -254,7 +240,7 @@ static json_t *cards_json(const struct gsd_state *st, size_t i, const struct gs_
     for (int g = 0; g < ni->gpus; g++) {
         int bad = (h->bad_mask >> g) & 1;
         int32_t alloc, down;
-        card_use(st, i, g, &alloc, &down);
+        gsd_card_use(st, i, g, &alloc, &down);
         json_array_append_new(
             cards, json_pack("{s:i, s:s, s:i, s:i, s:b, s:o, s:o, s:o}", "index", g, "mode",
                              gs_card_mode_name(gs_fleet_card_mode(f, i, g)), "allocated_milli",
@@ -275,7 +261,7 @@ json_t *gsd_node_json(const struct gsd_state *st, size_t i, int cards, const cha
     json_t *bad = json_array();
     for (int g = 0; g < ni.gpus; g++) {
         int32_t a, d;
-        card_use(st, i, g, &a, &d);
+        gsd_card_use(st, i, g, &a, &d);
         alloc += a;
         down += d;
         if (h->bad_mask & (1u << g))
@@ -316,13 +302,14 @@ static int gpu_index(const char *tail)
 /* The body of a health report: {"healthy": bool, "xid": 1..65535 (only when unhealthy)}. */
 static int read_health(struct gsd_req *r, int *healthy, int *xid)
 {
-    json_error_t jerr;
-    json_t *b = json_loadb(r->body ? r->body : "", r->len, JSON_REJECT_DUPLICATES, &jerr);
+    json_t *b;
     const char *k;
     json_t *v;
     int rc = -1;
     *healthy = -1;
     *xid = 0;
+    if (gsd_body_json(r, &b))
+        return -1;
     if (!json_is_object(b)) {
         gsd_reply_error(r, 400, "", "body: expected {\"healthy\": false, \"xid\": 79}");
         goto out;
@@ -371,7 +358,9 @@ static int64_t clock_field(const json_t *b, const char *k, int64_t max)
  */
 static void clock_post(struct gsd_state *st, struct gsd_req *r)
 {
-    json_t *b = json_loadb(r->body ? r->body : "", r->len, JSON_REJECT_DUPLICATES, NULL);
+    json_t *b;
+    if (gsd_body_json(r, &b))
+        return;
     const int64_t year = 86400LL * 366 * 1000000;
     int64_t secs = clock_field(b, "advance_seconds", year / 1000000);
     int64_t us = clock_field(b, "advance_us", year), to = clock_field(b, "to_us", INT64_MAX / 2);

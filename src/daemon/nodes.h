@@ -56,9 +56,9 @@ int gsd_health_expire(struct gsd_state *st);
 /* gsd_health_deadline() - monotonic time of the next possible expiry; INT64_MAX for none. */
 int64_t gsd_health_deadline(const struct gsd_state *st);
 
-/* gsd_unavailable_milli() - the GPU share no pod holds on cards that are down (unhealthy, or of
- * a node not ready), milli-GPU. */
-int64_t gsd_unavailable_milli(const struct gsd_state *st);
+/* gsd_card_use() - card @g of node @i: *@alloc what pods hold (at most the card), *@down the
+ * rest while the card or its node is down (else 0), milli-GPU. */
+void gsd_card_use(const struct gsd_state *st, size_t i, int g, int32_t *alloc, int32_t *down);
 
 /* Node endpoints (nodes.c): POST /v1/nodes/NAME/heartbeat, POST .../gpus/INDEX/health and
  * POST /v1/clock; @rest is what follows "/v1/nodes/" (or NULL for /v1/clock). */

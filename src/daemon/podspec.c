@@ -6,6 +6,7 @@
  * itself) is read with jansson.
  */
 #include "podspec.h"
+#include "api.h"
 
 #include "gpusched/scenario.h"
 
@@ -126,9 +127,9 @@ int gsd_podspec_parse(const char *text, size_t len, int strict, struct gsd_podsp
     json_error_t jerr;
     memset(out, 0, sizeof(*out));
     json_t *pod = json_loadb(text ? text : "", len, JSON_REJECT_DUPLICATES, &jerr);
+    char msg[GS_DIAG_MSG_MAX];
     if (!pod)
-        return ferr(e, "", "body: not JSON at line %d column %d: %s", jerr.line, jerr.column,
-                    jerr.text);
+        return ferr(e, "", "%s", gsd_json_error(&jerr, "body", msg, sizeof(msg)));
     int rc = 0;
     const json_t *kind = json_object_get(pod, "kind");
     if (!json_is_object(pod))

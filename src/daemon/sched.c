@@ -8,6 +8,7 @@
 #include "gang.h"
 #include "log.h"
 #include "nodes.h"
+#include "snapshot.h"
 #include "state.h"
 #include "store.h"
 
@@ -42,73 +43,81 @@ int gsd_node_index(const struct gsd_state *st, const char *name)
     return gs_cluster_find(st->cluster, name);
 }
 
+/* A copy of the @n items of @size bytes at @src with room for @extra more, zeroed (malloc'd);
+ * NULL out of memory. */
+static void *with_room(const void *src, size_t n, size_t extra, size_t size)
+{
+    void *v = calloc(n + extra + 1, size);
+    if (v && n)
+        memcpy(v, src, n * size);
+    return v;
+}
+
+/* DaemonConfig tenant @dt into the @n tenants at @v: the namespaces it lists go to the tenant of
+ * its name, made when the policy files have none. Return: how many tenants there are now. */
+static size_t add_tenant(struct gs_tenant_spec *v, size_t n, const struct gsd_tenant *dt)
+{
+    size_t k = 0;
+    while (k < n && strcmp(v[k].name, dt->name))
+        k++;
+    if (k == n) {
+        snprintf(v[n].name, sizeof(v[n].name), "%s", dt->name);
+        v[n].tier = GS_TIER_NONE;
+        v[n].priority = v[n].gpu_count_milli = GS_UNSET;
+        v[n].max_gpus_per_pod = v[n].max_pods_per_user = GS_UNSET;
+        n++;
+    }
+    v[k].nnamespaces = 0;
+    for (size_t j = 0; j < dt->nns && j < GS_SCN_NAMESPACES; j++)
+        memcpy(v[k].namespaces[v[k].nnamespaces++], dt->ns[j], sizeof(v[k].namespaces[0]));
+    return n;
+}
+
+/* A Queue of tenant @dt's name and weight after the @n queues at @v, unless one of its name is
+ * there, or Queue documents are loaded (@documents) and @dt gives no weight. Return: how many
+ * queues there are now. */
+static size_t add_queue(struct gs_queue_spec *v, size_t n, int documents,
+                        const struct gsd_tenant *dt)
+{
+    for (size_t k = 0; k < n; k++)
+        if (!strcmp(v[k].name, dt->name))
+            return n;
+    if (documents && !dt->weight_set)
+        return n;
+    snprintf(v[n].name, sizeof(v[n].name), "%s", dt->name);
+    v[n].weight = dt->weight;
+    v[n].cap_gpu_milli = v[n].cap_cpu_milli = v[n].cap_memory_mib = GS_UNSET;
+    v[n].reclaimable = 1;
+    v[n].overcommit_milli = 1000;
+    return n + 1;
+}
+
 /*
- * The tenants the core knows: the policy files' (GPUQuota, the topology policy), each DaemonConfig
- * tenant owning the namespaces it lists (a tenant of the files of the same name takes them).
+ * What the core reads of tenants and queues: the policy files' tenants (GPUQuota, the topology
+ * policy), each DaemonConfig tenant owning the namespaces it lists (a tenant of the files of the
+ * same name takes them); the Queue documents, and one Queue of its weight for each tenant that
+ * has no Queue of its name and gives a weight, or for every tenant when no Queue document is
+ * loaded: the tenant's pods run in it (the core's rule, queue_of()).
  */
 static int merge_tenants(struct gsd_state *st, const struct gs_policy *files)
 {
     const struct gsd_config *c = st->cfg;
-    size_t n = files->ntenants;
-    struct gs_tenant_spec *v = calloc(n + c->ntenants + 1, sizeof(*v));
-    if (!v)
+    size_t nt = files->ntenants, nq = files->nqueues;
+    struct gs_tenant_spec *t = with_room(files->tenants, nt, c->ntenants, sizeof(*t));
+    struct gs_queue_spec *q = with_room(files->queues, nq, c->ntenants, sizeof(*q));
+    if (!t || !q) {
+        free(t);
+        free(q);
         return -ENOMEM;
-    if (n)
-        memcpy(v, files->tenants, n * sizeof(*v));
-    for (size_t i = 0; i < c->ntenants; i++) {
-        const struct gsd_tenant *dt = &c->tenants[i];
-        size_t k = 0;
-        while (k < n && strcmp(v[k].name, dt->name))
-            k++;
-        if (k == n) {
-            memset(&v[n], 0, sizeof(v[n]));
-            snprintf(v[n].name, sizeof(v[n].name), "%s", dt->name);
-            v[n].tier = GS_TIER_NONE;
-            v[n].priority = GS_UNSET;
-            v[n].gpu_count_milli = GS_UNSET;
-            v[n].max_gpus_per_pod = GS_UNSET;
-            v[n].max_pods_per_user = GS_UNSET;
-            n++;
-        }
-        v[k].nnamespaces = 0;
-        for (size_t j = 0; j < dt->nns && j < GS_SCN_NAMESPACES; j++)
-            memcpy(v[k].namespaces[v[k].nnamespaces++], dt->ns[j], sizeof(v[k].namespaces[0]));
     }
-    st->sched.tenants = v;
-    st->sched.pol.tenants = v;
-    st->sched.pol.ntenants = n;
-    return 0;
-}
-
-/* The Queue documents, and one Queue of its weight for each tenant that has no Queue of its name
- * and gives a weight, or for every tenant when no Queue document is loaded: the tenant's pods run
- * in it (the core's rule, queue_of()). */
-static int merge_queues(struct gsd_state *st, const struct gs_policy *files)
-{
-    const struct gsd_config *c = st->cfg;
-    size_t n = files->nqueues;
-    struct gs_queue_spec *v = calloc(n + c->ntenants + 1, sizeof(*v));
-    if (!v)
-        return -ENOMEM;
-    if (n)
-        memcpy(v, files->queues, n * sizeof(*v));
     for (size_t i = 0; i < c->ntenants; i++) {
-        const struct gsd_tenant *dt = &c->tenants[i];
-        size_t k = 0;
-        while (k < n && strcmp(v[k].name, dt->name))
-            k++;
-        if (k < n || (files->nqueues > 0 && !dt->weight_set))
-            continue;
-        snprintf(v[n].name, sizeof(v[n].name), "%s", dt->name);
-        v[n].weight = dt->weight;
-        v[n].cap_gpu_milli = v[n].cap_cpu_milli = v[n].cap_memory_mib = GS_UNSET;
-        v[n].reclaimable = 1;
-        v[n].overcommit_milli = 1000;
-        n++;
+        nt = add_tenant(t, nt, &c->tenants[i]);
+        nq = add_queue(q, nq, files->nqueues > 0, &c->tenants[i]);
     }
-    st->sched.queues = v;
-    st->sched.pol.queues = v;
-    st->sched.pol.nqueues = n;
+    st->sched.tenants = st->sched.pol.tenants = t;
+    st->sched.pol.ntenants = nt;
+    st->sched.queues = st->sched.pol.queues = q;
+    st->sched.pol.nqueues = nq;
     return 0;
 }
 
@@ -124,8 +133,6 @@ int gsd_sched_open(struct gsd_state *st, struct gs_diag *d)
     s->pol.nodes = st->inv->policy.nodes;
     s->pol.nnodes = st->inv->policy.nnodes;
     int rc = merge_tenants(st, files);
-    if (!rc)
-        rc = merge_queues(st, files);
     struct gs_tenancy_opts o = {.way = GS_WAY_FULL, .convert = 1, .min_hold_us = 0};
     if (!rc)
         rc = gs_tenancy_new(&s->pol, &o, &s->tn, d);
@@ -259,6 +266,7 @@ static int started(struct gsd_state *st, struct gsd_pod *p, int64_t now)
     p->state = GSD_RUNNING;
     p->start_us = now;
     gsd_sched_sync(st, p);
+    gsd_snap_touch(st, p);
     st->placed_total++;
     log_pod("pod placed", st, p);
     if (p->id &&
@@ -282,6 +290,7 @@ static int stopped(struct gsd_state *st, struct gsd_pod *p, const struct gs_deci
     }
     p->state = GSD_PENDING;
     gsd_sched_sync(st, p);
+    gsd_snap_touch(st, p);
     p->pl = (struct gs_placement){.node = -1};
     const struct gsd_pod *by =
         d->by >= 0 && (size_t)d->by < st->sched.nsid ? st->sched.by_sid[d->by] : NULL;
@@ -324,6 +333,7 @@ int gsd_sched_run(struct gsd_state *st)
     int64_t t0 = gsd_mono_us();
     int rc = gs_tenancy_schedule(st->sched.tn, gsd_sched_now(st), &dec, &n);
     gsd_hist_observe(&st->sched_lat, gsd_mono_us() - t0);
+    st->sched.passed = 1;
     int r2 = carry_out(st, dec, n);
     return rc < 0 ? rc : r2;
 }
@@ -333,6 +343,7 @@ int gsd_sched_take(struct gsd_state *st)
     const struct gs_decision *dec;
     size_t n;
     gs_tenancy_decisions(st->sched.tn, &dec, &n);
+    st->sched.passed = 1;
     return carry_out(st, dec, n);
 }
 

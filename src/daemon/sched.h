@@ -37,6 +37,7 @@ struct gsd_sched {
     struct gs_tenancy *tn;
     struct gsd_pod **by_sid; /* the scheduler's pod ids -> the pods held, NULL once gone */
     size_t nsid, capsid;
+    int passed; /* a pass or an event decided since the pending pods' reasons were read */
 };
 
 /*

@@ -1,36 +1,55 @@
 /*
- * gpuschedd: the HTTP side (libmicrohttpd, a thread per connection) and the scheduler thread.
+ * gpuschedd: the HTTP side (libmicrohttpd) and the scheduler thread.
  *
- * An HTTP thread reads one request (the body capped: Content-Length over the cap is refused
- * before a byte of it is read, a chunked body past the cap is dropped and refused at its end),
- * hashes its bearer token, queues it and sleeps on its own condition variable. The scheduler
- * thread takes up to GSD_BATCH_MAX queued requests, runs them in one store transaction, commits,
- * and only then wakes their threads. Reloads and the stop request travel the same queue, so they
- * take effect between batches, never inside one.
+ * libmicrohttpd runs in its epoll mode with a pool of http.threads event threads (no FD_SETSIZE
+ * limit; connections bounded overall and per client address, closed when idle), and no handler
+ * blocks one of them for long: a request that must wait suspends its connection and resumes it
+ * when its answer is ready. Per request:
+ *  - headers: gsd_access_check() (access.c) decides who asks and whether it may go on, and the
+ *    route's body cap; a refusal is answered before a byte of the body is read. A declared
+ *    Content-Length over the cap is a 413 at once, and one that would not fit under
+ *    http.maxBytesInFlight with the bodies being read now is a 503 with Retry-After. A body's
+ *    bytes count as they arrive, so a slow sender holds only what it has sent.
+ *  - body: kept up to its cap. One that grows past the cap or past the bytes in flight (chunked,
+ *    its length undeclared), or is not whole within http.bodyTimeoutSeconds of its headers, ends
+ *    the connection: libmicrohttpd can answer only before or after a body.
+ *  - then: GET /healthz is answered at once (the store's last probe, the scheduler thread's
+ *    pulse); the extender's filter and prioritize are answered on the event thread under the
+ *    state lock (they write nothing to the store, and kube-scheduler waits on them for every
+ *    pod); the reads of reads.c (pods, status, /metrics) go to reader threads, which render them
+ *    from the last snapshot (snapshot.h) at a lower CPU priority and never take the state lock;
+ *    everything else is queued for the scheduler thread. Both suspend the connection.
  *
- * The extender's filter and prioritize write nothing to the store, and kube-scheduler waits on
- * them for every pod: the HTTP thread answers them itself, holding the state lock the scheduler
- * thread holds while it runs a batch in memory (not while it commits). That saves two thread
- * hand-offs, each a wait for a CPU when the machine is busy. They may see a batch's changes
- * before its commit; a failed commit stops the daemon, and a read is not a promise.
+ * The scheduler thread takes up to GSD_BATCH_MAX queued requests, runs them in one store
+ * transaction, publishes a snapshot for the reads, commits, and only then resumes their
+ * connections. Reloads and the stop request
+ * travel the same queue, so they take effect between batches, never inside one. Every PROBE_US it
+ * commits a probe between batches (gsd_store_probe(), one row), so /healthz knows whether the
+ * store can still commit before a pod's write finds out.
  *
- * The extender's bind commits its cards like any write; then its connection thread, holding no
- * lock, writes the pod to the Kubernetes API server (kube.c), so a slow API server delays that
- * bind alone. A refusal is queued back (GSD_REQ_UNBIND) and run before the answer leaves, so
- * kube-scheduler hears of a failed bind only once its cards are free; and nothing is written to
- * the API server before the cards are committed, so no pod is bound there that is not held here.
- * (A drain lets the calls finish: the listener stops only after its connection threads.) A crash
- * between the commit and the API calls leaves the pod held and not bound: kube-scheduler, whose
- * bind failed, schedules the pod again, filter offers it only the node holding its cards, and
- * bind there makes the calls again.
+ * The extender's bind commits its cards like any write; then a bind thread (never an event
+ * thread: an API server may take seconds) writes the pod to the Kubernetes API server (kube.c),
+ * so a slow API server delays that bind alone. A refusal is queued back (GSD_REQ_UNBIND) and run
+ * before the answer leaves, so kube-scheduler hears of a failed bind only once its cards are free;
+ * and nothing is written to the API server before the cards are committed, so no pod is bound
+ * there that is not held here. A crash between the commit and the API calls leaves the pod held
+ * and not bound: kube-scheduler, whose bind failed, schedules the pod again, filter offers it only
+ * the node holding its cards, and bind there makes the calls again.
  */
 #include "server.h"
+#include "access.h"
+#include "agents.h"
 #include "api.h"
 #include "extender.h"
 #include "kube.h"
 #include "log.h"
+#include "metrics.h"
 #include "nodes.h"
+#include "reads.h"
+#include "snapshot.h"
+#include "state.h"
 #include "store.h"
+#include "ui.h"
 
 #include "gpusched/grow.h"
 
@@ -46,35 +65,73 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
-#define CONN_LIMIT   1024
-#define CONN_TIMEOUT 60 /* seconds of silence before an idle connection is closed */
+#define CONN_MEMORY  (16u << 10)      /* libmicrohttpd's buffer for one request's headers */
+#define PROBE_US     (2 * 1000000LL)  /* commit a probe this often */
+#define STALL_US     (30 * 1000000LL) /* requests waiting this long on the scheduler: unhealthy */
+#define DRAIN_US     (60 * 1000000LL) /* the most a drain waits for suspended requests */
+#define BIND_THREADS 4                /* API server calls of binds at once */
+#define READ_THREADS 2                /* reads rendered at once */
+#define READ_NICE    5                /* readers yield the CPU to scheduling and filter */
+#define POOL_MAX     16
+
+const char *const gsd_reject_names[GSD_REJECT_N] = {
+    "unauthenticated", "throttled", "forbidden", "rate_limited", "too_large", "busy", "too_slow",
+};
+
+struct gsd_server;
+
+/* Threads that run requests handed to them, one at a time each (reads, binds' API calls). */
+struct pool {
+    struct gsd_server *s;
+    void (*run)(struct gsd_server *s, struct gsd_req *r);
+    pthread_t th[POOL_MAX];
+    int n, stop, nice;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct gsd_req *head, *tail;
+};
 
 struct gsd_server {
     struct gsd_state *st;
     struct MHD_Daemon *mhd;
+    struct gsd_access *access;
+    struct gsd_http_stats stats;
     pthread_t thread;
-    pthread_mutex_t mu;
+    pthread_mutex_t mu; /* the queue, and the waits of requests from other threads */
     pthread_cond_t cv;
     pthread_mutex_t state_mu; /* the state in memory: the scheduler's batches, filter, prioritize */
     struct gsd_req *head, *tail;
-    _Atomic size_t max_body, ext_max_body;
+    struct pool binders, readers;
+    int binders_started, readers_started;
+    struct gsd_reads *reads;
+    uint64_t agents_version; /* of the nodes' own tokens the access layer has */
     atomic_int failed;
+    atomic_int store_ok;      /* the last commit or probe succeeded */
+    _Atomic int64_t pulse_us; /* monotonic: when the scheduler thread last took a batch */
+    atomic_int queued;        /* HTTP requests handed over and not yet answered */
+    atomic_int suspended;     /* connections suspended, not yet resumed and answered */
+    _Atomic int64_t max_in_flight, body_timeout_us;
     int port;
     char *cert, *key, *client_ca;
-    pthread_t sync_thread; /* the pod sync with the API server (sync_main) */
+    pthread_t sync_thread; /* following the API server's pods (sync_main) */
     pthread_cond_t sync_cv;
     int sync_started, stopping, sync_kick; /* sync_kick: a reload, to take up its period */
     atomic_int sync_stop;                  /* stopping, for a list between its pages */
 };
 
-/* Per connection: the request being read. */
+/* Per request: the request being read, its body's cap and what it holds of the bytes in flight. */
 struct conn {
     struct gsd_req *r;
     size_t cap, bufcap;
-    int too_big;
+    int64_t reserved; /* bytes counted in stats.in_flight, given back when the request ends */
+    int64_t begin_us; /* monotonic: when its headers were in */
+    int answered;     /* a response is queued: whatever else arrives is not read */
+    int suspended;    /* counted in s->suspended until answered or gone */
 };
 
 static void req_free(struct gsd_req *r)
@@ -85,7 +142,10 @@ static void req_free(struct gsd_req *r)
     gsd_bind_free(r->bind);
     json_decref(r->live);
     free(r->body);
-    free(r->resp);
+    if (r->resp_release)
+        r->resp_release(r->resp_cls);
+    else
+        free(r->resp);
     free(r);
 }
 
@@ -101,8 +161,8 @@ static struct gsd_req *req_new(enum gsd_req_kind kind)
     return r;
 }
 
-/* Queue @r for the scheduler thread and wait for its answer. */
-static void submit(struct gsd_server *s, struct gsd_req *r)
+/* Queue @r for the scheduler thread; it does not wait. */
+static void enqueue(struct gsd_server *s, struct gsd_req *r)
 {
     r->arrive_us = gsd_mono_us();
     pthread_mutex_lock(&s->mu);
@@ -110,9 +170,90 @@ static void submit(struct gsd_server *s, struct gsd_req *r)
     *(s->tail ? &s->tail->next : &s->head) = r;
     s->tail = r;
     pthread_cond_signal(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* Queue @r (from a thread of our own, not an event thread) and wait for its answer. */
+static void submit_wait(struct gsd_server *s, struct gsd_req *r)
+{
+    enqueue(s, r);
+    pthread_mutex_lock(&s->mu);
     while (!r->done)
         pthread_cond_wait(&r->cv, &s->mu);
     pthread_mutex_unlock(&s->mu);
+}
+
+/* @r is answered: wake its connection (resumed: libmicrohttpd calls on_request again), or the
+ * thread waiting in submit_wait(). @queued: it came through the scheduler's queue. */
+static void finish(struct gsd_server *s, struct gsd_req *r, int queued)
+{
+    pthread_mutex_lock(&s->mu);
+    r->done = 1;
+    if (r->conn && queued)
+        atomic_fetch_sub(&s->queued, 1);
+    else
+        pthread_cond_signal(&r->cv);
+    struct MHD_Connection *c = r->conn;
+    pthread_mutex_unlock(&s->mu);
+    if (c)
+        MHD_resume_connection(c);
+}
+
+static void *pool_main(void *arg)
+{
+    struct pool *p = arg;
+    if (p->nice) /* Linux: a thread has a nice value of its own */
+        setpriority(PRIO_PROCESS, (id_t)gettid(), p->nice);
+    for (;;) {
+        pthread_mutex_lock(&p->mu);
+        while (!p->head && !p->stop)
+            pthread_cond_wait(&p->cv, &p->mu);
+        struct gsd_req *r = p->head;
+        if (r && !(p->head = r->next))
+            p->tail = NULL;
+        pthread_mutex_unlock(&p->mu);
+        if (!r)
+            return NULL;
+        p->run(p->s, r);
+    }
+}
+
+/* Start @n threads running @run. Return: threads started. */
+static int pool_start(struct pool *p, struct gsd_server *s, int n, int nice,
+                      void (*run)(struct gsd_server *, struct gsd_req *))
+{
+    p->s = s;
+    p->run = run;
+    p->nice = nice;
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    for (p->n = 0; p->n < n && p->n < POOL_MAX; p->n++)
+        if (pthread_create(&p->th[p->n], NULL, pool_main, p))
+            break;
+    return p->n;
+}
+
+static void pool_add(struct pool *p, struct gsd_req *r)
+{
+    pthread_mutex_lock(&p->mu);
+    r->next = NULL;
+    *(p->tail ? &p->tail->next : &p->head) = r;
+    p->tail = r;
+    pthread_cond_signal(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* Let the threads finish what is queued, then join them. */
+static void pool_stop(struct pool *p)
+{
+    pthread_mutex_lock(&p->mu);
+    p->stop = 1;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    for (int i = 0; i < p->n; i++)
+        pthread_join(p->th[i], NULL);
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->cv);
 }
 
 /* One queued request, inside the batch's transaction. Return: 1 for the stop request. */
@@ -129,8 +270,8 @@ static int run_one(struct gsd_server *s, struct gsd_req *r)
                     d.msg[0] ? d.msg : "out of memory", NULL);
             gsd_config_free(r->new_cfg);
         }
-        atomic_store(&s->max_body, st->cfg->max_body);
-        atomic_store(&s->ext_max_body, st->cfg->extender_max_body);
+        gsd_access_reload(s->access, st->cfg);
+        atomic_store(&s->max_in_flight, st->cfg->http.max_in_flight);
         r->new_cfg = NULL;
         return 0;
     }
@@ -169,8 +310,7 @@ static void fail_batch(struct gsd_server *s, struct gsd_req **batch, int n)
         }
 }
 
-/* Wait for requests, or until monotonic time @until_us when a node's grace period ends then.
- * Return: requests taken (0 when the time came first). */
+/* Wait for requests, or until monotonic time @until_us. Return: requests taken (0: time came). */
 static int take_batch(struct gsd_server *s, struct gsd_req **batch, int64_t until_us)
 {
     int n = 0;
@@ -188,45 +328,49 @@ static int take_batch(struct gsd_server *s, struct gsd_req **batch, int64_t unti
     if (!s->head)
         s->tail = NULL;
     pthread_mutex_unlock(&s->mu);
+    atomic_store(&s->pulse_us, gsd_mono_us());
     return n;
 }
 
-/* Count @r's answer by status class (under state_mu: /metrics reads the counts). */
-static void count(struct gsd_state *st, const struct gsd_req *r)
+/* The nodes' own tokens to the access layer, when a registration changed them (the scheduler
+ * thread, or before it starts). */
+static void sync_agents(struct gsd_server *s)
 {
-    if (r->status >= 100 && r->status < 600)
-        st->http_requests[r->status / 100]++;
+    struct gsd_state *st = s->st;
+    uint64_t v = gsd_agents_version(st);
+    size_t n = gs_cluster_node_count(st->cluster);
+    if (v == s->agents_version)
+        return;
+    uint8_t(*sha)[32] = malloc((n ? n : 1) * sizeof(*sha));
+    uint8_t *has = calloc(n ? n : 1, 1);
+    if (sha && has) {
+        gsd_agent_tokens(st, sha, has);
+        if (!gsd_access_agents(s->access, (const uint8_t(*)[32])sha, has, n))
+            s->agents_version = v;
+    }
+    if (s->agents_version != v)
+        gsd_log("error", "out of memory: a node's new token is not taken yet", NULL);
+    free(sha);
+    free(has);
 }
 
-/* filter and prioritize, answered on this HTTP thread. Return: 0 when @r is not one of them. */
-static int answer_here(struct gsd_server *s, struct gsd_req *r)
+/* Whether the store can commit, from a commit's or probe's outcome; said once per change. */
+static void store_health(struct gsd_server *s, int ok)
 {
-    if (strcmp(r->method, "POST") ||
-        (strcmp(r->path, "/extender/filter") && strcmp(r->path, "/extender/prioritize")))
-        return 0;
-    pthread_mutex_lock(&s->state_mu);
-    if (atomic_load(&s->failed) || s->st->failed)
-        gsd_reply_error(r, 503, "", "the store failed; the daemon is stopping");
-    else
-        gsd_api_handle(s->st, r);
-    count(s->st, r);
-    pthread_mutex_unlock(&s->state_mu);
-    return 1;
+    if (atomic_exchange(&s->store_ok, ok) != ok)
+        gsd_log(ok ? "info" : "error",
+                ok ? "the store commits again" : "the store cannot commit: /healthz fails", NULL);
 }
 
 /*
- * An extender bind whose cards are committed: write it to the API server on this thread, not the
- * scheduler's. A refusal hands the cards back through the queue before the answer goes out, so
- * kube-scheduler never hears of a failed bind whose cards are still held; Error names why.
+ * An extender bind whose cards are committed: write it to the API server on a bind thread. A
+ * refusal hands the cards back through the queue before the answer goes out, so kube-scheduler
+ * never hears of a failed bind whose cards are still held; Error names why.
  */
 static void finish_bind(struct gsd_server *s, struct gsd_req *r)
 {
     struct gsd_bind *b = r->bind;
     r->bind = NULL;
-    if (r->status != 200) { /* the commit failed: nothing is held, nothing to bind */
-        gsd_bind_free(b);
-        return;
-    }
     int rc = gsd_kube_bind(b);
     char key[2 * GSD_NAME_MAX + 1];
     snprintf(key, sizeof(key), "%s/%s", b->ns, b->name);
@@ -237,7 +381,7 @@ static void finish_bind(struct gsd_server *s, struct gsd_req *r)
     struct gsd_req *u = rc == GSD_KUBE_REFUSED ? req_new(GSD_REQ_UNBIND) : NULL;
     if (u) {
         u->bind = b;
-        submit(s, u);
+        submit_wait(s, u);
         u->bind = NULL;
         req_free(u);
     } else if (rc == GSD_KUBE_REFUSED) {
@@ -249,6 +393,37 @@ static void finish_bind(struct gsd_server *s, struct gsd_req *r)
         gsd_reply_json(r, 200, json_pack("{s:s}", "Error", b->err));
     }
     gsd_bind_free(b);
+    finish(s, r, 1);
+}
+
+/* A read, from the snapshot in place, on a reader thread. */
+static void read_one(struct gsd_server *s, struct gsd_req *r)
+{
+    gsd_reads_handle(s->reads, r);
+    finish(s, r, 0);
+}
+
+/* The batch's answers go out: binds to make in the API server first go to a bind thread. */
+static void answer_batch(struct gsd_server *s, struct gsd_req **batch, int n)
+{
+    for (int i = 0; i < n; i++) {
+        struct gsd_req *r = batch[i];
+        if (r->kind != GSD_REQ_HTTP) { /* an unbind's job is its sender's */
+            finish(s, r, 1);
+            continue;
+        }
+        if (r->bind && r->status == 200 && s->binders_started) {
+            pool_add(&s->binders, r);
+            continue;
+        }
+        if (r->bind && r->status == 200) {
+            free(r->resp);
+            gsd_reply_json(r, 200, json_pack("{s:s}", "Error", "no thread to bind it with"));
+        }
+        gsd_bind_free(r->bind); /* the commit failed: nothing is held, nothing to bind */
+        r->bind = NULL;
+        finish(s, r, 1);
+    }
 }
 
 /* The API server to follow and how often to list it afresh, copied under the state lock (a
@@ -268,10 +443,10 @@ static void sync_config(struct gsd_server *s, struct gsd_kube *k)
     pthread_mutex_unlock(&s->state_mu);
 }
 
-/* Hand @r to the scheduler thread and free it once done. */
+/* Hand @r to the scheduler thread, wait for it and free it. */
 static void submit_free(struct gsd_server *s, struct gsd_req *r)
 {
-    submit(s, r);
+    submit_wait(s, r);
     req_free(r);
 }
 
@@ -338,14 +513,38 @@ static void *sync_main(void *arg)
     }
 }
 
+/* Commit the batch's transaction (@ok 0: it must not be) and record what that says. */
+static void commit_batch(struct gsd_server *s, struct gsd_req **batch, int n, int ok)
+{
+    struct gsd_state *st = s->st;
+    int64_t t0 = gsd_mono_us();
+    if (!ok || st->failed) {
+        gsd_store_rollback(st->store);
+        ok = 0;
+    } else {
+        ok = gsd_store_commit(st->store) == 0;
+    }
+    gsd_hist_observe(&st->commit_lat, gsd_mono_us() - t0);
+    if (!ok)
+        fail_batch(s, batch, n);
+}
+
 static void *scheduler_main(void *arg)
 {
     struct gsd_server *s = arg;
     struct gsd_state *st = s->st;
     struct gsd_req *batch[GSD_BATCH_MAX];
+    int64_t last_probe = gsd_mono_us();
     for (int stop = 0; !stop;) {
         int failed = atomic_load(&s->failed) || st->failed; /* stopping: no expiry to wait for */
-        int n = take_batch(s, batch, failed ? INT64_MAX : gsd_health_deadline(st));
+        int64_t due = gsd_health_deadline(st);
+        due = last_probe + PROBE_US < due ? last_probe + PROBE_US : due;
+        int n = take_batch(s, batch, failed ? INT64_MAX : due);
+        if (!failed && gsd_mono_us() >= last_probe + PROBE_US) {
+            /* a batch's commit may have written nothing: only a write says the store can */
+            store_health(s, gsd_store_probe(st->store, gsd_now_us()) == 0);
+            last_probe = gsd_mono_us();
+        }
         pthread_mutex_lock(&s->state_mu);
         int ok = atomic_load(&s->failed) || gsd_store_begin(st->store) == 0;
         if (!ok)
@@ -355,31 +554,14 @@ static void *scheduler_main(void *arg)
         if (!atomic_load(&s->failed) && ok && !st->failed)
             gsd_health_expire(st); /* after the batch: its heartbeats count */
         if (!atomic_load(&s->failed) && ok && !st->failed && !st->held)
-            gsd_sched_run(st); /* what the batch freed or changed, for the pending */
+            gsd_sched_run(st);    /* what the batch freed or changed, for the pending */
+        if (gsd_snap_publish(st)) /* before the answers leave: a client reads its own writes */
+            gsd_log("error", "reads show the state before this batch: out of memory", NULL);
+        sync_agents(s);
         pthread_mutex_unlock(&s->state_mu);
-        if (!atomic_load(&s->failed)) {
-            int64_t t0 = gsd_mono_us();
-            if (!ok || st->failed) {
-                gsd_store_rollback(st->store);
-                ok = 0;
-            } else {
-                ok = gsd_store_commit(st->store) == 0;
-            }
-            gsd_hist_observe(&st->commit_lat, gsd_mono_us() - t0);
-            if (!ok)
-                fail_batch(s, batch, n);
-        }
-        pthread_mutex_lock(&s->state_mu);
-        for (int i = 0; i < n; i++)
-            if (batch[i]->kind == GSD_REQ_HTTP)
-                count(st, batch[i]);
-        pthread_mutex_unlock(&s->state_mu);
-        pthread_mutex_lock(&s->mu);
-        for (int i = 0; i < n; i++) {
-            batch[i]->done = 1;
-            pthread_cond_signal(&batch[i]->cv);
-        }
-        pthread_mutex_unlock(&s->mu);
+        if (!atomic_load(&s->failed))
+            commit_batch(s, batch, n, ok);
+        answer_batch(s, batch, n);
     }
     return NULL;
 }
@@ -415,13 +597,21 @@ static void read_auth(struct MHD_Connection *c, struct gsd_req *r)
     }
 }
 
-static enum MHD_Result send_reply(struct MHD_Connection *c, struct gsd_req *r)
+static enum MHD_Result send_reply(struct gsd_server *s, struct MHD_Connection *c, struct conn *k)
 {
+    struct gsd_req *r = k->r;
     struct MHD_Response *resp =
-        MHD_create_response_from_buffer(r->resp_len, r->resp, MHD_RESPMEM_MUST_FREE);
+        r->resp_release
+            ? MHD_create_response_from_buffer_with_free_callback_cls(r->resp_len, r->resp,
+                                                                     r->resp_release, r->resp_cls)
+            : MHD_create_response_from_buffer(r->resp_len, r->resp, MHD_RESPMEM_MUST_FREE);
     if (!resp)
         return MHD_NO;
-    r->resp = NULL; /* libmicrohttpd frees it now */
+    k->answered = 1;
+    r->resp = NULL; /* libmicrohttpd frees or releases it now */
+    r->resp_release = NULL;
+    if (r->status >= 100 && r->status < 600)
+        atomic_fetch_add(&s->stats.answered[r->status / 100], 1);
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r->ctype ? r->ctype : "text/plain");
     if (r->retry_after > 0) {
         char ra[24];
@@ -430,15 +620,40 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, struct gsd_req *r)
     }
     if (r->status == 401)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+    for (const char *const *h = r->headers; h && h[0] && h[1]; h += 2)
+        MHD_add_response_header(resp, h[0], h[1]);
     enum MHD_Result ret = MHD_queue_response(c, (unsigned)r->status, resp);
     MHD_destroy_response(resp);
     return ret;
 }
 
-static enum MHD_Result too_big(struct MHD_Connection *c, struct conn *k)
+/* Count @n more body bytes in flight. Return: 0; -1 past http.maxBytesInFlight (not counted). */
+static int reserve(struct gsd_server *s, struct conn *k, int64_t n)
 {
-    gsd_reply_error(k->r, 413, "", "the body is larger than %zu bytes", k->cap);
-    return send_reply(c, k->r);
+    int64_t cap = atomic_load(&s->max_in_flight);
+    if (atomic_fetch_add(&s->stats.in_flight, n) + n > cap) {
+        atomic_fetch_sub(&s->stats.in_flight, n);
+        return -1;
+    }
+    k->reserved += n;
+    return 0;
+}
+
+/* GET /healthz, answered at once: the store can commit, the scheduler thread takes requests. */
+static void healthz(struct gsd_server *s, struct gsd_req *r)
+{
+    int64_t stalled = gsd_mono_us() - atomic_load(&s->pulse_us);
+    if (strcmp(r->method, "GET"))
+        gsd_reply_error(r, 405, "", "%s: use GET", r->method);
+    else if (atomic_load(&s->failed))
+        gsd_reply_error(r, 503, "", "the store failed; the daemon is stopping");
+    else if (!atomic_load(&s->store_ok))
+        gsd_reply_error(r, 503, "", "the store cannot commit (see the log); writes would fail");
+    else if (atomic_load(&s->queued) > 0 && stalled > STALL_US)
+        gsd_reply_error(r, 503, "", "the scheduler thread has taken no request for %lld s",
+                        (long long)(stalled / 1000000));
+    else
+        gsd_reply_json(r, 200, json_pack("{s:s}", "status", "ok"));
 }
 
 /*
@@ -457,8 +672,8 @@ static int client_verified(struct MHD_Connection *c)
     return tls && gnutls_certificate_verify_peers(tls, &purpose, 1, &status) == 0 && status == 0;
 }
 
-/* First call of a request: set it up; refuse at once a declared body over the cap, and an
- * extender call without the client certificate mutual TLS asks for. */
+/* The headers are in: set the request up, and refuse it now when it may not go on. With
+ * --tls-client-ca an extender call needs the client certificate mutual TLS asks for. */
 static enum MHD_Result begin(struct gsd_server *s, struct MHD_Connection *c, const char *url,
                              const char *method, void **con_cls)
 {
@@ -469,6 +684,7 @@ static enum MHD_Result begin(struct gsd_server *s, struct MHD_Connection *c, con
         return MHD_NO;
     }
     k->r = r;
+    k->begin_us = gsd_mono_us();
     *con_cls = k;
     snprintf(r->method, sizeof(r->method), "%s", method);
     size_t n = strlen(url);
@@ -476,23 +692,90 @@ static enum MHD_Result begin(struct gsd_server *s, struct MHD_Connection *c, con
     n = n < sizeof(r->path) ? n : sizeof(r->path) - 1; /* cut: refused as too long */
     memcpy(r->path, url, n);
     r->path[n] = '\0';
-    k->cap = atomic_load(strncmp(url, "/extender/", 10) ? &s->max_body : &s->ext_max_body);
     MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, keep_qarg, r);
     read_auth(c, r);
-    if (s->client_ca && !strncmp(url, "/extender/", 10) && !client_verified(c)) {
-        k->too_big = 1; /* the body is not read */
+    int extender = !strncmp(r->path, "/extender/", 10);
+    r->client_cert = s->client_ca && extender && client_verified(c);
+    if (s->client_ca && extender && !r->client_cert) {
+        atomic_fetch_add(&s->stats.rejected[GSD_REJECT_UNAUTHENTICATED], 1);
         gsd_reply_error(r, 401, "",
                         "/extender/* needs a client certificate signed by the CA gpuschedd was "
                         "given (--tls-client-ca): kube-scheduler's extender tlsConfig");
-        return send_reply(c, r);
+        return send_reply(s, c, k);
     }
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (gsd_access_check(s->access, r, ci ? ci->client_addr : NULL, k->begin_us, &k->cap))
+        return send_reply(s, c, k);
     const char *cl =
         MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-    if (cl && strtoull(cl, NULL, 10) > k->cap) {
-        k->too_big = 1;
-        return too_big(c, k);
+    unsigned long long declared = cl ? strtoull(cl, NULL, 10) : 0;
+    if (declared > k->cap) {
+        atomic_fetch_add(&s->stats.rejected[GSD_REJECT_TOO_LARGE], 1);
+        gsd_reply_error(r, 413, "", "%s %.64s takes a body of at most %zu bytes", r->method,
+                        r->path, k->cap);
+        return send_reply(s, c, k);
+    }
+    /* Bytes are counted as they arrive, not as declared: a slow sender holds only what it sent;
+     * a body that could not fit now is refused before it starts. */
+    if (declared &&
+        atomic_load(&s->stats.in_flight) + (int64_t)declared > atomic_load(&s->max_in_flight)) {
+        atomic_fetch_add(&s->stats.rejected[GSD_REJECT_BUSY], 1);
+        r->retry_after = 1;
+        gsd_reply_error(r, 503, "", "too many request bodies in flight; retry shortly");
+        return send_reply(s, c, k);
     }
     return MHD_YES;
+}
+
+/* A piece of the body. Return: MHD_NO ends the connection (past a cap, or too slow). */
+static enum MHD_Result take_body(struct gsd_server *s, struct conn *k, const char *data,
+                                 size_t size)
+{
+    struct gsd_req *r = k->r;
+    int reason = -1;
+    if (gsd_mono_us() - k->begin_us > atomic_load(&s->body_timeout_us))
+        reason = GSD_REJECT_TOO_SLOW;
+    else if (r->len + size > k->cap)
+        reason = GSD_REJECT_TOO_LARGE;
+    else if (r->len + size > (size_t)k->reserved &&
+             reserve(s, k, (int64_t)(r->len + size) - k->reserved))
+        reason = GSD_REJECT_BUSY;
+    if (reason >= 0) {
+        atomic_fetch_add(&s->stats.rejected[reason], 1);
+        return MHD_NO;
+    }
+    if (r->len + size + 1 > k->bufcap) {
+        char *m = gs_grow(r->body, &k->bufcap, r->len + size + 1, 1, 4096);
+        if (!m)
+            return MHD_NO;
+        r->body = m;
+    }
+    memcpy(r->body + r->len, data, size);
+    r->len += size;
+    r->body[r->len] = '\0';
+    return MHD_YES;
+}
+
+/* filter and prioritize, answered on this thread. Return: 0 when @r is not one of them. */
+static int answer_here(struct gsd_server *s, struct gsd_req *r)
+{
+    if (!strcmp(r->path, "/healthz")) {
+        healthz(s, r);
+        return 1;
+    }
+    if (gsd_ui_answer(r)) /* the page, which holds no data: ui.h */
+        return 1;
+    if (strcmp(r->method, "POST") ||
+        (strcmp(r->path, "/extender/filter") && strcmp(r->path, "/extender/prioritize")))
+        return 0;
+    pthread_mutex_lock(&s->state_mu);
+    if (atomic_load(&s->failed) || s->st->failed)
+        gsd_reply_error(r, 503, "", "the store failed; the daemon is stopping");
+    else
+        gsd_api_handle(s->st, r);
+    pthread_mutex_unlock(&s->state_mu);
+    return 1;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
@@ -506,45 +789,56 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return begin(s, c, url, method, con_cls);
     struct gsd_req *r = k->r;
     if (*upload_size) {
-        if (!k->too_big && r->len + *upload_size > k->cap) {
-            k->too_big = 1;
-            free(r->body);
-            r->body = NULL;
-        }
-        if (!k->too_big && r->len + *upload_size + 1 > k->bufcap) {
-            char *m = gs_grow(r->body, &k->bufcap, r->len + *upload_size + 1, 1, 4096);
-            if (!m)
-                return MHD_NO;
-            r->body = m;
-        }
-        if (!k->too_big) {
-            memcpy(r->body + r->len, upload, *upload_size);
-            r->len += *upload_size;
-            r->body[r->len] = '\0';
-        }
+        size_t n = *upload_size;
         *upload_size = 0;
-        return MHD_YES;
+        return k->answered ? MHD_YES : take_body(s, k, upload, n);
     }
-    if (k->too_big)
-        return r->status ? MHD_YES : too_big(c, k);
-    if (!answer_here(s, r))
-        submit(s, r);
-    if (r->bind)
-        finish_bind(s, r);
-    return send_reply(c, r);
+    if (k->answered)
+        return MHD_YES;
+    if (r->done) { /* resumed: the scheduler thread or a bind thread answered it */
+        k->suspended = 0;
+        atomic_fetch_sub(&s->suspended, 1);
+        return send_reply(s, c, k);
+    }
+    if (answer_here(s, r))
+        return send_reply(s, c, k);
+    r->conn = c;
+    MHD_suspend_connection(c); /* before the hand-over: the answer may come back at once */
+    k->suspended = 1;
+    atomic_fetch_add(&s->suspended, 1);
+    if (gsd_reads_route(r)) {
+        pool_add(&s->readers, r);
+    } else {
+        atomic_fetch_add(&s->queued, 1);
+        enqueue(s, r);
+    }
+    return MHD_YES;
 }
 
 static void on_done(void *cls, struct MHD_Connection *c, void **con_cls,
                     enum MHD_RequestTerminationCode toe)
 {
+    struct gsd_server *s = cls;
     struct conn *k = *con_cls;
-    (void)cls;
     (void)c;
     (void)toe;
-    if (k)
+    if (k) {
+        atomic_fetch_sub(&s->stats.in_flight, k->reserved);
+        if (k->suspended) /* its connection went without the answer being sent */
+            atomic_fetch_sub(&s->suspended, 1);
         req_free(k->r);
+    }
     free(k);
     *con_cls = NULL;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    struct gsd_server *s = cls;
+    (void)c;
+    (void)socket_context;
+    atomic_fetch_add(&s->stats.connections, code == MHD_CONNECTION_NOTIFY_STARTED ? 1 : -1);
 }
 
 static char *slurp(const char *path, struct gs_diag *d)
@@ -573,23 +867,50 @@ static void mhd_panic(void *cls, const char *file, unsigned line, const char *re
     abort();
 }
 
-/* libmicrohttpd's own messages (a failed TLS handshake, ...) as logfmt lines too. */
+/* libmicrohttpd's own messages (a failed TLS handshake, a connection refused at a limit, ...) as
+ * logfmt lines too, at most one a second: a flood of refused connections must not flood the log. */
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
+    static _Atomic int64_t last_us;
+    static atomic_int dropped;
     char buf[512];
     (void)cls;
+    int64_t now = gsd_mono_us(), last = atomic_load(&last_us);
+    if (now - last < 1000000 || !atomic_compare_exchange_strong(&last_us, &last, now)) {
+        atomic_fetch_add(&dropped, 1);
+        return;
+    }
     vsnprintf(buf, sizeof(buf), fmt, ap);
     buf[strcspn(buf, "\n")] = '\0';
-    gsd_log("warn", "http", "error", buf, NULL);
+    char more[24];
+    snprintf(more, sizeof(more), "%d", atomic_exchange(&dropped, 0));
+    gsd_log("warn", "http", "error", buf, "suppressed", more, NULL);
+}
+
+/* The connection limit the open-file limit allows: each connection is a descriptor, and the
+ * store, the log and libmicrohttpd's own keep some. */
+static unsigned conn_limit(int64_t want)
+{
+    long fds = sysconf(_SC_OPEN_MAX);
+    int64_t room = fds > 256 ? fds - 128 : 128;
+    if (want > room) {
+        char w[24], r[24];
+        snprintf(w, sizeof(w), "%lld", (long long)want);
+        snprintf(r, sizeof(r), "%lld", (long long)room);
+        gsd_log("warn", "http.maxConnections lowered to what the open-file limit allows", "want", w,
+                "limit", r, NULL);
+        want = room;
+    }
+    return (unsigned)want;
 }
 
 static int start_mhd(struct gsd_server *s, const struct gsd_listen *l, struct gs_diag *d)
 {
     struct sockaddr_storage ss = {0};
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-                     MHD_USE_ERROR_LOG | MHD_USE_ITC;
+    unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
     struct sockaddr_in *v4 = (struct sockaddr_in *)&ss;
     struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&ss;
+    const struct gsd_http_limits *h = &s->st->cfg->http;
     if (inet_pton(AF_INET, l->host, &v4->sin_addr) == 1) {
         v4->sin_family = AF_INET;
         v4->sin_port = htons((uint16_t)l->port);
@@ -610,7 +931,16 @@ static int start_mhd(struct gsd_server *s, const struct gsd_listen *l, struct gs
     if (l->client_ca && !(s->client_ca = slurp(l->client_ca, d)))
         return -EINVAL;
     MHD_set_panic_func(mhd_panic, NULL);
-    struct MHD_OptionItem tls[] = {
+    struct MHD_OptionItem opts[] = {
+        {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, NULL},
+        {MHD_OPTION_SOCK_ADDR, 0, &ss},
+        {MHD_OPTION_THREAD_POOL_SIZE, (intptr_t)h->threads, NULL},
+        {MHD_OPTION_CONNECTION_LIMIT, (intptr_t)conn_limit(h->max_connections), NULL},
+        {MHD_OPTION_PER_IP_CONNECTION_LIMIT, (intptr_t)h->max_per_client, NULL},
+        {MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)h->idle_timeout_s, NULL},
+        {MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)CONN_MEMORY, NULL},
+        {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_done, s},
+        {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, s},
         {s->cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, s->cert},
         {s->key ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, s->key},
         /* the trust list makes libmicrohttpd ask every client for a certificate; which paths
@@ -618,11 +948,8 @@ static int start_mhd(struct gsd_server *s, const struct gsd_listen *l, struct gs
         {s->client_ca ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, 0, s->client_ca},
         {MHD_OPTION_END, 0, NULL},
     };
-    s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER,
-                              mhd_log, NULL, MHD_OPTION_SOCK_ADDR, &ss, MHD_OPTION_CONNECTION_LIMIT,
-                              (unsigned)CONN_LIMIT, MHD_OPTION_CONNECTION_TIMEOUT,
-                              (unsigned)CONN_TIMEOUT, MHD_OPTION_NOTIFY_COMPLETED, on_done, NULL,
-                              MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
+    s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_ARRAY, opts,
+                              MHD_OPTION_END);
     if (!s->mhd)
         return gs_diag_error_code(d, -EADDRINUSE,
                                   "cannot listen on %s:%d (address in use, not local, or a bad "
@@ -637,12 +964,17 @@ int gsd_server_start(struct gsd_state *st, const struct gsd_listen *l, struct gs
                      struct gs_diag *d)
 {
     struct gsd_server *s = calloc(1, sizeof(*s));
-    if (!s)
+    if (!s || gsd_access_new(st->cfg, &s->stats, &s->access)) {
+        free(s);
         return -ENOMEM;
+    }
     s->st = st;
-    atomic_init(&s->max_body, st->cfg->max_body);
-    atomic_init(&s->ext_max_body, st->cfg->extender_max_body);
+    st->http = &s->stats;
+    atomic_init(&s->max_in_flight, st->cfg->http.max_in_flight);
+    atomic_init(&s->body_timeout_us, st->cfg->http.body_timeout_s * 1000000);
     atomic_init(&s->failed, 0);
+    atomic_init(&s->store_ok, 1);
+    atomic_init(&s->pulse_us, gsd_mono_us());
     atomic_init(&s->sync_stop, 0);
     pthread_condattr_t ca; /* timed waits on the monotonic clock, as the grace periods are */
     pthread_condattr_init(&ca);
@@ -652,9 +984,26 @@ int gsd_server_start(struct gsd_state *st, const struct gsd_listen *l, struct gs
     pthread_cond_init(&s->cv, &ca);
     pthread_cond_init(&s->sync_cv, &ca);
     pthread_condattr_destroy(&ca);
+    sync_agents(s);
+    if (gsd_snap_init(st) || gsd_snap_publish(st) ||
+        gsd_reads_new(st->snaps, &s->stats, &s->reads)) {
+        gsd_snap_free(st);
+        gsd_access_free(s->access);
+        free(s);
+        return gs_diag_error_code(d, -ENOMEM, "out of memory for the first snapshot");
+    }
     if (pthread_create(&s->thread, NULL, scheduler_main, s)) {
+        gsd_reads_free(s->reads);
+        gsd_snap_free(st);
+        gsd_access_free(s->access);
         free(s);
         return gs_diag_error_code(d, -EAGAIN, "cannot start the scheduler thread");
+    }
+    s->binders_started = pool_start(&s->binders, s, BIND_THREADS, 0, finish_bind) > 0;
+    s->readers_started = pool_start(&s->readers, s, READ_THREADS, READ_NICE, read_one) > 0;
+    if (!s->readers_started) {
+        gsd_server_stop(s);
+        return gs_diag_error_code(d, -EAGAIN, "cannot start the reader threads");
     }
     s->sync_started = pthread_create(&s->sync_thread, NULL, sync_main, s) == 0;
     if (!s->sync_started)
@@ -679,18 +1028,39 @@ int gsd_server_port(const struct gsd_server *s)
 void gsd_server_reload(struct gsd_server *s, struct gsd_config *cfg)
 {
     struct gsd_req *r = req_new(GSD_REQ_RELOAD);
+    const struct gsd_http_limits *was = &s->st->cfg->http; /* the scheduler's: read before */
     if (!r) {
         gsd_config_free(cfg);
         gsd_log("error", "config not reloaded: out of memory", NULL);
         return;
     }
+    if (was->max_connections != cfg->http.max_connections ||
+        was->max_per_client != cfg->http.max_per_client ||
+        was->idle_timeout_s != cfg->http.idle_timeout_s || was->threads != cfg->http.threads)
+        gsd_log("warn", "http connection limits, idle timeout and threads change at the next start",
+                NULL);
+    atomic_store(&s->body_timeout_us, cfg->http.body_timeout_s * 1000000);
     r->new_cfg = cfg;
-    submit(s, r);
+    submit_wait(s, r);
     req_free(r);
     pthread_mutex_lock(&s->mu); /* the pod sync takes up the new period at once */
     s->sync_kick = 1;
     pthread_cond_broadcast(&s->sync_cv);
     pthread_mutex_unlock(&s->mu);
+}
+
+/* Stop taking connections, then wait (at most DRAIN_US) until every suspended one is answered. */
+static void drain(struct gsd_server *s)
+{
+    MHD_socket fd = MHD_quiesce_daemon(s->mhd);
+    int64_t until = gsd_mono_us() + DRAIN_US;
+    while (atomic_load(&s->suspended) > 0 && gsd_mono_us() < until)
+        nanosleep(&(struct timespec){0, 5000000}, NULL);
+    if (atomic_load(&s->suspended) > 0)
+        gsd_log("error", "drain: requests still unanswered; stopping anyway", NULL);
+    MHD_stop_daemon(s->mhd);
+    if (fd != MHD_INVALID_SOCKET)
+        close(fd);
 }
 
 int gsd_server_stop(struct gsd_server *s)
@@ -704,19 +1074,27 @@ int gsd_server_stop(struct gsd_server *s)
     pthread_mutex_unlock(&s->mu);
     if (s->sync_started) /* before the scheduler stops: a sync may be waiting on it */
         pthread_join(s->sync_thread, NULL);
-    if (s->mhd) /* waits for the connection threads, whose requests the scheduler still runs */
-        MHD_stop_daemon(s->mhd);
+    if (s->mhd) /* the scheduler and the bind threads still answer what is in flight */
+        drain(s);
+    if (s->binders_started)
+        pool_stop(&s->binders);
+    if (s->readers_started)
+        pool_stop(&s->readers);
     struct gsd_req *r = req_new(GSD_REQ_STOP);
     if (r) {
-        submit(s, r);
+        submit_wait(s, r);
         req_free(r);
     }
     pthread_join(s->thread, NULL);
+    gsd_reads_free(s->reads);
+    gsd_snap_free(s->st);
+    s->st->http = NULL;
     pthread_mutex_destroy(&s->mu);
     pthread_mutex_destroy(&s->state_mu);
     pthread_cond_destroy(&s->cv);
     pthread_cond_destroy(&s->sync_cv);
     int failed = atomic_load(&s->failed);
+    gsd_access_free(s->access);
     free(s->cert);
     free(s->key);
     free(s->client_ca);

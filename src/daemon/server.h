@@ -2,14 +2,14 @@
  * gpuschedd's HTTP side and the queue of requests to the scheduler thread.
  *
  * Threads: one scheduler thread owns the cluster, the engine, the pod table, the store and the
- * configuration in force (struct gsd_state). HTTP threads (libmicrohttpd, one per connection)
- * read a request, hash its bearer token and hand it over as a struct gsd_req through the queue;
- * they wait for the scheduler thread to fill in the answer. The extender's filter and prioritize,
- * which write nothing to the store, are the exception: the HTTP thread answers them itself under
- * the state lock the scheduler thread holds for a batch's work in memory (server.c). The
- * extender's bind calls the Kubernetes API server from its HTTP thread after the commit, holding
- * nothing (kube.c). The main thread handles signals and parses a reloaded configuration before
- * handing it over the same way.
+ * configuration in force (struct gsd_state). HTTP event threads (libmicrohttpd, epoll) read a
+ * request, decide who asks before its body is read (access.h) and hand it over as a struct
+ * gsd_req through the queue, its connection suspended until the scheduler thread fills in the
+ * answer. The extender's filter and prioritize, which write nothing to the store, are the
+ * exception: the event thread answers them itself under the state lock the scheduler thread holds
+ * for a batch's work in memory (server.c). The extender's bind calls the Kubernetes API server
+ * from a bind thread after the commit, holding nothing (kube.c). The main thread handles signals
+ * and parses a reloaded configuration before handing it over the same way.
  *
  * Durability: the scheduler thread takes the queued requests in batches, runs them inside one
  * SQLite transaction and answers none of them before that transaction commits, so a 2xx always
@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct MHD_Connection;
 struct gsd_bind;
 struct gsd_state;
 
@@ -62,17 +63,25 @@ struct gsd_req {
     size_t len;
     int auth; /* 0 no Authorization header, 1 a bearer token (token_sha), 2 another scheme */
     uint8_t token_sha[GSD_SHA256_LEN];
-    struct gsd_config *new_cfg; /* GSD_REQ_RELOAD: handed over, owned by the scheduler after */
-    struct gsd_bind *bind;      /* an extender bind's API calls, made after the answer (owned) */
+    int who;                     /* gsd_access_check(): GSD_AUTH_*, or a tenant's index */
+    int agent;                   /* GSD_AUTH_AGENT: the node whose own token it is */
+    int client_cert;             /* an extender call with a verified client certificate (mTLS) */
+    char tenant[GSD_NAME_MAX];   /* ... and then the tenant's name */
+    struct MHD_Connection *conn; /* suspended while the request waits; NULL: not from HTTP */
+    struct gsd_config *new_cfg;  /* GSD_REQ_RELOAD: handed over, owned by the scheduler after */
+    struct gsd_bind *bind;       /* an extender bind's API calls, made after the answer (owned) */
     json_t *live;      /* GSD_REQ_SYNC: gsd_kube_live()'s pods; GSD_REQ_GONE: pods gone (owned) */
     int64_t listed_us; /* GSD_REQ_SYNC: wall clock when that list was asked for */
     int64_t arrive_us; /* monotonic */
     /* the answer */
     int status;
-    char *resp; /* malloc'd, handed to libmicrohttpd */
+    char *resp; /* malloc'd, handed to libmicrohttpd; or shared, see resp_release */
+    void (*resp_release)(void *cls); /* not NULL: resp is not freed but released with this */
+    void *resp_cls;
     size_t resp_len;
     const char *ctype;
-    int64_t retry_after; /* seconds; 0 = no header */
+    const char *const *headers; /* NULL, or more answer headers: name, value, ..., NULL */
+    int64_t retry_after;        /* seconds; 0 = no header */
     int done;
     pthread_cond_t cv;
     struct gsd_req *next;

@@ -12,6 +12,7 @@
 #include "nodes.h"
 #include "preempt.h"
 #include "queue.h"
+#include "snapshot.h"
 #include "store.h"
 
 #include "gpusched/catalog.h"
@@ -98,11 +99,13 @@ static int link_pod(struct gsd_state *st, struct gsd_pod *p)
         p->grp->members++;
         p->grp->running += p->state == GSD_RUNNING;
     }
+    gsd_snap_touch(st, p);
     return 0;
 }
 
 static void unlink_pod(struct gsd_state *st, struct gsd_pod *p)
 {
+    gsd_snap_forget(st, p);
     struct gsd_pod **pp = &st->tab[key_hash(p->ns, p->name) & (st->tab_cap - 1)];
     while (*pp != p)
         pp = &(*pp)->hnext;
@@ -171,15 +174,29 @@ static void pod_names(struct gsd_state *st, struct gsd_pod *p)
     p->grp = p->group[0] ? gsd_group_find(st, p->ns, p->group) : NULL;
 }
 
-/* A new pod record of @spec (its body, labels and annotations taken). */
-static int new_pod(struct gsd_state *st, struct gsd_podspec *spec, const char *tenant, int source,
-                   struct gsd_pod **out, struct gsd_ferr *e)
+/* @spec's labels, annotations and PriorityClass as a pod keeps them (p->meta): JSON text, keys
+ * sorted (malloc'd; NULL out of memory). */
+static char *spec_meta(const struct gsd_podspec *spec)
 {
     json_t *m = json_pack("{sOsO}", "labels", spec->labels, "annotations", spec->annotations);
     if (m && spec->s.priority_class[0])
         json_object_set_new(m, "priorityClassName", json_string(spec->s.priority_class));
     char *meta = m ? json_dumps(m, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
     json_decref(m);
+    return meta;
+}
+
+int gsd_pod_same(const struct gsd_pod *p, const struct gsd_podspec *spec, const char *tenant)
+{
+    return p->source == GSD_SRC_API && p->body && spec->body && !strcmp(p->body, spec->body) &&
+           !strcmp(p->tenant, tenant ? tenant : "");
+}
+
+/* A new pod record of @spec (its body, labels and annotations taken). */
+static int new_pod(struct gsd_state *st, struct gsd_podspec *spec, const char *tenant, int source,
+                   struct gsd_pod **out, struct gsd_ferr *e)
+{
+    char *meta = spec_meta(spec);
     struct gsd_pod *p = meta ? calloc(1, sizeof(*p)) : NULL;
     if (!p) {
         free(meta);
@@ -514,12 +531,6 @@ void gsd_state_free(struct gsd_state *st)
 
 int gsd_state_reload(struct gsd_state *st, struct gsd_config *cfg, struct gs_diag *d)
 {
-    for (size_t i = 0; i < cfg->ntenants; i++)
-        for (size_t k = 0; k < st->cfg->ntenants; k++)
-            if (!strcmp(cfg->tenants[i].name, st->cfg->tenants[k].name)) {
-                cfg->tenants[i].bucket_milli = st->cfg->tenants[k].bucket_milli;
-                cfg->tenants[i].bucket_at_us = st->cfg->tenants[k].bucket_at_us;
-            }
     struct gsd_config *old = st->cfg;
     struct gsd_sched keep = st->sched;
     st->cfg = cfg;
@@ -547,6 +558,7 @@ int gsd_state_reload(struct gsd_state *st, struct gsd_config *cfg, struct gs_dia
     free(keep.queues);
     free(keep.by_sid);
     gsd_config_free(old);
+    gsd_snap_touch_all(st);      /* queues, priorities and reasons may be others */
     json_decref(st->bill_cache); /* the rate card may have changed */
     st->bill_cache = NULL;
     for (struct gsd_pod *p = st->head; p; p = p->next)
@@ -571,70 +583,18 @@ json_t *gsd_time_json(int64_t us)
     return json_string(buf);
 }
 
-static json_t *gpus_json(const struct gsd_pod *p)
-{
-    json_t *a = json_array();
-    for (int g = 0; a && p->state == GSD_RUNNING && g < GS_GPUS_MAX; g++)
-        if (p->pl.gpu_mask & (1u << g))
-            json_array_append_new(a, json_integer(g));
-    return a;
-}
-
 json_t *gsd_pod_assignment(const struct gsd_state *st, const struct gsd_pod *p)
 {
-    json_t *a = json_object();
-    if (!a || p->state != GSD_RUNNING)
-        return a;
-    char idx[GS_GPUS_MAX * 4 + 1] = "", milli[16];
-    size_t off = 0;
-    for (int g = 0; g < GS_GPUS_MAX; g++)
-        if (p->pl.gpu_mask & (1u << g))
-            off += (size_t)snprintf(idx + off, sizeof(idx) - off, off ? ",%d" : "%d", g);
-    snprintf(milli, sizeof(milli), "%u", p->pl.gpu_mask ? p->pl.gpu_milli : 0);
-    json_object_set_new(a, "gpusched.io/node",
-                        json_string(gs_cluster_node_name(st->cluster, (size_t)p->pl.node)));
-    json_object_set_new(a, "gpusched.io/gpu-index", json_string(idx));
-    json_object_set_new(a, "gpusched.io/gpu-milli", json_string(milli));
-    if (p->mig[0]) { /* the instance NVIDIA's tools would create: -cgi PROFILE at START */
-        snprintf(milli, sizeof(milli), "%d", p->mig_start);
-        json_object_set_new(a, "gpusched.io/mig-profile", json_string(p->mig));
-        json_object_set_new(a, "gpusched.io/mig-placement", json_string(milli));
-    }
-    return a;
+    struct gsd_podview v;
+    gsd_podview_fill(st, p, &v);
+    return gsd_podview_assignment(&v);
 }
 
 json_t *gsd_pod_json(struct gsd_state *st, struct gsd_pod *p)
 {
     if (p->state == GSD_PENDING)
         gsd_sched_sync(st, p);
-    json_t *meta = json_loads(p->meta, 0, NULL);
-    json_t *labels = json_incref(json_object_get(meta, "labels"));
-    json_t *ann = json_object_get(meta, "annotations");
-    ann = ann ? json_incref(ann) : json_object();
-    json_decref(meta);
-    json_t *gpus = gpus_json(p), *assigned = gsd_pod_assignment(st, p);
-    const char *node =
-        p->state == GSD_RUNNING ? gs_cluster_node_name(st->cluster, (size_t)p->pl.node) : NULL;
-    if (ann && assigned) /* what a device plugin reads to pick the cards */
-        json_object_update(ann, assigned);
-    json_decref(assigned);
-    json_t *o = json_pack(
-        "{s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:I, s:I, s:I, s:I, s:i, s:i, s:i, s:o, "
-        "s:o, s:o, s:o, s:o, s:s}",
-        "namespace", p->ns, "name", p->name, "uid", p->uid, "tenant", p->tenant, "state",
-        p->state == GSD_RUNNING ? "running" : "pending", "source",
-        p->source == GSD_SRC_EXTENDER ? "extender" : "api", "node",
-        node ? json_string(node) : json_null(), "gpus", gpus, "num_gpu", (json_int_t)p->req.num_gpu,
-        "gpu_milli", (json_int_t)p->req.gpu_milli, "cpu_milli", (json_int_t)p->req.cpu_milli,
-        "memory_mib", (json_int_t)p->req.memory_mib, "gpumem_mib", p->gpumem_mib, "gpucores",
-        p->gpucores, "priority", p->priority, "reason",
-        p->state == GSD_PENDING ? json_string(p->reason) : json_null(), "submit_time",
-        gsd_time_json(p->submit_us), "start_time", gsd_time_json(p->start_us), "labels",
-        labels ? labels : json_object(), "annotations", ann ? ann : json_object(), "queue",
-        p->queue);
-    if (o && p->mig[0]) /* the start while running, else null */
-        json_object_set_new(o, "mig",
-                            json_pack("{s:s, s:o}", "profile", p->mig, "start",
-                                      node ? json_integer(p->mig_start) : json_null()));
-    return o;
+    struct gsd_podview v;
+    gsd_podview_fill(st, p, &v);
+    return gsd_podview_json(&v);
 }

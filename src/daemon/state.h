@@ -23,6 +23,9 @@ struct gs_scenario;
 struct gsd_agents;
 struct gsd_ext_names;
 struct gsd_extpod;
+struct gsd_http_stats;
+struct gsd_podview;
+struct gsd_snaps;
 struct gsd_node_health;
 struct gsd_store;
 
@@ -59,6 +62,9 @@ struct gsd_pod {
     int64_t submit_us, start_us;
     struct gsd_pod *hnext;       /* hash chain by namespace/name */
     struct gsd_pod *prev, *next; /* every pod, by seq */
+    /* reads (snapshot.h): the view last published, and 1 + its place among the touched */
+    struct gsd_podview *view;
+    size_t touched;
 };
 
 struct gsd_state {
@@ -83,13 +89,14 @@ struct gsd_state {
     /* metrics */
     struct gsd_hist sched_lat, commit_lat;
     uint64_t placed_total, cancelled_total, completed_total;
-    uint64_t http_requests[6]; /* by status class 1xx..5xx */
     uint64_t requeued_total, preempted_total, reclaimed_total;
     json_t *bill_cache; /* gsd_bill_accrued()'s last answer, and when (monotonic) */
     int64_t bill_cache_at_us;
     char *fc_text; /* gsd_forecast_metrics()'s last gauges, and when (monotonic) */
     int64_t fc_at_us;
     int64_t started_us;
+    struct gsd_http_stats *http; /* the listener's counters (server.c); NULL without one */
+    struct gsd_snaps *snaps;     /* what reads see (snapshot.c); NULL: nothing published */
     /* node and card health, one per node of the cluster */
     struct gsd_node_health *health;
     size_t not_ready;      /* nodes NotReady now */
@@ -129,6 +136,13 @@ struct gsd_pod *gsd_pod_add(struct gsd_state *st, struct gsd_podspec *spec, cons
                             int source, int node, struct gsd_ferr *e);
 /* gsd_node_model() - the catalog name of node @node's GPU model, "" when it has none. */
 const char *gsd_node_model(const struct gsd_state *st, int node);
+/*
+ * gsd_pod_same() - whether @spec, submitted through the API for @tenant, is the very pod @p: a
+ * pod submitted through the API as the same Pod object (the body as received, its namespace
+ * set) for the same tenant. What makes a POST sent again after a lost answer get the pod back
+ * instead of a 409.
+ */
+int gsd_pod_same(const struct gsd_pod *p, const struct gsd_podspec *spec, const char *tenant);
 /* gsd_pod_cancel() - release and forget @p. Return: 0; -EIO. */
 int gsd_pod_cancel(struct gsd_state *st, struct gsd_pod *p);
 /* gsd_pod_complete() - running pod @p ended at @now (the manual clock ran out its walltime):

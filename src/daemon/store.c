@@ -95,6 +95,7 @@ enum {
     Q_GPU_OK,
     Q_GROUP_PUT,
     Q_GROUP_DELETE,
+    Q_PROBE,
     Q_COUNT
 };
 
@@ -125,6 +126,7 @@ static const char *const sql[Q_COUNT] = {
     [Q_GROUP_PUT] = "INSERT INTO podgroups(namespace, name, tenant, min_member, queue,"
                     " priority_class, created_us) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     [Q_GROUP_DELETE] = "DELETE FROM podgroups WHERE namespace = ?1 AND name = ?2",
+    [Q_PROBE] = "INSERT OR REPLACE INTO meta(key, value) VALUES('probe', ?1)",
 };
 
 struct gsd_store {
@@ -248,6 +250,19 @@ int gsd_store_commit(struct gsd_store *s)
     if (rc && sqlite3_get_autocommit(s->db) == 0)
         step(s, Q_ROLLBACK);
     s->in_txn = 0;
+    return rc;
+}
+
+int gsd_store_probe(struct gsd_store *s, int64_t now_us)
+{
+    int rc = gsd_store_begin(s);
+    if (!rc) {
+        sqlite3_bind_int64(s->q[Q_PROBE], 1, now_us);
+        rc = step(s, Q_PROBE);
+    }
+    if (!rc)
+        return gsd_store_commit(s);
+    gsd_store_rollback(s);
     return rc;
 }
 

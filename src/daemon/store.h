@@ -28,6 +28,12 @@ int gsd_store_begin(struct gsd_store *s);
 /* gsd_store_commit() - commit the open transaction. Return: 0; -EIO (then it was rolled back). */
 int gsd_store_commit(struct gsd_store *s);
 void gsd_store_rollback(struct gsd_store *s);
+/*
+ * gsd_store_probe() - commit a transaction of its own that writes one row (meta 'probe' = @now_us,
+ * wall clock), to learn whether the store can commit now (a full disk, a file size limit, an I/O
+ * error say it cannot). Call outside a transaction. Return: 0; -EIO (rolled back; logged).
+ */
+int gsd_store_probe(struct gsd_store *s, int64_t now_us);
 /* gsd_store_pod_insert() - insert @p (sets p->id), its cards and, when running, its ledger row.
  * @node, @model: the node's name and GPU model (catalog name, "" none) when running; the ledger
  * keeps the model (and the MIG profile) so bills price a run as it was. Return: 0; -EIO. */

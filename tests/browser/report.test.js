@@ -9,16 +9,22 @@
  *   - the bills are gpusched bill's, to the cent;
  *   - moving the time slider (and picking another way) repaints the cluster map, every card in
  *     the state the pods' placements and usage give it at the slider's time.
+ * Then gpuschedd's /ui, the same views live: a gpuschedd started here with pods of two tenants,
+ * its page opened without a token (no data in the page, the API answers 401), as tenant A (its
+ * own pods only, nothing naming tenant B's), and as the admin (every pod, each tenant's
+ * allocation as GET /v1/tenants gives it, the map's cards as the pods hold them), again after
+ * more pods arrive (a second sample: the slider moves between them), with no console errors.
  * Screenshots go to the directory given as the first argument (meson's build tree).
- * Usage: GPUSCHED_BIN=build/gpusched node tests/browser/report.test.js OUT_DIR (from the source
- * root).
+ * Usage: GPUSCHED_BIN=build/gpusched GPUSCHEDD_BIN=build/gpuschedd node
+ * tests/browser/report.test.js OUT_DIR (from the source root).
  */
 'use strict';
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const {execFileSync} = require('child_process');
+const {execFileSync, spawn} = require('child_process');
 const {check, same, done} = require('../common/check.js');
+const {freePort, request, healthy} = require('../common/net.js');
 
 let chromium;
 try {
@@ -30,9 +36,10 @@ try {
 }
 const CHROMIUM = '/usr/bin/chromium';
 const BIN = process.env.GPUSCHED_BIN;
+const DAEMON = process.env.GPUSCHEDD_BIN;
 const OUT = path.resolve(process.argv[2] || fs.mkdtempSync(path.join(os.tmpdir(), 'gs-report-')));
-if (!BIN) {
-  console.error('report.test.js: GPUSCHED_BIN must name the gpusched executable');
+if (!BIN || !DAEMON) {
+  console.error('report.test.js: GPUSCHED_BIN and GPUSCHEDD_BIN must name the programs');
   process.exit(1);
 }
 if (!fs.existsSync(CHROMIUM)) {
@@ -272,6 +279,203 @@ async function replayPage(browser, name, doc) {
   await page.close();
 }
 
+/* ---- gpuschedd's /ui ---- */
+
+const TOKENS = {admin: 'admin-token-ui-test-0123', a: 'team-a-token-ui-test-01',
+                b: 'team-b-token-ui-test-01'};
+
+const podSpec = (ns, name, limits) => ({apiVersion: 'v1', kind: 'Pod',
+  metadata: {name, namespace: ns, labels: {'gpusched.io/workload': ns === 'team-a' ? 'training' :
+    'inference'}}, spec: {containers: [{name: 'main', resources: {limits}}]}});
+
+async function startDaemon() {
+  fs.writeFileSync(file('ui-nodes.csv'), 'sn,cpu_milli,memory_mib,gpu,model\n' +
+    'node-a100-0,128000,1048576,8,A100-SXM4-80GB\nnode-a100-1,128000,1048576,8,A100-SXM4-80GB\n' +
+    'node-l40s-0,64000,524288,4,L40S\n');
+  fs.writeFileSync(file('ui-config.yaml'), ['apiVersion: gpusched.io/v1alpha1',
+    'kind: DaemonConfig', 'adminToken: ' + TOKENS.admin, 'tenants:',
+    '  - {name: team-a, token: ' + TOKENS.a + ', namespaces: [team-a]}',
+    '  - {name: team-b, token: ' + TOKENS.b + ', namespaces: [team-b]}', ''].join('\n'));
+  fs.writeFileSync(file('ui-policy.yaml'), ['apiVersion: nvidia.com/v1', 'kind: GpuClusterPolicy',
+    'metadata: {name: mig}', 'spec:', '  mig: {strategy: mixed}',
+    '  devices: [{name: A100-SXM4-80GB, migEnabled: true}]', ''].join('\n'));
+  const store = fs.mkdtempSync(path.join(os.tmpdir(), 'gs-ui-store-'));
+  const port = await freePort();
+  const d = spawn(DAEMON, ['--data-dir', store, '--listen', '127.0.0.1:' + port, '--nodes',
+                           file('ui-nodes.csv'), '--config', file('ui-config.yaml'), '--config',
+                           file('ui-policy.yaml')], {stdio: ['ignore', 'ignore', 'pipe']});
+  let log = '';
+  d.stderr.on('data', (x) => (log += x));
+  d.ended = new Promise((resolve) => d.on('exit', (code, sig) => resolve({code, sig})));
+  Object.assign(d, {port, store, log: () => log});
+  for (let i = 0; i < 100; i++) {
+    if (await healthy(port)) return d;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error('gpuschedd did not start:\n' + log);
+}
+
+async function submit(d, token, pod) {
+  const r = await request(d.port, 'POST', '/v1/pods', token, pod);
+  check(r.status === 201, 'POST ' + pod.metadata.name + ': ' + r.status + ' ' + r.text);
+}
+
+/* Every card's state as the admin's API gives it: "node/card" -> label the map writes. */
+async function apiCards(d, token) {
+  const nodes = JSON.parse((await request(d.port, 'GET', '/v1/nodes', TOKENS.admin)).text).items;
+  const pods = JSON.parse((await request(d.port, 'GET', '/v1/pods', token)).text).items;
+  const out = [];
+  for (const n of nodes) {
+    const cards = JSON.parse((await request(d.port, 'GET', '/v1/nodes/' + n.name, TOKENS.admin))
+      .text).gpu;
+    cards.forEach((c, g) => {
+      const mine = pods.filter((p) => p.state === 'running' && p.node === n.name &&
+                               p.gpus.includes(g));
+      if (!c.allocated_milli) return out.push('free');
+      if (c.mode === 'mig')
+        return out.push('mig ' + c.mig_instances.map((m) => {
+          const p = mine.find((x) => x.mig && x.mig.start === m.start);
+          return m.profile + '@' + m.start + '=' + (p ? p.tenant : 'other tenants');
+        }).join(','));
+      const tenants = [...new Set(mine.map((p) => p.tenant))].sort();
+      if (mine.reduce((a, p) => a + p.gpu_milli, 0) < c.allocated_milli)
+        tenants.push('other tenants');
+      const whole = mine.length === 1 && mine[0].gpu_milli === 1000 ||
+        (!mine.length && c.allocated_milli === 1000);
+      out.push((whole ? 'whole ' : 'shared ') + tenants.join(','));
+    });
+  }
+  return out;
+}
+
+async function uiOpen(browser, d, name) {
+  const page = await browser.newPage();
+  const errors = [];
+  page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto('http://127.0.0.1:' + d.port + '/ui');
+  return {page, errors, name};
+}
+
+async function signIn(ui, token, renders) {
+  await ui.page.fill('#ui-token', token);
+  await ui.page.click('#ui-sign-in button');
+  await ui.page.waitForFunction((n) => +document.body.dataset.ready >= n, renders || 1,
+                                {timeout: 60000});
+}
+
+async function mapStates(page) {
+  return page.$$eval('#map .card', (bs) => {
+    const out = [];
+    for (const b of bs) out[+b.dataset.c] = b.dataset.state;
+    return out;
+  });
+}
+
+async function uiPages(browser) {
+  const d = await startDaemon();
+  try {
+    await submit(d, TOKENS.a, podSpec('team-a', 'a-train-0', {'nvidia.com/gpu': 8}));
+    await submit(d, TOKENS.a, podSpec('team-a', 'a-exp-0', {'nvidia.com/gpu': 1,
+      'nvidia.com/gpumem': 20000, 'nvidia.com/gpucores': 30}));
+    await submit(d, TOKENS.b, podSpec('team-b', 'b-infer-0', {'nvidia.com/gpu': 1,
+      'nvidia.com/gpumem': 16000, 'nvidia.com/gpucores': 40}));
+    await submit(d, TOKENS.b, podSpec('team-b', 'b-mig-0', {'nvidia.com/mig-1g.10gb': 1}));
+    await submit(d, TOKENS.b, podSpec('team-b', 'b-wait-0', {'nvidia.com/gpu': 8}));
+
+    /* The page: no data in it, and without a token nothing but the sign-in form. */
+    const raw = await request(d.port, 'GET', '/ui');
+    check(raw.status === 200 && /text\/html/.test(raw.headers['content-type']), '/ui is a page');
+    for (const secret of ['a-train-0', 'b-infer-0', 'team-a', 'team-b', 'node-a100-0'])
+      check(!raw.text.includes(secret), '/ui carries no data (' + secret + ')');
+    check(/script-src 'sha256-/.test(raw.headers['content-security-policy'] || '') &&
+          /frame-ancestors 'none'/.test(raw.headers['content-security-policy']),
+          '/ui sends a Content-Security-Policy by its scripts\' hashes');
+    for (const p of ['/v1/pods', '/v1/tenants', '/v1/nodes'])
+      check((await request(d.port, 'GET', p)).status === 401, p + ' without a token: 401');
+    const anon = await uiOpen(browser, d, 'ui-anonymous');
+    await anon.page.waitForSelector('#ui-token');
+    check(await anon.page.$('canvas') === null, 'no token: no charts');
+    await anon.page.fill('#ui-token', 'not-a-token-0123456789');
+    await anon.page.click('#ui-sign-in button');
+    await anon.page.waitForSelector('#ui-error');
+    check(/not signed in/i.test(await anon.page.textContent('#ui-error')),
+          'a wrong token: the page says it is not signed in');
+    check(await anon.page.$('canvas') === null && !(await anon.page.content()).includes('a-train'),
+          'a wrong token: no data');
+    await anon.page.screenshot({path: file('ui-anonymous.png'), fullPage: true});
+    /* the browser logs the 401 it was given; nothing else */
+    same(anon.errors.filter((e) => !/401/.test(e)), [], 'ui-anonymous: no other console errors');
+    await anon.page.close();
+
+    /* Tenant A: its pods, nothing of B's. */
+    const a = await uiOpen(browser, d, 'ui-team-a');
+    await signIn(a, TOKENS.a);
+    const rowsA = await a.page.$$eval('#pods tbody tr', (trs) => trs.map((tr) =>
+      tr.children[0].textContent));
+    same(rowsA.sort(), ['team-a/a-exp-0', 'team-a/a-train-0'], 'tenant A sees its own pods');
+    const textA = await a.page.evaluate(() => document.body.innerText + JSON.stringify(
+      Object.values(Chart.instances).map((c) => c.data)));
+    for (const secret of ['b-infer-0', 'b-mig-0', 'b-wait-0', 'team-b'])
+      check(!textA.includes(secret), 'tenant A\'s page names nothing of B\'s: ' + secret);
+    same(await mapStates(a.page), await apiCards(d, TOKENS.a),
+         'tenant A: every card as the API shows it, B\'s unnamed');
+    check((await a.page.textContent('#ui-caller')).includes('team-a'), 'signed in as team-a');
+    /* the token stays for the tab: a reload shows the data again without asking */
+    await a.page.reload();
+    await a.page.waitForFunction(() => +document.body.dataset.ready >= 1, null, {timeout: 60000});
+    check(await a.page.$('#pods') !== null, 'the token is kept across a reload');
+    await a.page.screenshot({path: file('ui-team-a.png'), fullPage: true});
+    same(a.errors, [], 'ui-team-a: no console errors');
+    await a.page.close();
+
+    /* The admin: every pod, every tenant's allocation, then a second sample. */
+    const adm = await uiOpen(browser, d, 'ui-admin');
+    await signIn(adm, TOKENS.admin);
+    const rows = await adm.page.$$eval('#pods tbody tr', (trs) => trs.length);
+    check(rows === 5, 'the admin sees every pod (' + rows + ')');
+    const tenants = JSON.parse((await request(d.port, 'GET', '/v1/tenants', TOKENS.admin)).text)
+      .items;
+    let alloc = await chartData(adm.page, 'chart-alloc-live');
+    for (const t of tenants)
+      same(series(alloc, t.name), [t.gpu_milli_allocated / 1000], 'admin: allocation of ' + t.name);
+    const bills = await chartData(adm.page, 'chart-bills');
+    check(bills && bills.labels.includes('team-b'), 'admin: bills per tenant');
+    const queues = await chartData(adm.page, 'chart-queues-live');
+    const nq = JSON.parse((await request(d.port, 'GET', '/v1/queues', TOKENS.admin)).text)
+      .items.length;
+    check(queues && queues.datasets.length === 2 * nq,
+          'admin: each queue (' + nq + ') against its deserved share');
+    const first = await mapStates(adm.page);
+    same(first, await apiCards(d, TOKENS.admin), 'admin: every card as the pods hold it');
+    check(first.some((s) => /^mig 1g\.10gb@\d+=team-b$/.test(s)), 'admin: the MIG instance on ' +
+          'its card');
+    await submit(d, TOKENS.a, podSpec('team-a', 'a-train-1', {'nvidia.com/gpu': 4}));
+    await adm.page.click('#ui-refresh');
+    await adm.page.waitForFunction(() => +document.body.dataset.ready >= 2, null, {timeout: 60000});
+    alloc = await chartData(adm.page, 'chart-alloc-live');
+    const a2 = JSON.parse((await request(d.port, 'GET', '/v1/tenants/team-a', TOKENS.admin)).text);
+    same(series(alloc, 'team-a').length, 2, 'admin: two samples');
+    same(series(alloc, 'team-a')[1], a2.gpu_milli_allocated / 1000, 'admin: team-a after a-train-1');
+    const slider = adm.page.locator('#map-time');
+    same(await slider.getAttribute('max'), '1', 'the slider runs over the samples');
+    const now = await mapStates(adm.page);
+    await slider.fill('0');
+    same(await mapStates(adm.page), first, 'the slider shows the first sample\'s cards');
+    check(JSON.stringify(now) !== JSON.stringify(first), 'the cards changed between samples');
+    await adm.page.screenshot({path: file('ui-admin.png'), fullPage: true});
+    await (await adm.page.$('#map')).screenshot({path: file('ui-admin-map.png')});
+    same(adm.errors, [], 'ui-admin: no console errors');
+    await adm.page.close();
+  } finally {
+    d.kill('SIGTERM');
+    const end = await d.ended;
+    check(end.code === 0, 'gpuschedd exits 0 on SIGTERM' + (end.code === 0 ? '' :
+          ':\n' + d.log().slice(-2000)));
+    fs.rmSync(d.store, {recursive: true, force: true});
+  }
+}
+
 (async () => {
   /* The runs, written into the output directory. */
   gpusched('generate', 'tenant-day', '--nodes', '16', '--pods', '400', '--sharing', 'mig/slices',
@@ -297,6 +501,7 @@ async function replayPage(browser, name, doc) {
       await scenarioPage(browser, n, load(n + '.json'),
                          JSON.parse(gpusched('bill', '--format', 'json', file(n + '.json'))));
     await replayPage(browser, 'replay', load('replay.json'));
+    await uiPages(browser);
   } finally {
     await browser.close();
     fs.rmSync(profile, {recursive: true, force: true});

@@ -48,15 +48,16 @@ void h_cleanup(struct daemon *d);
 int h_call(const struct daemon *d, const char *method, const char *path, const char *token,
            const char *body, struct answer *a);
 void h_answer_free(struct answer *a);
-/* POST @args (consumed) to /extender/@verb: the JSON answer when it is a 200 (new reference),
- * else NULL. */
+/* POST @args (consumed) to /extender/@verb with the admin token: the JSON answer when it is a
+ * 200 (new reference), else NULL. */
 json_t *h_verb(const struct daemon *d, const char *verb, json_t *args);
 /* A pod JSON text with @gpus cards (or a share when @cores in 1..99). Caller frees. */
 char *h_pod(const char *ns, const char *name, int gpus, int cores);
 /*
  * POST kube-scheduler's ExtenderArgs {"Pod": @pod (JSON text), "NodeNames": @nodes[0..@n)} (or
  * ExtenderBindingArgs when @verb is "bind": PodName/PodNamespace from @pod, Node @nodes[0]) to
- * /extender/@verb with no token. Return: the 200 answer's JSON (new reference); NULL otherwise.
+ * /extender/@verb with the admin token. Return: the 200 answer's JSON (new reference); NULL
+ * otherwise.
  */
 json_t *h_extender(const struct daemon *d, const char *verb, const char *pod,
                    const char *const *nodes, size_t n);

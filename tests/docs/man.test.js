@@ -15,10 +15,9 @@
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const net = require('net');
-const http = require('http');
 const {spawn, spawnSync} = require('child_process');
 const {check, done} = require('../common/check.js');
+const {freePort, healthy} = require('../common/net.js');
 
 const ROOT = process.cwd();
 const BIN = {gpusched: process.env.GPUSCHED_BIN, gpuschedd: process.env.GPUSCHEDD_BIN};
@@ -101,24 +100,6 @@ function checkFlags(page, prog, section) {
 }
 
 /* ---- The examples ---- */
-
-function freePort() {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const port = s.address().port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-function healthy(port) {
-  return new Promise((resolve) => {
-    http.get({host: '127.0.0.1', port, path: '/healthz', timeout: 1000}, (res) => {
-      res.resume();
-      resolve(res.statusCode === 200);
-    }).on('error', () => resolve(false));
-  });
-}
 
 (async () => {
   const g1 = parse('gpusched.1.scd'), g8 = parse('gpuschedd.8.scd');

@@ -382,7 +382,6 @@ static int write_gsd_config(struct kcluster *c, const char *extra)
              "adminToken: " KC_TOKEN_ADMIN "\n"
              "extender:\n"
              "  maxBodyBytes: 33554432\n"
-             "  requireToken: false\n"
              "tenants:\n"
              "  - name: team-a\n"
              "    token: " KC_TOKEN_TEAM_A "\n"
@@ -636,7 +635,7 @@ void kc_stop(struct kcluster *c)
     if (getenv("GS_E2E_KEEP")) {
         fprintf(stderr, "kcluster: kept %s\n", c->dir);
     } else if (!strncmp(c->dir, "/tmp/gs_e2e.", 12)) {
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s' '/dev/shm/gs%s'", c->dir, c->dir + 4);
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s' '/dev/shm/gs/etcd%s'", c->dir, c->dir + 4);
         if (system(cmd) != 0)
             fprintf(stderr, "kcluster: cannot remove %s\n", c->dir);
     }

@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -191,10 +192,29 @@ static void test_errors_name_the_field(void **state)
     const char *share2 = "{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"resources"
                          "\":{\"limits\":{\"nvidia.com/gpu\":2,\"nvidia.com/gpucores\":50}}}]}}";
     json_decref(h_submit(&d, TOKEN_A, strdup(share2), 201)); /* half of each of two cards */
-    json_decref(h_submit(&d, TOKEN_A, h_pod("team-a", "dup", 1, 0), 201));
-    char *dup = h_pod("team-a", "dup", 1, 0);
+    /* The same pod sent again (its first answer lost) is the pod held, 200; another spec under
+     * that name is a 409. */
+    json_t *first = h_submit(&d, TOKEN_A, h_pod("team-a", "dup", 1, 0), 201);
+    json_t *again = h_submit(&d, TOKEN_A, h_pod("team-a", "dup", 1, 0), 200);
+    assert_string_equal(json_string_value(json_object_get(first, "uid")),
+                        json_string_value(json_object_get(again, "uid")));
+    json_decref(first);
+    json_decref(again);
+    char *dup = h_pod("team-a", "dup", 2, 0);
     assert_int_equal(status_of(&d, "POST", "/v1/pods", TOKEN_A, dup, field, 128), 409);
+    assert_string_equal(field, "metadata.name");
     free(dup);
+    /* Bytes that are not UTF-8 and keys given twice are named as such. */
+    struct answer a;
+    h_expect(&d, "POST", "/v1/pods", TOKEN_A, "{\"metadata\":{\"name\":\"x\xff\"}}", 400, &a);
+    assert_non_null(strstr(json_string_value(json_object_get(a.json, "error")),
+                           "body: not UTF-8 at byte offset 22 (line 1, column 23)"));
+    h_answer_free(&a);
+    h_expect(&d, "POST", "/v1/pods", TOKEN_A, "{\"metadata\":{\"name\":\"x\",\"name\":\"y\"}}", 400,
+             &a);
+    assert_non_null(strstr(json_string_value(json_object_get(a.json, "error")),
+                           "body: key \"name\" given twice in one object"));
+    h_answer_free(&a);
     memset(big, ' ', sizeof(big) - 1); /* over maxBodyBytes (65536) */
     big[sizeof(big) - 1] = '\0';
     assert_int_equal(status_of(&d, "POST", "/v1/pods", TOKEN_A, big, NULL, 0), 413);
@@ -318,7 +338,8 @@ static void test_client(void **state)
                      0);
     assert_int_equal(client(&d, out, sizeof(out), "submit", pod), 0);
     assert_non_null(strstr(out, "\"state\": \"running\""));
-    assert_int_equal(client(&d, out, sizeof(out), "submit", pod), 2); /* duplicate: 409 */
+    assert_int_equal(client(&d, out, sizeof(out), "submit", pod), 0); /* the same again: 200 */
+    assert_non_null(strstr(out, "\"name\": \"train-0\""));
     assert_int_equal(client(&d, out, sizeof(out), "get", "team-a/train-0"), 0);
     assert_non_null(strstr(out, "gpusched.io/gpu-index"));
     assert_int_equal(client(&d, out, sizeof(out), "list", NULL), 0);
@@ -347,6 +368,31 @@ static void test_client(void **state)
                      0);
     assert_int_equal(client(&d, out, sizeof(out), "submit", pod), 0);
     assert_non_null(strstr(out, "\"minMember\": 2"));
+    /* Every document of a file, and the items of a v1 List, in order; one refused: exit 2. */
+    snprintf(pod, sizeof(pod), "%s/many.yaml", d.dir);
+    assert_int_equal(h_write(pod, "kind: Pod\nmetadata: {name: m1, namespace: team-a}\n"
+                                  "spec: {containers: [{name: c}]}\n---\n"
+                                  "apiVersion: v1\nkind: List\nitems:\n"
+                                  "  - {kind: Pod, metadata: {name: m2, namespace: team-a},\n"
+                                  "     spec: {containers: [{name: c}]}}\n"
+                                  "  - {kind: Pod, metadata: {name: m3, namespace: team-a},\n"
+                                  "     spec: {containers: [{name: c}]}}\n---\n"),
+                     0);
+    assert_int_equal(client(&d, out, sizeof(out), "submit", pod), 0);
+    assert_int_equal(client(&d, out, sizeof(out), "list", NULL), 0);
+    assert_non_null(strstr(out, "team-a/m1"));
+    assert_non_null(strstr(out, "team-a/m2"));
+    assert_non_null(strstr(out, "team-a/m3"));
+    assert_int_equal(h_write(pod, "kind: Pod\nmetadata: {name: m4, namespace: team-a}\n"
+                                  "spec: {containers: [{name: c}]}\n---\n"
+                                  "kind: Pod\nmetadata: {name: m5, namespace: team-b}\n"
+                                  "spec: {containers: [{name: c}]}\n"),
+                     0);
+    assert_int_equal(client(&d, out, sizeof(out), "submit", pod), 2); /* team-b's: 403 */
+    assert_int_equal(client(&d, out, sizeof(out), "get", "team-a/m4"), 0);
+    assert_int_equal(h_write(pod, "kind: Pod\nmetadata: {name: m6}\n---\n- not an object\n"), 0);
+    assert_int_equal(client(&d, out, sizeof(out), "submit", pod), 2); /* nothing sent */
+    assert_int_equal(client(&d, out, sizeof(out), "get", "team-a/m6"), 2);
     assert_int_equal(h_stop(&d), 0);
     assert_int_equal(client(&d, out, sizeof(out), "status", NULL), 1); /* nobody there */
     h_cleanup(&d);
@@ -387,6 +433,104 @@ static void test_tls(void **state)
     h_cleanup(&d);
 }
 
+/* Ten unknown tokens from an address within a minute: the eleventh request with a token gets
+ * 429 with Retry-After, whatever its token (a guess that happens to be right too), until the
+ * minute is over; what needs no token still answers. */
+static void test_failed_tokens_throttled(void **state)
+{
+    (void)state;
+    struct daemon d;
+    struct answer a;
+    assert_int_equal(h_setup(&d, NULL), 0);
+    assert_int_equal(h_start(&d), 0);
+    for (int i = 0; i < 10; i++) {
+        char bad[64];
+        snprintf(bad, sizeof(bad), "guess-%02d-0123456789abcdef", i);
+        h_request(&d, "GET", "/v1/pods", bad, NULL, 401);
+    }
+    h_expect(&d, "GET", "/v1/pods", "guess-10-0123456789abcdef", NULL, 429, &a);
+    assert_true(atoi(a.retry_after) >= 1 && atoi(a.retry_after) <= 60);
+    h_answer_free(&a);
+    h_request(&d, "GET", "/v1/pods", TOKEN_A, NULL, 429);
+    h_request(&d, "GET", "/healthz", NULL, NULL, 200);
+    h_request(&d, "GET", "/metrics", NULL, NULL, 200);
+    h_expect(&d, "GET", "/metrics", NULL, NULL, 200, &a);
+    assert_non_null(strstr(a.body, "gpusched_http_rejected_total{reason=\"throttled\"} 2\n"));
+    h_answer_free(&a);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
+/* Poll /healthz until it answers @status (20 s at most). Return: the last status. */
+static long health_becomes(const struct daemon *d, long status)
+{
+    long got = -1;
+    for (int i = 0; i < 200 && got != status; i++) {
+        struct answer a;
+        got = h_call(d, "GET", "/healthz", NULL, NULL, &a) == 0 ? a.status : -1;
+        h_answer_free(&a);
+        if (got != status)
+            nanosleep(&(struct timespec){0, 100000000}, NULL);
+    }
+    return got;
+}
+
+/* /healthz fails while the store cannot commit (here: a file size limit of 0 bytes on the daemon,
+ * so every write of the store fails, as on a full disk), and recovers with the store. */
+static void test_healthz_follows_the_store(void **state)
+{
+    (void)state;
+    struct daemon d;
+    assert_int_equal(h_setup(&d, NULL), 0);
+    assert_int_equal(h_start(&d), 0);
+    assert_int_equal(health_becomes(&d, 200), 200);
+    struct rlimit none = {0, RLIM_INFINITY}, all = {RLIM_INFINITY, RLIM_INFINITY};
+    assert_int_equal(prlimit(d.pid, RLIMIT_FSIZE, &none, NULL), 0);
+    struct answer a;
+    assert_int_equal(health_becomes(&d, 503), 503);
+    h_expect(&d, "GET", "/healthz", NULL, NULL, 503, &a);
+    assert_non_null(
+        strstr(json_string_value(json_object_get(a.json, "error")), "the store cannot commit"));
+    h_answer_free(&a);
+    assert_int_equal(prlimit(d.pid, RLIMIT_FSIZE, &all, NULL), 0);
+    assert_int_equal(health_becomes(&d, 200), 200);
+    json_decref(h_submit(&d, TOKEN_A, h_pod("team-a", "after", 1, 0), 201));
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
+/* GET /ui: the page, without a token and without data (no pod, tenant or node named in it),
+ * the same for a bad token; only GET (and HEAD). What it shows once given a token is the browser
+ * test's (tests/browser/report.test.js). */
+static void test_ui_page(void **state)
+{
+    (void)state;
+    struct daemon d;
+    struct answer a;
+    assert_int_equal(h_setup(&d, NULL), 0);
+    assert_int_equal(h_start(&d), 0);
+    json_decref(h_submit(&d, TOKEN_A, h_pod("team-a", "ui-secret-pod", 1, 0), 201));
+    const char *tokens[] = {NULL, "not-a-token-0123456789", TOKEN_A};
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(h_call(&d, "GET", "/ui", tokens[i], NULL, &a), 0);
+        assert_int_equal(a.status, 200);
+        assert_non_null(strstr(a.body, "<main id=\"report\"></main>"));
+        assert_non_null(strstr(a.body, "gsReport"));
+        assert_null(strstr(a.body, "id=\"gs-report-data\""));
+        assert_null(strstr(a.body, "ui-secret-pod"));
+        assert_null(strstr(a.body, "team-a"));
+        h_answer_free(&a);
+    }
+    h_expect(&d, "GET", "/ui/", NULL, NULL, 200, &a);
+    h_answer_free(&a);
+    h_expect(&d, "POST", "/ui", TOKEN_ADMIN, "{}", 405, &a);
+    h_answer_free(&a);
+    h_expect(&d, "GET", "/v1/pods", NULL, NULL, 401, &a);
+    h_answer_free(&a);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -397,6 +541,9 @@ int main(void)
         cmocka_unit_test(test_sighup_reload),
         cmocka_unit_test(test_client),
         cmocka_unit_test(test_tls),
+        cmocka_unit_test(test_healthz_follows_the_store),
+        cmocka_unit_test(test_failed_tokens_throttled),
+        cmocka_unit_test(test_ui_page),
     };
     signal(SIGPIPE, SIG_IGN);
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -312,7 +312,7 @@ static void test_restart(void **state)
     assert_string_equal(json_string_value(json_object_get(ann, "gpusched.io/mig-placement")), "4");
     assert_string_equal(json_string_value(json_object_get(ann, "gpusched.io/gpu-index")), "0");
     h_answer_free(&a);
-    assert_int_equal(h_call(&d, "GET", "/metrics", NULL, NULL, &a), 0);
+    assert_int_equal(h_call(&d, "GET", "/metrics", TOKEN_ADMIN, NULL, &a), 0);
     assert_non_null(strstr(a.body,
                            "gpusched_mig_instances_allocated{tenant=\"team-a\",queue=\"team-a\","
                            "namespace=\"team-a\",profile=\"3g.20gb\"} 1\n"));
@@ -381,7 +381,7 @@ static json_t *verb(const struct daemon *d, const char *v, json_t *args)
     struct answer a;
     json_decref(args);
     snprintf(path, sizeof(path), "/extender/%s", v);
-    assert_int_equal(h_call(d, "POST", path, NULL, body, &a), 0);
+    assert_int_equal(h_call(d, "POST", path, TOKEN_ADMIN, body, &a), 0);
     free(body);
     assert_int_equal(a.status, 200);
     json_t *j = json_incref(a.json);

@@ -137,7 +137,7 @@ static char *verb_text(const char *v, const char *body)
     char path[64];
     struct answer a;
     snprintf(path, sizeof(path), "/extender/%s", v);
-    assert_int_equal(h_call(&d, "POST", path, NULL, body, &a), 0);
+    assert_int_equal(h_call(&d, "POST", path, TOKEN_ADMIN, body, &a), 0);
     assert_int_equal(a.status, 200);
     char *text = strdup(a.body);
     h_answer_free(&a);
@@ -308,7 +308,7 @@ static void test_errors_in_error_field(void **state)
     assert_non_null(strstr(why, "no node has GPUs of the models this pod allows"));
     json_decref(r);
     struct answer a;
-    assert_int_equal(h_call(&d, "POST", "/extender/nosuch", NULL, "{}", &a), 0);
+    assert_int_equal(h_call(&d, "POST", "/extender/nosuch", TOKEN_ADMIN, "{}", &a), 0);
     assert_int_equal(a.status, 404);
     h_answer_free(&a);
 }
@@ -469,7 +469,7 @@ static void preempt_refused(json_t *args, const char *field)
     char *body = json_dumps(args, JSON_COMPACT);
     struct answer a;
     json_decref(args);
-    assert_int_equal(h_call(&d, "POST", "/extender/preempt", NULL, body, &a), 0);
+    assert_int_equal(h_call(&d, "POST", "/extender/preempt", TOKEN_ADMIN, body, &a), 0);
     assert_int_equal(a.status, 400);
     assert_string_equal(json_string_value(json_object_get(a.json, "field")), field);
     h_answer_free(&a);
@@ -498,7 +498,7 @@ static void test_preempt_bad_fields(void **state)
     json_object_del(json_object_get(json_array_get(pods, 1), "metadata"), "uid");
     preempt_refused(args, "NodeNameToVictims.n-a100-0.Pods[1].metadata.uid");
     struct answer a;
-    assert_int_equal(h_call(&d, "POST", "/extender/preempt", NULL, "{\"Pod\":", &a), 0);
+    assert_int_equal(h_call(&d, "POST", "/extender/preempt", TOKEN_ADMIN, "{\"Pod\":", &a), 0);
     assert_int_equal(a.status, 400);
     h_answer_free(&a);
 }

@@ -113,7 +113,7 @@ static void beat(const struct daemon *d, const char *node, const char *token, lo
 static void scrape_has(const struct daemon *d, const char *want)
 {
     struct answer a;
-    h_expect(d, "GET", "/metrics", NULL, NULL, 200, &a);
+    h_expect(d, "GET", "/metrics", TOKEN_ADMIN, NULL, 200, &a);
     if (!strstr(a.body, want))
         fail_msg("the scrape lacks: %s", want);
     h_answer_free(&a);
@@ -170,7 +170,7 @@ static void test_heartbeats(void **state)
     snprintf(want, sizeof(want),
              "pod=team-a/g-1 tenant=team-a state=pending reason=\"node %s is not", x);
     assert_true(h_log_has(&d, want));
-    snprintf(want, sizeof(want), "gpusched_node_ready{Hostname=\"%s\"} 0", x);
+    snprintf(want, sizeof(want), "gpusched_node_ready{hostname=\"%s\"} 0", x);
     scrape_has(&d, want);
     scrape_has(&d, "gpusched_pods_requeued_total 2");
 
@@ -257,11 +257,9 @@ static void test_xid(void **state)
     h_answer_free(&a);
     assert_on(&d, "p1", "n-t4-0");
     assert_int_not_equal(pod_card(&d, "p1"), c);
+    scrape_has(&d, "\ngpusched_gpus_unhealthy 1\n");
     snprintf(want, sizeof(want),
-             "gpusched_gpu_healthy{Hostname=\"n-t4-0\",gpu=\"%d\",modelName=\"T4\"} 0", c);
-    scrape_has(&d, want);
-    snprintf(want, sizeof(want),
-             "gpusched_gpu_xid{Hostname=\"n-t4-0\",gpu=\"%d\",modelName=\"T4\"} 79", c);
+             "gpusched_gpu_xid{hostname=\"n-t4-0\",gpu=\"%d\",model_name=\"T4\"} 79", c);
     scrape_has(&d, want);
 
     /* three healthy cards: four do not fit until the card is healthy again */

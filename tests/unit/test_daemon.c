@@ -12,6 +12,8 @@
 #include <cmocka.h>
 
 #include "common/util.h"
+#include "daemon/access.h"
+#include "daemon/config.h"
 #include "daemon/inventory.h"
 #include "daemon/podspec.h"
 #include "daemon/quota.h"
@@ -164,6 +166,29 @@ static void test_config_errors(void **state)
          ":3:25: inCluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not set"},
         {HEAD "kubernetes: {apiServer: http://x}\nkubernetes: {apiServer: http://y}\n",
          ":4:1: key \"kubernetes\" appears twice"},
+        /* each mapping's keys once (a second namespaces list once leaked the first) */
+        {HEAD "tenants:\n  - name: a\n    token: tenant-a-0123456789\n    namespaces: [a]\n"
+              "    namespaces: [b]\n",
+         ":7:5: key \"namespaces\" appears twice"},
+        {HEAD "tenants:\n  - name: a\n    token: tenant-a-0123456789\n    namespaces: [a]\n"
+              "    rateLimit: {burst: 2, burst: 3}\n",
+         ":7:27: key \"burst\" appears twice"},
+        {HEAD "extender: {requireToken: false}\n",
+         ":3:12: extender.requireToken: no longer a setting"},
+        {HEAD "extender: {maxBodyBytes: 10}\n", "maxBodyBytes: expected a whole number in 1024.."},
+        {HEAD "metrics: {token: m-0123456789abcdef, tokenSHA256: "
+              "0000000000000000000000000000000000000000000000000000000000000000}\n",
+         "metrics: give one of token and tokenSHA256"},
+        {HEAD "metrics: {perPod: sometimes}\n", ":3:19: perPod: expected true or false"},
+        {HEAD "metrics: {scrapesPerSecond: 0}\n",
+         "scrapesPerSecond: expected a whole number in 1..1000"},
+        {HEAD "adminToken: same-0123456789abcdef\nmetrics: {token: same-0123456789abcdef}\n",
+         "the metrics token is the admin or the node token"},
+        {HEAD "http: {maxConections: 10}\n", ":3:8: unknown key \"maxConections\""},
+        {HEAD "http: {threads: 0}\n", ":3:17: threads: expected a whole number in 1..64"},
+        {HEAD "http: {maxBytesInFlight: 1000}\n",
+         "maxBytesInFlight: expected a whole number in 1048576..68719476736"},
+        {HEAD "http: [1]\n", ":3:7: http: expected a mapping"},
     };
     unsetenv("KUBERNETES_SERVICE_HOST");
     unsetenv("KUBERNETES_SERVICE_PORT");
@@ -174,6 +199,47 @@ static void test_config_errors(void **state)
     }
     gs_diag_init(&d);
     assert_int_equal(gsd_config_load("/nonexistent/gpuschedd.yaml", &c, &d), -ENOENT);
+}
+
+/* metrics: and http: as given, and their defaults. */
+static void test_config_http_metrics(void **state)
+{
+    (void)state;
+    struct gsd_config *c;
+    struct gs_diag d;
+    assert_int_equal(load_text(HEAD "metrics: {token: metrics-0123456789ab, perPod: true,\n"
+                                    "  scrapesPerSecond: 2}\n"
+                                    "http: {maxConnections: 100, maxConnectionsPerClient: 5,\n"
+                                    "  idleTimeoutSeconds: 7, bodyTimeoutSeconds: 3,\n"
+                                    "  maxBytesInFlight: 2097152, threads: 2,\n"
+                                    "  authFailuresPerMinute: 4}\n",
+                               &c, &d),
+                     0);
+    uint8_t sha[GSD_SHA256_LEN];
+    gsd_sha256("metrics-0123456789ab", 20, sha);
+    assert_int_equal(gsd_config_auth(c, sha), GSD_AUTH_METRICS);
+    assert_true(c->metrics.per_pod);
+    assert_int_equal(c->metrics.scrapes_per_s, 2);
+    assert_int_equal(c->http.max_connections, 100);
+    assert_int_equal(c->http.max_per_client, 5);
+    assert_int_equal(c->http.idle_timeout_s, 7);
+    assert_int_equal(c->http.body_timeout_s, 3);
+    assert_int_equal(c->http.max_in_flight, 2097152);
+    assert_int_equal(c->http.threads, 2);
+    assert_int_equal(c->http.auth_failures, 4);
+    gsd_config_free(c);
+    assert_int_equal(load_text(HEAD, &c, &d), 0);
+    assert_false(c->metrics.has_token || c->metrics.per_pod);
+    assert_int_equal(c->metrics.scrapes_per_s, 5);
+    assert_int_equal(c->http.max_connections, 4096);
+    assert_int_equal(c->http.max_in_flight, 64 << 20);
+    assert_int_equal(c->extender_max_body, 4u << 20);
+    /* body caps by route: GET takes none; pods the DaemonConfig's; bind a small fixed one */
+    assert_int_equal(gsd_access_body_cap(c, "GET", "/v1/pods"), 0);
+    assert_int_equal(gsd_access_body_cap(c, "POST", "/v1/pods"), 1 << 20);
+    assert_int_equal(gsd_access_body_cap(c, "POST", "/extender/filter"), 4u << 20);
+    assert_int_equal(gsd_access_body_cap(c, "POST", "/extender/bind"), 64u << 10);
+    gsd_config_free(c);
 }
 
 /* `kubernetes:`: the API server bind writes to, given or as a pod finds it (inCluster). */
@@ -369,22 +435,15 @@ static void test_podspec(void **state)
     assert_int_equal(p.s.priority, 7);
     assert_true(p.s.model_mask != 0);
     gsd_podspec_clear(&p);
-    /* A share: gpucores in percent, gpumem in MiB ("20k" as an API server may write 20000). */
+    /* A share: gpucores in percent, gpumem in MiB; quantities as an API server writes them
+     * back (20000 is "20k", 1 may be "1e0"). */
     assert_int_equal(
         parse("{\"metadata\":{\"name\":\"s\"},\"spec\":{\"containers\":[{"
-              "\"resources\":{\"limits\":{\"nvidia.com/gpucores\":30,\"nvidia.com/gpu\":1,"
+              "\"resources\":{\"limits\":{\"nvidia.com/gpucores\":30,\"nvidia.com/gpu\":\"1e0\","
               "\"nvidia.com/gpumem\":\"20k\"}}}]}}",
               &p, f),
         0);
     assert_int_equal(p.s.containers[0].gpucores, 30);
-    assert_int_equal(p.s.containers[0].gpumem_mib, 20000);
-    gsd_podspec_clear(&p);
-    /* Quantities as the API server writes them back: 20000 is "20k", 1 may be "1e0". */
-    assert_int_equal(parse("{\"metadata\":{\"name\":\"k\"},\"spec\":{\"containers\":[{"
-                           "\"resources\":{\"limits\":{\"nvidia.com/gpumem\":\"20k\","
-                           "\"nvidia.com/gpu\":\"1e0\"}}}]}}",
-                           &p, f),
-                     0);
     assert_int_equal(p.s.containers[0].gpumem_mib, 20000);
     assert_int_equal(p.s.containers[0].gpu, 1);
     gsd_podspec_clear(&p);
@@ -596,6 +655,7 @@ int main(void)
         cmocka_unit_test(test_config_kubernetes),
         cmocka_unit_test(test_quota_load),
         cmocka_unit_test(test_bucket),
+        cmocka_unit_test(test_config_http_metrics),
         cmocka_unit_test(test_quantities),
         cmocka_unit_test(test_podspec),
         cmocka_unit_test(test_deploy_files),

@@ -1128,21 +1128,25 @@ static void test_pod_parse_json(void **state)
     assert_int_equal(p.containers[0].memory_mib, 1LL << 30);
     assert_int_equal(p.model_mask, (1u << gs_catalog_find("A100-SXM4-80GB", -1)) |
                                        (1u << gs_catalog_find("H100-SXM5-80GB", -1)));
-    static const char bad[] = "{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"containers\": "
-                              "[{\"name\": \"m\", \"resources\": {\"limits\": {\"cpu\": "
-                              "\"two\"}}}]}}";
-    gs_diag_init(&d);
-    assert_int_equal(gs_pod_parse("body", bad, strlen(bad), 1, &p, field, sizeof(field), &d),
-                     -EINVAL);
-    assert_string_equal(field, "spec.containers[0].resources.limits.cpu");
-    assert_non_null(strstr(d.msg, "body:1:"));
-    static const char model[] = "{\"metadata\": {\"name\": \"p\", \"annotations\": "
-                                "{\"gpusched.io/gpu-model\": \"B9000\"}}, \"spec\": "
-                                "{\"containers\": [{\"name\": \"m\"}]}}";
-    gs_diag_init(&d);
-    assert_int_equal(gs_pod_parse("body", model, strlen(model), 1, &p, field, sizeof(field), &d),
-                     -EINVAL);
-    assert_string_equal(field, "metadata.annotations.gpusched.io/gpu-model");
+    /* refusals name the field, and the place in the text */
+    static const struct {
+        const char *text, *field;
+    } bad[] = {
+        {"{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"containers\": [{\"name\": \"m\", "
+         "\"resources\": {\"limits\": {\"cpu\": \"two\"}}}]}}",
+         "spec.containers[0].resources.limits.cpu"},
+        {"{\"metadata\": {\"name\": \"p\", \"annotations\": {\"gpusched.io/gpu-model\": "
+         "\"B9000\"}}, \"spec\": {\"containers\": [{\"name\": \"m\"}]}}",
+         "metadata.annotations.gpusched.io/gpu-model"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        gs_diag_init(&d);
+        assert_int_equal(
+            gs_pod_parse("body", bad[i].text, strlen(bad[i].text), 1, &p, field, sizeof(field), &d),
+            -EINVAL);
+        assert_string_equal(field, bad[i].field);
+        assert_non_null(strstr(d.msg, "body:1:"));
+    }
 }
 
 int main(void)

@@ -257,6 +257,28 @@ static void test_podgroup_and_probe(void **state)
     teardown_fx(&f);
 }
 
+/* A gang member probed for a user no pod of the scheduler has had: the trial binds of the
+ * members its gang lacks count nothing for that user (and touch nothing outside the counts). */
+static void test_probe_gang_new_user(void **state)
+{
+    (void)state;
+    struct fx f;
+    setup_fx(&f, POD("u0", 4,
+                     ", labels: {user: newcomer}, annotations: {scheduling.k8s.io/group-name: g}"));
+    struct gs_tenancy_probe *pr;
+    char why[256];
+    assert_int_equal(gs_tenancy_probe_new(f.t, &f.s->pods[0], &pr, why, sizeof(why)), 0);
+    int32_t score;
+    const char *no;
+    assert_int_equal(gs_tenancy_probe_node(f.t, pr, 0, &score, &no), 0);
+    gs_tenancy_probe_free(pr);
+    int32_t a = submit(&f, 0, 0); /* the probe left nothing behind: a gang of 2 with one member */
+    const struct gs_decision *dec;
+    assert_int_equal(schedule(&f, 0, &dec), 0);
+    assert_non_null(strstr(view(&f, a).reason, "1 of minMember 2"));
+    teardown_fx(&f);
+}
+
 /* A pod may name its PodGroup before it is made: it waits parked, then joins the gang. */
 static void test_podgroup_made_after_its_pods(void **state)
 {
@@ -351,6 +373,7 @@ int main(void)
         cmocka_unit_test(test_bind_to),
         cmocka_unit_test(test_restore),
         cmocka_unit_test(test_podgroup_and_probe),
+        cmocka_unit_test(test_probe_gang_new_user),
         cmocka_unit_test(test_podgroup_made_after_its_pods),
         cmocka_unit_test(test_effective_request),
         cmocka_unit_test(test_three_resource_quotas),

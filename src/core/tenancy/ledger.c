@@ -118,7 +118,7 @@ void gs__quota_charge(struct gs_tenancy *t, struct rpod *p, int model, int sign,
     for (uint64_t m = p->rq_mask; m; m &= m - 1)
         for (int r = 0; r < 5; r++)
             t->rq_used[gs__tn_rquota_at(t, p, __builtin_ctzll(m))][r] += sign * add[r];
-    if (p->user >= 0) /* a probe of a user no pod of which was submitted counts for none */
+    if (p->user >= 0) /* a probed pod's user may be one no pod has had: it holds nothing */
         t->user_running[p->user] += sign;
     t->q_used[p->queue] += sign * p->milli;
     if (sign > 0 && !restore) {

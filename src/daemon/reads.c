@@ -1,0 +1,298 @@
+/*
+ * gpuschedd: the reads answered from a snapshot (snapshot.h) on a reader thread, never on the
+ * scheduler thread: GET /v1/pods (a list), GET /v1/pods/NS/NAME, GET /v1/status and GET /metrics.
+ * Access was settled on the headers (access.c); a tenant's token sees its own pods only.
+ *
+ * A scrape is made once per snapshot for each of its three levels (aggregates, names, pods):
+ * Prometheus replicas scraping the same state cost one rendering, not one each.
+ */
+#include "reads.h"
+#include "api.h"
+#include "config.h"
+#include "metrics.h"
+#include "server.h"
+#include "snapshot.h"
+#include "state.h"
+#include "textbuf.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A scrape's text, shared by the cache and the answers being sent. */
+struct scrape {
+    atomic_int refs;
+    uint64_t gen; /* of the snapshot it shows */
+    size_t len;
+    char text[];
+};
+
+static void scrape_release(void *cls)
+{
+    struct scrape *sc = cls;
+    if (sc && atomic_fetch_sub(&sc->refs, 1) == 1)
+        free(sc);
+}
+
+#define LIST_MAX_BYTES (1u << 30) /* a list answer: 5,000 pods with 64 KiB of labels each */
+
+struct gsd_reads {
+    pthread_mutex_t mu;       /* the scrapes */
+    struct scrape *scrape[3]; /* the last of each level */
+    struct gsd_snaps *snaps;
+    const struct gsd_http_stats *http;
+};
+
+int gsd_reads_new(struct gsd_snaps *snaps, const struct gsd_http_stats *http,
+                  struct gsd_reads **out)
+{
+    struct gsd_reads *rd = calloc(1, sizeof(*rd));
+    if (!rd)
+        return -ENOMEM;
+    pthread_mutex_init(&rd->mu, NULL);
+    rd->snaps = snaps;
+    rd->http = http;
+    *out = rd;
+    return 0;
+}
+
+void gsd_reads_free(struct gsd_reads *rd)
+{
+    if (!rd)
+        return;
+    for (int i = 0; i < 3; i++)
+        scrape_release(rd->scrape[i]);
+    pthread_mutex_destroy(&rd->mu);
+    free(rd);
+}
+
+int gsd_reads_route(const struct gsd_req *r)
+{
+    return !strcmp(r->method, "GET") &&
+           (!strcmp(r->path, "/v1/pods") || !strncmp(r->path, "/v1/pods/", 9) ||
+            !strcmp(r->path, "/v1/status") || !strcmp(r->path, "/metrics"));
+}
+
+int gsd_pod_path(const char *rest, char *ns, char *name)
+{
+    const char *slash = strchr(rest, '/');
+    if (!slash || (size_t)(slash - rest) >= GSD_NAME_MAX || strlen(slash + 1) >= GSD_NAME_MAX)
+        return -1;
+    memcpy(ns, rest, (size_t)(slash - rest));
+    ns[slash - rest] = '\0';
+    strcpy(name, slash + 1);
+    return gsd_name_ok(ns) && name[0] && !strchr(name, '/') ? 0 : -1;
+}
+
+int gsd_may_use_ns(const struct gsd_config *c, const struct gsd_tenant *viewer, const char *ns,
+                   struct gsd_req *r)
+{
+    if (!viewer || gsd_tenant_of_ns(c, ns) == viewer)
+        return 1;
+    gsd_reply_error(r, 403, "metadata.namespace", "namespace %s does not belong to tenant %s", ns,
+                    viewer->name);
+    return 0;
+}
+
+/* Hand @t to @r as a 200 JSON answer (500 out of memory). */
+static void reply_text(struct gsd_req *r, struct gsd_text *t)
+{
+    if (t->full || !t->s) {
+        free(t->s);
+        gsd_reply_error(r, 500, "", "out of memory");
+        return;
+    }
+    r->status = 200;
+    r->ctype = "application/json";
+    r->resp = t->s;
+    r->resp_len = t->len;
+}
+
+static int parse_count(const char *s, int64_t lo, int64_t hi, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = s && *s ? strtoll(s, &end, 10) : -1;
+    if (!s || !*s || *end || errno || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* The first pod of @n whose seq is at least @seq (n->npods when none). */
+static size_t first_from(const struct gsd_snap *n, int64_t seq)
+{
+    size_t lo = 0, hi = n->npods;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (n->pods[mid]->seq < seq)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static void list_pods(const struct gsd_snap *n, struct gsd_req *r, const struct gsd_tenant *viewer)
+{
+    const char *tenant = gsd_qarg(r, "tenant"), *state = gsd_qarg(r, "state");
+    const char *queue = gsd_qarg(r, "queue");
+    int64_t limit = 500, from = 0;
+    int want = -1;
+    if (tenant && !*tenant)
+        tenant = NULL;
+    if (viewer && tenant && strcmp(tenant, viewer->name)) {
+        gsd_reply_error(r, 403, "tenant", "tenant %.64s: a tenant token lists its own pods only",
+                        tenant);
+        return;
+    }
+    if (viewer)
+        tenant = viewer->name;
+    if (state && *state) {
+        want = !strcmp(state, "pending") ? 0 : !strcmp(state, "running") ? 1 : -2;
+        if (want == -2) {
+            gsd_reply_error(r, 400, "state", "state: expected pending or running");
+            return;
+        }
+    }
+    if (gsd_qarg(r, "limit") && parse_count(gsd_qarg(r, "limit"), 1, GSD_LIST_MAX, &limit)) {
+        gsd_reply_error(r, 400, "limit", "limit: expected a whole number in 1..%d", GSD_LIST_MAX);
+        return;
+    }
+    if (gsd_qarg(r, "continue") && parse_count(gsd_qarg(r, "continue"), 0, INT64_MAX, &from)) {
+        gsd_reply_error(r, 400, "continue", "continue: expected the value a previous list gave");
+        return;
+    }
+    /* {"items":[...],"continue":"SEQ"} as jansson writes it, of each view's text made once */
+    struct gsd_text t = {.max = LIST_MAX_BYTES};
+    size_t i = first_from(n, from);
+    int64_t count = 0;
+    gsd_text_put(&t, "{\"items\":[", 10);
+    for (; i < n->npods; i++) {
+        const struct gsd_podview *v = n->pods[i];
+        if ((tenant && strcmp(v->tenant, tenant)) || (want >= 0 && v->running != want) ||
+            (queue && *queue && strcmp(v->queue, queue)))
+            continue;
+        if (count++ == limit)
+            break;
+        const char *pod = gsd_podview_text(v);
+        t.full |= !pod;
+        gsd_text_put(&t, ",", count > 1);
+        gsd_text_put(&t, pod ? pod : "", pod ? strlen(pod) : 0);
+    }
+    char tail[48];
+    int len = snprintf(tail, sizeof(tail), "],\"continue\":\"%lld\"}",
+                       i < n->npods ? (long long)n->pods[i]->seq : 0LL);
+    if (i >= n->npods)
+        len = snprintf(tail, sizeof(tail), "],\"continue\":\"\"}");
+    gsd_text_put(&t, tail, (size_t)len);
+    reply_text(r, &t);
+}
+
+static void one_pod(const struct gsd_snap *n, struct gsd_req *r, const struct gsd_tenant *viewer)
+{
+    char ns[GSD_NAME_MAX], name[GSD_NAME_MAX];
+    if (gsd_pod_path(r->path + 9, ns, name)) {
+        gsd_reply_error(r, 404, "", "no such pod: the path is /v1/pods/NAMESPACE/NAME");
+        return;
+    }
+    if (!gsd_may_use_ns(n->cfg, viewer, ns, r))
+        return;
+    for (size_t i = 0; i < n->npods; i++)
+        if (!strcmp(n->pods[i]->name, name) && !strcmp(n->pods[i]->ns, ns)) {
+            const char *pod = gsd_podview_text(n->pods[i]);
+            struct gsd_text t = {.max = LIST_MAX_BYTES};
+            t.full = !pod;
+            gsd_text_put(&t, pod ? pod : "", pod ? strlen(pod) : 0);
+            reply_text(r, &t);
+            return;
+        }
+    gsd_reply_error(r, 404, "", "pod %s/%s not found", ns, name);
+}
+
+static void status(const struct gsd_snap *n, struct gsd_req *r, const struct gsd_tenant *viewer)
+{
+    int64_t gpus = 0, alloc = 0, held = 0;
+    for (size_t i = 0; i < n->nnodes; i++)
+        for (int g = 0; g < n->node_gpus[i]; g++) {
+            gpus++;
+            alloc += n->nodes[i].alloc_milli[g];
+            held += n->nodes[i].down_milli[g];
+        }
+    gsd_reply_json(r, 200,
+                   json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "version",
+                             GS_VERSION, "caller", viewer ? viewer->name : "admin", "nodes",
+                             (json_int_t)n->nnodes, "gpus", (json_int_t)gpus, "gpu_milli",
+                             (json_int_t)(gpus * 1000), "gpu_milli_allocated", (json_int_t)alloc,
+                             "gpu_milli_unavailable", (json_int_t)held, "pods_running",
+                             (json_int_t)n->nrunning, "pods_pending", (json_int_t)n->npending,
+                             "started_us", (json_int_t)n->started_us));
+}
+
+/* GET /metrics at the level the caller's token allows, made once per snapshot. */
+static void metrics(struct gsd_reads *rd, const struct gsd_snap *n, struct gsd_req *r)
+{
+    int level = r->who == GSD_AUTH_NONE   ? GSD_METRICS_AGGREGATE
+                : n->cfg->metrics.per_pod ? GSD_METRICS_PER_POD
+                                          : GSD_METRICS_NAMED;
+    if (level > GSD_METRICS_AGGREGATE)
+        gsd_snap_want_names(rd->snaps);
+    pthread_mutex_lock(&rd->mu);
+    struct scrape *sc = rd->scrape[level];
+    if (!sc || sc->gen != n->gen) {
+        size_t len;
+        char *text = gsd_metrics_render(n, level, rd->http, &len);
+        struct scrape *fresh = text ? malloc(sizeof(*fresh) + len + 1) : NULL;
+        if (fresh) {
+            atomic_init(&fresh->refs, 1);
+            fresh->gen = n->gen;
+            fresh->len = len;
+            memcpy(fresh->text, text, len + 1);
+            scrape_release(sc);
+            rd->scrape[level] = sc = fresh;
+        }
+        free(text);
+        if (!fresh)
+            sc = NULL;
+    }
+    if (sc)
+        atomic_fetch_add(&sc->refs, 1); /* the answer's, until libmicrohttpd has sent it */
+    pthread_mutex_unlock(&rd->mu);
+    if (!sc) {
+        gsd_reply_error(r, 500, "", "the scrape is too large or memory ran out");
+        return;
+    }
+    r->status = 200;
+    r->ctype = "text/plain; version=0.0.4; charset=utf-8";
+    r->resp = sc->text;
+    r->resp_len = sc->len;
+    r->resp_release = scrape_release;
+    r->resp_cls = sc;
+}
+
+void gsd_reads_handle(struct gsd_reads *rd, struct gsd_req *r)
+{
+    const struct gsd_snap *n = gsd_snap_get(rd->snaps);
+    const struct gsd_tenant *viewer = n && r->who >= 0 ? gsd_tenant_named(n->cfg, r->tenant) : NULL;
+    if (!n)
+        gsd_reply_error(r, 503, "", "starting: nothing to read yet");
+    else if (r->qarg_too_long)
+        gsd_reply_error(r, 400, "",
+                        "a query argument is longer than %d bytes or there are more than %d",
+                        GSD_QARG_LEN - 1, GSD_QARGS_MAX);
+    else if (r->who >= 0 && !viewer) /* a reload since removed the tenant */
+        gsd_reply_error(r, 401, "Authorization", "the bearer token is not valid");
+    else if (!strcmp(r->path, "/metrics"))
+        metrics(rd, n, r);
+    else if (!strcmp(r->path, "/v1/status"))
+        status(n, r, viewer);
+    else if (!strcmp(r->path, "/v1/pods"))
+        list_pods(n, r, viewer);
+    else
+        one_pod(n, r, viewer);
+    gsd_snap_put(rd->snaps, n);
+}

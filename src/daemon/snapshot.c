@@ -1,0 +1,675 @@
+/*
+ * gpuschedd: snapshots for reads (snapshot.h). The scheduler thread publishes one after each
+ * batch; readers hold one as long as they render from it.
+ *
+ * Publishing: the pods touched since the last publish get a new view when what they show changed
+ * (their old view is retired); the array of views is the last one with those replaced, the pods
+ * gone left out and the new ones merged in by arrival order; the nodes' records are the last ones
+ * with those of the nodes a touched pod left or joined, or whose health changed, made again. The
+ * views retired go with the snapshot they were last part of, and are freed once it and every
+ * older one are released.
+ */
+#include "snapshot.h"
+#include "accounts.h"
+#include "forecast.h"
+#include "log.h"
+#include "nodes.h"
+#include "queue.h"
+#include "sched.h"
+
+#include "gpusched/grow.h"
+#include "gpusched/scenario.h"
+#include "gpusched/tenancy.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BILLS_WANTED_US                                                                            \
+    (300 * 1000000LL) /* bills go on being read this long after a reader asked */
+
+struct gsd_snaps {
+    pthread_mutex_t mu; /* current, oldest and every snapshot's refs */
+    struct gsd_snap *current, *oldest;
+    _Atomic int64_t bills_until_us;    /* monotonic: read the bills into snapshots until then */
+    _Atomic int64_t forecast_until_us; /* the forecast too (only once a scrape asked: it is
+                                        * fitted on the ledger as it is when first asked) */
+    /* the nodes' names, models and cards: the inventory's, fixed for the daemon's life */
+    const char **names;
+    int *models, *gpus;
+    /* the scheduler thread's, between publishes */
+    uint64_t gen;
+    struct gsd_pod **touched;
+    size_t ntouched, cap;
+    int all;                     /* every pod is touched */
+    struct gsd_podview *retired; /* views retired since the last publish */
+    uint8_t *mark;               /* per node: its record is made again */
+    int verify;                  /* GPUSCHEDD_VERIFY_SNAPSHOTS: check untouched pods at publish */
+    struct gsd_hist publish_lat; /* the scheduler thread's time making snapshots */
+};
+
+static void snaps_free(struct gsd_snaps *s)
+{
+    free(s->touched);
+    free(s->mark);
+    free(s->names);
+    free(s->models);
+    free(s->gpus);
+    free(s);
+}
+
+int gsd_snap_init(struct gsd_state *st)
+{
+    struct gsd_snaps *s = calloc(1, sizeof(*s));
+    size_t n = gs_cluster_node_count(st->cluster), m = n ? n : 1;
+    if (!s || !(s->mark = calloc(m, 1)) || !(s->names = calloc(m, sizeof(*s->names))) ||
+        !(s->models = calloc(m, sizeof(int))) || !(s->gpus = calloc(m, sizeof(int)))) {
+        if (s)
+            snaps_free(s);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        struct gs_node_info ni;
+        gs_cluster_node_info(st->cluster, i, &ni);
+        s->names[i] = ni.name;
+        s->models[i] = ni.model;
+        s->gpus[i] = ni.gpus;
+    }
+    pthread_mutex_init(&s->mu, NULL);
+    s->all = 1; /* the first publish makes every view */
+    s->publish_lat = (struct gsd_hist){st->commit_lat.bounds, st->commit_lat.n, {0}, 0, 0};
+    if (st->cfg->metrics.has_token) /* Prometheus will scrape: its first scrape has the bills */
+        gsd_snap_want_bills(s);
+    s->verify = getenv("GPUSCHEDD_VERIFY_SNAPSHOTS") != NULL;
+    st->snaps = s;
+    return 0;
+}
+
+void gsd_snap_touch(struct gsd_state *st, struct gsd_pod *p)
+{
+    struct gsd_snaps *s = st->snaps;
+    if (!s || p->touched)
+        return;
+    if (s->ntouched == s->cap) {
+        struct gsd_pod **m = gs_grow(s->touched, &s->cap, s->ntouched + 1, sizeof(*m), 256);
+        if (!m) { /* no room to list it: make every view at the next publish instead */
+            s->all = 1;
+            return;
+        }
+        s->touched = m;
+    }
+    s->touched[s->ntouched++] = p;
+    p->touched = s->ntouched;
+}
+
+void gsd_snap_touch_all(struct gsd_state *st)
+{
+    if (st->snaps)
+        st->snaps->all = 1;
+}
+
+static void retire(struct gsd_snaps *s, struct gsd_podview *v, struct gsd_podview *by)
+{
+    v->retired = 1;
+    v->replaced_by = by;
+    v->retired_next = s->retired;
+    s->retired = v;
+}
+
+void gsd_snap_forget(struct gsd_state *st, struct gsd_pod *p)
+{
+    struct gsd_snaps *s = st->snaps;
+    if (!s)
+        return;
+    if (p->touched)
+        s->touched[p->touched - 1] = NULL;
+    p->touched = 0;
+    if (p->view)
+        retire(s, p->view, NULL);
+    p->view = NULL;
+}
+
+void gsd_snap_want_bills(struct gsd_snaps *s)
+{
+    atomic_store(&s->bills_until_us, gsd_mono_us() + BILLS_WANTED_US);
+}
+
+void gsd_snap_want_names(struct gsd_snaps *s)
+{
+    gsd_snap_want_bills(s);
+    atomic_store(&s->forecast_until_us, gsd_mono_us() + BILLS_WANTED_US);
+}
+
+void gsd_podview_fill(const struct gsd_state *st, const struct gsd_pod *p, struct gsd_podview *v)
+{
+    int running = p->state == GSD_RUNNING;
+    memset(v, 0, sizeof(*v));
+    v->seq = p->seq;
+    memcpy(v->ns, p->ns, sizeof(v->ns));
+    memcpy(v->name, p->name, sizeof(v->name));
+    memcpy(v->tenant, p->tenant, sizeof(v->tenant));
+    memcpy(v->uid, p->uid, sizeof(v->uid));
+    memcpy(v->queue, p->queue, sizeof(v->queue));
+    memcpy(v->mig, p->mig, sizeof(v->mig));
+    v->running = (uint8_t)running;
+    v->extender = p->source == GSD_SRC_EXTENDER;
+    v->node = running ? p->pl.node : -1;
+    v->node_name = running ? gs_cluster_node_name(st->cluster, (size_t)p->pl.node) : NULL;
+    v->cards = running ? p->pl.gpu_mask : 0;
+    v->card_milli = running && p->pl.gpu_mask ? p->pl.gpu_milli : 0;
+    v->mig_start = running ? p->mig_start : 0;
+    v->share_milli = p->milli;
+    v->req = p->req;
+    v->gpumem_mib = p->gpumem_mib;
+    v->gpucores = p->gpucores;
+    v->priority = p->priority;
+    v->why = running ? NULL : p->why;
+    v->reason = running ? "" : p->reason;
+    v->meta = p->meta;
+    v->submit_us = p->submit_us;
+    v->start_us = p->start_us;
+}
+
+static int str_eq(const char *a, const char *b)
+{
+    return a == b || (a && b && !strcmp(a, b));
+}
+
+/* Whether two views show the same (their bookkeeping aside). */
+static int view_eq(const struct gsd_podview *a, const struct gsd_podview *b)
+{
+    return a->seq == b->seq && !strcmp(a->ns, b->ns) && !strcmp(a->name, b->name) &&
+           !strcmp(a->tenant, b->tenant) && !strcmp(a->uid, b->uid) &&
+           !strcmp(a->queue, b->queue) && !strcmp(a->mig, b->mig) && a->running == b->running &&
+           a->extender == b->extender && a->node == b->node && a->cards == b->cards &&
+           a->card_milli == b->card_milli && a->mig_start == b->mig_start &&
+           a->share_milli == b->share_milli && a->req.cpu_milli == b->req.cpu_milli &&
+           a->req.memory_mib == b->req.memory_mib && a->req.num_gpu == b->req.num_gpu &&
+           a->req.gpu_milli == b->req.gpu_milli && a->req.model_mask == b->req.model_mask &&
+           a->gpumem_mib == b->gpumem_mib && a->gpucores == b->gpucores &&
+           a->priority == b->priority && str_eq(a->why, b->why) && str_eq(a->reason, b->reason) &&
+           str_eq(a->meta, b->meta) && a->submit_us == b->submit_us && a->start_us == b->start_us;
+}
+
+/* @v as a view of its own: its reason and labels copied with it, in one allocation. */
+static struct gsd_podview *view_dup(const struct gsd_podview *v)
+{
+    size_t lr = strlen(v->reason) + 1, lm = v->meta ? strlen(v->meta) + 1 : 0;
+    struct gsd_podview *d = malloc(sizeof(*d) + lr + lm);
+    if (!d)
+        return NULL;
+    *d = *v;
+    char *text = (char *)(d + 1);
+    memcpy(text, v->reason, lr);
+    d->reason = text;
+    d->meta = v->meta ? memcpy(text + lr, v->meta, lm) : NULL;
+    d->retired_next = d->replaced_by = NULL;
+    d->retired = 0;
+    atomic_init(&d->text, NULL);
+    return d;
+}
+
+static void view_free(struct gsd_podview *v)
+{
+    free(atomic_load(&v->text));
+    free(v);
+}
+
+static void views_free(struct gsd_podview *v)
+{
+    while (v) {
+        struct gsd_podview *next = v->retired_next;
+        view_free(v);
+        v = next;
+    }
+}
+
+const char *gsd_podview_text(const struct gsd_podview *v)
+{
+    struct gsd_podview *w = (struct gsd_podview *)v; /* the cache is the one field that changes */
+    char *text = atomic_load(&w->text), *none = NULL;
+    if (text)
+        return text;
+    json_t *j = gsd_podview_json(v);
+    text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    json_decref(j);
+    if (text && !atomic_compare_exchange_strong(&w->text, &none, text)) {
+        free(text); /* another reader made it first */
+        text = none;
+    }
+    return text;
+}
+
+static void snap_free(struct gsd_snap *n)
+{
+    views_free(n->garbage);
+    gsd_config_free(n->cfg);
+    json_decref(n->bills);
+    free(n->forecast);
+    free(n->pods);
+    free(n->nodes);
+    free(n->quse);
+    free(n->rq_used);
+    free(n->queues);
+    free(n);
+}
+
+/* Free the snapshots no one holds from the oldest on, up to the first one held (the current one
+ * is held by being current). Called with s->mu held; returns them linked by ->newer. */
+static struct gsd_snap *unlink_released(struct gsd_snaps *s)
+{
+    struct gsd_snap *head = NULL, **tail = &head;
+    while (s->oldest && s->oldest != s->current && s->oldest->refs == 0) {
+        struct gsd_snap *n = s->oldest;
+        s->oldest = n->newer;
+        n->newer = NULL;
+        *tail = n;
+        tail = &n->newer;
+    }
+    return head;
+}
+
+static void free_list(struct gsd_snap *n)
+{
+    while (n) {
+        struct gsd_snap *next = n->newer;
+        snap_free(n);
+        n = next;
+    }
+}
+
+const struct gsd_snap *gsd_snap_get(struct gsd_snaps *s)
+{
+    pthread_mutex_lock(&s->mu);
+    struct gsd_snap *n = s->current;
+    if (n)
+        n->refs++;
+    pthread_mutex_unlock(&s->mu);
+    return n;
+}
+
+void gsd_snap_put(struct gsd_snaps *s, const struct gsd_snap *snap)
+{
+    if (!snap)
+        return;
+    pthread_mutex_lock(&s->mu);
+    ((struct gsd_snap *)snap)->refs--;
+    struct gsd_snap *gone = unlink_released(s);
+    pthread_mutex_unlock(&s->mu);
+    free_list(gone);
+}
+
+static int by_seq(const void *a, const void *b)
+{
+    int64_t x = (*(const struct gsd_podview *const *)a)->seq;
+    int64_t y = (*(const struct gsd_podview *const *)b)->seq;
+    return x < y ? -1 : x > y;
+}
+
+/* Mark the node running view @v is on. */
+static void mark_node(struct gsd_snaps *s, const struct gsd_podview *v)
+{
+    if (v && v->running && v->node >= 0)
+        s->mark[v->node] = 1;
+}
+
+/*
+ * New views for the pods touched: into *@fresh (the pods without one before, @nfresh of them);
+ * others replace theirs in place (retire(..., new)). Return: 0; -ENOMEM (nothing changed).
+ */
+static int make_views(struct gsd_state *st, struct gsd_podview ***fresh, size_t *nfresh)
+{
+    struct gsd_snaps *s = st->snaps;
+    size_t n = s->ntouched;
+    if (s->all) {
+        n = 0;
+        for (struct gsd_pod *p = st->head; p; p = p->next)
+            n++;
+    }
+    struct gsd_podview **made = malloc((n ? n : 1) * sizeof(*made));
+    struct gsd_pod **of = malloc((n ? n : 1) * sizeof(*of));
+    size_t k = 0;
+    int rc = made && of ? 0 : -ENOMEM;
+    struct gsd_pod *walk = st->head;
+    for (size_t i = 0; !rc && i < n; i++) {
+        struct gsd_pod *p = s->all ? walk : s->touched[i];
+        walk = s->all ? walk->next : walk;
+        struct gsd_podview v;
+        if (!p)
+            continue;
+        gsd_podview_fill(st, p, &v);
+        if (p->view && view_eq(p->view, &v))
+            continue;
+        of[k] = p;
+        made[k] = view_dup(&v);
+        rc = made[k++] ? 0 : -ENOMEM;
+    }
+    if (rc) { /* undo: nothing changes */
+        for (size_t i = 0; made && i < k; i++)
+            view_free(made[i]);
+        free(made);
+        free(of);
+        return rc;
+    }
+    *nfresh = 0;
+    for (size_t i = 0; i < k; i++) {
+        struct gsd_pod *p = of[i];
+        mark_node(s, p->view);
+        mark_node(s, made[i]);
+        if (p->view)
+            retire(s, p->view, made[i]);
+        else
+            made[(*nfresh)++] = made[i];
+        p->view = made[i];
+    }
+    free(of);
+    qsort(made, *nfresh, sizeof(*made), by_seq);
+    *fresh = made;
+    return 0;
+}
+
+/* The pods of @old (replaced, or gone) merged with @fresh by arrival order into @n's array. */
+static int merge_pods(struct gsd_snap *n, const struct gsd_snap *old, struct gsd_podview **fresh,
+                      size_t nfresh)
+{
+    size_t nold = old ? old->npods : 0, k = 0, j = 0;
+    n->pods = malloc((nold + nfresh ? nold + nfresh : 1) * sizeof(*n->pods));
+    if (!n->pods)
+        return -ENOMEM;
+    for (size_t i = 0; i < nold || j < nfresh;) {
+        const struct gsd_podview *v = i < nold ? old->pods[i] : NULL;
+        if (v && v->retired) /* replaced (the new view takes its place) or gone */
+            v = ((const struct gsd_podview *)v)->replaced_by;
+        if (j < nfresh && (i == nold || fresh[j]->seq < old->pods[i]->seq)) {
+            v = fresh[j++];
+        } else {
+            i++;
+            if (!v)
+                continue;
+        }
+        n->pods[k++] = v;
+        n->nrunning += v->running;
+    }
+    n->npods = k;
+    n->npending = k - n->nrunning;
+    return 0;
+}
+
+/* The nodes' records: @old's, those of marked nodes and of nodes whose health changed made
+ * again. */
+static int make_nodes(struct gsd_state *st, struct gsd_snap *n, const struct gsd_snap *old)
+{
+    struct gsd_snaps *s = st->snaps;
+    n->nnodes = gs_cluster_node_count(st->cluster);
+    n->nodes = malloc((n->nnodes ? n->nnodes : 1) * sizeof(*n->nodes));
+    if (!n->nodes)
+        return -ENOMEM;
+    if (old)
+        memcpy(n->nodes, old->nodes, n->nnodes * sizeof(*n->nodes));
+    for (size_t i = 0; i < n->nnodes; i++) {
+        struct gsd_nodeview *nv = &n->nodes[i];
+        if (old && !s->mark[i] && !memcmp(&nv->health, &st->health[i], sizeof(nv->health)))
+            continue;
+        nv->health = st->health[i];
+        memset(nv->alloc_milli, 0, sizeof(nv->alloc_milli));
+        memset(nv->down_milli, 0, sizeof(nv->down_milli));
+        for (int g = 0; g < s->gpus[i] && g < GS_GPUS_MAX; g++) {
+            int32_t alloc, down;
+            gsd_card_use(st, i, g, &alloc, &down);
+            nv->alloc_milli[g] = (uint16_t)alloc;
+            nv->down_milli[g] = (uint16_t)down;
+        }
+        s->mark[i] = 0;
+    }
+    return 0;
+}
+
+/* Each config tenant's GPUQuota use per model, as the scheduler counts it, into @q. */
+static void quota_use(const struct gsd_state *st, struct gsd_quota_use *q)
+{
+    for (size_t i = 0; i < st->cfg->ntenants; i++) {
+        const struct gs_tenant_spec *ts = st->cfg->tenants[i].quota;
+        int ti = gsd_sched_tenant(st, st->cfg->tenants[i].name);
+        memset(&q[i], 0, sizeof(q[i]));
+        for (int k = 0; ts && ti >= 0 && k < ts->nquotas; k++) {
+            int m = ts->quotas[k].model;
+            gs_tenancy_quota_used(st->sched.tn, (size_t)ti, m, &q[i].dedicated[m], &q[i].shared[m]);
+        }
+    }
+}
+
+/* Each queue's weight, deserved, allocated and pending share as the scheduler holds them, into
+ * @n (the implicit `default` left out when a Queue document defines one). Return: 0; -ENOMEM. */
+static int queue_views(const struct gsd_state *st, struct gsd_snap *n)
+{
+    const struct gs_policy *pol = &st->sched.pol;
+    const struct gs_tenancy *tn = st->sched.tn;
+    size_t nq = pol->nqueues;
+    int shadowed = gsd_queue_find(st, "default") < (int)nq;
+    n->queues = calloc(nq + 1, sizeof(*n->queues));
+    if (!n->queues)
+        return -ENOMEM;
+    for (size_t i = 0; i <= nq && i < gs_tenancy_queue_count(tn); i++) {
+        if (i == nq && shadowed)
+            break;
+        struct gsd_queueview *q = &n->queues[n->nqueues++];
+        int64_t used = gs_tenancy_queue_milli(tn, i),
+                pending = gs_tenancy_queue_demand(tn, i) - used;
+        snprintf(q->name, sizeof(q->name), "%s", i < nq ? pol->queues[i].name : "default");
+        q->weight = gs_tenancy_queue_weight(tn, i);
+        q->deserved_milli = gs_tenancy_queue_deserved(tn, i);
+        q->allocated_milli = used;
+        q->pending_milli = pending > 0 ? pending : 0;
+    }
+    return 0;
+}
+
+/* The counters, histograms and quota use of @st into @n. */
+static int copy_counts(struct gsd_state *st, struct gsd_snap *n)
+{
+    struct gsd_snaps *s = st->snaps;
+    size_t nt = st->cfg->ntenants, nrq = st->cfg->quotas ? st->cfg->quotas->policy.nrquotas : 0;
+    n->cfg = gsd_config_ref(st->cfg);
+    n->started_us = st->started_us;
+    n->taken_us = gsd_now_us();
+    n->sched_lat = st->sched_lat;
+    n->commit_lat = st->commit_lat;
+    n->publish_lat = s->publish_lat;
+    n->placed_total = st->placed_total;
+    n->cancelled_total = st->cancelled_total;
+    n->requeued_total = st->requeued_total;
+    n->preempted_total = st->preempted_total;
+    n->quse = malloc((nt ? nt : 1) * sizeof(*n->quse));
+    n->rq_used = malloc((nrq ? nrq : 1) * sizeof(*n->rq_used));
+    if (!n->quse || !n->rq_used)
+        return -ENOMEM;
+    quota_use(st, n->quse);
+    if (queue_views(st, n) < 0)
+        return -ENOMEM;
+    for (size_t i = 0; i < nrq; i++)
+        gsd_rquota_used(st, i, n->rq_used[i]);
+    if (gsd_mono_us() < atomic_load(&s->bills_until_us)) {
+        n->bills = gsd_bill_accrued(st); /* read from the ledger once a minute at most */
+        json_incref(n->bills);
+    }
+    if (gsd_mono_us() < atomic_load(&s->forecast_until_us)) {
+        const char *fc = gsd_forecast_metrics(st); /* refitted every 5 minutes at most */
+        n->forecast = fc && *fc ? strdup(fc) : NULL;
+    }
+    return 0;
+}
+
+/* Pending pods' reasons are the scheduler's, written by its passes: after one, each pending
+ * pod is read again, and those whose words changed get a new view. O(pods) when any waits. */
+static void sync_pending(struct gsd_state *st)
+{
+    if (!st->sched.passed)
+        return;
+    st->sched.passed = 0;
+    for (struct gsd_pod *p = st->npending ? st->head : NULL; p; p = p->next)
+        if (p->state == GSD_PENDING) {
+            gsd_sched_sync(st, p);
+            gsd_snap_touch(st, p);
+        }
+}
+
+/* Debug aid: every pod's published view shows what a fresh one would. */
+static void verify(struct gsd_state *st)
+{
+    for (struct gsd_pod *p = st->head; p; p = p->next) {
+        struct gsd_podview v;
+        gsd_podview_fill(st, p, &v);
+        if (!p->view || !view_eq(p->view, &v)) {
+            char key[2 * GSD_NAME_MAX + 1];
+            snprintf(key, sizeof(key), "%s/%s", p->ns, p->name);
+            gsd_log("error", "snapshot: a pod changed without gsd_snap_touch()", "pod", key, NULL);
+            abort();
+        }
+    }
+}
+
+int gsd_snap_publish(struct gsd_state *st)
+{
+    struct gsd_snaps *s = st->snaps;
+    int64_t t0 = gsd_mono_us();
+    struct gsd_podview **fresh = NULL;
+    size_t nfresh = 0;
+    struct gsd_snap *n = calloc(1, sizeof(*n));
+    sync_pending(st);
+    int rc = n ? make_views(st, &fresh, &nfresh) : -ENOMEM;
+    const struct gsd_snap *old = s->current;
+    if (!rc)
+        rc = merge_pods(n, old, fresh, nfresh);
+    if (!rc)
+        rc = make_nodes(st, n, old);
+    if (!rc)
+        rc = copy_counts(st, n);
+    free(fresh);
+    if (rc) {
+        /* the views made stay the pods' own; retired ones still wait for a publish */
+        if (n)
+            snap_free(n);
+        return rc;
+    }
+    n->gen = ++s->gen;
+    n->node_name = s->names;
+    n->node_model = s->models;
+    n->node_gpus = s->gpus;
+    n->refs = 1; /* held by being current */
+    for (size_t i = 0; i < s->ntouched; i++)
+        if (s->touched[i])
+            s->touched[i]->touched = 0;
+    s->ntouched = 0;
+    s->all = 0;
+    pthread_mutex_lock(&s->mu);
+    if (s->current) {
+        s->current->garbage = s->retired; /* part of it and of older ones, none newer */
+        s->current->newer = n;
+        s->current->refs--;
+    } else {
+        views_free(s->retired); /* nothing published held them */
+        s->oldest = n;
+    }
+    s->retired = NULL;
+    s->current = n;
+    struct gsd_snap *gone = unlink_released(s);
+    pthread_mutex_unlock(&s->mu);
+    free_list(gone);
+    gsd_hist_observe(&s->publish_lat, gsd_mono_us() - t0);
+    if (s->verify)
+        verify(st);
+    return 0;
+}
+
+void gsd_snap_free(struct gsd_state *st)
+{
+    struct gsd_snaps *s = st->snaps;
+    if (!s)
+        return;
+    pthread_mutex_lock(&s->mu);
+    struct gsd_snap *cur = s->current;
+    if (cur) { /* its views are every pod's, and those retired since it was made */
+        for (size_t i = 0; i < cur->npods; i++)
+            view_free((struct gsd_podview *)cur->pods[i]);
+        cur->npods = 0;
+        cur->refs--;
+        s->current = NULL;
+    }
+    struct gsd_snap *gone = unlink_released(s); /* the server stopped: no reader holds one */
+    pthread_mutex_unlock(&s->mu);
+    free_list(gone);
+    if (!cur)
+        views_free(s->retired);
+    for (struct gsd_pod *p = st->head; p; p = p->next) {
+        p->view = NULL;
+        p->touched = 0;
+    }
+    pthread_mutex_destroy(&s->mu);
+    snaps_free(s);
+    st->snaps = NULL;
+}
+
+static json_t *cards_json(const struct gsd_podview *v)
+{
+    json_t *a = json_array();
+    for (int g = 0; a && v->running && g < GS_GPUS_MAX; g++)
+        if (v->cards & (1u << g))
+            json_array_append_new(a, json_integer(g));
+    return a;
+}
+
+json_t *gsd_podview_assignment(const struct gsd_podview *v)
+{
+    json_t *a = json_object();
+    if (!a || !v->running)
+        return a;
+    char idx[GS_GPUS_MAX * 4 + 1] = "", milli[16];
+    size_t off = 0;
+    for (int g = 0; g < GS_GPUS_MAX; g++)
+        if (v->cards & (1u << g))
+            off += (size_t)snprintf(idx + off, sizeof(idx) - off, off ? ",%d" : "%d", g);
+    snprintf(milli, sizeof(milli), "%u", v->card_milli);
+    json_object_set_new(a, "gpusched.io/node", json_string(v->node_name));
+    json_object_set_new(a, "gpusched.io/gpu-index", json_string(idx));
+    json_object_set_new(a, "gpusched.io/gpu-milli", json_string(milli));
+    if (v->mig[0]) { /* the instance NVIDIA's tools would create: -cgi PROFILE at START */
+        snprintf(milli, sizeof(milli), "%d", v->mig_start);
+        json_object_set_new(a, "gpusched.io/mig-profile", json_string(v->mig));
+        json_object_set_new(a, "gpusched.io/mig-placement", json_string(milli));
+    }
+    return a;
+}
+
+json_t *gsd_podview_json(const struct gsd_podview *v)
+{
+    json_t *meta = v->meta ? json_loads(v->meta, 0, NULL) : NULL;
+    json_t *labels = json_incref(json_object_get(meta, "labels"));
+    json_t *ann = json_object_get(meta, "annotations");
+    ann = ann ? json_incref(ann) : json_object();
+    json_decref(meta);
+    json_t *assigned = gsd_podview_assignment(v);
+    if (ann && assigned) /* what a device plugin reads to pick the cards */
+        json_object_update(ann, assigned);
+    json_decref(assigned);
+    json_t *o = json_pack(
+        "{s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:I, s:I, s:I, s:I, s:i, s:i, s:i, s:o, "
+        "s:o, s:o, s:o, s:o, s:s}",
+        "namespace", v->ns, "name", v->name, "uid", v->uid, "tenant", v->tenant, "state",
+        v->running ? "running" : "pending", "source", v->extender ? "extender" : "api", "node",
+        v->node_name ? json_string(v->node_name) : json_null(), "gpus", cards_json(v), "num_gpu",
+        (json_int_t)v->req.num_gpu, "gpu_milli", (json_int_t)v->req.gpu_milli, "cpu_milli",
+        (json_int_t)v->req.cpu_milli, "memory_mib", (json_int_t)v->req.memory_mib, "gpumem_mib",
+        v->gpumem_mib, "gpucores", v->gpucores, "priority", v->priority, "reason",
+        v->running ? json_null() : json_string(v->reason), "submit_time",
+        gsd_time_json(v->submit_us), "start_time", gsd_time_json(v->start_us), "labels",
+        labels ? labels : json_object(), "annotations", ann ? ann : json_object(), "queue",
+        v->queue);
+    if (o && v->mig[0]) /* the start while running, else null */
+        json_object_set_new(o, "mig",
+                            json_pack("{s:s, s:o}", "profile", v->mig, "start",
+                                      v->running ? json_integer(v->mig_start) : json_null()));
+    return o;
+}
