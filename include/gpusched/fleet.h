@@ -243,6 +243,17 @@ int gs_fleet_card_healthy(const struct gs_fleet *f, size_t node, int gpu);
  * every empty node of its template. */
 int gs_fleet_node_sound(const struct gs_fleet *f, size_t node);
 
+/*
+ * gs_fleet_set_topology() - node @node's cards as discovered on the machine, in place of its
+ * template's: card g in PCIe domain @pcie[g] (0..GS_GPUS_MAX-1) and NVLink group @nvlink[g]
+ * (0..GS_GPUS_MAX-1, or GS_NO_GROUP), g below the node's card count; @links[a][b] the bonded
+ * NVLinks of each pair (symmetric), or NULL when none are known. The pods already there keep their
+ * cards. Return: 0; -EINVAL (no such node, an index out of range; nothing changed); -ENOMEM.
+ * O(nodes) (the fleet's largest NVLink group is counted again).
+ */
+int gs_fleet_set_topology(struct gs_fleet *f, size_t node, const uint8_t *pcie,
+                          const uint8_t *nvlink, const uint8_t (*links)[GS_GPUS_MAX]);
+
 /* gs_fleet_node_replicas() - time-slice replicas per card of @node, 0 when it offers none. */
 int32_t gs_fleet_node_replicas(const struct gs_fleet *f, size_t node);
 

@@ -217,6 +217,16 @@ int gs_tenancy_card_health(struct gs_tenancy *t, int64_t now, int32_t node, int 
                            int evict);
 
 /*
+ * gs_tenancy_node_topology() - node @node's PCIe domains, NVLink groups and NVLink pair counts
+ * are found to be @pcie, @nvlink and @links (as gs_fleet_set_topology() takes them) at @now: from
+ * then on placement reads these in place of its template's. What runs there stays; the pending
+ * pods are tried on the node again. Return: 0; -EINVAL (no such node, an index out of range);
+ * -ENOMEM.
+ */
+int gs_tenancy_node_topology(struct gs_tenancy *t, int64_t now, int32_t node, const uint8_t *pcie,
+                             const uint8_t *nvlink, const uint8_t (*links)[GS_GPUS_MAX]);
+
+/*
  * The extender's questions about a pod kube-scheduler is placing: could it go on node @node now,
  * and how well. gs_tenancy_probe_new() admits @sp (borrowed while the probe lives) without
  * submitting it: 0 and *@out; 1 with @why (admission refuses it); -ENOMEM.

@@ -43,7 +43,8 @@ struct fnode {
     int mig_model;        /* gs_mig_model index of its cards, -1 when they have no MIG geometry */
     unsigned mig_allowed; /* profiles its cards may create (GpuClusterPolicy); 0: MIG off */
     int nvlink_max;       /* cards in its largest NVLink group, 0 when none */
-    int32_t links;        /* its template's NVLink pair counts in the fleet's links[], -1 none */
+    int32_t links;        /* its NVLink pair counts in the fleet's links[], -1 none */
+    int own_links;        /* links is its own entry (gs_fleet_set_topology()), not its template's */
     int32_t open_pos;     /* position in the fleet's open list, -1 when not there */
     int64_t cpu_left, mem_left;
     int32_t sole_tenant; /* tenant of every pod here; -1 none, -2 several */
@@ -64,7 +65,10 @@ struct gs_fleet {
     size_t nopen;
     int64_t cards, allocated;
     int nvlink_max;
-    uint8_t (*links)[GS_GPUS_MAX][GS_GPUS_MAX]; /* per template: bonded NVLinks per GPU pair */
+    uint8_t (*links)[GS_GPUS_MAX][GS_GPUS_MAX]; /* per template, then per node that has its own
+                                                   (gs_fleet_set_topology()): bonded NVLinks per
+                                                   GPU pair */
+    size_t nlinks;
     /* Mode conversion (gs_fleet_set_modes()): allowed, the hold time, the clock, the count. */
     int convert;
     int64_t hold_us, now_us, conversions;
@@ -170,6 +174,7 @@ int gs_fleet_new(const struct gs_policy *s, struct gs_fleet **out, struct gs_dia
         return -ENOMEM;
     }
     f->n = s->nnodes;
+    f->nlinks = s->ntemplates ? s->ntemplates : 1;
     f->convert = 1;
     int nzones = 0;
     for (size_t i = 0; i < s->nnodes; i++) {
@@ -356,6 +361,50 @@ int gs_fleet_nvlink_free(const struct gs_fleet *f, size_t node, int free_in[GS_G
 void gs_fleet_set_node_ready(struct gs_fleet *f, size_t node, int ready)
 {
     f->nodes[node].down = !ready;
+}
+
+/* Node @node's own NVLink pair counts @links (NULL: none), in an entry of its own. */
+static int set_links(struct gs_fleet *f, struct fnode *nd, const uint8_t (*links)[GS_GPUS_MAX])
+{
+    if (!links) {
+        nd->links = -1;
+        return 0;
+    }
+    if (!nd->own_links) {
+        void *m = realloc(f->links, (f->nlinks + 1) * sizeof(*f->links));
+        if (!m)
+            return -ENOMEM;
+        f->links = m;
+        nd->links = (int32_t)f->nlinks++;
+        nd->own_links = 1;
+    }
+    memcpy(f->links[nd->links], links, sizeof(f->links[0]));
+    return 0;
+}
+
+int gs_fleet_set_topology(struct gs_fleet *f, size_t node, const uint8_t *pcie,
+                          const uint8_t *nvlink, const uint8_t (*links)[GS_GPUS_MAX])
+{
+    if (node >= f->n)
+        return -EINVAL;
+    struct fnode *nd = &f->nodes[node];
+    for (int g = 0; g < nd->ngpu; g++)
+        if (pcie[g] >= GS_GPUS_MAX || (nvlink[g] >= GS_GPUS_MAX && nvlink[g] != GS_NO_GROUP))
+            return -EINVAL;
+    int rc = set_links(f, nd, links);
+    if (rc)
+        return rc;
+    for (int g = 0; g < nd->ngpu; g++) {
+        nd->cards[g].pcie = pcie[g];
+        nd->cards[g].nvlink = nvlink[g];
+    }
+    nd->nvlink_max = nvlink_groups_max(nd);
+    f->nvlink[node] = (uint8_t)nd->nvlink_max;
+    f->nvlink_max = 0;
+    for (size_t i = 0; i < f->n; i++)
+        f->nvlink_max =
+            f->nodes[i].nvlink_max > f->nvlink_max ? f->nodes[i].nvlink_max : f->nvlink_max;
+    return 0;
 }
 
 int gs_fleet_node_ready(const struct gs_fleet *f, size_t node)

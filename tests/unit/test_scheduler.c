@@ -364,6 +364,35 @@ static void test_three_resource_quotas(void **state)
     }
 }
 
+/* A node's discovered topology replaces its template's: a 2-card pod takes a bridged pair. */
+static void test_node_topology(void **state)
+{
+    (void)state;
+    struct fx f;
+    setup_fx(&f, POD("p0", 2, "") POD("p1", 2, ""));
+    const struct gs_decision *dec;
+    submit(&f, 0, 0);
+    assert_int_equal(schedule(&f, 0, &dec), 1);
+    assert_int_equal(dec[0].gpu_mask, 0x3); /* the template: two cards per PCIe switch */
+    const uint8_t pcie[GS_GPUS_MAX] = {0, 1, 0, 1, 2, 3, 2, 3};
+    uint8_t nvlink[GS_GPUS_MAX] = {0, 1, 0, 1, 2, 3, 2, 3}, links[GS_GPUS_MAX][GS_GPUS_MAX] = {0};
+    links[0][2] = links[2][0] = links[1][3] = links[3][1] = 4;
+    for (int32_t n = 0; n < 2; n++)
+        assert_int_equal(gs_tenancy_node_topology(f.t, 1 * S, n, pcie, nvlink,
+                                                  (const uint8_t(*)[GS_GPUS_MAX])links),
+                         0);
+    submit(&f, 1 * S, 1);
+    assert_int_equal(schedule(&f, 1 * S, &dec), 1);
+    uint32_t m = dec[0].gpu_mask; /* a bridged pair: (0,2), (1,3), (4,6) or (5,7) */
+    assert_true(m == 0x5 || m == 0xa || m == 0x50 || m == 0xa0);
+    assert_int_equal(gs_fleet_node_nvlink_max(gs_tenancy_fleet(f.t), 0), 2);
+    nvlink[0] = GS_GPUS_MAX; /* out of range: refused, nothing changed */
+    assert_int_equal(gs_tenancy_node_topology(f.t, 1 * S, 0, pcie, nvlink, NULL), -EINVAL);
+    assert_int_equal(gs_tenancy_node_topology(f.t, 1 * S, 2, pcie, nvlink, NULL), -EINVAL);
+    assert_int_equal(gs_fleet_node_nvlink_max(gs_tenancy_fleet(f.t), 0), 2);
+    teardown_fx(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -377,6 +406,7 @@ int main(void)
         cmocka_unit_test(test_podgroup_made_after_its_pods),
         cmocka_unit_test(test_effective_request),
         cmocka_unit_test(test_three_resource_quotas),
+        cmocka_unit_test(test_node_topology),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -558,6 +558,18 @@ int gs_tenancy_card_health(struct gs_tenancy *t, int64_t now, int32_t node, int 
     return requeue_node(t, (size_t)node, 1u << gpu, why);
 }
 
+int gs_tenancy_node_topology(struct gs_tenancy *t, int64_t now, int32_t node, const uint8_t *pcie,
+                             const uint8_t *nvlink, const uint8_t (*links)[GS_GPUS_MAX])
+{
+    if (node < 0 || (size_t)node >= t->pol->nnodes)
+        return -EINVAL;
+    int r = clock_to(t, now);
+    if (r < 0 || (r = gs_fleet_set_topology(t->fleet, (size_t)node, pcie, nvlink, links)) < 0)
+        return r;
+    t->epoch++;
+    return gs__vec_push(&t->rlog, node); /* its cards may now suit a pod they did not */
+}
+
 int gs_tenancy_advance(struct gs_tenancy *t, int64_t now)
 {
     if (now > t->now) {
