@@ -11,8 +11,10 @@
 
 #include "gpusched/catalog.h"
 #include "gpusched/cluster.h"
-
 #include "gpusched/grow.h"
+#include "gpusched/scenario.h"
+#include "gpusched/tenancy.h"
+#include "gpusched/topo.h"
 
 #include <errno.h>
 #include <nettle/memops.h>
@@ -21,14 +23,23 @@
 #include <string.h>
 #include <sys/random.h>
 
+/* A node's cards as its agent found them: what placement reads in place of the inventory's. */
+struct topo {
+    uint8_t known, has_links;
+    uint8_t pcie[GS_GPUS_MAX], nvlink[GS_GPUS_MAX];
+    uint8_t links[GS_GPUS_MAX][GS_GPUS_MAX]; /* bonded NVLinks per pair */
+};
+
 struct agent {
     uint8_t has_token;
     uint8_t sha[GSD_SHA256_LEN];
-    json_t *reg; /* what the agent reported at its last registration, or NULL */
+    json_t *reg;      /* what the agent reported at its last registration, or NULL */
+    struct topo topo; /* the topology of that registration (known 0: none given) */
 };
 
 struct gsd_agents {
-    struct agent *a;  /* per node */
+    struct agent *a; /* per node */
+    size_t n;
     uint64_t version; /* one more at every token made or loaded */
 };
 
@@ -44,20 +55,143 @@ static int load_one(void *ud, const char *node, const uint8_t *sha)
     return 0;
 }
 
+/* An integer index 0..GS_GPUS_MAX-1 into *@out. */
+static int small_index(const json_t *v, uint8_t *out)
+{
+    json_int_t x = json_integer_value(v);
+    *out = (uint8_t)x;
+    return json_is_integer(v) && x >= 0 && x < GS_GPUS_MAX;
+}
+
+/*
+ * The PCIe domains, NVLink groups and NVLink pairs of a registration's "topology" (the JSON form
+ * of gs_topo_write(): gpus[].pcieDomain and .nvlinkGroup, nvlinks [[a, b, links], ...]) for a
+ * node of @ngpus cards, into @t. Return: 0; 1 when it gives no "gpus" (nothing known); -1 with
+ * @field and @msg.
+ */
+static int read_topology(const json_t *j, int ngpus, struct topo *t, char *field, size_t fcap,
+                         char *msg, size_t mcap)
+{
+    const json_t *gpus = json_object_get(j, "gpus"), *edges = json_object_get(j, "nvlinks"), *g;
+    size_t i;
+    memset(t, 0, sizeof(*t));
+    if (!gpus)
+        return 1;
+    snprintf(field, fcap, "topology.gpus");
+    snprintf(msg, mcap, "expected an array of the node's %d cards", ngpus);
+    if (!json_is_array(gpus) || json_array_size(gpus) != (size_t)ngpus)
+        return -1;
+    json_array_foreach(gpus, i, g)
+    {
+        const json_t *nv = json_object_get(g, "nvlinkGroup");
+        uint8_t at;
+        snprintf(field, fcap, "topology.gpus[%zu]", i);
+        snprintf(msg, mcap,
+                 "expected {\"index\": %zu, \"pcieDomain\": 0..%d, \"nvlinkGroup\": null or "
+                 "0..%d}",
+                 i, GS_GPUS_MAX - 1, GS_GPUS_MAX - 1);
+        if (!small_index(json_object_get(g, "index"), &at) || at != i ||
+            !small_index(json_object_get(g, "pcieDomain"), &t->pcie[i]) || !nv ||
+            (!json_is_null(nv) && !small_index(nv, &t->nvlink[i])))
+            return -1;
+        if (json_is_null(nv))
+            t->nvlink[i] = GS_NO_GROUP;
+    }
+    snprintf(field, fcap, "topology.nvlinks");
+    snprintf(msg, mcap, "expected [[a, b, links], ...]");
+    if (edges && !json_is_array(edges))
+        return -1;
+    json_array_foreach(edges, i, g)
+    {
+        uint8_t a, b;
+        json_int_t n = json_integer_value(json_array_get(g, 2));
+        snprintf(field, fcap, "topology.nvlinks[%zu]", i);
+        snprintf(msg, mcap, "expected [a, b, links]: cards a < b below %d, 1..%d bonded links",
+                 ngpus, GS_TOPO_NVLINK_MAX);
+        if (json_array_size(g) != 3 || !small_index(json_array_get(g, 0), &a) ||
+            !small_index(json_array_get(g, 1), &b) || a >= b || b >= ngpus ||
+            !json_is_integer(json_array_get(g, 2)) || n < 1 || n > GS_TOPO_NVLINK_MAX)
+            return -1;
+        t->links[a][b] = t->links[b][a] = (uint8_t)n;
+        t->has_links = 1;
+    }
+    t->known = 1;
+    return 0;
+}
+
+/* Tell the scheduler node @i's topology: its agent's, else its template's. Return: 0; -ENOMEM. */
+static int apply_topology(struct gsd_state *st, size_t i)
+{
+    const struct topo *t = &st->agents->a[i].topo;
+    const struct gs_policy *p = &st->inv->policy;
+    const struct gs_node_template *tp = &p->templates[p->nodes[i].template_index];
+    static const uint8_t none[GS_GPUS_MAX][GS_GPUS_MAX];
+    const uint8_t(*links)[GS_GPUS_MAX] = t->known ? t->links : tp->nvlinks;
+    int has = t->known ? t->has_links : memcmp(tp->nvlinks, none, sizeof(none)) != 0;
+    int rc = gs_tenancy_node_topology(st->sched.tn, gsd_sched_now(st), (int32_t)i,
+                                      t->known ? t->pcie : tp->pcie_domain,
+                                      t->known ? t->nvlink : tp->nvlink_group, has ? links : NULL);
+    return rc == -ENOMEM ? rc : 0; /* -EINVAL: read_topology() let nothing out of range through */
+}
+
+/* A stored registration: shown again, and its topology in force. */
+static int load_reg(void *ud, const char *node, const char *body)
+{
+    struct gsd_state *st = ud;
+    char field[64], msg[160];
+    int i = gs_cluster_find(st->cluster, node);
+    json_t *j = i >= 0 ? json_loads(body, 0, NULL) : NULL;
+    struct gs_node_info ni;
+    if (i < 0 || !j || gs_cluster_node_info(st->cluster, (size_t)i, &ni) ||
+        read_topology(json_object_get(j, "topology"), ni.gpus, &st->agents->a[i].topo, field,
+                      sizeof(field), msg, sizeof(msg)) < 0) {
+        gsd_log("warn", "stored registration of a node the inventory no longer holds so: not used",
+                "node", node, NULL);
+        json_decref(j);
+        return 0;
+    }
+    st->agents->a[i].reg = j;
+    return apply_topology(st, (size_t)i);
+}
+
+int gsd_agents_apply(struct gsd_state *st)
+{
+    int rc = 0;
+    for (size_t i = 0; !rc && st->agents && i < gs_cluster_node_count(st->cluster); i++)
+        if (st->agents->a[i].topo.known)
+            rc = apply_topology(st, i);
+    return rc;
+}
+
 int gsd_agents_init(struct gsd_state *st)
 {
     size_t n = gs_cluster_node_count(st->cluster);
     st->agents = calloc(1, sizeof(*st->agents));
     if (!st->agents || !(st->agents->a = calloc(n ? n : 1, sizeof(struct agent))))
         return -ENOMEM;
-    return st->store ? gsd_store_cred_load(st->store, load_one, st) : 0;
+    st->agents->n = n;
+    int rc = st->store ? gsd_store_cred_load(st->store, load_one, st) : 0;
+    return rc || !st->store ? rc : gsd_store_reg_load(st->store, load_reg, st);
+}
+
+int gsd_agents_grow(struct gsd_state *st)
+{
+    size_t n = gs_cluster_node_count(st->cluster);
+    struct agent *a = st->agents ? realloc(st->agents->a, (n ? n : 1) * sizeof(*a)) : NULL;
+    if (!a)
+        return st->agents ? -ENOMEM : 0;
+    memset(&a[st->agents->n], 0, (n - st->agents->n) * sizeof(*a));
+    st->agents->a = a;
+    st->agents->n = n;
+    st->agents->version++; /* the access layer takes the token arrays again, of the new size */
+    return 0;
 }
 
 void gsd_agents_free(struct gsd_state *st)
 {
     if (!st->agents)
         return;
-    for (size_t i = 0; st->agents->a && i < gs_cluster_node_count(st->cluster); i++)
+    for (size_t i = 0; st->agents->a && i < st->agents->n; i++)
         json_decref(st->agents->a[i].reg);
     free(st->agents->a);
     free(st->agents);
@@ -93,9 +227,12 @@ json_t *gsd_agent_json(const struct gsd_state *st, int i)
     return a && a->reg ? json_incref(a->reg) : NULL;
 }
 
-/* The body of a registration: {"gpus": N, "gpuModel": "...", "topology": {...}}. */
-static int check_body(struct gsd_req *r, const struct gs_node_info *ni, json_t **out)
+/* The body of a registration: {"gpus": N, "gpuModel": "...", "topology": {...}}; its topology
+ * into @t. */
+static int check_body(struct gsd_req *r, const struct gs_node_info *ni, json_t **out,
+                      struct topo *t)
 {
+    char field[64], msg[160];
     json_t *b = json_loadb(r->body ? r->body : "", r->len, JSON_REJECT_DUPLICATES, NULL);
     const char *k;
     json_t *v;
@@ -133,6 +270,12 @@ static int check_body(struct gsd_req *r, const struct gs_node_info *ni, json_t *
         json_decref(b);
         return -1;
     }
+    if (read_topology(json_object_get(b, "topology"), ni->gpus, t, field, sizeof(field), msg,
+                      sizeof(msg)) < 0) {
+        gsd_reply_error(r, 400, field, "%s", msg);
+        json_decref(b);
+        return -1;
+    }
     *out = b;
     return 0;
 }
@@ -141,13 +284,26 @@ static int check_body(struct gsd_req *r, const struct gs_node_info *ni, json_t *
 static void do_register(struct gsd_state *st, struct gsd_req *r, int i, int self)
 {
     struct gs_node_info ni;
+    struct topo t;
     json_t *b;
     gs_cluster_node_info(st->cluster, (size_t)i, &ni);
-    if (check_body(r, &ni, &b))
+    if (check_body(r, &ni, &b, &t))
         return;
     struct agent *a = &st->agents->a[i];
     json_decref(a->reg);
     a->reg = b;
+    a->topo = t;
+    char *text = json_dumps(b, JSON_COMPACT);
+    int rc = text ? apply_topology(st, (size_t)i) : -ENOMEM;
+    if (!rc && st->store && gsd_store_reg_put(st->store, ni.name, text, gsd_now_us())) {
+        st->failed = 1;
+        rc = -EIO;
+    }
+    free(text);
+    if (rc) {
+        gsd_reply_error(r, 500, "", "cannot keep the node's topology");
+        return;
+    }
     if (gsd_health_beat(st, (size_t)i)) {
         gsd_reply_error(r, 500, "", "cannot store the node's health");
         return;

@@ -10,6 +10,12 @@
  * agent never registered still takes heartbeats and card health with the bootstrap token, as
  * before.
  *
+ * The topology a registration reports (gpus[].pcieDomain, gpus[].nvlinkGroup and nvlinks, the
+ * JSON form of `gpusched topo --json`, as the agent discovers it) replaces the inventory's
+ * template for that node's placement at once and across restarts (it is stored); NUMA affinity
+ * and NICs are kept and shown, not placed on (the scheduler has no NUMA level). A registration
+ * without a topology puts the template's back.
+ *
  * GET /v1/nodes/NAME/pods lists the pods running on the node, in bind order, as GET /v1/pods shows
  * them, each with tenant_weight (its tenant's queue weight) and tenant_weight_min (the smallest of
  * the DaemonConfig's tenants), which the agent scales the pod's cgroup cpu.weight by.
@@ -27,6 +33,12 @@ struct gsd_state;
 
 /* gsd_agents_init() - load the stored node tokens. Return: 0; -EIO; -ENOMEM. */
 int gsd_agents_init(struct gsd_state *st);
+/* gsd_agents_apply() - tell a new scheduler (a reload) the topology each registered node
+ * reported. Return: 0; -ENOMEM. */
+int gsd_agents_apply(struct gsd_state *st);
+/* gsd_agents_grow() - room for the nodes added to the inventory since, none registered.
+ * Return: 0; -ENOMEM. */
+int gsd_agents_grow(struct gsd_state *st);
 /* gsd_agents_free() - what gsd_agents_init() and registrations kept. */
 void gsd_agents_free(struct gsd_state *st);
 

@@ -91,6 +91,25 @@ static int from_yaml(const char *path, struct gs_scenario *s, struct gs_diag *d)
     return 0;
 }
 
+/* Node @i of @s into the lookup cluster @c. Return: its cards; as gs_cluster_add_node(). */
+static int add_spec(struct gs_cluster *c, const struct gs_scenario *s, size_t i, struct gs_diag *d)
+{
+    const struct gs_scn_node *sn = &s->policy.nodes[i];
+    const struct gs_node_template *t = &s->policy.templates[sn->template_index];
+    struct gs_node_spec spec = {
+        .name = sn->name,
+        .zone = sn->zone,
+        .model = t->gpus > 0 ? t->model : 0,
+        .gpus = t->gpus,
+        .cpu_milli = t->cpu_milli != GS_UNSET ? t->cpu_milli : (int64_t)1 << 40,
+        .memory_mib = t->memory_mib != GS_UNSET ? t->memory_mib : (int64_t)1 << 40,
+        .pcie_domain = t->pcie_domain,
+        .nvlink_group = t->nvlink_group,
+    };
+    int rc = gs_cluster_add_node(c, &spec, d);
+    return rc < 0 ? rc : t->gpus;
+}
+
 /* The lookup cluster of @s's nodes: names, zones, shapes and topology. */
 static int cluster_of(const struct gs_scenario *s, struct gs_cluster **out, struct gs_diag *d)
 {
@@ -99,24 +118,12 @@ static int cluster_of(const struct gs_scenario *s, struct gs_cluster **out, stru
         return -ENOMEM;
     int64_t gpus = 0;
     for (size_t i = 0; i < s->policy.nnodes; i++) {
-        const struct gs_scn_node *sn = &s->policy.nodes[i];
-        const struct gs_node_template *t = &s->policy.templates[sn->template_index];
-        struct gs_node_spec spec = {
-            .name = sn->name,
-            .zone = sn->zone,
-            .model = t->gpus > 0 ? t->model : 0,
-            .gpus = t->gpus,
-            .cpu_milli = t->cpu_milli != GS_UNSET ? t->cpu_milli : (int64_t)1 << 40,
-            .memory_mib = t->memory_mib != GS_UNSET ? t->memory_mib : (int64_t)1 << 40,
-            .pcie_domain = t->pcie_domain,
-            .nvlink_group = t->nvlink_group,
-        };
-        int rc = gs_cluster_add_node(c, &spec, d);
+        int rc = add_spec(c, s, i, d);
         if (rc < 0) {
             gs_cluster_free(c);
             return rc;
         }
-        gpus += t->gpus;
+        gpus += rc;
     }
     if (gpus == 0) {
         gs_cluster_free(c);
@@ -152,24 +159,43 @@ static int product_model(const char *product)
     return gs_catalog_find(product, -1);
 }
 
-/* One Node object onto @s. */
-static int add_node(struct gs_scenario *s, const json_t *node, size_t cap, struct gs_diag *d)
+/* Whether Node @node is Ready: its Ready condition is "True", or it has none yet (a Node just
+ * made; kube-scheduler places on it too). */
+static int node_ready(const json_t *node)
+{
+    const json_t *c;
+    size_t i;
+    json_array_foreach(json_object_get(json_object_get(node, "status"), "conditions"), i, c)
+    {
+        const char *type = json_string_value(json_object_get(c, "type"));
+        const char *status = json_string_value(json_object_get(c, "status"));
+        if (type && !strcmp(type, "Ready"))
+            return status && !strcmp(status, "True");
+    }
+    return 1;
+}
+
+int gsd_inventory_node(const json_t *node, struct gs_trace_node *row, char zone[GS_NAME_MAX],
+                       int *ready, struct gs_diag *d)
 {
     const json_t *md = json_object_get(node, "metadata");
     const json_t *labels = json_object_get(md, "labels");
     const char *name = json_string_value(json_object_get(md, "name"));
     const char *product = json_string_value(json_object_get(labels, "nvidia.com/gpu.product"));
     const char *count = json_string_value(json_object_get(labels, "nvidia.com/gpu.count"));
-    const char *zone = json_string_value(json_object_get(labels, "topology.kubernetes.io/zone"));
+    const char *z = json_string_value(json_object_get(labels, "topology.kubernetes.io/zone"));
     struct gs_trace_node r = {.model = -1};
     int64_t gpus;
-    if (!name || strlen(name) >= sizeof(r.name))
+    if (!name || !*name || strlen(name) >= sizeof(r.name))
         return gs_diag_error(d, "a Node without metadata.name, or with one past %zu bytes",
                              sizeof(r.name) - 1);
     memcpy(r.name, name, strlen(name) + 1);
     int rc = capacity(node, name, "cpu", 3, 0, &r.cpu_milli, d);
     if (!rc)
         rc = capacity(node, name, "memory", 0, -20, &r.memory_mib, d);
+    if (!rc && (r.cpu_milli <= 0 || r.memory_mib <= 0))
+        rc = gs_diag_error(d, "Node %s: status.capacity gives no %s", name,
+                           r.cpu_milli <= 0 ? "cpu" : "memory");
     if (!rc)
         rc = capacity(node, name, "nvidia.com/gpu", 0, 0, &gpus, d);
     if (rc)
@@ -187,8 +213,43 @@ static int add_node(struct gs_scenario *s, const json_t *node, size_t cap, struc
                              "Node %s: nvidia.com/gpu.product \"%.80s\" is no GPU model gpusched "
                              "knows (A100-SXM4-80GB, H100-SXM5-80GB, T4, ...) for its %lld GPUs",
                              name, product ? product : "(no label)", (long long)gpus);
-    rc = add_row(s, &r, zone && strlen(zone) < GS_NAME_MAX ? zone : "", "kubernetes", cap);
-    return rc == -E2BIG ? gs_diag_error(d, "Node %s: too many nodes", name) : rc;
+    *row = r;
+    snprintf(zone, GS_NAME_MAX, "%s", z && strlen(z) < GS_NAME_MAX ? z : "");
+    *ready = node_ready(node);
+    return 0;
+}
+
+/* One Node object onto @s. */
+static int add_node(struct gs_scenario *s, const json_t *node, size_t cap, struct gs_diag *d)
+{
+    struct gs_trace_node r;
+    char zone[GS_NAME_MAX];
+    int ready;
+    int rc = gsd_inventory_node(node, &r, zone, &ready, d);
+    if (!rc)
+        rc = add_row(s, &r, zone, "kubernetes", cap);
+    return rc == -E2BIG ? gs_diag_error(d, "Node %s: too many nodes", r.name) : rc;
+}
+
+int gsd_inventory_append(struct gs_scenario *inv, struct gs_cluster *c,
+                         const struct gs_trace_node *r, const char *zone, struct gs_diag *d)
+{
+    struct gs_policy *p = &inv->policy;
+    uint8_t pcie[GS_GPUS_MAX], nvlink[GS_GPUS_MAX];
+    gs_topology_default(r->model, r->gpus, pcie, nvlink);
+    struct gs_node_spec spec = {
+        r->name, zone, r->gpus ? r->model : 0, r->gpus, r->cpu_milli, r->memory_mib, pcie, nvlink};
+    int rc = gs_cluster_add_node(c, &spec, d);
+    if (rc < 0) /* nothing changed */
+        return rc;
+    size_t cap = (p->nnodes > p->ntemplates ? p->nnodes : p->ntemplates) + 1;
+    struct gs_scn_node *nodes = realloc(p->nodes, cap * sizeof(*nodes));
+    p->nodes = nodes ? nodes : p->nodes;
+    struct gs_node_template *t = nodes ? realloc(p->templates, cap * sizeof(*t)) : NULL;
+    p->templates = t ? t : p->templates;
+    if (t)
+        memset(&p->templates[p->ntemplates], 0, (cap - p->ntemplates) * sizeof(*t));
+    return t ? add_row(inv, r, zone, "kubernetes", cap) : -ENOMEM;
 }
 
 static int from_kube(const struct gsd_kube *k, struct gs_scenario *s, struct gs_diag *d)

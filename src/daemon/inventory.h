@@ -4,10 +4,15 @@
 #ifndef GSD_INVENTORY_H
 #define GSD_INVENTORY_H
 
+#include "gpusched/cluster.h"
+
+#include <jansson.h>
+
 struct gs_cluster;
 struct gs_diag;
 struct gs_scenario;
 struct gsd_kube;
+struct gs_trace_node;
 
 /*
  * gsd_inventory_load() - the nodes the daemon schedules on, from @path: a Cluster document (YAML,
@@ -26,5 +31,24 @@ struct gsd_kube;
  */
 int gsd_inventory_load(const char *path, const struct gsd_kube *k, struct gs_cluster **cluster,
                        struct gs_scenario **inv, struct gs_diag *d);
+
+/*
+ * gsd_inventory_node() - Node object @node (a list item or a watch event's object) as the
+ * inventory reads it: *@row its name, CPU, memory, cards and model (as gsd_inventory_load()
+ * reads them), @zone its zone ("" none), *@ready whether it is Ready (its Ready condition
+ * "True", or none given yet). Return: 0; -EINVAL with @d naming the Node and what is wrong.
+ */
+int gsd_inventory_node(const json_t *node, struct gs_trace_node *row, char zone[GS_NAME_MAX],
+                       int *ready, struct gs_diag *d);
+
+/*
+ * gsd_inventory_append() - node @r in @zone joins the lookup cluster @c (last), then the
+ * inventory @inv (on a template of its shape, with its model's default topology, made when
+ * new). Return: 0, and @inv's arrays may have moved: a scheduler reading them must be made
+ * again; -EINVAL with @d (@c refuses it: nothing changed); -ENOMEM, -E2BIG (@c holds it and @inv
+ * may not, its arrays moved: the caller cannot go on).
+ */
+int gsd_inventory_append(struct gs_scenario *inv, struct gs_cluster *c,
+                         const struct gs_trace_node *r, const char *zone, struct gs_diag *d);
 
 #endif

@@ -21,7 +21,8 @@
  * Following. gsd_kube_follow() lists the pods that have a node and then watches them from the
  * list's resourceVersion (with bookmarks), so a pod deleted or finished is reported at once;
  * a watch that ends is made again from the last resourceVersion seen, "410 Gone" (too old)
- * lists afresh, and failures are retried with a backoff from 0.5 s doubling to 30 s.
+ * lists afresh, and failures are retried with a backoff from 0.5 s doubling to 30 s. The Nodes
+ * are followed the same way (kubenodes.c makes the inventory of them).
  */
 #include "kube.h"
 #include "log.h"
@@ -488,6 +489,8 @@ int gsd_kube_get(const struct gsd_kube *k, const char *path, json_t **out, char 
 /* One watch stream as it comes: split into events, one JSON object a line. */
 struct watch {
     const struct gsd_kube_sink *sink;
+    const char *query; /* the collection and selector watched, "/api/v1/pods?fieldSelector=.." */
+    void (*on_object)(struct watch *w, const char *type, const json_t *obj);
     char *line;
     size_t len, cap;
     char rv[GSD_KUBE_RV_MAX]; /* the last resourceVersion seen (an event's or a bookmark's) */
@@ -496,7 +499,24 @@ struct watch {
     long events;
 };
 
-/* One event line: a pod ADDED, MODIFIED or DELETED, a BOOKMARK, or an ERROR (a Status).
+/* A pod ADDED, MODIFIED or DELETED: one deleted or finished is gone. */
+static void pod_event(struct watch *w, const char *type, const json_t *obj)
+{
+    char key[2 * GSD_NAME_MAX + 2];
+    const char *missing;
+    int finished;
+    const char *uid = pod_key(obj, key, sizeof(key), &finished, &missing);
+    if (uid && (finished || !strcmp(type, "DELETED")))
+        w->sink->gone(w->sink->ud, key, uid);
+}
+
+/* A Node ADDED, MODIFIED or DELETED, as it is. */
+static void node_event(struct watch *w, const char *type, const json_t *obj)
+{
+    w->sink->node(w->sink->ud, obj, !strcmp(type, "DELETED"));
+}
+
+/* One event line: an object ADDED, MODIFIED or DELETED, a BOOKMARK, or an ERROR (a Status).
  * Return: 0; -1 to end the stream (410, or an event that is not one). */
 static int watch_event(struct watch *w, const char *text, size_t len)
 {
@@ -518,13 +538,8 @@ static int watch_event(struct watch *w, const char *text, size_t len)
                  (long long)code);
         rc = -1;
     } else if (strcmp(type, "BOOKMARK")) {
-        char key[2 * GSD_NAME_MAX + 2];
-        const char *missing;
-        int finished;
-        const char *uid = pod_key(obj, key, sizeof(key), &finished, &missing);
         w->events++;
-        if (uid && (finished || !strcmp(type, "DELETED")))
-            w->sink->gone(w->sink->ud, key, uid);
+        w->on_object(w, type, obj);
     }
     if (!rc && rv && strlen(rv) < sizeof(w->rv))
         memcpy(w->rv, rv, strlen(rv) + 1);
@@ -577,9 +592,8 @@ static int watch_once(const struct gsd_kube *k, const char *token, struct watch 
     if (!c)
         return -1;
     snprintf(url, sizeof(url),
-             "%s/api/v1/pods?fieldSelector=%s&watch=1&allowWatchBookmarks=true"
-             "&resourceVersion=%s&timeoutSeconds=%ld",
-             k->api_server, GSD_BOUND_PODS_QUERY, w->rv, secs);
+             "%s%swatch=1&allowWatchBookmarks=true&resourceVersion=%s&timeoutSeconds=%ld",
+             k->api_server, w->query, w->rv, secs);
     h = curl_slist_append(h, "Accept: application/json");
     if (token) {
         snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
@@ -656,34 +670,75 @@ static void check_version(const struct gsd_kube *k)
     free(a.body);
 }
 
+/* The Nodes, all of them (a cluster has thousands at most: one page), and the list's
+ * resourceVersion into @rv. Return: 0 and *@items (new reference); -EIO with @why. */
+static int list_nodes(const struct gsd_kube *k, json_t **items, char rv[GSD_KUBE_RV_MAX], char *why,
+                      size_t cap)
+{
+    json_t *list;
+    if (gsd_kube_get(k, "/api/v1/nodes", &list, why, cap))
+        return -EIO;
+    json_t *it = json_object_get(list, "items");
+    const char *v =
+        json_string_value(json_object_get(json_object_get(list, "metadata"), "resourceVersion"));
+    int ok = json_is_array(it) && v && strlen(v) < GSD_KUBE_RV_MAX;
+    if (ok) {
+        *items = json_incref(it);
+        memcpy(rv, v, strlen(v) + 1);
+    } else {
+        snprintf(why, cap, "API server %.120s, list of nodes: not a NodeList", k->api_server);
+    }
+    json_decref(list);
+    return ok ? 0 : -EIO;
+}
+
+/* A full list, pods or Nodes, handed to the sink. Return: 0; -EIO with @why. */
+static int list_all(const struct gsd_kube *k, const struct gsd_kube_sink *s, struct watch *w,
+                    char *why, size_t cap)
+{
+    atomic_int never = 0;
+    json_t *got;
+    int64_t listed_us = gsd_now_us();
+    int rc = s->node ? list_nodes(k, &got, w->rv, why, cap)
+                     : gsd_kube_live(k, &never, &got, w->rv, why, cap);
+    if (!rc && s->node)
+        s->nodes(s->ud, got);
+    else if (!rc)
+        s->listed(s->ud, got, listed_us);
+    return rc;
+}
+
 void gsd_kube_follow(const struct gsd_kube *k, const struct gsd_kube_sink *s)
 {
-    struct watch w = {.sink = s};
-    char why[2 * GS_DIAG_MSG_MAX], token[TOKEN_MAX];
+    struct watch w = {.sink = s,
+                      .query = s->node ? "/api/v1/nodes?"
+                                       : "/api/v1/pods?fieldSelector=" GSD_BOUND_PODS_QUERY "&",
+                      .on_object = s->node ? node_event : pod_event};
+    const char *what = s->node ? "node" : "pod";
+    char why[2 * GS_DIAG_MSG_MAX], token[TOKEN_MAX], msg[64];
     int64_t backoff_ms = BACKOFF_MIN_MS, next_list_us = 0;
     int listed = 0;
-    atomic_int never = 0;
-    check_version(k);
+    if (!s->node)
+        check_version(k);
     while (!s->stop(s->ud)) {
         int64_t now = gsd_mono_us();
         if (!listed || now >= next_list_us) {
-            json_t *live;
-            int64_t listed_us = gsd_now_us();
-            if (gsd_kube_live(k, &never, &live, w.rv, why, sizeof(why))) {
-                gsd_log("warn", "pod list from the API server failed; cards stay held", "error",
-                        why, NULL);
+            if (list_all(k, s, &w, why, sizeof(why))) {
+                snprintf(msg, sizeof(msg), "%s list from the API server failed; %s", what,
+                         s->node ? "nodes stay as they were" : "cards stay held");
+                gsd_log("warn", msg, "error", why, NULL);
                 if (nap(s, backoff_ms))
                     break;
                 backoff_ms = backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff_ms * 2;
                 continue;
             }
-            s->listed(s->ud, live, listed_us);
             listed = 1;
             next_list_us = gsd_mono_us() + k->sync_us;
             w.gone = 0;
         }
         if (k->token_file && read_token(k, token, sizeof(token), why, sizeof(why))) {
-            gsd_log("warn", "pod watch: no token", "error", why, NULL);
+            snprintf(msg, sizeof(msg), "%s watch: no token", what);
+            gsd_log("warn", msg, "error", why, NULL);
             if (nap(s, backoff_ms))
                 break;
             continue;
@@ -695,9 +750,9 @@ void gsd_kube_follow(const struct gsd_kube *k, const struct gsd_kube_sink *s)
             backoff_ms = BACKOFF_MIN_MS;
             continue;
         }
-        gsd_log(w.gone ? "info" : "warn",
-                w.gone ? "pod watch too old: listing again" : "pod watch failed; watching again",
-                "error", w.err, NULL);
+        snprintf(msg, sizeof(msg), "%s watch %s", what,
+                 w.gone ? "too old: listing again" : "failed; watching again");
+        gsd_log(w.gone ? "info" : "warn", msg, "error", w.err, NULL);
         listed = !w.gone; /* too old: a fresh list, after the backoff as any failure */
         if (nap(s, backoff_ms))
             break;

@@ -94,16 +94,21 @@ struct gsd_kube_sink {
     void (*listed)(void *ud, json_t *live, int64_t listed_us);
     /* pod @key ("NS/NAME") of UID @uid was deleted, or finished (Succeeded, Failed) */
     void (*gone)(void *ud, const char *key, const char *uid);
+    /* Set to follow the Nodes instead of the pods: @items, every Node (a full list, handed
+     * over); @node, one Node object ADDED or MODIFIED, or DELETED (@deleted 1), borrowed. */
+    void (*nodes)(void *ud, json_t *items);
+    void (*node)(void *ud, const json_t *node, int deleted);
 };
 
 /*
- * gsd_kube_follow() - follow the pods that have a node until @s->stop says so: a list
+ * gsd_kube_follow() - follow the pods that have a node (the Nodes, when @s->node is set: GET
+ * /api/v1/nodes, one page, and its watch) until @s->stop says so: a list
  * (gsd_kube_live()), then a watch from its resourceVersion with bookmarks
  * (?watch=1&allowWatchBookmarks=true, the body read as it streams, one event a line of up to
  * 4 MiB), made again from the last resourceVersion when it ends; the API server's version is
- * logged first (an error in the log when older than 1.GSD_KUBE_MIN_MINOR); a fresh list every
- * k->sync_us and after "410 Gone"; failures logged and retried after 0.5 s, doubling up to 30 s.
- * Blocks; call it on no thread that holds the state.
+ * logged first, for the pods (an error in the log when older than 1.GSD_KUBE_MIN_MINOR); a fresh
+ * list every k->sync_us and after "410 Gone"; failures logged and retried after 0.5 s, doubling up
+ * to 30 s. Blocks; call it on no thread that holds the state.
  */
 void gsd_kube_follow(const struct gsd_kube *k, const struct gsd_kube_sink *s);
 

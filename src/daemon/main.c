@@ -168,6 +168,7 @@ static int setup(const struct opts *o, struct gsd_state *st)
         return bad(d.msg[0] ? d.msg : strerror(-rc), NULL);
     }
     rc = gsd_state_init(st, cfg, cluster, inv, o->data_dir, o->manual_clock, &d);
+    st->nodes_from_kube = !strcmp(o->nodes, "kubernetes");
     if (rc) {
         gsd_log("error", "cannot start", "error", d.msg[0] ? d.msg : strerror(-rc), NULL);
         gsd_state_free(st);

@@ -15,6 +15,7 @@
  */
 #include "metrics.h"
 #include "access.h"
+#include "nodes.h"
 #include "snapshot.h"
 #include "textbuf.h"
 
@@ -134,7 +135,7 @@ static void cluster(struct gsd_text *b, const struct gsd_snap *n)
     for (size_t i = 0; i < n->nnodes; i++) {
         const struct gsd_nodeview *v = &n->nodes[i];
         cards += n->node_gpus[i];
-        ready += v->health.ready != 0;
+        ready += gsd_node_ready(&v->health);
         for (int g = 0; g < n->node_gpus[i]; g++) {
             alloc += v->alloc_milli[g];
             held += v->down_milli[g];
@@ -329,7 +330,8 @@ static void nodes(struct gsd_text *b, const struct gsd_snap *n)
            "1 when the node is Ready (heartbeating, or never watched by heartbeats), else 0.");
     for (size_t i = 0; i < n->nnodes; i++)
         gsd_text_printf(b, "gpusched_node_ready{hostname=\"%s\"} %d\n",
-                        esc(n->node_name[i], host, sizeof(host)), n->nodes[i].health.ready);
+                        esc(n->node_name[i], host, sizeof(host)),
+                        gsd_node_ready(&n->nodes[i].health));
     header(b, "gpusched_gpu_xid", "gauge",
            "The Xid reported with a card its agent found unhealthy (0 when none was given); "
            "healthy cards have no series.");

@@ -19,6 +19,7 @@
  * node's silence is counted again from the daemon's start.
  */
 #include "nodes.h"
+#include "agents.h"
 #include "api.h"
 #include "log.h"
 #include "server.h"
@@ -110,6 +111,7 @@ int gsd_health_init(struct gsd_state *st)
     st->health = calloc(n ? n : 1, sizeof(*st->health));
     if (!st->health)
         return -ENOMEM;
+    st->nhealth = n;
     for (size_t i = 0; i < n; i++)
         st->health[i].ready = 1;
     struct loader l = {st, gsd_clock_us(st)};
@@ -125,19 +127,66 @@ int gsd_health_init(struct gsd_state *st)
     return rc;
 }
 
+/* Node @i's agent (@agent) or Node object (@api) says Ready or not (-1: unchanged): the count,
+ * the log and the scheduler follow when the two together change. Return: 0; -ENOMEM. */
+static int set_ready(struct gsd_state *st, size_t i, int agent, int api)
+{
+    struct gsd_node_health *h = &st->health[i];
+    int was = gsd_node_ready(h);
+    h->ready = agent >= 0 ? (uint8_t)agent : h->ready;
+    h->api_down = api >= 0 ? (uint8_t)!api : h->api_down;
+    int now = gsd_node_ready(h);
+    if (now == was)
+        return 0;
+    if (api >= 0) /* an agent's change is logged where its cause is known */
+        gsd_log(now ? "info" : "warn", now ? "node ready" : "node not ready", "node",
+                gs_cluster_node_name(st->cluster, i), "by", "Node object", NULL);
+    st->not_ready += now ? (size_t)-1 : 1;
+    return tell(st, i, -1, now, 1) ? -ENOMEM : 0;
+}
+
+int gsd_health_api(struct gsd_state *st, size_t i, int ready)
+{
+    return set_ready(st, i, -1, ready);
+}
+
+int gsd_health_grow(struct gsd_state *st)
+{
+    size_t n = gs_cluster_node_count(st->cluster);
+    struct gsd_node_health *h = realloc(st->health, (n ? n : 1) * sizeof(*h));
+    if (!h)
+        return -ENOMEM;
+    for (size_t i = st->nhealth; i < n; i++)
+        h[i] = (struct gsd_node_health){.ready = 1};
+    st->health = h;
+    st->nhealth = n;
+    return 0;
+}
+
+int gsd_health_apply(struct gsd_state *st)
+{
+    int rc = 0;
+    int64_t now = gsd_sched_now(st);
+    for (size_t i = 0; !rc && i < st->nhealth; i++) {
+        if (!gsd_node_ready(&st->health[i]))
+            rc = gs_tenancy_node_ready(st->sched.tn, now, (int32_t)i, 0);
+        for (int g = 0; !rc && g < GS_GPUS_MAX; g++)
+            if (st->health[i].bad_mask & (1u << g))
+                rc = gs_tenancy_card_health(st->sched.tn, now, (int32_t)i, g, 0, 0);
+    }
+    return rc ? rc : gsd_agents_apply(st);
+}
+
 int gsd_health_beat(struct gsd_state *st, size_t i)
 {
     struct gsd_node_health *h = &st->health[i];
     h->last_beat_us = gsd_clock_us(st);
     if (h->watched && h->ready)
         return 0;
-    if (!h->ready) {
+    if (!h->ready)
         gsd_log("info", "node ready", "node", gs_cluster_node_name(st->cluster, i), NULL);
-        h->ready = 1;
-        st->not_ready--;
-        if (tell(st, i, -1, 1, 0))
-            return -ENOMEM;
-    }
+    if (!h->ready && set_ready(st, i, 1, -1))
+        return -ENOMEM;
     h->watched = 1;
     h->since_us = gsd_now_us();
     return store_node(st, i);
@@ -181,10 +230,8 @@ int gsd_health_expire(struct gsd_state *st)
         char secs[24];
         snprintf(secs, sizeof(secs), "%lld", (long long)(st->cfg->node_grace_us / 1000000));
         gsd_log("warn", "node not ready", "node", name, "silent_s", secs, NULL);
-        h->ready = 0;
-        st->not_ready++;
         h->since_us = gsd_now_us();
-        int rc = tell(st, i, -1, 0, 1);
+        int rc = set_ready(st, i, 0, -1);
         if (rc || store_node(st, i))
             return rc ? rc : -EIO;
     }
@@ -273,9 +320,9 @@ json_t *gsd_node_json(const struct gsd_state *st, size_t i, int cards, const cha
         "gpus", ni.gpus, "gpu_milli_allocated", (json_int_t)alloc, "gpu_milli_free",
         (json_int_t)(ni.gpus * 1000 - alloc - down), "gpu_milli_unavailable", (json_int_t)down,
         "cpu_milli", (json_int_t)ni.cpu_milli, "cpu_milli_free", (json_int_t)cpu_left, "memory_mib",
-        (json_int_t)ni.memory_mib, "memory_mib_free", (json_int_t)mem_left, "ready", h->ready,
-        "heartbeats", h->watched, "ready_changed", gsd_time_json(h->watched ? h->since_us : 0),
-        "unhealthy_gpus", bad);
+        (json_int_t)ni.memory_mib, "memory_mib_free", (json_int_t)mem_left, "ready",
+        gsd_node_ready(h), "heartbeats", h->watched, "ready_changed",
+        gsd_time_json(h->watched ? h->since_us : 0), "unhealthy_gpus", bad);
     if (n && cards)
         json_object_set_new(n, "gpu", cards_json(st, i, &ni, tenant));
     return n;

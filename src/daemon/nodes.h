@@ -18,13 +18,21 @@ struct gsd_state;
  * cards, and unhealthy cards, from placement (gs_tenancy_node_ready(), gs_tenancy_card_health()).
  */
 struct gsd_node_health {
-    uint8_t watched; /* a heartbeat came once: the grace period applies from then on */
-    uint8_t ready;
-    uint32_t bad_mask;        /* unhealthy cards */
+    uint8_t watched;   /* a heartbeat came once: the grace period applies from then on */
+    uint8_t ready;     /* as its agent's heartbeats say (stored) */
+    uint8_t api_down;  /* its Node object is NotReady or deleted (--nodes kubernetes) */
+    uint8_t reshaped;  /* its Node object's shape is no longer the inventory's (logged once) */
+    uint32_t bad_mask; /* unhealthy cards */
     int32_t xid[GS_GPUS_MAX]; /* per unhealthy card: the Xid reported, 0 = none given */
     int64_t last_beat_us;     /* node-monitor clock (gsd_clock_us()) of the last heartbeat */
     int64_t since_us;         /* wall clock of the last Ready change */
 };
+
+/* gsd_node_ready() - whether the node is Ready: its agent and its Node object both say so. */
+static inline int gsd_node_ready(const struct gsd_node_health *h)
+{
+    return h->ready && !h->api_down;
+}
 
 /* gsd_clock_us() - the node-monitor clock: monotonic, or the manual one with --manual-clock. */
 int64_t gsd_clock_us(const struct gsd_state *st);
@@ -34,6 +42,16 @@ int64_t gsd_clock_us(const struct gsd_state *st);
  * Return: 0; -ENOMEM; -EIO.
  */
 int gsd_health_init(struct gsd_state *st);
+/* gsd_health_api() - node @node's Node object in the API server says it is Ready (@ready 1) or
+ * not, or it was deleted (0): NotReady, its pods requeued, until both say Ready. Return: 0;
+ * -ENOMEM. */
+int gsd_health_api(struct gsd_state *st, size_t node, int ready);
+/* gsd_health_apply() - tell a new scheduler (a reload, a node added) which nodes are not ready
+ * and which cards unhealthy, and the registered topologies. Return: 0; -ENOMEM. */
+int gsd_health_apply(struct gsd_state *st);
+/* gsd_health_grow() - room for the nodes added to the inventory since, each Ready and unwatched.
+ * Return: 0; -ENOMEM. */
+int gsd_health_grow(struct gsd_state *st);
 /* gsd_health_beat() - a heartbeat from node @node: watched from now on, Ready again when it was
  * not (its cards come back). Return: 0; -EIO. */
 int gsd_health_beat(struct gsd_state *st, size_t node);

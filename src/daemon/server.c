@@ -42,6 +42,7 @@
 #include "api.h"
 #include "extender.h"
 #include "kube.h"
+#include "kubenodes.h"
 #include "log.h"
 #include "metrics.h"
 #include "nodes.h"
@@ -118,10 +119,15 @@ struct gsd_server {
     _Atomic int64_t max_in_flight, body_timeout_us;
     int port;
     char *cert, *key, *client_ca;
-    pthread_t sync_thread; /* following the API server's pods (sync_main) */
+    /* following the API server (sync_main): [0] the pods, [1] the Nodes (--nodes kubernetes) */
+    struct follower {
+        struct gsd_server *s;
+        pthread_t thread;
+        int nodes, started, kick; /* kick: a reload, to take up its period */
+    } follow[2];
     pthread_cond_t sync_cv;
-    int sync_started, stopping, sync_kick; /* sync_kick: a reload, to take up its period */
-    atomic_int sync_stop;                  /* stopping, for a list between its pages */
+    int stopping;
+    atomic_int sync_stop; /* stopping, for a list between its pages */
 };
 
 /* Per request: the request being read, its body's cap and what it holds of the bytes in flight. */
@@ -280,6 +286,11 @@ static int run_one(struct gsd_server *s, struct gsd_req *r)
             gsd_extender_unbind(st, r->bind);
         return 0;
     }
+    if (r->kind == GSD_REQ_NODES) {
+        if (!atomic_load(&s->failed) && !st->failed)
+            gsd_kube_nodes(st, r->live, r->listed_us != 0, r->deleted);
+        return 0;
+    }
     if (r->kind == GSD_REQ_SYNC || r->kind == GSD_REQ_GONE) {
         if (!atomic_load(&s->failed) && !st->failed && r->kind == GSD_REQ_SYNC)
             gsd_extender_sync(st, r->live, r->listed_us);
@@ -427,13 +438,14 @@ static void answer_batch(struct gsd_server *s, struct gsd_req **batch, int n)
 }
 
 /* The API server to follow and how often to list it afresh, copied under the state lock (a
- * reload may change them); k->api_server NULL when there is none or syncSeconds is 0. */
-static void sync_config(struct gsd_server *s, struct gsd_kube *k)
+ * reload may change them); k->api_server NULL when there is none or syncSeconds is 0, or, for
+ * the Nodes (@nodes), when the inventory is not theirs. */
+static void sync_config(struct gsd_server *s, int nodes, struct gsd_kube *k)
 {
     pthread_mutex_lock(&s->state_mu);
     const struct gsd_kube *c = s->st->cfg->kube;
     *k = (struct gsd_kube){0};
-    if (c && c->sync_us) {
+    if (c && c->sync_us && (!nodes || s->st->nodes_from_kube)) {
         k->timeout_ms = c->timeout_ms;
         k->sync_us = c->sync_us;
         k->api_server = strdup(c->api_server);
@@ -453,10 +465,10 @@ static void submit_free(struct gsd_server *s, struct gsd_req *r)
 /* gsd_kube_follow()'s stop: the daemon stops, or a reload changed `kubernetes:`. */
 static int follow_stop(void *ud)
 {
-    struct gsd_server *s = ud;
-    pthread_mutex_lock(&s->mu);
-    int stop = s->stopping || s->sync_kick;
-    pthread_mutex_unlock(&s->mu);
+    struct follower *f = ud;
+    pthread_mutex_lock(&f->s->mu);
+    int stop = f->s->stopping || f->kick;
+    pthread_mutex_unlock(&f->s->mu);
     return stop;
 }
 
@@ -470,14 +482,40 @@ static void follow_listed(void *ud, json_t *live, int64_t listed_us)
     }
     r->live = live;
     r->listed_us = listed_us;
-    submit_free(ud, r);
+    submit_free(((struct follower *)ud)->s, r);
+}
+
+/* Nodes listed (@items, every one) or one changed (@listed 0: @items holds it, @deleted when
+ * it was): the scheduler thread takes them into the inventory (kubenodes.c). */
+static void follow_nodes_of(struct follower *f, json_t *items, int listed, int deleted)
+{
+    struct gsd_req *r = items ? req_new(GSD_REQ_NODES) : NULL;
+    if (!r) {
+        json_decref(items);
+        gsd_log("error", "out of memory: a Node change is not taken", NULL);
+        return;
+    }
+    r->live = items;
+    r->listed_us = listed ? 1 : 0;
+    r->deleted = deleted;
+    submit_free(f->s, r);
+}
+
+static void follow_nodes(void *ud, json_t *items)
+{
+    follow_nodes_of(ud, items, 1, 0);
+}
+
+static void follow_node(void *ud, const json_t *node, int deleted)
+{
+    follow_nodes_of(ud, json_pack("[O]", node), 0, deleted);
 }
 
 /* A pod deleted or finished: released at once when bind took cards for it (looked up first
  * under the state lock, so the many pods gpuschedd never bound cost no store transaction). */
 static void follow_gone(void *ud, const char *key, const char *uid)
 {
-    struct gsd_server *s = ud;
+    struct gsd_server *s = ((struct follower *)ud)->s;
     pthread_mutex_lock(&s->state_mu);
     int held = gsd_extender_holds(s->st, key, uid);
     pthread_mutex_unlock(&s->state_mu);
@@ -488,23 +526,25 @@ static void follow_gone(void *ud, const char *key, const char *uid)
         req_free(r);
 }
 
-/* While `kubernetes:` is configured with a syncSeconds: gsd_kube_follow(), taken up anew after
- * each reload. */
+/* While `kubernetes:` is configured with a syncSeconds: gsd_kube_follow() of the pods or the
+ * Nodes, taken up anew after each reload. */
 static void *sync_main(void *arg)
 {
-    struct gsd_server *s = arg;
-    const struct gsd_kube_sink sink = {s, follow_stop, follow_listed, follow_gone};
+    struct follower *f = arg;
+    struct gsd_server *s = f->s;
+    const struct gsd_kube_sink pods = {f, follow_stop, follow_listed, follow_gone, NULL, NULL};
+    const struct gsd_kube_sink nodes = {f, follow_stop, NULL, NULL, follow_nodes, follow_node};
     for (;;) {
         struct gsd_kube k;
-        sync_config(s, &k);
+        sync_config(s, f->nodes, &k);
         pthread_mutex_lock(&s->mu);
-        while (!s->stopping && !s->sync_kick && !k.api_server)
+        while (!s->stopping && !f->kick && !k.api_server)
             pthread_cond_wait(&s->sync_cv, &s->mu);
         int stop = s->stopping;
-        s->sync_kick = 0;
+        f->kick = 0;
         pthread_mutex_unlock(&s->mu);
         if (!stop && k.api_server)
-            gsd_kube_follow(&k, &sink);
+            gsd_kube_follow(&k, f->nodes ? &nodes : &pods);
         free(k.api_server);
         free(k.token_file);
         free(k.ca_file);
@@ -1005,12 +1045,19 @@ int gsd_server_start(struct gsd_state *st, const struct gsd_listen *l, struct gs
         gsd_server_stop(s);
         return gs_diag_error_code(d, -EAGAIN, "cannot start the reader threads");
     }
-    s->sync_started = pthread_create(&s->sync_thread, NULL, sync_main, s) == 0;
-    if (!s->sync_started)
-        gsd_log("error",
-                "cannot start the pod sync thread: pods deleted in Kubernetes keep "
-                "their cards until DELETE /v1/pods",
-                NULL);
+    for (int i = 0; i < 2; i++) {
+        struct follower *f = &s->follow[i];
+        *f = (struct follower){.s = s, .nodes = i};
+        f->started =
+            (i == 0 || st->nodes_from_kube) && pthread_create(&f->thread, NULL, sync_main, f) == 0;
+        if (!f->started && (i == 0 || st->nodes_from_kube))
+            gsd_log("error",
+                    i ? "cannot start the Node sync thread: Nodes added in Kubernetes wait for a "
+                        "restart"
+                      : "cannot start the pod sync thread: pods deleted in Kubernetes keep "
+                        "their cards until DELETE /v1/pods",
+                    NULL);
+    }
     int rc = start_mhd(s, l, d);
     if (rc) {
         gsd_server_stop(s);
@@ -1043,8 +1090,8 @@ void gsd_server_reload(struct gsd_server *s, struct gsd_config *cfg)
     r->new_cfg = cfg;
     submit_wait(s, r);
     req_free(r);
-    pthread_mutex_lock(&s->mu); /* the pod sync takes up the new period at once */
-    s->sync_kick = 1;
+    pthread_mutex_lock(&s->mu); /* the pod and Node syncs take up the new period at once */
+    s->follow[0].kick = s->follow[1].kick = 1;
     pthread_cond_broadcast(&s->sync_cv);
     pthread_mutex_unlock(&s->mu);
 }
@@ -1072,8 +1119,9 @@ int gsd_server_stop(struct gsd_server *s)
     s->stopping = 1;
     pthread_cond_broadcast(&s->sync_cv);
     pthread_mutex_unlock(&s->mu);
-    if (s->sync_started) /* before the scheduler stops: a sync may be waiting on it */
-        pthread_join(s->sync_thread, NULL);
+    for (int i = 0; i < 2; i++) /* before the scheduler stops: a sync may be waiting on it */
+        if (s->follow[i].started)
+            pthread_join(s->follow[i].thread, NULL);
     if (s->mhd) /* the scheduler and the bind threads still answer what is in flight */
         drain(s);
     if (s->binders_started)

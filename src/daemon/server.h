@@ -44,7 +44,8 @@ enum gsd_req_kind {
     GSD_REQ_STOP,
     GSD_REQ_UNBIND,
     GSD_REQ_SYNC,
-    GSD_REQ_GONE
+    GSD_REQ_GONE,
+    GSD_REQ_NODES
 };
 
 struct gsd_qarg {
@@ -71,7 +72,9 @@ struct gsd_req {
     struct gsd_config *new_cfg;  /* GSD_REQ_RELOAD: handed over, owned by the scheduler after */
     struct gsd_bind *bind;       /* an extender bind's API calls, made after the answer (owned) */
     json_t *live;      /* GSD_REQ_SYNC: gsd_kube_live()'s pods; GSD_REQ_GONE: pods gone (owned) */
-    int64_t listed_us; /* GSD_REQ_SYNC: wall clock when that list was asked for */
+    int64_t listed_us; /* GSD_REQ_SYNC: wall clock when that list was asked for; GSD_REQ_NODES:
+                          nonzero when live is a full list of Nodes, else one Node changed */
+    int deleted;       /* GSD_REQ_NODES: that one Node was deleted */
     int64_t arrive_us; /* monotonic */
     /* the answer */
     int status;

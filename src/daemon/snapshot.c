@@ -37,9 +37,13 @@ struct gsd_snaps {
     _Atomic int64_t bills_until_us;    /* monotonic: read the bills into snapshots until then */
     _Atomic int64_t forecast_until_us; /* the forecast too (only once a scrape asked: it is
                                         * fitted on the ledger as it is when first asked) */
-    /* the nodes' names, models and cards: the inventory's, fixed for the daemon's life */
+    /* the nodes' names (owned copies), models and cards: the inventory's; a node added makes
+     * the arrays anew (gsd_snap_nodes()), the old ones kept for the snapshots that use them */
     const char **names;
     int *models, *gpus;
+    size_t nnames;
+    void **retired_arrays;
+    size_t nretired_arrays;
     /* the scheduler thread's, between publishes */
     uint64_t gen;
     struct gsd_pod **touched;
@@ -55,10 +59,63 @@ static void snaps_free(struct gsd_snaps *s)
 {
     free(s->touched);
     free(s->mark);
+    for (size_t i = 0; s->names && i < s->nnames; i++)
+        free((char *)s->names[i]);
     free(s->names);
     free(s->models);
     free(s->gpus);
+    for (size_t i = 0; i < s->nretired_arrays; i++)
+        free(s->retired_arrays[i]);
+    free(s->retired_arrays);
     free(s);
+}
+
+/* Node @i's name, model and cards from the inventory into @s's arrays. Return: 0; -ENOMEM. */
+static int node_fill(struct gsd_snaps *s, const struct gsd_state *st, size_t i)
+{
+    struct gs_node_info ni;
+    gs_cluster_node_info(st->cluster, i, &ni);
+    s->names[i] = strdup(ni.name);
+    s->models[i] = ni.model;
+    s->gpus[i] = ni.gpus;
+    return s->names[i] ? 0 : -ENOMEM;
+}
+
+int gsd_snap_nodes(struct gsd_state *st)
+{
+    struct gsd_snaps *s = st->snaps;
+    size_t n = gs_cluster_node_count(st->cluster);
+    if (!s || n <= s->nnames)
+        return 0;
+    const char **names = calloc(n, sizeof(*names));
+    int *models = calloc(n, sizeof(int)), *gpus = calloc(n, sizeof(int));
+    uint8_t *mark = realloc(s->mark, n);
+    void **ret = realloc(s->retired_arrays, (s->nretired_arrays + 3) * sizeof(void *));
+    s->mark = mark ? mark : s->mark;
+    s->retired_arrays = ret ? ret : s->retired_arrays;
+    if (!names || !models || !gpus || !mark || !ret) {
+        free(names);
+        free(models);
+        free(gpus);
+        return -ENOMEM;
+    }
+    memcpy(names, s->names, s->nnames * sizeof(*names));
+    memcpy(models, s->models, s->nnames * sizeof(int));
+    memcpy(gpus, s->gpus, s->nnames * sizeof(int));
+    ret[s->nretired_arrays++] = (void *)s->names; /* published snapshots still read them */
+    ret[s->nretired_arrays++] = s->models;
+    ret[s->nretired_arrays++] = s->gpus;
+    s->names = names;
+    s->models = models;
+    s->gpus = gpus;
+    int rc = 0;
+    for (size_t i = s->nnames; i < n; i++) {
+        mark[i] = 1;
+        if (!rc)
+            rc = node_fill(s, st, i);
+        s->nnames += !rc;
+    }
+    return rc;
 }
 
 int gsd_snap_init(struct gsd_state *st)
@@ -72,11 +129,11 @@ int gsd_snap_init(struct gsd_state *st)
         return -ENOMEM;
     }
     for (size_t i = 0; i < n; i++) {
-        struct gs_node_info ni;
-        gs_cluster_node_info(st->cluster, i, &ni);
-        s->names[i] = ni.name;
-        s->models[i] = ni.model;
-        s->gpus[i] = ni.gpus;
+        if (node_fill(s, st, i)) {
+            snaps_free(s);
+            return -ENOMEM;
+        }
+        s->nnames++;
     }
     pthread_mutex_init(&s->mu, NULL);
     s->all = 1; /* the first publish makes every view */
@@ -157,7 +214,10 @@ void gsd_podview_fill(const struct gsd_state *st, const struct gsd_pod *p, struc
     v->running = (uint8_t)running;
     v->extender = p->source == GSD_SRC_EXTENDER;
     v->node = running ? p->pl.node : -1;
-    v->node_name = running ? gs_cluster_node_name(st->cluster, (size_t)p->pl.node) : NULL;
+    v->node_name = !running ? NULL
+                   : st->snaps && (size_t)p->pl.node < st->snaps->nnames
+                       ? st->snaps->names[p->pl.node] /* stable: the inventory may grow */
+                       : gs_cluster_node_name(st->cluster, (size_t)p->pl.node);
     v->cards = running ? p->pl.gpu_mask : 0;
     v->card_milli = running && p->pl.gpu_mask ? p->pl.gpu_milli : 0;
     v->mig_start = running ? p->mig_start : 0;
@@ -403,15 +463,16 @@ static int merge_pods(struct gsd_snap *n, const struct gsd_snap *old, struct gsd
 static int make_nodes(struct gsd_state *st, struct gsd_snap *n, const struct gsd_snap *old)
 {
     struct gsd_snaps *s = st->snaps;
-    n->nnodes = gs_cluster_node_count(st->cluster);
+    n->nnodes = s->nnames; /* the nodes the arrays published with it know */
     n->nodes = malloc((n->nnodes ? n->nnodes : 1) * sizeof(*n->nodes));
     if (!n->nodes)
         return -ENOMEM;
     if (old)
-        memcpy(n->nodes, old->nodes, n->nnodes * sizeof(*n->nodes));
+        memcpy(n->nodes, old->nodes, old->nnodes * sizeof(*n->nodes));
     for (size_t i = 0; i < n->nnodes; i++) {
         struct gsd_nodeview *nv = &n->nodes[i];
-        if (old && !s->mark[i] && !memcmp(&nv->health, &st->health[i], sizeof(nv->health)))
+        if (old && i < old->nnodes && !s->mark[i] &&
+            !memcmp(&nv->health, &st->health[i], sizeof(nv->health)))
             continue;
         nv->health = st->health[i];
         memset(nv->alloc_milli, 0, sizeof(nv->alloc_milli));

@@ -8,6 +8,7 @@
 #include "state.h"
 #include "agents.h"
 #include "extender.h"
+#include "inventory.h"
 #include "log.h"
 #include "nodes.h"
 #include "preempt.h"
@@ -20,6 +21,7 @@
 #include "gpusched/grow.h"
 #include "gpusched/scenario.h"
 #include "gpusched/tenancy.h"
+#include "gpusched/trace.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -529,19 +531,23 @@ void gsd_state_free(struct gsd_state *st)
     memset(st, 0, sizeof(*st));
 }
 
-int gsd_state_reload(struct gsd_state *st, struct gsd_config *cfg, struct gs_diag *d)
+/*
+ * A new scheduler over the inventory and configuration now in force, every pod held submitted
+ * again and the running ones put back, the nodes' health and topology told again. Return: 0 (the
+ * old scheduler freed); else the old one is back in force, as it was.
+ */
+static int rebuild(struct gsd_state *st, struct gs_diag *d)
 {
-    struct gsd_config *old = st->cfg;
     struct gsd_sched keep = st->sched;
-    st->cfg = cfg;
     memset(&st->sched, 0, sizeof(st->sched));
     int rc = gsd_sched_open(st, d);
     if (!rc)
         rc = resubmit(st);
-    if (rc) { /* the old policy stays in force, as it was */
+    if (!rc)
+        rc = gsd_health_apply(st);
+    if (rc) {
         gsd_sched_close(st);
         st->sched = keep;
-        st->cfg = old;
         for (size_t i = 0; i < keep.nsid; i++)
             if (keep.by_sid[i])
                 keep.by_sid[i]->sid = (int32_t)i;
@@ -557,12 +563,49 @@ int gsd_state_reload(struct gsd_state *st, struct gsd_config *cfg, struct gs_dia
     free(keep.tenants);
     free(keep.queues);
     free(keep.by_sid);
-    gsd_config_free(old);
-    gsd_snap_touch_all(st);      /* queues, priorities and reasons may be others */
-    json_decref(st->bill_cache); /* the rate card may have changed */
-    st->bill_cache = NULL;
+    gsd_snap_touch_all(st); /* queues, priorities and reasons may be others */
     for (struct gsd_pod *p = st->head; p; p = p->next)
         gsd_sched_sync(st, p);
+    return gsd_sched_take(st);
+}
+
+int gsd_state_add_node(struct gsd_state *st, const struct gs_trace_node *r, const char *zone,
+                       struct gs_diag *d)
+{
+    int rc = gsd_inventory_append(st->inv, st->cluster, r, zone, d);
+    if (rc == -EINVAL)
+        return rc; /* refused: nothing changed */
+    if (!rc)
+        rc = gsd_health_grow(st);
+    if (!rc)
+        rc = gsd_agents_grow(st);
+    if (!rc)
+        rc = gsd_snap_nodes(st);
+    gsd_extender_free(st); /* the NodeNames last read may name it: resolved again */
+    if (!rc)
+        rc = rebuild(st, d);
+    if (rc) { /* the old scheduler reads arrays that moved: the daemon cannot go on */
+        st->failed = 1;
+        return gs_diag_error_code(d, rc, "node %s: cannot take it in (%s)", r->name, strerror(-rc));
+    }
+    char n[24];
+    snprintf(n, sizeof(n), "%zu", gs_cluster_node_count(st->cluster));
+    gsd_log("info", "node added", "node", r->name, "zone", zone, "nodes", n, NULL);
+    return 0;
+}
+
+int gsd_state_reload(struct gsd_state *st, struct gsd_config *cfg, struct gs_diag *d)
+{
+    struct gsd_config *old = st->cfg;
+    st->cfg = cfg;
+    int rc = rebuild(st, d);
+    if (rc) { /* the old policy stays in force, as it was */
+        st->cfg = old;
+        return rc;
+    }
+    gsd_config_free(old);
+    json_decref(st->bill_cache); /* the rate card may have changed */
+    st->bill_cache = NULL;
     char n[24];
     snprintf(n, sizeof(n), "%zu", cfg->ntenants);
     gsd_log("info", "config reloaded", "path", cfg->path ? cfg->path : "", "tenants", n, NULL);

@@ -20,6 +20,7 @@
 
 struct gs_cluster;
 struct gs_scenario;
+struct gs_trace_node;
 struct gsd_agents;
 struct gsd_ext_names;
 struct gsd_extpod;
@@ -99,10 +100,12 @@ struct gsd_state {
     struct gsd_snaps *snaps;     /* what reads see (snapshot.c); NULL: nothing published */
     /* node and card health, one per node of the cluster */
     struct gsd_node_health *health;
+    size_t nhealth;
     size_t not_ready;      /* nodes NotReady now */
     int manual_clock;      /* --manual-clock: the clock moves only by POST /v1/clock */
     int64_t manual_now_us; /* that clock */
     int held; /* manual clock: passes wait for the next POST /v1/clock that asks for one */
+    int nodes_from_kube; /* --nodes kubernetes: the Nodes are followed (kubenodes.c) */
     /* PodGroups (gang.c), in creation order; each allocated alone so pods may point at it */
     struct gsd_group **groups;
     size_t ngroups, capgroups;
@@ -124,6 +127,15 @@ void gsd_state_free(struct gsd_state *st);
  * running ones put back where they are. Return: 0; -EINVAL with @d (the new policy refuses the
  * inventory: the old one stays in force); -ENOMEM. */
 int gsd_state_reload(struct gsd_state *st, struct gsd_config *cfg, struct gs_diag *d);
+
+/*
+ * gsd_state_add_node() - node @r (in @zone, "" none) joins the inventory (the Node objects of the
+ * API server, kubenodes.c): a new scheduler over it (as gsd_state_reload() makes one), Ready,
+ * schedulable at the next pass. Return: 0; -EINVAL with @d (refused: nothing changed); -ENOMEM
+ * with @d (st->failed is set: the daemon stops).
+ */
+int gsd_state_add_node(struct gsd_state *st, const struct gs_trace_node *r, const char *zone,
+                       struct gs_diag *d);
 
 /* Pod table (state.c), used by the API and extender handlers. */
 struct gsd_pod *gsd_pod_find(struct gsd_state *st, const char *ns, const char *name);

@@ -11,8 +11,9 @@
  * running pod holds: node, GPU index, milli-GPU), ledger (one row per run of a pod: start and,
  * once it ends, end; rows are never deleted, they are the usage record), node_health (one row
  * per node watched by heartbeats: Ready or not, since when) and gpu_health (one row per card
- * reported unhealthy: the Xid, since when), podgroups (one row per PodGroup posted). The
- * health and podgroups tables came after schema 1 was first written; they are created when
+ * reported unhealthy: the Xid, since when), podgroups (one row per PodGroup posted), node_creds
+ * and node_regs (a node agent's token hash, and what it registered: the node's topology). The
+ * health, podgroups and node tables came after schema 1 was first written; they are created when
  * missing, which an older gpuschedd would simply not read.
  *
  * Schema 2 adds MIG: pods.mig_profile (the profile asked, '' none) and assignments.mig_start
@@ -76,6 +77,8 @@ static const char schema[] =
     " created_us INTEGER NOT NULL, PRIMARY KEY(namespace, name)) WITHOUT ROWID;"
     "CREATE TABLE IF NOT EXISTS node_creds("
     " node TEXT PRIMARY KEY, token_sha BLOB NOT NULL, since_us INTEGER NOT NULL) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS node_regs("
+    " node TEXT PRIMARY KEY, body TEXT NOT NULL, since_us INTEGER NOT NULL) WITHOUT ROWID;"
     "INSERT OR IGNORE INTO meta(key, value) VALUES('schema', 1);";
 
 enum {
@@ -726,6 +729,39 @@ int gsd_store_cred_load(struct gsd_store *s,
         const char *node = (const char *)sqlite3_column_text(q, 0);
         if (sqlite3_column_bytes(q, 1) == GSD_SHA256_LEN)
             rc = fn(ud, node ? node : "", sqlite3_column_blob(q, 1));
+    }
+    if (!rc && r != SQLITE_DONE)
+        rc = fail(s, text);
+    sqlite3_finalize(q);
+    return rc;
+}
+
+int gsd_store_reg_put(struct gsd_store *s, const char *node, const char *body, int64_t since_us)
+{
+    sqlite3_stmt *q;
+    const char *text = "INSERT OR REPLACE INTO node_regs(node, body, since_us) VALUES(?1,?2,?3)";
+    if (sqlite3_prepare_v2(s->db, text, -1, &q, NULL) != SQLITE_OK)
+        return fail(s, text);
+    bind_text(q, 1, node);
+    bind_text(q, 2, body);
+    sqlite3_bind_int64(q, 3, since_us);
+    int r = sqlite3_step(q);
+    sqlite3_finalize(q);
+    return r == SQLITE_DONE ? 0 : fail(s, text);
+}
+
+int gsd_store_reg_load(struct gsd_store *s, int (*fn)(void *ud, const char *node, const char *body),
+                       void *ud)
+{
+    sqlite3_stmt *q;
+    const char *text = "SELECT node, body FROM node_regs ORDER BY node";
+    if (sqlite3_prepare_v2(s->db, text, -1, &q, NULL) != SQLITE_OK)
+        return fail(s, text);
+    int rc = 0, r;
+    while (!rc && (r = sqlite3_step(q)) == SQLITE_ROW) {
+        const char *node = (const char *)sqlite3_column_text(q, 0);
+        const char *body = (const char *)sqlite3_column_text(q, 1);
+        rc = fn(ud, node ? node : "", body ? body : "");
     }
     if (!rc && r != SQLITE_DONE)
         rc = fail(s, text);

@@ -70,6 +70,14 @@ int gsd_store_gpu_put(struct gsd_store *s, const char *node, int gpu, int health
 int gsd_store_cred_put(struct gsd_store *s, const char *node, const uint8_t *sha, int64_t since_us);
 int gsd_store_cred_load(struct gsd_store *s,
                         int (*fn)(void *ud, const char *node, const uint8_t *sha), void *ud);
+/*
+ * What each node agent registered last (agents.c): @body, the registration as JSON text, kept
+ * so that a restart places on the topology the node reported. Return: 0; -EIO.
+ * gsd_store_reg_load() calls @fn for each row, in node order: 0; @fn's negative return; -EIO.
+ */
+int gsd_store_reg_put(struct gsd_store *s, const char *node, const char *body, int64_t since_us);
+int gsd_store_reg_load(struct gsd_store *s, int (*fn)(void *ud, const char *node, const char *body),
+                       void *ud);
 int gsd_store_health_load(
     struct gsd_store *s, int (*node_fn)(void *ud, const char *node, int ready, int64_t since_us),
     int (*gpu_fn)(void *ud, const char *node, int gpu, int xid, int64_t since_us), void *ud);

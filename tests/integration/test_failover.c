@@ -320,12 +320,90 @@ static void test_system_clock(void **state)
     h_cleanup(&d);
 }
 
+/* The cards pod @name holds, "0,2". */
+static void pod_cards(const struct daemon *d, const char *name, char *out, size_t cap)
+{
+    char path[96];
+    struct answer a;
+    json_t *g;
+    size_t i, off = 0;
+    snprintf(path, sizeof(path), "/v1/pods/team-a/%s", name);
+    h_expect(d, "GET", path, TOKEN_A, NULL, 200, &a);
+    out[0] = '\0';
+    json_array_foreach(json_object_get(a.json, "gpus"), i, g) off += (size_t)snprintf(
+        out + off, cap - off, i ? ",%lld" : "%lld", (long long)json_integer_value(g));
+    h_answer_free(&a);
+}
+
+/* A 2-card T4 pod made, its cards into @cards, and deleted. */
+static void cards_of_a_pair(const struct daemon *d, const char *name, char *cards, size_t cap)
+{
+    char path[96];
+    struct answer a;
+    submit_on(d, name, 2, "T4", NULL);
+    pod_cards(d, name, cards, cap);
+    snprintf(path, sizeof(path), "/v1/pods/team-a/%s", name);
+    h_expect(d, "DELETE", path, TOKEN_A, NULL, 200, &a);
+    h_answer_free(&a);
+}
+
+/* Registration bodies for the 4-card T4 box: its cards bridged in pairs (0,2) and (1,3). */
+#define T4_GPU(i, pair) "{\"index\": " #i ", \"pcieDomain\": " #pair ", \"nvlinkGroup\": " #pair "}"
+#define T4_REG(gpu1, edge)                                                                         \
+    "{\"gpus\": 4, \"gpuModel\": \"T4\", \"topology\": {\"gpus\": [" T4_GPU(                       \
+        0, 0) ", " gpu1 ", " T4_GPU(2, 0) ", " T4_GPU(3, 1) "], \"nvlinks\": [" edge               \
+                                                            ", [1, 3, 4]], \"numa\": 0}}"
+
+/*
+ * The topology a node's agent registers replaces the inventory's for placement, and stays
+ * across a restart: the T4 box's default (one PCIe switch, no NVLink) gives a 2-card pod cards
+ * 0,1; registered with cards bridged (0,2) and (1,3), the pod gets a bridged pair. A topology
+ * that does not fit the node is refused naming the field, and changes nothing.
+ */
+static void test_registered_topology(void **state)
+{
+    (void)state;
+    struct daemon d;
+    struct answer a;
+    char cards[32];
+    start(&d, NULL);
+    cards_of_a_pair(&d, "before", cards, sizeof(cards));
+    assert_string_equal(cards, "0,1");
+    const char *path = "/v1/nodes/n-t4-0/register";
+    h_expect(&d, "POST", path, TOKEN_NODE, T4_REG(T4_GPU(1, 99), "[0, 2, 4]"), 400, &a);
+    assert_string_equal(json_string_value(json_object_get(a.json, "field")), "topology.gpus[1]");
+    h_answer_free(&a);
+    h_expect(&d, "POST", path, TOKEN_NODE, T4_REG(T4_GPU(1, 1), "[2, 0, 4]"), 400, &a);
+    assert_string_equal(json_string_value(json_object_get(a.json, "field")), "topology.nvlinks[0]");
+    h_answer_free(&a);
+    cards_of_a_pair(&d, "refused", cards, sizeof(cards));
+    assert_string_equal(cards, "0,1");
+    h_expect(&d, "POST", path, TOKEN_NODE, T4_REG(T4_GPU(1, 1), "[0, 2, 4]"), 201, &a);
+    h_answer_free(&a);
+    cards_of_a_pair(&d, "bridged", cards, sizeof(cards));
+    assert_string_equal(cards, "0,2");
+    assert_int_equal(h_stop(&d), 0);
+    d.manual_clock = 1;
+    assert_int_equal(h_start(&d), 0);
+    cards_of_a_pair(&d, "restarted", cards, sizeof(cards));
+    assert_string_equal(cards, "0,2");
+    h_expect(&d, "GET", "/v1/nodes/n-t4-0", TOKEN_ADMIN, NULL, 200, &a); /* what it registered */
+    json_t *nv =
+        json_object_get(json_object_get(json_object_get(a.json, "agent"), "topology"), "nvlinks");
+    assert_int_equal(json_array_size(nv), 2);
+    assert_int_equal(json_integer_value(json_array_get(json_array_get(nv, 0), 1)), 2);
+    h_answer_free(&a);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_heartbeats),
         cmocka_unit_test(test_system_clock),
         cmocka_unit_test(test_xid),
+        cmocka_unit_test(test_registered_topology),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

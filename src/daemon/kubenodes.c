@@ -1,0 +1,86 @@
+/*
+ * gpuschedd: the inventory following the API server's Node objects (contract: kubenodes.h).
+ * Nodes are never removed from the inventory (node indexes are the scheduler's, the store's and
+ * the ledger's): a deleted Node is a node NotReady, and a Node made again under its name is that
+ * node Ready again.
+ */
+#include "kubenodes.h"
+#include "inventory.h"
+#include "log.h"
+#include "nodes.h"
+#include "state.h"
+
+#include "gpusched/catalog.h"
+#include "gpusched/cluster.h"
+#include "gpusched/diag.h"
+#include "gpusched/trace.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Whether Node @r in @zone has the shape inventory node @i was taken in with. */
+static int same_shape(const struct gsd_state *st, size_t i, const struct gs_trace_node *r,
+                      const char *zone)
+{
+    struct gs_node_info ni;
+    gs_cluster_node_info(st->cluster, i, &ni);
+    return ni.gpus == r->gpus && (!r->gpus || ni.model == r->model) &&
+           ni.cpu_milli == r->cpu_milli && ni.memory_mib == r->memory_mib &&
+           !strcmp(ni.zone, *zone ? zone : "default");
+}
+
+/* One Node object: taken in, or its readiness told. Return: its inventory index; -1. */
+static int take(struct gsd_state *st, const json_t *node, int deleted)
+{
+    const char *name =
+        json_string_value(json_object_get(json_object_get(node, "metadata"), "name"));
+    int i = name ? gs_cluster_find(st->cluster, name) : -1, ready;
+    struct gs_trace_node r;
+    char zone[GS_NAME_MAX];
+    struct gs_diag d;
+    gs_diag_init(&d);
+    if (deleted || gsd_inventory_node(node, &r, zone, &ready, &d)) {
+        if (!deleted)
+            gsd_log(i >= 0 ? "warn" : "error",
+                    i >= 0 ? "Node unreadable now: not ready" : "Node not taken into the inventory",
+                    "error", d.msg, NULL);
+        if (i >= 0 && gsd_health_api(st, (size_t)i, 0))
+            st->failed = 1;
+        return i;
+    }
+    if (i < 0 && gsd_state_add_node(st, &r, zone, &d)) {
+        gsd_log("error", "Node not taken into the inventory", "error", d.msg, NULL);
+        return -1;
+    }
+    i = gs_cluster_find(st->cluster, r.name);
+    int same = same_shape(st, (size_t)i, &r, zone);
+    if (!same && !st->health[i].reshaped)
+        gsd_log("warn",
+                "Node changed its cards, CPU, memory or zone: placed as it was until "
+                "gpuschedd starts again",
+                "node", r.name, NULL);
+    st->health[i].reshaped = (uint8_t)!same;
+    if (gsd_health_api(st, (size_t)i, ready))
+        st->failed = 1;
+    return i;
+}
+
+void gsd_kube_nodes(struct gsd_state *st, const json_t *items, int listed, int deleted)
+{
+    size_t k, n = gs_cluster_node_count(st->cluster);
+    uint8_t *seen = listed ? calloc(n ? n : 1, 1) : NULL;
+    const json_t *node;
+    json_array_foreach(items, k, node)
+    {
+        int i = take(st, node, deleted);
+        if (seen && i >= 0 && (size_t)i < n)
+            seen[i] = 1;
+    }
+    for (size_t i = 0; seen && i < n; i++)
+        if (!seen[i] && gsd_health_api(st, i, 0)) /* deleted while no watch ran */
+            st->failed = 1;
+    if (listed && !seen)
+        gsd_log("error", "out of memory: the Nodes a list lacks are not marked NotReady", NULL);
+    free(seen);
+}
