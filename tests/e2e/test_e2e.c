@@ -256,6 +256,78 @@ static void test_delete_frees(void **state)
         fail_msg("the deleted pod's cards were not free for the next pod");
 }
 
+/* Wait up to BIND_MS for gpuschedd's log to hold @needle; fail naming @what otherwise. Return:
+ * the milliseconds it took. */
+static int gsd_logs(const char *needle, const char *what)
+{
+    int ms = 0;
+    for (; ms < BIND_MS && !kc_log_has(&kc.gsd, needle); ms += 20)
+        kc_sleep_ms(20);
+    if (!kc_log_has(&kc.gsd, needle))
+        fail_msg("gpuschedd never logged %s (%s; logs in %s)", what, needle, kc.dir);
+    return ms;
+}
+
+/* Node n-late's Ready condition set to @status ("True", "False"), as its kubelet would. */
+static void late_ready(const char *status)
+{
+    char body[160];
+    snprintf(body, sizeof(body),
+             "{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"%s\","
+             "\"reason\":\"KubeletReady\"}]}}",
+             status);
+    assert_int_equal(kc_api_ok(&kc, "PATCH", "/api/v1/nodes/n-late/status", body, 200), 0);
+}
+
+/*
+ * gpuschedd follows the Node objects (--nodes kubernetes): a Node made after it started joins
+ * the inventory without a restart and a pod binds there; a Node marked NotReady, or deleted,
+ * takes nothing new (kube-scheduler hears why), and Ready again it takes pods again.
+ */
+static void test_nodes_follow(void **state)
+{
+    (void)state;
+    up("sn,cpu_milli,memory_mib,gpu,model\nn-a100-0,96000,786432,8,A100-SXM4-80GB\n", NULL, NULL);
+    char node[64];
+    bind_one("team-a", "full", "{\"nvidia.com/gpu\": 8}", NULL, node, sizeof(node));
+    struct knode late = {"n-late", "NVIDIA-A100-SXM4-80GB", 8, 0, 0, 0, "zone-b"};
+    assert_int_equal(kc_node(&kc, &late), 0);
+    int ms = gsd_logs("msg=\"node added\" node=n-late zone=zone-b nodes=2", "the Node made");
+    printf("nodes-follow: n-late in gpuschedd's inventory %d ms after it was made\n", ms);
+    bind_one("team-a", "on-late", "{\"nvidia.com/gpu\": 8}", NULL, node, sizeof(node));
+    assert_string_equal(node, "n-late");
+    assert_int_equal(kc_delete_pod(&kc, "team-a", "on-late", 0), 0);
+    late_ready("False");
+    gsd_logs("msg=\"node not ready\" node=n-late by=\"Node object\"", "n-late NotReady");
+    assert_int_equal(kc_pod(&kc, "team-a", "not-there", "{\"nvidia.com/gpu\": 1}", NULL), 0);
+    stays_pending("team-a", "not-there", "node.kubernetes.io/not-ready");
+    assert_int_equal(kc_delete_pod(&kc, "team-a", "not-there", 0), 0);
+    late_ready("True");
+    gsd_logs("msg=\"node ready\" node=n-late by=\"Node object\"", "n-late Ready again");
+    bind_one("team-a", "back", "{\"nvidia.com/gpu\": 8}", NULL, node, sizeof(node));
+    assert_string_equal(node, "n-late");
+    assert_int_equal(kc_delete_pod(&kc, "team-a", "back", 0), 0);
+    /* deleted: kube-scheduler no longer offers it; gpuschedd's own API places nothing there */
+    assert_int_equal(kc_api_ok(&kc, "DELETE", "/api/v1/nodes/n-late", NULL, 200), 0);
+    struct kanswer a;
+    int ready = 1;
+    for (int i = 0; i < BIND_MS / 20 && ready; i++) {
+        assert_int_equal(kc_gsd(&kc, "GET", "/v1/nodes/n-late", KC_TOKEN_TEAM_A, NULL, &a), 0);
+        assert_int_equal(a.status, 200);
+        ready = json_is_true(json_object_get(a.json, "ready"));
+        kc_answer_free(&a);
+        kc_sleep_ms(20);
+    }
+    assert_false(ready);
+    const char *pod = "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"api-pod\","
+                      "\"namespace\":\"team-a\"},\"spec\":{\"containers\":[{\"name\":\"m\","
+                      "\"resources\":{\"limits\":{\"nvidia.com/gpu\":1}}}]}}";
+    assert_int_equal(kc_gsd(&kc, "POST", "/v1/pods", KC_TOKEN_TEAM_A, pod, &a), 0);
+    assert_int_equal(a.status, 201);
+    assert_string_equal(json_string_value(json_object_get(a.json, "state")), "pending");
+    kc_answer_free(&a);
+}
+
 /* A pod deleted and made again under the same name (a new UID) binds at once. */
 static void test_same_name_new_uid(void **state)
 {
@@ -484,6 +556,7 @@ static const struct e2e_case cases[] = {
     {"quota-refusals", test_quota_refusals},
     {"gang", test_gang},
     {"delete-frees", test_delete_frees},
+    {"nodes-follow", test_nodes_follow},
     {"same-name-new-uid", test_same_name_new_uid},
     {"kill-restart", test_kill_restart},
     {"mig-on-demand", test_mig_on_demand},
