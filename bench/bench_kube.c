@@ -11,7 +11,8 @@
  * it answers (so creating them is not what limits the rate); the clock runs from the first
  * create to the last pod bound (a list of the pods that have no node, every 100 ms). Needs
  * GPUSCHEDD_BIN and the binaries of scripts/build-kubernetes (found as the e2e tests find them).
- * Prints one line per mode.
+ * Prints one line per mode; with the extender, then one more: a Node made with every pod bound,
+ * and how long until gpuschedd has it in its inventory (its log says so; polled every 5 ms).
  */
 #include "../tests/e2e/kcluster.h"
 
@@ -59,6 +60,20 @@ static void *create(void *arg)
     return NULL;
 }
 
+/* With every pod bound: one more Node, timed until gpuschedd logs it added. */
+static void node_added(const struct kcluster *c, int pods)
+{
+    struct knode late = {"n-late", "Tesla-V100-SXM2-32GB", 16, 0, 0, 0, NULL};
+    double t0 = now_s();
+    if (kc_node(c, &late))
+        return;
+    while (!kc_log_has(&c->gsd, "msg=\"node added\" node=n-late") && now_s() - t0 < 60)
+        kc_sleep_ms(5);
+    if (kc_log_has(&c->gsd, "msg=\"node added\" node=n-late"))
+        printf("extender a Node made with %5d pods bound: in gpuschedd's inventory after %.0f ms\n",
+               pods, (now_s() - t0) * 1000);
+}
+
 static int run(int plain, int nodes, int pods)
 {
     struct kcluster c;
@@ -103,7 +118,9 @@ static int run(int plain, int nodes, int pods)
         printf("%-8s %4d nodes %5d pods: all bound in %6.2f s (created in %5.2f s): %7.1f pods "
                "bound/s\n",
                plain ? "plain" : "extender", nodes, pods, t, created - t0, (double)pods / t);
-    else
+    if (left == 0 && !plain)
+        node_added(&c, pods);
+    else if (left != 0)
         fprintf(stderr, "bench_kube: %ld pods still unbound after %.0f s (logs: GS_E2E_KEEP=1)\n",
                 left, t);
     kc_stop(&c);
