@@ -681,10 +681,10 @@ static int list_nodes(const struct gsd_kube *k, json_t **items, char rv[GSD_KUBE
     json_t *it = json_object_get(list, "items");
     const char *v =
         json_string_value(json_object_get(json_object_get(list, "metadata"), "resourceVersion"));
-    int ok = json_is_array(it) && v && strlen(v) < GSD_KUBE_RV_MAX;
-    if (ok) {
+    int ok = json_is_array(it) && (!v || strlen(v) < GSD_KUBE_RV_MAX);
+    if (ok) { /* without a resourceVersion the watch starts from the API server's latest */
         *items = json_incref(it);
-        memcpy(rv, v, strlen(v) + 1);
+        snprintf(rv, GSD_KUBE_RV_MAX, "%s", v ? v : "");
     } else {
         snprintf(why, cap, "API server %.120s, list of nodes: not a NodeList", k->api_server);
     }

@@ -120,10 +120,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     }
     if (!strcmp(url, "/version")) /* asked once as the pod sync starts (not recorded) */
         return answer(c, 200, "{\"major\":\"1\",\"minor\":\"20\",\"gitVersion\":\"v1.20.2\"}");
-    if (!strcmp(url, "/api/v1/nodes")) { /* --nodes kubernetes */
+    if (!strcmp(url, "/api/v1/nodes")) { /* --nodes kubernetes: the list, or a quiet watch */
         char body[sizeof(f.nodes)];
+        const char *secs = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "timeoutSeconds");
+        int watch = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "watch") != NULL;
+        for (int i = 0; watch && i < (secs && atoi(secs) < 2 ? atoi(secs) : 2) * 20; i++)
+            usleep(50000);
         pthread_mutex_lock(&f.mu);
-        snprintf(body, sizeof(body), "%s", f.nodes);
+        snprintf(body, sizeof(body), "%s", watch ? "" : f.nodes);
         pthread_mutex_unlock(&f.mu);
         return answer(c, 200, body);
     }
@@ -892,6 +896,84 @@ static void test_inventory_from_nodes(void **state)
     h_cleanup(&k);
 }
 
+/* Node @name of @d's GET /v1/nodes/NAME: its status, and whether it is ready. */
+static long node_state(const struct daemon *k, const char *name, int *ready)
+{
+    char path[96];
+    struct answer a;
+    snprintf(path, sizeof(path), "/v1/nodes/%s", name);
+    assert_int_equal(h_call(k, "GET", path, TOKEN_A, NULL, &a), 0);
+    long status = a.status;
+    *ready = json_is_true(json_object_get(a.json, "ready"));
+    h_answer_free(&a);
+    return status;
+}
+
+/* Wait (30 s at most) until node @name is known and its readiness is @ready. */
+static void node_becomes(const struct daemon *k, const char *name, int ready)
+{
+    int r = -1;
+    long st = 0;
+    for (int i = 0; i < 600 && (st != 200 || r != ready); i++) {
+        st = node_state(k, name, &r);
+        if (st != 200 || r != ready)
+            usleep(50000);
+    }
+    if (st != 200 || r != ready)
+        fail_msg("node %s: HTTP %ld, ready %d, not %d", name, st, r, ready);
+}
+
+/* A Node whose Ready condition is @status. */
+#define KNODE_READY(name, product, count, zone, status)                                            \
+    "{\"metadata\":{\"name\":\"" name "\",\"labels\":{\"nvidia.com/gpu.product\":\"" product       \
+    "\",\"nvidia.com/gpu.count\":\"" count "\",\"topology.kubernetes.io/zone\":\"" zone "\"}},"    \
+    "\"status\":{\"capacity\":{\"cpu\":\"96\",\"memory\":\"768Gi\",\"nvidia.com/gpu\":\"" count    \
+    "\"},\"conditions\":[{\"type\":\"Ready\",\"status\":\"" status "\"}]}}"
+
+/*
+ * --nodes kubernetes follows the Nodes: each fresh list (syncSeconds) takes in a Node made since,
+ * marks NotReady one the list no longer has (deleted while no watch saw it) or whose Ready
+ * condition is not True, Ready again when it is, and logs a Node it cannot read.
+ */
+static void test_nodes_relisted(void **state)
+{
+    (void)state;
+    struct daemon k;
+    char extra[256];
+    snprintf(extra, sizeof(extra),
+             "kubernetes:\n  apiServer: http://127.0.0.1:%d/\n  tokenFile: %s\n"
+             "  timeoutSeconds: 2\n  syncSeconds: 1\n",
+             f.port, token_path);
+    assert_int_equal(h_setup(&k, extra), 0);
+    snprintf(k.nodes, sizeof(k.nodes), "kubernetes");
+    pthread_mutex_lock(&f.mu);
+    snprintf(f.nodes, sizeof(f.nodes), "{\"kind\":\"NodeList\",\"items\":[%s,%s]}",
+             KNODE("gpu-a", "NVIDIA-A100-SXM4-80GB", "8", "zone-1"),
+             KNODE("gpu-b", "Tesla-T4", "4", "zone-2"));
+    pthread_mutex_unlock(&f.mu);
+    assert_int_equal(h_start(&k), 0);
+    node_becomes(&k, "gpu-b", 1);
+    pthread_mutex_lock(&f.mu);
+    snprintf(f.nodes, sizeof(f.nodes), "{\"kind\":\"NodeList\",\"items\":[%s,%s,%s]}",
+             KNODE("gpu-a", "NVIDIA-A100-SXM4-80GB", "8", "zone-1"),
+             KNODE("gpu-c", "Tesla-T4", "4", "zone-3"), KNODE("gpu-x", "NVIDIA-Z9000", "2", "z"));
+    pthread_mutex_unlock(&f.mu);
+    node_becomes(&k, "gpu-c", 1);
+    node_becomes(&k, "gpu-b", 0);
+    assert_true(h_log_has(&k, "msg=\"node added\" node=gpu-c zone=zone-3 nodes=3"));
+    assert_true(h_log_has(&k, "Node gpu-x: nvidia.com/gpu.product \\\"NVIDIA-Z9000\\\""));
+    pthread_mutex_lock(&f.mu);
+    snprintf(f.nodes, sizeof(f.nodes), "{\"kind\":\"NodeList\",\"items\":[%s,%s,%s]}",
+             KNODE("gpu-a", "NVIDIA-A100-SXM4-80GB", "8", "zone-1"),
+             KNODE_READY("gpu-b", "Tesla-T4", "4", "zone-2", "True"),
+             KNODE_READY("gpu-c", "Tesla-T4", "4", "zone-3", "False"));
+    pthread_mutex_unlock(&f.mu);
+    node_becomes(&k, "gpu-b", 1);
+    node_becomes(&k, "gpu-c", 0);
+    assert_int_equal(h_stop(&k), 0);
+    h_cleanup(&k);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -908,6 +990,7 @@ int main(void)
         cmocka_unit_test(test_sync_releases_gone_pods),
         cmocka_unit_test(test_watch_releases_at_once),
         cmocka_unit_test(test_inventory_from_nodes),
+        cmocka_unit_test(test_nodes_relisted),
         cmocka_unit_test(test_https_after_reload),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
