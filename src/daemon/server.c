@@ -123,8 +123,10 @@ struct gsd_server {
     struct follower {
         struct gsd_server *s;
         pthread_t thread;
-        int nodes, started, kick; /* kick: a reload, to take up its period */
+        int nodes, started;
+        uint64_t gen; /* the configuration it follows by (cfg_gen when read) */
     } follow[2];
+    _Atomic uint64_t cfg_gen; /* one more at each reload, under state_mu with it */
     pthread_cond_t sync_cv;
     int stopping;
     atomic_int sync_stop; /* stopping, for a list between its pages */
@@ -277,6 +279,7 @@ static int run_one(struct gsd_server *s, struct gsd_req *r)
             gsd_config_free(r->new_cfg);
         }
         gsd_access_reload(s->access, st->cfg);
+        atomic_fetch_add(&s->cfg_gen, 1); /* the syncs take it up: under state_mu, as they read */
         atomic_store(&s->max_in_flight, st->cfg->http.max_in_flight);
         r->new_cfg = NULL;
         return 0;
@@ -440,9 +443,10 @@ static void answer_batch(struct gsd_server *s, struct gsd_req **batch, int n)
 /* The API server to follow and how often to list it afresh, copied under the state lock (a
  * reload may change them); k->api_server NULL when there is none or syncSeconds is 0, or, for
  * the Nodes (@nodes), when the inventory is not theirs. */
-static void sync_config(struct gsd_server *s, int nodes, struct gsd_kube *k)
+static void sync_config(struct gsd_server *s, int nodes, struct gsd_kube *k, uint64_t *gen)
 {
     pthread_mutex_lock(&s->state_mu);
+    *gen = atomic_load(&s->cfg_gen); /* the very configuration read below */
     const struct gsd_kube *c = s->st->cfg->kube;
     *k = (struct gsd_kube){0};
     if (c && c->sync_us && (!nodes || s->st->nodes_from_kube)) {
@@ -467,7 +471,7 @@ static int follow_stop(void *ud)
 {
     struct follower *f = ud;
     pthread_mutex_lock(&f->s->mu);
-    int stop = f->s->stopping || f->kick;
+    int stop = f->s->stopping || atomic_load(&f->s->cfg_gen) != f->gen;
     pthread_mutex_unlock(&f->s->mu);
     return stop;
 }
@@ -536,12 +540,11 @@ static void *sync_main(void *arg)
     const struct gsd_kube_sink nodes = {f, follow_stop, NULL, NULL, follow_nodes, follow_node};
     for (;;) {
         struct gsd_kube k;
-        sync_config(s, f->nodes, &k);
+        sync_config(s, f->nodes, &k, &f->gen);
         pthread_mutex_lock(&s->mu);
-        while (!s->stopping && !f->kick && !k.api_server)
+        while (!s->stopping && atomic_load(&s->cfg_gen) == f->gen && !k.api_server)
             pthread_cond_wait(&s->sync_cv, &s->mu);
         int stop = s->stopping;
-        f->kick = 0;
         pthread_mutex_unlock(&s->mu);
         if (!stop && k.api_server)
             gsd_kube_follow(&k, f->nodes ? &nodes : &pods);
@@ -1090,8 +1093,7 @@ void gsd_server_reload(struct gsd_server *s, struct gsd_config *cfg)
     r->new_cfg = cfg;
     submit_wait(s, r);
     req_free(r);
-    pthread_mutex_lock(&s->mu); /* the pod and Node syncs take up the new period at once */
-    s->follow[0].kick = s->follow[1].kick = 1;
+    pthread_mutex_lock(&s->mu); /* the syncs take up the new period at once (cfg_gen moved) */
     pthread_cond_broadcast(&s->sync_cv);
     pthread_mutex_unlock(&s->mu);
 }

@@ -781,9 +781,11 @@ static void test_watch_releases_at_once(void **state)
              f.port, token_path);
     reload_kubernetes(section);
     assert_int_equal(fake_count(&f.watches, 1), 1);
+    char rv0[64];
     pthread_mutex_lock(&f.mu);
-    assert_string_equal(f.watch_rv, "10"); /* from the list */
+    snprintf(rv0, sizeof(rv0), "%s", f.watch_rv);
     pthread_mutex_unlock(&f.mu);
+    assert_string_equal(rv0, "10"); /* from the list */
     watch_sends("{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Pod\",\"metadata\":"
                 "{\"resourceVersion\":\"42\"}}}\n"
                 "{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"namespace\":\"team-a\","
@@ -791,10 +793,13 @@ static void test_watch_releases_at_once(void **state)
     assert_int_equal(pod_status_becomes("kw-del", 404), 404);
     assert_int_equal(pod_status_becomes("kw-keep", 200), 200);
     assert_int_equal(fake_count(&f.watches, 2), 2); /* the stream ended: watched again */
-    pthread_mutex_lock(&f.mu);
-    assert_string_equal(f.watch_rv, "43");
-    assert_int_equal(f.lists, 1);
+    char rv[64];
+    pthread_mutex_lock(&f.mu); /* asserted after: a failed assert must not keep the fake's lock */
+    snprintf(rv, sizeof(rv), "%s", f.watch_rv);
+    int lists = f.lists;
     pthread_mutex_unlock(&f.mu);
+    assert_string_equal(rv, "43");
+    assert_int_equal(lists, 1);
     assert_true(log_count("pod deleted or finished in Kubernetes: cards released") >= 1);
     watch_sends("{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,"
                 "\"message\":\"too old resource version: 43 (50)\"}}\n");
@@ -856,6 +861,17 @@ static void test_https_after_reload(void **state)
     "\"status\":{\"capacity\":{\"cpu\":\"96\",\"memory\":\"768Gi\",\"nvidia.com/gpu\":\"" count    \
     "\"}}}"
 
+/* A daemon @k of --nodes kubernetes on the fake, its `kubernetes:` section ending in @more. */
+static void nodes_setup(struct daemon *k, const char *more)
+{
+    char extra[256];
+    snprintf(extra, sizeof(extra),
+             "kubernetes:\n  apiServer: http://127.0.0.1:%d/\n  tokenFile: %s\n%s", f.port,
+             token_path, more);
+    assert_int_equal(h_setup(k, extra), 0);
+    snprintf(k->nodes, sizeof(k->nodes), "kubernetes");
+}
+
 /*
  * --nodes kubernetes: the inventory is the API server's Nodes (capacity, the feature-discovery
  * product and count, the zone); a GPU node of a product gpusched does not know stops the start
@@ -865,13 +881,7 @@ static void test_inventory_from_nodes(void **state)
 {
     (void)state;
     struct daemon k;
-    char extra[256];
-    snprintf(extra, sizeof(extra),
-             "kubernetes:\n  apiServer: http://127.0.0.1:%d/\n  tokenFile: %s\n"
-             "  syncSeconds: 0\n",
-             f.port, token_path);
-    assert_int_equal(h_setup(&k, extra), 0);
-    snprintf(k.nodes, sizeof(k.nodes), "kubernetes");
+    nodes_setup(&k, "  syncSeconds: 0\n");
     pthread_mutex_lock(&f.mu);
     snprintf(f.nodes, sizeof(f.nodes), "{\"kind\":\"NodeList\",\"items\":[%s,%s]}",
              KNODE("gpu-a", "NVIDIA-A100-SXM4-80GB", "8", "zone-1"),
@@ -939,13 +949,7 @@ static void test_nodes_relisted(void **state)
 {
     (void)state;
     struct daemon k;
-    char extra[256];
-    snprintf(extra, sizeof(extra),
-             "kubernetes:\n  apiServer: http://127.0.0.1:%d/\n  tokenFile: %s\n"
-             "  timeoutSeconds: 2\n  syncSeconds: 1\n",
-             f.port, token_path);
-    assert_int_equal(h_setup(&k, extra), 0);
-    snprintf(k.nodes, sizeof(k.nodes), "kubernetes");
+    nodes_setup(&k, "  timeoutSeconds: 2\n  syncSeconds: 1\n");
     pthread_mutex_lock(&f.mu);
     snprintf(f.nodes, sizeof(f.nodes), "{\"kind\":\"NodeList\",\"items\":[%s,%s]}",
              KNODE("gpu-a", "NVIDIA-A100-SXM4-80GB", "8", "zone-1"),
