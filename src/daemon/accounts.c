@@ -231,9 +231,12 @@ json_t *gsd_bill_accrued(struct gsd_state *st)
         return NULL;
     json_t *totals = json_object();
     size_t it = 0;
-    for (const struct gs_bill_line *l; totals && (l = gs_bill_next(b.bill, &it)) != NULL;)
-        json_object_set_new(totals, l->tenant,
-                            json_integer(gs_bill_total_udollars(b.bill, l->tenant)));
+    /* summed in one pass: a run priced from long ago is a line a day, so a total per line read
+     * (gs_bill_total_udollars()) would be quadratic in them */
+    for (const struct gs_bill_line *l; totals && (l = gs_bill_next(b.bill, &it)) != NULL;) {
+        json_int_t was = json_integer_value(json_object_get(totals, l->tenant));
+        json_object_set_new(totals, l->tenant, json_integer(was + l->cost_udollars));
+    }
     gs_bill_free(b.bill);
     json_decref(b.unpriced);
     if (!totals)
