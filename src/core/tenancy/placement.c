@@ -220,14 +220,17 @@ static int spread_thin(const struct gs_tenancy *t, const struct rpod *p, char *a
     const struct gs_fit *f = &p->fit;
     int64_t total = 0;
     int most = 0;
-    for (size_t i = 0; f->whole && !f->mig && f->ncards > 1 && i < t->pol->nnodes; i++) {
-        int model = gs_fleet_node_model(t->fleet, i), k = gs_fleet_node_free_cards(t->fleet, i);
+    size_t nopen = 0;
+    const int32_t *open = gs_fleet_open(t->fleet, &nopen); /* the only nodes with free cards */
+    for (size_t k = 0; f->whole && !f->mig && f->ncards > 1 && k < nopen; k++) {
+        size_t i = (size_t)open[k];
+        int model = gs_fleet_node_model(t->fleet, i), n = gs_fleet_node_free_cards(t->fleet, i);
         if (!gs_fleet_node_ready(t->fleet, i) ||
             (f->model_mask && model >= 0 && !(f->model_mask & (1u << model))) ||
             (f->zone_only && gs_fleet_node_zone(t->fleet, i) + 1 != f->zone_only))
             continue;
-        total += k;
-        most = k > most ? k : most;
+        total += n;
+        most = n > most ? n : most;
     }
     if (total < f->ncards)
         return 0;
