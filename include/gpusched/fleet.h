@@ -67,6 +67,8 @@ struct gs_fit {
                              while their rates sum to 1000 at most */
     int32_t max_clients;  /* shared: pods a card may hold while this one is there, 0 = no cap */
     uint32_t model_mask;  /* allowed catalog models, 0 = any */
+    int32_t node_only;    /* the one node it may use (spec.nodeName): its index + 1; 0 = any */
+    int32_t zone_only;    /* the one zone it may use: gs_fleet_node_zone() + 1; 0 = any */
     int64_t cpu_milli;    /* host CPU */
     int64_t memory_mib;   /* host memory */
     int32_t tenant;       /* owner, >= 0 */
@@ -98,6 +100,7 @@ enum gs_fit_reason {
     GS_FIT_MIG_POLICY, /* the GpuClusterPolicy does not allow the profile on this model */
     GS_FIT_NOT_READY,  /* the node is not ready (gs_fleet_set_node_ready()) */
     GS_FIT_MIG_MODEL,  /* the node's GPU model has no MIG profile of that name */
+    GS_FIT_NODE_NAME,  /* not the node spec.nodeName names */
     GS_FIT_REASONS
 };
 

@@ -251,7 +251,10 @@ struct gs_pod_spec {
                                     GS_UNSET = it restarts from zero */
     int same_card; /* annotation gpusched.io/same-card: "true": its N slices or replicas on one
                       card (default: N different cards) */
-    uint32_t model_mask; /* allowed GPU models (node selector), 0 = any */
+    uint32_t model_mask;             /* allowed GPU models (node selector), 0 = any */
+    char node_name[GS_SCN_NAME_MAX]; /* spec.nodeName or nodeSelector kubernetes.io/hostname:
+                                        the one node it may run on; "" any */
+    char node_zone[GS_SCN_NAME_MAX]; /* nodeSelector topology.kubernetes.io/zone; "" any */
     struct gs_scn_container containers[GS_SCN_CONTAINERS]; /* init containers first */
     int ncontainers;
     struct gs_scn_src src;

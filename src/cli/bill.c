@@ -191,7 +191,7 @@ int gs__json_field(const json_t *obj, const char *key, const char *at, json_type
 int gs__json_field_int(const json_t *obj, const char *key, const char *at, int64_t *out,
                        struct gs_diag *d)
 {
-    json_t *v;
+    json_t *v = NULL;
     int rc = gs__json_field(obj, key, at, JSON_INTEGER, &v, d);
     if (!rc)
         *out = json_integer_value(v);

@@ -10,9 +10,11 @@
  * for one MIG instance; nvidia.com/gpu.shared counts time-slice replicas (NVIDIA's device plugin
  * name for them under renameByDefault), with nvidia.com/gpumem as the memory each declares. Init
  * containers are read too (restartPolicy: Always marks a sidecar): the scheduler counts the pod's
- * effective request as Kubernetes does (src/core/tenancy/admission.c). Fields that decide
- * placement but are not modelled here (affinity, topologySpreadConstraints, nodeName) are warned
- * about; the rest of the pod spec (images, volumes, probes) is accepted silently.
+ * effective request as Kubernetes does (src/core/tenancy/admission.c). spec.nodeName and the
+ * nodeSelector labels every node carries hold the pod to nodes. Fields that decide placement but
+ * are not modelled here (affinity, topologySpreadConstraints, tolerations, pod-level resources)
+ * are warned about, unless empty; the rest of the pod spec (images, volumes, probes) is accepted
+ * silently.
  */
 #include "scenario_impl.h"
 
@@ -31,18 +33,19 @@ enum {
     S_CONTAINERS,
     S_PRIORITY_CLASS,
     S_PRIORITY,
+    S_NODE_NAME,
     S_NODE_SELECTOR,
     S_INIT_CONTAINERS,
     S_WARN_FIRST, /* from here on: decides placement in Kubernetes, not modelled here */
     S_AFFINITY = S_WARN_FIRST,
     S_SPREAD,
-    S_NODE_NAME,
     S_RESOURCES,
+    S_TOLERATIONS,
     S_SILENT_FIRST,
 };
 static const char *const spec_keys[] = {
-    "containers", "priorityClassName", "priority", "nodeSelector", "initContainers", "affinity",
-    "topologySpreadConstraints", "nodeName", "resources",
+    "containers", "priorityClassName", "priority", "nodeName", "nodeSelector", "initContainers",
+    "affinity", "topologySpreadConstraints", "resources", "tolerations",
     /* accepted, without effect on GPU placement */
     "activeDeadlineSeconds", "automountServiceAccountToken", "dnsConfig", "dnsPolicy",
     "enableServiceLinks", "ephemeralContainers", "hostAliases", "hostIPC", "hostNetwork", "hostPID",
@@ -50,7 +53,7 @@ static const char *const spec_keys[] = {
     "readinessGates", "resourceClaims", "restartPolicy", "runtimeClassName", "schedulerName",
     "schedulingGates", "securityContext", "serviceAccount", "serviceAccountName",
     "setHostnameAsFQDN", "shareProcessNamespace", "subdomain", "terminationGracePeriodSeconds",
-    "tolerations", "volumes"};
+    "volumes"};
 
 enum { C_NAME, C_RESOURCES, C_RESTART = 23 };
 static const char *const container_keys[] = {"name",
@@ -284,14 +287,38 @@ static int read_container(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg
     return rc;
 }
 
+/* A node name the pod is held to (spec.nodeName, nodeSelector kubernetes.io/hostname), into
+ * @p->node_name; both given, they must agree. */
+static int node_name(struct gs__yctx *c, yaml_node_t *v, const char *what, struct gs_pod_spec *p)
+{
+    char name[GS_SCN_NAME_MAX];
+    int rc = gs__scn_name(c, v, what, name, sizeof(name));
+    if (!rc && p->node_name[0] && strcmp(p->node_name, name))
+        return gs__yaml_err(c, v, "%s %s and spec.nodeName %s name different nodes", what, name,
+                            p->node_name);
+    if (!rc)
+        memcpy(p->node_name, name, sizeof(name));
+    return rc;
+}
+
+/* nodeSelector: the labels every node carries (the inventory gives no others): its GPU model
+ * (nvidia.com/gpu.product, as NVIDIA's GPU feature discovery writes it), its name
+ * (kubernetes.io/hostname) and its zone (topology.kubernetes.io/zone), as the kubelet writes
+ * them. */
 static int selector_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *arg)
 {
     struct gs_pod_spec *p = arg;
     char buf[GS__YAML_SHOW_BUF];
+    if (strcmp(gs__yaml_str(k), "kubernetes.io/hostname") == 0)
+        return node_name(c, v, "nodeSelector kubernetes.io/hostname", p);
+    if (strcmp(gs__yaml_str(k), "topology.kubernetes.io/zone") == 0)
+        return gs__scn_name(c, v, "nodeSelector topology.kubernetes.io/zone", p->node_zone,
+                            sizeof(p->node_zone));
     if (strcmp(gs__yaml_str(k), "nvidia.com/gpu.product") != 0) {
         gs__yaml_warn(c, k,
-                      "nodeSelector %s is not interpreted (only nvidia.com/gpu.product); "
-                      "ignored",
+                      "nodeSelector %s is not interpreted (a node's labels are "
+                      "nvidia.com/gpu.product, kubernetes.io/hostname and "
+                      "topology.kubernetes.io/zone); ignored",
                       gs__yaml_show(k, buf));
         return 0;
     }
@@ -470,7 +497,7 @@ static int read_spec(struct gs__yctx *c, yaml_node_t *spec, struct gs_pod_spec *
     int rc =
         gs__yaml_each_field(c, spec, spec_keys, GS__YAML_NKEYS(spec_keys), "spec", gs__scn_keep, f);
     for (int i = S_WARN_FIRST; !rc && i < S_SILENT_FIRST; i++)
-        if (f[i] && !gs__yaml_is_null(f[i]))
+        if (f[i] && !gs__yaml_is_null(f[i]) && !gs__yaml_is_empty(f[i]))
             gs__yaml_warn(c, f[i], "spec.%s is not interpreted by the scenario; ignored",
                           spec_keys[i]);
     if (!rc && f[S_PRIORITY_CLASS])
@@ -482,6 +509,8 @@ static int read_spec(struct gs__yctx *c, yaml_node_t *spec, struct gs_pod_spec *
         p->priority = (int32_t)v;
         p->has_priority = 1;
     }
+    if (!rc && f[S_NODE_NAME] && !gs__yaml_is_null(f[S_NODE_NAME]))
+        rc = node_name(c, f[S_NODE_NAME], "spec.nodeName", p);
     if (!rc && f[S_NODE_SELECTOR])
         rc = gs__yaml_each_pair(c, f[S_NODE_SELECTOR], "spec.nodeSelector", selector_pair, p);
     struct clist init = {p, 1}, app = {p, 0};

@@ -198,6 +198,15 @@ bool gs__yaml_is_plain(const yaml_node_t *n)
     return n->type == YAML_SCALAR_NODE && n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
 }
 
+bool gs__yaml_is_empty(const yaml_node_t *n)
+{
+    if (n->type == YAML_SEQUENCE_NODE)
+        return n->data.sequence.items.top == n->data.sequence.items.start;
+    if (n->type == YAML_MAPPING_NODE)
+        return n->data.mapping.pairs.top == n->data.mapping.pairs.start;
+    return false;
+}
+
 bool gs__yaml_is_null(const yaml_node_t *n)
 {
     static const char *const nulls[] = {"", "~", "null", "Null", "NULL"};

@@ -85,6 +85,9 @@ const char *gs__yaml_str(const yaml_node_t *n);
 /* gs__yaml_is_null() - a plain null scalar ("", "~", "null", "Null", "NULL"). */
 bool gs__yaml_is_null(const yaml_node_t *n);
 
+/* gs__yaml_is_empty() - a sequence or mapping with no items ("[]", "{}"). */
+bool gs__yaml_is_empty(const yaml_node_t *n);
+
 /* gs__yaml_is_plain() - a plain (unquoted) scalar: numbers and booleans must be plain. */
 bool gs__yaml_is_plain(const yaml_node_t *n);
 

@@ -1162,7 +1162,7 @@ int gs_sched_fits_without(struct gs_sched *s, const struct gs_pod_req *pod, size
 int gs_sched_bind_node(struct gs_sched *s, const struct gs_pod_req *pod, size_t node,
                        struct gs_placement *out, struct gs_diag *why)
 {
-    int64_t cls, sc = node_value(s, pod, node, &cls, why);
+    int64_t cls = -1, sc = node_value(s, pod, node, &cls, why); /* set when sc >= 2 */
     return sc < 2 ? (int)sc : commit(s, (uint32_t)cls, node, out);
 }
 

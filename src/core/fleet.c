@@ -88,6 +88,7 @@ static const char *const reason_text[GS_FIT_REASONS] = {
     [GS_FIT_MIG_POLICY] = "MIG profile not allowed here by the GpuClusterPolicy",
     [GS_FIT_NOT_READY] = "node(s) had untolerated taint {node.kubernetes.io/not-ready: }",
     [GS_FIT_MIG_MODEL] = "GPU model has no MIG profile",
+    [GS_FIT_NODE_NAME] = "node(s) didn't match the requested node name",
 };
 
 const char *gs_fit_reason_text(enum gs_fit_reason r)
@@ -511,8 +512,22 @@ int gs_fleet_nvlink_max(const struct gs_fleet *f)
     return f->nvlink_max;
 }
 
-static enum gs_fit_reason fit_host(const struct fnode *nd, const struct gs_fit *r)
+/* Node @node (@nd) against the nodes @r is held to: kube-scheduler's NodeName and NodeAffinity
+ * filters, in their words. */
+static enum gs_fit_reason fit_pinned(const struct fnode *nd, size_t node, const struct gs_fit *r)
 {
+    if (r->node_only && (size_t)r->node_only != node + 1)
+        return GS_FIT_NODE_NAME;
+    if (r->zone_only && r->zone_only != nd->zone + 1)
+        return GS_FIT_MODEL;
+    return GS_FIT_OK;
+}
+
+static enum gs_fit_reason fit_host(const struct fnode *nd, size_t node, const struct gs_fit *r)
+{
+    enum gs_fit_reason pin = fit_pinned(nd, node, r);
+    if (pin != GS_FIT_OK)
+        return pin;
     if (nd->down)
         return GS_FIT_NOT_READY;
     if (r->ncards > 0 && r->model_mask && !(r->model_mask & (1u << nd->model)))
@@ -542,10 +557,11 @@ static uint32_t lowest(uint32_t cand, int n)
 }
 
 /*
- * The group (PCIe domain or NVLink group, by @by_nvlink) with the fewest free cards that still
- * holds @n: best fit keeps the larger groups whole for pods that need them.
+ * The free cards of the group (PCIe domain or NVLink group, by @by_nvlink; among @allowed groups,
+ * 0 = any) with the fewest free cards that still holds @n: best fit keeps the larger groups whole
+ * for pods that need them. 0 when none holds @n.
  */
-static uint32_t best_group(const struct fnode *nd, uint32_t free, int n, int by_nvlink,
+static uint32_t group_free(const struct fnode *nd, uint32_t free, int n, int by_nvlink,
                            uint32_t allowed)
 {
     int count[GS_GPUS_MAX] = {0};
@@ -561,7 +577,25 @@ static uint32_t best_group(const struct fnode *nd, uint32_t free, int n, int by_
     for (int g = 0; g < GS_GPUS_MAX; g++)
         if (count[g] >= n && (best < 0 || count[g] < count[best]))
             best = g;
-    return best < 0 ? 0 : lowest(members[best], n);
+    return best < 0 ? 0 : members[best];
+}
+
+/* @n cards of the best-fitting group of group_free(), the lowest; 0 when no group holds @n. */
+static uint32_t best_group(const struct fnode *nd, uint32_t free, int n, int by_nvlink,
+                           uint32_t allowed)
+{
+    uint32_t m = group_free(nd, free, n, by_nvlink, allowed);
+    return m ? lowest(m, n) : 0;
+}
+
+/* @n cards of the smallest NVLink group holding them, from its smallest PCIe domain that does
+ * (else its lowest cards): a pod asking no tier still keeps its cards on one NVLink bridge. */
+static uint32_t nvlink_then_pcie(const struct fnode *nd, uint32_t free, int n)
+{
+    uint32_t g = group_free(nd, free, n, 1, 0), m;
+    if (!g)
+        return 0;
+    return (m = best_group(nd, g, n, 0, 0)) ? m : lowest(g, n);
 }
 
 static int domains_of(const struct fnode *nd, uint32_t mask)
@@ -629,10 +663,11 @@ static enum gs_fit_reason pick_whole(const struct gs_fleet *f, const struct fnod
         if (!r->tier_soft || r->nvlink_only)
             return GS_FIT_NVLINK;
     }
-    if ((m = best_group(nd, free, r->ncards, 0, 0))) {
-        *topo = 1000;
-    } else if ((m = best_group(nd, free, r->ncards, 1, 0))) {
-        *topo = 700;
+    if ((m = nvlink_then_pcie(nd, free, r->ncards))) {
+        *topo = domains_of(nd, m) == 1 ? 1000 : 800;
+    } else if ((m = best_group(nd, free, r->ncards, 0, 0))) {
+        /* one PCIe domain: the best this node can do unless an NVLink group could hold them */
+        *topo = r->ncards == 1 || r->ncards > nd->nvlink_max ? 1000 : 700;
     } else if (nd->links >= 0) {
         m = span_nvlink(f->links[nd->links], free, r->ncards, &pairs);
         *topo = 500 / domains_of(nd, m) + 200 * pairs / (r->ncards * (r->ncards - 1) / 2);
@@ -787,7 +822,7 @@ enum gs_fit_reason gs_fleet_fit(const struct gs_fleet *f, size_t node, const str
                                 struct gs_fit_choice *out)
 {
     const struct fnode *nd = &f->nodes[node];
-    enum gs_fit_reason why = fit_host(nd, r);
+    enum gs_fit_reason why = fit_host(nd, node, r);
     if (why != GS_FIT_OK)
         return why;
     uint32_t mask = 0;
@@ -860,8 +895,8 @@ int gs_fleet_fits_without(const struct gs_fleet *f, size_t node, const struct gs
             may_become(f, last, since, GS_CARD_EXCLUSIVE))
             free |= 1u << g;
     }
-    if (nd->down || (r->model_mask && !(r->model_mask & (1u << nd->model))) ||
-        r->ncards > nd->ngpu ||
+    if (nd->down || fit_pinned(nd, node, r) != GS_FIT_OK ||
+        (r->model_mask && !(r->model_mask & (1u << nd->model))) || r->ncards > nd->ngpu ||
         (r->hard ? (sole >= 0 && sole != r->tenant) || sole == -2 : hard && sole != r->tenant) ||
         r->cpu_milli > cpu || r->memory_mib > mem || __builtin_popcount(free) < r->ncards)
         return 0;
@@ -1008,7 +1043,7 @@ int gs_fleet_commit(struct gs_fleet *f, size_t node, const struct gs_fit *r, uin
                     int32_t pod)
 {
     struct fnode *nd = &f->nodes[node];
-    if (fit_host(nd, r) != GS_FIT_OK || !mask_valid(f, nd, r, mask))
+    if (fit_host(nd, node, r) != GS_FIT_OK || !mask_valid(f, nd, r, mask))
         return -EINVAL;
     struct slot *p = gs_grow(nd->pods, &nd->cap, nd->npods + 1, sizeof(*p), 4);
     if (!p)

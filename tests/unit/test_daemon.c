@@ -124,7 +124,8 @@ static void test_config_errors(void **state)
         {HEAD "tenants:\n  - name: a\n    token: tenant-a-0123456789\n    namespaces: [x]\n"
               "  - name: b\n    token: tenant-a-0123456789\n    namespaces: [y]\n",
          "tenant b has the token of another tenant"},
-        {HEAD "policy: fastest\n", "policy:"},
+        {HEAD "policy: fastest\n", ":3:9: policy: gpuschedd runs the gpusched policy only"},
+        {HEAD "policy: fgd\n", ":3:9: policy: gpuschedd runs the gpusched policy only"},
         {HEAD "maxBodyBytes: lots\n", ":3:15: maxBodyBytes: expected a whole number"},
         {"kind: Pod\n", ":1:7: kind: expected DaemonConfig"},
         {HEAD "nodeMonitorGracePeriodSeconds: 0\n",

@@ -868,8 +868,9 @@ static void test_kubectl_list(void **state)
     assert_int_equal(s->pods[0].containers[0].memory_mib, 512);
     assert_int_equal(s->pods[1].containers[0].gpu, GS_UNSET);
     assert_int_equal(s->pods[1].src.line, 23);
-    assert_int_equal(w.n, 1); /* nodeName: the simulator places pods itself */
-    ASSERT_WARNED(&w, ":13:15: ", "spec.nodeName is not interpreted");
+    assert_string_equal(s->pods[0].node_name, "node-7"); /* held to it, as kubelet would */
+    assert_int_equal(w.n, 1); /* no taint in a scenario gives a toleration a meaning */
+    ASSERT_WARNED(&w, ":15:18: ", "spec.tolerations is not interpreted");
     assert_int_equal(gs_scenario_tenant_of(s, "shop"), 0);
     assert_string_equal(s->policy.tenants[0].name, "shop");
     gs_scenario_free(s);

@@ -1740,6 +1740,72 @@ static void test_elastic_gang(void **state)
     gs_scenario_free(s);
 }
 
+/* A pod asking no tier keeps to one NVLink bridge on a board whose bridges join pairs: with card 0
+ * taken, two cards come from the whole pair 2-3, not 1 and 2 of the same PCIe domain. */
+static void test_nvlink_pair_without_tier(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    int t8 = tmpl(s, "pairs", 8, 1);
+    for (int i = 0; i < 8; i++)
+        s->policy.templates[t8].nvlink_group[i] = (uint8_t)(i / 2);
+    node(s, "n1", "az-1", t8);
+    pod(s, "ns", "one", 1, 0, -1);
+    pod(s, "ns", "two", 2, 1, -1);
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    assert_int_equal(find(t, "one")->gpu_mask, 0x01u);
+    assert_int_equal(find(t, "two")->gpu_mask, 0x0cu);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
+/* Free cards enough in the cluster but on no one node: the reason says how they are spread. */
+static void test_reason_free_cards_spread(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    int t8 = tmpl(s, "eight", 8, 0);
+    node(s, "n1", "az-1", t8);
+    node(s, "n2", "az-1", t8);
+    pod(s, "ns", "a", 6, 0, -1);
+    pod(s, "ns", "b", 6, 0, -1);
+    pod(s, "ns", "c", 3, 1, -1);
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    assert_int_equal(find(t, "c")->state, GS_POD_PENDING);
+    if (!strstr(find(t, "c")->reason,
+                "0/2 nodes are available: 2 Insufficient nvidia.com/gpu; 4 free nvidia.com/gpu in "
+                "the cluster, at most 2 on one node."))
+        fail_msg("reason: %s", find(t, "c")->reason);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
+/* spec.nodeName and nodeSelector topology.kubernetes.io/zone hold a pod to its node or zone; a
+ * node or zone the cluster lacks is refused. */
+static void test_node_name_and_zone(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    int t8 = tmpl(s, "eight", 8, 0);
+    node(s, "n1", "az-1", t8);
+    node(s, "n2", "az-2", t8);
+    snprintf(pod(s, "ns", "named", 1, 0, -1)->node_name, GS_SCN_NAME_MAX, "n2");
+    snprintf(pod(s, "ns", "zoned", 1, 0, -1)->node_zone, GS_SCN_NAME_MAX, "az-2");
+    snprintf(pod(s, "ns", "big", 8, 1, -1)->node_name, GS_SCN_NAME_MAX, "n2");
+    snprintf(pod(s, "ns", "lost", 1, 0, -1)->node_name, GS_SCN_NAME_MAX, "n9");
+    snprintf(pod(s, "ns", "far", 1, 0, -1)->node_zone, GS_SCN_NAME_MAX, "az-9");
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    assert_string_equal(node_of(t, "named"), "n2");
+    assert_string_equal(node_of(t, "zoned"), "n2");
+    assert_int_equal(find(t, "big")->state, GS_POD_PENDING);
+    assert_non_null(strstr(find(t, "big")->reason, "node n2: Insufficient nvidia.com/gpu"));
+    assert_int_equal(find(t, "lost")->state, GS_POD_REJECTED);
+    assert_non_null(strstr(find(t, "lost")->reason, "node n9 is not in the cluster"));
+    assert_int_equal(find(t, "far")->state, GS_POD_REJECTED);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1786,6 +1852,9 @@ int main(void)
         cmocka_unit_test(test_nvlink_preferred),
         cmocka_unit_test(test_sharing_follows_util),
         cmocka_unit_test(test_elastic_gang),
+        cmocka_unit_test(test_nvlink_pair_without_tier),
+        cmocka_unit_test(test_reason_free_cards_spread),
+        cmocka_unit_test(test_node_name_and_zone),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -804,6 +804,8 @@ static uint64_t static_shape(const struct rpod *p)
         h = (h ^ (uint64_t)p->rate) * 1099511628211ULL;
     if (f->units > 1 || f->timeslice)
         h = (h ^ (uint64_t)(f->units * 2 + f->timeslice)) * 1099511628211ULL;
+    if (f->node_only || f->zone_only)
+        h = (h ^ ((uint64_t)f->node_only << 32 | (uint32_t)f->zone_only)) * 1099511628211ULL;
     return h;
 }
 
@@ -834,6 +836,48 @@ static int priority_refused(const struct gs_policy *pol, const struct gs_pod_spe
     return 1;
 }
 
+/*
+ * The node or zone a pod is held to (spec.nodeName, nodeSelector kubernetes.io/hostname or
+ * topology.kubernetes.io/zone) as the fleet numbers them; -1 with the reason when the cluster has
+ * no such node or zone, where it could never run.
+ */
+static int pin(const struct gs_tenancy *t, struct rpod *p)
+{
+    const struct gs_pod_spec *sp = p->sp;
+    const struct gs_policy *pol = t->pol;
+    p->fit.node_only = p->fit.zone_only = 0;
+    for (size_t i = 0; sp->node_name[0] && !p->fit.node_only && i < pol->nnodes; i++)
+        if (strcmp(pol->nodes[i].name, sp->node_name) == 0)
+            p->fit.node_only = (int32_t)i + 1;
+    for (size_t i = 0; sp->node_zone[0] && !p->fit.zone_only && i < pol->nnodes; i++)
+        if (strcmp(pol->nodes[i].zone, sp->node_zone) == 0)
+            p->fit.zone_only = gs_fleet_node_zone(t->fleet, i) + 1;
+    if (sp->node_name[0] && !p->fit.node_only) {
+        p->field = "spec.nodeName";
+        gs__say(p->reason, sizeof(p->reason), "node %s is not in the cluster", sp->node_name);
+        return -1;
+    }
+    if (sp->node_zone[0] && !p->fit.zone_only) {
+        p->field = "spec.nodeSelector.topology.kubernetes.io/zone";
+        gs__say(p->reason, sizeof(p->reason), "no node of the cluster is in zone %s",
+                sp->node_zone);
+        return -1;
+    }
+    return 0;
+}
+
+/* Does GPUQuota tenant @ts give some of a model of the cluster in @mask (0 = any)? A tenant with
+ * a GPUQuota gets only the models it lists: a pod allowed none of them would wait forever. */
+static int quota_gives(const struct gs_tenancy *t, const struct gs_tenant_spec *ts, uint32_t mask)
+{
+    for (int m = 0; m < GS_MODEL_MAX; m++) {
+        const struct gs_model_quota *q = gs_tenant_model_quota(ts, m);
+        if ((t->models & (1u << m)) && (!mask || (mask & (1u << m))) && q && q->total_milli > 0)
+            return 1;
+    }
+    return 0;
+}
+
 static void admit_one(const struct gs_tenancy *t, struct rpod *p)
 {
     const struct gs_policy *pol = t->pol;
@@ -857,9 +901,15 @@ static void admit_one(const struct gs_tenancy *t, struct rpod *p)
         p->state = GS_POD_REJECTED;
         return;
     }
+    if (sp->profile[0] && !prof) {
+        p->field = "metadata.annotations.gpusched.io/profile";
+        gs__say(p->reason, sizeof(p->reason), "step profile %s is not defined", sp->profile);
+        p->state = GS_POD_REJECTED;
+        return;
+    }
     if (t->way != GS_WAY_FULL)
         p->group = -1;
-    if (demand(t, p, prof, p->reason, sizeof(p->reason)) < 0) {
+    if (demand(t, p, prof, p->reason, sizeof(p->reason)) < 0 || pin(t, p) < 0) {
         p->state = GS_POD_REJECTED;
         return;
     }
@@ -870,6 +920,14 @@ static void admit_one(const struct gs_tenancy *t, struct rpod *p)
         p->field = "spec.containers[].resources.limits.nvidia.com/gpu";
         gs__say(p->reason, sizeof(p->reason), "tenant %s: maxGPUsPerPod %d < nvidia.com/gpu %lld",
                 ts->name, ts->max_gpus_per_pod, (long long)p->gpus);
+        p->state = GS_POD_REJECTED;
+    } else if (t->way == GS_WAY_FULL && ts && ts->has_quota && p->milli > 0 &&
+               !quota_gives(t, ts, p->fit.model_mask)) {
+        p->field = sp->model_mask ? "metadata.annotations.gpusched.io/gpu-model"
+                                  : "spec.containers[].resources.limits.nvidia.com/gpu";
+        gs__say(p->reason, sizeof(p->reason),
+                "tenant %s: its GPUQuota gives none of the GPU models %s", ts->name,
+                sp->model_mask ? "this pod allows" : "of the cluster");
         p->state = GS_POD_REJECTED;
     }
 }

@@ -210,6 +210,34 @@ static int64_t score(const struct gs_tenancy *t, const struct rpod *p, size_t no
 
 #define SCORE_MAX(t) (8 * 1000 + 6 * 1000 + ((t)->way == GS_WAY_FULL ? 4 * 1000 : 0))
 
+/*
+ * A whole-card pod no node had cards enough for, though the cluster has them free: say how
+ * thinly they are spread ("; 4 free nvidia.com/gpu in the cluster, at most 3 on one node"), over
+ * the ready nodes of the models and zone it may use. Return: the length written at @at.
+ */
+static int spread_thin(const struct gs_tenancy *t, const struct rpod *p, char *at, size_t size)
+{
+    const struct gs_fit *f = &p->fit;
+    int64_t total = 0;
+    int most = 0;
+    size_t nopen = 0;
+    const int32_t *open = gs_fleet_open(t->fleet, &nopen); /* the only nodes with free cards */
+    for (size_t k = 0; f->whole && !f->mig && f->ncards > 1 && k < nopen; k++) {
+        size_t i = (size_t)open[k];
+        int model = gs_fleet_node_model(t->fleet, i), n = gs_fleet_node_free_cards(t->fleet, i);
+        if (!gs_fleet_node_ready(t->fleet, i) ||
+            (f->model_mask && model >= 0 && !(f->model_mask & (1u << model))) ||
+            (f->zone_only && gs_fleet_node_zone(t->fleet, i) + 1 != f->zone_only))
+            continue;
+        total += n;
+        most = n > most ? n : most;
+    }
+    if (total < f->ncards)
+        return 0;
+    return gs__say(at, size, "; %lld free nvidia.com/gpu in the cluster, at most %d on one node",
+                   (long long)total, most);
+}
+
 static void why_nodes(struct gs_tenancy *t, struct rpod *p, const int64_t *count, int64_t quota,
                       const char *quota_why, int64_t reserved, int only_node)
 {
@@ -238,7 +266,14 @@ static void why_nodes(struct gs_tenancy *t, struct rpod *p, const int64_t *count
         n += gs__say(p->reason + n, sizeof(p->reason) - (size_t)n,
                      " %lld reserved for a pod ahead in the queue,", (long long)reserved);
     if (n > 0 && n < (int)sizeof(p->reason) && p->reason[n - 1] == ',')
-        p->reason[n - 1] = '.';
+        n--;
+    if (count[GS_FIT_GPU] && only_node < 0 && n < (int)sizeof(p->reason))
+        n += spread_thin(t, p, p->reason + n, sizeof(p->reason) - (size_t)n);
+    if (n > 0 && n + 1 < (int)sizeof(p->reason) && p->reason[n - 1] != '.' &&
+        p->reason[n - 1] != ':') {
+        p->reason[n] = '.';
+        p->reason[n + 1] = '\0';
+    }
 }
 
 /* A pod's shape (admission.c, static_shape()), and whether it ends after the reservation of
@@ -376,6 +411,8 @@ int gs__tn_find(struct gs_tenancy *t, int32_t pod, int only_node, const struct t
     struct rpod *p = &t->pods[pod];
     struct scan o;
     scan_init(&o);
+    if (only_node < 0 && p->fit.node_only) /* spec.nodeName: that node or none */
+        only_node = p->fit.node_only - 1;
     size_t lo = only_node >= 0 ? (size_t)only_node : 0;
     size_t hi = only_node >= 0 ? lo + 1 : t->pol->nnodes;
     /* A GPU pod can only go where a card is free or shared: visit those nodes only. */
