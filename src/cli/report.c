@@ -295,10 +295,19 @@ static int placement(struct ctx *c, const json_t *pl, const json_t *u, int32_t t
         sp.mig_start = (int8_t)slot;
     }
     size_t i;
+    uint64_t seen = 0;
+    if ((int64_t)json_array_size(gpus) != json_integer_value(json_object_get(u, "cards")))
+        return bad(c, at, "gpus: %zu card indexes where the usage says %lld cards",
+                   json_array_size(gpus),
+                   (long long)json_integer_value(json_object_get(u, "cards")));
     json_array_foreach(gpus, i, g)
     {
         if (!json_is_integer(g) || json_integer_value(g) < 0 || json_integer_value(g) > 63)
             return bad(c, at, "gpus[%zu]: expected a card index 0..63", i);
+        if (seen & (1ull << json_integer_value(g)))
+            return bad(c, at, "gpus[%zu]: card %lld is listed twice", i,
+                       (long long)json_integer_value(g));
+        seen |= 1ull << json_integer_value(g);
         if (c->doc->nspans == RP_SPANS_MAX)
             return bad(c, at, "more than %u card spans in the file", RP_SPANS_MAX);
         struct rp_span *v =
