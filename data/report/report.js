@@ -74,15 +74,6 @@ window.gsReport = (function () {
     y: {title: {display: true, text: y}, stacked: !!stacked, beginAtZero: true},
   });
 
-  /* $27,112.95: to the cent, half up, thousands separated, as gs_money_format_human() prints
-   * it (the live view's bills come from the API in micro-units). */
-  function money(udollars, currency) {
-    const cents = Math.floor((udollars + 5000) / 10000);
-    const whole = Math.floor(cents / 100).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ',');
-    const amount = whole + '.' + String(cents % 100).padStart(2, '0');
-    return currency === 'USD' ? '$' + amount : amount + ' ' + currency;
-  }
-
   /* ---- Header ---- */
   function header() {
     document.title = data.title;
@@ -303,11 +294,11 @@ window.gsReport = (function () {
     const c = st.tenants.map((t, i) => colourOf(t, i));
     switch (st.mode) {
     case 'free': return 'background:#eceff1';
-    case 'whole': return 'background:' + c[0];
+    case 'exclusive': return 'background:' + c[0];
     case 'shared': return 'background:repeating-linear-gradient(45deg,' + c.map((x, i) =>
       x + ' ' + 4 * i + 'px ' + (4 * i + 3) + 'px,#fff ' + (4 * i + 3) + 'px ' + 4 * (i + 1) +
       'px').join(',') + ')';
-    case 'timeslice': return 'background:repeating-linear-gradient(0deg,' + c.map((x, i) =>
+    case 'timesliced': return 'background:repeating-linear-gradient(0deg,' + c.map((x, i) =>
       x + ' ' + 3 * i + 'px ' + (3 * i + 2) + 'px,#fff ' + (3 * i + 2) + 'px ' + 3 * (i + 1) +
       'px').join(',') + ')';
     default: { /* MIG: each instance over its memory slices, free slices grey */
@@ -354,8 +345,8 @@ window.gsReport = (function () {
                             document.createTextNode('other tenants')));
     tenantColour.set('', '#78909c'); /* the modes' samples: a tenant of no colour */
     const sample = {tenants: [''], mig: [{start: 0, size: 3, tenant: ''}], slices: 8};
-    for (const [mode, text] of [['free', 'free'], ['whole', 'whole'], ['shared', 'shared'],
-                                ['timeslice', 'time-sliced'], ['mig', 'MIG instances']])
+    for (const [mode, text] of [['free', 'free'], ['exclusive', 'whole'], ['shared', 'shared'],
+                                ['timesliced', 'time-sliced'], ['mig', 'MIG instances']])
       legend.appendChild(el('span', {}, el('i', {class: 'mode',
         style: stateStyle(Object.assign({}, sample, {mode: mode}))}), document.createTextNode(text)));
     s.appendChild(legend);
@@ -513,6 +504,5 @@ window.gsReport = (function () {
     document.body.dataset.ready = '1';
     performance.mark('gs-done');
   }
-  /* The wait histogram's bin edges, seconds: rp_wait_edges_s of gpusched report (src/cli). */
-  return {render, money, WAIT_EDGES_S: [0, 60, 300, 900, 3600, 10800, 21600, 43200]};
+  return {render};
 })();

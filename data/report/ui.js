@@ -99,36 +99,28 @@
 
   /* ---- A sample ---- */
 
-  /* MIG memory slices (NVIDIA's MIG user guide): an instance of Ng takes 1, 2, 4, 4 or 8 of a
-   * card's 8 (A30: 4); for the map's drawing only, the API names each instance's start. */
-  const migSlices = (model) => (/A30/.test(model) ? 4 : 8);
-  const migSize = (profile, slices) =>
-    Math.min(slices, {1: 1, 2: 2, 3: 4, 4: 4, 7: 8}[parseInt(profile, 10)] || 1);
-
-  /* Card @c of node @n: its state as the report's map draws it; tenants the viewer may not
-   * see are ''. */
-  function cardState(n, c, mine) {
+  /* Card @c (GET /v1/nodes/NAME's) as the report's map draws it: its mode as the daemon
+   * names it, its tenants (the running pods on it the viewer sees, '' for the rest), and a MIG
+   * card's instances with their memory slices as the daemon gives them. */
+  function cardState(c, mine) {
     if (!c || !c.allocated_milli) return {mode: 'free', tenants: []};
-    if (c.mode === 'mig') {
-      const slices = migSlices(n.gpu_model);
-      return {mode: 'mig', tenants: [], slices, mig: c.mig_instances.map((m) => {
+    if (c.mode === 'mig')
+      return {mode: 'mig', tenants: [], slices: c.mig_slices, mig: c.mig_instances.map((m) => {
         const p = mine.find((x) => x.mig && x.mig.start === m.start);
-        return {profile: m.profile, start: m.start, size: migSize(m.profile, slices),
-                tenant: p ? p.tenant : ''};
-      }).sort((a, b) => a.start - b.start)};
-    }
-    const held = mine.reduce((a, p) => a + p.gpu_milli, 0);
+        return {profile: m.profile, start: m.start, size: m.size, tenant: p ? p.tenant : ''};
+      })};
     const tenants = [...new Set(mine.map((p) => p.tenant))].sort();
-    if (held < c.allocated_milli) tenants.push('');
-    const whole = mine.length === 1 && mine[0].gpu_milli === 1000 || (!mine.length &&
-                  c.allocated_milli === 1000 && (c.pods || []).length <= 1);
-    return {mode: whole ? 'whole' : 'shared', tenants};
+    if (mine.reduce((a, p) => a + p.gpu_milli, 0) < c.allocated_milli) tenants.push('');
+    return {mode: c.mode, tenants};
   }
 
   async function sample() {
-    const [status, tenants, queues, nodes, bills, pods] = await Promise.all([
-      api('/v1/status'), api('/v1/tenants'), api('/v1/queues'), api('/v1/nodes'),
-      api('/v1/bills'), allPods()]);
+    /* One call first: a wrong token costs one failed authentication, not one per call (the
+     * daemon shuts an address out after ten in a minute). */
+    const status = await api('/v1/status');
+    const [tenants, queues, nodes, bills, waits, pods] = await Promise.all([
+      api('/v1/tenants'), api('/v1/queues'), api('/v1/nodes'), api('/v1/bills'),
+      api('/v1/waits'), allPods()]);
     const cards = await details(nodes.items);
     const on = new Map(); /* node/card -> the running pods the viewer sees there */
     for (const p of pods.items)
@@ -143,33 +135,17 @@
       for (let g = 0; g < n.gpus; g++) {
         const detail = cards.get(n.name);
         const mine = on.get(n.name + '/' + g) || [];
-        const c = detail ? detail[g] : {allocated_milli: mine.length ? 1 : 0, mode: 'whole'};
-        states.set(n.name + '/' + g, cardState(n, c, mine));
+        const c = detail ? detail[g] : {allocated_milli: mine.length ? 1 : 0, mode: 'exclusive'};
+        states.set(n.name + '/' + g, cardState(c, mine));
       }
     return {t: new Date(), status, tenants: tenants.items, queues: queues.items,
-            nodes: nodes.items, bills, pods, states, detailed: cards.size === nodes.items.length};
+            nodes: nodes.items, bills, waits, pods, states,
+            detailed: cards.size === nodes.items.length};
   }
 
   /* ---- The report's data, from the samples ---- */
 
   const hms = (d) => d.toTimeString().slice(0, 8);
-
-  function waits(pods) {
-    const edges = gsReport.WAIT_EDGES_S;
-    const kinds = new Map();
-    for (const p of pods) {
-      const k = (p.labels && p.labels['gpusched.io/workload']) || '(none)';
-      if (!kinds.has(k)) kinds.set(k, {name: k, pods: 0, counts: Array(edges.length + 1).fill(0)});
-      const e = kinds.get(k);
-      e.pods++;
-      if (!p.start_time) continue; /* still waiting */
-      const w = (Date.parse(p.start_time) - Date.parse(p.submit_time)) / 1000;
-      let b = 0;
-      while (b < edges.length && w > edges[b]) b++;
-      e.counts[b]++;
-    }
-    return {edges_s: edges, kinds: [...kinds.values()]};
-  }
 
   function asks(p) {
     if (p.mig) return 'mig-' + p.mig.profile;
@@ -224,8 +200,8 @@
     for (const n of last.nodes) {
       if (!zones.has(n.zone)) zones.set(n.zone, []);
       zones.get(n.zone).push({name: n.name, template: n.gpu_model || 'no GPU', model: n.gpu_model,
-                              gpus: n.gpus, pcie_domain: Array(n.gpus).fill(0),
-                              nvlink_group: Array(n.gpus).fill(null)});
+                              gpus: n.gpus, pcie_domain: n.pcie_domain,
+                              nvlink_group: n.nvlink_group});
     }
     for (const z of zones.values())
       for (const n of z) for (let g = 0; g < n.gpus; g++) order.push(n.name + '/' + g);
@@ -234,10 +210,9 @@
       cells[c * K + k] = stateNo(x.states.get(key) || {mode: 'free', tenants: []});
     }));
     const b = last.bills;
-    const bill = {currency: b.currency, total: gsReport.money(b.total_udollars, b.currency),
+    const bill = {currency: b.currency, total: b.total_human,
                   tenants: b.tenants.map((t) => ({name: t.tenant, total_udollars: t.total_udollars,
-                                                  total: gsReport.money(t.total_udollars,
-                                                                        b.currency)}))};
+                                                  total: t.total_human}))};
     const caller = last.status.caller;
     const pods = last.pods.items.slice().reverse();
     return {
@@ -249,7 +224,7 @@
       tenants: [...new Set([...names, ...b.tenants.map((t) => t.tenant)])].sort(),
       now: last.status,
       mine: caller === 'admin' ? null : last.tenants.find((t) => t.name === caller) || null,
-      ways: [{way: 'live', timeline, waits: waits(last.pods.items), bill,
+      ways: [{way: 'live', timeline, waits: last.waits, bill,
               map: {times_s: samples.map((x) => Math.round((x.t - samples[0].t) / 1000)),
                     labels: timeline.labels, decoded: cells}}],
       cluster: {zones: [...zones].map(([name, nodes]) => ({name, nodes}))},

@@ -102,13 +102,15 @@ struct gs_node_info {
     const char *zone; /* owned by the cluster */
     int model;        /* catalog index; -1 when the node has no GPU */
     int gpus;
-    int64_t cpu_milli, cpu_left;     /* milli-cores */
-    int64_t memory_mib, memory_left; /* MiB */
-    uint16_t gpu_left[GS_GPUS_MAX];  /* free milli-GPU per card, [0..gpus) */
+    int64_t cpu_milli, cpu_left;       /* milli-cores */
+    int64_t memory_mib, memory_left;   /* MiB */
+    uint16_t gpu_left[GS_GPUS_MAX];    /* free milli-GPU per card, [0..gpus) */
+    uint8_t pcie_domain[GS_GPUS_MAX];  /* per card, [0..gpus): its PCIe domain index */
+    uint8_t nvlink_group[GS_GPUS_MAX]; /* per card: its NVLink group index, GS_NO_GROUP none */
 };
 
 /*
- * gs_cluster_node_info() - fill @out with node @i's shape and free resources.
+ * gs_cluster_node_info() - fill @out with node @i's shape, topology and free resources.
  * Return: 0; -ENOENT when @i is out of range. O(GPUs of the node).
  */
 int gs_cluster_node_info(const struct gs_cluster *c, size_t i, struct gs_node_info *out);

@@ -13,8 +13,20 @@
 #define GPUSCHED_PAGE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct gs_diag;
+
+/*
+ * The wait histogram both pages draw (a run's, from gpusched report; the live one, from
+ * gpuschedd's GET /v1/waits): a pod's wait from submission to start, seconds, counted in bin 0
+ * when it is 0, in bin b when gs_wait_edges_s[b-1] < wait <= gs_wait_edges_s[b], in the last
+ * when it is over the last edge. The edges: 1 min, 5 min, 15 min, 1 h, 3 h, 6 h, 12 h.
+ */
+#define GS_WAIT_BINS 9
+extern const int64_t gs_wait_edges_s[GS_WAIT_BINS - 1];
+/* gs_wait_bin() - the bin (0..GS_WAIT_BINS-1) of a wait of @wait_s seconds (< 0 counts as 0). */
+int gs_wait_bin(int64_t wait_s);
 
 /* Where Debian's libjs-chart.js puts Chart.js 3. */
 #define GS_PAGE_CHART_JS "/usr/share/javascript/chart.js/chart.min.js"

@@ -21,8 +21,6 @@
 #define VALUE_MAX        (64u << 20) /* bytes of one value read whole: a pod, a summary, a cluster */
 #define AT_MAX           RP_AT_MAX
 
-const int64_t rp_wait_edges_s[RP_WAIT_BINS - 1] = {0, 60, 300, 900, 3600, 10800, 21600, 43200};
-
 struct ropts {
     const char *file, *out, *rates, *chart_js, *title;
 };
@@ -249,11 +247,7 @@ static int wait_into(struct ctx *c, const char *kind, const json_t *wait)
     r->kinds[k].pods++;
     if (json_is_null(wait))
         return 0;
-    int64_t w = json_integer_value(wait);
-    int b = 0;
-    while (b < RP_WAIT_BINS - 1 && w > rp_wait_edges_s[b])
-        b++;
-    r->kinds[k].counts[b]++;
+    r->kinds[k].counts[gs_wait_bin(json_integer_value(wait))]++;
     return 0;
 }
 
@@ -301,10 +295,19 @@ static int placement(struct ctx *c, const json_t *pl, const json_t *u, int32_t t
         sp.mig_start = (int8_t)slot;
     }
     size_t i;
+    uint64_t seen = 0;
+    if ((int64_t)json_array_size(gpus) != json_integer_value(json_object_get(u, "cards")))
+        return bad(c, at, "gpus: %zu card indexes where the usage says %lld cards",
+                   json_array_size(gpus),
+                   (long long)json_integer_value(json_object_get(u, "cards")));
     json_array_foreach(gpus, i, g)
     {
         if (!json_is_integer(g) || json_integer_value(g) < 0 || json_integer_value(g) > 63)
             return bad(c, at, "gpus[%zu]: expected a card index 0..63", i);
+        if (seen & (1ull << json_integer_value(g)))
+            return bad(c, at, "gpus[%zu]: card %lld is listed twice", i,
+                       (long long)json_integer_value(g));
+        seen |= 1ull << json_integer_value(g);
         if (c->doc->nspans == RP_SPANS_MAX)
             return bad(c, at, "more than %u card spans in the file", RP_SPANS_MAX);
         struct rp_span *v =
@@ -652,8 +655,8 @@ static json_t *waits_out(const struct rp_run *r)
     for (size_t k = 0; kinds && k < r->nkinds; k++)
         json_array_append_new(kinds, json_pack("{s:s,s:I,s:o}", "name", r->kinds[k].name, "pods",
                                                (json_int_t)r->kinds[k].pods, "counts",
-                                               int_list(r->kinds[k].counts, RP_WAIT_BINS)));
-    return json_pack("{s:o,s:o}", "edges_s", int_list(rp_wait_edges_s, RP_WAIT_BINS - 1), "kinds",
+                                               int_list(r->kinds[k].counts, GS_WAIT_BINS)));
+    return json_pack("{s:o,s:o}", "edges_s", int_list(gs_wait_edges_s, GS_WAIT_BINS - 1), "kinds",
                      kinds);
 }
 

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "gpusched/names.h"
+#include "gpusched/page.h"
 
 struct gs_bill;
 struct gs_diag;
@@ -26,10 +27,9 @@ struct gs_diag;
 #define RP_EVICTIONS_MAX (16u << 20)
 #define RP_NAMES_MAX     (4u << 20)
 #define RP_AT_MAX        160 /* bytes of a path in the document, in messages */
-#define RP_WAIT_BINS     9   /* upper edges in rp_wait_edges_s, then one bin above the last */
-extern const int64_t rp_wait_edges_s[RP_WAIT_BINS - 1];
 
-/* How a card was held during a span, as the usage "mode" says. */
+/* How a card was held during a span, as the usage "mode" says: enum gs_card_mode's order, so its
+ * gs_card_mode_name() names the map's states as gpuschedd names its cards. */
 enum rp_mode { RP_FREE = 0, RP_WHOLE, RP_SHARED, RP_MIG, RP_TIMESLICE };
 
 /* One card of one use of a pod. */
@@ -51,7 +51,7 @@ struct rp_eviction {
 
 struct rp_kind {
     char *name;
-    int64_t pods, counts[RP_WAIT_BINS];
+    int64_t pods, counts[GS_WAIT_BINS];
 };
 
 struct rp_run {

@@ -15,6 +15,7 @@
 #include "gpusched/billing.h"
 #include "gpusched/catalog.h"
 #include "gpusched/diag.h"
+#include "gpusched/fleet.h"
 
 #include <errno.h>
 #include <nettle/base64.h>
@@ -26,6 +27,10 @@
 #define MAP_TIMES_MAX  289
 #define MAP_STATES_MAX 65535
 #define KEY_MAX        1024
+
+_Static_assert(RP_WHOLE == (int)GS_CARD_EXCLUSIVE && RP_SHARED == (int)GS_CARD_SHARED &&
+                   RP_MIG == (int)GS_CARD_MIG && RP_TIMESLICE == (int)GS_CARD_TIMESLICED,
+               "a span's mode is named as gpuschedd names a card's");
 
 /* The cluster's nodes, in map order, found by name. */
 struct cl {
@@ -156,7 +161,6 @@ static int by_slot(const void *a, const void *b)
 static int32_t state_of(const struct rp_doc *doc, struct states *st, const struct rp_span **on,
                         size_t n, int model, struct gs_diag *d)
 {
-    static const char *const modes[] = {"free", "whole", "shared", "mig", "timeslice"};
     char key[KEY_MAX];
     int32_t tenants[64];
     size_t nt = 0, len = 0;
@@ -182,7 +186,9 @@ static int32_t state_of(const struct rp_doc *doc, struct states *st, const struc
         return id;
     if (id > MAP_STATES_MAX)
         return gs_diag_error(d, "%s: more than %d card states", doc->path, MAP_STATES_MAX);
-    json_t *s = json_pack("{s:s,s:[]}", "mode", modes[mode], "tenants"), *mig = json_array();
+    json_t *s = json_pack("{s:s,s:[]}", "mode", gs_card_mode_name((enum gs_card_mode)mode),
+                          "tenants"),
+           *mig = json_array();
     for (size_t i = 0; s && i < nt; i++)
         if (i == 0 || tenants[i] != tenants[i - 1])
             json_array_append_new(json_object_get(s, "tenants"),

@@ -223,5 +223,7 @@ int gs_cluster_node_info(const struct gs_cluster *c, size_t i, struct gs_node_in
     out->memory_mib = n->memory_mib;
     out->memory_left = n->memory_left;
     memcpy(out->gpu_left, n->gpu_left, sizeof(out->gpu_left));
+    memcpy(out->pcie_domain, n->pcie, sizeof(out->pcie_domain));
+    memcpy(out->nvlink_group, n->nvlink, sizeof(out->nvlink_group));
     return 0;
 }

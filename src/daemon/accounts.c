@@ -191,6 +191,13 @@ static json_t *money(int64_t udollars)
     return json_string(gs_money_format(udollars, buf));
 }
 
+/* @udollars as people read it (gs_money_format_human()), for pages that only display it. */
+static json_t *money_human(const struct gsd_state *st, int64_t udollars)
+{
+    char buf[GS_MONEY_HUMAN_MAX];
+    return json_string(gs_money_format_human(udollars, gs_ratecard_currency(st->cfg->rates), buf));
+}
+
 static json_t *line_json(const struct gs_bill_line *l)
 {
     char date[16];
@@ -271,16 +278,18 @@ void gsd_bill_handle(struct gsd_state *st, struct gsd_req *r, const struct gsd_t
         json_array_append_new(lines, line_json(l));
         if (!last || strcmp(last, l->tenant)) {
             int64_t sum = gs_bill_total_udollars(b.bill, l->tenant);
-            json_array_append_new(totals, json_pack("{s:s, s:o, s:I}", "tenant", l->tenant, "total",
-                                                    money(sum), "total_udollars", (json_int_t)sum));
+            json_array_append_new(totals,
+                                  json_pack("{s:s, s:o, s:I, s:o}", "tenant", l->tenant, "total",
+                                            money(sum), "total_udollars", (json_int_t)sum,
+                                            "total_human", money_human(st, sum)));
         }
         last = l->tenant;
     }
     int64_t total = gs_bill_total_udollars(b.bill, NULL);
     gsd_reply_json(r, 200,
-                   json_pack("{s:s, s:o, s:o, s:o, s:I, s:o}", "currency",
+                   json_pack("{s:s, s:o, s:o, s:o, s:I, s:o, s:o}", "currency",
                              gs_ratecard_currency(st->cfg->rates), "lines", lines, "tenants",
                              totals, "total", money(total), "total_udollars", (json_int_t)total,
-                             "unpriced", b.unpriced));
+                             "total_human", money_human(st, total), "unpriced", b.unpriced));
     gs_bill_free(b.bill);
 }

@@ -347,6 +347,11 @@ static int args_pod(struct gsd_state *st, const struct ext_args *a, struct gsd_p
         snprintf(err, cap, "ExtenderArgs: expected an object");
         return -EINVAL;
     }
+    if (!json_is_object(
+            a->pod)) { /* absent or null: nothing to dump, which is no memory shortage */
+        snprintf(err, cap, "Pod: required, a Pod object");
+        return -EINVAL;
+    }
     char *text = json_dumps(a->pod, JSON_COMPACT | JSON_ENCODE_ANY);
     int rc = text ? gsd_podspec_parse(text, strlen(text), 0, spec, &e) : -ENOMEM;
     free(text);

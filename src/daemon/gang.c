@@ -113,12 +113,14 @@ static int opt_name(const json_t *o, const char *key, const char *field, char ou
     return 0;
 }
 
-/* The PodGroup spec's fields: the first three applied, the rest Volcano's, known but not. */
+/* The PodGroup spec's fields: the first three applied, the rest Volcano's, known but refused:
+ * a PodGroup taken with a field gpuschedd does not apply would promise what it does not do. */
 static const char *const spec_keys[] = {"minMember",    "queue",         "priorityClassName",
                                         "minResources", "minTaskMember", "networkTopology"};
 #define SPEC_APPLIED 3
 
-/* Every key of @spec is a PodGroup spec field. Return: 0; -EINVAL with @e naming the first. */
+/* Every key of @spec is a PodGroup spec field gpuschedd applies (a null one counts as absent).
+ * Return: 0; -EINVAL with @e naming the first that is not. */
 static int spec_known(const json_t *spec, struct gsd_ferr *e)
 {
     const char *k;
@@ -128,11 +130,14 @@ static int spec_known(const json_t *spec, struct gsd_ferr *e)
         size_t i = 0;
         while (i < sizeof(spec_keys) / sizeof(spec_keys[0]) && strcmp(k, spec_keys[i]))
             i++;
-        if (i == sizeof(spec_keys) / sizeof(spec_keys[0])) {
-            char field[96];
-            snprintf(field, sizeof(field), "spec.%.80s", k);
+        char field[96];
+        snprintf(field, sizeof(field), "spec.%.80s", k);
+        if (i == sizeof(spec_keys) / sizeof(spec_keys[0]))
             return bad(e, field, "no such PodGroup field");
-        }
+        if (i >= SPEC_APPLIED && !json_is_null(v))
+            return bad(e, field,
+                       "not applied by gpuschedd (minMember, queue and priorityClassName are): "
+                       "refused rather than ignored");
     }
     return 0;
 }
@@ -164,10 +169,6 @@ static int parse_group(const json_t *b, struct gsd_group *g, struct gsd_ferr *e)
         return bad(e, "spec", "expected an object");
     if (!rc && (rc = spec_known(spec, e)) != 0)
         return rc;
-    for (size_t i = SPEC_APPLIED; !rc && i < sizeof(spec_keys) / sizeof(spec_keys[0]); i++)
-        if (json_object_get(spec, spec_keys[i]))
-            gsd_log("warn", "PodGroup field not applied by gpuschedd", "podgroup", g->name, "field",
-                    spec_keys[i], NULL);
     const json_t *min = rc ? NULL : json_object_get(spec, "minMember");
     if (!rc && (!json_is_integer(min) || json_integer_value(min) < 1 ||
                 json_integer_value(min) > GSD_GANG_MAX))

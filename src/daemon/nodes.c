@@ -258,14 +258,16 @@ void gsd_card_use(const struct gsd_state *st, size_t i, int g, int32_t *alloc, i
     *down = gs_fleet_node_ready(f, i) && gs_fleet_card_healthy(f, i, g) ? 0 : 1000 - *alloc;
 }
 
+/* A MIG card's instances: profile, first memory slice and memory slices (NVIDIA's -lgipp size,
+ * the MIG table's), out of the card's "mig_slices". */
 static json_t *mig_json(const struct gs_mig_card *c)
 {
     json_t *inst = json_array();
-    for (int k = 0; c && k < c->ninst; k++)
-        json_array_append_new(
-            inst, json_pack("{s:s, s:i}", "profile",
-                            gs_mig_model_at(c->model)->profiles[c->inst[k].profile].name, "start",
-                            c->inst[k].start));
+    for (int k = 0; c && k < c->ninst; k++) {
+        const struct gs_mig_profile *p = &gs_mig_model_at(c->model)->profiles[c->inst[k].profile];
+        json_array_append_new(inst, json_pack("{s:s, s:i, s:i}", "profile", p->name, "start",
+                                              c->inst[k].start, "size", p->memory_slices));
+    }
     return inst;
 }
 
@@ -288,12 +290,16 @@ static json_t *cards_json(const struct gsd_state *st, size_t i, const struct gs_
         int bad = (h->bad_mask >> g) & 1;
         int32_t alloc, down;
         gsd_card_use(st, i, g, &alloc, &down);
-        json_array_append_new(
-            cards, json_pack("{s:i, s:s, s:i, s:i, s:b, s:o, s:o, s:o}", "index", g, "mode",
-                             gs_card_mode_name(gs_fleet_card_mode(f, i, g)), "allocated_milli",
-                             alloc, "free_milli", 1000 - alloc - down, "healthy", !bad, "xid",
-                             bad && h->xid[g] ? json_integer(h->xid[g]) : json_null(), "pods",
-                             pods[g], "mig_instances", mig_json(gs_fleet_card_mig(f, i, g))));
+        const struct gs_mig_card *mig = gs_fleet_card_mig(f, i, g);
+        json_t *c = json_pack("{s:i, s:s, s:i, s:i, s:b, s:o, s:o, s:o}", "index", g, "mode",
+                              gs_card_mode_name(gs_fleet_card_mode(f, i, g)), "allocated_milli",
+                              alloc, "free_milli", 1000 - alloc - down, "healthy", !bad, "xid",
+                              bad && h->xid[g] ? json_integer(h->xid[g]) : json_null(), "pods",
+                              pods[g], "mig_instances", mig_json(mig));
+        if (c && mig && mig->ninst)
+            json_object_set_new(c, "mig_slices",
+                                json_integer(gs_mig_model_at(mig->model)->memory_slices));
+        json_array_append_new(cards, c);
     }
     return cards;
 }
@@ -323,6 +329,18 @@ json_t *gsd_node_json(const struct gsd_state *st, size_t i, int cards, const cha
         (json_int_t)ni.memory_mib, "memory_mib_free", (json_int_t)mem_left, "ready",
         gsd_node_ready(h), "heartbeats", h->watched, "ready_changed",
         gsd_time_json(h->watched ? h->since_us : 0), "unhealthy_gpus", bad);
+    json_t *pcie = json_array(), *nvl = json_array();
+    for (int g = 0; g < ni.gpus; g++) {
+        json_array_append_new(pcie, json_integer(ni.pcie_domain[g]));
+        json_array_append_new(nvl, ni.nvlink_group[g] == GS_NO_GROUP
+                                       ? json_null()
+                                       : json_integer(ni.nvlink_group[g]));
+    }
+    if (n && (json_object_set_new(n, "pcie_domain", pcie) ||
+              json_object_set_new(n, "nvlink_group", nvl))) {
+        json_decref(n);
+        return NULL;
+    }
     if (n && cards)
         json_object_set_new(n, "gpu", cards_json(st, i, &ni, tenant));
     return n;

@@ -1,6 +1,7 @@
 /*
  * gpuschedd: the reads answered from a snapshot (snapshot.h) on a reader thread, never on the
- * scheduler thread: GET /v1/pods (a list), GET /v1/pods/NS/NAME, GET /v1/status and GET /metrics.
+ * scheduler thread: GET /v1/pods (a list), GET /v1/pods/NS/NAME, GET /v1/status, GET /v1/waits and
+ * GET /metrics.
  * Access was settled on the headers (access.c); a tenant's token sees its own pods only.
  *
  * A scrape is made once per snapshot for each of its three levels (aggregates, names, pods):
@@ -14,6 +15,8 @@
 #include "snapshot.h"
 #include "state.h"
 #include "textbuf.h"
+
+#include "gpusched/page.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -74,7 +77,8 @@ int gsd_reads_route(const struct gsd_req *r)
 {
     return !strcmp(r->method, "GET") &&
            (!strcmp(r->path, "/v1/pods") || !strncmp(r->path, "/v1/pods/", 9) ||
-            !strcmp(r->path, "/v1/status") || !strcmp(r->path, "/metrics"));
+            !strcmp(r->path, "/v1/status") || !strcmp(r->path, "/v1/waits") ||
+            !strcmp(r->path, "/metrics"));
 }
 
 int gsd_pod_path(const char *rest, char *ns, char *name)
@@ -233,6 +237,55 @@ static void status(const struct gsd_snap *n, struct gsd_req *r, const struct gsd
                              "started_us", (json_int_t)n->started_us));
 }
 
+/* The gpusched.io/workload label of @v ("(none)" without one) into @out. */
+static void workload_of(const struct gsd_podview *v, char *out, size_t cap)
+{
+    snprintf(out, cap, "(none)");
+    if (!v->meta || !strstr(v->meta, "gpusched.io/workload"))
+        return; /* most pods: no parse */
+    json_t *m = json_loads(v->meta, 0, NULL);
+    const char *w =
+        json_string_value(json_object_get(json_object_get(m, "labels"), "gpusched.io/workload"));
+    if (w && *w)
+        snprintf(out, cap, "%s", w);
+    json_decref(m);
+}
+
+/* GET /v1/waits: the pods the caller may see, per workload kind, by their wait from submission
+ * to start (whole seconds) in the bins of the report's histogram (gs_wait_bin()); waiting pods
+ * count in "pods" only. */
+static void waits(const struct gsd_snap *n, struct gsd_req *r, const struct gsd_tenant *viewer)
+{
+    json_t *kinds = json_object(), *order = json_array(), *edges = json_array();
+    for (int b = 0; edges && b < GS_WAIT_BINS - 1; b++)
+        json_array_append_new(edges, json_integer(gs_wait_edges_s[b]));
+    for (size_t i = 0; kinds && order && i < n->npods; i++) {
+        const struct gsd_podview *v = n->pods[i];
+        if (viewer && strcmp(v->tenant, viewer->name))
+            continue;
+        char name[GSD_NAME_MAX];
+        workload_of(v, name, sizeof(name));
+        json_t *k = json_object_get(kinds, name);
+        if (!k) {
+            json_t *counts = json_array();
+            for (int b = 0; counts && b < GS_WAIT_BINS; b++)
+                json_array_append_new(counts, json_integer(0));
+            k = json_pack("{s:s,s:I,s:o}", "name", name, "pods", (json_int_t)0, "counts", counts);
+            if (!k || json_object_set_new(kinds, name, k) || json_array_append(order, k))
+                break;
+        }
+        json_t *pods = json_object_get(k, "pods");
+        json_integer_set(pods, json_integer_value(pods) + 1);
+        if (!v->running)
+            continue;
+        json_t *c = json_array_get(json_object_get(k, "counts"),
+                                   (size_t)gs_wait_bin((v->start_us - v->submit_us) / 1000000));
+        json_integer_set(c, json_integer_value(c) + 1);
+    }
+    json_decref(kinds);
+    gsd_reply_json(r, 200, json_pack("{s:o,s:o}", "edges_s", edges, "kinds", order));
+}
+
 /* GET /metrics at the level the caller's token allows, made once per snapshot. */
 static void metrics(struct gsd_reads *rd, const struct gsd_snap *n, struct gsd_req *r)
 {
@@ -274,8 +327,27 @@ static void metrics(struct gsd_reads *rd, const struct gsd_snap *n, struct gsd_r
     r->resp_cls = sc;
 }
 
+/* Every query argument of @r is one of @known (NULL-terminated); else 400 naming the first that
+ * is not: a misspelt filter (?tenat=team-a) would otherwise list everything, as if honoured. */
+static int args_known(struct gsd_req *r, const char *const *known)
+{
+    for (int i = 0; i < r->nqargs; i++) {
+        const char *const *k = known;
+        while (*k && strcmp(*k, r->qargs[i].key))
+            k++;
+        if (!*k) {
+            gsd_reply_error(r, 400, r->qargs[i].key, "%.31s: no such query argument of %s",
+                            r->qargs[i].key, r->path);
+            return 0;
+        }
+    }
+    return 1;
+}
+
 void gsd_reads_handle(struct gsd_reads *rd, struct gsd_req *r)
 {
+    static const char *const list_args[] = {"tenant", "state", "queue", "limit", "continue", NULL};
+    static const char *const no_args[] = {NULL};
     const struct gsd_snap *n = gsd_snap_get(rd->snaps);
     const struct gsd_tenant *viewer = n && r->who >= 0 ? gsd_tenant_named(n->cfg, r->tenant) : NULL;
     if (!n)
@@ -288,8 +360,12 @@ void gsd_reads_handle(struct gsd_reads *rd, struct gsd_req *r)
         gsd_reply_error(r, 401, "Authorization", "the bearer token is not valid");
     else if (!strcmp(r->path, "/metrics"))
         metrics(rd, n, r);
+    else if (!args_known(r, strcmp(r->path, "/v1/pods") ? no_args : list_args))
+        ; /* answered */
     else if (!strcmp(r->path, "/v1/status"))
         status(n, r, viewer);
+    else if (!strcmp(r->path, "/v1/waits"))
+        waits(n, r, viewer);
     else if (!strcmp(r->path, "/v1/pods"))
         list_pods(n, r, viewer);
     else

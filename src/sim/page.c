@@ -14,6 +14,16 @@
 
 #define ASSET_MAX (8u << 20) /* bytes of a script or a style sheet */
 
+const int64_t gs_wait_edges_s[GS_WAIT_BINS - 1] = {0, 60, 300, 900, 3600, 10800, 21600, 43200};
+
+int gs_wait_bin(int64_t wait_s)
+{
+    int b = 0;
+    while (b < GS_WAIT_BINS - 1 && wait_s > gs_wait_edges_s[b])
+        b++;
+    return b;
+}
+
 /* slurp() - the whole of @path (at most ASSET_MAX bytes), NUL-terminated; NULL with @d set. */
 static char *slurp(const char *path, const char *what, struct gs_diag *d)
 {

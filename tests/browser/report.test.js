@@ -109,7 +109,7 @@ function cardStates(doc, way, t) {
       for (const g of pl.gpus) on[base.get(pl.node) + g].push({mode: u.mode, tenant: p.tenant,
                                                                mig: pl.mig});
     });
-  const name = {exclusive: 'whole', shared: 'shared', mig: 'mig', timeslice: 'timeslice'};
+  const name = {exclusive: 'exclusive', shared: 'shared', mig: 'mig', timeslice: 'timesliced'};
   return on.map((uses) => {
     if (!uses.length) return 'free';
     if (uses[0].mode === 'mig')
@@ -129,6 +129,44 @@ async function chartData(page, id) {
                  datasets: ch.data.datasets.map((d) => ({label: d.label, data: d.data}))} : null;
   }, id);
 }
+/* The map's boxes: zones, their nodes, each node's PCIe domains, in each its NVLink groups'
+ * cards (the cards' numbers on the page). */
+async function mapTree(page) {
+  return page.$$eval('#map .zone', (zs) => zs.map((z) => ({
+    zone: z.querySelector('h3').textContent.replace(/ \(\d+ nodes\)$/, ''),
+    nodes: [...z.querySelectorAll('.node')].map((n) => ({
+      name: n.title.split(' - ')[0],
+      pcie: [...n.querySelectorAll('.pcie')].map((p) => [...p.querySelectorAll('.nvl')].map(
+        (g) => [...g.querySelectorAll('.card')].map((b) => +b.dataset.c))),
+    })),
+  })));
+}
+
+/* The same tree from nodes as the JSON gives them ([{name, zone, gpus, pcie_domain,
+ * nvlink_group}], in the map's order): domains in their order, in each the NVLink groups in the
+ * order of their first card. */
+function wantTree(nodes) {
+  const zones = [];
+  let base = 0;
+  for (const n of nodes) {
+    let z = zones.find((x) => x.zone === n.zone);
+    if (!z) zones.push(z = {zone: n.zone, nodes: []});
+    const domains = [...new Set(n.pcie_domain)].sort((a, b) => a - b);
+    z.nodes.push({name: n.name, pcie: domains.map((d) => {
+      const groups = [];
+      for (let i = 0; i < n.gpus; i++) {
+        if (n.pcie_domain[i] !== d) continue;
+        let g = groups.find((x) => x.id === n.nvlink_group[i]);
+        if (!g) groups.push(g = {id: n.nvlink_group[i], cards: []});
+        g.cards.push(base + i);
+      }
+      return groups.map((g) => g.cards);
+    })});
+    base += n.gpus;
+  }
+  return zones;
+}
+
 const series = (chart, label) => (chart.datasets.find((d) => d.label === label) || {}).data;
 const milli = (v) => v.map((x) => x / 1000);
 
@@ -212,6 +250,9 @@ async function scenarioPage(browser, name, doc, bill) {
 }
 
 async function mapChecks(page, name, doc, ways) {
+  same(await mapTree(page), wantTree(doc.cluster.zones.flatMap((z) => z.nodes.map((n) =>
+    Object.assign({zone: z.name}, n)))), name + ': the map is zones > nodes > PCIe domains > ' +
+    'NVLink groups > cards, as the JSON\'s cluster');
   const slider = page.locator('#map-time');
   const states = () => page.$$eval('#map .card', (bs) => {
     const out = [];
@@ -281,6 +322,21 @@ async function replayPage(browser, name, doc) {
 
 /* ---- gpuschedd's /ui ---- */
 
+/* The live wait chart against the pods' own times (whole seconds from submission to start). */
+async function waitChecks(page, pods, who) {
+  const kinds = waitCounts(pods.map((p) => ({
+    workload: (p.labels || {})['gpusched.io/workload'],
+    wait_s: p.state === 'running' ?
+      Math.floor((Date.parse(p.start_time) - Date.parse(p.submit_time)) / 1000) : null})));
+  const waits = await chartData(page, 'chart-waits-live');
+  same(waits.datasets.map((d) => d.label).sort(), [...kinds].map(([k, v]) => k + ' (' + v.pods +
+       ' pods)').sort(), who + ': one wait series per workload kind');
+  for (const [k, v] of kinds) {
+    const d = waits.datasets.find((x) => x.label.startsWith(k + ' ('));
+    same(d && d.data, v.counts, who + ': wait histogram of ' + k);
+  }
+}
+
 const TOKENS = {admin: 'admin-token-ui-test-0123', a: 'team-a-token-ui-test-01',
                 b: 'team-b-token-ui-test-01'};
 
@@ -340,9 +396,7 @@ async function apiCards(d, token) {
       const tenants = [...new Set(mine.map((p) => p.tenant))].sort();
       if (mine.reduce((a, p) => a + p.gpu_milli, 0) < c.allocated_milli)
         tenants.push('other tenants');
-      const whole = mine.length === 1 && mine[0].gpu_milli === 1000 ||
-        (!mine.length && c.allocated_milli === 1000);
-      out.push((whole ? 'whole ' : 'shared ') + tenants.join(','));
+      out.push(c.mode + ' ' + tenants.join(','));
     });
   }
   return out;
@@ -401,6 +455,8 @@ async function uiPages(browser) {
     await anon.page.waitForSelector('#ui-error');
     check(/not signed in/i.test(await anon.page.textContent('#ui-error')),
           'a wrong token: the page says it is not signed in');
+    same(anon.errors.filter((e) => /401/.test(e)).length, 1,
+         'a wrong token: one call refused, not one per view (an address is shut out after ten)');
     check(await anon.page.$('canvas') === null && !(await anon.page.content()).includes('a-train'),
           'a wrong token: no data');
     await anon.page.screenshot({path: file('ui-anonymous.png'), fullPage: true});
@@ -420,6 +476,8 @@ async function uiPages(browser) {
       check(!textA.includes(secret), 'tenant A\'s page names nothing of B\'s: ' + secret);
     same(await mapStates(a.page), await apiCards(d, TOKENS.a),
          'tenant A: every card as the API shows it, B\'s unnamed');
+    await waitChecks(a.page, JSON.parse((await request(d.port, 'GET', '/v1/pods', TOKENS.a)).text)
+      .items, 'tenant A');
     check((await a.page.textContent('#ui-caller')).includes('team-a'), 'signed in as team-a');
     /* the token stays for the tab: a reload shows the data again without asking */
     await a.page.reload();
@@ -441,6 +499,25 @@ async function uiPages(browser) {
       same(series(alloc, t.name), [t.gpu_milli_allocated / 1000], 'admin: allocation of ' + t.name);
     const bills = await chartData(adm.page, 'chart-bills');
     check(bills && bills.labels.includes('team-b'), 'admin: bills per tenant');
+    /* money as gpuschedd writes it for people (to the cent, the C formatter's), shown as is */
+    const apiBill = JSON.parse((await request(d.port, 'GET', '/v1/bills', TOKENS.admin)).text);
+    same(apiBill.total_human, dollars(apiBill.total_udollars), 'GET /v1/bills: total_human');
+    const nowRows = await adm.page.$$eval('table.figures tr', (trs) =>
+      trs.map((tr) => [...tr.children].map((td) => td.textContent)));
+    const billRow = nowRows.find((r) => r[0] === 'bill so far');
+    check(billRow && /^\$\d{1,3}(,\d{3})*\.\d\d$/.test(billRow[1]),
+          'admin: the bill so far as people read it (' + (billRow || [])[1] + ')');
+    /* the wait histogram (GET /v1/waits) as the pods' own times give it */
+    const apiPods = JSON.parse((await request(d.port, 'GET', '/v1/pods', TOKENS.admin)).text).items;
+    await waitChecks(adm.page, apiPods, 'admin');
+    /* the map's boxes: the nodes' PCIe domains and NVLink groups as GET /v1/nodes gives them */
+    const nodes = JSON.parse((await request(d.port, 'GET', '/v1/nodes', TOKENS.admin)).text).items;
+    const tree = await mapTree(adm.page);
+    same(tree, wantTree(nodes), 'admin: the map is zones > nodes > PCIe domains > NVLink ' +
+         'groups > cards, as GET /v1/nodes');
+    const a100 = tree.flatMap((z) => z.nodes).find((n) => n.name === 'node-a100-0');
+    same(a100 && a100.pcie.map((d) => d.map((g) => g.length)), [[2], [2], [2], [2]],
+         'admin: an HGX A100 node is four PCIe switches of two NVLink-joined cards');
     const queues = await chartData(adm.page, 'chart-queues-live');
     const nq = JSON.parse((await request(d.port, 'GET', '/v1/queues', TOKENS.admin)).text)
       .items.length;
@@ -450,6 +527,15 @@ async function uiPages(browser) {
     same(first, await apiCards(d, TOKENS.admin), 'admin: every card as the pods hold it');
     check(first.some((s) => /^mig 1g\.10gb@\d+=team-b$/.test(s)), 'admin: the MIG instance on ' +
           'its card');
+    /* its memory slices as NVIDIA's table gives them (1g.10gb: 1 of an A100-80GB's 8), from
+     * the API: the page draws them and knows no MIG table of its own */
+    const migCards = [];
+    for (const n of nodes)
+      for (const c of JSON.parse((await request(d.port, 'GET', '/v1/nodes/' + n.name,
+                                                TOKENS.admin)).text).gpu)
+        if (c.mode === 'mig') migCards.push(c);
+    same(migCards.map((c) => [c.mig_slices, c.mig_instances.map((m) => [m.profile, m.size])]),
+         [[8, [['1g.10gb', 1]]]], 'GET /v1/nodes/NAME: the MIG instance\'s memory slices');
     await submit(d, TOKENS.a, podSpec('team-a', 'a-train-1', {'nvidia.com/gpu': 4}));
     await adm.page.click('#ui-refresh');
     await adm.page.waitForFunction(() => +document.body.dataset.ready >= 2, null, {timeout: 60000});

@@ -223,6 +223,11 @@ static void test_errors_name_the_field(void **state)
     assert_int_equal(status_of(&d, "GET", "/v1/pods?state=sleeping", TOKEN_A, NULL, field, 128),
                      400);
     assert_string_equal(field, "state");
+    /* a misspelt filter is refused, not ignored (which would list every pod) */
+    assert_int_equal(status_of(&d, "GET", "/v1/pods?tenat=team-a", TOKEN_A, NULL, field, 128), 400);
+    assert_string_equal(field, "tenat");
+    assert_int_equal(status_of(&d, "GET", "/v1/status?verbose=1", TOKEN_A, NULL, field, 128), 400);
+    assert_string_equal(field, "verbose");
     assert_int_equal(h_stop(&d), 0);
     h_cleanup(&d);
 }

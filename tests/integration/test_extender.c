@@ -287,6 +287,18 @@ static void test_errors_in_error_field(void **state)
     assert_non_null(strstr(json_string_value(json_object_get(r, "Error")), "metadata.name"));
     assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 0);
     json_decref(r);
+    /* No Pod, or a null one: Error names the field (it once said "out of memory"). */
+    for (int k = 0; k < 2; k++) {
+        args = load("filter_nodenames.json");
+        if (k)
+            json_object_set_new(args, "Pod", json_null());
+        else
+            json_object_del(args, "Pod");
+        r = verb("filter", args);
+        assert_string_equal(json_string_value(json_object_get(r, "Error")),
+                            "Pod: required, a Pod object");
+        json_decref(r);
+    }
     /* No node names at all: nothing fits, nothing fails (and nothing read out of bounds). */
     args = load("filter_nodenames.json");
     json_object_set_new(args, "NodeNames", json_array());

@@ -234,6 +234,13 @@ static void test_bad_podgroups(void **state)
         {"{\"metadata\":{\"name\":\"g\"}}", "spec"},
         {"{\"metadata\":{\"name\":\"g\"},\"spec\":{\"minMember\":1,\"minMembers\":2}}",
          "spec.minMembers"},
+        /* Volcano's, but not applied here: refused, not taken and ignored */
+        {"{\"metadata\":{\"name\":\"g\"},\"spec\":{\"minMember\":1,\"minResources\":"
+         "{\"nvidia.com/gpu\":4}}}",
+         "spec.minResources"},
+        {"{\"metadata\":{\"name\":\"g\"},\"spec\":{\"minMember\":1,\"minTaskMember\":"
+         "{\"w\":1}}}",
+         "spec.minTaskMember"},
         {"[]", ""},
     };
     assert_int_equal(h_setup(&d, NULL), 0);

@@ -329,9 +329,24 @@ static void test_bad_input(void **state)
     json_array_remove(pods, json_array_size(pods) - 1);
     /* A placement on a node the cluster has not. */
     json_t *pl = json_array_get(json_object_get(json_array_get(pods, 0), "placements"), 0);
+    json_t *node0 = json_incref(json_object_get(pl, "node"));
     json_object_set_new(pl, "node", json_string("no-such-node"));
     const char *ghost = tmp_path("ghost.json");
     assert_int_equal(json_dump_file(doc, ghost, 0), 0);
+    /* A placement whose cards are not the usage's: one card more, or one card twice. */
+    json_t *u = json_array_get(json_object_get(json_array_get(pods, 0), "usage"), 0);
+    json_int_t cards = json_integer_value(json_object_get(u, "cards"));
+    json_t *gpus = json_array();
+    for (json_int_t g = 0; g <= cards; g++)
+        json_array_append_new(gpus, json_integer(g));
+    json_object_set_new(pl, "node", node0);
+    json_object_set_new(pl, "gpus", gpus);
+    const char *more = tmp_path("more-cards.json");
+    assert_int_equal(json_dump_file(doc, more, 0), 0);
+    json_array_set_new(gpus, (size_t)cards, json_integer(0));
+    json_object_set_new(u, "cards", json_integer(cards + 1));
+    const char *twice = tmp_path("card-twice.json");
+    assert_int_equal(json_dump_file(doc, twice, 0), 0);
     json_decref(doc);
     const char *notjs = write_tmp("not-chart.js", "window.Chart = {};\n");
     const char *ending = write_tmp("ending.js", "/* Chart.js v3 */ var s = '</script>';\n");
@@ -363,6 +378,9 @@ static void test_bad_input(void **state)
          "way: given twice"},
         {(const char *const[]){"report", dup, "-o", out, NULL}, "is listed twice"},
         {(const char *const[]){"report", ghost, "-o", out, NULL}, "which the cluster has not"},
+        {(const char *const[]){"report", more, "-o", out, NULL},
+         "card indexes where the usage says"},
+        {(const char *const[]){"report", twice, "-o", out, NULL}, "card 0 is listed twice"},
         {(const char *const[]){"report", run, "-o", out, "--chart-js", tmp_path("none.js"), NULL},
          "libjs-chart.js"},
         {(const char *const[]){"report", run, "-o", out, "--chart-js", notjs, NULL},
