@@ -306,7 +306,7 @@ static void test_series_from_records(void **state)
     gs_demand_free(dm);
     dm = demand();
     assert_int_equal(gs_demand_series(dm, GS_FC_TOTAL, 0, -1, 0, &s, &d), -EINVAL);
-    assert_has(d.msg, "no demand records");
+    assert_has(d.msg, "not enough history in the sources: no GPU use yet");
     gs_demand_free(dm);
 }
 
@@ -457,6 +457,26 @@ static void test_read_store(void **state)
     assert_string_equal(s.s[1].model, "unknown");
     assert_memory_equal(s.s[1].milli, b, sizeof(b));
     gs_series_set_free(&s);
+    gs_demand_free(dm);
+    /* a fresh store: one run still going, then none at all */
+    snprintf(path, sizeof(path), "%s/fresh.db", tmpdir);
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "DELETE FROM ledger WHERE id <> 2", NULL, NULL, NULL),
+                     SQLITE_OK);
+    dm = demand();
+    assert_int_equal(gs_demand_read_store(dm, path, &d), 0);
+    assert_int_equal(gs_demand_series(dm, GS_FC_TENANT, 0, -1, 0, &s, &d), -EINVAL);
+    assert_has(d.msg, "not enough history in ");
+    assert_has(d.msg, "fresh.db: GPU use only from 3600 s, nothing after it yet");
+    assert_has(d.msg, "needs at least one hour of it (4 hours for a level model, 48 for");
+    gs_demand_free(dm);
+    assert_int_equal(sqlite3_exec(db, "DELETE FROM ledger", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    dm = demand();
+    assert_int_equal(gs_demand_read_store(dm, path, &d), 0);
+    assert_int_equal(gs_demand_series(dm, GS_FC_TENANT, 0, -1, 0, &s, &d), -EINVAL);
+    assert_has(d.msg, "fresh.db: no GPU use yet");
     gs_demand_free(dm);
     dm = demand();
     const char *notdb = write_tmp("not.db", "hello\n");
