@@ -283,6 +283,9 @@ struct gs_advice_params {
     int node_gpus[GS_ADVICE_MODELS_MAX];
     size_t nmodels;
     int default_gpus; /* 1..16 */
+    /* How full, per mille, the cards that hold shares are (shares leave gaps no pod fits):
+     * a node holds GPUs x fill; 0 means 1000, whole cards. */
+    int32_t fill_permille;
     const struct gs_advice_target *targets;
     size_t ntargets;
     const struct gs_advice_quota *quotas;

@@ -35,7 +35,7 @@ struct opts {
     int64_t end_s;
     size_t horizon, holdout, step;
     enum gs_fc_method method;
-    int backtest, advice, replay;
+    int backtest, advice, replay, right_size;
     const char *util, *policy;
     int64_t warmup_s;
     enum fmt fmt;
@@ -82,6 +82,8 @@ static void usage(FILE *f)
             "replay (--replay): the history as replicas on nodes the advice turns on and off,\n"
             "  against static clusters at the peak and at the same cost\n"
             "  --utilisation FILE  replicas' GPU utilisation: the GenAI pod_gpu_duty_cycle file\n"
+            "  --right-size    a one-card replica asks its pod's peak utilisation of a card\n"
+            "                  (rounded up to a tenth), packed by the share scheduler\n"
             "  --warmup D      history before the measured window (default 7d)\n"
             "  --policy P      placement policy (default gpusched)\n"
             "  (--lead, --node-gpus any=N and the * wait --target apply)\n");
@@ -202,20 +204,35 @@ static int add_source(struct opts *o, char kind, const char *path)
 static int parse_args(int argc, char **argv, struct opts *o)
 {
     static const struct option lo[] = {
-        {"dlrm", required_argument, 0, 'd'},    {"genai", required_argument, 0, 'g'},
-        {"pods", required_argument, 0, 'p'},    {"store", required_argument, 0, 's'},
-        {"series", required_argument, 0, 'S'},  {"by", required_argument, 0, 'b'},
-        {"by-model", no_argument, 0, 'M'},      {"top", required_argument, 0, 'T'},
-        {"end", required_argument, 0, 'e'},     {"model", required_argument, 0, 'm'},
-        {"horizon", required_argument, 0, 'H'}, {"backtest", no_argument, 0, 'B'},
-        {"holdout", required_argument, 0, 'o'}, {"step", required_argument, 0, 'x'},
-        {"format", required_argument, 0, 'f'},  {"dump-series", required_argument, 0, 'D'},
-        {"advice", no_argument, 0, 'A'},        {"target", required_argument, 0, 't'},
-        {"lead", required_argument, 0, 'l'},    {"node-gpus", required_argument, 0, 'n'},
-        {"quota", required_argument, 0, 'q'},   {"prom", required_argument, 0, 'P'},
-        {"replay", no_argument, 0, 'R'},        {"utilisation", required_argument, 0, 'U'},
-        {"warmup", required_argument, 0, 'W'},  {"policy", required_argument, 0, 'Y'},
-        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0},
+        {"dlrm", required_argument, 0, 'd'},
+        {"genai", required_argument, 0, 'g'},
+        {"pods", required_argument, 0, 'p'},
+        {"store", required_argument, 0, 's'},
+        {"series", required_argument, 0, 'S'},
+        {"by", required_argument, 0, 'b'},
+        {"by-model", no_argument, 0, 'M'},
+        {"top", required_argument, 0, 'T'},
+        {"end", required_argument, 0, 'e'},
+        {"model", required_argument, 0, 'm'},
+        {"horizon", required_argument, 0, 'H'},
+        {"backtest", no_argument, 0, 'B'},
+        {"holdout", required_argument, 0, 'o'},
+        {"step", required_argument, 0, 'x'},
+        {"format", required_argument, 0, 'f'},
+        {"dump-series", required_argument, 0, 'D'},
+        {"advice", no_argument, 0, 'A'},
+        {"target", required_argument, 0, 't'},
+        {"lead", required_argument, 0, 'l'},
+        {"node-gpus", required_argument, 0, 'n'},
+        {"quota", required_argument, 0, 'q'},
+        {"prom", required_argument, 0, 'P'},
+        {"replay", no_argument, 0, 'R'},
+        {"utilisation", required_argument, 0, 'U'},
+        {"warmup", required_argument, 0, 'W'},
+        {"policy", required_argument, 0, 'Y'},
+        {"right-size", no_argument, 0, 'Z'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
     };
     int c, rc = 0, k;
     char *end;
@@ -301,6 +318,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
             break;
         case 'Y':
             o->policy = optarg;
+            break;
+        case 'Z':
+            o->right_size = 1;
             break;
         case 'W':
             if (gs__cli_duration(optarg, &o->warmup_s))
@@ -620,15 +640,24 @@ static int run_replay(const struct opts *o, FILE *f, struct gs_diag *d)
     for (size_t i = 0; i < o->ap.ntargets; i++)
         if (!o->ap.targets[i].tenant[0] && o->ap.targets[i].wait_p95_s >= 0)
             ep.wait_target_s = o->ap.targets[i].wait_p95_s;
-    int32_t *util = NULL;
-    if (!rc && o->util && !(rc = gs_util_read_duty(o->util, &util, &ep.nutil, d)))
+    int32_t *util = NULL, *peak_util = NULL;
+    if (!rc && o->right_size && !o->util)
+        rc = gs_diag_error(d, "--right-size needs the measured utilisation: --utilisation FILE");
+    if (!rc && o->util &&
+        !(rc = gs_util_read_duty(o->util, &util, o->right_size ? &peak_util : NULL, &ep.nutil, d)))
         ep.util_permille = util;
+    ep.peak_permille = peak_util;
     int64_t end = o->end_s >= 0 ? o->end_s : (gs_demand_end_s(dm) + 3599) / 3600 * 3600;
-    struct gs_elastic_result peak, el, same;
+    struct gs_elastic_result peak, el, same, sized;
     int64_t np = rc ? 0 : gs_elastic_peak_nodes(dm, end, &ep, d);
     rc = rc ? rc : np < 0 ? (int)np : 0;
     if (!rc)
         rc = gs_elastic_run(dm, end, &ep, np, &peak, d);
+    ep.right_size = o->right_size;
+    int64_t ns = rc || !ep.right_size ? 0 : gs_elastic_peak_nodes(dm, end, &ep, d);
+    if (ns > 0)
+        ns = gs_elastic_static_fit(dm, end, &ep, ns, np, &sized, d);
+    rc = rc ? rc : ns < 0 ? (int)ns : 0;
     if (!rc)
         rc = gs_elastic_run(dm, end, &ep, 0, &el, d);
     int64_t win = el.hours * 3600;
@@ -641,14 +670,21 @@ static int run_replay(const struct opts *o, FILE *f, struct gs_diag *d)
                 (long long)el.replicas, (long long)el.hours, (long long)(ep.warmup_s / 3600),
                 ep.node_gpus, (long long)ep.lead_s, (long long)ep.wait_target_s,
                 util ? o->util : "100 %");
+        if (ep.right_size)
+            fprintf(f, "right-sized: a one-card replica asks its pod's peak utilisation, rounded "
+                       "up to a tenth of a card\n");
         fprintf(f, "%-22s %6s %10s %7s %7s %7s %7s %7s %9s %7s %7s\n", "provisioning", "nodes",
                 "node-h", "saved", "waited", "p50 s", "p95 s", "max s", "unserved", "alloc",
                 "util");
-        replay_row(f, "static at peak", &peak, &peak);
-        replay_row(f, "elastic (forecast)", &el, &peak);
-        replay_row(f, "static at same cost", &same, &peak);
+        replay_row(f, ep.right_size ? "static at peak, cards" : "static at peak", &peak, &peak);
+        if (ep.right_size)
+            replay_row(f, "static at peak, sized", &sized, &peak);
+        replay_row(f, ep.right_size ? "elastic, sized" : "elastic (forecast)", &el, &peak);
+        replay_row(f, ep.right_size ? "static same cost, sized" : "static at same cost", &same,
+                   &peak);
     }
     free(util);
+    free(peak_util);
     gs_demand_free(dm);
     return rc;
 }

@@ -646,6 +646,31 @@ static void test_elastic_replay(void **state)
     assert_int_equal(gs_elastic_run(dm, end, &p, n, &same, &d), 0);
     assert_true(same.wait_p95_s > el.wait_p95_s);
     assert_true(same.unserved_milli_s > 0);
+    /* right-sized: a replica of a pod that peaks at 23 % of a card asks 300 milli, so three
+     * share a card: static at peak fits in fewer nodes, elastic in fewer than with whole cards */
+    assert_int_equal(gs_elastic_share(0), 100);
+    assert_int_equal(gs_elastic_share(230), 300);
+    assert_int_equal(gs_elastic_share(1000), 1000);
+    int32_t peak_util[2] = {230, 230};
+    p.peak_permille = peak_util;
+    p.right_size = 1;
+    struct gs_elastic_result sized;
+    int64_t lo = gs_elastic_peak_nodes(dm, end, &p, &d);
+    assert_int_equal(lo, 2); /* 36 x 300 milli: 10.8 GPUs */
+    int64_t fit = gs_elastic_static_fit(dm, end, &p, lo, peak, &sized, &d);
+    assert_true(fit >= lo && fit < peak);
+    assert_int_equal(sized.waited, 0);
+    assert_int_equal(sized.node_s, fit * 7 * 86400);
+    assert_int_equal(sized.util_permille * 10 / sized.alloc_permille, 6); /* busy: 0.2 of 1000 */
+    int64_t whole = el.node_s;
+    assert_int_equal(gs_elastic_run(dm, end, &p, 0, &el, &d), 0);
+    print_message("right-sized: static %lld nodes, %lld node-h; elastic %lld node-h, p95 %lld s\n",
+                  (long long)fit, (long long)sized.node_s / 3600, (long long)el.node_s / 3600,
+                  (long long)el.wait_p95_s);
+    assert_true(el.node_s < whole);
+    assert_int_equal(el.wait_p95_s, 0);
+    p.right_size = 0;
+    p.peak_permille = NULL;
     p.warmup_s = 3600;
     assert_int_equal(gs_elastic_run(dm, end, &p, 0, &el, &d), -EINVAL);
     assert_has(d.msg, "warm-up");
@@ -658,17 +683,20 @@ static void test_read_duty(void **state)
     (void)state;
     const char *p = write_tmp("duty.csv", "value,timestamp_anon,container_ip\n10.0,1,a\n"
                                           "20.0,2,a\n5.5,1,b\n");
-    int32_t *u;
+    int32_t *u, *pk;
     size_t n;
     struct gs_diag d;
     gs_diag_init(&d);
-    assert_int_equal(gs_util_read_duty(p, &u, &n, &d), 0);
+    assert_int_equal(gs_util_read_duty(p, &u, &pk, &n, &d), 0);
     assert_int_equal(n, 2);
     assert_int_equal(u[0], 150);
     assert_int_equal(u[1], 55);
+    assert_int_equal(pk[0], 200);
+    assert_int_equal(pk[1], 55);
     free(u);
+    free(pk);
     p = write_tmp("duty2.csv", "value,timestamp_anon,container_ip\n101,1,a\n");
-    assert_int_equal(gs_util_read_duty(p, &u, &n, &d), -EINVAL);
+    assert_int_equal(gs_util_read_duty(p, &u, NULL, &n, &d), -EINVAL);
     assert_has(d.msg, "duty2.csv:2:1: value: \"101\" is not a utilisation");
 }
 
