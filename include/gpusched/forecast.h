@@ -232,6 +232,8 @@ struct gs_fc_score {
     double coverage;   /* share of hours inside the 80 % interval (q 0.1 .. 0.9), % */
     size_t hours;      /* hours scored */
     size_t covered;    /* of them inside the 80 % interval */
+    size_t exact;      /* of them forecast exactly: an interval that holds the point covers
+                          at least these, whatever its level */
     size_t mase_hours; /* hours whose origin had a scale (MASE is their mean) */
 };
 

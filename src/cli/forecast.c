@@ -527,7 +527,7 @@ static int run_backtest(const struct opts *o, const struct gs_series_set *set, F
     }
     /* overall: the mean over series of sMAPE and MASE, coverage pooled over every hour */
     double smape[BT_METHODS] = {0}, mase[BT_METHODS] = {0};
-    size_t nmase[BT_METHODS] = {0}, cov[BT_METHODS] = {0}, hours = 0;
+    size_t nmase[BT_METHODS] = {0}, cov[BT_METHODS] = {0}, hours = 0, exact = 0;
     for (size_t i = 0; i < set->count; i++)
         for (int j = 0; j < BT_METHODS; j++) {
             smape[j] += row[i].sc[j].smape / (double)set->count;
@@ -537,6 +537,7 @@ static int run_backtest(const struct opts *o, const struct gs_series_set *set, F
             }
             cov[j] += row[i].sc[j].covered;
             hours += j == 0 ? row[i].sc[j].hours : 0;
+            exact += j == 0 ? row[i].sc[j].exact : 0;
         }
     for (int j = 0; j < BT_METHODS; j++)
         mase[j] = nmase[j] ? mase[j] / (double)nmase[j] : NAN;
@@ -550,10 +551,11 @@ static int run_backtest(const struct opts *o, const struct gs_series_set *set, F
             for (int j = 0; j < BT_METHODS; j++) {
                 const struct gs_fc_score *c = &row[i].sc[j];
                 json_object_set_new(s, gs_fc_method_name(m[j]),
-                                    json_pack("{s:f,s:o,s:f,s:I}", "smape", c->smape, "mase",
+                                    json_pack("{s:f,s:o,s:f,s:I,s:I}", "smape", c->smape, "mase",
                                               isfinite(c->mase) ? json_real(c->mase) : json_null(),
                                               "coverage80", c->coverage, "hours",
-                                              (json_int_t)c->hours));
+                                              (json_int_t)c->hours, "exact_hours",
+                                              (json_int_t)c->exact));
             }
             json_array_append_new(arr, s);
         }
@@ -563,6 +565,7 @@ static int run_backtest(const struct opts *o, const struct gs_series_set *set, F
                                           isfinite(mase[j]) ? json_real(mase[j]) : json_null(),
                                           "coverage80", 100.0 * (double)cov[j] / (double)hours));
         json_object_set_new(all, "smape_gain_vs_snaive_pct", json_real(gain(smape[0], smape[1])));
+        json_object_set_new(all, "exact_pct", json_real(100.0 * (double)exact / (double)hours));
         json_object_set_new(root, "series", arr);
         json_object_set_new(root, "overall", all);
         json_dumpf(root, f, JSON_INDENT(1) | JSON_REAL_PRECISION(6));
@@ -575,17 +578,18 @@ static int run_backtest(const struct opts *o, const struct gs_series_set *set, F
             "rolling origin: %zu series, origins every %zuh over the last %zuh, %zuh ahead; "
             "%s against snaive (the last day again) and ma (the last day's mean)\n",
             set->count, step, holdout, o->horizon, gs_fc_method_name(o->method));
-    fprintf(f, "%-28s %9s %9s %9s %7s %8s %8s %8s %6s\n", "series", "sMAPE", "snaive", "ma",
-            "gain%", "MASE", "snaive", "ma", "cov80");
+    fprintf(f, "%-28s %9s %9s %9s %7s %8s %8s %8s %6s %6s\n", "series", "sMAPE", "snaive", "ma",
+            "gain%", "MASE", "snaive", "ma", "cov80", "exact");
     for (size_t i = 0; i < set->count; i++) {
         const struct gs_fc_score *c = row[i].sc;
-        fprintf(f, "%-28s %9.3f %9.3f %9.3f %7.1f %8.3f %8.3f %8.3f %6.1f\n",
+        fprintf(f, "%-28s %9.3f %9.3f %9.3f %7.1f %8.3f %8.3f %8.3f %6.1f %6.1f\n",
                 series_label(&set->s[i], lab, sizeof(lab)), c[0].smape, c[1].smape, c[2].smape,
-                gain(c[0].smape, c[1].smape), c[0].mase, c[1].mase, c[2].mase, c[0].coverage);
+                gain(c[0].smape, c[1].smape), c[0].mase, c[1].mase, c[2].mase, c[0].coverage,
+                100.0 * (double)c[0].exact / (double)c[0].hours);
     }
-    fprintf(f, "%-28s %9.3f %9.3f %9.3f %7.1f %8.3f %8.3f %8.3f %6.1f\n", "overall (mean)",
+    fprintf(f, "%-28s %9.3f %9.3f %9.3f %7.1f %8.3f %8.3f %8.3f %6.1f %6.1f\n", "overall (mean)",
             smape[0], smape[1], smape[2], gain(smape[0], smape[1]), mase[0], mase[1], mase[2],
-            100.0 * (double)cov[0] / (double)hours);
+            100.0 * (double)cov[0] / (double)hours, 100.0 * (double)exact / (double)hours);
     free(row);
     return 0;
 }

@@ -236,6 +236,7 @@ static void test_backtest(void **state)
     assert_int_equal(sc.hours, 7 * 24);
     assert_true(sc.smape == 0.0 && isnan(sc.mase)); /* no in-sample error to scale by */
     assert_int_equal(sc.covered, sc.hours);
+    assert_int_equal(sc.exact, sc.hours);
     seasonal(y, 28 * 24, 0);
     struct gs_fc_score ets;
     assert_int_equal(gs_fc_backtest(y, 28 * 24, &sp, GS_FC_SNAIVE, &sc, &d), 0);
