@@ -12,11 +12,16 @@
  *
  * The elastic way: at every hour, the advice for that hour, forecast from the history up to
  * @lead_s before it (refitted once a day, the day's 24 hours forecast at once), says how many
- * nodes to run; nodes are asked for @lead_s before the hour and take @lead_s to come up; a
- * replica left waiting also asks for the nodes it needs at once (as Kubernetes' cluster
- * autoscaler does for pending pods). Nodes beyond the advice are cordoned, the emptiest first,
- * and turned off once idle ("drained when idle"); a cordoned node is taken back before a new one
- * is started. The static way runs @static_nodes nodes throughout.
+ * nodes to run; nodes are asked for @lead_s before the hour and take @lead_s to come up. The
+ * upper quantile a wait target under the lead time plans at is that of the hour's mean, raised
+ * for each hour of the day by the 95th percentile, over the arrivals in that hour of the week
+ * before, of how much the replicas held rose within one lead time before each: the scale-outs
+ * inside an hour its mean hides. Right-sized, a node counts as its GPUs times how full the cards
+ * that hold replicas are. A replica left waiting takes cordoned nodes back first, then asks for
+ * the new nodes still needed at once (as Kubernetes' cluster autoscaler does for pending pods).
+ * Nodes beyond the advice are cordoned, the emptiest first, and turned off once idle ("drained
+ * when idle"); a cordoned node is taken back before a new one is started. The static way runs
+ * @static_nodes nodes throughout.
  *
  * The replay's clock starts at the hour of the first record. What is measured, over
  * [that + warmup_s, end): node-seconds on (from the moment a node is asked for,
