@@ -592,6 +592,14 @@ static void test_advice(void **state)
                      "3.000\n");
     assert_has(text, "# TYPE gpusched_forecast_gpus summary");
     gs_advice_free(&a);
+    p.fill_permille = 500; /* cards half full: a node holds half its GPUs */
+    assert_int_equal(gs_advice_compute(&s, fc, &p, &a, &d), 0);
+    assert_int_equal(a.hour[4].nodes, 3); /* 5000 / (4 x 0.5 GPUs) */
+    gs_advice_free(&a);
+    p.fill_permille = 1001;
+    assert_int_equal(gs_advice_compute(&s, fc, &p, &a, &d), -EINVAL);
+    assert_has(d.msg, "cards 1001 per mille full");
+    p.fill_permille = 0;
     tg[2].util_lo = 900;
     assert_int_equal(gs_advice_compute(&s, fc, &p, &a, &d), -EINVAL);
     assert_has(d.msg, "utilisation band 900..800");
