@@ -12,18 +12,26 @@
  *
  * The elastic way: at every hour, the advice for that hour, forecast from the history up to
  * @lead_s before it (refitted once a day, the day's 24 hours forecast at once), says how many
- * nodes to run; nodes are asked for @lead_s before the hour and take @lead_s to come up; a
- * replica left waiting also asks for the nodes it needs at once (as Kubernetes' cluster
- * autoscaler does for pending pods). Nodes beyond the advice are cordoned, the emptiest first,
- * and turned off once idle ("drained when idle"); a cordoned node is taken back before a new one
- * is started. The static way runs @static_nodes nodes throughout.
+ * nodes to run; nodes are asked for @lead_s before the hour and take @lead_s to come up. The
+ * upper quantile a wait target under the lead time plans at is that of the hour's mean, raised
+ * for each hour of the day by the 95th percentile, over the arrivals in that hour of the week
+ * before, of how much the replicas held rose within one lead time before each: the scale-outs
+ * inside an hour its mean hides. Right-sized, a node counts as its GPUs times how full the cards
+ * that hold replicas are. A replica left waiting takes cordoned nodes back first, then asks for
+ * the new nodes still needed at once (as Kubernetes' cluster autoscaler does for pending pods).
+ * Nodes beyond the advice are cordoned, the emptiest first, and turned off once idle ("drained
+ * when idle"); a cordoned node is taken back before a new one is started. The static way runs
+ * @static_nodes nodes throughout.
  *
  * The replay's clock starts at the hour of the first record. What is measured, over
  * [that + warmup_s, end): node-seconds on (from the moment a node is asked for,
  * boot included); waits of the replicas that arrive then (nearest-rank percentiles); GPU
  * allocation and modelled busy time (each replica's utilisation, drawn in turn from
- * @util_permille) per GPU-second on. Before warmup_s the elastic way runs what the static one
- * would with the most nodes the warm-up needed: the forecast needs that history.
+ * @util_permille) per GPU-second on. Right-sized (@right_size), a replica of one card asks only
+ * gs_elastic_share() of its pod's peak utilisation, placed by the share scheduler beside others
+ * on a card, and the elastic way forecasts the demand of those shares. Before warmup_s the elastic
+ * way runs what the static one would with the most nodes the warm-up needed: the forecast needs
+ * that history.
  *
  * Units: seconds, milli-GPU, per mille. Determinism: same input, same result.
  */
@@ -48,7 +56,9 @@ struct gs_elastic_params {
     int64_t warmup_s;      /* history before the measured window, >= 2 days */
     enum gs_fc_method method;
     const int32_t *util_permille; /* replicas' utilisation, drawn in turn; NULL: 1000 */
+    const int32_t *peak_permille; /* the same pods' highest utilisation (NULL: none) */
     size_t nutil;
+    int right_size; /* a one-card replica asks gs_elastic_share() of its pod's peak */
 };
 
 struct gs_elastic_result {
@@ -74,8 +84,30 @@ int gs_elastic_run(const struct gs_demand *dm, int64_t end_s, const struct gs_el
                    int64_t static_nodes, struct gs_elastic_result *out, struct gs_diag *d);
 
 /*
- * gs_elastic_peak_nodes() - the nodes the most replicas ever held at once need (whole cards;
- * shares rounded up per replica): the static-at-peak size. Return: >= 1; -EINVAL with @d.
+ * gs_elastic_static_fit() - the fewest nodes in @lo..@hi (1 <= lo <= hi) on which no replica of
+ * the static way waits, by bisection (assumes more nodes never make a replica wait longer), and
+ * that run's result in *@out; @hi when even it makes one wait. Right-sized shares leave gaps on
+ * cards, so the static-at-peak size of shares is not their sum over a node: this measures it.
+ * Return: the nodes (>= 1); the errors of gs_elastic_run(). Cost: log2(hi - lo) + 1 replays.
+ */
+int64_t gs_elastic_static_fit(const struct gs_demand *dm, int64_t end_s,
+                              const struct gs_elastic_params *p, int64_t lo, int64_t hi,
+                              struct gs_elastic_result *out, struct gs_diag *d);
+
+/*
+ * gs_elastic_share() - right-sizing: the share of one card (per mille) a replica whose measured
+ * utilisation never went above @peak_permille (0..1000) asks for: that peak rounded up to a
+ * tenth of the card, at least a tenth. Utilisation here is NVML's duty cycle (the share of time
+ * a kernel ran, DCGM's DCGM_FI_DEV_GPU_UTIL), so time-sliced replicas whose shares add up to a
+ * card never, at their peaks together, ask for more time than it has. GPU memory is not
+ * modelled. Return: 100..1000.
+ */
+int32_t gs_elastic_share(int32_t peak_permille);
+
+/*
+ * gs_elastic_peak_nodes() - the nodes the most replicas ever held at once need (whole cards,
+ * shares rounded up per replica; right-sized, the sum of their shares): the static-at-peak
+ * size. Return: >= 1; -EINVAL with @d.
  */
 int64_t gs_elastic_peak_nodes(const struct gs_demand *dm, int64_t end_s,
                               const struct gs_elastic_params *p, struct gs_diag *d);
@@ -83,8 +115,10 @@ int64_t gs_elastic_peak_nodes(const struct gs_demand *dm, int64_t end_s,
 /*
  * gs_util_read_duty() - the mean GPU utilisation of every pod of the GenAI trace's
  * pod_gpu_duty_cycle_anon.csv (columns value %, timestamp_anon, container_ip), per mille, in the
- * order pods first appear. Return: 0 and *@out (free()), *@n; errors as the demand readers.
+ * order pods first appear; with @peak (NULL allowed) also each pod's highest sample, per mille.
+ * Return: 0 and *@out, *@peak (free() each), *@n; errors as the demand readers.
  */
-int gs_util_read_duty(const char *path, int32_t **out, size_t *n, struct gs_diag *d);
+int gs_util_read_duty(const char *path, int32_t **out, int32_t **peak, size_t *n,
+                      struct gs_diag *d);
 
 #endif

@@ -232,6 +232,8 @@ struct gs_fc_score {
     double coverage;   /* share of hours inside the 80 % interval (q 0.1 .. 0.9), % */
     size_t hours;      /* hours scored */
     size_t covered;    /* of them inside the 80 % interval */
+    size_t exact;      /* of them forecast exactly: an interval that holds the point covers
+                          at least these, whatever its level */
     size_t mase_hours; /* hours whose origin had a scale (MASE is their mean) */
 };
 
@@ -283,6 +285,9 @@ struct gs_advice_params {
     int node_gpus[GS_ADVICE_MODELS_MAX];
     size_t nmodels;
     int default_gpus; /* 1..16 */
+    /* How full, per mille, the cards that hold shares are (shares leave gaps no pod fits):
+     * a node holds GPUs x fill; 0 means 1000, whole cards. */
+    int32_t fill_permille;
     const struct gs_advice_target *targets;
     size_t ntargets;
     const struct gs_advice_quota *quotas;

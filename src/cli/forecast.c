@@ -35,7 +35,7 @@ struct opts {
     int64_t end_s;
     size_t horizon, holdout, step;
     enum gs_fc_method method;
-    int backtest, advice, replay;
+    int backtest, advice, replay, right_size;
     const char *util, *policy;
     int64_t warmup_s;
     enum fmt fmt;
@@ -82,6 +82,8 @@ static void usage(FILE *f)
             "replay (--replay): the history as replicas on nodes the advice turns on and off,\n"
             "  against static clusters at the peak and at the same cost\n"
             "  --utilisation FILE  replicas' GPU utilisation: the GenAI pod_gpu_duty_cycle file\n"
+            "  --right-size    a one-card replica asks its pod's peak utilisation of a card\n"
+            "                  (rounded up to a tenth), packed by the share scheduler\n"
             "  --warmup D      history before the measured window (default 7d)\n"
             "  --policy P      placement policy (default gpusched)\n"
             "  (--lead, --node-gpus any=N and the * wait --target apply)\n");
@@ -202,20 +204,35 @@ static int add_source(struct opts *o, char kind, const char *path)
 static int parse_args(int argc, char **argv, struct opts *o)
 {
     static const struct option lo[] = {
-        {"dlrm", required_argument, 0, 'd'},    {"genai", required_argument, 0, 'g'},
-        {"pods", required_argument, 0, 'p'},    {"store", required_argument, 0, 's'},
-        {"series", required_argument, 0, 'S'},  {"by", required_argument, 0, 'b'},
-        {"by-model", no_argument, 0, 'M'},      {"top", required_argument, 0, 'T'},
-        {"end", required_argument, 0, 'e'},     {"model", required_argument, 0, 'm'},
-        {"horizon", required_argument, 0, 'H'}, {"backtest", no_argument, 0, 'B'},
-        {"holdout", required_argument, 0, 'o'}, {"step", required_argument, 0, 'x'},
-        {"format", required_argument, 0, 'f'},  {"dump-series", required_argument, 0, 'D'},
-        {"advice", no_argument, 0, 'A'},        {"target", required_argument, 0, 't'},
-        {"lead", required_argument, 0, 'l'},    {"node-gpus", required_argument, 0, 'n'},
-        {"quota", required_argument, 0, 'q'},   {"prom", required_argument, 0, 'P'},
-        {"replay", no_argument, 0, 'R'},        {"utilisation", required_argument, 0, 'U'},
-        {"warmup", required_argument, 0, 'W'},  {"policy", required_argument, 0, 'Y'},
-        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0},
+        {"dlrm", required_argument, 0, 'd'},
+        {"genai", required_argument, 0, 'g'},
+        {"pods", required_argument, 0, 'p'},
+        {"store", required_argument, 0, 's'},
+        {"series", required_argument, 0, 'S'},
+        {"by", required_argument, 0, 'b'},
+        {"by-model", no_argument, 0, 'M'},
+        {"top", required_argument, 0, 'T'},
+        {"end", required_argument, 0, 'e'},
+        {"model", required_argument, 0, 'm'},
+        {"horizon", required_argument, 0, 'H'},
+        {"backtest", no_argument, 0, 'B'},
+        {"holdout", required_argument, 0, 'o'},
+        {"step", required_argument, 0, 'x'},
+        {"format", required_argument, 0, 'f'},
+        {"dump-series", required_argument, 0, 'D'},
+        {"advice", no_argument, 0, 'A'},
+        {"target", required_argument, 0, 't'},
+        {"lead", required_argument, 0, 'l'},
+        {"node-gpus", required_argument, 0, 'n'},
+        {"quota", required_argument, 0, 'q'},
+        {"prom", required_argument, 0, 'P'},
+        {"replay", no_argument, 0, 'R'},
+        {"utilisation", required_argument, 0, 'U'},
+        {"warmup", required_argument, 0, 'W'},
+        {"policy", required_argument, 0, 'Y'},
+        {"right-size", no_argument, 0, 'Z'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
     };
     int c, rc = 0, k;
     char *end;
@@ -301,6 +318,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
             break;
         case 'Y':
             o->policy = optarg;
+            break;
+        case 'Z':
+            o->right_size = 1;
             break;
         case 'W':
             if (gs__cli_duration(optarg, &o->warmup_s))
@@ -507,7 +527,7 @@ static int run_backtest(const struct opts *o, const struct gs_series_set *set, F
     }
     /* overall: the mean over series of sMAPE and MASE, coverage pooled over every hour */
     double smape[BT_METHODS] = {0}, mase[BT_METHODS] = {0};
-    size_t nmase[BT_METHODS] = {0}, cov[BT_METHODS] = {0}, hours = 0;
+    size_t nmase[BT_METHODS] = {0}, cov[BT_METHODS] = {0}, hours = 0, exact = 0;
     for (size_t i = 0; i < set->count; i++)
         for (int j = 0; j < BT_METHODS; j++) {
             smape[j] += row[i].sc[j].smape / (double)set->count;
@@ -517,6 +537,7 @@ static int run_backtest(const struct opts *o, const struct gs_series_set *set, F
             }
             cov[j] += row[i].sc[j].covered;
             hours += j == 0 ? row[i].sc[j].hours : 0;
+            exact += j == 0 ? row[i].sc[j].exact : 0;
         }
     for (int j = 0; j < BT_METHODS; j++)
         mase[j] = nmase[j] ? mase[j] / (double)nmase[j] : NAN;
@@ -530,10 +551,11 @@ static int run_backtest(const struct opts *o, const struct gs_series_set *set, F
             for (int j = 0; j < BT_METHODS; j++) {
                 const struct gs_fc_score *c = &row[i].sc[j];
                 json_object_set_new(s, gs_fc_method_name(m[j]),
-                                    json_pack("{s:f,s:o,s:f,s:I}", "smape", c->smape, "mase",
+                                    json_pack("{s:f,s:o,s:f,s:I,s:I}", "smape", c->smape, "mase",
                                               isfinite(c->mase) ? json_real(c->mase) : json_null(),
                                               "coverage80", c->coverage, "hours",
-                                              (json_int_t)c->hours));
+                                              (json_int_t)c->hours, "exact_hours",
+                                              (json_int_t)c->exact));
             }
             json_array_append_new(arr, s);
         }
@@ -543,6 +565,7 @@ static int run_backtest(const struct opts *o, const struct gs_series_set *set, F
                                           isfinite(mase[j]) ? json_real(mase[j]) : json_null(),
                                           "coverage80", 100.0 * (double)cov[j] / (double)hours));
         json_object_set_new(all, "smape_gain_vs_snaive_pct", json_real(gain(smape[0], smape[1])));
+        json_object_set_new(all, "exact_pct", json_real(100.0 * (double)exact / (double)hours));
         json_object_set_new(root, "series", arr);
         json_object_set_new(root, "overall", all);
         json_dumpf(root, f, JSON_INDENT(1) | JSON_REAL_PRECISION(6));
@@ -555,17 +578,18 @@ static int run_backtest(const struct opts *o, const struct gs_series_set *set, F
             "rolling origin: %zu series, origins every %zuh over the last %zuh, %zuh ahead; "
             "%s against snaive (the last day again) and ma (the last day's mean)\n",
             set->count, step, holdout, o->horizon, gs_fc_method_name(o->method));
-    fprintf(f, "%-28s %9s %9s %9s %7s %8s %8s %8s %6s\n", "series", "sMAPE", "snaive", "ma",
-            "gain%", "MASE", "snaive", "ma", "cov80");
+    fprintf(f, "%-28s %9s %9s %9s %7s %8s %8s %8s %6s %6s\n", "series", "sMAPE", "snaive", "ma",
+            "gain%", "MASE", "snaive", "ma", "cov80", "exact");
     for (size_t i = 0; i < set->count; i++) {
         const struct gs_fc_score *c = row[i].sc;
-        fprintf(f, "%-28s %9.3f %9.3f %9.3f %7.1f %8.3f %8.3f %8.3f %6.1f\n",
+        fprintf(f, "%-28s %9.3f %9.3f %9.3f %7.1f %8.3f %8.3f %8.3f %6.1f %6.1f\n",
                 series_label(&set->s[i], lab, sizeof(lab)), c[0].smape, c[1].smape, c[2].smape,
-                gain(c[0].smape, c[1].smape), c[0].mase, c[1].mase, c[2].mase, c[0].coverage);
+                gain(c[0].smape, c[1].smape), c[0].mase, c[1].mase, c[2].mase, c[0].coverage,
+                100.0 * (double)c[0].exact / (double)c[0].hours);
     }
-    fprintf(f, "%-28s %9.3f %9.3f %9.3f %7.1f %8.3f %8.3f %8.3f %6.1f\n", "overall (mean)",
+    fprintf(f, "%-28s %9.3f %9.3f %9.3f %7.1f %8.3f %8.3f %8.3f %6.1f %6.1f\n", "overall (mean)",
             smape[0], smape[1], smape[2], gain(smape[0], smape[1]), mase[0], mase[1], mase[2],
-            100.0 * (double)cov[0] / (double)hours);
+            100.0 * (double)cov[0] / (double)hours, 100.0 * (double)exact / (double)hours);
     free(row);
     return 0;
 }
@@ -620,15 +644,24 @@ static int run_replay(const struct opts *o, FILE *f, struct gs_diag *d)
     for (size_t i = 0; i < o->ap.ntargets; i++)
         if (!o->ap.targets[i].tenant[0] && o->ap.targets[i].wait_p95_s >= 0)
             ep.wait_target_s = o->ap.targets[i].wait_p95_s;
-    int32_t *util = NULL;
-    if (!rc && o->util && !(rc = gs_util_read_duty(o->util, &util, &ep.nutil, d)))
+    int32_t *util = NULL, *peak_util = NULL;
+    if (!rc && o->right_size && !o->util)
+        rc = gs_diag_error(d, "--right-size needs the measured utilisation: --utilisation FILE");
+    if (!rc && o->util &&
+        !(rc = gs_util_read_duty(o->util, &util, o->right_size ? &peak_util : NULL, &ep.nutil, d)))
         ep.util_permille = util;
+    ep.peak_permille = peak_util;
     int64_t end = o->end_s >= 0 ? o->end_s : (gs_demand_end_s(dm) + 3599) / 3600 * 3600;
-    struct gs_elastic_result peak, el, same;
+    struct gs_elastic_result peak, el, same, sized;
     int64_t np = rc ? 0 : gs_elastic_peak_nodes(dm, end, &ep, d);
     rc = rc ? rc : np < 0 ? (int)np : 0;
     if (!rc)
         rc = gs_elastic_run(dm, end, &ep, np, &peak, d);
+    ep.right_size = o->right_size;
+    int64_t ns = rc || !ep.right_size ? 0 : gs_elastic_peak_nodes(dm, end, &ep, d);
+    if (ns > 0)
+        ns = gs_elastic_static_fit(dm, end, &ep, ns, np, &sized, d);
+    rc = rc ? rc : ns < 0 ? (int)ns : 0;
     if (!rc)
         rc = gs_elastic_run(dm, end, &ep, 0, &el, d);
     int64_t win = el.hours * 3600;
@@ -641,14 +674,21 @@ static int run_replay(const struct opts *o, FILE *f, struct gs_diag *d)
                 (long long)el.replicas, (long long)el.hours, (long long)(ep.warmup_s / 3600),
                 ep.node_gpus, (long long)ep.lead_s, (long long)ep.wait_target_s,
                 util ? o->util : "100 %");
+        if (ep.right_size)
+            fprintf(f, "right-sized: a one-card replica asks its pod's peak utilisation, rounded "
+                       "up to a tenth of a card\n");
         fprintf(f, "%-22s %6s %10s %7s %7s %7s %7s %7s %9s %7s %7s\n", "provisioning", "nodes",
                 "node-h", "saved", "waited", "p50 s", "p95 s", "max s", "unserved", "alloc",
                 "util");
-        replay_row(f, "static at peak", &peak, &peak);
-        replay_row(f, "elastic (forecast)", &el, &peak);
-        replay_row(f, "static at same cost", &same, &peak);
+        replay_row(f, ep.right_size ? "static at peak, cards" : "static at peak", &peak, &peak);
+        if (ep.right_size)
+            replay_row(f, "static at peak, sized", &sized, &peak);
+        replay_row(f, ep.right_size ? "elastic, sized" : "elastic (forecast)", &el, &peak);
+        replay_row(f, ep.right_size ? "static same cost, sized" : "static at same cost", &same,
+                   &peak);
     }
     free(util);
+    free(peak_util);
     gs_demand_free(dm);
     return rc;
 }

@@ -46,9 +46,12 @@ static int64_t need(const struct gs_advice_target *t, int64_t lead_s, const stru
 
 static int check(const struct gs_advice_params *p, struct gs_diag *d)
 {
-    if (p->lead_s < 0 || p->default_gpus < 1 || p->default_gpus > 16)
-        return gs_diag_error(d, "advice: lead %lld s and %d GPUs a node: want >= 0 and 1..16",
-                             (long long)p->lead_s, p->default_gpus);
+    if (p->lead_s < 0 || p->default_gpus < 1 || p->default_gpus > 16 || p->fill_permille < 0 ||
+        p->fill_permille > 1000)
+        return gs_diag_error(d,
+                             "advice: lead %lld s, %d GPUs a node, cards %d per mille full: "
+                             "want >= 0, 1..16 and 0..1000",
+                             (long long)p->lead_s, p->default_gpus, p->fill_permille);
     for (size_t i = 0; i < p->ntargets; i++) {
         const struct gs_advice_target *t = &p->targets[i];
         if (t->wait_p95_s < 0 && (t->util_lo < 1 || t->util_lo > t->util_hi || t->util_hi > 1000))
@@ -133,7 +136,7 @@ int gs_advice_compute(const struct gs_series_set *set, const struct gs_forecast 
     for (size_t m = 0; m < a.nmodels; m++)
         for (size_t k = 0; k < a.h; k++) {
             struct gs_advice_hour *h = &a.hour[m * a.h + k];
-            int64_t per = (int64_t)a.node_gpus[m] * 1000;
+            int64_t per = (int64_t)a.node_gpus[m] * (p->fill_permille ? p->fill_permille : 1000);
             h->nodes = (h->gpus_milli + per - 1) / per;
         }
     *out = a;

@@ -30,7 +30,7 @@ int gs_fc_backtest(const int64_t *y, size_t n, const struct gs_backtest_spec *sp
                              "hours",
                              spec->first, spec->h, n);
     double smape = 0, ase = 0;
-    size_t hours = 0, mase_hours = 0, covered = 0;
+    size_t hours = 0, mase_hours = 0, covered = 0, exact = 0;
     for (size_t o = spec->first; o + spec->h <= n; o += spec->step) {
         struct gs_forecast f;
         int rc = gs_fc_fit(y, o, spec->h, method, &f, d);
@@ -45,12 +45,14 @@ int gs_fc_backtest(const int64_t *y, size_t n, const struct gs_backtest_spec *sp
                 mase_hours++;
             }
             covered += f.q[1][k] <= y[o + k] && y[o + k] <= f.q[3][k];
+            exact += f.point[k] == y[o + k];
             hours++;
         }
         gs_forecast_free(&f);
     }
     out->hours = hours;
     out->covered = covered;
+    out->exact = exact;
     out->mase_hours = mase_hours;
     out->smape = smape / (double)hours;
     out->mase = mase_hours ? ase / (double)mase_hours : NAN;

@@ -289,13 +289,27 @@ static void fold_top(struct gs_series_set *out, size_t top)
     out->count = top + 1;
 }
 
+/* Not enough history: name the sources, what they hold, and what a forecast needs. */
+static int too_short(const struct gs_demand *dm, const char *what, struct gs_diag *d)
+{
+    char names[512] = "";
+    for (size_t i = 0, at = 0; i < dm->nsources && at < sizeof(names); i++)
+        at +=
+            (size_t)snprintf(names + at, sizeof(names) - at, "%s%s", i ? ", " : "", dm->source[i]);
+    return gs_diag_error(d,
+                         "not enough history in %s: %s; a forecast needs at least one "
+                         "hour of it (%zu hours for a level model, %zu for a daily season)",
+                         names[0] ? names : "the sources", what, gs_fc_min_points(GS_FC_ANN),
+                         gs_fc_min_points(GS_FC_ANA));
+}
+
 int gs_demand_series(const struct gs_demand *dm, enum gs_fc_key key, int by_model, int64_t end_s,
                      size_t top, struct gs_series_set *out, struct gs_diag *d)
 {
     if ((unsigned)key >= GS_FC_KEYS)
         return gs_diag_error(d, "unknown grouping key %d", (int)key);
     if (!dm->n)
-        return gs_diag_error(d, "no demand records: the sources hold no GPU use");
+        return too_short(dm, "no GPU use yet", d);
     int rc = check_key(dm, key, by_model, d);
     if (rc)
         return rc;
@@ -304,6 +318,12 @@ int gs_demand_series(const struct gs_demand *dm, enum gs_fc_key key, int by_mode
         first = dm->rec[i].start < first ? dm->rec[i].start : first;
     int64_t t0 = first / GS_FC_STEP_S * GS_FC_STEP_S;
     int64_t end = end_s >= 0 ? end_s : dm->end_s;
+    if (end <= first && end_s < 0) {
+        char what[64];
+        snprintf(what, sizeof(what), "GPU use only from %lld s, nothing after it yet",
+                 (long long)first);
+        return too_short(dm, what, d);
+    }
     if (end <= first)
         return gs_diag_error(d, "series end %lld s is not after the first record at %lld s",
                              (long long)end, (long long)first);

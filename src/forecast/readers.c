@@ -289,7 +289,7 @@ int gs_demand_read_store(struct gs_demand *dm, const char *path, struct gs_diag 
 
 struct duty {
     struct fc_labels pods;
-    double *sum;
+    double *sum, *max;
     size_t *cnt, cap;
 };
 
@@ -310,21 +310,26 @@ static int duty_row(struct csv *c, const int *col, struct duty *u, struct gs_dia
         double *s = realloc(u->sum, cap * sizeof(*s));
         if (s)
             u->sum = s;
+        double *m = realloc(u->max, cap * sizeof(*m));
+        if (m)
+            u->max = m;
         size_t *n = realloc(u->cnt, cap * sizeof(*n));
         if (n)
             u->cnt = n;
-        if (!s || !n)
+        if (!s || !m || !n)
             return -ENOMEM;
         memset(u->sum + u->cap, 0, (cap - u->cap) * sizeof(*s));
+        memset(u->max + u->cap, 0, (cap - u->cap) * sizeof(*m));
         memset(u->cnt + u->cap, 0, (cap - u->cap) * sizeof(*n));
         u->cap = cap;
     }
     u->sum[i] += v;
+    u->max[i] = v > u->max[i] ? v : u->max[i];
     u->cnt[i]++;
     return 0;
 }
 
-int gs_util_read_duty(const char *path, int32_t **out, size_t *n, struct gs_diag *d)
+int gs_util_read_duty(const char *path, int32_t **out, int32_t **peak, size_t *n, struct gs_diag *d)
 {
     struct csv c;
     struct duty u = {0};
@@ -340,20 +345,28 @@ int gs_util_read_duty(const char *path, int32_t **out, size_t *n, struct gs_diag
     /* label 0 is an empty container_ip: a pod without a name still counts as one */
     size_t np = u.pods.n ? u.pods.n : 1, k = 0;
     int32_t *v = rc ? NULL : malloc(np * sizeof(*v));
-    if (!rc && !v)
+    int32_t *pk = rc || !peak ? NULL : malloc(np * sizeof(*pk));
+    if (!rc && (!v || (peak && !pk)))
         rc = -ENOMEM;
     for (size_t i = 0; !rc && i < np && i < u.cap; i++)
-        if (u.cnt[i])
+        if (u.cnt[i]) {
+            if (pk)
+                pk[k] = (int32_t)llround(u.max[i] * 10.0);
             v[k++] = (int32_t)llround(u.sum[i] / (double)u.cnt[i] * 10.0);
+        }
     if (!rc && k == 0)
         rc = gs_diag_error(d, "%s: no rows", path);
     fc_labels_free(&u.pods);
     free(u.sum);
+    free(u.max);
     free(u.cnt);
     if (rc) {
         free(v);
+        free(pk);
         return rc;
     }
+    if (peak)
+        *peak = pk;
     *out = v;
     *n = k;
     return 0;

@@ -20,7 +20,7 @@ enum node_state { OFF = 0, BOOTING, UP, CORDONED };
 struct rep {
     int64_t start, end;
     struct gs_pod_req req;
-    int32_t util;  /* per mille */
+    int64_t work;  /* milli-GPU busy while it runs: what it asked before right-sizing x util */
     int state;     /* 0 not arrived, 1 pending, 2 running, 3 gone */
     int64_t began; /* start of its run, -1 never */
     struct gs_placement pl;
@@ -47,7 +47,8 @@ struct run {
     int64_t now, t0, t1; /* clock; the measured window [t0, t1) */
     int64_t alloc_milli, busy_milli; /* held by running replicas now (busy: x utilisation) */
     int64_t node_s, alloc_ms, busy_ms, gpu_on_s, unserved;
-    int64_t *advice; /* nodes per hour (elastic), -1 unknown */
+    struct gs_demand *sized; /* the replicas' right-sized demand, what the forecast sees */
+    int64_t *advice;         /* nodes per hour (elastic), -1 unknown */
     size_t hours;
     int64_t on_max;
     struct gs_diag *d;
@@ -151,7 +152,7 @@ static void start(struct run *R, struct rep *r, const struct gs_placement *pl)
     int64_t m = (int64_t)r->req.num_gpu * r->req.gpu_milli;
     R->unserved += in_window(R, r->start, R->now) * m; /* asked for while it waited */
     R->alloc_milli += m;
-    R->busy_milli += m * r->util / 1000;
+    R->busy_milli += r->work;
 }
 
 static void leave(struct run *R, struct rep *r)
@@ -160,7 +161,7 @@ static void leave(struct run *R, struct rep *r)
         int64_t m = (int64_t)r->req.num_gpu * r->req.gpu_milli;
         gs_sched_release(R->s, &r->req, &r->pl);
         R->alloc_milli -= m;
-        R->busy_milli -= m * r->util / 1000;
+        R->busy_milli -= r->work;
         struct node *n = &R->node[r->pl.node];
         if (--n->pods == 0 && n->st == CORDONED)
             turn_off(R, (size_t)r->pl.node);
@@ -172,7 +173,7 @@ static void leave(struct run *R, struct rep *r)
     r->state = 3;
 }
 
-/* Place what waits, in arrival order; the GPUs still wanted, whole cards. */
+/* Place what waits, in arrival order; the milli-GPU still wanted. */
 static int64_t place_pending(struct run *R, size_t upto)
 {
     int64_t want = 0;
@@ -186,9 +187,82 @@ static int64_t place_pending(struct run *R, size_t upto)
         if (gs_sched_place(R->s, &r->req, &pl, &why) == 0)
             start(R, r, &pl);
         else
-            want += r->req.num_gpu;
+            want += (int64_t)r->req.num_gpu * r->req.gpu_milli;
     }
     return want;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* For each hour of the day, how much the replicas held rose within one lead time before each
+ * arrival in that hour over the week before @cut (replay clock), at the 95th percentile (nearest
+ * rank) of those arrivals, milli-GPU, in @out: what an hourly forecast does not see and nodes
+ * asked for by waiting replicas come too late for, at the percentile of the wait target. What
+ * was there when the history begins did not arrive. Return: 0; -ENOMEM. */
+static int burst(const struct run *R, int64_t cut, int64_t out[GS_FC_DAY])
+{
+    int64_t from = cut - 7 * DAY_S, held = 0;
+    from = from > R->r[0].start ? from : R->r[0].start + 1;
+    size_t n = 0, a = 0, e = 0, nrise = 0;
+    int64_t *t = malloc(2 * R->nr * sizeof(*t)), *h = malloc(2 * R->nr * sizeof(*h));
+    int64_t *rise = malloc(R->nr * sizeof(*rise)), *tmp = malloc(R->nr * sizeof(*tmp));
+    int *hod = malloc(R->nr * sizeof(*hod));
+    int rc = t && h && rise && tmp && hod ? 0 : -ENOMEM;
+    while (!rc && (a < R->nr || e < R->nr)) { /* held after each change, in time order */
+        const struct rep *ra = a < R->nr ? &R->r[a] : NULL;
+        const struct rep *re = e < R->nr ? &R->r[R->by_end[e]] : NULL;
+        int arrive = ra && (!re || ra->start < re->end);
+        const struct rep *r = arrive ? ra : re;
+        int64_t at = arrive ? r->start : r->end;
+        if (at >= cut)
+            break;
+        held += (arrive ? 1 : -1) * (int64_t)r->req.num_gpu * r->req.gpu_milli;
+        a += arrive;
+        e += !arrive;
+        if (at < from)
+            continue;
+        t[n] = at;
+        h[n] = held;
+        int64_t up = 0;
+        for (size_t k = n; k-- > 0 && t[k] > at - R->p->lead_s;)
+            up = h[n] - h[k] > up ? h[n] - h[k] : up;
+        if (arrive) {
+            hod[nrise] = (int)(at / HOUR_S % GS_FC_DAY);
+            rise[nrise++] = up;
+        }
+        n++;
+    }
+    for (int k = 0; !rc && k < GS_FC_DAY; k++) {
+        size_t m = 0;
+        for (size_t i = 0; i < nrise; i++)
+            if (hod[i] == k)
+                tmp[m++] = rise[i];
+        qsort(tmp, m, sizeof(*tmp), cmp_i64);
+        out[k] = m ? tmp[(m * 95 + 99) / 100 - 1] : 0;
+    }
+    free(t);
+    free(h);
+    free(rise);
+    free(tmp);
+    free(hod);
+    return rc;
+}
+
+/* How full, per mille, the cards that hold replicas are now (0: none do). */
+static int32_t fill(const struct run *R)
+{
+    int64_t used = 0;
+    for (size_t i = 0; i < R->nn; i++) {
+        struct gs_node_info ni;
+        gs_cluster_node_info(R->c, i, &ni);
+        for (int g = 0; g < ni.gpus && R->node[i].st != OFF; g++)
+            used += (int64_t)ni.gpu_left[g] + R->node[i].held[g] < 1000;
+    }
+    return used ? (int32_t)(R->alloc_milli / used) : 0;
 }
 
 /* The advice of every hour of the day starting at @day, forecast from the history before
@@ -200,14 +274,24 @@ static int forecast_day(struct run *R, const struct gs_demand *dm, int64_t day)
     size_t h = (size_t)((day + DAY_S - cut) / HOUR_S);
     struct gs_series_set set;
     struct gs_forecast fc;
-    int rc = gs_demand_series(dm, GS_FC_TOTAL, 0, R->base + cut, 0, &set, R->d);
+    int rc =
+        gs_demand_series(R->sized ? R->sized : dm, GS_FC_TOTAL, 0, R->base + cut, 0, &set, R->d);
     if (rc)
         return rc;
+    int64_t b[GS_FC_DAY];
     rc = gs_fc_fit(set.s[0].milli, set.n, h, p->method, &fc, R->d);
+    if (!rc && (rc = burst(R, cut, b)))
+        gs_forecast_free(&fc);
     if (!rc) {
+        /* the upper quantile the wait target plans at, of the hour's peak rather than its mean */
+        for (size_t k = 0; k < h; k++)
+            fc.q[GS_FC_QUANTILES - 1][k] += b[(size_t)(cut / HOUR_S + (int64_t)k) % GS_FC_DAY];
         struct gs_advice_target tg = {"", p->wait_target_s, 0, 0};
-        struct gs_advice_params ap = {
-            .lead_s = p->lead_s, .default_gpus = p->node_gpus, .targets = &tg, .ntargets = 1};
+        struct gs_advice_params ap = {.lead_s = p->lead_s,
+                                      .default_gpus = p->node_gpus,
+                                      .fill_permille = p->right_size ? fill(R) : 0,
+                                      .targets = &tg,
+                                      .ntargets = 1};
         struct gs_advice a;
         rc = gs_advice_compute(&set, &fc, &ap, &a, R->d);
         for (size_t k = 0; !rc && k < h; k++) {
@@ -284,24 +368,49 @@ static int load(struct run *R, const struct gs_demand *dm, int64_t end_s)
     }
     qsort(R->r, R->nr, sizeof(*R->r), start_less);
     for (size_t i = 0; i < R->nr; i++) {
-        R->r[i].util = R->p->util_permille ? R->p->util_permille[i % R->p->nutil] : 1000;
+        struct rep *r = &R->r[i];
+        int32_t util = R->p->util_permille ? R->p->util_permille[i % R->p->nutil] : 1000;
+        r->work = (int64_t)r->req.num_gpu * r->req.gpu_milli * util / 1000;
+        if (R->p->right_size && r->req.num_gpu == 1 && r->req.gpu_milli == 1000)
+            r->req.gpu_milli = (uint32_t)gs_elastic_share(
+                R->p->peak_permille ? R->p->peak_permille[i % R->p->nutil] : 1000);
         R->by_end[i] = (uint32_t)i;
     }
+    int rc = R->p->right_size ? gs_demand_new(&R->sized) : 0;
+    for (size_t i = 0; !rc && R->sized && i < R->nr; i++)
+        rc = gs_demand_add(R->sized, R->r[i].start + R->base, R->r[i].end + R->base,
+                           (int64_t)R->r[i].req.num_gpu * R->r[i].req.gpu_milli, NULL, NULL, NULL,
+                           NULL, R->d);
+    if (rc)
+        return rc;
     sort_reps = R->r;
     qsort(R->by_end, R->nr, sizeof(*R->by_end), end_less);
     return R->nr ? 0 : gs_diag_error(R->d, "no replica before the end of the replay");
 }
 
+int32_t gs_elastic_share(int32_t peak_permille)
+{
+    int32_t s = (peak_permille + 99) / 100 * 100;
+    return s < 100 ? 100 : s > 1000 ? 1000 : s;
+}
+
 static int check(const struct gs_elastic_params *p, struct gs_diag *d)
 {
     if (p->node_gpus < 1 || p->node_gpus > GS_GPUS_MAX || p->lead_s < 0 || p->lead_s > DAY_S ||
-        p->wait_target_s < 0 || p->warmup_s < 2 * DAY_S || (p->util_permille && !p->nutil))
+        p->wait_target_s < 0 || p->warmup_s < 2 * DAY_S || (p->util_permille && !p->nutil) ||
+        (p->peak_permille && !p->util_permille))
         return gs_diag_error(d,
                              "elastic replay: %d GPUs a node (1..16), lead %lld s (0..1 day), "
                              "wait target %lld s (>= 0), warm-up %lld s (>= 2 days)",
                              p->node_gpus, (long long)p->lead_s, (long long)p->wait_target_s,
                              (long long)p->warmup_s);
     return 0;
+}
+
+/* What a replica holds for the static-at-peak size: its shares right-sized, else whole cards. */
+static int64_t held_milli(const struct run *R, const struct rep *r)
+{
+    return (int64_t)r->req.num_gpu * (R->p->right_size ? r->req.gpu_milli : 1000);
 }
 
 int64_t gs_elastic_peak_nodes(const struct gs_demand *dm, int64_t end_s,
@@ -314,13 +423,15 @@ int64_t gs_elastic_peak_nodes(const struct gs_demand *dm, int64_t end_s,
     int64_t held = 0, peak = 0;
     for (size_t i = 0, j = 0; !rc && i < R.nr; i++) {
         for (; R.r[R.by_end[j]].end <= R.r[i].start; j++)
-            held -= R.r[R.by_end[j]].req.num_gpu;
-        held += R.r[i].req.num_gpu;
+            held -= held_milli(&R, &R.r[R.by_end[j]]);
+        held += held_milli(&R, &R.r[i]);
         peak = held > peak ? held : peak;
     }
     free(R.r);
     free(R.by_end);
-    return rc ? rc : (peak + p->node_gpus - 1) / p->node_gpus;
+    gs_demand_free(R.sized);
+    int64_t node = (int64_t)p->node_gpus * 1000;
+    return rc ? rc : (peak + node - 1) / node;
 }
 
 static int build(struct run *R, size_t nodes)
@@ -452,13 +563,16 @@ static int loop(struct run *R, const struct gs_demand *dm, int64_t static_nodes,
             if (want > have)
                 scale_up(R, want - have);
         }
-        int64_t short_gpus = place_pending(R, ai);
-        if (elastic && short_gpus > 0) { /* pending replicas ask for nodes at once */
-            int64_t free_booting = (int64_t)count(R, BOOTING) * R->p->node_gpus;
-            int64_t more = (short_gpus - free_booting + R->p->node_gpus - 1) / R->p->node_gpus;
+        int64_t short_milli = place_pending(R, ai), node = (int64_t)R->p->node_gpus * 1000;
+        if (elastic && short_milli > 0) { /* pending replicas ask for nodes at once */
+            if (count(R, CORDONED)) {     /* on anyway: back first, then new ones for the rest */
+                scale_up(R, (int64_t)count(R, CORDONED));
+                short_milli = place_pending(R, ai);
+            }
+            int64_t free_booting = (int64_t)count(R, BOOTING) * node;
+            int64_t more = (short_milli - free_booting + node - 1) / node;
             if (more > 0)
                 scale_up(R, more);
-            place_pending(R, ai);
         } else if (elastic && t % HOUR_S == 0) {
             int64_t want = wanted(R, t, warm_nodes);
             int64_t up = (int64_t)count(R, UP);
@@ -529,5 +643,25 @@ int gs_elastic_run(const struct gs_demand *dm, int64_t end_s, const struct gs_el
     free(R.r);
     free(R.by_end);
     free(R.advice);
+    gs_demand_free(R.sized);
     return rc;
+}
+
+int64_t gs_elastic_static_fit(const struct gs_demand *dm, int64_t end_s,
+                              const struct gs_elastic_params *p, int64_t lo, int64_t hi,
+                              struct gs_elastic_result *out, struct gs_diag *d)
+{
+    struct gs_elastic_result r;
+    int rc = gs_elastic_run(dm, end_s, p, hi, out, d);
+    while (!rc && lo < hi) { /* invariant: no replica waits on hi nodes, or hi is the top */
+        int64_t mid = lo + (hi - lo) / 2;
+        rc = gs_elastic_run(dm, end_s, p, mid, &r, d);
+        if (!rc && r.waited == 0) {
+            hi = mid;
+            *out = r;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    return rc ? rc : hi;
 }

@@ -800,6 +800,7 @@ static void test_forecast_bad_input(void **state)
         {"forecast", "--dlrm", DLRM_TRACE, "--by", "tenant", NULL},
         {"forecast", "--dlrm", DLRM_TRACE, "--horizon", "90m", NULL},
         {"forecast", NULL},
+        {"forecast", "--dlrm", DLRM_TRACE, "--replay", "--right-size", NULL},
         {"generate", "tenant-day", "--inference-traffic", gap, NULL},
     };
     const char *want[] = {
@@ -811,6 +812,7 @@ static void test_forecast_bad_input(void **state)
         "names no tenant",
         "--horizon 90m: want a whole number of hours",
         "no source",
+        "--right-size needs the measured utilisation: --utilisation FILE",
         "--inference-traffic: ",
     };
     for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {

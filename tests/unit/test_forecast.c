@@ -236,6 +236,7 @@ static void test_backtest(void **state)
     assert_int_equal(sc.hours, 7 * 24);
     assert_true(sc.smape == 0.0 && isnan(sc.mase)); /* no in-sample error to scale by */
     assert_int_equal(sc.covered, sc.hours);
+    assert_int_equal(sc.exact, sc.hours);
     seasonal(y, 28 * 24, 0);
     struct gs_fc_score ets;
     assert_int_equal(gs_fc_backtest(y, 28 * 24, &sp, GS_FC_SNAIVE, &sc, &d), 0);
@@ -306,7 +307,7 @@ static void test_series_from_records(void **state)
     gs_demand_free(dm);
     dm = demand();
     assert_int_equal(gs_demand_series(dm, GS_FC_TOTAL, 0, -1, 0, &s, &d), -EINVAL);
-    assert_has(d.msg, "no demand records");
+    assert_has(d.msg, "not enough history in the sources: no GPU use yet");
     gs_demand_free(dm);
 }
 
@@ -458,6 +459,26 @@ static void test_read_store(void **state)
     assert_memory_equal(s.s[1].milli, b, sizeof(b));
     gs_series_set_free(&s);
     gs_demand_free(dm);
+    /* a fresh store: one run still going, then none at all */
+    snprintf(path, sizeof(path), "%s/fresh.db", tmpdir);
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "DELETE FROM ledger WHERE id <> 2", NULL, NULL, NULL),
+                     SQLITE_OK);
+    dm = demand();
+    assert_int_equal(gs_demand_read_store(dm, path, &d), 0);
+    assert_int_equal(gs_demand_series(dm, GS_FC_TENANT, 0, -1, 0, &s, &d), -EINVAL);
+    assert_has(d.msg, "not enough history in ");
+    assert_has(d.msg, "fresh.db: GPU use only from 3600 s, nothing after it yet");
+    assert_has(d.msg, "needs at least one hour of it (4 hours for a level model, 48 for");
+    gs_demand_free(dm);
+    assert_int_equal(sqlite3_exec(db, "DELETE FROM ledger", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    dm = demand();
+    assert_int_equal(gs_demand_read_store(dm, path, &d), 0);
+    assert_int_equal(gs_demand_series(dm, GS_FC_TENANT, 0, -1, 0, &s, &d), -EINVAL);
+    assert_has(d.msg, "fresh.db: no GPU use yet");
+    gs_demand_free(dm);
     dm = demand();
     const char *notdb = write_tmp("not.db", "hello\n");
     assert_int_equal(gs_demand_read_store(dm, notdb, &d), -EINVAL);
@@ -571,6 +592,14 @@ static void test_advice(void **state)
                      "3.000\n");
     assert_has(text, "# TYPE gpusched_forecast_gpus summary");
     gs_advice_free(&a);
+    p.fill_permille = 500; /* cards half full: a node holds half its GPUs */
+    assert_int_equal(gs_advice_compute(&s, fc, &p, &a, &d), 0);
+    assert_int_equal(a.hour[4].nodes, 3); /* 5000 / (4 x 0.5 GPUs) */
+    gs_advice_free(&a);
+    p.fill_permille = 1001;
+    assert_int_equal(gs_advice_compute(&s, fc, &p, &a, &d), -EINVAL);
+    assert_has(d.msg, "cards 1001 per mille full");
+    p.fill_permille = 0;
     tg[2].util_lo = 900;
     assert_int_equal(gs_advice_compute(&s, fc, &p, &a, &d), -EINVAL);
     assert_has(d.msg, "utilisation band 900..800");
@@ -626,6 +655,31 @@ static void test_elastic_replay(void **state)
     assert_int_equal(gs_elastic_run(dm, end, &p, n, &same, &d), 0);
     assert_true(same.wait_p95_s > el.wait_p95_s);
     assert_true(same.unserved_milli_s > 0);
+    /* right-sized: a replica of a pod that peaks at 23 % of a card asks 300 milli, so three
+     * share a card: static at peak fits in fewer nodes, elastic in fewer than with whole cards */
+    assert_int_equal(gs_elastic_share(0), 100);
+    assert_int_equal(gs_elastic_share(230), 300);
+    assert_int_equal(gs_elastic_share(1000), 1000);
+    int32_t peak_util[2] = {230, 230};
+    p.peak_permille = peak_util;
+    p.right_size = 1;
+    struct gs_elastic_result sized;
+    int64_t lo = gs_elastic_peak_nodes(dm, end, &p, &d);
+    assert_int_equal(lo, 2); /* 36 x 300 milli: 10.8 GPUs */
+    int64_t fit = gs_elastic_static_fit(dm, end, &p, lo, peak, &sized, &d);
+    assert_true(fit >= lo && fit < peak);
+    assert_int_equal(sized.waited, 0);
+    assert_int_equal(sized.node_s, fit * 7 * 86400);
+    assert_int_equal(sized.util_permille * 10 / sized.alloc_permille, 6); /* busy: 0.2 of 1000 */
+    int64_t whole = el.node_s;
+    assert_int_equal(gs_elastic_run(dm, end, &p, 0, &el, &d), 0);
+    print_message("right-sized: static %lld nodes, %lld node-h; elastic %lld node-h, p95 %lld s\n",
+                  (long long)fit, (long long)sized.node_s / 3600, (long long)el.node_s / 3600,
+                  (long long)el.wait_p95_s);
+    assert_true(el.node_s < whole);
+    assert_int_equal(el.wait_p95_s, 0);
+    p.right_size = 0;
+    p.peak_permille = NULL;
     p.warmup_s = 3600;
     assert_int_equal(gs_elastic_run(dm, end, &p, 0, &el, &d), -EINVAL);
     assert_has(d.msg, "warm-up");
@@ -638,17 +692,20 @@ static void test_read_duty(void **state)
     (void)state;
     const char *p = write_tmp("duty.csv", "value,timestamp_anon,container_ip\n10.0,1,a\n"
                                           "20.0,2,a\n5.5,1,b\n");
-    int32_t *u;
+    int32_t *u, *pk;
     size_t n;
     struct gs_diag d;
     gs_diag_init(&d);
-    assert_int_equal(gs_util_read_duty(p, &u, &n, &d), 0);
+    assert_int_equal(gs_util_read_duty(p, &u, &pk, &n, &d), 0);
     assert_int_equal(n, 2);
     assert_int_equal(u[0], 150);
     assert_int_equal(u[1], 55);
+    assert_int_equal(pk[0], 200);
+    assert_int_equal(pk[1], 55);
     free(u);
+    free(pk);
     p = write_tmp("duty2.csv", "value,timestamp_anon,container_ip\n101,1,a\n");
-    assert_int_equal(gs_util_read_duty(p, &u, &n, &d), -EINVAL);
+    assert_int_equal(gs_util_read_duty(p, &u, NULL, &n, &d), -EINVAL);
     assert_has(d.msg, "duty2.csv:2:1: value: \"101\" is not a utilisation");
 }
 
