@@ -77,7 +77,8 @@ struct gs_tenantday_params {
      * gang whole, the replicas a fixed count serving all day. */
     int elastic;
     /* Training and HPO pods save their state every so many seconds of their run
-     * (gpusched.io/checkpoint-interval) and resume there when evicted; 0: none do. */
+     * (gpusched.io/checkpoint-interval) and resume there when evicted; 0: none do (they
+     * restart from zero). gs_tenantday_defaults() sets GS_TENANTDAY_CHECKPOINT_S. */
     uint32_t checkpoint_s;
 };
 
@@ -93,7 +94,13 @@ struct gs_tenantday_stats {
     uint32_t hourly_permille[GS_TENANTDAY_HOURS_MAX];
 };
 
-/* gs_tenantday_defaults() - 64 nodes (480 GPUs), 2,000 pods, 24 hours, seed 42. */
+/* The default checkpoint interval of training and HPO pods, seconds: Check-N-Run (Eisenman et
+ * al., NSDI '22), Facebook's checkpointing system for training, saves every 30 minutes by
+ * default. */
+#define GS_TENANTDAY_CHECKPOINT_S 1800
+
+/* gs_tenantday_defaults() - 64 nodes (480 GPUs), 2,000 pods, 24 hours, seed 42, training and
+ * HPO saving their state every GS_TENANTDAY_CHECKPOINT_S. */
 void gs_tenantday_defaults(struct gs_tenantday_params *p);
 
 /*

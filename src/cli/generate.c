@@ -43,7 +43,7 @@ static void usage(FILE *f)
             "  --checkpoint D\n"
             "               training and HPO pods save their state every D (30m, 1h) and\n"
             "               resume there when evicted (gpusched.io/checkpoint-interval;\n"
-            "               default: they restart from zero)\n"
+            "               default 30m, as Check-N-Run saves; none: they restart from zero)\n"
             "  -o FILE      write to FILE instead of stdout\n"
             "  --quiet      no summary on stderr\n"
             "The same options give the same output, byte for byte.\n",
@@ -131,9 +131,10 @@ static int apply_opt(int c, const char *arg, struct gen_opts *o)
         return 0;
     }
     if (c == 'C') {
-        int64_t d;
-        if (gs__cli_duration(arg, &d) || d < 1 || d > UINT32_MAX)
-            return bad("--checkpoint: \"%s\" is not a duration of at least 1s (30m, 1h)", arg);
+        int64_t d = 0;
+        if (strcmp(arg, "none") != 0 && (gs__cli_duration(arg, &d) || d < 1 || d > UINT32_MAX))
+            return bad("--checkpoint: \"%s\" is not none or a duration of at least 1s (30m, 1h)",
+                       arg);
         o->p.checkpoint_s = (uint32_t)d;
         return 0;
     }

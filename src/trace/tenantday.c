@@ -146,7 +146,11 @@ static int uses(const struct gs_tenantday_params *p, enum gs_tenantday_sharing s
 
 void gs_tenantday_defaults(struct gs_tenantday_params *p)
 {
-    *p = (struct gs_tenantday_params){.nodes = 64, .pods = 2000, .hours = 24, .seed = 42};
+    *p = (struct gs_tenantday_params){.nodes = 64,
+                                      .pods = 2000,
+                                      .hours = 24,
+                                      .seed = 42,
+                                      .checkpoint_s = GS_TENANTDAY_CHECKPOINT_S};
 }
 
 int gs_tenantday_check(const struct gs_tenantday_params *p, struct gs_diag *d)
@@ -517,9 +521,10 @@ static void write_simulation(FILE *f, const struct gen *g)
             p->nodes, p->pods, p->hours, p->seed);
     if (p->elastic)
         fprintf(f, "#   --elastic\n");
-    if (p->checkpoint_s) {
-        char every[16];
-        fmt_duration(every, sizeof(every), p->checkpoint_s);
+    if (p->checkpoint_s != GS_TENANTDAY_CHECKPOINT_S) {
+        char every[16] = "none";
+        if (p->checkpoint_s)
+            fmt_duration(every, sizeof(every), p->checkpoint_s);
         fprintf(f, "#   --checkpoint %s\n", every);
     }
     if (p->sharing[0] != GS_TENANTDAY_SLICES || p->sharing[1] != GS_TENANTDAY_SLICES)
@@ -771,9 +776,10 @@ static unsigned min_member(const struct gen *g, const struct job *j)
 }
 
 /*
- * How often @j's pods save their state, seconds (0: never): --checkpoint for training and HPO;
- * else an elastic gang's ELASTIC_CHECKPOINT_S, as elastic training must (PyTorch's torchrun
- * restarts the workers from their last checkpoint whenever the members change).
+ * How often @j's pods save their state, seconds (0: never): --checkpoint for training and HPO
+ * (GS_TENANTDAY_CHECKPOINT_S by default); with --checkpoint none, still an elastic gang's
+ * ELASTIC_CHECKPOINT_S, as elastic training must (PyTorch's torchrun restarts the workers from
+ * their last checkpoint whenever the members change).
  */
 static uint32_t checkpoint_of(const struct gen *g, const struct job *j)
 {

@@ -44,6 +44,7 @@ struct scan {
     int full; /* check every pod field, not only count */
     size_t docs, kind[NKIND], nodes, gpus, model_gpus[GS_MODEL_MAX];
     size_t by_workload[GS_WORKLOAD_KINDS], arrivals_by_hour[GS_WORKLOAD_KINDS][24];
+    size_t saving_30m[GS_WORKLOAD_KINDS]; /* pods declaring checkpoint-interval "30m" */
     long last_arrival, horizon_s;
     char group[64]; /* the open gang: its PodGroup's name, minMember, members seen */
     long group_min, group_seen, group_gpus;
@@ -301,6 +302,8 @@ static void scan_pod(yaml_document_t *doc, yaml_node_t *root, struct scan *s)
     s->last_arrival = arrival;
     s->by_workload[k]++;
     s->arrivals_by_hour[k][arrival / 3600 % 24]++;
+    yaml_node_t *every = get(doc, ann, "gpusched.io/checkpoint-interval");
+    s->saving_30m[k] += every && strcmp((char *)every->data.scalar.value, "30m") == 0;
     yaml_node_t *grp = get(doc, ann, "scheduling.k8s.io/group-name");
     if (grp) {
         assert_string_equal((char *)grp->data.scalar.value, s->group);
@@ -472,6 +475,12 @@ static void test_defaults_read_back(void **state)
         assert_int_equal(st.pods_by_kind[k], s.by_workload[k]);
         assert_true(s.by_workload[k] >= 300);
     }
+    /* By default training and HPO save their state every 30 min (Check-N-Run's default); the
+     * interactive experiments and inference replicas declare nothing. */
+    assert_int_equal(s.saving_30m[GS_WORKLOAD_TRAINING], s.by_workload[GS_WORKLOAD_TRAINING]);
+    assert_int_equal(s.saving_30m[GS_WORKLOAD_HPO], s.by_workload[GS_WORKLOAD_HPO]);
+    assert_int_equal(s.saving_30m[GS_WORKLOAD_INTERACTIVE] + s.saving_30m[GS_WORKLOAD_INFERENCE],
+                     0);
     check_shapes_and_load(&s, &st);
 }
 
@@ -671,23 +680,33 @@ static void test_cli(void **state)
     assert_non_null(strstr(r.err, "50 pods"));
     t_run_free(&r);
     /* The file holds what the library writes for the same parameters. */
-    struct gs_tenantday_params p = {.nodes = 8, .pods = 50, .hours = 24, .seed = 7};
-    size_t len, got_len;
-    char *want = generate(&p, &len, NULL), *got = t_slurp(path, &got_len);
+    struct gs_tenantday_params p = {
+        .nodes = 8, .pods = 50, .hours = 24, .seed = 7, .checkpoint_s = GS_TENANTDAY_CHECKPOINT_S};
+    for (int none = 0; none < 2; none++) { /* and --checkpoint none: no pod saves its state */
+        if (none) {
+            run_cmd((const char *const[]){"tenant-day", "--nodes", "8", "--pods", "50", "--seed",
+                                          "7", "--checkpoint", "none", "--quiet", "-o", path, NULL},
+                    &r);
+            assert_int_equal(r.status, 0);
+            t_run_free(&r);
+            p.checkpoint_s = 0;
+        }
+        size_t len, got_len;
+        char *want = generate(&p, &len, NULL), *got = t_slurp(path, &got_len);
+        assert_non_null(got);
+        assert_int_equal(got_len, len);
+        assert_memory_equal(got, want, len);
+        assert_int_equal(strstr(got, "checkpoint-interval") == NULL, none);
+        assert_int_equal(strstr(got, "#   --checkpoint none\n") != NULL, none);
+        free(got);
+        free(want);
+    }
     unlink(path);
-    assert_non_null(got);
-    assert_int_equal(got_len, len);
-    assert_memory_equal(got, want, len);
-    free(got);
-    free(want);
     static const char *const bad[][4] = {
-        {"tenant-day", "--nodes", "0", NULL},
-        {"tenant-day", "--pods", "1e3", NULL},
-        {"tenant-day", "--hours", "169", NULL},
-        {"tenant-day", "--seed", "-1", NULL},
-        {"tenant-day", "--frobnicate", NULL},
-        {"tenant-day", "stray", NULL},
-        {"weekend", NULL},
+        {"tenant-day", "--nodes", "0", NULL},       {"tenant-day", "--pods", "1e3", NULL},
+        {"tenant-day", "--hours", "169", NULL},     {"tenant-day", "--seed", "-1", NULL},
+        {"tenant-day", "--frobnicate", NULL},       {"tenant-day", "stray", NULL},
+        {"tenant-day", "--checkpoint", "0s", NULL}, {"weekend", NULL},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         run_cmd(bad[i], &r);
