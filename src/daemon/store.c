@@ -85,6 +85,7 @@ enum {
     Q_POD_INSERT,
     Q_POD_START,
     Q_POD_UNSTART,
+    Q_POD_EVICTING,
     Q_POD_DELETE,
     Q_ASSIGN,
     Q_UNASSIGN,
@@ -112,6 +113,7 @@ static const char *const sql[Q_COUNT] = {
                     " WHERE id = ?1",
     [Q_POD_UNSTART] = "UPDATE pods SET state = 0, node = NULL, reason = ?2, start_us = 0"
                       " WHERE id = ?1",
+    [Q_POD_EVICTING] = "UPDATE pods SET state = 2, node = ?2, reason = ?3 WHERE id = ?1",
     [Q_POD_DELETE] = "DELETE FROM pods WHERE id = ?1",
     [Q_ASSIGN] = "INSERT INTO assignments(pod_id, node, gpu, milli, mig_start)"
                  " VALUES(?1, ?2, ?3, ?4, ?5)",
@@ -388,6 +390,19 @@ int gsd_store_pod_unstart(struct gsd_store *s, const struct gsd_pod *p, int64_t 
     sqlite3_bind_int64(q, 1, p->id);
     bind_text(q, 2, p->reason);
     return step(s, Q_POD_UNSTART) ? -EIO : ledger_close(s, p, end_us);
+}
+
+int gsd_store_pod_evicting(struct gsd_store *s, const struct gsd_pod *p, const char *node,
+                           int64_t end_us)
+{
+    sqlite3_bind_int64(s->q[Q_UNASSIGN], 1, p->id);
+    if (step(s, Q_UNASSIGN))
+        return -EIO;
+    sqlite3_stmt *q = s->q[Q_POD_EVICTING];
+    sqlite3_bind_int64(q, 1, p->id);
+    bind_text(q, 2, node);
+    bind_text(q, 3, p->reason);
+    return step(s, Q_POD_EVICTING) ? -EIO : ledger_close(s, p, end_us);
 }
 
 int gsd_store_pod_delete(struct gsd_store *s, const struct gsd_pod *p, int64_t end_us)
