@@ -25,6 +25,7 @@
 #include "preempt.h"
 #include "server.h"
 #include "state.h"
+#include "store.h"
 
 #include "gpusched/grow.h"
 #include "gpusched/tenancy.h"
@@ -756,6 +757,18 @@ static void filter_or_prioritize(struct gsd_state *st, struct gsd_req *r, int is
     args_free(&a);
 }
 
+/* Nominated pod @p is bound by kube-scheduler: no longer nominated. Return: 0; -EIO. */
+static int bound_now(struct gsd_state *st, struct gsd_pod *p)
+{
+    if (!p->nominated)
+        return 0;
+    gsd_pod_unnominate(st, p);
+    if (!gsd_store_pod_nominated(st->store, p))
+        return 0;
+    st->failed = 1;
+    return -EIO;
+}
+
 /*
  * A bind of pod @p, already held: the same pod (UID) on the same node is a retry, after an answer
  * lost on the way or a restart between the commit and the API server, and succeeds again (with
@@ -771,16 +784,17 @@ static void bind_again(struct gsd_state *st, struct gsd_pod *p, const char *uid,
         int rc = gs_tenancy_bind_to(st->sched.tn, gsd_sched_now(st), p->sid, node);
         if (rc == 0)
             rc = gsd_sched_take(st);
-        if (rc == 0) {
-            gsd_pod_unnominate(st, p);
+        if (rc == 0)
+            rc = bound_now(st, p);
+        if (rc == 0)
             return;
-        }
         gsd_sched_sync(st, p);
         snprintf(err, cap, "%s", rc == 1 && p->reason[0] ? p->reason : "does not fit");
         return;
     }
     if (same && p->state == GSD_RUNNING && p->pl.node == node) {
-        gsd_pod_unnominate(st, p); /* placed by the scheduler after filter nominated it */
+        if (bound_now(st, p)) /* placed by the scheduler after filter nominated it */
+            snprintf(err, cap, "the store failed");
         return;
     }
     snprintf(err, cap, "pod %s/%s is already held by gpusched%s%s", p->ns, p->name,
@@ -940,6 +954,10 @@ int gsd_extender_nominate(struct gsd_state *st, const char *key)
     p->nominated = 1;
     st->nnominated++;
     p->seen_us = gsd_now_us();
+    if (gsd_store_pod_nominated(st->store, p)) {
+        st->failed = 1;
+        return -EIO;
+    }
     gsd_log("info", "pod nominated: kube-scheduler found no node, gpusched's scheduler takes it",
             "pod", key, "state", p->state == GSD_RUNNING ? "running" : "pending", NULL);
     return 0;

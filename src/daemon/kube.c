@@ -442,9 +442,54 @@ static void post_eviction(struct gsd_bind *b, const char *token, const char *pat
     free(body);
 }
 
+/* Whether the pod of @b was evicted already (or is gone): GET @pod_path. */
+static int evicted_already(struct gsd_bind *b, const char *token, const char *pod_path)
+{
+    struct answer a = {0};
+    call(&b->kube, token, "GET", pod_path, NULL, NULL, gsd_mono_us() + b->kube.timeout_ms * 1000,
+         &a);
+    json_t *j = a.status == 200 && a.body ? json_loads(a.body, 0, NULL) : NULL;
+    const json_t *md = json_object_get(j, "metadata");
+    const char *uid = json_string_value(json_object_get(md, "uid"));
+    int done = a.status == 404 || (uid && strcmp(uid, b->uid)) ||
+               json_object_get(md, "deletionTimestamp") != NULL;
+    json_decref(j);
+    free(a.body);
+    return done;
+}
+
+/* The Eviction of @b POSTed to @path until it is answered (kube.h). Return: 0; -EIO. */
+static int post_until_answered(struct gsd_bind *b, const char *tok, const char *path)
+{
+    char msg[GS_DIAG_MSG_MAX];
+    if (!atomic_load(&evict_version))
+        atomic_store(&evict_version, serves_policy_v1(&b->kube, tok) ? 1 : 2);
+    for (int i = 0, wait_ms = 500; i < GSD_EVICT_TRIES; i++, wait_ms *= 2) {
+        struct answer a;
+        int v = atomic_load(&evict_version);
+        post_eviction(b, tok, path, v, &a);
+        if (a.status == 400 && v == 1 && a.body && strstr(a.body, "policy/v1")) {
+            atomic_store(&evict_version, 2); /* an API server before 1.22 */
+            free(a.body);
+            post_eviction(b, tok, path, 2, &a);
+        }
+        answer_text(&a, msg, sizeof(msg));
+        free(a.body);
+        snprintf(b->err, sizeof(b->err), "eviction: %s", msg);
+        if ((a.status >= 200 && a.status < 300) || a.status == 404 || a.status == 409)
+            return 0;
+        if (a.rc == CURLE_OK && a.status != 429 && a.status < 500)
+            return -EIO;
+        struct timespec ts = {wait_ms / 1000, (wait_ms % 1000) * 1000000L};
+        if (i + 1 < GSD_EVICT_TRIES)
+            nanosleep(&ts, NULL);
+    }
+    return -EIO;
+}
+
 int gsd_kube_evict(struct gsd_bind *b)
 {
-    char token[TOKEN_MAX], path[GSD_NAME_MAX * 3 * 2 + 64], msg[GS_DIAG_MSG_MAX];
+    char token[TOKEN_MAX], path[GSD_NAME_MAX * 3 * 2 + 64];
     if (b->kube.token_file && read_token(&b->kube, token, sizeof(token), b->err, sizeof(b->err)))
         return -EIO;
     const char *tok = b->kube.token_file ? token : NULL;
@@ -452,31 +497,13 @@ int gsd_kube_evict(struct gsd_bind *b)
     int rc = -EIO;
     snprintf(b->err, sizeof(b->err), "out of memory");
     if (ns && name) {
-        snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/eviction", ns, name);
-        if (!atomic_load(&evict_version))
-            atomic_store(&evict_version, serves_policy_v1(&b->kube, tok) ? 1 : 2);
-        for (int i = 0, wait_ms = 500; i < GSD_EVICT_TRIES; i++, wait_ms *= 2) {
-            struct answer a;
-            int v = atomic_load(&evict_version);
-            post_eviction(b, tok, path, v, &a);
-            answer_text(&a, msg, sizeof(msg));
-            if (a.status == 400 && v == 1 && a.body && strstr(a.body, "policy/v1")) {
-                atomic_store(&evict_version, 2); /* an API server before 1.22 */
-                free(a.body);
-                post_eviction(b, tok, path, 2, &a);
-                answer_text(&a, msg, sizeof(msg));
-            }
-            free(a.body);
-            snprintf(b->err, sizeof(b->err), "eviction: %s", msg);
-            if ((a.status >= 200 && a.status < 300) || a.status == 404 || a.status == 409) {
-                rc = 0;
-                break;
-            }
-            if (a.rc == CURLE_OK && a.status != 429 && a.status < 500)
-                break;
-            struct timespec ts = {wait_ms / 1000, (wait_ms % 1000) * 1000000L};
-            if (i + 1 < GSD_EVICT_TRIES)
-                nanosleep(&ts, NULL);
+        snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", ns, name);
+        if (b->again && evicted_already(b, tok, path)) {
+            snprintf(b->err, sizeof(b->err), "evicted before the restart");
+            rc = 1;
+        } else {
+            strcat(path, "/eviction");
+            rc = post_until_answered(b, tok, path);
         }
     }
     curl_free(ns);

@@ -25,6 +25,7 @@ struct gsd_bind {
     int64_t seq;           /* the pod held: a release touches no later pod of that name */
     char *patch, *binding; /* the request bodies, JSON text: the label, the Binding */
     int evict; /* not a bind: 1 an eviction (gsd_evict_new()), 2 a nudge (gsd_nudge_new()) */
+    int again; /* an eviction decided before a restart: sent unless the pod is being deleted */
     struct gsd_kube kube;          /* a copy: a reload meanwhile changes nothing */
     char err[2 * GS_DIAG_MSG_MAX]; /* why it failed: our words, then the API server's */
 };
@@ -54,8 +55,11 @@ struct gsd_bind *gsd_evict_new(const struct gsd_kube *k, const struct gsd_pod *p
  * as kube-scheduler's preemption and `kubectl drain` evict. Sent again only when no answer came,
  * or the answer was 429 (a PodDisruptionBudget allows no disruption now) or 5xx: after 0.5 s,
  * doubling, GSD_EVICT_TRIES times in all, each within b->kube.timeout_ms. Blocks; call it on no
- * thread that holds the state. Return: 0 evicted, or gone already (404, or 409: another pod of
- * that name now); -EIO with b->err (refused, or no answer after every try).
+ * thread that holds the state. With b->again the pod is read first, and nothing is sent when it
+ * is gone, made again under its name or already being deleted: the Eviction sent before a crash
+ * is not sent twice. Return: 0 evicted, or gone already (404, or 409: another pod of that name
+ * now); 1 (b->again) not sent: evicted before; -EIO with b->err (refused, or no answer after
+ * every try).
  */
 int gsd_kube_evict(struct gsd_bind *b);
 

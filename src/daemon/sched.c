@@ -293,10 +293,13 @@ void gsd_sched_api_call(struct gsd_state *st, struct gsd_bind *b, const struct g
     v[st->nevictions++] = b;
 }
 
-void gsd_sched_evict(struct gsd_state *st, const struct gsd_pod *p)
+void gsd_sched_evict(struct gsd_state *st, const struct gsd_pod *p, int again)
 {
+    struct gsd_bind *b = st->cfg->kube ? gsd_evict_new(st->cfg->kube, p) : NULL;
+    if (b)
+        b->again = again;
     if (st->cfg->kube)
-        gsd_sched_api_call(st, gsd_evict_new(st->cfg->kube, p), p);
+        gsd_sched_api_call(st, b, p);
 }
 
 /*
@@ -316,7 +319,7 @@ static int evicted_in_kube(struct gsd_state *st, struct gsd_pod *p, int64_t now)
     p->state = GSD_EVICTING;
     gsd_pod_unnominate(st, p);
     gsd_snap_touch(st, p);
-    gsd_sched_evict(st, p);
+    gsd_sched_evict(st, p, 0);
     if (gsd_store_pod_evicting(st->store, p, node, now)) {
         st->failed = 1;
         return -EIO;

@@ -84,9 +84,10 @@ void gsd_sched_forget(struct gsd_state *st, struct gsd_pod *p, int done);
 int gsd_sched_clock(struct gsd_state *st, int64_t to, int pass);
 
 /* gsd_sched_evict() - queue the Eviction of pod @p (GSD_EVICTING) in the API server, sent once the
- * batch commits (st->evictions, handed to a bind thread by server.c); out of memory it is logged
- * and not sent (the pod's node then stays closed to the extender until the pod goes). */
-void gsd_sched_evict(struct gsd_state *st, const struct gsd_pod *p);
+ * batch commits (st->evictions, handed to a bind thread by server.c); @again: decided before a
+ * restart, so perhaps sent already (kube.h). Out of memory it is logged and not sent (the pod's
+ * node then stays closed to the extender until the pod goes). */
+void gsd_sched_evict(struct gsd_state *st, const struct gsd_pod *p, int again);
 /* gsd_sched_api_call() - queue API call @b (taken; NULL: out of memory, logged) about pod @p, to
  * be made once the batch commits, as gsd_sched_evict() queues an Eviction. */
 void gsd_sched_api_call(struct gsd_state *st, struct gsd_bind *b, const struct gsd_pod *p);

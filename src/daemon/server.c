@@ -379,11 +379,18 @@ static void send_eviction(struct gsd_bind *b)
     else if (b->evict == 2)
         gsd_log("info", "nominated pod nudged: its cards are held", "pod", key, "node", b->node,
                 NULL);
-    else if (gsd_kube_evict(b))
-        gsd_log("error", "eviction refused: the pod keeps its cards until Kubernetes ends it",
-                "pod", key, "error", b->err, NULL);
     else
-        gsd_log("info", "pod evicted in Kubernetes", "pod", key, NULL);
+        switch (gsd_kube_evict(b)) {
+        case 0:
+            gsd_log("info", "pod evicted in Kubernetes", "pod", key, NULL);
+            break;
+        case 1:
+            gsd_log("info", "pod already being evicted: no Eviction sent again", "pod", key, NULL);
+            break;
+        default:
+            gsd_log("error", "eviction refused: the pod keeps its cards until Kubernetes ends it",
+                    "pod", key, "error", b->err, NULL);
+        }
 }
 
 /* The Evictions the committed batch decided (st->evictions), to the bind threads. */

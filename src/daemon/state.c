@@ -97,6 +97,7 @@ static int link_pod(struct gsd_state *st, struct gsd_pod *p)
     st->npending += p->state == GSD_PENDING;
     st->nrunning += p->state == GSD_RUNNING;
     st->nevicting += p->state == GSD_EVICTING;
+    st->nnominated += p->nominated;
     if (p->grp) {
         p->grp->members++;
         p->grp->running += p->state == GSD_RUNNING;
@@ -408,7 +409,7 @@ static int restore_one(void *ud, struct gsd_stored *sp)
         if (rc)
             free_pod(p);
         else
-            gsd_sched_evict(st, p); /* sent again: its answer may never have come */
+            gsd_sched_evict(st, p, 1); /* unless sent already: the crash may have come first */
         return rc;
     }
     int rc = gs_pod_parse("store", p->body, strlen(p->body), 0, &p->spec, field, sizeof(field), &d);
@@ -424,6 +425,7 @@ static int restore_one(void *ud, struct gsd_stored *sp)
         rc = 0;
     }
     struct gs_placement pl = p->pl;
+    p->seen_us = p->nominated ? gsd_now_us() : 0; /* kube-scheduler has a while to ask again */
     if (!rc)
         rc = link_pod(st, p);
     if (!rc && p->state == GSD_RUNNING)

@@ -357,8 +357,9 @@ static const char priority_classes[] = "apiVersion: scheduling.k8s.io/v1\n"
 
 /*
  * Preemption through kube-scheduler: gpuschedd's scheduler chooses the victims of a pod
- * kube-scheduler found no node for, evicts each once with the Eviction API, and the pod binds
- * once they are gone (not before: their cards are theirs until then).
+ * kube-scheduler found no node for, evicts each once with the Eviction API (once across a
+ * kill -9 and restart too), and the pod binds once they are gone (not before: their cards are
+ * theirs until then).
  */
 static void test_preemption(void **state)
 {
@@ -385,6 +386,10 @@ static void test_preemption(void **state)
     for (int i = 0; i < BIND_MS / 100 && kc_audit_count(&kc, evictions) < 2; i++)
         kc_sleep_ms(100);
     assert_int_equal(kc_audit_count(&kc, evictions), 2);
+    /* gpuschedd killed and started again meanwhile: it evicts nothing twice, and still holds
+     * the victims' node closed until they are gone */
+    kc_kill_gsd(&kc);
+    assert_int_equal(kc_start_gsd(&kc), 0);
     /* their cards are not free while they still run: the preemptor waits */
     kc_sleep_ms(1500);
     assert_string_equal(kc_wait_bound(&kc, "team-a", "vip", 0, node, sizeof(node)), "");
