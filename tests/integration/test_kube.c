@@ -666,6 +666,17 @@ static void reload_kubernetes(const char *section)
     assert_int_equal(log_count("config reloaded"), before + 1);
 }
 
+/* Follow the fake's pods: `kubernetes:` with @timeout and @sync seconds, written into @section
+ * (for the caller to change back). */
+static void follow_pods(char *section, size_t cap, int timeout, int sync)
+{
+    snprintf(section, cap,
+             "kubernetes:\n  apiServer: http://127.0.0.1:%d/\n  tokenFile: %s\n"
+             "  timeoutSeconds: %d\n  syncSeconds: %d\n",
+             f.port, token_path, timeout, sync);
+    reload_kubernetes(section);
+}
+
 /* Poll GET /v1/pods/team-a/@name until it answers @status (30 s at most): the last status. */
 static long pod_status_becomes(const char *name, long status)
 {
@@ -706,11 +717,7 @@ static void test_sync_releases_gone_pods(void **state)
     const char *pods[] = {"ks-keep", "ks-done", "ks-again", "ks-gone"};
     for (int i = 0; i < 4; i++)
         seat_ok(pods[i], 0, "n-cpu-0");
-    snprintf(section, sizeof(section),
-             "kubernetes:\n  apiServer: http://127.0.0.1:%d/\n  tokenFile: %s\n"
-             "  timeoutSeconds: 1\n  syncSeconds: 1\n",
-             f.port, token_path);
-    reload_kubernetes(section);
+    follow_pods(section, sizeof(section), 1, 1);
     assert_int_equal(pod_status_becomes("ks-gone", 404), 404);
     assert_int_equal(pod_status_becomes("ks-done", 404), 404); /* the same pass released them */
     assert_int_equal(pod_status_becomes("ks-again", 404), 404);
@@ -779,11 +786,7 @@ static void test_watch_releases_at_once(void **state)
     pthread_mutex_unlock(&f.mu);
     seat_ok("kw-keep", 0, "n-cpu-0");
     seat_ok("kw-del", 0, "n-cpu-0");
-    snprintf(section, sizeof(section),
-             "kubernetes:\n  apiServer: http://127.0.0.1:%d/\n  tokenFile: %s\n"
-             "  timeoutSeconds: 2\n  syncSeconds: 300\n",
-             f.port, token_path);
-    reload_kubernetes(section);
+    follow_pods(section, sizeof(section), 2, 300);
     assert_int_equal(fake_count(&f.watches, 1), 1);
     pthread_mutex_lock(&f.mu);
     assert_string_equal(f.watch_rv, "10"); /* from the list */
@@ -988,11 +991,7 @@ static void test_reclaim_evicts_through_api(void **state)
              "{\"metadata\":{\"namespace\":\"team-a\",\"name\":\"a2\",\"uid\":\"uid-a2\"}},"
              "{\"metadata\":{\"namespace\":\"team-a\",\"name\":\"a3\",\"uid\":\"uid-a3\"}}]}");
     pthread_mutex_unlock(&f.mu);
-    snprintf(section, sizeof(section),
-             "kubernetes:\n  apiServer: http://127.0.0.1:%d/\n  tokenFile: %s\n"
-             "  timeoutSeconds: 2\n  syncSeconds: 300\n",
-             f.port, token_path);
-    reload_kubernetes(section);
+    follow_pods(section, sizeof(section), 2, 300);
     assert_int_equal(fake_count(&f.watches, 1), 1);
     watch_sends("{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"namespace\":\"team-a\","
                 "\"name\":\"a3\",\"uid\":\"uid-a3\",\"resourceVersion\":\"11\"}}}\n");
