@@ -404,6 +404,11 @@ static int restore_one(void *ud, struct gsd_stored *sp)
     char field[128];
     gs_diag_init(&d);
     if (p->state == GSD_EVICTING) { /* the scheduler has forgotten it: the API server has not */
+        if (!st->cfg->kube) {       /* no API server to ask any more: nothing to wait for */
+            int rc = gsd_store_pod_delete(st->store, p, gsd_sched_now(st));
+            free_pod(p);
+            return rc;
+        }
         p->pl.node = gs_cluster_find(st->cluster, sp->node);
         int rc = link_pod(st, p);
         if (rc)
