@@ -953,6 +953,7 @@ int gsd_extender_nominate(struct gsd_state *st, const char *key)
         return e.status == 503 ? -EIO : 0;
     p->nominated = 1;
     st->nnominated++;
+    st->nudge_due |= p->state == GSD_RUNNING; /* the pass just run placed it */
     p->seen_us = gsd_now_us();
     if (gsd_store_pod_nominated(st->store, p)) {
         st->failed = 1;
@@ -965,11 +966,12 @@ int gsd_extender_nominate(struct gsd_state *st, const char *key)
 
 void gsd_extender_nudge(struct gsd_state *st)
 {
-    if (!st->nnominated || !st->cfg->kube)
+    if (!st->nudge_due || !st->nnominated || !st->cfg->kube)
         return;
     uint8_t *closed = st->nevicting ? closed_nodes(st) : NULL;
     if (st->nevicting && !closed)
         return; /* out of memory: the next batch tries again */
+    st->nudge_due = 0;
     for (struct gsd_pod *p = st->head; p; p = p->next)
         if (p->nominated && !p->nudged && p->state == GSD_RUNNING &&
             !(closed && is_closed(closed, p->pl.node))) {

@@ -63,7 +63,7 @@ int gsd_extender_nominate(struct gsd_state *st, const char *key);
  * gsd_extender_nudge() - each nominated pod the scheduler placed, on a node no evicted pod still
  * runs on, is nudged once (gsd_nudge_new(), sent after the batch commits), so kube-scheduler
  * tries it again now and binds it there. Run on the scheduler thread after each batch's pass.
- * O(pods) while any pod is nominated, else O(1).
+ * O(pods) after a batch that placed a nominated pod or saw an evicted one go, else O(1).
  */
 void gsd_extender_nudge(struct gsd_state *st);
 /* kube-scheduler 1.20 tries an unschedulable pod again at least every 60 s

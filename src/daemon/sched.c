@@ -266,6 +266,7 @@ static int started(struct gsd_state *st, struct gsd_pod *p, int64_t now)
     }
     p->state = GSD_RUNNING;
     p->start_us = now;
+    st->nudge_due |= p->nominated;
     gsd_sched_sync(st, p);
     gsd_snap_touch(st, p);
     st->placed_total++;

@@ -98,6 +98,7 @@ static int link_pod(struct gsd_state *st, struct gsd_pod *p)
     st->nrunning += p->state == GSD_RUNNING;
     st->nevicting += p->state == GSD_EVICTING;
     st->nnominated += p->nominated;
+    st->nudge_due |= p->nominated;
     if (p->grp) {
         p->grp->members++;
         p->grp->running += p->state == GSD_RUNNING;
@@ -119,6 +120,7 @@ static void unlink_pod(struct gsd_state *st, struct gsd_pod *p)
     st->npending -= p->state == GSD_PENDING;
     st->nrunning -= p->state == GSD_RUNNING;
     st->nevicting -= p->state == GSD_EVICTING;
+    st->nudge_due |= p->state == GSD_EVICTING; /* its node may take a nominated pod now */
     gsd_pod_unnominate(st, p);
     if (p->grp) {
         p->grp->members--;

@@ -92,6 +92,7 @@ struct gsd_state {
     size_t nevictions, capevictions;
     size_t nevicting;  /* pods GSD_EVICTING now */
     size_t nnominated; /* pods nominated now */
+    int nudge_due;     /* a nominated pod was placed, or an evicting one left: nudge (extender.c) */
     /* extender: pods seen by filter, for bind */
     struct gsd_extpod *ext;
     size_t ext_next;
