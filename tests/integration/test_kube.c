@@ -247,6 +247,30 @@ static void fake_reset(void)
     pthread_mutex_unlock(&f.mu);
 }
 
+/* @field of the fake (a string it writes) copied into @out (64 bytes) under its lock: an
+ * assertion that fails must not leave the lock held. Return: @out. */
+static const char *fake_copy(const char *field, char *out)
+{
+    pthread_mutex_lock(&f.mu);
+    snprintf(out, 64, "%s", field);
+    pthread_mutex_unlock(&f.mu);
+    return out;
+}
+
+/* The body of the last @method @url the fake got (new reference; NULL: none). */
+static json_t *fake_body(const char *method, const char *url)
+{
+    json_t *b = NULL;
+    pthread_mutex_lock(&f.mu);
+    for (int i = 0; i < f.n; i++)
+        if (!strcmp(f.recs[i].method, method) && !strcmp(f.recs[i].url, url)) {
+            json_decref(b);
+            b = json_incref(f.recs[i].body);
+        }
+    pthread_mutex_unlock(&f.mu);
+    return b;
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -722,9 +746,8 @@ static void test_sync_releases_gone_pods(void **state)
     assert_int_equal(pod_status_becomes("ks-done", 404), 404); /* the same pass released them */
     assert_int_equal(pod_status_becomes("ks-again", 404), 404);
     assert_int_equal(pod_status_becomes("ks-keep", 200), 200);
-    pthread_mutex_lock(&f.mu);
-    assert_string_equal(f.list_selector, "spec.nodeName!=");
-    pthread_mutex_unlock(&f.mu);
+    char got[64];
+    assert_string_equal(fake_copy(f.list_selector, got), "spec.nodeName!=");
     assert_true(log_count("pod no longer run by Kubernetes: cards released") >= 3);
     /* A list that cannot be trusted changes nothing: a continue token given again and again
      * (it would never end), or an item that is no pod (everything would look gone). */
@@ -788,9 +811,8 @@ static void test_watch_releases_at_once(void **state)
     seat_ok("kw-del", 0, "n-cpu-0");
     follow_pods(section, sizeof(section), 2, 300);
     assert_int_equal(fake_count(&f.watches, 1), 1);
-    pthread_mutex_lock(&f.mu);
-    assert_string_equal(f.watch_rv, "10"); /* from the list */
-    pthread_mutex_unlock(&f.mu);
+    char got[64];
+    assert_string_equal(fake_copy(f.watch_rv, got), "10"); /* from the list */
     watch_sends("{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Pod\",\"metadata\":"
                 "{\"resourceVersion\":\"42\"}}}\n"
                 "{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"namespace\":\"team-a\","
@@ -798,10 +820,8 @@ static void test_watch_releases_at_once(void **state)
     assert_int_equal(pod_status_becomes("kw-del", 404), 404);
     assert_int_equal(pod_status_becomes("kw-keep", 200), 200);
     assert_int_equal(fake_count(&f.watches, 2), 2); /* the stream ended: watched again */
-    pthread_mutex_lock(&f.mu);
-    assert_string_equal(f.watch_rv, "43");
-    assert_int_equal(f.lists, 1);
-    pthread_mutex_unlock(&f.mu);
+    assert_string_equal(fake_copy(f.watch_rv, got), "43");
+    assert_int_equal(fake_count(&f.lists, 1), 1);
     assert_true(log_count("pod deleted or finished in Kubernetes: cards released") >= 1);
     watch_sends("{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,"
                 "\"message\":\"too old resource version: 43 (50)\"}}\n");
@@ -958,19 +978,14 @@ static void test_reclaim_evicts_through_api(void **state)
     assert_int_equal(fake_got("POST", ev), 2);
     assert_int_equal(fake_got("POST", "/api/v1/namespaces/team-a/pods/a1/eviction"), 0);
     assert_int_equal(fake_got("POST", "/api/v1/namespaces/team-a/pods/a2/eviction"), 0);
-    pthread_mutex_lock(&f.mu);
-    for (int i = 0; i < f.n; i++)
-        if (!strcmp(f.recs[i].url, ev)) {
-            json_t *b = f.recs[i].body;
-            assert_string_equal(json_string_value(json_object_get(b, "apiVersion")),
-                                "policy/v1beta1");
-            assert_string_equal(json_string_value(json_object_get(b, "kind")), "Eviction");
-            assert_string_equal(
-                json_string_value(json_object_get(
-                    json_object_get(json_object_get(b, "deleteOptions"), "preconditions"), "uid")),
-                "uid-a3");
-        }
-    pthread_mutex_unlock(&f.mu);
+    json_t *b = fake_body("POST", ev);
+    assert_string_equal(json_string_value(json_object_get(b, "apiVersion")), "policy/v1beta1");
+    assert_string_equal(json_string_value(json_object_get(b, "kind")), "Eviction");
+    assert_string_equal(
+        json_string_value(json_object_get(
+            json_object_get(json_object_get(b, "deleteOptions"), "preconditions"), "uid")),
+        "uid-a3");
+    json_decref(b);
     /* the victim still runs: its node takes nothing, not even the pod it was evicted for */
     r = filter_b("b1", 4);
     assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 0);
@@ -1000,15 +1015,12 @@ static void test_reclaim_evicts_through_api(void **state)
     for (int i = 0; i < 300 && !fake_got("PATCH", b1); i++)
         usleep(50000);
     assert_int_equal(fake_got("PATCH", b1), 1);
-    pthread_mutex_lock(&f.mu);
-    for (int i = 0; i < f.n; i++)
-        if (!strcmp(f.recs[i].url, b1))
-            assert_string_equal(
-                json_string_value(json_object_get(
-                    json_object_get(json_object_get(f.recs[i].body, "metadata"), "annotations"),
-                    "gpusched.io/nominated-node")),
-                "n-t4-0");
-    pthread_mutex_unlock(&f.mu);
+    b = fake_body("PATCH", b1);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(json_object_get(b, "metadata"), "annotations"),
+                            "gpusched.io/nominated-node")),
+                        "n-t4-0");
+    json_decref(b);
     r = filter_b("b1", 4);
     assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 1);
     assert_string_equal(json_string_value(json_array_get(json_object_get(r, "NodeNames"), 0)),
