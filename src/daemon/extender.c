@@ -25,6 +25,7 @@
 #include "preempt.h"
 #include "server.h"
 #include "state.h"
+#include "store.h"
 
 #include "gpusched/grow.h"
 #include "gpusched/tenancy.h"
@@ -452,7 +453,7 @@ static void reply_out(struct gsd_req *r, struct out *o)
 static void held_node_only(struct gsd_state *st, const struct gsd_podspec *spec,
                            const struct ext_args *a, int64_t *sc, const char **why)
 {
-    const struct gsd_pod *p = gsd_pod_find(st, spec->ns, spec->name);
+    struct gsd_pod *p = gsd_pod_find(st, spec->ns, spec->name);
     if (p && p->source == GSD_SRC_API) { /* its name is taken: bind would be refused */
         for (size_t i = 0; i < a->n; i++)
             if (a->idx[i] >= 0) {
@@ -461,6 +462,8 @@ static void held_node_only(struct gsd_state *st, const struct gsd_podspec *spec,
             }
         return;
     }
+    if (p && p->nominated && (!spec->uid[0] || !strcmp(spec->uid, p->uid)))
+        p->seen_us = gsd_now_us(); /* kube-scheduler still tries it: kept (gsd_extender_sync) */
     if (!p || p->state != GSD_RUNNING || (spec->uid[0] && p->uid[0] && strcmp(spec->uid, p->uid)))
         return;
     for (size_t i = 0; i < a->n; i++)
@@ -468,6 +471,49 @@ static void held_node_only(struct gsd_state *st, const struct gsd_podspec *spec,
             sc[i] = a->idx[i] == p->pl.node ? 2 : GS_UNSCHEDULABLE; /* >= 2: fits */
             why[i] = "gpusched holds this pod's cards on another node";
         }
+}
+
+/* Nodes where a pod evicted in Kubernetes still runs (a bitmap by node index, malloc'd; NULL out
+ * of memory), and whether node @node is one. O(pods). */
+static uint8_t *closed_nodes(const struct gsd_state *st)
+{
+    size_t nn = gs_cluster_node_count(st->cluster);
+    uint8_t *closed = calloc(nn / 8 + 1, 1);
+    for (const struct gsd_pod *p = closed ? st->head : NULL; p; p = p->next)
+        if (p->state == GSD_EVICTING && p->pl.node >= 0 && (size_t)p->pl.node < nn)
+            closed[p->pl.node / 8] |= (uint8_t)(1u << (p->pl.node % 8));
+    return closed;
+}
+
+static int is_closed(const uint8_t *closed, int32_t node)
+{
+    return (closed[node / 8] & (1u << (node % 8))) != 0;
+}
+
+/*
+ * Nodes where a pod evicted in Kubernetes still runs (GSD_EVICTING: its Eviction sent, the API
+ * server not yet saying it is gone) take no pod: its containers may still use its cards, which
+ * the scheduler already gave to whom it was evicted for; that pod binds once they are free. As
+ * kube-scheduler keeps a victim's resources counted until it is gone. O(pods) while any is
+ * evicting, else O(1).
+ */
+static int close_evicting(struct gsd_state *st, const struct ext_args *a, int64_t *sc,
+                          const char **why)
+{
+    if (!st->nevicting)
+        return 0;
+    uint8_t *closed = closed_nodes(st);
+    if (!closed)
+        return -ENOMEM;
+    for (size_t i = 0; i < a->n; i++) {
+        int32_t x = a->idx[i];
+        if (x >= 0 && is_closed(closed, x) && sc[i] != GS_UNSCHEDULABLE) {
+            sc[i] = GS_UNSCHEDULABLE;
+            why[i] = "a pod evicted from this node is still terminating";
+        }
+    }
+    free(closed);
+    return 0;
 }
 
 /*
@@ -501,7 +547,25 @@ static int score_all(struct gsd_state *st, const struct gsd_podspec *spec, const
     *probe = rc == 0 ? pr : NULL; /* its words are some nodes' reasons: the caller frees it */
     if (rc == 0)                  /* a pod refused whole says why on every node, held or not */
         held_node_only(st, spec, a, sc, why);
-    return 0;
+    return close_evicting(st, a, sc, why);
+}
+
+/*
+ * Whether filter should hand pod @spec to the scheduler (nominate it): it fits no node of @a,
+ * admission takes it (@admitted), it is no PodGroup's member (gangs bind through kube-scheduler
+ * member by member) and the daemon holds no pod of its name, or only an earlier one nominated
+ * under another UID (deleted and made again).
+ */
+static int to_nominate(struct gsd_state *st, const struct gsd_podspec *spec,
+                       const struct ext_args *a, const int64_t *sc, int admitted)
+{
+    if (!admitted || spec->s.group[0])
+        return 0;
+    for (size_t i = 0; i < a->n; i++)
+        if (sc[i] >= 2)
+            return 0;
+    const struct gsd_pod *p = gsd_pod_find(st, spec->ns, spec->name);
+    return !p || (p->nominated && spec->uid[0] && strcmp(spec->uid, p->uid));
 }
 
 /* FailedNodes: each node once, as jansson keeps a key once. */
@@ -687,6 +751,8 @@ static void filter_or_prioritize(struct gsd_state *st, struct gsd_req *r, int is
             write_filter(st, &a, sc, why, first_error(&a), &o);
         else if (write_priorities(&a, sc, &o))
             o.oom = 1;
+        if (is_filter && !o.oom && to_nominate(st, &spec, &a, sc, pr != NULL))
+            snprintf(r->nominate, sizeof(r->nominate), "%s/%s", spec.ns, spec.name);
         gs_tenancy_probe_free(pr);
         ext_remember(st, &spec);
     }
@@ -696,17 +762,46 @@ static void filter_or_prioritize(struct gsd_state *st, struct gsd_req *r, int is
     args_free(&a);
 }
 
+/* Nominated pod @p is bound by kube-scheduler: no longer nominated. Return: 0; -EIO. */
+static int bound_now(struct gsd_state *st, struct gsd_pod *p)
+{
+    if (!p->nominated)
+        return 0;
+    gsd_pod_unnominate(st, p);
+    if (!gsd_store_pod_nominated(st->store, p))
+        return 0;
+    st->failed = 1;
+    return -EIO;
+}
+
 /*
  * A bind of pod @p, already held: the same pod (UID) on the same node is a retry, after an answer
  * lost on the way or a restart between the commit and the API server, and succeeds again (with
  * the API calls made again); anything else is refused in @err.
  */
-static void bind_again(struct gsd_state *st, const struct gsd_pod *p, const char *uid, int node,
+static void bind_again(struct gsd_state *st, struct gsd_pod *p, const char *uid, int node,
                        char *err, size_t cap)
 {
-    if (p->source == GSD_SRC_EXTENDER && p->state == GSD_RUNNING && p->pl.node == node &&
-        (!uid || !*uid || !p->uid[0] || !strcmp(uid, p->uid)))
+    int same =
+        p->source == GSD_SRC_EXTENDER && (!uid || !*uid || !p->uid[0] || !strcmp(uid, p->uid));
+    if (same && p->nominated && p->state == GSD_PENDING && node >= 0) {
+        /* nominated by filter, still pending: there or nowhere, as a first bind */
+        int rc = gs_tenancy_bind_to(st->sched.tn, gsd_sched_now(st), p->sid, node);
+        if (rc == 0)
+            rc = gsd_sched_take(st);
+        if (rc == 0)
+            rc = bound_now(st, p);
+        if (rc == 0)
+            return;
+        gsd_sched_sync(st, p);
+        snprintf(err, cap, "%s", rc == 1 && p->reason[0] ? p->reason : "does not fit");
         return;
+    }
+    if (same && p->state == GSD_RUNNING && p->pl.node == node) {
+        if (bound_now(st, p)) /* placed by the scheduler after filter nominated it */
+            snprintf(err, cap, "the store failed");
+        return;
+    }
     snprintf(err, cap, "pod %s/%s is already held by gpusched%s%s", p->ns, p->name,
              p->state == GSD_RUNNING ? " on node " : "",
              p->state == GSD_RUNNING ? gs_cluster_node_name(st->cluster, (size_t)p->pl.node) : "");
@@ -785,7 +880,8 @@ int gsd_extender_sync(struct gsd_state *st, const json_t *live, int64_t listed_u
         listed_us - (st->cfg->kube ? st->cfg->kube->timeout_ms * 1000 : 0) - 1000000;
     for (struct gsd_pod *p = st->head, *next; p; p = next) {
         next = p->next;
-        if (p->source != GSD_SRC_EXTENDER || p->submit_us >= settled_us)
+        if (p->source != GSD_SRC_EXTENDER || p->submit_us >= settled_us ||
+            (p->nominated && p->seen_us >= listed_us - GSD_NOMINATED_KEEP_US))
             continue;
         char key[2 * GSD_NAME_MAX + 1];
         snprintf(key, sizeof(key), "%s/%s", p->ns, p->name);
@@ -834,6 +930,61 @@ int gsd_extender_gone(struct gsd_state *st, const json_t *gone)
         n++;
     }
     return n;
+}
+
+int gsd_extender_nominate(struct gsd_state *st, const char *key)
+{
+    char ns[GSD_NAME_MAX];
+    const char *slash = strchr(key, '/');
+    struct gsd_extpod *x = NULL;
+    if (slash && (size_t)(slash - key) < sizeof(ns)) {
+        memcpy(ns, key, (size_t)(slash - key));
+        ns[slash - key] = '\0';
+        x = ext_find(st, ns, slash + 1);
+    }
+    if (!x) /* bound, or forgotten, since */
+        return 0;
+    struct gsd_pod *p = gsd_pod_find(st, x->spec.ns, x->spec.name);
+    if (p && !(p->nominated && x->spec.uid[0] && strcmp(x->spec.uid, p->uid)))
+        return 0;
+    if (p && gsd_pod_cancel(st, p)) /* an earlier pod of the name, deleted in Kubernetes */
+        return -EIO;
+    struct gsd_ferr e;
+    const struct gsd_tenant *owner = gsd_tenant_of_ns(st->cfg, x->spec.ns);
+    p = gsd_pod_add(st, &x->spec, owner ? owner->name : "", GSD_SRC_EXTENDER, -1, &e);
+    gsd_podspec_clear(&x->spec);
+    x->used = 0;
+    if (!p)
+        return e.status == 503 ? -EIO : 0;
+    p->nominated = 1;
+    st->nnominated++;
+    st->nudge_due |= p->state == GSD_RUNNING; /* the pass just run placed it */
+    p->seen_us = gsd_now_us();
+    if (gsd_store_pod_nominated(st->store, p)) {
+        st->failed = 1;
+        return -EIO;
+    }
+    gsd_log("info", "pod nominated: kube-scheduler found no node, gpusched's scheduler takes it",
+            "pod", key, "state", p->state == GSD_RUNNING ? "running" : "pending", NULL);
+    return 0;
+}
+
+void gsd_extender_nudge(struct gsd_state *st)
+{
+    if (!st->nudge_due || !st->nnominated || !st->cfg->kube)
+        return;
+    uint8_t *closed = st->nevicting ? closed_nodes(st) : NULL;
+    if (st->nevicting && !closed)
+        return; /* out of memory: the next batch tries again */
+    st->nudge_due = 0;
+    for (struct gsd_pod *p = st->head; p; p = p->next)
+        if (p->nominated && !p->nudged && p->state == GSD_RUNNING &&
+            !(closed && is_closed(closed, p->pl.node))) {
+            const char *node = gs_cluster_node_name(st->cluster, (size_t)p->pl.node);
+            gsd_sched_api_call(st, gsd_nudge_new(st->cfg->kube, p, node), p);
+            p->nudged = 1;
+        }
+    free(closed);
 }
 
 void gsd_extender_handle(struct gsd_state *st, struct gsd_req *r, const char *verb)

@@ -48,6 +48,27 @@ int gsd_extender_holds(struct gsd_state *st, const char *key, const char *uid);
  * Run on the scheduler thread, inside a batch. Return: pods released; -EIO (the store failed).
  */
 int gsd_extender_gone(struct gsd_state *st, const json_t *gone);
+/*
+ * gsd_extender_nominate() - pod @key ("NS/NAME"), which filter found no node for, goes to the
+ * scheduler as a pending pod of the extender (nominated), from what filter remembered of it: a
+ * pass then places it, evicting what the scheduler's policy evicts for it (priority preemption,
+ * reclaim), or it waits there with the other pending pods. Filter then offers it only the node
+ * its cards are on, once no pod evicted from there still runs, and kube-scheduler binds it there.
+ * A nominated pod kube-scheduler stops asking for (GSD_NOMINATED_KEEP_US without a filter: it
+ * was deleted, or bound elsewhere) is released by the next list (gsd_extender_sync()). Run on
+ * the scheduler thread, inside a batch. Return: 0; -EIO (the store failed).
+ */
+int gsd_extender_nominate(struct gsd_state *st, const char *key);
+/*
+ * gsd_extender_nudge() - each nominated pod the scheduler placed, on a node no evicted pod still
+ * runs on, is nudged once (gsd_nudge_new(), sent after the batch commits), so kube-scheduler
+ * tries it again now and binds it there. Run on the scheduler thread after each batch's pass.
+ * O(pods) after a batch that placed a nominated pod or saw an evicted one go, else O(1).
+ */
+void gsd_extender_nudge(struct gsd_state *st);
+/* kube-scheduler 1.20 tries an unschedulable pod again at least every 60 s
+ * (podMaxUnschedulableQDuration, checked every 30 s): five minutes without a filter is gone. */
+#define GSD_NOMINATED_KEEP_US (300 * 1000000LL)
 /* gsd_extender_free() - free what the extender keeps in @st between calls. */
 void gsd_extender_free(struct gsd_state *st);
 /* gsd_jget() - member @key of object @obj: exact first, then any case, as Go's encoding/json

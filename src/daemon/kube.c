@@ -40,8 +40,9 @@
 #define LIST_PAGE     500
 #define LIST_TIMEOUTS 20 /* a whole list may take this many timeoutSeconds, however many pages */
 
-struct gsd_bind *gsd_bind_new(const struct gsd_kube *k, const struct gsd_pod *p, const char *node,
-                              const json_t *assignment)
+/* A job about pod @p for API server @k (a copy of its settings), of kind @evict (kube.h), no
+ * bodies yet. Return: NULL out of memory. */
+static struct gsd_bind *job_new(const struct gsd_kube *k, const struct gsd_pod *p, int evict)
 {
     struct gsd_bind *b = calloc(1, sizeof(*b));
     if (!b)
@@ -49,12 +50,27 @@ struct gsd_bind *gsd_bind_new(const struct gsd_kube *k, const struct gsd_pod *p,
     memcpy(b->ns, p->ns, sizeof(b->ns));
     memcpy(b->name, p->name, sizeof(b->name));
     memcpy(b->uid, p->uid, sizeof(b->uid));
-    snprintf(b->node, sizeof(b->node), "%s", node);
     b->seq = p->seq;
+    b->evict = evict;
     b->kube.timeout_ms = k->timeout_ms;
     b->kube.api_server = strdup(k->api_server);
     b->kube.token_file = k->token_file ? strdup(k->token_file) : NULL;
     b->kube.ca_file = k->ca_file ? strdup(k->ca_file) : NULL;
+    if (!b->kube.api_server || (k->token_file && !b->kube.token_file) ||
+        (k->ca_file && !b->kube.ca_file)) {
+        gsd_bind_free(b);
+        return NULL;
+    }
+    return b;
+}
+
+struct gsd_bind *gsd_bind_new(const struct gsd_kube *k, const struct gsd_pod *p, const char *node,
+                              const json_t *assignment)
+{
+    struct gsd_bind *b = job_new(k, p, 0);
+    if (!b)
+        return NULL;
+    snprintf(b->node, sizeof(b->node), "%s", node);
     json_t *patch = json_pack("{s:{s:{s:s}}}", "metadata", "labels", GSD_MANAGED_LABEL, "true");
     if (patch && p->uid[0]) /* the UID is immutable: a pod made again under the name is refused */
         json_object_set_new(json_object_get(patch, "metadata"), "uid", json_string(p->uid));
@@ -71,8 +87,7 @@ struct gsd_bind *gsd_bind_new(const struct gsd_kube *k, const struct gsd_pod *p,
     json_decref(patch);
     json_decref(meta);
     json_decref(binding);
-    if (!b->kube.api_server || (k->token_file && !b->kube.token_file) ||
-        (k->ca_file && !b->kube.ca_file) || !b->patch || !b->binding) {
+    if (!b->patch || !b->binding) {
         gsd_bind_free(b);
         return NULL;
     }
@@ -345,6 +360,152 @@ int gsd_kube_bind(struct gsd_bind *b)
                      : post_binding(b, tok, path, deadline_us);
         if (rc == GSD_KUBE_BOUND)
             add_label(b, tok, path, deadline_us);
+    }
+    curl_free(ns);
+    curl_free(name);
+    memset(token, 0, sizeof(token));
+    return rc;
+}
+
+struct gsd_bind *gsd_evict_new(const struct gsd_kube *k, const struct gsd_pod *p)
+{
+    return job_new(k, p, 1);
+}
+
+struct gsd_bind *gsd_nudge_new(const struct gsd_kube *k, const struct gsd_pod *p, const char *node)
+{
+    struct gsd_bind *b = job_new(k, p, 2);
+    json_t *patch =
+        b ? json_pack("{s:{s:{s:s}}}", "metadata", "annotations", GSD_NOMINATED_ANNOTATION, node)
+          : NULL;
+    if (patch && p->uid[0])
+        json_object_set_new(json_object_get(patch, "metadata"), "uid", json_string(p->uid));
+    if (b) {
+        snprintf(b->node, sizeof(b->node), "%s", node);
+        b->patch = patch ? json_dumps(patch, JSON_COMPACT) : NULL;
+    }
+    json_decref(patch);
+    if (b && !b->patch) {
+        gsd_bind_free(b);
+        return NULL;
+    }
+    return b;
+}
+
+int gsd_kube_nudge(struct gsd_bind *b)
+{
+    char token[TOKEN_MAX], path[GSD_NAME_MAX * 3 * 2 + 64], msg[GS_DIAG_MSG_MAX];
+    if (b->kube.token_file && read_token(&b->kube, token, sizeof(token), b->err, sizeof(b->err)))
+        return -EIO;
+    char *ns = curl_easy_escape(NULL, b->ns, 0), *name = curl_easy_escape(NULL, b->name, 0);
+    struct answer a = {0};
+    if (ns && name) {
+        snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", ns, name);
+        call(&b->kube, b->kube.token_file ? token : NULL, "PATCH", path,
+             "application/merge-patch+json", b->patch, gsd_mono_us() + b->kube.timeout_ms * 1000,
+             &a);
+    }
+    answer_text(&a, msg, sizeof(msg));
+    snprintf(b->err, sizeof(b->err), "%s", ns && name ? msg : "out of memory");
+    free(a.body);
+    curl_free(ns);
+    curl_free(name);
+    memset(token, 0, sizeof(token));
+    return a.status >= 200 && a.status < 300 ? 0 : -EIO;
+}
+
+/* The Eviction's group version the API server takes: 0 not yet known, 1 policy/v1, 2 v1beta1. */
+static atomic_int evict_version;
+
+/* Whether the API server serves policy/v1 at all (GET /apis/policy/v1; 1.20 does not). */
+static int serves_policy_v1(const struct gsd_kube *k, const char *token)
+{
+    struct answer a = {0};
+    call(k, token, "GET", "/apis/policy/v1", NULL, NULL, gsd_mono_us() + k->timeout_ms * 1000, &a);
+    free(a.body);
+    return a.rc != CURLE_OK || a.status != 404; /* in doubt: the current version */
+}
+
+/* One Eviction of @b in group version @v (1 policy/v1, 2 policy/v1beta1); the answer in @a. */
+static void post_eviction(struct gsd_bind *b, const char *token, const char *path, int v,
+                          struct answer *a)
+{
+    json_t *ev =
+        json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:{s:s}}}", "apiVersion",
+                  v == 2 ? "policy/v1beta1" : "policy/v1", "kind", "Eviction", "metadata", "name",
+                  b->name, "namespace", b->ns, "deleteOptions", "preconditions", "uid", b->uid);
+    char *body = ev ? json_dumps(ev, JSON_COMPACT) : NULL;
+    json_decref(ev);
+    memset(a, 0, sizeof(*a));
+    if (body)
+        call(&b->kube, token, "POST", path, "application/json", body,
+             gsd_mono_us() + b->kube.timeout_ms * 1000, a);
+    free(body);
+}
+
+/* Whether the pod of @b was evicted already (or is gone): GET @pod_path. */
+static int evicted_already(struct gsd_bind *b, const char *token, const char *pod_path)
+{
+    struct answer a = {0};
+    call(&b->kube, token, "GET", pod_path, NULL, NULL, gsd_mono_us() + b->kube.timeout_ms * 1000,
+         &a);
+    json_t *j = a.status == 200 && a.body ? json_loads(a.body, 0, NULL) : NULL;
+    const json_t *md = json_object_get(j, "metadata");
+    const char *uid = json_string_value(json_object_get(md, "uid"));
+    int done = a.status == 404 || (uid && strcmp(uid, b->uid)) ||
+               json_object_get(md, "deletionTimestamp") != NULL;
+    json_decref(j);
+    free(a.body);
+    return done;
+}
+
+/* The Eviction of @b POSTed to @path until it is answered (kube.h). Return: 0; -EIO. */
+static int post_until_answered(struct gsd_bind *b, const char *tok, const char *path)
+{
+    char msg[GS_DIAG_MSG_MAX];
+    if (!atomic_load(&evict_version))
+        atomic_store(&evict_version, serves_policy_v1(&b->kube, tok) ? 1 : 2);
+    for (int i = 0, wait_ms = 500; i < GSD_EVICT_TRIES; i++, wait_ms *= 2) {
+        struct answer a;
+        int v = atomic_load(&evict_version);
+        post_eviction(b, tok, path, v, &a);
+        if (a.status == 400 && v == 1 && a.body && strstr(a.body, "policy/v1")) {
+            atomic_store(&evict_version, 2); /* an API server before 1.22 */
+            free(a.body);
+            post_eviction(b, tok, path, 2, &a);
+        }
+        answer_text(&a, msg, sizeof(msg));
+        free(a.body);
+        snprintf(b->err, sizeof(b->err), "eviction: %s", msg);
+        if ((a.status >= 200 && a.status < 300) || a.status == 404 || a.status == 409)
+            return 0;
+        if (a.rc == CURLE_OK && a.status != 429 && a.status < 500)
+            return -EIO;
+        struct timespec ts = {wait_ms / 1000, (wait_ms % 1000) * 1000000L};
+        if (i + 1 < GSD_EVICT_TRIES)
+            nanosleep(&ts, NULL);
+    }
+    return -EIO;
+}
+
+int gsd_kube_evict(struct gsd_bind *b)
+{
+    char token[TOKEN_MAX], path[GSD_NAME_MAX * 3 * 2 + 64];
+    if (b->kube.token_file && read_token(&b->kube, token, sizeof(token), b->err, sizeof(b->err)))
+        return -EIO;
+    const char *tok = b->kube.token_file ? token : NULL;
+    char *ns = curl_easy_escape(NULL, b->ns, 0), *name = curl_easy_escape(NULL, b->name, 0);
+    int rc = -EIO;
+    snprintf(b->err, sizeof(b->err), "out of memory");
+    if (ns && name) {
+        snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", ns, name);
+        if (b->again && evicted_already(b, tok, path)) {
+            snprintf(b->err, sizeof(b->err), "evicted before the restart");
+            rc = 1;
+        } else {
+            strcat(path, "/eviction");
+            rc = post_until_answered(b, tok, path);
+        }
     }
     curl_free(ns);
     curl_free(name);

@@ -22,8 +22,10 @@ struct gsd_pod;
  */
 struct gsd_bind {
     char ns[GSD_NAME_MAX], name[GSD_NAME_MAX], uid[GSD_UID_MAX], node[GS_NAME_MAX];
-    int64_t seq;                   /* the pod held: a release touches no later pod of that name */
-    char *patch, *binding;         /* the request bodies, JSON text: the label, the Binding */
+    int64_t seq;           /* the pod held: a release touches no later pod of that name */
+    char *patch, *binding; /* the request bodies, JSON text: the label, the Binding */
+    int evict; /* not a bind: 1 an eviction (gsd_evict_new()), 2 a nudge (gsd_nudge_new()) */
+    int again; /* an eviction decided before a restart: sent unless the pod is being deleted */
     struct gsd_kube kube;          /* a copy: a reload meanwhile changes nothing */
     char err[2 * GS_DIAG_MSG_MAX]; /* why it failed: our words, then the API server's */
 };
@@ -38,6 +40,41 @@ struct gsd_bind {
 struct gsd_bind *gsd_bind_new(const struct gsd_kube *k, const struct gsd_pod *p, const char *node,
                               const json_t *assignment);
 void gsd_bind_free(struct gsd_bind *b);
+
+/*
+ * gsd_evict_new() - the API call that evicts pod @p (its namespace, name and UID) from the API
+ * server @k, as a job of the same shape as a bind's (b->evict set). Return: the job (free with
+ * gsd_bind_free()); NULL out of memory.
+ */
+struct gsd_bind *gsd_evict_new(const struct gsd_kube *k, const struct gsd_pod *p);
+
+/*
+ * gsd_kube_evict() - POST /api/v1/namespaces/NS/pods/NAME/eviction: an Eviction (policy/v1, or
+ * policy/v1beta1 where the API server serves no policy/v1 Eviction: Kubernetes before 1.22, as
+ * GET /apis/policy/v1 and a 400 naming the version tell) with the pod's UID as a precondition,
+ * as kube-scheduler's preemption and `kubectl drain` evict. Sent again only when no answer came,
+ * or the answer was 429 (a PodDisruptionBudget allows no disruption now) or 5xx: after 0.5 s,
+ * doubling, GSD_EVICT_TRIES times in all, each within b->kube.timeout_ms. Blocks; call it on no
+ * thread that holds the state. With b->again the pod is read first, and nothing is sent when it
+ * is gone, made again under its name or already being deleted: the Eviction sent before a crash
+ * is not sent twice. Return: 0 evicted, or gone already (404, or 409: another pod of that name
+ * now); 1 (b->again) not sent: evicted before; -EIO with b->err (refused, or no answer after
+ * every try).
+ */
+int gsd_kube_evict(struct gsd_bind *b);
+
+/*
+ * gsd_nudge_new() - the API call that tells kube-scheduler to try pod @p again now that gpusched
+ * holds its cards on node @node: a merge patch of the annotation GSD_NOMINATED_ANNOTATION (with
+ * the pod's UID, so a pod made again under the name is not touched). kube-scheduler moves an
+ * unschedulable pod whose metadata changed back to its active queue (an event it would otherwise
+ * wait up to a minute for). gsd_kube_nudge() sends it, within b->kube.timeout_ms. Blocks.
+ * Return: the job (NULL out of memory); gsd_kube_nudge(): 0; -EIO with b->err.
+ */
+struct gsd_bind *gsd_nudge_new(const struct gsd_kube *k, const struct gsd_pod *p, const char *node);
+int gsd_kube_nudge(struct gsd_bind *b);
+#define GSD_NOMINATED_ANNOTATION "gpusched.io/nominated-node"
+#define GSD_EVICT_TRIES          7
 
 enum { GSD_KUBE_BOUND = 0, GSD_KUBE_REFUSED = 1, GSD_KUBE_UNKNOWN = 2 };
 /*

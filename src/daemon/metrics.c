@@ -176,12 +176,19 @@ static void counters(struct gsd_text *b, const struct gsd_snap *n, const struct 
     counter(b, "gpusched_pods_cancelled_total", "Pods cancelled since the start.",
             n->cancelled_total);
     counter(b, "gpusched_pods_requeued_total",
-            "Running pods sent back to pending since the start: a node or card failed, or they "
-            "were preempted.",
+            "Running pods sent back to pending since the start because a node or card failed.",
             n->requeued_total);
     counter(b, "gpusched_preemption_victims_total",
-            "Running pods sent back to pending to make room for pods of higher priority.",
-            n->preempted_total);
+            "Running pods evicted to make room for pods of higher priority.", n->preempted_total);
+    header(b, "gpusched_pods_evicted_total", "counter",
+           "Running pods the scheduler evicted since the start, by reason: preemption (priority), "
+           "reclaim (between queues), node_failure (a node or card failed).");
+    gsd_text_printf(b,
+                    "gpusched_pods_evicted_total{reason=\"preemption\"} %llu\n"
+                    "gpusched_pods_evicted_total{reason=\"reclaim\"} %llu\n"
+                    "gpusched_pods_evicted_total{reason=\"node_failure\"} %llu\n",
+                    (unsigned long long)n->preempted_total, (unsigned long long)n->reclaimed_total,
+                    (unsigned long long)n->requeued_total);
     if (!h)
         return;
     header(b, "gpusched_http_requests_total", "counter", "HTTP answers by status class.");

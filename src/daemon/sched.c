@@ -6,6 +6,7 @@
 #include "sched.h"
 #include "config.h"
 #include "gang.h"
+#include "kube.h"
 #include "log.h"
 #include "nodes.h"
 #include "snapshot.h"
@@ -265,6 +266,7 @@ static int started(struct gsd_state *st, struct gsd_pod *p, int64_t now)
     }
     p->state = GSD_RUNNING;
     p->start_us = now;
+    st->nudge_due |= p->nominated;
     gsd_sched_sync(st, p);
     gsd_snap_touch(st, p);
     st->placed_total++;
@@ -278,10 +280,62 @@ static int started(struct gsd_state *st, struct gsd_pod *p, int64_t now)
     return 0;
 }
 
+void gsd_sched_api_call(struct gsd_state *st, struct gsd_bind *b, const struct gsd_pod *p)
+{
+    struct gsd_bind **v =
+        b ? gs_grow(st->evictions, &st->capevictions, st->nevictions + 1, sizeof(*v), 16) : NULL;
+    if (!v) {
+        gsd_bind_free(b);
+        gsd_log("error", "out of memory: a call to the API server is not made", "pod", p->name,
+                NULL);
+        return;
+    }
+    st->evictions = v;
+    v[st->nevictions++] = b;
+}
+
+void gsd_sched_evict(struct gsd_state *st, const struct gsd_pod *p, int again)
+{
+    struct gsd_bind *b = st->cfg->kube ? gsd_evict_new(st->cfg->kube, p) : NULL;
+    if (b)
+        b->again = again;
+    if (st->cfg->kube)
+        gsd_sched_api_call(st, b, p);
+}
+
+/*
+ * An eviction of a pod bound through Kubernetes: the API server is asked to evict it (once the
+ * batch commits, on a bind thread: kube.c), as kube-scheduler's preemption does, and the
+ * scheduler forgets it (its cards went to whom it was evicted for); the daemon keeps it, holding
+ * no card, until the API server says it is gone, and no pod is bound on its node through the
+ * extender meanwhile.
+ */
+static int evicted_in_kube(struct gsd_state *st, struct gsd_pod *p, int64_t now)
+{
+    char node[GS_NAME_MAX];
+    snprintf(node, sizeof(node), "%s", gs_cluster_node_name(st->cluster, (size_t)p->pl.node));
+    gsd_sched_forget(st, p, 0);
+    st->npending--; /* stopped() counted it pending */
+    st->nevicting++;
+    p->state = GSD_EVICTING;
+    gsd_pod_unnominate(st, p);
+    gsd_snap_touch(st, p);
+    gsd_sched_evict(st, p, 0);
+    if (gsd_store_pod_evicting(st->store, p, node, now)) {
+        st->failed = 1;
+        return -EIO;
+    }
+    return 0;
+}
+
 /* An eviction: @p waits again, its reason saying why (preempted, reclaimed, a node lost). */
 static int stopped(struct gsd_state *st, struct gsd_pod *p, const struct gs_decision *d,
                    int64_t now)
 {
+    /* bound in Kubernetes; a nominated pod is not yet, so it just waits again */
+    int kube =
+        p->source == GSD_SRC_EXTENDER && p->state == GSD_RUNNING && !p->nominated && st->cfg->kube;
+    p->nudged = 0;
     if (p->state == GSD_RUNNING) {
         st->nrunning--;
         st->npending++;
@@ -304,6 +358,10 @@ static int stopped(struct gsd_state *st, struct gsd_pod *p, const struct gs_deci
     else
         st->preempted_total++;
     log_pod(d->by < 0 ? "pod requeued" : d->reclaim ? "pod reclaimed" : "pod preempted", st, p);
+    if (kube) {
+        p->pl.node = d->node;
+        return evicted_in_kube(st, p, now);
+    }
     if (p->id && gsd_store_pod_unstart(st->store, p, now)) {
         st->failed = 1;
         return -EIO;

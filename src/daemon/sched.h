@@ -26,6 +26,7 @@
 struct gs_diag;
 struct gs_scenario;
 struct gs_tenancy;
+struct gsd_bind;
 struct gsd_ferr;
 struct gsd_pod;
 struct gsd_state;
@@ -81,6 +82,15 @@ void gsd_sched_forget(struct gsd_state *st, struct gsd_pod *p, int done);
  * gsd_sched_run().
  */
 int gsd_sched_clock(struct gsd_state *st, int64_t to, int pass);
+
+/* gsd_sched_evict() - queue the Eviction of pod @p (GSD_EVICTING) in the API server, sent once the
+ * batch commits (st->evictions, handed to a bind thread by server.c); @again: decided before a
+ * restart, so perhaps sent already (kube.h). Out of memory it is logged and not sent (the pod's
+ * node then stays closed to the extender until the pod goes). */
+void gsd_sched_evict(struct gsd_state *st, const struct gsd_pod *p, int again);
+/* gsd_sched_api_call() - queue API call @b (taken; NULL: out of memory, logged) about pod @p, to
+ * be made once the batch commits, as gsd_sched_evict() queues an Eviction. */
+void gsd_sched_api_call(struct gsd_state *st, struct gsd_bind *b, const struct gsd_pod *p);
 
 /* gsd_sched_sync() - @p's view (state, reason, placement) from the scheduler. */
 void gsd_sched_sync(struct gsd_state *st, struct gsd_pod *p);

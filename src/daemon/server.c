@@ -294,6 +294,11 @@ static int run_one(struct gsd_server *s, struct gsd_req *r)
             gsd_kube_nodes(st, r->live, r->listed_us != 0, r->deleted);
         return 0;
     }
+    if (r->kind == GSD_REQ_NOMINATE) {
+        if (!atomic_load(&s->failed) && !st->failed)
+            gsd_extender_nominate(st, r->path);
+        return 0;
+    }
     if (r->kind == GSD_REQ_SYNC || r->kind == GSD_REQ_GONE) {
         if (!atomic_load(&s->failed) && !st->failed && r->kind == GSD_REQ_SYNC)
             gsd_extender_sync(st, r->live, r->listed_us);
@@ -376,6 +381,50 @@ static void store_health(struct gsd_server *s, int ok)
                 ok ? "the store commits again" : "the store cannot commit: /healthz fails", NULL);
 }
 
+/* An Eviction the scheduler decided, committed: sent to the API server on a bind thread, once
+ * (kube.c retries only what got no answer or a 429/5xx); or a nominated pod's nudge. */
+static void send_eviction(struct gsd_bind *b)
+{
+    char key[2 * GSD_NAME_MAX + 1];
+    snprintf(key, sizeof(key), "%s/%s", b->ns, b->name);
+    if (b->evict == 2 && gsd_kube_nudge(b))
+        gsd_log("warn", "nominated pod not nudged: kube-scheduler tries it again in its own time",
+                "pod", key, "error", b->err, NULL);
+    else if (b->evict == 2)
+        gsd_log("info", "nominated pod nudged: its cards are held", "pod", key, "node", b->node,
+                NULL);
+    else
+        switch (gsd_kube_evict(b)) {
+        case 0:
+            gsd_log("info", "pod evicted in Kubernetes", "pod", key, NULL);
+            break;
+        case 1:
+            gsd_log("info", "pod already being evicted: no Eviction sent again", "pod", key, NULL);
+            break;
+        default:
+            gsd_log("error", "eviction refused: the pod keeps its cards until Kubernetes ends it",
+                    "pod", key, "error", b->err, NULL);
+        }
+}
+
+/* The Evictions the committed batch decided (st->evictions), to the bind threads. */
+static void send_evictions(struct gsd_server *s)
+{
+    struct gsd_state *st = s->st;
+    for (size_t i = 0; i < st->nevictions; i++) {
+        struct gsd_req *r = s->binders_started ? req_new(GSD_REQ_EVICT) : NULL;
+        if (!r) {
+            gsd_log("error", "no thread or memory to send an eviction", "pod",
+                    st->evictions[i]->name, NULL);
+            gsd_bind_free(st->evictions[i]);
+            continue;
+        }
+        r->bind = st->evictions[i];
+        pool_add(&s->binders, r);
+    }
+    st->nevictions = 0;
+}
+
 /*
  * An extender bind whose cards are committed: write it to the API server on a bind thread. A
  * refusal hands the cards back through the queue before the answer goes out, so kube-scheduler
@@ -384,6 +433,11 @@ static void store_health(struct gsd_server *s, int ok)
 static void finish_bind(struct gsd_server *s, struct gsd_req *r)
 {
     struct gsd_bind *b = r->bind;
+    if (r->kind == GSD_REQ_EVICT) {
+        send_eviction(b);
+        req_free(r);
+        return;
+    }
     r->bind = NULL;
     int rc = gsd_kube_bind(b);
     char key[2 * GSD_NAME_MAX + 1];
@@ -422,6 +476,10 @@ static void answer_batch(struct gsd_server *s, struct gsd_req **batch, int n)
 {
     for (int i = 0; i < n; i++) {
         struct gsd_req *r = batch[i];
+        if (r->kind == GSD_REQ_NOMINATE) { /* nobody waits for it */
+            req_free(r);
+            continue;
+        }
         if (r->kind != GSD_REQ_HTTP) { /* an unbind's job is its sender's */
             finish(s, r, 1);
             continue;
@@ -598,12 +656,15 @@ static void *scheduler_main(void *arg)
             gsd_health_expire(st); /* after the batch: its heartbeats count */
         if (!atomic_load(&s->failed) && ok && !st->failed && !st->held)
             gsd_sched_run(st);    /* what the batch freed or changed, for the pending */
+        gsd_extender_nudge(st);   /* nominated pods whose cards are now theirs alone */
         if (gsd_snap_publish(st)) /* before the answers leave: a client reads its own writes */
             gsd_log("error", "reads show the state before this batch: out of memory", NULL);
         sync_agents(s);
         pthread_mutex_unlock(&s->state_mu);
         if (!atomic_load(&s->failed))
             commit_batch(s, batch, n, ok);
+        if (!atomic_load(&s->failed)) /* else nothing was stored: nothing is sent */
+            send_evictions(s);
         answer_batch(s, batch, n);
     }
     return NULL;
@@ -818,6 +879,11 @@ static int answer_here(struct gsd_server *s, struct gsd_req *r)
     else
         gsd_api_handle(s->st, r);
     pthread_mutex_unlock(&s->state_mu);
+    struct gsd_req *n = r->nominate[0] ? req_new(GSD_REQ_NOMINATE) : NULL;
+    if (n) { /* the scheduler thread takes it up; filter's answer does not wait */
+        snprintf(n->path, sizeof(n->path), "%s", r->nominate);
+        enqueue(s, n);
+    }
     return 1;
 }
 

@@ -45,7 +45,9 @@ enum gsd_req_kind {
     GSD_REQ_UNBIND,
     GSD_REQ_SYNC,
     GSD_REQ_GONE,
-    GSD_REQ_NODES
+    GSD_REQ_NODES,
+    GSD_REQ_NOMINATE, /* filter found no node for a pod: nominate it (path: "NS/NAME") */
+    GSD_REQ_EVICT     /* an Eviction to send (bind: the job), on a bind thread */
 };
 
 struct gsd_qarg {
@@ -71,6 +73,7 @@ struct gsd_req {
     struct MHD_Connection *conn; /* suspended while the request waits; NULL: not from HTTP */
     struct gsd_config *new_cfg;  /* GSD_REQ_RELOAD: handed over, owned by the scheduler after */
     struct gsd_bind *bind;       /* an extender bind's API calls, made after the answer (owned) */
+    char nominate[2 * GSD_NAME_MAX + 2]; /* filter: "NS/NAME" of a pod to nominate, "" none */
     json_t *live;      /* GSD_REQ_SYNC: gsd_kube_live()'s pods; GSD_REQ_GONE: pods gone (owned) */
     int64_t listed_us; /* GSD_REQ_SYNC: wall clock when that list was asked for; GSD_REQ_NODES:
                           nonzero when live is a full list of Nodes, else one Node changed */

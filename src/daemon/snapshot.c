@@ -543,6 +543,7 @@ static int copy_counts(struct gsd_state *st, struct gsd_snap *n)
     n->cancelled_total = st->cancelled_total;
     n->requeued_total = st->requeued_total;
     n->preempted_total = st->preempted_total;
+    n->reclaimed_total = st->reclaimed_total;
     n->quse = malloc((nt ? nt : 1) * sizeof(*n->quse));
     n->rq_used = malloc((nrq ? nrq : 1) * sizeof(*n->rq_used));
     if (!n->quse || !n->rq_used)

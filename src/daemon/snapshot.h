@@ -91,7 +91,7 @@ struct gsd_snap {
     const int *node_gpus;
     struct gsd_nodeview *nodes;
     struct gsd_hist sched_lat, commit_lat, publish_lat;
-    uint64_t placed_total, cancelled_total, requeued_total, preempted_total;
+    uint64_t placed_total, cancelled_total, requeued_total, preempted_total, reclaimed_total;
     struct gsd_quota_use *quse; /* per cfg tenant */
     int64_t (*rq_used)[GSD_RQ_RES];
     struct gsd_queueview *queues; /* the Queue documents', then `default` unless one defines it */

@@ -9,6 +9,7 @@
 #include "agents.h"
 #include "extender.h"
 #include "inventory.h"
+#include "kube.h"
 #include "log.h"
 #include "nodes.h"
 #include "preempt.h"
@@ -97,6 +98,9 @@ static int link_pod(struct gsd_state *st, struct gsd_pod *p)
     st->npods++;
     st->npending += p->state == GSD_PENDING;
     st->nrunning += p->state == GSD_RUNNING;
+    st->nevicting += p->state == GSD_EVICTING;
+    st->nnominated += p->nominated;
+    st->nudge_due |= p->nominated;
     if (p->grp) {
         p->grp->members++;
         p->grp->running += p->state == GSD_RUNNING;
@@ -117,6 +121,9 @@ static void unlink_pod(struct gsd_state *st, struct gsd_pod *p)
     st->npods--;
     st->npending -= p->state == GSD_PENDING;
     st->nrunning -= p->state == GSD_RUNNING;
+    st->nevicting -= p->state == GSD_EVICTING;
+    st->nudge_due |= p->state == GSD_EVICTING; /* its node may take a nominated pod now */
+    gsd_pod_unnominate(st, p);
     if (p->grp) {
         p->grp->members--;
         p->grp->running -= p->state == GSD_RUNNING;
@@ -260,8 +267,8 @@ struct gsd_pod *gsd_pod_add(struct gsd_state *st, struct gsd_podspec *spec, cons
         st->failed = 1;
         return NULL; /* memory is abandoned with the process: the store is the truth */
     }
-    gsd_log("info", source == GSD_SRC_EXTENDER ? "pod bound" : "pod submitted", "pod", p->name,
-            "namespace", p->ns, "tenant", p->tenant, NULL);
+    gsd_log("info", node >= 0 ? "pod bound" : "pod submitted", "pod", p->name, "namespace", p->ns,
+            "tenant", p->tenant, NULL);
     if (node >= 0) { /* the extender's bind: there or nowhere */
         rc = gs_tenancy_bind_to(st->sched.tn, gsd_sched_now(st), p->sid, node);
         if (rc == 0)
@@ -400,6 +407,20 @@ static int restore_one(void *ud, struct gsd_stored *sp)
     struct gsd_ferr e;
     char field[128];
     gs_diag_init(&d);
+    if (p->state == GSD_EVICTING) { /* the scheduler has forgotten it: the API server has not */
+        if (!st->cfg->kube) {       /* no API server to ask any more: nothing to wait for */
+            int rc = gsd_store_pod_delete(st->store, p, gsd_sched_now(st));
+            free_pod(p);
+            return rc;
+        }
+        p->pl.node = gs_cluster_find(st->cluster, sp->node);
+        int rc = link_pod(st, p);
+        if (rc)
+            free_pod(p);
+        else
+            gsd_sched_evict(st, p, 1); /* unless sent already: the crash may have come first */
+        return rc;
+    }
     int rc = gs_pod_parse("store", p->body, strlen(p->body), 0, &p->spec, field, sizeof(field), &d);
     if (rc == 0) {
         pod_names(st, p);
@@ -413,6 +434,7 @@ static int restore_one(void *ud, struct gsd_stored *sp)
         rc = 0;
     }
     struct gs_placement pl = p->pl;
+    p->seen_us = p->nominated ? gsd_now_us() : 0; /* kube-scheduler has a while to ask again */
     if (!rc)
         rc = link_pod(st, p);
     if (!rc && p->state == GSD_RUNNING)
@@ -431,6 +453,8 @@ static int resubmit(struct gsd_state *st)
     struct gsd_ferr e;
     for (struct gsd_pod *p = st->head; p; p = p->next) {
         p->sid = -1;
+        if (p->state == GSD_EVICTING)
+            continue;
         int rc = gsd_sched_submit(st, p, &e);
         if (rc == -EINVAL) {
             snprintf(p->reason, sizeof(p->reason), "%.255s", e.msg);
@@ -517,6 +541,9 @@ void gsd_state_free(struct gsd_state *st)
     for (size_t i = 0; st->ext && i < GSD_EXT_CACHE; i++)
         gsd_podspec_clear(&st->ext[i].spec);
     free(st->ext);
+    for (size_t i = 0; i < st->nevictions; i++)
+        gsd_bind_free(st->evictions[i]);
+    free(st->evictions);
     gsd_extender_free(st);
     free(st->tab);
     json_decref(st->bill_cache);

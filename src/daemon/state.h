@@ -22,6 +22,7 @@ struct gs_cluster;
 struct gs_scenario;
 struct gs_trace_node;
 struct gsd_agents;
+struct gsd_bind;
 struct gsd_ext_names;
 struct gsd_extpod;
 struct gsd_http_stats;
@@ -33,7 +34,10 @@ struct gsd_store;
 #define GSD_REASON_MAX 256   /* a pending pod's reason, cut to fit */
 #define GSD_META_MAX   65536 /* labels + annotations as JSON text, bytes */
 
-enum gsd_pod_state { GSD_PENDING = 0, GSD_RUNNING = 1 };
+/* GSD_EVICTING: a pod bound through Kubernetes that the scheduler evicted, its Eviction sent to
+ * the API server; it holds no cards in the scheduler and is forgotten when the API server says it
+ * is gone, while its node takes no pod through the extender (extender.c). */
+enum gsd_pod_state { GSD_PENDING = 0, GSD_RUNNING = 1, GSD_EVICTING = 2 };
 enum gsd_source { GSD_SRC_API = 0, GSD_SRC_EXTENDER = 1 };
 
 struct gsd_pod {
@@ -55,6 +59,9 @@ struct gsd_pod {
     char queue[GSD_NAME_MAX];  /* the queue it runs in */
     struct gsd_group *grp;     /* its posted PodGroup, NULL = none */
     uint8_t state, source;
+    uint8_t nominated;      /* extender: submitted by filter, not yet bound by kube-scheduler */
+    uint8_t nudged;         /* nominated: kube-scheduler was told its cards are held (extender.c) */
+    int64_t seen_us;        /* nominated: wall clock of the last filter that asked for it */
     struct gs_placement pl; /* valid when running: node, cards, milli-GPU per card */
     char mig[GSD_MIG_MAX];  /* MIG profile asked, "" = none */
     int8_t mig_start;       /* running MIG pod: its instance's first memory slice */
@@ -81,6 +88,12 @@ struct gsd_state {
     struct gsd_pod *head, *tail;
     int64_t next_seq;
     int failed; /* a store write failed: the batch is rolled back and the daemon exits */
+    /* extender: Evictions to send once the batch that decided them commits (gsd_evict_new()) */
+    struct gsd_bind **evictions;
+    size_t nevictions, capevictions;
+    size_t nevicting;  /* pods GSD_EVICTING now */
+    size_t nnominated; /* pods nominated now */
+    int nudge_due;     /* a nominated pod was placed, or an evicting one left: nudge (extender.c) */
     /* extender: pods seen by filter, for bind */
     struct gsd_extpod *ext;
     size_t ext_next;
@@ -174,6 +187,13 @@ json_t *gsd_pod_json(struct gsd_state *st, struct gsd_pod *p);
  * place they are made.
  */
 json_t *gsd_pod_assignment(const struct gsd_state *st, const struct gsd_pod *p);
+
+/* gsd_pod_unnominate() - @p is no longer a nominated pod (bound, evicted or gone). */
+static inline void gsd_pod_unnominate(struct gsd_state *st, struct gsd_pod *p)
+{
+    st->nnominated -= p->nominated;
+    p->nominated = 0;
+}
 
 int64_t gsd_now_us(void);  /* wall clock, Unix epoch */
 int64_t gsd_mono_us(void); /* monotonic */

@@ -81,6 +81,10 @@ static const char schema[] =
     " node TEXT PRIMARY KEY, body TEXT NOT NULL, since_us INTEGER NOT NULL) WITHOUT ROWID;"
     "INSERT OR IGNORE INTO meta(key, value) VALUES('schema', 1);";
 
+/* The source column of a pod of the extender that filter nominated and kube-scheduler has not
+ * bound yet (gsd_pod.nominated); else the pod's source. */
+#define STORED_NOMINATED 2
+
 enum {
     Q_BEGIN,
     Q_COMMIT,
@@ -88,6 +92,8 @@ enum {
     Q_POD_INSERT,
     Q_POD_START,
     Q_POD_UNSTART,
+    Q_POD_SOURCE,
+    Q_POD_EVICTING,
     Q_POD_DELETE,
     Q_ASSIGN,
     Q_UNASSIGN,
@@ -115,6 +121,8 @@ static const char *const sql[Q_COUNT] = {
                     " WHERE id = ?1",
     [Q_POD_UNSTART] = "UPDATE pods SET state = 0, node = NULL, reason = ?2, start_us = 0"
                       " WHERE id = ?1",
+    [Q_POD_SOURCE] = "UPDATE pods SET source = ?2 WHERE id = ?1",
+    [Q_POD_EVICTING] = "UPDATE pods SET state = 2, node = ?2, reason = ?3 WHERE id = ?1",
     [Q_POD_DELETE] = "DELETE FROM pods WHERE id = ?1",
     [Q_ASSIGN] = "INSERT INTO assignments(pod_id, node, gpu, milli, mig_start)"
                  " VALUES(?1, ?2, ?3, ?4, ?5)",
@@ -347,7 +355,7 @@ int gsd_store_pod_insert(struct gsd_store *s, struct gsd_pod *p, const char *nod
     sqlite3_bind_int(q, 12, p->gpumem_mib);
     sqlite3_bind_int(q, 13, p->gpucores);
     sqlite3_bind_int(q, 14, p->priority);
-    sqlite3_bind_int(q, 15, p->source);
+    sqlite3_bind_int(q, 15, p->nominated ? STORED_NOMINATED : p->source);
     sqlite3_bind_int(q, 16, p->state);
     if (p->state == GSD_RUNNING)
         bind_text(q, 17, node);
@@ -391,6 +399,27 @@ int gsd_store_pod_unstart(struct gsd_store *s, const struct gsd_pod *p, int64_t 
     sqlite3_bind_int64(q, 1, p->id);
     bind_text(q, 2, p->reason);
     return step(s, Q_POD_UNSTART) ? -EIO : ledger_close(s, p, end_us);
+}
+
+int gsd_store_pod_nominated(struct gsd_store *s, const struct gsd_pod *p)
+{
+    sqlite3_stmt *q = s->q[Q_POD_SOURCE];
+    sqlite3_bind_int64(q, 1, p->id);
+    sqlite3_bind_int(q, 2, p->nominated ? STORED_NOMINATED : p->source);
+    return step(s, Q_POD_SOURCE) ? -EIO : 0;
+}
+
+int gsd_store_pod_evicting(struct gsd_store *s, const struct gsd_pod *p, const char *node,
+                           int64_t end_us)
+{
+    sqlite3_bind_int64(s->q[Q_UNASSIGN], 1, p->id);
+    if (step(s, Q_UNASSIGN))
+        return -EIO;
+    sqlite3_stmt *q = s->q[Q_POD_EVICTING];
+    sqlite3_bind_int64(q, 1, p->id);
+    bind_text(q, 2, node);
+    bind_text(q, 3, p->reason);
+    return step(s, Q_POD_EVICTING) ? -EIO : ledger_close(s, p, end_us);
 }
 
 int gsd_store_pod_delete(struct gsd_store *s, const struct gsd_pod *p, int64_t end_us)
@@ -583,7 +612,9 @@ static int row_to_pod(sqlite3_stmt *q, struct gsd_stored *sp)
     p->gpumem_mib = sqlite3_column_int(q, 12);
     p->gpucores = sqlite3_column_int(q, 13);
     p->priority = sqlite3_column_int(q, 14);
-    p->source = (uint8_t)sqlite3_column_int(q, 15);
+    int source = sqlite3_column_int(q, 15);
+    p->nominated = source == STORED_NOMINATED;
+    p->source = (uint8_t)(p->nominated ? GSD_SRC_EXTENDER : source);
     p->state = (uint8_t)sqlite3_column_int(q, 16);
     col_text(q, 17, sp->node, sizeof(sp->node));
     col_text(q, 18, p->reason, sizeof(p->reason));

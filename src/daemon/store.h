@@ -44,6 +44,13 @@ int gsd_store_pod_start(struct gsd_store *s, const struct gsd_pod *p, const char
                         const char *model);
 /* gsd_store_pod_unstart() - a running pod goes back to pending (its node vanished). */
 int gsd_store_pod_unstart(struct gsd_store *s, const struct gsd_pod *p, int64_t end_us);
+/* gsd_store_pod_nominated() - @p's nominated flag (state.h), as it is now. Return: 0; -EIO. */
+int gsd_store_pod_nominated(struct gsd_store *s, const struct gsd_pod *p);
+/* gsd_store_pod_evicting() - a running pod bound through Kubernetes is evicted at @end_us: its
+ * ledger row closes and its cards go, the row stays in state GSD_EVICTING on its node @node
+ * (with p->reason) until the API server says it is gone. Return: 0; -EIO. */
+int gsd_store_pod_evicting(struct gsd_store *s, const struct gsd_pod *p, const char *node,
+                           int64_t end_us);
 /* gsd_store_pod_delete() - remove @p and its cards; close its ledger row at @end_us. */
 int gsd_store_pod_delete(struct gsd_store *s, const struct gsd_pod *p, int64_t end_us);
 /* gsd_store_next_seq() - one past the largest seq ever stored (pods and ledger). */

@@ -342,9 +342,16 @@ static int start_apiserver(struct kcluster *c)
 {
     char bin[600], etcd[64], port[32], f[8][160], url[96];
     const char *names[8] = {"tokens.csv", "apiserver.crt", "apiserver.key", "ca.crt",
-                            "sa.pub",     "sa.key",        "audit",         ""};
+                            "sa.pub",     "sa.key",        "audit.log",     "audit-policy.yaml"};
     for (int i = 0; i < 8; i++)
         snprintf(f[i], sizeof(f[i]), "%s/%s", c->dir, names[i]);
+    /* the API server's own record of every Eviction asked of it (kc_audit_count()) */
+    if (h_write(f[7], "apiVersion: audit.k8s.io/v1\nkind: Policy\n"
+                      "omitStages: [RequestReceived]\nrules:\n"
+                      "  - level: Metadata\n"
+                      "    resources: [{group: \"\", resources: [pods/eviction]}]\n"
+                      "  - level: None\n"))
+        return -1;
     char tokens[512];
     snprintf(tokens, sizeof(tokens),
              "%s,e2e-admin,1,system:masters\n"
@@ -367,7 +374,8 @@ static int start_apiserver(struct kcluster *c)
                     /* no controller-manager makes the default ServiceAccounts or takes a
                      * Ready node's not-ready taint away */
                     "--disable-admission-plugins=ServiceAccount,TaintNodesByCondition",
-                    "--endpoint-reconciler-type=none", "--cert-dir", c->dir, "--v=1", NULL};
+                    "--endpoint-reconciler-type=none", "--cert-dir", c->dir, "--v=1",
+                    "--audit-policy-file", f[7], "--audit-log-path", f[6], NULL};
     snprintf(url, sizeof(url), "https://127.0.0.1:%d/readyz", c->api_port);
     return spawn(&c->api, argv) || wait_ready(c, &c->api, url, KC_TOKEN_ADMIN, 120);
 }
@@ -773,6 +781,18 @@ int kc_finish_deletions(const struct kcluster *c)
             n++;
     }
     kc_answer_free(&a);
+    return n;
+}
+
+int kc_audit_count(const struct kcluster *c, const char *needle)
+{
+    char path[128];
+    snprintf(path, sizeof(path), "%s/audit.log", c->dir);
+    char *s = slurp(path);
+    int n = 0;
+    for (const char *at = s; at && (at = strstr(at, needle)); at += strlen(needle))
+        n++;
+    free(s);
     return n;
 }
 

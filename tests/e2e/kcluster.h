@@ -114,6 +114,9 @@ int kc_wait_event(const struct kcluster *c, const char *ns, const char *name, co
 int kc_finish_deletions(const struct kcluster *c);
 /* Does @p's log contain @needle? */
 int kc_log_has(const struct kproc *p, const char *needle);
+/* kc_audit_count() - how many times @needle occurs in the API server's audit log, which records
+ * each request to the pods/eviction subresource once, as it is answered (one JSON line each). */
+int kc_audit_count(const struct kcluster *c, const char *needle);
 /* Sleep @ms milliseconds. */
 void kc_sleep_ms(int ms);
 

@@ -415,17 +415,36 @@ static void test_mig_on_demand(void **state)
  * (tests/meson.build) until gpuschedd evicts the victims itself: kube-scheduler 1.20 proposes
  * victims from its own filters only, which leave GPUs to the extender and so see no shortage.
  */
+/* The PriorityClasses, in the API server and in gpuschedd's policy: its scheduler's priority
+ * levels are the classes it is given. */
+static const char priority_classes[] = "apiVersion: scheduling.k8s.io/v1\n"
+                                       "kind: PriorityClass\n"
+                                       "metadata: {name: low}\n"
+                                       "value: 10\n"
+                                       "---\n"
+                                       "apiVersion: scheduling.k8s.io/v1\n"
+                                       "kind: PriorityClass\n"
+                                       "metadata: {name: high}\n"
+                                       "value: 1000\n";
+
+/*
+ * Preemption through kube-scheduler: gpuschedd's scheduler chooses the victims of a pod
+ * kube-scheduler found no node for, evicts each once with the Eviction API (once across a
+ * kill -9 and restart too), and the pod binds once they are gone (not before: their cards are
+ * theirs until then).
+ */
 static void test_preemption(void **state)
 {
     (void)state;
-    up("sn,cpu_milli,memory_mib,gpu,model\nn-a100-0,96000,786432,8,A100-SXM4-80GB\n", NULL, NULL);
+    up("sn,cpu_milli,memory_mib,gpu,model\nn-a100-0,96000,786432,8,A100-SXM4-80GB\n", NULL,
+       priority_classes);
     assert_int_equal(kc_api_ok(&kc, "POST", "/apis/scheduling.k8s.io/v1/priorityclasses",
                                "{\"metadata\":{\"name\":\"low\"},\"value\":10}", 201),
                      0);
     assert_int_equal(kc_api_ok(&kc, "POST", "/apis/scheduling.k8s.io/v1/priorityclasses",
                                "{\"metadata\":{\"name\":\"high\"},\"value\":1000}", 201),
                      0);
-    char node[64], name[16];
+    char node[64], name[16], needle[64];
     const char *low = "{\"spec\":{\"priorityClassName\":\"low\"}}";
     for (int i = 0; i < 4; i++) {
         snprintf(name, sizeof(name), "low%d", i);
@@ -434,20 +453,43 @@ static void test_preemption(void **state)
     assert_int_equal(kc_pod(&kc, "team-a", "vip", "{\"nvidia.com/gpu\": 4}",
                             "{\"spec\":{\"priorityClassName\":\"high\"}}"),
                      0);
+    /* gpuschedd's scheduler picks two victims and evicts them through the Eviction API */
+    const char *evictions = "\"subresource\":\"eviction\"";
+    for (int i = 0; i < BIND_MS / 100 && kc_audit_count(&kc, evictions) < 2; i++)
+        kc_sleep_ms(100);
+    assert_int_equal(kc_audit_count(&kc, evictions), 2);
+    /* gpuschedd killed and started again meanwhile: it evicts nothing twice, and still holds
+     * the victims' node closed until they are gone */
+    kc_kill_gsd(&kc);
+    assert_int_equal(kc_start_gsd(&kc), 0);
+    /* their cards are not free while they still run: the preemptor waits */
+    kc_sleep_ms(1500);
+    assert_string_equal(kc_wait_bound(&kc, "team-a", "vip", 0, node, sizeof(node)), "");
     int bound = 0;
     for (int i = 0; i < BIND_MS / 100 && !bound; i++) {
         kc_finish_deletions(&kc); /* the kubelet's part: the victims' containers stop */
         bound = *kc_wait_bound(&kc, "team-a", "vip", 100, node, sizeof(node)) != '\0';
     }
     assert_true(bound);
-    int left = 0;
+    assert_string_equal(node, "n-a100-0");
+    /* exactly the victims evicted are gone, two of them, each evicted once */
+    int left = 0, gone = 0;
     for (int i = 0; i < 4; i++) {
         snprintf(name, sizeof(name), "low%d", i);
+        snprintf(needle, sizeof(needle), "\"name\":\"%s\"", name);
         json_t *p = kc_get_pod(&kc, "team-a", name);
+        int evicted = kc_audit_count(&kc, needle);
+        if (p ? evicted != 0 : evicted != 1)
+            fail_msg("%s: %s, evicted %d times", name, p ? "still there" : "gone", evicted);
         left += p != NULL;
+        gone += p == NULL;
         json_decref(p);
     }
     assert_int_equal(left, 2);
+    assert_int_equal(gone, 2);
+    kc_sleep_ms(1000); /* and nothing more is evicted */
+    assert_int_equal(kc_audit_count(&kc, evictions), 2);
+    assert_true(kc_log_has(&kc.gsd, "pod evicted in Kubernetes"));
 }
 
 /* Bound (its node into @node) or refused (a FailedScheduling event: @node ""), waiting up to

@@ -6,7 +6,10 @@
  *   - no card is double-allocated: the assignments of each card add up to at most 1000 milli;
  *   - the ledger agrees: each running pod has exactly one open ledger row, on its node, and
  *     holds num_gpu cards; no open row belongs to anything else; pending pods hold no card;
- *   - the restarted daemon's allocation equals the store's.
+ *   - the restarted daemon's allocation equals the store's;
+ *   - evictions are as safe: one submission in six is of a higher PriorityClass, so once the
+ *     cards are taken pods are preempted (sent back to pending, their cards and ledger rows
+ *     closed) while the kills come; the test fails unless some were.
  * GS_CRASH_ROUNDS (default 3) and GS_CRASH_SEED (default: the time) set the rounds and the
  * random moments; a failure prints the seed to rerun it.
  */
@@ -39,6 +42,18 @@ struct rec {
     char name[32];
     enum fate fate;
 };
+
+/* Pods of class "low" (the default) and "high": the high ones preempt. */
+static const char classes[] = "apiVersion: scheduling.k8s.io/v1\n"
+                              "kind: PriorityClass\n"
+                              "metadata: {name: low}\n"
+                              "value: 10\n"
+                              "globalDefault: true\n"
+                              "---\n"
+                              "apiVersion: scheduling.k8s.io/v1\n"
+                              "kind: PriorityClass\n"
+                              "metadata: {name: high}\n"
+                              "value: 1000\n";
 
 static struct rec *recs;
 static size_t nrecs;
@@ -93,6 +108,14 @@ static void *work(void *arg)
         int share = rand_r(&w->seed) % 3 == 0;
         char *body = h_pod("team-a", name, share ? 1 : 1 + (int)(rand_r(&w->seed) % 2),
                            share ? 10 + (int)(rand_r(&w->seed) % 80) : 0);
+        if (rand_r(&w->seed) % 6 == 0) { /* a preemptor */
+            json_t *pod = json_loads(body, 0, NULL);
+            json_object_set_new(json_object_get(pod, "spec"), "priorityClassName",
+                                json_string("high"));
+            free(body);
+            body = json_dumps(pod, JSON_COMPACT);
+            json_decref(pod);
+        }
         size_t r = add_rec(name);
         int rc = h_call(&d, "POST", "/v1/pods", TOKEN_A, body, &a);
         free(body);
@@ -205,6 +228,7 @@ static void test_kill_during_submissions(void **state)
     recs = calloc(NAMES_MAX, sizeof(*recs));
     assert_non_null(recs);
     assert_int_equal(h_setup(&d, NULL), 0);
+    assert_int_equal(h_policy(&d, classes), 0);
     /* 24 nodes of 8 cards: room for a few hundred pods, so cancels let pending ones in. */
     FILE *f = fopen(d.nodes, "w");
     fprintf(f, "sn,cpu_milli,memory_mib,gpu,model\n");
@@ -216,6 +240,18 @@ static void test_kill_during_submissions(void **state)
         assert_int_equal(h_start(&d), 0);
         if (round)
             check_api(seed);
+        for (int i = 0; !round && i < 24; i++) { /* every card taken: "high" pods preempt */
+            char name[32], *body;
+            struct answer a;
+            snprintf(name, sizeof(name), "fill-%d", i);
+            body = h_pod("team-a", name, 8, 0);
+            size_t r = add_rec(name);
+            assert_int_equal(h_call(&d, "POST", "/v1/pods", TOKEN_A, body, &a), 0);
+            assert_int_equal(a.status, 201);
+            set_fate(r, ACKED);
+            h_answer_free(&a);
+            free(body);
+        }
         pthread_t t[THREADS];
         struct worker w[THREADS];
         killed = 0;
@@ -237,6 +273,8 @@ static void test_kill_during_submissions(void **state)
     assert_int_equal(h_start(&d), 0);
     check_api(seed);
     assert_int_equal(h_stop(&d), 0);
+    if (!h_log_has(&d, "\"pod preempted\""))
+        fail_msg("seed %u: no pod was preempted: the kills came before any eviction", seed);
     fprintf(stderr, "crash test: %zu submissions, %zu acknowledged, all accounted for\n", nrecs,
             acked_total);
     h_cleanup(&d);

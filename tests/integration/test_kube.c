@@ -10,7 +10,7 @@
  * stays unknown keeps the cards and filter then offers that pod its own node alone; a bind repeated
  * on the same node is made again and succeeds; an API server slow to answer holds up no other
  * request; a crash between the commit and the API calls is completed by the next bind; https with
- * caFile, put in force by SIGHUP.
+ * caFile, put in force by SIGHUP; reclaim carried out with the Eviction API.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -62,6 +62,8 @@ static struct {
     char nodes[2048];         /* the answer to GET /api/v1/nodes (not recorded) */
     char list_selector[64];   /* its labelSelector */
     int lists;                /* lists answered */
+    int no_policy_v1;         /* GET /apis/policy/v1 answers 404, as 1.20 does (not recorded) */
+    int evict_429;            /* Evictions answered 429 before they are answered 201 */
     pthread_cond_t cv;
 } f = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
@@ -120,6 +122,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     }
     if (!strcmp(url, "/version")) /* asked once as the pod sync starts (not recorded) */
         return answer(c, 200, "{\"major\":\"1\",\"minor\":\"20\",\"gitVersion\":\"v1.20.2\"}");
+    if (!strcmp(url, "/apis/policy/v1")) /* the Eviction's version (not recorded) */
+        return f.no_policy_v1 ? answer(c, 404, "{\"kind\":\"Status\",\"code\":404}")
+                              : answer(c, 200, "{\"kind\":\"APIResourceList\"}");
     if (!strcmp(url, "/api/v1/nodes")) { /* --nodes kubernetes: the list, or a quiet watch */
         char body[sizeof(f.nodes)];
         const char *secs = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "timeoutSeconds");
@@ -178,6 +183,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                  "{\"metadata\":{\"uid\":\"uid-%s\"},\"spec\":{\"nodeName\":\"%s\"}}",
                  strrchr(url, '/') + 1, f.bindings ? f.pod_node : f.pod_node_first);
     status = strcmp(method, "GET") ? status : f.get_status;
+    if (strstr(url, "/eviction"))
+        status = f.evict_429-- > 0 ? 429 : 201;
     pthread_mutex_unlock(&f.mu);
     return drop ? MHD_NO : answer(c, status, body); /* MHD_NO: the connection is closed */
 }
@@ -240,7 +247,32 @@ static void fake_reset(void)
     f.hold = 0;
     f.list[0] = f.list_selector[0] = '\0';
     f.lists = 0;
+    f.no_policy_v1 = f.evict_429 = 0;
     pthread_mutex_unlock(&f.mu);
+}
+
+/* @field of the fake (a string it writes) copied into @out (64 bytes) under its lock: an
+ * assertion that fails must not leave the lock held. Return: @out. */
+static const char *fake_copy(const char *field, char *out)
+{
+    pthread_mutex_lock(&f.mu);
+    snprintf(out, 64, "%s", field);
+    pthread_mutex_unlock(&f.mu);
+    return out;
+}
+
+/* The body of the last @method @url the fake got (new reference; NULL: none). */
+static json_t *fake_body(const char *method, const char *url)
+{
+    json_t *b = NULL;
+    pthread_mutex_lock(&f.mu);
+    for (int i = 0; i < f.n; i++)
+        if (!strcmp(f.recs[i].method, method) && !strcmp(f.recs[i].url, url)) {
+            json_decref(b);
+            b = json_incref(f.recs[i].body);
+        }
+    pthread_mutex_unlock(&f.mu);
+    return b;
 }
 
 static int setup(void **state)
@@ -662,6 +694,17 @@ static void reload_kubernetes(const char *section)
     assert_int_equal(log_count("config reloaded"), before + 1);
 }
 
+/* Follow the fake's pods: `kubernetes:` with @timeout and @sync seconds, written into @section
+ * (for the caller to change back). */
+static void follow_pods(char *section, size_t cap, int timeout, int sync)
+{
+    snprintf(section, cap,
+             "kubernetes:\n  apiServer: http://127.0.0.1:%d/\n  tokenFile: %s\n"
+             "  timeoutSeconds: %d\n  syncSeconds: %d\n",
+             f.port, token_path, timeout, sync);
+    reload_kubernetes(section);
+}
+
 /* Poll GET /v1/pods/team-a/@name until it answers @status (30 s at most): the last status. */
 static long pod_status_becomes(const char *name, long status)
 {
@@ -702,18 +745,13 @@ static void test_sync_releases_gone_pods(void **state)
     const char *pods[] = {"ks-keep", "ks-done", "ks-again", "ks-gone"};
     for (int i = 0; i < 4; i++)
         seat_ok(pods[i], 0, "n-cpu-0");
-    snprintf(section, sizeof(section),
-             "kubernetes:\n  apiServer: http://127.0.0.1:%d/\n  tokenFile: %s\n"
-             "  timeoutSeconds: 1\n  syncSeconds: 1\n",
-             f.port, token_path);
-    reload_kubernetes(section);
+    follow_pods(section, sizeof(section), 1, 1);
     assert_int_equal(pod_status_becomes("ks-gone", 404), 404);
     assert_int_equal(pod_status_becomes("ks-done", 404), 404); /* the same pass released them */
     assert_int_equal(pod_status_becomes("ks-again", 404), 404);
     assert_int_equal(pod_status_becomes("ks-keep", 200), 200);
-    pthread_mutex_lock(&f.mu);
-    assert_string_equal(f.list_selector, "spec.nodeName!=");
-    pthread_mutex_unlock(&f.mu);
+    char got[64];
+    assert_string_equal(fake_copy(f.list_selector, got), "spec.nodeName!=");
     assert_true(log_count("pod no longer run by Kubernetes: cards released") >= 3);
     /* A list that cannot be trusted changes nothing: a continue token given again and again
      * (it would never end), or an item that is no pod (everything would look gone). */
@@ -775,17 +813,10 @@ static void test_watch_releases_at_once(void **state)
     pthread_mutex_unlock(&f.mu);
     seat_ok("kw-keep", 0, "n-cpu-0");
     seat_ok("kw-del", 0, "n-cpu-0");
-    snprintf(section, sizeof(section),
-             "kubernetes:\n  apiServer: http://127.0.0.1:%d/\n  tokenFile: %s\n"
-             "  timeoutSeconds: 2\n  syncSeconds: 300\n",
-             f.port, token_path);
-    reload_kubernetes(section);
+    follow_pods(section, sizeof(section), 2, 300);
     assert_int_equal(fake_count(&f.watches, 1), 1);
-    char rv0[64];
-    pthread_mutex_lock(&f.mu);
-    snprintf(rv0, sizeof(rv0), "%s", f.watch_rv);
-    pthread_mutex_unlock(&f.mu);
-    assert_string_equal(rv0, "10"); /* from the list */
+    char got[64];
+    assert_string_equal(fake_copy(f.watch_rv, got), "10"); /* from the list */
     watch_sends("{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Pod\",\"metadata\":"
                 "{\"resourceVersion\":\"42\"}}}\n"
                 "{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"namespace\":\"team-a\","
@@ -793,13 +824,8 @@ static void test_watch_releases_at_once(void **state)
     assert_int_equal(pod_status_becomes("kw-del", 404), 404);
     assert_int_equal(pod_status_becomes("kw-keep", 200), 200);
     assert_int_equal(fake_count(&f.watches, 2), 2); /* the stream ended: watched again */
-    char rv[64];
-    pthread_mutex_lock(&f.mu); /* asserted after: a failed assert must not keep the fake's lock */
-    snprintf(rv, sizeof(rv), "%s", f.watch_rv);
-    int lists = f.lists;
-    pthread_mutex_unlock(&f.mu);
-    assert_string_equal(rv, "43");
-    assert_int_equal(lists, 1);
+    assert_string_equal(fake_copy(f.watch_rv, got), "43");
+    assert_int_equal(fake_count(&f.lists, 1), 1);
     assert_true(log_count("pod deleted or finished in Kubernetes: cards released") >= 1);
     watch_sends("{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,"
                 "\"message\":\"too old resource version: 43 (50)\"}}\n");
@@ -978,6 +1004,118 @@ static void test_nodes_relisted(void **state)
     h_cleanup(&k);
 }
 
+/* Requests the fake got for @method @url so far. */
+static int fake_got(const char *method, const char *url)
+{
+    int n = 0;
+    pthread_mutex_lock(&f.mu);
+    for (int i = 0; i < f.n; i++)
+        n += !strcmp(f.recs[i].method, method) && !strcmp(f.recs[i].url, url);
+    pthread_mutex_unlock(&f.mu);
+    return n;
+}
+
+/* Filter team-b's pod @name (@gpus cards, uid "uid-@name") on the three GPU nodes. */
+static json_t *filter_b(const char *name, int gpus)
+{
+    char *text = h_pod("team-b", name, gpus, 0), uid[64];
+    json_t *pod = json_loads(text, 0, NULL);
+    free(text);
+    snprintf(uid, sizeof(uid), "uid-%s", name);
+    json_object_set_new(json_object_get(pod, "metadata"), "uid", json_string(uid));
+    json_t *r = h_verb(&d, "filter",
+                       json_pack("{s:o, s:n, s:[s,s,s]}", "Pod", pod, "Nodes", "NodeNames",
+                                 "n-a100-0", "n-a100-1", "n-t4-0"));
+    assert_non_null(r);
+    return r;
+}
+
+/*
+ * Reclaim through kube-scheduler, against the fake API server as 1.20 answers: team-a's pods
+ * bound on every card, team-b's 4-card pod fits nowhere; filter hands it to the scheduler, which
+ * takes team-a's 4-card pod back (team-a is above its deserved share, team-b below) and places
+ * team-b's there. The victim is evicted with a policy/v1beta1 Eviction (the API server serves no
+ * policy/v1) carrying its UID, sent again after a 429 and then never more; the node is offered
+ * to nobody until the watch says the victim is gone; then the preemptor is nudged (its
+ * annotation) and binds there.
+ */
+static void test_reclaim_evicts_through_api(void **state)
+{
+    (void)state;
+    char section[512];
+    fake_reset();
+    f.no_policy_v1 = 1;
+    f.evict_429 = 1;
+    seat_ok("a1", 8, "n-a100-0");
+    seat_ok("a2", 8, "n-a100-1");
+    seat_ok("a3", 4, "n-t4-0");
+    json_t *r = filter_b("b1", 4);
+    assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 0);
+    json_decref(r);
+    const char *ev = "/api/v1/namespaces/team-a/pods/a3/eviction";
+    for (int i = 0; i < 300 && fake_got("POST", ev) < 2; i++)
+        usleep(50000);
+    usleep(500000); /* and no third */
+    assert_int_equal(fake_got("POST", ev), 2);
+    assert_int_equal(fake_got("POST", "/api/v1/namespaces/team-a/pods/a1/eviction"), 0);
+    assert_int_equal(fake_got("POST", "/api/v1/namespaces/team-a/pods/a2/eviction"), 0);
+    json_t *b = fake_body("POST", ev);
+    assert_string_equal(json_string_value(json_object_get(b, "apiVersion")), "policy/v1beta1");
+    assert_string_equal(json_string_value(json_object_get(b, "kind")), "Eviction");
+    assert_string_equal(
+        json_string_value(json_object_get(
+            json_object_get(json_object_get(b, "deleteOptions"), "preconditions"), "uid")),
+        "uid-a3");
+    json_decref(b);
+    /* the victim still runs: its node takes nothing, not even the pod it was evicted for */
+    r = filter_b("b1", 4);
+    assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 0);
+    const char *why =
+        json_string_value(json_object_get(json_object_get(r, "FailedNodes"), "n-t4-0"));
+    assert_non_null(why);
+    assert_non_null(strstr(why, "still terminating"));
+    json_decref(r);
+    struct answer a;
+    assert_int_equal(h_call(&d, "GET", "/metrics", NULL, NULL, &a), 0);
+    assert_non_null(strstr(a.body, "\ngpusched_pods_evicted_total{reason=\"reclaim\"} 1\n"));
+    h_answer_free(&a);
+    /* the watch says it is gone: the preemptor is nudged, and binds there */
+    pthread_mutex_lock(&f.mu);
+    snprintf(f.list, sizeof(f.list), "%s",
+             "{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"10\"},\"items\":["
+             "{\"metadata\":{\"namespace\":\"team-a\",\"name\":\"a1\",\"uid\":\"uid-a1\"}},"
+             "{\"metadata\":{\"namespace\":\"team-a\",\"name\":\"a2\",\"uid\":\"uid-a2\"}},"
+             "{\"metadata\":{\"namespace\":\"team-a\",\"name\":\"a3\",\"uid\":\"uid-a3\"}}]}");
+    pthread_mutex_unlock(&f.mu);
+    follow_pods(section, sizeof(section), 2, 300);
+    assert_int_equal(fake_count(&f.watches, 1), 1);
+    watch_sends("{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"namespace\":\"team-a\","
+                "\"name\":\"a3\",\"uid\":\"uid-a3\",\"resourceVersion\":\"11\"}}}\n");
+    assert_int_equal(pod_status_becomes("a3", 404), 404);
+    const char *b1 = "/api/v1/namespaces/team-b/pods/b1";
+    for (int i = 0; i < 300 && !fake_got("PATCH", b1); i++)
+        usleep(50000);
+    assert_int_equal(fake_got("PATCH", b1), 1);
+    b = fake_body("PATCH", b1);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(json_object_get(b, "metadata"), "annotations"),
+                            "gpusched.io/nominated-node")),
+                        "n-t4-0");
+    json_decref(b);
+    r = filter_b("b1", 4);
+    assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 1);
+    assert_string_equal(json_string_value(json_array_get(json_object_get(r, "NodeNames"), 0)),
+                        "n-t4-0");
+    json_decref(r);
+    r = h_verb(&d, "bind",
+               json_pack("{s:s, s:s, s:s, s:s}", "PodName", "b1", "PodNamespace", "team-b",
+                         "PodUID", "uid-b1", "Node", "n-t4-0"));
+    assert_string_equal(json_string_value(json_object_get(r, "Error")), "");
+    json_decref(r);
+    assert_int_equal(fake_got("POST", "/api/v1/namespaces/team-b/pods/b1/binding"), 1);
+    assert_int_equal(fake_got("POST", ev), 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -997,5 +1135,10 @@ int main(void)
         cmocka_unit_test(test_nodes_relisted),
         cmocka_unit_test(test_https_after_reload),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    /* a daemon of its own: every card free at the start */
+    const struct CMUnitTest evictions[] = {
+        cmocka_unit_test(test_reclaim_evicts_through_api),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown) +
+           cmocka_run_group_tests(evictions, setup, teardown);
 }
