@@ -133,7 +133,7 @@ int gsd_sched_open(struct gsd_state *st, struct gs_diag *d)
     s->pol.nodes = st->inv->policy.nodes;
     s->pol.nnodes = st->inv->policy.nnodes;
     int rc = merge_tenants(st, files);
-    struct gs_tenancy_opts o = {.way = GS_WAY_FULL, .convert = 1, .min_hold_us = 0};
+    struct gs_tenancy_opts o = {.way = (enum gs_way)st->way, .convert = 1, .min_hold_us = 0};
     if (!rc)
         rc = gs_tenancy_new(&s->pol, &o, &s->tn, d);
     for (size_t i = 0; !rc && i < st->ngroups; i++) {
