@@ -254,8 +254,11 @@ static void log_pod(const char *msg, const struct gsd_state *st, const struct gs
             p->mig[0] ? "mig" : NULL, p->mig, NULL);
 }
 
-/* A bind: @p starts on what the scheduler gave it. */
-static int started(struct gsd_state *st, struct gsd_pod *p, int64_t now)
+/* A bind: @p starts on what decision @d gave it. A later decision of the same batch may have
+ * evicted it already (the scheduler's view is then pending): the bind is carried out as made,
+ * the eviction after it. */
+static int started(struct gsd_state *st, struct gsd_pod *p, const struct gs_decision *d,
+                   int64_t now)
 {
     if (p->state != GSD_RUNNING) {
         st->npending--;
@@ -266,6 +269,7 @@ static int started(struct gsd_state *st, struct gsd_pod *p, int64_t now)
     p->state = GSD_RUNNING;
     p->start_us = now;
     gsd_sched_sync(st, p);
+    p->pl = (struct gs_placement){d->node, d->gpu_mask, (uint32_t)d->share_milli};
     gsd_snap_touch(st, p);
     st->placed_total++;
     log_pod("pod placed", st, p);
@@ -319,7 +323,7 @@ static int carry_out(struct gsd_state *st, const struct gs_decision *dec, size_t
         struct gsd_pod *p = (size_t)d->pod < st->sched.nsid ? st->sched.by_sid[d->pod] : NULL;
         if (!p)
             continue; /* cancelled since */
-        int rc = d->kind == GS_DECIDE_BIND ? started(st, p, now) : stopped(st, p, d, now);
+        int rc = d->kind == GS_DECIDE_BIND ? started(st, p, d, now) : stopped(st, p, d, now);
         if (rc)
             return rc;
     }
@@ -378,8 +382,6 @@ int gsd_sched_clock(struct gsd_state *st, int64_t to, int pass)
     st->manual_now_us = to > st->manual_now_us ? to : st->manual_now_us;
     if (!rc)
         rc = complete_due(st, st->manual_now_us);
-    st->held = !pass;
-    if (!rc && pass)
-        rc = gsd_sched_run(st);
+    st->held = !pass; /* the pass at @to is the batch's, after the nodes' expiry (server.c) */
     return rc;
 }
