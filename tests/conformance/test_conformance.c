@@ -332,26 +332,28 @@ static void plan(struct work *w, json_t *pods)
     }
     if (s->sim.horizon_us != GS_UNSET)
         w->end_us = s->sim.horizon_us;
-    /* a node's heartbeats: from its first failure's time less the grace (or a restore) to
-     * the next failure's less the grace */
+    /* a node's heartbeats: from GRACE_S before its first failure, or from a restore, up to
+     * GRACE_S before its next failure (the loader keeps a node's failures apart) */
     for (size_t i = 0; i < s->sim.nfailures; i++) {
         const struct gs_node_failure *f = &s->sim.failures[i];
-        if (f->at_us < GRACE_S * SEC)
-            fail_msg("%s: nodeFailures: the daemon's node fails GRACE_S (%d s) after its last "
-                     "heartbeat: a failure at %lld s comes too early",
-                     f->src.file, GRACE_S, (long long)(f->at_us / SEC));
-        int64_t from = f->at_us - GRACE_S * SEC;
-        for (size_t k = 0; k < i; k++)
-            if (!strcmp(s->sim.failures[k].node, f->node) &&
-                s->sim.failures[k].restore_us != GS_UNSET &&
-                s->sim.failures[k].restore_us <= f->at_us)
-                from = s->sim.failures[k].restore_us; /* beating again since */
-        beats(w, f->node, from < f->at_us - GRACE_S * SEC ? from : f->at_us - GRACE_S * SEC,
-              f->at_us - GRACE_S * SEC);
-        add_event(w, (struct event){f->at_us, EV_TICK, SIZE_MAX, f->node, NULL});
+        int64_t last = f->at_us - GRACE_S * SEC, from = last;
         int later = 0;
-        for (size_t k = i + 1; k < s->sim.nfailures; k++)
-            later |= !strcmp(s->sim.failures[k].node, f->node);
+        for (size_t k = 0; k < s->sim.nfailures; k++) {
+            const struct gs_node_failure *e = &s->sim.failures[k];
+            if (k == i || strcmp(e->node, f->node))
+                continue;
+            if (e->restore_us != GS_UNSET && e->restore_us <= f->at_us &&
+                (from == last || e->restore_us > from))
+                from = e->restore_us; /* beating again since */
+            later |= e->at_us > f->at_us;
+        }
+        if (last < 0 || from > last)
+            fail_msg("%s: nodeFailures: node %s fails at %lld s, less than GRACE_S (%d s) after "
+                     "the start or its restore: gpuschedd sees a node fail that long after its "
+                     "last heartbeat",
+                     f->src.file, f->node, (long long)(f->at_us / SEC), GRACE_S);
+        beats(w, f->node, from, last);
+        add_event(w, (struct event){f->at_us, EV_TICK, SIZE_MAX, f->node, NULL});
         if (f->restore_us != GS_UNSET && !later)
             beats(w, f->node, f->restore_us, -1);
     }

@@ -579,6 +579,11 @@ static const struct bad bads[] = {
      "  nodeTemplates: [{name: t, gpuModel: T4, gpus: 2}]\n  nodes: [{name: n1, template: t}]\n"
      "---\n" SIM_HDR "spec:\n  nodeFailures:\n  - {node: n1, at: 1h}\n  - {node: n9, at: 1h}\n",
      -EINVAL, ":13:5: ", "nodeFailures: node \"n9\" is not a node of the Cluster", 1},
+    {CL_HDR
+     "  nodeTemplates: [{name: t, gpuModel: T4, gpus: 2}]\n  nodes: [{name: n1, template: t}]\n"
+     "---\n" SIM_HDR "spec:\n  nodeFailures:\n  - {node: n1, at: 1h, restore: 3h}\n"
+     "  - {node: n1, at: 2h}\n",
+     -EINVAL, ":13:5: ", "nodeFailures: node n1 is down then already (", 1},
     {RES("nvidia.com/gpu.shared: -1"), -EINVAL, ":8:39: ", "limits.nvidia.com/gpu.shared", 0},
     {CL_HDR "  nodeTemplates: [{name: t, gpuModel: T4, gpus: 4, pcieDomains: [[0,1],[2]]}]\n",
      -EINVAL, ":4:65: ", "pcieDomains: GPU 3 is in none of them", 0},
@@ -724,7 +729,7 @@ static void test_node_failures(void **state)
     load_ok(s, "tests/data/scenario/node-failure.yaml", &d);
     resolve_ok(s, &d);
     assert_int_equal(d.nwarn, 0);
-    assert_int_equal(s->sim.nfailures, 2);
+    assert_int_equal(s->sim.nfailures, 3);
     assert_string_equal(s->sim.failures[0].node, "n2");
     assert_int_equal(s->sim.failures[0].index, 1);
     assert_int_equal(s->sim.failures[0].at_us, 1800 * 1000000LL);

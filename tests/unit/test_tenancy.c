@@ -200,7 +200,7 @@ static void runs_of(const struct gs_tsim *t, const char *name, char *buf, size_t
 
 /* A gang losing a node (tests/data/scenario/node-failure.yaml): n2 fails at 30 min, both
  * members wait again and run again once it is back at 1 h; n3 failing at 3 h 30 min sends its
- * pod to the first node that frees, n1 at 4 h. */
+ * pod to the first node that frees, n1 at 4 h; n2 failing again takes its pod with it. */
 static void test_node_failures(void **state)
 {
     (void)state;
@@ -218,6 +218,8 @@ static void test_node_failures(void **state)
     assert_string_equal(runs, "n2@10-1800;n2@3600-10800;");
     runs_of(t, "whole-node", runs, sizeof(runs));
     assert_string_equal(runs, "n3@60-12600;n1@14400-21600;");
+    runs_of(t, "late", runs, sizeof(runs)); /* n2 down again from 5 h to 5 h 30 min */
+    assert_string_equal(runs, "n2@10800-18000;n2@19800-21600;");
     assert_int_equal(find(t, "job-0")->start_us, 10 * 1000000LL); /* its first start */
     gs_tsim_free(t);
     gs_scenario_free(s);
