@@ -584,10 +584,9 @@ static void run_case(void **state)
 
     snprintf(d.nodes, sizeof(d.nodes), "%s/nodes.yaml", d.dir);
     write_docs(d.nodes, w.docs, is_cluster);
-    char policy[192];
-    snprintf(policy, sizeof(policy), "%s/policy.yaml", d.dir);
-    if (write_docs(policy, w.docs, is_policy))
-        snprintf(d.policy, sizeof(d.policy), "%s", policy);
+    snprintf(d.policy, sizeof(d.policy), "%s/policy.yaml", d.dir);
+    if (!write_docs(d.policy, w.docs, is_policy))
+        d.policy[0] = '\0'; /* no policy document: no second --config */
     write_config(&w, &d);
     if (h_start(&d)) {
         char *log = t_slurp(d.log, NULL);
@@ -642,7 +641,7 @@ static size_t scenario_cases(struct kase *v, size_t cap)
     for (struct dirent *e; (e = readdir(dp)) && nf < CASES_MAX;) {
         size_t len = strlen(e->d_name);
         if (len > 5 && !strcmp(e->d_name + len - 5, ".yaml"))
-            snprintf(files[nf++].file, sizeof(files[0].file), "%s/%s", dir, e->d_name);
+            snprintf(files[nf++].file, sizeof(files[0].file), "%s/%.200s", dir, e->d_name);
     }
     closedir(dp);
     qsort(files, nf, sizeof(files[0]), cmp_name);
@@ -658,7 +657,7 @@ static size_t scenario_cases(struct kase *v, size_t cap)
             v[n] = files[i];
             snprintf(v[n].way, sizeof(v[n].way), "%s",
                      s->sim.ncompare ? s->sim.compare[k] : "full");
-            snprintf(v[n].name, sizeof(v[n].name), "%s/%s", strrchr(files[i].file, '/') + 1,
+            snprintf(v[n].name, sizeof(v[n].name), "%.60s/%s", strrchr(files[i].file, '/') + 1,
                      v[n].way);
         }
         gs_scenario_free(s);
