@@ -27,6 +27,17 @@ struct gs_scn_priv;
 
 #define GS_SCN_PODS_MAX 2000000
 
+#define GS_SIM_FAILURES_MAX 256 /* nodeFailures entries of a Simulation */
+
+/* A node failing at @at_us (NotReady: its pods and their gangs wait again) and, when
+ * @restore_us is not GS_UNSET, ready again then (microseconds from the start). */
+struct gs_node_failure {
+    char node[GS_NAME_MAX];
+    int32_t index; /* into policy.nodes, once gs_scenario_resolve() found it */
+    int64_t at_us, restore_us;
+    struct gs_scn_src src;
+};
+
 /* The Simulation document (sim.gpusched.io/v1alpha1): how to run the scenario. */
 struct gs_sim_spec {
     int defined;
@@ -38,6 +49,8 @@ struct gs_sim_spec {
     int modes_defined;   /* cardModes given: reports then count conversions */
     int convert;         /* default 1 */
     int64_t min_hold_us; /* default 0 */
+    struct gs_node_failure failures[GS_SIM_FAILURES_MAX]; /* nodeFailures, in file order */
+    size_t nfailures;
 };
 
 struct gs_scenario {

@@ -8,6 +8,7 @@
  * usage or a 4xx answer (the request was wrong), 1 when the server failed or cannot be reached.
  */
 #include "cli.h"
+#include "../config/yamlutil.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -104,54 +105,6 @@ static int finish(const char *cmd, long status, json_t *ans, int print)
     return rc;
 }
 
-/* A plain YAML scalar as JSON: whole numbers and true/false typed, the rest strings. */
-static json_t *yaml_scalar(const yaml_node_t *n)
-{
-    const char *s = (const char *)n->data.scalar.value;
-    if (n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE) {
-        char *end;
-        errno = 0;
-        long long v = strtoll(s, &end, 10);
-        if (*s && !*end && !errno)
-            return json_integer(v);
-        if (!strcmp(s, "true") || !strcmp(s, "false"))
-            return json_boolean(s[0] == 't');
-        if (!strcmp(s, "null") || !strcmp(s, "~") || !*s)
-            return json_null();
-    }
-    return json_string(s);
-}
-
-/* YAML node to JSON; depth-bounded, so an aliased cycle stops. NULL on a bad shape. */
-static json_t *yaml_to_json(yaml_document_t *doc, yaml_node_t *n, int depth)
-{
-    if (!n || depth > 32)
-        return NULL;
-    if (n->type == YAML_SCALAR_NODE)
-        return yaml_scalar(n);
-    json_t *out = n->type == YAML_MAPPING_NODE ? json_object() : json_array();
-    if (n->type == YAML_SEQUENCE_NODE) {
-        for (yaml_node_item_t *i = n->data.sequence.items.start; i < n->data.sequence.items.top;
-             i++)
-            if (json_array_append_new(
-                    out, yaml_to_json(doc, yaml_document_get_node(doc, *i), depth + 1)))
-                goto bad;
-        return out;
-    }
-    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
-        yaml_node_t *k = yaml_document_get_node(doc, p->key);
-        if (!k || k->type != YAML_SCALAR_NODE ||
-            json_object_set_new(
-                out, (const char *)k->data.scalar.value,
-                yaml_to_json(doc, yaml_document_get_node(doc, p->value), depth + 1)))
-            goto bad;
-    }
-    return out;
-bad:
-    json_decref(out);
-    return NULL;
-}
-
 #define OBJECTS_MAX 10000 /* objects one submit sends */
 
 /* Add @obj (consumed) to @out, or, for a v1 List, each of its items: what kubectl takes. */
@@ -194,7 +147,7 @@ static int read_yaml(const char *path, const char *buf, size_t n, json_t *out)
         yaml_node_t *root = yaml_document_get_root_node(&doc);
         size_t line = root ? root->start_mark.line + 1 : 0;
         int empty = root && root->type == YAML_SCALAR_NODE && !root->data.scalar.length;
-        json_t *j = root && !empty ? yaml_to_json(&doc, root, 0) : NULL;
+        json_t *j = root && !empty ? gs__yaml_json(&doc, root, 0) : NULL;
         yaml_document_delete(&doc);
         if (!root)
             break; /* the end of the stream */

@@ -447,6 +447,13 @@ static void text_pods(const struct gs_scenario *s, FILE *f)
             fprintf(f, " %s", s->sim.compare[i]);
         fprintf(f, "%s; horizon %s us\n", s->sim.ncompare ? "" : " -",
                 num(s->sim.horizon_us, a, sizeof(a)));
+        for (size_t i = 0; i < s->sim.nfailures; i++) {
+            const struct gs_node_failure *x = &s->sim.failures[i];
+            fprintf(f, "  node %s fails at %lld us", x->node, (long long)x->at_us);
+            if (x->restore_us != GS_UNSET)
+                fprintf(f, ", ready again at %lld us", (long long)x->restore_us);
+            fputc('\n', f);
+        }
     }
 }
 

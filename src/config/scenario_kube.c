@@ -492,8 +492,45 @@ int gs__scn_limit_range(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t 
 
 /* --- Simulation --- */
 
-enum { SIM_COMPARE, SIM_HORIZON, SIM_MODES };
-static const char *const sim_keys[] = {"compare", "horizon", "cardModes"};
+enum { SIM_COMPARE, SIM_HORIZON, SIM_MODES, SIM_FAILURES };
+static const char *const sim_keys[] = {"compare", "horizon", "cardModes", "nodeFailures"};
+
+struct failures {
+    struct gs__scn_load *L;
+    struct gs_sim_spec *sim;
+};
+
+/* nodeFailures[]: {node: NAME, at: DURATION, restore: DURATION (optional, after at)}. */
+static int failure_item(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
+{
+    static const char *const keys[] = {"node", "at", "restore"};
+    struct failures *fl = arg;
+    yaml_node_t *f[3] = {NULL};
+    char where[64];
+    if (idx >= GS_SIM_FAILURES_MAX)
+        return gs__yaml_err(c, n, "nodeFailures lists at most %d entries", GS_SIM_FAILURES_MAX);
+    struct gs_node_failure *e = &fl->sim->failures[fl->sim->nfailures];
+    *e = (struct gs_node_failure){.index = -1, .restore_us = GS_UNSET};
+    gs__yaml_label(where, sizeof(where), "nodeFailures[%d]", idx);
+    int rc = gs__yaml_each_field(c, n, keys, 3, where, gs__scn_keep, f);
+    const char *node = f[0] ? gs__yaml_str(f[0]) : NULL;
+    if (!rc && (!node || !*node || strlen(node) >= sizeof(e->node)))
+        return gs__yaml_err(c, f[0] ? f[0] : n, "%s.node: expected the name of a node", where);
+    if (!rc && !f[1])
+        return gs__yaml_err(c, n, "%s needs at (when the node fails)", where);
+    if (!rc)
+        rc = gs__scn_dur(c, f[1], "nodeFailures[].at", &e->at_us);
+    if (!rc && f[2])
+        rc = gs__scn_dur(c, f[2], "nodeFailures[].restore", &e->restore_us);
+    if (!rc && f[2] && e->restore_us <= e->at_us)
+        return gs__yaml_err(c, f[2], "%s.restore: must come after at", where);
+    if (rc)
+        return rc;
+    snprintf(e->node, sizeof(e->node), "%s", node);
+    gs__scn_src(c, fl->L, n, &e->src);
+    fl->sim->nfailures++;
+    return 0;
+}
 
 static int card_modes(struct gs__yctx *c, yaml_node_t *n, struct gs_sim_spec *sim)
 {
@@ -531,19 +568,22 @@ static int compare_item(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
 int gs__scn_simulation(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root)
 {
     struct gs__scn_meta m;
-    yaml_node_t *spec, *f[3] = {NULL};
+    yaml_node_t *spec, *f[4] = {NULL};
     struct gs_sim_spec sim = {.defined = 1, .horizon_us = GS_UNSET, .convert = 1};
     int rc = read_obj(c, root, "Simulation", false, &m, &spec);
     if (!rc && L->s->sim.defined)
         rc = gs__yaml_err(c, root, "a second Simulation document; give one");
     if (!rc && spec)
-        rc = gs__yaml_each_field(c, spec, sim_keys, 3, "Simulation spec", gs__scn_keep, f);
+        rc = gs__yaml_each_field(c, spec, sim_keys, 4, "Simulation spec", gs__scn_keep, f);
     if (!rc && f[SIM_COMPARE])
         rc = gs__yaml_each_item(c, f[SIM_COMPARE], "compare", compare_item, &sim);
     if (!rc && f[SIM_HORIZON])
         rc = gs__scn_dur(c, f[SIM_HORIZON], "horizon", &sim.horizon_us);
     if (!rc && f[SIM_MODES])
         rc = card_modes(c, f[SIM_MODES], &sim);
+    if (!rc && f[SIM_FAILURES])
+        rc = gs__yaml_each_item(c, f[SIM_FAILURES], "nodeFailures", failure_item,
+                                &(struct failures){L, &sim});
     if (!rc)
         L->s->sim = sim;
     return rc;

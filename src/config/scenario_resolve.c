@@ -127,6 +127,28 @@ static int ns_tenant(struct gs_scenario *s, const char *ns, const struct gs_scn_
     return 0;
 }
 
+/* failure_node() - the node a Simulation's nodeFailures entry names must be a Cluster's, and
+ * not down then already by an earlier entry. */
+static int failure_node(struct gs_scenario *s, struct gs_node_failure *f, struct gs_diag *d)
+{
+    char at[AT_MAX], other[AT_MAX];
+    for (const struct gs_node_failure *e = s->sim.failures; e < f; e++) {
+        int64_t e_end = e->restore_us == GS_UNSET ? INT64_MAX : e->restore_us;
+        int64_t f_end = f->restore_us == GS_UNSET ? INT64_MAX : f->restore_us;
+        if (!strcmp(e->node, f->node) && f->at_us < e_end && e->at_us < f_end)
+            return gs_diag_error(d, "%s: nodeFailures: node %s is down then already (%s)",
+                                 gs__scn_where(&f->src, at, sizeof(at)), f->node,
+                                 gs__scn_where(&e->src, other, sizeof(other)));
+    }
+    for (size_t k = 0; k < s->policy.nnodes; k++)
+        if (!strcmp(s->policy.nodes[k].name, f->node)) {
+            f->index = (int32_t)k;
+            return 0;
+        }
+    return gs_diag_error(d, "%s: nodeFailures: node \"%s\" is not a node of the Cluster",
+                         gs__scn_where(&f->src, at, sizeof(at)), f->node);
+}
+
 /* pod_refs() - a pod's group, profile, PriorityClass and queue must exist. */
 static int pod_refs(struct gs_scenario *s, const struct gs_pod_spec *p, struct gs_diag *d)
 {
@@ -249,6 +271,8 @@ int gs_scenario_resolve(struct gs_scenario *s, struct gs_diag *d)
         rc = ns_tenant(s, s->pods[i].ns, &s->pods[i].src, d);
     for (size_t i = 0; !rc && i < s->npods; i++)
         rc = pod_refs(s, &s->pods[i], d);
+    for (size_t i = 0; !rc && i < s->sim.nfailures; i++)
+        rc = failure_node(s, &s->sim.failures[i], d);
     if (rc)
         return rc;
     warn_policy_tenants(s, d);

@@ -851,3 +851,51 @@ int gs__yaml_stream_documents(const struct gs__yctx *proto, const unsigned char 
     yaml_parser_delete(&ps);
     return rc;
 }
+
+/* A plain YAML scalar as JSON: whole numbers and true/false typed, the rest strings. */
+static json_t *yaml_scalar(const yaml_node_t *n)
+{
+    const char *s = (const char *)n->data.scalar.value;
+    if (n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE) {
+        char *end;
+        errno = 0;
+        long long v = strtoll(s, &end, 10);
+        if (*s && !*end && !errno)
+            return json_integer(v);
+        if (!strcmp(s, "true") || !strcmp(s, "false"))
+            return json_boolean(s[0] == 't');
+        if (!strcmp(s, "null") || !strcmp(s, "~") || !*s)
+            return json_null();
+    }
+    return json_string(s);
+}
+
+/* YAML node to JSON; depth-bounded, so an aliased cycle stops. NULL on a bad shape. */
+json_t *gs__yaml_json(yaml_document_t *doc, yaml_node_t *n, int depth)
+{
+    if (!n || depth > 32)
+        return NULL;
+    if (n->type == YAML_SCALAR_NODE)
+        return yaml_scalar(n);
+    json_t *out = n->type == YAML_MAPPING_NODE ? json_object() : json_array();
+    if (n->type == YAML_SEQUENCE_NODE) {
+        for (yaml_node_item_t *i = n->data.sequence.items.start; i < n->data.sequence.items.top;
+             i++)
+            if (json_array_append_new(
+                    out, gs__yaml_json(doc, yaml_document_get_node(doc, *i), depth + 1)))
+                goto bad;
+        return out;
+    }
+    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = yaml_document_get_node(doc, p->key);
+        if (!k || k->type != YAML_SCALAR_NODE ||
+            json_object_set_new(
+                out, (const char *)k->data.scalar.value,
+                gs__yaml_json(doc, yaml_document_get_node(doc, p->value), depth + 1)))
+            goto bad;
+    }
+    return out;
+bad:
+    json_decref(out);
+    return NULL;
+}

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <jansson.h>
 #include <yaml.h>
 
 struct gs_diag;
@@ -169,5 +170,12 @@ int gs__yaml_each_document(const struct gs__yctx *proto, const unsigned char *bu
  */
 int gs__yaml_stream_documents(const struct gs__yctx *proto, const unsigned char *buf, size_t len,
                               int max_depth, size_t max_nodes, gs__yaml_doc_fn fn, void *arg);
+
+/*
+ * gs__yaml_json() - node @n of @doc as JSON, as kubectl reads a manifest: plain whole numbers,
+ * true/false and null typed, every other scalar a string; depth-bounded (32), so an aliased
+ * cycle stops. Return: a new reference; NULL on a bad shape (a non-scalar key) or out of memory.
+ */
+json_t *gs__yaml_json(yaml_document_t *doc, yaml_node_t *n, int depth);
 
 #endif

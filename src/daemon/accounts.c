@@ -9,6 +9,7 @@
 #include "accounts.h"
 #include "api.h"
 #include "queue.h"
+#include "sched.h"
 #include "quota.h"
 #include "store.h"
 
@@ -217,7 +218,9 @@ static json_t *line_json(const struct gs_bill_line *l)
  * Return: 0 and @b filled (gs_bill_free(b->bill), json_decref(b->unpriced)); -ENOMEM; -EIO. */
 static int bill_compute(const struct gsd_state *st, const char *name, struct billing *b)
 {
-    *b = (struct billing){st, NULL, json_array(), gsd_now_us() / 1000000};
+    /* a run still going is priced up to the scheduler's clock, the one its start was read on
+     * (the manual one with --manual-clock) */
+    *b = (struct billing){st, NULL, json_array(), gsd_sched_now(st) / 1000000};
     int rc = b->unpriced ? gs_bill_new(st->cfg->rates, &b->bill) : -ENOMEM;
     if (!rc)
         rc = gsd_store_ledger(st->store, name, bill_run, b);

@@ -4,6 +4,7 @@
  */
 #include "forecast.h"
 #include "log.h"
+#include "sched.h"
 #include "state.h"
 #include "store.h"
 
@@ -72,7 +73,7 @@ static int render(struct gsd_state *st, char **out, struct gs_diag *d)
         return *out ? 0 : -ENOMEM;
     }
     if (!rc)
-        rc = gs_demand_series(dm, GS_FC_TENANT, 1, gsd_now_us() / 1000000 + 1, 0, &set, d);
+        rc = gs_demand_series(dm, GS_FC_TENANT, 1, gsd_sched_now(st) / 1000000 + 1, 0, &set, d);
     fc = rc ? NULL : calloc(set.count + 1, sizeof(*fc));
     rc = rc ? rc : fc ? 0 : -ENOMEM;
     for (size_t i = 0; !rc && i < set.count; i++)

@@ -3,6 +3,7 @@
  *
  *   gpuschedd --data-dir DIR --listen 127.0.0.1:PORT [--nodes FILE.csv] [--config FILE]...
  *             [--tls-cert PEM --tls-key PEM [--tls-client-ca PEM]] [--manual-clock]
+ *             [--way exclusive|sharing|full]
  *
  * The first --config file is the DaemonConfig; any more hold the simulator's policy kinds
  * (GPUQuota, ResourceQuota, ...; see gsd_quota_load()).
@@ -19,6 +20,8 @@
 #include "server.h"
 #include "state.h"
 
+#include "gpusched/tenancy.h"
+
 #include <curl/curl.h>
 #include <errno.h>
 #include <getopt.h>
@@ -33,11 +36,12 @@
 #define CONFIGS_MAX   16
 
 struct opts {
-    const char *data_dir, *listen, *nodes, *config, *cert, *key, *client_ca;
+    const char *data_dir, *listen, *nodes, *config, *cert, *key, *client_ca, *way;
     const char *configs[CONFIGS_MAX]; /* every --config, in order; config is the first */
     size_t nconfigs;
     char host[64];
-    int port, manual_clock;
+    int port;
+    struct gsd_runopts run;
 };
 
 static void usage(FILE *f)
@@ -55,7 +59,10 @@ static void usage(FILE *f)
                "  --tls-client-ca PEM  /extender/* only from a client certificate this CA signed\n"
                "                     (mutual TLS: kube-scheduler's extender tlsConfig)\n"
                "  --manual-clock     the clock starts at 0 and only POST /v1/clock moves it, as\n"
-               "                     a simulated run's: walltimes, grace periods (for tests)\n");
+               "                     a simulated run's: walltimes, grace periods (for tests)\n"
+               "  --way WAY          exclusive (whole cards only, as a device-plugin cluster),\n"
+               "                     sharing or full (the default): what the scheduler may do,\n"
+               "                     as gpusched simulate --way\n");
 }
 
 static int bad(const char *msg, const char *arg)
@@ -90,15 +97,21 @@ static int parse_listen(const char *s, struct opts *o)
 static int parse_args(int argc, char **argv, struct opts *o)
 {
     static const struct option lo[] = {
-        {"data-dir", required_argument, 0, 'd'},      {"listen", required_argument, 0, 'l'},
-        {"nodes", required_argument, 0, 'n'},         {"config", required_argument, 0, 'c'},
-        {"tls-cert", required_argument, 0, 'C'},      {"tls-key", required_argument, 0, 'K'},
-        {"tls-client-ca", required_argument, 0, 'A'}, {"help", no_argument, 0, 'h'},
-        {"manual-clock", no_argument, 0, 'M'},        {0, 0, 0, 0},
+        {"data-dir", required_argument, 0, 'd'},
+        {"listen", required_argument, 0, 'l'},
+        {"nodes", required_argument, 0, 'n'},
+        {"config", required_argument, 0, 'c'},
+        {"tls-cert", required_argument, 0, 'C'},
+        {"tls-key", required_argument, 0, 'K'},
+        {"tls-client-ca", required_argument, 0, 'A'},
+        {"help", no_argument, 0, 'h'},
+        {"manual-clock", no_argument, 0, 'M'},
+        {"way", required_argument, 0, 'w'},
+        {0, 0, 0, 0},
     };
     const char **dst[128] = {
-        ['d'] = &o->data_dir, ['l'] = &o->listen, ['n'] = &o->nodes,    ['c'] = &o->config,
-        ['C'] = &o->cert,     ['K'] = &o->key,    ['A'] = &o->client_ca};
+        ['d'] = &o->data_dir, ['l'] = &o->listen, ['n'] = &o->nodes,     ['c'] = &o->config,
+        ['C'] = &o->cert,     ['K'] = &o->key,    ['A'] = &o->client_ca, ['w'] = &o->way};
     int c;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
@@ -107,7 +120,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
             return -1;
         }
         if (c == 'M') {
-            o->manual_clock = 1;
+            o->run.manual_clock = 1;
             continue;
         }
         if (c < 0 || c >= 128 || !dst[c])
@@ -129,6 +142,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
         return bad("--tls-cert and --tls-key go together", NULL);
     if (o->client_ca && !o->cert)
         return bad("--tls-client-ca needs --tls-cert and --tls-key", NULL);
+    o->run.way = o->way ? gs_way_find(o->way) : GS_WAY_FULL;
+    if (o->run.way < 0)
+        return bad("--way: expected exclusive, sharing or full", o->way);
     if (!o->nodes)
         o->nodes = DEFAULT_NODES;
     return 0;
@@ -167,7 +183,7 @@ static int setup(const struct opts *o, struct gsd_state *st)
         gsd_config_free(cfg);
         return bad(d.msg[0] ? d.msg : strerror(-rc), NULL);
     }
-    rc = gsd_state_init(st, cfg, cluster, inv, o->data_dir, o->manual_clock, &d);
+    rc = gsd_state_init(st, cfg, cluster, inv, o->data_dir, &o->run, &d);
     st->nodes_from_kube = !strcmp(o->nodes, "kubernetes");
     if (rc) {
         gsd_log("error", "cannot start", "error", d.msg[0] ? d.msg : strerror(-rc), NULL);

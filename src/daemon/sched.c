@@ -134,7 +134,7 @@ int gsd_sched_open(struct gsd_state *st, struct gs_diag *d)
     s->pol.nodes = st->inv->policy.nodes;
     s->pol.nnodes = st->inv->policy.nnodes;
     int rc = merge_tenants(st, files);
-    struct gs_tenancy_opts o = {.way = GS_WAY_FULL, .convert = 1, .min_hold_us = 0};
+    struct gs_tenancy_opts o = {.way = (enum gs_way)st->way, .convert = 1, .min_hold_us = 0};
     if (!rc)
         rc = gs_tenancy_new(&s->pol, &o, &s->tn, d);
     for (size_t i = 0; !rc && i < st->ngroups; i++) {
@@ -255,8 +255,11 @@ static void log_pod(const char *msg, const struct gsd_state *st, const struct gs
             p->mig[0] ? "mig" : NULL, p->mig, NULL);
 }
 
-/* A bind: @p starts on what the scheduler gave it. */
-static int started(struct gsd_state *st, struct gsd_pod *p, int64_t now)
+/* A bind: @p starts on what decision @d gave it. A later decision of the same batch may have
+ * evicted it already (the scheduler's view is then pending): the bind is carried out as made,
+ * the eviction after it. */
+static int started(struct gsd_state *st, struct gsd_pod *p, const struct gs_decision *d,
+                   int64_t now)
 {
     if (p->state != GSD_RUNNING) {
         st->npending--;
@@ -268,6 +271,7 @@ static int started(struct gsd_state *st, struct gsd_pod *p, int64_t now)
     p->start_us = now;
     st->nudge_due |= p->nominated;
     gsd_sched_sync(st, p);
+    p->pl = (struct gs_placement){d->node, d->gpu_mask, (uint32_t)d->share_milli};
     gsd_snap_touch(st, p);
     st->placed_total++;
     log_pod("pod placed", st, p);
@@ -377,7 +381,7 @@ static int carry_out(struct gsd_state *st, const struct gs_decision *dec, size_t
         struct gsd_pod *p = (size_t)d->pod < st->sched.nsid ? st->sched.by_sid[d->pod] : NULL;
         if (!p)
             continue; /* cancelled since */
-        int rc = d->kind == GS_DECIDE_BIND ? started(st, p, now) : stopped(st, p, d, now);
+        int rc = d->kind == GS_DECIDE_BIND ? started(st, p, d, now) : stopped(st, p, d, now);
         if (rc)
             return rc;
     }
@@ -436,8 +440,6 @@ int gsd_sched_clock(struct gsd_state *st, int64_t to, int pass)
     st->manual_now_us = to > st->manual_now_us ? to : st->manual_now_us;
     if (!rc)
         rc = complete_due(st, st->manual_now_us);
-    st->held = !pass;
-    if (!rc && pass)
-        rc = gsd_sched_run(st);
+    st->held = !pass; /* the pass at @to is the batch's, after the nodes' expiry (server.c) */
     return rc;
 }

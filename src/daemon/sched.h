@@ -77,9 +77,10 @@ void gsd_sched_forget(struct gsd_state *st, struct gsd_pod *p, int done);
 /*
  * gsd_sched_clock() - the manual clock moves to @to (microseconds, not before now), as a
  * simulated run moves: at each time before it that a running pod's walltime runs out (or a card's
- * mode hold ends), those pods complete and a pass runs; at @to, the pods due complete, and a pass
- * runs when @pass, else passes wait (st->held) for the next call with @pass. Return: as
- * gsd_sched_run().
+ * mode hold ends), those pods complete and a pass runs; at @to, the pods due complete. The one
+ * pass at @to is the request batch's, after the nodes silent too long are NotReady, as the
+ * simulator runs one pass per instant after its node events; without @pass, passes wait
+ * (st->held) for the next call with @pass. Return: as gsd_sched_run().
  */
 int gsd_sched_clock(struct gsd_state *st, int64_t to, int pass);
 

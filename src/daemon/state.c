@@ -482,11 +482,12 @@ static const double lat_bounds[] = {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0
                                     0.01,    0.025,  0.05,    0.1,    0.25,  0.5,    1.0};
 
 int gsd_state_init(struct gsd_state *st, struct gsd_config *cfg, struct gs_cluster *cluster,
-                   struct gs_scenario *inv, const char *data_dir, int manual_clock,
+                   struct gs_scenario *inv, const char *data_dir, const struct gsd_runopts *run,
                    struct gs_diag *d)
 {
     memset(st, 0, sizeof(*st));
-    st->manual_clock = manual_clock;
+    st->manual_clock = run ? run->manual_clock : 0;
+    st->way = run ? run->way : GS_WAY_FULL;
     st->cfg = cfg;
     st->cluster = cluster;
     st->inv = inv;

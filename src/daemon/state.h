@@ -116,6 +116,7 @@ struct gsd_state {
     size_t nhealth;
     size_t not_ready;      /* nodes NotReady now */
     int manual_clock;      /* --manual-clock: the clock moves only by POST /v1/clock */
+    int way;               /* --way: the scheduler's way (enum gs_way), GS_WAY_FULL by default */
     int64_t manual_now_us; /* that clock */
     int held; /* manual clock: passes wait for the next POST /v1/clock that asks for one */
     int nodes_from_kube; /* --nodes kubernetes: the Nodes are followed (kubenodes.c) */
@@ -124,14 +125,20 @@ struct gsd_state {
     size_t ngroups, capgroups;
 };
 
+/* How the daemon runs its scheduler: gpuschedd's --manual-clock and --way. */
+struct gsd_runopts {
+    int manual_clock; /* 1: the clock starts at 0 and moves only by POST /v1/clock (sched.h) */
+    int way;          /* enum gs_way: exclusive, sharing or full (gpusched/tenancy.h) */
+};
+
 /*
  * gsd_state_init() - take @cfg, @cluster and @inv (owned from now on; see inventory.c), open the
  * store in @data_dir, restore every stored pod (running pods put back on their very cards) and
- * run a pass for the pending. @manual_clock: the clock starts at 0 and moves only by POST
- * /v1/clock (sched.h). Return: 0; negative errno with @d.
+ * run a pass for the pending. @run: the clock and the way (borrowed; NULL: the system clock,
+ * the full way). Return: 0; negative errno with @d.
  */
 int gsd_state_init(struct gsd_state *st, struct gsd_config *cfg, struct gs_cluster *cluster,
-                   struct gs_scenario *inv, const char *data_dir, int manual_clock,
+                   struct gs_scenario *inv, const char *data_dir, const struct gsd_runopts *run,
                    struct gs_diag *d);
 void gsd_state_free(struct gsd_state *st);
 

@@ -111,9 +111,24 @@ static int next_time(struct gs_tsim *t, int64_t *when)
                     ? t->s->pods[t->arrival_order[t->next_arrival]].arrival_us
                     : INT64_MAX;
     int64_t c = gs_tenancy_next_end(t->sched), w = gs_tenancy_wake(t->sched);
+    int64_t f =
+        t->next_node_event < t->nnode_events ? t->node_events[t->next_node_event].t : INT64_MAX;
     *when = a < c ? a : c;
     *when = w < *when ? w : *when;
+    *when = f < *when ? f : *when;
     return *when != INT64_MAX;
+}
+
+/* The nodes failing or coming back at @when (after the ends due then, before the arrivals). */
+static int node_events(struct gs_tsim *t, int64_t when)
+{
+    int r = 0;
+    while (r >= 0 && t->next_node_event < t->nnode_events &&
+           t->node_events[t->next_node_event].t == when) {
+        const struct node_event *e = &t->node_events[t->next_node_event++];
+        r = gs_tenancy_node_ready(t->sched, when, e->node, e->ready);
+    }
+    return r;
 }
 
 static int loop(struct gs_tsim *t)
@@ -129,6 +144,8 @@ static int loop(struct gs_tsim *t)
         int32_t id;
         while (r >= 0 && gs_tenancy_due(t->sched, when, &id))
             r = complete(t, id);
+        if (r >= 0)
+            r = node_events(t, when);
         while (r >= 0 && t->next_arrival < t->npods &&
                t->s->pods[t->arrival_order[t->next_arrival]].arrival_us == when)
             r = arrive(t, (size_t)t->arrival_order[t->next_arrival++]);
@@ -185,6 +202,32 @@ static int order_arrivals(struct gs_tsim *t)
     return 0;
 }
 
+static int cmp_node_event(const void *a, const void *b)
+{
+    const struct node_event *x = a, *y = b;
+    return x->t < y->t ? -1 : x->t > y->t ? 1 : (x->order > y->order) - (x->order < y->order);
+}
+
+/* The Simulation's nodeFailures as events in time order: each a failure, and a restore when
+ * it gives one. */
+static int order_node_events(struct gs_tsim *t)
+{
+    const struct gs_sim_spec *sim = &t->s->sim;
+    t->node_events = calloc(2 * sim->nfailures + 1, sizeof(*t->node_events));
+    if (!t->node_events)
+        return -ENOMEM;
+    for (size_t i = 0; i < sim->nfailures; i++) {
+        const struct gs_node_failure *f = &sim->failures[i];
+        size_t n = t->nnode_events;
+        t->node_events[t->nnode_events++] = (struct node_event){f->at_us, f->index, 0, (int32_t)n};
+        if (f->restore_us != GS_UNSET)
+            t->node_events[t->nnode_events++] =
+                (struct node_event){f->restore_us, f->index, 1, (int32_t)n + 1};
+    }
+    qsort(t->node_events, t->nnode_events, sizeof(*t->node_events), cmp_node_event);
+    return 0;
+}
+
 /* Workload kinds (label gpusched.io/workload), numbered in scenario order of first use. */
 static int kinds(struct gs_tsim *t)
 {
@@ -218,7 +261,9 @@ static int alloc_state(struct gs_tsim *t)
         return -ENOMEM;
     for (size_t i = 0; i < t->npods; i++)
         t->pods[i] = (struct spod){.id = -1, .use = -1, .end = -1};
-    return kinds(t) < 0 ? -ENOMEM : order_arrivals(t);
+    if (kinds(t) < 0 || order_node_events(t) < 0)
+        return -ENOMEM;
+    return order_arrivals(t);
 }
 
 int gs_tsim_run(const struct gs_scenario *s, enum gs_way way, struct gs_tsim **out,
@@ -263,8 +308,8 @@ void gs_tsim_free(struct gs_tsim *t)
         free(t->pods[i].rejected);
     gs_tenancy_free(t->sched);
     gs__tsim_timeline_free(t);
-    void *all[] = {t->pods, t->scn_of, t->arrival_order, t->uses, t->out,
-                   t->tout, t->qout,   t->kout,          t->mout, t->kind_names};
+    void *all[] = {t->pods, t->scn_of, t->arrival_order, t->uses,       t->out,        t->tout,
+                   t->qout, t->kout,   t->mout,          t->kind_names, t->node_events};
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
         free(all[i]);
     free(t);

@@ -28,6 +28,11 @@ struct spod {
 struct gs__timeline;
 struct json_t;
 
+struct node_event {
+    int64_t t;
+    int32_t node, ready, order;
+};
+
 struct gs_tsim {
     const struct gs_scenario *s;
     struct gs__timeline *tl; /* the run over time, for reports (tenancy_timeline.c) */
@@ -39,6 +44,9 @@ struct gs_tsim {
     int32_t *scn_of; /* scheduler id -> scenario index */
     int32_t *arrival_order;
     size_t next_arrival;
+    struct node_event *node_events; /* the Simulation's nodeFailures as fail and restore events,
+                                       by time (then file order) */
+    size_t nnode_events, next_node_event;
     /* Use records: one per contiguous run of a pod on its devices. */
     struct gs_tsim_use *uses;
     size_t nuses, capuses;

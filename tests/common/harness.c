@@ -137,6 +137,10 @@ int h_start(struct daemon *d)
     }
     if (d->manual_clock)
         argv[argc++] = "--manual-clock";
+    if (d->way[0]) {
+        argv[argc++] = "--way";
+        argv[argc++] = d->way;
+    }
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 2, d->log, O_WRONLY | O_CREAT | O_APPEND, 0644);

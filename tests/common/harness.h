@@ -23,6 +23,7 @@ struct daemon {
     char tls_cert[96], tls_key[96]; /* when set: --tls-cert/--tls-key, and h_call speaks HTTPS */
     int manual_clock;               /* 1: --manual-clock (POST /v1/clock moves node time) */
     char policy[96]; /* when set: a second --config (GPUQuota, ResourceQuota, PodGroup, ...) */
+    char way[16];    /* when set: --way (exclusive, sharing, full) */
 };
 
 struct answer {

@@ -24,6 +24,7 @@
 #define WARNS "tests/data/scenario/warnings.yaml"
 
 #define MAX_WARNS 64
+#define SIM_HDR   "apiVersion: sim.gpusched.io/v1alpha1\nkind: Simulation\nmetadata: {name: s}\n"
 #include "diag_capture.h"
 
 /* assert_warned() - some warning holds every one of @needles. */
@@ -566,6 +567,23 @@ static const struct bad bads[] = {
      ":8:35: ", "nvidia.com/gpu.shared with nvidia.com/gpu", 0},
     {"apiVersion: sim.gpusched.io/v1alpha1\nkind: Simulation\nspec: {cardModes: {minHold: soon}}\n",
      -EINVAL, ":3:29: ", "cardModes.minHold", 0},
+    {SIM_HDR "spec:\n  nodeFailures:\n  - {node: n1, at: 2h, restore: 1h}\n", -EINVAL,
+     ":6:33: ", "nodeFailures[0].restore: must come after at", 0},
+    {SIM_HDR "spec:\n  nodeFailures:\n  - {node: n1}\n", -EINVAL,
+     ":6:5: ", "nodeFailures[0] needs at", 0},
+    {SIM_HDR "spec:\n  nodeFailures:\n  - {node: n1, at: soon}\n", -EINVAL,
+     ":6:20: ", "nodeFailures[].at", 0},
+    {SIM_HDR "spec:\n  nodeFailures:\n  - {at: 1h}\n", -EINVAL,
+     ":6:5: ", "nodeFailures[0].node: expected the name of a node", 0},
+    {CL_HDR
+     "  nodeTemplates: [{name: t, gpuModel: T4, gpus: 2}]\n  nodes: [{name: n1, template: t}]\n"
+     "---\n" SIM_HDR "spec:\n  nodeFailures:\n  - {node: n1, at: 1h}\n  - {node: n9, at: 1h}\n",
+     -EINVAL, ":13:5: ", "nodeFailures: node \"n9\" is not a node of the Cluster", 1},
+    {CL_HDR
+     "  nodeTemplates: [{name: t, gpuModel: T4, gpus: 2}]\n  nodes: [{name: n1, template: t}]\n"
+     "---\n" SIM_HDR "spec:\n  nodeFailures:\n  - {node: n1, at: 1h, restore: 3h}\n"
+     "  - {node: n1, at: 2h}\n",
+     -EINVAL, ":13:5: ", "nodeFailures: node n1 is down then already (", 1},
     {RES("nvidia.com/gpu.shared: -1"), -EINVAL, ":8:39: ", "limits.nvidia.com/gpu.shared", 0},
     {CL_HDR "  nodeTemplates: [{name: t, gpuModel: T4, gpus: 4, pcieDomains: [[0,1],[2]]}]\n",
      -EINVAL, ":4:65: ", "pcieDomains: GPU 3 is in none of them", 0},
@@ -696,6 +714,28 @@ static void test_timeslice_scenario(void **state)
     assert_int_equal(s->policy.vgpu_classes[0].memory_mib, 2048);
     assert_true(s->sim.modes_defined && s->sim.convert);
     assert_int_equal(s->sim.min_hold_us, 600 * 1000000LL);
+    gs_scenario_free(s);
+}
+
+/* A Simulation's nodeFailures: each node failing at a time, ready again when restore is given
+ * (tests/data/scenario/node-failure.yaml), in file order, tied to the Cluster's nodes. */
+static void test_node_failures(void **state)
+{
+    (void)state;
+    struct gs_diag d;
+    struct warns w;
+    diag_with(&d, &w);
+    struct gs_scenario *s = new_scenario();
+    load_ok(s, "tests/data/scenario/node-failure.yaml", &d);
+    resolve_ok(s, &d);
+    assert_int_equal(d.nwarn, 0);
+    assert_int_equal(s->sim.nfailures, 3);
+    assert_string_equal(s->sim.failures[0].node, "n2");
+    assert_int_equal(s->sim.failures[0].index, 1);
+    assert_int_equal(s->sim.failures[0].at_us, 1800 * 1000000LL);
+    assert_int_equal(s->sim.failures[0].restore_us, 3600 * 1000000LL);
+    assert_int_equal(s->sim.failures[1].index, 2);
+    assert_int_equal(s->sim.failures[1].restore_us, GS_UNSET);
     gs_scenario_free(s);
 }
 
@@ -1164,6 +1204,7 @@ int main(void)
         cmocka_unit_test(test_contradictions_warned),
         cmocka_unit_test(test_full_scenario),
         cmocka_unit_test(test_bad_inputs),
+        cmocka_unit_test(test_node_failures),
         cmocka_unit_test(test_timeslice_scenario),
         cmocka_unit_test(test_missing_file),
         cmocka_unit_test(test_quantities),

@@ -183,6 +183,48 @@ static const char *node_of(const struct gs_tsim *t, const char *name)
     return p->node >= 0 ? gs_tsim_node_name(t, p->node) : "(none)";
 }
 
+/* Pod @name's runs: node index, start and end (seconds) of each, "n@s-e;" in order. */
+static void runs_of(const struct gs_tsim *t, const char *name, char *buf, size_t cap)
+{
+    size_t off = 0;
+    const struct gs_tsim_pod *p = find(t, name);
+    buf[0] = '\0';
+    for (size_t i = 0; i < gs_tsim_use_count(t) && off < cap; i++) {
+        const struct gs_tsim_use *u = gs_tsim_use(t, i);
+        if (gs_tsim_pod(t, (size_t)u->pod) == p)
+            off += (size_t)snprintf(
+                buf + off, cap - off, "%s@%lld-%lld;", gs_tsim_node_name(t, u->node),
+                (long long)(u->start_us / 1000000), (long long)(u->end_us / 1000000));
+    }
+}
+
+/* A gang losing a node (tests/data/scenario/node-failure.yaml): n2 fails at 30 min, both
+ * members wait again and run again once it is back at 1 h; n3 failing at 3 h 30 min sends its
+ * pod to the first node that frees, n1 at 4 h; n2 failing again takes its pod with it. */
+static void test_node_failures(void **state)
+{
+    (void)state;
+    struct gs_scenario *s;
+    struct gs_diag d;
+    char runs[256];
+    gs_diag_init(&d);
+    assert_int_equal(gs_scenario_new(&s), 0);
+    assert_int_equal(gs_scenario_load(s, "tests/data/scenario/node-failure.yaml", &d), 0);
+    assert_int_equal(gs_scenario_resolve(s, &d), 0);
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    runs_of(t, "job-0", runs, sizeof(runs));
+    assert_string_equal(runs, "n1@10-1800;n1@3600-10800;");
+    runs_of(t, "job-1", runs, sizeof(runs));
+    assert_string_equal(runs, "n2@10-1800;n2@3600-10800;");
+    runs_of(t, "whole-node", runs, sizeof(runs));
+    assert_string_equal(runs, "n3@60-12600;n1@14400-21600;");
+    runs_of(t, "late", runs, sizeof(runs)); /* n2 down again from 5 h to 5 h 30 min */
+    assert_string_equal(runs, "n2@10800-18000;n2@19800-21600;");
+    assert_int_equal(find(t, "job-0")->start_us, 10 * 1000000LL); /* its first start */
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
 /* A higher-priority pod needing 1 GPU, whose only candidates are a 3-pod gang's members: the
  * whole gang goes, and nothing else. */
 static void test_preempt_whole_gang(void **state)
@@ -1810,6 +1852,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_preempt_whole_gang),
+        cmocka_unit_test(test_node_failures),
         cmocka_unit_test(test_preempt_smallest_gang),
         cmocka_unit_test(test_small_pods_keep_the_big_hole),
         cmocka_unit_test(test_fair_share_settles),

@@ -62,8 +62,10 @@ int gs__tn_bind(struct gs_tenancy *t, int32_t pod, size_t node, uint32_t mask, s
         (p->sp->duration_us == GS_UNSET || t->now + p->sp->duration_us > t->shadow_t))
         t->resv_stale = 1; /* it will still be there when the head was promised the node */
     p->start = t->now;
-    if (p->first_start < 0)
+    if (p->first_start < 0) {
         p->first_start = t->now;
+        p->first_in_txn = x != NULL;
+    }
     p->reason[0] = 0;
     int crossed = account(t, pod, 1, 0);
     gs__tn_victims_update(t, node);
@@ -106,8 +108,9 @@ int gs__tn_rollback(struct gs_tenancy *t, struct txn *x, size_t bound_to, size_t
             return r;
         p->state = GS_POD_PENDING;
         p->node = -1;
-        if (p->preemptions == 0) /* it had never run: only an eviction brings a pod back */
+        if (p->first_in_txn) /* it had never run (a node lost counts as a run too) */
             p->first_start = -1;
+        p->first_in_txn = 0;
     }
     while (x->evicted.n > evicted_to) {
         int32_t pod = x->evicted.v[--x->evicted.n];
@@ -158,7 +161,8 @@ int gs__tn_commit(struct gs_tenancy *t, struct txn *x, int32_t by)
     }
     for (size_t i = 0; i < x->bound.n; i++) {
         int32_t pod = x->bound.v[i];
-        const struct rpod *p = &t->pods[pod];
+        struct rpod *p = &t->pods[pod];
+        p->first_in_txn = 0;
         struct gs_decision d = {.kind = GS_DECIDE_BIND,
                                 .pod = pod,
                                 .node = p->node,

@@ -39,6 +39,7 @@ struct rpod {
     /* What victim searches read of every pod they pass, together in the first cache line. */
     uint8_t state, preemptible, in_pending, arrived, reclaimed;
     uint8_t never_preempt; /* its PriorityClass says preemptionPolicy: Never */
+    uint8_t first_in_txn;  /* its first start is the open attempt's: a rollback undoes it */
     int8_t charged;        /* 1 dedicated, 2 shared */
     int32_t tenant, queue, group, level, prio;
     int32_t preemptions;
