@@ -117,6 +117,7 @@ struct gs_sched;
 struct gs_diag;
 struct gs_fit;
 struct gs_fit_choice;
+struct gs_fleet;
 
 /*
  * What the multi-tenant scheduler's placement (src/core/tenancy) shows a score plugin of one node
@@ -124,8 +125,10 @@ struct gs_fit_choice;
  * and what only the scheduler knows.
  */
 struct gs_place_view {
+    const struct gs_fleet *fleet;
+    size_t node;
     const struct gs_fit *pod;
-    const struct gs_fit_choice *choice;
+    const struct gs_fit_choice *choice; /* NULL for place_bound */
     int32_t zone_spread; /* az tier: 1000 when no member of the pod's gang runs in the node's
                             zone, 250 less for each that does (0 from four); else 1000 */
     int full;            /* the full way: tenants, tiers and gangs are in force */
@@ -160,6 +163,9 @@ struct gs_plugin {
      * node can score). A score plugin has score, place, or both. */
     int32_t (*place)(const struct gs_place_view *v);
     int place_full_only;
+    /* place_bound: what place() could give on the node at most, before it is fitted (no
+     * choice yet); NULL for GS_SCORE_MAX. A search passes over nodes that cannot win. */
+    int32_t (*place_bound)(const struct gs_place_view *v);
 };
 
 struct gs_profile {

@@ -257,13 +257,7 @@ static void log_pod(const char *msg, const struct gsd_state *st, const struct gs
 /* A bind: @p starts on what the scheduler gave it. */
 static int started(struct gsd_state *st, struct gsd_pod *p, int64_t now)
 {
-    if (p->state != GSD_RUNNING) {
-        st->npending--;
-        st->nrunning++;
-        if (p->grp)
-            p->grp->running++;
-    }
-    p->state = GSD_RUNNING;
+    gsd_pod_set_state(st, p, GSD_RUNNING);
     p->start_us = now;
     gsd_sched_sync(st, p);
     gsd_snap_touch(st, p);
@@ -282,13 +276,7 @@ static int started(struct gsd_state *st, struct gsd_pod *p, int64_t now)
 static int stopped(struct gsd_state *st, struct gsd_pod *p, const struct gs_decision *d,
                    int64_t now)
 {
-    if (p->state == GSD_RUNNING) {
-        st->nrunning--;
-        st->npending++;
-        if (p->grp)
-            p->grp->running--;
-    }
-    p->state = GSD_PENDING;
+    gsd_pod_set_state(st, p, GSD_PENDING);
     gsd_sched_sync(st, p);
     gsd_snap_touch(st, p);
     p->pl = (struct gs_placement){.node = -1};

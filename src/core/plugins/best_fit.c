@@ -37,9 +37,15 @@ static int32_t place(const struct gs_place_view *v)
     return v->choice->packing;
 }
 
+static int32_t place_bound(const struct gs_place_view *v)
+{
+    return gs_fleet_packing_bound(v->fleet, v->node, v->pod);
+}
+
 const struct gs_plugin gs_plugin_gpu_bin_packing = {
     .name = "GPUBinPacking",
     .points = 1u << GS_EP_SCORE,
     .score = score,
     .place = place,
+    .place_bound = place_bound,
 };

@@ -233,6 +233,8 @@ static int64_t score(const struct gs_tenancy *t, const struct rpod *p, size_t no
                      const struct gs_fit_choice *c)
 {
     struct gs_place_view v = {
+        .fleet = t->fleet,
+        .node = node,
         .pod = &p->fit,
         .choice = c,
         .zone_spread = p->fit.tier == GS_TIER_AZ ? zone_spread(t, p, node) : 1000,
@@ -250,6 +252,25 @@ static int64_t score(const struct gs_tenancy *t, const struct rpod *p, size_t no
 }
 
 #define SCORE_MAX(t) ((t)->score_max)
+
+/*
+ * Could @p's score on @node beat the best so far (@best on @at, nodes coming in ascending
+ * order)? The plugins' bounds, before the node is fitted. The node held for the head of the
+ * queue is always fitted: finding it held is what the pass learns (gs__tn_held()).
+ */
+static int may_beat(const struct gs_tenancy *t, const struct rpod *p, size_t node, int64_t best,
+                    size_t at)
+{
+    if (best < 0 || (int32_t)node == t->resv_node)
+        return 1;
+    struct gs_place_view v = {.fleet = t->fleet, .node = node, .pod = &p->fit, .full = 1};
+    int64_t up = 0;
+    for (int i = 0; i < t->nscore; i++)
+        up +=
+            (int64_t)t->score_weight[i] *
+            (t->score_plugin[i]->place_bound ? t->score_plugin[i]->place_bound(&v) : GS_SCORE_MAX);
+    return up > best || (up == best && node < at);
+}
 
 static void why_nodes(struct gs_tenancy *t, struct rpod *p, const int64_t *count, int64_t quota,
                       const char *quota_why, int64_t reserved, int only_node)
@@ -353,6 +374,10 @@ static void scan(struct gs_tenancy *t, struct rpod *p, int32_t pod, const int32_
     t->stamp++;
     for (size_t i = lo; i < hi; i++) {
         size_t n = list ? (size_t)list[i] : i;
+        /* Once a node fits, the reasons are not needed: a node that cannot win is passed
+         * unread. */
+        if (!may_beat(t, p, n, o->best, o->node))
+            continue;
         t->work.node_fits++;
         int model = gs_fleet_node_model(t->fleet, n);
         size_t key = (size_t)t->pol->nodes[n].template_index * t->nzones +

@@ -79,6 +79,7 @@ struct rpod {
     int64_t saved_us; /* of its nominal run, what its checkpoints saved before its last eviction
                        * (gpusched.io/checkpoint-interval): it resumes there */
     int64_t speed, since, end;
+    int64_t every_us; /* its spec's checkpoint interval, kept here for victim searches */
     int64_t busy, alloc;
     int64_t ts_entitled; /* time-sliced: its part of its queue's entitlement on its cards */
 };
