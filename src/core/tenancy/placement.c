@@ -263,7 +263,8 @@ static int may_beat(const struct gs_tenancy *t, const struct rpod *p, size_t nod
 {
     if (best < 0 || (int32_t)node == t->resv_node)
         return 1;
-    struct gs_place_view v = {.fleet = t->fleet, .node = node, .pod = &p->fit, .full = 1};
+    struct gs_place_view v = {
+        .fleet = t->fleet, .node = node, .pod = &p->fit, .full = t->way == GS_WAY_FULL};
     int64_t up = 0;
     for (int i = 0; i < t->nscore; i++)
         up +=
