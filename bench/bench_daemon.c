@@ -2,9 +2,9 @@
  * Benchmark of gpuschedd through its API on 127.0.0.1 (the daemon binary: $GPUSCHEDD_BIN, or
  * build/gpuschedd). Prints figures; asserts nothing.
  *   1. submissions per second and latency percentiles: CLIENTS keep-alive clients POST pods;
- *   2. extender filter and prioritize with 5,000 NodeNames: latency percentiles, with the same
- *      names every call and with their order changing from call to call, and for a pod asking a
- *      MIG instance (nvidia.com/mig-3g.40gb; the A100 nodes may turn MIG);
+ *   2. extender filter and prioritize with 5,000 NodeNames, a different pod every call: latency
+ *      percentiles, with the same names every call and with their order changing from call to
+ *      call, and for pods asking a MIG instance (the A100 nodes may turn MIG);
  *   3. restart time with 100,000 pods in the store: from exec to the first answer.
  * Usage: bench_daemon [SUBMISSIONS [STORE_PODS]]
  */
@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define CLIENTS   8
 #define EXT_NODES 5000
@@ -31,6 +32,24 @@ struct client {
     double *lat;
     int failed;
 };
+
+/* CPU seconds (user + system) the daemon has used so far, from /proc: what it costs, whatever
+ * else shares the machine. */
+static double daemon_cpu(void)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)d.pid);
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')'); /* after the command name: fields 3 on */
+    unsigned long long ut = 0, st = 0;
+    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+        return 0;
+    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
 
 static size_t discard(char *p, size_t sz, size_t n, void *ud)
 {
@@ -77,7 +96,7 @@ static void bench_submit(int n, const char *prefix, const char *what)
     struct client c[CLIENTS];
     double *lat = calloc((size_t)n, sizeof(*lat));
     int per = n / CLIENTS, failed = 0;
-    double t0 = l_now();
+    double t0 = l_now(), cpu0 = daemon_cpu();
     for (int i = 0; i < CLIENTS; i++) {
         c[i] = (struct client){prefix, i, i * per, (i + 1) * per, lat + i * per, 0};
         pthread_create(&t[i], NULL, submitter, &c[i]);
@@ -86,25 +105,44 @@ static void bench_submit(int n, const char *prefix, const char *what)
         pthread_join(t[i], NULL);
         failed += c[i].failed;
     }
-    double el = l_now() - t0;
+    double el = l_now() - t0, cpu = daemon_cpu() - cpu0;
     int done = per * CLIENTS;
     if (what)
         printf("%s: %d pods by %d clients in %.2f s: %.0f submissions/s; latency p50 %.2f ms, "
-               "p99 %.2f ms, max %.2f ms; %d not 201\n",
+               "p99 %.2f ms, max %.2f ms; %d not 201; daemon CPU %.2f s (%.0f us a pod)\n",
                what, done, CLIENTS, el, done / el, l_pct(lat, (size_t)done, 0.50) * 1e3,
-               l_pct(lat, (size_t)done, 0.99) * 1e3, l_pct(lat, (size_t)done, 1.0) * 1e3, failed);
+               l_pct(lat, (size_t)done, 0.99) * 1e3, l_pct(lat, (size_t)done, 1.0) * 1e3, failed,
+               cpu, cpu / done * 1e6);
     free(lat);
 }
 
+/* The MIG profiles of an A100-SXM4-80GB, one per extender call in turn. */
+static const char *const mig_profiles[] = {"nvidia.com/mig-1g.10gb", "nvidia.com/mig-2g.20gb",
+                                           "nvidia.com/mig-3g.40gb", "nvidia.com/mig-4g.40gb",
+                                           "nvidia.com/mig-7g.80gb"};
+
 /*
- * filter then prioritize, EXT_CALLS times. @vary: every call names the nodes in another order
- * than the call before (as kube-scheduler does when the feasible nodes change), so nothing read
- * for one call serves the next; else every call sends the same names.
+ * filter then prioritize, EXT_CALLS times, each call for another pod (as kube-scheduler asks
+ * about each pod it places): a name of its own and, in turn, one or two whole cards or a share
+ * of 10-89 % of one; with @mig, one MIG instance of each A100 profile in turn. @vary: every
+ * call names the nodes in another order than the call before (as kube-scheduler does when the
+ * feasible nodes change), so nothing read for one call serves the next; else every call sends
+ * the same names.
  */
-static void bench_extender(int vary, const char *mig)
+static void bench_extender(int vary, int mig)
 {
-    char *body[2] = {l_extender_args(EXT_NODES, 0, "ext-0", 2, mig),
-                     l_extender_args(EXT_NODES, vary, "ext-0", 2, mig)};
+    static int row;
+    char **body = calloc(2 * EXT_CALLS, sizeof(*body));
+    for (int i = 0; i < EXT_CALLS; i++) {
+        char pod[32];
+        int share = i % 3 == 0;
+        const char *m = mig ? mig_profiles[i % 5] : NULL;
+        snprintf(pod, sizeof(pod), "ext-%d-%d", row, i);
+        for (int k = 0; k < 2; k++)
+            body[2 * i + k] = l_extender_args(EXT_NODES, vary && (k + i) % 2, pod,
+                                              share ? 1 : 1 + i % 2, share ? 10 + i % 80 : 0, m);
+    }
+    row++;
     double *lf = calloc(EXT_CALLS, sizeof(double)), *lp = calloc(EXT_CALLS, sizeof(double));
     double *lb = calloc(EXT_CALLS, sizeof(double));
     CURL *h = curl_easy_init();
@@ -113,32 +151,36 @@ static void bench_extender(int vary, const char *mig)
     char url[64];
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, hd);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);
+    double cpu0 = daemon_cpu();
     for (int i = 0; i < EXT_CALLS; i++) {
         double t0 = l_now();
         snprintf(url, sizeof(url), "http://127.0.0.1:%d/extender/filter", d.port);
         curl_easy_setopt(h, CURLOPT_URL, url);
-        curl_easy_setopt(h, CURLOPT_POSTFIELDS, body[0]);
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS, body[2 * i]);
         curl_easy_perform(h);
         double t1 = l_now();
         snprintf(url, sizeof(url), "http://127.0.0.1:%d/extender/prioritize", d.port);
         curl_easy_setopt(h, CURLOPT_URL, url);
-        curl_easy_setopt(h, CURLOPT_POSTFIELDS, body[1]);
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS, body[2 * i + 1]);
         curl_easy_perform(h);
         double t2 = l_now();
         lf[i] = t1 - t0;
         lp[i] = t2 - t1;
         lb[i] = t2 - t0;
     }
-    printf("extender, %d NodeNames%s%s%s, request body %zu bytes, %d calls each: filter p50 %.2f "
-           "ms p99 %.2f ms; prioritize p50 %.2f ms p99 %.2f ms; filter+prioritize p99 %.2f ms\n",
-           EXT_NODES, vary ? " (order changing every call)" : "", mig ? ", pod asking " : "",
-           mig ? mig : "", strlen(body[0]), EXT_CALLS, l_pct(lf, EXT_CALLS, 0.5) * 1e3,
-           l_pct(lf, EXT_CALLS, 0.99) * 1e3, l_pct(lp, EXT_CALLS, 0.5) * 1e3,
-           l_pct(lp, EXT_CALLS, 0.99) * 1e3, l_pct(lb, EXT_CALLS, 0.99) * 1e3);
+    printf("extender, %d NodeNames%s, a different pod every call%s, request body %zu bytes, %d "
+           "calls each: filter p50 %.2f ms p99 %.2f ms; prioritize p50 %.2f ms p99 %.2f ms; "
+           "filter+prioritize p99 %.2f ms; daemon CPU %.2f ms a pair\n",
+           EXT_NODES, vary ? " (order changing every call)" : "",
+           mig ? " (one MIG instance each, A100 profiles in turn)" : "", strlen(body[0]), EXT_CALLS,
+           l_pct(lf, EXT_CALLS, 0.5) * 1e3, l_pct(lf, EXT_CALLS, 0.99) * 1e3,
+           l_pct(lp, EXT_CALLS, 0.5) * 1e3, l_pct(lp, EXT_CALLS, 0.99) * 1e3,
+           l_pct(lb, EXT_CALLS, 0.99) * 1e3, (daemon_cpu() - cpu0) / EXT_CALLS * 1e3);
     curl_slist_free_all(hd);
     curl_easy_cleanup(h);
-    free(body[0]);
-    free(body[1]);
+    for (int i = 0; i < 2 * EXT_CALLS; i++)
+        free(body[i]);
+    free(body);
     free(lf);
     free(lp);
     free(lb);
@@ -165,9 +207,9 @@ int main(int argc, char **argv)
     }
     printf("gpuschedd on 127.0.0.1, store in %s (synchronous=FULL), %d nodes\n", d.dir, EXT_NODES);
     bench_submit(subs, "b", "submit");
-    bench_extender(0, NULL);
-    bench_extender(1, NULL);
-    bench_extender(0, "nvidia.com/mig-3g.40gb");
+    bench_extender(0, 0);
+    bench_extender(1, 0);
+    bench_extender(0, 1);
     bench_submit(store - subs, "fill", NULL);
     struct answer a;
     h_call(&d, "GET", "/v1/status", TOKEN_ADMIN, NULL, &a);

@@ -161,6 +161,14 @@ void gs_fleet_node_left(const struct gs_fleet *f, size_t node, int64_t *cpu_mill
 const char *gs_card_mode_name(enum gs_card_mode m);
 
 /*
+ * gs_fleet_packing_bound() - a bound the packing gs_fleet_fit() would give @r on @node cannot
+ * pass (0..1000: the node's cards' compute held, each card's up to 1000, with @r's share added
+ * on as many cards as it asks, over the node's cards), from a packed per-node sum, without
+ * reading the node: a search may pass over a node whose best score cannot win. O(1).
+ */
+int32_t gs_fleet_packing_bound(const struct gs_fleet *f, size_t node, const struct gs_fit *r);
+
+/*
  * gs_fleet_fit() - can @r go on node @node now, and on which cards.
  * Return: GS_FIT_OK with *@out filled, or the first reason it cannot (out untouched).
  * Complexity: O(cards of the node + pods on it).

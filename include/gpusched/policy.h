@@ -264,8 +264,24 @@ struct gs_pod_spec {
  * The policy documents in force and the cluster they apply to. Arrays are owned by whoever built
  * the policy (a struct gs_scenario owns its own, gs_scenario_free() releases them).
  */
+/* One score plugin of the multi-tenant scheduler's profile and its weight. */
+struct gs_score_spec {
+    int plugin;     /* gs_plugin_find() id of a plugin that places (gs_plugin_places()) */
+    int32_t weight; /* 1..GS_WEIGHT_MAX */
+};
+
+#define GS_SCN_SCORES 16 /* score plugins of one profile (as a profile holds) */
+
 struct gs_policy {
     struct gs_tier_spec tiers[5]; /* indexed by enum gs_tier; [0] unused */
+    /* The score point of a KubeSchedulerConfiguration's profile, as the multi-tenant scheduler
+     * runs it (has_scores 1); else the seed's GPUBinPacking 8, TopologyScore 6, FairnessScore 4
+     * (gs_profile_new_placement()). A profile may disable every score (has_scores 1, nscores 0):
+     * then the first node that fits, in node order, is taken. */
+    int has_scores;
+    int nscores;
+    struct gs_score_spec scores[GS_SCN_SCORES];
+    struct gs_scn_src scores_src; /* where its document starts */
     struct gs_tenant_spec *tenants;
     size_t ntenants;
     struct gs_step_profile *profiles;

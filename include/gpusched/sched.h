@@ -61,6 +61,15 @@ const char *gs_plugin_name(int id);
 unsigned gs_plugin_points(int id);
 
 /*
+ * Which scheduler a score plugin scores for: gs_plugin_scores_states() - the trace replay's
+ * (gs_sched, node states); gs_plugin_places() - the multi-tenant scheduler's placements
+ * (gpusched/tenancy.h: GPUBinPacking, TopologyScore, FairnessScore). Return: 1 or 0 (0 too for
+ * an id out of range or a plugin that does not score).
+ */
+int gs_plugin_scores_states(int id);
+int gs_plugin_places(int id);
+
+/*
  * gs_profile_new() - an empty profile named @scheduler_name (copied; NULL = "gpusched").
  * Return: 0 and *@out (free with gs_profile_free()), or -ENOMEM.
  */
@@ -116,6 +125,16 @@ int gs_profile_for_policy(const char *policy, struct gs_profile **out, struct gs
  * "gpusched" policy. Return: 0 and *@out; -ENOMEM.
  */
 int gs_profile_new_default(const char *scheduler_name, struct gs_profile **out, struct gs_diag *d);
+
+/*
+ * gs_profile_new_placement() - the multi-tenant scheduler's default profile, named
+ * @scheduler_name (NULL = "gpusched"): the seed's (seed 000 §3.2) score plugins GPUBinPacking 8,
+ * TopologyScore 6 and FairnessScore 4, with GPUQueueSort, GPUAvailability, NodeGPUFilter and
+ * NodeGPUReserve; what a KubeSchedulerConfiguration profile for that scheduler starts from.
+ * Return: 0 and *@out; -ENOMEM.
+ */
+int gs_profile_new_placement(const char *scheduler_name, struct gs_profile **out,
+                             struct gs_diag *d);
 
 /* Where a pod was put. */
 struct gs_placement {

@@ -8,7 +8,9 @@
 #include "gpusched/config.h"
 
 #include "gpusched/diag.h"
+#include "gpusched/policy.h"
 #include "gpusched/sched.h"
+#include "kubesched_impl.h"
 #include "yamlutil.h"
 
 #include <errno.h>
@@ -69,7 +71,9 @@ struct sel {
     const char *want;        /* schedulerName asked for, NULL = first */
     struct gs_profile *kept; /* the selected profile, once found */
     size_t kept_line;
-    int nksc; /* KubeSchedulerConfiguration documents seen */
+    int nksc;      /* KubeSchedulerConfiguration documents seen */
+    int placement; /* for the multi-tenant scheduler (gs_profile_new_placement()) */
+    int nprofiles; /* profiles seen */
 };
 
 /* One extension point of one profile. */
@@ -78,12 +82,14 @@ struct point {
     int ep;           /* enum gs_ext_point, or negative when gpusched has no such point */
     const char *where;
     struct gs_profile *p;
+    int placement;
 };
 
 /* A profile, or its plugins mapping, being walked. */
 struct scope {
     const char *where;
     struct gs_profile *p;
+    int placement;
 };
 
 struct top {
@@ -179,6 +185,25 @@ static int enable_entry(struct gs__yctx *c, const struct point *pt, const struct
         return 0;
     }
     int id = gs_plugin_find(gs__yaml_str(e->name));
+    if (pt->placement && pt->ep == GS_EP_SCORE && id < 0)
+        return gs__yaml_err(c, e->name,
+                            "plugin %s is not a score plugin of the multi-tenant scheduler "
+                            "(GPUBinPacking, TopologyScore, FairnessScore)",
+                            gs__yaml_show(e->name, buf));
+    if (pt->placement && pt->ep == GS_EP_SCORE && !gs_plugin_places(id)) {
+        gs__yaml_warn(c, e->name,
+                      "plugin %s scores the trace replay's node states (gpusched simulate "
+                      "--config), not the multi-tenant scheduler's placements; ignored",
+                      gs__yaml_show(e->name, buf));
+        return 0;
+    }
+    if (!pt->placement && pt->ep == GS_EP_SCORE && id >= 0 && !gs_plugin_scores_states(id)) {
+        gs__yaml_warn(c, e->name,
+                      "plugin %s scores the multi-tenant scheduler's placements (gpusched "
+                      "simulate --scenario, gpuschedd), not the trace replay's; ignored",
+                      gs__yaml_show(e->name, buf));
+        return 0;
+    }
     if (id < 0) {
         gs__yaml_warn(c, e->name,
                       "plugin %s (%s) is not built in this version of gpusched; ignored",
@@ -270,7 +295,8 @@ static int plugins_field(struct gs__yctx *c, int field, yaml_node_t *val, void *
     char where[WHERE_MAX];
     struct lists l = {NULL, NULL};
     gs__yaml_label(where, sizeof(where), "%s.%s", parent->where, point_keys[field]);
-    struct point pt = {point_keys[field], gs_ext_point_find(point_keys[field]), where, parent->p};
+    struct point pt = {point_keys[field], gs_ext_point_find(point_keys[field]), where, parent->p,
+                       parent->placement};
     int rc =
         gs__yaml_each_field(c, val, list_keys, GS__YAML_NKEYS(list_keys), where, lists_field, &l);
     /* Disabled first, as kube-scheduler merges them: "disable all, then enable these" works. */
@@ -288,7 +314,7 @@ static int profile_field(struct gs__yctx *c, int field, yaml_node_t *val, void *
     if (field != PROFILE_PLUGINS) /* schedulerName is read before; the rest is not interpreted */
         return 0;
     gs__yaml_label(where, sizeof(where), "%s.plugins", prof->where);
-    struct scope parent = {where, prof->p};
+    struct scope parent = {where, prof->p, prof->placement};
     return gs__yaml_each_field(c, val, point_keys, GS__YAML_NKEYS(point_keys), where, plugins_field,
                                &parent);
 }
@@ -331,7 +357,9 @@ static int load_profile(struct gs__yctx *c, yaml_node_t *n, int idx, struct sel 
                             s->kept_line);
     bool selected = !s->kept && (!s->want || strcmp(name, s->want) == 0);
     struct gs_profile *p;
-    if (gs_profile_new_default(name, &p, c->d) < 0)
+    s->nprofiles++;
+    if ((s->placement ? gs_profile_new_placement(name, &p, c->d)
+                      : gs_profile_new_default(name, &p, c->d)) < 0)
         return gs_diag_error_code(c->d, -ENOMEM, "%s: out of memory", c->path);
     if (strcmp(gs_profile_name(p), name) != 0) { /* the profile stores a bounded name */
         rc = gs__yaml_err(c, at, "schedulerName %s is longer than %zu bytes",
@@ -340,7 +368,7 @@ static int load_profile(struct gs__yctx *c, yaml_node_t *n, int idx, struct sel 
         return rc;
     }
     bool quiet = c->quiet;
-    struct scope prof = {where, p};
+    struct scope prof = {where, p, s->placement};
     c->quiet = !selected;
     rc = gs__yaml_each_field(c, n, profile_keys, GS__YAML_NKEYS(profile_keys), where, profile_field,
                              &prof);
@@ -446,7 +474,7 @@ int gs_config_load_kubesched(const char *path, const char *scheduler_name, struc
 {
     unsigned char *buf = NULL;
     size_t len = 0;
-    struct sel s = {scheduler_name, NULL, 0, 0};
+    struct sel s = {scheduler_name, NULL, 0, 0, 0, 0};
     if (!path || !out)
         return gs_diag_error(d, "gs_config_load_kubesched: path and out must not be NULL");
     int rc = gs__yaml_read(path, false, GS_CONFIG_MAX_BYTES, "not a scheduler configuration", &buf,
@@ -473,4 +501,54 @@ int gs_config_load_kubesched(const char *path, const char *scheduler_name, struc
     }
     *out = s.kept;
     return 0;
+}
+
+/* The multi-tenant scheduler runs its own queue order, filters and reserve: a profile that
+ * changes them is warned about, at its document, once per point. */
+static int fixed_points(struct gs__yctx *c, yaml_node_t *root, const struct gs_profile *p)
+{
+    struct gs_profile *def;
+    if (gs_profile_new_placement(NULL, &def, c->d) < 0)
+        return gs_diag_error_code(c->d, -ENOMEM, "%s: out of memory", c->path);
+    for (int ep = 0; ep < GS_EP_COUNT; ep++) {
+        int n = gs_profile_count(p, (enum gs_ext_point)ep);
+        int same = n == gs_profile_count(def, (enum gs_ext_point)ep);
+        for (int i = 0; same && i < n; i++)
+            same = gs_profile_at(p, (enum gs_ext_point)ep, i, NULL) ==
+                   gs_profile_at(def, (enum gs_ext_point)ep, i, NULL);
+        if (!same && ep != GS_EP_SCORE)
+            gs__yaml_warn(c, root,
+                          "profile %s: the multi-tenant scheduler runs its own %s plugins; only "
+                          "its score plugins and weights are interpreted",
+                          gs_profile_name(p), gs_ext_point_name((enum gs_ext_point)ep));
+    }
+    gs_profile_free(def);
+    return 0;
+}
+
+int gs__kubesched_policy(struct gs__yctx *c, yaml_node_t *root, struct gs_policy *pol)
+{
+    struct sel s = {NULL, NULL, 0, 0, 1, 0};
+    int rc = load_document(c, root, &s);
+    if (!rc && !s.kept)
+        rc = gs__yaml_err(c, root, KSC_KIND " without profiles");
+    if (!rc && s.nprofiles > 1)
+        gs__yaml_warn(c, root,
+                      "%d profiles: the first, %s, schedules the scenario's pods; the others "
+                      "are checked and not run",
+                      s.nprofiles, gs_profile_name(s.kept));
+    if (!rc)
+        rc = fixed_points(c, root, s.kept);
+    int n = rc ? 0 : gs_profile_count(s.kept, GS_EP_SCORE);
+    for (int i = 0; i < n && i < GS_SCN_SCORES; i++) {
+        int w = 0;
+        pol->scores[i].plugin = gs_profile_at(s.kept, GS_EP_SCORE, i, &w);
+        pol->scores[i].weight = w;
+    }
+    if (!rc) {
+        pol->has_scores = 1;
+        pol->nscores = n;
+    }
+    gs_profile_free(s.kept);
+    return rc;
 }

@@ -8,6 +8,7 @@
  * as they are); wrong types and bad values are errors.
  */
 #include "scenario_impl.h"
+#include "kubesched_impl.h"
 
 #include "gpusched/diag.h"
 
@@ -138,8 +139,18 @@ static int dispatch(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *roo
         return kinds_read[i].fn(c, L, root);
     }
     if (strcmp(k, "KubeSchedulerConfiguration") == 0) {
-        L->s->has_kubesched = 1; /* gs_config_load_kubesched() reads it */
-        return 0;
+        struct gs_policy *pol = &L->s->policy;
+        char at[sizeof(pol->scores_src.file) + 32];
+        if (pol->has_scores)
+            return gs__yaml_err(c, root,
+                                "a second KubeSchedulerConfiguration (the first at %s): one "
+                                "profile schedules the scenario's pods",
+                                gs__scn_where(&pol->scores_src, at, sizeof(at)));
+        L->s->has_kubesched = 1;
+        rc = gs__kubesched_policy(c, root, pol);
+        if (!rc)
+            gs__scn_src(c, L, root, &pol->scores_src);
+        return rc;
     }
     for (size_t i = 0; i < sizeof(kinds_elsewhere) / sizeof(kinds_elsewhere[0]); i++)
         if (strcmp(k, kinds_elsewhere[i]) == 0) {

@@ -390,6 +390,12 @@ static int refile(struct gs_sched *s, uint32_t i, int first)
 static int check_profile(const struct gs_profile *p, struct gs_diag *d)
 {
     for (int i = 0; i < p->n[GS_EP_SCORE]; i++)
+        if (!gs__plugins[p->id[GS_EP_SCORE][i]]->score)
+            return gs_diag_error(d,
+                                 "profile %s: %s scores the multi-tenant scheduler's placements, "
+                                 "not the trace replay's node states",
+                                 p->name, gs__plugins[p->id[GS_EP_SCORE][i]]->name);
+    for (int i = 0; i < p->n[GS_EP_SCORE]; i++)
         if (gs__plugins[p->id[GS_EP_SCORE][i]]->tie == GS_TIE_UNIFORM && p->n[GS_EP_SCORE] > 1)
             return gs_diag_error(d,
                                  "profile %s: %s draws among all feasible nodes and cannot be "

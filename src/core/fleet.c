@@ -60,7 +60,8 @@ struct gs_fleet {
     struct fnode *nodes;
     size_t n;
     /* Per node, packed: what searches ask of every node they pass (a node is over 1 KB). */
-    uint8_t *model, *nvlink, *nfree;
+    uint8_t *model, *nvlink, *nfree, *ngpu;
+    int32_t *used; /* per node: its cards' compute held, each card's up to 1000 (packing) */
     int32_t *open; /* nodes with a free or shared card, ascending */
     size_t nopen;
     int64_t cards, allocated;
@@ -167,9 +168,12 @@ int gs_fleet_new(const struct gs_policy *s, struct gs_fleet **out, struct gs_dia
         f->model = calloc(cap, 1);
         f->nvlink = calloc(cap, 1);
         f->nfree = calloc(cap, 1);
+        f->ngpu = calloc(cap, 1);
+        f->used = calloc(cap, sizeof(*f->used));
         f->links = calloc(s->ntemplates ? s->ntemplates : 1, sizeof(*f->links));
     }
-    if (!f || !zones || !f->nodes || !f->model || !f->nvlink || !f->nfree || !f->links) {
+    if (!f || !zones || !f->nodes || !f->model || !f->nvlink || !f->nfree || !f->ngpu || !f->used ||
+        !f->links) {
         free(zones);
         gs_fleet_free(f);
         return -ENOMEM;
@@ -194,6 +198,7 @@ int gs_fleet_new(const struct gs_policy *s, struct gs_fleet **out, struct gs_dia
         f->model[i] = (uint8_t)f->nodes[i].model;
         f->nvlink[i] = (uint8_t)g;
         f->nfree[i] = (uint8_t)f->nodes[i].nfree;
+        f->ngpu[i] = (uint8_t)f->nodes[i].ngpu;
     }
     free(zones);
     f->open = malloc((f->n ? f->n : 1) * sizeof(*f->open));
@@ -222,6 +227,8 @@ void gs_fleet_free(struct gs_fleet *f)
     free(f->model);
     free(f->nvlink);
     free(f->nfree);
+    free(f->ngpu);
+    free(f->used);
     free(f->open);
     free(f->links);
     free(f);
@@ -291,6 +298,15 @@ int gs_fleet_node_gpus(const struct gs_fleet *f, size_t node)
 int gs_fleet_node_free_cards(const struct gs_fleet *f, size_t node)
 {
     return f->nfree[node];
+}
+
+int32_t gs_fleet_packing_bound(const struct gs_fleet *f, size_t node, const struct gs_fit *r)
+{
+    int ngpu = f->ngpu[node], cards = r->mig ? 1 : r->ncards;
+    if (!ngpu)
+        return 0;
+    int64_t up = f->used[node] + (int64_t)cards * (r->whole ? 1000 : r->compute);
+    return up / ngpu < 1000 ? (int32_t)(up / ngpu) : 1000;
 }
 
 enum gs_card_mode gs_fleet_card_mode(const struct gs_fleet *f, size_t node, int gpu)
@@ -981,7 +997,9 @@ static void cards_apply(struct gs_fleet *f, struct fnode *nd, const struct gs_fi
             mode_enter(f, c, pod);
         else if (was != GS_CARD_FREE && c->mode == GS_CARD_FREE)
             mode_leave(f, c, pod);
-        f->allocated += (c->compute < 1000 ? c->compute : 1000) - before;
+        int32_t delta = (c->compute < 1000 ? c->compute : 1000) - before;
+        f->allocated += delta;
+        f->used[nd - f->nodes] += delta;
     }
     f->nfree[nd - f->nodes] = (uint8_t)nd->nfree;
     open_update(f, (size_t)(nd - f->nodes));

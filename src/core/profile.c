@@ -51,6 +51,16 @@ unsigned gs_plugin_points(int id)
     return id >= 0 && id < gs_plugin_count() ? gs__plugins[id]->points : 0;
 }
 
+int gs_plugin_scores_states(int id)
+{
+    return id >= 0 && id < gs_plugin_count() && gs__plugins[id]->score != NULL;
+}
+
+int gs_plugin_places(int id)
+{
+    return id >= 0 && id < gs_plugin_count() && gs__plugins[id]->place != NULL;
+}
+
 int gs_profile_new(const char *scheduler_name, struct gs_profile **out)
 {
     struct gs_profile *p = calloc(1, sizeof(*p));
@@ -138,9 +148,11 @@ static const struct {
     {"gpuclustering", {"GpuClustering", NULL}, {1, 0}},
     {"dotprod", {"DotProd", NULL}, {1, 0}},
     {"random", {"Random", NULL}, {1, 0}},
+    /* the multi-tenant scheduler's (seed 000 §3.2); not a trace replay policy */
+    {"placement", {"GPUBinPacking", "TopologyScore", "FairnessScore"}, {8, 6, 4}},
 };
 
-#define NPOLICIES (sizeof(policies) / sizeof(policies[0]))
+#define NPOLICIES (sizeof(policies) / sizeof(policies[0]) - 1)
 
 const char *const *gs_policy_names(void)
 {
@@ -160,19 +172,11 @@ static int enable_named(struct gs_profile *p, enum gs_ext_point ep, const char *
     return gs_profile_enable(p, ep, id, weight, d);
 }
 
-int gs_profile_for_policy(const char *policy, struct gs_profile **out, struct gs_diag *d)
+/* The profile of policies[@k], named @name. */
+static int profile_of(size_t k, const char *name, struct gs_profile **out, struct gs_diag *d)
 {
-    size_t k;
-    for (k = 0; k < NPOLICIES; k++)
-        if (strcmp(policies[k].policy, policy) == 0)
-            break;
-    if (k == NPOLICIES)
-        return gs_diag_error(d,
-                             "unknown policy \"%s\" (known: gpusched, fgd, bestfit, "
-                             "gpupacking, gpuclustering, dotprod, random, all)",
-                             policy);
     struct gs_profile *p;
-    if (gs_profile_new(policy, &p) < 0)
+    if (gs_profile_new(name, &p) < 0)
         return -ENOMEM;
     int rc = enable_named(p, GS_EP_QUEUE_SORT, "GPUQueueSort", 1, d);
     if (!rc)
@@ -191,15 +195,28 @@ int gs_profile_for_policy(const char *policy, struct gs_profile **out, struct gs
     return 0;
 }
 
+int gs_profile_for_policy(const char *policy, struct gs_profile **out, struct gs_diag *d)
+{
+    size_t k;
+    for (k = 0; k < NPOLICIES; k++)
+        if (strcmp(policies[k].policy, policy) == 0)
+            break;
+    if (k == NPOLICIES)
+        return gs_diag_error(d,
+                             "unknown policy \"%s\" (known: gpusched, fgd, bestfit, "
+                             "gpupacking, gpuclustering, dotprod, random, all)",
+                             policy);
+    return profile_of(k, policy, out, d);
+}
+
 int gs_profile_new_default(const char *scheduler_name, struct gs_profile **out, struct gs_diag *d)
 {
-    struct gs_profile *p;
-    int rc = gs_profile_for_policy("gpusched", &p, d);
-    if (rc)
-        return rc;
-    snprintf(p->name, sizeof(p->name), "%s", scheduler_name ? scheduler_name : "gpusched");
-    *out = p;
-    return 0;
+    return profile_of(0, scheduler_name, out, d);
+}
+
+int gs_profile_new_placement(const char *scheduler_name, struct gs_profile **out, struct gs_diag *d)
+{
+    return profile_of(NPOLICIES, scheduler_name, out, d);
 }
 
 int gs_queue_less(int32_t a_prio, uint64_t a_seq, int32_t b_prio, uint64_t b_seq)

@@ -115,6 +115,24 @@ struct gs_typical {
 
 struct gs_sched;
 struct gs_diag;
+struct gs_fit;
+struct gs_fit_choice;
+struct gs_fleet;
+
+/*
+ * What the multi-tenant scheduler's placement (src/core/tenancy) shows a score plugin of one node
+ * that fits the pod: the request, the cards gs_fleet_fit() chose there with its measures of them,
+ * and what only the scheduler knows.
+ */
+struct gs_place_view {
+    const struct gs_fleet *fleet;
+    size_t node;
+    const struct gs_fit *pod;
+    const struct gs_fit_choice *choice; /* NULL for place_bound */
+    int32_t zone_spread; /* az tier: 1000 when no member of the pod's gang runs in the node's
+                            zone, 250 less for each that does (0 from four); else 1000 */
+    int full;            /* the full way: tenants, tiers and gangs are in force */
+};
 
 /* Tie handling a score plugin asks for: among nodes, and among the cards of one node. */
 enum gs_tie { GS_TIE_NODE_PRIORITY = 0, GS_TIE_UNIFORM = 1 };
@@ -140,6 +158,14 @@ struct gs_plugin {
     /* reserve: pick the cards on node @n for @pc, given the preferred share card @gpu (-1 none) */
     int (*reserve)(struct gs_sched *s, const struct gs_node *n, const struct gs_podclass *pc,
                    int gpu, struct gs_placement *out);
+    /* place: 0..GS_SCORE_MAX for a multi-tenant placement (a score plugin of that scheduler);
+     * place_full_only: it scores only in the full way (0 elsewhere, and no part of the most a
+     * node can score). A score plugin has score, place, or both. */
+    int32_t (*place)(const struct gs_place_view *v);
+    int place_full_only;
+    /* place_bound: what place() could give on the node at most, before it is fitted (no
+     * choice yet); NULL for GS_SCORE_MAX. A search passes over nodes that cannot win. */
+    int32_t (*place_bound)(const struct gs_place_view *v);
 };
 
 struct gs_profile {

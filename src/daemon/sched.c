@@ -261,13 +261,7 @@ static void log_pod(const char *msg, const struct gsd_state *st, const struct gs
 static int started(struct gsd_state *st, struct gsd_pod *p, const struct gs_decision *d,
                    int64_t now)
 {
-    if (p->state != GSD_RUNNING) {
-        st->npending--;
-        st->nrunning++;
-        if (p->grp)
-            p->grp->running++;
-    }
-    p->state = GSD_RUNNING;
+    gsd_pod_set_state(st, p, GSD_RUNNING);
     p->start_us = now;
     st->nudge_due |= p->nominated;
     gsd_sched_sync(st, p);
@@ -319,9 +313,7 @@ static int evicted_in_kube(struct gsd_state *st, struct gsd_pod *p, int64_t now)
     char node[GS_NAME_MAX];
     snprintf(node, sizeof(node), "%s", gs_cluster_node_name(st->cluster, (size_t)p->pl.node));
     gsd_sched_forget(st, p, 0);
-    st->npending--; /* stopped() counted it pending */
-    st->nevicting++;
-    p->state = GSD_EVICTING;
+    gsd_pod_set_state(st, p, GSD_EVICTING); /* off the pending list stopped() put it on */
     gsd_pod_unnominate(st, p);
     gsd_snap_touch(st, p);
     gsd_sched_evict(st, p, 0);
@@ -340,13 +332,7 @@ static int stopped(struct gsd_state *st, struct gsd_pod *p, const struct gs_deci
     int kube =
         p->source == GSD_SRC_EXTENDER && p->state == GSD_RUNNING && !p->nominated && st->cfg->kube;
     p->nudged = 0;
-    if (p->state == GSD_RUNNING) {
-        st->nrunning--;
-        st->npending++;
-        if (p->grp)
-            p->grp->running--;
-    }
-    p->state = GSD_PENDING;
+    gsd_pod_set_state(st, p, GSD_PENDING);
     gsd_sched_sync(st, p);
     gsd_snap_touch(st, p);
     p->pl = (struct gs_placement){.node = -1};

@@ -565,17 +565,19 @@ static int copy_counts(struct gsd_state *st, struct gsd_snap *n)
 }
 
 /* Pending pods' reasons are the scheduler's, written by its passes: after one, each pending
- * pod is read again, and those whose words changed get a new view. O(pods) when any waits. */
+ * pod is read again, and those whose words changed get a new view. O(pending pods). */
 static void sync_pending(struct gsd_state *st)
 {
     if (!st->sched.passed)
         return;
     st->sched.passed = 0;
-    for (struct gsd_pod *p = st->npending ? st->head : NULL; p; p = p->next)
-        if (p->state == GSD_PENDING) {
-            gsd_sched_sync(st, p);
+    for (struct gsd_pod *p = st->pending; p; p = p->pnext) {
+        char was[sizeof(p->reason)];
+        memcpy(was, p->reason, sizeof(was));
+        gsd_sched_sync(st, p);
+        if (strcmp(was, p->reason) != 0) /* what else it shows a pass does not change */
             gsd_snap_touch(st, p);
-        }
+    }
 }
 
 /* Debug aid: every pod's published view shows what a fresh one would. */

@@ -83,6 +83,44 @@ static int tab_grow(struct gsd_state *st)
     return 0;
 }
 
+/* @p into (@in 1) or out of the pending list. */
+static void pending_link(struct gsd_state *st, struct gsd_pod *p, int in)
+{
+    if (in) {
+        p->pprev = NULL;
+        p->pnext = st->pending;
+        if (st->pending)
+            st->pending->pprev = p;
+        st->pending = p;
+        return;
+    }
+    *(p->pprev ? &p->pprev->pnext : &st->pending) = p->pnext;
+    if (p->pnext)
+        p->pnext->pprev = p->pprev;
+    p->pprev = p->pnext = NULL;
+}
+
+/* The count of pods in @state. */
+static size_t *state_count(struct gsd_state *st, int state)
+{
+    return state == GSD_RUNNING    ? &st->nrunning
+           : state == GSD_EVICTING ? &st->nevicting
+                                   : &st->npending;
+}
+
+void gsd_pod_set_state(struct gsd_state *st, struct gsd_pod *p, int state)
+{
+    if (p->state == state)
+        return;
+    (*state_count(st, p->state))--;
+    (*state_count(st, state))++;
+    if (p->grp)
+        p->grp->running += (state == GSD_RUNNING) - (p->state == GSD_RUNNING);
+    if ((p->state == GSD_PENDING) != (state == GSD_PENDING))
+        pending_link(st, p, state == GSD_PENDING);
+    p->state = (uint8_t)state;
+}
+
 /* Link @p into the table and the arrival list (at the tail: @p is the newest). */
 static int link_pod(struct gsd_state *st, struct gsd_pod *p)
 {
@@ -96,6 +134,8 @@ static int link_pod(struct gsd_state *st, struct gsd_pod *p)
     *(st->tail ? &st->tail->next : &st->head) = p;
     st->tail = p;
     st->npods++;
+    if (p->state == GSD_PENDING)
+        pending_link(st, p, 1);
     st->npending += p->state == GSD_PENDING;
     st->nrunning += p->state == GSD_RUNNING;
     st->nevicting += p->state == GSD_EVICTING;
@@ -119,6 +159,8 @@ static void unlink_pod(struct gsd_state *st, struct gsd_pod *p)
     *(p->prev ? &p->prev->next : &st->head) = p->next;
     *(p->next ? &p->next->prev : &st->tail) = p->prev;
     st->npods--;
+    if (p->state == GSD_PENDING)
+        pending_link(st, p, 0);
     st->npending -= p->state == GSD_PENDING;
     st->nrunning -= p->state == GSD_RUNNING;
     st->nevicting -= p->state == GSD_EVICTING;
@@ -378,11 +420,7 @@ static int restore_running(struct gsd_state *st, struct gsd_pod *p, const char *
              idx < 0 ? "the inventory no longer lists" : "cannot hold it any more");
     gsd_log("warn", "pod put back to pending", "pod", p->name, "namespace", p->ns, "reason",
             p->reason, NULL);
-    st->nrunning--;
-    st->npending++;
-    if (p->grp)
-        p->grp->running--;
-    p->state = GSD_PENDING;
+    gsd_pod_set_state(st, p, GSD_PENDING);
     p->pl = (struct gs_placement){.node = -1};
     return gsd_store_pod_unstart(st->store, p, gsd_sched_now(st));
 }

@@ -68,8 +68,9 @@ struct gsd_pod {
     char reason[GSD_REASON_MAX];
     const char *why; /* a pending pod's main reason, kube-scheduler words (static), or NULL */
     int64_t submit_us, start_us;
-    struct gsd_pod *hnext;       /* hash chain by namespace/name */
-    struct gsd_pod *prev, *next; /* every pod, by seq */
+    struct gsd_pod *hnext;         /* hash chain by namespace/name */
+    struct gsd_pod *prev, *next;   /* every pod, by seq */
+    struct gsd_pod *pprev, *pnext; /* the pending pods (gsd_state.pending), in no order */
     /* reads (snapshot.h): the view last published, and 1 + its place among the touched */
     struct gsd_podview *view;
     size_t touched;
@@ -86,6 +87,7 @@ struct gsd_state {
     struct gsd_pod **tab;
     size_t tab_cap, npods, nrunning, npending;
     struct gsd_pod *head, *tail;
+    struct gsd_pod *pending; /* the pending pods, linked by pnext: what a pass may re-word */
     int64_t next_seq;
     int failed; /* a store write failed: the batch is rolled back and the daemon exits */
     /* extender: Evictions to send once the batch that decided them commits (gsd_evict_new()) */
@@ -177,6 +179,9 @@ const char *gsd_node_model(const struct gsd_state *st, int node);
 int gsd_pod_same(const struct gsd_pod *p, const struct gsd_podspec *spec, const char *tenant);
 /* gsd_pod_cancel() - release and forget @p. Return: 0; -EIO. */
 int gsd_pod_cancel(struct gsd_state *st, struct gsd_pod *p);
+/* gsd_pod_set_state() - @p (linked) becomes GSD_PENDING, GSD_RUNNING or GSD_EVICTING: the counts,
+ * its gang's running members and the pending list follow. */
+void gsd_pod_set_state(struct gsd_state *st, struct gsd_pod *p, int state);
 /* gsd_pod_complete() - running pod @p ended at @now (the manual clock ran out its walltime):
  * released and forgotten. Return: 0; -EIO. */
 int gsd_pod_complete(struct gsd_state *st, struct gsd_pod *p, int64_t now);

@@ -299,7 +299,7 @@ static void resources(const struct attack_opts *o, struct attack_report *r)
     int *idle = calloc((size_t)o->idle, sizeof(int));
     struct slow *slow = calloc((size_t)o->slow, sizeof(*slow));
     struct probe p = {&r->healthz, &r->filter_under_conns,
-                      l_extender_args(o->nodes, 0, "probe-0", 1, NULL)};
+                      l_extender_args(o->nodes, 0, "probe-0", 1, 0, NULL)};
     pthread_t t;
     r->rss_before_kb = rss_kb(d.pid);
     atomic_store(&stopping, 0);
@@ -420,7 +420,7 @@ static void *extender_main(void *arg)
     for (int k = 0; !atomic_load(&stopping); k++) {
         char pod[32];
         snprintf(pod, sizeof(pod), "x-%d", k);
-        char *body = l_extender_args(x->o->nodes, k % 2, pod, 1 + k % 2, NULL);
+        char *body = l_extender_args(x->o->nodes, k % 2, pod, 1 + k % 2, 0, NULL);
         double s1, s2;
         long a = call(c, "POST", "/extender/filter", auth, body, NULL, &s1);
         long b = call(c, "POST", "/extender/prioritize", auth, body, NULL, &s2);
@@ -540,7 +540,7 @@ static void state_of(CURL *c, char *out, size_t cap)
 static void strangers(const struct attack_opts *o, struct attack_report *r)
 {
     CURL *me = handle(NULL), *them = handle("127.0.3.1");
-    char before[256], after[256], *args = l_extender_args(o->nodes, 0, "evil-1", 8, NULL);
+    char before[256], after[256], *args = l_extender_args(o->nodes, 0, "evil-1", 8, 0, NULL);
     char *pod = h_pod("team-a", "evil-0", 8, 0);
     static const char *const auths[] = {NULL, "Bearer not-a-token-0123456789", "Basic YTpi",
                                         "Bearer " TOKEN_A};

@@ -29,7 +29,7 @@ int l_write_nodes(const char *path, int n)
     return fclose(f) ? -1 : 0;
 }
 
-char *l_extender_args(int n, int reversed, const char *pod, int gpus, const char *mig)
+char *l_extender_args(int n, int reversed, const char *pod, int gpus, int cores, const char *mig)
 {
     json_t *names = json_array();
     for (int i = 0; i < n; i++) {
@@ -37,7 +37,7 @@ char *l_extender_args(int n, int reversed, const char *pod, int gpus, const char
         snprintf(name, sizeof(name), "node-%04d", reversed ? n - 1 - i : i);
         json_array_append_new(names, json_string(name));
     }
-    char *text = h_pod("team-a", pod, mig ? 0 : gpus, 0);
+    char *text = h_pod("team-a", pod, mig ? 0 : gpus, mig ? 0 : cores);
     json_t *args =
         json_pack("{s:o, s:n, s:o}", "Pod", json_loads(text, 0, NULL), "Nodes", "NodeNames", names);
     json_t *spec = json_object_get(json_object_get(args, "Pod"), "spec");

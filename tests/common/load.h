@@ -15,9 +15,10 @@ double l_now(void);
  * (every fifth), the CPU and memory of the trace. Return: 0; -1. */
 int l_write_nodes(const char *path, int n);
 
-/* l_extender_args() - ExtenderArgs for pod team-a/@pod asking @gpus cards (or one MIG instance
- * @mig) with the @n names of l_write_nodes(), in order or @reversed (malloc'd JSON text). */
-char *l_extender_args(int n, int reversed, const char *pod, int gpus, const char *mig);
+/* l_extender_args() - ExtenderArgs for pod team-a/@pod asking @gpus cards (@cores percent of
+ * each when 1..99, else whole; or one MIG instance @mig) with the @n names of l_write_nodes(), in
+ * order or @reversed (malloc'd JSON text). */
+char *l_extender_args(int n, int reversed, const char *pod, int gpus, int cores, const char *mig);
 
 /* l_pct() - the @p quantile (0..1) of @v[0..@n), sorting it; 0 when @n is 0. */
 double l_pct(double *v, size_t n, double p);

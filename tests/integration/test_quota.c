@@ -264,12 +264,67 @@ static void test_bad_policy(void **state)
     h_cleanup(&d);
 }
 
+/* The node pod @ns/@name runs on. */
+static void node_of(const struct daemon *d, const char *ns, const char *name, char *node)
+{
+    struct answer a;
+    char path[128];
+    snprintf(path, sizeof(path), "/v1/pods/%s/%s", ns, name);
+    h_expect(d, "GET", path, TOKEN_ADMIN, NULL, 200, &a);
+    const char *n = json_string_value(json_object_get(a.json, "node"));
+    assert_non_null(n);
+    snprintf(node, 64, "%s", n);
+    h_answer_free(&a);
+}
+
+/* Where team-b's one-card pod goes after team-a's, with the policy file @pol: 1 on team-a's
+ * node, 0 on another. */
+static int joins_team_a(const char *pol)
+{
+    struct daemon d;
+    char na[64], nb[64];
+    start(&d, pol);
+    json_decref(h_submit(&d, NULL, h_pod("team-a", "a1", 1, 0), 201));
+    json_decref(h_submit(&d, NULL, h_pod("team-b", "b1", 1, 0), 201));
+    node_of(&d, "team-a", "a1", na);
+    node_of(&d, "team-b", "b1", nb);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+    return strcmp(na, nb) == 0;
+}
+
+#define KSC                                                                                        \
+    "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n"    \
+    "  - schedulerName: gpu-scheduler\n    plugins:\n      score:\n        enabled:\n"
+
+/*
+ * A KubeSchedulerConfiguration among the policy files sets the score plugins' weights, as in
+ * `gpusched simulate --scenario`: the seed's keep team-b off team-a's node (FairnessScore);
+ * GPUBinPacking 50 puts it there. A weight for a plugin that is not built stops the start,
+ * naming file:line:col.
+ */
+static void test_score_weights(void **state)
+{
+    (void)state;
+    assert_int_equal(joins_team_a(KSC "          - {name: FairnessScore, weight: 4}\n"), 0);
+    assert_int_equal(joins_team_a(KSC "          - {name: GPUBinPacking, weight: 50}\n"), 1);
+    struct daemon d;
+    char want[256];
+    assert_int_equal(h_setup(&d, NULL), 0);
+    assert_int_equal(h_policy(&d, KSC "          - {name: FairnesScore, weight: 4}\n"), 0);
+    assert_int_equal(h_start(&d), -1);
+    snprintf(want, sizeof(want), "%s:8:20: plugin ", d.policy);
+    assert_true(h_log_has(&d, want));
+    assert_true(h_log_has(&d, "FairnesScore\\\" is not a score plugin of the multi-tenant"));
+    h_cleanup(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gpuquota),      cmocka_unit_test(test_gpuquota_through_extender),
         cmocka_unit_test(test_resourcequota), cmocka_unit_test(test_pods_per_user),
-        cmocka_unit_test(test_bad_policy),
+        cmocka_unit_test(test_bad_policy),    cmocka_unit_test(test_score_weights),
     };
     signal(SIGPIPE, SIG_IGN);
     return cmocka_run_group_tests(tests, NULL, NULL);

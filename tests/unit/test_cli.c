@@ -686,6 +686,82 @@ static void test_scenario_timeslice(void **state)
     result_free(&r);
 }
 
+/* Two 8-card nodes; team-a's pod takes a card of n1, then team-b's pod comes: FairnessScore
+ * keeps it off n1 (team-a is there), GPUBinPacking would rather fill n1. */
+#define WEIGHTS_DAY                                                                                \
+    "apiVersion: sim.gpusched.io/v1alpha1\nkind: Simulation\nmetadata: {name: w}\n"                \
+    "spec: {compare: [full]}\n---\n"                                                               \
+    "apiVersion: gpusched.io/v1alpha1\nkind: Cluster\nmetadata: {name: w}\nspec:\n"                \
+    "  nodeTemplates:\n"                                                                           \
+    "    - {name: t, gpuModel: A100-SXM4-80GB, gpus: 8, cpuMilli: 64000, memoryMiB: 524288}\n"     \
+    "  nodes:\n    - {name: n1, zone: az-1, template: t}\n"                                        \
+    "    - {name: n2, zone: az-1, template: t}\n---\n"                                             \
+    "{apiVersion: v1, kind: Pod, metadata: {name: a, namespace: team-a, annotations: "             \
+    "{sim.gpusched.io/arrival: 0s, sim.gpusched.io/duration: 1h}}, spec: {containers: [{name: "    \
+    "m, resources: {limits: {nvidia.com/gpu: 1}}}]}}\n---\n"                                       \
+    "{apiVersion: v1, kind: Pod, metadata: {name: b, namespace: team-b, annotations: "             \
+    "{sim.gpusched.io/arrival: 10s, sim.gpusched.io/duration: 1h}}, spec: {containers: [{name: "   \
+    "m, resources: {limits: {nvidia.com/gpu: 1}}}]}}\n"
+#define KSC_HEAD                                                                                   \
+    "---\napiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"          \
+    "profiles:\n  - schedulerName: gpu-scheduler\n    plugins:\n      score:\n        enabled:\n"
+
+/* The node team-b/b ran on in the scenario @text, run through `gpusched simulate --scenario`. */
+static char *node_of_b(const char *name, const char *text)
+{
+    struct t_run r;
+    char js[128];
+    snprintf(js, sizeof(js), "%s", tmp_path("weights.json"));
+    run(&r, ARGS("simulate", "--scenario", write_tmp(name, text), "--json", js, "--quiet"));
+    expect_exit(&r, 0);
+    result_free(&r);
+    json_error_t e;
+    json_t *root = json_load_file(js, 0, &e), *pod;
+    assert_non_null(root);
+    size_t i;
+    char *node = NULL;
+    json_array_foreach(json_object_get(root, "pods"), i, pod)
+    {
+        if (!strcmp(json_string_value(json_object_get(pod, "name")), "team-b/b"))
+            node = strdup(json_string_value(json_object_get(pod, "node")));
+    }
+    json_decref(root);
+    assert_non_null(node);
+    return node;
+}
+
+/*
+ * A KubeSchedulerConfiguration in the scenario sets the score plugins' weights: the seed's
+ * (GPUBinPacking 8, TopologyScore 6, FairnessScore 4) put team-b's pod on the empty node; with
+ * GPUBinPacking 50 it joins team-a's node. A weight for a plugin gpusched does not build is
+ * refused with its file, line and column.
+ */
+static void test_scenario_score_weights(void **state)
+{
+    (void)state;
+    char *seed = node_of_b("w0.yaml", WEIGHTS_DAY);
+    char *same = node_of_b("w1.yaml", WEIGHTS_DAY KSC_HEAD "          - {name: GPUBinPacking, "
+                                                           "weight: 8}\n");
+    char *packed = node_of_b("w2.yaml", WEIGHTS_DAY KSC_HEAD "          - {name: GPUBinPacking, "
+                                                             "weight: 50}\n");
+    assert_string_equal(seed, "n2");
+    assert_string_equal(same, "n2");
+    assert_string_equal(packed, "n1");
+    free(seed);
+    free(same);
+    free(packed);
+    struct t_run r;
+    const char *bad =
+        write_tmp("w3.yaml", WEIGHTS_DAY KSC_HEAD "          - {name: GPUBinPacking, weight: 8}\n"
+                                                  "          - {name: GPUBinPackng, weight: 3}\n");
+    run(&r, ARGS("simulate", "--scenario", bad));
+    expect_exit(&r, 2);
+    assert_int_equal(r.out_len, 0);
+    expect_has(r.err, "w3.yaml:28:20:");
+    expect_has(r.err, "GPUBinPackng");
+    result_free(&r);
+}
+
 /* A scenario that cannot be run is refused with the place named, and nothing is written. */
 static void test_scenario_bad_input(void **state)
 {
@@ -843,6 +919,7 @@ int main(void)
         cmocka_unit_test(test_validate_bad_input),
         cmocka_unit_test(test_scenario_tenant_day),
         cmocka_unit_test(test_scenario_bad_input),
+        cmocka_unit_test(test_scenario_score_weights),
         cmocka_unit_test(test_scenario_timeslice),
         cmocka_unit_test(test_forecast_dlrm),
         cmocka_unit_test(test_forecast_bad_input),

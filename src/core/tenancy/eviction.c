@@ -135,7 +135,6 @@ static struct unit unit_of(const struct gs_tenancy *t, const struct rpod *p, int
                      .prio = v->prio,
                      .guarded = cross_queue(t, p, v, mode, guarantee),
                      .group = -1,
-                     .lost = gs__tn_work_at_risk(t, v),
                      .milli = v->milli,
                      .start = v->start,
                      .pods = 1,
@@ -166,7 +165,6 @@ static struct unit unit_of(const struct gs_tenancy *t, const struct rpod *p, int
         any |= may;
         u.guarded &= !may || cross_queue(t, p, m, mode, guarantee);
         u.prio = m->prio > u.prio ? m->prio : u.prio;
-        u.lost += gs__tn_work_at_risk(t, m);
         u.milli += m->milli;
         u.pods++;
         if (m->start > u.start)
@@ -177,6 +175,23 @@ static struct unit unit_of(const struct gs_tenancy *t, const struct rpod *p, int
     if (!any || (mode == EVICT_PREEMPT && !level_ok))
         u.pod = -1;
     return u;
+}
+
+/* The work a unit's eviction would discard: its pod's, or its whole gang's (unit_of()'s
+ * members). Apart from unit_of(): only units on a node where the pod could fit need it. */
+static int64_t unit_lost(const struct gs_tenancy *t, const struct unit *u)
+{
+    const struct rpod *v = &t->pods[u->pod];
+    if (u->group >= 0 || v->group < 0)
+        return gs__tn_work_at_risk(t, v);
+    const struct gang *g = &t->gangs[v->group];
+    int64_t lost = 0;
+    for (size_t i = 0; i < g->members.n; i++) {
+        const struct rpod *m = &t->pods[g->members.v[i]];
+        if (m->state == GS_POD_RUNNING)
+            lost += gs__tn_work_at_risk(t, m);
+    }
+    return lost;
 }
 
 static int unit_less(const struct unit *a, const struct unit *b)
@@ -207,7 +222,8 @@ static int evict_unit(struct gs_tenancy *t, int32_t pod, struct txn *y)
     return 0;
 }
 
-/* Eligible units with a pod on @node, sorted; the count. A gang is worked out once per node. */
+/* Eligible units with a pod on @node, in no order and without the work they would lose (see
+ * sort_units()); the count. A gang is worked out once per node. */
 static size_t node_units(struct gs_tenancy *t, const struct rpod *p, size_t node,
                          enum evict_mode mode, int guarantee, struct unit *out)
 {
@@ -228,14 +244,24 @@ static size_t node_units(struct gs_tenancy *t, const struct rpod *p, size_t node
         int dup = u.pod < 0;
         for (size_t k = 0; k < n && !dup; k++)
             dup = out[k].pod == u.pod;
-        if (dup)
-            continue;
-        size_t k = n++;
-        for (; k > 0 && unit_less(&u, &out[k - 1]); k--)
-            out[k] = out[k - 1];
-        out[k] = u;
+        if (!dup)
+            out[n++] = u;
     }
     return n;
+}
+
+/* Each unit's work lost, then the units in eviction order (unit_less(): a total order, seq
+ * being unique, so the order does not depend on how they were found). */
+static void sort_units(const struct gs_tenancy *t, struct unit *u, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct unit x = u[i];
+        x.lost = unit_lost(t, &x);
+        size_t k = i;
+        for (; k > 0 && unit_less(&x, &u[k - 1]); k--)
+            u[k] = u[k - 1];
+        u[k] = x;
+    }
 }
 
 static int fits(struct gs_tenancy *t, const struct rpod *p, size_t node)
@@ -610,11 +636,15 @@ static int visit(struct gs_tenancy *t, struct search *se, size_t n)
         !may_hold(t, p, n, se->mode, se->guarantee, se->donors) ||
         !cards_bound(t, p, n, se->mode, se->guarantee, se->donors))
         return 0;
+    /* Ask for every pod's record at once: the reads of node_units() then overlap. */
+    for (size_t i = 0, np = gs_fleet_pod_count(t->fleet, n); i < np; i++)
+        __builtin_prefetch(&t->pods[gs_fleet_pod_at(t->fleet, n, i)]);
     size_t nu = node_units(t, p, n, se->mode, se->guarantee, u);
     t->work.victim_nodes++;
     uint64_t set;
     if (!nu || !could_fit(t, p, n, u, nu))
         return 0;
+    sort_units(t, u, nu);
     int r = node_set(t, p, n, u, nu, se->mode, &set);
     if (r > 0) {
         consider(&se->best, n, u, nu, set);

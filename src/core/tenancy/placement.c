@@ -5,6 +5,8 @@
  */
 #include "tenancy_impl.h"
 
+#include "../sched_impl.h"
+#include "gpusched/diag.h"
 #include "gpusched/grow.h"
 
 #include <errno.h>
@@ -191,28 +193,89 @@ static int32_t zone_spread(const struct gs_tenancy *t, const struct rpod *p, siz
 }
 
 /*
- * Weighted score of the seed's profile (seed 000 §3.2): GPUBinPacking 8, TopologyScore 6,
- * FairnessScore 4. TopologyScore is what the pod's tier asks: cards kept together (nvlink,
- * pcie, none), replicas spread over nodes (node) or zones (az). FairnessScore keeps tenants
- * apart where it costs nothing: a node holding only this tenant's pods scores full.
+ * The profile's score plugins (the policy's, else the seed's: gs_profile_new_placement()) that
+ * score in this way, and the most their weighted sum can be. Return: 0; -EINVAL with @d for a
+ * plugin that does not score placements; -ENOMEM.
+ */
+int gs__tn_scores_init(struct gs_tenancy *t, struct gs_diag *d)
+{
+    struct gs_score_spec seed[GS_SCN_SCORES];
+    const struct gs_score_spec *v = t->pol->scores;
+    int n = t->pol->nscores;
+    if (!t->pol->has_scores) {
+        struct gs_profile *p;
+        int rc = gs_profile_new_placement(NULL, &p, d);
+        if (rc)
+            return rc;
+        n = gs_profile_count(p, GS_EP_SCORE);
+        for (int i = 0; i < n; i++)
+            seed[i].plugin = gs_profile_at(p, GS_EP_SCORE, i, &seed[i].weight);
+        gs_profile_free(p);
+        v = seed;
+    }
+    t->nscore = 0;
+    t->score_max = 0;
+    for (int i = 0; i < n && i < GS_SCN_SCORES; i++) {
+        if (!gs_plugin_places(v[i].plugin))
+            return gs_diag_error(d, "score plugin %s does not score multi-tenant placements",
+                                 gs_plugin_name(v[i].plugin) ? gs_plugin_name(v[i].plugin) : "?");
+        const struct gs_plugin *pl = gs__plugins[v[i].plugin];
+        if (pl->place_full_only && t->way != GS_WAY_FULL)
+            continue;
+        t->score_plugin[t->nscore] = pl;
+        t->score_weight[t->nscore++] = v[i].weight;
+        t->score_max += (int64_t)v[i].weight * GS_SCORE_MAX;
+    }
+    return 0;
+}
+
+/*
+ * A node's weighted score: the profile's score plugins (GPUBinPacking, TopologyScore,
+ * FairnessScore), each 0..GS_SCORE_MAX times its weight.
  */
 static int64_t score(const struct gs_tenancy *t, const struct rpod *p, size_t node,
                      const struct gs_fit_choice *c)
 {
-    int32_t topo = p->fit.tier == GS_TIER_NODE ? c->spread
-                   : p->fit.tier == GS_TIER_AZ ? zone_spread(t, p, node)
-                                               : c->topology;
-    int64_t s = 8 * (int64_t)c->packing + 6 * (int64_t)topo;
-    if (t->way == GS_WAY_FULL)
-        s += 4 * (int64_t)c->isolation;
-    /* A preferred NVLink group is kept whenever a node has one free: a placement outside one
-     * (topology at most 500) scores below any inside one (at least 6 x 800). */
+    struct gs_place_view v = {
+        .fleet = t->fleet,
+        .node = node,
+        .pod = &p->fit,
+        .choice = c,
+        .zone_spread = p->fit.tier == GS_TIER_AZ ? zone_spread(t, p, node) : 1000,
+        .full = t->way == GS_WAY_FULL,
+    };
+    int64_t s = 0;
+    for (int i = 0; i < t->nscore; i++)
+        s += (int64_t)t->score_weight[i] * t->score_plugin[i]->place(&v);
+    /* A preferred NVLink group is kept whenever a node has one free: with the seed's weights, a
+     * placement outside one (topology at most 500) scores below any inside one (at least
+     * 6 x 800). */
     if (p->fit.tier_soft && c->topology < 800)
         s /= 8;
     return s;
 }
 
-#define SCORE_MAX(t) (8 * 1000 + 6 * 1000 + ((t)->way == GS_WAY_FULL ? 4 * 1000 : 0))
+#define SCORE_MAX(t) ((t)->score_max)
+
+/*
+ * Could @p's score on @node beat the best so far (@best on @at, nodes coming in ascending
+ * order)? The plugins' bounds, before the node is fitted. The node held for the head of the
+ * queue is always fitted: finding it held is what the pass learns (gs__tn_held()).
+ */
+static int may_beat(const struct gs_tenancy *t, const struct rpod *p, size_t node, int64_t best,
+                    size_t at)
+{
+    if (best < 0 || (int32_t)node == t->resv_node)
+        return 1;
+    struct gs_place_view v = {
+        .fleet = t->fleet, .node = node, .pod = &p->fit, .full = t->way == GS_WAY_FULL};
+    int64_t up = 0;
+    for (int i = 0; i < t->nscore; i++)
+        up +=
+            (int64_t)t->score_weight[i] *
+            (t->score_plugin[i]->place_bound ? t->score_plugin[i]->place_bound(&v) : GS_SCORE_MAX);
+    return up > best || (up == best && node < at);
+}
 
 /*
  * A whole-card pod no node had cards enough for, though the cluster has them free: say how
@@ -351,6 +414,10 @@ static void scan(struct gs_tenancy *t, struct rpod *p, int32_t pod, const int32_
     t->stamp++;
     for (size_t i = lo; i < hi; i++) {
         size_t n = list ? (size_t)list[i] : i;
+        /* Once a node fits, the reasons are not needed: a node that cannot win is passed
+         * unread. */
+        if (!may_beat(t, p, n, o->best, o->node))
+            continue;
         t->work.node_fits++;
         int model = gs_fleet_node_model(t->fleet, n);
         size_t key = (size_t)t->pol->nodes[n].template_index * t->nzones +
@@ -781,7 +848,7 @@ int gs_tenancy_probe_node(struct gs_tenancy *t, struct gs_tenancy_probe *pr, int
         }
         return 1;
     }
-    *scored = (int32_t)(score(t, p, (size_t)node, &c) * 1000 / SCORE_MAX(t));
+    *scored = SCORE_MAX(t) ? (int32_t)(score(t, p, (size_t)node, &c) * 1000 / SCORE_MAX(t)) : 0;
     return 0;
 }
 

@@ -134,7 +134,9 @@ int gs_tenancy_new(const struct gs_policy *pol, const struct gs_tenancy_opts *o,
     t->epoch = 1;
     t->resv_gen = 1;
     t->wake = INT64_MAX;
-    int r = gs_fleet_new(pol, &t->fleet, d);
+    int r = gs__tn_scores_init(t, d);
+    if (r == 0)
+        r = gs_fleet_new(pol, &t->fleet, d);
     if (r == 0) {
         gs_fleet_set_modes(t->fleet, o->convert, o->min_hold_us);
         r = alloc_state(t);

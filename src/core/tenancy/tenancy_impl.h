@@ -31,6 +31,9 @@
 
 __extension__ typedef __int128 gs_i128;
 
+struct gs_diag;
+struct gs_plugin;
+
 /* say() - snprintf into a reason buffer; a long message is cut, never overrun. */
 int gs__say(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void *gs__zalloc(size_t n, size_t size);
@@ -77,6 +80,7 @@ struct rpod {
     int64_t saved_us; /* of its nominal run, what its checkpoints saved before its last eviction
                        * (gpusched.io/checkpoint-interval): it resumes there */
     int64_t speed, since, end;
+    int64_t every_us; /* its spec's checkpoint interval, kept here for victim searches */
     int64_t busy, alloc;
     int64_t ts_entitled; /* time-sliced: its part of its queue's entitlement on its cards */
 };
@@ -142,6 +146,12 @@ struct gs_tenancy {
     const struct gs_policy *pol;
     struct gs_tenancy_opts opt;
     enum gs_way way;
+    /* the profile's score plugins that score in this way, their weights, and the most a node
+     * can score (placement.c, gs__tn_scores_init()) */
+    const struct gs_plugin *score_plugin[GS_SCN_SCORES];
+    int32_t score_weight[GS_SCN_SCORES];
+    int nscore;
+    int64_t score_max;
     struct gs_fleet *fleet;
     uint32_t models; /* catalog models some node has */
     /* Victim index (eviction.c): per node and tenant slot, who could be evicted there. */
@@ -309,6 +319,7 @@ size_t gs__tn_logged_since(struct gs_tenancy *t, const struct vec *log, size_t s
 /* Best node for @pod now: 0 with @node and @mask set, or 1 with the pod's reason set. @x is the
  * attempt under way (NULL none): while it has bound or evicted pods the fleet is not in a state
  * the run will keep, so the search neither uses nor leaves a "nodes freed since" record. */
+int gs__tn_scores_init(struct gs_tenancy *t, struct gs_diag *d);
 int gs__tn_find(struct gs_tenancy *t, int32_t pod, int only_node, const struct txn *x, size_t *node,
                 uint32_t *mask, int *capacity);
 /* Is pod @a before pod @b in arrival order (submit time, then seq)? */

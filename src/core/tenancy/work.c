@@ -191,6 +191,7 @@ void gs__tn_work_start(struct gs_tenancy *t, int32_t pod)
     p->left =
         p->sp->duration_us == GS_UNSET ? 0 : (gs_i128)(p->sp->duration_us - p->saved_us) * PPM;
     p->left0 = p->left;
+    p->every_us = p->sp->checkpoint_us;
     p->speed = -1; /* unknown: the retime that follows sets it and the expected end */
     p->since = t->now;
     p->got = p->run_busy = 0;
@@ -213,7 +214,7 @@ static int64_t run_done(const struct gs_tenancy *t, const struct rpod *p, int64_
 {
     int64_t dt = t->now > p->since && p->speed > 0 ? t->now - p->since : 0;
     int64_t run = (int64_t)((p->left0 - p->left + (gs_i128)dt * p->speed) / PPM);
-    int64_t every = p->sp->checkpoint_us, total = p->saved_us + run;
+    int64_t every = p->every_us, total = p->saved_us + run;
     *keep = every > 0 ? total / every * every - p->saved_us : 0;
     if (*keep < 0)
         *keep = 0;
