@@ -24,6 +24,7 @@
 #include "log.h"
 #include "preempt.h"
 #include "server.h"
+#include "snapshot.h"
 #include "state.h"
 #include "store.h"
 
@@ -794,6 +795,7 @@ static void bind_again(struct gsd_state *st, struct gsd_pod *p, const char *uid,
         if (rc == 0)
             return;
         gsd_sched_sync(st, p);
+        gsd_snap_touch(st, p); /* its reason now names the node it was refused */
         snprintf(err, cap, "%s", rc == 1 && p->reason[0] ? p->reason : "does not fit");
         return;
     }
@@ -865,8 +867,10 @@ void gsd_extender_unbind(struct gsd_state *st, const struct gsd_bind *b)
     struct gsd_pod *p = gsd_pod_find(st, b->ns, b->name);
     char key[2 * GSD_NAME_MAX + 1];
     snprintf(key, sizeof(key), "%s/%s", b->ns, b->name);
-    gsd_log("warn", "bind refused by the API server: cards given back", "pod", key, "error", b->err,
-            NULL);
+    gsd_log("warn",
+            b->evict == 2 ? "nominated pod gone from the API server: cards given back"
+                          : "bind refused by the API server: cards given back",
+            "pod", key, "error", b->err, NULL);
     if (p && p->seq == b->seq)
         gsd_pod_cancel(st, p);
 }
