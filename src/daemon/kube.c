@@ -411,7 +411,9 @@ int gsd_kube_nudge(struct gsd_bind *b)
     curl_free(ns);
     curl_free(name);
     memset(token, 0, sizeof(token));
-    return a.status >= 200 && a.status < 300 ? 0 : -EIO;
+    return a.status >= 200 && a.status < 300    ? 0
+           : a.status == 404 || a.status == 409 ? -ENOENT
+                                                : -EIO;
 }
 
 /* The Eviction's group version the API server takes: 0 not yet known, 1 policy/v1, 2 v1beta1. */

@@ -69,7 +69,8 @@ int gsd_kube_evict(struct gsd_bind *b);
  * the pod's UID, so a pod made again under the name is not touched). kube-scheduler moves an
  * unschedulable pod whose metadata changed back to its active queue (an event it would otherwise
  * wait up to a minute for). gsd_kube_nudge() sends it, within b->kube.timeout_ms. Blocks.
- * Return: the job (NULL out of memory); gsd_kube_nudge(): 0; -EIO with b->err.
+ * Return: the job (NULL out of memory); gsd_kube_nudge(): 0; -ENOENT the pod is gone (404) or
+ * another under its name (409: the UID precondition failed); -EIO with b->err.
  */
 struct gsd_bind *gsd_nudge_new(const struct gsd_kube *k, const struct gsd_pod *p, const char *node);
 int gsd_kube_nudge(struct gsd_bind *b);

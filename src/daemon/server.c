@@ -383,11 +383,18 @@ static void store_health(struct gsd_server *s, int ok)
 
 /* An Eviction the scheduler decided, committed: sent to the API server on a bind thread, once
  * (kube.c retries only what got no answer or a 429/5xx); or a nominated pod's nudge. */
-static void send_eviction(struct gsd_bind *b)
+static void send_eviction(struct gsd_server *s, struct gsd_bind *b)
 {
     char key[2 * GSD_NAME_MAX + 1];
     snprintf(key, sizeof(key), "%s/%s", b->ns, b->name);
-    if (b->evict == 2 && gsd_kube_nudge(b))
+    int nudge = b->evict == 2 ? gsd_kube_nudge(b) : 0;
+    struct gsd_req *u = nudge == -ENOENT ? req_new(GSD_REQ_UNBIND) : NULL;
+    if (u) { /* deleted while it waited unbound (a watch of bound pods never says): let go now */
+        u->bind = b;
+        submit_wait(s, u);
+        u->bind = NULL;
+        req_free(u);
+    } else if (nudge)
         gsd_log("warn", "nominated pod not nudged: kube-scheduler tries it again in its own time",
                 "pod", key, "error", b->err, NULL);
     else if (b->evict == 2)
@@ -434,7 +441,7 @@ static void finish_bind(struct gsd_server *s, struct gsd_req *r)
 {
     struct gsd_bind *b = r->bind;
     if (r->kind == GSD_REQ_EVICT) {
-        send_eviction(b);
+        send_eviction(s, b);
         req_free(r);
         return;
     }
