@@ -898,6 +898,15 @@ static void nodes_setup(struct daemon *k, const char *more)
     snprintf(k->nodes, sizeof(k->nodes), "kubernetes");
 }
 
+/* The fake's NodeList: Nodes @a, @b and @c (NULL: none). */
+static void set_nodes(const char *a, const char *b, const char *c)
+{
+    pthread_mutex_lock(&f.mu);
+    snprintf(f.nodes, sizeof(f.nodes), "{\"kind\":\"NodeList\",\"items\":[%s,%s%s%s]}", a, b,
+             c ? "," : "", c ? c : "");
+    pthread_mutex_unlock(&f.mu);
+}
+
 /*
  * --nodes kubernetes: the inventory is the API server's Nodes (capacity, the feature-discovery
  * product and count, the zone); a GPU node of a product gpusched does not know stops the start
@@ -908,18 +917,12 @@ static void test_inventory_from_nodes(void **state)
     (void)state;
     struct daemon k;
     nodes_setup(&k, "  syncSeconds: 0\n");
-    pthread_mutex_lock(&f.mu);
-    snprintf(f.nodes, sizeof(f.nodes), "{\"kind\":\"NodeList\",\"items\":[%s,%s]}",
-             KNODE("gpu-a", "NVIDIA-A100-SXM4-80GB", "8", "zone-1"),
-             KNODE("gpu-b", "NVIDIA-Z9000", "4", "zone-2"));
-    pthread_mutex_unlock(&f.mu);
+    set_nodes(KNODE("gpu-a", "NVIDIA-A100-SXM4-80GB", "8", "zone-1"),
+              KNODE("gpu-b", "NVIDIA-Z9000", "4", "zone-2"), NULL);
     assert_int_equal(h_start(&k), -1); /* exits: the unknown product */
     assert_true(h_log_has(&k, "Node gpu-b: nvidia.com/gpu.product \\\"NVIDIA-Z9000\\\""));
-    pthread_mutex_lock(&f.mu);
-    snprintf(f.nodes, sizeof(f.nodes), "{\"kind\":\"NodeList\",\"items\":[%s,%s]}",
-             KNODE("gpu-a", "NVIDIA-A100-SXM4-80GB", "8", "zone-1"),
-             KNODE("gpu-b", "Tesla-T4", "4", "zone-2"));
-    pthread_mutex_unlock(&f.mu);
+    set_nodes(KNODE("gpu-a", "NVIDIA-A100-SXM4-80GB", "8", "zone-1"),
+              KNODE("gpu-b", "Tesla-T4", "4", "zone-2"), NULL);
     assert_int_equal(h_start(&k), 0);
     struct answer a;
     assert_int_equal(h_call(&k, "GET", "/v1/nodes/gpu-b", TOKEN_A, NULL, &a), 0);
@@ -976,28 +979,19 @@ static void test_nodes_relisted(void **state)
     (void)state;
     struct daemon k;
     nodes_setup(&k, "  timeoutSeconds: 2\n  syncSeconds: 1\n");
-    pthread_mutex_lock(&f.mu);
-    snprintf(f.nodes, sizeof(f.nodes), "{\"kind\":\"NodeList\",\"items\":[%s,%s]}",
-             KNODE("gpu-a", "NVIDIA-A100-SXM4-80GB", "8", "zone-1"),
-             KNODE("gpu-b", "Tesla-T4", "4", "zone-2"));
-    pthread_mutex_unlock(&f.mu);
+    set_nodes(KNODE("gpu-a", "NVIDIA-A100-SXM4-80GB", "8", "zone-1"),
+              KNODE("gpu-b", "Tesla-T4", "4", "zone-2"), NULL);
     assert_int_equal(h_start(&k), 0);
     node_becomes(&k, "gpu-b", 1);
-    pthread_mutex_lock(&f.mu);
-    snprintf(f.nodes, sizeof(f.nodes), "{\"kind\":\"NodeList\",\"items\":[%s,%s,%s]}",
-             KNODE("gpu-a", "NVIDIA-A100-SXM4-80GB", "8", "zone-1"),
-             KNODE("gpu-c", "Tesla-T4", "4", "zone-3"), KNODE("gpu-x", "NVIDIA-Z9000", "2", "z"));
-    pthread_mutex_unlock(&f.mu);
+    set_nodes(KNODE("gpu-a", "NVIDIA-A100-SXM4-80GB", "8", "zone-1"),
+              KNODE("gpu-c", "Tesla-T4", "4", "zone-3"), KNODE("gpu-x", "NVIDIA-Z9000", "2", "z"));
     node_becomes(&k, "gpu-c", 1);
     node_becomes(&k, "gpu-b", 0);
     assert_true(h_log_has(&k, "msg=\"node added\" node=gpu-c zone=zone-3 nodes=3"));
     assert_true(h_log_has(&k, "Node gpu-x: nvidia.com/gpu.product \\\"NVIDIA-Z9000\\\""));
-    pthread_mutex_lock(&f.mu);
-    snprintf(f.nodes, sizeof(f.nodes), "{\"kind\":\"NodeList\",\"items\":[%s,%s,%s]}",
-             KNODE("gpu-a", "NVIDIA-A100-SXM4-80GB", "8", "zone-1"),
-             KNODE_READY("gpu-b", "Tesla-T4", "4", "zone-2", "True"),
-             KNODE_READY("gpu-c", "Tesla-T4", "4", "zone-3", "False"));
-    pthread_mutex_unlock(&f.mu);
+    set_nodes(KNODE("gpu-a", "NVIDIA-A100-SXM4-80GB", "8", "zone-1"),
+              KNODE_READY("gpu-b", "Tesla-T4", "4", "zone-2", "True"),
+              KNODE_READY("gpu-c", "Tesla-T4", "4", "zone-3", "False"));
     node_becomes(&k, "gpu-b", 1);
     node_becomes(&k, "gpu-c", 0);
     assert_int_equal(h_stop(&k), 0);
