@@ -213,7 +213,8 @@ static void test_yaml_bodies(void **state)
               "      limits: {nvidia.com/gpu: two}\n",
               400, "is not a Kubernetes quantity",
               "spec.containers[0].resources.limits.nvidia.com/gpu");
-    yaml_post(&d, "/v1/pods", Y, "metadata: {name: y3\nspec: {}\n", 400, "body:2:5: YAML error", NULL);
+    yaml_post(&d, "/v1/pods", Y, "metadata: {name: y3\nspec: {}\n", 400, "body:2:5: YAML error",
+              NULL);
     yaml_post(&d, "/v1/pods", Y, "metadata: {name: y4}\n---\nmetadata: {name: y5}\n", 400,
               "body:3:1: one object per request", NULL);
     yaml_post(&d, "/v1/pods", Y, "metadata: {name: y6}\nmetadata: {name: y7}\n", 400,
