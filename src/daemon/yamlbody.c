@@ -2,8 +2,8 @@
  * gpuschedd: a request body sent as YAML (Content-Type: application/yaml, as kubectl users paste
  * manifests) turned into the JSON text every route reads, on the HTTP event thread before the
  * request is queued. The body cap has already held the YAML bytes; here the work is bounded too:
- * one document, nesting at most GS_SCN_MAX_DEPTH deep, and aliases followed within a budget
- * linear in the document's nodes, so a body cannot expand without end ("billion laughs").
+ * one document, nesting at most YAML_BODY_DEPTH deep, and aliases followed within a budget of
+ * about twice the body's bytes, so a body cannot expand without end ("billion laughs").
  */
 #include "api.h"
 #include "server.h"
@@ -24,10 +24,10 @@ struct yaml_body {
     size_t left; /* what the walk may still spend: about twice the body's bytes */
 };
 
-/* Walk @n's tree against *@left (each node costs 2 plus its scalar's bytes; aliases followed,
- * so the budget bounds the JSON made), refusing a key given twice in one mapping as JSON bodies
- * are refused (Kubernetes' strict decoding does too). Return: 0; -EINVAL with @c->d set;
- * -ENOMEM. */
+/* Walk @n's tree against *@left (each node costs 2 plus its scalar's bytes, each key its bytes;
+ * aliases followed, so the budget bounds the JSON made), refusing a key given twice in one mapping
+ * as JSON bodies are refused (Kubernetes' strict decoding does too). Return: 0; -EINVAL with @c->d
+ * set; -ENOMEM. */
 static int walk(struct gs__yctx *c, yaml_node_t *n, int depth, size_t *left)
 {
     size_t cost = 2 + (n && n->type == YAML_SCALAR_NODE ? n->data.scalar.length : 0);
@@ -54,10 +54,14 @@ static int walk(struct gs__yctx *c, yaml_node_t *n, int depth, size_t *left)
                 rc = gs__yaml_err(c, kn, "a mapping key must be a scalar");
             else if (json_object_get(seen, k))
                 rc = gs__yaml_err(c, kn, "key \"%.64s\" given twice in one mapping", k);
+            else if (*left < kn->data.scalar.length)
+                rc = gs__yaml_err(c, kn, "aliases that repeat more than the body holds");
             else if (json_object_set_new(seen, k, json_null()))
                 rc = -ENOMEM;
-            else
+            else {
+                *left -= kn->data.scalar.length;
                 rc = walk(c, yaml_document_get_node(c->doc, p->value), depth + 1, left);
+            }
         }
         json_decref(seen);
     }

@@ -227,6 +227,17 @@ static void test_yaml_bodies(void **state)
                  "%c: &%c [*%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c]\n", k, k, k - 1, k - 1,
                  k - 1, k - 1, k - 1, k - 1, k - 1, k - 1, k - 1, k - 1);
     yaml_post(&d, "/v1/pods", Y, laughs, 400, "aliases that repeat more than the body holds", NULL);
+    /* a long key repeated through an aliased mapping counts too */
+    char *keys = malloc(60000);
+    assert_non_null(keys);
+    strcpy(keys, "k: &k ");
+    memset(keys + 6, 'x', 20000);
+    strcpy(keys + 20006, "\nm: &m {*k : 1}\nl: [");
+    for (int i = 0; i < 4000; i++)
+        strcat(keys + 20000, "*m,");
+    strcat(keys + 20000, "*m]\n");
+    yaml_post(&d, "/v1/pods", Y, keys, 400, "aliases that repeat more than the body holds", NULL);
+    free(keys);
     /* a JSON body is still JSON, whatever else comes */
     yaml_post(&d, "/v1/pods", "application/json", "metadata: {name: y8}\n", 400, "not JSON", NULL);
     /* A misspelt field is named, with the nearest known one, in YAML as in JSON, wherever it is
