@@ -4,7 +4,8 @@
  * /v1/queues is queue.c's: the scheduler's queues. Bills price the store's ledger (every
  * run of every pod, a run still going counted up to now) with the rate card by gs_bill_add_use():
  * whole cards as exclusive use, shares of a card as shared use. A tenant's token sees its own
- * tenant, queue and bill only (another's: 403); the admin's all.
+ * tenant and bill only (another's: 403), every queue (cluster-wide, as in Volcano); the admin's
+ * all.
  */
 #include "accounts.h"
 #include "api.h"
@@ -99,7 +100,7 @@ void gsd_accounts_list(struct gsd_state *st, struct gsd_req *r, const struct gsd
                        int queues, const char *name)
 {
     if (queues) {
-        gsd_queues_list(st, r, viewer, name);
+        gsd_queues_list(st, r, name);
         return;
     }
     const struct gsd_tenant *one = name ? visible(st, r, viewer, name) : viewer;
