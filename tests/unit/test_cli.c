@@ -770,19 +770,26 @@ static void test_scenario_limits(void **state)
  * Tiers and backfill in the simulator, pod by pod: the az tier (az.yaml) puts a gang's members in
  * different zones and shares no node between an az tenant and another (batch-0 keeps off n1,
  * dr-2 off n2, batch-1 waits for n2); backfill (backfill.yaml) runs `short` beside the waiting
- * head and `long`, which would delay it, after it.
+ * head and `long`, which would delay it, after it; two tenants without a Queue document share
+ * `default` (default-queue.yaml), so team-b's pod waits rather than reclaim a card.
  */
-static void test_scenario_tiers_backfill(void **state)
+static void test_scenario_tiers_queues(void **state)
 {
     (void)state;
     static const struct {
         const char *file, *pod, *node, *runs;
     } want[] = {
-        {"az", "dr/dr-0", "n1", "0-10800;"},         {"az", "dr/dr-1", "n3", "0-10800;"},
-        {"az", "batch/batch-0", "n2", "2-3602;"},    {"az", "dr/dr-2", "n1", "3-10803;"},
-        {"az", "batch/batch-1", "n2", "3602-7202;"}, {"backfill", "ns/running", "n1", "0-100;"},
-        {"backfill", "ns/short", "n1", "2-52;"},     {"backfill", "ns/head", "n1", "100-200;"},
+        {"az", "dr/dr-0", "n1", "0-10800;"},
+        {"az", "dr/dr-1", "n3", "0-10800;"},
+        {"az", "batch/batch-0", "n2", "2-3602;"},
+        {"az", "dr/dr-2", "n1", "3-10803;"},
+        {"az", "batch/batch-1", "n2", "3602-7202;"},
+        {"backfill", "ns/running", "n1", "0-100;"},
+        {"backfill", "ns/short", "n1", "2-52;"},
+        {"backfill", "ns/head", "n1", "100-200;"},
         {"backfill", "ns/long", "n1", "200-700;"},
+        {"default-queue", "team-a/a0", "n1", "0-7200;"},
+        {"default-queue", "team-b/b0", "n1", "7200-10800;"}, /* in `default` too: no reclaim */
     };
     json_t *root = NULL, *pods = NULL;
     for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
@@ -1033,7 +1040,7 @@ int main(void)
         cmocka_unit_test(test_scenario_score_weights),
         cmocka_unit_test(test_scenario_timeslice),
         cmocka_unit_test(test_scenario_limits),
-        cmocka_unit_test(test_scenario_tiers_backfill),
+        cmocka_unit_test(test_scenario_tiers_queues),
         cmocka_unit_test(test_forecast_dlrm),
         cmocka_unit_test(test_forecast_bad_input),
     };
