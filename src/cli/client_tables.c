@@ -35,12 +35,12 @@ static void tenants(const json_t *ans)
     char a[24], p[24];
     size_t i;
     const json_t *t;
-    printf("%-24s %-24s %6s %8s %8s %10s %12s\n", "TENANT", "QUEUE", "WEIGHT", "RUNNING", "PENDING",
-           "GPUS", "GPUS-ASKED");
+    printf("%-24s %10s %8s %8s %10s %12s\n", "TENANT", "CPU-WEIGHT", "RUNNING", "PENDING", "GPUS",
+           "GPUS-ASKED");
     json_array_foreach(json_object_get(ans, "items"), i, t)
     {
-        printf("%-24s %-24s %6lld %8lld %8lld %10s %12s\n", str(t, "name"), str(t, "queue"),
-               num(t, "weight"), num(t, "pods_running"), num(t, "pods_pending"),
+        printf("%-24s %10lld %8lld %8lld %10s %12s\n", str(t, "name"), num(t, "cpu_weight"),
+               num(t, "pods_running"), num(t, "pods_pending"),
                gpus(num(t, "gpu_milli_allocated"), a), gpus(num(t, "gpu_milli_pending"), p));
     }
 }

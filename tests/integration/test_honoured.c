@@ -6,7 +6,8 @@
  * queue, step profile or GPU model that gives the pod nothing is a 400; a DaemonConfig policy the
  * daemon does not run stops the start. The scheduler's own rules seen through the API: a pending
  * reason says when free cards are spread too thin, a tier-less pod keeps to one NVLink bridge,
- * and an elastic PodGroup runs what fits and loses its members beyond minMember first.
+ * an elastic PodGroup runs what fits and loses its members beyond minMember first, the az tier
+ * isolates tenants by node and a prefer-colocate tier is a preference.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -194,6 +195,87 @@ static void test_annotations(void **state)
     annotate(p, "gpusched.io/profile", "light-training");
     a = post(&d, p, 201);
     assert_int_equal(json_integer_value(json_object_get(a, "priority")), 100);
+    json_decref(a);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
+/* Tiers as the seed's policy gives them (000 §3.1): team-a's pods ask az (hard isolation), and
+ * nvlink is a preference (prefer-colocate). */
+static const char tiers[] = "apiVersion: v1\nkind: ConfigMap\n"
+                            "metadata: {name: topology-gpu-policy, namespace: kube-system}\n"
+                            "data:\n  policy.yaml: |\n    scheduling:\n"
+                            "      nvlink: {strategy: prefer-colocate, sharing: false, isolation: "
+                            "exclusive}\n"
+                            "      az: {strategy: spread, sharing: false, isolation: hard}\n"
+                            "    tenants:\n      team-a: {topology: az}\n";
+
+static void start_tiers(struct daemon *d)
+{
+    assert_int_equal(h_setup(d, NULL), 0);
+    assert_int_equal(h_policy(d, tiers), 0);
+    assert_int_equal(h_start(d), 0);
+}
+
+/* The az tier's hard isolation through POST /v1/pods and the extender: a node that holds
+ * team-a's pod takes no team-b pod, and team-a's next pod keeps off team-b's node. */
+static void test_az_isolation(void **state)
+{
+    (void)state;
+    struct daemon d;
+    start_tiers(&d);
+    json_t *p = pod_of("team-a", "a0", 1, 0);
+    annotate(p, "gpusched.io/gpu-model", "A100-SXM4-80GB");
+    json_t *a = post(&d, p, 201);
+    char mine[32], other[32];
+    snprintf(mine, sizeof(mine), "%s", sget(a, "node"));
+    json_decref(a);
+    snprintf(other, sizeof(other), "%s", strcmp(mine, "n-a100-0") ? "n-a100-0" : "n-a100-1");
+    p = pod_of("team-b", "b0", 1, 0);
+    annotate(p, "gpusched.io/gpu-model", "A100-SXM4-80GB");
+    a = post(&d, p, 201);
+    assert_string_equal(sget(a, "node"), other); /* not beside team-a's pod */
+    json_decref(a);
+    p = pod_of("team-a", "a1", 1, 0);
+    annotate(p, "gpusched.io/gpu-model", "A100-SXM4-80GB");
+    a = post(&d, p, 201);
+    assert_string_equal(sget(a, "node"), mine); /* not beside team-b's */
+    json_decref(a);
+    p = pod_of("team-b", "b1", 8, 0); /* the only free A100 board is team-a's */
+    annotate(p, "gpusched.io/gpu-model", "A100-SXM4-80GB");
+    json_decref(post(&d, p, 201));
+    pod_is(&d, "team-b", "b1", "pending", NULL);
+    const char *nodes[] = {mine};
+    char *body = h_pod("team-b", "x", 1, 0);
+    json_t *r = h_extender(&d, "filter", body, nodes, 1);
+    free(body);
+    assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 0);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(r, "FailedNodes"), mine)),
+                        "hard isolation: node used by another tenant");
+    json_decref(r);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
+/* A tier as a preference (prefer-colocate): a 2-card nvlink pod on T4s, which have no NVLink,
+ * runs there (with colocate it waits: test_annotations), and the extender passes the node. */
+static void test_prefer_colocate(void **state)
+{
+    (void)state;
+    struct daemon d;
+    start_tiers(&d);
+    static const char *const t4[] = {"n-t4-0"};
+    json_t *t = pod_of("team-b", "t0", 2, 0);
+    annotate(t, "gpusched.io/topology", "nvlink");
+    annotate(t, "gpusched.io/gpu-model", "T4");
+    char *body = json_dumps(t, JSON_COMPACT);
+    json_t *r = h_extender(&d, "filter", body, t4, 1);
+    free(body);
+    assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 1);
+    json_decref(r);
+    json_t *a = post(&d, t, 201);
+    assert_string_equal(sget(a, "state"), "running");
+    assert_string_equal(sget(a, "node"), "n-t4-0");
     json_decref(a);
     assert_int_equal(h_stop(&d), 0);
     h_cleanup(&d);
@@ -446,6 +528,8 @@ int main(void)
         cmocka_unit_test(test_free_cards_spread_thin),
         cmocka_unit_test(test_nvlink_pair_without_tier),
         cmocka_unit_test(test_elastic_podgroup),
+        cmocka_unit_test(test_az_isolation),
+        cmocka_unit_test(test_prefer_colocate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

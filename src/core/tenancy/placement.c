@@ -252,6 +252,11 @@ static int64_t score(const struct gs_tenancy *t, const struct rpod *p, size_t no
      * 6 x 800). */
     if (p->fit.tier_soft && c->topology < 800)
         s /= 8;
+    /* The az tier spreads a gang over zones, for disaster recovery (seed 000 §1.1: zone
+     * affinity, active-active across zones): a zone none of its members runs in is taken
+     * whenever one has room, as a preferred NVLink group is above. */
+    if (v.zone_spread < 1000)
+        s /= 8;
     return s;
 }
 
