@@ -806,12 +806,14 @@ static enum gs_fit_reason pick_mig(const struct gs_fleet *f, const struct fnode 
         return GS_FIT_MIG_MODEL;
     if (!(nd->mig_allowed & (1u << prof)))
         return GS_FIT_MIG_POLICY;
-    int best = -1, best_score = -1;
+    int best = -1, best_score = -1, empty_seen = 0;
     for (int i = 0; i < nd->ngpu; i++) {
         const struct card *c = &nd->cards[i];
         struct gs_mig_card empty;
         const struct gs_mig_card *mc = &c->mig;
         if (c->mode == GS_CARD_FREE && may_take(f, c, GS_CARD_MIG)) {
+            if (empty_seen++) /* every empty card scores as the first one did: it cannot win */
+                continue;
             gs_mig_card_init(&empty, nd->mig_model, nd->mig_allowed);
             mc = &empty;
         } else if (c->mode != GS_CARD_MIG || c->bad) {
