@@ -441,10 +441,8 @@ static void scan(struct gs_tenancy *t, struct rpod *p, int32_t pod, const int32_
             continue;
         t->work.node_fits++;
         int model = gs_fleet_node_model(t->fleet, n);
-        size_t key = (size_t)t->pol->nodes[n].template_index * t->nzones +
-                     (size_t)gs_fleet_node_zone(t->fleet, n);
-        int empty = gs_fleet_pod_count(t->fleet, n) == 0 && only_node < 0 &&
-                    (int32_t)n != t->resv_node && gs_fleet_node_sound(t->fleet, n);
+        size_t key = (size_t)t->node_key[n]; /* packed: most nodes passed here are empty */
+        int empty = only_node < 0 && (int32_t)n != t->resv_node && gs_fleet_node_bare(t->fleet, n);
         if (empty && t->seen[key] == t->stamp) {
             if (t->seen_reason[key] >= 0)
                 o->count[t->seen_reason[key]]++;
