@@ -262,23 +262,42 @@ static int64_t score(const struct gs_tenancy *t, const struct rpod *p, size_t no
 
 #define SCORE_MAX(t) ((t)->score_max)
 
+/* The plugins' bounds for one pod, made once per search: a scan asks them of every node. */
+struct bound {
+    struct gs_place_view v;
+    int64_t fixed; /* the plugins without a bound, at their most */
+    int n;
+    const struct gs_plugin *pl[GS_SCN_SCORES];
+    int32_t w[GS_SCN_SCORES];
+};
+
+static void bound_init(const struct gs_tenancy *t, const struct rpod *p, struct bound *b)
+{
+    memset(b, 0, sizeof(*b));
+    b->v = (struct gs_place_view){.fleet = t->fleet, .pod = &p->fit, .full = t->way == GS_WAY_FULL};
+    for (int i = 0; i < t->nscore; i++)
+        if (t->score_plugin[i]->place_bound) {
+            b->pl[b->n] = t->score_plugin[i];
+            b->w[b->n++] = t->score_weight[i];
+        } else {
+            b->fixed += (int64_t)t->score_weight[i] * GS_SCORE_MAX;
+        }
+}
+
 /*
- * Could @p's score on @node beat the best so far (@best on @at, nodes coming in ascending
+ * Could the pod's score on @node beat the best so far (@best on @at, nodes coming in ascending
  * order)? The plugins' bounds, before the node is fitted. The node held for the head of the
  * queue is always fitted: finding it held is what the pass learns (gs__tn_held()).
  */
-static int may_beat(const struct gs_tenancy *t, const struct rpod *p, size_t node, int64_t best,
+static int may_beat(const struct gs_tenancy *t, struct bound *b, size_t node, int64_t best,
                     size_t at)
 {
     if (best < 0 || (int32_t)node == t->resv_node)
         return 1;
-    struct gs_place_view v = {
-        .fleet = t->fleet, .node = node, .pod = &p->fit, .full = t->way == GS_WAY_FULL};
-    int64_t up = 0;
-    for (int i = 0; i < t->nscore; i++)
-        up +=
-            (int64_t)t->score_weight[i] *
-            (t->score_plugin[i]->place_bound ? t->score_plugin[i]->place_bound(&v) : GS_SCORE_MAX);
+    b->v.node = node;
+    int64_t up = b->fixed;
+    for (int i = 0; i < b->n; i++)
+        up += (int64_t)b->w[i] * b->pl[i]->place_bound(&b->v);
     return up > best || (up == best && node < at);
 }
 
@@ -416,19 +435,19 @@ struct scan {
 static void scan(struct gs_tenancy *t, struct rpod *p, int32_t pod, const int32_t *list, size_t lo,
                  size_t hi, int only_node, struct scan *o)
 {
+    struct bound b;
+    bound_init(t, p, &b);
     t->stamp++;
     for (size_t i = lo; i < hi; i++) {
         size_t n = list ? (size_t)list[i] : i;
         /* Once a node fits, the reasons are not needed: a node that cannot win is passed
          * unread. */
-        if (!may_beat(t, p, n, o->best, o->node))
+        if (!may_beat(t, &b, n, o->best, o->node))
             continue;
         t->work.node_fits++;
         int model = gs_fleet_node_model(t->fleet, n);
-        size_t key = (size_t)t->pol->nodes[n].template_index * t->nzones +
-                     (size_t)gs_fleet_node_zone(t->fleet, n);
-        int empty = gs_fleet_pod_count(t->fleet, n) == 0 && only_node < 0 &&
-                    (int32_t)n != t->resv_node && gs_fleet_node_sound(t->fleet, n);
+        size_t key = (size_t)t->node_key[n]; /* packed: most nodes passed here are empty */
+        int empty = only_node < 0 && (int32_t)n != t->resv_node && gs_fleet_node_bare(t->fleet, n);
         if (empty && t->seen[key] == t->stamp) {
             if (t->seen_reason[key] >= 0)
                 o->count[t->seen_reason[key]]++;
