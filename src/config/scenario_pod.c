@@ -36,6 +36,7 @@ enum {
     S_NODE_NAME,
     S_NODE_SELECTOR,
     S_INIT_CONTAINERS,
+    S_SCHEDULER,
     S_WARN_FIRST, /* from here on: decides placement in Kubernetes, not modelled here */
     S_AFFINITY = S_WARN_FIRST,
     S_SPREAD,
@@ -45,15 +46,14 @@ enum {
 };
 static const char *const spec_keys[] = {
     "containers", "priorityClassName", "priority", "nodeName", "nodeSelector", "initContainers",
-    "affinity", "topologySpreadConstraints", "resources", "tolerations",
+    "schedulerName", "affinity", "topologySpreadConstraints", "resources", "tolerations",
     /* accepted, without effect on GPU placement */
     "activeDeadlineSeconds", "automountServiceAccountToken", "dnsConfig", "dnsPolicy",
     "enableServiceLinks", "ephemeralContainers", "hostAliases", "hostIPC", "hostNetwork", "hostPID",
     "hostUsers", "hostname", "imagePullSecrets", "os", "overhead", "preemptionPolicy",
-    "readinessGates", "resourceClaims", "restartPolicy", "runtimeClassName", "schedulerName",
-    "schedulingGates", "securityContext", "serviceAccount", "serviceAccountName",
-    "setHostnameAsFQDN", "shareProcessNamespace", "subdomain", "terminationGracePeriodSeconds",
-    "volumes"};
+    "readinessGates", "resourceClaims", "restartPolicy", "runtimeClassName", "schedulingGates",
+    "securityContext", "serviceAccount", "serviceAccountName", "setHostnameAsFQDN",
+    "shareProcessNamespace", "subdomain", "terminationGracePeriodSeconds", "volumes"};
 
 enum { C_NAME, C_RESOURCES, C_RESTART = 23 };
 static const char *const container_keys[] = {"name",
@@ -480,10 +480,72 @@ static int annot_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *
     return 0;
 }
 
+static int alnum(char ch)
+{
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9');
+}
+
+/* A label's name or value: at most 63 bytes, alphanumerics at both ends, '-', '_' and '.' between
+ * (kubernetes.io/docs/concepts/overview/working-with-objects/labels/#syntax-and-character-set). */
+static int label_word_ok(const char *s, size_t n)
+{
+    if (n > 63 || (n && (!alnum(s[0]) || !alnum(s[n - 1]))))
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!alnum(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.')
+            return 0;
+    return 1;
+}
+
+/* A label key's prefix: a DNS subdomain (RFC 1123) of at most 253 bytes. */
+static int dns_subdomain_ok(const char *s, size_t n)
+{
+    size_t lab = 0;
+    if (n < 1 || n > 253)
+        return 0;
+    for (size_t i = 0; i <= n; i++) {
+        char ch = i < n ? s[i] : '.';
+        if (ch == '.') {
+            if (!lab || !alnum(s[i - 1]) || s[i - lab] == '-')
+                return 0;
+            lab = 0;
+        } else if ((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-') {
+            if (++lab > 63)
+                return 0;
+        } else {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* A label key and value as Kubernetes validates them: an API server refuses any other. */
+static int label_syntax(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v)
+{
+    const char *key = gs__yaml_str(k), *val = gs__yaml_str(v);
+    const char *slash = key ? strchr(key, '/') : NULL, *name = slash ? slash + 1 : key;
+    if (!key || (slash && !dns_subdomain_ok(key, (size_t)(slash - key))) || !*name ||
+        !label_word_ok(name, strlen(name)))
+        return gs__yaml_err(c, k,
+                            "label key %.80s: expected an optional DNS subdomain prefix and '/', "
+                            "then a name of 1-63 bytes: alphanumerics at both ends, '-', '_', "
+                            "'.' between",
+                            key ? key : "(not text)");
+    if (!val || !label_word_ok(val, strlen(val)))
+        return gs__yaml_err(c, v,
+                            "label %.80s: value %.80s: expected at most 63 bytes, empty or "
+                            "alphanumerics at both ends, '-', '_', '.' between",
+                            key, val ? val : "(not text)");
+    return 0;
+}
+
 static int label_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *arg)
 {
     struct gs_pod_spec *p = arg;
     const char *key = gs__yaml_str(k);
+    int rc = label_syntax(c, k, v);
+    if (rc)
+        return rc;
     if (strcmp(key, "user") == 0)
         return gs__scn_name(c, v, "label user", p->user, sizeof(p->user));
     if (strcmp(key, "gpusched.io/workload") == 0)
@@ -513,6 +575,9 @@ static int read_spec(struct gs__yctx *c, yaml_node_t *spec, struct gs_pod_spec *
         rc = node_name(c, f[S_NODE_NAME], "spec.nodeName", p);
     if (!rc && f[S_NODE_SELECTOR])
         rc = gs__yaml_each_pair(c, f[S_NODE_SELECTOR], "spec.nodeSelector", selector_pair, p);
+    if (!rc && f[S_SCHEDULER] && !gs__yaml_is_null(f[S_SCHEDULER]))
+        rc = gs__scn_name(c, f[S_SCHEDULER], "spec.schedulerName", p->scheduler,
+                          sizeof(p->scheduler));
     struct clist init = {p, 1}, app = {p, 0};
     if (!rc && f[S_INIT_CONTAINERS] && !gs__yaml_is_null(f[S_INIT_CONTAINERS]))
         rc = gs__yaml_each_item(c, f[S_INIT_CONTAINERS], "spec.initContainers", read_container,
