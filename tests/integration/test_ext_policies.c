@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static const char *const a100s[] = {"n-a100-0", "n-a100-1"};
 static const char *const all[] = {"n-a100-0", "n-a100-1", "n-t4-0"};
@@ -180,6 +181,11 @@ static void test_queue_capability(void **state)
     assert_string_equal(json_string_value(json_object_get(g, "state")), "running");
     assert_string_equal(json_string_value(json_object_get(g, "queue")), "research");
     json_decref(g);
+    struct answer a; /* the queue counts what the extender bound */
+    h_expect(&d, "GET", "/v1/queues/research", TOKEN_A, NULL, 200, &a);
+    assert_int_equal(num(a.json, "allocated_milli"), 2400);
+    assert_int_equal(num(a.json, "pods_running"), 2);
+    h_answer_free(&a);
     stop(&d);
 }
 
@@ -467,6 +473,98 @@ static void test_timeslice(void **state)
     stop(&d);
 }
 
+static const char classes[] = "apiVersion: scheduling.k8s.io/v1\n"
+                              "kind: PriorityClass\n"
+                              "metadata: {name: high}\n"
+                              "value: 1000\n"
+                              "---\n"
+                              "apiVersion: scheduling.k8s.io/v1\n"
+                              "kind: PriorityClass\n"
+                              "metadata: {name: top}\n"
+                              "value: 2000\n";
+
+/* A T4 pod of @gpus cards of PriorityClass @pclass (NULL: none), as JSON text. */
+static char *t4_pod(const char *name, int gpus, const char *pclass)
+{
+    json_t *p = h_pod_json("team-a", name, gpus, 0);
+    h_annotate(p, "gpusched.io/gpu-model", "T4");
+    if (pclass)
+        json_object_set_new(json_object_get(p, "spec"), "priorityClassName", json_string(pclass));
+    return text_of(p);
+}
+
+/* Pod team-a/@name comes to state @want within 10 s: filter hands a pod to the scheduler
+ * after its answer. */
+static void state_is(const struct daemon *d, const char *name, const char *want)
+{
+    char path[96], got[32] = "(none)";
+    snprintf(path, sizeof(path), "/v1/pods/team-a/%s", name);
+    for (int i = 0; i < 1000 && strcmp(got, want); i++) {
+        struct answer a;
+        if (i)
+            nanosleep(&(struct timespec){0, 10000000}, NULL);
+        if (h_call(d, "GET", path, TOKEN_ADMIN, NULL, &a) == 0 && a.status == 200)
+            snprintf(got, sizeof(got), "%s", json_string_value(json_object_get(a.json, "state")));
+        h_answer_free(&a);
+    }
+    if (strcmp(got, want))
+        fail_msg("team-a/%s: %s, expected %s", name, got, want);
+}
+
+/* Pods filter finds no node for wait in the scheduler's queue (nominated), and room that
+ * appears goes in GPUQueueSort's order: the later pod of higher priority first. */
+static void test_pending_order(void **state)
+{
+    (void)state;
+    struct daemon d;
+    const char *t4[] = {"n-t4-0"};
+    start(&d, classes, NULL);
+    json_decref(h_submit(&d, NULL, t4_pod("blocker", 4, "top"), 201));
+    char *lo = t4_pod("lo", 3, NULL), *hi = t4_pod("hi", 3, "high");
+    fails_on(&d, lo, t4, 1, "n-t4-0", "Insufficient nvidia.com/gpu");
+    fails_on(&d, hi, t4, 1, "n-t4-0", "Insufficient nvidia.com/gpu");
+    state_is(&d, "lo", "pending");
+    state_is(&d, "hi", "pending");
+    h_request(&d, "DELETE", "/v1/pods/team-a/blocker", TOKEN_A, NULL, 200);
+    state_is(&d, "hi", "running");
+    state_is(&d, "lo", "pending");
+    json_t *r = filter(&d, hi, t4, 1); /* kube-scheduler binds it where it was placed */
+    assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 1);
+    json_decref(r);
+    free(lo);
+    free(hi);
+    stop(&d);
+}
+
+/* The churn guard holds for preemptors kube-scheduler brings: a pod an extender pod evicted and
+ * that runs again is spared a while, so the next such preemptor waits. */
+static void test_churn_guard(void **state)
+{
+    (void)state;
+    struct daemon d;
+    char node[64];
+    const char *t4[] = {"n-t4-0"};
+    start(&d, classes, NULL);
+    json_decref(h_submit(&d, NULL, t4_pod("v", 4, NULL), 201));
+    char *e1 = t4_pod("e1", 4, "high"), *e2 = t4_pod("e2", 4, "high");
+    fails_on(&d, e1, t4, 1, "n-t4-0", "Insufficient nvidia.com/gpu"); /* nominated: evicts v */
+    state_is(&d, "v", "pending");
+    filter_bind(&d, e1, t4, 1, node);
+    h_request(&d, "DELETE", "/v1/pods/team-a/e1", TOKEN_ADMIN, NULL, 200);
+    state_is(&d, "v", "running"); /* run again */
+    fails_on(&d, e2, t4, 1, "n-t4-0", "Insufficient nvidia.com/gpu");
+    state_is(&d, "e2", "pending");
+    json_t *g = h_pod_get(&d, "team-a", "e2"); /* the scheduler has tried it: v is spared */
+    const char *why = json_string_value(json_object_get(g, "reason"));
+    if (!why || !strstr(why, "Insufficient nvidia.com/gpu"))
+        fail_msg("e2: %s", why ? why : "(no reason)");
+    json_decref(g);
+    state_is(&d, "v", "running");
+    free(e1);
+    free(e2);
+    stop(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -479,6 +577,8 @@ int main(void)
         cmocka_unit_test(test_elastic_podgroup),
         cmocka_unit_test(test_tiers),
         cmocka_unit_test(test_timeslice),
+        cmocka_unit_test(test_pending_order),
+        cmocka_unit_test(test_churn_guard),
     };
     signal(SIGPIPE, SIG_IGN);
     return cmocka_run_group_tests(tests, NULL, NULL);
