@@ -644,12 +644,59 @@ static int pod_read(struct gs__yctx *c, yaml_node_t *root, struct gs_pod_spec *p
     return 0;
 }
 
+/* The first warning reported while a pod is read, caught (the callback it replaced kept): what a
+ * pod asks that would be ignored is refused instead, since a pod run without it would mislead. */
+struct caught {
+    char msg[GS_DIAG_MSG_MAX];
+    void (*warn)(void *, const char *);
+    void *warn_ud;
+};
+
+static void catch_first(void *ud, const char *msg)
+{
+    struct caught *k = ud;
+    if (!k->msg[0])
+        snprintf(k->msg, sizeof(k->msg), "%s", msg);
+}
+
+static void catch_begin(struct gs__yctx *c, struct caught *k)
+{
+    k->msg[0] = '\0';
+    c->warn_at = NULL;
+    if (c->d) {
+        k->warn = c->d->warn;
+        k->warn_ud = c->d->warn_ud;
+        c->d->warn = catch_first;
+        c->d->warn_ud = k;
+    }
+}
+
+/* catch_end() - the callback back; the caught warning, if any, as the error at its place. */
+static int catch_end(struct gs__yctx *c, struct caught *k, int rc)
+{
+    if (c->d) {
+        c->d->warn = k->warn;
+        c->d->warn_ud = k->warn_ud;
+    }
+    if (rc || !k->msg[0])
+        return rc;
+    char *cut = strstr(k->msg, " by the scenario");
+    if (cut)
+        memmove(cut, cut + 16, strlen(cut + 16) + 1);
+    if ((cut = strstr(k->msg, "; ignored")) != NULL)
+        *cut = '\0';
+    c->err_at = c->warn_at;
+    return gs_diag_error(c->d, "%s: refused rather than ignored", k->msg);
+}
+
 int gs__scn_pod(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root)
 {
     struct gs__scn_meta m;
     struct gs_pod_spec p;
+    struct caught k;
     yaml_node_t *spec;
-    int rc = pod_read(c, root, &p, &m, &spec);
+    catch_begin(c, &k);
+    int rc = catch_end(c, &k, pod_read(c, root, &p, &m, &spec));
     if (rc)
         return rc;
     warn_mig_and_cards(c, spec, &p);
@@ -661,33 +708,21 @@ struct one_pod {
     char *field;
     size_t fsize;
     int seen, strict;
-    char warning[GS_DIAG_MSG_MAX]; /* the first warning, for strict */
 };
-
-static void first_warning(void *ud, const char *msg)
-{
-    struct one_pod *o = ud;
-    if (!o->warning[0])
-        snprintf(o->warning, sizeof(o->warning), "%s", msg);
-}
 
 static int parse_one(struct gs__yctx *c, yaml_node_t *root, void *arg)
 {
     struct one_pod *o = arg;
     struct gs__scn_meta m;
+    struct caught k;
     yaml_node_t *spec;
     if (o->seen++)
         return gs__yaml_err(c, root, "one Pod object, not several documents");
+    if (o->strict)
+        catch_begin(c, &k);
     int rc = pod_read(c, root, o->out, &m, &spec);
-    if (!rc && o->strict && o->warning[0]) { /* what is not honoured is refused */
-        char *cut = strstr(o->warning, " by the scenario");
-        if (cut)
-            memmove(cut, cut + 16, strlen(cut + 16) + 1);
-        if ((cut = strstr(o->warning, "; ignored")) != NULL)
-            *cut = '\0';
-        c->err_at = c->warn_at;
-        rc = gs_diag_error(c->d, "%s: refused rather than ignored", o->warning);
-    }
+    if (o->strict)
+        rc = catch_end(c, &k, rc);
     if (rc && o->field)
         gs__yaml_path(c, c->err_at, o->field, o->fsize);
     return rc;
@@ -698,22 +733,12 @@ int gs_pod_parse(const char *origin, const char *text, size_t len, int strict,
 {
     struct gs__yctx proto = {.path = origin, .d = d, .lenient = true};
     struct one_pod o = {.out = out, .field = field, .fsize = fsize, .strict = strict};
-    void (*warn)(void *, const char *) = d ? d->warn : NULL;
-    void *warn_ud = d ? d->warn_ud : NULL;
     if (field && fsize)
         field[0] = '\0';
-    if (d && strict) {
-        d->warn = first_warning;
-        d->warn_ud = &o;
-    }
     int rc = gs__yaml_check_syntax(&proto, (const unsigned char *)text, len, GS_SCN_MAX_DEPTH);
     if (!rc)
         rc = gs__yaml_each_document(&proto, (const unsigned char *)text, len, parse_one, &o);
     if (!rc && !o.seen)
         rc = gs_diag_error(d, "%s: no Pod object", origin);
-    if (d) {
-        d->warn = warn;
-        d->warn_ud = warn_ud;
-    }
     return rc;
 }
