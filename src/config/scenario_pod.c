@@ -740,5 +740,7 @@ int gs_pod_parse(const char *origin, const char *text, size_t len, int strict,
         rc = gs__yaml_each_document(&proto, (const unsigned char *)text, len, parse_one, &o);
     if (!rc && !o.seen)
         rc = gs_diag_error(d, "%s: no Pod object", origin);
+    if (!rc && !strict)
+        out->scheduler[0] = '\0';
     return rc;
 }

@@ -160,8 +160,6 @@ int gsd_podspec_parse(const char *text, size_t len, int strict, struct gsd_podsp
         e->status = 500;
         snprintf(e->msg, sizeof(e->msg), "out of memory");
     }
-    if (!rc && !strict) /* kube-scheduler hands over only the pods its profiles schedule */
-        out->s.scheduler[0] = '\0';
     if (!rc && !out->ns[0])
         out->s.ns[0] = '\0'; /* the parser's "default": the API picks the namespace itself */
     if (rc)

@@ -565,6 +565,30 @@ static void test_churn_guard(void **state)
     stop(&d);
 }
 
+/* A pod kube-scheduler hands over is its own, whatever profile (schedulerName) it names: bound,
+ * and still running after a restart. */
+static void test_profile_name(void **state)
+{
+    (void)state;
+    struct daemon d;
+    char node[64];
+    start(&d, NULL, NULL);
+    json_t *p = h_pod_json("team-a", "named", 1, 0);
+    json_object_set_new(json_object_get(p, "spec"), "schedulerName", json_string("gpu-scheduler"));
+    char *named = text_of(p);
+    filter_bind(&d, named, a100s, 2, node);
+    free(named);
+    assert_int_equal(h_stop(&d), 0);
+    assert_int_equal(h_start(&d), 0);
+    json_t *g = h_pod_get(&d, "team-a", "named");
+    const char *st = json_string_value(json_object_get(g, "state"));
+    const char *on = json_string_value(json_object_get(g, "node"));
+    if (!st || strcmp(st, "running") || !on || strcmp(on, node))
+        fail_msg("after a restart: %s", json_dumps(g, JSON_COMPACT));
+    json_decref(g);
+    stop(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -579,6 +603,7 @@ int main(void)
         cmocka_unit_test(test_timeslice),
         cmocka_unit_test(test_pending_order),
         cmocka_unit_test(test_churn_guard),
+        cmocka_unit_test(test_profile_name),
     };
     signal(SIGPIPE, SIG_IGN);
     return cmocka_run_group_tests(tests, NULL, NULL);
