@@ -147,6 +147,21 @@ int gs_pod_parse(const char *origin, const char *text, size_t len, int strict,
 int gs_quantity_parse(const char *s, int e10, int e2, int round, int64_t *out);
 
 /*
+ * gs_duration_parse() - a duration as a scenario writes one (Go's units us, ms, s, m, h, and d,
+ * combined: "90s", "1.5h", "1h30m", "2d"; "0") in microseconds, at most 10 years. @why (may be
+ * NULL): on error, what is wrong, to follow the text in a message.
+ * Return: 0 and *@out; -EINVAL (not a duration, negative, not whole, over 10 years).
+ */
+int gs_duration_parse(const char *s, int64_t *out, const char **why);
+
+/*
+ * gs_duration_format() - @us microseconds (>= 0) as gs_duration_parse() reads them back, largest
+ * units first and none that is 0 ("8h", "1h30m", "2d", "1500ms"; "0" for 0) into @buf (@size
+ * bytes; 48 always hold one). Return: @buf.
+ */
+char *gs_duration_format(int64_t us, char *buf, size_t size);
+
+/*
  * gs_scenario_tenant_of() - index of the tenant namespace @ns belongs to, or -ENOENT.
  * O(1) expected after gs_scenario_resolve(); O(tenants) when tenants were added since.
  */

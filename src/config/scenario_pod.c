@@ -131,6 +131,20 @@ static int res_kind(const char *name, bool *silent)
     return strncmp(name, "nvidia.com/mig-", 15) == 0 ? Q_MIG : -1;
 }
 
+/* nvidia.com/gpumem: MiB as a plain number (HAMi's unit); a byte quantity ("20Gi") is refused
+ * with the number it most likely meant. */
+static int gpumem(struct gs__yctx *c, yaml_node_t *v, const char *what, int64_t *out)
+{
+    char buf[GS__YAML_SHOW_BUF];
+    const char *s = gs__yaml_str(v), *why = "";
+    int64_t mib;
+    size_t len = s ? strlen(s) : 0;
+    if (len > 2 && s[len - 1] == 'i' && !gs__qty_parse(s, 0, -20, GS__Q_CEIL, &mib, &why))
+        return gs__yaml_err(c, v, "%s: %s: nvidia.com/gpumem is MiB as a plain number, e.g. %lld",
+                            what, gs__yaml_show(v, buf), (long long)mib);
+    return gs__scn_qty(c, v, what, 0, 0, GS__Q_PLAIN, "MiB", 0, INT32_MAX, out);
+}
+
 static int res_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *arg)
 {
     struct res *r = arg;
@@ -153,7 +167,7 @@ static int res_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *ar
     case Q_SHARED:
         return gs__scn_qty(c, v, what, 0, 0, 0, "GPUs", 0, GPUS_PER_CONTAINER_MAX, &r->v[q]);
     case Q_GPUMEM: /* HAMi's unit is MiB: "20Gi" would be read as 20 Gi-MiB */
-        return gs__scn_qty(c, v, what, 0, 0, GS__Q_PLAIN, "MiB", 0, INT32_MAX, &r->v[q]);
+        return gpumem(c, v, what, &r->v[q]);
     case Q_GPUCORES:
         return gs__scn_qty(c, v, what, 0, 0, GS__Q_PLAIN, "percent", 0, 100, &r->v[q]);
     case Q_MIG:
@@ -678,7 +692,9 @@ static int catch_end(struct gs__yctx *c, struct caught *k, int rc)
         c->d->warn = k->warn;
         c->d->warn_ud = k->warn_ud;
     }
-    if (rc || !k->msg[0])
+    /* a field misspelt ("contaners") is the cause of what the read stumbled on after it ("no
+     * container"), so it is the one named */
+    if ((rc && rc != -EINVAL) || !k->msg[0])
         return rc;
     char *cut = strstr(k->msg, " by the scenario");
     if (cut)

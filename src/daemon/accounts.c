@@ -58,16 +58,23 @@ int64_t gsd_capacity_milli(const struct gsd_state *st)
     return capacity;
 }
 
-static json_t *tenant_json(const struct gsd_tenant *t, const struct use *u)
+/* @t with its use @u; its queue is the one its pods run in when they name none (the core's
+ * rule: the queue of the tenant's name, else `default`), and the weight that queue's, as
+ * GET /v1/queues and /metrics give it: a Queue document's weight wins over the DaemonConfig's. */
+static json_t *tenant_json(const struct gsd_state *st, const struct gsd_tenant *t,
+                           const struct use *u)
 {
     json_t *ns = json_array();
     for (size_t k = 0; k < t->nns; k++)
         json_array_append_new(ns, json_string(t->ns[k]));
-    return json_pack("{s:s, s:o, s:i, s:I, s:I, s:I, s:I, s:I}", "name", t->name, "namespaces", ns,
-                     "weight", t->weight, "pods_running", (json_int_t)u->running, "pods_pending",
-                     (json_int_t)u->pending, "gpus_allocated", (json_int_t)u->gpus,
-                     "gpu_milli_allocated", (json_int_t)u->milli, "gpu_milli_pending",
-                     (json_int_t)u->pending_milli);
+    const struct gs_policy *pol = &st->sched.pol;
+    int q = gsd_queue_find(st, t->name);
+    const struct gs_queue_spec *qs = q >= 0 && (size_t)q < pol->nqueues ? &pol->queues[q] : NULL;
+    return json_pack("{s:s, s:o, s:s, s:i, s:I, s:I, s:I, s:I, s:I}", "name", t->name, "namespaces",
+                     ns, "queue", qs ? qs->name : "default", "weight", qs ? qs->weight : 1,
+                     "pods_running", (json_int_t)u->running, "pods_pending", (json_int_t)u->pending,
+                     "gpus_allocated", (json_int_t)u->gpus, "gpu_milli_allocated",
+                     (json_int_t)u->milli, "gpu_milli_pending", (json_int_t)u->pending_milli);
 }
 
 /* A tenant's entry with its quotas, hard and used. */
@@ -112,12 +119,12 @@ void gsd_accounts_list(struct gsd_state *st, struct gsd_req *r, const struct gsd
     }
     size_t i = one ? (size_t)(one - st->cfg->tenants) : 0;
     if (name) {
-        gsd_reply_json(r, 200, with_quota(st, one, tenant_json(one, &u[i])));
+        gsd_reply_json(r, 200, with_quota(st, one, tenant_json(st, one, &u[i])));
     } else {
         json_t *items = json_array();
         for (; i < st->cfg->ntenants; i++) {
             const struct gsd_tenant *t = &st->cfg->tenants[i];
-            json_array_append_new(items, with_quota(st, t, tenant_json(t, &u[i])));
+            json_array_append_new(items, with_quota(st, t, tenant_json(st, t, &u[i])));
             if (one)
                 break;
         }

@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "common/api.h"
 #include "common/harness.h"
 
 #include <signal.h>
@@ -307,6 +308,21 @@ static void test_queues(void **state)
         2);
     promtool_passes(&d, text, "queues");
     free(text);
+    /* A tenant's weight is its queue's, one figure wherever it is shown: the Queue's 3, not the
+     * DaemonConfig's default 1. */
+    struct answer t;
+    h_expect(&d, "GET", "/v1/tenants", TOKEN_ADMIN, NULL, 200, &t);
+    size_t i;
+    json_t *item;
+    json_array_foreach(json_object_get(t.json, "items"), i, item)
+    {
+        int a = !strcmp(json_string_value(json_object_get(item, "name")), "team-a");
+        assert_string_equal(json_string_value(json_object_get(item, "queue")),
+                            a ? "team-a" : "team-b");
+        assert_int_equal(json_integer_value(json_object_get(item, "weight")), a ? 3 : 1);
+    }
+    assert_int_equal(i, 2);
+    h_answer_free(&t);
     assert_int_equal(h_stop(&d), 0);
     h_cleanup(&d);
 }

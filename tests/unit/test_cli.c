@@ -659,6 +659,40 @@ static void test_scenario_tenant_day(void **state)
  * Time slicing and card modes end to end: the report shows each tenant's time-sliced GPU time and
  * the conversions, the JSON the same, and `gpusched bill` meters the replicas.
  */
+/* --horizon overrides the Simulation document's horizon (6h in node-failure.yaml), in the
+ * scenario's duration syntax; validate prints a horizon as a duration, not in microseconds. */
+static void test_scenario_horizon(void **state)
+{
+    (void)state;
+    struct t_run r;
+    const char *js = tmp_path("horizon.json");
+    run(&r, ARGS("validate", "tests/data/scenario/node-failure.yaml"));
+    expect_exit(&r, 0);
+    expect_has(r.out, "; horizon 6h\n");
+    result_free(&r);
+    for (int i = 0; i < 2; i++) {
+        run(&r, ARGS("simulate", "--scenario", "tests/data/scenario/node-failure.yaml", "--quiet",
+                     "--json", js, i ? "--horizon" : "--quiet", i ? "1h30m" : "--quiet"));
+        expect_exit(&r, 0);
+        result_free(&r);
+        json_t *root = json_load_file(js, 0, NULL);
+        assert_non_null(root);
+        json_t *sum = json_object_get(root, "summary"); /* the last way's */
+        assert_int_equal(json_integer_value(json_object_get(sum, "horizon_s")), i ? 5400 : 21600);
+        json_decref(root);
+    }
+    run(&r, ARGS("simulate", "--scenario", "tests/data/scenario/node-failure.yaml", "--horizon",
+                 "8 hours"));
+    expect_exit(&r, 2);
+    expect_has(r.err, "--horizon \"8 hours\" is not a duration");
+    result_free(&r);
+    run(&r, ARGS("simulate", "--help"));
+    expect_exit(&r, 0);
+    expect_has(r.out, "--way WAY");
+    expect_has(r.out, "--horizon DURATION");
+    result_free(&r);
+}
+
 static void test_scenario_timeslice(void **state)
 {
     (void)state;
@@ -921,6 +955,7 @@ int main(void)
         cmocka_unit_test(test_scenario_bad_input),
         cmocka_unit_test(test_scenario_score_weights),
         cmocka_unit_test(test_scenario_timeslice),
+        cmocka_unit_test(test_scenario_horizon),
         cmocka_unit_test(test_forecast_dlrm),
         cmocka_unit_test(test_forecast_bad_input),
     };
