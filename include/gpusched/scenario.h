@@ -111,7 +111,8 @@ int gs_scenario_load(struct gs_scenario *s, const char *path, struct gs_diag *d)
  * Return: 0; -EINVAL with @d naming the record (file:line:col) and the missing name (a namespace
  * of two tenants, an undefined node template, a pod's undefined PodGroup, step profile,
  * VirtualGPUClass, PriorityClass other than system-*-critical, or Queue other than "default"; a
- * pod that names a VirtualGPUClass and also gives nvidia.com/gpumem or nvidia.com/gpucores);
+ * pod that names a VirtualGPUClass and also gives nvidia.com/gpumem or nvidia.com/gpucores; a
+ * pod whose spec.schedulerName names another scheduler, gs_policy_scheduler_takes());
  * -E2BIG; -ENOMEM.
  * Complexity: O(records) expected.
  */
@@ -122,9 +123,11 @@ int gs_scenario_resolve(struct gs_scenario *s, struct gs_diag *d);
  * gs_scenario_load() reads a Pod document (the one Pod parser of gpusched: gpuschedd's API and
  * extender take pods through it too), into *@out. Besides the loader's fields, the annotation
  * gpusched.io/gpu-model (catalog models joined by '|') narrows the GPU models a pod may use.
- * @origin names the text in messages ("body"); warnings go to @d->warn, or, when @strict, the
- * first one is the error (what a scenario file warns of as not interpreted, an API refuses rather
- * than accept and ignore: an unknown field, resource or annotation of ours). @field (may be NULL,
+ * @origin names the text in messages ("body"); when @strict (a pod submitted to gpuschedd's API,
+ * as a scenario's pod), the first warning is the error (what would be ignored is refused: an
+ * unknown field, resource or annotation of ours); else (a pod kube-scheduler hands the extender,
+ * or one accepted before) warnings go to @d->warn and spec.schedulerName is left out, the pod
+ * being this scheduler's already. @field (may be NULL,
  * @fsize bytes): on error, the JSON path of the field at fault ("spec.containers[0].resources.
  * limits.cpu"), "" when the text as a whole is.
  * Return: 0; -EINVAL with @d ("ORIGIN:LINE:COL: ...") and @field; -E2BIG (more containers than

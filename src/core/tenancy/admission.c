@@ -919,6 +919,15 @@ static void admit_one(const struct gs_tenancy *t, struct rpod *p)
         p->state = GS_POD_REJECTED;
         return;
     }
+    if (!gs_policy_scheduler_takes(pol, sp->scheduler)) {
+        p->field = "spec.schedulerName";
+        gs__say(p->reason, sizeof(p->reason),
+                "schedulerName %s names another scheduler: this one is %s, and a pod is "
+                "scheduled by the scheduler it names",
+                sp->scheduler, gs_policy_scheduler_name(pol));
+        p->state = GS_POD_REJECTED;
+        return;
+    }
     if (sp->group[0] && p->group < 0 && t->way == GS_WAY_FULL) {
         p->field = "metadata.annotations.scheduling.k8s.io/group-name";
         gs__say(p->reason, sizeof(p->reason), "PodGroup %s/%s is not defined", sp->ns, sp->group);

@@ -329,6 +329,36 @@ static int spread_thin(const struct gs_tenancy *t, const struct rpod *p, char *a
                    (long long)total, most);
 }
 
+/* The most of a host resource one node offers: INT64_MAX when a node does not constrain it. */
+static int64_t most_of(int64_t most, int64_t v)
+{
+    return v == GS_UNSET ? INT64_MAX : (v > most ? v : most);
+}
+
+/*
+ * A pod asking more host memory or CPU than any node has, which no release of the cluster's pods
+ * can ever place: say so ("; no node has 1099511627776 MiB of memory, the most is 786432").
+ * Return: the length written at @at.
+ */
+static int beyond_every_node(const struct gs_tenancy *t, const struct rpod *p, char *at,
+                             size_t size)
+{
+    const struct gs_policy *pol = t->pol;
+    int64_t cpu = 0, mem = 0;
+    for (size_t i = 0; i < pol->nnodes; i++) {
+        const struct gs_node_template *tp = &pol->templates[pol->nodes[i].template_index];
+        cpu = most_of(cpu, tp->cpu_milli);
+        mem = most_of(mem, tp->memory_mib);
+    }
+    if (p->fit.memory_mib > mem)
+        return gs__say(at, size, "; no node has %lld MiB of memory, the most is %lld",
+                       (long long)p->fit.memory_mib, (long long)mem);
+    if (p->fit.cpu_milli > cpu)
+        return gs__say(at, size, "; no node has %lldm of cpu, the most is %lldm",
+                       (long long)p->fit.cpu_milli, (long long)cpu);
+    return 0;
+}
+
 static void why_nodes(struct gs_tenancy *t, struct rpod *p, const int64_t *count, int64_t quota,
                       const char *quota_why, int64_t reserved, int only_node)
 {
@@ -360,6 +390,8 @@ static void why_nodes(struct gs_tenancy *t, struct rpod *p, const int64_t *count
         n--;
     if (count[GS_FIT_GPU] && only_node < 0 && n < (int)sizeof(p->reason))
         n += spread_thin(t, p, p->reason + n, sizeof(p->reason) - (size_t)n);
+    if ((count[GS_FIT_MEMORY] || count[GS_FIT_CPU]) && n < (int)sizeof(p->reason))
+        n += beyond_every_node(t, p, p->reason + n, sizeof(p->reason) - (size_t)n);
     if (n > 0 && n + 1 < (int)sizeof(p->reason) && p->reason[n - 1] != '.' &&
         p->reason[n - 1] != ':') {
         p->reason[n] = '.';
