@@ -462,11 +462,11 @@ static void test_client(void **state)
     assert_non_null(strstr(out, "\"pods_running\": 1"));
     /* tenants, queues and bills are tables, as list is; -o json gives the answer as it came */
     assert_int_equal(client(&d, out, sizeof(out), "queues", NULL), 0);
-    assert_non_null(strstr(squeeze(out), "\nteam-a 1 4.00 4.00 0.00 100% 1 0 -\n"));
+    assert_non_null(strstr(squeeze(out), "\ndefault 1 4.00 4.00 0.00 100% 1 0 -\n"));
     assert_int_equal(client(&d, out, sizeof(out), "queues", "-ojson"), 0);
     assert_non_null(strstr(out, "\"deserved_milli\": 4000"));
     assert_int_equal(client(&d, out, sizeof(out), "tenants", NULL), 0);
-    assert_non_null(strstr(squeeze(out), "\nteam-a team-a 1 1 0 4.00 0.00\n"));
+    assert_non_null(strstr(squeeze(out), "\nteam-a 1 1 0 4.00 0.00\n"));
     assert_int_equal(client(&d, out, sizeof(out), "tenants", "--output=json"), 0);
     assert_non_null(strstr(out, "\"gpus_allocated\": 4"));
     assert_int_equal(client(&d, out, sizeof(out), "tenants", "-oyaml"), 2);

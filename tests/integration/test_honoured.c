@@ -197,25 +197,25 @@ static void test_az_isolation(void **state)
     (void)state;
     struct daemon d;
     start_tiers(&d);
-    json_t *p = pod_of("team-a", "a0", 1, 0);
-    annotate(p, "gpusched.io/gpu-model", "A100-SXM4-80GB");
+    json_t *p = h_pod_json("team-a", "a0", 1, 0);
+    h_annotate(p, "gpusched.io/gpu-model", "A100-SXM4-80GB");
     json_t *a = post(&d, p, 201);
     char mine[32], other[32];
     snprintf(mine, sizeof(mine), "%s", sget(a, "node"));
     json_decref(a);
     snprintf(other, sizeof(other), "%s", strcmp(mine, "n-a100-0") ? "n-a100-0" : "n-a100-1");
-    p = pod_of("team-b", "b0", 1, 0);
-    annotate(p, "gpusched.io/gpu-model", "A100-SXM4-80GB");
+    p = h_pod_json("team-b", "b0", 1, 0);
+    h_annotate(p, "gpusched.io/gpu-model", "A100-SXM4-80GB");
     a = post(&d, p, 201);
     assert_string_equal(sget(a, "node"), other); /* not beside team-a's pod */
     json_decref(a);
-    p = pod_of("team-a", "a1", 1, 0);
-    annotate(p, "gpusched.io/gpu-model", "A100-SXM4-80GB");
+    p = h_pod_json("team-a", "a1", 1, 0);
+    h_annotate(p, "gpusched.io/gpu-model", "A100-SXM4-80GB");
     a = post(&d, p, 201);
     assert_string_equal(sget(a, "node"), mine); /* not beside team-b's */
     json_decref(a);
-    p = pod_of("team-b", "b1", 8, 0); /* the only free A100 board is team-a's */
-    annotate(p, "gpusched.io/gpu-model", "A100-SXM4-80GB");
+    p = h_pod_json("team-b", "b1", 8, 0); /* the only free A100 board is team-a's */
+    h_annotate(p, "gpusched.io/gpu-model", "A100-SXM4-80GB");
     json_decref(post(&d, p, 201));
     pod_is(&d, "team-b", "b1", "pending", NULL);
     const char *nodes[] = {mine};
@@ -238,9 +238,9 @@ static void test_prefer_colocate(void **state)
     struct daemon d;
     start_tiers(&d);
     static const char *const t4[] = {"n-t4-0"};
-    json_t *t = pod_of("team-b", "t0", 2, 0);
-    annotate(t, "gpusched.io/topology", "nvlink");
-    annotate(t, "gpusched.io/gpu-model", "T4");
+    json_t *t = h_pod_json("team-b", "t0", 2, 0);
+    h_annotate(t, "gpusched.io/topology", "nvlink");
+    h_annotate(t, "gpusched.io/gpu-model", "T4");
     char *body = json_dumps(t, JSON_COMPACT);
     json_t *r = h_extender(&d, "filter", body, t4, 1);
     free(body);
