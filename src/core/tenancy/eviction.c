@@ -194,6 +194,63 @@ static int64_t unit_lost(const struct gs_tenancy *t, const struct unit *u)
     return lost;
 }
 
+/*
+ * A gang's unit is the same on every node where a search meets one of its members: unit_of()
+ * reads the gang, the preemptor and the shares, none of which a search changes, and of the
+ * member met only its tenant. It is worked out once per search (stamped with t->vsearch), as is
+ * the work it would lose, instead of once per node, each time over every member.
+ */
+struct gunit {
+    uint64_t stamp, lost_stamp;
+    int other; /* the member it was worked out from is of another tenant than the preemptor */
+    int64_t lost;
+    struct unit u;
+};
+
+static int gunits_grow(struct gs_tenancy *t)
+{
+    size_t cap = t->capgunits;
+    struct gunit *g = gs_grow(t->gunits, &cap, t->npgs ? t->npgs : 1, sizeof(*g), 64);
+    if (!g)
+        return -ENOMEM;
+    memset(g + t->capgunits, 0, (cap - t->capgunits) * sizeof(*g));
+    t->gunits = g;
+    t->capgunits = cap;
+    return 0;
+}
+
+static struct unit gang_unit(struct gs_tenancy *t, const struct rpod *p, int32_t pod,
+                             enum evict_mode mode, int guarantee)
+{
+    const struct rpod *v = &t->pods[pod];
+    int other = v->tenant != p->tenant;
+    struct gunit *g =
+        (size_t)v->group < t->capgunits && v->state == GS_POD_RUNNING ? &t->gunits[v->group] : NULL;
+    if (g && g->stamp == t->vsearch && g->other == other)
+        return g->u;
+    struct unit u = unit_of(t, p, pod, mode, guarantee);
+    if (g) {
+        g->stamp = t->vsearch;
+        g->other = other;
+        g->u = u;
+    }
+    return u;
+}
+
+/* unit_lost(), a gang's once per search. */
+static int64_t unit_lost_once(struct gs_tenancy *t, const struct unit *u)
+{
+    int32_t group = t->pods[u->pod].group;
+    if (u->group >= 0 || group < 0 || (size_t)group >= t->capgunits)
+        return unit_lost(t, u);
+    struct gunit *g = &t->gunits[group];
+    if (g->lost_stamp != t->vsearch) {
+        g->lost = unit_lost(t, u);
+        g->lost_stamp = t->vsearch;
+    }
+    return g->lost;
+}
+
 static int unit_less(const struct unit *a, const struct unit *b)
 {
     if (a->prio != b->prio)
@@ -240,7 +297,8 @@ static size_t node_units(struct gs_tenancy *t, const struct rpod *p, size_t node
             continue;
         if (!alone && ng < sizeof(groups) / sizeof(groups[0]))
             groups[ng++] = v->group;
-        struct unit u = unit_of(t, p, vid, mode, guarantee);
+        struct unit u =
+            alone ? unit_of(t, p, vid, mode, guarantee) : gang_unit(t, p, vid, mode, guarantee);
         int dup = u.pod < 0;
         for (size_t k = 0; k < n && !dup; k++)
             dup = out[k].pod == u.pod;
@@ -252,11 +310,11 @@ static size_t node_units(struct gs_tenancy *t, const struct rpod *p, size_t node
 
 /* Each unit's work lost, then the units in eviction order (unit_less(): a total order, seq
  * being unique, so the order does not depend on how they were found). */
-static void sort_units(const struct gs_tenancy *t, struct unit *u, size_t n)
+static void sort_units(struct gs_tenancy *t, struct unit *u, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         struct unit x = u[i];
-        x.lost = unit_lost(t, &x);
+        x.lost = unit_lost_once(t, &x);
         size_t k = i;
         for (; k > 0 && unit_less(&x, &u[k - 1]); k--)
             u[k] = u[k - 1];
@@ -327,18 +385,38 @@ static int try_set(struct gs_tenancy *t, const struct rpod *p, size_t node, cons
     return r;
 }
 
-/* The smallest set on @node, as a bit set of @u, or 0 when none makes @p fit. */
+/* Could a set whose last unit added is @k (so holding it, prio, work and size at least its)
+ * come before @b? */
+static int may_beat(const struct pick *b, const struct unit *k)
+{
+    return !b->found || (k->prio != b->prio     ? k->prio < b->prio
+                         : k->lost != b->lost   ? k->lost < b->lost
+                         : k->milli != b->milli ? k->milli < b->milli
+                                                : k->pods < b->pods);
+}
+
+/*
+ * The smallest set on @node, as a bit set of @u, or 0 when none makes @p fit. The units are
+ * added in order until @p fits, then each is dropped that it fits without. When taking more
+ * pods off can only leave more room (no share or minMember limit on any unit added: see
+ * try_set()), the last unit added stays in the set, so a set that cannot beat @best with that
+ * unit alone is left as it is: consider() turns it down whatever is dropped.
+ */
 static int node_set(struct gs_tenancy *t, const struct rpod *p, size_t node, const struct unit *u,
-                    size_t n, enum evict_mode mode, uint64_t *set)
+                    size_t n, enum evict_mode mode, const struct pick *best, uint64_t *set)
 {
     t->work.victim_trials++;
     uint64_t use = 0;
-    int r = 0;
-    for (size_t i = 0; i < n && r == 0; i++) {
+    int r = 0, past = mode == EVICT_PREEMPT && past_deserved(t, p), mono = mode == EVICT_PREEMPT;
+    size_t i = 0;
+    for (; i < n && r == 0; i++) {
         use |= 1ull << i;
+        mono &= u[i].group < 0 && !(past && u[i].guarded);
         r = try_set(t, p, node, u, use, n, mode);
     }
-    for (size_t i = 0; r > 0 && i < n; i++) {
+    if (r > 0 && mono && !may_beat(best, &u[i - 1]))
+        n = 0;
+    for (i = 0; r > 0 && i < n; i++) {
         if (!(use & (1ull << i)))
             continue;
         int without = try_set(t, p, node, u, use & ~(1ull << i), n, mode);
@@ -449,6 +527,14 @@ struct vslot {
     uint64_t q_open, q_ded;
 };
 
+/* Per node, the slots at once: may_hold() reads this and the preemptor's own slot. */
+struct vsum {
+    int32_t low_open;        /* the highest of the slots' */
+    int32_t borrow, borrow2; /* the highest of the slots' and the highest of the others' */
+    uint32_t borrow_slot;    /* the first slot with @borrow */
+    uint64_t q_open;         /* all slots' */
+};
+
 struct vmemo {
     uint64_t key;
     size_t since;    /* change-log position at the failed search */
@@ -461,10 +547,13 @@ int gs__tn_victims_alloc(struct gs_tenancy *t)
     size_t nodes = t->pol->nnodes;
     t->vslots = t->pol->ntenants + 1 < GS_VSLOTS_MAX ? t->pol->ntenants + 1 : GS_VSLOTS_MAX;
     if (!(t->vindex = gs__zalloc(nodes * t->vslots, sizeof(*t->vindex))) ||
+        !(t->vsum = gs__zalloc(nodes, sizeof(*t->vsum))) ||
         !(t->vmemo = gs__zalloc(GS_MEMO_SLOTS, sizeof(*t->vmemo))))
         return -ENOMEM;
     for (size_t i = 0; i < nodes * t->vslots; i++)
         t->vindex[i] = (struct vslot){-1, -1, -1, 0, 0};
+    for (size_t i = 0; i < nodes; i++)
+        t->vsum[i] = (struct vsum){-1, -1, -1, 0, 0};
     if (t->nlevels <= GS_NODE_CARDS_MAX && t->nqueues <= GS_NODE_CARDS_MAX &&
         !(t->node_cards = gs__zalloc(nodes * (2 * t->nlevels + t->nqueues), sizeof(int32_t))))
         return -ENOMEM;
@@ -524,6 +613,19 @@ void gs__tn_victims_update(struct gs_tenancy *t, size_t node)
             s->borrow = v->level > s->borrow ? v->level : s->borrow;
         }
     }
+    struct vsum *sum = &t->vsum[node];
+    *sum = (struct vsum){-1, -1, -1, 0, 0};
+    for (size_t k = 0; k < t->vslots; k++) {
+        sum->low_open = vs[k].low_open > sum->low_open ? vs[k].low_open : sum->low_open;
+        sum->q_open |= vs[k].q_open;
+        if (vs[k].borrow > sum->borrow) {
+            sum->borrow2 = sum->borrow;
+            sum->borrow = vs[k].borrow;
+            sum->borrow_slot = (uint32_t)k;
+        } else if (vs[k].borrow > sum->borrow2) {
+            sum->borrow2 = vs[k].borrow;
+        }
+    }
     if (t->node_cards)
         cards_update(t, node);
     if (gs__vec_push(&t->clog, (int32_t)node) < 0)
@@ -534,24 +636,17 @@ void gs__tn_victims_update(struct gs_tenancy *t, size_t node)
 static int may_hold(const struct gs_tenancy *t, const struct rpod *p, size_t node,
                     enum evict_mode mode, int guarantee, uint64_t donors)
 {
-    const struct vslot *vs = &t->vindex[node * t->vslots];
-    size_t own = (size_t)p->tenant % t->vslots;
-    int shared = t->pol->ntenants + 1 > t->vslots; /* the own slot may hold other tenants too */
-    if (mode == EVICT_RECLAIM) {
-        if (vs[own].q_ded & donors)
-            return 1;
-        for (size_t k = 0; k < t->vslots; k++)
-            if (vs[k].q_open & donors)
-                return 1;
-        return 0;
-    }
-    if (vs[own].low_ded > p->level)
+    const struct vslot *own = &t->vindex[node * t->vslots + (size_t)p->tenant % t->vslots];
+    const struct vsum *sum = &t->vsum[node];
+    if (mode == EVICT_RECLAIM)
+        return ((own->q_ded | sum->q_open) & donors) != 0;
+    if (own->low_ded > p->level || sum->low_open > p->level)
         return 1;
-    for (size_t k = 0; k < t->vslots; k++)
-        if (vs[k].low_open > p->level ||
-            (guarantee && (k != own || shared) && vs[k].borrow >= p->level))
-            return 1;
-    return 0;
+    /* the guarantee: a slot not the preemptor's own, or any when its own is shared */
+    int shared = t->pol->ntenants + 1 > t->vslots;
+    int32_t b =
+        shared || sum->borrow_slot != (size_t)p->tenant % t->vslots ? sum->borrow : sum->borrow2;
+    return guarantee && b >= p->level;
 }
 
 /*
@@ -642,10 +737,16 @@ static int visit(struct gs_tenancy *t, struct search *se, size_t n)
     size_t nu = node_units(t, p, n, se->mode, se->guarantee, u);
     t->work.victim_nodes++;
     uint64_t set;
-    if (!nu || !could_fit(t, p, n, u, nu))
+    if (!nu)
+        return 0;
+    for (size_t i = 0; i < nu; i++) { /* what sort_units() reads of each: the work model */
+        __builtin_prefetch(&t->pods[u[i].pod].rate);
+        __builtin_prefetch(&t->pods[u[i].pod].every_us);
+    }
+    if (!could_fit(t, p, n, u, nu))
         return 0;
     sort_units(t, u, nu);
-    int r = node_set(t, p, n, u, nu, se->mode, &set);
+    int r = node_set(t, p, n, u, nu, se->mode, &se->best, &set);
     if (r > 0) {
         consider(&se->best, n, u, nu, set);
         se->found++;
@@ -677,6 +778,9 @@ int gs__tn_evict_for(struct gs_tenancy *t, int32_t pod, enum evict_mode mode, st
     int guarantee = mode == EVICT_PREEMPT && guaranteed(t, p);
     if (!worth_trying(t, p, mode, guarantee))
         return 1;
+    if (t->npgs > t->capgunits && gunits_grow(t) < 0)
+        return -ENOMEM;
+    t->vsearch++;
     t->work.victim_searches++;
     struct search se = {.p = p, .mode = mode, .guarantee = guarantee};
     char why[GS_REASON_MAX];

@@ -93,8 +93,10 @@ struct vec {
 struct bucket;
 struct qheap;
 struct vslot;
+struct vsum;
 struct evi;
 struct vmemo;
+struct gunit;
 struct card_shares;
 struct namemap;
 
@@ -156,6 +158,7 @@ struct gs_tenancy {
     uint32_t models; /* catalog models some node has */
     /* Victim index (eviction.c): per node and tenant slot, who could be evicted there. */
     struct vslot *vindex;
+    struct vsum *vsum; /* per node, the slots of vindex summed up */
     size_t vslots;
     struct vmemo *vmemo; /* fruitless preemption searches, by pod kind */
     struct vec clog;     /* nodes whose pods changed, in order */
@@ -232,6 +235,9 @@ struct gs_tenancy {
     size_t naux, capaux;
     struct event *resv_ev; /* reserve_for(): the completions taken off, GS_RESV_DEPTH */
     size_t evict_next;     /* where the next victim search starts (eviction.c) */
+    struct gunit *gunits;  /* eviction.c: per gang, its unit as the current search sees it */
+    size_t capgunits;
+    uint64_t vsearch; /* victim searches begun: a gunits[] entry stamped so is current */
     /* Attempts' scratch, kept from one to the next: a single pod's and a gang's transaction, a
      * gang's waiting members, and a copy of the open-node list. */
     struct txn txn_pod, txn_gang;
