@@ -279,26 +279,79 @@ static int evict_unit(struct gs_tenancy *t, int32_t pod, struct txn *y)
     return 0;
 }
 
+/*
+ * What a victim search reads of each pod on a node, in the node's order, written by
+ * gs__tn_victims_update() from the pods' records: none of it changes while a pod stays on its
+ * node. A search reads these few bytes a pod, side by side, and the pod's record only when they
+ * do not rule it out: most pods on a node are not a victim for a given pod.
+ */
+struct vpod {
+    int32_t pod, prio, tenant, queue, group;
+    uint8_t preemptible, charged, spent; /* spent: evicted GS_EVICTIONS_MAX times */
+};
+
+struct vnode {
+    struct vpod *v;
+    size_t n, cap;
+};
+
+void gs__tn_victims_free(struct gs_tenancy *t)
+{
+    for (size_t i = 0; t->vpods && i < t->pol->nnodes; i++)
+        free(t->vpods[i].v);
+    free(t->vpods);
+}
+
+/* Could eligible() take a pod of whom @c is known, its state and readmission grace aside? */
+static int may_take(const struct gs_tenancy *t, const struct rpod *p, const struct vpod *c,
+                    enum evict_mode mode, int guarantee)
+{
+    if ((p->group >= 0 && c->group == p->group) || c->spent ||
+        (c->charged == 1 && c->tenant != p->tenant))
+        return 0;
+    if (mode == EVICT_RECLAIM)
+        return c->queue != p->queue && reclaimable(t, c->queue) &&
+               t->q_used[c->queue] > t->q_deserved[c->queue];
+    return (c->prio < p->prio && c->preemptible) ||
+           (guarantee && c->tenant != p->tenant && c->prio <= p->prio);
+}
+
 /* Eligible units with a pod on @node, in no order and without the work they would lose (see
  * sort_units()); the count. A gang is worked out once per node. */
 static size_t node_units(struct gs_tenancy *t, const struct rpod *p, size_t node,
                          enum evict_mode mode, int guarantee, struct unit *out)
 {
     int32_t groups[GS_GPUS_MAX * 4];
+    const struct vnode *vn = &t->vpods[node];
     size_t n = 0, ng = 0, np = gs_fleet_pod_count(t->fleet, node);
     for (size_t i = 0; i < np && n < GS_GPUS_MAX * 4; i++) {
         int32_t vid = gs_fleet_pod_at(t->fleet, node, i);
-        const struct rpod *v = &t->pods[vid];
-        int alone = v->group < 0 || extras_of(t, v) > 0;
+        const struct vpod *c = i < vn->n && vn->v[i].pod == vid ? &vn->v[i] : NULL;
+        if (c && c->group < 0 && !may_take(t, p, c, mode, guarantee))
+            continue; /* alone, and not eligible() */
         size_t g = 0;
-        while (!alone && g < ng && groups[g] != v->group)
+        while (c && c->group >= 0 && g < ng && groups[g] != c->group)
             g++;
-        if ((!alone && g < ng) || (alone && !eligible(t, p, v, mode, guarantee)))
-            continue;
-        if (!alone && ng < sizeof(groups) / sizeof(groups[0]))
-            groups[ng++] = v->group;
-        struct unit u =
-            alone ? unit_of(t, p, vid, mode, guarantee) : gang_unit(t, p, vid, mode, guarantee);
+        if (c && c->group >= 0 && g < ng)
+            continue; /* its gang is a unit here already */
+        const struct gunit *gu = c && (size_t)c->group < t->capgunits ? &t->gunits[c->group] : NULL;
+        struct unit u;
+        if (gu && gu->stamp == t->vsearch && gu->other == (c->tenant != p->tenant)) {
+            u = gu->u; /* a gang (not alone: gang_unit() made it) met on another node */
+            if (ng < sizeof(groups) / sizeof(groups[0]))
+                groups[ng++] = c->group;
+        } else {
+            const struct rpod *v = &t->pods[vid];
+            int alone = v->group < 0 || extras_of(t, v) > 0;
+            g = 0;
+            while (!alone && g < ng && groups[g] != v->group)
+                g++;
+            if ((!alone && g < ng) || (alone && !eligible(t, p, v, mode, guarantee)))
+                continue;
+            if (!alone && ng < sizeof(groups) / sizeof(groups[0]))
+                groups[ng++] = v->group;
+            u = alone ? unit_of(t, p, vid, mode, guarantee) : gang_unit(t, p, vid, mode, guarantee);
+        }
         int dup = u.pod < 0;
         for (size_t k = 0; k < n && !dup; k++)
             dup = out[k].pod == u.pod;
@@ -548,6 +601,7 @@ int gs__tn_victims_alloc(struct gs_tenancy *t)
     t->vslots = t->pol->ntenants + 1 < GS_VSLOTS_MAX ? t->pol->ntenants + 1 : GS_VSLOTS_MAX;
     if (!(t->vindex = gs__zalloc(nodes * t->vslots, sizeof(*t->vindex))) ||
         !(t->vsum = gs__zalloc(nodes, sizeof(*t->vsum))) ||
+        !(t->vpods = gs__zalloc(nodes, sizeof(*t->vpods))) ||
         !(t->vmemo = gs__zalloc(GS_MEMO_SLOTS, sizeof(*t->vmemo))))
         return -ENOMEM;
     for (size_t i = 0; i < nodes * t->vslots; i++)
@@ -589,8 +643,17 @@ void gs__tn_victims_update(struct gs_tenancy *t, size_t node)
     for (size_t k = 0; k < t->vslots; k++)
         vs[k] = (struct vslot){-1, -1, -1, 0, 0};
     size_t np = gs_fleet_pod_count(t->fleet, node);
+    struct vnode *vn = &t->vpods[node];
+    struct vpod *vp = gs_grow(vn->v, &vn->cap, np ? np : 1, sizeof(*vp), 8);
+    vn->v = vp ? vp : vn->v;
+    vn->n = vp ? np : 0; /* none: node_units() reads the pods' records */
     for (size_t i = 0; i < np; i++) {
-        const struct rpod *v = &t->pods[gs_fleet_pod_at(t->fleet, node, i)];
+        int32_t id = gs_fleet_pod_at(t->fleet, node, i);
+        const struct rpod *v = &t->pods[id];
+        if (vp)
+            vp[i] = (struct vpod){
+                id,       v->prio,        v->tenant,           v->queue,
+                v->group, v->preemptible, (uint8_t)v->charged, v->preemptions >= GS_EVICTIONS_MAX};
         if (v->preemptions >= GS_EVICTIONS_MAX)
             continue;
         struct vslot *s = &vs[(size_t)v->tenant % t->vslots];
@@ -731,9 +794,6 @@ static int visit(struct gs_tenancy *t, struct search *se, size_t n)
         !may_hold(t, p, n, se->mode, se->guarantee, se->donors) ||
         !cards_bound(t, p, n, se->mode, se->guarantee, se->donors))
         return 0;
-    /* Ask for every pod's record at once: the reads of node_units() then overlap. */
-    for (size_t i = 0, np = gs_fleet_pod_count(t->fleet, n); i < np; i++)
-        __builtin_prefetch(&t->pods[gs_fleet_pod_at(t->fleet, n, i)]);
     size_t nu = node_units(t, p, n, se->mode, se->guarantee, u);
     t->work.victim_nodes++;
     uint64_t set;

@@ -156,6 +156,7 @@ void gs_tenancy_free(struct gs_tenancy *t)
     gs_fleet_free(t->fleet);
     gs__tn_queue_free(t);
     gs__tn_admission_free(t);
+    gs__tn_victims_free(t);
     void *all[] = {t->pods,
                    t->ded_used,
                    t->sh_used,

@@ -94,6 +94,7 @@ struct bucket;
 struct qheap;
 struct vslot;
 struct vsum;
+struct vnode;
 struct evi;
 struct vmemo;
 struct gunit;
@@ -158,7 +159,8 @@ struct gs_tenancy {
     uint32_t models; /* catalog models some node has */
     /* Victim index (eviction.c): per node and tenant slot, who could be evicted there. */
     struct vslot *vindex;
-    struct vsum *vsum; /* per node, the slots of vindex summed up */
+    struct vsum *vsum;   /* per node, the slots of vindex summed up */
+    struct vnode *vpods; /* per node, what victim searches read of its pods */
     size_t vslots;
     struct vmemo *vmemo; /* fruitless preemption searches, by pod kind */
     struct vec clog;     /* nodes whose pods changed, in order */
@@ -385,6 +387,7 @@ int gs__tn_evict_for(struct gs_tenancy *t, int32_t pod, enum evict_mode mode, st
 /* The victim index: allocated once the levels are known; updated whenever @node's pods change. */
 int gs__tn_victims_alloc(struct gs_tenancy *t);
 void gs__tn_victims_update(struct gs_tenancy *t, size_t node);
+void gs__tn_victims_free(struct gs_tenancy *t);
 /* A pod evicted before was bound at @start: its readmission grace runs from then. */
 int gs__tn_readmitted(struct gs_tenancy *t, int64_t start);
 int gs__cmp_i32(const void *a, const void *b);
