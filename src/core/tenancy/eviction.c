@@ -293,6 +293,7 @@ struct vpod {
 struct vnode {
     struct vpod *v;
     size_t n, cap;
+    int ok; /* @v holds every pod on the node (it could be allocated) */
 };
 
 void gs__tn_victims_free(struct gs_tenancy *t)
@@ -323,9 +324,14 @@ static size_t node_units(struct gs_tenancy *t, const struct rpod *p, size_t node
 {
     int32_t groups[GS_GPUS_MAX * 4];
     const struct vnode *vn = &t->vpods[node];
-    size_t n = 0, ng = 0, np = gs_fleet_pod_count(t->fleet, node);
+    /* The units found do not depend on the order the pods are met in while no limit below is
+     * reached (a gang's members share its namespace, so its tenant), so the list, which has
+     * the node's pods but not always in the fleet's order (trials take pods off and put them
+     * back), serves as it is; else the fleet's order is followed, as it always was. */
+    int own = vn->ok && vn->n <= GS_GPUS_MAX * 4;
+    size_t n = 0, ng = 0, np = own ? vn->n : gs_fleet_pod_count(t->fleet, node);
     for (size_t i = 0; i < np && n < GS_GPUS_MAX * 4; i++) {
-        int32_t vid = gs_fleet_pod_at(t->fleet, node, i);
+        int32_t vid = own ? vn->v[i].pod : gs_fleet_pod_at(t->fleet, node, i);
         const struct vpod *c = i < vn->n && vn->v[i].pod == vid ? &vn->v[i] : NULL;
         if (c && c->group < 0 && !may_take(t, p, c, mode, guarantee))
             continue; /* alone, and not eligible() */
@@ -647,6 +653,7 @@ void gs__tn_victims_update(struct gs_tenancy *t, size_t node)
     struct vpod *vp = gs_grow(vn->v, &vn->cap, np ? np : 1, sizeof(*vp), 8);
     vn->v = vp ? vp : vn->v;
     vn->n = vp ? np : 0; /* none: node_units() reads the pods' records */
+    vn->ok = vp != NULL;
     for (size_t i = 0; i < np; i++) {
         int32_t id = gs_fleet_pod_at(t->fleet, node, i);
         const struct rpod *v = &t->pods[id];
