@@ -298,7 +298,7 @@ struct vnode {
 
 void gs__tn_victims_free(struct gs_tenancy *t)
 {
-    for (size_t i = 0; t->vpods && i < t->pol->nnodes; i++)
+    for (size_t i = 0; i < t->nvpods; i++)
         free(t->vpods[i].v);
     free(t->vpods);
 }
@@ -610,6 +610,7 @@ int gs__tn_victims_alloc(struct gs_tenancy *t)
         !(t->vpods = gs__zalloc(nodes, sizeof(*t->vpods))) ||
         !(t->vmemo = gs__zalloc(GS_MEMO_SLOTS, sizeof(*t->vmemo))))
         return -ENOMEM;
+    t->nvpods = nodes;
     for (size_t i = 0; i < nodes * t->vslots; i++)
         t->vindex[i] = (struct vslot){-1, -1, -1, 0, 0};
     for (size_t i = 0; i < nodes; i++)

@@ -161,6 +161,7 @@ struct gs_tenancy {
     struct vslot *vindex;
     struct vsum *vsum;   /* per node, the slots of vindex summed up */
     struct vnode *vpods; /* per node, what victim searches read of its pods */
+    size_t nvpods;       /* its nodes: the policy may be another by the time it is freed */
     size_t vslots;
     struct vmemo *vmemo; /* fruitless preemption searches, by pod kind */
     struct vec clog;     /* nodes whose pods changed, in order */
