@@ -253,6 +253,9 @@ int gs_fleet_card_healthy(const struct gs_fleet *f, size_t node, int gpu);
 /* gs_fleet_node_sound() - @node is ready and every card of it healthy: empty, it is the same as
  * every empty node of its template. */
 int gs_fleet_node_sound(const struct gs_fleet *f, size_t node);
+/* gs_fleet_node_bare() - @node holds no pod and is sound (gs_fleet_pod_count() 0 and
+ * gs_fleet_node_sound()), read from a packed array: what a search asks of every node. */
+int gs_fleet_node_bare(const struct gs_fleet *f, size_t node);
 
 /*
  * gs_fleet_set_topology() - node @node's cards as discovered on the machine, in place of its

@@ -238,6 +238,7 @@ struct gs_pod_spec {
     char profile[GS_SCN_NAME_MAX];        /* annotation gpusched.io/profile */
     char vgpu_class[GS_SCN_NAME_MAX];     /* annotation gpusched.io/vgpu-class */
     char priority_class[GS_SCN_NAME_MAX]; /* spec.priorityClassName */
+    char scheduler[GS_SCN_NAME_MAX];      /* spec.schedulerName, "" when absent */
     int32_t priority;                     /* spec.priority, when @has_priority: the value an API
                                              server's Priority admission gave it */
     int has_priority;
@@ -282,6 +283,9 @@ struct gs_policy {
     int nscores;
     struct gs_score_spec scores[GS_SCN_SCORES];
     struct gs_scn_src scores_src; /* where its document starts */
+    /* The schedulerName of that profile: the pods this scheduler takes name it, or none;
+     * "" without a KubeSchedulerConfiguration, when Kubernetes' "default-scheduler" is it. */
+    char scheduler_name[GS_SCN_NAME_MAX];
     struct gs_tenant_spec *tenants;
     size_t ntenants;
     struct gs_step_profile *profiles;
@@ -306,6 +310,17 @@ struct gs_policy {
     struct gs_mig_policy mig_policy;  /* which models may turn MIG, with which profiles */
     struct gs_scn_src mig_policy_src; /* where its document starts */
 };
+
+/*
+ * gs_policy_scheduler_takes() - whether this scheduler takes a pod of spec.schedulerName @name
+ * ("" when the pod names none): a pod is scheduled by the scheduler it names, and this one's name
+ * is its KubeSchedulerConfiguration profile's, else kube-scheduler's "default-scheduler"
+ * (kubernetes.io/docs/tasks/extend-kubernetes/configure-multiple-schedulers). Return: 1 or 0.
+ */
+int gs_policy_scheduler_takes(const struct gs_policy *pol, const char *name);
+
+/* gs_policy_scheduler_name() - that name (borrowed: the policy's, or static). */
+const char *gs_policy_scheduler_name(const struct gs_policy *pol);
 
 /*
  * gs_priority_class_find() - PriorityClass @name: the policy's, else one of Kubernetes' built-in

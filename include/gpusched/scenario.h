@@ -111,7 +111,8 @@ int gs_scenario_load(struct gs_scenario *s, const char *path, struct gs_diag *d)
  * Return: 0; -EINVAL with @d naming the record (file:line:col) and the missing name (a namespace
  * of two tenants, an undefined node template, a pod's undefined PodGroup, step profile,
  * VirtualGPUClass, PriorityClass other than system-*-critical, or Queue other than "default"; a
- * pod that names a VirtualGPUClass and also gives nvidia.com/gpumem or nvidia.com/gpucores);
+ * pod that names a VirtualGPUClass and also gives nvidia.com/gpumem or nvidia.com/gpucores; a
+ * pod whose spec.schedulerName names another scheduler, gs_policy_scheduler_takes());
  * -E2BIG; -ENOMEM.
  * Complexity: O(records) expected.
  */
@@ -122,9 +123,11 @@ int gs_scenario_resolve(struct gs_scenario *s, struct gs_diag *d);
  * gs_scenario_load() reads a Pod document (the one Pod parser of gpusched: gpuschedd's API and
  * extender take pods through it too), into *@out. Besides the loader's fields, the annotation
  * gpusched.io/gpu-model (catalog models joined by '|') narrows the GPU models a pod may use.
- * @origin names the text in messages ("body"); warnings go to @d->warn, or, when @strict, the
- * first one is the error (what a scenario file warns of as not interpreted, an API refuses rather
- * than accept and ignore: an unknown field, resource or annotation of ours). @field (may be NULL,
+ * @origin names the text in messages ("body"); when @strict (a pod submitted to gpuschedd's API,
+ * as a scenario's pod), the first warning is the error (what would be ignored is refused: an
+ * unknown field, resource or annotation of ours); else (a pod kube-scheduler hands the extender,
+ * or one accepted before) warnings go to @d->warn and spec.schedulerName is left out, the pod
+ * being this scheduler's already. @field (may be NULL,
  * @fsize bytes): on error, the JSON path of the field at fault ("spec.containers[0].resources.
  * limits.cpu"), "" when the text as a whole is.
  * Return: 0; -EINVAL with @d ("ORIGIN:LINE:COL: ...") and @field; -E2BIG (more containers than
@@ -142,6 +145,21 @@ int gs_pod_parse(const char *origin, const char *text, size_t len, int strict,
  * Return: 0 and *@out; -EINVAL (not a quantity, negative, not whole); -ERANGE (past 2^63).
  */
 int gs_quantity_parse(const char *s, int e10, int e2, int round, int64_t *out);
+
+/*
+ * gs_duration_parse() - a duration as a scenario writes one (Go's units us, ms, s, m, h, and d,
+ * combined: "90s", "1.5h", "1h30m", "2d"; "0") in microseconds, at most 10 years. @why (may be
+ * NULL): on error, what is wrong, to follow the text in a message.
+ * Return: 0 and *@out; -EINVAL (not a duration, negative, not whole, over 10 years).
+ */
+int gs_duration_parse(const char *s, int64_t *out, const char **why);
+
+/*
+ * gs_duration_format() - @us microseconds (>= 0) as gs_duration_parse() reads them back, largest
+ * units first and none that is 0 ("8h", "1h30m", "2d", "1500ms"; "0" for 0) into @buf (@size
+ * bytes; 48 always hold one). Return: @buf.
+ */
+char *gs_duration_format(int64_t us, char *buf, size_t size);
 
 /*
  * gs_scenario_tenant_of() - index of the tenant namespace @ns belongs to, or -ENOENT.

@@ -56,4 +56,10 @@ int gs__bill_pod(const json_t *pod, const char *at, struct gs_bill *b, struct gs
  * billed twice. Return: 0; -EINVAL naming the pod, in @at's pods. */
 int gs__names_unique(const char **names, size_t n, const char *at, struct gs_diag *d);
 
+/*
+ * gs__client_table() - print gpuschedd's answer @ans to GET /v1/@cmd (tenants, queues, bills) as
+ * a table on standard output (client_tables.c). Return: 0; -1 for another @cmd (nothing printed).
+ */
+int gs__client_table(const char *cmd, const json_t *ans);
+
 #endif

@@ -262,23 +262,32 @@ static void client_usage(FILE *f)
             "usage: gpusched submit FILE.yaml|FILE.json|-  submit its Pods and Volcano PodGroups\n"
             "                                               (every document, a List's items)\n"
             "       gpusched get NAMESPACE/NAME             show one pod\n"
-            "       gpusched list [--tenant T] [--queue Q] [--state pending|running] [--json]\n"
+            "       gpusched list [--tenant T] [--queue Q] [--state pending|running]\n"
             "       gpusched cancel NAMESPACE/NAME          cancel a pod, freeing its cards\n"
             "       gpusched status                         the daemon's totals\n"
             "       gpusched tenants | queues               use and deserved share per tenant\n"
             "       gpusched bills [--tenant T]             what each tenant owes so far\n"
+            "list, tenants, queues and bills print a table; -o json (or --json) the answer\n"
+            "as it came, exact amounts included\n"
             "options: --server URL (or $GPUSCHED_SERVER; default http://127.0.0.1:8080)\n"
-            "         --token TOKEN (or $GPUSCHED_TOKEN)   --cacert PEM (HTTPS)\n");
+            "         --token TOKEN (or $GPUSCHED_TOKEN)   --cacert PEM (HTTPS)\n"
+            "         -o, --output table|json   --json (the same as -o json)\n");
 }
 
 static int parse_client(int argc, char **argv, struct copts *o, char **cont)
 {
     static const struct option lo[] = {
-        {"server", required_argument, 0, 's'},   {"token", required_argument, 0, 't'},
-        {"cacert", required_argument, 0, 'c'},   {"tenant", required_argument, 0, 'T'},
-        {"state", required_argument, 0, 'S'},    {"queue", required_argument, 0, 'Q'},
-        {"continue", required_argument, 0, 'C'}, {"json", no_argument, 0, 'j'},
-        {"help", no_argument, 0, 'h'},           {0, 0, 0, 0},
+        {"server", required_argument, 0, 's'},
+        {"token", required_argument, 0, 't'},
+        {"cacert", required_argument, 0, 'c'},
+        {"tenant", required_argument, 0, 'T'},
+        {"state", required_argument, 0, 'S'},
+        {"queue", required_argument, 0, 'Q'},
+        {"continue", required_argument, 0, 'C'},
+        {"json", no_argument, 0, 'j'},
+        {"output", required_argument, 0, 'o'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
     };
     const char *env_server = getenv("GPUSCHED_SERVER"), *env_token = getenv("GPUSCHED_TOKEN");
     *o = (struct copts){.server = env_server && *env_server ? env_server : "http://127.0.0.1:8080",
@@ -286,10 +295,18 @@ static int parse_client(int argc, char **argv, struct copts *o, char **cont)
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "ho:", lo, NULL)) != -1) {
         switch (c) {
         case 's':
             o->server = optarg;
+            break;
+        case 'o':
+            if (strcmp(optarg, "json") && strcmp(optarg, "table")) {
+                fprintf(stderr, "gpusched %s: -o \"%s\": expected table or json\n", argv[0],
+                        optarg);
+                return EXIT_BAD_INPUT;
+            }
+            o->json = !strcmp(optarg, "json");
             break;
         case 't':
             o->token = optarg;
@@ -397,11 +414,16 @@ int cmd_client(int argc, char **argv)
                strspn(o.tenant, "abcdefghijklmnopqrstuvwxyz0123456789-") != strlen(o.tenant)) {
         fprintf(stderr, "gpusched %s: --tenant \"%s\" is not a tenant name\n", cmd, o.tenant);
         rc = EXIT_BAD_INPUT;
-    } else { /* status, tenants, queues, bills: the answer as it is */
+    } else { /* status (as it is), tenants, queues, bills (tables) */
         snprintf(path, sizeof(path), "/v1/%s%s%s", cmd, o.tenant ? "?tenant=" : "",
                  o.tenant ? o.tenant : "");
         st = call(cmd, &o, "GET", path, NULL, &ans);
-        rc = finish(cmd, st, ans, 1);
+        if (st >= 200 && st < 300 && !o.json && !gs__client_table(cmd, ans)) {
+            json_decref(ans);
+            rc = 0;
+        } else {
+            rc = finish(cmd, st, ans, 1);
+        }
     }
     curl_global_cleanup();
     return rc;

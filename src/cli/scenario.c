@@ -19,6 +19,7 @@ struct sopts {
     const char *files[MAX_FILES];
     int nfiles;
     const char *way, *json, *rates;
+    int64_t horizon_us; /* --horizon, GS_UNSET when not given */
     int quiet;
 };
 
@@ -31,6 +32,8 @@ static void usage(FILE *f)
             "                    Simulation (\"-\" = standard input; repeat for several files)\n"
             "  --way WAY         exclusive | sharing | full | compare (all three side by side);\n"
             "                    default: the Simulation document's compare list, else full\n"
+            "  --horizon DURATION simulated time to run (90m, 8h, 2d): overrides the Simulation\n"
+            "                    document's horizon (default: until the last pod ends)\n"
             "  --json FILE       write pods and summary as JSON (\"-\" = standard output)\n"
             "  --rates FILE      the RateCard that prices each tenant's bill in the report\n"
             "                    (default: the bundled data/billing/rates.yaml)\n"
@@ -45,15 +48,14 @@ static void print_warning(void *ud, const char *msg)
 
 static int parse(int argc, char **argv, struct sopts *o)
 {
-    static const struct option longs[] = {{"scenario", required_argument, NULL, 's'},
-                                          {"way", required_argument, NULL, 'w'},
-                                          {"json", required_argument, NULL, 'j'},
-                                          {"quiet", no_argument, NULL, 'q'},
-                                          {"rates", required_argument, NULL, 'r'},
-                                          {"help", no_argument, NULL, 'h'},
-                                          {NULL, 0, NULL, 0}};
+    static const struct option longs[] = {
+        {"scenario", required_argument, NULL, 's'}, {"way", required_argument, NULL, 'w'},
+        {"horizon", required_argument, NULL, 'H'},  {"json", required_argument, NULL, 'j'},
+        {"quiet", no_argument, NULL, 'q'},          {"rates", required_argument, NULL, 'r'},
+        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
     memset(o, 0, sizeof(*o));
     o->rates = DEFAULT_RATES;
+    o->horizon_us = GS_UNSET;
     optind = 1;
     int c;
     while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
@@ -71,6 +73,14 @@ static int parse(int argc, char **argv, struct sopts *o)
         case 'j':
             o->json = optarg;
             break;
+        case 'H': {
+            const char *why = "";
+            if (gs_duration_parse(optarg, &o->horizon_us, &why)) {
+                fprintf(stderr, "gpusched: --horizon \"%s\" %s\n", optarg, why);
+                return EXIT_BAD_INPUT;
+            }
+            break;
+        }
         case 'q':
             o->quiet = 1;
             break;
@@ -152,6 +162,8 @@ static int load_all(const struct sopts *o, struct gs_scenario *s, struct gs_diag
         if (r < 0)
             return r;
     }
+    if (o->horizon_us != GS_UNSET)
+        s->sim.horizon_us = o->horizon_us;
     return gs_scenario_resolve(s, d);
 }
 

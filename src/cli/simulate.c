@@ -44,27 +44,30 @@ struct inputs {
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: gpusched simulate [options]\n"
-               "  --nodes CSV        node list (default: the bundled Alibaba GPU nodes)\n"
-               "  --pods CSV         pod list (default: openb_pod_list_default.csv)\n"
-               "  --sequence CSV     replay this exact arrival order (column `pod`) instead of "
-               "sampling\n"
-               "  --scenario FILE    run a scenario (Cluster, policy, Pods; see `gpusched "
-               "simulate --scenario x --help`)\n"
-               "  --policy NAME      gpusched (default), fgd, bestfit, gpupacking, gpuclustering,\n"
-               "                     dotprod, random, or all (side by side)\n"
-               "  --config YAML      take the profile from a KubeSchedulerConfiguration instead\n"
-               "  --scheduler-name N the profile to take from --config (default: the first)\n"
-               "  --seed N           seed of sampling and random choices (default 42)\n"
-               "  --seeds A..B       run every seed from A to B and report means\n"
-               "  --tune X           arrivals until their GPU request reaches X x capacity "
-               "(default 1.3)\n"
-               "  --tie-order MODE   ties between equal nodes: seed (a seeded random node order),\n"
-               "                     reference (the order the sequence's peer_<Policy> placements\n"
-               "                     imply), auto (reference when the sequence has them; default)\n"
-               "  --json FILE        write pods and summary as JSON\n"
-               "  --curve FILE       write allocation against arrived request as CSV\n"
-               "  --quiet            no progress bar\n");
+    fprintf(f,
+            "usage: gpusched simulate [options]\n"
+            "  --nodes CSV        node list (default: the bundled Alibaba GPU nodes)\n"
+            "  --pods CSV         pod list (default: openb_pod_list_default.csv)\n"
+            "  --sequence CSV     replay this exact arrival order (column `pod`) instead of "
+            "sampling\n"
+            "  --scenario FILE    run a scenario (Cluster, policy, Pods), with its own options:\n"
+            "    --way WAY        exclusive | sharing | full | compare (all three)\n"
+            "    --horizon DURATION  simulated time to run (8h), over the Simulation's\n"
+            "                     (all of them: gpusched simulate --scenario x --help)\n"
+            "  --policy NAME      gpusched (default), fgd, bestfit, gpupacking, gpuclustering,\n"
+            "                     dotprod, random, or all (side by side)\n"
+            "  --config YAML      take the profile from a KubeSchedulerConfiguration instead\n"
+            "  --scheduler-name N the profile to take from --config (default: the first)\n"
+            "  --seed N           seed of sampling and random choices (default 42)\n"
+            "  --seeds A..B       run every seed from A to B and report means\n"
+            "  --tune X           arrivals until their GPU request reaches X x capacity "
+            "(default 1.3)\n"
+            "  --tie-order MODE   ties between equal nodes: seed (a seeded random node order),\n"
+            "                     reference (the order the sequence's peer_<Policy> placements\n"
+            "                     imply), auto (reference when the sequence has them; default)\n"
+            "  --json FILE        write pods and summary as JSON\n"
+            "  --curve FILE       write allocation against arrived request as CSV\n"
+            "  --quiet            no progress bar\n");
 }
 
 static int bad(const char *fmt, const char *arg)

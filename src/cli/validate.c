@@ -441,12 +441,14 @@ static void text_pods(const struct gs_scenario *s, FILE *f)
     count_pods(s, &gpu, &gang);
     fprintf(f, "pods: %zu (%zu ask for GPUs, %zu in gangs)\n", s->npods, gpu, gang);
     if (s->sim.defined) {
-        char a[32];
+        char a[48];
         fprintf(f, "simulation: compare");
         for (int i = 0; i < s->sim.ncompare; i++)
             fprintf(f, " %s", s->sim.compare[i]);
-        fprintf(f, "%s; horizon %s us\n", s->sim.ncompare ? "" : " -",
-                num(s->sim.horizon_us, a, sizeof(a)));
+        fprintf(f, "%s; horizon %s\n", s->sim.ncompare ? "" : " -",
+                s->sim.horizon_us == GS_UNSET
+                    ? "- (until the last pod ends)"
+                    : gs_duration_format(s->sim.horizon_us, a, sizeof(a)));
         for (size_t i = 0; i < s->sim.nfailures; i++) {
             const struct gs_node_failure *x = &s->sim.failures[i];
             fprintf(f, "  node %s fails at %lld us", x->node, (long long)x->at_us);

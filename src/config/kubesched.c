@@ -548,6 +548,7 @@ int gs__kubesched_policy(struct gs__yctx *c, yaml_node_t *root, struct gs_policy
     if (!rc) {
         pol->has_scores = 1;
         pol->nscores = n;
+        snprintf(pol->scheduler_name, sizeof(pol->scheduler_name), "%s", gs_profile_name(s.kept));
     }
     gs_profile_free(s.kept);
     return rc;

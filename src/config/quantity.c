@@ -11,6 +11,7 @@
 #include "scenario_impl.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -229,6 +230,40 @@ int gs__duration_parse(const char *s, int64_t *out, const char **why)
     } while (*p);
     *out = total;
     return 0;
+}
+
+int gs_duration_parse(const char *s, int64_t *out, const char **why)
+{
+    const char *w = "";
+    int rc = gs__duration_parse(s, out, &w);
+    if (!rc && *out > GS_SCN_TIME_MAX_US) {
+        w = "is more than 10 years (87600h)";
+        rc = -ERANGE;
+    }
+    if (rc && rc != -ENOMEM)
+        rc = -EINVAL;
+    if (why)
+        *why = !strcmp(w, "is not a whole number of") ? "is not a whole number of microseconds" : w;
+    return rc;
+}
+
+char *gs_duration_format(int64_t us, char *buf, size_t size)
+{
+    static const struct {
+        const char *name;
+        int64_t us;
+    } units[] = {{"d", 86400000000ll}, {"h", 3600000000ll}, {"m", 60000000ll},
+                 {"s", 1000000},       {"ms", 1000},        {"us", 1}};
+    size_t at = 0;
+    snprintf(buf, size, "0");
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]) && us > 0; i++)
+        if (us >= units[i].us) {
+            int n = snprintf(buf + at, at < size ? size - at : 0, "%lld%s",
+                             (long long)(us / units[i].us), units[i].name);
+            at += n > 0 ? (size_t)n : 0;
+            us %= units[i].us;
+        }
+    return buf;
 }
 
 int gs_quantity_parse(const char *s, int e10, int e2, int round, int64_t *out)

@@ -595,10 +595,15 @@ enum { VG_MEMORY, VG_CORES, VG_MAX_CLIENTS, VG_SHAREABLE, VG_SILENT_FIRST };
 static const char *const vg_keys[] = {"memory",     "cores",  "maxClients", "isShareable",
                                       "computeCap", "driver", "profile"};
 
+/* The smallest frame buffer of NVIDIA's vGPU profiles (the 0B/0Q profiles, 512 MB; NVIDIA
+ * Virtual GPU Software User Guide, "Virtual GPU Types"): a class below it is a unit mistake. */
+#define VG_MEMORY_MIN_MIB 512
+
 /*
- * The class's memory: a Kubernetes quantity ("2Gi", "2048Mi"), or a vGPU profile size as the
- * seed writes it ("2gb", "512mb"), which NVIDIA's vGPU profiles mean in binary units (the
- * quadro-v100-2q profile has a 2048 MiB frame buffer).
+ * The class's memory in MiB: a Kubernetes quantity in bytes ("2Gi", "2048Mi"), a whole number of
+ * MiB, or a vGPU profile size as the seed writes it ("2gb", "512mb"), which NVIDIA's vGPU profiles
+ * mean in binary units (the quadro-v100-2q profile has a 2048 MiB frame buffer). A bare number is
+ * bytes, as Kubernetes reads it, so "2048" is refused naming the likely "2048Mi".
  */
 static int vg_memory(struct gs__yctx *c, yaml_node_t *n, int64_t *out)
 {
@@ -608,16 +613,28 @@ static int vg_memory(struct gs__yctx *c, yaml_node_t *n, int64_t *out)
     int e2 = len > 2 && strcasecmp(s + len - 2, "gb") == 0   ? 10
              : len > 2 && strcasecmp(s + len - 2, "mb") == 0 ? 0
                                                              : -1;
-    if (e2 < 0 || len - 2 >= sizeof(num))
-        return gs__scn_qty(c, n, "spec.memory", 0, -20, GS__Q_CEIL, "MiB", 1, INT64_MAX / 4, out);
-    memcpy(num, s, len - 2);
-    num[len - 2] = 0;
-    int rc = gs__qty_parse(num, 0, e2, GS__Q_CEIL | GS__Q_PLAIN, out, &why);
-    if (rc)
-        return gs__yaml_err(c, n, "spec.memory: %s %s", gs__yaml_show(n, buf), why);
-    if (*out < 1)
-        return gs__yaml_err(c, n, "spec.memory: %s is less than 1 MiB", gs__yaml_show(n, buf));
-    return 0;
+    if (s && len && strspn(s, "0123456789") == len)
+        return gs__yaml_err(c, n,
+                            "spec.memory: %.24s is bytes; did you mean %.24sMi? (a Kubernetes "
+                            "quantity, as 2Gi or 2048Mi)",
+                            s, s);
+    int rc;
+    if (e2 < 0 || len - 2 >= sizeof(num)) {
+        rc = gs__scn_qty(c, n, "spec.memory", 0, -20, 0, "MiB", 1, INT64_MAX / 4, out);
+    } else {
+        memcpy(num, s, len - 2);
+        num[len - 2] = 0;
+        rc = gs__qty_parse(num, 0, e2, GS__Q_PLAIN, out, &why);
+        if (rc)
+            return gs__yaml_err(c, n, "spec.memory: %s %s%s", gs__yaml_show(n, buf), why,
+                                rc == -EDOM && strstr(why, "whole") ? " MiB" : "");
+    }
+    if (!rc && *out < VG_MEMORY_MIN_MIB)
+        return gs__yaml_err(c, n,
+                            "spec.memory: %s is below %d MiB, the smallest vGPU frame buffer "
+                            "(a quantity is bytes: 2Gi, 2048Mi)",
+                            gs__yaml_show(n, buf), VG_MEMORY_MIN_MIB);
+    return rc;
 }
 
 int gs__scn_vgpu_class(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root)

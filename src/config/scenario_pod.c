@@ -36,6 +36,7 @@ enum {
     S_NODE_NAME,
     S_NODE_SELECTOR,
     S_INIT_CONTAINERS,
+    S_SCHEDULER,
     S_WARN_FIRST, /* from here on: decides placement in Kubernetes, not modelled here */
     S_AFFINITY = S_WARN_FIRST,
     S_SPREAD,
@@ -45,15 +46,14 @@ enum {
 };
 static const char *const spec_keys[] = {
     "containers", "priorityClassName", "priority", "nodeName", "nodeSelector", "initContainers",
-    "affinity", "topologySpreadConstraints", "resources", "tolerations",
+    "schedulerName", "affinity", "topologySpreadConstraints", "resources", "tolerations",
     /* accepted, without effect on GPU placement */
     "activeDeadlineSeconds", "automountServiceAccountToken", "dnsConfig", "dnsPolicy",
     "enableServiceLinks", "ephemeralContainers", "hostAliases", "hostIPC", "hostNetwork", "hostPID",
     "hostUsers", "hostname", "imagePullSecrets", "os", "overhead", "preemptionPolicy",
-    "readinessGates", "resourceClaims", "restartPolicy", "runtimeClassName", "schedulerName",
-    "schedulingGates", "securityContext", "serviceAccount", "serviceAccountName",
-    "setHostnameAsFQDN", "shareProcessNamespace", "subdomain", "terminationGracePeriodSeconds",
-    "volumes"};
+    "readinessGates", "resourceClaims", "restartPolicy", "runtimeClassName", "schedulingGates",
+    "securityContext", "serviceAccount", "serviceAccountName", "setHostnameAsFQDN",
+    "shareProcessNamespace", "subdomain", "terminationGracePeriodSeconds", "volumes"};
 
 enum { C_NAME, C_RESOURCES, C_RESTART = 23 };
 static const char *const container_keys[] = {"name",
@@ -131,6 +131,20 @@ static int res_kind(const char *name, bool *silent)
     return strncmp(name, "nvidia.com/mig-", 15) == 0 ? Q_MIG : -1;
 }
 
+/* nvidia.com/gpumem: MiB as a plain number (HAMi's unit); a byte quantity ("20Gi") is refused
+ * with the number it most likely meant. */
+static int gpumem(struct gs__yctx *c, yaml_node_t *v, const char *what, int64_t *out)
+{
+    char buf[GS__YAML_SHOW_BUF];
+    const char *s = gs__yaml_str(v), *why = "";
+    int64_t mib;
+    size_t len = s ? strlen(s) : 0;
+    if (len > 2 && s[len - 1] == 'i' && !gs__qty_parse(s, 0, -20, GS__Q_CEIL, &mib, &why))
+        return gs__yaml_err(c, v, "%s: %s: nvidia.com/gpumem is MiB as a plain number, e.g. %lld",
+                            what, gs__yaml_show(v, buf), (long long)mib);
+    return gs__scn_qty(c, v, what, 0, 0, GS__Q_PLAIN, "MiB", 0, INT32_MAX, out);
+}
+
 static int res_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *arg)
 {
     struct res *r = arg;
@@ -153,7 +167,7 @@ static int res_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *ar
     case Q_SHARED:
         return gs__scn_qty(c, v, what, 0, 0, 0, "GPUs", 0, GPUS_PER_CONTAINER_MAX, &r->v[q]);
     case Q_GPUMEM: /* HAMi's unit is MiB: "20Gi" would be read as 20 Gi-MiB */
-        return gs__scn_qty(c, v, what, 0, 0, GS__Q_PLAIN, "MiB", 0, INT32_MAX, &r->v[q]);
+        return gpumem(c, v, what, &r->v[q]);
     case Q_GPUCORES:
         return gs__scn_qty(c, v, what, 0, 0, GS__Q_PLAIN, "percent", 0, 100, &r->v[q]);
     case Q_MIG:
@@ -480,10 +494,72 @@ static int annot_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *
     return 0;
 }
 
+static int alnum(char ch)
+{
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9');
+}
+
+/* A label's name or value: at most 63 bytes, alphanumerics at both ends, '-', '_' and '.' between
+ * (kubernetes.io/docs/concepts/overview/working-with-objects/labels/#syntax-and-character-set). */
+static int label_word_ok(const char *s, size_t n)
+{
+    if (n > 63 || (n && (!alnum(s[0]) || !alnum(s[n - 1]))))
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!alnum(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.')
+            return 0;
+    return 1;
+}
+
+/* A label key's prefix: a DNS subdomain (RFC 1123) of at most 253 bytes. */
+static int dns_subdomain_ok(const char *s, size_t n)
+{
+    size_t lab = 0;
+    if (n < 1 || n > 253)
+        return 0;
+    for (size_t i = 0; i <= n; i++) {
+        char ch = i < n ? s[i] : '.';
+        if (ch == '.') {
+            if (!lab || !alnum(s[i - 1]) || s[i - lab] == '-')
+                return 0;
+            lab = 0;
+        } else if ((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-') {
+            if (++lab > 63)
+                return 0;
+        } else {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* A label key and value as Kubernetes validates them: an API server refuses any other. */
+static int label_syntax(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v)
+{
+    const char *key = gs__yaml_str(k), *val = gs__yaml_str(v);
+    const char *slash = key ? strchr(key, '/') : NULL, *name = slash ? slash + 1 : key;
+    if (!key || (slash && !dns_subdomain_ok(key, (size_t)(slash - key))) || !*name ||
+        !label_word_ok(name, strlen(name)))
+        return gs__yaml_err(c, k,
+                            "label key %.80s: expected an optional DNS subdomain prefix and '/', "
+                            "then a name of 1-63 bytes: alphanumerics at both ends, '-', '_', "
+                            "'.' between",
+                            key ? key : "(not text)");
+    if (!val || !label_word_ok(val, strlen(val)))
+        return gs__yaml_err(c, v,
+                            "label %.80s: value %.80s: expected at most 63 bytes, empty or "
+                            "alphanumerics at both ends, '-', '_', '.' between",
+                            key, val ? val : "(not text)");
+    return 0;
+}
+
 static int label_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *arg)
 {
     struct gs_pod_spec *p = arg;
     const char *key = gs__yaml_str(k);
+    int rc = label_syntax(c, k, v);
+    if (rc)
+        return rc;
     if (strcmp(key, "user") == 0)
         return gs__scn_name(c, v, "label user", p->user, sizeof(p->user));
     if (strcmp(key, "gpusched.io/workload") == 0)
@@ -513,6 +589,9 @@ static int read_spec(struct gs__yctx *c, yaml_node_t *spec, struct gs_pod_spec *
         rc = node_name(c, f[S_NODE_NAME], "spec.nodeName", p);
     if (!rc && f[S_NODE_SELECTOR])
         rc = gs__yaml_each_pair(c, f[S_NODE_SELECTOR], "spec.nodeSelector", selector_pair, p);
+    if (!rc && f[S_SCHEDULER] && !gs__yaml_is_null(f[S_SCHEDULER]))
+        rc = gs__scn_name(c, f[S_SCHEDULER], "spec.schedulerName", p->scheduler,
+                          sizeof(p->scheduler));
     struct clist init = {p, 1}, app = {p, 0};
     if (!rc && f[S_INIT_CONTAINERS] && !gs__yaml_is_null(f[S_INIT_CONTAINERS]))
         rc = gs__yaml_each_item(c, f[S_INIT_CONTAINERS], "spec.initContainers", read_container,
@@ -579,12 +658,61 @@ static int pod_read(struct gs__yctx *c, yaml_node_t *root, struct gs_pod_spec *p
     return 0;
 }
 
+/* The first warning reported while a pod is read, caught (the callback it replaced kept): what a
+ * pod asks that would be ignored is refused instead, since a pod run without it would mislead. */
+struct caught {
+    char msg[GS_DIAG_MSG_MAX];
+    void (*warn)(void *, const char *);
+    void *warn_ud;
+};
+
+static void catch_first(void *ud, const char *msg)
+{
+    struct caught *k = ud;
+    if (!k->msg[0])
+        snprintf(k->msg, sizeof(k->msg), "%s", msg);
+}
+
+static void catch_begin(struct gs__yctx *c, struct caught *k)
+{
+    k->msg[0] = '\0';
+    c->warn_at = NULL;
+    if (c->d) {
+        k->warn = c->d->warn;
+        k->warn_ud = c->d->warn_ud;
+        c->d->warn = catch_first;
+        c->d->warn_ud = k;
+    }
+}
+
+/* catch_end() - the callback back; the caught warning, if any, as the error at its place. */
+static int catch_end(struct gs__yctx *c, struct caught *k, int rc)
+{
+    if (c->d) {
+        c->d->warn = k->warn;
+        c->d->warn_ud = k->warn_ud;
+    }
+    /* a field misspelt ("contaners") is the cause of what the read stumbled on after it ("no
+     * container"), so it is the one named */
+    if ((rc && rc != -EINVAL) || !k->msg[0])
+        return rc;
+    char *cut = strstr(k->msg, " by the scenario");
+    if (cut)
+        memmove(cut, cut + 16, strlen(cut + 16) + 1);
+    if ((cut = strstr(k->msg, "; ignored")) != NULL)
+        *cut = '\0';
+    c->err_at = c->warn_at;
+    return gs_diag_error(c->d, "%s: refused rather than ignored", k->msg);
+}
+
 int gs__scn_pod(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root)
 {
     struct gs__scn_meta m;
     struct gs_pod_spec p;
+    struct caught k;
     yaml_node_t *spec;
-    int rc = pod_read(c, root, &p, &m, &spec);
+    catch_begin(c, &k);
+    int rc = catch_end(c, &k, pod_read(c, root, &p, &m, &spec));
     if (rc)
         return rc;
     warn_mig_and_cards(c, spec, &p);
@@ -596,33 +724,21 @@ struct one_pod {
     char *field;
     size_t fsize;
     int seen, strict;
-    char warning[GS_DIAG_MSG_MAX]; /* the first warning, for strict */
 };
-
-static void first_warning(void *ud, const char *msg)
-{
-    struct one_pod *o = ud;
-    if (!o->warning[0])
-        snprintf(o->warning, sizeof(o->warning), "%s", msg);
-}
 
 static int parse_one(struct gs__yctx *c, yaml_node_t *root, void *arg)
 {
     struct one_pod *o = arg;
     struct gs__scn_meta m;
+    struct caught k;
     yaml_node_t *spec;
     if (o->seen++)
         return gs__yaml_err(c, root, "one Pod object, not several documents");
+    if (o->strict)
+        catch_begin(c, &k);
     int rc = pod_read(c, root, o->out, &m, &spec);
-    if (!rc && o->strict && o->warning[0]) { /* what is not honoured is refused */
-        char *cut = strstr(o->warning, " by the scenario");
-        if (cut)
-            memmove(cut, cut + 16, strlen(cut + 16) + 1);
-        if ((cut = strstr(o->warning, "; ignored")) != NULL)
-            *cut = '\0';
-        c->err_at = c->warn_at;
-        rc = gs_diag_error(c->d, "%s: refused rather than ignored", o->warning);
-    }
+    if (o->strict)
+        rc = catch_end(c, &k, rc);
     if (rc && o->field)
         gs__yaml_path(c, c->err_at, o->field, o->fsize);
     return rc;
@@ -633,22 +749,14 @@ int gs_pod_parse(const char *origin, const char *text, size_t len, int strict,
 {
     struct gs__yctx proto = {.path = origin, .d = d, .lenient = true};
     struct one_pod o = {.out = out, .field = field, .fsize = fsize, .strict = strict};
-    void (*warn)(void *, const char *) = d ? d->warn : NULL;
-    void *warn_ud = d ? d->warn_ud : NULL;
     if (field && fsize)
         field[0] = '\0';
-    if (d && strict) {
-        d->warn = first_warning;
-        d->warn_ud = &o;
-    }
     int rc = gs__yaml_check_syntax(&proto, (const unsigned char *)text, len, GS_SCN_MAX_DEPTH);
     if (!rc)
         rc = gs__yaml_each_document(&proto, (const unsigned char *)text, len, parse_one, &o);
     if (!rc && !o.seen)
         rc = gs_diag_error(d, "%s: no Pod object", origin);
-    if (d) {
-        d->warn = warn;
-        d->warn_ud = warn_ud;
-    }
+    if (!rc && !strict)
+        out->scheduler[0] = '\0';
     return rc;
 }

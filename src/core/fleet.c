@@ -62,6 +62,7 @@ struct gs_fleet {
     /* Per node, packed: what searches ask of every node they pass (a node is over 1 KB). */
     uint8_t *model, *nvlink, *nfree, *ngpu;
     int32_t *used; /* per node: its cards' compute held, each card's up to 1000 (packing) */
+    uint8_t *bare; /* per node: no pod and sound (gs_fleet_node_bare()) */
     int32_t *open; /* nodes with a free or shared card, ascending */
     size_t nopen;
     int64_t cards, allocated;
@@ -158,6 +159,13 @@ static int32_t node_links(struct gs_fleet *f, const struct gs_policy *s, size_t 
     return t;
 }
 
+/* Node @i's packed bareness, after its pods, readiness or cards' health changed. */
+static void set_bare(struct gs_fleet *f, size_t i)
+{
+    const struct fnode *nd = &f->nodes[i];
+    f->bare[i] = nd->npods == 0 && !nd->down && !nd->nbad;
+}
+
 int gs_fleet_new(const struct gs_policy *s, struct gs_fleet **out, struct gs_diag *d)
 {
     struct gs_fleet *f = calloc(1, sizeof(*f));
@@ -170,10 +178,11 @@ int gs_fleet_new(const struct gs_policy *s, struct gs_fleet **out, struct gs_dia
         f->nfree = calloc(cap, 1);
         f->ngpu = calloc(cap, 1);
         f->used = calloc(cap, sizeof(*f->used));
+        f->bare = calloc(cap, 1);
         f->links = calloc(s->ntemplates ? s->ntemplates : 1, sizeof(*f->links));
     }
     if (!f || !zones || !f->nodes || !f->model || !f->nvlink || !f->nfree || !f->ngpu || !f->used ||
-        !f->links) {
+        !f->bare || !f->links) {
         free(zones);
         gs_fleet_free(f);
         return -ENOMEM;
@@ -199,6 +208,7 @@ int gs_fleet_new(const struct gs_policy *s, struct gs_fleet **out, struct gs_dia
         f->nvlink[i] = (uint8_t)g;
         f->nfree[i] = (uint8_t)f->nodes[i].nfree;
         f->ngpu[i] = (uint8_t)f->nodes[i].ngpu;
+        set_bare(f, i);
     }
     free(zones);
     f->open = malloc((f->n ? f->n : 1) * sizeof(*f->open));
@@ -229,6 +239,7 @@ void gs_fleet_free(struct gs_fleet *f)
     free(f->nfree);
     free(f->ngpu);
     free(f->used);
+    free(f->bare);
     free(f->open);
     free(f->links);
     free(f);
@@ -378,6 +389,7 @@ int gs_fleet_nvlink_free(const struct gs_fleet *f, size_t node, int free_in[GS_G
 void gs_fleet_set_node_ready(struct gs_fleet *f, size_t node, int ready)
 {
     f->nodes[node].down = !ready;
+    set_bare(f, node);
 }
 
 /* Node @node's own NVLink pair counts @links (NULL: none), in an entry of its own. */
@@ -434,11 +446,17 @@ void gs_fleet_set_card_healthy(struct gs_fleet *f, size_t node, int gpu, int hea
     struct fnode *nd = &f->nodes[node];
     nd->nbad += (!healthy) - nd->cards[gpu].bad;
     nd->cards[gpu].bad = !healthy;
+    set_bare(f, node);
 }
 
 int gs_fleet_node_sound(const struct gs_fleet *f, size_t node)
 {
     return !f->nodes[node].down && !f->nodes[node].nbad;
+}
+
+int gs_fleet_node_bare(const struct gs_fleet *f, size_t node)
+{
+    return f->bare[node];
 }
 
 int gs_fleet_card_healthy(const struct gs_fleet *f, size_t node, int gpu)
@@ -806,12 +824,14 @@ static enum gs_fit_reason pick_mig(const struct gs_fleet *f, const struct fnode 
         return GS_FIT_MIG_MODEL;
     if (!(nd->mig_allowed & (1u << prof)))
         return GS_FIT_MIG_POLICY;
-    int best = -1, best_score = -1;
+    int best = -1, best_score = -1, empty_seen = 0;
     for (int i = 0; i < nd->ngpu; i++) {
         const struct card *c = &nd->cards[i];
         struct gs_mig_card empty;
         const struct gs_mig_card *mc = &c->mig;
         if (c->mode == GS_CARD_FREE && may_take(f, c, GS_CARD_MIG)) {
+            if (empty_seen++) /* every empty card scores as the first one did: it cannot win */
+                continue;
             gs_mig_card_init(&empty, nd->mig_model, nd->mig_allowed);
             mc = &empty;
         } else if (c->mode != GS_CARD_MIG || c->bad) {
@@ -1083,6 +1103,7 @@ int gs_fleet_commit(struct gs_fleet *f, size_t node, const struct gs_fit *r, uin
     nd->cpu_left -= r->cpu_milli;
     nd->mem_left -= r->memory_mib;
     cards_apply(f, nd, r, mask, 1, pod);
+    set_bare(f, node);
     return 0;
 }
 
@@ -1108,6 +1129,7 @@ int gs_fleet_release(struct gs_fleet *f, size_t node, const struct gs_fit *r, ui
     cards_apply(f, nd, r, mask, -1, pod);
     if (!r->whole && !r->mig && !r->timeslice)
         caps_recompute(nd, mask);
+    set_bare(f, node);
     return 0;
 }
 

@@ -96,3 +96,13 @@ const struct gs_priority_class_spec *gs_priority_class_find(const struct gs_poli
             return &builtin_classes[i];
     return NULL;
 }
+
+const char *gs_policy_scheduler_name(const struct gs_policy *pol)
+{
+    return pol->scheduler_name[0] ? pol->scheduler_name : "default-scheduler";
+}
+
+int gs_policy_scheduler_takes(const struct gs_policy *pol, const char *name)
+{
+    return !name[0] || !strcmp(name, gs_policy_scheduler_name(pol));
+}

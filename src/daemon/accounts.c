@@ -4,7 +4,8 @@
  * /v1/queues is queue.c's: the scheduler's queues. Bills price the store's ledger (every
  * run of every pod, a run still going counted up to now) with the rate card by gs_bill_add_use():
  * whole cards as exclusive use, shares of a card as shared use. A tenant's token sees its own
- * tenant, queue and bill only (another's: 403); the admin's all.
+ * tenant and bill only (another's: 403), every queue (cluster-wide, as in Volcano); the admin's
+ * all.
  */
 #include "accounts.h"
 #include "api.h"
@@ -58,14 +59,16 @@ int64_t gsd_capacity_milli(const struct gsd_state *st)
     return capacity;
 }
 
+/* @t with its use @u. `cpu_weight` is the DaemonConfig's: its pods' CPU weight on a node. A
+ * tenant has no queue of its own: its pods run in the queue they name, else `default` (Volcano). */
 static json_t *tenant_json(const struct gsd_tenant *t, const struct use *u)
 {
     json_t *ns = json_array();
     for (size_t k = 0; k < t->nns; k++)
         json_array_append_new(ns, json_string(t->ns[k]));
     return json_pack("{s:s, s:o, s:i, s:I, s:I, s:I, s:I, s:I}", "name", t->name, "namespaces", ns,
-                     "weight", t->weight, "pods_running", (json_int_t)u->running, "pods_pending",
-                     (json_int_t)u->pending, "gpus_allocated", (json_int_t)u->gpus,
+                     "cpu_weight", t->weight, "pods_running", (json_int_t)u->running,
+                     "pods_pending", (json_int_t)u->pending, "gpus_allocated", (json_int_t)u->gpus,
                      "gpu_milli_allocated", (json_int_t)u->milli, "gpu_milli_pending",
                      (json_int_t)u->pending_milli);
 }
@@ -99,7 +102,7 @@ void gsd_accounts_list(struct gsd_state *st, struct gsd_req *r, const struct gsd
                        int queues, const char *name)
 {
     if (queues) {
-        gsd_queues_list(st, r, viewer, name);
+        gsd_queues_list(st, r, name);
         return;
     }
     const struct gsd_tenant *one = name ? visible(st, r, viewer, name) : viewer;

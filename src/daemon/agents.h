@@ -17,8 +17,8 @@
  * without a topology puts the template's back.
  *
  * GET /v1/nodes/NAME/pods lists the pods running on the node, in bind order, as GET /v1/pods shows
- * them, each with tenant_weight (its tenant's queue weight) and tenant_weight_min (the smallest of
- * the DaemonConfig's tenants), which the agent scales the pod's cgroup cpu.weight by.
+ * them, each with tenant_weight (its tenant's DaemonConfig weight) and tenant_weight_min (the
+ * smallest of the DaemonConfig's tenants), which the agent scales the pod's cgroup cpu.weight by.
  */
 #ifndef GSD_AGENTS_H
 #define GSD_AGENTS_H

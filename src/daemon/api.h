@@ -30,6 +30,20 @@ const char *gsd_qarg(const struct gsd_req *r, const char *key);
  */
 int gsd_body_json(struct gsd_req *r, json_t **out);
 /*
+ * gsd_body_is_yaml() - whether Content-Type @ctype (may be NULL; parameters after ';' ignored)
+ * names YAML: application/yaml, as kubectl and Kubernetes' API server take it, or
+ * application/x-yaml, text/yaml.
+ */
+int gsd_body_is_yaml(const char *ctype);
+/*
+ * gsd_body_from_yaml() - replace @r's body, one YAML document (Kubernetes' YAML as kubectl reads
+ * it: plain numbers and booleans typed, every other scalar a string), with its compact JSON text,
+ * so every route reads it as a JSON body (yamlbody.c). Bounded: nesting, aliases followed within
+ * about twice the body's bytes. Return: 0; -1 after answering @r 400 with "body:LINE:COL: ..."
+ * (a YAML error, several documents, a key given twice, past a bound), or 500 out of memory.
+ */
+int gsd_body_from_yaml(struct gsd_req *r);
+/*
  * gsd_json_error() - @e (from jansson, parsing @what) as one message into @buf: the same words
  * gsd_body_json() answers with. Return: @buf.
  */

@@ -38,7 +38,7 @@
  *       token: "..."              # or tokenSHA256: <64 hex digits>
  *       namespaces: [team-a, team-a-dev]
  *       rateLimit: {requestsPerSecond: 50, burst: 100}
- *       weight: 1                 # its queue's weight for the deserved share (1..10000)
+ *       weight: 1                 # its pods' CPU weight on the node (1..10000; node-agent.md)
  *
  * Tokens are hashed (SHA-256, nettle) as soon as they are read and the text is wiped: only hashes
  * stay in memory. Keys are strict, as in the KubeSchedulerConfiguration loader: a misspelt
@@ -279,7 +279,6 @@ static int walk_tenant(const struct walk *w, yaml_node_t *m, struct gsd_tenant *
         } else {
             rc = get_int(w, v, "weight", 1, 10000, &x) ? -EINVAL : 0;
             t->weight = (int32_t)x;
-            t->weight_set = 1;
         }
         if (rc)
             return rc;

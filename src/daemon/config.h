@@ -29,10 +29,9 @@ struct gsd_tenant {
     uint8_t token_sha[GSD_SHA256_LEN]; /* SHA-256 of the bearer token; never the token */
     char (*ns)[GSD_NAME_MAX];          /* namespaces it owns */
     size_t nns;
-    int32_t weight;     /* its queue's weight, 1..10000 (a queue of its name; see sched.h) */
-    int weight_set;     /* `weight` was given */
-    int64_t rate_milli; /* requests per second x 1000; 0 = no limit */
-    int64_t burst;      /* bucket size in requests */
+    int32_t weight;                     /* its pods' CPU weight on the node, 1..10000 */
+    int64_t rate_milli;                 /* requests per second x 1000; 0 = no limit */
+    int64_t burst;                      /* bucket size in requests */
     const struct gs_tenant_spec *quota; /* its GPUQuota in the config's policy, NULL = none */
     /* token bucket: HTTP threads take from it under the access lock (access.c), which carries
      * it over a reload by tenant name; nothing else reads it */

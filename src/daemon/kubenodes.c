@@ -8,6 +8,7 @@
 #include "inventory.h"
 #include "log.h"
 #include "nodes.h"
+#include "snapshot.h"
 #include "state.h"
 
 #include "gpusched/catalog.h"
@@ -61,6 +62,7 @@ static int take(struct gsd_state *st, const json_t *node, int deleted)
                 "gpuschedd starts again",
                 "node", r.name, NULL);
     st->health[i].reshaped = (uint8_t)!same;
+    gsd_snap_node_touch(st, (size_t)i);
     if (gsd_health_api(st, (size_t)i, ready))
         st->failed = 1;
     return i;

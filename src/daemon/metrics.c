@@ -106,10 +106,10 @@ static void pending(struct gsd_text *b, const struct gsd_snap *n)
     const char *why[16];
     uint64_t cnt[16] = {0};
     int k = 0;
-    for (size_t p = 0; p < n->npods; p++) {
-        if (n->pods[p]->running)
+    struct gsd_snap_it it = {0, 0};
+    for (const struct gsd_podview *v; (v = gsd_snap_next(n, &it)) != NULL;) {
+        if (v->running)
             continue;
-        const struct gsd_podview *v = n->pods[p];
         const char *w = v->why ? v->why : v->reason[0] ? "other" : "not tried yet";
         int i = 0;
         while (i < k && strcmp(why[i], w))
@@ -133,7 +133,7 @@ static void cluster(struct gsd_text *b, const struct gsd_snap *n)
     int64_t cards = 0, alloc = 0, held = 0, bad = 0;
     size_t ready = 0;
     for (size_t i = 0; i < n->nnodes; i++) {
-        const struct gsd_nodeview *v = &n->nodes[i];
+        const struct gsd_nodeview *v = gsd_snap_node(n, i);
         cards += n->node_gpus[i];
         ready += gsd_node_ready(&v->health);
         for (int g = 0; g < n->node_gpus[i]; g++) {
@@ -237,9 +237,10 @@ static void allocation(struct gsd_text *b, const struct gsd_snap *n)
         b->full = 1;
         return;
     }
-    for (size_t i = 0; i < n->npods; i++)
-        if (n->pods[i]->running && k < n->nrunning)
-            v[k++] = n->pods[i];
+    struct gsd_snap_it it = {0, 0};
+    for (const struct gsd_podview *p; (p = gsd_snap_next(n, &it)) != NULL;)
+        if (p->running && k < n->nrunning)
+            v[k++] = p;
     qsort(v, k, sizeof(*v), by_group);
     char t[160], q[160], ns[160], g[32], prof[48];
     header(b, "gpusched_allocated_gpus", "gauge",
@@ -328,7 +329,7 @@ static void nodes(struct gsd_text *b, const struct gsd_snap *n)
             line[o++] = (char)('0' + g % 10);
             memcpy(line + o, post, (size_t)lq);
             o += (size_t)lq;
-            o += fmt_milli(line + o, n->nodes[i].alloc_milli[g]);
+            o += fmt_milli(line + o, gsd_snap_node(n, i)->alloc_milli[g]);
             line[o++] = '\n';
             gsd_text_put(b, line, o);
         }
@@ -338,12 +339,12 @@ static void nodes(struct gsd_text *b, const struct gsd_snap *n)
     for (size_t i = 0; i < n->nnodes; i++)
         gsd_text_printf(b, "gpusched_node_ready{hostname=\"%s\"} %d\n",
                         esc(n->node_name[i], host, sizeof(host)),
-                        gsd_node_ready(&n->nodes[i].health));
+                        gsd_node_ready(&gsd_snap_node(n, i)->health));
     header(b, "gpusched_gpu_xid", "gauge",
            "The Xid reported with a card its agent found unhealthy (0 when none was given); "
            "healthy cards have no series.");
     for (size_t i = 0; i < n->nnodes; i++) {
-        const struct gsd_node_health *h = &n->nodes[i].health;
+        const struct gsd_node_health *h = &gsd_snap_node(n, i)->health;
         node_labels(n, i, host, model);
         for (int g = 0; g < n->node_gpus[i]; g++)
             if ((h->bad_mask >> g) & 1)
@@ -358,8 +359,8 @@ static void per_pod(struct gsd_text *b, const struct gsd_snap *n)
     char host[160], model[96], ns[160], pod[160], r[32];
     header(b, "gpusched_pod_gpu_allocated_ratio", "gauge",
            "Share of a card a running pod holds (0..1), per card (metrics.perPod).");
-    for (size_t i = 0; i < n->npods; i++) {
-        const struct gsd_podview *v = n->pods[i];
+    struct gsd_snap_it it = {0, 0};
+    for (const struct gsd_podview *v; (v = gsd_snap_next(n, &it)) != NULL;) {
         if (!v->running || !v->cards)
             continue;
         node_labels(n, (size_t)v->node, host, model);

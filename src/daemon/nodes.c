@@ -23,6 +23,7 @@
 #include "api.h"
 #include "log.h"
 #include "server.h"
+#include "snapshot.h"
 #include "store.h"
 
 #include "gpusched/catalog.h"
@@ -133,6 +134,7 @@ static int set_ready(struct gsd_state *st, size_t i, int agent, int api)
 {
     struct gsd_node_health *h = &st->health[i];
     int was = gsd_node_ready(h);
+    gsd_snap_node_touch(st, i);
     h->ready = agent >= 0 ? (uint8_t)agent : h->ready;
     h->api_down = api >= 0 ? (uint8_t)!api : h->api_down;
     int now = gsd_node_ready(h);
@@ -181,6 +183,7 @@ int gsd_health_beat(struct gsd_state *st, size_t i)
 {
     struct gsd_node_health *h = &st->health[i];
     h->last_beat_us = gsd_clock_us(st);
+    gsd_snap_node_touch(st, i);
     if (h->watched && h->ready)
         return 0;
     if (!h->ready)
@@ -197,6 +200,7 @@ int gsd_health_gpu(struct gsd_state *st, size_t i, int gpu, int healthy, int xid
     struct gsd_node_health *h = &st->health[i];
     const char *name = gs_cluster_node_name(st->cluster, i);
     char g[8], x[16];
+    gsd_snap_node_touch(st, i);
     snprintf(g, sizeof(g), "%d", gpu);
     snprintf(x, sizeof(x), "%d", xid);
     if (healthy) {
@@ -231,6 +235,7 @@ int gsd_health_expire(struct gsd_state *st)
         snprintf(secs, sizeof(secs), "%lld", (long long)(st->cfg->node_grace_us / 1000000));
         gsd_log("warn", "node not ready", "node", name, "silent_s", secs, NULL);
         h->since_us = gsd_now_us();
+        gsd_snap_node_touch(st, i);
         int rc = set_ready(st, i, 0, -1);
         if (rc || store_node(st, i))
             return rc ? rc : -EIO;

@@ -26,10 +26,8 @@ int gsd_queue_known(const struct gsd_state *st, const char *name, const char *fi
  * gsd_queues_list() - GET /v1/queues (or /v1/queues/@name: 404 when unknown): weight,
  * capability, reclaimable, deserved, allocated and pending GPU share, pods, as the scheduler
  * holds them after its last pass. The Queue documents and `default` are cluster-wide, as in
- * Volcano; a tenant's own queue (sched.h) is shown to it and the admin only (@viewer: the
- * tenant asking, NULL for the admin; 403 for another tenant's by name).
+ * Volcano: any token sees them all.
  */
-void gsd_queues_list(struct gsd_state *st, struct gsd_req *r, const struct gsd_tenant *viewer,
-                     const char *name);
+void gsd_queues_list(struct gsd_state *st, struct gsd_req *r, const char *name);
 
 #endif

@@ -127,20 +127,6 @@ static int parse_count(const char *s, int64_t lo, int64_t hi, int64_t *out)
     return 0;
 }
 
-/* The first pod of @n whose seq is at least @seq (n->npods when none). */
-static size_t first_from(const struct gsd_snap *n, int64_t seq)
-{
-    size_t lo = 0, hi = n->npods;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (n->pods[mid]->seq < seq)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 static void list_pods(const struct gsd_snap *n, struct gsd_req *r, const struct gsd_tenant *viewer)
 {
     const char *tenant = gsd_qarg(r, "tenant"), *state = gsd_qarg(r, "state");
@@ -173,11 +159,11 @@ static void list_pods(const struct gsd_snap *n, struct gsd_req *r, const struct 
     }
     /* {"items":[...],"continue":"SEQ"} as jansson writes it, of each view's text made once */
     struct gsd_text t = {.max = LIST_MAX_BYTES};
-    size_t i = first_from(n, from);
+    struct gsd_snap_it it = gsd_snap_from(n, from);
+    const struct gsd_podview *v;
     int64_t count = 0;
     gsd_text_put(&t, "{\"items\":[", 10);
-    for (; i < n->npods; i++) {
-        const struct gsd_podview *v = n->pods[i];
+    while ((v = gsd_snap_next(n, &it)) != NULL) {
         if ((tenant && strcmp(v->tenant, tenant)) || (want >= 0 && v->running != want) ||
             (queue && *queue && strcmp(v->queue, queue)))
             continue;
@@ -189,9 +175,8 @@ static void list_pods(const struct gsd_snap *n, struct gsd_req *r, const struct 
         gsd_text_put(&t, pod ? pod : "", pod ? strlen(pod) : 0);
     }
     char tail[48];
-    int len = snprintf(tail, sizeof(tail), "],\"continue\":\"%lld\"}",
-                       i < n->npods ? (long long)n->pods[i]->seq : 0LL);
-    if (i >= n->npods)
+    int len = snprintf(tail, sizeof(tail), "],\"continue\":\"%lld\"}", v ? (long long)v->seq : 0LL);
+    if (!v)
         len = snprintf(tail, sizeof(tail), "],\"continue\":\"\"}");
     gsd_text_put(&t, tail, (size_t)len);
     reply_text(r, &t);
@@ -206,9 +191,10 @@ static void one_pod(const struct gsd_snap *n, struct gsd_req *r, const struct gs
     }
     if (!gsd_may_use_ns(n->cfg, viewer, ns, r))
         return;
-    for (size_t i = 0; i < n->npods; i++)
-        if (!strcmp(n->pods[i]->name, name) && !strcmp(n->pods[i]->ns, ns)) {
-            const char *pod = gsd_podview_text(n->pods[i]);
+    struct gsd_snap_it it = {0, 0};
+    for (const struct gsd_podview *v; (v = gsd_snap_next(n, &it)) != NULL;)
+        if (!strcmp(v->name, name) && !strcmp(v->ns, ns)) {
+            const char *pod = gsd_podview_text(v);
             struct gsd_text t = {.max = LIST_MAX_BYTES};
             t.full = !pod;
             gsd_text_put(&t, pod ? pod : "", pod ? strlen(pod) : 0);
@@ -224,8 +210,8 @@ static void status(const struct gsd_snap *n, struct gsd_req *r, const struct gsd
     for (size_t i = 0; i < n->nnodes; i++)
         for (int g = 0; g < n->node_gpus[i]; g++) {
             gpus++;
-            alloc += n->nodes[i].alloc_milli[g];
-            held += n->nodes[i].down_milli[g];
+            alloc += gsd_snap_node(n, i)->alloc_milli[g];
+            held += gsd_snap_node(n, i)->down_milli[g];
         }
     gsd_reply_json(r, 200,
                    json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "version",
@@ -259,8 +245,8 @@ static void waits(const struct gsd_snap *n, struct gsd_req *r, const struct gsd_
     json_t *kinds = json_object(), *order = json_array(), *edges = json_array();
     for (int b = 0; edges && b < GS_WAIT_BINS - 1; b++)
         json_array_append_new(edges, json_integer(gs_wait_edges_s[b]));
-    for (size_t i = 0; kinds && order && i < n->npods; i++) {
-        const struct gsd_podview *v = n->pods[i];
+    struct gsd_snap_it it = {0, 0};
+    for (const struct gsd_podview *v; kinds && order && (v = gsd_snap_next(n, &it)) != NULL;) {
         if (viewer && strcmp(v->tenant, viewer->name))
             continue;
         char name[GSD_NAME_MAX];

@@ -74,51 +74,23 @@ static size_t add_tenant(struct gs_tenant_spec *v, size_t n, const struct gsd_te
     return n;
 }
 
-/* A Queue of tenant @dt's name and weight after the @n queues at @v, unless one of its name is
- * there, or Queue documents are loaded (@documents) and @dt gives no weight. Return: how many
- * queues there are now. */
-static size_t add_queue(struct gs_queue_spec *v, size_t n, int documents,
-                        const struct gsd_tenant *dt)
-{
-    for (size_t k = 0; k < n; k++)
-        if (!strcmp(v[k].name, dt->name))
-            return n;
-    if (documents && !dt->weight_set)
-        return n;
-    snprintf(v[n].name, sizeof(v[n].name), "%s", dt->name);
-    v[n].weight = dt->weight;
-    v[n].cap_gpu_milli = v[n].cap_cpu_milli = v[n].cap_memory_mib = GS_UNSET;
-    v[n].reclaimable = 1;
-    v[n].overcommit_milli = 1000;
-    return n + 1;
-}
-
 /*
- * What the core reads of tenants and queues: the policy files' tenants (GPUQuota, the topology
- * policy), each DaemonConfig tenant owning the namespaces it lists (a tenant of the files of the
- * same name takes them); the Queue documents, and one Queue of its weight for each tenant that
- * has no Queue of its name and gives a weight, or for every tenant when no Queue document is
- * loaded: the tenant's pods run in it (the core's rule, queue_of()).
+ * What the core reads of tenants: the policy files' tenants (GPUQuota, the topology policy), each
+ * DaemonConfig tenant owning the namespaces it lists (a tenant of the files of the same name takes
+ * them). Queues are the Queue documents alone, as in the simulator: a pod that names none runs in
+ * `default` (the core's rule, queue_of()).
  */
 static int merge_tenants(struct gsd_state *st, const struct gs_policy *files)
 {
     const struct gsd_config *c = st->cfg;
-    size_t nt = files->ntenants, nq = files->nqueues;
+    size_t nt = files->ntenants;
     struct gs_tenant_spec *t = with_room(files->tenants, nt, c->ntenants, sizeof(*t));
-    struct gs_queue_spec *q = with_room(files->queues, nq, c->ntenants, sizeof(*q));
-    if (!t || !q) {
-        free(t);
-        free(q);
+    if (!t)
         return -ENOMEM;
-    }
-    for (size_t i = 0; i < c->ntenants; i++) {
+    for (size_t i = 0; i < c->ntenants; i++)
         nt = add_tenant(t, nt, &c->tenants[i]);
-        nq = add_queue(q, nq, files->nqueues > 0, &c->tenants[i]);
-    }
     st->sched.tenants = st->sched.pol.tenants = t;
     st->sched.pol.ntenants = nt;
-    st->sched.queues = st->sched.pol.queues = q;
-    st->sched.pol.nqueues = nq;
     return 0;
 }
 
@@ -156,7 +128,6 @@ void gsd_sched_close(struct gsd_state *st)
     struct gsd_sched *s = &st->sched;
     gs_tenancy_free(s->tn);
     free(s->tenants);
-    free(s->queues);
     free(s->by_sid);
     memset(s, 0, sizeof(*s));
 }

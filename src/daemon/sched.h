@@ -5,8 +5,8 @@
  * (inventory.c), the policy files of its DaemonConfig (GPUQuota, ResourceQuota, LimitRange,
  * Queue, PodGroup, PriorityClass, VirtualGPUClass, the step profiles, the topology policy and
  * the GpuClusterPolicy, read by the simulator's loader) and its tenants (each DaemonConfig
- * tenant owns its namespaces; one with a `weight` and no Queue document of its name is a queue
- * of that weight, as is every tenant when no Queue document is loaded). Pods go in as they are
+ * tenant owns its namespaces; the queues are the Queue documents, and a pod that names none runs
+ * in `default`, as in Volcano and the simulator). Pods go in as they are
  * submitted or bound, events as they happen; after each batch of requests a pass runs and its
  * decisions are carried out here: the store, the ledger, the logs and the counters follow every
  * bind and eviction.
@@ -34,7 +34,6 @@ struct gsd_state;
 struct gsd_sched {
     struct gs_policy pol;           /* what the core reads; its arrays are borrowed or below */
     struct gs_tenant_spec *tenants; /* pol.tenants: the policy files' and the DaemonConfig's */
-    struct gs_queue_spec *queues;   /* pol.queues: the Queue documents and the tenants' own */
     struct gs_tenancy *tn;
     struct gsd_pod **by_sid; /* the scheduler's pod ids -> the pods held, NULL once gone */
     size_t nsid, capsid;

@@ -805,6 +805,8 @@ static enum MHD_Result begin(struct gsd_server *s, struct MHD_Connection *c, con
     r->path[n] = '\0';
     MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, keep_qarg, r);
     read_auth(c, r);
+    r->yaml = !strcmp(method, "POST") && gsd_body_is_yaml(MHD_lookup_connection_value(
+                                             c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE));
     int extender = !strncmp(r->path, "/extender/", 10);
     r->client_cert = s->client_ca && extender && client_verified(c);
     if (s->client_ca && extender && !r->client_cert) {
@@ -916,7 +918,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         atomic_fetch_sub(&s->suspended, 1);
         return send_reply(s, c, k);
     }
-    if (answer_here(s, r))
+    if ((r->yaml && gsd_body_from_yaml(r)) || answer_here(s, r))
         return send_reply(s, c, k);
     r->conn = c;
     MHD_suspend_connection(c); /* before the hand-over: the answer may come back at once */

@@ -3,11 +3,11 @@
  * batch; readers hold one as long as they render from it.
  *
  * Publishing: the pods touched since the last publish get a new view when what they show changed
- * (their old view is retired); the array of views is the last one with those replaced, the pods
- * gone left out and the new ones merged in by arrival order; the nodes' records are the last ones
- * with those of the nodes a touched pod left or joined, or whose health changed, made again. The
- * views retired go with the snapshot they were last part of, and are freed once it and every
- * older one are released.
+ * (their old view is retired); the chunks of views are the last ones, those holding a view
+ * replaced or gone copied with it changed, the new pods appended (they arrive last); the chunks
+ * of node records are the last ones, those of the nodes a touched pod left or joined, or whose
+ * health changed, copied and made again. The views and chunks retired go with the snapshot they
+ * were last part of, and are freed once it and every older one are released.
  */
 #include "snapshot.h"
 #include "accounts.h"
@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,7 @@ struct gsd_snaps {
     int all;                     /* every pod is touched */
     struct gsd_podview *retired; /* views retired since the last publish */
     uint8_t *mark;               /* per node: its record is made again */
+    size_t *marked, nmarked;     /* those nodes, each once */
     int verify;                  /* GPUSCHEDD_VERIFY_SNAPSHOTS: check untouched pods at publish */
     struct gsd_hist publish_lat; /* the scheduler thread's time making snapshots */
 };
@@ -59,6 +61,7 @@ static void snaps_free(struct gsd_snaps *s)
 {
     free(s->touched);
     free(s->mark);
+    free(s->marked);
     for (size_t i = 0; s->names && i < s->nnames; i++)
         free((char *)s->names[i]);
     free(s->names);
@@ -90,10 +93,12 @@ int gsd_snap_nodes(struct gsd_state *st)
     const char **names = calloc(n, sizeof(*names));
     int *models = calloc(n, sizeof(int)), *gpus = calloc(n, sizeof(int));
     uint8_t *mark = realloc(s->mark, n);
+    size_t *marked = realloc(s->marked, n * sizeof(*marked));
     void **ret = realloc(s->retired_arrays, (s->nretired_arrays + 3) * sizeof(void *));
     s->mark = mark ? mark : s->mark;
+    s->marked = marked ? marked : s->marked;
     s->retired_arrays = ret ? ret : s->retired_arrays;
-    if (!names || !models || !gpus || !mark || !ret) {
+    if (!names || !models || !gpus || !mark || !marked || !ret) {
         free(names);
         free(models);
         free(gpus);
@@ -109,11 +114,12 @@ int gsd_snap_nodes(struct gsd_state *st)
     s->models = models;
     s->gpus = gpus;
     int rc = 0;
-    for (size_t i = s->nnames; i < n; i++) {
+    for (size_t i = s->nnames; i < n && !rc; i++) {
+        if ((rc = node_fill(s, st, i)) != 0)
+            break;
+        s->nnames++;
         mark[i] = 1;
-        if (!rc)
-            rc = node_fill(s, st, i);
-        s->nnames += !rc;
+        s->marked[s->nmarked++] = i;
     }
     return rc;
 }
@@ -122,8 +128,9 @@ int gsd_snap_init(struct gsd_state *st)
 {
     struct gsd_snaps *s = calloc(1, sizeof(*s));
     size_t n = gs_cluster_node_count(st->cluster), m = n ? n : 1;
-    if (!s || !(s->mark = calloc(m, 1)) || !(s->names = calloc(m, sizeof(*s->names))) ||
-        !(s->models = calloc(m, sizeof(int))) || !(s->gpus = calloc(m, sizeof(int)))) {
+    if (!s || !(s->mark = calloc(m, 1)) || !(s->marked = calloc(m, sizeof(*s->marked))) ||
+        !(s->names = calloc(m, sizeof(*s->names))) || !(s->models = calloc(m, sizeof(int))) ||
+        !(s->gpus = calloc(m, sizeof(int)))) {
         if (s)
             snaps_free(s);
         return -ENOMEM;
@@ -134,6 +141,8 @@ int gsd_snap_init(struct gsd_state *st)
             return -ENOMEM;
         }
         s->nnames++;
+        s->mark[i] = 1; /* the first publish makes every record */
+        s->marked[s->nmarked++] = i;
     }
     pthread_mutex_init(&s->mu, NULL);
     s->all = 1; /* the first publish makes every view */
@@ -162,6 +171,15 @@ void gsd_snap_touch(struct gsd_state *st, struct gsd_pod *p)
     p->touched = s->ntouched;
 }
 
+void gsd_snap_node_touch(struct gsd_state *st, size_t i)
+{
+    struct gsd_snaps *s = st->snaps;
+    if (!s || i >= s->nnames || s->mark[i])
+        return;
+    s->mark[i] = 1;
+    s->marked[s->nmarked++] = i;
+}
+
 void gsd_snap_touch_all(struct gsd_state *st)
 {
     if (st->snaps)
@@ -184,8 +202,11 @@ void gsd_snap_forget(struct gsd_state *st, struct gsd_pod *p)
     if (p->touched)
         s->touched[p->touched - 1] = NULL;
     p->touched = 0;
-    if (p->view)
+    if (p->view) { /* the cards it held are free now */
+        if (p->view->running && p->view->node >= 0)
+            gsd_snap_node_touch(st, (size_t)p->view->node);
         retire(s, p->view, NULL);
+    }
     p->view = NULL;
 }
 
@@ -306,11 +327,19 @@ const char *gsd_podview_text(const struct gsd_podview *v)
 static void snap_free(struct gsd_snap *n)
 {
     views_free(n->garbage);
+    for (struct gsd_podchunk *c = n->pgarbage, *next; c; c = next) {
+        next = c->retired_next;
+        free(c);
+    }
+    for (struct gsd_nodechunk *c = n->ngarbage, *next; c; c = next) {
+        next = c->retired_next;
+        free(c);
+    }
+    free(n->pchunk);
+    free(n->nchunk);
     gsd_config_free(n->cfg);
     json_decref(n->bills);
     free(n->forecast);
-    free(n->pods);
-    free(n->nodes);
     free(n->quse);
     free(n->rq_used);
     free(n->queues);
@@ -370,10 +399,10 @@ static int by_seq(const void *a, const void *b)
 }
 
 /* Mark the node running view @v is on. */
-static void mark_node(struct gsd_snaps *s, const struct gsd_podview *v)
+static void mark_node(struct gsd_state *st, const struct gsd_podview *v)
 {
     if (v && v->running && v->node >= 0)
-        s->mark[v->node] = 1;
+        gsd_snap_node_touch(st, (size_t)v->node);
 }
 
 /*
@@ -417,8 +446,8 @@ static int make_views(struct gsd_state *st, struct gsd_podview ***fresh, size_t 
     *nfresh = 0;
     for (size_t i = 0; i < k; i++) {
         struct gsd_pod *p = of[i];
-        mark_node(s, p->view);
-        mark_node(s, made[i]);
+        mark_node(st, p->view);
+        mark_node(st, made[i]);
         if (p->view)
             retire(s, p->view, made[i]);
         else
@@ -431,61 +460,284 @@ static int make_views(struct gsd_state *st, struct gsd_podview ***fresh, size_t 
     return 0;
 }
 
-/* The pods of @old (replaced, or gone) merged with @fresh by arrival order into @n's array. */
-static int merge_pods(struct gsd_snap *n, const struct gsd_snap *old, struct gsd_podview **fresh,
-                      size_t nfresh)
+/* What a publish under way made and replaced: undone if it fails, retired if it succeeds. */
+struct build {
+    uint64_t gen; /* the snapshot's: chunks of this gen are its own, still writable */
+    struct gsd_podchunk *pdrop;
+    struct gsd_nodechunk *ndrop;
+};
+
+struct gsd_snap_it gsd_snap_from(const struct gsd_snap *n, int64_t seq)
 {
-    size_t nold = old ? old->npods : 0, k = 0, j = 0;
-    n->pods = malloc((nold + nfresh ? nold + nfresh : 1) * sizeof(*n->pods));
-    if (!n->pods)
-        return -ENOMEM;
-    for (size_t i = 0; i < nold || j < nfresh;) {
-        const struct gsd_podview *v = i < nold ? old->pods[i] : NULL;
-        if (v && v->retired) /* replaced (the new view takes its place) or gone */
-            v = ((const struct gsd_podview *)v)->replaced_by;
-        if (j < nfresh && (i == nold || fresh[j]->seq < old->pods[i]->seq)) {
-            v = fresh[j++];
-        } else {
-            i++;
-            if (!v)
-                continue;
-        }
-        n->pods[k++] = v;
-        n->nrunning += v->running;
+    size_t lo = 0, hi = n->npchunks; /* the first chunk whose last pod is at @seq or after */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const struct gsd_podchunk *c = n->pchunk[mid];
+        if (c->v[c->n - 1]->seq < seq)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
-    n->npods = k;
-    n->npending = k - n->nrunning;
+    struct gsd_snap_it it = {lo, 0};
+    if (lo == n->npchunks)
+        return it;
+    const struct gsd_podchunk *c = n->pchunk[lo];
+    size_t l = 0, h = c->n;
+    while (l < h) {
+        size_t mid = l + (h - l) / 2;
+        if (c->v[mid]->seq < seq)
+            l = mid + 1;
+        else
+            h = mid;
+    }
+    it.k = l;
+    return it;
+}
+
+/* Pod chunk @i of @n, made writable (a copy of the published one, which is dropped). */
+static struct gsd_podchunk *pod_chunk_own(struct gsd_snap *n, size_t i, struct build *b)
+{
+    struct gsd_podchunk *c = n->pchunk[i];
+    if (c->gen == b->gen)
+        return c;
+    struct gsd_podchunk *d = malloc(sizeof(*d));
+    if (!d)
+        return NULL;
+    memcpy(d, c, offsetof(struct gsd_podchunk, v) + c->n * sizeof(c->v[0]));
+    d->gen = b->gen;
+    c->retired_next = b->pdrop;
+    b->pdrop = c;
+    return n->pchunk[i] = d;
+}
+
+/* The view that stands for @v now: the last one replacing it; NULL when its pod is gone. */
+static const struct gsd_podview *final_view(const struct gsd_podview *v)
+{
+    while (v && v->retired)
+        v = v->replaced_by;
+    return v;
+}
+
+/* Each retired view's place in @n: its replacement, or left to be dropped by compact(). */
+static int replace_retired(struct gsd_snaps *s, struct gsd_snap *n, struct build *b)
+{
+    for (const struct gsd_podview *r = s->retired; r; r = r->retired_next) {
+        struct gsd_snap_it it = gsd_snap_from(n, r->seq);
+        if (it.c == n->npchunks || n->pchunk[it.c]->v[it.k]->seq != r->seq)
+            continue; /* never published */
+        const struct gsd_podview *q = n->pchunk[it.c]->v[it.k], *f = final_view(q);
+        if (!q->retired) /* replaced already */
+            continue;
+        struct gsd_podchunk *c = pod_chunk_own(n, it.c, b);
+        if (!c)
+            return -ENOMEM;
+        if (!f) /* gone: compact() drops it */
+            continue;
+        c->v[it.k] = f;
+        n->nrunning += f->running;
+        n->nrunning -= q->running;
+    }
     return 0;
 }
 
-/* The nodes' records: @old's, those of marked nodes and of nodes whose health changed made
- * again. */
-static int make_nodes(struct gsd_state *st, struct gsd_snap *n, const struct gsd_snap *old)
+/* New chunks at the end of @n for @v[0..@k) (arriving after every pod of @n). */
+static int append(struct gsd_snap *n, const struct gsd_podview *const *v, size_t k, struct build *b)
 {
-    struct gsd_snaps *s = st->snaps;
-    n->nnodes = s->nnames; /* the nodes the arrays published with it know */
-    n->nodes = malloc((n->nnodes ? n->nnodes : 1) * sizeof(*n->nodes));
-    if (!n->nodes)
-        return -ENOMEM;
-    if (old)
-        memcpy(n->nodes, old->nodes, old->nnodes * sizeof(*n->nodes));
-    for (size_t i = 0; i < n->nnodes; i++) {
-        struct gsd_nodeview *nv = &n->nodes[i];
-        if (old && i < old->nnodes && !s->mark[i] &&
-            !memcmp(&nv->health, &st->health[i], sizeof(nv->health)))
-            continue;
-        nv->health = st->health[i];
-        memset(nv->alloc_milli, 0, sizeof(nv->alloc_milli));
-        memset(nv->down_milli, 0, sizeof(nv->down_milli));
-        for (int g = 0; g < s->gpus[i] && g < GS_GPUS_MAX; g++) {
-            int32_t alloc, down;
-            gsd_card_use(st, i, g, &alloc, &down);
-            nv->alloc_milli[g] = (uint16_t)alloc;
-            nv->down_milli[g] = (uint16_t)down;
+    for (size_t i = 0; i < k;) {
+        struct gsd_podchunk *c = NULL;
+        if (n->npchunks && n->pchunk[n->npchunks - 1]->n < GSD_POD_CHUNK)
+            c = pod_chunk_own(n, n->npchunks - 1, b);
+        else if ((c = malloc(sizeof(*c))) != NULL) {
+            c->n = 0;
+            c->gen = b->gen;
+            n->pchunk[n->npchunks++] = c;
         }
-        s->mark[i] = 0;
+        if (!c)
+            return -ENOMEM;
+        for (; i < k && c->n < GSD_POD_CHUNK; i++) {
+            c->v[c->n++] = v[i];
+            n->nrunning += v[i]->running;
+        }
     }
     return 0;
+}
+
+/* Drop the gone pods' views (retired, replaced by none) from @n's own chunks, and the chunks
+ * left empty. */
+static void compact(struct gsd_snap *n, struct build *b)
+{
+    size_t w = 0;
+    for (size_t i = 0; i < n->npchunks; i++) {
+        struct gsd_podchunk *c = n->pchunk[i];
+        if (c->gen == b->gen) {
+            size_t k = 0;
+            for (size_t j = 0; j < c->n; j++)
+                if (!c->v[j]->retired)
+                    c->v[k++] = c->v[j];
+                else
+                    n->nrunning -= c->v[j]->running;
+            c->n = k;
+        }
+        if (c->n)
+            n->pchunk[w++] = c;
+        else
+            free(c); /* its own: never published */
+    }
+    n->npchunks = w;
+}
+
+/* Every chunk of @n made again, full, from its pods and @fresh merged in by arrival order: when
+ * new pods arrive out of order, or the chunks have thinned. Return: 0; -ENOMEM. */
+static int repack(struct gsd_snap *n, struct gsd_podview **fresh, size_t nfresh, struct build *b)
+{
+    size_t total = nfresh;
+    for (size_t i = 0; i < n->npchunks; i++)
+        total += n->pchunk[i]->n;
+    const struct gsd_podview **all = malloc((total ? total : 1) * sizeof(*all));
+    struct gsd_podchunk **was = malloc((n->npchunks ? n->npchunks : 1) * sizeof(*was));
+    size_t k = 0, j = 0, nwas = n->npchunks;
+    if (!all || !was) {
+        free(all);
+        free(was);
+        return -ENOMEM;
+    }
+    memcpy(was, n->pchunk, nwas * sizeof(*was));
+    for (size_t i = 0; i < nwas; i++)
+        for (size_t m = 0; m < was[i]->n; m++) {
+            for (; j < nfresh && fresh[j]->seq < was[i]->v[m]->seq; j++)
+                all[k++] = fresh[j];
+            all[k++] = was[i]->v[m];
+        }
+    while (j < nfresh)
+        all[k++] = fresh[j++];
+    size_t nrunning = n->nrunning;
+    n->npchunks = 0; /* append() makes every chunk anew: none of @was is reused */
+    n->nrunning = 0;
+    int rc = append(n, all, k, b);
+    for (size_t i = 0; i < nwas && !rc; i++)
+        if (was[i]->gen == b->gen)
+            free(was[i]);
+        else {
+            was[i]->retired_next = b->pdrop;
+            b->pdrop = was[i];
+        }
+    if (rc) { /* put back what was */
+        for (size_t i = 0; i < n->npchunks; i++)
+            free(n->pchunk[i]);
+        memcpy(n->pchunk, was, nwas * sizeof(*was));
+        n->npchunks = nwas;
+        n->nrunning = nrunning;
+    }
+    free(all);
+    free(was);
+    return rc;
+}
+
+/* @n's pods: @old's chunks, those with a view replaced or gone copied, @fresh (sorted by
+ * arrival) appended. O(touched x log pods + chunks). Return: 0; -ENOMEM. */
+static int merge_pods(struct gsd_snaps *s, struct gsd_snap *n, const struct gsd_snap *old,
+                      struct gsd_podview **fresh, size_t nfresh, struct build *b)
+{
+    size_t nold = old ? old->npchunks : 0;
+    n->pchunk = malloc((nold + nfresh / GSD_POD_CHUNK + 2) * sizeof(*n->pchunk));
+    if (!n->pchunk)
+        return -ENOMEM;
+    if (nold)
+        memcpy(n->pchunk, old->pchunk, nold * sizeof(*n->pchunk));
+    n->npchunks = nold;
+    n->nrunning = old ? old->nrunning : 0;
+    int rc = replace_retired(s, n, b);
+    if (!rc) {
+        compact(n, b);
+        const struct gsd_podchunk *last = n->npchunks ? n->pchunk[n->npchunks - 1] : NULL;
+        size_t npods = 0;
+        for (size_t i = 0; i < n->npchunks; i++)
+            npods += n->pchunk[i]->n;
+        if (nfresh && last && fresh[0]->seq < last->v[last->n - 1]->seq)
+            rc = repack(n, fresh, nfresh, b);
+        else if (n->npchunks > 2 * ((npods + nfresh) / GSD_POD_CHUNK) + 8)
+            rc = repack(n, fresh, nfresh, b);
+        else
+            rc = append(n, (const struct gsd_podview *const *)fresh, nfresh, b);
+    }
+    n->npods = 0;
+    for (size_t i = 0; i < n->npchunks; i++)
+        n->npods += n->pchunk[i]->n;
+    n->npending = n->npods - n->nrunning;
+    return rc;
+}
+
+/* Node @i's record as it is now, into @nv. */
+static void node_record(const struct gsd_state *st, size_t i, struct gsd_nodeview *nv)
+{
+    memset(nv, 0, sizeof(*nv));
+    nv->health = st->health[i];
+    for (int g = 0; g < st->snaps->gpus[i] && g < GS_GPUS_MAX; g++) {
+        int32_t alloc, down;
+        gsd_card_use(st, i, g, &alloc, &down);
+        nv->alloc_milli[g] = (uint16_t)alloc;
+        nv->down_milli[g] = (uint16_t)down;
+    }
+}
+
+/* The nodes' records: @old's chunks, those of marked nodes copied and their records made
+ * again. O(marked + chunks). Return: 0; -ENOMEM. */
+static int make_nodes(struct gsd_state *st, struct gsd_snap *n, const struct gsd_snap *old,
+                      struct build *b)
+{
+    struct gsd_snaps *s = st->snaps;
+    size_t nc = (s->nnames + GSD_NODE_CHUNK - 1) / GSD_NODE_CHUNK;
+    size_t oc = old ? (old->nnodes + GSD_NODE_CHUNK - 1) / GSD_NODE_CHUNK : 0;
+    n->nnodes = s->nnames; /* the nodes the arrays published with it know */
+    n->nchunk = calloc(nc ? nc : 1, sizeof(*n->nchunk));
+    if (!n->nchunk)
+        return -ENOMEM;
+    if (oc)
+        memcpy(n->nchunk, old->nchunk, (oc < nc ? oc : nc) * sizeof(*n->nchunk));
+    for (size_t k = 0; k < s->nmarked; k++) {
+        size_t c = s->marked[k] / GSD_NODE_CHUNK;
+        struct gsd_nodechunk *was = n->nchunk[c];
+        if (was && was->gen == b->gen)
+            continue;
+        struct gsd_nodechunk *d = malloc(sizeof(*d));
+        if (!d)
+            return -ENOMEM;
+        if (was) {
+            memcpy(d, was, sizeof(*d));
+            was->retired_next = b->ndrop;
+            b->ndrop = was;
+        } else {
+            memset(d, 0, sizeof(*d));
+        }
+        d->gen = b->gen;
+        n->nchunk[c] = d;
+    }
+    return 0;
+}
+
+/* Fill the marked nodes' records (the publish can no longer fail). */
+static void fill_nodes(struct gsd_state *st, struct gsd_snap *n)
+{
+    struct gsd_snaps *s = st->snaps;
+    for (size_t k = 0; k < s->nmarked; k++) {
+        size_t i = s->marked[k];
+        node_record(st, i, &n->nchunk[i / GSD_NODE_CHUNK]->v[i % GSD_NODE_CHUNK]);
+        s->mark[i] = 0;
+    }
+    s->nmarked = 0;
+}
+
+/* A failed publish: free what @n made, leave what it would have replaced. */
+static void undo(struct gsd_snap *n, struct build *b)
+{
+    for (size_t i = 0; n->pchunk && i < n->npchunks; i++)
+        if (n->pchunk[i]->gen == b->gen)
+            free(n->pchunk[i]);
+    for (size_t i = 0; n->nchunk && i * GSD_NODE_CHUNK < n->nnodes; i++)
+        if (n->nchunk[i] && n->nchunk[i]->gen == b->gen)
+            free(n->nchunk[i]);
+    n->npchunks = 0;
+    n->nnodes = 0;
 }
 
 /* Each config tenant's GPUQuota use per model, as the scheduler counts it, into @q. */
@@ -580,16 +832,41 @@ static void sync_pending(struct gsd_state *st)
     }
 }
 
-/* Debug aid: every pod's published view shows what a fresh one would. */
+/* Debug aid: every pod's published view shows what a fresh one would, the snapshot holds each
+ * pod's once, in arrival order, and every node's record is what a fresh one would be. */
 static void verify(struct gsd_state *st)
 {
-    for (struct gsd_pod *p = st->head; p; p = p->next) {
+    const struct gsd_snap *cur = st->snaps->current;
+    size_t npods = 0, nrunning = 0;
+    for (struct gsd_pod *p = st->head; p; p = p->next, npods++) {
         struct gsd_podview v;
         gsd_podview_fill(st, p, &v);
         if (!p->view || !view_eq(p->view, &v)) {
             char key[2 * GSD_NAME_MAX + 1];
             snprintf(key, sizeof(key), "%s/%s", p->ns, p->name);
             gsd_log("error", "snapshot: a pod changed without gsd_snap_touch()", "pod", key, NULL);
+            abort();
+        }
+    }
+    struct gsd_snap_it it = {0, 0};
+    int64_t last = INT64_MIN;
+    for (const struct gsd_podview *v; (v = gsd_snap_next(cur, &it)) != NULL; last = v->seq) {
+        nrunning += v->running;
+        if (v->retired || v->seq <= last || --npods == SIZE_MAX) {
+            gsd_log("error", "snapshot: its pods are not the daemon's in arrival order", NULL);
+            abort();
+        }
+    }
+    if (npods || nrunning != cur->nrunning || cur->npods != cur->nrunning + cur->npending) {
+        gsd_log("error", "snapshot: its pod counts are not the daemon's", NULL);
+        abort();
+    }
+    for (size_t i = 0; i < cur->nnodes; i++) {
+        struct gsd_nodeview nv;
+        node_record(st, i, &nv);
+        if (memcmp(&nv, gsd_snap_node(cur, i), sizeof(nv))) {
+            gsd_log("error", "snapshot: a node changed without gsd_snap_node_touch()", "node",
+                    cur->node_name[i], NULL);
             abort();
         }
     }
@@ -602,22 +879,26 @@ int gsd_snap_publish(struct gsd_state *st)
     struct gsd_podview **fresh = NULL;
     size_t nfresh = 0;
     struct gsd_snap *n = calloc(1, sizeof(*n));
+    struct build b = {.gen = s->gen + 1};
     sync_pending(st);
     int rc = n ? make_views(st, &fresh, &nfresh) : -ENOMEM;
     const struct gsd_snap *old = s->current;
     if (!rc)
-        rc = merge_pods(n, old, fresh, nfresh);
-    if (!rc)
-        rc = make_nodes(st, n, old);
-    if (!rc)
         rc = copy_counts(st, n);
+    if (!rc)
+        rc = merge_pods(s, n, old, fresh, nfresh, &b);
+    if (!rc)
+        rc = make_nodes(st, n, old, &b);
     free(fresh);
     if (rc) {
         /* the views made stay the pods' own; retired ones still wait for a publish */
-        if (n)
+        if (n) {
+            undo(n, &b);
             snap_free(n);
+        }
         return rc;
     }
+    fill_nodes(st, n);
     n->gen = ++s->gen;
     n->node_name = s->names;
     n->node_model = s->models;
@@ -631,6 +912,8 @@ int gsd_snap_publish(struct gsd_state *st)
     pthread_mutex_lock(&s->mu);
     if (s->current) {
         s->current->garbage = s->retired; /* part of it and of older ones, none newer */
+        s->current->pgarbage = b.pdrop;
+        s->current->ngarbage = b.ndrop;
         s->current->newer = n;
         s->current->refs--;
     } else {
@@ -656,9 +939,14 @@ void gsd_snap_free(struct gsd_state *st)
     pthread_mutex_lock(&s->mu);
     struct gsd_snap *cur = s->current;
     if (cur) { /* its views are every pod's, and those retired since it was made */
-        for (size_t i = 0; i < cur->npods; i++)
-            view_free((struct gsd_podview *)cur->pods[i]);
-        cur->npods = 0;
+        for (size_t i = 0; i < cur->npchunks; i++) {
+            for (size_t k = 0; k < cur->pchunk[i]->n; k++)
+                view_free((struct gsd_podview *)cur->pchunk[i]->v[k]);
+            free(cur->pchunk[i]);
+        }
+        for (size_t i = 0; i * GSD_NODE_CHUNK < cur->nnodes; i++)
+            free(cur->nchunk[i]);
+        cur->npchunks = cur->npods = cur->nnodes = 0;
         cur->refs--;
         s->current = NULL;
     }

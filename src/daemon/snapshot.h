@@ -9,9 +9,10 @@
  *    any thread use it between gsd_snap_get() and gsd_snap_put();
  *  - a pod's view (struct gsd_podview) is made again only when the pod changed: the scheduler's
  *    code calls gsd_snap_touch() wherever a pod's shown fields change and gsd_snap_forget() when
- *    it goes; publishing costs the pods touched plus one copy of the array of views and of the
- *    nodes' small records. Debug builds check every untouched pod against its view at each
- *    publish and abort on a difference: a change without gsd_snap_touch() fails the tests;
+ *    it goes, and gsd_snap_node_touch() when a node's health changes; publishing costs the pods
+ *    and nodes touched (the chunks holding them are copied, the others shared). Debug builds
+ *    (GPUSCHEDD_VERIFY_SNAPSHOTS) check every untouched pod and node against its record at each
+ *    publish and abort on a difference: a change without a touch fails the tests;
  *  - views leave memory only after every snapshot older than their retirement is released
  *    (snapshots are freed oldest first).
  * Depends on the state's modules for what a pod shows; nothing here reads the store.
@@ -79,17 +80,38 @@ struct gsd_queueview {
     int64_t deserved_milli, allocated_milli, pending_milli;
 };
 
+/* Snapshots share their pods and nodes in chunks: a publish copies only the chunks that changed
+ * (and the arrays of chunk pointers), so its cost follows what changed, not the cluster's size. */
+#define GSD_POD_CHUNK  256 /* pod views at most per chunk */
+#define GSD_NODE_CHUNK 16  /* node records per chunk (4.5 KB) */
+
+/* Pods in arrival order; a chunk published never changes, one replaced goes with the snapshot it
+ * was last part of. */
+struct gsd_podchunk {
+    size_t n;
+    uint64_t gen; /* the publish that made it: it may change until then */
+    struct gsd_podchunk *retired_next;
+    const struct gsd_podview *v[GSD_POD_CHUNK];
+};
+
+struct gsd_nodechunk {
+    uint64_t gen;
+    struct gsd_nodechunk *retired_next;
+    struct gsd_nodeview v[GSD_NODE_CHUNK];
+};
+
 struct gsd_snap {
     uint64_t gen; /* 1, 2, ...: one per publish */
     struct gsd_config *cfg;
     int64_t started_us, taken_us; /* wall clock */
-    const struct gsd_podview **pods;
+    struct gsd_podchunk **pchunk; /* read with gsd_snap_from() and gsd_snap_next() */
+    size_t npchunks;
     size_t npods, nrunning, npending;
     size_t nnodes;
     const char *const *node_name; /* the cluster's names (the inventory stays), shared */
     const int *node_model;        /* catalog index, -1 none */
     const int *node_gpus;
-    struct gsd_nodeview *nodes;
+    struct gsd_nodechunk **nchunk; /* read with gsd_snap_node() */
     struct gsd_hist sched_lat, commit_lat, publish_lat;
     uint64_t placed_total, cancelled_total, requeued_total, preempted_total, reclaimed_total;
     struct gsd_quota_use *quse; /* per cfg tenant */
@@ -101,8 +123,34 @@ struct gsd_snap {
     /* the chain of live snapshots, for freeing in order */
     int refs;
     struct gsd_snap *newer;
-    struct gsd_podview *garbage; /* views retired as the next snapshot was made */
+    struct gsd_podview *garbage;   /* views retired as the next snapshot was made */
+    struct gsd_podchunk *pgarbage; /* chunks too */
+    struct gsd_nodechunk *ngarbage;
 };
+
+/* A place in a snapshot's pods. */
+struct gsd_snap_it {
+    size_t c, k; /* chunk, position in it */
+};
+
+/* gsd_snap_next() - the pod at @it, @it moved past it; NULL after the last. */
+static inline const struct gsd_podview *gsd_snap_next(const struct gsd_snap *n,
+                                                      struct gsd_snap_it *it)
+{
+    for (; it->c < n->npchunks; it->c++, it->k = 0)
+        if (it->k < n->pchunk[it->c]->n)
+            return n->pchunk[it->c]->v[it->k++];
+    return NULL;
+}
+
+/* gsd_snap_from() - the place of the first pod of @n whose arrival seq is at least @seq. */
+struct gsd_snap_it gsd_snap_from(const struct gsd_snap *n, int64_t seq);
+
+/* gsd_snap_node() - node @i's record (@i < n->nnodes). */
+static inline const struct gsd_nodeview *gsd_snap_node(const struct gsd_snap *n, size_t i)
+{
+    return &n->nchunk[i / GSD_NODE_CHUNK]->v[i % GSD_NODE_CHUNK];
+}
 
 struct gsd_snaps;
 
@@ -119,6 +167,9 @@ void gsd_snap_free(struct gsd_state *st);
 void gsd_snap_touch(struct gsd_state *st, struct gsd_pod *p);
 /* gsd_snap_touch_all() - every pod (a reload, a PodGroup made or gone: queues may change). */
 void gsd_snap_touch_all(struct gsd_state *st);
+/* gsd_snap_node_touch() - node @i's health changed: make its record again at the next publish.
+ * O(1). */
+void gsd_snap_node_touch(struct gsd_state *st, size_t i);
 /* gsd_snap_forget() - pod @p leaves the state (before it is freed). O(1). */
 void gsd_snap_forget(struct gsd_state *st, struct gsd_pod *p);
 /* gsd_snap_want_bills() - a reader wants the bills in the snapshots of the next minutes (any

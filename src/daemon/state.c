@@ -627,7 +627,6 @@ static int rebuild(struct gsd_state *st, struct gs_diag *d)
             st->sched.by_sid[i]->sid = (int32_t)i;
     gs_tenancy_free(keep.tn);
     free(keep.tenants);
-    free(keep.queues);
     free(keep.by_sid);
     gsd_snap_touch_all(st); /* queues, priorities and reasons may be others */
     for (struct gsd_pod *p = st->head; p; p = p->next)

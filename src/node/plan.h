@@ -92,7 +92,7 @@ struct gs_plan_pod {
     int32_t gpucores;          /* percent of a card per card, shared slices; 0 = none */
     char mig[24];              /* MIG profile ("2g.20gb"), "" = none */
     int mig_start;             /* its first memory slice */
-    int32_t tenant_weight;     /* its tenant's queue weight, 1..10000 (1 when not given) */
+    int32_t tenant_weight;     /* its tenant's DaemonConfig weight, 1..10000 (1 when not given) */
     int32_t tenant_weight_min; /* the smallest tenant weight gpuschedd has, 1..10000 */
     /* the agent's own */
     uint32_t given;              /* cards kubelet has handed to containers (persisted) */

@@ -8,6 +8,7 @@
 
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,6 +47,33 @@ json_t *h_submit(const struct daemon *d, const char *token, char *body, long sta
     struct answer a;
     h_expect(d, "POST", "/v1/pods", token, body, status, &a);
     free(body);
+    json_t *j = json_incref(a.json);
+    h_answer_free(&a);
+    return j;
+}
+
+json_t *h_pod_json(const char *ns, const char *name, int gpus, int cores)
+{
+    char *s = h_pod(ns, name, gpus, cores);
+    json_t *p = json_loads(s, 0, NULL);
+    free(s);
+    return p;
+}
+
+void h_annotate(json_t *pod, const char *key, const char *value)
+{
+    json_t *md = json_object_get(pod, "metadata"), *an = json_object_get(md, "annotations");
+    if (!an)
+        json_object_set_new(md, "annotations", an = json_object());
+    json_object_set_new(an, key, json_string(value));
+}
+
+json_t *h_pod_get(const struct daemon *d, const char *ns, const char *name)
+{
+    struct answer a;
+    char path[128];
+    snprintf(path, sizeof(path), "/v1/pods/%s/%s", ns, name);
+    h_expect(d, "GET", path, TOKEN_ADMIN, NULL, 200, &a);
     json_t *j = json_incref(a.json);
     h_answer_free(&a);
     return j;

@@ -26,4 +26,14 @@ json_t *h_submit(const struct daemon *d, const char *token, char *body, long sta
 /* h_token_of() - the token of the tenant owning namespace @ns: team-a's, else team-b's. */
 const char *h_token_of(const char *ns);
 
+/* h_pod_json() - h_pod() as a JSON tree (new reference). */
+json_t *h_pod_json(const char *ns, const char *name, int gpus, int cores);
+
+/* h_annotate() - set annotation @key: @value on Pod tree @pod. */
+void h_annotate(json_t *pod, const char *key, const char *value);
+
+/* h_pod_get() - GET /v1/pods/@ns/@name with the admin token, answered 200: its JSON (new
+ * reference). */
+json_t *h_pod_get(const struct daemon *d, const char *ns, const char *name);
+
 #endif

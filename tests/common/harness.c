@@ -227,10 +227,16 @@ static size_t on_header(char *p, size_t sz, size_t n, void *ud)
 int h_call(const struct daemon *d, const char *method, const char *path, const char *token,
            const char *body, struct answer *a)
 {
+    return h_call_as(d, method, path, token, NULL, body, a);
+}
+
+int h_call_as(const struct daemon *d, const char *method, const char *path, const char *token,
+              const char *ctype, const char *body, struct answer *a)
+{
     CURL *c = curl_easy_init();
     struct curl_slist *h = NULL;
     struct h_sink b = {0};
-    char url[512], auth[256];
+    char url[512], auth[256], type[128];
     memset(a, 0, sizeof(*a));
     snprintf(url, sizeof(url), "%s://127.0.0.1:%d%s", d->tls_cert[0] ? "https" : "http", d->port,
              path);
@@ -239,6 +245,10 @@ int h_call(const struct daemon *d, const char *method, const char *path, const c
     if (token) {
         snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
         h = curl_slist_append(h, auth);
+    }
+    if (ctype) {
+        snprintf(type, sizeof(type), "Content-Type: %s", ctype);
+        h = curl_slist_append(h, type);
     }
     h = curl_slist_append(h, "Expect:"); /* no 100-continue round trip */
     curl_easy_setopt(c, CURLOPT_URL, url);

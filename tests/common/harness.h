@@ -48,6 +48,9 @@ void h_cleanup(struct daemon *d);
 /* One request; @token may be NULL. */
 int h_call(const struct daemon *d, const char *method, const char *path, const char *token,
            const char *body, struct answer *a);
+/* h_call_as() - h_call() with the body's Content-Type @ctype (NULL: curl's default). */
+int h_call_as(const struct daemon *d, const char *method, const char *path, const char *token,
+              const char *ctype, const char *body, struct answer *a);
 void h_answer_free(struct answer *a);
 /* POST @args (consumed) to /extender/@verb with the admin token: the JSON answer when it is a
  * 200 (new reference), else NULL. */

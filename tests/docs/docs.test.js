@@ -12,7 +12,9 @@
  *     scratch store instead of 127.0.0.1:8080 and /tmp/gpusched or /var/lib/gpusched (every
  *     later command of the page is rewritten the same way), must answer /healthz, and must
  *     exit 0 on SIGTERM once the page is done. Paths under /etc/ are rewritten into the scratch
- *     directory;
+ *     directory. curl runs with --fail-with-body, so an example the server answers with an
+ *     HTTP error fails as its exit status says; a `gpusched get` of a pod must show it running
+ *     (a tour whose pod waits forever is a wrong tour);
  *   - what cannot run here is flag-checked: `kubectl` (it needs a cluster) must accept each
  *     flag, as `kubectl SUBCOMMAND --help` or `kubectl options` lists it; `make TARGET` (make
  *     test would run this very test) must be a target (`make -n TARGET`);
@@ -173,11 +175,29 @@ function ourCommand(text) {
   return PROGRAMS.includes(path.basename(ws[0])) && /^(build\/)?gpusched/.test(ws[0]) ? ws : null;
 }
 
-/* Our commands in a command line's pipeline or list (a | b, a && b, a; b), as words. */
+/* Our commands in a command line's pipeline or list (a | b, a && b, a; b), as words. A '|'
+ * inside [...] is a synopsis' alternative ([--nodes FILE | --nodes kubernetes]), not a pipe. */
 function segments(cmd) {
-  const first = cmd.split('\n')[0].replace(/\s+#.*$/, '');
+  let depth = 0;
+  const first = [...cmd.split('\n')[0].replace(/\s+#.*$/, '')].map((ch) => {
+    depth += ch === '[' ? 1 : ch === ']' && depth ? -1 : 0;
+    return ch === '|' && depth ? ' ' : ch;
+  }).join('');
   return first.split(/\s(?:\||&&|;)\s/).map((s) => ourCommand(s.replace(/[<>]\s*\S+/g, '')))
     .filter((ws) => ws);
+}
+
+/* A fenced block's lines with a synopsis' indented continuations ("    [--tls-cert PEM]")
+ * joined to the command line they continue: [{text, at}], @at the 0-based index of its first. */
+function joinContinued(lines) {
+  const out = [];
+  lines.forEach((l, i) => {
+    if (out.length && /^\s+[[-]/.test(l) && segments(out[out.length - 1].text).length)
+      out[out.length - 1].text += ' ' + l.trim();
+    else
+      out.push({text: l, at: i});
+  });
+  return out;
 }
 
 /* ---- Links ---- */
@@ -220,7 +240,9 @@ async function runPage(page, blocks) {
   const env = Object.assign({}, process.env, {PATH: BUILD + ':' + process.env.PATH});
   delete env.GPUSCHED_SERVER;
   delete env.GPUSCHED_TOKEN;
-  let prelude = '';
+  /* an HTTP error fails the command (a curl the page already gives -f keeps it) */
+  let prelude = 'curl() { case " $* " in *" -f "*|*" -sf "*|*" --fail "*) command curl "$@" ;; ' +
+    '*) command curl --fail-with-body "$@" ;; esac; }\n';
   const daemons = [];
   let ran = 0, checked = 0;
   try {
@@ -272,7 +294,12 @@ async function runPage(page, blocks) {
         check(r.status === 0, where + ': "' + c.text.split('\n')[0] + '" exits 0' +
               (r.status === 0 ? '' : ' (exit ' + r.status + (r.error ? ', ' + r.error.message : '') +
                '):\n' + (r.stderr || '').slice(-2000)));
-        for (const seg of segments(c.text)) checkOurFlags(seg, where);
+        for (const seg of segments(c.text)) {
+          checkOurFlags(seg, where);
+          if (r.status === 0 && seg[1] === 'get')
+            check(/\brunning\b/.test(r.stdout), where + ': "' + seg.join(' ') +
+                  '" shows the pod running:\n' + r.stdout.slice(-2000));
+        }
         log.push(where + '\tRUN\t' + c.text.split('\n')[0]);
         ran++;
       }
@@ -302,7 +329,7 @@ async function runPage(page, blocks) {
     checked += r.checked;
     /* Commands shown elsewhere: other fenced blocks' lines, code spans in the prose. */
     for (const b of blocks.filter((x) => x.info !== 'sh'))
-      b.lines.forEach((l, i) => {
+      joinContinued(b.lines).forEach(({text: l, at: i}) => {
         const segs = segments(l.replace(/^\$\s+/, ''));
         for (const ws of segs) checkOurFlags(ws, page + ':' + (b.line + 1 + i));
         if (segs.length) {

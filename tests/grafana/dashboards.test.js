@@ -157,7 +157,8 @@ const TOKENS = {admin: 'admin-token-grafana-0123', a: 'data-team-token-0123456',
 
 function pod(ns, name, limits, extra) {
   return Object.assign({apiVersion: 'v1', kind: 'Pod', metadata: {name, namespace: ns,
-    labels: {user: 'u1'}}, spec: {containers: [{name: 'main', resources: {limits}}]}}, extra);
+    labels: {user: 'u1'}, annotations: {'scheduling.volcano.sh/queue-name': ns}},
+    spec: {containers: [{name: 'main', resources: {limits}}]}}, extra);
 }
 
 async function startDaemon() {

@@ -169,6 +169,100 @@ static void test_tenants_apart(void **state)
     h_cleanup(&d);
 }
 
+/* POST @body as YAML (@ctype) with @token; assert the status; the answer's "error" contains
+ * @msg (NULL: not checked) and its "field" is @field (NULL: not checked). */
+static void yaml_post(struct daemon *d, const char *path, const char *ctype, const char *body,
+                      long want, const char *msg, const char *field)
+{
+    struct answer a;
+    assert_int_equal(h_call_as(d, "POST", path, TOKEN_A, ctype, body, &a), 0);
+    if (a.status != want || (msg && !strstr(sget(a.json, "error"), msg)))
+        fail_msg("%s: %ld %s, want %ld and \"%s\"", path, a.status, a.body ? a.body : "", want,
+                 msg ? msg : "");
+    if (field)
+        assert_string_equal(sget(a.json, "field"), field);
+    h_answer_free(&a);
+}
+
+/* A manifest pasted as it is (Content-Type: application/yaml) is taken as its JSON would be; a
+ * YAML error names body:LINE:COL; one document only; keys once; aliases cannot blow it up. */
+static void test_yaml_bodies(void **state)
+{
+    (void)state;
+    struct daemon d;
+    assert_int_equal(h_setup(&d, NULL), 0);
+    assert_int_equal(h_start(&d), 0);
+    const char *Y = "application/yaml";
+    yaml_post(&d, "/v1/podgroups", Y,
+              "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
+              "metadata: {name: g, namespace: team-a}\nspec:\n  minMember: 1\n",
+              201, NULL, NULL);
+    yaml_post(&d, "/v1/pods", "application/yaml; charset=utf-8",
+              "# pasted from a file\napiVersion: v1\nkind: Pod\nmetadata:\n  name: y1\n"
+              "  namespace: team-a\n  annotations:\n    scheduling.k8s.io/group-name: g\n"
+              "spec:\n  containers:\n    - name: main\n      resources:\n        limits:\n"
+              "          nvidia.com/gpu: 2\n          cpu: \"4\"\n          memory: 8Gi\n",
+              201, NULL, NULL);
+    json_t *p = get(&d, TOKEN_A, "/v1/pods/team-a/y1", 200);
+    assert_string_equal(sget(p, "state"), "running");
+    assert_int_equal(json_array_size(json_object_get(p, "gpus")), 2);
+    json_decref(p);
+    /* what JSON checks, YAML gets too: the field named */
+    yaml_post(&d, "/v1/pods", Y,
+              "metadata: {name: y2}\nspec:\n  containers:\n  - resources:\n"
+              "      limits: {nvidia.com/gpu: two}\n",
+              400, "is not a Kubernetes quantity",
+              "spec.containers[0].resources.limits.nvidia.com/gpu");
+    yaml_post(&d, "/v1/pods", Y, "metadata: {name: y3\nspec: {}\n", 400, "body:2:5: YAML error",
+              NULL);
+    yaml_post(&d, "/v1/pods", Y, "metadata: {name: y4}\n---\nmetadata: {name: y5}\n", 400,
+              "body:3:1: one object per request", NULL);
+    yaml_post(&d, "/v1/pods", Y, "metadata: {name: y6}\nmetadata: {name: y7}\n", 400,
+              "body:2:1: key \"metadata\" given twice", NULL);
+    yaml_post(&d, "/v1/pods", Y, "", 400, "no YAML document", NULL);
+    /* nine levels of ten aliases each: 10^9 nodes if expanded, refused instead */
+    char laughs[1024] = "a: &a [x, x, x, x, x, x, x, x, x, x]\n";
+    for (char k = 'b'; k <= 'j'; k++)
+        snprintf(laughs + strlen(laughs), sizeof(laughs) - strlen(laughs),
+                 "%c: &%c [*%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c]\n", k, k, k - 1, k - 1,
+                 k - 1, k - 1, k - 1, k - 1, k - 1, k - 1, k - 1, k - 1);
+    yaml_post(&d, "/v1/pods", Y, laughs, 400, "aliases that repeat more than the body holds", NULL);
+    /* a long key repeated through an aliased mapping counts too */
+    char *keys = malloc(60000);
+    assert_non_null(keys);
+    strcpy(keys, "k: &k ");
+    memset(keys + 6, 'x', 20000);
+    strcpy(keys + 20006, "\nm: &m {*k : 1}\nl: [");
+    for (int i = 0; i < 4000; i++)
+        strcat(keys + 20000, "*m,");
+    strcat(keys + 20000, "*m]\n");
+    yaml_post(&d, "/v1/pods", Y, keys, 400, "aliases that repeat more than the body holds", NULL);
+    free(keys);
+    /* a JSON body is still JSON, whatever else comes */
+    yaml_post(&d, "/v1/pods", "application/json", "metadata: {name: y8}\n", 400, "not JSON", NULL);
+    /* A misspelt field is named, with the nearest known one, in YAML as in JSON, wherever it is
+     * (Kubernetes' fieldValidation=Strict refuses an unknown field the same way). */
+    static const struct {
+        const char *body, *msg, *field;
+    } typos[] = {
+        {"metadata: {name: t1}\nspec:\n  contaners: [{name: m}]\n",
+         "unknown field \"contaners\" in spec (did you mean \"containers\"?)", "spec.contaners"},
+        {"metadata: {name: t2, namespce: team-a}\nspec: {containers: [{name: m}]}\n",
+         "(did you mean \"namespace\"?)", "metadata.namespce"},
+        {"metadata: {name: t3}\nspec: {containers: [{name: m, resorces: {}}]}\n",
+         "(did you mean \"resources\"?)", "spec.containers[0].resorces"},
+        {"metadata: {name: t4}\nspec: {containers: [{name: m, resources: {limit: {}}}]}\n",
+         "(did you mean \"limits\"?)", "spec.containers[0].resources.limit"},
+    };
+    for (size_t i = 0; i < sizeof(typos) / sizeof(typos[0]); i++)
+        yaml_post(&d, "/v1/pods", Y, typos[i].body, 400, typos[i].msg, typos[i].field);
+    yaml_post(&d, "/v1/pods", NULL,
+              "{\"metadata\":{\"name\":\"t5\"},\"spec\":{\"contaners\":[{}]}}", 400,
+              "(did you mean \"containers\"?)", "spec.contaners");
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 static void test_errors_name_the_field(void **state)
 {
     (void)state;
@@ -327,6 +421,19 @@ static int client(const struct daemon *d, char *out, size_t cap, const char *a1,
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* @s with each run of spaces made one, in place (table columns compared by content). */
+static char *squeeze(char *s)
+{
+    char *w = s;
+    for (const char *r = s; *r; r++)
+        if (*r != ' ' || (w > s && w[-1] != ' ' && w[-1] != '\n'))
+            *w++ = *r;
+    *w = '\0';
+    for (char *p = strstr(s, " \n"); p; p = strstr(p, " \n")) /* trailing spaces */
+        memmove(p, p + 1, strlen(p));
+    return s;
+}
+
 static void test_client(void **state)
 {
     (void)state;
@@ -349,18 +456,25 @@ static void test_client(void **state)
     assert_non_null(strstr(out, "gpusched.io/gpu-index"));
     assert_int_equal(client(&d, out, sizeof(out), "list", NULL), 0);
     assert_non_null(strstr(out, "team-a/train-0"));
-    assert_int_equal(client(&d, out, sizeof(out), "list", "--queue=team-a"), 0);
-    assert_non_null(strstr(out, "team-a/train-0")); /* each tenant is one queue here */
-    assert_int_equal(client(&d, out, sizeof(out), "list", "--queue=team-b"), 0);
-    assert_null(strstr(out, "team-a/train-0"));
+    assert_int_equal(client(&d, out, sizeof(out), "list", "--queue=default"), 0);
+    assert_non_null(strstr(out, "team-a/train-0")); /* no Queue document: every pod here */
     assert_int_equal(client(&d, out, sizeof(out), "status", NULL), 0);
     assert_non_null(strstr(out, "\"pods_running\": 1"));
+    /* tenants, queues and bills are tables, as list is; -o json gives the answer as it came */
     assert_int_equal(client(&d, out, sizeof(out), "queues", NULL), 0);
+    assert_non_null(strstr(squeeze(out), "\nteam-a 1 4.00 4.00 0.00 100% 1 0 -\n"));
+    assert_int_equal(client(&d, out, sizeof(out), "queues", "-ojson"), 0);
     assert_non_null(strstr(out, "\"deserved_milli\": 4000"));
     assert_int_equal(client(&d, out, sizeof(out), "tenants", NULL), 0);
+    assert_non_null(strstr(squeeze(out), "\nteam-a team-a 1 1 0 4.00 0.00\n"));
+    assert_int_equal(client(&d, out, sizeof(out), "tenants", "--output=json"), 0);
     assert_non_null(strstr(out, "\"gpus_allocated\": 4"));
+    assert_int_equal(client(&d, out, sizeof(out), "tenants", "-oyaml"), 2);
     assert_int_equal(client(&d, out, sizeof(out), "bills", "--tenant=team-b"), 2); /* 403 */
     assert_int_equal(client(&d, out, sizeof(out), "bills", NULL), 0);
+    assert_non_null(strstr(squeeze(out), "\nTENANT TOTAL\n"));
+    assert_non_null(strstr(out, "\nall $"));
+    assert_int_equal(client(&d, out, sizeof(out), "bills", "-ojson"), 0);
     assert_non_null(strstr(out, "\"currency\": \"USD\""));
     assert_int_equal(client(&d, out, sizeof(out), "get", "team-b/x"), 2); /* 403 */
     assert_int_equal(client(&d, out, sizeof(out), "cancel", "team-a/train-0"), 0);
@@ -542,6 +656,7 @@ int main(void)
         cmocka_unit_test(test_lifecycle_and_restart),
         cmocka_unit_test(test_tenants_apart),
         cmocka_unit_test(test_errors_name_the_field),
+        cmocka_unit_test(test_yaml_bodies),
         cmocka_unit_test(test_rate_limit),
         cmocka_unit_test(test_sighup_reload),
         cmocka_unit_test(test_client),

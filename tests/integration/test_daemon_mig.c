@@ -314,7 +314,7 @@ static void test_restart(void **state)
     h_answer_free(&a);
     assert_int_equal(h_call(&d, "GET", "/metrics", TOKEN_ADMIN, NULL, &a), 0);
     assert_non_null(strstr(a.body,
-                           "gpusched_mig_instances_allocated{tenant=\"team-a\",queue=\"team-a\","
+                           "gpusched_mig_instances_allocated{tenant=\"team-a\",queue=\"default\","
                            "namespace=\"team-a\",profile=\"3g.20gb\"} 1\n"));
     h_answer_free(&a);
     assert_int_equal(h_stop(&d), 0);

@@ -64,7 +64,7 @@ static void group_is(const struct daemon *d, const char *phase, int members, int
 static const char group[] =
     "{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\",\"kind\":\"PodGroup\","
     "\"metadata\":{\"name\":\"pg1\",\"namespace\":\"team-a\"},"
-    "\"spec\":{\"minMember\":4,\"queue\":\"team-a\"}}";
+    "\"spec\":{\"minMember\":4}}";
 
 static void test_gang_all_or_nothing(void **state)
 {

@@ -3,10 +3,12 @@
  * gpusched.io/vgpu-class, gpusched.io/topology and gpusched.io/profile annotations act as in a
  * simulated run; spec.nodeName and nodeSelector hold a pod to nodes; tolerations and affinity are
  * refused naming the field; init containers count as Kubernetes counts them; a PriorityClass,
- * queue, step profile or GPU model that gives the pod nothing is a 400; a DaemonConfig policy the
+ * queue, step profile or GPU model that gives the pod nothing is a 400, so are a pod of another
+ * scheduler and a label an API server would refuse; a DaemonConfig policy the
  * daemon does not run stops the start. The scheduler's own rules seen through the API: a pending
  * reason says when free cards are spread too thin, a tier-less pod keeps to one NVLink bridge,
- * and an elastic PodGroup runs what fits and loses its members beyond minMember first.
+ * an elastic PodGroup runs what fits and loses its members beyond minMember first, the az tier
+ * isolates tenants by node and a prefer-colocate tier is a preference.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -49,25 +51,9 @@ static const char policy[] = "apiVersion: gpu.example.com/v1\n"
                              "metadata: {name: high}\n"
                              "value: 1000\n";
 
-static json_t *pod_of(const char *ns, const char *name, int gpus, int cores)
-{
-    char *s = h_pod(ns, name, gpus, cores);
-    json_t *p = json_loads(s, 0, NULL);
-    free(s);
-    return p;
-}
-
 static json_t *spec_of(json_t *pod)
 {
     return json_object_get(pod, "spec");
-}
-
-static void annotate(json_t *pod, const char *key, const char *value)
-{
-    json_t *md = json_object_get(pod, "metadata"), *an = json_object_get(md, "annotations");
-    if (!an)
-        json_object_set_new(md, "annotations", an = json_object());
-    json_object_set_new(an, key, json_string(value));
 }
 
 /* POST @pod (consumed) as its namespace's tenant: the answer's JSON when @status came. */
@@ -98,22 +84,10 @@ static const char *sget(const json_t *j, const char *k)
     return s ? s : "";
 }
 
-/* GET pod @ns/@name (admin). */
-static json_t *pod_get(const struct daemon *d, const char *ns, const char *name)
-{
-    struct answer a;
-    char path[128];
-    snprintf(path, sizeof(path), "/v1/pods/%s/%s", ns, name);
-    h_expect(d, "GET", path, TOKEN_ADMIN, NULL, 200, &a);
-    json_t *j = json_incref(a.json);
-    h_answer_free(&a);
-    return j;
-}
-
 static void pod_is(const struct daemon *d, const char *ns, const char *name, const char *state,
                    const char *why)
 {
-    json_t *p = pod_get(d, ns, name);
+    json_t *p = h_pod_get(d, ns, name);
     if (strcmp(sget(p, "state"), state) || (why && !strstr(sget(p, "reason"), why)))
         fail_msg("%s/%s: %s (%s), expected %s with \"%s\"", ns, name, sget(p, "state"),
                  sget(p, "reason"), state, why ? why : "");
@@ -147,8 +121,8 @@ static void test_annotations(void **state)
     start(&d, NULL);
 
     /* A vGPU class: the class's slice (10 % and 2 GiB of one card), counted as shared use. */
-    json_t *v = pod_of("team-b", "v0", 0, 0);
-    annotate(v, "gpusched.io/vgpu-class", "shared-gpu-small");
+    json_t *v = h_pod_json("team-b", "v0", 0, 0);
+    h_annotate(v, "gpusched.io/vgpu-class", "shared-gpu-small");
     json_t *a = post(&d, v, 201);
     assert_string_equal(sget(a, "state"), "running");
     assert_int_equal(json_integer_value(json_object_get(a, "gpu_milli")), 100);
@@ -157,31 +131,31 @@ static void test_annotations(void **state)
     team_b_use(&d, &ded, &sh);
     assert_int_equal(ded, 0);
     assert_int_equal(sh, 100);
-    v = pod_of("team-b", "v1", 0, 0);
-    annotate(v, "gpusched.io/vgpu-class", "no-such-class");
+    v = h_pod_json("team-b", "v1", 0, 0);
+    h_annotate(v, "gpusched.io/vgpu-class", "no-such-class");
     refused(&d, v, "metadata.annotations.gpusched.io/vgpu-class",
             "VirtualGPUClass no-such-class is not defined");
 
     /* A topology tier: two T4 cards in one NVLink group do not exist, so the pod waits; the
      * same pod without the tier runs there. */
-    json_t *t = pod_of("team-a", "t0", 2, 0);
-    annotate(t, "gpusched.io/topology", "nvlink");
-    annotate(t, "gpusched.io/gpu-model", "T4");
+    json_t *t = h_pod_json("team-a", "t0", 2, 0);
+    h_annotate(t, "gpusched.io/topology", "nvlink");
+    h_annotate(t, "gpusched.io/gpu-model", "T4");
     json_decref(post(&d, t, 201));
     pod_is(&d, "team-a", "t0", "pending", "no NVLink group with enough free GPUs");
-    t = pod_of("team-a", "t1", 2, 0);
-    annotate(t, "gpusched.io/gpu-model", "T4");
+    t = h_pod_json("team-a", "t1", 2, 0);
+    h_annotate(t, "gpusched.io/gpu-model", "T4");
     a = post(&d, t, 201);
     assert_string_equal(sget(a, "node"), "n-t4-0");
     json_decref(a);
 
     /* A step profile: its bounds and its priority hold; one not defined is refused. */
-    json_t *p = pod_of("team-a", "p0", 1, 30);
-    annotate(p, "gpusched.io/profile", "no-such-profile");
+    json_t *p = h_pod_json("team-a", "p0", 1, 30);
+    h_annotate(p, "gpusched.io/profile", "no-such-profile");
     refused(&d, p, "metadata.annotations.gpusched.io/profile",
             "step profile no-such-profile is not defined");
-    p = pod_of("team-a", "p1", 1, 30);
-    annotate(p, "gpusched.io/profile", "light-training");
+    p = h_pod_json("team-a", "p1", 1, 30);
+    h_annotate(p, "gpusched.io/profile", "light-training");
     json_object_set_new(
         json_object_get(
             json_object_get(json_array_get(json_object_get(spec_of(p), "containers"), 0),
@@ -190,10 +164,91 @@ static void test_annotations(void **state)
         "nvidia.com/gpumem", json_integer(20480));
     refused(&d, p, "metadata.annotations.gpusched.io/profile",
             "profile light-training: nvidia.com/gpumem 20480 MiB > maxMemory 16384 MiB");
-    p = pod_of("team-a", "p2", 1, 30);
-    annotate(p, "gpusched.io/profile", "light-training");
+    p = h_pod_json("team-a", "p2", 1, 30);
+    h_annotate(p, "gpusched.io/profile", "light-training");
     a = post(&d, p, 201);
     assert_int_equal(json_integer_value(json_object_get(a, "priority")), 100);
+    json_decref(a);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
+/* Tiers as the seed's policy gives them (000 §3.1): team-a's pods ask az (hard isolation), and
+ * nvlink is a preference (prefer-colocate). */
+static const char tiers[] = "apiVersion: v1\nkind: ConfigMap\n"
+                            "metadata: {name: topology-gpu-policy, namespace: kube-system}\n"
+                            "data:\n  policy.yaml: |\n    scheduling:\n"
+                            "      nvlink: {strategy: prefer-colocate, sharing: false, isolation: "
+                            "exclusive}\n"
+                            "      az: {strategy: spread, sharing: false, isolation: hard}\n"
+                            "    tenants:\n      team-a: {topology: az}\n";
+
+static void start_tiers(struct daemon *d)
+{
+    assert_int_equal(h_setup(d, NULL), 0);
+    assert_int_equal(h_policy(d, tiers), 0);
+    assert_int_equal(h_start(d), 0);
+}
+
+/* The az tier's hard isolation through POST /v1/pods and the extender: a node that holds
+ * team-a's pod takes no team-b pod, and team-a's next pod keeps off team-b's node. */
+static void test_az_isolation(void **state)
+{
+    (void)state;
+    struct daemon d;
+    start_tiers(&d);
+    json_t *p = pod_of("team-a", "a0", 1, 0);
+    annotate(p, "gpusched.io/gpu-model", "A100-SXM4-80GB");
+    json_t *a = post(&d, p, 201);
+    char mine[32], other[32];
+    snprintf(mine, sizeof(mine), "%s", sget(a, "node"));
+    json_decref(a);
+    snprintf(other, sizeof(other), "%s", strcmp(mine, "n-a100-0") ? "n-a100-0" : "n-a100-1");
+    p = pod_of("team-b", "b0", 1, 0);
+    annotate(p, "gpusched.io/gpu-model", "A100-SXM4-80GB");
+    a = post(&d, p, 201);
+    assert_string_equal(sget(a, "node"), other); /* not beside team-a's pod */
+    json_decref(a);
+    p = pod_of("team-a", "a1", 1, 0);
+    annotate(p, "gpusched.io/gpu-model", "A100-SXM4-80GB");
+    a = post(&d, p, 201);
+    assert_string_equal(sget(a, "node"), mine); /* not beside team-b's */
+    json_decref(a);
+    p = pod_of("team-b", "b1", 8, 0); /* the only free A100 board is team-a's */
+    annotate(p, "gpusched.io/gpu-model", "A100-SXM4-80GB");
+    json_decref(post(&d, p, 201));
+    pod_is(&d, "team-b", "b1", "pending", NULL);
+    const char *nodes[] = {mine};
+    char *body = h_pod("team-b", "x", 1, 0);
+    json_t *r = h_extender(&d, "filter", body, nodes, 1);
+    free(body);
+    assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 0);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(r, "FailedNodes"), mine)),
+                        "hard isolation: node used by another tenant");
+    json_decref(r);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
+/* A tier as a preference (prefer-colocate): a 2-card nvlink pod on T4s, which have no NVLink,
+ * runs there (with colocate it waits: test_annotations), and the extender passes the node. */
+static void test_prefer_colocate(void **state)
+{
+    (void)state;
+    struct daemon d;
+    start_tiers(&d);
+    static const char *const t4[] = {"n-t4-0"};
+    json_t *t = pod_of("team-b", "t0", 2, 0);
+    annotate(t, "gpusched.io/topology", "nvlink");
+    annotate(t, "gpusched.io/gpu-model", "T4");
+    char *body = json_dumps(t, JSON_COMPACT);
+    json_t *r = h_extender(&d, "filter", body, t4, 1);
+    free(body);
+    assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 1);
+    json_decref(r);
+    json_t *a = post(&d, t, 201);
+    assert_string_equal(sget(a, "state"), "running");
+    assert_string_equal(sget(a, "node"), "n-t4-0");
     json_decref(a);
     assert_int_equal(h_stop(&d), 0);
     h_cleanup(&d);
@@ -205,49 +260,49 @@ static void test_nodes(void **state)
     struct daemon d;
     start(&d, NULL);
     /* spec.nodeName: the second board, though the first scores as well */
-    json_t *p = pod_of("team-a", "n0", 1, 0);
+    json_t *p = h_pod_json("team-a", "n0", 1, 0);
     json_object_set_new(spec_of(p), "nodeName", json_string("n-a100-1"));
     json_t *a = post(&d, p, 201);
     assert_string_equal(sget(a, "node"), "n-a100-1");
     json_decref(a);
     /* ... and nowhere else: no room there, it waits saying so */
-    p = pod_of("team-a", "n1", 8, 0);
+    p = h_pod_json("team-a", "n1", 8, 0);
     json_object_set_new(spec_of(p), "nodeName", json_string("n-a100-1"));
     json_decref(post(&d, p, 201));
     pod_is(&d, "team-a", "n1", "pending", "node n-a100-1: Insufficient nvidia.com/gpu");
-    p = pod_of("team-a", "n2", 1, 0);
+    p = h_pod_json("team-a", "n2", 1, 0);
     json_object_set_new(spec_of(p), "nodeName", json_string("n-nowhere"));
     refused(&d, p, "spec.nodeName", "node n-nowhere is not in the cluster");
 
     /* nodeSelector on the labels every node carries */
-    p = pod_of("team-a", "s0", 1, 0);
+    p = h_pod_json("team-a", "s0", 1, 0);
     json_object_set_new(spec_of(p), "nodeSelector",
                         json_pack("{s:s}", "kubernetes.io/hostname", "n-t4-0"));
     a = post(&d, p, 201);
     assert_string_equal(sget(a, "node"), "n-t4-0");
     json_decref(a);
-    p = pod_of("team-a", "s1", 1, 0);
+    p = h_pod_json("team-a", "s1", 1, 0);
     json_object_set_new(spec_of(p), "nodeName", json_string("n-a100-0"));
     json_object_set_new(spec_of(p), "nodeSelector",
                         json_pack("{s:s}", "kubernetes.io/hostname", "n-t4-0"));
     refused(&d, p, "spec.nodeSelector.kubernetes.io/hostname", "name different nodes");
-    p = pod_of("team-a", "s2", 1, 0);
+    p = h_pod_json("team-a", "s2", 1, 0);
     json_object_set_new(spec_of(p), "nodeSelector", json_pack("{s:s}", "disktype", "ssd"));
     refused(&d, p, "spec.nodeSelector.disktype", "nodeSelector \"disktype\" is not interpreted");
 
     /* tolerations and affinity: refused, unless empty */
-    p = pod_of("team-a", "x0", 1, 0);
+    p = h_pod_json("team-a", "x0", 1, 0);
     json_object_set_new(spec_of(p), "tolerations",
                         json_pack("[{s:s, s:s, s:s}]", "key", "nvidia.com/gpu", "operator",
                                   "Exists", "effect", "NoSchedule"));
     refused(&d, p, "spec.tolerations", "spec.tolerations is not interpreted");
-    p = pod_of("team-a", "x1", 1, 0);
+    p = h_pod_json("team-a", "x1", 1, 0);
     json_object_set_new(spec_of(p), "affinity",
                         json_pack("{s:{s:[{s:s}]}}", "podAntiAffinity",
                                   "requiredDuringSchedulingIgnoredDuringExecution", "topologyKey",
                                   "kubernetes.io/hostname"));
     refused(&d, p, "spec.affinity", "spec.affinity is not interpreted");
-    p = pod_of("team-a", "x2", 1, 0);
+    p = h_pod_json("team-a", "x2", 1, 0);
     json_object_set_new(spec_of(p), "tolerations", json_array());
     json_decref(post(&d, p, 201));
     assert_int_equal(h_stop(&d), 0);
@@ -267,13 +322,13 @@ static void test_init_containers(void **state)
     struct daemon d;
     start(&d, NULL);
     /* the larger of the biggest init container (4) and the app containers together (1) */
-    json_t *p = pod_of("team-a", "i0", 1, 0);
+    json_t *p = h_pod_json("team-a", "i0", 1, 0);
     json_object_set_new(spec_of(p), "initContainers", json_pack("[o]", container("init", 4)));
     json_t *a = post(&d, p, 201);
     assert_int_equal(json_array_size(json_object_get(a, "gpus")), 4);
     json_decref(a);
     /* ... and the other way: init 3, app 2 + 2 */
-    p = pod_of("team-a", "i1", 2, 0);
+    p = h_pod_json("team-a", "i1", 2, 0);
     json_array_append_new(json_object_get(spec_of(p), "containers"), container("side", 2));
     json_object_set_new(spec_of(p), "initContainers", json_pack("[o]", container("init", 3)));
     a = post(&d, p, 201);
@@ -289,33 +344,69 @@ static void test_names_that_give_nothing(void **state)
     struct daemon d;
     assert_int_equal(h_setup(&d, NULL), 0); /* no policy file: no PriorityClass, no Queue */
     assert_int_equal(h_start(&d), 0);
-    json_t *p = pod_of("team-a", "c0", 1, 0);
+    json_t *p = h_pod_json("team-a", "c0", 1, 0);
     json_object_set_new(spec_of(p), "priorityClassName", json_string("high"));
     refused(&d, p, "spec.priorityClassName", "no PriorityClass with name high");
-    p = pod_of("team-a", "c1", 1, 0);
+    p = h_pod_json("team-a", "c1", 1, 0);
     json_object_set_new(spec_of(p), "priorityClassName", json_string("system-cluster-critical"));
     json_decref(post(&d, p, 201));
-    p = pod_of("team-a", "q0", 1, 0);
-    annotate(p, "scheduling.volcano.sh/queue-name", "no-such-queue");
+    p = h_pod_json("team-a", "q0", 1, 0);
+    h_annotate(p, "scheduling.volcano.sh/queue-name", "no-such-queue");
     refused(&d, p, "metadata.annotations.scheduling.volcano.sh/queue-name",
             "queue no-such-queue does not exist");
-    p = pod_of("team-a", "q1", 1, 0);
-    annotate(p, "scheduling.volcano.sh/queue-name", "default");
+    p = h_pod_json("team-a", "q1", 1, 0);
+    h_annotate(p, "scheduling.volcano.sh/queue-name", "default");
     json_decref(post(&d, p, 201));
     assert_int_equal(h_stop(&d), 0);
     h_cleanup(&d);
 
     /* team-b's GPUQuota lists the A100 only: a pod allowed only T4s could never run */
     start(&d, NULL);
-    p = pod_of("team-b", "m0", 1, 0);
-    annotate(p, "gpusched.io/gpu-model", "T4");
+    p = h_pod_json("team-b", "m0", 1, 0);
+    h_annotate(p, "gpusched.io/gpu-model", "T4");
     refused(&d, p, "metadata.annotations.gpusched.io/gpu-model",
             "tenant team-b: its GPUQuota gives none of the GPU models this pod allows");
-    p = pod_of("team-b", "m1", 1, 0);
-    annotate(p, "gpusched.io/gpu-model", "T4|A100-SXM4-80GB");
+    p = h_pod_json("team-b", "m1", 1, 0);
+    h_annotate(p, "gpusched.io/gpu-model", "T4|A100-SXM4-80GB");
     json_t *a = post(&d, p, 201);
     assert_string_equal(sget(a, "state"), "running");
     json_decref(a);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
+/* What Kubernetes' API server would refuse, or a pod of another scheduler, is a 400 naming the
+ * field; a pod asking more memory than any node has waits saying so. */
+static void test_not_ours(void **state)
+{
+    (void)state;
+    struct daemon d;
+    start(&d, NULL);
+    json_t *p = h_pod_json("team-a", "s0", 1, 0);
+    json_object_set_new(spec_of(p), "schedulerName", json_string("volcano"));
+    refused(&d, p, "spec.schedulerName",
+            "schedulerName volcano names another scheduler: this one is default-scheduler");
+    p = h_pod_json("team-a", "s1", 1, 0);
+    json_object_set_new(spec_of(p), "schedulerName", json_string("default-scheduler"));
+    json_decref(post(&d, p, 201));
+    p = h_pod_json("team-a", "l0", 1, 0);
+    json_object_set_new(json_object_get(json_object_get(p, "metadata"), "labels"), "app",
+                        json_string("web server"));
+    refused(&d, p, "metadata.labels.app", "label app: value web server: expected at most 63");
+    p = h_pod_json("team-a", "l1", 1, 0);
+    json_object_set_new(json_object_get(json_object_get(p, "metadata"), "labels"), "a/b/c",
+                        json_string("x"));
+    refused(&d, p, "metadata.labels.a/b/c", "label key a/b/c: expected");
+    p = h_pod_json("team-a", "m0", 1, 0);
+    json_object_set_new(
+        json_object_get(
+            json_object_get(json_array_get(json_object_get(spec_of(p), "containers"), 0),
+                            "resources"),
+            "limits"),
+        "memory", json_string("1Ei"));
+    json_decref(post(&d, p, 201));
+    pod_is(&d, "team-a", "m0", "pending",
+           "; no node has 1099511627776 MiB of memory, the most is 786432.");
     assert_int_equal(h_stop(&d), 0);
     h_cleanup(&d);
 }
@@ -342,12 +433,12 @@ static void test_free_cards_spread_thin(void **state)
     start(&d, NULL);
     const char *names[] = {"f0", "f1"};
     for (int i = 0; i < 2; i++) {
-        json_t *p = pod_of("team-a", names[i], 6, 0);
-        annotate(p, "gpusched.io/gpu-model", "A100-SXM4-80GB");
+        json_t *p = h_pod_json("team-a", names[i], 6, 0);
+        h_annotate(p, "gpusched.io/gpu-model", "A100-SXM4-80GB");
         json_decref(post(&d, p, 201));
     }
-    json_t *p = pod_of("team-a", "f2", 3, 0);
-    annotate(p, "gpusched.io/gpu-model", "A100-SXM4-80GB");
+    json_t *p = h_pod_json("team-a", "f2", 3, 0);
+    h_annotate(p, "gpusched.io/gpu-model", "A100-SXM4-80GB");
     json_decref(post(&d, p, 201));
     pod_is(&d, "team-a", "f2", "pending",
            "; 4 free nvidia.com/gpu in the cluster, at most 2 on one node.");
@@ -375,11 +466,11 @@ static void test_nvlink_pair_without_tier(void **state)
     snprintf(d.nodes, sizeof(d.nodes), "%s/nodes.yaml", d.dir);
     assert_int_equal(h_write(d.nodes, pairs), 0);
     assert_int_equal(h_start(&d), 0);
-    json_t *a = post(&d, pod_of("team-a", "one", 1, 0), 201);
+    json_t *a = post(&d, h_pod_json("team-a", "one", 1, 0), 201);
     assert_int_equal(json_integer_value(json_array_get(json_object_get(a, "gpus"), 0)), 0);
     json_decref(a);
     /* cards 1 and 2 are free in the first domain, but on two bridges: the pair 2, 3 is whole */
-    a = post(&d, pod_of("team-a", "two", 2, 0), 201);
+    a = post(&d, h_pod_json("team-a", "two", 2, 0), 201);
     json_t *g = json_object_get(a, "gpus");
     assert_int_equal(json_array_size(g), 2);
     assert_int_equal(json_integer_value(json_array_get(g, 0)), 2);
@@ -416,13 +507,13 @@ static void test_elastic_podgroup(void **state)
     for (int i = 0; i < 6; i++) {
         char name[8];
         snprintf(name, sizeof(name), "e%d", i);
-        json_t *p = pod_of("team-a", name, 1, 0);
-        annotate(p, "scheduling.k8s.io/group-name", "pg-e");
+        json_t *p = h_pod_json("team-a", name, 1, 0);
+        h_annotate(p, "scheduling.k8s.io/group-name", "pg-e");
         json_decref(post(&d, p, 201));
     }
     group_is(&d, 6, 4);
     /* a pod of higher priority takes one member beyond minMember, not the gang */
-    json_t *p = pod_of("team-a", "hi", 1, 0);
+    json_t *p = h_pod_json("team-a", "hi", 1, 0);
     json_object_set_new(spec_of(p), "priorityClassName", json_string("high"));
     json_decref(post(&d, p, 201));
     pod_is(&d, "team-a", "hi", "running", NULL);
@@ -443,9 +534,12 @@ int main(void)
         cmocka_unit_test(test_init_containers),
         cmocka_unit_test(test_names_that_give_nothing),
         cmocka_unit_test(test_policy_not_run),
+        cmocka_unit_test(test_not_ours),
         cmocka_unit_test(test_free_cards_spread_thin),
         cmocka_unit_test(test_nvlink_pair_without_tier),
         cmocka_unit_test(test_elastic_podgroup),
+        cmocka_unit_test(test_az_isolation),
+        cmocka_unit_test(test_prefer_colocate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -275,6 +275,8 @@ static json_t *fake_body(const char *method, const char *url)
     return b;
 }
 
+static int own_queues; /* pods name the Queue of their namespace's name (setup_queues()) */
+
 static int setup(void **state)
 {
     (void)state;
@@ -289,7 +291,34 @@ static int setup(void **state)
              "kubernetes:\n  apiServer: http://127.0.0.1:%d/\n  tokenFile: %s\n"
              "  timeoutSeconds: 30\n  syncSeconds: 0\n",
              f.port, token_path);
-    return h_setup(&d, extra) || h_start(&d) ? -1 : 0;
+    return h_setup(&d, extra) ||
+                   (own_queues &&
+                    h_policy(&d, "kind: Queue\nmetadata: {name: team-a}\nspec: {weight: 1}\n---\n"
+                                 "kind: Queue\nmetadata: {name: team-b}\nspec: {weight: 1}\n")) ||
+                   h_start(&d)
+               ? -1
+               : 0;
+}
+
+/* As setup(), with a Queue for each tenant that its pods name (reclaim is between queues). */
+static int setup_queues(void **state)
+{
+    own_queues = 1;
+    return setup(state);
+}
+
+/* The pod of @text (freed) with its uid, in its namespace's queue when own_queues. */
+static json_t *kube_pod(char *text, const char *ns, const char *name)
+{
+    char uid[64];
+    json_t *pod = json_loads(text, 0, NULL);
+    free(text);
+    snprintf(uid, sizeof(uid), "uid-%s", name);
+    json_object_set_new(json_object_get(pod, "metadata"), "uid", json_string(uid));
+    if (own_queues)
+        json_object_set_new(json_object_get(pod, "metadata"), "annotations",
+                            json_pack("{s:s}", "scheduling.volcano.sh/queue-name", ns));
+    return pod;
 }
 
 static int teardown(void **state)
@@ -307,11 +336,7 @@ static int teardown(void **state)
 /* Filter pod team-a/@name (@gpus cards, uid "uid-@name") on @nodes (a JSON array, consumed). */
 static json_t *filter(const char *name, int gpus, json_t *nodes)
 {
-    char *text = h_pod("team-a", name, gpus, 0), uid[64];
-    json_t *pod = json_loads(text, 0, NULL);
-    free(text);
-    snprintf(uid, sizeof(uid), "uid-%s", name);
-    json_object_set_new(json_object_get(pod, "metadata"), "uid", json_string(uid));
+    json_t *pod = kube_pod(h_pod("team-a", name, gpus, 0), "team-a", name);
     json_t *r =
         h_verb(&d, "filter", json_pack("{s:o, s:n, s:o}", "Pod", pod, "Nodes", "NodeNames", nodes));
     assert_non_null(r);
@@ -1012,11 +1037,7 @@ static int fake_got(const char *method, const char *url)
 /* Filter team-b's pod @name (@gpus cards, uid "uid-@name") on the three GPU nodes. */
 static json_t *filter_b(const char *name, int gpus)
 {
-    char *text = h_pod("team-b", name, gpus, 0), uid[64];
-    json_t *pod = json_loads(text, 0, NULL);
-    free(text);
-    snprintf(uid, sizeof(uid), "uid-%s", name);
-    json_object_set_new(json_object_get(pod, "metadata"), "uid", json_string(uid));
+    json_t *pod = kube_pod(h_pod("team-b", name, gpus, 0), "team-b", name);
     json_t *r = h_verb(&d, "filter",
                        json_pack("{s:o, s:n, s:[s,s,s]}", "Pod", pod, "Nodes", "NodeNames",
                                  "n-a100-0", "n-a100-1", "n-t4-0"));
@@ -1025,7 +1046,8 @@ static json_t *filter_b(const char *name, int gpus)
 }
 
 /*
- * Reclaim through kube-scheduler, against the fake API server as 1.20 answers: team-a's pods
+ * Reclaim through kube-scheduler, against the fake API server as 1.20 answers (each tenant's pods
+ * in its own Queue): team-a's pods
  * bound on every card, team-b's 4-card pod fits nowhere; filter hands it to the scheduler, which
  * takes team-a's 4-card pod back (team-a is above its deserved share, team-b below) and places
  * team-b's there. The victim is evicted with a policy/v1beta1 Eviction (the API server serves no
@@ -1134,5 +1156,5 @@ int main(void)
         cmocka_unit_test(test_reclaim_evicts_through_api),
     };
     return cmocka_run_group_tests(tests, setup, teardown) +
-           cmocka_run_group_tests(evictions, setup, teardown);
+           cmocka_run_group_tests(evictions, setup_queues, teardown);
 }

@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "common/api.h"
 #include "common/harness.h"
 
 #include <signal.h>
@@ -189,10 +190,11 @@ static void test_levels(void **state)
     h_answer_free(&a);
     char *named = scrape(&d, TOKEN_METRICS);
     static const char *const names[] = {
-        "gpusched_allocated_gpus{tenant=\"team-a\",queue=\"team-a\",namespace=\"team-a\"} 10.000\n",
+        "gpusched_allocated_gpus{tenant=\"team-a\",queue=\"default\",namespace=\"team-a\"} "
+        "10.000\n",
         /* 0.4: a 40 % share; 0.142: the 1g.10gb instance, one of the card's 7 compute slices */
-        "gpusched_allocated_gpus{tenant=\"team-b\",queue=\"team-b\",namespace=\"team-b\"} 0.542\n",
-        "gpusched_mig_instances_allocated{tenant=\"team-b\",queue=\"team-b\",namespace=\"team-b\","
+        "gpusched_allocated_gpus{tenant=\"team-b\",queue=\"default\",namespace=\"team-b\"} 0.542\n",
+        "gpusched_mig_instances_allocated{tenant=\"team-b\",queue=\"default\",namespace=\"team-b\","
         "profile=\"1g.10gb\"} 1\n",
         "gpusched_node_ready{hostname=\"n-a100-1\"} 1\n",
         "gpusched_gpuquota_gpus{tenant=\"team-a\",model_name=\"A100-SXM4-80GB\",resource=\"nvidia."
@@ -217,7 +219,7 @@ static void test_levels(void **state)
     has_line(named, "gpusched_gpu_allocated_ratio{hostname=\"", "} 0.400"); /* m1's 40 % */
     if (strstr(named, "gpusched_pod_gpu_allocated_ratio"))
         fail_msg("a series per pod without metrics.perPod");
-    queues_match(&d, named, 3); /* each tenant a queue, and `default` for the admin's pods */
+    queues_match(&d, named, 1); /* no Queue document: every pod in `default`, as in Volcano */
     promtool_passes(&d, named, "named");
     /* The admin's token sees the same; a tenant's is refused (its view is the API's). */
     char *admin = scrape(&d, TOKEN_ADMIN);
@@ -293,7 +295,8 @@ static void test_queues(void **state)
         char name[16], *body;
         struct answer a;
         snprintf(name, sizeof(name), "q%d", i);
-        body = h_pod(i % 2 ? "team-b" : "team-a", name, gpus[i], 0);
+        body = h_pod_annotated(i % 2 ? "team-b" : "team-a", name, gpus[i], 0,
+                               "scheduling.volcano.sh/queue-name", i % 2 ? "team-b" : "team-a");
         assert_int_equal(h_call(&d, "POST", "/v1/pods", i % 2 ? TOKEN_B : TOKEN_A, body, &a), 0);
         assert_int_equal(a.status, 201);
         h_answer_free(&a);
@@ -307,6 +310,20 @@ static void test_queues(void **state)
         2);
     promtool_passes(&d, text, "queues");
     free(text);
+    /* A tenant has no queue of its own (its pods name theirs, else `default`): GET /v1/tenants
+     * shows its CPU weight only, so no second "weight" disagrees with the Queue's 3. */
+    struct answer t;
+    h_expect(&d, "GET", "/v1/tenants", TOKEN_ADMIN, NULL, 200, &t);
+    size_t i;
+    json_t *item;
+    json_array_foreach(json_object_get(t.json, "items"), i, item)
+    {
+        assert_null(json_object_get(item, "queue"));
+        assert_null(json_object_get(item, "weight"));
+        assert_int_equal(json_integer_value(json_object_get(item, "cpu_weight")), 1);
+    }
+    assert_int_equal(i, 2);
+    h_answer_free(&t);
     assert_int_equal(h_stop(&d), 0);
     h_cleanup(&d);
 }

@@ -43,6 +43,8 @@ static const char classes[] = "apiVersion: scheduling.k8s.io/v1\n"
                               "value: 10\n"
                               "globalDefault: true\n";
 
+static int in_own_queue; /* pods name the Queue of their namespace's name */
+
 /* POST a pod of @ns with @gpus cards, class @pclass and spec.priority @prio (when >= 0). */
 static long post(const struct daemon *d, const char *ns, const char *name, int gpus,
                  const char *pclass, int prio, struct answer *a)
@@ -55,6 +57,9 @@ static long post(const struct daemon *d, const char *ns, const char *name, int g
         json_object_set_new(spec, "priorityClassName", json_string(pclass));
     if (prio >= 0)
         json_object_set_new(spec, "priority", json_integer(prio));
+    if (in_own_queue)
+        json_object_set_new(json_object_get(pod, "metadata"), "annotations",
+                            json_pack("{s:s}", "scheduling.volcano.sh/queue-name", ns));
     body = json_dumps(pod, JSON_COMPACT);
     json_decref(pod);
     assert_int_equal(h_call(d, "POST", "/v1/pods", h_token_of(ns), body, a), 0);
@@ -190,8 +195,8 @@ static void test_preemptor_takes_what_it_frees(void **state)
     h_cleanup(&d);
 }
 
-/* Reclaim between queues through POST /v1/pods: without Queue documents each tenant is a queue
- * of weight 1. team-a fills every card (20), beyond its deserved share once team-b asks; team-b's
+/* Reclaim between queues through POST /v1/pods: each tenant's pods name a Queue of weight 1.
+ * team-a fills every card (20), beyond its deserved share once team-b asks; team-b's
  * 4-card pod is within its own (4 of 20) and takes them back from team-a, whose queue is not
  * taken below its deserved 16: the 4-card pod on the T4 box goes, not a board. Priorities are
  * equal, so this is reclaim, not preemption; /metrics counts it by reason. */
@@ -202,7 +207,11 @@ static void test_reclaim(void **state)
     struct answer a;
     char reason[512];
     assert_int_equal(h_setup(&d, NULL), 0);
+    assert_int_equal(h_policy(&d, "kind: Queue\nmetadata: {name: team-a}\nspec: {weight: 1}\n---\n"
+                                  "kind: Queue\nmetadata: {name: team-b}\nspec: {weight: 1}\n"),
+                     0);
     assert_int_equal(h_start(&d), 0);
+    in_own_queue = 1;
     submit_in_state(&d, "team-a", "a1", 8, NULL, "running");
     submit_in_state(&d, "team-a", "a2", 8, NULL, "running");
     submit_in_state(&d, "team-a", "a3", 4, NULL, "running");

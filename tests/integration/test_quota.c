@@ -2,7 +2,8 @@
  * Quotas on the real daemon, from a policy file of the simulator's kinds given as a second
  * --config: a GPUQuota (seed-manifests/gpuquota-team-a.yaml's shape) keeps team-a's pods within
  * its A100 total, the pod over it waits naming the quota and starts once use drops; maxGPUsPerPod
- * refuses a pod outright; a namespace ResourceQuota caps team-b; use is counted again after a
+ * refuses a pod outright; a namespace ResourceQuota caps team-b; a LimitRange fills defaults in
+ * and refuses a pod past its bounds, on both paths; use is counted again after a
  * restart; a bad policy file stops the start (naming file:line:col) and is refused at SIGHUP.
  */
 #include <setjmp.h>
@@ -50,6 +51,15 @@ static long post(const struct daemon *d, const char *ns, const char *name, int g
     assert_int_equal(h_call(d, "POST", "/v1/pods", h_token_of(ns), body, a), 0);
     free(body);
     return a->status;
+}
+
+/* Answer @a (freed here) must be a 400 naming @field and saying @error. */
+static void refused(struct answer *a, const char *field, const char *error)
+{
+    assert_int_equal(a->status, 400);
+    assert_string_equal(json_string_value(json_object_get(a->json, "field")), field);
+    assert_string_equal(json_string_value(json_object_get(a->json, "error")), error);
+    h_answer_free(a);
 }
 
 /* Pod @ns/@name's state; its reason in @reason when pending. */
@@ -111,12 +121,19 @@ static void test_gpuquota(void **state)
     a100_quota(&d, &used, &hard);
     assert_int_equal(used, 8000);
     assert_int_equal(hard, 8000);
-    assert_int_equal(post(&d, "team-a", "a4", 5, &a), 400);
-    assert_string_equal(json_string_value(json_object_get(a.json, "field")),
-                        "spec.containers[].resources.limits.nvidia.com/gpu");
-    assert_string_equal(json_string_value(json_object_get(a.json, "error")),
-                        "tenant team-a: maxGPUsPerPod 4 < nvidia.com/gpu 5");
-    h_answer_free(&a);
+    post(&d, "team-a", "a4", 5, &a);
+    refused(&a, "spec.containers[].resources.limits.nvidia.com/gpu",
+            "tenant team-a: maxGPUsPerPod 4 < nvidia.com/gpu 5");
+    /* The same pod through the extender: filter passes no node, naming the limit. */
+    static const char *const a100[] = {"n-a100-0"};
+    char *five = h_pod("team-a", "a4", 5, 0);
+    json_t *r = h_extender(&d, "filter", five, a100, 1);
+    free(five);
+    assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 0);
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(r, "FailedNodes"), "n-a100-0")),
+        "tenant team-a: maxGPUsPerPod 4 < nvidia.com/gpu 5");
+    json_decref(r);
 
     /* Use is counted again from the store after a restart. */
     assert_int_equal(h_stop(&d), 0);
@@ -196,6 +213,58 @@ static void test_resourcequota(void **state)
     expect_state(&d, "team-b", "b1", "running", NULL);
     expect_state(&d, "team-b", "b2", "pending",
                  "namespace team-b: requests.nvidia.com/gpu 2+1 > 2 (ResourceQuota gpus)");
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
+/* A namespace LimitRange (seed 004 §3.1's shape), as Kubernetes' LimitRanger admits pods: a
+ * container that omits memory gets defaultRequest 4Gi; one past max or below min is refused with
+ * a 400 naming the field, and through the extender filter passes no node, saying why. */
+static void test_limit_range(void **state)
+{
+    (void)state;
+    struct daemon d;
+    struct answer a;
+    start(&d, "apiVersion: v1\nkind: LimitRange\nmetadata: {name: gpu-limits, namespace: team-a}\n"
+              "spec:\n  limits:\n  - type: Container\n"
+              "    max: {nvidia.com/gpu: 2, memory: 32Gi}\n"
+              "    min: {nvidia.com/gpu: 0, memory: 1Gi}\n"
+              "    default: {nvidia.com/gpu: 0, memory: 8Gi}\n"
+              "    defaultRequest: {nvidia.com/gpu: 0, memory: 4Gi}\n");
+    char *text = h_pod("team-a", "plain", 1, 0);
+    json_t *pod = json_loads(text, 0, NULL);
+    free(text);
+    json_t *lim = json_object_get(
+        json_object_get(
+            json_array_get(json_object_get(json_object_get(pod, "spec"), "containers"), 0),
+            "resources"),
+        "limits");
+    json_object_del(lim, "memory");
+    char *body = json_dumps(pod, JSON_COMPACT);
+    json_t *got = h_submit(&d, TOKEN_A, body, 201);
+    assert_int_equal(json_integer_value(json_object_get(got, "memory_mib")), 4096);
+    json_decref(got);
+    json_object_set_new(lim, "memory", json_string("64Gi"));
+    json_object_set_new(json_object_get(pod, "metadata"), "name", json_string("fat"));
+    body = json_dumps(pod, JSON_COMPACT);
+    assert_int_equal(h_call(&d, "POST", "/v1/pods", TOKEN_A, body, &a), 0);
+    free(body);
+    refused(&a, "spec.containers[].resources.limits.memory",
+            "LimitRange team-a/gpu-limits: memory 65536Mi > max 32768Mi per Container");
+    json_decref(pod);
+    post(&d, "team-a", "big", 3, &a);
+    refused(&a, "spec.containers[].resources.limits.nvidia.com/gpu",
+            "LimitRange team-a/gpu-limits: nvidia.com/gpu 3 > max 2 per Container");
+    static const char *const all[] = {"n-a100-0", "n-a100-1", "n-t4-0"};
+    char *big = h_pod("team-a", "big", 3, 0);
+    json_t *r = h_extender(&d, "filter", big, all, 3);
+    free(big);
+    assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 0);
+    for (size_t i = 0; i < 3; i++)
+        assert_non_null(
+            strstr(json_string_value(json_object_get(json_object_get(r, "FailedNodes"), all[i])),
+                   "LimitRange team-a/gpu-limits: nvidia.com/gpu 3 > max 2 per Container"));
+    json_decref(r);
     assert_int_equal(h_stop(&d), 0);
     h_cleanup(&d);
 }
@@ -323,8 +392,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gpuquota),      cmocka_unit_test(test_gpuquota_through_extender),
-        cmocka_unit_test(test_resourcequota), cmocka_unit_test(test_pods_per_user),
-        cmocka_unit_test(test_bad_policy),    cmocka_unit_test(test_score_weights),
+        cmocka_unit_test(test_resourcequota), cmocka_unit_test(test_limit_range),
+        cmocka_unit_test(test_pods_per_user), cmocka_unit_test(test_bad_policy),
+        cmocka_unit_test(test_score_weights),
     };
     signal(SIGPIPE, SIG_IGN);
     return cmocka_run_group_tests(tests, NULL, NULL);

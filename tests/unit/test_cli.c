@@ -659,6 +659,40 @@ static void test_scenario_tenant_day(void **state)
  * Time slicing and card modes end to end: the report shows each tenant's time-sliced GPU time and
  * the conversions, the JSON the same, and `gpusched bill` meters the replicas.
  */
+/* --horizon overrides the Simulation document's horizon (6h in node-failure.yaml), in the
+ * scenario's duration syntax; validate prints a horizon as a duration, not in microseconds. */
+static void test_scenario_horizon(void **state)
+{
+    (void)state;
+    struct t_run r;
+    const char *js = tmp_path("horizon.json");
+    run(&r, ARGS("validate", "tests/data/scenario/node-failure.yaml"));
+    expect_exit(&r, 0);
+    expect_has(r.out, "; horizon 6h\n");
+    result_free(&r);
+    for (int i = 0; i < 2; i++) {
+        run(&r, ARGS("simulate", "--scenario", "tests/data/scenario/node-failure.yaml", "--quiet",
+                     "--json", js, i ? "--horizon" : "--quiet", i ? "1h30m" : "--quiet"));
+        expect_exit(&r, 0);
+        result_free(&r);
+        json_t *root = json_load_file(js, 0, NULL);
+        assert_non_null(root);
+        json_t *sum = json_object_get(root, "summary"); /* the last way's */
+        assert_int_equal(json_integer_value(json_object_get(sum, "horizon_s")), i ? 5400 : 21600);
+        json_decref(root);
+    }
+    run(&r, ARGS("simulate", "--scenario", "tests/data/scenario/node-failure.yaml", "--horizon",
+                 "8 hours"));
+    expect_exit(&r, 2);
+    expect_has(r.err, "--horizon \"8 hours\" is not a duration");
+    result_free(&r);
+    run(&r, ARGS("simulate", "--help"));
+    expect_exit(&r, 0);
+    expect_has(r.out, "--way WAY");
+    expect_has(r.out, "--horizon DURATION");
+    result_free(&r);
+}
+
 static void test_scenario_timeslice(void **state)
 {
     (void)state;
@@ -684,6 +718,124 @@ static void test_scenario_timeslice(void **state)
     expect_exit(&r, 0);
     expect_has(r.out, "team-a  A30 timeslice            0     38400  step-s");
     result_free(&r);
+}
+
+/* `gpusched simulate --scenario @path --json`: its exit must be 0; the JSON's pods (caller
+ * decrefs the root in *@root). */
+static json_t *simulated_pods(const char *path, json_t **root)
+{
+    struct t_run r;
+    const char *js = tmp_path("pods.json");
+    run(&r, ARGS("simulate", "--scenario", path, "--json", js));
+    expect_exit(&r, 0);
+    result_free(&r);
+    json_error_t e;
+    *root = json_load_file(js, 0, &e);
+    assert_non_null(*root);
+    return json_object_get(*root, "pods");
+}
+
+/* Pod @name of @pods: its state, reason, first node and start/end of each run must be as given
+ * (@reason: a part of it, NULL none; @node NULL: never placed; @runs "start-end;..." in s). */
+static void pod_was(const json_t *pods, const char *name, const char *state, const char *reason,
+                    const char *node, const char *runs)
+{
+    const json_t *p = NULL, *q;
+    size_t k;
+    json_array_foreach(pods, k, q) if (!strcmp(json_string_value(json_object_get(q, "name")), name))
+        p = q;
+    if (!p)
+        fail_msg("no pod %s", name);
+    const char *st = json_string_value(json_object_get(p, "state"));
+    const char *why = json_string_value(json_object_get(p, "reason"));
+    const char *at = json_string_value(
+        json_object_get(json_array_get(json_object_get(p, "placements"), 0), "node"));
+    char got[256] = "";
+    size_t off = 0, i;
+    const json_t *u;
+    json_array_foreach(json_object_get(p, "usage"), i, u) off +=
+        (size_t)snprintf(got + off, sizeof(got) - off, "%lld-%lld;",
+                         (long long)json_integer_value(json_object_get(u, "start_s")),
+                         (long long)json_integer_value(json_object_get(u, "end_s")));
+    if (strcmp(st ? st : "", state) || (reason && (!why || !strstr(why, reason))) ||
+        (!reason && why) || (node ? !at || strcmp(at, node) : at != NULL) || strcmp(got, runs))
+        fail_msg("%s: %s (%s) on %s, runs %s; expected %s (%s) on %s, runs %s", name, st,
+                 why ? why : "", at ? at : "-", got, state, reason ? reason : "", node ? node : "-",
+                 runs);
+}
+
+/* Admission limits in the simulator (tests/data/scenario/limits.yaml): a LimitRange's
+ * defaultRequest fills the memory a pod omits (five 4Gi pods on a 20Gi node, the sixth waits),
+ * its max and min refuse pods, GPUQuota maxGPUsPerPod refuses one, each reported as rejected and
+ * counted; a Queue's overcommitRatio lets shares, not whole cards, past its capability. */
+static void test_scenario_limits(void **state)
+{
+    (void)state;
+    json_t *root, *pods = simulated_pods("tests/data/scenario/limits.yaml", &root);
+    for (int i = 1; i <= 5; i++) {
+        char name[32], runs[32];
+        snprintf(name, sizeof(name), "tenant-a/d%d", i);
+        snprintf(runs, sizeof(runs), "%d-%d;", i, 3600 + i);
+        pod_was(pods, name, "completed", NULL, "n1", runs);
+    }
+    pod_was(pods, "tenant-a/d6", "completed", NULL, "n1", "3601-7201;");
+    pod_was(pods, "tenant-a/big", "rejected",
+            "LimitRange tenant-a/tenant-a-gpu-limits: nvidia.com/gpu 3 > max 2 per Container", NULL,
+            "");
+    pod_was(pods, "tenant-a/fat", "rejected",
+            "LimitRange tenant-a/tenant-a-gpu-limits: memory 65536Mi > max 32768Mi per Container",
+            NULL, "");
+    pod_was(pods, "tenant-a/tiny", "rejected",
+            "LimitRange tenant-a/tenant-a-gpu-limits: memory 512Mi < min 1024Mi per Container",
+            NULL, "");
+    pod_was(pods, "team-a/over", "rejected", "tenant team-a: maxGPUsPerPod 4 < nvidia.com/gpu 5",
+            NULL, "");
+    assert_int_equal(
+        json_integer_value(json_object_get(json_object_get(root, "summary"), "rejected")), 4);
+    pod_was(pods, "team-b/w1", "completed", NULL, "n1", "20-7220;");
+    pod_was(pods, "team-b/s1", "completed", NULL, "n1", "21-7221;");
+    pod_was(pods, "team-b/s2", "completed", NULL, "n1", "22-7222;");    /* 3.0 of 2 x 1.5 */
+    pod_was(pods, "team-b/w2", "completed", NULL, "n1", "7220-10820;"); /* whole: 2 of 2 */
+    pod_was(pods, "team-b/s3", "completed", NULL, "n1", "7220-10820;");
+    json_decref(root);
+}
+
+/*
+ * Tiers and backfill in the simulator, pod by pod: the az tier (az.yaml) puts a gang's members in
+ * different zones and shares no node between an az tenant and another (batch-0 keeps off n1,
+ * dr-2 off n2, batch-1 waits for n2); backfill (backfill.yaml) runs `short` beside the waiting
+ * head and `long`, which would delay it, after it; two tenants without a Queue document share
+ * `default` (default-queue.yaml), so team-b's pod waits rather than reclaim a card.
+ */
+static void test_scenario_tiers_queues(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *file, *pod, *node, *runs;
+    } want[] = {
+        {"az", "dr/dr-0", "n1", "0-10800;"},
+        {"az", "dr/dr-1", "n3", "0-10800;"},
+        {"az", "batch/batch-0", "n2", "2-3602;"},
+        {"az", "dr/dr-2", "n1", "3-10803;"},
+        {"az", "batch/batch-1", "n2", "3602-7202;"},
+        {"backfill", "ns/running", "n1", "0-100;"},
+        {"backfill", "ns/short", "n1", "2-52;"},
+        {"backfill", "ns/head", "n1", "100-200;"},
+        {"backfill", "ns/long", "n1", "200-700;"},
+        {"default-queue", "team-a/a0", "n1", "0-7200;"},
+        {"default-queue", "team-b/b0", "n1", "7200-10800;"}, /* in `default` too: no reclaim */
+    };
+    json_t *root = NULL, *pods = NULL;
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        if (!i || strcmp(want[i].file, want[i - 1].file)) {
+            char path[96];
+            json_decref(root);
+            snprintf(path, sizeof(path), "tests/data/scenario/%s.yaml", want[i].file);
+            pods = simulated_pods(path, &root);
+        }
+        pod_was(pods, want[i].pod, "completed", NULL, want[i].node, want[i].runs);
+    }
+    json_decref(root);
 }
 
 /* Two 8-card nodes; team-a's pod takes a card of n1, then team-b's pod comes: FairnessScore
@@ -921,6 +1073,9 @@ int main(void)
         cmocka_unit_test(test_scenario_bad_input),
         cmocka_unit_test(test_scenario_score_weights),
         cmocka_unit_test(test_scenario_timeslice),
+        cmocka_unit_test(test_scenario_horizon),
+        cmocka_unit_test(test_scenario_limits),
+        cmocka_unit_test(test_scenario_tiers_queues),
         cmocka_unit_test(test_forecast_dlrm),
         cmocka_unit_test(test_forecast_bad_input),
     };

@@ -172,16 +172,29 @@ static const struct gs_limit_range_spec *limits_of(const struct gs_policy *pol, 
     return NULL;
 }
 
-/* One bound of a LimitRange; a violation is written to @why. */
+/*
+ * One bound of a LimitRange on resource @res of a container asking @v; a violation is written to
+ * @why and *@field names the Pod field at fault, as LimitRanger's refusal does ("maximum memory
+ * usage per Container is 32Gi, but limit is 64Gi": a max bounds the limit, a min the request).
+ */
 static int bound(int64_t v, int64_t min, int64_t max, const char *res, const char *unit,
-                 const struct gs_limit_range_spec *lr, char *why, size_t size)
+                 const struct gs_limit_range_spec *lr, const char **field, char *why, size_t size)
 {
+    static const char *const fields[2][3] = {{"spec.containers[].resources.limits.nvidia.com/gpu",
+                                              "spec.containers[].resources.limits.memory",
+                                              "spec.containers[].resources.limits.cpu"},
+                                             {"spec.containers[].resources.requests.nvidia.com/gpu",
+                                              "spec.containers[].resources.requests.memory",
+                                              "spec.containers[].resources.requests.cpu"}};
+    int k = res[0] == 'n' ? 0 : res[0] == 'm' ? 1 : 2;
     if (max != GS_UNSET && v > max) {
+        *field = fields[0][k];
         gs__say(why, size, "LimitRange %s/%s: %s %lld%s > max %lld%s per Container", lr->ns,
                 lr->name, res, (long long)v, unit, (long long)max, unit);
         return -1;
     }
     if (min != GS_UNSET && v < min) {
+        *field = fields[1][k];
         gs__say(why, size, "LimitRange %s/%s: %s %lld%s < min %lld%s per Container", lr->ns,
                 lr->name, res, (long long)v, unit, (long long)min, unit);
         return -1;
@@ -226,10 +239,16 @@ static int64_t effective_of(const struct effective *e, int k)
     return e->app[k] + e->side[k] > e->init[k] ? e->app[k] + e->side[k] : e->init[k];
 }
 
-/* Containers after LimitRange defaults, as the pod's effective request; -1 with @why when a
- * bound is broken. */
+/*
+ * Containers after LimitRange defaults, as the pod's effective request; -1 with @why (and *@field)
+ * when a bound is broken. As Kubernetes' LimitRanger admission ("Limit Ranges", kubernetes.io):
+ * a container that asks none of a resource gets the range's defaultRequest as its request (its
+ * `default`, the limit, where no defaultRequest is given); an extended resource such as
+ * nvidia.com/gpu, whose request must equal its limit, gets `default` (else defaultRequest). Each
+ * container must then lie within min and max.
+ */
 static int containers(const struct gs_policy *pol, const struct gs_pod_spec *sp,
-                      struct gs_scn_container *sum, char *why, size_t size)
+                      struct gs_scn_container *sum, const char **field, char *why, size_t size)
 {
     const struct gs_limit_range_spec *lr = limits_of(pol, sp->ns);
     struct effective e;
@@ -238,20 +257,21 @@ static int containers(const struct gs_policy *pol, const struct gs_pod_spec *sp,
     for (int i = 0; i < sp->ncontainers; i++) {
         struct gs_scn_container c = sp->containers[i];
         if (lr) {
-            if (c.gpu == GS_UNSET && lr->default_gpu_milli != GS_UNSET)
-                c.gpu = lr->default_gpu_milli / 1000;
+            int64_t g = or_default(lr->default_gpu_milli, lr->default_request_gpu_milli);
+            if (c.gpu == GS_UNSET && g != GS_UNSET)
+                c.gpu = g / 1000;
             c.memory_mib = or_default(
-                c.memory_mib, or_default(lr->default_memory_mib, lr->default_request_memory_mib));
+                c.memory_mib, or_default(lr->default_request_memory_mib, lr->default_memory_mib));
             c.cpu_milli = or_default(
-                c.cpu_milli, or_default(lr->default_cpu_milli, lr->default_request_cpu_milli));
-            int64_t g = c.gpu == GS_UNSET ? 0 : c.gpu * 1000;
-            if (bound(g / 1000, lr->min_gpu_milli == GS_UNSET ? GS_UNSET : lr->min_gpu_milli / 1000,
+                c.cpu_milli, or_default(lr->default_request_cpu_milli, lr->default_cpu_milli));
+            if (bound(c.gpu == GS_UNSET ? 0 : c.gpu,
+                      lr->min_gpu_milli == GS_UNSET ? GS_UNSET : lr->min_gpu_milli / 1000,
                       lr->max_gpu_milli == GS_UNSET ? GS_UNSET : lr->max_gpu_milli / 1000,
-                      "nvidia.com/gpu", "", lr, why, size) ||
+                      "nvidia.com/gpu", "", lr, field, why, size) ||
                 bound(or_default(c.memory_mib, 0), lr->min_memory_mib, lr->max_memory_mib, "memory",
-                      "Mi", lr, why, size) ||
+                      "Mi", lr, field, why, size) ||
                 bound(or_default(c.cpu_milli, 0), lr->min_cpu_milli, lr->max_cpu_milli, "cpu", "m",
-                      lr, why, size))
+                      lr, field, why, size))
                 return -1;
         }
         effective_add(&e, &c);
@@ -581,7 +601,7 @@ static int demand(const struct gs_tenancy *t, struct rpod *p, const struct gs_st
     const struct gs_pod_spec *sp = p->sp;
     struct gs_scn_container c;
     p->field = "spec.containers[].resources";
-    if (containers(t->pol, sp, &c, why, size))
+    if (containers(t->pol, sp, &c, &p->field, why, size))
         return -1;
     const struct gs_vgpu_class_spec *vc = vgpu_class(t->pol, sp, &c, why, size);
     if (sp->vgpu_class[0] && !vc) {
@@ -650,14 +670,18 @@ static int demand(const struct gs_tenancy *t, struct rpod *p, const struct gs_st
     return 0;
 }
 
-static int32_t queue_of(const struct gs_tenancy *t, const struct gs_pod_spec *sp, int32_t group,
-                        int32_t tenant)
+/*
+ * The Volcano Queue a pod runs in: its PodGroup's spec.queue, else its annotation
+ * scheduling.volcano.sh/queue-name, else `default` — Volcano's rule ("default queue": a job that
+ * names no queue belongs to `default`, volcano.sh Queue docs). A Queue document named `default`
+ * defines that queue; without one it is the implicit one, weight 1 and no capability.
+ */
+static int32_t queue_of(const struct gs_tenancy *t, const struct gs_pod_spec *sp, int32_t group)
 {
     const struct gs_policy *pol = t->pol;
-    const char *want = group >= 0 && t->pgs[group]->queue[0]           ? t->pgs[group]->queue
-                       : sp->queue[0]                                  ? sp->queue
-                       : tenant >= 0 && (size_t)tenant < pol->ntenants ? pol->tenants[tenant].name
-                                                                       : sp->ns;
+    const char *want = group >= 0 && t->pgs[group]->queue[0] ? t->pgs[group]->queue
+                       : sp->queue[0]                        ? sp->queue
+                                                             : "default";
     for (size_t i = 0; i < pol->nqueues; i++)
         if (strcmp(pol->queues[i].name, want) == 0)
             return (int32_t)i;
@@ -884,7 +908,7 @@ static void admit_one(const struct gs_tenancy *t, struct rpod *p)
     const struct gs_pod_spec *sp = p->sp;
     struct gs_step_profile buf;
     const struct gs_step_profile *prof = profile_of(t, p, &buf);
-    p->queue = queue_of(t, sp, p->group, p->tenant);
+    p->queue = queue_of(t, sp, p->group);
     p->prio = priority_of(t, sp, p->group, p->tenant, prof, &p->never_preempt);
     p->preemptible = prof && t->way == GS_WAY_FULL ? (uint8_t)prof->preemptible : 1;
     p->node = -1;
@@ -892,6 +916,15 @@ static void admit_one(const struct gs_tenancy *t, struct rpod *p)
     p->start = p->first_start = -1;
     quotas_of(t, p);
     if (priority_refused(pol, sp, p->reason, sizeof(p->reason), &p->field)) {
+        p->state = GS_POD_REJECTED;
+        return;
+    }
+    if (!gs_policy_scheduler_takes(pol, sp->scheduler)) {
+        p->field = "spec.schedulerName";
+        gs__say(p->reason, sizeof(p->reason),
+                "schedulerName %s names another scheduler: this one is %s, and a pod is "
+                "scheduled by the scheduler it names",
+                sp->scheduler, gs_policy_scheduler_name(pol));
         p->state = GS_POD_REJECTED;
         return;
     }

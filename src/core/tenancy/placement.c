@@ -252,28 +252,52 @@ static int64_t score(const struct gs_tenancy *t, const struct rpod *p, size_t no
      * 6 x 800). */
     if (p->fit.tier_soft && c->topology < 800)
         s /= 8;
+    /* The az tier spreads a gang over zones, for disaster recovery (seed 000 §1.1: zone
+     * affinity, active-active across zones): a zone none of its members runs in is taken
+     * whenever one has room, as a preferred NVLink group is above. */
+    if (v.zone_spread < 1000)
+        s /= 8;
     return s;
 }
 
 #define SCORE_MAX(t) ((t)->score_max)
 
+/* The plugins' bounds for one pod, made once per search: a scan asks them of every node. */
+struct bound {
+    struct gs_place_view v;
+    int64_t fixed; /* the plugins without a bound, at their most */
+    int n;
+    const struct gs_plugin *pl[GS_SCN_SCORES];
+    int32_t w[GS_SCN_SCORES];
+};
+
+static void bound_init(const struct gs_tenancy *t, const struct rpod *p, struct bound *b)
+{
+    memset(b, 0, sizeof(*b));
+    b->v = (struct gs_place_view){.fleet = t->fleet, .pod = &p->fit, .full = t->way == GS_WAY_FULL};
+    for (int i = 0; i < t->nscore; i++)
+        if (t->score_plugin[i]->place_bound) {
+            b->pl[b->n] = t->score_plugin[i];
+            b->w[b->n++] = t->score_weight[i];
+        } else {
+            b->fixed += (int64_t)t->score_weight[i] * GS_SCORE_MAX;
+        }
+}
+
 /*
- * Could @p's score on @node beat the best so far (@best on @at, nodes coming in ascending
+ * Could the pod's score on @node beat the best so far (@best on @at, nodes coming in ascending
  * order)? The plugins' bounds, before the node is fitted. The node held for the head of the
  * queue is always fitted: finding it held is what the pass learns (gs__tn_held()).
  */
-static int may_beat(const struct gs_tenancy *t, const struct rpod *p, size_t node, int64_t best,
+static int may_beat(const struct gs_tenancy *t, struct bound *b, size_t node, int64_t best,
                     size_t at)
 {
     if (best < 0 || (int32_t)node == t->resv_node)
         return 1;
-    struct gs_place_view v = {
-        .fleet = t->fleet, .node = node, .pod = &p->fit, .full = t->way == GS_WAY_FULL};
-    int64_t up = 0;
-    for (int i = 0; i < t->nscore; i++)
-        up +=
-            (int64_t)t->score_weight[i] *
-            (t->score_plugin[i]->place_bound ? t->score_plugin[i]->place_bound(&v) : GS_SCORE_MAX);
+    b->v.node = node;
+    int64_t up = b->fixed;
+    for (int i = 0; i < b->n; i++)
+        up += (int64_t)b->w[i] * b->pl[i]->place_bound(&b->v);
     return up > best || (up == best && node < at);
 }
 
@@ -303,6 +327,36 @@ static int spread_thin(const struct gs_tenancy *t, const struct rpod *p, char *a
         return 0;
     return gs__say(at, size, "; %lld free nvidia.com/gpu in the cluster, at most %d on one node",
                    (long long)total, most);
+}
+
+/* The most of a host resource one node offers: INT64_MAX when a node does not constrain it. */
+static int64_t most_of(int64_t most, int64_t v)
+{
+    return v == GS_UNSET ? INT64_MAX : (v > most ? v : most);
+}
+
+/*
+ * A pod asking more host memory or CPU than any node has, which no release of the cluster's pods
+ * can ever place: say so ("; no node has 1099511627776 MiB of memory, the most is 786432").
+ * Return: the length written at @at.
+ */
+static int beyond_every_node(const struct gs_tenancy *t, const struct rpod *p, char *at,
+                             size_t size)
+{
+    const struct gs_policy *pol = t->pol;
+    int64_t cpu = 0, mem = 0;
+    for (size_t i = 0; i < pol->nnodes; i++) {
+        const struct gs_node_template *tp = &pol->templates[pol->nodes[i].template_index];
+        cpu = most_of(cpu, tp->cpu_milli);
+        mem = most_of(mem, tp->memory_mib);
+    }
+    if (p->fit.memory_mib > mem)
+        return gs__say(at, size, "; no node has %lld MiB of memory, the most is %lld",
+                       (long long)p->fit.memory_mib, (long long)mem);
+    if (p->fit.cpu_milli > cpu)
+        return gs__say(at, size, "; no node has %lldm of cpu, the most is %lldm",
+                       (long long)p->fit.cpu_milli, (long long)cpu);
+    return 0;
 }
 
 static void why_nodes(struct gs_tenancy *t, struct rpod *p, const int64_t *count, int64_t quota,
@@ -336,6 +390,8 @@ static void why_nodes(struct gs_tenancy *t, struct rpod *p, const int64_t *count
         n--;
     if (count[GS_FIT_GPU] && only_node < 0 && n < (int)sizeof(p->reason))
         n += spread_thin(t, p, p->reason + n, sizeof(p->reason) - (size_t)n);
+    if ((count[GS_FIT_MEMORY] || count[GS_FIT_CPU]) && n < (int)sizeof(p->reason))
+        n += beyond_every_node(t, p, p->reason + n, sizeof(p->reason) - (size_t)n);
     if (n > 0 && n + 1 < (int)sizeof(p->reason) && p->reason[n - 1] != '.' &&
         p->reason[n - 1] != ':') {
         p->reason[n] = '.';
@@ -411,19 +467,19 @@ struct scan {
 static void scan(struct gs_tenancy *t, struct rpod *p, int32_t pod, const int32_t *list, size_t lo,
                  size_t hi, int only_node, struct scan *o)
 {
+    struct bound b;
+    bound_init(t, p, &b);
     t->stamp++;
     for (size_t i = lo; i < hi; i++) {
         size_t n = list ? (size_t)list[i] : i;
         /* Once a node fits, the reasons are not needed: a node that cannot win is passed
          * unread. */
-        if (!may_beat(t, p, n, o->best, o->node))
+        if (!may_beat(t, &b, n, o->best, o->node))
             continue;
         t->work.node_fits++;
         int model = gs_fleet_node_model(t->fleet, n);
-        size_t key = (size_t)t->pol->nodes[n].template_index * t->nzones +
-                     (size_t)gs_fleet_node_zone(t->fleet, n);
-        int empty = gs_fleet_pod_count(t->fleet, n) == 0 && only_node < 0 &&
-                    (int32_t)n != t->resv_node && gs_fleet_node_sound(t->fleet, n);
+        size_t key = (size_t)t->node_key[n]; /* packed: most nodes passed here are empty */
+        int empty = only_node < 0 && (int32_t)n != t->resv_node && gs_fleet_node_bare(t->fleet, n);
         if (empty && t->seen[key] == t->stamp) {
             if (t->seen_reason[key] >= 0)
                 o->count[t->seen_reason[key]]++;

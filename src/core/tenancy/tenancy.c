@@ -108,8 +108,11 @@ static int alloc_state(struct gs_tenancy *t)
             nz = (size_t)gs_fleet_node_zone(t->fleet, n) + 1;
     t->nzones = nz ? nz : 1;
     if (ALLOC(t->seen, pol->ntemplates * t->nzones) ||
-        ALLOC(t->seen_reason, pol->ntemplates * t->nzones))
+        ALLOC(t->seen_reason, pol->ntemplates * t->nzones) || ALLOC(t->node_key, nodes))
         return -ENOMEM;
+    for (size_t n = 0; n < nodes; n++)
+        t->node_key[n] = (int32_t)((size_t)pol->nodes[n].template_index * t->nzones +
+                                   (size_t)gs_fleet_node_zone(t->fleet, n));
     if (gs__tn_admission_init(t) < 0 || gs__tn_victims_alloc(t) < 0 ||
         ALLOC(t->blists, t->nlevels * t->nqueues) || ALLOC(t->running_by_level, t->nlevels) ||
         ALLOC(t->borrowed, nt * t->nlevels))
@@ -188,6 +191,7 @@ void gs_tenancy_free(struct gs_tenancy *t)
                    t->node_cards,
                    t->seen,
                    t->seen_reason,
+                   t->node_key,
                    t->running_by_level,
                    t->borrowed,
                    t->bo_key,

@@ -221,6 +221,7 @@ struct gs_tenancy {
     uint32_t *seen; /* [template x nzones + zone] == stamp: an empty node of it was tried */
     int8_t *seen_reason;
     size_t nzones;
+    int32_t *node_key; /* per node: its template x nzones + zone, the index of those two */
     int64_t *running_by_level;
     int64_t elastic_running; /* running members of elastic gangs (eviction.c) */
     int64_t *borrowed;       /* [tenant x nlevels + level]: running pods not on dedicated quota */
