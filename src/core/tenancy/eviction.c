@@ -194,6 +194,63 @@ static int64_t unit_lost(const struct gs_tenancy *t, const struct unit *u)
     return lost;
 }
 
+/*
+ * A gang's unit is the same on every node where a search meets one of its members: unit_of()
+ * reads the gang, the preemptor and the shares, none of which a search changes, and of the
+ * member met only its tenant. It is worked out once per search (stamped with t->vsearch), as is
+ * the work it would lose, instead of once per node, each time over every member.
+ */
+struct gunit {
+    uint64_t stamp, lost_stamp;
+    int other; /* the member it was worked out from is of another tenant than the preemptor */
+    int64_t lost;
+    struct unit u;
+};
+
+static int gunits_grow(struct gs_tenancy *t)
+{
+    size_t cap = t->capgunits;
+    struct gunit *g = gs_grow(t->gunits, &cap, t->npgs ? t->npgs : 1, sizeof(*g), 64);
+    if (!g)
+        return -ENOMEM;
+    memset(g + t->capgunits, 0, (cap - t->capgunits) * sizeof(*g));
+    t->gunits = g;
+    t->capgunits = cap;
+    return 0;
+}
+
+static struct unit gang_unit(struct gs_tenancy *t, const struct rpod *p, int32_t pod,
+                             enum evict_mode mode, int guarantee)
+{
+    const struct rpod *v = &t->pods[pod];
+    int other = v->tenant != p->tenant;
+    struct gunit *g =
+        (size_t)v->group < t->capgunits && v->state == GS_POD_RUNNING ? &t->gunits[v->group] : NULL;
+    if (g && g->stamp == t->vsearch && g->other == other)
+        return g->u;
+    struct unit u = unit_of(t, p, pod, mode, guarantee);
+    if (g) {
+        g->stamp = t->vsearch;
+        g->other = other;
+        g->u = u;
+    }
+    return u;
+}
+
+/* unit_lost(), a gang's once per search. */
+static int64_t unit_lost_once(struct gs_tenancy *t, const struct unit *u)
+{
+    int32_t group = t->pods[u->pod].group;
+    if (u->group >= 0 || group < 0 || (size_t)group >= t->capgunits)
+        return unit_lost(t, u);
+    struct gunit *g = &t->gunits[group];
+    if (g->lost_stamp != t->vsearch) {
+        g->lost = unit_lost(t, u);
+        g->lost_stamp = t->vsearch;
+    }
+    return g->lost;
+}
+
 static int unit_less(const struct unit *a, const struct unit *b)
 {
     if (a->prio != b->prio)
@@ -222,25 +279,85 @@ static int evict_unit(struct gs_tenancy *t, int32_t pod, struct txn *y)
     return 0;
 }
 
+/*
+ * What a victim search reads of each pod on a node, in the node's order, written by
+ * gs__tn_victims_update() from the pods' records: none of it changes while a pod stays on its
+ * node. A search reads these few bytes a pod, side by side, and the pod's record only when they
+ * do not rule it out: most pods on a node are not a victim for a given pod.
+ */
+struct vpod {
+    int32_t pod, prio, tenant, queue, group;
+    uint8_t preemptible, charged, spent; /* spent: evicted GS_EVICTIONS_MAX times */
+};
+
+struct vnode {
+    struct vpod *v;
+    size_t n, cap;
+    int ok; /* @v holds every pod on the node (it could be allocated) */
+};
+
+void gs__tn_victims_free(struct gs_tenancy *t)
+{
+    for (size_t i = 0; i < t->nvpods; i++)
+        free(t->vpods[i].v);
+    free(t->vpods);
+}
+
+/* Could eligible() take a pod of whom @c is known, its state and readmission grace aside? */
+static int may_take(const struct gs_tenancy *t, const struct rpod *p, const struct vpod *c,
+                    enum evict_mode mode, int guarantee)
+{
+    if ((p->group >= 0 && c->group == p->group) || c->spent ||
+        (c->charged == 1 && c->tenant != p->tenant))
+        return 0;
+    if (mode == EVICT_RECLAIM)
+        return c->queue != p->queue && reclaimable(t, c->queue) &&
+               t->q_used[c->queue] > t->q_deserved[c->queue];
+    return (c->prio < p->prio && c->preemptible) ||
+           (guarantee && c->tenant != p->tenant && c->prio <= p->prio);
+}
+
 /* Eligible units with a pod on @node, in no order and without the work they would lose (see
  * sort_units()); the count. A gang is worked out once per node. */
 static size_t node_units(struct gs_tenancy *t, const struct rpod *p, size_t node,
                          enum evict_mode mode, int guarantee, struct unit *out)
 {
     int32_t groups[GS_GPUS_MAX * 4];
-    size_t n = 0, ng = 0, np = gs_fleet_pod_count(t->fleet, node);
+    const struct vnode *vn = &t->vpods[node];
+    /* The units found do not depend on the order the pods are met in while no limit below is
+     * reached (a gang's members share its namespace, so its tenant), so the list, which has
+     * the node's pods but not always in the fleet's order (trials take pods off and put them
+     * back), serves as it is; else the fleet's order is followed, as it always was. */
+    int own = vn->ok && vn->n <= GS_GPUS_MAX * 4;
+    size_t n = 0, ng = 0, np = own ? vn->n : gs_fleet_pod_count(t->fleet, node);
     for (size_t i = 0; i < np && n < GS_GPUS_MAX * 4; i++) {
-        int32_t vid = gs_fleet_pod_at(t->fleet, node, i);
-        const struct rpod *v = &t->pods[vid];
-        int alone = v->group < 0 || extras_of(t, v) > 0;
+        int32_t vid = own ? vn->v[i].pod : gs_fleet_pod_at(t->fleet, node, i);
+        const struct vpod *c = i < vn->n && vn->v[i].pod == vid ? &vn->v[i] : NULL;
+        if (c && c->group < 0 && !may_take(t, p, c, mode, guarantee))
+            continue; /* alone, and not eligible() */
         size_t g = 0;
-        while (!alone && g < ng && groups[g] != v->group)
+        while (c && c->group >= 0 && g < ng && groups[g] != c->group)
             g++;
-        if ((!alone && g < ng) || (alone && !eligible(t, p, v, mode, guarantee)))
-            continue;
-        if (!alone && ng < sizeof(groups) / sizeof(groups[0]))
-            groups[ng++] = v->group;
-        struct unit u = unit_of(t, p, vid, mode, guarantee);
+        if (c && c->group >= 0 && g < ng)
+            continue; /* its gang is a unit here already */
+        const struct gunit *gu = c && (size_t)c->group < t->capgunits ? &t->gunits[c->group] : NULL;
+        struct unit u;
+        if (gu && gu->stamp == t->vsearch && gu->other == (c->tenant != p->tenant)) {
+            u = gu->u; /* a gang (not alone: gang_unit() made it) met on another node */
+            if (ng < sizeof(groups) / sizeof(groups[0]))
+                groups[ng++] = c->group;
+        } else {
+            const struct rpod *v = &t->pods[vid];
+            int alone = v->group < 0 || extras_of(t, v) > 0;
+            g = 0;
+            while (!alone && g < ng && groups[g] != v->group)
+                g++;
+            if ((!alone && g < ng) || (alone && !eligible(t, p, v, mode, guarantee)))
+                continue;
+            if (!alone && ng < sizeof(groups) / sizeof(groups[0]))
+                groups[ng++] = v->group;
+            u = alone ? unit_of(t, p, vid, mode, guarantee) : gang_unit(t, p, vid, mode, guarantee);
+        }
         int dup = u.pod < 0;
         for (size_t k = 0; k < n && !dup; k++)
             dup = out[k].pod == u.pod;
@@ -252,11 +369,11 @@ static size_t node_units(struct gs_tenancy *t, const struct rpod *p, size_t node
 
 /* Each unit's work lost, then the units in eviction order (unit_less(): a total order, seq
  * being unique, so the order does not depend on how they were found). */
-static void sort_units(const struct gs_tenancy *t, struct unit *u, size_t n)
+static void sort_units(struct gs_tenancy *t, struct unit *u, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         struct unit x = u[i];
-        x.lost = unit_lost(t, &x);
+        x.lost = unit_lost_once(t, &x);
         size_t k = i;
         for (; k > 0 && unit_less(&x, &u[k - 1]); k--)
             u[k] = u[k - 1];
@@ -327,18 +444,38 @@ static int try_set(struct gs_tenancy *t, const struct rpod *p, size_t node, cons
     return r;
 }
 
-/* The smallest set on @node, as a bit set of @u, or 0 when none makes @p fit. */
+/* Could a set whose last unit added is @k (so holding it, prio, work and size at least its)
+ * come before @b? */
+static int may_beat(const struct pick *b, const struct unit *k)
+{
+    return !b->found || (k->prio != b->prio     ? k->prio < b->prio
+                         : k->lost != b->lost   ? k->lost < b->lost
+                         : k->milli != b->milli ? k->milli < b->milli
+                                                : k->pods < b->pods);
+}
+
+/*
+ * The smallest set on @node, as a bit set of @u, or 0 when none makes @p fit. The units are
+ * added in order until @p fits, then each is dropped that it fits without. When taking more
+ * pods off can only leave more room (no share or minMember limit on any unit added: see
+ * try_set()), the last unit added stays in the set, so a set that cannot beat @best with that
+ * unit alone is left as it is: consider() turns it down whatever is dropped.
+ */
 static int node_set(struct gs_tenancy *t, const struct rpod *p, size_t node, const struct unit *u,
-                    size_t n, enum evict_mode mode, uint64_t *set)
+                    size_t n, enum evict_mode mode, const struct pick *best, uint64_t *set)
 {
     t->work.victim_trials++;
     uint64_t use = 0;
-    int r = 0;
-    for (size_t i = 0; i < n && r == 0; i++) {
+    int r = 0, past = mode == EVICT_PREEMPT && past_deserved(t, p), mono = mode == EVICT_PREEMPT;
+    size_t i = 0;
+    for (; i < n && r == 0; i++) {
         use |= 1ull << i;
+        mono &= u[i].group < 0 && !(past && u[i].guarded);
         r = try_set(t, p, node, u, use, n, mode);
     }
-    for (size_t i = 0; r > 0 && i < n; i++) {
+    if (r > 0 && mono && !may_beat(best, &u[i - 1]))
+        n = 0;
+    for (i = 0; r > 0 && i < n; i++) {
         if (!(use & (1ull << i)))
             continue;
         int without = try_set(t, p, node, u, use & ~(1ull << i), n, mode);
@@ -449,6 +586,14 @@ struct vslot {
     uint64_t q_open, q_ded;
 };
 
+/* Per node, the slots at once: may_hold() reads this and the preemptor's own slot. */
+struct vsum {
+    int32_t low_open;        /* the highest of the slots' */
+    int32_t borrow, borrow2; /* the highest of the slots' and the highest of the others' */
+    uint32_t borrow_slot;    /* the first slot with @borrow */
+    uint64_t q_open;         /* all slots' */
+};
+
 struct vmemo {
     uint64_t key;
     size_t since;    /* change-log position at the failed search */
@@ -461,10 +606,15 @@ int gs__tn_victims_alloc(struct gs_tenancy *t)
     size_t nodes = t->pol->nnodes;
     t->vslots = t->pol->ntenants + 1 < GS_VSLOTS_MAX ? t->pol->ntenants + 1 : GS_VSLOTS_MAX;
     if (!(t->vindex = gs__zalloc(nodes * t->vslots, sizeof(*t->vindex))) ||
+        !(t->vsum = gs__zalloc(nodes, sizeof(*t->vsum))) ||
+        !(t->vpods = gs__zalloc(nodes, sizeof(*t->vpods))) ||
         !(t->vmemo = gs__zalloc(GS_MEMO_SLOTS, sizeof(*t->vmemo))))
         return -ENOMEM;
+    t->nvpods = nodes;
     for (size_t i = 0; i < nodes * t->vslots; i++)
         t->vindex[i] = (struct vslot){-1, -1, -1, 0, 0};
+    for (size_t i = 0; i < nodes; i++)
+        t->vsum[i] = (struct vsum){-1, -1, -1, 0, 0};
     if (t->nlevels <= GS_NODE_CARDS_MAX && t->nqueues <= GS_NODE_CARDS_MAX &&
         !(t->node_cards = gs__zalloc(nodes * (2 * t->nlevels + t->nqueues), sizeof(int32_t))))
         return -ENOMEM;
@@ -500,8 +650,18 @@ void gs__tn_victims_update(struct gs_tenancy *t, size_t node)
     for (size_t k = 0; k < t->vslots; k++)
         vs[k] = (struct vslot){-1, -1, -1, 0, 0};
     size_t np = gs_fleet_pod_count(t->fleet, node);
+    struct vnode *vn = &t->vpods[node];
+    struct vpod *vp = gs_grow(vn->v, &vn->cap, np ? np : 1, sizeof(*vp), 8);
+    vn->v = vp ? vp : vn->v;
+    vn->n = vp ? np : 0; /* none: node_units() reads the pods' records */
+    vn->ok = vp != NULL;
     for (size_t i = 0; i < np; i++) {
-        const struct rpod *v = &t->pods[gs_fleet_pod_at(t->fleet, node, i)];
+        int32_t id = gs_fleet_pod_at(t->fleet, node, i);
+        const struct rpod *v = &t->pods[id];
+        if (vp)
+            vp[i] = (struct vpod){
+                id,       v->prio,        v->tenant,           v->queue,
+                v->group, v->preemptible, (uint8_t)v->charged, v->preemptions >= GS_EVICTIONS_MAX};
         if (v->preemptions >= GS_EVICTIONS_MAX)
             continue;
         struct vslot *s = &vs[(size_t)v->tenant % t->vslots];
@@ -524,6 +684,19 @@ void gs__tn_victims_update(struct gs_tenancy *t, size_t node)
             s->borrow = v->level > s->borrow ? v->level : s->borrow;
         }
     }
+    struct vsum *sum = &t->vsum[node];
+    *sum = (struct vsum){-1, -1, -1, 0, 0};
+    for (size_t k = 0; k < t->vslots; k++) {
+        sum->low_open = vs[k].low_open > sum->low_open ? vs[k].low_open : sum->low_open;
+        sum->q_open |= vs[k].q_open;
+        if (vs[k].borrow > sum->borrow) {
+            sum->borrow2 = sum->borrow;
+            sum->borrow = vs[k].borrow;
+            sum->borrow_slot = (uint32_t)k;
+        } else if (vs[k].borrow > sum->borrow2) {
+            sum->borrow2 = vs[k].borrow;
+        }
+    }
     if (t->node_cards)
         cards_update(t, node);
     if (gs__vec_push(&t->clog, (int32_t)node) < 0)
@@ -534,24 +707,17 @@ void gs__tn_victims_update(struct gs_tenancy *t, size_t node)
 static int may_hold(const struct gs_tenancy *t, const struct rpod *p, size_t node,
                     enum evict_mode mode, int guarantee, uint64_t donors)
 {
-    const struct vslot *vs = &t->vindex[node * t->vslots];
-    size_t own = (size_t)p->tenant % t->vslots;
-    int shared = t->pol->ntenants + 1 > t->vslots; /* the own slot may hold other tenants too */
-    if (mode == EVICT_RECLAIM) {
-        if (vs[own].q_ded & donors)
-            return 1;
-        for (size_t k = 0; k < t->vslots; k++)
-            if (vs[k].q_open & donors)
-                return 1;
-        return 0;
-    }
-    if (vs[own].low_ded > p->level)
+    const struct vslot *own = &t->vindex[node * t->vslots + (size_t)p->tenant % t->vslots];
+    const struct vsum *sum = &t->vsum[node];
+    if (mode == EVICT_RECLAIM)
+        return ((own->q_ded | sum->q_open) & donors) != 0;
+    if (own->low_ded > p->level || sum->low_open > p->level)
         return 1;
-    for (size_t k = 0; k < t->vslots; k++)
-        if (vs[k].low_open > p->level ||
-            (guarantee && (k != own || shared) && vs[k].borrow >= p->level))
-            return 1;
-    return 0;
+    /* the guarantee: a slot not the preemptor's own, or any when its own is shared */
+    int shared = t->pol->ntenants + 1 > t->vslots;
+    int32_t b =
+        shared || sum->borrow_slot != (size_t)p->tenant % t->vslots ? sum->borrow : sum->borrow2;
+    return guarantee && b >= p->level;
 }
 
 /*
@@ -636,16 +802,19 @@ static int visit(struct gs_tenancy *t, struct search *se, size_t n)
         !may_hold(t, p, n, se->mode, se->guarantee, se->donors) ||
         !cards_bound(t, p, n, se->mode, se->guarantee, se->donors))
         return 0;
-    /* Ask for every pod's record at once: the reads of node_units() then overlap. */
-    for (size_t i = 0, np = gs_fleet_pod_count(t->fleet, n); i < np; i++)
-        __builtin_prefetch(&t->pods[gs_fleet_pod_at(t->fleet, n, i)]);
     size_t nu = node_units(t, p, n, se->mode, se->guarantee, u);
     t->work.victim_nodes++;
     uint64_t set;
-    if (!nu || !could_fit(t, p, n, u, nu))
+    if (!nu)
+        return 0;
+    for (size_t i = 0; i < nu; i++) { /* what sort_units() reads of each: the work model */
+        __builtin_prefetch(&t->pods[u[i].pod].rate);
+        __builtin_prefetch(&t->pods[u[i].pod].every_us);
+    }
+    if (!could_fit(t, p, n, u, nu))
         return 0;
     sort_units(t, u, nu);
-    int r = node_set(t, p, n, u, nu, se->mode, &set);
+    int r = node_set(t, p, n, u, nu, se->mode, &se->best, &set);
     if (r > 0) {
         consider(&se->best, n, u, nu, set);
         se->found++;
@@ -677,6 +846,9 @@ int gs__tn_evict_for(struct gs_tenancy *t, int32_t pod, enum evict_mode mode, st
     int guarantee = mode == EVICT_PREEMPT && guaranteed(t, p);
     if (!worth_trying(t, p, mode, guarantee))
         return 1;
+    if (t->npgs > t->capgunits && gunits_grow(t) < 0)
+        return -ENOMEM;
+    t->vsearch++;
     t->work.victim_searches++;
     struct search se = {.p = p, .mode = mode, .guarantee = guarantee};
     char why[GS_REASON_MAX];

@@ -159,6 +159,7 @@ void gs_tenancy_free(struct gs_tenancy *t)
     gs_fleet_free(t->fleet);
     gs__tn_queue_free(t);
     gs__tn_admission_free(t);
+    gs__tn_victims_free(t);
     void *all[] = {t->pods,
                    t->ded_used,
                    t->sh_used,
@@ -175,6 +176,7 @@ void gs_tenancy_free(struct gs_tenancy *t)
                    t->user_running,
                    t->heap,
                    t->vindex,
+                   t->vsum,
                    t->aux,
                    t->resv_ev,
                    t->vmemo,
@@ -195,6 +197,7 @@ void gs_tenancy_free(struct gs_tenancy *t)
                    t->bo_key,
                    t->clean,
                    t->scratch,
+                   t->gunits,
                    t->rlog.v,
                    t->bo_until,
                    t->ts_asked,

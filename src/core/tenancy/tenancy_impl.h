@@ -93,8 +93,11 @@ struct vec {
 struct bucket;
 struct qheap;
 struct vslot;
+struct vsum;
+struct vnode;
 struct evi;
 struct vmemo;
+struct gunit;
 struct card_shares;
 struct namemap;
 
@@ -156,6 +159,9 @@ struct gs_tenancy {
     uint32_t models; /* catalog models some node has */
     /* Victim index (eviction.c): per node and tenant slot, who could be evicted there. */
     struct vslot *vindex;
+    struct vsum *vsum;   /* per node, the slots of vindex summed up */
+    struct vnode *vpods; /* per node, what victim searches read of its pods */
+    size_t nvpods;       /* its nodes: the policy may be another by the time it is freed */
     size_t vslots;
     struct vmemo *vmemo; /* fruitless preemption searches, by pod kind */
     struct vec clog;     /* nodes whose pods changed, in order */
@@ -233,6 +239,9 @@ struct gs_tenancy {
     size_t naux, capaux;
     struct event *resv_ev; /* reserve_for(): the completions taken off, GS_RESV_DEPTH */
     size_t evict_next;     /* where the next victim search starts (eviction.c) */
+    struct gunit *gunits;  /* eviction.c: per gang, its unit as the current search sees it */
+    size_t capgunits;
+    uint64_t vsearch; /* victim searches begun: a gunits[] entry stamped so is current */
     /* Attempts' scratch, kept from one to the next: a single pod's and a gang's transaction, a
      * gang's waiting members, and a copy of the open-node list. */
     struct txn txn_pod, txn_gang;
@@ -380,6 +389,7 @@ int gs__tn_evict_for(struct gs_tenancy *t, int32_t pod, enum evict_mode mode, st
 /* The victim index: allocated once the levels are known; updated whenever @node's pods change. */
 int gs__tn_victims_alloc(struct gs_tenancy *t);
 void gs__tn_victims_update(struct gs_tenancy *t, size_t node);
+void gs__tn_victims_free(struct gs_tenancy *t);
 /* A pod evicted before was bound at @start: its readmission grace runs from then. */
 int gs__tn_readmitted(struct gs_tenancy *t, int64_t start);
 int gs__cmp_i32(const void *a, const void *b);
