@@ -78,10 +78,12 @@ static void cluster(struct gsd_text *t, const struct gs_policy *p)
             gsd_text_printf(t, "]\n");
     }
     gsd_text_printf(t, "  nodes:\n");
-    for (size_t i = 0; i < p->nnodes; i++)
-        gsd_text_printf(t, "    - {name: \"%s\", zone: \"%s\", template: \"%s\"}\n",
-                        p->nodes[i].name, p->nodes[i].zone,
+    for (size_t i = 0; i < p->nnodes; i++) { /* a node of no zone (CSV) is in "default" there */
+        const char *z = p->nodes[i].zone;
+        gsd_text_printf(t, "    - {name: \"%s\", %s%s%stemplate: \"%s\"}\n", p->nodes[i].name,
+                        *z ? "zone: \"" : "", z, *z ? "\", " : "",
                         p->templates[p->nodes[i].template_index].name);
+    }
 }
 
 static void podgroups(struct gsd_text *t, const struct gsd_state *st)
