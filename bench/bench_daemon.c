@@ -5,7 +5,9 @@
  *   2. extender filter and prioritize with 5,000 NodeNames, a different pod every call: latency
  *      percentiles, with the same names every call and with their order changing from call to
  *      call, and for pods asking a MIG instance (the A100 nodes may turn MIG);
- *   3. restart time with 100,000 pods in the store: from exec to the first answer.
+ *   3. GET /v1/snapshot with the SUBMISSIONS pods held: its size and time, and `gpusched simulate
+ *      --from-now` ($GPUSCHED_BIN, or build/gpusched) continuing it for an hour;
+ *   4. restart time with 100,000 pods in the store: from exec to the first answer.
  * Usage: bench_daemon [SUBMISSIONS [STORE_PODS]]
  */
 #include "../tests/common/harness.h"
@@ -186,6 +188,33 @@ static void bench_extender(int vary, int mig)
     free(lb);
 }
 
+/* GET /v1/snapshot now, and the simulator continuing it an hour: sizes and times. */
+static void bench_snapshot(void)
+{
+    struct answer a;
+    double t0 = l_now();
+    if (h_call(&d, "GET", "/v1/snapshot", TOKEN_ADMIN, NULL, &a) || a.status != 200) {
+        printf("snapshot: GET /v1/snapshot answered %ld\n", a.status);
+        h_answer_free(&a);
+        return;
+    }
+    double got = l_now() - t0;
+    size_t len = strlen(a.body);
+    char path[128];
+    snprintf(path, sizeof(path), "%s/snapshot.yaml", d.dir);
+    h_write(path, a.body);
+    h_answer_free(&a);
+    const char *bin = getenv("GPUSCHED_BIN") ? getenv("GPUSCHED_BIN") : "build/gpusched";
+    char cmd[512];
+    snprintf(cmd, sizeof(cmd), "'%s' simulate --scenario '%s' --from-now --horizon 1h --quiet", bin,
+             path);
+    t0 = l_now();
+    int rc = system(cmd);
+    printf("snapshot: GET /v1/snapshot %.1f MiB in %.2f s; simulate --from-now --horizon 1h on it "
+           "%.2f s (exit %d)\n",
+           (double)len / 1048576.0, got, l_now() - t0, rc);
+}
+
 int main(int argc, char **argv)
 {
     int subs = argc > 1 ? atoi(argv[1]) : 20000, store = argc > 2 ? atoi(argv[2]) : 100000;
@@ -210,6 +239,7 @@ int main(int argc, char **argv)
     bench_extender(0, 0);
     bench_extender(1, 0);
     bench_extender(0, 1);
+    bench_snapshot();
     bench_submit(store - subs, "fill", NULL);
     struct answer a;
     h_call(&d, "GET", "/v1/status", TOKEN_ADMIN, NULL, &a);

@@ -216,6 +216,11 @@ struct gs_scn_node {
     int template_index;
 };
 
+#define GS_PLACED_GPUS  1u /* sim.gpusched.io/gpus */
+#define GS_PLACED_MIG   2u /* sim.gpusched.io/mig-start */
+#define GS_PLACED_START 4u /* sim.gpusched.io/start */
+#define GS_PLACED_DONE  8u /* sim.gpusched.io/done */
+
 /* One container's resources as written; GS_UNSET where a field is absent. */
 struct gs_scn_container {
     int64_t gpu;        /* nvidia.com/gpu: cards, or slices when gpumem/gpucores are set */
@@ -259,6 +264,21 @@ struct gs_pod_spec {
     struct gs_scn_container containers[GS_SCN_CONTAINERS]; /* init containers first */
     int ncontainers;
     struct gs_scn_src src;
+    /* A snapshot's pod (GET /v1/snapshot; read by `simulate --from-now` only; all zero in a pod
+     * that is not one): running, placed_node names its node ("" none; placed_node_index is its
+     * Cluster index, set by gs_scenario_resolve()), placed_mask its node-local cards (bit g for
+     * card g), placed_mig_start its MIG instance's first memory slice, placed_start_us when it
+     * started (us, the scenario's clock), done_us how much of its nominal run this run has done by
+     * the snapshot's now; saved_us, what its checkpoints saved before (it resumes there). Which of
+     * them the annotations gave: placed_given (GS_PLACED_*). placed_src: where the node is named.
+     */
+    char placed_node[GS_SCN_NAME_MAX];
+    int32_t placed_node_index;
+    uint32_t placed_mask;
+    int32_t placed_mig_start;
+    int64_t placed_start_us, done_us, saved_us;
+    unsigned placed_given;
+    struct gs_scn_src placed_src;
 };
 
 /*

@@ -94,6 +94,8 @@ struct gs_tenancy_pod {
     int64_t cpu_milli, memory_mib;               /* host CPU and memory, as admission left them */
     int64_t submit_us, start_us, first_start_us; /* start_us: of its last placement; -1 none */
     int32_t preemptions;                         /* times evicted */
+    int64_t saved_us;   /* of its nominal run, what its checkpoints saved before this run */
+    int64_t done_us;    /* running: of its nominal run, what this run did by the clock; else 0 */
     const char *reason; /* why it is not running, "" when it runs or has none */
     const char *why;    /* of that reason, the filter reason most nodes gave, in kube-scheduler's
                            words (a static gs_fit_reason_text()); NULL when the reason is not
@@ -200,7 +202,10 @@ int gs_tenancy_bind_to(struct gs_tenancy *t, int64_t now, int32_t id, int32_t no
 /*
  * gs_tenancy_restore() - put pending pod @id back where it ran (a driver restarting from its
  * store): on node @node, cards @gpu_mask, a MIG instance at @mig_start (else -1), running since
- * @start_us. No decision is made of it. Return: 0; -EINVAL when it does not fit there exactly.
+ * @start_us. No decision is made of it. Its work counts from @start_us at the speed it runs at
+ * now, unless its spec gives done_us (GS_PLACED_DONE; a snapshot: what it did of its nominal
+ * run by the clock's now), which then counts from now. Return: 0; -EINVAL when it does not fit
+ * there exactly.
  */
 int gs_tenancy_restore(struct gs_tenancy *t, int32_t id, int32_t node, uint32_t gpu_mask,
                        int32_t mig_start, int64_t start_us);

@@ -1,5 +1,6 @@
 /* gpusched simulate --scenario: a multi-tenant scenario run in simulated time, one way or more. */
 #include "cli.h"
+#include "../config/scenario_impl.h"
 
 #include "gpusched/billing.h"
 #include "gpusched/diag.h"
@@ -20,7 +21,7 @@ struct sopts {
     int nfiles;
     const char *way, *json, *rates;
     int64_t horizon_us; /* --horizon, GS_UNSET when not given */
-    int quiet;
+    int quiet, from_now;
 };
 
 static void usage(FILE *f)
@@ -37,7 +38,10 @@ static void usage(FILE *f)
             "  --json FILE       write pods and summary as JSON (\"-\" = standard output)\n"
             "  --rates FILE      the RateCard that prices each tenant's bill in the report\n"
             "                    (default: the bundled data/billing/rates.yaml)\n"
-            "  --quiet           no text report\n");
+            "  --quiet           no text report\n"
+            "  --from-now        continue a snapshot (GET /v1/snapshot of gpuschedd) from its\n"
+            "                    Simulation's now: running pods stay where they run\n"
+            "                    (with --horizon, D after that now)\n");
 }
 
 static void print_warning(void *ud, const char *msg)
@@ -52,7 +56,8 @@ static int parse(int argc, char **argv, struct sopts *o)
         {"scenario", required_argument, NULL, 's'}, {"way", required_argument, NULL, 'w'},
         {"horizon", required_argument, NULL, 'H'},  {"json", required_argument, NULL, 'j'},
         {"quiet", no_argument, NULL, 'q'},          {"rates", required_argument, NULL, 'r'},
-        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
+        {"help", no_argument, NULL, 'h'},           {"from-now", no_argument, NULL, 'n'},
+        {NULL, 0, NULL, 0}};
     memset(o, 0, sizeof(*o));
     o->rates = DEFAULT_RATES;
     o->horizon_us = GS_UNSET;
@@ -75,7 +80,8 @@ static int parse(int argc, char **argv, struct sopts *o)
             break;
         case 'H': {
             const char *why = "";
-            if (gs_duration_parse(optarg, &o->horizon_us, &why)) {
+            if (gs_duration_parse(optarg, &o->horizon_us, &why) || o->horizon_us <= 0) {
+                why = *why ? why : "must be longer than 0 s";
                 fprintf(stderr, "gpusched: --horizon \"%s\" %s\n", optarg, why);
                 return EXIT_BAD_INPUT;
             }
@@ -86,6 +92,9 @@ static int parse(int argc, char **argv, struct sopts *o)
             break;
         case 'r':
             o->rates = optarg;
+            break;
+        case 'n':
+            o->from_now = 1;
             break;
         case 'h':
             usage(stdout);
@@ -155,6 +164,28 @@ static int write_json(const char *path, struct gs_tsim *const *runs, size_t n)
     return 0;
 }
 
+/* --from-now needs a snapshot's now; pods placed by a snapshot need --from-now (else their
+ * placements would be read and ignored); --horizon counts from the start. */
+static int start_and_horizon(const struct sopts *o, struct gs_scenario *s, struct gs_diag *d)
+{
+    const struct gs_pod_spec *placed = NULL;
+    for (size_t i = 0; i < s->npods && !placed; i++)
+        placed = s->pods[i].placed_node[0] ? &s->pods[i] : NULL;
+    if (o->from_now && s->sim.now_us == GS_UNSET)
+        return gs_diag_error(d, "--from-now: the scenario has no Simulation spec.now (a snapshot "
+                                "from GET /v1/snapshot has one)");
+    if (!o->from_now && placed)
+        return gs_diag_error(d,
+                             "%s:%u:%u: pod %s/%s is placed (sim.gpusched.io/node): a snapshot "
+                             "is continued with --from-now",
+                             placed->placed_src.file, placed->placed_src.line,
+                             placed->placed_src.col, placed->ns, placed->name);
+    s->sim.from_now = o->from_now;
+    if (o->horizon_us != GS_UNSET)
+        s->sim.horizon_us = o->horizon_us + (o->from_now ? s->sim.now_us : 0);
+    return 0;
+}
+
 static int load_all(const struct sopts *o, struct gs_scenario *s, struct gs_diag *d)
 {
     for (int i = 0; i < o->nfiles; i++) {
@@ -162,9 +193,8 @@ static int load_all(const struct sopts *o, struct gs_scenario *s, struct gs_diag
         if (r < 0)
             return r;
     }
-    if (o->horizon_us != GS_UNSET)
-        s->sim.horizon_us = o->horizon_us;
-    return gs_scenario_resolve(s, d);
+    int r = gs_scenario_resolve(s, d);
+    return r ? r : start_and_horizon(o, s, d);
 }
 
 /*

@@ -50,6 +50,7 @@ int gs_scenario_new(struct gs_scenario **out)
         s->policy.tiers[t].max_skew = GS_UNSET;
     }
     s->sim.horizon_us = GS_UNSET;
+    s->sim.now_us = GS_UNSET;
     s->sim.convert = 1;
     *out = s;
     return 0;

@@ -492,8 +492,8 @@ int gs__scn_limit_range(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t 
 
 /* --- Simulation --- */
 
-enum { SIM_COMPARE, SIM_HORIZON, SIM_MODES, SIM_FAILURES };
-static const char *const sim_keys[] = {"compare", "horizon", "cardModes", "nodeFailures"};
+enum { SIM_COMPARE, SIM_HORIZON, SIM_MODES, SIM_FAILURES, SIM_NOW };
+static const char *const sim_keys[] = {"compare", "horizon", "cardModes", "nodeFailures", "now"};
 
 struct failures {
     struct gs__scn_load *L;
@@ -568,17 +568,20 @@ static int compare_item(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
 int gs__scn_simulation(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root)
 {
     struct gs__scn_meta m;
-    yaml_node_t *spec, *f[4] = {NULL};
-    struct gs_sim_spec sim = {.defined = 1, .horizon_us = GS_UNSET, .convert = 1};
+    yaml_node_t *spec, *f[5] = {NULL};
+    struct gs_sim_spec sim = {
+        .defined = 1, .horizon_us = GS_UNSET, .now_us = GS_UNSET, .convert = 1};
     int rc = read_obj(c, root, "Simulation", false, &m, &spec);
     if (!rc && L->s->sim.defined)
         rc = gs__yaml_err(c, root, "a second Simulation document; give one");
     if (!rc && spec)
-        rc = gs__yaml_each_field(c, spec, sim_keys, 4, "Simulation spec", gs__scn_keep, f);
+        rc = gs__yaml_each_field(c, spec, sim_keys, 5, "Simulation spec", gs__scn_keep, f);
     if (!rc && f[SIM_COMPARE])
         rc = gs__yaml_each_item(c, f[SIM_COMPARE], "compare", compare_item, &sim);
     if (!rc && f[SIM_HORIZON])
         rc = gs__scn_dur(c, f[SIM_HORIZON], "horizon", &sim.horizon_us);
+    if (!rc && f[SIM_NOW])
+        rc = gs__scn_dur(c, f[SIM_NOW], "now", &sim.now_us);
     if (!rc && f[SIM_MODES])
         rc = card_modes(c, f[SIM_MODES], &sim);
     if (!rc && f[SIM_FAILURES])

@@ -360,15 +360,31 @@ enum {
     A_SAME_CARD,
     A_GPU_MODEL,
     A_CHECKPOINT,
+    A_NODE,
+    A_GPUS,
+    A_MIG_START,
+    A_START,
+    A_SAVED,
+    A_DONE,
     A_COUNT
 };
-static const char *const annot_keys[] = {
-    "scheduling.k8s.io/group-name",   "gpusched.io/profile",
-    "gpusched.io/vgpu-class",         "scheduling.volcano.sh/queue-name",
-    "gpusched.io/topology",           "sim.gpusched.io/arrival",
-    "sim.gpusched.io/duration",       "sim.gpusched.io/gpu-util",
-    "gpusched.io/same-card",          "gpusched.io/gpu-model",
-    "gpusched.io/checkpoint-interval"};
+static const char *const annot_keys[] = {"scheduling.k8s.io/group-name",
+                                         "gpusched.io/profile",
+                                         "gpusched.io/vgpu-class",
+                                         "scheduling.volcano.sh/queue-name",
+                                         "gpusched.io/topology",
+                                         "sim.gpusched.io/arrival",
+                                         "sim.gpusched.io/duration",
+                                         "sim.gpusched.io/gpu-util",
+                                         "gpusched.io/same-card",
+                                         "gpusched.io/gpu-model",
+                                         "gpusched.io/checkpoint-interval",
+                                         "sim.gpusched.io/node",
+                                         "sim.gpusched.io/gpus",
+                                         "sim.gpusched.io/mig-start",
+                                         "sim.gpusched.io/start",
+                                         "sim.gpusched.io/saved",
+                                         "sim.gpusched.io/done"};
 
 /* gpusched.io/gpu-model: catalog models joined by '|' ("A100-SXM4-80GB|H100-SXM5-80GB"). */
 static int gpu_models(struct gs__yctx *c, yaml_node_t *v, uint32_t *mask)
@@ -422,10 +438,58 @@ static int util_pct(struct gs__yctx *c, yaml_node_t *v, int32_t *out)
     return 0;
 }
 
+/* sim.gpusched.io/gpus: node-local card indexes joined by ',' ("0,1,2,3"). */
+static int card_list(struct gs__yctx *c, yaml_node_t *v, uint32_t *mask)
+{
+    char buf[GS__YAML_SHOW_BUF];
+    const char *s = gs__yaml_str(v);
+    uint32_t m = 0;
+    for (const char *q = s; q && *q;) {
+        char *end;
+        long g = strtol(q, &end, 10);
+        if (end == q || g < 0 || g >= GS_GPUS_MAX || (*end && *end != ',') || (m >> g & 1))
+            return gs__yaml_err(c, v,
+                                "sim.gpusched.io/gpus: %s is not a list of distinct card "
+                                "indexes 0..%d joined by ','",
+                                gs__yaml_show(v, buf), GS_GPUS_MAX - 1);
+        m |= 1u << g;
+        q = end + (*end == ',');
+    }
+    if (!m)
+        return gs__yaml_err(c, v, "sim.gpusched.io/gpus must name at least one card");
+    *mask = m;
+    return 0;
+}
+
 static int annot_value(struct gs__yctx *c, int a, yaml_node_t *v, struct gs_pod_spec *p)
 {
     int tier = 0, rc;
+    int64_t x;
     switch (a) {
+    case A_NODE: {
+        size_t line, col;
+        gs__yaml_pos(c, v, &line, &col);
+        snprintf(p->placed_src.file, sizeof(p->placed_src.file), "%s", c->path ? c->path : "");
+        p->placed_src.line = (uint32_t)line;
+        p->placed_src.col = (uint32_t)col;
+        return gs__scn_name(c, v, annot_keys[a], p->placed_node, sizeof(p->placed_node));
+    }
+    case A_GPUS:
+        p->placed_given |= GS_PLACED_GPUS;
+        return card_list(c, v, &p->placed_mask);
+    case A_MIG_START:
+        p->placed_given |= GS_PLACED_MIG;
+        if ((rc = gs__scn_int(c, v, annot_keys[a], 0, 7, &x)) == 0)
+            p->placed_mig_start = (int32_t)x;
+        return rc;
+    case A_START:
+        p->placed_given |= GS_PLACED_START;
+        return gs__scn_dur(c, v, annot_keys[a], &p->placed_start_us);
+    case A_SAVED:
+        return gs__scn_dur(c, v, annot_keys[a], &p->saved_us);
+    case A_DONE:
+        p->placed_given |= GS_PLACED_DONE;
+        return gs__scn_dur(c, v, annot_keys[a], &p->done_us);
     case A_GROUP:
         return gs__scn_name(c, v, annot_keys[a], p->group, sizeof(p->group));
     case A_PROFILE:
@@ -611,6 +675,7 @@ static void pod_defaults(struct gs_pod_spec *p)
     p->duration_us = GS_UNSET;
     p->util_pct = GS_UNSET;
     p->checkpoint_us = GS_UNSET;
+    p->placed_node_index = -1;
 }
 
 /* A pod asking a MIG instance and cards or shares too: NVIDIA's device plugin would give both, but

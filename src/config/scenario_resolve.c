@@ -18,6 +18,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define AT_MAX 160
@@ -260,6 +261,59 @@ static void warn_limit_ranges(struct gs_scenario *s, struct gs_diag *d)
     }
 }
 
+struct named {
+    const char *name;
+    int32_t index;
+};
+
+static int cmp_named(const void *a, const void *b)
+{
+    return strcmp(((const struct named *)a)->name, ((const struct named *)b)->name);
+}
+
+/* placed_nodes() - a snapshot's running pods (sim.gpusched.io/node) name a node of the Cluster
+ * and give their cards (or MIG instance) and start with it. O(pods log nodes). */
+static int placed_nodes(struct gs_scenario *s, struct gs_diag *d)
+{
+    char at[AT_MAX];
+    struct named *by = malloc((s->policy.nnodes + 1) * sizeof(*by));
+    if (!by)
+        return gs_diag_error_code(d, -ENOMEM, "out of memory");
+    for (size_t k = 0; k < s->policy.nnodes; k++)
+        by[k] = (struct named){s->policy.nodes[k].name, (int32_t)k};
+    qsort(by, s->policy.nnodes, sizeof(*by), cmp_named);
+    int rc = 0;
+    for (size_t i = 0; !rc && i < s->npods; i++) {
+        struct gs_pod_spec *p = &s->pods[i];
+        int loose = p->placed_given != 0;
+        if (!p->placed_node[0] && loose)
+            rc = gs_diag_error(d,
+                               "%s: pod %s/%s: sim.gpusched.io/gpus, mig-start, start and done "
+                               "describe a running pod and need sim.gpusched.io/node",
+                               gs__scn_where(&p->src, at, sizeof(at)), p->ns, p->name);
+        if (rc || !p->placed_node[0])
+            continue;
+        const struct named key = {p->placed_node, -1},
+                           *k = bsearch(&key, by, s->policy.nnodes, sizeof(*by), cmp_named);
+        if (!k)
+            rc = gs_diag_error(d,
+                               "%s: pod %s/%s: sim.gpusched.io/node \"%s\" is not a node of the "
+                               "Cluster",
+                               gs__scn_where(&p->placed_src, at, sizeof(at)), p->ns, p->name,
+                               p->placed_node);
+        else if (!(p->placed_given & (GS_PLACED_GPUS | GS_PLACED_MIG)) ||
+                 !(p->placed_given & GS_PLACED_START))
+            rc = gs_diag_error(d,
+                               "%s: pod %s/%s: a running pod needs sim.gpusched.io/gpus (or "
+                               "mig-start) and sim.gpusched.io/start with its node",
+                               gs__scn_where(&p->placed_src, at, sizeof(at)), p->ns, p->name);
+        else
+            p->placed_node_index = k->index;
+    }
+    free(by);
+    return rc;
+}
+
 int gs_scenario_resolve(struct gs_scenario *s, struct gs_diag *d)
 {
     if (!s)
@@ -279,6 +333,8 @@ int gs_scenario_resolve(struct gs_scenario *s, struct gs_diag *d)
         rc = pod_refs(s, &s->pods[i], d);
     for (size_t i = 0; !rc && i < s->sim.nfailures; i++)
         rc = failure_node(s, &s->sim.failures[i], d);
+    if (!rc)
+        rc = placed_nodes(s, d);
     if (rc)
         return rc;
     warn_policy_tenants(s, d);

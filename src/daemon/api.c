@@ -14,6 +14,7 @@
 #include "queue.h"
 #include "server.h"
 #include "state.h"
+#include "whatif.h"
 
 #include "gpusched/catalog.h"
 #include "gpusched/cluster.h"
@@ -291,6 +292,13 @@ static void v1(struct gsd_state *st, struct gsd_req *r, const char *rest)
             gsd_reply_error(r, 405, "", "%s: use GET or POST", r->method);
     } else if (!strncmp(rest, "pods/", 5)) {
         one_pod(st, r, &w, rest + 5);
+    } else if (!strcmp(rest, "snapshot")) {
+        if (strcmp(r->method, "GET"))
+            gsd_reply_error(r, 405, "", "%s: use GET", r->method);
+        else if (!w.admin)
+            gsd_reply_error(r, 403, "Authorization", "GET /v1/snapshot needs the admin token");
+        else
+            gsd_whatif_snapshot(st, r);
     } else if (!strcmp(rest, "status")) {
         gsd_reply_error(r, 405, "", "%s: use GET", r->method); /* GET is a read (reads.c) */
     } else if (!strcmp(rest, "nodes")) {

@@ -104,6 +104,8 @@ struct gsd_config {
     int64_t max_pods;           /* pods held (pending + running) */
     char policy[32];            /* placement policy name */
     struct gs_scenario *quotas; /* GPUQuota, ResourceQuota, ... of the policy files; may be NULL */
+    char *policy_text;          /* those files' text as they were read, each after a "---" line (GET
+                                   /v1/snapshot writes it out); NULL with no policy file */
 };
 
 /*

@@ -73,6 +73,55 @@ static int bind_policy(struct gsd_config *c, struct gs_scenario *s, struct gs_di
     return 0;
 }
 
+/* The text of policy files @paths[0..@n), each after a "---" line and a comment naming it, into
+ * c->policy_text: what GET /v1/snapshot hands on. Return: 0; -EIO; -ENOMEM. */
+static int keep_text(struct gsd_config *c, const char *const *paths, size_t n, struct gs_diag *d)
+{
+    char *all = NULL;
+    size_t len = 0, cap = 0;
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        FILE *f = fopen(paths[i], "rb");
+        if (!f) {
+            rc = gs_diag_error_code(d, -EIO, "%s: cannot read it again", paths[i]);
+            break;
+        }
+        char head[4200];
+        size_t h = (size_t)snprintf(head, sizeof(head), "---\n# %.4096s\n", paths[i]);
+        char *g = gs_grow(all, &cap, len + h + 1, 1, 65536);
+        if (g) {
+            all = g;
+            memcpy(all + len, head, h);
+            len += h;
+        }
+        while (g) { /* room for 4 KiB more each time, a newline and the NUL */
+            if (!(g = gs_grow(all, &cap, len + 4096 + 2, 1, 65536)))
+                break;
+            all = g;
+            size_t got = fread(all + len, 1, cap - len - 2, f);
+            len += got;
+            if (got == 0)
+                break;
+        }
+        if (!g)
+            rc = -ENOMEM;
+        if (!rc && ferror(f))
+            rc = gs_diag_error_code(d, -EIO, "%s: cannot read it again", paths[i]);
+        fclose(f);
+        if (!rc && len && all[len - 1] != '\n')
+            all[len++] = '\n';
+    }
+    if (rc) {
+        free(all);
+        return rc;
+    }
+    if (all)
+        all[len] = '\0';
+    free(c->policy_text);
+    c->policy_text = all;
+    return 0;
+}
+
 int gsd_quota_load(struct gsd_config *c, const char *const *paths, size_t n, struct gs_diag *d)
 {
     struct gs_scenario *s;
@@ -92,6 +141,8 @@ int gsd_quota_load(struct gsd_config *c, const char *const *paths, size_t n, str
         d->warn = warn;
     if (!rc)
         rc = bind_policy(c, s, d);
+    if (!rc)
+        rc = keep_text(c, paths, n, d);
     if (rc) {
         for (size_t k = 0; k < c->ntenants; k++)
             c->tenants[k].quota = NULL;

@@ -174,6 +174,57 @@ static int loop(struct gs_tsim *t)
     return r;
 }
 
+/*
+ * --from-now: the clock starts at the snapshot's now. The nodes down by then go down; the pods
+ * that arrived by then are submitted in file order (a snapshot lists them in the daemon's
+ * arrival order) and those running are put back on their cards by the core's restore, the rule a
+ * daemon restarting from its store follows; a pass then runs as the daemon's next would.
+ */
+static int start_from_now(struct gs_tsim *t, struct gs_diag *d)
+{
+    t->now = t->s->sim.now_us;
+    int r = 0;
+    while (r >= 0 && t->next_node_event < t->nnode_events &&
+           t->node_events[t->next_node_event].t <= t->now) {
+        const struct node_event *e = &t->node_events[t->next_node_event++];
+        r = gs_tenancy_node_ready(t->sched, t->now, e->node, e->ready);
+    }
+    while (r >= 0 && t->next_arrival < t->npods &&
+           t->s->pods[t->arrival_order[t->next_arrival]].arrival_us <= t->now) {
+        size_t i = (size_t)t->arrival_order[t->next_arrival++];
+        const struct gs_pod_spec *sp = &t->s->pods[i];
+        char at[160];
+        snprintf(at, sizeof(at), "%.*s:%u:%u", (int)sizeof(sp->placed_src.file),
+                 sp->placed_src.file, sp->placed_src.line, sp->placed_src.col);
+        if ((r = arrive(t, i)) < 0 || !sp->placed_node[0] || sp->placed_node_index < 0)
+            continue;
+        if (t->pods[i].rejected)
+            return gs_diag_error(d, "%s: pod %s/%s runs on %s in the snapshot, but is refused: %s",
+                                 at, sp->ns, sp->name, sp->placed_node, t->pods[i].rejected);
+        r = gs_tenancy_restore(t->sched, t->pods[i].id, sp->placed_node_index, sp->placed_mask,
+                               sp->placed_given & GS_PLACED_MIG ? sp->placed_mig_start : -1,
+                               sp->placed_start_us);
+        if (r == -EINVAL)
+            return gs_diag_error(d,
+                                 "%s: pod %s/%s cannot run on node %s where the snapshot puts "
+                                 "it: those cards (or that MIG instance) are taken or do not "
+                                 "hold it",
+                                 at, sp->ns, sp->name, sp->placed_node);
+        struct gs_tenancy_pod v;
+        if (r < 0 || (r = gs_tenancy_pod(t->sched, t->pods[i].id, &v)) < 0)
+            continue;
+        struct gs_decision dec = {
+            .node = v.node, .gpu_mask = v.gpu_mask, .share_milli = v.share_milli};
+        if ((r = bound(t, i, t->pods[i].id, &dec)) == 0)
+            t->uses[t->nuses - 1].start_us = sp->placed_start_us;
+    }
+    const struct gs_decision *dec;
+    size_t n;
+    if (r >= 0 && (r = gs_tenancy_schedule(t->sched, t->now, &dec, &n)) >= 0)
+        r = take(t, dec, n);
+    return r;
+}
+
 struct arrival {
     int64_t t;
     int32_t pod;
@@ -288,6 +339,8 @@ int gs_tsim_run(const struct gs_scenario *s, enum gs_way way, struct gs_tsim **o
     r = alloc_state(t);
     if (r == 0)
         r = gs__tsim_timeline_new(t);
+    if (r == 0 && s->sim.from_now)
+        r = start_from_now(t, d);
     if (r == 0)
         r = loop(t);
     if (r == 0)

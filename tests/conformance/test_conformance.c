@@ -179,29 +179,30 @@ static json_t *pods_of(json_t *docs)
 
 /* ---- the simulator's run ---- */
 
-/* gpusched simulate on the scenario as written to @w->dir: its exit status; the JSON (pods by
- * name) into *@out when it ran. */
-static int simulate(struct work *w, const struct kase *k, json_t **out)
+/* gpusched simulate --scenario @in --way @way --json @json (with @extra, NULL-terminated, after):
+ * its exit status; the JSON (pods by name) into *@out when it ran; its stderr into *@err when
+ * @err is not NULL (caller frees). */
+static int run_sim(const char *in, const char *json, const char *way, const char *const *extra,
+                   json_t **out, char **err)
 {
-    char in[192], json[192];
-    snprintf(in, sizeof(in), "%s/scenario.yaml", w->dir);
-    snprintf(json, sizeof(json), "%s/sim.json", w->dir);
-    write_docs(in, w->docs, any);
-    const char *argv[] = {getenv("GPUSCHED_BIN"),
-                          "simulate",
-                          "--scenario",
-                          in,
-                          "--way",
-                          k->way,
-                          "--json",
-                          json,
-                          "--quiet",
-                          NULL};
+    const char *argv[16] = {getenv("GPUSCHED_BIN"),
+                            "simulate",
+                            "--scenario",
+                            in,
+                            "--way",
+                            way,
+                            "--json",
+                            json,
+                            "--quiet"};
+    for (size_t i = 0; extra && extra[i] && i < 6; i++)
+        argv[9 + i] = extra[i];
     struct t_run r;
     t_run(argv, &r);
     int status = r.status;
+    if (err)
+        *err = strdup(r.err ? r.err : "");
     if (status != 0 && status != 2)
-        fail_msg("%s: gpusched simulate exited %d: %s", k->name, r.status, r.err);
+        fail_msg("%s: gpusched simulate exited %d: %s", in, r.status, r.err);
     t_run_free(&r);
     if (status)
         return status;
@@ -215,6 +216,17 @@ static int simulate(struct work *w, const struct kase *k, json_t **out)
     json_decref(j);
     *out = byname;
     return 0;
+}
+
+/* gpusched simulate on the scenario as written to @w->dir: its exit status; the JSON (pods by
+ * name) into *@out when it ran. */
+static int simulate(struct work *w, const struct kase *k, json_t **out)
+{
+    char in[192], json[192];
+    snprintf(in, sizeof(in), "%s/scenario.yaml", w->dir);
+    snprintf(json, sizeof(json), "%s/sim.json", w->dir);
+    write_docs(in, w->docs, any);
+    return run_sim(in, json, k->way, NULL, out, NULL);
 }
 
 /* The simulator's view of pod @p: its runs are its uses (times) at its placements (where). */
@@ -400,9 +412,10 @@ static void post_pod(struct work *w, const struct daemon *d, const json_t *pod)
     free(body);
 }
 
-static void drive(struct work *w, const struct daemon *d)
+/* The events from the @i-th on that come before @until; the index of the first left. */
+static size_t drive_until(struct work *w, const struct daemon *d, size_t i, int64_t until)
 {
-    for (size_t i = 0; i < w->nev;) {
+    while (i < w->nev && w->ev[i].t < until) {
         int64_t t = w->ev[i].t;
         clock_to(d, t, 0);
         for (; i < w->nev && w->ev[i].t == t; i++) {
@@ -416,6 +429,12 @@ static void drive(struct work *w, const struct daemon *d)
         }
         clock_to(d, t, 1);
     }
+    return i;
+}
+
+static void drive(struct work *w, const struct daemon *d)
+{
+    drive_until(w, d, 0, INT64_MAX);
     clock_to(d, w->end_us, 1);
 }
 
@@ -549,78 +568,247 @@ static void compare_pod(struct work *w, const struct kase *k, const char *key, c
 
 /* ---- one case ---- */
 
+/* Case @k's scenario through the simulator, and gpuschedd started on it with the arrivals
+ * planned: 0; 1 when both refuse the scenario (nothing left to do but case_free()). */
+static int case_start(const struct kase *k, struct work *w, struct daemon *d, json_t **pods)
+{
+    struct gs_diag diag;
+    gs_diag_init(&diag);
+    assert_int_equal(h_setup(d, NULL), 0);
+    snprintf(w->dir, sizeof(w->dir), "%s", d->dir);
+    snprintf(d->way, sizeof(d->way), "%s", k->way);
+    d->manual_clock = 1;
+    assert_int_equal(gs_scenario_new(&w->s), 0);
+    if (gs_scenario_load(w->s, k->file, &diag) || gs_scenario_resolve(w->s, &diag))
+        fail_msg("%s: %s", k->file, diag.msg);
+    w->docs = read_docs(k->file);
+    *pods = pods_of(w->docs);
+    int sim_status = simulate(w, k, &w->sim);
+    w->posted = json_object();
+    if (sim_status) { /* a scenario the simulator refuses (no nodes): the daemon refuses too */
+        snprintf(d->nodes, sizeof(d->nodes), "%s/nodes.yaml", d->dir);
+        write_docs(d->nodes, w->docs, is_cluster);
+        assert_int_not_equal(h_start(d), 0);
+        printf("%s: both refuse it (gpusched simulate exit %d, gpuschedd does not start)\n",
+               k->name, sim_status);
+        return 1;
+    }
+    plan(w, *pods);
+    snprintf(d->nodes, sizeof(d->nodes), "%s/nodes.yaml", d->dir);
+    write_docs(d->nodes, w->docs, is_cluster);
+    snprintf(d->policy, sizeof(d->policy), "%s/policy.yaml", d->dir);
+    if (!write_docs(d->policy, w->docs, is_policy))
+        d->policy[0] = '\0'; /* no policy document: no second --config */
+    write_config(w, d);
+    if (h_start(d)) {
+        char *log = t_slurp(d->log, NULL);
+        fail_msg("%s: gpuschedd did not start: %s", k->name, log ? log : "");
+    }
+    return 0;
+}
+
+static void case_free(struct work *w, struct daemon *d, json_t *pods)
+{
+    json_decref(pods);
+    json_decref(w->docs);
+    json_decref(w->sim);
+    json_decref(w->posted);
+    free(w->ev);
+    gs_scenario_free(w->s);
+    h_cleanup(d);
+}
+
+/* Every pod of @sim (the simulator's, by name) against gpuschedd's stopped run @d, over the
+ * runs that end after @from_s (seconds; 0: all): the differences into @w->diffs. */
+static size_t compare_all(struct work *w, const struct kase *k, const json_t *sim,
+                          const struct daemon *d, const json_t *held, long long from_s)
+{
+    json_t *runs = daemon_runs(d);
+    const char *key;
+    json_t *p;
+    size_t n = 0;
+    json_object_foreach((json_t *)sim, key, p)
+    {
+        struct view sv, dv;
+        sim_view(p, &sv);
+        daemon_view(key, runs, held, w->posted, &dv);
+        int kept = 0;
+        for (int i = 0; i < dv.nruns; i++)
+            if (dv.runs[i].end < 0 || dv.runs[i].end > from_s)
+                dv.runs[kept++] = dv.runs[i];
+        dv.nruns = kept;
+        compare_pod(w, k, key, &sv, &dv);
+        n++;
+    }
+    json_decref(runs);
+    return n;
+}
+
 static void run_case(void **state)
 {
     const struct kase *k = *state;
     struct work w = {0};
     struct daemon d;
-    struct gs_diag diag;
-    gs_diag_init(&diag);
-    assert_int_equal(h_setup(&d, NULL), 0);
-    snprintf(w.dir, sizeof(w.dir), "%s", d.dir);
-    snprintf(d.way, sizeof(d.way), "%s", k->way);
-    d.manual_clock = 1;
-    assert_int_equal(gs_scenario_new(&w.s), 0);
-    if (gs_scenario_load(w.s, k->file, &diag) || gs_scenario_resolve(w.s, &diag))
-        fail_msg("%s: %s", k->file, diag.msg);
-    w.docs = read_docs(k->file);
-    json_t *pods = pods_of(w.docs);
-    int sim_status = simulate(&w, k, &w.sim);
-    w.posted = json_object();
-    if (sim_status) { /* a scenario the simulator refuses (no nodes): the daemon refuses too */
-        snprintf(d.nodes, sizeof(d.nodes), "%s/nodes.yaml", d.dir);
-        write_docs(d.nodes, w.docs, is_cluster);
-        assert_int_not_equal(h_start(&d), 0);
-        printf("%s: both refuse it (gpusched simulate exit %d, gpuschedd does not start)\n",
-               k->name, sim_status);
-        json_decref(pods);
-        json_decref(w.docs);
-        json_decref(w.posted);
-        gs_scenario_free(w.s);
-        h_cleanup(&d);
+    json_t *pods;
+    if (case_start(k, &w, &d, &pods)) {
+        case_free(&w, &d, pods);
         return;
-    }
-    plan(&w, pods);
-
-    snprintf(d.nodes, sizeof(d.nodes), "%s/nodes.yaml", d.dir);
-    write_docs(d.nodes, w.docs, is_cluster);
-    snprintf(d.policy, sizeof(d.policy), "%s/policy.yaml", d.dir);
-    if (!write_docs(d.policy, w.docs, is_policy))
-        d.policy[0] = '\0'; /* no policy document: no second --config */
-    write_config(&w, &d);
-    if (h_start(&d)) {
-        char *log = t_slurp(d.log, NULL);
-        fail_msg("%s: gpuschedd did not start: %s", k->name, log ? log : "");
     }
     drive(&w, &d);
     json_t *held = held_pods(&d);
     assert_int_equal(h_stop(&d), 0);
-    json_t *runs = daemon_runs(&d);
-
-    const char *key;
-    json_t *p;
-    size_t n = 0;
-    json_object_foreach(w.sim, key, p)
-    {
-        struct view sv, dv;
-        sim_view(p, &sv);
-        daemon_view(key, runs, held, w.posted, &dv);
-        compare_pod(&w, k, key, &sv, &dv);
-        n++;
-    }
+    size_t n = compare_all(&w, k, w.sim, &d, held, 0);
     printf("%s: %zu pods, %d differences\n", k->name, n, w.diffs);
     fflush(stdout);
     int diffs = w.diffs;
     json_decref(held);
-    json_decref(runs);
-    json_decref(pods);
-    json_decref(w.docs);
-    json_decref(w.sim);
-    json_decref(w.posted);
-    free(w.ev);
-    gs_scenario_free(w.s);
-    h_cleanup(&d);
+    case_free(&w, &d, pods);
     assert_int_equal(diffs, 0);
+}
+
+/* ---- what-if: GET /v1/snapshot half-way, continued by simulate --from-now ---- */
+
+/* GET /v1/snapshot: the admin's (a tenant's token is refused 403, none 401); the text. */
+static char *take_snapshot(const struct daemon *d)
+{
+    struct answer a;
+    assert_int_equal(h_call(d, "GET", "/v1/snapshot", NULL, NULL, &a), 0);
+    assert_int_equal(a.status, 401);
+    h_answer_free(&a);
+    assert_int_equal(h_call(d, "GET", "/v1/snapshot", "tenant-token-0000-0123456789", NULL, &a), 0);
+    assert_int_equal(a.status, 403);
+    h_answer_free(&a);
+    assert_int_equal(h_call(d, "GET", "/v1/snapshot", TOKEN_ADMIN, NULL, &a), 0);
+    if (a.status != 200)
+        fail_msg("GET /v1/snapshot: %ld %s", a.status, a.body ? a.body : "");
+    char *text = a.body;
+    a.body = NULL;
+    h_answer_free(&a);
+    return text;
+}
+
+/*
+ * The daemon runs the scenario to a second half-way with no event at it, answers GET
+ * /v1/snapshot, and runs on to the end; the snapshot, with the pods arriving later appended as
+ * an operator would add them, goes through `simulate --from-now` to the same end. Every pod the
+ * snapshot or the later arrivals hold must have the same runs from then on (node, cards, start,
+ * end), evictions, state and reason in both.
+ */
+static void snapshot_case(void **state)
+{
+    const struct kase *k = *state;
+    struct work w = {0};
+    struct daemon d;
+    json_t *pods;
+    if (case_start(k, &w, &d, &pods)) {
+        case_free(&w, &d, pods);
+        return;
+    }
+    int64_t mid = w.end_us / 2 / SEC * SEC;
+    for (int again = 1; again;) {
+        again = 0;
+        for (size_t i = 0; i < w.nev && !again; i++)
+            again = w.ev[i].t == mid;
+        mid += again ? SEC : 0;
+    }
+    assert_true(mid < w.end_us);
+    size_t i = drive_until(&w, &d, 0, mid);
+    clock_to(&d, mid, 1);
+    char *snap = take_snapshot(&d), path[192], json[192], horizon[48];
+    snprintf(path, sizeof(path), "%s/snapshot.yaml", w.dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(snap, f);
+    for (size_t j = i; j < w.nev; j++)
+        if (w.ev[j].kind == EV_ARRIVE) {
+            fputs("---\n", f);
+            json_dumpf(w.ev[j].pod, f, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+            fputc('\n', f);
+        }
+    assert_int_equal(fclose(f), 0);
+    free(snap);
+    drive_until(&w, &d, i, INT64_MAX);
+    clock_to(&d, w.end_us, 1);
+    json_t *held = held_pods(&d);
+    assert_int_equal(h_stop(&d), 0);
+
+    snprintf(json, sizeof(json), "%s/from-now.json", w.dir);
+    snprintf(horizon, sizeof(horizon), "%lldus", (long long)(w.end_us - mid));
+    const char *extra[] = {"--from-now", "--horizon", horizon, NULL};
+    json_t *cont = NULL;
+    char *err = NULL;
+    if (run_sim(path, json, k->way, extra, &cont, &err))
+        fail_msg("%s: simulate --from-now refused the snapshot: %s", k->name, err);
+    free(err);
+    size_t n = compare_all(&w, k, cont, &d, held, (long long)(mid / SEC));
+    printf("%s: snapshot at %lld s, %zu pods continued, %d differences\n", k->name,
+           (long long)(mid / SEC), n, w.diffs);
+    fflush(stdout);
+    int diffs = w.diffs;
+    assert_true(n > 0);
+    json_decref(cont);
+    json_decref(held);
+    case_free(&w, &d, pods);
+    assert_int_equal(diffs, 0);
+}
+
+/* A snapshot placing a pod on a node the Cluster lacks, or on cards another pod holds: one
+ * message naming file:line:column, exit 2. */
+static void snapshot_refused(void **state)
+{
+    (void)state;
+    char dir[64], path[128], json[160];
+    assert_int_equal(t_tmpdir(dir, sizeof(dir), "gs_whatif"), 0);
+    snprintf(path, sizeof(path), "%s/snap.yaml", dir);
+    snprintf(json, sizeof(json), "%s/out.json", dir);
+    static const char *const head =
+        "apiVersion: gpusched.io/v1alpha1\nkind: Cluster\nmetadata: {name: c}\nspec:\n"
+        "  nodeTemplates: [{name: t, gpuModel: A100-SXM4-80GB, gpus: 2}]\n"
+        "  nodes: [{name: n1, template: t}]\n---\napiVersion: sim.gpusched.io/v1alpha1\n"
+        "kind: Simulation\nmetadata: {name: s}\nspec: {now: 60s}\n";
+    static const char *const pod =
+        "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: %s\n  annotations:\n"
+        "    sim.gpusched.io/node: %s\n    sim.gpusched.io/gpus: \"0\"\n"
+        "    sim.gpusched.io/start: 10s\nspec:\n  containers:\n  - name: m\n    resources:\n"
+        "      limits: {nvidia.com/gpu: 1}\n";
+    static const struct {
+        const char *node2, *says;
+        int line;
+    } cases[] = {{"n9", "is not a node of the Cluster", 32}, {"n1", "cannot run on node n1", 32}};
+    for (size_t c = 0; c < 2; c++) {
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fputs(head, f);
+        fprintf(f, pod, "a", "n1");
+        fprintf(f, pod, "b", cases[c].node2);
+        assert_int_equal(fclose(f), 0);
+        const char *argv[] = {getenv("GPUSCHED_BIN"),
+                              "simulate",
+                              "--scenario",
+                              path,
+                              "--from-now",
+                              "--json",
+                              json,
+                              "--quiet",
+                              NULL};
+        struct t_run r;
+        t_run(argv, &r);
+        char where[192];
+        snprintf(where, sizeof(where), "%s:%d:", path, cases[c].line);
+        if (r.status != 2 || !strstr(r.err, where) || !strstr(r.err, cases[c].says) ||
+            strchr(r.err, '\n') != r.err + strlen(r.err) - 1)
+            fail_msg("case %zu: exit %d, want 2 and one line with %s ... %s: %s", c, r.status,
+                     where, cases[c].says, r.err);
+        t_run_free(&r);
+    }
+    /* placements without --from-now would be read and ignored: refused */
+    const char *argv[] = {getenv("GPUSCHED_BIN"), "simulate", "--scenario", path, "--quiet", NULL};
+    struct t_run r;
+    t_run(argv, &r);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "--from-now"));
+    t_run_free(&r);
+    t_rmtree(dir);
 }
 
 /* ---- the cases ---- */
@@ -693,10 +881,22 @@ int main(void)
         snprintf(cases[n].way, sizeof(cases[n].way), "%s", ways[w]);
         snprintf(cases[n].name, sizeof(cases[n].name), "tenant-day/%s", ways[w]);
     }
-    struct CMUnitTest tests[CASES_MAX];
+    struct CMUnitTest tests[CASES_MAX + 8];
     for (size_t i = 0; i < n; i++)
         tests[i] = (struct CMUnitTest){cases[i].name, run_case, NULL, NULL, &cases[i]};
-    int failed = _cmocka_run_group_tests("conformance", tests, n, NULL, NULL);
+    /* what-if: the tenants' day, snapshot half-way: the exclusive and sharing ways (the full way's
+     * empty cards keep modes a snapshot does not carry yet: docs/whatif.md) */
+    static struct kase snap[2];
+    size_t nt = n;
+    for (int w = 0; w < 2; w++) {
+        snap[w] = cases[n - 3 + (size_t)w];
+        snprintf(snap[w].name, sizeof(snap[w].name), "snapshot/tenant-day/%s", ways[w]);
+        tests[nt++] = (struct CMUnitTest){snap[w].name, snapshot_case, NULL, NULL, &snap[w]};
+    }
+    tests[nt++] = (struct CMUnitTest){"snapshot/refused", snapshot_refused, NULL, NULL, NULL};
+    if (getenv("CMOCKA_TEST_FILTER")) /* one case while working on it: "snapshot*" */
+        cmocka_set_test_filter(getenv("CMOCKA_TEST_FILTER"));
+    int failed = _cmocka_run_group_tests("conformance", tests, nt, NULL, NULL);
     t_rmtree(day_dir);
     return failed;
 }

@@ -348,6 +348,7 @@ int gs_tenancy_submit(struct gs_tenancy *t, int64_t now, const struct gs_pod_spe
     p->sp = sp;
     p->seq = seq;
     p->submit = t->now;
+    p->saved_us = sp->saved_us > 0 ? sp->saved_us : 0; /* a snapshot's pod resumes there */
     if (t->way == GS_WAY_FULL && sp->group[0] && (r = placeholder(t, sp)) < 0)
         return r;
     if (gs__tn_admit(t, p)) {
@@ -482,10 +483,12 @@ int gs_tenancy_restore(struct gs_tenancy *t, int32_t id, int32_t node, uint32_t 
     if (r < 0)
         return r;
     p->start = p->first_start = p->since = start_us; /* its work counts from its start */
+    if (p->sp->placed_given & GS_PLACED_DONE)        /* ... unless its progress by now is known */
+        gs__tn_work_resume(t, id, p->sp->done_us);
     if (p->speed <= 0 || p->sp->duration_us == GS_UNSET)
         return 0;
     p->gen++;
-    p->end = start_us + (int64_t)((p->left + p->speed - 1) / p->speed);
+    p->end = p->since + (int64_t)(((p->left > 0 ? p->left : 0) + p->speed - 1) / p->speed);
     return gs__tn_schedule_end(t, id, p->end);
 }
 
@@ -700,6 +703,8 @@ int gs_tenancy_pod(struct gs_tenancy *t, int32_t id, struct gs_tenancy_pod *out)
         .start_us = p->start,
         .first_start_us = p->first_start,
         .preemptions = p->preemptions,
+        .saved_us = p->saved_us,
+        .done_us = p->state == GS_POD_RUNNING ? gs__tn_work_done(t, p) : 0,
         .reason = placed ? "" : p->reason,
         .why = placed ? NULL : main_why(p->reason),
         .field = p->state == GS_POD_REJECTED && p->field ? p->field : "spec",

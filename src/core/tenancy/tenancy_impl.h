@@ -363,6 +363,11 @@ int gs__tn_work_retime(struct gs_tenancy *t, size_t node);
 /* The work @pod did in the run it left since its last checkpoint is discarded (an eviction
  * committed, a failure); it will resume from that checkpoint. */
 void gs__tn_work_lost(struct gs_tenancy *t, int32_t pod);
+/* Restored running @pod has done @done_us of its nominal run in this run by now: the rest is left
+ * from now on. */
+void gs__tn_work_resume(struct gs_tenancy *t, int32_t pod, int64_t done_us);
+/* Of @p's nominal run, the microseconds its current run has done by now. */
+int64_t gs__tn_work_done(const struct gs_tenancy *t, const struct rpod *p);
 /* What evicting running @pod now would discard: milli-GPU x us of work since its checkpoint. */
 int64_t gs__tn_work_at_risk(const struct gs_tenancy *t, const struct rpod *p);
 /* The ledger's integrals up to @now (before anything changes at @now). */

@@ -221,6 +221,19 @@ static int64_t run_done(const struct gs_tenancy *t, const struct rpod *p, int64_
     return run;
 }
 
+void gs__tn_work_resume(struct gs_tenancy *t, int32_t pod, int64_t done_us)
+{
+    struct rpod *p = &t->pods[pod];
+    p->since = t->now;
+    p->left -= (gs_i128)done_us * PPM;
+}
+
+int64_t gs__tn_work_done(const struct gs_tenancy *t, const struct rpod *p)
+{
+    int64_t keep;
+    return run_done(t, p, &keep);
+}
+
 int64_t gs__tn_work_at_risk(const struct gs_tenancy *t, const struct rpod *p)
 {
     int64_t keep, run = run_done(t, p, &keep);

@@ -1,0 +1,229 @@
+/*
+ * gpuschedd: GET /v1/snapshot, the live state as a scenario `gpusched simulate --from-now`
+ * continues from (docs/whatif.md). Runs on the scheduler thread, which owns the state, so what it
+ * writes is one instant: the inventory as a Cluster, the policy files in force as they were read,
+ * the PodGroups posted, the nodes NotReady as nodeFailures at now, and every pod held in arrival
+ * order (its Pod as posted, with its arrival and, running, its node, cards, MIG instance and
+ * start as sim.gpusched.io/ annotations). Times are microseconds since an origin: 0 on the
+ * manual clock, else the earliest submission held (written as a comment).
+ */
+#include "whatif.h"
+#include "api.h"
+#include "gang.h"
+#include "log.h"
+#include "nodes.h"
+#include "sched.h"
+#include "state.h"
+#include "textbuf.h"
+
+#include "gpusched/catalog.h"
+#include "gpusched/cluster.h"
+#include "gpusched/scenario.h"
+#include "gpusched/tenancy.h"
+
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SNAPSHOT_MAX ((size_t)1 << 30) /* bytes: past it the answer is refused (507) */
+
+/* "[[0,1],[2,3]]": the cards of each group index of @of (GS_NO_GROUP: in none), @n cards. */
+static void groups(struct gsd_text *t, const uint8_t *of, int n)
+{
+    gsd_text_put(t, "[", 1);
+    int ngroups = 0;
+    for (int g = 0; g < GS_NO_GROUP; g++) {
+        int k = 0;
+        for (int i = 0; i < n; i++)
+            if (of[i] == g)
+                gsd_text_printf(t, "%s%d", k++ ? "," : ngroups ? ",[" : "[", i);
+        if (k) {
+            gsd_text_put(t, "]", 1);
+            ngroups++;
+        }
+    }
+    gsd_text_put(t, "]", 1);
+}
+
+static void cluster(struct gsd_text *t, const struct gs_policy *p)
+{
+    gsd_text_printf(t, "---\napiVersion: gpusched.io/v1alpha1\nkind: Cluster\n"
+                       "metadata: {name: snapshot}\nspec:\n  nodeTemplates:\n");
+    for (size_t i = 0; i < p->ntemplates; i++) {
+        const struct gs_node_template *tp = &p->templates[i];
+        gsd_text_printf(t, "    - name: \"%s\"\n      gpus: %d\n", tp->name, tp->gpus);
+        if (tp->model >= 0)
+            gsd_text_printf(t, "      gpuModel: \"%s\"\n", gs_catalog_at(tp->model)->name);
+        if (tp->cpu_milli != GS_UNSET)
+            gsd_text_printf(t, "      cpuMilli: %" PRId64 "\n", tp->cpu_milli);
+        if (tp->memory_mib != GS_UNSET)
+            gsd_text_printf(t, "      memoryMiB: %" PRId64 "\n", tp->memory_mib);
+        if (tp->timeslice_replicas)
+            gsd_text_printf(t, "      timeSlicing: {replicas: %d}\n", (int)tp->timeslice_replicas);
+        if (tp->gpus <= 0)
+            continue;
+        gsd_text_printf(t, "      pcieDomains: ");
+        groups(t, tp->pcie_domain, tp->gpus);
+        gsd_text_printf(t, "\n      nvlinkGroups: ");
+        groups(t, tp->nvlink_group, tp->gpus);
+        gsd_text_printf(t, "\n");
+        int any = 0;
+        for (int a = 0; a < tp->gpus; a++)
+            for (int b = a + 1; b < tp->gpus; b++)
+                if (tp->nvlinks[a][b])
+                    gsd_text_printf(t, "%s[%d,%d,%d]", any++ ? "," : "      nvlinks: [", a, b,
+                                    (int)tp->nvlinks[a][b]);
+        if (any)
+            gsd_text_printf(t, "]\n");
+    }
+    gsd_text_printf(t, "  nodes:\n");
+    for (size_t i = 0; i < p->nnodes; i++) { /* a node of no zone (CSV) is in "default" there */
+        const char *z = p->nodes[i].zone;
+        gsd_text_printf(t, "    - {name: \"%s\", %s%s%stemplate: \"%s\"}\n", p->nodes[i].name,
+                        *z ? "zone: \"" : "", z, *z ? "\", " : "",
+                        p->templates[p->nodes[i].template_index].name);
+    }
+}
+
+static void podgroups(struct gsd_text *t, const struct gsd_state *st)
+{
+    for (size_t i = 0; i < st->ngroups; i++) {
+        const struct gsd_group *g = st->groups[i];
+        gsd_text_printf(t,
+                        "---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
+                        "metadata: {name: \"%s\", namespace: \"%s\"}\nspec:\n  minMember: %d\n",
+                        g->name, g->ns, (int)g->min_member);
+        if (g->queue[0])
+            gsd_text_printf(t, "  queue: \"%s\"\n", g->queue);
+        if (g->pclass[0])
+            gsd_text_printf(t, "  priorityClassName: \"%s\"\n", g->pclass);
+    }
+}
+
+/* The Simulation: now, the daemon's way, and the nodes NotReady (down from now on). Cards
+ * marked unhealthy have no scenario form: they are listed in a comment, and placement in the
+ * simulation may use them. */
+static void simulation(struct gsd_text *t, const struct gsd_state *st, int64_t now)
+{
+    gsd_text_printf(t,
+                    "---\napiVersion: sim.gpusched.io/v1alpha1\nkind: Simulation\n"
+                    "metadata: {name: snapshot}\nspec:\n  now: %" PRId64 "us\n  compare: [%s]\n",
+                    now, gs_way_name((enum gs_way)st->way));
+    int any = 0;
+    for (size_t i = 0; i < st->nhealth && i < st->inv->policy.nnodes; i++)
+        if (!gsd_node_ready(&st->health[i]))
+            gsd_text_printf(t, "%s    - {node: \"%s\", at: %" PRId64 "us}\n",
+                            any++ ? "" : "  nodeFailures:\n", st->inv->policy.nodes[i].name, now);
+    for (size_t i = 0; i < st->nhealth && i < st->inv->policy.nnodes; i++)
+        if (st->health[i].bad_mask)
+            gsd_text_printf(t, "# node %s: cards marked unhealthy (mask 0x%x) are not carried\n",
+                            st->inv->policy.nodes[i].name, (unsigned)st->health[i].bad_mask);
+}
+
+/* Pod @p as posted, with its arrival, progress and placement annotations, as indented JSON. */
+static int pod(struct gsd_text *t, const struct gsd_state *st, const struct gsd_pod *p,
+               int64_t origin, const char *node)
+{
+    struct gs_tenancy_pod v = {0};
+    if (p->sid >= 0)
+        gs_tenancy_pod(st->sched.tn, p->sid, &v);
+    json_error_t e;
+    json_t *j = json_loads(p->body, 0, &e);
+    json_t *md = json_object_get(j, "metadata");
+    if (!json_is_object(md))
+        return json_decref(j), -1;
+    json_t *an = json_object_get(md, "annotations");
+    if (!json_is_object(an)) {
+        an = json_object();
+        json_object_set_new(md, "annotations", an);
+    }
+    char buf[64];
+    json_object_set_new(md, "namespace", json_string(p->ns));
+    snprintf(buf, sizeof(buf), "%" PRId64 "us", p->submit_us - origin);
+    json_object_set_new(an, "sim.gpusched.io/arrival", json_string(buf));
+    if (v.saved_us > 0) {
+        snprintf(buf, sizeof(buf), "%" PRId64 "us", v.saved_us);
+        json_object_set_new(an, "sim.gpusched.io/saved", json_string(buf));
+    }
+    if (p->state == GSD_RUNNING) {
+        json_object_set_new(an, "sim.gpusched.io/node", json_string(node));
+        size_t off = 0;
+        buf[0] = '\0';
+        for (int g = 0; g < GS_GPUS_MAX; g++)
+            if (p->pl.gpu_mask >> g & 1)
+                off += (size_t)snprintf(buf + off, sizeof(buf) - off, off ? ",%d" : "%d", g);
+        json_object_set_new(an, "sim.gpusched.io/gpus", json_string(buf));
+        if (p->mig[0]) {
+            snprintf(buf, sizeof(buf), "%d", (int)p->mig_start);
+            json_object_set_new(an, "sim.gpusched.io/mig-start", json_string(buf));
+        }
+        snprintf(buf, sizeof(buf), "%" PRId64 "us", p->start_us - origin);
+        json_object_set_new(an, "sim.gpusched.io/start", json_string(buf));
+        snprintf(buf, sizeof(buf), "%" PRId64 "us", v.done_us);
+        json_object_set_new(an, "sim.gpusched.io/done", json_string(buf));
+    }
+    char *s = json_dumps(j, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+    json_decref(j);
+    if (!s)
+        return -1;
+    gsd_text_printf(t, "---\n%s\n", s);
+    free(s);
+    return 0;
+}
+
+void gsd_whatif_snapshot(struct gsd_state *st, struct gsd_req *r)
+{
+    int64_t now = gsd_sched_now(st), origin = st->manual_clock ? 0 : now;
+    /* the running pods' progress up to now (the manual clock's passes have settled it) */
+    if (!st->manual_clock && gs_tenancy_advance(st->sched.tn, now) < 0) {
+        gsd_reply_error(r, 500, "", "out of memory");
+        return;
+    }
+    for (const struct gsd_pod *p = st->head; p && !st->manual_clock; p = p->next)
+        origin = p->submit_us < origin ? p->submit_us : origin;
+    struct gsd_text t = {.max = SNAPSHOT_MAX};
+    gsd_text_printf(
+        &t,
+        "# gpuschedd snapshot: `gpusched simulate --scenario FILE --from-now` continues "
+        "it.\n# Times are microseconds since %s; a pod without "
+        "sim.gpusched.io/duration runs until the horizon.\n",
+        st->manual_clock ? "the manual clock's 0" : "the earliest submission held");
+    if (!st->manual_clock) {
+        json_t *j = gsd_time_json(origin);
+        char *at = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
+        gsd_text_printf(&t, "# origin: %s\n", at ? at : "?");
+        free(at);
+        json_decref(j);
+    }
+    cluster(&t, &st->inv->policy);
+    if (st->cfg->policy_text)
+        gsd_text_put(&t, st->cfg->policy_text, strlen(st->cfg->policy_text));
+    podgroups(&t, st);
+    simulation(&t, st, now - origin);
+    size_t evicting = 0;
+    for (const struct gsd_pod *p = st->head; p && !t.full; p = p->next) {
+        if (p->state == GSD_EVICTING) { /* holds no cards: leaving */
+            evicting++;
+            continue;
+        }
+        int running = p->state == GSD_RUNNING && p->pl.node >= 0 &&
+                      (size_t)p->pl.node < st->inv->policy.nnodes;
+        const char *node = running ? st->inv->policy.nodes[p->pl.node].name : NULL;
+        if (pod(&t, st, p, origin, node))
+            t.full = 1;
+    }
+    if (evicting)
+        gsd_text_printf(&t, "# %zu pods being evicted through Kubernetes are left out\n", evicting);
+    if (t.full || !t.s) {
+        free(t.s);
+        gsd_reply_error(r, t.len >= SNAPSHOT_MAX ? 507 : 500, "",
+                        t.len >= SNAPSHOT_MAX ? "the snapshot is larger than 1 GiB"
+                                              : "out of memory");
+        return;
+    }
+    r->status = 200;
+    r->ctype = "application/yaml";
+    r->resp = t.s;
+    r->resp_len = t.len;
+}
