@@ -52,12 +52,15 @@ static void print_warning(void *ud, const char *msg)
 
 static int parse(int argc, char **argv, struct sopts *o)
 {
-    static const struct option longs[] = {
-        {"scenario", required_argument, NULL, 's'}, {"way", required_argument, NULL, 'w'},
-        {"horizon", required_argument, NULL, 'H'},  {"json", required_argument, NULL, 'j'},
-        {"quiet", no_argument, NULL, 'q'},          {"rates", required_argument, NULL, 'r'},
-        {"help", no_argument, NULL, 'h'},           {"from-now", no_argument, NULL, 'n'},
-        {NULL, 0, NULL, 0}};
+    static const struct option longs[] = {{"scenario", required_argument, NULL, 's'},
+                                          {"way", required_argument, NULL, 'w'},
+                                          {"horizon", required_argument, NULL, 'H'},
+                                          {"json", required_argument, NULL, 'j'},
+                                          {"quiet", no_argument, NULL, 'q'},
+                                          {"rates", required_argument, NULL, 'r'},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {"from-now", no_argument, NULL, 'n'},
+                                          {NULL, 0, NULL, 0}};
     memset(o, 0, sizeof(*o));
     o->rates = DEFAULT_RATES;
     o->horizon_us = GS_UNSET;
