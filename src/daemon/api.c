@@ -10,6 +10,7 @@
 #include "agents.h"
 #include "extender.h"
 #include "nodes.h"
+#include "podspec.h"
 #include "preempt.h"
 #include "queue.h"
 #include "server.h"
@@ -129,11 +130,32 @@ static void post_again(struct gsd_state *st, struct gsd_req *r, struct gsd_pod *
                         p->ns, p->name);
 }
 
+void gsd_api_prepare(struct gsd_req *r)
+{
+    if (r->kind == GSD_REQ_HTTP && !r->pod && !strcmp(r->method, "POST") &&
+        !strcmp(r->path, "/v1/pods"))
+        r->pod = gsd_podparse_new(r->body, r->len);
+}
+
+/* @r's Pod, parsed by the event thread (its record then taken from @r) or here. */
+static int pod_of(struct gsd_req *r, struct gsd_podspec *spec, struct gsd_ferr *e)
+{
+    struct gsd_podparse *pp = r->pod;
+    if (!pp)
+        return gsd_podspec_parse(r->body, r->len, 1, spec, e);
+    int rc = pp->rc;
+    *spec = pp->spec;
+    *e = pp->e;
+    free(pp);
+    r->pod = NULL;
+    return rc;
+}
+
 static void post_pod(struct gsd_state *st, struct gsd_req *r, const struct who *w)
 {
     struct gsd_podspec spec;
     struct gsd_ferr e;
-    if (gsd_podspec_parse(r->body, r->len, 1, &spec, &e)) {
+    if (pod_of(r, &spec, &e)) {
         gsd_reply_error(r, e.status, e.field, "%s", e.msg);
         return;
     }

@@ -20,6 +20,12 @@ void gsd_reply_error(struct gsd_req *r, int status, const char *field, const cha
  * names no tenant); otherwise answers @r 400 on metadata.namespace. Return: 1 owned, 0 answered.
  */
 int gsd_ns_owned(struct gsd_state *st, const char *ns, struct gsd_req *r);
+/*
+ * gsd_api_prepare() - the work of @r that reads no state, done by the HTTP event thread before
+ * @r is queued, so that the one scheduler thread does less per request: a POST /v1/pods body is
+ * parsed into @r->pod (left NULL when out of memory: the scheduler thread parses it then).
+ */
+void gsd_api_prepare(struct gsd_req *r);
 /* gsd_api_handle() - route and answer one HTTP request (inside the batch's transaction). */
 void gsd_api_handle(struct gsd_state *st, struct gsd_req *r);
 const char *gsd_qarg(const struct gsd_req *r, const char *key);

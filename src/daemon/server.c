@@ -46,6 +46,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "nodes.h"
+#include "podspec.h"
 #include "reads.h"
 #include "snapshot.h"
 #include "state.h"
@@ -148,6 +149,7 @@ static void req_free(struct gsd_req *r)
         return;
     pthread_cond_destroy(&r->cv);
     gsd_bind_free(r->bind);
+    gsd_podparse_free(r->pod);
     json_decref(r->live);
     free(r->body);
     if (r->resp_release)
@@ -927,6 +929,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (gsd_reads_route(r)) {
         pool_add(&s->readers, r);
     } else {
+        gsd_api_prepare(r); /* here, not on the one scheduler thread: see api.h */
         atomic_fetch_add(&s->queued, 1);
         enqueue(s, r);
     }

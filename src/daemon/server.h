@@ -30,6 +30,7 @@
 
 struct MHD_Connection;
 struct gsd_bind;
+struct gsd_podparse;
 struct gsd_state;
 
 #define GSD_QARGS_MAX 8   /* query arguments kept per request */
@@ -74,6 +75,7 @@ struct gsd_req {
     struct MHD_Connection *conn; /* suspended while the request waits; NULL: not from HTTP */
     struct gsd_config *new_cfg;  /* GSD_REQ_RELOAD: handed over, owned by the scheduler after */
     struct gsd_bind *bind;       /* an extender bind's API calls, made after the answer (owned) */
+    struct gsd_podparse *pod;    /* POST /v1/pods: its body parsed by the event thread (owned) */
     char nominate[2 * GSD_NAME_MAX + 2]; /* filter: "NS/NAME" of a pod to nominate, "" none */
     json_t *live;      /* GSD_REQ_SYNC: gsd_kube_live()'s pods; GSD_REQ_GONE: pods gone (owned) */
     int64_t listed_us; /* GSD_REQ_SYNC: wall clock when that list was asked for; GSD_REQ_NODES:

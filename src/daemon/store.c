@@ -1,11 +1,15 @@
 /*
  * gpuschedd: the durable store, one SQLite file DIR/gpusched.db.
  *
- * WAL with synchronous=FULL: every commit is on disk (the WAL fsync'd) before the daemon answers
- * 2xx, so an acknowledged pod survives a power cut, not only a crash of the process. NORMAL would
- * survive SIGKILL as well but could lose the last commits on power loss, and an acknowledged
- * submission must not vanish. The cost is one fsync per commit; the scheduler thread commits a
- * whole batch of requests at once, so the cost is shared by every request in the batch.
+ * WAL; the DaemonConfig's storeSync picks the synchronous setting. normal (the default,
+ * synchronous=NORMAL): every commit is written to the WAL file before the daemon answers 2xx,
+ * so an acknowledged pod survives the process dying at any moment (kill -9, an OOM kill, a
+ * crash): the kernel holds the written pages. The WAL is fsync'd at each checkpoint only, so a
+ * power cut or a kernel crash may lose the commits since the last one (SQLite: "WAL mode is
+ * always consistent with synchronous=NORMAL, but WAL mode does lose durability"). full
+ * (synchronous=FULL): the WAL is fsync'd at every commit, so an acknowledged pod survives a power
+ * cut too; the cost is one fsync per batch of requests (milliseconds on a busy virtual disk), on
+ * the scheduler thread, which every request of that batch and the next waits for.
  *
  * Tables: pods (one row per pod held, pending or running), assignments (one row per card a
  * running pod holds: node, GPU index, milli-GPU), ledger (one row per run of a pod: start and,
@@ -174,7 +178,7 @@ static int64_t schema_version(struct gsd_store *s)
     return ver;
 }
 
-static int open_db(struct gsd_store *s, const char *path, struct gs_diag *d)
+static int open_db(struct gsd_store *s, const char *path, int sync_full, struct gs_diag *d)
 {
     int fresh = access(path, F_OK) != 0; /* made now: its schema steps are no news */
     if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
@@ -184,8 +188,10 @@ static int open_db(struct gsd_store *s, const char *path, struct gs_diag *d)
     sqlite3_busy_timeout(s->db, 5000);
     char *err = NULL;
     int rc = sqlite3_exec(s->db,
-                          "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
-                          " PRAGMA foreign_keys=ON;",
+                          sync_full ? "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
+                                      " PRAGMA foreign_keys=ON;"
+                                    : "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+                                      " PRAGMA foreign_keys=ON;",
                           NULL, NULL, &err);
     if (rc == SQLITE_OK)
         rc = sqlite3_exec(s->db, schema, NULL, NULL, &err);
@@ -217,7 +223,7 @@ static int open_db(struct gsd_store *s, const char *path, struct gs_diag *d)
     return 0;
 }
 
-int gsd_store_open(const char *dir, struct gsd_store **out, struct gs_diag *d)
+int gsd_store_open(const char *dir, int sync_full, struct gsd_store **out, struct gs_diag *d)
 {
     char path[PATH_MAX];
     if ((size_t)snprintf(path, sizeof(path), "%s/gpusched.db", dir) >= sizeof(path))
@@ -225,7 +231,7 @@ int gsd_store_open(const char *dir, struct gsd_store **out, struct gs_diag *d)
     struct gsd_store *s = calloc(1, sizeof(*s));
     if (!s)
         return -ENOMEM;
-    int rc = open_db(s, path, d);
+    int rc = open_db(s, path, sync_full, d);
     for (int i = 0; !rc && i < Q_COUNT; i++)
         if (sqlite3_prepare_v3(s->db, sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->q[i], NULL) !=
             SQLITE_OK)
