@@ -6,6 +6,7 @@
 
 #include <jansson.h>
 
+struct gsd_pod;
 struct gsd_req;
 struct gsd_state;
 
@@ -15,6 +16,14 @@ struct gsd_state;
 void gsd_reply_json(struct gsd_req *r, int status, json_t *body);
 void gsd_reply_error(struct gsd_req *r, int status, const char *field, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/*
+ * gsd_reply_pod() - answer @r @status with pod @p as GET /v1/pods/NS/NAME shows it now: its
+ * view is copied (with what it points to) and rendered as JSON later by gsd_reply_render(), on
+ * the HTTP event thread, so the one scheduler thread does not build and print the JSON.
+ */
+void gsd_reply_pod(struct gsd_state *st, struct gsd_req *r, int status, struct gsd_pod *p);
+/* gsd_reply_render() - the JSON text of an answer gsd_reply_pod() left as a view; else nothing. */
+void gsd_reply_render(struct gsd_req *r);
 /*
  * gsd_ns_owned() - whether namespace @ns belongs to a tenant of the config (always, when the config
  * names no tenant); otherwise answers @r 400 on metadata.namespace. Return: 1 owned, 0 answered.

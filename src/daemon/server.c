@@ -150,6 +150,7 @@ static void req_free(struct gsd_req *r)
     pthread_cond_destroy(&r->cv);
     gsd_bind_free(r->bind);
     gsd_podparse_free(r->pod);
+    free(r->view);
     json_decref(r->live);
     free(r->body);
     if (r->resp_release)
@@ -655,6 +656,7 @@ static void *scheduler_main(void *arg)
             store_health(s, gsd_store_probe(st->store, gsd_now_us()) == 0);
             last_probe = gsd_mono_us();
         }
+        gsd_log_hold(); /* the batch's lines, written at once after its commit */
         pthread_mutex_lock(&s->state_mu);
         int ok = atomic_load(&s->failed) || gsd_store_begin(st->store) == 0;
         if (!ok)
@@ -672,6 +674,7 @@ static void *scheduler_main(void *arg)
         pthread_mutex_unlock(&s->state_mu);
         if (!atomic_load(&s->failed))
             commit_batch(s, batch, n, ok);
+        gsd_log_flush();
         if (!atomic_load(&s->failed)) /* else nothing was stored: nothing is sent */
             send_evictions(s);
         answer_batch(s, batch, n);
@@ -713,6 +716,7 @@ static void read_auth(struct MHD_Connection *c, struct gsd_req *r)
 static enum MHD_Result send_reply(struct gsd_server *s, struct MHD_Connection *c, struct conn *k)
 {
     struct gsd_req *r = k->r;
+    gsd_reply_render(r);
     struct MHD_Response *resp =
         r->resp_release
             ? MHD_create_response_from_buffer_with_free_callback_cls(r->resp_len, r->resp,

@@ -31,6 +31,7 @@
 struct MHD_Connection;
 struct gsd_bind;
 struct gsd_podparse;
+struct gsd_podview;
 struct gsd_state;
 
 #define GSD_QARGS_MAX 8   /* query arguments kept per request */
@@ -84,7 +85,9 @@ struct gsd_req {
     int64_t arrive_us; /* monotonic */
     /* the answer */
     int status;
-    char *resp; /* malloc'd, handed to libmicrohttpd; or shared, see resp_release */
+    struct gsd_podview *view; /* not NULL: the answer is this pod as JSON, rendered by the event
+                                 thread (gsd_reply_render()); owned, one allocation */
+    char *resp;               /* malloc'd, handed to libmicrohttpd; or shared, see resp_release */
     void (*resp_release)(void *cls); /* not NULL: resp is not freed but released with this */
     void *resp_cls;
     size_t resp_len;
