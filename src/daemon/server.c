@@ -1171,6 +1171,8 @@ void gsd_server_reload(struct gsd_server *s, struct gsd_config *cfg)
         was->idle_timeout_s != cfg->http.idle_timeout_s || was->threads != cfg->http.threads)
         gsd_log("warn", "http connection limits, idle timeout and threads change at the next start",
                 NULL);
+    if (s->st->cfg->store_sync_full != cfg->store_sync_full)
+        gsd_log("warn", "storeSync changes at the next start", NULL);
     atomic_store(&s->body_timeout_us, cfg->http.body_timeout_s * 1000000);
     r->new_cfg = cfg;
     submit_wait(s, r);
