@@ -338,6 +338,16 @@ static void test_errors_name_the_field(void **state)
     assert_string_equal(field, "tenat");
     assert_int_equal(status_of(&d, "GET", "/v1/status?verbose=1", TOKEN_A, NULL, field, 128), 400);
     assert_string_equal(field, "verbose");
+    /* the scheduler thread's routes too: ?dryRun=All created the pod, ?tenat= billed everyone */
+    char *pod = h_pod("team-a", "dry", 1, 0);
+    assert_int_equal(status_of(&d, "POST", "/v1/pods?dryRun=All", TOKEN_A, pod, field, 128), 400);
+    assert_string_equal(field, "dryRun");
+    free(pod);
+    assert_int_equal(status_of(&d, "GET", "/v1/pods/team-a/dry", TOKEN_A, NULL, NULL, 0), 404);
+    assert_int_equal(status_of(&d, "GET", "/v1/bills?tenat=team-a", TOKEN_A, NULL, field, 128),
+                     400);
+    assert_string_equal(field, "tenat");
+    assert_int_equal(status_of(&d, "GET", "/v1/bills?tenant=team-a", TOKEN_A, NULL, NULL, 0), 200);
     assert_int_equal(h_stop(&d), 0);
     h_cleanup(&d);
 }
