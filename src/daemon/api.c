@@ -112,6 +112,12 @@ const char *gsd_json_error(const json_error_t *e, const char *what, char *buf, s
         snprintf(buf, size, "%s: key \"%.*s\" given twice in one object (line %d, column %d)", what,
                  q ? (int)(q - near - 7) : 0, q ? near + 7 : "", e->line, e->column);
         break;
+    case json_error_null_character: /* jansson's words name its own flag */
+        snprintf(buf, size,
+                 "%s: a NUL character (\\u0000) in a string at line %d column %d: Kubernetes "
+                 "refuses it",
+                 what, e->line, e->column);
+        break;
     default:
         snprintf(buf, size, "%s: not JSON at line %d column %d: %s", what, e->line, e->column,
                  e->text);

@@ -254,6 +254,8 @@ static void test_yaml_bodies(void **state)
               "metadata: {name: y13, namespace: team-a, labels: {a: !!str 5, b: True}}\n"
               "spec: {containers: [{name: m}]}\n",
               400, "metadata.labels.b: expected a string", NULL); /* !!str 5 is the text */
+    yaml_post(&d, "/v1/pods", NULL, "{\"metadata\": {\"name\": \"j\\u0000x\"}}", 400,
+              "body: a NUL character (\\u0000) in a string at line 1 column", NULL);
     /* a JSON body is still JSON, whatever else comes */
     yaml_post(&d, "/v1/pods", "application/json", "metadata: {name: y8}\n", 400, "not JSON", NULL);
     /* A misspelt field is named, with the nearest known one, in YAML as in JSON, wherever it is
