@@ -8,6 +8,8 @@
  * usage or a 4xx answer (the request was wrong), 1 when the server failed or cannot be reached.
  */
 #include "cli.h"
+#include "../config/scenario_impl.h"
+#include "gpusched/diag.h"
 #include "../config/yamlutil.h"
 
 #include <curl/curl.h>
@@ -129,35 +131,22 @@ static int add_object(const char *path, size_t line, json_t *obj, json_t *out)
     return bad || json_array_size(out) > OBJECTS_MAX ? -1 : 0;
 }
 
-/* Every YAML document of @buf into @out (an empty one, as a trailing "---" leaves, is none). */
-static int read_yaml(const char *path, const char *buf, size_t n, json_t *out)
+struct yaml_objects {
+    json_t *out;
+    size_t left; /* gs__yaml_manifest()'s budget for the whole file */
+};
+
+/* One YAML document into the array (an empty one, as a trailing "---" leaves, is none). */
+static int yaml_object(struct gs__yctx *c, yaml_node_t *root, void *arg)
 {
-    yaml_parser_t ps;
-    int rc = 0;
-    yaml_parser_initialize(&ps);
-    yaml_parser_set_input_string(&ps, (const unsigned char *)buf, n);
-    for (;;) {
-        yaml_document_t doc;
-        if (!yaml_parser_load(&ps, &doc)) {
-            fprintf(stderr, "gpusched submit: %s:%zu:%zu: %s\n", path, ps.problem_mark.line + 1,
-                    ps.problem_mark.column + 1, ps.problem ? ps.problem : "not YAML");
-            rc = -1;
-            break;
-        }
-        yaml_node_t *root = yaml_document_get_root_node(&doc);
-        size_t line = root ? root->start_mark.line + 1 : 0;
-        int empty = root && root->type == YAML_SCALAR_NODE && !root->data.scalar.length;
-        json_t *j = root && !empty ? gs__yaml_json(&doc, root, 0) : NULL;
-        yaml_document_delete(&doc);
-        if (!root)
-            break; /* the end of the stream */
-        if (!empty && add_object(path, line, j, out)) {
-            rc = -1;
-            break;
-        }
-    }
-    yaml_parser_delete(&ps);
-    return rc;
+    struct yaml_objects *y = arg;
+    size_t line, col;
+    json_t *j;
+    if (root->type == YAML_SCALAR_NODE && !root->data.scalar.length)
+        return 0;
+    int rc = gs__yaml_manifest(c, root, &y->left, &j);
+    gs__yaml_pos(c, root, &line, &col);
+    return rc ? rc : add_object(c->path, line, j, y->out) ? -EINVAL : 0;
 }
 
 /*
@@ -166,27 +155,28 @@ static int read_yaml(const char *path, const char *buf, size_t n, json_t *out)
  */
 static json_t *read_objects(const char *path)
 {
-    FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
-    char *buf = f ? malloc(POD_FILE_MAX + 1) : NULL;
-    size_t n = buf ? fread(buf, 1, POD_FILE_MAX + 1, f) : 0;
-    if (f && f != stdin)
-        fclose(f);
-    if (!buf || n > POD_FILE_MAX) {
-        fprintf(stderr, "gpusched submit: %s: cannot read it, or it is over 4 MiB\n", path);
-        free(buf);
-        return NULL;
-    }
-    buf[n] = '\0';
-    json_t *out = json_array();
-    int rc = out ? 0 : -1;
-    if (!rc && buf[strspn(buf, " \t\r\n")] == '{') {
+    struct gs_diag d;
+    unsigned char *buf = NULL;
+    size_t n = 0;
+    gs_diag_init(&d);
+    int rc = gs__yaml_read(path, true, POD_FILE_MAX, "not a pod file", &buf, &n, &d);
+    if (rc)
+        fprintf(stderr, "gpusched submit: %s\n", d.msg);
+    json_t *out = rc ? NULL : json_array();
+    rc = rc ? rc : out ? 0 : -1;
+    if (!rc && buf[strspn((char *)buf, " \t\r\n")] == '{') {
         json_error_t e;
-        json_t *j = json_loadb(buf, n, JSON_REJECT_DUPLICATES, &e);
+        json_t *j = json_loadb((char *)buf, n, JSON_REJECT_DUPLICATES, &e);
         if (!j)
             fprintf(stderr, "gpusched submit: %s:%d:%d: %s\n", path, e.line, e.column, e.text);
         rc = j ? add_object(path, 1, j, out) : -1;
     } else if (!rc) {
-        rc = read_yaml(path, buf, n, out);
+        struct yaml_objects y = {out, 2 * n + 4096};
+        struct gs__yctx proto = {.path = path, .d = &d, .quiet = true};
+        rc = gs__yaml_stream_documents(&proto, buf, n, GS_SCN_MAX_DEPTH, GS_SCN_DOC_NODES_MAX,
+                                       yaml_object, &y);
+        if (rc && d.msg[0])
+            fprintf(stderr, "gpusched submit: %s\n", d.msg);
     }
     if (!rc && json_array_size(out) == 0) {
         fprintf(stderr, "gpusched submit: %s: no object in it\n", path);
@@ -220,6 +210,12 @@ static int submit_all(const char *cmd, const struct copts *o, const char *path)
         json_t *ans = NULL;
         long st = body ? call(cmd, o, "POST", submit_path(obj), body, &ans) : -1;
         int rc = finish(cmd, st, ans, 1);
+        const json_t *md = json_object_get(obj, "metadata");
+        const char *ns = json_string_value(json_object_get(md, "namespace")),
+                   *name = json_string_value(json_object_get(md, "name"));
+        if (rc && json_array_size(objs) > 1) /* which one of the file's it was */
+            fprintf(stderr, "gpusched %s: %s: object %zu of %zu (%s/%s) not accepted\n", cmd, path,
+                    i + 1, json_array_size(objs), ns ? ns : "-", name ? name : "-");
         worst = rc == 1 || worst == 1 ? 1 : rc > worst ? rc : worst;
         free(body);
     }

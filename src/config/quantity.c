@@ -236,6 +236,8 @@ int gs_duration_parse(const char *s, int64_t *out, const char **why)
 {
     const char *w = "";
     int rc = gs__duration_parse(s, out, &w);
+    if (!rc) /* a step on the way may have left a reason that no longer holds ("0s") */
+        w = "";
     if (!rc && *out > GS_SCN_TIME_MAX_US) {
         w = "is more than 10 years (87600h)";
         rc = -ERANGE;

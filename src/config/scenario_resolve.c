@@ -17,6 +17,7 @@
 #include "gpusched/diag.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -271,6 +272,27 @@ static int cmp_named(const void *a, const void *b)
     return strcmp(((const struct named *)a)->name, ((const struct named *)b)->name);
 }
 
+/* placed_times() - a running pod @p of a snapshot whose now is @now arrived by its start, started
+ * by now and has done at most the time since it arrived (a slowed pod does less; the daemon's
+ * start may be stamped a few microseconds after the pass that began the work): what the daemon's
+ * clock allows. Return: 0; -EINVAL with @d set. */
+static int placed_times(const struct gs_pod_spec *p, int64_t now, struct gs_diag *d)
+{
+    char at[AT_MAX];
+    const char *why = p->placed_start_us > now             ? "sim.gpusched.io/start is after now"
+                      : p->arrival_us > p->placed_start_us ? "it starts before it arrives"
+                      : p->done_us > now - p->arrival_us
+                          ? "sim.gpusched.io/done is more than the time from its arrival to now"
+                          : NULL;
+    if (!why)
+        return 0;
+    return gs_diag_error(d,
+                         "%s: pod %s/%s: %s (arrival %" PRId64 "us, start %" PRId64
+                         "us, done %" PRId64 "us, now %" PRId64 "us)",
+                         gs__scn_where(&p->placed_src, at, sizeof(at)), p->ns, p->name, why,
+                         p->arrival_us, p->placed_start_us, p->done_us, now);
+}
+
 /* placed_nodes() - a snapshot's running pods (sim.gpusched.io/node) name a node of the Cluster
  * and give their cards (or MIG instance) and start with it. O(pods log nodes). */
 static int placed_nodes(struct gs_scenario *s, struct gs_diag *d)
@@ -307,7 +329,7 @@ static int placed_nodes(struct gs_scenario *s, struct gs_diag *d)
                                "%s: pod %s/%s: a running pod needs sim.gpusched.io/gpus (or "
                                "mig-start) and sim.gpusched.io/start with its node",
                                gs__scn_where(&p->placed_src, at, sizeof(at)), p->ns, p->name);
-        else
+        else if (!(rc = s->sim.now_us == GS_UNSET ? 0 : placed_times(p, s->sim.now_us, d)))
             p->placed_node_index = k->index;
     }
     free(by);

@@ -728,6 +728,29 @@ static int attach(struct builder *b, int id)
     return yaml_document_append_mapping_pair(&b->doc, top, key, id) ? 0 : oom(b);
 }
 
+/* tag_refused() - whether @ev's explicit tag cannot be honoured (why, into @msg): a string's
+ * (!!str, or the non-specific "!") and a collection's own kind (!!map, !!seq) are; any other
+ * (!!binary, !!int, a local !thing) would be dropped, so it is refused rather than silently
+ * ignored. */
+static int tag_refused(const yaml_event_t *ev, char *msg, size_t size)
+{
+    const char *tag =
+        (const char *)(ev->type == YAML_SCALAR_EVENT           ? ev->data.scalar.tag
+                       : ev->type == YAML_SEQUENCE_START_EVENT ? ev->data.sequence_start.tag
+                                                               : ev->data.mapping_start.tag);
+    const char *own = ev->type == YAML_SCALAR_EVENT           ? YAML_STR_TAG
+                      : ev->type == YAML_SEQUENCE_START_EVENT ? YAML_SEQ_TAG
+                                                              : YAML_MAP_TAG;
+    if (!tag || !strcmp(tag, own) || (ev->type == YAML_SCALAR_EVENT && !strcmp(tag, "!")))
+        return 0;
+    int core = !strncmp(tag, "tag:yaml.org,2002:", 18);
+    snprintf(msg, size,
+             "YAML tag %s%.64s is not read (only !!str, !!seq and !!map are): write the value "
+             "without it",
+             core ? "!!" : "", core ? tag + 18 : tag);
+    return 1;
+}
+
 /* add_node() - a scalar, or the start of a collection, from @ev; into *@id. */
 static int add_node(struct builder *b, const yaml_event_t *ev, int *id)
 {
@@ -737,9 +760,15 @@ static int add_node(struct builder *b, const yaml_event_t *ev, int *id)
         snprintf(msg, sizeof(msg), "document has more than %zu YAML nodes", b->max_nodes);
         return build_fail(b, ev, msg);
     }
+    char why[160];
+    if (tag_refused(ev, why, sizeof(why)))
+        return build_fail(b, ev, why);
     if (ev->type == YAML_SCALAR_EVENT) {
+        /* "!!str 5" and "! 5" are the text "5": read as if quoted */
+        yaml_scalar_style_t style =
+            ev->data.scalar.tag ? YAML_SINGLE_QUOTED_SCALAR_STYLE : ev->data.scalar.style;
         *id = yaml_document_add_scalar(&b->doc, NULL, ev->data.scalar.value,
-                                       (int)ev->data.scalar.length, ev->data.scalar.style);
+                                       (int)ev->data.scalar.length, style);
         anchor = ev->data.scalar.anchor;
     } else if (ev->type == YAML_SEQUENCE_START_EVENT) {
         *id = yaml_document_add_sequence(&b->doc, NULL, ev->data.sequence_start.style);
@@ -852,9 +881,12 @@ int gs__yaml_stream_documents(const struct gs__yctx *proto, const unsigned char 
     return rc;
 }
 
-/* A plain YAML scalar as JSON: whole numbers and true/false typed, the rest strings. */
+/* A plain YAML scalar as JSON: whole numbers, booleans and null typed (YAML 1.2's core schema,
+ * where kubectl's YAML 1.1 agrees), the rest strings. */
 static json_t *yaml_scalar(const yaml_node_t *n)
 {
+    static const char *const yes[] = {"true", "True", "TRUE"}, *const no[] = {"false", "False",
+                                                                              "FALSE"};
     const char *s = (const char *)n->data.scalar.value;
     if (n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE) {
         char *end;
@@ -862,9 +894,10 @@ static json_t *yaml_scalar(const yaml_node_t *n)
         long long v = strtoll(s, &end, 10);
         if (*s && !*end && !errno)
             return json_integer(v);
-        if (!strcmp(s, "true") || !strcmp(s, "false"))
-            return json_boolean(s[0] == 't');
-        if (!strcmp(s, "null") || !strcmp(s, "~") || !*s)
+        for (int i = 0; i < 3; i++)
+            if (!strcmp(s, yes[i]) || !strcmp(s, no[i]))
+                return json_boolean(!strcmp(s, yes[i]));
+        if (gs__yaml_is_null(n))
             return json_null();
     }
     return json_string(s);
@@ -898,4 +931,84 @@ json_t *gs__yaml_json(yaml_document_t *doc, yaml_node_t *n, int depth)
 bad:
     json_decref(out);
     return NULL;
+}
+
+/*
+ * A plain scalar kubectl (YAML 1.1, as sigs.k8s.io/yaml reads it) types otherwise than JSON's
+ * reading would: a boolean word (yes, no, on, off, y, n) or an integer in another base or with
+ * '_' (010 is octal 8 there, 0x10 16, 1_000 1000). Return: what to say, or NULL when none.
+ */
+static const char *yaml11_only(const char *s)
+{
+    static const char *const words[] = {"y",  "Y",  "yes", "Yes", "YES", "n",   "N",   "no",
+                                        "No", "NO", "on",  "On",  "ON",  "off", "Off", "OFF"};
+    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+        if (!strcmp(s, words[i]))
+            return "is a boolean to kubectl (YAML 1.1): quote it for the text, or write true or "
+                   "false";
+    const char *d = s + (*s == '-' || *s == '+');
+    size_t digits = strspn(d, "0123456789_"), alnum = strspn(d, "0123456789_abcdefABCDEFxXoO");
+    int num = d[0] >= '0' && d[0] <= '9' && !d[alnum];
+    if (num && ((d[0] == '0' && d[1] && (!d[digits] || strchr("xXbBoO", d[1]))) ||
+                (!d[digits] && strchr(d, '_'))))
+        return "is an integer to kubectl (YAML 1.1 reads 010 as 8, 0x10 as 16, 1_000 as "
+               "1000): quote it for the text, or write the number in decimal";
+    return NULL;
+}
+
+/* Walk @n's tree against *@left (each node costs 2 plus its scalar's bytes, each key its bytes;
+ * aliases followed, so the budget bounds the JSON made), refusing what gs__yaml_manifest() says. */
+static int manifest_walk(struct gs__yctx *c, yaml_node_t *n, int depth, size_t *left)
+{
+    size_t cost = 2 + (n && n->type == YAML_SCALAR_NODE ? n->data.scalar.length : 0);
+    if (!n || depth > GS__YAML_MANIFEST_DEPTH || *left < cost)
+        return gs__yaml_err(c, n,
+                            "more than %d levels deep, or aliases that repeat more than the "
+                            "document holds",
+                            GS__YAML_MANIFEST_DEPTH);
+    *left -= cost;
+    const char *why = NULL;
+    char buf[GS__YAML_SHOW_BUF];
+    if (n->type == YAML_SCALAR_NODE && !gs__yaml_str(n))
+        return gs__yaml_err(c, n, "a NUL character (\\0) in a string: Kubernetes refuses it");
+    if (n->type == YAML_SCALAR_NODE && gs__yaml_is_plain(n) && (why = yaml11_only(gs__yaml_str(n))))
+        return gs__yaml_err(c, n, "%s %s", gs__yaml_show(n, buf), why);
+    int rc = 0;
+    if (n->type == YAML_SEQUENCE_NODE) {
+        for (yaml_node_item_t *i = n->data.sequence.items.start;
+             !rc && i < n->data.sequence.items.top; i++)
+            rc = manifest_walk(c, yaml_document_get_node(c->doc, *i), depth + 1, left);
+    } else if (n->type == YAML_MAPPING_NODE) {
+        json_t *seen = json_object();
+        for (yaml_node_pair_t *p = n->data.mapping.pairs.start;
+             !rc && p < n->data.mapping.pairs.top; p++) {
+            yaml_node_t *kn = yaml_document_get_node(c->doc, p->key);
+            const char *k = gs__yaml_str(kn);
+            if (!seen)
+                rc = -ENOMEM;
+            else if (!k)
+                rc = gs__yaml_err(c, kn, "a mapping key must be a scalar without a NUL inside");
+            else if (json_object_get(seen, k))
+                rc = gs__yaml_err(c, kn, "key \"%.64s\" given twice in one mapping", k);
+            else if (*left < kn->data.scalar.length)
+                rc = gs__yaml_err(c, kn, "aliases that repeat more than the document holds");
+            else if (json_object_set_new(seen, k, json_null()))
+                rc = -ENOMEM;
+            else {
+                *left -= kn->data.scalar.length;
+                rc = manifest_walk(c, yaml_document_get_node(c->doc, p->value), depth + 1, left);
+            }
+        }
+        json_decref(seen);
+    }
+    return rc;
+}
+
+int gs__yaml_manifest(struct gs__yctx *c, yaml_node_t *root, size_t *left, json_t **out)
+{
+    *out = NULL;
+    int rc = manifest_walk(c, root, 0, left);
+    if (!rc && !(*out = gs__yaml_json(c->doc, root, 0)))
+        rc = gs_diag_error_code(c->d, -ENOMEM, "%s: out of memory", c->path);
+    return rc;
 }

@@ -178,4 +178,18 @@ int gs__yaml_stream_documents(const struct gs__yctx *proto, const unsigned char 
  */
 json_t *gs__yaml_json(yaml_document_t *doc, yaml_node_t *n, int depth);
 
+#define GS__YAML_MANIFEST_DEPTH 32 /* gs__yaml_json()'s own bound */
+
+/*
+ * gs__yaml_manifest() - node @root of @c->doc (a Pod, a PodGroup: a manifest a user pastes) as
+ * gs__yaml_json() makes it, after refusing what kubectl would read otherwise or Kubernetes
+ * refuses, so nothing is silently dropped or changed: a key given twice in one mapping (the API
+ * server's strict decoding refuses it), a NUL inside a string, a plain scalar YAML 1.1 types
+ * otherwise (yes/no/on/off, 010, 0x10, 1_000), nesting deeper than GS__YAML_MANIFEST_DEPTH, and
+ * aliases that expand past *@left (each node costs 2 plus its scalar's bytes, each key its bytes:
+ * give about twice the text's bytes, so a "billion laughs" cannot grow without end).
+ * Return: 0 and *@out (a new reference); -EINVAL with @c->d at "path:LINE:COL"; -ENOMEM.
+ */
+int gs__yaml_manifest(struct gs__yctx *c, yaml_node_t *root, size_t *left, json_t **out);
+
 #endif

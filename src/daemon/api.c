@@ -113,6 +113,21 @@ const char *gsd_qarg(const struct gsd_req *r, const char *key)
     return NULL;
 }
 
+int gsd_args_known(struct gsd_req *r, const char *const *known)
+{
+    for (int i = 0; i < r->nqargs; i++) {
+        const char *const *k = known;
+        while (*k && strcmp(*k, r->qargs[i].key))
+            k++;
+        if (!*k) {
+            gsd_reply_error(r, 400, r->qargs[i].key, "%.31s: no such query argument of %s",
+                            r->qargs[i].key, r->path);
+            return 0;
+        }
+    }
+    return 1;
+}
+
 /* May @w act in namespace @ns? Writes 403 when not. */
 static int may_use_ns(const struct gsd_state *st, const struct who *w, const char *ns,
                       struct gsd_req *r)
@@ -145,6 +160,12 @@ const char *gsd_json_error(const json_error_t *e, const char *what, char *buf, s
     case json_error_duplicate_key:
         snprintf(buf, size, "%s: key \"%.*s\" given twice in one object (line %d, column %d)", what,
                  q ? (int)(q - near - 7) : 0, q ? near + 7 : "", e->line, e->column);
+        break;
+    case json_error_null_character: /* jansson's words name its own flag */
+        snprintf(buf, size,
+                 "%s: a NUL character (\\u0000) in a string at line %d column %d: Kubernetes "
+                 "refuses it",
+                 what, e->line, e->column);
         break;
     default:
         snprintf(buf, size, "%s: not JSON at line %d column %d: %s", what, e->line, e->column,
@@ -394,6 +415,9 @@ void gsd_api_handle(struct gsd_state *st, struct gsd_req *r)
                         GSD_QARG_LEN - 1, GSD_QARGS_MAX);
         return;
     }
+    static const char *const bill_args[] = {"tenant", NULL}, *const no_args[] = {NULL};
+    if (!gsd_args_known(r, strcmp(r->path, "/v1/bills") ? no_args : bill_args))
+        return; /* ?dryRun=All on a POST would otherwise create the pod, as if honoured */
     if (!strncmp(r->path, "/v1/", 4)) {
         v1(st, r, r->path + 4);
     } else if (!strcmp(r->path, "/metrics")) {

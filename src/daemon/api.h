@@ -38,6 +38,11 @@ void gsd_api_prepare(struct gsd_req *r);
 /* gsd_api_handle() - route and answer one HTTP request (inside the batch's transaction). */
 void gsd_api_handle(struct gsd_state *st, struct gsd_req *r);
 const char *gsd_qarg(const struct gsd_req *r, const char *key);
+
+/* gsd_args_known() - whether every query argument of @r is one of @known (NULL-terminated);
+ * else a 400 naming the first that is not is written: a misspelt filter (?tenat=team-a) would
+ * otherwise list everything, and ?dryRun=All create the pod, as if honoured. Return: 1; 0. */
+int gsd_args_known(struct gsd_req *r, const char *const *known);
 /*
  * gsd_body_json() - @r's body as JSON (RFC 8259), each object's keys once. Return: 0 and *@out
  * (new reference); -1 after answering @r 400 with what is wrong and where: bytes that are not

@@ -313,23 +313,6 @@ static void metrics(struct gsd_reads *rd, const struct gsd_snap *n, struct gsd_r
     r->resp_cls = sc;
 }
 
-/* Every query argument of @r is one of @known (NULL-terminated); else 400 naming the first that
- * is not: a misspelt filter (?tenat=team-a) would otherwise list everything, as if honoured. */
-static int args_known(struct gsd_req *r, const char *const *known)
-{
-    for (int i = 0; i < r->nqargs; i++) {
-        const char *const *k = known;
-        while (*k && strcmp(*k, r->qargs[i].key))
-            k++;
-        if (!*k) {
-            gsd_reply_error(r, 400, r->qargs[i].key, "%.31s: no such query argument of %s",
-                            r->qargs[i].key, r->path);
-            return 0;
-        }
-    }
-    return 1;
-}
-
 void gsd_reads_handle(struct gsd_reads *rd, struct gsd_req *r)
 {
     static const char *const list_args[] = {"tenant", "state", "queue", "limit", "continue", NULL};
@@ -346,7 +329,7 @@ void gsd_reads_handle(struct gsd_reads *rd, struct gsd_req *r)
         gsd_reply_error(r, 401, "Authorization", "the bearer token is not valid");
     else if (!strcmp(r->path, "/metrics"))
         metrics(rd, n, r);
-    else if (!args_known(r, strcmp(r->path, "/v1/pods") ? no_args : list_args))
+    else if (!gsd_args_known(r, strcmp(r->path, "/v1/pods") ? no_args : list_args))
         ; /* answered */
     else if (!strcmp(r->path, "/v1/status"))
         status(n, r, viewer);

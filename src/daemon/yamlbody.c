@@ -2,8 +2,8 @@
  * gpuschedd: a request body sent as YAML (Content-Type: application/yaml, as kubectl users paste
  * manifests) turned into the JSON text every route reads, on the HTTP event thread before the
  * request is queued. The body cap has already held the YAML bytes; here the work is bounded too:
- * one document, nesting at most YAML_BODY_DEPTH deep, and aliases followed within a budget of
- * about twice the body's bytes, so a body cannot expand without end ("billion laughs").
+ * one document, read by gs__yaml_manifest() (the rule `gpusched submit` follows for a file), with
+ * aliases followed within a budget of about twice the body's bytes.
  */
 #include "api.h"
 #include "server.h"
@@ -16,57 +16,11 @@
 #include <string.h>
 #include <strings.h>
 
-#define YAML_BODY_DEPTH 32 /* gs__yaml_json()'s own bound */
-
 struct yaml_body {
     json_t *obj; /* the one document, as JSON */
     int docs;
     size_t left; /* what the walk may still spend: about twice the body's bytes */
 };
-
-/* Walk @n's tree against *@left (each node costs 2 plus its scalar's bytes, each key its bytes;
- * aliases followed, so the budget bounds the JSON made), refusing a key given twice in one mapping
- * as JSON bodies are refused (Kubernetes' strict decoding does too). Return: 0; -EINVAL with @c->d
- * set; -ENOMEM. */
-static int walk(struct gs__yctx *c, yaml_node_t *n, int depth, size_t *left)
-{
-    size_t cost = 2 + (n && n->type == YAML_SCALAR_NODE ? n->data.scalar.length : 0);
-    if (!n || depth > YAML_BODY_DEPTH || *left < cost)
-        return gs__yaml_err(c, n,
-                            "more than %d levels deep, or aliases that repeat more than the body "
-                            "holds",
-                            YAML_BODY_DEPTH);
-    *left -= cost;
-    int rc = 0;
-    if (n->type == YAML_SEQUENCE_NODE) {
-        for (yaml_node_item_t *i = n->data.sequence.items.start;
-             !rc && i < n->data.sequence.items.top; i++)
-            rc = walk(c, yaml_document_get_node(c->doc, *i), depth + 1, left);
-    } else if (n->type == YAML_MAPPING_NODE) {
-        json_t *seen = json_object();
-        for (yaml_node_pair_t *p = n->data.mapping.pairs.start;
-             !rc && p < n->data.mapping.pairs.top; p++) {
-            yaml_node_t *kn = yaml_document_get_node(c->doc, p->key);
-            const char *k = gs__yaml_str(kn);
-            if (!seen)
-                rc = -ENOMEM;
-            else if (!k)
-                rc = gs__yaml_err(c, kn, "a mapping key must be a scalar");
-            else if (json_object_get(seen, k))
-                rc = gs__yaml_err(c, kn, "key \"%.64s\" given twice in one mapping", k);
-            else if (*left < kn->data.scalar.length)
-                rc = gs__yaml_err(c, kn, "aliases that repeat more than the body holds");
-            else if (json_object_set_new(seen, k, json_null()))
-                rc = -ENOMEM;
-            else {
-                *left -= kn->data.scalar.length;
-                rc = walk(c, yaml_document_get_node(c->doc, p->value), depth + 1, left);
-            }
-        }
-        json_decref(seen);
-    }
-    return rc;
-}
 
 static int one_doc(struct gs__yctx *c, yaml_node_t *root, void *arg)
 {
@@ -75,10 +29,7 @@ static int one_doc(struct gs__yctx *c, yaml_node_t *root, void *arg)
         return gs__yaml_err(c, root,
                             "one object per request, not several YAML documents (gpusched "
                             "submit posts each of a file's)");
-    int rc = walk(c, root, 0, &b->left);
-    if (!rc && !(b->obj = gs__yaml_json(c->doc, root, 0)))
-        rc = -ENOMEM;
-    return rc;
+    return gs__yaml_manifest(c, root, &b->left, &b->obj);
 }
 
 int gsd_body_is_yaml(const char *ctype)

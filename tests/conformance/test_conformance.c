@@ -764,23 +764,26 @@ static void snapshot_refused(void **state)
     static const char *const head =
         "apiVersion: gpusched.io/v1alpha1\nkind: Cluster\nmetadata: {name: c}\nspec:\n"
         "  nodeTemplates: [{name: t, gpuModel: A100-SXM4-80GB, gpus: 2}]\n"
-        "  nodes: [{name: n1, template: t}]\n---\napiVersion: sim.gpusched.io/v1alpha1\n"
+        "  nodes: [{name: n1, template: t}, {name: n2, template: t}]\n---\n"
+        "apiVersion: sim.gpusched.io/v1alpha1\n"
         "kind: Simulation\nmetadata: {name: s}\nspec: {now: 60s}\n";
     static const char *const pod =
         "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: %s\n  annotations:\n"
         "    sim.gpusched.io/node: %s\n    sim.gpusched.io/gpus: \"0\"\n"
-        "    sim.gpusched.io/start: 10s\nspec:\n  containers:\n  - name: m\n    resources:\n"
+        "    sim.gpusched.io/start: %s\nspec:\n  containers:\n  - name: m\n    resources:\n"
         "      limits: {nvidia.com/gpu: 1}\n";
     static const struct {
-        const char *node2, *says;
+        const char *node2, *start2, *says;
         int line;
-    } cases[] = {{"n9", "is not a node of the Cluster", 32}, {"n1", "cannot run on node n1", 32}};
-    for (size_t c = 0; c < 2; c++) {
+    } cases[] = {{"n9", "10s", "is not a node of the Cluster", 32},
+                 {"n2", "90s", "sim.gpusched.io/start is after now", 32},
+                 {"n1", "10s", "cannot run on node n1", 32}};
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
         FILE *f = fopen(path, "w");
         assert_non_null(f);
         fputs(head, f);
-        fprintf(f, pod, "a", "n1");
-        fprintf(f, pod, "b", cases[c].node2);
+        fprintf(f, pod, "a", "n1", "10s");
+        fprintf(f, pod, "b", cases[c].node2, cases[c].start2);
         assert_int_equal(fclose(f), 0);
         const char *argv[] = {getenv("GPUSCHED_BIN"),
                               "simulate",

@@ -226,7 +226,8 @@ static void test_yaml_bodies(void **state)
         snprintf(laughs + strlen(laughs), sizeof(laughs) - strlen(laughs),
                  "%c: &%c [*%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c]\n", k, k, k - 1, k - 1,
                  k - 1, k - 1, k - 1, k - 1, k - 1, k - 1, k - 1, k - 1);
-    yaml_post(&d, "/v1/pods", Y, laughs, 400, "aliases that repeat more than the body holds", NULL);
+    yaml_post(&d, "/v1/pods", Y, laughs, 400, "aliases that repeat more than the document holds",
+              NULL);
     /* a long key repeated through an aliased mapping counts too */
     char *keys = malloc(60000);
     assert_non_null(keys);
@@ -236,8 +237,25 @@ static void test_yaml_bodies(void **state)
     for (int i = 0; i < 4000; i++)
         strcat(keys + 20000, "*m,");
     strcat(keys + 20000, "*m]\n");
-    yaml_post(&d, "/v1/pods", Y, keys, 400, "aliases that repeat more than the body holds", NULL);
+    yaml_post(&d, "/v1/pods", Y, keys, 400, "aliases that repeat more than the document holds",
+              NULL);
     free(keys);
+    /* What kubectl's YAML 1.1 reads otherwise, a NUL inside a string, a tag that would be
+     * dropped: refused naming the place, never taken changed (a label "x\0y" was "x"). */
+    yaml_post(&d, "/v1/pods", Y, "metadata: {name: y9, labels: {a: yes}}\n", 400,
+              "body:1:34: \"yes\" is a boolean to kubectl", NULL);
+    yaml_post(&d, "/v1/pods", Y, "metadata: {name: y10, labels: {a: \"x\\0y\"}}\n", 400,
+              "a NUL character", NULL);
+    yaml_post(&d, "/v1/pods", Y, "metadata: {name: y11}\nspec: {priority: 010}\n", 400,
+              "body:2:18: \"010\" is an integer to kubectl (YAML 1.1 reads 010 as 8", NULL);
+    yaml_post(&d, "/v1/pods", Y, "metadata: {name: y12, labels: {a: !!binary eA==}}\n", 400,
+              "body:1:35: YAML tag !!binary is not read", NULL);
+    yaml_post(&d, "/v1/pods", Y,
+              "metadata: {name: y13, namespace: team-a, labels: {a: !!str 5, b: True}}\n"
+              "spec: {containers: [{name: m}]}\n",
+              400, "metadata.labels.b: expected a string", NULL); /* !!str 5 is the text */
+    yaml_post(&d, "/v1/pods", NULL, "{\"metadata\": {\"name\": \"j\\u0000x\"}}", 400,
+              "body: a NUL character (\\u0000) in a string at line 1 column", NULL);
     /* a JSON body is still JSON, whatever else comes */
     yaml_post(&d, "/v1/pods", "application/json", "metadata: {name: y8}\n", 400, "not JSON", NULL);
     /* A misspelt field is named, with the nearest known one, in YAML as in JSON, wherever it is
@@ -322,6 +340,16 @@ static void test_errors_name_the_field(void **state)
     assert_string_equal(field, "tenat");
     assert_int_equal(status_of(&d, "GET", "/v1/status?verbose=1", TOKEN_A, NULL, field, 128), 400);
     assert_string_equal(field, "verbose");
+    /* the scheduler thread's routes too: ?dryRun=All created the pod, ?tenat= billed everyone */
+    char *pod = h_pod("team-a", "dry", 1, 0);
+    assert_int_equal(status_of(&d, "POST", "/v1/pods?dryRun=All", TOKEN_A, pod, field, 128), 400);
+    assert_string_equal(field, "dryRun");
+    free(pod);
+    assert_int_equal(status_of(&d, "GET", "/v1/pods/team-a/dry", TOKEN_A, NULL, NULL, 0), 404);
+    assert_int_equal(status_of(&d, "GET", "/v1/bills?tenat=team-a", TOKEN_A, NULL, field, 128),
+                     400);
+    assert_string_equal(field, "tenat");
+    assert_int_equal(status_of(&d, "GET", "/v1/bills?tenant=team-a", TOKEN_A, NULL, NULL, 0), 200);
     assert_int_equal(h_stop(&d), 0);
     h_cleanup(&d);
 }
@@ -512,6 +540,13 @@ static void test_client(void **state)
     assert_int_equal(h_write(pod, "kind: Pod\nmetadata: {name: m6}\n---\n- not an object\n"), 0);
     assert_int_equal(client(&d, out, sizeof(out), "submit", pod), 2); /* nothing sent */
     assert_int_equal(client(&d, out, sizeof(out), "get", "team-a/m6"), 2);
+    /* a key given twice is refused, not the last taken; nor is a directory read as empty */
+    assert_int_equal(h_write(pod, "kind: Pod\nmetadata: {name: m7, namespace: team-b,\n"
+                                  "  namespace: team-a}\nspec: {containers: [{name: c}]}\n"),
+                     0);
+    assert_int_equal(client(&d, out, sizeof(out), "submit", pod), 2);
+    assert_int_equal(client(&d, out, sizeof(out), "get", "team-a/m7"), 2);
+    assert_int_equal(client(&d, out, sizeof(out), "submit", d.dir), 2);
     assert_int_equal(h_stop(&d), 0);
     assert_int_equal(client(&d, out, sizeof(out), "status", NULL), 1); /* nobody there */
     h_cleanup(&d);

@@ -108,13 +108,13 @@ static void expect_at(const struct daemon *d, const char *ns, const char *name, 
         fail_msg("%s/%s is \"%s\", expected \"%s\"", ns, name, got, want);
 }
 
-/* Card @gpu of node @node as GET /v1/nodes/NODE?cards=1 shows it, as "mode list": "mig
+/* Card @gpu of node @node as GET /v1/nodes/NODE shows it, as "mode list": "mig
  * 3g.20gb@0,3g.20gb@4", "exclusive " or "free ". */
 static void card_state(const struct daemon *d, const char *node, int gpu, char *out, size_t size)
 {
     char path[160];
     struct answer a;
-    snprintf(path, sizeof(path), "/v1/nodes/%s?cards=1", node);
+    snprintf(path, sizeof(path), "/v1/nodes/%s", node);
     assert_int_equal(h_call(d, "GET", path, TOKEN_ADMIN, NULL, &a), 0);
     assert_int_equal(a.status, 200);
     json_t *card = json_array_get(json_object_get(a.json, "gpu"), (size_t)gpu);

@@ -686,6 +686,11 @@ static void test_scenario_horizon(void **state)
     expect_exit(&r, 2);
     expect_has(r.err, "--horizon \"8 hours\" is not a duration");
     result_free(&r);
+    run(&r, ARGS("simulate", "--scenario", "tests/data/scenario/node-failure.yaml", "--horizon",
+                 "0s")); /* said "is too large" */
+    expect_exit(&r, 2);
+    expect_has(r.err, "--horizon \"0s\" must be longer than 0 s");
+    result_free(&r);
     run(&r, ARGS("simulate", "--help"));
     expect_exit(&r, 0);
     expect_has(r.out, "--way WAY");
