@@ -654,6 +654,7 @@ static void *scheduler_main(void *arg)
             last_probe = gsd_mono_us();
         }
         pthread_mutex_lock(&s->state_mu);
+        st->gen++;
         int ok = atomic_load(&s->failed) || gsd_store_begin(st->store) == 0;
         if (!ok)
             st->failed = 1; /* no transaction: nothing may be written, every answer is 503 */
