@@ -645,6 +645,8 @@ static int write_failed(const struct gsd_state *st, const struct ext_args *a, co
     uint8_t *seen = calloc(nn / 8 + 1, 1);
     if (!seen)
         return -ENOMEM;
+    const char *last = NULL; /* the reason last written, and where: most nodes share a few */
+    size_t at = 0, len = 0;
     put_str(o, "{");
     for (size_t i = 0, first = 1; i < a->n; i++) {
         int32_t x = a->idx[i];
@@ -655,7 +657,15 @@ static int write_failed(const struct gsd_state *st, const struct ext_args *a, co
         first = 0;
         put(o, a->nodes[i].key, a->nodes[i].key_len);
         put(o, ":", 1);
+        if (why[i] == last && !o->oom && (o->len + len < o->cap || !room(o, len))) {
+            memcpy(o->s + o->len, o->s + at, len); /* the same words, already escaped */
+            o->len += len;
+            continue;
+        }
+        last = why[i];
+        at = o->len;
         put_json_string(o, why[i]);
+        len = o->len - at;
     }
     put_str(o, "}");
     free(seen);
