@@ -800,6 +800,8 @@ static enum gs_fit_reason pick_shared(const struct gs_fleet *f, const struct fno
 {
     int order[GS_GPUS_MAX], n = 0;
     enum gs_fit_reason why = GS_FIT_GPU;
+    if (!nd->nfree && !(r->timeslice ? nd->nsliced : nd->nshared))
+        return why; /* no card free or in the slice's mode: each would say so */
     for (int i = 0; i < nd->ngpu; i++) {
         enum gs_fit_reason no = slice_fits(f, nd, &nd->cards[i], r);
         if (no != GS_FIT_OK) {
