@@ -74,6 +74,15 @@ struct gs_fleet {
     /* Mode conversion (gs_fleet_set_modes()): allowed, the hold time, the clock, the count. */
     int convert;
     int64_t hold_us, now_us, conversions;
+    struct mig_empty *mig_empty; /* per MIG geometry (gs_mig_model index) */
+};
+
+/* An empty card's best place for each MIG profile, made once per geometry: a MIG fit asks it of
+ * every node it passes. For the profiles @allowed (its nodes' mig_allowed). */
+struct mig_empty {
+    unsigned allowed;
+    int16_t score[GS_MIG_PROFILES_MAX]; /* gs_mig_card_score(); -1: the profile does not fit */
+    int8_t start[GS_MIG_PROFILES_MAX];  /* gs_mig_card_best_start() */
 };
 
 static const char *const reason_text[GS_FIT_REASONS] = {
@@ -166,6 +175,20 @@ static void set_bare(struct gs_fleet *f, size_t i)
     f->bare[i] = nd->npods == 0 && !nd->down && !nd->nbad;
 }
 
+/* An empty card of geometry @model, profiles @allowed: its score and start for each profile. */
+static void mig_empty_make(struct mig_empty *e, int model, unsigned allowed)
+{
+    struct gs_mig_card empty;
+    e->allowed = allowed;
+    for (int k = 0; k < GS_MIG_PROFILES_MAX; k++) {
+        int sc, start;
+        int ok = !gs_mig_card_init(&empty, model, allowed) && !gs_mig_card_score(&empty, k, &sc) &&
+                 !gs_mig_card_best_start(&empty, k, &start);
+        e->score[k] = (int16_t)(ok ? sc : -1);
+        e->start[k] = (int8_t)(ok ? start : -1);
+    }
+}
+
 int gs_fleet_new(const struct gs_policy *s, struct gs_fleet **out, struct gs_diag *d)
 {
     struct gs_fleet *f = calloc(1, sizeof(*f));
@@ -180,9 +203,10 @@ int gs_fleet_new(const struct gs_policy *s, struct gs_fleet **out, struct gs_dia
         f->used = calloc(cap, sizeof(*f->used));
         f->bare = calloc(cap, 1);
         f->links = calloc(s->ntemplates ? s->ntemplates : 1, sizeof(*f->links));
+        f->mig_empty = calloc((size_t)gs_mig_model_count() + 1, sizeof(*f->mig_empty));
     }
     if (!f || !zones || !f->nodes || !f->model || !f->nvlink || !f->nfree || !f->ngpu || !f->used ||
-        !f->bare || !f->links) {
+        !f->bare || !f->links || !f->mig_empty) {
         free(zones);
         gs_fleet_free(f);
         return -ENOMEM;
@@ -209,6 +233,9 @@ int gs_fleet_new(const struct gs_policy *s, struct gs_fleet **out, struct gs_dia
         f->nfree[i] = (uint8_t)f->nodes[i].nfree;
         f->ngpu[i] = (uint8_t)f->nodes[i].ngpu;
         set_bare(f, i);
+        int mm = f->nodes[i].mig_model;
+        if (mm >= 0 && f->mig_empty[mm].allowed != f->nodes[i].mig_allowed)
+            mig_empty_make(&f->mig_empty[mm], mm, f->nodes[i].mig_allowed);
     }
     free(zones);
     f->open = malloc((f->n ? f->n : 1) * sizeof(*f->open));
@@ -242,6 +269,7 @@ void gs_fleet_free(struct gs_fleet *f)
     free(f->bare);
     free(f->open);
     free(f->links);
+    free(f->mig_empty);
     free(f);
 }
 
@@ -772,6 +800,8 @@ static enum gs_fit_reason pick_shared(const struct gs_fleet *f, const struct fno
 {
     int order[GS_GPUS_MAX], n = 0;
     enum gs_fit_reason why = GS_FIT_GPU;
+    if (!nd->nfree && !(r->timeslice ? nd->nsliced : nd->nshared))
+        return why; /* no card free or in the slice's mode: each would say so */
     for (int i = 0; i < nd->ngpu; i++) {
         enum gs_fit_reason no = slice_fits(f, nd, &nd->cards[i], r);
         if (no != GS_FIT_OK) {
@@ -824,31 +854,33 @@ static enum gs_fit_reason pick_mig(const struct gs_fleet *f, const struct fnode 
         return GS_FIT_MIG_MODEL;
     if (!(nd->mig_allowed & (1u << prof)))
         return GS_FIT_MIG_POLICY;
+    struct mig_empty own; /* a node whose allowed profiles are not its geometry's first node's */
+    const struct mig_empty *e = &f->mig_empty[nd->mig_model];
+    if (e->allowed != nd->mig_allowed) {
+        mig_empty_make(&own, nd->mig_model, nd->mig_allowed);
+        e = &own;
+    }
     int best = -1, best_score = -1, empty_seen = 0;
     for (int i = 0; i < nd->ngpu; i++) {
         const struct card *c = &nd->cards[i];
-        struct gs_mig_card empty;
-        const struct gs_mig_card *mc = &c->mig;
+        int sc;
         if (c->mode == GS_CARD_FREE && may_take(f, c, GS_CARD_MIG)) {
             if (empty_seen++) /* every empty card scores as the first one did: it cannot win */
                 continue;
-            gs_mig_card_init(&empty, nd->mig_model, nd->mig_allowed);
-            mc = &empty;
-        } else if (c->mode != GS_CARD_MIG || c->bad) {
+            sc = e->score[prof];
+        } else if (c->mode != GS_CARD_MIG || c->bad || gs_mig_card_score(&c->mig, prof, &sc)) {
             continue;
         }
-        int sc;
-        if (gs_mig_card_score(mc, prof, &sc) == 0 && sc > best_score) {
+        if (sc > best_score) {
             best_score = sc;
             best = i;
         }
     }
     if (best < 0)
         return GS_FIT_MIG;
-    struct gs_mig_card probe = nd->cards[best].mig;
     if (nd->cards[best].mode == GS_CARD_FREE)
-        gs_mig_card_init(&probe, nd->mig_model, nd->mig_allowed);
-    if (gs_mig_card_best_start(&probe, prof, start) < 0)
+        *start = e->start[prof];
+    else if (gs_mig_card_best_start(&nd->cards[best].mig, prof, start) < 0)
         return GS_FIT_MIG;
     *mask = 1u << best;
     return GS_FIT_OK;

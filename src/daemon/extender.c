@@ -174,7 +174,19 @@ struct gsd_ext_names {
     int32_t *idx;
 };
 
-void gsd_extender_free(struct gsd_state *st)
+/*
+ * What the last filter found on each node, for the prioritize kube-scheduler sends next about the
+ * same pod: its answer is the same as long as the Pod's text and the state (st->gen) are, so
+ * prioritize probes only the nodes filter was not asked about.
+ */
+struct gsd_ext_memo {
+    char *pod; /* the Pod object as compact JSON, malloc'd */
+    size_t pod_len, nn;
+    uint64_t gen;
+    int32_t *sc; /* per node index: the probe's answer (>= 2 fits, GS_UNSCHEDULABLE), 0 not asked */
+};
+
+static void names_free(struct gsd_state *st)
 {
     if (st->ext_names) {
         free(st->ext_names->text);
@@ -185,12 +197,63 @@ void gsd_extender_free(struct gsd_state *st)
     st->ext_names = NULL;
 }
 
+void gsd_extender_free(struct gsd_state *st)
+{
+    names_free(st);
+    if (st->ext_memo) {
+        free(st->ext_memo->pod);
+        free(st->ext_memo->sc);
+    }
+    free(st->ext_memo);
+    st->ext_memo = NULL;
+}
+
+/* The memo to read for the pod of text @pod (@len bytes): the last filter's, when it was about
+ * this pod at this state; else NULL. */
+static struct gsd_ext_memo *memo_of(struct gsd_state *st, const char *pod, size_t len)
+{
+    struct gsd_ext_memo *m = st->ext_memo;
+    return m && m->pod && m->gen == st->gen && m->pod_len == len && !memcmp(m->pod, pod, len) &&
+                   m->nn == gs_cluster_node_count(st->cluster)
+               ? m
+               : NULL;
+}
+
+/* A fresh memo for filter's answers about the pod of text @pod: NULL out of memory (then
+ * prioritize probes every node itself). */
+static struct gsd_ext_memo *memo_start(struct gsd_state *st, const char *pod, size_t len)
+{
+    struct gsd_ext_memo *m = st->ext_memo;
+    size_t nn = gs_cluster_node_count(st->cluster);
+    if (!m && !(m = st->ext_memo = calloc(1, sizeof(*m))))
+        return NULL;
+    char *text = malloc(len ? len : 1);
+    if (m->nn != nn) {
+        free(m->sc);
+        m->sc = malloc((nn ? nn : 1) * sizeof(*m->sc));
+        m->nn = m->sc ? nn : 0;
+    }
+    if (!text || !m->sc) {
+        free(text);
+        free(m->pod);
+        m->pod = NULL;
+        return NULL;
+    }
+    memcpy(text, pod, len);
+    free(m->pod);
+    m->pod = text;
+    m->pod_len = len;
+    m->gen = st->gen;
+    memset(m->sc, 0, nn * sizeof(*m->sc));
+    return m;
+}
+
 /* Keep the array [@p, @end) just read into @a for the next call; without memory, keep none. */
 static void names_keep(struct gsd_state *st, const char *p, const char *end,
                        const struct ext_args *a)
 {
     struct gsd_ext_names *c = calloc(1, sizeof(*c));
-    gsd_extender_free(st);
+    names_free(st);
     if (!c)
         return;
     c->len = (size_t)(end - p);
@@ -200,7 +263,7 @@ static void names_keep(struct gsd_state *st, const char *p, const char *end,
     c->idx = malloc((a->n + 1) * sizeof(*c->idx));
     st->ext_names = c;
     if (!c->text || !c->nodes || !c->idx) {
-        gsd_extender_free(st);
+        names_free(st);
         return;
     }
     memcpy(c->text, p, c->len);
@@ -340,9 +403,10 @@ static int read_tree(const struct gsd_state *st, struct gsd_req *r, struct ext_a
     return 0;
 }
 
-/* The pod's request from ExtenderArgs; "default" namespace when the Pod has none. */
+/* The pod's request from ExtenderArgs; "default" namespace when the Pod has none. *@text: the
+ * Pod as the compact JSON parsed (malloc'd; the caller frees it, whatever the return). */
 static int args_pod(struct gsd_state *st, const struct ext_args *a, struct gsd_podspec *spec,
-                    char *err, size_t cap)
+                    char **text, char *err, size_t cap)
 {
     struct gsd_ferr e;
     if (!a->is_object) {
@@ -354,9 +418,8 @@ static int args_pod(struct gsd_state *st, const struct ext_args *a, struct gsd_p
         snprintf(err, cap, "Pod: required, a Pod object");
         return -EINVAL;
     }
-    char *text = json_dumps(a->pod, JSON_COMPACT | JSON_ENCODE_ANY);
-    int rc = text ? gsd_podspec_parse(text, strlen(text), 0, spec, &e) : -ENOMEM;
-    free(text);
+    *text = json_dumps(a->pod, JSON_COMPACT | JSON_ENCODE_ANY);
+    int rc = *text ? gsd_podspec_parse(*text, strlen(*text), 0, spec, &e) : -ENOMEM;
     if (rc == -ENOMEM) {
         snprintf(err, cap, "out of memory");
         return rc;
@@ -522,27 +585,32 @@ static int close_evicting(struct gsd_state *st, const struct ext_args *a, int64_
  * 0..1000, plus 2), @why the reason for a node that fails: what placement would say there
  * (gs_tenancy_probe_node(): its quotas, then the node's filter). A pod admission refuses fails
  * on every node with that reason (@held). *@probe: the probe whose words some reasons are (free
- * it after the answer is written), or NULL. Return: 0; -ENOMEM.
+ * it after the answer is written), or NULL. @memo (or NULL) keeps each node's answer; with
+ * @reuse, a node it already has is not probed again (its reason is then not given: prioritize
+ * needs none). Return: 0; -ENOMEM.
  */
 static int score_all(struct gsd_state *st, const struct gsd_podspec *spec, const struct ext_args *a,
-                     int64_t *sc, const char **why, char *held, size_t cap,
-                     struct gs_tenancy_probe **probe)
+                     struct gsd_ext_memo *memo, int reuse, int64_t *sc, const char **why,
+                     char *held, size_t cap, struct gs_tenancy_probe **probe)
 {
     struct gs_tenancy_probe *pr = NULL;
     int rc = gs_tenancy_probe_new(st->sched.tn, &spec->s, &pr, held, cap);
     if (rc < 0)
         return rc;
     for (size_t i = 0; i < a->n; i++) {
-        int32_t score;
-        if (a->idx[i] < 0) {
+        int32_t score, x = a->idx[i];
+        if (x < 0) {
             sc[i] = -ENOENT;
         } else if (rc == 1) { /* refused whole: every node says why */
             sc[i] = GS_UNSCHEDULABLE;
             why[i] = held;
+        } else if (memo && memo->sc[x] && reuse) {
+            sc[i] = memo->sc[x];
         } else {
-            sc[i] = gs_tenancy_probe_node(st->sched.tn, pr, a->idx[i], &score, &why[i])
-                        ? GS_UNSCHEDULABLE
-                        : score + 2;
+            sc[i] = gs_tenancy_probe_node(st->sched.tn, pr, x, &score, &why[i]) ? GS_UNSCHEDULABLE
+                                                                                : score + 2;
+            if (memo)
+                memo->sc[x] = (int32_t)sc[i];
         }
     }
     *probe = rc == 0 ? pr : NULL; /* its words are some nodes' reasons: the caller frees it */
@@ -577,6 +645,8 @@ static int write_failed(const struct gsd_state *st, const struct ext_args *a, co
     uint8_t *seen = calloc(nn / 8 + 1, 1);
     if (!seen)
         return -ENOMEM;
+    const char *last = NULL; /* the reason last written, and where: most nodes share a few */
+    size_t at = 0, len = 0;
     put_str(o, "{");
     for (size_t i = 0, first = 1; i < a->n; i++) {
         int32_t x = a->idx[i];
@@ -587,7 +657,15 @@ static int write_failed(const struct gsd_state *st, const struct ext_args *a, co
         first = 0;
         put(o, a->nodes[i].key, a->nodes[i].key_len);
         put(o, ":", 1);
+        if (why[i] == last && !o->oom && (o->len + len < o->cap || !room(o, len))) {
+            memcpy(o->s + o->len, o->s + at, len); /* the same words, already escaped */
+            o->len += len;
+            continue;
+        }
+        last = why[i];
+        at = o->len;
         put_json_string(o, why[i]);
+        len = o->len - at;
     }
     put_str(o, "}");
     free(seen);
@@ -729,10 +807,11 @@ static void filter_or_prioritize(struct gsd_state *st, struct gsd_req *r, int is
     }
     int64_t *sc = NULL;
     const char **why = NULL;
+    char *text = NULL;
     o.cap = r->len + a.n * 48 + 256; /* room for every name failing with a reason */
     o.s = malloc(o.cap);
     o.cap = o.s ? o.cap : 0;
-    if (args_pod(st, &a, &spec, err, sizeof(err))) {
+    if (args_pod(st, &a, &spec, &text, err, sizeof(err))) {
         if (is_filter) {
             struct ext_args none = {.cache_capable = a.cache_capable};
             write_filter(st, &none, NULL, NULL, err, &o);
@@ -746,7 +825,10 @@ static void filter_or_prioritize(struct gsd_state *st, struct gsd_req *r, int is
         sc = malloc((a.n ? a.n : 1) * sizeof(*sc));
         why = malloc((a.n ? a.n : 1) * sizeof(*why));
         err[0] = '\0';
-        if (!sc || !why || score_all(st, &spec, &a, sc, why, held, sizeof(held), &pr))
+        size_t len = strlen(text);
+        struct gsd_ext_memo *memo = is_filter ? memo_start(st, text, len) : memo_of(st, text, len);
+        if (!sc || !why ||
+            score_all(st, &spec, &a, memo, !is_filter, sc, why, held, sizeof(held), &pr))
             o.oom = 1;
         else if (is_filter)
             write_filter(st, &a, sc, why, first_error(&a), &o);
@@ -758,6 +840,7 @@ static void filter_or_prioritize(struct gsd_state *st, struct gsd_req *r, int is
         ext_remember(st, &spec);
     }
     reply_out(r, &o);
+    free(text);
     free(sc);
     free(why);
     args_free(&a);

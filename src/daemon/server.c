@@ -658,6 +658,7 @@ static void *scheduler_main(void *arg)
         }
         gsd_log_hold(); /* the batch's lines, written at once after its commit */
         pthread_mutex_lock(&s->state_mu);
+        st->gen++;
         int ok = atomic_load(&s->failed) || gsd_store_begin(st->store) == 0;
         if (!ok)
             st->failed = 1; /* no transaction: nothing may be written, every answer is 503 */

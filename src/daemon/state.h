@@ -23,6 +23,7 @@ struct gs_scenario;
 struct gs_trace_node;
 struct gsd_agents;
 struct gsd_bind;
+struct gsd_ext_memo;
 struct gsd_ext_names;
 struct gsd_extpod;
 struct gsd_http_stats;
@@ -102,6 +103,11 @@ struct gsd_state {
     /* extender: the last NodeNames array read and its node indexes (extender.c), since
      * kube-scheduler sends the same one call after call */
     struct gsd_ext_names *ext_names;
+    /* extender: the last filter's answer node by node, for the prioritize after it (extender.c) */
+    struct gsd_ext_memo *ext_memo;
+    /* moved by every batch of the scheduler thread, the state's only writer (server.c): an
+     * answer read from the state holds while it has not moved */
+    uint64_t gen;
     /* metrics */
     struct gsd_hist sched_lat, commit_lat;
     uint64_t placed_total, cancelled_total, completed_total;

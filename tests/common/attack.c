@@ -744,10 +744,12 @@ int attack_run(const struct attack_opts *o, struct attack_report *r)
     l_lat_init(&r->scrape);
     raise_fd_limit();
     signal(SIGPIPE, SIG_IGN);
-    unsetenv(
-        "GPUSCHEDD_VERIFY_SNAPSHOTS"); /* an O(pods) check at each publish: not at this scale */
-    if (h_setup(&d, "metrics: {token: " TOKEN_METRICS "}\nhttp: {bodyTimeoutSeconds: 10}\n") ||
-        l_write_nodes(d.nodes, o->nodes) || h_start(&d))
+    if (h_setup(&d, "metrics: {token: " TOKEN_METRICS "}\nhttp: {bodyTimeoutSeconds: 10}\n"))
+        return -1;
+    /* after h_setup(), which sets it: an O(pods) check under the state lock at each publish,
+     * which every extender call and POST would wait for at this scale */
+    unsetenv("GPUSCHEDD_VERIFY_SNAPSHOTS");
+    if (l_write_nodes(d.nodes, o->nodes) || h_start(&d))
         return -1;
     atomic_store(&port, d.port);
     fprintf(stderr, "attack: gpuschedd pid %d on 127.0.0.1:%d, %d nodes\n", (int)d.pid, d.port,

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "common/harness.h"
+#include "common/api.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -129,6 +129,45 @@ static void test_prioritize(void **state)
     r = verb("prioritize", lower);
     assert_int_equal(json_array_size(r), 5);
     json_decref(r);
+}
+
+/* The Score prioritize gave @host in @list, -1 when it is not there. */
+static json_int_t score_of(const json_t *list, const char *host)
+{
+    size_t i;
+    const json_t *hp;
+    json_array_foreach(list, i, hp)
+    {
+        if (!strcmp(json_string_value(json_object_get(hp, "Host")), host))
+            return json_integer_value(json_object_get(hp, "Score"));
+    }
+    return -1;
+}
+
+/* prioritize reuses what filter found about the same pod only while nothing changed: a pod placed
+ * between the two takes its node out of prioritize's answer. */
+static void test_prioritize_after_a_change(void **state)
+{
+    (void)state;
+    const char *const boards[] = {"n-a100-0", "n-a100-1"};
+    char *pod = h_pod("team-b", "whole-board", 8, 0);
+    json_t *r = h_extender(&d, "filter", pod, boards, 2);
+    assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 2);
+    json_decref(r);
+    json_decref(h_submit(&d, NULL, h_pod("team-b", "takes-a-board", 8, 0), 201));
+    json_t *q = h_pod_get(&d, "team-b", "takes-a-board");
+    const char *taken = json_string_value(json_object_get(q, "node"));
+    assert_non_null(taken);
+    r = h_extender(&d, "prioritize", pod, boards, 2);
+    assert_int_equal(score_of(r, taken), 0);
+    assert_int_equal(score_of(r, strcmp(taken, boards[0]) ? boards[0] : boards[1]), 10);
+    json_decref(r);
+    json_decref(q);
+    h_request(&d, "DELETE", "/v1/pods/team-b/takes-a-board", TOKEN_ADMIN, NULL, 200);
+    r = h_extender(&d, "prioritize", pod, boards, 2); /* and back once it is gone */
+    assert_int_equal(score_of(r, boards[0]) + score_of(r, boards[1]), 19);
+    json_decref(r);
+    free(pod);
 }
 
 /* POST @body to /extender/@v; 200 expected; the answer's text (caller frees). */
@@ -522,6 +561,7 @@ int main(void)
         cmocka_unit_test(test_share_needs_gpu_resource),
         cmocka_unit_test(test_filter_node_list),
         cmocka_unit_test(test_prioritize),
+        cmocka_unit_test(test_prioritize_after_a_change),
         cmocka_unit_test(test_every_spelling_same_answer),
         cmocka_unit_test(test_bind_records_cards),
         cmocka_unit_test(test_errors_in_error_field),
