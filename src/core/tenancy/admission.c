@@ -1085,6 +1085,7 @@ int gs__tn_enroll(struct gs_tenancy *t, int32_t pod)
     struct gang *g = &t->gangs[p->group];
     if (gs__vec_push(&g->members, pod) < 0)
         return -ENOMEM;
+    gs__tn_gang_changed(t, p->group);
     g->cards += p->fit.whole ? p->fit.ncards : 0;
     g->level_low = p->level > g->level_low ? p->level : g->level_low;
     g->preemptible |= p->preemptible;
