@@ -201,8 +201,8 @@ static int64_t unit_lost(const struct gs_tenancy *t, const struct unit *u)
  * A gang's unit is the same on every node where a search meets one of its members: unit_of()
  * reads the gang, the preemptor and the shares, none of which a search changes, and of the
  * member met only its tenant. A preemption search's unit stays right for later searches by pods
- * of the same priority, tenant, queue, gang and guarantee, until a member starts or stops (the
- * gang's running members, start times and counts: gs__tn_gang_changed()) or a member's
+ * of the same priority, tenant, queue and guarantee (and not of the gang), until a member starts or
+ * stops (the gang's running members, start times and counts: gs__tn_gang_changed()) or a member's
  * readmission grace ends (@until); a reclaim search's, which reads the queues' shares, for that
  * search only (stamped with t->vsearch). The work it would lose is worked out once per search,
  * as it moves with the clock. Both save reading every member on every node holding one.
@@ -212,7 +212,8 @@ struct gunit {
     int valid;
     int other; /* the member it was worked out from is of another tenant than the preemptor */
     int mode, guarantee;
-    int32_t prio, tenant, queue, group; /* the preemptor's */
+    int32_t prio, tenant, queue; /* the preemptor's */
+    int own;                     /* the gang is the preemptor's own */
     int64_t until;
     int64_t lost;
     struct unit u;
@@ -231,7 +232,7 @@ static int gunit_current(const struct gs_tenancy *t, const struct gunit *g, cons
 {
     return g->valid && g->other == other && g->mode == (int)mode && g->guarantee == guarantee &&
            g->prio == p->prio && g->tenant == p->tenant && g->queue == p->queue &&
-           g->group == p->group && t->now < g->until &&
+           g->own == (p->group >= 0 && g - t->gunits == p->group) && t->now < g->until &&
            (mode == EVICT_PREEMPT || g->stamp == t->vsearch);
 }
 
@@ -268,7 +269,7 @@ static struct unit gang_unit(struct gs_tenancy *t, const struct rpod *p, int32_t
                             .prio = p->prio,
                             .tenant = p->tenant,
                             .queue = p->queue,
-                            .group = p->group,
+                            .own = p->group >= 0 && v->group == p->group,
                             .until = until,
                             .lost = g->lost,
                             .u = u};
