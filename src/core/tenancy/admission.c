@@ -976,6 +976,7 @@ int gs__tn_podgroup(struct gs_tenancy *t, const struct gs_podgroup_spec *g)
     if (i >= 0) { /* a PodGroup made again: its pods keep their gang, with the new spec */
         *t->pgs[i] = *g;
         t->gangs[i].min = g->min_member;
+        gs__tn_gang_changed(t, i);
         return i;
     }
     size_t cg = t->cappgs;
