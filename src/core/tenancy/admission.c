@@ -976,6 +976,7 @@ int gs__tn_podgroup(struct gs_tenancy *t, const struct gs_podgroup_spec *g)
     if (i >= 0) { /* a PodGroup made again: its pods keep their gang, with the new spec */
         *t->pgs[i] = *g;
         t->gangs[i].min = g->min_member;
+        gs__tn_gang_changed(t, i);
         return i;
     }
     size_t cg = t->cappgs;
@@ -1085,6 +1086,7 @@ int gs__tn_enroll(struct gs_tenancy *t, int32_t pod)
     struct gang *g = &t->gangs[p->group];
     if (gs__vec_push(&g->members, pod) < 0)
         return -ENOMEM;
+    gs__tn_gang_changed(t, p->group);
     g->cards += p->fit.whole ? p->fit.ncards : 0;
     g->level_low = p->level > g->level_low ? p->level : g->level_low;
     g->preemptible |= p->preemptible;

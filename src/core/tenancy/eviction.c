@@ -128,7 +128,7 @@ static int past_deserved(const struct gs_tenancy *t, const struct rpod *p)
  * dedicated quota included.
  */
 static struct unit unit_of(const struct gs_tenancy *t, const struct rpod *p, int32_t pod,
-                           enum evict_mode mode, int guarantee)
+                           enum evict_mode mode, int guarantee, int64_t *until)
 {
     const struct rpod *v = &t->pods[pod];
     struct unit u = {.pod = pod,
@@ -157,6 +157,9 @@ static struct unit unit_of(const struct gs_tenancy *t, const struct rpod *p, int
         const struct rpod *m = &t->pods[g->members.v[i]];
         if (m->state != GS_POD_RUNNING)
             continue;
+        int64_t grace_end = m->start + GS_READMIT_GRACE_US; /* eligible() changes then */
+        if (until && m->preemptions > 0 && grace_end > t->now && grace_end < *until)
+            *until = grace_end;
         if (u.pod < 0) {
             u.pod = g->members.v[i];
             u.seq = m->seq;
@@ -197,15 +200,41 @@ static int64_t unit_lost(const struct gs_tenancy *t, const struct unit *u)
 /*
  * A gang's unit is the same on every node where a search meets one of its members: unit_of()
  * reads the gang, the preemptor and the shares, none of which a search changes, and of the
- * member met only its tenant. It is worked out once per search (stamped with t->vsearch), as is
- * the work it would lose, instead of once per node, each time over every member.
+ * member met only its tenant. A preemption search's unit stays right for later searches by pods
+ * of the same priority, tenant, queue and guarantee (and not of the gang), until a member starts or
+ * stops (the gang's running members, start times and counts: gs__tn_gang_changed()) or a member's
+ * readmission grace ends (@until); a reclaim search's, which reads the queues' shares, for that
+ * search only (stamped with t->vsearch). The work it would lose is worked out once per search,
+ * as it moves with the clock. Both save reading every member on every node holding one.
  */
 struct gunit {
     uint64_t stamp, lost_stamp;
+    int valid;
     int other; /* the member it was worked out from is of another tenant than the preemptor */
+    int mode, guarantee;
+    int32_t prio, tenant, queue; /* the preemptor's */
+    int own;                     /* the gang is the preemptor's own */
+    int64_t until;
     int64_t lost;
     struct unit u;
 };
+
+void gs__tn_gang_changed(struct gs_tenancy *t, int32_t group)
+{
+    if (group >= 0 && (size_t)group < t->capgunits)
+        t->gunits[group].valid = 0;
+}
+
+/* Is @g's unit the one unit_of() would give now for @p, met through a member of another tenant
+ * (@other) or not? */
+static int gunit_current(const struct gs_tenancy *t, const struct gunit *g, const struct rpod *p,
+                         enum evict_mode mode, int guarantee, int other)
+{
+    return g->valid && g->other == other && g->mode == (int)mode && g->guarantee == guarantee &&
+           g->prio == p->prio && g->tenant == p->tenant && g->queue == p->queue &&
+           g->own == (p->group >= 0 && g - t->gunits == p->group) && t->now < g->until &&
+           (mode == EVICT_PREEMPT || g->stamp == t->vsearch);
+}
 
 static int gunits_grow(struct gs_tenancy *t)
 {
@@ -226,14 +255,24 @@ static struct unit gang_unit(struct gs_tenancy *t, const struct rpod *p, int32_t
     int other = v->tenant != p->tenant;
     struct gunit *g =
         (size_t)v->group < t->capgunits && v->state == GS_POD_RUNNING ? &t->gunits[v->group] : NULL;
-    if (g && g->stamp == t->vsearch && g->other == other)
+    if (g && gunit_current(t, g, p, mode, guarantee, other))
         return g->u;
-    struct unit u = unit_of(t, p, pod, mode, guarantee);
-    if (g) {
-        g->stamp = t->vsearch;
-        g->other = other;
-        g->u = u;
-    }
+    int64_t until = INT64_MAX;
+    struct unit u = unit_of(t, p, pod, mode, guarantee, &until);
+    if (g)
+        *g = (struct gunit){.stamp = t->vsearch,
+                            .lost_stamp = g->lost_stamp,
+                            .valid = 1,
+                            .other = other,
+                            .mode = (int)mode,
+                            .guarantee = guarantee,
+                            .prio = p->prio,
+                            .tenant = p->tenant,
+                            .queue = p->queue,
+                            .own = p->group >= 0 && v->group == p->group,
+                            .until = until,
+                            .lost = g->lost,
+                            .u = u};
     return u;
 }
 
@@ -342,7 +381,7 @@ static size_t node_units(struct gs_tenancy *t, const struct rpod *p, size_t node
             continue; /* its gang is a unit here already */
         const struct gunit *gu = c && (size_t)c->group < t->capgunits ? &t->gunits[c->group] : NULL;
         struct unit u;
-        if (gu && gu->stamp == t->vsearch && gu->other == (c->tenant != p->tenant)) {
+        if (gu && gunit_current(t, gu, p, mode, guarantee, c->tenant != p->tenant)) {
             u = gu->u; /* a gang (not alone: gang_unit() made it) met on another node */
             if (ng < sizeof(groups) / sizeof(groups[0]))
                 groups[ng++] = c->group;
@@ -356,7 +395,8 @@ static size_t node_units(struct gs_tenancy *t, const struct rpod *p, size_t node
                 continue;
             if (!alone && ng < sizeof(groups) / sizeof(groups[0]))
                 groups[ng++] = v->group;
-            u = alone ? unit_of(t, p, vid, mode, guarantee) : gang_unit(t, p, vid, mode, guarantee);
+            u = alone ? unit_of(t, p, vid, mode, guarantee, NULL)
+                      : gang_unit(t, p, vid, mode, guarantee);
         }
         int dup = u.pod < 0;
         for (size_t k = 0; k < n && !dup; k++)

@@ -31,6 +31,8 @@ static int account(struct gs_tenancy *t, int32_t pod, int sign, int restore)
     int model = p->fit.ncards > 0 ? gs_fleet_node_model(t->fleet, (size_t)p->node) : -1;
     gs__quota_charge(t, p, model, sign, restore);
     t->tenant_held[p->tenant] += sign * p->milli;
+    gs__tn_gang_changed(t, p->group);
+    gs__tn_gang_changed(t, p->wgroup);
     if (p->group >= 0) {
         t->gangs[p->group].running += sign;
         t->elastic_running += gs__tn_gang_elastic(&t->gangs[p->group]) ? sign : 0;

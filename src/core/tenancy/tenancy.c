@@ -455,6 +455,7 @@ int gs_tenancy_podgroup_drop(struct gs_tenancy *t, const char *ns, const char *n
     }
     t->pgs[i]->min_member = 0; /* the name is held again for pods that name it later */
     t->gangs[i].min = 0;
+    gs__tn_gang_changed(t, i);
     return 0;
 }
 

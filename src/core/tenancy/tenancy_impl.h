@@ -394,6 +394,8 @@ int gs__tn_evict_for(struct gs_tenancy *t, int32_t pod, enum evict_mode mode, st
 /* The victim index: allocated once the levels are known; updated whenever @node's pods change. */
 int gs__tn_victims_alloc(struct gs_tenancy *t);
 void gs__tn_victims_update(struct gs_tenancy *t, size_t node);
+/* A gang's members started, stopped or grew in number: victim searches work its unit out anew. */
+void gs__tn_gang_changed(struct gs_tenancy *t, int32_t group);
 void gs__tn_victims_free(struct gs_tenancy *t);
 /* A pod evicted before was bound at @start: its readmission grace runs from then. */
 int gs__tn_readmitted(struct gs_tenancy *t, int64_t start);
