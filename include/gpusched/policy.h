@@ -191,6 +191,8 @@ struct gs_limit_range_spec {
     int64_t max_gpu_milli, min_gpu_milli, default_gpu_milli, default_request_gpu_milli;
     int64_t max_memory_mib, min_memory_mib, default_memory_mib, default_request_memory_mib;
     int64_t max_cpu_milli, min_cpu_milli, default_cpu_milli, default_request_cpu_milli;
+    /* maxLimitRequestRatio per resource, thousandths (>= 1000), GS_UNSET = none */
+    int64_t ratio_gpu_milli, ratio_memory_milli, ratio_cpu_milli;
     struct gs_scn_src src;
 };
 
@@ -232,6 +234,9 @@ struct gs_scn_container {
     int64_t gpu_shared;   /* nvidia.com/gpu.shared: time-slice replicas, on as many cards; 0 none */
     int init; /* 0 an app container; 1 an init container, 2 one that keeps running beside the app
                  containers (restartPolicy: Always, a sidecar) */
+    int64_t
+        cpu_limit_milli; /* limits.cpu, 0 when none given (a LimitRange's default may fill it) */
+    int64_t memory_limit_mib; /* limits.memory, MiB, 0 when none given */
 };
 
 /* A pod of the workload. */

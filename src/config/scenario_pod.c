@@ -243,6 +243,8 @@ static int combine(struct gs__yctx *c, const struct res *rq, const struct res *l
     out->gpucores = v[Q_GPUCORES];
     out->cpu_milli = v[Q_CPU];
     out->memory_mib = v[Q_MEMORY];
+    out->cpu_limit_milli = lim->at[Q_CPU] ? lim->v[Q_CPU] : 0;
+    out->memory_limit_mib = lim->at[Q_MEMORY] ? lim->v[Q_MEMORY] : 0;
     out->mig_profile[0] = '\0';
     if (v[Q_MIG] > 0)
         memcpy(out->mig_profile, src->mig, sizeof(out->mig_profile));
