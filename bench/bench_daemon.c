@@ -234,7 +234,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_daemon: gpuschedd did not start (log: %s)\n", d.log);
         return 1;
     }
-    printf("gpuschedd on 127.0.0.1, store in %s (synchronous=FULL), %d nodes\n", d.dir, EXT_NODES);
+    printf("gpuschedd on 127.0.0.1, store in %s (storeSync: normal, the default), %d nodes\n",
+           d.dir, EXT_NODES);
     bench_submit(subs, "b", "submit");
     bench_extender(0, 0);
     bench_extender(1, 0);

@@ -845,9 +845,9 @@ int gs_pod_parse(const char *origin, const char *text, size_t len, int strict,
     struct one_pod o = {.out = out, .field = field, .fsize = fsize, .strict = strict};
     if (field && fsize)
         field[0] = '\0';
-    int rc = gs__yaml_check_syntax(&proto, (const unsigned char *)text, len, GS_SCN_MAX_DEPTH);
-    if (!rc)
-        rc = gs__yaml_each_document(&proto, (const unsigned char *)text, len, parse_one, &o);
+    /* One pass over the bytes: the tree is built from the parser's events, depth-bounded. */
+    int rc = gs__yaml_stream_documents(&proto, (const unsigned char *)text, len, GS_SCN_MAX_DEPTH,
+                                       GS_SCN_DOC_NODES_MAX, parse_one, &o);
     if (!rc && !o.seen)
         rc = gs_diag_error(d, "%s: no Pod object", origin);
     if (!rc && !strict)

@@ -10,9 +10,11 @@
 #include "agents.h"
 #include "extender.h"
 #include "nodes.h"
+#include "podspec.h"
 #include "preempt.h"
 #include "queue.h"
 #include "server.h"
+#include "snapshot.h"
 #include "state.h"
 #include "whatif.h"
 
@@ -35,6 +37,8 @@ struct who {
 
 void gsd_reply_json(struct gsd_req *r, int status, json_t *body)
 {
+    free(r->view); /* an answer set before (a failed commit's 503 replaces it) */
+    r->view = NULL;
     r->status = status;
     r->ctype = "application/json";
     r->resp = body ? json_dumps(body, JSON_COMPACT) : NULL;
@@ -44,6 +48,51 @@ void gsd_reply_json(struct gsd_req *r, int status, json_t *body)
         r->resp = strdup("{\"error\":\"out of memory\",\"field\":\"\"}");
     }
     r->resp_len = r->resp ? strlen(r->resp) : 0;
+}
+
+/* A copy of @s at *@at, which moves past it. */
+static const char *copy_at(char **at, const char *s)
+{
+    if (!s)
+        return NULL;
+    size_t n = strlen(s) + 1;
+    memcpy(*at, s, n);
+    *at += n;
+    return *at - n;
+}
+
+void gsd_reply_pod(struct gsd_state *st, struct gsd_req *r, int status, struct gsd_pod *p)
+{
+    if (p->state == GSD_PENDING)
+        gsd_sched_sync(st, p);
+    struct gsd_podview v;
+    gsd_podview_fill(st, p, &v);
+    size_t extra = 0;
+    for (const char *s[] = {v.node_name, v.reason, v.meta}, **q = s; q < s + 3; q++)
+        extra += *q ? strlen(*q) + 1 : 0;
+    struct gsd_podview *c = malloc(sizeof(*c) + extra);
+    if (!c) {
+        gsd_reply_json(r, status, gsd_podview_json(&v));
+        return;
+    }
+    memcpy(c, &v, sizeof(v));
+    char *at = (char *)(c + 1);
+    c->node_name = copy_at(&at, v.node_name);
+    c->reason = copy_at(&at, v.reason);
+    c->meta = copy_at(&at, v.meta);
+    free(r->view);
+    r->view = c;
+    r->status = status;
+}
+
+void gsd_reply_render(struct gsd_req *r)
+{
+    struct gsd_podview *v = r->view;
+    if (!v)
+        return;
+    r->view = NULL;
+    gsd_reply_json(r, r->status, gsd_podview_json(v));
+    free(v);
 }
 
 void gsd_reply_error(struct gsd_req *r, int status, const char *field, const char *fmt, ...)
@@ -129,11 +178,32 @@ static void post_again(struct gsd_state *st, struct gsd_req *r, struct gsd_pod *
                         p->ns, p->name);
 }
 
+void gsd_api_prepare(struct gsd_req *r)
+{
+    if (r->kind == GSD_REQ_HTTP && !r->pod && !strcmp(r->method, "POST") &&
+        !strcmp(r->path, "/v1/pods"))
+        r->pod = gsd_podparse_new(r->body, r->len);
+}
+
+/* @r's Pod, parsed by the event thread (its record then taken from @r) or here. */
+static int pod_of(struct gsd_req *r, struct gsd_podspec *spec, struct gsd_ferr *e)
+{
+    struct gsd_podparse *pp = r->pod;
+    if (!pp)
+        return gsd_podspec_parse(r->body, r->len, 1, spec, e);
+    int rc = pp->rc;
+    *spec = pp->spec;
+    *e = pp->e;
+    free(pp);
+    r->pod = NULL;
+    return rc;
+}
+
 static void post_pod(struct gsd_state *st, struct gsd_req *r, const struct who *w)
 {
     struct gsd_podspec spec;
     struct gsd_ferr e;
-    if (gsd_podspec_parse(r->body, r->len, 1, &spec, &e)) {
+    if (pod_of(r, &spec, &e)) {
         gsd_reply_error(r, e.status, e.field, "%s", e.msg);
         return;
     }
@@ -153,7 +223,7 @@ static void post_pod(struct gsd_state *st, struct gsd_req *r, const struct who *
         if (held)
             post_again(st, r, held, &spec, tenant);
         else if (p)
-            gsd_reply_json(r, 201, gsd_pod_json(st, p));
+            gsd_reply_pod(st, r, 201, p);
         else
             gsd_reply_error(r, e.status, e.field, "%s", e.msg);
     }

@@ -6,6 +6,7 @@
 
 #include <jansson.h>
 
+struct gsd_pod;
 struct gsd_req;
 struct gsd_state;
 
@@ -16,10 +17,24 @@ void gsd_reply_json(struct gsd_req *r, int status, json_t *body);
 void gsd_reply_error(struct gsd_req *r, int status, const char *field, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 /*
+ * gsd_reply_pod() - answer @r @status with pod @p as GET /v1/pods/NS/NAME shows it now: its
+ * view is copied (with what it points to) and rendered as JSON later by gsd_reply_render(), on
+ * the HTTP event thread, so the one scheduler thread does not build and print the JSON.
+ */
+void gsd_reply_pod(struct gsd_state *st, struct gsd_req *r, int status, struct gsd_pod *p);
+/* gsd_reply_render() - the JSON text of an answer gsd_reply_pod() left as a view; else nothing. */
+void gsd_reply_render(struct gsd_req *r);
+/*
  * gsd_ns_owned() - whether namespace @ns belongs to a tenant of the config (always, when the config
  * names no tenant); otherwise answers @r 400 on metadata.namespace. Return: 1 owned, 0 answered.
  */
 int gsd_ns_owned(struct gsd_state *st, const char *ns, struct gsd_req *r);
+/*
+ * gsd_api_prepare() - the work of @r that reads no state, done by the HTTP event thread before
+ * @r is queued, so that the one scheduler thread does less per request: a POST /v1/pods body is
+ * parsed into @r->pod (left NULL when out of memory: the scheduler thread parses it then).
+ */
+void gsd_api_prepare(struct gsd_req *r);
 /* gsd_api_handle() - route and answer one HTTP request (inside the batch's transaction). */
 void gsd_api_handle(struct gsd_state *st, struct gsd_req *r);
 const char *gsd_qarg(const struct gsd_req *r, const char *key);

@@ -11,6 +11,8 @@
  *   nodeToken: "..."              # or nodeTokenSHA256: what node agents send (heartbeat, health)
  *   nodeMonitorGracePeriodSeconds: 40  # a heartbeating node silent this long becomes NotReady
  *   rateCard: rates.yaml          # prices for GET /v1/bills (default: the bundled one)
+ *   storeSync: normal             # normal: a 2xx survives the process killed (kill -9, OOM);
+ *                                 # full: also a power cut (an fsync per commit); read at start
  *   kubernetes:                   # bind writes the Binding here; without it bind records only
  *     inCluster: true             # https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT and
  *                                 # the pod's service account token and CA (the three below)
@@ -550,6 +552,11 @@ static int walk_top_key(const struct walk *w, int i, yaml_node_t *v, struct gsd_
                                            "authFailuresPerMinute"};
         return walk_map(w, v, "http", keys, 7, http_key, &c->http);
     }
+    case 16:
+        if (!scalar(v) || (strcmp(scalar(v), "normal") && strcmp(scalar(v), "full")))
+            return err_at(w, v, "%s", "storeSync: expected normal or full");
+        c->store_sync_full = !strcmp(scalar(v), "full");
+        return 0;
     default:
         if (!scalar(v) || !*scalar(v))
             return err_at(w, v, "%s", "rateCard: expected the path of a RateCard YAML file");
@@ -565,7 +572,8 @@ static int walk_top(const struct walk *w, yaml_node_t *root, struct gsd_config *
         "apiVersion", "kind",       "policy",           "maxBodyBytes",
         "maxPods",    "adminToken", "adminTokenSHA256", "extender",
         "tenants",    "nodeToken",  "nodeTokenSHA256",  "nodeMonitorGracePeriodSeconds",
-        "kubernetes", "rateCard",   "metrics",          "http"};
+        "kubernetes", "rateCard",   "metrics",          "http",
+        "storeSync"};
     enum { NKEYS = sizeof(keys) / sizeof(keys[0]) };
     int seen[NKEYS] = {0};
     if (!root || root->type != YAML_MAPPING_NODE)

@@ -1,4 +1,4 @@
-/* gpuschedd: logfmt lines on stderr, one write(2) per event so threads never interleave. */
+/* gpuschedd: logfmt lines on stderr, each whole in one write(2) so threads never interleave. */
 #include "log.h"
 
 #include <stdarg.h>
@@ -8,6 +8,33 @@
 #include <unistd.h>
 
 #define LINE_MAX_BYTES 2048
+#define HOLD_BYTES     32768
+
+/* The lines a thread holds (gsd_log_hold()). */
+static _Thread_local struct {
+    int on;
+    size_t len;
+    char buf[HOLD_BYTES];
+} held;
+
+static void put(const char *buf, size_t len)
+{
+    ssize_t w = write(STDERR_FILENO, buf, len);
+    (void)w; /* a log line that cannot be written has nowhere else to go */
+}
+
+void gsd_log_hold(void)
+{
+    held.on = 1;
+}
+
+void gsd_log_flush(void)
+{
+    if (held.len)
+        put(held.buf, held.len);
+    held.len = 0;
+    held.on = 0;
+}
 
 /* Append @v to @buf, quoted and escaped when logfmt needs it. */
 static size_t put_value(char *buf, size_t off, size_t cap, const char *v)
@@ -60,6 +87,14 @@ void gsd_log(const char *level, const char *msg, ...)
     }
     va_end(ap);
     buf[off++] = '\n';
-    ssize_t w = write(STDERR_FILENO, buf, off);
-    (void)w; /* a log line that cannot be written has nowhere else to go */
+    if (!held.on) {
+        put(buf, off);
+        return;
+    }
+    if (held.len + off > sizeof(held.buf)) {
+        put(held.buf, held.len);
+        held.len = 0;
+    }
+    memcpy(held.buf + held.len, buf, off);
+    held.len += off;
 }

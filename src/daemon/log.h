@@ -11,4 +11,13 @@
  */
 void gsd_log(const char *level, const char *msg, ...);
 
+/*
+ * gsd_log_hold() - keep the calling thread's lines from now on (up to 32 KiB, then they are
+ * written) until gsd_log_flush() writes them with one write(2): the scheduler thread logs a
+ * few lines per pod, and one write per batch costs it less than one per line.
+ */
+void gsd_log_hold(void);
+/* gsd_log_flush() - write the calling thread's held lines, and hold no more. */
+void gsd_log_flush(void);
+
 #endif

@@ -171,6 +171,21 @@ int gsd_podspec_parse(const char *text, size_t len, int strict, struct gsd_podsp
     return rc < 0 ? rc : 0;
 }
 
+struct gsd_podparse *gsd_podparse_new(const char *text, size_t len)
+{
+    struct gsd_podparse *pp = malloc(sizeof(*pp));
+    if (pp)
+        pp->rc = gsd_podspec_parse(text, len, 1, &pp->spec, &pp->e);
+    return pp;
+}
+
+void gsd_podparse_free(struct gsd_podparse *pp)
+{
+    if (pp && !pp->rc)
+        gsd_podspec_clear(&pp->spec);
+    free(pp);
+}
+
 int gsd_podspec_set_ns(struct gsd_podspec *p, const char *ns)
 {
     json_t *pod = json_loads(p->body, 0, NULL), *md = json_object_get(pod, "metadata");

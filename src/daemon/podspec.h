@@ -46,6 +46,23 @@ struct gsd_ferr {
 int gsd_podspec_parse(const char *text, size_t len, int strict, struct gsd_podspec *out,
                       struct gsd_ferr *e);
 
+/* A Pod body parsed ahead of its turn, off the scheduler thread (gsd_podparse_new()). */
+struct gsd_podparse {
+    int rc;                  /* gsd_podspec_parse()'s return */
+    struct gsd_podspec spec; /* when rc is 0 */
+    struct gsd_ferr e;       /* when rc is not */
+};
+
+/*
+ * gsd_podparse_new() - gsd_podspec_parse() of @text (@len bytes, strict) into a new record, so
+ * that an HTTP event thread does the work the scheduler thread would otherwise do first: the
+ * parse reads nothing but the text. Return: the record (owned; gsd_podparse_free()); NULL when
+ * out of memory (the scheduler thread then parses the body itself).
+ */
+struct gsd_podparse *gsd_podparse_new(const char *text, size_t len);
+/* gsd_podparse_free() - free @pp and what its spec still owns (NULL is fine). */
+void gsd_podparse_free(struct gsd_podparse *pp);
+
 /* gsd_podspec_set_ns() - the pod's namespace is @ns: in its names, its spec and its body.
  * Return: 0; -ENOMEM. */
 int gsd_podspec_set_ns(struct gsd_podspec *p, const char *ns);

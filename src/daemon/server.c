@@ -46,6 +46,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "nodes.h"
+#include "podspec.h"
 #include "reads.h"
 #include "snapshot.h"
 #include "state.h"
@@ -148,6 +149,8 @@ static void req_free(struct gsd_req *r)
         return;
     pthread_cond_destroy(&r->cv);
     gsd_bind_free(r->bind);
+    gsd_podparse_free(r->pod);
+    free(r->view);
     json_decref(r->live);
     free(r->body);
     if (r->resp_release)
@@ -653,6 +656,7 @@ static void *scheduler_main(void *arg)
             store_health(s, gsd_store_probe(st->store, gsd_now_us()) == 0);
             last_probe = gsd_mono_us();
         }
+        gsd_log_hold(); /* the batch's lines, written at once after its commit */
         pthread_mutex_lock(&s->state_mu);
         int ok = atomic_load(&s->failed) || gsd_store_begin(st->store) == 0;
         if (!ok)
@@ -670,6 +674,7 @@ static void *scheduler_main(void *arg)
         pthread_mutex_unlock(&s->state_mu);
         if (!atomic_load(&s->failed))
             commit_batch(s, batch, n, ok);
+        gsd_log_flush();
         if (!atomic_load(&s->failed)) /* else nothing was stored: nothing is sent */
             send_evictions(s);
         answer_batch(s, batch, n);
@@ -711,6 +716,7 @@ static void read_auth(struct MHD_Connection *c, struct gsd_req *r)
 static enum MHD_Result send_reply(struct gsd_server *s, struct MHD_Connection *c, struct conn *k)
 {
     struct gsd_req *r = k->r;
+    gsd_reply_render(r);
     struct MHD_Response *resp =
         r->resp_release
             ? MHD_create_response_from_buffer_with_free_callback_cls(r->resp_len, r->resp,
@@ -927,6 +933,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (gsd_reads_route(r)) {
         pool_add(&s->readers, r);
     } else {
+        gsd_api_prepare(r); /* here, not on the one scheduler thread: see api.h */
         atomic_fetch_add(&s->queued, 1);
         enqueue(s, r);
     }
@@ -1164,6 +1171,8 @@ void gsd_server_reload(struct gsd_server *s, struct gsd_config *cfg)
         was->idle_timeout_s != cfg->http.idle_timeout_s || was->threads != cfg->http.threads)
         gsd_log("warn", "http connection limits, idle timeout and threads change at the next start",
                 NULL);
+    if (s->st->cfg->store_sync_full != cfg->store_sync_full)
+        gsd_log("warn", "storeSync changes at the next start", NULL);
     atomic_store(&s->body_timeout_us, cfg->http.body_timeout_s * 1000000);
     r->new_cfg = cfg;
     submit_wait(s, r);

@@ -30,6 +30,8 @@
 
 struct MHD_Connection;
 struct gsd_bind;
+struct gsd_podparse;
+struct gsd_podview;
 struct gsd_state;
 
 #define GSD_QARGS_MAX 8   /* query arguments kept per request */
@@ -74,6 +76,7 @@ struct gsd_req {
     struct MHD_Connection *conn; /* suspended while the request waits; NULL: not from HTTP */
     struct gsd_config *new_cfg;  /* GSD_REQ_RELOAD: handed over, owned by the scheduler after */
     struct gsd_bind *bind;       /* an extender bind's API calls, made after the answer (owned) */
+    struct gsd_podparse *pod;    /* POST /v1/pods: its body parsed by the event thread (owned) */
     char nominate[2 * GSD_NAME_MAX + 2]; /* filter: "NS/NAME" of a pod to nominate, "" none */
     json_t *live;      /* GSD_REQ_SYNC: gsd_kube_live()'s pods; GSD_REQ_GONE: pods gone (owned) */
     int64_t listed_us; /* GSD_REQ_SYNC: wall clock when that list was asked for; GSD_REQ_NODES:
@@ -82,7 +85,9 @@ struct gsd_req {
     int64_t arrive_us; /* monotonic */
     /* the answer */
     int status;
-    char *resp; /* malloc'd, handed to libmicrohttpd; or shared, see resp_release */
+    struct gsd_podview *view; /* not NULL: the answer is this pod as JSON, rendered by the event
+                                 thread (gsd_reply_render()); owned, one allocation */
+    char *resp;               /* malloc'd, handed to libmicrohttpd; or shared, see resp_release */
     void (*resp_release)(void *cls); /* not NULL: resp is not freed but released with this */
     void *resp_cls;
     size_t resp_len;

@@ -534,7 +534,7 @@ int gsd_state_init(struct gsd_state *st, struct gsd_config *cfg, struct gs_clust
     st->ext = calloc(GSD_EXT_CACHE, sizeof(*st->ext));
     if (!st->ext)
         return -ENOMEM;
-    int rc = gsd_store_open(data_dir, &st->store, d);
+    int rc = gsd_store_open(data_dir, cfg->store_sync_full, &st->store, d);
     if (rc)
         return rc;
     st->next_seq = gsd_store_next_seq(st->store);

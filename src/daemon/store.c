@@ -1,11 +1,19 @@
 /*
  * gpuschedd: the durable store, one SQLite file DIR/gpusched.db.
  *
- * WAL with synchronous=FULL: every commit is on disk (the WAL fsync'd) before the daemon answers
- * 2xx, so an acknowledged pod survives a power cut, not only a crash of the process. NORMAL would
- * survive SIGKILL as well but could lose the last commits on power loss, and an acknowledged
- * submission must not vanish. The cost is one fsync per commit; the scheduler thread commits a
- * whole batch of requests at once, so the cost is shared by every request in the batch.
+ * WAL; the DaemonConfig's storeSync picks the synchronous setting. normal (the default,
+ * synchronous=NORMAL): every commit is written to the WAL file before the daemon answers 2xx,
+ * so an acknowledged pod survives the process dying at any moment (kill -9, an OOM kill, a
+ * crash): the kernel holds the written pages. The WAL is fsync'd at each checkpoint only, so a
+ * power cut or a kernel crash may lose the commits since the last one (SQLite: "WAL mode is
+ * always consistent with synchronous=NORMAL, but WAL mode does lose durability"). full
+ * (synchronous=FULL): the WAL is fsync'd at every commit, so an acknowledged pod survives a power
+ * cut too; the cost is one fsync per batch of requests (milliseconds on a busy virtual disk), on
+ * the scheduler thread, which every request of that batch and the next waits for.
+ * Checkpoints (the WAL copied into the database, fsync'd in either setting) run on a thread of
+ * their own with a second connection, PASSIVE, asked for after a commit leaves CKPT_PAGES pages
+ * in the WAL, so their fsyncs never hold up a commit; should that thread fall far behind
+ * (CKPT_INLINE pages) the writer checkpoints itself, which bounds the WAL.
  *
  * Tables: pods (one row per pod held, pending or running), assignments (one row per card a
  * running pod holds: node, GPU index, milli-GPU), ledger (one row per run of a pod: start and,
@@ -27,6 +35,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,10 +149,22 @@ static const char *const sql[Q_COUNT] = {
     [Q_PROBE] = "INSERT OR REPLACE INTO meta(key, value) VALUES('probe', ?1)",
 };
 
+/* WAL pages after which the checkpoint thread copies the WAL into the database (SQLite's own
+ * auto-checkpoint default), and past which the writer does it itself (the thread fell behind). */
+#define CKPT_PAGES  1000
+#define CKPT_INLINE 50000
+
 struct gsd_store {
     sqlite3 *db;
     sqlite3_stmt *q[Q_COUNT];
     int in_txn;
+    /* The checkpoint thread, on a connection of its own: a checkpoint's fsyncs keep the
+     * scheduler thread, which commits, waiting otherwise. */
+    sqlite3 *ckdb;
+    pthread_t ck;
+    pthread_mutex_t ck_mu;
+    pthread_cond_t ck_cv;
+    int ck_on, ck_want, ck_stop;
 };
 
 static int fail(struct gsd_store *s, const char *what)
@@ -174,7 +195,7 @@ static int64_t schema_version(struct gsd_store *s)
     return ver;
 }
 
-static int open_db(struct gsd_store *s, const char *path, struct gs_diag *d)
+static int open_db(struct gsd_store *s, const char *path, int sync_full, struct gs_diag *d)
 {
     int fresh = access(path, F_OK) != 0; /* made now: its schema steps are no news */
     if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
@@ -184,8 +205,10 @@ static int open_db(struct gsd_store *s, const char *path, struct gs_diag *d)
     sqlite3_busy_timeout(s->db, 5000);
     char *err = NULL;
     int rc = sqlite3_exec(s->db,
-                          "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
-                          " PRAGMA foreign_keys=ON;",
+                          sync_full ? "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
+                                      " PRAGMA foreign_keys=ON;"
+                                    : "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+                                      " PRAGMA foreign_keys=ON;",
                           NULL, NULL, &err);
     if (rc == SQLITE_OK)
         rc = sqlite3_exec(s->db, schema, NULL, NULL, &err);
@@ -217,7 +240,59 @@ static int open_db(struct gsd_store *s, const char *path, struct gs_diag *d)
     return 0;
 }
 
-int gsd_store_open(const char *dir, struct gsd_store **out, struct gs_diag *d)
+/* After each commit (the writer's thread): ask for a checkpoint once the WAL has grown. */
+static int wal_grown(void *arg, sqlite3 *db, const char *name, int pages)
+{
+    struct gsd_store *s = arg;
+    if (pages >= CKPT_INLINE || (!s->ck_on && pages >= CKPT_PAGES)) {
+        sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    } else if (pages >= CKPT_PAGES) {
+        pthread_mutex_lock(&s->ck_mu);
+        s->ck_want = 1;
+        pthread_cond_signal(&s->ck_cv);
+        pthread_mutex_unlock(&s->ck_mu);
+    }
+    return SQLITE_OK;
+}
+
+static void *checkpointer(void *arg)
+{
+    struct gsd_store *s = arg;
+    pthread_mutex_lock(&s->ck_mu);
+    while (!s->ck_stop) {
+        if (!s->ck_want) {
+            pthread_cond_wait(&s->ck_cv, &s->ck_mu);
+            continue;
+        }
+        s->ck_want = 0;
+        pthread_mutex_unlock(&s->ck_mu);
+        /* PASSIVE: copies what no writer holds, never waits for one; the next ask goes on */
+        sqlite3_wal_checkpoint_v2(s->ckdb, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+        pthread_mutex_lock(&s->ck_mu);
+    }
+    pthread_mutex_unlock(&s->ck_mu);
+    return NULL;
+}
+
+/* The checkpoint thread over @path; without it the writer checkpoints as SQLite would. */
+static void checkpointer_start(struct gsd_store *s, const char *path, int sync_full)
+{
+    pthread_mutex_init(&s->ck_mu, NULL);
+    pthread_cond_init(&s->ck_cv, NULL);
+    sqlite3_wal_hook(s->db, wal_grown, s);
+    if (sqlite3_open_v2(path, &s->ckdb, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK ||
+        sqlite3_exec(s->ckdb, sync_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL",
+                     NULL, NULL, NULL) != SQLITE_OK ||
+        pthread_create(&s->ck, NULL, checkpointer, s)) {
+        gsd_log("warn", "no checkpoint thread: the scheduler thread checkpoints the store", NULL);
+        sqlite3_close(s->ckdb);
+        s->ckdb = NULL;
+        return;
+    }
+    s->ck_on = 1;
+}
+
+int gsd_store_open(const char *dir, int sync_full, struct gsd_store **out, struct gs_diag *d)
 {
     char path[PATH_MAX];
     if ((size_t)snprintf(path, sizeof(path), "%s/gpusched.db", dir) >= sizeof(path))
@@ -225,7 +300,7 @@ int gsd_store_open(const char *dir, struct gsd_store **out, struct gs_diag *d)
     struct gsd_store *s = calloc(1, sizeof(*s));
     if (!s)
         return -ENOMEM;
-    int rc = open_db(s, path, d);
+    int rc = open_db(s, path, sync_full, d);
     for (int i = 0; !rc && i < Q_COUNT; i++)
         if (sqlite3_prepare_v3(s->db, sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->q[i], NULL) !=
             SQLITE_OK)
@@ -234,6 +309,7 @@ int gsd_store_open(const char *dir, struct gsd_store **out, struct gs_diag *d)
         gsd_store_close(s);
         return rc;
     }
+    checkpointer_start(s, path, sync_full);
     *out = s;
     return 0;
 }
@@ -242,6 +318,16 @@ void gsd_store_close(struct gsd_store *s)
 {
     if (!s)
         return;
+    if (s->ck_on) {
+        pthread_mutex_lock(&s->ck_mu);
+        s->ck_stop = 1;
+        pthread_cond_signal(&s->ck_cv);
+        pthread_mutex_unlock(&s->ck_mu);
+        pthread_join(s->ck, NULL);
+        sqlite3_close(s->ckdb);
+        pthread_mutex_destroy(&s->ck_mu);
+        pthread_cond_destroy(&s->ck_cv);
+    }
     for (int i = 0; i < Q_COUNT; i++)
         sqlite3_finalize(s->q[i]);
     sqlite3_close(s->db);

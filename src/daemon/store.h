@@ -17,12 +17,13 @@ struct gsd_ext_names;
 struct gsd_bind;
 
 /*
- * gsd_store_open() - open or create DIR/gpusched.db (WAL, synchronous=FULL, foreign keys).
- * A store of an older schema is brought forward first (store.c says what each step adds).
+ * gsd_store_open() - open or create DIR/gpusched.db (WAL, foreign keys; synchronous=FULL when
+ * @sync_full, else NORMAL: store.c says what each guarantees). A store of an older schema is
+ * brought forward first (store.c says what each step adds).
  * Return: 0 and *@out; -EIO with @d (cannot open, not a gpusched store, newer schema, a step
  * failed).
  */
-int gsd_store_open(const char *dir, struct gsd_store **out, struct gs_diag *d);
+int gsd_store_open(const char *dir, int sync_full, struct gsd_store **out, struct gs_diag *d);
 void gsd_store_close(struct gsd_store *s);
 int gsd_store_begin(struct gsd_store *s);
 /* gsd_store_commit() - commit the open transaction. Return: 0; -EIO (then it was rolled back). */

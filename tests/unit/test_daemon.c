@@ -127,6 +127,7 @@ static void test_config_errors(void **state)
         {HEAD "policy: fastest\n", ":3:9: policy: gpuschedd runs the gpusched policy only"},
         {HEAD "policy: fgd\n", ":3:9: policy: gpuschedd runs the gpusched policy only"},
         {HEAD "maxBodyBytes: lots\n", ":3:15: maxBodyBytes: expected a whole number"},
+        {HEAD "storeSync: off\n", ":3:12: storeSync: expected normal or full"},
         {"kind: Pod\n", ":1:7: kind: expected DaemonConfig"},
         {HEAD "nodeMonitorGracePeriodSeconds: 0\n",
          ":3:32: nodeMonitorGracePeriodSeconds: expected a whole number in 1..86400"},
@@ -289,6 +290,10 @@ static void test_config_kubernetes(void **state)
     assert_int_equal(load_text(HEAD "rateCard: data/billing/rates.yaml\n", &c, &d), 0);
     assert_null(c->kube);
     assert_string_equal(c->rate_card, "data/billing/rates.yaml");
+    assert_int_equal(c->store_sync_full, 0); /* the default: normal */
+    gsd_config_free(c);
+    assert_int_equal(load_text(HEAD "storeSync: full\n", &c, &d), 0);
+    assert_int_equal(c->store_sync_full, 1);
     gsd_config_free(c);
     unlink(file);
 }
@@ -605,7 +610,7 @@ static void test_store(void **state)
     struct gs_diag d;
     gs_diag_init(&d);
     assert_non_null(mkdtemp(dir));
-    assert_int_equal(gsd_store_open(dir, &s, &d), 0);
+    assert_int_equal(gsd_store_open(dir, 0, &s, &d), 0);
     assert_int_equal(gsd_store_next_seq(s), 1);
     struct gsd_pod w = mkpod(1, "waits", 0), r = mkpod(2, "runs", 1);
     assert_int_equal(gsd_store_begin(s), 0);
@@ -627,7 +632,7 @@ static void test_store(void **state)
     assert_int_equal(gsd_store_commit(s), 0);
     assert_int_equal(gsd_store_next_seq(s), 3); /* the ledger remembers seq 2 */
     gsd_store_close(s);
-    assert_int_equal(gsd_store_open(dir, &s, &d), 0);
+    assert_int_equal(gsd_store_open(dir, 1, &s, &d), 0);
     struct loaded l = {0};
     assert_int_equal(gsd_store_load(s, keep, &l), 0);
     assert_int_equal(l.n, 1);
@@ -641,7 +646,7 @@ static void test_store(void **state)
     /* A store of another schema is refused, not misread. */
     snprintf(cmd, sizeof(cmd), "sqlite3 %s/gpusched.db \"UPDATE meta SET value = 99\"", dir);
     if (system(cmd) == 0) {
-        assert_int_equal(gsd_store_open(dir, &s, &d), -EIO);
+        assert_int_equal(gsd_store_open(dir, 1, &s, &d), -EIO);
         assert_non_null(strstr(d.msg, "schema 99"));
     }
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
