@@ -191,6 +191,8 @@ struct gs_limit_range_spec {
     int64_t max_gpu_milli, min_gpu_milli, default_gpu_milli, default_request_gpu_milli;
     int64_t max_memory_mib, min_memory_mib, default_memory_mib, default_request_memory_mib;
     int64_t max_cpu_milli, min_cpu_milli, default_cpu_milli, default_request_cpu_milli;
+    /* maxLimitRequestRatio per resource, thousandths (>= 1000), GS_UNSET = none */
+    int64_t ratio_gpu_milli, ratio_memory_milli, ratio_cpu_milli;
     struct gs_scn_src src;
 };
 
@@ -216,10 +218,11 @@ struct gs_scn_node {
     int template_index;
 };
 
-#define GS_PLACED_GPUS  1u /* sim.gpusched.io/gpus */
-#define GS_PLACED_MIG   2u /* sim.gpusched.io/mig-start */
-#define GS_PLACED_START 4u /* sim.gpusched.io/start */
-#define GS_PLACED_DONE  8u /* sim.gpusched.io/done */
+#define GS_PLACED_GPUS  1u  /* sim.gpusched.io/gpus */
+#define GS_PLACED_MIG   2u  /* sim.gpusched.io/mig-start */
+#define GS_PLACED_START 4u  /* sim.gpusched.io/start */
+#define GS_PLACED_DONE  8u  /* sim.gpusched.io/done */
+#define GS_PLACED_FIRST 16u /* sim.gpusched.io/first-start (history: not a placement) */
 
 /* One container's resources as written; GS_UNSET where a field is absent. */
 struct gs_scn_container {
@@ -232,6 +235,9 @@ struct gs_scn_container {
     int64_t gpu_shared;   /* nvidia.com/gpu.shared: time-slice replicas, on as many cards; 0 none */
     int init; /* 0 an app container; 1 an init container, 2 one that keeps running beside the app
                  containers (restartPolicy: Always, a sidecar) */
+    int64_t
+        cpu_limit_milli; /* limits.cpu, 0 when none given (a LimitRange's default may fill it) */
+    int64_t memory_limit_mib; /* limits.memory, MiB, 0 when none given */
 };
 
 /* A pod of the workload. */
@@ -271,12 +277,19 @@ struct gs_pod_spec {
      * started (us, the scenario's clock), done_us how much of its nominal run this run has done by
      * the snapshot's now; saved_us, what its checkpoints saved before (it resumes there). Which of
      * them the annotations gave: placed_given (GS_PLACED_*). placed_src: where the node is named.
+     * Its history, running or pending: evictions, how often it was evicted before (the churn
+     * guards count them); first_start_us, when it first started (GS_PLACED_FIRST says it is given);
+     * running, charged: which part of its tenant's GPUQuota holds it (the order pods are put
+     * back in would otherwise decide).
      */
     char placed_node[GS_SCN_NAME_MAX];
     int32_t placed_node_index;
     uint32_t placed_mask;
     int32_t placed_mig_start;
     int64_t placed_start_us, done_us, saved_us;
+    int32_t evictions;
+    int64_t first_start_us;
+    int32_t charged; /* sim.gpusched.io/charged: 1 "dedicated", 2 "shared", 0 not given */
     unsigned placed_given;
     struct gs_scn_src placed_src;
 };

@@ -94,6 +94,8 @@ struct gs_tenancy_pod {
     int64_t cpu_milli, memory_mib;               /* host CPU and memory, as admission left them */
     int64_t submit_us, start_us, first_start_us; /* start_us: of its last placement; -1 none */
     int32_t preemptions;                         /* times evicted */
+    int32_t charged;    /* running, full way: 1 on its tenant's dedicated GPUQuota, 2 on its shared
+                           one (another tenant may evict it), 0 neither */
     int64_t saved_us;   /* of its nominal run, what its checkpoints saved before this run */
     int64_t done_us;    /* running: of its nominal run, what this run did by the clock; else 0 */
     const char *reason; /* why it is not running, "" when it runs or has none */

@@ -435,6 +435,27 @@ static void lr_set(struct gs_limit_range_spec *r, int which, const struct gcm *g
     *cpu[which] = g->cpu_milli;
 }
 
+/* maxLimitRequestRatio: a quantity of at least 1 per resource (LimitRange validation), kept in
+ * thousandths; a resource the scheduler does not count is refused, as it could not be checked. */
+static int lr_ratio_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *arg)
+{
+    struct gs_limit_range_spec *r = arg;
+    const char *name = gs__yaml_str(k);
+    int64_t *at = strcmp(name, "nvidia.com/gpu") == 0 ? &r->ratio_gpu_milli
+                  : strcmp(name, "cpu") == 0          ? &r->ratio_cpu_milli
+                  : strcmp(name, "memory") == 0       ? &r->ratio_memory_milli
+                                                      : NULL;
+    char what[128];
+    gs__yaml_label(what, sizeof(what), "maxLimitRequestRatio.%s", name);
+    if (!at)
+        return gs__yaml_err(c, k,
+                            "%s: the scheduler checks the ratio of nvidia.com/gpu, cpu and memory "
+                            "only",
+                            what);
+    return gs__scn_qty(c, v, what, 3, 0, GS__Q_PLAIN | GS__Q_CEIL,
+                       "thousandths (a ratio of at least 1)", 1000, INT64_MAX / 4, at);
+}
+
 static int lr_item(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
 {
     struct lr *l = arg;
@@ -456,7 +477,9 @@ static int lr_item(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
         return gs__yaml_err(c, n, "a second type: Container entry in one LimitRange");
     l->container = n;
     if (f[LR_RATIO])
-        gs__yaml_warn(c, f[LR_RATIO], "maxLimitRequestRatio is not interpreted; ignored");
+        rc = gs__yaml_each_pair(c, f[LR_RATIO], "maxLimitRequestRatio", lr_ratio_pair, l->r);
+    if (rc)
+        return rc;
     for (int i = 0; i < 4; i++) {
         struct gcm g;
         gs__yaml_label(what, sizeof(what), "%s.%s", where, lr_keys[LR_MAX + i]);
@@ -478,6 +501,7 @@ int gs__scn_limit_range(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t 
     struct gcm none = {GS_UNSET, GS_UNSET, GS_UNSET, ""};
     for (int i = 0; i < 4; i++)
         lr_set(&r, i, &none);
+    r.ratio_gpu_milli = r.ratio_cpu_milli = r.ratio_memory_milli = GS_UNSET;
     int rc = read_obj(c, root, "LimitRange", true, &m, &spec);
     if (!rc && spec)
         rc = gs__yaml_each_field(c, spec, lr_spec_keys, 1, "LimitRange spec", gs__scn_keep, f);

@@ -243,6 +243,8 @@ static int combine(struct gs__yctx *c, const struct res *rq, const struct res *l
     out->gpucores = v[Q_GPUCORES];
     out->cpu_milli = v[Q_CPU];
     out->memory_mib = v[Q_MEMORY];
+    out->cpu_limit_milli = lim->at[Q_CPU] ? lim->v[Q_CPU] : 0;
+    out->memory_limit_mib = lim->at[Q_MEMORY] ? lim->v[Q_MEMORY] : 0;
     out->mig_profile[0] = '\0';
     if (v[Q_MIG] > 0)
         memcpy(out->mig_profile, src->mig, sizeof(out->mig_profile));
@@ -366,6 +368,9 @@ enum {
     A_START,
     A_SAVED,
     A_DONE,
+    A_EVICTIONS,
+    A_FIRST_START,
+    A_CHARGED,
     A_COUNT
 };
 static const char *const annot_keys[] = {"scheduling.k8s.io/group-name",
@@ -384,7 +389,10 @@ static const char *const annot_keys[] = {"scheduling.k8s.io/group-name",
                                          "sim.gpusched.io/mig-start",
                                          "sim.gpusched.io/start",
                                          "sim.gpusched.io/saved",
-                                         "sim.gpusched.io/done"};
+                                         "sim.gpusched.io/done",
+                                         "sim.gpusched.io/evictions",
+                                         "sim.gpusched.io/first-start",
+                                         "sim.gpusched.io/charged"};
 
 /* gpusched.io/gpu-model: catalog models joined by '|' ("A100-SXM4-80GB|H100-SXM5-80GB"). */
 static int gpu_models(struct gs__yctx *c, yaml_node_t *v, uint32_t *mask)
@@ -490,6 +498,27 @@ static int annot_value(struct gs__yctx *c, int a, yaml_node_t *v, struct gs_pod_
     case A_DONE:
         p->placed_given |= GS_PLACED_DONE;
         return gs__scn_dur(c, v, annot_keys[a], &p->done_us);
+    case A_EVICTIONS: { /* an annotation's value is a string: "3" */
+        char buf[GS__YAML_SHOW_BUF];
+        long long n;
+        if (!gs__yaml_parse_int(gs__yaml_str(v), &n) || n < 0 || n > INT32_MAX)
+            return gs__yaml_err(c, v, "%s must be a count of evictions (\"0\", \"3\"), not %s",
+                                annot_keys[a], gs__yaml_show(v, buf));
+        p->evictions = (int32_t)n;
+        return 0;
+    }
+    case A_CHARGED: {
+        const char *s = gs__yaml_str(v);
+        p->charged = s && !strcmp(s, "dedicated") ? 1 : s && !strcmp(s, "shared") ? 2 : 0;
+        if (p->charged)
+            return 0;
+        char buf[GS__YAML_SHOW_BUF];
+        return gs__yaml_err(c, v, "%s must be dedicated or shared, not %s", annot_keys[a],
+                            gs__yaml_show(v, buf));
+    }
+    case A_FIRST_START:
+        p->placed_given |= GS_PLACED_FIRST;
+        return gs__scn_dur(c, v, annot_keys[a], &p->first_start_us);
     case A_GROUP:
         return gs__scn_name(c, v, annot_keys[a], p->group, sizeof(p->group));
     case A_PROFILE:

@@ -307,7 +307,7 @@ static int placed_nodes(struct gs_scenario *s, struct gs_diag *d)
     int rc = 0;
     for (size_t i = 0; !rc && i < s->npods; i++) {
         struct gs_pod_spec *p = &s->pods[i];
-        int loose = p->placed_given != 0;
+        int loose = (p->placed_given & ~GS_PLACED_FIRST) != 0; /* first-start: a pending pod too */
         if (!p->placed_node[0] && loose)
             rc = gs_diag_error(d,
                                "%s: pod %s/%s: sim.gpusched.io/gpus, mig-start, start and done "

@@ -82,10 +82,11 @@ static int string_map(const json_t *v, const char *field, json_t **out, struct g
 }
 
 /* The simulator's own annotations that only a simulated run can give a meaning to. */
-static const char *const sim_only[] = {"sim.gpusched.io/arrival",   "sim.gpusched.io/gpu-util",
-                                       "sim.gpusched.io/node",      "sim.gpusched.io/gpus",
-                                       "sim.gpusched.io/mig-start", "sim.gpusched.io/start",
-                                       "sim.gpusched.io/saved",     "sim.gpusched.io/done"};
+static const char *const sim_only[] = {
+    "sim.gpusched.io/arrival",     "sim.gpusched.io/gpu-util",  "sim.gpusched.io/node",
+    "sim.gpusched.io/gpus",        "sim.gpusched.io/mig-start", "sim.gpusched.io/start",
+    "sim.gpusched.io/saved",       "sim.gpusched.io/done",      "sim.gpusched.io/evictions",
+    "sim.gpusched.io/first-start", "sim.gpusched.io/charged"};
 
 static int parse_metadata(const json_t *md, struct gsd_podspec *out, struct gsd_ferr *e)
 {

@@ -142,6 +142,14 @@ static int pod(struct gsd_text *t, const struct gsd_state *st, const struct gsd_
     json_object_set_new(md, "namespace", json_string(p->ns));
     snprintf(buf, sizeof(buf), "%" PRId64 "us", p->submit_us - origin);
     json_object_set_new(an, "sim.gpusched.io/arrival", json_string(buf));
+    if (v.preemptions > 0) {
+        snprintf(buf, sizeof(buf), "%d", (int)v.preemptions);
+        json_object_set_new(an, "sim.gpusched.io/evictions", json_string(buf));
+    }
+    if (p->sid >= 0 && v.first_start_us >= 0) {
+        snprintf(buf, sizeof(buf), "%" PRId64 "us", v.first_start_us - origin);
+        json_object_set_new(an, "sim.gpusched.io/first-start", json_string(buf));
+    }
     if (v.saved_us > 0) {
         snprintf(buf, sizeof(buf), "%" PRId64 "us", v.saved_us);
         json_object_set_new(an, "sim.gpusched.io/saved", json_string(buf));
@@ -162,6 +170,9 @@ static int pod(struct gsd_text *t, const struct gsd_state *st, const struct gsd_
         json_object_set_new(an, "sim.gpusched.io/start", json_string(buf));
         snprintf(buf, sizeof(buf), "%" PRId64 "us", v.done_us);
         json_object_set_new(an, "sim.gpusched.io/done", json_string(buf));
+        if (v.charged)
+            json_object_set_new(an, "sim.gpusched.io/charged",
+                                json_string(v.charged == 1 ? "dedicated" : "shared"));
     }
     char *s = json_dumps(j, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
     json_decref(j);

@@ -887,8 +887,8 @@ int main(void)
     struct CMUnitTest tests[CASES_MAX + 8];
     for (size_t i = 0; i < n; i++)
         tests[i] = (struct CMUnitTest){cases[i].name, run_case, NULL, NULL, &cases[i]};
-    /* what-if: the tenants' day, snapshot half-way: the exclusive and sharing ways (the full way's
-     * empty cards keep modes a snapshot does not carry yet: docs/whatif.md) */
+    /* what-if: the tenants' day, snapshot half-way: the exclusive and sharing ways (the full way
+     * still parts from the daemon 6,700 s after the snapshot: docs/whatif.md) */
     static struct kase snap[2];
     size_t nt = n;
     for (int w = 0; w < 2; w++) {

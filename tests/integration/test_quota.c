@@ -218,8 +218,9 @@ static void test_resourcequota(void **state)
 }
 
 /* A namespace LimitRange (seed 004 §3.1's shape), as Kubernetes' LimitRanger admits pods: a
- * container that omits memory gets defaultRequest 4Gi; one past max or below min is refused with
- * a 400 naming the field, and through the extender filter passes no node, saying why. */
+ * container that omits memory gets defaultRequest 4Gi; one past max, below min or with a limit
+ * past maxLimitRequestRatio times its request is refused with a 400 naming the field, and through
+ * the extender filter passes no node, saying why. */
 static void test_limit_range(void **state)
 {
     (void)state;
@@ -230,7 +231,8 @@ static void test_limit_range(void **state)
               "    max: {nvidia.com/gpu: 2, memory: 32Gi}\n"
               "    min: {nvidia.com/gpu: 0, memory: 1Gi}\n"
               "    default: {nvidia.com/gpu: 0, memory: 8Gi}\n"
-              "    defaultRequest: {nvidia.com/gpu: 0, memory: 4Gi}\n");
+              "    defaultRequest: {nvidia.com/gpu: 0, memory: 4Gi}\n"
+              "    maxLimitRequestRatio: {memory: 2}\n");
     char *text = h_pod("team-a", "plain", 1, 0);
     json_t *pod = json_loads(text, 0, NULL);
     free(text);
@@ -251,6 +253,25 @@ static void test_limit_range(void **state)
     free(body);
     refused(&a, "spec.containers[].resources.limits.memory",
             "LimitRange team-a/gpu-limits: memory 65536Mi > max 32768Mi per Container");
+    /* limit 4Gi over a request of 1Gi: past maxLimitRequestRatio 2 */
+    json_object_set_new(lim, "memory", json_string("4Gi"));
+    json_object_set_new(
+        json_object_get(
+            json_array_get(json_object_get(json_object_get(pod, "spec"), "containers"), 0),
+            "resources"),
+        "requests", json_pack("{s:s}", "memory", "1Gi"));
+    json_object_set_new(json_object_get(pod, "metadata"), "name", json_string("loose"));
+    body = json_dumps(pod, JSON_COMPACT);
+    assert_int_equal(h_call(&d, "POST", "/v1/pods", TOKEN_A, body, &a), 0);
+    static const char loose[] = "LimitRange team-a/gpu-limits: memory max limit to request ratio "
+                                "per Container is 2, but provided ratio is 4.000000";
+    refused(&a, "spec.containers[].resources.limits.memory", loose);
+    static const char *const one[] = {"n-a100-0"};
+    json_t *f = h_extender(&d, "filter", body, one, 1);
+    free(body);
+    assert_non_null(strstr(
+        json_string_value(json_object_get(json_object_get(f, "FailedNodes"), "n-a100-0")), loose));
+    json_decref(f);
     json_decref(pod);
     post(&d, "team-a", "big", 3, &a);
     refused(&a, "spec.containers[].resources.limits.nvidia.com/gpu",

@@ -771,8 +771,9 @@ static void pod_was(const json_t *pods, const char *name, const char *state, con
 
 /* Admission limits in the simulator (tests/data/scenario/limits.yaml): a LimitRange's
  * defaultRequest fills the memory a pod omits (five 4Gi pods on a 20Gi node, the sixth waits),
- * its max and min refuse pods, GPUQuota maxGPUsPerPod refuses one, each reported as rejected and
- * counted; a Queue's overcommitRatio lets shares, not whole cards, past its capability. */
+ * its max, min and maxLimitRequestRatio refuse pods, GPUQuota maxGPUsPerPod refuses one, each
+ * reported as rejected and counted; a Queue's overcommitRatio lets shares, not whole cards, past
+ * its capability. */
 static void test_scenario_limits(void **state)
 {
     (void)state;
@@ -795,8 +796,17 @@ static void test_scenario_limits(void **state)
             NULL, "");
     pod_was(pods, "team-a/over", "rejected", "tenant team-a: maxGPUsPerPod 4 < nvidia.com/gpu 5",
             NULL, "");
+    pod_was(pods, "team-r/r-ok", "completed", NULL, "n1", "11000-14600;");
+    pod_was(pods, "team-r/r-cpu", "rejected",
+            "LimitRange team-r/ratios: cpu max limit to request ratio per Container is 2, but "
+            "provided ratio is 4.000000",
+            NULL, "");
+    pod_was(pods, "team-r/r-nolimit", "rejected",
+            "LimitRange team-r/ratios: cpu max limit to request ratio per Container is 2, but no "
+            "limit is specified or limit is 0",
+            NULL, "");
     assert_int_equal(
-        json_integer_value(json_object_get(json_object_get(root, "summary"), "rejected")), 4);
+        json_integer_value(json_object_get(json_object_get(root, "summary"), "rejected")), 6);
     pod_was(pods, "team-b/w1", "completed", NULL, "n1", "20-7220;");
     pod_was(pods, "team-b/s1", "completed", NULL, "n1", "21-7221;");
     pod_was(pods, "team-b/s2", "completed", NULL, "n1", "22-7222;");    /* 3.0 of 2 x 1.5 */

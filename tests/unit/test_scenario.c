@@ -506,6 +506,9 @@ struct bad {
 
 #define POD_HDR  "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: a}\n"
 #define POD_META "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: a\n"
+#define LR_HDR                                                                                     \
+    "apiVersion: v1\nkind: LimitRange\nmetadata: {name: r, namespace: a}\nspec: {limits: [{type: " \
+    "Container, maxLimitRequestRatio: "
 #define CL_HDR   "apiVersion: gpusched.io/v1alpha1\nkind: Cluster\nspec:\n"
 #define VGPU_HDR "apiVersion: gpu.example.com/v1\nkind: VirtualGPUClass\nmetadata: {name: small}\n"
 #define RES(r)   POD_HDR "spec:\n  containers:\n  - name: m\n    resources:\n      limits: {" r "}\n"
@@ -544,8 +547,16 @@ static const struct bad bads[] = {
      -EINVAL, ":4:9: ", "metadata.name is 300 bytes long; names are at most 63", 0},
     {POD_META "  annotations: {sim.gpusched.io/arrival: \"120\"}\n", -EINVAL,
      ":6:42: ", "is not a duration", 0},
+    {POD_META "  annotations: {sim.gpusched.io/evictions: x}\n", -EINVAL,
+     ":6:44: ", "sim.gpusched.io/evictions must be a count of evictions", 0},
+    {POD_META "  annotations: {sim.gpusched.io/charged: maybe}\n", -EINVAL,
+     ":6:42: ", "sim.gpusched.io/charged must be dedicated or shared", 0},
     {POD_META "  annotations: {sim.gpusched.io/arrival: 0.0000001s}\n", -EINVAL,
      ":6:42: ", "not a whole number of microseconds", 0},
+    {LR_HDR "{cpu: 0.5}}]}\n", -EINVAL,
+     ":4:63: ", "maxLimitRequestRatio.cpu: \"0.5\" is out of range", 0},
+    {LR_HDR "{ephemeral-storage: 2}}]}\n", -EINVAL,
+     ":4:58: ", "checks the ratio of nvidia.com/gpu, cpu and memory only", 0},
     {CL_HDR "  nodes:\n  - {name: \"x[08-01]\", template: t}\n", -EINVAL,
      ":5:12: ", "node name range [08-01] runs backwards", 0},
     {CL_HDR "  nodes:\n  - {name: \"x[1-2]y[3-4]\", template: t}\n", -EINVAL,

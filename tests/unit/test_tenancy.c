@@ -88,7 +88,8 @@ static struct gs_pod_spec *pod(struct gs_scenario *s, const char *ns, const char
     p->util_pct = GS_UNSET;
     p->checkpoint_us = GS_UNSET;
     p->ncontainers = 1;
-    p->containers[0] = (struct gs_scn_container){gpus, GS_UNSET, GS_UNSET, 1000, 1024, "", 0, 0};
+    p->containers[0] =
+        (struct gs_scn_container){gpus, GS_UNSET, GS_UNSET, 1000, 1024, "", 0, 0, 0, 0};
     return p;
 }
 
@@ -252,6 +253,51 @@ static void test_preempt_whole_gang(void **state)
     }
     assert_int_equal(find(t, "other")->preemptions, 0);
     assert_int_equal(gs_tsim_summary(t)->preemptions, 3);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
+/* A snapshot continued (--from-now): a gang put back where it ran and then evicted waits and
+ * runs again when room comes back; a pod put back with its evictions (sim.gpusched.io/evictions)
+ * keeps its churn guard, so the preemptor that would take it waits. */
+static void test_restored_gang_runs_again(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    int t2 = tmpl(s, "two", 2, 0), t1 = tmpl(s, "one", 1, 0);
+    node(s, "n1", "az-1", t2);
+    node(s, "n2", "az-1", t1);
+    pclass(s, "low", 10);
+    pclass(s, "high", 100);
+    gang(s, "ns", "g", 2, 1, 0, 1000, "low", NULL);
+    struct gs_pod_spec *kept = pod(s, "ns", "kept", 1, 0, 1000);
+    snprintf(kept->priority_class, GS_SCN_NAME_MAX, "low");
+    struct gs_pod_spec *a = &s->pods[0], *b = &s->pods[1];
+    for (int i = 0; i < 3; i++) {
+        struct gs_pod_spec *p = i == 0 ? a : i == 1 ? b : kept;
+        p->placed_node_index = i < 2 ? 0 : 1;
+        snprintf(p->placed_node, sizeof(p->placed_node), "%s", i < 2 ? "n1" : "n2");
+        p->placed_mask = i == 1 ? 2u : 1u;
+        p->placed_start_us = 50 * S;
+        p->placed_given = GS_PLACED_GPUS | GS_PLACED_START;
+    }
+    kept->evictions = 1; /* run again at 50 s after an eviction: spared until 350 s */
+    struct gs_pod_spec *hp = pod(s, "ns", "urgent", 2, 100, 100);
+    snprintf(hp->priority_class, GS_SCN_NAME_MAX, "high");
+    struct gs_pod_spec *one = pod(s, "ns", "urgent-one", 1, 110, 100);
+    snprintf(one->priority_class, GS_SCN_NAME_MAX, "high");
+    s->sim.now_us = 100 * S;
+    s->sim.from_now = 1;
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    assert_int_equal(find(t, "urgent")->start_us, 100 * S);
+    for (int i = 0; i < 2; i++) {
+        char n[16];
+        snprintf(n, sizeof(n), "g-%d", i);
+        assert_int_equal(find(t, n)->preemptions, 1);
+        assert_int_equal(find(t, n)->end_us, 1300 * S); /* run again from 300 s, from 0 */
+    }
+    assert_int_equal(find(t, "kept")->preemptions, 1);          /* not evicted again */
+    assert_int_equal(find(t, "urgent-one")->start_us, 200 * S); /* kept was spared */
     gs_tsim_free(t);
     gs_scenario_free(s);
 }
@@ -1852,6 +1898,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_preempt_whole_gang),
+        cmocka_unit_test(test_restored_gang_runs_again),
         cmocka_unit_test(test_node_failures),
         cmocka_unit_test(test_preempt_smallest_gang),
         cmocka_unit_test(test_small_pods_keep_the_big_hole),

@@ -172,6 +172,14 @@ static const struct gs_limit_range_spec *limits_of(const struct gs_policy *pol, 
     return NULL;
 }
 
+/* The Pod fields a LimitRange refusal names, per resource (nvidia.com/gpu, memory, cpu). */
+static const char *const limits_field[] = {"spec.containers[].resources.limits.nvidia.com/gpu",
+                                           "spec.containers[].resources.limits.memory",
+                                           "spec.containers[].resources.limits.cpu"};
+static const char *const requests_field[] = {"spec.containers[].resources.requests.nvidia.com/gpu",
+                                             "spec.containers[].resources.requests.memory",
+                                             "spec.containers[].resources.requests.cpu"};
+
 /*
  * One bound of a LimitRange on resource @res of a container asking @v; a violation is written to
  * @why and *@field names the Pod field at fault, as LimitRanger's refusal does ("maximum memory
@@ -180,21 +188,15 @@ static const struct gs_limit_range_spec *limits_of(const struct gs_policy *pol, 
 static int bound(int64_t v, int64_t min, int64_t max, const char *res, const char *unit,
                  const struct gs_limit_range_spec *lr, const char **field, char *why, size_t size)
 {
-    static const char *const fields[2][3] = {{"spec.containers[].resources.limits.nvidia.com/gpu",
-                                              "spec.containers[].resources.limits.memory",
-                                              "spec.containers[].resources.limits.cpu"},
-                                             {"spec.containers[].resources.requests.nvidia.com/gpu",
-                                              "spec.containers[].resources.requests.memory",
-                                              "spec.containers[].resources.requests.cpu"}};
     int k = res[0] == 'n' ? 0 : res[0] == 'm' ? 1 : 2;
     if (max != GS_UNSET && v > max) {
-        *field = fields[0][k];
+        *field = limits_field[k];
         gs__say(why, size, "LimitRange %s/%s: %s %lld%s > max %lld%s per Container", lr->ns,
                 lr->name, res, (long long)v, unit, (long long)max, unit);
         return -1;
     }
     if (min != GS_UNSET && v < min) {
-        *field = fields[1][k];
+        *field = requests_field[k];
         gs__say(why, size, "LimitRange %s/%s: %s %lld%s < min %lld%s per Container", lr->ns,
                 lr->name, res, (long long)v, unit, (long long)min, unit);
         return -1;
@@ -205,6 +207,65 @@ static int bound(int64_t v, int64_t min, int64_t max, const char *res, const cha
 static int64_t or_default(int64_t v, int64_t def)
 {
     return v != GS_UNSET ? v : def;
+}
+
+/*
+ * A LimitRange's maxLimitRequestRatio @ratio (thousandths, GS_UNSET: none) on resource @k
+ * (limits_field's index) of a container with request @req and limit @lim (0: none given), as
+ * LimitRanger checks it (plugin/pkg/admission/limitranger, limitRequestRatioConstraint): a request
+ * and a limit must be given, and limit / request must not exceed the ratio; else -1 with its
+ * message in @why and the Pod field at fault in *@field.
+ */
+static int limit_ratio(int64_t req, int64_t lim, int64_t ratio, int k,
+                       const struct gs_limit_range_spec *lr, const char **field, char *why,
+                       size_t size)
+{
+    static const char *const res[] = {"nvidia.com/gpu", "memory", "cpu"};
+    if (ratio == GS_UNSET)
+        return 0;
+    char enforced[32]; /* as Kubernetes writes the quantity: 2, 1500m */
+    snprintf(enforced, sizeof(enforced), ratio % 1000 ? "%lldm" : "%lld",
+             (long long)(ratio % 1000 ? ratio : ratio / 1000));
+    if (req <= 0 || lim <= 0) {
+        const char *what = req <= 0 ? "request" : "limit";
+        *field = req <= 0 ? requests_field[k] : limits_field[k];
+        gs__say(why, size,
+                "LimitRange %s/%s: %s max limit to request ratio per Container is %s, but no %s "
+                "is specified or %s is 0",
+                lr->ns, lr->name, res[k], enforced, what, what);
+        return -1;
+    }
+    double observed = (double)lim / (double)req;
+    if (observed * 1000.0 <= (double)ratio)
+        return 0;
+    *field = limits_field[k];
+    gs__say(why, size,
+            "LimitRange %s/%s: %s max limit to request ratio per Container is %s, but provided "
+            "ratio is %f",
+            lr->ns, lr->name, res[k], enforced, observed);
+    return -1;
+}
+
+/* A limit the container does not give: the LimitRange's `default`, else its `max` (the defaults
+ * Kubernetes gives a LimitRange item of type Container); 0 when neither. */
+static int64_t limit_of(int64_t given, int64_t def, int64_t max)
+{
+    return given > 0 ? given : def != GS_UNSET ? def : max != GS_UNSET ? max : 0;
+}
+
+/* Container @c (its requests after the LimitRange's defaults) against @lr's maxLimitRequestRatio:
+ * nvidia.com/gpu, an extended resource, has its limit equal to its request. */
+static int ratios(const struct gs_scn_container *c, const struct gs_limit_range_spec *lr,
+                  const char **field, char *why, size_t size)
+{
+    int64_t gpu = c->gpu == GS_UNSET ? 0 : c->gpu, mem = or_default(c->memory_mib, 0),
+            cpu = or_default(c->cpu_milli, 0);
+    return limit_ratio(gpu, gpu, lr->ratio_gpu_milli, 0, lr, field, why, size) ||
+           limit_ratio(mem,
+                       limit_of(c->memory_limit_mib, lr->default_memory_mib, lr->max_memory_mib),
+                       lr->ratio_memory_milli, 1, lr, field, why, size) ||
+           limit_ratio(cpu, limit_of(c->cpu_limit_milli, lr->default_cpu_milli, lr->max_cpu_milli),
+                       lr->ratio_cpu_milli, 2, lr, field, why, size);
 }
 
 /*
@@ -245,7 +306,7 @@ static int64_t effective_of(const struct effective *e, int k)
  * a container that asks none of a resource gets the range's defaultRequest as its request (its
  * `default`, the limit, where no defaultRequest is given); an extended resource such as
  * nvidia.com/gpu, whose request must equal its limit, gets `default` (else defaultRequest). Each
- * container must then lie within min and max.
+ * container must then lie within min and max, and within maxLimitRequestRatio (ratios()).
  */
 static int containers(const struct gs_policy *pol, const struct gs_pod_spec *sp,
                       struct gs_scn_container *sum, const char **field, char *why, size_t size)
@@ -253,7 +314,7 @@ static int containers(const struct gs_policy *pol, const struct gs_pod_spec *sp,
     const struct gs_limit_range_spec *lr = limits_of(pol, sp->ns);
     struct effective e;
     memset(&e, 0, sizeof(e));
-    *sum = (struct gs_scn_container){0, GS_UNSET, GS_UNSET, 0, 0, "", 0, 0};
+    *sum = (struct gs_scn_container){0, GS_UNSET, GS_UNSET, 0, 0, "", 0, 0, 0, 0};
     for (int i = 0; i < sp->ncontainers; i++) {
         struct gs_scn_container c = sp->containers[i];
         if (lr) {
@@ -271,7 +332,8 @@ static int containers(const struct gs_policy *pol, const struct gs_pod_spec *sp,
                 bound(or_default(c.memory_mib, 0), lr->min_memory_mib, lr->max_memory_mib, "memory",
                       "Mi", lr, field, why, size) ||
                 bound(or_default(c.cpu_milli, 0), lr->min_cpu_milli, lr->max_cpu_milli, "cpu", "m",
-                      lr, field, why, size))
+                      lr, field, why, size) ||
+                ratios(&c, lr, field, why, size))
                 return -1;
         }
         effective_add(&e, &c);

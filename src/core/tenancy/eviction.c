@@ -812,6 +812,14 @@ static int64_t grace_until(struct gs_tenancy *t)
                                          : INT64_MAX;
 }
 
+void gs__tn_readmit_at(struct gs_tenancy *t, int64_t start)
+{
+    size_t k = t->nreadmit - 1; /* the entry gs__tn_bind() just added, at now */
+    for (; k > t->readmit_head && t->readmit[k - 1] > start; k--)
+        t->readmit[k] = t->readmit[k - 1];
+    t->readmit[k] = start;
+}
+
 int gs__tn_readmitted(struct gs_tenancy *t, int64_t start)
 {
     int64_t *v = gs_grow(t->readmit, &t->capreadmit, t->nreadmit + 1, sizeof(*v), 64);

@@ -192,8 +192,11 @@ static int rebucket(struct gs_tenancy *t)
 
 void gs__tn_pending_left(struct gs_tenancy *t, int32_t pod)
 {
-    if (t->pods[pod].in_pending && t->pods[pod].bucket >= 0)
-        t->buckets[t->pods[pod].bucket].dead++;
+    struct rpod *p = &t->pods[pod];
+    if (p->in_pending && p->bucket < 0) /* bound before its gang was put in a bucket (restored, */
+        p->in_pending = 0;              /* or bound through the extender): it has no entry */
+    else if (p->in_pending)
+        t->buckets[p->bucket].dead++;
 }
 
 /* Is @pod's entry in @b its own? A gang member moved to its gang's new bucket left one behind. */

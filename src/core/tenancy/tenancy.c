@@ -357,6 +357,9 @@ int gs_tenancy_submit(struct gs_tenancy *t, int64_t now, const struct gs_pod_spe
         t->refused_field = p->field ? p->field : "spec";
         return 1;
     }
+    p->preemptions = sp->evictions; /* a snapshot's pod: its history goes on */
+    if (sp->placed_given & GS_PLACED_FIRST)
+        p->first_start = sp->first_start_us;
     t->npods++;
     if ((r = gs__tn_enroll(t, pod)) < 0)
         return r;
@@ -483,8 +486,16 @@ int gs_tenancy_restore(struct gs_tenancy *t, int32_t id, int32_t node, uint32_t 
     int r = gs__tn_bind(t, id, (size_t)node, gpu_mask, NULL);
     if (r < 0)
         return r;
-    p->start = p->first_start = p->since = start_us; /* its work counts from its start */
-    if (p->sp->placed_given & GS_PLACED_DONE)        /* ... unless its progress by now is known */
+    if (p->sp->charged && p->charged && p->sp->charged != p->charged) {
+        gs__quota_charge(t, p, p->model, -1, 1); /* held as it was where it ran, whatever */
+        p->charged = (int8_t)p->sp->charged;     /* the order pods are put back in */
+        gs__quota_charge(t, p, p->model, 1, 1);
+    }
+    p->start = p->since = start_us; /* its work counts from its start */
+    p->first_start = p->sp->placed_given & GS_PLACED_FIRST ? p->sp->first_start_us : start_us;
+    if (p->preemptions > 0) /* its readmission grace runs from its start, not from now */
+        gs__tn_readmit_at(t, start_us);
+    if (p->sp->placed_given & GS_PLACED_DONE) /* ... unless its progress by now is known */
         gs__tn_work_resume(t, id, p->sp->done_us);
     if (p->speed <= 0 || p->sp->duration_us == GS_UNSET)
         return 0;
@@ -704,6 +715,7 @@ int gs_tenancy_pod(struct gs_tenancy *t, int32_t id, struct gs_tenancy_pod *out)
         .start_us = p->start,
         .first_start_us = p->first_start,
         .preemptions = p->preemptions,
+        .charged = p->state == GS_POD_RUNNING ? p->charged : 0,
         .saved_us = p->saved_us,
         .done_us = p->state == GS_POD_RUNNING ? gs__tn_work_done(t, p) : 0,
         .reason = placed ? "" : p->reason,

@@ -399,6 +399,9 @@ void gs__tn_gang_changed(struct gs_tenancy *t, int32_t group);
 void gs__tn_victims_free(struct gs_tenancy *t);
 /* A pod evicted before was bound at @start: its readmission grace runs from then. */
 int gs__tn_readmitted(struct gs_tenancy *t, int64_t start);
+/* A pod put back where it ran (gs_tenancy_restore()) at @start, earlier than now: the entry its
+ * bind just added moves to @start, keeping the grace times in order. */
+void gs__tn_readmit_at(struct gs_tenancy *t, int64_t start);
 int gs__cmp_i32(const void *a, const void *b);
 
 /* placement.c: the extender's probe */
