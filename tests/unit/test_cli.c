@@ -771,9 +771,9 @@ static void pod_was(const json_t *pods, const char *name, const char *state, con
 
 /* Admission limits in the simulator (tests/data/scenario/limits.yaml): a LimitRange's
  * defaultRequest fills the memory a pod omits (five 4Gi pods on a 20Gi node, the sixth waits),
- * its max, min and maxLimitRequestRatio refuse pods, GPUQuota maxGPUsPerPod refuses one, each
- * reported as rejected and counted; a Queue's overcommitRatio lets shares, not whole cards, past
- * its capability. */
+ * its max, min and maxLimitRequestRatio refuse pods (every LimitRange of a namespace), GPUQuota
+ * maxGPUsPerPod refuses one, each reported as rejected and counted; a Queue's overcommitRatio lets
+ * shares, not whole cards, past its capability. */
 static void test_scenario_limits(void **state)
 {
     (void)state;
@@ -805,8 +805,10 @@ static void test_scenario_limits(void **state)
             "LimitRange team-r/ratios: cpu max limit to request ratio per Container is 2, but no "
             "limit is specified or limit is 0",
             NULL, "");
+    pod_was(pods, "team-r/r-big", "rejected",
+            "LimitRange team-r/team-r-max: memory 8192Mi > max 6144Mi per Container", NULL, "");
     assert_int_equal(
-        json_integer_value(json_object_get(json_object_get(root, "summary"), "rejected")), 6);
+        json_integer_value(json_object_get(json_object_get(root, "summary"), "rejected")), 7);
     pod_was(pods, "team-b/w1", "completed", NULL, "n1", "20-7220;");
     pod_was(pods, "team-b/s1", "completed", NULL, "n1", "21-7221;");
     pod_was(pods, "team-b/s2", "completed", NULL, "n1", "22-7222;");    /* 3.0 of 2 x 1.5 */

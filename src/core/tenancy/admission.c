@@ -164,14 +164,6 @@ static int32_t priority_of(const struct gs_tenancy *t, const struct gs_pod_spec 
     return c ? c->value : 0;
 }
 
-static const struct gs_limit_range_spec *limits_of(const struct gs_policy *pol, const char *ns)
-{
-    for (size_t i = 0; i < pol->nlimit_ranges; i++)
-        if (strcmp(pol->limit_ranges[i].ns, ns) == 0)
-            return &pol->limit_ranges[i];
-    return NULL;
-}
-
 /* The Pod fields a LimitRange refusal names, per resource (nvidia.com/gpu, memory, cpu). */
 static const char *const limits_field[] = {"spec.containers[].resources.limits.nvidia.com/gpu",
                                            "spec.containers[].resources.limits.memory",
@@ -300,42 +292,69 @@ static int64_t effective_of(const struct effective *e, int k)
     return e->app[k] + e->side[k] > e->init[k] ? e->app[k] + e->side[k] : e->init[k];
 }
 
+/* The next LimitRange of namespace @ns after index *@i (start at 0), or NULL. */
+static const struct gs_limit_range_spec *limits_of(const struct gs_policy *pol, const char *ns,
+                                                   size_t *i)
+{
+    for (; *i < pol->nlimit_ranges; (*i)++)
+        if (strcmp(pol->limit_ranges[*i].ns, ns) == 0)
+            return &pol->limit_ranges[(*i)++];
+    return NULL;
+}
+
+/* A container's requests after the defaults of LimitRange @lr, where it asks none. */
+static void limit_defaults(struct gs_scn_container *c, const struct gs_limit_range_spec *lr)
+{
+    int64_t g = or_default(lr->default_gpu_milli, lr->default_request_gpu_milli);
+    if (c->gpu == GS_UNSET && g != GS_UNSET)
+        c->gpu = g / 1000;
+    c->memory_mib = or_default(c->memory_mib,
+                               or_default(lr->default_request_memory_mib, lr->default_memory_mib));
+    c->cpu_milli =
+        or_default(c->cpu_milli, or_default(lr->default_request_cpu_milli, lr->default_cpu_milli));
+}
+
+/* Container @c within the bounds and ratios of LimitRange @lr; -1 with @why and *@field if not. */
+static int limit_check(const struct gs_scn_container *c, const struct gs_limit_range_spec *lr,
+                       const char **field, char *why, size_t size)
+{
+    return bound(c->gpu == GS_UNSET ? 0 : c->gpu,
+                 lr->min_gpu_milli == GS_UNSET ? GS_UNSET : lr->min_gpu_milli / 1000,
+                 lr->max_gpu_milli == GS_UNSET ? GS_UNSET : lr->max_gpu_milli / 1000,
+                 "nvidia.com/gpu", "", lr, field, why, size) ||
+           bound(or_default(c->memory_mib, 0), lr->min_memory_mib, lr->max_memory_mib, "memory",
+                 "Mi", lr, field, why, size) ||
+           bound(or_default(c->cpu_milli, 0), lr->min_cpu_milli, lr->max_cpu_milli, "cpu", "m", lr,
+                 field, why, size) ||
+           ratios(c, lr, field, why, size);
+}
+
 /*
  * Containers after LimitRange defaults, as the pod's effective request; -1 with @why (and *@field)
  * when a bound is broken. As Kubernetes' LimitRanger admission ("Limit Ranges", kubernetes.io):
  * a container that asks none of a resource gets the range's defaultRequest as its request (its
  * `default`, the limit, where no defaultRequest is given); an extended resource such as
  * nvidia.com/gpu, whose request must equal its limit, gets `default` (else defaultRequest). Each
- * container must then lie within min and max, and within maxLimitRequestRatio (ratios()).
+ * container must then lie within min and max, and within maxLimitRequestRatio (ratios()). With
+ * several LimitRanges in a namespace, each is applied in the order loaded: defaults first (a
+ * field one of them set is not set again), then every range's bounds, as LimitRanger mutates with
+ * all of them before it validates against each.
  */
 static int containers(const struct gs_policy *pol, const struct gs_pod_spec *sp,
                       struct gs_scn_container *sum, const char **field, char *why, size_t size)
 {
-    const struct gs_limit_range_spec *lr = limits_of(pol, sp->ns);
     struct effective e;
     memset(&e, 0, sizeof(e));
     *sum = (struct gs_scn_container){0, GS_UNSET, GS_UNSET, 0, 0, "", 0, 0, 0, 0};
     for (int i = 0; i < sp->ncontainers; i++) {
         struct gs_scn_container c = sp->containers[i];
-        if (lr) {
-            int64_t g = or_default(lr->default_gpu_milli, lr->default_request_gpu_milli);
-            if (c.gpu == GS_UNSET && g != GS_UNSET)
-                c.gpu = g / 1000;
-            c.memory_mib = or_default(
-                c.memory_mib, or_default(lr->default_request_memory_mib, lr->default_memory_mib));
-            c.cpu_milli = or_default(
-                c.cpu_milli, or_default(lr->default_request_cpu_milli, lr->default_cpu_milli));
-            if (bound(c.gpu == GS_UNSET ? 0 : c.gpu,
-                      lr->min_gpu_milli == GS_UNSET ? GS_UNSET : lr->min_gpu_milli / 1000,
-                      lr->max_gpu_milli == GS_UNSET ? GS_UNSET : lr->max_gpu_milli / 1000,
-                      "nvidia.com/gpu", "", lr, field, why, size) ||
-                bound(or_default(c.memory_mib, 0), lr->min_memory_mib, lr->max_memory_mib, "memory",
-                      "Mi", lr, field, why, size) ||
-                bound(or_default(c.cpu_milli, 0), lr->min_cpu_milli, lr->max_cpu_milli, "cpu", "m",
-                      lr, field, why, size) ||
-                ratios(&c, lr, field, why, size))
+        const struct gs_limit_range_spec *lr;
+        size_t k = 0;
+        while ((lr = limits_of(pol, sp->ns, &k)))
+            limit_defaults(&c, lr);
+        for (k = 0; (lr = limits_of(pol, sp->ns, &k));)
+            if (limit_check(&c, lr, field, why, size))
                 return -1;
-        }
         effective_add(&e, &c);
         if (c.gpumem_mib != GS_UNSET && c.gpumem_mib > sum->gpumem_mib)
             sum->gpumem_mib = c.gpumem_mib;
