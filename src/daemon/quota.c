@@ -9,6 +9,8 @@
 #include "queue.h"
 #include "state.h"
 
+#include "../config/yamlutil.h"
+
 #include "gpusched/catalog.h"
 #include "gpusched/cluster.h"
 #include "gpusched/grow.h"
@@ -74,49 +76,38 @@ static int bind_policy(struct gsd_config *c, struct gs_scenario *s, struct gs_di
 }
 
 /* The text of policy files @paths[0..@n), each after a "---" line and a comment naming it, into
- * c->policy_text: what GET /v1/snapshot hands on. Return: 0; -EIO; -ENOMEM. */
+ * c->policy_text: what GET /v1/snapshot hands on. Each is read with the scenario loader's cap,
+ * which read it first. Return: 0; -ENOENT, -EIO, -EINVAL (grown past the cap); -ENOMEM. */
 static int keep_text(struct gsd_config *c, const char *const *paths, size_t n, struct gs_diag *d)
 {
     char *all = NULL;
     size_t len = 0, cap = 0;
     int rc = 0;
     for (size_t i = 0; i < n && !rc; i++) {
-        FILE *f = fopen(paths[i], "rb");
-        if (!f) {
-            rc = gs_diag_error_code(d, -EIO, "%s: cannot read it again", paths[i]);
+        unsigned char *text;
+        size_t tlen;
+        if ((rc = gs__yaml_read(paths[i], false, (size_t)1 << 30, "too large for a policy file",
+                                &text, &tlen, d)))
             break;
-        }
-        char head[4200];
-        size_t h = (size_t)snprintf(head, sizeof(head), "---\n# %.4096s\n", paths[i]);
-        char *g = gs_grow(all, &cap, len + h + 1, 1, 65536);
+        size_t h = strlen(paths[i]) + 7; /* "---\n# " PATH "\n" */
+        char *g = gs_grow(all, &cap, len + h + tlen + 2, 1, 65536);
         if (g) {
             all = g;
-            memcpy(all + len, head, h);
-            len += h;
-        }
-        while (g) { /* room for 4 KiB more each time, a newline and the NUL */
-            if (!(g = gs_grow(all, &cap, len + 4096 + 2, 1, 65536)))
-                break;
-            all = g;
-            size_t got = fread(all + len, 1, cap - len - 2, f);
-            len += got;
-            if (got == 0)
-                break;
-        }
-        if (!g)
+            len += (size_t)snprintf(all + len, h + 1, "---\n# %s\n", paths[i]);
+            memcpy(all + len, text, tlen);
+            len += tlen;
+            if (len && all[len - 1] != '\n')
+                all[len++] = '\n';
+            all[len] = '\0';
+        } else {
             rc = -ENOMEM;
-        if (!rc && ferror(f))
-            rc = gs_diag_error_code(d, -EIO, "%s: cannot read it again", paths[i]);
-        fclose(f);
-        if (!rc && len && all[len - 1] != '\n')
-            all[len++] = '\n';
+        }
+        free(text);
     }
     if (rc) {
         free(all);
         return rc;
     }
-    if (all)
-        all[len] = '\0';
     free(c->policy_text);
     c->policy_text = all;
     return 0;
