@@ -5,7 +5,8 @@
  * "NodeNames", "FailedNodes", ...). Go decodes keys without regard to case; so does this file,
  * preferring an exact match. filter, prioritize and bind always answer 200 with their result
  * type: the protocol's own Error field carries a failure, which kube-scheduler reports against
- * the pod. preempt's result has no such field: a bad request there is a 400 naming the field.
+ * the pod. preempt's result has no such field: a bad request there is a 400 naming the field, as
+ * is a body that is not JSON, or that names a node twice (refuse_twice_named()).
  *
  * filter and prioritize ask the scheduler (gs_tenancy_probe_node()) what placement would say of
  * the pod on each named node, without binding: its quotas first, then the node's filter, and the
@@ -788,6 +789,47 @@ static int write_priorities(const struct ext_args *a, const int64_t *sc, struct 
 }
 
 /*
+ * Refuse, with a 400 naming the field, ExtenderArgs that name a node twice: kube-scheduler sends
+ * each node once (from its snapshot, keyed by name) and adds up every score its extender answers
+ * for a name (schedule_one.go, prioritizeNodes: TotalScore += score), so a name answered twice
+ * would count twice. Return: 0; -1 after answering. O(n) for n names (a bitmap by node index;
+ * names not in the inventory, rare, in a jansson object).
+ */
+static int refuse_twice_named(const struct gsd_state *st, const struct ext_args *a,
+                              struct gsd_req *r)
+{
+    size_t nn = gs_cluster_node_count(st->cluster), i = 0;
+    uint8_t *seen = calloc(nn / 8 + 1, 1);
+    json_t *other = NULL;
+    int twice = 0;
+    if (!seen) {
+        gsd_reply_error(r, 500, "", "out of memory");
+        return -1;
+    }
+    for (; i < a->n && !twice; i++) {
+        const struct ext_node *x = &a->nodes[i];
+        int32_t k = a->idx[i];
+        if (k >= 0) {
+            twice = seen[k / 8] & (1u << (k % 8));
+            seen[k / 8] |= (uint8_t)(1u << (k % 8));
+        } else if (x->key && (other || (other = json_object()))) {
+            twice = json_object_getn(other, x->key, x->key_len) != NULL;
+            json_object_setn_new(other, x->key, x->key_len, json_true());
+        }
+    }
+    free(seen);
+    json_decref(other);
+    if (!twice)
+        return 0;
+    char field[64];
+    const struct ext_node *x = &a->nodes[i - 1];
+    snprintf(field, sizeof(field), a->cache_capable ? "NodeNames[%zu]" : "Nodes.items[%zu]", i - 1);
+    gsd_reply_error(r, 400, field, "node %.*s is named twice: kube-scheduler sends each node once",
+                    (int)(x->key_len < 256 ? x->key_len : 256), x->key);
+    return -1;
+}
+
+/*
  * filter and prioritize: read the args, score the pod on every node once, write the answer.
  * A bad Pod is reported in filter's Error field; prioritize's list type has none, so it scores
  * nothing and logs why.
@@ -804,6 +846,10 @@ static void filter_or_prioritize(struct gsd_state *st, struct gsd_req *r, int is
             args_free(&a);
             return;
         }
+    }
+    if (refuse_twice_named(st, &a, r)) {
+        args_free(&a);
+        return;
     }
     int64_t *sc = NULL;
     const char **why = NULL;

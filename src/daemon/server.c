@@ -11,8 +11,10 @@
  *    http.maxBytesInFlight with the bodies being read now is a 503 with Retry-After. A body's
  *    bytes count as they arrive, so a slow sender holds only what it has sent.
  *  - body: kept up to its cap. One that grows past the cap or past the bytes in flight (chunked,
- *    its length undeclared), or is not whole within http.bodyTimeoutSeconds of its headers, ends
- *    the connection: libmicrohttpd can answer only before or after a body.
+ *    its length undeclared) is no longer kept: what it held is freed, the rest is read and
+ *    dropped, and the 413 (or 503) is answered when the body ends, as libmicrohttpd can answer
+ *    only before or after a body. One that drops more than DISCARD_MAX bytes, or is not whole
+ *    within http.bodyTimeoutSeconds of its headers, ends the connection.
  *  - then: GET /healthz is answered at once (the store's last probe, the scheduler thread's
  *    pulse); the extender's filter and prioritize are answered on the event thread under the
  *    state lock (they write nothing to the store, and kube-scheduler waits on them for every
@@ -80,6 +82,7 @@
 #define READ_THREADS 2                /* reads rendered at once */
 #define READ_NICE    5                /* readers yield the CPU to scheduling and filter */
 #define POOL_MAX     16
+#define DISCARD_MAX  (64u << 20) /* bytes of a refused body read and dropped before closing */
 
 const char *const gsd_reject_names[GSD_REJECT_N] = {
     "unauthenticated", "throttled", "forbidden", "rate_limited", "too_large", "busy", "too_slow",
@@ -140,6 +143,8 @@ struct conn {
     int64_t reserved; /* bytes counted in stats.in_flight, given back when the request ends */
     int64_t begin_us; /* monotonic: when its headers were in */
     int answered;     /* a response is queued: whatever else arrives is not read */
+    int refused;      /* a body past a cap: answered when it ends, what arrives is dropped */
+    size_t dropped;   /* bytes of it dropped */
     int suspended;    /* counted in s->suspended until answered or gone */
 };
 
@@ -848,22 +853,44 @@ static enum MHD_Result begin(struct gsd_server *s, struct MHD_Connection *c, con
     return MHD_YES;
 }
 
-/* A piece of the body. Return: MHD_NO ends the connection (past a cap, or too slow). */
+/* A body grown past a cap (@reason, GSD_REJECT_TOO_LARGE or _BUSY): free what it holds and
+ * answer it when it ends; the rest of it is dropped as it arrives. */
+static void refuse_body(struct gsd_server *s, struct conn *k, int reason)
+{
+    struct gsd_req *r = k->r;
+    atomic_fetch_add(&s->stats.rejected[reason], 1);
+    atomic_fetch_sub(&s->stats.in_flight, k->reserved);
+    k->reserved = 0;
+    k->refused = 1;
+    free(r->body);
+    r->body = NULL;
+    r->len = k->bufcap = 0;
+    r->retry_after = reason == GSD_REJECT_BUSY;
+    if (reason == GSD_REJECT_BUSY)
+        gsd_reply_error(r, 503, "", "too many request bodies in flight; retry shortly");
+    else
+        gsd_reply_error(r, 413, "", "%s %.64s takes a body of at most %zu bytes", r->method,
+                        r->path, k->cap);
+}
+
+/* A piece of the body. Return: MHD_NO ends the connection (too slow, or too much dropped). */
 static enum MHD_Result take_body(struct gsd_server *s, struct conn *k, const char *data,
                                  size_t size)
 {
     struct gsd_req *r = k->r;
-    int reason = -1;
-    if (gsd_mono_us() - k->begin_us > atomic_load(&s->body_timeout_us))
-        reason = GSD_REJECT_TOO_SLOW;
-    else if (r->len + size > k->cap)
-        reason = GSD_REJECT_TOO_LARGE;
-    else if (r->len + size > (size_t)k->reserved &&
-             reserve(s, k, (int64_t)(r->len + size) - k->reserved))
-        reason = GSD_REJECT_BUSY;
-    if (reason >= 0) {
-        atomic_fetch_add(&s->stats.rejected[reason], 1);
+    if (gsd_mono_us() - k->begin_us > atomic_load(&s->body_timeout_us)) {
+        if (!k->refused) /* counted once: a refused body was counted as such */
+            atomic_fetch_add(&s->stats.rejected[GSD_REJECT_TOO_SLOW], 1);
         return MHD_NO;
+    }
+    if (!k->refused && r->len + size > k->cap)
+        refuse_body(s, k, GSD_REJECT_TOO_LARGE);
+    else if (!k->refused && r->len + size > (size_t)k->reserved &&
+             reserve(s, k, (int64_t)(r->len + size) - k->reserved))
+        refuse_body(s, k, GSD_REJECT_BUSY);
+    if (k->refused) {
+        k->dropped += size;
+        return k->dropped > DISCARD_MAX ? MHD_NO : MHD_YES;
     }
     if (r->len + size + 1 > k->bufcap) {
         char *m = gs_grow(r->body, &k->bufcap, r->len + size + 1, 1, 4096);
@@ -925,7 +952,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         atomic_fetch_sub(&s->suspended, 1);
         return send_reply(s, c, k);
     }
-    if ((r->yaml && gsd_body_from_yaml(r)) || answer_here(s, r))
+    if (k->refused || (r->yaml && gsd_body_from_yaml(r)) || answer_here(s, r))
         return send_reply(s, c, k);
     r->conn = c;
     MHD_suspend_connection(c); /* before the hand-over: the answer may come back at once */

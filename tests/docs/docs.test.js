@@ -8,8 +8,10 @@
  *     are one command; `NAME=value` and `export NAME=value` lines hold for the page's later
  *     commands. One page's files are the next command's input (out.json, then `gpusched bill
  *     out.json`);
- *   - a command that starts gpuschedd is started in the background, on a free port and a
- *     scratch store instead of 127.0.0.1:8080 and /tmp/gpusched or /var/lib/gpusched (every
+ *   - a command that starts gpuschedd must end in `&`, and the next one wait for /healthz (curl
+ *     --retry-connrefused), so that a pasted block works; it is started in the background, on a
+ *     free port and a scratch store instead of 127.0.0.1:8080 and /tmp/gpusched or
+ *     /var/lib/gpusched (every
  *     later command of the page is rewritten the same way), must answer /healthz, and must
  *     exit 0 on SIGTERM once the page is done. Paths under /etc/ are rewritten into the scratch
  *     directory. curl runs with --fail-with-body, so an example the server answers with an
@@ -245,12 +247,18 @@ async function runPage(page, blocks) {
     '*) command curl --fail-with-body "$@" ;; esac; }\n';
   const daemons = [];
   let ran = 0, checked = 0;
+  let started = null; /* where gpuschedd was started: the next command must wait for it */
   try {
     for (const b of blocks)
       for (const c of commands(b)) {
         const where = page + ':' + c.line;
         const ws = words(c.text);
         const prog = path.basename(ws[0] || '');
+        if (started)
+          check(/\/healthz\b/.test(c.text) && /--retry-connrefused/.test(c.text), started +
+                ': the command after gpuschedd waits for it (curl --retry-connrefused .../healthz);' +
+                ' pasted, the next one would find nothing listening');
+        started = null;
         if (prog === 'make') {
           const r = spawnSync('make', ['-n', ...ws.slice(1)], {cwd: ROOT, encoding: 'utf8'});
           check(r.status === 0, where + ': make ' + ws.slice(1).join(' ') + ' is a target');
@@ -272,6 +280,9 @@ async function runPage(page, blocks) {
         }
         if (prog === 'gpuschedd') {
           checkOurFlags(ws, where);
+          check(/&\s*$/.test(c.text), where + ': gpuschedd is started in the background (&);' +
+                ' pasted, a block would stop at it');
+          started = where;
           const line = local(c.text).replace(/\s*&\s*$/, '');
           const d = spawn('sh', ['-c', prelude + 'exec ' + line], {cwd: dir, env,
                                                                    stdio: ['ignore', 'ignore', 'pipe']});

@@ -12,13 +12,17 @@
 
 #include "common/api.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -615,6 +619,77 @@ static void test_failed_tokens_throttled(void **state)
     h_cleanup(&d);
 }
 
+/* POST @path with @token, its body @total bytes (a pod's JSON text @text, then spaces) sent
+ * chunked in 16 KiB chunks, on a socket of its own with Connection: close; then read the answer
+ * into @ans (@cap bytes). Return: the HTTP status; 0 when the daemon closed without one. */
+static int post_chunked(const struct daemon *d, const char *path, const char *token,
+                        const char *text, size_t total, char *ans, size_t cap)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)d->port)};
+    struct timeval tv = {30, 0};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_true(fd >= 0);
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    static char piece[16384 + 16];
+    int n = snprintf(piece, sizeof(piece),
+                     "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\n"
+                     "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
+                     "Connection: close\r\n\r\n",
+                     path, token);
+    int ok = send(fd, piece, (size_t)n, MSG_NOSIGNAL) == n;
+    for (size_t sent = 0; ok && sent < total;) {
+        size_t len = total - sent < 16384 ? total - sent : 16384;
+        int head = snprintf(piece, sizeof(piece), "%zx\r\n", len);
+        for (size_t i = 0; i < len; i++) /* the text first, then blanks: still one JSON value */
+            piece[head + i] = sent + i < strlen(text) ? text[sent + i] : ' ';
+        memcpy(piece + head + len, "\r\n", 2);
+        ok = send(fd, piece, (size_t)head + len + 2, MSG_NOSIGNAL) == (ssize_t)(head + len + 2);
+        sent += len;
+    }
+    if (ok)
+        send(fd, "0\r\n\r\n", 5, MSG_NOSIGNAL);
+    size_t got = 0;
+    for (ssize_t r = 1; r > 0 && got + 1 < cap;) {
+        r = recv(fd, ans + got, cap - got - 1, 0);
+        got += r > 0 ? (size_t)r : 0;
+    }
+    ans[got] = '\0';
+    close(fd);
+    return !strncmp(ans, "HTTP/1.1 ", 9) ? atoi(ans + 9) : 0;
+}
+
+/* A chunked body (its length not declared) past its route's cap is dropped as it arrives and
+ * answered 413 with the usual JSON error when it ends; one under the cap is taken; one that goes
+ * on past the discard limit (64 MiB) is cut off. */
+static void test_chunked_past_the_cap(void **state)
+{
+    (void)state;
+    struct daemon d;
+    static char ans[4096];
+    assert_int_equal(h_setup(&d, NULL), 0);
+    assert_int_equal(h_start(&d), 0);
+    char *pod = h_pod("team-a", "chunked", 1, 0);
+    assert_int_equal(post_chunked(&d, "/v1/pods", TOKEN_A, pod, 70000, ans, sizeof(ans)), 413);
+    const char *json = strstr(ans, "\r\n\r\n");
+    json_t *j = json ? json_loads(json + 4, 0, NULL) : NULL;
+    assert_non_null(strstr(json_string_value(json_object_get(j, "error")),
+                           "POST /v1/pods takes a body of at most 65536 bytes"));
+    json_decref(j);
+    assert_int_equal(post_chunked(&d, "/v1/pods", TOKEN_A, pod, 40000, ans, sizeof(ans)), 201);
+    assert_int_equal(post_chunked(&d, "/v1/pods", TOKEN_A, pod, (65u << 20), ans, sizeof(ans)), 0);
+    free(pod);
+    struct answer a;
+    h_expect(&d, "GET", "/metrics", NULL, NULL, 200, &a);
+    assert_non_null(strstr(a.body, "gpusched_http_rejected_total{reason=\"too_large\"} 2\n"));
+    h_answer_free(&a);
+    h_request(&d, "GET", "/v1/pods/team-a/chunked", TOKEN_A, NULL, 200);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 /* Poll /healthz until it answers @status (20 s at most). Return: the last status. */
 static long health_becomes(const struct daemon *d, long status)
 {
@@ -698,6 +773,7 @@ int main(void)
         cmocka_unit_test(test_tls),
         cmocka_unit_test(test_healthz_follows_the_store),
         cmocka_unit_test(test_failed_tokens_throttled),
+        cmocka_unit_test(test_chunked_past_the_cap),
         cmocka_unit_test(test_ui_page),
     };
     signal(SIGPIPE, SIG_IGN);

@@ -310,6 +310,53 @@ static void test_share_needs_gpu_resource(void **state)
     h_answer_free(&a);
 }
 
+/* POST @args (consumed) to /extender/@v: a 400 whose field is @field and whose error names
+ * @name is expected. */
+static void expect_named_twice(const char *v, json_t *args, const char *field, const char *name)
+{
+    char path[64], *body = json_dumps(args, JSON_COMPACT);
+    struct answer a;
+    snprintf(path, sizeof(path), "/extender/%s", v);
+    assert_int_equal(h_call(&d, "POST", path, TOKEN_ADMIN, body, &a), 0);
+    assert_int_equal(a.status, 400);
+    assert_string_equal(json_string_value(json_object_get(a.json, "field")), field);
+    assert_non_null(strstr(json_string_value(json_object_get(a.json, "error")), name));
+    assert_non_null(strstr(json_string_value(json_object_get(a.json, "error")), "twice"));
+    h_answer_free(&a);
+    free(body);
+    json_decref(args);
+}
+
+/* A node named twice would be scored twice, and kube-scheduler adds up the scores of a name:
+ * filter and prioritize refuse it, with NodeNames (the fast reader and the tree) and a NodeList,
+ * for a node of the inventory and one that is not. */
+static void test_node_named_twice(void **state)
+{
+    (void)state;
+    static const char *const verbs[] = {"filter", "prioritize"};
+    char field[64];
+    for (int k = 0; k < 2; k++) {
+        json_t *args = load("filter_nodenames.json");
+        json_t *names = json_object_get(args, "NodeNames");
+        size_t n = json_array_size(names);
+        json_array_append_new(names, json_string("n-a100-1"));
+        snprintf(field, sizeof(field), "NodeNames[%zu]", n);
+        expect_named_twice(verbs[k], json_deep_copy(args), field, "\"n-a100-1\"");
+        json_object_set_new(args, "Nodes", json_object()); /* not the fast reader's shape */
+        expect_named_twice(verbs[k], json_deep_copy(args), field, "\"n-a100-1\"");
+        json_array_set_new(names, n, json_string("not-a-node"));
+        json_array_append_new(names, json_string("not-a-node"));
+        snprintf(field, sizeof(field), "NodeNames[%zu]", n + 1);
+        expect_named_twice(verbs[k], args, field, "\"not-a-node\"");
+        args = load("filter_nodelist.json");
+        json_t *items = json_object_get(json_object_get(args, "Nodes"), "items");
+        n = json_array_size(items);
+        json_array_append(items, json_array_get(items, 0));
+        snprintf(field, sizeof(field), "Nodes.items[%zu]", n);
+        expect_named_twice(verbs[k], args, field, "twice");
+    }
+}
+
 /* A malformed request (a bad Pod, a pod never filtered) in Error; a refusal per node. */
 static void test_errors_in_error_field(void **state)
 {
@@ -565,6 +612,7 @@ int main(void)
         cmocka_unit_test(test_every_spelling_same_answer),
         cmocka_unit_test(test_bind_records_cards),
         cmocka_unit_test(test_errors_in_error_field),
+        cmocka_unit_test(test_node_named_twice),
         cmocka_unit_test(test_api_pod_name_taken),
         cmocka_unit_test(test_preempt),
         cmocka_unit_test(test_preempt_shares),
