@@ -109,14 +109,17 @@ static int finish(const char *cmd, long status, json_t *ans, int print)
 
 #define OBJECTS_MAX 10000 /* objects one submit sends */
 
-/* Add @obj (consumed) to @out, or, for a v1 List, each of its items: what kubectl takes. */
+/* Add @obj (consumed) to @out, or, for a list (v1 List, or a PodList as the API server answers
+ * a list of pods: a kind ending in "List"), each of its items: what kubectl takes. */
 static int add_object(const char *path, size_t line, json_t *obj, json_t *out)
 {
     const char *kind = json_string_value(json_object_get(obj, "kind"));
-    json_t *items = kind && !strcmp(kind, "List") ? json_object_get(obj, "items") : NULL;
+    size_t klen = kind ? strlen(kind) : 0;
+    int list = klen >= 4 && !strcmp(kind + klen - 4, "List");
+    json_t *items = list ? json_object_get(obj, "items") : NULL;
     size_t i;
     json_t *item;
-    int bad = !json_is_object(obj) || (kind && !strcmp(kind, "List") && !json_is_array(items));
+    int bad = !json_is_object(obj) || (list && !json_is_array(items));
     json_array_foreach(items, i, item) bad |= !json_is_object(item);
     if (bad)
         fprintf(stderr, "gpusched submit: %s:%zu: not a Pod, a PodGroup or a List of them\n", path,
@@ -164,12 +167,13 @@ static json_t *read_objects(const char *path)
         fprintf(stderr, "gpusched submit: %s\n", d.msg);
     json_t *out = rc ? NULL : json_array();
     rc = rc ? rc : out ? 0 : -1;
-    if (!rc && buf[strspn((char *)buf, " \t\r\n")] == '{') {
-        json_error_t e;
-        json_t *j = json_loadb((char *)buf, n, JSON_REJECT_DUPLICATES, &e);
-        if (!j)
-            fprintf(stderr, "gpusched submit: %s:%d:%d: %s\n", path, e.line, e.column, e.text);
-        rc = j ? add_object(path, 1, j, out) : -1;
+    /* JSON when it reads as JSON; else YAML, whose flow style ({apiVersion: v1, ...}) starts
+     * with '{' too, and whose reader names the line and column of what is wrong */
+    json_t *j = NULL;
+    if (!rc && buf[strspn((char *)buf, " \t\r\n")] == '{')
+        j = json_loadb((char *)buf, n, JSON_REJECT_DUPLICATES, NULL);
+    if (j) {
+        rc = add_object(path, 1, j, out);
     } else if (!rc) {
         struct yaml_objects y = {out, 2 * n + 4096};
         struct gs__yctx proto = {.path = path, .d = &d, .quiet = true};

@@ -36,7 +36,7 @@ static void tenants(const json_t *ans)
     size_t i;
     const json_t *t;
     printf("%-24s %10s %8s %8s %10s %12s\n", "TENANT", "CPU-WEIGHT", "RUNNING", "PENDING", "GPUS",
-           "GPUS-ASKED");
+           "GPUS-PENDING");
     json_array_foreach(json_object_get(ans, "items"), i, t)
     {
         printf("%-24s %10lld %8lld %8lld %10s %12s\n", str(t, "name"), num(t, "cpu_weight"),

@@ -456,6 +456,43 @@ static int lr_ratio_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, voi
                        "thousandths (a ratio of at least 1)", 1000, INT64_MAX / 4, at);
 }
 
+/*
+ * The order Kubernetes' LimitRange validation requires of each resource (ValidateLimitRange,
+ * pkg/apis/core/validation): min <= defaultRequest <= default <= max, each pair where both are
+ * given. Return: 0; -EINVAL after naming the pair in @n's item @where.
+ */
+static int lr_order(struct gs__yctx *c, yaml_node_t *n, const char *where,
+                    const struct gs_limit_range_spec *r)
+{
+    static const char *const res[] = {"nvidia.com/gpu", "cpu", "memory"};
+    static const char *const name[] = {"min", "defaultRequest", "default", "max"};
+    const int64_t v[3][4] = {
+        {r->min_gpu_milli, r->default_request_gpu_milli, r->default_gpu_milli, r->max_gpu_milli},
+        {r->min_cpu_milli, r->default_request_cpu_milli, r->default_cpu_milli, r->max_cpu_milli},
+        {r->min_memory_mib, r->default_request_memory_mib, r->default_memory_mib,
+         r->max_memory_mib}};
+    for (int k = 0; k < 3; k++)
+        for (int lo = 0; lo < 4; lo++)
+            for (int hi = lo + 1; hi < 4; hi++) {
+                if (v[k][lo] == GS_UNSET || v[k][hi] == GS_UNSET || v[k][lo] <= v[k][hi])
+                    continue;
+                char a[32], b[32]; /* as written: whole units, else milli; memory in Mi */
+                const int64_t x[2] = {v[k][lo], v[k][hi]};
+                char *out[2] = {a, b};
+                for (int i = 0; i < 2; i++)
+                    snprintf(out[i], sizeof(a), "%lld%s",
+                             (long long)(k < 2 && x[i] % 1000 == 0 ? x[i] / 1000 : x[i]),
+                             k == 2        ? "Mi"
+                             : x[i] % 1000 ? "m"
+                                           : "");
+                return gs__yaml_err(c, n,
+                                    "%s: %s %s %s is more than %s %s; Kubernetes refuses such a "
+                                    "LimitRange",
+                                    where, name[lo], res[k], a, name[hi], b);
+            }
+    return 0;
+}
+
 static int lr_item(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
 {
     struct lr *l = arg;
@@ -488,7 +525,7 @@ static int lr_item(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
             return rc;
         lr_set(l->r, i, &g);
     }
-    return 0;
+    return lr_order(c, n, where, l->r);
 }
 
 int gs__scn_limit_range(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root)

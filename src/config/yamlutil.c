@@ -988,6 +988,9 @@ static int manifest_walk(struct gs__yctx *c, yaml_node_t *n, int depth, size_t *
                 rc = -ENOMEM;
             else if (!k)
                 rc = gs__yaml_err(c, kn, "a mapping key must be a scalar without a NUL inside");
+            else if (gs__yaml_is_plain(kn) && !strcmp(k, "<<")) /* else a key named "<<" */
+                rc = gs__yaml_err(c, kn,
+                                  "a YAML merge key (<<) is not read: write its keys out here");
             else if (json_object_get(seen, k))
                 rc = gs__yaml_err(c, kn, "key \"%.64s\" given twice in one mapping", k);
             else if (*left < kn->data.scalar.length)

@@ -24,13 +24,16 @@
 
 #include <curl/curl.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define DEFAULT_NODES GS_DATA_DIR "/alibaba-gpu-v2023/openb_node_list_gpu_node.csv"
 #define CONFIGS_MAX   16
@@ -165,6 +168,34 @@ static int load_config(const struct opts *o, struct gsd_config **out, struct gs_
     return rc;
 }
 
+/*
+ * Hold @dir's store alone, for the life of the process: two daemons on one store would each
+ * place pods on cards the other holds. An exclusive flock() on DIR/gpusched.lock, released by the
+ * kernel however the process ends (kill -9 included). Return: 0; an exit status after a message.
+ */
+static int lock_store(const char *dir)
+{
+    char path[4096], pid[32] = "";
+    snprintf(path, sizeof(path), "%s/gpusched.lock", dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return bad("--data-dir: cannot open its lock file", path);
+    if (flock(fd, LOCK_EX | LOCK_NB)) {
+        ssize_t n = errno == EWOULDBLOCK ? pread(fd, pid, sizeof(pid) - 1, 0) : -1;
+        pid[n > 0 ? strcspn(pid, "\n") : 0] = '\0';
+        gsd_log("error",
+                "--data-dir: its store is in use by another gpuschedd (pid in the lock file); "
+                "stop that one, or give this one another --data-dir",
+                "lock", path, "pid", pid[0] ? pid : "-", NULL);
+        close(fd);
+        return 2;
+    }
+    int n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+    if (ftruncate(fd, 0) || pwrite(fd, pid, (size_t)n, 0) != n)
+        gsd_log("warn", "cannot write the pid into the store's lock file", "path", path, NULL);
+    return 0; /* fd stays open: the lock lasts as long as the process */
+}
+
 /* Load what the daemon needs before it listens. Return: 0; an exit status. */
 static int setup(const struct opts *o, struct gsd_state *st)
 {
@@ -175,7 +206,10 @@ static int setup(const struct opts *o, struct gsd_state *st)
     gs_diag_init(&d);
     if (mkdir(o->data_dir, 0700) && errno != EEXIST)
         return bad("--data-dir: cannot create the directory", o->data_dir);
-    int rc = load_config(o, &cfg, &d);
+    int rc = lock_store(o->data_dir);
+    if (rc)
+        return rc;
+    rc = load_config(o, &cfg, &d);
     if (!rc)
         rc = gsd_inventory_load(o->nodes, cfg->kube, &cluster, &inv, &d);
     if (rc) {

@@ -367,13 +367,15 @@ static void side_by_side(FILE *f, struct gs_tsim *const *runs, size_t n)
         row_i(f, "card mode conversions", runs, n, offsetof(struct gs_tsim_summary, conversions));
     for (size_t k = 0; k < runs[0]->nkinds; k++) {
         const char *kind = runs[0]->kout[k].name;
+        /* "-" holds the pods without a gpusched.io/workload label: all of them when alone */
+        const char *shown = strcmp(kind, "-") ? kind : runs[0]->nkinds > 1 ? "unlabelled" : "";
         for (int w = 0; w < 3; w++) {
             char label[80];
-            snprintf(label, sizeof(label), "wait p%s %.14s (s)",
+            snprintf(label, sizeof(label), "wait p%s%s%.14s (s)",
                      w == 0   ? "50"
                      : w == 1 ? "95"
                               : "99",
-                     kind);
+                     *shown ? " " : "", shown);
             fprintf(f, "%-28s", label);
             for (size_t i = 0; i < n; i++)
                 fprintf(f, " %11lld", (long long)(kind_wait(runs[i], kind, w) / 1000000));
@@ -424,10 +426,11 @@ static void one_run(FILE *f, const struct gs_tsim *t)
                     (double)x->ts_entitled_milli_s / 3600000.0,
                     (double)x->ts_received_milli_s / 3600000.0);
     }
-    fprintf(f, "  %-16s %6s %10s %10s\n", "queue", "weight", "deserved", "GPU-hours");
+    /* deserved: GPUs, as the scheduler's last pass shared them out (no demand left: 0) */
+    fprintf(f, "  %-16s %6s %12s %10s\n", "queue", "weight", "deserved@end", "GPU-hours");
     for (size_t q = 0; q < t->nqueues; q++)
         if (t->qout[q].gpu_milli_s || q < t->s->policy.nqueues)
-            fprintf(f, "  %-16.16s %6d %10.1f %10.1f\n", t->qout[q].name, t->qout[q].weight,
+            fprintf(f, "  %-16.16s %6d %12.1f %10.1f\n", t->qout[q].name, t->qout[q].weight,
                     (double)t->qout[q].deserved_milli / 1000.0,
                     (double)t->qout[q].gpu_milli_s / 3600000.0);
 }

@@ -551,6 +551,24 @@ static void test_client(void **state)
     assert_int_equal(client(&d, out, sizeof(out), "submit", pod), 2);
     assert_int_equal(client(&d, out, sizeof(out), "get", "team-a/m7"), 2);
     assert_int_equal(client(&d, out, sizeof(out), "submit", d.dir), 2);
+    /* YAML in flow style starts with '{' as JSON does, and is YAML all the same; a PodList (as
+     * the API server lists pods) is a list; a merge key (<<) is named, not dropped unread */
+    assert_int_equal(h_write(pod, "{kind: Pod, metadata: {name: f1, namespace: team-a}, spec: "
+                                  "{containers: [{name: c}]}}\n---\n{\"kind\": \"PodList\", "
+                                  "\"items\": [{\"kind\": \"Pod\", \"metadata\": {\"name\": "
+                                  "\"f2\", \"namespace\": \"team-a\"}, \"spec\": {\"containers\": "
+                                  "[{\"name\": \"c\"}]}}]}\n"),
+                     0);
+    assert_int_equal(client(&d, out, sizeof(out), "submit", pod), 0);
+    assert_int_equal(client(&d, out, sizeof(out), "get", "team-a/f1"), 0);
+    assert_int_equal(client(&d, out, sizeof(out), "get", "team-a/f2"), 0);
+    struct answer a;
+    h_call_as(&d, "POST", "/v1/pods", TOKEN_A, "application/yaml",
+              "m: &m {name: f3, namespace: team-a}\nkind: Pod\nmetadata: {<<: *m}\n", &a);
+    assert_int_equal(a.status, 400);
+    assert_non_null(strstr(json_string_value(json_object_get(a.json, "error")),
+                           "body:3:12: a YAML merge key (<<) is not read"));
+    h_answer_free(&a);
     assert_int_equal(h_stop(&d), 0);
     assert_int_equal(client(&d, out, sizeof(out), "status", NULL), 1); /* nobody there */
     h_cleanup(&d);
@@ -690,6 +708,27 @@ static void test_chunked_past_the_cap(void **state)
     h_cleanup(&d);
 }
 
+/* A second gpuschedd on a store in use exits 2 naming the first one's pid: two daemons on one
+ * store would each place pods on cards the other holds. Once the first stops, it starts. */
+static void test_one_daemon_per_store(void **state)
+{
+    (void)state;
+    struct daemon d, again;
+    char pid[32];
+    assert_int_equal(h_setup(&d, NULL), 0);
+    assert_int_equal(h_start(&d), 0);
+    again = d;
+    assert_int_equal(h_start(&again), -1);
+    snprintf(pid, sizeof(pid), "pid=%d", (int)d.pid);
+    assert_true(h_log_has(&d, "its store is in use by another gpuschedd"));
+    assert_true(h_log_has(&d, pid));
+    h_request(&d, "GET", "/healthz", NULL, NULL, 200);
+    assert_int_equal(h_stop(&d), 0);
+    assert_int_equal(h_start(&d), 0);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 /* Poll /healthz until it answers @status (20 s at most). Return: the last status. */
 static long health_becomes(const struct daemon *d, long status)
 {
@@ -774,6 +813,7 @@ int main(void)
         cmocka_unit_test(test_healthz_follows_the_store),
         cmocka_unit_test(test_failed_tokens_throttled),
         cmocka_unit_test(test_chunked_past_the_cap),
+        cmocka_unit_test(test_one_daemon_per_store),
         cmocka_unit_test(test_ui_page),
     };
     signal(SIGPIPE, SIG_IGN);

@@ -555,6 +555,16 @@ static const struct bad bads[] = {
      ":6:42: ", "not a whole number of microseconds", 0},
     {LR_HDR "{cpu: 0.5}}]}\n", -EINVAL,
      ":4:63: ", "maxLimitRequestRatio.cpu: \"0.5\" is out of range", 0},
+    /* Kubernetes' order per resource: min <= defaultRequest <= default <= max */
+    {"apiVersion: v1\nkind: LimitRange\nmetadata: {name: r, namespace: a}\nspec: {limits: [{type: "
+     "Container, min: {nvidia.com/gpu: 4}, max: {nvidia.com/gpu: 2}}]}\n",
+     -EINVAL, ":4:17: ", "limits[0]: min nvidia.com/gpu 4 is more than max 2", 0},
+    {"apiVersion: v1\nkind: LimitRange\nmetadata: {name: r, namespace: a}\nspec: {limits: [{type: "
+     "Container, defaultRequest: {memory: 1Gi}, min: {memory: 2Gi}}]}\n",
+     -EINVAL, ":4:17: ", "limits[0]: min memory 2048Mi is more than defaultRequest 1024Mi", 0},
+    {"apiVersion: v1\nkind: LimitRange\nmetadata: {name: r, namespace: a}\nspec: {limits: [{type: "
+     "Container, max: {cpu: 2}, default: {cpu: 2500m}}]}\n",
+     -EINVAL, ":4:17: ", "limits[0]: default cpu 2500m is more than max 2", 0},
     {LR_HDR "{ephemeral-storage: 2}}]}\n", -EINVAL,
      ":4:58: ", "checks the ratio of nvidia.com/gpu, cpu and memory only", 0},
     {CL_HDR "  nodes:\n  - {name: \"x[08-01]\", template: t}\n", -EINVAL,
