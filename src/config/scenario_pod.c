@@ -446,7 +446,8 @@ static int util_pct(struct gs__yctx *c, yaml_node_t *v, int32_t *out)
     return 0;
 }
 
-/* sim.gpusched.io/gpus: node-local card indexes joined by ',' ("0,1,2,3"). */
+/* sim.gpusched.io/gpus: node-local card indexes joined by ',' ("0,1,2,3"); "" for a pod that
+ * asks no card (the snapshot writes it so; a pod that asks some is refused at its restore). */
 static int card_list(struct gs__yctx *c, yaml_node_t *v, uint32_t *mask)
 {
     char buf[GS__YAML_SHOW_BUF];
@@ -463,7 +464,7 @@ static int card_list(struct gs__yctx *c, yaml_node_t *v, uint32_t *mask)
         m |= 1u << g;
         q = end + (*end == ',');
     }
-    if (!m)
+    if (!m && (!s || *s))
         return gs__yaml_err(c, v, "sim.gpusched.io/gpus must name at least one card");
     *mask = m;
     return 0;

@@ -140,6 +140,10 @@ static int pod(struct gsd_text *t, const struct gsd_state *st, const struct gsd_
     }
     char buf[64];
     json_object_set_new(md, "namespace", json_string(p->ns));
+    if (!json_object_get(j, "kind")) /* posted without them, as the API allows: a scenario needs */
+        json_object_set_new(j, "kind", json_string("Pod"));
+    if (!json_object_get(j, "apiVersion"))
+        json_object_set_new(j, "apiVersion", json_string("v1"));
     snprintf(buf, sizeof(buf), "%" PRId64 "us", p->submit_us - origin);
     json_object_set_new(an, "sim.gpusched.io/arrival", json_string(buf));
     if (v.preemptions > 0) {

@@ -729,6 +729,39 @@ static void test_one_daemon_per_store(void **state)
     h_cleanup(&d);
 }
 
+/* A pod that asks no card, running: GET /v1/snapshot writes its cards as "", and simulate
+ * --from-now continues that snapshot (it once refused its own daemon's snapshot there). */
+static void test_snapshot_of_a_pod_without_cards(void **state)
+{
+    (void)state;
+    struct daemon d;
+    struct answer a;
+    char path[128], json[128];
+    assert_int_equal(h_setup(&d, NULL), 0);
+    assert_int_equal(h_start(&d), 0);
+    json_decref(h_submit(&d, TOKEN_A, h_pod("team-a", "with-cards", 1, 0), 201));
+    json_decref(h_submit(&d, TOKEN_A,
+                         strdup("{\"metadata\":{\"name\":\"no-cards\",\"namespace\":\"team-a\"},"
+                                "\"spec\":{\"containers\":[{\"name\":\"m\"}]}}"),
+                         201));
+    h_expect(&d, "GET", "/v1/snapshot", TOKEN_ADMIN, NULL, 200, &a);
+    assert_non_null(strstr(a.body, "\"sim.gpusched.io/gpus\": \"\""));
+    snprintf(path, sizeof(path), "%s/snap.yaml", d.dir);
+    snprintf(json, sizeof(json), "%s/out.json", d.dir);
+    assert_int_equal(h_write(path, a.body), 0);
+    h_answer_free(&a);
+    const char *bin = getenv("GPUSCHED_BIN");
+    char *argv[] = {(char *)bin, "simulate", "--scenario", path,      "--from-now", "--horizon",
+                    "1h",        "--json",   json,         "--quiet", NULL};
+    pid_t pid;
+    int st = -1;
+    assert_int_equal(posix_spawn(&pid, bin, NULL, NULL, argv, environ), 0);
+    waitpid(pid, &st, 0);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 /* Poll /healthz until it answers @status (20 s at most). Return: the last status. */
 static long health_becomes(const struct daemon *d, long status)
 {
@@ -814,6 +847,7 @@ int main(void)
         cmocka_unit_test(test_failed_tokens_throttled),
         cmocka_unit_test(test_chunked_past_the_cap),
         cmocka_unit_test(test_one_daemon_per_store),
+        cmocka_unit_test(test_snapshot_of_a_pod_without_cards),
         cmocka_unit_test(test_ui_page),
     };
     signal(SIGPIPE, SIG_IGN);
