@@ -505,7 +505,8 @@ static const char *walltime(const char *walltime, char *buf, size_t cap)
  * `running` (2 cards, walltime 10 min) is bound; `head` (4 cards) fits nowhere, waits in
  * gpuschedd's queue and is promised the board when `running` ends. `short` (1 card, 1 min)
  * binds beside them at once: it ends before the head can start. `long` (1 card, 1 h) would
- * delay the head: filter fails the board saying so, and it is not bound; nor is the head.
+ * delay the head: filter fails the board saying so, and it is not bound; nor is the head, until
+ * the board is free: then the head binds, not the long pod.
  */
 static void test_backfill(void **state)
 {
@@ -529,6 +530,14 @@ static void test_backfill(void **state)
                               msg, sizeof(msg)));
     printf("backfill: long: %s\n", msg);
     assert_string_equal(kc_wait_bound(&kc, "team-a", "head", 0, node, sizeof(node)), "");
+    /* the board free again (the two pods gone, as they would have ended): the head takes it,
+     * not the long pod queued behind it */
+    assert_int_equal(kc_delete_pod(&kc, "team-a", "running", 0), 0);
+    assert_int_equal(kc_delete_pod(&kc, "team-a", "short", 0), 0);
+    if (!*kc_wait_bound(&kc, "team-a", "head", 2 * BIND_MS, node, sizeof(node)))
+        fail_msg("the head was not bound once the board was free (logs in %s)", kc.dir);
+    assert_string_equal(node, "n-a100-0");
+    assert_string_equal(kc_wait_bound(&kc, "team-a", "long", 0, node, sizeof(node)), "");
 }
 
 /* Bound (its node into @node) or refused (a FailedScheduling event: @node ""), waiting up to
