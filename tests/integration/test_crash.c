@@ -142,11 +142,28 @@ static void *work(void *arg)
     return NULL;
 }
 
-static int64_t one_int(sqlite3 *db, const char *sql)
+/* The daemon's store file, opened with @flags. */
+static sqlite3 *store_open(int flags)
+{
+    char path[128];
+    sqlite3 *db;
+    snprintf(path, sizeof(path), "%s/data/gpusched.db", d.dir);
+    assert_int_equal(sqlite3_open_v2(path, &db, flags, NULL), SQLITE_OK);
+    return db;
+}
+
+/* @sql prepared on @db. */
+static sqlite3_stmt *prepare(sqlite3 *db, const char *sql)
 {
     sqlite3_stmt *q;
-    int64_t v = -1;
     assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &q, NULL), SQLITE_OK);
+    return q;
+}
+
+static int64_t one_int(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *q = prepare(db, sql);
+    int64_t v = -1;
     if (sqlite3_step(q) == SQLITE_ROW)
         v = sqlite3_column_int64(q, 0);
     sqlite3_finalize(q);
@@ -157,16 +174,9 @@ static int64_t one_int(sqlite3 *db, const char *sql)
  * date (an unanswered submission either made it or never will). */
 static void check_store(unsigned seed)
 {
-    char path[128];
-    sqlite3 *db;
-    sqlite3_stmt *q;
-    snprintf(path, sizeof(path), "%s/data/gpusched.db", d.dir);
-    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_prepare_v2(db,
-                                        "SELECT count(*) FROM pods WHERE namespace = 'team-a'"
-                                        " AND name = ?1",
-                                        -1, &q, NULL),
-                     SQLITE_OK);
+    sqlite3 *db = store_open(SQLITE_OPEN_READWRITE);
+    sqlite3_stmt *q =
+        prepare(db, "SELECT count(*) FROM pods WHERE namespace = 'team-a' AND name = ?1");
     for (size_t i = 0; i < nrecs; i++) {
         sqlite3_bind_text(q, 1, recs[i].name, -1, SQLITE_STATIC);
         assert_int_equal(sqlite3_step(q), SQLITE_ROW);
@@ -209,11 +219,8 @@ static void check_store(unsigned seed)
 /* The restarted daemon holds what the store holds. */
 static void check_api(unsigned seed)
 {
-    char path[128];
-    sqlite3 *db;
+    sqlite3 *db = store_open(SQLITE_OPEN_READONLY);
     struct answer a;
-    snprintf(path, sizeof(path), "%s/data/gpusched.db", d.dir);
-    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
     int64_t milli = one_int(db, "SELECT coalesce(sum(milli), 0) FROM assignments");
     int64_t pods = one_int(db, "SELECT count(*) FROM pods");
     sqlite3_close(db);
@@ -266,16 +273,9 @@ static size_t check_history(unsigned seed)
     struct answer a;
     assert_int_equal(h_call(&d, "GET", "/v1/snapshot", TOKEN_ADMIN, NULL, &a), 0);
     assert_int_equal(a.status, 200);
-    char path[128];
-    sqlite3 *db;
-    sqlite3_stmt *q;
-    snprintf(path, sizeof(path), "%s/data/gpusched.db", d.dir);
-    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_prepare_v2(db,
-                                        "SELECT evictions, first_start_us - submit_us, charged,"
-                                        " state FROM pods WHERE namespace = 'team-a' AND name = ?1",
-                                        -1, &q, NULL),
-                     SQLITE_OK);
+    sqlite3 *db = store_open(SQLITE_OPEN_READONLY);
+    sqlite3_stmt *q = prepare(db, "SELECT evictions, first_start_us - submit_us, charged, state"
+                                  " FROM pods WHERE namespace = 'team-a' AND name = ?1");
     size_t pods = 0, again = 0;
     shared_seen = 0;
     for (char *doc = strstr(a.body, "\n---\n"); doc; doc = strstr(doc + 1, "\n---\n")) {
