@@ -169,6 +169,12 @@ const char *gs_card_mode_name(enum gs_card_mode m);
 int32_t gs_fleet_packing_bound(const struct gs_fleet *f, size_t node, const struct gs_fit *r);
 
 /*
+ * gs_fleet_isolation() - the isolation gs_fleet_fit() gives @r on @node: 1000 when no other
+ * tenant's pod runs there, else 0; from a packed per-node value, without reading the node. O(1).
+ */
+int32_t gs_fleet_isolation(const struct gs_fleet *f, size_t node, const struct gs_fit *r);
+
+/*
  * gs_fleet_fit() - can @r go on node @node now, and on which cards.
  * Return: GS_FIT_OK with *@out filled, or the first reason it cannot (out untouched).
  * Complexity: O(cards of the node + pods on it).

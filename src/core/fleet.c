@@ -63,6 +63,7 @@ struct gs_fleet {
     uint8_t *model, *nvlink, *nfree, *ngpu;
     int32_t *used; /* per node: its cards' compute held, each card's up to 1000 (packing) */
     uint8_t *bare; /* per node: no pod and sound (gs_fleet_node_bare()) */
+    int32_t *sole; /* per node: its fnode's sole_tenant */
     int32_t *open; /* nodes with a free or shared card, ascending */
     size_t nopen;
     int64_t cards, allocated;
@@ -168,11 +169,12 @@ static int32_t node_links(struct gs_fleet *f, const struct gs_policy *s, size_t 
     return t;
 }
 
-/* Node @i's packed bareness, after its pods, readiness or cards' health changed. */
+/* Node @i's packed bareness and tenant, after its pods, readiness or cards' health changed. */
 static void set_bare(struct gs_fleet *f, size_t i)
 {
     const struct fnode *nd = &f->nodes[i];
     f->bare[i] = nd->npods == 0 && !nd->down && !nd->nbad;
+    f->sole[i] = nd->sole_tenant;
 }
 
 /* An empty card of geometry @model, profiles @allowed: its score and start for each profile. */
@@ -202,11 +204,12 @@ int gs_fleet_new(const struct gs_policy *s, struct gs_fleet **out, struct gs_dia
         f->ngpu = calloc(cap, 1);
         f->used = calloc(cap, sizeof(*f->used));
         f->bare = calloc(cap, 1);
+        f->sole = calloc(cap, sizeof(*f->sole));
         f->links = calloc(s->ntemplates ? s->ntemplates : 1, sizeof(*f->links));
         f->mig_empty = calloc((size_t)gs_mig_model_count() + 1, sizeof(*f->mig_empty));
     }
     if (!f || !zones || !f->nodes || !f->model || !f->nvlink || !f->nfree || !f->ngpu || !f->used ||
-        !f->bare || !f->links || !f->mig_empty) {
+        !f->bare || !f->sole || !f->links || !f->mig_empty) {
         free(zones);
         gs_fleet_free(f);
         return -ENOMEM;
@@ -267,6 +270,7 @@ void gs_fleet_free(struct gs_fleet *f)
     free(f->ngpu);
     free(f->used);
     free(f->bare);
+    free(f->sole);
     free(f->open);
     free(f->links);
     free(f->mig_empty);
@@ -346,6 +350,11 @@ int32_t gs_fleet_packing_bound(const struct gs_fleet *f, size_t node, const stru
         return 0;
     int64_t up = f->used[node] + (int64_t)cards * (r->whole ? 1000 : r->compute);
     return up / ngpu < 1000 ? (int32_t)(up / ngpu) : 1000;
+}
+
+int32_t gs_fleet_isolation(const struct gs_fleet *f, size_t node, const struct gs_fit *r)
+{
+    return f->sole[node] == -1 || f->sole[node] == r->tenant ? 1000 : 0;
 }
 
 enum gs_card_mode gs_fleet_card_mode(const struct gs_fleet *f, size_t node, int gpu)
@@ -913,7 +922,7 @@ enum gs_fit_reason gs_fleet_fit(const struct gs_fleet *f, size_t node, const str
     out->mask = mask;
     out->topology = topo;
     out->packing = packing_after(nd, r, mask);
-    out->isolation = nd->sole_tenant == -1 || nd->sole_tenant == r->tenant ? 1000 : 0;
+    out->isolation = gs_fleet_isolation(f, node, r);
     out->spread = same >= 4 ? 0 : 1000 - 250 * same;
     return GS_FIT_OK;
 }

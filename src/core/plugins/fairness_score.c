@@ -11,9 +11,16 @@ static int32_t place(const struct gs_place_view *v)
     return v->full ? v->choice->isolation : 0;
 }
 
+/* The score itself: the node's tenants are known before it is fitted. */
+static int32_t place_bound(const struct gs_place_view *v)
+{
+    return v->full ? gs_fleet_isolation(v->fleet, v->node, v->pod) : 0;
+}
+
 const struct gs_plugin gs_plugin_fairness_score = {
     .name = "FairnessScore",
     .points = 1u << GS_EP_SCORE,
     .place = place,
     .place_full_only = 1,
+    .place_bound = place_bound,
 };

@@ -267,8 +267,8 @@ static int64_t score(const struct gs_tenancy *t, const struct rpod *p, size_t no
 /* The plugins' bounds for one pod, made once per search: a scan asks them of every node. */
 struct bound {
     struct gs_place_view v;
-    int64_t fixed; /* the plugins without a bound, at their most */
-    int n;
+    int64_t most; /* every plugin at its most */
+    int n, lazy;  /* lazy: no weight below 0, so each bound only lowers the sum */
     const struct gs_plugin *pl[GS_SCN_SCORES];
     int32_t w[GS_SCN_SCORES];
 };
@@ -277,19 +277,24 @@ static void bound_init(const struct gs_tenancy *t, const struct rpod *p, struct 
 {
     memset(b, 0, sizeof(*b));
     b->v = (struct gs_place_view){.fleet = t->fleet, .pod = &p->fit, .full = t->way == GS_WAY_FULL};
-    for (int i = 0; i < t->nscore; i++)
+    b->lazy = 1;
+    for (int i = 0; i < t->nscore; i++) {
+        b->most += (int64_t)t->score_weight[i] * GS_SCORE_MAX;
+        b->lazy &= t->score_weight[i] >= 0;
         if (t->score_plugin[i]->place_bound) {
             b->pl[b->n] = t->score_plugin[i];
             b->w[b->n++] = t->score_weight[i];
-        } else {
-            b->fixed += (int64_t)t->score_weight[i] * GS_SCORE_MAX;
         }
+    }
 }
 
 /*
  * Could the pod's score on @node beat the best so far (@best on @at, nodes coming in ascending
- * order)? The plugins' bounds, before the node is fitted. The node held for the head of the
- * queue is always fitted: finding it held is what the pass learns (gs__tn_held()).
+ * order)? The plugins' bounds, before the node is fitted, in the profile's order, the first
+ * that rules the node out ending the question (GPUBinPacking's, first in the seed's profile,
+ * rules out most); then its free cards for a whole-card pod (gs_fleet_fit() fails below them).
+ * The node held for the head of the queue is always fitted: finding it held is what the pass
+ * learns (gs__tn_held()).
  */
 static int may_beat(const struct gs_tenancy *t, struct bound *b, size_t node, int64_t best,
                     size_t at)
@@ -297,9 +302,15 @@ static int may_beat(const struct gs_tenancy *t, struct bound *b, size_t node, in
     if (best < 0 || (int32_t)node == t->resv_node)
         return 1;
     b->v.node = node;
-    int64_t up = b->fixed;
-    for (int i = 0; i < b->n; i++)
-        up += (int64_t)b->w[i] * b->pl[i]->place_bound(&b->v);
+    int64_t up = b->most;
+    for (int i = 0; i < b->n; i++) {
+        up -= (int64_t)b->w[i] * (GS_SCORE_MAX - b->pl[i]->place_bound(&b->v));
+        if (b->lazy && (up < best || (up == best && node >= at)))
+            return 0;
+    }
+    const struct gs_fit *f = b->v.pod;
+    if (!f->mig && f->whole && gs_fleet_node_free_cards(t->fleet, node) < f->ncards)
+        return 0;
     return up > best || (up == best && node < at);
 }
 
