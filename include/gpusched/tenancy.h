@@ -240,8 +240,10 @@ int gs_tenancy_node_topology(struct gs_tenancy *t, int64_t now, int32_t node, co
  * gs_tenancy_probe_node(): 0 and *@scored, 0..1000, the weighted score placement would give it
  * there (divided by the largest possible); 1 with *@why (static or the probe's, valid until the
  * next call): a quota it is over, or the node's filter reason in kube-scheduler's words. The
- * answer holds until the scheduler next changes; a probe remembers only its quota answers per
- * GPU model. O(cards and pods of the node).
+ * answer holds until the scheduler next changes; a probe remembers its quota answers per GPU
+ * model, and the scheduler each node's filter and score for the last few pod shapes until that
+ * node changes (gs_fleet_node_version()). O(cards and pods of the node); O(1) for a node asked
+ * about before for a pod of the same shape.
  */
 struct gs_tenancy_probe;
 int gs_tenancy_probe_new(struct gs_tenancy *t, const struct gs_pod_spec *sp,
