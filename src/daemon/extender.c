@@ -731,47 +731,35 @@ static const char *const score_text[11] = {",\"Score\":0}", ",\"Score\":1}", ",\
                                            ",\"Score\":6}", ",\"Score\":7}", ",\"Score\":8}",
                                            ",\"Score\":9}", ",\"Score\":10}"};
 
-/* A fitting node as the scheduler orders them: higher score first, then the lower index. */
-struct ranked {
-    int64_t score;
-    uint32_t tie; /* the node's index: the scheduler takes the first of equal scores */
-    size_t i;     /* index into the args' nodes */
-};
-
-static int by_engine_order(const void *pa, const void *pb)
-{
-    const struct ranked *a = pa, *b = pb;
-    if (a->score != b->score)
-        return a->score > b->score ? -1 : 1;
-    return a->tie < b->tie ? -1 : a->tie > b->tie;
-}
+/* The answers a fitting node can have (sc): the scheduler's score 0..1000, plus 2. */
+#define SC_TOP 1002
 
 /*
  * HostPriorityList: the scheduler's ranking on kube-scheduler's 0..10 scale. The node the
- * scheduler would pick (best score, then the lower index) alone gets 10; each lower score one
- * step less, down to 1, nodes of one score sharing it; a node that does not fit 0. With the
+ * scheduler would pick (best score, then the lower index; of a node named twice, the first) alone
+ * gets 10; each lower score one step less, down to 1, nodes of one score sharing it (the others
+ * of the best score 9, the next score one below the best's); a node that does not fit 0. With the
  * extender's weight above the sum of kube-scheduler's own scores, kube-scheduler's pick is the
- * scheduler's.
- * Return: 0; -ENOMEM. O(n log n) for n nodes.
+ * scheduler's. O(n) for n nodes: the scores are counted by value.
  */
-static int write_priorities(const struct ext_args *a, const int64_t *sc, struct out *o)
+static void write_priorities(const struct ext_args *a, const int64_t *sc, struct out *o)
 {
-    size_t n = 0;
-    struct ranked *lv = malloc((a->n ? a->n : 1) * sizeof(*lv));
-    int64_t *level = lv ? calloc(a->n ? a->n : 1, sizeof(*level)) : NULL;
-    if (!level) {
-        free(lv);
-        return -ENOMEM;
-    }
+    uint32_t count[SC_TOP + 1] = {0};
+    uint8_t level[SC_TOP + 1];
+    size_t best = SIZE_MAX;
     for (size_t i = 0; i < a->n; i++)
-        if (sc[i] >= 2)
-            lv[n++] = (struct ranked){sc[i], (uint32_t)a->idx[i], i};
-    qsort(lv, n, sizeof(*lv), by_engine_order);
-    for (size_t k = 0, step = 10; k < n; k++) {
-        if (k == 1 || (k > 1 && lv[k].score != lv[k - 1].score))
-            step = step > 1 ? step - 1 : 1;
-        level[lv[k].i] = (int64_t)step;
-    }
+        if (sc[i] >= 2 && sc[i] <= SC_TOP) {
+            count[sc[i]]++;
+            if (best == SIZE_MAX || sc[i] > sc[best] ||
+                (sc[i] == sc[best] && a->idx[i] < a->idx[best]))
+                best = i;
+        }
+    int step = best != SIZE_MAX && count[sc[best]] > 1 ? 9 : 10;
+    for (int v = SC_TOP; v >= 2; v--)
+        if (count[v]) {
+            step = v == (best != SIZE_MAX ? sc[best] : -1) ? step : step > 1 ? step - 1 : 1;
+            level[v] = (uint8_t)step;
+        }
     put_str(o, "[");
     for (size_t i = 0, first = 1; i < a->n; i++) {
         if (!a->nodes[i].key)
@@ -779,12 +767,10 @@ static int write_priorities(const struct ext_args *a, const int64_t *sc, struct 
         put_str(o, first ? "{\"Host\":" : ",{\"Host\":");
         first = 0;
         put(o, a->nodes[i].key, a->nodes[i].key_len);
-        put_str(o, score_text[level[i]]);
+        int lv = i == best ? 10 : sc[i] >= 2 && sc[i] <= SC_TOP ? level[sc[i]] : 0;
+        put_str(o, score_text[lv]);
     }
     put_str(o, "]");
-    free(level);
-    free(lv);
-    return 0;
 }
 
 /*
@@ -832,8 +818,8 @@ static void filter_or_prioritize(struct gsd_state *st, struct gsd_req *r, int is
             o.oom = 1;
         else if (is_filter)
             write_filter(st, &a, sc, why, first_error(&a), &o);
-        else if (write_priorities(&a, sc, &o))
-            o.oom = 1;
+        else
+            write_priorities(&a, sc, &o);
         if (is_filter && !o.oom && to_nominate(st, &spec, &a, sc, pr != NULL))
             snprintf(r->nominate, sizeof(r->nominate), "%s/%s", spec.ns, spec.name);
         gs_tenancy_probe_free(pr);
