@@ -70,14 +70,20 @@ static void ext_remember(struct gsd_state *st, struct gsd_podspec *spec)
     memset(spec, 0, sizeof(*spec));
 }
 
-static struct gsd_extpod *ext_find(struct gsd_state *st, const char *ns, const char *name)
+/* The pod remembered under @key ("NS/NAME"), or NULL. */
+static struct gsd_extpod *ext_at(struct gsd_state *st, const char *key)
 {
-    char key[2 * GSD_NAME_MAX];
-    snprintf(key, sizeof(key), "%s/%s", ns, name);
     for (size_t i = 0; i < GSD_EXT_CACHE; i++)
         if (st->ext[i].used && !strcmp(st->ext[i].key, key))
             return &st->ext[i];
     return NULL;
+}
+
+static struct gsd_extpod *ext_find(struct gsd_state *st, const char *ns, const char *name)
+{
+    char key[2 * GSD_NAME_MAX];
+    snprintf(key, sizeof(key), "%s/%s", ns, name);
+    return ext_at(st, key);
 }
 
 /*
@@ -91,8 +97,11 @@ struct ext_node {
 
 /* ExtenderArgs as read: the Pod and the nodes, from NodeNames (cache_capable) or Nodes.items. */
 struct ext_args {
-    json_t *tree;      /* the whole body, when it was read that way */
-    json_t *pod;       /* borrowed from tree, else owned */
+    json_t *tree;    /* the whole body, when it was read that way */
+    json_t *pod;     /* borrowed from tree, else owned; NULL when same_pod */
+    const char *raw; /* the Pod's bytes in the body (read_fast()), raw_len of them */
+    size_t raw_len;
+    int same_pod;      /* the Pod's bytes are those the memo was made for: not read again */
     int is_object;     /* the body is a JSON object */
     int cache_capable; /* NodeNames is an array */
     int texts_owned;   /* key and item texts were malloc'd (else they point into the body) */
@@ -180,8 +189,10 @@ struct gsd_ext_names {
  * prioritize probes only the nodes filter was not asked about.
  */
 struct gsd_ext_memo {
-    char *pod; /* the Pod object as compact JSON, malloc'd */
-    size_t pod_len, nn;
+    char *pod; /* the Pod object as compact JSON, NUL-terminated, malloc'd */
+    char *raw; /* the Pod's bytes as the filter's body had them, malloc'd (NULL: not known) */
+    char key[2 * GSD_NAME_MAX]; /* the pod's "NS/NAME", under which ext_remember() keeps it */
+    size_t pod_len, raw_len, nn;
     uint64_t gen;
     int32_t *sc; /* per node index: the probe's answer (>= 2 fits, GS_UNSCHEDULABLE), 0 not asked */
 };
@@ -202,6 +213,7 @@ void gsd_extender_free(struct gsd_state *st)
     names_free(st);
     if (st->ext_memo) {
         free(st->ext_memo->pod);
+        free(st->ext_memo->raw);
         free(st->ext_memo->sc);
     }
     free(st->ext_memo);
@@ -219,30 +231,48 @@ static struct gsd_ext_memo *memo_of(struct gsd_state *st, const char *pod, size_
                : NULL;
 }
 
-/* A fresh memo for filter's answers about the pod of text @pod: NULL out of memory (then
- * prioritize probes every node itself). */
-static struct gsd_ext_memo *memo_start(struct gsd_state *st, const char *pod, size_t len)
+/* @dst (*@len bytes and a NUL, malloc'd) made a copy of the @n bytes at @src, unless it is one
+ * already. Return: 0; -ENOMEM (then *@dst is NULL). */
+static int keep_bytes(char **dst, size_t *len, const char *src, size_t n)
+{
+    if (*dst && *len == n && !memcmp(*dst, src, n))
+        return 0;
+    free(*dst);
+    *len = n;
+    *dst = malloc(n + 1);
+    if (*dst) {
+        memcpy(*dst, src, n);
+        (*dst)[n] = '\0';
+    }
+    return *dst ? 0 : -ENOMEM;
+}
+
+/* A fresh memo for filter's answers about pod @key ("NS/NAME") of text @pod, read from the
+ * bytes of @a: NULL out of memory (then prioritize probes every node itself). */
+static struct gsd_ext_memo *memo_start(struct gsd_state *st, const char *pod, size_t len,
+                                       const struct ext_args *a, const char *key)
 {
     struct gsd_ext_memo *m = st->ext_memo;
     size_t nn = gs_cluster_node_count(st->cluster);
     if (!m && !(m = st->ext_memo = calloc(1, sizeof(*m))))
         return NULL;
-    char *text = malloc(len ? len : 1);
     if (m->nn != nn) {
         free(m->sc);
         m->sc = malloc((nn ? nn : 1) * sizeof(*m->sc));
         m->nn = m->sc ? nn : 0;
     }
-    if (!text || !m->sc) {
-        free(text);
+    if (!a->same_pod && !a->raw) { /* read whole: its bytes are not known */
+        free(m->raw);
+        m->raw = NULL;
+    }
+    if (!m->sc || keep_bytes(&m->pod, &m->pod_len, pod, len) ||
+        (a->raw && keep_bytes(&m->raw, &m->raw_len, a->raw, a->raw_len))) {
         free(m->pod);
-        m->pod = NULL;
+        free(m->raw);
+        m->pod = m->raw = NULL;
         return NULL;
     }
-    memcpy(text, pod, len);
-    free(m->pod);
-    m->pod = text;
-    m->pod_len = len;
+    snprintf(m->key, sizeof(m->key), "%s", key);
     m->gen = st->gen;
     memset(m->sc, 0, nn * sizeof(*m->sc));
     return m;
@@ -342,9 +372,16 @@ static int read_fast(struct gsd_state *st, const char *body, size_t len, struct 
             return -1;
         p = skip_ws(p + 1, end);
         json_error_t e;
-        if (bit == 1 && p < end && *p == '{') {
+        const struct gsd_ext_memo *m = st->ext_memo;
+        if (bit == 1 && m && m->pod && m->raw && (size_t)(end - p) >= m->raw_len &&
+            !memcmp(p, m->raw, m->raw_len)) { /* the bytes of a whole JSON value: it ends there */
+            a->same_pod = 1;
+            p += m->raw_len;
+        } else if (bit == 1 && p < end && *p == '{') {
             a->pod = json_loadb(p, (size_t)(end - p),
                                 JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES, &e);
+            a->raw = p;
+            a->raw_len = a->pod ? e.position : 0;
             p = a->pod ? p + e.position : NULL;
         } else if (bit == 2 && p < end && *p == '[') {
             p = read_names(st, p, end, a);
@@ -403,23 +440,12 @@ static int read_tree(const struct gsd_state *st, struct gsd_req *r, struct ext_a
     return 0;
 }
 
-/* The pod's request from ExtenderArgs; "default" namespace when the Pod has none. *@text: the
- * Pod as the compact JSON parsed (malloc'd; the caller frees it, whatever the return). */
-static int args_pod(struct gsd_state *st, const struct ext_args *a, struct gsd_podspec *spec,
-                    char **text, char *err, size_t cap)
+/* Pod text @text read into @spec; "default" namespace when the Pod has none. Return: 0; -EINVAL,
+ * -ENOMEM with @err. */
+static int pod_of_text(const char *text, struct gsd_podspec *spec, char *err, size_t cap)
 {
     struct gsd_ferr e;
-    if (!a->is_object) {
-        snprintf(err, cap, "ExtenderArgs: expected an object");
-        return -EINVAL;
-    }
-    if (!json_is_object(
-            a->pod)) { /* absent or null: nothing to dump, which is no memory shortage */
-        snprintf(err, cap, "Pod: required, a Pod object");
-        return -EINVAL;
-    }
-    *text = json_dumps(a->pod, JSON_COMPACT | JSON_ENCODE_ANY);
-    int rc = *text ? gsd_podspec_parse(*text, strlen(*text), 0, spec, &e) : -ENOMEM;
+    int rc = gsd_podspec_parse(text, strlen(text), 0, spec, &e);
     if (rc == -ENOMEM) {
         snprintf(err, cap, "out of memory");
         return rc;
@@ -434,6 +460,39 @@ static int args_pod(struct gsd_state *st, const struct ext_args *a, struct gsd_p
         return -ENOMEM;
     }
     return 0;
+}
+
+/* The Pod of ExtenderArgs @a: *@text, the Pod as compact JSON (*@owned, when malloc'd: the
+ * caller frees it whatever the return), and *@spec, read into @own or, for the Pod the memo was
+ * made for whose request is still remembered, that request (not to be remembered again).
+ * Return: 0; -EINVAL, -ENOMEM with @err. */
+static int args_pod(struct gsd_state *st, const struct ext_args *a, struct gsd_podspec *own,
+                    struct gsd_podspec **spec, const char **text, char **owned, char *err,
+                    size_t cap)
+{
+    *spec = own;
+    if (a->same_pod) { /* read_fast() checked the memo */
+        struct gsd_extpod *kept = ext_at(st, st->ext_memo->key);
+        *text = st->ext_memo->pod;
+        if (kept && kept->spec.body && !strcmp(kept->spec.body, *text)) {
+            *spec = &kept->spec;
+            return 0;
+        }
+        return pod_of_text(*text, own, err, cap);
+    }
+    if (!a->is_object) {
+        snprintf(err, cap, "ExtenderArgs: expected an object");
+        return -EINVAL;
+    }
+    if (!json_is_object(a->pod)) { /* absent or null: nothing to dump, no memory shortage */
+        snprintf(err, cap, "Pod: required, a Pod object");
+        return -EINVAL;
+    }
+    *text = *owned = json_dumps(a->pod, JSON_COMPACT | JSON_ENCODE_ANY);
+    if (*text)
+        return pod_of_text(*text, own, err, cap);
+    snprintf(err, cap, "out of memory");
+    return -ENOMEM;
 }
 
 /* The answer being written: JSON text, byte for byte what jansson writes with JSON_COMPACT. */
@@ -781,7 +840,7 @@ static void write_priorities(const struct ext_args *a, const int64_t *sc, struct
 static void filter_or_prioritize(struct gsd_state *st, struct gsd_req *r, int is_filter)
 {
     struct ext_args a = {0};
-    struct gsd_podspec spec;
+    struct gsd_podspec own, *spec;
     struct out o = {0};
     char err[GS_DIAG_MSG_MAX];
     if (read_fast(st, r->body ? r->body : "", r->len, &a)) {
@@ -793,11 +852,12 @@ static void filter_or_prioritize(struct gsd_state *st, struct gsd_req *r, int is
     }
     int64_t *sc = NULL;
     const char **why = NULL;
-    char *text = NULL;
+    const char *text = NULL;
+    char *owned = NULL;
     o.cap = r->len + a.n * 48 + 256; /* room for every name failing with a reason */
     o.s = malloc(o.cap);
     o.cap = o.s ? o.cap : 0;
-    if (args_pod(st, &a, &spec, &text, err, sizeof(err))) {
+    if (args_pod(st, &a, &own, &spec, &text, &owned, err, sizeof(err))) {
         if (is_filter) {
             struct ext_args none = {.cache_capable = a.cache_capable};
             write_filter(st, &none, NULL, NULL, err, &o);
@@ -806,27 +866,30 @@ static void filter_or_prioritize(struct gsd_state *st, struct gsd_req *r, int is
             gsd_log("warn", "prioritize: bad pod", "error", err, NULL);
         }
     } else {
-        char held[GSD_REASON_MAX];
+        char held[GSD_REASON_MAX], key[2 * GSD_NAME_MAX];
         struct gs_tenancy_probe *pr = NULL;
         sc = malloc((a.n ? a.n : 1) * sizeof(*sc));
         why = malloc((a.n ? a.n : 1) * sizeof(*why));
         err[0] = '\0';
         size_t len = strlen(text);
-        struct gsd_ext_memo *memo = is_filter ? memo_start(st, text, len) : memo_of(st, text, len);
+        snprintf(key, sizeof(key), "%s/%s", spec->ns, spec->name);
+        struct gsd_ext_memo *memo =
+            is_filter ? memo_start(st, text, len, &a, key) : memo_of(st, text, len);
         if (!sc || !why ||
-            score_all(st, &spec, &a, memo, !is_filter, sc, why, held, sizeof(held), &pr))
+            score_all(st, spec, &a, memo, !is_filter, sc, why, held, sizeof(held), &pr))
             o.oom = 1;
         else if (is_filter)
             write_filter(st, &a, sc, why, first_error(&a), &o);
         else
             write_priorities(&a, sc, &o);
-        if (is_filter && !o.oom && to_nominate(st, &spec, &a, sc, pr != NULL))
-            snprintf(r->nominate, sizeof(r->nominate), "%s/%s", spec.ns, spec.name);
+        if (is_filter && !o.oom && to_nominate(st, spec, &a, sc, pr != NULL))
+            snprintf(r->nominate, sizeof(r->nominate), "%s/%s", spec->ns, spec->name);
         gs_tenancy_probe_free(pr);
-        ext_remember(st, &spec);
+        if (spec == &own)
+            ext_remember(st, spec);
     }
     reply_out(r, &o);
-    free(text);
+    free(owned);
     free(sc);
     free(why);
     args_free(&a);
