@@ -164,15 +164,88 @@ static const char *plain_string(const char *p, const char *end)
     return p < end ? p + 1 : NULL;
 }
 
-/* The index of the node named by the @len bytes at @name; -ENOENT when there is none. */
-static int32_t find_node(const struct gsd_state *st, const char *name, size_t len)
+/*
+ * The inventory's names packed for the 5,000 lookups of a NodeNames array that changed (the
+ * cluster's own index reads a 250-byte node record per name, seldom in the cache): made on the
+ * first such call, dropped with the extender's state when a node is added (gsd_extender_free()).
+ */
+struct gsd_ext_index {
+    uint32_t *slot; /* open addressing by the name's hash: node index + 1; 0 empty */
+    size_t mask;
+    uint32_t *off; /* per node: where its name starts in text */
+    uint8_t *len;  /* per node: its name's bytes (below GS_NAME_MAX) */
+    char *text;
+};
+
+static uint64_t name_hash(const char *s, size_t n)
 {
-    char buf[GS_NAME_MAX];
-    if (len >= sizeof(buf))
-        return -ENOENT; /* longer than any name the cluster holds */
-    memcpy(buf, name, len);
-    buf[len] = '\0';
-    return gs_cluster_find(st->cluster, buf);
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+    return h;
+}
+
+static void index_free(struct gsd_ext_index *x)
+{
+    if (x) {
+        free(x->slot);
+        free(x->off);
+        free(x->len);
+        free(x->text);
+    }
+    free(x);
+}
+
+/* The index of @st's nodes' names, made now if need be; NULL out of memory. O(nodes) once. */
+static const struct gsd_ext_index *index_of(struct gsd_state *st)
+{
+    size_t nn = gs_cluster_node_count(st->cluster), cap = 16, used = 0;
+    while (cap < 2 * nn)
+        cap *= 2;
+    struct gsd_ext_index *x = st->ext_index ? NULL : calloc(1, sizeof(*x));
+    if (!x)
+        return st->ext_index;
+    x->slot = calloc(cap, sizeof(*x->slot));
+    x->off = malloc((nn + 1) * sizeof(*x->off));
+    x->len = malloc(nn + 1);
+    x->text = malloc(nn * GS_NAME_MAX + 1);
+    x->mask = cap - 1;
+    for (size_t i = 0; x->slot && x->off && x->len && x->text && i < nn; i++) {
+        const char *name = gs_cluster_node_name(st->cluster, i);
+        size_t n = strlen(name), h = name_hash(name, n) & x->mask;
+        memcpy(x->text + used, name, n);
+        x->off[i] = (uint32_t)used;
+        x->len[i] = (uint8_t)n;
+        used += n;
+        while (x->slot[h]) /* names are unique: no need to compare */
+            h = (h + 1) & x->mask;
+        x->slot[h] = (uint32_t)i + 1;
+    }
+    if (!x->slot || !x->off || !x->len || !x->text) {
+        index_free(x);
+        return NULL;
+    }
+    return st->ext_index = x;
+}
+
+/* The index of the node named by the @len bytes at @name; -ENOENT when there is none. */
+static int32_t find_node(struct gsd_state *st, const char *name, size_t len)
+{
+    const struct gsd_ext_index *x = index_of(st);
+    if (!x) { /* out of memory: the cluster's own index */
+        char buf[GS_NAME_MAX];
+        if (len >= sizeof(buf))
+            return -ENOENT; /* longer than any name the cluster holds */
+        memcpy(buf, name, len);
+        buf[len] = '\0';
+        return gs_cluster_find(st->cluster, buf);
+    }
+    for (size_t h = name_hash(name, len) & x->mask; x->slot[h]; h = (h + 1) & x->mask) {
+        uint32_t i = x->slot[h] - 1;
+        if (x->len[i] == len && !memcmp(x->text + x->off[i], name, len))
+            return (int32_t)i;
+    }
+    return -ENOENT;
 }
 
 /* The NodeNames array last read: its text, its items (pointing into that text) and indexes. */
@@ -211,6 +284,8 @@ static void names_free(struct gsd_state *st)
 void gsd_extender_free(struct gsd_state *st)
 {
     names_free(st);
+    index_free(st->ext_index);
+    st->ext_index = NULL;
     if (st->ext_memo) {
         free(st->ext_memo->pod);
         free(st->ext_memo->raw);
