@@ -896,14 +896,22 @@ int gs_tenancy_probe_node(struct gs_tenancy *t, struct gs_tenancy_probe *pr, int
         *why = pr->why[m];
         return 1;
     }
-    int32_t ans; /* the node's filter and score depend on the pod's shape alone: shapes.c */
-    if (!gs__tn_shape_get(t, pr->shape, (size_t)node, &ans)) {
-        struct gs_fit_choice c;
+    /* The node's filter and score depend on the pod's shape alone (shapes.c); the node held
+     * for the head of the queue is fitted every time: the backfill check reads its cards. */
+    int32_t ans;
+    struct gs_fit_choice c = {0};
+    int held = (int32_t)node == t->resv_node;
+    if (held || !gs__tn_shape_get(t, pr->shape, (size_t)node, &ans)) {
         enum gs_fit_reason r = gs_fleet_fit(t->fleet, (size_t)node, &p->fit, &c);
         ans = r != GS_FIT_OK ? -1 - (int32_t)r
               : SCORE_MAX(t) ? (int32_t)(score(t, p, (size_t)node, &c) * 1000 / SCORE_MAX(t))
                              : 0;
         gs__tn_shape_put(t, pr->shape, (size_t)node, ans);
+    }
+    if (ans >= 0 && held &&
+        gs__tn_probe_held(t, p, (size_t)node, &c, pr->held_why, sizeof(pr->held_why))) {
+        *why = pr->held_why;
+        return 1;
     }
     if (ans >= 0) {
         *scored = ans;
