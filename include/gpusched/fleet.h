@@ -240,6 +240,13 @@ int gs_fleet_nvlink_free(const struct gs_fleet *f, size_t node, int free_in[GS_G
  */
 void gs_fleet_set_modes(struct gs_fleet *f, int convert, int64_t hold_us);
 void gs_fleet_set_now(struct gs_fleet *f, int64_t now_us);
+
+/*
+ * gs_fleet_node_version() - a number that changes whenever anything gs_fleet_fit() reads for
+ * @node changes (its pods, readiness, cards' health, topology; the fleet's modes, and its clock
+ * while hold times count), never 0: an answer kept with it holds while it is the same. O(1).
+ */
+uint64_t gs_fleet_node_version(const struct gs_fleet *f, size_t node);
 int64_t gs_fleet_conversions(const struct gs_fleet *f);
 /* gs_fleet_next_convertible() - the earliest time after now the hold of an empty card of @node
  * ends, or INT64_MAX (none, or no hold). O(cards of the node). */

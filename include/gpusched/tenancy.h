@@ -241,9 +241,11 @@ int gs_tenancy_node_topology(struct gs_tenancy *t, int64_t now, int32_t node, co
  * there (divided by the largest possible); 1 with *@why (static or the probe's, valid until the
  * next call): a quota it is over, the node's filter reason in kube-scheduler's words, or the
  * node held for the head of the queue, which the pod would delay (EASY backfill, backfill.c:
- * the pods' ends are their sim.gpusched.io/duration walltimes). The
- * answer holds until the scheduler next changes; a probe remembers only its quota answers per
- * GPU model. O(cards and pods of the node).
+ * the pods' ends are their sim.gpusched.io/duration walltimes). The answer holds until the
+ * scheduler next changes; a probe remembers its quota answers per GPU model, and the scheduler
+ * each node's filter and score for the last few pod shapes until that node changes
+ * (gs_fleet_node_version()). O(cards and pods of the node); O(1) for a node asked about before
+ * for a pod of the same shape.
  */
 struct gs_tenancy_probe;
 int gs_tenancy_probe_new(struct gs_tenancy *t, const struct gs_pod_spec *sp,

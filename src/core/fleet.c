@@ -61,10 +61,12 @@ struct gs_fleet {
     size_t n;
     /* Per node, packed: what searches ask of every node they pass (a node is over 1 KB). */
     uint8_t *model, *nvlink, *nfree, *ngpu;
-    int32_t *used; /* per node: its cards' compute held, each card's up to 1000 (packing) */
-    uint8_t *bare; /* per node: no pod and sound (gs_fleet_node_bare()) */
-    int32_t *sole; /* per node: its fnode's sole_tenant */
-    int32_t *open; /* nodes with a free or shared card, ascending */
+    int32_t *used;  /* per node: its cards' compute held, each card's up to 1000 (packing) */
+    uint8_t *bare;  /* per node: no pod and sound (gs_fleet_node_bare()) */
+    int32_t *sole;  /* per node: its fnode's sole_tenant */
+    uint32_t *ver;  /* per node: moves with every change gs_fleet_fit() could see there */
+    uint32_t epoch; /* moves with what every node's fits could see (gs_fleet_node_version()) */
+    int32_t *open;  /* nodes with a free or shared card, ascending */
     size_t nopen;
     int64_t cards, allocated;
     int nvlink_max;
@@ -169,12 +171,14 @@ static int32_t node_links(struct gs_fleet *f, const struct gs_policy *s, size_t 
     return t;
 }
 
-/* Node @i's packed bareness and tenant, after its pods, readiness or cards' health changed. */
+/* Node @i's packed bareness and tenant, and its version, after its pods, readiness or cards'
+ * health changed. */
 static void set_bare(struct gs_fleet *f, size_t i)
 {
     const struct fnode *nd = &f->nodes[i];
     f->bare[i] = nd->npods == 0 && !nd->down && !nd->nbad;
     f->sole[i] = nd->sole_tenant;
+    f->ver[i]++;
 }
 
 /* An empty card of geometry @model, profiles @allowed: its score and start for each profile. */
@@ -205,11 +209,12 @@ int gs_fleet_new(const struct gs_policy *s, struct gs_fleet **out, struct gs_dia
         f->used = calloc(cap, sizeof(*f->used));
         f->bare = calloc(cap, 1);
         f->sole = calloc(cap, sizeof(*f->sole));
+        f->ver = calloc(cap, sizeof(*f->ver));
         f->links = calloc(s->ntemplates ? s->ntemplates : 1, sizeof(*f->links));
         f->mig_empty = calloc((size_t)gs_mig_model_count() + 1, sizeof(*f->mig_empty));
     }
     if (!f || !zones || !f->nodes || !f->model || !f->nvlink || !f->nfree || !f->ngpu || !f->used ||
-        !f->bare || !f->sole || !f->links || !f->mig_empty) {
+        !f->bare || !f->sole || !f->ver || !f->links || !f->mig_empty) {
         free(zones);
         gs_fleet_free(f);
         return -ENOMEM;
@@ -217,6 +222,7 @@ int gs_fleet_new(const struct gs_policy *s, struct gs_fleet **out, struct gs_dia
     f->n = s->nnodes;
     f->nlinks = s->ntemplates ? s->ntemplates : 1;
     f->convert = 1;
+    f->epoch = 1;
     int nzones = 0;
     for (size_t i = 0; i < s->nnodes; i++) {
         int r = node_init(&f->nodes[i], s, i, d);
@@ -271,6 +277,7 @@ void gs_fleet_free(struct gs_fleet *f)
     free(f->used);
     free(f->bare);
     free(f->sole);
+    free(f->ver);
     free(f->open);
     free(f->links);
     free(f->mig_empty);
@@ -466,6 +473,7 @@ int gs_fleet_set_topology(struct gs_fleet *f, size_t node, const uint8_t *pcie,
     }
     nd->nvlink_max = nvlink_groups_max(nd);
     f->nvlink[node] = (uint8_t)nd->nvlink_max;
+    f->ver[node]++;
     f->nvlink_max = 0;
     for (size_t i = 0; i < f->n; i++)
         f->nvlink_max =
@@ -510,11 +518,19 @@ void gs_fleet_set_modes(struct gs_fleet *f, int convert, int64_t hold_us)
 {
     f->convert = convert;
     f->hold_us = hold_us;
+    f->epoch = f->epoch + 1 ? f->epoch + 1 : 1; /* never 0: a version is never 0 */
 }
 
 void gs_fleet_set_now(struct gs_fleet *f, int64_t now_us)
 {
+    if (f->convert && f->hold_us > 0 && now_us != f->now_us) /* a hold may end: fits move */
+        f->epoch = f->epoch + 1 ? f->epoch + 1 : 1;
     f->now_us = now_us;
+}
+
+uint64_t gs_fleet_node_version(const struct gs_fleet *f, size_t node)
+{
+    return (uint64_t)f->epoch << 32 | f->ver[node];
 }
 
 int64_t gs_fleet_conversions(const struct gs_fleet *f)

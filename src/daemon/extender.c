@@ -71,14 +71,20 @@ static void ext_remember(struct gsd_state *st, struct gsd_podspec *spec)
     memset(spec, 0, sizeof(*spec));
 }
 
-static struct gsd_extpod *ext_find(struct gsd_state *st, const char *ns, const char *name)
+/* The pod remembered under @key ("NS/NAME"), or NULL. */
+static struct gsd_extpod *ext_at(struct gsd_state *st, const char *key)
 {
-    char key[2 * GSD_NAME_MAX];
-    snprintf(key, sizeof(key), "%s/%s", ns, name);
     for (size_t i = 0; i < GSD_EXT_CACHE; i++)
         if (st->ext[i].used && !strcmp(st->ext[i].key, key))
             return &st->ext[i];
     return NULL;
+}
+
+static struct gsd_extpod *ext_find(struct gsd_state *st, const char *ns, const char *name)
+{
+    char key[2 * GSD_NAME_MAX];
+    snprintf(key, sizeof(key), "%s/%s", ns, name);
+    return ext_at(st, key);
 }
 
 /*
@@ -92,8 +98,11 @@ struct ext_node {
 
 /* ExtenderArgs as read: the Pod and the nodes, from NodeNames (cache_capable) or Nodes.items. */
 struct ext_args {
-    json_t *tree;      /* the whole body, when it was read that way */
-    json_t *pod;       /* borrowed from tree, else owned */
+    json_t *tree;    /* the whole body, when it was read that way */
+    json_t *pod;     /* borrowed from tree, else owned; NULL when same_pod */
+    const char *raw; /* the Pod's bytes in the body (read_fast()), raw_len of them */
+    size_t raw_len;
+    int same_pod;      /* the Pod's bytes are those the memo was made for: not read again */
     int is_object;     /* the body is a JSON object */
     int cache_capable; /* NodeNames is an array */
     int texts_owned;   /* key and item texts were malloc'd (else they point into the body) */
@@ -156,15 +165,88 @@ static const char *plain_string(const char *p, const char *end)
     return p < end ? p + 1 : NULL;
 }
 
-/* The index of the node named by the @len bytes at @name; -ENOENT when there is none. */
-static int32_t find_node(const struct gsd_state *st, const char *name, size_t len)
+/*
+ * The inventory's names packed for the 5,000 lookups of a NodeNames array that changed (the
+ * cluster's own index reads a 250-byte node record per name, seldom in the cache): made on the
+ * first such call, dropped with the extender's state when a node is added (gsd_extender_free()).
+ */
+struct gsd_ext_index {
+    uint32_t *slot; /* open addressing by the name's hash: node index + 1; 0 empty */
+    size_t mask;
+    uint32_t *off; /* per node: where its name starts in text */
+    uint8_t *len;  /* per node: its name's bytes (below GS_NAME_MAX) */
+    char *text;
+};
+
+static uint64_t name_hash(const char *s, size_t n)
 {
-    char buf[GS_NAME_MAX];
-    if (len >= sizeof(buf))
-        return -ENOENT; /* longer than any name the cluster holds */
-    memcpy(buf, name, len);
-    buf[len] = '\0';
-    return gs_cluster_find(st->cluster, buf);
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+    return h;
+}
+
+static void index_free(struct gsd_ext_index *x)
+{
+    if (x) {
+        free(x->slot);
+        free(x->off);
+        free(x->len);
+        free(x->text);
+    }
+    free(x);
+}
+
+/* The index of @st's nodes' names, made now if need be; NULL out of memory. O(nodes) once. */
+static const struct gsd_ext_index *index_of(struct gsd_state *st)
+{
+    size_t nn = gs_cluster_node_count(st->cluster), cap = 16, used = 0;
+    while (cap < 2 * nn)
+        cap *= 2;
+    struct gsd_ext_index *x = st->ext_index ? NULL : calloc(1, sizeof(*x));
+    if (!x)
+        return st->ext_index;
+    x->slot = calloc(cap, sizeof(*x->slot));
+    x->off = malloc((nn + 1) * sizeof(*x->off));
+    x->len = malloc(nn + 1);
+    x->text = malloc(nn * GS_NAME_MAX + 1);
+    x->mask = cap - 1;
+    for (size_t i = 0; x->slot && x->off && x->len && x->text && i < nn; i++) {
+        const char *name = gs_cluster_node_name(st->cluster, i);
+        size_t n = strlen(name), h = name_hash(name, n) & x->mask;
+        memcpy(x->text + used, name, n);
+        x->off[i] = (uint32_t)used;
+        x->len[i] = (uint8_t)n;
+        used += n;
+        while (x->slot[h]) /* names are unique: no need to compare */
+            h = (h + 1) & x->mask;
+        x->slot[h] = (uint32_t)i + 1;
+    }
+    if (!x->slot || !x->off || !x->len || !x->text) {
+        index_free(x);
+        return NULL;
+    }
+    return st->ext_index = x;
+}
+
+/* The index of the node named by the @len bytes at @name; -ENOENT when there is none. */
+static int32_t find_node(struct gsd_state *st, const char *name, size_t len)
+{
+    const struct gsd_ext_index *x = index_of(st);
+    if (!x) { /* out of memory: the cluster's own index */
+        char buf[GS_NAME_MAX];
+        if (len >= sizeof(buf))
+            return -ENOENT; /* longer than any name the cluster holds */
+        memcpy(buf, name, len);
+        buf[len] = '\0';
+        return gs_cluster_find(st->cluster, buf);
+    }
+    for (size_t h = name_hash(name, len) & x->mask; x->slot[h]; h = (h + 1) & x->mask) {
+        uint32_t i = x->slot[h] - 1;
+        if (x->len[i] == len && !memcmp(x->text + x->off[i], name, len))
+            return (int32_t)i;
+    }
+    return -ENOENT;
 }
 
 /* The NodeNames array last read: its text, its items (pointing into that text) and indexes. */
@@ -181,8 +263,10 @@ struct gsd_ext_names {
  * prioritize probes only the nodes filter was not asked about.
  */
 struct gsd_ext_memo {
-    char *pod; /* the Pod object as compact JSON, malloc'd */
-    size_t pod_len, nn;
+    char *pod; /* the Pod object as compact JSON, NUL-terminated, malloc'd */
+    char *raw; /* the Pod's bytes as the filter's body had them, malloc'd (NULL: not known) */
+    char key[2 * GSD_NAME_MAX]; /* the pod's "NS/NAME", under which ext_remember() keeps it */
+    size_t pod_len, raw_len, nn;
     uint64_t gen;
     int32_t *sc; /* per node index: the probe's answer (>= 2 fits, GS_UNSCHEDULABLE), 0 not asked */
 };
@@ -201,8 +285,11 @@ static void names_free(struct gsd_state *st)
 void gsd_extender_free(struct gsd_state *st)
 {
     names_free(st);
+    index_free(st->ext_index);
+    st->ext_index = NULL;
     if (st->ext_memo) {
         free(st->ext_memo->pod);
+        free(st->ext_memo->raw);
         free(st->ext_memo->sc);
     }
     free(st->ext_memo);
@@ -220,30 +307,48 @@ static struct gsd_ext_memo *memo_of(struct gsd_state *st, const char *pod, size_
                : NULL;
 }
 
-/* A fresh memo for filter's answers about the pod of text @pod: NULL out of memory (then
- * prioritize probes every node itself). */
-static struct gsd_ext_memo *memo_start(struct gsd_state *st, const char *pod, size_t len)
+/* @dst (*@len bytes and a NUL, malloc'd) made a copy of the @n bytes at @src, unless it is one
+ * already. Return: 0; -ENOMEM (then *@dst is NULL). */
+static int keep_bytes(char **dst, size_t *len, const char *src, size_t n)
+{
+    if (*dst && *len == n && !memcmp(*dst, src, n))
+        return 0;
+    free(*dst);
+    *len = n;
+    *dst = malloc(n + 1);
+    if (*dst) {
+        memcpy(*dst, src, n);
+        (*dst)[n] = '\0';
+    }
+    return *dst ? 0 : -ENOMEM;
+}
+
+/* A fresh memo for filter's answers about pod @key ("NS/NAME") of text @pod, read from the
+ * bytes of @a: NULL out of memory (then prioritize probes every node itself). */
+static struct gsd_ext_memo *memo_start(struct gsd_state *st, const char *pod, size_t len,
+                                       const struct ext_args *a, const char *key)
 {
     struct gsd_ext_memo *m = st->ext_memo;
     size_t nn = gs_cluster_node_count(st->cluster);
     if (!m && !(m = st->ext_memo = calloc(1, sizeof(*m))))
         return NULL;
-    char *text = malloc(len ? len : 1);
     if (m->nn != nn) {
         free(m->sc);
         m->sc = malloc((nn ? nn : 1) * sizeof(*m->sc));
         m->nn = m->sc ? nn : 0;
     }
-    if (!text || !m->sc) {
-        free(text);
+    if (!a->same_pod && !a->raw) { /* read whole: its bytes are not known */
+        free(m->raw);
+        m->raw = NULL;
+    }
+    if (!m->sc || keep_bytes(&m->pod, &m->pod_len, pod, len) ||
+        (a->raw && keep_bytes(&m->raw, &m->raw_len, a->raw, a->raw_len))) {
         free(m->pod);
-        m->pod = NULL;
+        free(m->raw);
+        m->pod = m->raw = NULL;
         return NULL;
     }
-    memcpy(text, pod, len);
-    free(m->pod);
-    m->pod = text;
-    m->pod_len = len;
+    snprintf(m->key, sizeof(m->key), "%s", key);
     m->gen = st->gen;
     memset(m->sc, 0, nn * sizeof(*m->sc));
     return m;
@@ -343,9 +448,16 @@ static int read_fast(struct gsd_state *st, const char *body, size_t len, struct 
             return -1;
         p = skip_ws(p + 1, end);
         json_error_t e;
-        if (bit == 1 && p < end && *p == '{') {
+        const struct gsd_ext_memo *m = st->ext_memo;
+        if (bit == 1 && m && m->pod && m->raw && (size_t)(end - p) >= m->raw_len &&
+            !memcmp(p, m->raw, m->raw_len)) { /* the bytes of a whole JSON value: it ends there */
+            a->same_pod = 1;
+            p += m->raw_len;
+        } else if (bit == 1 && p < end && *p == '{') {
             a->pod = json_loadb(p, (size_t)(end - p),
                                 JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES, &e);
+            a->raw = p;
+            a->raw_len = a->pod ? e.position : 0;
             p = a->pod ? p + e.position : NULL;
         } else if (bit == 2 && p < end && *p == '[') {
             p = read_names(st, p, end, a);
@@ -404,23 +516,12 @@ static int read_tree(const struct gsd_state *st, struct gsd_req *r, struct ext_a
     return 0;
 }
 
-/* The pod's request from ExtenderArgs; "default" namespace when the Pod has none. *@text: the
- * Pod as the compact JSON parsed (malloc'd; the caller frees it, whatever the return). */
-static int args_pod(struct gsd_state *st, const struct ext_args *a, struct gsd_podspec *spec,
-                    char **text, char *err, size_t cap)
+/* Pod text @text read into @spec; "default" namespace when the Pod has none. Return: 0; -EINVAL,
+ * -ENOMEM with @err. */
+static int pod_of_text(const char *text, struct gsd_podspec *spec, char *err, size_t cap)
 {
     struct gsd_ferr e;
-    if (!a->is_object) {
-        snprintf(err, cap, "ExtenderArgs: expected an object");
-        return -EINVAL;
-    }
-    if (!json_is_object(
-            a->pod)) { /* absent or null: nothing to dump, which is no memory shortage */
-        snprintf(err, cap, "Pod: required, a Pod object");
-        return -EINVAL;
-    }
-    *text = json_dumps(a->pod, JSON_COMPACT | JSON_ENCODE_ANY);
-    int rc = *text ? gsd_podspec_parse(*text, strlen(*text), 0, spec, &e) : -ENOMEM;
+    int rc = gsd_podspec_parse(text, strlen(text), 0, spec, &e);
     if (rc == -ENOMEM) {
         snprintf(err, cap, "out of memory");
         return rc;
@@ -435,6 +536,39 @@ static int args_pod(struct gsd_state *st, const struct ext_args *a, struct gsd_p
         return -ENOMEM;
     }
     return 0;
+}
+
+/* The Pod of ExtenderArgs @a: *@text, the Pod as compact JSON (*@owned, when malloc'd: the
+ * caller frees it whatever the return), and *@spec, read into @own or, for the Pod the memo was
+ * made for whose request is still remembered, that request (not to be remembered again).
+ * Return: 0; -EINVAL, -ENOMEM with @err. */
+static int args_pod(struct gsd_state *st, const struct ext_args *a, struct gsd_podspec *own,
+                    struct gsd_podspec **spec, const char **text, char **owned, char *err,
+                    size_t cap)
+{
+    *spec = own;
+    if (a->same_pod) { /* read_fast() checked the memo */
+        struct gsd_extpod *kept = ext_at(st, st->ext_memo->key);
+        *text = st->ext_memo->pod;
+        if (kept && kept->spec.body && !strcmp(kept->spec.body, *text)) {
+            *spec = &kept->spec;
+            return 0;
+        }
+        return pod_of_text(*text, own, err, cap);
+    }
+    if (!a->is_object) {
+        snprintf(err, cap, "ExtenderArgs: expected an object");
+        return -EINVAL;
+    }
+    if (!json_is_object(a->pod)) { /* absent or null: nothing to dump, no memory shortage */
+        snprintf(err, cap, "Pod: required, a Pod object");
+        return -EINVAL;
+    }
+    *text = *owned = json_dumps(a->pod, JSON_COMPACT | JSON_ENCODE_ANY);
+    if (*text)
+        return pod_of_text(*text, own, err, cap);
+    snprintf(err, cap, "out of memory");
+    return -ENOMEM;
 }
 
 /* The answer being written: JSON text, byte for byte what jansson writes with JSON_COMPACT. */
@@ -732,47 +866,35 @@ static const char *const score_text[11] = {",\"Score\":0}", ",\"Score\":1}", ",\
                                            ",\"Score\":6}", ",\"Score\":7}", ",\"Score\":8}",
                                            ",\"Score\":9}", ",\"Score\":10}"};
 
-/* A fitting node as the scheduler orders them: higher score first, then the lower index. */
-struct ranked {
-    int64_t score;
-    uint32_t tie; /* the node's index: the scheduler takes the first of equal scores */
-    size_t i;     /* index into the args' nodes */
-};
-
-static int by_engine_order(const void *pa, const void *pb)
-{
-    const struct ranked *a = pa, *b = pb;
-    if (a->score != b->score)
-        return a->score > b->score ? -1 : 1;
-    return a->tie < b->tie ? -1 : a->tie > b->tie;
-}
+/* The answers a fitting node can have (sc): the scheduler's score 0..1000, plus 2. */
+#define SC_TOP 1002
 
 /*
  * HostPriorityList: the scheduler's ranking on kube-scheduler's 0..10 scale. The node the
- * scheduler would pick (best score, then the lower index) alone gets 10; each lower score one
- * step less, down to 1, nodes of one score sharing it; a node that does not fit 0. With the
+ * scheduler would pick (best score, then the lower index; of a node named twice, the first) alone
+ * gets 10; each lower score one step less, down to 1, nodes of one score sharing it (the others
+ * of the best score 9, the next score one below the best's); a node that does not fit 0. With the
  * extender's weight above the sum of kube-scheduler's own scores, kube-scheduler's pick is the
- * scheduler's.
- * Return: 0; -ENOMEM. O(n log n) for n nodes.
+ * scheduler's. O(n) for n nodes: the scores are counted by value.
  */
-static int write_priorities(const struct ext_args *a, const int64_t *sc, struct out *o)
+static void write_priorities(const struct ext_args *a, const int64_t *sc, struct out *o)
 {
-    size_t n = 0;
-    struct ranked *lv = malloc((a->n ? a->n : 1) * sizeof(*lv));
-    int64_t *level = lv ? calloc(a->n ? a->n : 1, sizeof(*level)) : NULL;
-    if (!level) {
-        free(lv);
-        return -ENOMEM;
-    }
+    uint32_t count[SC_TOP + 1] = {0};
+    uint8_t level[SC_TOP + 1];
+    size_t best = SIZE_MAX;
     for (size_t i = 0; i < a->n; i++)
-        if (sc[i] >= 2)
-            lv[n++] = (struct ranked){sc[i], (uint32_t)a->idx[i], i};
-    qsort(lv, n, sizeof(*lv), by_engine_order);
-    for (size_t k = 0, step = 10; k < n; k++) {
-        if (k == 1 || (k > 1 && lv[k].score != lv[k - 1].score))
-            step = step > 1 ? step - 1 : 1;
-        level[lv[k].i] = (int64_t)step;
-    }
+        if (sc[i] >= 2 && sc[i] <= SC_TOP) {
+            count[sc[i]]++;
+            if (best == SIZE_MAX || sc[i] > sc[best] ||
+                (sc[i] == sc[best] && a->idx[i] < a->idx[best]))
+                best = i;
+        }
+    int step = best != SIZE_MAX && count[sc[best]] > 1 ? 9 : 10;
+    for (int v = SC_TOP; v >= 2; v--)
+        if (count[v]) {
+            step = v == (best != SIZE_MAX ? sc[best] : -1) ? step : step > 1 ? step - 1 : 1;
+            level[v] = (uint8_t)step;
+        }
     put_str(o, "[");
     for (size_t i = 0, first = 1; i < a->n; i++) {
         if (!a->nodes[i].key)
@@ -780,12 +902,10 @@ static int write_priorities(const struct ext_args *a, const int64_t *sc, struct 
         put_str(o, first ? "{\"Host\":" : ",{\"Host\":");
         first = 0;
         put(o, a->nodes[i].key, a->nodes[i].key_len);
-        put_str(o, score_text[level[i]]);
+        int lv = i == best ? 10 : sc[i] >= 2 && sc[i] <= SC_TOP ? level[sc[i]] : 0;
+        put_str(o, score_text[lv]);
     }
     put_str(o, "]");
-    free(level);
-    free(lv);
-    return 0;
 }
 
 /*
@@ -837,7 +957,7 @@ static int refuse_twice_named(const struct gsd_state *st, const struct ext_args 
 static void filter_or_prioritize(struct gsd_state *st, struct gsd_req *r, int is_filter)
 {
     struct ext_args a = {0};
-    struct gsd_podspec spec;
+    struct gsd_podspec own, *spec;
     struct out o = {0};
     char err[GS_DIAG_MSG_MAX];
     if (read_fast(st, r->body ? r->body : "", r->len, &a)) {
@@ -853,11 +973,12 @@ static void filter_or_prioritize(struct gsd_state *st, struct gsd_req *r, int is
     }
     int64_t *sc = NULL;
     const char **why = NULL;
-    char *text = NULL;
+    const char *text = NULL;
+    char *owned = NULL;
     o.cap = r->len + a.n * 48 + 256; /* room for every name failing with a reason */
     o.s = malloc(o.cap);
     o.cap = o.s ? o.cap : 0;
-    if (args_pod(st, &a, &spec, &text, err, sizeof(err))) {
+    if (args_pod(st, &a, &own, &spec, &text, &owned, err, sizeof(err))) {
         if (is_filter) {
             struct ext_args none = {.cache_capable = a.cache_capable};
             write_filter(st, &none, NULL, NULL, err, &o);
@@ -866,27 +987,30 @@ static void filter_or_prioritize(struct gsd_state *st, struct gsd_req *r, int is
             gsd_log("warn", "prioritize: bad pod", "error", err, NULL);
         }
     } else {
-        char held[GSD_REASON_MAX];
+        char held[GSD_REASON_MAX], key[2 * GSD_NAME_MAX];
         struct gs_tenancy_probe *pr = NULL;
         sc = malloc((a.n ? a.n : 1) * sizeof(*sc));
         why = malloc((a.n ? a.n : 1) * sizeof(*why));
         err[0] = '\0';
         size_t len = strlen(text);
-        struct gsd_ext_memo *memo = is_filter ? memo_start(st, text, len) : memo_of(st, text, len);
+        snprintf(key, sizeof(key), "%s/%s", spec->ns, spec->name);
+        struct gsd_ext_memo *memo =
+            is_filter ? memo_start(st, text, len, &a, key) : memo_of(st, text, len);
         if (!sc || !why ||
-            score_all(st, &spec, &a, memo, !is_filter, sc, why, held, sizeof(held), &pr))
+            score_all(st, spec, &a, memo, !is_filter, sc, why, held, sizeof(held), &pr))
             o.oom = 1;
         else if (is_filter)
             write_filter(st, &a, sc, why, first_error(&a), &o);
-        else if (write_priorities(&a, sc, &o))
-            o.oom = 1;
-        if (is_filter && !o.oom && to_nominate(st, &spec, &a, sc, pr != NULL))
-            snprintf(r->nominate, sizeof(r->nominate), "%s/%s", spec.ns, spec.name);
+        else
+            write_priorities(&a, sc, &o);
+        if (is_filter && !o.oom && to_nominate(st, spec, &a, sc, pr != NULL))
+            snprintf(r->nominate, sizeof(r->nominate), "%s/%s", spec->ns, spec->name);
         gs_tenancy_probe_free(pr);
-        ext_remember(st, &spec);
+        if (spec == &own)
+            ext_remember(st, spec);
     }
     reply_out(r, &o);
-    free(text);
+    free(owned);
     free(sc);
     free(why);
     args_free(&a);

@@ -25,6 +25,7 @@ struct gsd_agents;
 struct gsd_bind;
 struct gsd_ext_memo;
 struct gsd_ext_names;
+struct gsd_ext_index;
 struct gsd_extpod;
 struct gsd_http_stats;
 struct gsd_podview;
@@ -111,6 +112,8 @@ struct gsd_state {
     struct gsd_ext_names *ext_names;
     /* extender: the last filter's answer node by node, for the prioritize after it (extender.c) */
     struct gsd_ext_memo *ext_memo;
+    /* extender: the inventory's names packed for NodeNames' lookups (extender.c) */
+    struct gsd_ext_index *ext_index;
     /* moved by every batch of the scheduler thread, the state's only writer (server.c): an
      * answer read from the state holds while it has not moved */
     uint64_t gen;

@@ -52,8 +52,9 @@ struct fx {
     struct gs_tenancy *t;
 };
 
-/* The cluster above plus the pods of @pods (YAML documents), and a full-way scheduler. */
-static void setup_fx(struct fx *f, const char *pods)
+/* The cluster above plus the pods of @pods (YAML documents), and a full-way scheduler whose
+ * empty cards keep their mode @hold_us. */
+static void setup_fx_hold(struct fx *f, const char *pods, int64_t hold_us)
 {
     char path[] = "/tmp/gs_test_sched_XXXXXX";
     int fd = mkstemp(path);
@@ -70,8 +71,13 @@ static void setup_fx(struct fx *f, const char *pods)
         r = gs_scenario_resolve(f->s, &d);
     if (r)
         fail_msg("%s", d.msg);
-    struct gs_tenancy_opts o = {GS_WAY_FULL, 1, 0};
+    struct gs_tenancy_opts o = {GS_WAY_FULL, 1, hold_us};
     assert_int_equal(gs_tenancy_new(&f->s->policy, &o, &f->t, &d), 0);
+}
+
+static void setup_fx(struct fx *f, const char *pods)
+{
+    setup_fx_hold(f, pods, 0);
 }
 
 static void teardown_fx(struct fx *f)
@@ -393,6 +399,87 @@ static void test_node_topology(void **state)
     teardown_fx(&f);
 }
 
+#define LIMITS(name, limits)                                                                       \
+    "---\n{apiVersion: v1, kind: Pod, metadata: {name: " name ", namespace: a}, "                  \
+    "spec: {containers: [{name: m, resources: {limits: {" limits "}}}]}}\n"
+
+/* Pods 0-2 run in turn; 3-8 are only probed: whole cards, shares, MIG instances. */
+static const char *const shape_pods =
+    POD("r0", 4, "") LIMITS("r1", "nvidia.com/gpu: 1, nvidia.com/gpucores: 50")
+        LIMITS("r2", "nvidia.com/mig-3g.40gb: 1") POD("w1", 1, "") POD("w2", 2, "") POD("w8", 8, "")
+            LIMITS("s30", "nvidia.com/gpu: 1, nvidia.com/gpucores: 30")
+                LIMITS("s30b", "nvidia.com/gpu: 1, nvidia.com/gpucores: 30")
+                    LIMITS("m1", "nvidia.com/mig-1g.10gb: 1");
+
+/* Events @from..@to-1 of those below on @f (@id: the pods submitted): binds, completions, a node
+ * and a card failing, the clock passing the cards' hold time, a topology found. */
+static void shape_events(struct fx *f, int from, int to, int32_t id[3])
+{
+    const struct gs_decision *dec;
+    const uint8_t pcie[GS_GPUS_MAX] = {0, 1, 2, 3, 4, 5, 6, 7};
+    for (int e = from; e < to; e++) {
+        int64_t now = (e + 1) * S;
+        if (e < 3) {
+            id[e] = submit(f, now, (size_t)e);
+            schedule(f, now, &dec);
+        } else if (e == 3 || e == 4) {
+            assert_int_equal(gs_tenancy_complete(f->t, now, id[e - 3], NULL), 0);
+        } else if (e == 5 || e == 6) {
+            assert_int_equal(gs_tenancy_node_ready(f->t, now, 1, e == 6), 0);
+        } else if (e == 7) {
+            assert_int_equal(gs_tenancy_card_health(f->t, now, 0, 7, 0, 0), 0);
+        } else if (e == 8) {
+            assert_int_equal(gs_tenancy_advance(f->t, 60 * S), 0); /* every hold has ended */
+        } else {
+            assert_int_equal(gs_tenancy_node_topology(f->t, 60 * S, 0, pcie, pcie, NULL), 0);
+        }
+    }
+}
+
+/* The probe's answers for pods 3.. on both nodes, as text. */
+static void shape_answers(struct fx *f, char *out, size_t cap)
+{
+    size_t len = 0;
+    for (size_t i = 3; i < f->s->npods; i++)
+        for (int32_t n = 0; n < 2; n++) {
+            struct gs_tenancy_probe *pr;
+            char why[256];
+            int32_t score = -1;
+            const char *no = "";
+            assert_int_equal(gs_tenancy_probe_new(f->t, &f->s->pods[i], &pr, why, sizeof(why)), 0);
+            int rc = gs_tenancy_probe_node(f->t, pr, n, &score, &no);
+            len += (size_t)snprintf(out + len, cap - len, "%zu@%d: %d %d %s\n", i, (int)n, rc,
+                                    rc ? -1 : (int)score, rc ? no : "");
+            gs_tenancy_probe_free(pr);
+            assert_true(len < cap);
+        }
+}
+
+/* The probe keeps each node's answer per pod shape while the node is unchanged: after every
+ * kind of change, a scheduler that has answered all along says what a new one says; with a hold
+ * time, the clock alone may change what an empty card takes. */
+static void test_probe_kept_by_shape(void **state)
+{
+    (void)state;
+    for (int64_t hold = 0; hold <= 10 * S; hold += 10 * S) {
+        struct fx warm;
+        setup_fx_hold(&warm, shape_pods, hold);
+        char a[4096], b[4096];
+        int32_t id[3], cold_id[3];
+        for (int k = 0; k <= 10; k++) {
+            shape_events(&warm, k ? k - 1 : 0, k, id);
+            shape_answers(&warm, a, sizeof(a));
+            struct fx cold;
+            setup_fx_hold(&cold, shape_pods, hold);
+            shape_events(&cold, 0, k, cold_id);
+            shape_answers(&cold, b, sizeof(b));
+            teardown_fx(&cold);
+            assert_string_equal(a, b);
+        }
+        teardown_fx(&warm);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -407,6 +494,7 @@ int main(void)
         cmocka_unit_test(test_effective_request),
         cmocka_unit_test(test_three_resource_quotas),
         cmocka_unit_test(test_node_topology),
+        cmocka_unit_test(test_probe_kept_by_shape),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -822,6 +822,7 @@ int gs_tenancy_probe_new(struct gs_tenancy *t, const struct gs_pod_spec *sp,
     pr->p.user = gs__tn_user_of(t, &pr->p);
     memset(pr->model_ok, -1, sizeof(pr->model_ok));
     pr->gang_ok = -1;
+    pr->shape = gs__tn_shape_of(t, &pr->p.fit);
     *out = pr;
     return 0;
 }
@@ -906,23 +907,36 @@ int gs_tenancy_probe_node(struct gs_tenancy *t, struct gs_tenancy_probe *pr, int
         *why = pr->why[m];
         return 1;
     }
-    struct gs_fit_choice c;
-    enum gs_fit_reason r = gs_fleet_fit(t->fleet, (size_t)node, &p->fit, &c);
-    if (r != GS_FIT_OK) {
-        *why = gs_fit_reason_text(r);
-        if ((r == GS_FIT_MIG || r == GS_FIT_MIG_MODEL) && p->fit.mig) { /* which profile */
-            char *b = pr->mig_why[r == GS_FIT_MIG_MODEL];
-            gs__say(b, sizeof(pr->mig_why[0]), "%s %s", *why, p->fit.mig);
-            *why = b;
-        }
-        return 1;
+    /* The node's filter and score depend on the pod's shape alone (shapes.c); the node held
+     * for the head of the queue is fitted every time: the backfill check reads its cards. */
+    int32_t ans;
+    struct gs_fit_choice c = {0};
+    int held = (int32_t)node == t->resv_node;
+    if (held || !gs__tn_shape_get(t, pr->shape, (size_t)node, &ans)) {
+        enum gs_fit_reason r = gs_fleet_fit(t->fleet, (size_t)node, &p->fit, &c);
+        ans = r != GS_FIT_OK ? -1 - (int32_t)r
+              : SCORE_MAX(t) ? (int32_t)(score(t, p, (size_t)node, &c) * 1000 / SCORE_MAX(t))
+                             : 0;
+        gs__tn_shape_put(t, pr->shape, (size_t)node, ans);
     }
-    if (gs__tn_probe_held(t, p, (size_t)node, &c, pr->held_why, sizeof(pr->held_why))) {
+    if (ans >= 0 && held &&
+        gs__tn_probe_held(t, p, (size_t)node, &c, pr->held_why, sizeof(pr->held_why))) {
         *why = pr->held_why;
         return 1;
     }
-    *scored = SCORE_MAX(t) ? (int32_t)(score(t, p, (size_t)node, &c) * 1000 / SCORE_MAX(t)) : 0;
-    return 0;
+    if (ans >= 0) {
+        *scored = ans;
+        return 0;
+    }
+    enum gs_fit_reason r = (enum gs_fit_reason)(-1 - ans);
+    *why = gs_fit_reason_text(r);
+    if ((r == GS_FIT_MIG || r == GS_FIT_MIG_MODEL) && p->fit.mig) { /* which profile, said once */
+        char *b = pr->mig_why[r == GS_FIT_MIG_MODEL];
+        if (!b[0])
+            gs__say(b, sizeof(pr->mig_why[0]), "%s %s", *why, p->fit.mig);
+        *why = b;
+    }
+    return 1;
 }
 
 int gs_tenancy_probe_without(struct gs_tenancy *t, struct gs_tenancy_probe *pr, int32_t node,

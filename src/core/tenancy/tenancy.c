@@ -160,6 +160,7 @@ void gs_tenancy_free(struct gs_tenancy *t)
     gs__tn_queue_free(t);
     gs__tn_admission_free(t);
     gs__tn_victims_free(t);
+    gs__tn_shapes_free(t);
     void *all[] = {t->pods,
                    t->ded_used,
                    t->sh_used,

@@ -270,6 +270,7 @@ struct gs_tenancy {
     int dec_taken; /* gs_tenancy_schedule() handed them out: the next decision starts afresh */
     struct gs_tenancy_work work;
     const char *refused_field; /* of the last submission refused (gs_tenancy_refused_field()) */
+    struct gs__shapes *shapes; /* the probe's answers by pod shape (shapes.c), NULL until asked */
 };
 
 /* admission.c */
@@ -417,7 +418,20 @@ struct gs_tenancy_probe {
     char gang_why[GS_REASON_MAX];
     char held_why[GS_REASON_MAX]; /* the node is held for the head of the queue (backfill.c) */
     char mig_why[2][64]; /* the MIG reasons, naming the profile: no free slot, no such profile */
+    uint64_t shape;      /* its answers kept by shape (gs__tn_shape_of()); 0 none */
 };
+
+/* shapes.c: the probe's per-node answers by pod shape */
+/* The shape of @fit, found or made (the least recently used one goes): its id, or 0 when such
+ * a pod's answers are not kept (az tier) or memory ran out. */
+uint64_t gs__tn_shape_of(struct gs_tenancy *t, const struct gs_fit *fit);
+/* Node @node's answer for shape @id kept at its present version: 1 and *@ans (the score 0..1000,
+ * or -1 - the gs_fit_reason); 0 none. O(1). */
+int gs__tn_shape_get(const struct gs_tenancy *t, uint64_t id, size_t node, int32_t *ans);
+/* Keep @ans for node @node and shape @id at the node's present version (nothing when the slot
+ * has taken another shape since). O(1). */
+void gs__tn_shape_put(struct gs_tenancy *t, uint64_t id, size_t node, int32_t ans);
+void gs__tn_shapes_free(struct gs_tenancy *t);
 
 /* tenancy.c */
 /* Record decision @d for the driver. 0 or -ENOMEM. */

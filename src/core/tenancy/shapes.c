@@ -1,0 +1,111 @@
+/*
+ * The probe's answers kept by pod shape (gs_tenancy_probe_node()): what a node's filter and score
+ * say of a pod depend only on what the pod asks of a node (struct gs_fit: cards or share, MIG
+ * profile, tier, tenant, gang, ...) and the node's state. kube-scheduler asks the extender about
+ * every pod it places, most of them of a few shapes, so a pod of a shape asked about before costs
+ * one comparison per node whose version (gs_fleet_node_version()) has not moved since.
+ * The az tier's score reads where the pod's gang runs, beyond the node: such pods are not kept.
+ */
+#include "tenancy_impl.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SHAPES 8 /* shapes kept, the least recently asked about going first */
+
+struct shape {
+    struct gs_fit fit; /* the key: mig NULL and mig_start 0 (the profile is in mig) */
+    char mig[32];
+    uint64_t id;   /* given when the slot took this shape: a probe of an older one misses */
+    uint64_t used; /* when last taken */
+    uint64_t *ver; /* per node: its version when ans was kept; 0 none */
+    int32_t *ans;  /* per node: the score 0..1000, or -1 - the gs_fit_reason */
+};
+
+struct gs__shapes {
+    struct shape s[SHAPES];
+    uint64_t tick;
+};
+
+/* @fit as a key: a copy without the pointer and the commit's choice. */
+static void key_of(const struct gs_fit *fit, struct gs_fit *k)
+{
+    memcpy(k, fit, sizeof(*k));
+    k->mig = NULL;
+    k->mig_start = 0;
+}
+
+uint64_t gs__tn_shape_of(struct gs_tenancy *t, const struct gs_fit *fit)
+{
+    size_t nn = gs_fleet_node_count(t->fleet);
+    if (fit->tier == GS_TIER_AZ || (fit->mig && strlen(fit->mig) >= sizeof(t->shapes->s[0].mig)))
+        return 0;
+    if (!t->shapes && !(t->shapes = calloc(1, sizeof(*t->shapes))))
+        return 0;
+    struct gs__shapes *m = t->shapes;
+    struct gs_fit k;
+    key_of(fit, &k);
+    struct shape *lru = &m->s[0];
+    for (int i = 0; i < SHAPES; i++) {
+        struct shape *s = &m->s[i];
+        if (s->id && !memcmp(&s->fit, &k, sizeof(k)) && !strcmp(s->mig, fit->mig ? fit->mig : "")) {
+            s->used = ++m->tick;
+            return s->id;
+        }
+        lru = s->used < lru->used ? s : lru;
+    }
+    if (!lru->ver) {
+        lru->ver = malloc((nn ? nn : 1) * sizeof(*lru->ver));
+        lru->ans = malloc((nn ? nn : 1) * sizeof(*lru->ans));
+        if (!lru->ver || !lru->ans) {
+            free(lru->ver);
+            free(lru->ans);
+            lru->ver = NULL;
+            lru->ans = NULL;
+            lru->id = 0;
+            return 0;
+        }
+    }
+    memcpy(&lru->fit, &k, sizeof(k));
+    strcpy(lru->mig, fit->mig ? fit->mig : "");
+    memset(lru->ver, 0, nn * sizeof(*lru->ver));
+    lru->used = ++m->tick;
+    lru->id = (uint64_t)(lru - m->s) + 1 + SHAPES * m->tick; /* never 0, never given before */
+    return lru->id;
+}
+
+/* The slot of shape @id, or NULL when it has taken another shape since. */
+static struct shape *slot_of(const struct gs_tenancy *t, uint64_t id)
+{
+    struct shape *s = id && t->shapes ? &t->shapes->s[(id - 1) % SHAPES] : NULL;
+    return s && s->id == id ? s : NULL;
+}
+
+int gs__tn_shape_get(const struct gs_tenancy *t, uint64_t id, size_t node, int32_t *ans)
+{
+    const struct shape *s = slot_of(t, id);
+    if (!s || s->ver[node] != gs_fleet_node_version(t->fleet, node))
+        return 0;
+    *ans = s->ans[node];
+    return 1;
+}
+
+void gs__tn_shape_put(struct gs_tenancy *t, uint64_t id, size_t node, int32_t ans)
+{
+    struct shape *s = slot_of(t, id);
+    if (!s)
+        return;
+    s->ver[node] = gs_fleet_node_version(t->fleet, node);
+    s->ans[node] = ans;
+}
+
+void gs__tn_shapes_free(struct gs_tenancy *t)
+{
+    for (int i = 0; t->shapes && i < SHAPES; i++) {
+        free(t->shapes->s[i].ver);
+        free(t->shapes->s[i].ans);
+    }
+    free(t->shapes);
+    t->shapes = NULL;
+}
