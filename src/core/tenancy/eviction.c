@@ -46,6 +46,29 @@ struct unit {
     int64_t milli, start;
     int32_t pods;
     int64_t seq; /* @pod's: the last tie-break */
+    /* @pod's gang (-1 none) and queue, and the cards it holds on the node searched (a pod of no
+     * gang): what the search reads of it later, kept so as not to read its record again */
+    int32_t gang, queue, cards;
+};
+
+/*
+ * What a victim search reads of each pod on a node, in the node's order, written by
+ * gs__tn_victims_update() from the pods' records: none of it changes while a pod stays on its
+ * node (gs_tenancy_restore() sets a start anew: gs__tn_victims_started()). A search reads these
+ * few bytes a pod, side by side, then a pod alone that they do not rule out from its valone, and
+ * reads the record of a gang's member only: most pods on a node are not a victim for a given pod,
+ * and a pod's record is far from the next one's (a cache miss each).
+ */
+struct vpod {
+    int32_t pod, prio, tenant, queue, group;
+    uint8_t preemptible, charged, spent; /* spent: evicted GS_EVICTIONS_MAX times */
+};
+
+/* What makes a pod of no gang that may be taken a unit, read only for those: its record is not. */
+struct valone {
+    int64_t milli, start, seq;
+    int32_t cards;
+    int32_t readmitted; /* evicted before: its readmission grace applies */
 };
 
 struct pick {
@@ -108,11 +131,28 @@ static int eligible(const struct gs_tenancy *t, const struct rpod *p, const stru
 }
 
 /* May priority preemption alone take eligible @v for @p, from another queue? */
-static int cross_queue(const struct gs_tenancy *t, const struct rpod *p, const struct rpod *v,
+static int cross_queue(const struct rpod *p, int32_t queue, int32_t tenant, int32_t prio,
                        enum evict_mode mode, int guarantee)
 {
-    return mode == EVICT_PREEMPT && v->queue != p->queue &&
-           !(guarantee && v->tenant != p->tenant && v->prio <= p->prio);
+    return mode == EVICT_PREEMPT && queue != p->queue &&
+           !(guarantee && tenant != p->tenant && prio <= p->prio);
+}
+
+/* A pod as a unit for @p, alone (unit_of() goes on from there for a gang's member). */
+static struct unit pod_unit(const struct rpod *p, const struct vpod *c, const struct valone *a,
+                            enum evict_mode mode, int guarantee)
+{
+    return (struct unit){.pod = c->pod,
+                         .prio = c->prio,
+                         .guarded = cross_queue(p, c->queue, c->tenant, c->prio, mode, guarantee),
+                         .group = -1,
+                         .milli = a->milli,
+                         .start = a->start,
+                         .pods = 1,
+                         .seq = a->seq,
+                         .gang = c->group,
+                         .queue = c->queue,
+                         .cards = a->cards};
 }
 
 /* Would @p's queue go past its deserved share with it? */
@@ -131,14 +171,10 @@ static struct unit unit_of(const struct gs_tenancy *t, const struct rpod *p, int
                            enum evict_mode mode, int guarantee, int64_t *until)
 {
     const struct rpod *v = &t->pods[pod];
-    struct unit u = {.pod = pod,
-                     .prio = v->prio,
-                     .guarded = cross_queue(t, p, v, mode, guarantee),
-                     .group = -1,
-                     .milli = v->milli,
-                     .start = v->start,
-                     .pods = 1,
-                     .seq = v->seq};
+    struct unit u =
+        pod_unit(p, &(struct vpod){pod, v->prio, v->tenant, v->queue, v->group, 0, 0, 0},
+                 &(struct valone){v->milli, v->start, v->seq, __builtin_popcount(v->mask), 0}, mode,
+                 guarantee);
     if (extras_of(t, v) > 0) { /* it goes alone, before any victim that is not such a member */
         u.group = v->group;
         u.prio = INT32_MIN;
@@ -163,10 +199,11 @@ static struct unit unit_of(const struct gs_tenancy *t, const struct rpod *p, int
         if (u.pod < 0) {
             u.pod = g->members.v[i];
             u.seq = m->seq;
+            u.queue = m->queue;
         }
         int may = eligible(t, p, m, mode, guarantee);
         any |= may;
-        u.guarded &= !may || cross_queue(t, p, m, mode, guarantee);
+        u.guarded &= !may || cross_queue(p, m->queue, m->tenant, m->prio, mode, guarantee);
         u.prio = m->prio > u.prio ? m->prio : u.prio;
         u.milli += m->milli;
         u.pods++;
@@ -185,14 +222,16 @@ static struct unit unit_of(const struct gs_tenancy *t, const struct rpod *p, int
 static int64_t unit_lost(const struct gs_tenancy *t, const struct unit *u)
 {
     const struct rpod *v = &t->pods[u->pod];
-    if (u->group >= 0 || v->group < 0)
-        return gs__tn_work_at_risk(t, v);
-    const struct gang *g = &t->gangs[v->group];
+    if (u->gang < 0)
+        return gs__tn_work_at_risk(t, v, u->cards);
+    if (u->group >= 0)
+        return gs__tn_work_at_risk(t, v, __builtin_popcount(v->mask));
+    const struct gang *g = &t->gangs[u->gang];
     int64_t lost = 0;
     for (size_t i = 0; i < g->members.n; i++) {
         const struct rpod *m = &t->pods[g->members.v[i]];
         if (m->state == GS_POD_RUNNING)
-            lost += gs__tn_work_at_risk(t, m);
+            lost += gs__tn_work_at_risk(t, m, __builtin_popcount(m->mask));
     }
     return lost;
 }
@@ -279,7 +318,7 @@ static struct unit gang_unit(struct gs_tenancy *t, const struct rpod *p, int32_t
 /* unit_lost(), a gang's once per search. */
 static int64_t unit_lost_once(struct gs_tenancy *t, const struct unit *u)
 {
-    int32_t group = t->pods[u->pod].group;
+    int32_t group = u->gang;
     if (u->group >= 0 || group < 0 || (size_t)group >= t->capgunits)
         return unit_lost(t, u);
     struct gunit *g = &t->gunits[group];
@@ -318,19 +357,9 @@ static int evict_unit(struct gs_tenancy *t, int32_t pod, struct txn *y)
     return 0;
 }
 
-/*
- * What a victim search reads of each pod on a node, in the node's order, written by
- * gs__tn_victims_update() from the pods' records: none of it changes while a pod stays on its
- * node. A search reads these few bytes a pod, side by side, and the pod's record only when they
- * do not rule it out: most pods on a node are not a victim for a given pod.
- */
-struct vpod {
-    int32_t pod, prio, tenant, queue, group;
-    uint8_t preemptible, charged, spent; /* spent: evicted GS_EVICTIONS_MAX times */
-};
-
 struct vnode {
-    struct vpod *v;
+    struct vpod *v; /* @cap of them, then @cap valone (@a) in the same block */
+    struct valone *a;
     size_t n, cap;
     int ok; /* @v holds every pod on the node (it could be allocated) */
 };
@@ -356,6 +385,18 @@ static int may_take(const struct gs_tenancy *t, const struct rpod *p, const stru
            (guarantee && c->tenant != p->tenant && c->prio <= p->prio);
 }
 
+/* eligible() and unit_of() for a pod of no gang, from what the index keeps of it; pod -1 when it
+ * may not be taken. */
+static struct unit alone_unit(const struct gs_tenancy *t, const struct rpod *p,
+                              const struct vpod *c, const struct valone *a, enum evict_mode mode,
+                              int guarantee)
+{
+    if (!may_take(t, p, c, mode, guarantee) ||
+        (a->readmitted && t->now - a->start < GS_READMIT_GRACE_US))
+        return (struct unit){.pod = -1};
+    return pod_unit(p, c, a, mode, guarantee);
+}
+
 /* Eligible units with a pod on @node, in no order and without the work they would lose (see
  * sort_units()); the count. A gang is worked out once per node. */
 static size_t node_units(struct gs_tenancy *t, const struct rpod *p, size_t node,
@@ -372,8 +413,12 @@ static size_t node_units(struct gs_tenancy *t, const struct rpod *p, size_t node
     for (size_t i = 0; i < np && n < GS_GPUS_MAX * 4; i++) {
         int32_t vid = own ? vn->v[i].pod : gs_fleet_pod_at(t->fleet, node, i);
         const struct vpod *c = i < vn->n && vn->v[i].pod == vid ? &vn->v[i] : NULL;
-        if (c && c->group < 0 && !may_take(t, p, c, mode, guarantee))
-            continue; /* alone, and not eligible() */
+        if (c && c->group < 0) { /* alone: eligible() or not, its record unread */
+            struct unit a = alone_unit(t, p, c, &vn->a[i], mode, guarantee);
+            if (a.pod >= 0)
+                out[n++] = a;
+            continue;
+        }
         size_t g = 0;
         while (c && c->group >= 0 && g < ng && groups[g] != c->group)
             g++;
@@ -443,10 +488,10 @@ static int try_set(struct gs_tenancy *t, const struct rpod *p, size_t node, cons
     for (size_t i = 0; i < n; i++) {
         if (!(use & (1ull << i)))
             continue;
-        int32_t q = t->pods[u[i].pod].queue, group = t->pods[u[i].pod].group;
+        int32_t q = u[i].queue, group = u[i].gang;
         int64_t taken = 0, alone = 0;
         for (size_t j = 0; j <= i; j++) {
-            if ((use & (1ull << j)) && t->pods[u[j].pod].queue == q)
+            if ((use & (1ull << j)) && u[j].queue == q)
                 taken += u[j].milli;
             alone += (use & (1ull << j)) && u[i].group >= 0 && u[j].group == u[i].group;
         }
@@ -593,12 +638,11 @@ static int could_fit(const struct gs_tenancy *t, const struct rpod *p, size_t no
         return 1;
     int cards = gs_fleet_node_free_cards(t->fleet, node);
     for (size_t i = 0; i < n; i++) {
-        const struct rpod *v = &t->pods[u[i].pod];
-        if (v->group < 0) {
-            cards += v->node == (int32_t)node ? __builtin_popcount(v->mask) : 0;
+        if (u[i].gang < 0) { /* a pod alone, met on @node */
+            cards += u[i].cards;
             continue;
         }
-        const struct gang *g = &t->gangs[v->group];
+        const struct gang *g = &t->gangs[u[i].gang];
         for (size_t k = 0; k < g->members.n; k++) {
             const struct rpod *m = &t->pods[g->members.v[k]];
             if (m->state == GS_POD_RUNNING && m->node == (int32_t)node)
@@ -691,17 +735,22 @@ void gs__tn_victims_update(struct gs_tenancy *t, size_t node)
         vs[k] = (struct vslot){-1, -1, -1, 0, 0};
     size_t np = gs_fleet_pod_count(t->fleet, node);
     struct vnode *vn = &t->vpods[node];
-    struct vpod *vp = gs_grow(vn->v, &vn->cap, np ? np : 1, sizeof(*vp), 8);
+    struct vpod *vp =
+        gs_grow(vn->v, &vn->cap, np ? np : 1, sizeof(struct vpod) + sizeof(struct valone), 8);
     vn->v = vp ? vp : vn->v;
+    vn->a = vn->v ? (struct valone *)(vn->v + vn->cap) : NULL;
     vn->n = vp ? np : 0; /* none: node_units() reads the pods' records */
     vn->ok = vp != NULL;
     for (size_t i = 0; i < np; i++) {
         int32_t id = gs_fleet_pod_at(t->fleet, node, i);
         const struct rpod *v = &t->pods[id];
-        if (vp)
+        if (vp) {
             vp[i] = (struct vpod){
                 id,       v->prio,        v->tenant,           v->queue,
                 v->group, v->preemptible, (uint8_t)v->charged, v->preemptions >= GS_EVICTIONS_MAX};
+            vn->a[i] = (struct valone){v->milli, v->start, v->seq, __builtin_popcount(v->mask),
+                                       v->preemptions > 0};
+        }
         if (v->preemptions >= GS_EVICTIONS_MAX)
             continue;
         struct vslot *s = &vs[(size_t)v->tenant % t->vslots];
@@ -741,6 +790,15 @@ void gs__tn_victims_update(struct gs_tenancy *t, size_t node)
         cards_update(t, node);
     if (gs__vec_push(&t->clog, (int32_t)node) < 0)
         t->clog_lost = 1; /* a change not logged: memos are not trusted again */
+}
+
+void gs__tn_victims_started(struct gs_tenancy *t, int32_t pod)
+{
+    const struct rpod *v = &t->pods[pod];
+    struct vnode *vn = &t->vpods[v->node];
+    for (size_t i = 0; i < vn->n; i++)
+        if (vn->v[i].pod == pod)
+            vn->a[i].start = v->start;
 }
 
 /* May @node hold a pod this search could take? Only "no" is sure. */
@@ -840,16 +898,21 @@ struct search {
     size_t found;
 };
 
-/* Look for a set on @n; 1 when it offers one, 0 not, -ENOMEM. */
+/* May @n offer a set, by what the index says? Reads no pod; a visit does not change its answer. */
+static int worth_visit(const struct gs_tenancy *t, const struct search *se, size_t n)
+{
+    const struct rpod *p = se->p;
+    int model = gs_fleet_node_model(t->fleet, n);
+    return !(p->fit.ncards > 0 && !(se->models & (1u << model))) &&
+           may_hold(t, p, n, se->mode, se->guarantee, se->donors) &&
+           cards_bound(t, p, n, se->mode, se->guarantee, se->donors);
+}
+
+/* Look for a set on @n (worth_visit()); 1 when it offers one, 0 not, -ENOMEM. */
 static int visit(struct gs_tenancy *t, struct search *se, size_t n)
 {
     const struct rpod *p = se->p;
     struct unit u[GS_GPUS_MAX * 4];
-    int model = gs_fleet_node_model(t->fleet, n);
-    if ((p->fit.ncards > 0 && !(se->models & (1u << model))) ||
-        !may_hold(t, p, n, se->mode, se->guarantee, se->donors) ||
-        !cards_bound(t, p, n, se->mode, se->guarantee, se->donors))
-        return 0;
     size_t nu = node_units(t, p, n, se->mode, se->guarantee, u);
     t->work.victim_nodes++;
     uint64_t set;
@@ -857,6 +920,7 @@ static int visit(struct gs_tenancy *t, struct search *se, size_t n)
         return 0;
     for (size_t i = 0; i < nu; i++) { /* what sort_units() reads of each: the work model */
         __builtin_prefetch(&t->pods[u[i].pod].rate);
+        __builtin_prefetch(&t->pods[u[i].pod].left);
         __builtin_prefetch(&t->pods[u[i].pod].every_us);
     }
     if (!could_fit(t, p, n, u, nu))
@@ -870,18 +934,41 @@ static int visit(struct gs_tenancy *t, struct search *se, size_t n)
     return r;
 }
 
+/* The @at-th node of the search's order: from @n0 on, or the memo's list (@nc). */
+static size_t node_of(const struct gs_tenancy *t, size_t at, size_t nc, size_t n0)
+{
+    return nc == SIZE_MAX ? (n0 + at) % t->pol->nnodes : (size_t)t->scratch[at];
+}
+
+/* From @at on (below @end), the first position whose node is worth a visit, or @end; that node's
+ * pod lists are fetched into the cache while the node before it is searched. */
+static size_t next_visit(const struct gs_tenancy *t, const struct search *se, size_t at, size_t end,
+                         size_t nc, size_t n0)
+{
+    for (; at < end && !worth_visit(t, se, node_of(t, at, nc, n0)); at++)
+        ;
+    if (at < end) {
+        const struct vnode *vn = &t->vpods[node_of(t, at, nc, n0)];
+        for (size_t i = 0; i < vn->n; i += 64 / sizeof(*vn->v))
+            __builtin_prefetch(&vn->v[i]);
+    }
+    return at;
+}
+
 /* Every node, from where the last search stopped, or only those a memo leaves; 0 or -ENOMEM. */
 static int search_nodes(struct gs_tenancy *t, struct search *se, struct vmemo *m)
 {
-    size_t nn = t->pol->nnodes, want = nn / 10 > 100 ? nn / 10 : 100, at = 0, nc = SIZE_MAX;
+    size_t nn = t->pol->nnodes, want = nn / 10 > 100 ? nn / 10 : 100, nc = SIZE_MAX;
     size_t n0 = t->evict_next < nn ? t->evict_next : 0;
     if (m && !t->clog_lost && m->models == se->models && t->now < m->until)
         nc = gs__tn_logged_since(t, &t->clog, m->since, nn / 4, n0);
     int r = 0;
-    size_t last = n0;
-    for (; at < (nc == SIZE_MAX ? nn : nc) && r >= 0 && se->found < want; at++) {
-        last = nc == SIZE_MAX ? (n0 + at) % nn : (size_t)t->scratch[at];
+    size_t last = n0, end = nc == SIZE_MAX ? nn : nc;
+    for (size_t at = next_visit(t, se, 0, end, nc, n0); at < end && r >= 0 && se->found < want;) {
+        size_t after = next_visit(t, se, at + 1, end, nc, n0);
+        last = node_of(t, at, nc, n0);
         r = visit(t, se, last);
+        at = after;
     }
     if (r >= 0 && se->found >= want) /* cut short: the next search starts after @last */
         t->evict_next = (last + 1) % nn;
