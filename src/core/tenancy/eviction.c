@@ -242,37 +242,63 @@ static int64_t unit_lost(const struct gs_tenancy *t, const struct unit *u)
  * member met only its tenant. A preemption search's unit stays right for later searches by pods
  * of the same priority, tenant, queue and guarantee (and not of the gang), until a member starts or
  * stops (the gang's running members, start times and counts: gs__tn_gang_changed()) or a member's
- * readmission grace ends (@until); a reclaim search's, which reads the queues' shares, for that
- * search only (stamped with t->vsearch). The work it would lose is worked out once per search,
- * as it moves with the clock. Both save reading every member on every node holding one.
+ * readmission grace ends (@until); a reclaim search's, which reads the queues' shares too, for
+ * later reclaim searches that may take from the same queues (same_donors()). The work it would
+ * lose is worked out once per search, as it moves with the clock. Both save reading every member on
+ * every node holding one. Searches by pods of a few kinds take turns, so a gang keeps the units of
+ * the last GS_GUNIT_WAYS kinds (a kind's replacing the oldest): one kept would be worked out anew
+ * at nearly every turn.
  */
-struct gunit {
-    uint64_t stamp, lost_stamp;
+#define GS_GUNIT_WAYS 4
+
+struct gway {
+    uint64_t stamp, donors;
     int valid;
     int other; /* the member it was worked out from is of another tenant than the preemptor */
     int mode, guarantee;
     int32_t prio, tenant, queue; /* the preemptor's */
     int own;                     /* the gang is the preemptor's own */
     int64_t until;
-    int64_t lost;
     struct unit u;
+};
+
+struct gunit {
+    uint64_t lost_stamp;
+    int64_t lost;
+    uint32_t next; /* the way written next when none is free */
+    struct gway w[GS_GUNIT_WAYS];
 };
 
 void gs__tn_gang_changed(struct gs_tenancy *t, int32_t group)
 {
-    if (group >= 0 && (size_t)group < t->capgunits)
-        t->gunits[group].valid = 0;
+    for (int k = 0; group >= 0 && (size_t)group < t->capgunits && k < GS_GUNIT_WAYS; k++)
+        t->gunits[group].w[k].valid = 0;
 }
 
-/* Is @g's unit the one unit_of() would give now for @p, met through a member of another tenant
- * (@other) or not? */
-static int gunit_current(const struct gs_tenancy *t, const struct gunit *g, const struct rpod *p,
-                         enum evict_mode mode, int guarantee, int other)
+/* Were @w's reclaim units worked out with the queues over their shares as they are now? Of the
+ * queues' shares, unit_of() reads only that (eligible()), for a preemptor of the queue in @w's key:
+ * the queues the search may take from say it, where each has its bit (64 queues at most); else
+ * the unit is the search's alone. */
+static int same_donors(const struct gs_tenancy *t, const struct gway *w)
 {
-    return g->valid && g->other == other && g->mode == (int)mode && g->guarantee == guarantee &&
-           g->prio == p->prio && g->tenant == p->tenant && g->queue == p->queue &&
-           g->own == (p->group >= 0 && g - t->gunits == p->group) && t->now < g->until &&
-           (mode == EVICT_PREEMPT || g->stamp == t->vsearch);
+    return t->nqueues <= 64 ? w->donors == t->vdonors : w->stamp == t->vsearch;
+}
+
+/* The unit kept in @g that unit_of() would give now for @p, met through a member of another
+ * tenant (@other) or not; NULL none. */
+static const struct unit *gunit_current(const struct gs_tenancy *t, const struct gunit *g,
+                                        const struct rpod *p, enum evict_mode mode, int guarantee,
+                                        int other)
+{
+    int own = p->group >= 0 && g - t->gunits == p->group;
+    for (int k = 0; k < GS_GUNIT_WAYS; k++) {
+        const struct gway *w = &g->w[k];
+        if (w->valid && w->other == other && w->mode == (int)mode && w->guarantee == guarantee &&
+            w->prio == p->prio && w->tenant == p->tenant && w->queue == p->queue && w->own == own &&
+            t->now < w->until && (mode == EVICT_PREEMPT || same_donors(t, w)))
+            return &w->u;
+    }
+    return NULL;
 }
 
 static int gunits_grow(struct gs_tenancy *t)
@@ -294,13 +320,20 @@ static struct unit gang_unit(struct gs_tenancy *t, const struct rpod *p, int32_t
     int other = v->tenant != p->tenant;
     struct gunit *g =
         (size_t)v->group < t->capgunits && v->state == GS_POD_RUNNING ? &t->gunits[v->group] : NULL;
-    if (g && gunit_current(t, g, p, mode, guarantee, other))
-        return g->u;
+    const struct unit *kept = g ? gunit_current(t, g, p, mode, guarantee, other) : NULL;
+    if (kept)
+        return *kept;
     int64_t until = INT64_MAX;
     struct unit u = unit_of(t, p, pod, mode, guarantee, &until);
-    if (g)
-        *g = (struct gunit){.stamp = t->vsearch,
-                            .lost_stamp = g->lost_stamp,
+    if (!g)
+        return u;
+    int k = 0;
+    while (k < GS_GUNIT_WAYS && g->w[k].valid)
+        k++;
+    if (k == GS_GUNIT_WAYS)
+        k = (int)(g->next++ % GS_GUNIT_WAYS);
+    g->w[k] = (struct gway){.stamp = t->vsearch,
+                            .donors = t->vdonors,
                             .valid = 1,
                             .other = other,
                             .mode = (int)mode,
@@ -310,7 +343,6 @@ static struct unit gang_unit(struct gs_tenancy *t, const struct rpod *p, int32_t
                             .queue = p->queue,
                             .own = p->group >= 0 && v->group == p->group,
                             .until = until,
-                            .lost = g->lost,
                             .u = u};
     return u;
 }
@@ -425,9 +457,11 @@ static size_t node_units(struct gs_tenancy *t, const struct rpod *p, size_t node
         if (c && c->group >= 0 && g < ng)
             continue; /* its gang is a unit here already */
         const struct gunit *gu = c && (size_t)c->group < t->capgunits ? &t->gunits[c->group] : NULL;
+        const struct unit *kept =
+            gu ? gunit_current(t, gu, p, mode, guarantee, c->tenant != p->tenant) : NULL;
         struct unit u;
-        if (gu && gunit_current(t, gu, p, mode, guarantee, c->tenant != p->tenant)) {
-            u = gu->u; /* a gang (not alone: gang_unit() made it) met on another node */
+        if (kept) {
+            u = *kept; /* a gang (not alone: gang_unit() made it) met on another node */
             if (ng < sizeof(groups) / sizeof(groups[0]))
                 groups[ng++] = c->group;
         } else {
@@ -994,6 +1028,7 @@ int gs__tn_evict_for(struct gs_tenancy *t, int32_t pod, enum evict_mode mode, st
     for (size_t q = 0; mode == EVICT_RECLAIM && q < t->nqueues; q++)
         if ((int32_t)q != p->queue && reclaimable(t, (int32_t)q) && t->q_used[q] > t->q_deserved[q])
             se.donors |= 1ull << (q & 63); /* reclaim: queues (mod 64) above their share */
+    t->vdonors = se.donors;
     /* A search bounded by the queues' shares (see try_set()) is remembered apart; shares that
      * move while no node changes may then leave a set unseen until one does: an eviction
      * missed for a while, never a wrong one. */

@@ -242,6 +242,7 @@ struct gs_tenancy {
     struct gunit *gunits;  /* eviction.c: per gang, its unit as the current search sees it */
     size_t capgunits;
     uint64_t vsearch; /* victim searches begun: a gunits[] entry stamped so is current */
+    uint64_t vdonors; /* the current reclaim search's queues to take from (eviction.c) */
     /* Attempts' scratch, kept from one to the next: a single pod's and a gang's transaction, a
      * gang's waiting members, and a copy of the open-node list. */
     struct txn txn_pod, txn_gang;
