@@ -710,6 +710,9 @@ struct vsum {
     int32_t borrow, borrow2; /* the highest of the slots' and the highest of the others' */
     uint32_t borrow_slot;    /* the first slot with @borrow */
     uint64_t q_open;         /* all slots' */
+    int32_t low_ded;         /* the highest of the slots': the preemptor's own is read only when
+                              * this says it may hold one (the slots are far apart, nodes' sums not) */
+    uint64_t q_ded;          /* all slots' */
 };
 
 struct vmemo {
@@ -732,7 +735,7 @@ int gs__tn_victims_alloc(struct gs_tenancy *t)
     for (size_t i = 0; i < nodes * t->vslots; i++)
         t->vindex[i] = (struct vslot){-1, -1, -1, 0, 0};
     for (size_t i = 0; i < nodes; i++)
-        t->vsum[i] = (struct vsum){-1, -1, -1, 0, 0};
+        t->vsum[i] = (struct vsum){-1, -1, -1, 0, 0, -1, 0};
     if (t->nlevels <= GS_NODE_CARDS_MAX && t->nqueues <= GS_NODE_CARDS_MAX &&
         !(t->node_cards = gs__zalloc(nodes * (2 * t->nlevels + t->nqueues), sizeof(int32_t))))
         return -ENOMEM;
@@ -808,10 +811,12 @@ void gs__tn_victims_update(struct gs_tenancy *t, size_t node)
         }
     }
     struct vsum *sum = &t->vsum[node];
-    *sum = (struct vsum){-1, -1, -1, 0, 0};
+    *sum = (struct vsum){-1, -1, -1, 0, 0, -1, 0};
     for (size_t k = 0; k < t->vslots; k++) {
         sum->low_open = vs[k].low_open > sum->low_open ? vs[k].low_open : sum->low_open;
         sum->q_open |= vs[k].q_open;
+        sum->low_ded = vs[k].low_ded > sum->low_ded ? vs[k].low_ded : sum->low_ded;
+        sum->q_ded |= vs[k].q_ded;
         if (vs[k].borrow > sum->borrow) {
             sum->borrow2 = sum->borrow;
             sum->borrow = vs[k].borrow;
@@ -842,8 +847,8 @@ static int may_hold(const struct gs_tenancy *t, const struct rpod *p, size_t nod
     const struct vslot *own = &t->vindex[node * t->vslots + (size_t)p->tenant % t->vslots];
     const struct vsum *sum = &t->vsum[node];
     if (mode == EVICT_RECLAIM)
-        return ((own->q_ded | sum->q_open) & donors) != 0;
-    if (own->low_ded > p->level || sum->low_open > p->level)
+        return (sum->q_open & donors) || ((sum->q_ded & donors) && (own->q_ded & donors));
+    if (sum->low_open > p->level || (sum->low_ded > p->level && own->low_ded > p->level))
         return 1;
     /* the guarantee: a slot not the preemptor's own, or any when its own is shared */
     int shared = t->pol->ntenants + 1 > t->vslots;
@@ -935,10 +940,9 @@ struct search {
 /* May @n offer a set, by what the index says? Reads no pod; a visit does not change its answer. */
 static int worth_visit(const struct gs_tenancy *t, const struct search *se, size_t n)
 {
-    const struct rpod *p = se->p;
-    int model = gs_fleet_node_model(t->fleet, n);
-    return !(p->fit.ncards > 0 && !(se->models & (1u << model))) &&
-           may_hold(t, p, n, se->mode, se->guarantee, se->donors) &&
+    const struct rpod *p = se->p; /* the index first: its sums are read node after node */
+    return may_hold(t, p, n, se->mode, se->guarantee, se->donors) &&
+           !(p->fit.ncards > 0 && !(se->models & (1u << gs_fleet_node_model(t->fleet, n)))) &&
            cards_bound(t, p, n, se->mode, se->guarantee, se->donors);
 }
 
