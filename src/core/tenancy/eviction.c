@@ -46,6 +46,29 @@ struct unit {
     int64_t milli, start;
     int32_t pods;
     int64_t seq; /* @pod's: the last tie-break */
+    /* @pod's gang (-1 none) and queue, and the cards it holds on the node searched (a pod of no
+     * gang): what the search reads of it later, kept so as not to read its record again */
+    int32_t gang, queue, cards;
+};
+
+/*
+ * What a victim search reads of each pod on a node, in the node's order, written by
+ * gs__tn_victims_update() from the pods' records: none of it changes while a pod stays on its
+ * node (gs_tenancy_restore() sets a start anew: gs__tn_victims_started()). A search reads these
+ * few bytes a pod, side by side, then a pod alone that they do not rule out from its valone, and
+ * reads the record of a gang's member only: most pods on a node are not a victim for a given pod,
+ * and a pod's record is far from the next one's (a cache miss each).
+ */
+struct vpod {
+    int32_t pod, prio, tenant, queue, group;
+    uint8_t preemptible, charged, spent; /* spent: evicted GS_EVICTIONS_MAX times */
+};
+
+/* What makes a pod of no gang that may be taken a unit, read only for those: its record is not. */
+struct valone {
+    int64_t milli, start, seq;
+    int32_t cards;
+    int32_t readmitted; /* evicted before: its readmission grace applies */
 };
 
 struct pick {
@@ -108,11 +131,28 @@ static int eligible(const struct gs_tenancy *t, const struct rpod *p, const stru
 }
 
 /* May priority preemption alone take eligible @v for @p, from another queue? */
-static int cross_queue(const struct gs_tenancy *t, const struct rpod *p, const struct rpod *v,
+static int cross_queue(const struct rpod *p, int32_t queue, int32_t tenant, int32_t prio,
                        enum evict_mode mode, int guarantee)
 {
-    return mode == EVICT_PREEMPT && v->queue != p->queue &&
-           !(guarantee && v->tenant != p->tenant && v->prio <= p->prio);
+    return mode == EVICT_PREEMPT && queue != p->queue &&
+           !(guarantee && tenant != p->tenant && prio <= p->prio);
+}
+
+/* A pod as a unit for @p, alone (unit_of() goes on from there for a gang's member). */
+static struct unit pod_unit(const struct rpod *p, const struct vpod *c, const struct valone *a,
+                            enum evict_mode mode, int guarantee)
+{
+    return (struct unit){.pod = c->pod,
+                         .prio = c->prio,
+                         .guarded = cross_queue(p, c->queue, c->tenant, c->prio, mode, guarantee),
+                         .group = -1,
+                         .milli = a->milli,
+                         .start = a->start,
+                         .pods = 1,
+                         .seq = a->seq,
+                         .gang = c->group,
+                         .queue = c->queue,
+                         .cards = a->cards};
 }
 
 /* Would @p's queue go past its deserved share with it? */
@@ -131,14 +171,10 @@ static struct unit unit_of(const struct gs_tenancy *t, const struct rpod *p, int
                            enum evict_mode mode, int guarantee, int64_t *until)
 {
     const struct rpod *v = &t->pods[pod];
-    struct unit u = {.pod = pod,
-                     .prio = v->prio,
-                     .guarded = cross_queue(t, p, v, mode, guarantee),
-                     .group = -1,
-                     .milli = v->milli,
-                     .start = v->start,
-                     .pods = 1,
-                     .seq = v->seq};
+    struct unit u =
+        pod_unit(p, &(struct vpod){pod, v->prio, v->tenant, v->queue, v->group, 0, 0, 0},
+                 &(struct valone){v->milli, v->start, v->seq, __builtin_popcount(v->mask), 0}, mode,
+                 guarantee);
     if (extras_of(t, v) > 0) { /* it goes alone, before any victim that is not such a member */
         u.group = v->group;
         u.prio = INT32_MIN;
@@ -163,10 +199,11 @@ static struct unit unit_of(const struct gs_tenancy *t, const struct rpod *p, int
         if (u.pod < 0) {
             u.pod = g->members.v[i];
             u.seq = m->seq;
+            u.queue = m->queue;
         }
         int may = eligible(t, p, m, mode, guarantee);
         any |= may;
-        u.guarded &= !may || cross_queue(t, p, m, mode, guarantee);
+        u.guarded &= !may || cross_queue(p, m->queue, m->tenant, m->prio, mode, guarantee);
         u.prio = m->prio > u.prio ? m->prio : u.prio;
         u.milli += m->milli;
         u.pods++;
@@ -185,14 +222,16 @@ static struct unit unit_of(const struct gs_tenancy *t, const struct rpod *p, int
 static int64_t unit_lost(const struct gs_tenancy *t, const struct unit *u)
 {
     const struct rpod *v = &t->pods[u->pod];
-    if (u->group >= 0 || v->group < 0)
-        return gs__tn_work_at_risk(t, v);
-    const struct gang *g = &t->gangs[v->group];
+    if (u->gang < 0)
+        return gs__tn_work_at_risk(t, v, u->cards);
+    if (u->group >= 0)
+        return gs__tn_work_at_risk(t, v, __builtin_popcount(v->mask));
+    const struct gang *g = &t->gangs[u->gang];
     int64_t lost = 0;
     for (size_t i = 0; i < g->members.n; i++) {
         const struct rpod *m = &t->pods[g->members.v[i]];
         if (m->state == GS_POD_RUNNING)
-            lost += gs__tn_work_at_risk(t, m);
+            lost += gs__tn_work_at_risk(t, m, __builtin_popcount(m->mask));
     }
     return lost;
 }
@@ -203,37 +242,63 @@ static int64_t unit_lost(const struct gs_tenancy *t, const struct unit *u)
  * member met only its tenant. A preemption search's unit stays right for later searches by pods
  * of the same priority, tenant, queue and guarantee (and not of the gang), until a member starts or
  * stops (the gang's running members, start times and counts: gs__tn_gang_changed()) or a member's
- * readmission grace ends (@until); a reclaim search's, which reads the queues' shares, for that
- * search only (stamped with t->vsearch). The work it would lose is worked out once per search,
- * as it moves with the clock. Both save reading every member on every node holding one.
+ * readmission grace ends (@until); a reclaim search's, which reads the queues' shares too, for
+ * later reclaim searches that may take from the same queues (same_donors()). The work it would
+ * lose is worked out once per search, as it moves with the clock. Both save reading every member on
+ * every node holding one. Searches by pods of a few kinds take turns, so a gang keeps the units of
+ * the last GS_GUNIT_WAYS kinds (a kind's replacing the oldest): one kept would be worked out anew
+ * at nearly every turn.
  */
-struct gunit {
-    uint64_t stamp, lost_stamp;
+#define GS_GUNIT_WAYS 4
+
+struct gway {
+    uint64_t stamp, donors;
     int valid;
     int other; /* the member it was worked out from is of another tenant than the preemptor */
     int mode, guarantee;
     int32_t prio, tenant, queue; /* the preemptor's */
     int own;                     /* the gang is the preemptor's own */
     int64_t until;
-    int64_t lost;
     struct unit u;
+};
+
+struct gunit {
+    uint64_t lost_stamp;
+    int64_t lost;
+    uint32_t next; /* the way written next when none is free */
+    struct gway w[GS_GUNIT_WAYS];
 };
 
 void gs__tn_gang_changed(struct gs_tenancy *t, int32_t group)
 {
-    if (group >= 0 && (size_t)group < t->capgunits)
-        t->gunits[group].valid = 0;
+    for (int k = 0; group >= 0 && (size_t)group < t->capgunits && k < GS_GUNIT_WAYS; k++)
+        t->gunits[group].w[k].valid = 0;
 }
 
-/* Is @g's unit the one unit_of() would give now for @p, met through a member of another tenant
- * (@other) or not? */
-static int gunit_current(const struct gs_tenancy *t, const struct gunit *g, const struct rpod *p,
-                         enum evict_mode mode, int guarantee, int other)
+/* Were @w's reclaim units worked out with the queues over their shares as they are now? Of the
+ * queues' shares, unit_of() reads only that (eligible()), for a preemptor of the queue in @w's key:
+ * the queues the search may take from say it, where each has its bit (64 queues at most); else
+ * the unit is the search's alone. */
+static int same_donors(const struct gs_tenancy *t, const struct gway *w)
 {
-    return g->valid && g->other == other && g->mode == (int)mode && g->guarantee == guarantee &&
-           g->prio == p->prio && g->tenant == p->tenant && g->queue == p->queue &&
-           g->own == (p->group >= 0 && g - t->gunits == p->group) && t->now < g->until &&
-           (mode == EVICT_PREEMPT || g->stamp == t->vsearch);
+    return t->nqueues <= 64 ? w->donors == t->vdonors : w->stamp == t->vsearch;
+}
+
+/* The unit kept in @g that unit_of() would give now for @p, met through a member of another
+ * tenant (@other) or not; NULL none. */
+static const struct unit *gunit_current(const struct gs_tenancy *t, const struct gunit *g,
+                                        const struct rpod *p, enum evict_mode mode, int guarantee,
+                                        int other)
+{
+    int own = p->group >= 0 && g - t->gunits == p->group;
+    for (int k = 0; k < GS_GUNIT_WAYS; k++) {
+        const struct gway *w = &g->w[k];
+        if (w->valid && w->other == other && w->mode == (int)mode && w->guarantee == guarantee &&
+            w->prio == p->prio && w->tenant == p->tenant && w->queue == p->queue && w->own == own &&
+            t->now < w->until && (mode == EVICT_PREEMPT || same_donors(t, w)))
+            return &w->u;
+    }
+    return NULL;
 }
 
 static int gunits_grow(struct gs_tenancy *t)
@@ -255,13 +320,20 @@ static struct unit gang_unit(struct gs_tenancy *t, const struct rpod *p, int32_t
     int other = v->tenant != p->tenant;
     struct gunit *g =
         (size_t)v->group < t->capgunits && v->state == GS_POD_RUNNING ? &t->gunits[v->group] : NULL;
-    if (g && gunit_current(t, g, p, mode, guarantee, other))
-        return g->u;
+    const struct unit *kept = g ? gunit_current(t, g, p, mode, guarantee, other) : NULL;
+    if (kept)
+        return *kept;
     int64_t until = INT64_MAX;
     struct unit u = unit_of(t, p, pod, mode, guarantee, &until);
-    if (g)
-        *g = (struct gunit){.stamp = t->vsearch,
-                            .lost_stamp = g->lost_stamp,
+    if (!g)
+        return u;
+    int k = 0;
+    while (k < GS_GUNIT_WAYS && g->w[k].valid)
+        k++;
+    if (k == GS_GUNIT_WAYS)
+        k = (int)(g->next++ % GS_GUNIT_WAYS);
+    g->w[k] = (struct gway){.stamp = t->vsearch,
+                            .donors = t->vdonors,
                             .valid = 1,
                             .other = other,
                             .mode = (int)mode,
@@ -271,7 +343,6 @@ static struct unit gang_unit(struct gs_tenancy *t, const struct rpod *p, int32_t
                             .queue = p->queue,
                             .own = p->group >= 0 && v->group == p->group,
                             .until = until,
-                            .lost = g->lost,
                             .u = u};
     return u;
 }
@@ -279,7 +350,7 @@ static struct unit gang_unit(struct gs_tenancy *t, const struct rpod *p, int32_t
 /* unit_lost(), a gang's once per search. */
 static int64_t unit_lost_once(struct gs_tenancy *t, const struct unit *u)
 {
-    int32_t group = t->pods[u->pod].group;
+    int32_t group = u->gang;
     if (u->group >= 0 || group < 0 || (size_t)group >= t->capgunits)
         return unit_lost(t, u);
     struct gunit *g = &t->gunits[group];
@@ -318,19 +389,9 @@ static int evict_unit(struct gs_tenancy *t, int32_t pod, struct txn *y)
     return 0;
 }
 
-/*
- * What a victim search reads of each pod on a node, in the node's order, written by
- * gs__tn_victims_update() from the pods' records: none of it changes while a pod stays on its
- * node. A search reads these few bytes a pod, side by side, and the pod's record only when they
- * do not rule it out: most pods on a node are not a victim for a given pod.
- */
-struct vpod {
-    int32_t pod, prio, tenant, queue, group;
-    uint8_t preemptible, charged, spent; /* spent: evicted GS_EVICTIONS_MAX times */
-};
-
 struct vnode {
-    struct vpod *v;
+    struct vpod *v; /* @cap of them, then @cap valone (@a) in the same block */
+    struct valone *a;
     size_t n, cap;
     int ok; /* @v holds every pod on the node (it could be allocated) */
 };
@@ -356,6 +417,18 @@ static int may_take(const struct gs_tenancy *t, const struct rpod *p, const stru
            (guarantee && c->tenant != p->tenant && c->prio <= p->prio);
 }
 
+/* eligible() and unit_of() for a pod of no gang, from what the index keeps of it; pod -1 when it
+ * may not be taken. */
+static struct unit alone_unit(const struct gs_tenancy *t, const struct rpod *p,
+                              const struct vpod *c, const struct valone *a, enum evict_mode mode,
+                              int guarantee)
+{
+    if (!may_take(t, p, c, mode, guarantee) ||
+        (a->readmitted && t->now - a->start < GS_READMIT_GRACE_US))
+        return (struct unit){.pod = -1};
+    return pod_unit(p, c, a, mode, guarantee);
+}
+
 /* Eligible units with a pod on @node, in no order and without the work they would lose (see
  * sort_units()); the count. A gang is worked out once per node. */
 static size_t node_units(struct gs_tenancy *t, const struct rpod *p, size_t node,
@@ -372,17 +445,23 @@ static size_t node_units(struct gs_tenancy *t, const struct rpod *p, size_t node
     for (size_t i = 0; i < np && n < GS_GPUS_MAX * 4; i++) {
         int32_t vid = own ? vn->v[i].pod : gs_fleet_pod_at(t->fleet, node, i);
         const struct vpod *c = i < vn->n && vn->v[i].pod == vid ? &vn->v[i] : NULL;
-        if (c && c->group < 0 && !may_take(t, p, c, mode, guarantee))
-            continue; /* alone, and not eligible() */
+        if (c && c->group < 0) { /* alone: eligible() or not, its record unread */
+            struct unit a = alone_unit(t, p, c, &vn->a[i], mode, guarantee);
+            if (a.pod >= 0)
+                out[n++] = a;
+            continue;
+        }
         size_t g = 0;
         while (c && c->group >= 0 && g < ng && groups[g] != c->group)
             g++;
         if (c && c->group >= 0 && g < ng)
             continue; /* its gang is a unit here already */
         const struct gunit *gu = c && (size_t)c->group < t->capgunits ? &t->gunits[c->group] : NULL;
+        const struct unit *kept =
+            gu ? gunit_current(t, gu, p, mode, guarantee, c->tenant != p->tenant) : NULL;
         struct unit u;
-        if (gu && gunit_current(t, gu, p, mode, guarantee, c->tenant != p->tenant)) {
-            u = gu->u; /* a gang (not alone: gang_unit() made it) met on another node */
+        if (kept) {
+            u = *kept; /* a gang (not alone: gang_unit() made it) met on another node */
             if (ng < sizeof(groups) / sizeof(groups[0]))
                 groups[ng++] = c->group;
         } else {
@@ -443,10 +522,10 @@ static int try_set(struct gs_tenancy *t, const struct rpod *p, size_t node, cons
     for (size_t i = 0; i < n; i++) {
         if (!(use & (1ull << i)))
             continue;
-        int32_t q = t->pods[u[i].pod].queue, group = t->pods[u[i].pod].group;
+        int32_t q = u[i].queue, group = u[i].gang;
         int64_t taken = 0, alone = 0;
         for (size_t j = 0; j <= i; j++) {
-            if ((use & (1ull << j)) && t->pods[u[j].pod].queue == q)
+            if ((use & (1ull << j)) && u[j].queue == q)
                 taken += u[j].milli;
             alone += (use & (1ull << j)) && u[i].group >= 0 && u[j].group == u[i].group;
         }
@@ -593,12 +672,11 @@ static int could_fit(const struct gs_tenancy *t, const struct rpod *p, size_t no
         return 1;
     int cards = gs_fleet_node_free_cards(t->fleet, node);
     for (size_t i = 0; i < n; i++) {
-        const struct rpod *v = &t->pods[u[i].pod];
-        if (v->group < 0) {
-            cards += v->node == (int32_t)node ? __builtin_popcount(v->mask) : 0;
+        if (u[i].gang < 0) { /* a pod alone, met on @node */
+            cards += u[i].cards;
             continue;
         }
-        const struct gang *g = &t->gangs[v->group];
+        const struct gang *g = &t->gangs[u[i].gang];
         for (size_t k = 0; k < g->members.n; k++) {
             const struct rpod *m = &t->pods[g->members.v[k]];
             if (m->state == GS_POD_RUNNING && m->node == (int32_t)node)
@@ -632,6 +710,9 @@ struct vsum {
     int32_t borrow, borrow2; /* the highest of the slots' and the highest of the others' */
     uint32_t borrow_slot;    /* the first slot with @borrow */
     uint64_t q_open;         /* all slots' */
+    int32_t low_ded;         /* the highest of the slots': the preemptor's own is read only when
+                              * this says it may hold one (the slots are far apart, nodes' sums not) */
+    uint64_t q_ded;          /* all slots' */
 };
 
 struct vmemo {
@@ -654,7 +735,7 @@ int gs__tn_victims_alloc(struct gs_tenancy *t)
     for (size_t i = 0; i < nodes * t->vslots; i++)
         t->vindex[i] = (struct vslot){-1, -1, -1, 0, 0};
     for (size_t i = 0; i < nodes; i++)
-        t->vsum[i] = (struct vsum){-1, -1, -1, 0, 0};
+        t->vsum[i] = (struct vsum){-1, -1, -1, 0, 0, -1, 0};
     if (t->nlevels <= GS_NODE_CARDS_MAX && t->nqueues <= GS_NODE_CARDS_MAX &&
         !(t->node_cards = gs__zalloc(nodes * (2 * t->nlevels + t->nqueues), sizeof(int32_t))))
         return -ENOMEM;
@@ -691,17 +772,22 @@ void gs__tn_victims_update(struct gs_tenancy *t, size_t node)
         vs[k] = (struct vslot){-1, -1, -1, 0, 0};
     size_t np = gs_fleet_pod_count(t->fleet, node);
     struct vnode *vn = &t->vpods[node];
-    struct vpod *vp = gs_grow(vn->v, &vn->cap, np ? np : 1, sizeof(*vp), 8);
+    struct vpod *vp =
+        gs_grow(vn->v, &vn->cap, np ? np : 1, sizeof(struct vpod) + sizeof(struct valone), 8);
     vn->v = vp ? vp : vn->v;
+    vn->a = vn->v ? (struct valone *)(vn->v + vn->cap) : NULL;
     vn->n = vp ? np : 0; /* none: node_units() reads the pods' records */
     vn->ok = vp != NULL;
     for (size_t i = 0; i < np; i++) {
         int32_t id = gs_fleet_pod_at(t->fleet, node, i);
         const struct rpod *v = &t->pods[id];
-        if (vp)
+        if (vp) {
             vp[i] = (struct vpod){
                 id,       v->prio,        v->tenant,           v->queue,
                 v->group, v->preemptible, (uint8_t)v->charged, v->preemptions >= GS_EVICTIONS_MAX};
+            vn->a[i] = (struct valone){v->milli, v->start, v->seq, __builtin_popcount(v->mask),
+                                       v->preemptions > 0};
+        }
         if (v->preemptions >= GS_EVICTIONS_MAX)
             continue;
         struct vslot *s = &vs[(size_t)v->tenant % t->vslots];
@@ -725,10 +811,12 @@ void gs__tn_victims_update(struct gs_tenancy *t, size_t node)
         }
     }
     struct vsum *sum = &t->vsum[node];
-    *sum = (struct vsum){-1, -1, -1, 0, 0};
+    *sum = (struct vsum){-1, -1, -1, 0, 0, -1, 0};
     for (size_t k = 0; k < t->vslots; k++) {
         sum->low_open = vs[k].low_open > sum->low_open ? vs[k].low_open : sum->low_open;
         sum->q_open |= vs[k].q_open;
+        sum->low_ded = vs[k].low_ded > sum->low_ded ? vs[k].low_ded : sum->low_ded;
+        sum->q_ded |= vs[k].q_ded;
         if (vs[k].borrow > sum->borrow) {
             sum->borrow2 = sum->borrow;
             sum->borrow = vs[k].borrow;
@@ -743,6 +831,15 @@ void gs__tn_victims_update(struct gs_tenancy *t, size_t node)
         t->clog_lost = 1; /* a change not logged: memos are not trusted again */
 }
 
+void gs__tn_victims_started(struct gs_tenancy *t, int32_t pod)
+{
+    const struct rpod *v = &t->pods[pod];
+    struct vnode *vn = &t->vpods[v->node];
+    for (size_t i = 0; i < vn->n; i++)
+        if (vn->v[i].pod == pod)
+            vn->a[i].start = v->start;
+}
+
 /* May @node hold a pod this search could take? Only "no" is sure. */
 static int may_hold(const struct gs_tenancy *t, const struct rpod *p, size_t node,
                     enum evict_mode mode, int guarantee, uint64_t donors)
@@ -750,8 +847,8 @@ static int may_hold(const struct gs_tenancy *t, const struct rpod *p, size_t nod
     const struct vslot *own = &t->vindex[node * t->vslots + (size_t)p->tenant % t->vslots];
     const struct vsum *sum = &t->vsum[node];
     if (mode == EVICT_RECLAIM)
-        return ((own->q_ded | sum->q_open) & donors) != 0;
-    if (own->low_ded > p->level || sum->low_open > p->level)
+        return (sum->q_open & donors) || ((sum->q_ded & donors) && (own->q_ded & donors));
+    if (sum->low_open > p->level || (sum->low_ded > p->level && own->low_ded > p->level))
         return 1;
     /* the guarantee: a slot not the preemptor's own, or any when its own is shared */
     int shared = t->pol->ntenants + 1 > t->vslots;
@@ -840,16 +937,20 @@ struct search {
     size_t found;
 };
 
-/* Look for a set on @n; 1 when it offers one, 0 not, -ENOMEM. */
+/* May @n offer a set, by what the index says? Reads no pod; a visit does not change its answer. */
+static int worth_visit(const struct gs_tenancy *t, const struct search *se, size_t n)
+{
+    const struct rpod *p = se->p; /* the index first: its sums are read node after node */
+    return may_hold(t, p, n, se->mode, se->guarantee, se->donors) &&
+           !(p->fit.ncards > 0 && !(se->models & (1u << gs_fleet_node_model(t->fleet, n)))) &&
+           cards_bound(t, p, n, se->mode, se->guarantee, se->donors);
+}
+
+/* Look for a set on @n (worth_visit()); 1 when it offers one, 0 not, -ENOMEM. */
 static int visit(struct gs_tenancy *t, struct search *se, size_t n)
 {
     const struct rpod *p = se->p;
     struct unit u[GS_GPUS_MAX * 4];
-    int model = gs_fleet_node_model(t->fleet, n);
-    if ((p->fit.ncards > 0 && !(se->models & (1u << model))) ||
-        !may_hold(t, p, n, se->mode, se->guarantee, se->donors) ||
-        !cards_bound(t, p, n, se->mode, se->guarantee, se->donors))
-        return 0;
     size_t nu = node_units(t, p, n, se->mode, se->guarantee, u);
     t->work.victim_nodes++;
     uint64_t set;
@@ -857,6 +958,7 @@ static int visit(struct gs_tenancy *t, struct search *se, size_t n)
         return 0;
     for (size_t i = 0; i < nu; i++) { /* what sort_units() reads of each: the work model */
         __builtin_prefetch(&t->pods[u[i].pod].rate);
+        __builtin_prefetch(&t->pods[u[i].pod].left);
         __builtin_prefetch(&t->pods[u[i].pod].every_us);
     }
     if (!could_fit(t, p, n, u, nu))
@@ -870,18 +972,41 @@ static int visit(struct gs_tenancy *t, struct search *se, size_t n)
     return r;
 }
 
+/* The @at-th node of the search's order: from @n0 on, or the memo's list (@nc). */
+static size_t node_of(const struct gs_tenancy *t, size_t at, size_t nc, size_t n0)
+{
+    return nc == SIZE_MAX ? (n0 + at) % t->pol->nnodes : (size_t)t->scratch[at];
+}
+
+/* From @at on (below @end), the first position whose node is worth a visit, or @end; that node's
+ * pod lists are fetched into the cache while the node before it is searched. */
+static size_t next_visit(const struct gs_tenancy *t, const struct search *se, size_t at, size_t end,
+                         size_t nc, size_t n0)
+{
+    for (; at < end && !worth_visit(t, se, node_of(t, at, nc, n0)); at++)
+        ;
+    if (at < end) {
+        const struct vnode *vn = &t->vpods[node_of(t, at, nc, n0)];
+        for (size_t i = 0; i < vn->n; i += 64 / sizeof(*vn->v))
+            __builtin_prefetch(&vn->v[i]);
+    }
+    return at;
+}
+
 /* Every node, from where the last search stopped, or only those a memo leaves; 0 or -ENOMEM. */
 static int search_nodes(struct gs_tenancy *t, struct search *se, struct vmemo *m)
 {
-    size_t nn = t->pol->nnodes, want = nn / 10 > 100 ? nn / 10 : 100, at = 0, nc = SIZE_MAX;
+    size_t nn = t->pol->nnodes, want = nn / 10 > 100 ? nn / 10 : 100, nc = SIZE_MAX;
     size_t n0 = t->evict_next < nn ? t->evict_next : 0;
     if (m && !t->clog_lost && m->models == se->models && t->now < m->until)
         nc = gs__tn_logged_since(t, &t->clog, m->since, nn / 4, n0);
     int r = 0;
-    size_t last = n0;
-    for (; at < (nc == SIZE_MAX ? nn : nc) && r >= 0 && se->found < want; at++) {
-        last = nc == SIZE_MAX ? (n0 + at) % nn : (size_t)t->scratch[at];
+    size_t last = n0, end = nc == SIZE_MAX ? nn : nc;
+    for (size_t at = next_visit(t, se, 0, end, nc, n0); at < end && r >= 0 && se->found < want;) {
+        size_t after = next_visit(t, se, at + 1, end, nc, n0);
+        last = node_of(t, at, nc, n0);
         r = visit(t, se, last);
+        at = after;
     }
     if (r >= 0 && se->found >= want) /* cut short: the next search starts after @last */
         t->evict_next = (last + 1) % nn;
@@ -907,6 +1032,7 @@ int gs__tn_evict_for(struct gs_tenancy *t, int32_t pod, enum evict_mode mode, st
     for (size_t q = 0; mode == EVICT_RECLAIM && q < t->nqueues; q++)
         if ((int32_t)q != p->queue && reclaimable(t, (int32_t)q) && t->q_used[q] > t->q_deserved[q])
             se.donors |= 1ull << (q & 63); /* reclaim: queues (mod 64) above their share */
+    t->vdonors = se.donors;
     /* A search bounded by the queues' shares (see try_set()) is remembered apart; shares that
      * move while no node changes may then leave a set unseen until one does: an eviction
      * missed for a while, never a wrong one. */

@@ -493,6 +493,7 @@ int gs_tenancy_restore(struct gs_tenancy *t, int32_t id, int32_t node, uint32_t 
         gs__quota_charge(t, p, p->model, 1, 1);
     }
     p->start = p->since = start_us; /* its work counts from its start */
+    gs__tn_victims_started(t, id);
     p->first_start = p->sp->placed_given & GS_PLACED_FIRST ? p->sp->first_start_us : start_us;
     if (p->preemptions > 0) /* its readmission grace runs from its start, not from now */
         gs__tn_readmit_at(t, start_us);

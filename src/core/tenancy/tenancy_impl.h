@@ -242,6 +242,7 @@ struct gs_tenancy {
     struct gunit *gunits;  /* eviction.c: per gang, its unit as the current search sees it */
     size_t capgunits;
     uint64_t vsearch; /* victim searches begun: a gunits[] entry stamped so is current */
+    uint64_t vdonors; /* the current reclaim search's queues to take from (eviction.c) */
     /* Attempts' scratch, kept from one to the next: a single pod's and a gang's transaction, a
      * gang's waiting members, and a copy of the open-node list. */
     struct txn txn_pod, txn_gang;
@@ -373,8 +374,10 @@ void gs__tn_work_lost(struct gs_tenancy *t, int32_t pod);
 void gs__tn_work_resume(struct gs_tenancy *t, int32_t pod, int64_t done_us);
 /* Of @p's nominal run, the microseconds its current run has done by now. */
 int64_t gs__tn_work_done(const struct gs_tenancy *t, const struct rpod *p);
-/* What evicting running @pod now would discard: milli-GPU x us of work since its checkpoint. */
-int64_t gs__tn_work_at_risk(const struct gs_tenancy *t, const struct rpod *p);
+/* What evicting running @p, on @cards cards (those of its mask: a victim search passes the count
+ * it keeps, saving a read of the pod's first cache line), would discard now: milli-GPU x us of
+ * work since its checkpoint. */
+int64_t gs__tn_work_at_risk(const struct gs_tenancy *t, const struct rpod *p, int32_t cards);
 /* The ledger's integrals up to @now (before anything changes at @now). */
 void gs__tn_work_accrue(struct gs_tenancy *t, int64_t now);
 /* Gang @g's running members crossed minMember: their cards are shared anew. 0 or -ENOMEM. */
@@ -399,6 +402,8 @@ int gs__tn_evict_for(struct gs_tenancy *t, int32_t pod, enum evict_mode mode, st
 /* The victim index: allocated once the levels are known; updated whenever @node's pods change. */
 int gs__tn_victims_alloc(struct gs_tenancy *t);
 void gs__tn_victims_update(struct gs_tenancy *t, size_t node);
+/* Running @pod's start time was set anew (gs_tenancy_restore()): the index keeps it too. */
+void gs__tn_victims_started(struct gs_tenancy *t, int32_t pod);
 /* A gang's members started, stopped or grew in number: victim searches work its unit out anew. */
 void gs__tn_gang_changed(struct gs_tenancy *t, int32_t group);
 void gs__tn_victims_free(struct gs_tenancy *t);

@@ -234,10 +234,10 @@ int64_t gs__tn_work_done(const struct gs_tenancy *t, const struct rpod *p)
     return run_done(t, p, &keep);
 }
 
-int64_t gs__tn_work_at_risk(const struct gs_tenancy *t, const struct rpod *p)
+int64_t gs__tn_work_at_risk(const struct gs_tenancy *t, const struct rpod *p, int32_t cards)
 {
     int64_t keep, run = run_done(t, p, &keep);
-    return (run - keep) * p->rate * __builtin_popcount(p->mask);
+    return (run - keep) * p->rate * cards;
 }
 
 void gs__tn_work_lost(struct gs_tenancy *t, int32_t pod)
