@@ -302,6 +302,40 @@ static void test_restored_gang_runs_again(void **state)
     gs_scenario_free(s);
 }
 
+/*
+ * A snapshot continued: which part of its tenant's GPUQuota a pod put back is held in
+ * (sim.gpusched.io/charged) is what victim searches read, not the order pods are put back in:
+ * team-a's first pod in file order holds the shared part, so it is the one team-b's guarantee
+ * takes, and the dedicated one stays.
+ */
+static void test_restored_charge_is_searched(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    node(s, "n1", "az-1", tmpl(s, "t2", 2, 1));
+    tenant(s, "team-a", 1, 2);
+    tenant(s, "team-b", 1, 2);
+    const char *names[] = {"lent", "own"};
+    for (int i = 0; i < 2; i++) {
+        struct gs_pod_spec *p = pod(s, "team-a", names[i], 1, 0, 1000);
+        snprintf(p->placed_node, sizeof(p->placed_node), "n1");
+        p->placed_node_index = 0;
+        p->placed_mask = 1u << i;
+        p->placed_start_us = 50 * S;
+        p->placed_given = GS_PLACED_GPUS | GS_PLACED_START;
+        p->charged = i == 0 ? 2 : 1; /* shared, dedicated */
+    }
+    pod(s, "team-b", "b", 1, 110, 100);
+    s->sim.now_us = 100 * S;
+    s->sim.from_now = 1;
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    assert_int_equal(find(t, "b")->start_us, 110 * S);
+    assert_int_equal(find(t, "lent")->preemptions, 1);
+    assert_int_equal(find(t, "own")->preemptions, 0);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
 /* Of two gangs that could make room, the smaller one goes. */
 static void test_preempt_smallest_gang(void **state)
 {
@@ -1899,6 +1933,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_preempt_whole_gang),
         cmocka_unit_test(test_restored_gang_runs_again),
+        cmocka_unit_test(test_restored_charge_is_searched),
         cmocka_unit_test(test_node_failures),
         cmocka_unit_test(test_preempt_smallest_gang),
         cmocka_unit_test(test_small_pods_keep_the_big_hole),

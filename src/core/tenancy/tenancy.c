@@ -483,14 +483,11 @@ int gs_tenancy_restore(struct gs_tenancy *t, int32_t id, int32_t node, uint32_t 
         return -EINVAL;
     struct rpod *p = &t->pods[id];
     p->fit.mig_start = mig_start;
+    t->restore_charged = (int8_t)p->sp->charged; /* read by the ledger as it charges the pod */
     int r = gs__tn_bind(t, id, (size_t)node, gpu_mask, NULL);
+    t->restore_charged = 0;
     if (r < 0)
         return r;
-    if (p->sp->charged && p->charged && p->sp->charged != p->charged) {
-        gs__quota_charge(t, p, p->model, -1, 1); /* held as it was where it ran, whatever */
-        p->charged = (int8_t)p->sp->charged;     /* the order pods are put back in */
-        gs__quota_charge(t, p, p->model, 1, 1);
-    }
     p->start = p->since = start_us; /* its work counts from its start */
     p->first_start = p->sp->placed_given & GS_PLACED_FIRST ? p->sp->first_start_us : start_us;
     if (p->preemptions > 0) /* its readmission grace runs from its start, not from now */
