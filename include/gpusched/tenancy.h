@@ -224,6 +224,15 @@ int gs_tenancy_card_health(struct gs_tenancy *t, int64_t now, int32_t node, int 
                            int evict);
 
 /*
+ * gs_xid_loses_work() - whether Xid @xid means the work on the card died, so its pods are
+ * evicted with the card (gs_tenancy_card_health()'s @evict): the ones NVIDIA's Xid catalogue
+ * (docs.nvidia.com/deploy/xid-errors) has end or lose the running contexts — 48 (double-bit
+ * ECC), 63/64 (row remapping), 74 (NVLink), 79 (fallen off the bus), 94/95 (contained or
+ * uncontained ECC) — and 0, a failure without an Xid, taken at its worst. Return: 1 or 0.
+ */
+int gs_xid_loses_work(int xid);
+
+/*
  * gs_tenancy_node_topology() - node @node's PCIe domains, NVLink groups and NVLink pair counts
  * are found to be @pcie, @nvlink and @links (as gs_fleet_set_topology() takes them) at @now: from
  * then on placement reads these in place of its template's. What runs there stays; the pending

@@ -134,21 +134,28 @@ static int ns_tenant(struct gs_scenario *s, const char *ns, const struct gs_scn_
 static int failure_node(struct gs_scenario *s, struct gs_node_failure *f, struct gs_diag *d)
 {
     char at[AT_MAX], other[AT_MAX];
+    const char *list = f->gpu < 0 ? "nodeFailures" : "cardFailures";
     for (const struct gs_node_failure *e = s->sim.failures; e < f; e++) {
         int64_t e_end = e->restore_us == GS_UNSET ? INT64_MAX : e->restore_us;
         int64_t f_end = f->restore_us == GS_UNSET ? INT64_MAX : f->restore_us;
-        if (!strcmp(e->node, f->node) && f->at_us < e_end && e->at_us < f_end)
-            return gs_diag_error(d, "%s: nodeFailures: node %s is down then already (%s)",
-                                 gs__scn_where(&f->src, at, sizeof(at)), f->node,
+        if (!strcmp(e->node, f->node) && e->gpu == f->gpu && f->at_us < e_end && e->at_us < f_end)
+            return gs_diag_error(d, "%s: %s: %s %s is down then already (%s)",
+                                 gs__scn_where(&f->src, at, sizeof(at)), list,
+                                 f->gpu < 0 ? "node" : "a card of node", f->node,
                                  gs__scn_where(&e->src, other, sizeof(other)));
     }
-    for (size_t k = 0; k < s->policy.nnodes; k++)
-        if (!strcmp(s->policy.nodes[k].name, f->node)) {
-            f->index = (int32_t)k;
-            return 0;
-        }
-    return gs_diag_error(d, "%s: nodeFailures: node \"%s\" is not a node of the Cluster",
-                         gs__scn_where(&f->src, at, sizeof(at)), f->node);
+    for (size_t k = 0; k < s->policy.nnodes; k++) {
+        if (strcmp(s->policy.nodes[k].name, f->node))
+            continue;
+        int gpus = s->policy.templates[s->policy.nodes[k].template_index].gpus;
+        if (f->gpu >= gpus)
+            return gs_diag_error(d, "%s: cardFailures: node %s has %d cards, no gpu %d",
+                                 gs__scn_where(&f->src, at, sizeof(at)), f->node, gpus, f->gpu);
+        f->index = (int32_t)k;
+        return 0;
+    }
+    return gs_diag_error(d, "%s: %s: node \"%s\" is not a node of the Cluster",
+                         gs__scn_where(&f->src, at, sizeof(at)), list, f->node);
 }
 
 /* pod_refs() - a pod's group, profile, PriorityClass and queue must exist. */

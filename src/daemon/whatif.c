@@ -2,10 +2,11 @@
  * gpuschedd: GET /v1/snapshot, the live state as a scenario `gpusched simulate --from-now`
  * continues from (docs/whatif.md). Runs on the scheduler thread, which owns the state, so what it
  * writes is one instant: the inventory as a Cluster, the policy files in force as they were read,
- * the PodGroups posted, the nodes NotReady as nodeFailures at now, and every pod held in arrival
- * order (its Pod as posted, with its arrival and, running, its node, cards, MIG instance and
- * start as sim.gpusched.io/ annotations). Times are microseconds since an origin: 0 on the
- * manual clock, else the earliest submission held (written as a comment).
+ * the PodGroups posted, the nodes NotReady as nodeFailures and the cards unhealthy as
+ * cardFailures at now, and every pod held in arrival order (its Pod as posted, with its arrival
+ * and, running, its node, cards, MIG instance and start as sim.gpusched.io/ annotations). Times are
+ * microseconds since an origin: 0 on the manual clock, else the earliest submission held (written
+ * as a comment).
  */
 #include "whatif.h"
 #include "api.h"
@@ -101,9 +102,8 @@ static void podgroups(struct gsd_text *t, const struct gsd_state *st)
     }
 }
 
-/* The Simulation: now, the daemon's way, and the nodes NotReady (down from now on). Cards
- * marked unhealthy have no scenario form: they are listed in a comment, and placement in the
- * simulation may use them. */
+/* The Simulation: now, the daemon's way, the nodes NotReady (down from now on) and the cards
+ * marked unhealthy, with the Xid their agent reported (what runs there runs on). */
 static void simulation(struct gsd_text *t, const struct gsd_state *st, int64_t now)
 {
     gsd_text_printf(t,
@@ -115,10 +115,18 @@ static void simulation(struct gsd_text *t, const struct gsd_state *st, int64_t n
         if (!gsd_node_ready(&st->health[i]))
             gsd_text_printf(t, "%s    - {node: \"%s\", at: %" PRId64 "us}\n",
                             any++ ? "" : "  nodeFailures:\n", st->inv->policy.nodes[i].name, now);
+    any = 0;
     for (size_t i = 0; i < st->nhealth && i < st->inv->policy.nnodes; i++)
-        if (st->health[i].bad_mask)
-            gsd_text_printf(t, "# node %s: cards marked unhealthy (mask 0x%x) are not carried\n",
-                            st->inv->policy.nodes[i].name, (unsigned)st->health[i].bad_mask);
+        for (int g = 0; g < GS_GPUS_MAX; g++) {
+            if (!(st->health[i].bad_mask >> g & 1))
+                continue;
+            gsd_text_printf(t, "%s    - {node: \"%s\", gpu: %d, at: %" PRId64 "us",
+                            any++ ? "" : "  cardFailures:\n", st->inv->policy.nodes[i].name, g,
+                            now);
+            if (st->health[i].xid[g] > 0)
+                gsd_text_printf(t, ", xid: %d", (int)st->health[i].xid[g]);
+            gsd_text_printf(t, "}\n");
+        }
 }
 
 /* Pod @p as posted, with its arrival, progress and placement annotations, as indented JSON. */

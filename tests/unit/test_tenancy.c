@@ -336,6 +336,61 @@ static void test_restored_charge_is_searched(void **state)
     gs_scenario_free(s);
 }
 
+/*
+ * cardFailures: a card failing with an Xid that loses the work (79) sends its pod back to wait;
+ * one that does not (13 here) drains: its pod runs on, and no new pod lands there until the card
+ * is back. A snapshot continued keeps its unhealthy cards: what runs there runs on.
+ */
+static void test_card_failures(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    node(s, "n1", "az-1", tmpl(s, "t2", 2, 1));
+    pod(s, "ns", "lost", 1, 0, 1000);
+    pod(s, "ns", "drained", 1, 0, 1000);
+    pod(s, "ns", "late", 1, 200, 100);
+    static const int xids[] = {79, 13};
+    for (int g = 0; g < 2; g++)
+        s->sim.failures[s->sim.nfailures++] =
+            (struct gs_node_failure){.node = "n1",
+                                     .index = 0,
+                                     .gpu = g,
+                                     .xid = xids[g],
+                                     .at_us = 100 * S,
+                                     .restore_us = g ? 1500 * S : GS_UNSET};
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    assert_int_equal(find(t, "lost")->preemptions, 0);
+    char runs[128];
+    runs_of(t, "lost", runs, sizeof(runs)); /* back when card 1 is, at 1500 s */
+    assert_string_equal(runs, "n1@0-100;n1@1500-2500;");
+    runs_of(t, "drained", runs, sizeof(runs));
+    assert_string_equal(runs, "n1@0-1000;");
+    runs_of(t, "late", runs, sizeof(runs)); /* card 1 freed at 1000 s, healthy at 1500 s */
+    assert_string_equal(runs, "n1@2500-2600;");
+    gs_tsim_free(t);
+    s->sim.nfailures = 0;
+    /* continued from a snapshot at 300 s: card 1 unhealthy (draining), card 0 empty */
+    s->pods[1].placed_node_index = 0;
+    snprintf(s->pods[1].placed_node, sizeof(s->pods[1].placed_node), "n1");
+    s->pods[1].placed_mask = 2u;
+    s->pods[1].placed_start_us = 0;
+    s->pods[1].placed_given = GS_PLACED_GPUS | GS_PLACED_START;
+    s->pods[0].arrival_us = 300 * S;
+    s->sim.failures[s->sim.nfailures++] = (struct gs_node_failure){
+        .node = "n1", .index = 0, .gpu = 1, .xid = 79, .at_us = 300 * S, .restore_us = GS_UNSET};
+    s->sim.now_us = 300 * S;
+    s->sim.from_now = 1;
+    t = run(s, GS_WAY_FULL);
+    runs_of(t, "drained", runs, sizeof(runs)); /* runs on, though its card failed */
+    assert_string_equal(runs, "n1@0-1000;");
+    runs_of(t, "late", runs, sizeof(runs)); /* arrived first: card 0, the healthy one */
+    assert_string_equal(runs, "n1@300-400;");
+    runs_of(t, "lost", runs, sizeof(runs)); /* card 1 freed at 1000 s stays unhealthy */
+    assert_string_equal(runs, "n1@400-1400;");
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
 /* Of two gangs that could make room, the smaller one goes. */
 static void test_preempt_smallest_gang(void **state)
 {
@@ -1934,6 +1989,7 @@ int main(void)
         cmocka_unit_test(test_preempt_whole_gang),
         cmocka_unit_test(test_restored_gang_runs_again),
         cmocka_unit_test(test_restored_charge_is_searched),
+        cmocka_unit_test(test_card_failures),
         cmocka_unit_test(test_node_failures),
         cmocka_unit_test(test_preempt_smallest_gang),
         cmocka_unit_test(test_small_pods_keep_the_big_hole),

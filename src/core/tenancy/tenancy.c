@@ -579,6 +579,15 @@ int gs_tenancy_card_health(struct gs_tenancy *t, int64_t now, int32_t node, int 
     return requeue_node(t, (size_t)node, 1u << gpu, why);
 }
 
+int gs_xid_loses_work(int xid)
+{
+    static const int lost[] = {0, 48, 63, 64, 74, 79, 94, 95};
+    for (size_t i = 0; i < sizeof(lost) / sizeof(lost[0]); i++)
+        if (xid == lost[i])
+            return 1;
+    return 0;
+}
+
 int gs_tenancy_node_topology(struct gs_tenancy *t, int64_t now, int32_t node, const uint8_t *pcie,
                              const uint8_t *nvlink, const uint8_t (*links)[GS_GPUS_MAX])
 {
