@@ -42,6 +42,16 @@ struct gs_node_failure {
     struct gs_scn_src src;
 };
 
+/* cardModes.cards[]: a card's mode history, as a snapshot gives it: card @gpu of @node last took
+ * @mode (enum gs_card_mode, not free) at @since_us, and keeps it when empty. */
+struct gs_card_history {
+    char node[GS_NAME_MAX];
+    int32_t index; /* into policy.nodes, once gs_scenario_resolve() found it */
+    int32_t gpu, mode;
+    int64_t since_us;
+    struct gs_scn_src src;
+};
+
 /* The Simulation document (sim.gpusched.io/v1alpha1): how to run the scenario. */
 struct gs_sim_spec {
     int defined;
@@ -55,9 +65,12 @@ struct gs_sim_spec {
                            placed_*) restored where they run, instead of from 0 */
     /* cardModes: {convert: BOOL, minHold: DURATION}: whether an empty card may change mode to
      * follow demand, and how long it keeps a mode first (gs_fleet_set_modes()). */
-    int modes_defined;   /* cardModes given: reports then count conversions */
-    int convert;         /* default 1 */
-    int64_t min_hold_us; /* default 0 */
+    int modes_defined;             /* cardModes given: reports then count conversions */
+    int convert;                   /* default 1 */
+    int64_t min_hold_us;           /* default 0 */
+    struct gs_card_history *cards; /* cardModes.cards, in file order (owned; read with
+                                      --from-now only) */
+    size_t ncards;
     struct gs_node_failure failures[GS_SIM_FAILURES_MAX]; /* nodeFailures, then cardFailures,
                                                              each in file order */
     size_t nfailures;

@@ -224,6 +224,15 @@ int gs_tenancy_card_health(struct gs_tenancy *t, int64_t now, int32_t node, int 
                            int evict);
 
 /*
+ * gs_tenancy_card_mode() - card @gpu of @node last took mode @mode (not GS_CARD_FREE) at
+ * @since_us, no later than now: a snapshot's card put back (gs_fleet_set_card_history()), after
+ * its pods are; from then on an empty card changes mode as cardModes allows counting from then.
+ * Return: 0; -EINVAL (no such node or card, @since_us after now, a mode its pods or its node
+ * cannot have).
+ */
+int gs_tenancy_card_mode(struct gs_tenancy *t, int32_t node, int gpu, int mode, int64_t since_us);
+
+/*
  * gs_xid_loses_work() - whether Xid @xid means the work on the card died, so its pods are
  * evicted with the card (gs_tenancy_card_health()'s @evict): the ones NVIDIA's Xid catalogue
  * (docs.nvidia.com/deploy/xid-errors) has end or lose the running contexts — 48 (double-bit

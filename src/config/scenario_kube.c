@@ -11,8 +11,11 @@
 #include "scenario_impl.h"
 
 #include "gpusched/diag.h"
+#include "gpusched/fleet.h"
+#include "gpusched/grow.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -523,7 +526,8 @@ static const char *const sim_keys[] = {"compare",      "horizon", "cardModes",
 struct failures {
     struct gs__scn_load *L;
     struct gs_sim_spec *sim;
-    const char *list; /* "nodeFailures" or "cardFailures" */
+    const char *list; /* "nodeFailures", "cardFailures" or "cardModes.cards" */
+    size_t cap;       /* cardModes.cards: the array's */
 };
 
 /* nodeFailures[]: {node: NAME, at: DURATION, restore: DURATION (optional, after at)};
@@ -572,11 +576,50 @@ static int failure_item(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
     return 0;
 }
 
-static int card_modes(struct gs__yctx *c, yaml_node_t *n, struct gs_sim_spec *sim)
+/* cardModes.cards[]: {node: NAME, gpu: INDEX, mode: MODE, since: DURATION}. */
+static int card_item(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
 {
-    static const char *const keys[] = {"convert", "minHold"};
-    yaml_node_t *f[2] = {NULL};
-    int rc = gs__yaml_each_field(c, n, keys, 2, "cardModes", gs__scn_keep, f);
+    static const char *const keys[] = {"node", "gpu", "mode", "since"};
+    static const char *const modes[] = {"exclusive", "shared", "mig", "timesliced"};
+    struct failures *fl = arg;
+    struct gs_sim_spec *sim = fl->sim;
+    yaml_node_t *f[4] = {NULL};
+    char where[64];
+    gs__yaml_label(where, sizeof(where), "cardModes.cards[%d]", idx);
+    int rc = gs__yaml_each_field(c, n, keys, 4, where, gs__scn_keep, f);
+    for (int k = 0; !rc && k < 4; k++)
+        if (!f[k])
+            return gs__yaml_err(c, n, "%s needs %s", where, keys[k]);
+    struct gs_card_history e = {.index = -1};
+    int64_t gpu = 0;
+    int mode = 0;
+    if (!rc)
+        rc = gs__scn_name(c, f[0], "cardModes.cards[].node", e.node, sizeof(e.node));
+    if (!rc)
+        rc = gs__scn_int(c, f[1], "cardModes.cards[].gpu", 0, GS_GPUS_MAX - 1, &gpu);
+    if (!rc)
+        rc = gs__scn_enum(c, f[2], "cardModes.cards[].mode", modes, 4, &mode);
+    if (!rc)
+        rc = gs__scn_dur(c, f[3], "cardModes.cards[].since", &e.since_us);
+    if (rc)
+        return rc;
+    e.gpu = (int32_t)gpu;
+    e.mode = GS_CARD_EXCLUSIVE + mode;
+    gs__scn_src(c, fl->L, n, &e.src);
+    struct gs_card_history *v = gs_grow(sim->cards, &fl->cap, sim->ncards + 1, sizeof(*v), 16);
+    if (!v)
+        return gs__yaml_err(c, n, "out of memory");
+    sim->cards = v;
+    sim->cards[sim->ncards++] = e;
+    return 0;
+}
+
+static int card_modes(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *n,
+                      struct gs_sim_spec *sim)
+{
+    static const char *const keys[] = {"convert", "minHold", "cards"};
+    yaml_node_t *f[3] = {NULL};
+    int rc = gs__yaml_each_field(c, n, keys, 3, "cardModes", gs__scn_keep, f);
     if (!rc && f[0])
         rc = gs__scn_bool(c, f[0], "cardModes.convert", &sim->convert);
     if (!rc && f[1])
@@ -585,6 +628,9 @@ static int card_modes(struct gs__yctx *c, yaml_node_t *n, struct gs_sim_spec *si
         gs__yaml_warn(c, f[1],
                       "cardModes.minHold has no effect: with convert false a card keeps "
                       "its first mode");
+    if (!rc && f[2])
+        rc = gs__yaml_each_item(c, f[2], "cardModes.cards", card_item,
+                                &(struct failures){L, sim, "cardModes.cards", 0});
     sim->modes_defined = 1;
     return rc;
 }
@@ -623,15 +669,17 @@ int gs__scn_simulation(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *
     if (!rc && f[SIM_NOW])
         rc = gs__scn_dur(c, f[SIM_NOW], "now", &sim.now_us);
     if (!rc && f[SIM_MODES])
-        rc = card_modes(c, f[SIM_MODES], &sim);
+        rc = card_modes(c, L, f[SIM_MODES], &sim);
     if (!rc && f[SIM_FAILURES])
         rc = gs__yaml_each_item(c, f[SIM_FAILURES], "nodeFailures", failure_item,
-                                &(struct failures){L, &sim, "nodeFailures"});
+                                &(struct failures){L, &sim, "nodeFailures", 0});
     if (!rc && f[SIM_CARD_FAILURES])
         rc = gs__yaml_each_item(c, f[SIM_CARD_FAILURES], "cardFailures", failure_item,
-                                &(struct failures){L, &sim, "cardFailures"});
+                                &(struct failures){L, &sim, "cardFailures", 0});
     if (!rc)
         L->s->sim = sim;
+    else
+        free(sim.cards);
     return rc;
 }
 

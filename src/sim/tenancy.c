@@ -183,8 +183,9 @@ static int loop(struct gs_tsim *t)
  * --from-now: the clock starts at the snapshot's now. The nodes down by then go down; the pods
  * that arrived by then are submitted in file order (a snapshot lists them in the daemon's
  * arrival order) and those running are put back on their cards by the core's restore, the rule a
- * daemon restarting from its store follows; then the cards unhealthy by then fail, over the pods
- * that still run there (a card that drains), and a pass runs as the daemon's next would.
+ * daemon restarting from its store follows; the cards take the mode history the snapshot gives
+ * them; then the cards unhealthy by then fail, over the pods that still run there (a card that
+ * drains), and a pass runs as the daemon's next would.
  */
 static int start_from_now(struct gs_tsim *t, struct gs_diag *d)
 {
@@ -225,6 +226,17 @@ static int start_from_now(struct gs_tsim *t, struct gs_diag *d)
             .node = v.node, .gpu_mask = v.gpu_mask, .share_milli = v.share_milli};
         if ((r = bound(t, i, t->pods[i].id, &dec)) == 0)
             t->uses[t->nuses - 1].start_us = sp->placed_start_us;
+    }
+    for (size_t k = 0; r >= 0 && k < t->s->sim.ncards; k++) {
+        const struct gs_card_history *c = &t->s->sim.cards[k];
+        r = gs_tenancy_card_mode(t->sched, c->index, c->gpu, c->mode, c->since_us);
+        if (r == -EINVAL)
+            return gs_diag_error(d,
+                                 "%.*s:%u:%u: cardModes.cards: card %d of node %s cannot be "
+                                 "in mode %s: the pods put back on it are not, or the node "
+                                 "has no such mode",
+                                 (int)sizeof(c->src.file), c->src.file, c->src.line, c->src.col,
+                                 c->gpu, c->node, gs_card_mode_name((enum gs_card_mode)c->mode));
     }
     for (size_t k = first; r >= 0 && k < t->next_node_event; k++)
         if (t->node_events[k].gpu >= 0)

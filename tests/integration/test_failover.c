@@ -219,8 +219,9 @@ static int pod_card(const struct daemon *d, const char *name)
 }
 
 /*
- * GET /v1/snapshot carries an unhealthy card as a cardFailures entry with its Xid, and the
- * continuation keeps it: simulate --from-now leaves pod @waiting, which needs every card of
+ * GET /v1/snapshot carries an unhealthy card as a cardFailures entry with its Xid, and its mode
+ * history (empty now, it last ran a whole-card pod) in cardModes.cards; the continuation keeps
+ * the failure: simulate --from-now leaves pod @waiting, which needs every card of
  * the node, pending as gpuschedd does.
  */
 static void snapshot_keeps_card(const struct daemon *d, int c, const char *waiting)
@@ -231,6 +232,9 @@ static void snapshot_keeps_card(const struct daemon *d, int c, const char *waiti
     snprintf(want, sizeof(want), "{node: \"n-t4-0\", gpu: %d, at: ", c);
     if (!strstr(a.body, want) || !strstr(a.body, ", xid: 92}"))
         fail_msg("no cardFailures entry %s... xid: 92 in the snapshot: %s", want, a.body);
+    snprintf(want, sizeof(want), "{node: \"n-t4-0\", gpu: %d, mode: exclusive, since: ", c);
+    if (!strstr(a.body, "  cardModes:\n    cards:\n") || !strstr(a.body, want))
+        fail_msg("no cardModes.cards entry %s... in the snapshot: %s", want, a.body);
     snprintf(path, sizeof(path), "%s/snap.yaml", d->dir);
     snprintf(json, sizeof(json), "%s/snap.json", d->dir);
     FILE *f = fopen(path, "w");
@@ -324,7 +328,9 @@ static void test_xid(void **state)
     h_answer_free(&a);
     assert_on(&d, "p2", "n-t4-0");
 
-    /* Xid 92 (high single-bit ECC rate): p2 runs on, the card drains */
+    /* Xid 92 (high single-bit ECC rate): p2 runs on, the card drains; 10 s later it leaves the
+     * card with its mode (a pod leaving in the instant it came leaves none) */
+    advance(&d, 10);
     report(&d, c, "{\"healthy\": false, \"xid\": 92}", 200, &a);
     h_answer_free(&a);
     assert_on(&d, "p2", "n-t4-0");

@@ -391,6 +391,48 @@ static void test_card_failures(void **state)
     gs_scenario_free(s);
 }
 
+/*
+ * cardModes.cards: a snapshot's empty card keeps the mode it last had and its hold. Card 0 last
+ * ran shared slices from 250 s, so with a 10-minute hold a whole-card pod may take it only at
+ * 850 s; card 1, never used, takes one at once. A card holding a pod in another mode, or a mode
+ * its node cannot have, is refused naming the entry.
+ */
+static void test_restored_card_modes(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    node(s, "n1", "az-1", tmpl(s, "t2", 2, 1));
+    pod(s, "ns", "first", 1, 300, 3000);
+    pod(s, "ns", "second", 1, 300, 100);
+    s->sim.convert = 1;
+    s->sim.min_hold_us = 600 * S;
+    s->sim.modes_defined = 1;
+    struct gs_card_history h = {
+        .node = "n1", .index = 0, .gpu = 0, .mode = GS_CARD_SHARED, .since_us = 250 * S};
+    s->sim.cards = &h;
+    s->sim.ncards = 1;
+    s->sim.now_us = 300 * S;
+    s->sim.from_now = 1;
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    char runs[128];
+    runs_of(t, "first", runs, sizeof(runs));
+    assert_string_equal(runs, "n1@300-3300;");
+    runs_of(t, "second", runs, sizeof(runs)); /* card 0 held shared until 850 s */
+    assert_string_equal(runs, "n1@850-950;");
+    gs_tsim_free(t);
+    h.mode = GS_CARD_MIG; /* an A100 has a MIG geometry; time slicing needs replicas */
+    t = run(s, GS_WAY_FULL);
+    gs_tsim_free(t);
+    h.mode = GS_CARD_TIMESLICED;
+    struct gs_diag d;
+    gs_diag_init(&d);
+    assert_int_equal(gs_tsim_run(s, GS_WAY_FULL, &t, &d), -EINVAL);
+    assert_non_null(strstr(d.msg, "cardModes.cards: card 0 of node n1 cannot be in mode"));
+    s->sim.cards = NULL;
+    s->sim.ncards = 0;
+    gs_scenario_free(s);
+}
+
 /* Of two gangs that could make room, the smaller one goes. */
 static void test_preempt_smallest_gang(void **state)
 {
@@ -1990,6 +2032,7 @@ int main(void)
         cmocka_unit_test(test_restored_gang_runs_again),
         cmocka_unit_test(test_restored_charge_is_searched),
         cmocka_unit_test(test_card_failures),
+        cmocka_unit_test(test_restored_card_modes),
         cmocka_unit_test(test_node_failures),
         cmocka_unit_test(test_preempt_smallest_gang),
         cmocka_unit_test(test_small_pods_keep_the_big_hole),

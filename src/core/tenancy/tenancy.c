@@ -579,6 +579,19 @@ int gs_tenancy_card_health(struct gs_tenancy *t, int64_t now, int32_t node, int 
     return requeue_node(t, (size_t)node, 1u << gpu, why);
 }
 
+int gs_tenancy_card_mode(struct gs_tenancy *t, int32_t node, int gpu, int mode, int64_t since_us)
+{
+    if (node < 0 || (size_t)node >= t->pol->nnodes || gpu < 0 ||
+        gpu >= gs_fleet_node_gpus(t->fleet, (size_t)node) || since_us > t->now ||
+        mode < GS_CARD_EXCLUSIVE || mode > GS_CARD_TIMESLICED)
+        return -EINVAL;
+    int r =
+        gs_fleet_set_card_history(t->fleet, (size_t)node, gpu, (enum gs_card_mode)mode, since_us);
+    if (r == 0)
+        t->epoch++; /* pending pods are worth a try: a card's hold may have ended */
+    return r;
+}
+
 int gs_xid_loses_work(int xid)
 {
     static const int lost[] = {0, 48, 63, 64, 74, 79, 94, 95};
