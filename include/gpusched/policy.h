@@ -185,7 +185,8 @@ struct gs_rquota_spec {
     struct gs_scn_src src;
 };
 
-/* A namespace LimitRange, type Container, for the resources that matter here; GS_UNSET = none. */
+/* A namespace LimitRange, its type Container and type Pod entries, for the resources that matter
+ * here; GS_UNSET = none. */
 struct gs_limit_range_spec {
     char ns[GS_SCN_NAME_MAX], name[GS_SCN_NAME_MAX];
     int64_t max_gpu_milli, min_gpu_milli, default_gpu_milli, default_request_gpu_milli;
@@ -193,6 +194,11 @@ struct gs_limit_range_spec {
     int64_t max_cpu_milli, min_cpu_milli, default_cpu_milli, default_request_cpu_milli;
     /* maxLimitRequestRatio per resource, thousandths (>= 1000), GS_UNSET = none */
     int64_t ratio_gpu_milli, ratio_memory_milli, ratio_cpu_milli;
+    /* type: Pod: bounds and ratios on the sums of the pod's containers (LimitRanger; Kubernetes
+     * refuses default and defaultRequest on it), in the units above */
+    int64_t pod_max_gpu_milli, pod_min_gpu_milli, pod_max_memory_mib, pod_min_memory_mib;
+    int64_t pod_max_cpu_milli, pod_min_cpu_milli;
+    int64_t pod_ratio_gpu_milli, pod_ratio_memory_milli, pod_ratio_cpu_milli;
     struct gs_scn_src src;
 };
 

@@ -257,7 +257,9 @@ int gs_tenancy_node_topology(struct gs_tenancy *t, int64_t now, int32_t node, co
  * submitting it: 0 and *@out; 1 with @why (admission refuses it); -ENOMEM.
  * gs_tenancy_probe_node(): 0 and *@scored, 0..1000, the weighted score placement would give it
  * there (divided by the largest possible); 1 with *@why (static or the probe's, valid until the
- * next call): a quota it is over, or the node's filter reason in kube-scheduler's words. The
+ * next call): a quota it is over, the node's filter reason in kube-scheduler's words, or the
+ * node held for the head of the queue, which the pod would delay (EASY backfill, backfill.c:
+ * the pods' ends are their sim.gpusched.io/duration walltimes). The
  * answer holds until the scheduler next changes; a probe remembers only its quota answers per
  * GPU model. O(cards and pods of the node).
  */

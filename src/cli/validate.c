@@ -98,6 +98,7 @@ struct eff {
     const char *ns;
     int tenant;                           /* -1 = none */
     int64_t container_gpu;                /* tightest LimitRange max, milli */
+    int64_t limit_pod_gpu;                /* tightest LimitRange max per Pod, milli */
     const struct gs_limit_range_spec *lr; /* which */
     int64_t ns_gpu;                       /* tightest ResourceQuota, milli */
     const struct gs_rquota_spec *rq;      /* which */
@@ -128,6 +129,10 @@ static void pod_limit(const struct gs_scenario *s, struct eff *e)
     if (e->container_gpu != GS_UNSET && (per_pod == GS_UNSET || e->container_gpu < per_pod)) {
         e->pod_gpu = e->container_gpu;
         e->pod_from = "LimitRange max per container";
+    }
+    if (e->limit_pod_gpu != GS_UNSET && (e->pod_gpu == GS_UNSET || e->limit_pod_gpu < e->pod_gpu)) {
+        e->pod_gpu = e->limit_pod_gpu;
+        e->pod_from = "LimitRange max per Pod";
     }
     if (e->ns_gpu != GS_UNSET && (e->pod_gpu == GS_UNSET || e->ns_gpu < e->pod_gpu)) {
         e->pod_gpu = e->ns_gpu;
@@ -165,7 +170,7 @@ static struct eff *effective(const struct gs_scenario *s, size_t *n)
     for (size_t i = 0; i < u; i++) {
         e[i].ns = v[i];
         e[i].tenant = gs_scenario_tenant_of(s, v[i]);
-        e[i].container_gpu = e[i].ns_gpu = GS_UNSET;
+        e[i].container_gpu = e[i].ns_gpu = e[i].limit_pod_gpu = GS_UNSET;
     }
     for (size_t i = 0; i < s->policy.nlimit_ranges; i++) { /* the tightest of each namespace */
         const struct gs_limit_range_spec *r = &s->policy.limit_ranges[i];
@@ -173,6 +178,9 @@ static struct eff *effective(const struct gs_scenario *s, size_t *n)
         if (r->max_gpu_milli != GS_UNSET &&
             (x->container_gpu == GS_UNSET || r->max_gpu_milli < x->container_gpu))
             x->container_gpu = r->max_gpu_milli, x->lr = r;
+        if (r->pod_max_gpu_milli != GS_UNSET &&
+            (x->limit_pod_gpu == GS_UNSET || r->pod_max_gpu_milli < x->limit_pod_gpu))
+            x->limit_pod_gpu = r->pod_max_gpu_milli;
     }
     for (size_t i = 0; i < s->policy.nrquotas; i++) {
         const struct gs_rquota_spec *q = &s->policy.rquotas[i];
@@ -391,6 +399,17 @@ static void text_rquotas(const struct gs_scenario *s, FILE *f)
                 num(r->max_memory_mib, e, sizeof(e)), num(r->min_memory_mib, g, sizeof(g)),
                 num(r->default_memory_mib, h, sizeof(h)),
                 num(r->default_request_memory_mib, k2, sizeof(k2)), where(&r->src, w, sizeof(w)));
+        if (r->pod_max_gpu_milli != GS_UNSET || r->pod_min_gpu_milli != GS_UNSET ||
+            r->pod_max_memory_mib != GS_UNSET || r->pod_min_memory_mib != GS_UNSET ||
+            r->pod_max_cpu_milli != GS_UNSET || r->pod_min_cpu_milli != GS_UNSET)
+            fprintf(
+                f,
+                "  %s/%s  pod nvidia.com/gpu max %s min %s; memory MiB max %s min %s; cpu "
+                "max %s min %s\n",
+                r->ns, r->name, milli(r->pod_max_gpu_milli, a, sizeof(a)),
+                milli(r->pod_min_gpu_milli, b, sizeof(b)), num(r->pod_max_memory_mib, e, sizeof(e)),
+                num(r->pod_min_memory_mib, g, sizeof(g)), milli(r->pod_max_cpu_milli, c, sizeof(c)),
+                milli(r->pod_min_cpu_milli, d, sizeof(d)));
     }
     fprintf(f, "vGPU classes:%s\n", s->policy.nvgpu_classes ? "" : " none");
     for (size_t i = 0; i < s->policy.nvgpu_classes; i++) {
@@ -644,6 +663,18 @@ static json_t *json_limits(const struct gs_scenario *s, json_t **ranges)
                       "min_cpu_milli", jint(r->min_cpu_milli), "default_cpu_milli",
                       jint(r->default_cpu_milli), "default_request_cpu_milli",
                       jint(r->default_request_cpu_milli), "src", jsrc(&r->src)));
+        json_t *x = json_array_get(*ranges, json_array_size(*ranges) - 1);
+        const struct {
+            const char *key;
+            int64_t v;
+        } pod[] = {{"pod_max_gpu_milli", r->pod_max_gpu_milli},
+                   {"pod_min_gpu_milli", r->pod_min_gpu_milli},
+                   {"pod_max_memory_mib", r->pod_max_memory_mib},
+                   {"pod_min_memory_mib", r->pod_min_memory_mib},
+                   {"pod_max_cpu_milli", r->pod_max_cpu_milli},
+                   {"pod_min_cpu_milli", r->pod_min_cpu_milli}};
+        for (size_t k = 0; k < sizeof(pod) / sizeof(pod[0]); k++)
+            json_object_set_new(x, pod[k].key, jint(pod[k].v));
     }
     return a;
 }

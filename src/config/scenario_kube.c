@@ -422,7 +422,7 @@ static const char *const lr_spec_keys[] = {"limits"};
 
 struct lr {
     struct gs_limit_range_spec *r;
-    yaml_node_t *container; /* the type: Container entry, once seen */
+    yaml_node_t *container, *pod; /* the type: Container and type: Pod entries, once seen */
 };
 
 static void lr_set(struct gs_limit_range_spec *r, int which, const struct gcm *g)
@@ -438,15 +438,20 @@ static void lr_set(struct gs_limit_range_spec *r, int which, const struct gcm *g
     *cpu[which] = g->cpu_milli;
 }
 
+/* Where an entry's maxLimitRequestRatio goes: the Container's or the Pod's fields. */
+struct lr_ratio {
+    int64_t *gpu, *cpu, *memory;
+};
+
 /* maxLimitRequestRatio: a quantity of at least 1 per resource (LimitRange validation), kept in
  * thousandths; a resource the scheduler does not count is refused, as it could not be checked. */
 static int lr_ratio_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *arg)
 {
-    struct gs_limit_range_spec *r = arg;
+    const struct lr_ratio *r = arg;
     const char *name = gs__yaml_str(k);
-    int64_t *at = strcmp(name, "nvidia.com/gpu") == 0 ? &r->ratio_gpu_milli
-                  : strcmp(name, "cpu") == 0          ? &r->ratio_cpu_milli
-                  : strcmp(name, "memory") == 0       ? &r->ratio_memory_milli
+    int64_t *at = strcmp(name, "nvidia.com/gpu") == 0 ? r->gpu
+                  : strcmp(name, "cpu") == 0          ? r->cpu
+                  : strcmp(name, "memory") == 0       ? r->memory
                                                       : NULL;
     char what[128];
     gs__yaml_label(what, sizeof(what), "maxLimitRequestRatio.%s", name);
@@ -457,6 +462,42 @@ static int lr_ratio_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, voi
                             what);
     return gs__scn_qty(c, v, what, 3, 0, GS__Q_PLAIN | GS__Q_CEIL,
                        "thousandths (a ratio of at least 1)", 1000, INT64_MAX / 4, at);
+}
+
+/* A type: Pod entry: min, max and maxLimitRequestRatio on the pod's sums; default and
+ * defaultRequest are refused, as Kubernetes' validation refuses them ("may not be specified when
+ * `type` is 'Pod'"). */
+static int lr_pod(struct gs__yctx *c, struct lr *l, yaml_node_t *n, yaml_node_t **f,
+                  const char *where)
+{
+    struct gs_limit_range_spec *r = l->r;
+    char what[96];
+    if (l->pod)
+        return gs__yaml_err(c, n, "a second type: Pod entry in one LimitRange");
+    l->pod = n;
+    for (int i = LR_DEFAULT; i <= LR_DEFAULT_REQUEST; i++)
+        if (f[i])
+            return gs__yaml_err(c, f[i], "%s.%s: may not be specified when type is Pod", where,
+                                lr_keys[i]);
+    struct lr_ratio ratio = {&r->pod_ratio_gpu_milli, &r->pod_ratio_cpu_milli,
+                             &r->pod_ratio_memory_milli};
+    int rc = f[LR_RATIO]
+                 ? gs__yaml_each_pair(c, f[LR_RATIO], "maxLimitRequestRatio", lr_ratio_pair, &ratio)
+                 : 0;
+    struct gcm g[2];
+    for (int i = 0; i < 2 && !rc; i++) {
+        gs__yaml_label(what, sizeof(what), "%s.%s", where, lr_keys[LR_MAX + i]);
+        rc = read_gcm(c, f[LR_MAX + i], what, &g[i]);
+    }
+    if (rc)
+        return rc;
+    r->pod_max_gpu_milli = g[0].gpu_milli;
+    r->pod_max_memory_mib = g[0].memory_mib;
+    r->pod_max_cpu_milli = g[0].cpu_milli;
+    r->pod_min_gpu_milli = g[1].gpu_milli;
+    r->pod_min_memory_mib = g[1].memory_mib;
+    r->pod_min_cpu_milli = g[1].cpu_milli;
+    return 0;
 }
 
 static int lr_item(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
@@ -471,16 +512,22 @@ static int lr_item(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
     const char *type = f[LR_TYPE] ? gs__yaml_str(f[LR_TYPE]) : NULL;
     if (!type)
         return gs__yaml_err(c, f[LR_TYPE] ? f[LR_TYPE] : n, "%s needs a type", where);
-    if (strcmp(type, "Container") != 0) {
-        gs__yaml_warn(c, f[LR_TYPE], "LimitRange type %s is not interpreted (only Container)",
-                      type);
-        return 0;
-    }
+    if (strcmp(type, "Pod") == 0)
+        return lr_pod(c, l, n, f, where);
+    if (strcmp(type, "PersistentVolumeClaim") == 0)
+        return gs__yaml_err(c, f[LR_TYPE],
+                            "%s: type PersistentVolumeClaim bounds the storage of volume claims, "
+                            "and storage is not scheduled here (Container and Pod are)",
+                            where);
+    if (strcmp(type, "Container") != 0)
+        return gs__yaml_err(c, f[LR_TYPE], "%s: type %s: expected Container or Pod", where, type);
     if (l->container)
         return gs__yaml_err(c, n, "a second type: Container entry in one LimitRange");
     l->container = n;
+    struct lr_ratio ratio = {&l->r->ratio_gpu_milli, &l->r->ratio_cpu_milli,
+                             &l->r->ratio_memory_milli};
     if (f[LR_RATIO])
-        rc = gs__yaml_each_pair(c, f[LR_RATIO], "maxLimitRequestRatio", lr_ratio_pair, l->r);
+        rc = gs__yaml_each_pair(c, f[LR_RATIO], "maxLimitRequestRatio", lr_ratio_pair, &ratio);
     if (rc)
         return rc;
     for (int i = 0; i < 4; i++) {
@@ -499,12 +546,15 @@ int gs__scn_limit_range(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t 
     struct gs__scn_meta m;
     yaml_node_t *spec, *f[1] = {NULL};
     struct gs_limit_range_spec r;
-    struct lr l = {&r, NULL};
+    struct lr l = {&r, NULL, NULL};
     memset(&r, 0, sizeof(r));
     struct gcm none = {GS_UNSET, GS_UNSET, GS_UNSET, ""};
     for (int i = 0; i < 4; i++)
         lr_set(&r, i, &none);
     r.ratio_gpu_milli = r.ratio_cpu_milli = r.ratio_memory_milli = GS_UNSET;
+    r.pod_max_gpu_milli = r.pod_min_gpu_milli = r.pod_max_memory_mib = GS_UNSET;
+    r.pod_min_memory_mib = r.pod_max_cpu_milli = r.pod_min_cpu_milli = GS_UNSET;
+    r.pod_ratio_gpu_milli = r.pod_ratio_cpu_milli = r.pod_ratio_memory_milli = GS_UNSET;
     int rc = read_obj(c, root, "LimitRange", true, &m, &spec);
     if (!rc && spec)
         rc = gs__yaml_each_field(c, spec, lr_spec_keys, 1, "LimitRange spec", gs__scn_keep, f);

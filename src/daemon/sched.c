@@ -149,6 +149,9 @@ void gsd_sched_sync(struct gsd_state *st, struct gsd_pod *p)
     p->req.model_mask = p->spec.model_mask;
     p->gpumem_mib = (int32_t)v.mem_mib;
     p->milli = v.milli;
+    p->evictions = v.preemptions;
+    p->first_start_us = v.first_start_us;
+    p->charged = (int8_t)v.charged;
     snprintf(p->mig, sizeof(p->mig), "%s", v.mig ? v.mig : "");
     if (v.state == GS_POD_RUNNING) {
         p->pl = (struct gs_placement){v.node, v.gpu_mask, (uint32_t)v.share_milli};

@@ -425,6 +425,19 @@ static int restore_running(struct gsd_state *st, struct gsd_pod *p, const char *
     return gsd_store_pod_unstart(st->store, p, gsd_sched_now(st));
 }
 
+/* A stored pod's history, given to the scheduler as a snapshot's annotations give it
+ * (sim.gpusched.io/evictions, first-start, charged): gs_tenancy_submit() and
+ * gs_tenancy_restore() carry it on. */
+static void history(struct gsd_pod *p)
+{
+    p->spec.evictions = p->evictions;
+    p->spec.charged = p->charged;
+    if (p->first_start_us >= 0) {
+        p->spec.first_start_us = p->first_start_us;
+        p->spec.placed_given |= GS_PLACED_FIRST;
+    }
+}
+
 /* One stored pod: parsed again from its body and handed to the scheduler as it was. */
 static int restore_one(void *ud, struct gsd_stored *sp)
 {
@@ -461,6 +474,7 @@ static int restore_one(void *ud, struct gsd_stored *sp)
     }
     int rc = gs_pod_parse("store", p->body, strlen(p->body), 0, &p->spec, field, sizeof(field), &d);
     if (rc == 0) {
+        history(p);
         pod_names(st, p);
         rc = gsd_sched_submit(st, p, &e);
         if (rc == -EINVAL) { /* the policy now refuses it: it stays, held back, saying why */
@@ -493,6 +507,7 @@ static int resubmit(struct gsd_state *st)
         p->sid = -1;
         if (p->state == GSD_EVICTING)
             continue;
+        history(p);
         int rc = gsd_sched_submit(st, p, &e);
         if (rc == -EINVAL) {
             snprintf(p->reason, sizeof(p->reason), "%.255s", e.msg);

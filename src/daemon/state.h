@@ -69,6 +69,12 @@ struct gsd_pod {
     char reason[GSD_REASON_MAX];
     const char *why; /* a pending pod's main reason, kube-scheduler words (static), or NULL */
     int64_t submit_us, start_us;
+    /* Its history (gsd_sched_sync()), kept by the store across a restart: times evicted, when it
+     * first started (-1 not yet), the part of its GPUQuota charged while it runs (1 dedicated,
+     * 2 shared, 0 neither). */
+    int32_t evictions;
+    int64_t first_start_us;
+    int8_t charged;
     struct gsd_pod *hnext;         /* hash chain by namespace/name */
     struct gsd_pod *prev, *next;   /* every pod, by seq */
     struct gsd_pod *pprev, *pnext; /* the pending pods (gsd_state.pending), in no order */

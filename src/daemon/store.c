@@ -25,7 +25,11 @@
  * missing, which an older gpuschedd would simply not read.
  *
  * Schema 2 adds MIG: pods.mig_profile (the profile asked, '' none) and assignments.mig_start
- * (the instance's first memory slice on that card; NULL for a whole or shared card). A store of
+ * (the instance's first memory slice on that card; NULL for a whole or shared card). Schema 5
+ * adds a pod's history, which the scheduler's churn guards and quotas read: pods.evictions
+ * (times evicted), pods.first_start_us (when it first started; NULL not yet, or not known in a
+ * store written before) and pods.charged (running: 1 on its tenant's dedicated GPUQuota, 2 on
+ * its shared one, 0 neither or not known). A store of
  * an older schema is brought forward on open, one step per version, each in its own transaction
  * (migrate[]); a store of a newer schema is refused.
  */
@@ -42,7 +46,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define SCHEMA_VERSION 4
+#define SCHEMA_VERSION 5
 
 /* migrate[v - 1]: schema v to v + 1. */
 static const char *const migrate[SCHEMA_VERSION - 1] = {
@@ -54,6 +58,11 @@ static const char *const migrate[SCHEMA_VERSION - 1] = {
     /* the Pod as submitted: a restart reads it with the one Pod parser ('' before: made again
      * from the columns, state.c's legacy_body()) */
     "ALTER TABLE pods ADD COLUMN spec TEXT NOT NULL DEFAULT '';",
+    /* a pod's history across a restart: the churn guards count evictions, the quotas keep
+     * which part holds it (0 and NULL before: not known, the pod starts its history anew) */
+    "ALTER TABLE pods ADD COLUMN evictions INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE pods ADD COLUMN first_start_us INTEGER;"
+    "ALTER TABLE pods ADD COLUMN charged INTEGER NOT NULL DEFAULT 0;",
 };
 
 static const char schema[] =
@@ -123,13 +132,14 @@ static const char *const sql[Q_COUNT] = {
     [Q_ROLLBACK] = "ROLLBACK",
     [Q_POD_INSERT] = "INSERT INTO pods(seq, namespace, name, tenant, uid, meta, cpu_milli,"
                      " memory_mib, num_gpu, gpu_milli, models, gpumem_mib, gpucores, priority,"
-                     " source, state, node, reason, submit_us, start_us, mig_profile, spec)"
+                     " source, state, node, reason, submit_us, start_us, mig_profile, spec,"
+                     " evictions, first_start_us, charged)"
                      " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,"
-                     "?20,?21,?22)",
-    [Q_POD_START] = "UPDATE pods SET state = 1, node = ?2, reason = '', start_us = ?3"
-                    " WHERE id = ?1",
-    [Q_POD_UNSTART] = "UPDATE pods SET state = 0, node = NULL, reason = ?2, start_us = 0"
-                      " WHERE id = ?1",
+                     "?20,?21,?22,?23,?24,?25)",
+    [Q_POD_START] = "UPDATE pods SET state = 1, node = ?2, reason = '', start_us = ?3,"
+                    " evictions = ?4, first_start_us = ?5, charged = ?6 WHERE id = ?1",
+    [Q_POD_UNSTART] = "UPDATE pods SET state = 0, node = NULL, reason = ?2, start_us = 0,"
+                      " evictions = ?3, first_start_us = ?4, charged = ?5 WHERE id = ?1",
     [Q_POD_SOURCE] = "UPDATE pods SET source = ?2 WHERE id = ?1",
     [Q_POD_EVICTING] = "UPDATE pods SET state = 2, node = ?2, reason = ?3 WHERE id = ?1",
     [Q_POD_DELETE] = "DELETE FROM pods WHERE id = ?1",
@@ -385,6 +395,17 @@ static void bind_identity(sqlite3_stmt *q, const struct gsd_pod *p)
     bind_text(q, 5, p->uid);
 }
 
+/* Parameters @i..@i+2: the pod's history (evictions, first start or NULL, charged). */
+static void bind_history(sqlite3_stmt *q, int i, const struct gsd_pod *p)
+{
+    sqlite3_bind_int(q, i, p->evictions);
+    if (p->first_start_us >= 0)
+        sqlite3_bind_int64(q, i + 1, p->first_start_us);
+    else
+        sqlite3_bind_null(q, i + 1);
+    sqlite3_bind_int(q, i + 2, p->charged);
+}
+
 /* "0,1,5" for a card mask. */
 static void mask_text(uint32_t mask, char *buf, size_t cap)
 {
@@ -452,6 +473,7 @@ int gsd_store_pod_insert(struct gsd_store *s, struct gsd_pod *p, const char *nod
     sqlite3_bind_int64(q, 20, p->start_us);
     bind_text(q, 21, p->mig);
     bind_text(q, 22, p->body ? p->body : "");
+    bind_history(q, 23, p);
     if (step(s, Q_POD_INSERT))
         return -EIO;
     p->id = sqlite3_last_insert_rowid(s->db);
@@ -465,6 +487,7 @@ int gsd_store_pod_start(struct gsd_store *s, const struct gsd_pod *p, const char
     sqlite3_bind_int64(q, 1, p->id);
     bind_text(q, 2, node);
     sqlite3_bind_int64(q, 3, p->start_us);
+    bind_history(q, 4, p);
     return step(s, Q_POD_START) ? -EIO : record_run(s, p, node, model);
 }
 
@@ -484,6 +507,7 @@ int gsd_store_pod_unstart(struct gsd_store *s, const struct gsd_pod *p, int64_t 
     sqlite3_stmt *q = s->q[Q_POD_UNSTART];
     sqlite3_bind_int64(q, 1, p->id);
     bind_text(q, 2, p->reason);
+    bind_history(q, 3, p);
     return step(s, Q_POD_UNSTART) ? -EIO : ledger_close(s, p, end_us);
 }
 
@@ -709,6 +733,10 @@ static int row_to_pod(sqlite3_stmt *q, struct gsd_stored *sp)
     col_text(q, 21, p->mig, sizeof(p->mig));
     const unsigned char *body = sqlite3_column_text(q, 22);
     p->body = body && body[0] ? strdup((const char *)body) : NULL;
+    p->evictions = sqlite3_column_int(q, 23);
+    p->first_start_us =
+        sqlite3_column_type(q, 24) == SQLITE_NULL ? -1 : sqlite3_column_int64(q, 24);
+    p->charged = (int8_t)sqlite3_column_int(q, 25);
     p->pl.node = -1;
     p->mig_start = -1;
     return p->meta && (p->body || !body || !body[0]) ? 0 : -ENOMEM;
@@ -744,7 +772,8 @@ int gsd_store_load(struct gsd_store *s, int (*fn)(void *ud, struct gsd_stored *s
                                   "SELECT id, seq, namespace, name, tenant, uid, meta, cpu_milli,"
                                   " memory_mib, num_gpu, gpu_milli, models, gpumem_mib, gpucores,"
                                   " priority, source, state, node, reason, submit_us, start_us,"
-                                  " mig_profile, spec FROM pods ORDER BY seq",
+                                  " mig_profile, spec, evictions, first_start_us, charged"
+                                  " FROM pods ORDER BY seq",
                                   -1, &q, NULL) != SQLITE_OK)
         rc = fail(s, "load pods");
     struct gsd_stored sp;

@@ -492,6 +492,54 @@ static void test_preemption(void **state)
     assert_true(kc_log_has(&kc.gsd, "pod evicted in Kubernetes"));
 }
 
+/* A pod's declared walltime, sim.gpusched.io/duration (@walltime, "600s"), as kc_pod()'s extra. */
+static const char *walltime(const char *walltime, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "{\"metadata\":{\"annotations\":{\"sim.gpusched.io/duration\":\"%s\"}}}",
+             walltime);
+    return buf;
+}
+
+/*
+ * Backfill through kube-scheduler (EASY, the simulator's rule, backfill.c): on one 4-card board,
+ * `running` (2 cards, walltime 10 min) is bound; `head` (4 cards) fits nowhere, waits in
+ * gpuschedd's queue and is promised the board when `running` ends. `short` (1 card, 1 min)
+ * binds beside them at once: it ends before the head can start. `long` (1 card, 1 h) would
+ * delay the head: filter fails the board saying so, and it is not bound; nor is the head, until
+ * the board is free: then the head binds, not the long pod.
+ */
+static void test_backfill(void **state)
+{
+    (void)state;
+    up("sn,cpu_milli,memory_mib,gpu,model\nn-a100-0,96000,786432,4,A100-SXM4-80GB\n", NULL, NULL);
+    char node[64], w[128];
+    bind_one("team-a", "running", "{\"nvidia.com/gpu\": 2}", walltime("600s", w, sizeof(w)), node,
+             sizeof(node));
+    assert_int_equal(kc_pod(&kc, "team-a", "head", "{\"nvidia.com/gpu\": 4}", w), 0);
+    gsd_logs("pod=team-a/head state=pending", "the head nominated to its queue");
+    bind_one("team-a", "short", "{\"nvidia.com/gpu\": 1}", walltime("60s", w, sizeof(w)), node,
+             sizeof(node));
+    assert_string_equal(node, "n-a100-0");
+    assert_int_equal(
+        kc_pod(&kc, "team-a", "long", "{\"nvidia.com/gpu\": 1}", walltime("3600s", w, sizeof(w))),
+        0);
+    stays_pending("team-a", "long", "held for team-a/head");
+    char msg[2048];
+    assert_true(kc_wait_event(&kc, "team-a", "long", "FailedScheduling",
+                              "run time (sim.gpusched.io/duration) of 3600 s would delay it", 0,
+                              msg, sizeof(msg)));
+    printf("backfill: long: %s\n", msg);
+    assert_string_equal(kc_wait_bound(&kc, "team-a", "head", 0, node, sizeof(node)), "");
+    /* the board free again (the two pods gone, as they would have ended): the head takes it,
+     * not the long pod queued behind it */
+    assert_int_equal(kc_delete_pod(&kc, "team-a", "running", 0), 0);
+    assert_int_equal(kc_delete_pod(&kc, "team-a", "short", 0), 0);
+    if (!*kc_wait_bound(&kc, "team-a", "head", 2 * BIND_MS, node, sizeof(node)))
+        fail_msg("the head was not bound once the board was free (logs in %s)", kc.dir);
+    assert_string_equal(node, "n-a100-0");
+    assert_string_equal(kc_wait_bound(&kc, "team-a", "long", 0, node, sizeof(node)), "");
+}
+
 /* Bound (its node into @node) or refused (a FailedScheduling event: @node ""), waiting up to
  * BIND_MS. Return: 0; -1 when neither came. */
 static int settle(const char *ns, const char *name, char *node, size_t cap)
@@ -603,6 +651,7 @@ static const struct e2e_case cases[] = {
     {"kill-restart", test_kill_restart},
     {"mig-on-demand", test_mig_on_demand},
     {"preemption", test_preemption},
+    {"backfill", test_backfill},
     {"replay", test_replay},
 };
 

@@ -9,7 +9,11 @@
  *   - the restarted daemon's allocation equals the store's;
  *   - evictions are as safe: one submission in six is of a higher PriorityClass, so once the
  *     cards are taken pods are preempted (sent back to pending, their cards and ledger rows
- *     closed) while the kills come; the test fails unless some were.
+ *     closed) while the kills come; the test fails unless some were;
+ *   - a pod's history survives too: the restarted scheduler (GET /v1/snapshot) counts the
+ *     evictions the store kept for each pod, its first start and, running, the part of the
+ *     GPUQuota it is charged to (dedicated or shared); the test fails unless some pod was
+ *     evicted and some started again.
  * GS_CRASH_ROUNDS (default 3) and GS_CRASH_SEED (default: the time) set the rounds and the
  * random moments; a failure prints the seed to rerun it.
  */
@@ -53,7 +57,15 @@ static const char classes[] = "apiVersion: scheduling.k8s.io/v1\n"
                               "apiVersion: scheduling.k8s.io/v1\n"
                               "kind: PriorityClass\n"
                               "metadata: {name: high}\n"
-                              "value: 1000\n";
+                              "value: 1000\n"
+                              "---\n"
+                              "kind: GPUQuota\n"
+                              "metadata: {name: q, namespace: team-a}\n"
+                              "spec:\n"
+                              "  tenant: team-a\n"
+                              "  quotas:\n"
+                              "    A100-SXM4-80GB: {total: 160, dedicated: 96, shared: 64}\n"
+                              "    V100M32: {total: 80, dedicated: 48, shared: 32}\n";
 
 static struct rec *recs;
 static size_t nrecs;
@@ -130,11 +142,28 @@ static void *work(void *arg)
     return NULL;
 }
 
-static int64_t one_int(sqlite3 *db, const char *sql)
+/* The daemon's store file, opened with @flags. */
+static sqlite3 *store_open(int flags)
+{
+    char path[128];
+    sqlite3 *db;
+    snprintf(path, sizeof(path), "%s/data/gpusched.db", d.dir);
+    assert_int_equal(sqlite3_open_v2(path, &db, flags, NULL), SQLITE_OK);
+    return db;
+}
+
+/* @sql prepared on @db. */
+static sqlite3_stmt *prepare(sqlite3 *db, const char *sql)
 {
     sqlite3_stmt *q;
-    int64_t v = -1;
     assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &q, NULL), SQLITE_OK);
+    return q;
+}
+
+static int64_t one_int(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *q = prepare(db, sql);
+    int64_t v = -1;
     if (sqlite3_step(q) == SQLITE_ROW)
         v = sqlite3_column_int64(q, 0);
     sqlite3_finalize(q);
@@ -145,16 +174,9 @@ static int64_t one_int(sqlite3 *db, const char *sql)
  * date (an unanswered submission either made it or never will). */
 static void check_store(unsigned seed)
 {
-    char path[128];
-    sqlite3 *db;
-    sqlite3_stmt *q;
-    snprintf(path, sizeof(path), "%s/data/gpusched.db", d.dir);
-    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_prepare_v2(db,
-                                        "SELECT count(*) FROM pods WHERE namespace = 'team-a'"
-                                        " AND name = ?1",
-                                        -1, &q, NULL),
-                     SQLITE_OK);
+    sqlite3 *db = store_open(SQLITE_OPEN_READWRITE);
+    sqlite3_stmt *q =
+        prepare(db, "SELECT count(*) FROM pods WHERE namespace = 'team-a' AND name = ?1");
     for (size_t i = 0; i < nrecs; i++) {
         sqlite3_bind_text(q, 1, recs[i].name, -1, SQLITE_STATIC);
         assert_int_equal(sqlite3_step(q), SQLITE_ROW);
@@ -197,11 +219,8 @@ static void check_store(unsigned seed)
 /* The restarted daemon holds what the store holds. */
 static void check_api(unsigned seed)
 {
-    char path[128];
-    sqlite3 *db;
+    sqlite3 *db = store_open(SQLITE_OPEN_READONLY);
     struct answer a;
-    snprintf(path, sizeof(path), "%s/data/gpusched.db", d.dir);
-    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
     int64_t milli = one_int(db, "SELECT coalesce(sum(milli), 0) FROM assignments");
     int64_t pods = one_int(db, "SELECT count(*) FROM pods");
     sqlite3_close(db);
@@ -214,6 +233,85 @@ static void check_api(unsigned seed)
     if (got != milli || held != pods)
         fail_msg("seed %u: daemon holds %lld milli and %lld pods, the store %lld and %lld", seed,
                  (long long)got, (long long)held, (long long)milli, (long long)pods);
+}
+
+/* "1234us" as microseconds; -1 for NULL. */
+static int64_t us_of(const json_t *v)
+{
+    const char *s = json_string_value(v);
+    return s ? strtoll(s, NULL, 10) : -1;
+}
+
+/* A pod of the snapshot, its history as the restarted scheduler holds it, and the store's. */
+struct seen {
+    int64_t evictions, since_arrival, charged; /* first start - arrival; -1 never started */
+};
+
+static struct seen snapshot_history(const json_t *pod)
+{
+    const json_t *an = json_object_get(json_object_get(pod, "metadata"), "annotations");
+    const char *ev = json_string_value(json_object_get(an, "sim.gpusched.io/evictions"));
+    const char *ch = json_string_value(json_object_get(an, "sim.gpusched.io/charged"));
+    int64_t first = us_of(json_object_get(an, "sim.gpusched.io/first-start"));
+    return (struct seen){ev ? strtoll(ev, NULL, 10) : 0,
+                         first < 0 ? -1
+                                   : first - us_of(json_object_get(an, "sim.gpusched.io/arrival")),
+                         !ch                       ? 0
+                         : strcmp(ch, "dedicated") ? 2
+                                                   : 1};
+}
+
+/*
+ * The restarted daemon's scheduler holds each pod's history as the store kept it: evictions,
+ * first start (relative to its arrival: the snapshot's times count from its own origin) and,
+ * running, the part of the GPUQuota charged. Return: pods evicted before and started again.
+ */
+static size_t shared_seen; /* running pods charged to the shared GPUQuota, last check */
+
+static size_t check_history(unsigned seed)
+{
+    struct answer a;
+    assert_int_equal(h_call(&d, "GET", "/v1/snapshot", TOKEN_ADMIN, NULL, &a), 0);
+    assert_int_equal(a.status, 200);
+    sqlite3 *db = store_open(SQLITE_OPEN_READONLY);
+    sqlite3_stmt *q = prepare(db, "SELECT evictions, first_start_us - submit_us, charged, state"
+                                  " FROM pods WHERE namespace = 'team-a' AND name = ?1");
+    size_t pods = 0, again = 0;
+    shared_seen = 0;
+    for (char *doc = strstr(a.body, "\n---\n"); doc; doc = strstr(doc + 1, "\n---\n")) {
+        json_t *pod = doc[5] == '{' ? json_loads(doc + 5, JSON_DISABLE_EOF_CHECK, NULL) : NULL;
+        const char *kind = json_string_value(json_object_get(pod, "kind"));
+        if (!kind || strcmp(kind, "Pod")) {
+            json_decref(pod);
+            continue;
+        }
+        const char *name =
+            json_string_value(json_object_get(json_object_get(pod, "metadata"), "name"));
+        struct seen got = snapshot_history(pod);
+        sqlite3_bind_text(q, 1, name, -1, SQLITE_TRANSIENT);
+        assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+        struct seen kept = {sqlite3_column_int64(q, 0),
+                            sqlite3_column_type(q, 1) == SQLITE_NULL ? -1
+                                                                     : sqlite3_column_int64(q, 1),
+                            sqlite3_column_int64(q, 3) == 1 ? sqlite3_column_int64(q, 2) : 0};
+        sqlite3_reset(q);
+        if (got.evictions != kept.evictions || got.since_arrival != kept.since_arrival ||
+            got.charged != kept.charged)
+            fail_msg("seed %u: pod %s: the scheduler holds %lld evictions, first start %lld us "
+                     "after arrival, charged %lld; the store %lld, %lld, %lld",
+                     seed, name, (long long)got.evictions, (long long)got.since_arrival,
+                     (long long)got.charged, (long long)kept.evictions,
+                     (long long)kept.since_arrival, (long long)kept.charged);
+        pods++;
+        again += got.evictions > 0 && got.since_arrival >= 0;
+        shared_seen += got.charged == 2;
+        json_decref(pod);
+    }
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    h_answer_free(&a);
+    assert_true(pods > 0);
+    return again;
 }
 
 static void test_kill_during_submissions(void **state)
@@ -238,8 +336,10 @@ static void test_kill_during_submissions(void **state)
     size_t acked_total = 0;
     for (int round = 0; round < rounds; round++) {
         assert_int_equal(h_start(&d), 0);
-        if (round)
+        if (round) {
             check_api(seed);
+            check_history(seed);
+        }
         for (int i = 0; !round && i < 24; i++) { /* every card taken: "high" pods preempt */
             char name[32], *body;
             struct answer a;
@@ -272,11 +372,18 @@ static void test_kill_during_submissions(void **state)
         acked_total += recs[i].fate == ACKED || recs[i].fate == CANCELLED;
     assert_int_equal(h_start(&d), 0);
     check_api(seed);
+    size_t again = check_history(seed);
     assert_int_equal(h_stop(&d), 0);
     if (!h_log_has(&d, "\"pod preempted\""))
         fail_msg("seed %u: no pod was preempted: the kills came before any eviction", seed);
-    fprintf(stderr, "crash test: %zu submissions, %zu acknowledged, all accounted for\n", nrecs,
-            acked_total);
+    if (!again || !shared_seen)
+        fail_msg("seed %u: after the restarts, %zu pods evicted before and %zu running on the "
+                 "shared GPUQuota: the history was not put to the test",
+                 seed, again, shared_seen);
+    fprintf(stderr,
+            "crash test: %zu submissions, %zu acknowledged, all accounted for; %zu pods evicted "
+            "before and %zu on the shared GPUQuota kept their history\n",
+            nrecs, acked_total, again, shared_seen);
     h_cleanup(&d);
     free(recs);
 }

@@ -290,6 +290,70 @@ static void test_limit_range(void **state)
     h_cleanup(&d);
 }
 
+/* A pod of @n containers in team-a, each asking one card, @mem_limit of memory and @mem_request
+ * ("" none: the limit is the request), as POST /v1/pods takes it. */
+static char *containers_pod(const char *name, int n, const char *mem_limit, const char *mem_request)
+{
+    json_t *cs = json_array();
+    for (int i = 0; i < n; i++) {
+        char cname[16];
+        snprintf(cname, sizeof(cname), "c%d", i);
+        json_t *res = json_pack("{s:{s:i, s:s, s:s}}", "limits", "nvidia.com/gpu", 1, "cpu", "1",
+                                "memory", mem_limit);
+        if (*mem_request)
+            json_object_set_new(res, "requests", json_pack("{s:s}", "memory", mem_request));
+        json_array_append_new(cs, json_pack("{s:s, s:o}", "name", cname, "resources", res));
+    }
+    json_t *pod =
+        json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:o}}", "apiVersion", "v1", "kind", "Pod",
+                  "metadata", "name", name, "namespace", "team-a", "spec", "containers", cs);
+    char *body = json_dumps(pod, JSON_COMPACT);
+    json_decref(pod);
+    return body;
+}
+
+/* A LimitRange of type Pod bounds the sums of a pod's containers, as LimitRanger does: two
+ * one-card containers pass a max of 2 cards per Pod, three are refused with a 400 naming the
+ * field, and so are two containers whose memory limits add up past the Pod's max, or whose
+ * limits are twice their requests where the Pod's ratio allows 1.5. */
+static void test_limit_range_pod(void **state)
+{
+    (void)state;
+    struct daemon d;
+    struct answer a;
+    start(&d, "apiVersion: v1\nkind: LimitRange\nmetadata: {name: pod-limits, namespace: team-a}\n"
+              "spec:\n  limits:\n  - type: Pod\n"
+              "    max: {nvidia.com/gpu: 2, memory: 8Gi}\n"
+              "    maxLimitRequestRatio: {memory: 1500m}\n");
+    char *body = containers_pod("pair", 2, "2Gi", "");
+    json_decref(h_submit(&d, TOKEN_A, body, 201)); /* it frees the body */
+    expect_state(&d, "team-a", "pair", "running", NULL);
+    body = containers_pod("trio", 3, "1Gi", "");
+    assert_int_equal(h_call(&d, "POST", "/v1/pods", TOKEN_A, body, &a), 0);
+    free(body);
+    refused(&a, "spec.containers[].resources.limits.nvidia.com/gpu",
+            "LimitRange team-a/pod-limits: nvidia.com/gpu 3 > max 2 per Pod");
+    body = containers_pod("roomy", 2, "6Gi", "");
+    assert_int_equal(h_call(&d, "POST", "/v1/pods", TOKEN_A, body, &a), 0);
+    free(body);
+    refused(&a, "spec.containers[].resources.limits.memory",
+            "LimitRange team-a/pod-limits: memory 12288Mi > max 8192Mi per Pod");
+    body = containers_pod("bursty", 2, "2Gi", "1Gi");
+    assert_int_equal(h_call(&d, "POST", "/v1/pods", TOKEN_A, body, &a), 0);
+    refused(&a, "spec.containers[].resources.limits.memory",
+            "LimitRange team-a/pod-limits: memory max limit to request ratio per Pod is 1500m, but "
+            "provided ratio is 2.000000");
+    static const char *const one[] = {"n-a100-1"};
+    json_t *f = h_extender(&d, "filter", body, one, 1);
+    free(body);
+    assert_non_null(
+        strstr(json_string_value(json_object_get(json_object_get(f, "FailedNodes"), "n-a100-1")),
+               "memory max limit to request ratio per Pod is 1500m"));
+    json_decref(f);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 static void test_pods_per_user(void **state)
 {
     (void)state;
@@ -412,10 +476,10 @@ static void test_score_weights(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_gpuquota),      cmocka_unit_test(test_gpuquota_through_extender),
-        cmocka_unit_test(test_resourcequota), cmocka_unit_test(test_limit_range),
-        cmocka_unit_test(test_pods_per_user), cmocka_unit_test(test_bad_policy),
-        cmocka_unit_test(test_score_weights),
+        cmocka_unit_test(test_gpuquota),        cmocka_unit_test(test_gpuquota_through_extender),
+        cmocka_unit_test(test_resourcequota),   cmocka_unit_test(test_limit_range),
+        cmocka_unit_test(test_limit_range_pod), cmocka_unit_test(test_pods_per_user),
+        cmocka_unit_test(test_bad_policy),      cmocka_unit_test(test_score_weights),
     };
     signal(SIGPIPE, SIG_IGN);
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -772,8 +772,9 @@ static void pod_was(const json_t *pods, const char *name, const char *state, con
 /* Admission limits in the simulator (tests/data/scenario/limits.yaml): a LimitRange's
  * defaultRequest fills the memory a pod omits (five 4Gi pods on a 20Gi node, the sixth waits),
  * its max, min and maxLimitRequestRatio refuse pods (every LimitRange of a namespace), GPUQuota
- * maxGPUsPerPod refuses one, each reported as rejected and counted; a Queue's overcommitRatio lets
- * shares, not whole cards, past its capability. */
+ * maxGPUsPerPod refuses one, each reported as rejected and counted; a LimitRange of type Pod
+ * bounds the sums of a pod's containers; a Queue's overcommitRatio lets shares, not whole cards,
+ * past its capability. */
 static void test_scenario_limits(void **state)
 {
     (void)state;
@@ -807,8 +808,21 @@ static void test_scenario_limits(void **state)
             NULL, "");
     pod_was(pods, "team-r/r-big", "rejected",
             "LimitRange team-r/team-r-max: memory 8192Mi > max 6144Mi per Container", NULL, "");
+    pod_was(pods, "team-p/p-ok", "completed", NULL, "n1", "15000-18600;");
+    static const char *const pod_sums[][2] = {
+        {"team-p/p-gpus", "nvidia.com/gpu 3 > max 2 per Pod"},
+        {"team-p/p-init", "nvidia.com/gpu 3 > max 2 per Pod"},
+        {"team-p/p-mem", "memory 12288Mi > max 8192Mi per Pod"},
+        {"team-p/p-nolimit", "maximum memory usage per Pod is 8192Mi.  No limit is specified"},
+        {"team-p/p-ratio",
+         "cpu max limit to request ratio per Pod is 2, but provided ratio is 3.000000"}};
+    for (size_t i = 0; i < sizeof(pod_sums) / sizeof(pod_sums[0]); i++) {
+        char why[160];
+        snprintf(why, sizeof(why), "LimitRange team-p/pod-sums: %s", pod_sums[i][1]);
+        pod_was(pods, pod_sums[i][0], "rejected", why, NULL, "");
+    }
     assert_int_equal(
-        json_integer_value(json_object_get(json_object_get(root, "summary"), "rejected")), 7);
+        json_integer_value(json_object_get(json_object_get(root, "summary"), "rejected")), 12);
     pod_was(pods, "team-b/w1", "completed", NULL, "n1", "20-7220;");
     pod_was(pods, "team-b/s1", "completed", NULL, "n1", "21-7221;");
     pod_was(pods, "team-b/s2", "completed", NULL, "n1", "22-7222;");    /* 3.0 of 2 x 1.5 */

@@ -509,6 +509,8 @@ struct bad {
 #define LR_HDR                                                                                     \
     "apiVersion: v1\nkind: LimitRange\nmetadata: {name: r, namespace: a}\nspec: {limits: [{type: " \
     "Container, maxLimitRequestRatio: "
+#define LR_TYPE                                                                                    \
+    "apiVersion: v1\nkind: LimitRange\nmetadata: {name: r, namespace: a}\nspec: {limits: [{type: "
 #define CL_HDR   "apiVersion: gpusched.io/v1alpha1\nkind: Cluster\nspec:\n"
 #define VGPU_HDR "apiVersion: gpu.example.com/v1\nkind: VirtualGPUClass\nmetadata: {name: small}\n"
 #define RES(r)   POD_HDR "spec:\n  containers:\n  - name: m\n    resources:\n      limits: {" r "}\n"
@@ -557,6 +559,15 @@ static const struct bad bads[] = {
      ":4:63: ", "maxLimitRequestRatio.cpu: \"0.5\" is out of range", 0},
     {LR_HDR "{ephemeral-storage: 2}}]}\n", -EINVAL,
      ":4:58: ", "checks the ratio of nvidia.com/gpu, cpu and memory only", 0},
+    {LR_TYPE "PersistentVolumeClaim, max: {storage: 2Gi}}]}\n", -EINVAL, ":4:24: ",
+     "limits[0]: type PersistentVolumeClaim bounds the storage of volume claims, and storage is "
+     "not scheduled here",
+     0},
+    {LR_TYPE "Pod, default: {cpu: 1}}]}\n", -EINVAL,
+     ":4:38: ", "limits[0].default: may not be specified when type is Pod", 0},
+    {LR_TYPE "Pod, max: {cpu: 1}}, {type: Pod}]}\n", -EINVAL,
+     ":4:45: ", "a second type: Pod entry in one LimitRange", 0},
+    {LR_TYPE "Node}]}\n", -EINVAL, ":4:24: ", "limits[0]: type Node: expected Container or Pod", 0},
     {CL_HDR "  nodes:\n  - {name: \"x[08-01]\", template: t}\n", -EINVAL,
      ":5:12: ", "node name range [08-01] runs backwards", 0},
     {CL_HDR "  nodes:\n  - {name: \"x[1-2]y[3-4]\", template: t}\n", -EINVAL,

@@ -178,19 +178,20 @@ static const char *const requests_field[] = {"spec.containers[].resources.reques
  * usage per Container is 32Gi, but limit is 64Gi": a max bounds the limit, a min the request).
  */
 static int bound(int64_t v, int64_t min, int64_t max, const char *res, const char *unit,
-                 const struct gs_limit_range_spec *lr, const char **field, char *why, size_t size)
+                 const char *per, const struct gs_limit_range_spec *lr, const char **field,
+                 char *why, size_t size)
 {
     int k = res[0] == 'n' ? 0 : res[0] == 'm' ? 1 : 2;
     if (max != GS_UNSET && v > max) {
         *field = limits_field[k];
-        gs__say(why, size, "LimitRange %s/%s: %s %lld%s > max %lld%s per Container", lr->ns,
-                lr->name, res, (long long)v, unit, (long long)max, unit);
+        gs__say(why, size, "LimitRange %s/%s: %s %lld%s > max %lld%s per %s", lr->ns, lr->name, res,
+                (long long)v, unit, (long long)max, unit, per);
         return -1;
     }
     if (min != GS_UNSET && v < min) {
         *field = requests_field[k];
-        gs__say(why, size, "LimitRange %s/%s: %s %lld%s < min %lld%s per Container", lr->ns,
-                lr->name, res, (long long)v, unit, (long long)min, unit);
+        gs__say(why, size, "LimitRange %s/%s: %s %lld%s < min %lld%s per %s", lr->ns, lr->name, res,
+                (long long)v, unit, (long long)min, unit, per);
         return -1;
     }
     return 0;
@@ -208,7 +209,7 @@ static int64_t or_default(int64_t v, int64_t def)
  * and a limit must be given, and limit / request must not exceed the ratio; else -1 with its
  * message in @why and the Pod field at fault in *@field.
  */
-static int limit_ratio(int64_t req, int64_t lim, int64_t ratio, int k,
+static int limit_ratio(int64_t req, int64_t lim, int64_t ratio, int k, const char *per,
                        const struct gs_limit_range_spec *lr, const char **field, char *why,
                        size_t size)
 {
@@ -222,9 +223,9 @@ static int limit_ratio(int64_t req, int64_t lim, int64_t ratio, int k,
         const char *what = req <= 0 ? "request" : "limit";
         *field = req <= 0 ? requests_field[k] : limits_field[k];
         gs__say(why, size,
-                "LimitRange %s/%s: %s max limit to request ratio per Container is %s, but no %s "
-                "is specified or %s is 0",
-                lr->ns, lr->name, res[k], enforced, what, what);
+                "LimitRange %s/%s: %s max limit to request ratio per %s is %s, but no %s is "
+                "specified or %s is 0",
+                lr->ns, lr->name, res[k], per, enforced, what, what);
         return -1;
     }
     double observed = (double)lim / (double)req;
@@ -232,9 +233,9 @@ static int limit_ratio(int64_t req, int64_t lim, int64_t ratio, int k,
         return 0;
     *field = limits_field[k];
     gs__say(why, size,
-            "LimitRange %s/%s: %s max limit to request ratio per Container is %s, but provided "
-            "ratio is %f",
-            lr->ns, lr->name, res[k], enforced, observed);
+            "LimitRange %s/%s: %s max limit to request ratio per %s is %s, but provided ratio "
+            "is %f",
+            lr->ns, lr->name, res[k], per, enforced, observed);
     return -1;
 }
 
@@ -252,12 +253,13 @@ static int ratios(const struct gs_scn_container *c, const struct gs_limit_range_
 {
     int64_t gpu = c->gpu == GS_UNSET ? 0 : c->gpu, mem = or_default(c->memory_mib, 0),
             cpu = or_default(c->cpu_milli, 0);
-    return limit_ratio(gpu, gpu, lr->ratio_gpu_milli, 0, lr, field, why, size) ||
+    const char *per = "Container";
+    return limit_ratio(gpu, gpu, lr->ratio_gpu_milli, 0, per, lr, field, why, size) ||
            limit_ratio(mem,
                        limit_of(c->memory_limit_mib, lr->default_memory_mib, lr->max_memory_mib),
-                       lr->ratio_memory_milli, 1, lr, field, why, size) ||
+                       lr->ratio_memory_milli, 1, per, lr, field, why, size) ||
            limit_ratio(cpu, limit_of(c->cpu_limit_milli, lr->default_cpu_milli, lr->max_cpu_milli),
-                       lr->ratio_cpu_milli, 2, lr, field, why, size);
+                       lr->ratio_cpu_milli, 2, per, lr, field, why, size);
 }
 
 /*
@@ -267,15 +269,17 @@ static int ratios(const struct gs_scn_container *c, const struct gs_limit_range_
  * the same way): the larger of the app containers' sum with every sidecar beside them, and each
  * init container's own with the sidecars started before it.
  */
-enum { E_GPU, E_SHARED, E_CPU, E_MEMORY, E_MIG, E_COUNT };
+enum { E_GPU, E_SHARED, E_CPU, E_MEMORY, E_MIG, E_CPU_LIMIT, E_MEMORY_LIMIT, E_COUNT };
 struct effective {
     int64_t app[E_COUNT], side[E_COUNT], init[E_COUNT];
 };
 
 static void effective_add(struct effective *e, const struct gs_scn_container *c)
 {
-    const int64_t v[E_COUNT] = {or_default(c->gpu, 0), c->gpu_shared, or_default(c->cpu_milli, 0),
-                                or_default(c->memory_mib, 0), c->mig_profile[0] != '\0'};
+    const int64_t v[E_COUNT] = {or_default(c->gpu, 0),       c->gpu_shared,
+                                or_default(c->cpu_milli, 0), or_default(c->memory_mib, 0),
+                                c->mig_profile[0] != '\0',   c->cpu_limit_milli,
+                                c->memory_limit_mib};
     for (int k = 0; k < E_COUNT; k++) {
         if (!c->init) {
             e->app[k] += v[k];
@@ -314,19 +318,81 @@ static void limit_defaults(struct gs_scn_container *c, const struct gs_limit_ran
         or_default(c->cpu_milli, or_default(lr->default_request_cpu_milli, lr->default_cpu_milli));
 }
 
+/* A container's limits after the first LimitRange that gives one (its default, else its max),
+ * where it gives none: what a type: Pod entry sums. */
+static void limit_default_limits(struct gs_scn_container *c, const struct gs_limit_range_spec *lr)
+{
+    c->memory_limit_mib = limit_of(c->memory_limit_mib, lr->default_memory_mib, lr->max_memory_mib);
+    c->cpu_limit_milli = limit_of(c->cpu_limit_milli, lr->default_cpu_milli, lr->max_cpu_milli);
+}
+
 /* Container @c within the bounds and ratios of LimitRange @lr; -1 with @why and *@field if not. */
 static int limit_check(const struct gs_scn_container *c, const struct gs_limit_range_spec *lr,
                        const char **field, char *why, size_t size)
 {
+    const char *per = "Container";
     return bound(c->gpu == GS_UNSET ? 0 : c->gpu,
                  lr->min_gpu_milli == GS_UNSET ? GS_UNSET : lr->min_gpu_milli / 1000,
                  lr->max_gpu_milli == GS_UNSET ? GS_UNSET : lr->max_gpu_milli / 1000,
-                 "nvidia.com/gpu", "", lr, field, why, size) ||
+                 "nvidia.com/gpu", "", per, lr, field, why, size) ||
            bound(or_default(c->memory_mib, 0), lr->min_memory_mib, lr->max_memory_mib, "memory",
-                 "Mi", lr, field, why, size) ||
-           bound(or_default(c->cpu_milli, 0), lr->min_cpu_milli, lr->max_cpu_milli, "cpu", "m", lr,
-                 field, why, size) ||
+                 "Mi", per, lr, field, why, size) ||
+           bound(or_default(c->cpu_milli, 0), lr->min_cpu_milli, lr->max_cpu_milli, "cpu", "m", per,
+                 lr, field, why, size) ||
            ratios(c, lr, field, why, size);
+}
+
+/*
+ * A max of type Pod bounds the pod's limit (@lim, 0: no container gives one), a min its
+ * request (@req, 0: none), as LimitRanger's maxConstraint and minConstraint do ("maximum memory
+ * usage per Pod is 8Gi.  No limit is specified"); -1 with @why and *@field if not within.
+ */
+static int pod_bound(int64_t req, int64_t lim, int64_t min, int64_t max, int k, const char *unit,
+                     const struct gs_limit_range_spec *lr, const char **field, char *why,
+                     size_t size)
+{
+    static const char *const res[] = {"nvidia.com/gpu", "memory", "cpu"};
+    if (max != GS_UNSET && lim <= 0) {
+        *field = limits_field[k];
+        gs__say(why, size,
+                "LimitRange %s/%s: maximum %s usage per Pod is %lld%s.  No limit is specified",
+                lr->ns, lr->name, res[k], (long long)max, unit);
+        return -1;
+    }
+    if (min != GS_UNSET && req <= 0) {
+        *field = requests_field[k];
+        gs__say(why, size,
+                "LimitRange %s/%s: minimum %s usage per Pod is %lld%s.  No request is specified",
+                lr->ns, lr->name, res[k], (long long)min, unit);
+        return -1;
+    }
+    return bound(lim, GS_UNSET, max, res[k], unit, "Pod", lr, field, why, size) ||
+           bound(req, min, GS_UNSET, res[k], unit, "Pod", lr, field, why, size);
+}
+
+/*
+ * The pod, its requests @e (their effective sums, E_*) and the limits its containers give after
+ * the LimitRanges' default limits, against @lr's type: Pod entry, as LimitRanger's
+ * PodValidateLimitFunc (plugin/pkg/admission/limitranger): min and max, then
+ * maxLimitRequestRatio, on the sums. nvidia.com/gpu, an extended resource, has its limit equal to
+ * its request. -1 with @why and *@field if not within.
+ */
+static int pod_check(const int64_t *e, const struct gs_limit_range_spec *lr, const char **field,
+                     char *why, size_t size)
+{
+    const char *per = "Pod";
+    int64_t gmin = lr->pod_min_gpu_milli, gmax = lr->pod_max_gpu_milli;
+    return pod_bound(e[E_GPU], e[E_GPU], gmin == GS_UNSET ? GS_UNSET : gmin / 1000,
+                     gmax == GS_UNSET ? GS_UNSET : gmax / 1000, 0, "", lr, field, why, size) ||
+           pod_bound(e[E_MEMORY], e[E_MEMORY_LIMIT], lr->pod_min_memory_mib, lr->pod_max_memory_mib,
+                     1, "Mi", lr, field, why, size) ||
+           pod_bound(e[E_CPU], e[E_CPU_LIMIT], lr->pod_min_cpu_milli, lr->pod_max_cpu_milli, 2, "m",
+                     lr, field, why, size) ||
+           limit_ratio(e[E_GPU], e[E_GPU], lr->pod_ratio_gpu_milli, 0, per, lr, field, why, size) ||
+           limit_ratio(e[E_MEMORY], e[E_MEMORY_LIMIT], lr->pod_ratio_memory_milli, 1, per, lr,
+                       field, why, size) ||
+           limit_ratio(e[E_CPU], e[E_CPU_LIMIT], lr->pod_ratio_cpu_milli, 2, per, lr, field, why,
+                       size);
 }
 
 /*
@@ -338,7 +404,8 @@ static int limit_check(const struct gs_scn_container *c, const struct gs_limit_r
  * container must then lie within min and max, and within maxLimitRequestRatio (ratios()). With
  * several LimitRanges in a namespace, each is applied in the order loaded: defaults first (a
  * field one of them set is not set again), then every range's bounds, as LimitRanger mutates with
- * all of them before it validates against each.
+ * all of them before it validates against each. A type: Pod entry then bounds the pod's sums
+ * (pod_check()).
  */
 static int containers(const struct gs_policy *pol, const struct gs_pod_spec *sp,
                       struct gs_scn_container *sum, const char **field, char *why, size_t size)
@@ -355,6 +422,8 @@ static int containers(const struct gs_policy *pol, const struct gs_pod_spec *sp,
         for (k = 0; (lr = limits_of(pol, sp->ns, &k));)
             if (limit_check(&c, lr, field, why, size))
                 return -1;
+        for (k = 0; (lr = limits_of(pol, sp->ns, &k));)
+            limit_default_limits(&c, lr);
         effective_add(&e, &c);
         if (c.gpumem_mib != GS_UNSET && c.gpumem_mib > sum->gpumem_mib)
             sum->gpumem_mib = c.gpumem_mib;
@@ -368,6 +437,13 @@ static int containers(const struct gs_policy *pol, const struct gs_pod_spec *sp,
         if (c.mig_profile[0])
             memcpy(sum->mig_profile, c.mig_profile, sizeof(sum->mig_profile));
     }
+    int64_t pod[E_COUNT];
+    for (int k = 0; k < E_COUNT; k++)
+        pod[k] = effective_of(&e, k);
+    const struct gs_limit_range_spec *lr;
+    for (size_t k = 0; (lr = limits_of(pol, sp->ns, &k));)
+        if (pod_check(pod, lr, field, why, size))
+            return -1;
     sum->gpu = effective_of(&e, E_GPU);
     sum->gpu_shared = effective_of(&e, E_SHARED);
     sum->cpu_milli = effective_of(&e, E_CPU);

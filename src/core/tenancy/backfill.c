@@ -84,6 +84,29 @@ int gs__tn_held(struct gs_tenancy *t, const struct rpod *p, int32_t pod, size_t 
     return late;
 }
 
+int gs__tn_probe_held(struct gs_tenancy *t, const struct rpod *p, size_t node,
+                      const struct gs_fit_choice *c, char *why, size_t size)
+{
+    /* the probed pod has no id: the one the next pod would take tags its trial cards */
+    if ((int32_t)node != t->resv_node || !gs__tn_late(t, p) ||
+        spares_head(t, p, (int32_t)t->npods, node, c))
+        return 0;
+    const struct rpod *h = &t->pods[t->head];
+    int64_t in_s = t->shadow_t > t->now ? (t->shadow_t - t->now + 999999) / 1000000 : 0;
+    if (p->sp->duration_us == GS_UNSET)
+        gs__say(why, size,
+                "held for %s/%s, which waits ahead in the queue and can start here in %lld s; "
+                "this pod declares no run time (sim.gpusched.io/duration), so it could delay it",
+                h->sp->ns, h->sp->name, (long long)in_s);
+    else
+        gs__say(why, size,
+                "held for %s/%s, which waits ahead in the queue and can start here in %lld s; "
+                "this pod's run time (sim.gpusched.io/duration) of %lld s would delay it",
+                h->sp->ns, h->sp->name, (long long)in_s,
+                (long long)((p->sp->duration_us + 999999) / 1000000));
+    return 1;
+}
+
 int gs__tn_end_live(const struct gs_tenancy *t, const struct event *e)
 {
     return t->pods[e->pod].gen == e->gen && t->pods[e->pod].state == GS_POD_RUNNING;

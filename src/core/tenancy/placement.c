@@ -906,6 +906,10 @@ int gs_tenancy_probe_node(struct gs_tenancy *t, struct gs_tenancy_probe *pr, int
         }
         return 1;
     }
+    if (gs__tn_probe_held(t, p, (size_t)node, &c, pr->held_why, sizeof(pr->held_why))) {
+        *why = pr->held_why;
+        return 1;
+    }
     *scored = SCORE_MAX(t) ? (int32_t)(score(t, p, (size_t)node, &c) * 1000 / SCORE_MAX(t)) : 0;
     return 0;
 }

@@ -344,6 +344,10 @@ int gs__tn_late(const struct gs_tenancy *t, const struct rpod *p);
 /* Is @node held against @p, placed on @c, for the head of the queue? */
 int gs__tn_held(struct gs_tenancy *t, const struct rpod *p, int32_t pod, size_t node,
                 const struct gs_fit_choice *c);
+/* gs__tn_held() for the extender's probed pod @p (no id of its own): 1 with why the node is held
+ * in @why (@size bytes), else 0. The learning of a pass (held_hits) is left alone. */
+int gs__tn_probe_held(struct gs_tenancy *t, const struct rpod *p, size_t node,
+                      const struct gs_fit_choice *c, char *why, size_t size);
 /* Expected ends: push @pod's at @end (its current gen); 0 or -ENOMEM. A pod's entry is live
  * while its gen and running state are those it was pushed with. */
 int gs__tn_schedule_end(struct gs_tenancy *t, int32_t pod, int64_t end);
@@ -412,6 +416,7 @@ struct gs_tenancy_probe {
     char why[GS_MODEL_MAX][GS_REASON_MAX]; /* per model: the quota it is over */
     int8_t gang_ok;                        /* its gang could run: 1, 0, -1 not asked yet */
     char gang_why[GS_REASON_MAX];
+    char held_why[GS_REASON_MAX]; /* the node is held for the head of the queue (backfill.c) */
     char mig_why[2][64]; /* the MIG reasons, naming the profile: no free slot, no such profile */
 };
 
