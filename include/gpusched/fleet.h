@@ -248,6 +248,18 @@ void gs_fleet_set_now(struct gs_fleet *f, int64_t now_us);
  */
 uint64_t gs_fleet_node_version(const struct gs_fleet *f, size_t node);
 int64_t gs_fleet_conversions(const struct gs_fleet *f);
+/*
+ * gs_fleet_card_history() - the mode card @gpu of @node last took (GS_CARD_FREE: none yet; it
+ * keeps it when empty) and since when, microseconds, into *@since_us.
+ * gs_fleet_set_card_history() - put that history back (a snapshot continued): the card last took
+ * @mode (not GS_CARD_FREE) at @since_us. Return: 0; -EINVAL when the card holds pods in another
+ * mode, or its node cannot give @mode (MIG without a MIG geometry, time slicing without
+ * replicas).
+ */
+enum gs_card_mode gs_fleet_card_history(const struct gs_fleet *f, size_t node, int gpu,
+                                        int64_t *since_us);
+int gs_fleet_set_card_history(struct gs_fleet *f, size_t node, int gpu, enum gs_card_mode mode,
+                              int64_t since_us);
 /* gs_fleet_next_convertible() - the earliest time after now the hold of an empty card of @node
  * ends, or INT64_MAX (none, or no hold). O(cards of the node). */
 int64_t gs_fleet_next_convertible(const struct gs_fleet *f, size_t node);

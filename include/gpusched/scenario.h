@@ -27,14 +27,28 @@ struct gs_scn_priv;
 
 #define GS_SCN_PODS_MAX 2000000
 
-#define GS_SIM_FAILURES_MAX 256 /* nodeFailures entries of a Simulation */
+#define GS_SIM_FAILURES_MAX 256 /* nodeFailures and cardFailures entries of a Simulation */
 
-/* A node failing at @at_us (NotReady: its pods and their gangs wait again) and, when
- * @restore_us is not GS_UNSET, ready again then (microseconds from the start). */
+/* A node failing at @at_us (NotReady: its pods and their gangs wait again), or with @gpu >= 0
+ * one card of it (unhealthy: it takes no new pod; its pods and their gangs wait again when Xid
+ * @xid is one after which the work is lost, gs_xid_loses_work()); when @restore_us is not
+ * GS_UNSET, ready or healthy again then (microseconds from the start). */
 struct gs_node_failure {
     char node[GS_NAME_MAX];
     int32_t index; /* into policy.nodes, once gs_scenario_resolve() found it */
+    int32_t gpu;   /* cardFailures: the card's index on its node; -1 for nodeFailures */
+    int32_t xid;   /* cardFailures: the Xid NVIDIA's driver reported, 0 none given */
     int64_t at_us, restore_us;
+    struct gs_scn_src src;
+};
+
+/* cardModes.cards[]: a card's mode history, as a snapshot gives it: card @gpu of @node last took
+ * @mode (enum gs_card_mode, not free) at @since_us, and keeps it when empty. */
+struct gs_card_history {
+    char node[GS_NAME_MAX];
+    int32_t index; /* into policy.nodes, once gs_scenario_resolve() found it */
+    int32_t gpu, mode;
+    int64_t since_us;
     struct gs_scn_src src;
 };
 
@@ -51,10 +65,14 @@ struct gs_sim_spec {
                            placed_*) restored where they run, instead of from 0 */
     /* cardModes: {convert: BOOL, minHold: DURATION}: whether an empty card may change mode to
      * follow demand, and how long it keeps a mode first (gs_fleet_set_modes()). */
-    int modes_defined;   /* cardModes given: reports then count conversions */
-    int convert;         /* default 1 */
-    int64_t min_hold_us; /* default 0 */
-    struct gs_node_failure failures[GS_SIM_FAILURES_MAX]; /* nodeFailures, in file order */
+    int modes_defined;             /* cardModes given: reports then count conversions */
+    int convert;                   /* default 1 */
+    int64_t min_hold_us;           /* default 0 */
+    struct gs_card_history *cards; /* cardModes.cards, in file order (owned; read with
+                                      --from-now only) */
+    size_t ncards;
+    struct gs_node_failure failures[GS_SIM_FAILURES_MAX]; /* nodeFailures, then cardFailures,
+                                                             each in file order */
     size_t nfailures;
 };
 

@@ -224,6 +224,24 @@ int gs_tenancy_card_health(struct gs_tenancy *t, int64_t now, int32_t node, int 
                            int evict);
 
 /*
+ * gs_tenancy_card_mode() - card @gpu of @node last took mode @mode (not GS_CARD_FREE) at
+ * @since_us, no later than now: a snapshot's card put back (gs_fleet_set_card_history()), after
+ * its pods are; from then on an empty card changes mode as cardModes allows counting from then.
+ * Return: 0; -EINVAL (no such node or card, @since_us after now, a mode its pods or its node
+ * cannot have).
+ */
+int gs_tenancy_card_mode(struct gs_tenancy *t, int32_t node, int gpu, int mode, int64_t since_us);
+
+/*
+ * gs_xid_loses_work() - whether Xid @xid means the work on the card died, so its pods are
+ * evicted with the card (gs_tenancy_card_health()'s @evict): the ones NVIDIA's Xid catalogue
+ * (docs.nvidia.com/deploy/xid-errors) has end or lose the running contexts — 48 (double-bit
+ * ECC), 63/64 (row remapping), 74 (NVLink), 79 (fallen off the bus), 94/95 (contained or
+ * uncontained ECC) — and 0, a failure without an Xid, taken at its worst. Return: 1 or 0.
+ */
+int gs_xid_loses_work(int xid);
+
+/*
  * gs_tenancy_node_topology() - node @node's PCIe domains, NVLink groups and NVLink pair counts
  * are found to be @pcie, @nvlink and @links (as gs_fleet_set_topology() takes them) at @now: from
  * then on placement reads these in place of its template's. What runs there stays; the pending

@@ -177,6 +177,12 @@ static int start_and_horizon(const struct sopts *o, struct gs_scenario *s, struc
     if (o->from_now && s->sim.now_us == GS_UNSET)
         return gs_diag_error(d, "--from-now: the scenario has no Simulation spec.now (a snapshot "
                                 "from GET /v1/snapshot has one)");
+    if (!o->from_now && s->sim.ncards)
+        return gs_diag_error(d,
+                             "%s:%u:%u: cardModes.cards gives a snapshot's cards: a snapshot is "
+                             "continued with --from-now",
+                             s->sim.cards[0].src.file, s->sim.cards[0].src.line,
+                             s->sim.cards[0].src.col);
     if (!o->from_now && placed)
         return gs_diag_error(d,
                              "%s:%u:%u: pod %s/%s is placed (sim.gpusched.io/node): a snapshot "

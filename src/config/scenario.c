@@ -78,6 +78,7 @@ void gs_scenario_free(struct gs_scenario *s)
     free(s->policy.templates);
     free(s->policy.nodes);
     free(s->pods);
+    free(s->sim.cards);
     free(s);
 }
 

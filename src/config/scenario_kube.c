@@ -11,8 +11,11 @@
 #include "scenario_impl.h"
 
 #include "gpusched/diag.h"
+#include "gpusched/fleet.h"
+#include "gpusched/grow.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -603,51 +606,107 @@ int gs__scn_limit_range(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t 
 
 /* --- Simulation --- */
 
-enum { SIM_COMPARE, SIM_HORIZON, SIM_MODES, SIM_FAILURES, SIM_NOW };
-static const char *const sim_keys[] = {"compare", "horizon", "cardModes", "nodeFailures", "now"};
+enum { SIM_COMPARE, SIM_HORIZON, SIM_MODES, SIM_FAILURES, SIM_NOW, SIM_CARD_FAILURES };
+static const char *const sim_keys[] = {"compare",      "horizon", "cardModes",
+                                       "nodeFailures", "now",     "cardFailures"};
 
 struct failures {
     struct gs__scn_load *L;
     struct gs_sim_spec *sim;
+    const char *list; /* "nodeFailures", "cardFailures" or "cardModes.cards" */
+    size_t cap;       /* cardModes.cards: the array's */
 };
 
-/* nodeFailures[]: {node: NAME, at: DURATION, restore: DURATION (optional, after at)}. */
+/* nodeFailures[]: {node: NAME, at: DURATION, restore: DURATION (optional, after at)};
+ * cardFailures[]: the same with gpu: INDEX and xid: XID (optional). */
 static int failure_item(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
 {
-    static const char *const keys[] = {"node", "at", "restore"};
+    static const char *const keys[] = {"node", "at", "restore", "gpu", "xid"};
     struct failures *fl = arg;
-    yaml_node_t *f[3] = {NULL};
-    char where[64];
-    if (idx >= GS_SIM_FAILURES_MAX)
-        return gs__yaml_err(c, n, "nodeFailures lists at most %d entries", GS_SIM_FAILURES_MAX);
+    int card = fl->list[0] == 'c';
+    yaml_node_t *f[5] = {NULL};
+    char where[64], what[48];
+    if (fl->sim->nfailures >= GS_SIM_FAILURES_MAX)
+        return gs__yaml_err(c, n, "nodeFailures and cardFailures list at most %d entries",
+                            GS_SIM_FAILURES_MAX);
     struct gs_node_failure *e = &fl->sim->failures[fl->sim->nfailures];
-    *e = (struct gs_node_failure){.index = -1, .restore_us = GS_UNSET};
-    gs__yaml_label(where, sizeof(where), "nodeFailures[%d]", idx);
-    int rc = gs__yaml_each_field(c, n, keys, 3, where, gs__scn_keep, f);
+    *e = (struct gs_node_failure){.index = -1, .gpu = -1, .restore_us = GS_UNSET};
+    gs__yaml_label(where, sizeof(where), "%s[%d]", fl->list, idx);
+    int rc = gs__yaml_each_field(c, n, keys, card ? 5 : 3, where, gs__scn_keep, f);
     const char *node = f[0] ? gs__yaml_str(f[0]) : NULL;
     if (!rc && (!node || !*node || strlen(node) >= sizeof(e->node)))
         return gs__yaml_err(c, f[0] ? f[0] : n, "%s.node: expected the name of a node", where);
     if (!rc && !f[1])
-        return gs__yaml_err(c, n, "%s needs at (when the node fails)", where);
+        return gs__yaml_err(c, n, "%s needs at (when the %s fails)", where, card ? "card" : "node");
+    if (!rc && card && !f[3])
+        return gs__yaml_err(c, n, "%s needs gpu (the card's index on its node)", where);
+    snprintf(what, sizeof(what), "%s[].at", fl->list);
     if (!rc)
-        rc = gs__scn_dur(c, f[1], "nodeFailures[].at", &e->at_us);
+        rc = gs__scn_dur(c, f[1], what, &e->at_us);
+    snprintf(what, sizeof(what), "%s[].restore", fl->list);
     if (!rc && f[2])
-        rc = gs__scn_dur(c, f[2], "nodeFailures[].restore", &e->restore_us);
+        rc = gs__scn_dur(c, f[2], what, &e->restore_us);
     if (!rc && f[2] && e->restore_us <= e->at_us)
         return gs__yaml_err(c, f[2], "%s.restore: must come after at", where);
+    int64_t gpu = -1, xid = 0;
+    if (!rc && card)
+        rc = gs__scn_int(c, f[3], "cardFailures[].gpu", 0, GS_GPUS_MAX - 1, &gpu);
+    if (!rc && f[4])
+        rc = gs__scn_int(c, f[4], "cardFailures[].xid", 1, 65535, &xid);
     if (rc)
         return rc;
+    e->gpu = (int32_t)gpu;
+    e->xid = (int32_t)xid;
     snprintf(e->node, sizeof(e->node), "%s", node);
     gs__scn_src(c, fl->L, n, &e->src);
     fl->sim->nfailures++;
     return 0;
 }
 
-static int card_modes(struct gs__yctx *c, yaml_node_t *n, struct gs_sim_spec *sim)
+/* cardModes.cards[]: {node: NAME, gpu: INDEX, mode: MODE, since: DURATION}. */
+static int card_item(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
 {
-    static const char *const keys[] = {"convert", "minHold"};
-    yaml_node_t *f[2] = {NULL};
-    int rc = gs__yaml_each_field(c, n, keys, 2, "cardModes", gs__scn_keep, f);
+    static const char *const keys[] = {"node", "gpu", "mode", "since"};
+    static const char *const modes[] = {"exclusive", "shared", "mig", "timesliced"};
+    struct failures *fl = arg;
+    struct gs_sim_spec *sim = fl->sim;
+    yaml_node_t *f[4] = {NULL};
+    char where[64];
+    gs__yaml_label(where, sizeof(where), "cardModes.cards[%d]", idx);
+    int rc = gs__yaml_each_field(c, n, keys, 4, where, gs__scn_keep, f);
+    for (int k = 0; !rc && k < 4; k++)
+        if (!f[k])
+            return gs__yaml_err(c, n, "%s needs %s", where, keys[k]);
+    struct gs_card_history e = {.index = -1};
+    int64_t gpu = 0;
+    int mode = 0;
+    if (!rc)
+        rc = gs__scn_name(c, f[0], "cardModes.cards[].node", e.node, sizeof(e.node));
+    if (!rc)
+        rc = gs__scn_int(c, f[1], "cardModes.cards[].gpu", 0, GS_GPUS_MAX - 1, &gpu);
+    if (!rc)
+        rc = gs__scn_enum(c, f[2], "cardModes.cards[].mode", modes, 4, &mode);
+    if (!rc)
+        rc = gs__scn_dur(c, f[3], "cardModes.cards[].since", &e.since_us);
+    if (rc)
+        return rc;
+    e.gpu = (int32_t)gpu;
+    e.mode = GS_CARD_EXCLUSIVE + mode;
+    gs__scn_src(c, fl->L, n, &e.src);
+    struct gs_card_history *v = gs_grow(sim->cards, &fl->cap, sim->ncards + 1, sizeof(*v), 16);
+    if (!v)
+        return gs__yaml_err(c, n, "out of memory");
+    sim->cards = v;
+    sim->cards[sim->ncards++] = e;
+    return 0;
+}
+
+static int card_modes(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *n,
+                      struct gs_sim_spec *sim)
+{
+    static const char *const keys[] = {"convert", "minHold", "cards"};
+    yaml_node_t *f[3] = {NULL};
+    int rc = gs__yaml_each_field(c, n, keys, 3, "cardModes", gs__scn_keep, f);
     if (!rc && f[0])
         rc = gs__scn_bool(c, f[0], "cardModes.convert", &sim->convert);
     if (!rc && f[1])
@@ -656,6 +715,9 @@ static int card_modes(struct gs__yctx *c, yaml_node_t *n, struct gs_sim_spec *si
         gs__yaml_warn(c, f[1],
                       "cardModes.minHold has no effect: with convert false a card keeps "
                       "its first mode");
+    if (!rc && f[2])
+        rc = gs__yaml_each_item(c, f[2], "cardModes.cards", card_item,
+                                &(struct failures){L, sim, "cardModes.cards", 0});
     sim->modes_defined = 1;
     return rc;
 }
@@ -679,14 +741,14 @@ static int compare_item(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
 int gs__scn_simulation(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root)
 {
     struct gs__scn_meta m;
-    yaml_node_t *spec, *f[5] = {NULL};
+    yaml_node_t *spec, *f[6] = {NULL};
     struct gs_sim_spec sim = {
         .defined = 1, .horizon_us = GS_UNSET, .now_us = GS_UNSET, .convert = 1};
     int rc = read_obj(c, root, "Simulation", false, &m, &spec);
     if (!rc && L->s->sim.defined)
         rc = gs__yaml_err(c, root, "a second Simulation document; give one");
     if (!rc && spec)
-        rc = gs__yaml_each_field(c, spec, sim_keys, 5, "Simulation spec", gs__scn_keep, f);
+        rc = gs__yaml_each_field(c, spec, sim_keys, 6, "Simulation spec", gs__scn_keep, f);
     if (!rc && f[SIM_COMPARE])
         rc = gs__yaml_each_item(c, f[SIM_COMPARE], "compare", compare_item, &sim);
     if (!rc && f[SIM_HORIZON])
@@ -694,12 +756,17 @@ int gs__scn_simulation(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *
     if (!rc && f[SIM_NOW])
         rc = gs__scn_dur(c, f[SIM_NOW], "now", &sim.now_us);
     if (!rc && f[SIM_MODES])
-        rc = card_modes(c, f[SIM_MODES], &sim);
+        rc = card_modes(c, L, f[SIM_MODES], &sim);
     if (!rc && f[SIM_FAILURES])
         rc = gs__yaml_each_item(c, f[SIM_FAILURES], "nodeFailures", failure_item,
-                                &(struct failures){L, &sim});
+                                &(struct failures){L, &sim, "nodeFailures", 0});
+    if (!rc && f[SIM_CARD_FAILURES])
+        rc = gs__yaml_each_item(c, f[SIM_CARD_FAILURES], "cardFailures", failure_item,
+                                &(struct failures){L, &sim, "cardFailures", 0});
     if (!rc)
         L->s->sim = sim;
+    else
+        free(sim.cards);
     return rc;
 }
 

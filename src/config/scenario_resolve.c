@@ -129,26 +129,54 @@ static int ns_tenant(struct gs_scenario *s, const char *ns, const struct gs_scn_
     return 0;
 }
 
-/* failure_node() - the node a Simulation's nodeFailures entry names must be a Cluster's, and
- * not down then already by an earlier entry. */
+/* node_card() - node @name of the Cluster, and its card @gpu when >= 0, named by entry @src of
+ * @list: its index into *@index. */
+static int node_card(const struct gs_scenario *s, const char *name, int32_t gpu,
+                     const struct gs_scn_src *src, const char *list, int32_t *index,
+                     struct gs_diag *d)
+{
+    char at[AT_MAX];
+    for (size_t k = 0; k < s->policy.nnodes; k++) {
+        if (strcmp(s->policy.nodes[k].name, name))
+            continue;
+        int gpus = s->policy.templates[s->policy.nodes[k].template_index].gpus;
+        if (gpu >= gpus)
+            return gs_diag_error(d, "%s: %s: node %s has %d cards, no gpu %d",
+                                 gs__scn_where(src, at, sizeof(at)), list, name, gpus, gpu);
+        *index = (int32_t)k;
+        return 0;
+    }
+    return gs_diag_error(d, "%s: %s: node \"%s\" is not a node of the Cluster",
+                         gs__scn_where(src, at, sizeof(at)), list, name);
+}
+
+/* failure_node() - the node (and card) a Simulation's nodeFailures (cardFailures) entry names
+ * must be a Cluster's, and not down then already by an earlier entry. */
 static int failure_node(struct gs_scenario *s, struct gs_node_failure *f, struct gs_diag *d)
 {
     char at[AT_MAX], other[AT_MAX];
+    const char *list = f->gpu < 0 ? "nodeFailures" : "cardFailures";
     for (const struct gs_node_failure *e = s->sim.failures; e < f; e++) {
         int64_t e_end = e->restore_us == GS_UNSET ? INT64_MAX : e->restore_us;
         int64_t f_end = f->restore_us == GS_UNSET ? INT64_MAX : f->restore_us;
-        if (!strcmp(e->node, f->node) && f->at_us < e_end && e->at_us < f_end)
-            return gs_diag_error(d, "%s: nodeFailures: node %s is down then already (%s)",
-                                 gs__scn_where(&f->src, at, sizeof(at)), f->node,
+        if (!strcmp(e->node, f->node) && e->gpu == f->gpu && f->at_us < e_end && e->at_us < f_end)
+            return gs_diag_error(d, "%s: %s: %s %s is down then already (%s)",
+                                 gs__scn_where(&f->src, at, sizeof(at)), list,
+                                 f->gpu < 0 ? "node" : "a card of node", f->node,
                                  gs__scn_where(&e->src, other, sizeof(other)));
     }
-    for (size_t k = 0; k < s->policy.nnodes; k++)
-        if (!strcmp(s->policy.nodes[k].name, f->node)) {
-            f->index = (int32_t)k;
-            return 0;
-        }
-    return gs_diag_error(d, "%s: nodeFailures: node \"%s\" is not a node of the Cluster",
-                         gs__scn_where(&f->src, at, sizeof(at)), f->node);
+    return node_card(s, f->node, f->gpu, &f->src, list, &f->index, d);
+}
+
+/* card_node() - a cardModes.cards entry names a node of the Cluster and one of its cards, and
+ * a time no later than the snapshot's now. */
+static int card_node(struct gs_scenario *s, struct gs_card_history *e, struct gs_diag *d)
+{
+    char at[AT_MAX];
+    if (s->sim.now_us != GS_UNSET && e->since_us > s->sim.now_us)
+        return gs_diag_error(d, "%s: cardModes.cards: since is after now",
+                             gs__scn_where(&e->src, at, sizeof(at)));
+    return node_card(s, e->node, e->gpu, &e->src, "cardModes.cards", &e->index, d);
 }
 
 /* pod_refs() - a pod's group, profile, PriorityClass and queue must exist. */
@@ -355,6 +383,8 @@ int gs_scenario_resolve(struct gs_scenario *s, struct gs_diag *d)
         rc = pod_refs(s, &s->pods[i], d);
     for (size_t i = 0; !rc && i < s->sim.nfailures; i++)
         rc = failure_node(s, &s->sim.failures[i], d);
+    for (size_t i = 0; !rc && i < s->sim.ncards; i++)
+        rc = card_node(s, &s->sim.cards[i], d);
     if (!rc)
         rc = placed_nodes(s, d);
     if (rc)

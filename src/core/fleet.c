@@ -552,6 +552,28 @@ int64_t gs_fleet_next_convertible(const struct gs_fleet *f, size_t n)
     return next;
 }
 
+enum gs_card_mode gs_fleet_card_history(const struct gs_fleet *f, size_t node, int gpu,
+                                        int64_t *since_us)
+{
+    const struct card *c = &f->nodes[node].cards[gpu];
+    *since_us = c->since_us;
+    return (enum gs_card_mode)c->last_mode;
+}
+
+int gs_fleet_set_card_history(struct gs_fleet *f, size_t node, int gpu, enum gs_card_mode mode,
+                              int64_t since_us)
+{
+    struct fnode *nd = &f->nodes[node];
+    struct card *c = &nd->cards[gpu];
+    if (mode == GS_CARD_FREE || (c->mode != GS_CARD_FREE && c->mode != mode) ||
+        (mode == GS_CARD_MIG && nd->mig_model < 0) || (mode == GS_CARD_TIMESLICED && !nd->replicas))
+        return -EINVAL;
+    c->last_mode = c->prev_mode = (uint8_t)mode;
+    c->since_us = c->prev_since_us = since_us;
+    c->entered_by = -1;
+    return 0;
+}
+
 /* May a free card last in mode @last since @since take mode @m now: one never used or last in
  * @m, or, when conversion is on, one that has held its last mode for the hold time. */
 static int may_become(const struct gs_fleet *f, uint8_t last, int64_t since, uint8_t m)

@@ -8,7 +8,7 @@
  * so an inventory without agents schedules as before.
  *
  * A card reported unhealthy leaves placement until it is reported healthy. Whether its pods go
- * back to pending depends on the Xid (gsd_xid_kills()): after the Xids that end the running
+ * back to pending depends on the Xid (gs_xid_loses_work()): after the Xids that end the running
  * contexts they are requeued; after others the card drains (its pods run on, nothing new comes).
  * The node agent decides what is unhealthy, as NVIDIA's k8s-device-plugin does (that one ignores
  * the application Xids 13, 31, 43, 45, 68 and 109 and marks the card unhealthy on the others).
@@ -40,15 +40,6 @@
 int64_t gsd_clock_us(const struct gsd_state *st)
 {
     return st->manual_clock ? st->manual_now_us : gsd_mono_us();
-}
-
-int gsd_xid_kills(int xid)
-{
-    static const int kills[] = {0, 48, 63, 64, 74, 79, 94, 95};
-    for (size_t i = 0; i < sizeof(kills) / sizeof(kills[0]); i++)
-        if (xid == kills[i])
-            return 1;
-    return 0;
 }
 
 /* Tell the scheduler node @i is ready or not (@gpu < 0), or card @gpu is healthy or not, and
@@ -214,7 +205,7 @@ int gsd_health_gpu(struct gsd_state *st, size_t i, int gpu, int healthy, int xid
         h->xid[gpu] = xid;
         gsd_log("warn", "gpu unhealthy", "node", name, "gpu", g, "xid", x, NULL);
     }
-    int rc = tell(st, i, gpu, healthy, !healthy && gsd_xid_kills(xid));
+    int rc = tell(st, i, gpu, healthy, !healthy && gs_xid_loses_work(xid));
     if (rc)
         return rc;
     if (!gsd_store_gpu_put(st->store, name, gpu, healthy, xid, gsd_now_us()))

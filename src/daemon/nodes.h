@@ -57,17 +57,10 @@ int gsd_health_grow(struct gsd_state *st);
 int gsd_health_beat(struct gsd_state *st, size_t node);
 /*
  * gsd_health_gpu() - node @node's agent reports card @gpu healthy or not, with the Xid it saw
- * (0 = none given). An unhealthy card takes no new pods; gsd_xid_kills() says whether the pods
- * on it are requeued too. Return: 0; -EIO.
+ * (0 = none given). An unhealthy card takes no new pods; gs_xid_loses_work() says whether the
+ * pods on it are requeued too. Return: 0; -EIO.
  */
 int gsd_health_gpu(struct gsd_state *st, size_t node, int gpu, int healthy, int xid);
-/*
- * gsd_xid_kills() - whether Xid @xid means the work on the card died: the ones NVIDIA's Xid
- * catalogue (docs.nvidia.com/deploy/xid-errors) has end or lose the running contexts — 48
- * (double-bit ECC), 63/64 (row remapping), 74 (NVLink), 79 (fallen off the bus), 94/95
- * (contained/uncontained ECC) — and 0, a report without an Xid, taken at its worst.
- */
-int gsd_xid_kills(int xid);
 /* gsd_health_expire() - mark NotReady every watched node silent for the grace period and
  * requeue its pods. Return: 0; -EIO. */
 int gsd_health_expire(struct gsd_state *st);

@@ -2,10 +2,11 @@
  * gpuschedd: GET /v1/snapshot, the live state as a scenario `gpusched simulate --from-now`
  * continues from (docs/whatif.md). Runs on the scheduler thread, which owns the state, so what it
  * writes is one instant: the inventory as a Cluster, the policy files in force as they were read,
- * the PodGroups posted, the nodes NotReady as nodeFailures at now, and every pod held in arrival
- * order (its Pod as posted, with its arrival and, running, its node, cards, MIG instance and
- * start as sim.gpusched.io/ annotations). Times are microseconds since an origin: 0 on the
- * manual clock, else the earliest submission held (written as a comment).
+ * the PodGroups posted, the nodes NotReady as nodeFailures and the cards unhealthy as
+ * cardFailures at now, and every pod held in arrival order (its Pod as posted, with its arrival
+ * and, running, its node, cards, MIG instance and start as sim.gpusched.io/ annotations). Times are
+ * microseconds since an origin: 0 on the manual clock, else the earliest submission held (written
+ * as a comment).
  */
 #include "whatif.h"
 #include "api.h"
@@ -18,6 +19,7 @@
 
 #include "gpusched/catalog.h"
 #include "gpusched/cluster.h"
+#include "gpusched/fleet.h"
 #include "gpusched/scenario.h"
 #include "gpusched/tenancy.h"
 
@@ -101,24 +103,52 @@ static void podgroups(struct gsd_text *t, const struct gsd_state *st)
     }
 }
 
-/* The Simulation: now, the daemon's way, and the nodes NotReady (down from now on). Cards
- * marked unhealthy have no scenario form: they are listed in a comment, and placement in the
- * simulation may use them. */
-static void simulation(struct gsd_text *t, const struct gsd_state *st, int64_t now)
+/* Each card's mode history (the mode it last took, kept when empty, and since when): what
+ * cardModes lets it take next. gpuschedd runs with cardModes' defaults (convert, no hold). */
+static void card_modes(struct gsd_text *t, const struct gsd_state *st, int64_t origin)
+{
+    const struct gs_fleet *f = gs_tenancy_fleet(st->sched.tn);
+    int any = 0;
+    for (size_t i = 0; i < st->inv->policy.nnodes; i++)
+        for (int g = 0; g < gs_fleet_node_gpus(f, i); g++) {
+            int64_t since;
+            enum gs_card_mode m = gs_fleet_card_history(f, i, g, &since);
+            if (m == GS_CARD_FREE)
+                continue;
+            gsd_text_printf(t,
+                            "%s      - {node: \"%s\", gpu: %d, mode: %s, since: %" PRId64 "us}\n",
+                            any++ ? "" : "  cardModes:\n    cards:\n",
+                            st->inv->policy.nodes[i].name, g, gs_card_mode_name(m), since - origin);
+        }
+}
+
+/* The Simulation: now, the daemon's way, the cards' modes, the nodes NotReady (down from now
+ * on) and the cards marked unhealthy, with the Xid their agent reported (what runs there runs
+ * on). */
+static void simulation(struct gsd_text *t, const struct gsd_state *st, int64_t now, int64_t origin)
 {
     gsd_text_printf(t,
                     "---\napiVersion: sim.gpusched.io/v1alpha1\nkind: Simulation\n"
                     "metadata: {name: snapshot}\nspec:\n  now: %" PRId64 "us\n  compare: [%s]\n",
                     now, gs_way_name((enum gs_way)st->way));
+    card_modes(t, st, origin);
     int any = 0;
     for (size_t i = 0; i < st->nhealth && i < st->inv->policy.nnodes; i++)
         if (!gsd_node_ready(&st->health[i]))
             gsd_text_printf(t, "%s    - {node: \"%s\", at: %" PRId64 "us}\n",
                             any++ ? "" : "  nodeFailures:\n", st->inv->policy.nodes[i].name, now);
+    any = 0;
     for (size_t i = 0; i < st->nhealth && i < st->inv->policy.nnodes; i++)
-        if (st->health[i].bad_mask)
-            gsd_text_printf(t, "# node %s: cards marked unhealthy (mask 0x%x) are not carried\n",
-                            st->inv->policy.nodes[i].name, (unsigned)st->health[i].bad_mask);
+        for (int g = 0; g < GS_GPUS_MAX; g++) {
+            if (!(st->health[i].bad_mask >> g & 1))
+                continue;
+            gsd_text_printf(t, "%s    - {node: \"%s\", gpu: %d, at: %" PRId64 "us",
+                            any++ ? "" : "  cardFailures:\n", st->inv->policy.nodes[i].name, g,
+                            now);
+            if (st->health[i].xid[g] > 0)
+                gsd_text_printf(t, ", xid: %d", (int)st->health[i].xid[g]);
+            gsd_text_printf(t, "}\n");
+        }
 }
 
 /* Pod @p as posted, with its arrival, progress and placement annotations, as indented JSON. */
@@ -197,13 +227,21 @@ void gsd_whatif_snapshot(struct gsd_state *st, struct gsd_req *r)
     }
     for (const struct gsd_pod *p = st->head; p && !st->manual_clock; p = p->next)
         origin = p->submit_us < origin ? p->submit_us : origin;
+    const struct gs_fleet *f = gs_tenancy_fleet(st->sched.tn);
+    for (size_t i = 0; i < st->inv->policy.nnodes && !st->manual_clock; i++)
+        for (int g = 0; g < gs_fleet_node_gpus(f, i); g++) { /* a card's mode since */
+            int64_t since;
+            if (gs_fleet_card_history(f, i, g, &since) != GS_CARD_FREE && since < origin)
+                origin = since;
+        }
     struct gsd_text t = {.max = SNAPSHOT_MAX};
     gsd_text_printf(
         &t,
         "# gpuschedd snapshot: `gpusched simulate --scenario FILE --from-now` continues "
         "it.\n# Times are microseconds since %s; a pod without "
         "sim.gpusched.io/duration runs until the horizon.\n",
-        st->manual_clock ? "the manual clock's 0" : "the earliest submission held");
+        st->manual_clock ? "the manual clock's 0"
+                         : "the earliest submission held or card mode taken");
     if (!st->manual_clock) {
         json_t *j = gsd_time_json(origin);
         char *at = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
@@ -215,7 +253,7 @@ void gsd_whatif_snapshot(struct gsd_state *st, struct gsd_req *r)
     if (st->cfg->policy_text)
         gsd_text_put(&t, st->cfg->policy_text, strlen(st->cfg->policy_text));
     podgroups(&t, st);
-    simulation(&t, st, now - origin);
+    simulation(&t, st, now - origin, origin);
     size_t evicting = 0;
     for (const struct gsd_pod *p = st->head; p && !t.full; p = p->next) {
         if (p->state == GSD_EVICTING) { /* holds no cards: leaving */

@@ -119,15 +119,20 @@ static int next_time(struct gs_tsim *t, int64_t *when)
     return *when != INT64_MAX;
 }
 
-/* The nodes failing or coming back at @when (after the ends due then, before the arrivals). */
+static int node_event(struct gs_tsim *t, const struct node_event *e)
+{
+    return e->gpu < 0 ? gs_tenancy_node_ready(t->sched, e->t, e->node, e->ready)
+                      : gs_tenancy_card_health(t->sched, e->t, e->node, e->gpu, e->ready, e->evict);
+}
+
+/* The nodes and cards failing or coming back at @when (after the ends due then, before the
+ * arrivals). */
 static int node_events(struct gs_tsim *t, int64_t when)
 {
     int r = 0;
     while (r >= 0 && t->next_node_event < t->nnode_events &&
-           t->node_events[t->next_node_event].t == when) {
-        const struct node_event *e = &t->node_events[t->next_node_event++];
-        r = gs_tenancy_node_ready(t->sched, when, e->node, e->ready);
-    }
+           t->node_events[t->next_node_event].t == when)
+        r = node_event(t, &t->node_events[t->next_node_event++]);
     return r;
 }
 
@@ -178,17 +183,21 @@ static int loop(struct gs_tsim *t)
  * --from-now: the clock starts at the snapshot's now. The nodes down by then go down; the pods
  * that arrived by then are submitted in file order (a snapshot lists them in the daemon's
  * arrival order) and those running are put back on their cards by the core's restore, the rule a
- * daemon restarting from its store follows; a pass then runs as the daemon's next would.
+ * daemon restarting from its store follows; the cards take the mode history the snapshot gives
+ * them; then the cards unhealthy by then fail, over the pods that still run there (a card that
+ * drains), and a pass runs as the daemon's next would.
  */
 static int start_from_now(struct gs_tsim *t, struct gs_diag *d)
 {
     t->now = t->s->sim.now_us;
     int r = 0;
-    while (r >= 0 && t->next_node_event < t->nnode_events &&
-           t->node_events[t->next_node_event].t <= t->now) {
-        const struct node_event *e = &t->node_events[t->next_node_event++];
-        r = gs_tenancy_node_ready(t->sched, t->now, e->node, e->ready);
-    }
+    size_t first = t->next_node_event;
+    while (t->next_node_event < t->nnode_events && t->node_events[t->next_node_event].t <= t->now)
+        t->next_node_event++;
+    for (size_t k = first; r >= 0 && k < t->next_node_event; k++)
+        if (t->node_events[k].gpu < 0)
+            r = gs_tenancy_node_ready(t->sched, t->now, t->node_events[k].node,
+                                      t->node_events[k].ready);
     while (r >= 0 && t->next_arrival < t->npods &&
            t->s->pods[t->arrival_order[t->next_arrival]].arrival_us <= t->now) {
         size_t i = (size_t)t->arrival_order[t->next_arrival++];
@@ -218,6 +227,21 @@ static int start_from_now(struct gs_tsim *t, struct gs_diag *d)
         if ((r = bound(t, i, t->pods[i].id, &dec)) == 0)
             t->uses[t->nuses - 1].start_us = sp->placed_start_us;
     }
+    for (size_t k = 0; r >= 0 && k < t->s->sim.ncards; k++) {
+        const struct gs_card_history *c = &t->s->sim.cards[k];
+        r = gs_tenancy_card_mode(t->sched, c->index, c->gpu, c->mode, c->since_us);
+        if (r == -EINVAL)
+            return gs_diag_error(d,
+                                 "%.*s:%u:%u: cardModes.cards: card %d of node %s cannot be "
+                                 "in mode %s: the pods put back on it are not, or the node "
+                                 "has no such mode",
+                                 (int)sizeof(c->src.file), c->src.file, c->src.line, c->src.col,
+                                 c->gpu, c->node, gs_card_mode_name((enum gs_card_mode)c->mode));
+    }
+    for (size_t k = first; r >= 0 && k < t->next_node_event; k++)
+        if (t->node_events[k].gpu >= 0)
+            r = gs_tenancy_card_health(t->sched, t->now, t->node_events[k].node,
+                                       t->node_events[k].gpu, t->node_events[k].ready, 0);
     const struct gs_decision *dec;
     size_t n;
     if (r >= 0 && (r = gs_tenancy_schedule(t->sched, t->now, &dec, &n)) >= 0)
@@ -259,8 +283,8 @@ static int cmp_node_event(const void *a, const void *b)
     return x->t < y->t ? -1 : x->t > y->t ? 1 : (x->order > y->order) - (x->order < y->order);
 }
 
-/* The Simulation's nodeFailures as events in time order: each a failure, and a restore when
- * it gives one. */
+/* The Simulation's nodeFailures and cardFailures as events in time order: each a failure, and
+ * a restore when it gives one. */
 static int order_node_events(struct gs_tsim *t)
 {
     const struct gs_sim_spec *sim = &t->s->sim;
@@ -270,10 +294,12 @@ static int order_node_events(struct gs_tsim *t)
     for (size_t i = 0; i < sim->nfailures; i++) {
         const struct gs_node_failure *f = &sim->failures[i];
         size_t n = t->nnode_events;
-        t->node_events[t->nnode_events++] = (struct node_event){f->at_us, f->index, 0, (int32_t)n};
+        int evict = f->gpu >= 0 && gs_xid_loses_work(f->xid);
+        t->node_events[t->nnode_events++] =
+            (struct node_event){f->at_us, f->index, 0, (int32_t)n, f->gpu, evict};
         if (f->restore_us != GS_UNSET)
             t->node_events[t->nnode_events++] =
-                (struct node_event){f->restore_us, f->index, 1, (int32_t)n + 1};
+                (struct node_event){f->restore_us, f->index, 1, (int32_t)n + 1, f->gpu, 0};
     }
     qsort(t->node_events, t->nnode_events, sizeof(*t->node_events), cmp_node_event);
     return 0;

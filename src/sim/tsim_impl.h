@@ -31,6 +31,7 @@ struct json_t;
 struct node_event {
     int64_t t;
     int32_t node, ready, order;
+    int32_t gpu, evict; /* a card's (-1: the node's); its pods are evicted with it */
 };
 
 struct gs_tsim {
@@ -44,8 +45,8 @@ struct gs_tsim {
     int32_t *scn_of; /* scheduler id -> scenario index */
     int32_t *arrival_order;
     size_t next_arrival;
-    struct node_event *node_events; /* the Simulation's nodeFailures as fail and restore events,
-                                       by time (then file order) */
+    struct node_event *node_events; /* the Simulation's nodeFailures and cardFailures as fail
+                                       and restore events, by time (then file order) */
     size_t nnode_events, next_node_event;
     /* Use records: one per contiguous run of a pod on its devices. */
     struct gs_tsim_use *uses;

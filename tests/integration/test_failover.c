@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "common/api.h"
+#include "common/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -217,6 +218,62 @@ static int pod_card(const struct daemon *d, const char *name)
     return g;
 }
 
+/*
+ * GET /v1/snapshot carries an unhealthy card as a cardFailures entry with its Xid, and its mode
+ * history (empty now, it last ran a whole-card pod) in cardModes.cards; the continuation keeps
+ * the failure: simulate --from-now leaves pod @waiting, which needs every card of
+ * the node, pending as gpuschedd does.
+ */
+static void snapshot_keeps_card(const struct daemon *d, int c, const char *waiting)
+{
+    struct answer a;
+    char want[96], path[128], json[128];
+    h_expect(d, "GET", "/v1/snapshot", TOKEN_ADMIN, NULL, 200, &a);
+    snprintf(want, sizeof(want), "{node: \"n-t4-0\", gpu: %d, at: ", c);
+    if (!strstr(a.body, want) || !strstr(a.body, ", xid: 92}"))
+        fail_msg("no cardFailures entry %s... xid: 92 in the snapshot: %s", want, a.body);
+    snprintf(want, sizeof(want), "{node: \"n-t4-0\", gpu: %d, mode: exclusive, since: ", c);
+    if (!strstr(a.body, "  cardModes:\n    cards:\n") || !strstr(a.body, want))
+        fail_msg("no cardModes.cards entry %s... in the snapshot: %s", want, a.body);
+    snprintf(path, sizeof(path), "%s/snap.yaml", d->dir);
+    snprintf(json, sizeof(json), "%s/snap.json", d->dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(a.body, f);
+    assert_int_equal(fclose(f), 0);
+    h_answer_free(&a);
+    const char *argv[] = {getenv("GPUSCHED_BIN"),
+                          "simulate",
+                          "--scenario",
+                          path,
+                          "--from-now",
+                          "--horizon",
+                          "1h",
+                          "--json",
+                          json,
+                          "--quiet",
+                          NULL};
+    struct t_run r;
+    t_run(argv, &r);
+    if (r.status != 0)
+        fail_msg("simulate --from-now: exit %d: %s", r.status, r.err);
+    t_run_free(&r);
+    json_error_t e;
+    json_t *out = json_load_file(json, 0, &e), *p;
+    assert_non_null(out);
+    size_t i, seen = 0;
+    json_array_foreach(json_object_get(out, "pods"), i, p)
+    {
+        const char *name = json_string_value(json_object_get(p, "name"));
+        if (name && !strcmp(name, waiting)) {
+            assert_string_equal(json_string_value(json_object_get(p, "state")), "pending");
+            seen++;
+        }
+    }
+    json_decref(out);
+    assert_int_equal(seen, 1);
+}
+
 static void test_xid(void **state)
 {
     (void)state;
@@ -271,7 +328,9 @@ static void test_xid(void **state)
     h_answer_free(&a);
     assert_on(&d, "p2", "n-t4-0");
 
-    /* Xid 92 (high single-bit ECC rate): p2 runs on, the card drains */
+    /* Xid 92 (high single-bit ECC rate): p2 runs on, the card drains; 10 s later it leaves the
+     * card with its mode (a pod leaving in the instant it came leaves none) */
+    advance(&d, 10);
     report(&d, c, "{\"healthy\": false, \"xid\": 92}", 200, &a);
     h_answer_free(&a);
     assert_on(&d, "p2", "n-t4-0");
@@ -279,6 +338,7 @@ static void test_xid(void **state)
     h_answer_free(&a);
     submit_on(&d, "p3", 4, "T4", NULL);
     assert_on(&d, "p3", "");
+    snapshot_keeps_card(&d, c, "team-a/p3");
 
     /* the unhealthy card survives a restart, then comes back */
     assert_int_equal(h_stop(&d), 0);

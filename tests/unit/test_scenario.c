@@ -616,6 +616,30 @@ static const struct bad bads[] = {
      "---\n" SIM_HDR "spec:\n  nodeFailures:\n  - {node: n1, at: 1h, restore: 3h}\n"
      "  - {node: n1, at: 2h}\n",
      -EINVAL, ":13:5: ", "nodeFailures: node n1 is down then already (", 1},
+    {SIM_HDR "spec:\n  cardFailures:\n  - {node: n1, at: 1h}\n", -EINVAL,
+     ":6:5: ", "cardFailures[0] needs gpu (the card's index on its node)", 0},
+    {SIM_HDR "spec:\n  cardFailures:\n  - {node: n1, at: 1h, gpu: 99}\n", -EINVAL,
+     ":6:29: ", "cardFailures[].gpu", 0},
+    {SIM_HDR "spec:\n  cardFailures:\n  - {node: n1, at: 1h, gpu: 0, xid: many}\n", -EINVAL,
+     ":6:37: ", "cardFailures[].xid", 0},
+    {CL_HDR
+     "  nodeTemplates: [{name: t, gpuModel: T4, gpus: 2}]\n  nodes: [{name: n1, template: t}]\n"
+     "---\n" SIM_HDR "spec:\n  cardFailures:\n  - {node: n1, gpu: 2, at: 1h}\n",
+     -EINVAL, ":12:5: ", "cardFailures: node n1 has 2 cards, no gpu 2", 1},
+    {SIM_HDR "spec:\n  cardModes:\n    cards:\n    - {node: n1, gpu: 0, since: 1h}\n", -EINVAL,
+     ":7:7: ", "cardModes.cards[0] needs mode", 0},
+    {SIM_HDR "spec:\n  cardModes:\n    cards:\n    - {node: n1, gpu: 0, mode: free, since: 1h}\n",
+     -EINVAL, ":7:32: ", "cardModes.cards[].mode", 0},
+    {CL_HDR
+     "  nodeTemplates: [{name: t, gpuModel: T4, gpus: 2}]\n  nodes: [{name: n1, template: t}]\n"
+     "---\n" SIM_HDR "spec:\n  now: 1h\n  cardModes:\n    cards:\n"
+     "    - {node: n1, gpu: 1, mode: shared, since: 2h}\n",
+     -EINVAL, ":14:7: ", "cardModes.cards: since is after now", 1},
+    {CL_HDR
+     "  nodeTemplates: [{name: t, gpuModel: T4, gpus: 2}]\n  nodes: [{name: n1, template: t}]\n"
+     "---\n" SIM_HDR "spec:\n  cardModes:\n    cards:\n"
+     "    - {node: n2, gpu: 1, mode: shared, since: 2h}\n",
+     -EINVAL, ":13:7: ", "cardModes.cards: node \"n2\" is not a node of the Cluster", 1},
     {RES("nvidia.com/gpu.shared: -1"), -EINVAL, ":8:39: ", "limits.nvidia.com/gpu.shared", 0},
     {CL_HDR "  nodeTemplates: [{name: t, gpuModel: T4, gpus: 4, pcieDomains: [[0,1],[2]]}]\n",
      -EINVAL, ":4:65: ", "pcieDomains: GPU 3 is in none of them", 0},

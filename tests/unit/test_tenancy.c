@@ -302,6 +302,137 @@ static void test_restored_gang_runs_again(void **state)
     gs_scenario_free(s);
 }
 
+/*
+ * A snapshot continued: which part of its tenant's GPUQuota a pod put back is held in
+ * (sim.gpusched.io/charged) is what victim searches read, not the order pods are put back in:
+ * team-a's first pod in file order holds the shared part, so it is the one team-b's guarantee
+ * takes, and the dedicated one stays.
+ */
+static void test_restored_charge_is_searched(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    node(s, "n1", "az-1", tmpl(s, "t2", 2, 1));
+    tenant(s, "team-a", 1, 2);
+    tenant(s, "team-b", 1, 2);
+    const char *names[] = {"lent", "own"};
+    for (int i = 0; i < 2; i++) {
+        struct gs_pod_spec *p = pod(s, "team-a", names[i], 1, 0, 1000);
+        snprintf(p->placed_node, sizeof(p->placed_node), "n1");
+        p->placed_node_index = 0;
+        p->placed_mask = 1u << i;
+        p->placed_start_us = 50 * S;
+        p->placed_given = GS_PLACED_GPUS | GS_PLACED_START;
+        p->charged = i == 0 ? 2 : 1; /* shared, dedicated */
+    }
+    pod(s, "team-b", "b", 1, 110, 100);
+    s->sim.now_us = 100 * S;
+    s->sim.from_now = 1;
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    assert_int_equal(find(t, "b")->start_us, 110 * S);
+    assert_int_equal(find(t, "lent")->preemptions, 1);
+    assert_int_equal(find(t, "own")->preemptions, 0);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
+/*
+ * cardFailures: a card failing with an Xid that loses the work (79) sends its pod back to wait;
+ * one that does not (13 here) drains: its pod runs on, and no new pod lands there until the card
+ * is back. A snapshot continued keeps its unhealthy cards: what runs there runs on.
+ */
+static void test_card_failures(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    node(s, "n1", "az-1", tmpl(s, "t2", 2, 1));
+    pod(s, "ns", "lost", 1, 0, 1000);
+    pod(s, "ns", "drained", 1, 0, 1000);
+    pod(s, "ns", "late", 1, 200, 100);
+    static const int xids[] = {79, 13};
+    for (int g = 0; g < 2; g++)
+        s->sim.failures[s->sim.nfailures++] =
+            (struct gs_node_failure){.node = "n1",
+                                     .index = 0,
+                                     .gpu = g,
+                                     .xid = xids[g],
+                                     .at_us = 100 * S,
+                                     .restore_us = g ? 1500 * S : GS_UNSET};
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    assert_int_equal(find(t, "lost")->preemptions, 0);
+    char runs[128];
+    runs_of(t, "lost", runs, sizeof(runs)); /* back when card 1 is, at 1500 s */
+    assert_string_equal(runs, "n1@0-100;n1@1500-2500;");
+    runs_of(t, "drained", runs, sizeof(runs));
+    assert_string_equal(runs, "n1@0-1000;");
+    runs_of(t, "late", runs, sizeof(runs)); /* card 1 freed at 1000 s, healthy at 1500 s */
+    assert_string_equal(runs, "n1@2500-2600;");
+    gs_tsim_free(t);
+    s->sim.nfailures = 0;
+    /* continued from a snapshot at 300 s: card 1 unhealthy (draining), card 0 empty */
+    s->pods[1].placed_node_index = 0;
+    snprintf(s->pods[1].placed_node, sizeof(s->pods[1].placed_node), "n1");
+    s->pods[1].placed_mask = 2u;
+    s->pods[1].placed_start_us = 0;
+    s->pods[1].placed_given = GS_PLACED_GPUS | GS_PLACED_START;
+    s->pods[0].arrival_us = 300 * S;
+    s->sim.failures[s->sim.nfailures++] = (struct gs_node_failure){
+        .node = "n1", .index = 0, .gpu = 1, .xid = 79, .at_us = 300 * S, .restore_us = GS_UNSET};
+    s->sim.now_us = 300 * S;
+    s->sim.from_now = 1;
+    t = run(s, GS_WAY_FULL);
+    runs_of(t, "drained", runs, sizeof(runs)); /* runs on, though its card failed */
+    assert_string_equal(runs, "n1@0-1000;");
+    runs_of(t, "late", runs, sizeof(runs)); /* arrived first: card 0, the healthy one */
+    assert_string_equal(runs, "n1@300-400;");
+    runs_of(t, "lost", runs, sizeof(runs)); /* card 1 freed at 1000 s stays unhealthy */
+    assert_string_equal(runs, "n1@400-1400;");
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
+/*
+ * cardModes.cards: a snapshot's empty card keeps the mode it last had and its hold. Card 0 last
+ * ran shared slices from 250 s, so with a 10-minute hold a whole-card pod may take it only at
+ * 850 s; card 1, never used, takes one at once. A card holding a pod in another mode, or a mode
+ * its node cannot have, is refused naming the entry.
+ */
+static void test_restored_card_modes(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    node(s, "n1", "az-1", tmpl(s, "t2", 2, 1));
+    pod(s, "ns", "first", 1, 300, 3000);
+    pod(s, "ns", "second", 1, 300, 100);
+    s->sim.convert = 1;
+    s->sim.min_hold_us = 600 * S;
+    s->sim.modes_defined = 1;
+    struct gs_card_history h = {
+        .node = "n1", .index = 0, .gpu = 0, .mode = GS_CARD_SHARED, .since_us = 250 * S};
+    s->sim.cards = &h;
+    s->sim.ncards = 1;
+    s->sim.now_us = 300 * S;
+    s->sim.from_now = 1;
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    char runs[128];
+    runs_of(t, "first", runs, sizeof(runs));
+    assert_string_equal(runs, "n1@300-3300;");
+    runs_of(t, "second", runs, sizeof(runs)); /* card 0 held shared until 850 s */
+    assert_string_equal(runs, "n1@850-950;");
+    gs_tsim_free(t);
+    h.mode = GS_CARD_MIG; /* an A100 has a MIG geometry; time slicing needs replicas */
+    t = run(s, GS_WAY_FULL);
+    gs_tsim_free(t);
+    h.mode = GS_CARD_TIMESLICED;
+    struct gs_diag d;
+    gs_diag_init(&d);
+    assert_int_equal(gs_tsim_run(s, GS_WAY_FULL, &t, &d), -EINVAL);
+    assert_non_null(strstr(d.msg, "cardModes.cards: card 0 of node n1 cannot be in mode"));
+    s->sim.cards = NULL;
+    s->sim.ncards = 0;
+    gs_scenario_free(s);
+}
+
 /* Of two gangs that could make room, the smaller one goes. */
 static void test_preempt_smallest_gang(void **state)
 {
@@ -1899,6 +2030,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_preempt_whole_gang),
         cmocka_unit_test(test_restored_gang_runs_again),
+        cmocka_unit_test(test_restored_charge_is_searched),
+        cmocka_unit_test(test_card_failures),
+        cmocka_unit_test(test_restored_card_modes),
         cmocka_unit_test(test_node_failures),
         cmocka_unit_test(test_preempt_smallest_gang),
         cmocka_unit_test(test_small_pods_keep_the_big_hole),

@@ -128,6 +128,8 @@ void gs__quota_charge(struct gs_tenancy *t, struct rpod *p, int model, int sign,
         if (t->way == GS_WAY_FULL && (size_t)p->tenant < t->pol->ntenants &&
             t->pol->tenants[p->tenant].has_quota && p->milli > 0 && model >= 0)
             p->charged = (int8_t)gpuquota_bucket(t, p, model, why, sizeof(why));
+        if (p->charged && t->restore_charged) /* held where it was, whatever the order */
+            p->charged = t->restore_charged;  /* pods are put back in */
     }
     if (p->charged && p->model >= 0) {
         size_t k = (size_t)p->tenant * GS_MODEL_MAX + (size_t)p->model;

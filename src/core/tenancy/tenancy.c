@@ -484,14 +484,11 @@ int gs_tenancy_restore(struct gs_tenancy *t, int32_t id, int32_t node, uint32_t 
         return -EINVAL;
     struct rpod *p = &t->pods[id];
     p->fit.mig_start = mig_start;
+    t->restore_charged = (int8_t)p->sp->charged; /* read by the ledger as it charges the pod */
     int r = gs__tn_bind(t, id, (size_t)node, gpu_mask, NULL);
+    t->restore_charged = 0;
     if (r < 0)
         return r;
-    if (p->sp->charged && p->charged && p->sp->charged != p->charged) {
-        gs__quota_charge(t, p, p->model, -1, 1); /* held as it was where it ran, whatever */
-        p->charged = (int8_t)p->sp->charged;     /* the order pods are put back in */
-        gs__quota_charge(t, p, p->model, 1, 1);
-    }
     p->start = p->since = start_us; /* its work counts from its start */
     gs__tn_victims_started(t, id);
     p->first_start = p->sp->placed_given & GS_PLACED_FIRST ? p->sp->first_start_us : start_us;
@@ -582,6 +579,28 @@ int gs_tenancy_card_health(struct gs_tenancy *t, int64_t now, int32_t node, int 
     gs__say(why, sizeof(why), "GPU %d of node %s failed: its pods wait again", gpu,
             t->pol->nodes[node].name);
     return requeue_node(t, (size_t)node, 1u << gpu, why);
+}
+
+int gs_tenancy_card_mode(struct gs_tenancy *t, int32_t node, int gpu, int mode, int64_t since_us)
+{
+    if (node < 0 || (size_t)node >= t->pol->nnodes || gpu < 0 ||
+        gpu >= gs_fleet_node_gpus(t->fleet, (size_t)node) || since_us > t->now ||
+        mode < GS_CARD_EXCLUSIVE || mode > GS_CARD_TIMESLICED)
+        return -EINVAL;
+    int r =
+        gs_fleet_set_card_history(t->fleet, (size_t)node, gpu, (enum gs_card_mode)mode, since_us);
+    if (r == 0)
+        t->epoch++; /* pending pods are worth a try: a card's hold may have ended */
+    return r;
+}
+
+int gs_xid_loses_work(int xid)
+{
+    static const int lost[] = {0, 48, 63, 64, 74, 79, 94, 95};
+    for (size_t i = 0; i < sizeof(lost) / sizeof(lost[0]); i++)
+        if (xid == lost[i])
+            return 1;
+    return 0;
 }
 
 int gs_tenancy_node_topology(struct gs_tenancy *t, int64_t now, int32_t node, const uint8_t *pcie,

@@ -185,6 +185,7 @@ struct gs_tenancy {
     struct vec dirty_gangs; /* gangs a member joined since the last pass */
     /* Tenants: per model [tenant * GS_MODEL_MAX + model], milli. */
     int64_t *ded_used, *sh_used;
+    int8_t restore_charged; /* gs_tenancy_restore(): the part a pod put back was held in, 0 none */
     size_t ntenants;
     /* Queues: the policy's, plus an implicit "default" queue last. */
     size_t nqueues;
