@@ -27,8 +27,6 @@ struct gs_scn_priv;
 
 #define GS_SCN_PODS_MAX 2000000
 
-#define GS_SIM_FAILURES_MAX 256 /* nodeFailures and cardFailures entries of a Simulation */
-
 /* A node failing at @at_us (NotReady: its pods and their gangs wait again), or with @gpu >= 0
  * one card of it (unhealthy: it takes no new pod; its pods and their gangs wait again when Xid
  * @xid is one after which the work is lost, gs_xid_loses_work()); when @restore_us is not
@@ -71,8 +69,9 @@ struct gs_sim_spec {
     struct gs_card_history *cards; /* cardModes.cards, in file order (owned; read with
                                       --from-now only) */
     size_t ncards;
-    struct gs_node_failure failures[GS_SIM_FAILURES_MAX]; /* nodeFailures, then cardFailures,
-                                                             each in file order */
+    struct gs_node_failure *failures; /* nodeFailures, then cardFailures, each in file order
+                                         (owned; as many as the file gives: a snapshot of a
+                                         large cluster may hold thousands of unhealthy cards) */
     size_t nfailures;
 };
 

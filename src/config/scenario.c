@@ -79,6 +79,7 @@ void gs_scenario_free(struct gs_scenario *s)
     free(s->policy.nodes);
     free(s->pods);
     free(s->sim.cards);
+    free(s->sim.failures);
     free(s);
 }
 

@@ -614,7 +614,7 @@ struct failures {
     struct gs__scn_load *L;
     struct gs_sim_spec *sim;
     const char *list; /* "nodeFailures", "cardFailures" or "cardModes.cards" */
-    size_t cap;       /* cardModes.cards: the array's */
+    size_t cap;       /* the array's room: sim->cards' or sim->failures' */
 };
 
 /* nodeFailures[]: {node: NAME, at: DURATION, restore: DURATION (optional, after at)};
@@ -626,10 +626,12 @@ static int failure_item(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
     int card = fl->list[0] == 'c';
     yaml_node_t *f[5] = {NULL};
     char where[64], what[48];
-    if (fl->sim->nfailures >= GS_SIM_FAILURES_MAX)
-        return gs__yaml_err(c, n, "nodeFailures and cardFailures list at most %d entries",
-                            GS_SIM_FAILURES_MAX);
-    struct gs_node_failure *e = &fl->sim->failures[fl->sim->nfailures];
+    struct gs_node_failure *v =
+        gs_grow(fl->sim->failures, &fl->cap, fl->sim->nfailures + 1, sizeof(*v), 16);
+    if (!v)
+        return gs__yaml_err(c, n, "out of memory");
+    fl->sim->failures = v;
+    struct gs_node_failure *e = &v[fl->sim->nfailures];
     *e = (struct gs_node_failure){.index = -1, .gpu = -1, .restore_us = GS_UNSET};
     gs__yaml_label(where, sizeof(where), "%s[%d]", fl->list, idx);
     int rc = gs__yaml_each_field(c, n, keys, card ? 5 : 3, where, gs__scn_keep, f);
@@ -757,16 +759,18 @@ int gs__scn_simulation(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *
         rc = gs__scn_dur(c, f[SIM_NOW], "now", &sim.now_us);
     if (!rc && f[SIM_MODES])
         rc = card_modes(c, L, f[SIM_MODES], &sim);
+    struct failures fl = {L, &sim, "nodeFailures", 0}; /* one array for both lists */
     if (!rc && f[SIM_FAILURES])
-        rc = gs__yaml_each_item(c, f[SIM_FAILURES], "nodeFailures", failure_item,
-                                &(struct failures){L, &sim, "nodeFailures", 0});
+        rc = gs__yaml_each_item(c, f[SIM_FAILURES], "nodeFailures", failure_item, &fl);
+    fl.list = "cardFailures";
     if (!rc && f[SIM_CARD_FAILURES])
-        rc = gs__yaml_each_item(c, f[SIM_CARD_FAILURES], "cardFailures", failure_item,
-                                &(struct failures){L, &sim, "cardFailures", 0});
-    if (!rc)
+        rc = gs__yaml_each_item(c, f[SIM_CARD_FAILURES], "cardFailures", failure_item, &fl);
+    if (!rc) {
         L->s->sim = sim;
-    else
+    } else {
         free(sim.cards);
+        free(sim.failures);
+    }
     return rc;
 }
 

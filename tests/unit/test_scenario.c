@@ -815,6 +815,36 @@ static void test_node_failures(void **state)
     gs_scenario_free(s);
 }
 
+/* A snapshot of a large cluster lists every unhealthy card: 2,000 cardFailures of 250 nodes are
+ * all read, in file order (there is no fixed bound on the list). */
+static void test_many_card_failures(void **state)
+{
+    (void)state;
+    enum { NODES = 250, GPUS = 8 };
+    size_t cap = 64 * 1024 + NODES * GPUS * 48, len = 0;
+    char *text = malloc(cap);
+    assert_non_null(text);
+    len +=
+        (size_t)snprintf(text + len, cap - len,
+                         CL_HDR "  nodeTemplates: [{name: t, gpuModel: A100-SXM4-80GB, gpus: 8}]\n"
+                                "  nodes: [{name: \"n[1-%d]\", template: t}]\n---\n" SIM_HDR
+                                "spec:\n  cardFailures:\n",
+                         NODES);
+    for (int n = 1; n <= NODES; n++)
+        for (int g = 0; g < GPUS; g++)
+            len +=
+                (size_t)snprintf(text + len, cap - len, "  - {node: n%d, gpu: %d, at: 1h}\n", n, g);
+    assert_true(len < cap);
+    struct gs_diag d;
+    struct warns w;
+    struct gs_scenario *s = load_text_ok(text, &d, &w);
+    assert_int_equal(s->sim.nfailures, NODES * GPUS);
+    assert_string_equal(s->sim.failures[NODES * GPUS - 1].node, "n250");
+    assert_int_equal(s->sim.failures[NODES * GPUS - 1].gpu, GPUS - 1);
+    gs_scenario_free(s);
+    free(text);
+}
+
 static void test_bad_inputs(void **state)
 {
     (void)state;
@@ -1279,6 +1309,7 @@ int main(void)
         cmocka_unit_test(test_full_scenario),
         cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_node_failures),
+        cmocka_unit_test(test_many_card_failures),
         cmocka_unit_test(test_timeslice_scenario),
         cmocka_unit_test(test_missing_file),
         cmocka_unit_test(test_quantities),

@@ -345,6 +345,8 @@ static void test_card_failures(void **state)
 {
     (void)state;
     struct gs_scenario *s = scn();
+    s->sim.failures = calloc(4, sizeof(*s->sim.failures)); /* freed with the scenario */
+    assert_non_null(s->sim.failures);
     node(s, "n1", "az-1", tmpl(s, "t2", 2, 1));
     pod(s, "ns", "lost", 1, 0, 1000);
     pod(s, "ns", "drained", 1, 0, 1000);
