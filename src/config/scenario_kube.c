@@ -467,18 +467,14 @@ static int lr_ratio_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, voi
 /*
  * The order Kubernetes' LimitRange validation requires of each resource (ValidateLimitRange,
  * pkg/apis/core/validation): min <= defaultRequest <= default <= max, each pair where both are
- * given. Return: 0; -EINVAL after naming the pair in @n's item @where.
+ * given; @v: per resource (nvidia.com/gpu milli, cpu milli, memory MiB) those four, GS_UNSET
+ * where not given (a Pod entry gives only min and max). Return: 0; -EINVAL after naming the
+ * pair in @n's item @where.
  */
-static int lr_order(struct gs__yctx *c, yaml_node_t *n, const char *where,
-                    const struct gs_limit_range_spec *r)
+static int lr_order(struct gs__yctx *c, yaml_node_t *n, const char *where, const int64_t v[3][4])
 {
     static const char *const res[] = {"nvidia.com/gpu", "cpu", "memory"};
     static const char *const name[] = {"min", "defaultRequest", "default", "max"};
-    const int64_t v[3][4] = {
-        {r->min_gpu_milli, r->default_request_gpu_milli, r->default_gpu_milli, r->max_gpu_milli},
-        {r->min_cpu_milli, r->default_request_cpu_milli, r->default_cpu_milli, r->max_cpu_milli},
-        {r->min_memory_mib, r->default_request_memory_mib, r->default_memory_mib,
-         r->max_memory_mib}};
     for (int k = 0; k < 3; k++)
         for (int lo = 0; lo < 4; lo++)
             for (int hi = lo + 1; hi < 4; hi++) {
@@ -534,7 +530,10 @@ static int lr_pod(struct gs__yctx *c, struct lr *l, yaml_node_t *n, yaml_node_t 
     r->pod_min_gpu_milli = g[1].gpu_milli;
     r->pod_min_memory_mib = g[1].memory_mib;
     r->pod_min_cpu_milli = g[1].cpu_milli;
-    return 0;
+    const int64_t v[3][4] = {{g[1].gpu_milli, GS_UNSET, GS_UNSET, g[0].gpu_milli},
+                             {g[1].cpu_milli, GS_UNSET, GS_UNSET, g[0].cpu_milli},
+                             {g[1].memory_mib, GS_UNSET, GS_UNSET, g[0].memory_mib}};
+    return lr_order(c, n, where, v);
 }
 
 static int lr_item(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
@@ -575,7 +574,13 @@ static int lr_item(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
             return rc;
         lr_set(l->r, i, &g);
     }
-    return lr_order(c, n, where, l->r);
+    const struct gs_limit_range_spec *r = l->r;
+    const int64_t v[3][4] = {
+        {r->min_gpu_milli, r->default_request_gpu_milli, r->default_gpu_milli, r->max_gpu_milli},
+        {r->min_cpu_milli, r->default_request_cpu_milli, r->default_cpu_milli, r->max_cpu_milli},
+        {r->min_memory_mib, r->default_request_memory_mib, r->default_memory_mib,
+         r->max_memory_mib}};
+    return lr_order(c, n, where, v);
 }
 
 int gs__scn_limit_range(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root)

@@ -567,6 +567,9 @@ static const struct bad bads[] = {
     {"apiVersion: v1\nkind: LimitRange\nmetadata: {name: r, namespace: a}\nspec: {limits: [{type: "
      "Container, max: {cpu: 2}, default: {cpu: 2500m}}]}\n",
      -EINVAL, ":4:17: ", "limits[0]: default cpu 2500m is more than max 2", 0},
+    {"apiVersion: v1\nkind: LimitRange\nmetadata: {name: r, namespace: a}\nspec: {limits: [{type: "
+     "Pod, min: {memory: 8Gi}, max: {memory: 4Gi}}]}\n",
+     -EINVAL, ":4:17: ", "limits[0]: min memory 8192Mi is more than max 4096Mi", 0},
     {LR_HDR "{ephemeral-storage: 2}}]}\n", -EINVAL,
      ":4:58: ", "checks the ratio of nvidia.com/gpu, cpu and memory only", 0},
     {LR_TYPE "PersistentVolumeClaim, max: {storage: 2Gi}}]}\n", -EINVAL, ":4:24: ",
