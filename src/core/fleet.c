@@ -571,6 +571,7 @@ int gs_fleet_set_card_history(struct gs_fleet *f, size_t node, int gpu, enum gs_
     c->last_mode = c->prev_mode = (uint8_t)mode;
     c->since_us = c->prev_since_us = since_us;
     c->entered_by = -1;
+    f->ver[node]++; /* the modes a card may take are what a fit sees there */
     return 0;
 }
 
