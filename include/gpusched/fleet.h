@@ -183,6 +183,44 @@ enum gs_fit_reason gs_fleet_fit(const struct gs_fleet *f, size_t node, const str
                                 struct gs_fit_choice *out);
 
 /*
+ * What a node offers shared slices (not whole cards, MIG or time-slice replicas) of one kind
+ * whatever their size: gs_fleet_fit() of such a pod is gs_fleet_share_view() then
+ * gs_fleet_share_pick(), and a view holds for every pod whose gs_fit differs only in compute,
+ * mem_mib and rate, while gs_fleet_node_version() stays the same. So pods asking shares of
+ * sizes not asked before cost a pick from the view per node, not the node's cards read again.
+ */
+struct gs_share_card {
+    int64_t mem_left;  /* GPU memory (MiB) not held on it */
+    int32_t head;      /* compute (milli) it takes up to its cap */
+    int32_t busy_left; /* a cap above 1000: the rate (milli) it takes; else -1 */
+    int32_t used;      /* compute (milli) held on it now */
+    uint8_t gpu, pcie; /* its index on the node, its PCIe domain */
+    uint8_t shared;    /* in shared mode (else free) */
+    uint8_t room;      /* room for the slice's clients under every cap there */
+};
+struct gs_share_view {
+    uint8_t why;  /* GS_FIT_OK, or why no size fits (the host's reason: node, CPU, memory...) */
+    uint8_t n;    /* cards a slice may join (free, or shared), in the order a fit takes them */
+    uint8_t ngpu; /* the node's cards */
+    int32_t isolation, spread; /* as gs_fleet_fit() gives them */
+    int64_t packed;            /* the node's cards' compute held, each up to 1000 */
+    struct gs_share_card card[GS_GPUS_MAX];
+};
+
+/*
+ * gs_fleet_share_view() - node @node's offer to shared slices of @r's kind into *@v (caller's).
+ * @r: a shared request (!whole, no mig, not timeslice, ncards > 0); its compute, mem_mib and
+ * rate are not read. Return: 0; -EINVAL for any other request (*@v untouched).
+ * Complexity: O(cards of the node + pods on it).
+ * gs_fleet_share_pick() - gs_fleet_fit() of @r (a request of the view's kind) on the view's node:
+ * GS_FIT_OK with *@out filled, or the first reason it cannot. O(cards of the node).
+ */
+int gs_fleet_share_view(const struct gs_fleet *f, size_t node, const struct gs_fit *r,
+                        struct gs_share_view *v);
+enum gs_fit_reason gs_fleet_share_pick(const struct gs_share_view *v, const struct gs_fit *r,
+                                       struct gs_fit_choice *out);
+
+/*
  * gs_fleet_commit() - bind pod @pod (the caller's id) with request @r to @mask on @node, as a
  * gs_fleet_fit() answer allows. Return: 0; -EINVAL when it does not fit there (nothing changed);
  * -ENOMEM.

@@ -815,40 +815,82 @@ static int64_t slice_mem(const struct fnode *nd, const struct card *c, const str
     return r->mem_mib > 0 || !r->timeslice ? r->mem_mib : c->mem_mib / nd->replicas * units_of(r);
 }
 
+/* What card @c, in shared mode or free, leaves a shared slice of @r's kind, whatever its size. */
+static void share_card(const struct card *c, int gpu, const struct gs_fit *r,
+                       struct gs_share_card *e)
+{
+    int shared = c->mode == GS_CARD_SHARED;
+    int32_t cap = shared && c->cap < r->overcommit ? c->cap : r->overcommit;
+    int32_t most = clients_cap(shared ? c->max_clients : 0, r->max_clients);
+    e->mem_left = c->mem_mib - c->mem_used;
+    e->head = cap - c->compute;
+    e->busy_left = cap > 1000 ? 1000 - c->busy : -1;
+    e->used = c->compute;
+    e->gpu = (uint8_t)gpu;
+    e->pcie = c->pcie;
+    e->shared = (uint8_t)shared;
+    e->room = c->clients + units_of(r) <= (most ? most : GS_CARD_CLIENTS_MAX);
+}
+
 /*
- * Can a slice of @r join card @c: only a free card or one in the slice's mode (one mode per
- * card), memory never overcommitted; a shared slice's compute up to the cap and clients up to the
- * smallest cap of any pod there; a time-slice replica up to the node's replicas.
+ * Does a shared slice of @r's size join the card of @e: memory never overcommitted; compute up
+ * to the cap, the smallest of the pods' there and @r's; clients up to the smallest cap of any pod
+ * there. Sharing that follows utilisation: where every pod on the card may be overcommitted (cap
+ * above 1000), the shares asked may pass the cap as long as what the pods keep the card busy sums
+ * to the card at most.
+ */
+static enum gs_fit_reason slice_takes(const struct gs_share_card *e, const struct gs_fit *r)
+{
+    if (e->mem_left < r->mem_mib)
+        return GS_FIT_GPUMEM;
+    if (r->compute > e->head && r->rate > e->busy_left)
+        return GS_FIT_GPUCORES;
+    return e->room ? GS_FIT_OK : GS_FIT_GPU;
+}
+
+/* Can card @c take a slice in @r's mode at all: only a free card or one in that mode. */
+static int slice_mode_ok(const struct gs_fleet *f, const struct card *c, const struct gs_fit *r)
+{
+    return c->mode == GS_CARD_FREE ? may_take(f, c, slice_mode(r))
+                                   : c->mode == slice_mode(r) && !c->bad;
+}
+
+/*
+ * Can a slice of @r join card @c: one mode per card (slice_mode_ok()); a time-slice replica
+ * with its memory, up to the node's replicas; a shared slice as slice_takes() says.
  */
 static enum gs_fit_reason slice_fits(const struct gs_fleet *f, const struct fnode *nd,
                                      const struct card *c, const struct gs_fit *r)
 {
-    if (c->mode == GS_CARD_FREE ? !may_take(f, c, slice_mode(r))
-                                : c->mode != slice_mode(r) || c->bad)
+    if (!slice_mode_ok(f, c, r))
         return GS_FIT_GPU;
-    if (c->mem_mib - c->mem_used < slice_mem(nd, c, r))
-        return GS_FIT_GPUMEM;
-    if (r->timeslice)
+    if (r->timeslice) {
+        if (c->mem_mib - c->mem_used < slice_mem(nd, c, r))
+            return GS_FIT_GPUMEM;
         return c->clients + units_of(r) <= nd->replicas ? GS_FIT_OK : GS_FIT_GPU;
-    int32_t cap = c->mode == GS_CARD_SHARED && c->cap < r->overcommit ? c->cap : r->overcommit;
-    /* Sharing that follows utilisation: where every pod on the card may be overcommitted (cap
-     * above 1000), the shares asked may pass the cap as long as what the pods keep the card
-     * busy sums to the card at most. */
-    if (c->compute + r->compute > cap && (cap <= 1000 || c->busy + r->rate > 1000))
-        return GS_FIT_GPUCORES;
-    int32_t most = clients_cap(c->mode == GS_CARD_SHARED ? c->max_clients : 0, r->max_clients);
-    if (c->clients + units_of(r) > (most ? most : GS_CARD_CLIENTS_MAX))
-        return GS_FIT_GPU;
-    return GS_FIT_OK;
+    }
+    struct gs_share_card e;
+    share_card(c, 0, r, &e);
+    return slice_takes(&e, r);
 }
 
-/* Shared slices: cards already shared first, fullest memory first (best fit), then free cards. */
-static enum gs_fit_reason pick_shared(const struct gs_fleet *f, const struct fnode *nd,
+/* Does a slice take card @b before card @a: cards already in its mode first, fullest memory
+ * first (best fit), then free cards; else in index order. */
+static int slice_before(const struct card *b, const struct card *a)
+{
+    int a_used = a->mode != GS_CARD_FREE, b_used = b->mode != GS_CARD_FREE;
+    return b_used > a_used ||
+           (a_used == b_used && b->mem_mib - b->mem_used < a->mem_mib - a->mem_used);
+}
+
+/* Time-slice replicas: cards already sliced first, fullest memory first (best fit), then free
+ * cards. */
+static enum gs_fit_reason pick_sliced(const struct gs_fleet *f, const struct fnode *nd,
                                       const struct gs_fit *r, uint32_t *mask, int32_t *topo)
 {
     int order[GS_GPUS_MAX], n = 0;
     enum gs_fit_reason why = GS_FIT_GPU;
-    if (!nd->nfree && !(r->timeslice ? nd->nsliced : nd->nshared))
+    if (!nd->nfree && !nd->nsliced)
         return why; /* no card free or in the slice's mode: each would say so */
     for (int i = 0; i < nd->ngpu; i++) {
         enum gs_fit_reason no = slice_fits(f, nd, &nd->cards[i], r);
@@ -858,14 +900,8 @@ static enum gs_fit_reason pick_shared(const struct gs_fleet *f, const struct fno
             continue;
         }
         int j = n++;
-        for (; j > 0; j--) {
-            const struct card *a = &nd->cards[order[j - 1]], *b = &nd->cards[i];
-            int a_shared = a->mode != GS_CARD_FREE, b_shared = b->mode != GS_CARD_FREE;
-            if (a_shared > b_shared ||
-                (a_shared == b_shared && a->mem_mib - a->mem_used <= b->mem_mib - b->mem_used))
-                break;
+        for (; j > 0 && slice_before(&nd->cards[i], &nd->cards[order[j - 1]]); j--)
             order[j] = order[j - 1];
-        }
         order[j] = i;
     }
     if (n < r->ncards)
@@ -934,6 +970,90 @@ static enum gs_fit_reason pick_mig(const struct gs_fleet *f, const struct fnode 
     return GS_FIT_OK;
 }
 
+/* Replicas of gang @group on node @nd: GS_FIT's spread, 1000 with none, 0 from 4 on. */
+static int32_t spread_of(const struct fnode *nd, int32_t group)
+{
+    int same = 0;
+    for (size_t i = 0; group >= 0 && i < nd->npods; i++)
+        same += nd->pods[i].group == group;
+    return same >= 4 ? 0 : 1000 - 250 * same;
+}
+
+/* gs_fleet_share_view() of node @node (@nd), its host already found to take @r. */
+static void share_view(const struct gs_fleet *f, const struct fnode *nd, size_t node,
+                       const struct gs_fit *r, struct gs_share_view *v)
+{
+    v->why = GS_FIT_OK;
+    v->n = 0;
+    v->ngpu = (uint8_t)nd->ngpu;
+    v->isolation = gs_fleet_isolation(f, node, r);
+    v->spread = spread_of(nd, r->group);
+    v->packed = 0;
+    for (int i = 0; i < nd->ngpu; i++)
+        v->packed += nd->cards[i].compute < 1000 ? nd->cards[i].compute : 1000;
+    if (!nd->nfree && !nd->nshared)
+        return; /* no card free or shared: each would say so */
+    uint8_t order[GS_GPUS_MAX];
+    for (int i = 0; i < nd->ngpu; i++) {
+        if (!slice_mode_ok(f, &nd->cards[i], r))
+            continue;
+        int j = v->n++;
+        for (; j > 0 && slice_before(&nd->cards[i], &nd->cards[order[j - 1]]); j--)
+            order[j] = order[j - 1];
+        order[j] = (uint8_t)i;
+    }
+    for (int k = 0; k < v->n; k++)
+        share_card(&nd->cards[order[k]], order[k], r, &v->card[k]);
+}
+
+int gs_fleet_share_view(const struct gs_fleet *f, size_t node, const struct gs_fit *r,
+                        struct gs_share_view *v)
+{
+    if (r->whole || r->mig || r->timeslice || r->ncards <= 0)
+        return -EINVAL;
+    const struct fnode *nd = &f->nodes[node];
+    v->why = (uint8_t)fit_host(nd, node, r);
+    if (v->why == GS_FIT_OK)
+        share_view(f, nd, node, r, v);
+    return 0;
+}
+
+/* Shared slices: the first cards of the view's order that take one; a failing node says the
+ * gravest of its cards' reasons. */
+enum gs_fit_reason gs_fleet_share_pick(const struct gs_share_view *v, const struct gs_fit *r,
+                                       struct gs_fit_choice *out)
+{
+    if (v->why != GS_FIT_OK)
+        return (enum gs_fit_reason)v->why;
+    enum gs_fit_reason why = GS_FIT_GPU;
+    uint32_t mask = 0, domains = 0;
+    int64_t packed = v->packed;
+    int got = 0;
+    for (int k = 0; k < v->n && got < r->ncards; k++) {
+        const struct gs_share_card *e = &v->card[k];
+        enum gs_fit_reason no = slice_takes(e, r);
+        if (no != GS_FIT_OK) {
+            why = no > why ? no : why;
+            continue;
+        }
+        int32_t after = e->used + r->compute;
+        mask |= 1u << e->gpu;
+        domains |= 1u << (e->pcie % 32);
+        packed += (after < 1000 ? after : 1000) - (e->used < 1000 ? e->used : 1000);
+        got++;
+    }
+    if (got < r->ncards)
+        return why;
+    int nd = __builtin_popcount(domains);
+    out->mask = mask;
+    out->topology = nd == 1 ? 1000 : 500 / nd;
+    out->packing = (int32_t)(packed / v->ngpu);
+    out->isolation = v->isolation;
+    out->spread = v->spread;
+    out->mig_start = -1;
+    return GS_FIT_OK;
+}
+
 enum gs_fit_reason gs_fleet_fit(const struct gs_fleet *f, size_t node, const struct gs_fit *r,
                                 struct gs_fit_choice *out)
 {
@@ -950,19 +1070,20 @@ enum gs_fit_reason gs_fleet_fit(const struct gs_fleet *f, size_t node, const str
             return why;
     } else if (r->timeslice && nd->replicas <= 0) {
         return GS_FIT_GPU;
+    } else if (r->ncards > 0 && !r->whole && !r->timeslice) {
+        struct gs_share_view v;
+        share_view(f, nd, node, r, &v);
+        return gs_fleet_share_pick(&v, r, out);
     } else if (r->ncards > 0) {
-        why = r->whole ? pick_whole(f, nd, r, &mask, &topo) : pick_shared(f, nd, r, &mask, &topo);
+        why = r->whole ? pick_whole(f, nd, r, &mask, &topo) : pick_sliced(f, nd, r, &mask, &topo);
         if (why != GS_FIT_OK)
             return why;
     }
-    int same = 0;
-    for (size_t i = 0; r->group >= 0 && i < nd->npods; i++)
-        same += nd->pods[i].group == r->group;
     out->mask = mask;
     out->topology = topo;
     out->packing = packing_after(nd, r, mask);
     out->isolation = gs_fleet_isolation(f, node, r);
-    out->spread = same >= 4 ? 0 : 1000 - 250 * same;
+    out->spread = spread_of(nd, r->group);
     return GS_FIT_OK;
 }
 

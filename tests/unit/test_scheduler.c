@@ -403,13 +403,17 @@ static void test_node_topology(void **state)
     "---\n{apiVersion: v1, kind: Pod, metadata: {name: " name ", namespace: a}, "                  \
     "spec: {containers: [{name: m, resources: {limits: {" limits "}}}]}}\n"
 
-/* Pods 0-2 run in turn; 3-8 are only probed: whole cards, shares, MIG instances. */
+/* Pods 0-2 run in turn; 3-10 are only probed: whole cards, shares of three sizes (one with
+ * memory: the node's view of a kind of share serves every size), MIG instances. */
 static const char *const shape_pods =
     POD("r0", 4, "") LIMITS("r1", "nvidia.com/gpu: 1, nvidia.com/gpucores: 50")
         LIMITS("r2", "nvidia.com/mig-3g.40gb: 1") POD("w1", 1, "") POD("w2", 2, "") POD("w8", 8, "")
             LIMITS("s30", "nvidia.com/gpu: 1, nvidia.com/gpucores: 30")
                 LIMITS("s30b", "nvidia.com/gpu: 1, nvidia.com/gpucores: 30")
-                    LIMITS("m1", "nvidia.com/mig-1g.10gb: 1");
+                    LIMITS("m1", "nvidia.com/mig-1g.10gb: 1")
+                        LIMITS("s70", "nvidia.com/gpu: 1, nvidia.com/gpucores: 70")
+                            LIMITS("s10m", "nvidia.com/gpu: 1, nvidia.com/gpucores: 10, "
+                                           "nvidia.com/gpumem: 70000");
 
 /* Events @from..@to-1 of those below on @f (@id: the pods submitted): binds, completions, a node
  * and a card failing, the clock passing the cards' hold time, a topology found. */

@@ -823,6 +823,7 @@ int gs_tenancy_probe_new(struct gs_tenancy *t, const struct gs_pod_spec *sp,
     memset(pr->model_ok, -1, sizeof(pr->model_ok));
     pr->gang_ok = -1;
     pr->shape = gs__tn_shape_of(t, &pr->p.fit);
+    pr->share = gs__tn_share_of(t, &pr->p.fit);
     *out = pr;
     return 0;
 }
@@ -913,7 +914,8 @@ int gs_tenancy_probe_node(struct gs_tenancy *t, struct gs_tenancy_probe *pr, int
     struct gs_fit_choice c = {0};
     int held = (int32_t)node == t->resv_node;
     if (held || !gs__tn_shape_get(t, pr->shape, (size_t)node, &ans)) {
-        enum gs_fit_reason r = gs_fleet_fit(t->fleet, (size_t)node, &p->fit, &c);
+        enum gs_fit_reason r = pr->share ? gs__tn_share_fit(t, pr->share, (size_t)node, &p->fit, &c)
+                                         : gs_fleet_fit(t->fleet, (size_t)node, &p->fit, &c);
         ans = r != GS_FIT_OK ? -1 - (int32_t)r
               : SCORE_MAX(t) ? (int32_t)(score(t, p, (size_t)node, &c) * 1000 / SCORE_MAX(t))
                              : 0;

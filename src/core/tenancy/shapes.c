@@ -5,6 +5,10 @@
  * every pod it places, most of them of a few shapes, so a pod of a shape asked about before costs
  * one comparison per node whose version (gs_fleet_node_version()) has not moved since.
  * The az tier's score reads where the pod's gang runs, beyond the node: such pods are not kept.
+ *
+ * Shares of a size not asked before are each a shape of their own; what a node offers them
+ * (gs_fleet_share_view()) is the same for every size, so it is kept too, by the kind of slice
+ * (the shape less its compute, memory and rate), and such a pod's fit is a pick from the view.
  */
 #include "tenancy_impl.h"
 
@@ -13,6 +17,7 @@
 #include <string.h>
 
 #define SHAPES 8 /* shapes kept, the least recently asked about going first */
+#define KINDS  4 /* kinds of shared slice whose views are kept, likewise */
 
 struct shape {
     struct gs_fit fit; /* the key: mig NULL and mig_start 0 (the profile is in mig) */
@@ -23,8 +28,16 @@ struct shape {
     int32_t *ans;  /* per node: the score 0..1000, or -1 - the gs_fit_reason */
 };
 
+struct kind {
+    struct gs_fit fit; /* the key: a shape less compute, mem_mib and rate */
+    uint64_t id, used; /* as a shape's */
+    uint64_t *ver;     /* per node: its version when view was made; 0 none */
+    struct gs_share_view *view;
+};
+
 struct gs__shapes {
     struct shape s[SHAPES];
+    struct kind k[KINDS];
     uint64_t tick;
 };
 
@@ -100,8 +113,69 @@ void gs__tn_shape_put(struct gs_tenancy *t, uint64_t id, size_t node, int32_t an
     s->ans[node] = ans;
 }
 
+uint64_t gs__tn_share_of(struct gs_tenancy *t, const struct gs_fit *fit)
+{
+    size_t nn = gs_fleet_node_count(t->fleet);
+    if (fit->whole || fit->mig || fit->timeslice || fit->ncards <= 0)
+        return 0;
+    if (!t->shapes && !(t->shapes = calloc(1, sizeof(*t->shapes))))
+        return 0;
+    struct gs__shapes *m = t->shapes;
+    struct gs_fit k;
+    key_of(fit, &k);
+    k.compute = k.rate = 0;
+    k.mem_mib = 0;
+    struct kind *lru = &m->k[0];
+    for (int i = 0; i < KINDS; i++) {
+        struct kind *s = &m->k[i];
+        if (s->id && !memcmp(&s->fit, &k, sizeof(k))) {
+            s->used = ++m->tick;
+            return s->id;
+        }
+        lru = s->used < lru->used ? s : lru;
+    }
+    if (!lru->ver) {
+        lru->ver = malloc((nn ? nn : 1) * sizeof(*lru->ver));
+        lru->view = malloc((nn ? nn : 1) * sizeof(*lru->view));
+        if (!lru->ver || !lru->view) {
+            free(lru->ver);
+            free(lru->view);
+            lru->ver = NULL;
+            lru->view = NULL;
+            lru->id = 0;
+            return 0;
+        }
+    }
+    lru->fit = k;
+    memset(lru->ver, 0, nn * sizeof(*lru->ver));
+    lru->used = ++m->tick;
+    lru->id = (uint64_t)(lru - m->k) + 1 + KINDS * m->tick;
+    return lru->id;
+}
+
+enum gs_fit_reason gs__tn_share_fit(struct gs_tenancy *t, uint64_t id, size_t node,
+                                    const struct gs_fit *fit, struct gs_fit_choice *c)
+{
+    struct kind *s = id && t->shapes ? &t->shapes->k[(id - 1) % KINDS] : NULL;
+    struct gs_share_view own, *v = &own;
+    uint64_t ver = gs_fleet_node_version(t->fleet, node);
+    if (s && s->id == id) {
+        v = &s->view[node];
+        if (s->ver[node] == ver)
+            return gs_fleet_share_pick(v, fit, c);
+        s->ver[node] = ver;
+    }
+    if (gs_fleet_share_view(t->fleet, node, fit, v))
+        return gs_fleet_fit(t->fleet, node, fit, c);
+    return gs_fleet_share_pick(v, fit, c);
+}
+
 void gs__tn_shapes_free(struct gs_tenancy *t)
 {
+    for (int i = 0; t->shapes && i < KINDS; i++) {
+        free(t->shapes->k[i].ver);
+        free(t->shapes->k[i].view);
+    }
     for (int i = 0; t->shapes && i < SHAPES; i++) {
         free(t->shapes->s[i].ver);
         free(t->shapes->s[i].ans);

@@ -425,6 +425,7 @@ struct gs_tenancy_probe {
     char held_why[GS_REASON_MAX]; /* the node is held for the head of the queue (backfill.c) */
     char mig_why[2][64]; /* the MIG reasons, naming the profile: no free slot, no such profile */
     uint64_t shape;      /* its answers kept by shape (gs__tn_shape_of()); 0 none */
+    uint64_t share;      /* a shared slice: the nodes' views of its kind (gs__tn_share_of()) */
 };
 
 /* shapes.c: the probe's per-node answers by pod shape */
@@ -438,6 +439,13 @@ int gs__tn_shape_get(const struct gs_tenancy *t, uint64_t id, size_t node, int32
  * has taken another shape since). O(1). */
 void gs__tn_shape_put(struct gs_tenancy *t, uint64_t id, size_t node, int32_t ans);
 void gs__tn_shapes_free(struct gs_tenancy *t);
+/* The kind of shared slice @fit is (gs_fleet_share_view()), found or made (the least recently
+ * used one goes): its id; 0 when @fit is no shared slice or memory ran out. */
+uint64_t gs__tn_share_of(struct gs_tenancy *t, const struct gs_fit *fit);
+/* gs_fleet_fit() of @fit, a pod of share kind @id, on @node, from the node's view of that kind
+ * kept at its present version (made now if need be). O(cards of the node). */
+enum gs_fit_reason gs__tn_share_fit(struct gs_tenancy *t, uint64_t id, size_t node,
+                                    const struct gs_fit *fit, struct gs_fit_choice *c);
 
 /* tenancy.c */
 /* Record decision @d for the driver. 0 or -ENOMEM. */
