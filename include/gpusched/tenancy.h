@@ -271,6 +271,14 @@ int gs_tenancy_probe_new(struct gs_tenancy *t, const struct gs_pod_spec *sp,
 int gs_tenancy_probe_node(struct gs_tenancy *t, struct gs_tenancy_probe *pr, int32_t node,
                           int32_t *scored, const char **why);
 void gs_tenancy_probe_free(struct gs_tenancy_probe *pr);
+/*
+ * gs_tenancy_probe_nodes() - gs_tenancy_probe_node() of each of the @n nodes @node (indexes; one
+ * below 0 is skipped, its entries untouched) into @scored[i] (0..1000 it fits; -1 it does not,
+ * with @why[i] as gs_tenancy_probe_node() gives it): the same answers, a node asked about before
+ * for a pod of the same shape costing a comparison. Return: 0. O(n) for such nodes.
+ */
+int gs_tenancy_probe_nodes(struct gs_tenancy *t, struct gs_tenancy_probe *pr, const int32_t *node,
+                           size_t n, int32_t *scored, const char **why);
 
 /*
  * gs_tenancy_probe_without() - would the probed pod fit node @node were the running pods

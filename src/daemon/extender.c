@@ -200,12 +200,14 @@ static void index_free(struct gsd_ext_index *x)
 /* The index of @st's nodes' names, made now if need be; NULL out of memory. O(nodes) once. */
 static const struct gsd_ext_index *index_of(struct gsd_state *st)
 {
+    if (st->ext_index)
+        return st->ext_index;
     size_t nn = gs_cluster_node_count(st->cluster), cap = 16, used = 0;
     while (cap < 2 * nn)
         cap *= 2;
-    struct gsd_ext_index *x = st->ext_index ? NULL : calloc(1, sizeof(*x));
+    struct gsd_ext_index *x = calloc(1, sizeof(*x));
     if (!x)
-        return st->ext_index;
+        return NULL;
     x->slot = calloc(cap, sizeof(*x->slot));
     x->off = malloc((nn + 1) * sizeof(*x->off));
     x->len = malloc(nn + 1);
@@ -730,24 +732,34 @@ static int score_all(struct gsd_state *st, const struct gsd_podspec *spec, const
 {
     struct gs_tenancy_probe *pr = NULL;
     int rc = gs_tenancy_probe_new(st->sched.tn, &spec->s, &pr, held, cap);
-    if (rc < 0)
-        return rc;
+    int32_t *ask = rc == 0 ? malloc((a->n ? a->n : 1) * 2 * sizeof(*ask)) : NULL, *got;
+    if (rc < 0 || (rc == 0 && !ask)) {
+        gs_tenancy_probe_free(pr);
+        return rc < 0 ? rc : -ENOMEM;
+    }
+    got = ask ? ask + a->n : NULL;
+    for (size_t i = 0; rc == 0 && i < a->n; i++) { /* the nodes the memo does not answer */
+        int32_t x = a->idx[i];
+        ask[i] = x >= 0 && !(memo && memo->sc[x] && reuse) ? x : -1;
+    }
+    if (rc == 0)
+        gs_tenancy_probe_nodes(st->sched.tn, pr, ask, a->n, got, why);
     for (size_t i = 0; i < a->n; i++) {
-        int32_t score, x = a->idx[i];
+        int32_t x = a->idx[i];
         if (x < 0) {
             sc[i] = -ENOENT;
         } else if (rc == 1) { /* refused whole: every node says why */
             sc[i] = GS_UNSCHEDULABLE;
             why[i] = held;
-        } else if (memo && memo->sc[x] && reuse) {
+        } else if (ask[i] < 0) {
             sc[i] = memo->sc[x];
         } else {
-            sc[i] = gs_tenancy_probe_node(st->sched.tn, pr, x, &score, &why[i]) ? GS_UNSCHEDULABLE
-                                                                                : score + 2;
+            sc[i] = got[i] < 0 ? GS_UNSCHEDULABLE : got[i] + 2;
             if (memo)
                 memo->sc[x] = (int32_t)sc[i];
         }
     }
+    free(ask);
     *probe = rc == 0 ? pr : NULL; /* its words are some nodes' reasons: the caller frees it */
     if (rc == 0)                  /* a pod refused whole says why on every node, held or not */
         held_node_only(st, spec, a, sc, why);

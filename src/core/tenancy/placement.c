@@ -941,6 +941,41 @@ int gs_tenancy_probe_node(struct gs_tenancy *t, struct gs_tenancy_probe *pr, int
     return 1;
 }
 
+int gs_tenancy_probe_nodes(struct gs_tenancy *t, struct gs_tenancy_probe *pr, const int32_t *node,
+                           size_t n, int32_t *scored, const char **why)
+{
+    const uint64_t *ver;
+    const int32_t *kept = gs__tn_shape_kept(t, pr->shape, &ver);
+    int by_model = pr->p.fit.ncards > 0;
+    for (size_t i = 0; i < n; i++) {
+        int32_t x = node[i], m;
+        if (x < 0)
+            continue;
+        /* A kept answer, once the gang and the quota of the node's model are known to pass: what
+         * gs_tenancy_probe_node() would read, without its call (but for a MIG reason, which
+         * names the profile, and the node held for the head of the queue). */
+        if (kept && pr->gang_ok == 1 && (size_t)x < t->pol->nnodes && x != t->resv_node &&
+            pr->model_ok[by_model && (m = gs_fleet_node_model(t->fleet, (size_t)x)) >= 0 ? m : 0] ==
+                1 &&
+            ver[x] == gs_fleet_node_version(t->fleet, (size_t)x)) {
+            int32_t a = kept[x];
+            enum gs_fit_reason r = (enum gs_fit_reason)(-1 - a);
+            if (a >= 0) {
+                scored[i] = a;
+                continue;
+            }
+            if (r != GS_FIT_MIG && r != GS_FIT_MIG_MODEL) {
+                scored[i] = -1;
+                why[i] = gs_fit_reason_text(r);
+                continue;
+            }
+        }
+        int32_t s;
+        scored[i] = gs_tenancy_probe_node(t, pr, x, &s, &why[i]) ? -1 : s;
+    }
+    return 0;
+}
+
 int gs_tenancy_probe_without(struct gs_tenancy *t, struct gs_tenancy_probe *pr, int32_t node,
                              const int32_t *gone, size_t n)
 {

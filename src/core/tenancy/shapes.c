@@ -104,6 +104,13 @@ int gs__tn_shape_get(const struct gs_tenancy *t, uint64_t id, size_t node, int32
     return 1;
 }
 
+const int32_t *gs__tn_shape_kept(const struct gs_tenancy *t, uint64_t id, const uint64_t **ver)
+{
+    const struct shape *s = slot_of(t, id);
+    *ver = s ? s->ver : NULL;
+    return s ? s->ans : NULL;
+}
+
 void gs__tn_shape_put(struct gs_tenancy *t, uint64_t id, size_t node, int32_t ans)
 {
     struct shape *s = slot_of(t, id);

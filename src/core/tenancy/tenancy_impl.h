@@ -435,6 +435,9 @@ uint64_t gs__tn_shape_of(struct gs_tenancy *t, const struct gs_fit *fit);
 /* Node @node's answer for shape @id kept at its present version: 1 and *@ans (the score 0..1000,
  * or -1 - the gs_fit_reason); 0 none. O(1). */
 int gs__tn_shape_get(const struct gs_tenancy *t, uint64_t id, size_t node, int32_t *ans);
+/* The answers kept for shape @id, per node, and *@ver the node versions they hold at (see
+ * gs__tn_shape_get()); NULL when the slot has taken another shape since. */
+const int32_t *gs__tn_shape_kept(const struct gs_tenancy *t, uint64_t id, const uint64_t **ver);
 /* Keep @ans for node @node and shape @id at the node's present version (nothing when the slot
  * has taken another shape since). O(1). */
 void gs__tn_shape_put(struct gs_tenancy *t, uint64_t id, size_t node, int32_t ans);
