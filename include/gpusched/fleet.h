@@ -169,6 +169,14 @@ const char *gs_card_mode_name(enum gs_card_mode m);
 int32_t gs_fleet_packing_bound(const struct gs_fleet *f, size_t node, const struct gs_fit *r);
 
 /*
+ * gs_fleet_slice_room() - the most compute (milli, 0..1000) one card of @node leaves a shared
+ * slice whose cap is 1000 at most: 1000 for a free card, 1000 less its compute for a shared one,
+ * 0 for others and unhealthy cards. A slice asking more fits no card there (gs_fleet_fit() says
+ * why); from a packed per-node value. O(1).
+ */
+int32_t gs_fleet_slice_room(const struct gs_fleet *f, size_t node);
+
+/*
  * gs_fleet_isolation() - the isolation gs_fleet_fit() gives @r on @node: 1000 when no other
  * tenant's pod runs there, else 0; from a packed per-node value, without reading the node. O(1).
  */

@@ -64,6 +64,7 @@ struct gs_fleet {
     int32_t *used;  /* per node: its cards' compute held, each card's up to 1000 (packing) */
     uint8_t *bare;  /* per node: no pod and sound (gs_fleet_node_bare()) */
     int32_t *sole;  /* per node: its fnode's sole_tenant */
+    int16_t *room;  /* per node: gs_fleet_slice_room() */
     uint32_t *ver;  /* per node: moves with every change gs_fleet_fit() could see there */
     uint32_t epoch; /* moves with what every node's fits could see (gs_fleet_node_version()) */
     int32_t *open;  /* nodes with a free or shared card, ascending */
@@ -177,13 +178,21 @@ static int32_t node_links(struct gs_fleet *f, const struct gs_policy *s, size_t 
     return t;
 }
 
-/* Node @i's packed bareness and tenant, and its version, after its pods, readiness or cards'
- * health changed. */
+/* Node @i's packed bareness, tenant and room for a slice, and its version, after its pods,
+ * readiness or cards' health changed. */
 static void set_bare(struct gs_fleet *f, size_t i)
 {
     const struct fnode *nd = &f->nodes[i];
     f->bare[i] = nd->npods == 0 && !nd->down && !nd->nbad;
     f->sole[i] = nd->sole_tenant;
+    int room = 0;
+    for (int g = 0; g < nd->ngpu; g++) {
+        const struct card *c = &nd->cards[g];
+        int left = c->mode == GS_CARD_FREE ? 1000 : 1000 - c->compute;
+        if (!c->bad && (c->mode == GS_CARD_FREE || c->mode == GS_CARD_SHARED) && left > room)
+            room = left;
+    }
+    f->room[i] = (int16_t)room;
     f->ver[i]++;
 }
 
@@ -278,12 +287,13 @@ int gs_fleet_new(const struct gs_policy *s, struct gs_fleet **out, struct gs_dia
         f->used = calloc(cap, sizeof(*f->used));
         f->bare = calloc(cap, 1);
         f->sole = calloc(cap, sizeof(*f->sole));
+        f->room = calloc(cap, sizeof(*f->room));
         f->ver = calloc(cap, sizeof(*f->ver));
         f->links = calloc(s->ntemplates ? s->ntemplates : 1, sizeof(*f->links));
         f->mig_empty = calloc((size_t)gs_mig_model_count() + 1, sizeof(*f->mig_empty));
     }
     if (!f || !zones || !f->nodes || !f->model || !f->nvlink || !f->nfree || !f->ngpu || !f->used ||
-        !f->bare || !f->sole || !f->ver || !f->links || !f->mig_empty) {
+        !f->bare || !f->sole || !f->room || !f->ver || !f->links || !f->mig_empty) {
         free(zones);
         gs_fleet_free(f);
         return -ENOMEM;
@@ -350,6 +360,7 @@ void gs_fleet_free(struct gs_fleet *f)
     free(f->used);
     free(f->bare);
     free(f->sole);
+    free(f->room);
     free(f->ver);
     free(f->open);
     for (int g = 0; g <= GS_GPUS_MAX; g++)
@@ -451,15 +462,17 @@ const int32_t *gs_fleet_open_level(const struct gs_fleet *f, int ngpu, int level
         return NULL;
     }
     int rk = GS_FLEET_LEVELS - level;
-    /* the most compute a node of this level holds: one below where the next level starts */
-    int64_t whole = (int64_t)ngpu * 1000;
-    int64_t most = level == GS_FLEET_LEVELS ? whole
-                                            : ((level + 1) * whole + GS_FLEET_LEVELS - 1) /
-                                                      GS_FLEET_LEVELS -
-                                                  1;
+    int64_t whole = (int64_t)ngpu * 1000, most = whole;
+    if (level < GS_FLEET_LEVELS) /* one below where the next level starts */
+        most = ((level + 1) * whole + GS_FLEET_LEVELS - 1) / GS_FLEET_LEVELS - 1;
     *bound = packing_bound(ngpu, most, r);
     *n = (size_t)(f->off[ngpu][rk + 1] - f->off[ngpu][rk]);
     return f->lv[ngpu] + f->off[ngpu][rk];
+}
+
+int32_t gs_fleet_slice_room(const struct gs_fleet *f, size_t node)
+{
+    return f->room[node];
 }
 
 int32_t gs_fleet_isolation(const struct gs_fleet *f, size_t node, const struct gs_fit *r)

@@ -291,19 +291,34 @@ static void bound_init(const struct gs_tenancy *t, const struct rpod *p, struct 
     }
 }
 
+/* Does @node lack the free cards of a whole-card pod, or the room on one card of a shared
+ * slice (gs_fleet_slice_room())? Then gs_fleet_fit() fails there: read from packed arrays. */
+static int lacks_cards(const struct gs_tenancy *t, const struct gs_fit *f, size_t node)
+{
+    if (f->mig || f->ncards <= 0)
+        return 0;
+    if (f->whole)
+        return gs_fleet_node_free_cards(t->fleet, node) < f->ncards;
+    return !f->timeslice && f->overcommit <= 1000 &&
+           gs_fleet_slice_room(t->fleet, node) < f->compute;
+}
+
 /*
- * Could the pod's score on @node beat the best so far (@best on @at, nodes coming in ascending
- * order)? The plugins' bounds, before the node is fitted, in the profile's order, the first
- * that rules the node out ending the question (GPUBinPacking's, first in the seed's profile,
- * rules out most); then its free cards for a whole-card pod (gs_fleet_fit() fails below them).
- * The node held for the head of the queue is always fitted: finding it held is what the pass
- * learns (gs__tn_held()).
+ * Could the pod's score on @node beat the best so far (@best on @at; the lower node wins a
+ * tie, whatever order nodes come in)? The plugins' bounds, before the node is fitted, in the
+ * profile's order, the first that rules the node out ending the question (GPUBinPacking's,
+ * first in the seed's profile, rules out most); then its cards (lacks_cards()). Before any node
+ * fits, every node is fitted (@strict), for the reasons, unless the search will ask again
+ * should none fit. The node held for the head of the queue is always fitted: finding it held
+ * is what the pass learns (gs__tn_held()).
  */
 static int may_beat(const struct gs_tenancy *t, struct bound *b, size_t node, int64_t best,
-                    size_t at)
+                    size_t at, int strict)
 {
-    if (best < 0 || (int32_t)node == t->resv_node)
+    if ((int32_t)node == t->resv_node)
         return 1;
+    if (best < 0)
+        return strict || !lacks_cards(t, b->v.pod, node);
     b->v.node = node;
     int64_t up = b->most;
     for (int i = 0; i < b->n; i++) {
@@ -311,8 +326,7 @@ static int may_beat(const struct gs_tenancy *t, struct bound *b, size_t node, in
         if (b->lazy && (up < best || (up == best && node >= at)))
             return 0;
     }
-    const struct gs_fit *f = b->v.pod;
-    if (!f->mig && f->whole && gs_fleet_node_free_cards(t->fleet, node) < f->ncards)
+    if (lacks_cards(t, b->v.pod, node))
         return 0;
     return up > best || (up == best && node < at);
 }
@@ -484,10 +498,10 @@ struct scan {
  * became the best with the most any node can score: in an ascending search none after can win.
  */
 static int visit(struct gs_tenancy *t, struct rpod *p, int32_t pod, struct bound *b, size_t n,
-                 int only_node, struct scan *o)
+                 int only_node, int strict, struct scan *o)
 {
     /* Once a node fits, the reasons are not needed: a node that cannot win is passed unread. */
-    if (!may_beat(t, b, n, o->best, o->node))
+    if (!may_beat(t, b, n, o->best, o->node, strict))
         return 0;
     t->work.node_fits++;
     int model = gs_fleet_node_model(t->fleet, n);
@@ -506,8 +520,8 @@ static int visit(struct gs_tenancy *t, struct rpod *p, int32_t pod, struct bound
     }
     int m = p->fit.ncards > 0 ? model : 0;
     if (o->model_ok[m] < 0)
-        o->model_ok[m] = (int8_t)gs__quota_check(t, p, p->fit.ncards > 0 ? model : -1,
-                                                 o->quota_why, sizeof(o->quota_why));
+        o->model_ok[m] = (int8_t)gs__quota_check(t, p, p->fit.ncards > 0 ? model : -1, o->quota_why,
+                                                 sizeof(o->quota_why));
     if (!o->model_ok[m]) {
         o->quota++;
         if (empty)
@@ -545,18 +559,19 @@ static void scan(struct gs_tenancy *t, struct rpod *p, int32_t pod, const int32_
     bound_init(t, p, &b);
     t->stamp++;
     for (size_t i = lo; i < hi; i++)
-        if (visit(t, p, pod, &b, list ? (size_t)list[i] : i, only_node, o))
+        if (visit(t, p, pod, &b, list ? (size_t)list[i] : i, only_node, 1, o))
             break;
 }
 
 /*
  * scan() over every open node, the most packed first (the fleet's packing levels, each
  * ascending, gs_fleet_open_level()), stopping at the first level whose bound cannot beat the
- * best found: the same node and cards as scan() in ascending order, which keeps the lowest node
- * of the best score (its reasons too when none fits: then every node is visited). Equal empty
+ * best found, and passing nodes without the cards the pod needs unread: the same node and cards
+ * as scan() in ascending order, which keeps the lowest node of the best score. Equal empty
  * nodes are one level, ascending, so the first of them stands for the rest as in scan(). The
  * node held for the head of the queue is visited where scan() would: always, unless a lower
  * node scored the most any node can (what the pass learns there, gs__tn_held(), is the same).
+ * When no node fits, scan() itself runs: it gives every node's reason.
  */
 static void scan_levels(struct gs_tenancy *t, struct rpod *p, int32_t pod, const int32_t *open,
                         size_t nopen, struct scan *o)
@@ -567,6 +582,7 @@ static void scan_levels(struct gs_tenancy *t, struct rpod *p, int32_t pod, const
         scan(t, p, pod, open, 0, nopen, -1, o);
         return;
     }
+    struct scan lv = *o;
     t->stamp++;
     int level[GS_GPUS_MAX + 1];
     const int32_t *at[GS_GPUS_MAX + 1];
@@ -586,17 +602,22 @@ static void scan_levels(struct gs_tenancy *t, struct rpod *p, int32_t pod, const
             if (level[g] >= 0 && (!pick || up[g] > up[pick]))
                 pick = g;
         }
-        if (!pick || (o->best >= 0 && b.most - b.wpack * (GS_SCORE_MAX - up[pick]) < o->best))
+        if (!pick || (lv.best >= 0 && b.most - b.wpack * (GS_SCORE_MAX - up[pick]) < lv.best))
             break;
         for (size_t k = 0; k < n[pick]; k++)
             if (at[pick][k] != t->resv_node)
-                visit(t, p, pod, &b, (size_t)at[pick][k], -1, o);
+                visit(t, p, pod, &b, (size_t)at[pick][k], -1, 0, &lv);
         n[pick] = 0; /* taken: the next level down */
     }
+    if (lv.best < 0) {
+        scan(t, p, pod, open, 0, nopen, -1, o);
+        return;
+    }
+    *o = lv;
     int32_t r = t->resv_node;
     if (r >= 0 && (o->best < SCORE_MAX(t) || r < (int32_t)o->node) &&
         bsearch(&r, open, nopen, sizeof(*open), gs__cmp_i32))
-        visit(t, p, pod, &b, (size_t)r, -1, o);
+        visit(t, p, pod, &b, (size_t)r, -1, 1, o);
 }
 
 static void scan_init(struct scan *o)
