@@ -4,8 +4,10 @@
  * GET /metrics.
  * Access was settled on the headers (access.c); a tenant's token sees its own pods only.
  *
- * A scrape is made once per snapshot for each of its three levels (aggregates, names, pods):
- * Prometheus replicas scraping the same state cost one rendering, not one each.
+ * A scrape is made once per snapshot for each of its three levels (aggregates, names, pods), and
+ * kept while the state moves for metrics.maxAgeMilliseconds: Prometheus replicas scraping the
+ * same state cost one rendering, not one each, and a state moving 20 times a second costs at
+ * most one rendering a level per bound (a scrape with names sorts every running pod).
  */
 #include "reads.h"
 #include "api.h"
@@ -29,7 +31,8 @@
 /* A scrape's text, shared by the cache and the answers being sent. */
 struct scrape {
     atomic_int refs;
-    uint64_t gen; /* of the snapshot it shows */
+    uint64_t gen;    /* of the snapshot it shows */
+    int64_t made_us; /* when, monotonic */
     size_t len;
     char text[];
 };
@@ -272,7 +275,8 @@ static void waits(const struct gsd_snap *n, struct gsd_req *r, const struct gsd_
     gsd_reply_json(r, 200, json_pack("{s:o,s:o}", "edges_s", edges, "kinds", order));
 }
 
-/* GET /metrics at the level the caller's token allows, made once per snapshot. */
+/* GET /metrics at the level the caller's token allows, made once per snapshot and kept up to
+ * metrics.maxAgeMilliseconds after the state moved on. */
 static void metrics(struct gsd_reads *rd, const struct gsd_snap *n, struct gsd_req *r)
 {
     int level = r->who == GSD_AUTH_NONE   ? GSD_METRICS_AGGREGATE
@@ -280,15 +284,17 @@ static void metrics(struct gsd_reads *rd, const struct gsd_snap *n, struct gsd_r
                                           : GSD_METRICS_NAMED;
     if (level > GSD_METRICS_AGGREGATE)
         gsd_snap_want_names(rd->snaps);
+    int64_t now = gsd_mono_us();
     pthread_mutex_lock(&rd->mu);
     struct scrape *sc = rd->scrape[level];
-    if (!sc || sc->gen != n->gen) {
+    if (!sc || (sc->gen < n->gen && now - sc->made_us >= n->cfg->metrics.max_age_ms * 1000)) {
         size_t len;
         char *text = gsd_metrics_render(n, level, rd->http, &len);
         struct scrape *fresh = text ? malloc(sizeof(*fresh) + len + 1) : NULL;
         if (fresh) {
             atomic_init(&fresh->refs, 1);
             fresh->gen = n->gen;
+            fresh->made_us = now;
             fresh->len = len;
             memcpy(fresh->text, text, len + 1);
             scrape_release(sc);
