@@ -33,6 +33,7 @@ struct scrape {
     atomic_int refs;
     uint64_t gen;    /* of the snapshot it shows */
     int64_t made_us; /* when, monotonic */
+    int extras;      /* what the snapshot held of what a scrape with names asks for (extras()) */
     size_t len;
     char text[];
 };
@@ -275,8 +276,15 @@ static void waits(const struct gsd_snap *n, struct gsd_req *r, const struct gsd_
     gsd_reply_json(r, 200, json_pack("{s:o,s:o}", "edges_s", edges, "kinds", order));
 }
 
+/* The bills and the forecast in @n: made for the snapshots after a scrape with names asked. */
+static int extras(const struct gsd_snap *n)
+{
+    return (n->bills != NULL) + (n->forecast != NULL);
+}
+
 /* GET /metrics at the level the caller's token allows, made once per snapshot and kept up to
- * metrics.maxAgeMilliseconds after the state moved on. */
+ * metrics.maxAgeMilliseconds after the state moved on, unless it lacks the bills or the forecast
+ * that the scrape which made it asked for and the state now has. */
 static void metrics(struct gsd_reads *rd, const struct gsd_snap *n, struct gsd_req *r)
 {
     int level = r->who == GSD_AUTH_NONE   ? GSD_METRICS_AGGREGATE
@@ -287,7 +295,8 @@ static void metrics(struct gsd_reads *rd, const struct gsd_snap *n, struct gsd_r
     int64_t now = gsd_mono_us();
     pthread_mutex_lock(&rd->mu);
     struct scrape *sc = rd->scrape[level];
-    if (!sc || (sc->gen < n->gen && now - sc->made_us >= n->cfg->metrics.max_age_ms * 1000)) {
+    if (!sc || (sc->gen < n->gen && (now - sc->made_us >= n->cfg->metrics.max_age_ms * 1000 ||
+                                     (level > GSD_METRICS_AGGREGATE && sc->extras < extras(n))))) {
         size_t len;
         char *text = gsd_metrics_render(n, level, rd->http, &len);
         struct scrape *fresh = text ? malloc(sizeof(*fresh) + len + 1) : NULL;
@@ -295,6 +304,7 @@ static void metrics(struct gsd_reads *rd, const struct gsd_snap *n, struct gsd_r
             atomic_init(&fresh->refs, 1);
             fresh->gen = n->gen;
             fresh->made_us = now;
+            fresh->extras = extras(n);
             fresh->len = len;
             memcpy(fresh->text, text, len + 1);
             scrape_release(sc);
