@@ -72,10 +72,27 @@ static void scrape_gzip(struct scrape *sc)
 }
 
 #define LIST_MAX_BYTES (1u << 30) /* a list answer: 5,000 pods with 64 KiB of labels each */
+#define OWNER_SLOTS                                                                                \
+    1024 /* chunks whose owners are kept (2^10: the slot is a hash's top                           \
+            10 bits): 256 K pods, 1.1 MB */
+
+/*
+ * The tenants of one published chunk of pods, as hashes (owner_hash()): a list for one tenant
+ * skips the pods of others without reading their views, which lie all over memory. A published
+ * chunk never changes, and its address and generation name it: a chunk made at the address of
+ * a freed one is of a later publish.
+ */
+struct owners {
+    const struct gsd_podchunk *chunk;
+    uint64_t gen;
+    uint32_t hash[GSD_POD_CHUNK];
+};
 
 struct gsd_reads {
     pthread_mutex_t mu;       /* the scrapes */
     struct scrape *scrape[3]; /* the last of each level */
+    pthread_mutex_t owners_mu;
+    struct owners *owners; /* OWNER_SLOTS, a chunk in the slot of its address's hash */
     struct gsd_snaps *snaps;
     const struct gsd_http_stats *http;
 };
@@ -86,7 +103,13 @@ int gsd_reads_new(struct gsd_snaps *snaps, const struct gsd_http_stats *http,
     struct gsd_reads *rd = calloc(1, sizeof(*rd));
     if (!rd)
         return -ENOMEM;
+    rd->owners = calloc(OWNER_SLOTS, sizeof(*rd->owners));
+    if (!rd->owners) {
+        free(rd);
+        return -ENOMEM;
+    }
     pthread_mutex_init(&rd->mu, NULL);
+    pthread_mutex_init(&rd->owners_mu, NULL);
     rd->snaps = snaps;
     rd->http = http;
     *out = rd;
@@ -100,6 +123,8 @@ void gsd_reads_free(struct gsd_reads *rd)
     for (int i = 0; i < 3; i++)
         scrape_release(rd->scrape[i]);
     pthread_mutex_destroy(&rd->mu);
+    pthread_mutex_destroy(&rd->owners_mu);
+    free(rd->owners);
     free(rd);
 }
 
@@ -157,7 +182,31 @@ static int parse_count(const char *s, int64_t lo, int64_t hi, int64_t *out)
     return 0;
 }
 
-static void list_pods(const struct gsd_snap *n, struct gsd_req *r, const struct gsd_tenant *viewer)
+static uint32_t owner_hash(const char *tenant) /* FNV-1a */
+{
+    uint32_t h = 2166136261u;
+    for (; *tenant; tenant++)
+        h = (h ^ (unsigned char)*tenant) * 16777619u;
+    return h;
+}
+
+/* The owners of chunk @c into @out (c->n of them), kept for the next list. */
+static void owners_of(struct gsd_reads *rd, const struct gsd_podchunk *c, uint32_t *out)
+{
+    struct owners *o = &rd->owners[((uint64_t)(uintptr_t)c * 0x9E3779B97F4A7C15ull) >> 54];
+    pthread_mutex_lock(&rd->owners_mu);
+    if (o->chunk != c || o->gen != c->gen) {
+        o->chunk = c;
+        o->gen = c->gen;
+        for (size_t k = 0; k < c->n; k++)
+            o->hash[k] = owner_hash(c->v[k]->tenant);
+    }
+    memcpy(out, o->hash, c->n * sizeof(*out));
+    pthread_mutex_unlock(&rd->owners_mu);
+}
+
+static void list_pods(struct gsd_reads *rd, const struct gsd_snap *n, struct gsd_req *r,
+                      const struct gsd_tenant *viewer)
 {
     const char *tenant = gsd_qarg(r, "tenant"), *state = gsd_qarg(r, "state");
     const char *queue = gsd_qarg(r, "queue");
@@ -192,10 +241,14 @@ static void list_pods(const struct gsd_snap *n, struct gsd_req *r, const struct 
     struct gsd_snap_it it = gsd_snap_from(n, from);
     const struct gsd_podview *v;
     int64_t count = 0;
+    uint32_t owner = tenant ? owner_hash(tenant) : 0, owners[GSD_POD_CHUNK];
+    size_t owners_c = SIZE_MAX; /* the chunk @owners are of */
     gsd_text_put(&t, "{\"items\":[", 10);
     while ((v = gsd_snap_next(n, &it)) != NULL) {
-        if ((tenant && strcmp(v->tenant, tenant)) || (want >= 0 && v->running != want) ||
-            (queue && *queue && strcmp(v->queue, queue)))
+        if (tenant && owners_c != it.c)
+            owners_of(rd, n->pchunk[owners_c = it.c], owners);
+        if ((tenant && owners[it.k - 1] != owner) || (tenant && strcmp(v->tenant, tenant)) ||
+            (want >= 0 && v->running != want) || (queue && *queue && strcmp(v->queue, queue)))
             continue;
         if (count++ == limit)
             break;
@@ -386,7 +439,7 @@ void gsd_reads_handle(struct gsd_reads *rd, struct gsd_req *r)
     else if (!strcmp(r->path, "/v1/waits"))
         waits(n, r, viewer);
     else if (!strcmp(r->path, "/v1/pods"))
-        list_pods(n, r, viewer);
+        list_pods(rd, n, r, viewer);
     else
         one_pod(n, r, viewer);
     gsd_snap_put(rd->snaps, n);
