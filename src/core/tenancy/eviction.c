@@ -49,6 +49,8 @@ struct unit {
     /* @pod's gang (-1 none) and queue, and the cards it holds on the node searched (a pod of no
      * gang): what the search reads of it later, kept so as not to read its record again */
     int32_t gang, queue, cards;
+    int32_t here, held; /* on the node searched (units_here()): the pods a trial takes off and
+                         * the cards they hold */
 };
 
 /*
@@ -361,6 +363,53 @@ static int64_t unit_lost_once(struct gs_tenancy *t, const struct unit *u)
     return g->lost;
 }
 
+/*
+ * A search's gang units at hand: the unit gunit_current() gave for a gang and the work it would
+ * lose, kept for the rest of the search by gang (direct-mapped; a gang meeting another's entry is
+ * looked up in its gunit again). Within a search neither changes (see gunit_current()), and a
+ * gang has members on many of the nodes visited: the gunit, far from the node's pods, is then
+ * read once, not on every node.
+ */
+#define GS_GMEMO 256
+
+struct gmemo {
+    int32_t group[GS_GMEMO]; /* -1 empty */
+    int32_t other[GS_GMEMO];
+    int64_t lost[GS_GMEMO]; /* -1 not yet worked out */
+    struct unit u[GS_GMEMO];
+};
+
+static void gmemo_clear(struct gmemo *m)
+{
+    memset(m->group, 0xff, sizeof(m->group));
+}
+
+static const struct unit *gmemo_find(const struct gmemo *m, int32_t group, int other)
+{
+    size_t k = (size_t)group & (GS_GMEMO - 1);
+    return m->group[k] == group && m->other[k] == other ? &m->u[k] : NULL;
+}
+
+static void gmemo_put(struct gmemo *m, int32_t group, int other, const struct unit *u)
+{
+    size_t k = (size_t)group & (GS_GMEMO - 1);
+    m->group[k] = group;
+    m->other[k] = other;
+    m->lost[k] = -1;
+    m->u[k] = *u;
+}
+
+/* unit_lost_once() through the memo: a gang's work lost is worked out once per search. */
+static int64_t unit_lost_memo(struct gs_tenancy *t, struct gmemo *m, const struct unit *u)
+{
+    size_t k = (size_t)u->gang & (GS_GMEMO - 1);
+    if (u->group >= 0 || u->gang < 0 || m->group[k] != u->gang)
+        return unit_lost_once(t, u);
+    if (m->lost[k] < 0)
+        m->lost[k] = unit_lost_once(t, u);
+    return m->lost[k];
+}
+
 static int unit_less(const struct unit *a, const struct unit *b)
 {
     if (a->prio != b->prio)
@@ -432,7 +481,7 @@ static struct unit alone_unit(const struct gs_tenancy *t, const struct rpod *p,
 /* Eligible units with a pod on @node, in no order and without the work they would lose (see
  * sort_units()); the count. A gang is worked out once per node. */
 static size_t node_units(struct gs_tenancy *t, const struct rpod *p, size_t node,
-                         enum evict_mode mode, int guarantee, struct unit *out)
+                         enum evict_mode mode, int guarantee, struct gmemo *memo, struct unit *out)
 {
     int32_t groups[GS_GPUS_MAX * 4];
     const struct vnode *vn = &t->vpods[node];
@@ -456,9 +505,11 @@ static size_t node_units(struct gs_tenancy *t, const struct rpod *p, size_t node
             g++;
         if (c && c->group >= 0 && g < ng)
             continue; /* its gang is a unit here already */
+        int other = c && c->tenant != p->tenant;
         const struct gunit *gu = c && (size_t)c->group < t->capgunits ? &t->gunits[c->group] : NULL;
-        const struct unit *kept =
-            gu ? gunit_current(t, gu, p, mode, guarantee, c->tenant != p->tenant) : NULL;
+        const struct unit *kept = gu ? gmemo_find(memo, c->group, other) : NULL;
+        if (gu && !kept && (kept = gunit_current(t, gu, p, mode, guarantee, other)))
+            gmemo_put(memo, c->group, other, kept);
         struct unit u;
         if (kept) {
             u = *kept; /* a gang (not alone: gang_unit() made it) met on another node */
@@ -488,11 +539,11 @@ static size_t node_units(struct gs_tenancy *t, const struct rpod *p, size_t node
 
 /* Each unit's work lost, then the units in eviction order (unit_less(): a total order, seq
  * being unique, so the order does not depend on how they were found). */
-static void sort_units(struct gs_tenancy *t, struct unit *u, size_t n)
+static void sort_units(struct gs_tenancy *t, struct gmemo *memo, struct unit *u, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         struct unit x = u[i];
-        x.lost = unit_lost_once(t, &x);
+        x.lost = unit_lost_memo(t, memo, &x);
         size_t k = i;
         for (; k > 0 && unit_less(&x, &u[k - 1]); k--)
             u[k] = u[k - 1];
@@ -506,10 +557,34 @@ static int fits(struct gs_tenancy *t, const struct rpod *p, size_t node)
     return gs_fleet_fit(t->fleet, node, &p->fit, &c) == GS_FIT_OK;
 }
 
+/* The pods of the units in @use on @node into @off (units_here() counted them, and try_set()
+ * that they fit): from the node's own pod list (@own, when it is whole), else in the fleet's order,
+ * which taking them off and putting them back in reverse keeps. */
+static size_t units_off(const struct gs_tenancy *t, size_t node, const struct unit *u, uint64_t use,
+                        size_t n, int own, int32_t *off)
+{
+    const struct vnode *vn = &t->vpods[node];
+    own &= vn->ok;
+    size_t k = 0, np = own ? vn->n : gs_fleet_pod_count(t->fleet, node);
+    for (size_t i = 0; i < n; i++) {
+        if (!(use & (1ull << i)))
+            continue;
+        int32_t group = u[i].group >= 0 ? -1 : u[i].gang;
+        for (size_t s = 0; s < np; s++) {
+            int32_t pod = own ? vn->v[s].pod : gs_fleet_pod_at(t->fleet, node, s);
+            int32_t g = group < 0 ? -1 : own ? vn->v[s].group : t->pods[pod].group;
+            if (pod == u[i].pod || (group >= 0 && g == group))
+                off[k++] = pod;
+        }
+    }
+    return k;
+}
+
 /*
  * A trial: would @p fit on @node without the pods there of the units in @use (bit i = units[i])?
- * Whole-card requests are answered by the fleet without changes to it; others by taking the pods
- * off and putting them back. Reclaim may not take a queue below its deserved share, counting
+ * Whole-card requests are answered by the fleet without changes to it, after a bound (free cards
+ * and the cards of the pods taken off) that rules most sets out unasked; others by taking the
+ * pods off and putting them back. Reclaim may not take a queue below its deserved share, counting
  * every unit of the set, nor may priority preemption across queues for a pod whose own queue
  * would go past its share. 1 fits, 0 not, -ENOMEM.
  */
@@ -517,35 +592,33 @@ static int try_set(struct gs_tenancy *t, const struct rpod *p, size_t node, cons
                    uint64_t use, size_t n, enum evict_mode mode)
 {
     int32_t off[GS_GPUS_MAX * 4];
-    size_t k = 0, np = gs_fleet_pod_count(t->fleet, node);
+    size_t k = 0;
+    int64_t cards = gs_fleet_node_free_cards(t->fleet, node);
     int past = mode == EVICT_PREEMPT && past_deserved(t, p);
     for (size_t i = 0; i < n; i++) {
         if (!(use & (1ull << i)))
             continue;
-        int32_t q = u[i].queue, group = u[i].gang;
+        int32_t q = u[i].queue;
         int64_t taken = 0, alone = 0;
         for (size_t j = 0; j <= i; j++) {
             if ((use & (1ull << j)) && u[j].queue == q)
                 taken += u[j].milli;
             alone += (use & (1ull << j)) && u[i].group >= 0 && u[j].group == u[i].group;
         }
-        if (u[i].group >= 0) { /* an elastic gang's member alone: the gang keeps minMember */
-            if (alone > extras_of(t, &t->pods[u[i].pod]))
-                return 0;
-            group = -1;
-        }
+        if (u[i].group >= 0 && alone > extras_of(t, &t->pods[u[i].pod]))
+            return 0; /* an elastic gang's member alone: the gang keeps minMember */
         if ((mode == EVICT_RECLAIM || (past && u[i].guarded)) &&
             t->q_used[q] - taken < t->q_deserved[q])
             return 0;
-        for (size_t s = 0; s < np; s++) {
-            int32_t pod = gs_fleet_pod_at(t->fleet, node, s);
-            if (pod != u[i].pod && (group < 0 || t->pods[pod].group != group))
-                continue;
-            if (k == sizeof(off) / sizeof(off[0]))
-                return -ENOMEM;
-            off[k++] = pod;
-        }
+        if (k + (size_t)u[i].here > sizeof(off) / sizeof(off[0]))
+            return -ENOMEM;
+        k += (size_t)u[i].here;
+        cards += u[i].held;
     }
+    int whole = p->fit.whole && !p->fit.mig && p->fit.ncards > 0; /* gs_fleet_fits_without()'s */
+    if (whole && cards < p->fit.ncards)
+        return 0; /* what the fleet would say: too few cards could be free */
+    k = units_off(t, node, u, use, n, whole, off);
     int r = gs_fleet_fits_without(t->fleet, node, &p->fit, off, k);
     if (r != -EINVAL)
         return r;
@@ -660,29 +733,59 @@ static int worth_trying(const struct gs_tenancy *t, const struct rpod *p, enum e
     return 0;
 }
 
+/* The running members of gang @group on @node and the cards they hold, into *@cards: from the
+ * node's own pod list (the victim index's), or from the fleet's when that could not be made. */
+static int32_t gang_here(const struct gs_tenancy *t, size_t node, int32_t group, int32_t *cards)
+{
+    const struct vnode *vn = &t->vpods[node];
+    int32_t n = 0;
+    *cards = 0;
+    if (vn->ok) {
+        for (size_t i = 0; i < vn->n; i++)
+            if (vn->v[i].group == group) {
+                n++;
+                *cards += vn->a[i].cards;
+            }
+        return n;
+    }
+    for (size_t i = 0, np = gs_fleet_pod_count(t->fleet, node); i < np; i++) {
+        const struct rpod *m = &t->pods[gs_fleet_pod_at(t->fleet, node, i)];
+        if (m->group == group) {
+            n++;
+            *cards += __builtin_popcount(m->mask);
+        }
+    }
+    return n;
+}
+
+/* Each unit's pods on @node and their cards (unit.here, unit.held): what try_set() takes off.
+ * A pod alone or an elastic gang's member going alone is the one pod, met on @node. */
+static void units_here(const struct gs_tenancy *t, size_t node, struct unit *u, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (u[i].gang < 0 || u[i].group >= 0) {
+            u[i].here = 1;
+            u[i].held = u[i].cards;
+        } else {
+            u[i].here = gang_here(t, node, u[i].gang, &u[i].held);
+        }
+    }
+}
+
 /*
  * Could @p fit on @node if every unit in @u went? Only whole-card requests are bounded this way
- * (free cards plus every card a victim is on, an upper bound); it saves trying evictions that
- * cannot help.
+ * (free cards plus every card a victim is on, an upper bound, an elastic gang's member counting
+ * its whole gang's there); it saves trying evictions that cannot help.
  */
 static int could_fit(const struct gs_tenancy *t, const struct rpod *p, size_t node,
                      const struct unit *u, size_t n)
 {
     if (!p->fit.whole || p->fit.ncards == 0)
         return 1;
-    int cards = gs_fleet_node_free_cards(t->fleet, node);
-    for (size_t i = 0; i < n; i++) {
-        if (u[i].gang < 0) { /* a pod alone, met on @node */
-            cards += u[i].cards;
-            continue;
-        }
-        const struct gang *g = &t->gangs[u[i].gang];
-        for (size_t k = 0; k < g->members.n; k++) {
-            const struct rpod *m = &t->pods[g->members.v[k]];
-            if (m->state == GS_POD_RUNNING && m->node == (int32_t)node)
-                cards += __builtin_popcount(m->mask);
-        }
-    }
+    int32_t cards = gs_fleet_node_free_cards(t->fleet, node), all;
+    for (size_t i = 0; i < n; i++)
+        cards += u[i].gang >= 0 && u[i].group >= 0 ? (gang_here(t, node, u[i].gang, &all), all)
+                                                   : u[i].held;
     return cards >= p->fit.ncards;
 }
 
@@ -935,6 +1038,7 @@ struct search {
     uint32_t models;
     struct pick best;
     size_t found;
+    struct gmemo *memo;
 };
 
 /* May @n offer a set, by what the index says? Reads no pod; a visit does not change its answer. */
@@ -951,7 +1055,7 @@ static int visit(struct gs_tenancy *t, struct search *se, size_t n)
 {
     const struct rpod *p = se->p;
     struct unit u[GS_GPUS_MAX * 4];
-    size_t nu = node_units(t, p, n, se->mode, se->guarantee, u);
+    size_t nu = node_units(t, p, n, se->mode, se->guarantee, se->memo, u);
     t->work.victim_nodes++;
     uint64_t set;
     if (!nu)
@@ -961,9 +1065,10 @@ static int visit(struct gs_tenancy *t, struct search *se, size_t n)
         __builtin_prefetch(&t->pods[u[i].pod].left);
         __builtin_prefetch(&t->pods[u[i].pod].every_us);
     }
+    units_here(t, n, u, nu);
     if (!could_fit(t, p, n, u, nu))
         return 0;
-    sort_units(t, u, nu);
+    sort_units(t, se->memo, u, nu);
     int r = node_set(t, p, n, u, nu, se->mode, &se->best, &set);
     if (r > 0) {
         consider(&se->best, n, u, nu, set);
@@ -1023,7 +1128,9 @@ int gs__tn_evict_for(struct gs_tenancy *t, int32_t pod, enum evict_mode mode, st
         return -ENOMEM;
     t->vsearch++;
     t->work.victim_searches++;
-    struct search se = {.p = p, .mode = mode, .guarantee = guarantee};
+    struct gmemo memo;
+    gmemo_clear(&memo);
+    struct search se = {.p = p, .mode = mode, .guarantee = guarantee, .memo = &memo};
     char why[GS_REASON_MAX];
     for (int m = 0; m < GS_MODEL_MAX; m++)
         if ((t->models & (1u << m)) && (!p->fit.model_mask || (p->fit.model_mask & (1u << m))) &&
