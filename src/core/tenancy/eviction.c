@@ -51,6 +51,7 @@ struct unit {
     int32_t gang, queue, cards;
     int32_t here, held; /* on the node searched (units_here()): the pods a trial takes off and
                          * the cards they hold */
+    int32_t slot;       /* a pod alone met in the node's list (struct vnode): its place; else -1 */
 };
 
 /*
@@ -70,7 +71,8 @@ struct vpod {
 struct valone {
     int64_t milli, start, seq;
     int32_t cards;
-    int32_t readmitted; /* evicted before: its readmission grace applies */
+    int32_t readmitted;    /* evicted before: its readmission grace applies */
+    int64_t lost, lost_at; /* the work it would lose, worked out at @lost_at (none: INT64_MIN) */
 };
 
 struct pick {
@@ -154,7 +156,8 @@ static struct unit pod_unit(const struct rpod *p, const struct vpod *c, const st
                          .seq = a->seq,
                          .gang = c->group,
                          .queue = c->queue,
-                         .cards = a->cards};
+                         .cards = a->cards,
+                         .slot = -1};
 }
 
 /* Would @p's queue go past its deserved share with it? */
@@ -175,8 +178,11 @@ static struct unit unit_of(const struct gs_tenancy *t, const struct rpod *p, int
     const struct rpod *v = &t->pods[pod];
     struct unit u =
         pod_unit(p, &(struct vpod){pod, v->prio, v->tenant, v->queue, v->group, 0, 0, 0},
-                 &(struct valone){v->milli, v->start, v->seq, __builtin_popcount(v->mask), 0}, mode,
-                 guarantee);
+                 &(struct valone){.milli = v->milli,
+                                  .start = v->start,
+                                  .seq = v->seq,
+                                  .cards = __builtin_popcount(v->mask)},
+                 mode, guarantee);
     if (extras_of(t, v) > 0) { /* it goes alone, before any victim that is not such a member */
         u.group = v->group;
         u.prio = INT32_MIN;
@@ -265,16 +271,21 @@ struct gway {
 };
 
 struct gunit {
-    uint64_t lost_stamp;
-    int64_t lost;
+    /* The work the gang would lose, worked out at @lost_at: it holds for every search at that
+     * time (a member's progress by then is what it is) until a member starts or stops. */
+    int64_t lost, lost_at;
+    int lost_kept;
     uint32_t next; /* the way written next when none is free */
     struct gway w[GS_GUNIT_WAYS];
 };
 
 void gs__tn_gang_changed(struct gs_tenancy *t, int32_t group)
 {
-    for (int k = 0; group >= 0 && (size_t)group < t->capgunits && k < GS_GUNIT_WAYS; k++)
+    if (group < 0 || (size_t)group >= t->capgunits)
+        return;
+    for (int k = 0; k < GS_GUNIT_WAYS; k++)
         t->gunits[group].w[k].valid = 0;
+    t->gunits[group].lost_kept = 0;
 }
 
 /* Were @w's reclaim units worked out with the queues over their shares as they are now? Of the
@@ -349,16 +360,17 @@ static struct unit gang_unit(struct gs_tenancy *t, const struct rpod *p, int32_t
     return u;
 }
 
-/* unit_lost(), a gang's once per search. */
+/* unit_lost(), a gang's once per time it is asked at. */
 static int64_t unit_lost_once(struct gs_tenancy *t, const struct unit *u)
 {
     int32_t group = u->gang;
     if (u->group >= 0 || group < 0 || (size_t)group >= t->capgunits)
         return unit_lost(t, u);
     struct gunit *g = &t->gunits[group];
-    if (g->lost_stamp != t->vsearch) {
+    if (!g->lost_kept || g->lost_at != t->now) {
         g->lost = unit_lost(t, u);
-        g->lost_stamp = t->vsearch;
+        g->lost_at = t->now;
+        g->lost_kept = 1;
     }
     return g->lost;
 }
@@ -496,6 +508,7 @@ static size_t node_units(struct gs_tenancy *t, const struct rpod *p, size_t node
         const struct vpod *c = i < vn->n && vn->v[i].pod == vid ? &vn->v[i] : NULL;
         if (c && c->group < 0) { /* alone: eligible() or not, its record unread */
             struct unit a = alone_unit(t, p, c, &vn->a[i], mode, guarantee);
+            a.slot = (int32_t)i;
             if (a.pod >= 0)
                 out[n++] = a;
             continue;
@@ -539,11 +552,20 @@ static size_t node_units(struct gs_tenancy *t, const struct rpod *p, size_t node
 
 /* Each unit's work lost, then the units in eviction order (unit_less(): a total order, seq
  * being unique, so the order does not depend on how they were found). */
-static void sort_units(struct gs_tenancy *t, struct gmemo *memo, struct unit *u, size_t n)
+static void sort_units(struct gs_tenancy *t, struct gmemo *memo, size_t node, struct unit *u,
+                       size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         struct unit x = u[i];
-        x.lost = unit_lost_memo(t, memo, &x);
+        struct valone *a = x.slot >= 0 ? &t->vpods[node].a[x.slot] : NULL;
+        if (!a) {
+            x.lost = unit_lost_memo(t, memo, &x);
+        } else if (a->lost_at == t->now) { /* a pod alone: as a search at this time found */
+            x.lost = a->lost;
+        } else {
+            a->lost = x.lost = unit_lost(t, &x);
+            a->lost_at = t->now;
+        }
         size_t k = i;
         for (; k > 0 && unit_less(&x, &u[k - 1]); k--)
             u[k] = u[k - 1];
@@ -832,7 +854,8 @@ int gs__tn_victims_alloc(struct gs_tenancy *t)
     if (!(t->vindex = gs__zalloc(nodes * t->vslots, sizeof(*t->vindex))) ||
         !(t->vsum = gs__zalloc(nodes, sizeof(*t->vsum))) ||
         !(t->vpods = gs__zalloc(nodes, sizeof(*t->vpods))) ||
-        !(t->vmemo = gs__zalloc(GS_MEMO_SLOTS, sizeof(*t->vmemo))))
+        !(t->vmemo = gs__zalloc(GS_MEMO_SLOTS, sizeof(*t->vmemo))) ||
+        (t->nlevels + 2 < 128 && !(t->vlevel = gs__zalloc(2 * nodes, 1))))
         return -ENOMEM;
     t->nvpods = nodes;
     for (size_t i = 0; i < nodes * t->vslots; i++)
@@ -845,11 +868,19 @@ int gs__tn_victims_alloc(struct gs_tenancy *t)
     return 0;
 }
 
+/* The node cards' counts: by level then node, so that a search reading one level's count node
+ * after node reads them side by side (bound k: preemptible pods' cards of level k or lower, then
+ * nlevels + k beyond-quota pods', then 2 nlevels + q queue q's). */
+static int32_t *node_cards_at(const struct gs_tenancy *t, size_t k, size_t node)
+{
+    return &t->node_cards[k * t->nvpods + node];
+}
+
 static void cards_update(struct gs_tenancy *t, size_t node)
 {
     size_t nl = t->nlevels, stride = 2 * nl + t->nqueues, np = gs_fleet_pod_count(t->fleet, node);
-    int32_t *pc = &t->node_cards[node * stride], *bc = pc + nl, *qc = bc + nl;
-    memset(pc, 0, stride * sizeof(*pc));
+    int32_t c[2 * GS_NODE_CARDS_MAX + GS_NODE_CARDS_MAX], *pc = c, *bc = pc + nl, *qc = bc + nl;
+    memset(c, 0, stride * sizeof(*c));
     for (size_t i = 0; i < np; i++) {
         const struct rpod *v = &t->pods[gs_fleet_pod_at(t->fleet, node, i)];
         int32_t cards = __builtin_popcount(v->mask);
@@ -866,6 +897,8 @@ static void cards_update(struct gs_tenancy *t, size_t node)
         pc[l] += pc[l + 1];
         bc[l] += bc[l + 1];
     }
+    for (size_t k = 0; k < stride; k++)
+        *node_cards_at(t, k, node) = c[k];
 }
 
 void gs__tn_victims_update(struct gs_tenancy *t, size_t node)
@@ -888,8 +921,9 @@ void gs__tn_victims_update(struct gs_tenancy *t, size_t node)
             vp[i] = (struct vpod){
                 id,       v->prio,        v->tenant,           v->queue,
                 v->group, v->preemptible, (uint8_t)v->charged, v->preemptions >= GS_EVICTIONS_MAX};
-            vn->a[i] = (struct valone){v->milli, v->start, v->seq, __builtin_popcount(v->mask),
-                                       v->preemptions > 0};
+            vn->a[i] =
+                (struct valone){v->milli,           v->start, v->seq,   __builtin_popcount(v->mask),
+                                v->preemptions > 0, 0,        INT64_MIN};
         }
         if (v->preemptions >= GS_EVICTIONS_MAX)
             continue;
@@ -928,6 +962,12 @@ void gs__tn_victims_update(struct gs_tenancy *t, size_t node)
             sum->borrow2 = vs[k].borrow;
         }
     }
+    if (t->vlevel) { /* may_hold(): a victim's level above the preemptor's, or the guarantee's */
+        int32_t low = sum->low_open > sum->low_ded ? sum->low_open : sum->low_ded;
+        t->vlevel[node] = (uint8_t)(low + 1);
+        t->vlevel[t->pol->nnodes + node] =
+            (uint8_t)((low > sum->borrow ? low : sum->borrow + 1) + 1);
+    }
     if (t->node_cards)
         cards_update(t, node);
     if (gs__vec_push(&t->clog, (int32_t)node) < 0)
@@ -939,8 +979,10 @@ void gs__tn_victims_started(struct gs_tenancy *t, int32_t pod)
     const struct rpod *v = &t->pods[pod];
     struct vnode *vn = &t->vpods[v->node];
     for (size_t i = 0; i < vn->n; i++)
-        if (vn->v[i].pod == pod)
+        if (vn->v[i].pod == pod) {
             vn->a[i].start = v->start;
+            vn->a[i].lost_at = INT64_MIN; /* its progress is restored too */
+        }
 }
 
 /* May @node hold a pod this search could take? Only "no" is sure. */
@@ -975,14 +1017,13 @@ static int cards_bound(const struct gs_tenancy *t, const struct rpod *p, size_t 
     size_t nl = t->nlevels, l = (size_t)p->level;
     if (mode == EVICT_PREEMPT && l + 1 == nl)
         return 1; /* members of elastic gangs at its level may go too: no bound counts them */
-    const int32_t *pc = &t->node_cards[node * (2 * nl + t->nqueues)], *bc = pc + nl, *qc = bc + nl;
     int64_t cards = gs_fleet_node_free_cards(t->fleet, node);
     if (mode == EVICT_RECLAIM) {
         for (size_t q = 0; q < t->nqueues; q++)
-            cards += donors & (1ull << q) ? qc[q] : 0;
+            cards += donors & (1ull << q) ? *node_cards_at(t, 2 * nl + q, node) : 0;
     } else {
-        cards += l + 1 < nl ? pc[l + 1] : 0;
-        cards += guarantee ? bc[l] : 0;
+        cards += l + 1 < nl ? *node_cards_at(t, l + 1, node) : 0;
+        cards += guarantee ? *node_cards_at(t, nl + l, node) : 0;
     }
     return cards >= p->fit.ncards;
 }
@@ -1055,6 +1096,7 @@ static int visit(struct gs_tenancy *t, struct search *se, size_t n)
 {
     const struct rpod *p = se->p;
     struct unit u[GS_GPUS_MAX * 4];
+    gs_fleet_prefetch(t->fleet, n, 1); /* its record came while the node before was searched */
     size_t nu = node_units(t, p, n, se->mode, se->guarantee, se->memo, u);
     t->work.victim_nodes++;
     uint64_t set;
@@ -1068,7 +1110,7 @@ static int visit(struct gs_tenancy *t, struct search *se, size_t n)
     units_here(t, n, u, nu);
     if (!could_fit(t, p, n, u, nu))
         return 0;
-    sort_units(t, se->memo, u, nu);
+    sort_units(t, se->memo, n, u, nu);
     int r = node_set(t, p, n, u, nu, se->mode, &se->best, &set);
     if (r > 0) {
         consider(&se->best, n, u, nu, set);
@@ -1083,19 +1125,71 @@ static size_t node_of(const struct gs_tenancy *t, size_t at, size_t nc, size_t n
     return nc == SIZE_MAX ? (n0 + at) % t->pol->nnodes : (size_t)t->scratch[at];
 }
 
+/* From @i on (below @end), the first of @b[] above @thr, or @end; every byte below 128. Eight at
+ * a time: most nodes a search passes hold no victim of a level it may take. */
+static size_t first_above(const uint8_t *b, size_t i, size_t end, uint8_t thr)
+{
+    const uint64_t ones = 0x0101010101010101ULL, add = ones * (uint64_t)(127 - thr);
+    for (; i + 8 <= end; i += 8) {
+        uint64_t x;
+        memcpy(&x, b + i, sizeof(x));
+        uint64_t m = (x + add) & (ones << 7); /* a byte's top bit: it is above @thr */
+        if (m)
+            return i + (size_t)__builtin_ctzll(m) / 8;
+    }
+    while (i < end && b[i] <= thr)
+        i++;
+    return i;
+}
+
+/* From @at on (below @end), the first position not ruled out by may_hold()'s packed bound, or
+ * @end: positions in node order from @n0 (wrapping round), in a preemption search. */
+static size_t skip_unheld(const struct gs_tenancy *t, const struct search *se, size_t at,
+                          size_t end, size_t nc, size_t n0)
+{
+    if (!t->vlevel || nc != SIZE_MAX || se->mode != EVICT_PREEMPT || at >= end)
+        return at;
+    size_t nn = t->pol->nnodes, node = (n0 + at) % nn,
+           run = nn - node < end - at ? nn - node : end - at;
+    const uint8_t *b = &t->vlevel[se->guarantee ? nn : 0];
+    size_t to = first_above(b, node, node + run, (uint8_t)(se->p->level + 1));
+    if (to < node + run || at + run == end)
+        return at + (to - node);
+    return skip_unheld(t, se, at + run, end, nc, n0); /* wrapped round to node 0 */
+}
+
 /* From @at on (below @end), the first position whose node is worth a visit, or @end; that node's
  * pod lists are fetched into the cache while the node before it is searched. */
 static size_t next_visit(const struct gs_tenancy *t, const struct search *se, size_t at, size_t end,
                          size_t nc, size_t n0)
 {
-    for (; at < end && !worth_visit(t, se, node_of(t, at, nc, n0)); at++)
+    for (; (at = skip_unheld(t, se, at, end, nc, n0)) < end &&
+           !worth_visit(t, se, node_of(t, at, nc, n0));
+         at++)
         ;
     if (at < end) {
         const struct vnode *vn = &t->vpods[node_of(t, at, nc, n0)];
-        for (size_t i = 0; i < vn->n; i += 64 / sizeof(*vn->v))
-            __builtin_prefetch(&vn->v[i]);
+        for (size_t b = 0; b < vn->n * sizeof(*vn->v); b += 64)
+            __builtin_prefetch((const char *)vn->v + b);
+        for (size_t b = 0; b < vn->n * sizeof(*vn->a); b += 64)
+            __builtin_prefetch((const char *)vn->a + b);
+        gs_fleet_prefetch(t->fleet, node_of(t, at, nc, n0), 0); /* for its trials */
     }
     return at;
+}
+
+/* Start fetching the work models of the pods alone on @node this search may take (what
+ * sort_units() reads), its pod list having come while the node before it was searched. */
+static void fetch_work(const struct gs_tenancy *t, const struct search *se, size_t node)
+{
+    const struct vnode *vn = &t->vpods[node];
+    for (size_t i = 0; i < vn->n; i++)
+        if (vn->v[i].group < 0 && vn->a[i].lost_at != t->now &&
+            may_take(t, se->p, &vn->v[i], se->mode, se->guarantee)) {
+            __builtin_prefetch(&t->pods[vn->v[i].pod].rate);
+            __builtin_prefetch(&t->pods[vn->v[i].pod].left);
+            __builtin_prefetch(&t->pods[vn->v[i].pod].every_us);
+        }
 }
 
 /* Every node, from where the last search stopped, or only those a memo leaves; 0 or -ENOMEM. */
@@ -1111,6 +1205,8 @@ static int search_nodes(struct gs_tenancy *t, struct search *se, struct vmemo *m
         size_t after = next_visit(t, se, at + 1, end, nc, n0);
         last = node_of(t, at, nc, n0);
         r = visit(t, se, last);
+        if (after < end)
+            fetch_work(t, se, node_of(t, after, nc, n0));
         at = after;
     }
     if (r >= 0 && se->found >= want) /* cut short: the next search starts after @last */
