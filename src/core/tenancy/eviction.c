@@ -989,6 +989,9 @@ void gs__tn_victims_started(struct gs_tenancy *t, int32_t pod)
 static int may_hold(const struct gs_tenancy *t, const struct rpod *p, size_t node,
                     enum evict_mode mode, int guarantee, uint64_t donors)
 {
+    if (t->vlevel && mode == EVICT_PREEMPT && /* the packed bound: one byte, not the sums */
+        t->vlevel[(guarantee ? t->pol->nnodes : 0) + node] <= p->level + 1)
+        return 0;
     const struct vslot *own = &t->vindex[node * t->vslots + (size_t)p->tenant % t->vslots];
     const struct vsum *sum = &t->vsum[node];
     if (mode == EVICT_RECLAIM)
