@@ -178,6 +178,7 @@ void gs_tenancy_free(struct gs_tenancy *t)
                    t->heap,
                    t->vindex,
                    t->vsum,
+                   t->vlevel,
                    t->aux,
                    t->resv_ev,
                    t->vmemo,
