@@ -619,6 +619,10 @@ static const struct bad bads[] = {
      "---\n" SIM_HDR "spec:\n  nodeFailures:\n  - {node: n1, at: 1h, restore: 3h}\n"
      "  - {node: n1, at: 2h}\n",
      -EINVAL, ":13:5: ", "nodeFailures: node n1 is down then already (", 1},
+    {SIM_HDR "spec:\n  tenants:\n  - {name: t}\n", -EINVAL,
+     ":6:5: ", "tenants[0] needs name and namespaces", 0},
+    {SIM_HDR "spec:\n  tenants:\n  - {name: t, namespaces: [a b]}\n", -EINVAL,
+     ":6:28: ", "namespaces[] may hold letters", 0},
     {SIM_HDR "spec:\n  cardFailures:\n  - {node: n1, at: 1h}\n", -EINVAL,
      ":6:5: ", "cardFailures[0] needs gpu (the card's index on its node)", 0},
     {SIM_HDR "spec:\n  cardFailures:\n  - {node: n1, at: 1h, gpu: 99}\n", -EINVAL,
