@@ -725,12 +725,12 @@ static int read_run(struct gs__yctx *c, yaml_node_t **f, struct gs_pod_spec *p, 
     int rc = 0;
     if (f[S_DEADLINE] && !gs__yaml_is_null(f[S_DEADLINE])) { /* Kubernetes' range */
         rc = gs__scn_int(c, f[S_DEADLINE], "spec.activeDeadlineSeconds", 1, UINT32_MAX, &v);
-        p->deadline_us = v * 1000000;
+        p->deadline_us = rc ? 0 : v * 1000000;
     }
-    if (!rc && f[S_PREEMPTION] && !gs__yaml_is_null(f[S_PREEMPTION])) {
-        rc = gs__scn_enum(c, f[S_PREEMPTION], "spec.preemptionPolicy", policies, 2, &p->preemption);
-        p->preemption++;
-    }
+    if (!rc && f[S_PREEMPTION] && !gs__yaml_is_null(f[S_PREEMPTION]) &&
+        !(rc = gs__scn_enum(c, f[S_PREEMPTION], "spec.preemptionPolicy", policies, 2,
+                            &p->preemption)))
+        p->preemption++; /* 1 PreemptLowerPriority, 2 Never */
     if (!rc && f[S_OVERHEAD] && !gs__yaml_is_null(f[S_OVERHEAD]))
         rc = overhead(c, f[S_OVERHEAD], p);
     if (!rc && f[S_HOST_NETWORK] && !gs__yaml_is_null(f[S_HOST_NETWORK]))
