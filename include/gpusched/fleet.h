@@ -169,6 +169,14 @@ const char *gs_card_mode_name(enum gs_card_mode m);
 int32_t gs_fleet_packing_bound(const struct gs_fleet *f, size_t node, const struct gs_fit *r);
 
 /*
+ * gs_fleet_slice_room() - the most compute (milli, 0..1000) one card of @node leaves a shared
+ * slice whose cap is 1000 at most: 1000 for a free card, 1000 less its compute for a shared one,
+ * 0 for others and unhealthy cards. A slice asking more fits no card there (gs_fleet_fit() says
+ * why); from a packed per-node value. O(1).
+ */
+int32_t gs_fleet_slice_room(const struct gs_fleet *f, size_t node);
+
+/*
  * gs_fleet_isolation() - the isolation gs_fleet_fit() gives @r on @node: 1000 when no other
  * tenant's pod runs there, else 0; from a packed per-node value, without reading the node. O(1).
  */
@@ -213,6 +221,21 @@ int64_t gs_fleet_allocated(const struct gs_fleet *f);
  * Only these can take a GPU pod. Owned by @f, valid until the next commit or release.
  */
 const int32_t *gs_fleet_open(const struct gs_fleet *f, size_t *n);
+
+/* Packing levels of gs_fleet_open_level(): a node of level L holds L/GS_FLEET_LEVELS to
+ * (L+1)/GS_FLEET_LEVELS of its cards' compute (GS_FLEET_LEVELS: all of it). */
+#define GS_FLEET_LEVELS 64
+
+/*
+ * gs_fleet_open_level() - the open nodes (gs_fleet_open()) of @ngpu cards (1..GS_GPUS_MAX) whose
+ * packing level is @level (0..GS_FLEET_LEVELS), ascending; *@n their count, *@bound the most
+ * gs_fleet_packing_bound() gives @r on any of them (it does not fall as the level falls). So a
+ * search may visit the most packed nodes first and stop at a level whose bound cannot win. NULL
+ * with *@n 0 for a card count or level the fleet has no node of. Owned by @f, valid until the
+ * next commit or release. O(1); the fleet keeps them at each commit and release in O(open nodes).
+ */
+const int32_t *gs_fleet_open_level(const struct gs_fleet *f, int ngpu, int level,
+                                   const struct gs_fit *r, size_t *n, int32_t *bound);
 
 /*
  * gs_fleet_fits_without() - would the whole-card request @r fit on @node were the pods

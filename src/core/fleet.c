@@ -64,10 +64,17 @@ struct gs_fleet {
     int32_t *used;  /* per node: its cards' compute held, each card's up to 1000 (packing) */
     uint8_t *bare;  /* per node: no pod and sound (gs_fleet_node_bare()) */
     int32_t *sole;  /* per node: its fnode's sole_tenant */
+    int16_t *room;  /* per node: gs_fleet_slice_room() */
     uint32_t *ver;  /* per node: moves with every change gs_fleet_fit() could see there */
     uint32_t epoch; /* moves with what every node's fits could see (gs_fleet_node_version()) */
     int32_t *open;  /* nodes with a free or shared card, ascending */
     size_t nopen;
+    /* The open nodes again, per card count, by packing level (gs_fleet_open_level()): one array
+     * per card count, its levels from GS_FLEET_LEVELS down to 0, each ascending; off[] where
+     * each level starts (rank GS_FLEET_LEVELS - level), off[GS_FLEET_LEVELS + 1] the count. */
+    int32_t *lv[GS_GPUS_MAX + 1];
+    int32_t off[GS_GPUS_MAX + 1][GS_FLEET_LEVELS + 2];
+    int8_t *rank; /* per node: its rank in lv[its cards], -1 when not open */
     int64_t cards, allocated;
     int nvlink_max;
     uint8_t (*links)[GS_GPUS_MAX][GS_GPUS_MAX]; /* per template, then per node that has its own
@@ -171,14 +178,85 @@ static int32_t node_links(struct gs_fleet *f, const struct gs_policy *s, size_t 
     return t;
 }
 
-/* Node @i's packed bareness and tenant, and its version, after its pods, readiness or cards'
- * health changed. */
+/* Node @i's packed bareness, tenant and room for a slice, and its version, after its pods,
+ * readiness or cards' health changed. */
 static void set_bare(struct gs_fleet *f, size_t i)
 {
     const struct fnode *nd = &f->nodes[i];
     f->bare[i] = nd->npods == 0 && !nd->down && !nd->nbad;
     f->sole[i] = nd->sole_tenant;
+    int room = 0;
+    for (int g = 0; g < nd->ngpu; g++) {
+        const struct card *c = &nd->cards[g];
+        int left = c->mode == GS_CARD_FREE ? 1000 : 1000 - c->compute;
+        if (!c->bad && (c->mode == GS_CARD_FREE || c->mode == GS_CARD_SHARED) && left > room)
+            room = left;
+    }
+    f->room[i] = (int16_t)room;
     f->ver[i]++;
+}
+
+/* The packing level of @node: its cards' compute held, in GS_FLEET_LEVELS steps of its whole. */
+static int level_of(const struct gs_fleet *f, size_t node)
+{
+    int64_t whole = (int64_t)f->ngpu[node] * 1000, used = f->used[node];
+    used = used < 0 ? 0 : used > whole ? whole : used;
+    return (int)(used * GS_FLEET_LEVELS / whole);
+}
+
+/* Where node @node goes in (or is) the segment of rank @r of @g's array: ascending there. */
+static int32_t level_pos(const struct gs_fleet *f, int g, int r, size_t node)
+{
+    int32_t lo = f->off[g][r], hi = f->off[g][r + 1];
+    while (lo < hi) {
+        int32_t mid = lo + (hi - lo) / 2;
+        if ((size_t)f->lv[g][mid] < node)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Put @node at rank @want of its card count's array (-1: out of it), from where it is. */
+static void level_move(struct gs_fleet *f, size_t node, int want)
+{
+    int g = f->ngpu[node], have = f->rank[node];
+    if (want == have)
+        return;
+    int32_t *a = f->lv[g], *off = f->off[g], n = off[GS_FLEET_LEVELS + 1];
+    if (have >= 0) {
+        int32_t p = level_pos(f, g, have, node);
+        memmove(&a[p], &a[p + 1], (size_t)(n - p - 1) * sizeof(*a));
+        for (int r = have + 1; r <= GS_FLEET_LEVELS + 1; r++)
+            off[r]--;
+        n--;
+    }
+    if (want >= 0) {
+        int32_t q = level_pos(f, g, want, node);
+        memmove(&a[q + 1], &a[q], (size_t)(n - q) * sizeof(*a));
+        a[q] = (int32_t)node;
+        for (int r = want + 1; r <= GS_FLEET_LEVELS + 1; r++)
+            off[r]++;
+    }
+    f->rank[node] = (int8_t)want;
+}
+
+static int levels_init(struct gs_fleet *f)
+{
+    size_t count[GS_GPUS_MAX + 1] = {0};
+    for (size_t i = 0; i < f->n; i++)
+        count[f->ngpu[i]]++;
+    f->rank = malloc((f->n ? f->n : 1) * sizeof(*f->rank));
+    if (!f->rank)
+        return -ENOMEM;
+    for (int g = 1; g <= GS_GPUS_MAX; g++)
+        if (count[g] && !(f->lv[g] = malloc(count[g] * sizeof(*f->lv[g]))))
+            return -ENOMEM;
+    memset(f->rank, -1, (f->n ? f->n : 1) * sizeof(*f->rank));
+    for (size_t k = 0; k < f->nopen; k++) /* ascending: each lands last in its segment */
+        level_move(f, (size_t)f->open[k], GS_FLEET_LEVELS - level_of(f, (size_t)f->open[k]));
+    return 0;
 }
 
 /* An empty card of geometry @model, profiles @allowed: its score and start for each profile. */
@@ -209,12 +287,13 @@ int gs_fleet_new(const struct gs_policy *s, struct gs_fleet **out, struct gs_dia
         f->used = calloc(cap, sizeof(*f->used));
         f->bare = calloc(cap, 1);
         f->sole = calloc(cap, sizeof(*f->sole));
+        f->room = calloc(cap, sizeof(*f->room));
         f->ver = calloc(cap, sizeof(*f->ver));
         f->links = calloc(s->ntemplates ? s->ntemplates : 1, sizeof(*f->links));
         f->mig_empty = calloc((size_t)gs_mig_model_count() + 1, sizeof(*f->mig_empty));
     }
     if (!f || !zones || !f->nodes || !f->model || !f->nvlink || !f->nfree || !f->ngpu || !f->used ||
-        !f->bare || !f->sole || !f->ver || !f->links || !f->mig_empty) {
+        !f->bare || !f->sole || !f->room || !f->ver || !f->links || !f->mig_empty) {
         free(zones);
         gs_fleet_free(f);
         return -ENOMEM;
@@ -259,6 +338,10 @@ int gs_fleet_new(const struct gs_policy *s, struct gs_fleet **out, struct gs_dia
             f->open[f->nopen++] = (int32_t)i;
         }
     }
+    if (levels_init(f) < 0) {
+        gs_fleet_free(f);
+        return -ENOMEM;
+    }
     *out = f;
     return 0;
 }
@@ -277,8 +360,12 @@ void gs_fleet_free(struct gs_fleet *f)
     free(f->used);
     free(f->bare);
     free(f->sole);
+    free(f->room);
     free(f->ver);
     free(f->open);
+    for (int g = 0; g <= GS_GPUS_MAX; g++)
+        free(f->lv[g]);
+    free(f->rank);
     free(f->links);
     free(f->mig_empty);
     free(f);
@@ -293,6 +380,7 @@ static void open_update(struct gs_fleet *f, size_t node)
 {
     struct fnode *nd = &f->nodes[node];
     int want = nd->nfree > 0 || nd->nshared > 0 || nd->nmig > 0 || nd->nsliced > 0;
+    level_move(f, node, want ? GS_FLEET_LEVELS - level_of(f, node) : -1);
     if (want == (nd->open_pos >= 0))
         return;
     size_t lo = 0, hi = f->nopen;
@@ -350,13 +438,41 @@ int gs_fleet_node_free_cards(const struct gs_fleet *f, size_t node)
     return f->nfree[node];
 }
 
-int32_t gs_fleet_packing_bound(const struct gs_fleet *f, size_t node, const struct gs_fit *r)
+/* The packing bound of @r on a node of @ngpu cards whose cards hold @used milli of compute. */
+static int32_t packing_bound(int ngpu, int64_t used, const struct gs_fit *r)
 {
-    int ngpu = f->ngpu[node], cards = r->mig ? 1 : r->ncards;
+    int cards = r->mig ? 1 : r->ncards;
     if (!ngpu)
         return 0;
-    int64_t up = f->used[node] + (int64_t)cards * (r->whole ? 1000 : r->compute);
+    int64_t up = used + (int64_t)cards * (r->whole ? 1000 : r->compute);
     return up / ngpu < 1000 ? (int32_t)(up / ngpu) : 1000;
+}
+
+int32_t gs_fleet_packing_bound(const struct gs_fleet *f, size_t node, const struct gs_fit *r)
+{
+    return packing_bound(f->ngpu[node], f->used[node], r);
+}
+
+const int32_t *gs_fleet_open_level(const struct gs_fleet *f, int ngpu, int level,
+                                   const struct gs_fit *r, size_t *n, int32_t *bound)
+{
+    if (ngpu < 1 || ngpu > GS_GPUS_MAX || level < 0 || level > GS_FLEET_LEVELS || !f->lv[ngpu]) {
+        *n = 0;
+        *bound = 0;
+        return NULL;
+    }
+    int rk = GS_FLEET_LEVELS - level;
+    int64_t whole = (int64_t)ngpu * 1000, most = whole;
+    if (level < GS_FLEET_LEVELS) /* one below where the next level starts */
+        most = ((level + 1) * whole + GS_FLEET_LEVELS - 1) / GS_FLEET_LEVELS - 1;
+    *bound = packing_bound(ngpu, most, r);
+    *n = (size_t)(f->off[ngpu][rk + 1] - f->off[ngpu][rk]);
+    return f->lv[ngpu] + f->off[ngpu][rk];
+}
+
+int32_t gs_fleet_slice_room(const struct gs_fleet *f, size_t node)
+{
+    return f->room[node];
 }
 
 int32_t gs_fleet_isolation(const struct gs_fleet *f, size_t node, const struct gs_fit *r)

@@ -166,6 +166,9 @@ struct gs_plugin {
     /* place_bound: what place() could give on the node at most, before it is fitted (no
      * choice yet); NULL for GS_SCORE_MAX. A search passes over nodes that cannot win. */
     int32_t (*place_bound)(const struct gs_place_view *v);
+    /* place_bound is gs_fleet_packing_bound(): a search may take the open nodes by the fleet's
+     * packing levels (gs_fleet_open_level()), most packed first, and stop where none can win. */
+    int place_bound_packing;
 };
 
 struct gs_profile {

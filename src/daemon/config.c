@@ -27,6 +27,8 @@
  *     token: "..."                # or tokenSHA256: Prometheus' token (the admin's works too)
  *     perPod: false               # true: a series per running pod and card (with a token)
  *     scrapesPerSecond: 5         # from one client address (a burst of twice as many)
+ *     maxAgeMilliseconds: 1000    # a scrape's text is made again at most this often (0..60000;
+ *                                 # 0: every change shows at once)
  *   http:                         # the listener's bounds (struct gsd_http_limits); a reload
  *     maxConnections: 4096        # changes bodyTimeoutSeconds, maxBytesInFlight and
  *     maxConnectionsPerClient: 64 # authFailuresPerMinute only
@@ -362,7 +364,7 @@ static int extender_key(const struct walk *w, int i, yaml_node_t *k, yaml_node_t
     return 0;
 }
 
-/* metrics: {token | tokenSHA256, perPod, scrapesPerSecond}. */
+/* metrics: {token | tokenSHA256, perPod, scrapesPerSecond, maxAgeMilliseconds}. */
 static int metrics_key(const struct walk *w, int i, yaml_node_t *k, yaml_node_t *v, void *ud)
 {
     struct gsd_metrics_cfg *m = ud;
@@ -370,6 +372,8 @@ static int metrics_key(const struct walk *w, int i, yaml_node_t *k, yaml_node_t 
         return get_bool(w, v, "perPod", &m->per_pod) ? -EINVAL : 0;
     if (i == 3)
         return get_int(w, v, "scrapesPerSecond", 1, 1000, &m->scrapes_per_s) ? -EINVAL : 0;
+    if (i == 4)
+        return get_int(w, v, "maxAgeMilliseconds", 0, 60000, &m->max_age_ms) ? -EINVAL : 0;
     if (m->has_token++)
         return err_at(w, k, "%s", "metrics: give one of token and tokenSHA256");
     return get_token(w, v, i == 1, m->token_sha) ? -EINVAL : 0;
@@ -542,8 +546,9 @@ static int walk_top_key(const struct walk *w, int i, yaml_node_t *v, struct gsd_
     case 12:
         return walk_kubernetes(w, v, c);
     case 14: {
-        static const char *const keys[] = {"token", "tokenSHA256", "perPod", "scrapesPerSecond"};
-        return walk_map(w, v, "metrics", keys, 4, metrics_key, &c->metrics);
+        static const char *const keys[] = {"token", "tokenSHA256", "perPod", "scrapesPerSecond",
+                                           "maxAgeMilliseconds"};
+        return walk_map(w, v, "metrics", keys, 5, metrics_key, &c->metrics);
     }
     case 15: {
         static const char *const keys[] = {"maxConnections",       "maxConnectionsPerClient",
@@ -703,6 +708,7 @@ static struct gsd_config *config_new(void)
     c->extender_max_body = 4u << 20;
     c->max_pods = 1000000;
     c->metrics.scrapes_per_s = 5;
+    c->metrics.max_age_ms = 1000;
     c->http = (struct gsd_http_limits){.max_connections = 4096,
                                        .max_per_client = 64,
                                        .idle_timeout_s = 60,

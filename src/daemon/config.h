@@ -77,6 +77,7 @@ struct gsd_metrics_cfg {
     uint8_t token_sha[GSD_SHA256_LEN]; /* Prometheus' bearer token: GET /metrics only */
     int per_pod;                       /* perPod: true */
     int64_t scrapes_per_s;             /* scrapesPerSecond: from one client address (5) */
+    int64_t max_age_ms;                /* maxAgeMilliseconds: a scrape kept while it moves (1000) */
 };
 
 /*

@@ -4,8 +4,10 @@
  * GET /metrics.
  * Access was settled on the headers (access.c); a tenant's token sees its own pods only.
  *
- * A scrape is made once per snapshot for each of its three levels (aggregates, names, pods):
- * Prometheus replicas scraping the same state cost one rendering, not one each.
+ * A scrape is made once per snapshot for each of its three levels (aggregates, names, pods), and
+ * kept while the state moves for metrics.maxAgeMilliseconds: Prometheus replicas scraping the
+ * same state cost one rendering, not one each, and a state moving 20 times a second costs at
+ * most one rendering a level per bound (a scrape with names sorts every running pod).
  */
 #include "reads.h"
 #include "api.h"
@@ -25,27 +27,72 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 /* A scrape's text, shared by the cache and the answers being sent. */
 struct scrape {
     atomic_int refs;
-    uint64_t gen; /* of the snapshot it shows */
-    size_t len;
+    uint64_t gen;    /* of the snapshot it shows */
+    int64_t made_us; /* when, monotonic */
+    int extras;      /* what the snapshot held of what a scrape with names asks for (extras()) */
+    char *gz;        /* the text gzipped, made for the first scraper that takes it; or NULL */
+    size_t gzlen, len;
     char text[];
 };
 
 static void scrape_release(void *cls)
 {
     struct scrape *sc = cls;
-    if (sc && atomic_fetch_sub(&sc->refs, 1) == 1)
+    if (sc && atomic_fetch_sub(&sc->refs, 1) == 1) {
+        free(sc->gz);
         free(sc);
+    }
+}
+
+/* @sc's text gzipped into sc->gz (left NULL out of memory). Level 1: a scrape's label sets
+ * repeat line after line, so the fastest level already takes it to about a tenth, in a few
+ * milliseconds per megabyte. */
+static void scrape_gzip(struct scrape *sc)
+{
+    z_stream z = {0};
+    if (deflateInit2(&z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) /* +16: gzip */
+        return;
+    uLong cap = deflateBound(&z, (uLong)sc->len);
+    char *out = malloc(cap);
+    z.next_in = (Bytef *)sc->text;
+    z.avail_in = (uInt)sc->len;
+    z.next_out = (Bytef *)out;
+    z.avail_out = (uInt)cap;
+    if (out && deflate(&z, Z_FINISH) == Z_STREAM_END) {
+        sc->gz = out;
+        sc->gzlen = z.total_out;
+    } else
+        free(out);
+    deflateEnd(&z);
 }
 
 #define LIST_MAX_BYTES (1u << 30) /* a list answer: 5,000 pods with 64 KiB of labels each */
+#define OWNER_SLOTS                                                                                \
+    1024 /* chunks whose owners are kept (2^10: the slot is a hash's top                           \
+            10 bits): 256 K pods, 1.1 MB */
+
+/*
+ * The tenants of one published chunk of pods, as hashes (owner_hash()): a list for one tenant
+ * skips the pods of others without reading their views, which lie all over memory. A published
+ * chunk never changes, and its address and generation name it: a chunk made at the address of
+ * a freed one is of a later publish.
+ */
+struct owners {
+    const struct gsd_podchunk *chunk;
+    uint64_t gen;
+    uint32_t hash[GSD_POD_CHUNK];
+};
 
 struct gsd_reads {
     pthread_mutex_t mu;       /* the scrapes */
     struct scrape *scrape[3]; /* the last of each level */
+    pthread_mutex_t owners_mu;
+    struct owners *owners; /* OWNER_SLOTS, a chunk in the slot of its address's hash */
     struct gsd_snaps *snaps;
     const struct gsd_http_stats *http;
 };
@@ -56,7 +103,13 @@ int gsd_reads_new(struct gsd_snaps *snaps, const struct gsd_http_stats *http,
     struct gsd_reads *rd = calloc(1, sizeof(*rd));
     if (!rd)
         return -ENOMEM;
+    rd->owners = calloc(OWNER_SLOTS, sizeof(*rd->owners));
+    if (!rd->owners) {
+        free(rd);
+        return -ENOMEM;
+    }
     pthread_mutex_init(&rd->mu, NULL);
+    pthread_mutex_init(&rd->owners_mu, NULL);
     rd->snaps = snaps;
     rd->http = http;
     *out = rd;
@@ -70,6 +123,8 @@ void gsd_reads_free(struct gsd_reads *rd)
     for (int i = 0; i < 3; i++)
         scrape_release(rd->scrape[i]);
     pthread_mutex_destroy(&rd->mu);
+    pthread_mutex_destroy(&rd->owners_mu);
+    free(rd->owners);
     free(rd);
 }
 
@@ -127,7 +182,31 @@ static int parse_count(const char *s, int64_t lo, int64_t hi, int64_t *out)
     return 0;
 }
 
-static void list_pods(const struct gsd_snap *n, struct gsd_req *r, const struct gsd_tenant *viewer)
+static uint32_t owner_hash(const char *tenant) /* FNV-1a */
+{
+    uint32_t h = 2166136261u;
+    for (; *tenant; tenant++)
+        h = (h ^ (unsigned char)*tenant) * 16777619u;
+    return h;
+}
+
+/* The owners of chunk @c into @out (c->n of them), kept for the next list. */
+static void owners_of(struct gsd_reads *rd, const struct gsd_podchunk *c, uint32_t *out)
+{
+    struct owners *o = &rd->owners[((uint64_t)(uintptr_t)c * 0x9E3779B97F4A7C15ull) >> 54];
+    pthread_mutex_lock(&rd->owners_mu);
+    if (o->chunk != c || o->gen != c->gen) {
+        o->chunk = c;
+        o->gen = c->gen;
+        for (size_t k = 0; k < c->n; k++)
+            o->hash[k] = owner_hash(c->v[k]->tenant);
+    }
+    memcpy(out, o->hash, c->n * sizeof(*out));
+    pthread_mutex_unlock(&rd->owners_mu);
+}
+
+static void list_pods(struct gsd_reads *rd, const struct gsd_snap *n, struct gsd_req *r,
+                      const struct gsd_tenant *viewer)
 {
     const char *tenant = gsd_qarg(r, "tenant"), *state = gsd_qarg(r, "state");
     const char *queue = gsd_qarg(r, "queue");
@@ -162,10 +241,14 @@ static void list_pods(const struct gsd_snap *n, struct gsd_req *r, const struct 
     struct gsd_snap_it it = gsd_snap_from(n, from);
     const struct gsd_podview *v;
     int64_t count = 0;
+    uint32_t owner = tenant ? owner_hash(tenant) : 0, owners[GSD_POD_CHUNK];
+    size_t owners_c = SIZE_MAX; /* the chunk @owners are of */
     gsd_text_put(&t, "{\"items\":[", 10);
     while ((v = gsd_snap_next(n, &it)) != NULL) {
-        if ((tenant && strcmp(v->tenant, tenant)) || (want >= 0 && v->running != want) ||
-            (queue && *queue && strcmp(v->queue, queue)))
+        if (tenant && owners_c != it.c)
+            owners_of(rd, n->pchunk[owners_c = it.c], owners);
+        if ((tenant && owners[it.k - 1] != owner) || (tenant && strcmp(v->tenant, tenant)) ||
+            (want >= 0 && v->running != want) || (queue && *queue && strcmp(v->queue, queue)))
             continue;
         if (count++ == limit)
             break;
@@ -272,7 +355,15 @@ static void waits(const struct gsd_snap *n, struct gsd_req *r, const struct gsd_
     gsd_reply_json(r, 200, json_pack("{s:o,s:o}", "edges_s", edges, "kinds", order));
 }
 
-/* GET /metrics at the level the caller's token allows, made once per snapshot. */
+/* The bills and the forecast in @n: made for the snapshots after a scrape with names asked. */
+static int extras(const struct gsd_snap *n)
+{
+    return (n->bills != NULL) + (n->forecast != NULL);
+}
+
+/* GET /metrics at the level the caller's token allows, made once per snapshot and kept up to
+ * metrics.maxAgeMilliseconds after the state moved on, unless it lacks the bills or the forecast
+ * that the scrape which made it asked for and the state now has. */
 static void metrics(struct gsd_reads *rd, const struct gsd_snap *n, struct gsd_req *r)
 {
     int level = r->who == GSD_AUTH_NONE   ? GSD_METRICS_AGGREGATE
@@ -280,15 +371,21 @@ static void metrics(struct gsd_reads *rd, const struct gsd_snap *n, struct gsd_r
                                           : GSD_METRICS_NAMED;
     if (level > GSD_METRICS_AGGREGATE)
         gsd_snap_want_names(rd->snaps);
+    int64_t now = gsd_mono_us();
     pthread_mutex_lock(&rd->mu);
     struct scrape *sc = rd->scrape[level];
-    if (!sc || sc->gen != n->gen) {
+    if (!sc || (sc->gen < n->gen && (now - sc->made_us >= n->cfg->metrics.max_age_ms * 1000 ||
+                                     (level > GSD_METRICS_AGGREGATE && sc->extras < extras(n))))) {
         size_t len;
         char *text = gsd_metrics_render(n, level, rd->http, &len);
         struct scrape *fresh = text ? malloc(sizeof(*fresh) + len + 1) : NULL;
         if (fresh) {
             atomic_init(&fresh->refs, 1);
             fresh->gen = n->gen;
+            fresh->made_us = now;
+            fresh->extras = extras(n);
+            fresh->gz = NULL;
+            fresh->gzlen = 0;
             fresh->len = len;
             memcpy(fresh->text, text, len + 1);
             scrape_release(sc);
@@ -298,6 +395,9 @@ static void metrics(struct gsd_reads *rd, const struct gsd_snap *n, struct gsd_r
         if (!fresh)
             sc = NULL;
     }
+    if (sc && r->gzip && !sc->gz && sc->len <= UINT32_MAX)
+        scrape_gzip(sc);
+    char *gz = sc && r->gzip ? sc->gz : NULL; /* read under the lock: another may be setting it */
     if (sc)
         atomic_fetch_add(&sc->refs, 1); /* the answer's, until libmicrohttpd has sent it */
     pthread_mutex_unlock(&rd->mu);
@@ -305,10 +405,13 @@ static void metrics(struct gsd_reads *rd, const struct gsd_snap *n, struct gsd_r
         gsd_reply_error(r, 500, "", "the scrape is too large or memory ran out");
         return;
     }
+    static const char *const gzipped[] = {"Content-Encoding", "gzip", "Vary", "Accept-Encoding",
+                                          NULL};
     r->status = 200;
     r->ctype = "text/plain; version=0.0.4; charset=utf-8";
-    r->resp = sc->text;
-    r->resp_len = sc->len;
+    r->headers = gz ? gzipped : gzipped + 2;
+    r->resp = gz ? gz : sc->text;
+    r->resp_len = gz ? sc->gzlen : sc->len;
     r->resp_release = scrape_release;
     r->resp_cls = sc;
 }
@@ -336,7 +439,7 @@ void gsd_reads_handle(struct gsd_reads *rd, struct gsd_req *r)
     else if (!strcmp(r->path, "/v1/waits"))
         waits(n, r, viewer);
     else if (!strcmp(r->path, "/v1/pods"))
-        list_pods(n, r, viewer);
+        list_pods(rd, n, r, viewer);
     else
         one_pod(n, r, viewer);
     gsd_snap_put(rd->snaps, n);

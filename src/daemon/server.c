@@ -69,6 +69,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -719,6 +720,24 @@ static void read_auth(struct MHD_Connection *c, struct gsd_req *r)
     }
 }
 
+/* Whether Accept-Encoding value @v (NULL: none) takes gzip: a "gzip" or "*" coding without
+ * q=0 (RFC 9110, 12.5.3). */
+static int takes_gzip(const char *v)
+{
+    for (const char *p = v; p && *p;) {
+        p += strspn(p, " \t,");
+        size_t n = strcspn(p, ",;"), end = strcspn(p, ",");
+        while (n && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+            n--;
+        if ((n == 4 && !strncasecmp(p, "gzip", 4)) || (n == 1 && *p == '*')) {
+            const char *q = memchr(p, '=', end);
+            return !q || strtod(q + 1, NULL) > 0;
+        }
+        p += end;
+    }
+    return 0;
+}
+
 static enum MHD_Result send_reply(struct gsd_server *s, struct MHD_Connection *c, struct conn *k)
 {
     struct gsd_req *r = k->r;
@@ -819,6 +838,8 @@ static enum MHD_Result begin(struct gsd_server *s, struct MHD_Connection *c, con
     read_auth(c, r);
     r->yaml = !strcmp(method, "POST") && gsd_body_is_yaml(MHD_lookup_connection_value(
                                              c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE));
+    r->gzip = takes_gzip(
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING));
     int extender = !strncmp(r->path, "/extender/", 10);
     r->client_cert = s->client_ca && extender && client_verified(c);
     if (s->client_ca && extender && !r->client_cert) {

@@ -68,6 +68,7 @@ struct gsd_req {
     size_t len;
     int auth; /* 0 no Authorization header, 1 a bearer token (token_sha), 2 another scheme */
     int yaml; /* the body is YAML (Content-Type), turned into JSON once it is all here */
+    int gzip; /* the client takes a gzip body (Accept-Encoding) */
     uint8_t token_sha[GSD_SHA256_LEN];
     int who;                     /* gsd_access_check(): GSD_AUTH_*, or a tenant's index */
     int agent;                   /* GSD_AUTH_AGENT: the node whose own token it is */

@@ -36,8 +36,13 @@
 
 /* One pod as the API shows it. Strings are the view's own. */
 struct gsd_podview {
+    /* first, in one cache line with the start of the tenant's name: what a tenant's list reads
+     * of each of its pods */
     int64_t seq; /* arrival order: the pods' order in a snapshot */
-    char ns[GSD_NAME_MAX], name[GSD_NAME_MAX], tenant[GSD_NAME_MAX], uid[GSD_UID_MAX];
+    /* its JSON text, made by the first reader that needs it (gsd_podview_text()) */
+    _Atomic(char *) text;
+    char tenant[GSD_NAME_MAX];
+    char ns[GSD_NAME_MAX], name[GSD_NAME_MAX], uid[GSD_UID_MAX];
     char queue[GSD_NAME_MAX]; /* the queue it runs in */
     char mig[GSD_MIG_MAX];
     uint8_t running, extender;
@@ -53,8 +58,6 @@ struct gsd_podview {
     const char *reason; /* pending: the reason ("" none) */
     const char *meta;   /* {"labels":{..},"annotations":{..}} */
     int64_t submit_us, start_us;
-    /* its JSON text, made by the first reader that needs it (gsd_podview_text()) */
-    _Atomic(char *) text;
     /* the scheduler thread's bookkeeping: readers never look */
     struct gsd_podview *retired_next;
     struct gsd_podview *replaced_by;

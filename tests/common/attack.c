@@ -29,6 +29,9 @@ static struct daemon d;
 static atomic_int port;     /* d.port, read by client threads while the main thread restarts */
 static atomic_int stopping; /* the current phase's threads stop */
 static atomic_int killing;  /* phase 5: calls fail while the daemon restarts, as they should */
+/* a scraper's calls ask for gzip, as Prometheus' scrapes do, and count the bytes without
+ * inflating them: Prometheus inflates on a machine of its own */
+static _Thread_local int gzip_asked;
 
 /* The load's threads (scrapers, the lister, the attackers) give the CPU to the timed ones
  * first: on a small machine shared with the daemon they stand for other machines. */
@@ -90,6 +93,8 @@ static long call(CURL *c, const char *method, const char *path, const char *auth
                  char **out, double *secs)
 {
     struct curl_slist *h = curl_slist_append(NULL, "Expect:");
+    if (gzip_asked)
+        h = curl_slist_append(h, "Accept-Encoding: gzip");
     struct sink b = {.keep = out != NULL};
     char url[512], hdr[300];
     long status = 0;
@@ -376,6 +381,7 @@ static void *scraper_main(void *arg)
     CURL *c = handle(iface);
     char auth[96];
     as_load();
+    gzip_asked = 1;
     bearer(TOKEN_METRICS, auth, sizeof(auth));
     while (!atomic_load(&stopping)) {
         double s;

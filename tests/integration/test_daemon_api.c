@@ -45,6 +45,57 @@ static json_t *get(struct daemon *d, const char *token, const char *path, long w
     return j;
 }
 
+/* Lists of one tenant among another's pods, over several chunks of the snapshot (256 pods
+ * each), page by page, and again after a pod in the middle goes and more arrive. */
+static void test_list_across_chunks(void **state)
+{
+    (void)state;
+    struct daemon d;
+    char name[32], path[96];
+    assert_int_equal(h_setup(&d, NULL), 0);
+    assert_int_equal(h_start(&d), 0);
+    for (int i = 0; i < 600; i++) {
+        snprintf(name, sizeof(name), "c-%d", i);
+        json_decref(h_submit(&d, i % 2 ? TOKEN_B : TOKEN_A,
+                             h_pod(i % 2 ? "team-b" : "team-a", name, 0, 0), 201));
+    }
+    for (int round = 0; round < 2; round++) {
+        int seen = 0, want = round ? 300 - 1 + 10 : 300;
+        char from[32] = "0";
+        do { /* team-a's pods, 70 a page, each once and in order */
+            snprintf(path, sizeof(path), "/v1/pods?limit=70&continue=%s", from);
+            json_t *l = get(&d, TOKEN_A, path, 200), *item;
+            size_t i;
+            json_array_foreach(json_object_get(l, "items"), i, item)
+            {
+                assert_string_equal(sget(item, "namespace"), "team-a");
+                seen++;
+            }
+            snprintf(from, sizeof(from), "%s", sget(l, "continue"));
+            json_decref(l);
+        } while (from[0]);
+        assert_int_equal(seen, want);
+        json_t *l = get(&d, TOKEN_ADMIN, "/v1/pods?tenant=team-b&limit=5000", 200);
+        assert_int_equal(json_array_size(json_object_get(l, "items")), 300);
+        json_decref(l);
+        l = get(&d, TOKEN_B, "/v1/pods?limit=5000&state=running", 200);
+        json_t *w = get(&d, TOKEN_B, "/v1/pods?limit=5000&state=pending", 200);
+        assert_int_equal(json_array_size(json_object_get(l, "items")) +
+                             json_array_size(json_object_get(w, "items")),
+                         300);
+        json_decref(l);
+        json_decref(w);
+        snprintf(path, sizeof(path), "/v1/pods/team-a/c-%d", 300 + 2 * round);
+        h_request(&d, "DELETE", path, TOKEN_A, NULL, 200);
+        for (int i = 0; i < 10; i++) {
+            snprintf(name, sizeof(name), "late-%d-%d", round, i);
+            json_decref(h_submit(&d, TOKEN_A, h_pod("team-a", name, 0, 0), 201));
+        }
+    }
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 static void test_lifecycle_and_restart(void **state)
 {
     (void)state;
@@ -836,6 +887,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lifecycle_and_restart),
+        cmocka_unit_test(test_list_across_chunks),
         cmocka_unit_test(test_tenants_apart),
         cmocka_unit_test(test_errors_name_the_field),
         cmocka_unit_test(test_yaml_bodies),

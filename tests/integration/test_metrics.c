@@ -13,11 +13,14 @@
 #include "common/api.h"
 #include "common/harness.h"
 
+#include <curl/curl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define TOKEN_METRICS "metrics-token-0123456789"
@@ -328,11 +331,87 @@ static void test_queues(void **state)
     h_cleanup(&d);
 }
 
+static size_t on_header(char *p, size_t sz, size_t n, void *ud)
+{
+    if (sz * n >= 22 && !strncasecmp(p, "Content-Encoding: gzip", 22))
+        *(int *)ud = 1;
+    return sz * n;
+}
+
+/* GET /metrics with the metrics token asking for gzip, as Prometheus does: the body inflated
+ * (caller frees); *@gzipped whether it came gzipped. */
+static char *scrape_gzip(const struct daemon *d, int *gzipped)
+{
+    CURL *c = curl_easy_init();
+    char url[96];
+    struct h_sink b = {0};
+    struct curl_slist *h = curl_slist_append(NULL, "Authorization: Bearer " TOKEN_METRICS);
+    long status = 0;
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/metrics", d->port);
+    *gzipped = 0;
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+    curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "gzip"); /* sends it, and inflates */
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, h_on_body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
+    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(c, CURLOPT_HEADERDATA, gzipped);
+    assert_int_equal(curl_easy_perform(c), CURLE_OK);
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    assert_int_equal(status, 200);
+    curl_slist_free_all(h);
+    curl_easy_cleanup(c);
+    return b.s;
+}
+
+/* A scrape's text is kept while the state moves for metrics.maxAgeMilliseconds, then made
+ * again; the pods' reads show every write at once all along. A scraper that takes gzip gets the
+ * same text gzipped. */
+static void test_max_age(void **state)
+{
+    (void)state;
+    struct daemon d;
+    struct answer a;
+    struct timespec t0, t1;
+    assert_int_equal(h_setup(&d, "metrics: {token: " TOKEN_METRICS ", maxAgeMilliseconds: 2000}\n"),
+                     0);
+    assert_int_equal(h_start(&d), 0);
+    free(scrape(&d, TOKEN_METRICS)); /* asks for the forecast, in the snapshots after it */
+    h_request(&d, "POST", "/v1/pods", TOKEN_A, "{}", 400); /* a batch: the next snapshot */
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    char *text = scrape(&d, TOKEN_METRICS);
+    has(text, (const char *const[]){"gpusched_pods{state=\"running\"} 0\n"}, 1);
+    free(text);
+    char *body = h_pod("team-a", "kept", 1, 0);
+    h_request(&d, "POST", "/v1/pods", TOKEN_A, body, 201);
+    free(body);
+    h_expect(&d, "GET", "/v1/pods", TOKEN_A, NULL, 200, &a);
+    assert_int_equal(json_array_size(json_object_get(a.json, "items")), 1);
+    h_answer_free(&a);
+    text = scrape(&d, TOKEN_METRICS);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (t1.tv_sec - t0.tv_sec < 2) /* a machine slower than that: the bound has passed */
+        has(text, (const char *const[]){"gpusched_pods{state=\"running\"} 0\n"}, 1);
+    free(text);
+    sleep(2);
+    text = scrape(&d, TOKEN_METRICS);
+    has(text, (const char *const[]){"gpusched_pods{state=\"running\"} 1\n"}, 1);
+    /* the same text gzipped for a scraper that takes gzip (the state has not moved since) */
+    int gzipped;
+    char *inflated = scrape_gzip(&d, &gzipped);
+    assert_true(gzipped);
+    assert_string_equal(inflated, text);
+    free(inflated);
+    free(text);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_levels),
-                                       cmocka_unit_test(test_per_pod),
-                                       cmocka_unit_test(test_queues)};
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_levels), cmocka_unit_test(test_per_pod),
+        cmocka_unit_test(test_queues), cmocka_unit_test(test_max_age)};
     signal(SIGPIPE, SIG_IGN);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -184,6 +184,8 @@ static void test_config_errors(void **state)
         {HEAD "metrics: {perPod: sometimes}\n", ":3:19: perPod: expected true or false"},
         {HEAD "metrics: {scrapesPerSecond: 0}\n",
          "scrapesPerSecond: expected a whole number in 1..1000"},
+        {HEAD "metrics: {maxAgeMilliseconds: 60001}\n",
+         "maxAgeMilliseconds: expected a whole number in 0..60000"},
         {HEAD "adminToken: same-0123456789abcdef\nmetrics: {token: same-0123456789abcdef}\n",
          "the metrics token is the admin or the node token"},
         {HEAD "http: {maxConections: 10}\n", ":3:8: unknown key \"maxConections\""},
@@ -210,7 +212,7 @@ static void test_config_http_metrics(void **state)
     struct gsd_config *c;
     struct gs_diag d;
     assert_int_equal(load_text(HEAD "metrics: {token: metrics-0123456789ab, perPod: true,\n"
-                                    "  scrapesPerSecond: 2}\n"
+                                    "  scrapesPerSecond: 2, maxAgeMilliseconds: 0}\n"
                                     "http: {maxConnections: 100, maxConnectionsPerClient: 5,\n"
                                     "  idleTimeoutSeconds: 7, bodyTimeoutSeconds: 3,\n"
                                     "  maxBytesInFlight: 2097152, threads: 2,\n"
@@ -222,6 +224,7 @@ static void test_config_http_metrics(void **state)
     assert_int_equal(gsd_config_auth(c, sha), GSD_AUTH_METRICS);
     assert_true(c->metrics.per_pod);
     assert_int_equal(c->metrics.scrapes_per_s, 2);
+    assert_int_equal(c->metrics.max_age_ms, 0);
     assert_int_equal(c->http.max_connections, 100);
     assert_int_equal(c->http.max_per_client, 5);
     assert_int_equal(c->http.idle_timeout_s, 7);
@@ -233,6 +236,7 @@ static void test_config_http_metrics(void **state)
     assert_int_equal(load_text(HEAD, &c, &d), 0);
     assert_false(c->metrics.has_token || c->metrics.per_pod);
     assert_int_equal(c->metrics.scrapes_per_s, 5);
+    assert_int_equal(c->metrics.max_age_ms, 1000);
     assert_int_equal(c->http.max_connections, 4096);
     assert_int_equal(c->http.max_in_flight, 64 << 20);
     assert_int_equal(c->extender_max_body, 4u << 20);

@@ -1338,6 +1338,88 @@ static void test_timeslice_weighted(void **state)
     gs_scenario_free(s);
 }
 
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Every open node of @f stands once in the packing level of its card count and compute held,
+ * ascending there, under a bound no lower than its own; the others in none. */
+static void check_levels(const struct gs_fleet *f, const struct gs_fit *r)
+{
+    size_t nopen, seen = 0;
+    const int32_t *open = gs_fleet_open(f, &nopen);
+    for (int g = 1; g <= GS_GPUS_MAX; g++)
+        for (int l = 0; l <= GS_FLEET_LEVELS; l++) {
+            size_t n;
+            int32_t bound;
+            const int32_t *v = gs_fleet_open_level(f, g, l, r, &n, &bound);
+            for (size_t k = 0; k < n; k++) {
+                size_t i = (size_t)v[k];
+                int64_t whole = (int64_t)g * 1000, held = 0;
+                for (int c = 0; c < g; c++) {
+                    int32_t u = gs_fleet_card_compute(f, i, c);
+                    held += u < 1000 ? u : 1000;
+                }
+                assert_int_equal(gs_fleet_node_gpus(f, i), g);
+                assert_int_equal(held * GS_FLEET_LEVELS / whole, l);
+                assert_true(k == 0 || v[k - 1] < v[k]);
+                assert_true(bound >= gs_fleet_packing_bound(f, i, r));
+                assert_non_null(bsearch(&v[k], open, nopen, sizeof(*open), cmp_i32));
+                seen++;
+            }
+        }
+    assert_int_equal(seen, nopen);
+}
+
+/*
+ * The fleet keeps its open nodes by card count and packing level through commits and releases,
+ * and what one card leaves a shared slice (gs_fleet_slice_room()).
+ */
+static void test_fleet_open_levels(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    int t8 = tmpl(s, "t8", 8, 1), t4 = tmpl(s, "t4", 4, 0);
+    for (int i = 0; i < 6; i++)
+        node(s, i % 3 == 2 ? "four" : "eight", "az-1", i % 3 == 2 ? t4 : t8);
+    struct gs_fleet *f;
+    struct gs_diag d;
+    gs_diag_init(&d);
+    assert_int_equal(gs_fleet_new(&s->policy, &f, &d), 0);
+    struct gs_fit whole = {.ncards = 1, .whole = 1, .group = -1};
+    struct gs_fit shared = {.ncards = 1, .compute = 300, .overcommit = 1000, .group = -1};
+    check_levels(f, &whole);
+    assert_int_equal(gs_fleet_slice_room(f, 0), 1000);
+    struct placed {
+        size_t node;
+        uint32_t mask;
+        const struct gs_fit *fit;
+    } placed[6 * 8 * 4];
+    int32_t n = 0;
+    for (int round = 0; round < 4; round++)
+        for (size_t i = 0; i < 6; i++) {
+            for (int c = 0; c < gs_fleet_node_gpus(f, i); c++) {
+                const struct gs_fit *r = (c + round) % 3 ? &shared : &whole;
+                if (gs_fleet_commit(f, i, r, 1u << c, n) == 0)
+                    placed[n++] = (struct placed){i, 1u << c, r};
+            }
+            check_levels(f, &shared);
+        }
+    assert_int_equal(gs_fleet_slice_room(f, 0), 100); /* its shared cards at 900, none free */
+    size_t nopen;
+    gs_fleet_open(f, &nopen);
+    assert_int_equal(nopen, 6);
+    for (int32_t k = n - 1; k >= 0; k -= 2) { /* every other pod leaves */
+        assert_int_equal(gs_fleet_release(f, placed[k].node, placed[k].fit, placed[k].mask, k), 0);
+        check_levels(f, &whole);
+    }
+    check_levels(f, &whole);
+    gs_fleet_free(f);
+    gs_scenario_free(s);
+}
+
 /*
  * One mode per card, and conversion: an empty card takes another mode only when conversion is on
  * and it has held its mode for the hold time; each change counts, but not one undone in the same
@@ -2141,6 +2223,7 @@ int main(void)
         cmocka_unit_test(test_timeslice_distinct),
         cmocka_unit_test(test_timeslice_weighted),
         cmocka_unit_test(test_mode_conversion),
+        cmocka_unit_test(test_fleet_open_levels),
         cmocka_unit_test(test_same_card),
         cmocka_unit_test(test_timeslice_tier),
         cmocka_unit_test(test_work_timeslice_credit),

@@ -48,4 +48,5 @@ const struct gs_plugin gs_plugin_gpu_bin_packing = {
     .score = score,
     .place = place,
     .place_bound = place_bound,
+    .place_bound_packing = 1,
 };

@@ -267,8 +267,9 @@ static int64_t score(const struct gs_tenancy *t, const struct rpod *p, size_t no
 /* The plugins' bounds for one pod, made once per search: a scan asks them of every node. */
 struct bound {
     struct gs_place_view v;
-    int64_t most; /* every plugin at its most */
-    int n, lazy;  /* lazy: no weight below 0, so each bound only lowers the sum */
+    int64_t most;  /* every plugin at its most */
+    int n, lazy;   /* lazy: no weight below 0, so each bound only lowers the sum */
+    int64_t wpack; /* the weight of the plugins bounded by packing (place_bound_packing) */
     const struct gs_plugin *pl[GS_SCN_SCORES];
     int32_t w[GS_SCN_SCORES];
 };
@@ -281,6 +282,8 @@ static void bound_init(const struct gs_tenancy *t, const struct rpod *p, struct 
     for (int i = 0; i < t->nscore; i++) {
         b->most += (int64_t)t->score_weight[i] * GS_SCORE_MAX;
         b->lazy &= t->score_weight[i] >= 0;
+        if (t->score_plugin[i]->place_bound_packing && t->score_weight[i] > 0)
+            b->wpack += t->score_weight[i];
         if (t->score_plugin[i]->place_bound) {
             b->pl[b->n] = t->score_plugin[i];
             b->w[b->n++] = t->score_weight[i];
@@ -288,19 +291,34 @@ static void bound_init(const struct gs_tenancy *t, const struct rpod *p, struct 
     }
 }
 
+/* Does @node lack the free cards of a whole-card pod, or the room on one card of a shared
+ * slice (gs_fleet_slice_room())? Then gs_fleet_fit() fails there: read from packed arrays. */
+static int lacks_cards(const struct gs_tenancy *t, const struct gs_fit *f, size_t node)
+{
+    if (f->mig || f->ncards <= 0)
+        return 0;
+    if (f->whole)
+        return gs_fleet_node_free_cards(t->fleet, node) < f->ncards;
+    return !f->timeslice && f->overcommit <= 1000 &&
+           gs_fleet_slice_room(t->fleet, node) < f->compute;
+}
+
 /*
- * Could the pod's score on @node beat the best so far (@best on @at, nodes coming in ascending
- * order)? The plugins' bounds, before the node is fitted, in the profile's order, the first
- * that rules the node out ending the question (GPUBinPacking's, first in the seed's profile,
- * rules out most); then its free cards for a whole-card pod (gs_fleet_fit() fails below them).
- * The node held for the head of the queue is always fitted: finding it held is what the pass
- * learns (gs__tn_held()).
+ * Could the pod's score on @node beat the best so far (@best on @at; the lower node wins a
+ * tie, whatever order nodes come in)? The plugins' bounds, before the node is fitted, in the
+ * profile's order, the first that rules the node out ending the question (GPUBinPacking's,
+ * first in the seed's profile, rules out most); then its cards (lacks_cards()). Before any node
+ * fits, every node is fitted (@strict), for the reasons, unless the search will ask again
+ * should none fit. The node held for the head of the queue is always fitted: finding it held
+ * is what the pass learns (gs__tn_held()).
  */
 static int may_beat(const struct gs_tenancy *t, struct bound *b, size_t node, int64_t best,
-                    size_t at)
+                    size_t at, int strict)
 {
-    if (best < 0 || (int32_t)node == t->resv_node)
+    if ((int32_t)node == t->resv_node)
         return 1;
+    if (best < 0)
+        return strict || !lacks_cards(t, b->v.pod, node);
     b->v.node = node;
     int64_t up = b->most;
     for (int i = 0; i < b->n; i++) {
@@ -308,8 +326,7 @@ static int may_beat(const struct gs_tenancy *t, struct bound *b, size_t node, in
         if (b->lazy && (up < best || (up == best && node >= at)))
             return 0;
     }
-    const struct gs_fit *f = b->v.pod;
-    if (!f->mig && f->whole && gs_fleet_node_free_cards(t->fleet, node) < f->ncards)
+    if (lacks_cards(t, b->v.pod, node))
         return 0;
     return up > best || (up == best && node < at);
 }
@@ -476,6 +493,64 @@ struct scan {
     char quota_why[GS_REASON_MAX];
 };
 
+/*
+ * One node of a search: filtered and scored when it may beat the best so far. Return: 1 when it
+ * became the best with the most any node can score: in an ascending search none after can win.
+ */
+static int visit(struct gs_tenancy *t, struct rpod *p, int32_t pod, struct bound *b, size_t n,
+                 int only_node, int strict, struct scan *o)
+{
+    /* Once a node fits, the reasons are not needed: a node that cannot win is passed unread. */
+    if (!may_beat(t, b, n, o->best, o->node, strict))
+        return 0;
+    t->work.node_fits++;
+    int model = gs_fleet_node_model(t->fleet, n);
+    size_t key = (size_t)t->node_key[n]; /* packed: most nodes passed here are empty */
+    int empty = only_node < 0 && (int32_t)n != t->resv_node && gs_fleet_node_bare(t->fleet, n);
+    if (empty && t->seen[key] == t->stamp) {
+        if (t->seen_reason[key] >= 0)
+            o->count[t->seen_reason[key]]++;
+        else
+            o->quota += t->seen_reason[key] == -2;
+        return 0;
+    }
+    if (empty) {
+        t->seen[key] = t->stamp;
+        t->seen_reason[key] = -1;
+    }
+    int m = p->fit.ncards > 0 ? model : 0;
+    if (o->model_ok[m] < 0)
+        o->model_ok[m] = (int8_t)gs__quota_check(t, p, p->fit.ncards > 0 ? model : -1, o->quota_why,
+                                                 sizeof(o->quota_why));
+    if (!o->model_ok[m]) {
+        o->quota++;
+        if (empty)
+            t->seen_reason[key] = -2;
+        return 0;
+    }
+    struct gs_fit_choice c;
+    enum gs_fit_reason why = gs_fleet_fit(t->fleet, n, &p->fit, &c);
+    if (why != GS_FIT_OK) {
+        o->count[why]++;
+        if (empty)
+            t->seen_reason[key] = (int8_t)why;
+        return 0;
+    }
+    if (gs__tn_held(t, p, pod, n, &c)) {
+        o->reserved++;
+        return 0;
+    }
+    int64_t sc = score(t, p, n, &c);
+    if (sc > o->best || (sc == o->best && n < o->node)) {
+        o->best = sc;
+        o->node = n;
+        o->mask = c.mask;
+        o->mig_start = c.mig_start;
+        return sc == SCORE_MAX(t);
+    }
+    return 0;
+}
+
 /* Filter and score @p on the nodes @list[lo..hi) (all nodes from @lo when @list is NULL). */
 static void scan(struct gs_tenancy *t, struct rpod *p, int32_t pod, const int32_t *list, size_t lo,
                  size_t hi, int only_node, struct scan *o)
@@ -483,59 +558,66 @@ static void scan(struct gs_tenancy *t, struct rpod *p, int32_t pod, const int32_
     struct bound b;
     bound_init(t, p, &b);
     t->stamp++;
-    for (size_t i = lo; i < hi; i++) {
-        size_t n = list ? (size_t)list[i] : i;
-        /* Once a node fits, the reasons are not needed: a node that cannot win is passed
-         * unread. */
-        if (!may_beat(t, &b, n, o->best, o->node))
-            continue;
-        t->work.node_fits++;
-        int model = gs_fleet_node_model(t->fleet, n);
-        size_t key = (size_t)t->node_key[n]; /* packed: most nodes passed here are empty */
-        int empty = only_node < 0 && (int32_t)n != t->resv_node && gs_fleet_node_bare(t->fleet, n);
-        if (empty && t->seen[key] == t->stamp) {
-            if (t->seen_reason[key] >= 0)
-                o->count[t->seen_reason[key]]++;
-            else
-                o->quota += t->seen_reason[key] == -2;
-            continue;
-        }
-        if (empty) {
-            t->seen[key] = t->stamp;
-            t->seen_reason[key] = -1;
-        }
-        int m = p->fit.ncards > 0 ? model : 0;
-        if (o->model_ok[m] < 0)
-            o->model_ok[m] = (int8_t)gs__quota_check(t, p, p->fit.ncards > 0 ? model : -1,
-                                                     o->quota_why, sizeof(o->quota_why));
-        if (!o->model_ok[m]) {
-            o->quota++;
-            if (empty)
-                t->seen_reason[key] = -2;
-            continue;
-        }
-        struct gs_fit_choice c;
-        enum gs_fit_reason why = gs_fleet_fit(t->fleet, n, &p->fit, &c);
-        if (why != GS_FIT_OK) {
-            o->count[why]++;
-            if (empty)
-                t->seen_reason[key] = (int8_t)why;
-            continue;
-        }
-        if (gs__tn_held(t, p, pod, n, &c)) {
-            o->reserved++;
-            continue;
-        }
-        int64_t sc = score(t, p, n, &c);
-        if (sc > o->best || (sc == o->best && n < o->node)) {
-            o->best = sc;
-            o->node = n;
-            o->mask = c.mask;
-            o->mig_start = c.mig_start;
-            if (sc == SCORE_MAX(t)) /* nodes come in ascending order: none after can win */
-                break;
-        }
+    for (size_t i = lo; i < hi; i++)
+        if (visit(t, p, pod, &b, list ? (size_t)list[i] : i, only_node, 1, o))
+            break;
+}
+
+/*
+ * scan() over every open node, the most packed first (the fleet's packing levels, each
+ * ascending, gs_fleet_open_level()), stopping at the first level whose bound cannot beat the
+ * best found, and passing nodes without the cards the pod needs unread: the same node and cards
+ * as scan() in ascending order, which keeps the lowest node of the best score. Equal empty
+ * nodes are one level, ascending, so the first of them stands for the rest as in scan(). The
+ * node held for the head of the queue is visited where scan() would: always, unless a lower
+ * node scored the most any node can (what the pass learns there, gs__tn_held(), is the same).
+ * When no node fits, scan() itself runs: it gives every node's reason.
+ */
+static void scan_levels(struct gs_tenancy *t, struct rpod *p, int32_t pod, const int32_t *open,
+                        size_t nopen, struct scan *o)
+{
+    struct bound b;
+    bound_init(t, p, &b);
+    if (!b.lazy || !b.wpack) { /* the levels bound nothing */
+        scan(t, p, pod, open, 0, nopen, -1, o);
+        return;
     }
+    struct scan lv = *o;
+    t->stamp++;
+    int level[GS_GPUS_MAX + 1];
+    const int32_t *at[GS_GPUS_MAX + 1];
+    size_t n[GS_GPUS_MAX + 1];
+    int32_t up[GS_GPUS_MAX + 1];
+    for (int g = 1; g <= GS_GPUS_MAX; g++) {
+        level[g] = GS_FLEET_LEVELS;
+        at[g] = gs_fleet_open_level(t->fleet, g, level[g], &p->fit, &n[g], &up[g]);
+        if (!at[g]) /* no node has @g cards */
+            level[g] = -1;
+    }
+    for (;;) {
+        int pick = 0;
+        for (int g = 1; g <= GS_GPUS_MAX; g++) {
+            while (level[g] >= 0 && n[g] == 0 && --level[g] >= 0)
+                at[g] = gs_fleet_open_level(t->fleet, g, level[g], &p->fit, &n[g], &up[g]);
+            if (level[g] >= 0 && (!pick || up[g] > up[pick]))
+                pick = g;
+        }
+        if (!pick || (lv.best >= 0 && b.most - b.wpack * (GS_SCORE_MAX - up[pick]) < lv.best))
+            break;
+        for (size_t k = 0; k < n[pick]; k++)
+            if (at[pick][k] != t->resv_node)
+                visit(t, p, pod, &b, (size_t)at[pick][k], -1, 0, &lv);
+        n[pick] = 0; /* taken: the next level down */
+    }
+    if (lv.best < 0) {
+        scan(t, p, pod, open, 0, nopen, -1, o);
+        return;
+    }
+    *o = lv;
+    int32_t r = t->resv_node;
+    if (r >= 0 && (o->best < SCORE_MAX(t) || r < (int32_t)o->node) &&
+        bsearch(&r, open, nopen, sizeof(*open), gs__cmp_i32))
+        visit(t, p, pod, &b, (size_t)r, -1, 1, o);
 }
 
 static void scan_init(struct scan *o)
@@ -608,7 +690,10 @@ int gs__tn_find(struct gs_tenancy *t, int32_t pod, int only_node, const struct t
             o.count[GS_FIT_GPU] = (int64_t)(t->pol->nnodes - nopen);
         }
     }
-    scan(t, p, pod, open, lo, hi, only_node, &o);
+    if (open && lo == 0 && only_node < 0)
+        scan_levels(t, p, pod, open, hi, &o);
+    else
+        scan(t, p, pod, open, lo, hi, only_node, &o);
     if (o.best >= 0) {
         *node = o.node;
         *mask = o.mask;
