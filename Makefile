@@ -42,7 +42,7 @@ format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf $(BUILD) $(SAN)
+	rm -rf $(BUILD) $(SAN) build-fuzz build-nolto
 
 bench-daemon: all
 	$(BUILD)/bench_daemon

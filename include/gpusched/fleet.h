@@ -286,6 +286,13 @@ int gs_fleet_fits_without(const struct gs_fleet *f, size_t node, const struct gs
                           const int32_t *gone, size_t ngone);
 
 /*
+ * gs_fleet_prefetch() - start fetching into the cache what gs_fleet_fits_without() reads of
+ * @node: its record and cards (@pods 0; nothing of it need be cached), or its pods' slots (@pods
+ * 1; best once the record has come). A hint: changes nothing, answers nothing. O(cards or pods).
+ */
+void gs_fleet_prefetch(const struct gs_fleet *f, size_t node, int pods);
+
+/*
  * gs_fleet_nvlink_free() - free cards of @node per NVLink group: @free_in[g] for group g (an
  * array of GS_GPUS_MAX, filled). Return: the largest count.
  */

@@ -263,10 +263,14 @@ struct gs_pod_spec {
     enum gs_tier tier;           /* annotation gpusched.io/topology */
     int64_t arrival_us;          /* sim.gpusched.io/arrival, 0 when absent */
     int64_t duration_us;         /* sim.gpusched.io/duration, GS_UNSET = runs forever */
-    int32_t util_pct;            /* sim.gpusched.io/gpu-util, GS_UNSET = 100 */
-    int64_t checkpoint_us;       /* gpusched.io/checkpoint-interval: it saves its state every
-                                    so much of its run and resumes there when evicted;
-                                    GS_UNSET = it restarts from zero */
+    int64_t deadline_us;         /* spec.activeDeadlineSeconds in us, 0 = none: each run ends that
+                                    long after it starts at the latest (the kubelet's DeadlineExceeded) */
+    int preemption; /* spec.preemptionPolicy: 0 not given, 1 PreemptLowerPriority, 2 Never */
+    int64_t overhead_cpu_milli, overhead_memory_mib; /* spec.overhead (RuntimeClass), 0 none */
+    int32_t util_pct;                                /* sim.gpusched.io/gpu-util, GS_UNSET = 100 */
+    int64_t checkpoint_us; /* gpusched.io/checkpoint-interval: it saves its state every
+                              so much of its run and resumes there when evicted;
+                              GS_UNSET = it restarts from zero */
     int same_card; /* annotation gpusched.io/same-card: "true": its N slices or replicas on one
                       card (default: N different cards) */
     uint32_t model_mask;             /* allowed GPU models (node selector), 0 = any */

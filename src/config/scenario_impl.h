@@ -140,6 +140,10 @@ const char *gs__scn_where(const struct gs_scn_src *src, char *buf, size_t size);
  * yaml_node_t *[] @arg, for readers that look at the fields after the whole mapping is checked. */
 int gs__scn_keep(struct gs__yctx *c, int field, yaml_node_t *val, void *arg);
 
+/* gs__scn_tenant_owns() - tenant @t owns the namespaces of sequence @seq, in place of those it
+ * had. */
+int gs__scn_tenant_owns(struct gs__yctx *c, struct gs__scn_load *L, long t, yaml_node_t *seq);
+
 /* Field parsers: each checks @n's type and range and names @what and the place on error. */
 int gs__scn_name(struct gs__yctx *c, const yaml_node_t *n, const char *what, char *dst,
                  size_t size);

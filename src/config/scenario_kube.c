@@ -611,9 +611,30 @@ int gs__scn_limit_range(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t 
 
 /* --- Simulation --- */
 
-enum { SIM_COMPARE, SIM_HORIZON, SIM_MODES, SIM_FAILURES, SIM_NOW, SIM_CARD_FAILURES };
-static const char *const sim_keys[] = {"compare",      "horizon", "cardModes",
-                                       "nodeFailures", "now",     "cardFailures"};
+enum { SIM_COMPARE, SIM_HORIZON, SIM_MODES, SIM_FAILURES, SIM_NOW, SIM_CARD_FAILURES, SIM_TENANTS };
+static const char *const sim_keys[] = {"compare", "horizon",      "cardModes", "nodeFailures",
+                                       "now",     "cardFailures", "tenants"};
+
+/* tenants[]: {name: TENANT, namespaces: [NS, ...]}: the namespaces the tenant owns, in place of
+ * those the documents before gave it (a tenant made when none has that name), as gpuschedd's
+ * DaemonConfig tenants own theirs. */
+static int tenant_item(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
+{
+    static const char *const keys[] = {"name", "namespaces"};
+    struct gs__scn_load *L = arg;
+    yaml_node_t *f[2] = {NULL};
+    char where[48], name[GS_SCN_NAME_MAX];
+    long t;
+    gs__yaml_label(where, sizeof(where), "tenants[%d]", idx);
+    int rc = gs__yaml_each_field(c, n, keys, 2, where, gs__scn_keep, f);
+    if (!rc && (!f[0] || !f[1]))
+        return gs__yaml_err(c, n, "%s needs name and namespaces", where);
+    if (!rc)
+        rc = gs__scn_name(c, f[0], "tenants[].name", name, sizeof(name));
+    if (!rc)
+        rc = gs__scn_tenant(c, L, f[0], name, &t);
+    return rc ? rc : gs__scn_tenant_owns(c, L, t, f[1]);
+}
 
 struct failures {
     struct gs__scn_load *L;
@@ -748,14 +769,16 @@ static int compare_item(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
 int gs__scn_simulation(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root)
 {
     struct gs__scn_meta m;
-    yaml_node_t *spec, *f[6] = {NULL};
+    yaml_node_t *spec, *f[7] = {NULL};
     struct gs_sim_spec sim = {
         .defined = 1, .horizon_us = GS_UNSET, .now_us = GS_UNSET, .convert = 1};
     int rc = read_obj(c, root, "Simulation", false, &m, &spec);
     if (!rc && L->s->sim.defined)
         rc = gs__yaml_err(c, root, "a second Simulation document; give one");
     if (!rc && spec)
-        rc = gs__yaml_each_field(c, spec, sim_keys, 6, "Simulation spec", gs__scn_keep, f);
+        rc = gs__yaml_each_field(c, spec, sim_keys, 7, "Simulation spec", gs__scn_keep, f);
+    if (!rc && f[SIM_TENANTS])
+        rc = gs__yaml_each_item(c, f[SIM_TENANTS], "tenants", tenant_item, L);
     if (!rc && f[SIM_COMPARE])
         rc = gs__yaml_each_item(c, f[SIM_COMPARE], "compare", compare_item, &sim);
     if (!rc && f[SIM_HORIZON])

@@ -13,8 +13,9 @@
  * effective request as Kubernetes does (src/core/tenancy/admission.c). spec.nodeName and the
  * nodeSelector labels every node carries hold the pod to nodes. Fields that decide placement but
  * are not modelled here (affinity, topologySpreadConstraints, tolerations, pod-level resources)
- * are warned about, unless empty; the rest of the pod spec (images, volumes, probes) is accepted
- * silently.
+ * are warned about, unless empty, as are those it does not honour (schedulingGates, resourceClaims,
+ * host ports); activeDeadlineSeconds, preemptionPolicy and overhead are read (spec_keys says why
+ * the rest of the pod spec does not change what the scheduler decides).
  */
 #include "scenario_impl.h"
 
@@ -37,25 +38,42 @@ enum {
     S_NODE_SELECTOR,
     S_INIT_CONTAINERS,
     S_SCHEDULER,
+    S_DEADLINE,
+    S_PREEMPTION,
+    S_OVERHEAD,
+    S_HOST_NETWORK,
     S_WARN_FIRST, /* from here on: decides placement in Kubernetes, not modelled here */
     S_AFFINITY = S_WARN_FIRST,
     S_SPREAD,
     S_RESOURCES,
     S_TOLERATIONS,
+    S_GATES,  /* kube-scheduler keeps a gated pod out of its queue: nothing here lifts a gate */
+    S_CLAIMS, /* Dynamic Resource Allocation: GPUs asked through a ResourceClaim are not read */
     S_SILENT_FIRST,
 };
 static const char *const spec_keys[] = {
     "containers", "priorityClassName", "priority", "nodeName", "nodeSelector", "initContainers",
-    "schedulerName", "affinity", "topologySpreadConstraints", "resources", "tolerations",
-    /* accepted, without effect on GPU placement */
-    "activeDeadlineSeconds", "automountServiceAccountToken", "dnsConfig", "dnsPolicy",
-    "enableServiceLinks", "ephemeralContainers", "hostAliases", "hostIPC", "hostNetwork", "hostPID",
-    "hostUsers", "hostname", "imagePullSecrets", "os", "overhead", "preemptionPolicy",
-    "readinessGates", "resourceClaims", "restartPolicy", "runtimeClassName", "schedulingGates",
+    "schedulerName", "activeDeadlineSeconds", "preemptionPolicy", "overhead", "hostNetwork",
+    "affinity", "topologySpreadConstraints", "resources", "tolerations", "schedulingGates",
+    "resourceClaims",
+    /* Accepted: none changes where or when a pod is placed. How the kubelet runs it (dnsConfig,
+     * dnsPolicy, hostAliases, hostname, subdomain, setHostnameAsFQDN, enableServiceLinks, hostIPC,
+     * hostPID, hostUsers, shareProcessNamespace, securityContext, imagePullSecrets, service
+     * accounts, readinessGates, restartPolicy: which containers restart, not when the pod ends);
+     * ephemeralContainers, which Kubernetes lets ask no resources; os, which kube-scheduler does
+     * not filter on (nodeSelector does that); runtimeClassName, whose nodeSelector, tolerations
+     * and overhead RuntimeClass admission writes into the pod, read there; volumes, which hold a
+     * pod to a node only through a zonal PersistentVolume, a constraint no inventory here has;
+     * terminationGracePeriodSeconds, how long an evicted pod takes to stop: through Kubernetes
+     * its cards are freed when the API server says it is gone, grace included, while an API or
+     * simulated pod stops at once. */
+    "automountServiceAccountToken", "dnsConfig", "dnsPolicy", "enableServiceLinks",
+    "ephemeralContainers", "hostAliases", "hostIPC", "hostPID", "hostUsers", "hostname",
+    "imagePullSecrets", "os", "readinessGates", "restartPolicy", "runtimeClassName",
     "securityContext", "serviceAccount", "serviceAccountName", "setHostnameAsFQDN",
     "shareProcessNamespace", "subdomain", "terminationGracePeriodSeconds", "volumes"};
 
-enum { C_NAME, C_RESOURCES, C_RESTART = 23 };
+enum { C_NAME, C_RESOURCES, C_PORTS = 7, C_RESTART = 23 };
 static const char *const container_keys[] = {"name",
                                              "resources",
                                              "image",
@@ -255,7 +273,25 @@ static int combine(struct gs__yctx *c, const struct res *rq, const struct res *l
 struct clist {
     struct gs_pod_spec *p;
     int init;
+    int host_network; /* spec.hostNetwork: true, where every container port is a host port */
 };
+
+/* A container port bound on its node (hostPort, or any port under hostNetwork): kube-scheduler's
+ * NodePorts keeps two pods that claim the same one off a node; ports are not modelled here. */
+static int host_port(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
+{
+    const struct clist *l = arg;
+    yaml_node_t *hp = NULL;
+    (void)idx;
+    if (n->type == YAML_MAPPING_NODE && !gs__yaml_map_get(c, n, "hostPort", &hp) &&
+        ((hp && !gs__yaml_is_null(hp) && strcmp(gs__yaml_str(hp) ? gs__yaml_str(hp) : "", "0")) ||
+         l->host_network))
+        gs__yaml_warn(c, hp ? hp : n,
+                      "a host port (hostPort, or a port under spec.hostNetwork) is not "
+                      "interpreted by the scenario: kube-scheduler keeps two pods claiming one "
+                      "off a node; ignored");
+    return 0;
+}
 
 /* restartPolicy: Kubernetes allows it on init containers only, and only Always (a sidecar). */
 static int restart_policy(struct gs__yctx *c, const yaml_node_t *n, struct clist *l, int *init)
@@ -287,9 +323,15 @@ static int read_container(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg
                                  gs__scn_keep, f);
     if (!rc && f[C_RESTART] && !gs__yaml_is_null(f[C_RESTART]))
         rc = restart_policy(c, f[C_RESTART], l, &init);
+    if (!rc && f[C_PORTS] && f[C_PORTS]->type == YAML_SEQUENCE_NODE)
+        rc = gs__yaml_each_item(c, f[C_PORTS], "ports", host_port, l);
     if (!rc && f[C_RESOURCES])
         rc = gs__yaml_each_field(c, f[C_RESOURCES], res_keys, GS__YAML_NKEYS(res_keys), "resources",
                                  gs__scn_keep, r);
+    if (!rc && r[R_CLAIMS] && !gs__yaml_is_null(r[R_CLAIMS]) && !gs__yaml_is_empty(r[R_CLAIMS]))
+        gs__yaml_warn(c, r[R_CLAIMS],
+                      "resources.claims (Dynamic Resource Allocation) is not interpreted by the "
+                      "scenario: ask GPUs as nvidia.com/gpu; ignored");
     if (!rc)
         rc = read_res(c, r[R_REQUESTS], "requests", &rq);
     if (!rc)
@@ -661,15 +703,58 @@ static int label_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *
     return 0;
 }
 
+/* spec.overhead: what RuntimeClass admission adds to the pod's cpu and memory requests. */
+static int overhead(struct gs__yctx *c, yaml_node_t *n, struct gs_pod_spec *p)
+{
+    struct res o;
+    int rc = read_res(c, n, "spec.overhead", &o);
+    for (int q = 0; !rc && q < Q_CPU; q++)
+        if (o.at[q])
+            rc = gs__yaml_err(c, o.at[q], "spec.overhead: %s is not a pod overhead (cpu, memory)",
+                              gs__yaml_str(o.at[q]));
+    p->overhead_cpu_milli = rc || o.v[Q_CPU] == GS_UNSET ? 0 : o.v[Q_CPU];
+    p->overhead_memory_mib = rc || o.v[Q_MEMORY] == GS_UNSET ? 0 : o.v[Q_MEMORY];
+    return rc;
+}
+
+/* The fields read before the containers: the run's deadline, preemption, overhead, host network. */
+static int read_run(struct gs__yctx *c, yaml_node_t **f, struct gs_pod_spec *p, int *host_net)
+{
+    static const char *const policies[] = {"PreemptLowerPriority", "Never"};
+    int64_t v;
+    int rc = 0;
+    if (f[S_DEADLINE] && !gs__yaml_is_null(f[S_DEADLINE])) { /* Kubernetes' range */
+        rc = gs__scn_int(c, f[S_DEADLINE], "spec.activeDeadlineSeconds", 1, UINT32_MAX, &v);
+        p->deadline_us = rc ? 0 : v * 1000000;
+    }
+    if (!rc && f[S_PREEMPTION] && !gs__yaml_is_null(f[S_PREEMPTION]) &&
+        !(rc = gs__scn_enum(c, f[S_PREEMPTION], "spec.preemptionPolicy", policies, 2,
+                            &p->preemption)))
+        p->preemption++; /* 1 PreemptLowerPriority, 2 Never */
+    if (!rc && f[S_OVERHEAD] && !gs__yaml_is_null(f[S_OVERHEAD]))
+        rc = overhead(c, f[S_OVERHEAD], p);
+    if (!rc && f[S_HOST_NETWORK] && !gs__yaml_is_null(f[S_HOST_NETWORK]))
+        rc = gs__scn_bool(c, f[S_HOST_NETWORK], "spec.hostNetwork", host_net);
+    return rc;
+}
+
 static int read_spec(struct gs__yctx *c, yaml_node_t *spec, struct gs_pod_spec *p)
 {
     yaml_node_t *f[GS__YAML_NKEYS(spec_keys)] = {NULL};
+    int host_net = 0;
     int rc =
         gs__yaml_each_field(c, spec, spec_keys, GS__YAML_NKEYS(spec_keys), "spec", gs__scn_keep, f);
     for (int i = S_WARN_FIRST; !rc && i < S_SILENT_FIRST; i++)
         if (f[i] && !gs__yaml_is_null(f[i]) && !gs__yaml_is_empty(f[i]))
-            gs__yaml_warn(c, f[i], "spec.%s is not interpreted by the scenario; ignored",
-                          spec_keys[i]);
+            gs__yaml_warn(c, f[i], "spec.%s is not interpreted by the scenario%s; ignored",
+                          spec_keys[i],
+                          i == S_GATES    ? ": a gated pod waits until its gates are removed, and "
+                                            "nothing here removes them (submit it without them)"
+                          : i == S_CLAIMS ? " (Dynamic Resource Allocation): ask GPUs as "
+                                            "nvidia.com/gpu"
+                                          : "");
+    if (!rc)
+        rc = read_run(c, f, p, &host_net);
     if (!rc && f[S_PRIORITY_CLASS])
         rc = gs__scn_name(c, f[S_PRIORITY_CLASS], "spec.priorityClassName", p->priority_class,
                           sizeof(p->priority_class));
@@ -686,7 +771,7 @@ static int read_spec(struct gs__yctx *c, yaml_node_t *spec, struct gs_pod_spec *
     if (!rc && f[S_SCHEDULER] && !gs__yaml_is_null(f[S_SCHEDULER]))
         rc = gs__scn_name(c, f[S_SCHEDULER], "spec.schedulerName", p->scheduler,
                           sizeof(p->scheduler));
-    struct clist init = {p, 1}, app = {p, 0};
+    struct clist init = {p, 1, host_net}, app = {p, 0, host_net};
     if (!rc && f[S_INIT_CONTAINERS] && !gs__yaml_is_null(f[S_INIT_CONTAINERS]))
         rc = gs__yaml_each_item(c, f[S_INIT_CONTAINERS], "spec.initContainers", read_container,
                                 &init);

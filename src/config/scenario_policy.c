@@ -71,6 +71,16 @@ struct tref {
     long t;
 };
 
+static int ns_item(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg);
+
+int gs__scn_tenant_owns(struct gs__yctx *c, struct gs__scn_load *L, long t, yaml_node_t *seq)
+{
+    struct tref r = {L, t};
+    L->s->policy.tenants[t].nnamespaces = 0;
+    L->s->priv->ns_tenant_for = (size_t)-1;
+    return gs__yaml_each_item(c, seq, "tenants[].namespaces", ns_item, &r);
+}
+
 static int ns_item(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
 {
     struct tref *r = arg;

@@ -1258,6 +1258,20 @@ int gs_fleet_fits_without(const struct gs_fleet *f, size_t node, const struct gs
     return 1;
 }
 
+void gs_fleet_prefetch(const struct gs_fleet *f, size_t node, int pods)
+{
+    const struct fnode *nd = &f->nodes[node];
+    if (pods) {
+        for (size_t i = 0; i < nd->npods; i += 64 / sizeof(*nd->pods))
+            __builtin_prefetch(&nd->pods[i]);
+        return;
+    }
+    __builtin_prefetch(nd);
+    __builtin_prefetch((const char *)nd + 64);
+    for (int g = 0; g < f->ngpu[node]; g++)
+        __builtin_prefetch(&nd->cards[g]);
+}
+
 static void mig_apply(struct fnode *nd, struct card *c, const struct gs_fit *r, int sign)
 {
     const struct gs_mig_model *mm = gs_mig_model_at(nd->mig_model);

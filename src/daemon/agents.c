@@ -154,6 +154,17 @@ static int load_reg(void *ud, const char *node, const char *body)
     return apply_topology(st, (size_t)i);
 }
 
+int gsd_agent_topology(const struct gsd_state *st, size_t i, struct gs_node_template *tp)
+{
+    const struct topo *t = st->agents && i < st->agents->n ? &st->agents->a[i].topo : NULL;
+    if (!t || !t->known)
+        return 0;
+    memcpy(tp->pcie_domain, t->pcie, sizeof(tp->pcie_domain));
+    memcpy(tp->nvlink_group, t->nvlink, sizeof(tp->nvlink_group));
+    memcpy(tp->nvlinks, t->links, sizeof(tp->nvlinks)); /* all 0 when it reported no links */
+    return 1;
+}
+
 int gsd_agents_apply(struct gsd_state *st)
 {
     int rc = 0;

@@ -27,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct gs_node_template;
 struct gsd_podspec;
 struct gsd_req;
 struct gsd_state;
@@ -36,6 +37,10 @@ int gsd_agents_init(struct gsd_state *st);
 /* gsd_agents_apply() - tell a new scheduler (a reload) the topology each registered node
  * reported. Return: 0; -ENOMEM. */
 int gsd_agents_apply(struct gsd_state *st);
+/* gsd_agent_topology() - the topology node @i's agent registered, in place of template @tp's
+ * (its pcieDomains, nvlinkGroups and nvlinks overwritten): 1; 0 when it registered none (@tp
+ * unchanged). */
+int gsd_agent_topology(const struct gsd_state *st, size_t i, struct gs_node_template *tp);
 /* gsd_agents_grow() - room for the nodes added to the inventory since, none registered.
  * Return: 0; -ENOMEM. */
 int gsd_agents_grow(struct gsd_state *st);

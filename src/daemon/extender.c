@@ -55,7 +55,8 @@ json_t *gsd_jget(const json_t *obj, const char *key)
 static void ext_remember(struct gsd_state *st, struct gsd_podspec *spec)
 {
     char key[2 * GSD_NAME_MAX];
-    snprintf(key, sizeof(key), "%s/%s", spec->ns, spec->name);
+    snprintf(key, sizeof(key), "%.*s/%.*s", GSD_NAME_MAX - 1, spec->ns, GSD_NAME_MAX - 1,
+             spec->name);
     size_t slot = st->ext_next;
     for (size_t i = 0; i < GSD_EXT_CACHE; i++)
         if (st->ext[i].used && !strcmp(st->ext[i].key, key)) {

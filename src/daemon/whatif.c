@@ -1,7 +1,8 @@
 /*
  * gpuschedd: GET /v1/snapshot, the live state as a scenario `gpusched simulate --from-now`
  * continues from (docs/whatif.md). Runs on the scheduler thread, which owns the state, so what it
- * writes is one instant: the inventory as a Cluster, the policy files in force as they were read,
+ * writes is one instant: the inventory as a Cluster (a node whose agent registered its topology
+ * with a template of its own), the policy files in force as they were read,
  * the PodGroups posted, the nodes NotReady as nodeFailures and the cards unhealthy as
  * cardFailures at now, and every pod held in arrival order (its Pod as posted, with its arrival
  * and, running, its node, cards, MIG instance and start as sim.gpusched.io/ annotations). Times are
@@ -9,6 +10,7 @@
  * as a comment).
  */
 #include "whatif.h"
+#include "agents.h"
 #include "api.h"
 #include "gang.h"
 #include "log.h"
@@ -48,43 +50,77 @@ static void groups(struct gsd_text *t, const uint8_t *of, int n)
     gsd_text_put(t, "]", 1);
 }
 
-static void cluster(struct gsd_text *t, const struct gs_policy *p)
+/* One node template, named @name. */
+static void template(struct gsd_text *t, const struct gs_node_template *tp, const char *name)
 {
+    gsd_text_printf(t, "    - name: \"%s\"\n      gpus: %d\n", name, tp->gpus);
+    if (tp->model >= 0)
+        gsd_text_printf(t, "      gpuModel: \"%s\"\n", gs_catalog_at(tp->model)->name);
+    if (tp->cpu_milli != GS_UNSET)
+        gsd_text_printf(t, "      cpuMilli: %" PRId64 "\n", tp->cpu_milli);
+    if (tp->memory_mib != GS_UNSET)
+        gsd_text_printf(t, "      memoryMiB: %" PRId64 "\n", tp->memory_mib);
+    if (tp->timeslice_replicas)
+        gsd_text_printf(t, "      timeSlicing: {replicas: %d}\n", (int)tp->timeslice_replicas);
+    if (tp->gpus <= 0)
+        return;
+    gsd_text_printf(t, "      pcieDomains: ");
+    groups(t, tp->pcie_domain, tp->gpus);
+    gsd_text_printf(t, "\n      nvlinkGroups: ");
+    groups(t, tp->nvlink_group, tp->gpus);
+    gsd_text_printf(t, "\n");
+    int any = 0;
+    for (int a = 0; a < tp->gpus; a++)
+        for (int b = a + 1; b < tp->gpus; b++)
+            if (tp->nvlinks[a][b])
+                gsd_text_printf(t, "%s[%d,%d,%d]", any++ ? "," : "      nvlinks: [", a, b,
+                                (int)tp->nvlinks[a][b]);
+    if (any)
+        gsd_text_printf(t, "]\n");
+}
+
+static int template_named(const struct gs_policy *p, const char *name)
+{
+    for (size_t i = 0; i < p->ntemplates; i++)
+        if (strcmp(p->templates[i].name, name) == 0)
+            return 1;
+    return 0;
+}
+
+/* The template a node whose agent registered a topology is written with: its own, named after
+ * its index ("reported-7"), with more '-' while the inventory has a template of that name. */
+static void reported_name(const struct gs_policy *p, size_t node, char *name, size_t size)
+{
+    int dashes = 1;
+    do
+        snprintf(name, size, "reported%.*s%zu", dashes, "--------", node);
+    while (template_named(p, name) && ++dashes < 8);
+}
+
+static void cluster(struct gsd_text *t, const struct gsd_state *st)
+{
+    const struct gs_policy *p = &st->inv->policy;
+    char name[GS_SCN_NAME_MAX];
     gsd_text_printf(t, "---\napiVersion: gpusched.io/v1alpha1\nkind: Cluster\n"
                        "metadata: {name: snapshot}\nspec:\n  nodeTemplates:\n");
-    for (size_t i = 0; i < p->ntemplates; i++) {
-        const struct gs_node_template *tp = &p->templates[i];
-        gsd_text_printf(t, "    - name: \"%s\"\n      gpus: %d\n", tp->name, tp->gpus);
-        if (tp->model >= 0)
-            gsd_text_printf(t, "      gpuModel: \"%s\"\n", gs_catalog_at(tp->model)->name);
-        if (tp->cpu_milli != GS_UNSET)
-            gsd_text_printf(t, "      cpuMilli: %" PRId64 "\n", tp->cpu_milli);
-        if (tp->memory_mib != GS_UNSET)
-            gsd_text_printf(t, "      memoryMiB: %" PRId64 "\n", tp->memory_mib);
-        if (tp->timeslice_replicas)
-            gsd_text_printf(t, "      timeSlicing: {replicas: %d}\n", (int)tp->timeslice_replicas);
-        if (tp->gpus <= 0)
-            continue;
-        gsd_text_printf(t, "      pcieDomains: ");
-        groups(t, tp->pcie_domain, tp->gpus);
-        gsd_text_printf(t, "\n      nvlinkGroups: ");
-        groups(t, tp->nvlink_group, tp->gpus);
-        gsd_text_printf(t, "\n");
-        int any = 0;
-        for (int a = 0; a < tp->gpus; a++)
-            for (int b = a + 1; b < tp->gpus; b++)
-                if (tp->nvlinks[a][b])
-                    gsd_text_printf(t, "%s[%d,%d,%d]", any++ ? "," : "      nvlinks: [", a, b,
-                                    (int)tp->nvlinks[a][b]);
-        if (any)
-            gsd_text_printf(t, "]\n");
+    for (size_t i = 0; i < p->ntemplates; i++)
+        template(t, &p->templates[i], p->templates[i].name);
+    for (size_t i = 0; i < p->nnodes; i++) { /* what an agent found replaces its template's */
+        struct gs_node_template tp = p->templates[p->nodes[i].template_index];
+        if (gsd_agent_topology(st, i, &tp)) {
+            reported_name(p, i, name, sizeof(name));
+            template(t, &tp, name);
+        }
     }
     gsd_text_printf(t, "  nodes:\n");
     for (size_t i = 0; i < p->nnodes; i++) { /* a node of no zone (CSV) is in "default" there */
         const char *z = p->nodes[i].zone;
+        struct gs_node_template tp;
+        snprintf(name, sizeof(name), "%s", p->templates[p->nodes[i].template_index].name);
+        if (gsd_agent_topology(st, i, &tp))
+            reported_name(p, i, name, sizeof(name));
         gsd_text_printf(t, "    - {name: \"%s\", %s%s%stemplate: \"%s\"}\n", p->nodes[i].name,
-                        *z ? "zone: \"" : "", z, *z ? "\", " : "",
-                        p->templates[p->nodes[i].template_index].name);
+                        *z ? "zone: \"" : "", z, *z ? "\", " : "", name);
     }
 }
 
@@ -122,9 +158,9 @@ static void card_modes(struct gsd_text *t, const struct gsd_state *st, int64_t o
         }
 }
 
-/* The Simulation: now, the daemon's way, the cards' modes, the nodes NotReady (down from now
- * on) and the cards marked unhealthy, with the Xid their agent reported (what runs there runs
- * on). */
+/* The Simulation: now, the daemon's way, the cards' modes, the DaemonConfig's tenants and the
+ * namespaces each owns, the nodes NotReady (down from now on) and the cards marked unhealthy, with
+ * the Xid their agent reported (what runs there runs on). */
 static void simulation(struct gsd_text *t, const struct gsd_state *st, int64_t now, int64_t origin)
 {
     gsd_text_printf(t,
@@ -132,6 +168,15 @@ static void simulation(struct gsd_text *t, const struct gsd_state *st, int64_t n
                     "metadata: {name: snapshot}\nspec:\n  now: %" PRId64 "us\n  compare: [%s]\n",
                     now, gs_way_name((enum gs_way)st->way));
     card_modes(t, st, origin);
+    /* the DaemonConfig's tenants own their namespaces, as merge_tenants() gives them the core */
+    for (size_t i = 0; i < st->cfg->ntenants; i++) {
+        const struct gsd_tenant *dt = &st->cfg->tenants[i];
+        gsd_text_printf(t, "%s    - {name: \"%s\", namespaces: [", i ? "" : "  tenants:\n",
+                        dt->name);
+        for (size_t k = 0; k < dt->nns && k < GS_SCN_NAMESPACES; k++) /* what the core has */
+            gsd_text_printf(t, "%s\"%s\"", k ? ", " : "", dt->ns[k]);
+        gsd_text_printf(t, "]}\n");
+    }
     int any = 0;
     for (size_t i = 0; i < st->nhealth && i < st->inv->policy.nnodes; i++)
         if (!gsd_node_ready(&st->health[i]))
@@ -249,7 +294,7 @@ void gsd_whatif_snapshot(struct gsd_state *st, struct gsd_req *r)
         free(at);
         json_decref(j);
     }
-    cluster(&t, &st->inv->policy);
+    cluster(&t, st);
     if (st->cfg->policy_text)
         gsd_text_put(&t, st->cfg->policy_text, strlen(st->cfg->policy_text));
     podgroups(&t, st);

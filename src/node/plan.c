@@ -486,7 +486,7 @@ static int pod_prefer(const struct gs_plan *p, int i, const char *res, const cha
     for (int j = 0; j < k && n < size; j++)
         if ((left(&p->pods[i]) >> cards[j] & 1u) && in(ids[j], avail, navail) &&
             !in(ids[j], must, nmust))
-            snprintf(out[n++], GS_PLAN_ID_MAX, "%s", ids[j]);
+            snprintf(out[n++], GS_PLAN_ID_MAX, "%.*s", GS_PLAN_ID_MAX - 1, ids[j]);
     return n;
 }
 

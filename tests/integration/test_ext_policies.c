@@ -91,7 +91,7 @@ static void filter_bind(const struct daemon *d, const char *pod, const char *con
     const char *first = json_string_value(json_array_get(json_object_get(r, "NodeNames"), 0));
     if (!first)
         fail_msg("filter passes no node: %s", json_dumps(json_object_get(r, "FailedNodes"), 0));
-    snprintf(node, 64, "%s", first);
+    snprintf(node, 64, "%s", first ? first : "");
     json_decref(r);
     const char *to[] = {node};
     r = h_extender(d, "bind", pod, to, 1);

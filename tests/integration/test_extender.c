@@ -504,7 +504,7 @@ static void test_preempt(void **state)
 /* The card a one-card pod team-a/@name holds. */
 static int card_of(const char *name)
 {
-    char path[96];
+    char path[160];
     struct answer a;
     snprintf(path, sizeof(path), "/v1/pods/team-a/%s", name);
     assert_int_equal(h_call(&d, "GET", path, TOKEN_ADMIN, NULL, &a), 0);

@@ -219,27 +219,32 @@ static int pod_card(const struct daemon *d, const char *name)
 }
 
 /*
- * GET /v1/snapshot carries an unhealthy card as a cardFailures entry with its Xid, and its mode
- * history (empty now, it last ran a whole-card pod) in cardModes.cards; the continuation keeps
- * the failure: simulate --from-now leaves pod @waiting, which needs every card of
- * the node, pending as gpuschedd does.
+ * GET /v1/snapshot, checked to hold each of @want (NULL-terminated), continued by simulate
+ * --from-now for an hour with a 2-card T4 pod "later" of team-a arriving 1 s after the snapshot's
+ * now: the run's JSON (new reference).
  */
-static void snapshot_keeps_card(const struct daemon *d, int c, const char *waiting)
+static json_t *continued(const struct daemon *d, const char *const *want)
 {
     struct answer a;
-    char want[96], path[128], json[128];
+    char path[128], json[128], at[32];
     h_expect(d, "GET", "/v1/snapshot", TOKEN_ADMIN, NULL, 200, &a);
-    snprintf(want, sizeof(want), "{node: \"n-t4-0\", gpu: %d, at: ", c);
-    if (!strstr(a.body, want) || !strstr(a.body, ", xid: 92}"))
-        fail_msg("no cardFailures entry %s... xid: 92 in the snapshot: %s", want, a.body);
-    snprintf(want, sizeof(want), "{node: \"n-t4-0\", gpu: %d, mode: exclusive, since: ", c);
-    if (!strstr(a.body, "  cardModes:\n    cards:\n") || !strstr(a.body, want))
-        fail_msg("no cardModes.cards entry %s... in the snapshot: %s", want, a.body);
+    const char *now = strstr(a.body, "\n  now: ");
+    for (; *want; want++)
+        if (!now || !strstr(a.body, *want))
+            fail_msg("no \"%s\" in the snapshot: %s", *want, a.body);
     snprintf(path, sizeof(path), "%s/snap.yaml", d->dir);
     snprintf(json, sizeof(json), "%s/snap.json", d->dir);
     FILE *f = fopen(path, "w");
     assert_non_null(f);
     fputs(a.body, f);
+    json_t *pj = h_pod_json("team-a", "later", 2, 0);
+    h_annotate(pj, "gpusched.io/gpu-model", "T4");
+    snprintf(at, sizeof(at), "%lldus", strtoll(now + 8, NULL, 10) + 1000000);
+    h_annotate(pj, "sim.gpusched.io/arrival", at);
+    char *text = json_dumps(pj, JSON_COMPACT);
+    fprintf(f, "---\n%s\n", text);
+    free(text);
+    json_decref(pj);
     assert_int_equal(fclose(f), 0);
     h_answer_free(&a);
     const char *argv[] = {getenv("GPUSCHED_BIN"),
@@ -258,20 +263,42 @@ static void snapshot_keeps_card(const struct daemon *d, int c, const char *waiti
     if (r.status != 0)
         fail_msg("simulate --from-now: exit %d: %s", r.status, r.err);
     t_run_free(&r);
-    json_error_t e;
-    json_t *out = json_load_file(json, 0, &e), *p;
+    json_t *out = json_load_file(json, 0, NULL);
     assert_non_null(out);
-    size_t i, seen = 0;
+    return out;
+}
+
+/* Pod @name ("ns/name") of a simulate --json run. */
+static json_t *run_pod(json_t *out, const char *name)
+{
+    json_t *p;
+    size_t i;
     json_array_foreach(json_object_get(out, "pods"), i, p)
     {
-        const char *name = json_string_value(json_object_get(p, "name"));
-        if (name && !strcmp(name, waiting)) {
-            assert_string_equal(json_string_value(json_object_get(p, "state")), "pending");
-            seen++;
-        }
+        const char *n = json_string_value(json_object_get(p, "name"));
+        if (n && !strcmp(n, name))
+            return p;
     }
+    fail_msg("no pod %s in the continuation", name);
+    return NULL;
+}
+
+/*
+ * GET /v1/snapshot carries an unhealthy card as a cardFailures entry with its Xid, and its mode
+ * history (empty now, it last ran a whole-card pod) in cardModes.cards; the continuation keeps
+ * the failure: simulate --from-now leaves pod @waiting, which needs every card of
+ * the node, pending as gpuschedd does.
+ */
+static void snapshot_keeps_card(const struct daemon *d, int c, const char *waiting)
+{
+    char failed[96], mode[96];
+    snprintf(failed, sizeof(failed), "{node: \"n-t4-0\", gpu: %d, at: ", c);
+    snprintf(mode, sizeof(mode), "{node: \"n-t4-0\", gpu: %d, mode: exclusive, since: ", c);
+    const char *want[] = {failed, ", xid: 92}", "  cardModes:\n    cards:\n", mode, NULL};
+    json_t *out = continued(d, want);
+    assert_string_equal(json_string_value(json_object_get(run_pod(out, waiting), "state")),
+                        "pending");
     json_decref(out);
-    assert_int_equal(seen, 1);
 }
 
 static void test_xid(void **state)
@@ -407,6 +434,42 @@ static void cards_of_a_pair(const struct daemon *d, const char *name, char *card
     h_answer_free(&a);
 }
 
+/* The cards the continuation gives pod "later", "0,2" into @cards. */
+static void continued_pair(const struct daemon *d, const char *want, char *cards, size_t cap)
+{
+    const char *wants[] = {want, NULL};
+    json_t *out = continued(d, wants), *g;
+    size_t k, off = 0;
+    cards[0] = '\0';
+    json_array_foreach(json_object_get(run_pod(out, "team-a/later"), "gpus"), k, g) off +=
+        (size_t)snprintf(cards + off, cap - off, k ? ",%lld" : "%lld",
+                         (long long)json_integer_value(g));
+    json_decref(out);
+}
+
+/*
+ * The DaemonConfig's tenants reach the snapshot with the namespaces each owns: a pod of
+ * team-b-dev, which the DaemonConfig gives team-b, is team-b's in the continuation as in the
+ * daemon (no policy document says so: the simulator would make team-b-dev a tenant of its own).
+ */
+static void test_snapshot_tenants(void **state)
+{
+    (void)state;
+    struct daemon d;
+    assert_int_equal(h_setup(&d, NULL), 0);
+    d.manual_clock = 1;
+    assert_int_equal(h_start(&d), 0);
+    json_decref(h_submit(&d, NULL, h_pod("team-b-dev", "dev", 1, 0), 201));
+    const char *want[] = {"    - {name: \"team-b\", namespaces: [\"team-b\", \"team-b-dev\"]}\n",
+                          NULL};
+    json_t *out = continued(&d, want);
+    assert_string_equal(
+        json_string_value(json_object_get(run_pod(out, "team-b-dev/dev"), "tenant")), "team-b");
+    json_decref(out);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 /* Registration bodies for the 4-card T4 box: its cards bridged in pairs (0,2) and (1,3). */
 #define T4_GPU(i, pair) "{\"index\": " #i ", \"pcieDomain\": " #pair ", \"nvlinkGroup\": " #pair "}"
 #define T4_REG(gpu1, edge)                                                                         \
@@ -429,6 +492,8 @@ static void test_registered_topology(void **state)
     start(&d, NULL);
     cards_of_a_pair(&d, "before", cards, sizeof(cards));
     assert_string_equal(cards, "0,1");
+    continued_pair(&d, "{name: \"n-t4-0\", template: \"", cards, sizeof(cards));
+    assert_string_equal(cards, "0,1");
     const char *path = "/v1/nodes/n-t4-0/register";
     h_expect(&d, "POST", path, TOKEN_NODE, T4_REG(T4_GPU(1, 99), "[0, 2, 4]"), 400, &a);
     assert_string_equal(json_string_value(json_object_get(a.json, "field")), "topology.gpus[1]");
@@ -447,6 +512,9 @@ static void test_registered_topology(void **state)
     assert_int_equal(h_start(&d), 0);
     cards_of_a_pair(&d, "restarted", cards, sizeof(cards));
     assert_string_equal(cards, "0,2");
+    /* the snapshot carries it as the node's own template: a continuation places as the daemon */
+    continued_pair(&d, "{name: \"n-t4-0\", template: \"reported-2\"}", cards, sizeof(cards));
+    assert_string_equal(cards, "0,2");
     h_expect(&d, "GET", "/v1/nodes/n-t4-0", TOKEN_ADMIN, NULL, 200, &a); /* what it registered */
     json_t *nv =
         json_object_get(json_object_get(json_object_get(a.json, "agent"), "topology"), "nvlinks");
@@ -464,6 +532,7 @@ int main(void)
         cmocka_unit_test(test_system_clock),
         cmocka_unit_test(test_xid),
         cmocka_unit_test(test_registered_topology),
+        cmocka_unit_test(test_snapshot_tenants),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -49,7 +49,13 @@ static const char policy[] = "apiVersion: gpu.example.com/v1\n"
                              "apiVersion: scheduling.k8s.io/v1\n"
                              "kind: PriorityClass\n"
                              "metadata: {name: high}\n"
-                             "value: 1000\n";
+                             "value: 1000\n"
+                             "---\n"
+                             "apiVersion: scheduling.k8s.io/v1\n"
+                             "kind: PriorityClass\n"
+                             "metadata: {name: polite}\n"
+                             "value: 1000\n"
+                             "preemptionPolicy: Never\n";
 
 static json_t *spec_of(json_t *pod)
 {
@@ -411,6 +417,77 @@ static void test_not_ours(void **state)
     h_cleanup(&d);
 }
 
+/* Pod @name of team-a, @gpus cards, of PriorityClass @cls, saying preemptionPolicy @preempt. */
+static json_t *classed(const char *name, int gpus, const char *cls, const char *preempt)
+{
+    json_t *p = h_pod_json("team-a", name, gpus, 0);
+    json_object_set_new(spec_of(p), "priorityClassName", json_string(cls));
+    json_object_set_new(spec_of(p), "preemptionPolicy", json_string(preempt));
+    return p;
+}
+
+/* The PodSpec fields that change scheduling in Kubernetes: activeDeadlineSeconds ends the pod on
+ * the manual clock, overhead counts with its requests, preemptionPolicy: Never keeps a pod from
+ * preempting and must be its class's; schedulingGates, resourceClaims and host ports are refused
+ * naming the field, an empty list of gates is not. */
+static void test_run_fields(void **state)
+{
+    (void)state;
+    struct daemon d;
+    assert_int_equal(h_setup(&d, NULL), 0);
+    d.manual_clock = 1;
+    assert_int_equal(h_policy(&d, policy), 0);
+    assert_int_equal(h_start(&d), 0);
+    json_t *p = h_pod_json("team-a", "dl", 1, 0);
+    json_object_set_new(spec_of(p), "activeDeadlineSeconds", json_integer(600));
+    json_decref(post(&d, p, 201));
+    h_request(&d, "POST", "/v1/clock", TOKEN_ADMIN, "{\"advance_seconds\": 599}", 200);
+    pod_is(&d, "team-a", "dl", "running", NULL);
+    h_request(&d, "POST", "/v1/clock", TOKEN_ADMIN, "{\"advance_seconds\": 1}", 200);
+    h_request(&d, "GET", "/v1/pods/team-a/dl", TOKEN_ADMIN, NULL, 404); /* ended, gone */
+
+    p = h_pod_json("team-a", "oh", 1, 0);
+    json_object_set_new(spec_of(p), "overhead", json_pack("{s:s}", "memory", "800Gi"));
+    json_decref(post(&d, p, 201));
+    pod_is(&d, "team-a", "oh", "pending", "no node has 820224 MiB of memory, the most is 786432");
+
+    /* both A100 boards full of team-a's pods of no class: a pod of preemptionPolicy: Never
+     * waits, one of PreemptLowerPriority takes a board; either must be its class's */
+    for (int i = 0; i < 2; i++) {
+        char name[8];
+        snprintf(name, sizeof(name), "f%d", i);
+        json_decref(post(&d, h_pod_json("team-a", name, 8, 0), 201));
+    }
+    json_decref(post(&d, classed("never", 8, "polite", "Never"), 201));
+    pod_is(&d, "team-a", "never", "pending", NULL);
+    h_request(&d, "DELETE", "/v1/pods/team-a/never", TOKEN_ADMIN, NULL, 200);
+    json_decref(post(&d, classed("may", 8, "high", "PreemptLowerPriority"), 201));
+    pod_is(&d, "team-a", "may", "running", NULL);
+    refused(&d, classed("pp", 1, "high", "Never"), "spec.preemptionPolicy",
+            "spec.preemptionPolicy Never differs from PreemptLowerPriority, what PriorityClass "
+            "high gives");
+    refused(&d, classed("pq", 1, "polite", "PreemptLowerPriority"), "spec.preemptionPolicy",
+            "spec.preemptionPolicy PreemptLowerPriority differs from Never, what PriorityClass "
+            "polite gives");
+
+    p = h_pod_json("team-a", "g0", 1, 0);
+    json_object_set_new(spec_of(p), "schedulingGates", json_pack("[{s:s}]", "name", "wait"));
+    refused(&d, p, "spec.schedulingGates", "a gated pod waits until its gates are removed");
+    p = h_pod_json("team-a", "g1", 1, 0);
+    json_object_set_new(spec_of(p), "schedulingGates", json_array());
+    json_decref(post(&d, p, 201));
+    p = h_pod_json("team-a", "c0", 1, 0);
+    json_object_set_new(spec_of(p), "resourceClaims",
+                        json_pack("[{s:s, s:s}]", "name", "gpu", "resourceClaimName", "c"));
+    refused(&d, p, "spec.resourceClaims", "Dynamic Resource Allocation");
+    p = h_pod_json("team-a", "h0", 1, 0);
+    json_object_set_new(json_array_get(json_object_get(spec_of(p), "containers"), 0), "ports",
+                        json_pack("[{s:i, s:i}]", "containerPort", 80, "hostPort", 8080));
+    refused(&d, p, "spec.containers[0].ports[0].hostPort", "a host port");
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 static void test_policy_not_run(void **state)
 {
     (void)state;
@@ -535,6 +612,7 @@ int main(void)
         cmocka_unit_test(test_names_that_give_nothing),
         cmocka_unit_test(test_policy_not_run),
         cmocka_unit_test(test_not_ours),
+        cmocka_unit_test(test_run_fields),
         cmocka_unit_test(test_free_cards_spread_thin),
         cmocka_unit_test(test_nvlink_pair_without_tier),
         cmocka_unit_test(test_elastic_podgroup),

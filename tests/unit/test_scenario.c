@@ -619,6 +619,10 @@ static const struct bad bads[] = {
      "---\n" SIM_HDR "spec:\n  nodeFailures:\n  - {node: n1, at: 1h, restore: 3h}\n"
      "  - {node: n1, at: 2h}\n",
      -EINVAL, ":13:5: ", "nodeFailures: node n1 is down then already (", 1},
+    {SIM_HDR "spec:\n  tenants:\n  - {name: t}\n", -EINVAL,
+     ":6:5: ", "tenants[0] needs name and namespaces", 0},
+    {SIM_HDR "spec:\n  tenants:\n  - {name: t, namespaces: [a b]}\n", -EINVAL,
+     ":6:28: ", "namespaces[] may hold letters", 0},
     {SIM_HDR "spec:\n  cardFailures:\n  - {node: n1, at: 1h}\n", -EINVAL,
      ":6:5: ", "cardFailures[0] needs gpu (the card's index on its node)", 0},
     {SIM_HDR "spec:\n  cardFailures:\n  - {node: n1, at: 1h, gpu: 99}\n", -EINVAL,
@@ -682,6 +686,26 @@ static const struct bad bads[] = {
      0},
     {POD_HDR "spec:\n  tolerations: [{key: k, operator: Exists}]\n  containers: [{name: m}]\n",
      -EINVAL, ":5:16: ", "spec.tolerations is not interpreted: refused rather than ignored", 0},
+    {POD_HDR "spec:\n  schedulingGates: [{name: g}]\n  containers: [{name: m}]\n", -EINVAL,
+     ":5:20: ",
+     "spec.schedulingGates is not interpreted: a gated pod waits until its gates are removed", 0},
+    {POD_HDR "spec:\n  resourceClaims: [{name: gpu, resourceClaimName: c}]\n"
+             "  containers: [{name: m}]\n",
+     -EINVAL, ":5:19: ", "spec.resourceClaims is not interpreted (Dynamic Resource Allocation)", 0},
+    {POD_HDR "spec:\n  containers:\n  - name: m\n    resources:\n      claims: [{name: gpu}]\n",
+     -EINVAL, ":8:15: ", "resources.claims (Dynamic Resource Allocation) is not interpreted", 0},
+    {POD_HDR
+     "spec:\n  containers:\n  - name: m\n    ports: [{containerPort: 80, hostPort: 8080}]\n",
+     -EINVAL, ":7:43: ", "a host port (hostPort, or a port under spec.hostNetwork)", 0},
+    {POD_HDR "spec:\n  hostNetwork: true\n  containers:\n  - name: m\n    ports: [{containerPort: "
+             "80}]\n",
+     -EINVAL, ":8:13: ", "a host port (hostPort, or a port under spec.hostNetwork)", 0},
+    {POD_HDR "spec:\n  overhead: {nvidia.com/gpu: 1}\n  containers: [{name: m}]\n", -EINVAL,
+     ":5:14: ", "spec.overhead: nvidia.com/gpu is not a pod overhead (cpu, memory)", 0},
+    {POD_HDR "spec:\n  activeDeadlineSeconds: 0\n  containers: [{name: m}]\n", -EINVAL,
+     ":5:26: ", "spec.activeDeadlineSeconds must be in 1..4294967295", 0},
+    {POD_HDR "spec:\n  preemptionPolicy: Sometimes\n  containers: [{name: m}]\n", -EINVAL,
+     ":5:21: ", "spec.preemptionPolicy", 0},
     {POD_HDR "spec: {schedulerName: volcano, containers: [{name: m}]}\n", -EINVAL, ":1:1: ",
      "spec.schedulerName \"volcano\" names another scheduler: this one is default-scheduler", 1},
     {POD_META "  labels: {bad_: x}\nspec: {containers: [{name: m}]}\n", -EINVAL,
@@ -1261,7 +1285,9 @@ static void test_pod_parse_json(void **state)
         "\"scheduling.volcano.sh/queue-name\": \"q\"}}, \"spec\": {\"priorityClassName\": "
         "\"hi\", \"containers\": [{\"name\": \"m\", \"resources\": {\"limits\": "
         "{\"nvidia.com/gpu\": 1, \"nvidia.com/gpumem\": \"20k\", \"cpu\": \"2e0\", "
-        "\"memory\": \"1Pi\"}}}]}}";
+        "\"memory\": \"1Pi\"}}}], \"activeDeadlineSeconds\": 600, \"preemptionPolicy\": "
+        "\"Never\", \"overhead\": {\"cpu\": \"250m\", \"memory\": \"120Mi\"}, "
+        "\"schedulingGates\": [], \"hostNetwork\": false}}";
     gs_diag_init(&d);
     if (gs_pod_parse("body", ok, strlen(ok), 1, &p, field, sizeof(field), &d))
         fail_msg("%s (%s)", d.msg, field);
@@ -1276,6 +1302,10 @@ static void test_pod_parse_json(void **state)
     assert_int_equal(p.containers[0].memory_mib, 1LL << 30);
     assert_int_equal(p.model_mask, (1u << gs_catalog_find("A100-SXM4-80GB", -1)) |
                                        (1u << gs_catalog_find("H100-SXM5-80GB", -1)));
+    assert_int_equal(p.deadline_us, 600000000);
+    assert_int_equal(p.preemption, 2);
+    assert_int_equal(p.overhead_cpu_milli, 250);
+    assert_int_equal(p.overhead_memory_mib, 120);
     /* refusals name the field, and the place in the text */
     static const struct {
         const char *text, *field;
@@ -1286,6 +1316,12 @@ static void test_pod_parse_json(void **state)
         {"{\"metadata\": {\"name\": \"p\", \"annotations\": {\"gpusched.io/gpu-model\": "
          "\"B9000\"}}, \"spec\": {\"containers\": [{\"name\": \"m\"}]}}",
          "metadata.annotations.gpusched.io/gpu-model"},
+        {"{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"schedulingGates\": [{\"name\": "
+         "\"g\"}], \"containers\": [{\"name\": \"m\"}]}}",
+         "spec.schedulingGates"},
+        {"{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"containers\": [{\"name\": \"m\", "
+         "\"ports\": [{\"containerPort\": 80, \"hostPort\": 8080}]}]}}",
+         "spec.containers[0].ports[0].hostPort"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         gs_diag_init(&d);

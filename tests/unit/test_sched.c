@@ -259,8 +259,8 @@ static void check_fits_without(struct gs_sched *s, const struct gs_pod_req *p,
                                const struct gs_pod_req *reqs, const struct gs_placement *pls,
                                int nlive, int k, uint64_t pick)
 {
-    struct gs_pod_req gone[64];
-    struct gs_placement at[64];
+    struct gs_pod_req gone[64] = {0};
+    struct gs_placement at[64] = {0};
     struct gs_diag d;
     size_t n = 0;
     for (int i = 0; i < nlive && n < 64; i++)

@@ -643,6 +643,62 @@ static void test_backfill_uses_spare_cards(void **state)
     gs_scenario_free(s);
 }
 
+/* activeDeadlineSeconds: a run ends at its deadline from its start when its work is not done by
+ * then (DeadlineExceeded), a pod without a duration too; one done first ends when it is done. */
+static void test_active_deadline(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    node(s, "n1", "az-1", tmpl(s, "t4", 4, 0));
+    pod(s, "ns", "capped", 1, 0, 1000)->deadline_us = 100 * S;
+    pod(s, "ns", "open", 1, 0, -1)->deadline_us = 50 * S;
+    pod(s, "ns", "done", 1, 0, 30)->deadline_us = 100 * S;
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    assert_int_equal(find(t, "capped")->end_us, 100 * S);
+    assert_non_null(strstr(find(t, "capped")->reason, "DeadlineExceeded"));
+    assert_int_equal(find(t, "open")->end_us, 50 * S);
+    assert_int_equal(find(t, "done")->end_us, 30 * S);
+    assert_null(find(t, "done")->reason);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
+/* Backfill reads a deadline as the pod's walltime: a pod whose run is capped before the head's
+ * promised start backfills, however long its work. */
+static void test_backfill_reads_deadline(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    node(s, "n1", "az-1", tmpl(s, "t4", 4, 0));
+    pod(s, "ns", "running", 2, 0, 100);
+    pod(s, "ns", "head", 4, 1, 100);
+    pod(s, "ns", "capped", 1, 2, 500)->deadline_us = 50 * S; /* ends by 52 < 100 */
+    pod(s, "ns", "long", 1, 3, 500);
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    assert_int_equal(find(t, "capped")->start_us, 2 * S);
+    assert_int_equal(find(t, "capped")->end_us, 52 * S);
+    assert_int_equal(find(t, "head")->start_us, 100 * S);
+    assert_true(find(t, "long")->start_us >= 200 * S);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
+/* spec.overhead counts with the containers' requests: 1 GiB asked plus 1023 GiB of overhead fits
+ * the node's 1 TiB with nothing else, so a second such pod waits. */
+static void test_overhead_counts(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    node(s, "n1", "az-1", tmpl(s, "t4", 4, 0));
+    pod(s, "ns", "a", 1, 0, 100)->overhead_memory_mib = 1023 * 1024;
+    pod(s, "ns", "b", 1, 1, 100)->overhead_memory_mib = 1023 * 1024;
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    assert_int_equal(find(t, "a")->start_us, 0);
+    assert_int_equal(find(t, "b")->start_us, 100 * S);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
 /* Same scenario, same JSON, byte for byte. */
 static void test_deterministic_json(void **state)
 {
@@ -949,6 +1005,20 @@ static void test_never_preempts(void **state)
     t = run(s, GS_WAY_FULL);
     assert_int_equal(find(t, "low")->preemptions, 1);
     assert_int_equal(find(t, "polite")->start_us, 10 * S);
+    gs_tsim_free(t);
+    /* ... unless it says preemptionPolicy: Never itself: then its class must say so too */
+    s->pods[1].preemption = 2;
+    t = run(s, GS_WAY_FULL);
+    assert_int_equal(find(t, "polite")->state, GS_POD_REJECTED);
+    assert_non_null(strstr(find(t, "polite")->reason, "spec.preemptionPolicy Never differs"));
+    gs_tsim_free(t);
+    /* a class of an API server's, not in the policy: the pod's word is taken */
+    snprintf(s->pods[1].priority_class, GS_SCN_NAME_MAX, "cluster-high");
+    s->pods[1].priority = 100;
+    s->pods[1].has_priority = 1;
+    t = run(s, GS_WAY_FULL);
+    assert_int_equal(find(t, "low")->preemptions, 0);
+    assert_int_equal(find(t, "polite")->start_us, 100 * S);
     gs_tsim_free(t);
     gs_scenario_free(s);
 }
@@ -2127,6 +2197,9 @@ int main(void)
         cmocka_unit_test(test_gpuquota_reason),
         cmocka_unit_test(test_backfill_keeps_head),
         cmocka_unit_test(test_backfill_uses_spare_cards),
+        cmocka_unit_test(test_active_deadline),
+        cmocka_unit_test(test_backfill_reads_deadline),
+        cmocka_unit_test(test_overhead_counts),
         cmocka_unit_test(test_deterministic_json),
         cmocka_unit_test(test_waterfill),
         cmocka_unit_test(test_profile_overrides),

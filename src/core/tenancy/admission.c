@@ -145,6 +145,7 @@ static int32_t priority_of(const struct gs_tenancy *t, const struct gs_pod_spec 
 {
     const struct gs_policy *pol = t->pol;
     const struct gs_priority_class_spec *c = class_of(pol, sp->priority_class);
+    *never = sp->preemption == 2;    /* what an API server's Priority admission wrote, if it did */
     if (!c && sp->priority_class[0]) /* a class of the API server's, not ours: its value */
         return sp->priority;
     if (!c && group >= 0)
@@ -160,7 +161,7 @@ static int32_t priority_of(const struct gs_tenancy *t, const struct gs_pod_spec 
     for (size_t i = 0; !c && i < pol->npriority_classes; i++)
         if (pol->priority_classes[i].global_default)
             c = &pol->priority_classes[i];
-    *never = c && c->never_preempt;
+    *never = *never || (c && c->never_preempt);
     return c ? c->value : 0;
 }
 
@@ -446,8 +447,10 @@ static int containers(const struct gs_policy *pol, const struct gs_pod_spec *sp,
             return -1;
     sum->gpu = effective_of(&e, E_GPU);
     sum->gpu_shared = effective_of(&e, E_SHARED);
-    sum->cpu_milli = effective_of(&e, E_CPU);
-    sum->memory_mib = effective_of(&e, E_MEMORY);
+    /* RuntimeClass overhead: kube-scheduler and ResourceQuota count it, LimitRange does not
+     * (kubernetes.io/docs/concepts/scheduling-eviction/pod-overhead) */
+    sum->cpu_milli = effective_of(&e, E_CPU) + sp->overhead_cpu_milli;
+    sum->memory_mib = effective_of(&e, E_MEMORY) + sp->overhead_memory_mib;
     if (effective_of(&e, E_MIG) > 1) {
         gs__say(why, size,
                 "nvidia.com/mig-%s: the pod's containers hold more than one MIG instance at once; "
@@ -994,7 +997,9 @@ static uint64_t static_shape(const struct rpod *p)
  * Kubernetes' Priority admission (kubernetes.io/docs/concepts/scheduling-eviction/pod-priority-
  * preemption): a pod's spec.priority, when it gives one, is the value of its PriorityClass, or of
  * the globalDefault class (else 0) when it names none: a pod cannot rank itself. A class the
- * policy lacks is refused unless spec.priority says what an API server made of it.
+ * policy lacks is refused unless spec.priority says what an API server made of it. Its
+ * spec.preemptionPolicy, when given, is likewise its class's (else PreemptLowerPriority): the
+ * admission plugin refuses another; a class the policy lacks takes the pod's word for it.
  */
 static int priority_refused(const struct gs_policy *pol, const struct gs_pod_spec *sp, char *why,
                             size_t size, const char **field)
@@ -1007,6 +1012,17 @@ static int priority_refused(const struct gs_policy *pol, const struct gs_pod_spe
     for (size_t i = 0; !c && !sp->priority_class[0] && i < pol->npriority_classes; i++)
         if (pol->priority_classes[i].global_default)
             c = &pol->priority_classes[i];
+    int never = c && c->never_preempt;
+    if (sp->preemption && !(sp->priority_class[0] && !c) && (sp->preemption == 2) != never) {
+        *field = "spec.preemptionPolicy";
+        return gs__say(why, size,
+                       "spec.preemptionPolicy %s differs from %s, what %s%s gives: a pod's "
+                       "preemptionPolicy comes from its PriorityClass",
+                       sp->preemption == 2 ? "Never" : "PreemptLowerPriority",
+                       never ? "Never" : "PreemptLowerPriority",
+                       c ? "PriorityClass " : "no PriorityClass", c ? c->name : ""),
+               1;
+    }
     int32_t want = c ? c->value : 0;
     if (!sp->has_priority || sp->priority == want || (sp->priority_class[0] && !c))
         return 0;

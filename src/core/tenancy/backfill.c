@@ -41,7 +41,8 @@ int gs__tn_late(const struct gs_tenancy *t, const struct rpod *p)
     const struct rpod *h = t->head >= 0 ? &t->pods[t->head] : NULL;
     if (!h || p == h || p->level < h->level || (p->level == h->level && gs__tn_before(p, h)))
         return 0;
-    return p->sp->duration_us == GS_UNSET || t->now + p->sp->duration_us > t->shadow_t;
+    int64_t w = gs__tn_walltime(p->sp);
+    return w == GS_UNSET || t->now + w > t->shadow_t;
 }
 
 /*
@@ -93,17 +94,20 @@ int gs__tn_probe_held(struct gs_tenancy *t, const struct rpod *p, size_t node,
         return 0;
     const struct rpod *h = &t->pods[t->head];
     int64_t in_s = t->shadow_t > t->now ? (t->shadow_t - t->now + 999999) / 1000000 : 0;
-    if (p->sp->duration_us == GS_UNSET)
+    int64_t w = gs__tn_walltime(p->sp);
+    if (w == GS_UNSET)
         gs__say(why, size,
                 "held for %s/%s, which waits ahead in the queue and can start here in %lld s; "
-                "this pod declares no run time (sim.gpusched.io/duration), so it could delay it",
+                "this pod declares no run time (sim.gpusched.io/duration or "
+                "activeDeadlineSeconds), so it could delay it",
                 h->sp->ns, h->sp->name, (long long)in_s);
     else
         gs__say(why, size,
                 "held for %s/%s, which waits ahead in the queue and can start here in %lld s; "
-                "this pod's run time (sim.gpusched.io/duration) of %lld s would delay it",
+                "this pod's run time (%s) of %lld s would delay it",
                 h->sp->ns, h->sp->name, (long long)in_s,
-                (long long)((p->sp->duration_us + 999999) / 1000000));
+                w == p->sp->duration_us ? "sim.gpusched.io/duration" : "activeDeadlineSeconds",
+                (long long)((w + 999999) / 1000000));
     return 1;
 }
 

@@ -49,6 +49,9 @@ struct unit {
     /* @pod's gang (-1 none) and queue, and the cards it holds on the node searched (a pod of no
      * gang): what the search reads of it later, kept so as not to read its record again */
     int32_t gang, queue, cards;
+    int32_t here, held; /* on the node searched (units_here()): the pods a trial takes off and
+                         * the cards they hold */
+    int32_t slot;       /* a pod alone met in the node's list (struct vnode): its place; else -1 */
 };
 
 /*
@@ -68,7 +71,8 @@ struct vpod {
 struct valone {
     int64_t milli, start, seq;
     int32_t cards;
-    int32_t readmitted; /* evicted before: its readmission grace applies */
+    int32_t readmitted;    /* evicted before: its readmission grace applies */
+    int64_t lost, lost_at; /* the work it would lose, worked out at @lost_at (none: INT64_MIN) */
 };
 
 struct pick {
@@ -152,7 +156,8 @@ static struct unit pod_unit(const struct rpod *p, const struct vpod *c, const st
                          .seq = a->seq,
                          .gang = c->group,
                          .queue = c->queue,
-                         .cards = a->cards};
+                         .cards = a->cards,
+                         .slot = -1};
 }
 
 /* Would @p's queue go past its deserved share with it? */
@@ -173,8 +178,11 @@ static struct unit unit_of(const struct gs_tenancy *t, const struct rpod *p, int
     const struct rpod *v = &t->pods[pod];
     struct unit u =
         pod_unit(p, &(struct vpod){pod, v->prio, v->tenant, v->queue, v->group, 0, 0, 0},
-                 &(struct valone){v->milli, v->start, v->seq, __builtin_popcount(v->mask), 0}, mode,
-                 guarantee);
+                 &(struct valone){.milli = v->milli,
+                                  .start = v->start,
+                                  .seq = v->seq,
+                                  .cards = __builtin_popcount(v->mask)},
+                 mode, guarantee);
     if (extras_of(t, v) > 0) { /* it goes alone, before any victim that is not such a member */
         u.group = v->group;
         u.prio = INT32_MIN;
@@ -263,16 +271,21 @@ struct gway {
 };
 
 struct gunit {
-    uint64_t lost_stamp;
-    int64_t lost;
+    /* The work the gang would lose, worked out at @lost_at: it holds for every search at that
+     * time (a member's progress by then is what it is) until a member starts or stops. */
+    int64_t lost, lost_at;
+    int lost_kept;
     uint32_t next; /* the way written next when none is free */
     struct gway w[GS_GUNIT_WAYS];
 };
 
 void gs__tn_gang_changed(struct gs_tenancy *t, int32_t group)
 {
-    for (int k = 0; group >= 0 && (size_t)group < t->capgunits && k < GS_GUNIT_WAYS; k++)
+    if (group < 0 || (size_t)group >= t->capgunits)
+        return;
+    for (int k = 0; k < GS_GUNIT_WAYS; k++)
         t->gunits[group].w[k].valid = 0;
+    t->gunits[group].lost_kept = 0;
 }
 
 /* Were @w's reclaim units worked out with the queues over their shares as they are now? Of the
@@ -347,18 +360,66 @@ static struct unit gang_unit(struct gs_tenancy *t, const struct rpod *p, int32_t
     return u;
 }
 
-/* unit_lost(), a gang's once per search. */
+/* unit_lost(), a gang's once per time it is asked at. */
 static int64_t unit_lost_once(struct gs_tenancy *t, const struct unit *u)
 {
     int32_t group = u->gang;
     if (u->group >= 0 || group < 0 || (size_t)group >= t->capgunits)
         return unit_lost(t, u);
     struct gunit *g = &t->gunits[group];
-    if (g->lost_stamp != t->vsearch) {
+    if (!g->lost_kept || g->lost_at != t->now) {
         g->lost = unit_lost(t, u);
-        g->lost_stamp = t->vsearch;
+        g->lost_at = t->now;
+        g->lost_kept = 1;
     }
     return g->lost;
+}
+
+/*
+ * A search's gang units at hand: the unit gunit_current() gave for a gang and the work it would
+ * lose, kept for the rest of the search by gang (direct-mapped; a gang meeting another's entry is
+ * looked up in its gunit again). Within a search neither changes (see gunit_current()), and a
+ * gang has members on many of the nodes visited: the gunit, far from the node's pods, is then
+ * read once, not on every node.
+ */
+#define GS_GMEMO 256
+
+struct gmemo {
+    int32_t group[GS_GMEMO]; /* -1 empty */
+    int32_t other[GS_GMEMO];
+    int64_t lost[GS_GMEMO]; /* -1 not yet worked out */
+    struct unit u[GS_GMEMO];
+};
+
+static void gmemo_clear(struct gmemo *m)
+{
+    memset(m->group, 0xff, sizeof(m->group));
+}
+
+static const struct unit *gmemo_find(const struct gmemo *m, int32_t group, int other)
+{
+    size_t k = (size_t)group & (GS_GMEMO - 1);
+    return m->group[k] == group && m->other[k] == other ? &m->u[k] : NULL;
+}
+
+static void gmemo_put(struct gmemo *m, int32_t group, int other, const struct unit *u)
+{
+    size_t k = (size_t)group & (GS_GMEMO - 1);
+    m->group[k] = group;
+    m->other[k] = other;
+    m->lost[k] = -1;
+    m->u[k] = *u;
+}
+
+/* unit_lost_once() through the memo: a gang's work lost is worked out once per search. */
+static int64_t unit_lost_memo(struct gs_tenancy *t, struct gmemo *m, const struct unit *u)
+{
+    size_t k = (size_t)u->gang & (GS_GMEMO - 1);
+    if (u->group >= 0 || u->gang < 0 || m->group[k] != u->gang)
+        return unit_lost_once(t, u);
+    if (m->lost[k] < 0)
+        m->lost[k] = unit_lost_once(t, u);
+    return m->lost[k];
 }
 
 static int unit_less(const struct unit *a, const struct unit *b)
@@ -432,7 +493,7 @@ static struct unit alone_unit(const struct gs_tenancy *t, const struct rpod *p,
 /* Eligible units with a pod on @node, in no order and without the work they would lose (see
  * sort_units()); the count. A gang is worked out once per node. */
 static size_t node_units(struct gs_tenancy *t, const struct rpod *p, size_t node,
-                         enum evict_mode mode, int guarantee, struct unit *out)
+                         enum evict_mode mode, int guarantee, struct gmemo *memo, struct unit *out)
 {
     int32_t groups[GS_GPUS_MAX * 4];
     const struct vnode *vn = &t->vpods[node];
@@ -447,6 +508,7 @@ static size_t node_units(struct gs_tenancy *t, const struct rpod *p, size_t node
         const struct vpod *c = i < vn->n && vn->v[i].pod == vid ? &vn->v[i] : NULL;
         if (c && c->group < 0) { /* alone: eligible() or not, its record unread */
             struct unit a = alone_unit(t, p, c, &vn->a[i], mode, guarantee);
+            a.slot = (int32_t)i;
             if (a.pod >= 0)
                 out[n++] = a;
             continue;
@@ -456,9 +518,11 @@ static size_t node_units(struct gs_tenancy *t, const struct rpod *p, size_t node
             g++;
         if (c && c->group >= 0 && g < ng)
             continue; /* its gang is a unit here already */
+        int other = c && c->tenant != p->tenant;
         const struct gunit *gu = c && (size_t)c->group < t->capgunits ? &t->gunits[c->group] : NULL;
-        const struct unit *kept =
-            gu ? gunit_current(t, gu, p, mode, guarantee, c->tenant != p->tenant) : NULL;
+        const struct unit *kept = gu ? gmemo_find(memo, c->group, other) : NULL;
+        if (gu && !kept && (kept = gunit_current(t, gu, p, mode, guarantee, other)))
+            gmemo_put(memo, c->group, other, kept);
         struct unit u;
         if (kept) {
             u = *kept; /* a gang (not alone: gang_unit() made it) met on another node */
@@ -488,11 +552,20 @@ static size_t node_units(struct gs_tenancy *t, const struct rpod *p, size_t node
 
 /* Each unit's work lost, then the units in eviction order (unit_less(): a total order, seq
  * being unique, so the order does not depend on how they were found). */
-static void sort_units(struct gs_tenancy *t, struct unit *u, size_t n)
+static void sort_units(struct gs_tenancy *t, struct gmemo *memo, size_t node, struct unit *u,
+                       size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         struct unit x = u[i];
-        x.lost = unit_lost_once(t, &x);
+        struct valone *a = x.slot >= 0 ? &t->vpods[node].a[x.slot] : NULL;
+        if (!a) {
+            x.lost = unit_lost_memo(t, memo, &x);
+        } else if (a->lost_at == t->now) { /* a pod alone: as a search at this time found */
+            x.lost = a->lost;
+        } else {
+            a->lost = x.lost = unit_lost(t, &x);
+            a->lost_at = t->now;
+        }
         size_t k = i;
         for (; k > 0 && unit_less(&x, &u[k - 1]); k--)
             u[k] = u[k - 1];
@@ -506,10 +579,34 @@ static int fits(struct gs_tenancy *t, const struct rpod *p, size_t node)
     return gs_fleet_fit(t->fleet, node, &p->fit, &c) == GS_FIT_OK;
 }
 
+/* The pods of the units in @use on @node into @off (units_here() counted them, and try_set()
+ * that they fit): from the node's own pod list (@own, when it is whole), else in the fleet's order,
+ * which taking them off and putting them back in reverse keeps. */
+static size_t units_off(const struct gs_tenancy *t, size_t node, const struct unit *u, uint64_t use,
+                        size_t n, int own, int32_t *off)
+{
+    const struct vnode *vn = &t->vpods[node];
+    own &= vn->ok;
+    size_t k = 0, np = own ? vn->n : gs_fleet_pod_count(t->fleet, node);
+    for (size_t i = 0; i < n; i++) {
+        if (!(use & (1ull << i)))
+            continue;
+        int32_t group = u[i].group >= 0 ? -1 : u[i].gang;
+        for (size_t s = 0; s < np; s++) {
+            int32_t pod = own ? vn->v[s].pod : gs_fleet_pod_at(t->fleet, node, s);
+            int32_t g = group < 0 ? -1 : own ? vn->v[s].group : t->pods[pod].group;
+            if (pod == u[i].pod || (group >= 0 && g == group))
+                off[k++] = pod;
+        }
+    }
+    return k;
+}
+
 /*
  * A trial: would @p fit on @node without the pods there of the units in @use (bit i = units[i])?
- * Whole-card requests are answered by the fleet without changes to it; others by taking the pods
- * off and putting them back. Reclaim may not take a queue below its deserved share, counting
+ * Whole-card requests are answered by the fleet without changes to it, after a bound (free cards
+ * and the cards of the pods taken off) that rules most sets out unasked; others by taking the
+ * pods off and putting them back. Reclaim may not take a queue below its deserved share, counting
  * every unit of the set, nor may priority preemption across queues for a pod whose own queue
  * would go past its share. 1 fits, 0 not, -ENOMEM.
  */
@@ -517,35 +614,33 @@ static int try_set(struct gs_tenancy *t, const struct rpod *p, size_t node, cons
                    uint64_t use, size_t n, enum evict_mode mode)
 {
     int32_t off[GS_GPUS_MAX * 4];
-    size_t k = 0, np = gs_fleet_pod_count(t->fleet, node);
+    size_t k = 0;
+    int64_t cards = gs_fleet_node_free_cards(t->fleet, node);
     int past = mode == EVICT_PREEMPT && past_deserved(t, p);
     for (size_t i = 0; i < n; i++) {
         if (!(use & (1ull << i)))
             continue;
-        int32_t q = u[i].queue, group = u[i].gang;
+        int32_t q = u[i].queue;
         int64_t taken = 0, alone = 0;
         for (size_t j = 0; j <= i; j++) {
             if ((use & (1ull << j)) && u[j].queue == q)
                 taken += u[j].milli;
             alone += (use & (1ull << j)) && u[i].group >= 0 && u[j].group == u[i].group;
         }
-        if (u[i].group >= 0) { /* an elastic gang's member alone: the gang keeps minMember */
-            if (alone > extras_of(t, &t->pods[u[i].pod]))
-                return 0;
-            group = -1;
-        }
+        if (u[i].group >= 0 && alone > extras_of(t, &t->pods[u[i].pod]))
+            return 0; /* an elastic gang's member alone: the gang keeps minMember */
         if ((mode == EVICT_RECLAIM || (past && u[i].guarded)) &&
             t->q_used[q] - taken < t->q_deserved[q])
             return 0;
-        for (size_t s = 0; s < np; s++) {
-            int32_t pod = gs_fleet_pod_at(t->fleet, node, s);
-            if (pod != u[i].pod && (group < 0 || t->pods[pod].group != group))
-                continue;
-            if (k == sizeof(off) / sizeof(off[0]))
-                return -ENOMEM;
-            off[k++] = pod;
-        }
+        if (k + (size_t)u[i].here > sizeof(off) / sizeof(off[0]))
+            return -ENOMEM;
+        k += (size_t)u[i].here;
+        cards += u[i].held;
     }
+    int whole = p->fit.whole && !p->fit.mig && p->fit.ncards > 0; /* gs_fleet_fits_without()'s */
+    if (whole && cards < p->fit.ncards)
+        return 0; /* what the fleet would say: too few cards could be free */
+    k = units_off(t, node, u, use, n, whole, off);
     int r = gs_fleet_fits_without(t->fleet, node, &p->fit, off, k);
     if (r != -EINVAL)
         return r;
@@ -660,29 +755,59 @@ static int worth_trying(const struct gs_tenancy *t, const struct rpod *p, enum e
     return 0;
 }
 
+/* The running members of gang @group on @node and the cards they hold, into *@cards: from the
+ * node's own pod list (the victim index's), or from the fleet's when that could not be made. */
+static int32_t gang_here(const struct gs_tenancy *t, size_t node, int32_t group, int32_t *cards)
+{
+    const struct vnode *vn = &t->vpods[node];
+    int32_t n = 0;
+    *cards = 0;
+    if (vn->ok) {
+        for (size_t i = 0; i < vn->n; i++)
+            if (vn->v[i].group == group) {
+                n++;
+                *cards += vn->a[i].cards;
+            }
+        return n;
+    }
+    for (size_t i = 0, np = gs_fleet_pod_count(t->fleet, node); i < np; i++) {
+        const struct rpod *m = &t->pods[gs_fleet_pod_at(t->fleet, node, i)];
+        if (m->group == group) {
+            n++;
+            *cards += __builtin_popcount(m->mask);
+        }
+    }
+    return n;
+}
+
+/* Each unit's pods on @node and their cards (unit.here, unit.held): what try_set() takes off.
+ * A pod alone or an elastic gang's member going alone is the one pod, met on @node. */
+static void units_here(const struct gs_tenancy *t, size_t node, struct unit *u, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (u[i].gang < 0 || u[i].group >= 0) {
+            u[i].here = 1;
+            u[i].held = u[i].cards;
+        } else {
+            u[i].here = gang_here(t, node, u[i].gang, &u[i].held);
+        }
+    }
+}
+
 /*
  * Could @p fit on @node if every unit in @u went? Only whole-card requests are bounded this way
- * (free cards plus every card a victim is on, an upper bound); it saves trying evictions that
- * cannot help.
+ * (free cards plus every card a victim is on, an upper bound, an elastic gang's member counting
+ * its whole gang's there); it saves trying evictions that cannot help.
  */
 static int could_fit(const struct gs_tenancy *t, const struct rpod *p, size_t node,
                      const struct unit *u, size_t n)
 {
     if (!p->fit.whole || p->fit.ncards == 0)
         return 1;
-    int cards = gs_fleet_node_free_cards(t->fleet, node);
-    for (size_t i = 0; i < n; i++) {
-        if (u[i].gang < 0) { /* a pod alone, met on @node */
-            cards += u[i].cards;
-            continue;
-        }
-        const struct gang *g = &t->gangs[u[i].gang];
-        for (size_t k = 0; k < g->members.n; k++) {
-            const struct rpod *m = &t->pods[g->members.v[k]];
-            if (m->state == GS_POD_RUNNING && m->node == (int32_t)node)
-                cards += __builtin_popcount(m->mask);
-        }
-    }
+    int32_t cards = gs_fleet_node_free_cards(t->fleet, node), all;
+    for (size_t i = 0; i < n; i++)
+        cards += u[i].gang >= 0 && u[i].group >= 0 ? (gang_here(t, node, u[i].gang, &all), all)
+                                                   : u[i].held;
     return cards >= p->fit.ncards;
 }
 
@@ -729,7 +854,8 @@ int gs__tn_victims_alloc(struct gs_tenancy *t)
     if (!(t->vindex = gs__zalloc(nodes * t->vslots, sizeof(*t->vindex))) ||
         !(t->vsum = gs__zalloc(nodes, sizeof(*t->vsum))) ||
         !(t->vpods = gs__zalloc(nodes, sizeof(*t->vpods))) ||
-        !(t->vmemo = gs__zalloc(GS_MEMO_SLOTS, sizeof(*t->vmemo))))
+        !(t->vmemo = gs__zalloc(GS_MEMO_SLOTS, sizeof(*t->vmemo))) ||
+        (t->nlevels + 2 < 128 && !(t->vlevel = gs__zalloc(2 * nodes, 1))))
         return -ENOMEM;
     t->nvpods = nodes;
     for (size_t i = 0; i < nodes * t->vslots; i++)
@@ -742,11 +868,19 @@ int gs__tn_victims_alloc(struct gs_tenancy *t)
     return 0;
 }
 
+/* The node cards' counts: by level then node, so that a search reading one level's count node
+ * after node reads them side by side (bound k: preemptible pods' cards of level k or lower, then
+ * nlevels + k beyond-quota pods', then 2 nlevels + q queue q's). */
+static int32_t *node_cards_at(const struct gs_tenancy *t, size_t k, size_t node)
+{
+    return &t->node_cards[k * t->nvpods + node];
+}
+
 static void cards_update(struct gs_tenancy *t, size_t node)
 {
     size_t nl = t->nlevels, stride = 2 * nl + t->nqueues, np = gs_fleet_pod_count(t->fleet, node);
-    int32_t *pc = &t->node_cards[node * stride], *bc = pc + nl, *qc = bc + nl;
-    memset(pc, 0, stride * sizeof(*pc));
+    int32_t c[2 * GS_NODE_CARDS_MAX + GS_NODE_CARDS_MAX], *pc = c, *bc = pc + nl, *qc = bc + nl;
+    memset(c, 0, stride * sizeof(*c));
     for (size_t i = 0; i < np; i++) {
         const struct rpod *v = &t->pods[gs_fleet_pod_at(t->fleet, node, i)];
         int32_t cards = __builtin_popcount(v->mask);
@@ -763,6 +897,8 @@ static void cards_update(struct gs_tenancy *t, size_t node)
         pc[l] += pc[l + 1];
         bc[l] += bc[l + 1];
     }
+    for (size_t k = 0; k < stride; k++)
+        *node_cards_at(t, k, node) = c[k];
 }
 
 void gs__tn_victims_update(struct gs_tenancy *t, size_t node)
@@ -785,8 +921,9 @@ void gs__tn_victims_update(struct gs_tenancy *t, size_t node)
             vp[i] = (struct vpod){
                 id,       v->prio,        v->tenant,           v->queue,
                 v->group, v->preemptible, (uint8_t)v->charged, v->preemptions >= GS_EVICTIONS_MAX};
-            vn->a[i] = (struct valone){v->milli, v->start, v->seq, __builtin_popcount(v->mask),
-                                       v->preemptions > 0};
+            vn->a[i] =
+                (struct valone){v->milli,           v->start, v->seq,   __builtin_popcount(v->mask),
+                                v->preemptions > 0, 0,        INT64_MIN};
         }
         if (v->preemptions >= GS_EVICTIONS_MAX)
             continue;
@@ -825,6 +962,12 @@ void gs__tn_victims_update(struct gs_tenancy *t, size_t node)
             sum->borrow2 = vs[k].borrow;
         }
     }
+    if (t->vlevel) { /* may_hold(): a victim's level above the preemptor's, or the guarantee's */
+        int32_t low = sum->low_open > sum->low_ded ? sum->low_open : sum->low_ded;
+        t->vlevel[node] = (uint8_t)(low + 1);
+        t->vlevel[t->pol->nnodes + node] =
+            (uint8_t)((low > sum->borrow ? low : sum->borrow + 1) + 1);
+    }
     if (t->node_cards)
         cards_update(t, node);
     if (gs__vec_push(&t->clog, (int32_t)node) < 0)
@@ -836,14 +979,19 @@ void gs__tn_victims_started(struct gs_tenancy *t, int32_t pod)
     const struct rpod *v = &t->pods[pod];
     struct vnode *vn = &t->vpods[v->node];
     for (size_t i = 0; i < vn->n; i++)
-        if (vn->v[i].pod == pod)
+        if (vn->v[i].pod == pod) {
             vn->a[i].start = v->start;
+            vn->a[i].lost_at = INT64_MIN; /* its progress is restored too */
+        }
 }
 
 /* May @node hold a pod this search could take? Only "no" is sure. */
 static int may_hold(const struct gs_tenancy *t, const struct rpod *p, size_t node,
                     enum evict_mode mode, int guarantee, uint64_t donors)
 {
+    if (t->vlevel && mode == EVICT_PREEMPT && /* the packed bound: one byte, not the sums */
+        t->vlevel[(guarantee ? t->pol->nnodes : 0) + node] <= p->level + 1)
+        return 0;
     const struct vslot *own = &t->vindex[node * t->vslots + (size_t)p->tenant % t->vslots];
     const struct vsum *sum = &t->vsum[node];
     if (mode == EVICT_RECLAIM)
@@ -872,14 +1020,13 @@ static int cards_bound(const struct gs_tenancy *t, const struct rpod *p, size_t 
     size_t nl = t->nlevels, l = (size_t)p->level;
     if (mode == EVICT_PREEMPT && l + 1 == nl)
         return 1; /* members of elastic gangs at its level may go too: no bound counts them */
-    const int32_t *pc = &t->node_cards[node * (2 * nl + t->nqueues)], *bc = pc + nl, *qc = bc + nl;
     int64_t cards = gs_fleet_node_free_cards(t->fleet, node);
     if (mode == EVICT_RECLAIM) {
         for (size_t q = 0; q < t->nqueues; q++)
-            cards += donors & (1ull << q) ? qc[q] : 0;
+            cards += donors & (1ull << q) ? *node_cards_at(t, 2 * nl + q, node) : 0;
     } else {
-        cards += l + 1 < nl ? pc[l + 1] : 0;
-        cards += guarantee ? bc[l] : 0;
+        cards += l + 1 < nl ? *node_cards_at(t, l + 1, node) : 0;
+        cards += guarantee ? *node_cards_at(t, nl + l, node) : 0;
     }
     return cards >= p->fit.ncards;
 }
@@ -935,6 +1082,7 @@ struct search {
     uint32_t models;
     struct pick best;
     size_t found;
+    struct gmemo *memo;
 };
 
 /* May @n offer a set, by what the index says? Reads no pod; a visit does not change its answer. */
@@ -951,7 +1099,8 @@ static int visit(struct gs_tenancy *t, struct search *se, size_t n)
 {
     const struct rpod *p = se->p;
     struct unit u[GS_GPUS_MAX * 4];
-    size_t nu = node_units(t, p, n, se->mode, se->guarantee, u);
+    gs_fleet_prefetch(t->fleet, n, 1); /* its record came while the node before was searched */
+    size_t nu = node_units(t, p, n, se->mode, se->guarantee, se->memo, u);
     t->work.victim_nodes++;
     uint64_t set;
     if (!nu)
@@ -961,9 +1110,10 @@ static int visit(struct gs_tenancy *t, struct search *se, size_t n)
         __builtin_prefetch(&t->pods[u[i].pod].left);
         __builtin_prefetch(&t->pods[u[i].pod].every_us);
     }
+    units_here(t, n, u, nu);
     if (!could_fit(t, p, n, u, nu))
         return 0;
-    sort_units(t, u, nu);
+    sort_units(t, se->memo, n, u, nu);
     int r = node_set(t, p, n, u, nu, se->mode, &se->best, &set);
     if (r > 0) {
         consider(&se->best, n, u, nu, set);
@@ -978,19 +1128,71 @@ static size_t node_of(const struct gs_tenancy *t, size_t at, size_t nc, size_t n
     return nc == SIZE_MAX ? (n0 + at) % t->pol->nnodes : (size_t)t->scratch[at];
 }
 
+/* From @i on (below @end), the first of @b[] above @thr, or @end; every byte below 128. Eight at
+ * a time: most nodes a search passes hold no victim of a level it may take. */
+static size_t first_above(const uint8_t *b, size_t i, size_t end, uint8_t thr)
+{
+    const uint64_t ones = 0x0101010101010101ULL, add = ones * (uint64_t)(127 - thr);
+    for (; i + 8 <= end; i += 8) {
+        uint64_t x;
+        memcpy(&x, b + i, sizeof(x));
+        uint64_t m = (x + add) & (ones << 7); /* a byte's top bit: it is above @thr */
+        if (m)
+            return i + (size_t)__builtin_ctzll(m) / 8;
+    }
+    while (i < end && b[i] <= thr)
+        i++;
+    return i;
+}
+
+/* From @at on (below @end), the first position not ruled out by may_hold()'s packed bound, or
+ * @end: positions in node order from @n0 (wrapping round), in a preemption search. */
+static size_t skip_unheld(const struct gs_tenancy *t, const struct search *se, size_t at,
+                          size_t end, size_t nc, size_t n0)
+{
+    if (!t->vlevel || nc != SIZE_MAX || se->mode != EVICT_PREEMPT || at >= end)
+        return at;
+    size_t nn = t->pol->nnodes, node = (n0 + at) % nn,
+           run = nn - node < end - at ? nn - node : end - at;
+    const uint8_t *b = &t->vlevel[se->guarantee ? nn : 0];
+    size_t to = first_above(b, node, node + run, (uint8_t)(se->p->level + 1));
+    if (to < node + run || at + run == end)
+        return at + (to - node);
+    return skip_unheld(t, se, at + run, end, nc, n0); /* wrapped round to node 0 */
+}
+
 /* From @at on (below @end), the first position whose node is worth a visit, or @end; that node's
  * pod lists are fetched into the cache while the node before it is searched. */
 static size_t next_visit(const struct gs_tenancy *t, const struct search *se, size_t at, size_t end,
                          size_t nc, size_t n0)
 {
-    for (; at < end && !worth_visit(t, se, node_of(t, at, nc, n0)); at++)
+    for (; (at = skip_unheld(t, se, at, end, nc, n0)) < end &&
+           !worth_visit(t, se, node_of(t, at, nc, n0));
+         at++)
         ;
     if (at < end) {
         const struct vnode *vn = &t->vpods[node_of(t, at, nc, n0)];
-        for (size_t i = 0; i < vn->n; i += 64 / sizeof(*vn->v))
-            __builtin_prefetch(&vn->v[i]);
+        for (size_t b = 0; b < vn->n * sizeof(*vn->v); b += 64)
+            __builtin_prefetch((const char *)vn->v + b);
+        for (size_t b = 0; b < vn->n * sizeof(*vn->a); b += 64)
+            __builtin_prefetch((const char *)vn->a + b);
+        gs_fleet_prefetch(t->fleet, node_of(t, at, nc, n0), 0); /* for its trials */
     }
     return at;
+}
+
+/* Start fetching the work models of the pods alone on @node this search may take (what
+ * sort_units() reads), its pod list having come while the node before it was searched. */
+static void fetch_work(const struct gs_tenancy *t, const struct search *se, size_t node)
+{
+    const struct vnode *vn = &t->vpods[node];
+    for (size_t i = 0; i < vn->n; i++)
+        if (vn->v[i].group < 0 && vn->a[i].lost_at != t->now &&
+            may_take(t, se->p, &vn->v[i], se->mode, se->guarantee)) {
+            __builtin_prefetch(&t->pods[vn->v[i].pod].rate);
+            __builtin_prefetch(&t->pods[vn->v[i].pod].left);
+            __builtin_prefetch(&t->pods[vn->v[i].pod].every_us);
+        }
 }
 
 /* Every node, from where the last search stopped, or only those a memo leaves; 0 or -ENOMEM. */
@@ -1006,6 +1208,8 @@ static int search_nodes(struct gs_tenancy *t, struct search *se, struct vmemo *m
         size_t after = next_visit(t, se, at + 1, end, nc, n0);
         last = node_of(t, at, nc, n0);
         r = visit(t, se, last);
+        if (after < end)
+            fetch_work(t, se, node_of(t, after, nc, n0));
         at = after;
     }
     if (r >= 0 && se->found >= want) /* cut short: the next search starts after @last */
@@ -1023,7 +1227,9 @@ int gs__tn_evict_for(struct gs_tenancy *t, int32_t pod, enum evict_mode mode, st
         return -ENOMEM;
     t->vsearch++;
     t->work.victim_searches++;
-    struct search se = {.p = p, .mode = mode, .guarantee = guarantee};
+    struct gmemo memo;
+    gmemo_clear(&memo);
+    struct search se = {.p = p, .mode = mode, .guarantee = guarantee, .memo = &memo};
     char why[GS_REASON_MAX];
     for (int m = 0; m < GS_MODEL_MAX; m++)
         if ((t->models & (1u << m)) && (!p->fit.model_mask || (p->fit.model_mask & (1u << m))) &&

@@ -107,7 +107,8 @@ static int32_t bucket_of(struct gs_tenancy *t, uint64_t key, int32_t list)
 
 static int64_t dur_of(const struct rpod *p)
 {
-    return p->sp->duration_us == GS_UNSET ? INT64_MAX : p->sp->duration_us;
+    int64_t w = gs__tn_walltime(p->sp);
+    return w == GS_UNSET ? INT64_MAX : w;
 }
 
 /* Put pending @pod in bucket @bi, in (submit, seq) order. */

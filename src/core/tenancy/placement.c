@@ -63,7 +63,7 @@ int gs__tn_bind(struct gs_tenancy *t, int32_t pod, size_t node, uint32_t mask, s
     }
     gs__tn_pending_left(t, pod);
     if ((int32_t)node == t->resv_node && t->head >= 0 && !gs__tn_late(t, p) &&
-        (p->sp->duration_us == GS_UNSET || t->now + p->sp->duration_us > t->shadow_t))
+        (gs__tn_walltime(p->sp) == GS_UNSET || t->now + gs__tn_walltime(p->sp) > t->shadow_t))
         t->resv_stale = 1; /* it will still be there when the head was promised the node */
     p->start = t->now;
     if (p->first_start < 0) {

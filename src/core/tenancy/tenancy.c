@@ -178,6 +178,7 @@ void gs_tenancy_free(struct gs_tenancy *t)
                    t->heap,
                    t->vindex,
                    t->vsum,
+                   t->vlevel,
                    t->aux,
                    t->resv_ev,
                    t->vmemo,
@@ -400,6 +401,12 @@ int gs_tenancy_complete(struct gs_tenancy *t, int64_t now, int32_t id, int32_t *
     if (share_milli)
         *share_milli = gs__tn_slice_share(t, id);
     p->state = GS_POD_COMPLETED;
+    /* its work not done when its deadline came: the kubelet's words for it */
+    if (p->sp->deadline_us > 0 && t->now >= p->start + p->sp->deadline_us &&
+        (p->sp->duration_us == GS_UNSET || p->left > 0))
+        gs__say(p->reason, sizeof(p->reason),
+                "DeadlineExceeded: ended %lld s after it started (activeDeadlineSeconds)",
+                (long long)(p->sp->deadline_us / 1000000));
     t->q_demand[p->queue] -= p->milli;
     t->tenant_demand[p->tenant] -= p->milli;
     t->epoch++;
@@ -496,11 +503,7 @@ int gs_tenancy_restore(struct gs_tenancy *t, int32_t id, int32_t node, uint32_t 
         gs__tn_readmit_at(t, start_us);
     if (p->sp->placed_given & GS_PLACED_DONE) /* ... unless its progress by now is known */
         gs__tn_work_resume(t, id, p->sp->done_us);
-    if (p->speed <= 0 || p->sp->duration_us == GS_UNSET)
-        return 0;
-    p->gen++;
-    p->end = p->since + (int64_t)(((p->left > 0 ? p->left : 0) + p->speed - 1) / p->speed);
-    return gs__tn_schedule_end(t, id, p->end);
+    return gs__tn_work_end(t, id);
 }
 
 /* Running pod @id leaves its cards for @why (its node or card failed): it waits again. */
@@ -739,7 +742,7 @@ int gs_tenancy_pod(struct gs_tenancy *t, int32_t id, struct gs_tenancy_pod *out)
         .charged = p->state == GS_POD_RUNNING ? p->charged : 0,
         .saved_us = p->saved_us,
         .done_us = p->state == GS_POD_RUNNING ? gs__tn_work_done(t, p) : 0,
-        .reason = placed ? "" : p->reason,
+        .reason = p->state == GS_POD_RUNNING ? "" : p->reason, /* a run ended: DeadlineExceeded */
         .why = placed ? NULL : main_why(p->reason),
         .field = p->state == GS_POD_REJECTED && p->field ? p->field : "spec",
     };

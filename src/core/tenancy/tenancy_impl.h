@@ -160,6 +160,8 @@ struct gs_tenancy {
     /* Victim index (eviction.c): per node and tenant slot, who could be evicted there. */
     struct vslot *vindex;
     struct vsum *vsum;   /* per node, the slots of vindex summed up */
+    uint8_t *vlevel;     /* per node, then again per node: what may_hold() needs for a preemption
+                          * search without the guarantee, then with it (eviction.c), packed */
     struct vnode *vpods; /* per node, what victim searches read of its pods */
     size_t nvpods;       /* its nodes: the policy may be another by the time it is freed */
     size_t vslots;
@@ -373,6 +375,13 @@ void gs__tn_work_lost(struct gs_tenancy *t, int32_t pod);
 /* Restored running @pod has done @done_us of its nominal run in this run by now: the rest is left
  * from now on. */
 void gs__tn_work_resume(struct gs_tenancy *t, int32_t pod, int64_t done_us);
+/* When running @pod ends (p->end, pushed as its expected end): its work done at its speed
+ * (sim.gpusched.io/duration), or its deadline (activeDeadlineSeconds) from its start, the earlier;
+ * INT64_MAX when neither is known. 0 or -ENOMEM. */
+int gs__tn_work_end(struct gs_tenancy *t, int32_t pod);
+/* The run a pod declares before it starts, us: the shorter of its duration and its deadline;
+ * GS_UNSET when it declares neither. What backfill reads as its walltime. */
+int64_t gs__tn_walltime(const struct gs_pod_spec *sp);
 /* Of @p's nominal run, the microseconds its current run has done by now. */
 int64_t gs__tn_work_done(const struct gs_tenancy *t, const struct rpod *p);
 /* What evicting running @p, on @cards cards (those of its mask: a victim search passes the count

@@ -256,19 +256,33 @@ void gs__tn_work_lost(struct gs_tenancy *t, int32_t pod)
         u[i]->sum[2] += lost;
 }
 
+int64_t gs__tn_walltime(const struct gs_pod_spec *sp)
+{
+    int64_t d = sp->duration_us, dl = sp->deadline_us;
+    return dl > 0 && (d == GS_UNSET || dl < d) ? dl : d;
+}
+
+int gs__tn_work_end(struct gs_tenancy *t, int32_t pod)
+{
+    struct rpod *p = &t->pods[pod];
+    p->gen++; /* the completion pushed before is stale */
+    p->end = INT64_MAX;
+    if (p->sp->duration_us != GS_UNSET && p->speed > 0) {
+        gs_i128 left = p->left > 0 ? p->left : 0;
+        p->end = p->since + (int64_t)((left + p->speed - 1) / p->speed);
+    }
+    /* the kubelet ends the pod activeDeadlineSeconds after it started, its work done or not */
+    if (p->sp->deadline_us > 0 && p->start + p->sp->deadline_us < p->end)
+        p->end = p->start + p->sp->deadline_us;
+    return p->end == INT64_MAX ? 0 : gs__tn_schedule_end(t, pod, p->end);
+}
+
 /* @p's speed is now @speed: its progress so far settled, its expected end pushed again. */
 static int respeed(struct gs_tenancy *t, int32_t pod, int64_t speed)
 {
-    struct rpod *p = &t->pods[pod];
     gs__tn_work_settle(t, pod);
-    p->speed = speed;
-    p->gen++; /* the completion pushed before is stale */
-    p->end = INT64_MAX;
-    if (p->sp->duration_us == GS_UNSET || speed <= 0)
-        return 0;
-    gs_i128 left = p->left > 0 ? p->left : 0;
-    p->end = t->now + (int64_t)((left + speed - 1) / speed);
-    return gs__tn_schedule_end(t, pod, p->end);
+    t->pods[pod].speed = speed;
+    return gs__tn_work_end(t, pod);
 }
 
 /* Card @g's allocation, min(1000, the shares on it), split among its pods in node order by
