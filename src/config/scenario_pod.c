@@ -890,7 +890,7 @@ int gs__scn_pod(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root)
     struct gs__scn_meta m;
     struct gs_pod_spec p;
     struct caught k;
-    yaml_node_t *spec;
+    yaml_node_t *spec = NULL;
     catch_begin(c, &k);
     int rc = catch_end(c, &k, pod_read(c, root, &p, &m, &spec));
     if (rc)
@@ -911,7 +911,7 @@ static int parse_one(struct gs__yctx *c, yaml_node_t *root, void *arg)
     struct one_pod *o = arg;
     struct gs__scn_meta m;
     struct caught k;
-    yaml_node_t *spec;
+    yaml_node_t *spec = NULL;
     if (o->seen++)
         return gs__yaml_err(c, root, "one Pod object, not several documents");
     if (o->strict)
