@@ -6,6 +6,7 @@
 #define GSD_CONFIG_H
 
 #include "gpusched/diag.h"
+#include "gpusched/policy.h"
 
 #include <stdatomic.h>
 #include <stddef.h>
@@ -17,7 +18,7 @@ struct gs_tenant_spec;
 
 #define GSD_NAME_MAX    64 /* namespace, pod and tenant names, with the NUL (63 bytes) */
 #define GSD_TENANTS_MAX 1024
-#define GSD_NS_MAX      256 /* namespaces per tenant */
+#define GSD_NS_MAX      GS_SCN_NAMESPACES /* namespaces per tenant: what the core's tenant holds */
 #define GSD_SHA256_LEN  32
 /* kube-controller-manager's --node-monitor-grace-period default (40 s): a node whose agent has
  * been silent that long is NotReady. */

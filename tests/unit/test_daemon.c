@@ -137,6 +137,9 @@ static void test_config_errors(void **state)
               "nodeTokenSHA256: 0000000000000000000000000000000000000000000000000000000000000000\n",
          "give one of nodeToken and nodeTokenSHA256"},
         {HEAD "tenants:\n  - name: A_B\n", "name: expected a DNS label"},
+        {HEAD "tenants:\n  - name: a\n    token: tenant-a-0123456789\n    namespaces: [n0, n1, n2, "
+              "n3, n4, n5, n6, n7, n8, n9, n10, n11, n12, n13, n14, n15, n16]\n",
+         ":6:17: namespaces: more than 16 entries"},
         {HEAD "tenants:\n  - name: a\n    tokenSHA256: abc\n    namespaces: [a]\n",
          "tokenSHA256: expected 64 hex digits"},
         {HEAD "tenants: [\n", ":4:1:"},
