@@ -41,6 +41,22 @@ struct gs__shapes {
     uint64_t tick;
 };
 
+/* A slot's per-node arrays, made when it is first taken: *@ver and the returned array of @nn
+ * elements of @esize bytes. Return: the array; NULL with *@ver NULL when either allocation failed.
+ */
+static void *per_node(uint64_t **ver, size_t esize, size_t nn)
+{
+    *ver = malloc((nn ? nn : 1) * sizeof(**ver));
+    void *a = malloc((nn ? nn : 1) * esize);
+    if (!*ver || !a) {
+        free(*ver);
+        free(a);
+        *ver = NULL;
+        return NULL;
+    }
+    return a;
+}
+
 /* @fit as a key: a copy without the pointer and the commit's choice. */
 static void key_of(const struct gs_fit *fit, struct gs_fit *k)
 {
@@ -68,17 +84,9 @@ uint64_t gs__tn_shape_of(struct gs_tenancy *t, const struct gs_fit *fit)
         }
         lru = s->used < lru->used ? s : lru;
     }
-    if (!lru->ver) {
-        lru->ver = malloc((nn ? nn : 1) * sizeof(*lru->ver));
-        lru->ans = malloc((nn ? nn : 1) * sizeof(*lru->ans));
-        if (!lru->ver || !lru->ans) {
-            free(lru->ver);
-            free(lru->ans);
-            lru->ver = NULL;
-            lru->ans = NULL;
-            lru->id = 0;
-            return 0;
-        }
+    if (!lru->ver && !(lru->ans = per_node(&lru->ver, sizeof(*lru->ans), nn))) {
+        lru->id = 0;
+        return 0;
     }
     memcpy(&lru->fit, &k, sizeof(k));
     strcpy(lru->mig, fit->mig ? fit->mig : "");
@@ -141,17 +149,9 @@ uint64_t gs__tn_share_of(struct gs_tenancy *t, const struct gs_fit *fit)
         }
         lru = s->used < lru->used ? s : lru;
     }
-    if (!lru->ver) {
-        lru->ver = malloc((nn ? nn : 1) * sizeof(*lru->ver));
-        lru->view = malloc((nn ? nn : 1) * sizeof(*lru->view));
-        if (!lru->ver || !lru->view) {
-            free(lru->ver);
-            free(lru->view);
-            lru->ver = NULL;
-            lru->view = NULL;
-            lru->id = 0;
-            return 0;
-        }
+    if (!lru->ver && !(lru->view = per_node(&lru->ver, sizeof(*lru->view), nn))) {
+        lru->id = 0;
+        return 0;
     }
     lru->fit = k;
     memset(lru->ver, 0, nn * sizeof(*lru->ver));
