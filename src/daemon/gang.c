@@ -191,6 +191,21 @@ static int may_use(const struct gsd_state *st, struct gsd_req *r, const struct g
     return 0;
 }
 
+/* A PodGroup of that name is held: the same spec sent again (a manifest applied twice, an answer
+ * lost on the way) gets it back, 200, as a pod does; another spec is a 409. */
+static void post_group_again(struct gsd_req *r, const struct gsd_group *old,
+                             const struct gsd_group *g)
+{
+    if (old->min_member == g->min_member && !strcmp(old->queue, g->queue) &&
+        !strcmp(old->pclass, g->pclass))
+        gsd_reply_json(r, 200, group_json(old));
+    else
+        gsd_reply_error(r, 409, "metadata.name",
+                        "a PodGroup %s/%s with another spec is held (the same spec sent again "
+                        "returns it; change the name, or delete it first)",
+                        g->ns, g->name);
+}
+
 static void post_group(struct gsd_state *st, struct gsd_req *r, const struct gsd_tenant *viewer)
 {
     struct gsd_group g = {0};
@@ -213,8 +228,9 @@ static void post_group(struct gsd_state *st, struct gsd_req *r, const struct gsd
         memcpy(g.ns, viewer->ns[0], sizeof(g.ns));
     if (!may_use(st, r, viewer, g.ns))
         return;
-    if (gsd_group_find(st, g.ns, g.name)) {
-        gsd_reply_error(r, 409, "metadata.name", "PodGroup %s/%s exists", g.ns, g.name);
+    const struct gsd_group *old = gsd_group_find(st, g.ns, g.name);
+    if (old) {
+        post_group_again(r, old, &g);
         return;
     }
     if (!gsd_ns_owned(st, g.ns, r) || !gsd_queue_known(st, g.queue, "spec.queue", r) ||

@@ -79,7 +79,11 @@ static void test_gang_all_or_nothing(void **state)
               "\"priorityClassName\":\"high\"}}",
               400); /* no such PriorityClass: refused, not ignored */
     h_request(&d, "POST", "/v1/podgroups", TOKEN_A, group, 201);
-    h_request(&d, "POST", "/v1/podgroups", TOKEN_A, group, 409);
+    h_request(&d, "POST", "/v1/podgroups", TOKEN_A, group, 200); /* the same: it is returned */
+    h_request(&d, "POST", "/v1/podgroups", TOKEN_A,
+              "{\"metadata\":{\"name\":\"pg1\",\"namespace\":\"team-a\"},"
+              "\"spec\":{\"minMember\":3}}",
+              409); /* another spec under its name */
     submit_member(&d, "w0", "pg1");
     submit_member(&d, "w1", "pg1");
     submit_member(&d, "w2", "pg1");
