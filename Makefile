@@ -3,7 +3,7 @@
 BUILD ?= build
 SAN   ?= build-san
 
-.PHONY: all deps demo test test-release test-san bench format clean bench-daemon kubernetes \
+.PHONY: all deps deps-build demo test test-release test-san bench format clean bench-daemon kubernetes \
 	bench-attack
 
 all: $(BUILD)/build.ninja
@@ -18,7 +18,13 @@ $(SAN)/build.ninja:
 deps:
 	scripts/install-deps
 
-demo: deps all
+deps-build:
+	scripts/install-deps --build
+
+# The demo and the README's five minutes need the two programs: build them, with what building needs (the test-only
+# tools, a browser and a Go toolchain among them, come with `make test`).
+demo: deps-build $(BUILD)/build.ninja
+	ninja -C $(BUILD) gpusched gpuschedd
 	$(BUILD)/gpusched simulate --policy all --seeds 42..51
 	$(BUILD)/gpusched generate tenant-day | $(BUILD)/gpusched simulate --scenario -
 
