@@ -158,6 +158,18 @@ int gs_scenario_resolve(struct gs_scenario *s, struct gs_diag *d);
 int gs_pod_parse(const char *origin, const char *text, size_t len, int strict,
                  struct gs_pod_spec *out, char *field, size_t fsize, struct gs_diag *d);
 
+struct json_t; /* jansson's value */
+
+/*
+ * gs_pod_parse_json() - gs_pod_parse() of a Pod object already read as JSON (@pod, borrowed; a
+ * jansson value, as gpuschedd reads a request body): the same reading, fields, refusals and
+ * @field as gs_pod_parse() of its compact JSON text, without that text being written and parsed
+ * again. Its nodes have no position: messages name line 1, column 1 of @origin.
+ * Return: as gs_pod_parse().
+ */
+int gs_pod_parse_json(const char *origin, const struct json_t *pod, int strict,
+                      struct gs_pod_spec *out, char *field, size_t fsize, struct gs_diag *d);
+
 /*
  * gs_quantity_parse() - Kubernetes quantity @s exactly as Kubernetes reads one ("500m", "2",
  * "1.5", "64Gi", "2e3", "20k"; no floating point) times 10^@e10 x 2^@e2, a whole number: @round

@@ -924,19 +924,41 @@ static int parse_one(struct gs__yctx *c, yaml_node_t *root, void *arg)
     return rc;
 }
 
+/* What gs_pod_parse() and gs_pod_parse_json() share: the start and, around @rc, the end. */
+static struct gs__yctx one_begin(const char *origin, struct gs_diag *d, char *field, size_t fsize)
+{
+    if (field && fsize)
+        field[0] = '\0';
+    return (struct gs__yctx){.path = origin, .d = d, .lenient = true};
+}
+
+static int one_end(const char *origin, const struct one_pod *o, int rc, struct gs_diag *d)
+{
+    if (!rc && !o->seen)
+        rc = gs_diag_error(d, "%s: no Pod object", origin);
+    if (!rc && !o->strict)
+        o->out->scheduler[0] = '\0';
+    return rc;
+}
+
 int gs_pod_parse(const char *origin, const char *text, size_t len, int strict,
                  struct gs_pod_spec *out, char *field, size_t fsize, struct gs_diag *d)
 {
-    struct gs__yctx proto = {.path = origin, .d = d, .lenient = true};
+    struct gs__yctx proto = one_begin(origin, d, field, fsize);
     struct one_pod o = {.out = out, .field = field, .fsize = fsize, .strict = strict};
-    if (field && fsize)
-        field[0] = '\0';
     /* One pass over the bytes: the tree is built from the parser's events, depth-bounded. */
     int rc = gs__yaml_stream_documents(&proto, (const unsigned char *)text, len, GS_SCN_MAX_DEPTH,
                                        GS_SCN_DOC_NODES_MAX, parse_one, &o);
-    if (!rc && !o.seen)
-        rc = gs_diag_error(d, "%s: no Pod object", origin);
-    if (!rc && !strict)
-        out->scheduler[0] = '\0';
-    return rc;
+    return one_end(origin, &o, rc, d);
+}
+
+int gs_pod_parse_json(const char *origin, const struct json_t *pod, int strict,
+                      struct gs_pod_spec *out, char *field, size_t fsize, struct gs_diag *d)
+{
+    struct gs__yctx proto = one_begin(origin, d, field, fsize);
+    struct one_pod o = {.out = out, .field = field, .fsize = fsize, .strict = strict};
+    /* the tree the text's parse would build, made from the value: no text written or scanned */
+    int rc =
+        gs__yaml_json_document(&proto, pod, GS_SCN_MAX_DEPTH, GS_SCN_DOC_NODES_MAX, parse_one, &o);
+    return one_end(origin, &o, rc, d);
 }

@@ -881,6 +881,92 @@ int gs__yaml_stream_documents(const struct gs__yctx *proto, const unsigned char 
     return rc;
 }
 
+/* The scalar libyaml reads from jansson's compact text of @v: a string double-quoted, a number,
+ * true, false or null plain. Return: its node id; 0 out of memory. */
+static int json_scalar(yaml_document_t *doc, const json_t *v)
+{
+    char num[32], *text = NULL;
+    const char *s = num;
+    int len = -1;
+    yaml_scalar_style_t style = YAML_PLAIN_SCALAR_STYLE;
+    if (json_is_string(v)) {
+        s = json_string_value(v);
+        len = (int)json_string_length(v);
+        style = YAML_DOUBLE_QUOTED_SCALAR_STYLE;
+    } else if (json_is_integer(v)) {
+        snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+    } else if (json_is_real(v)) { /* jansson's own spelling of it ("1.0", "1e+300") */
+        s = text = json_dumps(v, JSON_ENCODE_ANY);
+    } else {
+        s = json_is_true(v) ? "true" : json_is_false(v) ? "false" : "null";
+    }
+    int id = s ? yaml_document_add_scalar(doc, NULL, (const yaml_char_t *)s, len, style) : 0;
+    free(text);
+    return id;
+}
+
+/* A limit of @b passed: what the event builder says, without a position. */
+static int json_fail(const struct builder *b, const char *what, long long limit)
+{
+    return gs_diag_error(b->proto->d, "%s: %s %lld %s", b->proto->path, what, limit,
+                         what[0] == 'd' ? "YAML nodes" : "levels");
+}
+
+/* from_json() - @v into @b's document, inside @depth collections; into *@id. */
+static int from_json(struct builder *b, const json_t *v, size_t depth, int *id)
+{
+    if (++b->nodes > b->max_nodes)
+        return json_fail(b, "document has more than", (long long)b->max_nodes);
+    if (!json_is_object(v) && !json_is_array(v))
+        return (*id = json_scalar(&b->doc, v)) ? 0 : oom(b);
+    if (depth >= (size_t)b->max_depth)
+        return json_fail(b, "nested deeper than", b->max_depth);
+    *id = json_is_object(v) ? yaml_document_add_mapping(&b->doc, NULL, YAML_FLOW_MAPPING_STYLE)
+                            : yaml_document_add_sequence(&b->doc, NULL, YAML_FLOW_SEQUENCE_STYLE);
+    int rc = *id ? 0 : oom(b), k, item;
+    size_t i;
+    const char *key;
+    const json_t *x;
+    json_array_foreach(v, i, x)
+    {
+        if (!rc && !(rc = from_json(b, x, depth + 1, &item)) &&
+            !yaml_document_append_sequence_item(&b->doc, *id, item))
+            rc = oom(b);
+    }
+    json_object_foreach((json_t *)v, key, x)
+    {
+        if (rc)
+            break;
+        if (++b->nodes > b->max_nodes)
+            rc = json_fail(b, "document has more than", (long long)b->max_nodes);
+        else if (!(k = yaml_document_add_scalar(&b->doc, NULL, (const yaml_char_t *)key, -1,
+                                                YAML_DOUBLE_QUOTED_SCALAR_STYLE)))
+            rc = oom(b);
+        else if (!(rc = from_json(b, x, depth + 1, &item)) &&
+                 !yaml_document_append_mapping_pair(&b->doc, *id, k, item))
+            rc = oom(b);
+    }
+    return rc;
+}
+
+int gs__yaml_json_document(const struct gs__yctx *proto, const json_t *v, int max_depth,
+                           size_t max_nodes, gs__yaml_doc_fn fn, void *arg)
+{
+    struct builder b = {.proto = proto, .max_nodes = max_nodes, .max_depth = max_depth};
+    int id = 0;
+    if (!yaml_document_initialize(&b.doc, NULL, NULL, NULL, 1, 1))
+        return oom(&b);
+    int rc = from_json(&b, v, 0, &id);
+    if (!rc) {
+        struct gs__yctx c = *proto;
+        c.doc = &b.doc;
+        c.budget = WALK_BUDGET_MIN + 4 * b.nodes;
+        rc = fn(&c, yaml_document_get_root_node(&b.doc), arg);
+    }
+    yaml_document_delete(&b.doc);
+    return rc;
+}
+
 /* A plain YAML scalar as JSON: whole numbers, booleans and null typed (YAML 1.2's core schema,
  * where kubectl's YAML 1.1 agrees), the rest strings. */
 static json_t *yaml_scalar(const yaml_node_t *n)

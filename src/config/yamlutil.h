@@ -172,6 +172,17 @@ int gs__yaml_stream_documents(const struct gs__yctx *proto, const unsigned char 
                               int max_depth, size_t max_nodes, gs__yaml_doc_fn fn, void *arg);
 
 /*
+ * gs__yaml_json_document() - JSON value @v (borrowed) as the document libyaml would build from
+ * its compact text (jansson's json_dumps()): strings double-quoted, numbers, booleans and null
+ * plain, in the same order, without writing or scanning that text; its root to @fn as
+ * gs__yaml_stream_documents() passes one, with the same bounds (@max_depth, @max_nodes). Nodes
+ * carry no position (marks 0).
+ * Return: 0; -EINVAL past a bound; -ENOMEM; or @fn's non-zero return.
+ */
+int gs__yaml_json_document(const struct gs__yctx *proto, const json_t *v, int max_depth,
+                           size_t max_nodes, gs__yaml_doc_fn fn, void *arg);
+
+/*
  * gs__yaml_json() - node @n of @doc as JSON, as kubectl reads a manifest: plain whole numbers,
  * true/false and null typed, every other scalar a string; depth-bounded (32), so an aliased
  * cycle stops. Return: a new reference; NULL on a bad shape (a non-scalar key) or out of memory.

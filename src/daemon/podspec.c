@@ -1,9 +1,9 @@
 /*
  * gpuschedd: a Kubernetes Pod object to what the scheduler reads. The request itself (resources,
  * GPU models, PodGroup, queue, PriorityClass, topology, profile, vGPU class) is read by the one
- * Pod parser, gs_pod_parse(), the simulator's own, strictly: what it would only warn about in a
- * scenario file is refused here. What the API keeps besides (uid, labels, annotations, the body
- * itself) is read with jansson.
+ * Pod parser, the simulator's own, strictly (gs_pod_parse_json(): from the value jansson read, so
+ * the body is parsed once): what it would only warn about in a scenario file is refused here.
+ * What the API keeps besides (uid, labels, annotations, the body itself) is read with jansson.
  */
 #include "podspec.h"
 #include "api.h"
@@ -147,19 +147,18 @@ int gsd_podspec_parse(const char *text, size_t len, int strict, struct gsd_podsp
         rc = ferr(e, "spec", "spec: expected an object");
     if (!rc && !(out->body = json_dumps(pod, JSON_COMPACT)))
         rc = -ENOMEM;
-    json_decref(pod);
     if (!rc) {
         struct gs_diag d;
         gs_diag_init(&d);
-        rc = gs_pod_parse("body", out->body, strlen(out->body), strict, &out->s, e->field,
-                          sizeof(e->field), &d);
+        rc = gs_pod_parse_json("body", pod, strict, &out->s, e->field, sizeof(e->field), &d);
         if (rc == -ENOMEM)
             snprintf(e->msg, sizeof(e->msg), "out of memory");
-        else if (rc) /* the parser's words name the place in the compact body: drop that */
+        else if (rc) /* the parser's words name a place the value does not have: drop that */
             snprintf(e->msg, sizeof(e->msg), "%.127s%.380s", e->field[0] ? e->field : "",
                      strstr(d.msg, ": ") ? strstr(d.msg, ": ") : d.msg);
         e->status = rc == -ENOMEM ? 500 : 400;
     }
+    json_decref(pod);
     if (rc == -ENOMEM && !e->msg[0]) {
         e->status = 500;
         snprintf(e->msg, sizeof(e->msg), "out of memory");

@@ -14,6 +14,7 @@
 #include "gpusched/scenario.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1271,6 +1272,32 @@ static void test_any_order(void **state)
     gs_scenario_free(s);
 }
 
+/* gs_pod_parse_json() of @json read by jansson reads what gs_pod_parse() of its compact text
+ * does: the same return, spec, field and message (but the position, which a value has not). */
+static void same_as_text(const char *json)
+{
+    struct gs_pod_spec a, b;
+    struct gs_diag da, db;
+    char fa[128], fb[128];
+    json_t *v = json_loads(json, JSON_REJECT_DUPLICATES, NULL);
+    char *text = json_dumps(v, JSON_COMPACT);
+    assert_non_null(text);
+    memset(&a, 0, sizeof(a));
+    memset(&b, 0, sizeof(b));
+    gs_diag_init(&da);
+    gs_diag_init(&db);
+    int ra = gs_pod_parse("body", text, strlen(text), 1, &a, fa, sizeof(fa), &da);
+    int rb = gs_pod_parse_json("body", v, 1, &b, fb, sizeof(fb), &db);
+    json_decref(v);
+    free(text);
+    assert_int_equal(ra, rb);
+    assert_string_equal(fa, fb);
+    if (ra)
+        assert_string_equal(strstr(da.msg, ": "), strstr(db.msg, ": "));
+    else
+        assert_memory_equal(&a, &b, sizeof(a));
+}
+
 /* One Pod object, as gpuschedd's API receives it (JSON), through the loader's own parser. */
 static void test_pod_parse_json(void **state)
 {
@@ -1330,7 +1357,32 @@ static void test_pod_parse_json(void **state)
             -EINVAL);
         assert_string_equal(field, bad[i].field);
         assert_non_null(strstr(d.msg, "body:1:"));
+        same_as_text(bad[i].text);
     }
+    same_as_text(ok);
+    /* numbers, booleans and null as JSON spells them; a string that looks like one; escapes */
+    same_as_text("{\"metadata\": {\"name\": \"p\", \"labels\": {\"a\": \"1\", \"b\": "
+                 "\"\\u00e9\\n\\\"\"}}, \"spec\": {\"containers\": [{\"name\": \"m\", "
+                 "\"resources\": {\"limits\": {\"cpu\": 1.5, \"memory\": \"1Gi\", "
+                 "\"nvidia.com/gpu\": 2}}}], \"activeDeadlineSeconds\": 6e2, "
+                 "\"hostNetwork\": true, \"nodeName\": null}}");
+    same_as_text("{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"containers\": [{\"name\": "
+                 "\"m\", \"resources\": {\"limits\": {\"cpu\": true}}}]}}");
+    same_as_text("{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"containers\": [], "
+                 "\"priority\": \"7\"}}");
+    same_as_text("[1, 2]");
+    /* past the bound on depth (the one on nodes, 8 M, is the same code's) */
+    size_t n = 4096, at = 0;
+    char *big = malloc(n);
+    assert_non_null(big);
+    for (int i = 0; i < GS_SCN_MAX_DEPTH + 1; i++)
+        at += (size_t)snprintf(big + at, n - at, "{\"a\": ");
+    at += (size_t)snprintf(big + at, n - at, "1");
+    for (int i = 0; i < GS_SCN_MAX_DEPTH + 1; i++)
+        big[at++] = '}';
+    big[at] = '\0';
+    same_as_text(big);
+    free(big);
 }
 
 int main(void)
