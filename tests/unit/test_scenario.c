@@ -692,6 +692,21 @@ static const struct bad bads[] = {
     {POD_HDR "spec:\n  resourceClaims: [{name: gpu, resourceClaimName: c}]\n"
              "  containers: [{name: m}]\n",
      -EINVAL, ":5:19: ", "spec.resourceClaims is not interpreted (Dynamic Resource Allocation)", 0},
+    {POD_HDR "spec:\n  volumes: [{name: d, persistentVolumeClaim: {claimName: c}}]\n"
+             "  containers: [{name: m}]\n",
+     -EINVAL, ":5:46: ",
+     "spec.volumes[0].persistentVolumeClaim is not interpreted: kube-scheduler's VolumeBinding "
+     "holds a pod to the nodes its claim's PersistentVolume reaches",
+     0},
+    {POD_HDR "spec:\n  volumes: [{name: s, emptyDir: {}}, {name: d, ephemeral: "
+             "{volumeClaimTemplate: {}}}]\n  containers: [{name: m}]\n",
+     -EINVAL, ":5:59: ", "spec.volumes[1].ephemeral is not interpreted", 0},
+    {POD_HDR "spec:\n  volumes: [{name: d, gcePersistentDisk: {pdName: p}}]\n"
+             "  containers: [{name: m}]\n",
+     -EINVAL, ":5:42: ",
+     "spec.volumes[0].gcePersistentDisk is not interpreted: kube-scheduler counts a disk against "
+     "its node's attach limit",
+     0},
     {POD_HDR "spec:\n  containers:\n  - name: m\n    resources:\n      claims: [{name: gpu}]\n",
      -EINVAL, ":8:15: ", "resources.claims (Dynamic Resource Allocation) is not interpreted", 0},
     {POD_HDR
@@ -1287,7 +1302,11 @@ static void test_pod_parse_json(void **state)
         "{\"nvidia.com/gpu\": 1, \"nvidia.com/gpumem\": \"20k\", \"cpu\": \"2e0\", "
         "\"memory\": \"1Pi\"}}}], \"activeDeadlineSeconds\": 600, \"preemptionPolicy\": "
         "\"Never\", \"overhead\": {\"cpu\": \"250m\", \"memory\": \"120Mi\"}, "
-        "\"schedulingGates\": [], \"hostNetwork\": false}}";
+        "\"schedulingGates\": [], \"hostNetwork\": false, \"volumes\": [{\"name\": \"s\", "
+        "\"emptyDir\": {}}, {\"name\": \"c\", \"configMap\": {\"name\": \"x\"}}, {\"name\": "
+        "\"t\", \"projected\": {\"sources\": []}}, {\"name\": \"h\", \"hostPath\": {\"path\": "
+        "\"/d\"}}, {\"name\": \"i\", \"csi\": {\"driver\": \"x\"}}, {\"name\": \"n\", "
+        "\"persistentVolumeClaim\": null}]}}";
     gs_diag_init(&d);
     if (gs_pod_parse("body", ok, strlen(ok), 1, &p, field, sizeof(field), &d))
         fail_msg("%s (%s)", d.msg, field);
@@ -1322,6 +1341,11 @@ static void test_pod_parse_json(void **state)
         {"{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"containers\": [{\"name\": \"m\", "
          "\"ports\": [{\"containerPort\": 80, \"hostPort\": 8080}]}]}}",
          "spec.containers[0].ports[0].hostPort"},
+        {"{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"volumes\": [{\"name\": \"s\", "
+         "\"secret\": {\"secretName\": \"s\"}}, {\"name\": \"d\", \"persistentVolumeClaim\": "
+         "{\"claimName\": \"c\"}}], \"containers\": [{\"name\": \"m\", \"volumeDevices\": "
+         "[{\"name\": \"d\", \"devicePath\": \"/dev/xvda\"}]}]}}",
+         "spec.volumes[1].persistentVolumeClaim"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         gs_diag_init(&d);
