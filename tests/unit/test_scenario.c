@@ -618,7 +618,7 @@ static const struct bad bads[] = {
      "  nodeTemplates: [{name: t, gpuModel: T4, gpus: 2}]\n  nodes: [{name: n1, template: t}]\n"
      "---\n" SIM_HDR "spec:\n  nodeFailures:\n  - {node: n1, at: 1h, restore: 3h}\n"
      "  - {node: n1, at: 2h}\n",
-     -EINVAL, ":13:5: ", "nodeFailures: node n1 is down then already (", 1},
+     -EINVAL, ":13:5: ", "nodeFailures: node n1 is down or held then already (", 1},
     {SIM_HDR "spec:\n  tenants:\n  - {name: t}\n", -EINVAL,
      ":6:5: ", "tenants[0] needs name and namespaces", 0},
     {SIM_HDR "spec:\n  tenants:\n  - {name: t, namespaces: [a b]}\n", -EINVAL,
@@ -633,6 +633,15 @@ static const struct bad bads[] = {
      "  nodeTemplates: [{name: t, gpuModel: T4, gpus: 2}]\n  nodes: [{name: n1, template: t}]\n"
      "---\n" SIM_HDR "spec:\n  cardFailures:\n  - {node: n1, gpu: 2, at: 1h}\n",
      -EINVAL, ":12:5: ", "cardFailures: node n1 has 2 cards, no gpu 2", 1},
+    {SIM_HDR "spec:\n  cardHolds:\n  - {node: n1, gpu: 0, at: 1h}\n", -EINVAL,
+     ":6:5: ", "cardHolds[0] needs until (when the card is free)", 0},
+    {SIM_HDR "spec:\n  cardHolds:\n  - {node: n1, gpu: 0, at: 1h, until: 1h}\n", -EINVAL,
+     ":6:39: ", "cardHolds[0].until: must come after at", 0},
+    {CL_HDR
+     "  nodeTemplates: [{name: t, gpuModel: T4, gpus: 2}]\n  nodes: [{name: n1, template: t}]\n"
+     "---\n" SIM_HDR "spec:\n  cardFailures:\n  - {node: n1, gpu: 1, at: 1h}\n"
+     "  cardHolds:\n  - {node: n1, gpu: 1, at: 1h, until: 90m}\n",
+     -EINVAL, ":14:5: ", "cardHolds: a card of node n1 is down or held then already (", 1},
     {SIM_HDR "spec:\n  cardModes:\n    cards:\n    - {node: n1, gpu: 0, since: 1h}\n", -EINVAL,
      ":7:7: ", "cardModes.cards[0] needs mode", 0},
     {SIM_HDR "spec:\n  cardModes:\n    cards:\n    - {node: n1, gpu: 0, mode: free, since: 1h}\n",
