@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "common/harness.h"
+#include "common/api.h"
 #include "common/util.h"
 
 #include <microhttpd.h>
@@ -1084,23 +1084,7 @@ static void snapshot_holds_node(const char *preemptor)
     fputs(a.body, fp);
     assert_int_equal(fclose(fp), 0);
     h_answer_free(&a);
-    const char *argv[] = {getenv("GPUSCHED_BIN"),
-                          "simulate",
-                          "--scenario",
-                          path,
-                          "--from-now",
-                          "--horizon",
-                          "1h",
-                          "--json",
-                          json,
-                          "--quiet",
-                          NULL};
-    struct t_run r;
-    t_run(argv, &r);
-    if (r.status != 0)
-        fail_msg("simulate --from-now: exit %d: %s", r.status, r.err);
-    t_run_free(&r);
-    json_t *out = json_load_file(json, 0, NULL), *p;
+    json_t *out = h_continued(path, json), *p;
     size_t i;
     int seen = 0;
     json_array_foreach(json_object_get(out, "pods"), i, p)
