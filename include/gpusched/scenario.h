@@ -30,12 +30,15 @@ struct gs_scn_priv;
 /* A node failing at @at_us (NotReady: its pods and their gangs wait again), or with @gpu >= 0
  * one card of it (unhealthy: it takes no new pod; its pods and their gangs wait again when Xid
  * @xid is one after which the work is lost, gs_xid_loses_work()); when @restore_us is not
- * GS_UNSET, ready or healthy again then (microseconds from the start). */
+ * GS_UNSET, ready or healthy again then (microseconds from the start). A card held (cardHolds:
+ * @xid GS_XID_HELD) takes no new pod from @at_us to @restore_us, its pods running on: a pod
+ * evicted through Kubernetes still stops there. */
 struct gs_node_failure {
     char node[GS_NAME_MAX];
-    int32_t index; /* into policy.nodes, once gs_scenario_resolve() found it */
-    int32_t gpu;   /* cardFailures: the card's index on its node; -1 for nodeFailures */
-    int32_t xid;   /* cardFailures: the Xid NVIDIA's driver reported, 0 none given */
+    int32_t index;       /* into policy.nodes, once gs_scenario_resolve() found it */
+    int32_t gpu;         /* cardFailures: the card's index on its node; -1 for nodeFailures */
+    int32_t xid;         /* cardFailures: the Xid NVIDIA's driver reported, 0 none given */
+#define GS_XID_HELD (-1) /* cardHolds: no fault, the card is held; no work lost */
     int64_t at_us, restore_us;
     struct gs_scn_src src;
 };

@@ -611,9 +611,19 @@ int gs__scn_limit_range(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t 
 
 /* --- Simulation --- */
 
-enum { SIM_COMPARE, SIM_HORIZON, SIM_MODES, SIM_FAILURES, SIM_NOW, SIM_CARD_FAILURES, SIM_TENANTS };
+enum {
+    SIM_COMPARE,
+    SIM_HORIZON,
+    SIM_MODES,
+    SIM_FAILURES,
+    SIM_NOW,
+    SIM_CARD_FAILURES,
+    SIM_TENANTS,
+    SIM_CARD_HOLDS,
+    SIM_NKEYS
+};
 static const char *const sim_keys[] = {"compare", "horizon",      "cardModes", "nodeFailures",
-                                       "now",     "cardFailures", "tenants"};
+                                       "now",     "cardFailures", "tenants",   "cardHolds"};
 
 /* tenants[]: {name: TENANT, namespaces: [NS, ...]}: the namespaces the tenant owns, in place of
  * those the documents before gave it (a tenant made when none has that name), as gpuschedd's
@@ -639,17 +649,21 @@ static int tenant_item(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
 struct failures {
     struct gs__scn_load *L;
     struct gs_sim_spec *sim;
-    const char *list; /* "nodeFailures", "cardFailures" or "cardModes.cards" */
+    const char *list; /* "nodeFailures", "cardFailures", "cardHolds" or "cardModes.cards" */
     size_t cap;       /* the array's room: sim->cards' or sim->failures' */
 };
 
 /* nodeFailures[]: {node: NAME, at: DURATION, restore: DURATION (optional, after at)};
- * cardFailures[]: the same with gpu: INDEX and xid: XID (optional). */
+ * cardFailures[]: the same with gpu: INDEX and xid: XID (optional); cardHolds[]: {node: NAME,
+ * gpu: INDEX, at: DURATION, until: DURATION (after at)}, a card a pod evicted through Kubernetes
+ * still holds while it stops (GS_XID_HELD). */
 static int failure_item(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
 {
-    static const char *const keys[] = {"node", "at", "restore", "gpu", "xid"};
+    static const char *const failure_keys[] = {"node", "at", "restore", "gpu", "xid"};
+    static const char *const hold_keys[] = {"node", "at", "until", "gpu"};
     struct failures *fl = arg;
-    int card = fl->list[0] == 'c';
+    int card = fl->list[0] == 'c', hold = !strcmp(fl->list, "cardHolds");
+    const char *const *keys = hold ? hold_keys : failure_keys;
     yaml_node_t *f[5] = {NULL};
     char where[64], what[48];
     struct gs_node_failure *v =
@@ -660,7 +674,7 @@ static int failure_item(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
     struct gs_node_failure *e = &v[fl->sim->nfailures];
     *e = (struct gs_node_failure){.index = -1, .gpu = -1, .restore_us = GS_UNSET};
     gs__yaml_label(where, sizeof(where), "%s[%d]", fl->list, idx);
-    int rc = gs__yaml_each_field(c, n, keys, card ? 5 : 3, where, gs__scn_keep, f);
+    int rc = gs__yaml_each_field(c, n, keys, hold ? 4 : card ? 5 : 3, where, gs__scn_keep, f);
     const char *node = f[0] ? gs__yaml_str(f[0]) : NULL;
     if (!rc && (!node || !*node || strlen(node) >= sizeof(e->node)))
         return gs__yaml_err(c, f[0] ? f[0] : n, "%s.node: expected the name of a node", where);
@@ -668,17 +682,20 @@ static int failure_item(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
         return gs__yaml_err(c, n, "%s needs at (when the %s fails)", where, card ? "card" : "node");
     if (!rc && card && !f[3])
         return gs__yaml_err(c, n, "%s needs gpu (the card's index on its node)", where);
+    if (!rc && hold && !f[2])
+        return gs__yaml_err(c, n, "%s needs until (when the card is free)", where);
     snprintf(what, sizeof(what), "%s[].at", fl->list);
     if (!rc)
         rc = gs__scn_dur(c, f[1], what, &e->at_us);
-    snprintf(what, sizeof(what), "%s[].restore", fl->list);
+    snprintf(what, sizeof(what), "%s[].%s", fl->list, keys[2]);
     if (!rc && f[2])
         rc = gs__scn_dur(c, f[2], what, &e->restore_us);
     if (!rc && f[2] && e->restore_us <= e->at_us)
-        return gs__yaml_err(c, f[2], "%s.restore: must come after at", where);
-    int64_t gpu = -1, xid = 0;
+        return gs__yaml_err(c, f[2], "%s.%s: must come after at", where, keys[2]);
+    int64_t gpu = -1, xid = hold ? GS_XID_HELD : 0;
+    snprintf(what, sizeof(what), "%s[].gpu", fl->list);
     if (!rc && card)
-        rc = gs__scn_int(c, f[3], "cardFailures[].gpu", 0, GS_GPUS_MAX - 1, &gpu);
+        rc = gs__scn_int(c, f[3], what, 0, GS_GPUS_MAX - 1, &gpu);
     if (!rc && f[4])
         rc = gs__scn_int(c, f[4], "cardFailures[].xid", 1, 65535, &xid);
     if (rc)
@@ -769,14 +786,14 @@ static int compare_item(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
 int gs__scn_simulation(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root)
 {
     struct gs__scn_meta m;
-    yaml_node_t *spec, *f[7] = {NULL};
+    yaml_node_t *spec, *f[SIM_NKEYS] = {NULL};
     struct gs_sim_spec sim = {
         .defined = 1, .horizon_us = GS_UNSET, .now_us = GS_UNSET, .convert = 1};
     int rc = read_obj(c, root, "Simulation", false, &m, &spec);
     if (!rc && L->s->sim.defined)
         rc = gs__yaml_err(c, root, "a second Simulation document; give one");
     if (!rc && spec)
-        rc = gs__yaml_each_field(c, spec, sim_keys, 7, "Simulation spec", gs__scn_keep, f);
+        rc = gs__yaml_each_field(c, spec, sim_keys, SIM_NKEYS, "Simulation spec", gs__scn_keep, f);
     if (!rc && f[SIM_TENANTS])
         rc = gs__yaml_each_item(c, f[SIM_TENANTS], "tenants", tenant_item, L);
     if (!rc && f[SIM_COMPARE])
@@ -793,6 +810,9 @@ int gs__scn_simulation(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *
     fl.list = "cardFailures";
     if (!rc && f[SIM_CARD_FAILURES])
         rc = gs__yaml_each_item(c, f[SIM_CARD_FAILURES], "cardFailures", failure_item, &fl);
+    fl.list = "cardHolds";
+    if (!rc && f[SIM_CARD_HOLDS])
+        rc = gs__yaml_each_item(c, f[SIM_CARD_HOLDS], "cardHolds", failure_item, &fl);
     if (!rc) {
         L->s->sim = sim;
     } else {

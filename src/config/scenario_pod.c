@@ -14,8 +14,9 @@
  * nodeSelector labels every node carries hold the pod to nodes. Fields that decide placement but
  * are not modelled here (affinity, topologySpreadConstraints, tolerations, pod-level resources)
  * are warned about, unless empty, as are those it does not honour (schedulingGates, resourceClaims,
- * host ports); activeDeadlineSeconds, preemptionPolicy and overhead are read (spec_keys says why
- * the rest of the pod spec does not change what the scheduler decides).
+ * host ports, the volumes kube-scheduler places by: placed_volume()); activeDeadlineSeconds,
+ * preemptionPolicy and overhead are read (spec_keys says why the rest of the pod spec does not
+ * change what the scheduler decides).
  */
 #include "scenario_impl.h"
 
@@ -42,6 +43,7 @@ enum {
     S_PREEMPTION,
     S_OVERHEAD,
     S_HOST_NETWORK,
+    S_VOLUMES,
     S_WARN_FIRST, /* from here on: decides placement in Kubernetes, not modelled here */
     S_AFFINITY = S_WARN_FIRST,
     S_SPREAD,
@@ -54,16 +56,15 @@ enum {
 static const char *const spec_keys[] = {
     "containers", "priorityClassName", "priority", "nodeName", "nodeSelector", "initContainers",
     "schedulerName", "activeDeadlineSeconds", "preemptionPolicy", "overhead", "hostNetwork",
-    "affinity", "topologySpreadConstraints", "resources", "tolerations", "schedulingGates",
-    "resourceClaims",
+    "volumes", "affinity", "topologySpreadConstraints", "resources", "tolerations",
+    "schedulingGates", "resourceClaims",
     /* Accepted: none changes where or when a pod is placed. How the kubelet runs it (dnsConfig,
      * dnsPolicy, hostAliases, hostname, subdomain, setHostnameAsFQDN, enableServiceLinks, hostIPC,
      * hostPID, hostUsers, shareProcessNamespace, securityContext, imagePullSecrets, service
      * accounts, readinessGates, restartPolicy: which containers restart, not when the pod ends);
      * ephemeralContainers, which Kubernetes lets ask no resources; os, which kube-scheduler does
      * not filter on (nodeSelector does that); runtimeClassName, whose nodeSelector, tolerations
-     * and overhead RuntimeClass admission writes into the pod, read there; volumes, which hold a
-     * pod to a node only through a zonal PersistentVolume, a constraint no inventory here has;
+     * and overhead RuntimeClass admission writes into the pod, read there;
      * terminationGracePeriodSeconds, how long an evicted pod takes to stop: through Kubernetes
      * its cards are freed when the API server says it is gone, grace included, while an API or
      * simulated pod stops at once. */
@@ -71,7 +72,7 @@ static const char *const spec_keys[] = {
     "ephemeralContainers", "hostAliases", "hostIPC", "hostPID", "hostUsers", "hostname",
     "imagePullSecrets", "os", "readinessGates", "restartPolicy", "runtimeClassName",
     "securityContext", "serviceAccount", "serviceAccountName", "setHostnameAsFQDN",
-    "shareProcessNamespace", "subdomain", "terminationGracePeriodSeconds", "volumes"};
+    "shareProcessNamespace", "subdomain", "terminationGracePeriodSeconds"};
 
 enum { C_NAME, C_RESOURCES, C_PORTS = 7, C_RESTART = 23 };
 static const char *const container_keys[] = {"name",
@@ -290,6 +291,44 @@ static int host_port(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
                       "a host port (hostPort, or a port under spec.hostNetwork) is not "
                       "interpreted by the scenario: kube-scheduler keeps two pods claiming one "
                       "off a node; ignored");
+    return 0;
+}
+
+/*
+ * A volume kube-scheduler places by (kubernetes.io/docs/concepts/scheduling-eviction/
+ * scheduling-framework): a PersistentVolumeClaim, or a generic ephemeral volume (a claim made for
+ * the pod), which VolumeBinding holds to the nodes its PersistentVolume reaches (a zonal disk's
+ * node affinity) and keeps pending while unbound; a disk of the node's cloud or SAN, counted
+ * against the node's attach limit (NodeVolumeLimits) or kept from two pods writing it
+ * (VolumeRestrictions). No inventory here has PersistentVolumes or disks. A container's
+ * volumeDevices name a claim's volume, so that volume is the one named. Every other source
+ * (emptyDir, configMap, secret, downwardAPI, projected, hostPath, csi, nfs, image, ...) is mounted
+ * by the kubelet on whatever node the pod is given, and is accepted.
+ */
+static int placed_volume(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
+{
+    static const char *const keys[] = {"persistentVolumeClaim",
+                                       "ephemeral",
+                                       "awsElasticBlockStore",
+                                       "gcePersistentDisk",
+                                       "azureDisk",
+                                       "cinder",
+                                       "iscsi",
+                                       "rbd"};
+    yaml_node_t *v = NULL;
+    (void)arg;
+    for (size_t k = 0; n->type == YAML_MAPPING_NODE && k < sizeof(keys) / sizeof(keys[0]); k++)
+        if (!gs__yaml_map_get(c, n, keys[k], &v) && v && !gs__yaml_is_null(v)) {
+            gs__yaml_warn(c, v,
+                          "spec.volumes[%d].%s is not interpreted by the scenario: %s, and "
+                          "nothing here has them; ignored",
+                          idx, keys[k],
+                          k < 2 ? "kube-scheduler's VolumeBinding holds a pod to the nodes its "
+                                  "claim's PersistentVolume reaches, pending while it is unbound"
+                                : "kube-scheduler counts a disk against its node's attach limit "
+                                  "and keeps two pods writing one apart");
+            return 0;
+        }
     return 0;
 }
 
@@ -717,7 +756,8 @@ static int overhead(struct gs__yctx *c, yaml_node_t *n, struct gs_pod_spec *p)
     return rc;
 }
 
-/* The fields read before the containers: the run's deadline, preemption, overhead, host network. */
+/* The fields read before the containers: the run's deadline, preemption, overhead, host network,
+ * volumes. */
 static int read_run(struct gs__yctx *c, yaml_node_t **f, struct gs_pod_spec *p, int *host_net)
 {
     static const char *const policies[] = {"PreemptLowerPriority", "Never"};
@@ -735,6 +775,8 @@ static int read_run(struct gs__yctx *c, yaml_node_t **f, struct gs_pod_spec *p, 
         rc = overhead(c, f[S_OVERHEAD], p);
     if (!rc && f[S_HOST_NETWORK] && !gs__yaml_is_null(f[S_HOST_NETWORK]))
         rc = gs__scn_bool(c, f[S_HOST_NETWORK], "spec.hostNetwork", host_net);
+    if (!rc && f[S_VOLUMES] && f[S_VOLUMES]->type == YAML_SEQUENCE_NODE)
+        rc = gs__yaml_each_item(c, f[S_VOLUMES], "spec.volumes", placed_volume, NULL);
     return rc;
 }
 

@@ -150,17 +150,19 @@ static int node_card(const struct gs_scenario *s, const char *name, int32_t gpu,
                          gs__scn_where(src, at, sizeof(at)), list, name);
 }
 
-/* failure_node() - the node (and card) a Simulation's nodeFailures (cardFailures) entry names
- * must be a Cluster's, and not down then already by an earlier entry. */
+/* failure_node() - the node (and card) a Simulation's nodeFailures (cardFailures, cardHolds)
+ * entry names must be a Cluster's, and not down or held then already by an earlier entry. */
 static int failure_node(struct gs_scenario *s, struct gs_node_failure *f, struct gs_diag *d)
 {
     char at[AT_MAX], other[AT_MAX];
-    const char *list = f->gpu < 0 ? "nodeFailures" : "cardFailures";
+    const char *list = f->gpu < 0              ? "nodeFailures"
+                       : f->xid == GS_XID_HELD ? "cardHolds"
+                                               : "cardFailures";
     for (const struct gs_node_failure *e = s->sim.failures; e < f; e++) {
         int64_t e_end = e->restore_us == GS_UNSET ? INT64_MAX : e->restore_us;
         int64_t f_end = f->restore_us == GS_UNSET ? INT64_MAX : f->restore_us;
         if (!strcmp(e->node, f->node) && e->gpu == f->gpu && f->at_us < e_end && e->at_us < f_end)
-            return gs_diag_error(d, "%s: %s: %s %s is down then already (%s)",
+            return gs_diag_error(d, "%s: %s: %s %s is down or held then already (%s)",
                                  gs__scn_where(&f->src, at, sizeof(at)), list,
                                  f->gpu < 0 ? "node" : "a card of node", f->node,
                                  gs__scn_where(&e->src, other, sizeof(other)));

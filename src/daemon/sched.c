@@ -288,6 +288,7 @@ static int evicted_in_kube(struct gsd_state *st, struct gsd_pod *p, int64_t now)
     snprintf(node, sizeof(node), "%s", gs_cluster_node_name(st->cluster, (size_t)p->pl.node));
     gsd_sched_forget(st, p, 0);
     gsd_pod_set_state(st, p, GSD_EVICTING); /* off the pending list stopped() put it on */
+    p->evicted_us = now;
     gsd_pod_unnominate(st, p);
     gsd_snap_touch(st, p);
     gsd_sched_evict(st, p, 0);

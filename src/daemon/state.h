@@ -70,6 +70,7 @@ struct gsd_pod {
     char reason[GSD_REASON_MAX];
     const char *why; /* a pending pod's main reason, kube-scheduler words (static), or NULL */
     int64_t submit_us, start_us;
+    int64_t evicted_us; /* GSD_EVICTING: when its Eviction was decided; 0 unknown (a restart) */
     /* Its history (gsd_sched_sync()), kept by the store across a restart: times evicted, when it
      * first started (-1 not yet), the part of its GPUQuota charged while it runs (1 dedicated,
      * 2 shared, 0 neither). */

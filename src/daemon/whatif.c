@@ -4,10 +4,11 @@
  * writes is one instant: the inventory as a Cluster (a node whose agent registered its topology
  * with a template of its own), the policy files in force as they were read,
  * the PodGroups posted, the nodes NotReady as nodeFailures and the cards unhealthy as
- * cardFailures at now, and every pod held in arrival order (its Pod as posted, with its arrival
- * and, running, its node, cards, MIG instance and start as sim.gpusched.io/ annotations). Times are
- * microseconds since an origin: 0 on the manual clock, else the earliest submission held (written
- * as a comment).
+ * cardFailures at now, the cards of a node a pod evicted through Kubernetes still stops on as
+ * cardHolds until its grace period ends, and every pod held in arrival order (its Pod as posted,
+ * with its arrival and, running, its node, cards, MIG instance and start as sim.gpusched.io/
+ * annotations). Times are microseconds since an origin: 0 on the manual clock, else the earliest
+ * submission held (written as a comment).
  */
 #include "whatif.h"
 #include "agents.h"
@@ -158,9 +159,55 @@ static void card_modes(struct gsd_text *t, const struct gsd_state *st, int64_t o
         }
 }
 
+/* Microseconds: how long pod @p takes to stop once evicted, its terminationGracePeriodSeconds
+ * (Kubernetes' default 30 s when absent; the Eviction gpuschedd sends sets none of its own). */
+static int64_t grace_us(const struct gsd_pod *p)
+{
+    json_t *j = json_loads(p->body, 0, NULL);
+    json_t *g = json_object_get(json_object_get(j, "spec"), "terminationGracePeriodSeconds");
+    int64_t s = json_is_integer(g) && json_integer_value(g) >= 0 ? json_integer_value(g) : 30;
+    json_decref(j);
+    return (s < INT64_MAX / 2000000 ? s : INT64_MAX / 2000000) * 1000000;
+}
+
+/*
+ * The cards of the Ready nodes a pod evicted through Kubernetes still stops on: no pod goes
+ * there through the extender until the API server says it is gone (extender.c), at the latest
+ * its grace period after its Eviction (from now, when a restart lost when that was). Every card
+ * of the node is held, as the extender holds the node; an unhealthy card is a cardFailures
+ * entry already. Each is held from @now to the last such pod's end; a node whose pods' grace
+ * periods have run out is not held (the kubelet has killed them).
+ */
+static void card_holds(struct gsd_text *t, const struct gsd_state *st, int64_t now, int64_t origin)
+{
+    size_t nn = st->inv->policy.nnodes;
+    int64_t *until = st->nevicting ? calloc(nn ? nn : 1, sizeof(*until)) : NULL;
+    int any = 0;
+    for (const struct gsd_pod *p = until ? st->head : NULL; p; p = p->next) {
+        if (p->state != GSD_EVICTING || p->pl.node < 0 || (size_t)p->pl.node >= nn)
+            continue;
+        int64_t end = (p->evicted_us ? p->evicted_us : now + origin) + grace_us(p) - origin;
+        until[p->pl.node] = end > until[p->pl.node] ? end : until[p->pl.node];
+    }
+    const struct gs_fleet *f = gs_tenancy_fleet(st->sched.tn);
+    for (size_t i = 0; until && i < nn; i++) {
+        if (until[i] <= now || (i < st->nhealth && !gsd_node_ready(&st->health[i])))
+            continue;
+        for (int g = 0; g < gs_fleet_node_gpus(f, i); g++)
+            if (!(i < st->nhealth && st->health[i].bad_mask >> g & 1))
+                gsd_text_printf(
+                    t, "%s    - {node: \"%s\", gpu: %d, at: %" PRId64 "us, until: %" PRId64 "us}\n",
+                    any++ ? "" : "  cardHolds:\n", st->inv->policy.nodes[i].name, g, now, until[i]);
+    }
+    if (st->nevicting && !until)
+        t->full = 1; /* out of memory: the answer says so */
+    free(until);
+}
+
 /* The Simulation: now, the daemon's way, the cards' modes, the DaemonConfig's tenants and the
- * namespaces each owns, the nodes NotReady (down from now on) and the cards marked unhealthy, with
- * the Xid their agent reported (what runs there runs on). */
+ * namespaces each owns, the nodes NotReady (down from now on), the cards marked unhealthy, with
+ * the Xid their agent reported (what runs there runs on), and the cards a pod evicted through
+ * Kubernetes still holds. */
 static void simulation(struct gsd_text *t, const struct gsd_state *st, int64_t now, int64_t origin)
 {
     gsd_text_printf(t,
@@ -194,6 +241,7 @@ static void simulation(struct gsd_text *t, const struct gsd_state *st, int64_t n
                 gsd_text_printf(t, ", xid: %d", (int)st->health[i].xid[g]);
             gsd_text_printf(t, "}\n");
         }
+    card_holds(t, st, now, origin);
 }
 
 /* Pod @p as posted, with its arrival, progress and placement annotations, as indented JSON. */
@@ -299,20 +347,15 @@ void gsd_whatif_snapshot(struct gsd_state *st, struct gsd_req *r)
         gsd_text_put(&t, st->cfg->policy_text, strlen(st->cfg->policy_text));
     podgroups(&t, st);
     simulation(&t, st, now - origin, origin);
-    size_t evicting = 0;
     for (const struct gsd_pod *p = st->head; p && !t.full; p = p->next) {
-        if (p->state == GSD_EVICTING) { /* holds no cards: leaving */
-            evicting++;
+        if (p->state == GSD_EVICTING) /* leaving: its node's cards are held (card_holds()) */
             continue;
-        }
         int running = p->state == GSD_RUNNING && p->pl.node >= 0 &&
                       (size_t)p->pl.node < st->inv->policy.nnodes;
         const char *node = running ? st->inv->policy.nodes[p->pl.node].name : NULL;
         if (pod(&t, st, p, origin, node))
             t.full = 1;
     }
-    if (evicting)
-        gsd_text_printf(&t, "# %zu pods being evicted through Kubernetes are left out\n", evicting);
     if (t.full || !t.s) {
         free(t.s);
         gsd_reply_error(r, t.len >= SNAPSHOT_MAX ? 507 : 500, "",

@@ -1,5 +1,6 @@
 /* The integration tests' checked API calls; see api.h. */
 #include "api.h"
+#include "util.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -77,4 +78,25 @@ json_t *h_pod_get(const struct daemon *d, const char *ns, const char *name)
     json_t *j = json_incref(a.json);
     h_answer_free(&a);
     return j;
+}
+
+json_t *h_continued(const char *path, const char *json)
+{
+    const char *argv[] = {getenv("GPUSCHED_BIN"),
+                          "simulate",
+                          "--scenario",
+                          path,
+                          "--from-now",
+                          "--horizon",
+                          "1h",
+                          "--json",
+                          json,
+                          "--quiet",
+                          NULL};
+    struct t_run r;
+    t_run(argv, &r);
+    if (r.status != 0)
+        fail_msg("simulate --from-now: exit %d: %s", r.status, r.err);
+    t_run_free(&r);
+    return json_load_file(json, 0, NULL);
 }

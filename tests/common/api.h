@@ -36,4 +36,9 @@ void h_annotate(json_t *pod, const char *key, const char *value);
  * reference). */
 json_t *h_pod_get(const struct daemon *d, const char *ns, const char *name);
 
+/* h_continued() - `gpusched simulate --scenario @path --from-now --horizon 1h`, its --json
+ * written to @json: that JSON (new reference; NULL when unreadable). Fails the test when the run
+ * does not exit 0. */
+json_t *h_continued(const char *path, const char *json);
+
 #endif

@@ -84,6 +84,30 @@ static void test_filter_node_names(void **state)
     json_decref(r);
 }
 
+/*
+ * A pod with a PersistentVolumeClaim: kube-scheduler's VolumeBinding filtered the nodes for it
+ * before asking, so the extender serves it as it serves the same pod without (the API refuses
+ * it: nothing there has PersistentVolumes).
+ */
+static void test_claim_left_to_kube_scheduler(void **state)
+{
+    (void)state;
+    json_t *args = load("filter_nodenames.json");
+    json_object_set_new(json_object_get(json_object_get(args, "Pod"), "spec"), "volumes",
+                        json_pack("[{s:s, s:{s:s}}]", "name", "data", "persistentVolumeClaim",
+                                  "claimName", "data"));
+    json_t *r = verb("filter", json_deep_copy(args));
+    const json_t *names = json_object_get(r, "NodeNames");
+    assert_int_equal(json_array_size(names), 2);
+    assert_true(has_name(names, "n-a100-0") && has_name(names, "n-a100-1"));
+    assert_string_equal(json_string_value(json_object_get(r, "Error")), "");
+    json_decref(r);
+    r = verb("prioritize", args);
+    assert_true(json_is_array(r));
+    assert_int_equal(json_array_size(r), 5);
+    json_decref(r);
+}
+
 static void test_filter_node_list(void **state)
 {
     (void)state;
@@ -605,6 +629,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_filter_node_names),
+        cmocka_unit_test(test_claim_left_to_kube_scheduler),
         cmocka_unit_test(test_share_needs_gpu_resource),
         cmocka_unit_test(test_filter_node_list),
         cmocka_unit_test(test_prioritize),

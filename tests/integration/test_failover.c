@@ -247,23 +247,7 @@ static json_t *continued(const struct daemon *d, const char *const *want)
     json_decref(pj);
     assert_int_equal(fclose(f), 0);
     h_answer_free(&a);
-    const char *argv[] = {getenv("GPUSCHED_BIN"),
-                          "simulate",
-                          "--scenario",
-                          path,
-                          "--from-now",
-                          "--horizon",
-                          "1h",
-                          "--json",
-                          json,
-                          "--quiet",
-                          NULL};
-    struct t_run r;
-    t_run(argv, &r);
-    if (r.status != 0)
-        fail_msg("simulate --from-now: exit %d: %s", r.status, r.err);
-    t_run_free(&r);
-    json_t *out = json_load_file(json, 0, NULL);
+    json_t *out = h_continued(path, json);
     assert_non_null(out);
     return out;
 }

@@ -428,8 +428,9 @@ static json_t *classed(const char *name, int gpus, const char *cls, const char *
 
 /* The PodSpec fields that change scheduling in Kubernetes: activeDeadlineSeconds ends the pod on
  * the manual clock, overhead counts with its requests, preemptionPolicy: Never keeps a pod from
- * preempting and must be its class's; schedulingGates, resourceClaims and host ports are refused
- * naming the field, an empty list of gates is not. */
+ * preempting and must be its class's; schedulingGates, resourceClaims, host ports and a
+ * PersistentVolumeClaim volume are refused naming the field, an empty list of gates and an
+ * emptyDir or configMap volume are not. */
 static void test_run_fields(void **state)
 {
     (void)state;
@@ -484,6 +485,16 @@ static void test_run_fields(void **state)
     json_object_set_new(json_array_get(json_object_get(spec_of(p), "containers"), 0), "ports",
                         json_pack("[{s:i, s:i}]", "containerPort", 80, "hostPort", 8080));
     refused(&d, p, "spec.containers[0].ports[0].hostPort", "a host port");
+    p = h_pod_json("team-a", "v0", 1, 0);
+    json_object_set_new(spec_of(p), "volumes",
+                        json_pack("[{s:s, s:{s:s}}]", "name", "data", "persistentVolumeClaim",
+                                  "claimName", "data"));
+    refused(&d, p, "spec.volumes[0].persistentVolumeClaim", "VolumeBinding");
+    p = h_pod_json("team-a", "v1", 1, 0); /* mounted wherever the pod runs */
+    json_object_set_new(spec_of(p), "volumes",
+                        json_pack("[{s:s, s:{}}, {s:s, s:{s:s}}]", "name", "scratch", "emptyDir",
+                                  "name", "cfg", "configMap", "name", "cfg"));
+    json_decref(post(&d, p, 201));
     assert_int_equal(h_stop(&d), 0);
     h_cleanup(&d);
 }

@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "common/harness.h"
+#include "common/api.h"
 #include "common/util.h"
 
 #include <microhttpd.h>
@@ -275,7 +275,8 @@ static json_t *fake_body(const char *method, const char *url)
     return b;
 }
 
-static int own_queues; /* pods name the Queue of their namespace's name (setup_queues()) */
+static int own_queues;   /* pods name the Queue of their namespace's name (setup_queues()) */
+static int grace_s = -1; /* >= 0: the pods made say terminationGracePeriodSeconds: grace_s */
 
 static int setup(void **state)
 {
@@ -307,7 +308,8 @@ static int setup_queues(void **state)
     return setup(state);
 }
 
-/* The pod of @text (freed) with its uid, in its namespace's queue when own_queues. */
+/* The pod of @text (freed) with its uid, in its namespace's queue when own_queues, its grace
+ * period grace_s. */
 static json_t *kube_pod(char *text, const char *ns, const char *name)
 {
     char uid[64];
@@ -318,6 +320,9 @@ static json_t *kube_pod(char *text, const char *ns, const char *name)
     if (own_queues)
         json_object_set_new(json_object_get(pod, "metadata"), "annotations",
                             json_pack("{s:s}", "scheduling.volcano.sh/queue-name", ns));
+    if (grace_s >= 0)
+        json_object_set_new(json_object_get(pod, "spec"), "terminationGracePeriodSeconds",
+                            json_integer(grace_s));
     return pod;
 }
 
@@ -1046,14 +1051,65 @@ static json_t *filter_b(const char *name, int gpus)
 }
 
 /*
+ * GET /v1/snapshot while a pod evicted from n-t4-0 (4 cards) through Kubernetes still stops
+ * there, its grace period 600 s: the pod is not written, every card of the node is held from
+ * now until 600 s after its Eviction, and `simulate --from-now` continues it, the pod it was
+ * evicted for (@preemptor, placed there by gpuschedd's scheduler) running on on those cards.
+ */
+static void snapshot_holds_node(const char *preemptor)
+{
+    struct answer a;
+    char path[300], json[300], want[96];
+    assert_int_equal(h_call(&d, "GET", "/v1/snapshot", TOKEN_ADMIN, NULL, &a), 0);
+    assert_int_equal(a.status, 200);
+    assert_null(strstr(a.body, "\"name\": \"a3\""));
+    assert_non_null(strstr(a.body, "\n  cardHolds:\n"));
+    for (int g = 0; g < 4; g++) {
+        snprintf(want, sizeof(want), "    - {node: \"n-t4-0\", gpu: %d, at: ", g);
+        const char *at = strstr(a.body, want);
+        if (!at)
+            fail_msg("no \"%s\" in the snapshot: %s", want, a.body);
+        char *end;
+        long long from = strtoll(at + strlen(want), &end, 10);
+        const char *until = strstr(end, ", until: ");
+        assert_non_null(until);
+        long long held = strtoll(until + 9, NULL, 10) - from;
+        if (held <= 590000000LL || held > 600000000LL)
+            fail_msg("card %d held %lld us, expected just under 600 s", g, held);
+    }
+    snprintf(path, sizeof(path), "%s/snap.yaml", d.dir);
+    snprintf(json, sizeof(json), "%s/snap.json", d.dir);
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    fputs(a.body, fp);
+    assert_int_equal(fclose(fp), 0);
+    h_answer_free(&a);
+    json_t *out = h_continued(path, json), *p;
+    size_t i;
+    int seen = 0;
+    json_array_foreach(json_object_get(out, "pods"), i, p)
+    {
+        const char *n = json_string_value(json_object_get(p, "name"));
+        assert_false(n && !strcmp(n, "team-a/a3"));
+        const char *node = json_string_value(json_object_get(p, "node"));
+        if (n && !strcmp(n, preemptor)) {
+            assert_true(node && !strcmp(node, "n-t4-0"));
+            seen = 1;
+        }
+    }
+    assert_true(seen);
+    json_decref(out);
+}
+
+/*
  * Reclaim through kube-scheduler, against the fake API server as 1.20 answers (each tenant's pods
  * in its own Queue): team-a's pods
  * bound on every card, team-b's 4-card pod fits nowhere; filter hands it to the scheduler, which
  * takes team-a's 4-card pod back (team-a is above its deserved share, team-b below) and places
  * team-b's there. The victim is evicted with a policy/v1beta1 Eviction (the API server serves no
  * policy/v1) carrying its UID, sent again after a 429 and then never more; the node is offered
- * to nobody until the watch says the victim is gone; then the preemptor is nudged (its
- * annotation) and binds there.
+ * to nobody until the watch says the victim is gone, and a snapshot holds its cards until then
+ * (snapshot_holds_node()); then the preemptor is nudged (its annotation) and binds there.
  */
 static void test_reclaim_evicts_through_api(void **state)
 {
@@ -1064,7 +1120,9 @@ static void test_reclaim_evicts_through_api(void **state)
     f.evict_429 = 1;
     seat_ok("a1", 8, "n-a100-0");
     seat_ok("a2", 8, "n-a100-1");
+    grace_s = 600;
     seat_ok("a3", 4, "n-t4-0");
+    grace_s = -1;
     json_t *r = filter_b("b1", 4);
     assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 0);
     json_decref(r);
@@ -1095,6 +1153,7 @@ static void test_reclaim_evicts_through_api(void **state)
     assert_int_equal(h_call(&d, "GET", "/metrics", NULL, NULL, &a), 0);
     assert_non_null(strstr(a.body, "\ngpusched_pods_evicted_total{reason=\"reclaim\"} 1\n"));
     h_answer_free(&a);
+    snapshot_holds_node("team-b/b1");
     /* the watch says it is gone: the preemptor is nudged, and binds there */
     pthread_mutex_lock(&f.mu);
     snprintf(f.list, sizeof(f.list), "%s",

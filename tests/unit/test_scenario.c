@@ -619,7 +619,7 @@ static const struct bad bads[] = {
      "  nodeTemplates: [{name: t, gpuModel: T4, gpus: 2}]\n  nodes: [{name: n1, template: t}]\n"
      "---\n" SIM_HDR "spec:\n  nodeFailures:\n  - {node: n1, at: 1h, restore: 3h}\n"
      "  - {node: n1, at: 2h}\n",
-     -EINVAL, ":13:5: ", "nodeFailures: node n1 is down then already (", 1},
+     -EINVAL, ":13:5: ", "nodeFailures: node n1 is down or held then already (", 1},
     {SIM_HDR "spec:\n  tenants:\n  - {name: t}\n", -EINVAL,
      ":6:5: ", "tenants[0] needs name and namespaces", 0},
     {SIM_HDR "spec:\n  tenants:\n  - {name: t, namespaces: [a b]}\n", -EINVAL,
@@ -634,6 +634,15 @@ static const struct bad bads[] = {
      "  nodeTemplates: [{name: t, gpuModel: T4, gpus: 2}]\n  nodes: [{name: n1, template: t}]\n"
      "---\n" SIM_HDR "spec:\n  cardFailures:\n  - {node: n1, gpu: 2, at: 1h}\n",
      -EINVAL, ":12:5: ", "cardFailures: node n1 has 2 cards, no gpu 2", 1},
+    {SIM_HDR "spec:\n  cardHolds:\n  - {node: n1, gpu: 0, at: 1h}\n", -EINVAL,
+     ":6:5: ", "cardHolds[0] needs until (when the card is free)", 0},
+    {SIM_HDR "spec:\n  cardHolds:\n  - {node: n1, gpu: 0, at: 1h, until: 1h}\n", -EINVAL,
+     ":6:39: ", "cardHolds[0].until: must come after at", 0},
+    {CL_HDR
+     "  nodeTemplates: [{name: t, gpuModel: T4, gpus: 2}]\n  nodes: [{name: n1, template: t}]\n"
+     "---\n" SIM_HDR "spec:\n  cardFailures:\n  - {node: n1, gpu: 1, at: 1h}\n"
+     "  cardHolds:\n  - {node: n1, gpu: 1, at: 1h, until: 90m}\n",
+     -EINVAL, ":14:5: ", "cardHolds: a card of node n1 is down or held then already (", 1},
     {SIM_HDR "spec:\n  cardModes:\n    cards:\n    - {node: n1, gpu: 0, since: 1h}\n", -EINVAL,
      ":7:7: ", "cardModes.cards[0] needs mode", 0},
     {SIM_HDR "spec:\n  cardModes:\n    cards:\n    - {node: n1, gpu: 0, mode: free, since: 1h}\n",
@@ -693,6 +702,21 @@ static const struct bad bads[] = {
     {POD_HDR "spec:\n  resourceClaims: [{name: gpu, resourceClaimName: c}]\n"
              "  containers: [{name: m}]\n",
      -EINVAL, ":5:19: ", "spec.resourceClaims is not interpreted (Dynamic Resource Allocation)", 0},
+    {POD_HDR "spec:\n  volumes: [{name: d, persistentVolumeClaim: {claimName: c}}]\n"
+             "  containers: [{name: m}]\n",
+     -EINVAL, ":5:46: ",
+     "spec.volumes[0].persistentVolumeClaim is not interpreted: kube-scheduler's VolumeBinding "
+     "holds a pod to the nodes its claim's PersistentVolume reaches",
+     0},
+    {POD_HDR "spec:\n  volumes: [{name: s, emptyDir: {}}, {name: d, ephemeral: "
+             "{volumeClaimTemplate: {}}}]\n  containers: [{name: m}]\n",
+     -EINVAL, ":5:59: ", "spec.volumes[1].ephemeral is not interpreted", 0},
+    {POD_HDR "spec:\n  volumes: [{name: d, gcePersistentDisk: {pdName: p}}]\n"
+             "  containers: [{name: m}]\n",
+     -EINVAL, ":5:42: ",
+     "spec.volumes[0].gcePersistentDisk is not interpreted: kube-scheduler counts a disk against "
+     "its node's attach limit",
+     0},
     {POD_HDR "spec:\n  containers:\n  - name: m\n    resources:\n      claims: [{name: gpu}]\n",
      -EINVAL, ":8:15: ", "resources.claims (Dynamic Resource Allocation) is not interpreted", 0},
     {POD_HDR
@@ -1314,7 +1338,11 @@ static void test_pod_parse_json(void **state)
         "{\"nvidia.com/gpu\": 1, \"nvidia.com/gpumem\": \"20k\", \"cpu\": \"2e0\", "
         "\"memory\": \"1Pi\"}}}], \"activeDeadlineSeconds\": 600, \"preemptionPolicy\": "
         "\"Never\", \"overhead\": {\"cpu\": \"250m\", \"memory\": \"120Mi\"}, "
-        "\"schedulingGates\": [], \"hostNetwork\": false}}";
+        "\"schedulingGates\": [], \"hostNetwork\": false, \"volumes\": [{\"name\": \"s\", "
+        "\"emptyDir\": {}}, {\"name\": \"c\", \"configMap\": {\"name\": \"x\"}}, {\"name\": "
+        "\"t\", \"projected\": {\"sources\": []}}, {\"name\": \"h\", \"hostPath\": {\"path\": "
+        "\"/d\"}}, {\"name\": \"i\", \"csi\": {\"driver\": \"x\"}}, {\"name\": \"n\", "
+        "\"persistentVolumeClaim\": null}]}}";
     gs_diag_init(&d);
     if (gs_pod_parse("body", ok, strlen(ok), 1, &p, field, sizeof(field), &d))
         fail_msg("%s (%s)", d.msg, field);
@@ -1349,6 +1377,11 @@ static void test_pod_parse_json(void **state)
         {"{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"containers\": [{\"name\": \"m\", "
          "\"ports\": [{\"containerPort\": 80, \"hostPort\": 8080}]}]}}",
          "spec.containers[0].ports[0].hostPort"},
+        {"{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"volumes\": [{\"name\": \"s\", "
+         "\"secret\": {\"secretName\": \"s\"}}, {\"name\": \"d\", \"persistentVolumeClaim\": "
+         "{\"claimName\": \"c\"}}], \"containers\": [{\"name\": \"m\", \"volumeDevices\": "
+         "[{\"name\": \"d\", \"devicePath\": \"/dev/xvda\"}]}]}}",
+         "spec.volumes[1].persistentVolumeClaim"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         gs_diag_init(&d);

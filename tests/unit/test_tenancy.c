@@ -394,6 +394,44 @@ static void test_card_failures(void **state)
 }
 
 /*
+ * cardHolds: a snapshot taken while a pod evicted through Kubernetes stops on n1 holds both its
+ * cards from 300 s to 330 s (its grace period): the pod on card 1 runs on, one arriving at
+ * 300 s takes card 0 only at 330 s.
+ */
+static void test_card_holds(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    s->sim.failures = calloc(2, sizeof(*s->sim.failures)); /* freed with the scenario */
+    assert_non_null(s->sim.failures);
+    node(s, "n1", "az-1", tmpl(s, "t2", 2, 1));
+    pod(s, "ns", "on", 1, 0, 1000);
+    pod(s, "ns", "next", 1, 300, 100);
+    s->pods[0].placed_node_index = 0;
+    snprintf(s->pods[0].placed_node, sizeof(s->pods[0].placed_node), "n1");
+    s->pods[0].placed_mask = 2u;
+    s->pods[0].placed_start_us = 0;
+    s->pods[0].placed_given = GS_PLACED_GPUS | GS_PLACED_START;
+    for (int g = 0; g < 2; g++)
+        s->sim.failures[s->sim.nfailures++] = (struct gs_node_failure){.node = "n1",
+                                                                       .index = 0,
+                                                                       .gpu = g,
+                                                                       .xid = GS_XID_HELD,
+                                                                       .at_us = 300 * S,
+                                                                       .restore_us = 330 * S};
+    s->sim.now_us = 300 * S;
+    s->sim.from_now = 1;
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    char runs[128];
+    runs_of(t, "on", runs, sizeof(runs));
+    assert_string_equal(runs, "n1@0-1000;");
+    runs_of(t, "next", runs, sizeof(runs));
+    assert_string_equal(runs, "n1@330-430;");
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
+/*
  * cardModes.cards: a snapshot's empty card keeps the mode it last had and its hold. Card 0 last
  * ran shared slices from 250 s, so with a 10-minute hold a whole-card pod may take it only at
  * 850 s; card 1, never used, takes one at once. A card holding a pod in another mode, or a mode
@@ -2186,6 +2224,7 @@ int main(void)
         cmocka_unit_test(test_restored_gang_runs_again),
         cmocka_unit_test(test_restored_charge_is_searched),
         cmocka_unit_test(test_card_failures),
+        cmocka_unit_test(test_card_holds),
         cmocka_unit_test(test_restored_card_modes),
         cmocka_unit_test(test_node_failures),
         cmocka_unit_test(test_preempt_smallest_gang),
