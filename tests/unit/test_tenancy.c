@@ -495,6 +495,37 @@ static void test_preempt_smallest_gang(void **state)
     gs_scenario_free(s);
 }
 
+/*
+ * A victim search that found victims starts no back-off: when the top pods end at 50 s, each
+ * node keeps a low pod beside 2 free cards, and both members of the gang, which found no
+ * victims at 10 s, search and preempt one low pod each in the same pass.
+ */
+static void test_backoff_after_failed_search_only(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    int t4 = tmpl(s, "four", 4, 0);
+    node(s, "n1", "az-1", t4);
+    node(s, "n2", "az-1", t4);
+    pclass(s, "low", 10);
+    pclass(s, "high", 100);
+    pclass(s, "top", 1000);
+    const char *names[4] = {"top-1", "low-1", "top-2", "low-2"};
+    for (int i = 0; i < 4; i++) {
+        struct gs_pod_spec *p = pod(s, "ns", names[i], 2, 0, i % 2 ? 1000 : 50);
+        snprintf(p->priority_class, GS_SCN_NAME_MAX, "%s", i % 2 ? "low" : "top");
+        snprintf(p->node_name, sizeof(p->node_name), "n%d", i / 2 + 1);
+    }
+    gang(s, "ns", "g", 2, 4, 10, 100, "high", NULL);
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    assert_int_equal(find(t, "g-0")->start_us, 50 * S);
+    assert_int_equal(find(t, "g-1")->start_us, 50 * S);
+    assert_int_equal(find(t, "low-1")->preemptions, 1);
+    assert_int_equal(find(t, "low-2")->preemptions, 1);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
 /* Free GPUs 2, 1 and 1; job A (two 1-GPU pods) then job B (one 2-GPU pod). */
 static void test_small_pods_keep_the_big_hole(void **state)
 {
@@ -2228,6 +2259,7 @@ int main(void)
         cmocka_unit_test(test_restored_card_modes),
         cmocka_unit_test(test_node_failures),
         cmocka_unit_test(test_preempt_smallest_gang),
+        cmocka_unit_test(test_backoff_after_failed_search_only),
         cmocka_unit_test(test_small_pods_keep_the_big_hole),
         cmocka_unit_test(test_fair_share_settles),
         cmocka_unit_test(test_reclaim_then_fill),

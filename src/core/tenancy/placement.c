@@ -716,20 +716,22 @@ int gs__tn_find(struct gs_tenancy *t, int32_t pod, int only_node, const struct t
 /*
  * A victim search visits every node, so pods of one shape that found no victims wait
  * GS_EVICT_BACKOFF_US before the next search, as kube-scheduler backs off unschedulable pods;
- * a pod's first try after it arrives (or is evicted) always searches.
+ * a pod's first try after it arrives (or is evicted) always searches. With @failed, a search of
+ * @p's shape just found none: the wait starts (a search that found victims starts none, so the
+ * next member of a gang still searches). Return: 1 when @p's shape waits.
  */
-static int backing_off(struct gs_tenancy *t, const struct rpod *p)
+static int backing_off(struct gs_tenancy *t, const struct rpod *p, int failed)
 {
     /* Coarse on purpose: tenant, priority and card count decide who could be a victim. */
     uint64_t h = ((uint64_t)p->tenant * 1000003u + (uint64_t)p->level) * 1000003u +
                  (uint64_t)(p->fit.ncards * 2 + p->fit.whole) + 1;
     h *= 0x9e3779b97f4a7c15ULL;
     size_t i = (size_t)(h >> 32) & (GS_MEMO_SLOTS - 1);
-    if (p->tried_epoch != 0 && t->bo_key[i] == h && t->now < t->bo_until[i])
-        return 1;
+    if (!failed)
+        return p->tried_epoch != 0 && t->bo_key[i] == h && t->now < t->bo_until[i];
     t->bo_key[i] = h;
     t->bo_until[i] = t->now + GS_EVICT_BACKOFF_US;
-    return 0;
+    return 1;
 }
 
 /* Place one pod now, preempting or reclaiming in the full scheme; 0 placed, 1 not. */
@@ -744,7 +746,7 @@ int gs__tn_place_one(struct gs_tenancy *t, int32_t pod, struct txn *x, int only_
     /* A member beyond an elastic gang's minMember only grows into free room. */
     int extra = p->group >= 0 && gs__tn_gang_elastic(&t->gangs[p->group]) &&
                 t->gangs[p->group].running + t->gangs[p->group].done >= t->gangs[p->group].min;
-    if (t->way != GS_WAY_FULL || !*capacity || only_node >= 0 || extra || backing_off(t, p))
+    if (t->way != GS_WAY_FULL || !*capacity || only_node >= 0 || extra || backing_off(t, p, 0))
         return 1;
     /* A pod that found no victims waits a while before looking again, as kube-scheduler
      * backs off an unschedulable pod: the search visits every node. */
@@ -758,7 +760,7 @@ int gs__tn_place_one(struct gs_tenancy *t, int32_t pod, struct txn *x, int only_
             return r;
     }
     memcpy(t->pods[pod].reason, why, sizeof(why));
-    return 1;
+    return backing_off(t, p, 1);
 }
 
 /*
