@@ -40,6 +40,7 @@ struct opts {
     int64_t warmup_s;
     enum fmt fmt;
     const char *dump, *prom;
+    char given[128]; /* the options given, by their getopt letter */
     struct gs_advice_params ap;
     struct gs_advice_target target[TARGETS_MAX];
     struct gs_advice_quota quota[TARGETS_MAX];
@@ -201,6 +202,65 @@ static int add_source(struct opts *o, char kind, const char *path)
     return 0;
 }
 
+enum { M_FORECAST = 1, M_BACKTEST = 2, M_ADVICE = 4, M_REPLAY = 8, M_SERIES = 7, M_ALL = 15 };
+
+/* The modes each option is read in, and whether a --series source gives what it builds: an
+ * option given where nothing reads it is refused, not ignored. */
+static const struct {
+    char c;
+    const char *name;
+    int modes, records; /* records: builds series from demand records, which --series holds not */
+} mode_opts[] = {
+    {'b', "--by", M_SERIES, 1},
+    {'M', "--by-model", M_SERIES, 1},
+    {'T', "--top", M_SERIES, 1},
+    {'e', "--end", M_ALL, 1},
+    {'H', "--horizon", M_SERIES, 0},
+    {'D', "--dump-series", M_SERIES, 0},
+    {'f', "--format", M_ALL, 0},
+    {'o', "--holdout", M_BACKTEST, 0},
+    {'x', "--step", M_BACKTEST, 0},
+    {'t', "--target", M_ADVICE | M_REPLAY, 0},
+    {'l', "--lead", M_ADVICE | M_REPLAY, 0},
+    {'n', "--node-gpus", M_ADVICE | M_REPLAY, 0},
+    {'q', "--quota", M_ADVICE, 0},
+    {'P', "--prom", M_ADVICE, 0},
+    {'U', "--utilisation", M_REPLAY, 0},
+    {'Y', "--policy", M_REPLAY, 0},
+    {'Z', "--right-size", M_REPLAY, 0},
+    {'W', "--warmup", M_REPLAY, 0},
+};
+
+static int check_modes(const struct opts *o)
+{
+    static const char *const names[] = {"a forecast", "--backtest", "--advice", "--replay"};
+    if (o->backtest + o->advice + o->replay > 1)
+        return bad("give one of --backtest, --advice and --replay");
+    int mode = o->replay ? M_REPLAY : o->backtest ? M_BACKTEST : o->advice ? M_ADVICE : M_FORECAST;
+    int m = mode == M_FORECAST ? 0 : mode == M_BACKTEST ? 1 : mode == M_ADVICE ? 2 : 3;
+    int series = o->nsrc && o->src[0].kind == 'S';
+    for (size_t i = 0; i < sizeof(mode_opts) / sizeof(mode_opts[0]); i++) {
+        if (!o->given[(int)mode_opts[i].c])
+            continue;
+        if (!(mode_opts[i].modes & mode))
+            return bad("%s is not read by %s: refused rather than ignored", mode_opts[i].name,
+                       names[m]);
+        if (series && mode_opts[i].records)
+            return bad("%s builds series from demand records: --series gives them as written",
+                       mode_opts[i].name);
+    }
+    if ((o->fmt == FMT_CSV && mode != M_FORECAST) || (o->fmt == FMT_JSON && mode == M_REPLAY))
+        return bad("--format %s: %s writes %s", o->fmt == FMT_CSV ? "csv" : "json", names[m],
+                   mode == M_REPLAY ? "a table only" : "a table or json");
+    for (size_t i = 0; mode == M_REPLAY && i < o->ap.ntargets; i++)
+        if (o->ap.targets[i].tenant[0] || o->ap.targets[i].wait_p95_s < 0)
+            return bad("--replay reads the '*' wait --target only: its replicas have no tenant");
+    for (size_t i = 0; mode == M_REPLAY && i < o->ap.nmodels; i++)
+        if (strcmp(o->ap.models[i], "any") != 0)
+            return bad("--replay reads --node-gpus any=N only: its nodes are of one model");
+    return 0;
+}
+
 static int parse_args(int argc, char **argv, struct opts *o)
 {
     static const struct option lo[] = {
@@ -237,6 +297,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
     int c, rc = 0, k;
     char *end;
     while (!rc && (c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+        o->given[c & 127] = 1;
         switch (c) {
         case 'd':
         case 'g':
@@ -259,8 +320,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
                 rc = bad("--top %s: want 0..%d", optarg, GS_FC_SERIES_MAX);
             break;
         case 'e':
+            errno = 0;
             o->end_s = strtoll(optarg, &end, 10);
-            if (end == optarg || *end || o->end_s < 0)
+            if (end == optarg || *end || errno || o->end_s < 0)
                 rc = bad("--end %s: want seconds of the sources' clock, >= 0", optarg);
             break;
         case 'm':
@@ -339,7 +401,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
                  argv[optind]);
     if (!rc && !o->nsrc)
         rc = bad("no source: give --dlrm, --genai, --pods, --store or --series");
-    return rc;
+    return rc ? rc : check_modes(o);
 }
 
 /* Read every source and build the series. */

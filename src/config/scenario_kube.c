@@ -165,6 +165,11 @@ int gs__scn_podgroup(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *ro
     if (!rc && spec)
         rc = gs__yaml_each_field(c, spec, pg_keys, GS__YAML_NKEYS(pg_keys), "PodGroup spec",
                                  gs__scn_keep, f);
+    for (size_t i = PG_PRIORITY_CLASS + 1; !rc && i < GS__YAML_NKEYS(pg_keys); i++)
+        if (f[i]) /* Volcano's, applied by neither driver: gpuschedd refuses them too */
+            rc = gs__yaml_err(c, f[i],
+                              "PodGroup spec.%s is not applied: refused rather than ignored",
+                              pg_keys[i]);
     if (!rc && f[PG_MIN_MEMBER] &&
         !(rc = gs__scn_int(c, f[PG_MIN_MEMBER], "minMember", 1, GS_SCN_PODS_MAX, &v)))
         g.min_member = (int32_t)v;

@@ -124,6 +124,10 @@ int gsd_args_known(struct gsd_req *r, const char *const *known)
                             r->qargs[i].key, r->path);
             return 0;
         }
+        if (gsd_qarg(r, r->qargs[i].key) != r->qargs[i].val) { /* only the first would count */
+            gsd_reply_error(r, 400, r->qargs[i].key, "%.31s: given twice", r->qargs[i].key);
+            return 0;
+        }
     }
     return 1;
 }

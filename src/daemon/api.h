@@ -39,9 +39,10 @@ void gsd_api_prepare(struct gsd_req *r);
 void gsd_api_handle(struct gsd_state *st, struct gsd_req *r);
 const char *gsd_qarg(const struct gsd_req *r, const char *key);
 
-/* gsd_args_known() - whether every query argument of @r is one of @known (NULL-terminated);
- * else a 400 naming the first that is not is written: a misspelt filter (?tenat=team-a) would
- * otherwise list everything, and ?dryRun=All create the pod, as if honoured. Return: 1; 0. */
+/* gsd_args_known() - whether every query argument of @r is one of @known (NULL-terminated),
+ * each given once; else a 400 naming the first that is not is written: a misspelt filter
+ * (?tenat=team-a) would otherwise list everything, ?dryRun=All create the pod, as if honoured,
+ * and of ?tenant=a&tenant=b only the first would count. Return: 1; 0. */
 int gsd_args_known(struct gsd_req *r, const char *const *known);
 /*
  * gsd_body_json() - @r's body as JSON (RFC 8259), each object's keys once. Return: 0 and *@out

@@ -296,8 +296,10 @@ static int walk_tenant(const struct walk *w, yaml_node_t *m, struct gsd_tenant *
     return 0;
 }
 
-/* Names, namespaces and tokens must each be unique: a shared token would make two tenants one. */
-static int check_unique(const struct walk *w, const yaml_node_t *at, const struct gsd_config *c)
+/* Names, namespaces and tokens must each be unique: a shared token would make two tenants one.
+ * A tenant's fault is named at its entry of @tenants (the sequence read), the others at @at. */
+static int check_unique(const struct walk *w, const yaml_node_t *at, yaml_node_t *tenants,
+                        const struct gsd_config *c)
 {
     if (c->has_admin && c->has_node && memeql_sec(c->node_sha, c->admin_sha, 32))
         return err_at(w, at, "%s", "the node token is the admin token");
@@ -307,6 +309,7 @@ static int check_unique(const struct walk *w, const yaml_node_t *at, const struc
         return err_at(w, at, "%s", "the metrics token is the admin or the node token");
     for (size_t i = 0; i < c->ntenants; i++) {
         const struct gsd_tenant *a = &c->tenants[i];
+        at = yaml_document_get_node(w->doc, tenants->data.sequence.items.start[i]);
         if (c->has_admin && memeql_sec(a->token_sha, c->admin_sha, 32))
             return err_at(w, at, "tenant %s has the admin token", a->name);
         if (c->has_node && memeql_sec(a->token_sha, c->node_sha, 32))
@@ -581,6 +584,7 @@ static int walk_top(const struct walk *w, yaml_node_t *root, struct gsd_config *
         "storeSync"};
     enum { NKEYS = sizeof(keys) / sizeof(keys[0]) };
     int seen[NKEYS] = {0};
+    yaml_node_t *tenants = NULL;
     if (!root || root->type != YAML_MAPPING_NODE)
         return gs_diag_error(w->d, "%s: expected a DaemonConfig mapping", w->path);
     FOR_PAIRS(w, root, p)
@@ -589,9 +593,11 @@ static int walk_top(const struct walk *w, yaml_node_t *root, struct gsd_config *
         int i = key_once(w, k, keys, NKEYS, seen);
         if (i < 0)
             return i;
-        int rc = walk_top_key(w, i, yaml_document_get_node(w->doc, p->value), c);
+        yaml_node_t *v = yaml_document_get_node(w->doc, p->value);
+        int rc = walk_top_key(w, i, v, c);
         if (rc)
             return rc;
+        tenants = i == 8 ? v : tenants;
     }
     if (!seen[1])
         return err_at(w, root, "%s", "kind: DaemonConfig is missing");
@@ -599,7 +605,7 @@ static int walk_top(const struct walk *w, yaml_node_t *root, struct gsd_config *
         return err_at(w, root, "%s", "give one of adminToken and adminTokenSHA256");
     if (c->has_node > 1)
         return err_at(w, root, "%s", "give one of nodeToken and nodeTokenSHA256");
-    return check_unique(w, root, c);
+    return check_unique(w, root, tenants, c);
 }
 
 static int read_file(const char *path, unsigned char **buf, size_t *len, struct gs_diag *d)

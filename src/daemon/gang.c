@@ -118,29 +118,40 @@ static int opt_name(const json_t *o, const char *key, const char *field, char ou
 static const char *const spec_keys[] = {"minMember",    "queue",         "priorityClassName",
                                         "minResources", "minTaskMember", "networkTopology"};
 #define SPEC_APPLIED 3
+#define NKEYS(a)     (sizeof(a) / sizeof((a)[0]))
 
-/* Every key of @spec is a PodGroup spec field gpuschedd applies (a null one counts as absent).
- * Return: 0; -EINVAL with @e naming the first that is not. */
-static int spec_known(const json_t *spec, struct gsd_ferr *e)
+/* Every key of object @o (at @where: "", "metadata." or "spec.") is one of @keys (@n), and
+ * those from @keys[@applied] on are null (absent): they are known, but not applied. Return: 0;
+ * -EINVAL with @e naming the first that is not, rather than taking it and ignoring it. */
+static int keys_known(const json_t *o, const char *where, const char *const *keys, size_t n,
+                      size_t applied, struct gsd_ferr *e)
 {
     const char *k;
     const json_t *v;
-    json_object_foreach((json_t *)spec, k, v)
+    json_object_foreach((json_t *)o, k, v)
     {
         size_t i = 0;
-        while (i < sizeof(spec_keys) / sizeof(spec_keys[0]) && strcmp(k, spec_keys[i]))
+        while (i < n && strcmp(k, keys[i]))
             i++;
         char field[96];
-        snprintf(field, sizeof(field), "spec.%.80s", k);
-        if (i == sizeof(spec_keys) / sizeof(spec_keys[0]))
-            return bad(e, field, "no such PodGroup field");
-        if (i >= SPEC_APPLIED && !json_is_null(v))
+        snprintf(field, sizeof(field), "%s%.80s", where, k);
+        if (i == n)
+            return bad(e, field, "no such PodGroup field: refused rather than ignored");
+        if (i >= applied && !json_is_null(v))
             return bad(e, field,
                        "not applied by gpuschedd (minMember, queue and priorityClassName are): "
                        "refused rather than ignored");
     }
     return 0;
 }
+
+/* What a PodGroup object holds besides its spec: what gpuschedd reads, and what Kubernetes
+ * writes (kubectl get -o json), which means nothing to a gang. */
+static const char *const top_keys[] = {"apiVersion", "kind", "metadata", "spec", "status"};
+static const char *const meta_keys[] = {
+    "name",          "namespace",       "labels",     "annotations",
+    "uid",           "resourceVersion", "generation", "creationTimestamp",
+    "managedFields", "ownerReferences", "finalizers", "selfLink"};
 
 /* A Volcano PodGroup object; metadata.namespace may be absent ("" then). */
 static int parse_group(const json_t *b, struct gsd_group *g, struct gsd_ferr *e)
@@ -156,6 +167,9 @@ static int parse_group(const json_t *b, struct gsd_group *g, struct gsd_ferr *e)
         return bad(e, "kind", "expected PodGroup");
     if (!json_is_object(md))
         return bad(e, "metadata", "expected an object");
+    if (keys_known(b, "", top_keys, NKEYS(top_keys), NKEYS(top_keys), e) ||
+        keys_known(md, "metadata.", meta_keys, NKEYS(meta_keys), NKEYS(meta_keys), e))
+        return -EINVAL;
     if (!json_is_string(json_object_get(md, "name")))
         return bad(e, "metadata.name", "required: a DNS name of at most 63 bytes");
     int rc = opt_name(md, "name", "metadata.name", g->name, e);
@@ -167,7 +181,7 @@ static int parse_group(const json_t *b, struct gsd_group *g, struct gsd_ferr *e)
         memcpy(g->ns, json_string_value(ns), json_string_length(ns) + 1);
     if (!rc && !json_is_object(spec))
         return bad(e, "spec", "expected an object");
-    if (!rc && (rc = spec_known(spec, e)) != 0)
+    if (!rc && (rc = keys_known(spec, "spec.", spec_keys, NKEYS(spec_keys), SPEC_APPLIED, e)))
         return rc;
     const json_t *min = rc ? NULL : json_object_get(spec, "minMember");
     if (!rc && (!json_is_integer(min) || json_integer_value(min) < 1 ||

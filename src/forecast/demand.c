@@ -327,7 +327,7 @@ int gs_demand_series(const struct gs_demand *dm, enum gs_fc_key key, int by_mode
     if (end <= first)
         return gs_diag_error(d, "series end %lld s is not after the first record at %lld s",
                              (long long)end, (long long)first);
-    int64_t hours = (end - t0 + GS_FC_STEP_S - 1) / GS_FC_STEP_S;
+    int64_t hours = (end - t0) / GS_FC_STEP_S + ((end - t0) % GS_FC_STEP_S != 0); /* no overflow */
     if (hours > GS_FC_HOURS_MAX)
         return gs_diag_error(d, "%lld hours from the first record to the end: more than %d",
                              (long long)hours, GS_FC_HOURS_MAX);

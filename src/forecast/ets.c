@@ -584,7 +584,10 @@ int gs_fc_fit(const int64_t *yi, size_t n, size_t h, enum gs_fc_method method,
             else
                 collect_baseline(method, y, n, &E, buf);
             free(buf);
-            f.sigma = E.cnt[0] ? gsl_stats_sd_m(E.e, 1, E.cnt[0], 0.0) : 0.0;
+            /* one error has no sample deviation (GSL divides by n - 1): its size stands in */
+            f.sigma = E.cnt[0] > 1 ? gsl_stats_sd_m(E.e, 1, E.cnt[0], 0.0)
+                      : E.cnt[0]   ? fabs(E.e[0])
+                                   : 0.0;
         }
         if (!rc) {
             quantiles(&E, f.sigma, pt, &f);

@@ -601,6 +601,9 @@ int gs_elastic_run(const struct gs_demand *dm, int64_t end_s, const struct gs_el
                            "elastic replay: %lld s of history: want more than the warm-up "
                            "(%lld s) and a day",
                            (long long)end_s, (long long)p->warmup_s);
+    if (!rc && (end_s - demand_base(dm)) / HOUR_S > GS_FC_HOURS_MAX) /* an hour's advice each */
+        rc = gs_diag_error(d, "elastic replay: %lld hours of history: more than %d",
+                           (long long)((end_s - demand_base(dm)) / HOUR_S), GS_FC_HOURS_MAX);
     if (!rc)
         rc = load(&R, dm, end_s);
     /* the warm-up runs as static at its own peak */

@@ -246,6 +246,9 @@ static void test_bad_podgroups(void **state)
          "{\"w\":1}}}",
          "spec.minTaskMember"},
         {"[]", ""},
+        /* outside the spec too: a field was dropped without a word */
+        {"{\"metadata\":{\"name\":\"g\"},\"spec\":{\"minMember\":1},\"extra\":1}", "extra"},
+        {"{\"metadata\":{\"name\":\"g\",\"labl\":{}},\"spec\":{\"minMember\":1}}", "metadata.labl"},
     };
     assert_int_equal(h_setup(&d, NULL), 0);
     assert_int_equal(h_start(&d), 0);

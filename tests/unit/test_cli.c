@@ -1050,6 +1050,8 @@ static void test_forecast_bad_input(void **state)
     const char *gap = write_tmp("gap.csv", "time_s,series,milli\n0,a,1\n7200,a,2\n");
     const char *dup = write_tmp("dup.csv", "time_s,series,milli\n0,a,1\n0,a,2\n");
     const char *shrt = write_tmp("short.csv", "time_s,series,milli\n0,a,1\n3600,a,2\n");
+    const char *one = write_tmp("one_dlrm.csv", "role,app_name,gpu_request,creation_time,"
+                                                "deletion_time\nHN,a,1,0,100\n");
     const char *const cases[][8] = {
         {"forecast", "--dlrm", dlrm, NULL},
         {"forecast", "--series", gap, NULL},
@@ -1061,6 +1063,17 @@ static void test_forecast_bad_input(void **state)
         {"forecast", NULL},
         {"forecast", "--dlrm", DLRM_TRACE, "--replay", "--right-size", NULL},
         {"generate", "tenant-day", "--inference-traffic", gap, NULL},
+        /* options no mode reads were ignored: --prom wrote no file, --by grouped nothing */
+        {"forecast", "--series", shrt, "--prom", "never.prom", NULL},
+        {"forecast", "--series", shrt, "--by", "service", NULL},
+        {"forecast", "--dlrm", one, "--backtest", "--advice", NULL},
+        {"forecast", "--dlrm", one, "--advice", "--format", "csv", NULL},
+        {"forecast", "--dlrm", one, "--replay", "--target", "a=wait:0s", NULL},
+        /* an --end past int64 was read as its largest value; near it, the hours overflowed */
+        {"forecast", "--dlrm", one, "--end", "99999999999999999999", NULL},
+        {"forecast", "--dlrm", one, "--end", "9223372036854775000", NULL},
+        /* the replay allocated an hour's advice for each of them */
+        {"forecast", "--dlrm", one, "--replay", "--end", "4000000000000", NULL},
     };
     const char *want[] = {
         "bad_dlrm.csv:2:19: deletion_time: deleted (50) before created (100)",
@@ -1073,6 +1086,14 @@ static void test_forecast_bad_input(void **state)
         "no source",
         "--right-size needs the measured utilisation: --utilisation FILE",
         "--inference-traffic: ",
+        "--prom is not read by a forecast: refused rather than ignored",
+        "--by builds series from demand records: --series gives them as written",
+        "give one of --backtest, --advice and --replay",
+        "--format csv: --advice writes a table or json",
+        "--replay reads the '*' wait --target only",
+        "--end 99999999999999999999: want seconds",
+        "2562047788015216 hours from the first record to the end: more than 100000",
+        "elastic replay: 1111111111 hours of history: more than 100000",
     };
     for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
         run(&r, cases[i]);

@@ -120,10 +120,10 @@ static void test_config_errors(void **state)
          ":5:12: a token must be at least 16 bytes"},
         {HEAD "tenants:\n  - name: a\n    token: tenant-a-0123456789\n    namespaces: [x]\n"
               "  - name: b\n    token: tenant-b-0123456789\n    namespaces: [x]\n",
-         "namespace x belongs to two tenants"},
+         ":7:5: namespace x belongs to two tenants"},
         {HEAD "tenants:\n  - name: a\n    token: tenant-a-0123456789\n    namespaces: [x]\n"
               "  - name: b\n    token: tenant-a-0123456789\n    namespaces: [y]\n",
-         "tenant b has the token of another tenant"},
+         ":7:5: tenant b has the token of another tenant"},
         {HEAD "policy: fastest\n", ":3:9: policy: gpuschedd runs the gpusched policy only"},
         {HEAD "policy: fgd\n", ":3:9: policy: gpuschedd runs the gpusched policy only"},
         {HEAD "maxBodyBytes: lots\n", ":3:15: maxBodyBytes: expected a whole number"},

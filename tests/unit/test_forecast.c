@@ -187,6 +187,16 @@ static void test_too_short(void **state)
     assert_int_equal(f.method, GS_FC_MA); /* the documented fallback under 4 points */
     assert_int_equal(f.point[0], 1100);
     gs_forecast_free(&f);
+    /* two hours give one error: its deviation was NaN, and every quantile 0 below the point */
+    int64_t two[2] = {100, 200};
+    for (int m = 0; m < 2; m++) {
+        assert_int_equal(gs_fc_fit(two, 2, 2, m ? GS_FC_NAIVE : GS_FC_AUTO, &f, &d), 0);
+        for (size_t k = 0; k < 2; k++) {
+            assert_true(f.q[0][k] < f.point[k] && f.point[k] < f.q[4][k]);
+            assert_true(f.q[1][k] <= f.q[2][k] && f.q[2][k] <= f.q[3][k]);
+        }
+        gs_forecast_free(&f);
+    }
     int64_t z[60] = {0};
     assert_int_equal(gs_fc_fit(z, 60, 4, GS_FC_ANM, &f, &d), -EINVAL);
     assert_has(d.msg, "needs every hour above 0");

@@ -762,6 +762,11 @@ static const struct bad bads[] = {
     {"apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: g}\n"
      "spec: {minMember: 0}\n",
      -EINVAL, ":4:19: ", "minMember must be in 1..", 0},
+    /* Volcano's other PodGroup fields, applied by neither driver, were taken without a word */
+    {"apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: g}\n"
+     "spec: {minMember: 2, minResources: {nvidia.com/gpu: 2}}\n",
+     -EINVAL, ":4:36: ", "PodGroup spec.minResources is not applied: refused rather than ignored",
+     0},
     {"apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q, namespace: a}\n"
      "spec: {hard: {requests.nvidia.com/gpu: \"0.5\"}}\n",
      -EINVAL, ":4:40: ", "hard.requests.nvidia.com/gpu: \"0.5\" is not a whole number of GPUs", 0},
