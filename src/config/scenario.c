@@ -4,8 +4,8 @@
  * A file is read whole (at most GS_SCN_FILE_MAX_BYTES), checked by the event pass (syntax, depth),
  * then each document is loaded as a tree and handed to the reader of its kind (scenario_*.c). A
  * document's tree is freed before the next is loaded, so memory follows the largest document,
- * not the file. Unknown fields are warnings (SCENARIO.md: manifests a user already has must load
- * as they are); wrong types and bad values are errors.
+ * not the file. An unknown field, wrong type or bad value is an error: a manifest run with a field
+ * dropped would mislead. Real fields that decide nothing here are accepted by each reader.
  */
 #include "scenario_impl.h"
 #include "kubesched_impl.h"
@@ -37,8 +37,32 @@ static const struct kind_entry {
     {"GpuClusterPolicy", "nvidia.com", gs__scn_mig_policy},
 };
 
-/* Kinds other modules own: accepted, and said to be not interpreted by the scenario. */
-static const char *const kinds_elsewhere[] = {"PrometheusRule", "ServiceMonitor"};
+/* Kinds other programs own (Prometheus; gpuschedd's config and rate card): accepted, and said to
+ * be not interpreted by the scenario. */
+static const char *const kinds_elsewhere[] = {"PrometheusRule", "ServiceMonitor", "DaemonConfig",
+                                              "RateCard"};
+
+/* Kinds with no bearing on what is scheduled where (a chart's objects beside its pods): skipped
+ * with a note, so a manifest a user already has loads as it is. */
+static const char *const kinds_inert[] = {"Namespace",
+                                          "Service",
+                                          "ServiceAccount",
+                                          "Secret",
+                                          "Role",
+                                          "RoleBinding",
+                                          "ClusterRole",
+                                          "ClusterRoleBinding",
+                                          "Ingress",
+                                          "NetworkPolicy",
+                                          "PersistentVolumeClaim",
+                                          "CustomResourceDefinition",
+                                          "HorizontalPodAutoscaler"};
+
+/* Workload kinds: their pods are what would be scheduled, and gpusched does not expand them. */
+static const char *const kinds_workload[] = {
+    "Deployment", "StatefulSet", "DaemonSet",  "ReplicaSet", "ReplicationController",
+    "Job",        "CronJob",     "PyTorchJob", "TFJob",      "MPIJob",
+    "RayJob",     "RayCluster"};
 
 int gs_scenario_new(struct gs_scenario **out)
 {
@@ -102,6 +126,34 @@ static bool group_ok(const char *api, const char *groups)
 
 static int read_list(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root);
 
+#define NKINDS(a) ((int)(sizeof(a) / sizeof(a[0])))
+
+/* other_kind() - a kind no reader takes: skipped when inert, otherwise an error saying what to
+ * write (a workload's pods) or which kind was meant. */
+static int other_kind(struct gs__yctx *c, yaml_node_t *kind, const char *k)
+{
+    char buf[GS__YAML_SHOW_BUF];
+    const char *names[NKINDS(kinds_read)];
+    for (int i = 0; i < NKINDS(kinds_inert); i++)
+        if (strcmp(k, kinds_inert[i]) == 0) {
+            gs__yaml_warn(c, kind, "kind %s has no bearing on scheduling; skipped", k);
+            return 0;
+        }
+    for (int i = 0; i < NKINDS(kinds_workload); i++)
+        if (strcmp(k, kinds_workload[i]) == 0)
+            return gs__yaml_err(
+                c, kind,
+                "kind %s is not expanded into pods by gpusched: write each pod it "
+                "would create as a Pod document (a gang as a PodGroup and its Pods)",
+                k);
+    for (int i = 0; i < NKINDS(kinds_read); i++)
+        names[i] = kinds_read[i].kind;
+    int best = gs__yaml_nearest(kind, names, NKINDS(kinds_read));
+    return gs__yaml_err(c, kind, "kind %s is not a kind gpusched reads%s%s%s",
+                        gs__yaml_show(kind, buf), best >= 0 ? " (did you mean \"" : "",
+                        best >= 0 ? names[best] : "", best >= 0 ? "\"?)" : "");
+}
+
 static int dispatch_item(struct gs__yctx *c, int idx, yaml_node_t *item, void *arg);
 
 /* dispatch() - hand document (or List item) @root to the reader of its kind. */
@@ -135,11 +187,15 @@ static int dispatch(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *roo
         if (!a)
             gs__yaml_warn(c, root, "kind %s without apiVersion; read as %s", k, k);
         else if (!group_ok(a, kinds_read[i].groups)) {
-            gs__yaml_warn(c, api, "kind %s of apiVersion %s is not the %s gpusched reads; ignored",
-                          k, gs__yaml_show(api, buf), k);
-            return 0;
+            return gs__yaml_err(c, api, "kind %s of apiVersion %s is not the %s gpusched reads", k,
+                                gs__yaml_show(api, buf), k);
         }
-        return kinds_read[i].fn(c, L, root);
+        /* a pod's reader turns what it would skip into an error of its own, "refused rather
+         * than ignored" (scenario_pod.c); every other reader refuses an unknown key itself */
+        c->lenient = kinds_read[i].fn == gs__scn_pod;
+        rc = kinds_read[i].fn(c, L, root);
+        c->lenient = false;
+        return rc;
     }
     if (strcmp(k, "KubeSchedulerConfiguration") == 0) {
         struct gs_policy *pol = &L->s->policy;
@@ -160,8 +216,7 @@ static int dispatch(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *roo
             gs__yaml_warn(c, kind, "kind %s is accepted but not interpreted by the scenario", k);
             return 0;
         }
-    gs__yaml_warn(c, kind, "kind %s is not a scenario kind; ignored", gs__yaml_show(kind, buf));
-    return 0;
+    return other_kind(c, kind, k);
 }
 
 static int dispatch_item(struct gs__yctx *c, int idx, yaml_node_t *item, void *arg)
@@ -248,7 +303,7 @@ int gs_scenario_load(struct gs_scenario *s, const char *path, struct gs_diag *d)
         return rc;
     L.buf = buf;
     short_file(name, L.file, sizeof(L.file));
-    struct gs__yctx proto = {.path = name, .d = d, .lenient = true};
+    struct gs__yctx proto = {.path = name, .d = d};
     rc = gs__yaml_stream_documents(&proto, buf, L.len, GS_SCN_MAX_DEPTH, GS_SCN_DOC_NODES_MAX,
                                    read_document, &L);
     if (rc == -EINVAL && d)

@@ -65,9 +65,12 @@ static int gcm_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *ar
                            &g->cpu_milli);
     if (strcmp(name, "memory") == 0)
         return gs__scn_qty(c, v, what, 0, -20, GS__Q_CEIL, "MiB", 0, INT64_MAX / 4, &g->memory_mib);
+    /* ephemeral-storage and pods bound nothing the scenario places; any other resource would
+     * bound pods by a quantity that is not simulated */
     if (strcmp(name, "ephemeral-storage") != 0 && strcmp(name, "pods") != 0)
-        gs__yaml_warn(c, k, "resource %s in %s is not interpreted by the scenario; ignored", name,
-                      g->where);
+        return gs__yaml_err(c, k,
+                            "resource %s in %s is not interpreted: refused rather than ignored",
+                            name, g->where);
     return 0;
 }
 
@@ -80,7 +83,10 @@ static int read_gcm(struct gs__yctx *c, yaml_node_t *n, const char *where, struc
 
 /* --- Queue --- */
 
-enum { Q_WEIGHT, Q_CAPABILITY, Q_RECLAIMABLE, Q_OVERCOMMIT, Q_WARN_FIRST };
+/* guarantee..affinity change what Volcano admits or where; not modelled, they are refused.
+ * extendClusters and type are Volcano's multi-cluster bookkeeping, which decides nothing inside
+ * the one cluster a scenario simulates: accepted. */
+enum { Q_WEIGHT, Q_CAPABILITY, Q_RECLAIMABLE, Q_OVERCOMMIT, Q_REFUSED_FIRST };
 static const char *const queue_keys[] = {
     "weight", "capability", "reclaimable", "overcommitRatio", "guarantee", "deserved",
     "parent", "priority",   "affinity",    "extendClusters",  "type"};
@@ -99,11 +105,11 @@ static int ratio_value(struct gs__yctx *c, yaml_node_t *v, struct gs_queue_spec 
 /* Volcano's form: a ratio per resource; only the GPU's matters here. */
 static int ratio_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *arg)
 {
-    if (strcmp(gs__yaml_str(k), "nvidia.com/gpu") != 0) {
-        gs__yaml_warn(c, k, "overcommitRatio of %s is not interpreted (only nvidia.com/gpu)",
-                      gs__yaml_str(k));
-        return 0;
-    }
+    if (strcmp(gs__yaml_str(k), "nvidia.com/gpu") != 0)
+        return gs__yaml_err(c, k,
+                            "overcommitRatio of %s is not interpreted (only nvidia.com/gpu): "
+                            "refused rather than ignored",
+                            gs__yaml_str(k));
     return ratio_value(c, v, arg);
 }
 
@@ -112,10 +118,11 @@ static int queue_fields(struct gs__yctx *c, yaml_node_t **f, struct gs_queue_spe
     struct gcm g;
     int64_t w;
     int rc = 0;
-    for (int i = Q_WARN_FIRST; i < Q_SILENT_FIRST; i++)
+    for (int i = Q_REFUSED_FIRST; i < Q_SILENT_FIRST; i++)
         if (f[i])
-            gs__yaml_warn(c, f[i], "Queue spec.%s is not interpreted by the scenario; ignored",
-                          queue_keys[i]);
+            return gs__yaml_err(c, f[i],
+                                "Queue spec.%s is not interpreted: refused rather than ignored",
+                                queue_keys[i]);
     if (f[Q_WEIGHT] && !(rc = gs__scn_int(c, f[Q_WEIGHT], "weight", 1, 1000000, &w)))
         q->weight = (int32_t)w;
     if (!rc)
@@ -321,8 +328,8 @@ static int rq_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *arg
             return 0;
     if (strncmp(name, "count/", 6) == 0 || strstr(name, ".storageclass.storage.k8s.io/"))
         return 0;
-    gs__yaml_warn(c, k, "quota item %s is not interpreted by the scenario; ignored", name);
-    return 0;
+    return gs__yaml_err(c, k, "quota item %s is not interpreted: refused rather than ignored",
+                        name);
 }
 
 /* rq_merge() - the bare name and requests.<name> are one quota: both given, the tighter. */

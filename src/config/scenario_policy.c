@@ -488,7 +488,7 @@ static int embedded(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *n, 
     gs__yaml_label(what, sizeof(what), "data.%s", key);
     if (!s)
         return gs__yaml_type_error(c, n, what, "a string holding YAML");
-    struct gs__yctx proto = {.path = c->path, .d = c->d, .lenient = true};
+    struct gs__yctx proto = {.path = c->path, .d = c->d};
     proto.line0 = c->line0 + n->start_mark.line;
     proto.col0 = c->col0 + n->start_mark.column;
     if (n->data.scalar.style == YAML_LITERAL_SCALAR_STYLE && !c->inner) {
@@ -526,11 +526,11 @@ static int cm_data(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *arg
 {
     struct cm *cm = arg;
     char buf[GS__YAML_SHOW_BUF];
-    if (strcmp(gs__yaml_str(k), cm->want) != 0) {
-        gs__yaml_warn(c, k, "data entry %s is not interpreted (only %s); ignored",
-                      gs__yaml_show(k, buf), cm->want);
-        return 0;
-    }
+    if (strcmp(gs__yaml_str(k), cm->want) != 0)
+        return gs__yaml_err(c, k,
+                            "data entry %s is not interpreted (only %s): refused rather than "
+                            "ignored",
+                            gs__yaml_show(k, buf), cm->want);
     cm->found = true;
     return embedded(c, cm->L, v, cm->want, cm->fn);
 }

@@ -81,9 +81,11 @@ static json_t *with_quota(const struct gsd_state *st, const struct gsd_tenant *t
     return o;
 }
 
-/* The tenant named @name that @viewer (NULL: the admin) may see; else NULL after a 403/404. */
+/* The tenant named @name that @viewer (NULL: the admin) may see; else NULL after a 403/404
+ * naming @field (the query argument that gave @name; "" when the path did). */
 static const struct gsd_tenant *visible(const struct gsd_state *st, struct gsd_req *r,
-                                        const struct gsd_tenant *viewer, const char *name)
+                                        const struct gsd_tenant *viewer, const char *name,
+                                        const char *field)
 {
     for (size_t i = 0; i < st->cfg->ntenants; i++)
         if (!strcmp(st->cfg->tenants[i].name, name)) {
@@ -92,9 +94,10 @@ static const struct gsd_tenant *visible(const struct gsd_state *st, struct gsd_r
             break;
         }
     if (viewer)
-        gsd_reply_error(r, 403, "", "tenant %.64s: a tenant token sees its own tenant only", name);
+        gsd_reply_error(r, 403, field, "tenant %.64s: a tenant token sees its own tenant only",
+                        name);
     else
-        gsd_reply_error(r, 404, "", "tenant %.64s not found", name);
+        gsd_reply_error(r, 404, field, "tenant %.64s not found", name);
     return NULL;
 }
 
@@ -105,7 +108,7 @@ void gsd_accounts_list(struct gsd_state *st, struct gsd_req *r, const struct gsd
         gsd_queues_list(st, r, name);
         return;
     }
-    const struct gsd_tenant *one = name ? visible(st, r, viewer, name) : viewer;
+    const struct gsd_tenant *one = name ? visible(st, r, viewer, name, "") : viewer;
     if (name && !one)
         return;
     struct use *u = tenant_use(st);
@@ -263,7 +266,9 @@ json_t *gsd_bill_accrued(struct gsd_state *st)
 void gsd_bill_handle(struct gsd_state *st, struct gsd_req *r, const struct gsd_tenant *viewer,
                      const char *name)
 {
-    if (name && !visible(st, r, viewer, name))
+    /* /v1/bills?tenant=NAME names it in the query; /v1/tenants/NAME/bill (no arguments) in the path
+     */
+    if (name && !visible(st, r, viewer, name, gsd_qarg(r, "tenant") ? "tenant" : ""))
         return;
     if (!name && viewer)
         name = viewer->name;

@@ -578,6 +578,7 @@ int gs_fc_fit(const int64_t *yi, size_t n, size_t h, enum gs_fc_method method,
             collect_ets(&m, &p, &E);
         } else {
             baseline(method, y, n, h, pt);
+            f.alpha = method == GS_FC_NAIVE; /* ETS(A,N,N) at alpha = 1: the last hour again */
             double *buf = malloc(h * sizeof(*buf));
             if (!buf)
                 rc = -ENOMEM;

@@ -414,6 +414,13 @@ static void test_errors_name_the_field(void **state)
         status_of(&d, "GET", "/v1/bills?tenant=team-a&tenant=team-a", TOKEN_A, NULL, field, 128),
         400);
     assert_string_equal(field, "tenant");
+    /* a tenant the query names but no one has, or another's: the answer names the argument */
+    assert_int_equal(status_of(&d, "GET", "/v1/bills?tenant=nobody", TOKEN_ADMIN, NULL, field, 128),
+                     404);
+    assert_string_equal(field, "tenant");
+    assert_int_equal(status_of(&d, "GET", "/v1/bills?tenant=team-b", TOKEN_A, NULL, field, 128),
+                     403);
+    assert_string_equal(field, "tenant");
     assert_int_equal(h_stop(&d), 0);
     h_cleanup(&d);
 }

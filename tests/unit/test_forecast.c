@@ -224,6 +224,7 @@ static void test_baselines(void **state)
     gs_forecast_free(&f);
     assert_int_equal(gs_fc_fit(y, 48, 2, GS_FC_NAIVE, &f, &d), 0);
     assert_int_equal(f.point[1], 23500);
+    assert_true(f.alpha == 1.0 && f.beta == 0.0); /* ETS(A,N,N) at alpha = 1 */
     gs_forecast_free(&f);
     assert_int_equal(gs_fc_method_find("AAdA"), GS_FC_AAA);
     assert_int_equal(gs_fc_method_find("ETS(A,Ad,A)"), GS_FC_AAA);

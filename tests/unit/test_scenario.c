@@ -369,7 +369,7 @@ static void test_warnings(void **state)
     ASSERT_WARNED(&w, WARNS ":18:1: ", "PriorityClass \"ghost\", which is not defined");
     ASSERT_WARNED(&w, WARNS ":10:1: ", "LimitRange team-b/small caps a container at 2 GPUs",
                   "below maxGPUsPerPod 8", "the LimitRange wins");
-    ASSERT_WARNED(&w, WARNS ":51:7: ", "kind \"Deployment\" is not a scenario kind");
+    ASSERT_WARNED(&w, WARNS ":51:7: ", "kind Service has no bearing on scheduling; skipped");
     assert_int_equal(w.n, 9);
     assert_int_equal(s->policy.rquotas[0].gpu_milli, 6000);
     gs_scenario_free(s);
@@ -534,7 +534,7 @@ static const struct bad bads[] = {
     {RES("nvidia.com/gpu: 1.5"), -EINVAL, ":8:32: ", "not a whole number of GPUs", 0},
     {RES("nvidia.com/gpucores: 101"), -EINVAL, ":8:37: ", "out of range (0..100 percent)", 0},
     {RES("nvidia.com/gpumem: 20Gi"), -EINVAL,
-     ":8:35: ", "nvidia.com/gpumem is MiB as a plain number, e.g. 20480", 0},
+     ":8:35: \"20Gi\": ", "nvidia.com/gpumem is MiB as a plain number, e.g. 20480", 0},
     {RES("nvidia.com/mig-9x.1gb: 1"), -EINVAL, ":8:16: ", "is not a MIG profile", 0},
     {RES("nvidia.com/gpumem: 1024"), -EINVAL, ":8:16: ", "needs nvidia.com/gpu", 0},
     {RES("nvidia.com/gpu: 1, nvidia.com/gpumem: 0"), -EINVAL, ":8:35: ", "at least 1 MiB", 0},
@@ -694,6 +694,26 @@ static const struct bad bads[] = {
      "unknown field \"resoures\" in spec.containers[0] (did you mean \"resources\"?): refused "
      "rather than ignored",
      0},
+    /* outside Pods too, an unknown field is an error and a field not modelled is refused */
+    {CL_HDR "  nodeTemplates: [{name: t, gpuModle: T4, gpus: 2}]\n", -EINVAL,
+     ":4:29: ", "unknown field \"gpuModle\" in nodeTemplates[0] (did you mean \"gpuModel\"?)", 0},
+    {"apiVersion: gpu.example.com/v1\nkind: GPUQuota\nmetadata: {name: q, namespace: a}\n"
+     "spec: {tenant: t, quota: {t4: {total: 1}}}\n",
+     -EINVAL, ":4:19: ", "unknown field \"quota\" in GPUQuota spec (did you mean \"quotas\"?)", 0},
+    {"apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: q}\n"
+     "spec: {weight: 1, guarantee: {resource: {nvidia.com/gpu: 1}}}\n",
+     -EINVAL, ":4:30: ", "Queue spec.guarantee is not interpreted: refused rather than ignored", 0},
+    {"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n", -EINVAL, ":2:7: ",
+     "kind Deployment is not expanded into pods by gpusched: write each pod it would create as "
+     "a Pod document",
+     0},
+    {"apiVersion: v1\nkind: PodGroop\nmetadata: {name: g}\n", -EINVAL,
+     ":2:7: ", "kind \"PodGroop\" is not a kind gpusched reads (did you mean \"PodGroup\"?)", 0},
+    {"apiVersion: scheduling.k8s.io/v1\nkind: Queue\nmetadata: {name: q}\n", -EINVAL, ":1:13: ",
+     "kind Queue of apiVersion \"scheduling.k8s.io/v1\" is not the Queue gpusched reads", 0},
+    {"apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: rq, namespace: a}\n"
+     "spec: {hard: {requests.example.com/fpga: 1}}\n",
+     -EINVAL, ":4:15: ", "quota item requests.example.com/fpga is not interpreted: refused", 0},
     {POD_HDR "spec:\n  tolerations: [{key: k, operator: Exists}]\n  containers: [{name: m}]\n",
      -EINVAL, ":5:16: ", "spec.tolerations is not interpreted: refused rather than ignored", 0},
     {POD_HDR "spec:\n  schedulingGates: [{name: g}]\n  containers: [{name: m}]\n", -EINVAL,
