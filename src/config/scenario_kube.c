@@ -376,11 +376,11 @@ static int scope_expr(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
     const char *op = f[SE_OPERATOR] ? gs__yaml_str(f[SE_OPERATOR]) : NULL;
     if (scope && op && strcmp(scope, "PriorityClass") == 0 && strcmp(op, "In") == 0)
         return f[SE_VALUES] ? gs__yaml_each_item(c, f[SE_VALUES], "values", scope_value, arg) : 0;
-    gs__yaml_warn(c, n,
-                  "quota scope %s %s is not interpreted (only PriorityClass In); the quota "
-                  "is read as covering every pod of its namespace",
-                  scope ? scope : "?", op ? op : "?");
-    return 0;
+    /* Read as covering the whole namespace, a scoped quota would refuse pods it does not count. */
+    return gs__yaml_err(c, n,
+                        "quota scope %s %s is not interpreted (only PriorityClass In): refused "
+                        "rather than ignored",
+                        scope ? scope : "?", op ? op : "?");
 }
 
 static const char *const sel_keys[] = {"matchExpressions"};
@@ -397,9 +397,9 @@ static int rq_fields(struct gs__yctx *c, yaml_node_t **f, struct gs_rquota_spec 
     q->memory_mib = rq_merge(c, &r, 2);
     q->gpumem_mib = rq_merge(c, &r, 3);
     if (f[RQ_SCOPES])
-        gs__yaml_warn(c, f[RQ_SCOPES],
-                      "quota scopes are not interpreted; the quota is read as "
-                      "covering every pod of its namespace");
+        return gs__yaml_err(c, f[RQ_SCOPES],
+                            "quota scopes are not interpreted (only a scopeSelector of "
+                            "PriorityClass In): refused rather than ignored");
     if (f[RQ_SCOPE_SELECTOR])
         rc = gs__yaml_each_field(c, f[RQ_SCOPE_SELECTOR], sel_keys, 1, "scopeSelector",
                                  gs__scn_keep, sel);

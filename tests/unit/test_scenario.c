@@ -714,6 +714,14 @@ static const struct bad bads[] = {
     {"apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: rq, namespace: a}\n"
      "spec: {hard: {requests.example.com/fpga: 1}}\n",
      -EINVAL, ":4:15: ", "quota item requests.example.com/fpga is not interpreted: refused", 0},
+    /* a scoped quota read as covering the whole namespace refused pods it does not count */
+    {"apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: rq, namespace: a}\n"
+     "spec: {hard: {pods: 1}, scopes: [BestEffort]}\n",
+     -EINVAL, ":4:33: ", "quota scopes are not interpreted (only a scopeSelector of", 0},
+    {"apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: rq, namespace: a}\n"
+     "spec:\n  hard: {pods: 1}\n  scopeSelector:\n"
+     "    matchExpressions: [{scopeName: Terminating, operator: Exists}]\n",
+     -EINVAL, ":7:24: ", "quota scope Terminating Exists is not interpreted (only", 0},
     {POD_HDR "spec:\n  tolerations: [{key: k, operator: Exists}]\n  containers: [{name: m}]\n",
      -EINVAL, ":5:16: ", "spec.tolerations is not interpreted: refused rather than ignored", 0},
     {POD_HDR "spec:\n  schedulingGates: [{name: g}]\n  containers: [{name: m}]\n", -EINVAL,
