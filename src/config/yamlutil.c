@@ -906,21 +906,20 @@ static int json_scalar(yaml_document_t *doc, const json_t *v)
 }
 
 /* A limit of @b passed: what the event builder says, without a position. */
-static int json_fail(const struct builder *b, const char *what, long long limit)
+static int json_fail(const struct builder *b, const char *what, long long limit, const char *unit)
 {
-    return gs_diag_error(b->proto->d, "%s: %s %lld %s", b->proto->path, what, limit,
-                         what[0] == 'd' ? "YAML nodes" : "levels");
+    return gs_diag_error(b->proto->d, "%s: %s %lld %s", b->proto->path, what, limit, unit);
 }
 
 /* from_json() - @v into @b's document, inside @depth collections; into *@id. */
 static int from_json(struct builder *b, const json_t *v, size_t depth, int *id)
 {
     if (++b->nodes > b->max_nodes)
-        return json_fail(b, "document has more than", (long long)b->max_nodes);
+        return json_fail(b, "document has more than", (long long)b->max_nodes, "YAML nodes");
     if (!json_is_object(v) && !json_is_array(v))
         return (*id = json_scalar(&b->doc, v)) ? 0 : oom(b);
     if (depth >= (size_t)b->max_depth)
-        return json_fail(b, "nested deeper than", b->max_depth);
+        return json_fail(b, "nested deeper than", b->max_depth, "levels");
     *id = json_is_object(v) ? yaml_document_add_mapping(&b->doc, NULL, YAML_FLOW_MAPPING_STYLE)
                             : yaml_document_add_sequence(&b->doc, NULL, YAML_FLOW_SEQUENCE_STYLE);
     int rc = *id ? 0 : oom(b), k, item;
@@ -938,7 +937,7 @@ static int from_json(struct builder *b, const json_t *v, size_t depth, int *id)
         if (rc)
             break;
         if (++b->nodes > b->max_nodes)
-            rc = json_fail(b, "document has more than", (long long)b->max_nodes);
+            rc = json_fail(b, "document has more than", (long long)b->max_nodes, "YAML nodes");
         else if (!(k = yaml_document_add_scalar(&b->doc, NULL, (const yaml_char_t *)key, -1,
                                                 YAML_DOUBLE_QUOTED_SCALAR_STYLE)))
             rc = oom(b);
