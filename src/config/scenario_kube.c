@@ -83,14 +83,14 @@ static int read_gcm(struct gs__yctx *c, yaml_node_t *n, const char *where, struc
 
 /* --- Queue --- */
 
-/* guarantee..affinity change what Volcano admits or where; not modelled, they are refused.
- * extendClusters and type are Volcano's multi-cluster bookkeeping, which decides nothing inside
- * the one cluster a scenario simulates: accepted. */
+/* guarantee..affinity change what Volcano admits or where; extendClusters sends the queue's jobs
+ * to other clusters (Volcano's QueueSpec: "the jobs in this Queue will be dispatched to these
+ * clusters"), which one simulated cluster cannot do; type ("the type of queue") comes with no
+ * rule to apply. None is modelled: each is refused rather than ignored. */
 enum { Q_WEIGHT, Q_CAPABILITY, Q_RECLAIMABLE, Q_OVERCOMMIT, Q_REFUSED_FIRST };
 static const char *const queue_keys[] = {
     "weight", "capability", "reclaimable", "overcommitRatio", "guarantee", "deserved",
     "parent", "priority",   "affinity",    "extendClusters",  "type"};
-#define Q_SILENT_FIRST 9
 
 static int ratio_value(struct gs__yctx *c, yaml_node_t *v, struct gs_queue_spec *q)
 {
@@ -118,7 +118,7 @@ static int queue_fields(struct gs__yctx *c, yaml_node_t **f, struct gs_queue_spe
     struct gcm g;
     int64_t w;
     int rc = 0;
-    for (int i = Q_REFUSED_FIRST; i < Q_SILENT_FIRST; i++)
+    for (int i = Q_REFUSED_FIRST; i < GS__YAML_NKEYS(queue_keys); i++)
         if (f[i])
             return gs__yaml_err(c, f[i],
                                 "Queue spec.%s is not interpreted: refused rather than ignored",

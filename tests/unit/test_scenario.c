@@ -703,6 +703,14 @@ static const struct bad bads[] = {
     {"apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: q}\n"
      "spec: {weight: 1, guarantee: {resource: {nvidia.com/gpu: 1}}}\n",
      -EINVAL, ":4:30: ", "Queue spec.guarantee is not interpreted: refused rather than ignored", 0},
+    /* Volcano's multi-cluster dispatch and its queue type: neither applied, so neither taken */
+    {"apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: q}\n"
+     "spec: {weight: 1, extendClusters: [{name: other, weight: 1}]}\n",
+     -EINVAL,
+     ":4:35: ", "Queue spec.extendClusters is not interpreted: refused rather than ignored", 0},
+    {"apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: q}\n"
+     "spec:\n  weight: 1\n  type: batch\n",
+     -EINVAL, ":6:9: ", "Queue spec.type is not interpreted: refused rather than ignored", 0},
     {"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n", -EINVAL, ":2:7: ",
      "kind Deployment is not expanded into pods by gpusched: write each pod it would create as "
      "a Pod document",
