@@ -348,7 +348,7 @@ static void side_by_side(FILE *f, struct gs_tsim *const *runs, size_t n)
             offsetof(struct gs_tsim_summary, allocation_milli));
     row_pct(f, "GPU busy (modelled)", runs, n, offsetof(struct gs_tsim_summary, utilization_milli));
     row_pct(f, "GPU goodput (modelled)", runs, n, offsetof(struct gs_tsim_summary, goodput_milli));
-    row_pct(f, "GPU busy ceiling (day's mix)", runs, n,
+    row_pct(f, "GPU busy ceiling (run's mix)", runs, n,
             offsetof(struct gs_tsim_summary, ceiling_milli));
     fprintf(f, "%-28s", "GPU-hours discarded");
     for (size_t i = 0; i < n; i++)

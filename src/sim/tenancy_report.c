@@ -48,10 +48,10 @@ static int waits(struct gs_tsim *t, const int32_t *tenant, int by_kind, int32_t 
 }
 
 /*
- * The day's mix (docs/utilisation.md, "the ceiling"): what pod @sp asks of the cards between its
+ * The run's mix (docs/utilisation.md, "the ceiling"): what pod @sp asks of the cards between its
  * arrival and the end of the run (its duration, else all of it) — its cards, whole or its share
  * of each — and the work it would do there. Their ratio over all pods is the busy share the
- * fleet would have were every card held all the time by the day's pods in those proportions.
+ * fleet would have were every card held all the time by the run's pods in those proportions.
  */
 static void mix(struct gs_tsim *t, const struct gs_pod_spec *sp, const struct gs_tenancy_pod *v)
 {

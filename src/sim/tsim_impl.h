@@ -54,7 +54,7 @@ struct gs_tsim {
     size_t ntenants; /* the policy's, plus one for pods of no tenant */
     size_t nqueues;
     int64_t now, horizon;
-    gs_i128 mix_held, mix_work; /* the day's mix: milli-GPU x us asked and worked (report.c) */
+    gs_i128 mix_held, mix_work; /* the run's mix: milli-GPU x us asked and worked (report.c) */
     /* Reports. */
     struct gs_tsim_summary sum;
     struct gs_tsim_work work;

@@ -620,6 +620,9 @@ static void test_scenario_tenant_day(void **state)
     expect_has(r.out, "GPU allocation (time avg)");
     expect_has(r.out, "exclusive");
     expect_has(r.out, "wait p99 inference");
+    /* the ceiling is of the pods of the span run (a day here, 8 hours after --from-now) */
+    expect_has(r.out, "GPU busy ceiling (run's mix)");
+    assert_null(strstr(r.out, "day's mix"));
     result_free(&r);
     run(&r, ARGS("simulate", "--scenario", day, "--json", j2, "--quiet"));
     expect_exit(&r, 0);
