@@ -114,9 +114,23 @@ static int parse_args(int argc, char **argv, struct opts *o)
 
 struct capped {
     FILE *f;
-    size_t left; /* bytes still allowed */
-    bool over;   /* the file is longer than JSON_MAX_BYTES */
+    size_t left;                /* bytes still allowed */
+    bool over;                  /* the file is longer than JSON_MAX_BYTES */
+    size_t chars, chars_before; /* characters of the line read last, of the line before it */
 };
+
+/* Count the characters (UTF-8 lead bytes, as jansson counts columns) of the lines in @p. */
+static void count_chars(struct capped *c, const unsigned char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] == '\n') {
+            c->chars_before = c->chars;
+            c->chars = 0;
+        } else if ((p[i] & 0xC0) != 0x80) {
+            c->chars++;
+        }
+    }
+}
 
 static size_t read_capped(void *buf, size_t size, void *data)
 {
@@ -126,12 +140,22 @@ static size_t read_capped(void *buf, size_t size, void *data)
     if (c->over || (n == 0 && ferror(c->f)))
         return (size_t)-1; /* jansson stops with an error */
     c->left -= n;
+    count_chars(c, buf, n);
     return n;
+}
+
+/* jansson places an error at the end of a file that ends with a line break at column 0 of a line
+ * the file does not have (1:0 in an empty file). Given instead: the last character of the last
+ * line (column 1 of an empty one), where jansson puts it when no line break ends the file. */
+static void json_end(const struct capped *c, json_error_t *je)
+{
+    je->line -= je->line > 1;
+    je->column = c->chars_before > 1 ? (int)c->chars_before : 1;
 }
 
 static int load_json(const char *path, json_t **out, struct gs_diag *d)
 {
-    struct capped c = {fopen(path, "rb"), JSON_MAX_BYTES, false};
+    struct capped c = {fopen(path, "rb"), JSON_MAX_BYTES, false, 0, 0};
     json_error_t je;
     if (!c.f)
         return gs_diag_error(d, "%s: cannot open: %s", path, strerror(errno));
@@ -142,6 +166,8 @@ static int load_json(const char *path, json_t **out, struct gs_diag *d)
         return gs_diag_error(d, "%s: larger than %u bytes", path, JSON_MAX_BYTES);
     if (!root && unreadable)
         return gs_diag_error(d, "%s: cannot read", path);
+    if (!root && je.column == 0) /* see json_end() */
+        json_end(&c, &je);
     if (!root)
         return gs_diag_error(d, "%s:%d:%d: JSON error: %s", path, je.line, je.column, je.text);
     *out = root;

@@ -931,7 +931,7 @@ static void test_cli_bad_input(void **state)
     } cases[] = {
         {FIXTURES "bad-cards.json", "bad-cards.json: pods[3].usage[0].cards: expected integer"},
         {FIXTURES "missing-tenant.json", "missing-tenant.json: pods[1].tenant: expected string"},
-        {FIXTURES "bad-syntax.json", "bad-syntax.json:25:0: JSON error"},
+        {FIXTURES "bad-syntax.json", "bad-syntax.json:24:3: JSON error"}, /* its last line: "  ]" */
         {FIXTURES "unknown-model.json",
          "ways[1].pods[1].usage[0].model: unknown GPU model \"Z100\""},
         {"--rates " FIXTURES "rates-unknown-model.yaml " FIXTURES "seed-example.json",
@@ -1000,6 +1000,17 @@ static void test_cli_bad_shapes(void **state)
          "pods[0].usage[0].end_s: 4 is after the pod's end_s 3"},
         {"{\"pods\": [{\"tenant\": \"t\", \"usage\": [" SHARE_USE ", " SHARE_USE "]}]}",
          "pods[0].usage[1].start_s: 1 is before the previous use ended (4)"},
+        /* A JSON error at the end of the file is placed at the last character of its last line,
+         * whether a line break ends the file or not (columns count characters, as jansson's do),
+         * never at column 0 of a line after the last. */
+        {"", "shape.json:1:1: JSON error"},
+        {"\n", "shape.json:1:1: JSON error"},
+        {"{\"pods\": [\n", "shape.json:1:10: JSON error"},
+        {"{\"pods\": [", "shape.json:1:10: JSON error"},
+        {"{\"pods\": [\n  {\"tenant\": \"\xc3\xa9\",\n", "shape.json:2:17: JSON error"},
+        {"{\"pods\": [\n  {\"tenant\": \"\xc3\xa9\",", "shape.json:2:17: JSON error"},
+        {"{\"pods\": [\n  {\"tenant\": \"\xc3\xa9\",\n\n", "shape.json:3:1: JSON error"},
+        {"{\"pods\": [1,]}\n", "shape.json:1:13: JSON error"}, /* not at the end: as jansson says */
     };
     (void)state;
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
