@@ -738,10 +738,27 @@ static int takes_gzip(const char *v)
     return 0;
 }
 
+/* End a JSON answer with a line break, as the Kubernetes API server ends its JSON bodies: curl
+ * then leaves the prompt on a line of its own; JSON readers (kube-scheduler's among them) skip it
+ * as whitespace. Shared answers (resp_release) are left as they are: none is JSON. */
+static void end_line(struct gsd_req *r)
+{
+    if (!r->resp || r->resp_release || !r->ctype || strcmp(r->ctype, "application/json") ||
+        (r->resp_len && r->resp[r->resp_len - 1] == '\n'))
+        return;
+    char *m = realloc(r->resp, r->resp_len + 2);
+    if (!m)
+        return; /* out of memory: the answer, whole, without its line break */
+    m[r->resp_len++] = '\n';
+    m[r->resp_len] = '\0';
+    r->resp = m;
+}
+
 static enum MHD_Result send_reply(struct gsd_server *s, struct MHD_Connection *c, struct conn *k)
 {
     struct gsd_req *r = k->r;
     gsd_reply_render(r);
+    end_line(r);
     struct MHD_Response *resp =
         r->resp_release
             ? MHD_create_response_from_buffer_with_free_callback_cls(r->resp_len, r->resp,

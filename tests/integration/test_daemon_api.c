@@ -819,6 +819,48 @@ static void test_snapshot_of_a_pod_without_cards(void **state)
     h_cleanup(&d);
 }
 
+/* Every JSON body ends with a line break, as the Kubernetes API server's do: an answer built from
+ * a JSON value, a list, a pod, an extender's answer and the errors; one line break, not two. */
+static void test_json_bodies_end_their_line(void **state)
+{
+    (void)state;
+    struct daemon d;
+    json_error_t je;
+    json_t *args = json_load_file("tests/data/extender/filter_nodenames.json", 0, &je);
+    assert_non_null(args);
+    char *filter = json_dumps(args, JSON_COMPACT);
+    json_decref(args);
+    assert_int_equal(h_setup(&d, NULL), 0);
+    assert_int_equal(h_start(&d), 0);
+    json_decref(h_submit(&d, TOKEN_A, h_pod("team-a", "p", 1, 0), 201));
+    static const struct {
+        const char *method, *path, *token;
+        long status;
+    } calls[] = {
+        {"GET", "/v1/status", TOKEN_A, 200},
+        {"GET", "/v1/pods", TOKEN_A, 200},
+        {"GET", "/v1/pods/team-a/p", TOKEN_A, 200},
+        {"GET", "/v1/queues", TOKEN_A, 200},
+        {"POST", "/extender/filter", TOKEN_ADMIN, 200},
+        {"GET", "/v1/pods/team-a/none", TOKEN_A, 404},
+        {"GET", "/v1/status", NULL, 401},
+        {"GET", "/v1/status?verbose=1", TOKEN_A, 400},
+    };
+    for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+        struct answer a;
+        const char *body = calls[i].method[0] == 'P' ? filter : NULL;
+        assert_int_equal(h_call(&d, calls[i].method, calls[i].path, calls[i].token, body, &a), 0);
+        size_t n = strlen(a.body);
+        if (a.status != calls[i].status || !a.json || n < 2 || a.body[n - 1] != '\n' ||
+            a.body[n - 2] == '\n')
+            fail_msg("%s %s: %ld, body \"%s\"", calls[i].method, calls[i].path, a.status, a.body);
+        h_answer_free(&a);
+    }
+    free(filter);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 /* Poll /healthz until it answers @status (20 s at most). Return: the last status. */
 static long health_becomes(const struct daemon *d, long status)
 {
@@ -906,6 +948,7 @@ int main(void)
         cmocka_unit_test(test_chunked_past_the_cap),
         cmocka_unit_test(test_one_daemon_per_store),
         cmocka_unit_test(test_snapshot_of_a_pod_without_cards),
+        cmocka_unit_test(test_json_bodies_end_their_line),
         cmocka_unit_test(test_ui_page),
     };
     signal(SIGPIPE, SIG_IGN);
