@@ -264,11 +264,11 @@ static void client_usage(FILE *f)
             "       gpusched get NAMESPACE/NAME             show one pod\n"
             "       gpusched list [--tenant T] [--queue Q] [--state pending|running]\n"
             "       gpusched cancel NAMESPACE/NAME          cancel a pod, freeing its cards\n"
-            "       gpusched status                         the daemon's totals\n"
+            "       gpusched status                         the daemon's totals and age\n"
             "       gpusched tenants | queues               use and deserved share per tenant\n"
             "       gpusched bills [--tenant T]             what each tenant owes so far\n"
-            "list, tenants, queues and bills print a table; -o json (or --json) the answer\n"
-            "as it came, exact amounts included\n"
+            "list, status, tenants, queues and bills print a table; -o json (or --json) the\n"
+            "answer as it came, exact amounts included\n"
             "options: --server URL (or $GPUSCHED_SERVER; default http://127.0.0.1:8080)\n"
             "         --token TOKEN (or $GPUSCHED_TOKEN)   --cacert PEM (HTTPS)\n"
             "         -o, --output table|json   --json (the same as -o json)\n");
@@ -414,7 +414,7 @@ int cmd_client(int argc, char **argv)
                strspn(o.tenant, "abcdefghijklmnopqrstuvwxyz0123456789-") != strlen(o.tenant)) {
         fprintf(stderr, "gpusched %s: --tenant \"%s\" is not a tenant name\n", cmd, o.tenant);
         rc = EXIT_BAD_INPUT;
-    } else { /* status (as it is), tenants, queues, bills (tables) */
+    } else { /* status, tenants, queues, bills (tables) */
         snprintf(path, sizeof(path), "/v1/%s%s%s", cmd, o.tenant ? "?tenant=" : "",
                  o.tenant ? o.tenant : "");
         st = call(cmd, &o, "GET", path, NULL, &ans);

@@ -1,8 +1,9 @@
 /*
- * gpusched tenants, queues and bills: gpuschedd's answers as tables, as `list` prints pods.
- * GPU amounts come in milli-GPUs and are shown in GPUs to the hundredth; money comes in exact
- * micro-dollars and is shown as people read it (gs_money_format_human(): cents, thousands
- * separators). `-o json` prints the answer as it came instead.
+ * gpusched status, tenants, queues and bills: gpuschedd's answers as tables, as `list` prints
+ * pods and `kubectl get` its objects. GPU amounts come in milli-GPUs and are shown in GPUs to the
+ * hundredth; money comes in exact micro-dollars and is shown as people read it
+ * (gs_money_format_human(): cents, thousands separators). `-o json` prints the answer as it came
+ * instead.
  */
 #include "cli.h"
 
@@ -10,6 +11,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 static long long num(const json_t *o, const char *key)
 {
@@ -28,6 +30,58 @@ static const char *gpus(long long m, char *buf)
     snprintf(buf, 24, "%s%lld.%02lld", m < 0 ? "-" : "", (m < 0 ? -m : m) / 1000,
              (m < 0 ? -m : m) % 1000 / 10);
     return buf;
+}
+
+/* "@a@ua@b@ub" into @buf (24 bytes), "@a@ua" alone when @b is 0: kubectl's "3m20s", "25m". */
+static void units(char *buf, long long a, char ua, long long b, char ub)
+{
+    if (b)
+        snprintf(buf, 24, "%lld%c%lld%c", a, ua, b, ub);
+    else
+        snprintf(buf, 24, "%lld%c", a, ua);
+}
+
+/* Seconds @s as kubectl's AGE column writes them (k8s.io/apimachinery util/duration
+ * HumanDuration(): "45s", "3m20s", "25m", "5h10m", "36h", "3d4h", "200d", "3y20d", "9y") into
+ * @buf (24 bytes). */
+static const char *age(long long s, char *buf)
+{
+    long long m = s / 60, h = m / 60, d = h / 24;
+    if (s < -1) /* ahead by more than the second kubectl allows two clocks to differ */
+        snprintf(buf, 24, "<invalid>");
+    else if (s < 120)
+        snprintf(buf, 24, "%llds", s < 0 ? 0 : s);
+    else if (m < 10)
+        units(buf, m, 'm', s % 60, 's');
+    else if (m < 180)
+        units(buf, m, 'm', 0, 0);
+    else if (h < 8)
+        units(buf, h, 'h', m % 60, 'm');
+    else if (h < 48)
+        units(buf, h, 'h', 0, 0);
+    else if (h < 24 * 8)
+        units(buf, d, 'd', h % 24, 'h');
+    else if (d < 365 * 2)
+        units(buf, d, 'd', 0, 0);
+    else
+        units(buf, d / 365, 'y', d < 365 * 8 ? d % 365 : 0, 'd');
+    return buf;
+}
+
+/* GET /v1/status: one row, the daemon's totals, its age since it started by this clock. */
+static void status(const json_t *ans)
+{
+    char a[24], u[24], t[24];
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    long long since =
+        ((long long)now.tv_sec * 1000000 + now.tv_nsec / 1000 - num(ans, "started_us")) / 1000000;
+    printf("%5s %6s %10s %12s %8s %8s %-24s %-10s %s\n", "NODES", "GPUS", "ALLOCATED",
+           "UNAVAILABLE", "RUNNING", "PENDING", "CALLER", "VERSION", "AGE");
+    printf("%5lld %6lld %10s %12s %8lld %8lld %-24s %-10s %s\n", num(ans, "nodes"),
+           num(ans, "gpus"), gpus(num(ans, "gpu_milli_allocated"), a),
+           gpus(num(ans, "gpu_milli_unavailable"), u), num(ans, "pods_running"),
+           num(ans, "pods_pending"), str(ans, "caller"), str(ans, "version"), age(since, t));
 }
 
 static void tenants(const json_t *ans)
@@ -96,7 +150,9 @@ static void bills(const json_t *ans)
 
 int gs__client_table(const char *cmd, const json_t *ans)
 {
-    if (!strcmp(cmd, "tenants"))
+    if (!strcmp(cmd, "status"))
+        status(ans);
+    else if (!strcmp(cmd, "tenants"))
         tenants(ans);
     else if (!strcmp(cmd, "queues"))
         queues(ans);

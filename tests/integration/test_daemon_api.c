@@ -547,9 +547,19 @@ static void test_client(void **state)
     assert_non_null(strstr(out, "team-a/train-0"));
     assert_int_equal(client(&d, out, sizeof(out), "list", "--queue=default"), 0);
     assert_non_null(strstr(out, "team-a/train-0")); /* no Queue document: every pod here */
+    /* status, tenants, queues and bills are tables, as list is (status: one row, kubectl get's
+     * shape, an AGE in seconds as kubectl writes a young one); -o json the answer as it came */
+    assert_int_equal(client(&d, out, sizeof(out), "status", "-ojson"), 0);
+    json_t *st = json_loads(out, 0, NULL);
+    assert_int_equal(json_integer_value(json_object_get(st, "pods_running")), 1);
+    char row[128];
+    snprintf(row, sizeof(row), "\n4 20 4.00 0.00 1 0 team-a %s ", sget(st, "version"));
+    json_decref(st);
     assert_int_equal(client(&d, out, sizeof(out), "status", NULL), 0);
-    assert_non_null(strstr(out, "\"pods_running\": 1"));
-    /* tenants, queues and bills are tables, as list is; -o json gives the answer as it came */
+    assert_non_null(strstr(squeeze(out), "NODES GPUS ALLOCATED UNAVAILABLE RUNNING PENDING CALLER "
+                                         "VERSION AGE\n"));
+    assert_non_null(strstr(out, row));
+    assert_true(strlen(out) > 2 && !strcmp(out + strlen(out) - 2, "s\n"));
     assert_int_equal(client(&d, out, sizeof(out), "queues", NULL), 0);
     assert_non_null(strstr(squeeze(out), "\ndefault 1 4.00 4.00 0.00 100% 1 0 -\n"));
     assert_int_equal(client(&d, out, sizeof(out), "queues", "-ojson"), 0);
