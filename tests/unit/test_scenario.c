@@ -186,7 +186,7 @@ static void test_seed_policy_values(void **state)
     assert_int_equal(tenant(s, "tenant-c")->tier, GS_TIER_NODE);
     assert_int_equal(gs_scenario_tenant_of(s, "tenant-a"), (int)(ta - s->policy.tenants));
     assert_int_equal(gs_scenario_tenant_of(s, "nowhere"), -ENOENT);
-    assert_int_equal(s->has_kubesched, 1);
+    assert_int_equal(s->policy.has_scores, 1);
 
     /* seed 000 §2.3: memory "2gb" is the 2 GiB frame buffer of vGPU profile quadro-v100-2q */
     assert_int_equal(s->policy.nvgpu_classes, 1);
