@@ -760,7 +760,10 @@ static const struct bad bads[] = {
     {POD_HDR "spec:\n  preemptionPolicy: Sometimes\n  containers: [{name: m}]\n", -EINVAL,
      ":5:21: ", "spec.preemptionPolicy", 0},
     {POD_HDR "spec: {schedulerName: volcano, containers: [{name: m}]}\n", -EINVAL, ":1:1: ",
-     "spec.schedulerName \"volcano\" names another scheduler: this one is default-scheduler", 1},
+     "spec.schedulerName \"volcano\" names another scheduler: this one is default-scheduler, and "
+     "a pod is scheduled by the scheduler it names (a KubeSchedulerConfiguration profile's "
+     "schedulerName renames this one)",
+     1},
     {POD_META "  labels: {bad_: x}\nspec: {containers: [{name: m}]}\n", -EINVAL,
      ":6:12: ", "label key bad_: expected", 0},
     {POD_META "  labels: {Example.com/app: x}\nspec: {containers: [{name: m}]}\n", -EINVAL,
