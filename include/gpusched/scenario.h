@@ -83,7 +83,6 @@ struct gs_scenario {
     struct gs_pod_spec *pods; /* the workload */
     size_t npods;
     struct gs_sim_spec sim;
-    int has_kubesched;        /* a KubeSchedulerConfiguration document was seen */
     struct gs_scn_priv *priv; /* the loader's array capacities and name indexes; NULL at first */
 };
 

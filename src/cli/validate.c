@@ -6,7 +6,6 @@
 #include "cli.h"
 
 #include "gpusched/catalog.h"
-#include "gpusched/config.h"
 #include "gpusched/diag.h"
 #include "gpusched/grow.h"
 #include "gpusched/mig.h"
@@ -478,33 +477,27 @@ static void text_pods(const struct gs_scenario *s, FILE *f)
     }
 }
 
-/* --- scheduler profiles (KubeSchedulerConfiguration documents) --- */
+/* --- the scheduler profile (a KubeSchedulerConfiguration document) --- */
 
-struct ksc {
-    const char *path;
-    struct gs_profile *p;
-};
-
-static void text_ksc(const struct ksc *k, size_t n, FILE *f)
+/* text_scores() - the score plugins and weights the scenario's pods are placed by, as the
+ * multi-tenant scheduler reads the profile (gs__kubesched_policy()), not as the trace replay's
+ * --config reads it: its other extension points are the scheduler's own. */
+static void text_scores(const struct gs_scenario *s, FILE *f)
 {
-    for (size_t i = 0; i < n; i++) {
-        fprintf(f, "scheduler profile %s (%s):", gs_profile_name(k[i].p), k[i].path);
-        for (int ep = 0; ep < GS_EP_COUNT; ep++) {
-            int cnt = gs_profile_count(k[i].p, (enum gs_ext_point)ep);
-            for (int j = 0; j < cnt; j++) {
-                int w = 0, id = gs_profile_at(k[i].p, (enum gs_ext_point)ep, j, &w);
-                fprintf(f, "%s%s %s", j ? "," : (ep ? "; " : " "),
-                        j ? "" : gs_ext_point_name((enum gs_ext_point)ep), gs_plugin_name(id));
-                if (ep == GS_EP_SCORE)
-                    fprintf(f, " x%d", w);
-            }
-        }
-        fprintf(f, "\n");
-    }
+    const struct gs_policy *pol = &s->policy;
+    char at[sizeof(pol->scores_src.file) + 32];
+    if (!pol->has_scores)
+        return;
+    fprintf(f, "scheduler profile %s (%s): score", gs_policy_scheduler_name(pol),
+            where(&pol->scores_src, at, sizeof(at)));
+    for (int i = 0; i < pol->nscores; i++)
+        fprintf(f, "%s %s x%d", i ? "," : "", gs_plugin_name(pol->scores[i].plugin),
+                (int)pol->scores[i].weight);
+    fprintf(f, "%s\n", pol->nscores ? "" : " none (the first node that fits)");
 }
 
-static void text_report(const struct gs_scenario *s, const struct derived *dv, const struct ksc *k,
-                        size_t nk, const struct warnings *w, FILE *f)
+static void text_report(const struct gs_scenario *s, const struct derived *dv,
+                        const struct warnings *w, FILE *f)
 {
     text_cluster(s, dv, f);
     text_tiers(s, f);
@@ -516,7 +509,7 @@ static void text_report(const struct gs_scenario *s, const struct derived *dv, c
     text_rquotas(s, f);
     text_effective(s, dv, f);
     text_pods(s, f);
-    text_ksc(k, nk, f);
+    text_scores(s, f);
     fprintf(f, "%zu warning%s\n", w->n, w->n == 1 ? "" : "s");
 }
 
@@ -726,29 +719,25 @@ static json_t *json_pods(const struct gs_scenario *s)
                      "gang", (json_int_t)gang);
 }
 
-static json_t *json_ksc(const struct ksc *k, size_t n)
+/* json_scores() - text_scores() as JSON: an array of the one profile, empty without one. */
+static json_t *json_scores(const struct gs_scenario *s)
 {
-    json_t *a = json_array();
-    for (size_t i = 0; i < n; i++) {
-        json_t *pts = json_object();
-        for (int ep = 0; ep < GS_EP_COUNT; ep++) {
-            json_t *pl = json_array();
-            for (int j = 0; j < gs_profile_count(k[i].p, (enum gs_ext_point)ep); j++) {
-                int w = 0, id = gs_profile_at(k[i].p, (enum gs_ext_point)ep, j, &w);
-                json_array_append_new(
-                    pl, json_pack("{s:s, s:i}", "name", gs_plugin_name(id), "weight", w));
-            }
-            json_object_set_new(pts, gs_ext_point_name((enum gs_ext_point)ep), pl);
-        }
-        json_array_append_new(a, json_pack("{s:s, s:s, s:o}", "scheduler_name",
-                                           gs_profile_name(k[i].p), "file", k[i].path, "plugins",
-                                           pts));
-    }
+    const struct gs_policy *pol = &s->policy;
+    json_t *a = json_array(), *score = json_array();
+    for (int i = 0; pol->has_scores && i < pol->nscores; i++)
+        json_array_append_new(score,
+                              json_pack("{s:s, s:i}", "name", gs_plugin_name(pol->scores[i].plugin),
+                                        "weight", (int)pol->scores[i].weight));
+    if (pol->has_scores)
+        json_array_append_new(a, json_pack("{s:s, s:o, s:{s:O}}", "scheduler_name",
+                                           gs_policy_scheduler_name(pol), "src",
+                                           jsrc(&pol->scores_src), "plugins", "score", score));
+    json_decref(score);
     return a;
 }
 
-static int json_report(const struct gs_scenario *s, const struct derived *dv, const struct ksc *k,
-                       size_t nk, const struct warnings *w, FILE *f)
+static int json_report(const struct gs_scenario *s, const struct derived *dv,
+                       const struct warnings *w, FILE *f)
 {
     json_t *classes, *ranges, *warns = json_array(), *tenants = json_array();
     for (size_t i = 0; i < s->policy.ntenants; i++)
@@ -761,7 +750,7 @@ static int json_report(const struct gs_scenario *s, const struct derived *dv, co
         json_cluster(s, dv), "tiers", json_tiers(s), "tenants", tenants, "queues", json_queues(s),
         "podgroups", groups, "priority_classes", classes, "step_profiles", json_profiles(s),
         "resource_quotas", quotas, "limit_ranges", ranges, "effective_limits",
-        json_effective(s, dv), "pods", json_pods(s), "scheduler_profiles", json_ksc(k, nk),
+        json_effective(s, dv), "pods", json_pods(s), "scheduler_profiles", json_scores(s),
         "warnings", warns, "warning_count", (json_int_t)w->n);
     if (!root)
         return -ENOMEM;
@@ -789,20 +778,11 @@ static int fail(int rc, const struct gs_diag *d)
     return rc == -ENOMEM || rc == -EIO ? 1 : EXIT_BAD_INPUT;
 }
 
-/* load_all() - every file into @s, the scheduler configurations among them into @k. */
-static int load_all(struct gs_scenario *s, char **files, int n, struct ksc *k, size_t *nk,
-                    struct gs_diag *d)
+/* load_all() - every file into @s. */
+static int load_all(struct gs_scenario *s, char **files, int n, struct gs_diag *d)
 {
     for (int i = 0; i < n; i++) {
-        int before = s->has_kubesched;
-        s->has_kubesched = 0;
         int rc = gs_scenario_load(s, files[i], d);
-        if (!rc && s->has_kubesched && strcmp(files[i], "-") != 0) {
-            rc = gs_config_load_kubesched(files[i], NULL, &k[*nk].p, d);
-            k[*nk].path = files[i];
-            *nk += rc == 0;
-        }
-        s->has_kubesched |= before;
         if (rc)
             return rc;
     }
@@ -819,17 +799,16 @@ static void print_warnings(const struct warnings *w)
 }
 
 /* report() - print what @s holds; warnings go to stderr, or into the JSON. */
-static int report(const struct gs_scenario *s, const struct ksc *k, size_t nk,
-                  const struct warnings *w, int json)
+static int report(const struct gs_scenario *s, const struct warnings *w, int json)
 {
     struct derived dv = {NULL, 0, NULL};
     int rc = derive(s, &dv);
     if (!rc && !json)
         print_warnings(w);
     if (!rc && json)
-        rc = json_report(s, &dv, k, nk, w, stdout);
+        rc = json_report(s, &dv, w, stdout);
     else if (!rc)
-        text_report(s, &dv, k, nk, w, stdout);
+        text_report(s, &dv, w, stdout);
     free(dv.eff);
     free(dv.tpl_nodes);
     if (rc || w->oom) {
@@ -867,32 +846,27 @@ int cmd_validate(int argc, char **argv)
 {
     int json = 0, nfiles = 0, rc;
     char **files = calloc((size_t)argc, sizeof(*files));
-    struct ksc *k = calloc((size_t)argc, sizeof(*k));
     struct warnings w = {0};
     struct gs_scenario *s = NULL;
     struct gs_diag d;
-    size_t nk = 0;
     gs_diag_init(&d);
     d.warn = on_warn;
     d.warn_ud = &w;
-    if (!files || !k) {
+    if (!files) {
         fprintf(stderr, "gpusched validate: out of memory\n");
         rc = 1;
     } else if ((rc = parse_args(argc, argv, &json, files, &nfiles)) >= 0) {
         /* help or usage error: rc is the exit status */
     } else if ((rc = gs_scenario_new(&s)) < 0) {
         rc = fail(rc, &d);
-    } else if ((rc = load_all(s, files, nfiles, k, &nk, &d)) < 0) {
+    } else if ((rc = load_all(s, files, nfiles, &d)) < 0) {
         print_warnings(&w); /* they may explain the error */
         rc = fail(rc, &d);
     } else {
-        rc = report(s, k, nk, &w, json);
+        rc = report(s, &w, json);
     }
-    for (size_t i = 0; i < nk; i++)
-        gs_profile_free(k[i].p);
     gs_scenario_free(s);
     warnings_free(&w);
     free(files);
-    free(k);
     return rc;
 }

@@ -205,7 +205,6 @@ static int dispatch(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *roo
                                 "a second KubeSchedulerConfiguration (the first at %s): one "
                                 "profile schedules the scenario's pods",
                                 gs__scn_where(&pol->scores_src, at, sizeof(at)));
-        L->s->has_kubesched = 1;
         rc = gs__kubesched_policy(c, root, pol);
         if (!rc)
             gs__scn_src(c, L, root, &pol->scores_src);

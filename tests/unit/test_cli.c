@@ -529,7 +529,12 @@ static void test_validate_seeds(void **state)
     expect_has(r.out, "tenant-a/tenant-a-gpu-quota  nvidia.com/gpu 4");
     expect_has(r.out, "namespace tenant-a (tenant tenant-a): per container 2 by LimitRange "
                       "tenant-a-gpu-limits, per pod 2");
-    expect_has(r.out, "scheduler profile gpu-scheduler");
+    /* the scores the scenario's pods are placed by, not the trace replay's reading of them */
+    expect_has(r.out,
+               "scheduler profile gpu-scheduler (" SEED_DIR "kube-scheduler-config.yaml:2:1): "
+               "score GPUBinPacking x8, TopologyScore x6, FairnessScore x4\n");
+    assert_null(strstr(r.out, "FGD"));
+    assert_null(strstr(r.err, "not the trace replay's"));
     expect_has(r.out, "shared-gpu-small  memory 2048 MiB, cores 10 %, maxClients 8, shareable yes");
     expect_has(r.err, "warning: " SEED_DIR "tenant-a-resourcequota-limitrange.yaml:11:5: "
                       "limits.nvidia.com/gpu is not enforced");

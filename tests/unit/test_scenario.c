@@ -186,7 +186,7 @@ static void test_seed_policy_values(void **state)
     assert_int_equal(tenant(s, "tenant-c")->tier, GS_TIER_NODE);
     assert_int_equal(gs_scenario_tenant_of(s, "tenant-a"), (int)(ta - s->policy.tenants));
     assert_int_equal(gs_scenario_tenant_of(s, "nowhere"), -ENOENT);
-    assert_int_equal(s->has_kubesched, 1);
+    assert_int_equal(s->policy.has_scores, 1);
 
     /* seed 000 §2.3: memory "2gb" is the 2 GiB frame buffer of vGPU profile quadro-v100-2q */
     assert_int_equal(s->policy.nvgpu_classes, 1);
@@ -768,7 +768,10 @@ static const struct bad bads[] = {
     {POD_HDR "spec:\n  preemptionPolicy: Sometimes\n  containers: [{name: m}]\n", -EINVAL,
      ":5:21: ", "spec.preemptionPolicy", 0},
     {POD_HDR "spec: {schedulerName: volcano, containers: [{name: m}]}\n", -EINVAL, ":1:1: ",
-     "spec.schedulerName \"volcano\" names another scheduler: this one is default-scheduler", 1},
+     "spec.schedulerName \"volcano\" names another scheduler: this one is default-scheduler, and "
+     "a pod is scheduled by the scheduler it names (a KubeSchedulerConfiguration profile's "
+     "schedulerName renames this one)",
+     1},
     {POD_META "  labels: {bad_: x}\nspec: {containers: [{name: m}]}\n", -EINVAL,
      ":6:12: ", "label key bad_: expected", 0},
     {POD_META "  labels: {Example.com/app: x}\nspec: {containers: [{name: m}]}\n", -EINVAL,
