@@ -297,6 +297,12 @@ int gs_tenancy_probe_without(struct gs_tenancy *t, struct gs_tenancy_probe *pr, 
 void gs_tenancy_decisions(struct gs_tenancy *t, const struct gs_decision **dec, size_t *n);
 
 /*
+ * gs_tenancy_now() - the scheduler's clock: the latest time any call gave it (it never goes
+ * back), in µs on the caller's clock; the time its decisions were made, and pods' starts counted.
+ */
+int64_t gs_tenancy_now(const struct gs_tenancy *t);
+
+/*
  * gs_tenancy_advance() - move the clock to @now without a pass: the time-sliced pods' progress
  * and the tenants' time are settled up to then. Return: 0; -ENOMEM.
  */

@@ -336,7 +336,8 @@ static int stopped(struct gsd_state *st, struct gsd_pod *p, const struct gs_deci
 
 static int carry_out(struct gsd_state *st, const struct gs_decision *dec, size_t n)
 {
-    int64_t now = gsd_sched_now(st);
+    /* the time the scheduler made them: the clock may have moved on since it was read */
+    int64_t now = gs_tenancy_now(st->sched.tn);
     for (size_t i = 0; i < n; i++) {
         const struct gs_decision *d = &dec[i];
         struct gsd_pod *p = (size_t)d->pod < st->sched.nsid ? st->sched.by_sid[d->pod] : NULL;

@@ -796,6 +796,22 @@ static void test_one_daemon_per_store(void **state)
     h_cleanup(&d);
 }
 
+/* How many pods of snapshot @body have a first start equal to their start (never evicted, they
+ * started once: both come from the scheduler's clock, not two reads of the wall clock). */
+static int starts_agree(const char *body)
+{
+    int n = 0;
+    const char *f = "\"sim.gpusched.io/first-start\": \"", *s = "\"sim.gpusched.io/start\": \"";
+    for (const char *p = strstr(body, f); p; p = strstr(p + 1, f)) {
+        const char *q = strstr(p, s);
+        if (!q)
+            return -1;
+        size_t a = strcspn(p + strlen(f), "\""), b = strcspn(q + strlen(s), "\"");
+        n += a == b && !memcmp(p + strlen(f), q + strlen(s), a);
+    }
+    return n;
+}
+
 /* A pod that asks no card, running: GET /v1/snapshot writes its cards as "", and simulate
  * --from-now continues that snapshot (it once refused its own daemon's snapshot there). */
 static void test_snapshot_of_a_pod_without_cards(void **state)
@@ -813,6 +829,7 @@ static void test_snapshot_of_a_pod_without_cards(void **state)
                          201));
     h_expect(&d, "GET", "/v1/snapshot", TOKEN_ADMIN, NULL, 200, &a);
     assert_non_null(strstr(a.body, "\"sim.gpusched.io/gpus\": \"\""));
+    assert_int_equal(starts_agree(a.body), 2);
     snprintf(path, sizeof(path), "%s/snap.yaml", d.dir);
     snprintf(json, sizeof(json), "%s/out.json", d.dir);
     assert_int_equal(h_write(path, a.body), 0);

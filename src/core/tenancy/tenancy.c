@@ -659,6 +659,11 @@ void gs_tenancy_decisions(struct gs_tenancy *t, const struct gs_decision **dec, 
     t->dec_taken = 1;
 }
 
+int64_t gs_tenancy_now(const struct gs_tenancy *t)
+{
+    return t->now;
+}
+
 int gs_tenancy_due(struct gs_tenancy *t, int64_t now, int32_t *id)
 {
     while (t->nheap && !gs__tn_end_live(t, &t->heap[0]))
