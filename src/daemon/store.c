@@ -11,9 +11,13 @@
  * cut too; the cost is one fsync per batch of requests (milliseconds on a busy virtual disk), on
  * the scheduler thread, which every request of that batch and the next waits for.
  * Checkpoints (the WAL copied into the database, fsync'd in either setting) run on a thread of
- * their own with a second connection, PASSIVE, asked for after a commit leaves CKPT_PAGES pages
- * in the WAL, so their fsyncs never hold up a commit; should that thread fall far behind
- * (CKPT_INLINE pages) the writer checkpoints itself, which bounds the WAL.
+ * their own with a second connection, PASSIVE, asked for each time commits have added CKPT_PAGES
+ * pages to the WAL, so their fsyncs never hold up a commit. Not after every commit past that: a
+ * thread asked again at once went on syncing the WAL and the database for the few pages each
+ * commit added. The WAL starts over at the first commit after a checkpoint that copied all of
+ * it; a steady stream of commits leaves it no such moment, so at CKPT_INLINE pages the writer
+ * checkpoints itself (what the thread has not copied: about CKPT_PAGES pages at most), which
+ * bounds the WAL.
  *
  * Tables: pods (one row per pod held, pending or running), assignments (one row per card a
  * running pod holds: node, GPU index, milli-GPU), ledger (one row per run of a pod: start and,
@@ -159,10 +163,10 @@ static const char *const sql[Q_COUNT] = {
     [Q_PROBE] = "INSERT OR REPLACE INTO meta(key, value) VALUES('probe', ?1)",
 };
 
-/* WAL pages after which the checkpoint thread copies the WAL into the database (SQLite's own
- * auto-checkpoint default), and past which the writer does it itself (the thread fell behind). */
+/* WAL pages added between checkpoints of the thread (SQLite's own auto-checkpoint default), and
+ * WAL pages past which the writer checkpoints itself (about 40 MB of 4 KiB pages). */
 #define CKPT_PAGES  1000
-#define CKPT_INLINE 50000
+#define CKPT_INLINE 10000
 
 struct gsd_store {
     sqlite3 *db;
@@ -175,6 +179,7 @@ struct gsd_store {
     pthread_mutex_t ck_mu;
     pthread_cond_t ck_cv;
     int ck_on, ck_want, ck_stop;
+    int ck_asked; /* the writer's: WAL pages when it last asked for a checkpoint */
 };
 
 static int fail(struct gsd_store *s, const char *what)
@@ -254,9 +259,12 @@ static int open_db(struct gsd_store *s, const char *path, int sync_full, struct 
 static int wal_grown(void *arg, sqlite3 *db, const char *name, int pages)
 {
     struct gsd_store *s = arg;
+    if (pages < s->ck_asked) /* the WAL started over */
+        s->ck_asked = 0;
     if (pages >= CKPT_INLINE || (!s->ck_on && pages >= CKPT_PAGES)) {
         sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
-    } else if (pages >= CKPT_PAGES) {
+    } else if (pages >= s->ck_asked + CKPT_PAGES) {
+        s->ck_asked = pages;
         pthread_mutex_lock(&s->ck_mu);
         s->ck_want = 1;
         pthread_cond_signal(&s->ck_cv);
