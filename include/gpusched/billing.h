@@ -92,6 +92,14 @@ char *gs_money_format(int64_t udollars, char *buf);
  */
 char *gs_money_format_human(int64_t udollars, const char *currency, char *buf);
 
+/*
+ * gs_money_format_rate() - a rate @udollars as gs_money_format_human() writes an amount, but
+ * exact: two decimals when it is whole cents ("$8.00"), otherwise as many as it has, at most six
+ * ("$0.598125"), so that a table's quantity times its rate gives its cost.
+ * @currency: as gs_money_format_human(). @buf: at least GS_MONEY_HUMAN_MAX bytes. Return: @buf.
+ */
+char *gs_money_format_rate(int64_t udollars, const char *currency, char *buf);
+
 /* ---- Rate card ---- */
 
 struct gs_ratecard;

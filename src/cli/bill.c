@@ -481,7 +481,7 @@ static void table_line(struct sink *s, const struct gs_bill_line *l)
                               day,
                               qty,
                               gs_bill_mode_unit(l->mode),
-                              gs_money_format_human(l->rate_udollars_per_hour, t->currency, rate),
+                              gs_money_format_rate(l->rate_udollars_per_hour, t->currency, rate),
                               gs_money_format_human(l->cost_udollars, t->currency, cost)};
     table_row(t, cell);
 }

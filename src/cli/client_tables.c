@@ -132,7 +132,7 @@ static void bills(const json_t *ans)
     {
         printf("%-24s %-20s %-10s %10lld %-12s %-16s %12s %14s\n", str(l, "tenant"),
                str(l, "resource"), str(l, "date"), num(l, "quantity"), str(l, "unit"),
-               str(l, "model"), gs_money_format_human(num(l, "rate_per_hour_udollars"), cur, rate),
+               str(l, "model"), gs_money_format_rate(num(l, "rate_per_hour_udollars"), cur, rate),
                gs_money_format_human(num(l, "cost_udollars"), cur, cost));
     }
     printf("\n%-24s %14s\n", "TENANT", "TOTAL");

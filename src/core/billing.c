@@ -96,13 +96,12 @@ char *gs_money_format(int64_t udollars, char *buf)
     return buf;
 }
 
-char *gs_money_format_human(int64_t udollars, const char *currency, char *buf)
+/* "$" or "EUR ", the sign, @whole grouped by thousands, '.' and @frac into @buf. */
+static char *human(int neg, uint64_t whole, const char *frac, const char *currency, char *buf)
 {
-    uint64_t v = udollars < 0 ? 0u - (uint64_t)udollars : (uint64_t)udollars;
-    uint64_t cents = v / 10000 + (v % 10000 >= 5000), whole = cents / 100;
     char digits[24], *w = buf;
     int n = snprintf(digits, sizeof(digits), "%llu", (unsigned long long)whole);
-    if (udollars < 0 && cents > 0)
+    if (neg)
         *w++ = '-';
     if (!currency || strcmp(currency, "USD") == 0)
         *w++ = '$';
@@ -113,8 +112,27 @@ char *gs_money_format_human(int64_t udollars, const char *currency, char *buf)
         if (i < n - 1 && (n - 1 - i) % 3 == 0)
             *w++ = ',';
     }
-    snprintf(w, 4, ".%02llu", (unsigned long long)(cents % 100));
+    snprintf(w, 8, ".%s", frac);
     return buf;
+}
+
+char *gs_money_format_human(int64_t udollars, const char *currency, char *buf)
+{
+    uint64_t v = udollars < 0 ? 0u - (uint64_t)udollars : (uint64_t)udollars;
+    uint64_t cents = v / 10000 + (v % 10000 >= 5000);
+    char frac[4];
+    snprintf(frac, sizeof(frac), "%02llu", (unsigned long long)(cents % 100));
+    return human(udollars < 0 && cents > 0, cents / 100, frac, currency, buf);
+}
+
+char *gs_money_format_rate(int64_t udollars, const char *currency, char *buf)
+{
+    uint64_t v = udollars < 0 ? 0u - (uint64_t)udollars : (uint64_t)udollars;
+    char frac[8];
+    int n = snprintf(frac, sizeof(frac), "%06llu", (unsigned long long)(v % 1000000));
+    while (n > 2 && frac[n - 1] == '0')
+        frac[--n] = '\0';
+    return human(udollars < 0, v / 1000000, frac, currency, buf);
 }
 
 /* round_half_up(num / den) for num >= 0, den > 0, 2 * num + den within int64. */

@@ -165,6 +165,21 @@ static void test_money_format_human(void **state)
     (void)state;
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         assert_string_equal(gs_money_format_human(cases[i].v, cases[i].currency, buf), cases[i].s);
+    /* a rate keeps what it has below the cent: quantity x rate must give the cost */
+    static const struct {
+        int64_t v;
+        const char *s;
+    } rates[] = {
+        {8000000, "$8.00"},
+        {598125, "$0.598125"},
+        {1234567890, "$1,234.56789"},
+        {-4000, "-$0.004"},
+        {INT64_MIN, "-$9,223,372,036,854.775808"},
+        {0, "$0.00"},
+        {10000, "$0.01"},
+    };
+    for (size_t i = 0; i < sizeof(rates) / sizeof(rates[0]); i++)
+        assert_string_equal(gs_money_format_rate(rates[i].v, NULL, buf), rates[i].s);
 }
 
 static void test_money_format(void **state)
@@ -900,8 +915,9 @@ static void test_cli_way_and_tenant(void **state)
     assert_int_equal(r.status, 0);
     assert_has(r.out, "way sharing (");
     assert_null(strstr(r.out, "way full"));
-    /* Amounts to the cent as people read them; the exact ones are in CSV and JSON (below). */
-    assert_has(r.out, "tenant-b  T4 timeslice                0      3702  step-s   $0.14   "
+    /* Amounts to the cent as people read them (the exact ones are in CSV and JSON, below); a
+     * rate exact, so that quantity x rate gives the cost: 3702 s x $0.139375/h = $0.1433. */
+    assert_has(r.out, "tenant-b  T4 timeslice                0      3702  step-s  $0.139375   "
                       "$0.14\n");
     assert_has(r.out, "$73.31\n");
     t_run_free(&r);
