@@ -795,19 +795,29 @@ static void units_here(const struct gs_tenancy *t, size_t node, struct unit *u, 
 }
 
 /*
- * Could @p fit on @node if every unit in @u went? Only whole-card requests are bounded this way
- * (free cards plus every card a victim is on, an upper bound, an elastic gang's member counting
- * its whole gang's there); it saves trying evictions that cannot help.
+ * Could @p fit on @node if every unit in @u that a set may hold went? Only whole-card requests
+ * are bounded this way (free cards plus every card such a victim is on, an upper bound, an
+ * elastic gang's member counting its whole gang's there); it saves working out the work each
+ * unit would lose and trying evictions that cannot help. A unit whose queue's share limits it
+ * (try_set()) and that alone would take its queue below its deserved share is in no set:
+ * node_set() adds units in order, and from it on every set fails. Most reclaim searches' nodes
+ * are ruled out by that alone.
  */
 static int could_fit(const struct gs_tenancy *t, const struct rpod *p, size_t node,
-                     const struct unit *u, size_t n)
+                     const struct unit *u, size_t n, enum evict_mode mode)
 {
     if (!p->fit.whole || p->fit.ncards == 0)
         return 1;
     int32_t cards = gs_fleet_node_free_cards(t->fleet, node), all;
-    for (size_t i = 0; i < n; i++)
-        cards += u[i].gang >= 0 && u[i].group >= 0 ? (gang_here(t, node, u[i].gang, &all), all)
-                                                   : u[i].held;
+    int past = mode == EVICT_PREEMPT && past_deserved(t, p);
+    for (size_t i = 0; i < n; i++) {
+        if (u[i].gang >= 0 && u[i].group >= 0) {
+            cards += (gang_here(t, node, u[i].gang, &all), all);
+        } else if ((mode == EVICT_PREEMPT && !(past && u[i].guarded)) ||
+                   u[i].milli <= t->q_used[u[i].queue] - t->q_deserved[u[i].queue]) {
+            cards += u[i].held;
+        }
+    }
     return cards >= p->fit.ncards;
 }
 
@@ -1105,14 +1115,14 @@ static int visit(struct gs_tenancy *t, struct search *se, size_t n)
     uint64_t set;
     if (!nu)
         return 0;
+    units_here(t, n, u, nu);
+    if (!could_fit(t, p, n, u, nu, se->mode))
+        return 0;
     for (size_t i = 0; i < nu; i++) { /* what sort_units() reads of each: the work model */
         __builtin_prefetch(&t->pods[u[i].pod].rate);
         __builtin_prefetch(&t->pods[u[i].pod].left);
         __builtin_prefetch(&t->pods[u[i].pod].every_us);
     }
-    units_here(t, n, u, nu);
-    if (!could_fit(t, p, n, u, nu))
-        return 0;
     sort_units(t, se->memo, n, u, nu);
     int r = node_set(t, p, n, u, nu, se->mode, &se->best, &set);
     if (r > 0) {
