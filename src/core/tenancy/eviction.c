@@ -873,14 +873,16 @@ int gs__tn_victims_alloc(struct gs_tenancy *t)
     for (size_t i = 0; i < nodes; i++)
         t->vsum[i] = (struct vsum){-1, -1, -1, 0, 0, -1, 0};
     if (t->nlevels <= GS_NODE_CARDS_MAX && t->nqueues <= GS_NODE_CARDS_MAX &&
-        !(t->node_cards = gs__zalloc(nodes * (2 * t->nlevels + t->nqueues), sizeof(int32_t))))
+        !(t->node_cards = gs__zalloc(nodes * (2 * t->nlevels + 3 * t->nqueues), sizeof(int32_t))))
         return -ENOMEM;
     return 0;
 }
 
 /* The node cards' counts: by level then node, so that a search reading one level's count node
  * after node reads them side by side (bound k: preemptible pods' cards of level k or lower, then
- * nlevels + k beyond-quota pods', then 2 nlevels + q queue q's). */
+ * nlevels + k beyond-quota pods', then 2 nlevels + q queue q's, 2 nlevels + nqueues + q those of
+ * queue q's pods of no gang and 2 nlevels + 2 nqueues + q the least milli-GPU of one of these,
+ * INT32_MAX none). */
 static int32_t *node_cards_at(const struct gs_tenancy *t, size_t k, size_t node)
 {
     return &t->node_cards[k * t->nvpods + node];
@@ -888,9 +890,13 @@ static int32_t *node_cards_at(const struct gs_tenancy *t, size_t k, size_t node)
 
 static void cards_update(struct gs_tenancy *t, size_t node)
 {
-    size_t nl = t->nlevels, stride = 2 * nl + t->nqueues, np = gs_fleet_pod_count(t->fleet, node);
-    int32_t c[2 * GS_NODE_CARDS_MAX + GS_NODE_CARDS_MAX], *pc = c, *bc = pc + nl, *qc = bc + nl;
+    size_t nl = t->nlevels, nq = t->nqueues, stride = 2 * nl + 3 * nq;
+    size_t np = gs_fleet_pod_count(t->fleet, node);
+    int32_t c[5 * GS_NODE_CARDS_MAX], *pc = c, *bc = pc + nl, *qc = bc + nl, *qa = qc + nq,
+                                      *qm = qa + nq;
     memset(c, 0, stride * sizeof(*c));
+    for (size_t q = 0; q < nq; q++)
+        qm[q] = INT32_MAX;
     for (size_t i = 0; i < np; i++) {
         const struct rpod *v = &t->pods[gs_fleet_pod_at(t->fleet, node, i)];
         int32_t cards = __builtin_popcount(v->mask);
@@ -902,6 +908,10 @@ static void cards_update(struct gs_tenancy *t, size_t node)
         pc[l] += v->preemptible || v->group >= 0 ? cards : 0;
         bc[l] += v->charged != 1 || v->group >= 0 ? cards : 0;
         qc[v->queue] += cards;
+        if (v->group < 0) {
+            qa[v->queue] += cards;
+            qm[v->queue] = v->milli < qm[v->queue] ? (int32_t)v->milli : qm[v->queue];
+        }
     }
     for (size_t l = nl - 1; l-- > 0;) {
         pc[l] += pc[l + 1];
@@ -1017,7 +1027,8 @@ static int may_hold(const struct gs_tenancy *t, const struct rpod *p, size_t nod
 
 /*
  * Could evicting every pod this search may take on @node free the cards @p asks for? Only
- * whole-card requests are bounded this way.
+ * whole-card requests are bounded this way. Reclaim takes no pod of no gang that alone would take
+ * its queue below its deserved share (could_fit()).
  */
 static int cards_bound(const struct gs_tenancy *t, const struct rpod *p, size_t node,
                        enum evict_mode mode, int guarantee, uint64_t donors)
@@ -1032,8 +1043,13 @@ static int cards_bound(const struct gs_tenancy *t, const struct rpod *p, size_t 
         return 1; /* members of elastic gangs at its level may go too: no bound counts them */
     int64_t cards = gs_fleet_node_free_cards(t->fleet, node);
     if (mode == EVICT_RECLAIM) {
-        for (size_t q = 0; q < t->nqueues; q++)
-            cards += donors & (1ull << q) ? *node_cards_at(t, 2 * nl + q, node) : 0;
+        for (size_t q = 0, nq = t->nqueues; q < nq; q++) {
+            if (!(donors & (1ull << q)))
+                continue;
+            cards += *node_cards_at(t, 2 * nl + q, node);
+            if (*node_cards_at(t, 2 * nl + 2 * nq + q, node) > t->q_used[q] - t->q_deserved[q])
+                cards -= *node_cards_at(t, 2 * nl + nq + q, node);
+        }
     } else {
         cards += l + 1 < nl ? *node_cards_at(t, l + 1, node) : 0;
         cards += guarantee ? *node_cards_at(t, nl + l, node) : 0;
