@@ -873,7 +873,7 @@ int gs__tn_victims_alloc(struct gs_tenancy *t)
     for (size_t i = 0; i < nodes; i++)
         t->vsum[i] = (struct vsum){-1, -1, -1, 0, 0, -1, 0};
     if (t->nlevels <= GS_NODE_CARDS_MAX && t->nqueues <= GS_NODE_CARDS_MAX &&
-        !(t->node_cards = gs__zalloc(nodes * (2 * t->nlevels + 3 * t->nqueues), sizeof(int32_t))))
+        !(t->node_cards = gs__zalloc(nodes * (2 * t->nlevels + 4 * t->nqueues), sizeof(int32_t))))
         return -ENOMEM;
     return 0;
 }
@@ -881,7 +881,8 @@ int gs__tn_victims_alloc(struct gs_tenancy *t)
 /* The node cards' counts: by level then node, so that a search reading one level's count node
  * after node reads them side by side (bound k: preemptible pods' cards of level k or lower, then
  * nlevels + k beyond-quota pods', then 2 nlevels + q queue q's, 2 nlevels + nqueues + q those of
- * queue q's pods of no gang and 2 nlevels + 2 nqueues + q the least milli-GPU of one of these,
+ * queue q's pods of no gang, 2 nlevels + 2 nqueues + q the least milli-GPU of one of these and
+ * 2 nlevels + 3 nqueues + q the least of a gang's members (milli_low) of one of its gang pods:
  * INT32_MAX none). */
 static int32_t *node_cards_at(const struct gs_tenancy *t, size_t k, size_t node)
 {
@@ -890,12 +891,12 @@ static int32_t *node_cards_at(const struct gs_tenancy *t, size_t k, size_t node)
 
 static void cards_update(struct gs_tenancy *t, size_t node)
 {
-    size_t nl = t->nlevels, nq = t->nqueues, stride = 2 * nl + 3 * nq;
+    size_t nl = t->nlevels, nq = t->nqueues, stride = 2 * nl + 4 * nq;
     size_t np = gs_fleet_pod_count(t->fleet, node);
-    int32_t c[5 * GS_NODE_CARDS_MAX], *pc = c, *bc = pc + nl, *qc = bc + nl, *qa = qc + nq,
-                                      *qm = qa + nq;
+    int32_t c[6 * GS_NODE_CARDS_MAX], *pc = c, *bc = pc + nl, *qc = bc + nl, *qa = qc + nq,
+                                      *qm = qa + nq, *qg = qm + nq;
     memset(c, 0, stride * sizeof(*c));
-    for (size_t q = 0; q < nq; q++)
+    for (size_t q = 0; q < 2 * nq; q++)
         qm[q] = INT32_MAX;
     for (size_t i = 0; i < np; i++) {
         const struct rpod *v = &t->pods[gs_fleet_pod_at(t->fleet, node, i)];
@@ -911,6 +912,9 @@ static void cards_update(struct gs_tenancy *t, size_t node)
         if (v->group < 0) {
             qa[v->queue] += cards;
             qm[v->queue] = v->milli < qm[v->queue] ? (int32_t)v->milli : qm[v->queue];
+        } else {
+            int32_t low = t->gangs[v->group].milli_low;
+            qg[v->queue] = low < qg[v->queue] ? low : qg[v->queue];
         }
     }
     for (size_t l = nl - 1; l-- > 0;) {
@@ -1027,8 +1031,10 @@ static int may_hold(const struct gs_tenancy *t, const struct rpod *p, size_t nod
 
 /*
  * Could evicting every pod this search may take on @node free the cards @p asks for? Only
- * whole-card requests are bounded this way. Reclaim takes no pod of no gang that alone would take
- * its queue below its deserved share (could_fit()).
+ * whole-card requests are bounded this way. Reclaim takes no unit that alone would take its
+ * queue below its deserved share (could_fit()): no pod of no gang of more milli-GPU than the
+ * queue's margin, no gang whose least member has more (a gang's unit is all its running members,
+ * or an elastic gang's one).
  */
 static int cards_bound(const struct gs_tenancy *t, const struct rpod *p, size_t node,
                        enum evict_mode mode, int guarantee, uint64_t donors)
@@ -1046,9 +1052,13 @@ static int cards_bound(const struct gs_tenancy *t, const struct rpod *p, size_t 
         for (size_t q = 0, nq = t->nqueues; q < nq; q++) {
             if (!(donors & (1ull << q)))
                 continue;
-            cards += *node_cards_at(t, 2 * nl + q, node);
-            if (*node_cards_at(t, 2 * nl + 2 * nq + q, node) > t->q_used[q] - t->q_deserved[q])
-                cards -= *node_cards_at(t, 2 * nl + nq + q, node);
+            int64_t all = *node_cards_at(t, 2 * nl + q, node),
+                    alone = *node_cards_at(t, 2 * nl + nq + q, node);
+            int64_t margin = t->q_used[q] - t->q_deserved[q];
+            cards += *node_cards_at(t, 2 * nl + 2 * nq + q, node) > margin ? 0 : alone;
+            cards += !t->vgang_stale && *node_cards_at(t, 2 * nl + 3 * nq + q, node) > margin
+                         ? 0
+                         : all - alone;
         }
     } else {
         cards += l + 1 < nl ? *node_cards_at(t, l + 1, node) : 0;
