@@ -1261,6 +1261,10 @@ int gs__tn_enroll(struct gs_tenancy *t, int32_t pod)
     if (gs__vec_push(&g->members, pod) < 0)
         return -ENOMEM;
     gs__tn_gang_changed(t, p->group);
+    if (g->members.n == 1 || p->milli < g->milli_low) {
+        t->vgang_stale |= g->members.n > 1;
+        g->milli_low = (int32_t)p->milli;
+    }
     g->cards += p->fit.whole ? p->fit.ncards : 0;
     g->level_low = p->level > g->level_low ? p->level : g->level_low;
     g->preemptible |= p->preemptible;

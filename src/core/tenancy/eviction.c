@@ -795,19 +795,29 @@ static void units_here(const struct gs_tenancy *t, size_t node, struct unit *u, 
 }
 
 /*
- * Could @p fit on @node if every unit in @u went? Only whole-card requests are bounded this way
- * (free cards plus every card a victim is on, an upper bound, an elastic gang's member counting
- * its whole gang's there); it saves trying evictions that cannot help.
+ * Could @p fit on @node if every unit in @u that a set may hold went? Only whole-card requests
+ * are bounded this way (free cards plus every card such a victim is on, an upper bound, an
+ * elastic gang's member counting its whole gang's there); it saves working out the work each
+ * unit would lose and trying evictions that cannot help. A unit whose queue's share limits it
+ * (try_set()) and that alone would take its queue below its deserved share is in no set:
+ * node_set() adds units in order, and from it on every set fails. Most reclaim searches' nodes
+ * are ruled out by that alone.
  */
 static int could_fit(const struct gs_tenancy *t, const struct rpod *p, size_t node,
-                     const struct unit *u, size_t n)
+                     const struct unit *u, size_t n, enum evict_mode mode)
 {
     if (!p->fit.whole || p->fit.ncards == 0)
         return 1;
     int32_t cards = gs_fleet_node_free_cards(t->fleet, node), all;
-    for (size_t i = 0; i < n; i++)
-        cards += u[i].gang >= 0 && u[i].group >= 0 ? (gang_here(t, node, u[i].gang, &all), all)
-                                                   : u[i].held;
+    int past = mode == EVICT_PREEMPT && past_deserved(t, p);
+    for (size_t i = 0; i < n; i++) {
+        if (u[i].gang >= 0 && u[i].group >= 0) {
+            cards += (gang_here(t, node, u[i].gang, &all), all);
+        } else if ((mode == EVICT_PREEMPT && !(past && u[i].guarded)) ||
+                   u[i].milli <= t->q_used[u[i].queue] - t->q_deserved[u[i].queue]) {
+            cards += u[i].held;
+        }
+    }
     return cards >= p->fit.ncards;
 }
 
@@ -863,14 +873,17 @@ int gs__tn_victims_alloc(struct gs_tenancy *t)
     for (size_t i = 0; i < nodes; i++)
         t->vsum[i] = (struct vsum){-1, -1, -1, 0, 0, -1, 0};
     if (t->nlevels <= GS_NODE_CARDS_MAX && t->nqueues <= GS_NODE_CARDS_MAX &&
-        !(t->node_cards = gs__zalloc(nodes * (2 * t->nlevels + t->nqueues), sizeof(int32_t))))
+        !(t->node_cards = gs__zalloc(nodes * (2 * t->nlevels + 4 * t->nqueues), sizeof(int32_t))))
         return -ENOMEM;
     return 0;
 }
 
 /* The node cards' counts: by level then node, so that a search reading one level's count node
  * after node reads them side by side (bound k: preemptible pods' cards of level k or lower, then
- * nlevels + k beyond-quota pods', then 2 nlevels + q queue q's). */
+ * nlevels + k beyond-quota pods', then 2 nlevels + q queue q's, 2 nlevels + nqueues + q those of
+ * queue q's pods of no gang, 2 nlevels + 2 nqueues + q the least milli-GPU of one of these and
+ * 2 nlevels + 3 nqueues + q the least of a gang's members (milli_low) of one of its gang pods:
+ * INT32_MAX none). */
 static int32_t *node_cards_at(const struct gs_tenancy *t, size_t k, size_t node)
 {
     return &t->node_cards[k * t->nvpods + node];
@@ -878,9 +891,13 @@ static int32_t *node_cards_at(const struct gs_tenancy *t, size_t k, size_t node)
 
 static void cards_update(struct gs_tenancy *t, size_t node)
 {
-    size_t nl = t->nlevels, stride = 2 * nl + t->nqueues, np = gs_fleet_pod_count(t->fleet, node);
-    int32_t c[2 * GS_NODE_CARDS_MAX + GS_NODE_CARDS_MAX], *pc = c, *bc = pc + nl, *qc = bc + nl;
+    size_t nl = t->nlevels, nq = t->nqueues, stride = 2 * nl + 4 * nq;
+    size_t np = gs_fleet_pod_count(t->fleet, node);
+    int32_t c[6 * GS_NODE_CARDS_MAX], *pc = c, *bc = pc + nl, *qc = bc + nl, *qa = qc + nq,
+                                      *qm = qa + nq, *qg = qm + nq;
     memset(c, 0, stride * sizeof(*c));
+    for (size_t q = 0; q < 2 * nq; q++)
+        qm[q] = INT32_MAX;
     for (size_t i = 0; i < np; i++) {
         const struct rpod *v = &t->pods[gs_fleet_pod_at(t->fleet, node, i)];
         int32_t cards = __builtin_popcount(v->mask);
@@ -892,6 +909,13 @@ static void cards_update(struct gs_tenancy *t, size_t node)
         pc[l] += v->preemptible || v->group >= 0 ? cards : 0;
         bc[l] += v->charged != 1 || v->group >= 0 ? cards : 0;
         qc[v->queue] += cards;
+        if (v->group < 0) {
+            qa[v->queue] += cards;
+            qm[v->queue] = v->milli < qm[v->queue] ? (int32_t)v->milli : qm[v->queue];
+        } else {
+            int32_t low = t->gangs[v->group].milli_low;
+            qg[v->queue] = low < qg[v->queue] ? low : qg[v->queue];
+        }
     }
     for (size_t l = nl - 1; l-- > 0;) {
         pc[l] += pc[l + 1];
@@ -1007,7 +1031,10 @@ static int may_hold(const struct gs_tenancy *t, const struct rpod *p, size_t nod
 
 /*
  * Could evicting every pod this search may take on @node free the cards @p asks for? Only
- * whole-card requests are bounded this way.
+ * whole-card requests are bounded this way. Reclaim takes no unit that alone would take its
+ * queue below its deserved share (could_fit()): no pod of no gang of more milli-GPU than the
+ * queue's margin, no gang whose least member has more (a gang's unit is all its running members,
+ * or an elastic gang's one).
  */
 static int cards_bound(const struct gs_tenancy *t, const struct rpod *p, size_t node,
                        enum evict_mode mode, int guarantee, uint64_t donors)
@@ -1022,8 +1049,17 @@ static int cards_bound(const struct gs_tenancy *t, const struct rpod *p, size_t 
         return 1; /* members of elastic gangs at its level may go too: no bound counts them */
     int64_t cards = gs_fleet_node_free_cards(t->fleet, node);
     if (mode == EVICT_RECLAIM) {
-        for (size_t q = 0; q < t->nqueues; q++)
-            cards += donors & (1ull << q) ? *node_cards_at(t, 2 * nl + q, node) : 0;
+        for (size_t q = 0, nq = t->nqueues; q < nq; q++) {
+            if (!(donors & (1ull << q)))
+                continue;
+            int64_t all = *node_cards_at(t, 2 * nl + q, node),
+                    alone = *node_cards_at(t, 2 * nl + nq + q, node);
+            int64_t margin = t->q_used[q] - t->q_deserved[q];
+            cards += *node_cards_at(t, 2 * nl + 2 * nq + q, node) > margin ? 0 : alone;
+            cards += !t->vgang_stale && *node_cards_at(t, 2 * nl + 3 * nq + q, node) > margin
+                         ? 0
+                         : all - alone;
+        }
     } else {
         cards += l + 1 < nl ? *node_cards_at(t, l + 1, node) : 0;
         cards += guarantee ? *node_cards_at(t, nl + l, node) : 0;
@@ -1105,14 +1141,14 @@ static int visit(struct gs_tenancy *t, struct search *se, size_t n)
     uint64_t set;
     if (!nu)
         return 0;
+    units_here(t, n, u, nu);
+    if (!could_fit(t, p, n, u, nu, se->mode))
+        return 0;
     for (size_t i = 0; i < nu; i++) { /* what sort_units() reads of each: the work model */
         __builtin_prefetch(&t->pods[u[i].pod].rate);
         __builtin_prefetch(&t->pods[u[i].pod].left);
         __builtin_prefetch(&t->pods[u[i].pod].every_us);
     }
-    units_here(t, n, u, nu);
-    if (!could_fit(t, p, n, u, nu))
-        return 0;
     sort_units(t, se->memo, n, u, nu);
     int r = node_set(t, p, n, u, nu, se->mode, &se->best, &set);
     if (r > 0) {

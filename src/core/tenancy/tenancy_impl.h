@@ -126,6 +126,7 @@ struct gang {
     struct vec members; /* pod ids, in arrival order */
     int64_t cards;      /* cards of all members (whole-card gangs), for NVLink colocation */
     int32_t level_low;  /* the lowest priority level of a member */
+    int32_t milli_low;  /* the least milli-GPU of a member: its units' least (eviction.c) */
     int preemptible;    /* some member is preemptible */
     int dirty;          /* a member arrived since its pending members were put in buckets */
 };
@@ -246,6 +247,8 @@ struct gs_tenancy {
     size_t capgunits;
     uint64_t vsearch; /* victim searches begun: a gunits[] entry stamped so is current */
     uint64_t vdonors; /* the current reclaim search's queues to take from (eviction.c) */
+    int vgang_stale;  /* a gang's milli_low fell after its first member: the victim index's may
+                       * be above it */
     /* Attempts' scratch, kept from one to the next: a single pod's and a gang's transaction, a
      * gang's waiting members, and a copy of the open-node list. */
     struct txn txn_pod, txn_gang;
