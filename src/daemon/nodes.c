@@ -325,6 +325,11 @@ json_t *gsd_node_json(const struct gsd_state *st, size_t i, int cards, const cha
         (json_int_t)ni.memory_mib, "memory_mib_free", (json_int_t)mem_left, "ready",
         gsd_node_ready(h), "heartbeats", h->watched, "ready_changed",
         gsd_time_json(h->watched ? h->since_us : 0), "unhealthy_gpus", bad);
+    struct gs_node_template tp; /* what the node's agent registered is what placement reads */
+    if (gsd_agent_topology(st, i, &tp)) {
+        memcpy(ni.pcie_domain, tp.pcie_domain, sizeof(ni.pcie_domain));
+        memcpy(ni.nvlink_group, tp.nvlink_group, sizeof(ni.nvlink_group));
+    }
     json_t *pcie = json_array(), *nvl = json_array();
     for (int g = 0; g < ni.gpus; g++) {
         json_array_append_new(pcie, json_integer(ni.pcie_domain[g]));

@@ -500,6 +500,12 @@ static void test_registered_topology(void **state)
     continued_pair(&d, "{name: \"n-t4-0\", template: \"reported-2\"}", cards, sizeof(cards));
     assert_string_equal(cards, "0,2");
     h_expect(&d, "GET", "/v1/nodes/n-t4-0", TOKEN_ADMIN, NULL, 200, &a); /* what it registered */
+    for (size_t g = 0; g < 4; g++) { /* the cards as placed: the template's were shown */
+        assert_int_equal(
+            json_integer_value(json_array_get(json_object_get(a.json, "pcie_domain"), g)), g % 2);
+        assert_int_equal(
+            json_integer_value(json_array_get(json_object_get(a.json, "nvlink_group"), g)), g % 2);
+    }
     json_t *nv =
         json_object_get(json_object_get(json_object_get(a.json, "agent"), "topology"), "nvlinks");
     assert_int_equal(json_array_size(nv), 2);
