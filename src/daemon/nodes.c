@@ -417,6 +417,24 @@ static int64_t clock_field(const json_t *b, const char *k, int64_t max)
                : -2;
 }
 
+/* The field of a /v1/clock body at fault ("" for the body: not an object, or not one of the
+ * three), else NULL. @v: advance_seconds, advance_us and to_us as clock_field() read them. */
+static const char *clock_fault(const json_t *b, const int64_t v[3])
+{
+    static const char *const keys[] = {"advance_seconds", "advance_us", "to_us", "pass"};
+    const char *k;
+    const json_t *x;
+    json_object_foreach((json_t *)b, k, x)
+    {
+        size_t i = 0;
+        while (i < 4 && strcmp(k, keys[i]))
+            i++;
+        if (i == 4 || (i < 3 && v[i] == -2) || (i == 3 && !json_is_boolean(x)))
+            return i < 4 ? keys[i] : k;
+    }
+    return !json_is_object(b) || (v[0] != -1) + (v[1] != -1) + (v[2] != -1) != 1 ? "" : NULL;
+}
+
 /*
  * POST /v1/clock {"advance_seconds": N | "advance_us": N | "to_us": T, "pass": true}: move the
  * manual clock (gsd_sched_clock()); answers the clock, the next walltime end and whether passes
@@ -428,19 +446,21 @@ static void clock_post(struct gsd_state *st, struct gsd_req *r)
     if (gsd_body_json(r, &b))
         return;
     const int64_t year = 86400LL * 366 * 1000000;
-    int64_t secs = clock_field(b, "advance_seconds", year / 1000000);
-    int64_t us = clock_field(b, "advance_us", year), to = clock_field(b, "to_us", INT64_MAX / 2);
+    const int64_t v[3] = {clock_field(b, "advance_seconds", year / 1000000),
+                          clock_field(b, "advance_us", year),
+                          clock_field(b, "to_us", INT64_MAX / 2)};
+    const int64_t secs = v[0], us = v[1], to = v[2];
     const json_t *pass = json_object_get(b, "pass");
-    size_t given = (secs != -1) + (us != -1) + (to != -1);
+    const char *fault = clock_fault(b, v);
     if (!st->manual_clock) {
         gsd_reply_error(r, 404, "",
                         "no such endpoint: the daemon runs on the system clock "
                         "(start it with --manual-clock)");
-    } else if (!json_is_object(b) || given != 1 || secs == -2 || us == -2 || to == -2 ||
-               (pass && !json_is_boolean(pass)) || json_object_size(b) != 1 + (pass != NULL)) {
-        gsd_reply_error(r, 400, "",
-                        "body: expected one of advance_seconds (0..31622400), advance_us or to_us "
-                        "(microseconds), and optionally pass (true or false)");
+    } else if (fault) { /* the field named: "advance_seconds": -1 was answered "body: ..." */
+        gsd_reply_error(r, 400, fault,
+                        "%s: expected one of advance_seconds (0..%lld), advance_us (0..%lld) or "
+                        "to_us (microseconds), and optionally pass (true or false)",
+                        *fault ? fault : "body", (long long)(year / 1000000), (long long)year);
     } else if (to >= 0 && to < st->manual_now_us) {
         gsd_reply_error(r, 400, "to_us", "to_us: the clock is at %lld and never goes back",
                         (long long)st->manual_now_us);
