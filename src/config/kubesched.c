@@ -27,13 +27,13 @@
 #define WHERE_MAX    160 /* "profiles[N].plugins.postFilter.disabled[N]" with room to spare */
 
 /* The interpreted keys come first so their index is the enum value. */
-enum { TOP_API_VERSION, TOP_KIND, TOP_PROFILES };
+enum { TOP_API_VERSION, TOP_KIND, TOP_PROFILES, TOP_PERCENTAGE };
 static const char *const top_keys[] = {
     "apiVersion",
     "kind",
     "profiles",
-    "parallelism",
     "percentageOfNodesToScore",
+    "parallelism",
     "podInitialBackoffSeconds",
     "podMaxBackoffSeconds",
     "leaderElection",
@@ -46,7 +46,7 @@ static const char *const top_keys[] = {
     "delayCacheUntilActive",
 };
 
-enum { PROFILE_NAME, PROFILE_PLUGINS };
+enum { PROFILE_NAME, PROFILE_PLUGINS, PROFILE_PLUGIN_CONFIG, PROFILE_PERCENTAGE };
 static const char *const profile_keys[] = {
     "schedulerName",
     "plugins",
@@ -307,10 +307,24 @@ static int plugins_field(struct gs__yctx *c, int field, yaml_node_t *val, void *
     return rc;
 }
 
+/* percentageOfNodesToScore below 100 stops kube-scheduler's search early; a simulated pass
+ * weighs every feasible node, so a run would not show what such a scheduler picks. */
+static void percentage_warn(struct gs__yctx *c, yaml_node_t *val)
+{
+    char buf[GS__YAML_SHOW_BUF];
+    if (val->type != YAML_SCALAR_NODE || strcmp((const char *)val->data.scalar.value, "100"))
+        gs__yaml_warn(c, val,
+                      "percentageOfNodesToScore %s: gpusched weighs every feasible node, as "
+                      "kube-scheduler does only at 100; ignored",
+                      gs__yaml_show(val, buf));
+}
+
 static int profile_field(struct gs__yctx *c, int field, yaml_node_t *val, void *arg)
 {
     const struct scope *prof = arg;
     char where[WHERE_MAX];
+    if (field == PROFILE_PERCENTAGE)
+        percentage_warn(c, val);
     if (field != PROFILE_PLUGINS) /* schedulerName is read before; the rest is not interpreted */
         return 0;
     gs__yaml_label(where, sizeof(where), "%s.plugins", prof->where);
@@ -396,9 +410,10 @@ static int load_profiles(struct gs__yctx *c, yaml_node_t *seq, struct sel *s)
 
 static int top_field(struct gs__yctx *c, int field, yaml_node_t *val, void *arg)
 {
-    (void)c; /* a field_fn; this level needs no context */
     struct top *t = arg;
-    if (field == TOP_API_VERSION)
+    if (field == TOP_PERCENTAGE)
+        percentage_warn(c, val);
+    else if (field == TOP_API_VERSION)
         t->api = val;
     else if (field == TOP_KIND)
         t->kind = val;

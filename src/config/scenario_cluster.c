@@ -154,7 +154,7 @@ static int gpus_and_model(struct gs__yctx *c, yaml_node_t *at, const struct fiel
     return 0;
 }
 
-/* One [a, b, links] item of nvlinks: GPUs a != b bonded by 1..99 NVLinks. */
+/* One [a, b, links] item of nvlinks: GPUs a != b bonded by 1..GS_TOPO_NVLINK_MAX NVLinks. */
 static int nvlink_pair(struct gs__yctx *c, int idx, yaml_node_t *item, void *arg)
 {
     struct gs_node_template *t = arg;
@@ -165,7 +165,7 @@ static int nvlink_pair(struct gs__yctx *c, int idx, yaml_node_t *item, void *arg
     for (int k = 0; k < 3; k++) {
         yaml_node_t *n = yaml_document_get_node(c->doc, item->data.sequence.items.start[k]);
         int rc = gs__scn_int(c, n, k < 2 ? "nvlinks GPU" : "nvlinks links", k < 2 ? 0 : 1,
-                             k < 2 ? t->gpus - 1 : 99, &v[k]);
+                             k < 2 ? t->gpus - 1 : GS_TOPO_NVLINK_MAX, &v[k]);
         if (rc)
             return rc;
     }

@@ -309,6 +309,11 @@ static int row(struct parser *P, const struct line *L, int *next_gpu)
                        c == r ? "row %s: its own column must be X, not %s"
                               : "row %s: X off the diagonal%s",
                        L->t[0].s, c == r ? k->s : "");
+        if (l == GS_LINK_NV && P->nv[r][c] > GS_TOPO_NVLINK_MAX) { /* gpuschedd refused it */
+            char max[8];
+            snprintf(max, sizeof(max), "%d", GS_TOPO_NVLINK_MAX);
+            return err(P, L->no, k->col, "%s: more NVLinks than the %s a card has", k->s, max);
+        }
         if (l == GS_LINK_NV && (g < 0 || P->dev_gpu[c] < 0))
             return err(P, L->no, k->col, "%s: NVLink to a NIC%s", k->s, "");
         P->cell[r][c] = (uint8_t)l;

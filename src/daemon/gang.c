@@ -145,13 +145,10 @@ static int keys_known(const json_t *o, const char *where, const char *const *key
     return 0;
 }
 
-/* What a PodGroup object holds besides its spec: what gpuschedd reads, and what Kubernetes
- * writes (kubectl get -o json), which means nothing to a gang. */
-static const char *const top_keys[] = {"apiVersion", "kind", "metadata", "spec", "status"};
-static const char *const meta_keys[] = {
-    "name",          "namespace",       "labels",     "annotations",
-    "uid",           "resourceVersion", "generation", "creationTimestamp",
-    "managedFields", "ownerReferences", "finalizers", "selfLink"};
+/* What a PodGroup object holds besides its spec (what an API server writes itself is refused
+ * first, by gsd_create_fields_ok(), saying so). */
+static const char *const top_keys[] = {"apiVersion", "kind", "metadata", "spec"};
+static const char *const meta_keys[] = {"name", "namespace", "labels", "annotations"};
 
 /* A Volcano PodGroup object; metadata.namespace may be absent ("" then). */
 static int parse_group(const json_t *b, struct gsd_group *g, struct gsd_ferr *e)
@@ -167,7 +164,8 @@ static int parse_group(const json_t *b, struct gsd_group *g, struct gsd_ferr *e)
         return bad(e, "kind", "expected PodGroup");
     if (!json_is_object(md))
         return bad(e, "metadata", "expected an object");
-    if (keys_known(b, "", top_keys, NKEYS(top_keys), NKEYS(top_keys), e) ||
+    if (gsd_create_fields_ok(b, e) ||
+        keys_known(b, "", top_keys, NKEYS(top_keys), NKEYS(top_keys), e) ||
         keys_known(md, "metadata.", meta_keys, NKEYS(meta_keys), NKEYS(meta_keys), e))
         return -EINVAL;
     if (!json_is_string(json_object_get(md, "name")))

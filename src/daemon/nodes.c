@@ -325,6 +325,11 @@ json_t *gsd_node_json(const struct gsd_state *st, size_t i, int cards, const cha
         (json_int_t)ni.memory_mib, "memory_mib_free", (json_int_t)mem_left, "ready",
         gsd_node_ready(h), "heartbeats", h->watched, "ready_changed",
         gsd_time_json(h->watched ? h->since_us : 0), "unhealthy_gpus", bad);
+    struct gs_node_template tp; /* what the node's agent registered is what placement reads */
+    if (gsd_agent_topology(st, i, &tp)) {
+        memcpy(ni.pcie_domain, tp.pcie_domain, sizeof(ni.pcie_domain));
+        memcpy(ni.nvlink_group, tp.nvlink_group, sizeof(ni.nvlink_group));
+    }
     json_t *pcie = json_array(), *nvl = json_array();
     for (int g = 0; g < ni.gpus; g++) {
         json_array_append_new(pcie, json_integer(ni.pcie_domain[g]));
@@ -412,6 +417,24 @@ static int64_t clock_field(const json_t *b, const char *k, int64_t max)
                : -2;
 }
 
+/* The field of a /v1/clock body at fault ("" for the body: not an object, or not one of the
+ * three), else NULL. @v: advance_seconds, advance_us and to_us as clock_field() read them. */
+static const char *clock_fault(const json_t *b, const int64_t v[3])
+{
+    static const char *const keys[] = {"advance_seconds", "advance_us", "to_us", "pass"};
+    const char *k;
+    const json_t *x;
+    json_object_foreach((json_t *)b, k, x)
+    {
+        size_t i = 0;
+        while (i < 4 && strcmp(k, keys[i]))
+            i++;
+        if (i == 4 || (i < 3 && v[i] == -2) || (i == 3 && !json_is_boolean(x)))
+            return i < 4 ? keys[i] : k;
+    }
+    return !json_is_object(b) || (v[0] != -1) + (v[1] != -1) + (v[2] != -1) != 1 ? "" : NULL;
+}
+
 /*
  * POST /v1/clock {"advance_seconds": N | "advance_us": N | "to_us": T, "pass": true}: move the
  * manual clock (gsd_sched_clock()); answers the clock, the next walltime end and whether passes
@@ -423,19 +446,21 @@ static void clock_post(struct gsd_state *st, struct gsd_req *r)
     if (gsd_body_json(r, &b))
         return;
     const int64_t year = 86400LL * 366 * 1000000;
-    int64_t secs = clock_field(b, "advance_seconds", year / 1000000);
-    int64_t us = clock_field(b, "advance_us", year), to = clock_field(b, "to_us", INT64_MAX / 2);
+    const int64_t v[3] = {clock_field(b, "advance_seconds", year / 1000000),
+                          clock_field(b, "advance_us", year),
+                          clock_field(b, "to_us", INT64_MAX / 2)};
+    const int64_t secs = v[0], us = v[1], to = v[2];
     const json_t *pass = json_object_get(b, "pass");
-    size_t given = (secs != -1) + (us != -1) + (to != -1);
+    const char *fault = clock_fault(b, v);
     if (!st->manual_clock) {
         gsd_reply_error(r, 404, "",
                         "no such endpoint: the daemon runs on the system clock "
                         "(start it with --manual-clock)");
-    } else if (!json_is_object(b) || given != 1 || secs == -2 || us == -2 || to == -2 ||
-               (pass && !json_is_boolean(pass)) || json_object_size(b) != 1 + (pass != NULL)) {
-        gsd_reply_error(r, 400, "",
-                        "body: expected one of advance_seconds (0..31622400), advance_us or to_us "
-                        "(microseconds), and optionally pass (true or false)");
+    } else if (fault) { /* the field named: "advance_seconds": -1 was answered "body: ..." */
+        gsd_reply_error(r, 400, fault,
+                        "%s: expected one of advance_seconds (0..%lld), advance_us (0..%lld) or "
+                        "to_us (microseconds), and optionally pass (true or false)",
+                        *fault ? fault : "body", (long long)(year / 1000000), (long long)year);
     } else if (to >= 0 && to < st->manual_now_us) {
         gsd_reply_error(r, 400, "to_us", "to_us: the clock is at %lld and never goes back",
                         (long long)st->manual_now_us);

@@ -125,6 +125,44 @@ static int parse_metadata(const json_t *md, struct gsd_podspec *out, struct gsd_
     return rc;
 }
 
+int gsd_create_fields_ok(const json_t *obj, struct gsd_ferr *e)
+{
+    /* Kubernetes' API server sets the first eight on create (BeforeCreate(): a new UID, the
+     * time) and refuses a resourceVersion; a UID kept from a request could be another pod's,
+     * and preemption and the node agents tell pods apart by it. The last two are read by
+     * controllers gpuschedd does not run: the garbage collector, finalizers' owners. */
+    static const struct {
+        const char *key;
+        int unacted;
+    } meta[] = {{"uid", 0},
+                {"resourceVersion", 0},
+                {"generation", 0},
+                {"creationTimestamp", 0},
+                {"deletionTimestamp", 0},
+                {"deletionGracePeriodSeconds", 0},
+                {"managedFields", 0},
+                {"selfLink", 0},
+                {"ownerReferences", 1},
+                {"finalizers", 1}};
+    const json_t *md = json_object_get(obj, "metadata");
+    char field[64];
+    for (size_t i = 0; i < sizeof(meta) / sizeof(meta[0]); i++)
+        if (json_object_get(md, meta[i].key)) {
+            snprintf(field, sizeof(field), "metadata.%s", meta[i].key);
+            return ferr(e, field, "%s: %s", field,
+                        meta[i].unacted ? "nothing in gpuschedd acts on it (no garbage collector, "
+                                          "no finalizer's controller): refused rather than ignored"
+                                        : "gpuschedd sets it when it creates the object, as "
+                                          "Kubernetes' API server does; a request to create one "
+                                          "does not give it");
+        }
+    if (json_object_get(obj, "status"))
+        return ferr(e, "status",
+                    "status: gpuschedd writes it; a request to create an object "
+                    "does not give it (Kubernetes' API server drops it)");
+    return 0;
+}
+
 int gsd_podspec_parse(const char *text, size_t len, int strict, struct gsd_podspec *out,
                       struct gsd_ferr *e)
 {
@@ -141,6 +179,8 @@ int gsd_podspec_parse(const char *text, size_t len, int strict, struct gsd_podsp
     else if (kind && !json_is_null(kind) &&
              (!json_is_string(kind) || strcmp(json_string_value(kind), "Pod")))
         rc = ferr(e, "kind", "kind: expected Pod");
+    if (!rc && strict)
+        rc = gsd_create_fields_ok(pod, e);
     if (!rc)
         rc = parse_metadata(json_object_get(pod, "metadata"), out, e);
     if (!rc && !json_is_object(json_object_get(pod, "spec")))

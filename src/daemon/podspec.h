@@ -39,12 +39,23 @@ struct gsd_ferr {
  * parser does not interpret (a warning in a scenario file is a 400 here), and the simulator's
  * own annotations sim.gpusched.io/arrival and sim.gpusched.io/gpu-util (a walltime,
  * sim.gpusched.io/duration, is kept: backfill reads it). A namespace the Pod does not give is
- * left "" (the caller picks one and calls gsd_podspec_set_ns()). @strict 0 takes what the parser
- * only warns about (a Pod kube-scheduler places, which honours those fields itself).
+ * left "" (the caller picks one and calls gsd_podspec_set_ns()). @strict 1: a Pod to create
+ * (POST /v1/pods), held to gsd_create_fields_ok() too. @strict 0 takes what the parser only
+ * warns about, and the metadata an API server wrote (a Pod kube-scheduler places, which honours
+ * those fields itself).
  * Return: 0; -EINVAL with @e (400 and the field); -ENOMEM with @e (500).
  */
 int gsd_podspec_parse(const char *text, size_t len, int strict, struct gsd_podspec *out,
                       struct gsd_ferr *e);
+
+/*
+ * gsd_create_fields_ok() - may @obj (a Pod or PodGroup object, borrowed) be created as given? An
+ * API server sets metadata.uid, resourceVersion, generation, creationTimestamp,
+ * deletionTimestamp, deletionGracePeriodSeconds, managedFields and selfLink itself, and status
+ * is its to write; ownerReferences and finalizers are for controllers gpuschedd does not run.
+ * Return: 0 when @obj gives none of them; -EINVAL with @e (400 naming the first one).
+ */
+int gsd_create_fields_ok(const json_t *obj, struct gsd_ferr *e);
 
 /* A Pod body parsed ahead of its turn, off the scheduler thread (gsd_podparse_new()). */
 struct gsd_podparse {

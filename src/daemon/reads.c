@@ -20,6 +20,7 @@
 
 #include "gpusched/page.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -173,10 +174,11 @@ static void reply_text(struct gsd_req *r, struct gsd_text *t)
 
 static int parse_count(const char *s, int64_t lo, int64_t hi, int64_t *out)
 {
-    char *end;
+    char *end = NULL;
     errno = 0;
-    long long v = s && *s ? strtoll(s, &end, 10) : -1;
-    if (!s || !*s || *end || errno || v < lo || v > hi)
+    /* digits only: strtoll() also takes leading blanks and a sign ("?limit=%201") */
+    long long v = s && isdigit((unsigned char)*s) ? strtoll(s, &end, 10) : -1;
+    if (!end || *end || errno || v < lo || v > hi)
         return -1;
     *out = v;
     return 0;

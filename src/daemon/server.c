@@ -705,6 +705,31 @@ static enum MHD_Result keep_qarg(void *cls, enum MHD_ValueKind kind, const char 
     return MHD_YES;
 }
 
+/* Percent-decoding as libmicrohttpd's own, but "%00" kept as written: decoded, its NUL would
+ * end the path or a query argument there, so that "?limit=1%00x" read as 1 and
+ * "/v1/pods/NS/P%00x" as pod P; kept, it fails every name and number check. */
+static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
+{
+    (void)cls;
+    (void)c;
+    char *out = s;
+    for (char *seg = s;;) {
+        char *nul = strstr(seg, "%00");
+        if (nul)
+            *nul = '\0';
+        size_t n = MHD_http_unescape(seg);
+        memmove(out, seg, n);
+        out += n;
+        if (!nul)
+            break;
+        memcpy(out, "%00", 3);
+        out += 3;
+        seg = nul + 3;
+    }
+    *out = '\0';
+    return (size_t)(out - s);
+}
+
 static void read_auth(struct MHD_Connection *c, struct gsd_req *r)
 {
     const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
@@ -1132,6 +1157,7 @@ static int start_mhd(struct gsd_server *s, const struct gsd_listen *l, struct gs
         {MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)CONN_MEMORY, NULL},
         {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_done, s},
         {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, s},
+        {MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)unescape, NULL},
         {s->cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, s->cert},
         {s->key ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, s->key},
         /* the trust list makes libmicrohttpd ask every client for a certificate; which paths

@@ -85,19 +85,22 @@ static int series_row(struct reading *r, struct csv *c, const int *col, struct g
         rc = find_or_add(r, c->field[col[1]], col[3] >= 0 ? c->field[col[3]] : "", t, c, &i, d);
     if (rc)
         return rc;
-    int64_t want = r->last[i] + GS_FC_STEP_S;
-    if (t < want)
-        return csv_error(c, col[0], d,
-                         "%s of series \"%s\" %s line %lu: times must increase by "
-                         "an hour",
-                         c->field[col[0]], c->field[col[1]],
-                         t == r->last[i] ? "repeats the time of" : "is earlier than", r->line[i]);
-    if (t > want)
+    int64_t step = t - r->last[i];
+    if (step > GS_FC_STEP_S && step % GS_FC_STEP_S == 0)
         return csv_error(c, col[0], d,
                          "series \"%s\" jumps from %lld to %lld s: %lld hours "
                          "missing (write them, as 0 when nothing was held)",
                          c->field[col[1]], (long long)r->last[i], (long long)t,
-                         (long long)((t - want) / GS_FC_STEP_S + ((t - want) % GS_FC_STEP_S != 0)));
+                         (long long)(step / GS_FC_STEP_S - 1));
+    if (step != GS_FC_STEP_S) /* "5, 3600" was "earlier than" 5 */
+        return csv_error(c, col[0], d,
+                         "%s of series \"%s\" %s line %lu: times must increase by "
+                         "an hour (%d s)",
+                         c->field[col[0]], c->field[col[1]],
+                         step == 0  ? "repeats the time of"
+                         : step < 0 ? "is earlier than"
+                                    : "is not a whole number of hours after",
+                         r->line[i], GS_FC_STEP_S);
     if (r->len[i] == GS_FC_HOURS_MAX)
         return csv_error(c, col[0], d, "more than %d hours", GS_FC_HOURS_MAX);
     int64_t *m = gs_grow(r->set->s[i].milli, &r->cap[i], r->len[i] + 1, sizeof(*m), 256);

@@ -414,6 +414,45 @@ static void test_errors_name_the_field(void **state)
         status_of(&d, "GET", "/v1/bills?tenant=team-a&tenant=team-a", TOKEN_A, NULL, field, 128),
         400);
     assert_string_equal(field, "tenant");
+    /* "%00" decoded ended the value or the path there: ?limit=1%00 was 1, and a DELETE of
+     * dup%00x deleted dup; nor do blanks or a sign make a number */
+    assert_int_equal(status_of(&d, "GET", "/v1/pods?limit=1%00", TOKEN_A, NULL, field, 128), 400);
+    assert_string_equal(field, "limit");
+    assert_int_equal(status_of(&d, "GET", "/v1/pods?limit=%201", TOKEN_A, NULL, field, 128), 400);
+    assert_string_equal(field, "limit");
+    assert_int_equal(status_of(&d, "GET", "/v1/pods?continue=+0", TOKEN_A, NULL, field, 128), 400);
+    assert_string_equal(field, "continue");
+    assert_int_equal(status_of(&d, "DELETE", "/v1/pods/team-a/dup%00x", TOKEN_A, NULL, NULL, 0),
+                     404);
+    assert_int_equal(status_of(&d, "GET", "/v1/pods/team-a/dup", TOKEN_A, NULL, NULL, 0), 200);
+    assert_int_equal(status_of(&d, "GET", "/v1/pods/team-a/d%75p", TOKEN_A, NULL, NULL, 0), 200);
+    /* what an API server sets on create is not taken from the request: a UID kept was another
+     * pod's as readily as its own */
+    static const char *const server_set[][2] = {
+        {"\"uid\":\"u-1\"", "metadata.uid"},
+        {"\"resourceVersion\":\"7\"", "metadata.resourceVersion"},
+        {"\"finalizers\":[\"x\"]", "metadata.finalizers"},
+    };
+    for (size_t i = 0; i < sizeof(server_set) / sizeof(server_set[0]); i++) {
+        char body[256];
+        snprintf(body, sizeof(body),
+                 "{\"metadata\":{\"name\":\"made\",%s},\"spec\":{\"containers\":[{}]}}",
+                 server_set[i][0]);
+        assert_int_equal(status_of(&d, "POST", "/v1/pods", TOKEN_A, body, field, 128), 400);
+        assert_string_equal(field, server_set[i][1]);
+        snprintf(body, sizeof(body),
+                 "{\"metadata\":{\"name\":\"made\",%s},\"spec\":{\"minMember\":1}}",
+                 server_set[i][0]);
+        assert_int_equal(status_of(&d, "POST", "/v1/podgroups", TOKEN_A, body, field, 128), 400);
+        assert_string_equal(field, server_set[i][1]);
+    }
+    assert_int_equal(status_of(&d, "POST", "/v1/pods", TOKEN_A,
+                               "{\"metadata\":{\"name\":\"made\"},\"spec\":{\"containers\":[{}]},"
+                               "\"status\":{\"phase\":\"Running\"}}",
+                               field, 128),
+                     400);
+    assert_string_equal(field, "status");
+    assert_int_equal(status_of(&d, "GET", "/v1/pods/team-a/made", TOKEN_A, NULL, NULL, 0), 404);
     /* a tenant the query names but no one has, or another's: the answer names the argument */
     assert_int_equal(status_of(&d, "GET", "/v1/bills?tenant=nobody", TOKEN_ADMIN, NULL, field, 128),
                      404);

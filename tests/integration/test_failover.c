@@ -148,6 +148,21 @@ static void test_heartbeats(void **state)
     h_answer_free(&a);
     h_expect(&d, "POST", "/v1/nodes/n-t4-0/heartbeat", TOKEN_NODE, "{\"x\": 1}", 400, &a);
     h_answer_free(&a);
+    /* a clock body's error names its field; it named the body whatever was wrong */
+    static const char *const bad_clock[][2] = {
+        {"{\"advance_seconds\": -1}", "advance_seconds"},
+        {"{\"advance_us\": 1.5}", "advance_us"},
+        {"{\"to_us\": \"5\"}", "to_us"},
+        {"{\"advance_seconds\": 1, \"pass\": \"yes\"}", "pass"},
+        {"{\"advance_seconds\": 1, \"passes\": true}", "passes"},
+        {"{\"advance_seconds\": 1, \"to_us\": 5}", ""},
+        {"[]", ""},
+    };
+    for (size_t i = 0; i < sizeof(bad_clock) / sizeof(bad_clock[0]); i++) {
+        h_expect(&d, "POST", "/v1/clock", TOKEN_ADMIN, bad_clock[i][0], 400, &a);
+        assert_string_equal(json_string_value(json_object_get(a.json, "field")), bad_clock[i][1]);
+        h_answer_free(&a);
+    }
 
     /* x beats once and is watched; y never beats and stays Ready whatever the clock says */
     beat(&d, x, TOKEN_NODE, 200);
@@ -500,6 +515,12 @@ static void test_registered_topology(void **state)
     continued_pair(&d, "{name: \"n-t4-0\", template: \"reported-2\"}", cards, sizeof(cards));
     assert_string_equal(cards, "0,2");
     h_expect(&d, "GET", "/v1/nodes/n-t4-0", TOKEN_ADMIN, NULL, 200, &a); /* what it registered */
+    for (size_t g = 0; g < 4; g++) { /* the cards as placed: the template's were shown */
+        assert_int_equal(
+            json_integer_value(json_array_get(json_object_get(a.json, "pcie_domain"), g)), g % 2);
+        assert_int_equal(
+            json_integer_value(json_array_get(json_object_get(a.json, "nvlink_group"), g)), g % 2);
+    }
     json_t *nv =
         json_object_get(json_object_get(json_object_get(a.json, "agent"), "topology"), "nvlinks");
     assert_int_equal(json_array_size(nv), 2);

@@ -293,6 +293,26 @@ static void test_disabled_star_then_enabled(void **state)
     gs_profile_free(p);
 }
 
+/* percentageOfNodesToScore below 100 changes kube-scheduler's pick; it was taken without a word */
+static void test_percentage_of_nodes_warned(void **state)
+{
+    (void)state;
+    struct warns w;
+    struct gs_profile *p = load_ok(HDR "percentageOfNodesToScore: 50\n"
+                                       "profiles:\n"
+                                       "  - percentageOfNodesToScore: 100\n",
+                                   NULL, &w);
+    assert_int_equal(w.n, 1); /* the profile's 100 is what gpusched does */
+    assert_has(w.msg[0], ":3:27: percentageOfNodesToScore \"50\"");
+    gs_profile_free(p);
+    p = load_ok(HDR "profiles:\n"
+                    "  - percentageOfNodesToScore: 10\n",
+                NULL, &w);
+    assert_int_equal(w.n, 1);
+    assert_has(w.msg[0], ":4:31: percentageOfNodesToScore \"10\"");
+    gs_profile_free(p);
+}
+
 static void test_multi_document(void **state)
 {
     (void)state;
@@ -676,6 +696,7 @@ int main(void)
         cmocka_unit_test(test_weight_outside_score),
         cmocka_unit_test(test_plugin_at_wrong_point),
         cmocka_unit_test(test_disabled_star_then_enabled),
+        cmocka_unit_test(test_percentage_of_nodes_warned),
         cmocka_unit_test(test_multi_document),
         cmocka_unit_test(test_select_profile_by_name),
         cmocka_unit_test(test_unknown_or_duplicate_profile),

@@ -533,6 +533,9 @@ static void test_series_csv(void **state)
         {"time_s,series,milli\n0,a,5\n3600,b,6\n", "u.csv:3:1: series \"b\" starts at 3600"},
         {"time_s,series,milli\n0,a,-5\n", "u.csv:2:5: milli: \"-5\" is negative"},
         {"time_s,series\n0,a\n", "u.csv:1:1: missing column \"milli\""},
+        {"time_s,series,milli\n5,a,5\n3600,a,6\n", "u.csv:3:1: time_s: 3600 of series \"a\" is "
+                                                   "not a whole number of hours after line 2"},
+        {"time_s,series,milli\n0,a,5\n3601,a,6\n", "is not a whole number of hours after line 2"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         p = write_tmp("u.csv", bad[i][0]);

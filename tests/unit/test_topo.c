@@ -258,6 +258,8 @@ static void test_malformed(void **state)
     bad("\tGPU0\tGPU1\nGPU0\t X \tX\nGPU1\tPIX\t X \n", "m.txt:2:10:", "X off the diagonal");
     bad("\tGPU0\tGPU1\nGPU0\tPIX\tPIX\nGPU1\tPIX\t X \n", "m.txt:2:6:", "must be X");
     bad("\tGPU0\tGPU1\nGPU0\t X \tNV2\nGPU1\tNV1\t X \n", "m.txt:3:6:", "other end");
+    bad("\tGPU0\tGPU1\nGPU0\t X \tNV19\nGPU1\tNV19\t X \n",
+        "m.txt:2:10:", "NV19: more NVLinks than the 18 a card has");
     bad("\tGPU0\tGPU1\nGPU0\t X \tPIX\nGPU1\tPIX\t X \nGPU7\tPIX\tPIX\n",
         "m.txt:4:1:", "names no device");
     bad("\tGPU0\tCPU Affinity\nGPU0\t X \t0-3x\n", "m.txt:2:10:", "CPU Affinity \"0-3x\"");
@@ -422,6 +424,8 @@ static void test_topology_file_errors(void **state)
     scenario_error("{name: t, gpuModel: L40S, gpus: 2, nvlinks: [[0, 1]]}",
                    "[GPU a, GPU b, bonded links]");
     scenario_error("{name: t, gpuModel: L40S, gpus: 2, nvlinks: [[0, 2, 1]]}", "nvlinks GPU");
+    /* more than a card has: gpuschedd refused such a node's registration, the simulator took it */
+    scenario_error("{name: t, gpuModel: L40S, gpus: 2, nvlinks: [[0, 1, 19]]}", "nvlinks links");
 }
 
 /* `gpusched topo ARGS... FILE`: its exit status, its output (stdout then stderr) in @out. */
