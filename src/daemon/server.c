@@ -730,6 +730,29 @@ static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
     return (size_t)(out - s);
 }
 
+/* Headers a request gives once: two Content-Lengths frame its body two ways (RFC 9112, 6.3: an
+ * error, which a proxy before this daemon may have read the other way), two Authorizations are
+ * two credentials (RFC 9110, 11.6.2); libmicrohttpd would take the first of each. */
+struct once {
+    char twice[32];
+    int length, auth;
+};
+
+static enum MHD_Result count_once(void *cls, enum MHD_ValueKind kind, const char *key,
+                                  const char *value)
+{
+    struct once *o = cls;
+    (void)kind;
+    (void)value;
+    int *n = !strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH)  ? &o->length
+             : !strcasecmp(key, MHD_HTTP_HEADER_AUTHORIZATION) ? &o->auth
+                                                               : NULL;
+    if (!n || ++*n < 2)
+        return MHD_YES;
+    snprintf(o->twice, sizeof(o->twice), "%s", key);
+    return MHD_NO;
+}
+
 static void read_auth(struct MHD_Connection *c, struct gsd_req *r)
 {
     const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
@@ -877,6 +900,12 @@ static enum MHD_Result begin(struct gsd_server *s, struct MHD_Connection *c, con
     memcpy(r->path, url, n);
     r->path[n] = '\0';
     MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, keep_qarg, r);
+    struct once once = {"", 0, 0};
+    MHD_get_connection_values(c, MHD_HEADER_KIND, count_once, &once);
+    if (once.twice[0]) {
+        gsd_reply_error(r, 400, once.twice, "header %s is given more than once", once.twice);
+        return send_reply(s, c, k);
+    }
     read_auth(c, r);
     r->yaml = !strcmp(method, "POST") && gsd_body_is_yaml(MHD_lookup_connection_value(
                                              c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE));
