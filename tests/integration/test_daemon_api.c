@@ -743,11 +743,8 @@ static void test_failed_tokens_throttled(void **state)
     h_cleanup(&d);
 }
 
-/* POST @path with @token, its body @total bytes (a pod's JSON text @text, then spaces) sent
- * chunked in 16 KiB chunks, on a socket of its own with Connection: close; then read the answer
- * into @ans (@cap bytes). Return: the HTTP status; 0 when the daemon closed without one. */
-static int post_chunked(const struct daemon *d, const char *path, const char *token,
-                        const char *text, size_t total, char *ans, size_t cap)
+/* A socket of its own to daemon @d, with 30 s send and receive timeouts. */
+static int dial(const struct daemon *d)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)d->port)};
@@ -757,6 +754,30 @@ static int post_chunked(const struct daemon *d, const char *path, const char *to
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
     assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    return fd;
+}
+
+/* The answer on @fd until the daemon closes it, into @ans (@cap bytes); @fd closed. Return: the
+ * HTTP status; 0 when the daemon closed without one. */
+static int read_answer(int fd, char *ans, size_t cap)
+{
+    size_t got = 0;
+    for (ssize_t r = 1; r > 0 && got + 1 < cap;) {
+        r = recv(fd, ans + got, cap - got - 1, 0);
+        got += r > 0 ? (size_t)r : 0;
+    }
+    ans[got] = '\0';
+    close(fd);
+    return !strncmp(ans, "HTTP/1.1 ", 9) ? atoi(ans + 9) : 0;
+}
+
+/* POST @path with @token, its body @total bytes (a pod's JSON text @text, then spaces) sent
+ * chunked in 16 KiB chunks, on a socket of its own with Connection: close; then read the answer
+ * into @ans (@cap bytes). Return: the HTTP status; 0 when the daemon closed without one. */
+static int post_chunked(const struct daemon *d, const char *path, const char *token,
+                        const char *text, size_t total, char *ans, size_t cap)
+{
+    int fd = dial(d);
     static char piece[16384 + 16];
     int n = snprintf(piece, sizeof(piece),
                      "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\n"
@@ -775,36 +796,16 @@ static int post_chunked(const struct daemon *d, const char *path, const char *to
     }
     if (ok)
         send(fd, "0\r\n\r\n", 5, MSG_NOSIGNAL);
-    size_t got = 0;
-    for (ssize_t r = 1; r > 0 && got + 1 < cap;) {
-        r = recv(fd, ans + got, cap - got - 1, 0);
-        got += r > 0 ? (size_t)r : 0;
-    }
-    ans[got] = '\0';
-    close(fd);
-    return !strncmp(ans, "HTTP/1.1 ", 9) ? atoi(ans + 9) : 0;
+    return read_answer(fd, ans, cap);
 }
 
 /* Request text @req sent as it is on a socket of its own; the answer read into @ans (@cap
  * bytes). Return: the HTTP status; 0 when the daemon closed without one. */
 static int send_raw(const struct daemon *d, const char *req, char *ans, size_t cap)
 {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)d->port)};
-    struct timeval tv = {30, 0};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    assert_true(fd >= 0);
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    int fd = dial(d);
     assert_int_equal(send(fd, req, strlen(req), MSG_NOSIGNAL), (ssize_t)strlen(req));
-    size_t got = 0;
-    for (ssize_t r = 1; r > 0 && got + 1 < cap;) {
-        r = recv(fd, ans + got, cap - got - 1, 0);
-        got += r > 0 ? (size_t)r : 0;
-    }
-    ans[got] = '\0';
-    close(fd);
-    return !strncmp(ans, "HTTP/1.1 ", 9) ? atoi(ans + 9) : 0;
+    return read_answer(fd, ans, cap);
 }
 
 /* Content-Length or Authorization given twice is a 400 naming the header, answered at once: not
