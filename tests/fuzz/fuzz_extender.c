@@ -67,7 +67,8 @@ static void remove_dir(void)
         fprintf(stderr, "fuzz_extender: cannot remove %s\n", dir);
 }
 
-/* Six running pods, placed as POST /v1/pods places them. */
+/* Six running pods, placed as POST /v1/pods places them, with the UIDs an API server gave them
+ * (read as the extender reads a pod: not strictly, since a create may not set a UID). */
 static void seed_pods(void)
 {
     FUZZ_CHECK(gsd_store_begin(st.store) == 0);
@@ -81,7 +82,7 @@ static void seed_pods(void)
                  i == 3 ? ",\"nvidia.com/gpucores\":30" : "");
         struct gsd_podspec spec;
         struct gsd_ferr e;
-        FUZZ_CHECK(gsd_podspec_parse(text, strlen(text), 1, &spec, &e) == 0);
+        FUZZ_CHECK(gsd_podspec_parse(text, strlen(text), 0, &spec, &e) == 0);
         FUZZ_CHECK(gsd_pod_add(&st, &spec, i % 2 ? "team-b" : "team-a", GSD_SRC_API, -1, &e));
         gsd_podspec_clear(&spec);
     }
