@@ -67,10 +67,13 @@ static int gcm_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *ar
         return gs__scn_qty(c, v, what, 0, -20, GS__Q_CEIL, "MiB", 0, INT64_MAX / 4, &g->memory_mib);
     /* ephemeral-storage and pods bound nothing the scenario places; any other resource would
      * bound pods by a quantity that is not simulated */
+    static const char *const known[] = {"nvidia.com/gpu", "cpu", "memory", "ephemeral-storage",
+                                        "pods"};
+    char hint[96];
     if (strcmp(name, "ephemeral-storage") != 0 && strcmp(name, "pods") != 0)
         return gs__yaml_err(c, k,
-                            "resource %s in %s is not interpreted: refused rather than ignored",
-                            name, g->where);
+                            "resource %s in %s is not interpreted%s: refused rather than ignored",
+                            name, g->where, gs__yaml_hint(k, known, 5, hint, sizeof(hint)));
     return 0;
 }
 
@@ -328,8 +331,12 @@ static int rq_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *arg
             return 0;
     if (strncmp(name, "count/", 6) == 0 || strstr(name, ".storageclass.storage.k8s.io/"))
         return 0;
-    return gs__yaml_err(c, k, "quota item %s is not interpreted: refused rather than ignored",
-                        name);
+    static const char *const known[] = {
+        "nvidia.com/gpu", "requests.nvidia.com/gpu", "cpu",  "requests.cpu",
+        "memory",         "requests.memory",         "pods", "limits.nvidia.com/gpu"};
+    char hint[96];
+    return gs__yaml_err(c, k, "quota item %s is not interpreted%s: refused rather than ignored",
+                        name, gs__yaml_hint(k, known, 8, hint, sizeof(hint)));
 }
 
 /* rq_merge() - the bare name and requests.<name> are one quota: both given, the tighter. */

@@ -173,8 +173,10 @@ static int res_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *ar
     int q = res_kind(name, &silent);
     gs__yaml_label(what, sizeof(what), "%s.%s", r->list, name);
     if (q < 0) {
+        char hint[96];
         if (!silent)
-            gs__yaml_warn(c, k, "resource %s is not interpreted by the scenario; ignored", name);
+            gs__yaml_warn(c, k, "resource %s is not interpreted by the scenario%s; ignored", name,
+                          gs__yaml_hint(k, res_names, Q_COUNT, hint, sizeof(hint)));
         return 0;
     }
     if (r->at[q])

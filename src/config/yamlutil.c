@@ -282,6 +282,17 @@ int gs__yaml_nearest(const yaml_node_t *k, const char *const *known, int n)
     return best;
 }
 
+const char *gs__yaml_hint(const yaml_node_t *k, const char *const *known, int n, char *buf,
+                          size_t size)
+{
+    int best = gs__yaml_nearest(k, known, n);
+    if (best >= 0)
+        snprintf(buf, size, " (did you mean \"%s\"?)", known[best]);
+    else if (size)
+        buf[0] = '\0';
+    return buf;
+}
+
 /*
  * key_index() - index of key @k in @known; otherwise an error (or, lenient, a warning and
  * -ENOENT) suggesting the nearest key.
@@ -297,10 +308,8 @@ static int key_index(struct gs__yctx *c, const yaml_node_t *k, const char *const
     for (int i = 0; s && i < n; i++)
         if (strcmp(s, known[i]) == 0)
             return i;
-    int best = gs__yaml_nearest(k, known, n);
-    char hint[96] = "";
-    if (best >= 0)
-        snprintf(hint, sizeof(hint), " (did you mean \"%s\"?)", known[best]);
+    char hint[96];
+    gs__yaml_hint(k, known, n, hint, sizeof(hint));
     if (!c->lenient)
         return gs__yaml_err(c, k, "unknown field %s in %s%s", gs__yaml_show(k, buf), what, hint);
     gs__yaml_warn(c, k, "unknown field %s in %s%s; ignored", gs__yaml_show(k, buf), what, hint);

@@ -118,6 +118,14 @@ int gs__yaml_each_field(struct gs__yctx *c, yaml_node_t *map, const char *const 
 int gs__yaml_nearest(const yaml_node_t *k, const char *const *known, int n);
 
 /*
+ * gs__yaml_hint() - " (did you mean \"NAME\"?)" for the entry of @known (@n entries) nearest key
+ * @k, or "" when none is within an edit distance of 2; written to @buf (@size bytes, caller's).
+ * Return: @buf.
+ */
+const char *gs__yaml_hint(const yaml_node_t *k, const char *const *known, int n, char *buf,
+                          size_t size);
+
+/*
  * gs__yaml_each_pair() - every pair of mapping @map (null counts as empty) to @fn; keys must be
  * scalars. Return: 0, the first non-zero return of @fn, or -EINVAL.
  */

@@ -694,6 +694,18 @@ static const struct bad bads[] = {
      "unknown field \"resoures\" in spec.containers[0] (did you mean \"resources\"?): refused "
      "rather than ignored",
      0},
+    /* a misspelt resource name is refused with the name it most likely meant */
+    {POD_HDR "spec:\n  containers:\n  - name: m\n    resources: {limits: {nvidia.com/gpus: 1}}\n",
+     -EINVAL, ":7:26: ",
+     "resource nvidia.com/gpus is not interpreted (did you mean \"nvidia.com/gpu\"?): refused "
+     "rather than ignored",
+     0},
+    {"apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: rq, namespace: a}\n"
+     "spec: {hard: {requets.nvidia.com/gpu: 1}}\n",
+     -EINVAL, ":4:15: ",
+     "quota item requets.nvidia.com/gpu is not interpreted (did you mean "
+     "\"requests.nvidia.com/gpu\"?)",
+     0},
     /* outside Pods too, an unknown field is an error and a field not modelled is refused */
     {CL_HDR "  nodeTemplates: [{name: t, gpuModle: T4, gpus: 2}]\n", -EINVAL,
      ":4:29: ", "unknown field \"gpuModle\" in nodeTemplates[0] (did you mean \"gpuModel\"?)", 0},
