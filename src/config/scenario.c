@@ -64,6 +64,21 @@ static const char *const kinds_workload[] = {
     "Job",        "CronJob",     "PyTorchJob", "TFJob",      "MPIJob",
     "RayJob",     "RayCluster"};
 
+/* Kueue's kinds, each with what says the same here (docs/queues.md maps their fields). */
+static const struct {
+    const char *kind, *instead;
+} kinds_kueue[] = {
+    {"ClusterQueue", "a GPUQuota per tenant and GPU model (nominalQuota of nvidia.com/gpu as "
+                     "dedicated, borrowingLimit as shared) or a Volcano Queue"},
+    {"LocalQueue", "the namespace into its tenant (a GPUQuota's spec.namespaces) and the queue as "
+                   "a PodGroup's spec.queue or the annotation scheduling.volcano.sh/queue-name"},
+    {"ResourceFlavor", "the GPU model as a node template's gpuModel and a GPUQuota's quotas key"},
+    {"Workload", "a PodGroup (minMember) and its Pods"},
+    {"WorkloadPriorityClass", "a PriorityClass"},
+    {"Cohort", "the tenants' GPUQuotas: what one leaves of its dedicated quota the others borrow "
+               "as shared"},
+};
+
 int gs_scenario_new(struct gs_scenario **out)
 {
     struct gs_scenario *s = calloc(1, sizeof(*s));
@@ -146,6 +161,12 @@ static int other_kind(struct gs__yctx *c, yaml_node_t *kind, const char *k)
                 "kind %s is not expanded into pods by gpusched: write each pod it "
                 "would create as a Pod document (a gang as a PodGroup and its Pods)",
                 k);
+    for (int i = 0; i < NKINDS(kinds_kueue); i++)
+        if (strcmp(k, kinds_kueue[i].kind) == 0)
+            return gs__yaml_err(c, kind,
+                                "kind %s (Kueue) is not read: write %s (docs/queues.md, "
+                                "\"Coming from Kueue\")",
+                                k, kinds_kueue[i].instead);
     for (int i = 0; i < NKINDS(kinds_read); i++)
         names[i] = kinds_read[i].kind;
     int best = gs__yaml_nearest(kind, names, NKINDS(kinds_read));

@@ -727,6 +727,11 @@ static const struct bad bads[] = {
      "kind Deployment is not expanded into pods by gpusched: write each pod it would create as "
      "a Pod document",
      0},
+    {"apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {name: cq}\n", -EINVAL,
+     ":2:7: ",
+     "kind ClusterQueue (Kueue) is not read: write a GPUQuota per tenant and GPU model "
+     "(nominalQuota of nvidia.com/gpu as dedicated",
+     0},
     {"apiVersion: v1\nkind: PodGroop\nmetadata: {name: g}\n", -EINVAL,
      ":2:7: ", "kind \"PodGroop\" is not a kind gpusched reads (did you mean \"PodGroup\"?)", 0},
     {"apiVersion: scheduling.k8s.io/v1\nkind: Queue\nmetadata: {name: q}\n", -EINVAL, ":1:13: ",
