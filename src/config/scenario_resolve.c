@@ -181,13 +181,21 @@ static int card_node(struct gs_scenario *s, struct gs_card_history *e, struct gs
     return node_card(s, e->node, e->gpu, &e->src, "cardModes.cards", &e->index, d);
 }
 
-/* pod_refs() - a pod's group, profile, PriorityClass and queue must exist. */
+/* pod_refs() - a pod's group, profile, PriorityClass and queue must exist, and so must the
+ * queue and PriorityClass its PodGroup names: Volcano's admission refuses such a PodGroup, as
+ * gpuschedd does, so a run that put its members in `default` would schedule what never runs. */
 static int pod_refs(struct gs_scenario *s, const struct gs_pod_spec *p, struct gs_diag *d)
 {
     char at[AT_MAX];
     const char *what = NULL, *name = NULL;
-    if (*p->group && gs__scn_find(s, GS__K_PODGROUP, p->ns, p->group) < 0)
+    long g = *p->group ? gs__scn_find(s, GS__K_PODGROUP, p->ns, p->group) : -1;
+    const struct gs_podgroup_spec *pg = g >= 0 ? &s->policy.podgroups[g] : NULL;
+    if (*p->group && !pg)
         what = "PodGroup (annotation scheduling.k8s.io/group-name)", name = p->group;
+    else if (pg && !queue_known(s, pg->queue))
+        what = "Queue (its PodGroup's spec.queue)", name = pg->queue;
+    else if (pg && !class_known(s, pg->priority_class))
+        what = "PriorityClass (its PodGroup's spec.priorityClassName)", name = pg->priority_class;
     else if (*p->profile && gs__scn_find(s, GS__K_PROFILE, "", p->profile) < 0)
         what = "step profile (annotation gpusched.io/profile)", name = p->profile;
     else if (*p->vgpu_class && gs__scn_find(s, GS__K_VGPU_CLASS, "", p->vgpu_class) < 0)

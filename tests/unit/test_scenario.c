@@ -516,6 +516,10 @@ struct bad {
 #define VGPU_HDR "apiVersion: gpu.example.com/v1\nkind: VirtualGPUClass\nmetadata: {name: small}\n"
 #define RES(r)   POD_HDR "spec:\n  containers:\n  - name: m\n    resources:\n      limits: {" r "}\n"
 
+#define PG_HDR                                                                                     \
+    "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: g, namespace: "   \
+    "a}\n"
+
 static const struct bad bads[] = {
     {"apiVersion: v1\nkind: Pod\nmetadata: {name: x\n", -EINVAL, ":4:1: ", "YAML error", 0},
     {"apiVersion: v1\nkind: Pod\nmetadata: [a]\n", -EINVAL, ":3:11: ", "metadata must be a mapping",
@@ -690,6 +694,14 @@ static const struct bad bads[] = {
      1},
     {POD_HDR "spec: {priorityClassName: hi, containers: [{name: m}]}\n", -EINVAL,
      ":1:1: ", "PriorityClass (spec.priorityClassName) \"hi\" is not defined", 1},
+    /* a PodGroup's missing queue or PriorityClass: its members refused, not run in default */
+    {PG_HDR "spec: {minMember: 1, queue: nope}\n---\n" POD_META
+            "  annotations: {scheduling.k8s.io/group-name: g}\nspec: {containers: [{name: m}]}\n",
+     -EINVAL, ":6:1: ", "pod a/p: Queue (its PodGroup's spec.queue) \"nope\" is not defined", 1},
+    {PG_HDR "spec: {minMember: 1, priorityClassName: ghost}\n---\n" POD_META
+            "  annotations: {scheduling.k8s.io/group-name: g}\nspec: {containers: [{name: m}]}\n",
+     -EINVAL, ":6:1: ",
+     "pod a/p: PriorityClass (its PodGroup's spec.priorityClassName) \"ghost\" is not defined", 1},
     {POD_HDR "spec:\n  containers:\n  - name: m\n    resoures: {}\n", -EINVAL, ":7:5: ",
      "unknown field \"resoures\" in spec.containers[0] (did you mean \"resources\"?): refused "
      "rather than ignored",
