@@ -119,7 +119,8 @@ int gs__yaml_nearest(const yaml_node_t *k, const char *const *known, int n);
 
 /*
  * gs__yaml_each_pair() - every pair of mapping @map (null counts as empty) to @fn; keys must be
- * scalars. Return: 0, the first non-zero return of @fn, or -EINVAL.
+ * strings, each once (a key given twice is refused at its second place).
+ * Return: 0, the first non-zero return of @fn, -EINVAL, or -ENOMEM.
  */
 int gs__yaml_each_pair(struct gs__yctx *c, yaml_node_t *map, const char *where, gs__yaml_pair_fn fn,
                        void *arg);

@@ -839,6 +839,12 @@ static const struct bad bads[] = {
               "  annotations: {gpusched.io/vgpu-class: small}\nspec:\n  containers:\n  - name: m\n"
               "    resources:\n      limits: {nvidia.com/gpu: 1, nvidia.com/gpumem: 1024}\n",
      -EINVAL, ":6:1: ", "VirtualGPUClass small and nvidia.com/gpumem", 1},
+    /* a key given twice in a free-keyed mapping: which value held was the library's choice */
+    {POD_HDR "spec:\n  nodeSelector: {topology.kubernetes.io/zone: a, topology.kubernetes.io/zone: "
+             "b}\n  containers: [{name: m}]\n",
+     -EINVAL, ":5:50: ", "key \"topology.kubernetes.io/zone\" given twice in spec.nodeSelector", 0},
+    {POD_META "  labels: {app: a, app: b}\nspec: {containers: [{name: m}]}\n", -EINVAL,
+     ":6:20: ", "key \"app\" given twice in metadata.labels", 0},
 };
 
 static void expect_bad(const struct bad *b)
