@@ -12,6 +12,8 @@
 #include "gpusched/catalog.h"
 #include "gpusched/diag.h"
 
+#include "yamlutil.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -400,7 +402,7 @@ static int load_stream(struct rctx *c)
 /* read_all() - the whole file, refusing more than GS_RATECARD_MAX_BYTES. */
 static int read_all(const char *path, unsigned char **out, size_t *len, struct gs_diag *d)
 {
-    FILE *f = fopen(path, "rb");
+    FILE *f = gs__fopen_read(path);
     if (!f) {
         int e = errno;
         return gs_diag_error_code(d, e == ENOENT ? -ENOENT : -EIO, "%s: cannot open: %s", path,

@@ -13,12 +13,14 @@
 #include "gpusched/grow.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* Visits a walk may make per document beyond 4 per node: far above what an alias-free file
  * needs, small enough that a file reusing one subtree a million times fails fast. */
@@ -608,12 +610,29 @@ static int slurp(FILE *f, const char *path, size_t max, const char *what, unsign
     return 0;
 }
 
+FILE *gs__fopen_read(const char *path)
+{
+    /* O_NONBLOCK for the open only: a FIFO no one writes then reads as empty where a plain open
+     * waited for a writer for ever (gpuschedd's reload runs on the thread that takes SIGTERM) */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    int fl = fcntl(fd, F_GETFL);
+    FILE *f = fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) ? NULL : fdopen(fd, "rb");
+    if (!f) {
+        int e = errno;
+        close(fd);
+        errno = e;
+    }
+    return f;
+}
+
 int gs__yaml_read(const char *path, bool allow_stdin, size_t max, const char *what,
                   unsigned char **out, size_t *len, struct gs_diag *d)
 {
     if (allow_stdin && strcmp(path, "-") == 0)
         return slurp(stdin, "<stdin>", max, what, out, len, d);
-    FILE *f = fopen(path, "rb");
+    FILE *f = gs__fopen_read(path);
     if (!f) {
         int e = errno;
         if (e == ENOENT)

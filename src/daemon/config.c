@@ -53,6 +53,8 @@
 #include "log.h"
 #include "podspec.h"
 
+#include "../config/yamlutil.h"
+
 #include "gpusched/billing.h"
 #include "gpusched/config.h"
 #include "gpusched/sched.h"
@@ -610,7 +612,7 @@ static int walk_top(const struct walk *w, yaml_node_t *root, struct gsd_config *
 
 static int read_file(const char *path, unsigned char **buf, size_t *len, struct gs_diag *d)
 {
-    FILE *f = fopen(path, "rb");
+    FILE *f = gs__fopen_read(path);
     if (!f)
         return gs_diag_error_code(d, errno == ENOENT ? -ENOENT : -EIO, "%s: cannot open: %s", path,
                                   strerror(errno));
