@@ -128,6 +128,10 @@ static void test_config_errors(void **state)
         {HEAD "policy: fastest\n", ":3:9: policy: gpuschedd runs the gpusched policy only"},
         {HEAD "policy: fgd\n", ":3:9: policy: gpuschedd runs the gpusched policy only"},
         {HEAD "maxBodyBytes: lots\n", ":3:15: maxBodyBytes: expected a whole number"},
+        /* a "\0" escape cut the value: 40 was read, the rest went unread */
+        {HEAD "nodeMonitorGracePeriodSeconds: \"40\\0junk\"\n",
+         ":3:32: nodeMonitorGracePeriodSeconds: expected a whole number"},
+        {HEAD "adminToken: \"admin-0123456789abcdef\\0more\"\n", ":3:13: a token must be a string"},
         {HEAD "storeSync: off\n", ":3:12: storeSync: expected normal or full"},
         {"kind: Pod\n", ":1:7: kind: expected DaemonConfig"},
         {HEAD "nodeMonitorGracePeriodSeconds: 0\n",
