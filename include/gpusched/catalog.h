@@ -11,6 +11,7 @@
 #ifndef GPUSCHED_CATALOG_H
 #define GPUSCHED_CATALOG_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define GS_MODEL_MAX 32
@@ -43,5 +44,12 @@ const struct gs_gpu_model *gs_catalog_at(int idx);
  * Complexity: O(models).
  */
 int gs_catalog_find(const char *name, int len);
+
+/*
+ * gs_catalog_names() - every model's name, comma-separated, into @buf of @size bytes (cut short
+ * when it does not fit), for messages about a name the catalog lacks.
+ * Return: @buf.
+ */
+const char *gs_catalog_names(char *buf, size_t size);
 
 #endif

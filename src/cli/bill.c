@@ -399,6 +399,8 @@ static int bill_file(struct input *in, struct gs_diag *d)
         return gs_diag_error(d, "ways: expected array, got %s", gs__json_type_name(ways));
     if (json_array_size(ways) > WAYS_MAX)
         return gs_diag_error(d, "ways: more than %d ways", WAYS_MAX);
+    if (json_array_size(ways) == 0) /* else a bill of nothing, no line printed, exit status 0 */
+        return gs_diag_error(d, "ways: empty; a simulation writes at least one way");
     json_array_foreach(ways, i, run)
     {
         snprintf(at, sizeof(at), "ways[%zu]", i);

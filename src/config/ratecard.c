@@ -12,6 +12,8 @@
 #include "gpusched/catalog.h"
 #include "gpusched/diag.h"
 
+#include "yamlutil.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -268,24 +270,13 @@ static int model_key(struct rctx *c, const yaml_event_t *key, struct level *lv)
     return set_rate(c, where, lv->model, modes[k], NULL, key->start_mark);
 }
 
-/* catalog_names() - every catalog model's name, comma-separated, for "unknown model" errors. */
-static const char *catalog_names(char *buf, size_t size)
-{
-    size_t off = 0;
-    buf[0] = '\0';
-    for (int i = 0; i < gs_catalog_count() && off < size; i++)
-        off +=
-            (size_t)snprintf(buf + off, size - off, "%s%s", i ? ", " : "", gs_catalog_at(i)->name);
-    return buf;
-}
-
 static int models_key(struct rctx *c, const yaml_event_t *key, struct level *lv)
 {
     char q[QUOTE_MAX + 8], names[300], where[WHERE_MAX];
     int model = gs_catalog_find(text(key), -1);
     if (model < 0)
         return err_at(c, key->start_mark, "%s: unknown GPU model %s (the catalog has: %s)",
-                      lv->where, quoted(key, q), catalog_names(names, sizeof(names)));
+                      lv->where, quoted(key, q), gs_catalog_names(names, sizeof(names)));
     const char *name = gs_catalog_at(model)->name;
     if (c->model_line[model])
         return err_at(c, key->start_mark, "%s: %s (%s) is priced twice; first at line %zu",
@@ -400,7 +391,7 @@ static int load_stream(struct rctx *c)
 /* read_all() - the whole file, refusing more than GS_RATECARD_MAX_BYTES. */
 static int read_all(const char *path, unsigned char **out, size_t *len, struct gs_diag *d)
 {
-    FILE *f = fopen(path, "rb");
+    FILE *f = gs__fopen_read(path);
     if (!f) {
         int e = errno;
         return gs_diag_error_code(d, e == ENOENT ? -ENOENT : -EIO, "%s: cannot open: %s", path,

@@ -332,6 +332,30 @@ static int placed_times(const struct gs_pod_spec *p, int64_t now, struct gs_diag
                          p->arrival_us, p->placed_start_us, p->done_us, now);
 }
 
+/* first_start() - a pod's sim.gpusched.io/first-start is a time the daemon's clock can give: not
+ * before its arrival, nor after now or its running start (a report's start and wait are read
+ * from it). Return: 0; -EINVAL with @d set. */
+static int first_start(const struct gs_pod_spec *p, int64_t now, struct gs_diag *d)
+{
+    char at[AT_MAX];
+    int64_t t = p->first_start_us, start = p->placed_start_us;
+    const char *why = NULL;
+    int64_t bound = 0;
+    if (!(p->placed_given & GS_PLACED_FIRST))
+        return 0;
+    if (t < p->arrival_us)
+        why = "before its arrival", bound = p->arrival_us;
+    else if (now != GS_UNSET && t > now)
+        why = "after now", bound = now;
+    else if ((p->placed_given & GS_PLACED_START) && t > start)
+        why = "after its sim.gpusched.io/start", bound = start;
+    if (!why)
+        return 0;
+    return gs_diag_error(
+        d, "%s: pod %s/%s: sim.gpusched.io/first-start %" PRId64 "us is %s, %" PRId64 "us",
+        gs__scn_where(&p->src, at, sizeof(at)), p->ns, p->name, t, why, bound);
+}
+
 /* placed_nodes() - a snapshot's running pods (sim.gpusched.io/node) name a node of the Cluster
  * and give their cards (or MIG instance) and start with it. O(pods log nodes). */
 static int placed_nodes(struct gs_scenario *s, struct gs_diag *d)
@@ -347,6 +371,8 @@ static int placed_nodes(struct gs_scenario *s, struct gs_diag *d)
     for (size_t i = 0; !rc && i < s->npods; i++) {
         struct gs_pod_spec *p = &s->pods[i];
         int loose = (p->placed_given & ~GS_PLACED_FIRST) != 0; /* first-start: a pending pod too */
+        if ((rc = first_start(p, s->sim.now_us, d)) != 0)
+            break;
         if (!p->placed_node[0] && loose)
             rc = gs_diag_error(d,
                                "%s: pod %s/%s: sim.gpusched.io/gpus, mig-start, start and done "

@@ -13,12 +13,14 @@
 #include "gpusched/grow.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* Visits a walk may make per document beyond 4 per node: far above what an alias-free file
  * needs, small enough that a file reusing one subtree a million times fails fast. */
@@ -384,14 +386,22 @@ struct pass {
     gs__yaml_pair_fn pair;
     gs__yaml_item_fn item;
     void *arg;
+    json_t *seen; /* a mapping's keys so far: YAML 1.2 §3.2.1.1 says they are unique */
+    const char *what;
 };
 
 static int pair_child(struct gs__yctx *c, int idx, yaml_node_t *k, yaml_node_t *v, void *arg)
 {
     const struct pass *p = arg;
+    char buf[GS__YAML_SHOW_BUF];
+    const char *s = gs__yaml_str(k);
     (void)idx; /* a child_fn */
-    if (!gs__yaml_str(k))
+    if (!s)
         return gs__yaml_type_error(c, k, "a key", "a string");
+    if (json_object_get(p->seen, s)) /* else the last or the first wins, unsaid */
+        return gs__yaml_err(c, k, "key %s given twice in %s", gs__yaml_show(k, buf), p->what);
+    if (json_object_set_new(p->seen, s, json_null()))
+        return gs_diag_error_code(c->d, -ENOMEM, "%s: out of memory", c->path);
     return p->pair(c, k, v, p->arg);
 }
 
@@ -405,14 +415,18 @@ static int item_child(struct gs__yctx *c, int idx, yaml_node_t *k, yaml_node_t *
 int gs__yaml_each_pair(struct gs__yctx *c, yaml_node_t *map, const char *what, gs__yaml_pair_fn fn,
                        void *arg)
 {
-    struct pass p = {fn, NULL, arg};
-    return walk(c, map, YAML_MAPPING_NODE, what, pair_child, &p);
+    struct pass p = {fn, NULL, arg, json_object(), what};
+    if (!p.seen)
+        return gs_diag_error_code(c->d, -ENOMEM, "%s: out of memory", c->path);
+    int rc = walk(c, map, YAML_MAPPING_NODE, what, pair_child, &p);
+    json_decref(p.seen);
+    return rc;
 }
 
 int gs__yaml_each_item(struct gs__yctx *c, yaml_node_t *seq, const char *what, gs__yaml_item_fn fn,
                        void *arg)
 {
-    struct pass p = {NULL, fn, arg};
+    struct pass p = {NULL, fn, arg, NULL, what};
     return walk(c, seq, YAML_SEQUENCE_NODE, what, item_child, &p);
 }
 
@@ -605,12 +619,29 @@ static int slurp(FILE *f, const char *path, size_t max, const char *what, unsign
     return 0;
 }
 
+FILE *gs__fopen_read(const char *path)
+{
+    /* O_NONBLOCK for the open only: a FIFO no one writes then reads as empty where a plain open
+     * waited for a writer for ever (gpuschedd's reload runs on the thread that takes SIGTERM) */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    int fl = fcntl(fd, F_GETFL);
+    FILE *f = fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) ? NULL : fdopen(fd, "rb");
+    if (!f) {
+        int e = errno;
+        close(fd);
+        errno = e;
+    }
+    return f;
+}
+
 int gs__yaml_read(const char *path, bool allow_stdin, size_t max, const char *what,
                   unsigned char **out, size_t *len, struct gs_diag *d)
 {
     if (allow_stdin && strcmp(path, "-") == 0)
         return slurp(stdin, "<stdin>", max, what, out, len, d);
-    FILE *f = fopen(path, "rb");
+    FILE *f = gs__fopen_read(path);
     if (!f) {
         int e = errno;
         if (e == ENOENT)

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <jansson.h>
 #include <yaml.h>
 
@@ -127,7 +128,8 @@ const char *gs__yaml_hint(const yaml_node_t *k, const char *const *known, int n,
 
 /*
  * gs__yaml_each_pair() - every pair of mapping @map (null counts as empty) to @fn; keys must be
- * scalars. Return: 0, the first non-zero return of @fn, or -EINVAL.
+ * strings, each once (a key given twice is refused at its second place).
+ * Return: 0, the first non-zero return of @fn, -EINVAL, or -ENOMEM.
  */
 int gs__yaml_each_pair(struct gs__yctx *c, yaml_node_t *map, const char *where, gs__yaml_pair_fn fn,
                        void *arg);
@@ -144,6 +146,13 @@ int gs__yaml_map_get(struct gs__yctx *c, yaml_node_t *map, const char *key, yaml
 
 /* gs__yaml_parse_int() - a decimal integer, saturated to the long long range; false if not one. */
 bool gs__yaml_parse_int(const char *s, long long *v);
+
+/*
+ * gs__fopen_read() - @path opened for reading as fopen(@path, "rb") does, but a FIFO without a
+ * writer gives an empty stream at once instead of blocking the caller until one comes.
+ * Return: the stream (the caller fcloses it); NULL with errno set.
+ */
+FILE *gs__fopen_read(const char *path);
 
 /*
  * gs__yaml_read() - all of @path into a malloc'd *@out (NUL-terminated, the NUL not counted in

@@ -1,6 +1,7 @@
 #include "gpusched/catalog.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -44,6 +45,16 @@ const struct gs_gpu_model *gs_catalog_at(int idx)
     if (idx < 0 || idx >= gs_catalog_count())
         return NULL;
     return &models[idx];
+}
+
+const char *gs_catalog_names(char *buf, size_t size)
+{
+    size_t off = 0;
+    if (size)
+        buf[0] = '\0';
+    for (int i = 0; i < gs_catalog_count() && off < size; i++)
+        off += (size_t)snprintf(buf + off, size - off, "%s%s", i ? ", " : "", models[i].name);
+    return buf;
 }
 
 static int name_eq(const char *a, const char *b, size_t blen)

@@ -112,6 +112,9 @@ static int read_topology(const json_t *j, int ngpus, struct topo *t, char *field
             !small_index(json_array_get(g, 1), &b) || a >= b || b >= ngpus ||
             !json_is_integer(json_array_get(g, 2)) || n < 1 || n > GS_TOPO_NVLINK_MAX)
             return -1;
+        snprintf(msg, mcap, "cards %u and %u are paired twice", a, b); /* else the last won */
+        if (t->links[a][b])
+            return -1;
         t->links[a][b] = t->links[b][a] = (uint8_t)n;
         t->has_links = 1;
     }

@@ -53,6 +53,8 @@
 #include "log.h"
 #include "podspec.h"
 
+#include "../config/yamlutil.h"
+
 #include "gpusched/billing.h"
 #include "gpusched/config.h"
 #include "gpusched/sched.h"
@@ -93,9 +95,11 @@ static int err_at(const struct walk *w, const yaml_node_t *n, const char *fmt, c
                          n->start_mark.column + 1, msg);
 }
 
+/* @n's text; NULL when not a scalar, or when a "\0" escape cut it (its rest would go unread). */
 static const char *scalar(const yaml_node_t *n)
 {
-    return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+    const char *s = n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+    return s && strlen(s) == n->data.scalar.length ? s : NULL;
 }
 
 /* A whole number in [lo, hi]. */
@@ -129,7 +133,7 @@ static int get_bool(const struct walk *w, const yaml_node_t *n, const char *key,
 /* A token in plain text (hashed at once, then wiped in the YAML buffer) or as 64 hex digits. */
 static int get_token(const struct walk *w, yaml_node_t *n, int hashed, uint8_t out[32])
 {
-    char *s = n->type == YAML_SCALAR_NODE ? (char *)n->data.scalar.value : NULL;
+    char *s = (char *)scalar(n);
     if (!s)
         return err_at(w, n, "%s", "a token must be a string");
     size_t len = strlen(s);
@@ -610,7 +614,7 @@ static int walk_top(const struct walk *w, yaml_node_t *root, struct gsd_config *
 
 static int read_file(const char *path, unsigned char **buf, size_t *len, struct gs_diag *d)
 {
-    FILE *f = fopen(path, "rb");
+    FILE *f = gs__fopen_read(path);
     if (!f)
         return gs_diag_error_code(d, errno == ENOENT ? -ENOENT : -EIO, "%s: cannot open: %s", path,
                                   strerror(errno));

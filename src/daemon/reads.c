@@ -432,10 +432,11 @@ void gsd_reads_handle(struct gsd_reads *rd, struct gsd_req *r)
                         GSD_QARG_LEN - 1, GSD_QARGS_MAX);
     else if (r->who >= 0 && !viewer) /* a reload since removed the tenant */
         gsd_reply_error(r, 401, "Authorization", "the bearer token is not valid");
+    else if (!gsd_args_known(r, strcmp(r->path, "/v1/pods") ? no_args : list_args))
+        ; /* answered: a scrape's params (collect[]=...) would otherwise be taken and not honoured
+           */
     else if (!strcmp(r->path, "/metrics"))
         metrics(rd, n, r);
-    else if (!gsd_args_known(r, strcmp(r->path, "/v1/pods") ? no_args : list_args))
-        ; /* answered */
     else if (!strcmp(r->path, "/v1/status"))
         status(n, r, viewer);
     else if (!strcmp(r->path, "/v1/waits"))

@@ -999,6 +999,10 @@ static enum MHD_Result take_body(struct gsd_server *s, struct conn *k, const cha
 /* filter and prioritize, answered on this thread. Return: 0 when @r is not one of them. */
 static int answer_here(struct gsd_server *s, struct gsd_req *r)
 {
+    static const char *const no_args[] = {NULL};
+    int plain = !strcmp(r->path, "/healthz") || gsd_ui_path(r->path);
+    if (plain && !gsd_args_known(r, no_args)) /* ?verbose would be taken and not honoured */
+        return 1;
     if (!strcmp(r->path, "/healthz")) {
         healthz(s, r);
         return 1;

@@ -77,9 +77,11 @@ static int ctx_entry(const char *e, size_t len, struct gs_plan_ctx *c, struct gs
     char buf[16], *end;
     size_t nlen = len - (size_t)(num - e);
     int model = eq ? gs_catalog_find(e, (int)(eq - e)) : -1;
+    char names[300];
     if (eq && model < 0)
-        return gs_diag_error(d, "--context-mib: %.*s: no GPU model of that name (gpusched models)",
-                             (int)(eq - e), e);
+        return gs_diag_error(d,
+                             "--context-mib: %.*s: no GPU model of that name (the catalog has: %s)",
+                             (int)(eq - e), e, gs_catalog_names(names, sizeof(names)));
     long v = -1;
     if (nlen > 0 && nlen < sizeof(buf) && strspn(num, "0123456789") >= nlen) {
         memcpy(buf, num, nlen);

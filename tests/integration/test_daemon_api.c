@@ -395,6 +395,14 @@ static void test_errors_name_the_field(void **state)
     assert_string_equal(field, "tenat");
     assert_int_equal(status_of(&d, "GET", "/v1/status?verbose=1", TOKEN_A, NULL, field, 128), 400);
     assert_string_equal(field, "verbose");
+    /* the routes without a token too: a scrape's collect[] or a probe's ?verbose was ignored */
+    static const char *const open_routes[][2] = {{"/metrics?collect%5B%5D=x", "collect[]"},
+                                                 {"/healthz?verbose", "verbose"},
+                                                 {"/ui?x=1", "x"}};
+    for (size_t i = 0; i < sizeof(open_routes) / sizeof(open_routes[0]); i++) {
+        assert_int_equal(status_of(&d, "GET", open_routes[i][0], NULL, NULL, field, 128), 400);
+        assert_string_equal(field, open_routes[i][1]);
+    }
     /* the scheduler thread's routes too: ?dryRun=All created the pod, ?tenat= billed everyone */
     char *pod = h_pod("team-a", "dry", 1, 0);
     assert_int_equal(status_of(&d, "POST", "/v1/pods?dryRun=All", TOKEN_A, pod, field, 128), 400);

@@ -500,6 +500,11 @@ static void test_registered_topology(void **state)
     h_expect(&d, "POST", path, TOKEN_NODE, T4_REG(T4_GPU(1, 1), "[2, 0, 4]"), 400, &a);
     assert_string_equal(json_string_value(json_object_get(a.json, "field")), "topology.nvlinks[0]");
     h_answer_free(&a);
+    h_expect(&d, "POST", path, TOKEN_NODE, T4_REG(T4_GPU(1, 1), "[0, 2, 4], [0, 2, 1]"), 400, &a);
+    assert_string_equal(json_string_value(json_object_get(a.json, "field")), "topology.nvlinks[1]");
+    assert_string_equal(json_string_value(json_object_get(a.json, "error")),
+                        "cards 0 and 2 are paired twice");
+    h_answer_free(&a);
     cards_of_a_pair(&d, "refused", cards, sizeof(cards));
     assert_string_equal(cards, "0,1");
     h_expect(&d, "POST", path, TOKEN_NODE, T4_REG(T4_GPU(1, 1), "[0, 2, 4]"), 201, &a);

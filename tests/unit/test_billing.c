@@ -985,6 +985,7 @@ static void test_cli_bad_shapes(void **state)
         {"[]", "the document: expected object, got array"},
         {"{}", "pods: expected array, missing"},
         {"{\"ways\": {}}", "ways: expected array, got object"},
+        {"{\"ways\": []}", "ways: empty; a simulation writes at least one way"},
         {"{\"ways\": [{\"pods\": []}]}", "ways[0].way: expected string, missing"},
         {"{\"ways\": [{\"way\": \"a\", \"pods\": []}, {\"way\": \"a\", \"pods\": []}]}",
          "ways[1].way: \"a\" is also ways[0]"},

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static char path[64];
@@ -127,6 +128,10 @@ static void test_config_errors(void **state)
         {HEAD "policy: fastest\n", ":3:9: policy: gpuschedd runs the gpusched policy only"},
         {HEAD "policy: fgd\n", ":3:9: policy: gpuschedd runs the gpusched policy only"},
         {HEAD "maxBodyBytes: lots\n", ":3:15: maxBodyBytes: expected a whole number"},
+        /* a "\0" escape cut the value: 40 was read, the rest went unread */
+        {HEAD "nodeMonitorGracePeriodSeconds: \"40\\0junk\"\n",
+         ":3:32: nodeMonitorGracePeriodSeconds: expected a whole number"},
+        {HEAD "adminToken: \"admin-0123456789abcdef\\0more\"\n", ":3:13: a token must be a string"},
         {HEAD "storeSync: off\n", ":3:12: storeSync: expected normal or full"},
         {"kind: Pod\n", ":1:7: kind: expected DaemonConfig"},
         {HEAD "nodeMonitorGracePeriodSeconds: 0\n",
@@ -355,6 +360,35 @@ static void test_quota_load(void **state)
         assert_null(c->tenants[0].quota);
         gsd_config_free(c);
     }
+}
+
+/* Every file a reload reads, given as a FIFO no one writes, is refused at once: the reload runs
+ * on the thread that takes SIGTERM, which waited in open() for a writer for ever. */
+static void test_config_fifo(void **state)
+{
+    (void)state;
+    struct gsd_config *c = NULL;
+    struct gs_diag d;
+    char fifo[64], text[160];
+    snprintf(fifo, sizeof(fifo), "/tmp/gs_test_daemon_fifo.%ld", (long)getpid());
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    alarm(60); /* a wait for a writer ends the test, failed, instead of holding it */
+    gs_diag_init(&d);
+    assert_int_equal(gsd_config_load(fifo, &c, &d), -EINVAL);
+    assert_non_null(strstr(d.msg, fifo));
+    snprintf(text, sizeof(text), HEAD "rateCard: %s\n", fifo);
+    assert_int_equal(load_text(text, &c, &d), -EINVAL);
+    assert_non_null(strstr(d.msg, fifo));
+    assert_int_equal(load_text(HEAD "tenants:\n  - name: a\n    token: tenant-a-0123456789\n"
+                                    "    namespaces: [a]\n",
+                               &c, &d),
+                     0);
+    const char *paths[] = {fifo};
+    assert_int_equal(gsd_quota_load(c, paths, 1, &d), 0); /* read as an empty policy file */
+    assert_null(c->tenants[0].quota);
+    alarm(0);
+    gsd_config_free(c);
+    unlink(fifo);
 }
 
 static void test_bucket(void **state)
@@ -667,6 +701,7 @@ int main(void)
         cmocka_unit_test(test_config_errors),
         cmocka_unit_test(test_config_kubernetes),
         cmocka_unit_test(test_quota_load),
+        cmocka_unit_test(test_config_fifo),
         cmocka_unit_test(test_bucket),
         cmocka_unit_test(test_config_http_metrics),
         cmocka_unit_test(test_quantities),

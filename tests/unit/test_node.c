@@ -853,6 +853,9 @@ static void test_plan_context_mib(void **state)
         assert_non_null(strstr(d.msg, "--context-mib"));
     }
     assert_non_null(strstr(d.msg, "H200=: MiB 0..65536 expected"));
+    assert_int_equal(gs_plan_ctx_parse("B300=900", &c, &d), -EINVAL); /* names what there is */
+    assert_non_null(strstr(d.msg, "B300: no GPU model of that name (the catalog has: "));
+    assert_non_null(strstr(d.msg, "H100-SXM5-80GB"));
     free(p);
 }
 

@@ -868,6 +868,21 @@ static const struct bad bads[] = {
               "  annotations: {gpusched.io/vgpu-class: small}\nspec:\n  containers:\n  - name: m\n"
               "    resources:\n      limits: {nvidia.com/gpu: 1, nvidia.com/gpumem: 1024}\n",
      -EINVAL, ":6:1: ", "VirtualGPUClass small and nvidia.com/gpumem", 1},
+    /* a first start the daemon's clock cannot give: a report's start and wait are read from it */
+    {SIM_HDR "spec:\n  now: 1h\n---\n" POD_META
+             "  annotations: {sim.gpusched.io/arrival: 0s, sim.gpusched.io/first-start: 2h}\n"
+             "spec: {containers: [{name: m}]}\n",
+     -EINVAL,
+     ":7:1: ", "pod a/p: sim.gpusched.io/first-start 7200000000us is after now, 3600000000us", 1},
+    {POD_META "  annotations: {sim.gpusched.io/arrival: 1h, sim.gpusched.io/first-start: 0s}\n"
+              "spec: {containers: [{name: m}]}\n",
+     -EINVAL, ":1:1: ", "sim.gpusched.io/first-start 0us is before its arrival, 3600000000us", 1},
+    /* a key given twice in a free-keyed mapping: which value held was the library's choice */
+    {POD_HDR "spec:\n  nodeSelector: {topology.kubernetes.io/zone: a, topology.kubernetes.io/zone: "
+             "b}\n  containers: [{name: m}]\n",
+     -EINVAL, ":5:50: ", "key \"topology.kubernetes.io/zone\" given twice in spec.nodeSelector", 0},
+    {POD_META "  labels: {app: a, app: b}\nspec: {containers: [{name: m}]}\n", -EINVAL,
+     ":6:20: ", "key \"app\" given twice in metadata.labels", 0},
 };
 
 static void expect_bad(const struct bad *b)
