@@ -225,6 +225,8 @@ static void test_taints(void **state)
     assert_string_equal(runs, "n1@3600-7200;"); /* n1 frees at 1h; n2 never takes it */
     runs_of(t, "ml", runs, sizeof(runs));
     assert_string_equal(runs, "n1@3600-7200;");
+    runs_of(t, "after", runs, sizeof(runs)); /* n2 has its two cards free from 6000 s on */
+    assert_string_equal(runs, "n1@7200-9000;");
     gs_tsim_free(t);
     gs_scenario_free(s);
 }
