@@ -546,6 +546,15 @@ static void test_free_cards_spread_thin(void **state)
     h_cleanup(&d);
 }
 
+/* Start @d on the nodes of Cluster document @cluster. */
+static void start_on(struct daemon *d, const char *cluster)
+{
+    assert_int_equal(h_setup(d, NULL), 0);
+    snprintf(d->nodes, sizeof(d->nodes), "%s/nodes.yaml", d->dir);
+    assert_int_equal(h_write(d->nodes, cluster), 0);
+    assert_int_equal(h_start(d), 0);
+}
+
 /* An untainted node and a GPU node tainted as GPU nodes commonly are. */
 static const char tainted[] =
     "apiVersion: gpusched.io/v1alpha1\n"
@@ -581,10 +590,7 @@ static void test_taints(void **state)
 {
     (void)state;
     struct daemon d;
-    assert_int_equal(h_setup(&d, NULL), 0);
-    snprintf(d.nodes, sizeof(d.nodes), "%s/nodes.yaml", d.dir);
-    assert_int_equal(h_write(d.nodes, tainted), 0);
-    assert_int_equal(h_start(&d), 0);
+    start_on(&d, tainted);
     json_t *p = h_pod_json("team-a", "plain", 4, 0);
     json_object_set_new(spec_of(p), "tolerations", tolerations(0));
     json_t *a = post(&d, p, 201);
@@ -630,10 +636,7 @@ static void test_nvlink_pair_without_tier(void **state)
 {
     (void)state;
     struct daemon d;
-    assert_int_equal(h_setup(&d, NULL), 0);
-    snprintf(d.nodes, sizeof(d.nodes), "%s/nodes.yaml", d.dir);
-    assert_int_equal(h_write(d.nodes, pairs), 0);
-    assert_int_equal(h_start(&d), 0);
+    start_on(&d, pairs);
     json_t *a = post(&d, h_pod_json("team-a", "one", 1, 0), 201);
     assert_int_equal(json_integer_value(json_array_get(json_object_get(a, "gpus"), 0)), 0);
     json_decref(a);
