@@ -69,6 +69,8 @@ struct gs_fit {
     uint32_t model_mask;  /* allowed catalog models, 0 = any */
     int32_t node_only;    /* the one node it may use (spec.nodeName): its index + 1; 0 = any */
     int32_t zone_only;    /* the one zone it may use: gs_fleet_node_zone() + 1; 0 = any */
+    uint64_t tolerated;   /* bit c - 1: it tolerates the taints of taint class c
+                             (gs_fleet_node_taint_class()); an untainted node takes any pod */
     int64_t cpu_milli;    /* host CPU */
     int64_t memory_mib;   /* host memory */
     int32_t tenant;       /* owner, >= 0 */
@@ -101,6 +103,7 @@ enum gs_fit_reason {
     GS_FIT_NOT_READY,  /* the node is not ready (gs_fleet_set_node_ready()) */
     GS_FIT_MIG_MODEL,  /* the node's GPU model has no MIG profile of that name */
     GS_FIT_NODE_NAME,  /* not the node spec.nodeName names */
+    GS_FIT_TAINT,      /* a NoSchedule or NoExecute taint the pod does not tolerate */
     GS_FIT_REASONS
 };
 
@@ -121,7 +124,7 @@ struct gs_fit_choice {
 /*
  * gs_fleet_new() - the fleet of @s's nodes (templates resolved, every card free).
  * Return: 0 and *@out (free with gs_fleet_free()); -EINVAL with @d when a node's template or model
- * is unknown; -ENOMEM.
+ * is unknown; -E2BIG with @d past GS_TAINT_CLASSES sets of taints; -ENOMEM.
  */
 int gs_fleet_new(const struct gs_policy *s, struct gs_fleet **out, struct gs_diag *d);
 
@@ -146,6 +149,14 @@ int64_t gs_fleet_card_count(const struct gs_fleet *f);
 int gs_fleet_node_model(const struct gs_fleet *f, size_t node);
 int gs_fleet_node_zone(const struct gs_fleet *f, size_t node);
 int gs_fleet_node_gpus(const struct gs_fleet *f, size_t node);
+
+#define GS_TAINT_CLASSES 64 /* different sets of taints among a fleet's nodes */
+/* gs_fleet_node_taint_class() - @node's taint class: 0 when it has no taints, else c >= 1, the
+ * same for nodes of the same taints in the same order (numbered as they first appear).
+ * gs_fleet_taint_classes() - how many classes >= 1 there are; @first (may be NULL; room for
+ * GS_TAINT_CLASSES): at c - 1, the first node of class c. */
+int gs_fleet_node_taint_class(const struct gs_fleet *f, size_t node);
+int gs_fleet_taint_classes(const struct gs_fleet *f, size_t *first);
 int gs_fleet_node_free_cards(const struct gs_fleet *f, size_t node);
 enum gs_card_mode gs_fleet_card_mode(const struct gs_fleet *f, size_t node, int gpu);
 int32_t gs_fleet_card_compute(const struct gs_fleet *f, size_t node, int gpu);

@@ -217,11 +217,40 @@ struct gs_node_template {
     struct gs_scn_src src;
 };
 
+/* A taint's effect, and a toleration's (GS_EFFECT_ANY: a toleration without one matches all):
+ * Kubernetes' TaintEffect (k8s.io/api core/v1). */
+enum gs_effect {
+    GS_EFFECT_ANY = 0,
+    GS_EFFECT_NO_SCHEDULE,
+    GS_EFFECT_PREFER_NO_SCHEDULE,
+    GS_EFFECT_NO_EXECUTE
+};
+
+#define GS_NODE_TAINTS     16 /* taints per node */
+#define GS_SCN_TOLERATIONS 8  /* tolerations per pod */
+
+/* A Node's spec.taints[] entry: @key (a label key, non-empty), @value ("" none), @effect. */
+struct gs_taint {
+    char key[GS_SCN_NAME_MAX], value[GS_SCN_NAME_MAX];
+    enum gs_effect effect; /* never GS_EFFECT_ANY */
+};
+
+/* A pod's spec.tolerations[] entry: @key ("" with @exists: every key), @exists (operator Exists,
+ * else Equal: the taint's value is @value), @effect (GS_EFFECT_ANY: every effect), @seconds
+ * (tolerationSeconds, NoExecute only; GS_UNSET none). */
+struct gs_toleration {
+    char key[GS_SCN_NAME_MAX], value[GS_SCN_NAME_MAX];
+    int exists;
+    enum gs_effect effect;
+    int64_t seconds;
+};
+
 /* One node of the Cluster, after name ranges are expanded. */
 struct gs_scn_node {
     char name[GS_NAME_MAX];
     char zone[GS_NAME_MAX];
     int template_index;
+    int32_t taint_first, ntaints; /* its spec.taints: policy.taints[taint_first ..], 0 none */
 };
 
 #define GS_PLACED_GPUS  1u  /* sim.gpusched.io/gpus */
@@ -277,6 +306,8 @@ struct gs_pod_spec {
     char node_name[GS_SCN_NAME_MAX]; /* spec.nodeName or nodeSelector kubernetes.io/hostname:
                                         the one node it may run on; "" any */
     char node_zone[GS_SCN_NAME_MAX]; /* nodeSelector topology.kubernetes.io/zone; "" any */
+    struct gs_toleration tolerations[GS_SCN_TOLERATIONS]; /* spec.tolerations, in order */
+    int ntolerations;
     struct gs_scn_container containers[GS_SCN_CONTAINERS]; /* init containers first */
     int ncontainers;
     struct gs_scn_src src;
@@ -349,6 +380,8 @@ struct gs_policy {
     size_t ntemplates;
     struct gs_scn_node *nodes;
     size_t nnodes;
+    struct gs_taint *taints; /* the nodes' taints (gs_scn_node's taint_first, ntaints) */
+    size_t ntaints;
     int has_mig_policy;               /* a GpuClusterPolicy document was read into mig_policy */
     struct gs_mig_policy mig_policy;  /* which models may turn MIG, with which profiles */
     struct gs_scn_src mig_policy_src; /* where its document starts */
@@ -396,5 +429,51 @@ int64_t gs_queue_gpu_cap_milli(const struct gs_queue_spec *q, int whole);
  */
 int gs_quota_bucket(const struct gs_model_quota *q, int64_t ded, int64_t sh, int whole,
                     int64_t milli);
+
+/*
+ * Taints and tolerations, as Kubernetes reads them (k8s.io/api core/v1 Taint, Toleration;
+ * validation as k8s.io/kubernetes pkg/apis/core/validation's validateTaints and
+ * ValidateTolerations). A pod goes only to nodes whose NoSchedule and NoExecute taints it all
+ * tolerates (kube-scheduler's TaintToleration filter). PreferNoSchedule taints are refused: this
+ * scheduler has no score plugin that would read them.
+ *
+ * gs_effect_find() - "NoSchedule", "PreferNoSchedule", "NoExecute" to enum gs_effect; "" to
+ * GS_EFFECT_ANY when @any_ok; else -EINVAL. gs_effect_name() - the name; "" for GS_EFFECT_ANY.
+ *
+ * gs_taint_make() - *@out from a taint's strings (@value may be NULL or ""). Return: 0; -EINVAL
+ * with @why (@wsize bytes) saying what is wrong and @field the field at fault ("key", "value",
+ * "effect"): a key that is no label key (kubernetes.io/docs/concepts/overview/working-with-
+ * objects/labels/#syntax-and-character-set) or of GS_SCN_NAME_MAX bytes or more, a value that is
+ * no label value, an unknown effect, PreferNoSchedule (not interpreted: refused).
+ *
+ * gs_toleration_make() - *@out from a toleration's strings (each may be NULL: absent) and
+ * @seconds (GS_UNSET: none). Return: 0; -EINVAL with @why and @field ("key", "operator", "value",
+ * "effect", "tolerationSeconds"): an unknown operator (Equal, Exists) or effect, an empty key
+ * with an operator other than Exists, Exists with a value, tolerationSeconds with an effect
+ * other than NoExecute, a key or value as gs_taint_make() refuses them.
+ *
+ * gs_tolerates() - whether @tl tolerates @tn (Toleration.ToleratesTaint: the effect, unless the
+ * toleration gives none; the key, unless it gives none; the value under Equal). Return: 1 or 0.
+ *
+ * gs_node_untolerated() - the first of node @node's NoSchedule and NoExecute taints (in
+ * @pol->taints order) that none of @sp's tolerations tolerates, borrowed from @pol; NULL when
+ * it tolerates them all. O(taints x tolerations).
+ */
+int gs_effect_find(const char *name, int any_ok);
+/* gs_label_key_ok() - whether @key (NULL: no) is a label key as Kubernetes validates one: an
+ * optional DNS subdomain prefix of at most 253 bytes and '/', then a name (gs_label_word_ok()).
+ * gs_label_word_ok() - whether @s (@n bytes) is a label name or value: at most 63 bytes, empty
+ * or alphanumerics at both ends, '-', '_', '.' between. Return: 1 or 0. */
+int gs_label_key_ok(const char *key);
+int gs_label_word_ok(const char *s, size_t n);
+const char *gs_effect_name(enum gs_effect e);
+int gs_taint_make(const char *key, const char *value, const char *effect, struct gs_taint *out,
+                  const char **field, char *why, size_t wsize);
+int gs_toleration_make(const char *key, const char *op, const char *value, const char *effect,
+                       int64_t seconds, struct gs_toleration *out, const char **field, char *why,
+                       size_t wsize);
+int gs_tolerates(const struct gs_toleration *tl, const struct gs_taint *tn);
+const struct gs_taint *gs_node_untolerated(const struct gs_policy *pol, size_t node,
+                                           const struct gs_pod_spec *sp);
 
 #endif

@@ -245,6 +245,16 @@ static void text_cluster(const struct gs_scenario *s, const struct derived *dv, 
             fprintf(f, "; time slicing %d replicas per GPU", t->timeslice_replicas);
         fprintf(f, "\n");
     }
+    for (size_t i = 0; i < s->policy.nnodes; i++) { /* as kubectl describe node writes them */
+        const struct gs_scn_node *n = &s->policy.nodes[i];
+        for (int32_t k = 0; k < n->ntaints; k++) {
+            const struct gs_taint *tn = &s->policy.taints[n->taint_first + k];
+            if (!k)
+                fprintf(f, "  node %s taints:", n->name);
+            fprintf(f, " %s%s%s:%s%s", tn->key, tn->value[0] ? "=" : "", tn->value,
+                    gs_effect_name(tn->effect), k + 1 == n->ntaints ? "\n" : ",");
+        }
+    }
 }
 
 static void text_tiers(const struct gs_scenario *s, FILE *f)

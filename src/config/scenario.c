@@ -116,6 +116,7 @@ void gs_scenario_free(struct gs_scenario *s)
     free(s->policy.vgpu_classes);
     free(s->policy.templates);
     free(s->policy.nodes);
+    free(s->policy.taints);
     free(s->pods);
     free(s->sim.cards);
     free(s->sim.failures);

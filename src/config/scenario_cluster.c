@@ -67,8 +67,8 @@ static int time_slicing(struct gs__yctx *c, yaml_node_t *n, struct gs_node_templ
     return rc;
 }
 
-enum { N_NAME, N_ZONE, N_TEMPLATE, N_COUNT };
-static const char *const node_keys[] = {"name", "zone", "template"};
+enum { N_NAME, N_ZONE, N_TEMPLATE, N_TAINTS, N_COUNT };
+static const char *const node_keys[] = {"name", "zone", "template", "taints"};
 
 struct fields {
     yaml_node_t *f[T_COUNT];
@@ -376,6 +376,56 @@ static int defer(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *at, si
     return 0;
 }
 
+struct taints {
+    struct gs_taint v[GS_NODE_TAINTS];
+    int n;
+};
+
+/* One of a node's taints (Node spec.taints[]: key, value, effect; gs_taint_make()). */
+static int taint(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
+{
+    static const char *const keys[] = {"key", "value", "effect"};
+    struct taints *t = arg;
+    yaml_node_t *f[3] = {NULL};
+    const char *s[3] = {NULL}, *bad = NULL;
+    char why[256];
+    int rc = gs__yaml_each_field(c, n, keys, 3, "taints[]", gs__scn_keep, f);
+    if (!rc && idx >= GS_NODE_TAINTS)
+        return gs__yaml_err(c, n, "more than %d taints on a node", GS_NODE_TAINTS);
+    for (int i = 0; !rc && i < 3; i++)
+        if (f[i] && !gs__yaml_is_null(f[i]) && !(s[i] = gs__yaml_str(f[i])))
+            rc = gs__yaml_err(c, f[i], "taints[%d].%s: expected a string", idx, keys[i]);
+    if (!rc && gs_taint_make(s[0], s[1], s[2], &t->v[idx], &bad, why, sizeof(why))) {
+        int k = bad[0] == 'k' ? 0 : bad[0] == 'v' ? 1 : 2;
+        return gs__yaml_err(c, f[k] ? f[k] : n, "taints[%d].%s: %s", idx, bad, why);
+    }
+    for (int i = 0; !rc && i < idx; i++) /* Kubernetes: unique by key and effect */
+        if (!strcmp(t->v[i].key, t->v[idx].key) && t->v[i].effect == t->v[idx].effect)
+            rc = gs__yaml_err(c, n, "taints[%d]: taint %s:%s is given twice", idx, t->v[idx].key,
+                              gs_effect_name(t->v[idx].effect));
+    t->n = rc ? t->n : idx + 1;
+    return rc;
+}
+
+/* A node entry's taints onto the policy's list: its nodes share them. */
+static int read_taints(struct gs__yctx *c, struct gs_policy *pol, yaml_node_t *n,
+                       struct gs_scn_node *node)
+{
+    struct taints t = {.n = 0};
+    int rc = gs__yaml_each_item(c, n, "taints", taint, &t);
+    if (rc || !t.n)
+        return rc;
+    struct gs_taint *v = realloc(pol->taints, (pol->ntaints + (size_t)t.n) * sizeof(*v));
+    if (!v)
+        return gs_diag_error_code(c->d, -ENOMEM, "%s: out of memory", c->path);
+    memcpy(v + pol->ntaints, t.v, (size_t)t.n * sizeof(*v));
+    pol->taints = v;
+    node->taint_first = (int32_t)pol->ntaints;
+    node->ntaints = t.n;
+    pol->ntaints += (size_t)t.n;
+    return 0;
+}
+
 static int read_node(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
 {
     struct cl *cl = arg;
@@ -396,6 +446,8 @@ static int read_node(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
     memcpy(node.zone, "default", sizeof("default"));
     if (!rc && f.f[N_ZONE])
         rc = gs__scn_name(c, f.f[N_ZONE], "zone", node.zone, sizeof(node.zone));
+    if (!rc && f.f[N_TAINTS])
+        rc = read_taints(c, &cl->L->s->policy, f.f[N_TAINTS], &node);
     if (rc)
         return rc;
     long t = gs__scn_find(cl->L->s, GS__K_TEMPLATE, "", tpl);

@@ -11,8 +11,9 @@
  * name for them under renameByDefault), with nvidia.com/gpumem as the memory each declares. Init
  * containers are read too (restartPolicy: Always marks a sidecar): the scheduler counts the pod's
  * effective request as Kubernetes does (src/core/tenancy/admission.c). spec.nodeName and the
- * nodeSelector labels every node carries hold the pod to nodes. Fields that decide placement but
- * are not modelled here (affinity, topologySpreadConstraints, tolerations, pod-level resources)
+ * nodeSelector labels every node carries hold the pod to nodes; spec.tolerations let it onto
+ * tainted nodes (gs_toleration_make()). Fields that decide placement but
+ * are not modelled here (affinity, topologySpreadConstraints, pod-level resources)
  * are warned about, unless empty, as are those it does not honour (schedulingGates, resourceClaims,
  * host ports, the volumes kube-scheduler places by: placed_volume()); activeDeadlineSeconds,
  * preemptionPolicy and overhead are read (spec_keys says why the rest of the pod spec does not
@@ -44,11 +45,11 @@ enum {
     S_OVERHEAD,
     S_HOST_NETWORK,
     S_VOLUMES,
+    S_TOLERATIONS,
     S_WARN_FIRST, /* from here on: decides placement in Kubernetes, not modelled here */
     S_AFFINITY = S_WARN_FIRST,
     S_SPREAD,
     S_RESOURCES,
-    S_TOLERATIONS,
     S_GATES,  /* kube-scheduler keeps a gated pod out of its queue: nothing here lifts a gate */
     S_CLAIMS, /* Dynamic Resource Allocation: GPUs asked through a ResourceClaim are not read */
     S_SILENT_FIRST,
@@ -56,7 +57,7 @@ enum {
 static const char *const spec_keys[] = {
     "containers", "priorityClassName", "priority", "nodeName", "nodeSelector", "initContainers",
     "schedulerName", "activeDeadlineSeconds", "preemptionPolicy", "overhead", "hostNetwork",
-    "volumes", "affinity", "topologySpreadConstraints", "resources", "tolerations",
+    "volumes", "tolerations", "affinity", "topologySpreadConstraints", "resources",
     "schedulingGates", "resourceClaims",
     /* Accepted: none changes where or when a pod is placed. How the kubelet runs it (dnsConfig,
      * dnsPolicy, hostAliases, hostname, subdomain, setHostnameAsFQDN, enableServiceLinks, hostIPC,
@@ -671,58 +672,17 @@ static int annot_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *
     return 0;
 }
 
-static int alnum(char ch)
-{
-    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9');
-}
-
-/* A label's name or value: at most 63 bytes, alphanumerics at both ends, '-', '_' and '.' between
- * (kubernetes.io/docs/concepts/overview/working-with-objects/labels/#syntax-and-character-set). */
-static int label_word_ok(const char *s, size_t n)
-{
-    if (n > 63 || (n && (!alnum(s[0]) || !alnum(s[n - 1]))))
-        return 0;
-    for (size_t i = 0; i < n; i++)
-        if (!alnum(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.')
-            return 0;
-    return 1;
-}
-
-/* A label key's prefix: a DNS subdomain (RFC 1123) of at most 253 bytes. */
-static int dns_subdomain_ok(const char *s, size_t n)
-{
-    size_t lab = 0;
-    if (n < 1 || n > 253)
-        return 0;
-    for (size_t i = 0; i <= n; i++) {
-        char ch = i < n ? s[i] : '.';
-        if (ch == '.') {
-            if (!lab || !alnum(s[i - 1]) || s[i - lab] == '-')
-                return 0;
-            lab = 0;
-        } else if ((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-') {
-            if (++lab > 63)
-                return 0;
-        } else {
-            return 0;
-        }
-    }
-    return 1;
-}
-
 /* A label key and value as Kubernetes validates them: an API server refuses any other. */
 static int label_syntax(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v)
 {
     const char *key = gs__yaml_str(k), *val = gs__yaml_str(v);
-    const char *slash = key ? strchr(key, '/') : NULL, *name = slash ? slash + 1 : key;
-    if (!key || (slash && !dns_subdomain_ok(key, (size_t)(slash - key))) || !*name ||
-        !label_word_ok(name, strlen(name)))
+    if (!gs_label_key_ok(key))
         return gs__yaml_err(c, k,
                             "label key %.80s: expected an optional DNS subdomain prefix and '/', "
                             "then a name of 1-63 bytes: alphanumerics at both ends, '-', '_', "
                             "'.' between",
                             key ? key : "(not text)");
-    if (!val || !label_word_ok(val, strlen(val)))
+    if (!val || !gs_label_word_ok(val, strlen(val)))
         return gs__yaml_err(c, v,
                             "label %.80s: value %.80s: expected at most 63 bytes, empty or "
                             "alphanumerics at both ends, '-', '_', '.' between",
@@ -782,6 +742,35 @@ static int read_run(struct gs__yctx *c, yaml_node_t **f, struct gs_pod_spec *p, 
     return rc;
 }
 
+/* One of spec.tolerations (gs_toleration_make() reads it as Kubernetes does). */
+static int toleration(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
+{
+    static const char *const keys[] = {"key", "operator", "value", "effect", "tolerationSeconds"};
+    struct gs_pod_spec *p = arg;
+    yaml_node_t *f[5] = {NULL};
+    char where[48], why[256];
+    const char *s[4] = {NULL}, *bad = NULL;
+    int64_t secs = GS_UNSET;
+    gs__yaml_label(where, sizeof(where), "spec.tolerations[%d]", idx);
+    int rc = gs__yaml_each_field(c, n, keys, 5, where, gs__scn_keep, f);
+    if (!rc && idx >= GS_SCN_TOLERATIONS)
+        return gs__yaml_err(c, n, "more than %d tolerations", GS_SCN_TOLERATIONS);
+    for (int i = 0; !rc && i < 4; i++)
+        if (f[i] && !gs__yaml_is_null(f[i]) && !(s[i] = gs__yaml_str(f[i])))
+            rc = gs__yaml_err(c, f[i], "%s.%s: expected a string", where, keys[i]);
+    if (!rc && f[4] && !gs__yaml_is_null(f[4]))
+        rc = gs__scn_int(c, f[4], "tolerationSeconds", INT32_MIN, INT32_MAX, &secs);
+    if (!rc && gs_toleration_make(s[0], s[1], s[2], s[3], secs, &p->tolerations[idx], &bad, why,
+                                  sizeof(why))) {
+        int k = 0;
+        while (k < 4 && strcmp(keys[k], bad))
+            k++;
+        rc = gs__yaml_err(c, f[k] ? f[k] : n, "%s.%s: %s", where, bad, why);
+    }
+    p->ntolerations = rc ? p->ntolerations : idx + 1;
+    return rc;
+}
+
 static int read_spec(struct gs__yctx *c, yaml_node_t *spec, struct gs_pod_spec *p)
 {
     yaml_node_t *f[GS__YAML_NKEYS(spec_keys)] = {NULL};
@@ -812,6 +801,8 @@ static int read_spec(struct gs__yctx *c, yaml_node_t *spec, struct gs_pod_spec *
         rc = node_name(c, f[S_NODE_NAME], "spec.nodeName", p);
     if (!rc && f[S_NODE_SELECTOR])
         rc = gs__yaml_each_pair(c, f[S_NODE_SELECTOR], "spec.nodeSelector", selector_pair, p);
+    if (!rc && f[S_TOLERATIONS])
+        rc = gs__yaml_each_item(c, f[S_TOLERATIONS], "spec.tolerations", toleration, p);
     if (!rc && f[S_SCHEDULER] && !gs__yaml_is_null(f[S_SCHEDULER]))
         rc = gs__scn_name(c, f[S_SCHEDULER], "spec.schedulerName", p->scheduler,
                           sizeof(p->scheduler));

@@ -38,6 +38,7 @@ struct slot {
 
 struct fnode {
     int32_t model, zone;
+    int32_t taint_class; /* gs_fleet_node_taint_class() */
     int ngpu, nfree, nshared, nmig, nsliced;
     int32_t replicas;     /* time-slice replicas per card, 0 = none */
     int mig_model;        /* gs_mig_model index of its cards, -1 when they have no MIG geometry */
@@ -59,6 +60,8 @@ struct fnode {
 struct gs_fleet {
     struct fnode *nodes;
     size_t n;
+    int32_t taint_rep[GS_TAINT_CLASSES]; /* per taint class c >= 1: its first node, at c - 1 */
+    int ntaint_classes;
     /* Per node, packed: what searches ask of every node they pass (a node is over 1 KB). */
     uint8_t *model, *nvlink, *nfree, *ngpu;
     int32_t *used;  /* per node: its cards' compute held, each card's up to 1000 (packing) */
@@ -110,6 +113,7 @@ static const char *const reason_text[GS_FIT_REASONS] = {
     [GS_FIT_NOT_READY] = "node(s) had untolerated taint {node.kubernetes.io/not-ready: }",
     [GS_FIT_MIG_MODEL] = "GPU model has no MIG profile",
     [GS_FIT_NODE_NAME] = "node(s) didn't match the requested node name",
+    [GS_FIT_TAINT] = "node(s) had untolerated taint",
 };
 
 const char *gs_fit_reason_text(enum gs_fit_reason r)
@@ -154,6 +158,35 @@ static int node_init(struct fnode *nd, const struct gs_policy *s, size_t i, stru
         nd->cards[g].nvlink = t->nvlink_group[g];
     }
     return 0;
+}
+
+/* Whether nodes @a and @b carry the same taints, in the same order. */
+static int same_taints(const struct gs_policy *s, size_t a, size_t b)
+{
+    const struct gs_scn_node *x = &s->nodes[a], *y = &s->nodes[b];
+    if (x->ntaints != y->ntaints)
+        return 0;
+    for (int32_t i = 0; i < x->ntaints; i++) {
+        const struct gs_taint *p = &s->taints[x->taint_first + i],
+                              *q = &s->taints[y->taint_first + i];
+        if (p->effect != q->effect || strcmp(p->key, q->key) || strcmp(p->value, q->value))
+            return 0;
+    }
+    return 1;
+}
+
+/* Node @i's taint class, numbered in order of first appearance; -E2BIG past GS_TAINT_CLASSES. */
+static int taint_class(struct gs_fleet *f, const struct gs_policy *s, size_t i)
+{
+    if (!s->nodes[i].ntaints)
+        return 0;
+    for (int c = 0; c < f->ntaint_classes; c++)
+        if (same_taints(s, (size_t)f->taint_rep[c], i))
+            return c + 1;
+    if (f->ntaint_classes == GS_TAINT_CLASSES)
+        return -E2BIG;
+    f->taint_rep[f->ntaint_classes++] = (int32_t)i;
+    return f->ntaint_classes;
 }
 
 /* Zones are numbered in order of first appearance; a scenario has few of them. */
@@ -311,6 +344,12 @@ int gs_fleet_new(const struct gs_policy *s, struct gs_fleet **out, struct gs_dia
             return r;
         }
         f->nodes[i].zone = zone_number(s, zones, &nzones, i);
+        if ((r = f->nodes[i].taint_class = taint_class(f, s, i)) < 0) {
+            free(zones);
+            gs_fleet_free(f);
+            return gs_diag_error_code(d, r, "node %s: more than %d different sets of taints",
+                                      s->nodes[i].name, GS_TAINT_CLASSES);
+        }
         f->nodes[i].links = node_links(f, s, i);
         f->cards += f->nodes[i].ngpu;
         int g = f->nodes[i].nvlink_max = nvlink_groups_max(&f->nodes[i]);
@@ -426,6 +465,18 @@ int gs_fleet_node_model(const struct gs_fleet *f, size_t node)
 int gs_fleet_node_zone(const struct gs_fleet *f, size_t node)
 {
     return f->nodes[node].zone;
+}
+
+int gs_fleet_node_taint_class(const struct gs_fleet *f, size_t node)
+{
+    return f->nodes[node].taint_class;
+}
+
+int gs_fleet_taint_classes(const struct gs_fleet *f, size_t *first)
+{
+    for (int c = 0; first && c < f->ntaint_classes; c++)
+        first[c] = (size_t)f->taint_rep[c];
+    return f->ntaint_classes;
 }
 
 int gs_fleet_node_gpus(const struct gs_fleet *f, size_t node)
@@ -746,6 +797,8 @@ static enum gs_fit_reason fit_pinned(const struct fnode *nd, size_t node, const 
         return GS_FIT_NODE_NAME;
     if (r->zone_only && r->zone_only != nd->zone + 1)
         return GS_FIT_MODEL;
+    if (nd->taint_class && !(r->tolerated >> (nd->taint_class - 1) & 1))
+        return GS_FIT_TAINT;
     return GS_FIT_OK;
 }
 

@@ -20,13 +20,17 @@ static int is_yaml(const char *path)
     return (n > 5 && !strcmp(path + n - 5, ".yaml")) || (n > 4 && !strcmp(path + n - 4, ".yml"));
 }
 
-/* Node @r (in zone @zone, "" none) onto @s: on a template of its shape, made on first use with its
- * model's default topology. */
+/* Node @r (in zone @zone, "" none; with taints @tn[@ntn]) onto @s: on a template of its shape,
+ * made on first use with its model's default topology. */
 static int add_row(struct gs_scenario *s, const struct gs_trace_node *r, const char *zone,
-                   const char *origin, size_t cap)
+                   const struct gs_taint *tn, int ntn, const char *origin, size_t cap)
 {
     struct gs_policy *p = &s->policy;
     size_t t = 0;
+    struct gs_taint *v = ntn ? realloc(p->taints, (p->ntaints + (size_t)ntn) * sizeof(*v)) : NULL;
+    if (ntn && !v)
+        return -ENOMEM;
+    p->taints = ntn ? v : p->taints;
     while (t < p->ntemplates &&
            (p->templates[t].model != (r->gpus ? r->model : GS_UNSET) ||
             p->templates[t].gpus != r->gpus || p->templates[t].cpu_milli != r->cpu_milli ||
@@ -48,6 +52,10 @@ static int add_row(struct gs_scenario *s, const struct gs_trace_node *r, const c
     memcpy(n->name, r->name, sizeof(n->name));
     snprintf(n->zone, sizeof(n->zone), "%s", zone);
     n->template_index = (int)t;
+    n->taint_first = (int32_t)p->ntaints;
+    n->ntaints = ntn;
+    for (int i = 0; i < ntn; i++)
+        p->taints[p->ntaints++] = tn[i];
     return 0;
 }
 
@@ -69,7 +77,7 @@ static int from_csv(const char *path, struct gs_scenario *s, struct gs_diag *d)
         return rc;
     rc = alloc_nodes(s, n);
     for (size_t i = 0; !rc && i < n; i++)
-        rc = add_row(s, &rows[i], "", path, n);
+        rc = add_row(s, &rows[i], "", NULL, 0, path, n);
     free(rows);
     return rc;
 }
@@ -175,8 +183,33 @@ static int node_ready(const json_t *node)
     return 1;
 }
 
+/* Node @name's spec.taints (gs_taint_make()) into @tn, *@ntn of them. */
+static int node_taints(const json_t *node, const char *name, struct gs_taint *tn, int *ntn,
+                       struct gs_diag *d)
+{
+    const json_t *list = json_object_get(json_object_get(node, "spec"), "taints"), *x;
+    size_t i;
+    *ntn = 0;
+    if (list && !json_is_array(list) && !json_is_null(list))
+        return gs_diag_error(d, "Node %s: spec.taints is not a list", name);
+    json_array_foreach(list, i, x)
+    {
+        const char *field = "", *s[3];
+        const char *const keys[] = {"key", "value", "effect"};
+        char why[256];
+        for (int k = 0; k < 3; k++)
+            s[k] = json_string_value(json_object_get(x, keys[k]));
+        if (i >= GS_NODE_TAINTS)
+            return gs_diag_error(d, "Node %s: more than %d taints", name, GS_NODE_TAINTS);
+        if (gs_taint_make(s[0], s[1], s[2], &tn[i], &field, why, sizeof(why)))
+            return gs_diag_error(d, "Node %s: spec.taints[%zu].%s: %s", name, i, field, why);
+        *ntn = (int)i + 1;
+    }
+    return 0;
+}
+
 int gsd_inventory_node(const json_t *node, struct gs_trace_node *row, char zone[GS_NAME_MAX],
-                       int *ready, struct gs_diag *d)
+                       struct gs_taint *taints, int *ntaints, int *ready, struct gs_diag *d)
 {
     const json_t *md = json_object_get(node, "metadata");
     const json_t *labels = json_object_get(md, "labels");
@@ -198,6 +231,8 @@ int gsd_inventory_node(const json_t *node, struct gs_trace_node *row, char zone[
                            r.cpu_milli <= 0 ? "cpu" : "memory");
     if (!rc)
         rc = capacity(node, name, "nvidia.com/gpu", 0, 0, &gpus, d);
+    if (!rc)
+        rc = node_taints(node, name, taints, ntaints, d);
     if (rc)
         return rc;
     /* the cards on the board: with MIG's mixed strategy nvidia.com/gpu leaves MIG cards out */
@@ -223,16 +258,18 @@ int gsd_inventory_node(const json_t *node, struct gs_trace_node *row, char zone[
 static int add_node(struct gs_scenario *s, const json_t *node, size_t cap, struct gs_diag *d)
 {
     struct gs_trace_node r;
+    struct gs_taint tn[GS_NODE_TAINTS];
     char zone[GS_NAME_MAX];
-    int ready;
-    int rc = gsd_inventory_node(node, &r, zone, &ready, d);
+    int ready, ntn;
+    int rc = gsd_inventory_node(node, &r, zone, tn, &ntn, &ready, d);
     if (!rc)
-        rc = add_row(s, &r, zone, "kubernetes", cap);
+        rc = add_row(s, &r, zone, tn, ntn, "kubernetes", cap);
     return rc == -E2BIG ? gs_diag_error(d, "Node %s: too many nodes", r.name) : rc;
 }
 
 int gsd_inventory_append(struct gs_scenario *inv, struct gs_cluster *c,
-                         const struct gs_trace_node *r, const char *zone, struct gs_diag *d)
+                         const struct gs_trace_node *r, const char *zone,
+                         const struct gs_taint *taints, int ntaints, struct gs_diag *d)
 {
     struct gs_policy *p = &inv->policy;
     uint8_t pcie[GS_GPUS_MAX], nvlink[GS_GPUS_MAX];
@@ -249,7 +286,7 @@ int gsd_inventory_append(struct gs_scenario *inv, struct gs_cluster *c,
     p->templates = t ? t : p->templates;
     if (t)
         memset(&p->templates[p->ntemplates], 0, (cap - p->ntemplates) * sizeof(*t));
-    return t ? add_row(inv, r, zone, "kubernetes", cap) : -ENOMEM;
+    return t ? add_row(inv, r, zone, taints, ntaints, "kubernetes", cap) : -ENOMEM;
 }
 
 static int from_kube(const struct gsd_kube *k, struct gs_scenario *s, struct gs_diag *d)

@@ -5,6 +5,7 @@
 #define GSD_INVENTORY_H
 
 #include "gpusched/cluster.h"
+#include "gpusched/policy.h"
 
 #include <jansson.h>
 
@@ -21,9 +22,9 @@ struct gs_trace_node;
  * in the order it lists them: CPU and memory from status.capacity, rounded down, the cards from
  * the nvidia.com/gpu.count label, else capacity nvidia.com/gpu, their model from
  * nvidia.com/gpu.product as NVIDIA's GPU feature discovery writes it, "NVIDIA-A100-SXM4-80GB",
- * the zone from topology.kubernetes.io/zone; blocks); else the node CSV of
- * include/gpusched/trace.h. CSV and Kubernetes nodes go on the default template of their model
- * (gs_topology_default()). The one place that knows the inventory formats.
+ * the zone from topology.kubernetes.io/zone, the taints from spec.taints; blocks); else the node
+ * CSV of include/gpusched/trace.h. CSV and Kubernetes nodes go on the default template of their
+ * model (gs_topology_default()). The one place that knows the inventory formats.
  * *@cluster: names, zones and shapes, for lookups; *@inv: the same nodes as templates and nodes,
  * for the scheduler (gs_scenario_free()). Either may be NULL when not wanted.
  * Return: 0; -EINVAL/-ENOENT/-EIO with @d (a YAML file with kinds other than Cluster among
@@ -35,20 +36,24 @@ int gsd_inventory_load(const char *path, const struct gsd_kube *k, struct gs_clu
 /*
  * gsd_inventory_node() - Node object @node (a list item or a watch event's object) as the
  * inventory reads it: *@row its name, CPU, memory, cards and model (as gsd_inventory_load()
- * reads them), @zone its zone ("" none), *@ready whether it is Ready (its Ready condition
- * "True", or none given yet). Return: 0; -EINVAL with @d naming the Node and what is wrong.
+ * reads them), @zone its zone ("" none), @taints (room for GS_NODE_TAINTS) its spec.taints,
+ * *@ntaints of them, *@ready whether it is Ready (its Ready condition "True", or none given
+ * yet). Return: 0; -EINVAL with @d naming the Node and what is wrong (a taint gs_taint_make()
+ * refuses: PreferNoSchedule among them).
  */
 int gsd_inventory_node(const json_t *node, struct gs_trace_node *row, char zone[GS_NAME_MAX],
-                       int *ready, struct gs_diag *d);
+                       struct gs_taint *taints, int *ntaints, int *ready, struct gs_diag *d);
 
 /*
- * gsd_inventory_append() - node @r in @zone joins the lookup cluster @c (last), then the
+ * gsd_inventory_append() - node @r in @zone, with taints @taints[@ntaints] (copied), joins the
+ * lookup cluster @c (last), then the
  * inventory @inv (on a template of its shape, with its model's default topology, made when
  * new). Return: 0, and @inv's arrays may have moved: a scheduler reading them must be made
  * again; -EINVAL with @d (@c refuses it: nothing changed); -ENOMEM, -E2BIG (@c holds it and @inv
  * may not, its arrays moved: the caller cannot go on).
  */
 int gsd_inventory_append(struct gs_scenario *inv, struct gs_cluster *c,
-                         const struct gs_trace_node *r, const char *zone, struct gs_diag *d);
+                         const struct gs_trace_node *r, const char *zone,
+                         const struct gs_taint *taints, int ntaints, struct gs_diag *d);
 
 #endif

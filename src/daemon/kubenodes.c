@@ -14,18 +14,28 @@
 #include "gpusched/catalog.h"
 #include "gpusched/cluster.h"
 #include "gpusched/diag.h"
+#include "gpusched/scenario.h"
 #include "gpusched/trace.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Whether Node @r in @zone has the shape inventory node @i was taken in with. */
+/* Whether Node @r in @zone with taints @tn[@ntn] has the shape and taints inventory node @i was
+ * taken in with. */
 static int same_shape(const struct gsd_state *st, size_t i, const struct gs_trace_node *r,
-                      const char *zone)
+                      const char *zone, const struct gs_taint *tn, int ntn)
 {
     struct gs_node_info ni;
+    const struct gs_policy *pol = &st->inv->policy;
     gs_cluster_node_info(st->cluster, i, &ni);
+    if (pol->nodes[i].ntaints != ntn)
+        return 0;
+    for (int k = 0; k < ntn; k++) {
+        const struct gs_taint *x = &pol->taints[pol->nodes[i].taint_first + k];
+        if (x->effect != tn[k].effect || strcmp(x->key, tn[k].key) || strcmp(x->value, tn[k].value))
+            return 0;
+    }
     return ni.gpus == r->gpus && (!r->gpus || ni.model == r->model) &&
            ni.cpu_milli == r->cpu_milli && ni.memory_mib == r->memory_mib &&
            !strcmp(ni.zone, *zone ? zone : "default");
@@ -38,10 +48,12 @@ static int take(struct gsd_state *st, const json_t *node, int deleted)
         json_string_value(json_object_get(json_object_get(node, "metadata"), "name"));
     int i = name ? gs_cluster_find(st->cluster, name) : -1, ready;
     struct gs_trace_node r;
+    struct gs_taint tn[GS_NODE_TAINTS];
     char zone[GS_NAME_MAX];
+    int ntn = 0;
     struct gs_diag d;
     gs_diag_init(&d);
-    if (deleted || gsd_inventory_node(node, &r, zone, &ready, &d)) {
+    if (deleted || gsd_inventory_node(node, &r, zone, tn, &ntn, &ready, &d)) {
         if (!deleted)
             gsd_log(i >= 0 ? "warn" : "error",
                     i >= 0 ? "Node unreadable now: not ready" : "Node not taken into the inventory",
@@ -50,15 +62,15 @@ static int take(struct gsd_state *st, const json_t *node, int deleted)
             st->failed = 1;
         return i;
     }
-    if (i < 0 && gsd_state_add_node(st, &r, zone, &d)) {
+    if (i < 0 && gsd_state_add_node(st, &r, zone, tn, ntn, &d)) {
         gsd_log("error", "Node not taken into the inventory", "error", d.msg, NULL);
         return -1;
     }
     i = gs_cluster_find(st->cluster, r.name);
-    int same = same_shape(st, (size_t)i, &r, zone);
+    int same = same_shape(st, (size_t)i, &r, zone, tn, ntn);
     if (!same && !st->health[i].reshaped)
         gsd_log("warn",
-                "Node changed its cards, CPU, memory or zone: placed as it was until "
+                "Node changed its cards, CPU, memory, zone or taints: placed as it was until "
                 "gpuschedd starts again",
                 "node", r.name, NULL);
     st->health[i].reshaped = (uint8_t)!same;

@@ -29,6 +29,7 @@
 #include "gpusched/catalog.h"
 #include "gpusched/cluster.h"
 #include "gpusched/fleet.h"
+#include "gpusched/scenario.h"
 #include "gpusched/mig.h"
 #include "gpusched/tenancy.h"
 
@@ -300,6 +301,18 @@ static json_t *cards_json(const struct gsd_state *st, size_t i, const struct gs_
     return cards;
 }
 
+/* Node @i's taints as its Node object writes them: [{"key", "value", "effect"}]. */
+static json_t *taints_json(const struct gs_policy *pol, size_t i)
+{
+    json_t *a = json_array();
+    for (int32_t k = 0; i < pol->nnodes && k < pol->nodes[i].ntaints; k++) {
+        const struct gs_taint *tn = &pol->taints[pol->nodes[i].taint_first + k];
+        json_array_append_new(a, json_pack("{s:s, s:s, s:s}", "key", tn->key, "value", tn->value,
+                                           "effect", gs_effect_name(tn->effect)));
+    }
+    return a;
+}
+
 json_t *gsd_node_json(const struct gsd_state *st, size_t i, int cards, const char *tenant)
 {
     const struct gsd_node_health *h = &st->health[i];
@@ -317,9 +330,10 @@ json_t *gsd_node_json(const struct gsd_state *st, size_t i, int cards, const cha
             json_array_append_new(bad, json_integer(g));
     }
     json_t *n = json_pack(
-        "{s:s, s:s, s:s?, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:b, s:o, s:o}", "name",
-        ni.name, "zone", ni.zone, "gpu_model", ni.model >= 0 ? gs_catalog_at(ni.model)->name : NULL,
-        "gpus", ni.gpus, "gpu_milli_allocated", (json_int_t)alloc, "gpu_milli_free",
+        "{s:s, s:s, s:o, s:s?, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:b, s:o, s:o}", "name",
+        ni.name, "zone", ni.zone, "taints", taints_json(&st->inv->policy, i), "gpu_model",
+        ni.model >= 0 ? gs_catalog_at(ni.model)->name : NULL, "gpus", ni.gpus,
+        "gpu_milli_allocated", (json_int_t)alloc, "gpu_milli_free",
         (json_int_t)(ni.gpus * 1000 - alloc - down), "gpu_milli_unavailable", (json_int_t)down,
         "cpu_milli", (json_int_t)ni.cpu_milli, "cpu_milli_free", (json_int_t)cpu_left, "memory_mib",
         (json_int_t)ni.memory_mib, "memory_mib_free", (json_int_t)mem_left, "ready",

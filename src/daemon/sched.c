@@ -105,6 +105,8 @@ int gsd_sched_open(struct gsd_state *st, struct gs_diag *d)
     s->pol.ntemplates = st->inv->policy.ntemplates;
     s->pol.nodes = st->inv->policy.nodes;
     s->pol.nnodes = st->inv->policy.nnodes;
+    s->pol.taints = st->inv->policy.taints;
+    s->pol.ntaints = st->inv->policy.ntaints;
     int rc = merge_tenants(st, files);
     struct gs_tenancy_opts o = {.way = (enum gs_way)st->way, .convert = 1, .min_hold_us = 0};
     if (!rc)

@@ -664,9 +664,9 @@ static int rebuild(struct gsd_state *st, struct gs_diag *d)
 }
 
 int gsd_state_add_node(struct gsd_state *st, const struct gs_trace_node *r, const char *zone,
-                       struct gs_diag *d)
+                       const struct gs_taint *taints, int ntaints, struct gs_diag *d)
 {
-    int rc = gsd_inventory_append(st->inv, st->cluster, r, zone, d);
+    int rc = gsd_inventory_append(st->inv, st->cluster, r, zone, taints, ntaints, d);
     if (rc == -EINVAL)
         return rc; /* refused: nothing changed */
     if (!rc)

@@ -167,13 +167,14 @@ void gsd_state_free(struct gsd_state *st);
 int gsd_state_reload(struct gsd_state *st, struct gsd_config *cfg, struct gs_diag *d);
 
 /*
- * gsd_state_add_node() - node @r (in @zone, "" none) joins the inventory (the Node objects of the
+ * gsd_state_add_node() - node @r (in @zone, "" none; with taints @taints[@ntaints], copied) joins
+ * the inventory (the Node objects of the
  * API server, kubenodes.c): a new scheduler over it (as gsd_state_reload() makes one), Ready,
  * schedulable at the next pass. Return: 0; -EINVAL with @d (refused: nothing changed); -ENOMEM
  * with @d (st->failed is set: the daemon stops).
  */
 int gsd_state_add_node(struct gsd_state *st, const struct gs_trace_node *r, const char *zone,
-                       struct gs_diag *d);
+                       const struct gs_taint *taints, int ntaints, struct gs_diag *d);
 
 /* Pod table (state.c), used by the API and extender handlers. */
 struct gsd_pod *gsd_pod_find(struct gsd_state *st, const char *ns, const char *name);

@@ -120,8 +120,15 @@ static void cluster(struct gsd_text *t, const struct gsd_state *st)
         snprintf(name, sizeof(name), "%s", p->templates[p->nodes[i].template_index].name);
         if (gsd_agent_topology(st, i, &tp))
             reported_name(p, i, name, sizeof(name));
-        gsd_text_printf(t, "    - {name: \"%s\", %s%s%stemplate: \"%s\"}\n", p->nodes[i].name,
+        gsd_text_printf(t, "    - {name: \"%s\", %s%s%stemplate: \"%s\"", p->nodes[i].name,
                         *z ? "zone: \"" : "", z, *z ? "\", " : "", name);
+        for (int32_t k = 0; k < p->nodes[i].ntaints; k++) {
+            const struct gs_taint *tn = &p->taints[p->nodes[i].taint_first + k];
+            gsd_text_printf(t, "%s{key: \"%s\", value: \"%s\", effect: %s}",
+                            k ? ", " : ", taints: [", tn->key, tn->value,
+                            gs_effect_name(tn->effect));
+        }
+        gsd_text_printf(t, "%s}\n", p->nodes[i].ntaints ? "]" : "");
     }
 }
 

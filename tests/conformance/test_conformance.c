@@ -887,14 +887,21 @@ int main(void)
     struct CMUnitTest tests[CASES_MAX + 8];
     for (size_t i = 0; i < n; i++)
         tests[i] = (struct CMUnitTest){cases[i].name, run_case, NULL, NULL, &cases[i]};
-    /* what-if: the tenants' day, snapshot half-way, each of its three ways */
-    static struct kase snap[3];
+    /* what-if: the tenants' day, snapshot half-way, each of its three ways; and the node taints
+     * of taints.yaml, which a pod arriving after the snapshot must still be kept off */
+    static struct kase snap[4];
     size_t nt = n;
     for (int w = 0; w < 3; w++) {
         snap[w] = cases[n - 3 + (size_t)w];
         snprintf(snap[w].name, sizeof(snap[w].name), "snapshot/tenant-day/%s", ways[w]);
         tests[nt++] = (struct CMUnitTest){snap[w].name, snapshot_case, NULL, NULL, &snap[w]};
     }
+    for (size_t i = 0; i < n; i++)
+        if (strstr(cases[i].file, "/taints.yaml") && !strcmp(cases[i].way, "full")) {
+            snap[3] = cases[i];
+            snprintf(snap[3].name, sizeof(snap[3].name), "snapshot/taints/full");
+            tests[nt++] = (struct CMUnitTest){snap[3].name, snapshot_case, NULL, NULL, &snap[3]};
+        }
     tests[nt++] = (struct CMUnitTest){"snapshot/refused", snapshot_refused, NULL, NULL, NULL};
     if (getenv("CMOCKA_TEST_FILTER")) /* one case while working on it: "snapshot*" */
         cmocka_set_test_filter(getenv("CMOCKA_TEST_FILTER"));

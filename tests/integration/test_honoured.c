@@ -1,14 +1,15 @@
 /*
  * What a Pod posted to gpuschedd asks is honoured or refused, never accepted and ignored: the
  * gpusched.io/vgpu-class, gpusched.io/topology and gpusched.io/profile annotations act as in a
- * simulated run; spec.nodeName and nodeSelector hold a pod to nodes; tolerations and affinity are
- * refused naming the field; init containers count as Kubernetes counts them; a PriorityClass,
- * queue, step profile or GPU model that gives the pod nothing is a 400, so are a pod of another
- * scheduler and a label an API server would refuse; a DaemonConfig policy the
- * daemon does not run stops the start. The scheduler's own rules seen through the API: a pending
- * reason says when free cards are spread too thin, a tier-less pod keeps to one NVLink bridge,
- * an elastic PodGroup runs what fits and loses its members beyond minMember first, the az tier
- * isolates tenants by node and a prefer-colocate tier is a preference.
+ * simulated run; spec.nodeName and nodeSelector hold a pod to nodes, tolerations let it onto
+ * tainted ones (and bad ones are refused naming the field); affinity is refused naming the field;
+ * init containers count as Kubernetes counts them; a PriorityClass, queue, step profile or GPU
+ * model that gives the pod nothing is a 400, so are a pod of another scheduler and a label an API
+ * server would refuse; a DaemonConfig policy the daemon does not run stops the start. The
+ * scheduler's own rules seen through the API: a pending reason says when free cards are spread too
+ * thin, a tier-less pod keeps to one NVLink bridge, an elastic PodGroup runs what fits and loses
+ * its members beyond minMember first, the az tier isolates tenants by node and a prefer-colocate
+ * tier is a preference.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -296,12 +297,21 @@ static void test_nodes(void **state)
     json_object_set_new(spec_of(p), "nodeSelector", json_pack("{s:s}", "disktype", "ssd"));
     refused(&d, p, "spec.nodeSelector.disktype", "nodeSelector \"disktype\" is not interpreted");
 
-    /* tolerations and affinity: refused, unless empty */
+    /* affinity: refused, unless empty; tolerations Kubernetes would refuse: refused */
     p = h_pod_json("team-a", "x0", 1, 0);
     json_object_set_new(spec_of(p), "tolerations",
                         json_pack("[{s:s, s:s, s:s}]", "key", "nvidia.com/gpu", "operator",
-                                  "Exists", "effect", "NoSchedule"));
-    refused(&d, p, "spec.tolerations", "spec.tolerations is not interpreted");
+                                  "Exists", "value", "present"));
+    refused(&d, p, "spec.tolerations[0].value", "operator Exists takes no value");
+    p = h_pod_json("team-a", "x0", 1, 0);
+    json_object_set_new(spec_of(p), "tolerations",
+                        json_pack("[{s:s, s:s}]", "key", "k", "operator", "Lt"));
+    refused(&d, p, "spec.tolerations[0].operator", "Lt: expected Equal or Exists");
+    p = h_pod_json("team-a", "x0", 1, 0);
+    json_object_set_new(spec_of(p), "tolerations",
+                        json_pack("[{s:s, s:s, s:i}]", "key", "k", "effect", "NoSchedule",
+                                  "tolerationSeconds", 60));
+    refused(&d, p, "spec.tolerations[0].tolerationSeconds", "needs effect NoExecute");
     p = h_pod_json("team-a", "x1", 1, 0);
     json_object_set_new(spec_of(p), "affinity",
                         json_pack("{s:{s:[{s:s}]}}", "podAntiAffinity",
@@ -536,6 +546,80 @@ static void test_free_cards_spread_thin(void **state)
     h_cleanup(&d);
 }
 
+/* Start @d on the nodes of Cluster document @cluster. */
+static void start_on(struct daemon *d, const char *cluster)
+{
+    assert_int_equal(h_setup(d, NULL), 0);
+    snprintf(d->nodes, sizeof(d->nodes), "%s/nodes.yaml", d->dir);
+    assert_int_equal(h_write(d->nodes, cluster), 0);
+    assert_int_equal(h_start(d), 0);
+}
+
+/* An untainted node and a GPU node tainted as GPU nodes commonly are. */
+static const char tainted[] =
+    "apiVersion: gpusched.io/v1alpha1\n"
+    "kind: Cluster\n"
+    "metadata: {name: tainted}\n"
+    "spec:\n"
+    "  nodeTemplates:\n"
+    "    - {name: a100, gpuModel: A100-SXM4-80GB, gpus: 4, cpuMilli: 64000, memoryMiB: 524288}\n"
+    "  nodes:\n"
+    "    - {name: n-plain, template: a100}\n"
+    "    - {name: n-gpu, template: a100,\n"
+    "       taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]}\n";
+
+/* The tolerations the API server's DefaultTolerationSeconds admission adds to every pod, and
+ * @gpu_ok: one of the GPU nodes' taint. */
+static json_t *tolerations(int gpu_ok)
+{
+    json_t *v =
+        json_pack("[{s:s, s:s, s:s, s:i}, {s:s, s:s, s:s, s:i}]", "key",
+                  "node.kubernetes.io/not-ready", "operator", "Exists", "effect", "NoExecute",
+                  "tolerationSeconds", 300, "key", "node.kubernetes.io/unreachable", "operator",
+                  "Exists", "effect", "NoExecute", "tolerationSeconds", 300);
+    if (gpu_ok)
+        json_array_append_new(v, json_pack("{s:s, s:s, s:s}", "key", "nvidia.com/gpu", "operator",
+                                           "Exists", "effect", "NoSchedule"));
+    return v;
+}
+
+/* Node taints and pod tolerations: a pod goes only where it tolerates every NoSchedule and
+ * NoExecute taint; one kept off a node says which taint, as kube-scheduler does; GET
+ * /v1/nodes/NAME shows the taints. */
+static void test_taints(void **state)
+{
+    (void)state;
+    struct daemon d;
+    start_on(&d, tainted);
+    json_t *p = h_pod_json("team-a", "plain", 4, 0);
+    json_object_set_new(spec_of(p), "tolerations", tolerations(0));
+    json_t *a = post(&d, p, 201);
+    assert_string_equal(sget(a, "node"), "n-plain");
+    json_decref(a);
+    p = h_pod_json("team-a", "late", 1, 0);
+    json_object_set_new(spec_of(p), "tolerations", tolerations(0));
+    json_decref(post(&d, p, 201));
+    pod_is(&d, "team-a", "late", "pending",
+           "1 node(s) had untolerated taint {nvidia.com/gpu: present}");
+    p = h_pod_json("team-a", "gpu-ok", 2, 0);
+    json_object_set_new(spec_of(p), "tolerations", tolerations(1));
+    a = post(&d, p, 201);
+    assert_string_equal(sget(a, "node"), "n-gpu");
+    json_decref(a);
+    struct answer n;
+    h_expect(&d, "GET", "/v1/nodes/n-gpu", TOKEN_ADMIN, NULL, 200, &n);
+    json_t *t = json_array_get(json_object_get(n.json, "taints"), 0);
+    assert_string_equal(sget(t, "key"), "nvidia.com/gpu");
+    assert_string_equal(sget(t, "value"), "present");
+    assert_string_equal(sget(t, "effect"), "NoSchedule");
+    h_answer_free(&n);
+    h_expect(&d, "GET", "/v1/nodes/n-plain", TOKEN_ADMIN, NULL, 200, &n);
+    assert_int_equal(json_array_size(json_object_get(n.json, "taints")), 0);
+    h_answer_free(&n);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 /* One PCIe board of eight H100 NVL cards in two PCIe domains, NVLink bridges joining pairs. */
 static const char pairs[] =
     "apiVersion: gpusched.io/v1alpha1\n"
@@ -552,10 +636,7 @@ static void test_nvlink_pair_without_tier(void **state)
 {
     (void)state;
     struct daemon d;
-    assert_int_equal(h_setup(&d, NULL), 0);
-    snprintf(d.nodes, sizeof(d.nodes), "%s/nodes.yaml", d.dir);
-    assert_int_equal(h_write(d.nodes, pairs), 0);
-    assert_int_equal(h_start(&d), 0);
+    start_on(&d, pairs);
     json_t *a = post(&d, h_pod_json("team-a", "one", 1, 0), 201);
     assert_int_equal(json_integer_value(json_array_get(json_object_get(a, "gpus"), 0)), 0);
     json_decref(a);
@@ -621,6 +702,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_annotations),
         cmocka_unit_test(test_nodes),
+        cmocka_unit_test(test_taints),
         cmocka_unit_test(test_init_containers),
         cmocka_unit_test(test_names_that_give_nothing),
         cmocka_unit_test(test_policy_not_run),

@@ -917,6 +917,14 @@ static void test_https_after_reload(void **state)
     "\"status\":{\"capacity\":{\"cpu\":\"96\",\"memory\":\"768Gi\",\"nvidia.com/gpu\":\"" count    \
     "\"}}}"
 
+/* KNODE with spec.taints @taints (a JSON array's text). */
+#define KNODE_TAINTED(name, product, count, zone, taints)                                          \
+    "{\"metadata\":{\"name\":\"" name "\",\"labels\":{\"nvidia.com/gpu.product\":\"" product       \
+    "\",\"nvidia.com/gpu.count\":\"" count "\",\"topology.kubernetes.io/zone\":\"" zone "\"}},"    \
+    "\"spec\":{\"taints\":" taints "},"                                                            \
+    "\"status\":{\"capacity\":{\"cpu\":\"96\",\"memory\":\"768Gi\",\"nvidia.com/gpu\":\"" count    \
+    "\"}}}"
+
 /* A daemon @k of --nodes kubernetes on the fake, its `kubernetes:` section ending in @more. */
 static void nodes_setup(struct daemon *k, const char *more)
 {
@@ -939,8 +947,8 @@ static void set_nodes(const char *a, const char *b, const char *c)
 
 /*
  * --nodes kubernetes: the inventory is the API server's Nodes (capacity, the feature-discovery
- * product and count, the zone); a GPU node of a product gpusched does not know stops the start
- * naming it.
+ * product and count, the zone, the taints); a GPU node of a product gpusched does not know, or
+ * a taint it does not read, stops the start naming it.
  */
 static void test_inventory_from_nodes(void **state)
 {
@@ -960,6 +968,27 @@ static void test_inventory_from_nodes(void **state)
     assert_int_equal(json_array_size(json_object_get(a.json, "gpu")), 4);
     assert_non_null(strstr(a.body, "T4"));
     assert_non_null(strstr(a.body, "zone-2"));
+    h_answer_free(&a);
+    assert_int_equal(h_stop(&k), 0);
+    /* spec.taints are read beside the labels; one nothing here reads stops the start */
+    set_nodes(KNODE("gpu-a", "NVIDIA-A100-SXM4-80GB", "8", "zone-1"),
+              KNODE_TAINTED("gpu-t", "Tesla-T4", "4", "zone-2",
+                            "[{\"key\":\"k\",\"effect\":\"PreferNoSchedule\"}]"),
+              NULL);
+    assert_int_equal(h_start(&k), -1);
+    assert_true(h_log_has(&k, "Node gpu-t: spec.taints[0].effect: PreferNoSchedule is not"));
+    set_nodes(KNODE("gpu-a", "NVIDIA-A100-SXM4-80GB", "8", "zone-1"),
+              KNODE_TAINTED("gpu-t", "Tesla-T4", "4", "zone-2",
+                            "[{\"key\":\"nvidia.com/gpu\",\"value\":\"present\","
+                            "\"effect\":\"NoSchedule\"}]"),
+              NULL);
+    assert_int_equal(h_start(&k), 0);
+    assert_int_equal(h_call(&k, "GET", "/v1/nodes/gpu-t", TOKEN_A, NULL, &a), 0);
+    assert_int_equal(a.status, 200);
+    json_t *t = json_array_get(json_object_get(a.json, "taints"), 0);
+    assert_string_equal(json_string_value(json_object_get(t, "key")), "nvidia.com/gpu");
+    assert_string_equal(json_string_value(json_object_get(t, "value")), "present");
+    assert_string_equal(json_string_value(json_object_get(t, "effect")), "NoSchedule");
     h_answer_free(&a);
     assert_int_equal(h_stop(&k), 0);
     h_cleanup(&k);

@@ -759,8 +759,28 @@ static const struct bad bads[] = {
      "spec:\n  hard: {pods: 1}\n  scopeSelector:\n"
      "    matchExpressions: [{scopeName: Terminating, operator: Exists}]\n",
      -EINVAL, ":7:24: ", "quota scope Terminating Exists is not interpreted (only", 0},
-    {POD_HDR "spec:\n  tolerations: [{key: k, operator: Exists}]\n  containers: [{name: m}]\n",
-     -EINVAL, ":5:16: ", "spec.tolerations is not interpreted: refused rather than ignored", 0},
+    {POD_HDR "spec:\n  tolerations: [{key: k, operator: Exists, value: v}]\n"
+             "  containers: [{name: m}]\n",
+     -EINVAL, ":5:51: ", "spec.tolerations[0].value: operator Exists takes no value", 0},
+    {POD_HDR "spec:\n  tolerations: [{operator: Equal}]\n  containers: [{name: m}]\n", -EINVAL,
+     ":5:28: ", "spec.tolerations[0].operator: an empty key needs operator Exists", 0},
+    {POD_HDR "spec:\n  tolerations: [{key: k, effect: NoEvict}]\n  containers: [{name: m}]\n",
+     -EINVAL, ":5:34: ", "spec.tolerations[0].effect: NoEvict: expected NoSchedule", 0},
+    {POD_HDR "spec:\n  tolerations: [{key: k, effect: NoSchedule, tolerationSeconds: 5}]\n"
+             "  containers: [{name: m}]\n",
+     -EINVAL, ":5:65: ", "tolerationSeconds: tolerationSeconds needs effect NoExecute", 0},
+    {POD_HDR "spec:\n  tolerations: [{key: \"a b\"}]\n  containers: [{name: m}]\n", -EINVAL,
+     ":5:23: ", "spec.tolerations[0].key: a b: expected a label key", 0},
+    {CL_HDR "  nodeTemplates: [{name: t}]\n  nodes:\n"
+            "  - {name: n, template: t, taints: [{key: k, effect: PreferNoSchedule}]}\n",
+     -EINVAL, ":6:54: ", "taints[0].effect: PreferNoSchedule is not interpreted", 0},
+    {CL_HDR "  nodeTemplates: [{name: t}]\n  nodes:\n"
+            "  - {name: n, template: t, taints: [{key: k, value: v}]}\n",
+     -EINVAL, ":6:37: ", "taints[0].effect: (none): expected NoSchedule, PreferNoSchedule or", 0},
+    {CL_HDR "  nodeTemplates: [{name: t}]\n  nodes:\n"
+            "  - {name: n, template: t, taints: [{key: k, effect: NoSchedule},\n"
+            "                                    {key: k, value: v, effect: NoSchedule}]}\n",
+     -EINVAL, ":7:37: ", "taints[1]: taint k:NoSchedule is given twice", 0},
     {POD_HDR "spec:\n  schedulingGates: [{name: g}]\n  containers: [{name: m}]\n", -EINVAL,
      ":5:20: ",
      "spec.schedulingGates is not interpreted: a gated pod waits until its gates are removed", 0},
@@ -1139,6 +1159,57 @@ static const char kubectl_list[] =
     "  spec: {containers: [{name: app, resources: {requests: {cpu: \"1\"}}}]}\n"
     "kind: List\n"
     "metadata: {resourceVersion: \"\"}\n";
+
+/* Taints on nodes and tolerations on pods, read as Kubernetes writes them, matched as
+ * Toleration.ToleratesTaint matches (tests/data/scenario/taints.yaml). */
+static void test_taints(void **state)
+{
+    (void)state;
+    struct gs_scenario *s;
+    struct gs_diag d;
+    gs_diag_init(&d);
+    assert_int_equal(gs_scenario_new(&s), 0);
+    assert_int_equal(gs_scenario_load(s, "tests/data/scenario/taints.yaml", &d), 0);
+    assert_int_equal(gs_scenario_resolve(s, &d), 0);
+    const struct gs_policy *pol = &s->policy;
+    assert_int_equal(pol->ntaints, 2);
+    assert_int_equal(pol->nodes[0].ntaints, 0);
+    const struct gs_taint *n2 = &pol->taints[pol->nodes[1].taint_first];
+    assert_string_equal(n2->key, "nvidia.com/gpu");
+    assert_string_equal(n2->value, "present");
+    assert_int_equal(n2->effect, GS_EFFECT_NO_SCHEDULE);
+    assert_int_equal(pol->taints[pol->nodes[2].taint_first].effect, GS_EFFECT_NO_EXECUTE);
+    const struct gs_pod_spec *ok = &s->pods[1], *any = &s->pods[2], *late = &s->pods[3],
+                             *ml = &s->pods[4];
+    assert_int_equal(ok->ntolerations, 3);
+    assert_true(ok->tolerations[0].exists);
+    assert_int_equal(ok->tolerations[0].seconds, GS_UNSET);
+    assert_int_equal(ok->tolerations[1].seconds, 300);
+    assert_int_equal(ok->tolerations[1].effect, GS_EFFECT_NO_EXECUTE);
+    for (size_t n = 0; n < 3; n++) /* an empty key with Exists tolerates every taint */
+        assert_null(gs_node_untolerated(pol, n, any));
+    assert_null(gs_node_untolerated(pol, 0, late)); /* no taint, nothing to tolerate */
+    assert_ptr_equal(gs_node_untolerated(pol, 1, late), n2);
+    assert_null(gs_node_untolerated(pol, 1, ok));
+    assert_non_null(gs_node_untolerated(pol, 2, ok));
+    assert_non_null(gs_node_untolerated(pol, 1, ml));
+    assert_null(gs_node_untolerated(pol, 2, ml));
+    /* Equal compares the value; a toleration of another effect tolerates nothing */
+    struct gs_toleration tl;
+    const char *field;
+    char why[128];
+    assert_int_equal(gs_toleration_make("nvidia.com/gpu", NULL, "absent", "", GS_UNSET, &tl, &field,
+                                        why, sizeof(why)),
+                     0);
+    assert_false(gs_tolerates(&tl, n2));
+    assert_int_equal(gs_toleration_make("nvidia.com/gpu", "Equal", "present", "NoExecute", GS_UNSET,
+                                        &tl, &field, why, sizeof(why)),
+                     0);
+    assert_false(gs_tolerates(&tl, n2));
+    tl.effect = GS_EFFECT_ANY;
+    assert_true(gs_tolerates(&tl, n2));
+    gs_scenario_free(s);
+}
 
 static void test_kubectl_list(void **state)
 {
@@ -1527,6 +1598,7 @@ int main(void)
         cmocka_unit_test(test_quantities),
         cmocka_unit_test(test_durations),
         cmocka_unit_test(test_kubectl_list),
+        cmocka_unit_test(test_taints),
         cmocka_unit_test(test_tenancy),
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_never_crashes_on_mutations),

@@ -199,6 +199,38 @@ static void runs_of(const struct gs_tsim *t, const char *name, char *buf, size_t
     }
 }
 
+/* Taints and tolerations (tests/data/scenario/taints.yaml): an untolerated NoSchedule or
+ * NoExecute taint keeps a pod off its node, an empty key with Exists tolerates every taint, the
+ * API server's default NoExecute tolerations (tolerationSeconds 300) are accepted and change
+ * nothing; a pod kept waiting names the taint as kube-scheduler does. */
+static void test_taints(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn_file("tests/data/scenario/taints.yaml");
+    s->sim.horizon_us = 1800LL * 1000000; /* before plain ends: late and ml still wait */
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    assert_string_equal(node_of(t, "plain"), "n1");
+    assert_string_equal(node_of(t, "gpu-ok"), "n2");
+    assert_string_equal(node_of(t, "any"), "n3");
+    assert_string_equal(node_of(t, "late"), "(none)");
+    assert_string_equal(find(t, "late")->reason,
+                        "0/3 nodes are available: 2 Insufficient nvidia.com/gpu, 1 node(s) had "
+                        "untolerated taint {nvidia.com/gpu: present}.");
+    assert_string_equal(node_of(t, "ml"), "(none)");
+    gs_tsim_free(t);
+    s->sim.horizon_us = GS_UNSET;
+    t = run(s, GS_WAY_EXCLUSIVE);
+    char runs[128];
+    runs_of(t, "late", runs, sizeof(runs));
+    assert_string_equal(runs, "n1@3600-7200;"); /* n1 frees at 1h; n2 never takes it */
+    runs_of(t, "ml", runs, sizeof(runs));
+    assert_string_equal(runs, "n1@3600-7200;");
+    runs_of(t, "after", runs, sizeof(runs)); /* n2 has its two cards free from 6000 s on */
+    assert_string_equal(runs, "n1@7200-9000;");
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
 /* A gang losing a node (tests/data/scenario/node-failure.yaml): n2 fails at 30 min, both
  * members wait again and run again once it is back at 1 h; n3 failing at 3 h 30 min sends its
  * pod to the first node that frees, n1 at 4 h; n2 failing again takes its pod with it. */
@@ -2258,6 +2290,7 @@ int main(void)
         cmocka_unit_test(test_card_holds),
         cmocka_unit_test(test_restored_card_modes),
         cmocka_unit_test(test_node_failures),
+        cmocka_unit_test(test_taints),
         cmocka_unit_test(test_preempt_smallest_gang),
         cmocka_unit_test(test_backoff_after_failed_search_only),
         cmocka_unit_test(test_small_pods_keep_the_big_hole),

@@ -990,6 +990,8 @@ static uint64_t static_shape(const struct rpod *p)
         h = (h ^ (uint64_t)(f->units * 2 + f->timeslice)) * 1099511628211ULL;
     if (f->node_only || f->zone_only)
         h = (h ^ ((uint64_t)f->node_only << 32 | (uint32_t)f->zone_only)) * 1099511628211ULL;
+    if (f->tolerated)
+        h = (h ^ f->tolerated) * 1099511628211ULL;
     return h;
 }
 
@@ -1035,8 +1037,8 @@ static int priority_refused(const struct gs_policy *pol, const struct gs_pod_spe
 
 /*
  * The node or zone a pod is held to (spec.nodeName, nodeSelector kubernetes.io/hostname or
- * topology.kubernetes.io/zone) as the fleet numbers them; -1 with the reason when the cluster has
- * no such node or zone, where it could never run.
+ * topology.kubernetes.io/zone) as the fleet numbers them, and the taint classes it tolerates;
+ * -1 with the reason when the cluster has no such node or zone, where it could never run.
  */
 static int pin(const struct gs_tenancy *t, struct rpod *p)
 {
@@ -1060,6 +1062,12 @@ static int pin(const struct gs_tenancy *t, struct rpod *p)
                 sp->node_zone);
         return -1;
     }
+    size_t first[GS_TAINT_CLASSES]; /* the tainted nodes it may use, by their taint classes */
+    int nc = gs_fleet_taint_classes(t->fleet, first);
+    p->fit.tolerated = 0;
+    for (int c = 0; c < nc; c++)
+        if (!gs_node_untolerated(pol, first[c], sp))
+            p->fit.tolerated |= 1ULL << c;
     return 0;
 }
 

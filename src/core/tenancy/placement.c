@@ -334,7 +334,7 @@ static int may_beat(const struct gs_tenancy *t, struct bound *b, size_t node, in
 /*
  * A whole-card pod no node had cards enough for, though the cluster has them free: say how
  * thinly they are spread ("; 4 free nvidia.com/gpu in the cluster, at most 3 on one node"), over
- * the ready nodes of the models and zone it may use. Return: the length written at @at.
+ * the ready nodes of the models, zone and taints it may use. Return: the length written at @at.
  */
 static int spread_thin(const struct gs_tenancy *t, const struct rpod *p, char *at, size_t size)
 {
@@ -346,7 +346,8 @@ static int spread_thin(const struct gs_tenancy *t, const struct rpod *p, char *a
     for (size_t k = 0; f->whole && !f->mig && f->ncards > 1 && k < nopen; k++) {
         size_t i = (size_t)open[k];
         int model = gs_fleet_node_model(t->fleet, i), n = gs_fleet_node_free_cards(t->fleet, i);
-        if (!gs_fleet_node_ready(t->fleet, i) ||
+        int taint = gs_fleet_node_taint_class(t->fleet, i);
+        if (!gs_fleet_node_ready(t->fleet, i) || (taint && !(f->tolerated >> (taint - 1) & 1)) ||
             (f->model_mask && model >= 0 && !(f->model_mask & (1u << model))) ||
             (f->zone_only && gs_fleet_node_zone(t->fleet, i) + 1 != f->zone_only))
             continue;
@@ -389,6 +390,23 @@ static int beyond_every_node(const struct gs_tenancy *t, const struct rpod *p, c
     return 0;
 }
 
+/* The taint kube-scheduler names when a pod is kept off nodes by taints ("{key: value}"): the
+ * first it does not tolerate on @only_node, else on the first taint class it does not tolerate.
+ * Return: the length written at @at. */
+static int untolerated(const struct gs_tenancy *t, const struct rpod *p, int only_node, char *at,
+                       size_t size)
+{
+    size_t first[GS_TAINT_CLASSES];
+    int nc = gs_fleet_taint_classes(t->fleet, first);
+    const struct gs_taint *tn = NULL;
+    if (only_node >= 0)
+        tn = gs_node_untolerated(t->pol, (size_t)only_node, p->sp);
+    for (int c = 0; !tn && c < nc; c++)
+        if (!(p->fit.tolerated >> c & 1))
+            tn = gs_node_untolerated(t->pol, first[c], p->sp);
+    return tn ? gs__say(at, size, " {%s: %s}", tn->key, tn->value) : 0;
+}
+
 static void why_nodes(struct gs_tenancy *t, struct rpod *p, const int64_t *count, int64_t quota,
                       const char *quota_why, int64_t reserved, int only_node)
 {
@@ -405,7 +423,14 @@ static void why_nodes(struct gs_tenancy *t, struct rpod *p, const int64_t *count
         char c[24] = "";
         if (only_node < 0)
             gs__say(c, sizeof(c), " %lld", (long long)count[r]);
-        if (count[r])
+        if (count[r] && r == GS_FIT_TAINT) {
+            n += gs__say(p->reason + n, sizeof(p->reason) - (size_t)n, "%s %s", c,
+                         gs_fit_reason_text((enum gs_fit_reason)r));
+            if (n < (int)sizeof(p->reason))
+                n += untolerated(t, p, only_node, p->reason + n, sizeof(p->reason) - (size_t)n);
+            if (n < (int)sizeof(p->reason))
+                n += gs__say(p->reason + n, sizeof(p->reason) - (size_t)n, ",");
+        } else if (count[r])
             n += gs__say(p->reason + n, sizeof(p->reason) - (size_t)n, "%s %s%s%s,", c,
                          gs_fit_reason_text((enum gs_fit_reason)r), mig ? " " : "",
                          mig && p->fit.mig ? p->fit.mig : "");

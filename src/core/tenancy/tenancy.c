@@ -101,18 +101,21 @@ static int alloc_state(struct gs_tenancy *t)
     for (size_t n = 0; n < nodes; n++)
         if (gs_fleet_node_gpus(t->fleet, n) > 0)
             t->models |= 1u << gs_fleet_node_model(t->fleet, n);
-    /* Zones of the fleet are numbered below the node count; templates x zones stamps. */
+    /* Zones of the fleet are numbered below the node count; templates x zones stamps ... */
     size_t nz = 0;
     for (size_t n = 0; n < nodes; n++)
         if ((size_t)gs_fleet_node_zone(t->fleet, n) + 1 > nz)
             nz = (size_t)gs_fleet_node_zone(t->fleet, n) + 1;
     t->nzones = nz ? nz : 1;
-    if (ALLOC(t->seen, pol->ntemplates * t->nzones) ||
-        ALLOC(t->seen_reason, pol->ntemplates * t->nzones) || ALLOC(t->node_key, nodes))
+    /* ... x taint classes: empty nodes alike in all three take the same pods */
+    size_t nk = pol->ntemplates * t->nzones * (size_t)(gs_fleet_taint_classes(t->fleet, NULL) + 1);
+    if (ALLOC(t->seen, nk) || ALLOC(t->seen_reason, nk) || ALLOC(t->node_key, nodes))
         return -ENOMEM;
     for (size_t n = 0; n < nodes; n++)
-        t->node_key[n] = (int32_t)((size_t)pol->nodes[n].template_index * t->nzones +
-                                   (size_t)gs_fleet_node_zone(t->fleet, n));
+        t->node_key[n] = (int32_t)(((size_t)pol->nodes[n].template_index * t->nzones +
+                                    (size_t)gs_fleet_node_zone(t->fleet, n)) *
+                                       (size_t)(gs_fleet_taint_classes(t->fleet, NULL) + 1) +
+                                   (size_t)gs_fleet_node_taint_class(t->fleet, n));
     if (gs__tn_admission_init(t) < 0 || gs__tn_victims_alloc(t) < 0 ||
         ALLOC(t->blists, t->nlevels * t->nqueues) || ALLOC(t->running_by_level, t->nlevels) ||
         ALLOC(t->borrowed, nt * t->nlevels))
