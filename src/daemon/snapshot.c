@@ -1081,8 +1081,8 @@ static void put_str(struct out *o, const char *s)
     PUT(o, "\"");
 }
 
-/* @v in decimal, as jansson writes an integer. */
-static void put_int(struct out *o, int64_t v)
+/* @v in decimal (as jansson writes an integer) at @at. Return: the bytes written (at most 20). */
+static size_t decimal(char *at, int64_t v)
 {
     char buf[24], *p = buf + sizeof(buf);
     uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
@@ -1091,7 +1091,14 @@ static void put_int(struct out *o, int64_t v)
     while (u /= 10);
     if (v < 0)
         *--p = '-';
-    put(o, p, (size_t)(buf + sizeof(buf) - p));
+    memcpy(at, p, (size_t)(buf + sizeof(buf) - p));
+    return (size_t)(buf + sizeof(buf) - p);
+}
+
+static void put_int(struct out *o, int64_t v)
+{
+    char buf[24];
+    put(o, buf, decimal(buf, v));
 }
 
 static void put_time(struct out *o, int64_t us)
@@ -1176,13 +1183,15 @@ static int meta_spans(const char *m, const char *labels[2], const char *ann[2])
  * already keeps its place, the others follow in order. */
 static void put_annotations(struct out *o, const struct gsd_podview *v, const char *ann[2])
 {
-    char idx[GS_GPUS_MAX * 4 + 1] = "", milli[16], start[16];
+    char idx[GS_GPUS_MAX * 4 + 1], milli[24], start[24];
     size_t off = 0;
     for (int g = 0; g < GS_GPUS_MAX; g++)
-        if (v->cards & (1u << g))
-            off += (size_t)snprintf(idx + off, sizeof(idx) - off, off ? ",%d" : "%d", g);
-    snprintf(milli, sizeof(milli), "%u", v->card_milli);
-    snprintf(start, sizeof(start), "%d", v->mig_start);
+        if (v->cards & (1u << g)) {
+            if (off)
+                idx[off++] = ',';
+            off += decimal(idx + off, g);
+        }
+    idx[off] = milli[decimal(milli, v->card_milli)] = start[decimal(start, v->mig_start)] = '\0';
     const char *keys[] = {"gpusched.io/node", "gpusched.io/gpu-index", "gpusched.io/gpu-milli",
                           "gpusched.io/mig-profile", "gpusched.io/mig-placement"};
     const char *vals[] = {v->node_name, idx, milli, v->mig, start};
@@ -1299,19 +1308,20 @@ char *gsd_podview_dumps(const struct gsd_podview *v)
          q < s + sizeof(s) / sizeof(s[0]); q++)
         room += *q ? 6 * strlen(*q) : 0;
     room += v->meta ? strlen(v->meta) : 0;
-    struct out o = {NULL, NULL, v->running ? !v->node_name : !v->reason}; /* jansson: NULL */
-    if (!o.bad && !meta_spans(v->meta, labels, ann) && (o.at = malloc(room))) {
-        char *text = o.at;
-        o.end = o.at + room - 1;
+    char small[4096]; /* most answers: written here, then copied to a block malloc reuses */
+    char *buf = room <= sizeof(small) ? small : malloc(room), *text = NULL;
+    struct out o = {buf, buf ? buf + room - 1 : NULL,
+                    !buf || (v->running ? !v->node_name : !v->reason)}; /* jansson: NULL */
+    if (!o.bad && !meta_spans(v->meta, labels, ann)) {
         put_view(&o, v, labels, ann);
-        if (!o.bad) {
-            *o.at = '\0';
-            return text;
-        }
-        free(text);
+        text = o.bad ? NULL : strndup(buf, (size_t)(o.at - buf));
     }
+    if (buf != small)
+        free(buf);
+    if (text)
+        return text;
     json_t *j = gsd_podview_json(v);
-    char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    text = j ? json_dumps(j, JSON_COMPACT) : NULL;
     json_decref(j);
     return text;
 }

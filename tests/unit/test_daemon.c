@@ -675,6 +675,10 @@ static void test_podview_text(void **state)
                           "ctl \x01\x1f\x7f end",
                           "caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac",
                           "not utf-8 \xff\xfe"};
+    static char big[6000];
+    int n = snprintf(big, sizeof(big), "{\"annotations\":{},\"labels\":{\"long\":\"");
+    memset(big + n, 'x', sizeof(big) - (size_t)n - 4);
+    memcpy(big + sizeof(big) - 4, "\"}}", 4);
     const char *metas[] = {
         NULL,
         "{}",
@@ -693,6 +697,7 @@ static void test_podview_text(void **state)
         "{\"labels\":{",
         "{\"labels\":{}} trailing",
         "{ \"labels\" : { \"spaced\" : \"1\" } }",
+        big, /* past the room of an answer written on the stack */
     };
     for (int kind = 0; kind < 6; kind++)
         for (size_t m = 0; m < sizeof(metas) / sizeof(metas[0]); m++)
