@@ -1178,12 +1178,9 @@ static int meta_spans(const char *m, const char *labels[2], const char *ann[2])
     }
 }
 
-/* The annotations: the meta's (@ann, may be NULL) with what a device plugin reads to pick the
- * cards put in, as gsd_podview_assignment()'s json_object_update() puts them: a key there
- * already keeps its place, the others follow in order. */
-static void put_annotations(struct out *o, const struct gsd_podview *v, const char *ann[2])
+/* The view's cards as "0,2,3" into @idx. */
+static void cards_text(const struct gsd_podview *v, char idx[GS_GPUS_MAX * 4 + 1])
 {
-    char idx[GS_GPUS_MAX * 4 + 1], milli[24], start[24];
     size_t off = 0;
     for (int g = 0; g < GS_GPUS_MAX; g++)
         if (v->cards & (1u << g)) {
@@ -1191,7 +1188,17 @@ static void put_annotations(struct out *o, const struct gsd_podview *v, const ch
                 idx[off++] = ',';
             off += decimal(idx + off, g);
         }
-    idx[off] = milli[decimal(milli, v->card_milli)] = start[decimal(start, v->mig_start)] = '\0';
+    idx[off] = '\0';
+}
+
+/* The annotations: the meta's (@ann, may be NULL) with what a device plugin reads to pick the
+ * cards put in, as gsd_podview_assignment()'s json_object_update() puts them: a key there
+ * already keeps its place, the others follow in order. */
+static void put_annotations(struct out *o, const struct gsd_podview *v, const char *ann[2])
+{
+    char idx[GS_GPUS_MAX * 4 + 1], milli[24], start[24];
+    cards_text(v, idx);
+    milli[decimal(milli, v->card_milli)] = start[decimal(start, v->mig_start)] = '\0';
     const char *keys[] = {"gpusched.io/node", "gpusched.io/gpu-index", "gpusched.io/gpu-milli",
                           "gpusched.io/mig-profile", "gpusched.io/mig-placement"};
     const char *vals[] = {v->node_name, idx, milli, v->mig, start};
@@ -1230,14 +1237,12 @@ static void put_annotations(struct out *o, const struct gsd_podview *v, const ch
 static void put_view(struct out *o, const struct gsd_podview *v, const char *labels[2],
                      const char *ann[2])
 {
-    PUT(o, "{\"namespace\":");
-    put_str(o, v->ns);
-    PUT(o, ",\"name\":");
-    put_str(o, v->name);
-    PUT(o, ",\"uid\":");
-    put_str(o, v->uid);
-    PUT(o, ",\"tenant\":");
-    put_str(o, v->tenant);
+    const char *keys[] = {"{\"namespace\":", ",\"name\":", ",\"uid\":", ",\"tenant\":"};
+    const char *strs[] = {v->ns, v->name, v->uid, v->tenant};
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+        put(o, keys[i], strlen(keys[i]));
+        put_str(o, strs[i]);
+    }
     if (v->running)
         PUT(o, ",\"state\":\"running\"");
     else
@@ -1250,14 +1255,11 @@ static void put_view(struct out *o, const struct gsd_podview *v, const char *lab
         put_str(o, v->node_name);
     else
         PUT(o, "null");
+    char idx[GS_GPUS_MAX * 4 + 1] = "";
+    if (v->running)
+        cards_text(v, idx);
     PUT(o, ",\"gpus\":[");
-    for (int g = 0, first = 1; v->running && g < GS_GPUS_MAX; g++)
-        if (v->cards & (1u << g)) {
-            if (!first)
-                PUT(o, ",");
-            first = 0;
-            put_int(o, g);
-        }
+    put(o, idx, strlen(idx));
     const int64_t nums[] = {v->req.num_gpu, v->req.gpu_milli, v->req.cpu_milli, v->req.memory_mib,
                             v->gpumem_mib,  v->gpucores,      v->priority};
     const char *names[] = {
