@@ -35,19 +35,26 @@ struct who {
     int admin, node, self;
 };
 
-void gsd_reply_json(struct gsd_req *r, int status, json_t *body)
+/* Answer @r @status with JSON @text (malloc'd, taken; NULL out of memory: a 500). */
+static void reply_text(struct gsd_req *r, int status, char *text)
 {
     free(r->view); /* an answer set before (a failed commit's 503 replaces it) */
     r->view = NULL;
     r->status = status;
     r->ctype = "application/json";
-    r->resp = body ? json_dumps(body, JSON_COMPACT) : NULL;
-    json_decref(body);
+    r->resp = text;
     if (!r->resp) {
         r->status = 500;
         r->resp = strdup("{\"error\":\"out of memory\",\"field\":\"\"}");
     }
     r->resp_len = r->resp ? strlen(r->resp) : 0;
+}
+
+void gsd_reply_json(struct gsd_req *r, int status, json_t *body)
+{
+    char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+    json_decref(body);
+    reply_text(r, status, text);
 }
 
 /* A copy of @s at *@at, which moves past it. */
@@ -72,7 +79,7 @@ void gsd_reply_pod(struct gsd_state *st, struct gsd_req *r, int status, struct g
         extra += *q ? strlen(*q) + 1 : 0;
     struct gsd_podview *c = malloc(sizeof(*c) + extra);
     if (!c) {
-        gsd_reply_json(r, status, gsd_podview_json(&v));
+        reply_text(r, status, gsd_podview_dumps(&v));
         return;
     }
     memcpy(c, &v, sizeof(v));
@@ -91,7 +98,7 @@ void gsd_reply_render(struct gsd_req *r)
     if (!v)
         return;
     r->view = NULL;
-    gsd_reply_json(r, r->status, gsd_podview_json(v));
+    reply_text(r, r->status, gsd_podview_dumps(v));
     free(v);
 }
 

@@ -314,9 +314,7 @@ const char *gsd_podview_text(const struct gsd_podview *v)
     char *text = atomic_load(&w->text), *none = NULL;
     if (text)
         return text;
-    json_t *j = gsd_podview_json(v);
-    text = j ? json_dumps(j, JSON_COMPACT) : NULL;
-    json_decref(j);
+    text = gsd_podview_dumps(v);
     if (text && !atomic_compare_exchange_strong(&w->text, &none, text)) {
         free(text); /* another reader made it first */
         text = none;
@@ -1024,4 +1022,308 @@ json_t *gsd_podview_json(const struct gsd_podview *v)
                             json_pack("{s:s, s:o}", "profile", v->mig, "start",
                                       v->running ? json_integer(v->mig_start) : json_null()));
     return o;
+}
+
+/*
+ * The compact text json_dumps() makes of gsd_podview_json(), written here without building the
+ * tree (a submission's 201 answer, a list's pods): the same bytes, checked by test_daemon against
+ * jansson for every kind of view. Written here only when every string is ASCII and the labels and
+ * annotations (the view's meta, jansson's compact text) hold only plain strings (no escape, no
+ * byte over 0x7E): those jansson reads and writes again unchanged, so they are copied. Anything
+ * else (UTF-8 jansson checks, escapes it would rewrite) goes through jansson.
+ */
+struct out {
+    char *at, *end;
+    int bad; /* something to leave to jansson (or, never expected, no room) */
+};
+
+static void put(struct out *o, const char *s, size_t n)
+{
+    if (o->bad || (size_t)(o->end - o->at) < n) {
+        o->bad = 1;
+        return;
+    }
+    memcpy(o->at, s, n);
+    o->at += n;
+}
+
+#define PUT(o, lit) put(o, lit, sizeof(lit) - 1)
+
+/* @s as a JSON string, escaped as jansson's dump escapes ASCII; bad past 0x7F. */
+static void put_str(struct out *o, const char *s)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    PUT(o, "\"");
+    for (const unsigned char *p = (const unsigned char *)s; *p && !o->bad;) {
+        const unsigned char *run = p;
+        while (*p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\')
+            p++;
+        put(o, (const char *)run, (size_t)(p - run));
+        if (!*p)
+            break;
+        const char *named = *p == '"'    ? "\\\""
+                            : *p == '\\' ? "\\\\"
+                            : *p == '\b' ? "\\b"
+                            : *p == '\f' ? "\\f"
+                            : *p == '\n' ? "\\n"
+                            : *p == '\r' ? "\\r"
+                            : *p == '\t' ? "\\t"
+                                         : NULL;
+        char u[6] = {'\\', 'u', '0', '0', hex[*p >> 4], hex[*p & 15]};
+        if (*p >= 0x80)
+            o->bad = 1;
+        else if (named)
+            put(o, named, 2);
+        else
+            put(o, u, sizeof(u));
+        p++;
+    }
+    PUT(o, "\"");
+}
+
+/* @v in decimal (as jansson writes an integer) at @at. Return: the bytes written (at most 20). */
+static size_t decimal(char *at, int64_t v)
+{
+    char buf[24], *p = buf + sizeof(buf);
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    do
+        *--p = (char)('0' + u % 10);
+    while (u /= 10);
+    if (v < 0)
+        *--p = '-';
+    memcpy(at, p, (size_t)(buf + sizeof(buf) - p));
+    return (size_t)(buf + sizeof(buf) - p);
+}
+
+static void put_int(struct out *o, int64_t v)
+{
+    char buf[24];
+    put(o, buf, decimal(buf, v));
+}
+
+static void put_time(struct out *o, int64_t us)
+{
+    char buf[GSD_TIME_MAX];
+    if (!us) {
+        PUT(o, "null");
+        return;
+    }
+    gsd_time_text(buf, us);
+    put_str(o, buf);
+}
+
+/* The plain string at @p: past its closing quote; NULL when @p holds none. */
+static const char *plain_str(const char *p)
+{
+    if (*p != '"')
+        return NULL;
+    for (p++; *p != '"'; p++)
+        if ((unsigned char)*p < 0x20 || (unsigned char)*p > 0x7e || *p == '\\')
+            return NULL;
+    return p + 1;
+}
+
+/* The object of plain strings at @p (its "key":"value" pairs, compact): past its '}'; NULL else. */
+static const char *plain_obj(const char *p)
+{
+    if (*p++ != '{')
+        return NULL;
+    if (*p == '}')
+        return p + 1;
+    for (;;) {
+        if (!(p = plain_str(p)) || *p++ != ':' || !(p = plain_str(p)))
+            return NULL;
+        if (*p == '}')
+            return p + 1;
+        if (*p++ != ',')
+            return NULL;
+    }
+}
+
+/* Does the plain string at @p, of @n bytes with its quotes, say @key? */
+static int str_is(const char *p, size_t n, const char *key)
+{
+    return n == strlen(key) + 2 && !memcmp(p + 1, key, n - 2);
+}
+
+/* Where the meta's labels and annotations objects are ([0] begin, [1] end; NULL absent).
+ * Return: 0; -1 when the meta is not plain (left to jansson). */
+static int meta_spans(const char *m, const char *labels[2], const char *ann[2])
+{
+    labels[0] = labels[1] = ann[0] = ann[1] = NULL;
+    if (!m)
+        return 0;
+    if (*m++ != '{')
+        return -1;
+    if (*m == '}')
+        return m[1] ? -1 : 0;
+    for (;;) {
+        const char *k = m, *v;
+        if (!(m = plain_str(m)) || *m++ != ':')
+            return -1;
+        const char **span = str_is(k, (size_t)(m - 1 - k), "labels")        ? labels
+                            : str_is(k, (size_t)(m - 1 - k), "annotations") ? ann
+                                                                            : NULL;
+        if (!(v = span ? plain_obj(m) : plain_str(m)) || (span && span[0]))
+            return -1;
+        if (span) {
+            span[0] = m;
+            span[1] = v;
+        }
+        m = v;
+        if (*m == '}')
+            return m[1] ? -1 : 0;
+        if (*m++ != ',')
+            return -1;
+    }
+}
+
+/* The view's cards as "0,2,3" into @idx. */
+static void cards_text(const struct gsd_podview *v, char idx[GS_GPUS_MAX * 4 + 1])
+{
+    size_t off = 0;
+    for (int g = 0; g < GS_GPUS_MAX; g++)
+        if (v->cards & (1u << g)) {
+            if (off)
+                idx[off++] = ',';
+            off += decimal(idx + off, g);
+        }
+    idx[off] = '\0';
+}
+
+/* The annotations: the meta's (@ann, may be NULL) with what a device plugin reads to pick the
+ * cards put in, as gsd_podview_assignment()'s json_object_update() puts them: a key there
+ * already keeps its place, the others follow in order. */
+static void put_annotations(struct out *o, const struct gsd_podview *v, const char *ann[2])
+{
+    char idx[GS_GPUS_MAX * 4 + 1], milli[24], start[24];
+    cards_text(v, idx);
+    milli[decimal(milli, v->card_milli)] = start[decimal(start, v->mig_start)] = '\0';
+    const char *keys[] = {"gpusched.io/node", "gpusched.io/gpu-index", "gpusched.io/gpu-milli",
+                          "gpusched.io/mig-profile", "gpusched.io/mig-placement"};
+    const char *vals[] = {v->node_name, idx, milli, v->mig, start};
+    int n = !v->running ? 0 : v->mig[0] ? 5 : 3, put_yet[5] = {0}, first = 1;
+    PUT(o, "{");
+    for (const char *p = ann[0] ? ann[0] + 1 : NULL; p && *p == '"';) {
+        const char *k = p, *ke = plain_str(k), *ve = plain_str(ke + 1);
+        int i = 0;
+        while (i < n && !str_is(k, (size_t)(ke - k), keys[i]))
+            i++;
+        if (!first)
+            PUT(o, ",");
+        first = 0;
+        put(o, k, (size_t)(ke + 1 - k));
+        if (i < n) {
+            put_str(o, vals[i]);
+            put_yet[i] = 1;
+        } else {
+            put(o, ke + 1, (size_t)(ve - ke - 1));
+        }
+        p = *ve == ',' ? ve + 1 : NULL;
+    }
+    for (int i = 0; i < n; i++)
+        if (!put_yet[i]) {
+            if (!first)
+                PUT(o, ",");
+            first = 0;
+            put_str(o, keys[i]);
+            PUT(o, ":");
+            put_str(o, vals[i]);
+        }
+    PUT(o, "}");
+}
+
+/* The fields, in gsd_podview_json()'s order. */
+static void put_view(struct out *o, const struct gsd_podview *v, const char *labels[2],
+                     const char *ann[2])
+{
+    const char *keys[] = {"{\"namespace\":", ",\"name\":", ",\"uid\":", ",\"tenant\":"};
+    const char *strs[] = {v->ns, v->name, v->uid, v->tenant};
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+        put(o, keys[i], strlen(keys[i]));
+        put_str(o, strs[i]);
+    }
+    if (v->running)
+        PUT(o, ",\"state\":\"running\"");
+    else
+        PUT(o, ",\"state\":\"pending\"");
+    if (v->extender)
+        PUT(o, ",\"source\":\"extender\",\"node\":");
+    else
+        PUT(o, ",\"source\":\"api\",\"node\":");
+    if (v->node_name)
+        put_str(o, v->node_name);
+    else
+        PUT(o, "null");
+    char idx[GS_GPUS_MAX * 4 + 1] = "";
+    if (v->running)
+        cards_text(v, idx);
+    PUT(o, ",\"gpus\":[");
+    put(o, idx, strlen(idx));
+    const int64_t nums[] = {v->req.num_gpu, v->req.gpu_milli, v->req.cpu_milli, v->req.memory_mib,
+                            v->gpumem_mib,  v->gpucores,      v->priority};
+    const char *names[] = {
+        "],\"num_gpu\":",   ",\"gpu_milli\":", ",\"cpu_milli\":", ",\"memory_mib\":",
+        ",\"gpumem_mib\":", ",\"gpucores\":",  ",\"priority\":"};
+    for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
+        put(o, names[i], strlen(names[i]));
+        put_int(o, nums[i]);
+    }
+    PUT(o, ",\"reason\":");
+    if (v->running)
+        PUT(o, "null");
+    else
+        put_str(o, v->reason);
+    PUT(o, ",\"submit_time\":");
+    put_time(o, v->submit_us);
+    PUT(o, ",\"start_time\":");
+    put_time(o, v->start_us);
+    PUT(o, ",\"labels\":");
+    if (labels[0])
+        put(o, labels[0], (size_t)(labels[1] - labels[0]));
+    else
+        PUT(o, "{}");
+    PUT(o, ",\"annotations\":");
+    put_annotations(o, v, ann);
+    PUT(o, ",\"queue\":");
+    put_str(o, v->queue);
+    if (v->mig[0]) {
+        PUT(o, ",\"mig\":{\"profile\":");
+        put_str(o, v->mig);
+        PUT(o, ",\"start\":");
+        if (v->running)
+            put_int(o, v->mig_start);
+        else
+            PUT(o, "null");
+        PUT(o, "}");
+    }
+    PUT(o, "}");
+}
+
+char *gsd_podview_dumps(const struct gsd_podview *v)
+{
+    const char *labels[2], *ann[2];
+    size_t room = 2048; /* the keys, numbers and cards; each string as escaped at worst */
+    for (const char *s[] = {v->ns, v->name, v->uid, v->tenant, v->queue, v->mig, v->mig,
+                            v->node_name, v->node_name, v->reason},
+                    **q = s;
+         q < s + sizeof(s) / sizeof(s[0]); q++)
+        room += *q ? 6 * strlen(*q) : 0;
+    room += v->meta ? strlen(v->meta) : 0;
+    char small[4096]; /* most answers: written here, then copied to a block malloc reuses */
+    char *buf = room <= sizeof(small) ? small : malloc(room), *text = NULL;
+    struct out o = {buf, buf ? buf + room - 1 : NULL,
+                    !buf || (v->running ? !v->node_name : !v->reason)}; /* jansson: NULL */
+    if (!o.bad && !meta_spans(v->meta, labels, ann)) {
+        put_view(&o, v, labels, ann);
+        text = o.bad ? NULL : strndup(buf, (size_t)(o.at - buf));
+    }
+    if (buf != small)
+        free(buf);
+    if (text)
+        return text;
+    json_t *j = gsd_podview_json(v);
+    text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    json_decref(j);
+    return text;
 }

@@ -200,6 +200,10 @@ void gsd_podview_fill(const struct gsd_state *st, const struct gsd_pod *p, struc
 const char *gsd_podview_text(const struct gsd_podview *v);
 /* gsd_podview_json() - the pod as the API shows it (new reference; NULL out of memory). */
 json_t *gsd_podview_json(const struct gsd_podview *v);
+/* gsd_podview_dumps() - json_dumps(gsd_podview_json(@v), JSON_COMPACT), the same bytes, most
+ * often written without the tree. Return: the text (malloc'd, the caller's); NULL out of memory
+ * or where jansson refuses a string (not UTF-8). */
+char *gsd_podview_dumps(const struct gsd_podview *v);
 /* gsd_podview_assignment() - gsd_pod_assignment() of the view (new reference; NULL no memory). */
 json_t *gsd_podview_assignment(const struct gsd_podview *v);
 

@@ -17,6 +17,7 @@
 #include "daemon/inventory.h"
 #include "daemon/podspec.h"
 #include "daemon/quota.h"
+#include "daemon/snapshot.h"
 #include "daemon/store.h"
 #include "gpusched/config.h"
 #include "gpusched/scenario.h"
@@ -694,6 +695,86 @@ static void test_store(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* A pod's JSON text written directly (gsd_podview_dumps()) is byte for byte jansson's dump of
+ * gsd_podview_json(): pending and running, MIG, shares, cards, every kind of string (escapes,
+ * control bytes, UTF-8, bytes that are not UTF-8) and labels and annotations as the store keeps
+ * them, as another writer might have kept them, and not JSON at all. */
+static void test_podview_text(void **state)
+{
+    (void)state;
+    const char *strs[] = {"",
+                          "plain text",
+                          "a \"quoted\" \\ back/slash",
+                          "tab\tnew\nline\r\b\f",
+                          "ctl \x01\x1f\x7f end",
+                          "caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac",
+                          "not utf-8 \xff\xfe"};
+    static char big[6000];
+    int n = snprintf(big, sizeof(big), "{\"annotations\":{},\"labels\":{\"long\":\"");
+    memset(big + n, 'x', sizeof(big) - (size_t)n - 4);
+    memcpy(big + sizeof(big) - 4, "\"}}", 4);
+    const char *metas[] = {
+        NULL,
+        "{}",
+        "{\"annotations\":{},\"labels\":{}}",
+        "{\"annotations\":{},\"labels\":{\"user\":\"u1\"}}",
+        "{\"annotations\":{\"a\":\"1\",\"gpusched.io/gpu-milli\":\"7\",\"gpusched.io/node\":\"x\","
+        "\"z\":\"2\"},\"labels\":{\"app\":\"train\",\"user\":\"u1\"},\"priorityClassName\":\"hi\"}",
+        "{\"annotations\":{\"gpusched.io/mig-placement\":\"9\",\"gpusched.io/workload\":\"w\"},"
+        "\"labels\":{}}",
+        "{\"labels\":{\"z\":\"1\",\"a\":\"2\"}}",
+        "{\"annotations\":{\"note\":\"say \\\"hi\\\"\\n\"},\"labels\":{\"k\":\"caf\xc3\xa9\"}}",
+        "{\"annotations\":{\"u\":\"\\u00e9\\/\"},\"labels\":{\"k\":\"\\u0001\"}}",
+        "{\"labels\":\"not an object\",\"annotations\":{\"a\":1}}",
+        "{\"labels\":{\"a\":\"1\"},\"labels\":{\"b\":\"2\"}}",
+        "{\"labels\":{\"bad\":\"\xff\"}}",
+        "{\"labels\":{",
+        "{\"labels\":{}} trailing",
+        "{ \"labels\" : { \"spaced\" : \"1\" } }",
+        big, /* past the room of an answer written on the stack */
+    };
+    for (int kind = 0; kind < 6; kind++)
+        for (size_t m = 0; m < sizeof(metas) / sizeof(metas[0]); m++)
+            for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
+                struct gsd_podview v = {0};
+                snprintf(v.ns, sizeof(v.ns), "team-a");
+                snprintf(v.name, sizeof(v.name), "p-%zu-%zu", m, i);
+                snprintf(v.uid, sizeof(v.uid), "%s", kind == 5 ? strs[i] : "u-1");
+                snprintf(v.tenant, sizeof(v.tenant), "tenant-a");
+                snprintf(v.queue, sizeof(v.queue), "%s", kind == 4 ? strs[i] : "default");
+                v.running = kind == 1 || kind == 2 || kind == 4;
+                v.extender = kind == 2;
+                v.node = v.running ? 3 : -1;
+                v.node_name = v.running ? (kind == 4 ? strs[i] : "node-0003") : NULL;
+                v.cards = v.running ? (kind == 2 ? 0x8005u : 0x2u) : 0;
+                v.card_milli = kind == 1 ? 250 : 1000;
+                v.req = (struct gs_pod_req){.cpu_milli = 1500,
+                                            .memory_mib = 4096,
+                                            .num_gpu = kind == 1 ? 1 : 3,
+                                            .gpu_milli = kind == 1 ? 250 : 1000};
+                v.gpumem_mib = kind == 1 ? 8192 : 0;
+                v.gpucores = kind == 1 ? 25 : 0;
+                v.priority = kind == 3 ? -7 : 1000000;
+                if (kind == 2 || kind == 3) {
+                    snprintf(v.mig, sizeof(v.mig), "3g.40gb");
+                    v.mig_start = 4;
+                }
+                v.reason = kind == 4 ? "" : strs[i];
+                v.meta = metas[m];
+                v.submit_us = 1767225600123456LL + (int64_t)i;
+                v.start_us = v.running ? 1767225601000001LL : 0;
+                json_t *j = gsd_podview_json(&v);
+                char *want = j ? json_dumps(j, JSON_COMPACT) : NULL, *got = gsd_podview_dumps(&v);
+                json_decref(j);
+                if (want)
+                    assert_string_equal(got, want);
+                else
+                    assert_null(got);
+                free(want);
+                free(got);
+            }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -708,6 +789,7 @@ int main(void)
         cmocka_unit_test(test_podspec),
         cmocka_unit_test(test_deploy_files),
         cmocka_unit_test(test_store),
+        cmocka_unit_test(test_podview_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
