@@ -1009,26 +1009,6 @@ void gs__tn_victims_started(struct gs_tenancy *t, int32_t pod)
         }
 }
 
-/* May @node hold a pod this search could take? Only "no" is sure. */
-static int may_hold(const struct gs_tenancy *t, const struct rpod *p, size_t node,
-                    enum evict_mode mode, int guarantee, uint64_t donors)
-{
-    if (t->vlevel && mode == EVICT_PREEMPT && /* the packed bound: one byte, not the sums */
-        t->vlevel[(guarantee ? t->pol->nnodes : 0) + node] <= p->level + 1)
-        return 0;
-    const struct vslot *own = &t->vindex[node * t->vslots + (size_t)p->tenant % t->vslots];
-    const struct vsum *sum = &t->vsum[node];
-    if (mode == EVICT_RECLAIM)
-        return (sum->q_open & donors) || ((sum->q_ded & donors) && (own->q_ded & donors));
-    if (sum->low_open > p->level || (sum->low_ded > p->level && own->low_ded > p->level))
-        return 1;
-    /* the guarantee: a slot not the preemptor's own, or any when its own is shared */
-    int shared = t->pol->ntenants + 1 > t->vslots;
-    int32_t b =
-        shared || sum->borrow_slot != (size_t)p->tenant % t->vslots ? sum->borrow : sum->borrow2;
-    return guarantee && b >= p->level;
-}
-
 /*
  * Could evicting every pod this search may take on @node free the cards @p asks for? Only
  * whole-card requests are bounded this way. Reclaim takes no unit that alone would take its
@@ -1049,9 +1029,8 @@ static int cards_bound(const struct gs_tenancy *t, const struct rpod *p, size_t 
         return 1; /* members of elastic gangs at its level may go too: no bound counts them */
     int64_t cards = gs_fleet_node_free_cards(t->fleet, node);
     if (mode == EVICT_RECLAIM) {
-        for (size_t q = 0, nq = t->nqueues; q < nq; q++) {
-            if (!(donors & (1ull << q)))
-                continue;
+        for (uint64_t d = donors; d; d &= d - 1) { /* queue q < nq <= 64: bit q */
+            size_t q = (size_t)__builtin_ctzll(d), nq = t->nqueues;
             int64_t all = *node_cards_at(t, 2 * nl + q, node),
                     alone = *node_cards_at(t, 2 * nl + nq + q, node);
             int64_t margin = t->q_used[q] - t->q_deserved[q];
@@ -1119,13 +1098,34 @@ struct search {
     struct pick best;
     size_t found;
     struct gmemo *memo;
+    uint32_t slot; /* the preemptor's tenant's slot of the victim index */
 };
+
+/* May @node hold a pod search @se could take? Only "no" is sure. */
+static int may_hold(const struct gs_tenancy *t, const struct search *se, size_t node)
+{
+    const struct rpod *p = se->p;
+    if (t->vlevel && se->mode == EVICT_PREEMPT && /* the packed bound: one byte, not the sums */
+        t->vlevel[(se->guarantee ? t->pol->nnodes : 0) + node] <= p->level + 1)
+        return 0;
+    const struct vslot *own = &t->vindex[node * t->vslots + se->slot]; /* read only if need be */
+    const struct vsum *sum = &t->vsum[node];
+    if (se->mode == EVICT_RECLAIM)
+        return (sum->q_open & se->donors) ||
+               ((sum->q_ded & se->donors) && (own->q_ded & se->donors));
+    if (sum->low_open > p->level || (sum->low_ded > p->level && own->low_ded > p->level))
+        return 1;
+    /* the guarantee: a slot not the preemptor's own, or any when its own is shared */
+    int shared = t->pol->ntenants + 1 > t->vslots;
+    int32_t b = shared || sum->borrow_slot != se->slot ? sum->borrow : sum->borrow2;
+    return se->guarantee && b >= p->level;
+}
 
 /* May @n offer a set, by what the index says? Reads no pod; a visit does not change its answer. */
 static int worth_visit(const struct gs_tenancy *t, const struct search *se, size_t n)
 {
     const struct rpod *p = se->p; /* the index first: its sums are read node after node */
-    return may_hold(t, p, n, se->mode, se->guarantee, se->donors) &&
+    return may_hold(t, se, n) &&
            !(p->fit.ncards > 0 && !(se->models & (1u << gs_fleet_node_model(t->fleet, n)))) &&
            cards_bound(t, p, n, se->mode, se->guarantee, se->donors);
 }
@@ -1161,7 +1161,8 @@ static int visit(struct gs_tenancy *t, struct search *se, size_t n)
 /* The @at-th node of the search's order: from @n0 on, or the memo's list (@nc). */
 static size_t node_of(const struct gs_tenancy *t, size_t at, size_t nc, size_t n0)
 {
-    return nc == SIZE_MAX ? (n0 + at) % t->pol->nnodes : (size_t)t->scratch[at];
+    size_t n = n0 + at; /* both below the node count: no division */
+    return nc != SIZE_MAX ? (size_t)t->scratch[at] : n >= t->pol->nnodes ? n - t->pol->nnodes : n;
 }
 
 /* From @i on (below @end), the first of @b[] above @thr, or @end; every byte below 128. Eight at
@@ -1188,7 +1189,7 @@ static size_t skip_unheld(const struct gs_tenancy *t, const struct search *se, s
 {
     if (!t->vlevel || nc != SIZE_MAX || se->mode != EVICT_PREEMPT || at >= end)
         return at;
-    size_t nn = t->pol->nnodes, node = (n0 + at) % nn,
+    size_t nn = t->pol->nnodes, node = n0 + at >= nn ? n0 + at - nn : n0 + at,
            run = nn - node < end - at ? nn - node : end - at;
     const uint8_t *b = &t->vlevel[se->guarantee ? nn : 0];
     size_t to = first_above(b, node, node + run, (uint8_t)(se->p->level + 1));
@@ -1265,7 +1266,11 @@ int gs__tn_evict_for(struct gs_tenancy *t, int32_t pod, enum evict_mode mode, st
     t->work.victim_searches++;
     struct gmemo memo;
     gmemo_clear(&memo);
-    struct search se = {.p = p, .mode = mode, .guarantee = guarantee, .memo = &memo};
+    struct search se = {.p = p,
+                        .mode = mode,
+                        .guarantee = guarantee,
+                        .memo = &memo,
+                        .slot = (uint32_t)((size_t)p->tenant % t->vslots)};
     char why[GS_REASON_MAX];
     for (int m = 0; m < GS_MODEL_MAX; m++)
         if ((t->models & (1u << m)) && (!p->fit.model_mask || (p->fit.model_mask & (1u << m))) &&
