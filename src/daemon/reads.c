@@ -426,10 +426,8 @@ void gsd_reads_handle(struct gsd_reads *rd, struct gsd_req *r)
     const struct gsd_tenant *viewer = n && r->who >= 0 ? gsd_tenant_named(n->cfg, r->tenant) : NULL;
     if (!n)
         gsd_reply_error(r, 503, "", "starting: nothing to read yet");
-    else if (r->qarg_too_long)
-        gsd_reply_error(r, 400, "",
-                        "a query argument is longer than %d bytes or there are more than %d",
-                        GSD_QARG_LEN - 1, GSD_QARGS_MAX);
+    else if (!gsd_args_fit(r))
+        ;                            /* answered */
     else if (r->who >= 0 && !viewer) /* a reload since removed the tenant */
         gsd_reply_error(r, 401, "Authorization", "the bearer token is not valid");
     else if (!strcmp(r->path, "/metrics"))

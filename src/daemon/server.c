@@ -694,9 +694,13 @@ static enum MHD_Result keep_qarg(void *cls, enum MHD_ValueKind kind, const char 
 {
     struct gsd_req *r = cls;
     (void)kind;
-    if (r->nqargs == GSD_QARGS_MAX || strlen(key) >= sizeof(r->qargs[0].key) ||
-        (value && strlen(value) >= GSD_QARG_LEN)) {
-        r->qarg_too_long = 1;
+    int cut = r->nqargs == GSD_QARGS_MAX               ? GSD_CUT_COUNT
+              : strlen(key) >= sizeof(r->qargs[0].key) ? GSD_CUT_KEY
+              : value && strlen(value) >= GSD_QARG_LEN ? GSD_CUT_VALUE
+                                                       : 0;
+    if (cut) {
+        r->qarg_too_long = cut;
+        snprintf(r->qarg_cut_key, sizeof(r->qarg_cut_key), "%s", key);
         return MHD_NO;
     }
     strcpy(r->qargs[r->nqargs].key, key);
@@ -895,7 +899,7 @@ static enum MHD_Result begin(struct gsd_server *s, struct MHD_Connection *c, con
     *con_cls = k;
     snprintf(r->method, sizeof(r->method), "%s", method);
     size_t n = strlen(url);
-    r->qarg_too_long = n >= sizeof(r->path);
+    r->qarg_too_long = n >= sizeof(r->path) ? GSD_CUT_PATH : 0;
     n = n < sizeof(r->path) ? n : sizeof(r->path) - 1; /* cut: refused as too long */
     memcpy(r->path, url, n);
     r->path[n] = '\0';

@@ -182,6 +182,19 @@ static long status_of(struct daemon *d, const char *method, const char *path, co
     return st;
 }
 
+/* @method @path is a 400 naming @field, its message saying @words. */
+static void refused_as(struct daemon *d, const char *method, const char *path, const char *field,
+                       const char *words)
+{
+    struct answer a;
+    assert_int_equal(h_call(d, method, path, TOKEN_A, NULL, &a), 0);
+    assert_int_equal(a.status, 400);
+    assert_string_equal(sget(a.json, "field"), field);
+    if (!strstr(sget(a.json, "error"), words))
+        fail_msg("%s: \"%s\" does not say \"%s\"", path, sget(a.json, "error"), words);
+    h_answer_free(&a);
+}
+
 static void test_tenants_apart(void **state)
 {
     (void)state;
@@ -422,6 +435,16 @@ static void test_errors_name_the_field(void **state)
     assert_string_equal(field, "limit");
     assert_int_equal(status_of(&d, "GET", "/v1/pods?continue=+0", TOKEN_A, NULL, field, 128), 400);
     assert_string_equal(field, "continue");
+    /* past a cap: the argument named, and the cap, on both threads' routes */
+    char path[256];
+    snprintf(path, sizeof(path), "/v1/pods?tenant=%0128d", 0);
+    refused_as(&d, "GET", path, "tenant", "tenant: longer than 127 bytes");
+    snprintf(path, sizeof(path), "/v1/pods?dryRun=%0128d", 0);
+    refused_as(&d, "POST", path, "dryRun", "dryRun: longer than 127 bytes");
+    refused_as(&d, "GET", "/v1/status?a_name_of_forty_bytes_0123456789abcd=1",
+               "a_name_of_forty_bytes_012345678", "name is longer than 31 bytes");
+    refused_as(&d, "GET", "/v1/pods?a=1&b=1&c=1&d=1&e=1&f=1&g=1&h=1&i=1", "i",
+               "i: more than 8 query arguments");
     assert_int_equal(status_of(&d, "DELETE", "/v1/pods/team-a/dup%00x", TOKEN_A, NULL, NULL, 0),
                      404);
     assert_int_equal(status_of(&d, "GET", "/v1/pods/team-a/dup", TOKEN_A, NULL, NULL, 0), 200);
