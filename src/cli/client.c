@@ -227,30 +227,37 @@ static int submit_all(const char *cmd, const struct copts *o, const char *path)
     return worst;
 }
 
-/* One line per pod: NAMESPACE/NAME STATE NODE GPUS REASON. */
+/* The row of pod @p: NAMESPACE/NAME STATE NODE GPUS REASON (the header when @p is NULL). */
+static void pod_row(const json_t *p)
+{
+    char pod[160], gpus[64] = "";
+    size_t k, off = 0;
+    const json_t *g;
+    if (!p) {
+        printf("%-40s %-8s %-20s %-10s %s\n", "POD", "STATE", "NODE", "GPUS", "REASON");
+        return;
+    }
+    snprintf(pod, sizeof(pod), "%s/%s", json_string_value(json_object_get(p, "namespace")),
+             json_string_value(json_object_get(p, "name")));
+    json_array_foreach(json_object_get(p, "gpus"), k, g)
+    {
+        if (off < sizeof(gpus))
+            off += (size_t)snprintf(gpus + off, sizeof(gpus) - off, off ? ",%lld" : "%lld",
+                                    (long long)json_integer_value(g));
+    }
+    const char *node = json_string_value(json_object_get(p, "node"));
+    const char *why = json_string_value(json_object_get(p, "reason"));
+    printf("%-40s %-8s %-20s %-10s %s\n", pod, json_string_value(json_object_get(p, "state")),
+           node ? node : "-", gpus[0] ? gpus : "-", why ? why : "");
+}
+
+/* One line per pod, as kubectl get prints its objects (get: the one pod). */
 static void print_table(const json_t *ans)
 {
     size_t i;
     const json_t *p;
-    printf("%-40s %-8s %-20s %-10s %s\n", "POD", "STATE", "NODE", "GPUS", "REASON");
-    json_array_foreach(json_object_get(ans, "items"), i, p)
-    {
-        char pod[160], gpus[64] = "";
-        size_t k, off = 0;
-        const json_t *g;
-        snprintf(pod, sizeof(pod), "%s/%s", json_string_value(json_object_get(p, "namespace")),
-                 json_string_value(json_object_get(p, "name")));
-        json_array_foreach(json_object_get(p, "gpus"), k, g)
-        {
-            if (off < sizeof(gpus))
-                off += (size_t)snprintf(gpus + off, sizeof(gpus) - off, off ? ",%lld" : "%lld",
-                                        (long long)json_integer_value(g));
-        }
-        const char *node = json_string_value(json_object_get(p, "node"));
-        const char *why = json_string_value(json_object_get(p, "reason"));
-        printf("%-40s %-8s %-20s %-10s %s\n", pod, json_string_value(json_object_get(p, "state")),
-               node ? node : "-", gpus[0] ? gpus : "-", why ? why : "");
-    }
+    pod_row(NULL);
+    json_array_foreach(json_object_get(ans, "items"), i, p) pod_row(p);
     const char *more = json_string_value(json_object_get(ans, "continue"));
     if (more && *more)
         printf("(more: --continue %s)\n", more);
@@ -267,8 +274,8 @@ static void client_usage(FILE *f)
             "       gpusched status                         the daemon's totals and age\n"
             "       gpusched tenants | queues               use and deserved share per tenant\n"
             "       gpusched bills [--tenant T]             what each tenant owes so far\n"
-            "list, status, tenants, queues and bills print a table; -o json (or --json) the\n"
-            "answer as it came, exact amounts included\n"
+            "get, list, status, tenants, queues and bills print a table; -o json (or --json)\n"
+            "the answer as it came, exact amounts and every field included\n"
             "options: --server URL (or $GPUSCHED_SERVER; default http://127.0.0.1:8080)\n"
             "         --token TOKEN (or $GPUSCHED_TOKEN)   --cacert PEM (HTTPS)\n"
             "         -o, --output table|json   --json (the same as -o json)\n");
@@ -401,8 +408,13 @@ int cmd_client(int argc, char **argv)
         }
     } else if (!strcmp(cmd, "get") || !strcmp(cmd, "cancel")) {
         rc = pod_arg(cmd, argc, argv, path, sizeof(path));
-        if (!rc) {
+        if (!rc)
             st = call(cmd, &o, cmd[0] == 'g' ? "GET" : "DELETE", path, NULL, &ans);
+        if (!rc && cmd[0] == 'g' && st >= 200 && st < 300 && !o.json) {
+            pod_row(NULL);
+            pod_row(ans);
+            json_decref(ans);
+        } else if (!rc) {
             rc = finish(cmd, st, ans, 1);
         }
     } else if (optind != argc) {

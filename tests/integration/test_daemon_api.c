@@ -547,15 +547,17 @@ static void test_sighup_reload(void **state)
     h_cleanup(&d);
 }
 
-/* Run the gpusched client; return its exit status, its stdout in @out. */
-static int client(const struct daemon *d, char *out, size_t cap, const char *a1, const char *a2)
+/* Run the gpusched client with up to three arguments (@a3 may be NULL); return its exit status,
+ * its stdout in @out. */
+static int client3(const struct daemon *d, char *out, size_t cap, const char *a1, const char *a2,
+                   const char *a3)
 {
     const char *bin = getenv("GPUSCHED_BIN");
     char server[64], path[128];
     snprintf(server, sizeof(server), "http://127.0.0.1:%d", d->port);
     snprintf(path, sizeof(path), "%s/client.out", d->dir);
-    char *argv[] = {(char *)bin, (char *)a1, "--server", server,
-                    "--token",   TOKEN_A,    (char *)a2, NULL};
+    char *argv[] = {(char *)bin, (char *)a1, "--server", server, "--token",
+                    TOKEN_A,     (char *)a2, (char *)a3, NULL};
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 1, path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -570,6 +572,11 @@ static int client(const struct daemon *d, char *out, size_t cap, const char *a1,
     if (f)
         fclose(f);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int client(const struct daemon *d, char *out, size_t cap, const char *a1, const char *a2)
+{
+    return client3(d, out, cap, a1, a2, NULL);
 }
 
 /* @s with each run of spaces made one, in place (table columns compared by content). */
@@ -603,7 +610,11 @@ static void test_client(void **state)
     assert_non_null(strstr(out, "\"state\": \"running\""));
     assert_int_equal(client(&d, out, sizeof(out), "submit", pod), 0); /* the same again: 200 */
     assert_non_null(strstr(out, "\"name\": \"train-0\""));
+    /* get prints the pod's row as list does, as kubectl get does; -o json the whole answer */
     assert_int_equal(client(&d, out, sizeof(out), "get", "team-a/train-0"), 0);
+    assert_string_equal(squeeze(out), "POD STATE NODE GPUS REASON\n"
+                                      "team-a/train-0 running n-t4-0 0,1,2,3\n");
+    assert_int_equal(client3(&d, out, sizeof(out), "get", "team-a/train-0", "-ojson"), 0);
     assert_non_null(strstr(out, "gpusched.io/gpu-index"));
     assert_int_equal(client(&d, out, sizeof(out), "list", NULL), 0);
     assert_non_null(strstr(out, "team-a/train-0"));
