@@ -616,6 +616,13 @@ static void test_client(void **state)
                                       "team-a/train-0 running n-t4-0 0,1,2,3\n");
     assert_int_equal(client3(&d, out, sizeof(out), "get", "team-a/train-0", "-ojson"), 0);
     assert_non_null(strstr(out, "gpusched.io/gpu-index"));
+    /* -o yaml: the same answer as YAML, a string that would read as a number quoted */
+    out[0] = '\n'; /* each line found after a line break, the first one too */
+    assert_int_equal(client3(&d, out + 1, sizeof(out) - 1, "get", "team-a/train-0", "-oyaml"), 0);
+    assert_non_null(strstr(out, "\nname: train-0\n"));
+    assert_non_null(strstr(out, "\nnamespace: team-a\n"));
+    assert_non_null(strstr(out, "\n  gpusched.io/gpu-index: 0,1,2,3\n"));
+    assert_non_null(strstr(out, "\n- 3\n")); /* gpus: [0, 1, 2, 3] */
     assert_int_equal(client(&d, out, sizeof(out), "list", NULL), 0);
     assert_non_null(strstr(out, "team-a/train-0"));
     assert_int_equal(client(&d, out, sizeof(out), "list", "--queue=default"), 0);
@@ -641,7 +648,7 @@ static void test_client(void **state)
     assert_non_null(strstr(squeeze(out), "\nteam-a 1 1 0 4.00 0.00\n"));
     assert_int_equal(client(&d, out, sizeof(out), "tenants", "--output=json"), 0);
     assert_non_null(strstr(out, "\"gpus_allocated\": 4"));
-    assert_int_equal(client(&d, out, sizeof(out), "tenants", "-oyaml"), 2);
+    assert_int_equal(client(&d, out, sizeof(out), "tenants", "-oxml"), 2);
     assert_int_equal(client(&d, out, sizeof(out), "bills", "--tenant=team-b"), 2); /* 403 */
     assert_int_equal(client(&d, out, sizeof(out), "bills", NULL), 0);
     assert_non_null(strstr(squeeze(out), "\nTENANT TOTAL\n"));
