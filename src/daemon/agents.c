@@ -271,7 +271,7 @@ static int keys_known(const json_t *o, const char *at, const char *const *known,
 /* Every key of a registration's "topology" @t is one of its form's. Return: 1; 0 with @field. */
 static int topology_keys_known(const json_t *t, char *field, size_t fcap)
 {
-    char at[64];
+    char at[80];
     size_t i, m;
     const json_t *g, *x;
     if (!keys_known(t, "topology", topo_keys, field, fcap))
@@ -302,7 +302,7 @@ static int topology_keys_known(const json_t *t, char *field, size_t fcap)
 static int check_body(struct gsd_req *r, const struct gs_node_info *ni, json_t **out,
                       struct topo *t)
 {
-    char field[128], msg[160];
+    char field[160], msg[160];
     json_t *b = json_loadb(r->body ? r->body : "", r->len, JSON_REJECT_DUPLICATES, NULL);
     const char *k;
     json_t *v;
