@@ -73,8 +73,8 @@ static void scrape_gzip(struct scrape *sc)
     deflateEnd(&z);
 }
 
-/* How long a scrape waits for the bills it asked for: the scheduler thread's publishing period
- * (server.c's PROBE_US, 2 s) and a batch. */
+/* How long a scrape waits for the bills it asked for: a batch the scheduler thread may be
+ * running (its store commit among it) before it publishes them. */
 #define BILLS_WAIT_US  (3 * 1000000LL)
 #define LIST_MAX_BYTES (1u << 30) /* a list answer: 5,000 pods with 64 KiB of labels each */
 #define OWNER_SLOTS                                                                                \
@@ -369,8 +369,8 @@ static int extras(const struct gsd_snap *n)
 
 /* A scrape that names tenants has each one's bill from the first (a counter that appears late
  * reads as one that started then): when snapshot @n (held) was published before a reader asked
- * for the bills, wait for a later one, which has them (the scheduler thread publishes at least
- * every 2 s), BILLS_WAIT_US at most. Return: the snapshot to answer from, held. */
+ * for the bills, wait for a later one, which has them (asking for them wakes the scheduler
+ * thread to publish one), BILLS_WAIT_US at most. Return: the snapshot to answer from, held. */
 static const struct gsd_snap *with_bills(struct gsd_reads *rd, const struct gsd_snap *n,
                                          const struct gsd_req *r)
 {
