@@ -285,6 +285,7 @@ struct gs_pod_spec {
     char vgpu_class[GS_SCN_NAME_MAX];     /* annotation gpusched.io/vgpu-class */
     char priority_class[GS_SCN_NAME_MAX]; /* spec.priorityClassName */
     char scheduler[GS_SCN_NAME_MAX];      /* spec.schedulerName, "" when absent */
+    struct gs_scn_src scheduler_src;      /* where spec.schedulerName is given */
     int32_t priority;                     /* spec.priority, when @has_priority: the value an API
                                              server's Priority admission gave it */
     int has_priority;

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <yaml.h>
 
 #define ANSWER_MAX   (256u << 20) /* bytes of an answer kept */
@@ -26,8 +27,9 @@
 
 struct copts {
     const char *server, *token, *cacert, *tenant, *state, *queue;
-    int json;
+    int json; /* -o: 0 table, 1 json, OUT_YAML yaml */
 };
+#define OUT_YAML 2
 
 struct buf {
     char *s;
@@ -89,8 +91,89 @@ static long call(const char *cmd, const struct copts *o, const char *method, con
     return status;
 }
 
-/* Print the answer (or its error) and map the status to an exit status. */
-static int finish(const char *cmd, long status, json_t *ans, int print)
+/* Whether plain scalar @s could read as a number, a boolean or null (YAML 1.1, which libyaml
+ * and PyYAML read: "0x1f", "1_000", "1:30" and ".inf" are numbers there). */
+static int reads_typed(const char *s)
+{
+    static const char *const words[] = {"",     "~",     "null",  "true", "false",
+                                        ".inf", "-.inf", "+.inf", ".nan", "yes",
+                                        "no",   "on",    "off",   "y",    "n"};
+    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+        if (!strcasecmp(s, words[i]))
+            return 1;
+    return strchr("0123456789+-.", s[0]) &&
+           strspn(s, "0123456789abcdefABCDEFxXoO_:.+-") == strlen(s);
+}
+
+/* A scalar event of @text: plain for a number, a boolean or null; a string quoted where plain
+ * would read as another type ("8", "true"). */
+static int yaml_scalar(yaml_emitter_t *em, const char *text, int is_string)
+{
+    yaml_event_t ev;
+    return yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)text, -1,
+                                        !is_string || !reads_typed(text), 1,
+                                        YAML_ANY_SCALAR_STYLE) &&
+           yaml_emitter_emit(em, &ev);
+}
+
+/* Emit JSON value @v as YAML events. Return: 1; 0 when the emitter failed. */
+static int yaml_value(yaml_emitter_t *em, const json_t *v)
+{
+    yaml_event_t ev;
+    char num[64];
+    const char *k;
+    const json_t *x;
+    size_t i;
+    int ok;
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        ok = yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_ANY_MAPPING_STYLE) &&
+             yaml_emitter_emit(em, &ev);
+        json_object_foreach((json_t *)v, k, x) ok =
+            ok && yaml_scalar(em, k, 1) && yaml_value(em, x);
+        return ok && yaml_mapping_end_event_initialize(&ev) && yaml_emitter_emit(em, &ev);
+    case JSON_ARRAY:
+        ok = yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, YAML_ANY_SEQUENCE_STYLE) &&
+             yaml_emitter_emit(em, &ev);
+        json_array_foreach(v, i, x) ok = ok && yaml_value(em, x);
+        return ok && yaml_sequence_end_event_initialize(&ev) && yaml_emitter_emit(em, &ev);
+    case JSON_STRING:
+        return yaml_scalar(em, json_string_value(v), 1);
+    case JSON_INTEGER:
+        snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        return yaml_scalar(em, num, 0);
+    case JSON_REAL:
+        snprintf(num, sizeof(num), "%.17g", json_real_value(v));
+        return yaml_scalar(em, num, 0);
+    default:
+        return yaml_scalar(em, json_is_true(v) ? "true" : json_is_false(v) ? "false" : "null", 0);
+    }
+}
+
+/* @v on stdout as one YAML document, as kubectl get -o yaml prints an object. */
+static void print_yaml(const json_t *v)
+{
+    yaml_emitter_t em;
+    yaml_event_t ev;
+    if (!yaml_emitter_initialize(&em))
+        return;
+    yaml_emitter_set_output_file(&em, stdout);
+    yaml_emitter_set_unicode(&em, 1);
+    int ok = yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING) &&
+             yaml_emitter_emit(&em, &ev) &&
+             yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1) &&
+             yaml_emitter_emit(&em, &ev) && yaml_value(&em, v) &&
+             yaml_document_end_event_initialize(&ev, 1) && yaml_emitter_emit(&em, &ev) &&
+             yaml_stream_end_event_initialize(&ev) && yaml_emitter_emit(&em, &ev);
+    if (!ok)
+        fprintf(stderr, "gpusched: cannot write the answer as YAML: %s\n",
+                em.problem ? em.problem : "out of memory");
+    yaml_emitter_delete(&em);
+}
+
+/* Print the answer (or its error) and map the status to an exit status; a 2xx answer as YAML
+ * when @yaml, else JSON. */
+static int finish(const char *cmd, long status, json_t *ans, int yaml)
 {
     int rc = status < 0 ? 1 : status >= 500 ? 1 : status >= 400 ? EXIT_BAD_INPUT : 0;
     if (status >= 400) {
@@ -99,7 +182,9 @@ static int finish(const char *cmd, long status, json_t *ans, int print)
         fprintf(stderr, "gpusched %s: %ld: %s%s%s%s\n", cmd, status, err ? err : "(no message)",
                 field && *field ? " (field " : "", field && *field ? field : "",
                 field && *field ? ")" : "");
-    } else if (status > 0 && print && ans) {
+    } else if (status > 0 && ans && yaml) {
+        print_yaml(ans);
+    } else if (status > 0 && ans) {
         json_dumpf(ans, stdout, JSON_INDENT(2));
         putchar('\n');
     }
@@ -213,7 +298,7 @@ static int submit_all(const char *cmd, const struct copts *o, const char *path)
         char *body = json_dumps(obj, JSON_COMPACT);
         json_t *ans = NULL;
         long st = body ? call(cmd, o, "POST", submit_path(obj), body, &ans) : -1;
-        int rc = finish(cmd, st, ans, 1);
+        int rc = finish(cmd, st, ans, o->json == OUT_YAML);
         const json_t *md = json_object_get(obj, "metadata");
         const char *ns = json_string_value(json_object_get(md, "namespace")),
                    *name = json_string_value(json_object_get(md, "name"));
@@ -227,30 +312,37 @@ static int submit_all(const char *cmd, const struct copts *o, const char *path)
     return worst;
 }
 
-/* One line per pod: NAMESPACE/NAME STATE NODE GPUS REASON. */
+/* The row of pod @p: NAMESPACE/NAME STATE NODE GPUS REASON (the header when @p is NULL). */
+static void pod_row(const json_t *p)
+{
+    char pod[160], gpus[64] = "";
+    size_t k, off = 0;
+    const json_t *g;
+    if (!p) {
+        printf("%-40s %-8s %-20s %-10s %s\n", "POD", "STATE", "NODE", "GPUS", "REASON");
+        return;
+    }
+    snprintf(pod, sizeof(pod), "%s/%s", json_string_value(json_object_get(p, "namespace")),
+             json_string_value(json_object_get(p, "name")));
+    json_array_foreach(json_object_get(p, "gpus"), k, g)
+    {
+        if (off < sizeof(gpus))
+            off += (size_t)snprintf(gpus + off, sizeof(gpus) - off, off ? ",%lld" : "%lld",
+                                    (long long)json_integer_value(g));
+    }
+    const char *node = json_string_value(json_object_get(p, "node"));
+    const char *why = json_string_value(json_object_get(p, "reason"));
+    printf("%-40s %-8s %-20s %-10s %s\n", pod, json_string_value(json_object_get(p, "state")),
+           node ? node : "-", gpus[0] ? gpus : "-", why ? why : "");
+}
+
+/* One line per pod, as kubectl get prints its objects (get: the one pod). */
 static void print_table(const json_t *ans)
 {
     size_t i;
     const json_t *p;
-    printf("%-40s %-8s %-20s %-10s %s\n", "POD", "STATE", "NODE", "GPUS", "REASON");
-    json_array_foreach(json_object_get(ans, "items"), i, p)
-    {
-        char pod[160], gpus[64] = "";
-        size_t k, off = 0;
-        const json_t *g;
-        snprintf(pod, sizeof(pod), "%s/%s", json_string_value(json_object_get(p, "namespace")),
-                 json_string_value(json_object_get(p, "name")));
-        json_array_foreach(json_object_get(p, "gpus"), k, g)
-        {
-            if (off < sizeof(gpus))
-                off += (size_t)snprintf(gpus + off, sizeof(gpus) - off, off ? ",%lld" : "%lld",
-                                        (long long)json_integer_value(g));
-        }
-        const char *node = json_string_value(json_object_get(p, "node"));
-        const char *why = json_string_value(json_object_get(p, "reason"));
-        printf("%-40s %-8s %-20s %-10s %s\n", pod, json_string_value(json_object_get(p, "state")),
-               node ? node : "-", gpus[0] ? gpus : "-", why ? why : "");
-    }
+    pod_row(NULL);
+    json_array_foreach(json_object_get(ans, "items"), i, p) pod_row(p);
     const char *more = json_string_value(json_object_get(ans, "continue"));
     if (more && *more)
         printf("(more: --continue %s)\n", more);
@@ -267,11 +359,12 @@ static void client_usage(FILE *f)
             "       gpusched status                         the daemon's totals and age\n"
             "       gpusched tenants | queues               use and deserved share per tenant\n"
             "       gpusched bills [--tenant T]             what each tenant owes so far\n"
-            "list, status, tenants, queues and bills print a table; -o json (or --json) the\n"
-            "answer as it came, exact amounts included\n"
+            "get, list, status, tenants, queues and bills print a table; -o json (or --json)\n"
+            "the answer as it came, exact amounts and every field included; -o yaml the same\n"
+            "as YAML\n"
             "options: --server URL (or $GPUSCHED_SERVER; default http://127.0.0.1:8080)\n"
             "         --token TOKEN (or $GPUSCHED_TOKEN)   --cacert PEM (HTTPS)\n"
-            "         -o, --output table|json   --json (the same as -o json)\n");
+            "         -o, --output table|json|yaml   --json (the same as -o json)\n");
 }
 
 static int parse_client(int argc, char **argv, struct copts *o, char **cont)
@@ -301,12 +394,12 @@ static int parse_client(int argc, char **argv, struct copts *o, char **cont)
             o->server = optarg;
             break;
         case 'o':
-            if (strcmp(optarg, "json") && strcmp(optarg, "table")) {
-                fprintf(stderr, "gpusched %s: -o \"%s\": expected table or json\n", argv[0],
+            if (strcmp(optarg, "json") && strcmp(optarg, "yaml") && strcmp(optarg, "table")) {
+                fprintf(stderr, "gpusched %s: -o \"%s\": expected table, json or yaml\n", argv[0],
                         optarg);
                 return EXIT_BAD_INPUT;
             }
-            o->json = !strcmp(optarg, "json");
+            o->json = !strcmp(optarg, "json") ? 1 : !strcmp(optarg, "yaml") ? OUT_YAML : 0;
             break;
         case 't':
             o->token = optarg;
@@ -378,7 +471,7 @@ static int list(const char *cmd, const struct copts *o, const char *cont)
         json_decref(ans);
         return 0;
     }
-    return finish(cmd, st, ans, 1);
+    return finish(cmd, st, ans, o->json == OUT_YAML);
 }
 
 int cmd_client(int argc, char **argv)
@@ -401,9 +494,14 @@ int cmd_client(int argc, char **argv)
         }
     } else if (!strcmp(cmd, "get") || !strcmp(cmd, "cancel")) {
         rc = pod_arg(cmd, argc, argv, path, sizeof(path));
-        if (!rc) {
+        if (!rc)
             st = call(cmd, &o, cmd[0] == 'g' ? "GET" : "DELETE", path, NULL, &ans);
-            rc = finish(cmd, st, ans, 1);
+        if (!rc && cmd[0] == 'g' && st >= 200 && st < 300 && !o.json) {
+            pod_row(NULL);
+            pod_row(ans);
+            json_decref(ans);
+        } else if (!rc) {
+            rc = finish(cmd, st, ans, o.json == OUT_YAML);
         }
     } else if (optind != argc) {
         fprintf(stderr, "gpusched %s: unexpected argument \"%s\"\n", cmd, argv[optind]);
@@ -422,7 +520,7 @@ int cmd_client(int argc, char **argv)
             json_decref(ans);
             rc = 0;
         } else {
-            rc = finish(cmd, st, ans, 1);
+            rc = finish(cmd, st, ans, o.json == OUT_YAML);
         }
     }
     curl_global_cleanup();

@@ -554,19 +554,24 @@ static int card_list(struct gs__yctx *c, yaml_node_t *v, uint32_t *mask)
     return 0;
 }
 
+/* Where @n is, for a check made once every document is read. */
+static void node_src(const struct gs__yctx *c, const yaml_node_t *n, struct gs_scn_src *src)
+{
+    size_t line, col;
+    gs__yaml_pos(c, n, &line, &col);
+    snprintf(src->file, sizeof(src->file), "%s", c->path ? c->path : "");
+    src->line = (uint32_t)line;
+    src->col = (uint32_t)col;
+}
+
 static int annot_value(struct gs__yctx *c, int a, yaml_node_t *v, struct gs_pod_spec *p)
 {
     int tier = 0, rc;
     int64_t x;
     switch (a) {
-    case A_NODE: {
-        size_t line, col;
-        gs__yaml_pos(c, v, &line, &col);
-        snprintf(p->placed_src.file, sizeof(p->placed_src.file), "%s", c->path ? c->path : "");
-        p->placed_src.line = (uint32_t)line;
-        p->placed_src.col = (uint32_t)col;
+    case A_NODE:
+        node_src(c, v, &p->placed_src);
         return gs__scn_name(c, v, annot_keys[a], p->placed_node, sizeof(p->placed_node));
-    }
     case A_GPUS:
         p->placed_given |= GS_PLACED_GPUS;
         return card_list(c, v, &p->placed_mask);
@@ -803,9 +808,11 @@ static int read_spec(struct gs__yctx *c, yaml_node_t *spec, struct gs_pod_spec *
         rc = gs__yaml_each_pair(c, f[S_NODE_SELECTOR], "spec.nodeSelector", selector_pair, p);
     if (!rc && f[S_TOLERATIONS])
         rc = gs__yaml_each_item(c, f[S_TOLERATIONS], "spec.tolerations", toleration, p);
-    if (!rc && f[S_SCHEDULER] && !gs__yaml_is_null(f[S_SCHEDULER]))
+    if (!rc && f[S_SCHEDULER] && !gs__yaml_is_null(f[S_SCHEDULER])) {
         rc = gs__scn_name(c, f[S_SCHEDULER], "spec.schedulerName", p->scheduler,
                           sizeof(p->scheduler));
+        node_src(c, f[S_SCHEDULER], &p->scheduler_src);
+    }
     struct clist init = {p, 1, host_net}, app = {p, 0, host_net};
     if (!rc && f[S_INIT_CONTAINERS] && !gs__yaml_is_null(f[S_INIT_CONTAINERS]))
         rc = gs__yaml_each_item(c, f[S_INIT_CONTAINERS], "spec.initContainers", read_container,

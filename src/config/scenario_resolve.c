@@ -209,8 +209,8 @@ static int pod_refs(struct gs_scenario *s, const struct gs_pod_spec *p, struct g
                              "%s: pod %s/%s: spec.schedulerName \"%s\" names another scheduler: "
                              "this one is %s, and a pod is scheduled by the scheduler it names (a "
                              "KubeSchedulerConfiguration profile's schedulerName renames this one)",
-                             gs__scn_where(&p->src, at, sizeof(at)), p->ns, p->name, p->scheduler,
-                             gs_policy_scheduler_name(&s->policy));
+                             gs__scn_where(&p->scheduler_src, at, sizeof(at)), p->ns, p->name,
+                             p->scheduler, gs_policy_scheduler_name(&s->policy));
     for (int i = 0; !what && *p->vgpu_class && i < p->ncontainers; i++)
         if (p->containers[i].gpumem_mib != GS_UNSET || p->containers[i].gpucores != GS_UNSET)
             return gs_diag_error(d,

@@ -241,12 +241,71 @@ json_t *gsd_agent_json(const struct gsd_state *st, int i)
     return a && a->reg ? json_incref(a->reg) : NULL;
 }
 
+/* The keys of `gpusched topo --json`'s tree (topoprint.c), per level; what placement does not
+ * read is kept and shown, and any other key is refused: it would be shown as if it counted. */
+static const char *const topo_keys[] = {"name",    "gpus", "pcieDomains", "nvlinkGroups",
+                                        "nvlinks", "nics", "links",       NULL};
+static const char *const gpu_keys[] = {
+    "index", "pcieDomain", "nvlinkGroup", "numa",      "numaAffinity", "cpuAffinity",  "gpuNumaId",
+    "uuid",  "name",       "pciBusId",    "memoryMiB", "migMode",      "migInstances", NULL};
+static const char *const mig_keys[] = {"uuid", "giProfile", "start", "size", "memoryMiB", NULL};
+static const char *const nic_keys[] = {"name", "links", NULL};
+
+/* The first key of object @o not in @known, its path (@at, then the key) into @field; 1 when
+ * there is none (or @o is no object: read_topology() checks the shapes). */
+static int keys_known(const json_t *o, const char *at, const char *const *known, char *field,
+                      size_t fcap)
+{
+    const char *k;
+    const json_t *v;
+    json_object_foreach((json_t *)o, k, v)
+    {
+        const char *const *w = known;
+        while (*w && strcmp(*w, k))
+            w++;
+        if (!*w) {
+            snprintf(field, fcap, "%s.%.64s", at, k);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Every key of a registration's "topology" @t is one of its form's. Return: 1; 0 with @field. */
+static int topology_keys_known(const json_t *t, char *field, size_t fcap)
+{
+    char at[80];
+    size_t i, m;
+    const json_t *g, *x;
+    if (!keys_known(t, "topology", topo_keys, field, fcap))
+        return 0;
+    json_array_foreach(json_object_get(t, "gpus"), i, g)
+    {
+        snprintf(at, sizeof(at), "topology.gpus[%zu]", i);
+        if (!keys_known(g, at, gpu_keys, field, fcap))
+            return 0;
+        json_array_foreach(json_object_get(g, "migInstances"), m, x)
+        {
+            snprintf(at, sizeof(at), "topology.gpus[%zu].migInstances[%zu]", i, m);
+            if (!keys_known(x, at, mig_keys, field, fcap))
+                return 0;
+        }
+    }
+    json_array_foreach(json_object_get(t, "nics"), i, x)
+    {
+        snprintf(at, sizeof(at), "topology.nics[%zu]", i);
+        if (!keys_known(x, at, nic_keys, field, fcap))
+            return 0;
+    }
+    return 1;
+}
+
 /* The body of a registration: {"gpus": N, "gpuModel": "...", "topology": {...}}; its topology
  * into @t. */
 static int check_body(struct gsd_req *r, const struct gs_node_info *ni, json_t **out,
                       struct topo *t)
 {
-    char field[64], msg[160];
+    char field[160], msg[160];
     json_t *b = json_loadb(r->body ? r->body : "", r->len, JSON_REJECT_DUPLICATES, NULL);
     const char *k;
     json_t *v;
@@ -281,6 +340,14 @@ static int check_body(struct gsd_req *r, const struct gs_node_info *ni, json_t *
                         "node %s holds %d x %s in the inventory; its agent found %lld x %.64s",
                         ni->name, ni->gpus, ni->model >= 0 ? gs_catalog_at(ni->model)->name : "-",
                         (long long)json_integer_value(gpus), model ? model : "?");
+        json_decref(b);
+        return -1;
+    }
+    if (!topology_keys_known(json_object_get(b, "topology"), field, sizeof(field))) {
+        gsd_reply_error(r, 400, field,
+                        "%s: not a key of `gpusched topo --json`'s tree (docs/node-agent.md): "
+                        "refused rather than ignored",
+                        field);
         json_decref(b);
         return -1;
     }

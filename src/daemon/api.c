@@ -139,6 +139,28 @@ int gsd_args_known(struct gsd_req *r, const char *const *known)
     return 1;
 }
 
+int gsd_args_fit(struct gsd_req *r)
+{
+    const char *k = r->qarg_cut_key;
+    switch (r->qarg_too_long) {
+    case 0:
+        return 1;
+    case GSD_CUT_VALUE:
+        gsd_reply_error(r, 400, k, "%s: longer than %d bytes", k, GSD_QARG_LEN - 1);
+        break;
+    case GSD_CUT_KEY:
+        gsd_reply_error(r, 400, k, "%s...: a query argument's name is longer than %zu bytes", k,
+                        sizeof(r->qargs[0].key) - 1);
+        break;
+    case GSD_CUT_COUNT:
+        gsd_reply_error(r, 400, k, "%s: more than %d query arguments", k, GSD_QARGS_MAX);
+        break;
+    default:
+        gsd_reply_error(r, 400, "", "the path is longer than %zu bytes", sizeof(r->path) - 1);
+    }
+    return 0;
+}
+
 /* May @w act in namespace @ns? Writes 403 when not. */
 static int may_use_ns(const struct gsd_state *st, const struct who *w, const char *ns,
                       struct gsd_req *r)
@@ -419,13 +441,8 @@ static void v1(struct gsd_state *st, struct gsd_req *r, const char *rest)
 
 void gsd_api_handle(struct gsd_state *st, struct gsd_req *r)
 {
-    if (r->qarg_too_long) {
-        gsd_reply_error(r, 400, "",
-                        "a query argument is longer than %d bytes or there are "
-                        "more than %d",
-                        GSD_QARG_LEN - 1, GSD_QARGS_MAX);
+    if (!gsd_args_fit(r))
         return;
-    }
     static const char *const bill_args[] = {"tenant", NULL}, *const no_args[] = {NULL};
     if (!gsd_args_known(r, strcmp(r->path, "/v1/bills") ? no_args : bill_args))
         return; /* ?dryRun=All on a POST would otherwise create the pod, as if honoured */

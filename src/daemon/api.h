@@ -44,6 +44,9 @@ const char *gsd_qarg(const struct gsd_req *r, const char *key);
  * (?tenat=team-a) would otherwise list everything, ?dryRun=All create the pod, as if honoured,
  * and of ?tenant=a&tenant=b only the first would count. Return: 1; 0. */
 int gsd_args_known(struct gsd_req *r, const char *const *known);
+/* gsd_args_fit() - whether @r's path and query arguments were kept whole (server.h's caps);
+ * else a 400 naming the argument (or the path) and the cap is written. Return: 1; 0. */
+int gsd_args_fit(struct gsd_req *r);
 /*
  * gsd_body_json() - @r's body as JSON (RFC 8259), each object's keys once. Return: 0 and *@out
  * (new reference); -1 after answering @r 400 with what is wrong and where: bytes that are not

@@ -41,9 +41,14 @@ static struct gsd_group *keep(struct gsd_state *st, const struct gsd_group *g)
         return NULL;
     st->groups = t;
     struct gsd_group *k = malloc(sizeof(*k));
-    if (!k)
+    char *meta = strdup(g->meta ? g->meta : "{}");
+    if (!k || !meta) {
+        free(k);
+        free(meta);
         return NULL;
+    }
     *k = *g;
+    k->meta = meta;
     k->members = k->running = 0;
     k->tried = 0;
     st->groups[st->ngroups++] = k;
@@ -73,8 +78,10 @@ void gsd_groups_recount(struct gsd_state *st)
 
 void gsd_groups_free(struct gsd_state *st)
 {
-    for (size_t i = 0; i < st->ngroups; i++)
+    for (size_t i = 0; i < st->ngroups; i++) {
+        free(st->groups[i]->meta);
         free(st->groups[i]);
+    }
     free(st->groups);
     st->groups = NULL;
     st->ngroups = st->capgroups = 0;
@@ -84,12 +91,19 @@ void gsd_groups_free(struct gsd_state *st)
 
 static json_t *group_json(const struct gsd_group *g)
 {
-    return json_pack("{s:s, s:s, s:s, s:i, s:s, s:s, s:s, s:i, s:i, s:i, s:o}", "namespace", g->ns,
-                     "name", g->name, "tenant", g->tenant, "minMember", g->min_member, "queue",
-                     g->queue, "priorityClassName", g->pclass, "phase",
-                     g->running < g->min_member ? "Pending" : "Running", "members", g->members,
-                     "running", g->running, "pending", g->members - g->running, "creationTimestamp",
-                     gsd_time_json(g->created_us));
+    json_t *o = json_pack("{s:s, s:s, s:s, s:i, s:s, s:s, s:s, s:i, s:i, s:i, s:o}", "namespace",
+                          g->ns, "name", g->name, "tenant", g->tenant, "minMember", g->min_member,
+                          "queue", g->queue, "priorityClassName", g->pclass, "phase",
+                          g->running < g->min_member ? "Pending" : "Running", "members", g->members,
+                          "running", g->running, "pending", g->members - g->running,
+                          "creationTimestamp", gsd_time_json(g->created_us));
+    json_t *m = json_loads(g->meta ? g->meta : "{}", 0, NULL);
+    for (int i = 0; o && i < 2; i++) {
+        json_t *v = json_object_get(m, i ? "annotations" : "labels");
+        json_object_set_new(o, i ? "annotations" : "labels", v ? json_incref(v) : json_object());
+    }
+    json_decref(m);
+    return o;
 }
 
 static int bad(struct gsd_ferr *e, const char *field, const char *msg)
@@ -145,6 +159,32 @@ static int keys_known(const json_t *o, const char *where, const char *const *key
     return 0;
 }
 
+/* @md's labels and annotations, checked as a pod's are, into @g->meta (malloc'd). */
+static int group_meta(const json_t *md, struct gsd_group *g, struct gsd_ferr *e)
+{
+    json_t *l = NULL, *a = NULL;
+    int rc = gsd_string_map(json_object_get(md, "labels"), "metadata.labels", &l, e);
+    if (!rc)
+        rc = gsd_string_map(json_object_get(md, "annotations"), "metadata.annotations", &a, e);
+    json_t *m = rc ? NULL : json_pack("{s:o, s:o}", "labels", l, "annotations", a);
+    if (rc) {
+        json_decref(l);
+        json_decref(a);
+        return rc;
+    }
+    g->meta = m ? json_dumps(m, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    json_decref(m);
+    if (!g->meta) {
+        e->status = 500;
+        snprintf(e->field, sizeof(e->field), "%s", "");
+        snprintf(e->msg, sizeof(e->msg), "out of memory");
+        return -ENOMEM;
+    }
+    if (strlen(g->meta) > GSD_META_MAX)
+        return bad(e, "metadata.annotations", "labels and annotations together exceed the limit");
+    return 0;
+}
+
 /* What a PodGroup object holds besides its spec (what an API server writes itself is refused
  * first, by gsd_create_fields_ok(), saying so). */
 static const char *const top_keys[] = {"apiVersion", "kind", "metadata", "spec"};
@@ -177,6 +217,8 @@ static int parse_group(const json_t *b, struct gsd_group *g, struct gsd_ferr *e)
         return bad(e, "metadata.namespace", "expected a DNS label (a-z, 0-9, '-', 1..63)");
     if (!rc && ns && !json_is_null(ns))
         memcpy(g->ns, json_string_value(ns), json_string_length(ns) + 1);
+    if (!rc && (rc = group_meta(md, g, e)))
+        return rc;
     if (!rc && !json_is_object(spec))
         return bad(e, "spec", "expected an object");
     if (!rc && (rc = keys_known(spec, "spec.", spec_keys, NKEYS(spec_keys), SPEC_APPLIED, e)))
@@ -209,7 +251,7 @@ static void post_group_again(struct gsd_req *r, const struct gsd_group *old,
                              const struct gsd_group *g)
 {
     if (old->min_member == g->min_member && !strcmp(old->queue, g->queue) &&
-        !strcmp(old->pclass, g->pclass))
+        !strcmp(old->pclass, g->pclass) && !strcmp(old->meta, g->meta))
         gsd_reply_json(r, 200, group_json(old));
     else
         gsd_reply_error(r, 409, "metadata.name",
@@ -218,45 +260,35 @@ static void post_group_again(struct gsd_req *r, const struct gsd_group *old,
                         g->ns, g->name);
 }
 
-static void post_group(struct gsd_state *st, struct gsd_req *r, const struct gsd_tenant *viewer)
+static void post_parsed(struct gsd_state *st, struct gsd_req *r, const struct gsd_tenant *viewer,
+                        struct gsd_group *g)
 {
-    struct gsd_group g = {0};
-    struct gsd_ferr e;
-    json_t *body;
-    if (gsd_body_json(r, &body))
-        return;
-    int rc = parse_group(body, &g, &e);
-    json_decref(body);
-    if (rc) {
-        gsd_reply_error(r, e.status, e.field, "%s", e.msg);
-        return;
-    }
-    if (!g.ns[0] && !viewer) {
+    if (!g->ns[0] && !viewer) {
         gsd_reply_error(r, 400, "metadata.namespace",
                         "metadata.namespace: required with the admin token");
         return;
     }
-    if (!g.ns[0])
-        memcpy(g.ns, viewer->ns[0], sizeof(g.ns));
-    if (!may_use(st, r, viewer, g.ns))
+    if (!g->ns[0])
+        memcpy(g->ns, viewer->ns[0], sizeof(g->ns));
+    if (!may_use(st, r, viewer, g->ns))
         return;
-    const struct gsd_group *old = gsd_group_find(st, g.ns, g.name);
+    const struct gsd_group *old = gsd_group_find(st, g->ns, g->name);
     if (old) {
-        post_group_again(r, old, &g);
+        post_group_again(r, old, g);
         return;
     }
-    if (!gsd_ns_owned(st, g.ns, r) || !gsd_queue_known(st, g.queue, "spec.queue", r) ||
-        !gsd_priority_class_known(st, g.pclass, "spec.priorityClassName", r))
+    if (!gsd_ns_owned(st, g->ns, r) || !gsd_queue_known(st, g->queue, "spec.queue", r) ||
+        !gsd_priority_class_known(st, g->pclass, "spec.priorityClassName", r))
         return;
     if (st->ngroups >= GSD_GROUPS_MAX) {
         gsd_reply_error(r, 507, "", "the daemon holds %d PodGroups; delete some first",
                         GSD_GROUPS_MAX);
         return;
     }
-    const struct gsd_tenant *owner = gsd_tenant_of_ns(st->cfg, g.ns);
-    snprintf(g.tenant, sizeof(g.tenant), "%s", owner ? owner->name : "");
-    g.created_us = gsd_now_us();
-    struct gsd_group *k = keep(st, &g);
+    const struct gsd_tenant *owner = gsd_tenant_of_ns(st->cfg, g->ns);
+    snprintf(g->tenant, sizeof(g->tenant), "%s", owner ? owner->name : "");
+    g->created_us = gsd_now_us();
+    struct gsd_group *k = keep(st, g);
     if (!k) {
         gsd_reply_error(r, 500, "", "out of memory");
         return;
@@ -291,6 +323,22 @@ static void post_group(struct gsd_state *st, struct gsd_req *r, const struct gsd
     gsd_reply_json(r, 201, group_json(k));
 }
 
+static void post_group(struct gsd_state *st, struct gsd_req *r, const struct gsd_tenant *viewer)
+{
+    struct gsd_group g = {0};
+    struct gsd_ferr e;
+    json_t *body;
+    if (gsd_body_json(r, &body))
+        return;
+    int rc = parse_group(body, &g, &e);
+    json_decref(body);
+    if (rc)
+        gsd_reply_error(r, e.status, e.field, "%s", e.msg);
+    else
+        post_parsed(st, r, viewer, &g);
+    free(g.meta); /* kept by a copy */
+}
+
 static void drop_group(struct gsd_state *st, struct gsd_req *r, struct gsd_group *g)
 {
     if (g->members) {
@@ -316,6 +364,7 @@ static void drop_group(struct gsd_state *st, struct gsd_req *r, struct gsd_group
     gsd_reply_json(
         r, 200,
         json_pack("{s:s, s:s, s:s}", "namespace", g->ns, "name", g->name, "state", "deleted"));
+    free(g->meta);
     free(g);
 }
 

@@ -19,6 +19,7 @@ struct gsd_group {
     char queue[GSD_NAME_MAX], pclass[GSD_NAME_MAX]; /* as posted, "" when not given */
     int32_t min_member;                             /* 1..GSD_GANG_MAX */
     int64_t created_us;                             /* wall clock */
+    char *meta; /* {"annotations": {...}, "labels": {...}} as posted: JSON text, keys sorted */
     /* the scheduler thread's, not stored */
     int32_t members, running; /* pods held that name it; of them, running */
     uint64_t tried;           /* the retry pass that last tried it */

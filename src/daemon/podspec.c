@@ -57,8 +57,7 @@ int gsd_subdomain_ok(const char *s)
     return s[0] != '.' && s[n - 1] != '.' && !strstr(s, "..");
 }
 
-/* An object of string values (labels, annotations), copied; absent gives an empty object. */
-static int string_map(const json_t *v, const char *field, json_t **out, struct gsd_ferr *e)
+int gsd_string_map(const json_t *v, const char *field, json_t **out, struct gsd_ferr *e)
 {
     if (!v || json_is_null(v)) {
         *out = json_object();
@@ -109,10 +108,10 @@ static int parse_metadata(const json_t *md, struct gsd_podspec *out, struct gsd_
             return ferr(e, "metadata.uid", "metadata.uid: expected a string of at most 63 bytes");
         memcpy(out->uid, json_string_value(uid), json_string_length(uid) + 1);
     }
-    int rc = string_map(json_object_get(md, "labels"), "metadata.labels", &out->labels, e);
+    int rc = gsd_string_map(json_object_get(md, "labels"), "metadata.labels", &out->labels, e);
     if (!rc)
-        rc = string_map(json_object_get(md, "annotations"), "metadata.annotations",
-                        &out->annotations, e);
+        rc = gsd_string_map(json_object_get(md, "annotations"), "metadata.annotations",
+                            &out->annotations, e);
     for (size_t i = 0; !rc && i < sizeof(sim_only) / sizeof(sim_only[0]); i++)
         if (json_object_get(out->annotations, sim_only[i])) {
             char field[128];

@@ -57,6 +57,14 @@ int gsd_podspec_parse(const char *text, size_t len, int strict, struct gsd_podsp
  */
 int gsd_create_fields_ok(const json_t *obj, struct gsd_ferr *e);
 
+/*
+ * gsd_string_map() - @v (borrowed; NULL or null: none), the object of strings that metadata
+ * @field (labels, annotations) must be, at most 256 keys of 1..316 bytes, copied into *@out
+ * (owned by the caller; an empty object when none). Return: 0; -EINVAL with @e (400 naming the
+ * field); -ENOMEM.
+ */
+int gsd_string_map(const json_t *v, const char *field, json_t **out, struct gsd_ferr *e);
+
 /* A Pod body parsed ahead of its turn, off the scheduler thread (gsd_podparse_new()). */
 struct gsd_podparse {
     int rc;                  /* gsd_podspec_parse()'s return */

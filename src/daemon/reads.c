@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <zlib.h>
 
 /* A scrape's text, shared by the cache and the answers being sent. */
@@ -72,6 +73,9 @@ static void scrape_gzip(struct scrape *sc)
     deflateEnd(&z);
 }
 
+/* How long a scrape waits for the bills it asked for: a batch the scheduler thread may be
+ * running (its store commit among it) before it publishes them. */
+#define BILLS_WAIT_US  (3 * 1000000LL)
 #define LIST_MAX_BYTES (1u << 30) /* a list answer: 5,000 pods with 64 KiB of labels each */
 #define OWNER_SLOTS                                                                                \
     1024 /* chunks whose owners are kept (2^10: the slot is a hash's top                           \
@@ -363,6 +367,26 @@ static int extras(const struct gsd_snap *n)
     return (n->bills != NULL) + (n->forecast != NULL);
 }
 
+/* A scrape that names tenants has each one's bill from the first (a counter that appears late
+ * reads as one that started then): when snapshot @n (held) was published before a reader asked
+ * for the bills, wait for a later one, which has them (asking for them wakes the scheduler
+ * thread to publish one), BILLS_WAIT_US at most. Return: the snapshot to answer from, held. */
+static const struct gsd_snap *with_bills(struct gsd_reads *rd, const struct gsd_snap *n,
+                                         const struct gsd_req *r)
+{
+    if (r->who == GSD_AUTH_NONE)
+        return n;
+    gsd_snap_want_names(rd->snaps);
+    for (int64_t until = gsd_mono_us() + BILLS_WAIT_US;
+         n->cfg->rates && !n->bills && gsd_mono_us() < until;) {
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+        const struct gsd_snap *m = gsd_snap_get(rd->snaps);
+        gsd_snap_put(rd->snaps, n);
+        n = m;
+    }
+    return n;
+}
+
 /* GET /metrics at the level the caller's token allows, made once per snapshot and kept up to
  * metrics.maxAgeMilliseconds after the state moved on, unless it lacks the bills or the forecast
  * that the scrape which made it asked for and the state now has. */
@@ -371,8 +395,6 @@ static void metrics(struct gsd_reads *rd, const struct gsd_snap *n, struct gsd_r
     int level = r->who == GSD_AUTH_NONE   ? GSD_METRICS_AGGREGATE
                 : n->cfg->metrics.per_pod ? GSD_METRICS_PER_POD
                                           : GSD_METRICS_NAMED;
-    if (level > GSD_METRICS_AGGREGATE)
-        gsd_snap_want_names(rd->snaps);
     int64_t now = gsd_mono_us();
     pthread_mutex_lock(&rd->mu);
     struct scrape *sc = rd->scrape[level];
@@ -426,17 +448,15 @@ void gsd_reads_handle(struct gsd_reads *rd, struct gsd_req *r)
     const struct gsd_tenant *viewer = n && r->who >= 0 ? gsd_tenant_named(n->cfg, r->tenant) : NULL;
     if (!n)
         gsd_reply_error(r, 503, "", "starting: nothing to read yet");
-    else if (r->qarg_too_long)
-        gsd_reply_error(r, 400, "",
-                        "a query argument is longer than %d bytes or there are more than %d",
-                        GSD_QARG_LEN - 1, GSD_QARGS_MAX);
+    else if (!gsd_args_fit(r))
+        ;                            /* answered */
     else if (r->who >= 0 && !viewer) /* a reload since removed the tenant */
         gsd_reply_error(r, 401, "Authorization", "the bearer token is not valid");
     else if (!gsd_args_known(r, strcmp(r->path, "/v1/pods") ? no_args : list_args))
         ; /* answered: a scrape's params (collect[]=...) would otherwise be taken and not honoured
            */
     else if (!strcmp(r->path, "/metrics"))
-        metrics(rd, n, r);
+        metrics(rd, (n = with_bills(rd, n, r)), r);
     else if (!strcmp(r->path, "/v1/status"))
         status(n, r, viewer);
     else if (!strcmp(r->path, "/v1/waits"))

@@ -112,6 +112,7 @@ struct gsd_server {
     pthread_cond_t cv;
     pthread_mutex_t state_mu; /* the state in memory: the scheduler's batches, filter, prioritize */
     struct gsd_req *head, *tail;
+    int publish_now; /* under mu: a reader waits for a snapshot (wake_publish()) */
     struct pool binders, readers;
     int binders_started, readers_started;
     struct gsd_reads *reads;
@@ -344,7 +345,7 @@ static int take_batch(struct gsd_server *s, struct gsd_req **batch, int64_t unti
     int n = 0;
     struct timespec ts = {(time_t)(until_us / 1000000), (long)(until_us % 1000000) * 1000};
     pthread_mutex_lock(&s->mu);
-    while (!s->head && (until_us == INT64_MAX || gsd_mono_us() < until_us))
+    while (!s->head && !s->publish_now && (until_us == INT64_MAX || gsd_mono_us() < until_us))
         if (until_us == INT64_MAX)
             pthread_cond_wait(&s->cv, &s->mu);
         else
@@ -355,9 +356,21 @@ static int take_batch(struct gsd_server *s, struct gsd_req **batch, int64_t unti
     }
     if (!s->head)
         s->tail = NULL;
+    s->publish_now = 0;
     pthread_mutex_unlock(&s->mu);
     atomic_store(&s->pulse_us, gsd_mono_us());
     return n;
+}
+
+/* A reader asked for what the snapshot in place lacks (the bills): the scheduler thread
+ * publishes one at once rather than after its wait (gsd_snap_set_wake()). */
+static void wake_publish(void *ud)
+{
+    struct gsd_server *s = ud;
+    pthread_mutex_lock(&s->mu);
+    s->publish_now = 1;
+    pthread_cond_signal(&s->cv);
+    pthread_mutex_unlock(&s->mu);
 }
 
 /* The nodes' own tokens to the access layer, when a registration changed them (the scheduler
@@ -694,9 +707,13 @@ static enum MHD_Result keep_qarg(void *cls, enum MHD_ValueKind kind, const char 
 {
     struct gsd_req *r = cls;
     (void)kind;
-    if (r->nqargs == GSD_QARGS_MAX || strlen(key) >= sizeof(r->qargs[0].key) ||
-        (value && strlen(value) >= GSD_QARG_LEN)) {
-        r->qarg_too_long = 1;
+    int cut = r->nqargs == GSD_QARGS_MAX               ? GSD_CUT_COUNT
+              : strlen(key) >= sizeof(r->qargs[0].key) ? GSD_CUT_KEY
+              : value && strlen(value) >= GSD_QARG_LEN ? GSD_CUT_VALUE
+                                                       : 0;
+    if (cut) {
+        r->qarg_too_long = cut;
+        snprintf(r->qarg_cut_key, sizeof(r->qarg_cut_key), "%s", key);
         return MHD_NO;
     }
     strcpy(r->qargs[r->nqargs].key, key);
@@ -895,7 +912,7 @@ static enum MHD_Result begin(struct gsd_server *s, struct MHD_Connection *c, con
     *con_cls = k;
     snprintf(r->method, sizeof(r->method), "%s", method);
     size_t n = strlen(url);
-    r->qarg_too_long = n >= sizeof(r->path);
+    r->qarg_too_long = n >= sizeof(r->path) ? GSD_CUT_PATH : 0;
     n = n < sizeof(r->path) ? n : sizeof(r->path) - 1; /* cut: refused as too long */
     memcpy(r->path, url, n);
     r->path[n] = '\0';
@@ -1242,6 +1259,7 @@ int gsd_server_start(struct gsd_state *st, const struct gsd_listen *l, struct gs
         free(s);
         return gs_diag_error_code(d, -ENOMEM, "out of memory for the first snapshot");
     }
+    gsd_snap_set_wake(st->snaps, wake_publish, s);
     if (pthread_create(&s->thread, NULL, scheduler_main, s)) {
         gsd_reads_free(s->reads);
         gsd_snap_free(st);

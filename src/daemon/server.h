@@ -52,6 +52,8 @@ enum gsd_req_kind {
     GSD_REQ_EVICT     /* an Eviction to send (bind: the job), on a bind thread */
 };
 
+enum gsd_qarg_cut { GSD_CUT_VALUE = 1, GSD_CUT_KEY, GSD_CUT_COUNT, GSD_CUT_PATH };
+
 struct gsd_qarg {
     char key[32];
     char val[GSD_QARG_LEN];
@@ -63,7 +65,10 @@ struct gsd_req {
     char path[512];
     struct gsd_qarg qargs[GSD_QARGS_MAX];
     int nqargs;
-    int qarg_too_long; /* a query argument was cut: the request is refused */
+    /* what was too long to keep, and the request is refused for (gsd_args_fit()): 0 nothing,
+     * else an enum gsd_qarg_cut; qarg_cut_key: the query argument's name (cut to 31 bytes) */
+    int qarg_too_long;
+    char qarg_cut_key[32];
     char *body;
     size_t len;
     int auth; /* 0 no Authorization header, 1 a bearer token (token_sha), 2 another scheme */

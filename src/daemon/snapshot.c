@@ -38,6 +38,8 @@ struct gsd_snaps {
     _Atomic int64_t bills_until_us;    /* monotonic: read the bills into snapshots until then */
     _Atomic int64_t forecast_until_us; /* the forecast too (only once a scrape asked: it is
                                         * fitted on the ledger as it is when first asked) */
+    void (*wake)(void *ud);            /* gsd_snap_set_wake()'s, NULL none */
+    void *wake_ud;
     /* the nodes' names (owned copies), models and cards: the inventory's; a node added makes
      * the arrays anew (gsd_snap_nodes()), the old ones kept for the snapshots that use them */
     const char **names;
@@ -212,7 +214,15 @@ void gsd_snap_forget(struct gsd_state *st, struct gsd_pod *p)
 
 void gsd_snap_want_bills(struct gsd_snaps *s)
 {
-    atomic_store(&s->bills_until_us, gsd_mono_us() + BILLS_WANTED_US);
+    int64_t now = gsd_mono_us();
+    if (atomic_exchange(&s->bills_until_us, now + BILLS_WANTED_US) <= now && s->wake)
+        s->wake(s->wake_ud); /* the snapshot in place has none: the reader waits for the next */
+}
+
+void gsd_snap_set_wake(struct gsd_snaps *s, void (*fn)(void *ud), void *ud)
+{
+    s->wake = fn;
+    s->wake_ud = ud;
 }
 
 void gsd_snap_want_names(struct gsd_snaps *s)

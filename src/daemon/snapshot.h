@@ -179,6 +179,10 @@ void gsd_snap_forget(struct gsd_state *st, struct gsd_pod *p);
  * thread); gsd_snap_want_names() the bills and the forecast (a scrape with names). */
 void gsd_snap_want_bills(struct gsd_snaps *s);
 void gsd_snap_want_names(struct gsd_snaps *s);
+/* gsd_snap_set_wake() - @fn(@ud) is called (on the reader's thread) when the bills are wanted
+ * and were not, so that the scheduler thread publishes a snapshot with them at once. Set before
+ * any reader runs. */
+void gsd_snap_set_wake(struct gsd_snaps *s, void (*fn)(void *ud), void *ud);
 
 /*
  * gsd_snap_publish() - make the snapshot of @st now and put it in place of the last (the

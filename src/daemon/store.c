@@ -33,9 +33,10 @@
  * adds a pod's history, which the scheduler's churn guards and quotas read: pods.evictions
  * (times evicted), pods.first_start_us (when it first started; NULL not yet, or not known in a
  * store written before) and pods.charged (running: 1 on its tenant's dedicated GPUQuota, 2 on
- * its shared one, 0 neither or not known). A store of
- * an older schema is brought forward on open, one step per version, each in its own transaction
- * (migrate[]); a store of a newer schema is refused.
+ * its shared one, 0 neither or not known). Schema 6 adds podgroups.meta, a PodGroup's labels
+ * and annotations (JSON text; '{}' in a store written before). A store of an older schema is
+ * brought forward on open, one step per version, each in its own transaction (migrate[]); a
+ * store of a newer schema is refused.
  */
 #include "store.h"
 #include "config.h"
@@ -50,7 +51,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define SCHEMA_VERSION 5
+#define SCHEMA_VERSION 6
 
 /* migrate[v - 1]: schema v to v + 1. */
 static const char *const migrate[SCHEMA_VERSION - 1] = {
@@ -67,6 +68,8 @@ static const char *const migrate[SCHEMA_VERSION - 1] = {
     "ALTER TABLE pods ADD COLUMN evictions INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE pods ADD COLUMN first_start_us INTEGER;"
     "ALTER TABLE pods ADD COLUMN charged INTEGER NOT NULL DEFAULT 0;",
+    /* a PodGroup's labels and annotations, shown as posted ('{}' before: none were kept) */
+    "ALTER TABLE podgroups ADD COLUMN meta TEXT NOT NULL DEFAULT '{}';",
 };
 
 static const char schema[] =
@@ -158,7 +161,7 @@ static const char *const sql[Q_COUNT] = {
     [Q_GPU_BAD] = "INSERT OR REPLACE INTO gpu_health(node, gpu, xid, since_us) VALUES(?1,?2,?3,?4)",
     [Q_GPU_OK] = "DELETE FROM gpu_health WHERE node = ?1 AND gpu = ?2",
     [Q_GROUP_PUT] = "INSERT INTO podgroups(namespace, name, tenant, min_member, queue,"
-                    " priority_class, created_us) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                    " priority_class, created_us, meta) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     [Q_GROUP_DELETE] = "DELETE FROM podgroups WHERE namespace = ?1 AND name = ?2",
     [Q_PROBE] = "INSERT OR REPLACE INTO meta(key, value) VALUES('probe', ?1)",
 };
@@ -817,6 +820,7 @@ int gsd_store_group_put(struct gsd_store *s, const struct gsd_group *g)
     bind_text(q, 5, g->queue);
     bind_text(q, 6, g->pclass);
     sqlite3_bind_int64(q, 7, g->created_us);
+    bind_text(q, 8, g->meta ? g->meta : "{}");
     return step(s, Q_GROUP_PUT);
 }
 
@@ -843,6 +847,7 @@ static int group_row(sqlite3_stmt *q, void *ud)
     col_text(q, 4, g.queue, sizeof(g.queue));
     col_text(q, 5, g.pclass, sizeof(g.pclass));
     g.created_us = sqlite3_column_int64(q, 6);
+    g.meta = (char *)sqlite3_column_text(q, 7); /* the row's, copied by @fn if kept */
     return gr->fn(gr->ud, &g);
 }
 
@@ -852,7 +857,7 @@ int gsd_store_group_load(struct gsd_store *s, int (*fn)(void *ud, const struct g
     struct group_read gr = {fn, ud};
     return each_row(s,
                     "SELECT namespace, name, tenant, min_member, queue, priority_class,"
-                    " created_us FROM podgroups ORDER BY created_us, namespace, name",
+                    " created_us, meta FROM podgroups ORDER BY created_us, namespace, name",
                     NULL, group_row, &gr);
 }
 

@@ -132,14 +132,33 @@ static void cluster(struct gsd_text *t, const struct gsd_state *st)
     }
 }
 
+/* A PodGroup's labels and annotations as posted, each given one as ", KEY: {JSON}" (JSON is
+ * YAML's flow style). */
+static void group_meta(struct gsd_text *t, const struct gsd_group *g)
+{
+    json_t *m = json_loads(g->meta ? g->meta : "{}", 0, NULL);
+    const char *k;
+    json_t *v;
+    json_object_foreach(m, k, v)
+    {
+        char *text = json_object_size(v) ? json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+        if (text)
+            gsd_text_printf(t, ", %s: %s", k, text);
+        free(text);
+    }
+    json_decref(m);
+}
+
 static void podgroups(struct gsd_text *t, const struct gsd_state *st)
 {
     for (size_t i = 0; i < st->ngroups; i++) {
         const struct gsd_group *g = st->groups[i];
         gsd_text_printf(t,
                         "---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
-                        "metadata: {name: \"%s\", namespace: \"%s\"}\nspec:\n  minMember: %d\n",
-                        g->name, g->ns, (int)g->min_member);
+                        "metadata: {name: \"%s\", namespace: \"%s\"",
+                        g->name, g->ns);
+        group_meta(t, g);
+        gsd_text_printf(t, "}\nspec:\n  minMember: %d\n", (int)g->min_member);
         if (g->queue[0])
             gsd_text_printf(t, "  queue: \"%s\"\n", g->queue);
         if (g->pclass[0])

@@ -304,9 +304,17 @@ int gs_tsim_write_json(FILE *f, struct gs_tsim *const *runs, size_t n)
     return r < 0 ? -EIO : 0;
 }
 
+/* Per mille @milli as a percentage to the tenth ("71.8") into @buf (24 bytes). */
+static const char *tenths(int64_t milli, char *buf)
+{
+    snprintf(buf, 24, "%lld.%lld", (long long)(milli / 10), (long long)(milli % 10));
+    return buf;
+}
+
 static void pct(FILE *f, int64_t milli)
 {
-    fprintf(f, " %9lld.%lld %%", (long long)(milli / 10), (long long)(milli % 10));
+    char buf[24];
+    fprintf(f, " %11s %%", tenths(milli, buf));
 }
 
 static void row_i(FILE *f, const char *label, struct gs_tsim *const *runs, size_t n, size_t offset)
@@ -408,12 +416,12 @@ static void one_run(FILE *f, const struct gs_tsim *t)
             "goodput-h", "lost-h", "alloc-%", "busy-%");
     for (size_t m = 0; m < t->nmodels; m++) {
         const struct gs_tsim_model *x = &t->mout[m];
-        int64_t cap = x->gpus * (s->horizon_us / 1000000) * 1000;
-        fprintf(f, "  %-16.16s %6lld %10.1f %9.1f %9.1f %9.1f %8.1f %8.1f\n", x->name,
+        char a[24], b[24];
+        fprintf(f, "  %-16.16s %6lld %10.1f %9.1f %9.1f %9.1f %8s %8s\n", x->name,
                 (long long)x->gpus, GPU_H(x->usage.gpu_milli_s), GPU_H(x->usage.busy_milli_s),
                 GPU_H(x->usage.goodput_milli_s), GPU_H(x->usage.lost_milli_s),
-                cap ? 100.0 * (double)x->usage.gpu_milli_s / (double)cap : 0.0,
-                cap ? 100.0 * (double)x->usage.busy_milli_s / (double)cap : 0.0);
+                tenths(gs__tsim_permille(x->usage.gpu_milli_s, x->gpus, s->horizon_us), a),
+                tenths(gs__tsim_permille(x->usage.busy_milli_s, x->gpus, s->horizon_us), b));
     }
     if (s->timeslice)
         fprintf(f, "  %-16s %10s %10s %10s\n", "time-sliced", "asked-h", "entitled-h",

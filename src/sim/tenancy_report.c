@@ -116,6 +116,12 @@ static struct gs_tsim_usage usage_of(const struct gs_tsim *t, enum gs_usage_of o
                                   u.busy_milli_s - u.lost_milli_s};
 }
 
+int32_t gs__tsim_permille(int64_t milli_s, int64_t gpus, int64_t horizon_us)
+{
+    gs_i128 cap = (gs_i128)gpus * 1000 * (horizon_us > 0 ? horizon_us : 1);
+    return cap ? (int32_t)((gs_i128)milli_s * 1000000000 / cap) : 0;
+}
+
 static void summary(struct gs_tsim *t)
 {
     struct gs_tsim_summary *s = &t->sum;
@@ -123,10 +129,9 @@ static void summary(struct gs_tsim *t)
     s->horizon_us = t->now;
     s->gpus = gs_fleet_card_count(t->fleet);
     s->usage = usage_of(t, GS_USAGE_FLEET, 0);
-    gs_i128 cap = (gs_i128)s->gpus * 1000 * (t->now > 0 ? t->now : 1);
-    s->allocation_milli = cap ? (int32_t)((gs_i128)s->usage.gpu_milli_s * 1000000000 / cap) : 0;
-    s->utilization_milli = cap ? (int32_t)((gs_i128)s->usage.busy_milli_s * 1000000000 / cap) : 0;
-    s->goodput_milli = cap ? (int32_t)((gs_i128)s->usage.goodput_milli_s * 1000000000 / cap) : 0;
+    s->allocation_milli = gs__tsim_permille(s->usage.gpu_milli_s, s->gpus, t->now);
+    s->utilization_milli = gs__tsim_permille(s->usage.busy_milli_s, s->gpus, t->now);
+    s->goodput_milli = gs__tsim_permille(s->usage.goodput_milli_s, s->gpus, t->now);
     s->ceiling_milli = t->mix_held ? (int32_t)(t->mix_work * 1000 / t->mix_held) : 0;
     s->pods = (int64_t)t->npods;
     for (size_t i = 0; i < t->npods; i++) {

@@ -70,6 +70,11 @@ struct gs_tsim {
 /* tenancy_report.c */
 int gs__tsim_finish(struct gs_tsim *t);
 
+/* gs__tsim_permille() - @milli_s (milli-GPU x s) of @gpus cards over @horizon_us (us, <= 0: 1),
+ * per mille, rounded down: the one rule every report table's percentages follow (each prints
+ * it to the tenth of a percent). */
+int32_t gs__tsim_permille(int64_t milli_s, int64_t gpus, int64_t horizon_us);
+
 /* tenancy_timeline.c */
 int gs__tsim_timeline_new(struct gs_tsim *t);
 void gs__tsim_timeline_free(struct gs_tsim *t);

@@ -278,15 +278,15 @@ static void test_bills(void **state)
     h_request(&d, "GET", "/v1/bills", NULL, NULL, 401);
     h_request(&d, "GET", "/v1/tenants/team-a/bills", TOKEN_A, NULL, 404);
 
-    /* /metrics carries the same totals */
-    h_expect(&d, "GET", "/metrics", TOKEN_ADMIN, NULL, 200, &a); /* asks for the bills */
-    h_answer_free(&a);
-    h_request(&d, "POST", "/v1/pods", TOKEN_A, "{}", 400); /* a batch: the next snapshot */
+    /* /metrics carries the same totals, from the first scrape that names tenants (it was the
+     * next snapshot's: the series started late, as if the tenants had run up the bill then) */
     h_expect(&d, "GET", "/metrics", TOKEN_ADMIN, NULL, 200, &a);
-    assert_non_null(strstr(
-        a.body, "\ngpusched_bill_accrued_total{tenant=\"team-a\",currency=\"USD\"} 16.278750\n"));
-    assert_non_null(strstr(
-        a.body, "\ngpusched_bill_accrued_total{tenant=\"team-b\",currency=\"USD\"} 4.000000\n"));
+    const char *bill = strstr(a.body, "\ngpusched_bill_accrued_total{");
+    if (!bill ||
+        !strstr(bill,
+                "\ngpusched_bill_accrued_total{tenant=\"team-a\",currency=\"USD\"} 16.278750\n"
+                "gpusched_bill_accrued_total{tenant=\"team-b\",currency=\"USD\"} 4.000000\n"))
+        fail_msg("not the bills: %.300s", bill ? bill : "(none)");
     h_answer_free(&a);
     assert_int_equal(h_stop(&d), 0);
     h_cleanup(&d);

@@ -182,6 +182,19 @@ static long status_of(struct daemon *d, const char *method, const char *path, co
     return st;
 }
 
+/* @method @path is a 400 naming @field, its message saying @words. */
+static void refused_as(struct daemon *d, const char *method, const char *path, const char *field,
+                       const char *words)
+{
+    struct answer a;
+    assert_int_equal(h_call(d, method, path, TOKEN_A, NULL, &a), 0);
+    assert_int_equal(a.status, 400);
+    assert_string_equal(sget(a.json, "field"), field);
+    if (!strstr(sget(a.json, "error"), words))
+        fail_msg("%s: \"%s\" does not say \"%s\"", path, sget(a.json, "error"), words);
+    h_answer_free(&a);
+}
+
 static void test_tenants_apart(void **state)
 {
     (void)state;
@@ -430,6 +443,16 @@ static void test_errors_name_the_field(void **state)
     assert_string_equal(field, "limit");
     assert_int_equal(status_of(&d, "GET", "/v1/pods?continue=+0", TOKEN_A, NULL, field, 128), 400);
     assert_string_equal(field, "continue");
+    /* past a cap: the argument named, and the cap, on both threads' routes */
+    char path[256];
+    snprintf(path, sizeof(path), "/v1/pods?tenant=%0128d", 0);
+    refused_as(&d, "GET", path, "tenant", "tenant: longer than 127 bytes");
+    snprintf(path, sizeof(path), "/v1/pods?dryRun=%0128d", 0);
+    refused_as(&d, "POST", path, "dryRun", "dryRun: longer than 127 bytes");
+    refused_as(&d, "GET", "/v1/status?a_name_of_forty_bytes_0123456789abcd=1",
+               "a_name_of_forty_bytes_012345678", "name is longer than 31 bytes");
+    refused_as(&d, "GET", "/v1/pods?a=1&b=1&c=1&d=1&e=1&f=1&g=1&h=1&i=1", "i",
+               "i: more than 8 query arguments");
     assert_int_equal(status_of(&d, "DELETE", "/v1/pods/team-a/dup%00x", TOKEN_A, NULL, NULL, 0),
                      404);
     assert_int_equal(status_of(&d, "GET", "/v1/pods/team-a/dup", TOKEN_A, NULL, NULL, 0), 200);
@@ -532,15 +555,17 @@ static void test_sighup_reload(void **state)
     h_cleanup(&d);
 }
 
-/* Run the gpusched client; return its exit status, its stdout in @out. */
-static int client(const struct daemon *d, char *out, size_t cap, const char *a1, const char *a2)
+/* Run the gpusched client with up to three arguments (@a3 may be NULL); return its exit status,
+ * its stdout in @out. */
+static int client3(const struct daemon *d, char *out, size_t cap, const char *a1, const char *a2,
+                   const char *a3)
 {
     const char *bin = getenv("GPUSCHED_BIN");
     char server[64], path[128];
     snprintf(server, sizeof(server), "http://127.0.0.1:%d", d->port);
     snprintf(path, sizeof(path), "%s/client.out", d->dir);
-    char *argv[] = {(char *)bin, (char *)a1, "--server", server,
-                    "--token",   TOKEN_A,    (char *)a2, NULL};
+    char *argv[] = {(char *)bin, (char *)a1, "--server", server, "--token",
+                    TOKEN_A,     (char *)a2, (char *)a3, NULL};
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 1, path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -555,6 +580,11 @@ static int client(const struct daemon *d, char *out, size_t cap, const char *a1,
     if (f)
         fclose(f);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int client(const struct daemon *d, char *out, size_t cap, const char *a1, const char *a2)
+{
+    return client3(d, out, cap, a1, a2, NULL);
 }
 
 /* @s with each run of spaces made one, in place (table columns compared by content). */
@@ -588,8 +618,19 @@ static void test_client(void **state)
     assert_non_null(strstr(out, "\"state\": \"running\""));
     assert_int_equal(client(&d, out, sizeof(out), "submit", pod), 0); /* the same again: 200 */
     assert_non_null(strstr(out, "\"name\": \"train-0\""));
+    /* get prints the pod's row as list does, as kubectl get does; -o json the whole answer */
     assert_int_equal(client(&d, out, sizeof(out), "get", "team-a/train-0"), 0);
+    assert_string_equal(squeeze(out), "POD STATE NODE GPUS REASON\n"
+                                      "team-a/train-0 running n-t4-0 0,1,2,3\n");
+    assert_int_equal(client3(&d, out, sizeof(out), "get", "team-a/train-0", "-ojson"), 0);
     assert_non_null(strstr(out, "gpusched.io/gpu-index"));
+    /* -o yaml: the same answer as YAML, a string that would read as a number quoted */
+    out[0] = '\n'; /* each line found after a line break, the first one too */
+    assert_int_equal(client3(&d, out + 1, sizeof(out) - 1, "get", "team-a/train-0", "-oyaml"), 0);
+    assert_non_null(strstr(out, "\nname: train-0\n"));
+    assert_non_null(strstr(out, "\nnamespace: team-a\n"));
+    assert_non_null(strstr(out, "\n  gpusched.io/gpu-index: 0,1,2,3\n"));
+    assert_non_null(strstr(out, "\n- 3\n")); /* gpus: [0, 1, 2, 3] */
     assert_int_equal(client(&d, out, sizeof(out), "list", NULL), 0);
     assert_non_null(strstr(out, "team-a/train-0"));
     assert_int_equal(client(&d, out, sizeof(out), "list", "--queue=default"), 0);
@@ -615,7 +656,7 @@ static void test_client(void **state)
     assert_non_null(strstr(squeeze(out), "\nteam-a 1 1 0 4.00 0.00\n"));
     assert_int_equal(client(&d, out, sizeof(out), "tenants", "--output=json"), 0);
     assert_non_null(strstr(out, "\"gpus_allocated\": 4"));
-    assert_int_equal(client(&d, out, sizeof(out), "tenants", "-oyaml"), 2);
+    assert_int_equal(client(&d, out, sizeof(out), "tenants", "-oxml"), 2);
     assert_int_equal(client(&d, out, sizeof(out), "bills", "--tenant=team-b"), 2); /* 403 */
     assert_int_equal(client(&d, out, sizeof(out), "bills", NULL), 0);
     assert_non_null(strstr(squeeze(out), "\nTENANT TOTAL\n"));

@@ -278,8 +278,7 @@ static void test_score_weights(void **state)
 /* The 4-card T4 box, its cards bridged in pairs (0,2) and (1,3). */
 static const char t4_bridged[] =
     "{\"gpus\": 4, \"gpuModel\": \"T4\", \"topology\": {\"gpus\": [" T4_GPU(0, 0) ", " T4_GPU(
-        1, 1) ", " T4_GPU(2, 0) ", " T4_GPU(3, 1) "], \"nvlinks\": [[0, 2, 4], [1, 3, 4]], "
-                                                  "\"numa\": 0}}";
+        1, 1) ", " T4_GPU(2, 0) ", " T4_GPU(3, 1) "], \"nvlinks\": [[0, 2, 4], [1, 3, 4]]}}";
 
 /* The topology a node's agent registers picks the cards bind takes: a bridged pair. */
 static void test_registered_topology(void **state)

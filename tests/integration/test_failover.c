@@ -474,7 +474,7 @@ static void test_snapshot_tenants(void **state)
 #define T4_REG(gpu1, edge)                                                                         \
     "{\"gpus\": 4, \"gpuModel\": \"T4\", \"topology\": {\"gpus\": [" T4_GPU(                       \
         0, 0) ", " gpu1 ", " T4_GPU(2, 0) ", " T4_GPU(3, 1) "], \"nvlinks\": [" edge               \
-                                                            ", [1, 3, 4]], \"numa\": 0}}"
+                                                            ", [1, 3, 4]]}}"
 
 /*
  * The topology a node's agent registers replaces the inventory's for placement, and stays
@@ -504,6 +504,18 @@ static void test_registered_topology(void **state)
     assert_string_equal(json_string_value(json_object_get(a.json, "field")), "topology.nvlinks[1]");
     assert_string_equal(json_string_value(json_object_get(a.json, "error")),
                         "cards 0 and 2 are paired twice");
+    h_answer_free(&a);
+    /* a key not of the tree's form would be kept and shown, as if placement read it */
+    h_expect(&d, "POST", path, TOKEN_NODE,
+             "{\"gpus\": 4, \"gpuModel\": \"T4\", \"topology\": {\"numa\": 0}}", 400, &a);
+    assert_string_equal(json_string_value(json_object_get(a.json, "field")), "topology.numa");
+    h_answer_free(&a);
+    h_expect(&d, "POST", path, TOKEN_NODE,
+             T4_REG("{\"index\": 1, \"pcieDomain\": 1, \"nvlinkGroup\": 1, \"nvswitch\": 0}",
+                    "[0, 2, 4]"),
+             400, &a);
+    assert_string_equal(json_string_value(json_object_get(a.json, "field")),
+                        "topology.gpus[1].nvswitch");
     h_answer_free(&a);
     cards_of_a_pair(&d, "refused", cards, sizeof(cards));
     assert_string_equal(cards, "0,1");

@@ -3,7 +3,8 @@
  * room for three (four 8-card A100 boards, one taken by a blocker) places none, naming the gang
  * and holding no card, then all four at once when the blocker is cancelled; the PodGroup and its
  * gang's waiting survive a restart; a gang its GPUQuota cannot hold whole starts no member and
- * leaves no use counted; bad PodGroup bodies are refused naming the field.
+ * leaves no use counted; bad PodGroup bodies are refused naming the field; labels and
+ * annotations are kept and shown.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -271,13 +272,65 @@ static void test_bad_podgroups(void **state)
     h_cleanup(&d);
 }
 
+/* The label app and annotation note of the PodGroup @a answered. */
+static void meta_is(const struct answer *a, const char *app, const char *note)
+{
+    const json_t *l = json_object_get(a->json, "labels"),
+                 *n = json_object_get(a->json, "annotations");
+    assert_string_equal(json_string_value(json_object_get(l, "app")), app);
+    assert_string_equal(json_string_value(json_object_get(n, "note")), note);
+    assert_int_equal(json_object_size(l) + json_object_size(n), 2);
+}
+
+/* A PodGroup's labels and annotations are kept as posted: shown, stored across a restart, part
+ * of what "the same PodGroup again" means, and written in the snapshot simulate continues. */
+static void test_podgroup_metadata(void **state)
+{
+    (void)state;
+    struct daemon d;
+    struct answer a;
+    char path[128], json[128];
+    static const char labelled[] =
+        "{\"metadata\":{\"name\":\"pg1\",\"namespace\":\"team-a\",\"labels\":{\"app\":"
+        "\"train\"},\"annotations\":{\"note\":\"a \\\"quoted\\\" word\"}},"
+        "\"spec\":{\"minMember\":4}}";
+    assert_int_equal(h_setup(&d, NULL), 0);
+    assert_int_equal(h_start(&d), 0);
+    h_expect(&d, "POST", "/v1/podgroups", TOKEN_A, labelled, 201, &a);
+    meta_is(&a, "train", "a \"quoted\" word");
+    h_answer_free(&a);
+    h_request(&d, "POST", "/v1/podgroups", TOKEN_A, labelled, 200); /* the same */
+    h_request(&d, "POST", "/v1/podgroups", TOKEN_A, group, 409);    /* without them: another */
+    h_request(&d, "POST", "/v1/podgroups", TOKEN_A,
+              "{\"metadata\":{\"name\":\"pg2\",\"labels\":{\"app\":7}},"
+              "\"spec\":{\"minMember\":1}}",
+              400); /* a label is a string */
+    assert_int_equal(h_stop(&d), 0);
+    assert_int_equal(h_start(&d), 0);
+    h_expect(&d, "GET", "/v1/podgroups/team-a/pg1", TOKEN_A, NULL, 200, &a);
+    meta_is(&a, "train", "a \"quoted\" word");
+    h_answer_free(&a);
+    h_expect(&d, "GET", "/v1/snapshot", TOKEN_ADMIN, NULL, 200, &a);
+    if (!strstr(a.body, "metadata: {name: \"pg1\", namespace: \"team-a\", annotations: "
+                        "{\"note\":\"a \\\"quoted\\\" word\"}, labels: {\"app\":\"train\"}}\n"))
+        fail_msg("the PodGroup's labels are not in the snapshot: %s", a.body);
+    snprintf(path, sizeof(path), "%s/snap.yaml", d.dir);
+    snprintf(json, sizeof(json), "%s/snap.json", d.dir);
+    assert_int_equal(h_write(path, a.body), 0);
+    h_answer_free(&a);
+    json_t *out = h_continued(path, json); /* the scenario reader takes them */
+    assert_non_null(out);
+    json_decref(out);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_gang_all_or_nothing),
-        cmocka_unit_test(test_gang_over_quota),
-        cmocka_unit_test(test_gang_through_extender),
-        cmocka_unit_test(test_bad_podgroups),
+        cmocka_unit_test(test_gang_all_or_nothing),   cmocka_unit_test(test_gang_over_quota),
+        cmocka_unit_test(test_gang_through_extender), cmocka_unit_test(test_bad_podgroups),
+        cmocka_unit_test(test_podgroup_metadata),
     };
     signal(SIGPIPE, SIG_IGN);
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -605,6 +605,21 @@ static void test_validate_bad_input(void **state)
     result_free(&r);
 }
 
+/* A percentage is written by one rule in every table: the run's 71.875 % allocation of its one
+ * GPU model was 71.8 % in the summary and 71.9 % in the model table. */
+static void test_scenario_percentages_agree(void **state)
+{
+    (void)state;
+    struct t_run r;
+    run(&r, ARGS("simulate", "--scenario", "tests/data/scenario/seed-rates.yaml"));
+    expect_exit(&r, 0);
+    expect_has(r.out, "\nGPU allocation (time avg)           71.8 %\n");
+    expect_has(r.out,
+               "\n  A100-SXM4-80GB        3        2.2       2.2       2.2       0.0     71.8"
+               "     71.8\n");
+    result_free(&r);
+}
+
 /*
  * The seeds' tenants' day, small: generated, run the three ways, reported as JSON that
  * `gpusched bill` reads, and the same bytes on a second run.
@@ -1129,6 +1144,7 @@ int main(void)
         cmocka_unit_test(test_validate_seeds),
         cmocka_unit_test(test_validate_json),
         cmocka_unit_test(test_validate_bad_input),
+        cmocka_unit_test(test_scenario_percentages_agree),
         cmocka_unit_test(test_scenario_tenant_day),
         cmocka_unit_test(test_scenario_bad_input),
         cmocka_unit_test(test_scenario_score_weights),

@@ -143,6 +143,35 @@ static void test_seed_file_loads(void **state)
     gs_profile_free(p);
 }
 
+/* The v1 extender configuration docs/kubernetes.md gives kube-scheduler 1.25 and later
+ * (deploy/kube-scheduler-extender.yaml; the end-to-end tests run its v1beta1 twin) loads without
+ * a word: its profile is default-scheduler with gpusched's default plugins (its own changes are
+ * to kube-scheduler's plugins, and its extender stanza is kube-scheduler's to follow). */
+static void test_deploy_extender_v1(void **state)
+{
+    struct gs_profile *p = NULL, *def = NULL;
+    struct gs_diag d;
+    struct warns w;
+    (void)state;
+    diag_with(&d, &w);
+    if (gs_config_load_kubesched("deploy/kube-scheduler-extender.yaml", NULL, &p, &d))
+        fail_msg("%s", d.msg);
+    assert_int_equal(w.n, 0);
+    assert_string_equal(gs_profile_name(p), "default-scheduler");
+    assert_int_equal(gs_profile_new_default("default-scheduler", &def, &d), 0);
+    for (int ep = 0; ep < GS_EP_COUNT; ep++) {
+        assert_int_equal(gs_profile_count(p, ep), gs_profile_count(def, ep));
+        for (int i = 0; i < gs_profile_count(p, ep); i++) {
+            int w0 = 0, w1 = 0;
+            assert_int_equal(gs_profile_at(p, ep, i, &w0), gs_profile_at(def, ep, i, &w1));
+            assert_int_equal(w0, w1);
+        }
+    }
+    assert_int_equal(gs_profile_count(p, GS_EP_SCORE), 3); /* FGD, StrandedShare, ExpectedWaste */
+    gs_profile_free(p);
+    gs_profile_free(def);
+}
+
 static void test_misspelt_top_level_key(void **state)
 {
     (void)state;
@@ -710,6 +739,7 @@ int main(void)
         cmocka_unit_test(test_duplicate_key),
         cmocka_unit_test(test_hostile_key_is_sanitised),
         cmocka_unit_test(test_limits),
+        cmocka_unit_test(test_deploy_extender_v1),
         cmocka_unit_test(test_alias_blowup_is_bounded),
         cmocka_unit_test(test_aliases_within_reason),
         cmocka_unit_test(test_never_crashes_on_mutations),

@@ -816,7 +816,8 @@ static const struct bad bads[] = {
      ":5:26: ", "spec.activeDeadlineSeconds must be in 1..4294967295", 0},
     {POD_HDR "spec:\n  preemptionPolicy: Sometimes\n  containers: [{name: m}]\n", -EINVAL,
      ":5:21: ", "spec.preemptionPolicy", 0},
-    {POD_HDR "spec: {schedulerName: volcano, containers: [{name: m}]}\n", -EINVAL, ":1:1: ",
+    /* at the field: a pod document is long, and its top says nothing of what is wrong */
+    {POD_HDR "spec: {schedulerName: volcano, containers: [{name: m}]}\n", -EINVAL, ":4:23: ",
      "spec.schedulerName \"volcano\" names another scheduler: this one is default-scheduler, and "
      "a pod is scheduled by the scheduler it names (a KubeSchedulerConfiguration profile's "
      "schedulerName renames this one)",
