@@ -402,13 +402,13 @@ static void why_nodes(struct gs_tenancy *t, struct rpod *p, const int64_t *count
             : gs__say(p->reason, sizeof(p->reason), "0/%zu nodes are available:", t->pol->nnodes);
     for (int r = 1; r < GS_FIT_REASONS && n < (int)sizeof(p->reason); r++) {
         int mig = r == GS_FIT_MIG || r == GS_FIT_MIG_MODEL; /* which profile, too */
-        char c[24] = "";
-        if (only_node < 0)
-            gs__say(c, sizeof(c), " %lld", (long long)count[r]);
-        if (count[r])
-            n += gs__say(p->reason + n, sizeof(p->reason) - (size_t)n, "%s %s%s%s,", c,
-                         gs_fit_reason_text((enum gs_fit_reason)r), mig ? " " : "",
-                         mig && p->fit.mig ? p->fit.mig : "");
+        const char *text = gs_fit_reason_text((enum gs_fit_reason)r), *sp = mig ? " " : "",
+                   *prof = mig && p->fit.mig ? p->fit.mig : "";
+        size_t left = sizeof(p->reason) - (size_t)n;
+        if (count[r] && only_node < 0)
+            n += gs__say(p->reason + n, left, " %lld %s%s%s,", (long long)count[r], text, sp, prof);
+        else if (count[r])
+            n += gs__say(p->reason + n, left, " %s%s%s,", text, sp, prof);
     }
     if (quota && n < (int)sizeof(p->reason))
         n += gs__say(p->reason + n, sizeof(p->reason) - (size_t)n, " %lld %s,", (long long)quota,
@@ -589,15 +589,15 @@ static void scan_levels(struct gs_tenancy *t, struct rpod *p, int32_t pod, const
     size_t n[GS_GPUS_MAX + 1];
     int32_t up[GS_GPUS_MAX + 1];
     for (int g = 1; g <= GS_GPUS_MAX; g++) {
-        level[g] = GS_FLEET_LEVELS;
-        at[g] = gs_fleet_open_level(t->fleet, g, level[g], &p->fit, &n[g], &up[g]);
-        if (!at[g]) /* no node has @g cards */
-            level[g] = -1;
+        n[g] = 0;
+        level[g] = GS_FLEET_LEVELS + 1;
     }
     for (;;) {
         int pick = 0;
         for (int g = 1; g <= GS_GPUS_MAX; g++) {
-            while (level[g] >= 0 && n[g] == 0 && --level[g] >= 0)
+            /* taken or not yet read: the next level down that holds a node, empty ones passed */
+            if (level[g] >= 0 && n[g] == 0 &&
+                (level[g] = gs_fleet_open_next_level(t->fleet, g, level[g] - 1)) >= 0)
                 at[g] = gs_fleet_open_level(t->fleet, g, level[g], &p->fit, &n[g], &up[g]);
             if (level[g] >= 0 && (!pick || up[g] > up[pick]))
                 pick = g;

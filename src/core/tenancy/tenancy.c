@@ -175,6 +175,7 @@ void gs_tenancy_free(struct gs_tenancy *t)
                    t->q_weight,
                    t->rq_used,
                    t->user_running,
+                   t->user_said,
                    t->heap,
                    t->vindex,
                    t->vsum,

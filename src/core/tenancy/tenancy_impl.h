@@ -199,6 +199,11 @@ struct gs_tenancy {
     /* Users: counts of running pods per user id. */
     int32_t *user_running;
     size_t nusers, capusers;
+    struct user_said {
+        int32_t running; /* user_running + 1 when @reason was made (order.c), 0 never */
+        char reason[GS_REASON_MAX];
+    } * user_said;
+    size_t cap_user_said;
     /* Priority levels, highest first: every priority the policy can give a pod. */
     int32_t *levels;
     size_t nlevels;
