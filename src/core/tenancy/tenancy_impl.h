@@ -240,6 +240,7 @@ struct gs_tenancy {
     struct vec rlog;
     struct clean *clean;
     int32_t *scratch;
+    uint64_t *logbits; /* a bit per node, all clear between calls (gs__tn_logged_since()) */
     int64_t *bo_until;
     int64_t shadow_t;
     int32_t resv_node; /* the node promised to the head, -1 none */
