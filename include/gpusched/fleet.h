@@ -281,10 +281,19 @@ const int32_t *gs_fleet_open(const struct gs_fleet *f, size_t *n);
  * gs_fleet_packing_bound() gives @r on any of them (it does not fall as the level falls). So a
  * search may visit the most packed nodes first and stop at a level whose bound cannot win. NULL
  * with *@n 0 for a card count or level the fleet has no node of. Owned by @f, valid until the
- * next commit or release. O(1); the fleet keeps them at each commit and release in O(open nodes).
+ * next commit or release. O(1), but for the nodes whose cards changed since the lists were last
+ * read: each is put right then, in O(open nodes) (a release undone before the next read moves
+ * nothing).
  */
 const int32_t *gs_fleet_open_level(const struct gs_fleet *f, int ngpu, int level,
                                    const struct gs_fit *r, size_t *n, int32_t *bound);
+
+/*
+ * gs_fleet_open_next_level() - the highest packing level at or below @level (-1..GS_FLEET_LEVELS)
+ * that holds an open node of @ngpu cards, so a search passes the empty ones at once; -1 when none
+ * does (or the fleet has no node of @ngpu cards). O(levels).
+ */
+int gs_fleet_open_next_level(const struct gs_fleet *f, int ngpu, int level);
 
 /*
  * gs_fleet_fits_without() - would the whole-card request @r fit on @node were the pods

@@ -72,6 +72,12 @@ struct gs_fleet {
     uint32_t epoch; /* moves with what every node's fits could see (gs_fleet_node_version()) */
     int32_t *open;  /* nodes with a free or shared card, ascending */
     size_t nopen;
+    /* Nodes whose cards changed since the open lists were last read: they are put right when
+     * next read (open_settle()), so a release undone by a commit before then, as trial moves
+     * are, costs the lists nothing. */
+    int32_t *moved;
+    uint8_t *is_moved;
+    size_t nmoved;
     /* The open nodes again, per card count, by packing level (gs_fleet_open_level()): one array
      * per card count, its levels from GS_FLEET_LEVELS down to 0, each ascending; off[] where
      * each level starts (rank GS_FLEET_LEVELS - level), off[GS_FLEET_LEVELS + 1] the count. */
@@ -322,11 +328,14 @@ int gs_fleet_new(const struct gs_policy *s, struct gs_fleet **out, struct gs_dia
         f->sole = calloc(cap, sizeof(*f->sole));
         f->room = calloc(cap, sizeof(*f->room));
         f->ver = calloc(cap, sizeof(*f->ver));
+        f->moved = calloc(cap, sizeof(*f->moved));
+        f->is_moved = calloc(cap, 1);
         f->links = calloc(s->ntemplates ? s->ntemplates : 1, sizeof(*f->links));
         f->mig_empty = calloc((size_t)gs_mig_model_count() + 1, sizeof(*f->mig_empty));
     }
     if (!f || !zones || !f->nodes || !f->model || !f->nvlink || !f->nfree || !f->ngpu || !f->used ||
-        !f->bare || !f->sole || !f->room || !f->ver || !f->links || !f->mig_empty) {
+        !f->bare || !f->sole || !f->room || !f->ver || !f->moved || !f->is_moved || !f->links ||
+        !f->mig_empty) {
         free(zones);
         gs_fleet_free(f);
         return -ENOMEM;
@@ -401,6 +410,8 @@ void gs_fleet_free(struct gs_fleet *f)
     free(f->sole);
     free(f->room);
     free(f->ver);
+    free(f->moved);
+    free(f->is_moved);
     free(f->open);
     for (int g = 0; g <= GS_GPUS_MAX; g++)
         free(f->lv[g]);
@@ -441,8 +452,22 @@ static void open_update(struct gs_fleet *f, size_t node)
     nd->open_pos = want ? 0 : -1;
 }
 
+/* The open lists put right for the nodes moved since they were last read. Each list is sorted by
+ * node, so what it holds is the same whatever order its changes are made in. The lists are a
+ * view kept for readers: settling them changes nothing a reader of @f can tell apart. */
+static void open_settle(const struct gs_fleet *cf)
+{
+    struct gs_fleet *f = (struct gs_fleet *)cf; /* allocated mutable by gs_fleet_new() */
+    for (size_t k = 0; k < f->nmoved; k++) {
+        f->is_moved[f->moved[k]] = 0;
+        open_update(f, (size_t)f->moved[k]);
+    }
+    f->nmoved = 0;
+}
+
 const int32_t *gs_fleet_open(const struct gs_fleet *f, size_t *n)
 {
+    open_settle(f);
     *n = f->nopen;
     return f->open;
 }
@@ -512,6 +537,7 @@ const int32_t *gs_fleet_open_level(const struct gs_fleet *f, int ngpu, int level
         *bound = 0;
         return NULL;
     }
+    open_settle(f);
     int rk = GS_FLEET_LEVELS - level;
     int64_t whole = (int64_t)ngpu * 1000, most = whole;
     if (level < GS_FLEET_LEVELS) /* one below where the next level starts */
@@ -519,6 +545,18 @@ const int32_t *gs_fleet_open_level(const struct gs_fleet *f, int ngpu, int level
     *bound = packing_bound(ngpu, most, r);
     *n = (size_t)(f->off[ngpu][rk + 1] - f->off[ngpu][rk]);
     return f->lv[ngpu] + f->off[ngpu][rk];
+}
+
+int gs_fleet_open_next_level(const struct gs_fleet *f, int ngpu, int level)
+{
+    if (ngpu < 1 || ngpu > GS_GPUS_MAX || !f->lv[ngpu])
+        return -1;
+    open_settle(f);
+    const int32_t *off = f->off[ngpu];
+    for (int l = level > GS_FLEET_LEVELS ? GS_FLEET_LEVELS : level; l >= 0; l--)
+        if (off[GS_FLEET_LEVELS - l + 1] > off[GS_FLEET_LEVELS - l])
+            return l;
+    return -1;
 }
 
 int32_t gs_fleet_slice_room(const struct gs_fleet *f, size_t node)
@@ -1405,8 +1443,12 @@ static void cards_apply(struct gs_fleet *f, struct fnode *nd, const struct gs_fi
         f->allocated += delta;
         f->used[nd - f->nodes] += delta;
     }
-    f->nfree[nd - f->nodes] = (uint8_t)nd->nfree;
-    open_update(f, (size_t)(nd - f->nodes));
+    size_t node = (size_t)(nd - f->nodes);
+    f->nfree[node] = (uint8_t)nd->nfree;
+    if (!f->is_moved[node]) {
+        f->is_moved[node] = 1;
+        f->moved[f->nmoved++] = (int32_t)node;
+    }
 }
 
 static int mig_valid(const struct gs_fleet *f, const struct fnode *nd, const struct gs_fit *r,

@@ -1446,16 +1446,20 @@ static int cmp_i32(const void *a, const void *b)
 }
 
 /* Every open node of @f stands once in the packing level of its card count and compute held,
- * ascending there, under a bound no lower than its own; the others in none. */
+ * ascending there, under a bound no lower than its own; the others in none. Going down, the next
+ * level that holds a node is the one gs_fleet_open_next_level() names. */
 static void check_levels(const struct gs_fleet *f, const struct gs_fit *r)
 {
     size_t nopen, seen = 0;
     const int32_t *open = gs_fleet_open(f, &nopen);
-    for (int g = 1; g <= GS_GPUS_MAX; g++)
-        for (int l = 0; l <= GS_FLEET_LEVELS; l++) {
+    for (int g = 1; g <= GS_GPUS_MAX; g++) {
+        int next = -1; /* the highest level below l that holds a node, as read going up */
+        for (int l = 0; l <= GS_FLEET_LEVELS + 1; l++) {
+            assert_int_equal(gs_fleet_open_next_level(f, g, l - 1), next);
             size_t n;
             int32_t bound;
             const int32_t *v = gs_fleet_open_level(f, g, l, r, &n, &bound);
+            next = n > 0 ? l : next;
             for (size_t k = 0; k < n; k++) {
                 size_t i = (size_t)v[k];
                 int64_t whole = (int64_t)g * 1000, held = 0;
@@ -1471,6 +1475,7 @@ static void check_levels(const struct gs_fleet *f, const struct gs_fit *r)
                 seen++;
             }
         }
+    }
     assert_int_equal(seen, nopen);
 }
 

@@ -329,6 +329,21 @@ static void gang_failed(struct gs_tenancy *t, struct gang *g, const char *why)
     }
 }
 
+/* What user_at_limit() last said of @user, and at which count; NULL out of memory. */
+static struct user_said *user_said(struct gs_tenancy *t, int32_t user)
+{
+    size_t cap = t->cap_user_said;
+    if ((size_t)user >= cap) {
+        struct user_said *v =
+            gs_grow(t->user_said, &t->cap_user_said, (size_t)user + 1, sizeof(*v), 64);
+        if (!v)
+            return NULL;
+        memset(v + cap, 0, (t->cap_user_said - cap) * sizeof(*v));
+        t->user_said = v;
+    }
+    return &t->user_said[user];
+}
+
 /* maxPodsPerUser, checked on its own: pods alike but for their user share a bucket. */
 static int user_at_limit(struct gs_tenancy *t, struct rpod *p)
 {
@@ -339,10 +354,21 @@ static int user_at_limit(struct gs_tenancy *t, struct rpod *p)
     if (ts->max_pods_per_user == GS_UNSET || !p->sp->user[0] ||
         t->user_running[p->user] < ts->max_pods_per_user)
         return 0;
+    /* A user's pods at its limit are tried pass after pass: the words are made once per count
+     * (a user id names one tenant and user, so they are the same for all its pods). */
+    struct user_said *u = user_said(t, p->user);
+    if (u && u->running == t->user_running[p->user] + 1) {
+        memcpy(p->reason, u->reason, sizeof(p->reason));
+        return 1;
+    }
     gs__say(p->reason, sizeof(p->reason),
             "tenant %s: user %s has %d pods running (maxPodsPerUser %d)", ts->name,
             p->sp->user[0] ? p->sp->user : "(none)", t->user_running[p->user],
             ts->max_pods_per_user);
+    if (u) {
+        u->running = t->user_running[p->user] + 1;
+        memcpy(u->reason, p->reason, sizeof(u->reason));
+    }
     return 1;
 }
 

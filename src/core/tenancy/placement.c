@@ -420,20 +420,22 @@ static void why_nodes(struct gs_tenancy *t, struct rpod *p, const int64_t *count
             : gs__say(p->reason, sizeof(p->reason), "0/%zu nodes are available:", t->pol->nnodes);
     for (int r = 1; r < GS_FIT_REASONS && n < (int)sizeof(p->reason); r++) {
         int mig = r == GS_FIT_MIG || r == GS_FIT_MIG_MODEL; /* which profile, too */
+        const char *text = gs_fit_reason_text((enum gs_fit_reason)r), *sp = mig ? " " : "",
+                   *prof = mig && p->fit.mig ? p->fit.mig : "";
         char c[24] = "";
+        if (!count[r])
+            continue;
         if (only_node < 0)
             gs__say(c, sizeof(c), " %lld", (long long)count[r]);
-        if (count[r] && r == GS_FIT_TAINT) {
-            n += gs__say(p->reason + n, sizeof(p->reason) - (size_t)n, "%s %s", c,
-                         gs_fit_reason_text((enum gs_fit_reason)r));
+        if (r == GS_FIT_TAINT) {
+            n += gs__say(p->reason + n, sizeof(p->reason) - (size_t)n, "%s %s", c, text);
             if (n < (int)sizeof(p->reason))
                 n += untolerated(t, p, only_node, p->reason + n, sizeof(p->reason) - (size_t)n);
             if (n < (int)sizeof(p->reason))
                 n += gs__say(p->reason + n, sizeof(p->reason) - (size_t)n, ",");
-        } else if (count[r])
-            n += gs__say(p->reason + n, sizeof(p->reason) - (size_t)n, "%s %s%s%s,", c,
-                         gs_fit_reason_text((enum gs_fit_reason)r), mig ? " " : "",
-                         mig && p->fit.mig ? p->fit.mig : "");
+        } else
+            n += gs__say(p->reason + n, sizeof(p->reason) - (size_t)n, "%s %s%s%s,", c, text, sp,
+                         prof);
     }
     if (quota && n < (int)sizeof(p->reason))
         n += gs__say(p->reason + n, sizeof(p->reason) - (size_t)n, " %lld %s,", (long long)quota,
@@ -473,22 +475,34 @@ int gs__cmp_i32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The nodes of @bits in [@lo, @hi), ascending, appended to @out from @w, their bits cleared: the
+ * new count. */
+static size_t take_bits(uint64_t *bits, size_t lo, size_t hi, int32_t *out, size_t w)
+{
+    for (size_t k = lo / 64; k * 64 < hi; k++) {
+        uint64_t m = bits[k];
+        if (k * 64 < lo)
+            m &= ~0ULL << (lo % 64);
+        if (hi - k * 64 < 64)
+            m &= ~(~0ULL << (hi - k * 64));
+        bits[k] &= ~m;
+        for (; m; m &= m - 1)
+            out[w++] = (int32_t)(k * 64 + (size_t)__builtin_ctzll(m));
+    }
+    return w;
+}
+
 size_t gs__tn_logged_since(struct gs_tenancy *t, const struct vec *log, size_t since, size_t cap,
                            size_t n0)
 {
-    size_t nn = t->pol->nnodes, n = log->n - since;
+    size_t n = log->n - since;
     if (n > cap)
         return SIZE_MAX;
-    for (size_t i = 0; i < n; i++) /* rotated so that @n0 sorts first */
-        t->scratch[i] = (int32_t)(((size_t)log->v[since + i] + nn - n0) % nn);
-    qsort(t->scratch, n, sizeof(*t->scratch), gs__cmp_i32);
-    size_t w = 0;
-    for (size_t i = 0; i < n; i++)
-        if (w == 0 || t->scratch[w - 1] != t->scratch[i])
-            t->scratch[w++] = t->scratch[i];
-    for (size_t i = 0; i < w; i++)
-        t->scratch[i] = (int32_t)(((size_t)t->scratch[i] + n0) % nn);
-    return w;
+    /* A bit per node: each comes out once, in O(n + nodes / 64), where a sort took O(n log n). */
+    for (size_t i = since; i < log->n; i++)
+        t->logbits[(size_t)log->v[i] / 64] |= 1ULL << ((size_t)log->v[i] % 64);
+    size_t w = take_bits(t->logbits, n0, t->pol->nnodes, t->scratch, 0);
+    return take_bits(t->logbits, 0, n0, t->scratch, w);
 }
 
 /* Does some model of the cluster pass @p's quotas? @ok caches the answer per model; @why gets
@@ -614,15 +628,15 @@ static void scan_levels(struct gs_tenancy *t, struct rpod *p, int32_t pod, const
     size_t n[GS_GPUS_MAX + 1];
     int32_t up[GS_GPUS_MAX + 1];
     for (int g = 1; g <= GS_GPUS_MAX; g++) {
-        level[g] = GS_FLEET_LEVELS;
-        at[g] = gs_fleet_open_level(t->fleet, g, level[g], &p->fit, &n[g], &up[g]);
-        if (!at[g]) /* no node has @g cards */
-            level[g] = -1;
+        n[g] = 0;
+        level[g] = GS_FLEET_LEVELS + 1;
     }
     for (;;) {
         int pick = 0;
         for (int g = 1; g <= GS_GPUS_MAX; g++) {
-            while (level[g] >= 0 && n[g] == 0 && --level[g] >= 0)
+            /* taken or not yet read: the next level down that holds a node, empty ones passed */
+            if (level[g] >= 0 && n[g] == 0 &&
+                (level[g] = gs_fleet_open_next_level(t->fleet, g, level[g] - 1)) >= 0)
                 at[g] = gs_fleet_open_level(t->fleet, g, level[g], &p->fit, &n[g], &up[g]);
             if (level[g] >= 0 && (!pick || up[g] > up[pick]))
                 pick = g;

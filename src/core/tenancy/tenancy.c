@@ -92,9 +92,10 @@ static int alloc_state(struct gs_tenancy *t)
         ALLOC(t->q_demand, t->nqueues) || ALLOC(t->q_deserved, 2 * t->nqueues) ||
         ALLOC(t->q_weight, t->nqueues) || ALLOC(t->rq_used, pol->nrquotas) ||
         ALLOC(t->bo_key, GS_MEMO_SLOTS) || ALLOC(t->clean, GS_MEMO_SLOTS) ||
-        ALLOC(t->scratch, nodes) || ALLOC(t->bo_until, GS_MEMO_SLOTS) ||
-        ALLOC(t->resv_ev, GS_RESV_DEPTH) || ALLOC(t->ts_asked, nt) || ALLOC(t->ts_entitled, nt) ||
-        ALLOC(t->ts_received, nt) || ALLOC(t->gang_open, nodes))
+        ALLOC(t->scratch, nodes) || ALLOC(t->logbits, nodes / 64 + 1) ||
+        ALLOC(t->bo_until, GS_MEMO_SLOTS) || ALLOC(t->resv_ev, GS_RESV_DEPTH) ||
+        ALLOC(t->ts_asked, nt) || ALLOC(t->ts_entitled, nt) || ALLOC(t->ts_received, nt) ||
+        ALLOC(t->gang_open, nodes))
         return -ENOMEM;
     for (size_t q = 0; q < t->nqueues; q++)
         t->q_weight[q] = q < pol->nqueues ? pol->queues[q].weight : 1;
@@ -178,6 +179,7 @@ void gs_tenancy_free(struct gs_tenancy *t)
                    t->q_weight,
                    t->rq_used,
                    t->user_running,
+                   t->user_said,
                    t->heap,
                    t->vindex,
                    t->vsum,
@@ -202,6 +204,7 @@ void gs_tenancy_free(struct gs_tenancy *t)
                    t->bo_key,
                    t->clean,
                    t->scratch,
+                   t->logbits,
                    t->gunits,
                    t->rlog.v,
                    t->bo_until,

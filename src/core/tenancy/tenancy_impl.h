@@ -199,6 +199,11 @@ struct gs_tenancy {
     /* Users: counts of running pods per user id. */
     int32_t *user_running;
     size_t nusers, capusers;
+    struct user_said {
+        int32_t running; /* user_running + 1 when @reason was made (order.c), 0 never */
+        char reason[GS_REASON_MAX];
+    } * user_said;
+    size_t cap_user_said;
     /* Priority levels, highest first: every priority the policy can give a pod. */
     int32_t *levels;
     size_t nlevels;
@@ -235,6 +240,7 @@ struct gs_tenancy {
     struct vec rlog;
     struct clean *clean;
     int32_t *scratch;
+    uint64_t *logbits; /* a bit per node, all clear between calls (gs__tn_logged_since()) */
     int64_t *bo_until;
     int64_t shadow_t;
     int32_t resv_node; /* the node promised to the head, -1 none */

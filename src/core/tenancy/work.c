@@ -43,7 +43,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#define PPM 1000000 /* speed unit: parts per million of full speed */
+#define PPM  1000000 /* speed unit: parts per million of full speed */
+#define GPUS ((uint32_t)((1ull << GS_GPUS_MAX) - 1)) /* the cards a mask may name */
 
 /* What one card gives the queues on it: per queue, its pods' rates and what it got, x PPM. */
 struct card_shares {
@@ -81,26 +82,6 @@ static size_t queue_slot(struct card_shares *cs, const struct gs_tenancy *t, int
         cs->n++;
     }
     return k;
-}
-
-/* The queues on card @g of @node, what their working pods ask and what the card gives them. */
-static void card_shares(const struct gs_tenancy *t, size_t node, int g, struct card_shares *cs)
-{
-    cs->n = 0;
-    cs->wsum = 0;
-    int64_t sum = 0;
-    size_t np = gs_fleet_pod_count(t->fleet, node);
-    for (size_t i = 0; i < np; i++) {
-        const struct rpod *p = &t->pods[gs_fleet_pod_at(t->fleet, node, i)];
-        if (!(p->mask & (1u << g)))
-            continue;
-        int64_t a = stalled(t, p) ? 0 : (int64_t)p->rate * PPM;
-        cs->asked[queue_slot(cs, t, p->queue)] += a;
-        sum += a;
-    }
-    cs->over = sum > (int64_t)1000 * PPM;
-    if (cs->over)
-        gs_fairshare_waterfill((int64_t)1000 * PPM, cs->weight, cs->asked, cs->n, cs->got);
 }
 
 /*
@@ -285,21 +266,47 @@ static int respeed(struct gs_tenancy *t, int32_t pod, int64_t speed)
     return gs__tn_work_end(t, pod);
 }
 
-/* Card @g's allocation, min(1000, the shares on it), split among its pods in node order by
- * their shares (running sums rounded down, so the parts add up): added to @acc per pod slot. */
-static void apportion(const struct gs_tenancy *t, size_t node, int g, int64_t *acc)
+/*
+ * The cards of @node in @cards, over its pods in node order, one pass: per card, the queues on
+ * it, what their working pods ask and what the card gives them (@cs); and each card's
+ * allocation, min(1000, the shares on it), split among its pods by their shares (running sums
+ * rounded down, so the parts add up), added to @acc per pod slot.
+ */
+static void cards_share(const struct gs_tenancy *t, size_t node, uint32_t cards,
+                        struct card_shares *cs, int64_t *acc)
 {
-    int64_t c = gs_fleet_card_compute(t->fleet, node, g), a = c < 1000 ? c : 1000, cum = 0,
-            before = 0;
+    int64_t sum[GS_GPUS_MAX] = {0}, c[GS_GPUS_MAX], a[GS_GPUS_MAX], cum[GS_GPUS_MAX] = {0},
+            before[GS_GPUS_MAX] = {0};
+    for (uint32_t m = cards; m; m &= m - 1) {
+        int g = __builtin_ctz(m);
+        cs[g].n = 0;
+        cs[g].wsum = 0;
+        c[g] = gs_fleet_card_compute(t->fleet, node, g);
+        a[g] = c[g] < 1000 ? c[g] : 1000;
+    }
     size_t np = gs_fleet_pod_count(t->fleet, node);
-    for (size_t i = 0; c > 0 && i < np; i++) {
+    for (size_t i = 0; i < np; i++) {
         const struct rpod *p = &t->pods[gs_fleet_pod_at(t->fleet, node, i)];
-        if (!(p->mask & (1u << g)))
-            continue;
-        cum += p->fit.whole ? 1000 : p->fit.compute;
-        int64_t upto = cum * a / c;
-        acc[i] += upto - before;
-        before = upto;
+        int64_t ask = stalled(t, p) ? 0 : (int64_t)p->rate * PPM;
+        int64_t share = p->fit.whole ? 1000 : p->fit.compute;
+        for (uint32_t m = p->mask & GPUS; m; m &= m - 1) {
+            int g = __builtin_ctz(m);
+            cs[g].asked[queue_slot(&cs[g], t, p->queue)] += ask;
+            sum[g] += ask;
+            if (c[g] <= 0)
+                continue;
+            cum[g] += share;
+            int64_t upto = cum[g] * a[g] / c[g];
+            acc[i] += upto - before[g];
+            before[g] = upto;
+        }
+    }
+    for (uint32_t m = cards; m; m &= m - 1) {
+        int g = __builtin_ctz(m);
+        cs[g].over = sum[g] > (int64_t)1000 * PPM;
+        if (cs[g].over)
+            gs_fairshare_waterfill((int64_t)1000 * PPM, cs[g].weight, cs[g].asked, cs[g].n,
+                                   cs[g].got);
     }
 }
 
@@ -318,21 +325,14 @@ int gs__tn_work_retime(struct gs_tenancy *t, size_t node)
         cards |= t->pods[gs_fleet_pod_at(t->fleet, node, i)].mask;
     }
     struct card_shares *cs = t->ts_shares;
-    for (int g = 0; g < GS_GPUS_MAX; g++)
-        if (cards & (1u << g)) {
-            card_shares(t, node, g, &cs[g]);
-            apportion(t, node, g, acc);
-        }
+    cards_share(t, node, cards & GPUS, cs, acc);
     int r = 0;
     for (size_t i = 0; i < np && r == 0; i++) {
         int32_t pod = gs_fleet_pod_at(t->fleet, node, i);
         struct rpod *p = &t->pods[pod];
         int64_t speed = stalled(t, p) ? 0 : PPM, entitled = 0;
-        for (int g = 0; g < GS_GPUS_MAX && speed > 0; g++) {
-            int64_t e;
-            if (!(p->mask & (1u << g)))
-                continue;
-            int64_t s = speed_on(&cs[g], p, &e);
+        for (uint32_t m = p->mask & GPUS; m && speed > 0; m &= m - 1) {
+            int64_t e, s = speed_on(&cs[__builtin_ctz(m)], p, &e);
             speed = s < speed ? s : speed;
             entitled += p->fit.timeslice ? e : 0;
         }
