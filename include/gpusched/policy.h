@@ -136,12 +136,16 @@ struct gs_queue_spec {
     struct gs_scn_src src;
 };
 
-/* A Volcano PodGroup: a gang. */
+/* A Volcano PodGroup: a gang. spec.minResources, what its first minMember members need
+ * together: it is admitted (Volcano's Pending to Inqueue) only when that fits (the tenancy
+ * ledger's enqueue check); 0 in a resource it does not name, all three 0 without it. */
 struct gs_podgroup_spec {
     char ns[GS_SCN_NAME_MAX], name[GS_SCN_NAME_MAX];
-    int32_t min_member;                   /* >= 1 */
-    char queue[GS_SCN_NAME_MAX];          /* "" = the default queue */
-    char priority_class[GS_SCN_NAME_MAX]; /* "" = none */
+    int32_t min_member;                                   /* >= 1 */
+    char queue[GS_SCN_NAME_MAX];                          /* "" = the default queue */
+    char priority_class[GS_SCN_NAME_MAX];                 /* "" = none */
+    int64_t min_gpu_milli, min_cpu_milli, min_memory_mib; /* minResources nvidia.com/gpu, cpu,
+                                                             memory: milli-GPU, milli-CPU, MiB */
     struct gs_scn_src src;
 };
 

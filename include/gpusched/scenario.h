@@ -173,6 +173,18 @@ int gs_pod_parse_json(const char *origin, const struct json_t *pod, int strict,
                       struct gs_pod_spec *out, char *field, size_t fsize, struct gs_diag *d);
 
 /*
+ * gs_podgroup_min_resources_json() - a Volcano PodGroup's spec.minResources, @v (borrowed: the
+ * JSON value gpuschedd read), into @g's min_gpu_milli, min_cpu_milli and min_memory_mib as a
+ * scenario's PodGroup reads it: an object of Kubernetes quantities, the resource names a
+ * Queue's capability takes (nvidia.com/gpu, cpu, memory; ephemeral-storage and pods bound
+ * nothing placed), any other refused. @field (@fsize bytes, >= 1): on error, the key at fault
+ * below spec.minResources ("cpu"), "" for the value as a whole.
+ * Return: 0; -EINVAL with @d ("body:1:1: ...") and @field; -ENOMEM.
+ */
+int gs_podgroup_min_resources_json(const struct json_t *v, struct gs_podgroup_spec *g, char *field,
+                                   size_t fsize, struct gs_diag *d);
+
+/*
  * gs_quantity_parse() - Kubernetes quantity @s exactly as Kubernetes reads one ("500m", "2",
  * "1.5", "64Gi", "2e3", "20k"; no floating point) times 10^@e10 x 2^@e2, a whole number: @round
  * 1 rounds a remainder up (as Kubernetes rounds a request to milli-cores or MiB), -1 down (a

@@ -161,9 +161,45 @@ int gs__scn_queue(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root)
 
 /* --- PodGroup --- */
 
-enum { PG_MIN_MEMBER, PG_QUEUE, PG_PRIORITY_CLASS };
+enum { PG_MIN_MEMBER, PG_QUEUE, PG_PRIORITY_CLASS, PG_MIN_RESOURCES };
 static const char *const pg_keys[] = {"minMember",    "queue",         "priorityClassName",
                                       "minResources", "minTaskMember", "networkTopology"};
+
+/* spec.minResources: the resource names and quantities of a Queue's capability. */
+static int min_resources(struct gs__yctx *c, yaml_node_t *n, struct gs_podgroup_spec *g)
+{
+    struct gcm r;
+    int rc = read_gcm(c, n, "minResources", &r);
+    g->min_gpu_milli = r.gpu_milli == GS_UNSET ? 0 : r.gpu_milli;
+    g->min_cpu_milli = r.cpu_milli == GS_UNSET ? 0 : r.cpu_milli;
+    g->min_memory_mib = r.memory_mib == GS_UNSET ? 0 : r.memory_mib;
+    return rc;
+}
+
+struct min_doc {
+    struct gs_podgroup_spec *g;
+    char *field;
+    size_t fsize;
+};
+
+static int min_resources_doc(struct gs__yctx *c, yaml_node_t *root, void *arg)
+{
+    struct min_doc *m = arg;
+    int rc = min_resources(c, root, m->g);
+    if (rc && c->err_at)
+        gs__yaml_path(c, c->err_at, m->field, m->fsize);
+    return rc;
+}
+
+int gs_podgroup_min_resources_json(const struct json_t *v, struct gs_podgroup_spec *g, char *field,
+                                   size_t fsize, struct gs_diag *d)
+{
+    struct gs__yctx proto = {.path = "body", .d = d};
+    struct min_doc m = {g, field, fsize};
+    field[0] = '\0';
+    return gs__yaml_json_document(&proto, v, GS_SCN_MAX_DEPTH, GS_SCN_DOC_NODES_MAX,
+                                  min_resources_doc, &m);
+}
 
 int gs__scn_podgroup(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root)
 {
@@ -175,7 +211,7 @@ int gs__scn_podgroup(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *ro
     if (!rc && spec)
         rc = gs__yaml_each_field(c, spec, pg_keys, GS__YAML_NKEYS(pg_keys), "PodGroup spec",
                                  gs__scn_keep, f);
-    for (size_t i = PG_PRIORITY_CLASS + 1; !rc && i < GS__YAML_NKEYS(pg_keys); i++)
+    for (size_t i = PG_MIN_RESOURCES + 1; !rc && i < GS__YAML_NKEYS(pg_keys); i++)
         if (f[i]) /* Volcano's, applied by neither driver: gpuschedd refuses them too */
             rc = gs__yaml_err(c, f[i],
                               "PodGroup spec.%s is not applied: refused rather than ignored",
@@ -188,6 +224,8 @@ int gs__scn_podgroup(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *ro
     if (!rc && f[PG_PRIORITY_CLASS])
         rc = gs__scn_name(c, f[PG_PRIORITY_CLASS], "priorityClassName", g.priority_class,
                           sizeof(g.priority_class));
+    if (!rc && f[PG_MIN_RESOURCES])
+        rc = min_resources(c, f[PG_MIN_RESOURCES], &g);
     if (rc)
         return rc;
     memcpy(g.ns, m.ns_s, sizeof(g.ns));

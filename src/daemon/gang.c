@@ -17,6 +17,8 @@
 #include "snapshot.h"
 #include "store.h"
 
+#include "gpusched/diag.h"
+#include "gpusched/scenario.h"
 #include "gpusched/tenancy.h"
 
 #include "gpusched/grow.h"
@@ -32,6 +34,18 @@ struct gsd_group *gsd_group_find(const struct gsd_state *st, const char *ns, con
         if (!strcmp(st->groups[i]->name, name) && !strcmp(st->groups[i]->ns, ns))
             return st->groups[i];
     return NULL;
+}
+
+void gsd_group_spec(const struct gsd_group *g, struct gs_podgroup_spec *out)
+{
+    *out = (struct gs_podgroup_spec){.min_member = g->min_member,
+                                     .min_gpu_milli = g->min_gpu_milli,
+                                     .min_cpu_milli = g->min_cpu_milli,
+                                     .min_memory_mib = g->min_memory_mib};
+    memcpy(out->ns, g->ns, sizeof(out->ns));
+    memcpy(out->name, g->name, sizeof(out->name));
+    memcpy(out->queue, g->queue, sizeof(out->queue));
+    memcpy(out->priority_class, g->pclass, sizeof(out->priority_class));
 }
 
 static struct gsd_group *keep(struct gsd_state *st, const struct gsd_group *g)
@@ -89,6 +103,25 @@ void gsd_groups_free(struct gsd_state *st)
 
 /* ---- the API ---- */
 
+json_t *gsd_group_min_json(const struct gsd_group *g)
+{
+    json_t *o = json_object();
+    char v[32];
+    if (g->min_gpu_milli % 1000 == 0)
+        snprintf(v, sizeof(v), "%lld", (long long)(g->min_gpu_milli / 1000));
+    else
+        snprintf(v, sizeof(v), "%lldm", (long long)g->min_gpu_milli);
+    if (o && g->min_gpu_milli)
+        json_object_set_new(o, "nvidia.com/gpu", json_string(v));
+    snprintf(v, sizeof(v), "%lldm", (long long)g->min_cpu_milli);
+    if (o && g->min_cpu_milli)
+        json_object_set_new(o, "cpu", json_string(v));
+    snprintf(v, sizeof(v), "%lldMi", (long long)g->min_memory_mib);
+    if (o && g->min_memory_mib)
+        json_object_set_new(o, "memory", json_string(v));
+    return o;
+}
+
 static json_t *group_json(const struct gsd_group *g)
 {
     json_t *o = json_pack("{s:s, s:s, s:s, s:i, s:s, s:s, s:s, s:i, s:i, s:i, s:o}", "namespace",
@@ -97,7 +130,10 @@ static json_t *group_json(const struct gsd_group *g)
                           g->running < g->min_member ? "Pending" : "Running", "members", g->members,
                           "running", g->running, "pending", g->members - g->running,
                           "creationTimestamp", gsd_time_json(g->created_us));
-    json_t *m = json_loads(g->meta ? g->meta : "{}", 0, NULL);
+    json_t *m = json_loads(g->meta ? g->meta : "{}", 0, NULL), *mr = gsd_group_min_json(g);
+    if (o && mr && json_object_size(mr))
+        json_object_set(o, "minResources", mr);
+    json_decref(mr);
     for (int i = 0; o && i < 2; i++) {
         json_t *v = json_object_get(m, i ? "annotations" : "labels");
         json_object_set_new(o, i ? "annotations" : "labels", v ? json_incref(v) : json_object());
@@ -127,11 +163,11 @@ static int opt_name(const json_t *o, const char *key, const char *field, char ou
     return 0;
 }
 
-/* The PodGroup spec's fields: the first three applied, the rest Volcano's, known but refused:
+/* The PodGroup spec's fields: the first four applied, the rest Volcano's, known but refused:
  * a PodGroup taken with a field gpuschedd does not apply would promise what it does not do. */
 static const char *const spec_keys[] = {"minMember",    "queue",         "priorityClassName",
                                         "minResources", "minTaskMember", "networkTopology"};
-#define SPEC_APPLIED 3
+#define SPEC_APPLIED 4
 #define NKEYS(a)     (sizeof(a) / sizeof((a)[0]))
 
 /* Every key of object @o (at @where: "", "metadata." or "spec.") is one of @keys (@n), and
@@ -153,8 +189,8 @@ static int keys_known(const json_t *o, const char *where, const char *const *key
             return bad(e, field, "no such PodGroup field: refused rather than ignored");
         if (i >= applied && !json_is_null(v))
             return bad(e, field,
-                       "not applied by gpuschedd (minMember, queue and priorityClassName are): "
-                       "refused rather than ignored");
+                       "not applied by gpuschedd (minMember, queue, priorityClassName and "
+                       "minResources are): refused rather than ignored");
     }
     return 0;
 }
@@ -182,6 +218,31 @@ static int group_meta(const json_t *md, struct gsd_group *g, struct gsd_ferr *e)
     }
     if (strlen(g->meta) > GSD_META_MAX)
         return bad(e, "metadata.annotations", "labels and annotations together exceed the limit");
+    return 0;
+}
+
+/* spec.minResources (absent or null: none), read by the scenario's PodGroup reader. */
+static int min_resources(const json_t *v, struct gsd_group *g, struct gsd_ferr *e)
+{
+    struct gs_podgroup_spec pg = {0};
+    struct gs_diag d;
+    char at[64], field[96];
+    if (!v || json_is_null(v))
+        return 0;
+    gs_diag_init(&d);
+    int rc = gs_podgroup_min_resources_json(v, &pg, at, sizeof(at), &d);
+    snprintf(field, sizeof(field), "spec.minResources%s%s", at[0] ? "." : "", at);
+    if (rc == -ENOMEM) {
+        e->status = 500;
+        snprintf(e->field, sizeof(e->field), "%s", "");
+        snprintf(e->msg, sizeof(e->msg), "out of memory");
+        return rc;
+    }
+    if (rc) /* the parser's words name a place the value does not have: drop that */
+        return bad(e, field, strstr(d.msg, ": ") ? strstr(d.msg, ": ") + 2 : d.msg);
+    g->min_gpu_milli = pg.min_gpu_milli;
+    g->min_cpu_milli = pg.min_cpu_milli;
+    g->min_memory_mib = pg.min_memory_mib;
     return 0;
 }
 
@@ -231,7 +292,9 @@ static int parse_group(const json_t *b, struct gsd_group *g, struct gsd_ferr *e)
         g->min_member = (int32_t)json_integer_value(min);
         rc = opt_name(spec, "queue", "spec.queue", g->queue, e);
     }
-    return rc ? rc : opt_name(spec, "priorityClassName", "spec.priorityClassName", g->pclass, e);
+    if (!rc)
+        rc = opt_name(spec, "priorityClassName", "spec.priorityClassName", g->pclass, e);
+    return rc ? rc : min_resources(json_object_get(spec, "minResources"), g, e);
 }
 
 /* May @viewer (NULL: the admin) use namespace @ns? Writes 403 when not. */
@@ -250,8 +313,10 @@ static int may_use(const struct gsd_state *st, struct gsd_req *r, const struct g
 static void post_group_again(struct gsd_req *r, const struct gsd_group *old,
                              const struct gsd_group *g)
 {
-    if (old->min_member == g->min_member && !strcmp(old->queue, g->queue) &&
-        !strcmp(old->pclass, g->pclass) && !strcmp(old->meta, g->meta))
+    if (old->min_member == g->min_member && old->min_gpu_milli == g->min_gpu_milli &&
+        old->min_cpu_milli == g->min_cpu_milli && old->min_memory_mib == g->min_memory_mib &&
+        !strcmp(old->queue, g->queue) && !strcmp(old->pclass, g->pclass) &&
+        !strcmp(old->meta, g->meta))
         gsd_reply_json(r, 200, group_json(old));
     else
         gsd_reply_error(r, 409, "metadata.name",
@@ -298,11 +363,8 @@ static void post_parsed(struct gsd_state *st, struct gsd_req *r, const struct gs
         gsd_reply_error(r, 503, "", "the store failed; the daemon restarts from its last commit");
         return;
     }
-    struct gs_podgroup_spec pg = {.min_member = k->min_member};
-    memcpy(pg.ns, k->ns, sizeof(pg.ns));
-    memcpy(pg.name, k->name, sizeof(pg.name));
-    memcpy(pg.queue, k->queue, sizeof(pg.queue));
-    memcpy(pg.priority_class, k->pclass, sizeof(pg.priority_class));
+    struct gs_podgroup_spec pg;
+    gsd_group_spec(k, &pg);
     if (gs_tenancy_podgroup(st->sched.tn, &pg) < 0) {
         st->failed = 1; /* out of memory: the store has it, the next start will */
         gsd_reply_error(r, 500, "", "out of memory");

@@ -16,9 +16,10 @@ struct gsd_tenant;
  */
 struct gsd_group {
     char ns[GSD_NAME_MAX], name[GSD_NAME_MAX], tenant[GSD_NAME_MAX];
-    char queue[GSD_NAME_MAX], pclass[GSD_NAME_MAX]; /* as posted, "" when not given */
-    int32_t min_member;                             /* 1..GSD_GANG_MAX */
-    int64_t created_us;                             /* wall clock */
+    char queue[GSD_NAME_MAX], pclass[GSD_NAME_MAX];       /* as posted, "" when not given */
+    int32_t min_member;                                   /* 1..GSD_GANG_MAX */
+    int64_t min_gpu_milli, min_cpu_milli, min_memory_mib; /* spec.minResources, 0 not named */
+    int64_t created_us;                                   /* wall clock */
     char *meta; /* {"annotations": {...}, "labels": {...}} as posted: JSON text, keys sorted */
     /* the scheduler thread's, not stored */
     int32_t members, running; /* pods held that name it; of them, running */
@@ -29,6 +30,11 @@ struct gsd_group {
 
 /* gsd_group_find() - the PodGroup @ns/@name, or NULL. O(groups). */
 struct gsd_group *gsd_group_find(const struct gsd_state *st, const char *ns, const char *name);
+/* gsd_group_min_json() - @g's spec.minResources as Kubernetes quantities ({} when it names none):
+ * a new reference, NULL when out of memory. */
+json_t *gsd_group_min_json(const struct gsd_group *g);
+/* gsd_group_spec() - @g as the scheduler takes a PodGroup, into *@out. */
+void gsd_group_spec(const struct gsd_group *g, struct gs_podgroup_spec *out);
 /* gsd_groups_restore() - load the stored PodGroups (before the pods). Return: 0; -EIO; -ENOMEM. */
 int gsd_groups_restore(struct gsd_state *st);
 /* gsd_groups_recount() - each PodGroup's members and running members, from the pods. */
@@ -36,7 +42,8 @@ void gsd_groups_recount(struct gsd_state *st);
 void gsd_groups_free(struct gsd_state *st);
 /*
  * gsd_podgroups_handle() - POST /v1/podgroups (a Volcano PodGroup: metadata.name, namespace,
- * spec.minMember, spec.queue, spec.priorityClassName; 400 naming the field, 409 when it exists),
+ * spec.minMember, spec.queue, spec.priorityClassName, spec.minResources; 400 naming the field,
+ * 409 when it exists with another spec),
  * GET /v1/podgroups, GET|DELETE /v1/podgroups/NS/NAME (DELETE: 409 while pods name it).
  * @rest: what follows "/v1/podgroups" ("" or "/NS/NAME"); @viewer: the tenant, NULL for admin.
  */

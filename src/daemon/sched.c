@@ -113,11 +113,8 @@ int gsd_sched_open(struct gsd_state *st, struct gs_diag *d)
         rc = gs_tenancy_new(&s->pol, &o, &s->tn, d);
     for (size_t i = 0; !rc && i < st->ngroups; i++) {
         const struct gsd_group *g = st->groups[i];
-        struct gs_podgroup_spec pg = {.min_member = g->min_member};
-        memcpy(pg.ns, g->ns, sizeof(pg.ns));
-        memcpy(pg.name, g->name, sizeof(pg.name));
-        memcpy(pg.queue, g->queue, sizeof(pg.queue));
-        memcpy(pg.priority_class, g->pclass, sizeof(pg.priority_class));
+        struct gs_podgroup_spec pg;
+        gsd_group_spec(g, &pg);
         rc = gs_tenancy_podgroup(s->tn, &pg);
     }
     if (rc)

@@ -34,7 +34,9 @@
  * (times evicted), pods.first_start_us (when it first started; NULL not yet, or not known in a
  * store written before) and pods.charged (running: 1 on its tenant's dedicated GPUQuota, 2 on
  * its shared one, 0 neither or not known). Schema 6 adds podgroups.meta, a PodGroup's labels
- * and annotations (JSON text; '{}' in a store written before). A store of an older schema is
+ * and annotations (JSON text; '{}' in a store written before). Schema 7 adds a PodGroup's
+ * spec.minResources: podgroups.min_gpu_milli, min_cpu_milli, min_memory_mib (0 when it names
+ * none, as in a store written before). A store of an older schema is
  * brought forward on open, one step per version, each in its own transaction (migrate[]); a
  * store of a newer schema is refused.
  */
@@ -51,7 +53,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define SCHEMA_VERSION 6
+#define SCHEMA_VERSION 7
 
 /* migrate[v - 1]: schema v to v + 1. */
 static const char *const migrate[SCHEMA_VERSION - 1] = {
@@ -70,6 +72,10 @@ static const char *const migrate[SCHEMA_VERSION - 1] = {
     "ALTER TABLE pods ADD COLUMN charged INTEGER NOT NULL DEFAULT 0;",
     /* a PodGroup's labels and annotations, shown as posted ('{}' before: none were kept) */
     "ALTER TABLE podgroups ADD COLUMN meta TEXT NOT NULL DEFAULT '{}';",
+    /* a PodGroup's minResources, which its admission reads (0 before: none were taken) */
+    "ALTER TABLE podgroups ADD COLUMN min_gpu_milli INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE podgroups ADD COLUMN min_cpu_milli INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE podgroups ADD COLUMN min_memory_mib INTEGER NOT NULL DEFAULT 0;",
 };
 
 static const char schema[] =
@@ -161,7 +167,8 @@ static const char *const sql[Q_COUNT] = {
     [Q_GPU_BAD] = "INSERT OR REPLACE INTO gpu_health(node, gpu, xid, since_us) VALUES(?1,?2,?3,?4)",
     [Q_GPU_OK] = "DELETE FROM gpu_health WHERE node = ?1 AND gpu = ?2",
     [Q_GROUP_PUT] = "INSERT INTO podgroups(namespace, name, tenant, min_member, queue,"
-                    " priority_class, created_us, meta) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                    " priority_class, created_us, meta, min_gpu_milli, min_cpu_milli,"
+                    " min_memory_mib) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
     [Q_GROUP_DELETE] = "DELETE FROM podgroups WHERE namespace = ?1 AND name = ?2",
     [Q_PROBE] = "INSERT OR REPLACE INTO meta(key, value) VALUES('probe', ?1)",
 };
@@ -821,6 +828,9 @@ int gsd_store_group_put(struct gsd_store *s, const struct gsd_group *g)
     bind_text(q, 6, g->pclass);
     sqlite3_bind_int64(q, 7, g->created_us);
     bind_text(q, 8, g->meta ? g->meta : "{}");
+    sqlite3_bind_int64(q, 9, g->min_gpu_milli);
+    sqlite3_bind_int64(q, 10, g->min_cpu_milli);
+    sqlite3_bind_int64(q, 11, g->min_memory_mib);
     return step(s, Q_GROUP_PUT);
 }
 
@@ -848,6 +858,9 @@ static int group_row(sqlite3_stmt *q, void *ud)
     col_text(q, 5, g.pclass, sizeof(g.pclass));
     g.created_us = sqlite3_column_int64(q, 6);
     g.meta = (char *)sqlite3_column_text(q, 7); /* the row's, copied by @fn if kept */
+    g.min_gpu_milli = sqlite3_column_int64(q, 8);
+    g.min_cpu_milli = sqlite3_column_int64(q, 9);
+    g.min_memory_mib = sqlite3_column_int64(q, 10);
     return gr->fn(gr->ud, &g);
 }
 
@@ -857,7 +870,8 @@ int gsd_store_group_load(struct gsd_store *s, int (*fn)(void *ud, const struct g
     struct group_read gr = {fn, ud};
     return each_row(s,
                     "SELECT namespace, name, tenant, min_member, queue, priority_class,"
-                    " created_us, meta FROM podgroups ORDER BY created_us, namespace, name",
+                    " created_us, meta, min_gpu_milli, min_cpu_milli, min_memory_mib"
+                    " FROM podgroups ORDER BY created_us, namespace, name",
                     NULL, group_row, &gr);
 }
 

@@ -163,6 +163,13 @@ static void podgroups(struct gsd_text *t, const struct gsd_state *st)
             gsd_text_printf(t, "  queue: \"%s\"\n", g->queue);
         if (g->pclass[0])
             gsd_text_printf(t, "  priorityClassName: \"%s\"\n", g->pclass);
+        json_t *mr = gsd_group_min_json(g);
+        char *text =
+            mr && json_object_size(mr) ? json_dumps(mr, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+        if (text) /* JSON is YAML's flow style */
+            gsd_text_printf(t, "  minResources: %s\n", text);
+        free(text);
+        json_decref(mr);
     }
 }
 

@@ -887,9 +887,10 @@ int main(void)
     struct CMUnitTest tests[CASES_MAX + 8];
     for (size_t i = 0; i < n; i++)
         tests[i] = (struct CMUnitTest){cases[i].name, run_case, NULL, NULL, &cases[i]};
-    /* what-if: the tenants' day, snapshot half-way, each of its three ways; and the node taints
-     * of taints.yaml, which a pod arriving after the snapshot must still be kept off */
-    static struct kase snap[4];
+    /* what-if: the tenants' day, snapshot half-way, each of its three ways; the node taints
+     * of taints.yaml, which a pod arriving after the snapshot must still be kept off; and the
+     * PodGroups' minResources of gang-minresources.yaml, a gang still held back by them */
+    static struct kase snap[5];
     size_t nt = n;
     for (int w = 0; w < 3; w++) {
         snap[w] = cases[n - 3 + (size_t)w];
@@ -901,6 +902,10 @@ int main(void)
             snap[3] = cases[i];
             snprintf(snap[3].name, sizeof(snap[3].name), "snapshot/taints/full");
             tests[nt++] = (struct CMUnitTest){snap[3].name, snapshot_case, NULL, NULL, &snap[3]};
+        } else if (strstr(cases[i].file, "/gang-minresources.yaml")) {
+            snap[4] = cases[i];
+            snprintf(snap[4].name, sizeof(snap[4].name), "snapshot/gang-minresources/full");
+            tests[nt++] = (struct CMUnitTest){snap[4].name, snapshot_case, NULL, NULL, &snap[4]};
         }
     tests[nt++] = (struct CMUnitTest){"snapshot/refused", snapshot_refused, NULL, NULL, NULL};
     if (getenv("CMOCKA_TEST_FILTER")) /* one case while working on it: "snapshot*" */

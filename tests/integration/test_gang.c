@@ -3,8 +3,9 @@
  * room for three (four 8-card A100 boards, one taken by a blocker) places none, naming the gang
  * and holding no card, then all four at once when the blocker is cancelled; the PodGroup and its
  * gang's waiting survive a restart; a gang its GPUQuota cannot hold whole starts no member and
- * leaves no use counted; bad PodGroup bodies are refused naming the field; labels and
- * annotations are kept and shown.
+ * leaves no use counted; a PodGroup's minResources hold it back until they pass Volcano's
+ * enqueue check, across a restart and into the snapshot; bad PodGroup bodies are refused naming the
+ * field; labels and annotations are kept and shown.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +17,7 @@
 #include "common/api.h"
 
 #include <signal.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -218,6 +220,102 @@ static void test_gang_through_extender(void **state)
     h_cleanup(&d);
 }
 
+/* spec.minResources: Volcano's enqueue check holds the member back while 32 GPUs do not pass the
+ * cluster's 32 x 1.2 less the blocker's 8 in use; it survives a restart and the snapshot, and
+ * the member starts once the blocker is gone. */
+static void test_gang_min_resources(void **state)
+{
+    (void)state;
+    struct daemon d;
+    static const char pgm[] = "{\"metadata\":{\"name\":\"pgm\",\"namespace\":\"team-a\"},"
+                              "\"spec\":{\"minMember\":1,\"minResources\":{\"nvidia.com/gpu\":"
+                              "\"32\",\"cpu\":\"500m\",\"memory\":\"1Gi\"}}}";
+    static const char *const why =
+        "PodGroup team-a/pgm minResources nvidia.com/gpu 32.0 exceed what the cluster may admit: "
+        "8.0 in use and 0.0 held by PodGroups admitted, of 32.0 x overcommit-factor 1.2";
+    assert_int_equal(h_setup(&d, NULL), 0);
+    assert_int_equal(h_write(d.nodes, nodes), 0);
+    assert_int_equal(h_start(&d), 0);
+    submit_member(&d, "blocker", NULL);
+    h_request(&d, "POST", "/v1/podgroups", TOKEN_A, pgm, 201);
+    h_request(&d, "POST", "/v1/podgroups", TOKEN_A, pgm, 200);
+    h_request(&d, "POST", "/v1/podgroups", TOKEN_A,
+              "{\"metadata\":{\"name\":\"pgm\",\"namespace\":\"team-a\"},"
+              "\"spec\":{\"minMember\":1,\"minResources\":{\"nvidia.com/gpu\":16}}}",
+              409); /* another minResources under its name */
+    submit_member(&d, "m0", "pgm");
+    pod_is(&d, "m0", "pending", why);
+    assert_int_equal(h_stop(&d), 0);
+    assert_int_equal(h_start(&d), 0);
+    pod_is(&d, "m0", "pending", why);
+    struct answer a;
+    h_expect(&d, "GET", "/v1/podgroups/team-a/pgm", TOKEN_A, NULL, 200, &a);
+    char *mr = json_dumps(json_object_get(a.json, "minResources"), JSON_COMPACT | JSON_SORT_KEYS);
+    assert_string_equal(mr, "{\"cpu\":\"500m\",\"memory\":\"1024Mi\",\"nvidia.com/gpu\":\"32\"}");
+    free(mr);
+    h_answer_free(&a);
+    h_expect(&d, "GET", "/v1/snapshot", TOKEN_ADMIN, NULL, 200, &a);
+    if (!a.body || !strstr(a.body, "  minResources: {\"cpu\":\"500m\",\"memory\":\"1024Mi\","
+                                   "\"nvidia.com/gpu\":\"32\"}\n"))
+        fail_msg("snapshot: %s", a.body ? a.body : "(none)");
+    h_answer_free(&a);
+    h_request(&d, "DELETE", "/v1/pods/team-a/blocker", TOKEN_A, NULL, 200);
+    pod_is(&d, "m0", "running", NULL);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
+/* Store schema 7 adds a PodGroup's minResources: a schema 6 store (the table as schema 6 made
+ * it) is brought forward, its PodGroup read as naming none, and its member placed at once. */
+static void test_store_schema6(void **state)
+{
+    (void)state;
+    struct daemon d;
+    char path[160];
+    sqlite3 *db;
+    assert_int_equal(h_setup(&d, NULL), 0);
+    assert_int_equal(h_write(d.nodes, nodes), 0);
+    assert_int_equal(h_start(&d), 0);
+    h_request(&d, "POST", "/v1/podgroups", TOKEN_A,
+              "{\"metadata\":{\"name\":\"pg6\",\"namespace\":\"team-a\"},"
+              "\"spec\":{\"minMember\":1}}",
+              201);
+    assert_int_equal(h_stop(&d), 0);
+    snprintf(path, sizeof(path), "%s/data/gpusched.db", d.dir);
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+                                  "ALTER TABLE podgroups DROP COLUMN min_gpu_milli;"
+                                  "ALTER TABLE podgroups DROP COLUMN min_cpu_milli;"
+                                  "ALTER TABLE podgroups DROP COLUMN min_memory_mib;"
+                                  "UPDATE meta SET value = 6 WHERE key = 'schema';",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    assert_int_equal(h_start(&d), 0);
+    assert_true(h_log_has(&d, "store schema brought forward"));
+    struct answer a;
+    h_expect(&d, "GET", "/v1/podgroups/team-a/pg6", TOKEN_A, NULL, 200, &a);
+    assert_null(json_object_get(a.json, "minResources"));
+    h_answer_free(&a);
+    submit_member(&d, "s0", "pg6");
+    pod_is(&d, "s0", "running", NULL);
+    assert_int_equal(h_stop(&d), 0);
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "SELECT (SELECT value FROM meta WHERE key = 'schema'),"
+                                        " min_gpu_milli + min_cpu_milli + min_memory_mib"
+                                        " FROM podgroups WHERE name = 'pg6'",
+                                        -1, &q, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(q, 0), 7);
+    assert_int_equal(sqlite3_column_int(q, 1), 0);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    h_cleanup(&d);
+}
+
 static void test_bad_podgroups(void **state)
 {
     (void)state;
@@ -239,10 +337,16 @@ static void test_bad_podgroups(void **state)
         {"{\"metadata\":{\"name\":\"g\"}}", "spec"},
         {"{\"metadata\":{\"name\":\"g\"},\"spec\":{\"minMember\":1,\"minMembers\":2}}",
          "spec.minMembers"},
-        /* Volcano's, but not applied here: refused, not taken and ignored */
+        /* minResources: the names and quantities of a Queue's capability */
         {"{\"metadata\":{\"name\":\"g\"},\"spec\":{\"minMember\":1,\"minResources\":"
-         "{\"nvidia.com/gpu\":4}}}",
+         "{\"nvidia.com/gpus\":4}}}",
+         "spec.minResources.nvidia.com/gpus"},
+        {"{\"metadata\":{\"name\":\"g\"},\"spec\":{\"minMember\":1,\"minResources\":"
+         "{\"cpu\":\"-1\"}}}",
+         "spec.minResources.cpu"},
+        {"{\"metadata\":{\"name\":\"g\"},\"spec\":{\"minMember\":1,\"minResources\":4}}",
          "spec.minResources"},
+        /* Volcano's, but not applied here: refused, not taken and ignored */
         {"{\"metadata\":{\"name\":\"g\"},\"spec\":{\"minMember\":1,\"minTaskMember\":"
          "{\"w\":1}}}",
          "spec.minTaskMember"},
@@ -330,7 +434,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gang_all_or_nothing),   cmocka_unit_test(test_gang_over_quota),
         cmocka_unit_test(test_gang_through_extender), cmocka_unit_test(test_bad_podgroups),
-        cmocka_unit_test(test_podgroup_metadata),
+        cmocka_unit_test(test_podgroup_metadata),     cmocka_unit_test(test_gang_min_resources),
+        cmocka_unit_test(test_store_schema6),
     };
     signal(SIGPIPE, SIG_IGN);
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -853,9 +853,19 @@ static const struct bad bads[] = {
      -EINVAL, ":4:19: ", "minMember must be in 1..", 0},
     /* Volcano's other PodGroup fields, applied by neither driver, were taken without a word */
     {"apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: g}\n"
-     "spec: {minMember: 2, minResources: {nvidia.com/gpu: 2}}\n",
-     -EINVAL, ":4:36: ", "PodGroup spec.minResources is not applied: refused rather than ignored",
+     "spec: {minMember: 2, minTaskMember: {w: 2}}\n",
+     -EINVAL, ":4:37: ", "PodGroup spec.minTaskMember is not applied: refused rather than ignored",
      0},
+    /* minResources: the names and quantities of a Queue's capability */
+    {"apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: g}\n"
+     "spec: {minMember: 2, minResources: {nvidia.com/gpus: 2}}\n",
+     -EINVAL, ":4:37: ", "resource nvidia.com/gpus in minResources is not interpreted", 0},
+    {"apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: g}\n"
+     "spec: {minMember: 2, minResources: {cpu: 2x}}\n",
+     -EINVAL, ":4:42: ", "minResources.cpu", 0},
+    {"apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: g}\n"
+     "spec: {minMember: 2, minResources: [cpu]}\n",
+     -EINVAL, ":4:36: ", "minResources", 0},
     {"apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q, namespace: a}\n"
      "spec: {hard: {requests.nvidia.com/gpu: \"0.5\"}}\n",
      -EINVAL, ":4:40: ", "hard.requests.nvidia.com/gpu: \"0.5\" is not a whole number of GPUs", 0},

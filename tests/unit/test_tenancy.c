@@ -962,6 +962,44 @@ static void test_gang_retry_ends(void **state)
 }
 
 /*
+ * PodGroup spec.minResources (tests/data/scenario/gang-minresources.yaml): b's 16 GPUs pass the
+ * cluster but not queue train's capability while solo and a hold 16 of its 24, though b's two
+ * 4-card members alone would fit it: b waits whole, naming the figures, and starts at 1 h when
+ * solo ends. c's 32 GPUs wait for the overcommit check (32 x 1.2 less what runs) until a and b
+ * end at 7260 s. Without minResources, both would start on arrival.
+ */
+static void test_gang_min_resources(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn_file("tests/data/scenario/gang-minresources.yaml");
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    assert_int_equal(find(t, "a-0")->start_us, 60 * S);
+    assert_int_equal(find(t, "b-0")->start_us, 3600 * S);
+    assert_int_equal(find(t, "b-1")->start_us, 3600 * S);
+    assert_int_equal(find(t, "c-0")->start_us, 7260 * S);
+    gs_tsim_free(t);
+    s->sim.horizon_us = 1800 * S; /* the reasons they wait with */
+    t = run(s, GS_WAY_FULL);
+    assert_int_equal(find(t, "b-1")->state, GS_POD_PENDING);
+    assert_string_equal(find(t, "b-1")->reason,
+                        "PodGroup ml/b minResources nvidia.com/gpu 16.0 exceed what queue train "
+                        "may admit: 16.0 of capability 24.0 in use");
+    assert_string_equal(find(t, "c-0")->reason,
+                        "PodGroup ml/c minResources nvidia.com/gpu 32.0 exceed what the cluster "
+                        "may admit: 16.0 in use and 0.0 held by PodGroups admitted, of 32.0 x "
+                        "overcommit-factor 1.2");
+    gs_tsim_free(t);
+    for (size_t i = 0; i < s->policy.npodgroups; i++) /* the same gangs, none named */
+        s->policy.podgroups[i].min_gpu_milli = s->policy.podgroups[i].min_cpu_milli =
+            s->policy.podgroups[i].min_memory_mib = 0;
+    t = run(s, GS_WAY_FULL);
+    assert_int_equal(find(t, "b-0")->start_us, 120 * S);
+    assert_int_equal(find(t, "c-0")->start_us, 180 * S);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
+/*
  * Declared GPU memory is charged: ten 10 GiB pods on four 24 GiB cards, eight run and two wait;
  * when the eight end, both start at once (a kept reservation holds nothing back).
  */
@@ -2315,6 +2353,7 @@ int main(void)
         cmocka_unit_test(test_mig_instances),
         cmocka_unit_test(test_mig_policy_applied),
         cmocka_unit_test(test_gang_retry_ends),
+        cmocka_unit_test(test_gang_min_resources),
         cmocka_unit_test(test_memory_is_charged),
         cmocka_unit_test(test_borrowing_gang_goes_whole),
         cmocka_unit_test(test_evicted_pods_come_back),

@@ -1288,6 +1288,11 @@ uint64_t gs__tn_gang_key(const struct gs_tenancy *t, const struct gang *g)
     uint64_t key = ((uint64_t)g->min * 1099511628211ULL) ^ g->members.n;
     for (size_t k = 0; k < g->members.n; k++)
         key = (key ^ t->pods[g->members.v[k]].shape) * 1099511628211ULL;
+    const struct gs_podgroup_spec *pg = t->pgs[g - t->gangs];
+    if (pg->min_gpu_milli || pg->min_cpu_milli || pg->min_memory_mib) /* its enqueue check */
+        key = ((key ^ (uint64_t)pg->min_gpu_milli) * 1099511628211ULL ^
+               (uint64_t)pg->min_cpu_milli ^ (uint64_t)pg->min_memory_mib << 20) *
+              1099511628211ULL;
     return key;
 }
 

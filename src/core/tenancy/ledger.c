@@ -150,3 +150,156 @@ void gs__tn_deserve(struct gs_tenancy *t)
     gs_fairshare_waterfill(gs_fleet_card_count(t->fleet) * 1000, t->q_weight, limit, t->nqueues,
                            t->q_deserved);
 }
+
+/*
+ * Volcano's enqueue step, for a PodGroup with spec.minResources ("the minimal resource of
+ * members/tasks to run the pod group; if there's not enough resources to start all tasks, the
+ * scheduler will not start anyone": volcano-sh/apis, scheduling/v1beta1 PodGroupSpec). The
+ * PodGroup moves from Pending to Inqueue, and its members may be placed (minMember all or
+ * nothing, as before), only when in every resource its minResources names (> 0, as the
+ * overcommit plugin's LessEqualWithDimension compares only the requested ones):
+ * - queue (volcano-sh/volcano pkg/scheduler/plugins/proportion and capacity, JobEnqueueableFn):
+ *   minResources + the queue's allocated + what its admitted PodGroups hold <= its capability
+ *   (capacity's realCapability: at most the cluster's total), where the queue has one; the
+ *   capacity plugin's elastic deduction is not made, members beyond minResources count;
+ * - cluster (pkg/scheduler/plugins/overcommit): minResources + what admitted PodGroups hold <=
+ *   the cluster's total x overcommit-factor (its default, 1.2) - what running pods use.
+ * What an admitted PodGroup holds: its minResources while in phase Inqueue; while minMember
+ * members or more run (phase Running), what its minResources exceed their requests by (the
+ * plugins' GetInqueueResource); else nothing. Units: milli-GPU, milli-CPU, MiB.
+ */
+enum { R_GPU, R_CPU, R_MEM, R_N };
+
+static int min_of(const struct gs_podgroup_spec *pg, int64_t v[R_N])
+{
+    v[R_GPU] = pg->min_gpu_milli;
+    v[R_CPU] = pg->min_cpu_milli;
+    v[R_MEM] = pg->min_memory_mib;
+    return v[R_GPU] > 0 || v[R_CPU] > 0 || v[R_MEM] > 0;
+}
+
+static void add_pod(int64_t v[R_N], const struct rpod *p)
+{
+    v[R_GPU] += p->milli;
+    v[R_CPU] += p->fit.cpu_milli;
+    v[R_MEM] += p->fit.memory_mib;
+}
+
+/* The queue of gang @g: its members' (-1 before the first). */
+static int32_t gang_queue(const struct gs_tenancy *t, const struct gang *g)
+{
+    return g->members.n ? t->pods[g->members.v[0]].queue : -1;
+}
+
+/* What the admitted PodGroups but @self hold, in all queues (@held[0]) and in queue @q (@held[1]).
+ */
+static void held_by_admitted(const struct gs_tenancy *t, int32_t self, int32_t q,
+                             int64_t held[2][R_N])
+{
+    for (size_t i = 0; i < t->npgs; i++) {
+        const struct gang *g = &t->gangs[i];
+        int64_t min[R_N], alloc[R_N] = {0};
+        int running = g->running >= g->min; /* allocated, not Succeeded, as Volcano counts */
+        if ((int32_t)i == self || !min_of(t->pgs[i], min) || (!running && !g->inqueue))
+            continue;
+        for (size_t k = 0; running && k < g->members.n; k++)
+            if (t->pods[g->members.v[k]].state == GS_POD_RUNNING)
+                add_pod(alloc, &t->pods[g->members.v[k]]);
+        for (int r = 0; r < R_N; r++) {
+            int64_t h = min[r] > alloc[r] ? min[r] - alloc[r] : 0;
+            held[0][r] += h;
+            held[1][r] += gang_queue(t, g) == q ? h : 0;
+        }
+    }
+}
+
+/* The cluster's total of each resource; INT64_MAX where a node does not bound it (host CPU or
+ * memory not given). */
+static void cluster_total(const struct gs_tenancy *t, int64_t total[R_N])
+{
+    const struct gs_policy *pol = t->pol;
+    total[R_GPU] = gs_fleet_card_count(t->fleet) * 1000;
+    total[R_CPU] = total[R_MEM] = 0;
+    for (size_t i = 0; i < pol->nnodes; i++) {
+        const struct gs_node_template *nt = &pol->templates[pol->nodes[i].template_index];
+        int64_t v[2] = {nt->cpu_milli, nt->memory_mib};
+        for (int r = 0; r < 2; r++)
+            total[R_CPU + r] = v[r] == GS_UNSET || total[R_CPU + r] == INT64_MAX
+                                   ? INT64_MAX
+                                   : total[R_CPU + r] + v[r];
+    }
+}
+
+static void amount(char *buf, size_t size, int r, int64_t v)
+{
+    if (r == R_MEM)
+        gs__say(buf, size, "%lldMi", (long long)v);
+    else
+        milli_str(buf, size, v);
+}
+
+static const char *const res_name[R_N] = {"nvidia.com/gpu", "cpu", "memory"};
+
+/* The first resource @min names whose @use + @min passes @cap (INT64_MAX: none), or -1. */
+static int over(const int64_t min[R_N], const int64_t use[R_N], const int64_t cap[R_N])
+{
+    for (int r = 0; r < R_N; r++)
+        if (min[r] > 0 && cap[r] != INT64_MAX && use[r] + min[r] > cap[r])
+            return r;
+    return -1;
+}
+
+int gs__tn_enqueue(struct gs_tenancy *t, int32_t group, char *why, size_t size)
+{
+    struct gang *g = &t->gangs[group];
+    const struct gs_podgroup_spec *pg = t->pgs[group];
+    int64_t min[R_N], total[R_N], used[R_N] = {0}, qalloc[R_N] = {0}, held[2][R_N] = {{0}};
+    if (g->inqueue || !min_of(pg, min))
+        return 1;
+    int32_t q = gang_queue(t, g);
+    for (size_t i = 0; i < t->npods; i++)
+        if (t->pods[i].state == GS_POD_RUNNING) {
+            add_pod(used, &t->pods[i]);
+            if (t->pods[i].queue == q)
+                add_pod(qalloc, &t->pods[i]);
+        }
+    held_by_admitted(t, group, q, held);
+    cluster_total(t, total);
+    const struct gs_queue_spec *qs =
+        q >= 0 && (size_t)q < t->pol->nqueues ? &t->pol->queues[q] : NULL;
+    int64_t cap[R_N], quse[R_N], idle[R_N];
+    for (int r = 0; r < R_N; r++) {
+        int64_t c = !qs          ? GS_UNSET
+                    : r == R_GPU ? qs->cap_gpu_milli
+                    : r == R_CPU ? qs->cap_cpu_milli
+                                 : qs->cap_memory_mib;
+        cap[r] = c == GS_UNSET ? INT64_MAX : c > total[r] ? total[r] : c;
+        quse[r] = qalloc[r] + held[1][r];
+        idle[r] = total[r] == INT64_MAX ? INT64_MAX : total[r] + total[r] / 5 - used[r];
+    }
+    char a[32], b[32], c[32], d[32];
+    int r = qs ? over(min, quse, cap) : -1;
+    if (r >= 0) {
+        amount(a, sizeof(a), r, min[r]);
+        amount(b, sizeof(b), r, quse[r]);
+        amount(c, sizeof(c), r, cap[r]);
+        gs__say(why, size,
+                "PodGroup %s/%s minResources %s %s exceed what queue %s may admit: %s of "
+                "capability %s in use",
+                pg->ns, pg->name, res_name[r], a, qs->name, b, c);
+        return 0;
+    }
+    if ((r = over(min, held[0], idle)) < 0) {
+        g->inqueue = 1;
+        return 1;
+    }
+    amount(a, sizeof(a), r, min[r]);
+    amount(b, sizeof(b), r, used[r]);
+    amount(c, sizeof(c), r, held[0][r]);
+    amount(d, sizeof(d), r, total[r]);
+    gs__say(why, size,
+            "PodGroup %s/%s minResources %s %s exceed what the cluster may admit: %s in use and "
+            "%s held by PodGroups admitted, of %s x overcommit-factor 1.2",
+            pg->ns, pg->name, res_name[r], a, b, c, d);
+    return 0;
+}

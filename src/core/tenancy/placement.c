@@ -34,8 +34,10 @@ static int account(struct gs_tenancy *t, int32_t pod, int sign, int restore)
     gs__tn_gang_changed(t, p->group);
     gs__tn_gang_changed(t, p->wgroup);
     if (p->group >= 0) {
-        t->gangs[p->group].running += sign;
-        t->elastic_running += gs__tn_gang_elastic(&t->gangs[p->group]) ? sign : 0;
+        struct gang *pg = &t->gangs[p->group];
+        pg->running += sign;
+        t->elastic_running += gs__tn_gang_elastic(pg) ? sign : 0;
+        pg->inqueue &= pg->running + pg->done < pg->min; /* phase Running: admitted no more */
     }
     t->running_by_level[p->level] += sign;
     if (p->charged != 1)
@@ -902,7 +904,11 @@ int gs__tn_place_gang(struct gs_tenancy *t, int32_t group, int *capacity)
     x->bound.n = x->evicted.n = 0;
     *capacity = 1;
     int lacking = g->min - g->running - g->done; /* completed members count, as in Volcano */
-    if (lacking > nm) {
+    if (lacking > 0 && nm > 0 && !gs__tn_enqueue(t, group, t->pods[m[0]].reason, GS_REASON_MAX)) {
+        for (int k = 1; k < nm; k++) /* minResources do not fit: none is tried */
+            memcpy(t->pods[m[k]].reason, t->pods[m[0]].reason, GS_REASON_MAX);
+        *capacity = 0;
+    } else if (lacking > nm) {
         for (int k = 0; k < nm; k++)
             gs__say(t->pods[m[k]].reason, GS_REASON_MAX,
                     "PodGroup %s: %d of minMember %d pods submitted", t->pods[m[k]].sp->group,
@@ -961,15 +967,19 @@ void gs_tenancy_probe_free(struct gs_tenancy_probe *pr)
 
 /*
  * Could the probed pod's gang run now? kube-scheduler places one member at a time, so a member
- * passes only while the members the gang lacks (minMember less those running, this pod one of
- * them), each asking what this pod asks, can all be placed: trial binds, all undone. Return: 1
- * yes; 0 no, with pr->gang_why; -ENOMEM.
+ * passes only while its PodGroup's minResources pass the enqueue check (which admits it) and
+ * the members the gang lacks (minMember less those running, this pod one of them), each asking
+ * what this pod asks, can all be placed: trial binds, all undone. Return: 1 yes; 0 no, with
+ * pr->gang_why; -ENOMEM.
  */
 static int probe_gang(struct gs_tenancy *t, struct gs_tenancy_probe *pr)
 {
     const struct rpod *p = &pr->p;
     const struct gang *g = p->group >= 0 ? &t->gangs[p->group] : NULL;
     int need = g ? g->min - g->running : 0, placed = 0, r = 0;
+    if (g && g->running + g->done < g->min &&
+        !gs__tn_enqueue(t, p->group, pr->gang_why, sizeof(pr->gang_why)))
+        return 0; /* its minResources do not pass Volcano's enqueue check */
     if (need <= 1)
         return 1;
     struct gs_pod_spec sp = *p->sp;

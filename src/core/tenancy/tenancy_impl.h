@@ -129,6 +129,8 @@ struct gang {
     int32_t milli_low;  /* the least milli-GPU of a member: its units' least (eviction.c) */
     int preemptible;    /* some member is preemptible */
     int dirty;          /* a member arrived since its pending members were put in buckets */
+    int inqueue;        /* its minResources passed the enqueue check (ledger.c) and fewer than
+                         * minMember members have run since: Volcano's phase Inqueue */
 };
 
 struct event {
@@ -319,6 +321,10 @@ int gs__quota_check(struct gs_tenancy *t, struct rpod *p, int model, char *why, 
 void gs__quota_charge(struct gs_tenancy *t, struct rpod *p, int model, int sign, int restore);
 /* Deserved shares of the queues over the cluster's cards (Volcano proportion). */
 void gs__tn_deserve(struct gs_tenancy *t);
+/* Volcano's enqueue check of gang @group's spec.minResources (see ledger.c): 1 admitted (or it
+ * names none, or was admitted before), the gang marked Inqueue; 0 it waits, with why in @why
+ * (@size bytes). O(pods + PodGroups) when it names some, else O(1). */
+int gs__tn_enqueue(struct gs_tenancy *t, int32_t group, char *why, size_t size);
 
 /* placement.c */
 /* Is @g elastic: fewer members must run together (minMember) than it has? */
