@@ -178,11 +178,17 @@ static int min_of(const struct gs_podgroup_spec *pg, int64_t v[R_N])
     return v[R_GPU] > 0 || v[R_CPU] > 0 || v[R_MEM] > 0;
 }
 
+/* @a + @b (>= 0), INT64_MAX past it: sums of what the input bounds one by one only. */
+static int64_t sat(int64_t a, int64_t b)
+{
+    return a > INT64_MAX - b ? INT64_MAX : a + b;
+}
+
 static void add_pod(int64_t v[R_N], const struct rpod *p)
 {
-    v[R_GPU] += p->milli;
-    v[R_CPU] += p->fit.cpu_milli;
-    v[R_MEM] += p->fit.memory_mib;
+    v[R_GPU] = sat(v[R_GPU], p->milli);
+    v[R_CPU] = sat(v[R_CPU], p->fit.cpu_milli);
+    v[R_MEM] = sat(v[R_MEM], p->fit.memory_mib);
 }
 
 /* The queue of gang @g: its members' (-1 before the first). */
@@ -207,8 +213,8 @@ static void held_by_admitted(const struct gs_tenancy *t, int32_t self, int32_t q
                 add_pod(alloc, &t->pods[g->members.v[k]]);
         for (int r = 0; r < R_N; r++) {
             int64_t h = min[r] > alloc[r] ? min[r] - alloc[r] : 0;
-            held[0][r] += h;
-            held[1][r] += gang_queue(t, g) == q ? h : 0;
+            held[0][r] = sat(held[0][r], h);
+            held[1][r] = sat(held[1][r], gang_queue(t, g) == q ? h : 0);
         }
     }
 }
@@ -224,9 +230,7 @@ static void cluster_total(const struct gs_tenancy *t, int64_t total[R_N])
         const struct gs_node_template *nt = &pol->templates[pol->nodes[i].template_index];
         int64_t v[2] = {nt->cpu_milli, nt->memory_mib};
         for (int r = 0; r < 2; r++)
-            total[R_CPU + r] = v[r] == GS_UNSET || total[R_CPU + r] == INT64_MAX
-                                   ? INT64_MAX
-                                   : total[R_CPU + r] + v[r];
+            total[R_CPU + r] = v[r] == GS_UNSET ? INT64_MAX : sat(total[R_CPU + r], v[r]);
     }
 }
 
@@ -244,9 +248,32 @@ static const char *const res_name[R_N] = {"nvidia.com/gpu", "cpu", "memory"};
 static int over(const int64_t min[R_N], const int64_t use[R_N], const int64_t cap[R_N])
 {
     for (int r = 0; r < R_N; r++)
-        if (min[r] > 0 && cap[r] != INT64_MAX && use[r] + min[r] > cap[r])
+        if (min[r] > 0 && cap[r] != INT64_MAX && sat(use[r], min[r]) > cap[r])
             return r;
     return -1;
+}
+
+/* Why PodGroup @pg waits: resource @r's @min exceeds what queue @queue (NULL: the cluster) may
+ * admit; @use of @cap (queue) or @use in use and @held held, of @cap x 1.2 (cluster). Return: 0. */
+static int say_over(char *why, size_t size, const struct gs_podgroup_spec *pg, int r, int64_t min,
+                    const char *queue, int64_t use, int64_t cap, int64_t held)
+{
+    char a[32], b[32], c[32], d[32];
+    amount(a, sizeof(a), r, min);
+    amount(b, sizeof(b), r, use);
+    amount(c, sizeof(c), r, cap);
+    amount(d, sizeof(d), r, held);
+    if (queue)
+        gs__say(why, size,
+                "PodGroup %s/%s minResources %s %s exceed what queue %s may admit: %s of "
+                "capability %s in use",
+                pg->ns, pg->name, res_name[r], a, queue, b, c);
+    else
+        gs__say(why, size,
+                "PodGroup %s/%s minResources %s %s exceed what the cluster may admit: %s in use "
+                "and %s held by PodGroups admitted, of %s x overcommit-factor 1.2",
+                pg->ns, pg->name, res_name[r], a, b, d, c);
+    return 0;
 }
 
 int gs__tn_enqueue(struct gs_tenancy *t, int32_t group, char *why, size_t size)
@@ -274,32 +301,14 @@ int gs__tn_enqueue(struct gs_tenancy *t, int32_t group, char *why, size_t size)
                     : r == R_CPU ? qs->cap_cpu_milli
                                  : qs->cap_memory_mib;
         cap[r] = c == GS_UNSET ? INT64_MAX : c > total[r] ? total[r] : c;
-        quse[r] = qalloc[r] + held[1][r];
-        idle[r] = total[r] == INT64_MAX ? INT64_MAX : total[r] + total[r] / 5 - used[r];
+        quse[r] = sat(qalloc[r], held[1][r]);
+        idle[r] = total[r] == INT64_MAX ? INT64_MAX : sat(total[r], total[r] / 5) - used[r];
     }
-    char a[32], b[32], c[32], d[32];
     int r = qs ? over(min, quse, cap) : -1;
-    if (r >= 0) {
-        amount(a, sizeof(a), r, min[r]);
-        amount(b, sizeof(b), r, quse[r]);
-        amount(c, sizeof(c), r, cap[r]);
-        gs__say(why, size,
-                "PodGroup %s/%s minResources %s %s exceed what queue %s may admit: %s of "
-                "capability %s in use",
-                pg->ns, pg->name, res_name[r], a, qs->name, b, c);
-        return 0;
-    }
-    if ((r = over(min, held[0], idle)) < 0) {
-        g->inqueue = 1;
-        return 1;
-    }
-    amount(a, sizeof(a), r, min[r]);
-    amount(b, sizeof(b), r, used[r]);
-    amount(c, sizeof(c), r, held[0][r]);
-    amount(d, sizeof(d), r, total[r]);
-    gs__say(why, size,
-            "PodGroup %s/%s minResources %s %s exceed what the cluster may admit: %s in use and "
-            "%s held by PodGroups admitted, of %s x overcommit-factor 1.2",
-            pg->ns, pg->name, res_name[r], a, b, c, d);
-    return 0;
+    if (r >= 0)
+        return say_over(why, size, pg, r, min[r], qs->name, quse[r], cap[r], 0);
+    if ((r = over(min, held[0], idle)) >= 0)
+        return say_over(why, size, pg, r, min[r], NULL, used[r], total[r], held[0][r]);
+    g->inqueue = 1;
+    return 1;
 }
