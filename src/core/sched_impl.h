@@ -169,7 +169,14 @@ struct gs_plugin {
     /* place_bound is gs_fleet_packing_bound(): a search may take the open nodes by the fleet's
      * packing levels (gs_fleet_open_level()), most packed first, and stop where none can win. */
     int place_bound_packing;
+    /* place_demote: how many times (0, 1 or 2) the node's weighted sum of all the plugins is
+     * divided by GS_PLACE_DEMOTE for missing what the plugin's pod prefers above every score
+     * (TopologyScore: a preferred NVLink group, a zone none of its gang runs in), so that it
+     * loses to the nodes that have it; NULL: never. */
+    int (*place_demote)(const struct gs_place_view *v);
 };
+
+#define GS_PLACE_DEMOTE 8
 
 struct gs_profile {
     char name[64];

@@ -233,7 +233,7 @@ int gs__tn_scores_init(struct gs_tenancy *t, struct gs_diag *d)
 
 /*
  * A node's weighted score: the profile's score plugins (GPUBinPacking, TopologyScore,
- * FairnessScore), each 0..GS_SCORE_MAX times its weight.
+ * FairnessScore), each 0..GS_SCORE_MAX times its weight, then demoted as they ask (place_demote).
  */
 static int64_t score(const struct gs_tenancy *t, const struct rpod *p, size_t node,
                      const struct gs_fit_choice *c)
@@ -249,16 +249,10 @@ static int64_t score(const struct gs_tenancy *t, const struct rpod *p, size_t no
     int64_t s = 0;
     for (int i = 0; i < t->nscore; i++)
         s += (int64_t)t->score_weight[i] * t->score_plugin[i]->place(&v);
-    /* A preferred NVLink group is kept whenever a node has one free: with the seed's weights, a
-     * placement outside one (topology at most 500) scores below any inside one (at least
-     * 6 x 800). */
-    if (p->fit.tier_soft && c->topology < 800)
-        s /= 8;
-    /* The az tier spreads a gang over zones, for disaster recovery (seed 000 §1.1: zone
-     * affinity, active-active across zones): a zone none of its members runs in is taken
-     * whenever one has room, as a preferred NVLink group is above. */
-    if (v.zone_spread < 1000)
-        s /= 8;
+    for (int i = 0; i < t->nscore; i++)
+        for (int k = t->score_plugin[i]->place_demote ? t->score_plugin[i]->place_demote(&v) : 0;
+             k > 0; k--)
+            s /= GS_PLACE_DEMOTE;
     return s;
 }
 
