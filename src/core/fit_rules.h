@@ -33,9 +33,9 @@ static inline int gs__model_allowed(uint32_t mask, int model)
 }
 
 /*
- * The @n lowest-indexed cards of @mask (bit i: card i, below GS_GPUS_MAX): where a node's
- * engine takes whole cards from a set that may hold more. Return: that mask; all of @mask when
- * it has fewer than @n cards.
+ * The @n (>= 0) lowest-indexed cards of @mask (bit i: card i, below GS_GPUS_MAX): what either
+ * engine takes of a set of free cards that holds more than a pod's whole cards. Return: that
+ * mask; all of @mask when it has fewer than @n cards.
  */
 static inline uint32_t gs__cards_lowest(uint32_t mask, int n)
 {
@@ -49,8 +49,9 @@ static inline uint32_t gs__cards_lowest(uint32_t mask, int n)
 }
 
 /*
- * Spread of a gang's replicas (TopologyScore's node and az tiers): @same members already run in
- * the node (or its zone). Return: 1000 for none, 250 less for each, 0 from four on.
+ * Spread of a gang's replicas (TopologyScore's node and az tiers, docs/topology.md): @same (>= 0)
+ * of its members already run in the node (or its zone). Return: the score, 0..1000: 1000 for
+ * none, 250 less for each, 0 from four on.
  */
 static inline int32_t gs__spread_score(int same)
 {
