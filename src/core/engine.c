@@ -7,6 +7,7 @@
  * of a (state, pod class) pair is cached while the state keeps its id (sweep() frees the ids of
  * states no node is in); binding a pod moves one node to another state.
  */
+#include "fit_rules.h"
 #include "heap.h"
 #include "sched_impl.h"
 
@@ -22,10 +23,10 @@
 #define SWEEP_MIN 1024
 
 static const char *const reason_text[GS_REASON_COUNT] = {
-    [GS_REASON_CPU] = "Insufficient cpu",
-    [GS_REASON_MEMORY] = "Insufficient memory",
+    [GS_REASON_CPU] = GS_WORDS_CPU,
+    [GS_REASON_MEMORY] = GS_WORDS_MEMORY,
     [GS_REASON_GPU_MODEL] = "node(s) didn't match the requested GPU model",
-    [GS_REASON_GPU_COUNT] = "Insufficient nvidia.com/gpu",
+    [GS_REASON_GPU_COUNT] = GS_WORDS_GPU,
     [GS_REASON_GPU_SHARE] = "no GPU with enough free share",
     [GS_REASON_NO_GPU] = "node(s) had no GPU",
 };
@@ -637,7 +638,7 @@ static int64_t lookup(struct gs_sched *s, uint32_t state, uint32_t cls)
 static void explain(struct gs_sched *s, const uint64_t *reasons, struct gs_diag *why)
 {
     char buf[GS_DIAG_MSG_MAX];
-    size_t off = (size_t)snprintf(buf, sizeof(buf), "0/%zu nodes are available", s->c->n);
+    size_t off = (size_t)snprintf(buf, sizeof(buf), GS_WORDS_FIT_ERROR, s->c->n);
     const char *sep = ": ";
     uint64_t most = 0;
     s->last_reason = GS_REASON_NONE;
@@ -1211,7 +1212,7 @@ static int placement_check(const struct gs_sched *s, const struct gs_pod_req *po
         return gs_diag_error(why, "placement: %d cards of %u milli for a pod of %u x %u",
                              __builtin_popcount(pl->gpu_mask), pl->gpu_milli, pod->num_gpu,
                              pod->gpu_milli);
-    if (pod->num_gpu && pod->model_mask && !(pod->model_mask & (1u << n->model)))
+    if (pod->num_gpu && !gs__model_allowed(pod->model_mask, n->model))
         return gs_diag_error(why, "placement: node %s has a GPU model the pod does not allow",
                              n->name);
     return 0;

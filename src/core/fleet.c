@@ -1,6 +1,8 @@
 /* Device-level cluster state for multi-tenant scheduling. Invariants: see gpusched/fleet.h. */
 #include "gpusched/fleet.h"
 
+#include "fit_rules.h"
+
 #include "gpusched/catalog.h"
 #include "gpusched/diag.h"
 #include "gpusched/grow.h"
@@ -107,11 +109,11 @@ struct mig_empty {
 static const char *const reason_text[GS_FIT_REASONS] = {
     [GS_FIT_OK] = "fits",
     [GS_FIT_MODEL] = "node(s) didn't match Pod's node affinity/selector",
-    [GS_FIT_CPU] = "Insufficient cpu",
-    [GS_FIT_MEMORY] = "Insufficient memory",
-    [GS_FIT_GPU] = "Insufficient nvidia.com/gpu",
-    [GS_FIT_GPUMEM] = "Insufficient nvidia.com/gpumem",
-    [GS_FIT_GPUCORES] = "Insufficient nvidia.com/gpucores",
+    [GS_FIT_CPU] = GS_WORDS_CPU,
+    [GS_FIT_MEMORY] = GS_WORDS_MEMORY,
+    [GS_FIT_GPU] = GS_WORDS_GPU,
+    [GS_FIT_GPUMEM] = GS_WORDS_INSUFFICIENT("nvidia.com/gpumem"),
+    [GS_FIT_GPUCORES] = GS_WORDS_INSUFFICIENT("nvidia.com/gpucores"),
     [GS_FIT_NVLINK] = "no NVLink group with enough free GPUs",
     [GS_FIT_ISOLATION] = "hard isolation: node used by another tenant",
     [GS_FIT_MIG] = "no free MIG slot for profile",
@@ -847,7 +849,7 @@ static enum gs_fit_reason fit_host(const struct fnode *nd, size_t node, const st
         return pin;
     if (nd->down)
         return GS_FIT_NOT_READY;
-    if (r->ncards > 0 && r->model_mask && !(r->model_mask & (1u << nd->model)))
+    if (r->ncards > 0 && !gs__model_allowed(r->model_mask, nd->model))
         return GS_FIT_MODEL;
     if (r->ncards > nd->ngpu)
         return GS_FIT_GPU;
@@ -859,18 +861,6 @@ static enum gs_fit_reason fit_host(const struct fnode *nd, size_t node, const st
     if (r->memory_mib > nd->mem_left)
         return GS_FIT_MEMORY;
     return GS_FIT_OK;
-}
-
-/* The @n lowest-indexed cards of @cand. */
-static uint32_t lowest(uint32_t cand, int n)
-{
-    uint32_t m = 0;
-    for (int i = 0; i < GS_GPUS_MAX && n > 0; i++)
-        if (cand & (1u << i)) {
-            m |= 1u << i;
-            n--;
-        }
-    return m;
 }
 
 /*
@@ -902,7 +892,7 @@ static uint32_t best_group(const struct fnode *nd, uint32_t free, int n, int by_
                            uint32_t allowed)
 {
     uint32_t m = group_free(nd, free, n, by_nvlink, allowed);
-    return m ? lowest(m, n) : 0;
+    return m ? gs__cards_lowest(m, n) : 0;
 }
 
 /* @n cards of the smallest NVLink group holding them, from its smallest PCIe domain that does
@@ -912,7 +902,7 @@ static uint32_t nvlink_then_pcie(const struct fnode *nd, uint32_t free, int n)
     uint32_t g = group_free(nd, free, n, 1, 0), m;
     if (!g)
         return 0;
-    return (m = best_group(nd, g, n, 0, 0)) ? m : lowest(g, n);
+    return (m = best_group(nd, g, n, 0, 0)) ? m : gs__cards_lowest(g, n);
 }
 
 static int domains_of(const struct fnode *nd, uint32_t mask)
@@ -922,6 +912,12 @@ static int domains_of(const struct fnode *nd, uint32_t mask)
         if (mask & (1u << i))
             seen |= 1u << (nd->cards[i].pcie % 32);
     return __builtin_popcount(seen);
+}
+
+/* TopologyScore of cards over @d PCIe domains (d >= 1): full in one, else 500 / d. */
+static int32_t domains_score(int d)
+{
+    return d == 1 ? 1000 : 500 / d;
 }
 
 static uint32_t free_mask(const struct gs_fleet *f, const struct fnode *nd)
@@ -989,7 +985,7 @@ static enum gs_fit_reason pick_whole(const struct gs_fleet *f, const struct fnod
         m = span_nvlink(f->links[nd->links], free, r->ncards, &pairs);
         *topo = 500 / domains_of(nd, m) + 200 * pairs / (r->ncards * (r->ncards - 1) / 2);
     } else {
-        m = lowest(free, r->ncards);
+        m = gs__cards_lowest(free, r->ncards);
         *topo = 500 / domains_of(nd, m);
     }
     if (r->tier == GS_TIER_NVLINK) /* a preferred NVLink group not had: below any that is */
@@ -1117,7 +1113,7 @@ static enum gs_fit_reason pick_sliced(const struct gs_fleet *f, const struct fno
     for (int k = 0; k < r->ncards; k++)
         m |= 1u << order[k];
     *mask = m;
-    *topo = domains_of(nd, m) == 1 ? 1000 : 500 / domains_of(nd, m);
+    *topo = domains_score(domains_of(nd, m));
     return GS_FIT_OK;
 }
 
@@ -1183,7 +1179,7 @@ static int32_t spread_of(const struct fnode *nd, int32_t group)
     int same = 0;
     for (size_t i = 0; group >= 0 && i < nd->npods; i++)
         same += nd->pods[i].group == group;
-    return same >= 4 ? 0 : 1000 - 250 * same;
+    return gs__spread_score(same);
 }
 
 /* gs_fleet_share_view() of node @node (@nd), its host already found to take @r. */
@@ -1251,9 +1247,8 @@ enum gs_fit_reason gs_fleet_share_pick(const struct gs_share_view *v, const stru
     }
     if (got < r->ncards)
         return why;
-    int nd = __builtin_popcount(domains);
     out->mask = mask;
-    out->topology = nd == 1 ? 1000 : 500 / nd;
+    out->topology = domains_score(__builtin_popcount(domains));
     out->packing = (int32_t)(packed / v->ngpu);
     out->isolation = v->isolation;
     out->spread = v->spread;
@@ -1340,7 +1335,7 @@ int gs_fleet_fits_without(const struct gs_fleet *f, size_t node, const struct gs
             free |= 1u << g;
     }
     if (nd->down || fit_pinned(nd, node, r) != GS_FIT_OK ||
-        (r->model_mask && !(r->model_mask & (1u << nd->model))) || r->ncards > nd->ngpu ||
+        !gs__model_allowed(r->model_mask, nd->model) || r->ncards > nd->ngpu ||
         (r->hard ? (sole >= 0 && sole != r->tenant) || sole == -2 : hard && sole != r->tenant) ||
         r->cpu_milli > cpu || r->memory_mib > mem || __builtin_popcount(free) < r->ncards)
         return 0;

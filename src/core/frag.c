@@ -10,6 +10,7 @@
  * free share is below the class's per-GPU demand. Weights stay integer counts; the normaliser is
  * their sum, so no floating point enters a decision.
  */
+#include "fit_rules.h"
 #include "sched_impl.h"
 
 #include "gpusched/grow.h"
@@ -27,11 +28,11 @@ int gs__share_fits(const struct gs_nstate *st, const struct gs_podclass *pc)
     return fit >= pc->req.num_gpu;
 }
 
-int gs__best_fit_gpu(const struct gs_nstate *st, uint32_t milli)
+int gs__best_fit_gpu(const uint16_t *left, int n, uint32_t milli)
 {
     int best = -1;
-    for (int i = 0; i < st->ngpu; i++)
-        if (st->gpu_left[i] >= milli && (best < 0 || st->gpu_left[i] < st->gpu_left[best]))
+    for (int i = 0; i < n; i++)
+        if (left[i] >= milli && (best < 0 || left[i] < left[best]))
             best = i;
     return best;
 }
@@ -50,7 +51,7 @@ void gs__apply(struct gs_nstate *st, const struct gs_podclass *pc, int gpu)
     }
     /* Cards taken smallest free share first, lowest index among equals. */
     for (uint32_t k = 0; k < pc->req.num_gpu; k++) {
-        int g = gs__best_fit_gpu(st, pc->req.gpu_milli);
+        int g = gs__best_fit_gpu(st->gpu_left, st->ngpu, pc->req.gpu_milli);
         if (g < 0)
             return;
         st->gpu_left[g] = (uint16_t)(st->gpu_left[g] - pc->req.gpu_milli);
@@ -62,7 +63,7 @@ static int64_t class_frag(const struct gs_nstate *st, const struct gs_podclass *
 {
     if (pc->req.num_gpu == 0 || pc->req.gpu_milli == 0)
         return st->gpu_left_sum;
-    if (pc->req.model_mask && !(pc->req.model_mask & (1u << st->model)))
+    if (!gs__model_allowed(pc->req.model_mask, st->model))
         return st->gpu_left_sum;
     if (st->cpu_left < pc->cpu_score || !gs__share_fits(st, pc))
         return st->gpu_left_sum;
@@ -258,7 +259,7 @@ static int64_t class_stranded(const struct gs_nstate *st, const struct gs_typica
     const struct gs_podclass *pc = &t->pc;
     if (pc->req.num_gpu == 0 || pc->req.gpu_milli == 0)
         return st->gpu_left_sum;
-    if (pc->req.model_mask && !(pc->req.model_mask & (1u << st->model)))
+    if (!gs__model_allowed(pc->req.model_mask, st->model))
         return st->gpu_left_sum;
     int64_t slots = 0;
     for (int i = 0; i < st->ngpu; i++)

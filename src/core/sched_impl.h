@@ -169,7 +169,14 @@ struct gs_plugin {
     /* place_bound is gs_fleet_packing_bound(): a search may take the open nodes by the fleet's
      * packing levels (gs_fleet_open_level()), most packed first, and stop where none can win. */
     int place_bound_packing;
+    /* place_demote: how many times (0, 1 or 2) the node's weighted sum of all the plugins is
+     * divided by GS_PLACE_DEMOTE for missing what the plugin's pod prefers above every score
+     * (TopologyScore: a preferred NVLink group, a zone none of its gang runs in), so that it
+     * loses to the nodes that have it; NULL: never. */
+    int (*place_demote)(const struct gs_place_view *v);
 };
+
+#define GS_PLACE_DEMOTE 8
 
 struct gs_profile {
     char name[64];
@@ -251,6 +258,14 @@ int gs__waste_table(struct gs_sched *s, const struct gs_typical *t, size_t nt);
 /* Plugin registry, generated from plugins.def. */
 extern const struct gs_plugin *const gs__plugins[];
 
+/*
+ * Best fit of a share on one card (the trace replay's rule: filter, scores and reserve): of the
+ * @n cards whose free shares are @left (milli-GPU, in card order; not kept), the one with the
+ * least free that still holds @milli, the lowest index among equals. Return: its index, or -1
+ * when none holds @milli. (frag.c)
+ */
+int gs__best_fit_gpu(const uint16_t *left, int n, uint32_t milli);
+
 /* Node-state helpers for plugins (engine.c). */
 int64_t gs__frag(const struct gs_sched *s, const struct gs_nstate *st);
 int64_t gs__frag_raw(const struct gs_sched *s, const struct gs_nstate *st);
@@ -258,7 +273,6 @@ int64_t gs__frag_pack(const struct gs_sched *s, const struct gs_nstate *st);
 int64_t gs__frag_pack_raw(const struct gs_sched *s, const struct gs_nstate *st);
 int gs__sigmoid_pct(int64_t d, int64_t total);
 int gs__share_fits(const struct gs_nstate *st, const struct gs_podclass *pc);
-int gs__best_fit_gpu(const struct gs_nstate *st, uint32_t milli);
 void gs__apply(struct gs_nstate *st, const struct gs_podclass *pc, int gpu);
 void gs__podclass_init(struct gs_podclass *pc, const struct gs_pod_req *r);
 

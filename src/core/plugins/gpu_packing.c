@@ -28,7 +28,7 @@ static int score(const struct gs_sched *s, const struct gs_nstate *st, const str
     int64_t r = 0;
     int unused = 0;
     for (uint32_t k = 0; k < pc->req.num_gpu; k++) {
-        int g = gs__best_fit_gpu(&tmp, pc->req.gpu_milli);
+        int g = gs__best_fit_gpu(tmp.gpu_left, tmp.ngpu, pc->req.gpu_milli);
         if (g < 0)
             return 0;
         unused += tmp.gpu_left[g] == GS_MILLI_GPU;

@@ -3,6 +3,7 @@
  * the pod allows. A share of one card needs one card with that much free; whole cards need that
  * many fully free cards (kube-scheduler NodeResourcesFit plus the GPU-share device check).
  */
+#include "../fit_rules.h"
 #include "../sched_impl.h"
 
 static int filter(const struct gs_sched *s, const struct gs_nstate *st,
@@ -17,7 +18,7 @@ static int filter(const struct gs_sched *s, const struct gs_nstate *st,
         return 0;
     if (st->ngpu == 0)
         return GS_REASON_NO_GPU;
-    if (pc->req.model_mask && !(pc->req.model_mask & (1u << st->model)))
+    if (!gs__model_allowed(pc->req.model_mask, st->model))
         return GS_REASON_GPU_MODEL;
     if (!gs__share_fits(st, pc))
         return pc->req.gpu_milli >= GS_MILLI_GPU ? GS_REASON_GPU_COUNT : GS_REASON_GPU_SHARE;

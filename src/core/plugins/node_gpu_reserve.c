@@ -4,6 +4,7 @@
  * drawn card when the score asked for a draw. Whole cards are kept close: the smallest NVLink
  * group, else the smallest PCIe domain, that holds enough free cards; lowest indexes first.
  */
+#include "../fit_rules.h"
 #include "../sched_impl.h"
 
 #include <errno.h>
@@ -26,15 +27,6 @@ static uint32_t pick_group(const struct gs_node *n, const uint8_t *group, uint32
     return best;
 }
 
-static uint32_t lowest(uint32_t mask, uint32_t want)
-{
-    uint32_t out = 0;
-    for (int i = 0; i < 32 && want; i++)
-        if (mask & (1u << i))
-            out |= 1u << i, want--;
-    return out;
-}
-
 static int whole_cards(const struct gs_node *n, uint32_t want, struct gs_placement *out)
 {
     uint32_t mask = pick_group(n, n->nvlink, want);
@@ -44,7 +36,7 @@ static int whole_cards(const struct gs_node *n, uint32_t want, struct gs_placeme
         for (int i = 0; i < n->ngpu; i++)
             if (n->gpu_left[i] == GS_MILLI_GPU)
                 mask |= 1u << i;
-    out->gpu_mask = lowest(mask, want);
+    out->gpu_mask = gs__cards_lowest(mask, (int)want);
     return __builtin_popcount(out->gpu_mask) == (int)want ? 0 : -EAGAIN;
 }
 
@@ -64,10 +56,7 @@ static int reserve(struct gs_sched *s, const struct gs_node *n, const struct gs_
             if (n->gpu_left[i] >= milli && gs_rng_below(&s->rng, ++seen) == 0)
                 gpu = i;
     } else if (gpu < 0 || gpu >= n->ngpu || n->gpu_left[gpu] < milli) {
-        gpu = -1;
-        for (int i = 0; i < n->ngpu; i++)
-            if (n->gpu_left[i] >= milli && (gpu < 0 || n->gpu_left[i] < n->gpu_left[gpu]))
-                gpu = i;
+        gpu = gs__best_fit_gpu(n->gpu_left, n->ngpu, milli);
     }
     if (gpu < 0)
         return -EAGAIN;

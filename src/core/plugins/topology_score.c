@@ -19,8 +19,21 @@ static int32_t place(const struct gs_place_view *v)
     }
 }
 
+/*
+ * A preferred NVLink group is kept whenever a node has one free: with the seed's weights, a
+ * placement outside one (topology at most 500) scores below any inside one (at least 6 x 800).
+ * The az tier spreads a gang over zones, for disaster recovery (seed 000 §1.1: zone affinity,
+ * active-active across zones): a zone none of its members runs in is taken whenever one has
+ * room, as a preferred NVLink group is.
+ */
+static int place_demote(const struct gs_place_view *v)
+{
+    return (v->pod->tier_soft && v->choice->topology < 800) + (v->zone_spread < 1000);
+}
+
 const struct gs_plugin gs_plugin_topology_score = {
     .name = "TopologyScore",
     .points = 1u << GS_EP_SCORE,
     .place = place,
+    .place_demote = place_demote,
 };

@@ -482,7 +482,7 @@ static struct card_bounds bounds_of(const struct gs_tenancy *t, uint32_t model_m
     for (size_t i = 0; i < t->pol->ntemplates; i++) {
         const struct gs_node_template *tp = &t->pol->templates[i];
         const struct gs_gpu_model *m = tp->model >= 0 ? gs_catalog_at(tp->model) : NULL;
-        if (tp->gpus <= 0 || !m || (model_mask && !(model_mask & (1u << tp->model))))
+        if (tp->gpus <= 0 || !m || !gs__model_allowed(model_mask, tp->model))
             continue;
         if (tp->gpus > b.most_gpus)
             b.most_gpus = tp->gpus;
@@ -638,7 +638,7 @@ static int timeslice_demand(const struct gs_tenancy *t, struct rpod *p,
         const struct gs_node_template *tp = &t->pol->templates[i];
         const struct gs_gpu_model *m = tp->model >= 0 ? gs_catalog_at(tp->model) : NULL;
         if (tp->gpus <= 0 || !m || tp->timeslice_replicas <= 0 ||
-            (p->sp->model_mask && !(p->sp->model_mask & (1u << tp->model))))
+            !gs__model_allowed(p->sp->model_mask, tp->model))
             continue;
         most = tp->gpus > most ? tp->gpus : most;
         large = m->memory_mib > large ? m->memory_mib : large;

@@ -1273,7 +1273,7 @@ int gs__tn_evict_for(struct gs_tenancy *t, int32_t pod, enum evict_mode mode, st
                         .slot = (uint32_t)((size_t)p->tenant % t->vslots)};
     char why[GS_REASON_MAX];
     for (int m = 0; m < GS_MODEL_MAX; m++)
-        if ((t->models & (1u << m)) && (!p->fit.model_mask || (p->fit.model_mask & (1u << m))) &&
+        if ((t->models & (1u << m)) && gs__model_allowed(p->fit.model_mask, m) &&
             gs__quota_check(t, p, m, why, sizeof(why)))
             se.models |= 1u << m;
     for (size_t q = 0; mode == EVICT_RECLAIM && q < t->nqueues; q++)

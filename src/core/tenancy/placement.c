@@ -193,7 +193,7 @@ static int32_t zone_spread(const struct gs_tenancy *t, const struct rpod *p, siz
         const struct rpod *m = &t->pods[g->members.v[i]];
         same += m->state == GS_POD_RUNNING && gs_fleet_node_zone(t->fleet, (size_t)m->node) == zone;
     }
-    return same >= 4 ? 0 : 1000 - 250 * same;
+    return gs__spread_score(same);
 }
 
 /*
@@ -235,7 +235,7 @@ int gs__tn_scores_init(struct gs_tenancy *t, struct gs_diag *d)
 
 /*
  * A node's weighted score: the profile's score plugins (GPUBinPacking, TopologyScore,
- * FairnessScore), each 0..GS_SCORE_MAX times its weight.
+ * FairnessScore), each 0..GS_SCORE_MAX times its weight, then demoted as they ask (place_demote).
  */
 static int64_t score(const struct gs_tenancy *t, const struct rpod *p, size_t node,
                      const struct gs_fit_choice *c)
@@ -251,16 +251,10 @@ static int64_t score(const struct gs_tenancy *t, const struct rpod *p, size_t no
     int64_t s = 0;
     for (int i = 0; i < t->nscore; i++)
         s += (int64_t)t->score_weight[i] * t->score_plugin[i]->place(&v);
-    /* A preferred NVLink group is kept whenever a node has one free: with the seed's weights, a
-     * placement outside one (topology at most 500) scores below any inside one (at least
-     * 6 x 800). */
-    if (p->fit.tier_soft && c->topology < 800)
-        s /= 8;
-    /* The az tier spreads a gang over zones, for disaster recovery (seed 000 §1.1: zone
-     * affinity, active-active across zones): a zone none of its members runs in is taken
-     * whenever one has room, as a preferred NVLink group is above. */
-    if (v.zone_spread < 1000)
-        s /= 8;
+    for (int i = 0; i < t->nscore; i++)
+        for (int k = t->score_plugin[i]->place_demote ? t->score_plugin[i]->place_demote(&v) : 0;
+             k > 0; k--)
+            s /= GS_PLACE_DEMOTE;
     return s;
 }
 
@@ -350,7 +344,7 @@ static int spread_thin(const struct gs_tenancy *t, const struct rpod *p, char *a
         int model = gs_fleet_node_model(t->fleet, i), n = gs_fleet_node_free_cards(t->fleet, i);
         int taint = gs_fleet_node_taint_class(t->fleet, i);
         if (!gs_fleet_node_ready(t->fleet, i) || (taint && !(f->tolerated >> (taint - 1) & 1)) ||
-            (f->model_mask && model >= 0 && !(f->model_mask & (1u << model))) ||
+            (model >= 0 && !gs__model_allowed(f->model_mask, model)) ||
             (f->zone_only && gs_fleet_node_zone(t->fleet, i) + 1 != f->zone_only))
             continue;
         total += n;
@@ -416,10 +410,9 @@ static void why_nodes(struct gs_tenancy *t, struct rpod *p, const int64_t *count
         gs__say(p->reason, sizeof(p->reason), "%s", quota_why);
         return;
     }
-    int n =
-        only_node >= 0
-            ? gs__say(p->reason, sizeof(p->reason), "node %s:", t->pol->nodes[only_node].name)
-            : gs__say(p->reason, sizeof(p->reason), "0/%zu nodes are available:", t->pol->nnodes);
+    int n = only_node >= 0
+                ? gs__say(p->reason, sizeof(p->reason), "node %s:", t->pol->nodes[only_node].name)
+                : gs__say(p->reason, sizeof(p->reason), GS_WORDS_FIT_ERROR ":", t->pol->nnodes);
     for (int r = 1; r < GS_FIT_REASONS && n < (int)sizeof(p->reason); r++) {
         int mig = r == GS_FIT_MIG || r == GS_FIT_MIG_MODEL; /* which profile, too */
         const char *text = gs_fit_reason_text((enum gs_fit_reason)r), *sp = mig ? " " : "",
@@ -514,7 +507,7 @@ static int quota_anywhere(struct gs_tenancy *t, struct rpod *p, int8_t *ok, char
     int any = 0, n = 0;
     all[0] = '\0';
     for (int m = 0; m < GS_MODEL_MAX; m++) {
-        if (!(t->models & (1u << m)) || (p->fit.model_mask && !(p->fit.model_mask & (1u << m))))
+        if (!(t->models & (1u << m)) || !gs__model_allowed(p->fit.model_mask, m))
             continue;
         ok[m] = (int8_t)gs__quota_check(t, p, m, why, GS_REASON_MAX);
         any |= ok[m];

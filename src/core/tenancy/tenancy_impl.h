@@ -11,6 +11,7 @@
 #ifndef GS_TENANCY_IMPL_H
 #define GS_TENANCY_IMPL_H
 
+#include "../fit_rules.h"
 #include "gpusched/catalog.h"
 #include "gpusched/fleet.h"
 #include "gpusched/policy.h"
