@@ -1010,40 +1010,77 @@ void gs__tn_victims_started(struct gs_tenancy *t, int32_t pod)
 }
 
 /*
- * Could evicting every pod this search may take on @node free the cards @p asks for? Only
+ * Could evicting every pod a search may take on a node free the cards its pod asks for? Only
  * whole-card requests are bounded this way. Reclaim takes no unit that alone would take its
  * queue below its deserved share (could_fit()): no pod of no gang of more milli-GPU than the
  * queue's margin, no gang whose least member has more (a gang's unit is all its running members,
- * or an elastic gang's one).
+ * or an elastic gang's one). What the bound reads of the search (the counts' rows, the margins)
+ * is looked up once per search (bound_init()), as it is read for most of the cluster's nodes.
  */
-static int cards_bound(const struct gs_tenancy *t, const struct rpod *p, size_t node,
-                       enum evict_mode mode, int guarantee, uint64_t donors)
+struct donor {
+    const int32_t *all, *alone; /* queue q's cards, those of its pods of no gang (rows by node) */
+    const int32_t *least_alone, *least_gang; /* the least milli-GPU of such a unit (by node) */
+    int64_t margin;                          /* what the queue holds above its deserved share */
+};
+
+struct bound {
+    int nvlink;   /* an NVLink group of the pod's card count is needed */
+    int counted;  /* the node cards' counts bound the pod (whole cards, counts kept) */
+    int32_t need; /* the cards it asks for */
+    const int32_t *lower, *beyond; /* preemption: the level rows read (NULL: none) */
+    size_t ndonors;
+    struct donor donor[64]; /* reclaim: the queues it may take from */
+};
+
+static void bound_init(const struct gs_tenancy *t, const struct rpod *p, enum evict_mode mode,
+                       int guarantee, uint64_t donors, struct bound *b)
 {
-    if (p->fit.whole && p->fit.tier == GS_TIER_NVLINK && !p->fit.tier_soft &&
-        gs_fleet_node_nvlink_max(t->fleet, node) < p->fit.ncards)
+    size_t nl = t->nlevels, nq = t->nqueues, l = (size_t)p->level;
+    b->nvlink = p->fit.whole && p->fit.tier == GS_TIER_NVLINK && !p->fit.tier_soft;
+    b->need = p->fit.ncards;
+    /* members of elastic gangs at its level may go too: no bound counts them */
+    b->counted = p->fit.whole && p->fit.ncards > 0 && t->node_cards &&
+                 !(mode == EVICT_PREEMPT && l + 1 == nl);
+    b->lower = b->beyond = NULL;
+    b->ndonors = 0;
+    if (!b->counted)
+        return;
+    if (mode == EVICT_PREEMPT) {
+        b->lower = l + 1 < nl ? node_cards_at(t, l + 1, 0) : NULL;
+        b->beyond = guarantee ? node_cards_at(t, nl + l, 0) : NULL;
+        return;
+    }
+    for (uint64_t d = donors; d; d &= d - 1) { /* queue q < nq <= 64: bit q */
+        size_t q = (size_t)__builtin_ctzll(d);
+        b->donor[b->ndonors++] = (struct donor){
+            .all = node_cards_at(t, 2 * nl + q, 0),
+            .alone = node_cards_at(t, 2 * nl + nq + q, 0),
+            .least_alone = node_cards_at(t, 2 * nl + 2 * nq + q, 0),
+            .least_gang = t->vgang_stale ? NULL : node_cards_at(t, 2 * nl + 3 * nq + q, 0),
+            .margin = t->q_used[q] - t->q_deserved[q]};
+    }
+}
+
+static int cards_bound(const struct gs_tenancy *t, const struct bound *b, enum evict_mode mode,
+                       size_t node)
+{
+    if (b->nvlink && gs_fleet_node_nvlink_max(t->fleet, node) < b->need)
         return 0; /* no NVLink group here is large enough, whatever goes */
-    if (!p->fit.whole || p->fit.ncards == 0 || !t->node_cards)
+    if (!b->counted)
         return 1;
-    size_t nl = t->nlevels, l = (size_t)p->level;
-    if (mode == EVICT_PREEMPT && l + 1 == nl)
-        return 1; /* members of elastic gangs at its level may go too: no bound counts them */
     int64_t cards = gs_fleet_node_free_cards(t->fleet, node);
     if (mode == EVICT_RECLAIM) {
-        for (uint64_t d = donors; d; d &= d - 1) { /* queue q < nq <= 64: bit q */
-            size_t q = (size_t)__builtin_ctzll(d), nq = t->nqueues;
-            int64_t all = *node_cards_at(t, 2 * nl + q, node),
-                    alone = *node_cards_at(t, 2 * nl + nq + q, node);
-            int64_t margin = t->q_used[q] - t->q_deserved[q];
-            cards += *node_cards_at(t, 2 * nl + 2 * nq + q, node) > margin ? 0 : alone;
-            cards += !t->vgang_stale && *node_cards_at(t, 2 * nl + 3 * nq + q, node) > margin
-                         ? 0
-                         : all - alone;
+        for (size_t k = 0; k < b->ndonors; k++) {
+            const struct donor *d = &b->donor[k];
+            int64_t all = d->all[node], alone = d->alone[node];
+            cards += d->least_alone[node] > d->margin ? 0 : alone;
+            cards += d->least_gang && d->least_gang[node] > d->margin ? 0 : all - alone;
         }
     } else {
-        cards += l + 1 < nl ? *node_cards_at(t, l + 1, node) : 0;
-        cards += guarantee ? *node_cards_at(t, nl + l, node) : 0;
+        cards += b->lower ? b->lower[node] : 0;
+        cards += b->beyond ? b->beyond[node] : 0;
     }
-    return cards >= p->fit.ncards;
+    return cards >= b->need;
 }
 
 /*
@@ -1099,7 +1136,15 @@ struct search {
     size_t found;
     struct gmemo *memo;
     uint32_t slot; /* the preemptor's tenant's slot of the victim index */
+    struct bound bound;
 };
+
+/* The preemptor's tenant's slot of the victim index on @node: read only if need be. */
+static const struct vslot *own_slot(const struct gs_tenancy *t, const struct search *se,
+                                    size_t node)
+{
+    return &t->vindex[node * t->vslots + se->slot];
+}
 
 /* May @node hold a pod search @se could take? Only "no" is sure. */
 static int may_hold(const struct gs_tenancy *t, const struct search *se, size_t node)
@@ -1108,12 +1153,12 @@ static int may_hold(const struct gs_tenancy *t, const struct search *se, size_t 
     if (t->vlevel && se->mode == EVICT_PREEMPT && /* the packed bound: one byte, not the sums */
         t->vlevel[(se->guarantee ? t->pol->nnodes : 0) + node] <= p->level + 1)
         return 0;
-    const struct vslot *own = &t->vindex[node * t->vslots + se->slot]; /* read only if need be */
     const struct vsum *sum = &t->vsum[node];
     if (se->mode == EVICT_RECLAIM)
         return (sum->q_open & se->donors) ||
-               ((sum->q_ded & se->donors) && (own->q_ded & se->donors));
-    if (sum->low_open > p->level || (sum->low_ded > p->level && own->low_ded > p->level))
+               ((sum->q_ded & se->donors) && (own_slot(t, se, node)->q_ded & se->donors));
+    if (sum->low_open > p->level ||
+        (sum->low_ded > p->level && own_slot(t, se, node)->low_ded > p->level))
         return 1;
     /* the guarantee: a slot not the preemptor's own, or any when its own is shared */
     int shared = t->pol->ntenants + 1 > t->vslots;
@@ -1127,7 +1172,7 @@ static int worth_visit(const struct gs_tenancy *t, const struct search *se, size
     const struct rpod *p = se->p; /* the index first: its sums are read node after node */
     return may_hold(t, se, n) &&
            !(p->fit.ncards > 0 && !(se->models & (1u << gs_fleet_node_model(t->fleet, n)))) &&
-           cards_bound(t, p, n, se->mode, se->guarantee, se->donors);
+           cards_bound(t, &se->bound, se->mode, n);
 }
 
 /* Look for a set on @n (worth_visit()); 1 when it offers one, 0 not, -ENOMEM. */
@@ -1203,18 +1248,23 @@ static size_t skip_unheld(const struct gs_tenancy *t, const struct search *se, s
 static size_t next_visit(const struct gs_tenancy *t, const struct search *se, size_t at, size_t end,
                          size_t nc, size_t n0)
 {
-    for (; (at = skip_unheld(t, se, at, end, nc, n0)) < end &&
-           !worth_visit(t, se, node_of(t, at, nc, n0));
-         at++)
-        ;
-    if (at < end) {
-        const struct vnode *vn = &t->vpods[node_of(t, at, nc, n0)];
-        for (size_t b = 0; b < vn->n * sizeof(*vn->v); b += 64)
-            __builtin_prefetch((const char *)vn->v + b);
-        for (size_t b = 0; b < vn->n * sizeof(*vn->a); b += 64)
-            __builtin_prefetch((const char *)vn->a + b);
-        gs_fleet_prefetch(t->fleet, node_of(t, at, nc, n0), 0); /* for its trials */
+    int packed = t->vlevel && nc == SIZE_MAX && se->mode == EVICT_PREEMPT; /* skip_unheld()'s */
+    size_t nn = t->pol->nnodes, node = 0;
+    const int32_t *list = nc != SIZE_MAX ? t->scratch : NULL; /* node_of(), read once */
+    for (;; at++) {
+        at = packed ? skip_unheld(t, se, at, end, nc, n0) : at;
+        if (at >= end)
+            return end;
+        node = list ? (size_t)list[at] : n0 + at >= nn ? n0 + at - nn : n0 + at;
+        if (worth_visit(t, se, node))
+            break;
     }
+    const struct vnode *vn = &t->vpods[node];
+    for (size_t b = 0; b < vn->n * sizeof(*vn->v); b += 64)
+        __builtin_prefetch((const char *)vn->v + b);
+    for (size_t b = 0; b < vn->n * sizeof(*vn->a); b += 64)
+        __builtin_prefetch((const char *)vn->a + b);
+    gs_fleet_prefetch(t->fleet, node, 0); /* for its trials */
     return at;
 }
 
@@ -1280,6 +1330,7 @@ int gs__tn_evict_for(struct gs_tenancy *t, int32_t pod, enum evict_mode mode, st
         if ((int32_t)q != p->queue && reclaimable(t, (int32_t)q) && t->q_used[q] > t->q_deserved[q])
             se.donors |= 1ull << (q & 63); /* reclaim: queues (mod 64) above their share */
     t->vdonors = se.donors;
+    bound_init(t, p, mode, guarantee, se.donors, &se.bound);
     /* A search bounded by the queues' shares (see try_set()) is remembered apart; shares that
      * move while no node changes may then leave a set unseen until one does: an eviction
      * missed for a while, never a wrong one. */

@@ -844,11 +844,14 @@ static int place_gang_nvlink(struct gs_tenancy *t, int64_t cards, const int32_t 
         if (best_free < 0)
             break;
     }
-    for (int k = 0; k < nm; k++)
-        gs__say(t->pods[m[k]].reason, GS_REASON_MAX,
-                "gang needs %lld GPUs inside one NVLink group (tier nvlink); no group has them "
-                "free",
-                (long long)cards);
+    for (int k = 0; k < nm; k++) /* the same words for each: formatted once */
+        if (k == 0)
+            gs__say(t->pods[m[k]].reason, GS_REASON_MAX,
+                    "gang needs %lld GPUs inside one NVLink group (tier nvlink); no group has them "
+                    "free",
+                    (long long)cards);
+        else
+            memcpy(t->pods[m[k]].reason, t->pods[m[0]].reason, GS_REASON_MAX);
     return 1;
 }
 
@@ -875,9 +878,17 @@ static int place_members(struct gs_tenancy *t, const int32_t *m, int nm, struct 
     if (r > 0) {
         char why[GS_REASON_MAX];
         memcpy(why, t->pods[m[k]].reason, sizeof(why));
-        for (int j = 0; j < nm; j++) /* the member itself too: it waits for the gang */
-            gs__say(t->pods[m[j]].reason, GS_REASON_MAX, "gang %s: member %s cannot be placed: %s",
-                    t->pods[m[j]].sp->group, t->pods[m[k]].sp->name, why);
+        /* The member itself too: it waits for the gang. Members name their gang alike, so the
+         * words are formatted once and copied (a gang fails many times a day, each member). */
+        for (int j = 0; j < nm; j++) {
+            const struct rpod *v = &t->pods[m[j]], *before = j ? &t->pods[m[j - 1]] : NULL;
+            if (before && strcmp(before->sp->group, v->sp->group) == 0)
+                memcpy(t->pods[m[j]].reason, before->reason, GS_REASON_MAX);
+            else
+                gs__say(t->pods[m[j]].reason, GS_REASON_MAX,
+                        "gang %s: member %s cannot be placed: %s", v->sp->group,
+                        t->pods[m[k]].sp->name, why);
+        }
         r = gs__tn_rollback(t, x, 0, 0) < 0 ? -ENOMEM : 1;
     }
     return r;
