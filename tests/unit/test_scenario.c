@@ -818,9 +818,9 @@ static const struct bad bads[] = {
      ":5:21: ", "spec.preemptionPolicy", 0},
     /* at the field: a pod document is long, and its top says nothing of what is wrong */
     {POD_HDR "spec: {schedulerName: volcano, containers: [{name: m}]}\n", -EINVAL, ":4:23: ",
-     "spec.schedulerName \"volcano\" names another scheduler: this one is default-scheduler, and "
-     "a pod is scheduled by the scheduler it names (a KubeSchedulerConfiguration profile's "
-     "schedulerName renames this one)",
+     "spec.schedulerName volcano names another scheduler: this one is default-scheduler; write "
+     "schedulerName: default-scheduler, or load a KubeSchedulerConfiguration whose profile has "
+     "schedulerName: volcano",
      1},
     {POD_META "  labels: {bad_: x}\nspec: {containers: [{name: m}]}\n", -EINVAL,
      ":6:12: ", "label key bad_: expected", 0},
