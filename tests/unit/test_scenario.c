@@ -712,6 +712,13 @@ static const struct bad bads[] = {
      "resource nvidia.com/gpus is not interpreted (did you mean \"nvidia.com/gpu\"?): refused "
      "rather than ignored",
      0},
+    /* HAMi's percentage of the card's memory: refused, naming what is read instead */
+    {POD_HDR "spec:\n  containers:\n  - name: m\n    resources: {limits: {nvidia.com/gpu: 1, "
+             "nvidia.com/gpumem-percentage: 50}}\n",
+     -EINVAL, ":7:45: ",
+     "resource nvidia.com/gpumem-percentage is not interpreted (write nvidia.com/gpumem, the "
+     "share's MiB): refused rather than ignored",
+     0},
     {"apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: rq, namespace: a}\n"
      "spec: {hard: {requets.nvidia.com/gpu: 1}}\n",
      -EINVAL, ":4:15: ",
