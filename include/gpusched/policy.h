@@ -396,9 +396,12 @@ struct gs_policy {
  * gs_policy_scheduler_takes() - whether this scheduler takes a pod of spec.schedulerName @name
  * ("" when the pod names none): a pod is scheduled by the scheduler it names, and this one's name
  * is its KubeSchedulerConfiguration profile's, else kube-scheduler's "default-scheduler"
- * (kubernetes.io/docs/tasks/extend-kubernetes/configure-multiple-schedulers). Return: 1 or 0.
+ * (kubernetes.io/docs/tasks/extend-kubernetes/configure-multiple-schedulers). When it does not,
+ * @why (caller's, @size bytes, NULL for none) gets the refusal and what to write instead, from
+ * "schedulerName" on. Return: 1 or 0.
  */
-int gs_policy_scheduler_takes(const struct gs_policy *pol, const char *name);
+int gs_policy_scheduler_takes(const struct gs_policy *pol, const char *name, char *why,
+                              size_t size);
 
 /* gs_policy_scheduler_name() - that name (borrowed: the policy's, or static). */
 const char *gs_policy_scheduler_name(const struct gs_policy *pol);

@@ -168,7 +168,8 @@ static int write_json(const char *path, struct gs_tsim *const *runs, size_t n)
 }
 
 /* --from-now needs a snapshot's now; pods placed by a snapshot need --from-now (else their
- * placements would be read and ignored); --horizon counts from the start. */
+ * placements would be read and ignored); --horizon counts from the start. A run nothing ends
+ * (no pod's duration, no horizon) is warned about. */
 static int start_and_horizon(const struct sopts *o, struct gs_scenario *s, struct gs_diag *d)
 {
     const struct gs_pod_spec *placed = NULL;
@@ -192,6 +193,15 @@ static int start_and_horizon(const struct sopts *o, struct gs_scenario *s, struc
     s->sim.from_now = o->from_now;
     if (o->horizon_us != GS_UNSET)
         s->sim.horizon_us = o->horizon_us + (o->from_now ? s->sim.now_us : 0);
+    /* A pod without a duration runs until the run ends, and without a horizon the run ends at
+     * the last arrival: pods pasted from `kubectl get pods` alone make a run of 0 s. */
+    size_t timed = 0;
+    for (size_t i = 0; i < s->npods; i++)
+        timed += s->pods[i].duration_us != GS_UNSET;
+    if (s->npods && !timed && s->sim.horizon_us == GS_UNSET && !o->from_now)
+        gs_diag_warn(d, "no pod has the annotation sim.gpusched.io/duration and no horizon is "
+                        "set: every pod runs until the run ends, at the last arrival; give pods "
+                        "a duration, or the run one (--horizon, or a Simulation's spec.horizon)");
     return 0;
 }
 

@@ -175,9 +175,14 @@ static int res_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *ar
     gs__yaml_label(what, sizeof(what), "%s.%s", r->list, name);
     if (q < 0) {
         char hint[96];
+        /* HAMi's other way to ask memory, as its users write it: say which one is read */
+        if (!strcmp(name, "nvidia.com/gpumem-percentage"))
+            snprintf(hint, sizeof(hint), " (write nvidia.com/gpumem, the share's MiB)");
+        else
+            gs__yaml_hint(k, res_names, Q_COUNT, hint, sizeof(hint));
         if (!silent)
             gs__yaml_warn(c, k, "resource %s is not interpreted by the scenario%s; ignored", name,
-                          gs__yaml_hint(k, res_names, Q_COUNT, hint, sizeof(hint)));
+                          hint);
         return 0;
     }
     if (r->at[q])

@@ -204,13 +204,10 @@ static int pod_refs(struct gs_scenario *s, const struct gs_pod_spec *p, struct g
         what = "PriorityClass (spec.priorityClassName)", name = p->priority_class;
     else if (!queue_known(s, p->queue))
         what = "Queue (annotation scheduling.volcano.sh/queue-name)", name = p->queue;
-    if (!what && !gs_policy_scheduler_takes(&s->policy, p->scheduler))
-        return gs_diag_error(d,
-                             "%s: pod %s/%s: spec.schedulerName \"%s\" names another scheduler: "
-                             "this one is %s, and a pod is scheduled by the scheduler it names (a "
-                             "KubeSchedulerConfiguration profile's schedulerName renames this one)",
-                             gs__scn_where(&p->scheduler_src, at, sizeof(at)), p->ns, p->name,
-                             p->scheduler, gs_policy_scheduler_name(&s->policy));
+    char why[GS_DIAG_MSG_MAX];
+    if (!what && !gs_policy_scheduler_takes(&s->policy, p->scheduler, why, sizeof(why)))
+        return gs_diag_error(d, "%s: pod %s/%s: spec.%s",
+                             gs__scn_where(&p->scheduler_src, at, sizeof(at)), p->ns, p->name, why);
     for (int i = 0; !what && *p->vgpu_class && i < p->ncontainers; i++)
         if (p->containers[i].gpumem_mib != GS_UNSET || p->containers[i].gpucores != GS_UNSET)
             return gs_diag_error(d,

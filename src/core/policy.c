@@ -6,6 +6,7 @@
 #include "gpusched/policy.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 static const char *const tier_names[] = {"none", "nvlink", "pcie", "node", "az"};
@@ -102,7 +103,15 @@ const char *gs_policy_scheduler_name(const struct gs_policy *pol)
     return pol->scheduler_name[0] ? pol->scheduler_name : "default-scheduler";
 }
 
-int gs_policy_scheduler_takes(const struct gs_policy *pol, const char *name)
+int gs_policy_scheduler_takes(const struct gs_policy *pol, const char *name, char *why, size_t size)
 {
-    return !name[0] || !strcmp(name, gs_policy_scheduler_name(pol));
+    const char *mine = gs_policy_scheduler_name(pol);
+    if (!name[0] || !strcmp(name, mine))
+        return 1;
+    if (why) /* a Volcano user's pods say volcano: the two ways to have this scheduler take them */
+        snprintf(why, size,
+                 "schedulerName %s names another scheduler: this one is %s; write schedulerName: "
+                 "%s, or load a KubeSchedulerConfiguration whose profile has schedulerName: %s",
+                 name, mine, mine, name);
+    return 0;
 }

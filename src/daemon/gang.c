@@ -122,14 +122,22 @@ json_t *gsd_group_min_json(const struct gsd_group *g)
     return o;
 }
 
+/* An optional name as JSON: null when the PodGroup names none, as a pod's unset fields are (its
+ * members' queue then comes from their own annotation, else `default`). */
+static json_t *name_or_null(const char *name)
+{
+    return name[0] ? json_string(name) : json_null();
+}
+
 static json_t *group_json(const struct gsd_group *g)
 {
-    json_t *o = json_pack("{s:s, s:s, s:s, s:i, s:s, s:s, s:s, s:i, s:i, s:i, s:o}", "namespace",
-                          g->ns, "name", g->name, "tenant", g->tenant, "minMember", g->min_member,
-                          "queue", g->queue, "priorityClassName", g->pclass, "phase",
-                          g->running < g->min_member ? "Pending" : "Running", "members", g->members,
-                          "running", g->running, "pending", g->members - g->running,
-                          "creationTimestamp", gsd_time_json(g->created_us));
+    json_t *o =
+        json_pack("{s:s, s:s, s:s, s:i, s:o, s:o, s:s, s:i, s:i, s:i, s:o}", "namespace", g->ns,
+                  "name", g->name, "tenant", g->tenant, "minMember", g->min_member, "queue",
+                  name_or_null(g->queue), "priorityClassName", name_or_null(g->pclass), "phase",
+                  g->running < g->min_member ? "Pending" : "Running", "members", g->members,
+                  "running", g->running, "pending", g->members - g->running, "creationTimestamp",
+                  gsd_time_json(g->created_us));
     json_t *m = json_loads(g->meta ? g->meta : "{}", 0, NULL), *mr = gsd_group_min_json(g);
     if (o && mr && json_object_size(mr))
         json_object_set(o, "minResources", mr);

@@ -175,9 +175,14 @@ int gsd_podspec_parse(const char *text, size_t len, int strict, struct gsd_podsp
     const json_t *kind = json_object_get(pod, "kind");
     if (!json_is_object(pod))
         rc = ferr(e, "", "the body must be a Pod object");
-    else if (kind && !json_is_null(kind) &&
-             (!json_is_string(kind) || strcmp(json_string_value(kind), "Pod")))
+    else if (kind && !json_is_null(kind) && !json_is_string(kind))
         rc = ferr(e, "kind", "kind: expected Pod");
+    else if (kind && json_is_string(kind) && strcmp(json_string_value(kind), "Pod"))
+        /* a Deployment or a Volcano Job pasted as it is: say what to send instead */
+        rc = ferr(e, "kind",
+                  "kind %.63s: expected Pod: gpuschedd places pods, not the workloads that create "
+                  "them; submit each pod it would create (a gang as a PodGroup and its Pods)",
+                  json_string_value(kind));
     if (!rc && strict)
         rc = gsd_create_fields_ok(pod, e);
     if (!rc)

@@ -384,8 +384,17 @@ static void test_errors_name_the_field(void **state)
     assert_int_equal(status_of(&d, "POST", "/v1/pods", TOKEN_A, dup, field, 128), 409);
     assert_string_equal(field, "metadata.name");
     free(dup);
-    /* Bytes that are not UTF-8 and keys given twice are named as such. */
+    /* A workload pasted as it is (a Deployment, a Volcano Job) is refused saying what to send. */
     struct answer a;
+    h_expect(&d, "POST", "/v1/pods", TOKEN_A,
+             "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"x\"}}",
+             400, &a);
+    assert_non_null(
+        strstr(json_string_value(json_object_get(a.json, "error")),
+               "kind Deployment: expected Pod: gpuschedd places pods, not the workloads "
+               "that create them; submit each pod it would create"));
+    h_answer_free(&a);
+    /* Bytes that are not UTF-8 and keys given twice are named as such. */
     h_expect(&d, "POST", "/v1/pods", TOKEN_A, "{\"metadata\":{\"name\":\"x\xff\"}}", 400, &a);
     assert_non_null(strstr(json_string_value(json_object_get(a.json, "error")),
                            "body: not UTF-8 at byte offset 22 (line 1, column 23)"));

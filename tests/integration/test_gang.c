@@ -61,6 +61,9 @@ static void group_is(const struct daemon *d, const char *phase, int members, int
     assert_int_equal(json_integer_value(json_object_get(a.json, "minMember")), 4);
     assert_int_equal(json_integer_value(json_object_get(a.json, "members")), members);
     assert_int_equal(json_integer_value(json_object_get(a.json, "running")), running);
+    /* pg1 names neither: null, not "", which a post would refuse */
+    assert_true(json_is_null(json_object_get(a.json, "queue")));
+    assert_true(json_is_null(json_object_get(a.json, "priorityClassName")));
     h_answer_free(&a);
 }
 

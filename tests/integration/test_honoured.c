@@ -401,9 +401,9 @@ static void test_not_ours(void **state)
     json_t *p = h_pod_json("team-a", "s0", 1, 0);
     json_object_set_new(spec_of(p), "schedulerName", json_string("volcano"));
     refused(&d, p, "spec.schedulerName",
-            "schedulerName volcano names another scheduler: this one is default-scheduler, and a "
-            "pod is scheduled by the scheduler it names (a KubeSchedulerConfiguration profile's "
-            "schedulerName renames this one)");
+            "schedulerName volcano names another scheduler: this one is default-scheduler; write "
+            "schedulerName: default-scheduler, or load a KubeSchedulerConfiguration whose profile "
+            "has schedulerName: volcano");
     p = h_pod_json("team-a", "s1", 1, 0);
     json_object_set_new(spec_of(p), "schedulerName", json_string("default-scheduler"));
     json_decref(post(&d, p, 201));

@@ -704,6 +704,24 @@ static void test_scenario_horizon(void **state)
         assert_int_equal(json_integer_value(json_object_get(sum, "horizon_s")), i ? 5400 : 21600);
         json_decref(root);
     }
+    /* Pods as kubectl writes them, with no duration: the run would end at once, said so. */
+    const char *untimed =
+        write_tmp("untimed.yaml", "apiVersion: gpusched.io/v1alpha1\nkind: Cluster\n"
+                                  "metadata: {name: c}\nspec:\n"
+                                  "  nodeTemplates: [{name: t, gpuModel: L40S, gpus: 4}]\n"
+                                  "  nodes: [{name: n1, zone: az-1, template: t}]\n---\n"
+                                  "{apiVersion: v1, kind: Pod, metadata: {name: p}, spec: "
+                                  "{containers: [{name: m, resources: {limits: "
+                                  "{nvidia.com/gpu: 1}}}]}}\n");
+    for (int i = 0; i < 2; i++) {
+        run(&r, ARGS("simulate", "--scenario", untimed, "--quiet", i ? "--horizon" : "--quiet",
+                     i ? "1h" : "--quiet"));
+        expect_exit(&r, 0);
+        assert_int_equal(strstr(r.err, "warning: no pod has the annotation "
+                                       "sim.gpusched.io/duration and no horizon is set") != NULL,
+                         !i);
+        result_free(&r);
+    }
     run(&r, ARGS("simulate", "--scenario", "tests/data/scenario/node-failure.yaml", "--horizon",
                  "8 hours"));
     expect_exit(&r, 2);

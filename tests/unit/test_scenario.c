@@ -712,6 +712,13 @@ static const struct bad bads[] = {
      "resource nvidia.com/gpus is not interpreted (did you mean \"nvidia.com/gpu\"?): refused "
      "rather than ignored",
      0},
+    /* HAMi's percentage of the card's memory: refused, naming what is read instead */
+    {POD_HDR "spec:\n  containers:\n  - name: m\n    resources: {limits: {nvidia.com/gpu: 1, "
+             "nvidia.com/gpumem-percentage: 50}}\n",
+     -EINVAL, ":7:45: ",
+     "resource nvidia.com/gpumem-percentage is not interpreted (write nvidia.com/gpumem, the "
+     "share's MiB): refused rather than ignored",
+     0},
     {"apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: rq, namespace: a}\n"
      "spec: {hard: {requets.nvidia.com/gpu: 1}}\n",
      -EINVAL, ":4:15: ",
@@ -818,9 +825,9 @@ static const struct bad bads[] = {
      ":5:21: ", "spec.preemptionPolicy", 0},
     /* at the field: a pod document is long, and its top says nothing of what is wrong */
     {POD_HDR "spec: {schedulerName: volcano, containers: [{name: m}]}\n", -EINVAL, ":4:23: ",
-     "spec.schedulerName \"volcano\" names another scheduler: this one is default-scheduler, and "
-     "a pod is scheduled by the scheduler it names (a KubeSchedulerConfiguration profile's "
-     "schedulerName renames this one)",
+     "spec.schedulerName volcano names another scheduler: this one is default-scheduler; write "
+     "schedulerName: default-scheduler, or load a KubeSchedulerConfiguration whose profile has "
+     "schedulerName: volcano",
      1},
     {POD_META "  labels: {bad_: x}\nspec: {containers: [{name: m}]}\n", -EINVAL,
      ":6:12: ", "label key bad_: expected", 0},

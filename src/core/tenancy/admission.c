@@ -1100,13 +1100,8 @@ static void admit_one(const struct gs_tenancy *t, struct rpod *p)
         p->state = GS_POD_REJECTED;
         return;
     }
-    if (!gs_policy_scheduler_takes(pol, sp->scheduler)) {
+    if (!gs_policy_scheduler_takes(pol, sp->scheduler, p->reason, sizeof(p->reason))) {
         p->field = "spec.schedulerName";
-        gs__say(p->reason, sizeof(p->reason),
-                "schedulerName %s names another scheduler: this one is %s, and a pod is "
-                "scheduled by the scheduler it names (a KubeSchedulerConfiguration profile's "
-                "schedulerName renames this one)",
-                sp->scheduler, gs_policy_scheduler_name(pol));
         p->state = GS_POD_REJECTED;
         return;
     }
