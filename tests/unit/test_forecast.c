@@ -359,6 +359,7 @@ static void test_read_dlrm(void **state)
         {"i0,HN,app_0,12,12,1,1,25,25,1,1,1,1,8,-5,,\n", "creation_time: \"-5\" is negative"},
         {"i0,HN,app_0,12,12,1,1,25,25,1,1,1,1,8,1e400,,\n", "is not a number of seconds"},
         {"i0,HN,app_0\n", "dlrm2.csv:2:1: 3 columns"},
+        {"i0,HN,\"app,0\",12,12,1,1,25,25,1,1,1,1,8,,,\n", "dlrm2.csv:2:7: a quote: quoted fields"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         char text[1024];
