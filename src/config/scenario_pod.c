@@ -574,9 +574,11 @@ static int annot_value(struct gs__yctx *c, int a, yaml_node_t *v, struct gs_pod_
         return gs__scn_name(c, v, annot_keys[a], p->placed_node, sizeof(p->placed_node));
     case A_GPUS:
         p->placed_given |= GS_PLACED_GPUS;
+        node_src(c, v, &p->cards_src);
         return card_list(c, v, &p->placed_mask);
     case A_MIG_START:
         p->placed_given |= GS_PLACED_MIG;
+        node_src(c, v, &p->cards_src);
         if ((rc = gs__scn_int(c, v, annot_keys[a], 0, 7, &x)) == 0)
             p->placed_mig_start = (int32_t)x;
         return rc;
