@@ -491,6 +491,18 @@ static void test_read_store(void **state)
     assert_int_equal(gs_demand_series(dm, GS_FC_TENANT, 0, -1, 0, &s, &d), -EINVAL);
     assert_has(d.msg, "fresh.db: no GPU use yet");
     gs_demand_free(dm);
+    /* a tenant or model a table would print raw is refused, as in a CSV */
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+                                  "INSERT INTO ledger VALUES(9,9,'ns','x','team-a','u9','n1','0',"
+                                  "1000,0,NULL,'A100' || char(10) || 'x','');",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    dm = demand();
+    assert_int_equal(gs_demand_read_store(dm, path, &d), -EINVAL);
+    assert_has(d.msg, "fresh.db: ledger row id 9: tenant or model is not UTF-8 text");
+    gs_demand_free(dm);
     dm = demand();
     const char *notdb = write_tmp("not.db", "hello\n");
     assert_int_equal(gs_demand_read_store(dm, notdb, &d), -EINVAL);
