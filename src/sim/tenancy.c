@@ -205,8 +205,8 @@ static int start_from_now(struct gs_tsim *t, struct gs_diag *d)
         char at[160], cards_at[160];
         snprintf(at, sizeof(at), "%.*s:%u:%u", (int)sizeof(sp->placed_src.file),
                  sp->placed_src.file, sp->placed_src.line, sp->placed_src.col);
-        snprintf(cards_at, sizeof(cards_at), "%.*s:%u:%u", (int)sizeof(sp->cards_src.file),
-                 sp->cards_src.file, sp->cards_src.line, sp->cards_src.col);
+        snprintf(cards_at, sizeof(cards_at), "%.*s:%u:%u", (int)sizeof(sp->placed_src.file),
+                 sp->placed_src.file, sp->cards_line, sp->cards_col);
         if ((r = arrive(t, i)) < 0 || !sp->placed_node[0] || sp->placed_node_index < 0)
             continue;
         if (t->pods[i].rejected)
