@@ -233,6 +233,9 @@ static int start_from_now(struct gs_tsim *t, struct gs_diag *d)
         if ((r = bound(t, i, t->pods[i].id, &dec)) == 0)
             t->uses[t->nuses - 1].start_us = sp->placed_start_us;
     }
+    /* No pod arrived: the scheduler's clock is still at its start, before a card's since. */
+    if (r >= 0 && gs_tenancy_now(t->sched) < t->now)
+        r = gs_tenancy_advance(t->sched, t->now);
     for (size_t k = 0; r >= 0 && k < t->s->sim.ncards; k++) {
         const struct gs_card_history *c = &t->s->sim.cards[k];
         r = gs_tenancy_card_mode(t->sched, c->index, c->gpu, c->mode, c->since_us);
