@@ -322,7 +322,8 @@ struct gs_pod_spec {
      * card g), placed_mig_start its MIG instance's first memory slice, placed_start_us when it
      * started (us, the scenario's clock), done_us how much of its nominal run this run has done by
      * the snapshot's now; saved_us, what its checkpoints saved before (it resumes there). Which of
-     * them the annotations gave: placed_given (GS_PLACED_*). placed_src: where the node is named.
+     * them the annotations gave: placed_given (GS_PLACED_*). placed_src: where the node is named;
+     * cards_line, cards_col: where its cards (sim.gpusched.io/gpus, or mig-start) are in it.
      * Its history, running or pending: evictions, how often it was evicted before (the churn
      * guards count them); first_start_us, when it first started (GS_PLACED_FIRST says it is given);
      * running, charged: which part of its tenant's GPUQuota holds it (the order pods are put
@@ -338,6 +339,7 @@ struct gs_pod_spec {
     int32_t charged; /* sim.gpusched.io/charged: 1 "dedicated", 2 "shared", 0 not given */
     unsigned placed_given;
     struct gs_scn_src placed_src;
+    uint32_t cards_line, cards_col;
 };
 
 /*

@@ -224,6 +224,28 @@ int gs__json_field_int(const json_t *obj, const char *key, const char *at, int64
     return rc;
 }
 
+/* use_keys() - every key of the usage entry @u is one the bill reads: a key it would skip
+ * ("gpus", "cards_milli") would leave the entry priced on what it does not say. */
+static int use_keys(const json_t *u, const char *at, struct gs_diag *d)
+{
+    static const char *const known[] = {"mode",        "model",   "profile", "cards",
+                                        "share_milli", "start_s", "end_s"};
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)u, k, v)
+    {
+        size_t i = 0;
+        while (i < sizeof(known) / sizeof(known[0]) && strcmp(k, known[i]) != 0)
+            i++;
+        if (i == sizeof(known) / sizeof(known[0]))
+            return gs_diag_error(d,
+                                 "%s.%.40s: unknown key (a use has mode, model, profile, cards, "
+                                 "share_milli, start_s and end_s)",
+                                 at, k);
+    }
+    return 0;
+}
+
 /* use_of() - the USE object @u at @at as a gs_bill_use for @tenant. */
 static int use_of(const json_t *u, const char *at, const char *tenant, struct gs_bill_use *out,
                   struct gs_diag *d)
@@ -232,7 +254,9 @@ static int use_of(const json_t *u, const char *at, const char *tenant, struct gs
     *out = (struct gs_bill_use){.tenant = tenant};
     if (!json_is_object(u))
         return gs_diag_error(d, "%s: expected object, got %s", at, gs__json_type_name(u));
-    int rc = gs__json_field(u, "mode", at, JSON_STRING, &mode, d);
+    int rc = use_keys(u, at, d);
+    if (!rc)
+        rc = gs__json_field(u, "mode", at, JSON_STRING, &mode, d);
     if (rc)
         return rc;
     if ((rc = gs_bill_mode_find(json_string_value(mode))) < 0)

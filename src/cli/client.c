@@ -322,8 +322,10 @@ static void pod_row(const json_t *p)
         printf("%-40s %-8s %-20s %-10s %s\n", "POD", "STATE", "NODE", "GPUS", "REASON");
         return;
     }
-    snprintf(pod, sizeof(pod), "%s/%s", json_string_value(json_object_get(p, "namespace")),
-             json_string_value(json_object_get(p, "name")));
+    const char *ns = json_string_value(json_object_get(p, "namespace")),
+               *name = json_string_value(json_object_get(p, "name")),
+               *state = json_string_value(json_object_get(p, "state"));
+    snprintf(pod, sizeof(pod), "%s/%s", ns ? ns : "-", name ? name : "-");
     json_array_foreach(json_object_get(p, "gpus"), k, g)
     {
         if (off < sizeof(gpus))
@@ -332,8 +334,8 @@ static void pod_row(const json_t *p)
     }
     const char *node = json_string_value(json_object_get(p, "node"));
     const char *why = json_string_value(json_object_get(p, "reason"));
-    printf("%-40s %-8s %-20s %-10s %s\n", pod, json_string_value(json_object_get(p, "state")),
-           node ? node : "-", gpus[0] ? gpus : "-", why ? why : "");
+    printf("%-40s %-8s %-20s %-10s %s\n", pod, state ? state : "-", node ? node : "-",
+           gpus[0] ? gpus : "-", why ? why : "");
 }
 
 /* One line per pod, as kubectl get prints its objects (get: the one pod). */

@@ -27,8 +27,8 @@ static const char *str(const json_t *o, const char *key)
 /* Milli-GPUs @m as GPUs to the hundredth ("8.40") into @buf (24 bytes). */
 static const char *gpus(long long m, char *buf)
 {
-    snprintf(buf, 24, "%s%lld.%02lld", m < 0 ? "-" : "", (m < 0 ? -m : m) / 1000,
-             (m < 0 ? -m : m) % 1000 / 10);
+    unsigned long long a = m < 0 ? 0ull - (unsigned long long)m : (unsigned long long)m;
+    snprintf(buf, 24, "%s%llu.%02llu", m < 0 ? "-" : "", a / 1000, a % 1000 / 10);
     return buf;
 }
 
@@ -74,8 +74,11 @@ static void status(const json_t *ans)
     char a[24], u[24], t[24];
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
-    long long since =
-        ((long long)now.tv_sec * 1000000 + now.tv_nsec / 1000 - num(ans, "started_us")) / 1000000;
+    long long since;
+    if (__builtin_sub_overflow((long long)now.tv_sec * 1000000 + now.tv_nsec / 1000,
+                               num(ans, "started_us"), &since))
+        since = -2000000; /* a start no clock gives: age() writes <invalid> */
+    since /= 1000000;
     printf("%5s %6s %10s %12s %8s %8s %-24s %-10s %s\n", "NODES", "GPUS", "ALLOCATED",
            "UNAVAILABLE", "RUNNING", "PENDING", "CALLER", "VERSION", "AGE");
     printf("%5lld %6lld %10s %12s %8lld %8lld %-24s %-10s %s\n", num(ans, "nodes"),

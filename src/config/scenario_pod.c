@@ -569,22 +569,37 @@ static void node_src(const struct gs__yctx *c, const yaml_node_t *n, struct gs_s
     src->col = (uint32_t)col;
 }
 
+/* Where @v, a pod's cards, is in its file (placed_src's: a snapshot's pod is one document). */
+static void cards_at(const struct gs__yctx *c, const yaml_node_t *v, struct gs_pod_spec *p)
+{
+    size_t line, col;
+    gs__yaml_pos(c, v, &line, &col);
+    p->cards_line = (uint32_t)line;
+    p->cards_col = (uint32_t)col;
+}
+
 static int annot_value(struct gs__yctx *c, int a, yaml_node_t *v, struct gs_pod_spec *p)
 {
     int tier = 0, rc;
-    int64_t x;
     switch (a) {
     case A_NODE:
         node_src(c, v, &p->placed_src);
         return gs__scn_name(c, v, annot_keys[a], p->placed_node, sizeof(p->placed_node));
     case A_GPUS:
         p->placed_given |= GS_PLACED_GPUS;
+        cards_at(c, v, p);
         return card_list(c, v, &p->placed_mask);
-    case A_MIG_START:
+    case A_MIG_START: { /* an annotation's value is a string: "4", as a snapshot writes it */
+        char buf[GS__YAML_SHOW_BUF];
+        long long n;
         p->placed_given |= GS_PLACED_MIG;
-        if ((rc = gs__scn_int(c, v, annot_keys[a], 0, 7, &x)) == 0)
-            p->placed_mig_start = (int32_t)x;
-        return rc;
+        cards_at(c, v, p);
+        if (!gs__yaml_parse_int(gs__yaml_str(v), &n) || n < 0 || n > 7)
+            return gs__yaml_err(c, v, "%s must be a first memory slice \"0\"..\"7\", not %s",
+                                annot_keys[a], gs__yaml_show(v, buf));
+        p->placed_mig_start = (int32_t)n;
+        return 0;
+    }
     case A_START:
         p->placed_given |= GS_PLACED_START;
         return gs__scn_dur(c, v, annot_keys[a], &p->placed_start_us);

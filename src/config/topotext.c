@@ -24,7 +24,7 @@ struct line {
     int no; /* 1-based */
     struct tok t[TOKS_MAX];
     int n;
-    int overflow; /* more words than TOKS_MAX, or a word longer than TOK_MAX - 1 */
+    int overflow; /* 1: more words than TOKS_MAX; 2: a word longer than TOK_MAX - 1 */
     int over_col;
 };
 
@@ -92,7 +92,7 @@ static void tokenize(struct line *L)
                 continue;
             }
             if (k + 1 >= TOK_MAX) {
-                L->overflow = 1;
+                L->overflow = 2;
                 L->over_col = t->col;
                 return;
             }
@@ -396,7 +396,13 @@ static int parse(struct parser *P, const char *buf, size_t len)
         pos += L->len + (nl ? 1 : 0);
         tokenize(L);
         if (L->overflow) {
-            rc = err(P, no, L->over_col, "line too long for a topology matrix%s%s", "", "");
+            char most[16];
+            snprintf(most, sizeof(most), "%d", L->overflow == 1 ? TOKS_MAX : TOK_MAX - 1);
+            rc = err(P, no, L->over_col,
+                     L->overflow == 1 ? "more than %s words: too many for a topology matrix%s"
+                                      : "a word longer than %s bytes: too long for a topology "
+                                        "matrix%s",
+                     most, "");
             break;
         }
         if (state == BEFORE) {

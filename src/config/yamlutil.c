@@ -452,6 +452,8 @@ int gs__yaml_map_get(struct gs__yctx *c, yaml_node_t *map, const char *key, yaml
 
 bool gs__yaml_parse_int(const char *s, long long *v)
 {
+    if (!s) /* gs__yaml_str() of a mapping or a sequence */
+        return false;
     const char *p = s + (*s == '+' || *s == '-');
     if (!*p)
         return false;

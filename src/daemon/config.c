@@ -301,16 +301,19 @@ static int walk_tenant(const struct walk *w, yaml_node_t *m, struct gsd_tenant *
 }
 
 /* Names, namespaces and tokens must each be unique: a shared token would make two tenants one.
- * A tenant's fault is named at its entry of @tenants (the sequence read), the others at @at. */
-static int check_unique(const struct walk *w, const yaml_node_t *at, yaml_node_t *tenants,
+ * A tenant's fault is named at its entry of @tenants (the sequence read), the node token's at
+ * its value @node_at, the metrics token's at the metrics mapping @metrics_at. */
+static int check_unique(const struct walk *w, const yaml_node_t *node_at,
+                        const yaml_node_t *metrics_at, yaml_node_t *tenants,
                         const struct gsd_config *c)
 {
+    const yaml_node_t *at;
     if (c->has_admin && c->has_node && memeql_sec(c->node_sha, c->admin_sha, 32))
-        return err_at(w, at, "%s", "the node token is the admin token");
+        return err_at(w, node_at, "%s", "the node token is the admin token");
     if (c->metrics.has_token &&
         ((c->has_admin && memeql_sec(c->metrics.token_sha, c->admin_sha, 32)) ||
          (c->has_node && memeql_sec(c->metrics.token_sha, c->node_sha, 32))))
-        return err_at(w, at, "%s", "the metrics token is the admin or the node token");
+        return err_at(w, metrics_at, "%s", "the metrics token is the admin or the node token");
     for (size_t i = 0; i < c->ntenants; i++) {
         const struct gsd_tenant *a = &c->tenants[i];
         at = yaml_document_get_node(w->doc, tenants->data.sequence.items.start[i]);
@@ -588,7 +591,7 @@ static int walk_top(const struct walk *w, yaml_node_t *root, struct gsd_config *
         "storeSync"};
     enum { NKEYS = sizeof(keys) / sizeof(keys[0]) };
     int seen[NKEYS] = {0};
-    yaml_node_t *tenants = NULL;
+    yaml_node_t *tenants = NULL, *admin_at = root, *node_at = root, *metrics_at = root;
     if (!root || root->type != YAML_MAPPING_NODE)
         return gs_diag_error(w->d, "%s: expected a DaemonConfig mapping", w->path);
     FOR_PAIRS(w, root, p)
@@ -602,14 +605,17 @@ static int walk_top(const struct walk *w, yaml_node_t *root, struct gsd_config *
         if (rc)
             return rc;
         tenants = i == 8 ? v : tenants;
+        admin_at = i == 5 || i == 6 ? v : admin_at; /* the second one, when both are given */
+        node_at = i == 9 || i == 10 ? v : node_at;
+        metrics_at = i == 14 ? v : metrics_at;
     }
     if (!seen[1])
         return err_at(w, root, "%s", "kind: DaemonConfig is missing");
     if (c->has_admin > 1)
-        return err_at(w, root, "%s", "give one of adminToken and adminTokenSHA256");
+        return err_at(w, admin_at, "%s", "give one of adminToken and adminTokenSHA256");
     if (c->has_node > 1)
-        return err_at(w, root, "%s", "give one of nodeToken and nodeTokenSHA256");
-    return check_unique(w, root, tenants, c);
+        return err_at(w, node_at, "%s", "give one of nodeToken and nodeTokenSHA256");
+    return check_unique(w, node_at, metrics_at, tenants, c);
 }
 
 static int read_file(const char *path, unsigned char **buf, size_t *len, struct gs_diag *d)

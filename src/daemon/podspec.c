@@ -57,6 +57,29 @@ int gsd_subdomain_ok(const char *s)
     return s[0] != '.' && s[n - 1] != '.' && !strstr(s, "..");
 }
 
+/* A metadata key and value as an API server checks them: a label key and value; an annotation
+ * key is a label key once lowercased (ValidateAnnotations), its value any text. */
+static int meta_pair(const char *field, int labels, const char *k, const char *v,
+                     struct gsd_ferr *e)
+{
+    char low[320], at[sizeof(e->field)];
+    size_t n = strlen(k);
+    for (size_t i = 0; i <= n && i < sizeof(low); i++)
+        low[i] = (char)(labels || k[i] < 'A' || k[i] > 'Z' ? k[i] : k[i] - 'A' + 'a');
+    snprintf(at, sizeof(at), "%s.%.80s", field, k);
+    if (n >= sizeof(low) || !gs_label_key_ok(low))
+        return ferr(e, at,
+                    "%s: %s key %.80s: expected an optional DNS subdomain prefix and '/', then a "
+                    "name of 1-63 bytes: alphanumerics at both ends, '-', '_', '.' between",
+                    at, labels ? "label" : "annotation", k);
+    if (labels && !gs_label_word_ok(v, strlen(v)))
+        return ferr(e, at,
+                    "%s: label %.80s: value %.80s: expected at most 63 bytes, empty or "
+                    "alphanumerics at both ends, '-', '_', '.' between",
+                    at, k, v);
+    return 0;
+}
+
 int gsd_string_map(const json_t *v, const char *field, json_t **out, struct gsd_ferr *e)
 {
     if (!v || json_is_null(v)) {
@@ -73,8 +96,10 @@ int gsd_string_map(const json_t *v, const char *field, json_t **out, struct gsd_
     {
         if (!json_is_string(x))
             return ferr(e, field, "%s.%s: expected a string", field, k);
-        if (!*k || strlen(k) > 316) /* Kubernetes: 253-byte prefix, '/', 63-byte name */
-            return ferr(e, field, "%s: a key is empty or longer than 316 bytes", field);
+        int rc =
+            meta_pair(field, strcmp(field, "metadata.labels") == 0, k, json_string_value(x), e);
+        if (rc)
+            return rc;
     }
     *out = json_deep_copy(v);
     return *out ? 0 : -ENOMEM;
@@ -162,6 +187,17 @@ int gsd_create_fields_ok(const json_t *obj, struct gsd_ferr *e)
     return 0;
 }
 
+/* field_msg() - the Pod parser's @msg as the answer's: its "body:LINE:COL" names a place the
+ * JSON value does not have, so the field leads instead, once, whether @msg names it or not. */
+static void field_msg(struct gsd_ferr *e, const char *msg)
+{
+    const char *rest = strstr(msg, ": ") ? strstr(msg, ": ") + 2 : msg;
+    size_t n = strlen(e->field);
+    if (n && strncmp(rest, e->field, n) == 0 && (rest[n] == ':' || rest[n] == ' '))
+        n = 0; /* "spec.tolerations[0].value: ...", "spec.tolerations must be ..." */
+    snprintf(e->msg, sizeof(e->msg), "%.127s%s%.380s", n ? e->field : "", n ? ": " : "", rest);
+}
+
 int gsd_podspec_parse(const char *text, size_t len, int strict, struct gsd_podspec *out,
                       struct gsd_ferr *e)
 {
@@ -197,9 +233,8 @@ int gsd_podspec_parse(const char *text, size_t len, int strict, struct gsd_podsp
         rc = gs_pod_parse_json("body", pod, strict, &out->s, e->field, sizeof(e->field), &d);
         if (rc == -ENOMEM)
             snprintf(e->msg, sizeof(e->msg), "out of memory");
-        else if (rc) /* the parser's words name a place the value does not have: drop that */
-            snprintf(e->msg, sizeof(e->msg), "%.127s%.380s", e->field[0] ? e->field : "",
-                     strstr(d.msg, ": ") ? strstr(d.msg, ": ") : d.msg);
+        else if (rc)
+            field_msg(e, d.msg);
         e->status = rc == -ENOMEM ? 500 : 400;
     }
     json_decref(pod);

@@ -237,6 +237,11 @@ static int store_row(struct gs_demand *dm, const char *path, sqlite3_stmt *q, st
                              "%s: ledger row id %lld: a bad tenant, gpu_milli (%lld) or "
                              "times (%lld..%lld us)",
                              path, id, (long long)milli, (long long)start, (long long)end);
+    if (!csv_text_ok(tenant) || !csv_text_ok(model)) /* as a CSV's labels: tables print them */
+        return gs_diag_error(d,
+                             "%s: ledger row id %lld: tenant or model is not UTF-8 text without "
+                             "control characters",
+                             path, id);
     if (cards * milli == 0)
         return 0; /* a run that held no GPU */
     struct gs_diag local;

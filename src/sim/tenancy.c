@@ -202,9 +202,11 @@ static int start_from_now(struct gs_tsim *t, struct gs_diag *d)
            t->s->pods[t->arrival_order[t->next_arrival]].arrival_us <= t->now) {
         size_t i = (size_t)t->arrival_order[t->next_arrival++];
         const struct gs_pod_spec *sp = &t->s->pods[i];
-        char at[160];
+        char at[160], cards_at[160];
         snprintf(at, sizeof(at), "%.*s:%u:%u", (int)sizeof(sp->placed_src.file),
                  sp->placed_src.file, sp->placed_src.line, sp->placed_src.col);
+        snprintf(cards_at, sizeof(cards_at), "%.*s:%u:%u", (int)sizeof(sp->placed_src.file),
+                 sp->placed_src.file, sp->cards_line, sp->cards_col);
         if ((r = arrive(t, i)) < 0 || !sp->placed_node[0] || sp->placed_node_index < 0)
             continue;
         if (t->pods[i].rejected)
@@ -213,12 +215,16 @@ static int start_from_now(struct gs_tsim *t, struct gs_diag *d)
         r = gs_tenancy_restore(t->sched, t->pods[i].id, sp->placed_node_index, sp->placed_mask,
                                sp->placed_given & GS_PLACED_MIG ? sp->placed_mig_start : -1,
                                sp->placed_start_us);
-        if (r == -EINVAL)
+        if (r == -EINVAL) /* the cards given are where to look: name them, not the node */
             return gs_diag_error(d,
                                  "%s: pod %s/%s cannot run on node %s where the snapshot puts "
-                                 "it: those cards (or that MIG instance) are taken or do not "
-                                 "hold it",
-                                 at, sp->ns, sp->name, sp->placed_node);
+                                 "it: %s",
+                                 cards_at, sp->ns, sp->name, sp->placed_node,
+                                 sp->placed_mask || (sp->placed_given & GS_PLACED_MIG)
+                                     ? "those cards (or that MIG instance) are taken or do not "
+                                       "hold it"
+                                     : "sim.gpusched.io/gpus gives no card, and it asks some "
+                                       "(or the node has no room for it)");
         struct gs_tenancy_pod v;
         if (r < 0 || (r = gs_tenancy_pod(t->sched, t->pods[i].id, &v)) < 0)
             continue;
@@ -227,6 +233,9 @@ static int start_from_now(struct gs_tsim *t, struct gs_diag *d)
         if ((r = bound(t, i, t->pods[i].id, &dec)) == 0)
             t->uses[t->nuses - 1].start_us = sp->placed_start_us;
     }
+    /* No pod arrived: the scheduler's clock is still at its start, before a card's since. */
+    if (r >= 0 && gs_tenancy_now(t->sched) < t->now)
+        r = gs_tenancy_advance(t->sched, t->now);
     for (size_t k = 0; r >= 0 && k < t->s->sim.ncards; k++) {
         const struct gs_card_history *c = &t->s->sim.cards[k];
         r = gs_tenancy_card_mode(t->sched, c->index, c->gpu, c->mode, c->since_us);

@@ -132,6 +132,12 @@ int csv_next(struct csv *c, struct gs_diag *d)
         if (c->line > CSV_ROWS_MAX)
             return gs_diag_error(d, "%s:%lu:1: more than %d rows", c->path, c->line, CSV_ROWS_MAX);
         int n = split(c);
+        for (int i = 0; i < n; i++)
+            if (strchr(c->field[i], '"')) /* "a,b" would read as two fields */
+                return gs_diag_error(d,
+                                     "%s:%lu:%d: a quote: quoted fields are not supported (plain "
+                                     "comma-separated values)",
+                                     c->path, c->line, c->col[i]);
         if (n != c->ncols)
             return gs_diag_error(d, "%s:%lu:1: %d columns, the header has %d", c->path, c->line,
                                  n < 0 ? CSV_COLS_MAX + 1 : n, c->ncols);

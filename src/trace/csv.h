@@ -32,8 +32,8 @@ void csv_close(struct csv *c);
 int csv_find(const struct csv *c, const char *name);
 int csv_need(const struct csv *c, const char *name, struct gs_diag *d);
 
-/* Next row. Return: 1 row read; 0 at end of file; -EINVAL with @d (wrong column count, long line).
- */
+/* Next row. Return: 1 row read; 0 at end of file; -EINVAL with @d (wrong column count, long line,
+ * a '"' in a field: quoting is not read, so "a,b" would split). */
 int csv_next(struct csv *c, struct gs_diag *d);
 
 /* Parse column @i of the current row as an integer in [0, max]. Return: 0; -EINVAL with @d. */

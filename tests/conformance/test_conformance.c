@@ -769,21 +769,22 @@ static void snapshot_refused(void **state)
         "kind: Simulation\nmetadata: {name: s}\nspec: {now: 60s}\n";
     static const char *const pod =
         "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: %s\n  annotations:\n"
-        "    sim.gpusched.io/node: %s\n    sim.gpusched.io/gpus: \"0\"\n"
+        "    sim.gpusched.io/node: %s\n    sim.gpusched.io/gpus: \"%s\"\n"
         "    sim.gpusched.io/start: %s\nspec:\n  containers:\n  - name: m\n    resources:\n"
         "      limits: {nvidia.com/gpu: 1}\n";
     static const struct {
-        const char *node2, *start2, *says;
-        int line;
-    } cases[] = {{"n9", "10s", "is not a node of the Cluster", 32},
-                 {"n2", "90s", "sim.gpusched.io/start is after now", 32},
-                 {"n1", "10s", "cannot run on node n1", 32}};
+        const char *node2, *gpus2, *start2, *says;
+        int line; /* the node's line, or the cards' (33) when they are wrong */
+    } cases[] = {{"n9", "0", "10s", "is not a node of the Cluster", 32},
+                 {"n2", "0", "90s", "sim.gpusched.io/start is after now", 32},
+                 {"n1", "0", "10s", "cannot run on node n1", 33},
+                 {"n2", "", "10s", "sim.gpusched.io/gpus gives no card, and it asks some", 33}};
     for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
         FILE *f = fopen(path, "w");
         assert_non_null(f);
         fputs(head, f);
-        fprintf(f, pod, "a", "n1", "10s");
-        fprintf(f, pod, "b", cases[c].node2, cases[c].start2);
+        fprintf(f, pod, "a", "n1", "0", "10s");
+        fprintf(f, pod, "b", cases[c].node2, cases[c].gpus2, cases[c].start2);
         assert_int_equal(fclose(f), 0);
         const char *argv[] = {getenv("GPUSCHED_BIN"),
                               "simulate",

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "common/api.h"
+#include "common/util.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -738,6 +739,69 @@ static void test_client(void **state)
     h_cleanup(&d);
 }
 
+/* A server on @fd that answers each of @n requests with 200 and @body, in a child; its pid. */
+static pid_t odd_server(int fd, int n, const char *body)
+{
+    pid_t pid = fork();
+    if (pid != 0)
+        return pid;
+    for (int i = 0; i < n; i++) {
+        char req[4096], head[160];
+        int c = accept(fd, NULL, NULL);
+        size_t got = 0;
+        ssize_t k;
+        while (c >= 0 && got < sizeof(req) - 1 &&
+               (k = read(c, req + got, sizeof(req) - 1 - got)) > 0) {
+            req[got += (size_t)k] = '\0';
+            if (strstr(req, "\r\n\r\n"))
+                break;
+        }
+        int h = snprintf(head, sizeof(head),
+                         "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                         "Content-Length: %zu\r\nConnection: close\r\n\r\n",
+                         strlen(body));
+        if (c >= 0 && write(c, head, (size_t)h) == h && write(c, body, strlen(body)) < 0)
+            i = n;
+        if (c >= 0)
+            close(c);
+    }
+    _exit(0);
+}
+
+/* The client's tables of an answer missing fields or with numbers at int64's ends: "-" for what
+ * is missing, never printf("%s", NULL); no overflow (the ASan+UBSan build stops on one). */
+static void test_client_odd_answers(void **state)
+{
+    (void)state;
+    const char *bin = getenv("GPUSCHED_BIN");
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof(sa);
+    assert_true(fd >= 0);
+    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    assert_int_equal(listen(fd, 4), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+    pid_t pid = odd_server(fd, 2,
+                           "{\"started_us\": -9223372036854775808, \"gpu_milli_allocated\": "
+                           "-9223372036854775808, \"state\": 7}\n");
+    close(fd);
+    char server[64];
+    snprintf(server, sizeof(server), "http://127.0.0.1:%d", ntohs(sa.sin_port));
+    const char *status[] = {bin, "status", "--server", server, "--token", "t", NULL};
+    const char *get[] = {bin, "get", "a/b", "--server", server, "--token", "t", NULL};
+    struct t_run r;
+    t_run(status, &r);
+    if (r.status != 0 || !strstr(r.out, " -9223372036854775.80 ") || !strstr(r.out, "<invalid>"))
+        fail_msg("status: exit %d, out: %s, err: %s", r.status, r.out, r.err);
+    t_run_free(&r);
+    t_run(get, &r);
+    if (r.status != 0 || !strstr(r.out, "\n-/- ") || strstr(r.out, "(null)"))
+        fail_msg("get: exit %d, out: %s, err: %s", r.status, r.out, r.err);
+    t_run_free(&r);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+}
+
 /* HTTPS with --tls-cert/--tls-key: the API answers over TLS, plain HTTP gets nothing. */
 static void test_tls(void **state)
 {
@@ -1121,6 +1185,7 @@ int main(void)
         cmocka_unit_test(test_rate_limit),
         cmocka_unit_test(test_sighup_reload),
         cmocka_unit_test(test_client),
+        cmocka_unit_test(test_client_odd_answers),
         cmocka_unit_test(test_tls),
         cmocka_unit_test(test_healthz_follows_the_store),
         cmocka_unit_test(test_failed_tokens_throttled),

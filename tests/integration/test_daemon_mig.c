@@ -317,6 +317,18 @@ static void test_restart(void **state)
                            "gpusched_mig_instances_allocated{tenant=\"team-a\",queue=\"default\","
                            "namespace=\"team-a\",profile=\"3g.20gb\"} 1\n"));
     h_answer_free(&a);
+    /* a snapshot of running MIG instances is continued: its mig-start is a string, "4", as an
+     * annotation's value is (it was refused as "not an integer") */
+    char path[160], json[160];
+    snprintf(path, sizeof(path), "%s/snap.yaml", d.dir);
+    snprintf(json, sizeof(json), "%s/snap.json", d.dir);
+    h_expect(&d, "GET", "/v1/snapshot", TOKEN_ADMIN, NULL, 200, &a);
+    assert_non_null(strstr(a.body, "\"sim.gpusched.io/mig-start\": \"4\""));
+    assert_int_equal(h_write(path, a.body), 0);
+    h_answer_free(&a);
+    json_t *out = h_continued(path, json);
+    assert_non_null(out);
+    json_decref(out);
     assert_int_equal(h_stop(&d), 0);
     h_cleanup(&d);
 }

@@ -417,6 +417,29 @@ static void test_podgroup_metadata(void **state)
               "{\"metadata\":{\"name\":\"pg2\",\"labels\":{\"app\":7}},"
               "\"spec\":{\"minMember\":1}}",
               400); /* a label is a string */
+    /* keys and label values as an API server checks them, a Pod's and a PodGroup's alike */
+    static const char group_spec[] = "{\"minMember\":1}", pod_spec[] = "{\"containers\":[{}]}";
+    static const char *const refused[][4] = {
+        {"/v1/podgroups", "\"labels\":{\"-app\":\"x\"}", group_spec, "metadata.labels.-app"},
+        {"/v1/podgroups", "\"labels\":{\"app\":\"a b\"}", group_spec, "metadata.labels.app"},
+        {"/v1/podgroups", "\"annotations\":{\"a b\":\"x\"}", group_spec,
+         "metadata.annotations.a b"},
+        {"/v1/pods", "\"annotations\":{\"-note\":\"x\"}", pod_spec, "metadata.annotations.-note"},
+    };
+    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+        char body[512];
+        snprintf(body, sizeof(body),
+                 "{\"metadata\":{\"name\":\"pg3\",\"namespace\":\"team-a\",%s},\"spec\":%s}",
+                 refused[i][1], refused[i][2]);
+        h_expect(&d, "POST", refused[i][0], TOKEN_A, body, 400, &a);
+        if (strcmp(json_string_value(json_object_get(a.json, "field")), refused[i][3]))
+            fail_msg("%s: %s", body, a.body);
+        h_answer_free(&a);
+    }
+    h_request(&d, "POST", "/v1/podgroups", TOKEN_A,
+              "{\"metadata\":{\"name\":\"pg4\",\"namespace\":\"team-a\",\"annotations\":"
+              "{\"Example.com/Note\":\"x\"}},\"spec\":{\"minMember\":1}}",
+              201); /* an annotation key is checked lowercased, as Kubernetes does */
     assert_int_equal(h_stop(&d), 0);
     assert_int_equal(h_start(&d), 0);
     h_expect(&d, "GET", "/v1/podgroups/team-a/pg1", TOKEN_A, NULL, 200, &a);

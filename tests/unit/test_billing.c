@@ -1006,6 +1006,8 @@ static void test_cli_bad_shapes(void **state)
          "pods[0].usage[0]: end_s 4 is not in start_s"},
         {"{\"pods\": [{\"tenant\": \"t\", \"tenant\": \"u\", \"usage\": []}]}", "duplicate"},
         {"{\"pods\": [{\"tenant\": \"t\\u0000u\", \"usage\": []}]}", "NUL"},
+        {"{\"pods\": [{\"tenant\": \"t\", \"usage\": [{\"mode\": \"shared\", \"gpus\": 2}]}]}",
+         "pods[0].usage[0].gpus: unknown key (a use has mode, model"},
         {"{\"pods\": [{\"tenant\": \"t\", \"usage\": [{\"mode\": null}]}]}",
          "pods[0].usage[0].mode: expected string, got null"},
         {"{\"pods\": [{\"name\": \"a/p\", \"tenant\": \"t\", \"usage\": []}, {\"name\": \"a/p\", "

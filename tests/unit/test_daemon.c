@@ -137,11 +137,12 @@ static void test_config_errors(void **state)
         {"kind: Pod\n", ":1:7: kind: expected DaemonConfig"},
         {HEAD "nodeMonitorGracePeriodSeconds: 0\n",
          ":3:32: nodeMonitorGracePeriodSeconds: expected a whole number in 1..86400"},
+        /* named at the token's value, not at the document */
         {HEAD "nodeToken: same-0123456789abcdef\nadminToken: same-0123456789abcdef\n",
-         "the node token is the admin token"},
+         ":3:12: the node token is the admin token"},
         {HEAD "nodeToken: node-0123456789abcdef\n"
               "nodeTokenSHA256: 0000000000000000000000000000000000000000000000000000000000000000\n",
-         "give one of nodeToken and nodeTokenSHA256"},
+         ":4:18: give one of nodeToken and nodeTokenSHA256"},
         {HEAD "tenants:\n  - name: A_B\n", "name: expected a DNS label"},
         {HEAD "tenants:\n  - name: a\n    token: tenant-a-0123456789\n    namespaces: [n0, n1, n2, "
               "n3, n4, n5, n6, n7, n8, n9, n10, n11, n12, n13, n14, n15, n16]\n",
@@ -196,7 +197,7 @@ static void test_config_errors(void **state)
         {HEAD "metrics: {maxAgeMilliseconds: 60001}\n",
          "maxAgeMilliseconds: expected a whole number in 0..60000"},
         {HEAD "adminToken: same-0123456789abcdef\nmetrics: {token: same-0123456789abcdef}\n",
-         "the metrics token is the admin or the node token"},
+         ":4:10: the metrics token is the admin or the node token"},
         {HEAD "http: {maxConections: 10}\n", ":3:8: unknown key \"maxConections\""},
         {HEAD "http: {threads: 0}\n", ":3:17: threads: expected a whole number in 1..64"},
         {HEAD "http: {maxBytesInFlight: 1000}\n",

@@ -359,6 +359,7 @@ static void test_read_dlrm(void **state)
         {"i0,HN,app_0,12,12,1,1,25,25,1,1,1,1,8,-5,,\n", "creation_time: \"-5\" is negative"},
         {"i0,HN,app_0,12,12,1,1,25,25,1,1,1,1,8,1e400,,\n", "is not a number of seconds"},
         {"i0,HN,app_0\n", "dlrm2.csv:2:1: 3 columns"},
+        {"i0,HN,\"app,0\",12,12,1,1,25,25,1,1,1,1,8,,,\n", "dlrm2.csv:2:7: a quote: quoted fields"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         char text[1024];
@@ -489,6 +490,18 @@ static void test_read_store(void **state)
     assert_int_equal(gs_demand_read_store(dm, path, &d), 0);
     assert_int_equal(gs_demand_series(dm, GS_FC_TENANT, 0, -1, 0, &s, &d), -EINVAL);
     assert_has(d.msg, "fresh.db: no GPU use yet");
+    gs_demand_free(dm);
+    /* a tenant or model a table would print raw is refused, as in a CSV */
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+                                  "INSERT INTO ledger VALUES(9,9,'ns','x','team-a','u9','n1','0',"
+                                  "1000,0,NULL,'A100' || char(10) || 'x','');",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    dm = demand();
+    assert_int_equal(gs_demand_read_store(dm, path, &d), -EINVAL);
+    assert_has(d.msg, "fresh.db: ledger row id 9: tenant or model is not UTF-8 text");
     gs_demand_free(dm);
     dm = demand();
     const char *notdb = write_tmp("not.db", "hello\n");

@@ -835,6 +835,15 @@ static const struct bad bads[] = {
      ":6:12: ", "label key Example.com/app: expected", 0},
     {POD_META "  labels: {app: x-}\nspec: {containers: [{name: m}]}\n", -EINVAL,
      ":6:17: ", "label app: value x-: expected at most 63 bytes", 0},
+    /* an annotation's value read as a number: a mapping is refused, not read through NULL */
+    {POD_META
+     "  annotations: {sim.gpusched.io/evictions: {a: 1}}\nspec: {containers: [{name: m}]}\n",
+     -EINVAL, ":6:44: ", "sim.gpusched.io/evictions must be a count of evictions", 0},
+    /* ... and a string holding one is read, as a snapshot writes it */
+    {POD_META
+     "  annotations: {sim.gpusched.io/mig-start: \"9\"}\nspec: {containers: [{name: m}]}\n",
+     -EINVAL, ":6:44: ",
+     "sim.gpusched.io/mig-start must be a first memory slice \"0\"..\"7\", not \"9\"", 0},
     {POD_HDR "spec: {containers: [{name: m}]}\n---\n" POD_HDR "spec: {containers: [{name: m}]}\n",
      -EINVAL, ":8:18: ", "a second pod a/p (the first is at ", 0},
     {POD_HDR "spec: {containers: [{name: a}, {name: b}, {name: c}, {name: d}, {name: e}, "

@@ -503,6 +503,24 @@ static void test_restored_card_modes(void **state)
     s->sim.cards = NULL;
     s->sim.ncards = 0;
     gs_scenario_free(s);
+    /* a snapshot of an idle cluster (no pod arrived by now) keeps its cards' modes too: the
+     * scheduler's clock was behind every since, and the card refused as if in a bad mode */
+    s = scn();
+    node(s, "n1", "az-1", tmpl(s, "t2", 2, 1));
+    pod(s, "ns", "later", 1, 400, 100);
+    s->sim.modes_defined = 1;
+    h.mode = GS_CARD_SHARED;
+    s->sim.cards = &h;
+    s->sim.ncards = 1;
+    s->sim.now_us = 300 * S;
+    s->sim.from_now = 1;
+    t = run(s, GS_WAY_FULL);
+    runs_of(t, "later", runs, sizeof(runs));
+    assert_string_equal(runs, "n1@400-500;");
+    gs_tsim_free(t);
+    s->sim.cards = NULL;
+    s->sim.ncards = 0;
+    gs_scenario_free(s);
 }
 
 /* Of two gangs that could make room, the smaller one goes. */

@@ -271,6 +271,14 @@ static void test_malformed(void **state)
     for (int g = 0; g <= GS_GPUS_MAX; g++)
         snprintf(big + strlen(big), sizeof(big) - strlen(big), " GPU%d", g);
     bad(big, "m.txt:1:", "more GPUs than the 16");
+    /* a word past the cap is named as one, where it starts, not as a long line */
+    char word[256] = "\tGPU0\tGPU";
+    memset(word + strlen(word), '7', 200);
+    bad(word, "m.txt:1:7:", "a word longer than 127 bytes");
+    big[0] = '\0';
+    for (int g = 0; g < 60; g++)
+        snprintf(big + strlen(big), sizeof(big) - strlen(big), " X");
+    bad(big, "m.txt:1:", "more than 56 words");
 }
 
 static void test_cli_file_error(void **state)
