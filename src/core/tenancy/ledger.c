@@ -244,6 +244,14 @@ static void amount(char *buf, size_t size, int r, int64_t v)
 
 static const char *const res_name[R_N] = {"nvidia.com/gpu", "cpu", "memory"};
 
+/* Volcano's overcommit plugin's default overcommit-factor, 1.2: @total (>= 0) and a fifth more.
+ * OVERCOMMIT_FACTOR is how reasons write it. */
+#define OVERCOMMIT_FACTOR "1.2"
+static int64_t overcommitted(int64_t total)
+{
+    return sat(total, total / 5);
+}
+
 /* The first resource @min names whose @use + @min passes @cap (INT64_MAX: none), or -1. */
 static int over(const int64_t min[R_N], const int64_t use[R_N], const int64_t cap[R_N])
 {
@@ -271,7 +279,7 @@ static int say_over(char *why, size_t size, const struct gs_podgroup_spec *pg, i
     else
         gs__say(why, size,
                 "PodGroup %s/%s minResources %s %s exceed what the cluster may admit: %s in use "
-                "and %s held by PodGroups admitted, of %s x overcommit-factor 1.2",
+                "and %s held by PodGroups admitted, of %s x overcommit-factor " OVERCOMMIT_FACTOR,
                 pg->ns, pg->name, res_name[r], a, b, d, c);
     return 0;
 }
@@ -302,7 +310,7 @@ int gs__tn_enqueue(struct gs_tenancy *t, int32_t group, char *why, size_t size)
                                  : qs->cap_memory_mib;
         cap[r] = c == GS_UNSET ? INT64_MAX : c > total[r] ? total[r] : c;
         quse[r] = sat(qalloc[r], held[1][r]);
-        idle[r] = total[r] == INT64_MAX ? INT64_MAX : sat(total[r], total[r] / 5) - used[r];
+        idle[r] = total[r] == INT64_MAX ? INT64_MAX : overcommitted(total[r]) - used[r];
     }
     int r = qs ? over(min, quse, cap) : -1;
     if (r >= 0)
