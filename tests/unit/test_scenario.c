@@ -628,6 +628,8 @@ static const struct bad bads[] = {
      ":6:5: ", "tenants[0] needs name and namespaces", 0},
     {SIM_HDR "spec:\n  tenants:\n  - {name: t, namespaces: [a b]}\n", -EINVAL,
      ":6:28: ", "namespaces[] may hold letters", 0},
+    {SIM_HDR "spec:\n  tenants:\n  - {name: t, namespaces: []}\n", -EINVAL,
+     ":6:27: ", "tenants[0].namespaces: empty: a tenant owns at least one namespace", 0},
     {SIM_HDR "spec:\n  cardFailures:\n  - {node: n1, at: 1h}\n", -EINVAL,
      ":6:5: ", "cardFailures[0] needs gpu (the card's index on its node)", 0},
     {SIM_HDR "spec:\n  cardFailures:\n  - {node: n1, at: 1h, gpu: 99}\n", -EINVAL,
