@@ -223,6 +223,25 @@ static void test_gang_through_extender(void **state)
     h_cleanup(&d);
 }
 
+/* PodGroup pgm: one member, minResources 32 GPUs (and some CPU and memory), which Volcano's
+ * enqueue check refuses (why_pgm) while 8 of the 32 cards are in use. */
+static const char pgm[] = "{\"metadata\":{\"name\":\"pgm\",\"namespace\":\"team-a\"},"
+                          "\"spec\":{\"minMember\":1,\"minResources\":{\"nvidia.com/gpu\":"
+                          "\"32\",\"cpu\":\"500m\",\"memory\":\"1Gi\"}}}";
+static const char why_pgm[] =
+    "PodGroup team-a/pgm minResources nvidia.com/gpu 32.0 exceed what the cluster may admit: "
+    "8.0 in use and 0.0 held by PodGroups admitted, of 32.0 x overcommit-factor 1.2";
+
+/* A daemon over the four boards, an 8-card blocker running and PodGroup pgm posted. */
+static void start_blocked(struct daemon *d)
+{
+    assert_int_equal(h_setup(d, NULL), 0);
+    assert_int_equal(h_write(d->nodes, nodes), 0);
+    assert_int_equal(h_start(d), 0);
+    submit_member(d, "blocker", NULL);
+    h_request(d, "POST", "/v1/podgroups", TOKEN_A, pgm, 201);
+}
+
 /* spec.minResources: Volcano's enqueue check holds the member back while 32 GPUs do not pass the
  * cluster's 32 x 1.2 less the blocker's 8 in use; it survives a restart and the snapshot, and
  * the member starts once the blocker is gone. */
@@ -230,27 +249,17 @@ static void test_gang_min_resources(void **state)
 {
     (void)state;
     struct daemon d;
-    static const char pgm[] = "{\"metadata\":{\"name\":\"pgm\",\"namespace\":\"team-a\"},"
-                              "\"spec\":{\"minMember\":1,\"minResources\":{\"nvidia.com/gpu\":"
-                              "\"32\",\"cpu\":\"500m\",\"memory\":\"1Gi\"}}}";
-    static const char *const why =
-        "PodGroup team-a/pgm minResources nvidia.com/gpu 32.0 exceed what the cluster may admit: "
-        "8.0 in use and 0.0 held by PodGroups admitted, of 32.0 x overcommit-factor 1.2";
-    assert_int_equal(h_setup(&d, NULL), 0);
-    assert_int_equal(h_write(d.nodes, nodes), 0);
-    assert_int_equal(h_start(&d), 0);
-    submit_member(&d, "blocker", NULL);
-    h_request(&d, "POST", "/v1/podgroups", TOKEN_A, pgm, 201);
+    start_blocked(&d);
     h_request(&d, "POST", "/v1/podgroups", TOKEN_A, pgm, 200);
     h_request(&d, "POST", "/v1/podgroups", TOKEN_A,
               "{\"metadata\":{\"name\":\"pgm\",\"namespace\":\"team-a\"},"
               "\"spec\":{\"minMember\":1,\"minResources\":{\"nvidia.com/gpu\":16}}}",
               409); /* another minResources under its name */
     submit_member(&d, "m0", "pgm");
-    pod_is(&d, "m0", "pending", why);
+    pod_is(&d, "m0", "pending", why_pgm);
     assert_int_equal(h_stop(&d), 0);
     assert_int_equal(h_start(&d), 0);
-    pod_is(&d, "m0", "pending", why);
+    pod_is(&d, "m0", "pending", why_pgm);
     struct answer a;
     h_expect(&d, "GET", "/v1/podgroups/team-a/pgm", TOKEN_A, NULL, 200, &a);
     char *mr = json_dumps(json_object_get(a.json, "minResources"), JSON_COMPACT | JSON_SORT_KEYS);
@@ -275,24 +284,14 @@ static void test_gang_min_resources_through_extender(void **state)
 {
     (void)state;
     struct daemon d;
-    static const char pgm[] =
-        "{\"metadata\":{\"name\":\"pgm\",\"namespace\":\"team-a\"},"
-        "\"spec\":{\"minMember\":1,\"minResources\":{\"nvidia.com/gpu\":\"32\"}}}";
-    static const char *const why =
-        "PodGroup team-a/pgm minResources nvidia.com/gpu 32.0 exceed what the cluster may admit: "
-        "8.0 in use and 0.0 held by PodGroups admitted, of 32.0 x overcommit-factor 1.2";
-    assert_int_equal(h_setup(&d, NULL), 0);
-    assert_int_equal(h_write(d.nodes, nodes), 0);
-    assert_int_equal(h_start(&d), 0);
-    submit_member(&d, "blocker", NULL);
-    h_request(&d, "POST", "/v1/podgroups", TOKEN_A, pgm, 201);
+    start_blocked(&d);
     json_t *r = ext_filter(&d, "m0", "pgm");
     assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 0);
     const char *node;
     json_t *reason;
     json_object_foreach(json_object_get(r, "FailedNodes"), node, reason)
     {
-        if (!strstr(json_string_value(reason), why))
+        if (!strstr(json_string_value(reason), why_pgm))
             fail_msg("FailedNodes %s: %s", node, json_string_value(reason));
     }
     assert_int_equal(json_object_size(json_object_get(r, "FailedNodes")), 4);
