@@ -323,7 +323,7 @@ static void text_queues(const struct gs_scenario *s, FILE *f)
     fprintf(f, "podgroups:%s\n", s->policy.npodgroups ? "" : " none");
     for (size_t i = 0; i < s->policy.npodgroups; i++) {
         const struct gs_podgroup_spec *g = &s->policy.podgroups[i];
-        char mr[96] = "-";
+        char mr[128] = "-";
         if (g->min_gpu_milli || g->min_cpu_milli || g->min_memory_mib) /* 0: not named */
             snprintf(mr, sizeof(mr), "gpu %s cpu %s memory %s MiB",
                      milli(g->min_gpu_milli, a, sizeof(a)), milli(g->min_cpu_milli, b, sizeof(b)),
