@@ -154,7 +154,7 @@ static int bad(struct gsd_ferr *e, const char *field, const char *msg)
 {
     e->status = 400;
     snprintf(e->field, sizeof(e->field), "%s", field);
-    snprintf(e->msg, sizeof(e->msg), "%s: %s", field, msg);
+    snprintf(e->msg, sizeof(e->msg), "%s: %.380s", field, msg); /* field: below 128 bytes */
     return -EINVAL;
 }
 
