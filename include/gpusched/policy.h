@@ -263,6 +263,10 @@ struct gs_scn_node {
 #define GS_PLACED_DONE  8u  /* sim.gpusched.io/done */
 #define GS_PLACED_FIRST 16u /* sim.gpusched.io/first-start (history: not a placement) */
 
+/* A snapshot pod's time annotations, sim.gpusched.io/arrival, start, done, saved, first-start:
+ * the index of where each value is (gs_pod_spec's times_line, times_col). */
+enum gs_pod_time { GS_AT_ARRIVAL, GS_AT_START, GS_AT_DONE, GS_AT_SAVED, GS_AT_FIRST, GS_AT_TIMES };
+
 /* One container's resources as written; GS_UNSET where a field is absent. */
 struct gs_scn_container {
     int64_t gpu;        /* nvidia.com/gpu: cards, or slices when gpumem/gpucores are set */
@@ -323,7 +327,9 @@ struct gs_pod_spec {
      * started (us, the scenario's clock), done_us how much of its nominal run this run has done by
      * the snapshot's now; saved_us, what its checkpoints saved before (it resumes there). Which of
      * them the annotations gave: placed_given (GS_PLACED_*). placed_src: where the node is named;
-     * cards_line, cards_col: where its cards (sim.gpusched.io/gpus, or mig-start) are in it.
+     * cards_line, cards_col: where its cards (sim.gpusched.io/gpus, or mig-start) are in it;
+     * times_line, times_col: where its time annotations' values are in src.file (GS_AT_*; line
+     * 0: not given), for checks made once every document is read.
      * Its history, running or pending: evictions, how often it was evicted before (the churn
      * guards count them); first_start_us, when it first started (GS_PLACED_FIRST says it is given);
      * running, charged: which part of its tenant's GPUQuota holds it (the order pods are put
@@ -340,6 +346,7 @@ struct gs_pod_spec {
     unsigned placed_given;
     struct gs_scn_src placed_src;
     uint32_t cards_line, cards_col;
+    uint32_t times_line[GS_AT_TIMES], times_col[GS_AT_TIMES];
 };
 
 /*

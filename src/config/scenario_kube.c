@@ -684,7 +684,9 @@ static const char *const sim_keys[] = {"compare", "horizon",      "cardModes", "
 
 /* tenants[]: {name: TENANT, namespaces: [NS, ...]}: the namespaces the tenant owns, in place of
  * those the documents before gave it (a tenant made when none has that name), as gpuschedd's
- * DaemonConfig tenants own theirs. */
+ * DaemonConfig tenants own theirs. An empty list is refused, as the DaemonConfig refuses it: it
+ * would leave a tenant no namespace maps to, which the resolver would silently give the
+ * namespace of its own name. */
 static int tenant_item(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
 {
     static const char *const keys[] = {"name", "namespaces"};
@@ -696,6 +698,10 @@ static int tenant_item(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
     int rc = gs__yaml_each_field(c, n, keys, 2, where, gs__scn_keep, f);
     if (!rc && (!f[0] || !f[1]))
         return gs__yaml_err(c, n, "%s needs name and namespaces", where);
+    if (!rc && f[1]->type == YAML_SEQUENCE_NODE &&
+        f[1]->data.sequence.items.start == f[1]->data.sequence.items.top)
+        return gs__yaml_err(c, f[1], "%s.namespaces: empty: a tenant owns at least one namespace",
+                            where);
     if (!rc)
         rc = gs__scn_name(c, f[0], "tenants[].name", name, sizeof(name));
     if (!rc)

@@ -578,9 +578,25 @@ static void cards_at(const struct gs__yctx *c, const yaml_node_t *v, struct gs_p
     p->cards_col = (uint32_t)col;
 }
 
+/* Where @v, time annotation @k (GS_AT_*) of pod @p, is in its file. */
+static void time_at(const struct gs__yctx *c, const yaml_node_t *v, int k, struct gs_pod_spec *p)
+{
+    size_t line, col;
+    gs__yaml_pos(c, v, &line, &col);
+    p->times_line[k] = (uint32_t)line;
+    p->times_col[k] = (uint32_t)col;
+}
+
 static int annot_value(struct gs__yctx *c, int a, yaml_node_t *v, struct gs_pod_spec *p)
 {
+    static const int8_t time_of[A_COUNT] = {[A_ARRIVAL] = GS_AT_ARRIVAL + 1,
+                                            [A_START] = GS_AT_START + 1,
+                                            [A_DONE] = GS_AT_DONE + 1,
+                                            [A_SAVED] = GS_AT_SAVED + 1,
+                                            [A_FIRST_START] = GS_AT_FIRST + 1};
     int tier = 0, rc;
+    if (time_of[a])
+        time_at(c, v, time_of[a] - 1, p);
     switch (a) {
     case A_NODE:
         node_src(c, v, &p->placed_src);

@@ -308,25 +308,57 @@ static int cmp_named(const void *a, const void *b)
     return strcmp(((const struct named *)a)->name, ((const struct named *)b)->name);
 }
 
+/* time_error() - the error of pod @p's time annotation @k (GS_AT_*), @t us, which is @why,
+ * @bound us: named where its value is. Return: -EINVAL with @d set. */
+static int time_error(const struct gs_pod_spec *p, int k, int64_t t, const char *why, int64_t bound,
+                      struct gs_diag *d)
+{
+    static const char *const names[GS_AT_TIMES] = {"arrival", "start", "done", "saved",
+                                                   "first-start"};
+    char at[AT_MAX];
+    struct gs_scn_src src = p->src;
+    if (p->times_line[k]) {
+        src.line = p->times_line[k];
+        src.col = p->times_col[k];
+    }
+    return gs_diag_error(d, "%s: pod %s/%s: sim.gpusched.io/%s %" PRId64 "us is %s, %" PRId64 "us",
+                         gs__scn_where(&src, at, sizeof(at)), p->ns, p->name, names[k], t, why,
+                         bound);
+}
+
 /* placed_times() - a running pod @p of a snapshot whose now is @now arrived by its start, started
  * by now and has done at most the time since it arrived (a slowed pod does less; the daemon's
  * start may be stamped a few microseconds after the pass that began the work): what the daemon's
  * clock allows. Return: 0; -EINVAL with @d set. */
 static int placed_times(const struct gs_pod_spec *p, int64_t now, struct gs_diag *d)
 {
-    char at[AT_MAX];
-    const char *why = p->placed_start_us > now             ? "sim.gpusched.io/start is after now"
-                      : p->arrival_us > p->placed_start_us ? "it starts before it arrives"
-                      : p->done_us > now - p->arrival_us
-                          ? "sim.gpusched.io/done is more than the time from its arrival to now"
-                          : NULL;
-    if (!why)
+    if (p->placed_start_us > now)
+        return time_error(p, GS_AT_START, p->placed_start_us, "after now", now, d);
+    if (p->arrival_us > p->placed_start_us)
+        return time_error(p, GS_AT_START, p->placed_start_us, "before its sim.gpusched.io/arrival",
+                          p->arrival_us, d);
+    if (p->done_us > now - p->arrival_us)
+        return time_error(p, GS_AT_DONE, p->done_us, "more than the time from its arrival to now",
+                          now - p->arrival_us, d);
+    return 0;
+}
+
+/* saved_times() - what pod @p saved before (sim.gpusched.io/saved) and has done of this run
+ * (sim.gpusched.io/done) add up to at most its sim.gpusched.io/duration: the work it has left
+ * (duration - saved - done) is never negative. The daemon writes no more: a run ends when it
+ * has done all. Return: 0; -EINVAL with @d set. */
+static int saved_times(const struct gs_pod_spec *p, struct gs_diag *d)
+{
+    if (p->duration_us == GS_UNSET)
         return 0;
-    return gs_diag_error(d,
-                         "%s: pod %s/%s: %s (arrival %" PRId64 "us, start %" PRId64
-                         "us, done %" PRId64 "us, now %" PRId64 "us)",
-                         gs__scn_where(&p->placed_src, at, sizeof(at)), p->ns, p->name, why,
-                         p->arrival_us, p->placed_start_us, p->done_us, now);
+    if (p->saved_us > p->duration_us)
+        return time_error(p, GS_AT_SAVED, p->saved_us, "more than its sim.gpusched.io/duration",
+                          p->duration_us, d);
+    if (p->done_us > p->duration_us - p->saved_us)
+        return time_error(p, GS_AT_DONE, p->done_us,
+                          "more than its sim.gpusched.io/duration less what it saved",
+                          p->duration_us - p->saved_us, d);
+    return 0;
 }
 
 /* first_start() - a pod's sim.gpusched.io/first-start is a time the daemon's clock can give: not
@@ -334,23 +366,16 @@ static int placed_times(const struct gs_pod_spec *p, int64_t now, struct gs_diag
  * from it). Return: 0; -EINVAL with @d set. */
 static int first_start(const struct gs_pod_spec *p, int64_t now, struct gs_diag *d)
 {
-    char at[AT_MAX];
     int64_t t = p->first_start_us, start = p->placed_start_us;
-    const char *why = NULL;
-    int64_t bound = 0;
     if (!(p->placed_given & GS_PLACED_FIRST))
         return 0;
     if (t < p->arrival_us)
-        why = "before its arrival", bound = p->arrival_us;
-    else if (now != GS_UNSET && t > now)
-        why = "after now", bound = now;
-    else if ((p->placed_given & GS_PLACED_START) && t > start)
-        why = "after its sim.gpusched.io/start", bound = start;
-    if (!why)
-        return 0;
-    return gs_diag_error(
-        d, "%s: pod %s/%s: sim.gpusched.io/first-start %" PRId64 "us is %s, %" PRId64 "us",
-        gs__scn_where(&p->src, at, sizeof(at)), p->ns, p->name, t, why, bound);
+        return time_error(p, GS_AT_FIRST, t, "before its arrival", p->arrival_us, d);
+    if (now != GS_UNSET && t > now)
+        return time_error(p, GS_AT_FIRST, t, "after now", now, d);
+    if ((p->placed_given & GS_PLACED_START) && t > start)
+        return time_error(p, GS_AT_FIRST, t, "after its sim.gpusched.io/start", start, d);
+    return 0;
 }
 
 /* placed_nodes() - a snapshot's running pods (sim.gpusched.io/node) name a node of the Cluster
@@ -368,7 +393,7 @@ static int placed_nodes(struct gs_scenario *s, struct gs_diag *d)
     for (size_t i = 0; !rc && i < s->npods; i++) {
         struct gs_pod_spec *p = &s->pods[i];
         int loose = (p->placed_given & ~GS_PLACED_FIRST) != 0; /* first-start: a pending pod too */
-        if ((rc = first_start(p, s->sim.now_us, d)) != 0)
+        if ((rc = first_start(p, s->sim.now_us, d)) != 0 || (rc = saved_times(p, d)) != 0)
             break;
         if (!p->placed_node[0] && loose)
             rc = gs_diag_error(d,

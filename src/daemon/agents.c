@@ -300,6 +300,34 @@ static int topology_keys_known(const json_t *t, char *field, size_t fcap)
     return 1;
 }
 
+/* The cards of registration @b against the inventory's node @ni: 400 for what no node could
+ * hold (no count, a count out of 0..GS_GPUS_MAX, a model the catalog lacks), 409 for a
+ * contradiction. Return: 0; -1, answered. */
+static int check_inventory(struct gsd_req *r, const struct gs_node_info *ni, const json_t *b)
+{
+    char names[512];
+    const json_t *gpus = json_object_get(b, "gpus");
+    json_int_t n = json_integer_value(gpus);
+    const char *model = json_string_value(json_object_get(b, "gpuModel"));
+    int m = model ? gs_catalog_find(model, -1) : ni->model;
+    if (!gpus || n < 0 || n > GS_GPUS_MAX) {
+        gsd_reply_error(r, 400, "gpus", "gpus: expected the node's card count, 0..%d", GS_GPUS_MAX);
+        return -1;
+    }
+    if (m < 0 && model) {
+        gsd_reply_error(r, 400, "gpuModel", "gpuModel: %.64s is no model of the catalog (%s)",
+                        model, gs_catalog_names(names, sizeof(names)));
+        return -1;
+    }
+    if (n == ni->gpus && (ni->gpus == 0 || m == ni->model))
+        return 0;
+    gsd_reply_error(r, 409, n != ni->gpus ? "gpus" : "gpuModel",
+                    "node %s holds %d x %s in the inventory; its agent found %lld x %.64s",
+                    ni->name, ni->gpus, ni->model >= 0 ? gs_catalog_at(ni->model)->name : "-",
+                    (long long)n, model ? model : "?");
+    return -1;
+}
+
 /* The body of a registration: {"gpus": N, "gpuModel": "...", "topology": {...}}; its topology
  * into @t. */
 static int check_body(struct gsd_req *r, const struct gs_node_info *ni, json_t **out,
@@ -332,14 +360,7 @@ static int check_body(struct gsd_req *r, const struct gs_node_info *ni, json_t *
             return -1;
         }
     }
-    json_t *gpus = json_object_get(b, "gpus");
-    const char *model = json_string_value(json_object_get(b, "gpuModel"));
-    int m = model ? gs_catalog_find(model, -1) : ni->model;
-    if (!gpus || json_integer_value(gpus) != ni->gpus || (ni->gpus > 0 && m != ni->model)) {
-        gsd_reply_error(r, 409, gpus ? "gpuModel" : "gpus",
-                        "node %s holds %d x %s in the inventory; its agent found %lld x %.64s",
-                        ni->name, ni->gpus, ni->model >= 0 ? gs_catalog_at(ni->model)->name : "-",
-                        (long long)json_integer_value(gpus), model ? model : "?");
+    if (check_inventory(r, ni, b)) {
         json_decref(b);
         return -1;
     }

@@ -722,6 +722,28 @@ static enum MHD_Result keep_qarg(void *cls, enum MHD_ValueKind kind, const char 
     return MHD_YES;
 }
 
+/*
+ * libmicrohttpd's URI log callback, called with the raw request target before it splits the query:
+ * the query is cut after the first argument past the kept ones (GSD_QARGS_MAX), which
+ * keep_qarg() then refuses naming it. libmicrohttpd (0.9.75 to 0.9.77) stores every argument
+ * in the connection's memory pool (CONN_MEMORY) and, with it full (about 230 arguments),
+ * queues a 431 but reads on as if it had not: the client waited out the idle timeout. The
+ * target lies in the connection's read buffer, which libmicrohttpd writes itself as it splits
+ * the query, after this call. Return: no context (begin() makes it).
+ */
+static void *cut_query(void *cls, const char *uri, struct MHD_Connection *c)
+{
+    (void)cls;
+    (void)c;
+    char *amp = strchr(uri, '?'); /* NUL-terminated by libmicrohttpd */
+    for (int n = 0; amp && (amp = strchr(amp + 1, '&')) != NULL;)
+        if (++n == GSD_QARGS_MAX + 1) { /* the '&' that ends argument GSD_QARGS_MAX + 1 */
+            *amp = '\0';
+            break;
+        }
+    return NULL;
+}
+
 /* Percent-decoding as libmicrohttpd's own, but "%00" kept as written: decoded, its NUL would
  * end the path or a query argument there, so that "?limit=1%00x" read as 1 and
  * "/v1/pods/NS/P%00x" as pod P; kept, it fails every name and number check. */
@@ -1208,6 +1230,7 @@ static int start_mhd(struct gsd_server *s, const struct gsd_listen *l, struct gs
         {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_done, s},
         {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, s},
         {MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)unescape, NULL},
+        {MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)cut_query, NULL},
         {s->cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, s->cert},
         {s->key ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, s->key},
         /* the trust list makes libmicrohttpd ask every client for a certificate; which paths

@@ -774,9 +774,9 @@ static void snapshot_refused(void **state)
         "      limits: {nvidia.com/gpu: 1}\n";
     static const struct {
         const char *node2, *gpus2, *start2, *says;
-        int line; /* the node's line, or the cards' (33) when they are wrong */
+        int line; /* the node's line, the cards' (33) or the start's (34) when they are wrong */
     } cases[] = {{"n9", "0", "10s", "is not a node of the Cluster", 32},
-                 {"n2", "0", "90s", "sim.gpusched.io/start is after now", 32},
+                 {"n2", "0", "90s", "sim.gpusched.io/start 90000000us is after now", 34},
                  {"n1", "0", "10s", "cannot run on node n1", 33},
                  {"n2", "", "10s", "sim.gpusched.io/gpus gives no card, and it asks some", 33}};
     for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {

@@ -962,6 +962,32 @@ static void test_headers_given_twice(void **state)
     h_cleanup(&d);
 }
 
+/* A request of many query arguments, past what libmicrohttpd's per-connection memory holds
+ * (about 230), is answered at once as one of nine is, naming the first past the cap: not left
+ * waiting for the idle timeout (the socket's 30 s receive timeout reads as no answer). */
+static void test_many_query_arguments(void **state)
+{
+    (void)state;
+    struct daemon d;
+    static char req[16384], ans[4096];
+    assert_int_equal(h_setup(&d, NULL), 0);
+    assert_int_equal(h_start(&d), 0);
+    static const int counts[] = {9, 231, 1000};
+    for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+        int n = snprintf(req, sizeof(req), "GET /v1/pods?");
+        for (int i = 0; i < counts[c]; i++)
+            n += snprintf(req + n, sizeof(req) - (size_t)n, "%sa%d=1", i ? "&" : "", i);
+        snprintf(req + n, sizeof(req) - (size_t)n,
+                 " HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " TOKEN_A
+                 "\r\nConnection: close\r\n\r\n");
+        assert_int_equal(send_raw(&d, req, ans, sizeof(ans)), 400);
+        if (!strstr(ans, "\"field\":\"a8\"") || !strstr(ans, "a8: more than 8 query arguments"))
+            fail_msg("%d arguments: %s", counts[c], ans);
+    }
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 /* A chunked body (its length not declared) past its route's cap is dropped as it arrives and
  * answered 413 with the usual JSON error when it ends; one under the cap is taken; one that goes
  * on past the discard limit (64 MiB) is cut off. */
@@ -1191,6 +1217,7 @@ int main(void)
         cmocka_unit_test(test_failed_tokens_throttled),
         cmocka_unit_test(test_chunked_past_the_cap),
         cmocka_unit_test(test_headers_given_twice),
+        cmocka_unit_test(test_many_query_arguments),
         cmocka_unit_test(test_one_daemon_per_store),
         cmocka_unit_test(test_snapshot_of_a_pod_without_cards),
         cmocka_unit_test(test_json_bodies_end_their_line),

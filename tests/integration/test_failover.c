@@ -517,6 +517,22 @@ static void test_registered_topology(void **state)
     assert_string_equal(json_string_value(json_object_get(a.json, "field")),
                         "topology.gpus[1].nvswitch");
     h_answer_free(&a);
+    /* what no node could hold is a bad body (400); cards unlike the inventory's contradict it */
+    static const struct {
+        const char *body, *field;
+        long status;
+    } bad[] = {
+        {"{\"gpuModel\": \"T4\"}", "gpus", 400},
+        {"{\"gpus\": 17, \"gpuModel\": \"T4\"}", "gpus", 400},
+        {"{\"gpus\": 4, \"gpuModel\": \"no-such-card\"}", "gpuModel", 400},
+        {"{\"gpus\": 8, \"gpuModel\": \"T4\"}", "gpus", 409},
+        {"{\"gpus\": 4, \"gpuModel\": \"A100-SXM4-80GB\"}", "gpuModel", 409},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        h_expect(&d, "POST", path, TOKEN_NODE, bad[i].body, bad[i].status, &a);
+        assert_string_equal(json_string_value(json_object_get(a.json, "field")), bad[i].field);
+        h_answer_free(&a);
+    }
     cards_of_a_pair(&d, "refused", cards, sizeof(cards));
     assert_string_equal(cards, "0,1");
     h_expect(&d, "POST", path, TOKEN_NODE, T4_REG(T4_GPU(1, 1), "[0, 2, 4]"), 201, &a);

@@ -166,11 +166,11 @@ static void test_gang_over_quota(void **state)
     h_cleanup(&d);
 }
 
-/* Member @name of pg1 (8 cards) through kube-scheduler's filter: the nodes it passes. */
-static json_t *ext_filter(const struct daemon *d, const char *name)
+/* Member @name of PodGroup @pg (8 cards) through kube-scheduler's filter: the nodes it passes. */
+static json_t *ext_filter(const struct daemon *d, const char *name, const char *pg)
 {
     static const char *const all[] = {"n-a100-0", "n-a100-1", "n-a100-2", "n-a100-3"};
-    char *pod = h_pod_annotated("team-a", name, 8, 0, "scheduling.k8s.io/group-name", "pg1");
+    char *pod = h_pod_annotated("team-a", name, 8, 0, "scheduling.k8s.io/group-name", pg);
     json_t *r = h_extender(d, "filter", pod, all, 4);
     assert_non_null(r);
     assert_string_equal(json_string_value(json_object_get(r, "Error")), "");
@@ -198,7 +198,7 @@ static void test_gang_through_extender(void **state)
     assert_int_equal(h_start(&d), 0);
     submit_member(&d, "blocker", NULL);
     h_request(&d, "POST", "/v1/podgroups", TOKEN_A, group, 201);
-    json_t *r = ext_filter(&d, "w0");
+    json_t *r = ext_filter(&d, "w0", "pg1");
     assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 0);
     const char *why =
         json_string_value(json_object_get(json_object_get(r, "FailedNodes"), "n-a100-1"));
@@ -214,13 +214,32 @@ static void test_gang_through_extender(void **state)
     for (int i = 0; i < 4; i++) { /* each binds to the first node filter passes */
         char name[8];
         snprintf(name, sizeof(name), "w%d", i);
-        r = ext_filter(&d, name);
+        r = ext_filter(&d, name, "pg1");
         assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), (size_t)(4 - i));
         json_decref(r);
     }
     group_is(&d, "Running", 4, 4);
     assert_int_equal(h_stop(&d), 0);
     h_cleanup(&d);
+}
+
+/* PodGroup pgm: one member, minResources 32 GPUs (and some CPU and memory), which Volcano's
+ * enqueue check refuses (why_pgm) while 8 of the 32 cards are in use. */
+static const char pgm[] = "{\"metadata\":{\"name\":\"pgm\",\"namespace\":\"team-a\"},"
+                          "\"spec\":{\"minMember\":1,\"minResources\":{\"nvidia.com/gpu\":"
+                          "\"32\",\"cpu\":\"500m\",\"memory\":\"1Gi\"}}}";
+static const char why_pgm[] =
+    "PodGroup team-a/pgm minResources nvidia.com/gpu 32.0 exceed what the cluster may admit: "
+    "8.0 in use and 0.0 held by PodGroups admitted, of 32.0 x overcommit-factor 1.2";
+
+/* A daemon over the four boards, an 8-card blocker running and PodGroup pgm posted. */
+static void start_blocked(struct daemon *d)
+{
+    assert_int_equal(h_setup(d, NULL), 0);
+    assert_int_equal(h_write(d->nodes, nodes), 0);
+    assert_int_equal(h_start(d), 0);
+    submit_member(d, "blocker", NULL);
+    h_request(d, "POST", "/v1/podgroups", TOKEN_A, pgm, 201);
 }
 
 /* spec.minResources: Volcano's enqueue check holds the member back while 32 GPUs do not pass the
@@ -230,27 +249,17 @@ static void test_gang_min_resources(void **state)
 {
     (void)state;
     struct daemon d;
-    static const char pgm[] = "{\"metadata\":{\"name\":\"pgm\",\"namespace\":\"team-a\"},"
-                              "\"spec\":{\"minMember\":1,\"minResources\":{\"nvidia.com/gpu\":"
-                              "\"32\",\"cpu\":\"500m\",\"memory\":\"1Gi\"}}}";
-    static const char *const why =
-        "PodGroup team-a/pgm minResources nvidia.com/gpu 32.0 exceed what the cluster may admit: "
-        "8.0 in use and 0.0 held by PodGroups admitted, of 32.0 x overcommit-factor 1.2";
-    assert_int_equal(h_setup(&d, NULL), 0);
-    assert_int_equal(h_write(d.nodes, nodes), 0);
-    assert_int_equal(h_start(&d), 0);
-    submit_member(&d, "blocker", NULL);
-    h_request(&d, "POST", "/v1/podgroups", TOKEN_A, pgm, 201);
+    start_blocked(&d);
     h_request(&d, "POST", "/v1/podgroups", TOKEN_A, pgm, 200);
     h_request(&d, "POST", "/v1/podgroups", TOKEN_A,
               "{\"metadata\":{\"name\":\"pgm\",\"namespace\":\"team-a\"},"
               "\"spec\":{\"minMember\":1,\"minResources\":{\"nvidia.com/gpu\":16}}}",
               409); /* another minResources under its name */
     submit_member(&d, "m0", "pgm");
-    pod_is(&d, "m0", "pending", why);
+    pod_is(&d, "m0", "pending", why_pgm);
     assert_int_equal(h_stop(&d), 0);
     assert_int_equal(h_start(&d), 0);
-    pod_is(&d, "m0", "pending", why);
+    pod_is(&d, "m0", "pending", why_pgm);
     struct answer a;
     h_expect(&d, "GET", "/v1/podgroups/team-a/pgm", TOKEN_A, NULL, 200, &a);
     char *mr = json_dumps(json_object_get(a.json, "minResources"), JSON_COMPACT | JSON_SORT_KEYS);
@@ -264,6 +273,38 @@ static void test_gang_min_resources(void **state)
     h_answer_free(&a);
     h_request(&d, "DELETE", "/v1/pods/team-a/blocker", TOKEN_A, NULL, 200);
     pod_is(&d, "m0", "running", NULL);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
+/* Through the extender too, a member whose PodGroup's minResources do not pass Volcano's enqueue
+ * check (gs__tn_enqueue(), as in test_gang_min_resources) fails filter on every node, naming the
+ * figures; once the blocker is gone, filter passes every node and bind runs it. */
+static void test_gang_min_resources_through_extender(void **state)
+{
+    (void)state;
+    struct daemon d;
+    start_blocked(&d);
+    json_t *r = ext_filter(&d, "m0", "pgm");
+    assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 0);
+    const char *node;
+    json_t *reason;
+    json_object_foreach(json_object_get(r, "FailedNodes"), node, reason)
+    {
+        if (!strstr(json_string_value(reason), why_pgm))
+            fail_msg("FailedNodes %s: %s", node, json_string_value(reason));
+    }
+    assert_int_equal(json_object_size(json_object_get(r, "FailedNodes")), 4);
+    json_decref(r);
+    h_request(&d, "DELETE", "/v1/pods/team-a/blocker", TOKEN_A, NULL, 200);
+    r = ext_filter(&d, "m0", "pgm"); /* binds to the first node filter passes */
+    assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 4);
+    json_decref(r);
+    pod_is(&d, "m0", "running", NULL);
+    struct answer a;
+    h_expect(&d, "GET", "/v1/podgroups/team-a/pgm", TOKEN_A, NULL, 200, &a);
+    assert_string_equal(json_string_value(json_object_get(a.json, "phase")), "Running");
+    h_answer_free(&a);
     assert_int_equal(h_stop(&d), 0);
     h_cleanup(&d);
 }
@@ -463,9 +504,13 @@ static void test_podgroup_metadata(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_gang_all_or_nothing),   cmocka_unit_test(test_gang_over_quota),
-        cmocka_unit_test(test_gang_through_extender), cmocka_unit_test(test_bad_podgroups),
-        cmocka_unit_test(test_podgroup_metadata),     cmocka_unit_test(test_gang_min_resources),
+        cmocka_unit_test(test_gang_all_or_nothing),
+        cmocka_unit_test(test_gang_over_quota),
+        cmocka_unit_test(test_gang_through_extender),
+        cmocka_unit_test(test_bad_podgroups),
+        cmocka_unit_test(test_podgroup_metadata),
+        cmocka_unit_test(test_gang_min_resources),
+        cmocka_unit_test(test_gang_min_resources_through_extender),
         cmocka_unit_test(test_store_schema6),
     };
     signal(SIGPIPE, SIG_IGN);

@@ -542,6 +542,30 @@ static void test_validate_seeds(void **state)
     result_free(&r);
 }
 
+/* A PodGroup's minResources (0 where it names none) are printed with it, text and JSON. */
+static void test_validate_min_resources(void **state)
+{
+    (void)state;
+    struct t_run r;
+    run(&r, ARGS("validate", "tests/data/scenario/gang-minresources.yaml"));
+    expect_exit(&r, 0);
+    expect_has(r.out, "ml/a  minMember 2, queue train, priority class -, minResources gpu 8 cpu 8 "
+                      "memory 65536 MiB");
+    expect_has(r.out, "ml/c  minMember 1, queue default, priority class -, minResources gpu 32 "
+                      "cpu 0 memory 0 MiB");
+    result_free(&r);
+    run(&r, ARGS("validate", "--json", "tests/data/scenario/gang-minresources.yaml"));
+    expect_exit(&r, 0);
+    json_t *root = json_loads(r.out, 0, NULL);
+    json_t *mr =
+        json_object_get(json_array_get(json_object_get(root, "podgroups"), 0), "min_resources");
+    assert_int_equal(json_integer_value(json_object_get(mr, "gpu_milli")), 8000);
+    assert_int_equal(json_integer_value(json_object_get(mr, "cpu_milli")), 8000);
+    assert_int_equal(json_integer_value(json_object_get(mr, "memory_mib")), 65536);
+    json_decref(root);
+    result_free(&r);
+}
+
 static void test_validate_json(void **state)
 {
     (void)state;
@@ -1161,6 +1185,7 @@ int main(void)
         cmocka_unit_test(test_top_level),
         cmocka_unit_test(test_validate_seeds),
         cmocka_unit_test(test_validate_json),
+        cmocka_unit_test(test_validate_min_resources),
         cmocka_unit_test(test_validate_bad_input),
         cmocka_unit_test(test_scenario_percentages_agree),
         cmocka_unit_test(test_scenario_tenant_day),

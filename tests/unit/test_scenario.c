@@ -514,7 +514,13 @@ struct bad {
     "apiVersion: v1\nkind: LimitRange\nmetadata: {name: r, namespace: a}\nspec: {limits: [{type: "
 #define CL_HDR   "apiVersion: gpusched.io/v1alpha1\nkind: Cluster\nspec:\n"
 #define VGPU_HDR "apiVersion: gpu.example.com/v1\nkind: VirtualGPUClass\nmetadata: {name: small}\n"
-#define RES(r)   POD_HDR "spec:\n  containers:\n  - name: m\n    resources:\n      limits: {" r "}\n"
+/* A snapshot's running pod, its cards on node n1 at now 2h, with more annotations @a. */
+#define RUNNING(a)                                                                                 \
+    CL_HDR "  nodeTemplates: [{name: t, gpuModel: T4, gpus: 2}]\n  nodes: [{name: n1, template: "  \
+           "t}]\n---\n" SIM_HDR "spec: {now: 2h}\n---\n" POD_META                                  \
+           "  annotations:\n    sim.gpusched.io/node: n1\n    sim.gpusched.io/gpus: \"0\"\n" a     \
+           "spec: {containers: [{name: m}]}\n"
+#define RES(r) POD_HDR "spec:\n  containers:\n  - name: m\n    resources:\n      limits: {" r "}\n"
 
 #define PG_HDR                                                                                     \
     "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: g, namespace: "   \
@@ -628,6 +634,8 @@ static const struct bad bads[] = {
      ":6:5: ", "tenants[0] needs name and namespaces", 0},
     {SIM_HDR "spec:\n  tenants:\n  - {name: t, namespaces: [a b]}\n", -EINVAL,
      ":6:28: ", "namespaces[] may hold letters", 0},
+    {SIM_HDR "spec:\n  tenants:\n  - {name: t, namespaces: []}\n", -EINVAL,
+     ":6:27: ", "tenants[0].namespaces: empty: a tenant owns at least one namespace", 0},
     {SIM_HDR "spec:\n  cardFailures:\n  - {node: n1, at: 1h}\n", -EINVAL,
      ":6:5: ", "cardFailures[0] needs gpu (the card's index on its node)", 0},
     {SIM_HDR "spec:\n  cardFailures:\n  - {node: n1, at: 1h, gpu: 99}\n", -EINVAL,
@@ -920,10 +928,31 @@ static const struct bad bads[] = {
              "  annotations: {sim.gpusched.io/arrival: 0s, sim.gpusched.io/first-start: 2h}\n"
              "spec: {containers: [{name: m}]}\n",
      -EINVAL,
-     ":7:1: ", "pod a/p: sim.gpusched.io/first-start 7200000000us is after now, 3600000000us", 1},
+     ":12:75: ", "pod a/p: sim.gpusched.io/first-start 7200000000us is after now, 3600000000us", 1},
     {POD_META "  annotations: {sim.gpusched.io/arrival: 1h, sim.gpusched.io/first-start: 0s}\n"
               "spec: {containers: [{name: m}]}\n",
-     -EINVAL, ":1:1: ", "sim.gpusched.io/first-start 0us is before its arrival, 3600000000us", 1},
+     -EINVAL, ":6:75: ", "sim.gpusched.io/first-start 0us is before its arrival, 3600000000us", 1},
+    /* a hand-edited snapshot's times: each error names the value; the work a pod has left,
+     * duration - saved - done, is never negative */
+    {POD_META "  annotations: {sim.gpusched.io/duration: 1h, sim.gpusched.io/saved: 2h}\n"
+              "spec: {containers: [{name: m}]}\n",
+     -EINVAL, ":6:70: ",
+     "pod a/p: sim.gpusched.io/saved 7200000000us is more than its sim.gpusched.io/duration, "
+     "3600000000us",
+     1},
+    {RUNNING("    sim.gpusched.io/arrival: 30m\n    sim.gpusched.io/start: 10m\n"), -EINVAL,
+     ":21:28: ",
+     "sim.gpusched.io/start 600000000us is before its sim.gpusched.io/arrival, 1800000000us", 1},
+    {RUNNING("    sim.gpusched.io/start: 1h\n    sim.gpusched.io/done: 3h\n"), -EINVAL, ":21:27: ",
+     "sim.gpusched.io/done 10800000000us is more than the time from its arrival to now, "
+     "7200000000us",
+     1},
+    {RUNNING("    sim.gpusched.io/duration: 1h\n    sim.gpusched.io/saved: 40m\n"
+             "    sim.gpusched.io/start: 1h\n    sim.gpusched.io/done: 30m\n"),
+     -EINVAL, ":23:27: ",
+     "sim.gpusched.io/done 1800000000us is more than its sim.gpusched.io/duration less what it "
+     "saved, 1200000000us",
+     1},
     /* a key given twice in a free-keyed mapping: which value held was the library's choice */
     {POD_HDR "spec:\n  nodeSelector: {topology.kubernetes.io/zone: a, topology.kubernetes.io/zone: "
              "b}\n  containers: [{name: m}]\n",
