@@ -354,6 +354,10 @@ static void test_bad_podgroups(void **state)
          "spec.minResources.cpu"},
         {"{\"metadata\":{\"name\":\"g\"},\"spec\":{\"minMember\":1,\"minResources\":4}}",
          "spec.minResources"},
+        /* a resource nothing reads still holds a quantity (it was taken and dropped) */
+        {"{\"metadata\":{\"name\":\"g\"},\"spec\":{\"minMember\":1,\"minResources\":"
+         "{\"pods\":\"xyz\"}}}",
+         "spec.minResources.pods"},
         /* Volcano's, but not applied here: refused, not taken and ignored */
         {"{\"metadata\":{\"name\":\"g\"},\"spec\":{\"minMember\":1,\"minTaskMember\":"
          "{\"w\":1}}}",
