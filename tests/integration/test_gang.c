@@ -324,6 +324,45 @@ static void test_store_schema6(void **state)
     h_cleanup(&d);
 }
 
+/* A stored PodGroup is checked as a posted one: a row the API would refuse (here minResources
+ * out of range, then a minMember of 0) reached the scheduler, to admit it by a negative or
+ * overflowing sum. gpuschedd refuses to start, naming the PodGroup and the field. */
+static void test_store_bad_group(void **state)
+{
+    (void)state;
+    struct daemon d;
+    char path[160];
+    sqlite3 *db;
+    static const char *const edits[][2] = {
+        {"UPDATE podgroups SET min_gpu_milli = 9223372036854775807",
+         "the stored PodGroup team-a/pgb: spec.minResources.nvidia.com/gpu"},
+        {"UPDATE podgroups SET min_gpu_milli = 0, min_cpu_milli = -5",
+         "the stored PodGroup team-a/pgb: spec.minResources.cpu"},
+        {"UPDATE podgroups SET min_cpu_milli = 0, min_member = 0",
+         "the stored PodGroup team-a/pgb: spec.minMember"},
+        {"UPDATE podgroups SET min_member = 1, meta = 'x'",
+         "the stored PodGroup team-a/pgb: metadata: its labels and annotations are not a JSON"},
+    };
+    assert_int_equal(h_setup(&d, NULL), 0);
+    assert_int_equal(h_write(d.nodes, nodes), 0);
+    assert_int_equal(h_start(&d), 0);
+    h_request(&d, "POST", "/v1/podgroups", TOKEN_A,
+              "{\"metadata\":{\"name\":\"pgb\",\"namespace\":\"team-a\"},"
+              "\"spec\":{\"minMember\":1}}",
+              201);
+    assert_int_equal(h_stop(&d), 0);
+    snprintf(path, sizeof(path), "%s/data/gpusched.db", d.dir);
+    for (size_t i = 0; i < sizeof(edits) / sizeof(edits[0]); i++) {
+        assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+        assert_int_equal(sqlite3_exec(db, edits[i][0], NULL, NULL, NULL), SQLITE_OK);
+        sqlite3_close(db);
+        assert_int_equal(h_start(&d), -1);
+        if (!h_log_has(&d, edits[i][1]))
+            fail_msg("case %zu: the log does not say \"%s\"", i, edits[i][1]);
+    }
+    h_cleanup(&d);
+}
+
 static void test_bad_podgroups(void **state)
 {
     (void)state;
@@ -470,7 +509,7 @@ int main(void)
         cmocka_unit_test(test_gang_all_or_nothing),   cmocka_unit_test(test_gang_over_quota),
         cmocka_unit_test(test_gang_through_extender), cmocka_unit_test(test_bad_podgroups),
         cmocka_unit_test(test_podgroup_metadata),     cmocka_unit_test(test_gang_min_resources),
-        cmocka_unit_test(test_store_schema6),
+        cmocka_unit_test(test_store_schema6),         cmocka_unit_test(test_store_bad_group),
     };
     signal(SIGPIPE, SIG_IGN);
     return cmocka_run_group_tests(tests, NULL, NULL);
