@@ -276,6 +276,23 @@ static int first_cell(void *buf, int n, char **cells, char **names)
     return 0;
 }
 
+/* A daemon started, PodGroup team-a/@name (minMember 1) posted, and stopped; its store's path
+ * into @path. */
+static void stored_group(struct daemon *d, const char *name, char *path, size_t size)
+{
+    char body[128];
+    snprintf(body, sizeof(body),
+             "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"team-a\"},"
+             "\"spec\":{\"minMember\":1}}",
+             name);
+    assert_int_equal(h_setup(d, NULL), 0);
+    assert_int_equal(h_write(d->nodes, nodes), 0);
+    assert_int_equal(h_start(d), 0);
+    h_request(d, "POST", "/v1/podgroups", TOKEN_A, body, 201);
+    assert_int_equal(h_stop(d), 0);
+    snprintf(path, size, "%s/data/gpusched.db", d->dir);
+}
+
 /* Store schema 7 adds a PodGroup's minResources: a schema 6 store (the table as schema 6 made
  * it) is brought forward, its PodGroup read as naming none, and its member placed at once. */
 static void test_store_schema6(void **state)
@@ -284,15 +301,7 @@ static void test_store_schema6(void **state)
     struct daemon d;
     char path[160];
     sqlite3 *db;
-    assert_int_equal(h_setup(&d, NULL), 0);
-    assert_int_equal(h_write(d.nodes, nodes), 0);
-    assert_int_equal(h_start(&d), 0);
-    h_request(&d, "POST", "/v1/podgroups", TOKEN_A,
-              "{\"metadata\":{\"name\":\"pg6\",\"namespace\":\"team-a\"},"
-              "\"spec\":{\"minMember\":1}}",
-              201);
-    assert_int_equal(h_stop(&d), 0);
-    snprintf(path, sizeof(path), "%s/data/gpusched.db", d.dir);
+    stored_group(&d, "pg6", path, sizeof(path));
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
     assert_int_equal(sqlite3_exec(db,
                                   "ALTER TABLE podgroups DROP COLUMN min_gpu_milli;"
@@ -343,15 +352,7 @@ static void test_store_bad_group(void **state)
         {"UPDATE podgroups SET min_member = 1, meta = 'x'",
          "the stored PodGroup team-a/pgb: metadata: its labels and annotations are not a JSON"},
     };
-    assert_int_equal(h_setup(&d, NULL), 0);
-    assert_int_equal(h_write(d.nodes, nodes), 0);
-    assert_int_equal(h_start(&d), 0);
-    h_request(&d, "POST", "/v1/podgroups", TOKEN_A,
-              "{\"metadata\":{\"name\":\"pgb\",\"namespace\":\"team-a\"},"
-              "\"spec\":{\"minMember\":1}}",
-              201);
-    assert_int_equal(h_stop(&d), 0);
-    snprintf(path, sizeof(path), "%s/data/gpusched.db", d.dir);
+    stored_group(&d, "pgb", path, sizeof(path));
     for (size_t i = 0; i < sizeof(edits) / sizeof(edits[0]); i++) {
         assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
         assert_int_equal(sqlite3_exec(db, edits[i][0], NULL, NULL, NULL), SQLITE_OK);
