@@ -323,9 +323,15 @@ static void text_queues(const struct gs_scenario *s, FILE *f)
     fprintf(f, "podgroups:%s\n", s->policy.npodgroups ? "" : " none");
     for (size_t i = 0; i < s->policy.npodgroups; i++) {
         const struct gs_podgroup_spec *g = &s->policy.podgroups[i];
-        fprintf(f, "  %s/%s  minMember %d, queue %s, priority class %s  (%s)\n", g->ns, g->name,
-                g->min_member, *g->queue ? g->queue : "default",
-                *g->priority_class ? g->priority_class : "-", where(&g->src, w, sizeof(w)));
+        fprintf(f,
+                "  %s/%s  minMember %d, queue %s, priority class %s, minResources gpu %s cpu %s "
+                "memory %s MiB  (%s)\n",
+                g->ns, g->name, g->min_member, *g->queue ? g->queue : "default",
+                *g->priority_class ? g->priority_class : "-",
+                milli(g->min_gpu_milli ? g->min_gpu_milli : GS_UNSET, a, sizeof(a)),
+                milli(g->min_cpu_milli ? g->min_cpu_milli : GS_UNSET, b, sizeof(b)),
+                num(g->min_memory_mib ? g->min_memory_mib : GS_UNSET, c, sizeof(c)),
+                where(&g->src, w, sizeof(w)));
     }
     fprintf(f, "priority classes:%s\n", s->policy.npriority_classes ? "" : " none");
     for (size_t i = 0; i < s->policy.npriority_classes; i++) {
@@ -605,11 +611,13 @@ static json_t *json_groups_classes(const struct gs_scenario *s, json_t **classes
     json_t *a = json_array();
     for (size_t i = 0; i < s->policy.npodgroups; i++) {
         const struct gs_podgroup_spec *g = &s->policy.podgroups[i];
-        json_array_append_new(a, json_pack("{s:s, s:s, s:i, s:s, s:s?, s:o}", "namespace", g->ns,
-                                           "name", g->name, "min_member", g->min_member, "queue",
-                                           *g->queue ? g->queue : "default", "priority_class",
-                                           *g->priority_class ? g->priority_class : NULL, "src",
-                                           jsrc(&g->src)));
+        json_array_append_new(
+            a, json_pack(
+                   "{s:s, s:s, s:i, s:s, s:s?, s:I, s:I, s:I, s:o}", "namespace", g->ns, "name",
+                   g->name, "min_member", g->min_member, "queue", *g->queue ? g->queue : "default",
+                   "priority_class", *g->priority_class ? g->priority_class : NULL, "min_gpu_milli",
+                   (json_int_t)g->min_gpu_milli, "min_cpu_milli", (json_int_t)g->min_cpu_milli,
+                   "min_memory_mib", (json_int_t)g->min_memory_mib, "src", jsrc(&g->src)));
     }
     *classes = json_array();
     for (size_t i = 0; i < s->policy.npriority_classes; i++) {

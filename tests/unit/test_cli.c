@@ -574,6 +574,26 @@ static void test_validate_json(void **state)
     result_free(&r);
 }
 
+/* A PodGroup's minResources were read (and admitted by) but not printed: validate showed a
+ * PodGroup as if it named none. */
+static void test_validate_min_resources(void **state)
+{
+    (void)state;
+    struct t_run r;
+    run(&r, ARGS("validate", "tests/data/scenario/gang-minresources.yaml"));
+    expect_exit(&r, 0);
+    expect_has(r.out, "ml/a  minMember 2, queue train, priority class -, minResources gpu 8 cpu 8 "
+                      "memory 65536 MiB");
+    expect_has(r.out, "ml/c  minMember 1, queue default, priority class -, minResources gpu 32 "
+                      "cpu - memory - MiB");
+    result_free(&r);
+    run(&r, ARGS("validate", "--json", "tests/data/scenario/gang-minresources.yaml"));
+    expect_exit(&r, 0);
+    expect_has(r.out, "\"min_gpu_milli\": 8000,\n      \"min_cpu_milli\": 8000,\n      "
+                      "\"min_memory_mib\": 65536");
+    result_free(&r);
+}
+
 static void test_validate_bad_input(void **state)
 {
     (void)state;
@@ -1161,6 +1181,7 @@ int main(void)
         cmocka_unit_test(test_top_level),
         cmocka_unit_test(test_validate_seeds),
         cmocka_unit_test(test_validate_json),
+        cmocka_unit_test(test_validate_min_resources),
         cmocka_unit_test(test_validate_bad_input),
         cmocka_unit_test(test_scenario_percentages_agree),
         cmocka_unit_test(test_scenario_tenant_day),
