@@ -250,10 +250,6 @@ static int disable_entry(struct gs__yctx *c, const struct point *pt, const struc
                           "kube-scheduler's own filter only",
                           name);
     if (strcmp(name, "*") == 0) {
-        if (pt->ep == GS_EP_FILTER)
-            gs__yaml_warn(c, e->name,
-                          "\"*\" disables gpusched's filter plugins, not TaintToleration, "
-                          "NodeName, NodeAffinity or NodeResourcesFit: those always apply here");
         gs_profile_disable(pt->p, (enum gs_ext_point)pt->ep, -1);
         return 0;
     }
