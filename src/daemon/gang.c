@@ -164,7 +164,7 @@ static int bad(struct gsd_ferr *e, const char *field, const char *msg)
 {
     e->status = 400;
     snprintf(e->field, sizeof(e->field), "%s", field);
-    snprintf(e->msg, sizeof(e->msg), "%s: %s", field, msg);
+    snprintf(e->msg, sizeof(e->msg), "%.100s: %.400s", field, msg); /* both fit GS_DIAG_MSG_MAX */
     return -EINVAL;
 }
 
