@@ -85,6 +85,17 @@ static long call(const char *cmd, const struct copts *o, const char *method, con
         curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
     if (b.s)
         *out = json_loads(b.s, 0, NULL);
+    if (status >= 200 && status < 300 && !json_is_object(*out)) {
+        /* another server (--server naming a web page, a proxy's sign-in) would read as an
+         * empty table and exit 0 */
+        fprintf(stderr,
+                "gpusched %s: %s: the answer (HTTP %ld) is not a JSON object: is it a "
+                "gpuschedd?\n",
+                cmd, url, status);
+        json_decref(*out);
+        *out = NULL;
+        status = -1;
+    }
     free(b.s);
     curl_slist_free_all(h);
     curl_easy_cleanup(c);

@@ -224,13 +224,31 @@ static int enable_entry(struct gs__yctx *c, const struct point *pt, const struct
     return rc ? gs__yaml_err(c, e->name, "%s", why.msg) : 0;
 }
 
+/* kube-scheduler's filters every placement here applies, whatever the profile says: a node's
+ * taints (docs/scenario.md), spec.nodeName and nodeSelector (core/fleet.c), CPU and memory. */
+static const char *const always_filters[] = {"TaintToleration", "NodeName", "NodeAffinity",
+                                             "NodeResourcesFit"};
+
 static int disable_entry(struct gs__yctx *c, const struct point *pt, const struct entry *e,
                          const char *where)
 {
+    char buf[GS__YAML_SHOW_BUF];
     int w, rc = e->weight ? parse_weight(c, e->weight, where, false, &w) : 0;
-    if (rc || pt->ep < 0)
+    if (rc)
         return rc;
+    if (pt->ep < 0) {
+        gs__yaml_warn(c, e->name, "plugin %s (%s): gpusched has no %s extension point; ignored",
+                      gs__yaml_show(e->name, buf), pt->name, pt->name);
+        return 0;
+    }
     const char *name = gs__yaml_str(e->name);
+    for (size_t i = 0; pt->ep == GS_EP_FILTER && i < GS__YAML_NKEYS(always_filters); i++)
+        if (strcmp(name, always_filters[i]) == 0)
+            gs__yaml_warn(c, e->name,
+                          "plugin %s: gpusched's placement always applies it (TaintToleration, "
+                          "NodeName, NodeAffinity and NodeResourcesFit); disabling it changes "
+                          "kube-scheduler's own filter only",
+                          name);
     if (strcmp(name, "*") == 0) {
         gs_profile_disable(pt->p, (enum gs_ext_point)pt->ep, -1);
         return 0;
@@ -319,12 +337,30 @@ static void percentage_warn(struct gs__yctx *c, yaml_node_t *val)
                       gs__yaml_show(val, buf));
 }
 
+/* A pluginConfig entry: kube-scheduler's own plugins' args are kube-scheduler's to read; args
+ * for a plugin gpusched runs would be taken and not applied (its plugins take none). */
+static int config_item(struct gs__yctx *c, int idx, yaml_node_t *item, void *arg)
+{
+    (void)arg;
+    yaml_node_t *name;
+    int rc = gs__yaml_map_get(c, item, "name", &name);
+    const char *s = name ? gs__yaml_str(name) : NULL;
+    if (!rc && s && gs_plugin_find(s) >= 0)
+        gs__yaml_warn(c, name,
+                      "pluginConfig[%d]: plugin %s takes no args in gpusched; its args are "
+                      "ignored",
+                      idx, s);
+    return rc;
+}
+
 static int profile_field(struct gs__yctx *c, int field, yaml_node_t *val, void *arg)
 {
     const struct scope *prof = arg;
     char where[WHERE_MAX];
     if (field == PROFILE_PERCENTAGE)
         percentage_warn(c, val);
+    if (field == PROFILE_PLUGIN_CONFIG && val->type == YAML_SEQUENCE_NODE)
+        return gs__yaml_each_item(c, val, "pluginConfig", config_item, NULL);
     if (field != PROFILE_PLUGINS) /* schedulerName is read before; the rest is not interpreted */
         return 0;
     gs__yaml_label(where, sizeof(where), "%s.plugins", prof->where);

@@ -383,6 +383,12 @@ int gs__scn_qty(struct gs__yctx *c, const yaml_node_t *n, const char *what, int 
     return 0;
 }
 
+int gs__scn_qty_unread(struct gs__yctx *c, const yaml_node_t *n, const char *what)
+{
+    int64_t v;
+    return gs__scn_qty(c, n, what, 0, 0, GS__Q_CEIL, "units", 0, INT64_MAX, &v);
+}
+
 int gs__scn_dur(struct gs__yctx *c, const yaml_node_t *n, const char *what, int64_t *out)
 {
     char buf[GS__YAML_SHOW_BUF];

@@ -173,6 +173,14 @@ int gs__scn_model(const char *name);
 int gs__scn_qty(struct gs__yctx *c, const yaml_node_t *n, const char *what, int e10, int e2,
                 unsigned flags, const char *unit, int64_t lo, int64_t hi, int64_t *out);
 
+/*
+ * gs__scn_qty_unread() - quantity @n of a resource nothing here reads (ephemeral-storage, pods,
+ * a quota of services): still checked as the API server checks every ResourceList value (a
+ * Kubernetes quantity, not negative, here at most 2^63-1 in its own unit), then dropped.
+ * Return: 0; -EINVAL with the error recorded at @n.
+ */
+int gs__scn_qty_unread(struct gs__yctx *c, const yaml_node_t *n, const char *what);
+
 /* gs__scn_dur() - a duration ("90s", "1h30m", "1.5d") in microseconds, >= 0. */
 int gs__scn_dur(struct gs__yctx *c, const yaml_node_t *n, const char *what, int64_t *out);
 

@@ -74,7 +74,7 @@ static int gcm_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *ar
         return gs__yaml_err(c, k,
                             "resource %s in %s is not interpreted%s: refused rather than ignored",
                             name, g->where, gs__yaml_hint(k, known, 5, hint, sizeof(hint)));
-    return 0;
+    return gs__scn_qty_unread(c, v, what);
 }
 
 static int read_gcm(struct gs__yctx *c, yaml_node_t *n, const char *where, struct gcm *g)
@@ -356,19 +356,23 @@ static int rq_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *arg
         if (strcmp(name, requests) == 0)
             return rq_item(c, r, i, 1, k, v);
     }
+    char what[128];
+    gs__yaml_label(what, sizeof(what), "hard.%s", name);
     if (strcmp(name, "limits.nvidia.com/gpu") == 0) {
-        gs__yaml_warn(c, k,
-                      "limits.nvidia.com/gpu is not enforced by Kubernetes for extended "
-                      "resources (only requests.nvidia.com/gpu or nvidia.com/gpu); ignored");
-        return 0;
+        int rc = gs__scn_qty_unread(c, v, what);
+        if (!rc)
+            gs__yaml_warn(c, k,
+                          "limits.nvidia.com/gpu is not enforced by Kubernetes for extended "
+                          "resources (only requests.nvidia.com/gpu or nvidia.com/gpu); ignored");
+        return rc;
     }
     if (strcmp(name, "pods") == 0)
         return gs__scn_qty(c, v, "hard.pods", 0, 0, 0, "pods", 0, INT64_MAX / 4, &r->q->pods);
     for (size_t i = 0; i < sizeof(rq_other) / sizeof(rq_other[0]); i++)
         if (strcmp(name, rq_other[i]) == 0)
-            return 0;
+            return gs__scn_qty_unread(c, v, what);
     if (strncmp(name, "count/", 6) == 0 || strstr(name, ".storageclass.storage.k8s.io/"))
-        return 0;
+        return gs__scn_qty_unread(c, v, what);
     static const char *const known[] = {
         "nvidia.com/gpu", "requests.nvidia.com/gpu", "cpu",  "requests.cpu",
         "memory",         "requests.memory",         "pods", "limits.nvidia.com/gpu"};

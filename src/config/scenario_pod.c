@@ -180,10 +180,11 @@ static int res_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *ar
             snprintf(hint, sizeof(hint), " (write nvidia.com/gpumem, the share's MiB)");
         else
             gs__yaml_hint(k, res_names, Q_COUNT, hint, sizeof(hint));
-        if (!silent)
+        int rc = gs__scn_qty_unread(c, v, what);
+        if (!rc && !silent)
             gs__yaml_warn(c, k, "resource %s is not interpreted by the scenario%s; ignored", name,
                           hint);
-        return 0;
+        return rc;
     }
     if (r->at[q])
         return gs__yaml_err(c, k, "%s is given twice in %s", q == Q_MIG ? "a MIG profile" : name,

@@ -69,14 +69,24 @@ static struct gsd_group *keep(struct gsd_state *st, const struct gsd_group *g)
     return k;
 }
 
+static int stored_ok(const struct gsd_group *g, struct gs_diag *d);
+
+struct restoring {
+    struct gsd_state *st;
+    struct gs_diag *d;
+};
+
 static int restore_group(void *ud, const struct gsd_group *g)
 {
-    return keep(ud, g) ? 0 : -ENOMEM;
+    const struct restoring *r = ud;
+    int rc = stored_ok(g, r->d);
+    return rc ? rc : keep(r->st, g) ? 0 : -ENOMEM;
 }
 
-int gsd_groups_restore(struct gsd_state *st)
+int gsd_groups_restore(struct gsd_state *st, struct gs_diag *d)
 {
-    return gsd_store_group_load(st->store, restore_group, st);
+    struct restoring r = {st, d};
+    return gsd_store_group_load(st->store, restore_group, &r);
 }
 
 void gsd_groups_recount(struct gsd_state *st)
@@ -303,6 +313,42 @@ static int parse_group(const json_t *b, struct gsd_group *g, struct gsd_ferr *e)
     if (!rc)
         rc = opt_name(spec, "priorityClassName", "spec.priorityClassName", g->pclass, e);
     return rc ? rc : min_resources(json_object_get(spec, "minResources"), g, e);
+}
+
+/* A stored PodGroup (@g), read again as a request is: a row the API would refuse (the store
+ * damaged or edited by hand: a minMember of 0, minResources out of range, labels that are not
+ * JSON) stops the restore, naming it, rather than reaching the scheduler. Return: 0; -EINVAL
+ * or -ENOMEM with @d saying why. */
+static int stored_ok(const struct gsd_group *g, struct gs_diag *d)
+{
+    struct gsd_group back = {0};
+    struct gsd_ferr e = {0};
+    json_t *meta = json_loads(g->meta ? g->meta : "{}", JSON_REJECT_DUPLICATES, NULL);
+    json_t *md = json_pack("{s:s}", "name", g->name);
+    json_t *spec = json_pack("{s:i, s:o, s:o, s:o}", "minMember", (int)g->min_member, "queue",
+                             name_or_null(g->queue), "priorityClassName", name_or_null(g->pclass),
+                             "minResources", gsd_group_min_json(g));
+    json_t *b = json_pack("{s:o, s:o}", "metadata", md, "spec", spec);
+    int rc = b ? 0 : -ENOMEM;
+    if (!rc && g->ns[0])
+        rc = json_object_set_new(md, "namespace", json_string(g->ns)) ? -ENOMEM : 0;
+    for (int i = 0; !rc && json_is_object(meta) && i < 2; i++) {
+        json_t *v = json_object_get(meta, i ? "annotations" : "labels");
+        if (v && json_object_set(md, i ? "annotations" : "labels", v))
+            rc = -ENOMEM;
+    }
+    if (!rc && !json_is_object(meta))
+        rc = bad(&e, "metadata", "its labels and annotations are not a JSON object");
+    if (!rc)
+        rc = parse_group(b, &back, &e);
+    free(back.meta);
+    json_decref(meta);
+    json_decref(b);
+    if (rc == -ENOMEM)
+        return gs_diag_error_code(d, rc, "gpusched.db: out of memory");
+    return rc ? gs_diag_error(d, "gpusched.db: the stored PodGroup %s/%s: %s", g->ns, g->name,
+                              e.msg)
+              : 0;
 }
 
 /* May @viewer (NULL: the admin) use namespace @ns? Writes 403 when not. */

@@ -35,8 +35,10 @@ struct gsd_group *gsd_group_find(const struct gsd_state *st, const char *ns, con
 json_t *gsd_group_min_json(const struct gsd_group *g);
 /* gsd_group_spec() - @g as the scheduler takes a PodGroup, into *@out. */
 void gsd_group_spec(const struct gsd_group *g, struct gs_podgroup_spec *out);
-/* gsd_groups_restore() - load the stored PodGroups (before the pods). Return: 0; -EIO; -ENOMEM. */
-int gsd_groups_restore(struct gsd_state *st);
+/* gsd_groups_restore() - load the stored PodGroups (before the pods), each checked as
+ * POST /v1/podgroups checks one. Return: 0; -EIO; -ENOMEM; -EINVAL with @d naming the PodGroup
+ * and the field the store holds wrong. */
+int gsd_groups_restore(struct gsd_state *st, struct gs_diag *d);
 /* gsd_groups_recount() - each PodGroup's members and running members, from the pods. */
 void gsd_groups_recount(struct gsd_state *st);
 void gsd_groups_free(struct gsd_state *st);

@@ -570,7 +570,7 @@ int gsd_state_init(struct gsd_state *st, struct gsd_config *cfg, struct gs_clust
     int64_t t0 = gsd_mono_us();
     rc = gsd_store_begin(st->store);
     if (!rc)
-        rc = gsd_groups_restore(st);
+        rc = gsd_groups_restore(st, d);
     if (!rc)
         rc = gsd_sched_open(st, d);
     if (!rc)

@@ -246,8 +246,10 @@ static int store_row(struct gs_demand *dm, const char *path, sqlite3_stmt *q, st
         return 0; /* a run that held no GPU */
     struct gs_diag local;
     gs_diag_init(&local);
-    int rc = gs_demand_add(dm, start / 1000000, open ? INT64_MAX : (end + 999999) / 1000000,
-                           cards * milli, NULL, tenant, NULL, *model ? model : "unknown", &local);
+    /* the end rounded up to a second, without end + 999999 passing INT64_MAX */
+    int64_t end_s = end / 1000000 + (end % 1000000 != 0);
+    int rc = gs_demand_add(dm, start / 1000000, open ? INT64_MAX : end_s, cards * milli, NULL,
+                           tenant, NULL, *model ? model : "unknown", &local);
     if (rc)
         gs_diag_error_code(d, rc, "%s: ledger row id %lld: %s", path, id, local.msg);
     return rc;

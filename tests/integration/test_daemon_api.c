@@ -800,6 +800,27 @@ static void test_client_odd_answers(void **state)
     t_run_free(&r);
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
+    /* a 200 that is not a JSON object (another server, a proxy's page) printed an empty table
+     * and exit 0: "no pods" where nothing was asked of gpuschedd */
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    sa.sin_port = 0;
+    assert_true(fd >= 0);
+    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    assert_int_equal(listen(fd, 4), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+    pid = odd_server(fd, 2, "<html>sign in</html>\n");
+    close(fd);
+    snprintf(server, sizeof(server), "http://127.0.0.1:%d", ntohs(sa.sin_port));
+    const char *list[] = {bin, "list", "--server", server, "--token", "t", NULL};
+    for (int i = 0; i < 2; i++) {
+        t_run(i ? list : status, &r);
+        if (r.status != 1 || !strstr(r.err, "the answer (HTTP 200) is not a JSON object"))
+            fail_msg("%s: exit %d, out: %s, err: %s", i ? "list" : "status", r.status, r.out,
+                     r.err);
+        t_run_free(&r);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
 }
 
 /* HTTPS with --tls-cert/--tls-key: the API answers over TLS, plain HTTP gets nothing. */

@@ -317,6 +317,23 @@ static int first_cell(void *buf, int n, char **cells, char **names)
     return 0;
 }
 
+/* A daemon started, PodGroup team-a/@name (minMember 1) posted, and stopped; its store's path
+ * into @path. */
+static void stored_group(struct daemon *d, const char *name, char *path, size_t size)
+{
+    char body[128];
+    snprintf(body, sizeof(body),
+             "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"team-a\"},"
+             "\"spec\":{\"minMember\":1}}",
+             name);
+    assert_int_equal(h_setup(d, NULL), 0);
+    assert_int_equal(h_write(d->nodes, nodes), 0);
+    assert_int_equal(h_start(d), 0);
+    h_request(d, "POST", "/v1/podgroups", TOKEN_A, body, 201);
+    assert_int_equal(h_stop(d), 0);
+    snprintf(path, size, "%s/data/gpusched.db", d->dir);
+}
+
 /* Store schema 7 adds a PodGroup's minResources: a schema 6 store (the table as schema 6 made
  * it) is brought forward, its PodGroup read as naming none, and its member placed at once. */
 static void test_store_schema6(void **state)
@@ -325,15 +342,7 @@ static void test_store_schema6(void **state)
     struct daemon d;
     char path[160];
     sqlite3 *db;
-    assert_int_equal(h_setup(&d, NULL), 0);
-    assert_int_equal(h_write(d.nodes, nodes), 0);
-    assert_int_equal(h_start(&d), 0);
-    h_request(&d, "POST", "/v1/podgroups", TOKEN_A,
-              "{\"metadata\":{\"name\":\"pg6\",\"namespace\":\"team-a\"},"
-              "\"spec\":{\"minMember\":1}}",
-              201);
-    assert_int_equal(h_stop(&d), 0);
-    snprintf(path, sizeof(path), "%s/data/gpusched.db", d.dir);
+    stored_group(&d, "pg6", path, sizeof(path));
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
     assert_int_equal(sqlite3_exec(db,
                                   "ALTER TABLE podgroups DROP COLUMN min_gpu_milli;"
@@ -362,6 +371,37 @@ static void test_store_schema6(void **state)
                      SQLITE_OK);
     assert_string_equal(row, "7 0"); /* the last schema; the PodGroup names no minResources */
     sqlite3_close(db);
+    h_cleanup(&d);
+}
+
+/* A stored PodGroup is checked as a posted one: a row the API would refuse (here minResources
+ * out of range, then a minMember of 0) reached the scheduler, to admit it by a negative or
+ * overflowing sum. gpuschedd refuses to start, naming the PodGroup and the field. */
+static void test_store_bad_group(void **state)
+{
+    (void)state;
+    struct daemon d;
+    char path[160];
+    sqlite3 *db;
+    static const char *const edits[][2] = {
+        {"UPDATE podgroups SET min_gpu_milli = 9223372036854775807",
+         "the stored PodGroup team-a/pgb: spec.minResources.nvidia.com/gpu"},
+        {"UPDATE podgroups SET min_gpu_milli = 0, min_cpu_milli = -5",
+         "the stored PodGroup team-a/pgb: spec.minResources.cpu"},
+        {"UPDATE podgroups SET min_cpu_milli = 0, min_member = 0",
+         "the stored PodGroup team-a/pgb: spec.minMember"},
+        {"UPDATE podgroups SET min_member = 1, meta = 'x'",
+         "the stored PodGroup team-a/pgb: metadata: its labels and annotations are not a JSON"},
+    };
+    stored_group(&d, "pgb", path, sizeof(path));
+    for (size_t i = 0; i < sizeof(edits) / sizeof(edits[0]); i++) {
+        assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+        assert_int_equal(sqlite3_exec(db, edits[i][0], NULL, NULL, NULL), SQLITE_OK);
+        sqlite3_close(db);
+        assert_int_equal(h_start(&d), -1);
+        if (!h_log_has(&d, edits[i][1]))
+            fail_msg("case %zu: the log does not say \"%s\"", i, edits[i][1]);
+    }
     h_cleanup(&d);
 }
 
@@ -395,6 +435,10 @@ static void test_bad_podgroups(void **state)
          "spec.minResources.cpu"},
         {"{\"metadata\":{\"name\":\"g\"},\"spec\":{\"minMember\":1,\"minResources\":4}}",
          "spec.minResources"},
+        /* a resource nothing reads still holds a quantity (it was taken and dropped) */
+        {"{\"metadata\":{\"name\":\"g\"},\"spec\":{\"minMember\":1,\"minResources\":"
+         "{\"pods\":\"xyz\"}}}",
+         "spec.minResources.pods"},
         /* Volcano's, but not applied here: refused, not taken and ignored */
         {"{\"metadata\":{\"name\":\"g\"},\"spec\":{\"minMember\":1,\"minTaskMember\":"
          "{\"w\":1}}}",
@@ -512,6 +556,7 @@ int main(void)
         cmocka_unit_test(test_gang_min_resources),
         cmocka_unit_test(test_gang_min_resources_through_extender),
         cmocka_unit_test(test_store_schema6),
+        cmocka_unit_test(test_store_bad_group),
     };
     signal(SIGPIPE, SIG_IGN);
     return cmocka_run_group_tests(tests, NULL, NULL);

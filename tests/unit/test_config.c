@@ -510,11 +510,13 @@ static void test_points_gpusched_lacks(void **state)
                                        "        enabled:\n"
                                        "          - name: GPUQueueSort\n",
                                    NULL, &w);
-    assert_int_equal(w.n, 3);
-    assert_has(w.msg[0], ":7:19:");
-    assert_has(w.msg[0], "multiPoint");
-    assert_has(w.msg[1], ":12:19:");
-    assert_has(w.msg[1], "\"Coscheduling\" (permit)");
+    assert_int_equal(w.n, 4); /* disabled is walked first, and warned about as enabled is */
+    assert_has(w.msg[0], ":9:19:");
+    assert_has(w.msg[0], "\"*\" (multiPoint): gpusched has no multiPoint extension point");
+    assert_has(w.msg[1], ":7:19:");
+    assert_has(w.msg[1], "multiPoint");
+    assert_has(w.msg[2], ":12:19:");
+    assert_has(w.msg[2], "\"Coscheduling\" (permit)");
     assert_int_equal(gs_profile_count(p, GS_EP_SCORE), 3); /* the defaults, untouched */
     assert_int_equal(gs_profile_count(p, GS_EP_QUEUE_SORT), 1);
     gs_profile_free(p);
@@ -540,6 +542,32 @@ static void test_wrong_node_types(void **state)
     EXPECT_EINVAL(
         "apiVersion: kubescheduler.config.k8s.io/v1\nkind: [KubeSchedulerConfiguration]\n", NULL,
         ":2:7:", "kind must be");
+}
+
+/* Disabling a filter gpusched's placement always applies, and args for a plugin it runs, were
+ * taken without a word: the profile seemed to say what placement did not do. "*" disables the
+ * filters gpusched builds, as the shipped profile uses it. */
+static void test_not_applied_warned(void **state)
+{
+    (void)state;
+    struct warns w;
+    struct gs_profile *p = load_ok(HDR "profiles:\n"
+                                       "  - pluginConfig:\n"
+                                       "      - name: GPUBinPacking\n"
+                                       "        args: {x: 1}\n"
+                                       "      - name: NodeResourcesFit\n"
+                                       "        args: {scoringStrategy: {type: MostAllocated}}\n"
+                                       "    plugins:\n"
+                                       "      filter:\n"
+                                       "        disabled:\n"
+                                       "          - name: TaintToleration\n"
+                                       "          - name: \"*\"\n",
+                                   NULL, &w);
+    assert_int_equal(w.n, 2); /* "*" is what gpusched builds (deploy/kube-scheduler-config.yaml) */
+    assert_has(w.msg[0], ":5:15: pluginConfig[0]: plugin GPUBinPacking takes no args");
+    assert_has(w.msg[1], ":12:19: plugin TaintToleration: gpusched's placement always applies");
+    assert_int_equal(gs_profile_count(p, GS_EP_FILTER), 0);
+    gs_profile_free(p);
 }
 
 static void test_nulls_count_as_empty(void **state)
@@ -725,6 +753,7 @@ int main(void)
         cmocka_unit_test(test_weight_outside_score),
         cmocka_unit_test(test_plugin_at_wrong_point),
         cmocka_unit_test(test_disabled_star_then_enabled),
+        cmocka_unit_test(test_not_applied_warned),
         cmocka_unit_test(test_percentage_of_nodes_warned),
         cmocka_unit_test(test_multi_document),
         cmocka_unit_test(test_select_profile_by_name),

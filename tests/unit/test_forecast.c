@@ -503,6 +503,19 @@ static void test_read_store(void **state)
     assert_int_equal(gs_demand_read_store(dm, path, &d), -EINVAL);
     assert_has(d.msg, "fresh.db: ledger row id 9: tenant or model is not UTF-8 text");
     gs_demand_free(dm);
+    /* an end of 2^63-1 us is read as the second it falls in, not as end + 999999 (past
+     * INT64_MAX: undefined behaviour) */
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+                                  "DELETE FROM ledger; INSERT INTO ledger VALUES(10,10,'ns','y',"
+                                  "'team-a','u10','n1','0',1000,0,9223372036854775807,'A100','');",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    dm = demand();
+    assert_int_equal(gs_demand_read_store(dm, path, &d), 0);
+    assert_int_equal(gs_demand_count(dm), 1);
+    gs_demand_free(dm);
     dm = demand();
     const char *notdb = write_tmp("not.db", "hello\n");
     assert_int_equal(gs_demand_read_store(dm, notdb, &d), -EINVAL);

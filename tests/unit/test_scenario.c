@@ -890,6 +890,18 @@ static const struct bad bads[] = {
     {"apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: g}\n"
      "spec: {minMember: 2, minResources: [cpu]}\n",
      -EINVAL, ":4:36: ", "minResources", 0},
+    /* a resource nothing reads still holds a quantity: "xyz" or -1 were taken and dropped */
+    {"apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: g}\n"
+     "spec: {minMember: 2, minResources: {pods: xyz}}\n",
+     -EINVAL, ":4:43: ", "minResources.pods: \"xyz\" is not a Kubernetes quantity", 0},
+    {"apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: q}\n"
+     "spec: {capability: {ephemeral-storage: -1}}\n",
+     -EINVAL, ":4:40: ", "capability.ephemeral-storage: \"-1\" must not be negative", 0},
+    {"apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q, namespace: a}\n"
+     "spec: {hard: {services: [1]}}\n",
+     -EINVAL, ":4:25: ", "hard.services must be a quantity", 0},
+    {POD_HDR "spec: {containers: [{name: m, resources: {limits: {ephemeral-storage: lots}}}]}\n",
+     -EINVAL, ":4:71: ", "limits.ephemeral-storage: \"lots\" is not a Kubernetes quantity", 0},
     {"apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q, namespace: a}\n"
      "spec: {hard: {requests.nvidia.com/gpu: \"0.5\"}}\n",
      -EINVAL, ":4:40: ", "hard.requests.nvidia.com/gpu: \"0.5\" is not a whole number of GPUs", 0},
