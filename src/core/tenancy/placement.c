@@ -585,16 +585,29 @@ static int visit(struct gs_tenancy *t, struct rpod *p, int32_t pod, struct bound
     return 0;
 }
 
-/* Filter and score @p on the nodes @list[lo..hi) (all nodes from @lo when @list is NULL). */
+/* Filter and score @p on the nodes @list[lo..hi) (all nodes from @lo when @list is NULL); with
+ * @strict, every node is fitted until one fits (visit()), for the reasons. */
 static void scan(struct gs_tenancy *t, struct rpod *p, int32_t pod, const int32_t *list, size_t lo,
-                 size_t hi, int only_node, struct scan *o)
+                 size_t hi, int only_node, int strict, struct scan *o)
 {
     struct bound b;
     bound_init(t, p, &b);
     t->stamp++;
     for (size_t i = lo; i < hi; i++)
-        if (visit(t, p, pod, &b, list ? (size_t)list[i] : i, only_node, 1, o))
+        if (visit(t, p, pod, &b, list ? (size_t)list[i] : i, only_node, strict, o))
             break;
+}
+
+/*
+ * Does every node of @ngpu cards at packing level @level lack the free cards of whole-card pod
+ * @f (lacks_cards())? Such a node holds at least @level / GS_FLEET_LEVELS of its cards' compute,
+ * and a free card holds none: it has fewer free cards than @f asks once that exceeds the compute
+ * of all but @f->ncards of its cards.
+ */
+static int level_lacks(const struct gs_fit *f, int ngpu, int level)
+{
+    return f->whole && !f->mig && f->ncards > 0 &&
+           (int64_t)level * ngpu > (int64_t)(ngpu - f->ncards) * GS_FLEET_LEVELS;
 }
 
 /*
@@ -613,7 +626,7 @@ static void scan_levels(struct gs_tenancy *t, struct rpod *p, int32_t pod, const
     struct bound b;
     bound_init(t, p, &b);
     if (!b.lazy || !b.wpack) { /* the levels bound nothing */
-        scan(t, p, pod, open, 0, nopen, -1, o);
+        scan(t, p, pod, open, 0, nopen, -1, 1, o);
         return;
     }
     struct scan lv = *o;
@@ -638,13 +651,13 @@ static void scan_levels(struct gs_tenancy *t, struct rpod *p, int32_t pod, const
         }
         if (!pick || (lv.best >= 0 && b.most - b.wpack * (GS_SCORE_MAX - up[pick]) < lv.best))
             break;
-        for (size_t k = 0; k < n[pick]; k++)
+        for (size_t k = 0; k < n[pick] && !level_lacks(&p->fit, pick, level[pick]); k++)
             if (at[pick][k] != t->resv_node)
                 visit(t, p, pod, &b, (size_t)at[pick][k], -1, 0, &lv);
         n[pick] = 0; /* taken: the next level down */
     }
     if (lv.best < 0) {
-        scan(t, p, pod, open, 0, nopen, -1, o);
+        scan(t, p, pod, open, 0, nopen, -1, 1, o);
         return;
     }
     *o = lv;
@@ -702,7 +715,9 @@ int gs__tn_find(struct gs_tenancy *t, int32_t pod, int only_node, const struct t
                 settled = 0;
         }
         if (cl && (nfreed = gs__tn_logged_since(t, &t->rlog, cl->since, nopen, 0)) != SIZE_MAX) {
-            scan(t, p, pod, t->scratch, 0, nfreed, only_node, &o);
+            /* Its reasons are the record's, or the full search's below: nodes without the cards
+             * it needs are passed unfitted. */
+            scan(t, p, pod, t->scratch, 0, nfreed, only_node, 0, &o);
             if (o.best >= 0) {
                 *node = o.node;
                 *mask = o.mask;
@@ -716,9 +731,15 @@ int gs__tn_find(struct gs_tenancy *t, int32_t pod, int only_node, const struct t
                     cl->since = t->rlog.n;
                 return 1;
             }
-            /* A freed node is held for the head: only a full search gives the reason right. */
+            /* A freed node is held for the head: only a full search gives the reason right. It
+             * starts from the quotas of the models of every freed node, as a strict scan left. */
             int8_t ok[GS_MODEL_MAX];
             memcpy(ok, o.model_ok, sizeof(ok));
+            for (size_t i = 0; i < nfreed; i++) {
+                int m = gs_fleet_node_model(t->fleet, (size_t)t->scratch[i]);
+                if (ok[m] < 0)
+                    ok[m] = (int8_t)gs__quota_check(t, p, m, o.quota_why, sizeof(o.quota_why));
+            }
             scan_init(&o);
             memcpy(o.model_ok, ok, sizeof(ok));
             o.count[GS_FIT_GPU] = (int64_t)(t->pol->nnodes - nopen);
@@ -727,7 +748,7 @@ int gs__tn_find(struct gs_tenancy *t, int32_t pod, int only_node, const struct t
     if (open && lo == 0 && only_node < 0)
         scan_levels(t, p, pod, open, hi, &o);
     else
-        scan(t, p, pod, open, lo, hi, only_node, &o);
+        scan(t, p, pod, open, lo, hi, only_node, 1, &o);
     if (o.best >= 0) {
         *node = o.node;
         *mask = o.mask;
