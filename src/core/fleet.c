@@ -1289,55 +1289,86 @@ enum gs_fit_reason gs_fleet_fit(const struct gs_fleet *f, size_t node, const str
     return GS_FIT_OK;
 }
 
-/* Adds @sign times the pod's share to the cards of @mask, keeping the fleet's allocated sum. */
-/* Create (+1) or destroy (-1) the pod's MIG instance; the card leaves MIG mode when empty. */
+/* Is @sl's pod among @gone[0..@ngone)? */
+static int is_gone(const struct slot *sl, const int32_t *gone, size_t ngone)
+{
+    for (size_t k = 0; k < ngone; k++)
+        if (gone[k] == sl->pod)
+            return 1;
+    return 0;
+}
+
+/* The tenant of every pod on @nd that is not in @gone (as release() recomputes it): -1 none, -2
+ * several. Read only where isolation asks it. */
+static int32_t sole_without(const struct fnode *nd, const int32_t *gone, size_t ngone)
+{
+    int32_t sole = -1;
+    for (size_t i = 0; i < nd->npods; i++)
+        if (!is_gone(&nd->pods[i], gone, ngone))
+            sole = sole == -1 || sole == nd->pods[i].tenant ? nd->pods[i].tenant : -2;
+    return sole;
+}
+
+/* Would card @c be free for an exclusive pod with @left of its clients staying? As release()
+ * leaves it: its mode forgotten when the pod that gave it leaves in the same instant. */
+static int free_without(const struct gs_fleet *f, const struct card *c, int32_t left,
+                        const int32_t *gone, size_t ngone)
+{
+    if ((c->mode != GS_CARD_FREE && left != 0) || c->bad)
+        return 0;
+    int undone = 0; /* its mode came with a pod leaving now: mode_leave() forgets it */
+    for (size_t k = 0; c->mode != GS_CARD_FREE && c->since_us == f->now_us && k < ngone; k++)
+        undone |= gone[k] == c->entered_by;
+    return undone ? may_become(f, c->prev_mode, c->prev_since_us, GS_CARD_EXCLUSIVE)
+                  : may_become(f, c->last_mode, c->since_us, GS_CARD_EXCLUSIVE);
+}
+
+/* The host is checked first, then the pods gone: only the cards they are on change their count
+ * of clients, and only a node with hard isolation asks whose pods stay. */
 int gs_fleet_fits_without(const struct gs_fleet *f, size_t node, const struct gs_fit *r,
                           const int32_t *gone, size_t ngone)
 {
     if (!r->whole || r->mig || r->ncards <= 0)
         return -EINVAL;
     const struct fnode *nd = &f->nodes[node];
-    int left[GS_GPUS_MAX];
-    for (int g = 0; g < nd->ngpu; g++)
-        left[g] = nd->cards[g].clients;
+    if (nd->down || fit_pinned(nd, node, r) != GS_FIT_OK ||
+        !gs__model_allowed(r->model_mask, nd->model) || r->ncards > nd->ngpu)
+        return 0;
+    int32_t taken[GS_GPUS_MAX];
+    uint32_t touched = 0;
     int64_t cpu = nd->cpu_left, mem = nd->mem_left;
     int hard = nd->hard;
-    int32_t sole = -1;
     for (size_t i = 0; i < nd->npods; i++) {
         const struct slot *sl = &nd->pods[i];
-        size_t k = 0;
-        while (k < ngone && gone[k] != sl->pod)
-            k++;
-        if (k == ngone) { /* stays: what release() recomputes */
-            sole = sole == -1 || sole == sl->tenant ? sl->tenant : -2;
+        if (!is_gone(sl, gone, ngone))
             continue;
-        }
         cpu += sl->cpu_milli;
         mem += sl->memory_mib;
         hard -= sl->hard;
-        for (int g = 0; g < nd->ngpu; g++)
-            left[g] -= ((sl->mask >> g) & 1u) * sl->units;
+        for (uint32_t m = sl->mask; m; m &= m - 1) {
+            int g = __builtin_ctz(m);
+            taken[g] = (touched & (1u << g) ? taken[g] : 0) + sl->units;
+            touched |= 1u << g;
+        }
+    }
+    if (r->cpu_milli > cpu || r->memory_mib > mem)
+        return 0;
+    if (r->hard || hard) {
+        int32_t sole = sole_without(nd, gone, ngone);
+        if (r->hard ? (sole >= 0 && sole != r->tenant) || sole == -2 : sole != r->tenant)
+            return 0;
     }
     uint32_t free = 0;
+    int nfree = 0;
     for (int g = 0; g < nd->ngpu; g++) {
         const struct card *c = &nd->cards[g];
-        uint8_t last = c->last_mode;
-        int64_t since = c->since_us;
-        int undone = 0; /* its mode came with a pod leaving now: mode_leave() forgets it */
-        for (size_t k = 0; c->mode != GS_CARD_FREE && c->since_us == f->now_us && k < ngone; k++)
-            undone |= gone[k] == c->entered_by;
-        if (undone && left[g] == 0) {
-            last = c->prev_mode;
-            since = c->prev_since_us;
-        }
-        if ((c->mode == GS_CARD_FREE || left[g] == 0) && !c->bad &&
-            may_become(f, last, since, GS_CARD_EXCLUSIVE))
+        int32_t left = c->clients - (touched & (1u << g) ? taken[g] : 0);
+        if (free_without(f, c, left, gone, ngone)) {
             free |= 1u << g;
+            nfree++;
+        }
     }
-    if (nd->down || fit_pinned(nd, node, r) != GS_FIT_OK ||
-        !gs__model_allowed(r->model_mask, nd->model) || r->ncards > nd->ngpu ||
-        (r->hard ? (sole >= 0 && sole != r->tenant) || sole == -2 : hard && sole != r->tenant) ||
-        r->cpu_milli > cpu || r->memory_mib > mem || __builtin_popcount(free) < r->ncards)
+    if (nfree < r->ncards)
         return 0;
     if (r->tier == GS_TIER_NVLINK && (!r->tier_soft || r->nvlink_only))
         return best_group(nd, free, r->ncards, 1, r->nvlink_only) != 0;
@@ -1358,6 +1389,7 @@ void gs_fleet_prefetch(const struct gs_fleet *f, size_t node, int pods)
         __builtin_prefetch(&nd->cards[g]);
 }
 
+/* Create (+1) or destroy (-1) the pod's MIG instance; the card leaves MIG mode when empty. */
 static void mig_apply(struct fnode *nd, struct card *c, const struct gs_fit *r, int sign)
 {
     const struct gs_mig_model *mm = gs_mig_model_at(nd->mig_model);
@@ -1410,6 +1442,7 @@ static void slice_apply(struct fnode *nd, struct card *c, const struct gs_fit *r
     }
 }
 
+/* Adds @sign times the pod's share to the cards of @mask, keeping the fleet's allocated sum. */
 static void cards_apply(struct gs_fleet *f, struct fnode *nd, const struct gs_fit *r, uint32_t mask,
                         int sign, int32_t pod)
 {

@@ -478,22 +478,23 @@ static int may_take(const struct gs_tenancy *t, const struct rpod *p, const stru
            (guarantee && c->tenant != p->tenant && c->prio <= p->prio);
 }
 
-/* eligible() and unit_of() for a pod of no gang, from what the index keeps of it; pod -1 when it
- * may not be taken. */
+/* eligible() and unit_of() for a pod of no gang that may_take() takes, from what the index keeps
+ * of it; pod -1 when it may not be taken. */
 static struct unit alone_unit(const struct gs_tenancy *t, const struct rpod *p,
                               const struct vpod *c, const struct valone *a, enum evict_mode mode,
                               int guarantee)
 {
-    if (!may_take(t, p, c, mode, guarantee) ||
-        (a->readmitted && t->now - a->start < GS_READMIT_GRACE_US))
+    if (a->readmitted && t->now - a->start < GS_READMIT_GRACE_US)
         return (struct unit){.pod = -1};
     return pod_unit(p, c, a, mode, guarantee);
 }
 
 /* Eligible units with a pod on @node, in no order and without the work they would lose (see
- * sort_units()); the count. A gang is worked out once per node. */
+ * sort_units()); the count. A gang is worked out once per node. @takes: bit i what may_take()
+ * says of the node's i-th pod alone (fetch_work()), for its first 64; NULL: asked here. */
 static size_t node_units(struct gs_tenancy *t, const struct rpod *p, size_t node,
-                         enum evict_mode mode, int guarantee, struct gmemo *memo, struct unit *out)
+                         enum evict_mode mode, int guarantee, struct gmemo *memo,
+                         const uint64_t *takes, struct unit *out)
 {
     int32_t groups[GS_GPUS_MAX * 4];
     const struct vnode *vn = &t->vpods[node];
@@ -507,6 +508,8 @@ static size_t node_units(struct gs_tenancy *t, const struct rpod *p, size_t node
         int32_t vid = own ? vn->v[i].pod : gs_fleet_pod_at(t->fleet, node, i);
         const struct vpod *c = i < vn->n && vn->v[i].pod == vid ? &vn->v[i] : NULL;
         if (c && c->group < 0) { /* alone: eligible() or not, its record unread */
+            if (takes && i < 64 ? !(*takes >> i & 1) : !may_take(t, p, c, mode, guarantee))
+                continue;
             struct unit a = alone_unit(t, p, c, &vn->a[i], mode, guarantee);
             a.slot = (int32_t)i;
             if (a.pod >= 0)
@@ -1137,6 +1140,8 @@ struct search {
     struct gmemo *memo;
     uint32_t slot; /* the preemptor's tenant's slot of the victim index */
     struct bound bound;
+    size_t takes_node; /* fetch_work()'s last node and what may_take() says of its pods alone */
+    uint64_t takes;
 };
 
 /* The preemptor's tenant's slot of the victim index on @node: read only if need be. */
@@ -1181,7 +1186,8 @@ static int visit(struct gs_tenancy *t, struct search *se, size_t n)
     const struct rpod *p = se->p;
     struct unit u[GS_GPUS_MAX * 4];
     gs_fleet_prefetch(t->fleet, n, 1); /* its record came while the node before was searched */
-    size_t nu = node_units(t, p, n, se->mode, se->guarantee, se->memo, u);
+    size_t nu = node_units(t, p, n, se->mode, se->guarantee, se->memo,
+                           se->takes_node == n ? &se->takes : NULL, u);
     t->work.victim_nodes++;
     uint64_t set;
     if (!nu)
@@ -1269,17 +1275,23 @@ static size_t next_visit(const struct gs_tenancy *t, const struct search *se, si
 }
 
 /* Start fetching the work models of the pods alone on @node this search may take (what
- * sort_units() reads), its pod list having come while the node before it was searched. */
-static void fetch_work(const struct gs_tenancy *t, const struct search *se, size_t node)
+ * sort_units() reads), its pod list having come while the node before it was searched; which
+ * they are is kept for its visit (se->takes): nothing may_take() reads changes in a search. */
+static void fetch_work(const struct gs_tenancy *t, struct search *se, size_t node)
 {
     const struct vnode *vn = &t->vpods[node];
-    for (size_t i = 0; i < vn->n; i++)
-        if (vn->v[i].group < 0 && vn->a[i].lost_at != t->now &&
-            may_take(t, se->p, &vn->v[i], se->mode, se->guarantee)) {
+    se->takes_node = node;
+    se->takes = 0;
+    for (size_t i = 0; i < vn->n; i++) {
+        if (vn->v[i].group >= 0 || !may_take(t, se->p, &vn->v[i], se->mode, se->guarantee))
+            continue;
+        se->takes |= i < 64 ? 1ull << i : 0;
+        if (vn->a[i].lost_at != t->now) {
             __builtin_prefetch(&t->pods[vn->v[i].pod].rate);
             __builtin_prefetch(&t->pods[vn->v[i].pod].left);
             __builtin_prefetch(&t->pods[vn->v[i].pod].every_us);
         }
+    }
 }
 
 /* Every node, from where the last search stopped, or only those a memo leaves; 0 or -ENOMEM. */
@@ -1320,7 +1332,8 @@ int gs__tn_evict_for(struct gs_tenancy *t, int32_t pod, enum evict_mode mode, st
                         .mode = mode,
                         .guarantee = guarantee,
                         .memo = &memo,
-                        .slot = (uint32_t)((size_t)p->tenant % t->vslots)};
+                        .slot = (uint32_t)((size_t)p->tenant % t->vslots),
+                        .takes_node = SIZE_MAX};
     char why[GS_REASON_MAX];
     for (int m = 0; m < GS_MODEL_MAX; m++)
         if ((t->models & (1u << m)) && gs__model_allowed(p->fit.model_mask, m) &&
