@@ -376,6 +376,8 @@ static int profile_name(struct gs__yctx *c, yaml_node_t *n, const char **name, y
     if (rc)
         return rc;
     *name = *at ? gs__yaml_str(*at) : DEFAULT_NAME;
+    if (*at && (rc = gs__yaml_not_typed(c, *at, "schedulerName")) != 0)
+        return rc;
     if (*at && (!*name || !**name || gs__yaml_is_null(*at)))
         return gs__yaml_type_error(c, *at, "schedulerName", "a non-empty string");
     /* a name goes into reports and CSV columns: letters, digits, '-', '_', '.' only */

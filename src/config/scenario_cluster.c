@@ -299,6 +299,9 @@ static int bound(struct gs__yctx *c, yaml_node_t *n, const char *s, size_t len, 
 static int parse_range(struct gs__yctx *c, yaml_node_t *n, struct range *r)
 {
     const char *s = gs__yaml_str(n);
+    int rc = gs__yaml_not_typed(c, n, "node name");
+    if (rc)
+        return rc;
     if (!s || gs__yaml_is_null(n) || !*s)
         return gs__yaml_type_error(c, n, "node name", "a name");
     const char *open = strchr(s, '['), *close = open ? strchr(open, ']') : NULL;
@@ -315,7 +318,7 @@ static int parse_range(struct gs__yctx *c, yaml_node_t *n, struct range *r)
         return gs__yaml_err(c, n, "node name may hold one range \"[lo-hi]\", as in a1-n[01-08]");
     if ((size_t)(open - s) >= GS_NAME_MAX || strlen(close + 1) >= GS_NAME_MAX)
         return gs__yaml_err(c, n, "node name is longer than %d bytes", GS_NAME_MAX - 1);
-    int rc = bound(c, n, open + 1, (size_t)(dash - open - 1), &r->lo);
+    rc = bound(c, n, open + 1, (size_t)(dash - open - 1), &r->lo);
     if (!rc)
         rc = bound(c, n, dash + 1, (size_t)(close - dash - 1), &r->hi);
     if (rc)
@@ -393,8 +396,11 @@ static int taint(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
     if (!rc && idx >= GS_NODE_TAINTS)
         return gs__yaml_err(c, n, "more than %d taints on a node", GS_NODE_TAINTS);
     for (int i = 0; !rc && i < 3; i++)
-        if (f[i] && !gs__yaml_is_null(f[i]) && !(s[i] = gs__yaml_str(f[i])))
-            rc = gs__yaml_err(c, f[i], "taints[%d].%s: expected a string", idx, keys[i]);
+        if (f[i] && !gs__yaml_is_null(f[i]) && !(s[i] = gs__yaml_text(f[i]))) {
+            char what[32];
+            gs__yaml_label(what, sizeof(what), "taints[%d].%s", idx, keys[i]);
+            rc = gs__yaml_text_error(c, f[i], what);
+        }
     if (!rc && gs_taint_make(s[0], s[1], s[2], &t->v[idx], &bad, why, sizeof(why))) {
         int k = bad[0] == 'k' ? 0 : bad[0] == 'v' ? 1 : 2;
         return gs__yaml_err(c, f[k] ? f[k] : n, "taints[%d].%s: %s", idx, bad, why);

@@ -296,6 +296,13 @@ int gs__scn_keep(struct gs__yctx *c, int field, yaml_node_t *val, void *arg)
 
 int gs__scn_name(struct gs__yctx *c, const yaml_node_t *n, const char *what, char *dst, size_t size)
 {
+    int rc = gs__yaml_not_typed(c, n, what);
+    return rc ? rc : gs__scn_key_name(c, n, what, dst, size);
+}
+
+int gs__scn_key_name(struct gs__yctx *c, const yaml_node_t *n, const char *what, char *dst,
+                     size_t size)
+{
     const char *s = gs__yaml_str(n);
     if (!s || gs__yaml_is_null(n))
         return gs__yaml_type_error(c, n, what, "a name");
@@ -347,6 +354,9 @@ int gs__scn_enum(struct gs__yctx *c, const yaml_node_t *n, const char *what,
     char buf[GS__YAML_SHOW_BUF], list[256];
     const char *s = gs__yaml_str(n);
     size_t k = 0;
+    int rc = gs__yaml_not_typed(c, n, what);
+    if (rc)
+        return rc;
     for (int i = 0; s && i < count; i++)
         if (strcmp(s, names[i]) == 0) {
             *out = i;

@@ -144,9 +144,13 @@ int gs__scn_keep(struct gs__yctx *c, int field, yaml_node_t *val, void *arg);
  * had. */
 int gs__scn_tenant_owns(struct gs__yctx *c, struct gs__scn_load *L, long t, yaml_node_t *seq);
 
-/* Field parsers: each checks @n's type and range and names @what and the place on error. */
+/* Field parsers: each checks @n's type and range and names @what and the place on error. A
+ * name and an enum's word are strings: a plain number or boolean is refused (gs__yaml_text()). */
 int gs__scn_name(struct gs__yctx *c, const yaml_node_t *n, const char *what, char *dst,
                  size_t size);
+/* gs__scn_key_name() - gs__scn_name() for a mapping key, which is text whatever it looks like. */
+int gs__scn_key_name(struct gs__yctx *c, const yaml_node_t *k, const char *what, char *dst,
+                     size_t size);
 int gs__scn_bool(struct gs__yctx *c, const yaml_node_t *n, const char *what, int *out);
 int gs__scn_int(struct gs__yctx *c, const yaml_node_t *n, const char *what, int64_t lo, int64_t hi,
                 int64_t *out);

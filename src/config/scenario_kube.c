@@ -743,6 +743,9 @@ static int failure_item(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
     gs__yaml_label(where, sizeof(where), "%s[%d]", fl->list, idx);
     int rc = gs__yaml_each_field(c, n, keys, hold ? 4 : card ? 5 : 3, where, gs__scn_keep, f);
     const char *node = f[0] ? gs__yaml_str(f[0]) : NULL;
+    gs__yaml_label(what, sizeof(what), "%s.node", where);
+    if (!rc && f[0])
+        rc = gs__yaml_not_typed(c, f[0], what);
     if (!rc && (!node || !*node || strlen(node) >= sizeof(e->node)))
         return gs__yaml_err(c, f[0] ? f[0] : n, "%s.node: expected the name of a node", where);
     if (!rc && !f[1])

@@ -407,6 +407,17 @@ static int node_name(struct gs__yctx *c, yaml_node_t *v, const char *what, struc
     return rc;
 }
 
+/* string_value() - value @v of key @k of @map (labels, annotations, nodeSelector: a Go
+ * map[string]string in Kubernetes' types) is text or null; the API server refuses a number or a
+ * boolean there, as kubectl's YAML reads `team: 1` or `on-call: true`. */
+static int string_value(struct gs__yctx *c, const yaml_node_t *k, const yaml_node_t *v,
+                        const char *map)
+{
+    char what[128];
+    gs__yaml_label(what, sizeof(what), "%s %.80s", map, gs__yaml_str(k));
+    return gs__yaml_not_typed(c, v, what);
+}
+
 /* nodeSelector: the labels every node carries (the inventory gives no others): its GPU model
  * (nvidia.com/gpu.product, as NVIDIA's GPU feature discovery writes it), its name
  * (kubernetes.io/hostname) and its zone (topology.kubernetes.io/zone), as the kubelet writes
@@ -415,6 +426,9 @@ static int selector_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, voi
 {
     struct gs_pod_spec *p = arg;
     char buf[GS__YAML_SHOW_BUF];
+    int rc = string_value(c, k, v, "nodeSelector");
+    if (rc)
+        return rc;
     if (strcmp(gs__yaml_str(k), "kubernetes.io/hostname") == 0)
         return node_name(c, v, "nodeSelector kubernetes.io/hostname", p);
     if (strcmp(gs__yaml_str(k), "topology.kubernetes.io/zone") == 0)
@@ -696,6 +710,9 @@ static int annot_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *
     struct annot *an = arg;
     const char *key = gs__yaml_str(k);
     char buf[GS__YAML_SHOW_BUF];
+    int rc = string_value(c, k, v, "annotation");
+    if (rc)
+        return rc;
     for (int a = 0; a < A_COUNT; a++) {
         if (strcmp(key, annot_keys[a]) != 0)
             continue;
@@ -736,7 +753,9 @@ static int label_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *
 {
     struct gs_pod_spec *p = arg;
     const char *key = gs__yaml_str(k);
-    int rc = label_syntax(c, k, v);
+    int rc = string_value(c, k, v, "label");
+    if (!rc)
+        rc = label_syntax(c, k, v);
     if (rc)
         return rc;
     if (strcmp(key, "user") == 0)
@@ -798,8 +817,11 @@ static int toleration(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
     if (!rc && idx >= GS_SCN_TOLERATIONS)
         return gs__yaml_err(c, n, "more than %d tolerations", GS_SCN_TOLERATIONS);
     for (int i = 0; !rc && i < 4; i++)
-        if (f[i] && !gs__yaml_is_null(f[i]) && !(s[i] = gs__yaml_str(f[i])))
-            rc = gs__yaml_err(c, f[i], "%s.%s: expected a string", where, keys[i]);
+        if (f[i] && !gs__yaml_is_null(f[i]) && !(s[i] = gs__yaml_text(f[i]))) {
+            char what[64];
+            gs__yaml_label(what, sizeof(what), "%s.%s", where, keys[i]);
+            rc = gs__yaml_text_error(c, f[i], what);
+        }
     if (!rc && f[4] && !gs__yaml_is_null(f[4]))
         rc = gs__scn_int(c, f[4], "tolerationSeconds", INT32_MIN, INT32_MAX, &secs);
     if (!rc && gs_toleration_make(s[0], s[1], s[2], s[3], secs, &p->tolerations[idx], &bad, why,

@@ -142,7 +142,7 @@ static int model_quota(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void 
         return gs__yaml_err_code(c, k, -E2BIG, "more than %d GPU models in a quota",
                                  GS_SCN_QUOTA_MODELS);
     struct gs_model_quota q = {.model = GS_UNSET};
-    int rc = gs__scn_name(c, k, "a quotas key", q.key, sizeof(q.key));
+    int rc = gs__scn_key_name(c, k, "a quotas key", q.key, sizeof(q.key));
     if (rc)
         return rc;
     q.model = gs__scn_model(q.key);
@@ -324,7 +324,7 @@ static int policy_tenant(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, voi
     struct tref r = {p->L, -1};
     int64_t x;
     int tier = 0;
-    int rc = gs__scn_name(c, k, "a tenants key", name, sizeof(name));
+    int rc = gs__scn_key_name(c, k, "a tenants key", name, sizeof(name));
     if (!rc)
         rc = gs__scn_tenant(c, p->L, k, name, &r.t);
     if (rc)
@@ -428,7 +428,7 @@ static int override_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, voi
     char where[192];
     struct gs_step_profile p = {.max_memory_mib = GS_UNSET, .overcommit_milli = 1000};
     gs__yaml_label(where, sizeof(where), "tenantOverrides.%s.%s", o->tenant, gs__yaml_str(k));
-    int rc = gs__scn_name(c, k, "profile name", p.name, sizeof(p.name));
+    int rc = gs__scn_key_name(c, k, "profile name", p.name, sizeof(p.name));
     snprintf(p.tenant, sizeof(p.tenant), "%s", o->tenant);
     if (!rc)
         rc = gs__yaml_each_field(c, v, pr_keys + 1, 5, where, gs__scn_keep, f + 1);
@@ -440,7 +440,7 @@ static int override_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, voi
 static int override_tenant(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *arg)
 {
     char tenant[GS_SCN_NAME_MAX];
-    int rc = gs__scn_name(c, k, "tenant name", tenant, sizeof(tenant));
+    int rc = gs__scn_key_name(c, k, "tenant name", tenant, sizeof(tenant));
     struct ovr o = {arg, tenant};
     return rc ? rc : gs__yaml_each_pair(c, v, "tenantOverrides", override_pair, &o);
 }
@@ -484,10 +484,10 @@ static int embedded(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *n, 
 {
     char what[64];
     struct pol p = {L, 0, key, fn};
-    const char *s = gs__yaml_str(n);
+    const char *s = gs__yaml_text(n); /* a ConfigMap's data is map[string]string */
     gs__yaml_label(what, sizeof(what), "data.%s", key);
     if (!s)
-        return gs__yaml_type_error(c, n, what, "a string holding YAML");
+        return gs__yaml_text_error(c, n, what);
     struct gs__yctx proto = {.path = c->path, .d = c->d};
     proto.line0 = c->line0 + n->start_mark.line;
     proto.col0 = c->col0 + n->start_mark.column;

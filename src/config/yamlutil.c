@@ -221,6 +221,81 @@ bool gs__yaml_is_null(const yaml_node_t *n)
     return false;
 }
 
+/* core_float() - @s matches the core schema's float: [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)
+ * ([eE][-+]?[0-9]+)?, or [-+]?.inf and .nan in their three spellings. */
+static bool core_float(const char *s)
+{
+    static const char *const words[] = {".inf", ".Inf", ".INF", ".nan", ".NaN", ".NAN"};
+    static const char digits[] = "0123456789";
+    const char *p = s + (*s == '-' || *s == '+');
+    for (int i = 0; i < GS__YAML_NKEYS(words); i++)
+        if (strcmp(p, words[i]) == 0 && (i < 3 || p == s)) /* no sign on a NaN */
+            return true;
+    size_t whole = strspn(p, digits), frac = 0;
+    p += whole;
+    if (*p == '.') {
+        frac = strspn(p + 1, digits);
+        p += 1 + frac;
+    }
+    if (!whole && !frac)
+        return false;
+    if (*p == 'e' || *p == 'E') {
+        p += 1 + (p[1] == '-' || p[1] == '+');
+        size_t exp = strspn(p, digits);
+        if (!exp)
+            return false;
+        p += exp;
+    }
+    return *p == '\0';
+}
+
+const char *gs__yaml_scalar_type(const yaml_node_t *n)
+{
+    static const char *const bools[] = {"true", "True", "TRUE", "false", "False", "FALSE"};
+    const char *s = gs__yaml_str(n);
+    if (!s || !gs__yaml_is_plain(n))
+        return NULL;
+    if (gs__yaml_is_null(n))
+        return "null";
+    for (int i = 0; i < GS__YAML_NKEYS(bools); i++)
+        if (strcmp(s, bools[i]) == 0)
+            return "boolean";
+    const char *d = s + (*s == '-' || *s == '+');
+    bool dec = *d && !d[strspn(d, "0123456789")];
+    bool oct = s[0] == '0' && s[1] == 'o' && s[2] && !s[2 + strspn(s + 2, "01234567")];
+    bool hex =
+        s[0] == '0' && s[1] == 'x' && s[2] && !s[2 + strspn(s + 2, "0123456789abcdefABCDEF")];
+    if (dec || oct || hex)
+        return "integer";
+    return core_float(s) ? "float" : NULL;
+}
+
+const char *gs__yaml_text(const yaml_node_t *n)
+{
+    return gs__yaml_scalar_type(n) ? NULL : gs__yaml_str(n);
+}
+
+int gs__yaml_text_error(struct gs__yctx *c, const yaml_node_t *n, const char *what)
+{
+    char buf[GS__YAML_SHOW_BUF];
+    const char *type = n->type == YAML_SCALAR_NODE ? gs__yaml_scalar_type(n) : NULL;
+    if (!type)
+        return gs__yaml_type_error(c, n, what, "a string");
+    if (strcmp(type, "null") == 0)
+        return gs__yaml_err(c, n, "%s must be a string, not null", what);
+    return gs__yaml_err(c, n,
+                        "%s must be a string, not the %s %.64s (as Kubernetes refuses it): quote "
+                        "it for the text, %s",
+                        what, type, (const char *)n->data.scalar.value, gs__yaml_show(n, buf));
+}
+
+int gs__yaml_not_typed(struct gs__yctx *c, const yaml_node_t *n, const char *what)
+{
+    if (gs__yaml_is_null(n) || !gs__yaml_scalar_type(n))
+        return 0;
+    return gs__yaml_text_error(c, n, what);
+}
+
 int gs__yaml_type_error(struct gs__yctx *c, const yaml_node_t *n, const char *what,
                         const char *want)
 {

@@ -93,6 +93,32 @@ bool gs__yaml_is_empty(const yaml_node_t *n);
 /* gs__yaml_is_plain() - a plain (unquoted) scalar: numbers and booleans must be plain. */
 bool gs__yaml_is_plain(const yaml_node_t *n);
 
+/*
+ * gs__yaml_scalar_type() - what a plain scalar is to YAML 1.2's core schema (yaml.org/spec/1.2.2
+ * §10.3.2), which JSON's values map onto: "null", "boolean", "integer" (decimal, 0o octal, 0x
+ * hex), "float" (1.5, 1e3, .inf, .nan); NULL for a string: any quoted scalar (JSON's strings
+ * are), a plain one the schema leaves text, or a non-scalar.
+ */
+const char *gs__yaml_scalar_type(const yaml_node_t *n);
+
+/*
+ * gs__yaml_text() - a scalar's text when it is a string, as a field of type string needs it:
+ * NULL for a non-scalar, a NUL inside, or a plain null, boolean or number (123, true, 1.5).
+ * Kubernetes' API server refuses those for a string field ("cannot unmarshal number into Go
+ * struct field ... of type string"), and kubectl reads `name: 123` in YAML as that number;
+ * quoted ('123') it is text. Mapping keys are not checked with it: sigs.k8s.io/yaml turns every
+ * key into text (its YAMLToJSON), so `123:` is the key "123" there too.
+ */
+const char *gs__yaml_text(const yaml_node_t *n);
+
+/* gs__yaml_text_error() - "WHAT must be a string, not the integer 123: ..." at @n, a node
+ * gs__yaml_text() refused (a non-scalar named by its kind). Return: -EINVAL. */
+int gs__yaml_text_error(struct gs__yctx *c, const yaml_node_t *n, const char *what);
+
+/* gs__yaml_not_typed() - 0 unless @n is a plain boolean or number (gs__yaml_scalar_type(), null
+ * aside: each field says what its null means), then gs__yaml_text_error(). */
+int gs__yaml_not_typed(struct gs__yctx *c, const yaml_node_t *n, const char *what);
+
 /* gs__yaml_type_error() - "WHERE must be WANT, not ..." at @n. Return: -EINVAL. */
 int gs__yaml_type_error(struct gs__yctx *c, const yaml_node_t *n, const char *where,
                         const char *want);

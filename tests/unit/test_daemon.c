@@ -550,6 +550,20 @@ static void test_podspec(void **state)
          "metadata.annotations.gpusched.io/gpu-model"},
         {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"priority\":\"high\",\"containers\":[{}]}}",
          "spec.priority"},
+        /* a string field takes no JSON number or boolean, as Kubernetes' API server refuses them
+         * ("cannot unmarshal number into Go struct field ... of type string") */
+        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"priorityClassName\":7,\"containers\":[{}]}}",
+         "spec.priorityClassName"},
+        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"schedulerName\":true,\"containers\":[{}]}}",
+         "spec.schedulerName"},
+        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"nodeName\":1.5,\"containers\":[{}]}}",
+         "spec.nodeName"},
+        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"nodeSelector\":{\"topology.kubernetes.io/"
+         "zone\":1},\"containers\":[{}]}}",
+         "spec.nodeSelector.topology.kubernetes.io/zone"},
+        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"tolerations\":[{\"key\":\"k\",\"value\":"
+         "false}],\"containers\":[{}]}}",
+         "spec.tolerations[0].value"},
         /* an extended resource's request differs from its limit */
         {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"resources\":{\"limits\":"
          "{\"nvidia.com/gpu\":1},\"requests\":{\"nvidia.com/gpu\":2}}}]}}",
@@ -577,6 +591,13 @@ static void test_podspec(void **state)
         if (rc != -EINVAL || strcmp(f, bad[i].field))
             fail_msg("case %zu: rc %d field \"%s\", expected \"%s\"", i, rc, f, bad[i].field);
     }
+    struct gsd_ferr e = {0};
+    const char *num = "{\"metadata\":{\"name\":\"x\"},\"spec\":{\"priorityClassName\":7,"
+                      "\"containers\":[{}]}}";
+    assert_int_equal(gsd_podspec_parse(num, strlen(num), 1, &p, &e), -EINVAL);
+    assert_int_equal(e.status, 400);
+    assert_string_equal(e.msg, "spec.priorityClassName must be a string, not the integer 7 (as "
+                               "Kubernetes refuses it): quote it for the text, \"7\"");
 }
 
 /* The extender stanza for kube-scheduler is a KubeSchedulerConfiguration the loader accepts. */

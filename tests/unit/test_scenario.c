@@ -971,6 +971,25 @@ static const struct bad bads[] = {
      -EINVAL, ":5:50: ", "key \"topology.kubernetes.io/zone\" given twice in spec.nodeSelector", 0},
     {POD_META "  labels: {app: a, app: b}\nspec: {containers: [{name: m}]}\n", -EINVAL,
      ":6:20: ", "key \"app\" given twice in metadata.labels", 0},
+    /* a string field takes no plain number or boolean, as Kubernetes' API server refuses them */
+    {POD_HDR "spec: {priorityClassName: 123, containers: []}\n", -EINVAL, ":4:27: ",
+     "spec.priorityClassName must be a string, not the integer 123 (as Kubernetes refuses it): "
+     "quote it for the text, \"123\"",
+     0},
+    {"apiVersion: v1\nkind: Pod\nmetadata: {name: 1.5, namespace: a}\nspec: {containers: []}\n",
+     -EINVAL, ":3:18: ", "metadata.name must be a string, not the float 1.5", 0},
+    {PG_HDR "spec: {minMember: 1, queue: true}\n", -EINVAL,
+     ":4:29: ", "queue must be a string, not the boolean true", 0},
+    {POD_META "  labels: {team: 7}\nspec: {containers: [{name: m}]}\n", -EINVAL,
+     ":6:18: ", "label team must be a string, not the integer 7", 0},
+    {POD_META "  annotations: {gpusched.io/queue: 0x1F}\nspec: {containers: [{name: m}]}\n",
+     -EINVAL, ":6:36: ", "annotation gpusched.io/queue must be a string, not the integer 0x1F", 0},
+    {POD_HDR "spec:\n  tolerations: [{key: k, value: false}]\n  containers: [{name: m}]\n", -EINVAL,
+     ":5:33: ", "spec.tolerations[0].value must be a string, not the boolean false", 0},
+    {POD_HDR "spec:\n  nodeSelector: {topology.kubernetes.io/zone: 1e3}\n  containers: [{name: "
+             "m}]\n",
+     -EINVAL,
+     ":5:47: ", "nodeSelector topology.kubernetes.io/zone must be a string, not the float 1e3", 0},
 };
 
 static void expect_bad(const struct bad *b)
@@ -1071,6 +1090,22 @@ static void test_many_card_failures(void **state)
     assert_int_equal(s->sim.failures[NODES * GPUS - 1].gpu, GPUS - 1);
     gs_scenario_free(s);
     free(text);
+}
+
+/* Quoted, a number is text, as it is to Kubernetes: a name "123", a label value "7"; a mapping
+ * key is text whatever it looks like (sigs.k8s.io/yaml makes every key a string). */
+static void test_quoted_numbers(void **state)
+{
+    (void)state;
+    struct gs_diag d;
+    struct warns w;
+    struct gs_scenario *s = load_text_ok(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: '123', namespace: a, labels: {team: \"7\", "
+        "2024: x}}\nspec: {containers: [{name: m}]}\n",
+        &d, &w);
+    assert_int_equal(s->npods, 1);
+    assert_string_equal(s->pods[0].name, "123");
+    gs_scenario_free(s);
 }
 
 static void test_bad_inputs(void **state)
@@ -1659,6 +1694,7 @@ int main(void)
         cmocka_unit_test(test_contradictions_warned),
         cmocka_unit_test(test_full_scenario),
         cmocka_unit_test(test_bad_inputs),
+        cmocka_unit_test(test_quoted_numbers),
         cmocka_unit_test(test_node_failures),
         cmocka_unit_test(test_many_card_failures),
         cmocka_unit_test(test_timeslice_scenario),
