@@ -13,6 +13,7 @@
 #include "gpusched/diag.h"
 #include "gpusched/fleet.h"
 #include "gpusched/grow.h"
+#include "gpusched/quantity.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -541,15 +542,14 @@ static int lr_order(struct gs__yctx *c, yaml_node_t *n, const char *where, const
             for (int hi = lo + 1; hi < 4; hi++) {
                 if (v[k][lo] == GS_UNSET || v[k][hi] == GS_UNSET || v[k][lo] <= v[k][hi])
                     continue;
-                char a[32], b[32]; /* as written: whole units, else milli; memory in Mi */
+                char a[GS_QUANTITY_STR_MAX + 2], b[sizeof(a)]; /* memory in Mi */
                 const int64_t x[2] = {v[k][lo], v[k][hi]};
                 char *out[2] = {a, b};
                 for (int i = 0; i < 2; i++)
-                    snprintf(out[i], sizeof(a), "%lld%s",
-                             (long long)(k < 2 && x[i] % 1000 == 0 ? x[i] / 1000 : x[i]),
-                             k == 2        ? "Mi"
-                             : x[i] % 1000 ? "m"
-                                           : "");
+                    if (k == 2)
+                        snprintf(out[i], sizeof(a), "%lldMi", (long long)x[i]);
+                    else
+                        gs_quantity_format_milli(x[i], out[i], sizeof(a));
                 return gs__yaml_err(c, n,
                                     "%s: %s %s %s is more than %s %s; Kubernetes refuses such a "
                                     "LimitRange",

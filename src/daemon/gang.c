@@ -22,6 +22,7 @@
 #include "gpusched/tenancy.h"
 
 #include "gpusched/grow.h"
+#include "gpusched/quantity.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -116,16 +117,13 @@ void gsd_groups_free(struct gsd_state *st)
 json_t *gsd_group_min_json(const struct gsd_group *g)
 {
     json_t *o = json_object();
-    char v[32];
-    if (g->min_gpu_milli % 1000 == 0)
-        snprintf(v, sizeof(v), "%lld", (long long)(g->min_gpu_milli / 1000));
-    else
-        snprintf(v, sizeof(v), "%lldm", (long long)g->min_gpu_milli);
+    char v[GS_QUANTITY_STR_MAX];
     if (o && g->min_gpu_milli)
-        json_object_set_new(o, "nvidia.com/gpu", json_string(v));
-    snprintf(v, sizeof(v), "%lldm", (long long)g->min_cpu_milli);
+        json_object_set_new(o, "nvidia.com/gpu",
+                            json_string(gs_quantity_format_milli(g->min_gpu_milli, v, sizeof(v))));
     if (o && g->min_cpu_milli)
-        json_object_set_new(o, "cpu", json_string(v));
+        json_object_set_new(o, "cpu",
+                            json_string(gs_quantity_format_milli(g->min_cpu_milli, v, sizeof(v))));
     snprintf(v, sizeof(v), "%lldMi", (long long)g->min_memory_mib);
     if (o && g->min_memory_mib)
         json_object_set_new(o, "memory", json_string(v));

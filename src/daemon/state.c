@@ -20,6 +20,7 @@
 #include "gpusched/catalog.h"
 #include "gpusched/cluster.h"
 #include "gpusched/grow.h"
+#include "gpusched/quantity.h"
 #include "gpusched/scenario.h"
 #include "gpusched/tenancy.h"
 #include "gpusched/trace.h"
@@ -383,8 +384,8 @@ static char *legacy_body(const struct gsd_pod *p)
     json_t *meta = json_loads(p->meta, 0, NULL);
     json_t *lim = json_pack("{s:I, s:I}", "cpu", (json_int_t)0, "memory", (json_int_t)0);
     char q[32];
-    snprintf(q, sizeof(q), "%lldm", (long long)p->req.cpu_milli);
-    json_object_set_new(lim, "cpu", json_string(q));
+    json_object_set_new(lim, "cpu",
+                        json_string(gs_quantity_format_milli(p->req.cpu_milli, q, sizeof(q))));
     snprintf(q, sizeof(q), "%lldMi", (long long)p->req.memory_mib);
     json_object_set_new(lim, "memory", json_string(q));
     if (p->mig[0]) {

@@ -11,6 +11,7 @@
 #include "config/scenario_impl.h"
 #include "gpusched/catalog.h"
 #include "gpusched/diag.h"
+#include "gpusched/quantity.h"
 #include "gpusched/scenario.h"
 
 #include <errno.h>
@@ -1194,6 +1195,56 @@ static void test_quantities(void **state)
     }
 }
 
+/* The writer spells a count of thousandths as Kubernetes' Quantity.String() does, and the
+ * parser reads each spelling back to the same count. */
+static void test_quantity_writer(void **state)
+{
+    (void)state;
+    static const struct {
+        int64_t milli;
+        const char *s;
+    } cases[] = {
+        {0, "0"},
+        {1, "1m"},
+        {500, "500m"},
+        {1500, "1500m"},
+        {2000, "2"},
+        {1000000, "1k"},
+        {20000000, "20k"},
+        {1500000, "1500"},
+        {1000000000, "1M"},
+        {INT64_C(9000000000000000000), "9P"},
+        {INT64_MAX, "9223372036854775807m"},
+        {-500, "-500m"},
+        {-2000000, "-2k"},
+    };
+    char buf[GS_QUANTITY_STR_MAX];
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        assert_string_equal(gs_quantity_format_milli(cases[i].milli, buf, sizeof(buf)), cases[i].s);
+        int64_t back = -42;
+        if (cases[i].milli >= 0 && cases[i].milli != INT64_MAX) { /* 19 digits: see below */
+            assert_int_equal(gs_quantity_parse(buf, 3, 0, 0, &back), 0);
+            assert_int_equal(back, cases[i].milli);
+        }
+    }
+    /* more than 18 significant digits are refused, as Kubernetes' parser (its int64 fast
+     * path) never needs them from its own writer */
+    assert_int_equal(gs_quantity_parse("9223372036854775807m", 3, 0, 0, &(int64_t){0}), -ERANGE);
+    /* every count of a range, and powers of ten, round trip */
+    for (int64_t m = 0; m < 100000; m += 7) {
+        int64_t back = -42;
+        assert_int_equal(
+            gs_quantity_parse(gs_quantity_format_milli(m, buf, sizeof(buf)), 3, 0, 0, &back), 0);
+        assert_int_equal(back, m);
+    }
+    for (int64_t m = 1; m <= INT64_MAX / 10; m *= 10) {
+        int64_t back = -42;
+        assert_int_equal(
+            gs_quantity_parse(gs_quantity_format_milli(m, buf, sizeof(buf)), 3, 0, 0, &back), 0);
+        assert_int_equal(back, m);
+    }
+}
+
 static void test_durations(void **state)
 {
     (void)state;
@@ -1700,6 +1751,7 @@ int main(void)
         cmocka_unit_test(test_timeslice_scenario),
         cmocka_unit_test(test_missing_file),
         cmocka_unit_test(test_quantities),
+        cmocka_unit_test(test_quantity_writer),
         cmocka_unit_test(test_durations),
         cmocka_unit_test(test_kubectl_list),
         cmocka_unit_test(test_taints),

@@ -8,6 +8,7 @@
 
 #include "gpusched/grow.h"
 #include "gpusched/mig.h"
+#include "gpusched/quantity.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -217,9 +218,8 @@ static int limit_ratio(int64_t req, int64_t lim, int64_t ratio, int k, const cha
     static const char *const res[] = {"nvidia.com/gpu", "memory", "cpu"};
     if (ratio == GS_UNSET)
         return 0;
-    char enforced[32]; /* as Kubernetes writes the quantity: 2, 1500m */
-    snprintf(enforced, sizeof(enforced), ratio % 1000 ? "%lldm" : "%lld",
-             (long long)(ratio % 1000 ? ratio : ratio / 1000));
+    char enforced[GS_QUANTITY_STR_MAX];
+    gs_quantity_format_milli(ratio, enforced, sizeof(enforced));
     if (req <= 0 || lim <= 0) {
         const char *what = req <= 0 ? "request" : "limit";
         *field = req <= 0 ? requests_field[k] : limits_field[k];

@@ -1,0 +1,29 @@
+/*
+ * gpusched — writing a Kubernetes quantity. The parser is gs_quantity_parse()
+ * (gpusched/scenario.h); this is its inverse for a count in thousandths, so the daemon's answers,
+ * stored objects and the admission messages all spell a quantity one way, the way Kubernetes does.
+ * Depends on nothing but libc; reentrant.
+ */
+#ifndef GPUSCHED_QUANTITY_H
+#define GPUSCHED_QUANTITY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define GS_QUANTITY_STR_MAX                                                                        \
+    24 /* bytes for any int64_t written by gs_quantity_format_milli(), NUL too */
+
+/*
+ * gs_quantity_format_milli() - @milli thousandths (milli-cores, thousandths of a GPU, a ratio in
+ * thousandths) as Kubernetes writes a DecimalSI quantity: resource.Quantity's String(), whose
+ * CanonicalizeBytes (k8s.io/apimachinery/pkg/api/resource, int64Amount.AsCanonicalBytes) takes
+ * the trailing zeros into an exponent, rounded down to a multiple of 3, written as the suffix
+ * m, (none), k, M, G, T, P or E; zero is "0". So 1500 -> "1500m", 2000 -> "2", 20000000 ->
+ * "20k", -500 -> "-500m". gs_quantity_parse(@buf, 3, 0, 0, &v) gives @milli back for any
+ * @milli in 0..10^18 (it refuses more than 18 significant digits).
+ * @buf: @size bytes, the caller's (GS_QUANTITY_STR_MAX holds any value; less is cut as snprintf
+ * cuts). Return: @buf.
+ */
+char *gs_quantity_format_milli(int64_t milli, char *buf, size_t size);
+
+#endif
