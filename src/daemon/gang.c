@@ -29,24 +29,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* the spec's names are read and written as the API's (opt_name(), a tenant's namespace) */
+_Static_assert(GS_SCN_NAME_MAX == GSD_NAME_MAX, "a PodGroup's names are the API's names");
+
 struct gsd_group *gsd_group_find(const struct gsd_state *st, const char *ns, const char *name)
 {
     for (size_t i = 0; i < st->ngroups; i++)
-        if (!strcmp(st->groups[i]->name, name) && !strcmp(st->groups[i]->ns, ns))
+        if (!strcmp(st->groups[i]->spec.name, name) && !strcmp(st->groups[i]->spec.ns, ns))
             return st->groups[i];
     return NULL;
-}
-
-void gsd_group_spec(const struct gsd_group *g, struct gs_podgroup_spec *out)
-{
-    *out = (struct gs_podgroup_spec){.min_member = g->min_member,
-                                     .min_gpu_milli = g->min_gpu_milli,
-                                     .min_cpu_milli = g->min_cpu_milli,
-                                     .min_memory_mib = g->min_memory_mib};
-    memcpy(out->ns, g->ns, sizeof(out->ns));
-    memcpy(out->name, g->name, sizeof(out->name));
-    memcpy(out->queue, g->queue, sizeof(out->queue));
-    memcpy(out->priority_class, g->pclass, sizeof(out->priority_class));
 }
 
 static struct gsd_group *keep(struct gsd_state *st, const struct gsd_group *g)
@@ -118,14 +109,15 @@ json_t *gsd_group_min_json(const struct gsd_group *g)
 {
     json_t *o = json_object();
     char v[GS_QUANTITY_STR_MAX];
-    if (o && g->min_gpu_milli)
-        json_object_set_new(o, "nvidia.com/gpu",
-                            json_string(gs_quantity_format_milli(g->min_gpu_milli, v, sizeof(v))));
-    if (o && g->min_cpu_milli)
-        json_object_set_new(o, "cpu",
-                            json_string(gs_quantity_format_milli(g->min_cpu_milli, v, sizeof(v))));
-    snprintf(v, sizeof(v), "%lldMi", (long long)g->min_memory_mib);
-    if (o && g->min_memory_mib)
+    if (o && g->spec.min_gpu_milli)
+        json_object_set_new(
+            o, "nvidia.com/gpu",
+            json_string(gs_quantity_format_milli(g->spec.min_gpu_milli, v, sizeof(v))));
+    if (o && g->spec.min_cpu_milli)
+        json_object_set_new(
+            o, "cpu", json_string(gs_quantity_format_milli(g->spec.min_cpu_milli, v, sizeof(v))));
+    snprintf(v, sizeof(v), "%lldMi", (long long)g->spec.min_memory_mib);
+    if (o && g->spec.min_memory_mib)
         json_object_set_new(o, "memory", json_string(v));
     return o;
 }
@@ -139,13 +131,13 @@ static json_t *name_or_null(const char *name)
 
 static json_t *group_json(const struct gsd_group *g)
 {
-    json_t *o =
-        json_pack("{s:s, s:s, s:s, s:i, s:o, s:o, s:s, s:i, s:i, s:i, s:o}", "namespace", g->ns,
-                  "name", g->name, "tenant", g->tenant, "minMember", g->min_member, "queue",
-                  name_or_null(g->queue), "priorityClassName", name_or_null(g->pclass), "phase",
-                  g->running < g->min_member ? "Pending" : "Running", "members", g->members,
-                  "running", g->running, "pending", g->members - g->running, "creationTimestamp",
-                  gsd_time_json(g->created_us));
+    json_t *o = json_pack("{s:s, s:s, s:s, s:i, s:o, s:o, s:s, s:i, s:i, s:i, s:o}", "namespace",
+                          g->spec.ns, "name", g->spec.name, "tenant", g->tenant, "minMember",
+                          g->spec.min_member, "queue", name_or_null(g->spec.queue),
+                          "priorityClassName", name_or_null(g->spec.priority_class), "phase",
+                          g->running < g->spec.min_member ? "Pending" : "Running", "members",
+                          g->members, "running", g->running, "pending", g->members - g->running,
+                          "creationTimestamp", gsd_time_json(g->created_us));
     json_t *m = json_loads(g->meta ? g->meta : "{}", 0, NULL), *mr = gsd_group_min_json(g);
     if (o && mr && json_object_size(mr))
         json_object_set(o, "minResources", mr);
@@ -240,13 +232,12 @@ static int group_meta(const json_t *md, struct gsd_group *g, struct gsd_ferr *e)
 /* spec.minResources (absent or null: none), read by the scenario's PodGroup reader. */
 static int min_resources(const json_t *v, struct gsd_group *g, struct gsd_ferr *e)
 {
-    struct gs_podgroup_spec pg = {0};
     struct gs_diag d;
     char at[64], field[96];
     if (!v || json_is_null(v))
         return 0;
     gs_diag_init(&d);
-    int rc = gs_podgroup_min_resources_json(v, &pg, at, sizeof(at), &d);
+    int rc = gs_podgroup_min_resources_json(v, &g->spec, at, sizeof(at), &d);
     snprintf(field, sizeof(field), "spec.minResources%s%s", at[0] ? "." : "", at);
     if (rc == -ENOMEM) {
         e->status = 500;
@@ -256,9 +247,6 @@ static int min_resources(const json_t *v, struct gsd_group *g, struct gsd_ferr *
     }
     if (rc) /* the parser's words name a place the value does not have: drop that */
         return bad(e, field, strstr(d.msg, ": ") ? strstr(d.msg, ": ") + 2 : d.msg);
-    g->min_gpu_milli = pg.min_gpu_milli;
-    g->min_cpu_milli = pg.min_cpu_milli;
-    g->min_memory_mib = pg.min_memory_mib;
     return 0;
 }
 
@@ -287,13 +275,13 @@ static int parse_group(const json_t *b, struct gsd_group *g, struct gsd_ferr *e)
         return -EINVAL;
     if (!json_is_string(json_object_get(md, "name")))
         return bad(e, "metadata.name", "required: a DNS name of at most 63 bytes");
-    int rc = opt_name(md, "name", "metadata.name", g->name, e);
+    int rc = opt_name(md, "name", "metadata.name", g->spec.name, e);
     const json_t *ns = json_object_get(md, "namespace");
     if (!rc && ns && !json_is_null(ns) &&
         (!json_is_string(ns) || !gsd_name_ok(json_string_value(ns))))
         return bad(e, "metadata.namespace", "expected a DNS label (a-z, 0-9, '-', 1..63)");
     if (!rc && ns && !json_is_null(ns))
-        memcpy(g->ns, json_string_value(ns), json_string_length(ns) + 1);
+        memcpy(g->spec.ns, json_string_value(ns), json_string_length(ns) + 1);
     if (!rc && (rc = group_meta(md, g, e)))
         return rc;
     if (!rc && !json_is_object(spec))
@@ -305,11 +293,12 @@ static int parse_group(const json_t *b, struct gsd_group *g, struct gsd_ferr *e)
                 json_integer_value(min) > GSD_GANG_MAX))
         return bad(e, "spec.minMember", "required: a whole number in 1..10000");
     if (!rc) {
-        g->min_member = (int32_t)json_integer_value(min);
-        rc = opt_name(spec, "queue", "spec.queue", g->queue, e);
+        g->spec.min_member = (int32_t)json_integer_value(min);
+        rc = opt_name(spec, "queue", "spec.queue", g->spec.queue, e);
     }
     if (!rc)
-        rc = opt_name(spec, "priorityClassName", "spec.priorityClassName", g->pclass, e);
+        rc = opt_name(spec, "priorityClassName", "spec.priorityClassName", g->spec.priority_class,
+                      e);
     return rc ? rc : min_resources(json_object_get(spec, "minResources"), g, e);
 }
 
@@ -322,14 +311,15 @@ static int stored_ok(const struct gsd_group *g, struct gs_diag *d)
     struct gsd_group back = {0};
     struct gsd_ferr e = {0};
     json_t *meta = json_loads(g->meta ? g->meta : "{}", JSON_REJECT_DUPLICATES, NULL);
-    json_t *md = json_pack("{s:s}", "name", g->name);
-    json_t *spec = json_pack("{s:i, s:o, s:o, s:o}", "minMember", (int)g->min_member, "queue",
-                             name_or_null(g->queue), "priorityClassName", name_or_null(g->pclass),
-                             "minResources", gsd_group_min_json(g));
+    json_t *md = json_pack("{s:s}", "name", g->spec.name);
+    json_t *spec =
+        json_pack("{s:i, s:o, s:o, s:o}", "minMember", (int)g->spec.min_member, "queue",
+                  name_or_null(g->spec.queue), "priorityClassName",
+                  name_or_null(g->spec.priority_class), "minResources", gsd_group_min_json(g));
     json_t *b = json_pack("{s:o, s:o}", "metadata", md, "spec", spec);
     int rc = b ? 0 : -ENOMEM;
-    if (!rc && g->ns[0])
-        rc = json_object_set_new(md, "namespace", json_string(g->ns)) ? -ENOMEM : 0;
+    if (!rc && g->spec.ns[0])
+        rc = json_object_set_new(md, "namespace", json_string(g->spec.ns)) ? -ENOMEM : 0;
     for (int i = 0; !rc && json_is_object(meta) && i < 2; i++) {
         json_t *v = json_object_get(meta, i ? "annotations" : "labels");
         if (v && json_object_set(md, i ? "annotations" : "labels", v))
@@ -344,8 +334,8 @@ static int stored_ok(const struct gsd_group *g, struct gs_diag *d)
     json_decref(b);
     if (rc == -ENOMEM)
         return gs_diag_error_code(d, rc, "gpusched.db: out of memory");
-    return rc ? gs_diag_error(d, "gpusched.db: the stored PodGroup %s/%s: %s", g->ns, g->name,
-                              e.msg)
+    return rc ? gs_diag_error(d, "gpusched.db: the stored PodGroup %s/%s: %s", g->spec.ns,
+                              g->spec.name, e.msg)
               : 0;
 }
 
@@ -365,44 +355,46 @@ static int may_use(const struct gsd_state *st, struct gsd_req *r, const struct g
 static void post_group_again(struct gsd_req *r, const struct gsd_group *old,
                              const struct gsd_group *g)
 {
-    if (old->min_member == g->min_member && old->min_gpu_milli == g->min_gpu_milli &&
-        old->min_cpu_milli == g->min_cpu_milli && old->min_memory_mib == g->min_memory_mib &&
-        !strcmp(old->queue, g->queue) && !strcmp(old->pclass, g->pclass) &&
-        !strcmp(old->meta, g->meta))
+    if (old->spec.min_member == g->spec.min_member &&
+        old->spec.min_gpu_milli == g->spec.min_gpu_milli &&
+        old->spec.min_cpu_milli == g->spec.min_cpu_milli &&
+        old->spec.min_memory_mib == g->spec.min_memory_mib &&
+        !strcmp(old->spec.queue, g->spec.queue) &&
+        !strcmp(old->spec.priority_class, g->spec.priority_class) && !strcmp(old->meta, g->meta))
         gsd_reply_json(r, 200, group_json(old));
     else
         gsd_reply_error(r, 409, "metadata.name",
                         "a PodGroup %s/%s with another spec is held (the same spec sent again "
                         "returns it; change the name, or delete it first)",
-                        g->ns, g->name);
+                        g->spec.ns, g->spec.name);
 }
 
 static void post_parsed(struct gsd_state *st, struct gsd_req *r, const struct gsd_tenant *viewer,
                         struct gsd_group *g)
 {
-    if (!g->ns[0] && !viewer) {
+    if (!g->spec.ns[0] && !viewer) {
         gsd_reply_error(r, 400, "metadata.namespace",
                         "metadata.namespace: required with the admin token");
         return;
     }
-    if (!g->ns[0])
-        memcpy(g->ns, viewer->ns[0], sizeof(g->ns));
-    if (!may_use(st, r, viewer, g->ns))
+    if (!g->spec.ns[0])
+        memcpy(g->spec.ns, viewer->ns[0], sizeof(g->spec.ns));
+    if (!may_use(st, r, viewer, g->spec.ns))
         return;
-    const struct gsd_group *old = gsd_group_find(st, g->ns, g->name);
+    const struct gsd_group *old = gsd_group_find(st, g->spec.ns, g->spec.name);
     if (old) {
         post_group_again(r, old, g);
         return;
     }
-    if (!gsd_ns_owned(st, g->ns, r) || !gsd_queue_known(st, g->queue, "spec.queue", r) ||
-        !gsd_priority_class_known(st, g->pclass, "spec.priorityClassName", r))
+    if (!gsd_ns_owned(st, g->spec.ns, r) || !gsd_queue_known(st, g->spec.queue, "spec.queue", r) ||
+        !gsd_priority_class_known(st, g->spec.priority_class, "spec.priorityClassName", r))
         return;
     if (st->ngroups >= GSD_GROUPS_MAX) {
         gsd_reply_error(r, 507, "", "the daemon holds %d PodGroups; delete some first",
                         GSD_GROUPS_MAX);
         return;
     }
-    const struct gsd_tenant *owner = gsd_tenant_of_ns(st->cfg, g->ns);
+    const struct gsd_tenant *owner = gsd_tenant_of_ns(st->cfg, g->spec.ns);
     snprintf(g->tenant, sizeof(g->tenant), "%s", owner ? owner->name : "");
     g->created_us = gsd_now_us();
     struct gsd_group *k = keep(st, g);
@@ -415,23 +407,21 @@ static void post_parsed(struct gsd_state *st, struct gsd_req *r, const struct gs
         gsd_reply_error(r, 503, "", "the store failed; the daemon restarts from its last commit");
         return;
     }
-    struct gs_podgroup_spec pg;
-    gsd_group_spec(k, &pg);
-    if (gs_tenancy_podgroup(st->sched.tn, &pg) < 0) {
+    if (gs_tenancy_podgroup(st->sched.tn, &k->spec) < 0) {
         st->failed = 1; /* out of memory: the store has it, the next start will */
         gsd_reply_error(r, 500, "", "out of memory");
         return;
     }
     for (struct gsd_pod *p = st->head; p; p = p->next) /* pods that named it before */
-        if (!p->grp && !strcmp(p->ns, k->ns) && !strcmp(p->group, k->name)) {
+        if (!p->grp && !strcmp(p->ns, k->spec.ns) && !strcmp(p->group, k->spec.name)) {
             p->grp = k;
             k->members++;
             gsd_sched_sync(st, p);
         }
     gsd_snap_touch_all(st); /* its queue may be theirs now */
     char key[2 * GSD_NAME_MAX + 1], min[16];
-    snprintf(key, sizeof(key), "%s/%s", k->ns, k->name);
-    snprintf(min, sizeof(min), "%d", k->min_member);
+    snprintf(key, sizeof(key), "%s/%s", k->spec.ns, k->spec.name);
+    snprintf(min, sizeof(min), "%d", k->spec.min_member);
     gsd_log("info", "podgroup created", "podgroup", key, "tenant", k->tenant, "minMember", min,
             NULL);
     gsd_reply_json(r, 201, group_json(k));
@@ -456,13 +446,13 @@ static void post_group(struct gsd_state *st, struct gsd_req *r, const struct gsd
 static void drop_group(struct gsd_state *st, struct gsd_req *r, struct gsd_group *g)
 {
     if (g->members) {
-        gsd_reply_error(r, 409, "", "PodGroup %s/%s has %d pods; cancel them first", g->ns, g->name,
-                        g->members);
+        gsd_reply_error(r, 409, "", "PodGroup %s/%s has %d pods; cancel them first", g->spec.ns,
+                        g->spec.name, g->members);
         return;
     }
-    if (gs_tenancy_podgroup_drop(st->sched.tn, g->ns, g->name) < 0) {
-        gsd_reply_error(r, 409, "", "PodGroup %s/%s still has pods in the scheduler", g->ns,
-                        g->name);
+    if (gs_tenancy_podgroup_drop(st->sched.tn, g->spec.ns, g->spec.name) < 0) {
+        gsd_reply_error(r, 409, "", "PodGroup %s/%s still has pods in the scheduler", g->spec.ns,
+                        g->spec.name);
         return;
     }
     if (gsd_store_group_delete(st->store, g)) {
@@ -475,9 +465,9 @@ static void drop_group(struct gsd_state *st, struct gsd_req *r, struct gsd_group
         i++;
     memmove(&st->groups[i], &st->groups[i + 1], (st->ngroups - i - 1) * sizeof(*st->groups));
     st->ngroups--;
-    gsd_reply_json(
-        r, 200,
-        json_pack("{s:s, s:s, s:s}", "namespace", g->ns, "name", g->name, "state", "deleted"));
+    gsd_reply_json(r, 200,
+                   json_pack("{s:s, s:s, s:s}", "namespace", g->spec.ns, "name", g->spec.name,
+                             "state", "deleted"));
     free(g->meta);
     free(g);
 }

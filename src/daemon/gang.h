@@ -15,11 +15,11 @@ struct gsd_tenant;
  * gsd_pod_group() names it are placed all or nothing until minMember of them run.
  */
 struct gsd_group {
-    char ns[GSD_NAME_MAX], name[GSD_NAME_MAX], tenant[GSD_NAME_MAX];
-    char queue[GSD_NAME_MAX], pclass[GSD_NAME_MAX];       /* as posted, "" when not given */
-    int32_t min_member;                                   /* 1..GSD_GANG_MAX */
-    int64_t min_gpu_milli, min_cpu_milli, min_memory_mib; /* spec.minResources, 0 not named */
-    int64_t created_us;                                   /* wall clock */
+    /* as posted, what the scheduler takes: queue and priorityClassName "" when not given,
+     * minMember 1..GSD_GANG_MAX, minResources 0 where not named; src unused */
+    struct gs_podgroup_spec spec;
+    char tenant[GSD_NAME_MAX];
+    int64_t created_us; /* wall clock */
     char *meta; /* {"annotations": {...}, "labels": {...}} as posted: JSON text, keys sorted */
     /* the scheduler thread's, not stored */
     int32_t members, running; /* pods held that name it; of them, running */
@@ -33,8 +33,6 @@ struct gsd_group *gsd_group_find(const struct gsd_state *st, const char *ns, con
 /* gsd_group_min_json() - @g's spec.minResources as Kubernetes quantities ({} when it names none):
  * a new reference, NULL when out of memory. */
 json_t *gsd_group_min_json(const struct gsd_group *g);
-/* gsd_group_spec() - @g as the scheduler takes a PodGroup, into *@out. */
-void gsd_group_spec(const struct gsd_group *g, struct gs_podgroup_spec *out);
 /* gsd_groups_restore() - load the stored PodGroups (before the pods), each checked as
  * POST /v1/podgroups checks one. Return: 0; -EIO; -ENOMEM; -EINVAL with @d naming the PodGroup
  * and the field the store holds wrong. */

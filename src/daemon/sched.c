@@ -111,12 +111,8 @@ int gsd_sched_open(struct gsd_state *st, struct gs_diag *d)
     struct gs_tenancy_opts o = {.way = (enum gs_way)st->way, .convert = 1, .min_hold_us = 0};
     if (!rc)
         rc = gs_tenancy_new(&s->pol, &o, &s->tn, d);
-    for (size_t i = 0; !rc && i < st->ngroups; i++) {
-        const struct gsd_group *g = st->groups[i];
-        struct gs_podgroup_spec pg;
-        gsd_group_spec(g, &pg);
-        rc = gs_tenancy_podgroup(s->tn, &pg);
-    }
+    for (size_t i = 0; !rc && i < st->ngroups; i++)
+        rc = gs_tenancy_podgroup(s->tn, &st->groups[i]->spec);
     if (rc)
         gsd_sched_close(st);
     return rc;

@@ -820,24 +820,24 @@ int gsd_store_load(struct gsd_store *s, int (*fn)(void *ud, struct gsd_stored *s
 int gsd_store_group_put(struct gsd_store *s, const struct gsd_group *g)
 {
     sqlite3_stmt *q = s->q[Q_GROUP_PUT];
-    bind_text(q, 1, g->ns);
-    bind_text(q, 2, g->name);
+    bind_text(q, 1, g->spec.ns);
+    bind_text(q, 2, g->spec.name);
     bind_text(q, 3, g->tenant);
-    sqlite3_bind_int(q, 4, g->min_member);
-    bind_text(q, 5, g->queue);
-    bind_text(q, 6, g->pclass);
+    sqlite3_bind_int(q, 4, g->spec.min_member);
+    bind_text(q, 5, g->spec.queue);
+    bind_text(q, 6, g->spec.priority_class);
     sqlite3_bind_int64(q, 7, g->created_us);
     bind_text(q, 8, g->meta ? g->meta : "{}");
-    sqlite3_bind_int64(q, 9, g->min_gpu_milli);
-    sqlite3_bind_int64(q, 10, g->min_cpu_milli);
-    sqlite3_bind_int64(q, 11, g->min_memory_mib);
+    sqlite3_bind_int64(q, 9, g->spec.min_gpu_milli);
+    sqlite3_bind_int64(q, 10, g->spec.min_cpu_milli);
+    sqlite3_bind_int64(q, 11, g->spec.min_memory_mib);
     return step(s, Q_GROUP_PUT);
 }
 
 int gsd_store_group_delete(struct gsd_store *s, const struct gsd_group *g)
 {
-    bind_text(s->q[Q_GROUP_DELETE], 1, g->ns);
-    bind_text(s->q[Q_GROUP_DELETE], 2, g->name);
+    bind_text(s->q[Q_GROUP_DELETE], 1, g->spec.ns);
+    bind_text(s->q[Q_GROUP_DELETE], 2, g->spec.name);
     return step(s, Q_GROUP_DELETE);
 }
 
@@ -850,17 +850,17 @@ static int group_row(sqlite3_stmt *q, void *ud)
 {
     const struct group_read *gr = ud;
     struct gsd_group g = {0};
-    col_text(q, 0, g.ns, sizeof(g.ns));
-    col_text(q, 1, g.name, sizeof(g.name));
+    col_text(q, 0, g.spec.ns, sizeof(g.spec.ns));
+    col_text(q, 1, g.spec.name, sizeof(g.spec.name));
     col_text(q, 2, g.tenant, sizeof(g.tenant));
-    g.min_member = sqlite3_column_int(q, 3);
-    col_text(q, 4, g.queue, sizeof(g.queue));
-    col_text(q, 5, g.pclass, sizeof(g.pclass));
+    g.spec.min_member = sqlite3_column_int(q, 3);
+    col_text(q, 4, g.spec.queue, sizeof(g.spec.queue));
+    col_text(q, 5, g.spec.priority_class, sizeof(g.spec.priority_class));
     g.created_us = sqlite3_column_int64(q, 6);
     g.meta = (char *)sqlite3_column_text(q, 7); /* the row's, copied by @fn if kept */
-    g.min_gpu_milli = sqlite3_column_int64(q, 8);
-    g.min_cpu_milli = sqlite3_column_int64(q, 9);
-    g.min_memory_mib = sqlite3_column_int64(q, 10);
+    g.spec.min_gpu_milli = sqlite3_column_int64(q, 8);
+    g.spec.min_cpu_milli = sqlite3_column_int64(q, 9);
+    g.spec.min_memory_mib = sqlite3_column_int64(q, 10);
     return gr->fn(gr->ud, &g);
 }
 

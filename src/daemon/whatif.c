@@ -156,13 +156,13 @@ static void podgroups(struct gsd_text *t, const struct gsd_state *st)
         gsd_text_printf(t,
                         "---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
                         "metadata: {name: \"%s\", namespace: \"%s\"",
-                        g->name, g->ns);
+                        g->spec.name, g->spec.ns);
         group_meta(t, g);
-        gsd_text_printf(t, "}\nspec:\n  minMember: %d\n", (int)g->min_member);
-        if (g->queue[0])
-            gsd_text_printf(t, "  queue: \"%s\"\n", g->queue);
-        if (g->pclass[0])
-            gsd_text_printf(t, "  priorityClassName: \"%s\"\n", g->pclass);
+        gsd_text_printf(t, "}\nspec:\n  minMember: %d\n", (int)g->spec.min_member);
+        if (g->spec.queue[0])
+            gsd_text_printf(t, "  queue: \"%s\"\n", g->spec.queue);
+        if (g->spec.priority_class[0])
+            gsd_text_printf(t, "  priorityClassName: \"%s\"\n", g->spec.priority_class);
         json_t *mr = gsd_group_min_json(g);
         char *text =
             mr && json_object_size(mr) ? json_dumps(mr, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
