@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "../config/scenario_impl.h"
 #include "gpusched/diag.h"
+#include "gpusched/grow.h"
 #include "../config/yamlutil.h"
 
 #include <curl/curl.h>
@@ -33,20 +34,26 @@ struct copts {
 
 struct buf {
     char *s;
-    size_t len;
+    size_t len, cap;
 };
 
+/* curl's chunks are 16 KiB at most: room doubles, so a large answer is not copied per chunk */
 static size_t on_data(char *p, size_t sz, size_t n, void *ud)
 {
     struct buf *b = ud;
     size_t add = sz * n;
     if (b->len + add + 1 > ANSWER_MAX)
         return 0; /* curl reports a write error */
-    char *m = realloc(b->s, b->len + add + 1);
-    if (!m)
-        return 0;
-    memcpy(m + b->len, p, add);
-    b->s = m;
+    if (b->len + add + 1 > b->cap) {
+        size_t cap = gs_grow_cap(b->cap, b->len + add + 1, 16384);
+        cap = !cap || cap > ANSWER_MAX ? ANSWER_MAX : cap;
+        char *m = realloc(b->s, cap);
+        if (!m)
+            return 0;
+        b->s = m;
+        b->cap = cap;
+    }
+    memcpy(b->s + b->len, p, add);
     b->len += add;
     b->s[b->len] = '\0';
     return add;

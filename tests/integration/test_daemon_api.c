@@ -739,12 +739,23 @@ static void test_client(void **state)
     h_cleanup(&d);
 }
 
-/* A server on @fd that answers each of @n requests with 200 and @body, in a child; its pid. */
-static pid_t odd_server(int fd, int n, const char *body)
+/* A server on 127.0.0.1 that answers each of @n requests with 200 and @body, in a child; its
+ * pid, and its URL in @server (64 bytes). */
+static pid_t odd_server(int n, const char *body, char *server)
 {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof(sa);
+    assert_true(fd >= 0);
+    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    assert_int_equal(listen(fd, 4), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+    snprintf(server, 64, "http://127.0.0.1:%d", ntohs(sa.sin_port));
     pid_t pid = fork();
-    if (pid != 0)
+    if (pid != 0) {
+        close(fd);
         return pid;
+    }
     for (int i = 0; i < n; i++) {
         char req[4096], head[160];
         int c = accept(fd, NULL, NULL);
@@ -774,19 +785,11 @@ static void test_client_odd_answers(void **state)
 {
     (void)state;
     const char *bin = getenv("GPUSCHED_BIN");
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof(sa);
-    assert_true(fd >= 0);
-    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-    assert_int_equal(listen(fd, 4), 0);
-    assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
-    pid_t pid = odd_server(fd, 2,
-                           "{\"started_us\": -9223372036854775808, \"gpu_milli_allocated\": "
-                           "-9223372036854775808, \"state\": 7}\n");
-    close(fd);
     char server[64];
-    snprintf(server, sizeof(server), "http://127.0.0.1:%d", ntohs(sa.sin_port));
+    pid_t pid = odd_server(2,
+                           "{\"started_us\": -9223372036854775808, \"gpu_milli_allocated\": "
+                           "-9223372036854775808, \"state\": 7}\n",
+                           server);
     const char *status[] = {bin, "status", "--server", server, "--token", "t", NULL};
     const char *get[] = {bin, "get", "a/b", "--server", server, "--token", "t", NULL};
     struct t_run r;
@@ -802,15 +805,7 @@ static void test_client_odd_answers(void **state)
     waitpid(pid, NULL, 0);
     /* a 200 that is not a JSON object (another server, a proxy's page) printed an empty table
      * and exit 0: "no pods" where nothing was asked of gpuschedd */
-    fd = socket(AF_INET, SOCK_STREAM, 0);
-    sa.sin_port = 0;
-    assert_true(fd >= 0);
-    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-    assert_int_equal(listen(fd, 4), 0);
-    assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
-    pid = odd_server(fd, 2, "<html>sign in</html>\n");
-    close(fd);
-    snprintf(server, sizeof(server), "http://127.0.0.1:%d", ntohs(sa.sin_port));
+    pid = odd_server(2, "<html>sign in</html>\n", server);
     const char *list[] = {bin, "list", "--server", server, "--token", "t", NULL};
     for (int i = 0; i < 2; i++) {
         t_run(i ? list : status, &r);
@@ -821,6 +816,33 @@ static void test_client_odd_answers(void **state)
     }
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
+}
+
+/* An answer of many chunks (a list of 20,000 pods, about 1 MiB) is read whole: its last pod is
+ * in the table. */
+static void test_client_large_answer(void **state)
+{
+    (void)state;
+    enum { PODS = 20000 };
+    const char *bin = getenv("GPUSCHED_BIN");
+    size_t cap = 64 + (size_t)PODS * 48, at = 0;
+    char *body = malloc(cap), server[64];
+    assert_non_null(body);
+    at += (size_t)snprintf(body + at, cap - at, "{\"items\": [");
+    for (int i = 0; i < PODS; i++)
+        at += (size_t)snprintf(body + at, cap - at, "%s{\"namespace\":\"a\",\"name\":\"p%d\"}",
+                               i ? "," : "", i);
+    snprintf(body + at, cap - at, "]}\n");
+    pid_t pid = odd_server(1, body, server);
+    const char *list[] = {bin, "list", "--server", server, "--token", "t", NULL};
+    struct t_run r;
+    t_run(list, &r);
+    if (r.status != 0 || !strstr(r.out, "\na/p0 ") || !strstr(r.out, "\na/p19999 "))
+        fail_msg("list: exit %d, %zu bytes out, err: %s", r.status, r.out_len, r.err);
+    t_run_free(&r);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    free(body);
 }
 
 /* HTTPS with --tls-cert/--tls-key: the API answers over TLS, plain HTTP gets nothing. */
@@ -1233,6 +1255,7 @@ int main(void)
         cmocka_unit_test(test_sighup_reload),
         cmocka_unit_test(test_client),
         cmocka_unit_test(test_client_odd_answers),
+        cmocka_unit_test(test_client_large_answer),
         cmocka_unit_test(test_tls),
         cmocka_unit_test(test_healthz_follows_the_store),
         cmocka_unit_test(test_failed_tokens_throttled),
