@@ -1,6 +1,7 @@
 /* gpuschedd: the node inventory. The only file that knows where the nodes come from. */
 #include "inventory.h"
 #include "kube.h"
+#include "log.h"
 
 #include "gpusched/catalog.h"
 #include "gpusched/cluster.h"
@@ -199,11 +200,20 @@ static int node_taints(const json_t *node, const char *name, struct gs_taint *tn
         char why[256];
         for (int k = 0; k < 3; k++)
             s[k] = json_string_value(json_object_get(x, keys[k]));
-        if (i >= GS_NODE_TAINTS)
+        if (s[2] && !strcmp(s[2], "PreferNoSchedule")) {
+            /* kube-scheduler only scores it (TaintToleration's Score); a filter of it would
+             * refuse what Kubernetes places, and a refusal of the Node would lose all of it */
+            gs_diag_warn(d,
+                         "Node %s: spec.taints[%zu] %.80s:PreferNoSchedule is a preference no "
+                         "score here weighs: the Node is placed as if it had not that taint",
+                         name, i, s[0] ? s[0] : "");
+            continue;
+        }
+        if (*ntn >= GS_NODE_TAINTS)
             return gs_diag_error(d, "Node %s: more than %d taints", name, GS_NODE_TAINTS);
-        if (gs_taint_make(s[0], s[1], s[2], &tn[i], &field, why, sizeof(why)))
+        if (gs_taint_make(s[0], s[1], s[2], &tn[*ntn], &field, why, sizeof(why)))
             return gs_diag_error(d, "Node %s: spec.taints[%zu].%s: %s", name, i, field, why);
-        *ntn = (int)i + 1;
+        ++*ntn;
     }
     return 0;
 }
@@ -295,6 +305,12 @@ static int from_kube(const struct gsd_kube *k, struct gs_scenario *s, struct gs_
     json_t *list, *node;
     if (gsd_kube_get(k, "/api/v1/nodes", &list, why, sizeof(why)))
         return gs_diag_error_code(d, -EIO, "%s", why);
+    void (*warn)(void *, const char *) = d ? d->warn : NULL;
+    void *ud = d ? d->warn_ud : NULL;
+    if (d && !warn) { /* a warning is logged, and the start goes on */
+        d->warn = gsd_log_warning;
+        d->warn_ud = "Node taken with a warning";
+    }
     const json_t *items = json_object_get(list, "items");
     int rc = json_is_array(items) ? alloc_nodes(s, json_array_size(items))
                                   : gs_diag_error(d, "GET /api/v1/nodes: not a NodeList");
@@ -305,6 +321,10 @@ static int from_kube(const struct gsd_kube *k, struct gs_scenario *s, struct gs_
             rc = add_node(s, node, json_array_size(items), d);
     }
     json_decref(list);
+    if (d) {
+        d->warn = warn;
+        d->warn_ud = ud;
+    }
     return rc;
 }
 

@@ -53,6 +53,10 @@ static int take(struct gsd_state *st, const json_t *node, int deleted)
     int ntn = 0;
     struct gs_diag d;
     gs_diag_init(&d);
+    if (i < 0) { /* a Node's warnings once, as it joins; each resync reads it again */
+        d.warn = gsd_log_warning;
+        d.warn_ud = "Node taken with a warning";
+    }
     if (deleted || gsd_inventory_node(node, &r, zone, tn, &ntn, &ready, &d)) {
         if (!deleted)
             gsd_log(i >= 0 ? "warn" : "error",

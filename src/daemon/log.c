@@ -98,3 +98,8 @@ void gsd_log(const char *level, const char *msg, ...)
     memcpy(held.buf + held.len, buf, off);
     held.len += off;
 }
+
+void gsd_log_warning(void *ud, const char *msg)
+{
+    gsd_log("warn", (const char *)ud, "warning", msg, NULL);
+}

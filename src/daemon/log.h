@@ -12,6 +12,12 @@
 void gsd_log(const char *level, const char *msg, ...);
 
 /*
+ * gsd_log_warning() - a struct gs_diag warning callback: gsd_log("warn", @ud, "warning", @msg).
+ * @ud: the line's msg (a constant string), as the diag's warn_ud.
+ */
+void gsd_log_warning(void *ud, const char *msg);
+
+/*
  * gsd_log_hold() - keep the calling thread's lines from now on (up to 32 KiB, then they are
  * written) until gsd_log_flush() writes them with one write(2): the scheduler thread logs a
  * few lines per pod, and one write per batch costs it less than one per line.
