@@ -860,6 +860,14 @@ struct vmemo {
     int64_t until;   /* the first end of a readmission grace running then */
 };
 
+/* The packed may_hold() of a preemption search by a pod of tenant slot @slot, with the guarantee
+ * or without, by node: its victims' highest level + 1, the guarantee's borrowed level + 2 counted
+ * (a node may hold a victim of a pod of level l when its byte is above l + 1). */
+static uint8_t *vlevel_row(const struct gs_tenancy *t, int guarantee, size_t slot)
+{
+    return &t->vlevel[((size_t)guarantee * t->vslots + slot) * t->pol->nnodes];
+}
+
 int gs__tn_victims_alloc(struct gs_tenancy *t)
 {
     size_t nodes = t->pol->nnodes;
@@ -868,7 +876,8 @@ int gs__tn_victims_alloc(struct gs_tenancy *t)
         !(t->vsum = gs__zalloc(nodes, sizeof(*t->vsum))) ||
         !(t->vpods = gs__zalloc(nodes, sizeof(*t->vpods))) ||
         !(t->vmemo = gs__zalloc(GS_MEMO_SLOTS, sizeof(*t->vmemo))) ||
-        (t->nlevels + 2 < 128 && !(t->vlevel = gs__zalloc(2 * nodes, 1))))
+        !(t->vqueues = gs__zalloc(nodes, sizeof(*t->vqueues))) ||
+        (t->nlevels + 2 < 128 && !(t->vlevel = gs__zalloc(2 * t->vslots * nodes, 1))))
         return -ENOMEM;
     t->nvpods = nodes;
     for (size_t i = 0; i < nodes * t->vslots; i++)
@@ -989,11 +998,13 @@ void gs__tn_victims_update(struct gs_tenancy *t, size_t node)
             sum->borrow2 = vs[k].borrow;
         }
     }
-    if (t->vlevel) { /* may_hold(): a victim's level above the preemptor's, or the guarantee's */
-        int32_t low = sum->low_open > sum->low_ded ? sum->low_open : sum->low_ded;
-        t->vlevel[node] = (uint8_t)(low + 1);
-        t->vlevel[t->pol->nnodes + node] =
-            (uint8_t)((low > sum->borrow ? low : sum->borrow + 1) + 1);
+    t->vqueues[node] = sum->q_open | sum->q_ded;
+    int shared = t->pol->ntenants + 1 > t->vslots;        /* as may_hold() reads the guarantee's */
+    for (size_t k = 0; t->vlevel && k < t->vslots; k++) { /* may_hold() for slot k, packed */
+        int32_t low = sum->low_open > vs[k].low_ded ? sum->low_open : vs[k].low_ded;
+        int32_t b = shared || sum->borrow_slot != k ? sum->borrow : sum->borrow2;
+        vlevel_row(t, 0, k)[node] = (uint8_t)(low + 1);
+        vlevel_row(t, 1, k)[node] = (uint8_t)((low > b ? low : b + 1) + 1);
     }
     if (t->node_cards)
         cards_update(t, node);
@@ -1155,9 +1166,8 @@ static const struct vslot *own_slot(const struct gs_tenancy *t, const struct sea
 static int may_hold(const struct gs_tenancy *t, const struct search *se, size_t node)
 {
     const struct rpod *p = se->p;
-    if (t->vlevel && se->mode == EVICT_PREEMPT && /* the packed bound: one byte, not the sums */
-        t->vlevel[(se->guarantee ? t->pol->nnodes : 0) + node] <= p->level + 1)
-        return 0;
+    if (t->vlevel && se->mode == EVICT_PREEMPT) /* packed: one byte, not the sums */
+        return vlevel_row(t, se->guarantee, se->slot)[node] > p->level + 1;
     const struct vsum *sum = &t->vsum[node];
     if (se->mode == EVICT_RECLAIM)
         return (sum->q_open & se->donors) ||
@@ -1233,38 +1243,56 @@ static size_t first_above(const uint8_t *b, size_t i, size_t end, uint8_t thr)
     return i;
 }
 
-/* From @at on (below @end), the first position not ruled out by may_hold()'s packed bound, or
- * @end: positions in node order from @n0 (wrapping round), in a preemption search. */
-static size_t skip_unheld(const struct gs_tenancy *t, const struct search *se, size_t at,
-                          size_t end, size_t nc, size_t n0)
+/* From @i on (below @end), the first of @q[] sharing a bit with @donors, or @end. */
+static size_t first_donor(const uint64_t *q, size_t i, size_t end, uint64_t donors)
 {
-    if (!t->vlevel || nc != SIZE_MAX || se->mode != EVICT_PREEMPT || at >= end)
-        return at;
-    size_t nn = t->pol->nnodes, node = n0 + at >= nn ? n0 + at - nn : n0 + at,
-           run = nn - node < end - at ? nn - node : end - at;
-    const uint8_t *b = &t->vlevel[se->guarantee ? nn : 0];
-    size_t to = first_above(b, node, node + run, (uint8_t)(se->p->level + 1));
-    if (to < node + run || at + run == end)
-        return at + (to - node);
-    return skip_unheld(t, se, at + run, end, nc, n0); /* wrapped round to node 0 */
+    while (i < end && !(q[i] & donors))
+        i++;
+    return i;
 }
 
-/* From @at on (below @end), the first position whose node is worth a visit, or @end; that node's
- * pod lists are fetched into the cache while the node before it is searched. */
+/* From node @i on (below @end), the first not ruled out by may_hold()'s packed bounds (a
+ * preemption's levels, a reclaim's queues), or @end. */
+static size_t first_held(const struct gs_tenancy *t, const struct search *se, size_t i, size_t end)
+{
+    if (se->mode == EVICT_RECLAIM)
+        return first_donor(t->vqueues, i, end, se->donors);
+    return first_above(vlevel_row(t, se->guarantee, se->slot), i, end, (uint8_t)(se->p->level + 1));
+}
+
+/* From @at on (below @end), the first position whose node is worth a visit, or @end: positions
+ * in node order from @n0 (wrapping round), or in the memo's list (@nc). In node order the nodes
+ * may_hold()'s packed bounds rule out are passed in runs, unread. */
+static size_t visit_from(const struct gs_tenancy *t, const struct search *se, size_t at, size_t end,
+                         size_t nc, size_t n0)
+{
+    size_t nn = t->pol->nnodes;
+    if (nc != SIZE_MAX || (se->mode == EVICT_PREEMPT && !t->vlevel)) {
+        while (at < end && !worth_visit(t, se, node_of(t, at, nc, n0)))
+            at++;
+        return at;
+    }
+    for (size_t node = n0 + at >= nn ? n0 + at - nn : n0 + at; at < end;) {
+        size_t stop = node + (nn - node < end - at ? nn - node : end - at);
+        size_t to = first_held(t, se, node, stop);
+        at += to - node;
+        if (to < stop && worth_visit(t, se, to))
+            return at;
+        at += to < stop;
+        node = to + 1 < nn && to < stop ? to + 1 : 0; /* at @end, or wrapped round to node 0 */
+    }
+    return end;
+}
+
+/* visit_from(), that node's pod lists then fetched into the cache while the node before it is
+ * searched. */
 static size_t next_visit(const struct gs_tenancy *t, const struct search *se, size_t at, size_t end,
                          size_t nc, size_t n0)
 {
-    int packed = t->vlevel && nc == SIZE_MAX && se->mode == EVICT_PREEMPT; /* skip_unheld()'s */
-    size_t nn = t->pol->nnodes, node = 0;
-    const int32_t *list = nc != SIZE_MAX ? t->scratch : NULL; /* node_of(), read once */
-    for (;; at++) {
-        at = packed ? skip_unheld(t, se, at, end, nc, n0) : at;
-        if (at >= end)
-            return end;
-        node = list ? (size_t)list[at] : n0 + at >= nn ? n0 + at - nn : n0 + at;
-        if (worth_visit(t, se, node))
-            break;
-    }
+    at = visit_from(t, se, at, end, nc, n0);
+    if (at >= end)
+        return end;
+    size_t node = node_of(t, at, nc, n0);
     const struct vnode *vn = &t->vpods[node];
     for (size_t b = 0; b < vn->n * sizeof(*vn->v); b += 64)
         __builtin_prefetch((const char *)vn->v + b);

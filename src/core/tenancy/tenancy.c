@@ -184,6 +184,7 @@ void gs_tenancy_free(struct gs_tenancy *t)
                    t->vindex,
                    t->vsum,
                    t->vlevel,
+                   t->vqueues,
                    t->aux,
                    t->resv_ev,
                    t->vmemo,

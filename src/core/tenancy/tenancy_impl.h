@@ -164,8 +164,11 @@ struct gs_tenancy {
     /* Victim index (eviction.c): per node and tenant slot, who could be evicted there. */
     struct vslot *vindex;
     struct vsum *vsum;   /* per node, the slots of vindex summed up */
-    uint8_t *vlevel;     /* per node, then again per node: what may_hold() needs for a preemption
-                          * search without the guarantee, then with it (eviction.c), packed */
+    uint8_t *vlevel;     /* per tenant slot and node, then again: what may_hold() needs for a
+                          * preemption search without the guarantee, then with it (eviction.c),
+                          * packed */
+    uint64_t *vqueues;   /* per node, the queues with pods there (all slots' q_open | q_ded):
+                          * what a reclaim search's may_hold() can rule out, packed */
     struct vnode *vpods; /* per node, what victim searches read of its pods */
     size_t nvpods;       /* its nodes: the policy may be another by the time it is freed */
     size_t vslots;
