@@ -872,7 +872,9 @@ static int place_gang_nvlink(struct gs_tenancy *t, int64_t cards, const int32_t 
         if (best_free < 0)
             break;
     }
-    for (int k = 0; k < nm; k++) /* the same words for each: formatted once */
+    /* the same words for each, formatted once; where the tier only prefers a group, the members
+     * placed one by one say why next (place_members()) */
+    for (int k = 0; k < nm && !t->pods[m[0]].fit.tier_soft; k++)
         if (k == 0)
             gs__say(t->pods[m[k]].reason, GS_REASON_MAX,
                     "gang needs %lld GPUs inside one NVLink group (tier nvlink); no group has them "
