@@ -254,6 +254,17 @@ int gs_fleet_commit(struct gs_fleet *f, size_t node, const struct gs_fit *r, uin
 int gs_fleet_release(struct gs_fleet *f, size_t node, const struct gs_fit *r, uint32_t mask,
                      int32_t pod);
 
+/*
+ * gs_fleet_cycle() - @node as releasing its pods @pods[0..@n) in that order (ids as committed)
+ * and committing them back in reverse order would leave it, without the work: its pods in the
+ * order those calls leave them, and the mode history of each card they alone held as its last
+ * pod leaving and coming back leaves it; what the node holds does not change. For a caller that
+ * would do those calls only to read nothing of @node in between. Return: 0; -ENOENT when a pod
+ * is not on @node (@node is then left as releasing those before it and committing them back
+ * would leave it).
+ */
+int gs_fleet_cycle(struct gs_fleet *f, size_t node, const int32_t *pods, size_t n);
+
 /* gs_fleet_pod_count(), gs_fleet_pod_at() - the pods on @node (ids as committed, in no fixed
  * order; -1 past the end). */
 size_t gs_fleet_pod_count(const struct gs_fleet *f, size_t node);

@@ -1086,14 +1086,15 @@ static int slice_before(const struct card *b, const struct card *a)
            (a_used == b_used && b->mem_mib - b->mem_used < a->mem_mib - a->mem_used);
 }
 
-/* Time-slice replicas: cards already sliced first, fullest memory first (best fit), then free
- * cards. */
+/* Time-slice replicas and shared slices: cards already in the slice's mode first, fullest memory
+ * first (best fit), then free cards. A shared slice takes the cards gs_fleet_share_pick() would
+ * from the node's view: the first of that order that take it (ties in index order both ways). */
 static enum gs_fit_reason pick_sliced(const struct gs_fleet *f, const struct fnode *nd,
                                       const struct gs_fit *r, uint32_t *mask, int32_t *topo)
 {
     int order[GS_GPUS_MAX], n = 0;
     enum gs_fit_reason why = GS_FIT_GPU;
-    if (!nd->nfree && !nd->nsliced)
+    if (!nd->nfree && !(r->timeslice ? nd->nsliced : nd->nshared))
         return why; /* no card free or in the slice's mode: each would say so */
     for (int i = 0; i < nd->ngpu; i++) {
         enum gs_fit_reason no = slice_fits(f, nd, &nd->cards[i], r);
@@ -1117,16 +1118,17 @@ static enum gs_fit_reason pick_sliced(const struct gs_fleet *f, const struct fno
     return GS_FIT_OK;
 }
 
-static int32_t packing_after(const struct fnode *nd, const struct gs_fit *r, uint32_t mask)
+/* The node's cards' compute held, each card's up to 1000, with @r on @mask; read from the sum the
+ * fleet keeps (used[]), put right for the cards of @mask. */
+static int32_t packing_after(const struct gs_fleet *f, const struct fnode *nd, size_t node,
+                             const struct gs_fit *r, uint32_t mask)
 {
     if (!nd->ngpu)
         return 0;
-    int64_t used = 0;
-    for (int i = 0; i < nd->ngpu; i++) {
-        int32_t c = nd->cards[i].compute;
-        if (mask & (1u << i))
-            c = r->whole ? 1000 : c + r->compute;
-        used += c < 1000 ? c : 1000;
+    int64_t used = f->used[node];
+    for (uint32_t m = mask; m; m &= m - 1) {
+        int32_t c = nd->cards[__builtin_ctz(m)].compute, a = r->whole ? 1000 : c + r->compute;
+        used += (a < 1000 ? a : 1000) - (c < 1000 ? c : 1000);
     }
     return (int32_t)(used / nd->ngpu);
 }
@@ -1272,10 +1274,6 @@ enum gs_fit_reason gs_fleet_fit(const struct gs_fleet *f, size_t node, const str
             return why;
     } else if (r->timeslice && nd->replicas <= 0) {
         return GS_FIT_GPU;
-    } else if (r->ncards > 0 && !r->whole && !r->timeslice) {
-        struct gs_share_view v;
-        share_view(f, nd, node, r, &v);
-        return gs_fleet_share_pick(&v, r, out);
     } else if (r->ncards > 0) {
         why = r->whole ? pick_whole(f, nd, r, &mask, &topo) : pick_sliced(f, nd, r, &mask, &topo);
         if (why != GS_FIT_OK)
@@ -1283,7 +1281,7 @@ enum gs_fit_reason gs_fleet_fit(const struct gs_fleet *f, size_t node, const str
     }
     out->mask = mask;
     out->topology = topo;
-    out->packing = packing_after(nd, r, mask);
+    out->packing = packing_after(f, nd, node, r, mask);
     out->isolation = gs_fleet_isolation(f, node, r);
     out->spread = spread_of(nd, r->group);
     return GS_FIT_OK;
@@ -1416,6 +1414,12 @@ static void mig_apply(struct fnode *nd, struct card *c, const struct gs_fit *r, 
     }
 }
 
+/* The bits of @nd's cards. */
+static uint32_t cards_of(const struct fnode *nd)
+{
+    return nd->ngpu < 32 ? (1u << nd->ngpu) - 1 : ~0u;
+}
+
 /* A shared slice or time-slice replica joins (+1) or leaves (-1) card @c. */
 static void slice_apply(struct fnode *nd, struct card *c, const struct gs_fit *r, int sign)
 {
@@ -1446,10 +1450,8 @@ static void slice_apply(struct fnode *nd, struct card *c, const struct gs_fit *r
 static void cards_apply(struct gs_fleet *f, struct fnode *nd, const struct gs_fit *r, uint32_t mask,
                         int sign, int32_t pod)
 {
-    for (int i = 0; i < nd->ngpu; i++) {
-        if (!(mask & (1u << i)))
-            continue;
-        struct card *c = &nd->cards[i];
+    for (uint32_t m = mask & cards_of(nd); m; m &= m - 1) {
+        struct card *c = &nd->cards[__builtin_ctz(m)];
         int32_t before = c->compute < 1000 ? c->compute : 1000;
         uint8_t was = c->mode;
         if (r->mig) {
@@ -1504,9 +1506,10 @@ static int mask_valid(const struct gs_fleet *f, const struct fnode *nd, const st
         return mig_valid(f, nd, r, mask);
     if (__builtin_popcount(mask) != r->ncards || (nd->ngpu < 32 && (mask >> nd->ngpu)))
         return 0;
-    for (int i = 0; i < nd->ngpu; i++)
-        if ((mask & (1u << i)) && (r->whole ? !(free_mask(f, nd) & (1u << i))
-                                            : slice_fits(f, nd, &nd->cards[i], r) != GS_FIT_OK))
+    if (r->whole)
+        return (mask & ~free_mask(f, nd)) == 0;
+    for (uint32_t m = mask; m; m &= m - 1)
+        if (slice_fits(f, nd, &nd->cards[__builtin_ctz(m)], r) != GS_FIT_OK)
             return 0;
     return 1;
 }
@@ -1515,8 +1518,9 @@ static int mask_valid(const struct gs_fleet *f, const struct fnode *nd, const st
  * leaving may raise them. */
 static void caps_recompute(struct fnode *nd, uint32_t mask)
 {
-    for (int g = 0; g < nd->ngpu; g++) {
-        if (!(mask & (1u << g)) || nd->cards[g].mode != GS_CARD_SHARED)
+    for (uint32_t m = mask & cards_of(nd); m; m &= m - 1) {
+        int g = __builtin_ctz(m);
+        if (nd->cards[g].mode != GS_CARD_SHARED)
             continue;
         int32_t cap = INT32_MAX, most = 0;
         for (size_t i = 0; i < nd->npods; i++) {
@@ -1572,7 +1576,7 @@ int gs_fleet_release(struct gs_fleet *f, size_t node, const struct gs_fit *r, ui
         return -ENOENT;
     nd->pods[i] = nd->pods[--nd->npods];
     nd->sole_tenant = -1;
-    for (size_t k = 0; k < nd->npods; k++)
+    for (size_t k = 0; k < nd->npods && nd->sole_tenant != -2; k++)
         if (nd->sole_tenant == -1 || nd->sole_tenant == nd->pods[k].tenant)
             nd->sole_tenant = nd->pods[k].tenant;
         else
@@ -1585,6 +1589,42 @@ int gs_fleet_release(struct gs_fleet *f, size_t node, const struct gs_fit *r, ui
         caps_recompute(nd, mask);
     set_bare(f, node);
     return 0;
+}
+
+/* A release swaps the pod's slot with the last and drops it; a commit appends one. Dropped slots
+ * kept past the end, in the order they were dropped from it, are what the commits in reverse
+ * order would append: each released pod's slot is swapped with the last and the count put back
+ * at the end. A card becomes free, and takes its mode back, only when all its pods leave: the
+ * last of them to leave is the first to come back. */
+int gs_fleet_cycle(struct gs_fleet *f, size_t node, const int32_t *pods, size_t n)
+{
+    struct fnode *nd = &f->nodes[node];
+    size_t all = nd->npods, np = all, k = 0;
+    uint32_t cards = 0;
+    for (; k < n; k++) {
+        size_t i = 0;
+        while (i < np && nd->pods[i].pod != pods[k])
+            i++;
+        if (i == np)
+            break;
+        struct slot s = nd->pods[i];
+        nd->pods[i] = nd->pods[--np];
+        nd->pods[np] = s;
+        cards |= s.mask;
+    }
+    for (size_t i = 0; i < np; i++)
+        cards &= ~nd->pods[i].mask; /* a card some pod stays on keeps its mode */
+    for (uint32_t m = cards; m; m &= m - 1) {
+        int g = __builtin_ctz(m);
+        size_t last = np; /* the slot of the last to leave: the lowest of those dropped */
+        while (!(nd->pods[last].mask & (1u << g)))
+            last++;
+        mode_leave(f, &nd->cards[g], nd->pods[last].pod);
+        mode_enter(f, &nd->cards[g], nd->pods[last].pod);
+    }
+    nd->npods = all;
+    f->ver[node]++;
+    return k == n ? 0 : -ENOENT;
 }
 
 int gs_fleet_mig_allowed(const struct gs_policy *s, int mig_model, int profile)

@@ -117,6 +117,58 @@ int gs__tn_end_live(const struct gs_tenancy *t, const struct event *e)
 }
 
 /*
+ * Completion @i of reserve_for() (@e, its pod @p) on a node where the cards of the pods taken off
+ * so far could not make room for head @h's whole cards: the fit there cannot pass (the node has
+ * fewer free cards than it asks), so the pod is put off, not released. Once they could, the pods
+ * put off there are released, in order, and the caller releases @p and fits the head. Only a sound
+ * node's pods are put off. Return: 1 put off.
+ */
+static int put_off(struct gs_tenancy *t, const struct rpod *h, const struct rpod *p, int32_t i)
+{
+    size_t node = (size_t)p->node;
+    struct resv_node *n = &t->resv_nodes[node];
+    if (n->stamp != t->resv_stamp)
+        *n = (struct resv_node){t->resv_stamp, gs_fleet_node_sound(t->fleet, node),
+                                gs_fleet_node_free_cards(t->fleet, node), -1, -1};
+    if (!n->lazy)
+        return 0;
+    n->free += __builtin_popcount(p->mask);
+    if (n->free < h->fit.ncards) {
+        t->resv_next[i] = -1;
+        if (n->last >= 0)
+            t->resv_next[n->last] = i;
+        else
+            n->first = i;
+        n->last = i;
+        return 1;
+    }
+    for (int32_t j = n->first; j >= 0; j = t->resv_next[j]) {
+        const struct rpod *v = &t->pods[t->resv_ev[j].pod];
+        gs_fleet_release(t->fleet, node, &v->fit, v->mask, t->resv_ev[j].pod);
+    }
+    n->lazy = 0;
+    return 0;
+}
+
+/* Completion @i's node put back as releasing its pods put off and committing them back leaves it
+ * (gs_fleet_cycle()), once; or its pod committed back when it was released. */
+static void put_back(struct gs_tenancy *t, int32_t i)
+{
+    const struct rpod *p = &t->pods[t->resv_ev[i].pod];
+    struct resv_node *n = &t->resv_nodes[p->node];
+    if (!n->lazy) {
+        gs_fleet_commit(t->fleet, (size_t)p->node, &p->fit, p->mask, t->resv_ev[i].pod);
+        return;
+    }
+    size_t k = 0;
+    for (int32_t j = n->first; j >= 0; j = t->resv_next[j])
+        t->resv_ids[k++] = t->resv_ev[j].pod;
+    if (k)
+        gs_fleet_cycle(t->fleet, (size_t)p->node, t->resv_ids, k);
+    n->first = -1;
+}
+
+/*
  * EASY backfill: the head of the queue, blocked, is promised the node where it would fit first
  * as running pods end (their durations are the walltimes); a later pod may use that node only
  * if it ends before then. Found by releasing running pods from the fleet in order of end time
@@ -139,6 +191,8 @@ int gs__tn_reserve_for(struct gs_tenancy *t, int32_t head)
     if (evi_push(&t->aux, &t->naux, &t->capaux, (struct evi){t->heap[0], 0}) < 0)
         return -ENOMEM;
     struct gs_fit_choice c;
+    int lazy = h->fit.whole && !h->fit.mig && h->fit.ncards > 0;
+    t->resv_stamp++;
     while (t->naux && k < GS_RESV_DEPTH && r == 0) {
         struct evi x = evi_pop(t->aux, &t->naux);
         for (size_t ch = 2 * x.at + 1; ch <= 2 * x.at + 2 && ch < t->nheap && r == 0; ch++)
@@ -150,6 +204,8 @@ int gs__tn_reserve_for(struct gs_tenancy *t, int32_t head)
             continue;
         ev[k++] = e;
         struct rpod *p = &t->pods[e.pod];
+        if (lazy && put_off(t, h, p, (int32_t)k - 1))
+            continue;
         gs_fleet_release(t->fleet, (size_t)p->node, &p->fit, p->mask, e.pod);
         if (gs_fleet_fit(t->fleet, (size_t)p->node, &h->fit, &c) == GS_FIT_OK) {
             t->resv_node = p->node;
@@ -160,7 +216,10 @@ int gs__tn_reserve_for(struct gs_tenancy *t, int32_t head)
     }
     while (k-- > 0) {
         struct rpod *p = &t->pods[ev[k].pod];
-        gs_fleet_commit(t->fleet, (size_t)p->node, &p->fit, p->mask, ev[k].pod);
+        if (lazy)
+            put_back(t, (int32_t)k);
+        else
+            gs_fleet_commit(t->fleet, (size_t)p->node, &p->fit, p->mask, ev[k].pod);
     }
     if (r < 0) { /* out of memory half-way: no promise */
         t->head = t->resv_node = -1;

@@ -506,8 +506,9 @@ static int quota_anywhere(struct gs_tenancy *t, struct rpod *p, int8_t *ok, char
 {
     int any = 0, n = 0;
     all[0] = '\0';
-    for (int m = 0; m < GS_MODEL_MAX; m++) {
-        if (!(t->models & (1u << m)) || !gs__model_allowed(p->fit.model_mask, m))
+    for (uint32_t mm = t->models; mm; mm &= mm - 1) {
+        int m = __builtin_ctz(mm);
+        if (!gs__model_allowed(p->fit.model_mask, m))
             continue;
         ok[m] = (int8_t)gs__quota_check(t, p, m, why, GS_REASON_MAX);
         any |= ok[m];
@@ -635,20 +636,26 @@ static void scan_levels(struct gs_tenancy *t, struct rpod *p, int32_t pod, const
     const int32_t *at[GS_GPUS_MAX + 1];
     size_t n[GS_GPUS_MAX + 1];
     int32_t up[GS_GPUS_MAX + 1];
+    int live[GS_GPUS_MAX], nlive = 0; /* card counts with levels left, ascending */
     for (int g = 1; g <= GS_GPUS_MAX; g++) {
         n[g] = 0;
         level[g] = GS_FLEET_LEVELS + 1;
+        live[nlive++] = g;
     }
     for (;;) {
-        int pick = 0;
-        for (int g = 1; g <= GS_GPUS_MAX; g++) {
+        int pick = 0, w = 0;
+        for (int i = 0; i < nlive; i++) {
+            int g = live[i];
             /* taken or not yet read: the next level down that holds a node, empty ones passed */
-            if (level[g] >= 0 && n[g] == 0 &&
-                (level[g] = gs_fleet_open_next_level(t->fleet, g, level[g] - 1)) >= 0)
+            if (n[g] == 0 && (level[g] = gs_fleet_open_next_level(t->fleet, g, level[g] - 1)) >= 0)
                 at[g] = gs_fleet_open_level(t->fleet, g, level[g], &p->fit, &n[g], &up[g]);
-            if (level[g] >= 0 && (!pick || up[g] > up[pick]))
+            if (level[g] < 0)
+                continue; /* none left: not read again */
+            live[w++] = g;
+            if (!pick || up[g] > up[pick])
                 pick = g;
         }
+        nlive = w;
         if (!pick || (lv.best >= 0 && b.most - b.wpack * (GS_SCORE_MAX - up[pick]) < lv.best))
             break;
         for (size_t k = 0; k < n[pick] && !level_lacks(&p->fit, pick, level[pick]); k++)
@@ -865,7 +872,9 @@ static int place_gang_nvlink(struct gs_tenancy *t, int64_t cards, const int32_t 
         if (best_free < 0)
             break;
     }
-    for (int k = 0; k < nm; k++) /* the same words for each: formatted once */
+    /* the same words for each, formatted once; where the tier only prefers a group, the members
+     * placed one by one say why next (place_members()) */
+    for (int k = 0; k < nm && !t->pods[m[0]].fit.tier_soft; k++)
         if (k == 0)
             gs__say(t->pods[m[k]].reason, GS_REASON_MAX,
                     "gang needs %lld GPUs inside one NVLink group (tier nvlink); no group has them "

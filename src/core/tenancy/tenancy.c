@@ -94,8 +94,9 @@ static int alloc_state(struct gs_tenancy *t)
         ALLOC(t->bo_key, GS_MEMO_SLOTS) || ALLOC(t->clean, GS_MEMO_SLOTS) ||
         ALLOC(t->scratch, nodes) || ALLOC(t->logbits, nodes / 64 + 1) ||
         ALLOC(t->bo_until, GS_MEMO_SLOTS) || ALLOC(t->resv_ev, GS_RESV_DEPTH) ||
-        ALLOC(t->ts_asked, nt) || ALLOC(t->ts_entitled, nt) || ALLOC(t->ts_received, nt) ||
-        ALLOC(t->gang_open, nodes))
+        ALLOC(t->resv_next, GS_RESV_DEPTH) || ALLOC(t->resv_ids, GS_RESV_DEPTH) ||
+        ALLOC(t->resv_nodes, nodes) || ALLOC(t->ts_asked, nt) || ALLOC(t->ts_entitled, nt) ||
+        ALLOC(t->ts_received, nt) || ALLOC(t->gang_open, nodes))
         return -ENOMEM;
     for (size_t q = 0; q < t->nqueues; q++)
         t->q_weight[q] = q < pol->nqueues ? pol->queues[q].weight : 1;
@@ -187,6 +188,9 @@ void gs_tenancy_free(struct gs_tenancy *t)
                    t->vqueues,
                    t->aux,
                    t->resv_ev,
+                   t->resv_next,
+                   t->resv_ids,
+                   t->resv_nodes,
                    t->vmemo,
                    t->clog.v,
                    t->readmit,

@@ -134,6 +134,15 @@ struct gang {
                          * minMember members have run since: Volcano's phase Inqueue */
 };
 
+/* A node as the head's promise is worked out (backfill.c): while the cards of the pods taken off
+ * there could not make room for the head, they are taken off in name only (put_off()). */
+struct resv_node {
+    uint64_t stamp;
+    int lazy;            /* its pods are put off, not yet taken off the fleet */
+    int32_t free;        /* its free cards and those of the pods put off */
+    int32_t first, last; /* the completions put off there, in order, chained by resv_next */
+};
+
 struct event {
     int64_t t;
     int64_t seq;
@@ -283,6 +292,11 @@ struct gs_tenancy {
     int64_t acc_t;
     int64_t *slot_alloc; /* work.c's scratch: per pod of a node, its allocation being summed */
     size_t cap_slot_alloc;
+    /* reserve_for(): per completion taken off, the next on its node put off (-1 none); the pods
+     * of one node, gathered; per node, what that call knows of it (stamped resv_stamp). */
+    int32_t *resv_next, *resv_ids;
+    struct resv_node *resv_nodes;
+    uint64_t resv_stamp;
     /* Decisions made since the driver last took them. */
     struct gs_decision *dec;
     size_t ndec, capdec;
