@@ -29,7 +29,10 @@
  * allocation and modelled busy time (each replica's utilisation, drawn in turn from
  * @util_permille) per GPU-second on. Right-sized (@right_size), a replica of one card asks only
  * gs_elastic_share() of its pod's peak utilisation, placed by the share scheduler beside others
- * on a card, and the elastic way forecasts the demand of those shares. Before warmup_s the elastic
+ * on a card, and the elastic way forecasts the demand of those shares; with @overcommit_milli the
+ * cards' compute is overcommitted, and with @series each shared card's duty cycle is summed at
+ * every sample time (each replica following its pod's measured day, laid over every day of the
+ * replay) to measure what passed the card. Before warmup_s the elastic
  * way runs what the static one would with the most nodes the warm-up needed: the forecast needs
  * that history.
  *
@@ -57,8 +60,10 @@ struct gs_elastic_params {
     enum gs_fc_method method;
     const int32_t *util_permille; /* replicas' utilisation, drawn in turn; NULL: 1000 */
     const int32_t *peak_permille; /* the same pods' highest utilisation (NULL: none) */
-    size_t nutil;
-    int right_size; /* a one-card replica asks gs_elastic_share() of its pod's peak */
+    const int16_t *series;        /* the same pods' duty cycle, nutil x slots (NULL: none) */
+    size_t nutil, slots;
+    int right_size;           /* a one-card replica asks gs_elastic_share() of its pod's peak */
+    int32_t overcommit_milli; /* right-sized: a card's compute overcommit, 1000 (or 0): none */
 };
 
 struct gs_elastic_result {
@@ -72,6 +77,8 @@ struct gs_elastic_result {
                                  x s */
     int32_t alloc_permille;   /* allocated / on GPU-seconds */
     int32_t util_permille;    /* modelled busy / on GPU-seconds */
+    int64_t duty_milli_s;     /* with @series: the duty cycle asked of shared cards, x s */
+    int64_t over_milli_s;     /* of it, what passed 100 % of the card it was asked of */
 };
 
 /*
@@ -97,12 +104,16 @@ int64_t gs_elastic_static_fit(const struct gs_demand *dm, int64_t end_s,
 /*
  * gs_elastic_share() - right-sizing: the share of one card (per mille) a replica whose measured
  * utilisation never went above @peak_permille (0..1000) asks for: that peak rounded up to a
- * tenth of the card, at least a tenth. Utilisation here is NVML's duty cycle (the share of time
- * a kernel ran, DCGM's DCGM_FI_DEV_GPU_UTIL), so time-sliced replicas whose shares add up to a
- * card never, at their peaks together, ask for more time than it has. GPU memory is not
- * modelled. Return: 100..1000.
+ * tenth of the card, at least a tenth, divided by the card's compute overcommit
+ * @overcommit_milli (1000..4000; 1000 or less: none), rounded up. Utilisation here is NVML's
+ * duty cycle (the share of time a kernel ran, DCGM's DCGM_FI_DEV_GPU_UTIL), so without
+ * overcommit time-sliced replicas whose shares add up to a card never, at their peaks together,
+ * ask for more time than it has; with it they may, and the replay measures how much
+ * (gs_elastic_result.over_milli_s). The overcommit is the seeds' node tier's (seed 000 §1.1 and
+ * §3.1: inference services share GPUs at the node tier, `overcommit: 1.5`). GPU memory is not
+ * modelled. Return: 25..1000.
  */
-int32_t gs_elastic_share(int32_t peak_permille);
+int32_t gs_elastic_share(int32_t peak_permille, int32_t overcommit_milli);
 
 /*
  * gs_elastic_peak_nodes() - the nodes the most replicas ever held at once need (whole cards,
@@ -113,12 +124,28 @@ int64_t gs_elastic_peak_nodes(const struct gs_demand *dm, int64_t end_s,
                               const struct gs_elastic_params *p, struct gs_diag *d);
 
 /*
- * gs_util_read_duty() - the mean GPU utilisation of every pod of the GenAI trace's
- * pod_gpu_duty_cycle_anon.csv (columns value %, timestamp_anon, container_ip), per mille, in the
- * order pods first appear; with @peak (NULL allowed) also each pod's highest sample, per mille.
- * Return: 0 and *@out, *@peak (free() each), *@n; errors as the demand readers.
+ * struct gs_duty - the GenAI pods' measured GPU duty cycle (NVML's utilization.gpu, DCGM's
+ * DCGM_FI_DEV_GPU_UTIL: the share of time a kernel ran), per mille, pods in the order they first
+ * appear in the file, samples on the grid of the file's distinct sample times (ascending).
+ * Owned by whoever filled it: gs_duty_free().
  */
-int gs_util_read_duty(const char *path, int32_t **out, int32_t **peak, size_t *n,
-                      struct gs_diag *d);
+#define GS_DUTY_SAMPLES_MAX (1 << 24) /* pods x sample times held at most */
+struct gs_duty {
+    size_t pods;
+    size_t slots;    /* distinct sample times */
+    int32_t *mean;   /* pods: each pod's mean sample */
+    int32_t *peak;   /* pods: its highest sample */
+    int16_t *series; /* pods x slots: its sample at each time, 0 where it has none */
+};
+
+/*
+ * gs_util_read_duty() - read pod_gpu_duty_cycle_anon.csv (columns value %, timestamp_anon
+ * seconds, container_ip) into *@out (gs_duty_free() it).
+ * Return: 0; -EINVAL with @d naming the file, line and column (a value outside 0..100, a bad
+ * time, a pod sampled twice at one time, no rows, more than GS_DUTY_SAMPLES_MAX samples to hold);
+ * the demand readers' I/O errors; -ENOMEM.
+ */
+int gs_util_read_duty(const char *path, struct gs_duty *out, struct gs_diag *d);
+void gs_duty_free(struct gs_duty *u);
 
 #endif

@@ -6,6 +6,7 @@
 #include "gpusched/diag.h"
 #include "gpusched/elastic.h"
 #include "gpusched/forecast.h"
+#include "gpusched/scenario.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -36,6 +37,7 @@ struct opts {
     size_t horizon, holdout, step;
     enum gs_fc_method method;
     int backtest, advice, replay, right_size;
+    int64_t overcommit; /* milli, 0: not given */
     const char *util, *policy;
     int64_t warmup_s;
     enum fmt fmt;
@@ -85,6 +87,8 @@ static void usage(FILE *f)
             "  --utilisation FILE  replicas' GPU utilisation: the GenAI pod_gpu_duty_cycle file\n"
             "  --right-size    a one-card replica asks its pod's peak utilisation of a card\n"
             "                  (rounded up to a tenth), packed by the share scheduler\n"
+            "  --overcommit R  right-sized: a card's compute overcommit, 1..4 (the seeds' node\n"
+            "                  tier: 1.5); the replay measures the duty cycle past 100 %%\n"
             "  --warmup D      history before the measured window (default 7d)\n"
             "  --policy P      placement policy (default gpusched)\n"
             "  (--lead, --node-gpus any=N and the * wait --target apply)\n");
@@ -228,6 +232,7 @@ static const struct {
     {'U', "--utilisation", M_REPLAY, 0},
     {'Y', "--policy", M_REPLAY, 0},
     {'Z', "--right-size", M_REPLAY, 0},
+    {'O', "--overcommit", M_REPLAY, 0},
     {'W', "--warmup", M_REPLAY, 0},
 };
 
@@ -290,6 +295,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
         {"utilisation", required_argument, 0, 'U'},
         {"warmup", required_argument, 0, 'W'},
         {"policy", required_argument, 0, 'Y'},
+        {"overcommit", required_argument, 0, 'O'},
         {"right-size", no_argument, 0, 'Z'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
@@ -383,6 +389,11 @@ static int parse_args(int argc, char **argv, struct opts *o)
             break;
         case 'Z':
             o->right_size = 1;
+            break;
+        case 'O':
+            if (gs_quantity_parse(optarg, 3, 0, 0, &o->overcommit) || o->overcommit < 1000 ||
+                o->overcommit > 4000)
+                rc = bad("--overcommit %s: want a ratio 1..4 (1.5)", optarg);
             break;
         case 'W':
             if (gs__cli_duration(optarg, &o->warmup_s))
@@ -662,12 +673,16 @@ static int run_advice(const struct opts *o, const struct gs_series_set *set,
 static void replay_row(FILE *f, const char *way, const struct gs_elastic_result *r,
                        const struct gs_elastic_result *peak)
 {
-    fprintf(f, "%-22s %6lld %10.1f %6.1f%% %7lld %7lld %7lld %7lld %9.1f %6.1f%% %6.1f%%\n", way,
-            (long long)r->nodes, (double)r->node_s / 3600.0,
+    char over[16] = "-";
+    if (r->duty_milli_s)
+        snprintf(over, sizeof(over), "%.2f%%",
+                 100.0 * (double)r->over_milli_s / (double)r->duty_milli_s);
+    fprintf(f, "%-22s %6lld %10.1f %6.1f%% %7lld %7lld %7lld %7lld %9.1f %6.1f%% %6.1f%% %7s\n",
+            way, (long long)r->nodes, (double)r->node_s / 3600.0,
             peak->node_s ? 100.0 * (double)(peak->node_s - r->node_s) / (double)peak->node_s : 0,
             (long long)r->waited, (long long)r->wait_p50_s, (long long)r->wait_p95_s,
             (long long)r->wait_max_s, (double)r->unserved_milli_s / 3.6e6, r->alloc_permille / 10.0,
-            r->util_permille / 10.0);
+            r->util_permille / 10.0, over);
 }
 
 /* The elastic replay: static at peak, elastic, static at the elastic way's cost. */
@@ -706,13 +721,18 @@ static int run_replay(const struct opts *o, FILE *f, struct gs_diag *d)
     for (size_t i = 0; i < o->ap.ntargets; i++)
         if (!o->ap.targets[i].tenant[0] && o->ap.targets[i].wait_p95_s >= 0)
             ep.wait_target_s = o->ap.targets[i].wait_p95_s;
-    int32_t *util = NULL, *peak_util = NULL;
+    struct gs_duty duty = {0};
     if (!rc && o->right_size && !o->util)
         rc = gs_diag_error(d, "--right-size needs the measured utilisation: --utilisation FILE");
-    if (!rc && o->util &&
-        !(rc = gs_util_read_duty(o->util, &util, o->right_size ? &peak_util : NULL, &ep.nutil, d)))
-        ep.util_permille = util;
-    ep.peak_permille = peak_util;
+    if (!rc && o->overcommit && !o->right_size)
+        rc = gs_diag_error(d, "--overcommit packs right-sized shares: give --right-size");
+    if (!rc && o->util && !(rc = gs_util_read_duty(o->util, &duty, d))) {
+        ep.util_permille = duty.mean;
+        ep.peak_permille = o->right_size ? duty.peak : NULL;
+        ep.series = duty.series;
+        ep.nutil = duty.pods;
+        ep.slots = duty.slots;
+    }
     int64_t end = o->end_s >= 0 ? o->end_s : (gs_demand_end_s(dm) + 3599) / 3600 * 3600;
     struct gs_elastic_result peak, el, same, sized;
     int64_t np = rc ? 0 : gs_elastic_peak_nodes(dm, end, &ep, d);
@@ -720,6 +740,7 @@ static int run_replay(const struct opts *o, FILE *f, struct gs_diag *d)
     if (!rc)
         rc = gs_elastic_run(dm, end, &ep, np, &peak, d);
     ep.right_size = o->right_size;
+    ep.overcommit_milli = (int32_t)o->overcommit;
     int64_t ns = rc || !ep.right_size ? 0 : gs_elastic_peak_nodes(dm, end, &ep, d);
     if (ns > 0)
         ns = gs_elastic_static_fit(dm, end, &ep, ns, np, &sized, d);
@@ -735,13 +756,18 @@ static int run_replay(const struct opts *o, FILE *f, struct gs_diag *d)
                 "GPUs up %lld s after they are asked for; wait target %lld s; utilisation %s\n",
                 (long long)el.replicas, (long long)el.hours, (long long)(ep.warmup_s / 3600),
                 ep.node_gpus, (long long)ep.lead_s, (long long)ep.wait_target_s,
-                util ? o->util : "100 %");
+                o->util ? o->util : "100 %");
         if (ep.right_size)
-            fprintf(f, "right-sized: a one-card replica asks its pod's peak utilisation, rounded "
-                       "up to a tenth of a card\n");
-        fprintf(f, "%-22s %6s %10s %7s %7s %7s %7s %7s %9s %7s %7s\n", "provisioning", "nodes",
-                "node-h", "saved", "waited", "p50 s", "p95 s", "max s", "unserved", "alloc",
-                "util");
+            fprintf(f,
+                    "right-sized: a one-card replica asks its pod's peak utilisation, rounded "
+                    "up to a tenth of a card%s; over: duty cycle asked past 100 %% of a shared "
+                    "card\n",
+                    o->overcommit ? ", over the overcommit" : "");
+        if (o->overcommit)
+            fprintf(f, "overcommit: a card's compute x %.3g\n", (double)o->overcommit / 1000.0);
+        fprintf(f, "%-22s %6s %10s %7s %7s %7s %7s %7s %9s %7s %7s %7s\n", "provisioning", "nodes",
+                "node-h", "saved", "waited", "p50 s", "p95 s", "max s", "unserved", "alloc", "util",
+                "over");
         replay_row(f, ep.right_size ? "static at peak, cards" : "static at peak", &peak, &peak);
         if (ep.right_size)
             replay_row(f, "static at peak, sized", &sized, &peak);
@@ -749,8 +775,7 @@ static int run_replay(const struct opts *o, FILE *f, struct gs_diag *d)
         replay_row(f, ep.right_size ? "static same cost, sized" : "static at same cost", &same,
                    &peak);
     }
-    free(util);
-    free(peak_util);
+    gs_duty_free(&duty);
     gs_demand_free(dm);
     return rc;
 }

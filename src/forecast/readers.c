@@ -294,13 +294,20 @@ int gs_demand_read_store(struct gs_demand *dm, const char *path, struct gs_diag 
     return rc;
 }
 
-struct duty {
-    struct fc_labels pods;
-    double *sum, *max;
-    size_t *cnt, cap;
+struct sample {
+    int64_t t;
+    int32_t pod;
+    int16_t v; /* per mille */
+    uint32_t line;
 };
 
-/* pod_gpu_duty_cycle_anon.csv: value (%), container_ip */
+struct duty {
+    struct fc_labels pods;
+    struct sample *row;
+    size_t n, cap;
+};
+
+/* pod_gpu_duty_cycle_anon.csv: value (%), container_ip, timestamp_anon (seconds) */
 static int duty_row(struct csv *c, const int *col, struct duty *u, struct gs_diag *d)
 {
     char *end;
@@ -308,73 +315,115 @@ static int duty_row(struct csv *c, const int *col, struct duty *u, struct gs_dia
     double v = strtod(c->field[col[0]], &end);
     if (end == c->field[col[0]] || *end || errno || !isfinite(v) || v < 0 || v > 100)
         return csv_error(c, col[0], d, "\"%s\" is not a utilisation 0..100 %%", c->field[col[0]]);
+    int64_t t;
     int rc = csv_label(c, col[1], d);
+    if (!rc)
+        rc = csv_seconds(c, col[2], -1, 0, &t, d);
     int32_t i = rc ? rc : fc_intern(&u->pods, c->field[col[1]]);
     if (i < 0)
         return (int)i;
-    if ((size_t)i >= u->cap) {
-        size_t cap = u->cap ? u->cap * 2 : 256;
-        double *s = realloc(u->sum, cap * sizeof(*s));
-        if (s)
-            u->sum = s;
-        double *m = realloc(u->max, cap * sizeof(*m));
-        if (m)
-            u->max = m;
-        size_t *n = realloc(u->cnt, cap * sizeof(*n));
-        if (n)
-            u->cnt = n;
-        if (!s || !m || !n)
+    if (u->n == u->cap) {
+        size_t cap = u->cap ? u->cap * 2 : 1024;
+        struct sample *r = cap <= SIZE_MAX / sizeof(*r) ? realloc(u->row, cap * sizeof(*r)) : NULL;
+        if (!r)
             return -ENOMEM;
-        memset(u->sum + u->cap, 0, (cap - u->cap) * sizeof(*s));
-        memset(u->max + u->cap, 0, (cap - u->cap) * sizeof(*m));
-        memset(u->cnt + u->cap, 0, (cap - u->cap) * sizeof(*n));
+        u->row = r;
         u->cap = cap;
     }
-    u->sum[i] += v;
-    u->max[i] = v > u->max[i] ? v : u->max[i];
-    u->cnt[i]++;
+    u->row[u->n++] = (struct sample){t, i, (int16_t)llround(v * 10.0), (uint32_t)c->line};
     return 0;
 }
 
-int gs_util_read_duty(const char *path, int32_t **out, int32_t **peak, size_t *n, struct gs_diag *d)
+static int sample_less(const void *a, const void *b)
+{
+    const struct sample *x = a, *y = b;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    if (x->pod != y->pod)
+        return x->pod < y->pod ? -1 : 1;
+    return x->line < y->line ? -1 : 1;
+}
+
+/* Each pod's mean, peak and series on the grid of the distinct sample times (@u sorted). */
+static int duty_table(const char *path, struct duty *u, struct gs_duty *out, struct gs_diag *d)
+{
+    size_t np = u->pods.n ? u->pods.n : 1, slots = 0; /* label 0: a pod without a name */
+    for (size_t i = 0; i < u->n; i++) {
+        slots += i == 0 || u->row[i].t != u->row[i - 1].t;
+        if (i > 0 && u->row[i].t == u->row[i - 1].t && u->row[i].pod == u->row[i - 1].pod)
+            return gs_diag_error(d, "%s:%u: container_ip \"%s\" sampled twice at %lld s (line %u)",
+                                 path, u->row[i].line, u->pods.name[u->row[i].pod],
+                                 (long long)u->row[i].t, u->row[i - 1].line);
+    }
+    if (slots && np > GS_DUTY_SAMPLES_MAX / slots)
+        return gs_diag_error(d, "%s: %zu pods x %zu sample times: more than %d samples", path, np,
+                             slots, GS_DUTY_SAMPLES_MAX);
+    double *sum = calloc(np, sizeof(*sum));
+    size_t *cnt = calloc(np, sizeof(*cnt));
+    int32_t *peak = calloc(np, sizeof(*peak));
+    int16_t *ser = calloc(np * slots + 1, sizeof(*ser));
+    int rc = sum && cnt && peak && ser ? 0 : -ENOMEM;
+    for (size_t i = 0, k = 0; !rc && i < u->n; i++) {
+        const struct sample *r = &u->row[i];
+        k += i > 0 && r->t != u->row[i - 1].t;
+        sum[r->pod] += r->v;
+        cnt[r->pod]++;
+        peak[r->pod] = r->v > peak[r->pod] ? r->v : peak[r->pod];
+        ser[(size_t)r->pod * slots + k] = r->v;
+    }
+    size_t k = 0; /* pods with samples, in the order they first appear */
+    for (size_t i = 0; !rc && i < np; i++)
+        if (cnt[i]) {
+            peak[k] = peak[i];
+            sum[k] = sum[i] / (double)cnt[i];
+            memmove(ser + k * slots, ser + i * slots, slots * sizeof(*ser));
+            k++;
+        }
+    int32_t *mean = rc || !k ? NULL : malloc(k * sizeof(*mean));
+    if (!rc && k == 0)
+        rc = gs_diag_error(d, "%s: no rows", path);
+    else if (!rc && !mean)
+        rc = -ENOMEM;
+    for (size_t i = 0; !rc && i < k; i++)
+        mean[i] = (int32_t)llround(sum[i]);
+    free(sum);
+    free(cnt);
+    if (rc) {
+        free(peak);
+        free(ser);
+        free(mean);
+        return rc;
+    }
+    *out = (struct gs_duty){k, slots, mean, peak, ser};
+    return 0;
+}
+
+int gs_util_read_duty(const char *path, struct gs_duty *out, struct gs_diag *d)
 {
     struct csv c;
     struct duty u = {0};
-    int col[2];
+    int col[3];
     int rc = csv_open(&c, path, d);
     if (rc)
         return rc;
-    static const char *const names[] = {"value", "container_ip"};
-    rc = need_cols(&c, names, 2, col, d);
+    static const char *const names[] = {"value", "container_ip", "timestamp_anon"};
+    rc = need_cols(&c, names, 3, col, d);
     while (!rc && (rc = csv_next(&c, d)) == 1)
         rc = duty_row(&c, col, &u, d);
     csv_close(&c);
-    /* label 0 is an empty container_ip: a pod without a name still counts as one */
-    size_t np = u.pods.n ? u.pods.n : 1, k = 0;
-    int32_t *v = rc ? NULL : malloc(np * sizeof(*v));
-    int32_t *pk = rc || !peak ? NULL : malloc(np * sizeof(*pk));
-    if (!rc && (!v || (peak && !pk)))
-        rc = -ENOMEM;
-    for (size_t i = 0; !rc && i < np && i < u.cap; i++)
-        if (u.cnt[i]) {
-            if (pk)
-                pk[k] = (int32_t)llround(u.max[i] * 10.0);
-            v[k++] = (int32_t)llround(u.sum[i] / (double)u.cnt[i] * 10.0);
-        }
-    if (!rc && k == 0)
-        rc = gs_diag_error(d, "%s: no rows", path);
-    fc_labels_free(&u.pods);
-    free(u.sum);
-    free(u.max);
-    free(u.cnt);
-    if (rc) {
-        free(v);
-        free(pk);
-        return rc;
+    if (!rc) {
+        qsort(u.row, u.n, sizeof(*u.row), sample_less);
+        rc = duty_table(path, &u, out, d);
     }
-    if (peak)
-        *peak = pk;
-    *out = v;
-    *n = k;
-    return 0;
+    fc_labels_free(&u.pods);
+    free(u.row);
+    return rc;
+}
+
+void gs_duty_free(struct gs_duty *u)
+{
+    free(u->mean);
+    free(u->peak);
+    free(u->series);
+    memset(u, 0, sizeof(*u));
 }

@@ -24,6 +24,8 @@ struct rep {
     int state;     /* 0 not arrived, 1 pending, 2 running, 3 gone */
     int64_t began; /* start of its run, -1 never */
     struct gs_placement pl;
+    uint32_t pod;  /* whose measured utilisation it has */
+    uint32_t slot; /* running on a shared card: its place in run.shared */
 };
 
 struct node {
@@ -51,6 +53,11 @@ struct run {
     int64_t *advice;         /* nodes per hour (elastic), -1 unknown */
     size_t hours;
     int64_t on_max;
+    uint32_t *shared; /* running replicas on a share of a card, when duty is measured */
+    size_t nshared;
+    int32_t *card;     /* duty asked of each card at a sample time, per mille */
+    uint32_t *touched; /* the cards it is asked of */
+    int64_t duty_ms, over_ms;
     struct gs_diag *d;
 };
 
@@ -134,9 +141,37 @@ static void scale_down(struct run *R, int64_t k)
     }
 }
 
+/* Sum the duty cycle each card's shared replicas ask at sample time @at: what passes 100 % of a
+ * card waits, as time slicing makes it. Each replica follows its pod's measured day, laid over
+ * every day of the replay. */
+static void duty_at(struct run *R, int64_t at, int64_t dt)
+{
+    const struct gs_elastic_params *p = R->p;
+    size_t slot = (size_t)(at % DAY_S) * p->slots / DAY_S, nt = 0;
+    for (size_t i = 0; i < R->nshared; i++) {
+        const struct rep *r = &R->r[R->shared[i]];
+        uint32_t c = (uint32_t)r->pl.node * GS_GPUS_MAX + (uint32_t)__builtin_ctz(r->pl.gpu_mask);
+        if (R->card[c] < 0) /* -1: not asked yet at this time */
+            R->touched[nt++] = c;
+        R->card[c] += (R->card[c] < 0) + p->series[(size_t)r->pod * p->slots + slot];
+    }
+    for (size_t i = 0; i < nt; i++) {
+        int64_t u = R->card[R->touched[i]];
+        R->duty_ms += u * dt;
+        R->over_ms += (u > 1000 ? u - 1000 : 0) * dt;
+        R->card[R->touched[i]] = -1;
+    }
+}
+
 /* Add what ran since the last event to the window's totals. */
 static void advance(struct run *R, int64_t t)
 {
+    if (R->shared) { /* the duty cycle at every sample time in [now, t) inside the window */
+        int64_t step = DAY_S / (int64_t)R->p->slots, a = R->now > R->t0 ? R->now : R->t0;
+        step = step ? step : 1;
+        for (int64_t at = (a + step - 1) / step * step; at < t && at < R->t1; at += step)
+            duty_at(R, at, step);
+    }
     int64_t dt = in_window(R, R->now, t);
     R->alloc_ms += R->alloc_milli * dt;
     R->busy_ms += R->busy_milli * dt;
@@ -153,6 +188,10 @@ static void start(struct run *R, struct rep *r, const struct gs_placement *pl)
     R->unserved += in_window(R, r->start, R->now) * m; /* asked for while it waited */
     R->alloc_milli += m;
     R->busy_milli += r->work;
+    if (R->shared && r->req.gpu_milli < 1000) {
+        r->slot = (uint32_t)R->nshared;
+        R->shared[R->nshared++] = (uint32_t)(r - R->r);
+    }
 }
 
 static void leave(struct run *R, struct rep *r)
@@ -162,6 +201,11 @@ static void leave(struct run *R, struct rep *r)
         gs_sched_release(R->s, &r->req, &r->pl);
         R->alloc_milli -= m;
         R->busy_milli -= r->work;
+        if (R->shared && r->req.gpu_milli < 1000) { /* swap the last into its place */
+            uint32_t last = R->shared[--R->nshared];
+            R->shared[r->slot] = last;
+            R->r[last].slot = r->slot;
+        }
         struct node *n = &R->node[r->pl.node];
         if (--n->pods == 0 && n->st == CORDONED)
             turn_off(R, (size_t)r->pl.node);
@@ -369,11 +413,12 @@ static int load(struct run *R, const struct gs_demand *dm, int64_t end_s)
     qsort(R->r, R->nr, sizeof(*R->r), start_less);
     for (size_t i = 0; i < R->nr; i++) {
         struct rep *r = &R->r[i];
-        int32_t util = R->p->util_permille ? R->p->util_permille[i % R->p->nutil] : 1000;
+        r->pod = R->p->nutil ? (uint32_t)(i % R->p->nutil) : 0;
+        int32_t util = R->p->util_permille ? R->p->util_permille[r->pod] : 1000;
         r->work = (int64_t)r->req.num_gpu * r->req.gpu_milli * util / 1000;
         if (R->p->right_size && r->req.num_gpu == 1 && r->req.gpu_milli == 1000)
             r->req.gpu_milli = (uint32_t)gs_elastic_share(
-                R->p->peak_permille ? R->p->peak_permille[i % R->p->nutil] : 1000);
+                R->p->peak_permille ? R->p->peak_permille[r->pod] : 1000, R->p->overcommit_milli);
         R->by_end[i] = (uint32_t)i;
     }
     int rc = R->p->right_size ? gs_demand_new(&R->sized) : 0;
@@ -388,22 +433,27 @@ static int load(struct run *R, const struct gs_demand *dm, int64_t end_s)
     return R->nr ? 0 : gs_diag_error(R->d, "no replica before the end of the replay");
 }
 
-int32_t gs_elastic_share(int32_t peak_permille)
+int32_t gs_elastic_share(int32_t peak_permille, int32_t overcommit_milli)
 {
     int32_t s = (peak_permille + 99) / 100 * 100;
-    return s < 100 ? 100 : s > 1000 ? 1000 : s;
+    s = s < 100 ? 100 : s > 1000 ? 1000 : s;
+    int32_t oc = overcommit_milli < 1000 ? 1000 : overcommit_milli > 4000 ? 4000 : overcommit_milli;
+    return (s * 1000 + oc - 1) / oc;
 }
 
 static int check(const struct gs_elastic_params *p, struct gs_diag *d)
 {
     if (p->node_gpus < 1 || p->node_gpus > GS_GPUS_MAX || p->lead_s < 0 || p->lead_s > DAY_S ||
         p->wait_target_s < 0 || p->warmup_s < 2 * DAY_S || (p->util_permille && !p->nutil) ||
-        (p->peak_permille && !p->util_permille))
+        (p->peak_permille && !p->util_permille) || (p->series && (!p->slots || !p->util_permille)))
         return gs_diag_error(d,
                              "elastic replay: %d GPUs a node (1..16), lead %lld s (0..1 day), "
                              "wait target %lld s (>= 0), warm-up %lld s (>= 2 days)",
                              p->node_gpus, (long long)p->lead_s, (long long)p->wait_target_s,
                              (long long)p->warmup_s);
+    if (p->overcommit_milli > 4000 || (p->overcommit_milli > 1000 && !p->right_size))
+        return gs_diag_error(d, "elastic replay: overcommit %d/1000: 1..4, and right-sized only",
+                             p->overcommit_milli);
     return 0;
 }
 
@@ -468,6 +518,15 @@ static int build(struct run *R, size_t nodes)
     R->nn = nodes;
     for (size_t i = 0; !rc && i < nodes; i++)
         hold(R, i, 1); /* every node starts off */
+    if (!rc && R->p->series && R->p->right_size) {
+        R->shared = malloc(R->nr * sizeof(*R->shared));
+        R->card = malloc(nodes * GS_GPUS_MAX * sizeof(*R->card));
+        R->touched = malloc(nodes * GS_GPUS_MAX * sizeof(*R->touched));
+        if (!R->shared || !R->card || !R->touched)
+            rc = -ENOMEM;
+        for (size_t i = 0; !rc && i < nodes * GS_GPUS_MAX; i++)
+            R->card[i] = -1;
+    }
     return rc;
 }
 
@@ -639,6 +698,8 @@ int gs_elastic_run(const struct gs_demand *dm, int64_t end_s, const struct gs_el
         out->unserved_milli_s = R.unserved;
         out->alloc_permille = gpu_s ? (int32_t)(R.alloc_ms / gpu_s) : 0;
         out->util_permille = gpu_s ? (int32_t)(R.busy_ms / gpu_s) : 0;
+        out->duty_milli_s = R.duty_ms;
+        out->over_milli_s = R.over_ms;
     }
     gs_sched_free(R.s);
     gs_cluster_free(R.c);
@@ -646,6 +707,9 @@ int gs_elastic_run(const struct gs_demand *dm, int64_t end_s, const struct gs_el
     free(R.r);
     free(R.by_end);
     free(R.advice);
+    free(R.shared);
+    free(R.card);
+    free(R.touched);
     gs_demand_free(R.sized);
     return rc;
 }
@@ -655,10 +719,12 @@ int64_t gs_elastic_static_fit(const struct gs_demand *dm, int64_t end_s,
                               struct gs_elastic_result *out, struct gs_diag *d)
 {
     struct gs_elastic_result r;
-    int rc = gs_elastic_run(dm, end_s, p, hi, out, d);
+    struct gs_elastic_params q = *p;
+    q.series = NULL; /* the probes need no duty cycle: only the size found is measured */
+    int rc = gs_elastic_run(dm, end_s, &q, hi, out, d);
     while (!rc && lo < hi) { /* invariant: no replica waits on hi nodes, or hi is the top */
         int64_t mid = lo + (hi - lo) / 2;
-        rc = gs_elastic_run(dm, end_s, p, mid, &r, d);
+        rc = gs_elastic_run(dm, end_s, &q, mid, &r, d);
         if (!rc && r.waited == 0) {
             hi = mid;
             *out = r;
@@ -666,5 +732,7 @@ int64_t gs_elastic_static_fit(const struct gs_demand *dm, int64_t end_s,
             lo = mid + 1;
         }
     }
+    if (!rc && p->series)
+        rc = gs_elastic_run(dm, end_s, p, hi, out, d);
     return rc ? rc : hi;
 }

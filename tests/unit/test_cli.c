@@ -1139,6 +1139,9 @@ static void test_forecast_bad_input(void **state)
         {"forecast", "--dlrm", one, "--end", "9223372036854775000", NULL},
         /* the replay allocated an hour's advice for each of them */
         {"forecast", "--dlrm", one, "--replay", "--end", "4000000000000", NULL},
+        {"forecast", "--dlrm", one, "--replay", "--overcommit", "0.5", NULL},
+        {"forecast", "--dlrm", one, "--replay", "--overcommit", "1.5", NULL},
+        {"forecast", "--dlrm", one, "--overcommit", "1.5", NULL},
     };
     const char *want[] = {
         "bad_dlrm.csv:2:19: deletion_time: deleted (50) before created (100)",
@@ -1159,6 +1162,9 @@ static void test_forecast_bad_input(void **state)
         "--end 99999999999999999999: want seconds",
         "2562047788015216 hours from the first record to the end: more than 100000",
         "elastic replay: 1111111111 hours of history: more than 100000",
+        "--overcommit 0.5: want a ratio 1..4 (1.5)",
+        "--overcommit packs right-sized shares: give --right-size",
+        "--overcommit is not read by a forecast",
     };
     for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
         run(&r, cases[i]);

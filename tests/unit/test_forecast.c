@@ -649,13 +649,9 @@ static void test_advice(void **state)
     gs_demand_free(dm);
 }
 
-/* The elastic replay on a day-night demand of one-card replicas (36 by day, 6 by night, each an
- * hour long): static at peak never makes a replica wait; the elastic way runs far fewer
- * node-hours and keeps the waits within the nodes' lead time; a static cluster of the same cost
- * leaves replicas waiting for hours. */
-static void test_elastic_replay(void **state)
+/* Two weeks of one-card replicas an hour long: 36 by day (8:00-20:00), 6 by night. */
+static struct gs_demand *day_night(void)
 {
-    (void)state;
     struct gs_demand *dm = demand();
     struct gs_diag d;
     gs_diag_init(&d);
@@ -666,6 +662,19 @@ static void test_elastic_replay(void **state)
                                            NULL, NULL, NULL, NULL, &d),
                              0);
     }
+    return dm;
+}
+
+/* The elastic replay on a day-night demand of one-card replicas (36 by day, 6 by night, each an
+ * hour long): static at peak never makes a replica wait; the elastic way runs far fewer
+ * node-hours and keeps the waits within the nodes' lead time; a static cluster of the same cost
+ * leaves replicas waiting for hours. */
+static void test_elastic_replay(void **state)
+{
+    (void)state;
+    struct gs_demand *dm = day_night();
+    struct gs_diag d;
+    gs_diag_init(&d);
     int32_t util[2] = {100, 300};
     struct gs_elastic_params p = {.node_gpus = 8,
                                   .model = gs_catalog_find("A100-SXM4-80GB", -1),
@@ -697,9 +706,11 @@ static void test_elastic_replay(void **state)
     assert_true(same.unserved_milli_s > 0);
     /* right-sized: a replica of a pod that peaks at 23 % of a card asks 300 milli, so three
      * share a card: static at peak fits in fewer nodes, elastic in fewer than with whole cards */
-    assert_int_equal(gs_elastic_share(0), 100);
-    assert_int_equal(gs_elastic_share(230), 300);
-    assert_int_equal(gs_elastic_share(1000), 1000);
+    assert_int_equal(gs_elastic_share(0, 1000), 100);
+    assert_int_equal(gs_elastic_share(230, 0), 300);
+    assert_int_equal(gs_elastic_share(1000, 1000), 1000);
+    assert_int_equal(gs_elastic_share(630, 1500), 467); /* 700 / 1.5, rounded up */
+    assert_int_equal(gs_elastic_share(0, 4000), 25);
     int32_t peak_util[2] = {230, 230};
     p.peak_permille = peak_util;
     p.right_size = 1;
@@ -726,27 +737,79 @@ static void test_elastic_replay(void **state)
     gs_demand_free(dm);
 }
 
-/* The GenAI pods' utilisation: one mean per pod, per mille; bad values named. */
+/* The GenAI pods' utilisation: one mean, peak and series per pod, per mille, on the grid of
+ * the file's sample times; bad values and a pod sampled twice at a time named. */
 static void test_read_duty(void **state)
 {
     (void)state;
-    const char *p = write_tmp("duty.csv", "value,timestamp_anon,container_ip\n10.0,1,a\n"
-                                          "20.0,2,a\n5.5,1,b\n");
-    int32_t *u, *pk;
-    size_t n;
+    const char *p = write_tmp("duty.csv", "value,timestamp_anon,container_ip\n20.0,2.0,a\n"
+                                          "10.0,1,a\n5.5,1,b\n");
+    struct gs_duty u;
     struct gs_diag d;
     gs_diag_init(&d);
-    assert_int_equal(gs_util_read_duty(p, &u, &pk, &n, &d), 0);
-    assert_int_equal(n, 2);
-    assert_int_equal(u[0], 150);
-    assert_int_equal(u[1], 55);
-    assert_int_equal(pk[0], 200);
-    assert_int_equal(pk[1], 55);
-    free(u);
-    free(pk);
+    assert_int_equal(gs_util_read_duty(p, &u, &d), 0);
+    assert_int_equal(u.pods, 2);
+    assert_int_equal(u.slots, 2);
+    assert_int_equal(u.mean[0], 150);
+    assert_int_equal(u.mean[1], 55);
+    assert_int_equal(u.peak[0], 200);
+    assert_int_equal(u.peak[1], 55);
+    static const int16_t series[4] = {100, 200, 55, 0}; /* b has no sample at 2 s */
+    assert_memory_equal(u.series, series, sizeof(series));
+    gs_duty_free(&u);
     p = write_tmp("duty2.csv", "value,timestamp_anon,container_ip\n101,1,a\n");
-    assert_int_equal(gs_util_read_duty(p, &u, NULL, &n, &d), -EINVAL);
+    assert_int_equal(gs_util_read_duty(p, &u, &d), -EINVAL);
     assert_has(d.msg, "duty2.csv:2:1: value: \"101\" is not a utilisation");
+    p = write_tmp("duty3.csv", "value,timestamp_anon,container_ip\n1,1,a\n2,x,a\n");
+    assert_int_equal(gs_util_read_duty(p, &u, &d), -EINVAL);
+    assert_has(d.msg, "duty3.csv:3:3: timestamp_anon");
+    p = write_tmp("duty4.csv", "value,timestamp_anon,container_ip\n1,7,a\n2,1,b\n3,7,a\n");
+    assert_int_equal(gs_util_read_duty(p, &u, &d), -EINVAL);
+    assert_has(d.msg, "duty4.csv:4: container_ip \"a\" sampled twice at 7 s (line 2)");
+}
+
+/* Overcommitted right-sized replicas: pods busy 90 % from 8:00 to 20:00 and idle otherwise.
+ * Alone on their cards (no overcommit) no card is ever asked past 100 %; packed two to a card at
+ * overcommit 2, the cards that hold two are asked 180 % by day, and the replay says so. */
+static void test_elastic_overcommit(void **state)
+{
+    (void)state;
+    struct gs_demand *dm = day_night();
+    struct gs_diag d;
+    gs_diag_init(&d);
+    int32_t mean[1] = {450}, peak[1] = {900};
+    int16_t series[24] = {0};
+    for (int h = 8; h < 20; h++)
+        series[h] = 900;
+    struct gs_elastic_params p = {.node_gpus = 8,
+                                  .model = gs_catalog_find("A100-SXM4-80GB", -1),
+                                  .lead_s = 600,
+                                  .warmup_s = 7 * 86400,
+                                  .method = GS_FC_AUTO,
+                                  .util_permille = mean,
+                                  .peak_permille = peak,
+                                  .series = series,
+                                  .nutil = 1,
+                                  .slots = 24,
+                                  .right_size = 1};
+    int64_t end = 14 * 86400;
+    struct gs_elastic_result alone, packed;
+    assert_int_equal(gs_elastic_run(dm, end, &p, 5, &alone, &d), 0);
+    assert_true(alone.duty_milli_s > 0);
+    assert_int_equal(alone.over_milli_s, 0);
+    p.overcommit_milli = 2000;
+    assert_int_equal(gs_elastic_peak_nodes(dm, end, &p, &d), 3); /* 36 x 450 milli: 16.2 GPUs */
+    assert_int_equal(gs_elastic_run(dm, end, &p, 3, &packed, &d), 0);
+    assert_int_equal(packed.waited, 0);
+    assert_int_equal(packed.duty_milli_s, alone.duty_milli_s); /* the same work asked */
+    print_message("overcommit 2: %lld of %lld milli-GPU-s past the card\n",
+                  (long long)packed.over_milli_s, (long long)packed.duty_milli_s);
+    assert_true(packed.over_milli_s > 0);
+    assert_true(packed.over_milli_s * 9 <= packed.duty_milli_s * 4); /* at most 80 of 180 */
+    p.right_size = 0;
+    assert_int_equal(gs_elastic_run(dm, end, &p, 5, &packed, &d), -EINVAL);
+    assert_has(d.msg, "right-sized only");
+    gs_demand_free(dm);
 }
 
 int main(void)
@@ -767,6 +830,7 @@ int main(void)
         cmocka_unit_test(test_advice),
         cmocka_unit_test(test_elastic_replay),
         cmocka_unit_test(test_read_duty),
+        cmocka_unit_test(test_elastic_overcommit),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
