@@ -352,7 +352,8 @@ static int duty_table(const char *path, struct duty *u, struct gs_duty *out, str
         slots += i == 0 || u->row[i].t != u->row[i - 1].t;
         if (i > 0 && u->row[i].t == u->row[i - 1].t && u->row[i].pod == u->row[i - 1].pod)
             return gs_diag_error(d, "%s:%u: container_ip \"%s\" sampled twice at %lld s (line %u)",
-                                 path, u->row[i].line, u->pods.name[u->row[i].pod],
+                                 path, u->row[i].line,
+                                 u->row[i].pod > 0 ? u->pods.name[u->row[i].pod] : "",
                                  (long long)u->row[i].t, u->row[i - 1].line);
     }
     if (slots && np > GS_DUTY_SAMPLES_MAX / slots)

@@ -766,6 +766,9 @@ static void test_read_duty(void **state)
     p = write_tmp("duty4.csv", "value,timestamp_anon,container_ip\n1,7,a\n2,1,b\n3,7,a\n");
     assert_int_equal(gs_util_read_duty(p, &u, &d), -EINVAL);
     assert_has(d.msg, "duty4.csv:4: container_ip \"a\" sampled twice at 7 s (line 2)");
+    p = write_tmp("duty5.csv", "value,timestamp_anon,container_ip\n1,7,\n3,7,\n"); /* no name */
+    assert_int_equal(gs_util_read_duty(p, &u, &d), -EINVAL);
+    assert_has(d.msg, "duty5.csv:3: container_ip \"\" sampled twice at 7 s (line 2)");
 }
 
 /* Overcommitted right-sized replicas: pods busy 90 % from 8:00 to 20:00 and idle otherwise.
