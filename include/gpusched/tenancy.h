@@ -354,9 +354,11 @@ const struct gs_tenancy_work *gs_tenancy_work(const struct gs_tenancy *t);
  * shares on it), split among its pods by share, so tenants, queues and models add up to the
  * fleet; busy is at most the allocation. @lost_milli_s: the busy time of runs whose work was
  * discarded (evicted, on a failed node or card, deleted while running); goodput is busy less
- * lost. @short_milli_s, tenants only: how far below its GPUQuota dedicated cards (over its
- * models) the tenant held while its running and pending pods asked for that much or more, the
- * shortfall min(dedicated, asked) - held integrated: 0 when the guarantee always held.
+ * lost. @short_milli_s, tenants only: how far below its GPUQuota dedicated cards of each model
+ * the tenant held while pods of its that could run on that model waited (a node of the model has
+ * the cards they ask, in one NVLink group where their tier requires one, and their GPU-model
+ * constraint allows it), min(dedicated - held, waiting) per model, summed and integrated: 0 when
+ * the guarantee always held.
  * gs_tenancy_usage(): @of picks the ledger, @i the tenant, queue or catalog model (as
  * gs_tenancy_tenant_milli() and gs_tenancy_queue_milli() number them; ignored for the fleet).
  * Return: 0 and *@out; -ENOENT for an index out of range. O(1).

@@ -87,8 +87,9 @@ struct gs_tsim_tenant {
     int64_t gpu_milli_s;  /* allocated milli-GPU x seconds (as usage.gpu_milli_s) */
     int64_t busy_milli_s; /* modelled busy milli-GPU x seconds (as usage.busy_milli_s) */
     struct gs_tsim_usage usage;
-    int64_t short_milli_s; /* below its GPUQuota dedicated cards while asking for them (the
-                              guarantee's shortfall, gs_tenancy_usage()); 0 when it held */
+    int64_t short_milli_s; /* below its GPUQuota dedicated cards of a model while pods that could
+                              use them waited (the guarantee's shortfall, gs_tenancy_usage());
+                              0 when it held */
     struct gs_tsim_waits wait;
     int64_t entitlement_milli; /* GPUQuota total over its models, 0 when it has none */
     /* On time-sliced cards, milli-GPU x seconds: what its pods asked (nvidia.com/gpucores, else

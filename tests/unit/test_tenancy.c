@@ -1917,6 +1917,91 @@ static struct gs_tsim_usage tenant_usage(const struct gs_tsim *t, const char *na
     return (struct gs_tsim_usage){0};
 }
 
+/* @name's GPU-seconds below its dedicated quota while pods that could use it waited. */
+static int64_t shortfall_s(const struct gs_tsim *t, const char *name)
+{
+    for (size_t i = 0; i < gs_tsim_tenant_count(t); i++)
+        if (strcmp(gs_tsim_tenant(t, i)->name, name) == 0)
+            return gs_tsim_tenant(t, i)->short_milli_s / 1000;
+    fail_msg("no tenant %s", name);
+    return -1;
+}
+
+/* A node of 4 L40S cards (no NVLink). */
+static void l40s_node(struct gs_scenario *s)
+{
+    int l = tmpl(s, "l40s", 4, 0);
+    s->policy.templates[l].model = gs_catalog_find("L40S", -1);
+    node(s, "n-l40s", "", l);
+}
+
+/* The last tenant's quota of L40S cards: @ded dedicated of @total. */
+static void l40s_quota(struct gs_scenario *s, int ded, int total)
+{
+    struct gs_tenant_spec *ts = &s->policy.tenants[s->policy.ntenants - 1];
+    struct gs_model_quota *q = &ts->quotas[ts->nquotas++];
+    snprintf(q->key, sizeof(q->key), "l40s");
+    q->model = gs_catalog_find("L40S", -1);
+    q->total_milli = total * 1000;
+    q->dedicated_milli = ded * 1000;
+    q->shared_milli = (total - ded) * 1000;
+}
+
+/*
+ * The guarantee's shortfall is counted per GPU model against the pods that could run on it.
+ * team-a holds 3 A100 cards, above its 2 dedicated ones, while two more one-card pods that must
+ * have NVLink wait: its 2 dedicated L40S (no NVLink) are nothing they could use, so it is not
+ * short (summed over models it would have been a card short for the hour). Then a pod that could
+ * run on an L40S waits while team-b, of higher priority, borrows every L40S: team-a is a card
+ * short of its dedicated L40S until they end (summed over models it would not have been: it held
+ * 4 A100 cards, as many as its dedicated cards of both models).
+ */
+static void test_shortfall_per_model(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    node(s, "n-a100", "", tmpl(s, "a100", 3, 1));
+    l40s_node(s);
+    tenant(s, "team-a", 2, 4);
+    l40s_quota(s, 2, 4);
+    for (int i = 0; i < 5; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "nv-%d", i);
+        pod(s, "team-a", name, 1, 0, 3600)->tier = GS_TIER_NVLINK;
+    }
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    assert_string_equal(node_of(t, "nv-4"), "n-a100"); /* after the first three */
+    assert_int_equal(shortfall_s(t, "team-a"), 0);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+
+    s = scn();
+    node(s, "n-a100", "", tmpl(s, "a100", 4, 1));
+    l40s_node(s);
+    tenant(s, "team-a", 2, 4);
+    l40s_quota(s, 2, 4);
+    tenant(s, "team-b", 0, 0);
+    l40s_quota(s, 0, 4);
+    pclass(s, "high", 100);
+    for (int i = 0; i < 4; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "a-%d", i);
+        pod(s, "team-a", name, 1, 0, 7200)->model_mask = 1u << s->policy.templates[0].model;
+        snprintf(name, sizeof(name), "b-%d", i);
+        snprintf(pod(s, "team-b", name, 1, 0, 7200)->priority_class, GS_SCN_NAME_MAX, "high");
+    }
+    pod(s, "team-a", "any", 1, 60, 600);
+    t = run(s, GS_WAY_FULL);
+    assert_string_equal(node_of(t, "b-0"), "n-l40s");
+    char runs[64];
+    runs_of(t, "any", runs, sizeof(runs));
+    assert_string_equal(runs, "n-a100@7200-7800;");
+    assert_int_equal(shortfall_s(t, "team-a"), 7200 - 60);
+    assert_int_equal(shortfall_s(t, "team-b"), 0);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
 /* Every ledger adds up: tenants and models to the fleet, none above what exists. */
 static void assert_adds_up(const struct gs_tsim *t)
 {
@@ -2352,6 +2437,7 @@ int main(void)
         cmocka_unit_test(test_restored_card_modes),
         cmocka_unit_test(test_node_failures),
         cmocka_unit_test(test_taints),
+        cmocka_unit_test(test_shortfall_per_model),
         cmocka_unit_test(test_preempt_smallest_gang),
         cmocka_unit_test(test_backoff_after_failed_search_only),
         cmocka_unit_test(test_small_pods_keep_the_big_hole),

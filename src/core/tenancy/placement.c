@@ -30,7 +30,7 @@ static int account(struct gs_tenancy *t, int32_t pod, int sign, int restore)
     struct rpod *p = &t->pods[pod];
     int model = p->fit.ncards > 0 ? gs_fleet_node_model(t->fleet, (size_t)p->node) : -1;
     gs__quota_charge(t, p, model, sign, restore);
-    t->tenant_held[p->tenant] += sign * p->milli;
+    gs__tn_usable_charge(t, p, 1, sign);
     gs__tn_gang_changed(t, p->group);
     gs__tn_gang_changed(t, p->wgroup);
     if (p->group >= 0) {

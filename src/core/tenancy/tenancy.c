@@ -87,16 +87,17 @@ static int alloc_state(struct gs_tenancy *t)
     t->ntenants = nt;
     t->nqueues = pol->nqueues + 1;
     if (ALLOC(t->ded_used, nt * GS_MODEL_MAX) || ALLOC(t->sh_used, nt * GS_MODEL_MAX) ||
-        ALLOC(t->use_tenant, nt) || ALLOC(t->use_queue, t->nqueues) || ALLOC(t->tenant_held, nt) ||
-        ALLOC(t->tenant_demand, nt) || ALLOC(t->q_used, t->nqueues) ||
-        ALLOC(t->q_demand, t->nqueues) || ALLOC(t->q_deserved, 2 * t->nqueues) ||
-        ALLOC(t->q_weight, t->nqueues) || ALLOC(t->rq_used, pol->nrquotas) ||
-        ALLOC(t->bo_key, GS_MEMO_SLOTS) || ALLOC(t->clean, GS_MEMO_SLOTS) ||
-        ALLOC(t->scratch, nodes) || ALLOC(t->logbits, nodes / 64 + 1) ||
-        ALLOC(t->bo_until, GS_MEMO_SLOTS) || ALLOC(t->resv_ev, GS_RESV_DEPTH) ||
-        ALLOC(t->resv_next, GS_RESV_DEPTH) || ALLOC(t->resv_ids, GS_RESV_DEPTH) ||
-        ALLOC(t->resv_nodes, nodes) || ALLOC(t->ts_asked, nt) || ALLOC(t->ts_entitled, nt) ||
-        ALLOC(t->ts_received, nt) || ALLOC(t->gang_open, nodes))
+        ALLOC(t->use_tenant, nt) || ALLOC(t->use_queue, t->nqueues) ||
+        ALLOC(t->usable_held, nt * GS_MODEL_MAX) || ALLOC(t->usable_asked, nt * GS_MODEL_MAX) ||
+        ALLOC(t->q_used, t->nqueues) || ALLOC(t->q_demand, t->nqueues) ||
+        ALLOC(t->q_deserved, 2 * t->nqueues) || ALLOC(t->q_weight, t->nqueues) ||
+        ALLOC(t->rq_used, pol->nrquotas) || ALLOC(t->bo_key, GS_MEMO_SLOTS) ||
+        ALLOC(t->clean, GS_MEMO_SLOTS) || ALLOC(t->scratch, nodes) ||
+        ALLOC(t->logbits, nodes / 64 + 1) || ALLOC(t->bo_until, GS_MEMO_SLOTS) ||
+        ALLOC(t->resv_ev, GS_RESV_DEPTH) || ALLOC(t->resv_next, GS_RESV_DEPTH) ||
+        ALLOC(t->resv_ids, GS_RESV_DEPTH) || ALLOC(t->resv_nodes, nodes) ||
+        ALLOC(t->ts_asked, nt) || ALLOC(t->ts_entitled, nt) || ALLOC(t->ts_received, nt) ||
+        ALLOC(t->gang_open, nodes))
         return -ENOMEM;
     for (size_t q = 0; q < t->nqueues; q++)
         t->q_weight[q] = q < pol->nqueues ? pol->queues[q].weight : 1;
@@ -171,8 +172,8 @@ void gs_tenancy_free(struct gs_tenancy *t)
                    t->sh_used,
                    t->use_tenant,
                    t->use_queue,
-                   t->tenant_held,
-                   t->tenant_demand,
+                   t->usable_held,
+                   t->usable_asked,
                    t->slot_alloc,
                    t->q_used,
                    t->q_demand,
@@ -330,7 +331,8 @@ static int unpark(struct gs_tenancy *t, int32_t group)
                 continue;
             m->arrived = 1;
             t->q_demand[m->queue] += m->milli;
-            t->tenant_demand[m->tenant] += m->milli;
+            m->usable = gs__tn_usable_models(t, m);
+            gs__tn_usable_charge(t, m, 0, 1);
             t->arrivals_since_pass = 1;
             int r = gs__tn_pending_add(t, pod);
             if (r < 0)
@@ -392,7 +394,8 @@ int gs_tenancy_submit(struct gs_tenancy *t, int64_t now, const struct gs_pod_spe
     }
     p->arrived = 1;
     t->q_demand[p->queue] += p->milli;
-    t->tenant_demand[p->tenant] += p->milli;
+    p->usable = gs__tn_usable_models(t, p);
+    gs__tn_usable_charge(t, p, 0, 1);
     t->arrivals_since_pass = 1;
     return gs__tn_pending_add(t, pod);
 }
@@ -419,7 +422,7 @@ int gs_tenancy_complete(struct gs_tenancy *t, int64_t now, int32_t id, int32_t *
                 "DeadlineExceeded: ended %lld s after it started (activeDeadlineSeconds)",
                 (long long)(p->sp->deadline_us / 1000000));
     t->q_demand[p->queue] -= p->milli;
-    t->tenant_demand[p->tenant] -= p->milli;
+    gs__tn_usable_charge(t, p, 0, -1);
     t->epoch++;
     return r;
 }
@@ -447,7 +450,7 @@ int gs_tenancy_cancel(struct gs_tenancy *t, int64_t now, int32_t id)
     }
     p->state = GS_POD_COMPLETED;
     t->q_demand[p->queue] -= p->milli;
-    t->tenant_demand[p->tenant] -= p->milli;
+    gs__tn_usable_charge(t, p, 0, -1);
     t->epoch++;
     return r;
 }

@@ -60,6 +60,7 @@ struct rpod {
     int64_t gpus;       /* nvidia.com/gpu as ResourceQuota counts it */
     int64_t gpumem_mib; /* cards x per-card GPU memory */
     int32_t model;      /* model charged while running, -1 none */
+    uint32_t usable;    /* the models it could run on, fixed at its arrival */
     int64_t first_start;
     uint32_t gen;
     uint64_t tried_epoch; /* release epoch at its last failed try, 0 never */
@@ -288,7 +289,10 @@ struct gs_tenancy {
         int64_t alloc, busy;
         gs_i128 sum[4];
     } * use_tenant, *use_queue, use_model[GS_MODEL_MAX], use_fleet;
-    int64_t *tenant_held, *tenant_demand; /* milli charged by running pods; running + pending */
+    /* [tenant * GS_MODEL_MAX + model], milli: its arrived pods that could run on the model
+     * (gs__tn_usable_models()); of them, those running. Their difference is the demand for the
+     * model's dedicated quota its pods waiting leave (work.c). */
+    int64_t *usable_asked, *usable_held;
     int64_t acc_t;
     int64_t *slot_alloc; /* work.c's scratch: per pod of a node, its allocation being summed */
     size_t cap_slot_alloc;
@@ -311,6 +315,14 @@ int gs__tn_admission_init(struct gs_tenancy *t);
 /* Is tier @ts (NULL or undefined: the tier as the README defines it) a requirement: strategy
  * colocate with maxSkew 0 or unset? prefer-colocate, or colocate with a skew, only prefers. */
 int gs__tn_tier_required(const struct gs_tier_spec *ts);
+
+/* gs__tn_usable_models() - the GPU models (bit per catalog index) with a node that could hold
+ * admitted @p alone: of a model its GPU-model constraint allows, with as many GPUs as it asks
+ * whole, in one NVLink group where its tier requires one. */
+uint32_t gs__tn_usable_models(const struct gs_tenancy *t, const struct rpod *p);
+/* gs__tn_usable_charge() - count @p (its @usable) in @t's usable_asked (@running 0: it arrived,
+ * @sign +1, or left, -1) or usable_held (@running 1: it started or stopped). */
+void gs__tn_usable_charge(struct gs_tenancy *t, const struct rpod *p, int running, int sign);
 void gs__tn_admission_free(struct gs_tenancy *t);
 /* Admit @p (its sp, seq and submit set): 0 admitted, 1 rejected with p->reason; -ENOMEM. */
 int gs__tn_admit(const struct gs_tenancy *t, struct rpod *p);

@@ -33,7 +33,8 @@
  * integrals of both over time, with the busy time of work later discarded (an evicted run since
  * its last checkpoint, a pod on a failed node or card, a running pod deleted). Goodput, the busy
  * time of work that completed or still runs, is busy less discarded. Per tenant also the
- * guarantee's shortfall: how far below its dedicated quota it held while asking for as much.
+ * guarantee's shortfall: per GPU model, how far below its dedicated quota of it it held while
+ * pods of its that could run there waited (gs__tn_usable_models()).
  */
 #include "tenancy_impl.h"
 
@@ -136,16 +137,29 @@ void gs__tn_work_accrue(struct gs_tenancy *t, int64_t now)
         }
     t->use_fleet.sum[0] += (gs_i128)t->use_fleet.alloc * dt;
     t->use_fleet.sum[1] += (gs_i128)t->use_fleet.busy * dt;
-    for (size_t i = 0; i < t->pol->ntenants; i++) {
+    for (size_t i = 0; i < t->pol->ntenants; i++) { /* the guarantee's shortfall, per model */
         const struct gs_tenant_spec *ts = &t->pol->tenants[i];
-        int64_t ded = 0;
-        for (int k = 0; ts->has_quota && k < ts->nquotas; k++)
-            ded += ts->quotas[k].dedicated_milli;
-        int64_t want = t->tenant_demand[i] < ded ? t->tenant_demand[i] : ded;
-        if (want > t->tenant_held[i])
-            t->use_tenant[i].sum[3] += (gs_i128)(want - t->tenant_held[i]) * dt;
+        for (int k = 0; ts->has_quota && k < ts->nquotas; k++) {
+            int m = ts->quotas[k].model;
+            if (m < 0 || m >= GS_MODEL_MAX)
+                continue;
+            size_t x = i * GS_MODEL_MAX + (size_t)m;
+            int64_t held = t->ded_used[x] + t->sh_used[x];
+            int64_t waiting = t->usable_asked[x] - t->usable_held[x];
+            int64_t room = ts->quotas[k].dedicated_milli - held;
+            int64_t gap = waiting < room ? waiting : room;
+            if (gap > 0)
+                t->use_tenant[i].sum[3] += (gs_i128)gap * dt;
+        }
     }
     t->acc_t = now;
+}
+
+void gs__tn_usable_charge(struct gs_tenancy *t, const struct rpod *p, int running, int sign)
+{
+    int64_t *a = (running ? t->usable_held : t->usable_asked) + (size_t)p->tenant * GS_MODEL_MAX;
+    for (uint32_t m = p->usable; m; m &= m - 1)
+        a[__builtin_ctz(m)] += sign * p->milli;
 }
 
 void gs__tn_work_settle(struct gs_tenancy *t, int32_t pod)
