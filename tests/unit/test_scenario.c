@@ -760,6 +760,14 @@ static const struct bad bads[] = {
      "kind ClusterQueue (Kueue) is not read: write a GPUQuota per tenant and GPU model "
      "(nominalQuota of nvidia.com/gpu as dedicated",
      0},
+    /* a List's own keys are checked as a kind's: none skipped, none twice */
+    {"apiVersion: v1\nkind: List\nitem: []\n", -EINVAL,
+     ":3:1: ", "unknown field \"item\" in List (did you mean \"items\"?)", 0},
+    {"apiVersion: v1\nkind: List\nitems: []\nkind: List\n", -EINVAL,
+     ":4:1: ", "duplicate field \"kind\" in List", 0},
+    /* `kubectl get nodes -o yaml`: the nearest kind, Pod, would mislead */
+    {"apiVersion: v1\nkind: Node\nmetadata: {name: n}\n", -EINVAL,
+     ":2:7: ", "kind Node is not read: write the nodes as a Cluster's nodeTemplates", 0},
     {"apiVersion: v1\nkind: PodGroop\nmetadata: {name: g}\n", -EINVAL,
      ":2:7: ", "kind \"PodGroop\" is not a kind gpusched reads (did you mean \"PodGroup\"?)", 0},
     {"apiVersion: scheduling.k8s.io/v1\nkind: Queue\nmetadata: {name: q}\n", -EINVAL, ":1:13: ",
