@@ -62,7 +62,17 @@ static const char *const kinds_inert[] = {"Namespace",
 static const char *const kinds_workload[] = {
     "Deployment", "StatefulSet", "DaemonSet",  "ReplicaSet", "ReplicationController",
     "Job",        "CronJob",     "PyTorchJob", "TFJob",      "MPIJob",
-    "RayJob",     "RayCluster"};
+    "RayJob",     "RayCluster",  "JobSet",     "Notebook",   "InferenceService"};
+
+/* Kinds whose meaning another kind carries here: what to write instead. */
+static const struct {
+    const char *kind, *instead;
+} kinds_instead[] = {
+    {"Node", "the nodes as a Cluster's nodeTemplates (GPU model, cards, CPU, memory) and nodes "
+             "(name, zone, taints), docs/scenario.md#cluster"},
+    {"ClusterPolicy", "the GPU Operator's MIG choice per GPU model as a GpuClusterPolicy "
+                      "(spec.mig.strategy and spec.devices), docs/mig.md"},
+};
 
 /* Kueue's kinds, each with what says the same here (docs/queues.md maps their fields). */
 static const struct {
@@ -162,12 +172,10 @@ static int other_kind(struct gs__yctx *c, yaml_node_t *kind, const char *k)
                 "kind %s is not expanded into pods by gpusched: write each pod it "
                 "would create as a Pod document (a gang as a PodGroup and its Pods)",
                 k);
-    if (strcmp(k, "Node") ==
-        0) /* `kubectl get nodes -o yaml` pasted: "did you mean Pod" misleads */
-        return gs__yaml_err(c, kind,
-                            "kind Node is not read: write the nodes as a Cluster's nodeTemplates "
-                            "(GPU model, cards, CPU, memory) and nodes (name, zone, taints), "
-                            "docs/scenario.md#cluster");
+    for (int i = 0; i < NKINDS(kinds_instead); i++)
+        if (strcmp(k, kinds_instead[i].kind) == 0)
+            return gs__yaml_err(c, kind, "kind %s is not read: write %s", k,
+                                kinds_instead[i].instead);
     for (int i = 0; i < NKINDS(kinds_kueue); i++)
         if (strcmp(k, kinds_kueue[i].kind) == 0)
             return gs__yaml_err(c, kind,

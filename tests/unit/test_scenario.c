@@ -768,6 +768,12 @@ static const struct bad bads[] = {
     /* `kubectl get nodes -o yaml`: the nearest kind, Pod, would mislead */
     {"apiVersion: v1\nkind: Node\nmetadata: {name: n}\n", -EINVAL,
      ":2:7: ", "kind Node is not read: write the nodes as a Cluster's nodeTemplates", 0},
+    {"apiVersion: nvidia.com/v1\nkind: ClusterPolicy\nmetadata: {name: p}\n", -EINVAL, ":2:7: ",
+     "kind ClusterPolicy is not read: write the GPU Operator's MIG choice per GPU model as a "
+     "GpuClusterPolicy",
+     0},
+    {"apiVersion: kubeflow.org/v1\nkind: Notebook\nmetadata: {name: nb}\n", -EINVAL,
+     ":2:7: ", "kind Notebook is not expanded into pods by gpusched", 0},
     {"apiVersion: v1\nkind: PodGroop\nmetadata: {name: g}\n", -EINVAL,
      ":2:7: ", "kind \"PodGroop\" is not a kind gpusched reads (did you mean \"PodGroup\"?)", 0},
     {"apiVersion: scheduling.k8s.io/v1\nkind: Queue\nmetadata: {name: q}\n", -EINVAL, ":1:13: ",
