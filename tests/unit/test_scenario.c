@@ -675,8 +675,9 @@ static const struct bad bads[] = {
      -EINVAL, ":4:65: ", "pcieDomains: GPU 3 is in none of them", 0},
     {CL_HDR "  nodeTemplates: [{name: t, gpuModel: T4, gpus: 2, nvlinkGroups: [[0,1],[1]]}]\n",
      -EINVAL, ":4:74: ", "nvlinkGroups: GPU 1 is listed twice", 0},
-    {CL_HDR "  nodeTemplates: [{name: t, gpuModel: T4, gpus: 2, topologyFile: a.txt}]\n", -EINVAL,
-     ":4:66: ", "a.txt: No such file or directory", 0},
+    /* beside the scenario, in /tmp: a name no other program there would use */
+    {CL_HDR "  nodeTemplates: [{name: t, gpuModel: T4, gpus: 2, topologyFile: gs-no-such.txt}]\n",
+     -EINVAL, ":4:66: ", "gs-no-such.txt: No such file or directory", 0},
     {"apiVersion: gpu.example.com/v1\nkind: GPUQuota\nmetadata: {name: q, namespace: a}\n"
      "spec:\n  quotas:\n    b200x: {total: 1}\n",
      -EINVAL, ":6:5: ", "quotas key \"b200x\" names no GPU model", 0},
