@@ -64,10 +64,13 @@ static const char *const kinds_workload[] = {
     "Job",        "CronJob",     "PyTorchJob", "TFJob",      "MPIJob",
     "RayJob",     "RayCluster",  "JobSet",     "Notebook",   "InferenceService"};
 
-/* Kinds whose meaning another kind carries here: what to write instead. */
-static const struct {
+/* A kind gpusched does not read, and what to write instead. */
+struct kind_instead {
     const char *kind, *instead;
-} kinds_instead[] = {
+};
+
+/* Kinds whose meaning another kind carries here. */
+static const struct kind_instead kinds_instead[] = {
     {"Node", "the nodes as a Cluster's nodeTemplates (GPU model, cards, CPU, memory) and nodes "
              "(name, zone, taints), docs/scenario.md#cluster"},
     {"ClusterPolicy", "the GPU Operator's MIG choice per GPU model as a GpuClusterPolicy "
@@ -75,9 +78,7 @@ static const struct {
 };
 
 /* Kueue's kinds, each with what says the same here (docs/queues.md maps their fields). */
-static const struct {
-    const char *kind, *instead;
-} kinds_kueue[] = {
+static const struct kind_instead kinds_kueue[] = {
     {"ClusterQueue", "a GPUQuota per tenant and GPU model (nominalQuota of nvidia.com/gpu as "
                      "dedicated, borrowingLimit as shared) or a Volcano Queue"},
     {"LocalQueue", "the namespace into its tenant (a GPUQuota's spec.namespaces) and the queue as "
