@@ -374,6 +374,8 @@ static void text_mig_policy(const struct gs_scenario *s, FILE *f)
     char w[200];
     fprintf(f, "MIG policy: strategy %s  (%s)\n", strategy[p->strategy],
             where(&s->policy.mig_policy_src, w, sizeof(w)));
+    if (p->ndevices == 0) /* only the models listed may turn MIG: a policy of none says so */
+        fprintf(f, "  no spec.devices: no model turns MIG\n");
     for (int i = 0; i < p->ndevices; i++) {
         const struct gs_mig_model *m = gs_mig_model_at(p->devices[i].model);
         struct gs_scn_src at = s->policy.mig_policy_src;

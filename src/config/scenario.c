@@ -62,12 +62,23 @@ static const char *const kinds_inert[] = {"Namespace",
 static const char *const kinds_workload[] = {
     "Deployment", "StatefulSet", "DaemonSet",  "ReplicaSet", "ReplicationController",
     "Job",        "CronJob",     "PyTorchJob", "TFJob",      "MPIJob",
-    "RayJob",     "RayCluster"};
+    "RayJob",     "RayCluster",  "JobSet",     "Notebook",   "InferenceService"};
+
+/* A kind gpusched does not read, and what to write instead. */
+struct kind_instead {
+    const char *kind, *instead;
+};
+
+/* Kinds whose meaning another kind carries here. */
+static const struct kind_instead kinds_instead[] = {
+    {"Node", "the nodes as a Cluster's nodeTemplates (GPU model, cards, CPU, memory) and nodes "
+             "(name, zone, taints), docs/scenario.md#cluster"},
+    {"ClusterPolicy", "the GPU Operator's MIG choice per GPU model as a GpuClusterPolicy "
+                      "(spec.mig.strategy and spec.devices), docs/mig.md"},
+};
 
 /* Kueue's kinds, each with what says the same here (docs/queues.md maps their fields). */
-static const struct {
-    const char *kind, *instead;
-} kinds_kueue[] = {
+static const struct kind_instead kinds_kueue[] = {
     {"ClusterQueue", "a GPUQuota per tenant and GPU model (nominalQuota of nvidia.com/gpu as "
                      "dedicated, borrowingLimit as shared) or a Volcano Queue"},
     {"LocalQueue", "the namespace into its tenant (a GPUQuota's spec.namespaces) and the queue as "
@@ -162,6 +173,10 @@ static int other_kind(struct gs__yctx *c, yaml_node_t *kind, const char *k)
                 "kind %s is not expanded into pods by gpusched: write each pod it "
                 "would create as a Pod document (a gang as a PodGroup and its Pods)",
                 k);
+    for (int i = 0; i < NKINDS(kinds_instead); i++)
+        if (strcmp(k, kinds_instead[i].kind) == 0)
+            return gs__yaml_err(c, kind, "kind %s is not read: write %s", k,
+                                kinds_instead[i].instead);
     for (int i = 0; i < NKINDS(kinds_kueue); i++)
         if (strcmp(k, kinds_kueue[i].kind) == 0)
             return gs__yaml_err(c, kind,
@@ -246,14 +261,18 @@ static int dispatch_item(struct gs__yctx *c, int idx, yaml_node_t *item, void *a
     return dispatch(c, arg, item, true);
 }
 
-/* A List (kubectl get pods -o yaml) or PodList: each item is read as a document of its own. */
+static int list_field(struct gs__yctx *c, int field, yaml_node_t *val, void *arg)
+{
+    /* apiVersion and kind were read; metadata (resourceVersion) decides nothing */
+    return field == 3 ? gs__yaml_each_item(c, val, "items", dispatch_item, arg) : 0;
+}
+
+/* A List (kubectl get pods -o yaml) or PodList: each item is read as a document of its own. Its
+ * keys are checked as any kind's: a misspelt or repeated one is an error, not skipped. */
 static int read_list(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root)
 {
-    yaml_node_t *items = NULL;
-    int rc = gs__yaml_map_get(c, root, "items", &items);
-    if (rc || !items)
-        return rc;
-    return gs__yaml_each_item(c, items, "items", dispatch_item, L);
+    static const char *const keys[] = {"apiVersion", "kind", "metadata", "items"};
+    return gs__yaml_each_field(c, root, keys, 4, "List", list_field, L);
 }
 
 static int read_document(struct gs__yctx *c, yaml_node_t *root, void *arg)

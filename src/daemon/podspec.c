@@ -214,10 +214,12 @@ int gsd_podspec_parse(const char *text, size_t len, int strict, struct gsd_podsp
     else if (kind && !json_is_null(kind) && !json_is_string(kind))
         rc = ferr(e, "kind", "kind: expected Pod");
     else if (kind && json_is_string(kind) && strcmp(json_string_value(kind), "Pod"))
-        /* a Deployment or a Volcano Job pasted as it is: say what to send instead */
+        /* a Deployment, a Volcano Job, a Queue or a Node pasted as it is: say what to send */
         rc = ferr(e, "kind",
-                  "kind %.63s: expected Pod: gpuschedd places pods, not the workloads that create "
-                  "them; submit each pod it would create (a gang as a PodGroup and its Pods)",
+                  "kind %.63s: expected Pod. POST /v1/pods places pods: a workload (Deployment, "
+                  "Volcano Job, ...) as each pod it would create, a gang as a PodGroup (POST "
+                  "/v1/podgroups) and its Pods; a Queue or other policy goes in gpuschedd's "
+                  "--config files, nodes in its --nodes",
                   json_string_value(kind));
     if (!rc && strict)
         rc = gsd_create_fields_ok(pod, e);

@@ -11,10 +11,26 @@
 #include <hwloc.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 const char *gs_discover_source_name(enum gs_discover_source s)
 {
     return s == GS_FROM_NVML ? "nvml" : s == GS_FROM_SMI ? "nvidia-smi" : "hwloc";
+}
+
+/* What pclose()'s wait status @status says of `@smi topo -m`: the shell answers 127 for a command
+ * it cannot find (POSIX, "Command Search and Execution"). Returns -ENOENT. */
+static int smi_failed(const char *smi, int status, struct gs_diag *d)
+{
+    if (status == -1)
+        return gs_diag_error_code(d, -ENOENT, "%s topo -m: %s", smi, strerror(errno));
+    if (WIFSIGNALED(status))
+        return gs_diag_error_code(d, -ENOENT, "%s topo -m killed by signal %d", smi,
+                                  WTERMSIG(status));
+    if (WEXITSTATUS(status) == 127)
+        return gs_diag_error_code(d, -ENOENT, "%s: not found", smi);
+    return gs_diag_error_code(d, -ENOENT, "%s topo -m exited with status %d", smi,
+                              WEXITSTATUS(status));
 }
 
 /* `nvidia-smi topo -m`, run and read (at most GS_TOPOTEXT_MAX_BYTES). */
@@ -32,7 +48,7 @@ static int from_smi(const char *smi, struct gs_topo *t, struct gs_diag *d)
     if (!buf)
         rc = gs_diag_error_code(d, -ENOMEM, "out of memory");
     else if (status != 0)
-        rc = gs_diag_error_code(d, -ENOENT, "%s exited with status %d", cmd, status);
+        rc = smi_failed(smi ? smi : "nvidia-smi", status, d);
     else
         rc = gs_topo_parse_text("nvidia-smi topo -m", buf, n, t, d);
     free(buf);

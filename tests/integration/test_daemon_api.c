@@ -390,10 +390,16 @@ static void test_errors_name_the_field(void **state)
     h_expect(&d, "POST", "/v1/pods", TOKEN_A,
              "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"x\"}}",
              400, &a);
-    assert_non_null(
-        strstr(json_string_value(json_object_get(a.json, "error")),
-               "kind Deployment: expected Pod: gpuschedd places pods, not the workloads "
-               "that create them; submit each pod it would create"));
+    assert_non_null(strstr(json_string_value(json_object_get(a.json, "error")),
+                           "kind Deployment: expected Pod. POST /v1/pods places pods: a workload "
+                           "(Deployment, Volcano Job, ...) as each pod it would create"));
+    h_answer_free(&a);
+    /* So is a Node or a Queue, which are no workloads: where they go instead is named. */
+    h_expect(&d, "POST", "/v1/pods", TOKEN_A,
+             "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"n\"}}", 400, &a);
+    assert_non_null(strstr(json_string_value(json_object_get(a.json, "error")),
+                           "a Queue or other policy goes in gpuschedd's --config files, nodes in "
+                           "its --nodes"));
     h_answer_free(&a);
     /* Bytes that are not UTF-8 and keys given twice are named as such. */
     h_expect(&d, "POST", "/v1/pods", TOKEN_A, "{\"metadata\":{\"name\":\"x\xff\"}}", 400, &a);

@@ -566,6 +566,25 @@ static void test_validate_min_resources(void **state)
     result_free(&r);
 }
 
+/* A GpuClusterPolicy that lists no devices lets no model turn MIG: validate says so. */
+static void test_validate_mig_policy_no_devices(void **state)
+{
+    (void)state;
+    struct t_run r;
+    const char *pol =
+        write_tmp("mig.yaml", "apiVersion: nvidia.com/v1\nkind: GpuClusterPolicy\n"
+                              "metadata: {name: p}\nspec: {mig: {strategy: mixed}}\n");
+    run(&r, ARGS("validate", pol));
+    expect_exit(&r, 0);
+    expect_has(r.out, "MIG policy: strategy mixed");
+    expect_has(r.out, "  no spec.devices: no model turns MIG\n");
+    result_free(&r);
+    run(&r, ARGS("validate", SEED_DIR "mig-cluster-policy.yaml"));
+    expect_exit(&r, 0);
+    assert_null(strstr(r.out, "no spec.devices"));
+    result_free(&r);
+}
+
 static void test_validate_json(void **state)
 {
     (void)state;
@@ -1190,6 +1209,7 @@ int main(void)
         cmocka_unit_test(test_unsampleable_workloads),
         cmocka_unit_test(test_top_level),
         cmocka_unit_test(test_validate_seeds),
+        cmocka_unit_test(test_validate_mig_policy_no_devices),
         cmocka_unit_test(test_validate_json),
         cmocka_unit_test(test_validate_min_resources),
         cmocka_unit_test(test_validate_bad_input),

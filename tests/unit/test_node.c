@@ -192,6 +192,7 @@ static void test_discover_fallbacks(void **state)
         assert_int_equal(rc, GS_FROM_HWLOC);
     } else {
         assert_non_null(strstr(d.msg, "cannot load"));
+        assert_non_null(strstr(d.msg, "/nonexistent/nvidia-smi: not found"));
         assert_non_null(strstr(d.msg, "hwloc"));
     }
     /* with NVML there, NVML wins */

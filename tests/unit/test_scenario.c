@@ -675,8 +675,9 @@ static const struct bad bads[] = {
      -EINVAL, ":4:65: ", "pcieDomains: GPU 3 is in none of them", 0},
     {CL_HDR "  nodeTemplates: [{name: t, gpuModel: T4, gpus: 2, nvlinkGroups: [[0,1],[1]]}]\n",
      -EINVAL, ":4:74: ", "nvlinkGroups: GPU 1 is listed twice", 0},
-    {CL_HDR "  nodeTemplates: [{name: t, gpuModel: T4, gpus: 2, topologyFile: a.txt}]\n", -EINVAL,
-     ":4:66: ", "a.txt: No such file or directory", 0},
+    /* beside the scenario, in /tmp: a name no other program there would use */
+    {CL_HDR "  nodeTemplates: [{name: t, gpuModel: T4, gpus: 2, topologyFile: gs-no-such.txt}]\n",
+     -EINVAL, ":4:66: ", "gs-no-such.txt: No such file or directory", 0},
     {"apiVersion: gpu.example.com/v1\nkind: GPUQuota\nmetadata: {name: q, namespace: a}\n"
      "spec:\n  quotas:\n    b200x: {total: 1}\n",
      -EINVAL, ":6:5: ", "quotas key \"b200x\" names no GPU model", 0},
@@ -760,6 +761,20 @@ static const struct bad bads[] = {
      "kind ClusterQueue (Kueue) is not read: write a GPUQuota per tenant and GPU model "
      "(nominalQuota of nvidia.com/gpu as dedicated",
      0},
+    /* a List's own keys are checked as a kind's: none skipped, none twice */
+    {"apiVersion: v1\nkind: List\nitem: []\n", -EINVAL,
+     ":3:1: ", "unknown field \"item\" in List (did you mean \"items\"?)", 0},
+    {"apiVersion: v1\nkind: List\nitems: []\nkind: List\n", -EINVAL,
+     ":4:1: ", "duplicate field \"kind\" in List", 0},
+    /* `kubectl get nodes -o yaml`: the nearest kind, Pod, would mislead */
+    {"apiVersion: v1\nkind: Node\nmetadata: {name: n}\n", -EINVAL,
+     ":2:7: ", "kind Node is not read: write the nodes as a Cluster's nodeTemplates", 0},
+    {"apiVersion: nvidia.com/v1\nkind: ClusterPolicy\nmetadata: {name: p}\n", -EINVAL, ":2:7: ",
+     "kind ClusterPolicy is not read: write the GPU Operator's MIG choice per GPU model as a "
+     "GpuClusterPolicy",
+     0},
+    {"apiVersion: kubeflow.org/v1\nkind: Notebook\nmetadata: {name: nb}\n", -EINVAL,
+     ":2:7: ", "kind Notebook is not expanded into pods by gpusched", 0},
     {"apiVersion: v1\nkind: PodGroop\nmetadata: {name: g}\n", -EINVAL,
      ":2:7: ", "kind \"PodGroop\" is not a kind gpusched reads (did you mean \"PodGroup\"?)", 0},
     {"apiVersion: scheduling.k8s.io/v1\nkind: Queue\nmetadata: {name: q}\n", -EINVAL, ":1:13: ",
