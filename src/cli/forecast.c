@@ -141,6 +141,9 @@ static int parse_target(const char *s, struct opts *o)
     snprintf(t->tenant, sizeof(t->tenant), "%.*s", (int)(eq - s), s);
     if (strcmp(t->tenant, "*") == 0)
         t->tenant[0] = '\0';
+    for (size_t i = 0; i < o->ap.ntargets; i++)
+        if (strcmp(o->target[i].tenant, t->tenant) == 0)
+            return bad("--target %s: a second target for %.*s", s, (int)(eq - s), s);
     int lo, hi, n = 0;
     if (strncmp(eq + 1, "wait:", 5) == 0) {
         if (gs__cli_duration(eq + 6, &t->wait_p95_s))
@@ -173,6 +176,9 @@ static int parse_quota(const char *s, struct opts *o)
         return bad("--quota %s: GPUS must be a whole number 0..16000000", s);
     snprintf(q->tenant, sizeof(q->tenant), "%.*s", (int)(colon - s), s);
     snprintf(q->model, sizeof(q->model), "%.*s", (int)(eq - colon - 1), colon + 1);
+    for (size_t i = 0; i < o->ap.nquotas; i++)
+        if (strcmp(o->quota[i].tenant, q->tenant) == 0 && strcmp(o->quota[i].model, q->model) == 0)
+            return bad("--quota %s: a second quota for %.*s", s, (int)(eq - s), s);
     o->ap.quotas = o->quota;
     o->ap.nquotas++;
     return 0;
@@ -190,6 +196,9 @@ static int parse_node_gpus(const char *s, struct opts *o)
     if (end == eq + 1 || *end || v < 1 || v > 16)
         return bad("--node-gpus %s: GPUS must be 1..16", s);
     snprintf(p->models[p->nmodels], sizeof(p->models[0]), "%.*s", (int)(eq - s), s);
+    for (size_t i = 0; i < p->nmodels; i++)
+        if (strcmp(p->models[i], p->models[p->nmodels]) == 0)
+            return bad("--node-gpus %s: model %s given twice", s, p->models[i]);
     p->node_gpus[p->nmodels++] = (int)v;
     return 0;
 }
@@ -883,11 +892,45 @@ static void advice_table(FILE *f, const struct gs_advice *a)
     }
 }
 
+/* Is there a series of group @name (NULL: any) and model @model (NULL: any; "any": none)? */
+static int has_series(const struct gs_series_set *set, const char *name, const char *model)
+{
+    for (size_t i = 0; i < set->count; i++) {
+        const struct gs_series *s = &set->s[i];
+        if ((!name || strcmp(s->name, name) == 0) &&
+            (!model || strcmp(s->model[0] ? s->model : "any", model) == 0))
+            return 1;
+    }
+    return 0;
+}
+
+/* A --target, --quota or --node-gpus naming no series would be ignored: refused instead. */
+static int advice_names(const struct opts *o, const struct gs_series_set *set, struct gs_diag *d)
+{
+    for (size_t i = 0; i < o->ap.ntargets; i++)
+        if (o->target[i].tenant[0] && !has_series(set, o->target[i].tenant, NULL))
+            return gs_diag_error(d, "--target %s=...: no series is named \"%s\"",
+                                 o->target[i].tenant, o->target[i].tenant);
+    for (size_t i = 0; i < o->ap.nquotas; i++)
+        if (!has_series(set, o->quota[i].tenant, o->quota[i].model))
+            return gs_diag_error(d, "--quota %s:%s=...: no series of \"%s\" on model \"%s\"",
+                                 o->quota[i].tenant, o->quota[i].model, o->quota[i].tenant,
+                                 o->quota[i].model);
+    for (size_t i = 0; i < o->ap.nmodels; i++)
+        if (!has_series(set, NULL, o->ap.models[i]))
+            return gs_diag_error(d, "--node-gpus %s=...: no series is of model \"%s\"",
+                                 o->ap.models[i], o->ap.models[i]);
+    return 0;
+}
+
 static int run_advice(const struct opts *o, const struct gs_series_set *set,
                       const struct gs_forecast *fc, FILE *f, struct gs_diag *d)
 {
     struct gs_advice a;
-    int rc = gs_advice_compute(set, fc, &o->ap, &a, d);
+    int rc = advice_names(o, set, d);
+    if (rc)
+        return rc;
+    rc = gs_advice_compute(set, fc, &o->ap, &a, d);
     if (rc)
         return rc;
     if (o->fmt == FMT_JSON)

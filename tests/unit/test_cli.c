@@ -1117,7 +1117,7 @@ static void test_forecast_bad_input(void **state)
     const char *shrt = write_tmp("short.csv", "time_s,series,milli\n0,a,1\n3600,a,2\n");
     const char *one = write_tmp("one_dlrm.csv", "role,app_name,gpu_request,creation_time,"
                                                 "deletion_time\nHN,a,1,0,100\n");
-    const char *const cases[][8] = {
+    const char *const cases[][10] = {
         {"forecast", "--dlrm", dlrm, NULL},
         {"forecast", "--series", gap, NULL},
         {"forecast", "--series", dup, NULL},
@@ -1139,6 +1139,14 @@ static void test_forecast_bad_input(void **state)
         {"forecast", "--dlrm", one, "--end", "9223372036854775000", NULL},
         /* the replay allocated an hour's advice for each of them */
         {"forecast", "--dlrm", one, "--replay", "--end", "4000000000000", NULL},
+        /* a second --target (or --quota, --node-gpus) of the same name was ignored, as was one
+         * naming no series */
+        {"forecast", "--dlrm", one, "--advice", "--target", "total=wait:0s", "--target",
+         "total=wait:1h", NULL},
+        {"forecast", "--dlrm", one, "--advice", "--node-gpus", "any=4", "--node-gpus", "any=8",
+         NULL},
+        {"forecast", "--dlrm", one, "--advice", "--target", "totl=wait:0s", NULL},
+        {"forecast", "--dlrm", one, "--advice", "--quota", "total:A100=8", NULL},
     };
     const char *want[] = {
         "bad_dlrm.csv:2:19: deletion_time: deleted (50) before created (100)",
@@ -1157,8 +1165,13 @@ static void test_forecast_bad_input(void **state)
         "--format csv: --advice writes a table or json",
         "--replay reads the '*' wait --target only",
         "--end 99999999999999999999: want seconds",
-        "2562047788015216 hours from the first record to the end: more than 100000",
+        "one_dlrm.csv: 2562047788015216 hours from the first record (0 s) to the end "
+        "(9223372036854775000 s): more than 100000",
         "elastic replay: 1111111111 hours of history: more than 100000",
+        "--target total=wait:1h: a second target for total",
+        "--node-gpus any=8: model any given twice",
+        "--target totl=...: no series is named \"totl\"",
+        "--quota total:A100=...: no series of \"total\" on model \"A100\"",
     };
     for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
         run(&r, cases[i]);
