@@ -22,6 +22,17 @@ int cmd_report(int argc, char **argv);
 #include <stdint.h>
 int gs__cli_duration(const char *s, int64_t *out);
 
+/*
+ * gs__cli_check_outputs() - before anything is read: none of the files @outs[0..@nout) (NULL:
+ * not given; @flags their options, for messages) is one of @ins[0..@nin) (NULL skipped), and each
+ * can be written, without emptying one that exists (simulate.c). Return: 0; -EINVAL with @d
+ * ("--json X: is an input file; name another file", "X: cannot write: ...").
+ */
+#include <stddef.h>
+struct gs_diag;
+int gs__cli_check_outputs(const char *const *outs, const char *const *flags, size_t nout,
+                          const char *const *ins, size_t nin, struct gs_diag *d);
+
 /* Reading the simulator's JSON (bill.c), shared by bill and report. */
 #include <jansson.h>
 #include <stddef.h>

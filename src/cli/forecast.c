@@ -413,6 +413,18 @@ static int parse_args(int argc, char **argv, struct opts *o)
     return rc ? rc : check_modes(o);
 }
 
+/* The files written are none of those read: a --dump-series onto the --store replaced
+ * gpuschedd's database with CSV. */
+static int check_outputs(const struct opts *o, struct gs_diag *d)
+{
+    const char *in[SOURCES_MAX + 1], *out[2] = {o->dump, o->prom};
+    const char *flag[2] = {"--dump-series", "--prom"};
+    for (size_t i = 0; i < o->nsrc; i++)
+        in[i] = o->src[i].path;
+    in[o->nsrc] = o->util;
+    return gs__cli_check_outputs(out, flag, 2, in, o->nsrc + 1, d);
+}
+
 /* Read every source and build the series. */
 static int load(const struct opts *o, struct gs_series_set *set, struct gs_diag *d)
 {
@@ -790,7 +802,9 @@ int cmd_forecast(int argc, char **argv)
             fprintf(stderr, "gpusched forecast: %s\n", d.msg[0] ? d.msg : strerror(-rc));
         return !rc ? 0 : rc == -ENOMEM ? 1 : EXIT_BAD_INPUT;
     }
-    rc = load(o, &set, &d);
+    rc = check_outputs(o, &d);
+    if (!rc)
+        rc = load(o, &set, &d);
     if (!rc && o->dump) {
         FILE *df = fopen(o->dump, "w");
         if (!df || gs_series_write_csv(df, &set) || fclose(df))

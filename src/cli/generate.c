@@ -276,6 +276,11 @@ int cmd_generate(int argc, char **argv)
     int rc = parse_args(argc - 1, argv + 1, &o);
     if (rc != 0)
         return rc < 0 ? 0 : rc;
+    struct gs_diag d;
+    gs_diag_init(&d);
+    if (gs__cli_check_outputs((const char *[]){o.out}, (const char *[]){"-o"}, 1,
+                              (const char *[]){o.traffic}, 1, &d))
+        return bad("%s", d.msg);
     if (o.traffic && (rc = read_traffic(&o, &traffic)) != 0)
         return rc;
     rc = run_tenantday(&o);

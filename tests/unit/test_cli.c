@@ -342,6 +342,42 @@ static void test_outputs_spare_inputs(void **state)
     text = t_slurp(old, &len);
     assert_string_equal(text, "{}\n");
     free(text);
+    /* the other commands that write files: forecast --dump-series replaced a --store (the
+     * daemon's database) with CSV, report -o its RUN.json with HTML, generate -o its
+     * --inference-traffic, simulate --scenario --json its scenario */
+    const char *series = write_tmp("keep_series.csv", "time_s,series,milli\n0,a,1\n3600,a,2\n"
+                                                      "7200,a,3\n10800,a,4\n");
+    const char *scen = write_tmp("keep_scenario.yaml",
+                                 "apiVersion: gpusched.io/v1alpha1\nkind: Cluster\nmetadata: "
+                                 "{name: x}\nspec:\n  nodeTemplates:\n    - {name: t, gpuModel: "
+                                 "P100, gpus: 2, cpuMilli: 64000, memoryMiB: 262144}\n  nodes:\n"
+                                 "    - {name: n1, template: t}\n");
+    const char *const *cases[] = {
+        ARGS("forecast", "--series", series, "--dump-series", series),
+        ARGS("forecast", "--series", series, "--advice", "--prom", series),
+        ARGS("report", series, "-o", series),
+        ARGS("generate", "tenant-day", "--inference-traffic", series, "-o", series),
+        ARGS("simulate", "--scenario", scen, "--json", scen),
+    };
+    const char *flags[] = {"--dump-series", "--prom", "-o", "-o", "--json"};
+    const char *paths[] = {series, series, series, series, scen};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct t_run r;
+        char want[256];
+        run(&r, cases[i]);
+        expect_exit(&r, 2);
+        snprintf(want, sizeof(want), "%s %s: is an input file", flags[i], paths[i]);
+        expect_has(r.err, want);
+        assert_int_equal(r.out_len, 0);
+        assert_int_equal(count_lines(r.err), 1);
+        result_free(&r);
+    }
+    text = t_slurp(series, &len);
+    assert_string_equal(text, "time_s,series,milli\n0,a,1\n3600,a,2\n7200,a,3\n10800,a,4\n");
+    free(text);
+    text = t_slurp(scen, &len);
+    assert_non_null(strstr(text, "kind: Cluster"));
+    free(text);
 }
 
 static void test_bad_node_files(void **state)
