@@ -231,6 +231,11 @@ static int read_traffic(struct gen_opts *o, int64_t **out)
     o->p.traffic = t;
     o->p.ntraffic = set.n > GS_TENANTDAY_HOURS_MAX ? GS_TENANTDAY_HOURS_MAX + 1 : (uint32_t)set.n;
     gs_series_set_free(&set);
+    if (gs_tenantday_check(&o->p, &d) < 0) { /* the options are checked: the file's fault */
+        fprintf(stderr, "gpusched generate: --inference-traffic %s: %s\n", o->traffic, d.msg);
+        free(t);
+        return EXIT_BAD_INPUT;
+    }
     *out = t;
     return 0;
 }

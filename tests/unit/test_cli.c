@@ -1153,6 +1153,11 @@ static void test_forecast_bad_input(void **state)
     const char *shrt = write_tmp("short.csv", "time_s,series,milli\n0,a,1\n3600,a,2\n");
     const char *one = write_tmp("one_dlrm.csv", "role,app_name,gpu_request,creation_time,"
                                                 "deletion_time\nHN,a,1,0,100\n");
+    char weektext[8192] = "time_s,series,milli\n";
+    for (int h = 0; h < 169; h++)
+        snprintf(weektext + strlen(weektext), sizeof(weektext) - strlen(weektext), "%d,a,5\n",
+                 h * 3600);
+    const char *week = write_tmp("week.csv", weektext);
     const char *const cases[][10] = {
         {"forecast", "--dlrm", dlrm, NULL},
         {"forecast", "--series", gap, NULL},
@@ -1175,6 +1180,9 @@ static void test_forecast_bad_input(void **state)
         {"forecast", "--dlrm", one, "--end", "9223372036854775000", NULL},
         /* the replay allocated an hour's advice for each of them */
         {"forecast", "--dlrm", one, "--replay", "--end", "4000000000000", NULL},
+        /* the day's limits on the traffic named the output file ("...: stdout") and said "none
+         * above 0" of a week and an hour of traffic */
+        {"generate", "tenant-day", "--inference-traffic", week, NULL},
         /* a second --target (or --quota, --node-gpus) of the same name was ignored, as was one
          * naming no series */
         {"forecast", "--dlrm", one, "--advice", "--target", "total=wait:0s", "--target",
@@ -1204,6 +1212,7 @@ static void test_forecast_bad_input(void **state)
         "one_dlrm.csv: 2562047788015216 hours from the first record (0 s) to the end "
         "(9223372036854775000 s): more than 100000",
         "elastic replay: 1111111111 hours of history: more than 100000",
+        "week.csv: traffic: 169 hours: want 1..168",
         "--target total=wait:1h: a second target for total",
         "--node-gpus any=8: model any given twice",
         "--target totl=...: no series is named \"totl\"",
