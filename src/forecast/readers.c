@@ -277,6 +277,9 @@ int gs_demand_read_store(struct gs_demand *dm, const char *path, struct gs_diag 
     if (stat(path, &sb) != 0)
         return gs_diag_error_code(d, errno == ENOENT ? -ENOENT : -EIO, "%s: cannot open: %s", path,
                                   strerror(errno));
+    if (!S_ISREG(sb.st_mode)) /* SQLite says "disk I/O error" of a folder, waits on a FIFO */
+        return gs_diag_error(d, "%s: not a regular file; a gpuschedd store is DIR/gpusched.db",
+                             path);
     sqlite3 *db = NULL;
     sqlite3_stmt *q = NULL;
     size_t n0 = dm->n;

@@ -590,6 +590,8 @@ static void test_read_store(void **state)
     assert_int_equal(gs_demand_read_store(dm, notdb, &d), -EINVAL);
     assert_has(d.msg, "not.db: not a gpuschedd store");
     assert_int_equal(gs_demand_read_store(dm, "/nonexistent/g.db", &d), -ENOENT);
+    assert_int_equal(gs_demand_read_store(dm, tmpdir, &d), -EINVAL); /* was "disk I/O error" */
+    assert_has(d.msg, ": not a regular file; a gpuschedd store is DIR/gpusched.db");
     gs_demand_free(dm);
 }
 
