@@ -99,19 +99,17 @@ static int render(struct gsd_state *st, char **out, struct gs_diag *d)
 const char *gsd_forecast_metrics(struct gsd_state *st)
 {
     int64_t now = gsd_mono_us();
-    if (st->fc_text && now - st->fc_at_us < GSD_FORECAST_REFRESH_US)
+    if (st->fc_at_us && now - st->fc_at_us < GSD_FORECAST_REFRESH_US)
         return st->fc_text;
     struct gs_diag d;
     gs_diag_init(&d);
     char *text;
     int rc = render(st, &text, &d);
-    if (rc) {
+    if (rc) /* tried again at the next refit, not at every snapshot: each reads the whole ledger */
         gsd_log("error", "cannot forecast the demand from the ledger", "error",
                 d.msg[0] ? d.msg : strerror(-rc), NULL);
-        return NULL;
-    }
     free(st->fc_text);
-    st->fc_text = text;
+    st->fc_text = rc ? NULL : text;
     st->fc_at_us = now;
-    return text;
+    return st->fc_text;
 }
