@@ -30,6 +30,8 @@ int gs__cli_duration(const char *s, int64_t *out);
  */
 #include <stddef.h>
 struct gs_diag;
+/* gs__cli_same_file() - @out and @in (NULL: none) name one existing file (simulate.c). */
+int gs__cli_same_file(const char *out, const char *in);
 int gs__cli_check_outputs(const char *const *outs, const char *const *flags, size_t nout,
                           const char *const *ins, size_t nin, struct gs_diag *d);
 

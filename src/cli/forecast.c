@@ -207,6 +207,9 @@ static int add_source(struct opts *o, char kind, const char *path)
 {
     if (o->nsrc == SOURCES_MAX)
         return bad("more than %d sources", SOURCES_MAX);
+    for (size_t i = 0; i < o->nsrc; i++) /* its records would count twice */
+        if (strcmp(o->src[i].path, path) == 0 || gs__cli_same_file(path, o->src[i].path))
+            return bad("%s: given twice as a source", path);
     o->src[o->nsrc++] = (struct source){kind, path};
     return 0;
 }

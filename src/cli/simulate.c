@@ -354,8 +354,7 @@ static int load_tie_order(const struct opts *o, struct inputs *in, struct gs_dia
     return 0;
 }
 
-/* Is @out the same file as @in (both may be missing)? */
-static int same_file(const char *out, const char *in)
+int gs__cli_same_file(const char *out, const char *in)
 {
     struct stat a, b;
     return in && stat(out, &a) == 0 && stat(in, &b) == 0 && a.st_dev == b.st_dev &&
@@ -369,7 +368,7 @@ int gs__cli_check_outputs(const char *const *outs, const char *const *flags, siz
         if (!outs[i])
             continue;
         for (size_t k = 0; k < nin; k++)
-            if (same_file(outs[i], ins[k]))
+            if (gs__cli_same_file(outs[i], ins[k]))
                 return gs_diag_error(d, "%s %s: is an input file; name another file", flags[i],
                                      outs[i]);
         int existed = access(outs[i], F_OK) == 0;

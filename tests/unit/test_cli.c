@@ -1183,6 +1183,8 @@ static void test_forecast_bad_input(void **state)
         /* the day's limits on the traffic named the output file ("...: stdout") and said "none
          * above 0" of a week and an hour of traffic */
         {"generate", "tenant-day", "--inference-traffic", week, NULL},
+        /* a source given twice counted every record twice */
+        {"forecast", "--dlrm", one, "--pods", one, NULL},
         /* a second --target (or --quota, --node-gpus) of the same name was ignored, as was one
          * naming no series */
         {"forecast", "--dlrm", one, "--advice", "--target", "total=wait:0s", "--target",
@@ -1213,6 +1215,7 @@ static void test_forecast_bad_input(void **state)
         "(9223372036854775000 s): more than 100000",
         "elastic replay: 1111111111 hours of history: more than 100000",
         "week.csv: traffic: 169 hours: want 1..168",
+        "one_dlrm.csv: given twice as a source",
         "--target total=wait:1h: a second target for total",
         "--node-gpus any=8: model any given twice",
         "--target totl=...: no series is named \"totl\"",
