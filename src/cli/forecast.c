@@ -470,10 +470,19 @@ static const char *series_label(const struct gs_series *s, char *buf, size_t cap
     return buf;
 }
 
+/* Forecasts held at once, series x hours ahead: 6 values of 8 bytes each, about 1 GB. Past it a
+ * 10 MB series file (100,000 series) asked for 90 days ahead would need 10 GB. */
+#define FORECAST_CELLS_MAX 20000000
+
 /* Forecast every series. */
 static int forecast_all(const struct opts *o, const struct gs_series_set *set,
                         struct gs_forecast *fc, struct gs_diag *d)
 {
+    if ((uint64_t)set->count * o->horizon > FORECAST_CELLS_MAX)
+        return gs_diag_error(d,
+                             "%zu series x %zu hours ahead: more than %d forecast hours at once "
+                             "(fewer with --top or --horizon)",
+                             set->count, o->horizon, FORECAST_CELLS_MAX);
     for (size_t i = 0; i < set->count; i++) {
         char lab[2 * GS_FC_NAME_MAX + 2];
         struct gs_diag local;
@@ -481,7 +490,8 @@ static int forecast_all(const struct opts *o, const struct gs_series_set *set,
         int rc = gs_fc_fit(set->s[i].milli, set->n, o->horizon, o->method, &fc[i], &local);
         if (rc)
             return gs_diag_error_code(d, rc, "series %s: %s",
-                                      series_label(&set->s[i], lab, sizeof(lab)), local.msg);
+                                      series_label(&set->s[i], lab, sizeof(lab)),
+                                      local.msg[0] ? local.msg : strerror(-rc));
     }
     return 0;
 }

@@ -1158,6 +1158,10 @@ static void test_forecast_bad_input(void **state)
         snprintf(weektext + strlen(weektext), sizeof(weektext) - strlen(weektext), "%d,a,5\n",
                  h * 3600);
     const char *week = write_tmp("week.csv", weektext);
+    static char widetext[200000] = "time_s,series,milli\n";
+    for (size_t i = 0, at = strlen(widetext); i < 10000; i++)
+        at += (size_t)snprintf(widetext + at, sizeof(widetext) - at, "0,s%zu,1\n", i);
+    const char *wide = write_tmp("wide.csv", widetext);
     const char *const cases[][10] = {
         {"forecast", "--dlrm", dlrm, NULL},
         {"forecast", "--series", gap, NULL},
@@ -1183,6 +1187,8 @@ static void test_forecast_bad_input(void **state)
         /* the day's limits on the traffic named the output file ("...: stdout") and said "none
          * above 0" of a week and an hour of traffic */
         {"generate", "tenant-day", "--inference-traffic", week, NULL},
+        /* 10,000 series 90 days ahead held 1 GB of forecasts (100,000 of them 10 GB) */
+        {"forecast", "--series", wide, "--horizon", "90d", NULL},
         /* a source given twice counted every record twice */
         {"forecast", "--dlrm", one, "--pods", one, NULL},
         /* a second --target (or --quota, --node-gpus) of the same name was ignored, as was one
@@ -1215,6 +1221,7 @@ static void test_forecast_bad_input(void **state)
         "(9223372036854775000 s): more than 100000",
         "elastic replay: 1111111111 hours of history: more than 100000",
         "week.csv: traffic: 169 hours: want 1..168",
+        "10000 series x 2160 hours ahead: more than 20000000 forecast hours at once",
         "one_dlrm.csv: given twice as a source",
         "--target total=wait:1h: a second target for total",
         "--node-gpus any=8: model any given twice",
