@@ -311,6 +311,18 @@ static void test_series_from_records(void **state)
     assert_string_equal(s.s[0].name, "total");
     assert_int_equal(s.s[0].milli[1], 2500);
     gs_series_set_free(&s);
+    /* groups x hours are capped: 600 tenants over 11 years would build 1.4 GB (the cap was 4
+     * times higher, 4.7 GB for a 78 KB file) */
+    struct gs_demand *wide = demand();
+    for (int i = 0; i < 600; i++) {
+        char t[16];
+        snprintf(t, sizeof(t), "t%d", i);
+        assert_int_equal(gs_demand_add(wide, 0, 100000LL * 3600, 1000, NULL, t, NULL, NULL, &d), 0);
+    }
+    struct gs_series_set ws;
+    assert_int_equal(gs_demand_series(wide, GS_FC_TENANT, 0, -1, 0, &ws, &d), -E2BIG);
+    assert_has(d.msg, "600 groups of 100000 hours: more than 100000 groups or 50000000 values");
+    gs_demand_free(wide);
     assert_int_equal(gs_demand_add(dm, 10, 5, 1000, NULL, NULL, NULL, NULL, &d), -EINVAL);
     assert_int_equal(gs_demand_add(dm, 0, 5, 0, NULL, NULL, NULL, NULL, &d), -EINVAL);
     assert_int_equal(gs_demand_series(dm, GS_FC_TOTAL, 0, 0, 0, &s, &d), -EINVAL);
