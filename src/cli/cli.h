@@ -17,8 +17,8 @@ int cmd_topo(int argc, char **argv);
 int cmd_client(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 
-/* gs__cli_duration() - "90s", "10m", "24h", "7d", "2w" -> seconds (forecast.c). Return: 0;
- * -EINVAL. */
+/* gs__cli_duration() - "90s", "10m", "24h", "7d", "2w" (digits, then one unit) -> seconds
+ * (forecast.c). Return: 0; -EINVAL. */
 #include <stdint.h>
 int gs__cli_duration(const char *s, int64_t *out);
 

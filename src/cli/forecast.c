@@ -103,6 +103,13 @@ static int bad(const char *fmt, ...)
     return EXIT_BAD_INPUT;
 }
 
+/* Numbers start with a digit: strtol() and its kin alone take " +5" and " -5" (as a huge
+ * unsigned). */
+static int digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
 int gs__cli_duration(const char *s, int64_t *out)
 {
     char *end;
@@ -114,7 +121,7 @@ int gs__cli_duration(const char *s, int64_t *out)
                   : *end == 'd' ? 86400
                   : *end == 'w' ? 604800
                                 : 0;
-    if (end == s || errno || v < 0 || !mul || end[1] || v > INT64_MAX / 604800)
+    if (!digit(*s) || errno || !mul || end[1] || v > INT64_MAX / 604800)
         return -EINVAL;
     *out = v * mul;
     return 0;
@@ -172,7 +179,7 @@ static int parse_quota(const char *s, struct opts *o)
         (size_t)(eq - colon - 1) >= sizeof(q->model))
         return bad("--quota %s: want TENANT:MODEL=GPUS", s);
     q->gpus = strtoll(eq + 1, &end, 10);
-    if (end == eq + 1 || *end || q->gpus < 0 || q->gpus > 16000000)
+    if (!digit(eq[1]) || *end || q->gpus > 16000000)
         return bad("--quota %s: GPUS must be a whole number 0..16000000", s);
     snprintf(q->tenant, sizeof(q->tenant), "%.*s", (int)(colon - s), s);
     snprintf(q->model, sizeof(q->model), "%.*s", (int)(eq - colon - 1), colon + 1);
@@ -193,7 +200,7 @@ static int parse_node_gpus(const char *s, struct opts *o)
         (size_t)(eq - s) >= sizeof(p->models[0]))
         return bad("--node-gpus %s: want MODEL=GPUS (at most %d models)", s, GS_ADVICE_MODELS_MAX);
     long v = strtol(eq + 1, &end, 10);
-    if (end == eq + 1 || *end || v < 1 || v > 16)
+    if (!digit(eq[1]) || *end || v < 1 || v > 16)
         return bad("--node-gpus %s: GPUS must be 1..16", s);
     snprintf(p->models[p->nmodels], sizeof(p->models[0]), "%.*s", (int)(eq - s), s);
     for (size_t i = 0; i < p->nmodels; i++)
@@ -328,13 +335,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
             break;
         case 'T':
             o->top = (size_t)strtoul(optarg, &end, 10);
-            if (end == optarg || *end || o->top > GS_FC_SERIES_MAX || optarg[0] == '-')
+            if (!digit(optarg[0]) || *end || o->top > GS_FC_SERIES_MAX)
                 rc = bad("--top %s: want 0..%d", optarg, GS_FC_SERIES_MAX);
             break;
         case 'e':
             errno = 0;
             o->end_s = strtoll(optarg, &end, 10);
-            if (end == optarg || *end || errno || o->end_s < 0)
+            if (!digit(optarg[0]) || *end || errno)
                 rc = bad("--end %s: want seconds of the sources' clock, >= 0", optarg);
             break;
         case 'm':

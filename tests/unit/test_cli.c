@@ -1189,6 +1189,8 @@ static void test_forecast_bad_input(void **state)
         {"generate", "tenant-day", "--inference-traffic", week, NULL},
         /* 10,000 series 90 days ahead held 1 GB of forecasts (100,000 of them 10 GB) */
         {"forecast", "--series", wide, "--horizon", "90d", NULL},
+        /* strtoll() took a sign and spaces before a duration */
+        {"forecast", "--dlrm", one, "--horizon", " +2h", NULL},
         /* a source given twice counted every record twice */
         {"forecast", "--dlrm", one, "--pods", one, NULL},
         /* a second --target (or --quota, --node-gpus) of the same name was ignored, as was one
@@ -1222,6 +1224,7 @@ static void test_forecast_bad_input(void **state)
         "elastic replay: 1111111111 hours of history: more than 100000",
         "week.csv: traffic: 169 hours: want 1..168",
         "10000 series x 2160 hours ahead: more than 20000000 forecast hours at once",
+        "--horizon  +2h: want a whole number of hours",
         "one_dlrm.csv: given twice as a source",
         "--target total=wait:1h: a second target for total",
         "--node-gpus any=8: model any given twice",
