@@ -75,6 +75,18 @@ int gs_demand_add(struct gs_demand *dm, int64_t start_s, int64_t end_s, int64_t 
                   struct gs_diag *d);
 
 /*
+ * gs_demand_add_run() - one run of gpuschedd's ledger as a record of tenant @tenant and GPU model
+ * @model (NULL or "": "unknown"): @cards cards (0..16,000) of @gpu_milli (0..1000) milli-GPU each
+ * from @start_us (>= 0) to @end_us (>= start; INT64_MAX: still running), microseconds of the
+ * daemon's clock, as whole seconds: the start rounded down, the end up. A run that held no GPU
+ * (cards or gpu_milli 0) adds nothing. The one rule both gpusched forecast --store and
+ * gpuschedd's gauges read the ledger by.
+ * Return: 0; -EINVAL with @d (a bound broken, named with its values); as gs_demand_add().
+ */
+int gs_demand_add_run(struct gs_demand *dm, const char *tenant, const char *model, int64_t cards,
+                      int64_t gpu_milli, int64_t start_us, int64_t end_us, struct gs_diag *d);
+
+/*
  * The readers. Each appends the file's records to @dm and marks which keys it names. Rows may
  * come in any order unless said; every bad field is an error naming file:line:column and its
  * column, and nothing is skipped. Return: 0; -ENOENT/-EIO with @d naming the file; -EINVAL with
@@ -84,13 +96,16 @@ int gs_demand_add(struct gs_demand *dm, int64_t start_s, int64_t end_s, int64_t 
  * and add nothing; a GPU row holds gpu_request x 1000 milli-GPU from creation_time (empty: from
  * the trace start, 0) to deletion_time (empty: past the end). Times are seconds, decimals
  * allowed, rounded to the nearest second; deletion before creation is an error.
- * gs_demand_read_genai(): the request trace; gmt_create ("YYYY-MM-DD HH:MM:SS", read as UTC)
- * must not decrease from row to row (an error names the line); each request holds 1000
- * milli-GPU for exec_time_seconds (rounded up to a whole second), whatever its predict_status.
- * gs_demand_read_pods(): the GPU-sharing pod list; a pod holds num_gpu x gpu_milli from
- * creation_time to deletion_time (integer seconds); pods asking no GPU add nothing.
- * gs_demand_read_store(): gpuschedd's SQLite store, opened read-only: every ledger row, its
- * cards x gpu_milli from start_us to end_us (NULL: still running), times in whole seconds.
+ * gs_demand_read_genai(): the request trace; gmt_create ("YYYY-MM-DD HH:MM:SS", read as UTC,
+ * a day the month has) must not decrease from row to row (an error names the line); each request
+ * holds 1000 milli-GPU for exec_time_seconds (rounded up to a whole second), whatever its
+ * predict_status. gs_demand_read_pods(): the GPU-sharing pod list; a pod holds num_gpu x gpu_milli
+ * from creation_time to deletion_time (integer seconds); num_gpu and gpu_milli as
+ * gs_pod_req_check() allows them (as gpusched simulate reads the file); pods asking no GPU add
+ * nothing. gs_demand_read_store(): gpuschedd's SQLite store, opened read-only: every ledger row as
+ * gs_demand_add_run() reads it (cards: the entries of gpus), end_us NULL still running; the
+ * numbers must be SQLite integers, tenant and model text without commas or quotes.
+ * Seconds given as decimals (DLRM, GenAI) are plain decimal numbers: no hex, "inf" or spaces.
  */
 int gs_demand_read_dlrm(struct gs_demand *dm, const char *path, struct gs_diag *d);
 int gs_demand_read_genai(struct gs_demand *dm, const char *path, struct gs_diag *d);

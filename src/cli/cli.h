@@ -17,10 +17,23 @@ int cmd_topo(int argc, char **argv);
 int cmd_client(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 
-/* gs__cli_duration() - "90s", "10m", "24h", "7d", "2w" -> seconds (forecast.c). Return: 0;
- * -EINVAL. */
+/* gs__cli_duration() - "90s", "10m", "24h", "7d", "2w" (digits, then one unit) -> seconds
+ * (forecast.c). Return: 0; -EINVAL. */
 #include <stdint.h>
 int gs__cli_duration(const char *s, int64_t *out);
+
+/*
+ * gs__cli_check_outputs() - before anything is read: none of the files @outs[0..@nout) (NULL:
+ * not given; @flags their options, for messages) is one of @ins[0..@nin) (NULL skipped), and each
+ * can be written, without emptying one that exists (simulate.c). Return: 0; -EINVAL with @d
+ * ("--json X: is an input file; name another file", "X: cannot write: ...").
+ */
+#include <stddef.h>
+struct gs_diag;
+/* gs__cli_same_file() - @out and @in (NULL: none) name one existing file (simulate.c). */
+int gs__cli_same_file(const char *out, const char *in);
+int gs__cli_check_outputs(const char *const *outs, const char *const *flags, size_t nout,
+                          const char *const *ins, size_t nin, struct gs_diag *d);
 
 /* Reading the simulator's JSON (bill.c), shared by bill and report. */
 #include <jansson.h>

@@ -107,6 +107,13 @@ static int bad(const char *fmt, ...)
     return EXIT_BAD_INPUT;
 }
 
+/* Numbers start with a digit: strtol() and its kin alone take " +5" and " -5" (as a huge
+ * unsigned). */
+static int digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
 int gs__cli_duration(const char *s, int64_t *out)
 {
     char *end;
@@ -118,7 +125,7 @@ int gs__cli_duration(const char *s, int64_t *out)
                   : *end == 'd' ? 86400
                   : *end == 'w' ? 604800
                                 : 0;
-    if (end == s || errno || v < 0 || !mul || end[1] || v > INT64_MAX / 604800)
+    if (!digit(*s) || errno || !mul || end[1] || v > INT64_MAX / 604800)
         return -EINVAL;
     *out = v * mul;
     return 0;
@@ -145,6 +152,9 @@ static int parse_target(const char *s, struct opts *o)
     snprintf(t->tenant, sizeof(t->tenant), "%.*s", (int)(eq - s), s);
     if (strcmp(t->tenant, "*") == 0)
         t->tenant[0] = '\0';
+    for (size_t i = 0; i < o->ap.ntargets; i++)
+        if (strcmp(o->target[i].tenant, t->tenant) == 0)
+            return bad("--target %s: a second target for %.*s", s, (int)(eq - s), s);
     int lo, hi, n = 0;
     if (strncmp(eq + 1, "wait:", 5) == 0) {
         if (gs__cli_duration(eq + 6, &t->wait_p95_s))
@@ -173,10 +183,13 @@ static int parse_quota(const char *s, struct opts *o)
         (size_t)(eq - colon - 1) >= sizeof(q->model))
         return bad("--quota %s: want TENANT:MODEL=GPUS", s);
     q->gpus = strtoll(eq + 1, &end, 10);
-    if (end == eq + 1 || *end || q->gpus < 0 || q->gpus > 16000000)
+    if (!digit(eq[1]) || *end || q->gpus > 16000000)
         return bad("--quota %s: GPUS must be a whole number 0..16000000", s);
     snprintf(q->tenant, sizeof(q->tenant), "%.*s", (int)(colon - s), s);
     snprintf(q->model, sizeof(q->model), "%.*s", (int)(eq - colon - 1), colon + 1);
+    for (size_t i = 0; i < o->ap.nquotas; i++)
+        if (strcmp(o->quota[i].tenant, q->tenant) == 0 && strcmp(o->quota[i].model, q->model) == 0)
+            return bad("--quota %s: a second quota for %.*s", s, (int)(eq - s), s);
     o->ap.quotas = o->quota;
     o->ap.nquotas++;
     return 0;
@@ -191,9 +204,12 @@ static int parse_node_gpus(const char *s, struct opts *o)
         (size_t)(eq - s) >= sizeof(p->models[0]))
         return bad("--node-gpus %s: want MODEL=GPUS (at most %d models)", s, GS_ADVICE_MODELS_MAX);
     long v = strtol(eq + 1, &end, 10);
-    if (end == eq + 1 || *end || v < 1 || v > 16)
+    if (!digit(eq[1]) || *end || v < 1 || v > 16)
         return bad("--node-gpus %s: GPUS must be 1..16", s);
     snprintf(p->models[p->nmodels], sizeof(p->models[0]), "%.*s", (int)(eq - s), s);
+    for (size_t i = 0; i < p->nmodels; i++)
+        if (strcmp(p->models[i], p->models[p->nmodels]) == 0)
+            return bad("--node-gpus %s: model %s given twice", s, p->models[i]);
     p->node_gpus[p->nmodels++] = (int)v;
     return 0;
 }
@@ -202,6 +218,9 @@ static int add_source(struct opts *o, char kind, const char *path)
 {
     if (o->nsrc == SOURCES_MAX)
         return bad("more than %d sources", SOURCES_MAX);
+    for (size_t i = 0; i < o->nsrc; i++) /* its records would count twice */
+        if (strcmp(o->src[i].path, path) == 0 || gs__cli_same_file(path, o->src[i].path))
+            return bad("%s: given twice as a source", path);
     o->src[o->nsrc++] = (struct source){kind, path};
     return 0;
 }
@@ -322,13 +341,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
             break;
         case 'T':
             o->top = (size_t)strtoul(optarg, &end, 10);
-            if (end == optarg || *end || o->top > GS_FC_SERIES_MAX || optarg[0] == '-')
+            if (!digit(optarg[0]) || *end || o->top > GS_FC_SERIES_MAX)
                 rc = bad("--top %s: want 0..%d", optarg, GS_FC_SERIES_MAX);
             break;
         case 'e':
             errno = 0;
             o->end_s = strtoll(optarg, &end, 10);
-            if (end == optarg || *end || errno || o->end_s < 0)
+            if (!digit(optarg[0]) || *end || errno)
                 rc = bad("--end %s: want seconds of the sources' clock, >= 0", optarg);
             break;
         case 'm':
@@ -415,6 +434,18 @@ static int parse_args(int argc, char **argv, struct opts *o)
     return rc ? rc : check_modes(o);
 }
 
+/* The files written are none of those read: a --dump-series onto the --store replaced
+ * gpuschedd's database with CSV. */
+static int check_outputs(const struct opts *o, struct gs_diag *d)
+{
+    const char *in[SOURCES_MAX + 1], *out[2] = {o->dump, o->prom};
+    const char *flag[2] = {"--dump-series", "--prom"};
+    for (size_t i = 0; i < o->nsrc; i++)
+        in[i] = o->src[i].path;
+    in[o->nsrc] = o->util;
+    return gs__cli_check_outputs(out, flag, 2, in, o->nsrc + 1, d);
+}
+
 /* Read every source and build the series. */
 static int load(const struct opts *o, struct gs_series_set *set, struct gs_diag *d)
 {
@@ -457,10 +488,19 @@ static const char *series_label(const struct gs_series *s, char *buf, size_t cap
     return buf;
 }
 
+/* Forecasts held at once, series x hours ahead: 6 values of 8 bytes each, about 1 GB. Past it a
+ * 10 MB series file (100,000 series) asked for 90 days ahead would need 10 GB. */
+#define FORECAST_CELLS_MAX 20000000
+
 /* Forecast every series. */
 static int forecast_all(const struct opts *o, const struct gs_series_set *set,
                         struct gs_forecast *fc, struct gs_diag *d)
 {
+    if ((uint64_t)set->count * o->horizon > FORECAST_CELLS_MAX)
+        return gs_diag_error(d,
+                             "%zu series x %zu hours ahead: more than %d forecast hours at once "
+                             "(fewer with --top or --horizon)",
+                             set->count, o->horizon, FORECAST_CELLS_MAX);
     for (size_t i = 0; i < set->count; i++) {
         char lab[2 * GS_FC_NAME_MAX + 2];
         struct gs_diag local;
@@ -468,7 +508,8 @@ static int forecast_all(const struct opts *o, const struct gs_series_set *set,
         int rc = gs_fc_fit(set->s[i].milli, set->n, o->horizon, o->method, &fc[i], &local);
         if (rc)
             return gs_diag_error_code(d, rc, "series %s: %s",
-                                      series_label(&set->s[i], lab, sizeof(lab)), local.msg);
+                                      series_label(&set->s[i], lab, sizeof(lab)),
+                                      local.msg[0] ? local.msg : strerror(-rc));
     }
     return 0;
 }
@@ -806,7 +847,9 @@ int cmd_forecast(int argc, char **argv)
             fprintf(stderr, "gpusched forecast: %s\n", d.msg[0] ? d.msg : strerror(-rc));
         return !rc ? 0 : rc == -ENOMEM ? 1 : EXIT_BAD_INPUT;
     }
-    rc = load(o, &set, &d);
+    rc = check_outputs(o, &d);
+    if (!rc)
+        rc = load(o, &set, &d);
     if (!rc && o->dump) {
         FILE *df = fopen(o->dump, "w");
         if (!df || gs_series_write_csv(df, &set) || fclose(df))
@@ -908,11 +951,45 @@ static void advice_table(FILE *f, const struct gs_advice *a)
     }
 }
 
+/* Is there a series of group @name (NULL: any) and model @model (NULL: any; "any": none)? */
+static int has_series(const struct gs_series_set *set, const char *name, const char *model)
+{
+    for (size_t i = 0; i < set->count; i++) {
+        const struct gs_series *s = &set->s[i];
+        if ((!name || strcmp(s->name, name) == 0) &&
+            (!model || strcmp(s->model[0] ? s->model : "any", model) == 0))
+            return 1;
+    }
+    return 0;
+}
+
+/* A --target, --quota or --node-gpus naming no series would be ignored: refused instead. */
+static int advice_names(const struct opts *o, const struct gs_series_set *set, struct gs_diag *d)
+{
+    for (size_t i = 0; i < o->ap.ntargets; i++)
+        if (o->target[i].tenant[0] && !has_series(set, o->target[i].tenant, NULL))
+            return gs_diag_error(d, "--target %s=...: no series is named \"%s\"",
+                                 o->target[i].tenant, o->target[i].tenant);
+    for (size_t i = 0; i < o->ap.nquotas; i++)
+        if (!has_series(set, o->quota[i].tenant, o->quota[i].model))
+            return gs_diag_error(d, "--quota %s:%s=...: no series of \"%s\" on model \"%s\"",
+                                 o->quota[i].tenant, o->quota[i].model, o->quota[i].tenant,
+                                 o->quota[i].model);
+    for (size_t i = 0; i < o->ap.nmodels; i++)
+        if (!has_series(set, NULL, o->ap.models[i]))
+            return gs_diag_error(d, "--node-gpus %s=...: no series is of model \"%s\"",
+                                 o->ap.models[i], o->ap.models[i]);
+    return 0;
+}
+
 static int run_advice(const struct opts *o, const struct gs_series_set *set,
                       const struct gs_forecast *fc, FILE *f, struct gs_diag *d)
 {
     struct gs_advice a;
-    int rc = gs_advice_compute(set, fc, &o->ap, &a, d);
+    int rc = advice_names(o, set, d);
+    if (rc)
+        return rc;
+    rc = gs_advice_compute(set, fc, &o->ap, &a, d);
     if (rc)
         return rc;
     if (o->fmt == FMT_JSON)

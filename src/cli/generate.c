@@ -231,6 +231,11 @@ static int read_traffic(struct gen_opts *o, int64_t **out)
     o->p.traffic = t;
     o->p.ntraffic = set.n > GS_TENANTDAY_HOURS_MAX ? GS_TENANTDAY_HOURS_MAX + 1 : (uint32_t)set.n;
     gs_series_set_free(&set);
+    if (gs_tenantday_check(&o->p, &d) < 0) { /* the options are checked: the file's fault */
+        fprintf(stderr, "gpusched generate: --inference-traffic %s: %s\n", o->traffic, d.msg);
+        free(t);
+        return EXIT_BAD_INPUT;
+    }
     *out = t;
     return 0;
 }
@@ -276,6 +281,11 @@ int cmd_generate(int argc, char **argv)
     int rc = parse_args(argc - 1, argv + 1, &o);
     if (rc != 0)
         return rc < 0 ? 0 : rc;
+    struct gs_diag d;
+    gs_diag_init(&d);
+    if (gs__cli_check_outputs((const char *[]){o.out}, (const char *[]){"-o"}, 1,
+                              (const char *[]){o.traffic}, 1, &d))
+        return bad("%s", d.msg);
     if (o.traffic && (rc = read_traffic(&o, &traffic)) != 0)
         return rc;
     rc = run_tenantday(&o);

@@ -895,7 +895,10 @@ int cmd_report(int argc, char **argv)
     json_t *data = NULL;
     int replay = 0;
     gs_diag_init(&d);
-    rc = gs_ratecard_load(o.rates, &rc_card, &d);
+    rc = gs__cli_check_outputs((const char *[]){o.out}, (const char *[]){"-o"}, 1,
+                               (const char *[]){o.file, o.rates, o.chart_js}, 3, &d);
+    if (!rc)
+        rc = gs_ratecard_load(o.rates, &rc_card, &d);
     doc.rc = rc_card;
     if (!rc && !(doc.top = run_new()))
         rc = gs_diag_error_code(&d, -ENOMEM, "out of memory");

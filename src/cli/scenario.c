@@ -272,6 +272,15 @@ int cmd_simulate_scenario(int argc, char **argv)
         fprintf(stderr, "gpusched: out of memory\n");
         return 1;
     }
+    const char *json = o.json && strcmp(o.json, "-") != 0 ? o.json : NULL, *in[MAX_FILES + 1];
+    for (int i = 0; i < o.nfiles; i++)
+        in[i] = strcmp(o.files[i], "-") != 0 ? o.files[i] : NULL;
+    in[o.nfiles] = o.rates;
+    if (gs__cli_check_outputs(&json, (const char *[]){"--json"}, 1, in, (size_t)o.nfiles + 1, &d)) {
+        fprintf(stderr, "gpusched: %s\n", d.msg);
+        gs_scenario_free(s);
+        return EXIT_BAD_INPUT;
+    }
     struct gs_ratecard *rates = NULL;
     int r = o.quiet ? 0 : gs_ratecard_load(o.rates, &rates, &d);
     if (r < 0) {

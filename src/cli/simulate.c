@@ -355,39 +355,40 @@ static int load_tie_order(const struct opts *o, struct inputs *in, struct gs_dia
     return 0;
 }
 
-/* Outputs are created before the runs, so a bad path fails in a second, not after the work. */
-/* Is @out the same file as @in (both may be missing)? */
-static int same_file(const char *out, const char *in)
+int gs__cli_same_file(const char *out, const char *in)
 {
     struct stat a, b;
     return in && stat(out, &a) == 0 && stat(in, &b) == 0 && a.st_dev == b.st_dev &&
            a.st_ino == b.st_ino;
 }
 
-/*
- * The output files can be written, and none of them is an input: checked before anything is read,
- * without emptying a file that exists (the run may still fail on bad input).
- */
+int gs__cli_check_outputs(const char *const *outs, const char *const *flags, size_t nout,
+                          const char *const *ins, size_t nin, struct gs_diag *d)
+{
+    for (size_t i = 0; i < nout; i++) {
+        if (!outs[i])
+            continue;
+        for (size_t k = 0; k < nin; k++)
+            if (gs__cli_same_file(outs[i], ins[k]))
+                return gs_diag_error(d, "%s %s: is an input file; name another file", flags[i],
+                                     outs[i]);
+        int existed = access(outs[i], F_OK) == 0;
+        FILE *f = fopen(outs[i], "a");
+        if (!f)
+            return gs_diag_error(d, "%s: cannot write: %s", outs[i], strerror(errno));
+        fclose(f);
+        if (!existed)
+            unlink(outs[i]);
+    }
+    return 0;
+}
+
+/* Outputs are created before the runs, so a bad path fails in a second, not after the work. */
 static int check_outputs(const struct opts *o, struct gs_diag *d)
 {
     const char *paths[2] = {o->json, o->curve}, *flag[2] = {"--json", "--curve"};
     const char *inputs[4] = {o->nodes, o->pods, o->sequence, o->config};
-    for (int i = 0; i < 2; i++) {
-        if (!paths[i])
-            continue;
-        for (int k = 0; k < 4; k++)
-            if (same_file(paths[i], inputs[k]))
-                return gs_diag_error(d, "%s %s: is an input file; name another file", flag[i],
-                                     paths[i]);
-        int existed = access(paths[i], F_OK) == 0;
-        FILE *f = fopen(paths[i], "a");
-        if (!f)
-            return gs_diag_error(d, "%s: cannot write: %s", paths[i], strerror(errno));
-        fclose(f);
-        if (!existed)
-            unlink(paths[i]);
-    }
-    return 0;
+    return gs__cli_check_outputs(paths, flag, 2, inputs, 4, d);
 }
 
 static int load(const struct opts *o, struct inputs *in, struct gs_diag *d)

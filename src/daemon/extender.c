@@ -1016,7 +1016,8 @@ static void filter_or_prioritize(struct gsd_state *st, struct gsd_req *r, int is
             write_filter(st, &a, sc, why, first_error(&a), &o);
         else
             write_priorities(&a, sc, &o);
-        if (is_filter && !o.oom && to_nominate(st, spec, &a, sc, pr != NULL))
+        /* an answer in Error changes nothing: kube-scheduler drops it */
+        if (is_filter && !o.oom && !first_error(&a)[0] && to_nominate(st, spec, &a, sc, pr != NULL))
             snprintf(r->nominate, sizeof(r->nominate), "%s/%s", spec->ns, spec->name);
         gs_tenancy_probe_free(pr);
         if (spec == &own)

@@ -22,12 +22,8 @@ static int add_run(void *ud, const struct gsd_run *run)
 {
     struct gs_diag d;
     gs_diag_init(&d);
-    int64_t milli = (int64_t)run->cards * run->gpu_milli;
-    if (milli <= 0)
-        return 0; /* a run that held no GPU */
-    int64_t end = run->end_us ? (run->end_us + 999999) / 1000000 : INT64_MAX;
-    int rc = gs_demand_add(ud, run->start_us / 1000000, end, milli, NULL, run->tenant, NULL,
-                           run->model[0] ? run->model : "unknown", &d);
+    int rc = gs_demand_add_run(ud, run->tenant, run->model, run->cards, run->gpu_milli,
+                               run->start_us, run->end_us ? run->end_us : INT64_MAX, &d);
     if (rc) /* a ledger row no run can have written: the gauges wait until it is mended */
         gsd_log("error", "a ledger row cannot be forecast", "namespace", run->ns, "pod", run->name,
                 "error", d.msg[0] ? d.msg : strerror(-rc), NULL);
@@ -103,19 +99,17 @@ static int render(struct gsd_state *st, char **out, struct gs_diag *d)
 const char *gsd_forecast_metrics(struct gsd_state *st)
 {
     int64_t now = gsd_mono_us();
-    if (st->fc_text && now - st->fc_at_us < GSD_FORECAST_REFRESH_US)
+    if (st->fc_at_us && now - st->fc_at_us < GSD_FORECAST_REFRESH_US)
         return st->fc_text;
     struct gs_diag d;
     gs_diag_init(&d);
     char *text;
     int rc = render(st, &text, &d);
-    if (rc) {
+    if (rc) /* tried again at the next refit, not at every snapshot: each reads the whole ledger */
         gsd_log("error", "cannot forecast the demand from the ledger", "error",
                 d.msg[0] ? d.msg : strerror(-rc), NULL);
-        return NULL;
-    }
     free(st->fc_text);
-    st->fc_text = text;
+    st->fc_text = rc ? NULL : text;
     st->fc_at_us = now;
-    return text;
+    return st->fc_text;
 }

@@ -21,7 +21,8 @@ struct gsd_state;
  * 10 minutes to come up), nodes of each model as large as its largest node in the inventory.
  * Refitted at most every GSD_FORECAST_REFRESH_US; "" while the ledger holds no GPU run.
  * Return: the text, owned by @st (valid until the next call); NULL when the ledger cannot be read
- * or memory ran out (the scrape then goes without these gauges, and the log says why).
+ * or memory ran out (the scrapes until the next refit go without these gauges, and the log says
+ * why once).
  */
 const char *gsd_forecast_metrics(struct gsd_state *st);
 

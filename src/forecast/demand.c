@@ -15,7 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CELLS_MAX 200000000 /* groups x hours a build may hold (1.6 GB of int64): refused past */
+/* Groups x hours a build may hold, refused past: three int64 a cell while it builds (partial
+ * hours, steps, values), 1.2 GB. At 200,000,000 a 78 KB pod list (2,000 queues over 11 years)
+ * took 4.7 GB. */
+#define CELLS_MAX 50000000
 
 static const char *const key_names[GS_FC_KEYS] = {"total", "service", "tenant", "queue", "model"};
 
@@ -176,6 +179,24 @@ int gs_demand_add(struct gs_demand *dm, int64_t start_s, int64_t end_s, int64_t 
     return 0;
 }
 
+int gs_demand_add_run(struct gs_demand *dm, const char *tenant, const char *model, int64_t cards,
+                      int64_t gpu_milli, int64_t start_us, int64_t end_us, struct gs_diag *d)
+{
+    if (cards < 0 || cards > FC_MILLI_MAX / 1000 || gpu_milli < 0 || gpu_milli > 1000 ||
+        start_us < 0 || end_us < start_us)
+        return gs_diag_error(d,
+                             "a run of %lld cards of %lld milli-GPU from %lld to %lld us: want "
+                             "0..%d cards of 0..1000 and 0 <= start <= end",
+                             (long long)cards, (long long)gpu_milli, (long long)start_us,
+                             (long long)end_us, FC_MILLI_MAX / 1000);
+    if (cards * gpu_milli == 0)
+        return 0; /* a run that held no GPU */
+    /* the end rounded up to a second, without end + 999999 passing INT64_MAX */
+    int64_t end_s = end_us == INT64_MAX ? INT64_MAX : end_us / 1000000 + (end_us % 1000000 != 0);
+    return gs_demand_add(dm, start_us / 1000000, end_s, cards * gpu_milli, NULL, tenant, NULL,
+                         model && *model ? model : "unknown", d);
+}
+
 void fc_demand_source(struct gs_demand *dm, const char *path, unsigned keys)
 {
     if (dm->nsources < FC_SOURCES_MAX) {
@@ -289,17 +310,23 @@ static void fold_top(struct gs_series_set *out, size_t top)
     out->count = top + 1;
 }
 
+/* The files read, for a message: "a.csv, b.db", or "the sources" when none is named. */
+static const char *source_names(const struct gs_demand *dm, char *names, size_t cap)
+{
+    names[0] = '\0';
+    for (size_t i = 0, at = 0; i < dm->nsources && at < cap; i++)
+        at += (size_t)snprintf(names + at, cap - at, "%s%s", i ? ", " : "", dm->source[i]);
+    return names[0] ? names : "the sources";
+}
+
 /* Not enough history: name the sources, what they hold, and what a forecast needs. */
 static int too_short(const struct gs_demand *dm, const char *what, struct gs_diag *d)
 {
-    char names[512] = "";
-    for (size_t i = 0, at = 0; i < dm->nsources && at < sizeof(names); i++)
-        at +=
-            (size_t)snprintf(names + at, sizeof(names) - at, "%s%s", i ? ", " : "", dm->source[i]);
+    char names[512];
     return gs_diag_error(d,
                          "not enough history in %s: %s; a forecast needs at least one "
                          "hour of it (%zu hours for a level model, %zu for a daily season)",
-                         names[0] ? names : "the sources", what, gs_fc_min_points(GS_FC_ANN),
+                         source_names(dm, names, sizeof(names)), what, gs_fc_min_points(GS_FC_ANN),
                          gs_fc_min_points(GS_FC_ANA));
 }
 
@@ -328,19 +355,26 @@ int gs_demand_series(const struct gs_demand *dm, enum gs_fc_key key, int by_mode
         return gs_diag_error(d, "series end %lld s is not after the first record at %lld s",
                              (long long)end, (long long)first);
     int64_t hours = (end - t0) / GS_FC_STEP_S + ((end - t0) % GS_FC_STEP_S != 0); /* no overflow */
-    if (hours > GS_FC_HOURS_MAX)
-        return gs_diag_error(d, "%lld hours from the first record to the end: more than %d",
-                             (long long)hours, GS_FC_HOURS_MAX);
+    if (hours > GS_FC_HOURS_MAX) {
+        char names[512];
+        return gs_diag_error(d,
+                             "%s: %lld hours from the first record (%lld s) to the end (%lld s): "
+                             "more than %d",
+                             source_names(dm, names, sizeof(names)), (long long)hours,
+                             (long long)first, (long long)end, GS_FC_HOURS_MAX);
+    }
     int64_t tend = end; /* records end here; the last hour's mean is over what it covers */
     int64_t last_s = end - (t0 + (hours - 1) * GS_FC_STEP_S);
     struct grouping g;
     if ((rc = group(dm, key, by_model, &g)))
         return rc;
     if (g.n > GS_FC_SERIES_MAX || (int64_t)g.n * hours > CELLS_MAX) {
+        char names[512];
         rc = gs_diag_error_code(d, -E2BIG,
-                                "%zu groups of %lld hours: more than %d groups or %d "
+                                "%s: %zu groups of %lld hours: more than %d groups or %d "
                                 "values",
-                                g.n, (long long)hours, GS_FC_SERIES_MAX, CELLS_MAX);
+                                source_names(dm, names, sizeof(names)), g.n, (long long)hours,
+                                GS_FC_SERIES_MAX, CELLS_MAX);
         grouping_free(&g);
         return rc;
     }

@@ -8,6 +8,7 @@
 
 #include "gpusched/diag.h"
 #include "gpusched/elastic.h"
+#include "gpusched/pod.h"
 #include "trace/csv.h"
 
 #include <errno.h>
@@ -41,11 +42,10 @@ static int csv_seconds(struct csv *c, int col, int64_t empty, int up, int64_t *o
         *out = empty;
         return 0;
     }
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || *end || errno || !isfinite(v))
-        return csv_error(c, col, d, "\"%s\" is not a number of seconds", s);
+    double v;
+    int rc = csv_real(c, col, "a number of seconds", &v, d);
+    if (rc)
+        return rc;
     if (v < 0)
         return csv_error(c, col, d, "\"%s\" is negative", s);
     if (v > (double)SECONDS_MAX)
@@ -140,21 +140,28 @@ int gs_demand_read_dlrm(struct gs_demand *dm, const char *path, struct gs_diag *
     return read_csv(dm, path, names, 5, dlrm_row, NULL, K_SERVICE, d);
 }
 
-/* "YYYY-MM-DD HH:MM:SS" as UTC seconds. */
+/* "YYYY-MM-DD HH:MM:SS" as UTC seconds: digits where the pattern has them, and a day the month
+ * has (timegm() would take 2024-02-31 as March 2). */
 static int parse_datetime(struct csv *c, int col, int64_t *out, struct gs_diag *d)
 {
+    static const char pat[] = "dddd-dd-dd dd:dd:dd";
     const char *s = c->field[col];
-    struct tm tm = {0};
-    int n = 0;
-    if (strlen(s) != 19 ||
-        sscanf(s, "%4d-%2d-%2d %2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
-               &tm.tm_min, &tm.tm_sec, &n) != 6 ||
-        n != 19 || tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 || tm.tm_mday > 31 ||
-        tm.tm_hour > 23 || tm.tm_min > 59 || tm.tm_sec > 60 || tm.tm_year < 1970)
-        return csv_error(c, col, d, "\"%s\" is not a time YYYY-MM-DD HH:MM:SS", s);
+    int ok = strlen(s) == sizeof(pat) - 1;
+    for (size_t i = 0; ok && i < sizeof(pat) - 1; i++)
+        ok = pat[i] == 'd' ? s[i] >= '0' && s[i] <= '9' : s[i] == pat[i];
+    struct tm tm = {0}, back;
+    if (ok)
+        ok = sscanf(s, "%4d-%2d-%2d %2d:%2d:%2d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+                    &tm.tm_min, &tm.tm_sec) == 6 &&
+             tm.tm_year >= 1970;
+    int mday = tm.tm_mday, mon = tm.tm_mon, hour = tm.tm_hour, min = tm.tm_min, sec = tm.tm_sec;
     tm.tm_year -= 1900;
     tm.tm_mon -= 1;
-    *out = (int64_t)timegm(&tm);
+    time_t t = ok ? timegm(&tm) : 0;
+    if (!ok || !gmtime_r(&t, &back) || back.tm_mday != mday || back.tm_mon != mon - 1 ||
+        back.tm_hour != hour || back.tm_min != min || back.tm_sec != sec)
+        return csv_error(c, col, d, "\"%s\" is not a time YYYY-MM-DD HH:MM:SS", s);
+    *out = (int64_t)t;
     return 0;
 }
 
@@ -203,8 +210,16 @@ static int pod_row(struct gs_demand *dm, struct csv *c, const int *col, void *st
         rc = csv_uint(c, col[4], SECONDS_MAX, &s, d);
     if (!rc)
         rc = csv_uint(c, col[5], SECONDS_MAX, &e, d);
-    if (rc || num * milli == 0)
+    if (rc)
         return rc;
+    /* the scheduler's rule, as gpusched simulate reads the same file */
+    struct gs_pod_req req = {.num_gpu = (uint32_t)num, .gpu_milli = (uint32_t)milli};
+    struct gs_diag local;
+    gs_diag_init(&local);
+    if (gs_pod_req_check(&req, "pod", &local))
+        return csv_error(c, col[1], d, "%s", local.msg);
+    if (num == 0)
+        return 0; /* a pod asking no GPU holds none */
     if (e < s)
         return csv_error(c, col[5], d, "deleted (%s) before created (%s)", c->field[col[5]],
                          c->field[col[4]]);
@@ -225,31 +240,32 @@ static int store_row(struct gs_demand *dm, const char *path, sqlite3_stmt *q, st
     long long id = sqlite3_column_int64(q, 0);
     const char *tenant = (const char *)sqlite3_column_text(q, 1);
     const char *gpus = (const char *)sqlite3_column_text(q, 2);
-    int64_t milli = sqlite3_column_int64(q, 3), start = sqlite3_column_int64(q, 4);
-    int open = sqlite3_column_type(q, 5) == SQLITE_NULL;
-    int64_t end = open ? INT64_MAX : sqlite3_column_int64(q, 5);
     const char *model = (const char *)sqlite3_column_text(q, 6);
+    int open = sqlite3_column_type(q, 5) == SQLITE_NULL;
+    /* integers, as gpuschedd writes them: SQLite would read 1000.7 as 1000 and 'abc' as 0 */
+    int ints = sqlite3_column_type(q, 3) == SQLITE_INTEGER &&
+               sqlite3_column_type(q, 4) == SQLITE_INTEGER &&
+               (open || sqlite3_column_type(q, 5) == SQLITE_INTEGER);
     int64_t cards = gpus && *gpus ? 1 : 0;
     for (const char *p = gpus; p && *p; p++)
         cards += *p == ',';
-    if (!tenant || !model || milli < 0 || milli > 1000 || start < 0 || (!open && end < start))
+    if (!tenant || !model || !ints)
         return gs_diag_error(d,
-                             "%s: ledger row id %lld: a bad tenant, gpu_milli (%lld) or "
-                             "times (%lld..%lld us)",
-                             path, id, (long long)milli, (long long)start, (long long)end);
-    if (!csv_text_ok(tenant) || !csv_text_ok(model)) /* as a CSV's labels: tables print them */
+                             "%s: ledger row id %lld: gpu_milli, start_us and end_us (or NULL) "
+                             "must be integers, tenant and model text",
+                             path, id);
+    /* as a CSV's labels: tables and CSV print them, where a comma or a quote splits a field */
+    if (!csv_text_ok(tenant) || !csv_text_ok(model) || strpbrk(tenant, ",\"") ||
+        strpbrk(model, ",\""))
         return gs_diag_error(d,
                              "%s: ledger row id %lld: tenant or model is not UTF-8 text without "
-                             "control characters",
+                             "control characters, commas and quotes",
                              path, id);
-    if (cards * milli == 0)
-        return 0; /* a run that held no GPU */
     struct gs_diag local;
     gs_diag_init(&local);
-    /* the end rounded up to a second, without end + 999999 passing INT64_MAX */
-    int64_t end_s = end / 1000000 + (end % 1000000 != 0);
-    int rc = gs_demand_add(dm, start / 1000000, open ? INT64_MAX : end_s, cards * milli, NULL,
-                           tenant, NULL, *model ? model : "unknown", &local);
+    int rc = gs_demand_add_run(dm, tenant, model, cards, sqlite3_column_int64(q, 3),
+                               sqlite3_column_int64(q, 4),
+                               open ? INT64_MAX : sqlite3_column_int64(q, 5), &local);
     if (rc)
         gs_diag_error_code(d, rc, "%s: ledger row id %lld: %s", path, id, local.msg);
     return rc;
@@ -261,6 +277,9 @@ int gs_demand_read_store(struct gs_demand *dm, const char *path, struct gs_diag 
     if (stat(path, &sb) != 0)
         return gs_diag_error_code(d, errno == ENOENT ? -ENOENT : -EIO, "%s: cannot open: %s", path,
                                   strerror(errno));
+    if (!S_ISREG(sb.st_mode)) /* SQLite says "disk I/O error" of a folder, waits on a FIFO */
+        return gs_diag_error(d, "%s: not a regular file; a gpuschedd store is DIR/gpusched.db",
+                             path);
     sqlite3 *db = NULL;
     sqlite3_stmt *q = NULL;
     size_t n0 = dm->n;
@@ -310,10 +329,8 @@ struct duty {
 /* pod_gpu_duty_cycle_anon.csv: value (%), container_ip, timestamp_anon (seconds) */
 static int duty_row(struct csv *c, const int *col, struct duty *u, struct gs_diag *d)
 {
-    char *end;
-    errno = 0;
-    double v = strtod(c->field[col[0]], &end);
-    if (end == c->field[col[0]] || *end || errno || !isfinite(v) || v < 0 || v > 100)
+    double v;
+    if (csv_real(c, col[0], "a utilisation 0..100 %", &v, d) || v < 0 || v > 100)
         return csv_error(c, col[0], d, "\"%s\" is not a utilisation 0..100 %%", c->field[col[0]]);
     int64_t t;
     int rc = csv_label(c, col[1], d);

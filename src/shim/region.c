@@ -120,11 +120,19 @@ static void unlock(struct gs_region *r)
     pthread_mutex_unlock(&r->lock);
 }
 
+/* The slots in use: the region's high mark, which any process of the container can write,
+ * bounded by the table (past it a read would leave the mapping). */
+static int slots_hi(const struct gs_region *r)
+{
+    uint32_t hi = atomic_load(&r->hi);
+    return hi < GS_REGION_PROCS ? (int)hi : GS_REGION_PROCS;
+}
+
 static int reap_locked(struct gs_region *r)
 {
     struct gs_region_who me;
     gs_region_who_self(&me);
-    int n = 0, hi = (int)atomic_load(&r->hi);
+    int n = 0, hi = slots_hi(r);
     for (int i = 0; i < hi; i++) {
         struct region_proc *p = &r->proc[i];
         if (atomic_load(&p->pid) > 0 && proc_dead(p, me.pidns)) {
@@ -308,7 +316,7 @@ int gs_region_attach(struct gs_region *r, const struct gs_region_who *who)
 uint64_t gs_region_used(const struct gs_region *r, int dev)
 {
     uint64_t sum = 0;
-    int hi = (int)atomic_load(&r->hi);
+    int hi = slots_hi(r);
     for (int i = 0; i < hi; i++)
         if (atomic_load(&r->proc[i].pid) != 0)
             sum += atomic_load(&r->proc[i].bytes[dev]);
@@ -362,7 +370,7 @@ void gs_region_set_util(struct gs_region *r, int slot, int dev, unsigned pct, ui
 unsigned gs_region_util(const struct gs_region *r, int dev, uint64_t now_us, uint64_t max_age_us)
 {
     unsigned sum = 0;
-    int hi = (int)atomic_load(&r->hi);
+    int hi = slots_hi(r);
     for (int i = 0; i < hi; i++) {
         const struct region_proc *p = &r->proc[i];
         uint64_t at = atomic_load(&p->util_us[dev]);

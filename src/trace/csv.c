@@ -3,7 +3,9 @@
 #include "gpusched/diag.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -150,15 +152,16 @@ int csv_text_ok(const char *s)
 {
     const unsigned char *p = (const unsigned char *)s;
     while (*p) {
-        int extra = *p < 0x80             ? 0
-                    : (*p & 0xe0) == 0xc0 ? 1
-                    : (*p & 0xf0) == 0xe0 ? 2
-                    : (*p & 0xf8) == 0xf0 ? 3
-                                          : -1;
-        if (extra < 0 || *p < 0x20 || *p == 0x7f || (extra == 1 && *p < 0xc2))
+        unsigned c = *p++;
+        int extra = c < 0x80 ? 0 : c < 0xc2 ? -1 : c < 0xe0 ? 1 : c < 0xf0 ? 2 : c < 0xf5 ? 3 : -1;
+        if (extra < 0 || c < 0x20 || c == 0x7f)
             return 0;
-        for (p++; extra > 0; extra--, p++)
-            if ((*p & 0xc0) != 0x80)
+        /* the second byte's range (RFC 3629 section 4): no overlong form, no surrogate (jansson
+         * refuses both: a JSON output would lose the string), nothing past U+10FFFF */
+        unsigned lo = c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80;
+        unsigned hi = c == 0xed ? 0x9f : c == 0xf4 ? 0x8f : 0xbf;
+        for (; extra > 0; extra--, p++, lo = 0x80, hi = 0xbf)
+            if (*p < lo || *p > hi)
                 return 0;
     }
     return 1;
@@ -188,6 +191,25 @@ int csv_error(const struct csv *c, int i, struct gs_diag *d, const char *fmt, ..
     va_end(ap);
     sanitize(msg, sizeof(msg));
     return gs_diag_error(d, "%s:%lu:%d: %s: %s", c->path, c->line, c->col[i], c->header[i], msg);
+}
+
+int csv_real(struct csv *c, int i, const char *what, double *out, struct gs_diag *d)
+{
+    const char *s = c->field[i];
+    char *end;
+    double v = 0;
+    /* decimal only: strtod() alone would also take "0x10", "inf", " 5" and "+5" */
+    int ok = (*s == '-' || *s == '.' || (*s >= '0' && *s <= '9')) &&
+             strspn(s, "0123456789.eE+-") == strlen(s);
+    if (ok) {
+        errno = 0;
+        v = strtod(s, &end);
+        ok = *end == '\0' && !errno && isfinite(v);
+    }
+    if (!ok)
+        return csv_error(c, i, d, "\"%s\" is not %s", s, what);
+    *out = v;
+    return 0;
 }
 
 int csv_uint(struct csv *c, int i, int64_t max, int64_t *out, struct gs_diag *d)

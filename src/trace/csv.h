@@ -39,7 +39,12 @@ int csv_next(struct csv *c, struct gs_diag *d);
 /* Parse column @i of the current row as an integer in [0, max]. Return: 0; -EINVAL with @d. */
 int csv_uint(struct csv *c, int i, int64_t max, int64_t *out, struct gs_diag *d);
 
-/* csv_text_ok() - @s is valid UTF-8 without control characters (C0, DEL). */
+/* Parse column @i of the current row as a finite decimal number ("12", "-0.5", "1e3"), into
+ * *@out; @what names what was expected ("a number of seconds"). Return: 0; -EINVAL with @d. */
+int csv_real(struct csv *c, int i, const char *what, double *out, struct gs_diag *d);
+
+/* csv_text_ok() - @s is valid UTF-8 (RFC 3629: no overlong form, surrogate or code point past
+ * U+10FFFF) without control characters (C0, DEL). */
 int csv_text_ok(const char *s);
 
 /* Report an error about column @i of the current row: "path:line:col: <column>: ...". */

@@ -171,11 +171,12 @@ int gs_tenantday_check(const struct gs_tenantday_params *p, struct gs_diag *d)
                                  p->traffic[h]);
         peak = p->traffic[h] > peak ? p->traffic[h] : peak;
     }
-    if (p->traffic && (p->ntraffic < 1 || p->ntraffic > GS_TENANTDAY_HOURS_MAX || peak == 0))
-        return gs_diag_error(d,
-                             "traffic: %" PRIu32 " hours, none above 0: want 1..%d hours and "
-                             "some traffic",
-                             p->ntraffic, GS_TENANTDAY_HOURS_MAX);
+    if (p->traffic && (p->ntraffic < 1 || p->ntraffic > GS_TENANTDAY_HOURS_MAX))
+        return gs_diag_error(d, "traffic: %" PRIu32 " hours: want 1..%d", p->ntraffic,
+                             GS_TENANTDAY_HOURS_MAX);
+    if (p->traffic && peak == 0)
+        return gs_diag_error(d, "traffic: %" PRIu32 " hours, none above 0: want some traffic",
+                             p->ntraffic);
     for (int k = 0; k < 2; k++)
         if ((unsigned)p->sharing[k] >= GS_TENANTDAY_SHARINGS)
             return gs_diag_error(d, "sharing: %d is not slices, mig or timeslice",

@@ -409,6 +409,16 @@ static void test_errors_in_error_field(void **state)
                             "Pod: required, a Pod object");
         json_decref(r);
     }
+    /* A nameless node is an Error, and a request in error changes nothing: it nominated the
+     * pod (as if kube-scheduler had found no node), which then held a card. */
+    args = load("filter_nodenames.json");
+    json_object_set_new(json_object_get(json_object_get(args, "Pod"), "metadata"), "name",
+                        json_string("nameless-nodes"));
+    json_object_set_new(args, "NodeNames", json_pack("[i]", 7));
+    r = verb("filter", args);
+    assert_string_equal(json_string_value(json_object_get(r, "Error")), "a node has no name");
+    json_decref(r);
+    h_request(&d, "GET", "/v1/pods/team-a/nameless-nodes", TOKEN_ADMIN, NULL, 404);
     /* No node names at all: nothing fits, nothing fails (and nothing read out of bounds). */
     args = load("filter_nodenames.json");
     json_object_set_new(args, "NodeNames", json_array());

@@ -15,6 +15,7 @@
 
 #include <curl/curl.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -407,11 +408,83 @@ static void test_max_age(void **state)
     h_cleanup(&d);
 }
 
+/* A daemon whose store's ledger holds, from its start, the run @values (a store edited by hand:
+ * gpus, gpu_milli, start_us, end_us, model). */
+static void start_with_run(struct daemon *d, const char *values)
+{
+    char path[128], sql[512];
+    sqlite3 *db;
+    assert_int_equal(h_setup(d, "metrics: {token: " TOKEN_METRICS "}\n"), 0);
+    assert_int_equal(h_start(d), 0); /* makes the store */
+    assert_int_equal(h_stop(d), 0);
+    snprintf(path, sizeof(path), "%s/data/gpusched.db", d->dir);
+    snprintf(sql, sizeof(sql),
+             "INSERT INTO ledger(pod_seq, namespace, name, tenant, uid, node, gpus, gpu_milli,"
+             " start_us, end_us, model) VALUES (900001, 'team-a', 'r', 'team-a', 'u1',"
+             " 'n-a100-0', %s)",
+             values);
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    assert_int_equal(h_start(d), 0);
+}
+
+/* A ledger row ending at 2^63-1 us is a run going on past the end, as gpusched forecast --store
+ * reads it: the gauges computed end + 999999 past INT64_MAX (undefined behaviour, a wrapped
+ * negative end) and went missing. */
+static void test_forecast_far_end(void **state)
+{
+    (void)state;
+    struct daemon d;
+    char values[160];
+    snprintf(values, sizeof(values), "'0', 1000, %lld, 9223372036854775807, 'A100-SXM4-80GB'",
+             ((long long)time(NULL) - 3 * 86400) * 1000000LL);
+    start_with_run(&d, values);
+    free(scrape(&d, TOKEN_METRICS)); /* asks for the forecast, in the snapshots after it */
+    h_request(&d, "POST", "/v1/pods", TOKEN_A, "{}", 400); /* a batch: the next snapshot */
+    char *text = scrape(&d, TOKEN_METRICS);
+    has(text,
+        (const char *const[]){"gpusched_forecast_gpus{tenant=\"team-a\",model=\"A100-SXM4-80GB\","
+                              "quantile=\"0.5\"} 1.000\n"},
+        1);
+    free(text);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
+/* A row no run can have written (it ends before it starts) keeps the gauges away until the next
+ * refit: the ledger was read whole again, and the error logged, at every snapshot. */
+static void test_forecast_bad_row(void **state)
+{
+    (void)state;
+    struct daemon d;
+    start_with_run(&d, "'0', 1000, 5000000, 1000000, 'A100-SXM4-80GB'");
+    for (int i = 0; i < 4; i++) {
+        free(scrape(&d, TOKEN_METRICS));
+        h_request(&d, "POST", "/v1/pods", TOKEN_A, "{}", 400); /* a batch: the next snapshot */
+    }
+    char *text = scrape(&d, TOKEN_METRICS);
+    if (strstr(text, "gpusched_forecast_gpus{"))
+        fail_msg("gauges from a ledger that cannot be read");
+    free(text);
+    assert_int_equal(h_stop(&d), 0);
+    FILE *f = fopen(d.log, "r");
+    char line[4096];
+    int n = 0;
+    while (f && fgets(line, sizeof(line), f))
+        n += strstr(line, "cannot forecast the demand from the ledger") != NULL;
+    if (f)
+        fclose(f);
+    assert_int_equal(n, 1);
+    h_cleanup(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_levels), cmocka_unit_test(test_per_pod),
-        cmocka_unit_test(test_queues), cmocka_unit_test(test_max_age)};
+        cmocka_unit_test(test_levels),           cmocka_unit_test(test_per_pod),
+        cmocka_unit_test(test_queues),           cmocka_unit_test(test_max_age),
+        cmocka_unit_test(test_forecast_far_end), cmocka_unit_test(test_forecast_bad_row)};
     signal(SIGPIPE, SIG_IGN);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

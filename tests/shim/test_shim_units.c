@@ -250,6 +250,31 @@ static void test_region_limit(void **state)
     shm_unlink(region_name);
 }
 
+/* The slots' high mark is in the region, which any process of the container can write: a
+ * mark past the table was a loop bound, and every reader of usage read past the mapping. */
+static void test_region_high_mark(void **state)
+{
+    struct gs_region *r = open_region();
+    struct gs_region_who me;
+    gs_region_who_self(&me);
+    int d = gs_region_device(r, uuid0);
+    int s = gs_region_attach(r, &me);
+    assert_int_equal(gs_region_reserve(r, s, d, 600, 1000), 0);
+    int fd = shm_open(region_name, O_RDWR, 0);
+    assert_true(fd >= 0);
+    uint32_t *words = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    assert_true(words != MAP_FAILED);
+    close(fd);
+    words[4] = 0x7fffffff; /* state, magic, version, size, then the high mark */
+    assert_int_equal(gs_region_used(r, d), 600);
+    assert_int_equal(gs_region_reserve(r, s, d, 401, 1000), -12);
+    assert_int_equal(gs_region_util(r, d, 1, 1), 0);
+    assert_int_equal(gs_region_reap(r), 0);
+    munmap(words, 4096);
+    gs_region_close(r);
+    shm_unlink(region_name);
+}
+
 /* A dead process's slot, a zombie's and one whose pid now names another process are reaped; one
  * from another pid namespace is not. */
 static void test_region_reap(void **state)
@@ -526,6 +551,7 @@ int main(void)
         cmocka_unit_test(test_ledger),
         cmocka_unit_test(test_ledger_drain),
         cmocka_unit_test(test_region_limit),
+        cmocka_unit_test(test_region_high_mark),
         cmocka_unit_test(test_region_reap),
         cmocka_unit_test(test_region_concurrent),
         cmocka_unit_test(test_region_util),

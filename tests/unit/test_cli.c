@@ -342,6 +342,42 @@ static void test_outputs_spare_inputs(void **state)
     text = t_slurp(old, &len);
     assert_string_equal(text, "{}\n");
     free(text);
+    /* the other commands that write files: forecast --dump-series replaced a --store (the
+     * daemon's database) with CSV, report -o its RUN.json with HTML, generate -o its
+     * --inference-traffic, simulate --scenario --json its scenario */
+    const char *series = write_tmp("keep_series.csv", "time_s,series,milli\n0,a,1\n3600,a,2\n"
+                                                      "7200,a,3\n10800,a,4\n");
+    const char *scen = write_tmp("keep_scenario.yaml",
+                                 "apiVersion: gpusched.io/v1alpha1\nkind: Cluster\nmetadata: "
+                                 "{name: x}\nspec:\n  nodeTemplates:\n    - {name: t, gpuModel: "
+                                 "P100, gpus: 2, cpuMilli: 64000, memoryMiB: 262144}\n  nodes:\n"
+                                 "    - {name: n1, template: t}\n");
+    const char *const *cases[] = {
+        ARGS("forecast", "--series", series, "--dump-series", series),
+        ARGS("forecast", "--series", series, "--advice", "--prom", series),
+        ARGS("report", series, "-o", series),
+        ARGS("generate", "tenant-day", "--inference-traffic", series, "-o", series),
+        ARGS("simulate", "--scenario", scen, "--json", scen),
+    };
+    const char *flags[] = {"--dump-series", "--prom", "-o", "-o", "--json"};
+    const char *paths[] = {series, series, series, series, scen};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct t_run r;
+        char want[256];
+        run(&r, cases[i]);
+        expect_exit(&r, 2);
+        snprintf(want, sizeof(want), "%s %s: is an input file", flags[i], paths[i]);
+        expect_has(r.err, want);
+        assert_int_equal(r.out_len, 0);
+        assert_int_equal(count_lines(r.err), 1);
+        result_free(&r);
+    }
+    text = t_slurp(series, &len);
+    assert_string_equal(text, "time_s,series,milli\n0,a,1\n3600,a,2\n7200,a,3\n10800,a,4\n");
+    free(text);
+    text = t_slurp(scen, &len);
+    assert_non_null(strstr(text, "kind: Cluster"));
+    free(text);
 }
 
 static void test_bad_node_files(void **state)
@@ -1136,7 +1172,16 @@ static void test_forecast_bad_input(void **state)
     const char *shrt = write_tmp("short.csv", "time_s,series,milli\n0,a,1\n3600,a,2\n");
     const char *one = write_tmp("one_dlrm.csv", "role,app_name,gpu_request,creation_time,"
                                                 "deletion_time\nHN,a,1,0,100\n");
-    const char *const cases[][8] = {
+    char weektext[8192] = "time_s,series,milli\n";
+    for (int h = 0; h < 169; h++)
+        snprintf(weektext + strlen(weektext), sizeof(weektext) - strlen(weektext), "%d,a,5\n",
+                 h * 3600);
+    const char *week = write_tmp("week.csv", weektext);
+    static char widetext[200000] = "time_s,series,milli\n";
+    for (size_t i = 0, at = strlen(widetext); i < 10000; i++)
+        at += (size_t)snprintf(widetext + at, sizeof(widetext) - at, "0,s%zu,1\n", i);
+    const char *wide = write_tmp("wide.csv", widetext);
+    const char *const cases[][10] = {
         {"forecast", "--dlrm", dlrm, NULL},
         {"forecast", "--series", gap, NULL},
         {"forecast", "--series", dup, NULL},
@@ -1161,6 +1206,23 @@ static void test_forecast_bad_input(void **state)
         {"forecast", "--dlrm", one, "--replay", "--overcommit", "0.5", NULL},
         {"forecast", "--dlrm", one, "--replay", "--overcommit", "1.5", NULL},
         {"forecast", "--dlrm", one, "--overcommit", "1.5", NULL},
+        /* the day's limits on the traffic named the output file ("...: stdout") and said "none
+         * above 0" of a week and an hour of traffic */
+        {"generate", "tenant-day", "--inference-traffic", week, NULL},
+        /* 10,000 series 90 days ahead held 1 GB of forecasts (100,000 of them 10 GB) */
+        {"forecast", "--series", wide, "--horizon", "90d", NULL},
+        /* strtoll() took a sign and spaces before a duration */
+        {"forecast", "--dlrm", one, "--horizon", " +2h", NULL},
+        /* a source given twice counted every record twice */
+        {"forecast", "--dlrm", one, "--pods", one, NULL},
+        /* a second --target (or --quota, --node-gpus) of the same name was ignored, as was one
+         * naming no series */
+        {"forecast", "--dlrm", one, "--advice", "--target", "total=wait:0s", "--target",
+         "total=wait:1h", NULL},
+        {"forecast", "--dlrm", one, "--advice", "--node-gpus", "any=4", "--node-gpus", "any=8",
+         NULL},
+        {"forecast", "--dlrm", one, "--advice", "--target", "totl=wait:0s", NULL},
+        {"forecast", "--dlrm", one, "--advice", "--quota", "total:A100=8", NULL},
     };
     const char *want[] = {
         "bad_dlrm.csv:2:19: deletion_time: deleted (50) before created (100)",
@@ -1179,11 +1241,20 @@ static void test_forecast_bad_input(void **state)
         "--format csv: --advice writes a table or json",
         "--replay reads the '*' wait --target only",
         "--end 99999999999999999999: want seconds",
-        "2562047788015216 hours from the first record to the end: more than 100000",
+        "one_dlrm.csv: 2562047788015216 hours from the first record (0 s) to the end "
+        "(9223372036854775000 s): more than 100000",
         "elastic replay: 1111111111 hours of history: more than 100000",
         "--overcommit 0.5: want a ratio 1..4 (1.5)",
         "--overcommit packs right-sized shares: give --right-size",
         "--overcommit is not read by a forecast",
+        "week.csv: traffic: 169 hours: want 1..168",
+        "10000 series x 2160 hours ahead: more than 20000000 forecast hours at once",
+        "--horizon  +2h: want a whole number of hours",
+        "one_dlrm.csv: given twice as a source",
+        "--target total=wait:1h: a second target for total",
+        "--node-gpus any=8: model any given twice",
+        "--target totl=...: no series is named \"totl\"",
+        "--quota total:A100=...: no series of \"total\" on model \"A100\"",
     };
     for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
         run(&r, cases[i]);

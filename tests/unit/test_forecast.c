@@ -311,6 +311,18 @@ static void test_series_from_records(void **state)
     assert_string_equal(s.s[0].name, "total");
     assert_int_equal(s.s[0].milli[1], 2500);
     gs_series_set_free(&s);
+    /* groups x hours are capped: 600 tenants over 11 years would build 1.4 GB (the cap was 4
+     * times higher, 4.7 GB for a 78 KB file) */
+    struct gs_demand *wide = demand();
+    for (int i = 0; i < 600; i++) {
+        char t[16];
+        snprintf(t, sizeof(t), "t%d", i);
+        assert_int_equal(gs_demand_add(wide, 0, 100000LL * 3600, 1000, NULL, t, NULL, NULL, &d), 0);
+    }
+    struct gs_series_set ws;
+    assert_int_equal(gs_demand_series(wide, GS_FC_TENANT, 0, -1, 0, &ws, &d), -E2BIG);
+    assert_has(d.msg, "600 groups of 100000 hours: more than 100000 groups or 50000000 values");
+    gs_demand_free(wide);
     assert_int_equal(gs_demand_add(dm, 10, 5, 1000, NULL, NULL, NULL, NULL, &d), -EINVAL);
     assert_int_equal(gs_demand_add(dm, 0, 5, 0, NULL, NULL, NULL, NULL, &d), -EINVAL);
     assert_int_equal(gs_demand_series(dm, GS_FC_TOTAL, 0, 0, 0, &s, &d), -EINVAL);
@@ -358,6 +370,11 @@ static void test_read_dlrm(void **state)
         {"i0,HN,app_0,12,12,x,1,25,25,1,1,1,1,8,,,\n", "gpu_request: \"x\" is not a whole"},
         {"i0,HN,app_0,12,12,1,1,25,25,1,1,1,1,8,-5,,\n", "creation_time: \"-5\" is negative"},
         {"i0,HN,app_0,12,12,1,1,25,25,1,1,1,1,8,1e400,,\n", "is not a number of seconds"},
+        /* strtod() alone read these as 16 s, infinity and 5 s */
+        {"i0,HN,app_0,12,12,1,1,25,25,1,1,1,1,8,0x10,,\n", "\"0x10\" is not a number of seconds"},
+        {"i0,HN,app_0,12,12,1,1,25,25,1,1,1,1,8,,,infinity\n", "\"infinity\" is not a number"},
+        {"i0,HN,app_0,12,12,1,1,25,25,1,1,1,1,8, 5,,\n", "\" 5\" is not a number of seconds"},
+        {"i0,HN,app_0,12,12,1,1,25,25,1,1,1,1,8,+5,,\n", "\"+5\" is not a number of seconds"},
         {"i0,HN,app_0\n", "dlrm2.csv:2:1: 3 columns"},
         {"i0,HN,\"app,0\",12,12,1,1,25,25,1,1,1,1,8,,,\n", "dlrm2.csv:2:7: a quote: quoted fields"},
     };
@@ -407,7 +424,22 @@ static void test_read_genai(void **state)
                   GENAI_HEADER "2024-13-15 00:30:00,TXT_2_IMG,SUCCEED,1.0,G1,63,,1,30,M0,0\n");
     assert_int_equal(gs_demand_read_genai(dm, p, &d), -EINVAL);
     assert_has(d.msg, "genai3.csv:2:1: gmt_create: \"2024-13-15 00:30:00\" is not a time");
-    assert_int_equal(gs_demand_count(dm), 2);
+    /* timegm() took a day the month has not, and sscanf() a negative hour or a space */
+    const char *times[] = {"2024-02-30 00:30:00", "2023-02-29 00:30:00", "2024-11-15 -1:30:00",
+                           "2024-11-15 0: 30:00", "2024-11-15 00:30:60", "2024-11-15T00:30:00"};
+    for (size_t i = 0; i < sizeof(times) / sizeof(times[0]); i++) {
+        char text[512], want[64];
+        snprintf(text, sizeof(text), GENAI_HEADER "%s,TXT_2_IMG,SUCCEED,1.0,G1,63,,1,30,M0,0\n",
+                 times[i]);
+        p = write_tmp("genai4.csv", text);
+        assert_int_equal(gs_demand_read_genai(dm, p, &d), -EINVAL);
+        snprintf(want, sizeof(want), "genai4.csv:2:1: gmt_create: \"%s\" is not a time", times[i]);
+        assert_has(d.msg, want);
+    }
+    p = write_tmp("genai5.csv",
+                  GENAI_HEADER "2024-02-29 23:59:59,TXT_2_IMG,SUCCEED,1.0,G1,63,,1,30,M0,0\n");
+    assert_int_equal(gs_demand_read_genai(dm, p, &d), 0); /* a leap day */
+    assert_int_equal(gs_demand_count(dm), 3);
     gs_demand_free(dm);
 }
 
@@ -433,6 +465,26 @@ static void test_read_pods(void **state)
     gs_series_set_free(&s);
     assert_int_equal(gs_demand_series(dm, GS_FC_SERVICE, 0, -1, 0, &s, &d), -EINVAL);
     assert_has(d.msg, "pods.csv names no service");
+    /* what gpusched simulate refuses in the same file: GPU shares without a GPU were skipped,
+     * a share of several GPUs counted */
+    const char *bad[][2] = {
+        {"p3,1000,1024,0,500,,BE,Running,0,7200,0\n", "pods2.csv:2:16: gpu_milli: pod: gpu_milli "
+                                                      "500 without num_gpu"},
+        {"p3,1000,1024,2,500,,BE,Running,0,7200,0\n", "pods2.csv:2:16: gpu_milli: pod: a share"},
+        {"p3,1000,1024,1,0,,BE,Running,0,7200,0\n", "pods2.csv:2:16: gpu_milli: pod: gpu_milli 0 "
+                                                    "outside 1..1000"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char text[512];
+        snprintf(text, sizeof(text),
+                 "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,"
+                 "creation_time,deletion_time,scheduled_time\n%s",
+                 bad[i][0]);
+        p = write_tmp("pods2.csv", text);
+        assert_int_equal(gs_demand_read_pods(dm, p, &d), -EINVAL);
+        assert_has(d.msg, bad[i][1]);
+        assert_int_equal(gs_demand_count(dm), 2);
+    }
     gs_demand_free(dm);
 }
 
@@ -516,11 +568,42 @@ static void test_read_store(void **state)
     assert_int_equal(gs_demand_read_store(dm, path, &d), 0);
     assert_int_equal(gs_demand_count(dm), 1);
     gs_demand_free(dm);
+    /* rows SQLite would coerce (1000.7 to 1000, 'abc' and a blob to 0) and labels a CSV output
+     * would split were read as if gpuschedd had written them */
+    const char *rows[][2] = {
+        {"1000.7,0,NULL,'A100'", "ledger row id 11: gpu_milli, start_us and end_us (or NULL) must "
+                                 "be integers"},
+        {"1000,'abc',NULL,'A100'", "must be integers"},
+        {"1000,0,x'00ff','A100'", "must be integers"},
+        {"1000,0,NULL,'A100,x'", "ledger row id 11: tenant or model is not UTF-8 text without "
+                                 "control characters, commas and quotes"},
+        {"1000,0,NULL,'A\"100'", "commas and quotes"},
+        {"1000,0,NULL,'A100' || char(55296)", "commas and quotes"}, /* a surrogate */
+        {"-1,0,NULL,'A100'", "ledger row id 11: a run of 1 cards of -1 milli-GPU"},
+        {"1000,0,-5,'A100'", "from 0 to -5 us"},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        char row[512];
+        snprintf(row, sizeof(row),
+                 "DELETE FROM ledger; INSERT INTO ledger VALUES(11,11,'ns','z','team-a','u11',"
+                 "'n1','0',%s,'');",
+                 rows[i][0]);
+        assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+        assert_int_equal(sqlite3_exec(db, row, NULL, NULL, NULL), SQLITE_OK);
+        sqlite3_close(db);
+        dm = demand();
+        assert_int_equal(gs_demand_read_store(dm, path, &d), -EINVAL);
+        assert_has(d.msg, rows[i][1]);
+        assert_int_equal(gs_demand_count(dm), 0);
+        gs_demand_free(dm);
+    }
     dm = demand();
     const char *notdb = write_tmp("not.db", "hello\n");
     assert_int_equal(gs_demand_read_store(dm, notdb, &d), -EINVAL);
     assert_has(d.msg, "not.db: not a gpuschedd store");
     assert_int_equal(gs_demand_read_store(dm, "/nonexistent/g.db", &d), -ENOENT);
+    assert_int_equal(gs_demand_read_store(dm, tmpdir, &d), -EINVAL); /* was "disk I/O error" */
+    assert_has(d.msg, ": not a regular file; a gpuschedd store is DIR/gpusched.db");
     gs_demand_free(dm);
 }
 
@@ -562,12 +645,36 @@ static void test_series_csv(void **state)
         {"time_s,series,milli\n5,a,5\n3600,a,6\n", "u.csv:3:1: time_s: 3600 of series \"a\" is "
                                                    "not a whole number of hours after line 2"},
         {"time_s,series,milli\n0,a,5\n3601,a,6\n", "is not a whole number of hours after line 2"},
+        /* JSON writers (jansson) dropped a name it refuses: an overlong form, a surrogate, a
+         * code point past U+10FFFF */
+        {"time_s,series,milli\n0,a\xc0\xaf,5\n", "u.csv:2:3: series: a name must be UTF-8"},
+        {"time_s,series,milli\n0,a\xe0\x80\xaf,5\n", "u.csv:2:3: series: a name must be UTF-8"},
+        {"time_s,series,milli\n0,a\xed\xa0\x80,5\n", "u.csv:2:3: series: a name must be UTF-8"},
+        {"time_s,series,milli\n0,a\xf4\x90\x80\x80,5\n", "u.csv:2:3: series: a name must be"},
+        {"time_s,series,milli\n0,a\xf5\x80\x80\x80,5\n", "u.csv:2:3: series: a name must be"},
+        {"time_s,series,milli\n0,a\xe2\x82,5\n", "u.csv:2:3: series: a name must be UTF-8"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         p = write_tmp("u.csv", bad[i][0]);
         assert_int_equal(gs_series_read_csv(p, &s, &d), -EINVAL);
         assert_has(d.msg, bad[i][1]);
     }
+    /* a series is its name and model: rows of one find it among many (hashed: a linear
+     * search made 400,000 rows of 100,000 series take a minute) */
+    p = write_tmp("u.csv", "time_s,series,model,milli\n0,a,x,1\n0,a,,2\n0,ax,,3\n3600,a,,4\n"
+                           "3600,ax,,5\n3600,a,x,6\n");
+    assert_int_equal(gs_series_read_csv(p, &s, &d), 0);
+    assert_int_equal(s.count, 3);
+    assert_int_equal(s.n, 2);
+    int64_t ax[2] = {1, 6}, a[2] = {2, 4}, x[2] = {3, 5};
+    assert_memory_equal(s.s[0].milli, ax, sizeof(ax));
+    assert_memory_equal(s.s[1].milli, a, sizeof(a));
+    assert_memory_equal(s.s[2].milli, x, sizeof(x));
+    gs_series_set_free(&s);
+    /* the largest of each length passes: U+07FF, U+FFFD, U+10FFFF */
+    p = write_tmp("u.csv", "time_s,series,milli\n0,\xdf\xbf\xef\xbf\xbd\xf4\x8f\xbf\xbf,5\n");
+    assert_int_equal(gs_series_read_csv(p, &s, &d), 0);
+    gs_series_set_free(&s);
 }
 
 /* Advice: a wait target shorter than the lead plans at the 97.5 % quantile, a longer one at the
@@ -769,6 +876,9 @@ static void test_read_duty(void **state)
     p = write_tmp("duty5.csv", "value,timestamp_anon,container_ip\n1,7,\n3,7,\n"); /* no name */
     assert_int_equal(gs_util_read_duty(p, &u, &d), -EINVAL);
     assert_has(d.msg, "duty5.csv:3: container_ip \"\" sampled twice at 7 s (line 2)");
+    p = write_tmp("duty6.csv", "value,timestamp_anon,container_ip\n0x10,1,a\n"); /* was 16 % */
+    assert_int_equal(gs_util_read_duty(p, &u, &d), -EINVAL);
+    assert_has(d.msg, "duty6.csv:2:1: value: \"0x10\" is not a utilisation 0..100 %");
 }
 
 /* Overcommitted right-sized replicas: pods busy 90 % from 8:00 to 20:00 and idle otherwise.

@@ -760,6 +760,14 @@ static void test_elastic_inference(void **state)
     traffic[3] = -1;
     assert_int_equal(gs_tenantday_check(&p, &d), -EINVAL);
     assert_non_null(strstr(d.msg, "traffic: hour 3 is -1"));
+    /* too long a day is said as such, not as "none above 0" (its hours were above 0) */
+    int64_t week[GS_TENANTDAY_HOURS_MAX + 1];
+    for (size_t h = 0; h < sizeof(week) / sizeof(week[0]); h++)
+        week[h] = 5;
+    p.traffic = week;
+    p.ntraffic = GS_TENANTDAY_HOURS_MAX + 1;
+    assert_int_equal(gs_tenantday_check(&p, &d), -EINVAL);
+    assert_non_null(strstr(d.msg, "traffic: 169 hours: want 1..168"));
 }
 
 /* --elastic: gangs from the low end of their kind's GPU range (every PodGroup's minMember is
