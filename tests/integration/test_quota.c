@@ -228,7 +228,7 @@ static void test_limit_range(void **state)
     struct answer a;
     start(&d, "apiVersion: v1\nkind: LimitRange\nmetadata: {name: gpu-limits, namespace: team-a}\n"
               "spec:\n  limits:\n  - type: Container\n"
-              "    max: {nvidia.com/gpu: 2, memory: 32Gi}\n"
+              "    max: {nvidia.com/gpu: 2, memory: 32Gi, cpu: 2500m}\n"
               "    min: {nvidia.com/gpu: 0, memory: 1Gi}\n"
               "    default: {nvidia.com/gpu: 0, memory: 8Gi}\n"
               "    defaultRequest: {nvidia.com/gpu: 0, memory: 4Gi}\n"
@@ -253,6 +253,16 @@ static void test_limit_range(void **state)
     free(body);
     refused(&a, "spec.containers[].resources.limits.memory",
             "LimitRange team-a/gpu-limits: memory 65536Mi > max 32768Mi per Container");
+    /* quantities as Kubernetes writes them: 3 cores, not 3000m */
+    json_object_set_new(lim, "memory", json_string("8Gi"));
+    json_object_set_new(lim, "cpu", json_string("3"));
+    json_object_set_new(json_object_get(pod, "metadata"), "name", json_string("wide"));
+    body = json_dumps(pod, JSON_COMPACT);
+    assert_int_equal(h_call(&d, "POST", "/v1/pods", TOKEN_A, body, &a), 0);
+    free(body);
+    refused(&a, "spec.containers[].resources.limits.cpu",
+            "LimitRange team-a/gpu-limits: cpu 3 > max 2500m per Container");
+    json_object_set_new(lim, "cpu", json_string("1"));
     /* limit 4Gi over a request of 1Gi: past maxLimitRequestRatio 2 */
     json_object_set_new(lim, "memory", json_string("4Gi"));
     json_object_set_new(
