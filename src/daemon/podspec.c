@@ -112,10 +112,26 @@ static const char *const sim_only[] = {
     "sim.gpusched.io/saved",       "sim.gpusched.io/done",      "sim.gpusched.io/evictions",
     "sim.gpusched.io/first-start", "sim.gpusched.io/charged"};
 
+int gsd_typed_string(const json_t *o, const char *key, const char *where, struct gsd_ferr *e)
+{
+    const json_t *v = json_object_get(o, key);
+    if (!json_is_number(v) && !json_is_boolean(v))
+        return 0;
+    char field[sizeof(e->field)];
+    snprintf(field, sizeof(field), "%s%s", where, key);
+    return ferr(e, field,
+                "%s must be a string, not a %s (as Kubernetes refuses it): quote it for the text",
+                field, json_is_number(v) ? "number" : "boolean");
+}
+
 static int parse_metadata(const json_t *md, struct gsd_podspec *out, struct gsd_ferr *e)
 {
     if (!json_is_object(md))
         return ferr(e, "metadata", "metadata: expected an object");
+    static const char *const texts[] = {"name", "namespace", "uid"};
+    for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++)
+        if (gsd_typed_string(md, texts[i], "metadata.", e))
+            return -EINVAL;
     const json_t *name = json_object_get(md, "name"), *ns = json_object_get(md, "namespace");
     const json_t *uid = json_object_get(md, "uid");
     if (!json_is_string(name) || !gsd_subdomain_ok(json_string_value(name)))
@@ -187,15 +203,20 @@ int gsd_create_fields_ok(const json_t *obj, struct gsd_ferr *e)
     return 0;
 }
 
-/* field_msg() - the Pod parser's @msg as the answer's: its "body:LINE:COL" names a place the
- * JSON value does not have, so the field leads instead, once, whether @msg names it or not. */
-static void field_msg(struct gsd_ferr *e, const char *msg)
+void gsd_field_msg(struct gsd_ferr *e, const char *msg)
 {
     const char *rest = strstr(msg, ": ") ? strstr(msg, ": ") + 2 : msg;
-    size_t n = strlen(e->field);
-    if (n && strncmp(rest, e->field, n) == 0 && (rest[n] == ':' || rest[n] == ' '))
-        n = 0; /* "spec.tolerations[0].value: ...", "spec.tolerations must be ..." */
-    snprintf(e->msg, sizeof(e->msg), "%.127s%s%.380s", n ? e->field : "", n ? ": " : "", rest);
+    size_t n = 0;
+    for (const char *tail = e->field; tail && *tail && !n; tail = strchr(tail, '.')) {
+        tail += *tail == '.';
+        n = strlen(tail);
+        if (strncmp(rest, tail, n) || (rest[n] != ':' && rest[n] != ' '))
+            n = 0;
+    }
+    /* "requests.cpu: ..." as "spec.containers[0].resources.requests.cpu: ...", "minResources must
+     * be ..." as "spec.minResources must be ...", anything else after the field and ": " */
+    snprintf(e->msg, sizeof(e->msg), "%.127s%s%.380s", e->field, n || !e->field[0] ? "" : ": ",
+             rest + n);
 }
 
 int gsd_podspec_parse(const char *text, size_t len, int strict, struct gsd_podspec *out,
@@ -234,7 +255,7 @@ int gsd_podspec_parse(const char *text, size_t len, int strict, struct gsd_podsp
         if (rc == -ENOMEM)
             snprintf(e->msg, sizeof(e->msg), "out of memory");
         else if (rc)
-            field_msg(e, d.msg);
+            gsd_field_msg(e, d.msg);
         e->status = rc == -ENOMEM ? 500 : 400;
     }
     json_decref(pod);
