@@ -207,12 +207,22 @@ static void test_resourcequota(void **state)
 {
     (void)state;
     struct daemon d;
-    start(&d, policy);
+    char pol[2048];
+    snprintf(pol, sizeof(pol),
+             "%s---\napiVersion: v1\nkind: ResourceQuota\n"
+             "metadata: {name: cores, namespace: team-b}\nspec:\n  hard: {requests.cpu: 1500m}\n",
+             policy);
+    start(&d, pol);
     json_decref(h_submit(&d, NULL, h_pod("team-b", "b1", 2, 0), 201));
     json_decref(h_submit(&d, NULL, h_pod("team-b", "b2", 1, 0), 201));
     expect_state(&d, "team-b", "b1", "running", NULL);
     expect_state(&d, "team-b", "b2", "pending",
                  "namespace team-b: requests.nvidia.com/gpu 2+1 > 2 (ResourceQuota gpus)");
+    /* b3 asks no card, but a second core past 1500m: cpu written as Kubernetes writes it, not
+     * in milli-cores (1000+1000 > 1500) */
+    json_decref(h_submit(&d, NULL, h_pod("team-b", "b3", 0, 0), 201));
+    expect_state(&d, "team-b", "b3", "pending",
+                 "namespace team-b: requests.cpu 1+1 > 1500m (ResourceQuota cores)");
     assert_int_equal(h_stop(&d), 0);
     h_cleanup(&d);
 }

@@ -8,7 +8,6 @@
 
 #include "gpusched/grow.h"
 #include "gpusched/mig.h"
-#include "gpusched/quantity.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -174,16 +173,8 @@ static const char *const requests_field[] = {"spec.containers[].resources.reques
                                              "spec.containers[].resources.requests.memory",
                                              "spec.containers[].resources.requests.cpu"};
 
-/* @v of resource @k (limits_field's index: a GPU count, MiB, milli-cores) as its quantity's text:
- * 2 cores as Kubernetes writes them, "2", not "2000m". */
-static const char *amount(int k, int64_t v, char buf[GS_QUANTITY_STR_MAX])
-{
-    if (k == 1 || (k == 0 && (v > INT64_MAX / 1000 || v < INT64_MIN / 1000)))
-        snprintf(buf, GS_QUANTITY_STR_MAX, k ? "%lldMi" : "%lld", (long long)v);
-    else
-        gs_quantity_format_milli(k == 0 ? v * 1000 : v, buf, GS_QUANTITY_STR_MAX);
-    return buf;
-}
+/* The unit of each resource limits_field names. */
+static const enum gs__unit units[] = {GS_UNIT_COUNT, GS_UNIT_MIB, GS_UNIT_MILLI};
 
 /*
  * One bound of a LimitRange on resource @res of a container asking @v; a violation is written to
@@ -199,13 +190,13 @@ static int bound(int64_t v, int64_t min, int64_t max, const char *res, const cha
     if (max != GS_UNSET && v > max) {
         *field = limits_field[k];
         gs__say(why, size, "LimitRange %s/%s: %s %s > max %s per %s", lr->ns, lr->name, res,
-                amount(k, v, a), amount(k, max, b), per);
+                gs__amount(units[k], v, a), gs__amount(units[k], max, b), per);
         return -1;
     }
     if (min != GS_UNSET && v < min) {
         *field = requests_field[k];
         gs__say(why, size, "LimitRange %s/%s: %s %s < min %s per %s", lr->ns, lr->name, res,
-                amount(k, v, a), amount(k, min, b), per);
+                gs__amount(units[k], v, a), gs__amount(units[k], min, b), per);
         return -1;
     }
     return 0;
@@ -370,14 +361,14 @@ static int pod_bound(int64_t req, int64_t lim, int64_t min, int64_t max, int k,
         *field = limits_field[k];
         gs__say(why, size,
                 "LimitRange %s/%s: maximum %s usage per Pod is %s.  No limit is specified", lr->ns,
-                lr->name, res[k], amount(k, max, a));
+                lr->name, res[k], gs__amount(units[k], max, a));
         return -1;
     }
     if (min != GS_UNSET && req <= 0) {
         *field = requests_field[k];
         gs__say(why, size,
                 "LimitRange %s/%s: minimum %s usage per Pod is %s.  No request is specified",
-                lr->ns, lr->name, res[k], amount(k, min, a));
+                lr->ns, lr->name, res[k], gs__amount(units[k], min, a));
         return -1;
     }
     return bound(lim, GS_UNSET, max, res[k], "Pod", lr, field, why, size) ||

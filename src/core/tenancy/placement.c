@@ -8,7 +8,6 @@
 #include "../sched_impl.h"
 #include "gpusched/diag.h"
 #include "gpusched/grow.h"
-#include "gpusched/quantity.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -384,8 +383,8 @@ static int beyond_every_node(const struct gs_tenancy *t, const struct rpod *p, c
     char want[GS_QUANTITY_STR_MAX], most[GS_QUANTITY_STR_MAX];
     if (p->fit.cpu_milli > cpu)
         return gs__say(at, size, "; no node has %s of cpu, the most is %s",
-                       gs_quantity_format_milli(p->fit.cpu_milli, want, sizeof(want)),
-                       gs_quantity_format_milli(cpu, most, sizeof(most)));
+                       gs__amount(GS_UNIT_MILLI, p->fit.cpu_milli, want),
+                       gs__amount(GS_UNIT_MILLI, cpu, most));
     return 0;
 }
 
