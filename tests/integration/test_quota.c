@@ -62,6 +62,18 @@ static void refused(struct answer *a, const char *field, const char *error)
     h_answer_free(a);
 }
 
+/* Pod object @pod, named @name, posted by team-a: refused as refused() says. */
+static void post_refused(const struct daemon *d, json_t *pod, const char *name, const char *field,
+                         const char *error)
+{
+    struct answer a;
+    json_object_set_new(json_object_get(pod, "metadata"), "name", json_string(name));
+    char *body = json_dumps(pod, JSON_COMPACT);
+    assert_int_equal(h_call(d, "POST", "/v1/pods", TOKEN_A, body, &a), 0);
+    free(body);
+    refused(&a, field, error);
+}
+
 /* Pod @ns/@name's state; its reason in @reason when pending. */
 static void pod_state(const struct daemon *d, const char *ns, const char *name, char *state,
                       char *reason, size_t cap)
@@ -257,21 +269,13 @@ static void test_limit_range(void **state)
     assert_int_equal(json_integer_value(json_object_get(got, "memory_mib")), 4096);
     json_decref(got);
     json_object_set_new(lim, "memory", json_string("64Gi"));
-    json_object_set_new(json_object_get(pod, "metadata"), "name", json_string("fat"));
-    body = json_dumps(pod, JSON_COMPACT);
-    assert_int_equal(h_call(&d, "POST", "/v1/pods", TOKEN_A, body, &a), 0);
-    free(body);
-    refused(&a, "spec.containers[].resources.limits.memory",
-            "LimitRange team-a/gpu-limits: memory 65536Mi > max 32768Mi per Container");
+    post_refused(&d, pod, "fat", "spec.containers[].resources.limits.memory",
+                 "LimitRange team-a/gpu-limits: memory 65536Mi > max 32768Mi per Container");
     /* quantities as Kubernetes writes them: 3 cores, not 3000m */
     json_object_set_new(lim, "memory", json_string("8Gi"));
     json_object_set_new(lim, "cpu", json_string("3"));
-    json_object_set_new(json_object_get(pod, "metadata"), "name", json_string("wide"));
-    body = json_dumps(pod, JSON_COMPACT);
-    assert_int_equal(h_call(&d, "POST", "/v1/pods", TOKEN_A, body, &a), 0);
-    free(body);
-    refused(&a, "spec.containers[].resources.limits.cpu",
-            "LimitRange team-a/gpu-limits: cpu 3 > max 2500m per Container");
+    post_refused(&d, pod, "wide", "spec.containers[].resources.limits.cpu",
+                 "LimitRange team-a/gpu-limits: cpu 3 > max 2500m per Container");
     json_object_set_new(lim, "cpu", json_string("1"));
     /* limit 4Gi over a request of 1Gi: past maxLimitRequestRatio 2 */
     json_object_set_new(lim, "memory", json_string("4Gi"));

@@ -655,18 +655,24 @@ static void test_reclaim_then_fill(void **state)
     gs_scenario_free(s);
 }
 
+/* A ResourceQuota @name in namespace "ns" that bounds nothing yet. */
+static struct gs_rquota_spec *rquota(struct gs_scenario *s, const char *name)
+{
+    s->policy.rquotas = grow(s->policy.rquotas, &s->policy.nrquotas, sizeof(*s->policy.rquotas));
+    struct gs_rquota_spec *q = &s->policy.rquotas[s->policy.nrquotas - 1];
+    snprintf(q->ns, sizeof(q->ns), "ns");
+    snprintf(q->name, sizeof(q->name), "%s", name);
+    q->gpu_milli = q->gpumem_mib = q->cpu_milli = q->memory_mib = q->pods = GS_UNSET;
+    return q;
+}
+
 /* Two cards x 200 MiB is charged 400 MiB against the namespace's gpumem quota. */
 static void test_gpumem_quota_per_card(void **state)
 {
     (void)state;
     struct gs_scenario *s = scn();
     node(s, "n1", "az-1", tmpl(s, "t4", 4, 0));
-    s->policy.rquotas = grow(s->policy.rquotas, &s->policy.nrquotas, sizeof(*s->policy.rquotas));
-    struct gs_rquota_spec *q = &s->policy.rquotas[0];
-    snprintf(q->ns, sizeof(q->ns), "ns");
-    snprintf(q->name, sizeof(q->name), "mem");
-    q->gpu_milli = q->cpu_milli = q->memory_mib = q->pods = GS_UNSET;
-    q->gpumem_mib = 600;
+    rquota(s, "mem")->gpumem_mib = 600;
     const char *names[3] = {"a", "b", "c"};
     const int gpus[3] = {2, 2, 1};
     for (int i = 0; i < 3; i++) {
@@ -691,12 +697,7 @@ static void test_cpu_quota_reason(void **state)
     (void)state;
     struct gs_scenario *s = scn();
     node(s, "n1", "az-1", tmpl(s, "t4", 4, 0));
-    s->policy.rquotas = grow(s->policy.rquotas, &s->policy.nrquotas, sizeof(*s->policy.rquotas));
-    struct gs_rquota_spec *q = &s->policy.rquotas[0];
-    snprintf(q->ns, sizeof(q->ns), "ns");
-    snprintf(q->name, sizeof(q->name), "cpu");
-    q->gpu_milli = q->gpumem_mib = q->memory_mib = q->pods = GS_UNSET;
-    q->cpu_milli = 4000;
+    rquota(s, "cpu")->cpu_milli = 4000;
     pod(s, "ns", "a", 1, 0, -1)->containers[0].cpu_milli = 3000;
     pod(s, "ns", "b", 1, 1, -1)->containers[0].cpu_milli = 1500;
     for (int way = 0; way < GS_WAY_COUNT; way++) {
