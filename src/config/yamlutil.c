@@ -999,16 +999,19 @@ int gs__yaml_stream_documents(const struct gs__yctx *proto, const unsigned char 
     return rc;
 }
 
-/* A JSON number @v as its shortest text that reads back as the same double, as Go's
- * encoding/json writes one (strconv 'g' precision -1: what kubectl sends and an API server's
- * Quantity reads): 0.1, not jansson's 17-digit 0.10000000000000001, which is 101m of a cpu. */
-static void real_text(double v, char *buf, size_t size)
+void gs__json_real_text(double v, char *buf, size_t size)
 {
-    for (int p = 1; p <= 17; p++) {
-        snprintf(buf, size, "%.*g", p, v);
-        if (strtod(buf, NULL) == v)
-            return;
-    }
+    char e[32];
+    int p = 1; /* significant digits: the fewest that read back as @v */
+    while (p < 17 && (snprintf(e, sizeof(e), "%.*e", p - 1, v), strtod(e, NULL) != v))
+        p++;
+    snprintf(e, sizeof(e), "%.*e", p - 1, v);
+    int x = atoi(strchr(e, 'e') + 1), decimals = p - 1 - x;
+    double a = v < 0 ? -v : v;
+    if (a != 0 && (a < 1e-6 || a >= 1e21)) /* Go's encoding/json switches to an exponent there */
+        snprintf(buf, size, "%s", e);
+    else
+        snprintf(buf, size, "%.*f", decimals > 0 ? decimals : 0, v);
 }
 
 /* The scalar libyaml reads from jansson's compact text of @v: a string double-quoted, a number,
@@ -1026,7 +1029,7 @@ static int json_scalar(yaml_document_t *doc, const json_t *v)
     } else if (json_is_integer(v)) {
         snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
     } else if (json_is_real(v)) {
-        real_text(json_real_value(v), num, sizeof(num));
+        gs__json_real_text(json_real_value(v), num, sizeof(num));
     } else {
         s = json_is_true(v) ? "true" : json_is_false(v) ? "false" : "null";
     }

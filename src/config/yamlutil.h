@@ -227,6 +227,14 @@ int gs__yaml_json_document(const struct gs__yctx *proto, const json_t *v, int ma
                            size_t max_nodes, gs__yaml_doc_fn fn, void *arg);
 
 /*
+ * gs__json_real_text() - JSON number @v as its shortest text that reads back as the same double,
+ * as Go's encoding/json writes one (strconv 'g', precision -1: what kubectl sends and an API
+ * server's Quantity reads): 0.1, not jansson's 17-digit 0.10000000000000001, which is 101m of a
+ * cpu. @buf: @size bytes (32 holds any double).
+ */
+void gs__json_real_text(double v, char *buf, size_t size);
+
+/*
  * gs__yaml_json() - node @n of @doc as JSON, as kubectl reads a manifest: plain numbers (1.5 a
  * JSON real, so a string field refuses it as Kubernetes does), true/false and null typed, every
  * other scalar a string; depth-bounded (32), so an aliased cycle stops. Return: a new reference;

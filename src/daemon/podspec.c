@@ -8,6 +8,7 @@
 #include "podspec.h"
 #include "api.h"
 
+#include "../config/yamlutil.h"
 #include "gpusched/scenario.h"
 
 #include <errno.h>
@@ -219,6 +220,40 @@ void gsd_field_msg(struct gsd_ferr *e, const char *msg)
              rest + n);
 }
 
+/*
+ * reals_as_text() - each JSON real under @v, a Pod the parser took (so a real stands only where a
+ * quantity does), made the string of its shortest digits, as an API server keeps a Quantity as
+ * its text: jansson would write 0.1 back as 0.10000000000000001, which the store's next reading
+ * would take as it is read now, but a snapshot's reader, exact, as 101m. Return: 0; -ENOMEM.
+ */
+static int reals_as_text(json_t *v)
+{
+    const char *k;
+    json_t *x;
+    size_t i;
+    char num[32];
+    int rc = 0;
+    json_object_foreach(v, k, x)
+    {
+        if (!json_is_real(x))
+            rc = rc ? rc : reals_as_text(x);
+        else if (!rc) {
+            gs__json_real_text(json_real_value(x), num, sizeof(num));
+            rc = json_object_set_new(v, k, json_string(num));
+        }
+    }
+    json_array_foreach(v, i, x)
+    {
+        if (!json_is_real(x))
+            rc = rc ? rc : reals_as_text(x);
+        else if (!rc) {
+            gs__json_real_text(json_real_value(x), num, sizeof(num));
+            rc = json_array_set_new(v, i, json_string(num));
+        }
+    }
+    return rc ? -ENOMEM : 0;
+}
+
 int gsd_podspec_parse(const char *text, size_t len, int strict, struct gsd_podspec *out,
                       struct gsd_ferr *e)
 {
@@ -246,8 +281,6 @@ int gsd_podspec_parse(const char *text, size_t len, int strict, struct gsd_podsp
         rc = parse_metadata(json_object_get(pod, "metadata"), out, e);
     if (!rc && !json_is_object(json_object_get(pod, "spec")))
         rc = ferr(e, "spec", "spec: expected an object");
-    if (!rc && !(out->body = json_dumps(pod, JSON_COMPACT)))
-        rc = -ENOMEM;
     if (!rc) {
         struct gs_diag d;
         gs_diag_init(&d);
@@ -257,6 +290,10 @@ int gsd_podspec_parse(const char *text, size_t len, int strict, struct gsd_podsp
         else if (rc)
             gsd_field_msg(e, d.msg);
         e->status = rc == -ENOMEM ? 500 : 400;
+    }
+    if (!rc && (reals_as_text(pod) || !(out->body = json_dumps(pod, JSON_COMPACT)))) {
+        rc = -ENOMEM;
+        snprintf(e->msg, sizeof(e->msg), "out of memory");
     }
     json_decref(pod);
     if (rc == -ENOMEM && !e->msg[0]) {

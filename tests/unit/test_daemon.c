@@ -619,6 +619,8 @@ static void test_podspec(void **state)
                      0);
     assert_int_equal(p.s.containers[0].cpu_milli, 100);
     assert_int_equal(p.s.containers[0].memory_mib, 1431); /* 1.5e9 bytes, rounded up */
+    /* kept as an API server keeps a Quantity, as text: what the store and a snapshot read */
+    assert_non_null(strstr(p.body, "{\"cpu\":\"0.1\",\"memory\":\"1500000000\"}"));
     gsd_podspec_clear(&p);
 }
 
