@@ -220,6 +220,22 @@ void gsd_field_msg(struct gsd_ferr *e, const char *msg)
              rest + n);
 }
 
+static int reals_as_text(json_t *v);
+
+/* @x: a real as a new string of its shortest digits; anything else NULL, its members walked. */
+static json_t *as_text(json_t *x, int *rc)
+{
+    char num[32];
+    if (!json_is_real(x)) {
+        *rc = *rc ? *rc : reals_as_text(x);
+        return NULL;
+    }
+    gs__json_real_text(json_real_value(x), num, sizeof(num));
+    json_t *s = json_string(num);
+    *rc = s ? *rc : -ENOMEM;
+    return s;
+}
+
 /*
  * reals_as_text() - each JSON real under @v, a Pod the parser took (so a real stands only where a
  * quantity does), made the string of its shortest digits, as an API server keeps a Quantity as
@@ -229,29 +245,20 @@ void gsd_field_msg(struct gsd_ferr *e, const char *msg)
 static int reals_as_text(json_t *v)
 {
     const char *k;
-    json_t *x;
+    json_t *x, *s;
     size_t i;
-    char num[32];
     int rc = 0;
     json_object_foreach(v, k, x)
     {
-        if (!json_is_real(x))
-            rc = rc ? rc : reals_as_text(x);
-        else if (!rc) {
-            gs__json_real_text(json_real_value(x), num, sizeof(num));
-            rc = json_object_set_new(v, k, json_string(num));
-        }
+        if ((s = as_text(x, &rc)) && json_object_set_new(v, k, s))
+            rc = -ENOMEM;
     }
     json_array_foreach(v, i, x)
     {
-        if (!json_is_real(x))
-            rc = rc ? rc : reals_as_text(x);
-        else if (!rc) {
-            gs__json_real_text(json_real_value(x), num, sizeof(num));
-            rc = json_array_set_new(v, i, json_string(num));
-        }
+        if ((s = as_text(x, &rc)) && json_array_set_new(v, i, s))
+            rc = -ENOMEM;
     }
-    return rc ? -ENOMEM : 0;
+    return rc;
 }
 
 int gsd_podspec_parse(const char *text, size_t len, int strict, struct gsd_podspec *out,
