@@ -452,7 +452,8 @@ int gs_quota_bucket(const struct gs_model_quota *q, int64_t ded, int64_t sh, int
  * validation as k8s.io/kubernetes pkg/apis/core/validation's validateTaints and
  * ValidateTolerations). A pod goes only to nodes whose NoSchedule and NoExecute taints it all
  * tolerates (kube-scheduler's TaintToleration filter). PreferNoSchedule taints are refused: this
- * scheduler has no score plugin that would read them.
+ * scheduler has no score plugin that would read them (kube-scheduler weighs them only in
+ * TaintToleration's score), and filtering by them would refuse what Kubernetes places.
  *
  * gs_effect_find() - "NoSchedule", "PreferNoSchedule", "NoExecute" to enum gs_effect; "" to
  * GS_EFFECT_ANY when @any_ok; else -EINVAL. gs_effect_name() - the name; "" for GS_EFFECT_ANY.

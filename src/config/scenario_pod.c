@@ -75,7 +75,7 @@ static const char *const spec_keys[] = {
     "securityContext", "serviceAccount", "serviceAccountName", "setHostnameAsFQDN",
     "shareProcessNamespace", "subdomain", "terminationGracePeriodSeconds"};
 
-enum { C_NAME, C_RESOURCES, C_PORTS = 7, C_RESTART = 23 };
+enum { C_NAME, C_RESOURCES, C_IMAGE, C_PORTS = 7, C_RESTART = 23 };
 static const char *const container_keys[] = {"name",
                                              "resources",
                                              "image",
@@ -369,6 +369,12 @@ static int read_container(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg
                                  GS_SCN_CONTAINERS);
     int rc = gs__yaml_each_field(c, n, container_keys, GS__YAML_NKEYS(container_keys), where,
                                  gs__scn_keep, f);
+    for (int k = C_NAME; !rc && k <= C_IMAGE; k += C_IMAGE) /* strings, not 1.5 or true */
+        if (f[k] && !gs__yaml_is_null(f[k]) && !gs__yaml_text(f[k])) {
+            char what[96];
+            gs__yaml_label(what, sizeof(what), "%s.%s", where, container_keys[k]);
+            rc = gs__yaml_text_error(c, f[k], what);
+        }
     if (!rc && f[C_RESTART] && !gs__yaml_is_null(f[C_RESTART]))
         rc = restart_policy(c, f[C_RESTART], l, &init);
     if (!rc && f[C_PORTS] && f[C_PORTS]->type == YAML_SEQUENCE_NODE)

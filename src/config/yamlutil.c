@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -998,11 +999,26 @@ int gs__yaml_stream_documents(const struct gs__yctx *proto, const unsigned char 
     return rc;
 }
 
+void gs__json_real_text(double v, char *buf, size_t size)
+{
+    char e[32];
+    int p = 1; /* significant digits: the fewest that read back as @v */
+    while (p < 17 && (snprintf(e, sizeof(e), "%.*e", p - 1, v), strtod(e, NULL) != v))
+        p++;
+    snprintf(e, sizeof(e), "%.*e", p - 1, v);
+    int x = atoi(strchr(e, 'e') + 1), decimals = p - 1 - x;
+    double a = v < 0 ? -v : v;
+    if (a != 0 && (a < 1e-6 || a >= 1e21)) /* Go's encoding/json switches to an exponent there */
+        snprintf(buf, size, "%s", e);
+    else
+        snprintf(buf, size, "%.*f", decimals > 0 ? decimals : 0, v);
+}
+
 /* The scalar libyaml reads from jansson's compact text of @v: a string double-quoted, a number,
  * true, false or null plain. Return: its node id; 0 out of memory. */
 static int json_scalar(yaml_document_t *doc, const json_t *v)
 {
-    char num[32], *text = NULL;
+    char num[32];
     const char *s = num;
     int len = -1;
     yaml_scalar_style_t style = YAML_PLAIN_SCALAR_STYLE;
@@ -1012,14 +1028,12 @@ static int json_scalar(yaml_document_t *doc, const json_t *v)
         style = YAML_DOUBLE_QUOTED_SCALAR_STYLE;
     } else if (json_is_integer(v)) {
         snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-    } else if (json_is_real(v)) { /* jansson's own spelling of it ("1.0", "1e+300") */
-        s = text = json_dumps(v, JSON_ENCODE_ANY);
+    } else if (json_is_real(v)) {
+        gs__json_real_text(json_real_value(v), num, sizeof(num));
     } else {
         s = json_is_true(v) ? "true" : json_is_false(v) ? "false" : "null";
     }
-    int id = s ? yaml_document_add_scalar(doc, NULL, (const yaml_char_t *)s, len, style) : 0;
-    free(text);
-    return id;
+    return yaml_document_add_scalar(doc, NULL, (const yaml_char_t *)s, len, style);
 }
 
 /* A limit of @b passed: what the event builder says, without a position. */
@@ -1083,8 +1097,19 @@ int gs__yaml_json_document(const struct gs__yctx *proto, const json_t *v, int ma
     return rc;
 }
 
-/* A plain YAML scalar as JSON: whole numbers, booleans and null typed (YAML 1.2's core schema,
- * where kubectl's YAML 1.1 agrees), the rest strings. */
+/* A plain scalar @n that the core schema types a float and JSON can carry (not .inf, .nan or
+ * 1e999) into *@x. */
+static bool json_float(const yaml_node_t *n, double *x)
+{
+    const char *type = gs__yaml_scalar_type(n);
+    char *end = NULL;
+    *x = type && !strcmp(type, "float") ? strtod(gs__yaml_str(n), &end) : NAN;
+    return end && !*end && isfinite(*x);
+}
+
+/* A plain YAML scalar as JSON: numbers, booleans and null typed (YAML 1.2's core schema, where
+ * kubectl's YAML 1.1 agrees), the rest strings; a float JSON cannot carry (.inf, .nan, 1e999)
+ * stays text here, gs__yaml_manifest() refuses it. */
 static json_t *yaml_scalar(const yaml_node_t *n)
 {
     static const char *const yes[] = {"true", "True", "TRUE"}, *const no[] = {"false", "False",
@@ -1101,6 +1126,9 @@ static json_t *yaml_scalar(const yaml_node_t *n)
                 return json_boolean(!strcmp(s, yes[i]));
         if (gs__yaml_is_null(n))
             return json_null();
+        double x;
+        if (json_float(n, &x))
+            return json_real(x);
     }
     return json_string(s);
 }
@@ -1175,6 +1203,13 @@ static int manifest_walk(struct gs__yctx *c, yaml_node_t *n, int depth, size_t *
         return gs__yaml_err(c, n, "a NUL character (\\0) in a string: Kubernetes refuses it");
     if (n->type == YAML_SCALAR_NODE && gs__yaml_is_plain(n) && (why = yaml11_only(gs__yaml_str(n))))
         return gs__yaml_err(c, n, "%s %s", gs__yaml_show(n, buf), why);
+    const char *type = n->type == YAML_SCALAR_NODE ? gs__yaml_scalar_type(n) : NULL;
+    double x;
+    if (type && !strcmp(type, "float") && !json_float(n, &x))
+        return gs__yaml_err(c, n,
+                            "%s is a float JSON cannot carry (kubectl refuses it too): quote it "
+                            "for the text",
+                            gs__yaml_show(n, buf));
     int rc = 0;
     if (n->type == YAML_SEQUENCE_NODE) {
         for (yaml_node_item_t *i = n->data.sequence.items.start;

@@ -227,9 +227,18 @@ int gs__yaml_json_document(const struct gs__yctx *proto, const json_t *v, int ma
                            size_t max_nodes, gs__yaml_doc_fn fn, void *arg);
 
 /*
- * gs__yaml_json() - node @n of @doc as JSON, as kubectl reads a manifest: plain whole numbers,
- * true/false and null typed, every other scalar a string; depth-bounded (32), so an aliased
- * cycle stops. Return: a new reference; NULL on a bad shape (a non-scalar key) or out of memory.
+ * gs__json_real_text() - JSON number @v as its shortest text that reads back as the same double,
+ * as Go's encoding/json writes one (strconv 'g', precision -1: what kubectl sends and an API
+ * server's Quantity reads): 0.1, not jansson's 17-digit 0.10000000000000001, which is 101m of a
+ * cpu. @buf: @size bytes (32 holds any double).
+ */
+void gs__json_real_text(double v, char *buf, size_t size);
+
+/*
+ * gs__yaml_json() - node @n of @doc as JSON, as kubectl reads a manifest: plain numbers (1.5 a
+ * JSON real, so a string field refuses it as Kubernetes does), true/false and null typed, every
+ * other scalar a string; depth-bounded (32), so an aliased cycle stops. Return: a new reference;
+ * NULL on a bad shape (a non-scalar key) or out of memory.
  */
 json_t *gs__yaml_json(yaml_document_t *doc, yaml_node_t *n, int depth);
 
@@ -240,7 +249,8 @@ json_t *gs__yaml_json(yaml_document_t *doc, yaml_node_t *n, int depth);
  * gs__yaml_json() makes it, after refusing what kubectl would read otherwise or Kubernetes
  * refuses, so nothing is silently dropped or changed: a key given twice in one mapping (the API
  * server's strict decoding refuses it), a NUL inside a string, a plain scalar YAML 1.1 types
- * otherwise (yes/no/on/off, 010, 0x10, 1_000), nesting deeper than GS__YAML_MANIFEST_DEPTH, and
+ * otherwise (yes/no/on/off, 010, 0x10, 1_000), a float JSON cannot carry (.inf, .nan, 1e999),
+ * nesting deeper than GS__YAML_MANIFEST_DEPTH, and
  * aliases that expand past *@left (each node costs 2 plus its scalar's bytes, each key its bytes:
  * give about twice the text's bytes, so a "billion laughs" cannot grow without end).
  * Return: 0 and *@out (a new reference); -EINVAL with @c->d at "path:LINE:COL"; -ENOMEM.

@@ -110,10 +110,11 @@ int gs_taint_make(const char *key, const char *value, const char *effect, struct
         return refuse(field, "effect", why, wsize,
                       "%.40s: expected NoSchedule, PreferNoSchedule or NoExecute",
                       effect ? effect : "(none)");
-    if (e == GS_EFFECT_PREFER_NO_SCHEDULE)
+    if (e == GS_EFFECT_PREFER_NO_SCHEDULE) /* a filter of it would refuse what Kubernetes places */
         return refuse(field, "effect", why, wsize,
-                      "PreferNoSchedule is not interpreted (no score plugin here reads it): "
-                      "refused rather than ignored");
+                      "PreferNoSchedule is only a preference kube-scheduler's score weighs "
+                      "(TaintToleration), and no score here reads it: write NoSchedule to keep "
+                      "pods that do not tolerate it off the node, or leave the taint out");
     out->effect = (enum gs_effect)e;
     return key_value(key, value ? value : "", out->key, out->value, field, why, wsize);
 }

@@ -245,8 +245,12 @@ static int min_resources(const json_t *v, struct gsd_group *g, struct gsd_ferr *
         snprintf(e->msg, sizeof(e->msg), "out of memory");
         return rc;
     }
-    if (rc) /* the parser's words name a place the value does not have: drop that */
-        return bad(e, field, strstr(d.msg, ": ") ? strstr(d.msg, ": ") + 2 : d.msg);
+    if (rc) {
+        e->status = 400;
+        snprintf(e->field, sizeof(e->field), "%s", field);
+        gsd_field_msg(e, d.msg);
+        return -EINVAL;
+    }
     return 0;
 }
 
@@ -273,6 +277,9 @@ static int parse_group(const json_t *b, struct gsd_group *g, struct gsd_ferr *e)
         keys_known(b, "", top_keys, NKEYS(top_keys), NKEYS(top_keys), e) ||
         keys_known(md, "metadata.", meta_keys, NKEYS(meta_keys), NKEYS(meta_keys), e))
         return -EINVAL;
+    if (gsd_typed_string(md, "name", "metadata.", e) ||
+        gsd_typed_string(md, "namespace", "metadata.", e))
+        return -EINVAL;
     if (!json_is_string(json_object_get(md, "name")))
         return bad(e, "metadata.name", "required: a DNS name of at most 63 bytes");
     int rc = opt_name(md, "name", "metadata.name", g->spec.name, e);
@@ -288,6 +295,9 @@ static int parse_group(const json_t *b, struct gsd_group *g, struct gsd_ferr *e)
         return bad(e, "spec", "expected an object");
     if (!rc && (rc = keys_known(spec, "spec.", spec_keys, NKEYS(spec_keys), SPEC_APPLIED, e)))
         return rc;
+    if (!rc && (gsd_typed_string(spec, "queue", "spec.", e) ||
+                gsd_typed_string(spec, "priorityClassName", "spec.", e)))
+        return -EINVAL;
     const json_t *min = rc ? NULL : json_object_get(spec, "minMember");
     if (!rc && (!json_is_integer(min) || json_integer_value(min) < 1 ||
                 json_integer_value(min) > GSD_GANG_MAX))

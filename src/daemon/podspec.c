@@ -8,6 +8,7 @@
 #include "podspec.h"
 #include "api.h"
 
+#include "../config/yamlutil.h"
 #include "gpusched/scenario.h"
 
 #include <errno.h>
@@ -112,10 +113,26 @@ static const char *const sim_only[] = {
     "sim.gpusched.io/saved",       "sim.gpusched.io/done",      "sim.gpusched.io/evictions",
     "sim.gpusched.io/first-start", "sim.gpusched.io/charged"};
 
+int gsd_typed_string(const json_t *o, const char *key, const char *where, struct gsd_ferr *e)
+{
+    const json_t *v = json_object_get(o, key);
+    if (!json_is_number(v) && !json_is_boolean(v))
+        return 0;
+    char field[sizeof(e->field)];
+    snprintf(field, sizeof(field), "%s%s", where, key);
+    return ferr(e, field,
+                "%s must be a string, not a %s (as Kubernetes refuses it): quote it for the text",
+                field, json_is_number(v) ? "number" : "boolean");
+}
+
 static int parse_metadata(const json_t *md, struct gsd_podspec *out, struct gsd_ferr *e)
 {
     if (!json_is_object(md))
         return ferr(e, "metadata", "metadata: expected an object");
+    static const char *const texts[] = {"name", "namespace", "uid"};
+    for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++)
+        if (gsd_typed_string(md, texts[i], "metadata.", e))
+            return -EINVAL;
     const json_t *name = json_object_get(md, "name"), *ns = json_object_get(md, "namespace");
     const json_t *uid = json_object_get(md, "uid");
     if (!json_is_string(name) || !gsd_subdomain_ok(json_string_value(name)))
@@ -187,15 +204,61 @@ int gsd_create_fields_ok(const json_t *obj, struct gsd_ferr *e)
     return 0;
 }
 
-/* field_msg() - the Pod parser's @msg as the answer's: its "body:LINE:COL" names a place the
- * JSON value does not have, so the field leads instead, once, whether @msg names it or not. */
-static void field_msg(struct gsd_ferr *e, const char *msg)
+void gsd_field_msg(struct gsd_ferr *e, const char *msg)
 {
     const char *rest = strstr(msg, ": ") ? strstr(msg, ": ") + 2 : msg;
-    size_t n = strlen(e->field);
-    if (n && strncmp(rest, e->field, n) == 0 && (rest[n] == ':' || rest[n] == ' '))
-        n = 0; /* "spec.tolerations[0].value: ...", "spec.tolerations must be ..." */
-    snprintf(e->msg, sizeof(e->msg), "%.127s%s%.380s", n ? e->field : "", n ? ": " : "", rest);
+    size_t n = 0;
+    for (const char *tail = e->field; tail && *tail && !n; tail = strchr(tail, '.')) {
+        tail += *tail == '.';
+        n = strlen(tail);
+        if (strncmp(rest, tail, n) || (rest[n] != ':' && rest[n] != ' '))
+            n = 0;
+    }
+    /* "requests.cpu: ..." as "spec.containers[0].resources.requests.cpu: ...", "minResources must
+     * be ..." as "spec.minResources must be ...", anything else after the field and ": " */
+    snprintf(e->msg, sizeof(e->msg), "%.127s%s%.380s", e->field, n || !e->field[0] ? "" : ": ",
+             rest + n);
+}
+
+static int reals_as_text(json_t *v);
+
+/* @x: a real as a new string of its shortest digits; anything else NULL, its members walked. */
+static json_t *as_text(json_t *x, int *rc)
+{
+    char num[32];
+    if (!json_is_real(x)) {
+        *rc = *rc ? *rc : reals_as_text(x);
+        return NULL;
+    }
+    gs__json_real_text(json_real_value(x), num, sizeof(num));
+    json_t *s = json_string(num);
+    *rc = s ? *rc : -ENOMEM;
+    return s;
+}
+
+/*
+ * reals_as_text() - each JSON real under @v, a Pod the parser took (so a real stands only where a
+ * quantity does), made the string of its shortest digits, as an API server keeps a Quantity as
+ * its text: jansson would write 0.1 back as 0.10000000000000001, which the store's next reading
+ * would take as it is read now, but a snapshot's reader, exact, as 101m. Return: 0; -ENOMEM.
+ */
+static int reals_as_text(json_t *v)
+{
+    const char *k;
+    json_t *x, *s;
+    size_t i;
+    int rc = 0;
+    json_object_foreach(v, k, x)
+    {
+        if ((s = as_text(x, &rc)) && json_object_set_new(v, k, s))
+            rc = -ENOMEM;
+    }
+    json_array_foreach(v, i, x)
+    {
+        if ((s = as_text(x, &rc)) && json_array_set_new(v, i, s))
+            rc = -ENOMEM;
+    }
+    return rc;
 }
 
 int gsd_podspec_parse(const char *text, size_t len, int strict, struct gsd_podspec *out,
@@ -227,8 +290,6 @@ int gsd_podspec_parse(const char *text, size_t len, int strict, struct gsd_podsp
         rc = parse_metadata(json_object_get(pod, "metadata"), out, e);
     if (!rc && !json_is_object(json_object_get(pod, "spec")))
         rc = ferr(e, "spec", "spec: expected an object");
-    if (!rc && !(out->body = json_dumps(pod, JSON_COMPACT)))
-        rc = -ENOMEM;
     if (!rc) {
         struct gs_diag d;
         gs_diag_init(&d);
@@ -236,8 +297,12 @@ int gsd_podspec_parse(const char *text, size_t len, int strict, struct gsd_podsp
         if (rc == -ENOMEM)
             snprintf(e->msg, sizeof(e->msg), "out of memory");
         else if (rc)
-            field_msg(e, d.msg);
+            gsd_field_msg(e, d.msg);
         e->status = rc == -ENOMEM ? 500 : 400;
+    }
+    if (!rc && (reals_as_text(pod) || !(out->body = json_dumps(pod, JSON_COMPACT)))) {
+        rc = -ENOMEM;
+        snprintf(e->msg, sizeof(e->msg), "out of memory");
     }
     json_decref(pod);
     if (rc == -ENOMEM && !e->msg[0]) {

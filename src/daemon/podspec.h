@@ -49,6 +49,22 @@ int gsd_podspec_parse(const char *text, size_t len, int strict, struct gsd_podsp
                       struct gsd_ferr *e);
 
 /*
+ * gsd_field_msg() - a parser's message @msg ("body:LINE:COL: WHAT ...", whose place the JSON
+ * value does not have) as @e's, led by @e->field once: a tail of the field @msg begins with
+ * ("requests.cpu", "minResources") is taken as the field, else the field and ": " come first.
+ */
+void gsd_field_msg(struct gsd_ferr *e, const char *msg);
+
+/*
+ * gsd_typed_string() - member @key of object @o (borrowed), a string field of the object at
+ * @where ("metadata.", "spec."): a JSON number or boolean there is refused as Kubernetes' API
+ * server refuses it ("cannot unmarshal number into Go struct field ... of type string"), not
+ * read as its text. Return: 0 (absent, null, a string, or any other shape: the field's own
+ * check follows); -EINVAL with @e (400 naming WHERE+KEY).
+ */
+int gsd_typed_string(const json_t *o, const char *key, const char *where, struct gsd_ferr *e);
+
+/*
  * gsd_create_fields_ok() - may @obj (a Pod or PodGroup object, borrowed) be created as given? An
  * API server sets metadata.uid, resourceVersion, generation, creationTimestamp,
  * deletionTimestamp, deletionGracePeriodSeconds, managedFields and selfLink itself, and status

@@ -323,6 +323,24 @@ static void test_yaml_bodies(void **state)
               "metadata: {name: y13, namespace: team-a, labels: {a: !!str 5, b: True}}\n"
               "spec: {containers: [{name: m}]}\n",
               400, "metadata.labels.b: expected a string", NULL); /* !!str 5 is the text */
+    /* a plain float is a number, as kubectl reads it: no text for a string field, a quantity
+     * as written (0.1 is 100m); one JSON cannot carry is refused */
+    yaml_post(&d, "/v1/pods", Y, "metadata: {name: 1.5}\nspec: {containers: [{}]}\n", 400,
+              "metadata.name must be a string, not a number", "metadata.name");
+    yaml_post(&d, "/v1/pods", Y, "metadata: {name: y14}\nspec: {containers: [{name: 2.5}]}\n", 400,
+              "spec.containers[0].name must be a string, not the float 2.5",
+              "spec.containers[0].name");
+    yaml_post(&d, "/v1/podgroups", Y, "metadata: {name: g2}\nspec: {minMember: 1, queue: 2.5}\n",
+              400, "spec.queue must be a string, not a number", "spec.queue");
+    yaml_post(&d, "/v1/pods", Y,
+              "metadata: {name: y15}\nspec: {containers: [{resources: {requests: {cpu: .inf}}}]}\n",
+              400, "body:2:50: \".inf\" is a float JSON cannot carry", NULL);
+    yaml_post(&d, "/v1/pods", Y,
+              "metadata: {name: y16}\nspec: {containers: [{resources: {requests: {cpu: 0.1}}}]}\n",
+              201, NULL, NULL);
+    p = get(&d, TOKEN_A, "/v1/pods/team-a/y16", 200);
+    assert_int_equal(json_integer_value(json_object_get(p, "cpu_milli")), 100);
+    json_decref(p);
     yaml_post(&d, "/v1/pods", NULL, "{\"metadata\": {\"name\": \"j\\u0000x\"}}", 400,
               "body: a NUL character (\\u0000) in a string at line 1 column", NULL);
     /* a JSON body is still JSON, whatever else comes */

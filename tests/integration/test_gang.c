@@ -421,6 +421,9 @@ static void test_bad_podgroups(void **state)
         {"{\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"g\"},\"spec\":{\"minMember\":1}}",
          "apiVersion"},
         {"{\"metadata\":{\"name\":\"g\"},\"spec\":{\"minMember\":1,\"queue\":7}}", "spec.queue"},
+        /* a number for a string field, refused as Kubernetes' API server refuses it */
+        {"{\"metadata\":{\"name\":\"g\"},\"spec\":{\"minMember\":1,\"queue\":2.5}}", "spec.queue"},
+        {"{\"metadata\":{\"name\":1.5},\"spec\":{\"minMember\":1}}", "metadata.name"},
         {"{\"metadata\":{\"name\":\"g\"},\"spec\":{\"minMember\":1,\"priorityClassName\":\"\"}}",
          "spec.priorityClassName"},
         {"{\"metadata\":{\"name\":\"g\"}}", "spec"},
@@ -457,6 +460,24 @@ static void test_bad_podgroups(void **state)
         if (a.status != 400 || !field || strcmp(field, bad[i].field))
             fail_msg("case %zu: %ld %s, expected 400 naming \"%s\"", i, a.status,
                      a.body ? a.body : "", bad[i].field);
+        h_answer_free(&a);
+    }
+    /* each message names its field once, whole, as a pod's do */
+    static const char *const said[][2] = {
+        {"{\"metadata\":{\"name\":\"g\"},\"spec\":{\"minMember\":1,\"minResources\":"
+         "{\"cpu\":\"-1\"}}}",
+         "spec.minResources.cpu: \"-1\" must not be negative"},
+        {"{\"metadata\":{\"name\":\"g\"},\"spec\":{\"minMember\":1,\"minResources\":4}}",
+         "spec.minResources must be a mapping, not the scalar \"4\""},
+        {"{\"metadata\":{\"name\":\"g\"},\"spec\":{\"minMember\":1,\"queue\":2.5}}",
+         "spec.queue must be a string, not a number (as Kubernetes refuses it): quote it for the "
+         "text"},
+    };
+    for (size_t i = 0; i < sizeof(said) / sizeof(said[0]); i++) {
+        struct answer a;
+        assert_int_equal(h_call(&d, "POST", "/v1/podgroups", TOKEN_A, said[i][0], &a), 0);
+        assert_int_equal(a.status, 400);
+        assert_string_equal(json_string_value(json_object_get(a.json, "error")), said[i][1]);
         h_answer_free(&a);
     }
     /* Another tenant's namespace, and an unknown group. */

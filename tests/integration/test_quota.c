@@ -62,6 +62,18 @@ static void refused(struct answer *a, const char *field, const char *error)
     h_answer_free(a);
 }
 
+/* Pod object @pod, named @name, posted by team-a: refused as refused() says. */
+static void post_refused(const struct daemon *d, json_t *pod, const char *name, const char *field,
+                         const char *error)
+{
+    struct answer a;
+    json_object_set_new(json_object_get(pod, "metadata"), "name", json_string(name));
+    char *body = json_dumps(pod, JSON_COMPACT);
+    assert_int_equal(h_call(d, "POST", "/v1/pods", TOKEN_A, body, &a), 0);
+    free(body);
+    refused(&a, field, error);
+}
+
 /* Pod @ns/@name's state; its reason in @reason when pending. */
 static void pod_state(const struct daemon *d, const char *ns, const char *name, char *state,
                       char *reason, size_t cap)
@@ -207,12 +219,22 @@ static void test_resourcequota(void **state)
 {
     (void)state;
     struct daemon d;
-    start(&d, policy);
+    char pol[2048];
+    snprintf(pol, sizeof(pol),
+             "%s---\napiVersion: v1\nkind: ResourceQuota\n"
+             "metadata: {name: cores, namespace: team-b}\nspec:\n  hard: {requests.cpu: 1500m}\n",
+             policy);
+    start(&d, pol);
     json_decref(h_submit(&d, NULL, h_pod("team-b", "b1", 2, 0), 201));
     json_decref(h_submit(&d, NULL, h_pod("team-b", "b2", 1, 0), 201));
     expect_state(&d, "team-b", "b1", "running", NULL);
     expect_state(&d, "team-b", "b2", "pending",
                  "namespace team-b: requests.nvidia.com/gpu 2+1 > 2 (ResourceQuota gpus)");
+    /* b3 asks no card, but a second core past 1500m: cpu written as Kubernetes writes it, not
+     * in milli-cores (1000+1000 > 1500) */
+    json_decref(h_submit(&d, NULL, h_pod("team-b", "b3", 0, 0), 201));
+    expect_state(&d, "team-b", "b3", "pending",
+                 "namespace team-b: requests.cpu 1+1 > 1500m (ResourceQuota cores)");
     assert_int_equal(h_stop(&d), 0);
     h_cleanup(&d);
 }
@@ -228,7 +250,7 @@ static void test_limit_range(void **state)
     struct answer a;
     start(&d, "apiVersion: v1\nkind: LimitRange\nmetadata: {name: gpu-limits, namespace: team-a}\n"
               "spec:\n  limits:\n  - type: Container\n"
-              "    max: {nvidia.com/gpu: 2, memory: 32Gi}\n"
+              "    max: {nvidia.com/gpu: 2, memory: 32Gi, cpu: 2500m}\n"
               "    min: {nvidia.com/gpu: 0, memory: 1Gi}\n"
               "    default: {nvidia.com/gpu: 0, memory: 8Gi}\n"
               "    defaultRequest: {nvidia.com/gpu: 0, memory: 4Gi}\n"
@@ -247,12 +269,14 @@ static void test_limit_range(void **state)
     assert_int_equal(json_integer_value(json_object_get(got, "memory_mib")), 4096);
     json_decref(got);
     json_object_set_new(lim, "memory", json_string("64Gi"));
-    json_object_set_new(json_object_get(pod, "metadata"), "name", json_string("fat"));
-    body = json_dumps(pod, JSON_COMPACT);
-    assert_int_equal(h_call(&d, "POST", "/v1/pods", TOKEN_A, body, &a), 0);
-    free(body);
-    refused(&a, "spec.containers[].resources.limits.memory",
-            "LimitRange team-a/gpu-limits: memory 65536Mi > max 32768Mi per Container");
+    post_refused(&d, pod, "fat", "spec.containers[].resources.limits.memory",
+                 "LimitRange team-a/gpu-limits: memory 65536Mi > max 32768Mi per Container");
+    /* quantities as Kubernetes writes them: 3 cores, not 3000m */
+    json_object_set_new(lim, "memory", json_string("8Gi"));
+    json_object_set_new(lim, "cpu", json_string("3"));
+    post_refused(&d, pod, "wide", "spec.containers[].resources.limits.cpu",
+                 "LimitRange team-a/gpu-limits: cpu 3 > max 2500m per Container");
+    json_object_set_new(lim, "cpu", json_string("1"));
     /* limit 4Gi over a request of 1Gi: past maxLimitRequestRatio 2 */
     json_object_set_new(lim, "memory", json_string("4Gi"));
     json_object_set_new(

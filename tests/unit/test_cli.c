@@ -928,6 +928,8 @@ static void test_scenario_limits(void **state)
             NULL, "");
     pod_was(pods, "team-r/r-big", "rejected",
             "LimitRange team-r/team-r-max: memory 8192Mi > max 6144Mi per Container", NULL, "");
+    pod_was(pods, "team-r/r-cores", "rejected",
+            "LimitRange team-r/team-r-max: cpu 3 > max 2500m per Container", NULL, "");
     pod_was(pods, "team-p/p-ok", "completed", NULL, "n1", "15000-18600;");
     static const char *const pod_sums[][2] = {
         {"team-p/p-gpus", "nvidia.com/gpu 3 > max 2 per Pod"},
@@ -942,7 +944,8 @@ static void test_scenario_limits(void **state)
         pod_was(pods, pod_sums[i][0], "rejected", why, NULL, "");
     }
     assert_int_equal(
-        json_integer_value(json_object_get(json_object_get(root, "summary"), "rejected")), 12);
+        json_integer_value(json_object_get(json_object_get(root, "summary"), "rejected")), 13);
+    pod_was(pods, "team-c/hog", "pending", "; no node has 96 of cpu, the most is 64.", NULL, "");
     pod_was(pods, "team-b/w1", "completed", NULL, "n1", "20-7220;");
     pod_was(pods, "team-b/s1", "completed", NULL, "n1", "21-7221;");
     pod_was(pods, "team-b/s2", "completed", NULL, "n1", "22-7222;");    /* 3.0 of 2 x 1.5 */

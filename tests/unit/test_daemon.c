@@ -598,6 +598,30 @@ static void test_podspec(void **state)
     assert_int_equal(e.status, 400);
     assert_string_equal(e.msg, "spec.priorityClassName must be a string, not the integer 7 (as "
                                "Kubernetes refuses it): quote it for the text, \"7\"");
+    /* metadata read beside the parser is typed the same way: a name of 1.5 is no text */
+    const char *real = "{\"metadata\":{\"name\":1.5},\"spec\":{\"containers\":[{}]}}";
+    assert_int_equal(gsd_podspec_parse(real, strlen(real), 1, &p, &e), -EINVAL);
+    assert_string_equal(e.field, "metadata.name");
+    assert_string_equal(e.msg, "metadata.name must be a string, not a number (as Kubernetes "
+                               "refuses it): quote it for the text");
+    /* the parser's message names the field once, whole, where it named its tail */
+    const char *q = "{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"resources\":"
+                    "{\"requests\":{\"cpu\":\"abc\"}}}]}}";
+    assert_int_equal(gsd_podspec_parse(q, strlen(q), 1, &p, &e), -EINVAL);
+    assert_string_equal(e.msg, "spec.containers[0].resources.requests.cpu: \"abc\" is not a "
+                               "Kubernetes quantity (a number with an optional unit: 500m, 2, "
+                               "64Gi, 1e3)");
+    /* a JSON number is a quantity as its text is: 0.1 is 100m (jansson's 0.10000000000000001
+     * would be 101m) */
+    assert_int_equal(parse("{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{"
+                           "\"resources\":{\"requests\":{\"cpu\":0.1,\"memory\":1.5e9}}}]}}",
+                           &p, f),
+                     0);
+    assert_int_equal(p.s.containers[0].cpu_milli, 100);
+    assert_int_equal(p.s.containers[0].memory_mib, 1431); /* 1.5e9 bytes, rounded up */
+    /* kept as an API server keeps a Quantity, as text: what the store and a snapshot read */
+    assert_non_null(strstr(p.body, "{\"cpu\":\"0.1\",\"memory\":\"1500000000\"}"));
+    gsd_podspec_clear(&p);
 }
 
 /* The extender stanza for kube-scheduler is a KubeSchedulerConfiguration the loader accepts. */

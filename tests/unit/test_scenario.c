@@ -804,7 +804,11 @@ static const struct bad bads[] = {
      ":5:23: ", "spec.tolerations[0].key: a b: expected a label key", 0},
     {CL_HDR "  nodeTemplates: [{name: t}]\n  nodes:\n"
             "  - {name: n, template: t, taints: [{key: k, effect: PreferNoSchedule}]}\n",
-     -EINVAL, ":6:54: ", "taints[0].effect: PreferNoSchedule is not interpreted", 0},
+     -EINVAL, ":6:54: ",
+     "taints[0].effect: PreferNoSchedule is only a preference kube-scheduler's score weighs "
+     "(TaintToleration), and no score here reads it: write NoSchedule to keep pods that do not "
+     "tolerate it off the node, or leave the taint out",
+     0},
     {CL_HDR "  nodeTemplates: [{name: t}]\n  nodes:\n"
             "  - {name: n, template: t, taints: [{key: k, value: v}]}\n",
      -EINVAL, ":6:37: ", "taints[0].effect: (none): expected NoSchedule, PreferNoSchedule or", 0},
@@ -1006,13 +1010,17 @@ static const struct bad bads[] = {
              "m}]\n",
      -EINVAL,
      ":5:47: ", "nodeSelector topology.kubernetes.io/zone must be a string, not the float 1e3", 0},
+    {POD_HDR "spec: {containers: [{name: 2.5}]}\n", -EINVAL,
+     ":4:28: ", "spec.containers[0].name must be a string, not the float 2.5", 0},
+    {POD_HDR "spec: {containers: [{name: m, image: true}]}\n", -EINVAL,
+     ":4:38: ", "spec.containers[0].image must be a string, not the boolean true", 0},
 };
 
 static void expect_bad(const struct bad *b)
 {
     struct gs_diag d;
     struct warns w;
-    char want[128];
+    char want[320];
     diag_with(&d, &w);
     struct gs_scenario *s = new_scenario();
     const char *path = tmp_file(b->text);

@@ -655,18 +655,24 @@ static void test_reclaim_then_fill(void **state)
     gs_scenario_free(s);
 }
 
+/* A ResourceQuota @name in namespace "ns" that bounds nothing yet. */
+static struct gs_rquota_spec *rquota(struct gs_scenario *s, const char *name)
+{
+    s->policy.rquotas = grow(s->policy.rquotas, &s->policy.nrquotas, sizeof(*s->policy.rquotas));
+    struct gs_rquota_spec *q = &s->policy.rquotas[s->policy.nrquotas - 1];
+    snprintf(q->ns, sizeof(q->ns), "ns");
+    snprintf(q->name, sizeof(q->name), "%s", name);
+    q->gpu_milli = q->gpumem_mib = q->cpu_milli = q->memory_mib = q->pods = GS_UNSET;
+    return q;
+}
+
 /* Two cards x 200 MiB is charged 400 MiB against the namespace's gpumem quota. */
 static void test_gpumem_quota_per_card(void **state)
 {
     (void)state;
     struct gs_scenario *s = scn();
     node(s, "n1", "az-1", tmpl(s, "t4", 4, 0));
-    s->policy.rquotas = grow(s->policy.rquotas, &s->policy.nrquotas, sizeof(*s->policy.rquotas));
-    struct gs_rquota_spec *q = &s->policy.rquotas[0];
-    snprintf(q->ns, sizeof(q->ns), "ns");
-    snprintf(q->name, sizeof(q->name), "mem");
-    q->gpu_milli = q->cpu_milli = q->memory_mib = q->pods = GS_UNSET;
-    q->gpumem_mib = 600;
+    rquota(s, "mem")->gpumem_mib = 600;
     const char *names[3] = {"a", "b", "c"};
     const int gpus[3] = {2, 2, 1};
     for (int i = 0; i < 3; i++) {
@@ -679,6 +685,27 @@ static void test_gpumem_quota_per_card(void **state)
         assert_int_equal(find(t, "b")->state, GS_POD_PENDING);
         assert_non_null(strstr(find(t, "b")->reason, "requests.nvidia.com/gpumem 400+400 > 600"));
         assert_int_equal(find(t, "c")->state, GS_POD_RUNNING);
+        gs_tsim_free(t);
+    }
+    gs_scenario_free(s);
+}
+
+/* A ResourceQuota's reason writes cpu as Kubernetes writes the quantity: 3 cores "3", not the
+ * milli-cores 3000 (which read as 3,000 cores). */
+static void test_cpu_quota_reason(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    node(s, "n1", "az-1", tmpl(s, "t4", 4, 0));
+    rquota(s, "cpu")->cpu_milli = 4000;
+    pod(s, "ns", "a", 1, 0, -1)->containers[0].cpu_milli = 3000;
+    pod(s, "ns", "b", 1, 1, -1)->containers[0].cpu_milli = 1500;
+    for (int way = 0; way < GS_WAY_COUNT; way++) {
+        struct gs_tsim *t = run(s, (enum gs_way)way);
+        assert_int_equal(find(t, "a")->state, GS_POD_RUNNING);
+        assert_int_equal(find(t, "b")->state, GS_POD_PENDING);
+        assert_string_equal(find(t, "b")->reason,
+                            "namespace ns: requests.cpu 3+1500m > 4 (ResourceQuota cpu)");
         gs_tsim_free(t);
     }
     gs_scenario_free(s);
@@ -2444,6 +2471,7 @@ int main(void)
         cmocka_unit_test(test_fair_share_settles),
         cmocka_unit_test(test_reclaim_then_fill),
         cmocka_unit_test(test_gpumem_quota_per_card),
+        cmocka_unit_test(test_cpu_quota_reason),
         cmocka_unit_test(test_nvlink_gang_never_split),
         cmocka_unit_test(test_gpuquota_reason),
         cmocka_unit_test(test_backfill_keeps_head),

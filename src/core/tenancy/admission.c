@@ -8,7 +8,6 @@
 
 #include "gpusched/grow.h"
 #include "gpusched/mig.h"
-#include "gpusched/quantity.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -174,26 +173,30 @@ static const char *const requests_field[] = {"spec.containers[].resources.reques
                                              "spec.containers[].resources.requests.memory",
                                              "spec.containers[].resources.requests.cpu"};
 
+/* The unit of each resource limits_field names. */
+static const enum gs__unit units[] = {GS_UNIT_COUNT, GS_UNIT_MIB, GS_UNIT_MILLI};
+
 /*
  * One bound of a LimitRange on resource @res of a container asking @v; a violation is written to
  * @why and *@field names the Pod field at fault, as LimitRanger's refusal does ("maximum memory
  * usage per Container is 32Gi, but limit is 64Gi": a max bounds the limit, a min the request).
+ * Quantities are written as Kubernetes writes them (cpu 2, not 2000m).
  */
-static int bound(int64_t v, int64_t min, int64_t max, const char *res, const char *unit,
-                 const char *per, const struct gs_limit_range_spec *lr, const char **field,
-                 char *why, size_t size)
+static int bound(int64_t v, int64_t min, int64_t max, const char *res, const char *per,
+                 const struct gs_limit_range_spec *lr, const char **field, char *why, size_t size)
 {
     int k = res[0] == 'n' ? 0 : res[0] == 'm' ? 1 : 2;
+    char a[GS_QUANTITY_STR_MAX], b[GS_QUANTITY_STR_MAX];
     if (max != GS_UNSET && v > max) {
         *field = limits_field[k];
-        gs__say(why, size, "LimitRange %s/%s: %s %lld%s > max %lld%s per %s", lr->ns, lr->name, res,
-                (long long)v, unit, (long long)max, unit, per);
+        gs__say(why, size, "LimitRange %s/%s: %s %s > max %s per %s", lr->ns, lr->name, res,
+                gs__amount(units[k], v, a), gs__amount(units[k], max, b), per);
         return -1;
     }
     if (min != GS_UNSET && v < min) {
         *field = requests_field[k];
-        gs__say(why, size, "LimitRange %s/%s: %s %lld%s < min %lld%s per %s", lr->ns, lr->name, res,
-                (long long)v, unit, (long long)min, unit, per);
+        gs__say(why, size, "LimitRange %s/%s: %s %s < min %s per %s", lr->ns, lr->name, res,
+                gs__amount(units[k], v, a), gs__amount(units[k], min, b), per);
         return -1;
     }
     return 0;
@@ -335,11 +338,11 @@ static int limit_check(const struct gs_scn_container *c, const struct gs_limit_r
     return bound(c->gpu == GS_UNSET ? 0 : c->gpu,
                  lr->min_gpu_milli == GS_UNSET ? GS_UNSET : lr->min_gpu_milli / 1000,
                  lr->max_gpu_milli == GS_UNSET ? GS_UNSET : lr->max_gpu_milli / 1000,
-                 "nvidia.com/gpu", "", per, lr, field, why, size) ||
+                 "nvidia.com/gpu", per, lr, field, why, size) ||
            bound(or_default(c->memory_mib, 0), lr->min_memory_mib, lr->max_memory_mib, "memory",
-                 "Mi", per, lr, field, why, size) ||
-           bound(or_default(c->cpu_milli, 0), lr->min_cpu_milli, lr->max_cpu_milli, "cpu", "m", per,
-                 lr, field, why, size) ||
+                 per, lr, field, why, size) ||
+           bound(or_default(c->cpu_milli, 0), lr->min_cpu_milli, lr->max_cpu_milli, "cpu", per, lr,
+                 field, why, size) ||
            ratios(c, lr, field, why, size);
 }
 
@@ -348,27 +351,28 @@ static int limit_check(const struct gs_scn_container *c, const struct gs_limit_r
  * request (@req, 0: none), as LimitRanger's maxConstraint and minConstraint do ("maximum memory
  * usage per Pod is 8Gi.  No limit is specified"); -1 with @why and *@field if not within.
  */
-static int pod_bound(int64_t req, int64_t lim, int64_t min, int64_t max, int k, const char *unit,
+static int pod_bound(int64_t req, int64_t lim, int64_t min, int64_t max, int k,
                      const struct gs_limit_range_spec *lr, const char **field, char *why,
                      size_t size)
 {
     static const char *const res[] = {"nvidia.com/gpu", "memory", "cpu"};
+    char a[GS_QUANTITY_STR_MAX];
     if (max != GS_UNSET && lim <= 0) {
         *field = limits_field[k];
         gs__say(why, size,
-                "LimitRange %s/%s: maximum %s usage per Pod is %lld%s.  No limit is specified",
-                lr->ns, lr->name, res[k], (long long)max, unit);
+                "LimitRange %s/%s: maximum %s usage per Pod is %s.  No limit is specified", lr->ns,
+                lr->name, res[k], gs__amount(units[k], max, a));
         return -1;
     }
     if (min != GS_UNSET && req <= 0) {
         *field = requests_field[k];
         gs__say(why, size,
-                "LimitRange %s/%s: minimum %s usage per Pod is %lld%s.  No request is specified",
-                lr->ns, lr->name, res[k], (long long)min, unit);
+                "LimitRange %s/%s: minimum %s usage per Pod is %s.  No request is specified",
+                lr->ns, lr->name, res[k], gs__amount(units[k], min, a));
         return -1;
     }
-    return bound(lim, GS_UNSET, max, res[k], unit, "Pod", lr, field, why, size) ||
-           bound(req, min, GS_UNSET, res[k], unit, "Pod", lr, field, why, size);
+    return bound(lim, GS_UNSET, max, res[k], "Pod", lr, field, why, size) ||
+           bound(req, min, GS_UNSET, res[k], "Pod", lr, field, why, size);
 }
 
 /*
@@ -384,11 +388,11 @@ static int pod_check(const int64_t *e, const struct gs_limit_range_spec *lr, con
     const char *per = "Pod";
     int64_t gmin = lr->pod_min_gpu_milli, gmax = lr->pod_max_gpu_milli;
     return pod_bound(e[E_GPU], e[E_GPU], gmin == GS_UNSET ? GS_UNSET : gmin / 1000,
-                     gmax == GS_UNSET ? GS_UNSET : gmax / 1000, 0, "", lr, field, why, size) ||
+                     gmax == GS_UNSET ? GS_UNSET : gmax / 1000, 0, lr, field, why, size) ||
            pod_bound(e[E_MEMORY], e[E_MEMORY_LIMIT], lr->pod_min_memory_mib, lr->pod_max_memory_mib,
-                     1, "Mi", lr, field, why, size) ||
-           pod_bound(e[E_CPU], e[E_CPU_LIMIT], lr->pod_min_cpu_milli, lr->pod_max_cpu_milli, 2, "m",
-                     lr, field, why, size) ||
+                     1, lr, field, why, size) ||
+           pod_bound(e[E_CPU], e[E_CPU_LIMIT], lr->pod_min_cpu_milli, lr->pod_max_cpu_milli, 2, lr,
+                     field, why, size) ||
            limit_ratio(e[E_GPU], e[E_GPU], lr->pod_ratio_gpu_milli, 0, per, lr, field, why, size) ||
            limit_ratio(e[E_MEMORY], e[E_MEMORY_LIMIT], lr->pod_ratio_memory_milli, 1, per, lr,
                        field, why, size) ||

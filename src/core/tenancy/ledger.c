@@ -62,6 +62,8 @@ static int rquota_ok(const struct gs_tenancy *t, const struct rpod *p, char *why
 {
     static const char *const res[5] = {"requests.nvidia.com/gpu", "requests.nvidia.com/gpumem",
                                        "requests.cpu", "requests.memory", "pods"};
+    static const enum gs__unit unit[5] = {GS_UNIT_COUNT, GS_UNIT_COUNT, GS_UNIT_MILLI, GS_UNIT_MIB,
+                                          GS_UNIT_COUNT};
     int64_t add[5] = {p->gpus, p->gpumem_mib, p->fit.cpu_milli, p->fit.memory_mib, 1};
     for (uint64_t m = p->rq_mask; m; m &= m - 1) {
         int32_t i = gs__tn_rquota_at(t, p, __builtin_ctzll(m));
@@ -70,9 +72,10 @@ static int rquota_ok(const struct gs_tenancy *t, const struct rpod *p, char *why
                            q->cpu_milli, q->memory_mib, q->pods};
         for (int r = 0; r < 5; r++)
             if (hard[r] != GS_UNSET && t->rq_used[i][r] + add[r] > hard[r]) {
-                gs__say(why, size, "namespace %s: %s %lld+%lld > %lld (ResourceQuota %s)", q->ns,
-                        res[r], (long long)t->rq_used[i][r], (long long)add[r], (long long)hard[r],
-                        q->name);
+                char u[GS_QUANTITY_STR_MAX], a[GS_QUANTITY_STR_MAX], h[GS_QUANTITY_STR_MAX];
+                gs__say(why, size, "namespace %s: %s %s+%s > %s (ResourceQuota %s)", q->ns, res[r],
+                        gs__amount(unit[r], t->rq_used[i][r], u), gs__amount(unit[r], add[r], a),
+                        gs__amount(unit[r], hard[r], h), q->name);
                 return 0;
             }
     }

@@ -380,9 +380,11 @@ static int beyond_every_node(const struct gs_tenancy *t, const struct rpod *p, c
     if (p->fit.memory_mib > mem)
         return gs__say(at, size, "; no node has %lld MiB of memory, the most is %lld",
                        (long long)p->fit.memory_mib, (long long)mem);
+    char want[GS_QUANTITY_STR_MAX], most[GS_QUANTITY_STR_MAX];
     if (p->fit.cpu_milli > cpu)
-        return gs__say(at, size, "; no node has %lldm of cpu, the most is %lldm",
-                       (long long)p->fit.cpu_milli, (long long)cpu);
+        return gs__say(at, size, "; no node has %s of cpu, the most is %s",
+                       gs__amount(GS_UNIT_MILLI, p->fit.cpu_milli, want),
+                       gs__amount(GS_UNIT_MILLI, cpu, most));
     return 0;
 }
 

@@ -50,6 +50,14 @@ int gs__say(char *buf, size_t size, const char *fmt, ...)
     return n < 0 ? 0 : n >= (int)size ? (int)size - 1 : n;
 }
 
+const char *gs__amount(enum gs__unit unit, int64_t v, char *buf)
+{
+    if (unit == GS_UNIT_MILLI)
+        return gs_quantity_format_milli(v, buf, GS_QUANTITY_STR_MAX);
+    snprintf(buf, GS_QUANTITY_STR_MAX, unit == GS_UNIT_MIB ? "%lldMi" : "%lld", (long long)v);
+    return buf;
+}
+
 int gs__tn_decide(struct gs_tenancy *t, const struct gs_decision *d)
 {
     if (t->dec_taken) { /* the driver has had those: a new transaction starts */

@@ -15,6 +15,7 @@
 #include "gpusched/catalog.h"
 #include "gpusched/fleet.h"
 #include "gpusched/policy.h"
+#include "gpusched/quantity.h"
 #include "gpusched/tenancy.h"
 
 #include <stdint.h>
@@ -37,6 +38,12 @@ struct gs_plugin;
 
 /* say() - snprintf into a reason buffer; a long message is cut, never overrun. */
 int gs__say(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* gs__amount() - @v of a resource counted in @unit as a reason writes it, the way Kubernetes
+ * writes a quantity: a count (GPUs, pods, gpumem's MiB) as a number, MiB of memory as "512Mi",
+ * thousandths (milli-cores) through gs_quantity_format_milli(): 3 cores "3", not "3000m".
+ * Return: @buf (GS_QUANTITY_STR_MAX bytes). */
+enum gs__unit { GS_UNIT_COUNT, GS_UNIT_MIB, GS_UNIT_MILLI };
+const char *gs__amount(enum gs__unit unit, int64_t v, char *buf);
 void *gs__zalloc(size_t n, size_t size);
 
 struct rpod {
