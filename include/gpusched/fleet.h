@@ -401,4 +401,8 @@ int gs_fleet_node_nvlink_max(const struct gs_fleet *f, size_t node);
 /* gs_fleet_nvlink_max() - the largest NVLink group over all nodes, in cards (0 when none). */
 int gs_fleet_nvlink_max(const struct gs_fleet *f);
 
+/* gs_fleet_models_with() - the GPU models (bit per catalog index) with a node of at least @cards
+ * GPUs (@nvlink: in one NVLink group), as nodes' topologies are now. Return: 0 when @cards < 1. */
+uint32_t gs_fleet_models_with(const struct gs_fleet *f, int cards, int nvlink);
+
 #endif

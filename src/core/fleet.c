@@ -88,6 +88,8 @@ struct gs_fleet {
     int8_t *rank; /* per node: its rank in lv[its cards], -1 when not open */
     int64_t cards, allocated;
     int nvlink_max;
+    /* per GPU model: the most GPUs of a node of it, the largest NVLink group of one (cards) */
+    int8_t model_gpus[GS_MODEL_MAX], model_nvlink[GS_MODEL_MAX];
     uint8_t (*links)[GS_GPUS_MAX][GS_GPUS_MAX]; /* per template, then per node that has its own
                                                    (gs_fleet_set_topology()): bonded NVLinks per
                                                    GPU pair */
@@ -136,6 +138,25 @@ static int nvlink_groups_max(const struct fnode *nd)
         if (nd->cards[i].nvlink < GS_GPUS_MAX && ++count[nd->cards[i].nvlink] > best)
             best = count[nd->cards[i].nvlink];
     return best;
+}
+
+/* The largest NVLink group of the fleet, and the most GPUs and cards in one NVLink group of a
+ * node of each model: at the start and whenever a node's topology changes. */
+static void most_of_models(struct gs_fleet *f)
+{
+    f->nvlink_max = 0;
+    memset(f->model_gpus, 0, sizeof(f->model_gpus));
+    memset(f->model_nvlink, 0, sizeof(f->model_nvlink));
+    for (size_t i = 0; i < f->n; i++) {
+        const struct fnode *nd = &f->nodes[i];
+        f->nvlink_max = nd->nvlink_max > f->nvlink_max ? nd->nvlink_max : f->nvlink_max;
+        if (nd->model < 0 || nd->model >= GS_MODEL_MAX)
+            continue;
+        if (nd->ngpu > f->model_gpus[nd->model])
+            f->model_gpus[nd->model] = (int8_t)nd->ngpu;
+        if (nd->nvlink_max > f->model_nvlink[nd->model])
+            f->model_nvlink[nd->model] = (int8_t)nd->nvlink_max;
+    }
 }
 
 static int node_init(struct fnode *nd, const struct gs_policy *s, size_t i, struct gs_diag *d)
@@ -364,8 +385,6 @@ int gs_fleet_new(const struct gs_policy *s, struct gs_fleet **out, struct gs_dia
         f->nodes[i].links = node_links(f, s, i);
         f->cards += f->nodes[i].ngpu;
         int g = f->nodes[i].nvlink_max = nvlink_groups_max(&f->nodes[i]);
-        if (g > f->nvlink_max)
-            f->nvlink_max = g;
         f->model[i] = (uint8_t)f->nodes[i].model;
         f->nvlink[i] = (uint8_t)g;
         f->nfree[i] = (uint8_t)f->nodes[i].nfree;
@@ -376,6 +395,7 @@ int gs_fleet_new(const struct gs_policy *s, struct gs_fleet **out, struct gs_dia
             mig_empty_make(&f->mig_empty[mm], mm, f->nodes[i].mig_allowed);
     }
     free(zones);
+    most_of_models(f);
     f->open = malloc((f->n ? f->n : 1) * sizeof(*f->open));
     if (!f->open) {
         gs_fleet_free(f);
@@ -681,10 +701,7 @@ int gs_fleet_set_topology(struct gs_fleet *f, size_t node, const uint8_t *pcie,
     nd->nvlink_max = nvlink_groups_max(nd);
     f->nvlink[node] = (uint8_t)nd->nvlink_max;
     f->ver[node]++;
-    f->nvlink_max = 0;
-    for (size_t i = 0; i < f->n; i++)
-        f->nvlink_max =
-            f->nodes[i].nvlink_max > f->nvlink_max ? f->nodes[i].nvlink_max : f->nvlink_max;
+    most_of_models(f);
     return 0;
 }
 
@@ -827,6 +844,14 @@ int gs_fleet_node_nvlink_max(const struct gs_fleet *f, size_t node)
 int gs_fleet_nvlink_max(const struct gs_fleet *f)
 {
     return f->nvlink_max;
+}
+
+uint32_t gs_fleet_models_with(const struct gs_fleet *f, int cards, int nvlink)
+{
+    uint32_t m = 0;
+    for (int k = 0; k < GS_MODEL_MAX; k++)
+        m |= (nvlink ? f->model_nvlink[k] : f->model_gpus[k]) >= cards ? 1u << k : 0;
+    return cards > 0 ? m : 0;
 }
 
 /* Node @node (@nd) against the nodes @r is held to: kube-scheduler's NodeName and NodeAffinity

@@ -498,29 +498,12 @@ static struct card_bounds bounds_of(const struct gs_tenancy *t, uint32_t model_m
     return b;
 }
 
-/* The cards of @tp's largest NVLink group. */
-static int nvlink_most(const struct gs_node_template *tp)
-{
-    int n[GS_GPUS_MAX] = {0}, most = 0;
-    for (int g = 0; g < tp->gpus && g < GS_GPUS_MAX; g++)
-        if (tp->nvlink_group[g] < GS_GPUS_MAX && ++n[tp->nvlink_group[g]] > most)
-            most = n[tp->nvlink_group[g]];
-    return most;
-}
-
 uint32_t gs__tn_usable_models(const struct gs_tenancy *t, const struct rpod *p)
 {
     const struct gs_fit *f = &p->fit;
-    int need = f->whole ? f->ncards : 1;
     int nvlink = f->whole && f->tier == GS_TIER_NVLINK && !f->tier_soft;
-    uint32_t m = 0;
-    for (size_t i = 0; need > 0 && i < t->pol->ntemplates; i++) {
-        const struct gs_node_template *tp = &t->pol->templates[i];
-        if (tp->gpus >= need && tp->model >= 0 && tp->model < GS_MODEL_MAX &&
-            gs__model_allowed(f->model_mask, tp->model) && (!nvlink || nvlink_most(tp) >= need))
-            m |= 1u << tp->model;
-    }
-    return m;
+    uint32_t m = gs_fleet_models_with(t->fleet, f->whole ? f->ncards : 1, nvlink);
+    return f->model_mask ? m & f->model_mask : m;
 }
 
 int gs__tn_tier_required(const struct gs_tier_spec *ts)
