@@ -2029,6 +2029,41 @@ static void test_shortfall_per_model(void **state)
     gs_scenario_free(s);
 }
 
+/*
+ * Dedicated quota is kept for its tenant. team-a's training borrows the A100 cards dedicated to
+ * team-c; team-c's replica then finds free L40S cards, but they are team-a's dedicated ones, and
+ * its own dedicated A100 cards are borrowed: it takes those back (the guarantee) instead of
+ * borrowing team-a's, so team-a's sweep a minute later gets its L40S at once. Before, the replica
+ * took an L40S card and the sweep waited the replica's two hours, team-a 4 cards short of its
+ * dedicated quota all along.
+ */
+static void test_dedicated_room_kept(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    node(s, "n-a100", "", tmpl(s, "a100", 4, 1));
+    l40s_node(s);
+    tenant(s, "team-a", 0, 4);
+    l40s_quota(s, 4, 4);
+    tenant(s, "team-c", 4, 4);
+    l40s_quota(s, 0, 4);
+    pclass(s, "high", 100);
+    pod(s, "team-a", "train", 4, 0, 7200)->model_mask = 1u << s->policy.templates[0].model;
+    snprintf(pod(s, "team-c", "serve", 1, 1, 7200)->priority_class, GS_SCN_NAME_MAX, "high");
+    pod(s, "team-a", "sweep", 4, 60, 3600);
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    assert_string_equal(node_of(t, "serve"), "n-a100");
+    char runs[64];
+    runs_of(t, "sweep", runs, sizeof(runs));
+    assert_string_equal(runs, "n-l40s@60-3660;");
+    runs_of(t, "train", runs, sizeof(runs));
+    assert_string_equal(runs, "n-a100@0-1;n-a100@7201-14401;");
+    assert_int_equal(shortfall_s(t, "team-a"), 0);
+    assert_int_equal(shortfall_s(t, "team-c"), 0);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
 /* Every ledger adds up: tenants and models to the fleet, none above what exists. */
 static void assert_adds_up(const struct gs_tsim *t)
 {
@@ -2465,6 +2500,7 @@ int main(void)
         cmocka_unit_test(test_node_failures),
         cmocka_unit_test(test_taints),
         cmocka_unit_test(test_shortfall_per_model),
+        cmocka_unit_test(test_dedicated_room_kept),
         cmocka_unit_test(test_preempt_smallest_gang),
         cmocka_unit_test(test_backoff_after_failed_search_only),
         cmocka_unit_test(test_small_pods_keep_the_big_hole),

@@ -89,12 +89,9 @@ static int guaranteed(const struct gs_tenancy *t, const struct rpod *p)
         !t->pol->tenants[p->tenant].has_quota)
         return 0;
     const struct gs_tenant_spec *ts = &t->pol->tenants[p->tenant];
-    for (int i = 0; i < ts->nquotas; i++) {
-        int m = ts->quotas[i].model;
-        if (m >= 0 && t->ded_used[(size_t)p->tenant * GS_MODEL_MAX + (size_t)m] + p->milli <=
-                          ts->quotas[i].dedicated_milli)
+    for (int i = 0; i < ts->nquotas; i++)
+        if (ts->quotas[i].model >= 0 && gs__tn_in_dedicated(t, p, ts->quotas[i].model))
             return 1;
-    }
     return 0;
 }
 
@@ -1367,6 +1364,8 @@ int gs__tn_evict_for(struct gs_tenancy *t, int32_t pod, enum evict_mode mode, st
         if ((t->models & (1u << m)) && gs__model_allowed(p->fit.model_mask, m) &&
             gs__quota_check(t, p, m, why, sizeof(why)))
             se.models |= 1u << m;
+    if (t->model_limit)
+        se.models &= t->model_limit;
     for (size_t q = 0; mode == EVICT_RECLAIM && q < t->nqueues; q++)
         if ((int32_t)q != p->queue && reclaimable(t, (int32_t)q) && t->q_used[q] > t->q_deserved[q])
             se.donors |= 1ull << (q & 63); /* reclaim: queues (mod 64) above their share */
@@ -1376,7 +1375,8 @@ int gs__tn_evict_for(struct gs_tenancy *t, int32_t pod, enum evict_mode mode, st
      * move while no node changes may then leave a set unseen until one does: an eviction
      * missed for a while, never a wrong one. */
     uint64_t key = memo_key(p, guarantee * 2 + past_deserved(t, p));
-    struct vmemo *m = mode == EVICT_PREEMPT ? &t->vmemo[key & (GS_MEMO_SLOTS - 1)] : NULL;
+    struct vmemo *m =
+        mode == EVICT_PREEMPT && !t->model_limit ? &t->vmemo[key & (GS_MEMO_SLOTS - 1)] : NULL;
     int r = search_nodes(t, &se, m && m->key == key ? m : NULL);
     if (r >= 0 && m && !se.best.found)
         *m = (struct vmemo){key, t->clog.n, se.models, grace_until(t)};

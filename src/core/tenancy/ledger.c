@@ -138,6 +138,31 @@ void gs__quota_charge(struct gs_tenancy *t, struct rpod *p, int model, int sign,
         size_t k = (size_t)p->tenant * GS_MODEL_MAX + (size_t)p->model;
         (p->charged == 1 ? t->ded_used : t->sh_used)[k] += sign * p->milli;
     }
+    if (model >= 0 && model < GS_MODEL_MAX)
+        t->model_asked[model] += sign * p->milli;
+}
+
+int gs__tn_in_dedicated(const struct gs_tenancy *t, const struct rpod *p, int model)
+{
+    const struct gs_model_quota *q = model_quota(t, p->tenant, model);
+    return q && t->pol->tenants[p->tenant].has_quota &&
+           t->ded_used[(size_t)p->tenant * GS_MODEL_MAX + (size_t)model] + p->milli <=
+               q->dedicated_milli;
+}
+
+int gs__tn_takes_dedicated(const struct gs_tenancy *t, const struct rpod *p, int model)
+{
+    if (gs__tn_in_dedicated(t, p, model))
+        return 0;
+    int64_t unused = 0;
+    for (size_t u = 0; u < t->pol->ntenants; u++) {
+        const struct gs_model_quota *q = model_quota(t, (int32_t)u, model);
+        int64_t ded = t->ded_used[u * GS_MODEL_MAX + (size_t)model];
+        if ((int32_t)u != p->tenant && q && t->pol->tenants[u].has_quota &&
+            q->dedicated_milli > ded)
+            unused += q->dedicated_milli - ded;
+    }
+    return unused > 0 && t->model_cards[model] - t->model_asked[model] - p->milli < unused;
 }
 
 /* Deserved shares of the queues over the cluster's cards (Volcano proportion). */

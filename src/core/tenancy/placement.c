@@ -512,6 +512,10 @@ static int quota_anywhere(struct gs_tenancy *t, struct rpod *p, int8_t *ok, char
         int m = __builtin_ctz(mm);
         if (!gs__model_allowed(p->fit.model_mask, m))
             continue;
+        if (t->model_limit && !(t->model_limit & (1u << m))) {
+            ok[m] = 0;
+            continue;
+        }
         ok[m] = (int8_t)gs__quota_check(t, p, m, why, GS_REASON_MAX);
         any |= ok[m];
         if (!ok[m] && why[0] && !strstr(all, why))
@@ -798,18 +802,78 @@ static int backing_off(struct gs_tenancy *t, const struct rpod *p, int failed)
     return 1;
 }
 
+/*
+ * gs__tn_find() on @limit's models only (bit per catalog index); @limit 0: none. The GPUQuota
+ * ledger is the same for every model, so a pass changes nothing that the next must undo.
+ */
+static int find_on(struct gs_tenancy *t, int32_t pod, uint32_t limit, const struct txn *x,
+                   size_t *node, uint32_t *mask, int *capacity)
+{
+    if (!limit)
+        return 1;
+    t->model_limit = limit;
+    int r = gs__tn_find(t, pod, -1, x, node, mask, capacity);
+    t->model_limit = 0;
+    return r;
+}
+
+/*
+ * Dedicated quota is kept for its tenant (the full scheme, GPUQuota): a pod first looks only on
+ * the GPU models where it leaves the free cards that other tenants' unused dedicated quota of
+ * each counts on (gs__tn_takes_dedicated()). Where it would have to borrow that room, a pod that
+ * may preempt first takes back its own dedicated quota of a model from whoever borrowed it (the
+ * guarantee, eviction.c), and only then borrows: the guarantee never reaches over a higher
+ * priority, so room a higher-priority pod borrows stays borrowed while it runs. Kueue's
+ * flavorFungibility (whenCanBorrow: TryNextFlavor, whenCanPreempt: Preempt) orders its flavors
+ * alike. Return: as gs__tn_find(); with *@evicted set, the guarantee placed @pod (or failed: r<0).
+ */
+static int find_keeping_room(struct gs_tenancy *t, int32_t pod, int may_evict, struct txn *x,
+                             size_t *node, uint32_t *mask, int *capacity, int *evicted)
+{
+    struct rpod *p = &t->pods[pod];
+    uint32_t keep = 0, own = 0;
+    *evicted = 0;
+    for (uint32_t mm = t->models; mm; mm &= mm - 1) {
+        int m = __builtin_ctz(mm);
+        own |= gs__tn_in_dedicated(t, p, m) ? 1u << m : 0;
+        keep |= gs__tn_takes_dedicated(t, p, m) ? 0 : 1u << m;
+    }
+    if (keep == t->models)
+        return gs__tn_find(t, pod, -1, x, node, mask, capacity);
+    if (find_on(t, pod, keep, x, node, mask, capacity) == 0)
+        return 0;
+    int r = gs__tn_find(t, pod, -1, x, node, mask, capacity);
+    if (r == 0 && own && may_evict) {
+        int mig_start = p->fit.mig_start; /* the searches after victims set it anew */
+        t->model_limit = own;
+        int e = gs__tn_evict_for(t, pod, EVICT_PREEMPT, x);
+        t->model_limit = 0;
+        p->fit.mig_start = mig_start;
+        *evicted = e <= 0;
+        return e < 0 ? e : 0;
+    }
+    return r;
+}
+
 /* Place one pod now, preempting or reclaiming in the full scheme; 0 placed, 1 not. */
 int gs__tn_place_one(struct gs_tenancy *t, int32_t pod, struct txn *x, int only_node, int *capacity)
 {
     size_t node;
     uint32_t mask;
-    int r = gs__tn_find(t, pod, only_node, x, &node, &mask, capacity);
-    if (r == 0)
-        return gs__tn_bind(t, pod, node, mask, x) < 0 ? -ENOMEM : 0;
     struct rpod *p = &t->pods[pod];
     /* A member beyond an elastic gang's minMember only grows into free room. */
     int extra = p->group >= 0 && gs__tn_gang_elastic(&t->gangs[p->group]) &&
                 t->gangs[p->group].running + t->gangs[p->group].done >= t->gangs[p->group].min;
+    int r, evicted = 0;
+    if (t->way == GS_WAY_FULL && only_node < 0 && p->fit.ncards > 0 && !p->fit.node_only)
+        r = find_keeping_room(t, pod, p->group < 0 && !p->never_preempt && !extra, x, &node, &mask,
+                              capacity, &evicted);
+    else
+        r = gs__tn_find(t, pod, only_node, x, &node, &mask, capacity);
+    if (evicted || r < 0)
+        return r;
+    if (r == 0)
+        return gs__tn_bind(t, pod, node, mask, x) < 0 ? -ENOMEM : 0;
     if (t->way != GS_WAY_FULL || !*capacity || only_node >= 0 || extra || backing_off(t, p, 0))
         return 1;
     /* A pod that found no victims waits a while before looking again, as kube-scheduler
