@@ -271,6 +271,14 @@ static void test_limit_range(void **state)
     json_object_set_new(lim, "memory", json_string("64Gi"));
     post_refused(&d, pod, "fat", "spec.containers[].resources.limits.memory",
                  "LimitRange team-a/gpu-limits: memory 65536Mi > max 32768Mi per Container");
+    /* a request within max does not make up for a limit past it: a max bounds the limit */
+    json_t *res = json_object_get(
+        json_array_get(json_object_get(json_object_get(pod, "spec"), "containers"), 0),
+        "resources");
+    json_object_set_new(res, "requests", json_pack("{s:s}", "memory", "16Gi"));
+    post_refused(&d, pod, "loose-limit", "spec.containers[].resources.limits.memory",
+                 "LimitRange team-a/gpu-limits: memory 65536Mi > max 32768Mi per Container");
+    json_object_del(res, "requests");
     /* quantities as Kubernetes writes them: 3 cores, not 3000m */
     json_object_set_new(lim, "memory", json_string("8Gi"));
     json_object_set_new(lim, "cpu", json_string("3"));

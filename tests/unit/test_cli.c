@@ -912,6 +912,9 @@ static void test_scenario_limits(void **state)
     pod_was(pods, "tenant-a/fat", "rejected",
             "LimitRange tenant-a/tenant-a-gpu-limits: memory 65536Mi > max 32768Mi per Container",
             NULL, "");
+    pod_was(pods, "tenant-a/loose", "rejected",
+            "LimitRange tenant-a/tenant-a-gpu-limits: memory 65536Mi > max 32768Mi per Container",
+            NULL, "");
     pod_was(pods, "tenant-a/tiny", "rejected",
             "LimitRange tenant-a/tenant-a-gpu-limits: memory 512Mi < min 1024Mi per Container",
             NULL, "");
@@ -944,7 +947,7 @@ static void test_scenario_limits(void **state)
         pod_was(pods, pod_sums[i][0], "rejected", why, NULL, "");
     }
     assert_int_equal(
-        json_integer_value(json_object_get(json_object_get(root, "summary"), "rejected")), 13);
+        json_integer_value(json_object_get(json_object_get(root, "summary"), "rejected")), 14);
     pod_was(pods, "team-c/hog", "pending", "; no node has 96 of cpu, the most is 64.", NULL, "");
     pod_was(pods, "team-b/w1", "completed", NULL, "n1", "20-7220;");
     pod_was(pods, "team-b/s1", "completed", NULL, "n1", "21-7221;");

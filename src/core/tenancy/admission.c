@@ -330,7 +330,13 @@ static void limit_default_limits(struct gs_scn_container *c, const struct gs_lim
     c->cpu_limit_milli = limit_of(c->cpu_limit_milli, lr->default_cpu_milli, lr->max_cpu_milli);
 }
 
-/* Container @c within the bounds and ratios of LimitRange @lr; -1 with @why and *@field if not. */
+/*
+ * Container @c (its requests after the ranges' defaults) within the bounds and ratios of
+ * LimitRange @lr, as LimitRanger's maxConstraint and minConstraint: a max bounds the limit the
+ * container gives (one it does not give is the range's default, else its max, never above it), a
+ * min the request; nvidia.com/gpu, an extended resource, has its limit equal to its request. -1
+ * with @why and *@field if not.
+ */
 static int limit_check(const struct gs_scn_container *c, const struct gs_limit_range_spec *lr,
                        const char **field, char *why, size_t size)
 {
@@ -339,10 +345,14 @@ static int limit_check(const struct gs_scn_container *c, const struct gs_limit_r
                  lr->min_gpu_milli == GS_UNSET ? GS_UNSET : lr->min_gpu_milli / 1000,
                  lr->max_gpu_milli == GS_UNSET ? GS_UNSET : lr->max_gpu_milli / 1000,
                  "nvidia.com/gpu", per, lr, field, why, size) ||
-           bound(or_default(c->memory_mib, 0), lr->min_memory_mib, lr->max_memory_mib, "memory",
-                 per, lr, field, why, size) ||
-           bound(or_default(c->cpu_milli, 0), lr->min_cpu_milli, lr->max_cpu_milli, "cpu", per, lr,
+           bound(c->memory_limit_mib > 0 ? c->memory_limit_mib : 0, GS_UNSET, lr->max_memory_mib,
+                 "memory", per, lr, field, why, size) ||
+           bound(or_default(c->memory_mib, 0), lr->min_memory_mib, GS_UNSET, "memory", per, lr,
                  field, why, size) ||
+           bound(c->cpu_limit_milli > 0 ? c->cpu_limit_milli : 0, GS_UNSET, lr->max_cpu_milli,
+                 "cpu", per, lr, field, why, size) ||
+           bound(or_default(c->cpu_milli, 0), lr->min_cpu_milli, GS_UNSET, "cpu", per, lr, field,
+                 why, size) ||
            ratios(c, lr, field, why, size);
 }
 
