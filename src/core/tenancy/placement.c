@@ -457,7 +457,9 @@ static void why_nodes(struct gs_tenancy *t, struct rpod *p, const int64_t *count
  * the blocked head, the one thing about it a run changes. */
 static uint64_t shape_of(const struct gs_tenancy *t, const struct rpod *p)
 {
-    return (p->shape ^ (uint64_t)gs__tn_late(t, p)) * 1099511628211ULL | 1;
+    /* a search on some models only (find_on()) is remembered apart from one on all */
+    uint64_t limit = (uint64_t)t->model_limit * 0x9e3779b97f4a7c15ULL;
+    return (p->shape ^ (uint64_t)gs__tn_late(t, p) ^ limit) * 1099511628211ULL | 1;
 }
 
 static struct clean *clean_of(struct gs_tenancy *t, uint64_t key)
