@@ -211,9 +211,10 @@ struct gs_tenancy {
     struct vec dirty_gangs; /* gangs a member joined since the last pass */
     /* Tenants: per model [tenant * GS_MODEL_MAX + model], milli. */
     int64_t *ded_used, *sh_used;
-    /* Per GPU model (catalog index), milli-GPU: the fleet's cards, and what the running pods
-     * ask of them (ledger.c); while @model_limit is not 0, searches use only its models (bit
-     * per catalog index): gs__tn_place_one()'s first passes. */
+    /* Per GPU model (catalog index), milli-GPU: the fleet's cards as its nodes were given (a
+     * failed card still counts), and what the running pods ask of them (ledger.c); while
+     * @model_limit is not 0, searches use only its models (bit per catalog index):
+     * gs__tn_place_one()'s first passes. */
     int64_t model_cards[GS_MODEL_MAX], model_asked[GS_MODEL_MAX];
     uint32_t model_limit;
     int8_t restore_charged; /* gs_tenancy_restore(): the part a pod put back was held in, 0 none */
