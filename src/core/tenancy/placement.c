@@ -709,8 +709,8 @@ int gs__tn_find(struct gs_tenancy *t, int32_t pod, int only_node, const struct t
         char all[GS_REASON_MAX];
         if (!quota_anywhere(t, p, o.model_ok, o.quota_why, all)) {
             *capacity = 0;
-            memcpy(p->reason, all[0] ? all : "no node has a GPU model this pod allows",
-                   sizeof(p->reason));
+            gs__say(p->reason, sizeof(p->reason), "%s",
+                    all[0] ? all : "no node has a GPU model this pod allows");
             return 1;
         }
         size_t nopen, nfreed;
