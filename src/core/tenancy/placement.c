@@ -850,7 +850,8 @@ static int find_keeping_room(struct gs_tenancy *t, int32_t pod, int may_evict, s
         t->model_limit = own;
         int e = gs__tn_evict_for(t, pod, EVICT_PREEMPT, x);
         t->model_limit = 0;
-        p->fit.mig_start = mig_start;
+        if (e > 0) /* no victims: the borrowed place found above stands */
+            p->fit.mig_start = mig_start;
         *evicted = e <= 0;
         return e < 0 ? e : 0;
     }
