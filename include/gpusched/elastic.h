@@ -76,7 +76,8 @@ struct gs_elastic_result {
     int64_t unserved_milli_s; /* GPU time asked but not given (while replicas waited), milli-GPU
                                  x s */
     int32_t alloc_permille;   /* allocated / on GPU-seconds */
-    int32_t util_permille;    /* modelled busy / on GPU-seconds */
+    int32_t util_permille;    /* modelled busy / on GPU-seconds, less @over_milli_s (what
+                                 waited is not busy twice) */
     int64_t duty_milli_s;     /* with @series: the duty cycle asked of shared cards, x s */
     int64_t over_milli_s;     /* of it, what passed 100 % of the card it was asked of */
 };

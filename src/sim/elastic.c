@@ -697,7 +697,10 @@ int gs_elastic_run(const struct gs_demand *dm, int64_t end_s, const struct gs_el
         out->hours = (R.t1 - R.t0) / HOUR_S;
         out->unserved_milli_s = R.unserved;
         out->alloc_permille = gpu_s ? (int32_t)(R.alloc_ms / gpu_s) : 0;
-        out->util_permille = gpu_s ? (int32_t)(R.busy_ms / gpu_s) : 0;
+        /* A card is busy at most all the time: what the measured duty cycle asked past 100 %
+         * of a shared card waited, and is not counted busy twice. */
+        int64_t busy = R.busy_ms - R.over_ms;
+        out->util_permille = gpu_s ? (int32_t)(busy / gpu_s) : 0;
         out->duty_milli_s = R.duty_ms;
         out->over_milli_s = R.over_ms;
     }

@@ -919,6 +919,10 @@ static void test_elastic_overcommit(void **state)
                   (long long)packed.over_milli_s, (long long)packed.duty_milli_s);
     assert_true(packed.over_milli_s > 0);
     assert_true(packed.over_milli_s * 9 <= packed.duty_milli_s * 4); /* at most 80 of 180 */
+    /* the same work, less what waited past a card: busy never counts a card twice */
+    int64_t gpu_alone = alone.node_s * 8, gpu_packed = packed.node_s * 8;
+    int64_t want = alone.util_permille * gpu_alone - packed.over_milli_s;
+    assert_true(llabs(packed.util_permille * gpu_packed - want) <= gpu_alone + gpu_packed);
     p.right_size = 0;
     assert_int_equal(gs_elastic_run(dm, end, &p, 5, &packed, &d), -EINVAL);
     assert_has(d.msg, "right-sized only");
