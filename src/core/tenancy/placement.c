@@ -457,7 +457,7 @@ static void why_nodes(struct gs_tenancy *t, struct rpod *p, const int64_t *count
  * the blocked head, the one thing about it a run changes. */
 static uint64_t shape_of(const struct gs_tenancy *t, const struct rpod *p)
 {
-    /* a search on some models only (find_on()) is remembered apart from one on all */
+    /* a search on some models only (find_keeping_room()) is remembered apart from one on all */
     uint64_t limit = (uint64_t)t->model_limit * 0x9e3779b97f4a7c15ULL;
     return (p->shape ^ (uint64_t)gs__tn_late(t, p) ^ limit) * 1099511628211ULL | 1;
 }
@@ -805,21 +805,6 @@ static int backing_off(struct gs_tenancy *t, const struct rpod *p, int failed)
 }
 
 /*
- * gs__tn_find() on @limit's models only (bit per catalog index); @limit 0: none. The GPUQuota
- * ledger is the same for every model, so a pass changes nothing that the next must undo.
- */
-static int find_on(struct gs_tenancy *t, int32_t pod, uint32_t limit, const struct txn *x,
-                   size_t *node, uint32_t *mask, int *capacity)
-{
-    if (!limit)
-        return 1;
-    t->model_limit = limit;
-    int r = gs__tn_find(t, pod, -1, x, node, mask, capacity);
-    t->model_limit = 0;
-    return r;
-}
-
-/*
  * Dedicated quota is kept for its tenant (the full scheme, GPUQuota): a pod first looks only on
  * the GPU models where it leaves the free cards that other tenants' unused dedicated quota of
  * each counts on (gs__tn_takes_dedicated()). Where it would have to borrow that room, a pod that
@@ -835,27 +820,28 @@ static int find_keeping_room(struct gs_tenancy *t, int32_t pod, int may_evict, s
     struct rpod *p = &t->pods[pod];
     uint32_t keep = 0, own = 0;
     *evicted = 0;
-    for (uint32_t mm = t->models; mm; mm &= mm - 1) {
-        int m = __builtin_ctz(mm);
-        own |= gs__tn_in_dedicated(t, p, m) ? 1u << m : 0;
-        keep |= gs__tn_takes_dedicated(t, p, m) ? 0 : 1u << m;
-    }
-    if (keep == t->models)
-        return gs__tn_find(t, pod, -1, x, node, mask, capacity);
-    if (find_on(t, pod, keep, x, node, mask, capacity) == 0)
-        return 0;
-    int r = gs__tn_find(t, pod, -1, x, node, mask, capacity);
-    if (r == 0 && own && may_evict) {
-        int mig_start = p->fit.mig_start; /* the searches after victims set it anew */
-        t->model_limit = own;
-        int e = gs__tn_evict_for(t, pod, EVICT_PREEMPT, x);
+    for (uint32_t mm = t->models; mm; mm &= mm - 1)
+        keep |= gs__tn_takes_dedicated(t, p, __builtin_ctz(mm)) ? 0 : 1u << __builtin_ctz(mm);
+    if (keep != t->models && keep) {
+        t->model_limit = keep;
+        int r = gs__tn_find(t, pod, -1, x, node, mask, capacity);
         t->model_limit = 0;
-        if (e > 0) /* no victims: the borrowed place found above stands */
-            p->fit.mig_start = mig_start;
-        *evicted = e <= 0;
-        return e < 0 ? e : 0;
+        if (r == 0)
+            return 0;
     }
-    return r;
+    int r = gs__tn_find(t, pod, -1, x, node, mask, capacity);
+    for (uint32_t mm = keep == t->models || r || !may_evict ? 0 : t->models; mm; mm &= mm - 1)
+        own |= gs__tn_in_dedicated(t, p, __builtin_ctz(mm)) ? 1u << __builtin_ctz(mm) : 0;
+    if (!own)
+        return r;
+    int mig_start = p->fit.mig_start; /* the searches after victims set it anew */
+    t->model_limit = own;
+    int e = gs__tn_evict_for(t, pod, EVICT_PREEMPT, x);
+    t->model_limit = 0;
+    if (e > 0) /* no victims: the borrowed place found above stands */
+        p->fit.mig_start = mig_start;
+    *evicted = e <= 0;
+    return e < 0 ? e : 0;
 }
 
 /* Place one pod now, preempting or reclaiming in the full scheme; 0 placed, 1 not. */
