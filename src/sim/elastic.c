@@ -657,9 +657,9 @@ int gs_elastic_run(const struct gs_demand *dm, int64_t end_s, const struct gs_el
     int rc = check(p, d);
     if (!rc && (end_s - demand_base(dm) <= p->warmup_s + DAY_S || static_nodes < 0))
         rc = gs_diag_error(d,
-                           "elastic replay: %lld s of history: want more than the warm-up "
-                           "(%lld s) and a day",
-                           (long long)end_s, (long long)p->warmup_s);
+                           "elastic replay: the demand records span %lld s: want more than the "
+                           "warm-up (%lld s, --warmup) and a day",
+                           (long long)(end_s - demand_base(dm)), (long long)p->warmup_s);
     if (!rc && (end_s - demand_base(dm)) / HOUR_S > GS_FC_HOURS_MAX) /* an hour's advice each */
         rc = gs_diag_error(d, "elastic replay: %lld hours of history: more than %d",
                            (long long)((end_s - demand_base(dm)) / HOUR_S), GS_FC_HOURS_MAX);
