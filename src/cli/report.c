@@ -227,7 +227,8 @@ static void run_free(struct rp_run *r)
     free(r);
 }
 
-/* wait_into() - count @wait_s (null: never submitted within the run, not counted) for @kind. */
+/* wait_into() - count @wait_s (null: refused at admission or never submitted within the run, not
+ * counted) for @kind. */
 static int wait_into(struct ctx *c, const char *kind, const json_t *wait)
 {
     struct rp_run *r = c->run;

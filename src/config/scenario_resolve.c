@@ -275,12 +275,22 @@ static void warn_refs(struct gs_scenario *s, struct gs_diag *d)
                          s->policy.tenants[t].name, s->policy.tenants[t].priority_class);
 }
 
-/* warn_limit_ranges() - a LimitRange cap per container below the tenant's per-pod cap wins. */
+/* warn_limit_ranges() - a LimitRange cap per container below the tenant's per-pod cap wins; a
+ * max of nvidia.com/gpu without a default is every container's default (the API server defaults
+ * a LimitRange's default to its max: SetDefaults_LimitRangeItem). */
 static void warn_limit_ranges(struct gs_scenario *s, struct gs_diag *d)
 {
     char at[AT_MAX], q[AT_MAX];
     for (size_t i = 0; i < s->policy.nlimit_ranges; i++) {
         const struct gs_limit_range_spec *r = &s->policy.limit_ranges[i];
+        if (r->max_gpu_milli > 0 && r->default_gpu_milli == GS_UNSET)
+            gs_diag_warn(d,
+                         "%s: LimitRange %s/%s: max nvidia.com/gpu %lld and no default: Kubernetes "
+                         "makes the max the default, so every container that asks no "
+                         "nvidia.com/gpu gets %lld (give default: {nvidia.com/gpu: 0})",
+                         gs__scn_where(&r->src, at, sizeof(at)), r->ns, r->name,
+                         (long long)(r->max_gpu_milli / 1000),
+                         (long long)(r->max_gpu_milli / 1000));
         int t = gs_scenario_tenant_of(s, r->ns);
         if (r->max_gpu_milli == GS_UNSET || t < 0 ||
             s->policy.tenants[t].max_gpus_per_pod == GS_UNSET)

@@ -114,7 +114,8 @@ static json_t *pod_json(const struct gs_tsim *t, size_t i, const size_t *first, 
                   p->node >= 0 ? gpus_of(p->gpu_mask) : json_null(), "mig", p->mig ? mig : NULL,
                   "gpu_model", p->node >= 0 ? model_name(t, p->node) : NULL, "share_milli",
                   p->share_milli, "priority", p->priority, "submit_s", SEC(p->submit_us), "wait_s",
-                  p->start_us < 0 && p->submit_us > t->now /* not submitted within the run */
+                  /* not submitted within the run, or refused at admission: it never waited */
+                  (p->start_us < 0 && p->submit_us > t->now) || p->state == GS_POD_REJECTED
                       ? json_null()
                       : json_integer(SEC((p->start_us >= 0 ? p->start_us : t->now) - p->submit_us)),
                   "preemptions", p->preemptions, "reason", p->reason);

@@ -887,6 +887,10 @@ static void pod_was(const json_t *pods, const char *name, const char *state, con
         fail_msg("%s: %s (%s) on %s, runs %s; expected %s (%s) on %s, runs %s", name, st,
                  why ? why : "", at ? at : "-", got, state, reason ? reason : "", node ? node : "-",
                  runs);
+    /* a pod refused at admission never waited (it was counted waiting until the run ended) */
+    if (!strcmp(state, "rejected") && !json_is_null(json_object_get(p, "wait_s")))
+        fail_msg("%s: rejected, yet wait_s %lld", name,
+                 (long long)json_integer_value(json_object_get(p, "wait_s")));
 }
 
 /* Admission limits in the simulator (tests/data/scenario/limits.yaml): a LimitRange's
@@ -926,8 +930,8 @@ static void test_scenario_limits(void **state)
             "provided ratio is 4.000000",
             NULL, "");
     pod_was(pods, "team-r/r-nolimit", "rejected",
-            "LimitRange team-r/ratios: cpu max limit to request ratio per Container is 2, but no "
-            "limit is specified or limit is 0",
+            "LimitRange team-r/ratios: cpu max limit to request ratio per Container is 2, but "
+            "provided ratio is 2.500000",
             NULL, "");
     pod_was(pods, "team-r/r-big", "rejected",
             "LimitRange team-r/team-r-max: memory 8192Mi > max 6144Mi per Container", NULL, "");
@@ -947,7 +951,13 @@ static void test_scenario_limits(void **state)
         pod_was(pods, pod_sums[i][0], "rejected", why, NULL, "");
     }
     assert_int_equal(
-        json_integer_value(json_object_get(json_object_get(root, "summary"), "rejected")), 14);
+        json_integer_value(json_object_get(json_object_get(root, "summary"), "rejected")), 15);
+    pod_was(pods, "team-d/dd", "rejected",
+            "LimitRange team-d/b-max: memory 8192Mi > max 6144Mi per Container", NULL, "");
+    pod_was(pods, "team-m/m1", "completed", NULL, "n1", "30001-33601;");
+    pod_was(pods, "team-m/m2", "completed", NULL, "n1", "30002-33602;");
+    pod_was(pods, "team-m/m3", "completed", NULL, "n1", "30003-33603;");
+    pod_was(pods, "team-m/m4", "completed", NULL, "n1", "33601-37201;"); /* 3 x 6Gi of 20Gi */
     pod_was(pods, "team-c/hog", "pending", "; no node has 96 of cpu, the most is 64.", NULL, "");
     pod_was(pods, "team-b/w1", "completed", NULL, "n1", "20-7220;");
     pod_was(pods, "team-b/s1", "completed", NULL, "n1", "21-7221;");
@@ -1178,6 +1188,8 @@ static void test_forecast_bad_input(void **state)
     const char *shrt = write_tmp("short.csv", "time_s,series,milli\n0,a,1\n3600,a,2\n");
     const char *one = write_tmp("one_dlrm.csv", "role,app_name,gpu_request,creation_time,"
                                                 "deletion_time\nHN,a,1,0,100\n");
+    const char *late = write_tmp("late_dlrm.csv", "role,app_name,gpu_request,creation_time,"
+                                                  "deletion_time\nHN,a,1,7200,7300\n");
     char weektext[8192] = "time_s,series,milli\n";
     for (int h = 0; h < 169; h++)
         snprintf(weektext + strlen(weektext), sizeof(weektext) - strlen(weektext), "%d,a,5\n",
@@ -1210,6 +1222,8 @@ static void test_forecast_bad_input(void **state)
         /* the replay allocated an hour's advice for each of them */
         {"forecast", "--dlrm", one, "--replay", "--end", "4000000000000", NULL},
         {"forecast", "--dlrm", one, "--replay", "--overcommit", "0.5", NULL},
+        /* the span of the records was written as the end's time: "10800 s of history" */
+        {"forecast", "--dlrm", late, "--replay", NULL},
         {"forecast", "--dlrm", one, "--replay", "--overcommit", "1.5", NULL},
         {"forecast", "--dlrm", one, "--overcommit", "1.5", NULL},
         /* the day's limits on the traffic named the output file ("...: stdout") and said "none
@@ -1251,6 +1265,8 @@ static void test_forecast_bad_input(void **state)
         "(9223372036854775000 s): more than 100000",
         "elastic replay: 1111111111 hours of history: more than 100000",
         "--overcommit 0.5: want a ratio 1..4 (1.5)",
+        "elastic replay: the demand records span 3600 s: want more than the warm-up (604800 s, "
+        "--warmup) and a day",
         "--overcommit packs right-sized shares: give --right-size",
         "--overcommit is not read by a forecast",
         "week.csv: traffic: 169 hours: want 1..168",

@@ -371,7 +371,10 @@ static void test_warnings(void **state)
     ASSERT_WARNED(&w, WARNS ":10:1: ", "LimitRange team-b/small caps a container at 2 GPUs",
                   "below maxGPUsPerPod 8", "the LimitRange wins");
     ASSERT_WARNED(&w, WARNS ":51:7: ", "kind Service has no bearing on scheduling; skipped");
-    assert_int_equal(w.n, 9);
+    ASSERT_WARNED(&w,
+                  WARNS ":10:1: ", "LimitRange team-b/small: max nvidia.com/gpu 2 and no default",
+                  "every container that asks no nvidia.com/gpu gets 2");
+    assert_int_equal(w.n, 10);
     assert_int_equal(s->policy.rquotas[0].gpu_milli, 6000);
     gs_scenario_free(s);
 }

@@ -310,16 +310,28 @@ static const struct gs_limit_range_spec *limits_of(const struct gs_policy *pol, 
     return NULL;
 }
 
+/* A LimitRange's defaultRequest of a resource as the API server defaults it
+ * (SetDefaults_LimitRangeItem, pkg/apis/core/v1/defaults.go): the default limit where none is
+ * given, which is the max where no default is given, else the min. */
+static int64_t default_request(int64_t request, int64_t limit, int64_t max, int64_t min)
+{
+    return or_default(request, or_default(limit, or_default(max, min)));
+}
+
 /* A container's requests after the defaults of LimitRange @lr, where it asks none. */
 static void limit_defaults(struct gs_scn_container *c, const struct gs_limit_range_spec *lr)
 {
-    int64_t g = or_default(lr->default_gpu_milli, lr->default_request_gpu_milli);
+    /* nvidia.com/gpu, an extended resource: its limit is its request */
+    int64_t g = or_default(or_default(lr->default_gpu_milli, lr->max_gpu_milli),
+                           or_default(lr->default_request_gpu_milli, lr->min_gpu_milli));
     if (c->gpu == GS_UNSET && g != GS_UNSET)
         c->gpu = g / 1000;
-    c->memory_mib = or_default(c->memory_mib,
-                               or_default(lr->default_request_memory_mib, lr->default_memory_mib));
-    c->cpu_milli =
-        or_default(c->cpu_milli, or_default(lr->default_request_cpu_milli, lr->default_cpu_milli));
+    c->memory_mib = or_default(
+        c->memory_mib, default_request(lr->default_request_memory_mib, lr->default_memory_mib,
+                                       lr->max_memory_mib, lr->min_memory_mib));
+    c->cpu_milli = or_default(c->cpu_milli,
+                              default_request(lr->default_request_cpu_milli, lr->default_cpu_milli,
+                                              lr->max_cpu_milli, lr->min_cpu_milli));
 }
 
 /* A container's limits after the first LimitRange that gives one (its default, else its max),
@@ -435,10 +447,10 @@ static int containers(const struct gs_policy *pol, const struct gs_pod_spec *sp,
         while ((lr = limits_of(pol, sp->ns, &k)))
             limit_defaults(&c, lr);
         for (k = 0; (lr = limits_of(pol, sp->ns, &k));)
+            limit_default_limits(&c, lr);
+        for (k = 0; (lr = limits_of(pol, sp->ns, &k));)
             if (limit_check(&c, lr, field, why, size))
                 return -1;
-        for (k = 0; (lr = limits_of(pol, sp->ns, &k));)
-            limit_default_limits(&c, lr);
         effective_add(&e, &c);
         if (c.gpumem_mib != GS_UNSET && c.gpumem_mib > sum->gpumem_mib)
             sum->gpumem_mib = c.gpumem_mib;
