@@ -167,6 +167,10 @@ struct gs_vgpu_class_spec {
 
 #define GS_CARD_CLIENTS_MAX 1024 /* pods on one card, the largest maxClients or replicas taken */
 
+/* The highest value a PriorityClass of one's own may have; the built-in system- classes lie above
+ * (Kubernetes pkg/apis/scheduling: HighestUserDefinablePriority). */
+#define GS_PRIORITY_USER_MAX 1000000000
+
 /* A PriorityClass (scheduling.k8s.io/v1). */
 struct gs_priority_class_spec {
     char name[GS_SCN_NAME_MAX];

@@ -261,11 +261,11 @@ static int pc_reserved(struct gs__yctx *c, yaml_node_t *root, yaml_node_t *val, 
                                       (long long)builtin[i].value);
     if (!strncmp(name, "system-", 7))
         return gs__yaml_err(c, root, "PriorityClass %s: names starting system- are reserved", name);
-    if (v > 1000000000)
+    if (v > GS_PRIORITY_USER_MAX)
         return gs__yaml_err(c, val,
-                            "PriorityClass %s: value %lld is above 1000000000, the highest a "
-                            "class of one's own may have",
-                            name, (long long)v);
+                            "PriorityClass %s: value %lld is above %d, the highest a class of "
+                            "one's own may have",
+                            name, (long long)v, GS_PRIORITY_USER_MAX);
     return 0;
 }
 

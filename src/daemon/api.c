@@ -269,7 +269,8 @@ static void post_pod(struct gsd_state *st, struct gsd_req *r, const struct who *
     } else if (may_use_ns(st, w, spec.ns, r) && gsd_ns_owned(st, spec.ns, r) &&
                gsd_queue_known(st, spec.s.queue,
                                "metadata.annotations.scheduling.volcano.sh/queue-name", r) &&
-               gsd_priority_class_known(st, spec.s.priority_class, "spec.priorityClassName", r)) {
+               gsd_priority_class_known(st, spec.s.priority_class, "spec.priorityClassName",
+                                        w->admin, r)) {
         const struct gsd_tenant *owner = gsd_tenant_of_ns(st->cfg, spec.ns);
         const char *tenant = owner ? owner->name : "";
         struct gsd_pod *held = gsd_pod_find(st, spec.ns, spec.name);

@@ -330,9 +330,18 @@ void gsd_extender_preempt(struct gsd_state *st, struct gsd_req *r, const json_t 
 /* ---- PriorityClasses, as Kubernetes' Priority admission reads them ---- */
 
 int gsd_priority_class_known(const struct gsd_state *st, const char *name, const char *field,
-                             struct gsd_req *r)
+                             int admin, struct gsd_req *r)
 {
-    if (!name[0] || gs_priority_class_find(&st->sched.pol, name))
+    const struct gs_priority_class_spec *c =
+        name[0] ? gs_priority_class_find(&st->sched.pol, name) : NULL;
+    if (c && !admin && c->value > GS_PRIORITY_USER_MAX) {
+        gsd_reply_error(r, 403, field,
+                        "%s: PriorityClass %s is the cluster's own (value %lld, above any a "
+                        "policy may define): only the admin token may name it",
+                        field, name, (long long)c->value);
+        return 0;
+    }
+    if (!name[0] || c)
         return 1;
     gsd_reply_error(r, 400, field, "%s: no PriorityClass with name %s was found", field, name);
     return 0;

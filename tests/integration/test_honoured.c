@@ -363,9 +363,18 @@ static void test_names_that_give_nothing(void **state)
     json_t *p = h_pod_json("team-a", "c0", 1, 0);
     json_object_set_new(spec_of(p), "priorityClassName", json_string("high"));
     refused(&d, p, "spec.priorityClassName", "no PriorityClass with name high");
+    /* the built-in classes outrank every tenant's pods: a tenant token took them and preempted */
     p = h_pod_json("team-a", "c1", 1, 0);
     json_object_set_new(spec_of(p), "priorityClassName", json_string("system-cluster-critical"));
-    json_decref(post(&d, p, 201));
+    json_t *a = post(&d, p, 403);
+    assert_string_equal(sget(a, "field"), "spec.priorityClassName");
+    assert_non_null(strstr(sget(a, "error"), "only the admin token may name it"));
+    json_decref(a);
+    p = h_pod_json("team-a", "c1", 1, 0);
+    json_object_set_new(spec_of(p), "priorityClassName", json_string("system-node-critical"));
+    char *body = json_dumps(p, JSON_COMPACT);
+    json_decref(p);
+    json_decref(h_submit(&d, TOKEN_ADMIN, body, 201));
     p = h_pod_json("team-a", "q0", 1, 0);
     h_annotate(p, "scheduling.volcano.sh/queue-name", "no-such-queue");
     refused(&d, p, "metadata.annotations.scheduling.volcano.sh/queue-name",
@@ -384,7 +393,7 @@ static void test_names_that_give_nothing(void **state)
             "tenant team-b: its GPUQuota gives none of the GPU models this pod allows");
     p = h_pod_json("team-b", "m1", 1, 0);
     h_annotate(p, "gpusched.io/gpu-model", "T4|A100-SXM4-80GB");
-    json_t *a = post(&d, p, 201);
+    a = post(&d, p, 201);
     assert_string_equal(sget(a, "state"), "running");
     json_decref(a);
     assert_int_equal(h_stop(&d), 0);
