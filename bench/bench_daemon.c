@@ -68,6 +68,7 @@ static void *submitter(void *arg)
     char url[64];
     struct curl_slist *hd = curl_slist_append(NULL, "Authorization: Bearer " TOKEN_A);
     hd = curl_slist_append(hd, "Expect:");
+    hd = curl_slist_append(hd, "Content-Type: application/json");
     snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/pods", d.port);
     curl_easy_setopt(h, CURLOPT_URL, url);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, hd);
@@ -150,6 +151,7 @@ static void bench_extender(int vary, int mig)
     CURL *h = curl_easy_init();
     struct curl_slist *hd = curl_slist_append(NULL, "Expect:");
     hd = curl_slist_append(hd, "Authorization: Bearer " TOKEN_ADMIN);
+    hd = curl_slist_append(hd, "Content-Type: application/json");
     char url[64];
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, hd);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);

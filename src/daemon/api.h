@@ -60,6 +60,16 @@ int gsd_body_json(struct gsd_req *r, json_t **out);
  */
 int gsd_body_is_yaml(const char *ctype);
 /*
+ * gsd_body_type_refused() - why a request body declared as Content-Type @ctype and
+ * Content-Encoding @cenc (each may be NULL: absent) cannot be read, as Kubernetes' API server
+ * answers 415 Unsupported Media Type: a type that is neither JSON (application/json, the default
+ * when none is given) nor YAML (gsd_body_is_yaml()), a charset other than UTF-8, an encoding
+ * other than identity (gpuschedd reads bodies as sent). Return: NULL readable; else the words,
+ * *@header set to the header at fault, @why (@size bytes) holding them.
+ */
+const char *gsd_body_type_refused(const char *ctype, const char *cenc, const char **header,
+                                  char *why, size_t size);
+/*
  * gsd_body_from_yaml() - replace @r's body, one YAML document (Kubernetes' YAML as kubectl reads
  * it: plain numbers and booleans typed, every other scalar a string), with its compact JSON text,
  * so every route reads it as a JSON body (yamlbody.c). Bounded: nesting, aliases followed within

@@ -271,7 +271,7 @@ int gsd_podspec_parse(const char *text, size_t len, int strict, struct gsd_podsp
     if (!pod)
         return ferr(e, "", "%s", gsd_json_error(&jerr, "body", msg, sizeof(msg)));
     int rc = 0;
-    const json_t *kind = json_object_get(pod, "kind");
+    const json_t *kind = json_object_get(pod, "kind"), *api = json_object_get(pod, "apiVersion");
     if (!json_is_object(pod))
         rc = ferr(e, "", "the body must be a Pod object");
     else if (kind && !json_is_null(kind) && !json_is_string(kind))
@@ -284,6 +284,9 @@ int gsd_podspec_parse(const char *text, size_t len, int strict, struct gsd_podsp
                   "/v1/podgroups) and its Pods; a Queue or other policy goes in gpuschedd's "
                   "--config files, nodes in its --nodes",
                   json_string_value(kind));
+    if (!rc && api && !json_is_null(api) &&
+        (!json_is_string(api) || strcmp(json_string_value(api), "v1")))
+        rc = ferr(e, "apiVersion", "apiVersion: expected v1 (a Pod is core/v1)");
     if (!rc && strict)
         rc = gsd_create_fields_ok(pod, e);
     if (!rc)

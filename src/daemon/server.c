@@ -946,8 +946,17 @@ static enum MHD_Result begin(struct gsd_server *s, struct MHD_Connection *c, con
         return send_reply(s, c, k);
     }
     read_auth(c, r);
-    r->yaml = !strcmp(method, "POST") && gsd_body_is_yaml(MHD_lookup_connection_value(
-                                             c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE));
+    const char *ctype =
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+    const char *header,
+        *cenc = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_ENCODING);
+    char why[160];
+    if (strcmp(method, "GET") && strcmp(method, "HEAD") &&
+        gsd_body_type_refused(ctype, cenc, &header, why, sizeof(why))) {
+        gsd_reply_error(r, 415, header, "%s", why);
+        return send_reply(s, c, k);
+    }
+    r->yaml = !strcmp(method, "POST") && gsd_body_is_yaml(ctype);
     r->gzip = takes_gzip(
         MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING));
     int extender = !strncmp(r->path, "/extender/", 10);

@@ -42,6 +42,51 @@ int gsd_body_is_yaml(const char *ctype)
     return 0;
 }
 
+/* The value of parameter @name (lower case) in Content-Type @ctype's parameters, into @out. */
+static int ctype_param(const char *ctype, const char *name, char *out, size_t size)
+{
+    size_t len = strlen(name);
+    for (const char *p = strchr(ctype, ';'); p; p = strchr(p + 1, ';')) {
+        const char *k = p + 1 + strspn(p + 1, " \t");
+        if (strncasecmp(k, name, len) || k[len] != '=')
+            continue;
+        const char *v = k + len + 1;
+        v += *v == '"';
+        size_t n = strcspn(v, "\"; \t");
+        snprintf(out, size, "%.*s", (int)(n < size ? n : size - 1), v);
+        return 1;
+    }
+    return 0;
+}
+
+const char *gsd_body_type_refused(const char *ctype, const char *cenc, const char **header,
+                                  char *why, size_t size)
+{
+    char charset[32];
+    size_t n = ctype ? strcspn(ctype, "; \t") : 0;
+    if (cenc && strcasecmp(cenc, "identity")) {
+        *header = "Content-Encoding";
+        snprintf(why, size,
+                 "Content-Encoding %.40s: gpuschedd reads a body as it is sent; send it "
+                 "unencoded",
+                 cenc);
+    } else if (n && !(n == 16 && !strncasecmp(ctype, "application/json", n)) &&
+               !gsd_body_is_yaml(ctype)) {
+        *header = "Content-Type";
+        snprintf(why, size,
+                 "Content-Type %.*s: a body is application/json or application/yaml "
+                 "(also application/x-yaml, text/yaml)",
+                 (int)(n < 64 ? n : 64), ctype);
+    } else if (n && ctype_param(ctype, "charset", charset, sizeof(charset)) &&
+               strcasecmp(charset, "utf-8") && strcasecmp(charset, "utf8")) {
+        *header = "Content-Type";
+        snprintf(why, size, "Content-Type charset %s: a body is UTF-8", charset);
+    } else {
+        return NULL;
+    }
+    return why;
+}
+
 int gsd_body_from_yaml(struct gsd_req *r)
 {
     struct gs_diag d;

@@ -93,6 +93,8 @@ static long call(CURL *c, const char *method, const char *path, const char *auth
                  char **out, double *secs)
 {
     struct curl_slist *h = curl_slist_append(NULL, "Expect:");
+    if (body) /* libcurl would say application/x-www-form-urlencoded */
+        h = curl_slist_append(h, "Content-Type: application/json");
     if (gzip_asked)
         h = curl_slist_append(h, "Accept-Encoding: gzip");
     struct sink b = {.keep = out != NULL};

@@ -246,8 +246,8 @@ int h_call_as(const struct daemon *d, const char *method, const char *path, cons
         snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
         h = curl_slist_append(h, auth);
     }
-    if (ctype) {
-        snprintf(type, sizeof(type), "Content-Type: %s", ctype);
+    if (ctype || body) { /* libcurl would say application/x-www-form-urlencoded */
+        snprintf(type, sizeof(type), "Content-Type: %s", ctype ? ctype : "application/json");
         h = curl_slist_append(h, type);
     }
     h = curl_slist_append(h, "Expect:"); /* no 100-continue round trip */

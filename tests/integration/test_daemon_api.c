@@ -419,6 +419,16 @@ static void test_errors_name_the_field(void **state)
                            "a Queue or other policy goes in gpuschedd's --config files, nodes in "
                            "its --nodes"));
     h_answer_free(&a);
+    /* A Pod of another apiVersion went into the store as given, and then into every snapshot,
+     * which the simulator refuses whole. */
+    const char *bad_api = "{\"apiVersion\":\"garbage/v9\",\"kind\":\"Pod\",\"metadata\":{\"name\""
+                          ":\"x\"},\"spec\":{\"containers\":[{}]}}";
+    assert_int_equal(status_of(&d, "POST", "/v1/pods", TOKEN_A, bad_api, field, 128), 400);
+    assert_string_equal(field, "apiVersion");
+    const char *num_api = "{\"apiVersion\":7,\"metadata\":{\"name\":\"x\"},\"spec\":{\"contain"
+                          "ers\":[{}]}}";
+    assert_int_equal(status_of(&d, "POST", "/v1/pods", TOKEN_A, num_api, field, 128), 400);
+    assert_string_equal(field, "apiVersion");
     /* Bytes that are not UTF-8 and keys given twice are named as such. */
     h_expect(&d, "POST", "/v1/pods", TOKEN_A, "{\"metadata\":{\"name\":\"x\xff\"}}", 400, &a);
     assert_non_null(strstr(json_string_value(json_object_get(a.json, "error")),
@@ -1029,6 +1039,53 @@ static void test_headers_given_twice(void **state)
     h_cleanup(&d);
 }
 
+/* A body declared as what gpuschedd does not read (XML, a form, UTF-16, gzip) is a 415 naming
+ * the header, as the API server answers: it was read as JSON whatever the headers said. */
+static void test_unsupported_media(void **state)
+{
+    (void)state;
+    struct daemon d;
+    static char ans[4096];
+    const char *pod = "{\"metadata\":{\"name\":\"m\"},\"spec\":{\"containers\":[{}]}}";
+    assert_int_equal(h_setup(&d, NULL), 0);
+    assert_int_equal(h_start(&d), 0);
+    static const char *const refused[][2] = {
+        {"application/xml", "Content-Type application/xml: a body is application/json or"},
+        {"application/x-www-form-urlencoded", "Content-Type application/x-www-form-urlencoded"},
+        {"multipart/form-data; boundary=x", "Content-Type multipart/form-data"},
+        {"application/json; charset=utf-16", "Content-Type charset utf-16: a body is UTF-8"},
+        {"application/yaml; charset=\"latin1\"", "Content-Type charset latin1"}};
+    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+        struct answer a;
+        assert_int_equal(h_call_as(&d, "POST", "/v1/pods", TOKEN_A, refused[i][0], pod, &a), 0);
+        assert_int_equal(a.status, 415);
+        assert_string_equal(sget(a.json, "field"), "Content-Type");
+        assert_non_null(strstr(sget(a.json, "error"), refused[i][1]));
+        h_answer_free(&a);
+    }
+    assert_int_equal(send_raw(&d,
+                              "POST /v1/pods HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                              "Authorization: Bearer " TOKEN_A "\r\nContent-Encoding: gzip\r\n"
+                              "Content-Length: 2\r\nConnection: close\r\n\r\n{}",
+                              ans, sizeof(ans)),
+                     415);
+    assert_non_null(strstr(ans, "\"field\":\"Content-Encoding\""));
+    /* JSON as declared, with its charset, and a body with no type at all are read */
+    struct answer a;
+    assert_int_equal(
+        h_call_as(&d, "POST", "/v1/pods", TOKEN_A, "application/json; charset=UTF-8", pod, &a), 0);
+    assert_int_equal(a.status, 201);
+    h_answer_free(&a);
+    assert_int_equal(send_raw(&d,
+                              "GET /v1/pods HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                              "Authorization: Bearer " TOKEN_A "\r\nContent-Type: text/html\r\n"
+                              "Connection: close\r\n\r\n",
+                              ans, sizeof(ans)),
+                     200);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 /* A request of many query arguments, past what libmicrohttpd's per-connection memory holds
  * (about 230), is answered at once as one of nine is, naming the first past the cap: not left
  * waiting for the idle timeout (the socket's 30 s receive timeout reads as no answer). */
@@ -1285,6 +1342,7 @@ int main(void)
         cmocka_unit_test(test_failed_tokens_throttled),
         cmocka_unit_test(test_chunked_past_the_cap),
         cmocka_unit_test(test_headers_given_twice),
+        cmocka_unit_test(test_unsupported_media),
         cmocka_unit_test(test_many_query_arguments),
         cmocka_unit_test(test_one_daemon_per_store),
         cmocka_unit_test(test_snapshot_of_a_pod_without_cards),
