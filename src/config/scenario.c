@@ -17,24 +17,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Who reads each kind, and the API group it must come from ("" = the core group, "v1"). */
+/* Who reads each kind, and the apiVersions it is read under: group/version as the API serves it
+ * ("v1" alone: the core group). */
 static const struct kind_entry {
     const char *kind;
-    const char *groups; /* '|'-separated */
+    const char *apis; /* '|'-separated */
     gs__scn_kind_fn fn;
 } kinds_read[] = {
-    {"Cluster", "gpusched.io", gs__scn_cluster},
-    {"Simulation", "sim.gpusched.io|gpusched.io", gs__scn_simulation},
-    {"Pod", "", gs__scn_pod},
-    {"GPUQuota", "gpu.example.com|gpusched.io", gs__scn_gpuquota},
-    {"ConfigMap", "", gs__scn_configmap},
-    {"Queue", "scheduling.volcano.sh", gs__scn_queue},
-    {"PodGroup", "scheduling.volcano.sh", gs__scn_podgroup},
-    {"PriorityClass", "scheduling.k8s.io", gs__scn_priority_class},
-    {"ResourceQuota", "", gs__scn_rquota},
-    {"LimitRange", "", gs__scn_limit_range},
-    {"VirtualGPUClass", "gpu.example.com|gpusched.io", gs__scn_vgpu_class},
-    {"GpuClusterPolicy", "nvidia.com", gs__scn_mig_policy},
+    {"Cluster", "gpusched.io/v1alpha1", gs__scn_cluster},
+    {"Simulation", "sim.gpusched.io/v1alpha1|gpusched.io/v1alpha1", gs__scn_simulation},
+    {"Pod", "v1", gs__scn_pod},
+    {"GPUQuota", "gpu.example.com/v1|gpusched.io/v1alpha1", gs__scn_gpuquota},
+    {"ConfigMap", "v1", gs__scn_configmap},
+    {"Queue", "scheduling.volcano.sh/v1beta1", gs__scn_queue},
+    {"PodGroup", "scheduling.volcano.sh/v1beta1", gs__scn_podgroup},
+    {"PriorityClass", "scheduling.k8s.io/v1", gs__scn_priority_class},
+    {"ResourceQuota", "v1", gs__scn_rquota},
+    {"LimitRange", "v1", gs__scn_limit_range},
+    {"VirtualGPUClass", "gpu.example.com/v1|gpusched.io/v1alpha1", gs__scn_vgpu_class},
+    {"GpuClusterPolicy", "nvidia.com/v1", gs__scn_mig_policy},
 };
 
 /* Kinds other programs own (Prometheus; gpuschedd's config and rate card): accepted, and said to
@@ -136,14 +137,12 @@ void gs_scenario_free(struct gs_scenario *s)
 
 /* group_ok() - whether apiVersion @api ("group/version", or "version" for the core group) is of
  * one of @groups. */
-static bool group_ok(const char *api, const char *groups)
+static bool api_ok(const char *api, const char *apis)
 {
-    const char *slash = strrchr(api, '/');
-    size_t glen = slash ? (size_t)(slash - api) : 0;
-    for (const char *g = groups;;) {
+    for (const char *g = apis;;) {
         const char *bar = strchr(g, '|');
         size_t n = bar ? (size_t)(bar - g) : strlen(g);
-        if (n == glen && strncmp(g, api, n) == 0)
+        if (n == strlen(api) && strncmp(g, api, n) == 0)
             return true;
         if (!bar)
             return false;
@@ -223,10 +222,17 @@ static int dispatch(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *roo
             continue;
         if (!a)
             gs__yaml_warn(c, root, "kind %s without apiVersion; read as %s", k, k);
-        else if (!group_ok(a, kinds_read[i].groups)) {
-            return gs__yaml_err(c, api, "kind %s of apiVersion %s is not the %s gpusched reads", k,
-                                gs__yaml_show(api, buf), k);
+        else if (!api_ok(a, kinds_read[i].apis)) {
+            return gs__yaml_err(c, api,
+                                "kind %s of apiVersion %s is not the %s gpusched reads (%s)", k,
+                                gs__yaml_show(api, buf), k, kinds_read[i].apis);
         }
+        /* an object kubectl applies, as kubectl would read it: a plain 010 is 8 there, yes a
+         * boolean (Cluster and Simulation are gpusched's own, read by no one else) */
+        size_t left = 2 * L->len + 4096; /* aliases followed: bounded as a pasted body is */
+        if (kinds_read[i].fn != gs__scn_cluster && kinds_read[i].fn != gs__scn_simulation &&
+            (rc = gs__yaml_manifest_check(c, root, &left)))
+            return rc;
         /* a pod's reader turns what it would skip into an error of its own, "refused rather
          * than ignored" (scenario_pod.c); every other reader refuses an unknown key itself */
         c->lenient = kinds_read[i].fn == gs__scn_pod;

@@ -1188,7 +1188,7 @@ static const char *yaml11_only(const char *s)
 
 /* Walk @n's tree against *@left (each node costs 2 plus its scalar's bytes, each key its bytes;
  * aliases followed, so the budget bounds the JSON made), refusing what gs__yaml_manifest() says. */
-static int manifest_walk(struct gs__yctx *c, yaml_node_t *n, int depth, size_t *left)
+static int manifest_walk(struct gs__yctx *c, yaml_node_t *n, int depth, size_t *left, int dups)
 {
     size_t cost = 2 + (n && n->type == YAML_SCALAR_NODE ? n->data.scalar.length : 0);
     if (!n || depth > GS__YAML_MANIFEST_DEPTH || *left < cost)
@@ -1214,29 +1214,30 @@ static int manifest_walk(struct gs__yctx *c, yaml_node_t *n, int depth, size_t *
     if (n->type == YAML_SEQUENCE_NODE) {
         for (yaml_node_item_t *i = n->data.sequence.items.start;
              !rc && i < n->data.sequence.items.top; i++)
-            rc = manifest_walk(c, yaml_document_get_node(c->doc, *i), depth + 1, left);
+            rc = manifest_walk(c, yaml_document_get_node(c->doc, *i), depth + 1, left, dups);
     } else if (n->type == YAML_MAPPING_NODE) {
-        json_t *seen = json_object();
+        json_t *seen = dups ? json_object() : NULL; /* keys given twice: its reader's to say */
         for (yaml_node_pair_t *p = n->data.mapping.pairs.start;
              !rc && p < n->data.mapping.pairs.top; p++) {
             yaml_node_t *kn = yaml_document_get_node(c->doc, p->key);
             const char *k = gs__yaml_str(kn);
-            if (!seen)
+            if (dups && !seen)
                 rc = -ENOMEM;
             else if (!k)
                 rc = gs__yaml_err(c, kn, "a mapping key must be a scalar without a NUL inside");
             else if (gs__yaml_is_plain(kn) && !strcmp(k, "<<")) /* else a key named "<<" */
                 rc = gs__yaml_err(c, kn,
                                   "a YAML merge key (<<) is not read: write its keys out here");
-            else if (json_object_get(seen, k))
+            else if (dups && json_object_get(seen, k))
                 rc = gs__yaml_err(c, kn, "key \"%.64s\" given twice in one mapping", k);
             else if (*left < kn->data.scalar.length)
                 rc = gs__yaml_err(c, kn, "aliases that repeat more than the document holds");
-            else if (json_object_set_new(seen, k, json_null()))
+            else if (dups && json_object_set_new(seen, k, json_null()))
                 rc = -ENOMEM;
             else {
                 *left -= kn->data.scalar.length;
-                rc = manifest_walk(c, yaml_document_get_node(c->doc, p->value), depth + 1, left);
+                rc = manifest_walk(c, yaml_document_get_node(c->doc, p->value), depth + 1, left,
+                                   dups);
             }
         }
         json_decref(seen);
@@ -1244,10 +1245,15 @@ static int manifest_walk(struct gs__yctx *c, yaml_node_t *n, int depth, size_t *
     return rc;
 }
 
+int gs__yaml_manifest_check(struct gs__yctx *c, yaml_node_t *root, size_t *left)
+{
+    return manifest_walk(c, root, 0, left, 0);
+}
+
 int gs__yaml_manifest(struct gs__yctx *c, yaml_node_t *root, size_t *left, json_t **out)
 {
     *out = NULL;
-    int rc = manifest_walk(c, root, 0, left);
+    int rc = manifest_walk(c, root, 0, left, 1);
     if (!rc && !(*out = gs__yaml_json(c->doc, root, 0)))
         rc = gs_diag_error_code(c->d, -ENOMEM, "%s: out of memory", c->path);
     return rc;

@@ -257,4 +257,9 @@ json_t *gs__yaml_json(yaml_document_t *doc, yaml_node_t *n, int depth);
  */
 int gs__yaml_manifest(struct gs__yctx *c, yaml_node_t *root, size_t *left, json_t **out);
 
+/* gs__yaml_manifest_check() - gs__yaml_manifest()'s refusals but a key given twice (its reader
+ * names those with their field), making nothing: for a
+ * document read in place, as kubectl would read it. Return: 0; -EINVAL with @c->d; -ENOMEM. */
+int gs__yaml_manifest_check(struct gs__yctx *c, yaml_node_t *root, size_t *left);
+
 #endif

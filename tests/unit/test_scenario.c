@@ -1006,7 +1006,19 @@ static const struct bad bads[] = {
     {POD_META "  labels: {team: 7}\nspec: {containers: [{name: m}]}\n", -EINVAL,
      ":6:18: ", "label team must be a string, not the integer 7", 0},
     {POD_META "  annotations: {gpusched.io/queue: 0x1F}\nspec: {containers: [{name: m}]}\n",
-     -EINVAL, ":6:36: ", "annotation gpusched.io/queue must be a string, not the integer 0x1F", 0},
+     -EINVAL, ":6:36: ", "\"0x1F\" is an integer to kubectl (YAML 1.1 reads 010 as 8", 0},
+    /* kubectl reads these otherwise than they look; they were taken as written (010 cores) */
+    {POD_HDR "spec: {containers: [{name: m, resources: {limits: {cpu: 0100}}}]}\n", -EINVAL,
+     ":4:57: ", "\"0100\" is an integer to kubectl", 0},
+    {POD_META "  labels: {user: yes}\nspec: {containers: [{name: m}]}\n", -EINVAL, ":6:18: ",
+     "\"yes\" is a boolean to kubectl", 0},
+    {"apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: p}\nvalue: 0100\n",
+     -EINVAL, ":4:8: ", "\"0100\" is an integer to kubectl", 0},
+    /* an apiVersion's version was not read: banana, v2 and v9 loaded as v1 */
+    {"apiVersion: v2\nkind: Pod\nmetadata: {name: p, namespace: a}\nspec: {containers: []}\n",
+     -EINVAL, ":1:13: ", "kind Pod of apiVersion \"v2\" is not the Pod gpusched reads (v1)", 0},
+    {"apiVersion: scheduling.volcano.sh/v9\nkind: Queue\nmetadata: {name: q}\nspec: {}\n",
+     -EINVAL, ":1:13: ", "is not the Queue gpusched reads (scheduling.volcano.sh/v1beta1)", 0},
     {POD_HDR "spec:\n  tolerations: [{key: k, value: false}]\n  containers: [{name: m}]\n", -EINVAL,
      ":5:33: ", "spec.tolerations[0].value must be a string, not the boolean false", 0},
     {POD_HDR "spec:\n  nodeSelector: {topology.kubernetes.io/zone: 1e3}\n  containers: [{name: "
