@@ -2,11 +2,11 @@
  * Kubernetes quantities and Go-style durations as exact integers.
  *
  * A quantity is <sign><digits>[.<digits>]<suffix>, the suffix one of the binary SI units
- * (Ki Mi Gi Ti Pi Ei), the decimal SI units (m "" k M G T P E) or a decimal exponent (e3, E-2), as
- * in k8s.io/apimachinery's resource.Quantity. It is held as mant x 10^e10 x 2^e2 with mant at most
- * 18 significant digits, then scaled to the caller's unit by integer multiplication and one exact
- * division, so "1.5" x 1000 is 1500 and "0.1" Gi in MiB is exactly 102.4 (an error, or 103 when
- * rounding up is asked): never a float.
+ * (Ki Mi Gi Ti Pi Ei), the decimal SI units (n u m "" k M G T P E) or a decimal exponent (e3, E-2),
+ * as in k8s.io/apimachinery's resource.Quantity. It is held as mant x 10^e10 x 2^e2 with mant at
+ * most 18 significant digits, then scaled to the caller's unit by integer multiplication and one
+ * exact division, so "1.5" x 1000 is 1500 and "0.1" Gi in MiB is exactly 102.4 (an error, or 103
+ * when rounding up is asked): never a float.
  */
 #include "scenario_impl.h"
 
@@ -71,8 +71,8 @@ static int number(const char **p, struct dec *v, const char **why)
 /* suffix() - the unit suffix @s of a quantity into @v's exponents. */
 static int suffix(const char *s, struct dec *v, const char **why)
 {
-    static const char dec_si[] = "m\0k\0M\0G\0T\0P\0E";
-    static const int dec_exp[] = {-3, 3, 6, 9, 12, 15, 18};
+    static const char dec_si[] = "n\0u\0m\0k\0M\0G\0T\0P\0E";
+    static const int dec_exp[] = {-9, -6, -3, 3, 6, 9, 12, 15, 18};
     static const char *const bin_si[] = {"Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
     *why = "is not a Kubernetes quantity (a number with an optional unit: 500m, 2, 64Gi, 1e3)";
     if (!*s)
@@ -82,7 +82,7 @@ static int suffix(const char *s, struct dec *v, const char **why)
             v->e2 += 10 * (i + 1);
             return 0;
         }
-    for (int i = 0; i < 7; i++)
+    for (int i = 0; i < 9; i++)
         if (strcmp(s, dec_si + 2 * i) == 0) {
             v->e10 += dec_exp[i];
             return 0;
