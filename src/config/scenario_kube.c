@@ -75,7 +75,10 @@ static int gcm_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *ar
         return gs__yaml_err(c, k,
                             "resource %s in %s is not interpreted%s: refused rather than ignored",
                             name, g->where, gs__yaml_hint(k, known, 5, hint, sizeof(hint)));
-    return gs__scn_qty_unread(c, v, what);
+    int rc = gs__scn_qty_unread(c, v, what);
+    if (!rc && !strcmp(name, "ephemeral-storage"))
+        gs__yaml_warn(c, k, "%s: local ephemeral storage is not simulated; not enforced", what);
+    return rc;
 }
 
 static int read_gcm(struct gs__yctx *c, yaml_node_t *n, const char *where, struct gcm *g)
@@ -306,7 +309,7 @@ int gs__scn_priority_class(struct gs__yctx *c, struct gs__scn_load *L, yaml_node
 enum { RQ_HARD, RQ_SCOPE_SELECTOR, RQ_SCOPES };
 static const char *const rq_keys[] = {"hard", "scopeSelector", "scopes"};
 
-/* Quota items Kubernetes has that do not concern GPU placement: accepted silently. */
+/* Quota items Kubernetes has that bound no object a scenario holds: accepted silently. */
 static const char *const rq_other[] = {"services",
                                        "secrets",
                                        "configmaps",
@@ -315,10 +318,10 @@ static const char *const rq_other[] = {"services",
                                        "resourcequotas",
                                        "services.loadbalancers",
                                        "services.nodeports",
-                                       "requests.storage",
-                                       "requests.ephemeral-storage",
-                                       "limits.ephemeral-storage",
-                                       "ephemeral-storage"};
+                                       "requests.storage"};
+/* ...and those that bound what pods ask but is not simulated: accepted with a warning. */
+static const char *const rq_unenforced[] = {"requests.ephemeral-storage",
+                                            "limits.ephemeral-storage", "ephemeral-storage"};
 
 struct rq {
     struct gs_rquota_spec *q;
@@ -367,11 +370,25 @@ static int rq_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *arg
                           "resources (only requests.nvidia.com/gpu or nvidia.com/gpu); ignored");
         return rc;
     }
-    if (strcmp(name, "pods") == 0)
-        return gs__scn_qty(c, v, "hard.pods", 0, 0, 0, "pods", 0, INT64_MAX / 4, &r->q->pods);
+    if (strcmp(name, "pods") == 0 || strcmp(name, "count/pods") == 0) {
+        /* count/pods is Kubernetes' object count of the same pods: both given, the tighter */
+        int64_t n;
+        int rc = gs__scn_qty(c, v, what, 0, 0, 0, "pods", 0, INT64_MAX / 4, &n);
+        if (!rc && (r->q->pods == GS_UNSET || n < r->q->pods))
+            r->q->pods = n;
+        return rc;
+    }
     for (size_t i = 0; i < sizeof(rq_other) / sizeof(rq_other[0]); i++)
         if (strcmp(name, rq_other[i]) == 0)
             return gs__scn_qty_unread(c, v, what);
+    for (size_t i = 0; i < sizeof(rq_unenforced) / sizeof(rq_unenforced[0]); i++)
+        if (strcmp(name, rq_unenforced[i]) == 0) {
+            int rc = gs__scn_qty_unread(c, v, what);
+            if (!rc)
+                gs__yaml_warn(c, k, "%s: local ephemeral storage is not simulated; not enforced",
+                              name);
+            return rc;
+        }
     if (strncmp(name, "count/", 6) == 0 || strstr(name, ".storageclass.storage.k8s.io/"))
         return gs__scn_qty_unread(c, v, what);
     static const char *const known[] = {
