@@ -575,6 +575,11 @@ static const struct bad bads[] = {
      ":6:42: ", "not a whole number of microseconds", 0},
     {LR_HDR "{cpu: 0.5}}]}\n", -EINVAL,
      ":4:63: ", "maxLimitRequestRatio.cpu: \"0.5\" is out of range", 0},
+    /* a card may not be overcommitted: 2 as the limit and 1 as the request gave every pod 2 */
+    {"apiVersion: v1\nkind: LimitRange\nmetadata: {name: r, namespace: a}\nspec: {limits: [{type: "
+     "Container, default: {nvidia.com/gpu: 2}, defaultRequest: {nvidia.com/gpu: 1}}]}\n",
+     -EINVAL, ":4:81: ",
+     "limits[0]: default value 2 must equal to defaultRequest value 1 in nvidia.com/gpu", 0},
     /* Kubernetes' order per resource: min <= defaultRequest <= default <= max */
     {"apiVersion: v1\nkind: LimitRange\nmetadata: {name: r, namespace: a}\nspec: {limits: [{type: "
      "Container, min: {nvidia.com/gpu: 4}, max: {nvidia.com/gpu: 2}}]}\n",
