@@ -716,10 +716,15 @@ static const char *const sim_keys[] = {"compare", "horizon",      "cardModes", "
  * DaemonConfig tenants own theirs. An empty list is refused, as the DaemonConfig refuses it: it
  * would leave a tenant no namespace maps to, which the resolver would silently give the
  * namespace of its own name. */
+struct tenants {
+    struct gs__scn_load *L;
+    yaml_node_t *seq;
+};
+
 static int tenant_item(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
 {
     static const char *const keys[] = {"name", "namespaces"};
-    struct gs__scn_load *L = arg;
+    struct gs__scn_load *L = ((struct tenants *)arg)->L;
     yaml_node_t *f[2] = {NULL};
     char where[48], name[GS_SCN_NAME_MAX];
     long t;
@@ -733,6 +738,11 @@ static int tenant_item(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
                             where);
     if (!rc)
         rc = gs__scn_name(c, f[0], "tenants[].name", name, sizeof(name));
+    yaml_node_t *before =
+        rc ? NULL : gs__yaml_earlier(c, ((struct tenants *)arg)->seq, idx, "name");
+    if (before) /* the last would have won, the first's namespaces going to tenants of their own */
+        return gs__yaml_err(c, f[0], "tenant %s is listed twice (also at %zu:%zu)", name,
+                            before->start_mark.line + 1, before->start_mark.column + 1);
     if (!rc)
         rc = gs__scn_tenant(c, L, f[0], name, &t);
     return rc ? rc : gs__scn_tenant_owns(c, L, t, f[1]);
@@ -890,7 +900,8 @@ int gs__scn_simulation(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *
     if (!rc && spec)
         rc = gs__yaml_each_field(c, spec, sim_keys, SIM_NKEYS, "Simulation spec", gs__scn_keep, f);
     if (!rc && f[SIM_TENANTS])
-        rc = gs__yaml_each_item(c, f[SIM_TENANTS], "tenants", tenant_item, L);
+        rc = gs__yaml_each_item(c, f[SIM_TENANTS], "tenants", tenant_item,
+                                &(struct tenants){L, f[SIM_TENANTS]});
     if (!rc && f[SIM_COMPARE])
         rc = gs__yaml_each_item(c, f[SIM_COMPARE], "compare", compare_item, &sim);
     if (!rc && f[SIM_HORIZON])

@@ -69,13 +69,14 @@ static int add_ns(struct gs__yctx *c, const yaml_node_t *at, struct gs_scenario 
 struct tref {
     struct gs__scn_load *L;
     long t;
+    yaml_node_t *seq; /* the namespaces' list */
 };
 
 static int ns_item(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg);
 
 int gs__scn_tenant_owns(struct gs__yctx *c, struct gs__scn_load *L, long t, yaml_node_t *seq)
 {
-    struct tref r = {L, t};
+    struct tref r = {L, t, seq};
     L->s->policy.tenants[t].nnamespaces = 0;
     L->s->priv->ns_tenant_for = (size_t)-1;
     return gs__yaml_each_item(c, seq, "tenants[].namespaces", ns_item, &r);
@@ -85,8 +86,11 @@ static int ns_item(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
 {
     struct tref *r = arg;
     char ns[GS_SCN_NAME_MAX];
-    (void)idx; /* a gs__yaml_item_fn */
     int rc = gs__scn_name(c, n, "namespaces[]", ns, sizeof(ns));
+    yaml_node_t *before = rc ? NULL : gs__yaml_earlier(c, r->seq, idx, NULL);
+    if (before)
+        return gs__yaml_err(c, n, "namespace %s is listed twice (also at %zu:%zu)", ns,
+                            before->start_mark.line + 1, before->start_mark.column + 1);
     return rc ? rc : add_ns(c, n, r->L->s, &r->L->s->policy.tenants[r->t], ns);
 }
 
@@ -227,7 +231,7 @@ int gs__scn_gpuquota(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *ro
     memcpy(name, m.ns_s, sizeof(name));
     if (!rc && f[G_TENANT])
         rc = gs__scn_name(c, f[G_TENANT], "spec.tenant", name, sizeof(name));
-    struct tref r = {L, -1};
+    struct tref r = {L, -1, f[G_NAMESPACES]};
     if (!rc)
         rc = gq_tenant(c, L, f[G_TENANT] ? f[G_TENANT] : m.ns ? m.ns : root, name, &r.t);
     if (rc)
@@ -321,7 +325,7 @@ static int policy_tenant(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, voi
     struct pol *p = arg;
     yaml_node_t *f[4] = {NULL};
     char name[GS_SCN_NAME_MAX], what[128];
-    struct tref r = {p->L, -1};
+    struct tref r = {p->L, -1, NULL};
     int64_t x;
     int tier = 0;
     int rc = gs__scn_key_name(c, k, "a tenants key", name, sizeof(name));
@@ -346,7 +350,8 @@ static int policy_tenant(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, voi
         !(rc = gs__scn_int(c, f[PT_PRIORITY], "priority", INT32_MIN, INT32_MAX, &x)))
         t->priority = (int32_t)x;
     if (!rc && f[PT_NAMESPACES])
-        rc = gs__yaml_each_item(c, f[PT_NAMESPACES], "namespaces", ns_item, &r);
+        rc = gs__yaml_each_item(c, f[PT_NAMESPACES], "namespaces", ns_item,
+                                &(struct tref){p->L, r.t, f[PT_NAMESPACES]});
     return rc;
 }
 

@@ -506,6 +506,31 @@ int gs__yaml_each_item(struct gs__yctx *c, yaml_node_t *seq, const char *what, g
     return walk(c, seq, YAML_SEQUENCE_NODE, what, item_child, &p);
 }
 
+/* The text of item @n of a sequence: itself, or with @key the scalar under @key; NULL none. */
+static const char *item_text(struct gs__yctx *c, yaml_node_t *n, const char *key)
+{
+    yaml_node_t *v = n;
+    if (key && (!n || n->type != YAML_MAPPING_NODE || gs__yaml_map_get(c, n, key, &v)))
+        return NULL;
+    return v ? gs__yaml_str(v) : NULL;
+}
+
+yaml_node_t *gs__yaml_earlier(struct gs__yctx *c, yaml_node_t *seq, int idx, const char *key)
+{
+    if (!seq || seq->type != YAML_SEQUENCE_NODE || idx < 0 ||
+        idx >= seq->data.sequence.items.top - seq->data.sequence.items.start)
+        return NULL;
+    yaml_node_item_t *it = seq->data.sequence.items.start;
+    const char *mine = item_text(c, yaml_document_get_node(c->doc, it[idx]), key);
+    for (int i = 0; mine && i < idx; i++) {
+        yaml_node_t *n = yaml_document_get_node(c->doc, it[i]);
+        const char *t = item_text(c, n, key);
+        if (t && !strcmp(t, mine))
+            return n;
+    }
+    return NULL;
+}
+
 int gs__yaml_map_get(struct gs__yctx *c, yaml_node_t *map, const char *key, yaml_node_t **out)
 {
     *out = NULL;

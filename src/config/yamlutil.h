@@ -170,6 +170,10 @@ int gs__yaml_each_item(struct gs__yctx *c, yaml_node_t *seq, const char *where, 
 /* gs__yaml_map_get() - the value of key @key in mapping @map into *@out (NULL when absent). */
 int gs__yaml_map_get(struct gs__yctx *c, yaml_node_t *map, const char *key, yaml_node_t **out);
 
+/* gs__yaml_earlier() - an item of sequence @seq before its item @idx with the same text: the
+ * scalar itself, or with @key the scalar under @key of a mapping. Return: that item; NULL none. */
+yaml_node_t *gs__yaml_earlier(struct gs__yctx *c, yaml_node_t *seq, int idx, const char *key);
+
 /* gs__yaml_parse_int() - a decimal integer, saturated to the long long range; false if not one
  * (@s NULL included). */
 bool gs__yaml_parse_int(const char *s, long long *v);

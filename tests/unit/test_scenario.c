@@ -648,6 +648,11 @@ static const struct bad bads[] = {
      ":6:28: ", "namespaces[] may hold letters", 0},
     {SIM_HDR "spec:\n  tenants:\n  - {name: t, namespaces: []}\n", -EINVAL,
      ":6:27: ", "tenants[0].namespaces: empty: a tenant owns at least one namespace", 0},
+    /* listed twice, the last entry won and the first's namespaces went to tenants of their own */
+    {SIM_HDR "spec:\n  tenants:\n  - {name: t, namespaces: [a]}\n  - {name: t, namespaces: [b]}\n",
+     -EINVAL, ":7:12: ", "tenant t is listed twice (also at 6:5)", 0},
+    {SIM_HDR "spec:\n  tenants:\n  - {name: t, namespaces: [a, a]}\n", -EINVAL, ":6:31: ",
+     "namespace a is listed twice (also at 6:28)", 0},
     {SIM_HDR "spec:\n  cardFailures:\n  - {node: n1, at: 1h}\n", -EINVAL,
      ":6:5: ", "cardFailures[0] needs gpu (the card's index on its node)", 0},
     {SIM_HDR "spec:\n  cardFailures:\n  - {node: n1, at: 1h, gpu: 99}\n", -EINVAL,
