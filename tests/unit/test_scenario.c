@@ -651,8 +651,8 @@ static const struct bad bads[] = {
     /* listed twice, the last entry won and the first's namespaces went to tenants of their own */
     {SIM_HDR "spec:\n  tenants:\n  - {name: t, namespaces: [a]}\n  - {name: t, namespaces: [b]}\n",
      -EINVAL, ":7:12: ", "tenant t is listed twice (also at 6:5)", 0},
-    {SIM_HDR "spec:\n  tenants:\n  - {name: t, namespaces: [a, a]}\n", -EINVAL, ":6:31: ",
-     "namespace a is listed twice (also at 6:28)", 0},
+    {SIM_HDR "spec:\n  tenants:\n  - {name: t, namespaces: [a, a]}\n", -EINVAL,
+     ":6:31: ", "namespace a is listed twice (also at 6:28)", 0},
     {SIM_HDR "spec:\n  cardFailures:\n  - {node: n1, at: 1h}\n", -EINVAL,
      ":6:5: ", "cardFailures[0] needs gpu (the card's index on its node)", 0},
     {SIM_HDR "spec:\n  cardFailures:\n  - {node: n1, at: 1h, gpu: 99}\n", -EINVAL,
@@ -1023,15 +1023,15 @@ static const struct bad bads[] = {
     /* kubectl reads these otherwise than they look; they were taken as written (010 cores) */
     {POD_HDR "spec: {containers: [{name: m, resources: {limits: {cpu: 0100}}}]}\n", -EINVAL,
      ":4:57: ", "\"0100\" is an integer to kubectl", 0},
-    {POD_META "  labels: {user: yes}\nspec: {containers: [{name: m}]}\n", -EINVAL, ":6:18: ",
-     "\"yes\" is a boolean to kubectl", 0},
+    {POD_META "  labels: {user: yes}\nspec: {containers: [{name: m}]}\n", -EINVAL,
+     ":6:18: ", "\"yes\" is a boolean to kubectl", 0},
     {"apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: p}\nvalue: 0100\n",
      -EINVAL, ":4:8: ", "\"0100\" is an integer to kubectl", 0},
     /* an apiVersion's version was not read: banana, v2 and v9 loaded as v1 */
     {"apiVersion: v2\nkind: Pod\nmetadata: {name: p, namespace: a}\nspec: {containers: []}\n",
      -EINVAL, ":1:13: ", "kind Pod of apiVersion \"v2\" is not the Pod gpusched reads (v1)", 0},
-    {"apiVersion: scheduling.volcano.sh/v9\nkind: Queue\nmetadata: {name: q}\nspec: {}\n",
-     -EINVAL, ":1:13: ", "is not the Queue gpusched reads (scheduling.volcano.sh/v1beta1)", 0},
+    {"apiVersion: scheduling.volcano.sh/v9\nkind: Queue\nmetadata: {name: q}\nspec: {}\n", -EINVAL,
+     ":1:13: ", "is not the Queue gpusched reads (scheduling.volcano.sh/v1beta1)", 0},
     {POD_HDR "spec:\n  tolerations: [{key: k, value: false}]\n  containers: [{name: m}]\n", -EINVAL,
      ":5:33: ", "spec.tolerations[0].value must be a string, not the boolean false", 0},
     {POD_HDR "spec:\n  nodeSelector: {topology.kubernetes.io/zone: 1e3}\n  containers: [{name: "
