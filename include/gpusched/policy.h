@@ -442,14 +442,25 @@ const struct gs_model_quota *gs_tenant_model_quota(const struct gs_tenant_spec *
 int64_t gs_queue_gpu_cap_milli(const struct gs_queue_spec *q, int whole);
 
 /*
- * gs_quota_bucket() - where a pod's @milli on a model goes under GPUQuota entry @q, given what the
- * tenant already uses there (@ded dedicated, @sh shared, milli-GPU): whole cards (@whole) count
- * against `dedicated` when they all fit in what is left of it, anything else against `shared`,
- * and the two together never pass `total` (seed 000 section 1.2).
- * Return: 1 dedicated, 2 shared, 0 no room.
+ * gs_quota_borrowed() - what a tenant borrows of GPUQuota entry @q's `shared` with @ded milli-GPU
+ * charged to `dedicated` and @sh to `shared`, @sh_whole of it pods of whole cards: the shared
+ * charge, less the whole cards that fit in what is left of `dedicated` (a pod of 8 cards with 4
+ * dedicated ones left borrows 4, as a Kueue ClusterQueue borrows what its usage passes its
+ * nominalQuota by; a share always borrows). Return: milli-GPU.
  */
-int gs_quota_bucket(const struct gs_model_quota *q, int64_t ded, int64_t sh, int whole,
-                    int64_t milli);
+int64_t gs_quota_borrowed(const struct gs_model_quota *q, int64_t ded, int64_t sh,
+                          int64_t sh_whole);
+
+/*
+ * gs_quota_bucket() - where a pod's @milli on a model goes under GPUQuota entry @q, given what the
+ * tenant already uses there (@ded dedicated, @sh shared of which @sh_whole whole cards,
+ * milli-GPU): whole cards (@whole) count against `dedicated` when they all fit in what is left of
+ * it; anything else is charged to `shared`, and may start while what the tenant then borrows
+ * (gs_quota_borrowed()) stays within `shared` and the two together within `total` (seed 000
+ * section 1.2). Return: 1 dedicated, 2 shared, 0 no room.
+ */
+int gs_quota_bucket(const struct gs_model_quota *q, int64_t ded, int64_t sh, int64_t sh_whole,
+                    int whole, int64_t milli);
 
 /*
  * Taints and tolerations, as Kubernetes reads them (k8s.io/api core/v1 Taint, Toleration;

@@ -71,12 +71,24 @@ int64_t gs_queue_gpu_cap_milli(const struct gs_queue_spec *q, int whole)
     return q->cap_gpu_milli * q->overcommit_milli / 1000;
 }
 
-int gs_quota_bucket(const struct gs_model_quota *q, int64_t ded, int64_t sh, int whole,
-                    int64_t milli)
+int64_t gs_quota_borrowed(const struct gs_model_quota *q, int64_t ded, int64_t sh, int64_t sh_whole)
 {
-    if (whole && ded + milli <= q->dedicated_milli)
+    int64_t left = q->dedicated_milli > ded ? q->dedicated_milli - ded : 0;
+    return sh - (sh_whole < left ? sh_whole : left);
+}
+
+int gs_quota_bucket(const struct gs_model_quota *q, int64_t ded, int64_t sh, int64_t sh_whole,
+                    int whole, int64_t milli)
+{
+    if (ded + sh + milli > q->total_milli)
+        return 0;
+    /* dedicated room a borrowing pod's whole cards fill counts as taken */
+    if (whole && ded + milli <= q->dedicated_milli &&
+        gs_quota_borrowed(q, ded + milli, sh, sh_whole) <= q->shared_milli)
         return 1;
-    return sh + milli <= q->shared_milli && ded + sh + milli <= q->total_milli ? 2 : 0;
+    return gs_quota_borrowed(q, ded, sh + milli, sh_whole + (whole ? milli : 0)) <= q->shared_milli
+               ? 2
+               : 0;
 }
 
 /* Kubernetes' built-in classes (kubernetes/pkg/apis/scheduling: SystemClusterCritical and

@@ -754,6 +754,38 @@ static void test_gpuquota_reason(void **state)
     gs_scenario_free(s);
 }
 
+/*
+ * A pod of whole cards takes what is left of its tenant's dedicated quota and borrows the rest:
+ * team-a (dedicated 8, shared 8) holds 4 dedicated cards and 0.3 of a card shared; its 8-card
+ * pod borrows 4 of the 8 it may (it was refused as 8 past shared's 7.7); then another 4 would
+ * pass total (the 8-card pod's 4 dedicated cards counted as taken), while half a card more fits.
+ */
+static void test_gpuquota_borrows_past_dedicated(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    int t8 = tmpl(s, "t8", 8, 1);
+    node(s, "n1", "az-1", t8);
+    node(s, "n2", "az-1", t8);
+    node(s, "n3", "az-1", t8);
+    tenant(s, "team-a", 8, 16);
+    pod(s, "team-a", "four", 4, 0, -1);
+    pod(s, "team-a", "slice", 1, 1, -1)->containers[0].gpucores = 30;
+    pod(s, "team-a", "eight", 8, 2, -1);
+    pod(s, "team-a", "more", 4, 3, -1);
+    pod(s, "team-a", "half", 1, 4, -1)->containers[0].gpucores = 50;
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    assert_int_equal(find(t, "four")->state, GS_POD_RUNNING);
+    assert_int_equal(find(t, "slice")->state, GS_POD_RUNNING);
+    assert_int_equal(find(t, "eight")->state, GS_POD_RUNNING);
+    assert_int_equal(find(t, "more")->state, GS_POD_PENDING);
+    assert_string_equal(find(t, "more")->reason,
+                        "tenant team-a: GPUQuota a100-80gb total 12.3/16.0 GPUs, the pod asks 4.0");
+    assert_int_equal(find(t, "half")->state, GS_POD_RUNNING); /* borrows 4.3 + 0.5 of 8 */
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
 /* The head of the queue is not starved by smaller pods behind it. */
 static void test_backfill_keeps_head(void **state)
 {
@@ -2510,6 +2542,7 @@ int main(void)
         cmocka_unit_test(test_cpu_quota_reason),
         cmocka_unit_test(test_nvlink_gang_never_split),
         cmocka_unit_test(test_gpuquota_reason),
+        cmocka_unit_test(test_gpuquota_borrows_past_dedicated),
         cmocka_unit_test(test_backfill_keeps_head),
         cmocka_unit_test(test_backfill_uses_spare_cards),
         cmocka_unit_test(test_active_deadline),

@@ -42,12 +42,13 @@ static int gpuquota_bucket(const struct gs_tenancy *t, const struct rpod *p, int
     }
     size_t k = (size_t)p->tenant * GS_MODEL_MAX + (size_t)model;
     int64_t ded = t->ded_used[k], sh = t->sh_used[k];
-    int bucket = gs_quota_bucket(q, ded, sh, p->fit.whole, p->milli);
+    int bucket = gs_quota_bucket(q, ded, sh, t->shw_used[k], p->fit.whole, p->milli);
     if (bucket)
         return bucket;
     char a[32], b[32], c[32];
     int over_total = ded + sh + p->milli > q->total_milli;
-    int64_t used = over_total ? ded + sh : sh, cap = over_total ? q->total_milli : q->shared_milli;
+    int64_t used = over_total ? ded + sh : gs_quota_borrowed(q, ded, sh, t->shw_used[k]);
+    int64_t cap = over_total ? q->total_milli : q->shared_milli;
     milli_str(a, sizeof(a), used);
     milli_str(b, sizeof(b), cap);
     milli_str(c, sizeof(c), p->milli);
@@ -137,6 +138,7 @@ void gs__quota_charge(struct gs_tenancy *t, struct rpod *p, int model, int sign,
     if (p->charged && p->model >= 0) {
         size_t k = (size_t)p->tenant * GS_MODEL_MAX + (size_t)p->model;
         (p->charged == 1 ? t->ded_used : t->sh_used)[k] += sign * p->milli;
+        t->shw_used[k] += p->charged == 2 && p->fit.whole ? sign * p->milli : 0;
     }
     if (model >= 0 && model < GS_MODEL_MAX)
         t->model_asked[model] += sign * p->milli;

@@ -210,7 +210,8 @@ struct gs_tenancy {
     size_t npgs, cappgs;
     struct vec dirty_gangs; /* gangs a member joined since the last pass */
     /* Tenants: per model [tenant * GS_MODEL_MAX + model], milli. */
-    int64_t *ded_used, *sh_used;
+    int64_t *ded_used, *sh_used; /* per tenant x GPU model, milli-GPU charged to each */
+    int64_t *shw_used;           /* of sh_used, pods of whole cards */
     /* Per GPU model (catalog index), milli-GPU: the fleet's cards as its nodes were given (a
      * failed card still counts), and what the running pods ask of them (ledger.c); while
      * @model_limit is not 0, searches use only its models (bit per catalog index):
