@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #define GPUS_PER_CONTAINER_MAX 1000000 /* far above any node; the simulator says "never fits" */
 
@@ -719,6 +720,17 @@ static int annot_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *
     int rc = string_value(c, k, v, "annotation");
     if (rc)
         return rc;
+    /* an API server checks an annotation key lowercased as a label key (ValidateAnnotations) */
+    char low[320];
+    size_t n = strlen(key);
+    for (size_t i = 0; i <= n && i < sizeof(low); i++)
+        low[i] = (char)(key[i] >= 'A' && key[i] <= 'Z' ? key[i] - 'A' + 'a' : key[i]);
+    if (n >= sizeof(low) || !gs_label_key_ok(low))
+        return gs__yaml_err(c, k,
+                            "annotation key %.80s: expected an optional DNS subdomain prefix and "
+                            "'/', then a name of 1-63 bytes: alphanumerics at both ends, '-', "
+                            "'_', '.' between (as Kubernetes refuses it)",
+                            key);
     for (int a = 0; a < A_COUNT; a++) {
         if (strcmp(key, annot_keys[a]) != 0)
             continue;
@@ -728,7 +740,8 @@ static int annot_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *
         return annot_value(c, a, v, an->p);
     }
     /* a misspelt annotation of ours would silently do nothing: say so */
-    if (strncmp(key, "gpusched.io/", 12) == 0 || strncmp(key, "sim.gpusched.io/", 16) == 0) {
+    if (strncasecmp(key, "gpusched.io/", 12) == 0 ||
+        strncasecmp(key, "sim.gpusched.io/", 16) == 0) {
         int best = gs__yaml_nearest(k, annot_keys, A_COUNT);
         gs__yaml_warn(c, k, "unknown annotation %s%s%s%s; ignored", gs__yaml_show(k, buf),
                       best >= 0 ? " (did you mean \"" : "", best >= 0 ? annot_keys[best] : "",

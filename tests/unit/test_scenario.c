@@ -1018,6 +1018,11 @@ static const struct bad bads[] = {
      ":4:29: ", "queue must be a string, not the boolean true", 0},
     {POD_META "  labels: {team: 7}\nspec: {containers: [{name: m}]}\n", -EINVAL,
      ":6:18: ", "label team must be a string, not the integer 7", 0},
+    /* keys an API server refuses, and ours in capitals, were taken and dropped */
+    {POD_META "  annotations: {-bad: x}\nspec: {containers: [{name: m}]}\n", -EINVAL,
+     ":6:17: ", "annotation key -bad: expected an optional DNS subdomain prefix", 0},
+    {POD_META "  annotations: {GPUSCHED.IO/topology: rack}\nspec: {containers: [{name: m}]}\n",
+     -EINVAL, ":6:17: ", "unknown annotation \"GPUSCHED.IO/topology\"", 0},
     {POD_META "  annotations: {gpusched.io/queue: 0x1F}\nspec: {containers: [{name: m}]}\n",
      -EINVAL, ":6:36: ", "\"0x1F\" is an integer to kubectl (YAML 1.1 reads 010 as 8", 0},
     /* kubectl reads these otherwise than they look; they were taken as written (010 cores) */
