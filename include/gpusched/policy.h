@@ -499,6 +499,10 @@ int gs_effect_find(const char *name, int any_ok);
  * or alphanumerics at both ends, '-', '_', '.' between. Return: 1 or 0. */
 int gs_label_key_ok(const char *key);
 int gs_label_word_ok(const char *s, size_t n);
+/* gs_annotation_key_ok() - whether @key (NULL: no) is an annotation key as Kubernetes validates
+ * one: a label key once lowercased (apimachinery ValidateAnnotations), at most 319 bytes here.
+ * Return: 1 or 0. */
+int gs_annotation_key_ok(const char *key);
 const char *gs_effect_name(enum gs_effect e);
 int gs_taint_make(const char *key, const char *value, const char *effect, struct gs_taint *out,
                   const char **field, char *why, size_t wsize);

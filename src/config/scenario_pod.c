@@ -720,12 +720,7 @@ static int annot_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *
     int rc = string_value(c, k, v, "annotation");
     if (rc)
         return rc;
-    /* an API server checks an annotation key lowercased as a label key (ValidateAnnotations) */
-    char low[320];
-    size_t n = strlen(key);
-    for (size_t i = 0; i <= n && i < sizeof(low); i++)
-        low[i] = (char)(key[i] >= 'A' && key[i] <= 'Z' ? key[i] - 'A' + 'a' : key[i]);
-    if (n >= sizeof(low) || !gs_label_key_ok(low))
+    if (!gs_annotation_key_ok(key))
         return gs__yaml_err(c, k,
                             "annotation key %.80s: expected an optional DNS subdomain prefix and "
                             "'/', then a name of 1-63 bytes: alphanumerics at both ends, '-', "

@@ -70,6 +70,17 @@ int gs_label_key_ok(const char *key)
            gs_label_word_ok(name, strlen(name));
 }
 
+int gs_annotation_key_ok(const char *key)
+{
+    char low[320];
+    size_t n = key ? strlen(key) : sizeof(low);
+    if (n >= sizeof(low))
+        return 0;
+    for (size_t i = 0; i <= n; i++)
+        low[i] = (char)(key[i] >= 'A' && key[i] <= 'Z' ? key[i] - 'A' + 'a' : key[i]);
+    return gs_label_key_ok(low);
+}
+
 static int refuse(const char **field, const char *f, char *why, size_t wsize, const char *fmt, ...)
 {
     va_list ap;

@@ -63,12 +63,9 @@ int gsd_subdomain_ok(const char *s)
 static int meta_pair(const char *field, int labels, const char *k, const char *v,
                      struct gsd_ferr *e)
 {
-    char low[320], at[sizeof(e->field)];
-    size_t n = strlen(k);
-    for (size_t i = 0; i <= n && i < sizeof(low); i++)
-        low[i] = (char)(labels || k[i] < 'A' || k[i] > 'Z' ? k[i] : k[i] - 'A' + 'a');
+    char at[sizeof(e->field)];
     snprintf(at, sizeof(at), "%s.%.80s", field, k);
-    if (n >= sizeof(low) || !gs_label_key_ok(low))
+    if (labels ? !gs_label_key_ok(k) || strlen(k) >= 320 : !gs_annotation_key_ok(k))
         return ferr(e, at,
                     "%s: %s key %.80s: expected an optional DNS subdomain prefix and '/', then a "
                     "name of 1-63 bytes: alphanumerics at both ends, '-', '_', '.' between",
