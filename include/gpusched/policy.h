@@ -419,6 +419,11 @@ int gs_policy_scheduler_takes(const struct gs_policy *pol, const char *name, cha
 /* gs_policy_scheduler_name() - that name (borrowed: the policy's, or static). */
 const char *gs_policy_scheduler_name(const struct gs_policy *pol);
 
+/* gs_priority_class_builtin() - Kubernetes' built-in PriorityClass @i: 0 system-cluster-critical
+ * (2000000000), 1 system-node-critical (2000001000) ("Pod Priority and Preemption",
+ * kubernetes.io); NULL for @i past them. Static. */
+const struct gs_priority_class_spec *gs_priority_class_builtin(size_t i);
+
 /*
  * gs_priority_class_find() - PriorityClass @name: the policy's, else one of Kubernetes' built-in
  * system-cluster-critical (2000000000) and system-node-critical (2000001000); NULL when there is

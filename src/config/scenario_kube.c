@@ -252,16 +252,13 @@ static const char *const preemption[] = {"PreemptLowerPriority", "Never"};
 static int pc_reserved(struct gs__yctx *c, yaml_node_t *root, yaml_node_t *val, const char *name,
                        int64_t v)
 {
-    static const struct {
-        const char *name;
-        int64_t value;
-    } builtin[] = {{"system-cluster-critical", 2000000000}, {"system-node-critical", 2000001000}};
-    for (int i = 0; i < 2; i++)
-        if (!strcmp(name, builtin[i].name))
-            return v == builtin[i].value
+    const struct gs_priority_class_spec *b;
+    for (size_t i = 0; (b = gs_priority_class_builtin(i)); i++)
+        if (!strcmp(name, b->name))
+            return v == b->value
                        ? 0
                        : gs__yaml_err(c, val, "PriorityClass %s is built in with value %lld", name,
-                                      (long long)builtin[i].value);
+                                      (long long)b->value);
     if (!strncmp(name, "system-", 7))
         return gs__yaml_err(c, root, "PriorityClass %s: names starting system- are reserved", name);
     if (v > GS_PRIORITY_USER_MAX)

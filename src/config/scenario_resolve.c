@@ -27,8 +27,11 @@
 /* Built into every cluster: Kubernetes' system classes and Volcano's default queue. */
 static bool builtin_class(const char *name)
 {
-    return strcmp(name, "system-cluster-critical") == 0 ||
-           strcmp(name, "system-node-critical") == 0;
+    const struct gs_priority_class_spec *b;
+    for (size_t i = 0; (b = gs_priority_class_builtin(i)); i++)
+        if (strcmp(name, b->name) == 0)
+            return true;
+    return false;
 }
 
 static bool class_known(struct gs_scenario *s, const char *name)

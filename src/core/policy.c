@@ -98,15 +98,21 @@ static const struct gs_priority_class_spec builtin_classes[] = {
     {.name = "system-node-critical", .value = 2000001000},
 };
 
+const struct gs_priority_class_spec *gs_priority_class_builtin(size_t i)
+{
+    return i < sizeof(builtin_classes) / sizeof(builtin_classes[0]) ? &builtin_classes[i] : NULL;
+}
+
 const struct gs_priority_class_spec *gs_priority_class_find(const struct gs_policy *pol,
                                                             const char *name)
 {
     for (size_t i = 0; i < pol->npriority_classes; i++)
         if (strcmp(pol->priority_classes[i].name, name) == 0)
             return &pol->priority_classes[i];
-    for (size_t i = 0; i < sizeof(builtin_classes) / sizeof(builtin_classes[0]); i++)
-        if (strcmp(builtin_classes[i].name, name) == 0)
-            return &builtin_classes[i];
+    const struct gs_priority_class_spec *b;
+    for (size_t i = 0; (b = gs_priority_class_builtin(i)); i++)
+        if (strcmp(b->name, name) == 0)
+            return b;
     return NULL;
 }
 

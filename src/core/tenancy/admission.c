@@ -968,9 +968,9 @@ static int make_levels(struct gs_tenancy *t)
         return -ENOMEM;
     for (size_t i = 0; i < pol->npriority_classes; i++)
         t->levels[n++] = pol->priority_classes[i].value;
-    static const char *const builtin[] = {"system-cluster-critical", "system-node-critical"};
-    for (size_t i = 0; i < 2; i++)
-        t->levels[n++] = gs_priority_class_find(pol, builtin[i])->value;
+    const struct gs_priority_class_spec *b;
+    for (size_t i = 0; (b = gs_priority_class_builtin(i)); i++)
+        t->levels[n++] = b->value;
     for (size_t i = 0; i < pol->ntenants; i++)
         if (pol->tenants[i].priority != GS_UNSET)
             t->levels[n++] = pol->tenants[i].priority;
