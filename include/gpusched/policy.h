@@ -285,6 +285,8 @@ struct gs_scn_container {
     int64_t
         cpu_limit_milli; /* limits.cpu, 0 when none given (a LimitRange's default may fill it) */
     int64_t memory_limit_mib; /* limits.memory, MiB, 0 when none given */
+    int gpu_request_only;     /* requests.nvidia.com/gpu given, limits.nvidia.com/gpu not: a
+                                 LimitRange's default must give the limit (admission) */
 };
 
 /* A pod of the workload. */

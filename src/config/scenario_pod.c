@@ -237,6 +237,12 @@ static int combine(struct gs__yctx *c, const struct res *rq, const struct res *l
                                 "requires it for extended resources",
                                 gs__yaml_str(rq->at[q]), (long long)rq->v[q],
                                 gs__yaml_str(lim->at[q]), (long long)lim->v[q]);
+        if (ext && q != Q_GPU && rq->at[q] && !lim->at[q])
+            return gs__yaml_err(c, rq->at[q],
+                                "requests.%s without limits.%s: Kubernetes requires a limit for "
+                                "an extended resource, equal to its request (write it under "
+                                "limits)",
+                                gs__yaml_str(rq->at[q]), gs__yaml_str(rq->at[q]));
         if (!ext && both && rq->v[q] > lim->v[q])
             return gs__yaml_err(c, rq->at[q], "requests.%s is above limits.%s", res_names[q],
                                 res_names[q]);
@@ -274,6 +280,7 @@ static int combine(struct gs__yctx *c, const struct res *rq, const struct res *l
     out->memory_mib = v[Q_MEMORY];
     out->cpu_limit_milli = lim->at[Q_CPU] ? lim->v[Q_CPU] : 0;
     out->memory_limit_mib = lim->at[Q_MEMORY] ? lim->v[Q_MEMORY] : 0;
+    out->gpu_request_only = rq->at[Q_GPU] && !lim->at[Q_GPU];
     out->mig_profile[0] = '\0';
     if (v[Q_MIG] > 0)
         memcpy(out->mig_profile, src->mig, sizeof(out->mig_profile));

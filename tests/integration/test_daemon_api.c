@@ -391,6 +391,11 @@ static void test_errors_name_the_field(void **state)
     const char *share2 = "{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"resources"
                          "\":{\"limits\":{\"nvidia.com/gpu\":2,\"nvidia.com/gpucores\":50}}}]}}";
     json_decref(h_submit(&d, TOKEN_A, strdup(share2), 201)); /* half of each of two cards */
+    /* requests.nvidia.com/gpu and no limit: refused, as no LimitRange here gives a default */
+    const char *req_only = "{\"metadata\":{\"name\":\"ro\"},\"spec\":{\"containers\":[{\"res"
+                           "ources\":{\"requests\":{\"nvidia.com/gpu\":1}}}]}}";
+    assert_int_equal(status_of(&d, "POST", "/v1/pods", TOKEN_A, req_only, field, 128), 400);
+    assert_string_equal(field, "spec.containers[].resources.limits.nvidia.com/gpu");
     /* The same pod sent again (its first answer lost) is the pod held, 200; another spec under
      * that name is a 409. */
     json_t *first = h_submit(&d, TOKEN_A, h_pod("team-a", "dup", 1, 0), 201);

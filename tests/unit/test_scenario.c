@@ -559,6 +559,9 @@ static const struct bad bads[] = {
     {POD_HDR "spec:\n  containers:\n  - name: m\n    resources:\n      requests: {cpu: 2}\n"
              "      limits: {cpu: 1}\n",
      -EINVAL, ":8:18: ", "requests.cpu is above limits.cpu", 0},
+    {POD_HDR "spec:\n  containers:\n  - name: m\n    resources:\n      requests: {nvidia.com/gpu: "
+             "1, nvidia.com/gpumem: 1024}\n",
+     -EINVAL, ":8:37: ", "requests.nvidia.com/gpumem without limits.nvidia.com/gpumem", 0},
     {"apiVersion: v1\nkind: Pod\nmetadata:\n  name: "
      "ppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp"
      "ppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp"

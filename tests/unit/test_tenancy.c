@@ -89,7 +89,7 @@ static struct gs_pod_spec *pod(struct gs_scenario *s, const char *ns, const char
     p->checkpoint_us = GS_UNSET;
     p->ncontainers = 1;
     p->containers[0] =
-        (struct gs_scn_container){gpus, GS_UNSET, GS_UNSET, 1000, 1024, "", 0, 0, 0, 0};
+        (struct gs_scn_container){gpus, GS_UNSET, GS_UNSET, 1000, 1024, "", 0, 0, 0, 0, 0};
     return p;
 }
 

@@ -423,6 +423,39 @@ static int pod_check(const int64_t *e, const struct gs_limit_range_spec *lr, con
 }
 
 /*
+ * A container that gives requests.nvidia.com/gpu and no limit of it: LimitRanger fills the limit
+ * from the first of the namespace's ranges with a default (its max where it gives none), which
+ * must then equal the request; with none, the API server refuses the pod, as it refuses any
+ * extended resource without a limit ("Limit must be set for non overcommitable resources",
+ * ValidateResourceRequirements). 0, or -1 with @why and *@field.
+ */
+static int gpu_limit_given(const struct gs_policy *pol, const char *ns,
+                           const struct gs_scn_container *c, const char **field, char *why,
+                           size_t size)
+{
+    const struct gs_limit_range_spec *lr;
+    for (size_t k = 0; (lr = limits_of(pol, ns, &k));) {
+        int64_t d = or_default(lr->default_gpu_milli, lr->max_gpu_milli);
+        if (d == GS_UNSET)
+            continue;
+        if (d / 1000 == c->gpu)
+            return 0;
+        *field = requests_field[0];
+        gs__say(why, size,
+                "requests.nvidia.com/gpu %lld must equal limits.nvidia.com/gpu %lld, the default "
+                "limit of LimitRange %s/%s",
+                (long long)c->gpu, (long long)(d / 1000), lr->ns, lr->name);
+        return -1;
+    }
+    *field = limits_field[0];
+    gs__say(why, size,
+            "requests.nvidia.com/gpu without limits.nvidia.com/gpu: Kubernetes requires a limit "
+            "for an extended resource, and no LimitRange in namespace %s gives one",
+            ns);
+    return -1;
+}
+
+/*
  * Containers after LimitRange defaults, as the pod's effective request; -1 with @why (and *@field)
  * when a bound is broken. As Kubernetes' LimitRanger admission ("Limit Ranges", kubernetes.io):
  * a container that asks none of a resource gets the range's defaultRequest as its request (its
@@ -439,13 +472,15 @@ static int containers(const struct gs_policy *pol, const struct gs_pod_spec *sp,
 {
     struct effective e;
     memset(&e, 0, sizeof(e));
-    *sum = (struct gs_scn_container){0, GS_UNSET, GS_UNSET, 0, 0, "", 0, 0, 0, 0};
+    *sum = (struct gs_scn_container){0, GS_UNSET, GS_UNSET, 0, 0, "", 0, 0, 0, 0, 0};
     for (int i = 0; i < sp->ncontainers; i++) {
         struct gs_scn_container c = sp->containers[i];
         const struct gs_limit_range_spec *lr;
         size_t k = 0;
         while ((lr = limits_of(pol, sp->ns, &k)))
             limit_defaults(&c, lr);
+        if (c.gpu_request_only && gpu_limit_given(pol, sp->ns, &c, field, why, size))
+            return -1;
         for (k = 0; (lr = limits_of(pol, sp->ns, &k));)
             limit_default_limits(&c, lr);
         for (k = 0; (lr = limits_of(pol, sp->ns, &k));)
