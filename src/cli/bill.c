@@ -4,6 +4,7 @@
 #include "gpusched/billing.h"
 #include "gpusched/catalog.h"
 #include "gpusched/diag.h"
+#include "gpusched/tenancy.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -306,6 +307,23 @@ static int in_life(const json_t *pod, const struct gs_bill_use *use, const char 
     return 0;
 }
 
+/* known_state() - a pod's "state" (NULL: not given) is one gs_pod_state_name() writes: a bill
+ * reads "rejected" as never run, so a state it cannot read is refused, not taken as run. */
+static int known_state(const json_t *state, const char *at, struct gs_diag *d)
+{
+    if (!state)
+        return 0;
+    for (int s = GS_POD_PENDING; json_is_string(state) && s <= GS_POD_REJECTED; s++)
+        if (strcmp(json_string_value(state), gs_pod_state_name((enum gs_pod_state)s)) == 0)
+            return 0;
+    if (!json_is_string(state))
+        return gs_diag_error(d, "%s.state: expected string, got %s", at, gs__json_type_name(state));
+    return gs_diag_error(d,
+                         "%s.state: \"%.40s\" is not pending, running, completed, preempted or "
+                         "rejected",
+                         at, json_string_value(state));
+}
+
 int gs__bill_pod(const json_t *pod, const char *at, struct gs_bill *b, struct gs_diag *d)
 {
     json_t *tenant, *usage = NULL, *u;
@@ -318,6 +336,8 @@ int gs__bill_pod(const json_t *pod, const char *at, struct gs_bill *b, struct gs
     json_t *name = json_object_get(pod, "name");
     if (!rc && name && !json_is_string(name))
         rc = gs_diag_error(d, "%s.name: expected string, got %s", at, gs__json_type_name(name));
+    if (!rc)
+        rc = known_state(json_object_get(pod, "state"), at, d);
     if (!rc)
         rc = gs__json_field(pod, "usage", at, JSON_ARRAY, &usage, d);
     json_array_foreach(usage, j, u)
