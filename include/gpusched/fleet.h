@@ -158,6 +158,11 @@ int gs_fleet_node_gpus(const struct gs_fleet *f, size_t node);
 int gs_fleet_node_taint_class(const struct gs_fleet *f, size_t node);
 int gs_fleet_taint_classes(const struct gs_fleet *f, size_t *first);
 int gs_fleet_node_free_cards(const struct gs_fleet *f, size_t node);
+/* gs_fleet_model_free_cards() - the whole cards of GPU model @model (catalog index) that a pod
+ * of whole cards could take now: free, healthy, on ready nodes. A card that holds a shared
+ * slice, a time-slice replica or a MIG instance is not free. Kept as cards change: O(1).
+ * Return: the count; 0 for a model out of range or absent. */
+int32_t gs_fleet_model_free_cards(const struct gs_fleet *f, int model);
 enum gs_card_mode gs_fleet_card_mode(const struct gs_fleet *f, size_t node, int gpu);
 int32_t gs_fleet_card_compute(const struct gs_fleet *f, size_t node, int gpu);
 int64_t gs_fleet_card_mem_used(const struct gs_fleet *f, size_t node, int gpu);

@@ -53,7 +53,8 @@ struct fnode {
     int32_t sole_tenant; /* tenant of every pod here; -1 none, -2 several */
     int down;            /* not ready: it takes no new pod */
     int nbad;            /* unhealthy cards */
-    int hard;            /* pods with hard isolation here */
+    int free_sound; /* its free, healthy cards while it is ready (gs_fleet_model_free_cards()) */
+    int hard;       /* pods with hard isolation here */
     struct slot *pods;
     size_t npods, cap;
     struct card cards[GS_GPUS_MAX];
@@ -90,6 +91,7 @@ struct gs_fleet {
     int nvlink_max;
     /* per GPU model: the most GPUs of a node of it, the largest NVLink group of one (cards) */
     int8_t model_gpus[GS_MODEL_MAX], model_nvlink[GS_MODEL_MAX];
+    int32_t model_free[GS_MODEL_MAX];           /* per GPU model: its nodes' free_sound */
     uint8_t (*links)[GS_GPUS_MAX][GS_GPUS_MAX]; /* per template, then per node that has its own
                                                    (gs_fleet_set_topology()): bonded NVLinks per
                                                    GPU pair */
@@ -244,17 +246,21 @@ static int32_t node_links(struct gs_fleet *f, const struct gs_policy *s, size_t 
  * readiness or cards' health changed. */
 static void set_bare(struct gs_fleet *f, size_t i)
 {
-    const struct fnode *nd = &f->nodes[i];
+    struct fnode *nd = &f->nodes[i];
     f->bare[i] = nd->npods == 0 && !nd->down && !nd->nbad;
     f->sole[i] = nd->sole_tenant;
-    int room = 0;
+    int room = 0, sound = 0;
     for (int g = 0; g < nd->ngpu; g++) {
         const struct card *c = &nd->cards[g];
         int left = c->mode == GS_CARD_FREE ? 1000 : 1000 - c->compute;
         if (!c->bad && (c->mode == GS_CARD_FREE || c->mode == GS_CARD_SHARED) && left > room)
             room = left;
+        sound += !c->bad && c->mode == GS_CARD_FREE && !nd->down;
     }
     f->room[i] = (int16_t)room;
+    if (nd->model >= 0 && nd->model < GS_MODEL_MAX)
+        f->model_free[nd->model] += sound - nd->free_sound;
+    nd->free_sound = sound;
     f->ver[i]++;
 }
 
@@ -534,6 +540,11 @@ int gs_fleet_node_gpus(const struct gs_fleet *f, size_t node)
 int gs_fleet_node_free_cards(const struct gs_fleet *f, size_t node)
 {
     return f->nfree[node];
+}
+
+int32_t gs_fleet_model_free_cards(const struct gs_fleet *f, int model)
+{
+    return model >= 0 && model < GS_MODEL_MAX ? f->model_free[model] : 0;
 }
 
 /* The packing bound of @r on a node of @ngpu cards whose cards hold @used milli of compute. */

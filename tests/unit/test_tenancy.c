@@ -2096,6 +2096,46 @@ static void test_dedicated_room_kept(void **state)
     gs_scenario_free(s);
 }
 
+/*
+ * The room kept for a tenant's dedicated quota is counted in whole cards. team-c's two slices
+ * of 0.3 of an L40S, too large in memory to share a card, hold two of the node's four cards;
+ * a third would take a third card and leave team-a one of its two dedicated L40S cards. It goes
+ * to the A100 node, within team-c's quota there, and team-a's sweep of two cards starts when it
+ * comes. Counted in milli-GPU (4.0 - 0.9 left against team-a's 2.0), the slice took
+ * the L40S card and the sweep waited its two hours.
+ */
+static void test_dedicated_room_whole_cards(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    node(s, "n-a100", "", tmpl(s, "a100", 4, 1));
+    l40s_node(s);
+    tenant(s, "team-a", 0, 4);
+    l40s_quota(s, 2, 4);
+    tenant(s, "team-c", 4, 8);
+    l40s_quota(s, 0, 4);
+    pclass(s, "high", 100);
+    uint32_t l40s = 1u << s->policy.templates[1].model;
+    const char *names[3] = {"c-1", "c-2", "c-3"};
+    for (int i = 0; i < 3; i++) {
+        struct gs_pod_spec *p = pod(s, "team-c", names[i], 1, i, 7200);
+        snprintf(p->priority_class, GS_SCN_NAME_MAX, "high");
+        p->containers[0].gpucores = 30;
+        p->containers[0].gpumem_mib = 30000;
+        p->model_mask = i < 2 ? l40s : 0;
+    }
+    pod(s, "team-a", "sweep", 2, 60, 600)->model_mask = l40s;
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    assert_string_equal(node_of(t, "c-1"), "n-l40s");
+    assert_string_equal(node_of(t, "c-3"), "n-a100");
+    char runs[64];
+    runs_of(t, "sweep", runs, sizeof(runs));
+    assert_string_equal(runs, "n-l40s@60-660;");
+    assert_int_equal(shortfall_s(t, "team-a"), 0);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
 /* Every ledger adds up: tenants and models to the fleet, none above what exists. */
 static void assert_adds_up(const struct gs_tsim *t)
 {
@@ -2533,6 +2573,7 @@ int main(void)
         cmocka_unit_test(test_taints),
         cmocka_unit_test(test_shortfall_per_model),
         cmocka_unit_test(test_dedicated_room_kept),
+        cmocka_unit_test(test_dedicated_room_whole_cards),
         cmocka_unit_test(test_preempt_smallest_gang),
         cmocka_unit_test(test_backoff_after_failed_search_only),
         cmocka_unit_test(test_small_pods_keep_the_big_hole),

@@ -140,8 +140,6 @@ void gs__quota_charge(struct gs_tenancy *t, struct rpod *p, int model, int sign,
         (p->charged == 1 ? t->ded_used : t->sh_used)[k] += sign * p->milli;
         t->shw_used[k] += p->charged == 2 && p->fit.whole ? sign * p->milli : 0;
     }
-    if (model >= 0 && model < GS_MODEL_MAX)
-        t->model_asked[model] += sign * p->milli;
 }
 
 int gs__tn_in_dedicated(const struct gs_tenancy *t, const struct rpod *p, int model)
@@ -164,7 +162,8 @@ int gs__tn_takes_dedicated(const struct gs_tenancy *t, const struct rpod *p, int
             q->dedicated_milli > ded)
             unused += q->dedicated_milli - ded;
     }
-    return unused > 0 && t->model_cards[model] - t->model_asked[model] - p->milli < unused;
+    /* Dedicated quota is asked in whole cards: what is left of a shared card is no room for it. */
+    return unused > 0 && gs_fleet_model_free_cards(t->fleet, model) * 1000LL - p->milli < unused;
 }
 
 /* Deserved shares of the queues over the cluster's cards (Volcano proportion). */

@@ -110,11 +110,8 @@ static int alloc_state(struct gs_tenancy *t)
     for (size_t q = 0; q < t->nqueues; q++)
         t->q_weight[q] = q < pol->nqueues ? pol->queues[q].weight : 1;
     for (size_t n = 0; n < nodes; n++)
-        if (gs_fleet_node_gpus(t->fleet, n) > 0) {
+        if (gs_fleet_node_gpus(t->fleet, n) > 0)
             t->models |= 1u << gs_fleet_node_model(t->fleet, n);
-            t->model_cards[gs_fleet_node_model(t->fleet, n)] +=
-                1000LL * gs_fleet_node_gpus(t->fleet, n);
-        }
     /* Zones of the fleet are numbered below the node count; templates x zones stamps ... */
     size_t nz = 0;
     for (size_t n = 0; n < nodes; n++)

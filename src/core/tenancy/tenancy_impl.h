@@ -212,11 +212,8 @@ struct gs_tenancy {
     /* Tenants: per model [tenant * GS_MODEL_MAX + model], milli. */
     int64_t *ded_used, *sh_used; /* per tenant x GPU model, milli-GPU charged to each */
     int64_t *shw_used;           /* of sh_used, pods of whole cards */
-    /* Per GPU model (catalog index), milli-GPU: the fleet's cards as its nodes were given (a
-     * failed card still counts), and what the running pods ask of them (ledger.c); while
-     * @model_limit is not 0, searches use only its models (bit per catalog index):
+    /* While @model_limit is not 0, searches use only its models (bit per catalog index):
      * gs__tn_place_one()'s first passes. */
-    int64_t model_cards[GS_MODEL_MAX], model_asked[GS_MODEL_MAX];
     uint32_t model_limit;
     int8_t restore_charged; /* gs_tenancy_restore(): the part a pod put back was held in, 0 none */
     size_t ntenants;
@@ -363,8 +360,9 @@ uint64_t gs__tn_gang_key(const struct gs_tenancy *t, const struct gang *g);
 int gs__quota_check(struct gs_tenancy *t, struct rpod *p, int model, char *why, size_t size);
 /* Does @p fit in what its tenant's whole-card pods leave of its dedicated GPUQuota of GPU model
  * @model (only whole cards are charged there, gs_quota_bucket(); a slice is its tenant's room
- * all the same)? Would it, started on @model beyond that, leave fewer free milli-GPU of @model
- * than the other tenants' dedicated quotas of it that they do not use? */
+ * all the same)? Would it, started on @model beyond that, leave fewer free whole cards of @model
+ * (gs_fleet_model_free_cards(); a slice counted as its share of one) than the other tenants'
+ * dedicated quotas of it that they do not use? */
 int gs__tn_in_dedicated(const struct gs_tenancy *t, const struct rpod *p, int model);
 int gs__tn_takes_dedicated(const struct gs_tenancy *t, const struct rpod *p, int model);
 /* Charge (+1) or give back (-1) a pod's quotas; @restore re-charges the bucket it had, so an
