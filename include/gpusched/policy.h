@@ -505,6 +505,13 @@ int gs_effect_find(const char *name, int any_ok);
  * gs_label_word_ok() - whether @s (@n bytes) is a label name or value: at most 63 bytes, empty
  * or alphanumerics at both ends, '-', '_', '.' between. Return: 1 or 0. */
 int gs_label_key_ok(const char *key);
+/* gs_dns_subdomain_ok() - whether @s (@n bytes) is a DNS subdomain as Kubernetes validates most
+ * object names (RFC 1123, apimachinery IsDNS1123Subdomain): 1-253 bytes of lowercase letters,
+ * digits, '-' and '.', each dot-separated label 1-63 bytes with an alphanumeric at both ends.
+ * gs_dns_label_ok() - one such label (IsDNS1123Label: namespaces, container names). Return: 1
+ * or 0. */
+int gs_dns_subdomain_ok(const char *s, size_t n);
+int gs_dns_label_ok(const char *s, size_t n);
 int gs_label_word_ok(const char *s, size_t n);
 /* gs_annotation_key_ok() - whether @key (NULL: no) is an annotation key as Kubernetes validates
  * one: a label key once lowercased (apimachinery ValidateAnnotations), at most 319 bytes here.

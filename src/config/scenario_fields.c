@@ -443,11 +443,22 @@ static int meta_field(struct gs__yctx *c, int field, yaml_node_t *val, void *arg
 {
     struct gs__scn_meta *m = arg;
     int rc = 0;
+    /* an API server takes an object's name as a DNS subdomain, a namespace as a DNS label */
     if (field == META_NAME) {
         rc = gs__scn_name(c, val, "metadata.name", m->name_s, sizeof(m->name_s));
+        if (!rc && !gs_dns_subdomain_ok(m->name_s, strlen(m->name_s)))
+            rc = gs__yaml_err(c, val,
+                              "metadata.name %s: expected a DNS subdomain: lowercase letters, "
+                              "digits, '-' and '.', a letter or digit at both ends",
+                              m->name_s);
         m->name = val;
     } else if (field == META_NAMESPACE) {
         rc = gs__scn_name(c, val, "metadata.namespace", m->ns_s, sizeof(m->ns_s));
+        if (!rc && !gs_dns_label_ok(m->ns_s, strlen(m->ns_s)))
+            rc = gs__yaml_err(c, val,
+                              "metadata.namespace %s: expected a DNS label: lowercase letters, "
+                              "digits and '-', a letter or digit at both ends",
+                              m->ns_s);
         m->ns = val;
     } else if (field == META_LABELS) {
         m->labels = val;

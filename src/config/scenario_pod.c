@@ -291,8 +291,29 @@ static int combine(struct gs__yctx *c, const struct res *rq, const struct res *l
 struct clist {
     struct gs_pod_spec *p;
     int init;
-    int host_network; /* spec.hostNetwork: true, where every container port is a host port */
+    int host_network;    /* spec.hostNetwork: true, where every container port is a host port */
+    yaml_node_t **names; /* per container of the pod so far (init ones first): its name, or NULL */
 };
+
+/* A container's name: a DNS label, unique among the pod's containers, init ones included (an API
+ * server refuses the pod otherwise). */
+static int container_name(struct gs__yctx *c, yaml_node_t *n, const char *where,
+                          const struct clist *l, int at)
+{
+    const char *s = gs__yaml_str(n);
+    if (!gs_dns_label_ok(s, strlen(s)))
+        return gs__yaml_err(c, n,
+                            "%s.name %.80s: expected a DNS label: lowercase letters, digits and "
+                            "'-', a letter or digit at both ends",
+                            where, s);
+    for (int i = 0; i < at; i++)
+        if (l->names[i] && strcmp(gs__yaml_str(l->names[i]), s) == 0)
+            return gs__yaml_err(c, n, "%s.name %s: another container of the pod has it (%zu:%zu)",
+                                where, s, l->names[i]->start_mark.line + 1,
+                                l->names[i]->start_mark.column + 1);
+    l->names[at] = n;
+    return 0;
+}
 
 /* A container port bound on its node (hostPort, or any port under hostNetwork): kube-scheduler's
  * NodePorts keeps two pods that claim the same one off a node; ports are not modelled here. */
@@ -383,6 +404,9 @@ static int read_container(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg
             gs__yaml_label(what, sizeof(what), "%s.%s", where, container_keys[k]);
             rc = gs__yaml_text_error(c, f[k], what);
         }
+    l->names[at] = NULL;
+    if (!rc && f[C_NAME] && !gs__yaml_is_null(f[C_NAME]))
+        rc = container_name(c, f[C_NAME], where, l, at);
     if (!rc && f[C_RESTART] && !gs__yaml_is_null(f[C_RESTART]))
         rc = restart_policy(c, f[C_RESTART], l, &init);
     if (!rc && f[C_PORTS] && f[C_PORTS]->type == YAML_SEQUENCE_NODE)
@@ -893,7 +917,8 @@ static int read_spec(struct gs__yctx *c, yaml_node_t *spec, struct gs_pod_spec *
                           sizeof(p->scheduler));
         node_src(c, f[S_SCHEDULER], &p->scheduler_src);
     }
-    struct clist init = {p, 1, host_net}, app = {p, 0, host_net};
+    yaml_node_t *names[GS_SCN_CONTAINERS];
+    struct clist init = {p, 1, host_net, names}, app = {p, 0, host_net, names};
     if (!rc && f[S_INIT_CONTAINERS] && !gs__yaml_is_null(f[S_INIT_CONTAINERS]))
         rc = gs__yaml_each_item(c, f[S_INIT_CONTAINERS], "spec.initContainers", read_container,
                                 &init);

@@ -41,8 +41,7 @@ int gs_label_word_ok(const char *s, size_t n)
     return 1;
 }
 
-/* A label key's prefix: a DNS subdomain (RFC 1123) of at most 253 bytes. */
-static int dns_subdomain_ok(const char *s, size_t n)
+int gs_dns_subdomain_ok(const char *s, size_t n)
 {
     size_t lab = 0;
     if (n < 1 || n > 253)
@@ -63,10 +62,15 @@ static int dns_subdomain_ok(const char *s, size_t n)
     return 1;
 }
 
+int gs_dns_label_ok(const char *s, size_t n)
+{
+    return n <= 63 && !memchr(s, '.', n) && gs_dns_subdomain_ok(s, n);
+}
+
 int gs_label_key_ok(const char *key)
 {
     const char *slash = key ? strchr(key, '/') : NULL, *name = slash ? slash + 1 : key;
-    return key && (!slash || dns_subdomain_ok(key, (size_t)(slash - key))) && *name &&
+    return key && (!slash || gs_dns_subdomain_ok(key, (size_t)(slash - key))) && *name &&
            gs_label_word_ok(name, strlen(name));
 }
 

@@ -35,27 +35,14 @@ static int ferr(struct gsd_ferr *e, const char *field, const char *fmt, ...)
 
 int gsd_name_ok(const char *s)
 {
-    size_t n = strlen(s);
-    if (n < 1 || n > 63 || s[0] == '-' || s[n - 1] == '-')
-        return 0;
-    for (size_t i = 0; i < n; i++)
-        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-'))
-            return 0;
-    return 1;
+    return gs_dns_label_ok(s, strlen(s));
 }
 
 /* A pod name: a DNS subdomain of at most 63 bytes (dots allowed between labels). */
 int gsd_subdomain_ok(const char *s)
 {
-    char buf[GSD_NAME_MAX];
     size_t n = strlen(s);
-    if (n < 1 || n >= sizeof(buf))
-        return 0;
-    memcpy(buf, s, n + 1);
-    for (char *save, *lab = strtok_r(buf, ".", &save); lab; lab = strtok_r(NULL, ".", &save))
-        if (!gsd_name_ok(lab))
-            return 0;
-    return s[0] != '.' && s[n - 1] != '.' && !strstr(s, "..");
+    return n < GSD_NAME_MAX && gs_dns_subdomain_ok(s, n);
 }
 
 /* A metadata key and value as an API server checks them: a label key and value; an annotation

@@ -559,6 +559,14 @@ static const struct bad bads[] = {
     {POD_HDR "spec:\n  containers:\n  - name: m\n    resources:\n      requests: {cpu: 2}\n"
              "      limits: {cpu: 1}\n",
      -EINVAL, ":8:18: ", "requests.cpu is above limits.cpu", 0},
+    {"apiVersion: v1\nkind: Pod\nmetadata: {name: MyPod}\n", -EINVAL,
+     ":3:18: ", "metadata.name MyPod: expected a DNS subdomain", 0},
+    {"apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: team_a}\n", -EINVAL,
+     ":3:32: ", "metadata.namespace team_a: expected a DNS label", 0},
+    {POD_HDR "spec: {containers: [{name: Main}]}\n", -EINVAL,
+     ":4:28: ", "spec.containers[0].name Main: expected a DNS label", 0},
+    {POD_HDR "spec: {initContainers: [{name: m}], containers: [{name: m}]}\n", -EINVAL,
+     ":4:57: ", "spec.containers[0].name m: another container of the pod has it (4:32)", 0},
     {POD_HDR "spec:\n  containers:\n  - name: m\n    resources:\n      requests: {nvidia.com/gpu: "
              "1, nvidia.com/gpumem: 1024}\n",
      -EINVAL, ":8:37: ", "requests.nvidia.com/gpumem without limits.nvidia.com/gpumem", 0},
