@@ -1247,8 +1247,10 @@ static int start_mhd(struct gsd_server *s, const struct gsd_listen *l, struct gs
         {s->client_ca ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, 0, s->client_ca},
         {MHD_OPTION_END, 0, NULL},
     };
-    s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_ARRAY, opts,
-                              MHD_OPTION_END);
+    /* the address is MHD_OPTION_SOCK_ADDR's; the port given here is only what libmicrohttpd's
+     * own bind error names ("Failed to bind to port 0" otherwise) */
+    s->mhd = MHD_start_daemon(flags, (uint16_t)l->port, NULL, NULL, on_request, s, MHD_OPTION_ARRAY,
+                              opts, MHD_OPTION_END);
     if (!s->mhd)
         return gs_diag_error_code(d, -EADDRINUSE,
                                   "cannot listen on %s:%d (address in use, not local, or a bad "
