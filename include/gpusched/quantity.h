@@ -26,4 +26,12 @@
  */
 char *gs_quantity_format_milli(int64_t milli, char *buf, size_t size);
 
+/*
+ * gs_quantity_format_mib() - @mib MiB (memory) as Kubernetes writes a BinarySI quantity
+ * (resource.Quantity's String(), CanonicalizeBytes): the largest of Mi, Gi, Ti, Pi and Ei that
+ * divides it, so 32768 -> "32Gi", 1536 -> "1536Mi", 0 -> "0". gs_quantity_parse(@buf, 0, -20, 0,
+ * &v) gives @mib back. @buf: as gs_quantity_format_milli()'s. Return: @buf.
+ */
+char *gs_quantity_format_mib(int64_t mib, char *buf, size_t size);
+
 #endif

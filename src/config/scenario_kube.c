@@ -561,7 +561,7 @@ static int lr_order(struct gs__yctx *c, yaml_node_t *n, const char *where, const
                 char *out[2] = {a, b};
                 for (int i = 0; i < 2; i++)
                     if (k == 2)
-                        snprintf(out[i], sizeof(a), "%lldMi", (long long)x[i]);
+                        gs_quantity_format_mib(x[i], out[i], sizeof(a));
                     else
                         gs_quantity_format_milli(x[i], out[i], sizeof(a));
                 return gs__yaml_err(c, n,

@@ -14,3 +14,15 @@ char *gs_quantity_format_milli(int64_t milli, char *buf, size_t size)
     snprintf(buf, size, "%lld%s", (long long)milli, milli ? suffix[e] : "");
     return buf;
 }
+
+char *gs_quantity_format_mib(int64_t mib, char *buf, size_t size)
+{
+    static const char *const suffix[] = {"Mi", "Gi", "Ti", "Pi", "Ei"};
+    int e = 0;
+    while (mib != 0 && mib % 1024 == 0 && e < 4) {
+        mib /= 1024;
+        e++;
+    }
+    snprintf(buf, size, "%lld%s", (long long)mib, mib ? suffix[e] : "");
+    return buf;
+}

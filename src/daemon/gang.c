@@ -116,7 +116,7 @@ json_t *gsd_group_min_json(const struct gsd_group *g)
     if (o && g->spec.min_cpu_milli)
         json_object_set_new(
             o, "cpu", json_string(gs_quantity_format_milli(g->spec.min_cpu_milli, v, sizeof(v))));
-    snprintf(v, sizeof(v), "%lldMi", (long long)g->spec.min_memory_mib);
+    gs_quantity_format_mib(g->spec.min_memory_mib, v, sizeof(v));
     if (o && g->spec.min_memory_mib)
         json_object_set_new(o, "memory", json_string(v));
     return o;

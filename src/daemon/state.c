@@ -386,7 +386,7 @@ static char *legacy_body(const struct gsd_pod *p)
     char q[32];
     json_object_set_new(lim, "cpu",
                         json_string(gs_quantity_format_milli(p->req.cpu_milli, q, sizeof(q))));
-    snprintf(q, sizeof(q), "%lldMi", (long long)p->req.memory_mib);
+    gs_quantity_format_mib(p->req.memory_mib, q, sizeof(q));
     json_object_set_new(lim, "memory", json_string(q));
     if (p->mig[0]) {
         snprintf(q, sizeof(q), "nvidia.com/mig-%s", p->mig);

@@ -263,11 +263,11 @@ static void test_gang_min_resources(void **state)
     struct answer a;
     h_expect(&d, "GET", "/v1/podgroups/team-a/pgm", TOKEN_A, NULL, 200, &a);
     char *mr = json_dumps(json_object_get(a.json, "minResources"), JSON_COMPACT | JSON_SORT_KEYS);
-    assert_string_equal(mr, "{\"cpu\":\"500m\",\"memory\":\"1024Mi\",\"nvidia.com/gpu\":\"32\"}");
+    assert_string_equal(mr, "{\"cpu\":\"500m\",\"memory\":\"1Gi\",\"nvidia.com/gpu\":\"32\"}");
     free(mr);
     h_answer_free(&a);
     h_expect(&d, "GET", "/v1/snapshot", TOKEN_ADMIN, NULL, 200, &a);
-    if (!a.body || !strstr(a.body, "  minResources: {\"cpu\":\"500m\",\"memory\":\"1024Mi\","
+    if (!a.body || !strstr(a.body, "  minResources: {\"cpu\":\"500m\",\"memory\":\"1Gi\","
                                    "\"nvidia.com/gpu\":\"32\"}\n"))
         fail_msg("snapshot: %s", a.body ? a.body : "(none)");
     h_answer_free(&a);

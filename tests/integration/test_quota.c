@@ -270,14 +270,14 @@ static void test_limit_range(void **state)
     json_decref(got);
     json_object_set_new(lim, "memory", json_string("64Gi"));
     post_refused(&d, pod, "fat", "spec.containers[].resources.limits.memory",
-                 "LimitRange team-a/gpu-limits: memory 65536Mi > max 32768Mi per Container");
+                 "LimitRange team-a/gpu-limits: memory 64Gi > max 32Gi per Container");
     /* a request within max does not make up for a limit past it: a max bounds the limit */
     json_t *res = json_object_get(
         json_array_get(json_object_get(json_object_get(pod, "spec"), "containers"), 0),
         "resources");
     json_object_set_new(res, "requests", json_pack("{s:s}", "memory", "16Gi"));
     post_refused(&d, pod, "loose-limit", "spec.containers[].resources.limits.memory",
-                 "LimitRange team-a/gpu-limits: memory 65536Mi > max 32768Mi per Container");
+                 "LimitRange team-a/gpu-limits: memory 64Gi > max 32Gi per Container");
     json_object_del(res, "requests");
     /* quantities as Kubernetes writes them: 3 cores, not 3000m */
     json_object_set_new(lim, "memory", json_string("8Gi"));
@@ -369,7 +369,7 @@ static void test_limit_range_pod(void **state)
     assert_int_equal(h_call(&d, "POST", "/v1/pods", TOKEN_A, body, &a), 0);
     free(body);
     refused(&a, "spec.containers[].resources.limits.memory",
-            "LimitRange team-a/pod-limits: memory 12288Mi > max 8192Mi per Pod");
+            "LimitRange team-a/pod-limits: memory 12Gi > max 8Gi per Pod");
     body = containers_pod("bursty", 2, "2Gi", "1Gi");
     assert_int_equal(h_call(&d, "POST", "/v1/pods", TOKEN_A, body, &a), 0);
     refused(&a, "spec.containers[].resources.limits.memory",

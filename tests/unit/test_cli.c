@@ -914,14 +914,14 @@ static void test_scenario_limits(void **state)
             "LimitRange tenant-a/tenant-a-gpu-limits: nvidia.com/gpu 3 > max 2 per Container", NULL,
             "");
     pod_was(pods, "tenant-a/fat", "rejected",
-            "LimitRange tenant-a/tenant-a-gpu-limits: memory 65536Mi > max 32768Mi per Container",
-            NULL, "");
+            "LimitRange tenant-a/tenant-a-gpu-limits: memory 64Gi > max 32Gi per Container", NULL,
+            "");
     pod_was(pods, "tenant-a/loose", "rejected",
-            "LimitRange tenant-a/tenant-a-gpu-limits: memory 65536Mi > max 32768Mi per Container",
-            NULL, "");
+            "LimitRange tenant-a/tenant-a-gpu-limits: memory 64Gi > max 32Gi per Container", NULL,
+            "");
     pod_was(pods, "tenant-a/tiny", "rejected",
-            "LimitRange tenant-a/tenant-a-gpu-limits: memory 512Mi < min 1024Mi per Container",
-            NULL, "");
+            "LimitRange tenant-a/tenant-a-gpu-limits: memory 512Mi < min 1Gi per Container", NULL,
+            "");
     pod_was(pods, "team-a/over", "rejected", "tenant team-a: maxGPUsPerPod 4 < nvidia.com/gpu 5",
             NULL, "");
     pod_was(pods, "team-r/r-ok", "completed", NULL, "n1", "11000-14600;");
@@ -934,15 +934,15 @@ static void test_scenario_limits(void **state)
             "provided ratio is 2.500000",
             NULL, "");
     pod_was(pods, "team-r/r-big", "rejected",
-            "LimitRange team-r/team-r-max: memory 8192Mi > max 6144Mi per Container", NULL, "");
+            "LimitRange team-r/team-r-max: memory 8Gi > max 6Gi per Container", NULL, "");
     pod_was(pods, "team-r/r-cores", "rejected",
             "LimitRange team-r/team-r-max: cpu 3 > max 2500m per Container", NULL, "");
     pod_was(pods, "team-p/p-ok", "completed", NULL, "n1", "15000-18600;");
     static const char *const pod_sums[][2] = {
         {"team-p/p-gpus", "nvidia.com/gpu 3 > max 2 per Pod"},
         {"team-p/p-init", "nvidia.com/gpu 3 > max 2 per Pod"},
-        {"team-p/p-mem", "memory 12288Mi > max 8192Mi per Pod"},
-        {"team-p/p-nolimit", "maximum memory usage per Pod is 8192Mi.  No limit is specified"},
+        {"team-p/p-mem", "memory 12Gi > max 8Gi per Pod"},
+        {"team-p/p-nolimit", "maximum memory usage per Pod is 8Gi.  No limit is specified"},
         {"team-p/p-ratio",
          "cpu max limit to request ratio per Pod is 2, but provided ratio is 3.000000"}};
     for (size_t i = 0; i < sizeof(pod_sums) / sizeof(pod_sums[0]); i++) {
@@ -963,7 +963,7 @@ static void test_scenario_limits(void **state)
             "for an extended resource, and no LimitRange in namespace team-m gives one",
             NULL, "");
     pod_was(pods, "team-d/dd", "rejected",
-            "LimitRange team-d/b-max: memory 8192Mi > max 6144Mi per Container", NULL, "");
+            "LimitRange team-d/b-max: memory 8Gi > max 6Gi per Container", NULL, "");
     pod_was(pods, "team-m/m1", "completed", NULL, "n1", "30001-33601;");
     pod_was(pods, "team-m/m2", "completed", NULL, "n1", "30002-33602;");
     pod_was(pods, "team-m/m3", "completed", NULL, "n1", "30003-33603;");

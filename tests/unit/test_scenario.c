@@ -597,13 +597,13 @@ static const struct bad bads[] = {
      -EINVAL, ":4:17: ", "limits[0]: min nvidia.com/gpu 4 is more than max 2", 0},
     {"apiVersion: v1\nkind: LimitRange\nmetadata: {name: r, namespace: a}\nspec: {limits: [{type: "
      "Container, defaultRequest: {memory: 1Gi}, min: {memory: 2Gi}}]}\n",
-     -EINVAL, ":4:17: ", "limits[0]: min memory 2048Mi is more than defaultRequest 1024Mi", 0},
+     -EINVAL, ":4:17: ", "limits[0]: min memory 2Gi is more than defaultRequest 1Gi", 0},
     {"apiVersion: v1\nkind: LimitRange\nmetadata: {name: r, namespace: a}\nspec: {limits: [{type: "
      "Container, max: {cpu: 2}, default: {cpu: 2500m}}]}\n",
      -EINVAL, ":4:17: ", "limits[0]: default cpu 2500m is more than max 2", 0},
     {"apiVersion: v1\nkind: LimitRange\nmetadata: {name: r, namespace: a}\nspec: {limits: [{type: "
      "Pod, min: {memory: 8Gi}, max: {memory: 4Gi}}]}\n",
-     -EINVAL, ":4:17: ", "limits[0]: min memory 8192Mi is more than max 4096Mi", 0},
+     -EINVAL, ":4:17: ", "limits[0]: min memory 8Gi is more than max 4Gi", 0},
     {LR_HDR "{ephemeral-storage: 2}}]}\n", -EINVAL,
      ":4:58: ", "checks the ratio of nvidia.com/gpu, cpu and memory only", 0},
     {LR_TYPE "PersistentVolumeClaim, max: {storage: 2Gi}}]}\n", -EINVAL, ":4:24: ",
@@ -1314,6 +1314,28 @@ static void test_quantity_writer(void **state)
         assert_int_equal(
             gs_quantity_parse(gs_quantity_format_milli(m, buf, sizeof(buf)), 3, 0, 0, &back), 0);
         assert_int_equal(back, m);
+    }
+    /* memory as BinarySI: the largest suffix that divides it, as kubectl shows a LimitRange */
+    static const struct {
+        int64_t mib;
+        const char *s;
+    } mem[] = {{0, "0"},
+               {512, "512Mi"},
+               {1024, "1Gi"},
+               {1536, "1536Mi"},
+               {32768, "32Gi"},
+               {1048576, "1Ti"},
+               {-2048, "-2Gi"},
+               {1073741824, "1Pi"},
+               {INT64_C(1) << 40, "1Ei"},
+               {(INT64_C(1) << 50) * 3, "3072Ei"}};
+    for (size_t i = 0; i < sizeof(mem) / sizeof(mem[0]); i++) {
+        assert_string_equal(gs_quantity_format_mib(mem[i].mib, buf, sizeof(buf)), mem[i].s);
+        int64_t back = -42;
+        if (mem[i].mib >= 0 && mem[i].mib < (INT64_C(1) << 43)) {
+            assert_int_equal(gs_quantity_parse(buf, 0, -20, 0, &back), 0);
+            assert_int_equal(back, mem[i].mib);
+        }
     }
 }
 

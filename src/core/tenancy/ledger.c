@@ -266,7 +266,7 @@ static void cluster_total(const struct gs_tenancy *t, int64_t total[R_N])
 static void amount(char *buf, size_t size, int r, int64_t v)
 {
     if (r == R_MEM)
-        gs__say(buf, size, "%lldMi", (long long)v);
+        gs_quantity_format_mib(v, buf, size);
     else
         milli_str(buf, size, v);
 }

@@ -54,7 +54,9 @@ const char *gs__amount(enum gs__unit unit, int64_t v, char *buf)
 {
     if (unit == GS_UNIT_MILLI)
         return gs_quantity_format_milli(v, buf, GS_QUANTITY_STR_MAX);
-    snprintf(buf, GS_QUANTITY_STR_MAX, unit == GS_UNIT_MIB ? "%lldMi" : "%lld", (long long)v);
+    if (unit == GS_UNIT_MIB)
+        return gs_quantity_format_mib(v, buf, GS_QUANTITY_STR_MAX);
+    snprintf(buf, GS_QUANTITY_STR_MAX, "%lld", (long long)v);
     return buf;
 }
 
