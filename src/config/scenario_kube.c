@@ -650,14 +650,20 @@ static int lr_item(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
         lr_set(l->r, i, &g);
     }
     const struct gs_limit_range_spec *r = l->r;
-    /* nvidia.com/gpu may not be overcommitted: its request is its limit (ValidateLimitRange) */
-    if (r->default_gpu_milli != GS_UNSET && r->default_request_gpu_milli != GS_UNSET &&
-        r->default_gpu_milli != r->default_request_gpu_milli)
+    /* nvidia.com/gpu may not be overcommitted: its request is its limit (ValidateLimitRange, on
+     * the item as defaulted: a default not given is the max) */
+    int64_t def = r->default_gpu_milli != GS_UNSET ? r->default_gpu_milli : r->max_gpu_milli;
+    if (def != GS_UNSET && r->default_request_gpu_milli != GS_UNSET &&
+        def != r->default_request_gpu_milli) {
+        char a[GS_QUANTITY_STR_MAX], b[GS_QUANTITY_STR_MAX];
         return gs__yaml_err(c, f[LR_DEFAULT_REQUEST],
-                            "%s: default value %lld must equal to defaultRequest value %lld in "
+                            "%s: default value %s%s must equal to defaultRequest value %s in "
                             "nvidia.com/gpu (Kubernetes: it may not be overcommitted)",
-                            where, (long long)(r->default_gpu_milli / 1000),
-                            (long long)(r->default_request_gpu_milli / 1000));
+                            where, gs_quantity_format_milli(def, a, sizeof(a)),
+                            r->default_gpu_milli == GS_UNSET ? " (the max, as no default is given)"
+                                                             : "",
+                            gs_quantity_format_milli(r->default_request_gpu_milli, b, sizeof(b)));
+    }
     const int64_t v[3][4] = {
         {r->min_gpu_milli, r->default_request_gpu_milli, r->default_gpu_milli, r->max_gpu_milli},
         {r->min_cpu_milli, r->default_request_cpu_milli, r->default_cpu_milli, r->max_cpu_milli},

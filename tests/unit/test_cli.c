@@ -951,16 +951,25 @@ static void test_scenario_limits(void **state)
         pod_was(pods, pod_sums[i][0], "rejected", why, NULL, "");
     }
     assert_int_equal(
-        json_integer_value(json_object_get(json_object_get(root, "summary"), "rejected")), 17);
+        json_integer_value(json_object_get(json_object_get(root, "summary"), "rejected")), 19);
     /* requests.nvidia.com/gpu alone: the limit a LimitRange's default gives, else refused */
     pod_was(pods, "team-g/g-ok", "completed", NULL, "n1", "40000-43600;");
     pod_was(pods, "team-g/g-two", "rejected",
-            "requests.nvidia.com/gpu 2 must equal limits.nvidia.com/gpu 1, the default limit of "
-            "LimitRange team-g/g-default",
+            "requests.nvidia.com/gpu 2 must equal limits.nvidia.com/gpu 1 (from LimitRange "
+            "team-g/g-default)",
             NULL, "");
     pod_was(pods, "team-m/m-req", "rejected",
-            "requests.nvidia.com/gpu without limits.nvidia.com/gpu: Kubernetes requires a limit "
-            "for an extended resource, and no LimitRange in namespace team-m gives one",
+            "requests.nvidia.com/gpu 1 without limits.nvidia.com/gpu: Kubernetes requires a "
+            "limit for an extended resource, and no LimitRange in namespace team-m gives one",
+            NULL, "");
+    pod_was(
+        pods, "team-n/n-none", "rejected",
+        "requests.nvidia.com/gpu 1 (from LimitRange team-n/n-min) without limits.nvidia.com/gpu: "
+        "Kubernetes requires a limit for an extended resource, and no LimitRange in namespace "
+        "team-n gives one",
+        NULL, "");
+    pod_was(pods, "team-f/f-none", "rejected",
+            "nvidia.com/gpu 1500m (from LimitRange team-f/f-frac): must be a whole number of GPUs",
             NULL, "");
     pod_was(pods, "team-d/dd", "rejected",
             "LimitRange team-d/b-max: memory 8Gi > max 6Gi per Container", NULL, "");

@@ -321,11 +321,6 @@ static int64_t default_request(int64_t request, int64_t limit, int64_t max, int6
 /* A container's requests after the defaults of LimitRange @lr, where it asks none. */
 static void limit_defaults(struct gs_scn_container *c, const struct gs_limit_range_spec *lr)
 {
-    /* nvidia.com/gpu, an extended resource: its limit is its request */
-    int64_t g = or_default(or_default(lr->default_gpu_milli, lr->max_gpu_milli),
-                           or_default(lr->default_request_gpu_milli, lr->min_gpu_milli));
-    if (c->gpu == GS_UNSET && g != GS_UNSET)
-        c->gpu = g / 1000;
     c->memory_mib = or_default(
         c->memory_mib, default_request(lr->default_request_memory_mib, lr->default_memory_mib,
                                        lr->max_memory_mib, lr->min_memory_mib));
@@ -423,36 +418,62 @@ static int pod_check(const int64_t *e, const struct gs_limit_range_spec *lr, con
 }
 
 /*
- * A container that gives requests.nvidia.com/gpu and no limit of it: LimitRanger fills the limit
- * from the first of the namespace's ranges with a default (its max where it gives none), which
- * must then equal the request; with none, the API server refuses the pod, as it refuses any
- * extended resource without a limit ("Limit must be set for non overcommitable resources",
- * ValidateResourceRequirements). 0, or -1 with @why and *@field.
+ * A container's nvidia.com/gpu after the namespace's LimitRanges, as LimitRanger fills it: where
+ * it gives no limit, the first range with a `default` (the API server makes it the `max` where
+ * none is given: SetDefaults_LimitRangeItem) gives one, and where it gives no request, the first
+ * with a `defaultRequest` (else that default, else the `min`) gives that. An extended resource
+ * must then have a limit, equal to its request and a whole number, or the API server refuses the
+ * pod ("Limit must be set for non overcommitable resources", ValidateResourceRequirements). A
+ * container that gives a limit has its request (defaulting on decode). 0, or -1 with @why and
+ * *@field.
  */
-static int gpu_limit_given(const struct gs_policy *pol, const char *ns,
-                           const struct gs_scn_container *c, const char **field, char *why,
-                           size_t size)
+static int gpu_defaults(const struct gs_policy *pol, const char *ns, struct gs_scn_container *c,
+                        const char **field, char *why, size_t size)
 {
-    const struct gs_limit_range_spec *lr;
+    int64_t req = c->gpu == GS_UNSET ? GS_UNSET : c->gpu * 1000;
+    int64_t lim = c->gpu_request_only ? GS_UNSET : req;
+    const struct gs_limit_range_spec *lr, *from_req = NULL, *from_lim = NULL;
     for (size_t k = 0; (lr = limits_of(pol, ns, &k));) {
         int64_t d = or_default(lr->default_gpu_milli, lr->max_gpu_milli);
-        if (d == GS_UNSET)
-            continue;
-        if (d / 1000 == c->gpu)
-            return 0;
-        *field = requests_field[0];
+        int64_t r = or_default(lr->default_request_gpu_milli, or_default(d, lr->min_gpu_milli));
+        if (lim == GS_UNSET && d != GS_UNSET) {
+            lim = d;
+            from_lim = lr;
+        }
+        if (req == GS_UNSET && r != GS_UNSET) {
+            req = r;
+            from_req = lr;
+        }
+    }
+    char a[GS_QUANTITY_STR_MAX], b[GS_QUANTITY_STR_MAX],
+        rs[2 * GS_SCN_NAME_MAX + 24] = "", ls[sizeof(rs)] = "";
+    if (from_req)
+        snprintf(rs, sizeof(rs), " (from LimitRange %s/%s)", from_req->ns, from_req->name);
+    if (from_lim)
+        snprintf(ls, sizeof(ls), " (from LimitRange %s/%s)", from_lim->ns, from_lim->name);
+    if (req != GS_UNSET && lim == GS_UNSET) {
+        *field = limits_field[0];
         gs__say(why, size,
-                "requests.nvidia.com/gpu %lld must equal limits.nvidia.com/gpu %lld, the default "
-                "limit of LimitRange %s/%s",
-                (long long)c->gpu, (long long)(d / 1000), lr->ns, lr->name);
+                "requests.nvidia.com/gpu %s%s without limits.nvidia.com/gpu: Kubernetes requires "
+                "a limit for an extended resource, and no LimitRange in namespace %s gives one",
+                gs_quantity_format_milli(req, a, sizeof(a)), rs, ns);
         return -1;
     }
-    *field = limits_field[0];
-    gs__say(why, size,
-            "requests.nvidia.com/gpu without limits.nvidia.com/gpu: Kubernetes requires a limit "
-            "for an extended resource, and no LimitRange in namespace %s gives one",
-            ns);
-    return -1;
+    if (req != lim) {
+        *field = requests_field[0];
+        gs__say(why, size, "requests.nvidia.com/gpu %s%s must equal limits.nvidia.com/gpu %s%s",
+                gs_quantity_format_milli(req, a, sizeof(a)), rs,
+                gs_quantity_format_milli(lim, b, sizeof(b)), ls);
+        return -1;
+    }
+    if (lim != GS_UNSET && lim % 1000) {
+        *field = limits_field[0];
+        gs__say(why, size, "nvidia.com/gpu %s%s: must be a whole number of GPUs",
+                gs_quantity_format_milli(lim, a, sizeof(a)), ls);
+        return -1;
+    }
+    c->gpu = lim == GS_UNSET ? GS_UNSET : lim / 1000;
+    return 0;
 }
 
 /*
@@ -477,10 +498,10 @@ static int containers(const struct gs_policy *pol, const struct gs_pod_spec *sp,
         struct gs_scn_container c = sp->containers[i];
         const struct gs_limit_range_spec *lr;
         size_t k = 0;
+        if (gpu_defaults(pol, sp->ns, &c, field, why, size))
+            return -1;
         while ((lr = limits_of(pol, sp->ns, &k)))
             limit_defaults(&c, lr);
-        if (c.gpu_request_only && gpu_limit_given(pol, sp->ns, &c, field, why, size))
-            return -1;
         for (k = 0; (lr = limits_of(pol, sp->ns, &k));)
             limit_default_limits(&c, lr);
         for (k = 0; (lr = limits_of(pol, sp->ns, &k));)
