@@ -291,8 +291,14 @@ static int combine(struct gs__yctx *c, const struct res *rq, const struct res *l
 struct clist {
     struct gs_pod_spec *p;
     int init;
-    int host_network;    /* spec.hostNetwork: true, where every container port is a host port */
-    yaml_node_t **names; /* per container of the pod so far (init ones first): its name, or NULL */
+    int host_network;     /* spec.hostNetwork: true, where every container port is a host port */
+    struct cnames *names; /* the pod's containers so far (init ones first) */
+};
+
+/* Per container of a pod: its name's node and where it is, as the messages name it. */
+struct cnames {
+    yaml_node_t *node[GS_SCN_CONTAINERS];
+    char where[GS_SCN_CONTAINERS][40];
 };
 
 /* A container's name: a DNS label, unique among the pod's containers, init ones included (an API
@@ -307,11 +313,11 @@ static int container_name(struct gs__yctx *c, yaml_node_t *n, const char *where,
                             "'-', a letter or digit at both ends",
                             where, s);
     for (int i = 0; i < at; i++)
-        if (l->names[i] && strcmp(gs__yaml_str(l->names[i]), s) == 0)
-            return gs__yaml_err(c, n, "%s.name %s: another container of the pod has it (%zu:%zu)",
-                                where, s, l->names[i]->start_mark.line + 1,
-                                l->names[i]->start_mark.column + 1);
-    l->names[at] = n;
+        if (strcmp(gs__yaml_str(l->names->node[i]), s) == 0)
+            return gs__yaml_err(c, n, "%s.name %s: %s has that name too", where, s,
+                                l->names->where[i]);
+    l->names->node[at] = n;
+    snprintf(l->names->where[at], sizeof(l->names->where[at]), "%s", where);
     return 0;
 }
 
@@ -404,8 +410,11 @@ static int read_container(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg
             gs__yaml_label(what, sizeof(what), "%s.%s", where, container_keys[k]);
             rc = gs__yaml_text_error(c, f[k], what);
         }
-    l->names[at] = NULL;
-    if (!rc && f[C_NAME] && !gs__yaml_is_null(f[C_NAME]))
+    if (!rc && (!f[C_NAME] || gs__yaml_is_null(f[C_NAME])))
+        rc = gs__yaml_err(c, f[C_NAME] ? f[C_NAME] : n,
+                          "%s.name is required: an API server refuses a container without one",
+                          where);
+    if (!rc)
         rc = container_name(c, f[C_NAME], where, l, at);
     if (!rc && f[C_RESTART] && !gs__yaml_is_null(f[C_RESTART]))
         rc = restart_policy(c, f[C_RESTART], l, &init);
@@ -917,8 +926,8 @@ static int read_spec(struct gs__yctx *c, yaml_node_t *spec, struct gs_pod_spec *
                           sizeof(p->scheduler));
         node_src(c, f[S_SCHEDULER], &p->scheduler_src);
     }
-    yaml_node_t *names[GS_SCN_CONTAINERS];
-    struct clist init = {p, 1, host_net, names}, app = {p, 0, host_net, names};
+    struct cnames names;
+    struct clist init = {p, 1, host_net, &names}, app = {p, 0, host_net, &names};
     if (!rc && f[S_INIT_CONTAINERS] && !gs__yaml_is_null(f[S_INIT_CONTAINERS]))
         rc = gs__yaml_each_item(c, f[S_INIT_CONTAINERS], "spec.initContainers", read_container,
                                 &init);

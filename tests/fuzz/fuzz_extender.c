@@ -76,7 +76,8 @@ static void seed_pods(void)
         char text[512];
         snprintf(text, sizeof(text),
                  "{\"metadata\":{\"name\":\"p%d\",\"namespace\":\"%s\",\"uid\":\"uid-%d\"},"
-                 "\"spec\":{\"containers\":[{\"resources\":{\"limits\":{\"nvidia.com/gpu\":%d%s}"
+                 "\"spec\":{\"containers\":[{\"name\":\"m\",\"resources\":{\"limits\":{\"nvidia."
+                 "com/gpu\":%d%s}"
                  "}}]}}",
                  i, i % 2 ? "team-b" : "team-a", i, i % 3 ? 2 : 1,
                  i == 3 ? ",\"nvidia.com/gpucores\":30" : "");

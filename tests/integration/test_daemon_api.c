@@ -278,7 +278,7 @@ static void test_yaml_bodies(void **state)
     json_decref(p);
     /* what JSON checks, YAML gets too: the field named */
     yaml_post(&d, "/v1/pods", Y,
-              "metadata: {name: y2}\nspec:\n  containers:\n  - resources:\n"
+              "metadata: {name: y2}\nspec:\n  containers:\n  - name: m\n    resources:\n"
               "      limits: {nvidia.com/gpu: two}\n",
               400, "is not a Kubernetes quantity",
               "spec.containers[0].resources.limits.nvidia.com/gpu");
@@ -333,10 +333,12 @@ static void test_yaml_bodies(void **state)
     yaml_post(&d, "/v1/podgroups", Y, "metadata: {name: g2}\nspec: {minMember: 1, queue: 2.5}\n",
               400, "spec.queue must be a string, not a number", "spec.queue");
     yaml_post(&d, "/v1/pods", Y,
-              "metadata: {name: y15}\nspec: {containers: [{resources: {requests: {cpu: .inf}}}]}\n",
-              400, "body:2:50: \".inf\" is a float JSON cannot carry", NULL);
+              "metadata: {name: y15}\nspec: {containers: [{name: m, resources: {requests: {cpu: "
+              ".inf}}}]}\n",
+              400, "body:2:59: \".inf\" is a float JSON cannot carry", NULL);
     yaml_post(&d, "/v1/pods", Y,
-              "metadata: {name: y16}\nspec: {containers: [{resources: {requests: {cpu: 0.1}}}]}\n",
+              "metadata: {name: y16}\nspec: {containers: [{name: m, resources: {requests: {cpu: "
+              "0.1}}}]}\n",
               201, NULL, NULL);
     p = get(&d, TOKEN_A, "/v1/pods/team-a/y16", 200);
     assert_int_equal(json_integer_value(json_object_get(p, "cpu_milli")), 100);
@@ -376,24 +378,27 @@ static void test_errors_name_the_field(void **state)
     assert_int_equal(h_setup(&d, NULL), 0);
     assert_int_equal(h_start(&d), 0);
     assert_int_equal(status_of(&d, "POST", "/v1/pods", TOKEN_A, "{not json", field, 128), 400);
-    const char *bad_gpu = "{\"metadata\":{\"name\":\"x\",\"namespace\":\"team-a\"},\"spec\":"
-                          "{\"containers\":[{\"resources\":{\"limits\":{\"nvidia.com/gpu\":"
-                          "\"two\"}}}]}}";
+    const char *bad_gpu =
+        "{\"metadata\":{\"name\":\"x\",\"namespace\":\"team-a\"},\"spec\":"
+        "{\"containers\":[{\"name\":\"m\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":"
+        "\"two\"}}}]}}";
     assert_int_equal(status_of(&d, "POST", "/v1/pods", TOKEN_A, bad_gpu, field, 128), 400);
     assert_string_equal(field, "spec.containers[0].resources.limits.nvidia.com/gpu");
-    const char *bad_mem = "{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{},"
-                          "{\"resources\":{\"requests\":{\"memory\":\"12Qi\"}}}]}}";
+    const char *bad_mem = "{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"name"
+                          "\":\"a\"},{\"name\":\"b\",\"resources\":{\"requests\":{\"memory\":"
+                          "\"12Qi\"}}}]}}";
     assert_int_equal(status_of(&d, "POST", "/v1/pods", TOKEN_A, bad_mem, field, 128), 400);
     assert_string_equal(field, "spec.containers[1].resources.requests.memory");
-    const char *no_name = "{\"metadata\":{},\"spec\":{\"containers\":[{}]}}";
+    const char *no_name = "{\"metadata\":{},\"spec\":{\"containers\":[{\"name\":\"m\"}]}}";
     assert_int_equal(status_of(&d, "POST", "/v1/pods", TOKEN_A, no_name, field, 128), 400);
     assert_string_equal(field, "metadata.name");
-    const char *share2 = "{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"resources"
-                         "\":{\"limits\":{\"nvidia.com/gpu\":2,\"nvidia.com/gpucores\":50}}}]}}";
+    const char *share2 =
+        "{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"name\":\"m\",\"resources"
+        "\":{\"limits\":{\"nvidia.com/gpu\":2,\"nvidia.com/gpucores\":50}}}]}}";
     json_decref(h_submit(&d, TOKEN_A, strdup(share2), 201)); /* half of each of two cards */
     /* requests.nvidia.com/gpu and no limit: refused, as no LimitRange here gives a default */
-    const char *req_only = "{\"metadata\":{\"name\":\"ro\"},\"spec\":{\"containers\":[{\"res"
-                           "ources\":{\"requests\":{\"nvidia.com/gpu\":1}}}]}}";
+    const char *req_only = "{\"metadata\":{\"name\":\"ro\"},\"spec\":{\"containers\":[{\"name\""
+                           ":\"m\",\"resources\":{\"requests\":{\"nvidia.com/gpu\":1}}}]}}";
     assert_int_equal(status_of(&d, "POST", "/v1/pods", TOKEN_A, req_only, field, 128), 400);
     assert_string_equal(field, "spec.containers[].resources.limits.nvidia.com/gpu");
     /* The same pod sent again (its first answer lost) is the pod held, 200; another spec under
@@ -427,7 +432,7 @@ static void test_errors_name_the_field(void **state)
     /* A Pod of another apiVersion went into the store as given, and then into every snapshot,
      * which the simulator refuses whole. */
     const char *bad_api = "{\"apiVersion\":\"garbage/v9\",\"kind\":\"Pod\",\"metadata\":{\"name\""
-                          ":\"x\"},\"spec\":{\"containers\":[{}]}}";
+                          ":\"x\"},\"spec\":{\"containers\":[{\"name\":\"m\"}]}}";
     assert_int_equal(status_of(&d, "POST", "/v1/pods", TOKEN_A, bad_api, field, 128), 400);
     assert_string_equal(field, "apiVersion");
     const char *num_api = "{\"apiVersion\":7,\"metadata\":{\"name\":\"x\"},\"spec\":{\"contain"
@@ -515,9 +520,10 @@ static void test_errors_name_the_field(void **state)
     };
     for (size_t i = 0; i < sizeof(server_set) / sizeof(server_set[0]); i++) {
         char body[256];
-        snprintf(body, sizeof(body),
-                 "{\"metadata\":{\"name\":\"made\",%s},\"spec\":{\"containers\":[{}]}}",
-                 server_set[i][0]);
+        snprintf(
+            body, sizeof(body),
+            "{\"metadata\":{\"name\":\"made\",%s},\"spec\":{\"containers\":[{\"name\":\"m\"}]}}",
+            server_set[i][0]);
         assert_int_equal(status_of(&d, "POST", "/v1/pods", TOKEN_A, body, field, 128), 400);
         assert_string_equal(field, server_set[i][1]);
         snprintf(body, sizeof(body),
@@ -526,11 +532,12 @@ static void test_errors_name_the_field(void **state)
         assert_int_equal(status_of(&d, "POST", "/v1/podgroups", TOKEN_A, body, field, 128), 400);
         assert_string_equal(field, server_set[i][1]);
     }
-    assert_int_equal(status_of(&d, "POST", "/v1/pods", TOKEN_A,
-                               "{\"metadata\":{\"name\":\"made\"},\"spec\":{\"containers\":[{}]},"
-                               "\"status\":{\"phase\":\"Running\"}}",
-                               field, 128),
-                     400);
+    assert_int_equal(
+        status_of(&d, "POST", "/v1/pods", TOKEN_A,
+                  "{\"metadata\":{\"name\":\"made\"},\"spec\":{\"containers\":[{\"name\":\"m\"}]},"
+                  "\"status\":{\"phase\":\"Running\"}}",
+                  field, 128),
+        400);
     assert_string_equal(field, "status");
     assert_int_equal(status_of(&d, "GET", "/v1/pods/team-a/made", TOKEN_A, NULL, NULL, 0), 404);
     /* a tenant the query names but no one has, or another's: the answer names the argument */
@@ -1051,7 +1058,8 @@ static void test_unsupported_media(void **state)
     (void)state;
     struct daemon d;
     static char ans[4096];
-    const char *pod = "{\"metadata\":{\"name\":\"m\"},\"spec\":{\"containers\":[{}]}}";
+    const char *pod =
+        "{\"metadata\":{\"name\":\"m\"},\"spec\":{\"containers\":[{\"name\":\"m\"}]}}";
     assert_int_equal(h_setup(&d, NULL), 0);
     assert_int_equal(h_start(&d), 0);
     static const char *const refused[][2] = {

@@ -524,7 +524,8 @@ static void test_podgroup_metadata(void **state)
               "\"spec\":{\"minMember\":1}}",
               400); /* a label is a string */
     /* keys and label values as an API server checks them, a Pod's and a PodGroup's alike */
-    static const char group_spec[] = "{\"minMember\":1}", pod_spec[] = "{\"containers\":[{}]}";
+    static const char group_spec[] = "{\"minMember\":1}",
+                      pod_spec[] = "{\"containers\":[{\"name\":\"m\"}]}";
     static const char *const refused[][4] = {
         {"/v1/podgroups", "\"labels\":{\"-app\":\"x\"}", group_spec, "metadata.labels.-app"},
         {"/v1/podgroups", "\"labels\":{\"app\":\"a b\"}", group_spec, "metadata.labels.app"},

@@ -468,13 +468,14 @@ static void test_podspec(void **state)
     (void)state;
     struct gsd_podspec p;
     char f[128];
-    assert_int_equal(parse("{\"metadata\":{\"name\":\"t-0\",\"namespace\":\"a\",\"labels\":"
-                           "{\"user\":\"u\"},\"annotations\":{\"gpusched.io/gpu-model\":\"T4\"}},"
-                           "\"spec\":{\"priority\":7,\"containers\":[{\"resources\":{\"limits\":"
-                           "{\"nvidia.com/gpu\":\"4\",\"cpu\":\"16\",\"memory\":\"64Gi\"}}},"
-                           "{\"resources\":{\"requests\":{\"cpu\":\"500m\"}}}]}}",
-                           &p, f),
-                     0);
+    assert_int_equal(
+        parse("{\"metadata\":{\"name\":\"t-0\",\"namespace\":\"a\",\"labels\":"
+              "{\"user\":\"u\"},\"annotations\":{\"gpusched.io/gpu-model\":\"T4\"}},"
+              "\"spec\":{\"priority\":7,\"containers\":[{\"name\":\"m\",\"resources\":{\"limits\":"
+              "{\"nvidia.com/gpu\":\"4\",\"cpu\":\"16\",\"memory\":\"64Gi\"}}},"
+              "{\"name\":\"c1\",\"resources\":{\"requests\":{\"cpu\":\"500m\"}}}]}}",
+              &p, f),
+        0);
     assert_string_equal(p.name, "t-0");
     assert_int_equal(p.s.ncontainers, 2);
     assert_int_equal(p.s.containers[0].gpu, 4);
@@ -486,35 +487,38 @@ static void test_podspec(void **state)
     gsd_podspec_clear(&p);
     /* A share: gpucores in percent, gpumem in MiB; quantities as an API server writes them
      * back (20000 is "20k", 1 may be "1e0"). */
-    assert_int_equal(
-        parse("{\"metadata\":{\"name\":\"s\"},\"spec\":{\"containers\":[{"
-              "\"resources\":{\"limits\":{\"nvidia.com/gpucores\":30,\"nvidia.com/gpu\":\"1e0\","
-              "\"nvidia.com/gpumem\":\"20k\"}}}]}}",
-              &p, f),
-        0);
+    assert_int_equal(parse("{\"metadata\":{\"name\":\"s\"},\"spec\":{\"containers\":[{"
+                           "\"name\":\"c2\",\"resources\":{\"limits\":{\"nvidia.com/"
+                           "gpucores\":30,\"nvidia.com/gpu\":\"1e0\","
+                           "\"nvidia.com/gpumem\":\"20k\"}}}]}}",
+                           &p, f),
+                     0);
     assert_int_equal(p.s.containers[0].gpucores, 30);
     assert_int_equal(p.s.containers[0].gpumem_mib, 20000);
     assert_int_equal(p.s.containers[0].gpu, 1);
     gsd_podspec_clear(&p);
     /* A MIG instance: NVIDIA's profile name ("+me" spelled ".me" in the resource), no cards. */
-    assert_int_equal(parse("{\"metadata\":{\"name\":\"g\"},\"spec\":{\"containers\":[{"
-                           "\"resources\":{\"limits\":{\"nvidia.com/mig-1g.10gb.me\":\"1\","
-                           "\"nvidia.com/gpu\":0}}}]}}",
-                           &p, f),
-                     0);
+    assert_int_equal(
+        parse("{\"metadata\":{\"name\":\"g\"},\"spec\":{\"containers\":[{"
+              "\"name\":\"c3\",\"resources\":{\"limits\":{\"nvidia.com/mig-1g.10gb.me\":\"1\","
+              "\"nvidia.com/gpu\":0}}}]}}",
+              &p, f),
+        0);
     assert_string_equal(p.s.containers[0].mig_profile, "1g.10gb+me");
     assert_int_equal(p.s.containers[0].gpu, 0);
     gsd_podspec_clear(&p);
     /* Init containers are read, in order, before the app containers; a sidecar is marked (the
      * scheduler counts the effective request: test_scheduler.c). */
-    assert_int_equal(parse("{\"metadata\":{\"name\":\"k\"},\"spec\":{\"initContainers\":["
-                           "{\"name\":\"side\",\"restartPolicy\":\"Always\",\"resources\":"
-                           "{\"limits\":{\"nvidia.com/gpu\":1,\"cpu\":\"1\"}}},"
-                           "{\"name\":\"warm\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":4,"
-                           "\"cpu\":\"8\"}}}],\"containers\":["
-                           "{\"resources\":{\"limits\":{\"nvidia.com/gpu\":2,\"cpu\":\"2\"}}}]}}",
-                           &p, f),
-                     0);
+    assert_int_equal(
+        parse(
+            "{\"metadata\":{\"name\":\"k\"},\"spec\":{\"initContainers\":["
+            "{\"name\":\"side\",\"restartPolicy\":\"Always\",\"resources\":"
+            "{\"limits\":{\"nvidia.com/gpu\":1,\"cpu\":\"1\"}}},"
+            "{\"name\":\"warm\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":4,"
+            "\"cpu\":\"8\"}}}],\"containers\":["
+            "{\"name\":\"c4\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":2,\"cpu\":\"2\"}}}]}}",
+            &p, f),
+        0);
     assert_int_equal(p.s.ncontainers, 3);
     assert_int_equal(p.s.containers[0].init, 2);
     assert_int_equal(p.s.containers[1].init, 1);
@@ -530,59 +534,74 @@ static void test_podspec(void **state)
         {"{\"metadata\":{\"name\":\"x\",\"namespace\":\"a.b\"}}", "metadata.namespace"},
         {"{\"metadata\":{\"name\":\"x\",\"labels\":{\"k\":1}}}", "metadata.labels"},
         {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[]}}", "spec.containers"},
-        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"resources\":{\"limits\":"
+        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"name\":\"m\",\"resources\":{"
+         "\"limits\":"
          "{\"nvidia.com/gpucores\":101}}}]}}",
          "spec.containers[0].resources.limits.nvidia.com/gpucores"},
-        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"resources\":{\"limits\":"
+        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"name\":\"m\",\"resources\":{"
+         "\"limits\":"
          "{\"nvidia.com/gpu\":\"1500m\"}}}]}}",
          "spec.containers[0].resources.limits.nvidia.com/gpu"},
         /* sidecars only among init containers, and init containers a list */
-        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"restartPolicy\":"
+        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"name\":\"c5\","
+         "\"restartPolicy\":"
          "\"Always\"}]}}",
          "spec.containers[0].restartPolicy"},
-        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"initContainers\":[{\"restartPolicy\":"
-         "\"Never\"}],\"containers\":[{}]}}",
+        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"initContainers\":[{\"name\":\"c6\","
+         "\"restartPolicy\":"
+         "\"Never\"}],\"containers\":[{\"name\":\"m\"}]}}",
          "spec.initContainers[0].restartPolicy"},
-        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"initContainers\":{},\"containers\":[{}]}}",
+        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"initContainers\":{},\"containers\":[{\"name\":"
+         "\"m\"}]}}",
          "spec.initContainers"},
         {"{\"metadata\":{\"name\":\"x\",\"annotations\":{\"gpusched.io/gpu-model\":\"Z9\"}},"
-         "\"spec\":{\"containers\":[{}]}}",
+         "\"spec\":{\"containers\":[{\"name\":\"m\"}]}}",
          "metadata.annotations.gpusched.io/gpu-model"},
-        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"priority\":\"high\",\"containers\":[{}]}}",
+        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"priority\":\"high\",\"containers\":[{\"name\":"
+         "\"m\"}]}}",
          "spec.priority"},
         /* a string field takes no JSON number or boolean, as Kubernetes' API server refuses them
          * ("cannot unmarshal number into Go struct field ... of type string") */
-        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"priorityClassName\":7,\"containers\":[{}]}}",
+        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"priorityClassName\":7,\"containers\":[{"
+         "\"name\":\"m\"}]}}",
          "spec.priorityClassName"},
-        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"schedulerName\":true,\"containers\":[{}]}}",
+        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"schedulerName\":true,\"containers\":[{"
+         "\"name\":\"m\"}]}}",
          "spec.schedulerName"},
-        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"nodeName\":1.5,\"containers\":[{}]}}",
+        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"nodeName\":1.5,\"containers\":[{\"name\":"
+         "\"m\"}]}}",
          "spec.nodeName"},
         {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"nodeSelector\":{\"topology.kubernetes.io/"
-         "zone\":1},\"containers\":[{}]}}",
+         "zone\":1},\"containers\":[{\"name\":\"m\"}]}}",
          "spec.nodeSelector.topology.kubernetes.io/zone"},
         {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"tolerations\":[{\"key\":\"k\",\"value\":"
-         "false}],\"containers\":[{}]}}",
+         "false}],\"containers\":[{\"name\":\"m\"}]}}",
          "spec.tolerations[0].value"},
         /* an extended resource's request differs from its limit */
-        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"resources\":{\"limits\":"
+        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"name\":\"m\",\"resources\":{"
+         "\"limits\":"
          "{\"nvidia.com/gpu\":1},\"requests\":{\"nvidia.com/gpu\":2}}}]}}",
          "spec.containers[0].resources.requests.nvidia.com/gpu"},
         /* MIG: one instance of a profile some model has, and no cards with it */
-        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"resources\":{\"limits\":"
+        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"name\":\"m\",\"resources\":{"
+         "\"limits\":"
          "{\"nvidia.com/mig-1g.10gb\":2}}}]}}",
          "spec.containers[0].resources.limits.nvidia.com/mig-1g.10gb"},
-        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"resources\":{\"limits\":"
+        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"name\":\"m\",\"resources\":{"
+         "\"limits\":"
          "{\"nvidia.com/mig-9g.99gb\":1}}}]}}",
          "spec.containers[0].resources.limits.nvidia.com/mig-9g.99gb"},
-        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"resources\":{\"limits\":"
+        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"name\":\"m\",\"resources\":{"
+         "\"limits\":"
          "{\"nvidia.com/mig-1g.10gb\":1},\"requests\":{\"nvidia.com/mig-2g.20gb\":1}}}]}}",
          "spec.containers[0].resources.requests.nvidia.com/mig-2g.20gb"},
         /* a resource gpuschedd does not place is refused, not dropped */
-        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"resources\":{\"limits\":"
+        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"name\":\"m\",\"resources\":{"
+         "\"limits\":"
          "{\"example.com/fpga\":1}}}]}}",
          "spec.containers[0].resources.limits.example.com/fpga"},
-        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"resources\":{\"requests\":"
+        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"name\":\"m\",\"resources\":{"
+         "\"requests\":"
          "{\"cpus\":\"1\"}}}]}}",
          "spec.containers[0].resources.requests.cpus"},
     };
@@ -593,30 +612,32 @@ static void test_podspec(void **state)
     }
     struct gsd_ferr e = {0};
     const char *num = "{\"metadata\":{\"name\":\"x\"},\"spec\":{\"priorityClassName\":7,"
-                      "\"containers\":[{}]}}";
+                      "\"containers\":[{\"name\":\"m\"}]}}";
     assert_int_equal(gsd_podspec_parse(num, strlen(num), 1, &p, &e), -EINVAL);
     assert_int_equal(e.status, 400);
     assert_string_equal(e.msg, "spec.priorityClassName must be a string, not the integer 7 (as "
                                "Kubernetes refuses it): quote it for the text, \"7\"");
     /* metadata read beside the parser is typed the same way: a name of 1.5 is no text */
-    const char *real = "{\"metadata\":{\"name\":1.5},\"spec\":{\"containers\":[{}]}}";
+    const char *real = "{\"metadata\":{\"name\":1.5},\"spec\":{\"containers\":[{\"name\":\"m\"}]}}";
     assert_int_equal(gsd_podspec_parse(real, strlen(real), 1, &p, &e), -EINVAL);
     assert_string_equal(e.field, "metadata.name");
     assert_string_equal(e.msg, "metadata.name must be a string, not a number (as Kubernetes "
                                "refuses it): quote it for the text");
     /* the parser's message names the field once, whole, where it named its tail */
-    const char *q = "{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"resources\":"
-                    "{\"requests\":{\"cpu\":\"abc\"}}}]}}";
+    const char *q =
+        "{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"name\":\"m\",\"resources\":"
+        "{\"requests\":{\"cpu\":\"abc\"}}}]}}";
     assert_int_equal(gsd_podspec_parse(q, strlen(q), 1, &p, &e), -EINVAL);
     assert_string_equal(e.msg, "spec.containers[0].resources.requests.cpu: \"abc\" is not a "
                                "Kubernetes quantity (a number with an optional unit: 500m, 2, "
                                "64Gi, 1e3)");
     /* a JSON number is a quantity as its text is: 0.1 is 100m (jansson's 0.10000000000000001
      * would be 101m) */
-    assert_int_equal(parse("{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{"
-                           "\"resources\":{\"requests\":{\"cpu\":0.1,\"memory\":1.5e9}}}]}}",
-                           &p, f),
-                     0);
+    assert_int_equal(
+        parse("{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{"
+              "\"name\":\"c7\",\"resources\":{\"requests\":{\"cpu\":0.1,\"memory\":1.5e9}}}]}}",
+              &p, f),
+        0);
     assert_int_equal(p.s.containers[0].cpu_milli, 100);
     assert_int_equal(p.s.containers[0].memory_mib, 1431); /* 1.5e9 bytes, rounded up */
     /* kept as an API server keeps a Quantity, as text: what the store and a snapshot read */

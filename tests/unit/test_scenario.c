@@ -563,10 +563,12 @@ static const struct bad bads[] = {
      ":3:18: ", "metadata.name MyPod: expected a DNS subdomain", 0},
     {"apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: team_a}\n", -EINVAL,
      ":3:32: ", "metadata.namespace team_a: expected a DNS label", 0},
+    {POD_HDR "spec: {containers: [{image: x}]}\n", -EINVAL,
+     ":4:21: ", "spec.containers[0].name is required", 0},
     {POD_HDR "spec: {containers: [{name: Main}]}\n", -EINVAL,
      ":4:28: ", "spec.containers[0].name Main: expected a DNS label", 0},
     {POD_HDR "spec: {initContainers: [{name: m}], containers: [{name: m}]}\n", -EINVAL,
-     ":4:57: ", "spec.containers[0].name m: another container of the pod has it (4:32)", 0},
+     ":4:57: ", "spec.containers[0].name m: spec.initContainers[0] has that name too", 0},
     {POD_HDR "spec:\n  containers:\n  - name: m\n    resources:\n      requests: {nvidia.com/gpu: "
              "1, nvidia.com/gpumem: 1024}\n",
      -EINVAL, ":8:37: ", "requests.nvidia.com/gpumem without limits.nvidia.com/gpumem", 0},
@@ -591,6 +593,12 @@ static const struct bad bads[] = {
      "Container, default: {nvidia.com/gpu: 2}, defaultRequest: {nvidia.com/gpu: 1}}]}\n",
      -EINVAL, ":4:81: ",
      "limits[0]: default value 2 must equal to defaultRequest value 1 in nvidia.com/gpu", 0},
+    {"apiVersion: v1\nkind: LimitRange\nmetadata: {name: r, namespace: a}\nspec: {limits: [{type: "
+     "Container, max: {nvidia.com/gpu: 2}, defaultRequest: {nvidia.com/gpu: 1}}]}\n",
+     -EINVAL, ":4:77: ",
+     "limits[0]: default value 2 (the max, as no default is given) must equal to defaultRequest "
+     "value 1 in nvidia.com/gpu",
+     0},
     /* Kubernetes' order per resource: min <= defaultRequest <= default <= max */
     {"apiVersion: v1\nkind: LimitRange\nmetadata: {name: r, namespace: a}\nspec: {limits: [{type: "
      "Container, min: {nvidia.com/gpu: 4}, max: {nvidia.com/gpu: 2}}]}\n",
