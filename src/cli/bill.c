@@ -291,9 +291,18 @@ static int in_life(const json_t *pod, const struct gs_bill_use *use, const char 
                    int64_t *last_end, struct gs_diag *d)
 {
     const json_t *sub = json_object_get(pod, "submit_s"), *end = json_object_get(pod, "end_s");
+    const json_t *start = json_object_get(pod, "start_s");
     const char *state = json_string_value(json_object_get(pod, "state"));
     if (state && strcmp(state, "rejected") == 0)
         return gs_diag_error(d, "%s: a rejected pod never ran, so it has no usage", at);
+    if (json_is_null(start))
+        return gs_diag_error(d,
+                             "%s: the pod's start_s is null: a pod that never started has no "
+                             "usage",
+                             at);
+    if (json_is_integer(start) && use->start_s < json_integer_value(start))
+        return gs_diag_error(d, "%s.start_s: %lld is before the pod's start_s %lld", at,
+                             (long long)use->start_s, (long long)json_integer_value(start));
     if (json_is_integer(sub) && use->start_s < json_integer_value(sub))
         return gs_diag_error(d, "%s.start_s: %lld is before the pod's submit_s %lld", at,
                              (long long)use->start_s, (long long)json_integer_value(sub));
@@ -304,6 +313,24 @@ static int in_life(const json_t *pod, const struct gs_bill_use *use, const char 
         return gs_diag_error(d, "%s.start_s: %lld is before the previous use ended (%lld)", at,
                              (long long)use->start_s, (long long)*last_end);
     *last_end = use->end_s;
+    return 0;
+}
+
+/* life() - the pod's own times, where given: submit_s an integer, start_s and end_s an integer
+ * or null (not started, not ended); a completed pod has ended. A time of another type would
+ * let every use through in_life(). */
+static int life(const json_t *pod, const char *at, struct gs_diag *d)
+{
+    static const char *const key[] = {"submit_s", "start_s", "end_s"};
+    for (int i = 0; i < 3; i++) {
+        const json_t *v = json_object_get(pod, key[i]);
+        if (v && !json_is_integer(v) && !(i > 0 && json_is_null(v)))
+            return gs_diag_error(d, "%s.%s: expected %s, got %s", at, key[i],
+                                 i ? "integer or null" : "integer", gs__json_type_name(v));
+    }
+    const char *state = json_string_value(json_object_get(pod, "state"));
+    if (state && !strcmp(state, "completed") && !json_is_integer(json_object_get(pod, "end_s")))
+        return gs_diag_error(d, "%s.end_s: expected integer: a completed pod has ended", at);
     return 0;
 }
 
@@ -324,7 +351,8 @@ static int known_state(const json_t *state, const char *at, struct gs_diag *d)
                          at, json_string_value(state));
 }
 
-int gs__bill_pod(const json_t *pod, const char *at, struct gs_bill *b, struct gs_diag *d)
+int gs__bill_pod(const json_t *pod, const char *at, struct gs_bill *b, int64_t *end_max,
+                 struct gs_diag *d)
 {
     json_t *tenant, *usage = NULL, *u;
     size_t j;
@@ -339,6 +367,8 @@ int gs__bill_pod(const json_t *pod, const char *at, struct gs_bill *b, struct gs
     if (!rc)
         rc = known_state(json_object_get(pod, "state"), at, d);
     if (!rc)
+        rc = life(pod, at, d);
+    if (!rc)
         rc = gs__json_field(pod, "usage", at, JSON_ARRAY, &usage, d);
     json_array_foreach(usage, j, u)
     {
@@ -351,10 +381,27 @@ int gs__bill_pod(const json_t *pod, const char *at, struct gs_bill *b, struct gs
         rc = use_of(u, uat, json_string_value(tenant), &use, d);
         if (!rc)
             rc = in_life(pod, &use, uat, &last_end, d);
+        if (!rc && use.end_s > *end_max)
+            *end_max = use.end_s;
         if (!rc && (rc = gs_bill_add_use(b, &use, &why)) != 0)
             rc = gs_diag_error_code(d, rc, "%s: %s", uat, why.msg);
     }
     return rc;
+}
+
+int gs__within_horizon(const json_t *summary, int64_t end_max, const char *at, struct gs_diag *d)
+{
+    const json_t *h = json_object_get(summary, "horizon_s");
+    if (h && !json_is_integer(h))
+        return gs_diag_error(d, "%s%ssummary.horizon_s: expected integer, got %s", at,
+                             *at ? "." : "", gs__json_type_name(h));
+    if (h && end_max > json_integer_value(h))
+        return gs_diag_error(d,
+                             "%s%spods: a use ends at %lld s, after the run's summary.horizon_s "
+                             "%lld: nothing ran past the run's end",
+                             at, *at ? "." : "", (long long)end_max,
+                             (long long)json_integer_value(h));
+    return 0;
 }
 
 static int by_name(const void *a, const void *b)
@@ -418,13 +465,16 @@ static int bill_way(const json_t *run, const char *at, struct input *in, struct 
             rc = gs_diag_error(d, "%s.way: \"%.40s\" is also ways[%zu]", at, w->name, k);
     if (!rc && (rc = gs_bill_new(in->rc, &w->bill)) == 0)
         in->nway++;
+    int64_t end_max = INT64_MIN;
     json_array_foreach(pods, i, pod)
     {
         if (rc)
             break;
         snprintf(pat, sizeof(pat), "%s%spods[%zu]", at, *at ? "." : "", i);
-        rc = gs__bill_pod(pod, pat, w->bill, d);
+        rc = gs__bill_pod(pod, pat, w->bill, &end_max, d);
     }
+    if (!rc)
+        rc = gs__within_horizon(json_object_get(run, "summary"), end_max, at, d);
     return rc ? rc : unique_names(pods, at, d);
 }
 

@@ -202,7 +202,10 @@ static int take_name(struct ctx *c, const char *key, char **name)
 
 static struct rp_run *run_new(void)
 {
-    return calloc(1, sizeof(struct rp_run));
+    struct rp_run *r = calloc(1, sizeof(struct rp_run));
+    if (r)
+        r->end_max = INT64_MIN;
+    return r;
 }
 
 static void run_free(struct rp_run *r)
@@ -330,7 +333,7 @@ static int scenario_pod(struct ctx *c, const json_t *p, const char *at)
     int rc = r->bill ? 0 : gs_bill_new(c->doc->rc, &r->bill);
     if (rc)
         return oom(c);
-    if ((rc = gs__bill_pod(p, at, r->bill, c->s->d)) != 0) {
+    if ((rc = gs__bill_pod(p, at, r->bill, &r->end_max, c->s->d)) != 0) {
         char msg[GS_DIAG_MSG_MAX];
         memcpy(msg, c->s->d->msg, sizeof(msg));
         return gs_diag_error_code(c->s->d, rc, "%s: %s", c->doc->path, msg);
@@ -826,8 +829,13 @@ static int classify(struct gs_js *s, struct rp_doc *doc, int *replay)
         char at[AT_MAX];
         pathf(at, "%s", doc->nways ? "ways[]" : "");
         int rc = gs__names_unique(list[i]->names, list[i]->nnames, at, s->d);
-        if (rc)
-            return rc;
+        if (!rc)
+            rc = gs__within_horizon(list[i]->summary, list[i]->end_max, at, s->d);
+        if (rc) { /* named in the file, as every other message of the document */
+            char msg[GS_DIAG_MSG_MAX];
+            memcpy(msg, s->d->msg, sizeof(msg));
+            return gs_diag_error_code(s->d, rc, "%s: %s", doc->path, msg);
+        }
     }
     if (*replay && t->scenario_pods)
         return gs_diag_error(s->d, "%s: a replay whose pods have usage", doc->path);

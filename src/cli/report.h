@@ -71,6 +71,7 @@ struct rp_run {
     struct rp_kind *kinds;
     size_t nkinds;
     struct gs_bill *bill;
+    int64_t end_max; /* the latest end of a pod's use, s (INT64_MIN: none) */
     const char **names;
     size_t nnames, capnames;
     struct rp_span *spans;

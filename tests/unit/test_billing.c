@@ -1023,6 +1023,19 @@ static void test_cli_bad_shapes(void **state)
          "pods[0].usage[0].end_s: 4 is after the pod's end_s 3"},
         {"{\"pods\": [{\"tenant\": \"t\", \"usage\": [" SHARE_USE ", " SHARE_USE "]}]}",
          "pods[0].usage[1].start_s: 1 is before the previous use ended (4)"},
+        /* a time of another type, or none where the state says there is one, let every use
+         * through; so did a start after the use and a run's end before it */
+        {"{\"pods\": [{\"tenant\": \"t\", \"end_s\": \"3\", \"usage\": [" SHARE_USE "]}]}",
+         "pods[0].end_s: expected integer or null, got string"},
+        {"{\"pods\": [{\"tenant\": \"t\", \"state\": \"completed\", \"usage\": []}]}",
+         "pods[0].end_s: expected integer: a completed pod has ended"},
+        {"{\"pods\": [{\"tenant\": \"t\", \"start_s\": null, \"usage\": [" SHARE_USE "]}]}",
+         "pods[0].usage[0]: the pod's start_s is null: a pod that never started has no usage"},
+        {"{\"pods\": [{\"tenant\": \"t\", \"start_s\": 2, \"usage\": [" SHARE_USE "]}]}",
+         "pods[0].usage[0].start_s: 1 is before the pod's start_s 2"},
+        {"{\"summary\": {\"horizon_s\": 3}, \"pods\": [{\"tenant\": \"t\", \"usage\": [" SHARE_USE
+         "]}]}",
+         "pods: a use ends at 4 s, after the run's summary.horizon_s 3"},
         /* A JSON error at the end of the file is placed at the last character of its last line,
          * whether a line break ends the file or not (columns count characters, as jansson's do),
          * never at column 0 of a line after the last. */
