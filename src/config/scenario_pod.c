@@ -231,7 +231,12 @@ static int combine(struct gs__yctx *c, const struct res *rq, const struct res *l
     int64_t v[Q_COUNT];
     for (int q = 0; q < Q_COUNT; q++) {
         bool ext = q <= Q_SHARED, both = rq->at[q] && lim->at[q];
-        if (ext && both && (rq->v[q] != lim->v[q] || strcmp(rq->mig, lim->mig) != 0))
+        if (q == Q_MIG && both && strcmp(rq->mig, lim->mig) != 0)
+            return gs__yaml_err(c, rq->at[q],
+                                "requests.%s and limits.%s are two MIG profiles: Kubernetes "
+                                "requires each extended resource's limit, equal to its request",
+                                gs__yaml_str(rq->at[q]), gs__yaml_str(lim->at[q]));
+        if (ext && both && rq->v[q] != lim->v[q])
             return gs__yaml_err(c, rq->at[q],
                                 "requests.%s (%lld) must equal limits.%s (%lld): Kubernetes "
                                 "requires it for extended resources",
@@ -309,8 +314,8 @@ static int container_name(struct gs__yctx *c, yaml_node_t *n, const char *where,
     const char *s = gs__yaml_str(n);
     if (!gs_dns_label_ok(s, strlen(s)))
         return gs__yaml_err(c, n,
-                            "%s.name %.80s: expected a DNS label: lowercase letters, digits and "
-                            "'-', a letter or digit at both ends",
+                            "%s.name \"%.80s\": expected a DNS label: lowercase letters, digits "
+                            "and '-', a letter or digit at both ends",
                             where, s);
     for (int i = 0; i < at; i++)
         if (strcmp(gs__yaml_str(l->names->node[i]), s) == 0)

@@ -566,7 +566,7 @@ static const struct bad bads[] = {
     {POD_HDR "spec: {containers: [{image: x}]}\n", -EINVAL,
      ":4:21: ", "spec.containers[0].name is required", 0},
     {POD_HDR "spec: {containers: [{name: Main}]}\n", -EINVAL,
-     ":4:28: ", "spec.containers[0].name Main: expected a DNS label", 0},
+     ":4:28: ", "spec.containers[0].name \"Main\": expected a DNS label", 0},
     {POD_HDR "spec: {initContainers: [{name: m}], containers: [{name: m}]}\n", -EINVAL,
      ":4:57: ", "spec.containers[0].name m: spec.initContainers[0] has that name too", 0},
     {POD_HDR "spec:\n  containers:\n  - name: m\n    resources:\n      requests: {nvidia.com/gpu: "
