@@ -317,16 +317,25 @@ static int in_life(const json_t *pod, const struct gs_bill_use *use, const char 
 }
 
 /* life() - the pod's own times, where given: submit_s an integer, start_s and end_s an integer
- * or null (not started, not ended); a completed pod has ended. A time of another type would
- * let every use through in_life(). */
+ * or null (not started, not ended), in that order; a completed pod has ended. A time of another
+ * type would let every use through in_life(). */
 static int life(const json_t *pod, const char *at, struct gs_diag *d)
 {
     static const char *const key[] = {"submit_s", "start_s", "end_s"};
+    int64_t last = INT64_MIN;
+    const char *last_key = "";
     for (int i = 0; i < 3; i++) {
         const json_t *v = json_object_get(pod, key[i]);
         if (v && !json_is_integer(v) && !(i > 0 && json_is_null(v)))
             return gs_diag_error(d, "%s.%s: expected %s, got %s", at, key[i],
                                  i ? "integer or null" : "integer", gs__json_type_name(v));
+        if (!json_is_integer(v))
+            continue;
+        if (json_integer_value(v) < last)
+            return gs_diag_error(d, "%s.%s: %lld is before the pod's %s %lld", at, key[i],
+                                 (long long)json_integer_value(v), last_key, (long long)last);
+        last = json_integer_value(v);
+        last_key = key[i];
     }
     const char *state = json_string_value(json_object_get(pod, "state"));
     if (state && !strcmp(state, "completed") && !json_is_integer(json_object_get(pod, "end_s")))

@@ -1033,6 +1033,10 @@ static void test_cli_bad_shapes(void **state)
          "pods[0].usage[0]: the pod's start_s is null: a pod that never started has no usage"},
         {"{\"pods\": [{\"tenant\": \"t\", \"start_s\": 2, \"usage\": [" SHARE_USE "]}]}",
          "pods[0].usage[0].start_s: 1 is before the pod's start_s 2"},
+        {"{\"pods\": [{\"tenant\": \"t\", \"submit_s\": 5, \"start_s\": 2, \"usage\": []}]}",
+         "pods[0].start_s: 2 is before the pod's submit_s 5"},
+        {"{\"pods\": [{\"tenant\": \"t\", \"start_s\": 5, \"end_s\": 2, \"usage\": []}]}",
+         "pods[0].end_s: 2 is before the pod's start_s 5"},
         {"{\"summary\": {\"horizon_s\": 3}, \"pods\": [{\"tenant\": \"t\", \"usage\": [" SHARE_USE
          "]}]}",
          "pods: a use ends at 4 s, after the run's summary.horizon_s 3"},
