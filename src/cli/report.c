@@ -827,7 +827,10 @@ static int classify(struct gs_js *s, struct rp_doc *doc, int *replay)
             return gs_diag_error(s->d, "%s: %s: no summary", doc->path,
                                  doc->nways ? "a way" : "the document");
         char at[AT_MAX];
-        pathf(at, "%s", doc->nways ? "ways[]" : "");
+        if (doc->nways)
+            pathf(at, "ways[%zu]", i);
+        else
+            at[0] = '\0';
         int rc = gs__names_unique(list[i]->names, list[i]->nnames, at, s->d);
         if (!rc)
             rc = gs__within_horizon(list[i]->summary, list[i]->end_max, at, s->d);
