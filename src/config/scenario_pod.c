@@ -303,7 +303,7 @@ struct clist {
 /* Per container of a pod: its name's node and where it is, as the messages name it. */
 struct cnames {
     yaml_node_t *node[GS_SCN_CONTAINERS];
-    char where[GS_SCN_CONTAINERS][40];
+    char where[GS_SCN_CONTAINERS][64]; /* as read_container()'s where */
 };
 
 /* A container's name: a DNS label, unique among the pod's containers, init ones included (an API
