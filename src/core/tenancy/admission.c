@@ -435,7 +435,8 @@ static int gpu_defaults(const struct gs_policy *pol, const char *ns, struct gs_s
     const struct gs_limit_range_spec *lr, *from_req = NULL, *from_lim = NULL;
     for (size_t k = 0; (lr = limits_of(pol, ns, &k));) {
         int64_t d = or_default(lr->default_gpu_milli, lr->max_gpu_milli);
-        int64_t r = or_default(lr->default_request_gpu_milli, or_default(d, lr->min_gpu_milli));
+        int64_t r = default_request(lr->default_request_gpu_milli, lr->default_gpu_milli,
+                                    lr->max_gpu_milli, lr->min_gpu_milli);
         if (lim == GS_UNSET && d != GS_UNSET) {
             lim = d;
             from_lim = lr;
