@@ -2062,6 +2062,43 @@ static void test_shortfall_per_model(void **state)
 }
 
 /*
+ * A gang's members count as demand only for the models where the gang could start. team-a's
+ * training gang of two 2-card members must start inside one NVLink group: the A100 node's group
+ * of 4 can hold it, the H100 NVL node's pairs cannot (each member alone would fit a pair). While
+ * the A100 node is busy for the first hour (a card of it, team-a's one dedicated A100 card),
+ * team-a holds none of its 4 dedicated H100 NVL cards and is not short of them: the gang could
+ * not use them. Counted per member, it was 4 cards short for 59 minutes.
+ */
+static void test_shortfall_gang_nvlink(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    node(s, "n-a100", "", tmpl(s, "a100", 4, 1));
+    int nvl = tmpl(s, "nvl", 4, 0);
+    s->policy.templates[nvl].model = gs_catalog_find("H100-NVL-94GB", -1);
+    for (int i = 0; i < 4; i++)
+        s->policy.templates[nvl].nvlink_group[i] = (uint8_t)(i / 2);
+    node(s, "n-nvl", "", nvl);
+    tenant(s, "team-a", 1, 4);
+    struct gs_tenant_spec *ts = &s->policy.tenants[0];
+    struct gs_model_quota *q = &ts->quotas[ts->nquotas++];
+    snprintf(q->key, sizeof(q->key), "h100-nvl");
+    q->model = s->policy.templates[nvl].model;
+    q->total_milli = q->dedicated_milli = 4000;
+    pod(s, "team-a", "busy", 1, 0, 3600)->model_mask = 1u << s->policy.templates[0].model;
+    gang(s, "team-a", "tr", 2, 2, 60, 600, NULL, NULL);
+    for (size_t i = 1; i < s->npods; i++)
+        s->pods[i].tier = GS_TIER_NVLINK;
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    char runs[64];
+    runs_of(t, "tr-1", runs, sizeof(runs));
+    assert_string_equal(runs, "n-a100@3600-4200;");
+    assert_int_equal(shortfall_s(t, "team-a"), 0);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
+/*
  * Dedicated quota is kept for its tenant. team-a's training borrows the A100 cards dedicated to
  * team-c; team-c's replica then finds free L40S cards, but they are team-a's dedicated ones, and
  * its own dedicated A100 cards are borrowed: it takes those back (the guarantee) instead of
@@ -2572,6 +2609,7 @@ int main(void)
         cmocka_unit_test(test_node_failures),
         cmocka_unit_test(test_taints),
         cmocka_unit_test(test_shortfall_per_model),
+        cmocka_unit_test(test_shortfall_gang_nvlink),
         cmocka_unit_test(test_dedicated_room_kept),
         cmocka_unit_test(test_dedicated_room_whole_cards),
         cmocka_unit_test(test_preempt_smallest_gang),

@@ -577,12 +577,57 @@ static struct card_bounds bounds_of(const struct gs_tenancy *t, uint32_t model_m
     return b;
 }
 
-uint32_t gs__tn_usable_models(const struct gs_tenancy *t, const struct rpod *p)
+/* The cards gang @group must start with inside one NVLink group (gs__tn_place_gang()): its
+ * first minMember arrived members' when it is elastic, else all its arrived members'; 0 when
+ * that fits no NVLink group of the fleet (its members are then placed each on its own). */
+static int64_t gang_nvlink_cards(const struct gs_tenancy *t, int32_t group)
+{
+    const struct gang *g = &t->gangs[group];
+    int64_t cards = 0;
+    int32_t n = 0, most = gs__tn_gang_elastic(g) ? g->min : INT32_MAX;
+    for (size_t i = 0; i < g->members.n && n < most; i++) {
+        const struct rpod *m = &t->pods[g->members.v[i]];
+        if (m->state != GS_POD_REJECTED && m->arrived) {
+            cards += m->fit.whole ? m->fit.ncards : 0;
+            n++;
+        }
+    }
+    return cards <= gs_fleet_nvlink_max(t->fleet) ? cards : 0;
+}
+
+/* Does @p need its cards in one NVLink group? */
+static int needs_nvlink(const struct rpod *p)
+{
+    return p->fit.whole && p->fit.tier == GS_TIER_NVLINK && !p->fit.tier_soft;
+}
+
+/* gs__tn_usable_models() for @p, its gang (if any) asking @gang cards in one NVLink group. */
+static uint32_t usable_with(const struct gs_tenancy *t, const struct rpod *p, int64_t gang)
 {
     const struct gs_fit *f = &p->fit;
-    int nvlink = f->whole && f->tier == GS_TIER_NVLINK && !f->tier_soft;
-    uint32_t m = gs_fleet_models_with(t->fleet, f->whole ? f->ncards : 1, nvlink);
+    int64_t cards = f->whole ? f->ncards : 1;
+    uint32_t m =
+        gs_fleet_models_with(t->fleet, (int)(gang > cards ? gang : cards), needs_nvlink(p));
     return f->model_mask ? m & f->model_mask : m;
+}
+
+uint32_t gs__tn_usable_models(const struct gs_tenancy *t, const struct rpod *p)
+{
+    return usable_with(t, p, needs_nvlink(p) && p->group >= 0 ? gang_nvlink_cards(t, p->group) : 0);
+}
+
+void gs__tn_usable_refresh(struct gs_tenancy *t, int32_t group)
+{
+    const struct gang *g = &t->gangs[group];
+    int64_t cards = gang_nvlink_cards(t, group);
+    for (size_t i = 0; i < g->members.n; i++) {
+        struct rpod *m = &t->pods[g->members.v[i]];
+        if (m->state != GS_POD_PENDING || !m->arrived || !needs_nvlink(m))
+            continue;
+        gs__tn_usable_charge(t, m, 0, -1);
+        m->usable = usable_with(t, m, cards);
+        gs__tn_usable_charge(t, m, 0, 1);
+    }
 }
 
 int gs__tn_tier_required(const struct gs_tier_spec *ts)

@@ -355,6 +355,7 @@ static int unpark(struct gs_tenancy *t, int32_t group)
         g->level_low = m->level > g->level_low ? m->level : g->level_low;
         g->preemptible |= m->preemptible;
     }
+    gs__tn_usable_refresh(t, group);
     if (!g->dirty) {
         g->dirty = 1;
         return gs__vec_push(&t->dirty_gangs, group);
@@ -407,6 +408,8 @@ int gs_tenancy_submit(struct gs_tenancy *t, int64_t now, const struct gs_pod_spe
     t->q_demand[p->queue] += p->milli;
     p->usable = gs__tn_usable_models(t, p);
     gs__tn_usable_charge(t, p, 0, 1);
+    if (p->group >= 0)
+        gs__tn_usable_refresh(t, p->group);
     t->arrivals_since_pass = 1;
     return gs__tn_pending_add(t, pod);
 }

@@ -328,10 +328,13 @@ int gs__tn_admission_init(struct gs_tenancy *t);
 int gs__tn_tier_required(const struct gs_tier_spec *ts);
 
 /* gs__tn_usable_models() - the GPU models (bit per catalog index) with a node that could hold
- * admitted @p alone: of a model its GPU-model constraint allows, with as many GPUs as it asks
- * whole, in one NVLink group where its tier requires one (gs_fleet_models_with(), the nodes'
- * topologies as they are now). */
+ * admitted @p: of a model its GPU-model constraint allows, with as many GPUs as it asks whole, in
+ * one NVLink group where its tier requires one — as many as its gang must start with in one
+ * group, where that fits one (gs_fleet_models_with(), the nodes' topologies as they are now). */
 uint32_t gs__tn_usable_models(const struct gs_tenancy *t, const struct rpod *p);
+/* gs__tn_usable_refresh() - after a member of gang @group arrived: the usable models of its
+ * pending members, which the gang's cards decide, counted anew in usable_asked. O(members). */
+void gs__tn_usable_refresh(struct gs_tenancy *t, int32_t group);
 /* gs__tn_usable_charge() - count @p (its @usable) in @t's usable_asked (@running 0: it arrived,
  * @sign +1, or left, -1) or usable_held (@running 1: it started or stopped). */
 void gs__tn_usable_charge(struct gs_tenancy *t, const struct rpod *p, int running, int sign);
