@@ -439,26 +439,36 @@ static const char *const meta_keys[] = {
     "selfLink",
 };
 
+/* metadata.name (@label 0: a DNS subdomain) or metadata.namespace (@label 1: a DNS label), as an
+ * API server takes them: the DNS rule is checked before the byte set of every name, so that a
+ * byte outside it is named by the DNS rule. */
+static int dns_name(struct gs__yctx *c, yaml_node_t *n, int label, char *dst, size_t size)
+{
+    const char *what = label ? "metadata.namespace" : "metadata.name";
+    int rc = gs__yaml_not_typed(c, n, what);
+    if (rc)
+        return rc;
+    const char *s = gs__yaml_is_null(n) ? NULL : gs__yaml_str(n);
+    size_t len = s ? strlen(s) : 0;
+    if (len && len < size && !(label ? gs_dns_label_ok(s, len) : gs_dns_subdomain_ok(s, len)))
+        return gs__yaml_err(c, n,
+                            label ? "%s \"%.80s\": expected a DNS label: lowercase letters, "
+                                    "digits and '-', a letter or digit at both ends"
+                                  : "%s \"%.80s\": expected a DNS subdomain: lowercase letters, "
+                                    "digits, '-' and '.', a letter or digit at both ends",
+                            what, s);
+    return gs__scn_name(c, n, what, dst, size);
+}
+
 static int meta_field(struct gs__yctx *c, int field, yaml_node_t *val, void *arg)
 {
     struct gs__scn_meta *m = arg;
     int rc = 0;
-    /* an API server takes an object's name as a DNS subdomain, a namespace as a DNS label */
     if (field == META_NAME) {
-        rc = gs__scn_name(c, val, "metadata.name", m->name_s, sizeof(m->name_s));
-        if (!rc && !gs_dns_subdomain_ok(m->name_s, strlen(m->name_s)))
-            rc = gs__yaml_err(c, val,
-                              "metadata.name %s: expected a DNS subdomain: lowercase letters, "
-                              "digits, '-' and '.', a letter or digit at both ends",
-                              m->name_s);
+        rc = dns_name(c, val, 0, m->name_s, sizeof(m->name_s));
         m->name = val;
     } else if (field == META_NAMESPACE) {
-        rc = gs__scn_name(c, val, "metadata.namespace", m->ns_s, sizeof(m->ns_s));
-        if (!rc && !gs_dns_label_ok(m->ns_s, strlen(m->ns_s)))
-            rc = gs__yaml_err(c, val,
-                              "metadata.namespace %s: expected a DNS label: lowercase letters, "
-                              "digits and '-', a letter or digit at both ends",
-                              m->ns_s);
+        rc = dns_name(c, val, 1, m->ns_s, sizeof(m->ns_s));
         m->ns = val;
     } else if (field == META_LABELS) {
         m->labels = val;
