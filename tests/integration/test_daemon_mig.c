@@ -265,7 +265,7 @@ static void test_quota(void **state)
     expect_at(&d, "team-b", "q2", "running n-a40-0 0 4");
     /* 571 + 428 of 1000 milli-GPU: 142 more does not fit */
     reason_has(&d, "team-b", "q3",
-               "tenant team-b: GPUQuota a100-40gb total 0.999/1.0 GPUs, the pod asks 0.142");
+               "tenant team-b: GPUQuota a100-40gb total 0.999/1 GPUs, the pod asks 0.142");
     /* the tenant's use (and its queue's fair share) counts the instances the same way */
     struct answer a;
     assert_int_equal(h_call(&d, "GET", "/v1/tenants/team-b", TOKEN_B, NULL, &a), 0);

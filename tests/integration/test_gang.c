@@ -156,7 +156,7 @@ static void test_gang_over_quota(void **state)
     }
     pod_is(&d, "w0", "pending",
            "gang pg1: member w3 cannot be placed: tenant team-a: GPUQuota a100-80gb total "
-           "24.0/24.0 GPUs");
+           "24/24 GPUs");
     group_is(&d, "Pending", 4, 0);
     h_expect(&d, "GET", "/v1/tenants/team-a", TOKEN_A, NULL, 200, &a);
     json_t *m = json_array_get(json_object_get(json_object_get(a.json, "quota"), "models"), 0);
@@ -229,8 +229,8 @@ static const char pgm[] = "{\"metadata\":{\"name\":\"pgm\",\"namespace\":\"team-
                           "\"spec\":{\"minMember\":1,\"minResources\":{\"nvidia.com/gpu\":"
                           "\"32\",\"cpu\":\"500m\",\"memory\":\"1Gi\"}}}";
 static const char why_pgm[] =
-    "PodGroup team-a/pgm minResources nvidia.com/gpu 32.0 exceed what the cluster may admit: "
-    "8.0 in use and 0.0 held by PodGroups admitted, of 32.0 x overcommit-factor 1.2";
+    "PodGroup team-a/pgm minResources nvidia.com/gpu 32 exceed what the cluster may admit: "
+    "8 in use and 0 held by PodGroups admitted, of 32 x overcommit-factor 1.2";
 
 /* A daemon over the four boards, an 8-card blocker running and PodGroup pgm posted. */
 static void start_blocked(struct daemon *d)

@@ -115,7 +115,7 @@ static void a100_quota(const struct daemon *d, int64_t *used, int64_t *hard)
     h_answer_free(&a);
 }
 
-static const char over[] = "tenant team-a: GPUQuota a100-80gb total 8.0/8.0 GPUs";
+static const char over[] = "tenant team-a: GPUQuota a100-80gb total 8/8 GPUs";
 
 static void test_gpuquota(void **state)
 {

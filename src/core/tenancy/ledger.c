@@ -20,10 +20,13 @@ static const struct gs_model_quota *model_quota(const struct gs_tenancy *t, int3
     return gs_tenant_model_quota(&t->pol->tenants[tenant], model);
 }
 
-/* GPUs from milli-GPU: one decimal when that is exact, else all three ("0.999", never "0.9"). */
+/* GPUs from milli-GPU: whole GPUs as integers ("2", as a Kubernetes quantity writes them), one
+ * decimal when that is exact, else all three ("0.999", never "0.9"). */
 static void milli_str(char *buf, size_t size, int64_t m)
 {
-    if (m % 100 == 0)
+    if (m % 1000 == 0)
+        gs__say(buf, size, "%lld", (long long)(m / 1000));
+    else if (m % 100 == 0)
         gs__say(buf, size, "%lld.%lld", (long long)(m / 1000), (long long)(m % 1000 / 100));
     else
         gs__say(buf, size, "%lld.%03lld", (long long)(m / 1000), (long long)(m % 1000));
