@@ -161,7 +161,9 @@ int gs_tenancy_submit(struct gs_tenancy *t, int64_t now, const struct gs_pod_spe
                       int32_t *id, char *why, size_t size);
 
 /* gs_tenancy_refused_field() - the Pod field the last submission admission refused was refused
- * for, as gs_tenancy_pod()'s field gives it (static). */
+ * for, as gs_tenancy_pod()'s field gives it, with the container at fault named by its index where
+ * one is ("spec.containers[1].resources.limits.memory"). Owned by @t, valid until the next
+ * submission. */
 const char *gs_tenancy_refused_field(const struct gs_tenancy *t);
 
 /*

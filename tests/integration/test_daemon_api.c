@@ -400,7 +400,18 @@ static void test_errors_name_the_field(void **state)
     const char *req_only = "{\"metadata\":{\"name\":\"ro\"},\"spec\":{\"containers\":[{\"name\""
                            ":\"m\",\"resources\":{\"requests\":{\"nvidia.com/gpu\":1}}}]}}";
     assert_int_equal(status_of(&d, "POST", "/v1/pods", TOKEN_A, req_only, field, 128), 400);
-    assert_string_equal(field, "spec.containers[].resources.limits.nvidia.com/gpu");
+    assert_string_equal(field, "spec.containers[0].resources.limits.nvidia.com/gpu");
+    /* the container at fault is named by its place in its own list */
+    const char *second = "{\"metadata\":{\"name\":\"ro2\"},\"spec\":{\"containers\":[{\"name\""
+                         ":\"a\"},{\"name\":\"b\",\"resources\":{\"requests\":{\"nvidia.com/"
+                         "gpu\":1}}}]}}";
+    assert_int_equal(status_of(&d, "POST", "/v1/pods", TOKEN_A, second, field, 128), 400);
+    assert_string_equal(field, "spec.containers[1].resources.limits.nvidia.com/gpu");
+    const char *init = "{\"metadata\":{\"name\":\"ro3\"},\"spec\":{\"initContainers\":[{"
+                       "\"name\":\"i\",\"resources\":{\"requests\":{\"nvidia.com/gpu\":1}}}],"
+                       "\"containers\":[{\"name\":\"a\"}]}}";
+    assert_int_equal(status_of(&d, "POST", "/v1/pods", TOKEN_A, init, field, 128), 400);
+    assert_string_equal(field, "spec.initContainers[0].resources.limits.nvidia.com/gpu");
     /* The same pod sent again (its first answer lost) is the pod held, 200; another spec under
      * that name is a 409. */
     json_t *first = h_submit(&d, TOKEN_A, h_pod("team-a", "dup", 1, 0), 201);

@@ -269,20 +269,20 @@ static void test_limit_range(void **state)
     assert_int_equal(json_integer_value(json_object_get(got, "memory_mib")), 4096);
     json_decref(got);
     json_object_set_new(lim, "memory", json_string("64Gi"));
-    post_refused(&d, pod, "fat", "spec.containers[].resources.limits.memory",
+    post_refused(&d, pod, "fat", "spec.containers[0].resources.limits.memory",
                  "LimitRange team-a/gpu-limits: memory 64Gi > max 32Gi per Container");
     /* a request within max does not make up for a limit past it: a max bounds the limit */
     json_t *res = json_object_get(
         json_array_get(json_object_get(json_object_get(pod, "spec"), "containers"), 0),
         "resources");
     json_object_set_new(res, "requests", json_pack("{s:s}", "memory", "16Gi"));
-    post_refused(&d, pod, "loose-limit", "spec.containers[].resources.limits.memory",
+    post_refused(&d, pod, "loose-limit", "spec.containers[0].resources.limits.memory",
                  "LimitRange team-a/gpu-limits: memory 64Gi > max 32Gi per Container");
     json_object_del(res, "requests");
     /* quantities as Kubernetes writes them: 3 cores, not 3000m */
     json_object_set_new(lim, "memory", json_string("8Gi"));
     json_object_set_new(lim, "cpu", json_string("3"));
-    post_refused(&d, pod, "wide", "spec.containers[].resources.limits.cpu",
+    post_refused(&d, pod, "wide", "spec.containers[0].resources.limits.cpu",
                  "LimitRange team-a/gpu-limits: cpu 3 > max 2500m per Container");
     json_object_set_new(lim, "cpu", json_string("1"));
     /* limit 4Gi over a request of 1Gi: past maxLimitRequestRatio 2 */
@@ -297,7 +297,7 @@ static void test_limit_range(void **state)
     assert_int_equal(h_call(&d, "POST", "/v1/pods", TOKEN_A, body, &a), 0);
     static const char loose[] = "LimitRange team-a/gpu-limits: memory max limit to request ratio "
                                 "per Container is 2, but provided ratio is 4.000000";
-    refused(&a, "spec.containers[].resources.limits.memory", loose);
+    refused(&a, "spec.containers[0].resources.limits.memory", loose);
     static const char *const one[] = {"n-a100-0"};
     json_t *f = h_extender(&d, "filter", body, one, 1);
     free(body);
@@ -306,7 +306,7 @@ static void test_limit_range(void **state)
     json_decref(f);
     json_decref(pod);
     post(&d, "team-a", "big", 3, &a);
-    refused(&a, "spec.containers[].resources.limits.nvidia.com/gpu",
+    refused(&a, "spec.containers[0].resources.limits.nvidia.com/gpu",
             "LimitRange team-a/gpu-limits: nvidia.com/gpu 3 > max 2 per Container");
     static const char *const all[] = {"n-a100-0", "n-a100-1", "n-t4-0"};
     char *big = h_pod("team-a", "big", 3, 0);

@@ -490,7 +490,8 @@ static int gpu_defaults(const struct gs_policy *pol, const char *ns, struct gs_s
  * (pod_check()).
  */
 static int containers(const struct gs_policy *pol, const struct gs_pod_spec *sp,
-                      struct gs_scn_container *sum, const char **field, char *why, size_t size)
+                      struct gs_scn_container *sum, const char **field, int16_t *at, char *why,
+                      size_t size)
 {
     struct effective e;
     memset(&e, 0, sizeof(e));
@@ -499,6 +500,7 @@ static int containers(const struct gs_policy *pol, const struct gs_pod_spec *sp,
         struct gs_scn_container c = sp->containers[i];
         const struct gs_limit_range_spec *lr;
         size_t k = 0;
+        *at = (int16_t)i; /* a container's own bound at fault names it */
         if (gpu_defaults(pol, sp->ns, &c, field, why, size))
             return -1;
         while ((lr = limits_of(pol, sp->ns, &k)))
@@ -521,6 +523,7 @@ static int containers(const struct gs_policy *pol, const struct gs_pod_spec *sp,
         if (c.mig_profile[0])
             memcpy(sum->mig_profile, c.mig_profile, sizeof(sum->mig_profile));
     }
+    *at = -1; /* from here on the pod's sums are at fault */
     int64_t pod[E_COUNT];
     for (int k = 0; k < E_COUNT; k++)
         pod[k] = effective_of(&e, k);
@@ -897,7 +900,7 @@ static int demand(const struct gs_tenancy *t, struct rpod *p, const struct gs_st
     const struct gs_pod_spec *sp = p->sp;
     struct gs_scn_container c;
     p->field = "spec.containers[].resources";
-    if (containers(t->pol, sp, &c, &p->field, why, size))
+    if (containers(t->pol, sp, &c, &p->field, &p->field_at, why, size))
         return -1;
     const struct gs_vgpu_class_spec *vc = vgpu_class(t->pol, sp, &c, why, size);
     if (sp->vgpu_class[0] && !vc) {
@@ -1368,6 +1371,7 @@ int gs__tn_admit(const struct gs_tenancy *t, struct rpod *p)
     p->wgroup = p->group;
     p->bucket = -1;
     p->user = -1;
+    p->field_at = -1;
     admit_one(t, p);
     p->rate = gs__tn_work_rate(p);
     p->fit.rate = p->fit.whole ? 0 : p->rate;

@@ -363,6 +363,25 @@ static int unpark(struct gs_tenancy *t, int32_t group)
     return 0;
 }
 
+/* @field into @buf with its "containers[]" naming container @at of @sp (index in sp->containers,
+ * -1 none) by its place in its own list, as an API server names it ("spec.containers[1]",
+ * "spec.initContainers[0]"). */
+static void field_path(const struct gs_pod_spec *sp, const char *field, int at, char *buf,
+                       size_t size)
+{
+    static const char list[] = "containers[]";
+    const char *c = at >= 0 && at < sp->ncontainers ? strstr(field, list) : NULL;
+    if (!c) {
+        snprintf(buf, size, "%s", field);
+        return;
+    }
+    int init = sp->containers[at].init != 0, k = 0;
+    for (int i = 0; i < at; i++)
+        k += (sp->containers[i].init != 0) == init;
+    snprintf(buf, size, "%.*s%s[%d]%s", (int)(c - field), field,
+             init ? "initContainers" : "containers", k, c + sizeof(list) - 1);
+}
+
 int gs_tenancy_submit(struct gs_tenancy *t, int64_t now, const struct gs_pod_spec *sp, int64_t seq,
                       int32_t *id, char *why, size_t size)
 {
@@ -381,7 +400,8 @@ int gs_tenancy_submit(struct gs_tenancy *t, int64_t now, const struct gs_pod_spe
     if (gs__tn_admit(t, p)) {
         if (why && size)
             snprintf(why, size, "%s", p->reason);
-        t->refused_field = p->field ? p->field : "spec";
+        field_path(sp, p->field ? p->field : "spec", p->field_at, t->refused_field,
+                   sizeof(t->refused_field));
         return 1;
     }
     p->preemptions = sp->evictions; /* a snapshot's pod: its history goes on */
@@ -784,7 +804,7 @@ int gs_tenancy_pod(struct gs_tenancy *t, int32_t id, struct gs_tenancy_pod *out)
 
 const char *gs_tenancy_refused_field(const struct gs_tenancy *t)
 {
-    return t->refused_field ? t->refused_field : "spec";
+    return t->refused_field[0] ? t->refused_field : "spec";
 }
 
 size_t gs_tenancy_pod_count(const struct gs_tenancy *t)

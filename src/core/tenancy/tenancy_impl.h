@@ -77,6 +77,7 @@ struct rpod {
     int32_t bucket;       /* its bucket of pending pods (order.c), -1 before the first */
     char mig[16];      /* MIG profile asked for (full scheme), "" for none (fit.mig: the spec's) */
     const char *field; /* rejected: the Pod field at fault (static), NULL for the pod as a whole */
+    int16_t field_at;  /* the container @field names (index in sp->containers), -1 none */
     char reason[GS_REASON_MAX];
     int32_t wgroup; /* its PodGroup in every way (work.c: a gang below minMember does no work) */
     /* The work model (work.c). @rate: busy milli-GPU per card at full speed (gpu-util x the
@@ -317,7 +318,7 @@ struct gs_tenancy {
     size_t ndec, capdec;
     int dec_taken; /* gs_tenancy_schedule() handed them out: the next decision starts afresh */
     struct gs_tenancy_work work;
-    const char *refused_field; /* of the last submission refused (gs_tenancy_refused_field()) */
+    char refused_field[128];   /* of the last submission refused (gs_tenancy_refused_field()) */
     struct gs__shapes *shapes; /* the probe's answers by pod shape (shapes.c), NULL until asked */
 };
 
