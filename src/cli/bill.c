@@ -360,7 +360,7 @@ static int known_state(const json_t *state, const char *at, struct gs_diag *d)
                          at, json_string_value(state));
 }
 
-int gs__bill_pod(const json_t *pod, const char *at, struct gs_bill *b, int64_t *end_max,
+int gs__bill_pod(const json_t *pod, const char *at, struct gs_bill *b, struct gs__last_use *last,
                  struct gs_diag *d)
 {
     json_t *tenant, *usage = NULL, *u;
@@ -390,26 +390,28 @@ int gs__bill_pod(const json_t *pod, const char *at, struct gs_bill *b, int64_t *
         rc = use_of(u, uat, json_string_value(tenant), &use, d);
         if (!rc)
             rc = in_life(pod, &use, uat, &last_end, d);
-        if (!rc && use.end_s > *end_max)
-            *end_max = use.end_s;
+        if (!rc && use.end_s > last->end_s) {
+            last->end_s = use.end_s;
+            snprintf(last->at, sizeof(last->at), "%s", uat);
+        }
         if (!rc && (rc = gs_bill_add_use(b, &use, &why)) != 0)
             rc = gs_diag_error_code(d, rc, "%s: %s", uat, why.msg);
     }
     return rc;
 }
 
-int gs__within_horizon(const json_t *summary, int64_t end_max, const char *at, struct gs_diag *d)
+int gs__within_horizon(const json_t *summary, const struct gs__last_use *last, const char *at,
+                       struct gs_diag *d)
 {
     const json_t *h = json_object_get(summary, "horizon_s");
     if (h && !json_is_integer(h))
         return gs_diag_error(d, "%s%ssummary.horizon_s: expected integer, got %s", at,
                              *at ? "." : "", gs__json_type_name(h));
-    if (h && end_max > json_integer_value(h))
+    if (h && last->end_s > json_integer_value(h))
         return gs_diag_error(d,
-                             "%s%spods: a use ends at %lld s, after the run's summary.horizon_s "
-                             "%lld: nothing ran past the run's end",
-                             at, *at ? "." : "", (long long)end_max,
-                             (long long)json_integer_value(h));
+                             "%s: ends at %lld s, after the run's summary.horizon_s %lld: nothing "
+                             "ran past the run's end",
+                             last->at, (long long)last->end_s, (long long)json_integer_value(h));
     return 0;
 }
 
@@ -474,16 +476,16 @@ static int bill_way(const json_t *run, const char *at, struct input *in, struct 
             rc = gs_diag_error(d, "%s.way: \"%.40s\" is also ways[%zu]", at, w->name, k);
     if (!rc && (rc = gs_bill_new(in->rc, &w->bill)) == 0)
         in->nway++;
-    int64_t end_max = INT64_MIN;
+    struct gs__last_use last = {.end_s = INT64_MIN};
     json_array_foreach(pods, i, pod)
     {
         if (rc)
             break;
         snprintf(pat, sizeof(pat), "%s%spods[%zu]", at, *at ? "." : "", i);
-        rc = gs__bill_pod(pod, pat, w->bill, &end_max, d);
+        rc = gs__bill_pod(pod, pat, w->bill, &last, d);
     }
     if (!rc)
-        rc = gs__within_horizon(json_object_get(run, "summary"), end_max, at, d);
+        rc = gs__within_horizon(json_object_get(run, "summary"), &last, at, d);
     return rc ? rc : unique_names(pods, at, d);
 }
 

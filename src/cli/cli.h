@@ -57,21 +57,29 @@ int gs__json_field(const json_t *obj, const char *key, const char *at, json_type
 int gs__json_field_int(const json_t *obj, const char *key, const char *at, int64_t *out,
                        struct gs_diag *d);
 
+/* The use of a run's pods that ends latest: its end (seconds, INT64_MIN none) and its path. */
+struct gs__last_use {
+    int64_t end_s;
+    char at[160];
+};
+
 /*
  * gs__bill_pod() - meter every "usage" entry of the simulator's pod object @pod (at path @at)
  * into @b, as `gpusched bill` does: each use must lie inside the pod's life (not before its
  * submit_s or start_s, not after its end_s, not overlapping the previous use; a rejected pod and
  * one never started have none; a state, where given, one the simulator writes; the times
- * integers, start_s and end_s null where not yet, a completed pod's end_s given). *@end_max
- * (in and out, seconds): the latest end of a use so far.
+ * integers, start_s and end_s null where not yet, a completed pod's end_s given). *@last (in and
+ * out): the use that ends latest so far.
  * Return: 0; -EINVAL (a malformed pod, named by path); gs_bill_add_use()'s errors.
  */
-int gs__bill_pod(const json_t *pod, const char *at, struct gs_bill *b, int64_t *end_max,
+int gs__bill_pod(const json_t *pod, const char *at, struct gs_bill *b, struct gs__last_use *last,
                  struct gs_diag *d);
 
-/* gs__within_horizon() - no use ends (@end_max, seconds) after the run's "horizon_s" in
- * @summary (NULL, or no horizon_s: nothing to check), at path @at. Return: 0; -EINVAL. */
-int gs__within_horizon(const json_t *summary, int64_t end_max, const char *at, struct gs_diag *d);
+/* gs__within_horizon() - no use ends (@last, the latest) after the run's "horizon_s" in
+ * @summary (NULL, or no horizon_s: nothing to check), at path @at. Return: 0; -EINVAL naming
+ * the use. */
+int gs__within_horizon(const json_t *summary, const struct gs__last_use *last, const char *at,
+                       struct gs_diag *d);
 
 /* gs__names_unique() - no two of @names (sorted in place) are equal: a pod listed twice would be
  * billed twice. Return: 0; -EINVAL naming the pod, in @at's pods. */

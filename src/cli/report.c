@@ -204,7 +204,7 @@ static struct rp_run *run_new(void)
 {
     struct rp_run *r = calloc(1, sizeof(struct rp_run));
     if (r)
-        r->end_max = INT64_MIN;
+        r->last.end_s = INT64_MIN;
     return r;
 }
 
@@ -333,7 +333,7 @@ static int scenario_pod(struct ctx *c, const json_t *p, const char *at)
     int rc = r->bill ? 0 : gs_bill_new(c->doc->rc, &r->bill);
     if (rc)
         return oom(c);
-    if ((rc = gs__bill_pod(p, at, r->bill, &r->end_max, c->s->d)) != 0) {
+    if ((rc = gs__bill_pod(p, at, r->bill, &r->last, c->s->d)) != 0) {
         char msg[GS_DIAG_MSG_MAX];
         memcpy(msg, c->s->d->msg, sizeof(msg));
         return gs_diag_error_code(c->s->d, rc, "%s: %s", c->doc->path, msg);
@@ -833,7 +833,7 @@ static int classify(struct gs_js *s, struct rp_doc *doc, int *replay)
             at[0] = '\0';
         int rc = gs__names_unique(list[i]->names, list[i]->nnames, at, s->d);
         if (!rc)
-            rc = gs__within_horizon(list[i]->summary, list[i]->end_max, at, s->d);
+            rc = gs__within_horizon(list[i]->summary, &list[i]->last, at, s->d);
         if (rc) { /* named in the file, as every other message of the document */
             char msg[GS_DIAG_MSG_MAX];
             memcpy(msg, s->d->msg, sizeof(msg));

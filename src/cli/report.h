@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cli.h"
 #include "gpusched/names.h"
 #include "gpusched/page.h"
 
@@ -71,7 +72,7 @@ struct rp_run {
     struct rp_kind *kinds;
     size_t nkinds;
     struct gs_bill *bill;
-    int64_t end_max; /* the latest end of a pod's use, s (INT64_MIN: none) */
+    struct gs__last_use last; /* the use of its pods that ends latest */
     const char **names;
     size_t nnames, capnames;
     struct rp_span *spans;

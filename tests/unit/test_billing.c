@@ -1039,7 +1039,7 @@ static void test_cli_bad_shapes(void **state)
          "pods[0].end_s: 2 is before the pod's start_s 5"},
         {"{\"summary\": {\"horizon_s\": 3}, \"pods\": [{\"tenant\": \"t\", \"usage\": [" SHARE_USE
          "]}]}",
-         "pods: a use ends at 4 s, after the run's summary.horizon_s 3"},
+         "pods[0].usage[0]: ends at 4 s, after the run's summary.horizon_s 3"},
         /* A JSON error at the end of the file is placed at the last character of its last line,
          * whether a line break ends the file or not (columns count characters, as jansson's do),
          * never at column 0 of a line after the last. */
