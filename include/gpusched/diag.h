@@ -29,7 +29,8 @@ struct gs_diag {
 void gs_diag_init(struct gs_diag *d);
 
 /*
- * gs_diag_error() - record an error message, printf-style, truncated to GS_DIAG_MSG_MAX - 1 bytes.
+ * gs_diag_error() - record an error message, printf-style, truncated to GS_DIAG_MSG_MAX - 1 bytes,
+ * its control bytes (those of a name quoted in it) written as \xNN; gs_diag_warn() likewise.
  * @d: may be NULL (then the message is dropped).
  * Return: always -EINVAL, so callers can write `return gs_diag_error(d, ...)`.
  */

@@ -561,6 +561,8 @@ static const struct bad bads[] = {
      -EINVAL, ":8:18: ", "requests.cpu is above limits.cpu", 0},
     {"apiVersion: v1\nkind: Pod\nmetadata: {name: MyPod}\n", -EINVAL,
      ":3:18: ", "metadata.name \"MyPod\": expected a DNS subdomain", 0},
+    {"apiVersion: v1\nkind: Pod\nmetadata: {name: \"a\\eb\"}\n", -EINVAL,
+     ":3:18: ", "metadata.name \"a\\x1bb\": expected a DNS subdomain", 0},
     {"apiVersion: v1\nkind: Pod\nmetadata: {name: \"\xc3\xa9\"}\n", -EINVAL,
      ":3:18: ", "metadata.name \"\xc3\xa9\": expected a DNS subdomain", 0},
     {"apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: team_a}\n", -EINVAL,
