@@ -412,6 +412,13 @@ static void test_errors_name_the_field(void **state)
                        "\"containers\":[{\"name\":\"a\"}]}}";
     assert_int_equal(status_of(&d, "POST", "/v1/pods", TOKEN_A, init, field, 128), 400);
     assert_string_equal(field, "spec.initContainers[0].resources.limits.nvidia.com/gpu");
+    /* app containers are checked before init containers, as LimitRanger checks them */
+    const char *both = "{\"metadata\":{\"name\":\"ro4\"},\"spec\":{\"initContainers\":[{"
+                       "\"name\":\"i\",\"resources\":{\"requests\":{\"nvidia.com/gpu\":1}}}],"
+                       "\"containers\":[{\"name\":\"a\"},{\"name\":\"b\",\"resources\":{"
+                       "\"requests\":{\"nvidia.com/gpu\":1}}}]}}";
+    assert_int_equal(status_of(&d, "POST", "/v1/pods", TOKEN_A, both, field, 128), 400);
+    assert_string_equal(field, "spec.containers[1].resources.limits.nvidia.com/gpu");
     /* The same pod sent again (its first answer lost) is the pod held, 200; another spec under
      * that name is a 409. */
     json_t *first = h_submit(&d, TOKEN_A, h_pod("team-a", "dup", 1, 0), 201);

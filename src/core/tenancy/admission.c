@@ -496,7 +496,12 @@ static int containers(const struct gs_policy *pol, const struct gs_pod_spec *sp,
     struct effective e;
     memset(&e, 0, sizeof(e));
     *sum = (struct gs_scn_container){0, GS_UNSET, GS_UNSET, 0, 0, "", 0, 0, 0, 0, 0};
-    for (int i = 0; i < sp->ncontainers; i++) {
+    /* app containers, then init containers, as LimitRanger checks them: the first at fault is
+     * the one named */
+    for (int n = 0; n < 2 * sp->ncontainers; n++) {
+        int i = n % sp->ncontainers;
+        if ((sp->containers[i].init != 0) != (n >= sp->ncontainers))
+            continue;
         struct gs_scn_container c = sp->containers[i];
         const struct gs_limit_range_spec *lr;
         size_t k = 0;
