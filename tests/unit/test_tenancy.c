@@ -1065,6 +1065,15 @@ static void test_gang_min_resources(void **state)
                         "may admit: 16 in use and 0 held by PodGroups admitted, of 32 x "
                         "overcommit-factor 1.2");
     gs_tsim_free(t);
+    /* cpu is written as Kubernetes writes it (2700m, not 2.7) */
+    s->policy.queues[0].cap_cpu_milli = 2500;
+    s->policy.podgroups[1].min_gpu_milli = 0;
+    s->policy.podgroups[1].min_cpu_milli = 2700;
+    t = run(s, GS_WAY_FULL);
+    assert_string_equal(find(t, "b-1")->reason,
+                        "PodGroup ml/b minResources cpu 2700m exceed what queue train may admit: "
+                        "0 of capability 2500m in use");
+    gs_tsim_free(t);
     for (size_t i = 0; i < s->policy.npodgroups; i++) /* the same gangs, none named */
         s->policy.podgroups[i].min_gpu_milli = s->policy.podgroups[i].min_cpu_milli =
             s->policy.podgroups[i].min_memory_mib = 0;

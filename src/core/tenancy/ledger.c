@@ -268,8 +268,8 @@ static void cluster_total(const struct gs_tenancy *t, int64_t total[R_N])
 
 static void amount(char *buf, size_t size, int r, int64_t v)
 {
-    if (r == R_MEM)
-        gs_quantity_format_mib(v, buf, size);
+    if (r == R_CPU || r == R_MEM) /* as Kubernetes writes them: 2500m, 11Gi */
+        gs__amount(r == R_CPU ? GS_UNIT_MILLI : GS_UNIT_MIB, v, buf);
     else
         milli_str(buf, size, v);
 }
