@@ -407,6 +407,9 @@ int gs__within_horizon(const json_t *summary, const struct gs__last_use *last, c
     if (h && !json_is_integer(h))
         return gs_diag_error(d, "%s%ssummary.horizon_s: expected integer, got %s", at,
                              *at ? "." : "", gs__json_type_name(h));
+    if (h && (json_integer_value(h) < 0 || json_integer_value(h) > GS_BILL_TIME_MAX_S))
+        return gs_diag_error(d, "%s%ssummary.horizon_s: %lld is not in 0..%lld", at, *at ? "." : "",
+                             (long long)json_integer_value(h), (long long)GS_BILL_TIME_MAX_S);
     if (h && last->end_s > json_integer_value(h))
         return gs_diag_error(d,
                              "%s: ends at %lld s, after the run's summary.horizon_s %lld: nothing "

@@ -1040,6 +1040,8 @@ static void test_cli_bad_shapes(void **state)
         {"{\"summary\": {\"horizon_s\": 3}, \"pods\": [{\"tenant\": \"t\", \"usage\": [" SHARE_USE
          "]}]}",
          "pods[0].usage[0]: ends at 4 s, after the run's summary.horizon_s 3"},
+        {"{\"summary\": {\"horizon_s\": -1}, \"pods\": []}",
+         "summary.horizon_s: -1 is not in 0..3155760000"},
         /* A JSON error at the end of the file is placed at the last character of its last line,
          * whether a line break ends the file or not (columns count characters, as jansson's do),
          * never at column 0 of a line after the last. */
