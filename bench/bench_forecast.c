@@ -5,6 +5,11 @@
  * choice. Prints the seconds of each stage; figures in bench/README.md.
  *
  * usage: bench_forecast [PODS [DAYS]]   (default 100000 pods over 60 days)
+ *
+ * With --refit TENANTS MODELS DAYS: what one refit of gpuschedd's forecast gauges costs
+ * (src/daemon/forecast.c): a ledger of every tenant running on every model every hour of DAYS
+ * days (runs of 10 min to 4 h, 1-4 cards), split by tenant and model, each series fitted an hour
+ * ahead with the auto model.
  */
 #include "gpusched/diag.h"
 #include "gpusched/forecast.h"
@@ -12,6 +17,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -57,8 +63,66 @@ static int write_pods(const char *path, long n, long days)
     return fclose(f);
 }
 
+/* --refit: the ledger built in memory (gs_demand_add_run(), as the daemon reads its rows), the
+ * series and the fits timed. */
+static int refit(long tenants, long models, long days)
+{
+    static const char *const names[] = {
+        "A100-SXM4-80GB", "H100-SXM5-80GB", "H100-NVL-94GB", "L40S", "A10", "T4"};
+    struct gs_diag d;
+    gs_diag_init(&d);
+    struct gs_demand *dm;
+    struct gs_series_set set;
+    uint64_t s = 42;
+    long runs = 0;
+    double t0 = now_s();
+    int rc = gs_demand_new(&dm);
+    for (long t = 0; !rc && t < tenants; t++) {
+        char tn[32];
+        snprintf(tn, sizeof(tn), "tenant-%ld", t);
+        for (long m = 0; !rc && m < models; m++)
+            for (long h = 0; !rc && h < days * 24; h++, runs++) {
+                int64_t start = h * 3600 + (int64_t)(rng(&s) % 3600);
+                int64_t life = 600 + (int64_t)(rng(&s) % 14400);
+                rc = gs_demand_add_run(dm, tn, names[m], 1 + (int64_t)(rng(&s) % 4), 1000,
+                                       start * 1000000, (start + life) * 1000000, &d);
+            }
+    }
+    double t1 = now_s();
+    if (!rc)
+        rc = gs_demand_series(dm, GS_FC_TENANT, 1, days * 86400 + 1, 0, &set, &d);
+    double t2 = now_s();
+    for (size_t i = 0; !rc && i < set.count; i++) {
+        struct gs_forecast f;
+        rc = gs_fc_fit(set.s[i].milli, set.n, 1, GS_FC_AUTO, &f, &d);
+        if (!rc)
+            gs_forecast_free(&f);
+    }
+    double t3 = now_s();
+    if (rc) {
+        fprintf(stderr, "bench_forecast: %s\n", d.msg);
+        return 1;
+    }
+    printf("refit: %ld tenants x %ld models over %ld days, %ld runs: ledger %.3f s, %zu series "
+           "%.3f s, fits %.3f s (%.4f s a series), total %.3f s\n",
+           tenants, models, days, runs, t1 - t0, set.count, t2 - t1, t3 - t2,
+           (t3 - t2) / (double)set.count, t3 - t0);
+    gs_series_set_free(&set);
+    gs_demand_free(dm);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 5 && strcmp(argv[1], "--refit") == 0) {
+        long t = atol(argv[2]), m = atol(argv[3]), days = atol(argv[4]);
+        if (t < 1 || t > 1000 || m < 1 || m > 6 || days < 1 || days > 365) {
+            fprintf(stderr, "usage: bench_forecast --refit TENANTS 1..1000 MODELS 1..6 DAYS "
+                            "1..365\n");
+            return 2;
+        }
+        return refit(t, m, days);
+    }
     long n = argc > 1 ? atol(argv[1]) : 100000, days = argc > 2 ? atol(argv[2]) : 60;
     if (n < 1 || n > 2000000 || days < 1 || days > 1000) {
         fprintf(stderr, "usage: bench_forecast [PODS 1..2000000 [DAYS 1..1000]]\n");

@@ -29,6 +29,7 @@
  *     scrapesPerSecond: 5         # from one client address (a burst of twice as many)
  *     maxAgeMilliseconds: 1000    # a scrape's text is made again at most this often (0..60000;
  *                                 # 0: every change shows at once)
+ *     forecastRefreshSeconds: 300 # the forecast gauges refitted at most this often (1..86400)
  *   http:                         # the listener's bounds (struct gsd_http_limits); a reload
  *     maxConnections: 4096        # changes bodyTimeoutSeconds, maxBytesInFlight and
  *     maxConnectionsPerClient: 64 # authFailuresPerMinute only
@@ -374,7 +375,8 @@ static int extender_key(const struct walk *w, int i, yaml_node_t *k, yaml_node_t
     return 0;
 }
 
-/* metrics: {token | tokenSHA256, perPod, scrapesPerSecond, maxAgeMilliseconds}. */
+/* metrics: {token | tokenSHA256, perPod, scrapesPerSecond, maxAgeMilliseconds,
+ * forecastRefreshSeconds}. */
 static int metrics_key(const struct walk *w, int i, yaml_node_t *k, yaml_node_t *v, void *ud)
 {
     struct gsd_metrics_cfg *m = ud;
@@ -384,6 +386,9 @@ static int metrics_key(const struct walk *w, int i, yaml_node_t *k, yaml_node_t 
         return get_int(w, v, "scrapesPerSecond", 1, 1000, &m->scrapes_per_s) ? -EINVAL : 0;
     if (i == 4)
         return get_int(w, v, "maxAgeMilliseconds", 0, 60000, &m->max_age_ms) ? -EINVAL : 0;
+    if (i == 5)
+        return get_int(w, v, "forecastRefreshSeconds", 1, 86400, &m->forecast_refresh_s) ? -EINVAL
+                                                                                         : 0;
     if (m->has_token++)
         return err_at(w, k, "%s", "metrics: give one of token and tokenSHA256");
     return get_token(w, v, i == 1, m->token_sha) ? -EINVAL : 0;
@@ -556,9 +561,13 @@ static int walk_top_key(const struct walk *w, int i, yaml_node_t *v, struct gsd_
     case 12:
         return walk_kubernetes(w, v, c);
     case 14: {
-        static const char *const keys[] = {"token", "tokenSHA256", "perPod", "scrapesPerSecond",
-                                           "maxAgeMilliseconds"};
-        return walk_map(w, v, "metrics", keys, 5, metrics_key, &c->metrics);
+        static const char *const keys[] = {"token",
+                                           "tokenSHA256",
+                                           "perPod",
+                                           "scrapesPerSecond",
+                                           "maxAgeMilliseconds",
+                                           "forecastRefreshSeconds"};
+        return walk_map(w, v, "metrics", keys, 6, metrics_key, &c->metrics);
     }
     case 15: {
         static const char *const keys[] = {"maxConnections",       "maxConnectionsPerClient",
@@ -725,6 +734,7 @@ static struct gsd_config *config_new(void)
     c->max_pods = 1000000;
     c->metrics.scrapes_per_s = 5;
     c->metrics.max_age_ms = 1000;
+    c->metrics.forecast_refresh_s = 300;
     c->http = (struct gsd_http_limits){.max_connections = 4096,
                                        .max_per_client = 64,
                                        .idle_timeout_s = 60,

@@ -79,6 +79,7 @@ struct gsd_metrics_cfg {
     int per_pod;                       /* perPod: true */
     int64_t scrapes_per_s;             /* scrapesPerSecond: from one client address (5) */
     int64_t max_age_ms;                /* maxAgeMilliseconds: a scrape kept while it moves (1000) */
+    int64_t forecast_refresh_s;        /* forecastRefreshSeconds: the forecast's refits (300) */
 };
 
 /*

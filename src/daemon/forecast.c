@@ -1,12 +1,14 @@
 /*
- * gpuschedd: the forecast gauges (forecast.h). The ledger is read through the store's own
- * connection, under the state lock the metrics handler holds, like the bills.
+ * gpuschedd: the forecast gauges (forecast.h). Fitting every tenant x model series takes seconds
+ * on a long ledger (bench/README.md), so after the first fit the scheduler thread only hands a
+ * refit to a thread of its own and goes on serving the last gauges. That thread reads the ledger
+ * through a connection of its own (gs_demand_read_store(), as `gpusched forecast --store` does;
+ * the store's WAL lets it read while the scheduler writes).
  */
 #include "forecast.h"
 #include "log.h"
 #include "sched.h"
 #include "state.h"
-#include "store.h"
 
 #include "gpusched/catalog.h"
 #include "gpusched/cluster.h"
@@ -14,21 +16,24 @@
 #include "gpusched/forecast.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int add_run(void *ud, const struct gsd_run *run)
-{
-    struct gs_diag d;
-    gs_diag_init(&d);
-    int rc = gs_demand_add_run(ud, run->tenant, run->model, run->cards, run->gpu_milli,
-                               run->start_us, run->end_us ? run->end_us : INT64_MAX, &d);
-    if (rc) /* a ledger row no run can have written: the gauges wait until it is mended */
-        gsd_log("error", "a ledger row cannot be forecast", "namespace", run->ns, "pod", run->name,
-                "error", d.msg[0] ? d.msg : strerror(-rc), NULL);
-    return rc;
-}
+struct gsd_forecaster {
+    char path[4096]; /* the store's file */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pthread_t th;
+    int started, stop;
+    int want; /* under mu: a refit is asked, of what follows */
+    struct gs_advice_params want_p;
+    int64_t want_end_s;
+    int busy;      /* under mu: the thread fits */
+    char *text;    /* under mu: the last gauges (NULL: that fit failed) */
+    int64_t at_us; /* under mu: when the last fit was asked (monotonic; 0 none) */
+};
 
 /* The GPUs of the largest node of each model in the inventory. */
 static void node_sizes(const struct gsd_state *st, struct gs_advice_params *p)
@@ -52,8 +57,10 @@ static void node_sizes(const struct gsd_state *st, struct gs_advice_params *p)
     }
 }
 
-/* Fit and render; *@out malloc'd. */
-static int render(struct gsd_state *st, char **out, struct gs_diag *d)
+/* The gauges of the ledger in @path up to @end_s (seconds of the daemon's clock), nodes as @p
+ * says; *@out malloc'd ("" while the ledger holds no GPU run). Return: 0; < 0 with @d. */
+static int fit(const char *path, int64_t end_s, const struct gs_advice_params *p, char **out,
+               struct gs_diag *d)
 {
     struct gs_demand *dm;
     struct gs_series_set set = {0};
@@ -62,23 +69,21 @@ static int render(struct gsd_state *st, char **out, struct gs_diag *d)
     size_t len = 0;
     int rc = gs_demand_new(&dm);
     if (!rc)
-        rc = gsd_store_ledger(st->store, NULL, add_run, dm);
+        rc = gs_demand_read_store(dm, path, d);
     if (!rc && gs_demand_count(dm) == 0) { /* nothing ran on a GPU yet */
         gs_demand_free(dm);
         *out = strdup("");
         return *out ? 0 : -ENOMEM;
     }
     if (!rc)
-        rc = gs_demand_series(dm, GS_FC_TENANT, 1, gsd_sched_now(st) / 1000000 + 1, 0, &set, d);
+        rc = gs_demand_series(dm, GS_FC_TENANT, 1, end_s, 0, &set, d);
     fc = rc ? NULL : calloc(set.count + 1, sizeof(*fc));
     rc = rc ? rc : fc ? 0 : -ENOMEM;
     for (size_t i = 0; !rc && i < set.count; i++)
         rc = gs_fc_fit(set.s[i].milli, set.n, 1, GS_FC_AUTO, &fc[i], d);
-    struct gs_advice_params p = {.lead_s = 600, .default_gpus = 8};
     struct gs_advice a = {0};
-    node_sizes(st, &p);
     if (!rc)
-        rc = gs_advice_compute(&set, fc, &p, &a, d);
+        rc = gs_advice_compute(&set, fc, p, &a, d);
     FILE *f = rc ? NULL : open_memstream(&text, &len);
     if (!rc && (!f || gs_advice_write_prom(f, &set, fc, &a) || fclose(f)))
         rc = -ENOMEM;
@@ -96,20 +101,102 @@ static int render(struct gsd_state *st, char **out, struct gs_diag *d)
     return 0;
 }
 
-const char *gsd_forecast_metrics(struct gsd_state *st)
+/* Fit (@f's lock not held) and keep the outcome in @f: the gauges, or none and the log saying
+ * why. Returns with @f's lock held. */
+static void fit_and_keep(struct gsd_forecaster *f, int64_t end_s, const struct gs_advice_params *p)
 {
-    int64_t now = gsd_mono_us();
-    if (st->fc_at_us && now - st->fc_at_us < GSD_FORECAST_REFRESH_US)
-        return st->fc_text;
     struct gs_diag d;
     gs_diag_init(&d);
-    char *text;
-    int rc = render(st, &text, &d);
+    char *text = NULL;
+    int rc = fit(f->path, end_s, p, &text, &d);
     if (rc) /* tried again at the next refit, not at every snapshot: each reads the whole ledger */
         gsd_log("error", "cannot forecast the demand from the ledger", "error",
                 d.msg[0] ? d.msg : strerror(-rc), NULL);
-    free(st->fc_text);
-    st->fc_text = rc ? NULL : text;
-    st->fc_at_us = now;
-    return st->fc_text;
+    pthread_mutex_lock(&f->mu);
+    free(f->text);
+    f->text = rc ? NULL : text;
+}
+
+static void *refit_main(void *arg)
+{
+    struct gsd_forecaster *f = arg;
+    pthread_mutex_lock(&f->mu);
+    for (;;) {
+        while (!f->want && !f->stop)
+            pthread_cond_wait(&f->cv, &f->mu);
+        if (f->stop)
+            break;
+        struct gs_advice_params p = f->want_p;
+        int64_t end_s = f->want_end_s;
+        f->want = 0;
+        f->busy = 1;
+        pthread_mutex_unlock(&f->mu);
+        fit_and_keep(f, end_s, &p);
+        f->busy = 0;
+    }
+    pthread_mutex_unlock(&f->mu);
+    return NULL;
+}
+
+int gsd_forecaster_new(const char *data_dir, struct gsd_forecaster **out)
+{
+    struct gsd_forecaster *f = calloc(1, sizeof(*f));
+    if (!f)
+        return -ENOMEM;
+    if ((size_t)snprintf(f->path, sizeof(f->path), "%s/gpusched.db", data_dir) >= sizeof(f->path)) {
+        free(f);
+        return -ENAMETOOLONG;
+    }
+    pthread_mutex_init(&f->mu, NULL);
+    pthread_cond_init(&f->cv, NULL);
+    *out = f;
+    return 0;
+}
+
+void gsd_forecaster_free(struct gsd_forecaster *f)
+{
+    if (!f)
+        return;
+    pthread_mutex_lock(&f->mu);
+    f->stop = 1;
+    pthread_cond_signal(&f->cv);
+    pthread_mutex_unlock(&f->mu);
+    if (f->started) /* a fit under way ends first: it cannot be cut short */
+        pthread_join(f->th, NULL);
+    pthread_mutex_destroy(&f->mu);
+    pthread_cond_destroy(&f->cv);
+    free(f->text);
+    free(f);
+}
+
+char *gsd_forecast_metrics(struct gsd_state *st)
+{
+    struct gsd_forecaster *f = st->fc;
+    int64_t now = gsd_mono_us();
+    struct gs_advice_params p = {.lead_s = 600, .default_gpus = 8};
+    int64_t end_s = gsd_sched_now(st) / 1000000 + 1;
+    pthread_mutex_lock(&f->mu);
+    int64_t every_us = st->cfg->metrics.forecast_refresh_s * 1000000;
+    int due = !f->busy && !f->want && (!f->at_us || now - f->at_us >= every_us);
+    if (due && !f->at_us) { /* the first: fitted now, so the snapshot asked for has it */
+        f->at_us = now;
+        pthread_mutex_unlock(&f->mu);
+        node_sizes(st, &p);
+        fit_and_keep(f, end_s, &p);
+    } else if (due) {
+        f->at_us = now;
+        node_sizes(st, &p);
+        f->want_p = p;
+        f->want_end_s = end_s;
+        f->want = 1;
+        if (!f->started && pthread_create(&f->th, NULL, refit_main, f) == 0)
+            f->started = 1;
+        if (f->started)
+            pthread_cond_signal(&f->cv);
+        else /* no thread: the last gauges stay, and the next refit tries again */
+            f->want = 0;
+    }
+    char *copy = f->text && *f->text ? strdup(f->text) : NULL;
+    pthread_mutex_unlock(&f->mu);
+    return copy;
 }

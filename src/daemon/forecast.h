@@ -9,9 +9,7 @@
 #include <stdint.h>
 
 struct gsd_state;
-
-/* How often the forecast is refitted from the ledger (a scrape in between gets the last one). */
-#define GSD_FORECAST_REFRESH_US (300 * 1000000LL)
+struct gsd_forecaster;
 
 /*
  * gsd_forecast_metrics() - gpusched_recommended_nodes{model}, gpusched_recommended_gpus{model}
@@ -19,11 +17,20 @@ struct gsd_state;
  * format: every tenant's hourly GPUs (the ledger's runs up to now, per tenant and GPU model)
  * forecast with the auto model, planned at the 97.5 % quantile (a wait target of 0 s; nodes take
  * 10 minutes to come up), nodes of each model as large as its largest node in the inventory.
- * Refitted at most every GSD_FORECAST_REFRESH_US; "" while the ledger holds no GPU run.
- * Return: the text, owned by @st (valid until the next call); NULL when the ledger cannot be read
- * or memory ran out (the scrapes until the next refit go without these gauges, and the log says
- * why once).
+ * The first call fits at once; later ones, at most every metrics.forecastRefreshSeconds (300 by
+ * default; a scrape in between gets the last gauges), hand the refit
+ * to st->fc's thread and return the last gauges meanwhile, so the scheduler thread never waits on
+ * a fit (seconds on a long ledger of many tenants: bench/README.md).
+ * Return: the text, malloc'd (the caller frees it); NULL while the ledger holds no GPU run, when
+ * the ledger cannot be read, or when memory ran out (the scrapes until the next refit go without
+ * these gauges, and the log says why once).
  */
-const char *gsd_forecast_metrics(struct gsd_state *st);
+char *gsd_forecast_metrics(struct gsd_state *st);
+
+/* gsd_forecaster_new() - the refits of the store in @data_dir (DIR/gpusched.db), its thread
+ * started at the first refit. Return: 0 and *@out; -ENOMEM; -ENAMETOOLONG.
+ * gsd_forecaster_free() - stop it, after the fit under way if one is; NULL is nothing. */
+int gsd_forecaster_new(const char *data_dir, struct gsd_forecaster **out);
+void gsd_forecaster_free(struct gsd_forecaster *f);
 
 #endif

@@ -818,8 +818,7 @@ static int copy_counts(struct gsd_state *st, struct gsd_snap *n)
         json_incref(n->bills);
     }
     if (gsd_mono_us() < atomic_load(&s->forecast_until_us)) {
-        const char *fc = gsd_forecast_metrics(st); /* refitted every 5 minutes at most */
-        n->forecast = fc && *fc ? strdup(fc) : NULL;
+        n->forecast = gsd_forecast_metrics(st); /* refitted every 5 minutes at most */
     }
     return 0;
 }

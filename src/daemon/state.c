@@ -8,6 +8,7 @@
 #include "state.h"
 #include "agents.h"
 #include "extender.h"
+#include "forecast.h"
 #include "inventory.h"
 #include "kube.h"
 #include "log.h"
@@ -564,7 +565,11 @@ int gsd_state_init(struct gsd_state *st, struct gsd_config *cfg, struct gs_clust
     st->ext = calloc(GSD_EXT_CACHE, sizeof(*st->ext));
     if (!st->ext)
         return -ENOMEM;
-    int rc = gsd_store_open(data_dir, cfg->store_sync_full, &st->store, d);
+    int rc = gsd_forecaster_new(data_dir, &st->fc);
+    if (rc)
+        return gs_diag_error_code(d, rc, "%s: cannot make the forecast's refits: %s", data_dir,
+                                  strerror(-rc));
+    rc = gsd_store_open(data_dir, cfg->store_sync_full, &st->store, d);
     if (rc)
         return rc;
     st->next_seq = gsd_store_next_seq(st->store);
@@ -602,6 +607,7 @@ int gsd_state_init(struct gsd_state *st, struct gsd_config *cfg, struct gs_clust
 
 void gsd_state_free(struct gsd_state *st)
 {
+    gsd_forecaster_free(st->fc); /* first: its thread reads the store's file */
     gsd_agents_free(st);
     for (struct gsd_pod *p = st->head, *next; p; p = next) {
         next = p->next;
@@ -616,7 +622,6 @@ void gsd_state_free(struct gsd_state *st)
     gsd_extender_free(st);
     free(st->tab);
     json_decref(st->bill_cache);
-    free(st->fc_text);
     free(st->health);
     gsd_sched_close(st);
     gsd_groups_free(st);

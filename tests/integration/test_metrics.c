@@ -408,13 +408,13 @@ static void test_max_age(void **state)
     h_cleanup(&d);
 }
 
-/* A daemon whose store's ledger holds, from its start, the run @values (a store edited by hand:
- * gpus, gpu_milli, start_us, end_us, model). */
-static void start_with_run(struct daemon *d, const char *values)
+/* A daemon of configuration @cfg whose store's ledger holds, from its start, the run @values (a
+ * store edited by hand: gpus, gpu_milli, start_us, end_us, model). */
+static void start_with_run(struct daemon *d, const char *cfg, const char *values)
 {
     char path[128], sql[512];
     sqlite3 *db;
-    assert_int_equal(h_setup(d, "metrics: {token: " TOKEN_METRICS "}\n"), 0);
+    assert_int_equal(h_setup(d, cfg), 0);
     assert_int_equal(h_start(d), 0); /* makes the store */
     assert_int_equal(h_stop(d), 0);
     snprintf(path, sizeof(path), "%s/data/gpusched.db", d->dir);
@@ -429,6 +429,44 @@ static void start_with_run(struct daemon *d, const char *values)
     assert_int_equal(h_start(d), 0);
 }
 
+/*
+ * After the first fit, a refit goes to a thread of its own and a scrape meanwhile gets the last
+ * gauges: with metrics.forecastRefreshSeconds 1, team-b's run started after the first fit shows
+ * in the gauges of a later snapshot, and no scrape waited for a fit.
+ */
+static void test_forecast_refit(void **state)
+{
+    (void)state;
+    struct daemon d;
+    char values[160];
+    snprintf(values, sizeof(values), "'0', 1000, %lld, NULL, 'A100-SXM4-80GB'",
+             ((long long)time(NULL) - 3 * 86400) * 1000000LL);
+    start_with_run(&d,
+                   "metrics: {token: " TOKEN_METRICS ", forecastRefreshSeconds: 1,"
+                   " scrapesPerSecond: 100}\n",
+                   values);
+    free(scrape(&d, TOKEN_METRICS));
+    h_request(&d, "POST", "/v1/pods", TOKEN_A, "{}", 400); /* a batch: the first fit */
+    char *text = scrape(&d, TOKEN_METRICS);
+    if (!strstr(text, "gpusched_forecast_gpus{tenant=\"team-a\""))
+        fail_msg("no first fit");
+    if (strstr(text, "gpusched_forecast_gpus{tenant=\"team-b\""))
+        fail_msg("team-b before it ran");
+    free(text);
+    json_decref(h_submit(&d, TOKEN_B, h_pod("team-b", "b1", 1, 0), 201)); /* a run of team-b */
+    int seen = 0;
+    for (int i = 0; i < 200 && !seen; i++) { /* up to 20 s: the refit runs beside the requests */
+        usleep(100000);
+        h_request(&d, "POST", "/v1/pods", TOKEN_A, "{}", 400); /* a batch: a snapshot */
+        text = scrape(&d, TOKEN_METRICS);
+        seen = strstr(text, "gpusched_forecast_gpus{tenant=\"team-b\"") != NULL;
+        free(text);
+    }
+    assert_true(seen);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 /* A ledger row ending at 2^63-1 us is a run going on past the end, as gpusched forecast --store
  * reads it: the gauges computed end + 999999 past INT64_MAX (undefined behaviour, a wrapped
  * negative end) and went missing. */
@@ -439,7 +477,7 @@ static void test_forecast_far_end(void **state)
     char values[160];
     snprintf(values, sizeof(values), "'0', 1000, %lld, 9223372036854775807, 'A100-SXM4-80GB'",
              ((long long)time(NULL) - 3 * 86400) * 1000000LL);
-    start_with_run(&d, values);
+    start_with_run(&d, "metrics: {token: " TOKEN_METRICS "}\n", values);
     free(scrape(&d, TOKEN_METRICS)); /* asks for the forecast, in the snapshots after it */
     h_request(&d, "POST", "/v1/pods", TOKEN_A, "{}", 400); /* a batch: the next snapshot */
     char *text = scrape(&d, TOKEN_METRICS);
@@ -458,7 +496,8 @@ static void test_forecast_bad_row(void **state)
 {
     (void)state;
     struct daemon d;
-    start_with_run(&d, "'0', 1000, 5000000, 1000000, 'A100-SXM4-80GB'");
+    start_with_run(&d, "metrics: {token: " TOKEN_METRICS "}\n",
+                   "'0', 1000, 5000000, 1000000, 'A100-SXM4-80GB'");
     for (int i = 0; i < 4; i++) {
         free(scrape(&d, TOKEN_METRICS));
         h_request(&d, "POST", "/v1/pods", TOKEN_A, "{}", 400); /* a batch: the next snapshot */
@@ -484,7 +523,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_levels),           cmocka_unit_test(test_per_pod),
         cmocka_unit_test(test_queues),           cmocka_unit_test(test_max_age),
-        cmocka_unit_test(test_forecast_far_end), cmocka_unit_test(test_forecast_bad_row)};
+        cmocka_unit_test(test_forecast_far_end), cmocka_unit_test(test_forecast_bad_row),
+        cmocka_unit_test(test_forecast_refit)};
     signal(SIGPIPE, SIG_IGN);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -192,6 +192,8 @@ static void test_config_errors(void **state)
               "0000000000000000000000000000000000000000000000000000000000000000}\n",
          "metrics: give one of token and tokenSHA256"},
         {HEAD "metrics: {perPod: sometimes}\n", ":3:19: perPod: expected true or false"},
+        {HEAD "metrics: {forecastRefreshSeconds: 0}\n",
+         "forecastRefreshSeconds: expected a whole number in 1..86400"},
         {HEAD "metrics: {scrapesPerSecond: 0}\n",
          "scrapesPerSecond: expected a whole number in 1..1000"},
         {HEAD "metrics: {maxAgeMilliseconds: 60001}\n",
@@ -222,7 +224,8 @@ static void test_config_http_metrics(void **state)
     struct gsd_config *c;
     struct gs_diag d;
     assert_int_equal(load_text(HEAD "metrics: {token: metrics-0123456789ab, perPod: true,\n"
-                                    "  scrapesPerSecond: 2, maxAgeMilliseconds: 0}\n"
+                                    "  scrapesPerSecond: 2, maxAgeMilliseconds: 0,\n"
+                                    "  forecastRefreshSeconds: 60}\n"
                                     "http: {maxConnections: 100, maxConnectionsPerClient: 5,\n"
                                     "  idleTimeoutSeconds: 7, bodyTimeoutSeconds: 3,\n"
                                     "  maxBytesInFlight: 2097152, threads: 2,\n"
@@ -235,6 +238,7 @@ static void test_config_http_metrics(void **state)
     assert_true(c->metrics.per_pod);
     assert_int_equal(c->metrics.scrapes_per_s, 2);
     assert_int_equal(c->metrics.max_age_ms, 0);
+    assert_int_equal(c->metrics.forecast_refresh_s, 60);
     assert_int_equal(c->http.max_connections, 100);
     assert_int_equal(c->http.max_per_client, 5);
     assert_int_equal(c->http.idle_timeout_s, 7);
