@@ -20,16 +20,18 @@ static const struct gs_model_quota *model_quota(const struct gs_tenancy *t, int3
     return gs_tenant_model_quota(&t->pol->tenants[tenant], model);
 }
 
-/* GPUs from milli-GPU: whole GPUs as integers ("2", as a Kubernetes quantity writes them), one
- * decimal when that is exact, else all three ("0.999", never "0.9"). */
+/* GPUs from milli-GPU as a number of GPUs, in as few decimals as are exact: "2", "12.3",
+ * "2.83", "0.999" (never rounded). */
 static void milli_str(char *buf, size_t size, int64_t m)
 {
-    if (m % 1000 == 0)
+    int64_t frac = m % 1000;
+    if (frac == 0) {
         gs__say(buf, size, "%lld", (long long)(m / 1000));
-    else if (m % 100 == 0)
-        gs__say(buf, size, "%lld.%lld", (long long)(m / 1000), (long long)(m % 1000 / 100));
-    else
-        gs__say(buf, size, "%lld.%03lld", (long long)(m / 1000), (long long)(m % 1000));
+        return;
+    }
+    int digits = frac % 100 == 0 ? 1 : frac % 10 == 0 ? 2 : 3;
+    int64_t shown = digits == 1 ? frac / 100 : digits == 2 ? frac / 10 : frac;
+    gs__say(buf, size, "%lld.%0*lld", (long long)(m / 1000), digits, (long long)shown);
 }
 
 /* GPUQuota: 1 dedicated, 2 shared, 0 with @why over quota. */
