@@ -1212,8 +1212,10 @@ static const char *yaml11_only(const char *s)
 }
 
 /* Walk @n's tree against *@left (each node costs 2 plus its scalar's bytes, each key its bytes;
- * aliases followed, so the budget bounds the JSON made), refusing what gs__yaml_manifest() says. */
-static int manifest_walk(struct gs__yctx *c, yaml_node_t *n, int depth, size_t *left, int dups)
+ * aliases followed, so the budget bounds the JSON made), refusing what gs__yaml_manifest() says;
+ * @key: the mapping key @n is the value of (of its list, for a list's item), NULL at the root. */
+static int manifest_walk(struct gs__yctx *c, yaml_node_t *n, const char *key, int depth,
+                         size_t *left, int dups)
 {
     size_t cost = 2 + (n && n->type == YAML_SCALAR_NODE ? n->data.scalar.length : 0);
     if (!n || depth > GS__YAML_MANIFEST_DEPTH || *left < cost)
@@ -1227,19 +1229,20 @@ static int manifest_walk(struct gs__yctx *c, yaml_node_t *n, int depth, size_t *
     if (n->type == YAML_SCALAR_NODE && !gs__yaml_str(n))
         return gs__yaml_err(c, n, "a NUL character (\\0) in a string: Kubernetes refuses it");
     if (n->type == YAML_SCALAR_NODE && gs__yaml_is_plain(n) && (why = yaml11_only(gs__yaml_str(n))))
-        return gs__yaml_err(c, n, "%s %s", gs__yaml_show(n, buf), why);
+        return gs__yaml_err(c, n, "%.64s%s%s %s", key ? key : "", key ? ": " : "",
+                            gs__yaml_show(n, buf), why);
     const char *type = n->type == YAML_SCALAR_NODE ? gs__yaml_scalar_type(n) : NULL;
     double x;
     if (type && !strcmp(type, "float") && !json_float(n, &x))
         return gs__yaml_err(c, n,
-                            "%s is a float JSON cannot carry (kubectl refuses it too): quote it "
-                            "for the text",
-                            gs__yaml_show(n, buf));
+                            "%.64s%s%s is a float JSON cannot carry (kubectl refuses it too): "
+                            "quote it for the text",
+                            key ? key : "", key ? ": " : "", gs__yaml_show(n, buf));
     int rc = 0;
     if (n->type == YAML_SEQUENCE_NODE) {
         for (yaml_node_item_t *i = n->data.sequence.items.start;
              !rc && i < n->data.sequence.items.top; i++)
-            rc = manifest_walk(c, yaml_document_get_node(c->doc, *i), depth + 1, left, dups);
+            rc = manifest_walk(c, yaml_document_get_node(c->doc, *i), key, depth + 1, left, dups);
     } else if (n->type == YAML_MAPPING_NODE) {
         json_t *seen = dups ? json_object() : NULL; /* keys given twice: its reader's to say */
         for (yaml_node_pair_t *p = n->data.mapping.pairs.start;
@@ -1261,7 +1264,7 @@ static int manifest_walk(struct gs__yctx *c, yaml_node_t *n, int depth, size_t *
                 rc = -ENOMEM;
             else {
                 *left -= kn->data.scalar.length;
-                rc = manifest_walk(c, yaml_document_get_node(c->doc, p->value), depth + 1, left,
+                rc = manifest_walk(c, yaml_document_get_node(c->doc, p->value), k, depth + 1, left,
                                    dups);
             }
         }
@@ -1272,13 +1275,13 @@ static int manifest_walk(struct gs__yctx *c, yaml_node_t *n, int depth, size_t *
 
 int gs__yaml_manifest_check(struct gs__yctx *c, yaml_node_t *root, size_t *left)
 {
-    return manifest_walk(c, root, 0, left, 0);
+    return manifest_walk(c, root, NULL, 0, left, 0);
 }
 
 int gs__yaml_manifest(struct gs__yctx *c, yaml_node_t *root, size_t *left, json_t **out)
 {
     *out = NULL;
-    int rc = manifest_walk(c, root, 0, left, 1);
+    int rc = manifest_walk(c, root, NULL, 0, left, 1);
     if (!rc && !(*out = gs__yaml_json(c->doc, root, 0)))
         rc = gs_diag_error_code(c->d, -ENOMEM, "%s: out of memory", c->path);
     return rc;

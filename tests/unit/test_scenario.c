@@ -1052,7 +1052,7 @@ static const struct bad bads[] = {
     {POD_HDR "spec: {containers: [{name: m, resources: {limits: {cpu: 0100}}}]}\n", -EINVAL,
      ":4:57: ", "\"0100\" is an integer to kubectl", 0},
     {POD_META "  labels: {user: yes}\nspec: {containers: [{name: m}]}\n", -EINVAL,
-     ":6:18: ", "\"yes\" is a boolean to kubectl", 0},
+     ":6:18: ", "user: \"yes\" is a boolean to kubectl", 0},
     {"apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: p}\nvalue: 0100\n",
      -EINVAL, ":4:8: ", "\"0100\" is an integer to kubectl", 0},
     /* an apiVersion's version was not read: banana, v2 and v9 loaded as v1 */
