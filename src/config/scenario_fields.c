@@ -457,7 +457,7 @@ static int dns_name(struct gs__yctx *c, yaml_node_t *n, int label, char *dst, si
                                   : "%s \"%.80s\": expected a DNS subdomain: lowercase letters, "
                                     "digits, '-' and '.', a letter or digit at both ends",
                             what, s);
-    return gs__scn_name(c, n, what, dst, size);
+    return gs__scn_key_name(c, n, what, dst, size); /* its type is checked above */
 }
 
 static int meta_field(struct gs__yctx *c, int field, yaml_node_t *val, void *arg)

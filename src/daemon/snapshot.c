@@ -818,7 +818,7 @@ static int copy_counts(struct gsd_state *st, struct gsd_snap *n)
         json_incref(n->bills);
     }
     if (gsd_mono_us() < atomic_load(&s->forecast_until_us)) {
-        n->forecast = gsd_forecast_metrics(st); /* refitted every 5 minutes at most */
+        n->forecast = gsd_forecast_metrics(st); /* forecastRefreshSeconds apart */
     }
     return 0;
 }

@@ -397,29 +397,31 @@ static void test_errors_name_the_field(void **state)
         "{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"name\":\"m\",\"resources"
         "\":{\"limits\":{\"nvidia.com/gpu\":2,\"nvidia.com/gpucores\":50}}}]}}";
     json_decref(h_submit(&d, TOKEN_A, strdup(share2), 201)); /* half of each of two cards */
-    /* requests.nvidia.com/gpu and no limit: refused, as no LimitRange here gives a default */
-    const char *req_only = "{\"metadata\":{\"name\":\"ro\"},\"spec\":{\"containers\":[{\"name\""
-                           ":\"m\",\"resources\":{\"requests\":{\"nvidia.com/gpu\":1}}}]}}";
-    assert_int_equal(status_of(&d, "POST", "/v1/pods", TOKEN_A, req_only, field, 128), 400);
-    assert_string_equal(field, "spec.containers[0].resources.limits.nvidia.com/gpu");
-    /* the container at fault is named by its place in its own list */
-    const char *second = "{\"metadata\":{\"name\":\"ro2\"},\"spec\":{\"containers\":[{\"name\""
-                         ":\"a\"},{\"name\":\"b\",\"resources\":{\"requests\":{\"nvidia.com/"
-                         "gpu\":1}}}]}}";
-    assert_int_equal(status_of(&d, "POST", "/v1/pods", TOKEN_A, second, field, 128), 400);
-    assert_string_equal(field, "spec.containers[1].resources.limits.nvidia.com/gpu");
-    const char *init = "{\"metadata\":{\"name\":\"ro3\"},\"spec\":{\"initContainers\":[{"
-                       "\"name\":\"i\",\"resources\":{\"requests\":{\"nvidia.com/gpu\":1}}}],"
-                       "\"containers\":[{\"name\":\"a\"}]}}";
-    assert_int_equal(status_of(&d, "POST", "/v1/pods", TOKEN_A, init, field, 128), 400);
-    assert_string_equal(field, "spec.initContainers[0].resources.limits.nvidia.com/gpu");
-    /* app containers are checked before init containers, as LimitRanger checks them */
-    const char *both = "{\"metadata\":{\"name\":\"ro4\"},\"spec\":{\"initContainers\":[{"
-                       "\"name\":\"i\",\"resources\":{\"requests\":{\"nvidia.com/gpu\":1}}}],"
-                       "\"containers\":[{\"name\":\"a\"},{\"name\":\"b\",\"resources\":{"
-                       "\"requests\":{\"nvidia.com/gpu\":1}}}]}}";
-    assert_int_equal(status_of(&d, "POST", "/v1/pods", TOKEN_A, both, field, 128), 400);
-    assert_string_equal(field, "spec.containers[1].resources.limits.nvidia.com/gpu");
+    /* requests.nvidia.com/gpu and no limit: refused, as no LimitRange here gives a default; the
+     * container at fault is named by its place in its own list, app containers checked before
+     * init containers, as LimitRanger checks them */
+#define REQ1 "\"resources\":{\"requests\":{\"nvidia.com/gpu\":1}}"
+    static const struct {
+        const char *body, *field;
+    } req_only[] = {
+        {"{\"metadata\":{\"name\":\"ro\"},\"spec\":{\"containers\":[{\"name\":\"m\"," REQ1 "}]}}",
+         "spec.containers[0].resources.limits.nvidia.com/gpu"},
+        {"{\"metadata\":{\"name\":\"ro2\"},\"spec\":{\"containers\":[{\"name\":\"a\"},{\"name\":"
+         "\"b\"," REQ1 "}]}}",
+         "spec.containers[1].resources.limits.nvidia.com/gpu"},
+        {"{\"metadata\":{\"name\":\"ro3\"},\"spec\":{\"initContainers\":[{\"name\":\"i\"," REQ1
+         "}],\"containers\":[{\"name\":\"a\"}]}}",
+         "spec.initContainers[0].resources.limits.nvidia.com/gpu"},
+        {"{\"metadata\":{\"name\":\"ro4\"},\"spec\":{\"initContainers\":[{\"name\":\"i\"," REQ1
+         "}],\"containers\":[{\"name\":\"a\"},{\"name\":\"b\"," REQ1 "}]}}",
+         "spec.containers[1].resources.limits.nvidia.com/gpu"},
+    };
+#undef REQ1
+    for (size_t i = 0; i < sizeof(req_only) / sizeof(req_only[0]); i++) {
+        assert_int_equal(status_of(&d, "POST", "/v1/pods", TOKEN_A, req_only[i].body, field, 128),
+                         400);
+        assert_string_equal(field, req_only[i].field);
+    }
     /* The same pod sent again (its first answer lost) is the pod held, 200; another spec under
      * that name is a 409. */
     json_t *first = h_submit(&d, TOKEN_A, h_pod("team-a", "dup", 1, 0), 201);
