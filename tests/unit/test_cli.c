@@ -902,6 +902,13 @@ static void pod_was(const json_t *pods, const char *name, const char *state, con
 static void test_scenario_limits(void **state)
 {
     (void)state;
+    struct t_run r; /* the text report names the first rejected pods with why */
+    run(&r, ARGS("simulate", "--scenario", "tests/data/scenario/limits.yaml"));
+    expect_exit(&r, 0);
+    expect_has(r.out, "  rejected tenant-a/big: LimitRange tenant-a/tenant-a-gpu-limits: "
+                      "nvidia.com/gpu 3 > max 2 per Container\n");
+    expect_has(r.out, "  rejected: 14 more (--json lists every pod with its reason)\n");
+    result_free(&r);
     json_t *root, *pods = simulated_pods("tests/data/scenario/limits.yaml", &root);
     for (int i = 1; i <= 5; i++) {
         char name[32], runs[32];
