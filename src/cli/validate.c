@@ -11,6 +11,7 @@
 #include "gpusched/mig.h"
 #include "gpusched/scenario.h"
 #include "gpusched/sched.h"
+#include "gpusched/tenancy.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -809,6 +810,74 @@ static int load_all(struct gs_scenario *s, char **files, int n, struct gs_diag *
     return gs_scenario_resolve(s, d);
 }
 
+/* --- admission: what a run would refuse --- */
+
+/* The ways `simulate --scenario` runs without --way: the Simulation's compare list, else full. */
+static size_t default_ways(const struct gs_scenario *s, enum gs_way *w)
+{
+    size_t n = 0;
+    for (int i = 0; s->sim.defined && i < s->sim.ncompare && n < GS_WAY_COUNT; i++) {
+        int k = gs_way_find(s->sim.compare[i]);
+        if (k >= 0)
+            w[n++] = (enum gs_way)k;
+    }
+    if (n == 0)
+        w[n++] = GS_WAY_FULL;
+    return n;
+}
+
+/* refused() - pod @sp through admission in each of @run's ways: one warning per distinct reason,
+ * naming the ways that give it. */
+static void refused(struct gs_tenancy *const *run, const enum gs_way *w, size_t n,
+                    const struct gs_pod_spec *sp, struct gs_diag *d)
+{
+    char why[GS_WAY_COUNT][256], ways[64], at[sizeof(sp->src.file) + 32];
+    int bad[GS_WAY_COUNT];
+    struct gs_tenancy_pod v;
+    for (size_t i = 0; i < n; i++)
+        bad[i] = gs_tenancy_admit(run[i], sp, &v, why[i], sizeof(why[i]));
+    for (size_t i = 0; i < n; i++) {
+        size_t len = 0;
+        for (size_t j = i; bad[i] && j < n; j++)
+            if (bad[j] && (j == i || strcmp(why[j], why[i]) == 0)) {
+                len += (size_t)snprintf(ways + len, sizeof(ways) - len, "%s%s", len ? ", " : "",
+                                        gs_way_name(w[j]));
+                bad[j] = j == i ? bad[j] : 0;
+            }
+        if (bad[i])
+            gs_diag_warn(d, "%s: pod %s/%s: a run would refuse it (%s way%s): %s",
+                         where(&sp->src, at, sizeof(at)), sp->ns, sp->name, ways,
+                         strchr(ways, ',') ? "s" : "", why[i]);
+    }
+}
+
+/*
+ * check_admission() - every pod of @s through the scheduler's admission (gs_tenancy_admit(), the
+ * rule a run applies), so what a run would refuse (a GPU request without a limit, a quota's
+ * bound, an unknown PriorityClass) is a warning before the run. Return: 0; -ENOMEM; without nodes
+ * no scheduler can be made and that is one warning.
+ */
+static int check_admission(const struct gs_scenario *s, struct gs_diag *d)
+{
+    enum gs_way w[GS_WAY_COUNT];
+    struct gs_tenancy *run[GS_WAY_COUNT] = {NULL};
+    size_t n = default_ways(s, w);
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        struct gs_tenancy_opts o = {w[i], s->sim.convert, s->sim.min_hold_us};
+        struct gs_diag e;
+        gs_diag_init(&e);
+        rc = gs_tenancy_new(&s->policy, &o, &run[i], &e);
+        if (rc == -EINVAL && s->npods)
+            gs_diag_warn(d, "pods not checked against admission: %s", e.msg);
+    }
+    for (size_t i = 0; rc == 0 && i < s->npods; i++)
+        refused(run, w, n, &s->pods[i], d);
+    for (size_t i = 0; i < n; i++)
+        gs_tenancy_free(run[i]);
+    return rc == -ENOMEM ? rc : 0;
+}
+
 /* print_warnings() - the warnings kept, on standard error. */
 static void print_warnings(const struct warnings *w)
 {
@@ -879,7 +948,7 @@ int cmd_validate(int argc, char **argv)
         /* help or usage error: rc is the exit status */
     } else if ((rc = gs_scenario_new(&s)) < 0) {
         rc = fail(rc, &d);
-    } else if ((rc = load_all(s, files, nfiles, &d)) < 0) {
+    } else if ((rc = load_all(s, files, nfiles, &d)) < 0 || (rc = check_admission(s, &d)) < 0) {
         print_warnings(&w); /* they may explain the error */
         rc = fail(rc, &d);
     } else {

@@ -653,6 +653,43 @@ static void test_validate_json(void **state)
     result_free(&r);
 }
 
+/* validate puts every pod through the scheduler's admission, in the ways a run would use: the
+ * pods limits.yaml's run refuses (test_scenario_limits) are warnings naming their place, and a
+ * GPU request without a limit, which the API server refuses, is one too. */
+static void test_validate_refusals(void **state)
+{
+    (void)state;
+    struct t_run r;
+    run(&r, ARGS("validate", "tests/data/scenario/limits.yaml"));
+    expect_exit(&r, 0);
+    expect_has(r.err, "limits.yaml:137:1: pod tenant-a/big: a run would refuse it (full way): "
+                      "LimitRange tenant-a/tenant-a-gpu-limits: nvidia.com/gpu 3 > max 2 per "
+                      "Container\n");
+    int n = 0;
+    for (const char *p = r.err; (p = strstr(p, "a run would refuse it")) != NULL; p++)
+        n++;
+    assert_int_equal(n, 19); /* as many as the run rejects */
+    expect_has(r.out, "19 warnings\n");
+    result_free(&r);
+    const char *pod = write_tmp("request-only.yaml",
+                                "apiVersion: gpusched.io/v1alpha1\nkind: Cluster\n"
+                                "metadata: {name: c}\nspec:\n"
+                                "  nodeTemplates: [{name: t, gpuModel: A100-SXM4-80GB, gpus: 8}]\n"
+                                "  nodes: [{name: n1, template: t}]\n---\n"
+                                "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: a}\n"
+                                "spec: {containers: [{name: m, resources: {requests: "
+                                "{nvidia.com/gpu: 1}}}]}\n");
+    run(&r, ARGS("validate", pod));
+    expect_exit(&r, 0);
+    expect_has(r.err, "request-only.yaml:8:1: pod a/p: a run would refuse it (full way): "
+                      "requests.nvidia.com/gpu 1 without limits.nvidia.com/gpu");
+    result_free(&r);
+    run(&r,
+        ARGS("validate", "tests/data/scenario/warnings.yaml")); /* no nodes: said, not skipped */
+    expect_has(r.err, "pods not checked against admission: the scenario has no nodes");
+    result_free(&r);
+}
+
 static void test_validate_bad_input(void **state)
 {
     (void)state;
@@ -1331,6 +1368,7 @@ int main(void)
         cmocka_unit_test(test_validate_mig_policy_no_devices),
         cmocka_unit_test(test_validate_json),
         cmocka_unit_test(test_validate_min_resources),
+        cmocka_unit_test(test_validate_refusals),
         cmocka_unit_test(test_validate_bad_input),
         cmocka_unit_test(test_scenario_percentages_agree),
         cmocka_unit_test(test_scenario_tenant_day),
