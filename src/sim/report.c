@@ -167,16 +167,20 @@ static void text_header(FILE *f, const struct gs_report_ctx *ctx, struct gs_sim_
     if (ctx->sequence_path)
         fprintf(f, "arrivals %s: %zu pods in the recorded order\n", ctx->sequence_path, runs[0]->n);
     else if (nseeds == 1)
-        fprintf(f, "arrivals %s: %zu pods in the list, %zu arrived (tune %d.%03d, seed %llu)\n",
-                ctx->pods_path, ctx->npods, runs[0]->n, ctx->tune_permille / 1000,
-                ctx->tune_permille % 1000, (unsigned long long)runs[0]->seed);
+        fprintf(f,
+                "arrivals %s: %zu pods, drawn from its %zu until they ask %g x the "
+                "cluster's GPUs (--tune; seed %llu)\n",
+                ctx->pods_path, runs[0]->n, ctx->npods, ctx->tune_permille / 1000.0,
+                (unsigned long long)runs[0]->seed);
     else {
         size_t sum = 0;
         for (size_t k = 0; k < nseeds; k++)
             sum += runs[k]->n;
-        fprintf(f, "arrivals %s: %zu pods in the list, %zu arrived on average (tune %d.%03d)\n",
-                ctx->pods_path, ctx->npods, (sum + nseeds / 2) / nseeds, ctx->tune_permille / 1000,
-                ctx->tune_permille % 1000);
+        fprintf(f,
+                "arrivals %s: %zu pods on average, drawn from its %zu until they ask %g x "
+                "the cluster's GPUs (--tune)\n",
+                ctx->pods_path, (sum + nseeds / 2) / nseeds, ctx->npods,
+                ctx->tune_permille / 1000.0);
     }
     if (nseeds > 1)
         fprintf(f, "every figure is a mean over seeds %llu..%llu\n",
