@@ -343,12 +343,12 @@ static int life(const json_t *pod, const char *at, struct gs_diag *d)
     return 0;
 }
 
-/* known_state() - a pod's "state" (NULL: not given) is one gs_pod_state_name() writes: a bill
- * reads "rejected" as never run, so a state it cannot read is refused, not taken as run. */
+/* known_state() - a pod's "state" is given and is one gs_pod_state_name() writes: a bill reads
+ * "rejected" as never run, so a state it cannot read, or none, is refused, not taken as run. */
 static int known_state(const json_t *state, const char *at, struct gs_diag *d)
 {
     if (!state)
-        return 0;
+        return gs_diag_error(d, "%s.state: expected string, missing", at);
     for (int s = GS_POD_PENDING; json_is_string(state) && s <= GS_POD_REJECTED; s++)
         if (strcmp(json_string_value(state), gs_pod_state_name((enum gs_pod_state)s)) == 0)
             return 0;

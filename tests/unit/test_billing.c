@@ -996,49 +996,67 @@ static void test_cli_bad_shapes(void **state)
          "pods[0].state: \"exploded\" is not pending, running, completed, preempted or rejected"},
         {"{\"pods\": [{\"tenant\": \"t\", \"state\": 3, \"usage\": []}]}",
          "pods[0].state: expected string, got integer"},
-        {"{\"pods\": [{\"tenant\": \"t\"}]}", "pods[0].usage: expected array, missing"},
-        {"{\"pods\": [{\"tenant\": \"t\", \"usage\": [{\"mode\": \"whole\"}]}]}",
+        {"{\"pods\": [{\"tenant\": \"t\", \"usage\": []}]}",
+         "pods[0].state: expected string, missing"},
+        {"{\"pods\": [{\"tenant\": \"t\", \"state\": \"running\"}]}",
+         "pods[0].usage: expected array, missing"},
+        {"{\"pods\": [{\"tenant\": \"t\", \"state\": \"running\", \"usage\": [{\"mode\": "
+         "\"whole\"}]}]}",
          "pods[0].usage[0].mode: \"whole\" is not exclusive, mig, shared or timeslice"},
-        {"{\"pods\": [{\"tenant\": \"t\", \"usage\": [{\"mode\": \"mig\", \"model\": \"A30\", "
+        {"{\"pods\": [{\"tenant\": \"t\", \"state\": \"running\", \"usage\": [{\"mode\": \"mig\", "
+         "\"model\": \"A30\", "
          "\"profile\": null}]}]}",
          "pods[0].usage[0].profile: expected string, got null"},
-        {"{\"pods\": [{\"tenant\": \"t\", \"usage\": [{\"mode\": \"shared\", \"model\": \"T4\", "
+        {"{\"pods\": [{\"tenant\": \"t\", \"state\": \"running\", \"usage\": [{\"mode\": "
+         "\"shared\", \"model\": \"T4\", "
          "\"cards\": 1, \"share_milli\": 30.5}]}]}",
          "pods[0].usage[0].share_milli: expected integer, got real"},
-        {"{\"pods\": [{\"tenant\": \"t\", \"usage\": [{\"mode\": \"shared\", \"model\": \"T4\", "
+        {"{\"pods\": [{\"tenant\": \"t\", \"state\": \"running\", \"usage\": [{\"mode\": "
+         "\"shared\", \"model\": \"T4\", "
          "\"cards\": 1, \"share_milli\": 300, \"start_s\": 5, \"end_s\": 4}]}]}",
          "pods[0].usage[0]: end_s 4 is not in start_s"},
-        {"{\"pods\": [{\"tenant\": \"t\", \"tenant\": \"u\", \"usage\": []}]}", "duplicate"},
+        {"{\"pods\": [{\"tenant\": \"t\", \"state\": \"running\", \"tenant\": \"u\", \"usage\": "
+         "[]}]}",
+         "duplicate"},
         {"{\"pods\": [{\"tenant\": \"t\\u0000u\", \"usage\": []}]}", "NUL"},
-        {"{\"pods\": [{\"tenant\": \"t\", \"usage\": [{\"mode\": \"shared\", \"gpus\": 2}]}]}",
+        {"{\"pods\": [{\"tenant\": \"t\", \"state\": \"running\", \"usage\": [{\"mode\": "
+         "\"shared\", \"gpus\": 2}]}]}",
          "pods[0].usage[0].gpus: unknown key (a use has mode, model"},
-        {"{\"pods\": [{\"tenant\": \"t\", \"usage\": [{\"mode\": null}]}]}",
+        {"{\"pods\": [{\"tenant\": \"t\", \"state\": \"running\", \"usage\": [{\"mode\": null}]}]}",
          "pods[0].usage[0].mode: expected string, got null"},
-        {"{\"pods\": [{\"name\": \"a/p\", \"tenant\": \"t\", \"usage\": []}, {\"name\": \"a/p\", "
-         "\"tenant\": \"t\", \"usage\": []}]}",
+        {"{\"pods\": [{\"name\": \"a/p\", \"tenant\": \"t\", \"state\": \"running\", \"usage\": "
+         "[]}, {\"name\": \"a/p\", "
+         "\"tenant\": \"t\", \"state\": \"running\", \"usage\": []}]}",
          "pods: pod \"a/p\" is listed twice"},
         {"{\"pods\": [{\"tenant\": \"t\", \"state\": \"rejected\", \"usage\": [" SHARE_USE "]}]}",
          "pods[0].usage[0]: a rejected pod never ran"},
-        {"{\"pods\": [{\"tenant\": \"t\", \"end_s\": 3, \"usage\": [" SHARE_USE "]}]}",
+        {"{\"pods\": [{\"tenant\": \"t\", \"state\": \"running\", \"end_s\": 3, \"usage\": "
+         "[" SHARE_USE "]}]}",
          "pods[0].usage[0].end_s: 4 is after the pod's end_s 3"},
-        {"{\"pods\": [{\"tenant\": \"t\", \"usage\": [" SHARE_USE ", " SHARE_USE "]}]}",
+        {"{\"pods\": [{\"tenant\": \"t\", \"state\": \"running\", \"usage\": [" SHARE_USE
+         ", " SHARE_USE "]}]}",
          "pods[0].usage[1].start_s: 1 is before the previous use ended (4)"},
         /* a time of another type, or none where the state says there is one, let every use
          * through; so did a start after the use and a run's end before it */
-        {"{\"pods\": [{\"tenant\": \"t\", \"end_s\": \"3\", \"usage\": [" SHARE_USE "]}]}",
+        {"{\"pods\": [{\"tenant\": \"t\", \"state\": \"running\", \"end_s\": \"3\", \"usage\": "
+         "[" SHARE_USE "]}]}",
          "pods[0].end_s: expected integer or null, got string"},
         {"{\"pods\": [{\"tenant\": \"t\", \"state\": \"completed\", \"usage\": []}]}",
          "pods[0].end_s: expected integer: a completed pod has ended"},
-        {"{\"pods\": [{\"tenant\": \"t\", \"start_s\": null, \"usage\": [" SHARE_USE "]}]}",
+        {"{\"pods\": [{\"tenant\": \"t\", \"state\": \"running\", \"start_s\": null, \"usage\": "
+         "[" SHARE_USE "]}]}",
          "pods[0].usage[0]: the pod's start_s is null: a pod that never started has no usage"},
-        {"{\"pods\": [{\"tenant\": \"t\", \"start_s\": 2, \"usage\": [" SHARE_USE "]}]}",
+        {"{\"pods\": [{\"tenant\": \"t\", \"state\": \"running\", \"start_s\": 2, \"usage\": "
+         "[" SHARE_USE "]}]}",
          "pods[0].usage[0].start_s: 1 is before the pod's start_s 2"},
-        {"{\"pods\": [{\"tenant\": \"t\", \"submit_s\": 5, \"start_s\": 2, \"usage\": []}]}",
+        {"{\"pods\": [{\"tenant\": \"t\", \"state\": \"running\", \"submit_s\": 5, \"start_s\": 2, "
+         "\"usage\": []}]}",
          "pods[0].start_s: 2 is before the pod's submit_s 5"},
-        {"{\"pods\": [{\"tenant\": \"t\", \"start_s\": 5, \"end_s\": 2, \"usage\": []}]}",
+        {"{\"pods\": [{\"tenant\": \"t\", \"state\": \"running\", \"start_s\": 5, \"end_s\": 2, "
+         "\"usage\": []}]}",
          "pods[0].end_s: 2 is before the pod's start_s 5"},
-        {"{\"summary\": {\"horizon_s\": 3}, \"pods\": [{\"tenant\": \"t\", \"usage\": [" SHARE_USE
-         "]}]}",
+        {"{\"summary\": {\"horizon_s\": 3}, \"pods\": [{\"tenant\": \"t\", \"state\": \"running\", "
+         "\"usage\": [" SHARE_USE "]}]}",
          "pods[0].usage[0]: ends at 4 s, after the run's summary.horizon_s 3"},
         {"{\"summary\": {\"horizon_s\": -1}, \"pods\": []}",
          "summary.horizon_s: -1 is not in 0..3155760000"},
