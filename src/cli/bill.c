@@ -492,6 +492,22 @@ static int bill_way(const json_t *run, const char *at, struct input *in, struct 
     return rc ? rc : unique_names(pods, at, d);
 }
 
+int gs__json_top_is_last_way(const json_t *root, struct gs_diag *d)
+{
+    static const char *const key[] = {"way", "pods", "summary"};
+    const json_t *ways = json_object_get(root, "ways");
+    const json_t *last = json_array_get(ways, json_array_size(ways) - 1);
+    for (int i = 0; last && i < 3; i++) {
+        const json_t *top = json_object_get(root, key[i]);
+        if (top && !json_equal(top, json_object_get(last, key[i])))
+            return gs_diag_error(d,
+                                 "%s: not ways[%zu].%s: a comparison's top level repeats its last "
+                                 "way",
+                                 key[i], json_array_size(ways) - 1, key[i]);
+    }
+    return 0;
+}
+
 /* bill_file() - every way of the document: {"ways": [RUN...]} or a single RUN. */
 static int bill_file(struct input *in, struct gs_diag *d)
 {
@@ -509,10 +525,13 @@ static int bill_file(struct input *in, struct gs_diag *d)
         return gs_diag_error(d, "ways: more than %d ways", WAYS_MAX);
     if (json_array_size(ways) == 0) /* else a bill of nothing, no line printed, exit status 0 */
         return gs_diag_error(d, "ways: empty; a simulation writes at least one way");
+    int rc = gs__json_top_is_last_way(in->root, d);
+    if (rc)
+        return rc;
     json_array_foreach(ways, i, run)
     {
         snprintf(at, sizeof(at), "ways[%zu]", i);
-        int rc = bill_way(run, at, in, d);
+        rc = bill_way(run, at, in, d);
         if (rc)
             return rc;
     }

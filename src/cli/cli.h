@@ -57,6 +57,14 @@ int gs__json_field(const json_t *obj, const char *key, const char *at, json_type
 int gs__json_field_int(const json_t *obj, const char *key, const char *at, int64_t *out,
                        struct gs_diag *d);
 
+/*
+ * gs__json_top_is_last_way() - a comparison @root ({"ways": [...]}) keeps at its top level the
+ * last way's "way", "pods" and "summary", as the simulator writes it; any of them given there must
+ * equal that way's, so what a reader of one run sees is what the comparison says. Return: 0 (also
+ * without "ways"); -EINVAL with @d ("pods: not ways[2].pods: ...").
+ */
+int gs__json_top_is_last_way(const json_t *root, struct gs_diag *d);
+
 /* The use of a run's pods that ends latest: its end (seconds, INT64_MIN none) and its path. */
 struct gs__last_use {
     int64_t end_s;

@@ -805,6 +805,37 @@ static json_t *replay_out(struct rp_doc *doc, struct rp_run **runs, size_t n)
 
 /* ---- The command ---- */
 
+/* same_bill() - @a and @b have the same lines (tenant, resource, day, quantity). */
+static int same_bill(struct gs_bill *a, struct gs_bill *b)
+{
+    size_t i = 0, j = 0;
+    const struct gs_bill_line *x, *y;
+    if (!a || !b || gs_bill_count(a) != gs_bill_count(b))
+        return a == b;
+    while ((x = gs_bill_next(a, &i)) && (y = gs_bill_next(b, &j)))
+        if (strcmp(x->tenant, y->tenant) || strcmp(x->resource, y->resource) || x->day != y->day ||
+            x->quantity != y->quantity)
+            return 0;
+    return 1;
+}
+
+/* top_is_last_way() - a comparison's top level, where it has one, repeats its last way (as
+ * gs__json_top_is_last_way() asks of bill's input): its way, summary, pods and their usage. */
+static int top_is_last_way(struct gs_js *s, const struct rp_doc *doc)
+{
+    const struct rp_run *t = doc->top, *w = doc->ways[doc->nways - 1];
+    const char *key = t->name && (!w->name || strcmp(t->name, w->name))   ? "way"
+                      : t->summary && !json_equal(t->summary, w->summary) ? "summary"
+                      : t->npods && (t->npods != w->npods || !same_bill(t->bill, w->bill)) ? "pods"
+                                                                                           : NULL;
+    if (key)
+        return gs_diag_error(s->d,
+                             "%s: %s: not ways[%zu].%s: a comparison's top level repeats its "
+                             "last way",
+                             doc->path, key, doc->nways - 1, key);
+    return 0;
+}
+
 /* classify() - is the document a replay (1) or a scenario run (0); errors for a mix. */
 static int classify(struct gs_js *s, struct rp_doc *doc, int *replay)
 {
@@ -842,7 +873,7 @@ static int classify(struct gs_js *s, struct rp_doc *doc, int *replay)
     }
     if (*replay && t->scenario_pods)
         return gs_diag_error(s->d, "%s: a replay whose pods have usage", doc->path);
-    return 0;
+    return doc->nways ? top_is_last_way(s, doc) : 0;
 }
 
 static json_t *scenario_out(struct rp_doc *doc, struct gs_diag *d, int *rc)

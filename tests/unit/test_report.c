@@ -348,6 +348,13 @@ static void test_bad_input(void **state)
     const char *twice = tmp_path("card-twice.json");
     assert_int_equal(json_dump_file(doc, twice, 0), 0);
     json_decref(doc);
+    /* The top level, a copy of the last way, billed to another tenant than that way is. */
+    doc = load_json(run);
+    json_object_set_new(json_array_get(json_object_get(doc, "pods"), 0), "tenant",
+                        json_string("tenant-x"));
+    const char *top = tmp_path("top.json");
+    assert_int_equal(json_dump_file(doc, top, 0), 0);
+    json_decref(doc);
     const char *notjs = write_tmp("not-chart.js", "window.Chart = {};\n");
     const char *ending = write_tmp("ending.js", "/* Chart.js v3 */ var s = '</script>';\n");
     static const char *const none[] = {NULL};
@@ -381,6 +388,8 @@ static void test_bad_input(void **state)
         {(const char *const[]){"report", more, "-o", out, NULL},
          "card indexes where the usage says"},
         {(const char *const[]){"report", twice, "-o", out, NULL}, "card 0 is listed twice"},
+        {(const char *const[]){"report", top, "-o", out, NULL},
+         "pods: not ways[2].pods: a comparison's top level repeats its last way"},
         {(const char *const[]){"report", run, "-o", out, "--chart-js", tmp_path("none.js"), NULL},
          "libjs-chart.js"},
         {(const char *const[]){"report", run, "-o", out, "--chart-js", notjs, NULL},
