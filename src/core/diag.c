@@ -15,22 +15,48 @@ void gs_diag_init(struct gs_diag *d)
     d->warn_ud = NULL;
 }
 
-/* @fmt formatted into @dst (GS_DIAG_MSG_MAX bytes), control bytes written as \xNN: messages
- * quote what users wrote, and an escape sequence or a line break in a name must not reach the
- * terminal or the log line as itself. */
+/* The code point of the UTF-8 sequence at @c (*@len its bytes) when it is a C1 control
+ * (U+0080-U+009F) or one of Unicode's bidirectional format characters (UAX #9: U+061C, U+200E,
+ * U+200F, U+202A-U+202E, U+2066-U+2069), which reorder what a terminal shows; else 0. */
+static unsigned invisible(const unsigned char *c, int *len)
+{
+    unsigned cp = 0;
+    if (c[0] == 0xc2 && c[1] >= 0x80 && c[1] <= 0x9f)
+        cp = c[1];
+    else if (c[0] == 0xd8 && c[1] == 0x9c)
+        cp = 0x061c;
+    else if (c[0] == 0xe2 && (c[1] == 0x80 || c[1] == 0x81) && c[2] >= 0x80 && c[2] <= 0xbf)
+        cp = 0x2000u | (unsigned)(c[1] & 0x3f) << 6 | (c[2] & 0x3fu);
+    if (cp >= 0x2000 && !(cp == 0x200e || cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) ||
+                          (cp >= 0x2066 && cp <= 0x2069)))
+        cp = 0;
+    *len = cp >= 0x800 ? 3 : 2;
+    return cp;
+}
+
+/* @fmt formatted into @dst (GS_DIAG_MSG_MAX bytes), control bytes written as \xNN and the
+ * invisible() characters as \uNNNN: messages quote what users wrote, and an escape sequence, a
+ * line break or a right-to-left override in a name must not reach the terminal or the log line
+ * as itself. */
 static void format_msg(char *dst, const char *fmt, va_list ap)
 {
     char raw[GS_DIAG_MSG_MAX];
     vsnprintf(raw, sizeof(raw), fmt, ap);
     size_t o = 0;
     for (const unsigned char *c = (const unsigned char *)raw; *c; c++) {
-        int ctl = *c < 0x20 || *c == 0x7f;
-        if (o + (ctl ? 4 : 1) >= GS_DIAG_MSG_MAX)
+        int ctl = *c < 0x20 || *c == 0x7f, len = 1;
+        unsigned cp = *c >= 0xc2 ? invisible(c, &len) : 0;
+        size_t need = cp ? 6 : ctl ? 4 : 1;
+        if (o + need >= GS_DIAG_MSG_MAX)
             break;
-        if (ctl)
+        if (cp) {
+            o += (size_t)snprintf(dst + o, 7, "\\u%04x", cp);
+            c += len - 1;
+        } else if (ctl) {
             o += (size_t)snprintf(dst + o, 5, "\\x%02x", *c);
-        else
+        } else {
             dst[o++] = (char)*c;
+        }
     }
     dst[o] = '\0';
 }
