@@ -1,9 +1,10 @@
 /*
  * gpuschedd: the forecast gauges (forecast.h). Fitting every tenant x model series takes seconds
- * on a long ledger (bench/README.md), so after the first fit the scheduler thread only hands a
- * refit to a thread of its own and goes on serving the last gauges. That thread reads the ledger
- * through a connection of its own (gs_demand_read_store(), as `gpusched forecast --store` does;
- * the store's WAL lets it read while the scheduler writes).
+ * on a long ledger (bench/README.md), so the scheduler thread only hands a fit to a thread of its
+ * own and goes on serving the last gauges; a fit that lands wakes the scheduler thread to publish
+ * a snapshot that has them. That thread reads the ledger through a connection of its own
+ * (gs_demand_read_store(), as `gpusched forecast --store` does; the store's WAL lets it read while
+ * the scheduler writes).
  */
 #include "forecast.h"
 #include "log.h"
@@ -21,18 +22,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+enum fit_state { FIT_IDLE, FIT_ASKED, FIT_RUNNING };
+
 struct gsd_forecaster {
     char path[4096]; /* the store's file */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     pthread_t th;
     int started, stop;
-    int want; /* under mu: a refit is asked, of what follows */
-    struct gs_advice_params want_p;
+    enum fit_state state;           /* under mu */
+    struct gs_advice_params want_p; /* under mu: of the fit asked */
     int64_t want_end_s;
-    int busy;      /* under mu: the thread fits */
-    char *text;    /* under mu: the last gauges (NULL: that fit failed) */
-    int64_t at_us; /* under mu: when the last fit was asked (monotonic; 0 none) */
+    char *text;             /* under mu: the last gauges (NULL: none yet, or that fit failed) */
+    int64_t at_us;          /* under mu: when the last fit was asked (monotonic; 0 none) */
+    void (*wake)(void *ud); /* under mu: called when a fit lands (gsd_forecaster_set_wake()) */
+    void *wake_ud;
 };
 
 /* The GPUs of the largest node of each model in the inventory. */
@@ -102,7 +106,7 @@ static int fit(const char *path, int64_t end_s, const struct gs_advice_params *p
 }
 
 /* Fit (@f's lock not held) and keep the outcome in @f: the gauges, or none and the log saying
- * why. Returns with @f's lock held. */
+ * why; then wake whoever publishes them. Returns with @f's lock held. */
 static void fit_and_keep(struct gsd_forecaster *f, int64_t end_s, const struct gs_advice_params *p)
 {
     struct gs_diag d;
@@ -115,6 +119,8 @@ static void fit_and_keep(struct gsd_forecaster *f, int64_t end_s, const struct g
     pthread_mutex_lock(&f->mu);
     free(f->text);
     f->text = rc ? NULL : text;
+    if (f->wake) /* under mu: gsd_forecaster_set_wake(NULL) returns only after this */
+        f->wake(f->wake_ud);
 }
 
 static void *refit_main(void *arg)
@@ -122,20 +128,29 @@ static void *refit_main(void *arg)
     struct gsd_forecaster *f = arg;
     pthread_mutex_lock(&f->mu);
     for (;;) {
-        while (!f->want && !f->stop)
+        while (f->state != FIT_ASKED && !f->stop)
             pthread_cond_wait(&f->cv, &f->mu);
         if (f->stop)
             break;
         struct gs_advice_params p = f->want_p;
         int64_t end_s = f->want_end_s;
-        f->want = 0;
-        f->busy = 1;
+        f->state = FIT_RUNNING;
         pthread_mutex_unlock(&f->mu);
         fit_and_keep(f, end_s, &p);
-        f->busy = 0;
+        f->state = FIT_IDLE;
     }
     pthread_mutex_unlock(&f->mu);
     return NULL;
+}
+
+void gsd_forecaster_set_wake(struct gsd_forecaster *f, void (*fn)(void *ud), void *ud)
+{
+    if (!f)
+        return;
+    pthread_mutex_lock(&f->mu);
+    f->wake = fn;
+    f->wake_ud = ud;
+    pthread_mutex_unlock(&f->mu);
 }
 
 int gsd_forecaster_new(const char *data_dir, struct gsd_forecaster **out)
@@ -177,24 +192,18 @@ char *gsd_forecast_metrics(struct gsd_state *st)
     int64_t end_s = gsd_sched_now(st) / 1000000 + 1;
     pthread_mutex_lock(&f->mu);
     int64_t every_us = st->cfg->metrics.forecast_refresh_s * 1000000;
-    int due = !f->busy && !f->want && (!f->at_us || now - f->at_us >= every_us);
-    if (due && !f->at_us) { /* the first: fitted now, so the snapshot asked for has it */
-        f->at_us = now;
-        pthread_mutex_unlock(&f->mu);
-        node_sizes(st, &p);
-        fit_and_keep(f, end_s, &p);
-    } else if (due) {
+    if (f->state == FIT_IDLE && (!f->at_us || now - f->at_us >= every_us)) {
         f->at_us = now;
         node_sizes(st, &p);
         f->want_p = p;
         f->want_end_s = end_s;
-        f->want = 1;
+        f->state = FIT_ASKED;
         if (!f->started && pthread_create(&f->th, NULL, refit_main, f) == 0)
             f->started = 1;
         if (f->started)
             pthread_cond_signal(&f->cv);
         else /* no thread: the last gauges stay, and the next refit tries again */
-            f->want = 0;
+            f->state = FIT_IDLE;
     }
     char *copy = f->text && *f->text ? strdup(f->text) : NULL;
     pthread_mutex_unlock(&f->mu);

@@ -17,15 +17,20 @@ struct gsd_forecaster;
  * format: every tenant's hourly GPUs (the ledger's runs up to now, per tenant and GPU model)
  * forecast with the auto model, planned at the 97.5 % quantile (a wait target of 0 s; nodes take
  * 10 minutes to come up), nodes of each model as large as its largest node in the inventory.
- * The first call fits at once; later ones, at most every metrics.forecastRefreshSeconds (300 by
- * default; a scrape in between gets the last gauges), hand the refit
- * to st->fc's thread and return the last gauges meanwhile, so the scheduler thread never waits on
- * a fit (seconds on a long ledger of many tenants: bench/README.md).
- * Return: the text, malloc'd (the caller frees it); NULL while the ledger holds no GPU run, when
- * the ledger cannot be read, or when memory ran out (the scrapes until the next refit go without
- * these gauges, and the log says why once).
+ * A call hands a fit to st->fc's thread, at most every metrics.forecastRefreshSeconds (300 by
+ * default), and returns the last gauges meanwhile, so the scheduler thread never waits on a fit
+ * (seconds on a long ledger of many tenants: bench/README.md); the first fit's gauges come in a
+ * snapshot published when it lands (gsd_forecaster_set_wake()).
+ * Return: the text, malloc'd (the caller frees it); NULL before the first fit landed, while the
+ * ledger holds no GPU run, when the ledger cannot be read, or when memory ran out (the scrapes
+ * until the next refit go without these gauges, and the log says why once).
  */
 char *gsd_forecast_metrics(struct gsd_state *st);
+
+/* gsd_forecaster_set_wake() - @fn(@ud) is called, from the fitting thread, each time a fit lands
+ * (the server: publish a snapshot now); NULL stops that, and once it returns no call is under
+ * way. @f NULL: nothing. */
+void gsd_forecaster_set_wake(struct gsd_forecaster *f, void (*fn)(void *ud), void *ud);
 
 /* gsd_forecaster_new() - the refits of the store in @data_dir (DIR/gpusched.db), its thread
  * started at the first refit. Return: 0 and *@out; -ENOMEM; -ENAMETOOLONG.

@@ -43,6 +43,7 @@
 #include "agents.h"
 #include "api.h"
 #include "extender.h"
+#include "forecast.h"
 #include "kube.h"
 #include "kubenodes.h"
 #include "log.h"
@@ -1294,7 +1295,9 @@ int gsd_server_start(struct gsd_state *st, const struct gsd_listen *l, struct gs
         return gs_diag_error_code(d, -ENOMEM, "out of memory for the first snapshot");
     }
     gsd_snap_set_wake(st->snaps, wake_publish, s);
+    gsd_forecaster_set_wake(st->fc, wake_publish, s);
     if (pthread_create(&s->thread, NULL, scheduler_main, s)) {
+        gsd_forecaster_set_wake(st->fc, NULL, NULL);
         gsd_reads_free(s->reads);
         gsd_snap_free(st);
         gsd_access_free(s->access);
@@ -1397,6 +1400,7 @@ int gsd_server_stop(struct gsd_server *s)
         req_free(r);
     }
     pthread_join(s->thread, NULL);
+    gsd_forecaster_set_wake(s->st->fc, NULL, NULL); /* it outlives the server */
     gsd_reads_free(s->reads);
     gsd_snap_free(s->st);
     s->st->http = NULL;

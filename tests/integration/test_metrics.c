@@ -86,6 +86,21 @@ static char *scrape(const struct daemon *d, const char *token)
     return text;
 }
 
+/* Scrapes until one has @needle, 20 s at most, with no request in between: a forecast fit that
+ * lands has the scheduler thread publish a snapshot with its gauges. Return: that scrape. */
+static char *scrape_for(const struct daemon *d, const char *needle)
+{
+    for (int i = 0; i < 80; i++) { /* 4 a second: under metrics.scrapesPerSecond's 5 */
+        char *text = scrape(d, TOKEN_METRICS);
+        if (strstr(text, needle))
+            return text;
+        free(text);
+        usleep(250000);
+    }
+    fail_msg("no scrape has %s", needle);
+    return NULL;
+}
+
 /* A line of @text that begins with @head and ends with @tail (the card the policy picked in
  * between). */
 static void has_line(const char *text, const char *head, const char *tail)
@@ -187,12 +202,9 @@ static void test_levels(void **state)
             fail_msg("the scrape without a token names %s", secret[i]);
     promtool_passes(&d, anon, "aggregate");
     /* With the metrics token: per tenant, queue and namespace, per card, quotas and bills; the
-     * forecast from the snapshot after the first scrape asking for names. */
-    free(scrape(&d, TOKEN_METRICS));
+     * forecast from the snapshot published when the fit the first scrape asked for lands. */
+    char *named = scrape_for(&d, "gpusched_recommended_nodes{");
     struct answer a;
-    assert_int_equal(h_call(&d, "POST", "/v1/pods", TOKEN_A, "{}", &a), 0); /* a batch */
-    h_answer_free(&a);
-    char *named = scrape(&d, TOKEN_METRICS);
     static const char *const names[] = {
         "gpusched_allocated_gpus{tenant=\"team-a\",queue=\"default\",namespace=\"team-a\"} "
         "10.000\n",
@@ -430,9 +442,11 @@ static void start_with_run(struct daemon *d, const char *cfg, const char *values
 }
 
 /*
- * After the first fit, a refit goes to a thread of its own and a scrape meanwhile gets the last
- * gauges: with metrics.forecastRefreshSeconds 1, team-b's run started after the first fit shows
- * in the gauges of a later snapshot, and no scrape waited for a fit.
+ * A fit goes to a thread of its own, the first too (seconds on a long ledger, which a restart
+ * would have spent on the scheduler thread), and a scrape meanwhile gets the last gauges: the
+ * first fit's show with no request after the scrape that asked, and with
+ * metrics.forecastRefreshSeconds 1, team-b's run started after the first fit shows in the gauges
+ * of a later snapshot.
  */
 static void test_forecast_refit(void **state)
 {
@@ -445,11 +459,7 @@ static void test_forecast_refit(void **state)
                    "metrics: {token: " TOKEN_METRICS ", forecastRefreshSeconds: 1,"
                    " scrapesPerSecond: 100}\n",
                    values);
-    free(scrape(&d, TOKEN_METRICS));
-    h_request(&d, "POST", "/v1/pods", TOKEN_A, "{}", 400); /* a batch: the first fit */
-    char *text = scrape(&d, TOKEN_METRICS);
-    if (!strstr(text, "gpusched_forecast_gpus{tenant=\"team-a\""))
-        fail_msg("no first fit");
+    char *text = scrape_for(&d, "gpusched_forecast_gpus{tenant=\"team-a\""); /* the first fit */
     if (strstr(text, "gpusched_forecast_gpus{tenant=\"team-b\""))
         fail_msg("team-b before it ran");
     free(text);
@@ -478,14 +488,8 @@ static void test_forecast_far_end(void **state)
     snprintf(values, sizeof(values), "'0', 1000, %lld, 9223372036854775807, 'A100-SXM4-80GB'",
              ((long long)time(NULL) - 3 * 86400) * 1000000LL);
     start_with_run(&d, "metrics: {token: " TOKEN_METRICS "}\n", values);
-    free(scrape(&d, TOKEN_METRICS)); /* asks for the forecast, in the snapshots after it */
-    h_request(&d, "POST", "/v1/pods", TOKEN_A, "{}", 400); /* a batch: the next snapshot */
-    char *text = scrape(&d, TOKEN_METRICS);
-    has(text,
-        (const char *const[]){"gpusched_forecast_gpus{tenant=\"team-a\",model=\"A100-SXM4-80GB\","
-                              "quantile=\"0.5\"} 1.000\n"},
-        1);
-    free(text);
+    free(scrape_for(&d, "gpusched_forecast_gpus{tenant=\"team-a\",model=\"A100-SXM4-80GB\","
+                        "quantile=\"0.5\"} 1.000\n"));
     assert_int_equal(h_stop(&d), 0);
     h_cleanup(&d);
 }
