@@ -239,8 +239,10 @@ window.gsReport = (function () {
             fmt(ev.total, 0) + ' in all)', {
         type: 'bar',
         data: {labels: timeLabels(t, horizon), datasets: ev.series.map((x) => ({
-          label: x.tenant + ' ' + x.kind, data: x.counts, stack: 'all',
-          backgroundColor: colourOf(x.tenant, 0) + (x.kind === 'reclaim' ? '80' : 'ff'),
+          label: x.tenant + ' ' + (x.kind === 'node' ? 'node failure' : x.kind), data: x.counts,
+          stack: 'all',
+          backgroundColor: colourOf(x.tenant, 0) +
+            ({reclaim: '80', node: '40'}[x.kind] || 'ff'),
         }))},
         options: {scales: axes(timeAxis(), 'pods evicted', true)},
       });

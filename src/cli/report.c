@@ -300,10 +300,14 @@ static int placement(struct ctx *c, const json_t *pl, const json_t *u, int32_t t
     }
     size_t i;
     uint64_t seen = 0;
-    if ((int64_t)json_array_size(gpus) != json_integer_value(json_object_get(u, "cards")))
-        return bad(c, at, "gpus: %zu card indexes where the usage says %lld cards",
-                   json_array_size(gpus),
-                   (long long)json_integer_value(json_object_get(u, "cards")));
+    /* slices or replicas of one pod may share a card (gpusched.io/same-card): as many on each */
+    int64_t cards = json_integer_value(json_object_get(u, "cards"));
+    int64_t ng = (int64_t)json_array_size(gpus);
+    int units = sp.mode == RP_SHARED || sp.mode == RP_TIMESLICE;
+    if (units ? cards % ng != 0 : ng != cards)
+        return bad(c, at, "gpus: %zu card indexes where the usage says %lld %s",
+                   json_array_size(gpus), (long long)cards,
+                   units ? "slices (as many on each card)" : "cards");
     json_array_foreach(gpus, i, g)
     {
         if (!json_is_integer(g) || json_integer_value(g) < 0 || json_integer_value(g) > 63)
@@ -403,6 +407,8 @@ static int pod_element(struct gs_js *s, size_t i, void *ud)
     return rc;
 }
 
+static const char *const eviction_kinds[RP_EVICTION_KINDS] = {"preemption", "reclaim", "node"};
+
 static int eviction_element(struct gs_js *s, size_t i, void *ud)
 {
     struct ctx *c = ud;
@@ -422,9 +428,9 @@ static int eviction_element(struct gs_js *s, size_t i, void *ud)
         rc = field(c, e, "tenant", at, JSON_STRING, &tenant);
     if (!rc)
         rc = field(c, e, "kind", at, JSON_STRING, &kind);
-    if (!rc && strcmp(json_string_value(kind), "preemption") != 0 &&
-        strcmp(json_string_value(kind), "reclaim") != 0)
-        rc = bad(c, at, "kind: expected \"preemption\" or \"reclaim\"");
+    int k = rc ? 0 : key_of(eviction_kinds, RP_EVICTION_KINDS, json_string_value(kind));
+    if (!rc && k < 0)
+        rc = bad(c, at, "kind: expected \"preemption\", \"reclaim\" or \"node\"");
     if (!rc && c->doc->nevictions == RP_EVICTIONS_MAX)
         rc = bad(c, at, "more than %u evictions in the file", RP_EVICTIONS_MAX);
     int32_t tn = rc ? 0 : gs_names_intern(&c->doc->tenants, json_string_value(tenant));
@@ -434,7 +440,7 @@ static int eviction_element(struct gs_js *s, size_t i, void *ud)
     else if (!rc)
         r->ev = v;
     if (!rc) {
-        r->ev[r->nev++] = (struct rp_eviction){t, tn, json_string_value(kind)[0] == 'r'};
+        r->ev[r->nev++] = (struct rp_eviction){t, tn, k};
         c->doc->nevictions++;
     }
     json_decref(e);
@@ -624,7 +630,8 @@ static json_t *evictions_out(const struct rp_doc *doc, const struct rp_run *r, i
 {
     json_t *list = json_array();
     size_t nt = doc->tenants.n, steps = (size_t)r->steps;
-    int64_t *counts = calloc(2 * nt * (steps ? steps : 1), sizeof(*counts));
+    const size_t nk = RP_EVICTION_KINDS;
+    int64_t *counts = calloc(nk * nt * (steps ? steps : 1), sizeof(*counts));
     if (!counts || !list) {
         *failed = 1;
         free(counts);
@@ -634,18 +641,18 @@ static json_t *evictions_out(const struct rp_doc *doc, const struct rp_run *r, i
         int64_t k = r->ev[i].t_s / r->step_s;
         k = k < 0 ? 0 : k >= (int64_t)steps ? (int64_t)steps - 1 : k;
         if (steps)
-            counts[((size_t)r->ev[i].tenant * 2 + (size_t)r->ev[i].reclaim) * steps + (size_t)k]++;
+            counts[((size_t)r->ev[i].tenant * nk + (size_t)r->ev[i].kind) * steps + (size_t)k]++;
     }
     for (size_t t = 0; t < nt; t++)
-        for (int kind = 0; kind < 2; kind++) {
-            const int64_t *row = counts + (t * 2 + (size_t)kind) * steps;
+        for (size_t kind = 0; kind < nk; kind++) {
+            const int64_t *row = counts + (t * nk + kind) * steps;
             int64_t sum = 0;
             for (size_t k = 0; k < steps; k++)
                 sum += row[k];
             if (sum && json_array_append_new(
                            list, json_pack("{s:s,s:s,s:I,s:o}", "tenant", doc->tenants.v[t], "kind",
-                                           kind ? "reclaim" : "preemption", "total",
-                                           (json_int_t)sum, "counts", int_list(row, steps))) != 0)
+                                           eviction_kinds[kind], "total", (json_int_t)sum, "counts",
+                                           int_list(row, steps))) != 0)
                 *failed = 1;
         }
     free(counts);

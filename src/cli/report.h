@@ -44,10 +44,13 @@ struct rp_span {
     uint8_t mode;     /* enum rp_mode */
 };
 
+/* The causes of an eviction the simulator writes (timeline.evictions[].kind), in this order. */
+#define RP_EVICTION_KINDS 3 /* "preemption", "reclaim", "node" (its node or card failed) */
+
 struct rp_eviction {
     int64_t t_s;
     int32_t tenant;
-    int reclaim;
+    int kind; /* index into RP_EVICTION_KINDS' names */
 };
 
 struct rp_kind {

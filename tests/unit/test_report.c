@@ -291,6 +291,45 @@ static void test_replay_page(void **state)
     free(page);
 }
 
+/* Every run the simulator writes is drawn: evictions by a node's failure (kind "node") and two
+ * slices of one pod on one card (gpusched.io/same-card) were refused as malformed. */
+static void test_simulator_output(void **state)
+{
+    (void)state;
+    const char *json = tmp_path("failure.json");
+    struct t_run r =
+        gpusched((const char *[]){"simulate", "--scenario", "tests/data/scenario/node-failure.yaml",
+                                  "--way", "compare", "--quiet", "--json", json, NULL});
+    expect(&r, 0, NULL);
+    t_run_free(&r);
+    char *page;
+    json_t *data = report_data(json, tmp_path("failure.html"), NULL, &page);
+    json_t *series = json_object_get(
+        json_object_get(json_array_get(json_object_get(data, "ways"), 2), "evictions"), "series");
+    int node = 0;
+    size_t i;
+    json_t *x;
+    json_array_foreach(series, i, x) node +=
+        !strcmp(json_string_value(json_object_get(x, "kind")), "node");
+    assert_true(node > 0);
+    json_decref(data);
+    free(page);
+    const char *yaml = write_tmp(
+        "same-card.yaml",
+        "apiVersion: gpusched.io/v1alpha1\nkind: Cluster\nmetadata: {name: c}\nspec:\n"
+        "  nodeTemplates: [{name: a100, gpuModel: A100-SXM4-80GB, gpus: 8}]\n"
+        "  nodes: [{name: n1, template: a100}]\n---\n"
+        "{apiVersion: v1, kind: Pod, metadata: {name: p, namespace: t, annotations: "
+        "{gpusched.io/same-card: \"true\", sim.gpusched.io/duration: 1h}}, spec: {containers: "
+        "[{name: m, resources: {limits: {nvidia.com/gpu: 2, nvidia.com/gpumem: 1000}}}]}}\n");
+    json = tmp_path("same-card.json");
+    r = gpusched((const char *[]){"simulate", "--scenario", yaml, "--quiet", "--json", json, NULL});
+    expect(&r, 0, NULL);
+    t_run_free(&r);
+    json_decref(report_data(json, tmp_path("same-card.html"), NULL, &page));
+    free(page);
+}
+
 /* A file written before the report's keys: no map, said so; the rest drawn. */
 static void test_older_file(void **state)
 {
@@ -432,10 +471,10 @@ static void test_unknown_key_warns(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_reader_walks),      cmocka_unit_test(test_reader_errors),
-        cmocka_unit_test(test_scenario_page),     cmocka_unit_test(test_replay_page),
-        cmocka_unit_test(test_older_file),        cmocka_unit_test(test_bad_input),
-        cmocka_unit_test(test_unknown_key_warns),
+        cmocka_unit_test(test_reader_walks),     cmocka_unit_test(test_reader_errors),
+        cmocka_unit_test(test_scenario_page),    cmocka_unit_test(test_replay_page),
+        cmocka_unit_test(test_older_file),       cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_simulator_output), cmocka_unit_test(test_unknown_key_warns),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
