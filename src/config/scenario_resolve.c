@@ -110,6 +110,16 @@ static int ns_tenant(struct gs_scenario *s, const char *ns, const struct gs_scn_
     char at[AT_MAX];
     if (gs_scenario_tenant_of(s, ns) >= 0)
         return 0;
+    for (size_t i = 0; i < s->policy.ntenants; i++) /* one name, one tenant */
+        if (strcmp(s->policy.tenants[i].name, ns) == 0) {
+            char own[AT_MAX];
+            return gs_diag_error(d,
+                                 "%s: namespace %s is no tenant's, and would be a tenant of its "
+                                 "own named %s, but tenant %s (%s) does not list it among its "
+                                 "namespaces: list it there, or use a namespace of that tenant",
+                                 gs__scn_where(src, at, sizeof(at)), ns, ns, ns,
+                                 gs__scn_where(&s->policy.tenants[i].src, own, sizeof(own)));
+        }
     struct gs_tenant_spec t;
     memset(&t, 0, sizeof(t));
     t.tier = GS_TIER_NONE;

@@ -1550,6 +1550,21 @@ static void test_tenancy(void **state)
     assert_has(d.msg, path);
     unlink(path);
     gs_scenario_free(s);
+
+    /* a pod's namespace is no tenant's, and a tenant of that name owns others: two tenants of
+     * one name were made, the pod's ignoring the other's quota and limits */
+    diag_with(&d, &w);
+    s = new_scenario();
+    path = tmp_file("{apiVersion: sim.gpusched.io/v1alpha1, kind: Simulation, metadata: {name: "
+                    "s}, spec: {tenants: [{name: qa, namespaces: [xx]}]}}\n---\n"
+                    "{apiVersion: v1, kind: Pod, metadata: {name: a, namespace: qa}, spec: "
+                    "{containers: [{name: m}]}}\n");
+    load_ok(s, path, &d);
+    assert_int_equal(gs_scenario_resolve(s, &d), -EINVAL);
+    assert_has(d.msg, ":3:1: namespace qa is no tenant's, and would be a tenant of its own named "
+                      "qa, but tenant qa (");
+    unlink(path);
+    gs_scenario_free(s);
 }
 
 static void expect_code(const char *text, int code, const char *what)
