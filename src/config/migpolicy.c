@@ -66,13 +66,13 @@ static int fail(struct rd *r, const yaml_mark_t *at, const char *fmt, ...)
                          msg);
 }
 
-/* shown() - a scalar's text for a message: at most TEXT_MAX bytes, control bytes replaced. */
+/* shown() - a scalar's text for a message: at most TEXT_MAX bytes, quotes as '?'. */
 static const char *shown(const yaml_event_t *ev, char *buf)
 {
     size_t n = ev->data.scalar.length < TEXT_MAX ? ev->data.scalar.length : TEXT_MAX;
     for (size_t i = 0; i < n; i++) {
         unsigned char ch = ev->data.scalar.value[i];
-        buf[i] = ch < 0x20 || ch == 0x7f || ch == '"' ? '?' : (char)ch;
+        buf[i] = ch == '"' ? '?' : (char)ch; /* control bytes: gs_diag writes them \xNN */
     }
     buf[n] = '\0';
     return buf;

@@ -70,7 +70,7 @@ static const char *text(const yaml_event_t *ev)
     return strlen(s) == ev->data.scalar.length ? s : NULL;
 }
 
-/* quoted() - @ev for a message: a scalar in quotes, cut, control bytes and quotes as '?'. */
+/* quoted() - @ev for a message: a scalar in quotes, cut, its quotes as '?'. */
 static const char *quoted(const yaml_event_t *ev, char buf[QUOTE_MAX + 8])
 {
     static const char *const kinds[] = {
@@ -85,7 +85,7 @@ static const char *quoted(const yaml_event_t *ev, char buf[QUOTE_MAX + 8])
     size_t n = ev->data.scalar.length < QUOTE_MAX ? ev->data.scalar.length : QUOTE_MAX, k = 0;
     buf[k++] = '"';
     for (const unsigned char *p = ev->data.scalar.value; p < ev->data.scalar.value + n; p++)
-        buf[k++] = *p < 0x20 || *p == 0x7f || *p == '"' ? '?' : (char)*p;
+        buf[k++] = *p == '"' ? '?' : (char)*p; /* control bytes: gs_diag writes them \xNN */
     if (n < ev->data.scalar.length)
         k += (size_t)snprintf(buf + k, 4, "...");
     snprintf(buf + k, 2, "\"");

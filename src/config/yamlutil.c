@@ -178,7 +178,7 @@ const char *gs__yaml_show(const yaml_node_t *n, char *buf)
         lim--;
     buf[k++] = '"';
     for (size_t i = 0; i < lim; i++)
-        buf[k++] = v[i] < 0x20 || v[i] == 0x7f || v[i] == '"' ? '?' : (char)v[i];
+        buf[k++] = v[i] == '"' ? '?' : (char)v[i]; /* control bytes: gs_diag writes them \xNN */
     if (lim < len) {
         memcpy(buf + k, "...", 3);
         k += 3;

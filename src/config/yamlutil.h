@@ -77,7 +77,8 @@ void gs__yaml_label(char *buf, size_t size, const char *fmt, ...)
 /* gs__yaml_kind_name() - "a scalar", "a sequence", "a mapping" or "an empty node". */
 const char *gs__yaml_kind_name(const yaml_node_t *n);
 
-/* gs__yaml_show() - @n for a message: a scalar quoted and sanitised, otherwise its kind.
+/* gs__yaml_show() - @n for a message: a scalar quoted and cut (control bytes left to gs_diag,
+ * which writes them \xNN; quotes as '?'), otherwise its kind.
  * @buf: GS__YAML_SHOW_BUF bytes. Return: @buf or a constant string. */
 const char *gs__yaml_show(const yaml_node_t *n, char *buf);
 

@@ -31,12 +31,12 @@ static unsigned span(const struct gs_mig_profile *p, int start)
     return ((1u << p->memory_slices) - 1u) << start;
 }
 
-/* show() - @s for a message: at most SHOW_MAX bytes, control bytes replaced. @buf: SHOW_MAX+1. */
+/* show() - @s for a message: at most SHOW_MAX bytes. @buf: SHOW_MAX+1. */
 static const char *show(const char *s, char *buf)
 {
     size_t i = 0;
     for (; s[i] && i < SHOW_MAX; i++)
-        buf[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+        buf[i] = s[i]; /* control bytes: gs_diag writes them \xNN */
     buf[i] = '\0';
     return buf;
 }

@@ -614,7 +614,7 @@ static void test_resource_names(void **state)
     assert_int_equal(gs_mig_resource_parse(a80, "nvidia.com/mig-", &d), -EINVAL);
     assert_int_equal(gs_mig_resource_parse(a80, "nvidia.com/mig-1G.10GB", &d), -ENOENT);
     assert_int_equal(gs_mig_resource_parse(a80, "nvidia.com/mig-1g.10gb\n", &d), -ENOENT);
-    assert_has(d.msg, "\"1g.10gb?\""); /* a control byte is not echoed */
+    assert_has(d.msg, "\"1g.10gb\\x0a\""); /* a control byte is written, not echoed */
     assert_int_equal(gs_mig_resource_parse(a80, NULL, &d), -EINVAL);
     assert_int_equal(gs_mig_resource_parse(99, "nvidia.com/mig-1g.10gb", &d), -EINVAL);
     assert_int_equal(gs_mig_resource_parse(a80, "nvidia.com/mig-1g.10gb", NULL), 0);
