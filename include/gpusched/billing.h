@@ -184,7 +184,7 @@ int gs_ratecard_load(const char *path, struct gs_ratecard **out, struct gs_diag 
 
 /* One contiguous run of a pod on its devices (a pod preempted and run again has two). */
 struct gs_bill_use {
-    const char *tenant;     /* 1..GS_BILL_TENANT_MAX bytes, no control characters */
+    const char *tenant;     /* 1..GS_BILL_TENANT_MAX bytes of gs_text_plain() text */
     enum gs_bill_mode mode; /* how the devices were held */
     int model;              /* catalog index */
     const char *profile;    /* the MIG profile when mode is GS_BILL_MIG, else NULL */

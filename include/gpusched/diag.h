@@ -48,4 +48,12 @@ int gs_diag_error_code(struct gs_diag *d, int code, const char *fmt, ...)
  */
 void gs_diag_warn(struct gs_diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/*
+ * gs_text_plain() - @s (NUL-terminated UTF-8) holds nothing the messages above write escaped: no
+ * C0 control or DEL, no C1 control, and none of Unicode's bidirectional format characters (UAX
+ * #9), line and paragraph separators (U+2028, U+2029) or zero-width characters (U+200B-U+200D,
+ * U+2060, U+FEFF). Such text prints as itself in a table, a CSV row or a terminal. Return: 1 or 0.
+ */
+int gs_text_plain(const char *s);
+
 #endif

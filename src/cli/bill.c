@@ -449,14 +449,11 @@ static int unique_names(const json_t *pods, const char *at, struct gs_diag *d)
     return rc;
 }
 
-/* printable() - @s is 1..@max bytes without control characters: safe in a table or a CSV row. */
+/* printable() - @s is 1..@max bytes of gs_text_plain() text: safe in a table or a CSV row. */
 static bool printable(const char *s, size_t max)
 {
     size_t n = strnlen(s, max + 1);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-        if (*p < 0x20 || *p == 0x7f)
-            return false;
-    return n >= 1 && n <= max;
+    return n >= 1 && n <= max && gs_text_plain(s);
 }
 
 /* bill_way() - the pods of one run (object @run at @at, "" at the top) into a new bill. */
@@ -473,10 +470,12 @@ static int bill_way(const json_t *run, const char *at, struct input *in, struct 
         rc = gs__json_field(run, "pods", at, JSON_ARRAY, &pods, d);
     w->name = name ? json_string_value(name) : "run";
     if (!rc && !printable(w->name, WAY_NAME_MAX))
-        rc = gs_diag_error(d, "%s.way: expected 1..%d printable characters", at, WAY_NAME_MAX);
+        rc = gs_diag_error(d, "%s%sway: expected 1..%d printable characters", at, *at ? "." : "",
+                           WAY_NAME_MAX);
     for (size_t k = 0; !rc && k < in->nway; k++)
         if (strcmp(in->way[k].name, w->name) == 0)
-            rc = gs_diag_error(d, "%s.way: \"%.40s\" is also ways[%zu]", at, w->name, k);
+            rc = gs_diag_error(d, "%s%sway: \"%.40s\" is also ways[%zu]", at, *at ? "." : "",
+                               w->name, k);
     if (!rc && (rc = gs_bill_new(in->rc, &w->bill)) == 0)
         in->nway++;
     struct gs__last_use last = {.end_s = INT64_MIN};

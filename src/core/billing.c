@@ -566,9 +566,8 @@ static int check_use(const struct gs_bill_use *u, struct gs_diag *d)
         return gs_diag_error(d, "tenant is empty");
     if (strnlen(u->tenant, GS_BILL_TENANT_MAX + 1) > GS_BILL_TENANT_MAX)
         return gs_diag_error(d, "tenant is longer than %d bytes", GS_BILL_TENANT_MAX);
-    for (const unsigned char *p = (const unsigned char *)u->tenant; *p; p++)
-        if (*p < 0x20 || *p == 0x7f)
-            return gs_diag_error(d, "tenant holds a control character");
+    if (!gs_text_plain(u->tenant))
+        return gs_diag_error(d, "tenant holds a control, bidirectional or zero-width character");
     if ((err = check_resource(u->model, u->mode, u->profile, &idx, d)) != 0)
         return err;
     if (u->cards < 1 || u->cards > GS_BILL_CARDS_MAX)

@@ -16,8 +16,10 @@ void gs_diag_init(struct gs_diag *d)
 }
 
 /* The code point of the UTF-8 sequence at @c (*@len its bytes) when it is a C1 control
- * (U+0080-U+009F) or one of Unicode's bidirectional format characters (UAX #9: U+061C, U+200E,
- * U+200F, U+202A-U+202E, U+2066-U+2069), which reorder what a terminal shows; else 0. */
+ * (U+0080-U+009F), one of Unicode's bidirectional format characters (UAX #9: U+061C, U+200E,
+ * U+200F, U+202A-U+202E, U+2066-U+2069), which reorder what a terminal shows, a line or paragraph
+ * separator (U+2028, U+2029), which break a line in many viewers, or a zero-width one (U+200B-
+ * U+200D, U+2060, U+FEFF), which hides in a name; else 0. */
 static unsigned invisible(const unsigned char *c, int *len)
 {
     unsigned cp = 0;
@@ -25,19 +27,31 @@ static unsigned invisible(const unsigned char *c, int *len)
         cp = c[1];
     else if (c[0] == 0xd8 && c[1] == 0x9c)
         cp = 0x061c;
+    else if (c[0] == 0xef && c[1] == 0xbb && c[2] == 0xbf)
+        cp = 0xfeff;
     else if (c[0] == 0xe2 && (c[1] == 0x80 || c[1] == 0x81) && c[2] >= 0x80 && c[2] <= 0xbf)
         cp = 0x2000u | (unsigned)(c[1] & 0x3f) << 6 | (c[2] & 0x3fu);
-    if (cp >= 0x2000 && !(cp == 0x200e || cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) ||
-                          (cp >= 0x2066 && cp <= 0x2069)))
+    if (cp >= 0x2000 && cp < 0xfeff &&
+        !((cp >= 0x200b && cp <= 0x200f) || (cp >= 0x2028 && cp <= 0x2029) ||
+          (cp >= 0x202a && cp <= 0x202e) || cp == 0x2060 || (cp >= 0x2066 && cp <= 0x2069)))
         cp = 0;
     *len = cp >= 0x800 ? 3 : 2;
     return cp;
 }
 
+int gs_text_plain(const char *s)
+{
+    int len;
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++)
+        if (*c < 0x20 || *c == 0x7f || (*c >= 0xc2 && invisible(c, &len)))
+            return 0;
+    return 1;
+}
+
 /* @fmt formatted into @dst (GS_DIAG_MSG_MAX bytes), control bytes written as \xNN and the
  * invisible() characters as \uNNNN: messages quote what users wrote, and an escape sequence, a
- * line break or a right-to-left override in a name must not reach the terminal or the log line
- * as itself. */
+ * line break, a right-to-left override or a zero-width space in a name must not reach the
+ * terminal or the log line as itself. */
 static void format_msg(char *dst, const char *fmt, va_list ap)
 {
     char raw[GS_DIAG_MSG_MAX];

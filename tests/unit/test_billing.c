@@ -1033,6 +1033,13 @@ static void test_cli_bad_shapes(void **state)
          "pods: pod \"a/p\" is listed twice"},
         {"{\"pods\": [{\"tenant\": \"t\", \"state\": \"rejected\", \"usage\": [" SHARE_USE "]}]}",
          "pods[0].usage[0]: a rejected pod never ran"},
+        /* printed as it is in the table: a right-to-left override or a C1 control reorders it */
+        {"{\"pods\": [{\"tenant\": \"t\\u202ex\", \"state\": \"running\", \"usage\": [" SHARE_USE
+         "]}]}",
+         "pods[0].usage[0]: tenant holds a control, bidirectional or zero-width character"},
+        {"{\"pods\": [{\"tenant\": \"t\\u0085x\", \"state\": \"running\", \"usage\": [" SHARE_USE
+         "]}]}",
+         "pods[0].usage[0]: tenant holds a control"},
         {"{\"pods\": [{\"tenant\": \"t\", \"state\": \"running\", \"end_s\": 3, \"usage\": "
          "[" SHARE_USE "]}]}",
          "pods[0].usage[0].end_s: 4 is after the pod's end_s 3"},

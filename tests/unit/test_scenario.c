@@ -567,8 +567,8 @@ static const struct bad bads[] = {
     {"apiVersion: v1\nkind: Pod\nmetadata: {name: \"a\\eb\"}\n", -EINVAL,
      ":3:18: ", "metadata.name \"a\\x1bb\": expected a DNS subdomain", 0},
     {"apiVersion: v1\nkind: Pod\nmetadata: {name: \"a\xe2\x80\xae"
-     "b\xe2\x81\xa6\"}\n",
-     -EINVAL, ":3:18: ", "metadata.name \"a\\u202eb\\u2066\": expected a DNS subdomain", 0},
+     "b\xe2\x81\xa6\xe2\x80\xa8\"}\n",
+     -EINVAL, ":3:18: ", "metadata.name \"a\\u202eb\\u2066\\u2028\": expected a DNS subdomain", 0},
     {"apiVersion: v1\nkind: Pod\nmetadata: {name: \"\xc3\xa9\"}\n", -EINVAL,
      ":3:18: ", "metadata.name \"\xc3\xa9\": expected a DNS subdomain", 0},
     {"apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: team_a}\n", -EINVAL,
