@@ -930,6 +930,54 @@ static void pod_was(const json_t *pods, const char *name, const char *state, con
                  (long long)json_integer_value(json_object_get(p, "wait_s")));
 }
 
+/* Pods that could never run are refused, not left waiting to the end: one pinned by
+ * spec.nodeName past what its node holds (kubelet refuses it), a MIG instance of a profile no
+ * GPU model of its tenant's GPUQuota has, and, under a ResourceQuota on requests.cpu, a container
+ * that asks no CPU (the API server's "must specify requests.cpu"). */
+static void test_scenario_never_runs(void **state)
+{
+    (void)state;
+    const char *yaml = write_tmp(
+        "never.yaml",
+        "apiVersion: gpusched.io/v1alpha1\nkind: Cluster\nmetadata: {name: c}\nspec:\n"
+        "  nodeTemplates:\n  - {name: a, gpuModel: A100-SXM4-80GB, gpus: 8}\n"
+        "  - {name: l, gpuModel: L40S, gpus: 4}\n"
+        "  nodes: [{name: n1, template: a}, {name: m1, template: l}]\n---\n"
+        "{apiVersion: gpu.example.com/v1, kind: GPUQuota, metadata: {name: q, namespace: t}, "
+        "spec: {quotas: {l40s: {total: 4, dedicated: 4, shared: 0}}}}\n---\n"
+        "{apiVersion: v1, kind: ResourceQuota, metadata: {name: rq, namespace: r}, spec: {hard: "
+        "{requests.cpu: \"8\"}}}\n---\n"
+        "{apiVersion: v1, kind: Pod, metadata: {name: mig, namespace: t, annotations: "
+        "{sim.gpusched.io/duration: 1h}}, spec: {containers: [{name: m, resources: {limits: "
+        "{nvidia.com/mig-1g.10gb: 1}}}]}}\n---\n"
+        "{apiVersion: v1, kind: Pod, metadata: {name: pin, namespace: u, annotations: "
+        "{sim.gpusched.io/duration: 1h}}, spec: {nodeName: m1, containers: [{name: m, "
+        "resources: {limits: {nvidia.com/gpu: 6}}}]}}\n---\n"
+        "{apiVersion: v1, kind: Pod, metadata: {name: big, namespace: u, annotations: "
+        "{sim.gpusched.io/duration: 1h}}, spec: {nodeName: m1, containers: [{name: m, "
+        "resources: {limits: {nvidia.com/gpu: 1, nvidia.com/gpumem: 60000}}}]}}\n---\n"
+        "{apiVersion: v1, kind: Pod, metadata: {name: nocpu, namespace: r, annotations: "
+        "{sim.gpusched.io/duration: 1h}}, spec: {containers: [{name: m, resources: {limits: "
+        "{nvidia.com/gpu: 1}}}]}}\n---\n"
+        "{apiVersion: v1, kind: Pod, metadata: {name: cpu, namespace: r, annotations: "
+        "{sim.gpusched.io/duration: 1h}}, spec: {containers: [{name: m, resources: {limits: "
+        "{nvidia.com/gpu: 1, cpu: 1}}}]}}\n");
+    json_t *root, *pods = simulated_pods(yaml, &root);
+    pod_was(pods, "t/mig", "rejected",
+            "tenant t: its GPUQuota gives none of the GPU models with MIG profile 1g.10gb", NULL,
+            "");
+    pod_was(pods, "u/pin", "rejected", "nvidia.com/gpu 6: the largest node this pod may use has 4",
+            NULL, "");
+    pod_was(pods, "u/big", "rejected", "nvidia.com/gpumem 60000 MiB: more than the largest card",
+            NULL, "");
+    pod_was(pods, "r/nocpu", "rejected",
+            "namespace r: ResourceQuota rq tracks requests.cpu: a container that asks none must "
+            "specify requests.cpu",
+            NULL, "");
+    pod_was(pods, "r/cpu", "completed", NULL, "n1", "0-3600;"); /* a limit gives the request */
+    json_decref(root);
+}
+
 /* Admission limits in the simulator (tests/data/scenario/limits.yaml): a LimitRange's
  * defaultRequest fills the memory a pod omits (five 4Gi pods on a 20Gi node, the sixth waits),
  * its max, min and maxLimitRequestRatio refuse pods (every LimitRange of a namespace), GPUQuota
@@ -1369,6 +1417,7 @@ int main(void)
         cmocka_unit_test(test_validate_json),
         cmocka_unit_test(test_validate_min_resources),
         cmocka_unit_test(test_validate_refusals),
+        cmocka_unit_test(test_scenario_never_runs),
         cmocka_unit_test(test_validate_bad_input),
         cmocka_unit_test(test_scenario_percentages_agree),
         cmocka_unit_test(test_scenario_tenant_day),

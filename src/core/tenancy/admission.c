@@ -567,11 +567,27 @@ struct card_bounds {
     int64_t large_mib; /* memory of the largest card: a slice above it never fits */
 };
 
-static struct card_bounds bounds_of(const struct gs_tenancy *t, uint32_t model_mask)
+/* The node template @sp's spec.nodeName pins it to, -1 when it names none (or no node: pin()
+ * refuses it). */
+static int pinned_template(const struct gs_policy *pol, const struct gs_pod_spec *sp)
+{
+    for (size_t i = 0; sp->node_name[0] && i < pol->nnodes; i++)
+        if (strcmp(pol->nodes[i].name, sp->node_name) == 0)
+            return pol->nodes[i].template_index;
+    return -1;
+}
+
+/* The bounds over the nodes @sp may use: of GPU models in @model_mask, and only its own node's
+ * template when spec.nodeName pins it (kubelet then refuses what that node cannot hold). */
+static struct card_bounds bounds_of(const struct gs_tenancy *t, const struct gs_pod_spec *sp,
+                                    uint32_t model_mask)
 {
     struct card_bounds b = {0, 0, 0};
+    int only = pinned_template(t->pol, sp);
     for (size_t i = 0; i < t->pol->ntemplates; i++) {
         const struct gs_node_template *tp = &t->pol->templates[i];
+        if (only >= 0 && (int)i != only)
+            continue;
         const struct gs_gpu_model *m = tp->model >= 0 ? gs_catalog_at(tp->model) : NULL;
         if (tp->gpus <= 0 || !m || !gs__model_allowed(model_mask, tp->model))
             continue;
@@ -890,7 +906,7 @@ static int32_t work_share(const struct gs_tenancy *t, const struct rpod *p,
                           const struct gs_scn_container *c)
 {
     int64_t s = 1000;
-    int64_t card = bounds_of(t, p->sp->model_mask).small_mib;
+    int64_t card = bounds_of(t, p->sp, p->sp->model_mask).small_mib;
     if (c->gpucores != GS_UNSET)
         s = c->gpucores * 10;
     else if (c->gpumem_mib != GS_UNSET && c->gpu_shared <= 0 && card > 0)
@@ -931,7 +947,7 @@ static int demand(const struct gs_tenancy *t, struct rpod *p, const struct gs_st
                     (t->way != GS_WAY_FULL || !prof || prof->gpu_share);
     if (wants_replicas(&c, ts, may_share))
         return timeslice_demand(t, p, &c, tier, why, size);
-    struct card_bounds b = bounds_of(t, p->sp->model_mask);
+    struct card_bounds b = bounds_of(t, p->sp, p->sp->model_mask);
     int fractional = c.gpumem_mib != GS_UNSET || c.gpucores != GS_UNSET;
     if (c.gpu > 0 && b.most_gpus == 0 && sp->model_mask) {
         p->field = "metadata.annotations.gpusched.io/gpu-model";
@@ -1215,6 +1231,48 @@ static int pin(const struct gs_tenancy *t, struct rpod *p)
     return 0;
 }
 
+/*
+ * A ResourceQuota that tracks requests.cpu or requests.memory, and is in scope for the pod,
+ * refuses a pod with a container (app or init) that asks none of it once the LimitRanges'
+ * defaults are in: Kubernetes' quota admission for pods ("must specify requests.cpu",
+ * podEvaluator.Constraints, kubernetes.io "Resource Quotas": "users must specify requests or
+ * limits for those values"). A request given by a limit alone counts. -1 with the reason.
+ */
+static int rquota_requires(const struct gs_tenancy *t, struct rpod *p)
+{
+    static const char *const res[2] = {"requests.cpu", "requests.memory"};
+    const struct gs_pod_spec *sp = p->sp;
+    int need[2] = {0, 0};
+    const struct gs_rquota_spec *by[2] = {NULL, NULL};
+    for (uint64_t m = p->rq_mask; m; m &= m - 1) {
+        const struct gs_rquota_spec *q =
+            &t->pol->rquotas[gs__tn_rquota_at(t, p, __builtin_ctzll(m))];
+        for (int r = 0; r < 2; r++)
+            if (!need[r] && (r ? q->memory_mib : q->cpu_milli) != GS_UNSET) {
+                need[r] = 1;
+                by[r] = q;
+            }
+    }
+    for (int i = 0; (need[0] || need[1]) && i < sp->ncontainers; i++) {
+        struct gs_scn_container c = sp->containers[i];
+        const struct gs_limit_range_spec *lr;
+        for (size_t k = 0; (lr = limits_of(t->pol, sp->ns, &k));)
+            limit_defaults(&c, lr);
+        for (int r = 0; r < 2; r++)
+            if (need[r] && (r ? c.memory_mib : c.cpu_milli) == GS_UNSET) {
+                p->field = r ? "spec.containers[].resources.requests.memory"
+                             : "spec.containers[].resources.requests.cpu";
+                p->field_at = (int16_t)i;
+                gs__say(p->reason, sizeof(p->reason),
+                        "namespace %s: ResourceQuota %s tracks %s: a container that asks none "
+                        "must specify %s",
+                        sp->ns, by[r]->name, res[r], res[r]);
+                return -1;
+            }
+    }
+    return 0;
+}
+
 /* Does GPUQuota tenant @ts give some of a model of the cluster in @mask (0 = any)? A tenant with
  * a GPUQuota gets only the models it lists: a pod allowed none of them would wait forever. */
 static int quota_gives(const struct gs_tenancy *t, const struct gs_tenant_spec *ts, uint32_t mask)
@@ -1225,6 +1283,25 @@ static int quota_gives(const struct gs_tenancy *t, const struct gs_tenant_spec *
             return 1;
     }
     return 0;
+}
+
+/* The GPU models a pod may run on: those it allows (all when it names none), and for a MIG
+ * instance (full way) only those whose GpuClusterPolicy allows its profile. */
+static uint32_t runs_on(const struct gs_tenancy *t, const struct rpod *p)
+{
+    uint32_t mask = p->fit.model_mask ? p->fit.model_mask : UINT32_MAX;
+    if (!p->fit.mig)
+        return p->fit.model_mask;
+    uint32_t mig = 0;
+    for (size_t i = 0; i < t->pol->ntemplates; i++) {
+        int model = t->pol->templates[i].model;
+        const struct gs_gpu_model *m = model >= 0 ? gs_catalog_at(model) : NULL;
+        int mm = m ? gs_mig_model_find(m->name) : -1;
+        int prof = mm >= 0 ? gs_mig_profile_find(mm, p->fit.mig, -1) : -1;
+        if (prof >= 0 && gs_fleet_mig_allowed(t->pol, mm, prof))
+            mig |= 1u << model;
+    }
+    return mask & mig;
 }
 
 static void admit_one(const struct gs_tenancy *t, struct rpod *p)
@@ -1263,7 +1340,8 @@ static void admit_one(const struct gs_tenancy *t, struct rpod *p)
     }
     if (t->way != GS_WAY_FULL)
         p->group = -1;
-    if (demand(t, p, prof, p->reason, sizeof(p->reason)) < 0 || pin(t, p) < 0) {
+    if (demand(t, p, prof, p->reason, sizeof(p->reason)) < 0 || pin(t, p) < 0 ||
+        rquota_requires(t, p) < 0) {
         p->state = GS_POD_REJECTED;
         return;
     }
@@ -1276,12 +1354,15 @@ static void admit_one(const struct gs_tenancy *t, struct rpod *p)
                 ts->name, ts->max_gpus_per_pod, (long long)p->gpus);
         p->state = GS_POD_REJECTED;
     } else if (t->way == GS_WAY_FULL && ts && ts->has_quota && p->milli > 0 &&
-               !quota_gives(t, ts, p->fit.model_mask)) {
+               !quota_gives(t, ts, runs_on(t, p))) {
         p->field = sp->model_mask ? "metadata.annotations.gpusched.io/gpu-model"
                                   : "spec.containers[].resources.limits.nvidia.com/gpu";
         gs__say(p->reason, sizeof(p->reason),
-                "tenant %s: its GPUQuota gives none of the GPU models %s", ts->name,
-                sp->model_mask ? "this pod allows" : "of the cluster");
+                "tenant %s: its GPUQuota gives none of the GPU models %s%s", ts->name,
+                p->fit.mig       ? "with MIG profile "
+                : sp->model_mask ? "this pod allows"
+                                 : "of the cluster",
+                p->fit.mig ? p->fit.mig : "");
         p->state = GS_POD_REJECTED;
     }
 }
