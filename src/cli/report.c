@@ -380,6 +380,24 @@ static int scenario_pod(struct ctx *c, const json_t *p, const char *at)
     return rc;
 }
 
+/* pod_hash() - @p folded into its run's pods_hash, so a comparison's top level can be held to
+ * its last way's pods (top_is_last_way()) as gpusched bill holds it, key order aside. */
+static int pod_hash(struct ctx *c, const json_t *p)
+{
+    char *text = json_dumps(p, JSON_COMPACT | JSON_SORT_KEYS);
+    if (!text)
+        return oom(c);
+    uint64_t h = c->run->pods_hash ? c->run->pods_hash : 14695981039346656037ull;
+    for (const unsigned char *t = (const unsigned char *)text;; t++) {
+        h = (h ^ *t) * 1099511628211ull; /* the NUL too: it ends one pod and begins the next */
+        if (!*t)
+            break;
+    }
+    c->run->pods_hash = h;
+    free(text);
+    return 0;
+}
+
 static int pod_element(struct gs_js *s, size_t i, void *ud)
 {
     struct ctx *c = ud;
@@ -397,7 +415,9 @@ static int pod_element(struct gs_js *s, size_t i, void *ud)
         return rc;
     if (!json_is_object(p))
         rc = bad(c, at, "expected an object, got %s", gs__json_type_name(p));
-    else if (json_object_get(p, "usage")) {
+    else if ((rc = pod_hash(c, p)) != 0) {
+        /* out of memory, said */
+    } else if (json_object_get(p, "usage")) {
         r->scenario_pods++;
         rc = scenario_pod(c, p, at);
     } else if (r->plain_pods++ == 0) {
@@ -552,6 +572,7 @@ static int run_member(struct gs_js *s, const char *key, void *ud)
         return rc;
     case 3: {
         struct ctx p = *c;
+        c->run->has_pods = 1;
         return gs_js_array(s, pod_element, &p);
     }
     case 4:
@@ -591,6 +612,7 @@ static int doc_member(struct gs_js *s, const char *key, void *ud)
         struct ctx r = *c;
         int rc = once(c, key[0] == 'w' ? 8 : 9, key);
         r.replay = key[0] == 'r';
+        c->doc->has_ways |= key[0] == 'w';
         pathf(r.at, "%s", key);
         return rc ? rc : gs_js_array(s, run_element, &r);
     }
@@ -812,29 +834,32 @@ static json_t *replay_out(struct rp_doc *doc, struct rp_run **runs, size_t n)
 
 /* ---- The command ---- */
 
-/* same_bill() - @a and @b have the same lines (tenant, resource, day, quantity). */
-static int same_bill(struct gs_bill *a, struct gs_bill *b)
+/* ways_whole() - every way of a comparison names itself once and lists its pods (as gpusched
+ * bill asks of them), and the top level, where it has its own, repeats its last way (as
+ * gs__json_top_is_last_way() asks): its way, summary and pods, key order aside. */
+static int ways_whole(struct gs_js *s, const struct rp_doc *doc)
 {
-    size_t i = 0, j = 0;
-    const struct gs_bill_line *x, *y;
-    if (!a || !b || gs_bill_count(a) != gs_bill_count(b))
-        return a == b;
-    while ((x = gs_bill_next(a, &i)) && (y = gs_bill_next(b, &j)))
-        if (strcmp(x->tenant, y->tenant) || strcmp(x->resource, y->resource) || x->day != y->day ||
-            x->quantity != y->quantity)
-            return 0;
-    return 1;
-}
-
-/* top_is_last_way() - a comparison's top level, where it has one, repeats its last way (as
- * gs__json_top_is_last_way() asks of bill's input): its way, summary, pods and their usage. */
-static int top_is_last_way(struct gs_js *s, const struct rp_doc *doc)
-{
+    if (!doc->has_ways)
+        return 0;
+    if (!doc->nways)
+        return gs_diag_error(s->d, "%s: ways: empty; a simulation writes at least one way",
+                             doc->path);
+    for (size_t i = 0; i < doc->nways; i++) {
+        const struct rp_run *w = doc->ways[i];
+        if (!w->name || !w->has_pods)
+            return gs_diag_error(s->d, "%s: ways[%zu].%s: missing", doc->path, i,
+                                 w->name ? "pods" : "way");
+        for (size_t k = 0; k < i; k++)
+            if (!strcmp(doc->ways[k]->name, w->name))
+                return gs_diag_error(s->d, "%s: ways[%zu].way: \"%.40s\" is also ways[%zu]",
+                                     doc->path, i, w->name, k);
+    }
     const struct rp_run *t = doc->top, *w = doc->ways[doc->nways - 1];
-    const char *key = t->name && (!w->name || strcmp(t->name, w->name))   ? "way"
+    const char *key = t->name && strcmp(t->name, w->name)                 ? "way"
                       : t->summary && !json_equal(t->summary, w->summary) ? "summary"
-                      : t->npods && (t->npods != w->npods || !same_bill(t->bill, w->bill)) ? "pods"
-                                                                                           : NULL;
+                      : t->has_pods && (t->npods != w->npods || t->pods_hash != w->pods_hash)
+                          ? "pods"
+                          : NULL;
     if (key)
         return gs_diag_error(s->d,
                              "%s: %s: not ways[%zu].%s: a comparison's top level repeats its "
@@ -856,20 +881,22 @@ static int classify(struct gs_js *s, struct rp_doc *doc, int *replay)
                              scenario ? "has both a replay's runs and a scenario's ways"
                                       : "is neither a replay nor a scenario run of gpusched "
                                         "simulate --json (no summary, runs or ways)");
+    int rc = *replay ? 0 : ways_whole(s, doc);
+    if (rc)
+        return rc;
     struct rp_run **list = doc->nways ? doc->ways : &doc->top;
     for (size_t i = 0; !*replay && i < (doc->nways ? doc->nways : 1); i++) {
         if (list[i]->plain_pods)
             return gs_diag_error(s->d, "%s: %s: a scenario pod without \"usage\"", doc->path,
                                  list[i]->first_plain);
-        if (!list[i]->summary)
-            return gs_diag_error(s->d, "%s: %s: no summary", doc->path,
-                                 doc->nways ? "a way" : "the document");
         char at[AT_MAX];
         if (doc->nways)
             pathf(at, "ways[%zu]", i);
         else
             at[0] = '\0';
-        int rc = gs__names_unique(list[i]->names, list[i]->nnames, at, s->d);
+        if (!list[i]->summary)
+            return gs_diag_error(s->d, "%s: %s%ssummary: missing", doc->path, at, *at ? "." : "");
+        rc = gs__names_unique(list[i]->names, list[i]->nnames, at, s->d);
         if (!rc)
             rc = gs__within_horizon(list[i]->summary, &list[i]->last, at, s->d);
         if (rc) { /* named in the file, as every other message of the document */
@@ -880,7 +907,7 @@ static int classify(struct gs_js *s, struct rp_doc *doc, int *replay)
     }
     if (*replay && t->scenario_pods)
         return gs_diag_error(s->d, "%s: a replay whose pods have usage", doc->path);
-    return doc->nways ? top_is_last_way(s, doc) : 0;
+    return 0;
 }
 
 static json_t *scenario_out(struct rp_doc *doc, struct gs_diag *d, int *rc)

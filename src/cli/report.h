@@ -70,6 +70,8 @@ struct rp_run {
     size_t nev, capev;
     /* Pods. */
     int64_t npods, scenario_pods, plain_pods;
+    int has_pods;       /* "pods" given (a way of a comparison must give it) */
+    uint64_t pods_hash; /* FNV-1a of its pods, each as compact JSON with sorted keys, in order */
     char first_plain[RP_AT_MAX]; /* the path of the first pod without usage, for messages */
     int placements_missing;
     struct rp_kind *kinds;
@@ -89,6 +91,7 @@ struct rp_doc {
     struct rp_run *top;   /* the document's own run, when it has one */
     struct rp_run **ways; /* scenario comparisons: "ways" */
     size_t nways;
+    int has_ways;         /* "ways" given, even empty */
     struct rp_run **runs; /* replays of several policies or seeds: "runs" */
     size_t nruns;
     json_t *mean, *cluster;

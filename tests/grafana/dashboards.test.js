@@ -223,7 +223,8 @@ spec:
     memory: '16Gi'}));
   await submit(TOKENS.b, pod('algo-team', 'exp-mig', {'nvidia.com/mig-1g.10gb': 1, cpu: '1',
     memory: '4Gi'}));
-  await submit(TOKENS.b, pod('algo-team', 'exp-big', {'nvidia.com/gpu': 8})); /* over quota */
+  await submit(TOKENS.b, pod('algo-team', 'exp-big', {'nvidia.com/gpu': 8, cpu: '1',
+    memory: '1Gi'})); /* over quota */
   /* a card fails: its agent reports Xid 79 */
   const h = await request(port, 'POST', '/v1/nodes/gpu-l40s-0/gpus/3/health', TOKENS.node,
                           {healthy: false, xid: 79});
@@ -405,7 +406,8 @@ function families(text) {
     /* Something to count in the rates: answers, refusals, one more pod placed. */
     for (let i = 0; i < 3; i++) await request(d.port, 'GET', '/metrics', TOKENS.a); /* 403 */
     const r = await request(d.port, 'POST', '/v1/pods', TOKENS.b,
-                            pod('algo-team', 'exp-late', {'nvidia.com/gpu': 1}));
+                            pod('algo-team', 'exp-late', {'nvidia.com/gpu': 1, cpu: '1',
+                              memory: '1Gi'}));
     check(r.status === 201, 'a late pod: ' + r.status);
     await until('bills scraped', async () =>
       (await query(prom.port, 'gpusched_bill_accrued_total')).data.result.length === 2);

@@ -64,9 +64,10 @@ static void start(struct daemon *d, int per_pod)
         free(body);
     }
     json_t *mig =
-        json_pack("{s:s, s:{s:s, s:s}, s:{s:[{s:s, s:{s:{s:i, s:s}}}]}}", "kind", "Pod", "metadata",
-                  "name", "m5", "namespace", "team-b", "spec", "containers", "name", "main",
-                  "resources", "limits", "nvidia.com/mig-1g.10gb", 1, "cpu", "1");
+        json_pack("{s:s, s:{s:s, s:s}, s:{s:[{s:s, s:{s:{s:i, s:s, s:s}}}]}}", "kind", "Pod",
+                  "metadata", "name", "m5", "namespace", "team-b", "spec", "containers", "name",
+                  "main", "resources", "limits", "nvidia.com/mig-1g.10gb", 1, "cpu", "1", "memory",
+                  "1Gi"); /* the ResourceQuota tracks both: a pod must ask them */
     char *body = json_dumps(mig, JSON_COMPACT);
     json_decref(mig);
     assert_int_equal(h_call(d, "POST", "/v1/pods", TOKEN_B, body, &a), 0);

@@ -427,6 +427,17 @@ static void test_bad_input(void **state)
         {(const char *const[]){"report", more, "-o", out, NULL},
          "card indexes where the usage says"},
         {(const char *const[]){"report", twice, "-o", out, NULL}, "card 0 is listed twice"},
+        {(const char *const[]){"report",
+                               write_tmp("no-ways.json", "{\"ways\": [], \"way\": \"full\", "
+                                                         "\"summary\": {}, \"pods\": []}"),
+                               "-o", out, NULL},
+         "ways: empty"},
+        {(const char *const[]){"report",
+                               write_tmp("same-way.json",
+                                         "{\"ways\": [{\"way\": \"a\", \"summary\": {}, \"pods\": "
+                                         "[]}, {\"way\": \"a\", \"summary\": {}, \"pods\": []}]}"),
+                               "-o", out, NULL},
+         "ways[1].way: \"a\" is also ways[0]"},
         {(const char *const[]){"report", top, "-o", out, NULL},
          "pods: not ways[2].pods: a comparison's top level repeats its last way"},
         {(const char *const[]){"report", run, "-o", out, "--chart-js", tmp_path("none.js"), NULL},

@@ -345,6 +345,11 @@ static void test_effective_request(void **state)
     "---\n{apiVersion: v1, kind: ResourceQuota, metadata: {name: " name ", namespace: a}, "        \
     "spec: {hard: {" hard "}}}\n"
 
+/* A pod of one card asking the CPU and memory a quota on them needs it to ask. */
+#define POD_ASKING(name)                                                                           \
+    "---\n{apiVersion: v1, kind: Pod, metadata: {name: " name ", namespace: a}, spec: "            \
+    "{containers: [{name: m, resources: {limits: {nvidia.com/gpu: 1, cpu: 1, memory: 1Gi}}}]}}\n"
+
 /* Every ResourceQuota of a namespace counts, however many and in whatever order. */
 static void test_three_resource_quotas(void **state)
 {
@@ -355,7 +360,7 @@ static void test_three_resource_quotas(void **state)
     for (int k = 0; k < 2; k++) {
         struct fx f;
         char docs[2048];
-        snprintf(docs, sizeof(docs), "%s%s%s", order[k], POD("p0", 1, ""), POD("p1", 1, ""));
+        snprintf(docs, sizeof(docs), "%s%s%s", order[k], POD_ASKING("p0"), POD_ASKING("p1"));
         setup_fx(&f, docs);
         int32_t a = submit(&f, 0, 0), b = submit(&f, 0, 1);
         const struct gs_decision *dec;
