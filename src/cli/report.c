@@ -70,6 +70,11 @@ static int parse(int argc, char **argv, struct ropts *o)
                                   : "no -o REPORT.html given");
         return EXIT_BAD_INPUT;
     }
+    if (o->title && !gs_text_plain(o->title)) { /* the page's title and heading, as it is */
+        fprintf(stderr, "gpusched report: --title: holds a control, bidirectional or zero-width "
+                        "character\n");
+        return EXIT_BAD_INPUT;
+    }
     o->file = argv[optind];
     return 0;
 }

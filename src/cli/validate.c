@@ -868,8 +868,13 @@ static int check_admission(const struct gs_scenario *s, struct gs_diag *d)
         struct gs_diag e;
         gs_diag_init(&e);
         rc = gs_tenancy_new(&s->policy, &o, &run[i], &e);
+        char at[sizeof(s->pods[0].src.file) + 32];
         if (rc == -EINVAL && s->npods)
-            gs_diag_warn(d, "pods not checked against admission: %s", e.msg);
+            gs_diag_warn(d,
+                         "%s: %zu pod%s (the first, %s/%s, here) not checked against "
+                         "admission: %s",
+                         where(&s->pods[0].src, at, sizeof(at)), s->npods, s->npods == 1 ? "" : "s",
+                         s->pods[0].ns, s->pods[0].name, e.msg);
     }
     for (size_t i = 0; rc == 0 && i < s->npods; i++)
         refused(run, w, n, &s->pods[i], d);

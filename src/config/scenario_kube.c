@@ -907,6 +907,10 @@ int gs__scn_simulation(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *
                                 &(struct tenants){L, f[SIM_TENANTS]});
     if (!rc && f[SIM_COMPARE])
         rc = gs__yaml_each_item(c, f[SIM_COMPARE], "compare", compare_item, &sim);
+    if (!rc && f[SIM_COMPARE] && sim.ncompare == 0) /* else taken as full, without a word */
+        rc = gs__yaml_err(c, f[SIM_COMPARE],
+                          "compare: empty; list the ways to run (exclusive, sharing, full), or "
+                          "leave it out to run full");
     if (!rc && f[SIM_HORIZON])
         rc = gs__scn_dur(c, f[SIM_HORIZON], "horizon", &sim.horizon_us);
     if (!rc && f[SIM_NOW])

@@ -686,7 +686,7 @@ static void test_validate_refusals(void **state)
     result_free(&r);
     run(&r,
         ARGS("validate", "tests/data/scenario/warnings.yaml")); /* no nodes: said, not skipped */
-    expect_has(r.err, "pods not checked against admission: the scenario has no nodes");
+    expect_has(r.err, "not checked against admission: the scenario has no nodes");
     result_free(&r);
 }
 

@@ -446,6 +446,8 @@ static void test_bad_input(void **state)
          "not Chart.js"},
         {(const char *const[]){"report", run, "-o", out, "--chart-js", ending, NULL},
          "would end its <script> early"},
+        {(const char *const[]){"report", run, "-o", out, "--title", "a\x1b[31m", NULL},
+         "--title: holds a control"},
         {(const char *const[]){"report", run, "-o", out, "--rates", tmp_path("none.yaml"), NULL},
          "none.yaml"},
         {none, NULL},

@@ -561,6 +561,9 @@ static const struct bad bads[] = {
      -EINVAL, ":8:18: ", "requests.cpu is above limits.cpu", 0},
     {"apiVersion: v1\nkind: Pod\nmetadata: {name: MyPod}\n", -EINVAL,
      ":3:18: ", "metadata.name \"MyPod\": expected a DNS subdomain", 0},
+    {"apiVersion: sim.gpusched.io/v1alpha1\nkind: Simulation\nmetadata: {name: s}\nspec: "
+     "{compare: []}\n",
+     -EINVAL, ":4:17: ", "compare: empty; list the ways to run", 0},
     {"apiVersion: v1\nkind: Pod\nmetadata: {name: p, annotations: {sim.gpusched.io/arrival: "
      "\"1\\e\"}}\n",
      -EINVAL, ":3:60: ", "arrival: \"1\\x1b\" is not a duration", 0},
