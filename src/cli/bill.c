@@ -472,6 +472,11 @@ static int bill_way(const json_t *run, const char *at, struct input *in, struct 
     if (!rc && !printable(w->name, WAY_NAME_MAX))
         rc = gs_diag_error(d, "%s%sway: expected 1..%d printable characters", at, *at ? "." : "",
                            WAY_NAME_MAX);
+    if (!rc && name && gs_way_find(w->name) < 0)
+        rc = gs_diag_error(d,
+                           "%s%sway: \"%.40s\" is not a way the simulator runs (exclusive, "
+                           "sharing, full)",
+                           at, *at ? "." : "", w->name);
     for (size_t k = 0; !rc && k < in->nway; k++)
         if (strcmp(in->way[k].name, w->name) == 0)
             rc = gs_diag_error(d, "%s%sway: \"%.40s\" is also ways[%zu]", at, *at ? "." : "",
@@ -486,9 +491,12 @@ static int bill_way(const json_t *run, const char *at, struct input *in, struct 
         snprintf(pat, sizeof(pat), "%s%spods[%zu]", at, *at ? "." : "", i);
         rc = gs__bill_pod(pod, pat, w->bill, &last, d);
     }
+    json_t *summary = NULL; /* as report asks: a run the simulator wrote has its figures */
     if (!rc)
-        rc = gs__within_horizon(json_object_get(run, "summary"), &last, at, d);
-    return rc ? rc : unique_names(pods, at, d);
+        rc = unique_names(pods, at, d);
+    if (!rc)
+        rc = gs__json_field(run, "summary", at, JSON_OBJECT, &summary, d);
+    return rc ? rc : gs__within_horizon(summary, &last, at, d);
 }
 
 int gs__json_top_is_last_way(const json_t *root, struct gs_diag *d)

@@ -7,6 +7,7 @@
 #include "gpusched/diag.h"
 #include "gpusched/grow.h"
 #include "gpusched/page.h"
+#include "gpusched/tenancy.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -901,6 +902,11 @@ static int classify(struct gs_js *s, struct rp_doc *doc, int *replay)
             at[0] = '\0';
         if (!list[i]->summary)
             return gs_diag_error(s->d, "%s: %s%ssummary: missing", doc->path, at, *at ? "." : "");
+        if (list[i]->name && gs_way_find(list[i]->name) < 0)
+            return gs_diag_error(s->d,
+                                 "%s: %s%sway: \"%.40s\" is not a way the simulator runs "
+                                 "(exclusive, sharing, full)",
+                                 doc->path, at, *at ? "." : "", list[i]->name);
         rc = gs__names_unique(list[i]->names, list[i]->nnames, at, s->d);
         if (!rc)
             rc = gs__within_horizon(list[i]->summary, &list[i]->last, at, s->d);

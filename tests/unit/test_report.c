@@ -432,12 +432,19 @@ static void test_bad_input(void **state)
                                                          "\"summary\": {}, \"pods\": []}"),
                                "-o", out, NULL},
          "ways: empty"},
-        {(const char *const[]){"report",
-                               write_tmp("same-way.json",
-                                         "{\"ways\": [{\"way\": \"a\", \"summary\": {}, \"pods\": "
-                                         "[]}, {\"way\": \"a\", \"summary\": {}, \"pods\": []}]}"),
-                               "-o", out, NULL},
-         "ways[1].way: \"a\" is also ways[0]"},
+        {(const char *const[]){
+             "report",
+             write_tmp("same-way.json",
+                       "{\"ways\": [{\"way\": \"full\", \"summary\": {}, \"pods\": "
+                       "[]}, {\"way\": \"full\", \"summary\": {}, \"pods\": []}]}"),
+             "-o", out, NULL},
+         "ways[1].way: \"full\" is also ways[0]"},
+        {(const char *const[]){
+             "report",
+             write_tmp("odd-way.json",
+                       "{\"ways\": [{\"way\": \"mine\", \"summary\": {}, \"pods\": []}]}"),
+             "-o", out, NULL},
+         "ways[0].way: \"mine\" is not a way the simulator runs"},
         {(const char *const[]){"report", top, "-o", out, NULL},
          "pods: not ways[2].pods: a comparison's top level repeats its last way"},
         {(const char *const[]){"report", run, "-o", out, "--chart-js", tmp_path("none.js"), NULL},
