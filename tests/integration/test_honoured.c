@@ -143,13 +143,14 @@ static void test_annotations(void **state)
     refused(&d, v, "metadata.annotations.gpusched.io/vgpu-class",
             "VirtualGPUClass no-such-class is not defined");
 
-    /* A topology tier: two T4 cards in one NVLink group do not exist, so the pod waits; the
-     * same pod without the tier runs there. */
+    /* A topology tier: T4 cards have no NVLink, so a pod that must have its two in one NVLink
+     * group could never run and is refused; the same pod without the tier runs there. */
     json_t *t = h_pod_json("team-a", "t0", 2, 0);
     h_annotate(t, "gpusched.io/topology", "nvlink");
     h_annotate(t, "gpusched.io/gpu-model", "T4");
-    json_decref(post(&d, t, 201));
-    pod_is(&d, "team-a", "t0", "pending", "no NVLink group with enough free GPUs");
+    refused(&d, t, "metadata.annotations.gpusched.io/topology",
+            "tier nvlink: its 2 GPUs must be in one NVLink group; the nodes it may use have no "
+            "NVLink");
     t = h_pod_json("team-a", "t1", 2, 0);
     h_annotate(t, "gpusched.io/gpu-model", "T4");
     a = post(&d, t, 201);
@@ -238,7 +239,7 @@ static void test_az_isolation(void **state)
 }
 
 /* A tier as a preference (prefer-colocate): a 2-card nvlink pod on T4s, which have no NVLink,
- * runs there (with colocate it waits: test_annotations), and the extender passes the node. */
+ * runs there (with colocate it is refused: test_annotations), and the extender passes the node. */
 static void test_prefer_colocate(void **state)
 {
     (void)state;

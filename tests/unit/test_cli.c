@@ -930,10 +930,17 @@ static void pod_was(const json_t *pods, const char *name, const char *state, con
                  (long long)json_integer_value(json_object_get(p, "wait_s")));
 }
 
+/* Pod @name asking @gpus cards on node n2, all in one NVLink group. */
+#define NVPOD(name, gpus)                                                                          \
+    "{apiVersion: v1, kind: Pod, metadata: {name: " name ", namespace: v, annotations: "           \
+    "{sim.gpusched.io/duration: 1h, gpusched.io/topology: nvlink}}, spec: {nodeName: n2, "         \
+    "containers: [{name: m, resources: {limits: {nvidia.com/gpu: " #gpus "}}}]}}\n"
+
 /* Pods that could never run are refused, not left waiting to the end: one pinned by
  * spec.nodeName past what its node holds (kubelet refuses it), a MIG instance of a profile no
  * GPU model of its tenant's GPUQuota has, and, under a ResourceQuota on requests.cpu, a container
- * that asks no CPU (the API server's "must specify requests.cpu"). */
+ * that asks no CPU (the API server's "must specify requests.cpu"), and cards that must share one
+ * NVLink group where its nodes have none that large. */
 static void test_scenario_never_runs(void **state)
 {
     (void)state;
@@ -942,7 +949,9 @@ static void test_scenario_never_runs(void **state)
         "apiVersion: gpusched.io/v1alpha1\nkind: Cluster\nmetadata: {name: c}\nspec:\n"
         "  nodeTemplates:\n  - {name: a, gpuModel: A100-SXM4-80GB, gpus: 8}\n"
         "  - {name: l, gpuModel: L40S, gpus: 4}\n"
-        "  nodes: [{name: n1, template: a}, {name: m1, template: l}]\n---\n"
+        "  - {name: q, gpuModel: A100-SXM4-80GB, gpus: 8, nvlinkGroups: [[0,1,2,3],[4,5,6,7]]}\n"
+        "  nodes: [{name: n1, template: a}, {name: m1, template: l}, {name: n2, template: q}]\n"
+        "---\n"
         "{apiVersion: gpu.example.com/v1, kind: GPUQuota, metadata: {name: q, namespace: t}, "
         "spec: {quotas: {l40s: {total: 4, dedicated: 4, shared: 0}}}}\n---\n"
         "{apiVersion: v1, kind: ResourceQuota, metadata: {name: rq, namespace: r}, spec: {hard: "
@@ -961,8 +970,33 @@ static void test_scenario_never_runs(void **state)
         "{nvidia.com/gpu: 1}}}]}}\n---\n"
         "{apiVersion: v1, kind: Pod, metadata: {name: cpu, namespace: r, annotations: "
         "{sim.gpusched.io/duration: 1h}}, spec: {containers: [{name: m, resources: {limits: "
-        "{nvidia.com/gpu: 1, cpu: 1}}}]}}\n");
+        "{nvidia.com/gpu: 1, cpu: 1}}}]}}\n---\n"
+        "{apiVersion: v1, kind: Pod, metadata: {name: nvl, namespace: v, annotations: "
+        "{sim.gpusched.io/duration: 1h, gpusched.io/topology: nvlink}}, spec: {nodeName: m1, "
+        "containers: [{name: m, resources: {limits: {nvidia.com/gpu: 2}}}]}}\n---\n"
+        "{apiVersion: v1, kind: Pod, metadata: {name: l40s, namespace: v, annotations: "
+        "{sim.gpusched.io/duration: 1h, gpusched.io/topology: nvlink, gpusched.io/gpu-model: "
+        "L40S}}, spec: {containers: [{name: m, resources: {limits: {nvidia.com/gpu: 1}}}]}}\n"
+        "---\n"
+        "{apiVersion: v1, kind: Pod, metadata: {name: five, namespace: v, annotations: "
+        "{sim.gpusched.io/duration: 1h, gpusched.io/topology: nvlink}}, spec: {nodeName: n2, "
+        "containers: [{name: m, resources: {limits: {nvidia.com/gpu: 5}}}]}}\n"
+        "---\n" NVPOD("w1", 3) "---\n" NVPOD("w2", 3) "---\n" NVPOD("w3", 2));
     json_t *root, *pods = simulated_pods(yaml, &root);
+    pod_was(pods, "v/nvl", "rejected",
+            "tier nvlink: its 2 GPUs must be in one NVLink group; its node has no NVLink", NULL,
+            "");
+    pod_was(pods, "v/l40s", "rejected",
+            "tier nvlink: its 1 GPU must be in one NVLink group; the nodes it may use have no "
+            "NVLink",
+            NULL, "");
+    pod_was(pods, "v/five", "rejected",
+            "tier nvlink: its 5 GPUs must be in one NVLink group; the largest on its node holds 4",
+            NULL, "");
+    /* one that fits an NVLink group of its node waits while none has room, rather than split */
+    pod_was(pods, "v/w1", "completed", NULL, "n2", "0-3600;");
+    pod_was(pods, "v/w2", "completed", NULL, "n2", "0-3600;");
+    pod_was(pods, "v/w3", "completed", NULL, "n2", "3600-7200;");
     pod_was(pods, "t/mig", "rejected",
             "tenant t: its GPUQuota gives none of the GPU models with MIG profile 1g.10gb", NULL,
             "");

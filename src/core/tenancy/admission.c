@@ -1273,6 +1273,40 @@ static int rquota_requires(const struct gs_tenancy *t, struct rpod *p)
     return 0;
 }
 
+/*
+ * A pod whose cards must share one NVLink group (needs_nvlink(): tier nvlink, required) waits
+ * forever where no node it may use (its spec.nodeName, else its GPU models) has an NVLink group
+ * that large: placement never splits it (docs/topology.md). -1 with the reason.
+ */
+static int nvlink_possible(const struct gs_tenancy *t, struct rpod *p)
+{
+    const struct gs_fit *f = &p->fit;
+    if (!needs_nvlink(p) || f->ncards <= 0)
+        return 0;
+    int most = f->ncards; /* else the largest group there is, for the message */
+    if (f->node_only)
+        most = gs_fleet_node_nvlink_max(t->fleet, (size_t)f->node_only - 1);
+    else
+        while (most > 0 && !(gs_fleet_models_with(t->fleet, most, 1) &
+                             (f->model_mask ? f->model_mask : UINT32_MAX)))
+            most--;
+    if (f->ncards <= most)
+        return 0;
+    char has[64];
+    if (most)
+        gs__say(has, sizeof(has), "the largest on %s holds %d",
+                f->node_only ? "its node" : "the nodes it may use", most);
+    else
+        gs__say(has, sizeof(has), "%s no NVLink",
+                f->node_only ? "its node has" : "the nodes it may use have");
+    p->field = "metadata.annotations.gpusched.io/topology";
+    gs__say(p->reason, sizeof(p->reason),
+            "tier nvlink%s: its %d GPU%s must be in one NVLink group; %s",
+            p->sp->tier != GS_TIER_NONE ? "" : " (its tenant's)", f->ncards,
+            f->ncards > 1 ? "s" : "", has);
+    return -1;
+}
+
 /* Does GPUQuota tenant @ts give some of a model of the cluster in @mask (0 = any)? A tenant with
  * a GPUQuota gets only the models it lists: a pod allowed none of them would wait forever. */
 static int quota_gives(const struct gs_tenancy *t, const struct gs_tenant_spec *ts, uint32_t mask)
@@ -1341,7 +1375,7 @@ static void admit_one(const struct gs_tenancy *t, struct rpod *p)
     if (t->way != GS_WAY_FULL)
         p->group = -1;
     if (demand(t, p, prof, p->reason, sizeof(p->reason)) < 0 || pin(t, p) < 0 ||
-        rquota_requires(t, p) < 0) {
+        nvlink_possible(t, p) < 0 || rquota_requires(t, p) < 0) {
         p->state = GS_POD_REJECTED;
         return;
     }
