@@ -56,4 +56,12 @@ void gs_diag_warn(struct gs_diag *d, const char *fmt, ...) __attribute__((format
  */
 int gs_text_plain(const char *s);
 
+/*
+ * gs_text_escape() - @src (NUL-terminated UTF-8) into @dst (@cap bytes, caller's), as the
+ * messages above write it: what gs_text_plain() refuses as \xNN (C0 controls, DEL) or \uNNNN
+ * (the others); the rest as it is. Cut short, at a whole character, where @dst is full.
+ * Return: the bytes written, without the NUL (0 and nothing written when @cap is 0).
+ */
+size_t gs_text_escape(char *dst, size_t cap, const char *src);
+
 #endif

@@ -66,11 +66,9 @@ static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int bad(const char *fmt, ...)
 {
     va_list ap;
-    fputs("gpusched bill: ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    gs__cli_vsay("bill", fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
     return EXIT_BAD_INPUT;
 }
 
@@ -801,8 +799,7 @@ static int report(const struct opts *o, struct input *in, int sel)
     json_decref(doc);
     json_decref(ways);
     if (o->tenant && !lines && !oom)
-        fprintf(stderr, "gpusched bill: warning: tenant \"%s\" has no usage in %s\n", o->tenant,
-                o->file);
+        gs__cli_say("bill", "warning: tenant \"%s\" has no usage in %s", o->tenant, o->file);
     return oom ? -ENOMEM : 0;
 }
 
@@ -844,7 +841,7 @@ int cmd_bill(int argc, char **argv)
     }
     if (!rc)
         return 0;
-    fprintf(stderr, "gpusched bill: %s\n", d.msg[0] ? d.msg : strerror(-rc));
+    gs__cli_say("bill", "%s", d.msg[0] ? d.msg : strerror(-rc));
     /* Out of memory and a failed write are failures of this run; all else is the input's. */
     return rc == -ENOMEM || write_failed ? 1 : EXIT_BAD_INPUT;
 }

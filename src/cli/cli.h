@@ -17,6 +17,17 @@ int cmd_topo(int argc, char **argv);
 int cmd_client(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 
+#include <stdarg.h>
+/*
+ * gs__cli_say() - "gpusched[ @cmd]: " (@cmd NULL: none), @fmt formatted, and a newline on standard
+ * error, the formatted text written as messages are (gs_text_escape()): the arguments, file names
+ * and answers it quotes cannot move the cursor, recolour the terminal or reorder the line. Cut at
+ * 4 KiB. gs__cli_vsay() the same with a va_list (main.c).
+ */
+void gs__cli_say(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void gs__cli_vsay(const char *cmd, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
+
 /* gs__cli_duration() - "90s", "10m", "24h", "7d", "2w" (digits, then one unit) -> seconds
  * (forecast.c). Return: 0; -EINVAL. */
 #include <stdint.h>

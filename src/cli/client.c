@@ -87,7 +87,7 @@ static long call(const char *cmd, const struct copts *o, const char *method, con
         curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
     CURLcode rc = curl_easy_perform(c);
     if (rc != CURLE_OK)
-        fprintf(stderr, "gpusched %s: %s: %s\n", cmd, url, curl_easy_strerror(rc));
+        gs__cli_say(cmd, "%s: %s", url, curl_easy_strerror(rc));
     else
         curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
     if (b.s)
@@ -95,10 +95,8 @@ static long call(const char *cmd, const struct copts *o, const char *method, con
     if (status >= 200 && status < 300 && !json_is_object(*out)) {
         /* another server (--server naming a web page, a proxy's sign-in) would read as an
          * empty table and exit 0 */
-        fprintf(stderr,
-                "gpusched %s: %s: the answer (HTTP %ld) is not a JSON object: is it a "
-                "gpuschedd?\n",
-                cmd, url, status);
+        gs__cli_say(cmd, "%s: the answer (HTTP %ld) is not a JSON object: is it a gpuschedd?", url,
+                    status);
         json_decref(*out);
         *out = NULL;
         status = -1;
@@ -184,8 +182,8 @@ static void print_yaml(const json_t *v)
              yaml_document_end_event_initialize(&ev, 1) && yaml_emitter_emit(&em, &ev) &&
              yaml_stream_end_event_initialize(&ev) && yaml_emitter_emit(&em, &ev);
     if (!ok)
-        fprintf(stderr, "gpusched: cannot write the answer as YAML: %s\n",
-                em.problem ? em.problem : "out of memory");
+        gs__cli_say(NULL, "cannot write the answer as YAML: %s",
+                    em.problem ? em.problem : "out of memory");
     yaml_emitter_delete(&em);
 }
 
@@ -197,9 +195,9 @@ static int finish(const char *cmd, long status, json_t *ans, int yaml)
     if (status >= 400) {
         const char *err = json_string_value(json_object_get(ans, "error"));
         const char *field = json_string_value(json_object_get(ans, "field"));
-        fprintf(stderr, "gpusched %s: %ld: %s%s%s%s\n", cmd, status, err ? err : "(no message)",
-                field && *field ? " (field " : "", field && *field ? field : "",
-                field && *field ? ")" : "");
+        gs__cli_say(cmd, "%ld: %s%s%s%s", status, err ? err : "(no message)",
+                    field && *field ? " (field " : "", field && *field ? field : "",
+                    field && *field ? ")" : "");
     } else if (status > 0 && ans && yaml) {
         print_yaml(ans);
     } else if (status > 0 && ans) {
@@ -225,10 +223,9 @@ static int add_object(const char *path, size_t line, json_t *obj, json_t *out)
     int bad = !json_is_object(obj) || (list && !json_is_array(items));
     json_array_foreach(items, i, item) bad |= !json_is_object(item);
     if (bad)
-        fprintf(stderr, "gpusched submit: %s:%zu: not a Pod, a PodGroup or a List of them\n", path,
-                line);
+        gs__cli_say("submit", "%s:%zu: not a Pod, a PodGroup or a List of them", path, line);
     else if (json_array_size(out) + (items ? json_array_size(items) : 1) > OBJECTS_MAX)
-        fprintf(stderr, "gpusched submit: %s: more than %d objects\n", path, OBJECTS_MAX);
+        gs__cli_say("submit", "%s: more than %d objects", path, OBJECTS_MAX);
     else if (items)
         json_array_extend(out, items);
     else
@@ -267,7 +264,7 @@ static json_t *read_objects(const char *path)
     gs_diag_init(&d);
     int rc = gs__yaml_read(path, true, POD_FILE_MAX, "not a pod file", &buf, &n, &d);
     if (rc)
-        fprintf(stderr, "gpusched submit: %s\n", d.msg);
+        gs__cli_say("submit", "%s", d.msg);
     json_t *out = rc ? NULL : json_array();
     rc = rc ? rc : out ? 0 : -1;
     /* JSON when it reads as JSON; else YAML, whose flow style ({apiVersion: v1, ...}) starts
@@ -283,10 +280,10 @@ static json_t *read_objects(const char *path)
         rc = gs__yaml_stream_documents(&proto, buf, n, GS_SCN_MAX_DEPTH, GS_SCN_DOC_NODES_MAX,
                                        yaml_object, &y);
         if (rc && d.msg[0])
-            fprintf(stderr, "gpusched submit: %s\n", d.msg);
+            gs__cli_say("submit", "%s", d.msg);
     }
     if (!rc && json_array_size(out) == 0) {
-        fprintf(stderr, "gpusched submit: %s: no object in it\n", path);
+        gs__cli_say("submit", "%s: no object in it", path);
         rc = -1;
     }
     free(buf);
@@ -321,8 +318,8 @@ static int submit_all(const char *cmd, const struct copts *o, const char *path)
         const char *ns = json_string_value(json_object_get(md, "namespace")),
                    *name = json_string_value(json_object_get(md, "name"));
         if (rc && json_array_size(objs) > 1) /* which one of the file's it was */
-            fprintf(stderr, "gpusched %s: %s: object %zu of %zu (%s/%s) not accepted\n", cmd, path,
-                    i + 1, json_array_size(objs), ns ? ns : "-", name ? name : "-");
+            gs__cli_say(cmd, "%s: object %zu of %zu (%s/%s) not accepted", path, i + 1,
+                        json_array_size(objs), ns ? ns : "-", name ? name : "-");
         worst = rc == 1 || worst == 1 ? 1 : rc > worst ? rc : worst;
         free(body);
     }
@@ -415,8 +412,7 @@ static int parse_client(int argc, char **argv, struct copts *o, char **cont)
             break;
         case 'o':
             if (strcmp(optarg, "json") && strcmp(optarg, "yaml") && strcmp(optarg, "table")) {
-                fprintf(stderr, "gpusched %s: -o \"%s\": expected table, json or yaml\n", argv[0],
-                        optarg);
+                gs__cli_say(argv[0], "-o \"%s\": expected table, json or yaml", optarg);
                 return EXIT_BAD_INPUT;
             }
             o->json = !strcmp(optarg, "json") ? 1 : !strcmp(optarg, "yaml") ? OUT_YAML : 0;
@@ -446,8 +442,7 @@ static int parse_client(int argc, char **argv, struct copts *o, char **cont)
             client_usage(stdout);
             return -1;
         default:
-            fprintf(stderr, "gpusched %s: unknown or incomplete option \"%s\"\n", argv[0],
-                    argv[optind - 1]);
+            gs__cli_say(argv[0], "unknown or incomplete option \"%s\"", argv[optind - 1]);
             return EXIT_BAD_INPUT;
         }
     }
@@ -458,13 +453,13 @@ static int parse_client(int argc, char **argv, struct copts *o, char **cont)
 static int pod_arg(const char *cmd, int argc, char **argv, char *path, size_t cap)
 {
     if (optind != argc - 1) {
-        fprintf(stderr, "gpusched %s: expected one NAMESPACE/NAME\n", cmd);
+        gs__cli_say(cmd, "expected one NAMESPACE/NAME");
         return EXIT_BAD_INPUT;
     }
     const char *a = argv[optind], *slash = strchr(a, '/');
     if (!slash || slash == a || !slash[1] || strchr(slash + 1, '/') ||
         strspn(a, "abcdefghijklmnopqrstuvwxyz0123456789-./") != strlen(a)) {
-        fprintf(stderr, "gpusched %s: \"%s\" is not NAMESPACE/NAME\n", cmd, a);
+        gs__cli_say(cmd, "\"%s\" is not NAMESPACE/NAME", a);
         return EXIT_BAD_INPUT;
     }
     snprintf(path, cap, "/v1/pods/%s", a);
@@ -507,7 +502,7 @@ int cmd_client(int argc, char **argv)
     long st = -1;
     if (!strcmp(cmd, "submit")) {
         if (optind != argc - 1) {
-            fprintf(stderr, "gpusched submit: expected one file (or - for stdin)\n");
+            gs__cli_say("submit", "expected one file (or - for stdin)");
             rc = EXIT_BAD_INPUT;
         } else {
             rc = submit_all(cmd, &o, argv[optind]);
@@ -524,13 +519,13 @@ int cmd_client(int argc, char **argv)
             rc = finish(cmd, st, ans, o.json == OUT_YAML);
         }
     } else if (optind != argc) {
-        fprintf(stderr, "gpusched %s: unexpected argument \"%s\"\n", cmd, argv[optind]);
+        gs__cli_say(cmd, "unexpected argument \"%s\"", argv[optind]);
         rc = EXIT_BAD_INPUT;
     } else if (!strcmp(cmd, "list")) {
         rc = list(cmd, &o, cont);
     } else if (o.tenant &&
                strspn(o.tenant, "abcdefghijklmnopqrstuvwxyz0123456789-") != strlen(o.tenant)) {
-        fprintf(stderr, "gpusched %s: --tenant \"%s\" is not a tenant name\n", cmd, o.tenant);
+        gs__cli_say(cmd, "--tenant \"%s\" is not a tenant name", o.tenant);
         rc = EXIT_BAD_INPUT;
     } else { /* status, tenants, queues, bills (tables) */
         snprintf(path, sizeof(path), "/v1/%s%s%s", cmd, o.tenant ? "?tenant=" : "",

@@ -99,11 +99,9 @@ static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int bad(const char *fmt, ...)
 {
     va_list ap;
-    fputs("gpusched forecast: ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    gs__cli_vsay("forecast", fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
     return EXIT_BAD_INPUT;
 }
 
@@ -321,6 +319,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
     };
     int c, rc = 0, k;
     char *end;
+    opterr = 0; /* its message would echo the option as typed */
     while (!rc && (c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
         o->given[c & 127] = 1;
         switch (c) {
@@ -422,8 +421,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
             usage(stdout);
             return -1;
         default:
-            usage(stderr);
-            return EXIT_BAD_INPUT;
+            return bad("unknown or incomplete option \"%s\" (see gpusched forecast --help)",
+                       argv[optind - 1]);
         }
     }
     if (!rc && optind < argc)
@@ -844,7 +843,7 @@ int cmd_forecast(int argc, char **argv)
         rc = run_replay(o, stdout, &d);
         free(o);
         if (rc)
-            fprintf(stderr, "gpusched forecast: %s\n", d.msg[0] ? d.msg : strerror(-rc));
+            gs__cli_say("forecast", "%s", d.msg[0] ? d.msg : strerror(-rc));
         return !rc ? 0 : rc == -ENOMEM ? 1 : EXIT_BAD_INPUT;
     }
     rc = check_outputs(o, &d);
@@ -871,7 +870,7 @@ int cmd_forecast(int argc, char **argv)
     gs_series_set_free(&set);
     free(o);
     if (rc) {
-        fprintf(stderr, "gpusched forecast: %s\n", d.msg[0] ? d.msg : strerror(-rc));
+        gs__cli_say("forecast", "%s", d.msg[0] ? d.msg : strerror(-rc));
         return rc == -ENOMEM || rc == -EIO ? 1 : EXIT_BAD_INPUT;
     }
     return 0;

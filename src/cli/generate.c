@@ -52,9 +52,7 @@ static void usage(FILE *f)
 
 static int bad(const char *fmt, const char *arg)
 {
-    fprintf(stderr, "gpusched generate: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n");
+    gs__cli_say("generate", fmt, arg);
     return EXIT_BAD_INPUT;
 }
 
@@ -84,10 +82,10 @@ static int parse_sharing(const char *arg, enum gs_tenantday_sharing out[2])
                                              strncmp(w, gs_tenantday_sharing_names[k], len)))
             k++;
         if (k == GS_TENANTDAY_SHARINGS) {
-            fprintf(stderr,
-                    "gpusched generate: --sharing: \"%s\" is not slices, mig or timeslice, or "
-                    "two of them as EXPERIMENTS/INFERENCE (mig/slices)\n",
-                    arg);
+            gs__cli_say("generate",
+                        "--sharing: \"%s\" is not slices, mig or timeslice, or "
+                        "two of them as EXPERIMENTS/INFERENCE (mig/slices)",
+                        arg);
             return EXIT_BAD_INPUT;
         }
         out[part] = (enum gs_tenantday_sharing)k;
@@ -113,8 +111,8 @@ static int apply_opt(int c, const char *arg, struct gen_opts *o)
         if (c != nums[i].c)
             continue;
         if (parse_num(arg, nums[i].lo, nums[i].max, &v)) {
-            fprintf(stderr, "gpusched generate: %s: \"%s\" is not a whole number in %s\n",
-                    nums[i].name, arg, nums[i].range);
+            gs__cli_say("generate", "%s: \"%s\" is not a whole number in %s", nums[i].name, arg,
+                        nums[i].range);
             return EXIT_BAD_INPUT;
         }
         uint32_t *field[] = {&o->p.nodes, &o->p.pods, &o->p.hours};
@@ -207,7 +205,7 @@ static void summary(const struct gs_tenantday_stats *st, uint32_t hours)
 static void print_warning(void *ud, const char *msg)
 {
     (void)ud;
-    fprintf(stderr, "gpusched generate: warning: %s\n", msg);
+    gs__cli_say("generate", "warning: %s", msg);
 }
 
 /* The traffic of --inference-traffic: every series of the forecast summed hour by hour. */
@@ -217,7 +215,7 @@ static int read_traffic(struct gen_opts *o, int64_t **out)
     struct gs_diag d;
     gs_diag_init(&d);
     if (gs_series_read_csv(o->traffic, &set, &d) < 0) {
-        fprintf(stderr, "gpusched generate: --inference-traffic: %s\n", d.msg);
+        gs__cli_say("generate", "--inference-traffic: %s", d.msg);
         return EXIT_BAD_INPUT;
     }
     int64_t *t = calloc(set.n, sizeof(*t));
@@ -232,7 +230,7 @@ static int read_traffic(struct gen_opts *o, int64_t **out)
     o->p.ntraffic = set.n > GS_TENANTDAY_HOURS_MAX ? GS_TENANTDAY_HOURS_MAX + 1 : (uint32_t)set.n;
     gs_series_set_free(&set);
     if (gs_tenantday_check(&o->p, &d) < 0) { /* the options are checked: the file's fault */
-        fprintf(stderr, "gpusched generate: --inference-traffic %s: %s\n", o->traffic, d.msg);
+        gs__cli_say("generate", "--inference-traffic %s: %s", o->traffic, d.msg);
         free(t);
         return EXIT_BAD_INPUT;
     }
@@ -244,7 +242,7 @@ static int run_tenantday(const struct gen_opts *o)
 {
     FILE *f = o->out ? fopen(o->out, "w") : stdout;
     if (!f) {
-        fprintf(stderr, "gpusched generate: cannot write %s: %s\n", o->out, strerror(errno));
+        gs__cli_say("generate", "cannot write %s: %s", o->out, strerror(errno));
         return EXIT_BAD_INPUT;
     }
     struct gs_diag d;
@@ -255,7 +253,7 @@ static int run_tenantday(const struct gen_opts *o)
     if (o->out && fclose(f) != 0 && rc == 0)
         rc = gs_diag_error_code(&d, -EIO, "tenant-day: writing the scenario failed");
     if (rc < 0) {
-        fprintf(stderr, "gpusched generate: %s: %s\n", d.msg, o->out ? o->out : "stdout");
+        gs__cli_say("generate", "%s: %s", d.msg, o->out ? o->out : "stdout");
         struct stat sb;
         /* No half-written scenario left behind, but only a regular file is ever removed: -o
          * may name a device or a pipe, and root must not unlink /dev/full. */

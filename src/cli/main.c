@@ -1,6 +1,9 @@
 /* gpusched: the command-line front end. */
 #include "cli.h"
 
+#include "gpusched/diag.h"
+
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -21,6 +24,22 @@ static void usage(FILE *f)
                "             talk to a running gpuschedd (gpusched submit --help)\n"
                "\n"
                "gpusched <command> --help shows a command's options.\n");
+}
+
+void gs__cli_vsay(const char *cmd, const char *fmt, va_list ap)
+{
+    char raw[4096], out[4096];
+    vsnprintf(raw, sizeof(raw), fmt, ap);
+    gs_text_escape(out, sizeof(out), raw);
+    fprintf(stderr, "gpusched%s%s: %s\n", cmd ? " " : "", cmd ? cmd : "", out);
+}
+
+void gs__cli_say(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    gs__cli_vsay(cmd, fmt, ap);
+    va_end(ap);
 }
 
 int main(int argc, char **argv)
@@ -57,7 +76,7 @@ int main(int argc, char **argv)
         usage(stdout);
         return 0;
     }
-    fprintf(stderr, "gpusched: unknown command \"%s\"\n", argv[1]);
+    gs__cli_say(NULL, "unknown command \"%s\"", argv[1]);
     usage(stderr);
     return EXIT_BAD_INPUT;
 }

@@ -56,24 +56,24 @@ static int parse(int argc, char **argv, struct ropts *o)
             return -1;
         }
         if (c == '?' || c == ':') {
-            fprintf(stderr,
-                    "gpusched report: unknown or incomplete option \"%s\" (see gpusched report "
-                    "--help)\n",
-                    argv[optind - 1]);
+            gs__cli_say("report",
+                        "unknown or incomplete option \"%s\" (see gpusched report "
+                        "--help)",
+                        argv[optind - 1]);
             return EXIT_BAD_INPUT;
         }
         *(c == 'o' ? &o->out : c == 'r' ? &o->rates : c == 'c' ? &o->chart_js : &o->title) = optarg;
     }
     if (optind != argc - 1 || !o->out) {
-        fprintf(stderr, "gpusched report: %s (see gpusched report --help)\n",
-                optind < argc - 1 ? "give one RUN.json, not more"
-                : optind == argc  ? "no RUN.json given"
-                                  : "no -o REPORT.html given");
+        gs__cli_say("report", "%s (see gpusched report --help)",
+                    optind < argc - 1 ? "give one RUN.json, not more"
+                    : optind == argc  ? "no RUN.json given"
+                                      : "no -o REPORT.html given");
         return EXIT_BAD_INPUT;
     }
     if (o->title && !gs_text_plain(o->title)) { /* the page's title and heading, as it is */
-        fprintf(stderr, "gpusched report: --title: holds a control, bidirectional or zero-width "
-                        "character\n");
+        gs__cli_say("report", "--title: holds a control, bidirectional or zero-width "
+                              "character");
         return EXIT_BAD_INPUT;
     }
     o->file = argv[optind];
@@ -135,8 +135,8 @@ static int key_of(const char *const *keys, int n, const char *key)
 /* unknown() - a key this report does not read: said once, stepped over. */
 static int unknown(struct ctx *c, const char *key)
 {
-    fprintf(stderr, "gpusched report: warning: %s: %s%s%s is not read by this report\n",
-            c->doc->path, c->at, *c->at ? "." : "", key);
+    gs__cli_say("report", "warning: %s: %s%s%s is not read by this report", c->doc->path, c->at,
+                *c->at ? "." : "", key);
     return gs_js_skip(c->s);
 }
 
@@ -1013,6 +1013,6 @@ int cmd_report(int argc, char **argv)
     gs_ratecard_free(rc_card);
     if (!rc)
         return 0;
-    fprintf(stderr, "gpusched report: %s\n", d.msg[0] ? d.msg : strerror(-rc));
+    gs__cli_say("report", "%s", d.msg[0] ? d.msg : strerror(-rc));
     return rc == -ENOMEM || rc == -EIO ? 1 : EXIT_BAD_INPUT;
 }

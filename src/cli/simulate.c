@@ -73,9 +73,7 @@ static void usage(FILE *f)
 
 static int bad(const char *fmt, const char *arg)
 {
-    fprintf(stderr, "gpusched simulate: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n");
+    gs__cli_say("simulate", fmt, arg);
     return EXIT_BAD_INPUT;
 }
 
@@ -226,14 +224,14 @@ static int parse_args(int argc, char **argv, struct opts *o)
 
 static int fail(const struct gs_diag *d, int rc)
 {
-    fprintf(stderr, "gpusched simulate: %s\n", d->msg[0] ? d->msg : strerror(-rc));
+    gs__cli_say("simulate", "%s", d->msg[0] ? d->msg : strerror(-rc));
     return rc == -ENOMEM || rc == -EIO ? 1 : EXIT_BAD_INPUT; /* inputs map -EIO to -EINVAL */
 }
 
 static void print_warning(void *ud, const char *msg)
 {
     (void)ud;
-    fprintf(stderr, "gpusched simulate: warning: %s\n", msg);
+    gs__cli_say("simulate", "warning: %s", msg);
 }
 
 /* Every pod must be hostable by some GPU model of the cluster: else it is an input error. */

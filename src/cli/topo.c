@@ -48,6 +48,7 @@ int cmd_topo(int argc, char **argv)
     enum gs_topo_format fmt = GS_TOPO_HUMAN;
     const char *name = "node", *model = NULL;
     int c;
+    opterr = 0; /* its message would echo the option as typed */
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         if (c == 'j' || c == 'y') {
             fmt = c == 'j' ? GS_TOPO_JSON : GS_TOPO_YAML;
@@ -59,7 +60,8 @@ int cmd_topo(int argc, char **argv)
             usage(stdout);
             return 0;
         } else {
-            usage(stderr);
+            gs__cli_say("topo", "unknown or incomplete option \"%s\" (see gpusched topo --help)",
+                        argv[optind - 1]);
             return EXIT_BAD_INPUT;
         }
     }
@@ -68,13 +70,12 @@ int cmd_topo(int argc, char **argv)
         return EXIT_BAD_INPUT;
     }
     if (!name_ok(name)) {
-        fprintf(stderr, "gpusched topo: --name \"%s\": 1-63 letters, digits, '-', '_', '.'\n",
-                name);
+        gs__cli_say("topo", "--name \"%s\": 1-63 letters, digits, '-', '_', '.'", name);
         return EXIT_BAD_INPUT;
     }
     int m = model ? gs_catalog_find(model, -1) : 0;
     if (m < 0) {
-        fprintf(stderr, "gpusched topo: --model %s is not in the GPU catalog\n", model);
+        gs__cli_say("topo", "--model %s is not in the GPU catalog", model);
         return EXIT_BAD_INPUT;
     }
     if (model)
@@ -83,7 +84,7 @@ int cmd_topo(int argc, char **argv)
     struct gs_diag d;
     gs_diag_init(&d);
     if (!t) {
-        fprintf(stderr, "gpusched topo: out of memory\n");
+        gs__cli_say("topo", "out of memory");
         return 1;
     }
     int rc = gs_topo_load(argv[optind], t, &d);
@@ -93,7 +94,7 @@ int cmd_topo(int argc, char **argv)
         rc = gs_diag_error_code(&d, -EIO, "stdout: %s", strerror(errno));
     free(t);
     if (rc) {
-        fprintf(stderr, "gpusched topo: %s\n", d.msg);
+        gs__cli_say("topo", "%s", d.msg);
         return rc == -EINVAL || rc == -E2BIG ? EXIT_BAD_INPUT : 1;
     }
     return 0;

@@ -795,7 +795,7 @@ static void usage(FILE *f)
 
 static int fail(int rc, const struct gs_diag *d)
 {
-    fprintf(stderr, "gpusched validate: %s\n", d->msg[0] ? d->msg : strerror(-rc));
+    gs__cli_say("validate", "%s", d->msg[0] ? d->msg : strerror(-rc));
     return rc == -ENOMEM || rc == -EIO ? 1 : EXIT_BAD_INPUT;
 }
 
@@ -887,9 +887,9 @@ static int check_admission(const struct gs_scenario *s, struct gs_diag *d)
 static void print_warnings(const struct warnings *w)
 {
     for (size_t i = 0; i < w->kept; i++)
-        fprintf(stderr, "gpusched validate: warning: %s\n", w->msg[i]);
+        gs__cli_say("validate", "warning: %s", w->msg[i]);
     if (w->n > w->kept)
-        fprintf(stderr, "gpusched validate: %zu more warnings\n", w->n - w->kept);
+        gs__cli_say("validate", "%zu more warnings", w->n - w->kept);
 }
 
 /* report() - print what @s holds; warnings go to stderr, or into the JSON. */
@@ -906,7 +906,7 @@ static int report(const struct gs_scenario *s, const struct warnings *w, int jso
     free(dv.eff);
     free(dv.tpl_nodes);
     if (rc || w->oom) {
-        fprintf(stderr, "gpusched validate: %s\n", rc == -EIO ? "cannot write" : "out of memory");
+        gs__cli_say("validate", "%s", rc == -EIO ? "cannot write" : "out of memory");
         return 1;
     }
     return 0;
@@ -922,7 +922,7 @@ static int parse_args(int argc, char **argv, int *json, char **files, int *nfile
             usage(stdout);
             return 0;
         } else if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "gpusched validate: unknown option \"%s\"\n", argv[i]);
+            gs__cli_say("validate", "unknown option \"%s\"", argv[i]);
             usage(stderr);
             return EXIT_BAD_INPUT;
         } else {
@@ -947,7 +947,7 @@ int cmd_validate(int argc, char **argv)
     d.warn = on_warn;
     d.warn_ud = &w;
     if (!files) {
-        fprintf(stderr, "gpusched validate: out of memory\n");
+        gs__cli_say("validate", "out of memory");
         rc = 1;
     } else if ((rc = parse_args(argc, argv, &json, files, &nfiles)) >= 0) {
         /* help or usage error: rc is the exit status */

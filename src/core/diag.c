@@ -48,31 +48,42 @@ int gs_text_plain(const char *s)
     return 1;
 }
 
-/* @fmt formatted into @dst (GS_DIAG_MSG_MAX bytes), control bytes written as \xNN and the
- * invisible() characters as \uNNNN: messages quote what users wrote, and an escape sequence, a
- * line break, a right-to-left override or a zero-width space in a name must not reach the
- * terminal or the log line as itself. */
+size_t gs_text_escape(char *dst, size_t cap, const char *src)
+{
+    size_t o = 0;
+    if (!cap)
+        return 0;
+    for (const unsigned char *c = (const unsigned char *)src; *c; c++) {
+        int ctl = *c < 0x20 || *c == 0x7f, len = 1;
+        unsigned cp = *c >= 0xc2 ? invisible(c, &len) : 0;
+        if (!cp && !ctl) /* a character's bytes go whole or not at all */
+            for (len = 1; *c >= 0xc0 && len < 4 && (c[len] & 0xc0) == 0x80;)
+                len++;
+        size_t need = cp ? 6 : ctl ? 4 : (size_t)len;
+        if (o + need >= cap)
+            break;
+        if (cp) {
+            o += (size_t)snprintf(dst + o, 7, "\\u%04x", cp);
+        } else if (ctl) {
+            o += (size_t)snprintf(dst + o, 5, "\\x%02x", *c);
+        } else {
+            memcpy(dst + o, c, (size_t)len);
+            o += (size_t)len;
+        }
+        c += len - 1;
+    }
+    dst[o] = '\0';
+    return o;
+}
+
+/* @fmt formatted into @dst (GS_DIAG_MSG_MAX bytes) by gs_text_escape(): messages quote what
+ * users wrote, and an escape sequence, a line break, a right-to-left override or a zero-width
+ * space in a name must not reach the terminal or the log line as itself. */
 static void format_msg(char *dst, const char *fmt, va_list ap)
 {
     char raw[GS_DIAG_MSG_MAX];
     vsnprintf(raw, sizeof(raw), fmt, ap);
-    size_t o = 0;
-    for (const unsigned char *c = (const unsigned char *)raw; *c; c++) {
-        int ctl = *c < 0x20 || *c == 0x7f, len = 1;
-        unsigned cp = *c >= 0xc2 ? invisible(c, &len) : 0;
-        size_t need = cp ? 6 : ctl ? 4 : 1;
-        if (o + need >= GS_DIAG_MSG_MAX)
-            break;
-        if (cp) {
-            o += (size_t)snprintf(dst + o, 7, "\\u%04x", cp);
-            c += len - 1;
-        } else if (ctl) {
-            o += (size_t)snprintf(dst + o, 5, "\\x%02x", *c);
-        } else {
-            dst[o++] = (char)*c;
-        }
-    }
-    dst[o] = '\0';
+    gs_text_escape(dst, GS_DIAG_MSG_MAX, raw);
 }
 
 static void set_msg(struct gs_diag *d, const char *fmt, va_list ap)

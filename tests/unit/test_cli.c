@@ -467,6 +467,33 @@ static void test_bad_options(void **state)
     refused(ARGS("simulate", "--quiet", "stray"), 2, 0, 0, ARGS("stray"));
 }
 
+/* What a usage error quotes of the command line is written escaped, as file contents are: an
+ * escape sequence or a right-to-left override in an argument reaches the terminal as text. */
+static void test_arguments_escaped(void **state)
+{
+    (void)state;
+    static const char bad[] = "x\x1b[31m\xe2\x80\xaey";
+    const char *const *cases[] = {
+        ARGS(bad),
+        ARGS("simulate", "--tune", bad),
+        ARGS("simulate", "--scenario", "none.yaml", "--horizon", bad),
+        ARGS("generate", bad),
+        ARGS("forecast", "--by", bad),
+        ARGS("topo", "--name", bad, "x"),
+        ARGS("bill", "--format", bad, "x.json"),
+        ARGS("get", bad),
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct t_run r;
+        run(&r, cases[i]);
+        expect_exit(&r, 2);
+        if (memchr(r.err, 0x1b, r.err_len) || strstr(r.err, "\xe2\x80\xae") ||
+            !strstr(r.err, "x\\x1b[31m\\u202ey"))
+            fail_msg("%s %s: %s", cases[i][0], cases[i][1] ? cases[i][1] : "", r.err);
+        result_free(&r);
+    }
+}
+
 static void test_unwritable_outputs(void **state)
 {
     (void)state;
@@ -1452,6 +1479,7 @@ int main(void)
         cmocka_unit_test(test_validate_min_resources),
         cmocka_unit_test(test_validate_refusals),
         cmocka_unit_test(test_scenario_never_runs),
+        cmocka_unit_test(test_arguments_escaped),
         cmocka_unit_test(test_validate_bad_input),
         cmocka_unit_test(test_scenario_percentages_agree),
         cmocka_unit_test(test_scenario_tenant_day),

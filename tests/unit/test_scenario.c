@@ -1197,6 +1197,20 @@ static void test_quoted_numbers(void **state)
     gs_scenario_free(s);
 }
 
+/* gs_text_escape(): what messages write; a character is written whole or not at all. */
+static void test_text_escape(void **state)
+{
+    (void)state;
+    char out[16];
+    assert_int_equal(gs_text_escape(out, sizeof(out), "a\x1b\xc3\xa9\xe2\x80\x8b"), 13);
+    assert_string_equal(out, "a\\x1b\xc3\xa9\\u200b");
+    assert_int_equal(gs_text_escape(out, 3, "a\xc3\xa9"), 1); /* no half of the e-acute */
+    assert_string_equal(out, "a");
+    assert_int_equal(gs_text_escape(out, 5, "a\x7f"), 1); /* \x7f needs 4 bytes and the NUL */
+    assert_string_equal(out, "a");
+    assert_int_equal(gs_text_escape(out, 0, "a"), 0);
+}
+
 static void test_bad_inputs(void **state)
 {
     (void)state;
@@ -1875,6 +1889,7 @@ int main(void)
         cmocka_unit_test(test_contradictions_warned),
         cmocka_unit_test(test_full_scenario),
         cmocka_unit_test(test_bad_inputs),
+        cmocka_unit_test(test_text_escape),
         cmocka_unit_test(test_quoted_numbers),
         cmocka_unit_test(test_node_failures),
         cmocka_unit_test(test_many_card_failures),
