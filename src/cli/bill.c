@@ -343,13 +343,17 @@ static int life(const json_t *pod, const char *at, struct gs_diag *d)
 
 /* known_state() - a pod's "state" is given and is one gs_pod_state_name() writes: a bill reads
  * "rejected" as never run, so a state it cannot read, or none, is refused, not taken as run. */
-static int known_state(const json_t *state, const char *at, struct gs_diag *d)
+static int known_state(const json_t *state, const char *at, struct gs__pods_seen *seen,
+                       struct gs_diag *d)
 {
     if (!state)
         return gs_diag_error(d, "%s.state: expected string, missing", at);
     for (int s = GS_POD_PENDING; json_is_string(state) && s <= GS_POD_REJECTED; s++)
-        if (strcmp(json_string_value(state), gs_pod_state_name((enum gs_pod_state)s)) == 0)
+        if (strcmp(json_string_value(state), gs_pod_state_name((enum gs_pod_state)s)) == 0) {
+            seen->pods++;
+            seen->in_state[s]++;
             return 0;
+        }
     if (!json_is_string(state))
         return gs_diag_error(d, "%s.state: expected string, got %s", at, gs__json_type_name(state));
     return gs_diag_error(d,
@@ -358,7 +362,7 @@ static int known_state(const json_t *state, const char *at, struct gs_diag *d)
                          at, json_string_value(state));
 }
 
-int gs__bill_pod(const json_t *pod, const char *at, struct gs_bill *b, struct gs__last_use *last,
+int gs__bill_pod(const json_t *pod, const char *at, struct gs_bill *b, struct gs__pods_seen *seen,
                  struct gs_diag *d)
 {
     json_t *tenant, *usage = NULL, *u;
@@ -372,7 +376,7 @@ int gs__bill_pod(const json_t *pod, const char *at, struct gs_bill *b, struct gs
     if (!rc && name && !json_is_string(name))
         rc = gs_diag_error(d, "%s.name: expected string, got %s", at, gs__json_type_name(name));
     if (!rc)
-        rc = known_state(json_object_get(pod, "state"), at, d);
+        rc = known_state(json_object_get(pod, "state"), at, seen, d);
     if (!rc)
         rc = life(pod, at, d);
     if (!rc)
@@ -388,9 +392,9 @@ int gs__bill_pod(const json_t *pod, const char *at, struct gs_bill *b, struct gs
         rc = use_of(u, uat, json_string_value(tenant), &use, d);
         if (!rc)
             rc = in_life(pod, &use, uat, &last_end, d);
-        if (!rc && use.end_s > last->end_s) {
-            last->end_s = use.end_s;
-            snprintf(last->at, sizeof(last->at), "%s", uat);
+        if (!rc && use.end_s > seen->end_s) {
+            seen->end_s = use.end_s;
+            snprintf(seen->at, sizeof(seen->at), "%s", uat);
         }
         if (!rc && (rc = gs_bill_add_use(b, &use, &why)) != 0)
             rc = gs_diag_error_code(d, rc, "%s: %s", uat, why.msg);
@@ -398,9 +402,31 @@ int gs__bill_pod(const json_t *pod, const char *at, struct gs_bill *b, struct gs
     return rc;
 }
 
-int gs__within_horizon(const json_t *summary, const struct gs__last_use *last, const char *at,
+/* count_agrees() - @summary's count @key, where given, is @n (pods seen), at path @at. */
+static int count_agrees(const json_t *summary, const char *key, int64_t n, const char *what,
+                        const char *at, struct gs_diag *d)
+{
+    const json_t *v = json_object_get(summary, key);
+    if (v && !json_is_integer(v))
+        return gs_diag_error(d, "%s%ssummary.%s: expected integer, got %s", at, *at ? "." : "", key,
+                             gs__json_type_name(v));
+    if (v && json_integer_value(v) != n)
+        return gs_diag_error(d, "%s%ssummary.%s: %lld, but %s%spods lists %lld %s", at,
+                             *at ? "." : "", key, (long long)json_integer_value(v), at,
+                             *at ? "." : "", (long long)n, what);
+    return 0;
+}
+
+int gs__summary_agrees(const json_t *summary, const struct gs__pods_seen *last, const char *at,
                        struct gs_diag *d)
 {
+    static const char *const key[] = {"pending", "running", "completed", NULL, "rejected"};
+    int rc = count_agrees(summary, "pods", last->pods, "pods", at, d);
+    for (int s = GS_POD_PENDING; !rc && s <= GS_POD_REJECTED; s++)
+        if (key[s])
+            rc = count_agrees(summary, key[s], last->in_state[s], key[s], at, d);
+    if (rc)
+        return rc;
     const json_t *h = json_object_get(summary, "horizon_s");
     if (h && !json_is_integer(h))
         return gs_diag_error(d, "%s%ssummary.horizon_s: expected integer, got %s", at,
@@ -481,7 +507,7 @@ static int bill_way(const json_t *run, const char *at, struct input *in, struct 
                                w->name, k);
     if (!rc && (rc = gs_bill_new(in->rc, &w->bill)) == 0)
         in->nway++;
-    struct gs__last_use last = {.end_s = INT64_MIN};
+    struct gs__pods_seen last = {.end_s = INT64_MIN};
     json_array_foreach(pods, i, pod)
     {
         if (rc)
@@ -494,15 +520,15 @@ static int bill_way(const json_t *run, const char *at, struct input *in, struct 
         rc = unique_names(pods, at, d);
     if (!rc)
         rc = gs__json_field(run, "summary", at, JSON_OBJECT, &summary, d);
-    return rc ? rc : gs__within_horizon(summary, &last, at, d);
+    return rc ? rc : gs__summary_agrees(summary, &last, at, d);
 }
 
 int gs__json_top_is_last_way(const json_t *root, struct gs_diag *d)
 {
-    static const char *const key[] = {"way", "pods", "summary"};
+    static const char *const key[] = {"way", "pods", "summary", "timeline"};
     const json_t *ways = json_object_get(root, "ways");
     const json_t *last = json_array_get(ways, json_array_size(ways) - 1);
-    for (int i = 0; last && i < 3; i++) {
+    for (int i = 0; last && i < 4; i++) {
         const json_t *top = json_object_get(root, key[i]);
         if (top && !json_equal(top, json_object_get(last, key[i])))
             return gs_diag_error(d,

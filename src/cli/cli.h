@@ -70,16 +70,18 @@ int gs__json_field_int(const json_t *obj, const char *key, const char *at, int64
 
 /*
  * gs__json_top_is_last_way() - a comparison @root ({"ways": [...]}) keeps at its top level the
- * last way's "way", "pods" and "summary", as the simulator writes it; any of them given there must
- * equal that way's, so what a reader of one run sees is what the comparison says. Return: 0 (also
- * without "ways"); -EINVAL with @d ("pods: not ways[2].pods: ...").
+ * last way's "way", "pods", "summary" and "timeline", as the simulator writes it; any of them given
+ * there must equal that way's, so what a reader of one run sees is what the comparison says.
+ * Return: 0 (also without "ways"); -EINVAL with @d ("pods: not ways[2].pods: ...").
  */
 int gs__json_top_is_last_way(const json_t *root, struct gs_diag *d);
 
-/* The use of a run's pods that ends latest: its end (seconds, INT64_MIN none) and its path. */
-struct gs__last_use {
+/* What a run's pods read so far say: the use that ends latest (its end, seconds, INT64_MIN
+ * none, and its path), and how many pods are in each state (enum gs_pod_state's order). */
+struct gs__pods_seen {
     int64_t end_s;
     char at[160];
+    int64_t pods, in_state[5];
 };
 
 /*
@@ -87,17 +89,18 @@ struct gs__last_use {
  * into @b, as `gpusched bill` does: each use must lie inside the pod's life (not before its
  * submit_s or start_s, not after its end_s, not overlapping the previous use; a rejected pod and
  * one never started have none; a state, where given, one the simulator writes; the times
- * integers, start_s and end_s null where not yet, a completed pod's end_s given). *@last (in and
- * out): the use that ends latest so far.
+ * integers, start_s and end_s null where not yet, a completed pod's end_s given). *@seen (in and
+ * out): the use that ends latest so far, and the pod counted in its state.
  * Return: 0; -EINVAL (a malformed pod, named by path); gs_bill_add_use()'s errors.
  */
-int gs__bill_pod(const json_t *pod, const char *at, struct gs_bill *b, struct gs__last_use *last,
+int gs__bill_pod(const json_t *pod, const char *at, struct gs_bill *b, struct gs__pods_seen *seen,
                  struct gs_diag *d);
 
-/* gs__within_horizon() - no use ends (@last, the latest) after the run's "horizon_s" in
- * @summary (NULL, or no horizon_s: nothing to check), at path @at. Return: 0; -EINVAL naming
- * the use. */
-int gs__within_horizon(const json_t *summary, const struct gs__last_use *last, const char *at,
+/* gs__summary_agrees() - the run's @summary (NULL: nothing to check) says what its pods
+ * (@seen) do: no use ends after its "horizon_s", and its "pods", "completed", "running",
+ * "pending" and "rejected", where given, count them; at path @at. Return: 0; -EINVAL naming the
+ * use or the count. */
+int gs__summary_agrees(const json_t *summary, const struct gs__pods_seen *seen, const char *at,
                        struct gs_diag *d);
 
 /* gs__names_unique() - no two of @names (sorted in place) are equal: a pod listed twice would be

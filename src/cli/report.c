@@ -840,9 +840,25 @@ static json_t *replay_out(struct rp_doc *doc, struct rp_run **runs, size_t n)
 
 /* ---- The command ---- */
 
+/* same_timeline() - @a's timeline, where it has one, is @b's. */
+static int same_timeline(const struct rp_run *a, const struct rp_run *b)
+{
+    if (!a->has_timeline)
+        return 1;
+    if (!b->has_timeline || a->step_s != b->step_s || a->steps != b->steps ||
+        a->capacity_milli != b->capacity_milli || !json_equal(a->tl_tenants, b->tl_tenants) ||
+        !json_equal(a->tl_queues, b->tl_queues) || a->nev != b->nev)
+        return 0;
+    for (size_t i = 0; i < a->nev; i++)
+        if (a->ev[i].t_s != b->ev[i].t_s || a->ev[i].tenant != b->ev[i].tenant ||
+            a->ev[i].kind != b->ev[i].kind)
+            return 0;
+    return 1;
+}
+
 /* ways_whole() - every way of a comparison names itself once and lists its pods (as gpusched
  * bill asks of them), and the top level, where it has its own, repeats its last way (as
- * gs__json_top_is_last_way() asks): its way, summary and pods, key order aside. */
+ * gs__json_top_is_last_way() asks): its way, summary, pods and timeline, key order aside. */
 static int ways_whole(struct gs_js *s, const struct rp_doc *doc)
 {
     if (!doc->has_ways)
@@ -865,7 +881,8 @@ static int ways_whole(struct gs_js *s, const struct rp_doc *doc)
                       : t->summary && !json_equal(t->summary, w->summary) ? "summary"
                       : t->has_pods && (t->npods != w->npods || t->pods_hash != w->pods_hash)
                           ? "pods"
-                          : NULL;
+                      : !same_timeline(t, w) ? "timeline"
+                                             : NULL;
     if (key)
         return gs_diag_error(s->d,
                              "%s: %s: not ways[%zu].%s: a comparison's top level repeats its "
@@ -909,7 +926,7 @@ static int classify(struct gs_js *s, struct rp_doc *doc, int *replay)
                                  doc->path, at, *at ? "." : "", list[i]->name);
         rc = gs__names_unique(list[i]->names, list[i]->nnames, at, s->d);
         if (!rc)
-            rc = gs__within_horizon(list[i]->summary, &list[i]->last, at, s->d);
+            rc = gs__summary_agrees(list[i]->summary, &list[i]->last, at, s->d);
         if (rc) { /* named in the file, as every other message of the document */
             char msg[GS_DIAG_MSG_MAX];
             memcpy(msg, s->d->msg, sizeof(msg));

@@ -77,7 +77,7 @@ struct rp_run {
     struct rp_kind *kinds;
     size_t nkinds;
     struct gs_bill *bill;
-    struct gs__last_use last; /* the use of its pods that ends latest */
+    struct gs__pods_seen last; /* what its pods say: the use that ends latest, states */
     const char **names;
     size_t nnames, capnames;
     struct rp_span *spans;

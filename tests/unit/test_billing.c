@@ -995,11 +995,22 @@ static void test_cli_bad_shapes(void **state)
         {"{\"ways\": [{\"way\": \"full\", \"pods\": []}]}",
          "ways[0].summary: expected object, missing"},
         {"{\"pods\": [], \"summary\": []}", "summary: expected object, got array"},
+        {"{\"pods\": [{\"tenant\": \"t\", \"state\": \"pending\", \"usage\": []}], \"summary\": "
+         "{\"pods\": 2}}",
+         "summary.pods: 2, but pods lists 1 pods"},
+        {"{\"ways\": [{\"way\": \"full\", \"pods\": [{\"tenant\": \"t\", \"state\": \"pending\", "
+         "\"usage\": []}], \"summary\": {\"pods\": 1, \"pending\": 0}}]}",
+         "ways[0].summary.pending: 0, but ways[0].pods lists 1 pending"},
+        {"{\"pods\": [], \"summary\": {\"rejected\": \"0\"}}",
+         "summary.rejected: expected integer, got string"},
         {"{\"ways\": [{\"way\": \"a\\tb\", \"pods\": []}]}",
          "ways[0].way: expected 1..64 printable characters"},
         {"{\"ways\": [{\"way\": \"a\", \"pods\": []}], \"way\": \"b\"}",
          "way: not ways[0].way: a comparison's top level repeats its last way"},
         {"{\"ways\": [{\"way\": \"a\", \"pods\": []}], \"pods\": [7]}", "pods: not ways[0].pods"},
+        {"{\"ways\": [{\"way\": \"full\", \"pods\": [], \"timeline\": {}}], \"timeline\": "
+         "{\"steps\": 1}}",
+         "timeline: not ways[0].timeline"},
         {"{\"pods\": [7]}", "pods[0]: expected object, got integer"},
         {"{\"pods\": [{\"tenant\": \"t\", \"state\": \"exploded\", \"usage\": []}]}",
          "pods[0].state: \"exploded\" is not pending, running, completed, preempted or rejected"},

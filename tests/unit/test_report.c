@@ -394,6 +394,14 @@ static void test_bad_input(void **state)
     const char *top = tmp_path("top.json");
     assert_int_equal(json_dump_file(doc, top, 0), 0);
     json_decref(doc);
+    /* ... and one whose timeline counts an eviction the last way's does not. */
+    doc = load_json(run);
+    json_array_append_new(
+        json_object_get(json_object_get(doc, "timeline"), "evictions"),
+        json_pack("{s:i,s:s,s:s}", "t_s", 0, "tenant", "tenant-a", "kind", "preemption"));
+    const char *top_tl = tmp_path("top-timeline.json");
+    assert_int_equal(json_dump_file(doc, top_tl, 0), 0);
+    json_decref(doc);
     const char *notjs = write_tmp("not-chart.js", "window.Chart = {};\n");
     const char *ending = write_tmp("ending.js", "/* Chart.js v3 */ var s = '</script>';\n");
     static const char *const none[] = {NULL};
@@ -445,8 +453,18 @@ static void test_bad_input(void **state)
                        "{\"ways\": [{\"way\": \"mine\", \"summary\": {}, \"pods\": []}]}"),
              "-o", out, NULL},
          "ways[0].way: \"mine\" is not a way the simulator runs"},
+        {(const char *const[]){
+             "report",
+             write_tmp("count.json",
+                       "{\"way\": \"full\", \"summary\": {\"completed\": 1}, \"pods\": "
+                       "[{\"name\": \"a/p\", \"tenant\": \"t\", \"state\": \"pending\", "
+                       "\"wait_s\": null, \"usage\": []}]}"),
+             "-o", out, NULL},
+         "summary.completed: 1, but pods lists 0 completed"},
         {(const char *const[]){"report", top, "-o", out, NULL},
          "pods: not ways[2].pods: a comparison's top level repeats its last way"},
+        {(const char *const[]){"report", top_tl, "-o", out, NULL},
+         "timeline: not ways[2].timeline: a comparison's top level repeats its last way"},
         {(const char *const[]){"report", run, "-o", out, "--chart-js", tmp_path("none.js"), NULL},
          "libjs-chart.js"},
         {(const char *const[]){"report", run, "-o", out, "--chart-js", notjs, NULL},
