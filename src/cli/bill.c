@@ -417,14 +417,14 @@ static int count_agrees(const json_t *summary, const char *key, int64_t n, const
     return 0;
 }
 
-int gs__summary_agrees(const json_t *summary, const struct gs__pods_seen *last, const char *at,
+int gs__summary_agrees(const json_t *summary, const struct gs__pods_seen *seen, const char *at,
                        struct gs_diag *d)
 {
     static const char *const key[] = {"pending", "running", "completed", NULL, "rejected"};
-    int rc = count_agrees(summary, "pods", last->pods, "pods", at, d);
+    int rc = count_agrees(summary, "pods", seen->pods, "pods", at, d);
     for (int s = GS_POD_PENDING; !rc && s <= GS_POD_REJECTED; s++)
         if (key[s])
-            rc = count_agrees(summary, key[s], last->in_state[s], key[s], at, d);
+            rc = count_agrees(summary, key[s], seen->in_state[s], key[s], at, d);
     if (rc)
         return rc;
     const json_t *h = json_object_get(summary, "horizon_s");
@@ -434,11 +434,11 @@ int gs__summary_agrees(const json_t *summary, const struct gs__pods_seen *last, 
     if (h && (json_integer_value(h) < 0 || json_integer_value(h) > GS_BILL_TIME_MAX_S))
         return gs_diag_error(d, "%s%ssummary.horizon_s: %lld is not in 0..%lld", at, *at ? "." : "",
                              (long long)json_integer_value(h), (long long)GS_BILL_TIME_MAX_S);
-    if (h && last->end_s > json_integer_value(h))
+    if (h && seen->end_s > json_integer_value(h))
         return gs_diag_error(d,
                              "%s: ends at %lld s, after the run's summary.horizon_s %lld: nothing "
                              "ran past the run's end",
-                             last->at, (long long)last->end_s, (long long)json_integer_value(h));
+                             seen->at, (long long)seen->end_s, (long long)json_integer_value(h));
     return 0;
 }
 
