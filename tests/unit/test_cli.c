@@ -977,7 +977,9 @@ static void test_scenario_never_runs(void **state)
         "  nodeTemplates:\n  - {name: a, gpuModel: A100-SXM4-80GB, gpus: 8}\n"
         "  - {name: l, gpuModel: L40S, gpus: 4}\n"
         "  - {name: q, gpuModel: A100-SXM4-80GB, gpus: 8, nvlinkGroups: [[0,1,2,3],[4,5,6,7]]}\n"
-        "  nodes: [{name: n1, template: a}, {name: m1, template: l}, {name: n2, template: q}]\n"
+        "  nodes: [{name: n1, template: a}, {name: m1, template: l, zone: z2}, {name: n2, "
+        "template: "
+        "q}]\n"
         "---\n"
         "{apiVersion: gpu.example.com/v1, kind: GPUQuota, metadata: {name: q, namespace: t}, "
         "spec: {quotas: {l40s: {total: 4, dedicated: 4, shared: 0}}}}\n---\n"
@@ -1008,6 +1010,11 @@ static void test_scenario_never_runs(void **state)
         "{apiVersion: v1, kind: Pod, metadata: {name: five, namespace: v, annotations: "
         "{sim.gpusched.io/duration: 1h, gpusched.io/topology: nvlink}}, spec: {nodeName: n2, "
         "containers: [{name: m, resources: {limits: {nvidia.com/gpu: 5}}}]}}\n"
+        "---\n"
+        "{apiVersion: v1, kind: Pod, metadata: {name: zoned, namespace: v, annotations: "
+        "{sim.gpusched.io/duration: 1h, gpusched.io/topology: nvlink}}, spec: {nodeSelector: "
+        "{topology.kubernetes.io/zone: z2}, containers: [{name: m, resources: {limits: "
+        "{nvidia.com/gpu: 2}}}]}}\n"
         "---\n" NVPOD("w1", 3) "---\n" NVPOD("w2", 3) "---\n" NVPOD("w3", 2));
     json_t *root, *pods = simulated_pods(yaml, &root);
     pod_was(pods, "v/nvl", "rejected",
@@ -1019,6 +1026,10 @@ static void test_scenario_never_runs(void **state)
             NULL, "");
     pod_was(pods, "v/five", "rejected",
             "tier nvlink: its 5 GPUs must be in one NVLink group; the largest on its node holds 4",
+            NULL, "");
+    pod_was(pods, "v/zoned", "rejected",
+            "tier nvlink: its 2 GPUs must be in one NVLink group; the nodes it may use have no "
+            "NVLink",
             NULL, "");
     /* one that fits an NVLink group of its node waits while none has room, rather than split */
     pod_was(pods, "v/w1", "completed", NULL, "n2", "0-3600;");

@@ -1275,8 +1275,8 @@ static int rquota_requires(const struct gs_tenancy *t, struct rpod *p)
 
 /*
  * A pod whose cards must share one NVLink group (needs_nvlink(): tier nvlink, required) waits
- * forever where no node it may use (its spec.nodeName, else its GPU models) has an NVLink group
- * that large: placement never splits it (docs/topology.md). -1 with the reason.
+ * forever where no node it may use (its spec.nodeName, else its zone's and GPU models' nodes) has
+ * an NVLink group that large: placement never splits it (docs/topology.md). -1 with the reason.
  */
 static int nvlink_possible(const struct gs_tenancy *t, struct rpod *p)
 {
@@ -1284,12 +1284,21 @@ static int nvlink_possible(const struct gs_tenancy *t, struct rpod *p)
     if (!needs_nvlink(p) || f->ncards <= 0)
         return 0;
     int most = f->ncards; /* else the largest group there is, for the message */
-    if (f->node_only)
+    if (f->node_only) {
         most = gs_fleet_node_nvlink_max(t->fleet, (size_t)f->node_only - 1);
-    else
+    } else if (f->zone_only) { /* its zone's nodes of its models */
+        most = 0;
+        for (size_t n = 0; n < gs_fleet_node_count(t->fleet); n++) {
+            int model = gs_fleet_node_model(t->fleet, n), g = gs_fleet_node_nvlink_max(t->fleet, n);
+            if (g > most && model >= 0 && gs_fleet_node_zone(t->fleet, n) + 1 == f->zone_only &&
+                gs__model_allowed(f->model_mask, model))
+                most = g;
+        }
+    } else {
         while (most > 0 && !(gs_fleet_models_with(t->fleet, most, 1) &
                              (f->model_mask ? f->model_mask : UINT32_MAX)))
             most--;
+    }
     if (f->ncards <= most)
         return 0;
     char has[64];
