@@ -957,6 +957,13 @@ static void pod_was(const json_t *pods, const char *name, const char *state, con
                  (long long)json_integer_value(json_object_get(p, "wait_s")));
 }
 
+/* Pod @name of gang v/g, 4 H100 cards in one NVLink group. */
+#define GANGPOD(name)                                                                              \
+    "{apiVersion: v1, kind: Pod, metadata: {name: " name ", namespace: v, annotations: "           \
+    "{sim.gpusched.io/duration: 1h, gpusched.io/topology: nvlink, scheduling.k8s.io/group-name: "  \
+    "g, gpusched.io/gpu-model: H100-SXM5-80GB}}, spec: {containers: [{name: m, resources: "        \
+    "{limits: {nvidia.com/gpu: 4}}}]}}\n"
+
 /* Pod @name asking @gpus cards on node n2, all in one NVLink group. */
 #define NVPOD(name, gpus)                                                                          \
     "{apiVersion: v1, kind: Pod, metadata: {name: " name ", namespace: v, annotations: "           \
@@ -978,8 +985,7 @@ static void test_scenario_never_runs(void **state)
         "  - {name: l, gpuModel: L40S, gpus: 4}\n"
         "  - {name: q, gpuModel: A100-SXM4-80GB, gpus: 8, nvlinkGroups: [[0,1,2,3],[4,5,6,7]]}\n"
         "  nodes: [{name: n1, template: a}, {name: m1, template: l, zone: z2}, {name: n2, "
-        "template: "
-        "q}]\n"
+        "template: q}]\n"
         "---\n"
         "{apiVersion: gpu.example.com/v1, kind: GPUQuota, metadata: {name: q, namespace: t}, "
         "spec: {quotas: {l40s: {total: 4, dedicated: 4, shared: 0}}}}\n---\n"
@@ -1047,6 +1053,27 @@ static void test_scenario_never_runs(void **state)
             "specify requests.cpu",
             NULL, "");
     pod_was(pods, "r/cpu", "completed", NULL, "n1", "0-3600;"); /* a limit gives the request */
+    json_decref(root);
+}
+
+/* A gang of 2 x 4 H100 cards under the nvlink tier, larger than any H100 NVLink group (the
+ * A100's group of 8 it may not use): each member in a group of its own, at once, rather than
+ * waiting for a group of 8 no H100 has. */
+static void test_scenario_gang_nvlink_models(void **state)
+{
+    (void)state;
+    const char *yaml = write_tmp(
+        "gang.yaml",
+        "apiVersion: gpusched.io/v1alpha1\nkind: Cluster\nmetadata: {name: c}\nspec:\n"
+        "  nodeTemplates:\n  - {name: a, gpuModel: A100-SXM4-80GB, gpus: 8}\n"
+        "  - {name: h, gpuModel: H100-SXM5-80GB, gpus: 8, nvlinkGroups: [[0,1,2,3],[4,5,6,7]]}\n"
+        "  nodes: [{name: n1, template: a}, {name: n3, template: h}]\n"
+        "---\n{apiVersion: scheduling.volcano.sh/v1beta1, kind: PodGroup, metadata: {name: g, "
+        "namespace: v}, spec: {minMember: 2}}\n"
+        "---\n" GANGPOD("g1") "---\n" GANGPOD("g2"));
+    json_t *root, *pods = simulated_pods(yaml, &root);
+    pod_was(pods, "v/g1", "completed", NULL, "n3", "0-3600;");
+    pod_was(pods, "v/g2", "completed", NULL, "n3", "0-3600;");
     json_decref(root);
 }
 
@@ -1491,6 +1518,7 @@ int main(void)
         cmocka_unit_test(test_validate_refusals),
         cmocka_unit_test(test_scenario_never_runs),
         cmocka_unit_test(test_arguments_escaped),
+        cmocka_unit_test(test_scenario_gang_nvlink_models),
         cmocka_unit_test(test_validate_bad_input),
         cmocka_unit_test(test_scenario_percentages_agree),
         cmocka_unit_test(test_scenario_tenant_day),

@@ -603,20 +603,29 @@ static struct card_bounds bounds_of(const struct gs_tenancy *t, const struct gs_
 
 /* The cards gang @group must start with inside one NVLink group (gs__tn_place_gang()): its
  * first minMember arrived members' when it is elastic, else all its arrived members'; 0 when
- * that fits no NVLink group of the fleet (its members are then placed each on its own). */
+ * that fits no NVLink group it may use (gs__tn_gang_in_group()). */
 static int64_t gang_nvlink_cards(const struct gs_tenancy *t, int32_t group)
 {
     const struct gang *g = &t->gangs[group];
+    const struct rpod *first = NULL;
     int64_t cards = 0;
     int32_t n = 0, most = gs__tn_gang_elastic(g) ? g->min : INT32_MAX;
     for (size_t i = 0; i < g->members.n && n < most; i++) {
         const struct rpod *m = &t->pods[g->members.v[i]];
         if (m->state != GS_POD_REJECTED && m->arrived) {
             cards += m->fit.whole ? m->fit.ncards : 0;
+            first = first ? first : m;
             n++;
         }
     }
-    return cards <= gs_fleet_nvlink_max(t->fleet) ? cards : 0;
+    return first && gs__tn_gang_in_group(t, first, cards) ? cards : 0;
+}
+
+int gs__tn_gang_in_group(const struct gs_tenancy *t, const struct rpod *p, int64_t cards)
+{
+    uint32_t mask = p->fit.model_mask ? p->fit.model_mask : UINT32_MAX;
+    return cards > 0 && cards <= GS_GPUS_MAX &&
+           (gs_fleet_models_with(t->fleet, (int)cards, 1) & mask) != 0;
 }
 
 /* Does @p need its cards in one NVLink group? */

@@ -1014,8 +1014,8 @@ int gs__tn_place_gang(struct gs_tenancy *t, int32_t group, int *capacity)
         int64_t cards = 0;
         for (int k = 0; k < n; k++)
             cards += t->pods[m[k]].fit.whole ? t->pods[m[k]].fit.ncards : 0;
-        int nvlink = t->pods[m[0]].fit.tier == GS_TIER_NVLINK && cards > 0 &&
-                     cards <= gs_fleet_nvlink_max(t->fleet);
+        int nvlink = t->pods[m[0]].fit.tier == GS_TIER_NVLINK &&
+                     gs__tn_gang_in_group(t, &t->pods[m[0]], cards);
         if (nvlink)
             r = place_gang_nvlink(t, cards, m, n, x);
         if (r == 1 && (!nvlink || t->pods[m[0]].fit.tier_soft))

@@ -328,6 +328,11 @@ int gs__tn_admission_init(struct gs_tenancy *t);
  * colocate with maxSkew 0 or unset? prefer-colocate, or colocate with a skew, only prefers. */
 int gs__tn_tier_required(const struct gs_tier_spec *ts);
 
+/* gs__tn_gang_in_group() - must a gang whose member @p (of its first) starts with @cards whole
+ * cards go into one NVLink group? Where a node of a model @p may use has a group that large;
+ * else (a gang larger than any such group) its members are placed each on its own. */
+int gs__tn_gang_in_group(const struct gs_tenancy *t, const struct rpod *p, int64_t cards);
+
 /* gs__tn_usable_models() - the GPU models (bit per catalog index) with a node that could hold
  * admitted @p: of a model its GPU-model constraint allows, with as many GPUs as it asks whole, in
  * one NVLink group where its tier requires one — as many as its gang must start with in one
