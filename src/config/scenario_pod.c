@@ -724,6 +724,7 @@ static int annot_value(struct gs__yctx *c, int a, yaml_node_t *v, struct gs_pod_
         static const char *const tiers[] = {"none", "nvlink", "pcie", "node", "az"};
         rc = gs__scn_enum(c, v, annot_keys[a], tiers, 5, &tier);
         p->tier = (enum gs_tier)tier;
+        p->tier_given = 1;
         return rc;
     }
     case A_ARRIVAL:

@@ -1058,7 +1058,7 @@ static void test_scenario_never_runs(void **state)
 
 /* A gang of 2 x 4 H100 cards under the nvlink tier, larger than any H100 NVLink group (the
  * A100's group of 8 it may not use): each member in a group of its own, at once, rather than
- * waiting for a group of 8 no H100 has. */
+ * waiting for a group of 8 no H100 has. A pod's own tier, none too, is its tenant's no more. */
 static void test_scenario_gang_nvlink_models(void **state)
 {
     (void)state;
@@ -1070,10 +1070,29 @@ static void test_scenario_gang_nvlink_models(void **state)
         "  nodes: [{name: n1, template: a}, {name: n3, template: h}]\n"
         "---\n{apiVersion: scheduling.volcano.sh/v1beta1, kind: PodGroup, metadata: {name: g, "
         "namespace: v}, spec: {minMember: 2}}\n"
-        "---\n" GANGPOD("g1") "---\n" GANGPOD("g2"));
+        "---\n" GANGPOD("g1") "---\n" GANGPOD(
+            "g2") "---\n"
+                  "{apiVersion: v1, kind: ConfigMap, metadata: {name: topology-gpu-policy, "
+                  "namespace: "
+                  "kube-system}, data: {policy.yaml: \"tenants: {v: {topology: nvlink}}\"}}\n---\n"
+                  "{apiVersion: v1, kind: Pod, metadata: {name: six, namespace: v, annotations: "
+                  "{sim.gpusched.io/duration: 1h, gpusched.io/topology: none, "
+                  "gpusched.io/gpu-model: "
+                  "H100-SXM5-80GB}}, spec: {containers: [{name: m, resources: {limits: "
+                  "{nvidia.com/gpu: "
+                  "6}}}]}}\n---\n"
+                  "{apiVersion: v1, kind: Pod, metadata: {name: six-t, namespace: v, annotations: "
+                  "{sim.gpusched.io/duration: 1h, gpusched.io/gpu-model: H100-SXM5-80GB}}, spec: "
+                  "{containers: [{name: m, resources: {limits: {nvidia.com/gpu: 6}}}]}}\n");
     json_t *root, *pods = simulated_pods(yaml, &root);
     pod_was(pods, "v/g1", "completed", NULL, "n3", "0-3600;");
     pod_was(pods, "v/g2", "completed", NULL, "n3", "0-3600;");
+    /* topology none, written on the pod, is the pod's tier over its tenant's nvlink */
+    pod_was(pods, "v/six", "completed", NULL, "n3", "3600-7200;");
+    pod_was(pods, "v/six-t", "rejected",
+            "tier nvlink (its tenant's): its 6 GPUs must be in one NVLink group; the largest on "
+            "the nodes it may use holds 4",
+            NULL, "");
     json_decref(root);
 }
 
