@@ -25,6 +25,7 @@
 
 #define ANSWER_MAX   (256u << 20) /* bytes of an answer kept */
 #define POD_FILE_MAX (4u << 20)   /* bytes of a pod file */
+#define TOKEN_MAX    4096         /* bytes of a bearer token */
 
 struct copts {
     const char *server, *token, *cacert, *tenant, *state, *queue;
@@ -65,7 +66,7 @@ static long call(const char *cmd, const struct copts *o, const char *method, con
 {
     CURL *c = curl_easy_init();
     struct buf b = {0};
-    char url[2048], auth[1024];
+    char url[2048], auth[TOKEN_MAX + 32];
     struct curl_slist *h = NULL;
     long status = -1;
     *out = NULL;
@@ -445,6 +446,19 @@ static int parse_client(int argc, char **argv, struct copts *o, char **cont)
             gs__cli_say(argv[0], "unknown or incomplete option \"%s\"", argv[optind - 1]);
             return EXIT_BAD_INPUT;
         }
+    }
+    /* A bearer token is RFC 6750's b64token: anything else (a line break would add a header
+     * of its own to the request) is refused, not sent. */
+    size_t n = o->token ? strspn(o->token, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                           "0123456789-._~+/")
+                        : 0;
+    if (o->token && (n == 0 || strspn(o->token + n, "=") != strlen(o->token + n) ||
+                     strlen(o->token) > TOKEN_MAX)) {
+        gs__cli_say(argv[0],
+                    "the token (--token or $GPUSCHED_TOKEN): expected 1..%d letters, digits and "
+                    "-._~+/, then = only at its end (RFC 6750)",
+                    TOKEN_MAX);
+        return EXIT_BAD_INPUT;
     }
     return 0;
 }

@@ -494,6 +494,21 @@ static void test_arguments_escaped(void **state)
     }
 }
 
+/* A token that is not RFC 6750's b64token is refused before any request: a line break in it
+ * would have added a header of its own. */
+static void test_client_token(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {"a\r\nX-Evil: 1", "a b", "=a", "a=b", ""};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct t_run r;
+        run(&r, ARGS("status", "--server", "http://127.0.0.1:1", "--token", bad[i]));
+        expect_exit(&r, 2);
+        expect_has(r.err, "gpusched status: the token (--token or $GPUSCHED_TOKEN): expected");
+        result_free(&r);
+    }
+}
+
 static void test_unwritable_outputs(void **state)
 {
     (void)state;
@@ -1537,6 +1552,7 @@ int main(void)
         cmocka_unit_test(test_validate_refusals),
         cmocka_unit_test(test_scenario_never_runs),
         cmocka_unit_test(test_arguments_escaped),
+        cmocka_unit_test(test_client_token),
         cmocka_unit_test(test_scenario_gang_nvlink_models),
         cmocka_unit_test(test_validate_bad_input),
         cmocka_unit_test(test_scenario_percentages_agree),
