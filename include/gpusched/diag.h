@@ -49,18 +49,20 @@ int gs_diag_error_code(struct gs_diag *d, int code, const char *fmt, ...)
 void gs_diag_warn(struct gs_diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /*
- * gs_text_plain() - @s (NUL-terminated UTF-8) holds nothing the messages above write escaped: no
- * C0 control or DEL, no C1 control, and none of Unicode's bidirectional format characters (UAX
- * #9), line and paragraph separators (U+2028, U+2029) or zero-width characters (U+200B-U+200D,
- * U+2060, U+FEFF). Such text prints as itself in a table, a CSV row or a terminal. Return: 1 or 0.
+ * gs_text_plain() - @s (NUL-terminated) holds nothing the messages above write escaped: it is
+ * well-formed UTF-8 (RFC 3629), with no C0 control or DEL, no C1 control, and none of Unicode's
+ * bidirectional format characters (UAX #9), line and paragraph separators (U+2028, U+2029) or
+ * zero-width characters (U+200B-U+200D, U+2060, U+FEFF). Such text prints as itself in a table, a
+ * CSV row or a terminal. Return: 1 or 0.
  */
 int gs_text_plain(const char *s);
 
 /*
- * gs_text_escape() - @src (NUL-terminated UTF-8) into @dst (@cap bytes, caller's), as the
- * messages above write it: what gs_text_plain() refuses as \xNN (C0 controls, DEL) or \uNNNN
- * (the others); the rest as it is. Cut short, at a whole character, where @dst is full.
- * Return: the bytes written, without the NUL (0 and nothing written when @cap is 0).
+ * gs_text_escape() - @src (NUL-terminated) into @dst (@cap bytes, caller's), as the messages
+ * above write it: what gs_text_plain() refuses as \xNN (C0 controls, DEL, each byte that is not
+ * part of well-formed UTF-8) or \uNNNN (the others); the rest as it is. Cut short, at a whole
+ * character, where @dst is full. Return: the bytes written, without the NUL (0 and nothing written
+ * when @cap is 0).
  */
 size_t gs_text_escape(char *dst, size_t cap, const char *src);
 

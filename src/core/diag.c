@@ -39,12 +39,35 @@ static unsigned invisible(const unsigned char *c, int *len)
     return cp;
 }
 
+/* The bytes of the well-formed UTF-8 character at @c (RFC 3629: no overlong form, no
+ * surrogate, nothing above U+10FFFF), 1 for ASCII; 0 when @c starts none (a stray continuation
+ * byte, a sequence cut short, 0xc0, 0xc1, 0xf5-0xff). */
+static int utf8_len(const unsigned char *c)
+{
+    int n = c[0] < 0x80   ? 1
+            : c[0] < 0xc2 ? 0
+            : c[0] < 0xe0 ? 2
+            : c[0] < 0xf0 ? 3
+            : c[0] < 0xf5 ? 4
+                          : 0;
+    unsigned lo = c[0] == 0xe0 ? 0xa0 : c[0] == 0xf0 ? 0x90 : 0x80;
+    unsigned hi = c[0] == 0xed ? 0x9f : c[0] == 0xf4 ? 0x8f : 0xbf;
+    for (int i = 1; i < n; i++)
+        if (c[i] < (i == 1 ? lo : 0x80) || c[i] > (i == 1 ? hi : 0xbf))
+            return 0;
+    return n;
+}
+
 int gs_text_plain(const char *s)
 {
     int len;
-    for (const unsigned char *c = (const unsigned char *)s; *c; c++)
-        if (*c < 0x20 || *c == 0x7f || (*c >= 0xc2 && invisible(c, &len)))
+    for (const unsigned char *c = (const unsigned char *)s; *c; c += len) {
+        if (*c < 0x20 || *c == 0x7f || !(len = utf8_len(c)))
             return 0;
+        int n;
+        if (*c >= 0xc2 && invisible(c, &n))
+            return 0;
+    }
     return 1;
 }
 
@@ -54,11 +77,9 @@ size_t gs_text_escape(char *dst, size_t cap, const char *src)
     if (!cap)
         return 0;
     for (const unsigned char *c = (const unsigned char *)src; *c; c++) {
-        int ctl = *c < 0x20 || *c == 0x7f, len = 1;
-        unsigned cp = *c >= 0xc2 ? invisible(c, &len) : 0;
-        if (!cp && !ctl) /* a character's bytes go whole or not at all */
-            for (len = 1; *c >= 0xc0 && len < 4 && (c[len] & 0xc0) == 0x80;)
-                len++;
+        int len = utf8_len(c), ctl = *c < 0x20 || *c == 0x7f || !len;
+        unsigned cp = !ctl && *c >= 0xc2 ? invisible(c, &len) : 0;
+        len = ctl ? 1 : len; /* a character's bytes go whole or not at all */
         size_t need = cp ? 6 : ctl ? 4 : (size_t)len;
         if (o + need >= cap)
             break;

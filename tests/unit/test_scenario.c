@@ -1209,6 +1209,17 @@ static void test_text_escape(void **state)
     assert_int_equal(gs_text_escape(out, 5, "a\x7f"), 1); /* \x7f needs 4 bytes and the NUL */
     assert_string_equal(out, "a");
     assert_int_equal(gs_text_escape(out, 0, "a"), 0);
+    /* bytes that are not well-formed UTF-8 (RFC 3629), one by one: a stray byte, a character
+     * cut short, an overlong form, a surrogate */
+    char big[64];
+    gs_text_escape(big, sizeof(big),
+                   "a\xff"
+                   "b\xc3");
+    assert_string_equal(big, "a\\xffb\\xc3");
+    gs_text_escape(big, sizeof(big), "\xe0\x80\xaf|\xed\xa0\x80|\xf4\x90\x80\x80");
+    assert_string_equal(big, "\\xe0\\x80\\xaf|\\xed\\xa0\\x80|\\xf4\\x90\\x80\\x80");
+    assert_false(gs_text_plain("caf\xc3"));
+    assert_true(gs_text_plain("caf\xc3\xa9 \xf0\x9f\x98\x80"));
 }
 
 static void test_bad_inputs(void **state)
