@@ -548,6 +548,11 @@ static int bill_file(struct input *in, struct gs_diag *d)
     if (!json_is_object(in->root))
         return gs_diag_error(d, "the document: expected object, got %s",
                              gs__json_type_name(in->root));
+    if (json_object_get(in->root, "runs") || json_object_get(in->root, "curve") ||
+        json_object_get(json_object_get(in->root, "summary"), "gpu_allocation_at_arrived_pct"))
+        return gs_diag_error(d, "a trace replay (simulate --nodes/--sequence): its pods have no "
+                                "tenants to bill; bill reads a scenario run (simulate --scenario "
+                                "FILE --json)");
     if (!ways)
         return bill_way(in->root, "", in, d);
     if (!json_is_array(ways))

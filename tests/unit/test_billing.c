@@ -995,6 +995,9 @@ static void test_cli_bad_shapes(void **state)
         {"{\"ways\": [{\"way\": \"full\", \"pods\": []}]}",
          "ways[0].summary: expected object, missing"},
         {"{\"pods\": [], \"summary\": []}", "summary: expected object, got array"},
+        {"{\"runs\": []}",
+         "a trace replay (simulate --nodes/--sequence): its pods have no tenants"},
+        {"{\"pods\": [], \"summary\": {\"gpu_allocation_at_arrived_pct\": 1}}", "a trace replay"},
         {"{\"pods\": [{\"tenant\": \"t\", \"state\": \"pending\", \"usage\": []}], \"summary\": "
          "{\"pods\": 2}}",
          "summary.pods: 2, but pods lists 1 pods"},
