@@ -132,11 +132,16 @@ static int key_of(const char *const *keys, int n, const char *key)
     return -1;
 }
 
-/* unknown() - a key this report does not read: said once, stepped over. */
-static int unknown(struct ctx *c, const char *key)
+static void warn_unknown(const struct ctx *c, const char *key)
 {
     gs__cli_say("report", "warning: %s: %s%s%s is not read by this report", c->doc->path, c->at,
                 *c->at ? "." : "", key);
+}
+
+/* unknown() - a key this report does not read: said once, stepped over. */
+static int unknown(struct ctx *c, const char *key)
+{
+    warn_unknown(c, key);
     return gs_js_skip(c->s);
 }
 
@@ -386,20 +391,21 @@ static int scenario_pod(struct ctx *c, const json_t *p, const char *at)
     return rc;
 }
 
-/* pod_hash() - @p folded into its run's pods_hash, so a comparison's top level can be held to
- * its last way's pods (top_is_last_way()) as gpusched bill holds it, key order aside. */
-static int pod_hash(struct ctx *c, const json_t *p)
+/* fold() - @v, as compact JSON with sorted keys and its NUL, folded into the FNV-1a hash *@h
+ * (0: none yet), so a comparison's top level can be held to its last way (ways_whole()) as
+ * gpusched bill holds it, key order aside. */
+static int fold(struct ctx *c, const json_t *v, uint64_t *h)
 {
-    char *text = json_dumps(p, JSON_COMPACT | JSON_SORT_KEYS);
+    char *text = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
     if (!text)
         return oom(c);
-    uint64_t h = c->run->pods_hash ? c->run->pods_hash : 14695981039346656037ull;
+    uint64_t x = *h ? *h : 14695981039346656037ull;
     for (const unsigned char *t = (const unsigned char *)text;; t++) {
-        h = (h ^ *t) * 1099511628211ull; /* the NUL too: it ends one pod and begins the next */
+        x = (x ^ *t) * 1099511628211ull; /* the NUL too: it ends one value and begins the next */
         if (!*t)
             break;
     }
-    c->run->pods_hash = h;
+    *h = x;
     free(text);
     return 0;
 }
@@ -421,7 +427,7 @@ static int pod_element(struct gs_js *s, size_t i, void *ud)
         return rc;
     if (!json_is_object(p))
         rc = bad(c, at, "expected an object, got %s", gs__json_type_name(p));
-    else if ((rc = pod_hash(c, p)) != 0) {
+    else if ((rc = fold(c, p, &c->run->pods_hash)) != 0) {
         /* out of memory, said */
     } else if (json_object_get(p, "usage")) {
         r->scenario_pods++;
@@ -468,6 +474,7 @@ static int eviction_element(struct gs_js *s, size_t i, void *ud)
     if (!rc) {
         r->ev[r->nev++] = (struct rp_eviction){t, tn, k};
         c->doc->nevictions++;
+        rc = fold(c, e, &r->tl_hash);
     }
     json_decref(e);
     return rc;
@@ -510,10 +517,16 @@ static int timeline_member(struct gs_js *s, const char *key, void *ud)
     struct ctx *c = ud;
     struct rp_run *r = c->run;
     int k = key_of(keys, 6, key);
-    if (k < 0)
-        return unknown(c, key);
-    int rc = once(c, k, key);
     json_t *v = NULL;
+    if (k < 0) { /* read, as bill does, to hold a top level's to its last way's */
+        int rc = gs_js_value(s, &v);
+        json_t *kv = rc ? NULL : json_pack("{s:O}", key, v);
+        rc = rc ? rc : !kv ? oom(c) : fold(c, kv, &r->tl_hash);
+        json_decref(kv);
+        json_decref(v);
+        return rc ? rc : (warn_unknown(c, key), 0);
+    }
+    int rc = once(c, k, key);
     if (!rc && k == 5)
         return gs_js_array(s, eviction_element, c);
     if (!rc)
@@ -845,15 +858,9 @@ static int same_timeline(const struct rp_run *a, const struct rp_run *b)
 {
     if (!a->has_timeline)
         return 1;
-    if (!b->has_timeline || a->step_s != b->step_s || a->steps != b->steps ||
-        a->capacity_milli != b->capacity_milli || !json_equal(a->tl_tenants, b->tl_tenants) ||
-        !json_equal(a->tl_queues, b->tl_queues) || a->nev != b->nev)
-        return 0;
-    for (size_t i = 0; i < a->nev; i++)
-        if (a->ev[i].t_s != b->ev[i].t_s || a->ev[i].tenant != b->ev[i].tenant ||
-            a->ev[i].kind != b->ev[i].kind)
-            return 0;
-    return 1;
+    return b->has_timeline && a->step_s == b->step_s && a->steps == b->steps &&
+           a->capacity_milli == b->capacity_milli && json_equal(a->tl_tenants, b->tl_tenants) &&
+           json_equal(a->tl_queues, b->tl_queues) && a->nev == b->nev && a->tl_hash == b->tl_hash;
 }
 
 /* ways_whole() - every way of a comparison names itself once and lists its pods (as gpusched

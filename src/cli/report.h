@@ -72,6 +72,7 @@ struct rp_run {
     int64_t npods, scenario_pods, plain_pods;
     int has_pods;       /* "pods" given (a way of a comparison must give it) */
     uint64_t pods_hash; /* FNV-1a of its pods, each as compact JSON with sorted keys, in order */
+    uint64_t tl_hash;   /* the same of its timeline's evictions and keys the report does not read */
     char first_plain[RP_AT_MAX]; /* the path of the first pod without usage, for messages */
     int placements_missing;
     struct rp_kind *kinds;

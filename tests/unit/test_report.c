@@ -402,6 +402,12 @@ static void test_bad_input(void **state)
     const char *top_tl = tmp_path("top-timeline.json");
     assert_int_equal(json_dump_file(doc, top_tl, 0), 0);
     json_decref(doc);
+    /* ... and one whose timeline has a key the report does not read and the last way's not */
+    doc = load_json(run);
+    json_object_set_new(json_object_get(doc, "timeline"), "extra", json_integer(1));
+    const char *top_extra = tmp_path("top-extra.json");
+    assert_int_equal(json_dump_file(doc, top_extra, 0), 0);
+    json_decref(doc);
     const char *notjs = write_tmp("not-chart.js", "window.Chart = {};\n");
     const char *ending = write_tmp("ending.js", "/* Chart.js v3 */ var s = '</script>';\n");
     static const char *const none[] = {NULL};
@@ -464,6 +470,8 @@ static void test_bad_input(void **state)
         {(const char *const[]){"report", top, "-o", out, NULL},
          "pods: not ways[2].pods: a comparison's top level repeats its last way"},
         {(const char *const[]){"report", top_tl, "-o", out, NULL},
+         "timeline: not ways[2].timeline: a comparison's top level repeats its last way"},
+        {(const char *const[]){"report", top_extra, "-o", out, NULL},
          "timeline: not ways[2].timeline: a comparison's top level repeats its last way"},
         {(const char *const[]){"report", run, "-o", out, "--chart-js", tmp_path("none.js"), NULL},
          "libjs-chart.js"},
