@@ -27,6 +27,9 @@ int cmd_report(int argc, char **argv);
 void gs__cli_say(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void gs__cli_vsay(const char *cmd, const char *fmt, va_list ap)
     __attribute__((format(printf, 2, 0)));
+/* gs__cli_cell() - @s (NULL: "-") as a table prints it: gs_text_escape()d, cut at 511 bytes, in
+ * one of 8 buffers used in turn (valid until 8 more calls), so one printf may hold 8 cells. */
+const char *gs__cli_cell(const char *s);
 
 /* gs__cli_duration() - "90s", "10m", "24h", "7d", "2w" (digits, then one unit) -> seconds
  * (forecast.c). Return: 0; -EINVAL. */

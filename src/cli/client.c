@@ -342,6 +342,7 @@ static void pod_row(const json_t *p)
                *name = json_string_value(json_object_get(p, "name")),
                *state = json_string_value(json_object_get(p, "state"));
     snprintf(pod, sizeof(pod), "%s/%s", ns ? ns : "-", name ? name : "-");
+    snprintf(pod, sizeof(pod), "%s", gs__cli_cell(pod));
     json_array_foreach(json_object_get(p, "gpus"), k, g)
     {
         if (off < sizeof(gpus))
@@ -350,8 +351,8 @@ static void pod_row(const json_t *p)
     }
     const char *node = json_string_value(json_object_get(p, "node"));
     const char *why = json_string_value(json_object_get(p, "reason"));
-    printf("%-40s %-8s %-20s %-10s %s\n", pod, state ? state : "-", node ? node : "-",
-           gpus[0] ? gpus : "-", why ? why : "");
+    printf("%-40s %-8s %-20s %-10s %s\n", pod, gs__cli_cell(state), gs__cli_cell(node),
+           gpus[0] ? gpus : "-", why ? gs__cli_cell(why) : "");
 }
 
 /* One line per pod, as kubectl get prints its objects (get: the one pod). */
@@ -363,7 +364,7 @@ static void print_table(const json_t *ans)
     json_array_foreach(json_object_get(ans, "items"), i, p) pod_row(p);
     const char *more = json_string_value(json_object_get(ans, "continue"));
     if (more && *more)
-        printf("(more: --continue %s)\n", more);
+        printf("(more: --continue %s)\n", gs__cli_cell(more));
 }
 
 static void client_usage(FILE *f)

@@ -8,6 +8,7 @@
 #include "cli.h"
 
 #include "gpusched/billing.h"
+#include "gpusched/diag.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -18,10 +19,10 @@ static long long num(const json_t *o, const char *key)
     return (long long)json_integer_value(json_object_get(o, key));
 }
 
+/* A string of gpuschedd's answer as a cell: escaped, as every message is (gs__cli_cell()). */
 static const char *str(const json_t *o, const char *key)
 {
-    const char *s = json_string_value(json_object_get(o, key));
-    return s ? s : "-";
+    return gs__cli_cell(json_string_value(json_object_get(o, key)));
 }
 
 /* Milli-GPUs @m as GPUs to the hundredth ("8.40") into @buf (24 bytes). */
@@ -125,8 +126,11 @@ static void queues(const json_t *ans)
 
 static void bills(const json_t *ans)
 {
-    const char *cur = json_string_value(json_object_get(ans, "currency"));
-    char rate[GS_MONEY_HUMAN_MAX], cost[GS_MONEY_HUMAN_MAX];
+    const char *given = json_string_value(json_object_get(ans, "currency"));
+    char rate[GS_MONEY_HUMAN_MAX], cost[GS_MONEY_HUMAN_MAX], currency[32];
+    if (given)
+        gs_text_escape(currency, sizeof(currency), given);
+    const char *cur = given ? currency : NULL;
     size_t i;
     const json_t *l;
     printf("%-24s %-20s %-10s %10s %-12s %-16s %12s %14s\n", "TENANT", "RESOURCE", "DATE",

@@ -42,6 +42,17 @@ void gs__cli_say(const char *cmd, const char *fmt, ...)
     va_end(ap);
 }
 
+const char *gs__cli_cell(const char *s)
+{
+    static char ring[8][512];
+    static unsigned next;
+    if (!s)
+        return "-";
+    char *b = ring[next++ % 8];
+    gs_text_escape(b, sizeof(ring[0]), s);
+    return b;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {

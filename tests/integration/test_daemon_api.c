@@ -883,6 +883,20 @@ static void test_client_odd_answers(void **state)
     }
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
+    /* what the answer says goes into the table escaped, as every message is written: an escape
+     * sequence, a line break or a right-to-left override in a name reaches no terminal */
+    pid = odd_server(1,
+                     "{\"namespace\": \"a\\u001b[31m\", \"name\": \"b\\nc\", \"state\": "
+                     "\"x\\u202ey\", \"reason\": \"\\u009b2J\"}\n",
+                     server);
+    t_run(get, &r);
+    if (r.status != 0 || memchr(r.out, 0x1b, r.out_len) || strstr(r.out, "\xe2\x80\xae") ||
+        strstr(r.out, "\xc2\x9b") || !strstr(r.out, "\na\\x1b[31m/b\\x0ac ") ||
+        !strstr(r.out, " x\\u202ey ") || !strstr(r.out, "\\u009b2J"))
+        fail_msg("get: exit %d, out: %s, err: %s", r.status, r.out, r.err);
+    t_run_free(&r);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
 }
 
 /* An answer of many chunks (a list of 20,000 pods, about 1 MiB) is read whole: its last pod is
