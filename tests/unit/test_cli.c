@@ -972,6 +972,11 @@ static void pod_was(const json_t *pods, const char *name, const char *state, con
                  (long long)json_integer_value(json_object_get(p, "wait_s")));
 }
 
+/* The head of a Cluster whose first node template, a, is an 8-card A100 board; more follow. */
+#define CLUSTER_A100                                                                               \
+    "apiVersion: gpusched.io/v1alpha1\nkind: Cluster\nmetadata: {name: c}\nspec:\n"                \
+    "  nodeTemplates:\n  - {name: a, gpuModel: A100-SXM4-80GB, gpus: 8}\n"
+
 /* Pod @name of gang v/g, 4 H100 cards in one NVLink group. */
 #define GANGPOD(name)                                                                              \
     "{apiVersion: v1, kind: Pod, metadata: {name: " name ", namespace: v, annotations: "           \
@@ -994,9 +999,7 @@ static void test_scenario_never_runs(void **state)
 {
     (void)state;
     const char *yaml = write_tmp(
-        "never.yaml",
-        "apiVersion: gpusched.io/v1alpha1\nkind: Cluster\nmetadata: {name: c}\nspec:\n"
-        "  nodeTemplates:\n  - {name: a, gpuModel: A100-SXM4-80GB, gpus: 8}\n"
+        "never.yaml", CLUSTER_A100
         "  - {name: l, gpuModel: L40S, gpus: 4}\n"
         "  - {name: q, gpuModel: A100-SXM4-80GB, gpus: 8, nvlinkGroups: [[0,1,2,3],[4,5,6,7]]}\n"
         "  nodes: [{name: n1, template: a}, {name: m1, template: l, zone: z2}, {name: n2, "
@@ -1078,9 +1081,7 @@ static void test_scenario_gang_nvlink_models(void **state)
 {
     (void)state;
     const char *yaml = write_tmp(
-        "gang.yaml",
-        "apiVersion: gpusched.io/v1alpha1\nkind: Cluster\nmetadata: {name: c}\nspec:\n"
-        "  nodeTemplates:\n  - {name: a, gpuModel: A100-SXM4-80GB, gpus: 8}\n"
+        "gang.yaml", CLUSTER_A100
         "  - {name: h, gpuModel: H100-SXM5-80GB, gpus: 8, nvlinkGroups: [[0,1,2,3],[4,5,6,7]]}\n"
         "  nodes: [{name: n1, template: a}, {name: n3, template: h}]\n"
         "---\n{apiVersion: scheduling.volcano.sh/v1beta1, kind: PodGroup, metadata: {name: g, "
