@@ -167,21 +167,6 @@ int csv_text_ok(const char *s)
     return 1;
 }
 
-/* Control bytes and invalid UTF-8 of user text become \xHH, so a message shows what is there. */
-static void sanitize(char *msg, size_t cap)
-{
-    char out[GS_DIAG_MSG_MAX];
-    size_t o = 0;
-    for (const unsigned char *p = (const unsigned char *)msg; *p && o + 5 < sizeof(out); p++) {
-        if (*p < 0x20 || *p == 0x7f || *p >= 0x80)
-            o += (size_t)snprintf(out + o, sizeof(out) - o, "\\x%02x", *p);
-        else
-            out[o++] = (char)*p;
-    }
-    out[o] = '\0';
-    snprintf(msg, cap, "%s", out);
-}
-
 int csv_error(const struct csv *c, int i, struct gs_diag *d, const char *fmt, ...)
 {
     char msg[GS_DIAG_MSG_MAX];
@@ -189,7 +174,7 @@ int csv_error(const struct csv *c, int i, struct gs_diag *d, const char *fmt, ..
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    sanitize(msg, sizeof(msg));
+    /* the message escapes what the field holds, as every message does (gs_text_escape()) */
     return gs_diag_error(d, "%s:%lu:%d: %s: %s", c->path, c->line, c->col[i], c->header[i], msg);
 }
 
