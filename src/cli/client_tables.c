@@ -85,7 +85,8 @@ static void status(const json_t *ans)
     printf("%5lld %6lld %10s %12s %8lld %8lld %-24s %-10s %s\n", num(ans, "nodes"),
            num(ans, "gpus"), gpus(num(ans, "gpu_milli_allocated"), a),
            gpus(num(ans, "gpu_milli_unavailable"), u), num(ans, "pods_running"),
-           num(ans, "pods_pending"), str(ans, "caller"), str(ans, "version"), age(since, t));
+           num(ans, "pods_pending"), str(ans, "caller"), str(ans, "version"),
+           json_is_integer(json_object_get(ans, "started_us")) ? age(since, t) : "-");
 }
 
 static void tenants(const json_t *ans)

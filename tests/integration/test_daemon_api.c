@@ -897,6 +897,14 @@ static void test_client_odd_answers(void **state)
     t_run_free(&r);
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
+    /* no start in the answer: no age, rather than the time since 1970 */
+    pid = odd_server(1, "{}\n", server);
+    t_run(status, &r);
+    if (r.status != 0 || r.out_len < 3 || strcmp(r.out + r.out_len - 3, " -\n"))
+        fail_msg("status: exit %d, out: %s, err: %s", r.status, r.out, r.err);
+    t_run_free(&r);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
 }
 
 /* An answer of many chunks (a list of 20,000 pods, about 1 MiB) is read whole: its last pod is
