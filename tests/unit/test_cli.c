@@ -1076,7 +1076,8 @@ static void test_scenario_never_runs(void **state)
 
 /* A gang of 2 x 4 H100 cards under the nvlink tier, larger than any H100 NVLink group (the
  * A100's group of 8 it may not use): each member in a group of its own, at once, rather than
- * waiting for a group of 8 no H100 has. A pod's own tier, none too, is its tenant's no more. */
+ * waiting for a group of 8 no H100 has. A pod's own tier, none too, is its tenant's no more. The
+ * models its tenant's GPUQuota gives bound the NVLink groups a pod may have. */
 static void test_scenario_gang_nvlink_models(void **state)
 {
     (void)state;
@@ -1099,7 +1100,14 @@ static void test_scenario_gang_nvlink_models(void **state)
                   "6}}}]}}\n---\n"
                   "{apiVersion: v1, kind: Pod, metadata: {name: six-t, namespace: v, annotations: "
                   "{sim.gpusched.io/duration: 1h, gpusched.io/gpu-model: H100-SXM5-80GB}}, spec: "
-                  "{containers: [{name: m, resources: {limits: {nvidia.com/gpu: 6}}}]}}\n");
+                  "{containers: [{name: m, resources: {limits: {nvidia.com/gpu: 6}}}]}}\n---\n"
+                  "{apiVersion: gpu.example.com/v1, kind: GPUQuota, metadata: {name: q, namespace: "
+                  "w}, "
+                  "spec: {quotas: {h100: {total: 8, dedicated: 8, shared: 0}}}}\n---\n"
+                  "{apiVersion: v1, kind: Pod, metadata: {name: eight, namespace: w, annotations: "
+                  "{sim.gpusched.io/duration: 1h, gpusched.io/topology: nvlink}}, spec: "
+                  "{containers: "
+                  "[{name: m, resources: {limits: {nvidia.com/gpu: 8}}}]}}\n");
     json_t *root, *pods = simulated_pods(yaml, &root);
     pod_was(pods, "v/g1", "completed", NULL, "n3", "0-3600;");
     pod_was(pods, "v/g2", "completed", NULL, "n3", "0-3600;");
@@ -1108,6 +1116,11 @@ static void test_scenario_gang_nvlink_models(void **state)
     pod_was(pods, "v/six-t", "rejected",
             "tier nvlink (its tenant's): its 6 GPUs must be in one NVLink group; the largest on "
             "the nodes it may use holds 4",
+            NULL, "");
+    /* its GPUQuota gives H100s only: the A100's group of 8 is not one it may use */
+    pod_was(pods, "w/eight", "rejected",
+            "tier nvlink: its 8 GPUs must be in one NVLink group; the largest on the nodes it may "
+            "use holds 4",
             NULL, "");
     json_decref(root);
 }

@@ -1282,16 +1282,36 @@ static int rquota_requires(const struct gs_tenancy *t, struct rpod *p)
     return 0;
 }
 
+/* The GPU models of the cluster a pod of tenant @p may be given: with a GPUQuota (full way),
+ * only those it gives some of (a pod allowed none of them would wait forever); else all. */
+static uint32_t quota_models(const struct gs_tenancy *t, const struct rpod *p)
+{
+    const struct gs_tenant_spec *ts =
+        p->tenant >= 0 && (size_t)p->tenant < t->pol->ntenants ? &t->pol->tenants[p->tenant] : NULL;
+    if (t->way != GS_WAY_FULL || !ts || !ts->has_quota)
+        return UINT32_MAX;
+    uint32_t m = 0;
+    for (int k = 0; k < GS_MODEL_MAX; k++) {
+        const struct gs_model_quota *q = gs_tenant_model_quota(ts, k);
+        m |= (t->models & (1u << k)) && q && q->total_milli > 0 ? 1u << k : 0;
+    }
+    return m;
+}
+
 /*
  * A pod whose cards must share one NVLink group (needs_nvlink(): tier nvlink, required) waits
- * forever where no node it may use (its spec.nodeName, else its zone's and GPU models' nodes) has
- * an NVLink group that large: placement never splits it (docs/topology.md). -1 with the reason.
+ * forever where no node it may use (its spec.nodeName, else its zone's nodes of GPU models it
+ * allows and its tenant's GPUQuota gives) has an NVLink group that large: placement never splits it
+ * (docs/topology.md). -1 with the reason.
  */
 static int nvlink_possible(const struct gs_tenancy *t, struct rpod *p)
 {
     const struct gs_fit *f = &p->fit;
     if (!needs_nvlink(p) || f->ncards <= 0)
         return 0;
+    uint32_t allowed = (f->model_mask ? f->model_mask : UINT32_MAX) & quota_models(t, p);
+    if (!(allowed & t->models))
+        return 0;         /* no model at all: the GPUQuota's check says so */
     int most = f->ncards; /* else the largest group there is, for the message */
     if (f->node_only) {
         most = gs_fleet_node_nvlink_max(t->fleet, (size_t)f->node_only - 1);
@@ -1300,12 +1320,11 @@ static int nvlink_possible(const struct gs_tenancy *t, struct rpod *p)
         for (size_t n = 0; n < gs_fleet_node_count(t->fleet); n++) {
             int model = gs_fleet_node_model(t->fleet, n), g = gs_fleet_node_nvlink_max(t->fleet, n);
             if (g > most && model >= 0 && gs_fleet_node_zone(t->fleet, n) + 1 == f->zone_only &&
-                gs__model_allowed(f->model_mask, model))
+                (allowed & (1u << model)))
                 most = g;
         }
     } else {
-        while (most > 0 && !(gs_fleet_models_with(t->fleet, most, 1) &
-                             (f->model_mask ? f->model_mask : UINT32_MAX)))
+        while (most > 0 && !(gs_fleet_models_with(t->fleet, most, 1) & allowed))
             most--;
     }
     if (f->ncards <= most)
@@ -1322,18 +1341,6 @@ static int nvlink_possible(const struct gs_tenancy *t, struct rpod *p)
             "tier nvlink%s: its %d GPU%s must be in one NVLink group; %s",
             p->sp->tier_given ? "" : " (its tenant's)", f->ncards, f->ncards > 1 ? "s" : "", has);
     return -1;
-}
-
-/* Does GPUQuota tenant @ts give some of a model of the cluster in @mask (0 = any)? A tenant with
- * a GPUQuota gets only the models it lists: a pod allowed none of them would wait forever. */
-static int quota_gives(const struct gs_tenancy *t, const struct gs_tenant_spec *ts, uint32_t mask)
-{
-    for (int m = 0; m < GS_MODEL_MAX; m++) {
-        const struct gs_model_quota *q = gs_tenant_model_quota(ts, m);
-        if ((t->models & (1u << m)) && (!mask || (mask & (1u << m))) && q && q->total_milli > 0)
-            return 1;
-    }
-    return 0;
 }
 
 /* The GPU models a pod may run on: those it allows (all when it names none), and for a MIG
@@ -1405,7 +1412,7 @@ static void admit_one(const struct gs_tenancy *t, struct rpod *p)
                 ts->name, ts->max_gpus_per_pod, (long long)p->gpus);
         p->state = GS_POD_REJECTED;
     } else if (t->way == GS_WAY_FULL && ts && ts->has_quota && p->milli > 0 &&
-               !quota_gives(t, ts, runs_on(t, p))) {
+               !(quota_models(t, p) & (runs_on(t, p) ? runs_on(t, p) : UINT32_MAX))) {
         p->field = sp->model_mask ? "metadata.annotations.gpusched.io/gpu-model"
                                   : "spec.containers[].resources.limits.nvidia.com/gpu";
         gs__say(p->reason, sizeof(p->reason),
