@@ -305,8 +305,8 @@ struct gs_pod_spec {
     int has_priority;
     char queue[GS_SCN_NAME_MAX]; /* annotation scheduling.volcano.sh/queue-name */
     enum gs_tier tier;           /* annotation gpusched.io/topology */
-    int tier_given;              /* that annotation is there ("none" too): the tenant's tier
-                                    does not apply */
+    int tier_given;              /* that annotation is there, "none" too: the tenant's tier does
+                                    not apply (a tier other than none never needs it) */
     int64_t arrival_us;          /* sim.gpusched.io/arrival, 0 when absent */
     int64_t duration_us;         /* sim.gpusched.io/duration, GS_UNSET = runs forever */
     int64_t deadline_us;         /* spec.activeDeadlineSeconds in us, 0 = none: each run ends that

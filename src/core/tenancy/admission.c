@@ -675,7 +675,7 @@ static enum gs_tier tier_of(const struct gs_tenancy *t, const struct gs_pod_spec
 {
     if (t->way != GS_WAY_FULL)
         return GS_TIER_NONE;
-    if (sp->tier_given) /* "none" included: the pod's word over its tenant's */
+    if (sp->tier != GS_TIER_NONE || sp->tier_given) /* "none" too: the pod's over its tenant's */
         return sp->tier;
     return tenant >= 0 && (size_t)tenant < t->pol->ntenants ? t->pol->tenants[tenant].tier
                                                             : GS_TIER_NONE;
@@ -1339,7 +1339,8 @@ static int nvlink_possible(const struct gs_tenancy *t, struct rpod *p)
     p->field = "metadata.annotations.gpusched.io/topology";
     gs__say(p->reason, sizeof(p->reason),
             "tier nvlink%s: its %d GPU%s must be in one NVLink group; %s",
-            p->sp->tier_given ? "" : " (its tenant's)", f->ncards, f->ncards > 1 ? "s" : "", has);
+            p->sp->tier != GS_TIER_NONE || p->sp->tier_given ? "" : " (its tenant's)", f->ncards,
+            f->ncards > 1 ? "s" : "", has);
     return -1;
 }
 
