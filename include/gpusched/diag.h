@@ -49,6 +49,14 @@ int gs_diag_error_code(struct gs_diag *d, int code, const char *fmt, ...)
 void gs_diag_warn(struct gs_diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /*
+ * gs_utf8_len() - the bytes of the well-formed UTF-8 character at @c (RFC 3629: no overlong form,
+ * no surrogate, nothing above U+10FFFF; reads no further than a byte outside its sequence), 1
+ * for ASCII, NUL included. Return: 1..4; 0 when @c starts none (a stray continuation byte, a
+ * sequence cut short, 0xc0, 0xc1, 0xf5-0xff).
+ */
+int gs_utf8_len(const unsigned char *c);
+
+/*
  * gs_text_plain() - @s (NUL-terminated) holds nothing the messages above write escaped: it is
  * well-formed UTF-8 (RFC 3629), with no C0 control or DEL, no C1 control, and none of Unicode's
  * bidirectional format characters (UAX #9), line and paragraph separators (U+2028, U+2029) or

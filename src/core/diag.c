@@ -39,10 +39,7 @@ static unsigned invisible(const unsigned char *c, int *len)
     return cp;
 }
 
-/* The bytes of the well-formed UTF-8 character at @c (RFC 3629: no overlong form, no
- * surrogate, nothing above U+10FFFF), 1 for ASCII; 0 when @c starts none (a stray continuation
- * byte, a sequence cut short, 0xc0, 0xc1, 0xf5-0xff). */
-static int utf8_len(const unsigned char *c)
+int gs_utf8_len(const unsigned char *c)
 {
     int n = c[0] < 0x80   ? 1
             : c[0] < 0xc2 ? 0
@@ -62,7 +59,7 @@ int gs_text_plain(const char *s)
 {
     int len;
     for (const unsigned char *c = (const unsigned char *)s; *c; c += len) {
-        if (*c < 0x20 || *c == 0x7f || !(len = utf8_len(c)))
+        if (*c < 0x20 || *c == 0x7f || !(len = gs_utf8_len(c)))
             return 0;
         int n;
         if (*c >= 0xc2 && invisible(c, &n))
@@ -77,7 +74,7 @@ size_t gs_text_escape(char *dst, size_t cap, const char *src)
     if (!cap)
         return 0;
     for (const unsigned char *c = (const unsigned char *)src; *c; c++) {
-        int len = utf8_len(c), ctl = *c < 0x20 || *c == 0x7f || !len;
+        int len = gs_utf8_len(c), ctl = *c < 0x20 || *c == 0x7f || !len;
         unsigned cp = !ctl && *c >= 0xc2 ? invisible(c, &len) : 0;
         len = ctl ? 1 : len; /* a character's bytes go whole or not at all */
         size_t need = cp ? 6 : ctl ? 4 : (size_t)len;

@@ -150,20 +150,12 @@ int csv_next(struct csv *c, struct gs_diag *d)
 
 int csv_text_ok(const char *s)
 {
-    const unsigned char *p = (const unsigned char *)s;
-    while (*p) {
-        unsigned c = *p++;
-        int extra = c < 0x80 ? 0 : c < 0xc2 ? -1 : c < 0xe0 ? 1 : c < 0xf0 ? 2 : c < 0xf5 ? 3 : -1;
-        if (extra < 0 || c < 0x20 || c == 0x7f)
+    /* well-formed UTF-8 (jansson refuses overlong forms and surrogates: a JSON output would lose
+     * the string), no control byte */
+    int n;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p += n)
+        if (*p < 0x20 || *p == 0x7f || !(n = gs_utf8_len(p)))
             return 0;
-        /* the second byte's range (RFC 3629 section 4): no overlong form, no surrogate (jansson
-         * refuses both: a JSON output would lose the string), nothing past U+10FFFF */
-        unsigned lo = c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80;
-        unsigned hi = c == 0xed ? 0x9f : c == 0xf4 ? 0x8f : 0xbf;
-        for (; extra > 0; extra--, p++, lo = 0x80, hi = 0xbf)
-            if (*p < lo || *p > hi)
-                return 0;
-    }
     return 1;
 }
 

@@ -1363,6 +1363,13 @@ static uint32_t runs_on(const struct gs_tenancy *t, const struct rpod *p)
     return mask & mig;
 }
 
+/* Does @p's tenant's GPUQuota give some of a model @p may run on (runs_on(), 0: any)? */
+static int quota_gives(const struct gs_tenancy *t, const struct rpod *p)
+{
+    uint32_t on = runs_on(t, p);
+    return (quota_models(t, p) & (on ? on : UINT32_MAX)) != 0;
+}
+
 static void admit_one(const struct gs_tenancy *t, struct rpod *p)
 {
     const struct gs_policy *pol = t->pol;
@@ -1412,8 +1419,7 @@ static void admit_one(const struct gs_tenancy *t, struct rpod *p)
         gs__say(p->reason, sizeof(p->reason), "tenant %s: maxGPUsPerPod %d < nvidia.com/gpu %lld",
                 ts->name, ts->max_gpus_per_pod, (long long)p->gpus);
         p->state = GS_POD_REJECTED;
-    } else if (t->way == GS_WAY_FULL && ts && ts->has_quota && p->milli > 0 &&
-               !(quota_models(t, p) & (runs_on(t, p) ? runs_on(t, p) : UINT32_MAX))) {
+    } else if (t->way == GS_WAY_FULL && ts && ts->has_quota && p->milli > 0 && !quota_gives(t, p)) {
         p->field = sp->model_mask ? "metadata.annotations.gpusched.io/gpu-model"
                                   : "spec.containers[].resources.limits.nvidia.com/gpu";
         gs__say(p->reason, sizeof(p->reason),
