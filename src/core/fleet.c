@@ -47,8 +47,9 @@ struct fnode {
     unsigned mig_allowed; /* profiles its cards may create (GpuClusterPolicy); 0: MIG off */
     int nvlink_max;       /* cards in its largest NVLink group, 0 when none */
     int32_t links;        /* its NVLink pair counts in the fleet's links[], -1 none */
-    int own_links;        /* links is its own entry (gs_fleet_set_topology()), not its template's */
-    int32_t open_pos;     /* position in the fleet's open list, -1 when not there */
+    int32_t
+        own_links; /* 1 + its own entry in links[] once gs_fleet_set_topology() made one, else 0 */
+    int32_t open_pos; /* position in the fleet's open list, -1 when not there */
     int64_t cpu_left, mem_left;
     int32_t sole_tenant; /* tenant of every pod here; -1 none, -2 several */
     int down;            /* not ready: it takes no new pod */
@@ -674,7 +675,8 @@ void gs_fleet_set_node_ready(struct gs_fleet *f, size_t node, int ready)
     set_bare(f, node);
 }
 
-/* Node @node's own NVLink pair counts @links (NULL: none), in an entry of its own. */
+/* Node @node's own NVLink pair counts @links (NULL: none), in an entry of its own, made once and
+ * kept while it has none: a node that reports links, none, then links again reuses it. */
 static int set_links(struct gs_fleet *f, struct fnode *nd, const uint8_t (*links)[GS_GPUS_MAX])
 {
     if (!links) {
@@ -686,9 +688,9 @@ static int set_links(struct gs_fleet *f, struct fnode *nd, const uint8_t (*links
         if (!m)
             return -ENOMEM;
         f->links = m;
-        nd->links = (int32_t)f->nlinks++;
-        nd->own_links = 1;
+        nd->own_links = (int32_t)++f->nlinks;
     }
+    nd->links = nd->own_links - 1;
     memcpy(f->links[nd->links], links, sizeof(f->links[0]));
     return 0;
 }
