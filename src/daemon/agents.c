@@ -11,6 +11,7 @@
 
 #include "gpusched/catalog.h"
 #include "gpusched/cluster.h"
+#include "gpusched/diag.h"
 #include "gpusched/grow.h"
 #include "gpusched/scenario.h"
 #include "gpusched/tenancy.h"
@@ -300,6 +301,246 @@ static int topology_keys_known(const json_t *t, char *field, size_t fcap)
     return 1;
 }
 
+/* A value kept and shown, of the tree's form: @kind 's' text of 1..@hi - 1 bytes that
+ * gs_text_plain() passes ("" too when @lo is 0), 'i' an integer @lo..@hi, 'n' the same or null,
+ * 'b' a boolean or null. */
+struct kept {
+    const char *key;
+    char kind;
+    long long lo, hi;
+};
+
+/* Linux's NUMA node ids: below MAX_NUMNODES, 1 << CONFIG_NODES_SHIFT, at most 1 << 10. */
+#define NUMA_MAX 1023
+static const struct kept gpu_kept[] = {{"numa", 'n', 0, NUMA_MAX},
+                                       {"numaAffinity", 's', 0, GS_TOPO_CPUS_MAX},
+                                       {"cpuAffinity", 's', 0, GS_TOPO_CPUS_MAX},
+                                       {"gpuNumaId", 'n', 0, NUMA_MAX},
+                                       {"uuid", 's', 1, GS_TOPO_UUID_MAX},
+                                       {"name", 's', 0, GS_TOPO_NAME_MAX},
+                                       {"pciBusId", 's', 0, GS_TOPO_PCI_MAX},
+                                       {"memoryMiB", 'i', 0, 1ll << 30},
+                                       {"migMode", 'b', 0, 0},
+                                       {NULL, 0, 0, 0}};
+static const struct kept mig_kept[] = {{"uuid", 's', 1, GS_TOPO_UUID_MAX},
+                                       {"giProfile", 'i', 0, 255},
+                                       {"start", 'i', 0, 7},
+                                       {"size", 'i', 1, 8},
+                                       {"memoryMiB", 'i', 0, 1ll << 30},
+                                       {NULL, 0, 0, 0}};
+
+/* Each of @k's keys in object @o (where given) of its kind; @at names @o. Return: 1; 0 with
+ * @field and @msg. */
+static int kept_ok(const json_t *o, const char *at, const struct kept *k, char *field, size_t fcap,
+                   char *msg, size_t mcap)
+{
+    for (; k->key; k++) {
+        const json_t *v = json_object_get(o, k->key);
+        const char *s = json_string_value(v);
+        json_int_t x = json_integer_value(v);
+        int ok = !v || (k->kind == 's' ? s && strlen(s) >= (size_t)k->lo &&
+                                             strlen(s) < (size_t)k->hi && gs_text_plain(s)
+                        : k->kind == 'b' ? json_is_boolean(v) || json_is_null(v)
+                                         : (k->kind == 'n' && json_is_null(v)) ||
+                                               (json_is_integer(v) && x >= k->lo && x <= k->hi));
+        if (ok)
+            continue;
+        snprintf(field, fcap, "%s.%s", at, k->key);
+        if (k->kind == 's')
+            snprintf(msg, mcap, "expected text of %lld..%lld bytes without control characters",
+                     k->lo, k->hi - 1);
+        else if (k->kind == 'b')
+            snprintf(msg, mcap, "expected true, false or null");
+        else
+            snprintf(msg, mcap, "expected %s%lld..%lld", k->kind == 'n' ? "null or " : "", k->lo,
+                     k->hi);
+        return 0;
+    }
+    return 1;
+}
+
+/* The link class named @s in a `links` row or a NIC's (nvidia-smi's legend, "?" unknown), or
+ * "NV<n>" with n into *@nv. Return: the enum gs_link; -1 for none of them. */
+static int link_named(const char *s, int *nv)
+{
+    *nv = 0;
+    if (s && !strncmp(s, "NV", 2) && s[2] >= '1' && s[2] <= '9') {
+        char *end;
+        long n = strtol(s + 2, &end, 10);
+        *nv = (int)n;
+        return !*end && n <= GS_TOPO_NVLINK_MAX ? GS_LINK_NV : -1;
+    }
+    for (int l = GS_LINK_NONE; s && l <= GS_LINK_SELF; l++)
+        if (l != GS_LINK_NV && !strcmp(s, gs_link_name(l)))
+            return l;
+    return -1;
+}
+
+/* `links`, the pair matrix @m, into @g: "X" on the diagonal, "NV<n>" exactly where `nvlinks`
+ * (@g's) pairs the cards with n links, a PCIe class elsewhere, symmetric. Return: 1; 0 with
+ * @field and @msg. */
+static int read_links(const json_t *m, struct gs_topo *g, char *field, size_t fcap, char *msg,
+                      size_t mcap)
+{
+    snprintf(field, fcap, "topology.links");
+    snprintf(msg, mcap, "expected %d rows of %d link classes", g->ngpus, g->ngpus);
+    if (!json_is_array(m) || json_array_size(m) != (size_t)g->ngpus)
+        return 0;
+    for (int a = 0; a < g->ngpus; a++) {
+        const json_t *row = json_array_get(m, (size_t)a);
+        if (!json_is_array(row) || json_array_size(row) != (size_t)g->ngpus)
+            return 0;
+        for (int b = 0; b < g->ngpus; b++) {
+            int nv, l = link_named(json_string_value(json_array_get(row, (size_t)b)), &nv);
+            int want = a == b ? GS_LINK_SELF : g->nvlinks[a][b] ? GS_LINK_NV : -1;
+            snprintf(field, fcap, "topology.links[%d][%d]", a, b);
+            if (want == GS_LINK_NV)
+                snprintf(msg, mcap, "expected \"NV%d\", as nvlinks pairs cards %d and %d",
+                         g->nvlinks[a][b], a, b);
+            else
+                snprintf(msg, mcap, "expected %s",
+                         a == b ? "\"X\"" : "SYS, NODE, PHB, PXB or PIX (nvlinks pairs them not)");
+            if (want >= 0 ? l != want || nv != g->nvlinks[a][b]
+                          : l < GS_LINK_SYS || l > GS_LINK_PIX)
+                return 0;
+            snprintf(msg, mcap, "expected \"%s\", as links[%d][%d]: a pair's link is one",
+                     gs_link_name(g->link[b][a]), b, a);
+            if (b < a && l != g->link[b][a])
+                return 0;
+            g->link[a][b] = (uint8_t)l;
+        }
+    }
+    return 1;
+}
+
+/* `nics` @n into @g: at most GS_TOPO_NICS_MAX, each a name of its own and a PCIe class (or "?")
+ * to every card. Return: 1; 0 with @field and @msg. */
+static int read_nics(const json_t *n, struct gs_topo *g, char *field, size_t fcap, char *msg,
+                     size_t mcap)
+{
+    const json_t *x;
+    size_t i;
+    snprintf(field, fcap, "topology.nics");
+    snprintf(msg, mcap, "expected an array of at most %d NICs", GS_TOPO_NICS_MAX);
+    if (!json_is_array(n) || json_array_size(n) > GS_TOPO_NICS_MAX)
+        return 0;
+    json_array_foreach(n, i, x)
+    {
+        const char *name = json_string_value(json_object_get(x, "name"));
+        const json_t *row = json_object_get(x, "links");
+        snprintf(field, fcap, "topology.nics[%zu].name", i);
+        snprintf(msg, mcap,
+                 "expected a name of 1..%d bytes without control characters, not "
+                 "another NIC's",
+                 GS_TOPO_NAME_MAX - 1);
+        if (!name || !*name || strlen(name) >= GS_TOPO_NAME_MAX || !gs_text_plain(name))
+            return 0;
+        for (size_t k = 0; k < i; k++)
+            if (!strcmp(g->nic[k], name))
+                return 0;
+        snprintf(g->nic[i], sizeof(g->nic[i]), "%s", name);
+        snprintf(field, fcap, "topology.nics[%zu].links", i);
+        snprintf(msg, mcap, "expected %d of SYS, NODE, PHB, PXB, PIX or ?, one per card", g->ngpus);
+        if (!json_is_array(row) || json_array_size(row) != (size_t)g->ngpus)
+            return 0;
+        for (int c = 0; c < g->ngpus; c++) {
+            int nv, l = link_named(json_string_value(json_array_get(row, (size_t)c)), &nv);
+            if (l < GS_LINK_NONE || l > GS_LINK_PIX)
+                return 0;
+            g->nic_link[i][c] = (uint8_t)l;
+        }
+        g->nnics = (int)i + 1;
+    }
+    return 1;
+}
+
+/* @given (NULL: not given) lists the cards of each of @of's numbers 0.. in turn, as
+ * `pcieDomains` and `nvlinkGroups` do. */
+static int listed(const json_t *given, const uint8_t *of, int ngpus)
+{
+    json_t *want = json_array();
+    for (int k = 0; given && want && k < GS_GPUS_MAX; k++) {
+        json_t *m = json_array();
+        for (int c = 0; m && c < ngpus; c++)
+            if (of[c] == k)
+                json_array_append_new(m, json_integer(c));
+        if (json_array_size(m))
+            json_array_append(want, m);
+        json_decref(m);
+    }
+    int ok = !given || json_equal(given, want);
+    json_decref(want);
+    return ok;
+}
+
+/*
+ * Registration topology @j of node @name, read by read_topology() into @t, says one thing once:
+ * its `name` is the node's, the values kept and shown are of their kind, and the NVLink groups
+ * (and, with `links`, the PCIe domains) are what gs_topo_derive(), the rule the agent's tree
+ * comes from, makes of its `nvlinks` (and `links` and `nics`); `pcieDomains` and `nvlinkGroups`
+ * list what gpus[] says. Return: 1; 0 with @field and @msg.
+ */
+static int topology_agrees(const json_t *j, const char *name, int ngpus, const struct topo *t,
+                           char *field, size_t fcap, char *msg, size_t mcap)
+{
+    struct gs_topo g;
+    const json_t *nm = json_object_get(j, "name"), *x, *mig;
+    size_t i, k;
+    gs_topo_init(&g);
+    g.ngpus = ngpus;
+    memcpy(g.nvlinks, t->links, sizeof(g.nvlinks));
+    snprintf(field, fcap, "topology.name");
+    snprintf(msg, mcap, "expected \"%s\", the node registering", name);
+    if (nm && (!json_is_string(nm) || strcmp(json_string_value(nm), name)))
+        return 0;
+    json_array_foreach(json_object_get(j, "gpus"), i, x)
+    {
+        char at[64];
+        snprintf(at, sizeof(at), "topology.gpus[%zu]", i);
+        if (!kept_ok(x, at, gpu_kept, field, fcap, msg, mcap))
+            return 0;
+        mig = json_object_get(x, "migInstances");
+        snprintf(field, fcap, "%s.migInstances", at);
+        snprintf(msg, mcap, "expected an array of at most %d instances", GS_TOPO_MIG_MAX);
+        if (mig && (!json_is_array(mig) || json_array_size(mig) > GS_TOPO_MIG_MAX))
+            return 0;
+        json_array_foreach(mig, k, nm)
+        {
+            char in[96];
+            snprintf(in, sizeof(in), "%s.migInstances[%zu]", at, k);
+            if (!kept_ok(nm, in, mig_kept, field, fcap, msg, mcap))
+                return 0;
+        }
+    }
+    if ((x = json_object_get(j, "nics")) && !read_nics(x, &g, field, fcap, msg, mcap))
+        return 0;
+    int links = (x = json_object_get(j, "links")) != NULL;
+    if (links && !read_links(x, &g, field, fcap, msg, mcap))
+        return 0;
+    if (!t->known) /* no gpus[]: the template's cards, nothing to agree with */
+        return 1;
+    gs_topo_derive(&g);
+    for (int c = 0; c < ngpus; c++) {
+        int nv = g.nvlink_group[c] != t->nvlink[c], pcie = links && g.pcie_domain[c] != t->pcie[c];
+        snprintf(field, fcap, "topology.gpus[%d].%s", c, nv ? "nvlinkGroup" : "pcieDomain");
+        if (nv && g.nvlink_group[c] == GS_NO_GROUP)
+            snprintf(msg, mcap, "expected null: nvlinks puts card %d in no NVLink clique", c);
+        else
+            snprintf(msg, mcap, "expected %d: the %s its %s make",
+                     nv ? g.nvlink_group[c] : g.pcie_domain[c],
+                     nv ? "NVLink group (largest clique)" : "PCIe domain",
+                     nv ? "nvlinks" : "links and nics");
+        if (nv || pcie)
+            return 0;
+    }
+    snprintf(msg, mcap, "expected the cards of each number in gpus[] in turn, as they are there");
+    snprintf(field, fcap, "topology.pcieDomains");
+    if (!listed(json_object_get(j, "pcieDomains"), t->pcie, ngpus))
+        return 0;
+    snprintf(field, fcap, "topology.nvlinkGroups");
+    return listed(json_object_get(j, "nvlinkGroups"), t->nvlink, ngpus);
+}
+
 /* The cards of registration @b against the inventory's node @ni: 400 for what no node could
  * hold (no count, a count out of 0..GS_GPUS_MAX, a model the catalog lacks), 409 for a
  * contradiction. Return: 0; -1, answered. */
@@ -334,9 +575,11 @@ static int check_body(struct gsd_req *r, const struct gs_node_info *ni, json_t *
                       struct topo *t)
 {
     char field[160], msg[160];
-    json_t *b = json_loadb(r->body ? r->body : "", r->len, JSON_REJECT_DUPLICATES, NULL);
+    json_t *b;
     const char *k;
     json_t *v;
+    if (gsd_body_json(r, &b)) /* names a duplicate key, a bad byte, where the JSON breaks */
+        return -1;
     if (!json_is_object(b)) {
         json_decref(b);
         gsd_reply_error(r, 400, "",
@@ -372,8 +615,10 @@ static int check_body(struct gsd_req *r, const struct gs_node_info *ni, json_t *
         json_decref(b);
         return -1;
     }
-    if (read_topology(json_object_get(b, "topology"), ni->gpus, t, field, sizeof(field), msg,
-                      sizeof(msg)) < 0) {
+    const json_t *tj = json_object_get(b, "topology");
+    int known = read_topology(tj, ni->gpus, t, field, sizeof(field), msg, sizeof(msg));
+    if (known < 0 || (tj && !topology_agrees(tj, ni->name, ni->gpus, t, field, sizeof(field), msg,
+                                             sizeof(msg)))) {
         gsd_reply_error(r, 400, field, "%s", msg);
         json_decref(b);
         return -1;

@@ -146,8 +146,12 @@ static void test_heartbeats(void **state)
     h_answer_free(&a);
     h_expect(&d, "POST", "/v1/clock", TOKEN_A, "{\"advance_seconds\": 1}", 403, &a);
     h_answer_free(&a);
-    h_expect(&d, "POST", "/v1/nodes/n-t4-0/heartbeat", TOKEN_NODE, "{\"x\": 1}", 400, &a);
-    h_answer_free(&a);
+    /* a heartbeat's body is none or {} (as beat() sends none): what is not JSON was taken */
+    static const char *const beats[] = {"{\"x\": 1}", "}}{{", "{", "[]"};
+    for (size_t i = 0; i < sizeof(beats) / sizeof(beats[0]); i++) {
+        h_expect(&d, "POST", "/v1/nodes/n-t4-0/heartbeat", TOKEN_NODE, beats[i], 400, &a);
+        h_answer_free(&a);
+    }
     /* a clock body's error names its field; it named the body whatever was wrong */
     static const char *const bad_clock[][2] = {
         {"{\"advance_seconds\": -1}", "advance_seconds"},
@@ -476,6 +480,51 @@ static void test_snapshot_tenants(void **state)
         0, 0) ", " gpu1 ", " T4_GPU(2, 0) ", " T4_GPU(3, 1) "], \"nvlinks\": [" edge               \
                                                             ", [1, 3, 4]]}}"
 
+/* The T4 box with no NVLink: every card alone, each in a PCIe domain of its own. */
+#define T4_ALONE(i) "{\"index\": " #i ", \"pcieDomain\": " #i ", \"nvlinkGroup\": null}"
+#define T4_NONE                                                                                    \
+    "{\"gpus\": 4, \"gpuModel\": \"T4\", \"topology\": {\"gpus\": [" T4_ALONE(0) ", " T4_ALONE(    \
+        1) ", " T4_ALONE(2) ", " T4_ALONE(3) "]}}"
+#define T4_WITH(more) /* the bridged T4 box with more keys in its tree */                          \
+    "{\"gpus\": 4, \"gpuModel\": \"T4\", \"topology\": {\"gpus\": [" T4_GPU(0, 0) ", " T4_GPU(     \
+        1, 1) ", " T4_GPU(2, 0) ", " T4_GPU(3, 1) "], \"nvlinks\": [[0, 2, 4], [1, 3, 4]], " more  \
+                                                  "}}"
+
+static const char *const contradict[][2] = {
+    /* groups the nvlinks do not make, or nvlinks the groups leave out */
+    {"{\"gpus\": 4, \"gpuModel\": \"T4\", \"topology\": {\"gpus\": [" T4_GPU(0, 0) ", " T4_GPU(
+         1, 1) ", " T4_GPU(2, 0) ", " T4_GPU(3, 1) "]}}",
+     "topology.gpus[0].nvlinkGroup"},
+    {"{\"gpus\": 4, \"gpuModel\": \"T4\", \"topology\": {\"gpus\": [" T4_ALONE(0) ", " T4_ALONE(
+         1) ", " T4_ALONE(2) ", " T4_ALONE(3) "], \"nvlinks\": [[0, 1, 4]]}}",
+     "topology.gpus[0].nvlinkGroup"},
+    {T4_WITH("\"name\": \"n-t4-1\""), "topology.name"},
+    {T4_WITH("\"nvlinkGroups\": []"), "topology.nvlinkGroups"},
+    {T4_WITH("\"pcieDomains\": [[0, 1, 2, 3]]"), "topology.pcieDomains"},
+    {T4_WITH("\"nics\": [{\"name\": \"mlx5_0\", \"links\": [1, 2, 3]}]"), "topology.nics[0].links"},
+    {T4_WITH("\"nics\": [{\"name\": \"a\", \"links\": [\"PIX\", \"SYS\", \"SYS\", \"SYS\"]}, "
+             "{\"name\": \"a\", \"links\": [\"PIX\", \"SYS\", \"SYS\", \"SYS\"]}]"),
+     "topology.nics[1].name"},
+    /* a link matrix whose NVLinks are not nvlinks', and one whose PCIe classes make another
+     * domain than gpus[] says (PIX joins 0 and 1) */
+    {T4_WITH("\"links\": [[\"X\", \"NV4\", \"NV4\", \"SYS\"], [\"NV4\", \"X\", \"SYS\", \"NV4\"], "
+             "[\"NV4\", \"SYS\", \"X\", \"SYS\"], [\"SYS\", \"NV4\", \"SYS\", \"X\"]]"),
+     "topology.links[0][1]"},
+    {T4_WITH("\"links\": [[\"X\", \"PIX\", \"NV4\", \"SYS\"], [\"PIX\", \"X\", \"SYS\", \"NV4\"], "
+             "[\"NV4\", \"SYS\", \"X\", \"SYS\"], [\"SYS\", \"NV4\", \"SYS\", \"X\"]]"),
+     "topology.gpus[1].pcieDomain"},
+    {T4_REG("{\"index\": 1, \"pcieDomain\": 1, \"nvlinkGroup\": 1, \"memoryMiB\": -5}",
+            "[0, 2, 4]"),
+     "topology.gpus[1].memoryMiB"},
+    {T4_REG("{\"index\": 1, \"pcieDomain\": 1, \"nvlinkGroup\": 1, \"uuid\": \"GPU-\\u001b[31m\"}",
+            "[0, 2, 4]"),
+     "topology.gpus[1].uuid"},
+    {T4_REG(
+         "{\"index\": 1, \"pcieDomain\": 1, \"nvlinkGroup\": 1, \"migInstances\": [{\"size\": 9}]}",
+         "[0, 2, 4]"),
+     "topology.gpus[1].migInstances[0].size"},
+};
+
 /*
  * The topology a node's agent registers replaces the inventory's for placement, and stays
  * across a restart: the T4 box's default (one PCIe switch, no NVLink) gives a 2-card pod cards
@@ -533,11 +582,29 @@ static void test_registered_topology(void **state)
         assert_string_equal(json_string_value(json_object_get(a.json, "field")), bad[i].field);
         h_answer_free(&a);
     }
+    /* a tree that contradicts itself, or values kept and shown that no card has */
+    for (size_t i = 0; i < sizeof(contradict) / sizeof(contradict[0]); i++) {
+        h_expect(&d, "POST", path, TOKEN_NODE, contradict[i][0], 400, &a);
+        assert_string_equal(json_string_value(json_object_get(a.json, "field")), contradict[i][1]);
+        h_answer_free(&a);
+    }
+    h_expect(&d, "POST", path, TOKEN_NODE, "{\"gpus\": 4, \"gpus\": 4}", 400, &a);
+    assert_non_null(strstr(json_string_value(json_object_get(a.json, "error")), "given twice"));
+    h_answer_free(&a);
     cards_of_a_pair(&d, "refused", cards, sizeof(cards));
     assert_string_equal(cards, "0,1");
     h_expect(&d, "POST", path, TOKEN_NODE, T4_REG(T4_GPU(1, 1), "[0, 2, 4]"), 201, &a);
     h_answer_free(&a);
     cards_of_a_pair(&d, "bridged", cards, sizeof(cards));
+    assert_string_equal(cards, "0,2");
+    /* links, none, links again: the node's own entry of pair counts is kept between (the third
+     * wrote before the fleet's table) */
+    for (int k = 0; k < 3; k++) {
+        h_expect(&d, "POST", path, TOKEN_ADMIN,
+                 k == 1 ? T4_NONE : T4_REG(T4_GPU(1, 1), "[0, 2, 4]"), 201, &a);
+        h_answer_free(&a);
+    }
+    cards_of_a_pair(&d, "again", cards, sizeof(cards));
     assert_string_equal(cards, "0,2");
     assert_int_equal(h_stop(&d), 0);
     d.manual_clock = 1;
