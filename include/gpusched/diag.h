@@ -57,6 +57,14 @@ void gs_diag_warn(struct gs_diag *d, const char *fmt, ...) __attribute__((format
 int gs_utf8_len(const unsigned char *c);
 
 /*
+ * gs_bearer_token_ok() - @s (@n bytes) is a bearer token as an Authorization header carries one:
+ * RFC 6750 section 2.1's b64token, 1 or more letters, digits and "-._~+/", then "=" only at its
+ * end. Anything else (a space, a line break, a control byte) could not be sent, or would bend
+ * the header. Return: 1 or 0.
+ */
+int gs_bearer_token_ok(const char *s, size_t n);
+
+/*
  * gs_text_plain() - @s (NUL-terminated) holds nothing the messages above write escaped: it is
  * well-formed UTF-8 (RFC 3629), with no C0 control or DEL, no C1 control, and none of Unicode's
  * bidirectional format characters (UAX #9), line and paragraph separators (U+2028, U+2029) or

@@ -450,11 +450,8 @@ static int parse_client(int argc, char **argv, struct copts *o, char **cont)
     }
     /* A bearer token is RFC 6750's b64token: anything else (a line break would add a header
      * of its own to the request) is refused, not sent. */
-    size_t n = o->token ? strspn(o->token, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                           "0123456789-._~+/")
-                        : 0;
-    if (o->token && (n == 0 || strspn(o->token + n, "=") != strlen(o->token + n) ||
-                     strlen(o->token) > TOKEN_MAX)) {
+    if (o->token &&
+        (!gs_bearer_token_ok(o->token, strlen(o->token)) || strlen(o->token) > TOKEN_MAX)) {
         gs__cli_say(argv[0],
                     "the token (--token or $GPUSCHED_TOKEN): expected 1..%d letters, digits and "
                     "-._~+/, then = only at its end (RFC 6750)",

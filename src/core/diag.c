@@ -143,3 +143,16 @@ void gs_diag_warn(struct gs_diag *d, const char *fmt, ...)
     va_end(ap);
     d->warn(d->warn_ud, buf);
 }
+
+int gs_bearer_token_ok(const char *s, size_t n)
+{
+    static const char b64token[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                   "0123456789-._~+/";
+    size_t i = 0;
+    while (i < n && s[i] && strchr(b64token, s[i]))
+        i++;
+    size_t body = i;
+    while (i < n && s[i] == '=')
+        i++;
+    return body > 0 && i == n;
+}

@@ -141,6 +141,10 @@ static int get_token(const struct walk *w, yaml_node_t *n, int hashed, uint8_t o
     if (!hashed) {
         if (len < TOKEN_MIN)
             return err_at(w, n, "a token must be at least %s bytes long", "16");
+        if (!gs_bearer_token_ok(s, len)) /* it could never be sent: no request would match */
+            return err_at(w, n, "%s",
+                          "a token is letters, digits and -._~+/, then = only at its end, as "
+                          "an Authorization header carries it (RFC 6750)");
         gsd_sha256(s, len, out);
         memset(s, 0, len);
         return 0;
@@ -600,7 +604,8 @@ static int walk_top(const struct walk *w, yaml_node_t *root, struct gsd_config *
         "storeSync"};
     enum { NKEYS = sizeof(keys) / sizeof(keys[0]) };
     int seen[NKEYS] = {0};
-    yaml_node_t *tenants = NULL, *admin_at = root, *node_at = root, *metrics_at = root;
+    yaml_node_t *tenants = NULL, *admin_at = root, *node_at = root, *metrics_at = root,
+                *http_at = root;
     if (!root || root->type != YAML_MAPPING_NODE)
         return gs_diag_error(w->d, "%s: expected a DaemonConfig mapping", w->path);
     FOR_PAIRS(w, root, p)
@@ -617,7 +622,17 @@ static int walk_top(const struct walk *w, yaml_node_t *root, struct gsd_config *
         admin_at = i == 5 || i == 6 ? v : admin_at; /* the second one, when both are given */
         node_at = i == 9 || i == 10 ? v : node_at;
         metrics_at = i == 14 ? v : metrics_at;
+        http_at = i == 15 ? v : http_at;
     }
+    size_t body = c->max_body > c->extender_max_body ? c->max_body : c->extender_max_body;
+    char cap[96];
+    snprintf(cap, sizeof(cap), "%s %zu",
+             c->max_body >= c->extender_max_body ? "maxBodyBytes" : "extender.maxBodyBytes", body);
+    if (c->http.max_in_flight < (int64_t)body) /* such a body would be told to retry forever */
+        return err_at(w, http_at,
+                      "http.maxBytesInFlight is below the largest body cap, %s: a body that "
+                      "size could never be read",
+                      cap);
     if (!seen[1])
         return err_at(w, root, "%s", "kind: DaemonConfig is missing");
     if (c->has_admin > 1)

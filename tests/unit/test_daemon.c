@@ -205,6 +205,16 @@ static void test_config_errors(void **state)
         {HEAD "http: {maxBytesInFlight: 1000}\n",
          "maxBytesInFlight: expected a whole number in 1048576..68719476736"},
         {HEAD "http: [1]\n", ":3:7: http: expected a mapping"},
+        /* every body of that size would be told to retry, forever */
+        {HEAD "http: {maxBytesInFlight: 2097152}\n",
+         ":3:7: http.maxBytesInFlight is below the largest body cap, extender.maxBodyBytes "
+         "4194304"},
+        {HEAD "maxBodyBytes: 8388608\nhttp: {maxBytesInFlight: 4194304}\n",
+         ":4:7: http.maxBytesInFlight is below the largest body cap, maxBodyBytes 8388608"},
+        /* tokens no Authorization header could carry: never matched */
+        {HEAD "adminToken: '  admin-0123456789abcdef'\n", ":3:13: a token is letters, digits"},
+        {HEAD "adminToken: \"admin-0123456789\\r\\nabcdef\"\n", ":3:13: a token is letters"},
+        {HEAD "nodeToken: '                '\n", ":3:12: a token is letters, digits"},
     };
     unsetenv("KUBERNETES_SERVICE_HOST");
     unsetenv("KUBERNETES_SERVICE_PORT");
@@ -228,7 +238,7 @@ static void test_config_http_metrics(void **state)
                                     "  forecastRefreshSeconds: 60}\n"
                                     "http: {maxConnections: 100, maxConnectionsPerClient: 5,\n"
                                     "  idleTimeoutSeconds: 7, bodyTimeoutSeconds: 3,\n"
-                                    "  maxBytesInFlight: 2097152, threads: 2,\n"
+                                    "  maxBytesInFlight: 8388608, threads: 2,\n"
                                     "  authFailuresPerMinute: 4}\n",
                                &c, &d),
                      0);
@@ -243,7 +253,7 @@ static void test_config_http_metrics(void **state)
     assert_int_equal(c->http.max_per_client, 5);
     assert_int_equal(c->http.idle_timeout_s, 7);
     assert_int_equal(c->http.body_timeout_s, 3);
-    assert_int_equal(c->http.max_in_flight, 2097152);
+    assert_int_equal(c->http.max_in_flight, 8388608);
     assert_int_equal(c->http.threads, 2);
     assert_int_equal(c->http.auth_failures, 4);
     gsd_config_free(c);
