@@ -34,6 +34,8 @@
 #define GS_TOPO_EDGES_MAX  (GS_GPUS_MAX * (GS_GPUS_MAX - 1) / 2)
 #define GS_TOPO_MIG_MAX    7  /* MIG instances of one card (seven on every MIG-capable model) */
 #define GS_TOPO_NVLINK_MAX 18 /* NVLinks of one card (18 on H100 SXM) */
+/* NUMA node numbers are below it: Linux's MAX_NUMNODES is 1 << NODES_SHIFT, at most 1 << 10 */
+#define GS_TOPO_NUMA_MAX 1024
 
 /* Link classes, ordered from farthest to nearest, so a larger value is a closer link. */
 enum gs_link {

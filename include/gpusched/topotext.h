@@ -12,7 +12,10 @@
  *
  * A malformed matrix (an unknown cell, a row of the wrong length, a row out of order, X off the
  * diagonal, a pair that reads differently from its two ends, a missing GPU row) is one error
- * naming the file, line and column. Input is capped at GS_TOPOTEXT_MAX_BYTES.
+ * naming the file, line and column. So is what would otherwise be lost or overwritten: a NUL byte,
+ * an affinity column given twice, two NICs of one name (in the header or through the legend), a
+ * second legend entry for one NIC or one naming no column, a NUMA node (NUMA Affinity, GPU NUMA
+ * ID) of GS_TOPO_NUMA_MAX or more. Input is capped at GS_TOPOTEXT_MAX_BYTES.
  */
 #ifndef GPUSCHED_TOPOTEXT_H
 #define GPUSCHED_TOPOTEXT_H

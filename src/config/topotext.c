@@ -40,6 +40,8 @@ struct parser {
     int row_seen[TOKS_MAX];           /* per device column: its row was read */
     uint8_t cell[TOKS_MAX][TOKS_MAX]; /* cell[row dev][col dev], 0 = not read */
     uint8_t nv[TOKS_MAX][TOKS_MAX];
+    char nic_col[GS_TOPO_NICS_MAX][GS_TOPO_NAME_MAX]; /* NIC columns as the header names them */
+    int legend_line[GS_TOPO_NICS_MAX];                /* line of the NIC's legend entry, 0 none */
     int cell_line[TOKS_MAX][TOKS_MAX], cell_col[TOKS_MAX][TOKS_MAX];
 };
 
@@ -135,19 +137,51 @@ static int nic_name_ok(const char *s)
     return 1;
 }
 
+/*
+ * One affinity column of the header at @k. Each kind comes once, so at most the three of aff[]:
+ * a repeat is refused before it is written, as a second copy would overwrite the first's values.
+ */
+static int add_aff(struct parser *P, const struct line *L, const struct tok *k, enum aff kind)
+{
+    static const char *const names[] = {"CPU Affinity", "NUMA Affinity", "GPU NUMA ID"};
+    for (int a = 0; a < P->naff; a++)
+        if (P->aff[a] == (int)kind)
+            return err(P, L->no, k->col, "header: a second \"%s\" column%s", names[kind], "");
+    if (P->naff == (int)(sizeof(P->aff) / sizeof(P->aff[0])))
+        return err(P, L->no, k->col, "header: a fourth affinity column%s%s", "", "");
+    P->aff[P->naff++] = kind;
+    return 0;
+}
+
+/* A NIC column named @k: a new name, so that each row and legend entry names one column. */
+static int add_nic(struct parser *P, const struct line *L, const struct tok *k)
+{
+    struct gs_topo *t = P->t;
+    if (t->nnics == GS_TOPO_NICS_MAX)
+        return err(P, L->no, k->col, "header: %s: more than 32 NICs%s", k->s, "");
+    for (int i = 0; i < t->nnics; i++)
+        if (strcmp(t->nic[i], k->s) == 0)
+            return err(P, L->no, k->col, "header: NIC %s named twice%s", k->s, "");
+    memcpy(t->nic[t->nnics], k->s, strlen(k->s) + 1); /* < GS_TOPO_NAME_MAX bytes */
+    memcpy(P->nic_col[t->nnics], k->s, strlen(k->s) + 1);
+    P->dev_gpu[P->ndev++] = -1 - t->nnics++;
+    return 0;
+}
+
 static int header(struct parser *P, const struct line *L)
 {
     struct gs_topo *t = P->t;
     for (int i = 0; i < L->n; i++) {
         const struct tok *k = &L->t[i];
+        int rc = 0;
         if (is_word(L, i, "CPU") && is_word(L, i + 1, "Affinity")) {
-            P->aff[P->naff++] = AFF_CPU;
+            rc = add_aff(P, L, k, AFF_CPU);
             i++;
         } else if (is_word(L, i, "NUMA") && is_word(L, i + 1, "Affinity")) {
-            P->aff[P->naff++] = AFF_NUMA;
+            rc = add_aff(P, L, k, AFF_NUMA);
             i++;
         } else if (is_word(L, i, "GPU") && is_word(L, i + 1, "NUMA") && is_word(L, i + 2, "ID")) {
-            P->aff[P->naff++] = AFF_GPU_NUMA;
+            rc = add_aff(P, L, k, AFF_GPU_NUMA);
             i += 2;
         } else if (P->naff > 0) {
             return err(P, L->no, k->col, "header: \"%s\" after the affinity columns%s", k->s, "");
@@ -162,15 +196,14 @@ static int header(struct parser *P, const struct line *L)
                            k->s, "");
             P->dev_gpu[P->ndev++] = t->ngpus++;
         } else if (nic_name_ok(k->s)) {
-            if (t->nnics == GS_TOPO_NICS_MAX)
-                return err(P, L->no, k->col, "header: %s: more than 32 NICs%s", k->s, "");
-            memcpy(t->nic[t->nnics], k->s, strlen(k->s) + 1); /* < GS_TOPO_NAME_MAX bytes */
-            P->dev_gpu[P->ndev++] = -1 - t->nnics++;
+            rc = add_nic(P, L, k);
         } else {
             return err(P, L->no, k->col, "header: \"%s\" is not a device column%s", k->s, "");
         }
+        if (rc)
+            return rc;
     }
-    if (P->naff > 0 && (P->aff[0] != AFF_CPU || P->naff > 3))
+    if (P->naff > 0 && P->aff[0] != AFF_CPU)
         return err(P, L->no, 1, "header: affinity columns out of order%s%s", "", "");
     return 0;
 }
@@ -202,10 +235,13 @@ static int cell_of(const char *s, uint8_t *nv)
     return GS_LINK_NV;
 }
 
-/* A CPU or NUMA list as the kernel prints it: "0-11,24-35", "3", "6-7"; its lowest number. */
-static int id_list(const char *s, int *lowest)
+/*
+ * A CPU or NUMA list as the kernel prints it: "0-11,24-35", "3", "6-7"; its lowest number, and its
+ * highest into @highest when not NULL. Return: 0; -1 when @s is no such list.
+ */
+static int id_list(const char *s, int *lowest, int *highest)
 {
-    int low = -1;
+    int low = -1, high = -1;
     const char *p = s;
     while (*p) {
         long a = 0, b;
@@ -225,6 +261,8 @@ static int id_list(const char *s, int *lowest)
         }
         if (low < 0 || a < low)
             low = (int)a;
+        if (b > high)
+            high = (int)b;
         if (*p == ',' && p[1])
             p++;
         else if (*p)
@@ -233,7 +271,17 @@ static int id_list(const char *s, int *lowest)
     if (low < 0)
         return -1;
     *lowest = low;
+    if (highest)
+        *highest = high;
     return 0;
+}
+
+/* A NUMA node past what Linux can number (GS_TOPO_NUMA_MAX): no machine prints one. */
+static int numa_over(struct parser *P, const struct line *L, const struct tok *k, const char *col)
+{
+    char what[TOK_MAX + 64];
+    snprintf(what, sizeof(what), "%s \"%s\": a NUMA node past %d", col, k->s, GS_TOPO_NUMA_MAX - 1);
+    return err(P, L->no, k->col, "%s%s", what, "");
 }
 
 static int affinity(struct parser *P, const struct line *L, int i, enum aff kind, int g)
@@ -244,15 +292,20 @@ static int affinity(struct parser *P, const struct line *L, int i, enum aff kind
     if (strcmp(k->s, "N/A") == 0)
         return 0;
     if (kind == AFF_GPU_NUMA) {
-        if (id_list(k->s, &low) || strchr(k->s, ',') || strchr(k->s, '-'))
+        if (id_list(k->s, &low, NULL) || strchr(k->s, ',') || strchr(k->s, '-'))
             return err(P, L->no, k->col, "GPU NUMA ID \"%s\" is neither a number nor N/A%s", k->s,
                        "");
+        if (low >= GS_TOPO_NUMA_MAX)
+            return numa_over(P, L, k, "GPU NUMA ID");
         gpu->gpu_numa = low;
         return 0;
     }
-    if (id_list(k->s, &low))
+    int high;
+    if (id_list(k->s, &low, &high))
         return err(P, L->no, k->col, "%s \"%s\" is not a list like 0-11,24-35",
                    kind == AFF_CPU ? "CPU Affinity" : "NUMA Affinity", k->s);
+    if (kind == AFF_NUMA && high >= GS_TOPO_NUMA_MAX)
+        return numa_over(P, L, k, "NUMA Affinity");
     if (kind == AFF_CPU) {
         snprintf(gpu->cpus, sizeof(gpu->cpus), "%s", k->s);
     } else {
@@ -362,20 +415,35 @@ static int check_and_fill(struct parser *P)
     return 0;
 }
 
-/* A "NIC Legend" entry "NIC0: mlx5_0" renames that NIC column. */
+/*
+ * A "NIC Legend" entry "NIC0: mlx5_0" renames the header's column NIC0. One entry per column,
+ * naming a column the header has, to a name no other NIC has: rows and the tree name NICs by it.
+ */
 static int nic_legend(struct parser *P, const struct line *L)
 {
-    const char *s = L->t[0].s;
-    size_t n = strlen(s);
-    if (L->n != 2 || n < 5 || s[n - 1] != ':' || strncmp(s, "NIC", 3) != 0)
+    const struct tok *k = &L->t[0], *v = &L->t[1];
+    size_t n = strlen(k->s);
+    if (L->n != 2 || n < 5 || k->s[n - 1] != ':' || strncmp(k->s, "NIC", 3) != 0)
         return 0;
+    char col[TOK_MAX], first[32];
+    snprintf(col, sizeof(col), "%.*s", (int)n - 1, k->s);
+    int c = 0;
+    while (c < P->t->nnics && strcmp(P->nic_col[c], col) != 0)
+        c++;
+    if (c == P->t->nnics)
+        return err(P, L->no, k->col, "NIC Legend: %s is no NIC column of the header%s", col, "");
+    if (P->legend_line[c]) {
+        snprintf(first, sizeof(first), "%d", P->legend_line[c]);
+        return err(P, L->no, k->col, "NIC Legend: a second entry for %s (the first is on line %s)",
+                   col, first);
+    }
+    if (!nic_name_ok(v->s))
+        return err(P, L->no, v->col, "NIC Legend: \"%s\" is not a device name%s", v->s, "");
     for (int i = 0; i < P->t->nnics; i++)
-        if (strlen(P->t->nic[i]) == n - 1 && strncmp(P->t->nic[i], s, n - 1) == 0) {
-            if (!nic_name_ok(L->t[1].s))
-                return err(P, L->no, L->t[1].col, "NIC Legend: \"%s\" is not a device name%s",
-                           L->t[1].s, "");
-            memcpy(P->t->nic[i], L->t[1].s, strlen(L->t[1].s) + 1);
-        }
+        if (i != c && strcmp(P->t->nic[i], v->s) == 0)
+            return err(P, L->no, v->col, "NIC Legend: %s names two NICs%s", v->s, "");
+    memcpy(P->t->nic[c], v->s, strlen(v->s) + 1);
+    P->legend_line[c] = L->no;
     return 0;
 }
 
@@ -394,6 +462,11 @@ static int parse(struct parser *P, const char *buf, size_t len)
         L->len = nl ? (size_t)(nl - L->p) : len - pos;
         L->no = last_line = no;
         pos += L->len + (nl ? 1 : 0);
+        const char *nul = memchr(L->p, '\0', L->len);
+        if (nul) { /* text has none; the words after it would be lost to C strings */
+            rc = err(P, no, (int)(nul - L->p) + 1, "a NUL byte: not text%s%s", "", "");
+            break;
+        }
         tokenize(L);
         if (L->overflow) {
             char most[16];

@@ -281,6 +281,62 @@ static void test_malformed(void **state)
     bad(big, "m.txt:1:", "more than 56 words");
 }
 
+/* bad() with @len bytes of @text, which may hold a NUL. */
+static void bad_bytes(const char *text, size_t len, const char *where, const char *what)
+{
+    struct gs_topo t;
+    struct gs_diag d;
+    gs_diag_init(&d);
+    assert_int_equal(gs_topo_parse_text("m.txt", text, len, &t, &d), -EINVAL);
+    if (!strstr(d.msg, where) || !strstr(d.msg, what))
+        print_error("want \"%s\" and \"%s\" in: %s\n", where, what, d.msg);
+    assert_non_null(strstr(d.msg, where));
+    assert_non_null(strstr(d.msg, what));
+}
+
+/* What would be silently lost or overwritten is refused where it is: repeats, NULs, no NUMA. */
+static void test_refused_not_dropped(void **state)
+{
+    (void)state;
+    /* five CPU Affinity columns: the second is refused, before anything past aff[] is written */
+    bad("GPU0 GPU1 CPU Affinity CPU Affinity CPU Affinity CPU Affinity CPU Affinity\n"
+        "GPU0 X NV6 0-3 0\nGPU1 NV6 X 4-7 0\n",
+        "m.txt:1:24:", "a second \"CPU Affinity\" column");
+    bad("\tGPU0\tCPU Affinity\tNUMA Affinity\tNUMA Affinity\n",
+        "m.txt:1:34:", "a second \"NUMA Affinity\"");
+    /* a NUL byte would end the line's C string: the words after it must not vanish */
+    static const char nul[] = "GPU0\tGPU1\tCPU Affinity\nGPU0\tX\tNV4\t0-3\0junk\n"
+                              "GPU1\tNV4\tX\t4-7\n";
+    bad_bytes(nul, sizeof(nul) - 1, "m.txt:2:15:", "a NUL byte");
+    /* one name, one NIC: in the header, through the legend, and one legend entry per column */
+    bad("GPU0 GPU1 mlx5_0 mlx5_0\n", "m.txt:1:18:", "NIC mlx5_0 named twice");
+    const char *m = "GPU0 GPU1 NIC0 NIC1\nGPU0 X PIX PIX SYS\nGPU1 PIX X SYS PIX\n"
+                    "NIC0 PIX SYS X SYS\nNIC1 SYS PIX SYS X\n\nNIC Legend:\n\n";
+    char text[512];
+    snprintf(text, sizeof(text), "%s  NIC0: mlx5_0\n  NIC1: mlx5_0\n", m);
+    bad(text, "m.txt:10:9:", "NIC Legend: mlx5_0 names two NICs");
+    snprintf(text, sizeof(text), "%s  NIC0: mlx5_0\n  NIC0: mlx5_9\n", m);
+    bad(text, "m.txt:10:3:", "a second entry for NIC0 (the first is on line 9)");
+    snprintf(text, sizeof(text), "%s  NIC0: NIC1\n", m);
+    bad(text, "m.txt:9:9:", "NIC1 names two NICs");
+    snprintf(text, sizeof(text), "%s  NIC7: mlx5_7\n", m);
+    bad(text, "m.txt:9:3:", "NIC7 is no NIC column");
+    /* NUMA nodes Linux cannot number (GS_TOPO_NUMA_MAX) */
+    bad("GPU0 GPU1 CPU Affinity NUMA Affinity\nGPU0 X PIX 0-3 9999999\n",
+        "m.txt:2:16:", "NUMA Affinity \"9999999\": a NUMA node past 1023");
+    bad("GPU0 CPU Affinity NUMA Affinity\nGPU0 X 0-3 0,1024\n", "m.txt:2:12:", "past 1023");
+    bad("GPU0 CPU Affinity GPU NUMA ID\nGPU0 X 0-3 4096\n",
+        "m.txt:2:12:", "GPU NUMA ID \"4096\": a NUMA node past 1023");
+    struct gs_topo t;
+    struct gs_diag d;
+    assert_int_equal(parse("GPU0 CPU Affinity NUMA Affinity GPU NUMA ID\nGPU0 X 0-3 1022-1023 "
+                           "1023\n",
+                           &t, &d),
+                     0);
+    assert_int_equal(t.gpu[0].numa, 1022);
+    assert_int_equal(t.gpu[0].gpu_numa, 1023);
+}
+
 static void test_cli_file_error(void **state)
 {
     (void)state;
@@ -521,6 +577,7 @@ int main(void)
         cmocka_unit_test(test_forms),
         cmocka_unit_test(test_path_nvlink),
         cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_refused_not_dropped),
         cmocka_unit_test(test_cli_file_error),
         cmocka_unit_test(test_topology_file_simulates),
         cmocka_unit_test(test_span_uses_cross_links),
