@@ -9,21 +9,25 @@
 
 #include <errno.h>
 #include <hwloc.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 const char *gs_discover_source_name(enum gs_discover_source s)
 {
     return s == GS_FROM_NVML ? "nvml" : s == GS_FROM_SMI ? "nvidia-smi" : "hwloc";
 }
 
-/* What pclose()'s wait status @status says of `@smi topo -m`: the shell answers 127 for a command
- * it cannot find (POSIX, "Command Search and Execution"). Returns -ENOENT. */
+/* What waitpid()'s @status says of `@smi topo -m`: the shell answers 127 for a command it
+ * cannot find (POSIX, "Command Search and Execution"). Returns -ENOENT. */
 static int smi_failed(const char *smi, int status, struct gs_diag *d)
 {
-    if (status == -1)
-        return gs_diag_error_code(d, -ENOENT, "%s topo -m: %s", smi, strerror(errno));
     if (WIFSIGNALED(status))
         return gs_diag_error_code(d, -ENOENT, "%s topo -m killed by signal %d", smi,
                                   WTERMSIG(status));
@@ -33,24 +37,109 @@ static int smi_failed(const char *smi, int status, struct gs_diag *d)
                               WEXITSTATUS(status));
 }
 
-/* `nvidia-smi topo -m`, run and read (at most GS_TOPOTEXT_MAX_BYTES). */
-static int from_smi(const char *smi, struct gs_topo *t, struct gs_diag *d)
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* `sh -c @cmd` in a process group of its own (so that whatever it starts can be killed with it),
+ * its standard output into *@fd. Return: the child's pid; -errno. */
+static pid_t spawn_sh(const char *cmd, int *fd)
+{
+    int p[2];
+    if (pipe(p))
+        return -errno;
+    pid_t pid = fork();
+    if (pid == 0) { /* only async-signal-safe calls until exec */
+        setpgid(0, 0);
+        dup2(p[1], 1);
+        close(p[0]);
+        close(p[1]);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    int e = errno;
+    if (pid > 0) /* also here: a kill of the group must not come before the child's own call */
+        setpgid(pid, pid);
+    close(p[1]);
+    if (pid < 0) {
+        close(p[0]);
+        return -e;
+    }
+    *fd = p[0];
+    return pid;
+}
+
+/*
+ * Reads @fd into @buf until end of file, @cap + 1 bytes (one past the cap: over it) or @deadline
+ * (now_ms()). Return: the bytes read; -ETIMEDOUT; -EIO.
+ */
+static ssize_t read_until(int fd, char *buf, size_t cap, int64_t deadline)
+{
+    size_t n = 0;
+    while (n <= cap) {
+        int64_t left = deadline - now_ms();
+        struct pollfd pf = {fd, POLLIN, 0};
+        int r = left > 0 ? poll(&pf, 1, (int)(left < INT32_MAX ? left : INT32_MAX)) : 0;
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return -EIO;
+        if (r == 0)
+            return -ETIMEDOUT;
+        ssize_t k = read(fd, buf + n, cap + 1 - n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            return -EIO;
+        if (k == 0)
+            break;
+        n += (size_t)k;
+    }
+    return (ssize_t)n;
+}
+
+/*
+ * `nvidia-smi topo -m`, run and read: at most GS_TOPOTEXT_MAX_BYTES within @timeout_ms; past
+ * either, the command and what it started are killed and that is the error.
+ */
+static int from_smi(const char *smi, int timeout_ms, struct gs_topo *t, struct gs_diag *d)
 {
     char cmd[512];
-    snprintf(cmd, sizeof(cmd), "%s topo -m 2>/dev/null", smi ? smi : "nvidia-smi");
-    FILE *p = popen(cmd, "r");
-    if (!p)
-        return gs_diag_error_code(d, -errno, "%s: %s", cmd, strerror(errno));
+    const char *name = smi ? smi : "nvidia-smi";
+    snprintf(cmd, sizeof(cmd), "%s topo -m 2>/dev/null", name);
     char *buf = malloc(GS_TOPOTEXT_MAX_BYTES + 1);
-    size_t n = buf ? fread(buf, 1, GS_TOPOTEXT_MAX_BYTES + 1, p) : 0;
-    int status = pclose(p);
-    int rc;
     if (!buf)
-        rc = gs_diag_error_code(d, -ENOMEM, "out of memory");
+        return gs_diag_error_code(d, -ENOMEM, "out of memory");
+    int fd = -1, status = 0, rc;
+    pid_t pid = spawn_sh(cmd, &fd);
+    if (pid < 0) {
+        free(buf);
+        return gs_diag_error_code(d, (int)pid, "%s: %s", cmd, strerror((int)-pid));
+    }
+    ssize_t n = read_until(fd, buf, GS_TOPOTEXT_MAX_BYTES, now_ms() + timeout_ms);
+    close(fd);
+    if (n < 0 || (size_t)n > GS_TOPOTEXT_MAX_BYTES) { /* it would write or wait on: unread */
+        kill(-pid, SIGKILL);
+        kill(pid, SIGKILL); /* itself too, even where its group could not be made */
+    }
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (n == -ETIMEDOUT)
+        rc = gs_diag_error_code(d, -ETIMEDOUT, "%s topo -m timed out after %g s: killed", name,
+                                timeout_ms / 1000.0);
+    else if (n < 0)
+        rc = gs_diag_error_code(d, -EIO, "%s topo -m: read error", name);
+    else if ((size_t)n > GS_TOPOTEXT_MAX_BYTES)
+        rc =
+            gs_diag_error_code(d, -E2BIG, "%s topo -m printed more than %zu bytes, the cap: killed",
+                               name, GS_TOPOTEXT_MAX_BYTES);
     else if (status != 0)
-        rc = smi_failed(smi ? smi : "nvidia-smi", status, d);
+        rc = smi_failed(name, status, d);
     else
-        rc = gs_topo_parse_text("nvidia-smi topo -m", buf, n, t, d);
+        rc = gs_topo_parse_text("nvidia-smi topo -m", buf, (size_t)n, t, d);
     free(buf);
     return rc;
 }
@@ -151,7 +240,8 @@ int gs_discover(const struct gs_discover_opts *o, struct gs_topo *t, struct gs_n
     if (o->log)
         fprintf(o->log, "discovery: %s; trying nvidia-smi\n", first);
     gs_diag_init(&why);
-    rc = from_smi(o->smi, t, &why);
+    rc = from_smi(o->smi, o->smi_timeout_ms > 0 ? o->smi_timeout_ms : GS_DISCOVER_SMI_TIMEOUT_MS, t,
+                  &why);
     if (!rc && t->ngpus > 0)
         return GS_FROM_SMI;
     snprintf(second, sizeof(second), "%.200s", rc ? why.msg : "nvidia-smi: no GPU");

@@ -19,15 +19,23 @@ struct gs_discover_opts {
     const char *nvml_lib; /* NULL: libnvidia-ml.so.1 through the dynamic loader */
     const char *smi;      /* the nvidia-smi command; NULL: "nvidia-smi" on PATH */
     const char
-        *hwloc_xml;    /* an hwloc XML export to read instead of this machine; NULL: the machine */
-    const char *sysfs; /* "/sys", or a folder laid out like it (tests) */
-    FILE *log;         /* each source tried and why it was passed over; may be NULL */
+        *hwloc_xml;     /* an hwloc XML export to read instead of this machine; NULL: the machine */
+    const char *sysfs;  /* "/sys", or a folder laid out like it (tests) */
+    FILE *log;          /* each source tried and why it was passed over; may be NULL */
+    int smi_timeout_ms; /* the nvidia-smi command's time, ms; 0: GS_DISCOVER_SMI_TIMEOUT_MS */
 };
+
+/* nvidia-smi answers in a second or two; one that hangs (a wedged driver) must not hang the
+ * agent: past this it is killed, with whatever it started, and discovery goes on. */
+#define GS_DISCOVER_SMI_TIMEOUT_MS 30000
 
 /*
  * gs_discover() - fill @t from the first source that works, in the order above.
  * @nvml: when non-NULL and NVML loaded, *@nvml is the open library (the caller closes it with
  *        gs_nvml_close()); NULL when another source was used.
+ * The nvidia-smi command runs through /bin/sh in a process group of its own; past
+ * @o->smi_timeout_ms, or past GS_TOPOTEXT_MAX_BYTES of output, it and the processes it started are
+ * killed (SIGKILL) and the source fails with that reason.
  * Return: the source (>= 0); -ENODEV with @d listing why each source failed.
  */
 int gs_discover(const struct gs_discover_opts *o, struct gs_topo *t, struct gs_nvml **nvml,

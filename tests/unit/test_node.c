@@ -26,10 +26,12 @@
 #include "gpusched/topotext.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define TOPO "tests/data/topo/"
@@ -181,7 +183,7 @@ static void test_discover_fallbacks(void **state)
     struct gs_topo *t = malloc(sizeof(*t));
     struct gs_diag d;
     gs_diag_init(&d);
-    struct gs_discover_opts o = {"/nonexistent/libnvidia-ml.so.1", smi, NULL, "/sys", NULL};
+    struct gs_discover_opts o = {"/nonexistent/libnvidia-ml.so.1", smi, NULL, "/sys", NULL, 0};
     assert_int_equal(gs_discover(&o, t, NULL, &d), GS_FROM_SMI);
     assert_int_equal(t->ngpus, 8);
     assert_int_equal(t->npcie, 2);
@@ -203,6 +205,52 @@ static void test_discover_fallbacks(void **state)
     assert_non_null(n);
     assert_int_equal(t->nnvlink, 2);
     gs_nvml_close(n);
+    free(t);
+}
+
+/* An nvidia-smi that hangs, or prints past the cap: killed and named for it, not waited on. */
+static void test_discover_smi_limits(void **state)
+{
+    (void)state;
+    char smi[256], pid_file[256], body[600];
+    snprintf(smi, sizeof(smi), "%s/nvidia-smi-hangs", tmp);
+    snprintf(pid_file, sizeof(pid_file), "%s/nvidia-smi-hangs.pid", tmp);
+    /* a child that keeps standard output open, as a wedged driver call would */
+    snprintf(body, sizeof(body), "#!/bin/sh\nsleep 60 &\necho $! > %s\nwait\n", pid_file);
+    write_file(smi, body);
+    chmod(smi, 0755);
+    struct gs_topo *t = malloc(sizeof(*t));
+    struct gs_diag d;
+    struct gs_discover_opts o = {"/nonexistent/libnvidia-ml.so.1", smi, NULL, "/sys", NULL, 300};
+    gs_diag_init(&d);
+    int rc = gs_discover(&o, t, NULL, &d);
+    if (rc == -ENODEV) { /* else hwloc found this machine's cards */
+        assert_non_null(strstr(d.msg, "nvidia-smi-hangs topo -m timed out after 0.3 s: killed"));
+    }
+    char *pid = t_slurp(pid_file, NULL);
+    assert_non_null(pid);
+    /* the command's child went with it (once init has reaped it) */
+    int alive = 1;
+    for (int i = 0; i < 100 && alive; i++) {
+        alive = kill((pid_t)atoi(pid), 0) == 0;
+        struct timespec ts = {0, 20000000L};
+        if (alive)
+            nanosleep(&ts, NULL);
+    }
+    assert_false(alive);
+    free(pid);
+    snprintf(smi, sizeof(smi), "%s/nvidia-smi-floods", tmp);
+    write_file(smi, "#!/bin/sh\nexec yes GPU0\n");
+    chmod(smi, 0755);
+    o.smi = smi;
+    o.smi_timeout_ms = 0; /* the default: the cap, not the clock, stops it */
+    gs_diag_init(&d);
+    rc = gs_discover(&o, t, NULL, &d);
+    if (rc == -ENODEV) {
+        assert_non_null(strstr(d.msg, "nvidia-smi-floods topo -m printed more than 1048576 bytes, "
+                                      "the cap: killed"));
+        assert_null(strstr(d.msg, "status 141"));
+    }
     free(t);
 }
 
@@ -1050,6 +1098,7 @@ int main(void)
         cmocka_unit_test(test_nvml_sysfs_locality),
         cmocka_unit_test(test_nvml_missing),
         cmocka_unit_test(test_discover_fallbacks),
+        cmocka_unit_test(test_discover_smi_limits),
         cmocka_unit_test(test_hwloc_xml),
         cmocka_unit_test(test_mig_calls),
         cmocka_unit_test(test_xid),
