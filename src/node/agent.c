@@ -17,6 +17,7 @@
 #include "gpusched/catalog.h"
 #include "gpusched/diag.h"
 #include "gpusched/mig.h"
+#include "gpusched/policy.h"
 #include "gpusched/topo.h"
 #include "gpusched/topotext.h"
 
@@ -70,14 +71,17 @@ static void on_signal(int sig)
 }
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* One message on stderr, escaped as every message is (gs_text_escape()): names, paths and
+ * gpuschedd's answers are not the agent's, and must not drive the terminal or forge a line. */
 static void say(const char *fmt, ...)
 {
+    char raw[4096], out[4096];
     va_list ap;
     va_start(ap, fmt);
-    fputs("gpusched-agent: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vsnprintf(raw, sizeof(raw), fmt, ap);
     va_end(ap);
+    gs_text_escape(out, sizeof(out), raw);
+    fprintf(stderr, "gpusched-agent: %s\n", out);
 }
 
 /* ---- gpuschedd over HTTP ---- */
@@ -506,6 +510,39 @@ static void usage(FILE *f)
         GS_PLAN_REPLICAS_MAX);
 }
 
+/*
+ * --node NAME as gpuschedd and Kubernetes name a node (a DNS-1123 subdomain): it goes into URL
+ * paths, so it is checked before anything is sent. @from says where the name came from.
+ * Return: 0; -1 after saying why.
+ */
+static int check_node(const char *node, const char *from)
+{
+    if (gs_dns_subdomain_ok(node, strlen(node)))
+        return 0;
+    say("node name \"%.300s\"%s (from %s) is not a Kubernetes node name: 1-253 bytes of a-z, 0-9, "
+        "'-' and '.', each dot-separated part starting and ending with a letter or digit; give "
+        "--node",
+        node, strlen(node) > 300 ? "..." : "", from);
+    return -1;
+}
+
+/* --json and --yaml choose --discover's form: one of them, and only with it. @flags: bit 0
+ * --json given, bit 1 --yaml. Return: 0; -1 after saying why. */
+static int check_forms(const struct opts *o, int flags)
+{
+    if (flags == 3) {
+        say("--json and --yaml: give one of them");
+        return -1;
+    }
+    if (flags && !o->discover_only) {
+        say("%s is the form of --discover's tree: give --discover too",
+            flags == 1 ? "--json" : "--yaml");
+        return -1;
+    }
+    return 0;
+}
+
+/* Return: 0; -1 bad usage (usage() follows); -2 a value refused, after saying why. */
 static int parse(int argc, char **argv, struct opts *o)
 {
     static char host[256];
@@ -552,8 +589,9 @@ static int parse(int argc, char **argv, struct opts *o)
     o->sync_ms = 2000;
     o->disc.sysfs = "/sys";
     o->fmt = GS_TOPO_HUMAN;
-    int c;
+    int c, node_given = 0, fmt_flags = 0;
     char *end;
+    opterr = 0;
     while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
         long v = 0;
         if (c == 'r' || c == 'H' || c == 'y') {
@@ -574,6 +612,7 @@ static int parse(int argc, char **argv, struct opts *o)
             break;
         case 'n':
             o->node = optarg;
+            node_given = 1;
             break;
         case 'b':
             o->bootstrap_file = optarg;
@@ -651,27 +690,50 @@ static int parse(int argc, char **argv, struct opts *o)
             break;
         case 'j':
             o->fmt = GS_TOPO_JSON;
+            fmt_flags |= 1;
             break;
         case 'k':
             o->fmt = GS_TOPO_YAML;
+            fmt_flags |= 2;
             break;
         case 'h':
             usage(stdout);
             exit(0);
-        default:
+        default: /* getopt's own message would write the argument unescaped */
+            say("%s: an unknown option, or one without its value", argv[optind - 1]);
             return -1;
         }
     }
-    if (optind != argc)
+    if (optind != argc) {
+        say("unexpected argument \"%s\": the agent takes options only", argv[optind]);
         return -1;
-    if (!o->node || !*o->node) {
-        if (gethostname(host, sizeof(host) - 1))
-            return -1;
-        o->node = host;
     }
+    const char *from = node_given ? "--node" : "$NODE_NAME";
+    if (!node_given && (!o->node || !*o->node)) {
+        if (gethostname(host, sizeof(host) - 1)) {
+            say("cannot read the host name (%s): give --node", strerror(errno));
+            return -2;
+        }
+        o->node = host;
+        from = "the host name";
+    }
+    if (check_forms(o, fmt_flags) || check_node(o->node, from))
+        return -2;
     if (!o->discover_only)
         o->disc.log = stderr;
     return 0;
+}
+
+/* --discover --yaml without a catalog model for GPU0 (named @name by source @src). */
+static void no_model(const char *name, int src)
+{
+    const char *how = "print --json or the tree, or run `gpusched topo --yaml --model MODEL` on "
+                      "`nvidia-smi topo -m`'s text";
+    if (!*name)
+        say("--yaml needs the GPU model, which %s does not give; %s", gs_discover_source_name(src),
+            how);
+    else
+        say("--yaml: GPU0's model \"%s\" is not in gpusched's catalog; %s", name, how);
 }
 
 int main(int argc, char **argv)
@@ -680,8 +742,10 @@ int main(int argc, char **argv)
     static struct gs_topo topo;
     static struct gs_plan plan;
     struct gs_diag d;
-    if (parse(argc, argv, &a.o)) {
-        usage(stderr);
+    int bad = parse(argc, argv, &a.o);
+    if (bad) {
+        if (bad == -1) /* not for a value refused: its message says all */
+            usage(stderr);
         return 2;
     }
     gs_diag_init(&d);
@@ -695,6 +759,11 @@ int main(int argc, char **argv)
     }
     if (a.o.discover_only) {
         int m = a.topo->ngpus ? gs_nvml_catalog_model(a.topo->gpu[0].name) : -1;
+        if (a.o.fmt == GS_TOPO_YAML && m < 0) { /* the agent has no flag to name the model */
+            no_model(a.topo->gpu[0].name, src);
+            gs_nvml_close(a.nvml);
+            return 1;
+        }
         printf(a.o.fmt == GS_TOPO_HUMAN ? "# from %s\n" : "", gs_discover_source_name(src));
         int rc = gs_topo_write(stdout, a.topo, a.o.fmt, a.o.node,
                                m >= 0 ? gs_catalog_at(m)->name : NULL, &d);

@@ -689,6 +689,57 @@ static void test_not_ready_and_back(void **state)
     assert_true(ready);
 }
 
+/* Runs the agent with @args (NULL-terminated, at most 12) and no gpuschedd to talk to; its
+ * exit status must be @status and its standard error hold @want. */
+static void agent_says(int status, const char *want, const char *const *args)
+{
+    const char *argv[16] = {getenv("GPUSCHED_AGENT_BIN"), "--server", "http://127.0.0.1:1"};
+    int n = 3;
+    for (; *args && n < 15; args++)
+        argv[n++] = *args;
+    argv[n] = NULL;
+    struct t_run r;
+    t_run(argv, &r);
+    if (r.status != status || !strstr(r.err, want))
+        print_error("want status %d and \"%s\", got %d: %s\n", status, want, r.status, r.err);
+    assert_int_equal(r.status, status);
+    assert_non_null(strstr(r.err, want));
+    assert_null(strchr(r.err, '\x1b')); /* escaped, as every message is */
+    t_run_free(&r);
+}
+
+/* Bad usage is one message naming what is wrong, exit status 2, before anything is sent. */
+static void test_bad_usage(void **state)
+{
+    (void)state;
+    char longname[401], smi[200], text[300];
+    memset(longname, 'a', 400);
+    longname[400] = '\0';
+    const char *not_k8s = "is not a Kubernetes node name";
+    agent_says(2, not_k8s, (const char *[]){"--node", "a b", NULL});
+    agent_says(2, "\"h-1/../a-1\" (from --node) is not",
+               (const char *[]){"--node", "h-1/../a-1", NULL});
+    agent_says(2, not_k8s, (const char *[]){"--node", longname, NULL});
+    agent_says(2, "\"\" (from --node)", (const char *[]){"--node", "", NULL});
+    agent_says(2, "node name \"a\\x1b[31mb\"", (const char *[]){"--node", "a\x1b[31mb", NULL});
+    agent_says(2, "unexpected argument \"stray\"", (const char *[]){"--node", NODE, "stray", NULL});
+    agent_says(2, "--json is the form of --discover's tree: give --discover too",
+               (const char *[]){"--json", NULL});
+    agent_says(2, "--yaml is the form", (const char *[]){"--yaml", NULL});
+    agent_says(2, "--json and --yaml: give one of them",
+               (const char *[]){"--discover", "--json", "--yaml", NULL});
+    agent_says(2, "--bogus\\x07: an unknown option", (const char *[]){"--bogus\a", NULL});
+    /* nvidia-smi's text names no model, and the agent has no --model to give one */
+    snprintf(smi, sizeof(smi), "%s/nvidia-smi", E.agent_dir);
+    snprintf(text, sizeof(text),
+             "#!/bin/sh\ncat tests/data/topo/h100_4gpu_nv6_4nic_pix_per_gpu.txt\n");
+    t_write(smi, text);
+    chmod(smi, 0755);
+    agent_says(1, "--yaml needs the GPU model, which nvidia-smi does not give; print --json",
+               (const char *[]){"--discover", "--yaml", "--nvml-lib", "/nonexistent",
+                                "--nvidia-smi", smi, "--node", NODE, NULL});
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -700,6 +751,7 @@ int main(void)
         cmocka_unit_test(test_mig_beside_work),
         cmocka_unit_test(test_restart_no_double),
         cmocka_unit_test(test_not_ready_and_back),
+        cmocka_unit_test(test_bad_usage),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
