@@ -310,8 +310,7 @@ struct kept {
     long long lo, hi;
 };
 
-/* Linux's NUMA node ids: below MAX_NUMNODES, 1 << CONFIG_NODES_SHIFT, at most 1 << 10. */
-#define NUMA_MAX 1023
+#define NUMA_MAX (GS_TOPO_NUMA_MAX - 1) /* as gpusched topo reads them */
 static const struct kept gpu_kept[] = {{"numa", 'n', 0, NUMA_MAX},
                                        {"numaAffinity", 's', 0, GS_TOPO_CPUS_MAX},
                                        {"cpuAffinity", 's', 0, GS_TOPO_CPUS_MAX},
