@@ -20,7 +20,7 @@ enum gsd_reject {
     GSD_REJECT_RATE_LIMITED,    /* 429: a tenant's token bucket is empty */
     GSD_REJECT_TOO_LARGE,       /* 413: a body over its route's cap */
     GSD_REJECT_BUSY,            /* 503: bodies in flight at http.maxBytesInFlight */
-    GSD_REJECT_TOO_SLOW,        /* a body not whole within http.bodyTimeoutSeconds: closed */
+    GSD_REJECT_TOO_SLOW,        /* headers or a body not whole within their timeout: closed */
     GSD_REJECT_N
 };
 extern const char *const gsd_reject_names[GSD_REJECT_N];

@@ -31,9 +31,10 @@
  *                                 # 0: every change shows at once)
  *     forecastRefreshSeconds: 300 # the forecast gauges refitted at most this often (1..86400)
  *   http:                         # the listener's bounds (struct gsd_http_limits); a reload
- *     maxConnections: 4096        # changes bodyTimeoutSeconds, maxBytesInFlight and
- *     maxConnectionsPerClient: 64 # authFailuresPerMinute only
+ *     maxConnections: 4096        # changes bodyTimeoutSeconds, headerTimeoutSeconds,
+ *     maxConnectionsPerClient: 64 # maxBytesInFlight and authFailuresPerMinute only
  *     idleTimeoutSeconds: 60
+ *     headerTimeoutSeconds: 10
  *     bodyTimeoutSeconds: 30
  *     maxBytesInFlight: 67108864
  *     threads: 4
@@ -401,12 +402,12 @@ static int metrics_key(const struct walk *w, int i, yaml_node_t *k, yaml_node_t 
 /* http: the listener's bounds, each a whole number in its range. */
 static int http_key(const struct walk *w, int i, yaml_node_t *k, yaml_node_t *v, void *ud)
 {
-    static const int64_t lo[] = {16, 1, 1, 1, 1 << 20, 1, 1};
-    static const int64_t hi[] = {1000000, 1000000, 3600, 3600, 1LL << 36, 64, 1000000};
+    static const int64_t lo[] = {16, 1, 1, 1, 1 << 20, 1, 1, 1};
+    static const int64_t hi[] = {1000000, 1000000, 3600, 3600, 1LL << 36, 64, 1000000, 3600};
     struct gsd_http_limits *h = ud;
-    int64_t *dst[] = {&h->max_connections, &h->max_per_client, &h->idle_timeout_s,
-                      &h->body_timeout_s,  &h->max_in_flight,  &h->threads,
-                      &h->auth_failures};
+    int64_t *dst[] = {&h->max_connections, &h->max_per_client,  &h->idle_timeout_s,
+                      &h->body_timeout_s,  &h->max_in_flight,   &h->threads,
+                      &h->auth_failures,   &h->header_timeout_s};
     return get_int(w, v, scalar(k), lo[i], hi[i], dst[i]) ? -EINVAL : 0;
 }
 
@@ -574,11 +575,11 @@ static int walk_top_key(const struct walk *w, int i, yaml_node_t *v, struct gsd_
         return walk_map(w, v, "metrics", keys, 6, metrics_key, &c->metrics);
     }
     case 15: {
-        static const char *const keys[] = {"maxConnections",       "maxConnectionsPerClient",
-                                           "idleTimeoutSeconds",   "bodyTimeoutSeconds",
-                                           "maxBytesInFlight",     "threads",
-                                           "authFailuresPerMinute"};
-        return walk_map(w, v, "http", keys, 7, http_key, &c->http);
+        static const char *const keys[] = {"maxConnections",        "maxConnectionsPerClient",
+                                           "idleTimeoutSeconds",    "bodyTimeoutSeconds",
+                                           "maxBytesInFlight",      "threads",
+                                           "authFailuresPerMinute", "headerTimeoutSeconds"};
+        return walk_map(w, v, "http", keys, 8, http_key, &c->http);
     }
     case 16:
         if (!scalar(v) || (strcmp(scalar(v), "normal") && strcmp(scalar(v), "full")))
@@ -756,7 +757,8 @@ static struct gsd_config *config_new(void)
                                        .body_timeout_s = 30,
                                        .max_in_flight = 64 << 20,
                                        .threads = 4,
-                                       .auth_failures = 10};
+                                       .auth_failures = 10,
+                                       .header_timeout_s = 10};
     c->node_grace_us = GSD_NODE_GRACE_DEFAULT_US;
     memcpy(c->policy, "gpusched", 9);
     return c;

@@ -56,20 +56,23 @@ struct gsd_kube {
  * The listener's bounds (the DaemonConfig's `http:`), each with its default. Connections past
  * maxConnections, or past maxConnectionsPerClient from one client address, are closed as they
  * are accepted; a connection silent for idleTimeoutSeconds is closed; a body must arrive whole
- * within bodyTimeoutSeconds of its headers; the bodies being read, all connections together,
+ * within bodyTimeoutSeconds of its headers, and a connection's first headers within
+ * headerTimeoutSeconds of its start (a later request's within idleTimeoutSeconds of the answer
+ * before); the bodies being read, all connections together,
  * hold at most maxBytesInFlight bytes (503 past it); an address whose bearer tokens failed
  * authFailuresPerMinute times within a minute is answered 429 until that minute is over.
  * Connections, the idle timeout and threads are the listener's at start: a reload changes
- * the other three.
+ * the others.
  */
 struct gsd_http_limits {
-    int64_t max_connections; /* 4096 (also bounded by the open-file limit) */
-    int64_t max_per_client;  /* 64 */
-    int64_t idle_timeout_s;  /* 60 */
-    int64_t body_timeout_s;  /* 30 */
-    int64_t max_in_flight;   /* 64 MiB, bytes */
-    int64_t threads;         /* 4: libmicrohttpd's event threads (epoll) */
-    int64_t auth_failures;   /* 10 */
+    int64_t max_connections;  /* 4096 (also bounded by the open-file limit) */
+    int64_t max_per_client;   /* 64 */
+    int64_t idle_timeout_s;   /* 60 */
+    int64_t body_timeout_s;   /* 30 */
+    int64_t max_in_flight;    /* 64 MiB, bytes */
+    int64_t threads;          /* 4: libmicrohttpd's event threads (epoll) */
+    int64_t auth_failures;    /* 10 */
+    int64_t header_timeout_s; /* 10: a request's headers whole this long after its connection */
 };
 
 /* GET /metrics (metrics.c): who may see names, and whether a series per pod is shown. */

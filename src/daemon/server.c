@@ -123,7 +123,14 @@ struct gsd_server {
     _Atomic int64_t pulse_us; /* monotonic: when the scheduler thread last took a batch */
     atomic_int queued;        /* HTTP requests handed over and not yet answered */
     atomic_int suspended;     /* connections suspended, not yet resumed and answered */
-    _Atomic int64_t max_in_flight, body_timeout_us;
+    _Atomic int64_t max_in_flight, body_timeout_us, header_timeout_us;
+    int64_t idle_us; /* http.idleTimeoutSeconds, the listener's from its start */
+    /* connections whose headers are being read, each with its deadline (reaper_main()) */
+    pthread_mutex_t socks_mu;
+    pthread_cond_t socks_cv;
+    struct sock *socks;
+    pthread_t reaper;
+    int reaper_started, reaper_stop;
     int port;
     char *cert, *key, *client_ca;
     /* following the API server (sync_main): [0] the pods, [1] the Nodes (--nodes kubernetes) */
@@ -137,6 +144,16 @@ struct gsd_server {
     pthread_cond_t sync_cv;
     int stopping;
     atomic_int sync_stop; /* stopping, for a list between its pages */
+};
+
+/* A connection libmicrohttpd holds, and by when its request's headers must be whole: it closes a
+ * connection only when it is silent (idleTimeoutSeconds), so headers sent a byte at a time would
+ * hold one for ever. Listed under socks_mu from its start to its close. */
+struct sock {
+    struct sock *prev, *next;
+    MHD_socket fd;
+    int64_t deadline_us; /* monotonic; INT64_MAX while a request is read and answered */
+    int shut;            /* shut down past its deadline: libmicrohttpd closes it next */
 };
 
 /* Per request: the request being read, its body's cap and what it holds of the bytes in flight. */
@@ -919,6 +936,18 @@ static int client_verified(struct MHD_Connection *c)
     return tls && gnutls_certificate_verify_peers(tls, &purpose, 1, &status) == 0 && status == 0;
 }
 
+/* @c's headers must be whole by @deadline_us (monotonic; INT64_MAX: none). */
+static void set_deadline(struct gsd_server *s, struct MHD_Connection *c, int64_t deadline_us)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    struct sock *k = ci ? ci->socket_context : NULL;
+    pthread_mutex_lock(&s->socks_mu);
+    if (k)
+        k->deadline_us = deadline_us;
+    pthread_mutex_unlock(&s->socks_mu);
+}
+
 /* The headers are in: set the request up, and refuse it now when it may not go on. With
  * --tls-client-ca an extender call needs the client certificate mutual TLS asks for. */
 static enum MHD_Result begin(struct gsd_server *s, struct MHD_Connection *c, const char *url,
@@ -933,6 +962,7 @@ static enum MHD_Result begin(struct gsd_server *s, struct MHD_Connection *c, con
     k->r = r;
     k->begin_us = gsd_mono_us();
     *con_cls = k;
+    set_deadline(s, c, INT64_MAX); /* its headers are whole */
     snprintf(r->method, sizeof(r->method), "%s", method);
     size_t n = strlen(url);
     r->qarg_too_long = n >= sizeof(r->path) ? GSD_CUT_PATH : 0;
@@ -1118,8 +1148,9 @@ static void on_done(void *cls, struct MHD_Connection *c, void **con_cls,
 {
     struct gsd_server *s = cls;
     struct conn *k = *con_cls;
-    (void)c;
     (void)toe;
+    /* a next request on this connection: its headers whole within the idle timeout, all told */
+    set_deadline(s, c, gsd_mono_us() + s->idle_us);
     if (k) {
         atomic_fetch_sub(&s->stats.in_flight, k->reserved);
         if (k->suspended) /* its connection went without the answer being sent */
@@ -1130,13 +1161,63 @@ static void on_done(void *cls, struct MHD_Connection *c, void **con_cls,
     *con_cls = NULL;
 }
 
+/* A connection starts (listed, its first headers due within http.headerTimeoutSeconds) or
+ * closes (unlisted before libmicrohttpd closes its socket, so the reaper never shuts another). */
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
                           enum MHD_ConnectionNotificationCode code)
 {
     struct gsd_server *s = cls;
-    (void)c;
-    (void)socket_context;
+    struct sock *k = *socket_context;
     atomic_fetch_add(&s->stats.connections, code == MHD_CONNECTION_NOTIFY_STARTED ? 1 : -1);
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        if (!ci || !(k = calloc(1, sizeof(*k)))) {
+            if (ci) /* no room to watch it: not kept unwatched */
+                shutdown(ci->connect_fd, SHUT_RDWR);
+            return;
+        }
+        k->fd = ci->connect_fd;
+        k->deadline_us = gsd_mono_us() + atomic_load(&s->header_timeout_us);
+    }
+    pthread_mutex_lock(&s->socks_mu);
+    if (k && code == MHD_CONNECTION_NOTIFY_STARTED) {
+        k->next = s->socks;
+        if (s->socks)
+            s->socks->prev = k;
+        s->socks = k;
+    } else if (k) {
+        *(k->prev ? &k->prev->next : &s->socks) = k->next;
+        if (k->next)
+            k->next->prev = k->prev;
+    }
+    pthread_mutex_unlock(&s->socks_mu);
+    if (code != MHD_CONNECTION_NOTIFY_STARTED)
+        free(k);
+    *socket_context = code == MHD_CONNECTION_NOTIFY_STARTED ? k : NULL;
+}
+
+/* Each second, shuts down the connections past their headers' deadline; libmicrohttpd then
+ * reads their end and closes them. */
+static void *reaper_main(void *arg)
+{
+    struct gsd_server *s = arg;
+    pthread_mutex_lock(&s->socks_mu);
+    while (!s->reaper_stop) {
+        int64_t now = gsd_mono_us();
+        for (struct sock *k = s->socks; k; k = k->next)
+            if (!k->shut && k->deadline_us < now) {
+                shutdown(k->fd, SHUT_RDWR);
+                k->shut = 1;
+                atomic_fetch_add(&s->stats.rejected[GSD_REJECT_TOO_SLOW], 1);
+            }
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        ts.tv_sec += 1;
+        pthread_cond_timedwait(&s->socks_cv, &s->socks_mu, &ts);
+    }
+    pthread_mutex_unlock(&s->socks_mu);
+    return NULL;
 }
 
 static char *slurp(const char *path, struct gs_diag *d)
@@ -1274,6 +1355,8 @@ int gsd_server_start(struct gsd_state *st, const struct gsd_listen *l, struct gs
     st->http = &s->stats;
     atomic_init(&s->max_in_flight, st->cfg->http.max_in_flight);
     atomic_init(&s->body_timeout_us, st->cfg->http.body_timeout_s * 1000000);
+    atomic_init(&s->header_timeout_us, st->cfg->http.header_timeout_s * 1000000);
+    s->idle_us = st->cfg->http.idle_timeout_s * 1000000;
     atomic_init(&s->failed, 0);
     atomic_init(&s->store_ok, 1);
     atomic_init(&s->pulse_us, gsd_mono_us());
@@ -1285,6 +1368,8 @@ int gsd_server_start(struct gsd_state *st, const struct gsd_listen *l, struct gs
     pthread_mutex_init(&s->state_mu, NULL);
     pthread_cond_init(&s->cv, &ca);
     pthread_cond_init(&s->sync_cv, &ca);
+    pthread_mutex_init(&s->socks_mu, NULL);
+    pthread_cond_init(&s->socks_cv, &ca);
     pthread_condattr_destroy(&ca);
     sync_agents(s);
     if (gsd_snap_init(st) || gsd_snap_publish(st) ||
@@ -1323,7 +1408,9 @@ int gsd_server_start(struct gsd_state *st, const struct gsd_listen *l, struct gs
                         "their cards until DELETE /v1/pods",
                     NULL);
     }
-    int rc = start_mhd(s, l, d);
+    s->reaper_started = pthread_create(&s->reaper, NULL, reaper_main, s) == 0;
+    int rc = s->reaper_started ? start_mhd(s, l, d)
+                               : gs_diag_error_code(d, -EAGAIN, "cannot start the reaper thread");
     if (rc) {
         gsd_server_stop(s);
         return rc;
@@ -1354,6 +1441,7 @@ void gsd_server_reload(struct gsd_server *s, struct gsd_config *cfg)
     if (s->st->cfg->store_sync_full != cfg->store_sync_full)
         gsd_log("warn", "storeSync changes at the next start", NULL);
     atomic_store(&s->body_timeout_us, cfg->http.body_timeout_s * 1000000);
+    atomic_store(&s->header_timeout_us, cfg->http.header_timeout_s * 1000000);
     r->new_cfg = cfg;
     submit_wait(s, r);
     req_free(r);
@@ -1390,6 +1478,13 @@ int gsd_server_stop(struct gsd_server *s)
             pthread_join(s->follow[i].thread, NULL);
     if (s->mhd) /* the scheduler and the bind threads still answer what is in flight */
         drain(s);
+    if (s->reaper_started) { /* after libmicrohttpd: every connection is closed and unlisted */
+        pthread_mutex_lock(&s->socks_mu);
+        s->reaper_stop = 1;
+        pthread_cond_signal(&s->socks_cv);
+        pthread_mutex_unlock(&s->socks_mu);
+        pthread_join(s->reaper, NULL);
+    }
     if (s->binders_started)
         pool_stop(&s->binders);
     if (s->readers_started)

@@ -324,6 +324,11 @@ static void resources(const struct attack_opts *o, struct attack_report *r)
     for (int i = 0; i < 100; i++)
         one[i] = connect_from(5, 1);
     r->one_client_tried = 100;
+    nap(0.5); /* the daemon has taken or closed them all */
+    for (int i = 0; i < 100; i++)
+        r->one_client_open += one[i] >= 0 && !closed_by_peer(one[i]);
+    for (int i = 0; i < o->idle; i++)
+        r->idle_open_start += idle[i] >= 0 && !closed_by_peer(idle[i]);
     for (int i = 0; i < o->slow; i++) {
         char h[256];
         slow[i].kind = i % SLOW_KINDS;
@@ -340,11 +345,9 @@ static void resources(const struct attack_opts *o, struct attack_report *r)
         r->rss_max_kb = kb > r->rss_max_kb ? kb : r->rss_max_kb;
         nap(0.2);
     }
-    for (int i = 0; i < 100; i++) {
-        r->one_client_open += one[i] >= 0 && !closed_by_peer(one[i]);
+    for (int i = 0; i < 100; i++)
         if (one[i] >= 0)
             close(one[i]);
-    }
     for (int i = 0; i < o->idle; i++) {
         r->idle_open_end += idle[i] >= 0 && !closed_by_peer(idle[i]);
         if (idle[i] >= 0)
@@ -752,7 +755,8 @@ int attack_run(const struct attack_opts *o, struct attack_report *r)
     l_lat_init(&r->scrape);
     raise_fd_limit();
     signal(SIGPIPE, SIG_IGN);
-    if (h_setup(&d, "metrics: {token: " TOKEN_METRICS "}\nhttp: {bodyTimeoutSeconds: 10}\n"))
+    if (h_setup(&d, "metrics: {token: " TOKEN_METRICS "}\n"
+                    "http: {bodyTimeoutSeconds: 10, headerTimeoutSeconds: 5}\n"))
         return -1;
     /* after h_setup(), which sets it: an O(pods) check under the state lock at each publish,
      * which every extender call and POST would wait for at this scale */
@@ -781,10 +785,10 @@ void attack_report_print(struct attack_report *r, const struct attack_opts *o)
 {
     printf("fill: %d of %d pods acknowledged in %.1f s (%d nodes)\n", r->filled, o->pods, r->fill_s,
            o->nodes);
-    printf("%d idle connections (%d still open at the end), %d slow uploads (answered 4xx %d, 5xx "
-           "%d, cut off %d): RSS %ld MB before, %ld MB at most\n",
-           o->idle, r->idle_open_end, o->slow, r->slow_status[4], r->slow_status[5],
-           r->slow_status[0], r->rss_before_kb / 1024, r->rss_max_kb / 1024);
+    printf("%d idle connections (%d taken, %d still open at the end), %d slow uploads (answered "
+           "4xx %d, 5xx %d, cut off %d): RSS %ld MB before, %ld MB at most\n",
+           o->idle, r->idle_open_start, r->idle_open_end, o->slow, r->slow_status[4],
+           r->slow_status[5], r->slow_status[0], r->rss_before_kb / 1024, r->rss_max_kb / 1024);
     printf("  %d connections from one address: %d kept open\n", r->one_client_tried,
            r->one_client_open);
     printf("  /healthz: %zu answered, %zu not; p50 %.2f ms, p99 %.2f ms, max %.2f ms\n",

@@ -44,7 +44,8 @@ struct attack_report {
     /* 2 */
     struct l_lat healthz, filter_under_conns;
     long rss_before_kb, rss_max_kb;
-    int idle_open_end;                     /* idle connections still open at the end of the phase */
+    int idle_open_start; /* idle connections open once all were opened */
+    int idle_open_end;   /* ... still open at the end of the phase (headerTimeoutSeconds 5) */
     int one_client_tried, one_client_open; /* connections from one more address, kept open */
     int slow_status[6]; /* slow uploads answered 2xx..5xx ([4] 4xx ...), [0] cut off */
     /* 3 */

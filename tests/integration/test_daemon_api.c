@@ -1094,6 +1094,38 @@ static void test_headers_given_twice(void **state)
     h_cleanup(&d);
 }
 
+/*
+ * Headers sent a byte at a time keep a connection from ever being silent, so the idle timeout
+ * never closes it: gpuschedd closes one whose headers are not whole within
+ * http.headerTimeoutSeconds of its start (2 s here) and answers others meanwhile; a request
+ * sent at once on another connection is answered as before.
+ */
+static void test_headers_trickled(void **state)
+{
+    (void)state;
+    struct daemon d;
+    static char ans[4096];
+    assert_int_equal(h_setup(&d, "http: {headerTimeoutSeconds: 2, idleTimeoutSeconds: 60}\n"), 0);
+    assert_int_equal(h_start(&d), 0);
+    static const char req[] = "GET /v1/pods HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: aaaaaaaaaa";
+    int fd = dial(&d), closed = 0;
+    for (size_t i = 0; i < sizeof(req) - 1 && !closed; i++) { /* a byte each 0.25 s: 13 s */
+        closed = send(fd, req + i, 1, MSG_NOSIGNAL) != 1;
+        nanosleep(&(struct timespec){0, 250000000}, NULL);
+        char c;
+        closed = closed || recv(fd, &c, 1, MSG_DONTWAIT) == 0;
+    }
+    close(fd);
+    assert_true(closed); /* before its 52 bytes were sent (how soon is not asserted) */
+    assert_int_equal(send_raw(&d,
+                              "GET /v1/pods HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                              "Authorization: Bearer " TOKEN_A "\r\nConnection: close\r\n\r\n",
+                              ans, sizeof(ans)),
+                     200);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 /* A body declared as what gpuschedd does not read (XML, a form, UTF-16, gzip) is a 415 naming
  * the header, as the API server answers: it was read as JSON whatever the headers said. */
 static void test_unsupported_media(void **state)
@@ -1398,6 +1430,7 @@ int main(void)
         cmocka_unit_test(test_failed_tokens_throttled),
         cmocka_unit_test(test_chunked_past_the_cap),
         cmocka_unit_test(test_headers_given_twice),
+        cmocka_unit_test(test_headers_trickled),
         cmocka_unit_test(test_unsupported_media),
         cmocka_unit_test(test_many_query_arguments),
         cmocka_unit_test(test_one_daemon_per_store),
