@@ -515,6 +515,24 @@ static int walk_kubernetes(const struct walk *w, yaml_node_t *m, struct gsd_conf
     return k->api_server ? 0 : err_at(w, m, "%s", "kubernetes: give apiServer, or inCluster: true");
 }
 
+/* rateCard: the RateCard file @v names, read here so its fault is named at @v too. */
+static int get_rates(const struct walk *w, yaml_node_t *v, struct gsd_config *c)
+{
+    struct gs_diag why;
+    const char *path = scalar(v);
+    if (!path || !*path || strlen(path) > 1024)
+        return err_at(w, v, "%s",
+                      "rateCard: expected the path of a RateCard YAML file, at most 1024 bytes");
+    gs_diag_init(&why);
+    int rc = gs_ratecard_load(path, &c->rates, &why);
+    if (rc == -ENOMEM)
+        return rc;
+    c->rate_card = rc ? NULL : strdup(path);
+    if (!rc && !c->rate_card)
+        return -ENOMEM;
+    return rc ? err_at(w, v, "rateCard: %s", why.msg) : 0;
+}
+
 /* One top-level key. */
 static int walk_top_key(const struct walk *w, int i, yaml_node_t *v, struct gsd_config *c)
 {
@@ -587,11 +605,7 @@ static int walk_top_key(const struct walk *w, int i, yaml_node_t *v, struct gsd_
         c->store_sync_full = !strcmp(scalar(v), "full");
         return 0;
     default:
-        if (!scalar(v) || !*scalar(v))
-            return err_at(w, v, "%s", "rateCard: expected the path of a RateCard YAML file");
-        free(c->rate_card);
-        c->rate_card = strdup(scalar(v));
-        return c->rate_card ? 0 : -ENOMEM;
+        return get_rates(w, v, c);
     }
 }
 
@@ -730,8 +744,8 @@ static int load_rates(struct gsd_config *c, struct gs_diag *d)
 {
     struct gs_diag why;
     gs_diag_init(&why);
-    if (c->rate_card)
-        return gs_ratecard_load(c->rate_card, &c->rates, d);
+    if (c->rate_card) /* read where the config names it */
+        return 0;
     if (gs_ratecard_load(GSD_DEFAULT_RATES, &c->rates, &why))
         gsd_log("warn", "no rate card: GET /v1/bills is refused until rateCard names one", "error",
                 why.msg, NULL);

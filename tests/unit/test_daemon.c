@@ -211,6 +211,9 @@ static void test_config_errors(void **state)
          "4194304"},
         {HEAD "maxBodyBytes: 8388608\nhttp: {maxBytesInFlight: 4194304}\n",
          ":4:7: http.maxBytesInFlight is below the largest body cap, maxBodyBytes 8388608"},
+        /* a rate card's fault named at the key that names it too */
+        {HEAD "rateCard: /nonexistent/rates.yaml\n",
+         ":3:11: rateCard: /nonexistent/rates.yaml: cannot open"},
         /* tokens no Authorization header could carry: never matched */
         {HEAD "adminToken: '  admin-0123456789abcdef'\n", ":3:13: a token is letters, digits"},
         {HEAD "adminToken: \"admin-0123456789\\r\\nabcdef\"\n", ":3:13: a token is letters"},
