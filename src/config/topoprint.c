@@ -172,7 +172,9 @@ static int yaml(FILE *f, const struct gs_topo *t, const char *name, const char *
         return gs_diag_error(d, "a nodeTemplates entry needs the GPU model (gpuModel): "
                                 "`nvidia-smi topo -m` does not print it; give --model");
     fprintf(f,
-            "    # gpusched topo: a spec.nodeTemplates entry of a Cluster (gpusched.io/v1alpha1)\n"
+            "    # gpusched topo: a spec.nodeTemplates entry of a Cluster (gpusched.io/v1alpha1);\n"
+            "    # add cpuMilli and memoryMiB, the host's, which nvidia-smi does not print:\n"
+            "    # without them the node's CPU and memory bound no pod\n"
             "    - name: %s\n      gpuModel: %s\n      gpus: %d\n",
             name, model, t->ngpus);
     if (t->ngpus > 0)
