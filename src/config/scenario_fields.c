@@ -281,6 +281,15 @@ void gs__scn_src(const struct gs__yctx *c, const struct gs__scn_load *L, const y
     src->col = col > UINT32_MAX ? UINT32_MAX : (uint32_t)col;
 }
 
+const char *gs__scn_gpus(int64_t milli, char *buf, size_t size)
+{
+    if (milli % 1000)
+        snprintf(buf, size, "%lld.%03lld", (long long)(milli / 1000), (long long)(milli % 1000));
+    else
+        snprintf(buf, size, "%lld", (long long)(milli / 1000));
+    return buf;
+}
+
 const char *gs__scn_where(const struct gs_scn_src *src, char *buf, size_t size)
 {
     snprintf(buf, size, "%.*s:%u:%u", (int)sizeof(src->file), src->file, src->line, src->col);

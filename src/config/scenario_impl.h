@@ -133,6 +133,8 @@ long gs__scn_find(struct gs_scenario *s, int kind, const char *ns, const char *n
 void gs__scn_src(const struct gs__yctx *c, const struct gs__scn_load *L, const yaml_node_t *n,
                  struct gs_scn_src *src);
 
+/* gs__scn_gpus() - milli-GPUs @milli as GPUs ("8", "0.250") into @buf (@size bytes); @buf. */
+const char *gs__scn_gpus(int64_t milli, char *buf, size_t size);
 /* gs__scn_where() - "file:line:col" of @src into @buf (a gs_scn_src prints this way). */
 const char *gs__scn_where(const struct gs_scn_src *src, char *buf, size_t size);
 

@@ -106,14 +106,6 @@ static const char *const gl_keys[] = {"maxGPUsPerPod", "maxPodsPerUser"};
 enum { GP_TOPOLOGY, GP_GANG, GP_BINPACK };
 static const char *const gp_keys[] = {"topologyAwareness", "gangScheduling", "binPacking"};
 
-static void fmt_gpus(int64_t milli, char *buf, size_t size)
-{
-    if (milli % 1000)
-        snprintf(buf, size, "%lld.%03lld", (long long)(milli / 1000), (long long)(milli % 1000));
-    else
-        snprintf(buf, size, "%lld", (long long)(milli / 1000));
-}
-
 /* check_sum() - warn when total is not dedicated + shared, saying what applies. */
 static void check_sum(struct gs__yctx *c, yaml_node_t *at, const struct gs_model_quota *q)
 {
@@ -121,9 +113,9 @@ static void check_sum(struct gs__yctx *c, yaml_node_t *at, const struct gs_model
     int64_t sum = q->dedicated_milli + q->shared_milli;
     if (q->total_milli == sum)
         return;
-    fmt_gpus(q->total_milli, t, sizeof(t));
-    fmt_gpus(q->dedicated_milli, dd, sizeof(dd));
-    fmt_gpus(q->shared_milli, sh, sizeof(sh));
+    gs__scn_gpus(q->total_milli, t, sizeof(t));
+    gs__scn_gpus(q->dedicated_milli, dd, sizeof(dd));
+    gs__scn_gpus(q->shared_milli, sh, sizeof(sh));
     if (q->total_milli < sum)
         gs__yaml_warn(c, at,
                       "quota %s: total %s is not dedicated %s + shared %s; total applies (it "

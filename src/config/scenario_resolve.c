@@ -14,6 +14,7 @@
  */
 #include "scenario_impl.h"
 
+#include "gpusched/catalog.h"
 #include "gpusched/diag.h"
 
 #include <errno.h>
@@ -258,6 +259,46 @@ static void warn_policy_tenants(struct gs_scenario *s, struct gs_diag *d)
     }
 }
 
+/* warn_dedicated() - a model whose tenants' dedicated cards outnumber the cluster's cards of it:
+ * those guarantees cannot all hold at once. A warning, as neither a Kueue ClusterQueue's nominal
+ * quota nor a Volcano queue's guarantee is checked against capacity; each tenant is named where
+ * its GPUQuota names it. Without nodes (policies validated alone) there is nothing to weigh. */
+static void warn_dedicated(struct gs_scenario *s, struct gs_diag *d)
+{
+    int64_t cards[GS_MODEL_MAX] = {0}, ded[GS_MODEL_MAX] = {0};
+    if (!s->policy.nnodes) /* policies checked without their cluster */
+        return;
+    for (size_t i = 0; i < s->policy.nnodes; i++) {
+        const struct gs_node_template *tp = &s->policy.templates[s->policy.nodes[i].template_index];
+        if (tp->model >= 0 && tp->model < GS_MODEL_MAX)
+            cards[tp->model] += tp->gpus;
+    }
+    for (size_t t = 0; t < s->policy.ntenants; t++)
+        for (int q = 0; q < s->policy.tenants[t].nquotas; q++) {
+            const struct gs_model_quota *mq = &s->policy.tenants[t].quotas[q];
+            if (mq->model >= 0 && mq->model < GS_MODEL_MAX)
+                ded[mq->model] += mq->dedicated_milli;
+        }
+    for (size_t t = 0; t < s->policy.ntenants; t++)
+        for (int q = 0; q < s->policy.tenants[t].nquotas; q++) {
+            const struct gs_model_quota *mq = &s->policy.tenants[t].quotas[q];
+            char at[AT_MAX];
+            int m = mq->model;
+            if (m < 0 || m >= GS_MODEL_MAX || !mq->dedicated_milli || ded[m] <= cards[m] * 1000)
+                continue;
+            char own[32], all[32];
+            gs_diag_warn(d,
+                         "%s: GPUQuota tenant %s: quotas.%s.dedicated is %s of the %s %s GPUs the "
+                         "GPUQuotas dedicate, and the cluster has %lld: not every tenant can have "
+                         "its dedicated cards at once",
+                         gs__scn_where(&s->policy.tenants[t].src, at, sizeof(at)),
+                         s->policy.tenants[t].name, mq->key,
+                         gs__scn_gpus(mq->dedicated_milli, own, sizeof(own)),
+                         gs__scn_gpus(ded[m], all, sizeof(all)), gs_catalog_at(m)->name,
+                         (long long)cards[m]);
+        }
+}
+
 static void warn_refs(struct gs_scenario *s, struct gs_diag *d)
 {
     char at[AT_MAX];
@@ -472,6 +513,7 @@ int gs_scenario_resolve(struct gs_scenario *s, struct gs_diag *d)
     if (rc)
         return rc;
     warn_policy_tenants(s, d);
+    warn_dedicated(s, d);
     warn_refs(s, d);
     warn_limit_ranges(s, d);
     return 0;

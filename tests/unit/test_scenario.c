@@ -352,6 +352,36 @@ static void test_contradictions_warned(void **state)
     gs_scenario_free(s);
 }
 
+/* Dedicated cards of a model that outnumber the cluster's are said to, at each GPUQuota: as
+ * Kueue's and Volcano's, the guarantees are not checked against capacity, and they cannot all
+ * hold at once. Dedicated cards within the cluster's are not. */
+static void test_dedicated_past_the_cluster(void **state)
+{
+    (void)state;
+    struct gs_diag d;
+    struct warns w;
+    static const char quotas[] =
+        "apiVersion: gpu.example.com/v1\nkind: GPUQuota\nmetadata: {name: q, namespace: a}\n"
+        "spec: {quotas: {a100-80gb: {dedicated: 8}}}\n---\n"
+        "apiVersion: gpu.example.com/v1\nkind: GPUQuota\nmetadata: {name: q, namespace: b}\n"
+        "spec: {quotas: {a100-80gb: {dedicated: 4, shared: 2}}}\n---\n"
+        "apiVersion: gpusched.io/v1alpha1\nkind: Cluster\nmetadata: {name: c}\nspec:\n"
+        "  nodeTemplates: [{name: t, gpuModel: A100-SXM4-80GB, gpus: 8}]\n";
+    char text[2048];
+    snprintf(text, sizeof(text), "%s  nodes: [{name: n1, template: t}]\n", quotas);
+    struct gs_scenario *s = load_text_ok(text, &d, &w);
+    ASSERT_WARNED(&w, ":3:32: ", "GPUQuota tenant a: quotas.a100-80gb.dedicated is 8 of the 12",
+                  "A100-SXM4-80GB GPUs the GPUQuotas dedicate, and the cluster has 8");
+    ASSERT_WARNED(&w, ":8:32: ", "GPUQuota tenant b: quotas.a100-80gb.dedicated is 4 of the 12");
+    assert_int_equal(w.n, 2);
+    gs_scenario_free(s);
+    snprintf(text, sizeof(text), "%s  nodes: [{name: n1, template: t}, {name: n2, template: t}]\n",
+             quotas);
+    s = load_text_ok(text, &d, &w);
+    assert_int_equal(w.n, 0);
+    gs_scenario_free(s);
+}
+
 static void test_warnings(void **state)
 {
     (void)state;
@@ -1895,6 +1925,7 @@ int main(void)
         cmocka_unit_test(test_seed_kube_values),
         cmocka_unit_test(test_seed_warnings),
         cmocka_unit_test(test_warnings),
+        cmocka_unit_test(test_dedicated_past_the_cluster),
         cmocka_unit_test(test_mig_policy_in_stream),
         cmocka_unit_test(test_mig_and_cards_warned),
         cmocka_unit_test(test_contradictions_warned),
