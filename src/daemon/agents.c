@@ -505,7 +505,7 @@ static int topology_agrees(const json_t *j, const char *name, int ngpus, const s
             return 0;
         json_array_foreach(mig, k, nm)
         {
-            char in[96];
+            char in[128];
             snprintf(in, sizeof(in), "%s.migInstances[%zu]", at, k);
             if (!kept_ok(nm, in, mig_kept, field, fcap, msg, mcap))
                 return 0;

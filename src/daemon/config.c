@@ -524,7 +524,8 @@ static int get_rates(const struct walk *w, yaml_node_t *v, struct gsd_config *c)
         return err_at(w, v, "%s",
                       "rateCard: expected the path of a RateCard YAML file, at most 1024 bytes");
     gs_diag_init(&why);
-    int rc = gs_ratecard_load(path, &c->rates, &why);
+    int rc = gsd_file_regular(path, &why);
+    rc = rc ? rc : gs_ratecard_load(path, &c->rates, &why);
     if (rc == -ENOMEM)
         return rc;
     c->rate_card = rc ? NULL : strdup(path);
@@ -657,8 +658,25 @@ static int walk_top(const struct walk *w, yaml_node_t *root, struct gsd_config *
     return check_unique(w, node_at, metrics_at, tenants, c);
 }
 
+int gsd_file_regular(const char *path, struct gs_diag *d)
+{
+    struct stat sb;
+    if (stat(path, &sb))
+        return gs_diag_error_code(d, errno == ENOENT ? -ENOENT : -EIO, "%s: cannot open: %s", path,
+                                  strerror(errno));
+    if (!S_ISREG(sb.st_mode))
+        return gs_diag_error(d,
+                             "%s: not a regular file (a FIFO or a device could hold gpuschedd "
+                             "reading it for ever)",
+                             path);
+    return 0;
+}
+
 static int read_file(const char *path, unsigned char **buf, size_t *len, struct gs_diag *d)
 {
+    int rc = gsd_file_regular(path, d);
+    if (rc)
+        return rc;
     FILE *f = gs__fopen_read(path);
     if (!f)
         return gs_diag_error_code(d, errno == ENOENT ? -ENOENT : -EIO, "%s: cannot open: %s", path,

@@ -116,6 +116,15 @@ struct gsd_config {
 };
 
 /*
+ * gsd_file_regular() - @path names a regular file (symlinks followed, as a ConfigMap mounts
+ * them): what gpuschedd reads its config, policies and rate card from. A FIFO or a device a
+ * writer holds open would block a read, and a reload runs on the thread that takes SIGTERM.
+ * Return: 0; -ENOENT/-EIO (cannot stat) or -EINVAL (not a regular file), each with @d naming
+ * @path.
+ */
+int gsd_file_regular(const char *path, struct gs_diag *d);
+
+/*
  * gsd_config_load() - read a DaemonConfig YAML file (kind: DaemonConfig). Plain tokens are
  * hashed at once and the text wiped; `tokenSHA256` gives the hash instead. Unknown keys are
  * errors naming path:line:column. @path NULL gives the defaults (no tenant, no admin).

@@ -125,7 +125,8 @@ int gsd_quota_load(struct gsd_config *c, const char *const *paths, size_t n, str
     if (d && !d->warn)
         d->warn = log_warning;
     for (size_t i = 0; i < n && !rc; i++)
-        rc = gs_scenario_load(s, paths[i], d);
+        if (!(rc = gsd_file_regular(paths[i], d)))
+            rc = gs_scenario_load(s, paths[i], d);
     if (!rc)
         rc = gs_scenario_resolve(s, d);
     if (d)

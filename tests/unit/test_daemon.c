@@ -23,6 +23,7 @@
 #include "gpusched/scenario.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -381,8 +382,9 @@ static void test_quota_load(void **state)
     }
 }
 
-/* Every file a reload reads, given as a FIFO no one writes, is refused at once: the reload runs
- * on the thread that takes SIGTERM, which waited in open() for a writer for ever. */
+/* Every file a reload reads, given as a FIFO, is refused at once, one a writer holds open too:
+ * the reload runs on the thread that takes SIGTERM, which waited in open() for a writer, then in
+ * read() for the writer's bytes, for ever. */
 static void test_config_fifo(void **state)
 {
     (void)state;
@@ -391,6 +393,8 @@ static void test_config_fifo(void **state)
     char fifo[64], text[160];
     snprintf(fifo, sizeof(fifo), "/tmp/gs_test_daemon_fifo.%ld", (long)getpid());
     assert_int_equal(mkfifo(fifo, 0600), 0);
+    int writer = open(fifo, O_RDWR | O_NONBLOCK); /* a writer that never writes */
+    assert_true(writer >= 0);
     alarm(60); /* a wait for a writer ends the test, failed, instead of holding it */
     gs_diag_init(&d);
     assert_int_equal(gsd_config_load(fifo, &c, &d), -EINVAL);
@@ -403,10 +407,12 @@ static void test_config_fifo(void **state)
                                &c, &d),
                      0);
     const char *paths[] = {fifo};
-    assert_int_equal(gsd_quota_load(c, paths, 1, &d), 0); /* read as an empty policy file */
+    assert_int_equal(gsd_quota_load(c, paths, 1, &d), -EINVAL); /* a writer could hold it */
+    assert_non_null(strstr(d.msg, "not a regular file"));
     assert_null(c->tenants[0].quota);
     alarm(0);
     gsd_config_free(c);
+    close(writer);
     unlink(fifo);
 }
 
