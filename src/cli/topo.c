@@ -19,12 +19,13 @@
 static void usage(FILE *f)
 {
     fprintf(
-        f,
-        "usage: gpusched topo [options] FILE   (FILE: `nvidia-smi topo -m` output, - = stdin)\n"
-        "  --json         the tree as one JSON object\n"
-        "  --yaml         a spec.nodeTemplates entry of a Cluster (needs --model)\n"
-        "  --name NAME    the template's name (default: node)\n"
-        "  --model MODEL  the GPU model, a catalog name (A100-SXM4-80GB, H100-SXM5-80GB, ...)\n");
+        f, "usage: gpusched topo [options] FILE   (FILE: `nvidia-smi topo -m` output, - = stdin)\n"
+           "  --json         the tree as one JSON object\n"
+           "  --yaml         a spec.nodeTemplates entry of a Cluster (needs --model)\n"
+           "  --name NAME    the template's name (--yaml; default: node) or the node's (the\n"
+           "                 tree's name; default: the file's path)\n"
+           "  --model MODEL  the GPU model, a catalog name (A100-SXM4-80GB, H100-SXM5-80GB, ...);\n"
+           "                 --yaml only: nvidia-smi's text does not name it\n");
 }
 
 static int name_ok(const char *s)
@@ -46,7 +47,7 @@ int cmd_topo(int argc, char **argv)
         {"name", required_argument, NULL, 'n'}, {"model", required_argument, NULL, 'm'},
         {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0}};
     enum gs_topo_format fmt = GS_TOPO_HUMAN;
-    const char *name = "node", *model = NULL;
+    const char *name = NULL, *model = NULL;
     int c;
     opterr = 0; /* its message would echo the option as typed */
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -69,7 +70,11 @@ int cmd_topo(int argc, char **argv)
         usage(stderr);
         return EXIT_BAD_INPUT;
     }
-    if (!name_ok(name)) {
+    if (model && fmt != GS_TOPO_YAML) { /* the tree shows what the text says, which has none */
+        gs__cli_say("topo", "--model is for --yaml, whose template names its GPU model");
+        return EXIT_BAD_INPUT;
+    }
+    if (name && !name_ok(name)) {
         gs__cli_say("topo", "--name \"%s\": 1-63 letters, digits, '-', '_', '.'", name);
         return EXIT_BAD_INPUT;
     }
@@ -89,7 +94,11 @@ int cmd_topo(int argc, char **argv)
     }
     int rc = gs_topo_load(argv[optind], t, &d);
     if (!rc)
-        rc = gs_topo_write(stdout, t, fmt, fmt == GS_TOPO_YAML ? name : argv[optind], model, &d);
+        rc = gs_topo_write(stdout, t, fmt,
+                           name                  ? name
+                           : fmt == GS_TOPO_YAML ? "node"
+                                                 : argv[optind],
+                           model, &d);
     if (!rc && fflush(stdout))
         rc = gs_diag_error_code(&d, -EIO, "stdout: %s", strerror(errno));
     free(t);

@@ -494,6 +494,28 @@ static void test_arguments_escaped(void **state)
     }
 }
 
+/* topo --json names the tree --name, as gpuschedd's registration wants its node named (it was
+ * the file's path whatever was given); --model, which only --yaml writes, is refused elsewhere
+ * rather than dropped. */
+static void test_topo_name_and_model(void **state)
+{
+    (void)state;
+    struct t_run r;
+    static const char file[] = "tests/data/topo/hgx_h100_8gpu_nv18_no_nic_legend.txt";
+    run(&r, ARGS("topo", "--json", "--name", "gpu-node-7", file));
+    expect_exit(&r, 0);
+    assert_non_null(strstr(r.out, "\"name\": \"gpu-node-7\""));
+    result_free(&r);
+    run(&r, ARGS("topo", "--json", file));
+    expect_exit(&r, 0);
+    assert_non_null(strstr(r.out, "hgx_h100_8gpu_nv18_no_nic_legend.txt\""));
+    result_free(&r);
+    run(&r, ARGS("topo", "--json", "--model", "L40S", file));
+    expect_exit(&r, 2);
+    assert_non_null(strstr(r.err, "--model is for --yaml"));
+    result_free(&r);
+}
+
 /* A token that is not RFC 6750's b64token is refused before any request: a line break in it
  * would have added a header of its own. */
 static void test_client_token(void **state)
@@ -1566,6 +1588,7 @@ int main(void)
         cmocka_unit_test(test_validate_refusals),
         cmocka_unit_test(test_scenario_never_runs),
         cmocka_unit_test(test_arguments_escaped),
+        cmocka_unit_test(test_topo_name_and_model),
         cmocka_unit_test(test_client_token),
         cmocka_unit_test(test_scenario_gang_nvlink_models),
         cmocka_unit_test(test_validate_bad_input),
