@@ -76,6 +76,13 @@ static int read_topology(const json_t *j, int ngpus, struct topo *t, char *field
     const json_t *gpus = json_object_get(j, "gpus"), *edges = json_object_get(j, "nvlinks"), *g;
     size_t i;
     memset(t, 0, sizeof(*t));
+    snprintf(field, fcap, "topology.gpus");
+    snprintf(msg, mcap,
+             "missing: nvlinks, links, pcieDomains and nvlinkGroups describe the cards "
+             "it lists");
+    if (!gpus && (edges || json_object_get(j, "links") || json_object_get(j, "pcieDomains") ||
+                  json_object_get(j, "nvlinkGroups")))
+        return -1;
     if (!gpus)
         return 1;
     snprintf(field, fcap, "topology.gpus");
@@ -321,12 +328,10 @@ static const struct kept gpu_kept[] = {{"numa", 'n', 0, NUMA_MAX},
                                        {"memoryMiB", 'i', 0, 1ll << 30},
                                        {"migMode", 'b', 0, 0},
                                        {NULL, 0, 0, 0}};
-static const struct kept mig_kept[] = {{"uuid", 's', 1, GS_TOPO_UUID_MAX},
-                                       {"giProfile", 'i', 0, 255},
-                                       {"start", 'i', 0, 7},
-                                       {"size", 'i', 1, 8},
-                                       {"memoryMiB", 'i', 0, 1ll << 30},
-                                       {NULL, 0, 0, 0}};
+static const struct kept mig_kept[] = {
+    {"uuid", 's', 0, GS_TOPO_UUID_MAX}, /* "": no compute one */
+    {"giProfile", 'i', 0, 255},         {"start", 'i', 0, 7}, {"size", 'i', 1, 8},
+    {"memoryMiB", 'i', 0, 1ll << 30},   {NULL, 0, 0, 0}};
 
 /* Each of @k's keys in object @o (where given) of its kind; @at names @o. Return: 1; 0 with
  * @field and @msg. */
@@ -472,6 +477,64 @@ static int listed(const json_t *given, const uint8_t *of, int ngpus)
     return ok;
 }
 
+/* Card @g's migInstances (the card's path @at): at most GS_TOPO_MIG_MAX objects of their kind,
+ * each within the card's 8 slices, on a card in MIG mode. Return: 1; 0 with @field and @msg. */
+static int mig_ok(const json_t *g, const char *at, char *field, size_t fcap, char *msg, size_t mcap)
+{
+    const json_t *mig = json_object_get(g, "migInstances"), *x;
+    size_t k;
+    snprintf(field, fcap, "%s.migInstances", at);
+    snprintf(msg, mcap,
+             "expected an array of at most %d instances, on a card whose migMode is true",
+             GS_TOPO_MIG_MAX);
+    if (mig && (!json_is_array(mig) || json_array_size(mig) > GS_TOPO_MIG_MAX ||
+                (json_array_size(mig) && !json_is_true(json_object_get(g, "migMode")))))
+        return 0;
+    json_array_foreach(mig, k, x)
+    {
+        char in[128];
+        snprintf(in, sizeof(in), "%s.migInstances[%zu]", at, k);
+        snprintf(field, fcap, "%s", in);
+        snprintf(msg, mcap, "expected an object with uuid, giProfile, start, size, memoryMiB");
+        if (!json_is_object(x) || !kept_ok(x, in, mig_kept, field, fcap, msg, mcap))
+            return 0;
+        snprintf(field, fcap, "%s.size", in);
+        snprintf(msg, mcap, "start + size past the card's 8 slices");
+        if (json_integer_value(json_object_get(x, "start")) +
+                json_integer_value(json_object_get(x, "size")) >
+            8)
+            return 0;
+    }
+    return 1;
+}
+
+/* No two cards or MIG instances of @gpus share a UUID (NVML's are unique). Return: 1; 0 with
+ * @field and @msg. */
+static int uuids_unique(const json_t *gpus, char *field, size_t fcap, char *msg, size_t mcap)
+{
+    const char *seen[GS_GPUS_MAX * (GS_TOPO_MIG_MAX + 1)];
+    size_t n = 0, i, k;
+    const json_t *g, *x;
+    json_array_foreach(gpus, i, g)
+    {
+        const char *u[GS_TOPO_MIG_MAX + 1] = {json_string_value(json_object_get(g, "uuid"))};
+        size_t nu = 1;
+        json_array_foreach(json_object_get(g, "migInstances"), k, x) u[nu++] =
+            json_string_value(json_object_get(x, "uuid"));
+        for (size_t a = 0; a < nu; a++) {
+            for (size_t b = 0; u[a] && *u[a] && b < n; b++)
+                if (!strcmp(u[a], seen[b])) {
+                    snprintf(field, fcap, "topology.gpus[%zu]%s", i, a ? ".migInstances" : ".uuid");
+                    snprintf(msg, mcap, "UUID %.96s given twice: a UUID names one device", u[a]);
+                    return 0;
+                }
+            if (u[a] && *u[a] && n < sizeof(seen) / sizeof(seen[0]))
+                seen[n++] = u[a];
+        }
+    }
+    return 1;
+}
+
 /*
  * Registration topology @j of node @name, read by read_topology() into @t, says one thing once:
  * its `name` is the node's, the values kept and shown are of their kind, and the NVLink groups
@@ -483,8 +546,8 @@ static int topology_agrees(const json_t *j, const char *name, int ngpus, const s
                            char *field, size_t fcap, char *msg, size_t mcap)
 {
     struct gs_topo g;
-    const json_t *nm = json_object_get(j, "name"), *x, *mig;
-    size_t i, k;
+    const json_t *nm = json_object_get(j, "name"), *x;
+    size_t i;
     gs_topo_init(&g);
     g.ngpus = ngpus;
     memcpy(g.nvlinks, t->links, sizeof(g.nvlinks));
@@ -498,19 +561,11 @@ static int topology_agrees(const json_t *j, const char *name, int ngpus, const s
         snprintf(at, sizeof(at), "topology.gpus[%zu]", i);
         if (!kept_ok(x, at, gpu_kept, field, fcap, msg, mcap))
             return 0;
-        mig = json_object_get(x, "migInstances");
-        snprintf(field, fcap, "%s.migInstances", at);
-        snprintf(msg, mcap, "expected an array of at most %d instances", GS_TOPO_MIG_MAX);
-        if (mig && (!json_is_array(mig) || json_array_size(mig) > GS_TOPO_MIG_MAX))
+        if (!mig_ok(x, at, field, fcap, msg, mcap))
             return 0;
-        json_array_foreach(mig, k, nm)
-        {
-            char in[128];
-            snprintf(in, sizeof(in), "%s.migInstances[%zu]", at, k);
-            if (!kept_ok(nm, in, mig_kept, field, fcap, msg, mcap))
-                return 0;
-        }
     }
+    if (!uuids_unique(json_object_get(j, "gpus"), field, fcap, msg, mcap))
+        return 0;
     if ((x = json_object_get(j, "nics")) && !read_nics(x, &g, field, fcap, msg, mcap))
         return 0;
     int links = (x = json_object_get(j, "links")) != NULL;

@@ -522,7 +522,26 @@ static const char *const contradict[][2] = {
     {T4_REG(
          "{\"index\": 1, \"pcieDomain\": 1, \"nvlinkGroup\": 1, \"migInstances\": [{\"size\": 9}]}",
          "[0, 2, 4]"),
+     "topology.gpus[1].migInstances"},
+    {T4_REG("{\"index\": 1, \"pcieDomain\": 1, \"nvlinkGroup\": 1, \"migMode\": true, "
+            "\"migInstances\": [{\"uuid\": \"MIG-1\", \"giProfile\": 0, \"start\": 7, \"size\": 2, "
+            "\"memoryMiB\": 0}]}",
+            "[0, 2, 4]"),
      "topology.gpus[1].migInstances[0].size"},
+    {T4_REG("{\"index\": 1, \"pcieDomain\": 1, \"nvlinkGroup\": 1, \"migMode\": true, "
+            "\"migInstances\": [1]}",
+            "[0, 2, 4]"),
+     "topology.gpus[1].migInstances[0]"},
+    {"{\"gpus\": 4, \"gpuModel\": \"T4\", \"topology\": {\"gpus\": [{\"index\": 0, \"pcieDomain\": "
+     "0, "
+     "\"nvlinkGroup\": 0, \"uuid\": \"GPU-a\"}, " T4_GPU(
+         1, 1) ", {\"index\": 2, \"pcieDomain\": 0, "
+               "\"nvlinkGroup\": 0, \"uuid\": \"GPU-a\"}, " T4_GPU(
+                   3, 1) "], \"nvlinks\": [[0, 2, 4], [1, 3, 4]]}}",
+     "topology.gpus[2].uuid"},
+    /* pairs with no cards to pair: they were kept and shown, and placement read the template */
+    {"{\"gpus\": 4, \"gpuModel\": \"T4\", \"topology\": {\"nvlinks\": [[0, 1, 99]]}}",
+     "topology.gpus"},
 };
 
 /*
