@@ -192,6 +192,12 @@ static int register_node(struct agent *a)
             free(body);
             return -1;
         }
+        if (!gs_bearer_token_ok(boot, strlen(boot)) || strlen(boot) > 160) { /* sent whole */
+            say("%s: expected a bearer token, 1..160 letters, digits and -._~+/ (RFC 6750)",
+                a->o.bootstrap_file);
+            free(body);
+            return -1;
+        }
         st = http(a, "POST", url, boot, body, &resp);
         json_t *j = st == 201 ? json_loads(resp, 0, NULL) : NULL;
         const char *tok = json_string_value(json_object_get(j, "token"));
@@ -526,6 +532,24 @@ static int check_node(const char *node, const char *from)
     return -1;
 }
 
+/* --server: an http:// or https:// URL of a host (libcurl's parser), no query or fragment, at
+ * most 512 bytes, so every request's URL is whole (http() adds at most 300 of path). Return: 0;
+ * -1 after saying why. */
+static int check_server(const char *url)
+{
+    size_t n = strlen(url);
+    int ok = (!strncmp(url, "http://", 7) || !strncmp(url, "https://", 8)) && n <= 512 &&
+             !strpbrk(url, "?# \t\r\n");
+    CURLU *u = ok ? curl_url() : NULL;
+    ok = ok && u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK;
+    curl_url_cleanup(u);
+    if (!ok)
+        say("--server \"%.300s\"%s: expected gpuschedd's http:// or https:// URL, at most 512 "
+            "bytes, without query or fragment",
+            url, n > 300 ? "..." : "");
+    return ok ? 0 : -1;
+}
+
 /* --json and --yaml choose --discover's form: one of them, and only with it. @flags: bit 0
  * --json given, bit 1 --yaml. Return: 0; -1 after saying why. */
 static int check_forms(const struct opts *o, int flags)
@@ -717,7 +741,8 @@ static int parse(int argc, char **argv, struct opts *o)
         o->node = host;
         from = "the host name";
     }
-    if (check_forms(o, fmt_flags) || check_node(o->node, from))
+    if (check_forms(o, fmt_flags) || check_node(o->node, from) ||
+        (!o->discover_only && check_server(o->server)))
         return -2;
     if (!o->discover_only)
         o->disc.log = stderr;
