@@ -26,11 +26,13 @@
 
 #include "gpusched/cluster.h"
 
-#define GS_TOPO_NICS_MAX   32  /* NIC rows and columns of one matrix */
-#define GS_TOPO_NAME_MAX   64  /* a NIC's or a GPU's name, bytes with the NUL */
-#define GS_TOPO_CPUS_MAX   128 /* a CPU affinity list as printed, bytes with the NUL */
-#define GS_TOPO_UUID_MAX   96  /* "GPU-<uuid>" or "MIG-<uuid>", bytes with the NUL */
-#define GS_TOPO_PCI_MAX    32  /* "00000000:07:00.0", bytes with the NUL */
+/* A CPU affinity list as printed, bytes with the NUL: CPUs numbered alternately across sockets
+ * are listed one by one ("0,2,4,...,254" is 700 bytes). */
+#define GS_TOPO_CPUS_MAX   1024
+#define GS_TOPO_NICS_MAX   32 /* NIC rows and columns of one matrix */
+#define GS_TOPO_NAME_MAX   64 /* a NIC's or a GPU's name, bytes with the NUL */
+#define GS_TOPO_UUID_MAX   96 /* "GPU-<uuid>" or "MIG-<uuid>", bytes with the NUL */
+#define GS_TOPO_PCI_MAX    32 /* "00000000:07:00.0", bytes with the NUL */
 #define GS_TOPO_EDGES_MAX  (GS_GPUS_MAX * (GS_GPUS_MAX - 1) / 2)
 #define GS_TOPO_MIG_MAX    7  /* MIG instances of one card (seven on every MIG-capable model) */
 #define GS_TOPO_NVLINK_MAX 18 /* NVLinks of one card (18 on H100 SXM) */

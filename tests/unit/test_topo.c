@@ -236,6 +236,22 @@ static void test_path_nvlink(void **state)
     assert_int_equal(t.nedges, 2);
 }
 
+/* CPUs numbered alternately across two sockets are listed one by one: 96 of them, 182 bytes, were
+ * refused as too long a word (and NVML's and hwloc's lists were cut at 127 bytes). */
+static void test_alternate_cpus(void **state)
+{
+    (void)state;
+    static struct gs_topo t;
+    struct gs_diag d;
+    char cpus[512] = "", text[1200];
+    for (int c = 0; c < 192; c += 2)
+        snprintf(cpus + strlen(cpus), sizeof(cpus) - strlen(cpus), c ? ",%d" : "%d", c);
+    snprintf(text, sizeof(text), "\tGPU0\tGPU1\tCPU Affinity\nGPU0\tX\tSYS\t%s\nGPU1\tSYS\tX\t%s\n",
+             cpus, cpus);
+    assert_int_equal(parse(text, &t, &d), 0);
+    assert_string_equal(t.gpu[1].cpus, cpus);
+}
+
 static void bad(const char *text, const char *where, const char *what)
 {
     struct gs_topo t;
@@ -272,9 +288,9 @@ static void test_malformed(void **state)
         snprintf(big + strlen(big), sizeof(big) - strlen(big), " GPU%d", g);
     bad(big, "m.txt:1:", "more GPUs than the 16");
     /* a word past the cap is named as one, where it starts, not as a long line */
-    char word[256] = "\tGPU0\tGPU";
-    memset(word + strlen(word), '7', 200);
-    bad(word, "m.txt:1:7:", "a word longer than 127 bytes");
+    char word[GS_TOPO_CPUS_MAX + 64] = "\tGPU0\tGPU";
+    memset(word + strlen(word), '7', GS_TOPO_CPUS_MAX + 16);
+    bad(word, "m.txt:1:7:", "a word longer than 1023 bytes");
     big[0] = '\0';
     for (int g = 0; g < 60; g++)
         snprintf(big + strlen(big), sizeof(big) - strlen(big), " X");
@@ -577,6 +593,7 @@ int main(void)
         cmocka_unit_test(test_forms),
         cmocka_unit_test(test_path_nvlink),
         cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_alternate_cpus),
         cmocka_unit_test(test_refused_not_dropped),
         cmocka_unit_test(test_cli_file_error),
         cmocka_unit_test(test_topology_file_simulates),
