@@ -47,7 +47,7 @@ struct parser {
 
 static int err(struct parser *P, int line, int col, const char *fmt, const char *a, const char *b)
 {
-    char what[256];
+    char what[2 * TOK_MAX + 256]; /* two words and the text: the message keeps what it can */
     snprintf(what, sizeof(what), fmt, a, b);
     return gs_diag_error(P->d, "%s:%d:%d: %s", P->path, line, col, what);
 }

@@ -91,7 +91,7 @@ void gsd_sha256(const void *data, size_t len, uint8_t out[GSD_SHA256_LEN])
 
 static int err_at(const struct walk *w, const yaml_node_t *n, const char *fmt, const char *a)
 {
-    char msg[GS_DIAG_MSG_MAX];
+    char msg[2 * GS_DIAG_MSG_MAX]; /* a quoted message and the text: the message keeps what fits */
     snprintf(msg, sizeof(msg), fmt, a);
     return gs_diag_error(w->d, "%s:%zu:%zu: %s", w->path, n->start_mark.line + 1,
                          n->start_mark.column + 1, msg);
