@@ -360,7 +360,10 @@ static int scenario_pod(struct ctx *c, const json_t *p, const char *at)
         return bad(c, at, "workload: expected a string or null");
     if (!wait || !(json_is_null(wait) || (json_is_integer(wait) && json_integer_value(wait) >= 0)))
         return bad(c, at, "wait_s: expected seconds (an integer >= 0) or null");
-    if ((rc = wait_into(c, json_is_string(kind) ? json_string_value(kind) : "(none)", wait)) != 0)
+    /* no gpusched.io/workload label: the simulator writes "", gpuschedd null */
+    const char *k =
+        json_is_string(kind) && *json_string_value(kind) ? json_string_value(kind) : "(none)";
+    if ((rc = wait_into(c, k, wait)) != 0)
         return rc;
     if (json_is_string(name)) {
         const char **v = gs_grow(r->names, &r->capnames, r->nnames + 1, sizeof(*v), 1024);

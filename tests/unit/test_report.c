@@ -326,7 +326,14 @@ static void test_simulator_output(void **state)
     r = gpusched((const char *[]){"simulate", "--scenario", yaml, "--quiet", "--json", json, NULL});
     expect(&r, 0, NULL);
     t_run_free(&r);
-    json_decref(report_data(json, tmp_path("same-card.html"), NULL, &page));
+    data = report_data(json, tmp_path("same-card.html"), NULL, &page);
+    /* its pod has no gpusched.io/workload label: its wait series is named so, not "" */
+    json_t *kinds = json_object_get(
+        json_object_get(json_array_get(json_object_get(data, "ways"), 0), "waits"), "kinds");
+    assert_int_equal(json_array_size(kinds), 1);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(kinds, 0), "name")),
+                        "(none)");
+    json_decref(data);
     free(page);
 }
 
