@@ -47,31 +47,59 @@ static uint64_t now_us(void)
     return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
 }
 
-/* The utilisation to hold @d to: the container's (its processes' own measurements, summed in the
- * region), or, while NVML's number for this process is unknown, the whole card's. */
-static unsigned measure(struct gs_shim_dev *d)
+/* How long the process's latest sample stands when NVML gives no newer one: past NVML's longest
+ * sample period (1 s) and a watcher tick. NVML lists only processes busy in a period, so after
+ * this the process is taken to be idle. */
+#define GS_SAMPLE_HOLD_US 1500000
+
+/* The process's own utilisation of @d into *@own. Return: 1 when it is news (a new sample, or 0
+ * once none stands: idle); 0 while the latest sample stands (or, from the first pass, none has
+ * come yet); -1 when NVML cannot measure. */
+static int own_util(struct gs_shim_dev *d, uint64_t now, unsigned *own)
 {
-    struct gs_shim *s = &gs__shim;
-    static _Atomic int said, unmeasured;
-    unsigned own;
-    if (gs__nvml_util(d->nvml, s->host_pid, &d->nvml_seen, &own) < 0) {
+    static _Atomic int unmeasured;
+    int rc = gs__nvml_util(d->nvml, gs__shim.host_pid, &d->nvml_seen, own);
+    if (rc < 0) {
         if (!atomic_exchange(&unmeasured, 1))
             gs__say("NVML cannot measure a limited device's utilisation; its compute limit holds "
                     "the launch rate it had");
-        return d->lim.target; /* no measurement: hold the rate */
+        return -1;
     }
-    if (s->host_pid == 0) {
-        if (!atomic_exchange(&said, 1))
+    if (rc == 0 || !d->own_us) {
+        d->own_pct = rc == 0 ? *own : 0;
+        d->own_us = now;
+        *own = d->own_pct;
+        return rc == 0;
+    }
+    if (now - d->own_us <= GS_SAMPLE_HOLD_US) {
+        *own = d->own_pct;
+        return 0;
+    }
+    *own = 0;
+    return 1;
+}
+
+/* The utilisation to hold @d to, into *@pct: the container's (its processes' own measurements,
+ * summed in the region), or, while NVML's number for this process is unknown, the whole card's.
+ * Return: own_util()'s. */
+static int measure(struct gs_shim_dev *d, unsigned *pct)
+{
+    struct gs_shim *s = &gs__shim;
+    static _Atomic int said;
+    uint64_t now = now_us();
+    int news = own_util(d, now, pct);
+    if (news < 0 || s->host_pid == 0) {
+        if (news >= 0 && !atomic_exchange(&said, 1))
             gs__say("NVML does not list this process; compute limits are held against the whole "
                     "card's utilisation");
-        return own;
+        return news;
     }
     int slot = gs__slot();
     if (slot < 0 || d->regdev < 0)
-        return own;
-    uint64_t now = now_us();
-    gs_region_set_util(s->region, slot, d->regdev, own, now);
-    return gs_region_util(s->region, d->regdev, now, 10 * GS_LIMITER_TICK_US);
+        return news;
+    gs_region_set_util(s->region, slot, d->regdev, *pct, now);
+    *pct = gs_region_util(s->region, d->regdev, now, 10 * GS_LIMITER_TICK_US);
+    return news;
 }
 
 static void *watch(void *arg)
@@ -88,8 +116,16 @@ static void *watch(void *arg)
         clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
         for (int i = 0; i < GS_REGION_DEVICES; i++) {
             struct gs_shim_dev *d = &gs__shim.dev[i];
-            if (atomic_load(&d->ready) && atomic_load(&d->lim_on))
-                gs_limiter_tick(&d->lim, measure(d));
+            unsigned pct;
+            if (!atomic_load(&d->ready) || !atomic_load(&d->lim_on))
+                continue;
+            int news = measure(d, &pct);
+            if (news > 0)
+                gs_limiter_sample(&d->lim, pct);
+            else if (news == 0) /* nothing new: the standing measurement goes on */
+                gs_limiter_tick(&d->lim);
+            else /* nothing measurable: hold the rate */
+                gs_limiter_refill(&d->lim);
         }
     }
     return NULL;
@@ -152,6 +188,7 @@ void gs__fork_child_launch(void)
         if (atomic_load(&d->lim_on))
             gs_limiter_init(&d->lim, d->cores);
         d->nvml_seen = 0;
+        d->own_us = 0; /* the child is a process of its own to NVML */
     }
 }
 

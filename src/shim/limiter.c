@@ -11,6 +11,9 @@
 #define GS_GAIN   3
 #define GS_SMOOTH 4
 
+/* NVML's longest sample period, in ticks: a measurement is never spread over more. */
+#define GS_LIMITER_MAX_EVERY 10
+
 void gs_limiter_init(struct gs_limiter *l, unsigned target_pct)
 {
     atomic_store(&l->tokens, GS_LIMITER_INITIAL);
@@ -18,14 +21,17 @@ void gs_limiter_init(struct gs_limiter *l, unsigned target_pct)
     l->rate = GS_LIMITER_INITIAL;
     l->target = target_pct;
     l->smooth = target_pct * 16;
+    l->held = 0;
+    l->since = 0;
+    l->every = GS_LIMITER_MAX_EVERY; /* until two measurements tell: the slowest NVML's */
 }
 
-static int64_t next_rate(int64_t r, unsigned util, unsigned target, int starved)
+static int64_t next_rate(int64_t r, unsigned util, unsigned target, int starved, int64_t every)
 {
     if (util > target)
-        r -= r * (int64_t)(util - target) / (GS_GAIN * (int64_t)util);
+        r -= r * (int64_t)(util - target) / (GS_GAIN * every * (int64_t)util);
     else if (starved && util < target)
-        r += r * (int64_t)(target - util) / (GS_GAIN * (int64_t)target) + 10;
+        r += r * (int64_t)(target - util) / (GS_GAIN * every * (int64_t)target) + 10;
     if (r < GS_LIMITER_MIN)
         r = GS_LIMITER_MIN;
     if (r > GS_LIMITER_MAX)
@@ -33,11 +39,8 @@ static int64_t next_rate(int64_t r, unsigned util, unsigned target, int starved)
     return r;
 }
 
-void gs_limiter_tick(struct gs_limiter *l, unsigned util_pct)
+void gs_limiter_refill(struct gs_limiter *l)
 {
-    int starved = atomic_exchange(&l->starved, 0);
-    l->smooth = (l->smooth * (GS_SMOOTH - 1) + util_pct * 16) / GS_SMOOTH;
-    l->rate = next_rate(l->rate, (l->smooth + 8) / 16, l->target, starved);
     int64_t cap = l->rate > GS_LIMITER_LAUNCH ? l->rate : GS_LIMITER_LAUNCH;
     int64_t cur = atomic_load(&l->tokens);
     int64_t next;
@@ -46,4 +49,32 @@ void gs_limiter_tick(struct gs_limiter *l, unsigned util_pct)
         if (next > cap)
             next = cap;
     } while (!atomic_compare_exchange_weak(&l->tokens, &cur, next));
+}
+
+static void adjust(struct gs_limiter *l)
+{
+    int starved = atomic_exchange(&l->starved, 0);
+    l->smooth = (l->smooth * (GS_SMOOTH - 1) + l->held * 16) / GS_SMOOTH;
+    l->rate = next_rate(l->rate, (l->smooth + 8) / 16, l->target, starved, l->every);
+    gs_limiter_refill(l);
+}
+
+void gs_limiter_sample(struct gs_limiter *l, unsigned util_pct)
+{
+    if (l->since)
+        l->every = l->since;
+    l->since = 1;
+    l->held = util_pct;
+    adjust(l);
+}
+
+void gs_limiter_tick(struct gs_limiter *l)
+{
+    if (!l->since) {
+        gs_limiter_refill(l);
+        return;
+    }
+    if (l->since < GS_LIMITER_MAX_EVERY)
+        l->since++;
+    adjust(l);
 }

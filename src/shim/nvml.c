@@ -73,14 +73,14 @@ int gs__nvml_pids(void *dev, unsigned *pids, int max)
 #define MAX_SAMPLES 1024
 static nvmlProcessUtilizationSample_t samples[MAX_SAMPLES];
 
+/* A pass with no new sample of the process says nothing of it: NVML samples less often than the
+ * watcher asks, so counting such a pass as idle measured an H200 busy half the time it was. */
 static int process_util(void *dev, int32_t host_pid, unsigned long long *seen, unsigned *pct)
 {
     unsigned n = MAX_SAMPLES;
     nvmlReturn_t rc = nv.nvmlDeviceGetProcessUtilization(dev, samples, &n, *seen);
-    if (rc == NVML_ERROR_NOT_FOUND) { /* no sample since the last pass: the process was idle */
-        *pct = 0;
-        return 0;
-    }
+    if (rc == NVML_ERROR_NOT_FOUND) /* no sample of any process since the last pass */
+        return 1;
     if (rc != NVML_SUCCESS)
         return -1;
     unsigned sum = 0, k = 0;
@@ -92,7 +92,9 @@ static int process_util(void *dev, int32_t host_pid, unsigned long long *seen, u
             k++;
         }
     }
-    *pct = k ? sum / k : 0;
+    if (k == 0)
+        return 1;
+    *pct = sum / k;
     return 0;
 }
 
@@ -100,9 +102,10 @@ static int process_util(void *dev, int32_t host_pid, unsigned long long *seen, u
  * per-process samples are not supported everywhere (vGPU, some boards). */
 int gs__nvml_util(void *dev, int32_t host_pid, unsigned long long *seen, unsigned *pct)
 {
+    int rc;
     if (host_pid != 0 && nv.nvmlDeviceGetProcessUtilization &&
-        process_util(dev, host_pid, seen, pct) == 0)
-        return 0;
+        (rc = process_util(dev, host_pid, seen, pct)) >= 0)
+        return rc;
     nvmlUtilization_t u;
     if (nv.nvmlDeviceGetUtilizationRates(dev, &u) != NVML_SUCCESS)
         return -1;

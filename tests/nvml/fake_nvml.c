@@ -21,9 +21,14 @@
  * every call that changes them is appended to $FAKE_NVML_LOG, one line each, for the tests to read.
  *
  * libgpushare's tests give none, and $FAKECUDA_STATE instead: the fake card the fake libcuda.so.1
- * keeps (tests/shim/fake_state.h), whose devices NVML lists. A process's SM utilisation is the
- * kernel time its launches added since this NVML client last asked, over the wall time since
- * then (capped at 100 %); the card's is the sum over its processes. Processes are listed by
+ * keeps (tests/shim/fake_state.h), whose devices NVML lists. Utilisation is sampled as NVML
+ * samples it: once per sample period ($FAKENVML_SAMPLE_US, default 1/6 s, the shortest period
+ * NVML documents for nvmlDeviceGetUtilizationRates; an H200 gave libgpushare a new sample at
+ * about every other 100 ms tick). A process's sample is the kernel time its launches added since
+ * this client's previous sample, over the wall time since then (capped at 100 %), stamped with
+ * the period's end; nvmlDeviceGetProcessUtilization returns only samples stamped after the
+ * caller's lastSeenTimeStamp, of processes busy in them, and NVML_ERROR_NOT_FOUND when there is
+ * none. The card's utilisation is the sum of its processes' latest samples. Processes are listed by
  * pid + the card's pid_offset, as NVML lists host pids to a container that has its own pid
  * namespace. With FAKENVML_NO_PROCESS_UTIL set, per-process utilisation is not supported, as on
  * some boards.
@@ -554,10 +559,12 @@ nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set)
 
 /* ---- utilisation, for libgpushare's compute limit, from the fake card ---- */
 
-/* Per card process: busy time and clock at this client's previous look. */
+/* Per card process and device: its latest sample (stamp: the end of its period; pct) and the busy
+ * time and clock it was taken at, by this client. */
 static struct {
     int32_t pid;
-    uint64_t busy, at_us;
+    uint64_t busy, at_us, stamp;
+    unsigned pct;
 } last[FAKE_PROCS][FAKE_DEVS];
 
 static uint64_t now_us(void)
@@ -584,25 +591,37 @@ nvmlReturn_t nvmlDeviceGetHandleByUUID(const char *uuid, nvmlDevice_t *device)
     return F.ngpu ? NVML_ERROR_NOT_FOUND : NVML_ERROR_UNINITIALIZED;
 }
 
-/* Process @i's utilisation of @dev since this client's last look, in percent. */
-static unsigned util_of(int i, int dev, uint64_t now)
+static uint64_t sample_period_us(void)
+{
+    const char *v = getenv("FAKENVML_SAMPLE_US");
+    long long us = v ? atoll(v) : 0;
+    return us > 0 ? (uint64_t)us : 166667;
+}
+
+/* Process @i's latest sample on @dev at @now: a new one once a sample period ended since the
+ * previous one, else the previous one (stamp 0: none yet). */
+static void sample_of(int i, int dev, uint64_t now, uint64_t *stamp, unsigned *pct)
 {
     struct fake_proc *p = &F.card->proc[i];
     int32_t pid = atomic_load(&p->pid);
-    uint64_t busy = atomic_load(&p->busy_us[dev]);
+    uint64_t busy = atomic_load(&p->busy_us[dev]), period = sample_period_us();
+    uint64_t edge = now / period * period;
     if (last[i][dev].pid != pid || last[i][dev].at_us == 0) {
         last[i][dev].pid = pid;
         last[i][dev].busy = busy;
         last[i][dev].at_us = now;
-        return 0;
+        last[i][dev].stamp = 0;
+        last[i][dev].pct = 0;
+    } else if (edge > last[i][dev].at_us) {
+        uint64_t dt = now - last[i][dev].at_us, db = busy - last[i][dev].busy;
+        uint64_t v = db * 100 / dt;
+        last[i][dev].pct = v > 100 ? 100 : (unsigned)v;
+        last[i][dev].busy = busy;
+        last[i][dev].at_us = now;
+        last[i][dev].stamp = edge;
     }
-    uint64_t dt = now - last[i][dev].at_us, db = busy - last[i][dev].busy;
-    last[i][dev].busy = busy;
-    last[i][dev].at_us = now;
-    if (dt == 0)
-        return 0;
-    uint64_t pct = db * 100 / dt;
-    return pct > 100 ? 100 : (unsigned)pct;
+    *stamp = last[i][dev].stamp;
+    *pct = last[i][dev].pct;
 }
 
 static int running(int i, int dev)
@@ -617,10 +636,14 @@ nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_
     int dev = card_dev(device);
     if (dev < 0)
         return NVML_ERROR_INVALID_ARGUMENT;
-    uint64_t now = now_us(), sum = 0;
-    for (int i = 0; i < FAKE_PROCS; i++)
-        if (running(i, dev))
-            sum += util_of(i, dev, now);
+    uint64_t now = now_us(), sum = 0, stamp;
+    for (int i = 0; i < FAKE_PROCS; i++) {
+        unsigned pct;
+        if (running(i, dev)) {
+            sample_of(i, dev, now, &stamp, &pct);
+            sum += pct;
+        }
+    }
     u->gpu = sum > 100 ? 100 : (unsigned)sum;
     u->memory = 0;
     return NVML_SUCCESS;
@@ -631,20 +654,23 @@ nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
                                              unsigned int *count, unsigned long long lastSeen)
 {
     int dev = card_dev(device);
-    (void)lastSeen;
     if (dev < 0 || !count)
         return NVML_ERROR_INVALID_ARGUMENT;
     if (getenv("FAKENVML_NO_PROCESS_UTIL"))
         return NVML_ERROR_NOT_SUPPORTED;
     unsigned n = 0, cap = samples ? *count : 0;
-    uint64_t now = now_us();
+    uint64_t now = now_us(), stamp;
     for (int i = 0; i < FAKE_PROCS; i++) {
+        unsigned pct;
         if (!running(i, dev))
+            continue;
+        sample_of(i, dev, now, &stamp, &pct);
+        if (stamp <= lastSeen || pct == 0)
             continue;
         if (n < cap) {
             int32_t pid = atomic_load(&F.card->proc[i].pid);
             samples[n] = (nvmlProcessUtilizationSample_t){
-                (unsigned)pid + F.card->pid_offset, now, util_of(i, dev, now), 0, 0, 0};
+                (unsigned)pid + F.card->pid_offset, stamp, pct, 0, 0, 0};
         }
         n++;
     }

@@ -1004,6 +1004,26 @@ static void test_compute_limit(void **state)
     card_free(&c);
 }
 
+/* NVML samples once per period, 1/6 s to 1 s by product, and a watcher pass between two samples
+ * learns nothing new: the process's latest sample stands, and is corrected for once (taking such
+ * a pass for idle let an H200 run at 61 % under a 30 % limit). At NVML's longest period the
+ * limit holds too, once the first samples have come: the second half of a 10 s run. */
+static void test_compute_slow_samples(void **state)
+{
+    struct tc t;
+    unsigned long long d0;
+    tc_new(&t, 40, 100, 1000, "", 1);
+    env_set(&t.e, "FAKENVML_SAMPLE_US", "%s", "1000000");
+    env_set(&t.e, "GPUSHARE_CORES_LIMIT_PERCENT", "%s", "30");
+    app(need("SHIMAPP"), "proc", "init ctx:0 launchfor:10000", &t.e, &t.r);
+    expect_ok(&t.r);
+    launched(t.r.out, 0, &d0);
+    fprintf(stderr, "compute, 1 s samples: 30 %% -> %llu %% (second half)\n", d0 / 50);
+    assert_true(d0 <= 5000 * 40 / 100); /* 5 s of 1 ms kernels at most 40 % */
+    assert_true(d0 >= 5000 * 15 / 100); /* and not held back by a sample standing too long */
+    tc_free(&t);
+}
+
 /* A board whose NVML has no per-process utilisation: the limit is held against the whole card's,
  * not left at the rate it started with (10 launches a tick: of 10 ms kernels, the whole card). */
 static void test_compute_without_process_util(void **state)
@@ -1159,6 +1179,7 @@ int main(void)
         cmocka_unit_test(test_case_11g_card),
         cmocka_unit_test(test_compute_limit),
         cmocka_unit_test(test_compute_many_threads),
+        cmocka_unit_test(test_compute_slow_samples),
         cmocka_unit_test(test_compute_without_process_util),
         cmocka_unit_test(test_compute_without_nvml),
         cmocka_unit_test(test_rtld_next),

@@ -455,17 +455,18 @@ static void test_region_creator_died(void **state)
 
 /*
  * A simulated card and tenant: the tenant launches kernels of @kernel_us as fast as its limiter
- * lets it (and as the card's queue of 1024 kernels allows); the card runs them one after another;
- * each tick the limiter gets the utilisation the card measured @delay ticks earlier, as NVML
- * reports late. Return: the utilisation achieved over the second half of @secs, in percent x 10.
+ * lets it (and as the card's queue of 1024 kernels allows); the card runs them one after another.
+ * As NVML does, the card measures its utilisation once per sample period of @every ticks, and the
+ * limiter gets each measurement @delay ticks after its period ended; the ticks between get none.
+ * Return: the utilisation achieved over the second half of @secs, in percent x 10.
  */
-static unsigned simulate(unsigned target, uint64_t kernel_us, int secs, int delay)
+static unsigned simulate(unsigned target, uint64_t kernel_us, int secs, int delay, int every)
 {
     struct gs_limiter l;
     gs_limiter_init(&l, target);
     const uint64_t step = 50;
     uint64_t queue = 0, busy_tick = 0, busy_late = 0, steps = (uint64_t)secs * 1000000 / step;
-    unsigned hist[8] = {0};
+    unsigned hist[32] = {0};
     int ticks = 0;
     for (uint64_t s = 0; s < steps; s++) {
         for (int i = 0; i < 64 && queue / kernel_us < 1024 && gs_limiter_try(&l); i++)
@@ -476,34 +477,61 @@ static unsigned simulate(unsigned target, uint64_t kernel_us, int secs, int dela
         if (s >= steps / 2)
             busy_late += work;
         if ((s + 1) * step % GS_LIMITER_TICK_US == 0) {
-            hist[ticks % 8] = (unsigned)(busy_tick * 100 / GS_LIMITER_TICK_US);
+            hist[ticks % 32] = (unsigned)(busy_tick * 100 / GS_LIMITER_TICK_US);
             ticks++;
-            gs_limiter_tick(&l, ticks > delay ? hist[(ticks - 1 - delay) % 8] : 0);
             busy_tick = 0;
+            int end = ticks - delay; /* the sample period that ended @delay ticks ago */
+            if (end >= every && end % every == 0) {
+                unsigned sum = 0;
+                for (int k = 1; k <= every; k++)
+                    sum += hist[(end - k) % 32];
+                gs_limiter_sample(&l, sum / (unsigned)every);
+            } else {
+                gs_limiter_tick(&l);
+            }
         }
     }
     return (unsigned)(busy_late * 1000 / (steps / 2 * step));
 }
 
 /* The limit holds within 2 points at 30 % and 70 %, kernels of 10 us to 5 ms, NVML one to three
- * ticks late, a tenant alone on the card. */
+ * ticks late, sampling every tick, every other (as an H200's NVML did) or every 600 ms, a tenant
+ * alone on the card. */
 static void test_limiter_settles(void **state)
 {
     static const unsigned targets[] = {30, 70};
     static const uint64_t kernels[] = {10, 200, 1000, 5000};
+    static const int periods[] = {1, 2, 6};
     for (int t = 0; t < 2; t++)
         for (int k = 0; k < 4; k++)
-            for (int delay = 1; delay <= 3; delay += 2) {
-                unsigned got = simulate(targets[t], kernels[k], 30, delay);
-                if (got + 20 < targets[t] * 10 || got > targets[t] * 10 + 20)
-                    fprintf(stderr, "target %u, kernel %llu us, delay %d: %u.%u %%\n", targets[t],
-                            (unsigned long long)kernels[k], delay, got / 10, got % 10);
-                assert_true(got + 20 >= targets[t] * 10 && got <= targets[t] * 10 + 20);
-            }
+            for (int delay = 1; delay <= 3; delay += 2)
+                for (int p = 0; p < 3; p++) {
+                    unsigned got = simulate(targets[t], kernels[k], 30, delay, periods[p]);
+                    if (got + 20 < targets[t] * 10 || got > targets[t] * 10 + 20)
+                        fprintf(stderr, "target %u, kernel %llu us, delay %d, every %d: %u.%u %%\n",
+                                targets[t], (unsigned long long)kernels[k], delay, periods[p],
+                                got / 10, got % 10);
+                    assert_true(got + 20 >= targets[t] * 10 && got <= targets[t] * 10 + 20);
+                }
+}
+
+/* At NVML's longest sample period (1 s) the limit holds for kernels of 200 us and more; tiny
+ * kernels take longer than 30 s to climb from the starting rate to theirs. */
+static void test_limiter_slow_samples(void **state)
+{
+    static const uint64_t kernels[] = {200, 1000, 5000};
+    for (int k = 0; k < 3; k++)
+        for (unsigned target = 30; target <= 70; target += 40) {
+            unsigned got = simulate(target, kernels[k], 30, 1, 10);
+            fprintf(stderr, "every 1 s: target %u, kernel %llu us: %u.%u %%\n", target,
+                    (unsigned long long)kernels[k], got / 10, got % 10);
+            assert_true(got + 20 >= target * 10 && got <= target * 10 + 20);
+        }
 }
 
 /* Token accounting: a launch costs GS_LIMITER_LAUNCH; an empty bucket refuses and marks the
- * limiter starved; an idle tenant's rate does not grow and its bucket holds one tick at most. */
+ * limiter starved; an idle tenant's rate does not grow and its bucket holds one tick at most;
+ * before the first measurement the starting rate holds. */
 static void test_limiter_tokens(void **state)
 {
     struct gs_limiter l;
@@ -514,31 +542,52 @@ static void test_limiter_tokens(void **state)
     assert_int_equal(n, GS_LIMITER_INITIAL / GS_LIMITER_LAUNCH);
     assert_int_equal(atomic_load(&l.tokens), 0);
     assert_true(atomic_load(&l.starved));
-    gs_limiter_tick(&l, 50); /* on target: the rate holds, the bucket refills by it */
+    gs_limiter_tick(&l); /* nothing measured yet: the rate holds */
+    assert_int_equal(l.rate, GS_LIMITER_INITIAL);
+    gs_limiter_sample(&l, 50); /* on target: the rate holds, the bucket refills by it */
     assert_false(atomic_load(&l.starved));
     assert_int_equal(l.rate, GS_LIMITER_INITIAL);
     assert_int_equal(atomic_load(&l.tokens), GS_LIMITER_INITIAL);
     for (int i = 0; i < 100; i++)
-        gs_limiter_tick(&l, 0); /* idle: not starved, so no growth */
+        gs_limiter_sample(&l, 0); /* idle: not starved, so no growth */
     assert_int_equal(l.rate, GS_LIMITER_INITIAL);
     assert_int_equal(atomic_load(&l.tokens), GS_LIMITER_INITIAL);
     for (int i = 0; i < 20; i++)
-        gs_limiter_tick(&l, 100); /* over: the rate falls */
+        gs_limiter_sample(&l, 100); /* over: the rate falls */
     assert_true(l.rate < GS_LIMITER_INITIAL / 4);
     assert_true(l.rate >= GS_LIMITER_MIN);
+}
+
+/* A measurement that stands over several ticks is corrected for once: ten ticks of one sample
+ * over the limit, ten apart, move the rate as one tick of a sample each tick does. */
+static void test_limiter_standing_sample(void **state)
+{
+    struct gs_limiter each, spaced;
+    gs_limiter_init(&each, 30);
+    gs_limiter_init(&spaced, 30);
+    gs_limiter_sample(&spaced, 30); /* two samples ten ticks apart: the spacing is learnt */
+    for (int i = 0; i < 9; i++)
+        gs_limiter_tick(&spaced);
+    gs_limiter_sample(&spaced, 60);
+    for (int i = 0; i < 9; i++)
+        gs_limiter_tick(&spaced);
+    gs_limiter_sample(&each, 30);
+    gs_limiter_sample(&each, 60);
+    assert_true(spaced.rate < GS_LIMITER_INITIAL);
+    assert_true(spaced.rate >= each.rate - each.rate / 4);
 }
 
 /* Two devices' limiters are independent: each settles to its own limit at once. */
 static void test_limiter_per_device(void **state)
 {
-    assert_true(simulate(30, 1000, 20, 1) <= 320);
-    assert_true(simulate(70, 1000, 20, 1) >= 680);
+    assert_true(simulate(30, 1000, 20, 1, 1) <= 320);
+    assert_true(simulate(70, 1000, 20, 1, 1) >= 680);
     struct gs_limiter a, b;
     gs_limiter_init(&a, 30);
     gs_limiter_init(&b, 70);
     for (int i = 0; i < 10; i++) {
-        gs_limiter_tick(&a, 100);
-        gs_limiter_tick(&b, 10);
+        gs_limiter_sample(&a, 100);
+        gs_limiter_sample(&b, 10);
     }
     assert_true(a.rate < GS_LIMITER_INITIAL && b.rate == GS_LIMITER_INITIAL);
 }
@@ -559,7 +608,9 @@ int main(void)
         cmocka_unit_test(test_region_file),
         cmocka_unit_test(test_region_creator_died),
         cmocka_unit_test(test_limiter_settles),
+        cmocka_unit_test(test_limiter_slow_samples),
         cmocka_unit_test(test_limiter_tokens),
+        cmocka_unit_test(test_limiter_standing_sample),
         cmocka_unit_test(test_limiter_per_device),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
