@@ -1,10 +1,11 @@
 #!/bin/sh
 # libgpushare on a real GPU: builds the library and three small CUDA programs here (nvcc), then
 # measures (a) how much each allocation path gets under a memory limit and what the card really
-# holds meanwhile, (b) the utilisation achieved under SM limits of 30 % and 70 %, and (c) what the
-# library adds to cuLaunchKernel and to a kernel-heavy loop. It changes no setting of the card and
-# expects to be alone on it. Figures go to stdout and to $OUT/figures.txt (OUT defaults to
-# /tmp/gpushare-bench). Run from anywhere:  sh bench/gpushare/run.sh
+# holds meanwhile, (d) where PyTorch is refused under that limit, (b) the utilisation achieved
+# under SM limits of 30 % and 70 %, and (c) what the library adds to cuLaunchKernel and to a
+# kernel-heavy loop. It changes no setting of the card and expects to be alone on it. Figures go
+# to stdout and to $OUT/figures.txt (OUT defaults to /tmp/gpushare-bench). Run from anywhere:
+#     sh bench/gpushare/run.sh
 set -eu
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/gpushare-bench}
@@ -42,8 +43,12 @@ held() {
     mkfifo "$fifo"
     # shellcheck disable=SC2086
     (env $1 "$B/limits" "$2" "$3" hold <"$fifo" >"$OUT/limits.out") &
+    pid=$!
     exec 3>"$fifo"
-    while ! grep -q holding "$OUT/limits.out" 2>/dev/null; do sleep 0.2; done
+    # a program that fails before it holds must not leave this waiting
+    while ! grep -q holding "$OUT/limits.out" 2>/dev/null && kill -0 "$pid" 2>/dev/null; do
+        sleep 0.2
+    done
     during=$(used_mib)
     exec 3>&-
     wait
@@ -63,6 +68,19 @@ say "limit 4096 MiB: $(held "LD_PRELOAD=$LIB GPUSHARE_REGION=$REGION GPUSHARE_ME
 # libgpushare answers CUDA_ERROR_OUT_OF_MEMORY (2) for one past the limit.
 say "no library, graphs until the card is full: $(held "" graph 4096)"
 say "default context charge, limit $LIMIT MiB: $(held "LD_PRELOAD=$LIB GPUSHARE_REGION=$REGION GPUSHARE_MEMORY_LIMIT_MIB=$LIMIT" malloc 256)"
+
+# (d) PyTorch, where python3 has it: the card it sees and where it is refused under the same limit,
+# with its native caching allocator and with cudaMallocAsync.
+if python3 -c 'import torch' 2>/dev/null; then
+    for conf in "" backend:cudaMallocAsync; do
+        say "pytorch ${conf:-native allocator}, limit $LIMIT MiB: $(env LD_PRELOAD="$LIB" \
+            GPUSHARE_REGION=$REGION GPUSHARE_MEMORY_LIMIT_MIB=$LIMIT GPUSHARE_CONTEXT_MIB="$ctx" \
+            ${conf:+PYTORCH_CUDA_ALLOC_CONF=$conf} python3 bench/gpushare/torch_limit.py 256 2>&1 |
+            tail -1)"
+    done
+else
+    say "pytorch: python3 has no torch; (d) skipped"
+fi
 
 # (b) Utilisation sampled every 200 ms by nvidia-smi; the mean of seconds 8 to 28 of a 30 s run.
 util() {
