@@ -59,6 +59,7 @@ static const struct expect fixtures[] = {
      {3, 1, 7, 5},
      {"NIC0", "NIC1", "NIC2", "NIC3"},
      "6,14,22,30"},
+    {"h200_1gpu_vm_underlined_header.txt", 1, 1, 0, 0, 0, {0}, {N}, {0}, {NULL}, "0-15"},
     {"hgx_h100_8gpu_nv18_no_nic_legend.txt",
      8,
      8,
