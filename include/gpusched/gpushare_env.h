@@ -30,10 +30,11 @@
 #define GS_GPUSHARE_ENV_CORES_PERCENT "GPUSHARE_CORES_LIMIT_PERCENT"
 
 /* What one CUDA context costs on the card, in MiB, charged at each context creation: an integer
- * 0 .. 65536. Absent: GS_GPUSHARE_DEFAULT_CONTEXT_MIB. One value for every device; the node agent
- * sets it from the card's model (docs/node-agent.md, "What a CUDA context costs"). */
+ * 0 .. 65536. Absent: GS_GPUSHARE_DEFAULT_CONTEXT_MIB, the most the node agent charges any model
+ * (an H200 measured 527 MiB: bench/README.md). One value for every device; the node agent sets it
+ * from the card's model (docs/node-agent.md, "What a CUDA context costs"). */
 #define GS_GPUSHARE_ENV_CONTEXT_MIB     "GPUSHARE_CONTEXT_MIB"
-#define GS_GPUSHARE_DEFAULT_CONTEXT_MIB 300
+#define GS_GPUSHARE_DEFAULT_CONTEXT_MIB 768
 
 /* Where the processes of a pod count their usage: an existing file's absolute path ("/dir/file",
  * components of [A-Za-z0-9._-], 200 characters at most), which the node agent makes per pod and

@@ -59,7 +59,8 @@ static const struct {
     {"H100-NVL-94GB", 768},
     {"H200", 768},
 };
-#define CTX_MIB_UNKNOWN 768 /* a model the catalog does not know: the most of any above */
+/* a model the catalog does not know: the most of any above, which is the library's own default */
+#define CTX_MIB_UNKNOWN GS_GPUSHARE_DEFAULT_CONTEXT_MIB
 
 uint32_t gs_plan_ctx_default(int model)
 {
