@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "../config/scenario_impl.h"
 #include "gpusched/diag.h"
+#include "gpusched/httpurl.h"
 #include "gpusched/grow.h"
 #include "../config/yamlutil.h"
 
@@ -448,6 +449,15 @@ static int parse_client(int argc, char **argv, struct copts *o, char **cont)
             return EXIT_BAD_INPUT;
         }
     }
+    static char server[GS_HTTP_URL_MAX + 1];
+    if (gs_http_url(o->server, server)) {
+        gs__cli_say(argv[0],
+                    "the server (--server or $GPUSCHED_SERVER) \"%.300s\"%s: expected gpuschedd's "
+                    "http:// or https:// URL, at most %d bytes, without query or fragment",
+                    o->server, strlen(o->server) > 300 ? "..." : "", GS_HTTP_URL_MAX);
+        return EXIT_BAD_INPUT;
+    }
+    o->server = server;
     /* A bearer token is RFC 6750's b64token: anything else (a line break would add a header
      * of its own to the request) is refused, not sent. */
     if (o->token &&

@@ -59,10 +59,10 @@
 
 #include "gpusched/billing.h"
 #include "gpusched/config.h"
+#include "gpusched/httpurl.h"
 #include "gpusched/sched.h"
 #include "gpusched/scenario.h"
 
-#include <curl/curl.h>
 #include <errno.h>
 #include <nettle/memops.h>
 #include <nettle/sha2.h>
@@ -429,26 +429,18 @@ static int get_file(const struct walk *w, const yaml_node_t *n, const char *key,
     return *out ? 0 : -ENOMEM;
 }
 
-/* An http:// or https:// URL without query or fragment; trailing '/' cut. */
+/* The API server's base URL (gpusched/httpurl.h), trailing '/' cut. */
 static int set_url(const struct walk *w, const yaml_node_t *n, const char *s, char **out)
 {
-    size_t scheme = !s ? 0 : !strncmp(s, "https://", 8) ? 8 : !strncmp(s, "http://", 7) ? 7 : 0;
-    int ok = scheme && s[scheme] && s[scheme] != '/' && strlen(s) < 512;
-    for (const char *p = s; ok && *p; p++)
-        ok = *p > ' ' && *p < 0x7f && *p != '?' && *p != '#';
-    CURLU *u = ok ? curl_url() : NULL; /* libcurl's parser: a host, and a port in 1..65535 */
-    ok = ok && u && curl_url_set(u, CURLUPART_URL, s, 0) == CURLUE_OK;
-    curl_url_cleanup(u);
-    if (!ok)
-        return err_at(w, n, "apiServer: expected an http:// or https:// URL, not \"%.64s\"",
+    char url[GS_HTTP_URL_MAX + 1];
+    if (gs_http_url(s, url))
+        return err_at(w, n,
+                      "apiServer: expected an http:// or https:// URL of at most 512 bytes, "
+                      "without query or fragment, not \"%.64s\"",
                       s ? s : "");
     free(*out);
-    *out = strdup(s);
-    if (!*out)
-        return -ENOMEM;
-    for (size_t len = strlen(*out); (*out)[len - 1] == '/'; len--)
-        (*out)[len - 1] = '\0';
-    return 0;
+    *out = strdup(url);
+    return *out ? 0 : -ENOMEM;
 }
 
 #define SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount/"

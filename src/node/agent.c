@@ -16,6 +16,7 @@
 
 #include "gpusched/catalog.h"
 #include "gpusched/diag.h"
+#include "gpusched/httpurl.h"
 #include "gpusched/mig.h"
 #include "gpusched/policy.h"
 #include "gpusched/topo.h"
@@ -532,22 +533,21 @@ static int check_node(const char *node, const char *from)
     return -1;
 }
 
-/* --server: an http:// or https:// URL of a host (libcurl's parser), no query or fragment, at
- * most 512 bytes, so every request's URL is whole (http() adds at most 300 of path). Return: 0;
- * -1 after saying why. */
-static int check_server(const char *url)
+/* --server: gpuschedd's base URL (gpusched/httpurl.h), kept without trailing '/'; at most 512
+ * bytes, so every request's URL is whole (http() adds at most 300 of path). Return: 0; -1 after
+ * saying why. */
+static int check_server(struct opts *o)
 {
-    size_t n = strlen(url);
-    int ok = (!strncmp(url, "http://", 7) || !strncmp(url, "https://", 8)) && n <= 512 &&
-             !strpbrk(url, "?# \t\r\n");
-    CURLU *u = ok ? curl_url() : NULL;
-    ok = ok && u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK;
-    curl_url_cleanup(u);
-    if (!ok)
-        say("--server \"%.300s\"%s: expected gpuschedd's http:// or https:// URL, at most 512 "
-            "bytes, without query or fragment",
-            url, n > 300 ? "..." : "");
-    return ok ? 0 : -1;
+    static char url[GS_HTTP_URL_MAX + 1];
+    size_t n = strlen(o->server);
+    if (gs_http_url(o->server, url) == 0) {
+        o->server = url;
+        return 0;
+    }
+    say("--server \"%.300s\"%s: expected gpuschedd's http:// or https:// URL, at most %d bytes, "
+        "without query or fragment",
+        o->server, n > 300 ? "..." : "", GS_HTTP_URL_MAX);
+    return -1;
 }
 
 /* --json and --yaml choose --discover's form: one of them, and only with it. @flags: bit 0
@@ -742,7 +742,7 @@ static int parse(int argc, char **argv, struct opts *o)
         from = "the host name";
     }
     if (check_forms(o, fmt_flags) || check_node(o->node, from) ||
-        (!o->discover_only && check_server(o->server)))
+        (!o->discover_only && check_server(o)))
         return -2;
     if (!o->discover_only)
         o->disc.log = stderr;

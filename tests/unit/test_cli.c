@@ -531,6 +531,38 @@ static void test_client_token(void **state)
     }
 }
 
+/* The server's URL is checked before any request, by the rule gpuschedd's apiServer and
+ * gpusched-agent's --server follow: another scheme would carry the token elsewhere, a query or a
+ * line break would bend every request's URL. */
+static void test_client_server(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {
+        "ftp://127.0.0.1:1", "http://a\nb",   "http://h:1/?x=", "http://h:1/#f", "",
+        "http://",           "http://h:99999"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct t_run r;
+        run(&r, ARGS("status", "--server", bad[i], "--token", "t"));
+        expect_exit(&r, 2);
+        expect_has(r.err, "gpusched status: the server (--server or $GPUSCHED_SERVER)");
+        expect_has(r.err, "expected gpuschedd's http:// or https:// URL, at most 512 bytes");
+        result_free(&r);
+    }
+    char longer[600];
+    memset(longer, 'a', sizeof(longer) - 1);
+    longer[sizeof(longer) - 1] = '\0';
+    memcpy(longer, "http://", 7);
+    struct t_run r;
+    run(&r, ARGS("status", "--server", longer, "--token", "t"));
+    expect_exit(&r, 2);
+    expect_has(r.err, "aaa\"...: expected");
+    result_free(&r);
+    /* a trailing '/' is the same server: the request goes to /v1/..., not //v1/... */
+    run(&r, ARGS("status", "--server", "http://127.0.0.1:1//", "--token", "t"));
+    expect_has(r.err, "http://127.0.0.1:1/v1/");
+    result_free(&r);
+}
+
 static void test_unwritable_outputs(void **state)
 {
     (void)state;
@@ -1590,6 +1622,7 @@ int main(void)
         cmocka_unit_test(test_arguments_escaped),
         cmocka_unit_test(test_topo_name_and_model),
         cmocka_unit_test(test_client_token),
+        cmocka_unit_test(test_client_server),
         cmocka_unit_test(test_scenario_gang_nvlink_models),
         cmocka_unit_test(test_validate_bad_input),
         cmocka_unit_test(test_scenario_percentages_agree),

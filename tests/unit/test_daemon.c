@@ -155,7 +155,8 @@ static void test_config_errors(void **state)
         {HEAD "kubernetes: [http://x]\n", ":3:13: kubernetes: expected a mapping"},
         {HEAD "kubernetes:\n  apiServr: http://x\n", ":4:3: unknown key \"apiServr\""},
         {HEAD "kubernetes:\n  apiServer: ftp://x\n",
-         ":4:14: apiServer: expected an http:// or https:// URL, not \"ftp://x\""},
+         ":4:14: apiServer: expected an http:// or https:// URL of at most 512 bytes, without "
+         "query or fragment, not \"ftp://x\""},
         {HEAD "kubernetes:\n  apiServer: https://x/api?watch=1\n", ":4:14: apiServer: expected"},
         {HEAD "kubernetes:\n  apiServer: https://\n", ":4:14: apiServer: expected"},
         {HEAD "kubernetes:\n  apiServer: http://x\n  timeoutSeconds: 0\n",
@@ -169,7 +170,8 @@ static void test_config_errors(void **state)
         {HEAD "kubernetes:\n  apiServer: http://x\n  tokenFile: /tmp\n",
          ":5:14: tokenFile: cannot read /tmp: not a regular file"},
         {HEAD "kubernetes:\n  apiServer: http://127.0.0.1:99999\n",
-         ":4:14: apiServer: expected an http:// or https:// URL, not \"http://127.0.0.1:99999\""},
+         ":4:14: apiServer: expected an http:// or https:// URL of at most 512 bytes, without "
+         "query or fragment, not \"http://127.0.0.1:99999\""},
         {HEAD "kubernetes:\n  apiServer: http://x\n  apiServer: http://y\n",
          ":5:3: key \"apiServer\" appears twice"},
         {HEAD "kubernetes:\n  timeoutSeconds: 5\n",

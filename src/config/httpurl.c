@@ -1,0 +1,25 @@
+/* A server's base URL. Contract: gpusched/httpurl.h. */
+#include "gpusched/httpurl.h"
+
+#include <curl/curl.h>
+#include <string.h>
+
+int gs_http_url(const char *s, char out[GS_HTTP_URL_MAX + 1])
+{
+    size_t scheme = !s ? 0 : !strncmp(s, "https://", 8) ? 8 : !strncmp(s, "http://", 7) ? 7 : 0;
+    size_t n = scheme ? strlen(s) : 0;
+    int ok = scheme && s[scheme] && s[scheme] != '/' && n <= GS_HTTP_URL_MAX;
+    for (const char *p = s; ok && *p; p++)
+        ok = *p > ' ' && *p < 0x7f && *p != '?' && *p != '#';
+    CURLU *u = ok ? curl_url() : NULL;
+    ok = ok && u && curl_url_set(u, CURLUPART_URL, s, 0) == CURLUE_OK;
+    curl_url_cleanup(u);
+    out[0] = '\0';
+    if (!ok)
+        return -1;
+    while (n > scheme && s[n - 1] == '/')
+        n--;
+    memcpy(out, s, n);
+    out[n] = '\0';
+    return 0;
+}
