@@ -1004,42 +1004,44 @@ static void test_compute_limit(void **state)
     card_free(&c);
 }
 
+/* One process on a fresh card under a 30 % compute limit, the fake NVML set by @var=@val,
+ * launching kernels of @kernel_us for @ms. Return: the kernels it launched in the second half. */
+static unsigned long long under_30(uint64_t kernel_us, const char *var, const char *val, int ms)
+{
+    struct tc t;
+    unsigned long long second;
+    char prog[64];
+    tc_new(&t, 40, 100, kernel_us, "", 1);
+    env_set(&t.e, var, "%s", val);
+    env_set(&t.e, "GPUSHARE_CORES_LIMIT_PERCENT", "%s", "30");
+    snprintf(prog, sizeof(prog), "init ctx:0 launchfor:%d", ms);
+    app(need("SHIMAPP"), "proc", prog, &t.e, &t.r);
+    expect_ok(&t.r);
+    launched(t.r.out, 0, &second);
+    tc_free(&t);
+    return second;
+}
+
 /* NVML samples once per period, 1/6 s to 1 s by product, and a watcher pass between two samples
  * learns nothing new: the process's latest sample stands, and is corrected for once (taking such
  * a pass for idle let an H200 run at 61 % under a 30 % limit). At NVML's longest period the
  * limit holds too, once the first samples have come: the second half of a 10 s run. */
 static void test_compute_slow_samples(void **state)
 {
-    struct tc t;
-    unsigned long long d0;
-    tc_new(&t, 40, 100, 1000, "", 1);
-    env_set(&t.e, "FAKENVML_SAMPLE_US", "%s", "1000000");
-    env_set(&t.e, "GPUSHARE_CORES_LIMIT_PERCENT", "%s", "30");
-    app(need("SHIMAPP"), "proc", "init ctx:0 launchfor:10000", &t.e, &t.r);
-    expect_ok(&t.r);
-    launched(t.r.out, 0, &d0);
+    unsigned long long d0 = under_30(1000, "FAKENVML_SAMPLE_US", "1000000", 10000);
     fprintf(stderr, "compute, 1 s samples: 30 %% -> %llu %% (second half)\n", d0 / 50);
     assert_true(d0 <= 5000 * 40 / 100); /* 5 s of 1 ms kernels at most 40 % */
     assert_true(d0 >= 5000 * 15 / 100); /* and not held back by a sample standing too long */
-    tc_free(&t);
 }
 
 /* A board whose NVML has no per-process utilisation: the limit is held against the whole card's,
  * not left at the rate it started with (10 launches a tick: of 10 ms kernels, the whole card). */
 static void test_compute_without_process_util(void **state)
 {
-    struct tc t;
-    unsigned long long d0;
-    tc_new(&t, 40, 100, 10000, "", 1);
-    env_set(&t.e, "FAKENVML_NO_PROCESS_UTIL", "%s", "1");
-    env_set(&t.e, "GPUSHARE_CORES_LIMIT_PERCENT", "%s", "30");
-    app(need("SHIMAPP"), "proc", "init ctx:0 launchfor:4000", &t.e, &t.r);
-    expect_ok(&t.r);
-    launched(t.r.out, 0, &d0);
+    unsigned long long d0 = under_30(10000, "FAKENVML_NO_PROCESS_UTIL", "1", 4000);
     fprintf(stderr, "compute, whole-card measure: 30 %% -> %llu %% (second half)\n", d0 / 2);
     assert_true(d0 <= 2000 * 40 / 100 / 10); /* 2 s of 10 ms kernels at most 40 % */
     assert_true(d0 > 0);
-    tc_free(&t);
 }
 
 /* Four threads launching on one device at once share its limit. */
