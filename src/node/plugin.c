@@ -252,15 +252,21 @@ static int allocate(void *ud, int ep, const ProtobufCMessage *req, uint8_t **out
         container(&a[c], &r[c], env[c], envp[c], mnt[c], mntp[c], cdi[c], cdip[c], &ann[c],
                   &annp[c]);
         rp[c] = &r[c];
-        if (p->log)
-            fprintf(p->log, "Allocate %s: %s\n", p->res[ep], a[c].pod);
+        if (p->log) {
+            char pod[4 * GS_PLAN_PATH_MAX]; /* the name as it came, escaped for a log line */
+            gs_text_escape(pod, sizeof(pod), a[c].pod);
+            fprintf(p->log, "Allocate %s: %s\n", p->res[ep], pod);
+        }
     }
     if (!st && p->state[0] && gs_plan_save(p->plan, p->state, &d) != 0 && p->log)
         fprintf(p->log, "%s\n", d.msg);
     pthread_mutex_unlock(p->lock);
     if (st) {
-        if (p->log)
-            fprintf(p->log, "Allocate %s refused: %s\n", p->res[ep], err);
+        if (p->log) {
+            char why[1024];
+            gs_text_escape(why, sizeof(why), err);
+            fprintf(p->log, "Allocate %s refused: %s\n", p->res[ep], why);
+        }
         return st;
     }
     resp.n_container_responses = q->n_container_requests;
