@@ -120,6 +120,23 @@ typedef struct {
     unsigned long long usedGpuMemory;
 } nvmlProcessInfo_v1_t;
 
+/* nvmlDeviceGetSamples: the driver's buffer of recent samples of one kind, each stamped; the
+ * utilisation ones carry an unsigned int (nvmlValue_t's uiVal). The two enums are int-sized. */
+typedef int nvmlSamplingType_t;
+#define NVML_GPU_UTILIZATION_SAMPLES 1
+typedef int nvmlValueType_t;
+typedef union {
+    double dVal;
+    unsigned int uiVal;
+    unsigned long ulVal;
+    unsigned long long ullVal;
+    signed long long sllVal;
+} nvmlValue_t;
+typedef struct {
+    unsigned long long timeStamp; /* CPU time of the sample, microseconds */
+    nvmlValue_t sampleValue;
+} nvmlSample_t;
+
 /* The NVML functions the agent resolves with dlsym() and needs, as X(name, parameters); each
  * returns nvmlReturn_t. */
 #define GS_NVML_FUNCS(X)                                                                           \
@@ -179,7 +196,10 @@ typedef struct {
       (nvmlDevice_t dev, nvmlProcessUtilizationSample_t * samples, unsigned int *count,            \
        unsigned long long lastSeen))                                                               \
     X(nvmlDeviceGetComputeRunningProcesses,                                                        \
-      (nvmlDevice_t dev, unsigned int *count, nvmlProcessInfo_v1_t *infos))
+      (nvmlDevice_t dev, unsigned int *count, nvmlProcessInfo_v1_t *infos))                        \
+    X(nvmlDeviceGetSamples,                                                                        \
+      (nvmlDevice_t dev, nvmlSamplingType_t type, unsigned long long lastSeen,                     \
+       nvmlValueType_t *valType, unsigned int *count, nvmlSample_t *samples))
 
 /* nvmlErrorString, the one function here that does not return nvmlReturn_t. */
 typedef const char *gs_nvml_error_string_fn(nvmlReturn_t r);

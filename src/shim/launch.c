@@ -52,46 +52,47 @@ static uint64_t now_us(void)
  * this the process is taken to be idle. */
 #define GS_SAMPLE_HOLD_US 1500000
 
-/* The process's own utilisation of @d into *@own. Return: 1 when it is news (a new sample, or 0
- * once none stands: idle); 0 while the latest sample stands (or, from the first pass, none has
- * come yet); -1 when NVML cannot measure. */
-static int own_util(struct gs_shim_dev *d, uint64_t now, unsigned *own)
+/* The utilisation NVML measured for @d into *@pct (*@card: the whole card's). Return: 1 when it
+ * is news: a new sample, or 0 once none stands (idle, which then stands as a sample does); 0
+ * while the latest stands (from the first pass, until one comes); -1 when NVML cannot measure. */
+static int sampled(struct gs_shim_dev *d, uint64_t now, unsigned *pct, int *card)
 {
     static _Atomic int unmeasured;
-    int rc = gs__nvml_util(d->nvml, gs__shim.host_pid, &d->nvml_seen, own);
+    int rc = gs__nvml_util(d->nvml, gs__shim.host_pid, &d->nvml_seen, pct, card);
     if (rc < 0) {
         if (!atomic_exchange(&unmeasured, 1))
             gs__say("NVML cannot measure a limited device's utilisation; its compute limit holds "
                     "the launch rate it had");
         return -1;
     }
-    if (rc == 0 || !d->own_us) {
-        d->own_pct = rc == 0 ? *own : 0;
-        d->own_us = now;
-        *own = d->own_pct;
-        return rc == 0;
-    }
-    if (now - d->own_us <= GS_SAMPLE_HOLD_US) {
-        *own = d->own_pct;
+    if (rc == 1 && d->own_us && now - d->own_us <= GS_SAMPLE_HOLD_US) {
+        *pct = d->own_pct;
         return 0;
     }
-    *own = 0;
-    return 1;
+    int first = rc == 1 && !d->own_us;
+    d->own_pct = rc == 0 ? *pct : 0;
+    d->own_us = now;
+    *pct = d->own_pct;
+    return !first;
 }
 
 /* The utilisation to hold @d to, into *@pct: the container's (its processes' own measurements,
- * summed in the region), or, while NVML's number for this process is unknown, the whole card's.
- * Return: own_util()'s. */
+ * summed in the region), or, where NVML does not measure this process, the whole card's as it
+ * is (summing it over the container's processes would count the card once per process).
+ * Return: sampled()'s. */
 static int measure(struct gs_shim_dev *d, unsigned *pct)
 {
     struct gs_shim *s = &gs__shim;
     static _Atomic int said;
     uint64_t now = now_us();
-    int news = own_util(d, now, pct);
-    if (news < 0 || s->host_pid == 0) {
-        if (news >= 0 && !atomic_exchange(&said, 1))
-            gs__say("NVML does not list this process; compute limits are held against the whole "
-                    "card's utilisation");
+    int card, news = sampled(d, now, pct, &card);
+    if (news < 0)
+        return news;
+    if (card) {
+        if (!atomic_exchange(&said, 1))
+            gs__say("%s; compute limits are held against the whole card's utilisation",
+                    s->host_pid == 0 ? "NVML does not list this process"
+                                     : "NVML keeps no per-process utilisation of this device");
         return news;
     }
     int slot = gs__slot();

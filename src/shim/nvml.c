@@ -72,9 +72,10 @@ int gs__nvml_pids(void *dev, unsigned *pids, int max)
 /* Samples of one watcher pass; only the watcher thread reads utilisation. */
 #define MAX_SAMPLES 1024
 static nvmlProcessUtilizationSample_t samples[MAX_SAMPLES];
+static nvmlSample_t card_samples[MAX_SAMPLES];
 
-/* A pass with no new sample of the process says nothing of it: NVML samples less often than the
- * watcher asks, so counting such a pass as idle measured an H200 busy half the time it was. */
+/* A pass with no new sample says nothing: NVML samples less often than the watcher asks, so
+ * counting such a pass as idle measured an H200 busy half the time it was. */
 static int process_util(void *dev, int32_t host_pid, unsigned long long *seen, unsigned *pct)
 {
     unsigned n = MAX_SAMPLES;
@@ -98,17 +99,44 @@ static int process_util(void *dev, int32_t host_pid, unsigned long long *seen, u
     return 0;
 }
 
-/* The process's own utilisation when NVML gives it, else the whole card's (which is never less):
- * per-process samples are not supported everywhere (vGPU, some boards). */
-int gs__nvml_util(void *dev, int32_t host_pid, unsigned long long *seen, unsigned *pct)
+/* The whole card's, from the driver's stamped samples where NVML keeps them, so that a pass
+ * between two is told apart; else the latest period's figure, taken as new at every pass. */
+static int card_util(void *dev, unsigned long long *seen, unsigned *pct)
 {
-    int rc;
-    if (host_pid != 0 && nv.nvmlDeviceGetProcessUtilization &&
-        (rc = process_util(dev, host_pid, seen, pct)) >= 0)
-        return rc;
+    unsigned n = MAX_SAMPLES;
+    nvmlValueType_t type;
+    nvmlReturn_t rc = nv.nvmlDeviceGetSamples
+                          ? nv.nvmlDeviceGetSamples(dev, NVML_GPU_UTILIZATION_SAMPLES, *seen, &type,
+                                                    &n, card_samples)
+                          : NVML_ERROR_FUNCTION_NOT_FOUND;
+    if (rc == NVML_ERROR_NOT_FOUND)
+        return 1;
+    if (rc == NVML_SUCCESS && n > 0) {
+        unsigned long long sum = 0;
+        for (unsigned i = 0; i < n && i < MAX_SAMPLES; i++) {
+            if (card_samples[i].timeStamp > *seen)
+                *seen = card_samples[i].timeStamp;
+            sum += card_samples[i].sampleValue.uiVal;
+        }
+        *pct = (unsigned)(sum / (n < MAX_SAMPLES ? n : MAX_SAMPLES));
+        return 0;
+    }
     nvmlUtilization_t u;
     if (nv.nvmlDeviceGetUtilizationRates(dev, &u) != NVML_SUCCESS)
         return -1;
     *pct = u.gpu;
     return 0;
+}
+
+/* The process's own utilisation when NVML gives it, else the whole card's (which is never less):
+ * per-process samples are not supported everywhere (vGPU, some boards). */
+int gs__nvml_util(void *dev, int32_t host_pid, unsigned long long *seen, unsigned *pct, int *card)
+{
+    int rc;
+    *card = 0;
+    if (host_pid != 0 && nv.nvmlDeviceGetProcessUtilization &&
+        (rc = process_util(dev, host_pid, seen, pct)) >= 0)
+        return rc;
+    *card = 1;
+    return card_util(dev, seen, pct);
 }

@@ -52,7 +52,7 @@ struct gs_shim_dev {
     _Atomic int lim_on; /* launches on this device pass the limiter */
     void *nvml;         /* nvmlDevice_t, for the watcher */
     unsigned long long nvml_seen;
-    unsigned own_pct; /* the process's latest NVML sample of the device (watcher only) */
+    unsigned own_pct; /* NVML's latest sample for the process on the device (watcher only) */
     uint64_t own_us;  /* when it came (or the first pass), CLOCK_MONOTONIC us; 0: not yet */
 };
 
@@ -177,14 +177,14 @@ int gs__nvml_load(void);
 void *gs__nvml_device(const unsigned char uuid[16]);
 int gs__nvml_pids(void *dev, unsigned *pids, int max);
 /*
- * gs__nvml_util() - the SM utilisation of @dev in percent: the process's own (NVML pid @host_pid)
- * from samples stamped after *@seen, which advances; with @host_pid 0, or where NVML keeps no
- * per-process samples, the whole card's.
- * Return: 0 with *@pct; 1 when NVML has no new sample of the process (it samples once per period,
- * 1/6 s to 1 s by product, and lists only processes busy in it): *@pct untouched; -1 when NVML
- * cannot measure the device.
+ * gs__nvml_util() - the SM utilisation of @dev in percent, from NVML's samples stamped after
+ * *@seen, which advances: the process's own (NVML pid @host_pid), or, with @host_pid 0 or where
+ * NVML keeps no per-process samples, the whole card's (*@card set to 1, else 0).
+ * Return: 0 with *@pct; 1 when NVML has no new sample (it samples once per period, 1/6 s to 1 s
+ * by product, and lists only processes busy in it): *@pct untouched; -1 when NVML cannot measure
+ * the device.
  */
-int gs__nvml_util(void *dev, int32_t host_pid, unsigned long long *seen, unsigned *pct);
+int gs__nvml_util(void *dev, int32_t host_pid, unsigned long long *seen, unsigned *pct, int *card);
 
 /*
  * What the driver caches for the process (pool.c, graph.c). gs__pool_note() records the device of

@@ -28,7 +28,8 @@
  * this client's previous sample, over the wall time since then (capped at 100 %), stamped with
  * the period's end; nvmlDeviceGetProcessUtilization returns only samples stamped after the
  * caller's lastSeenTimeStamp, of processes busy in them, and NVML_ERROR_NOT_FOUND when there is
- * none. The card's utilisation is the sum of its processes' latest samples. Processes are listed by
+ * none. The card's utilisation is the sum of its processes' latest samples, also as one stamped
+ * sample per period (nvmlDeviceGetSamples). Processes are listed by
  * pid + the card's pid_offset, as NVML lists host pids to a container that has its own pid
  * namespace. With FAKENVML_NO_PROCESS_UTIL set, per-process utilisation is not supported, as on
  * some boards.
@@ -674,10 +675,43 @@ nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
         }
         n++;
     }
+    *count = n;
     if (n == 0)
         return NVML_ERROR_NOT_FOUND;
-    *count = n;
     return n > cap ? NVML_ERROR_INSUFFICIENT_SIZE : NVML_SUCCESS;
+}
+
+/* The card's utilisation samples: one per period, stamped with its end, the sum of its processes'
+ * samples then. FAKENVML_NO_DEVICE_SAMPLES: not kept, as by NVML before Kepler. */
+nvmlReturn_t nvmlDeviceGetSamples(nvmlDevice_t device, nvmlSamplingType_t type,
+                                  unsigned long long lastSeen, nvmlValueType_t *valType,
+                                  unsigned int *count, nvmlSample_t *samples)
+{
+    int dev = card_dev(device);
+    if (dev < 0 || !count || !valType)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (type != NVML_GPU_UTILIZATION_SAMPLES || getenv("FAKENVML_NO_DEVICE_SAMPLES"))
+        return NVML_ERROR_NOT_SUPPORTED;
+    uint64_t now = now_us(), period = sample_period_us(), edge = now / period * period, sum = 0;
+    for (int i = 0; i < FAKE_PROCS; i++) {
+        uint64_t stamp;
+        unsigned pct;
+        if (running(i, dev)) {
+            sample_of(i, dev, now, &stamp, &pct);
+            sum += pct;
+        }
+    }
+    *valType = 1; /* NVML_VALUE_TYPE_UNSIGNED_INT */
+    if (edge <= lastSeen) {
+        *count = 0;
+        return NVML_ERROR_NOT_FOUND;
+    }
+    if (samples && *count < 1)
+        return NVML_ERROR_INSUFFICIENT_SIZE;
+    if (samples)
+        samples[0] = (nvmlSample_t){edge, {.uiVal = sum > 100 ? 100 : (unsigned)sum}};
+    *count = 1;
+    return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned int *count,

@@ -1004,23 +1004,36 @@ static void test_compute_limit(void **state)
     card_free(&c);
 }
 
-/* One process on a fresh card under a 30 % compute limit, the fake NVML set by @var=@val,
- * launching kernels of @kernel_us for @ms. Return: the kernels it launched in the second half. */
-static unsigned long long under_30(uint64_t kernel_us, const char *var, const char *val, int ms)
+/* One process on fresh card @t under a 30 % compute limit, the fake NVML set by @env ("NAME=VALUE"
+ * strings, NULL-terminated), launching kernels of @kernel_us by @prog; the caller frees @t. */
+static void run_30(struct tc *t, uint64_t kernel_us, const char *const *env, const char *prog)
+{
+    tc_new(t, 40, 100, kernel_us, "", 1);
+    for (int i = 0; env[i]; i++) {
+        char name[64];
+        const char *eq = strchr(env[i], '=');
+        snprintf(name, sizeof(name), "%.*s", (int)(eq - env[i]), env[i]);
+        env_set(&t->e, name, "%s", eq + 1);
+    }
+    env_set(&t->e, "GPUSHARE_CORES_LIMIT_PERCENT", "%s", "30");
+    app(need("SHIMAPP"), "proc", prog, &t->e, &t->r);
+    expect_ok(&t->r);
+}
+
+/* run_30() of one launchfor:@ms. Return: the kernels launched in its second half. */
+static unsigned long long under_30(uint64_t kernel_us, const char *const *env, int ms)
 {
     struct tc t;
     unsigned long long second;
     char prog[64];
-    tc_new(&t, 40, 100, kernel_us, "", 1);
-    env_set(&t.e, var, "%s", val);
-    env_set(&t.e, "GPUSHARE_CORES_LIMIT_PERCENT", "%s", "30");
     snprintf(prog, sizeof(prog), "init ctx:0 launchfor:%d", ms);
-    app(need("SHIMAPP"), "proc", prog, &t.e, &t.r);
-    expect_ok(&t.r);
+    run_30(&t, kernel_us, env, prog);
     launched(t.r.out, 0, &second);
     tc_free(&t);
     return second;
 }
+
+#define ENV(...) ((const char *const[]){__VA_ARGS__, NULL})
 
 /* NVML samples once per period, 1/6 s to 1 s by product, and a watcher pass between two samples
  * learns nothing new: the process's latest sample stands, and is corrected for once (taking such
@@ -1028,20 +1041,49 @@ static unsigned long long under_30(uint64_t kernel_us, const char *var, const ch
  * limit holds too, once the first samples have come: the second half of a 10 s run. */
 static void test_compute_slow_samples(void **state)
 {
-    unsigned long long d0 = under_30(1000, "FAKENVML_SAMPLE_US", "1000000", 10000);
+    unsigned long long d0 = under_30(1000, ENV("FAKENVML_SAMPLE_US=1000000"), 10000);
     fprintf(stderr, "compute, 1 s samples: 30 %% -> %llu %% (second half)\n", d0 / 50);
     assert_true(d0 <= 5000 * 40 / 100); /* 5 s of 1 ms kernels at most 40 % */
     assert_true(d0 >= 5000 * 15 / 100); /* and not held back by a sample standing too long */
 }
 
+/* A tenant back from 3 s idle starts from the rate it had, not from a burst: idle stands as a
+ * sample of 0 does, spread over the ticks to the next, so the rate climbs slowly until NVML
+ * measures the work (counting 0 afresh each tick let the first half-second run at 2-6 times the
+ * card with 1 s samples). */
+static void test_compute_after_idle(void **state)
+{
+    struct tc t;
+    run_30(&t, 1000, ENV("FAKENVML_SAMPLE_US=1000000"),
+           "init ctx:0 launchfor:3000 sleep:3000 launchfor:3000");
+    const char *p = strstr(t.r.out, "launched 0 ");
+    assert_non_null(p);
+    p = strstr(p + 1, "launched 0 ");
+    assert_non_null(p);
+    unsigned long long first, second;
+    assert_int_equal(sscanf(p, "launched 0 %llu %llu", &first, &second), 2);
+    fprintf(stderr, "compute, after 3 s idle, 1 s samples: 30 %% -> %llu %%, %llu %%\n", first / 15,
+            second / 15);
+    assert_true(first <= 1500 * 60 / 100); /* its first 1.5 s of 1 ms kernels at most 60 % */
+    tc_free(&t);
+}
+
 /* A board whose NVML has no per-process utilisation: the limit is held against the whole card's,
- * not left at the rate it started with (10 launches a tick: of 10 ms kernels, the whole card). */
+ * not left at the rate it started with (10 launches a tick: of 10 ms kernels, the whole card):
+ * from the driver's stamped samples (every 1/6 s, and every second), or where there are none
+ * from the latest period's figure. */
 static void test_compute_without_process_util(void **state)
 {
-    unsigned long long d0 = under_30(10000, "FAKENVML_NO_PROCESS_UTIL", "1", 4000);
+    unsigned long long d0 = under_30(10000, ENV("FAKENVML_NO_PROCESS_UTIL=1"), 4000);
     fprintf(stderr, "compute, whole-card measure: 30 %% -> %llu %% (second half)\n", d0 / 2);
     assert_true(d0 <= 2000 * 40 / 100 / 10); /* 2 s of 10 ms kernels at most 40 % */
     assert_true(d0 > 0);
+    d0 = under_30(1000, ENV("FAKENVML_NO_PROCESS_UTIL=1", "FAKENVML_SAMPLE_US=1000000"), 10000);
+    fprintf(stderr, "compute, whole-card, 1 s samples: 30 %% -> %llu %% (second half)\n", d0 / 50);
+    assert_true(d0 <= 5000 * 40 / 100 && d0 >= 5000 * 15 / 100);
+    d0 = under_30(10000, ENV("FAKENVML_NO_PROCESS_UTIL=1", "FAKENVML_NO_DEVICE_SAMPLES=1"), 4000);
+    fprintf(stderr, "compute, whole-card, no samples: 30 %% -> %llu %% (second half)\n", d0 / 2);
+    assert_true(d0 <= 2000 * 40 / 100 / 10 && d0 > 0);
 }
 
 /* Four threads launching on one device at once share its limit. */
@@ -1182,6 +1224,7 @@ int main(void)
         cmocka_unit_test(test_compute_limit),
         cmocka_unit_test(test_compute_many_threads),
         cmocka_unit_test(test_compute_slow_samples),
+        cmocka_unit_test(test_compute_after_idle),
         cmocka_unit_test(test_compute_without_process_util),
         cmocka_unit_test(test_compute_without_nvml),
         cmocka_unit_test(test_rtld_next),
