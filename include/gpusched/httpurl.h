@@ -11,8 +11,9 @@
  * gs_http_url() - check @s as a server's base URL and copy it into @out without trailing '/'
  * (paths are appended to it). A base URL is http:// or https://, then a host that libcurl's parser
  * takes (a port, if any, in 1..65535) and an optional path; at most GS_HTTP_URL_MAX bytes of
- * printable ASCII, without space, query or fragment: anything else would be cut, bend the
- * request, or send a bearer token over another protocol.
+ * printable ASCII, without user information, space, query or fragment: anything else would be
+ * cut, bend the request, send a bearer token over another protocol, or print a password in every
+ * message that names the server.
  * @s: NUL-terminated, may be NULL (refused). @out: GS_HTTP_URL_MAX + 1 bytes, the caller's.
  * Return: 0; -1 when @s is not such a URL (@out is then "").
  */

@@ -13,6 +13,13 @@ int gs_http_url(const char *s, char out[GS_HTTP_URL_MAX + 1])
         ok = *p > ' ' && *p < 0x7f && *p != '?' && *p != '#';
     CURLU *u = ok ? curl_url() : NULL;
     ok = ok && u && curl_url_set(u, CURLUPART_URL, s, 0) == CURLUE_OK;
+    char *user = NULL, *port = NULL;
+    /* user:password@ would be printed in every message naming the server */
+    ok = ok && curl_url_get(u, CURLUPART_USER, &user, 0) == CURLUE_NO_USER;
+    if (ok && curl_url_get(u, CURLUPART_PORT, &port, 0) == CURLUE_OK)
+        ok = strcmp(port, "0") != 0;
+    curl_free(user);
+    curl_free(port);
     curl_url_cleanup(u);
     out[0] = '\0';
     if (!ok)

@@ -449,7 +449,7 @@ static int set_url(const struct walk *w, const yaml_node_t *n, const char *s, ch
 static int in_cluster(const struct walk *w, yaml_node_t *at, struct gsd_kube *k)
 {
     const char *host = getenv("KUBERNETES_SERVICE_HOST"), *port = getenv("KUBERNETES_SERVICE_PORT");
-    char url[512];
+    char url[GS_HTTP_URL_MAX + 2]; /* one byte past a URL's cap: what is cut short is refused */
     if (!k->api_server && (!host || !*host || !port || !*port))
         return err_at(w, at, "%s",
                       "inCluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not set "

@@ -537,9 +537,16 @@ static void test_client_token(void **state)
 static void test_client_server(void **state)
 {
     (void)state;
-    static const char *const bad[] = {
-        "ftp://127.0.0.1:1", "http://a\nb",   "http://h:1/?x=", "http://h:1/#f", "",
-        "http://",           "http://h:99999"};
+    static const char *const bad[] = {"ftp://127.0.0.1:1",
+                                      "http://a\nb",
+                                      "http://h:1/?x=",
+                                      "http://h:1/#f",
+                                      "",
+                                      "http://",
+                                      "http://h:99999",
+                                      "http://h:0",
+                                      "http://user:secret@h:1",
+                                      "http://@h:1"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         struct t_run r;
         run(&r, ARGS("status", "--server", bad[i], "--token", "t"));

@@ -159,6 +159,7 @@ static void test_config_errors(void **state)
          "query or fragment, not \"ftp://x\""},
         {HEAD "kubernetes:\n  apiServer: https://x/api?watch=1\n", ":4:14: apiServer: expected"},
         {HEAD "kubernetes:\n  apiServer: https://\n", ":4:14: apiServer: expected"},
+        {HEAD "kubernetes:\n  apiServer: https://u:p@x\n", ":4:14: apiServer: expected"},
         {HEAD "kubernetes:\n  apiServer: http://x\n  timeoutSeconds: 0\n",
          ":5:19: timeoutSeconds: expected a whole number in 1..300"},
         {HEAD "kubernetes:\n  apiServer: http://x\n  syncSeconds: -1\n",
