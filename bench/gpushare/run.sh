@@ -39,7 +39,7 @@ used_mib() { nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -i
 held() {
     before=$(used_mib)
     fifo="$OUT/hold.$$"
-    rm -f "$fifo"
+    rm -f "$fifo" "$OUT/limits.out"
     mkfifo "$fifo"
     # shellcheck disable=SC2086
     (env $1 "$B/limits" "$2" "$3" hold <"$fifo" >"$OUT/limits.out") &
@@ -88,8 +88,9 @@ util() {
         >"$OUT/util.txt" &
     smi=$!
     # shellcheck disable=SC2086
-    line=$(env $1 "$B/sm" 30 "$2")
-    kill "$smi"
+    line=$(env $1 "$B/sm" 30 "$2") || line="sm failed (exit status $?)"
+    kill "$smi" 2>/dev/null || true
+    wait "$smi" 2>/dev/null || true
     mean=$(awk 'NR > 40 && NR <= 140 { s += $1; n++ } END { if (n) printf "%.1f", s / n }' "$OUT/util.txt")
     echo "$line utilisation_pct=$mean"
 }
