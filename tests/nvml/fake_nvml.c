@@ -632,12 +632,10 @@ static int running(int i, int dev)
            fake_alive(atomic_load(&p->pid));
 }
 
-nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t *u)
+/* The card's utilisation at @now: the sum of its processes' latest samples, capped at 100 %. */
+static unsigned card_pct(int dev, uint64_t now)
 {
-    int dev = card_dev(device);
-    if (dev < 0)
-        return NVML_ERROR_INVALID_ARGUMENT;
-    uint64_t now = now_us(), sum = 0, stamp;
+    uint64_t sum = 0, stamp;
     for (int i = 0; i < FAKE_PROCS; i++) {
         unsigned pct;
         if (running(i, dev)) {
@@ -645,7 +643,15 @@ nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_
             sum += pct;
         }
     }
-    u->gpu = sum > 100 ? 100 : (unsigned)sum;
+    return sum > 100 ? 100 : (unsigned)sum;
+}
+
+nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t *u)
+{
+    int dev = card_dev(device);
+    if (dev < 0)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    u->gpu = card_pct(dev, now_us());
     u->memory = 0;
     return NVML_SUCCESS;
 }
@@ -692,15 +698,8 @@ nvmlReturn_t nvmlDeviceGetSamples(nvmlDevice_t device, nvmlSamplingType_t type,
         return NVML_ERROR_INVALID_ARGUMENT;
     if (type != NVML_GPU_UTILIZATION_SAMPLES || getenv("FAKENVML_NO_DEVICE_SAMPLES"))
         return NVML_ERROR_NOT_SUPPORTED;
-    uint64_t now = now_us(), period = sample_period_us(), edge = now / period * period, sum = 0;
-    for (int i = 0; i < FAKE_PROCS; i++) {
-        uint64_t stamp;
-        unsigned pct;
-        if (running(i, dev)) {
-            sample_of(i, dev, now, &stamp, &pct);
-            sum += pct;
-        }
-    }
+    uint64_t now = now_us(), period = sample_period_us(), edge = now / period * period;
+    unsigned pct = card_pct(dev, now);
     *valType = 1; /* NVML_VALUE_TYPE_UNSIGNED_INT */
     if (edge <= lastSeen) {
         *count = 0;
@@ -709,7 +708,7 @@ nvmlReturn_t nvmlDeviceGetSamples(nvmlDevice_t device, nvmlSamplingType_t type,
     if (samples && *count < 1)
         return NVML_ERROR_INSUFFICIENT_SIZE;
     if (samples)
-        samples[0] = (nvmlSample_t){edge, {.uiVal = sum > 100 ? 100 : (unsigned)sum}};
+        samples[0] = (nvmlSample_t){edge, {.uiVal = pct}};
     *count = 1;
     return NVML_SUCCESS;
 }
