@@ -19,7 +19,7 @@ void gs_diag_init(struct gs_diag *d)
  * (U+0080-U+009F), one of Unicode's bidirectional format characters (UAX #9: U+061C, U+200E,
  * U+200F, U+202A-U+202E, U+2066-U+2069), which reorder what a terminal shows, a line or paragraph
  * separator (U+2028, U+2029), which break a line in many viewers, or a zero-width one (U+200B-
- * U+200D, U+2060, U+FEFF), which hides in a name; else 0. */
+ * U+200D, U+2060, U+FEFF), which hides in a name; else 0, *@len untouched. */
 static unsigned invisible(const unsigned char *c, int *len)
 {
     unsigned cp = 0;
@@ -35,7 +35,8 @@ static unsigned invisible(const unsigned char *c, int *len)
         !((cp >= 0x200b && cp <= 0x200f) || (cp >= 0x2028 && cp <= 0x2029) ||
           (cp >= 0x202a && cp <= 0x202e) || cp == 0x2060 || (cp >= 0x2066 && cp <= 0x2069)))
         cp = 0;
-    *len = cp >= 0x800 ? 3 : 2;
+    if (cp)
+        *len = cp >= 0x800 ? 3 : 2;
     return cp;
 }
 

@@ -1239,6 +1239,9 @@ static void test_text_escape(void **state)
     assert_int_equal(gs_text_escape(out, 5, "a\x7f"), 1); /* \x7f needs 4 bytes and the NUL */
     assert_string_equal(out, "a");
     assert_int_equal(gs_text_escape(out, 0, "a"), 0);
+    /* characters of three and four bytes are written whole (Chinese names, an emoji) */
+    assert_int_equal(gs_text_escape(out, sizeof(out), "\xe4\xbe\x8b\xf0\x9f\x98\x80"), 7);
+    assert_string_equal(out, "\xe4\xbe\x8b\xf0\x9f\x98\x80");
     /* bytes that are not well-formed UTF-8 (RFC 3629), one by one: a stray byte, a character
      * cut short, an overlong form, a surrogate */
     char big[64];
