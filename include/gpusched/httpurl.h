@@ -15,7 +15,8 @@
  * cut, bend the request, send a bearer token over another protocol, or print a password in every
  * message that names the server.
  * @s: NUL-terminated, may be NULL (refused). @out: GS_HTTP_URL_MAX + 1 bytes, the caller's.
- * Return: 0; -1 when @s is not such a URL (@out is then "").
+ * Return: 0; -1 when @s is not such a URL: @out is then @s as a message may show it, its first
+ * GS_HTTP_URL_MAX - 3 bytes with any user information masked as "***".
  */
 int gs_http_url(const char *s, char out[GS_HTTP_URL_MAX + 1]);
 

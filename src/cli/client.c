@@ -83,6 +83,7 @@ static long call(const char *cmd, const struct copts *o, const char *method, con
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
     curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
+    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L); /* an address that never answers */
     if (o->cacert)
         curl_easy_setopt(c, CURLOPT_CAINFO, o->cacert);
     if (body)
@@ -454,7 +455,7 @@ static int parse_client(int argc, char **argv, struct copts *o, char **cont)
         gs__cli_say(argv[0],
                     "the server (--server or $GPUSCHED_SERVER) \"%.300s\"%s: expected gpuschedd's "
                     "http:// or https:// URL, at most %d bytes, without query or fragment",
-                    o->server, strlen(o->server) > 300 ? "..." : "", GS_HTTP_URL_MAX);
+                    server, strlen(server) > 300 ? "..." : "", GS_HTTP_URL_MAX);
         return EXIT_BAD_INPUT;
     }
     o->server = server;

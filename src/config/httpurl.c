@@ -2,7 +2,24 @@
 #include "gpusched/httpurl.h"
 
 #include <curl/curl.h>
+#include <stdio.h>
 #include <string.h>
+
+/* @s as a message may show it, into @out: its first bytes, with user information masked. */
+static void shown(const char *s, char out[GS_HTTP_URL_MAX + 1])
+{
+    snprintf(out, GS_HTTP_URL_MAX - 2, "%s", s); /* room for "***" in place of one byte */
+    const char *p = strstr(out, "://");
+    char *host = p ? out + (p - out) + 3 : out;
+    size_t n = strcspn(host, "/?#");
+    char *at = NULL;
+    for (char *c = host; c < host + n; c++)
+        at = *c == '@' ? c : at;
+    if (at) {
+        memmove(host + 3, at, strlen(at) + 1);
+        memcpy(host, "***", 3);
+    }
+}
 
 int gs_http_url(const char *s, char out[GS_HTTP_URL_MAX + 1])
 {
@@ -21,9 +38,10 @@ int gs_http_url(const char *s, char out[GS_HTTP_URL_MAX + 1])
     curl_free(user);
     curl_free(port);
     curl_url_cleanup(u);
-    out[0] = '\0';
-    if (!ok)
+    if (!ok) {
+        shown(s ? s : "", out);
         return -1;
+    }
     while (n > scheme && s[n - 1] == '/')
         n--;
     memcpy(out, s, n);

@@ -437,7 +437,7 @@ static int set_url(const struct walk *w, const yaml_node_t *n, const char *s, ch
         return err_at(w, n,
                       "apiServer: expected an http:// or https:// URL of at most 512 bytes, "
                       "without query or fragment, not \"%.64s\"",
-                      s ? s : "");
+                      url);
     free(*out);
     *out = strdup(url);
     return *out ? 0 : -ENOMEM;

@@ -539,14 +539,13 @@ static int check_node(const char *node, const char *from)
 static int check_server(struct opts *o)
 {
     static char url[GS_HTTP_URL_MAX + 1];
-    size_t n = strlen(o->server);
     if (gs_http_url(o->server, url) == 0) {
         o->server = url;
         return 0;
     }
     say("--server \"%.300s\"%s: expected gpuschedd's http:// or https:// URL, at most %d bytes, "
         "without query or fragment",
-        o->server, n > 300 ? "..." : "", GS_HTTP_URL_MAX);
+        url, strlen(url) > 300 ? "..." : "", GS_HTTP_URL_MAX);
     return -1;
 }
 

@@ -553,6 +553,7 @@ static void test_client_server(void **state)
         expect_exit(&r, 2);
         expect_has(r.err, "gpusched status: the server (--server or $GPUSCHED_SERVER)");
         expect_has(r.err, "expected gpuschedd's http:// or https:// URL, at most 512 bytes");
+        assert_null(strstr(r.err, "secret")); /* a password is not repeated */
         result_free(&r);
     }
     char longer[600];
