@@ -451,11 +451,9 @@ static int parse_client(int argc, char **argv, struct copts *o, char **cont)
         }
     }
     static char server[GS_HTTP_URL_MAX + 1];
-    if (gs_http_url(o->server, server)) {
-        gs__cli_say(argv[0],
-                    "the server (--server or $GPUSCHED_SERVER) \"%.300s\"%s: expected gpuschedd's "
-                    "http:// or https:// URL, at most %d bytes, without query or fragment",
-                    server, strlen(server) > 300 ? "..." : "", GS_HTTP_URL_MAX);
+    char why[512];
+    if (gs_http_url(o->server, server, why, sizeof(why))) {
+        gs__cli_say(argv[0], "the server (--server or $GPUSCHED_SERVER) %s", why);
         return EXIT_BAD_INPUT;
     }
     o->server = server;

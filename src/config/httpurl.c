@@ -5,43 +5,83 @@
 #include <stdio.h>
 #include <string.h>
 
-/* @s as a message may show it, into @out: its first bytes, with user information masked. */
-static void shown(const char *s, char out[GS_HTTP_URL_MAX + 1])
+#define SHOWN_MAX 300 /* bytes of a refused URL a message repeats */
+
+/* @s as a message may show it, into @out (SHOWN_MAX + 4 bytes): its first bytes, with user
+ * information masked and "..." where it was cut. */
+static void shown(const char *s, char out[SHOWN_MAX + 4])
 {
-    snprintf(out, GS_HTTP_URL_MAX - 2, "%s", s); /* room for "***" in place of one byte */
+    snprintf(out, SHOWN_MAX + 1, "%s", s);
     const char *p = strstr(out, "://");
     char *host = p ? out + (p - out) + 3 : out;
     size_t n = strcspn(host, "/?#");
     char *at = NULL;
     for (char *c = host; c < host + n; c++)
         at = *c == '@' ? c : at;
-    if (at) {
+    if (at) { /* "***" takes the place of at least one byte, so the text only shrinks */
         memmove(host + 3, at, strlen(at) + 1);
         memcpy(host, "***", 3);
     }
+    if (strlen(s) > SHOWN_MAX)
+        strcat(out, "...");
 }
 
-int gs_http_url(const char *s, char out[GS_HTTP_URL_MAX + 1])
+/* What is wrong with @s (its scheme @scheme bytes long), or NULL when it is a base URL. */
+static const char *fault(const char *s, size_t scheme, char *buf, size_t size)
 {
-    size_t scheme = !s ? 0 : !strncmp(s, "https://", 8) ? 8 : !strncmp(s, "http://", 7) ? 7 : 0;
-    size_t n = scheme ? strlen(s) : 0;
-    int ok = scheme && s[scheme] && s[scheme] != '/' && n <= GS_HTTP_URL_MAX;
-    for (const char *p = s; ok && *p; p++)
-        ok = *p > ' ' && *p < 0x7f && *p != '?' && *p != '#';
-    CURLU *u = ok ? curl_url() : NULL;
-    ok = ok && u && curl_url_set(u, CURLUPART_URL, s, 0) == CURLUE_OK;
+    if (!scheme)
+        return "expected http:// or https://";
+    if (!s[scheme] || s[scheme] == '/')
+        return "no host after \"://\"";
+    if (strlen(s) > GS_HTTP_URL_MAX) {
+        snprintf(buf, size, "longer than %d bytes", GS_HTTP_URL_MAX);
+        return buf;
+    }
+    for (const char *p = s; *p; p++) {
+        if (*p == '?' || *p == '#')
+            return *p == '?' ? "a query (\"?\"): paths are appended to a base URL"
+                             : "a fragment (\"#\"): paths are appended to a base URL";
+        if (*p <= ' ' || *p >= 0x7f) {
+            snprintf(buf, size, "byte %zu is 0x%02x: expected printable ASCII without space",
+                     (size_t)(p - s) + 1, (unsigned char)*p);
+            return buf;
+        }
+    }
+    size_t auth = strcspn(s + scheme, "/");
+    if (s[scheme + auth - 1] == ':')
+        return "a ':' without a port after it";
+    CURLU *u = curl_url();
+    CURLUcode rc = u ? curl_url_set(u, CURLUPART_URL, s, 0) : CURLUE_OUT_OF_MEMORY;
     char *user = NULL, *port = NULL;
-    /* user:password@ would be printed in every message naming the server */
-    ok = ok && curl_url_get(u, CURLUPART_USER, &user, 0) == CURLUE_NO_USER;
-    if (ok && curl_url_get(u, CURLUPART_PORT, &port, 0) == CURLUE_OK)
-        ok = strcmp(port, "0") != 0;
+    const char *why = NULL;
+    if (rc != CURLUE_OK) {
+        snprintf(buf, size, "libcurl cannot parse it: %s", curl_url_strerror(rc));
+        why = buf;
+    } else if (curl_url_get(u, CURLUPART_USER, &user, 0) != CURLUE_NO_USER) {
+        /* user:password@ would be printed in every message naming the server */
+        why = "user information (\"user:password@\"): give the credentials as a token, not in the "
+              "URL";
+    } else if (curl_url_get(u, CURLUPART_PORT, &port, 0) == CURLUE_OK && !strcmp(port, "0")) {
+        why = "port 0: expected 1..65535";
+    }
     curl_free(user);
     curl_free(port);
     curl_url_cleanup(u);
-    if (!ok) {
-        shown(s ? s : "", out);
+    return why;
+}
+
+int gs_http_url(const char *s, char out[GS_HTTP_URL_MAX + 1], char *why, size_t wsize)
+{
+    size_t scheme = !s ? 0 : !strncmp(s, "https://", 8) ? 8 : !strncmp(s, "http://", 7) ? 7 : 0;
+    char buf[96], show[SHOWN_MAX + 4];
+    const char *bad = fault(s ? s : "", scheme, buf, sizeof(buf));
+    out[0] = '\0';
+    if (bad) {
+        shown(s ? s : "", show);
+        snprintf(why, wsize, "\"%s\": %s", show, bad);
         return -1;
     }
+    size_t n = strlen(s);
     while (n > scheme && s[n - 1] == '/')
         n--;
     memcpy(out, s, n);

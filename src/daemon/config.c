@@ -432,12 +432,9 @@ static int get_file(const struct walk *w, const yaml_node_t *n, const char *key,
 /* The API server's base URL (gpusched/httpurl.h), trailing '/' cut. */
 static int set_url(const struct walk *w, const yaml_node_t *n, const char *s, char **out)
 {
-    char url[GS_HTTP_URL_MAX + 1];
-    if (gs_http_url(s, url))
-        return err_at(w, n,
-                      "apiServer: expected an http:// or https:// URL of at most 512 bytes, "
-                      "without query or fragment, not \"%.64s\"",
-                      url);
+    char url[GS_HTTP_URL_MAX + 1], why[512];
+    if (gs_http_url(s, url, why, sizeof(why)))
+        return err_at(w, n, "apiServer %s", why);
     free(*out);
     *out = strdup(url);
     return *out ? 0 : -ENOMEM;

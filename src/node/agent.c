@@ -539,13 +539,12 @@ static int check_node(const char *node, const char *from)
 static int check_server(struct opts *o)
 {
     static char url[GS_HTTP_URL_MAX + 1];
-    if (gs_http_url(o->server, url) == 0) {
+    char why[512];
+    if (gs_http_url(o->server, url, why, sizeof(why)) == 0) {
         o->server = url;
         return 0;
     }
-    say("--server \"%.300s\"%s: expected gpuschedd's http:// or https:// URL, at most %d bytes, "
-        "without query or fragment",
-        url, strlen(url) > 300 ? "..." : "", GS_HTTP_URL_MAX);
+    say("--server %s (gpuschedd's base URL)", why);
     return -1;
 }
 

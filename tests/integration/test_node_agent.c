@@ -730,9 +730,10 @@ static void test_bad_usage(void **state)
                (const char *[]){"--discover", "--json", "--yaml", NULL});
     agent_says(2, "--bogus\\x07: an unknown option", (const char *[]){"--bogus\a", NULL});
     /* a server that is no URL was found out only after discovery, as "no answer" */
-    const char *no_url = "expected gpuschedd's http:// or https:// URL";
-    agent_says(2, no_url, (const char *[]){"--node", NODE, "--server", "", NULL});
-    agent_says(2, no_url, (const char *[]){"--node", NODE, "--server", "ftp://127.0.0.1:1", NULL});
+    agent_says(2, "--server \"\": expected http:// or https:// (gpuschedd's base URL)",
+               (const char *[]){"--node", NODE, "--server", "", NULL});
+    agent_says(2, "--server \"ftp://127.0.0.1:1\": expected http",
+               (const char *[]){"--node", NODE, "--server", "ftp://127.0.0.1:1", NULL});
     /* nvidia-smi's text names no model, and the agent has no --model to give one */
     snprintf(smi, sizeof(smi), "%s/nvidia-smi", E.agent_dir);
     snprintf(text, sizeof(text),
