@@ -452,10 +452,16 @@ static int in_cluster(const struct walk *w, yaml_node_t *at, struct gsd_kube *k)
                       "inCluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not set "
                       "(not in a pod?); give apiServer");
     if (!k->api_server) {
+        char why[512], api[GS_HTTP_URL_MAX + 1];
         snprintf(url, sizeof(url), strchr(host, ':') ? "https://[%s]:%s" : "https://%s:%s", host,
                  port);
-        if (set_url(w, at, url, &k->api_server))
-            return -EINVAL;
+        if (gs_http_url(url, api, why, sizeof(why)))
+            return err_at(w, at,
+                          "inCluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT make %s",
+                          why);
+        k->api_server = strdup(api);
+        if (!k->api_server)
+            return -ENOMEM;
     }
     /* Not checked here, unlike tokenFile and caFile given: a pod is given both, and each bind
      * says so should the token not be there (automountServiceAccountToken: false). */

@@ -310,6 +310,12 @@ static void test_config_kubernetes(void **state)
     assert_string_equal(c->kube->ca_file, "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt");
     assert_int_equal(c->kube->timeout_ms, 5000);
     gsd_config_free(c);
+    /* A bad service port is blamed on the variables it came from, not on apiServer. */
+    setenv("KUBERNETES_SERVICE_PORT", "99999", 1);
+    assert_int_not_equal(load_text(HEAD "kubernetes: {inCluster: true}\n", &c, &d), 0);
+    assert_non_null(strstr(d.msg, "inCluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT "
+                                  "make \"https://[fd00::1]:99999\": libcurl cannot parse it"));
+    setenv("KUBERNETES_SERVICE_PORT", "443", 1);
     /* What is given wins over inCluster, whatever the order. */
     setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1", 1);
     snprintf(text, sizeof(text), HEAD "kubernetes: {inCluster: true, tokenFile: %s}\n", file);
