@@ -104,12 +104,15 @@ void gsd_reply_render(struct gsd_req *r)
 
 void gsd_reply_error(struct gsd_req *r, int status, const char *field, const char *fmt, ...)
 {
-    char msg[GS_DIAG_MSG_MAX];
+    char raw[GS_DIAG_MSG_MAX], msg[GS_DIAG_MSG_MAX], at[GS_DIAG_MSG_MAX];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
+    vsnprintf(raw, sizeof(raw), fmt, ap);
     va_end(ap);
-    gsd_reply_json(r, status, json_pack("{s:s, s:s}", "error", msg, "field", field));
+    /* Either may quote the request's bytes, which need not be UTF-8: a JSON string must be. */
+    gs_text_escape(msg, sizeof(msg), raw);
+    gs_text_escape(at, sizeof(at), field);
+    gsd_reply_json(r, status, json_pack("{s:s, s:s}", "error", msg, "field", at));
 }
 
 const char *gsd_qarg(const struct gsd_req *r, const char *key)
@@ -168,14 +171,23 @@ static int may_use_ns(const struct gsd_state *st, const struct who *w, const cha
     return gsd_may_use_ns(st->cfg, w->admin ? NULL : w->tenant, ns, r);
 }
 
-int gsd_ns_owned(struct gsd_state *st, const char *ns, struct gsd_req *r)
+const char *gsd_ns_unowned(const struct gsd_state *st, const char *ns, char *buf, size_t cap)
 {
     if (st->cfg->ntenants == 0 || gsd_tenant_of_ns(st->cfg, ns))
+        return NULL;
+    snprintf(buf, cap,
+             "metadata.namespace: %.*s belongs to no tenant of the config, so its use could be "
+             "neither counted against a quota nor billed",
+             GSD_NAME_MAX, ns);
+    return buf;
+}
+
+int gsd_ns_owned(struct gsd_state *st, const char *ns, struct gsd_req *r)
+{
+    char why[GS_DIAG_MSG_MAX];
+    if (!gsd_ns_unowned(st, ns, why, sizeof(why)))
         return 1;
-    gsd_reply_error(r, 400, "metadata.namespace",
-                    "metadata.namespace: %s belongs to no tenant of the config, so its use could "
-                    "be neither counted against a quota nor billed",
-                    ns);
+    gsd_reply_error(r, 400, "metadata.namespace", "%s", why);
     return 0;
 }
 

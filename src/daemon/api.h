@@ -30,6 +30,11 @@ void gsd_reply_render(struct gsd_req *r);
  */
 int gsd_ns_owned(struct gsd_state *st, const char *ns, struct gsd_req *r);
 /*
+ * gsd_ns_unowned() - NULL when namespace @ns belongs to a tenant of the config (or the config names
+ * none); else @buf (@cap bytes, the caller's), filled with why a pod there is refused.
+ */
+const char *gsd_ns_unowned(const struct gsd_state *st, const char *ns, char *buf, size_t cap);
+/*
  * gsd_api_prepare() - the work of @r that reads no state, done by the HTTP event thread before
  * @r is queued, so that the one scheduler thread does less per request: a POST /v1/pods body is
  * parsed into @r->pod (left NULL when out of memory: the scheduler thread parses it then).

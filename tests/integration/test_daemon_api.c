@@ -532,6 +532,14 @@ static void test_errors_name_the_field(void **state)
                      404);
     assert_int_equal(status_of(&d, "GET", "/v1/pods/team-a/dup", TOKEN_A, NULL, NULL, 0), 200);
     assert_int_equal(status_of(&d, "GET", "/v1/pods/team-a/d%75p", TOKEN_A, NULL, NULL, 0), 200);
+    /* bytes that are no UTF-8, quoted back escaped: a JSON answer cannot hold them (it said 500,
+     * "out of memory", even before the token was read) */
+    refused_as(&d, "GET", "/healthz?%FF", "\\xff", "\\xff: no such query argument");
+    assert_int_equal(status_of(&d, "GET", "/v1/bills?tenant=a%C3", TOKEN_ADMIN, NULL, field, 128),
+                     404);
+    assert_string_equal(field, "tenant");
+    assert_int_equal(status_of(&d, "GET", "/v1/tenants/%ED%A0%80/bill", TOKEN_ADMIN, NULL, NULL, 0),
+                     404);
     /* what an API server sets on create is not taken from the request: a UID kept was another
      * pod's as readily as its own */
     static const char *const server_set[][2] = {
