@@ -485,6 +485,28 @@ static char *dump_any(const json_t *v)
     return json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
 }
 
+/*
+ * The nodes of ExtenderArgs as kube-scheduler sends them: NodeNames an array (nodeCacheCapable),
+ * else Nodes a NodeList with items. Any other shape, read as no node, would have filter nominate
+ * the pod for want of one. Return: 0; -1 after answering 400.
+ */
+static int refuse_shape(struct gsd_req *r, const json_t *names, const json_t *nodes)
+{
+    const json_t *items = gsd_jget(nodes, "items");
+    if (names && !json_is_null(names) && !json_is_array(names)) {
+        gsd_reply_error(r, 400, "NodeNames", "NodeNames: expected an array of node names, or null");
+        return -1;
+    }
+    if (json_is_array(names) || (json_is_object(nodes) && json_is_array(items)))
+        return 0;
+    const char *field = nodes && !json_is_null(nodes) ? "Nodes.items" : "NodeNames";
+    gsd_reply_error(r, 400, field,
+                    "%s: expected the nodes to judge: NodeNames (an array of node names) or "
+                    "Nodes.items (a NodeList's items)",
+                    field);
+    return -1;
+}
+
 /* ExtenderArgs read whole with jansson. Return: 0; -1 after answering (bad JSON, no memory). */
 static int read_tree(const struct gsd_state *st, struct gsd_req *r, struct ext_args *a)
 {
@@ -494,6 +516,8 @@ static int read_tree(const struct gsd_state *st, struct gsd_req *r, struct ext_a
     a->pod = gsd_jget(a->tree, "Pod");
     a->texts_owned = 1;
     const json_t *names = gsd_jget(a->tree, "NodeNames"), *item;
+    if (a->is_object && refuse_shape(r, names, gsd_jget(a->tree, "Nodes")))
+        return -1;
     a->cache_capable = json_is_array(names);
     size_t i;
     json_array_foreach(a->cache_capable ? names : gsd_jget(gsd_jget(a->tree, "Nodes"), "items"), i,
@@ -767,20 +791,34 @@ static int score_all(struct gsd_state *st, const struct gsd_podspec *spec, const
     return close_evicting(st, a, sc, why);
 }
 
+/* Every node of @a fails with @reason (@sc, @why as score_all() fills them). */
+static void fail_all(const struct ext_args *a, const char *reason, int64_t *sc, const char **why)
+{
+    for (size_t i = 0; i < a->n; i++) {
+        sc[i] = a->idx[i] >= 0 ? GS_UNSCHEDULABLE : -ENOENT;
+        why[i] = reason;
+    }
+}
+
 /*
  * Whether filter should hand pod @spec to the scheduler (nominate it): it fits no node of @a,
- * admission takes it (@admitted), it is no PodGroup's member (gangs bind through kube-scheduler
- * member by member) and the daemon holds no pod of its name, or only an earlier one nominated
- * under another UID (deleted and made again).
+ * of which at least one is in the inventory, admission takes it (@admitted), it is no PodGroup's
+ * member (gangs bind through kube-scheduler member by member) and the daemon holds no pod of its
+ * name, or only an earlier one nominated under another UID (deleted and made again).
  */
 static int to_nominate(struct gsd_state *st, const struct gsd_podspec *spec,
                        const struct ext_args *a, const int64_t *sc, int admitted)
 {
+    int known = 0; /* kube-scheduler's filters left no node gpusched holds: not ours to place */
     if (!admitted || spec->s.group[0])
         return 0;
-    for (size_t i = 0; i < a->n; i++)
+    for (size_t i = 0; i < a->n; i++) {
         if (sc[i] >= 2)
             return 0;
+        known |= a->idx[i] >= 0;
+    }
+    if (!known)
+        return 0;
     const struct gsd_pod *p = gsd_pod_find(st, spec->ns, spec->name);
     return !p || (p->nominated && spec->uid[0] && strcmp(spec->uid, p->uid));
 }
@@ -1009,12 +1047,16 @@ static void filter_or_prioritize(struct gsd_state *st, struct gsd_req *r, int is
         snprintf(key, sizeof(key), "%s/%s", spec->ns, spec->name);
         struct gsd_ext_memo *memo =
             is_filter ? memo_start(st, text, len, &a, key) : memo_of(st, text, len);
-        if (!sc || !why ||
-            score_all(st, spec, &a, memo, !is_filter, sc, why, held, sizeof(held), &pr))
+        const char *alien = gsd_ns_unowned(st, spec->ns, held, sizeof(held));
+        if (!sc || !why)
             o.oom = 1;
-        else if (is_filter)
+        else if (alien) /* as POST /v1/pods refuses it; not admitted, so not nominated */
+            fail_all(&a, alien, sc, why);
+        else if (score_all(st, spec, &a, memo, !is_filter, sc, why, held, sizeof(held), &pr))
+            o.oom = 1;
+        if (!o.oom && is_filter)
             write_filter(st, &a, sc, why, first_error(&a), &o);
-        else
+        else if (!o.oom)
             write_priorities(&a, sc, &o);
         /* an answer in Error changes nothing: kube-scheduler drops it */
         if (is_filter && !o.oom && !first_error(&a)[0] && to_nominate(st, spec, &a, sc, pr != NULL))
@@ -1109,11 +1151,14 @@ static void bind_verb(struct gsd_state *st, struct gsd_req *r, const json_t *arg
         snprintf(err, sizeof(err), "pod %s/%s was not seen by filter or prioritize", ns, name);
     else if (idx < 0)
         snprintf(err, sizeof(err), "node %s is not in gpusched's inventory", node);
+    else if (strcmp(uid ? uid : "", x->spec.uid)) /* another pod of the name, or none */
+        snprintf(err, sizeof(err), "pod %s/%s: PodUID %.*s is not the UID filter saw (%s)", ns,
+                 name, GSD_UID_MAX, uid ? uid : "", x->spec.uid[0] ? x->spec.uid : "none");
+    else
+        gsd_ns_unowned(st, ns, err, sizeof(err));
     if (!err[0] && !p) {
         struct gsd_ferr e;
         const struct gsd_tenant *owner = gsd_tenant_of_ns(st->cfg, ns);
-        if (uid && *uid && strlen(uid) < GSD_UID_MAX)
-            memcpy(x->spec.uid, uid, strlen(uid) + 1);
         p = gsd_pod_add(st, &x->spec, owner ? owner->name : "", GSD_SRC_EXTENDER, idx, &e);
         if (!p)
             snprintf(err, sizeof(err), "%s", e.msg);

@@ -423,6 +423,8 @@ static json_t *ext_args(const char *name, const char *profile)
     char *pod = mig_pod("team-a", name, profile, NULL, NULL);
     json_t *args = json_pack("{s:o, s:[s, s, s, s]}", "Pod", json_loads(pod, 0, NULL), "NodeNames",
                              "n-a40-0", "n-a40-1", "n-h100-0", "n-t4-0");
+    json_object_set_new(json_object_get(json_object_get(args, "Pod"), "metadata"), "uid",
+                        json_string(name)); /* the pod's name as its UID */
     free(pod);
     return args;
 }
@@ -460,7 +462,7 @@ static void test_extender(void **state)
         json_decref(f);
         json_t *b = verb(&d, "bind",
                          json_pack("{s:s, s:s, s:s, s:s}", "PodName", name, "PodNamespace",
-                                   "team-a", "PodUID", "uid-1", "Node", "n-h100-0"));
+                                   "team-a", "PodUID", name, "Node", "n-h100-0"));
         assert_string_equal(json_string_value(json_object_get(b, "Error")), "");
         json_decref(b);
     }
@@ -472,7 +474,7 @@ static void test_extender(void **state)
     json_decref(f);
     json_t *b = verb(&d, "bind",
                      json_pack("{s:s, s:s, s:s, s:s}", "PodName", "e4", "PodNamespace", "team-a",
-                               "PodUID", "uid-4", "Node", "n-h100-0"));
+                               "PodUID", "e4", "Node", "n-h100-0"));
     assert_non_null(strstr(json_string_value(json_object_get(b, "Error")),
                            "node n-h100-0: GPU model has no MIG profile 3g.20gb"));
     json_decref(b);

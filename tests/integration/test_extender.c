@@ -381,6 +381,99 @@ static void test_node_named_twice(void **state)
     }
 }
 
+/* filter of pod @name (in @ns, with UID @uid) with NodeNames or Nodes set to @nodes (consumed):
+ * the answer, which must be @status; the pod is not nominated (nothing holds cards for it). */
+static json_t *offer(const char *ns, const char *name, const char *uid, const char *key,
+                     json_t *nodes, int status)
+{
+    json_t *args = load("filter_nodenames.json"), *meta;
+    meta = json_object_get(json_object_get(args, "Pod"), "metadata");
+    json_object_set_new(meta, "name", json_string(name));
+    json_object_set_new(meta, "namespace", json_string(ns));
+    json_object_set_new(meta, "uid", json_string(uid));
+    json_object_del(args, "NodeNames");
+    if (key)
+        json_object_set_new(args, key, nodes);
+    char *body = json_dumps(args, JSON_COMPACT), path[160];
+    struct answer a;
+    assert_int_equal(h_call(&d, "POST", "/extender/filter", TOKEN_ADMIN, body, &a), 0);
+    assert_int_equal(a.status, status);
+    json_t *j = json_incref(a.json);
+    h_answer_free(&a);
+    free(body);
+    json_decref(args);
+    snprintf(path, sizeof(path), "/v1/pods/%s/%s", ns, name);
+    h_request(&d, "GET", path, TOKEN_ADMIN, NULL, 404);
+    return j;
+}
+
+/* What kube-scheduler never sends takes no card: nodes in another shape (once read as no node,
+ * then nominated for want of one), no node or only nodes gpusched does not hold (its own filters
+ * kept the pod off every GPU node), a namespace no tenant owns (its use could not be billed). */
+static void test_no_nomination_without_offer(void **state)
+{
+    (void)state;
+    static const char *const bad[][2] = {{"NodeNames", "\"n-a100-0\""},
+                                         {"NodeNames", "{}"},
+                                         {"NodeNames", "5"},
+                                         {"Nodes", "\"x\""},
+                                         {"Nodes", "{}"},
+                                         {"Nodes", "{\"items\": {}}"},
+                                         {"Nodes", "null"},
+                                         {NULL, NULL}};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        json_t *nodes = bad[i][0] ? json_loads(bad[i][1], JSON_DECODE_ANY, NULL) : NULL;
+        json_t *j = offer("team-a", "malformed", "u-m", bad[i][0], nodes, 400);
+        const char *want = bad[i][0] && !strcmp(bad[i][0], "Nodes") && strcmp(bad[i][1], "null")
+                               ? "Nodes.items"
+                               : "NodeNames";
+        assert_string_equal(json_string_value(json_object_get(j, "field")), want);
+        json_decref(j);
+    }
+    json_decref(offer("team-a", "none-offered", "u-n", "NodeNames", json_array(), 200));
+    json_decref(offer("team-a", "unknown-only", "u-u", "NodeNames",
+                      json_pack("[s, s]", "n-unknown-9", "n-unknown-8"), 200));
+    json_t *j =
+        offer("kube-system", "no-tenant", "u-k", "NodeNames", json_pack("[s]", "n-a100-0"), 200);
+    const char *why =
+        json_string_value(json_object_get(json_object_get(j, "FailedNodes"), "n-a100-0"));
+    assert_non_null(why);
+    assert_non_null(strstr(why, "kube-system belongs to no tenant"));
+    json_decref(j);
+    j = verb("bind", json_pack("{s:s, s:s, s:s, s:s}", "PodName", "no-tenant", "PodNamespace",
+                               "kube-system", "PodUID", "u-k", "Node", "n-a100-0"));
+    assert_non_null(strstr(json_string_value(json_object_get(j, "Error")), "belongs to no tenant"));
+    json_decref(j);
+    h_request(&d, "GET", "/v1/pods/kube-system/no-tenant", TOKEN_ADMIN, NULL, 404);
+}
+
+/* bind takes only the pod filter saw: another UID (a pod deleted and made again) is refused. */
+static void test_bind_same_uid(void **state)
+{
+    (void)state;
+    json_t *f = offer("team-a", "uid-check", "u-1", "NodeNames", json_pack("[s]", "n-a100-0"), 200);
+    assert_true(has_name(json_object_get(f, "NodeNames"), "n-a100-0"));
+    json_decref(f);
+    static const char *const other[] = {"other", ""};
+    for (int k = 0; k < 2; k++) {
+        json_t *r =
+            verb("bind", json_pack("{s:s, s:s, s:s, s:s}", "PodName", "uid-check", "PodNamespace",
+                                   "team-a", "PodUID", other[k], "Node", "n-a100-0"));
+        assert_non_null(strstr(json_string_value(json_object_get(r, "Error")),
+                               "is not the UID filter saw (u-1)"));
+        json_decref(r);
+        h_request(&d, "GET", "/v1/pods/team-a/uid-check", TOKEN_ADMIN, NULL, 404);
+    }
+    json_t *r =
+        verb("bind", json_pack("{s:s, s:s, s:s, s:s}", "PodName", "uid-check", "PodNamespace",
+                               "team-a", "PodUID", "u-1", "Node", "n-a100-0"));
+    assert_string_equal(json_string_value(json_object_get(r, "Error")), "");
+    json_decref(r);
+    h_request(&d, "GET", "/v1/pods/team-a/uid-check", TOKEN_ADMIN, NULL, 200);
+    h_request(&d, "DELETE", "/v1/pods/team-a/uid-check", TOKEN_ADMIN, NULL,
+              200); /* its card back */
+}
+
 /* A malformed request (a bad Pod, a pod never filtered) in Error; a refusal per node. */
 static void test_errors_in_error_field(void **state)
 {
@@ -457,6 +550,7 @@ static void bind_share(const char *name, const char *uid, int gpus, int cores, i
     snprintf(cls, sizeof(cls), "prio-%d", prio);
     json_object_set_new(json_object_get(pod, "spec"), "priority", json_integer(prio));
     json_object_set_new(json_object_get(pod, "spec"), "priorityClassName", json_string(cls));
+    json_object_set_new(json_object_get(pod, "metadata"), "uid", json_string(uid));
     json_decref(
         verb("filter", json_pack("{s:o, s:n, s:[s]}", "Pod", pod, "Nodes", "NodeNames", node)));
     json_t *r = verb("bind", json_pack("{s:s, s:s, s:s, s:s}", "PodName", name, "PodNamespace",
@@ -648,6 +742,8 @@ int main(void)
         cmocka_unit_test(test_bind_records_cards),
         cmocka_unit_test(test_errors_in_error_field),
         cmocka_unit_test(test_node_named_twice),
+        cmocka_unit_test(test_no_nomination_without_offer),
+        cmocka_unit_test(test_bind_same_uid),
         cmocka_unit_test(test_api_pod_name_taken),
         cmocka_unit_test(test_preempt),
         cmocka_unit_test(test_preempt_shares),
