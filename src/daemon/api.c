@@ -206,6 +206,11 @@ const char *gsd_json_error(const json_error_t *e, const char *what, char *buf, s
         snprintf(buf, size, "%s: key \"%.*s\" given twice in one object (line %d, column %d)", what,
                  q ? (int)(q - near - 7) : 0, q ? near + 7 : "", e->line, e->column);
         break;
+    case json_error_numeric_overflow: /* valid JSON: "not JSON" would mislead */
+        snprintf(buf, size,
+                 "%s: the number at line %d column %d is beyond a 64-bit integer or double",
+                 what, e->line, e->column);
+        break;
     case json_error_null_character: /* jansson's words name its own flag */
         snprintf(buf, size,
                  "%s: a NUL character (\\u0000) in a string at line %d column %d: Kubernetes "

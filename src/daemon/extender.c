@@ -554,7 +554,7 @@ static int pod_of_text(const char *text, struct gsd_podspec *spec, char *err, si
         return rc;
     }
     if (rc) {
-        snprintf(err, cap, "Pod.%.100s: %.380s", e.field, e.msg);
+        snprintf(err, cap, "Pod%s%.400s", e.field[0] ? "." : ": ", e.msg); /* msg names field */
         return -EINVAL;
     }
     if (!spec->ns[0] && gsd_podspec_set_ns(spec, "default")) {

@@ -286,6 +286,10 @@ void gsd_extender_preempt(struct gsd_state *st, struct gsd_req *r, const json_t 
         gsd_reply_error(r, 400, "", "ExtenderPreemptionArgs: expected an object");
         return;
     }
+    if (!json_is_object(gsd_jget(args, "Pod"))) { /* as filter says it */
+        gsd_reply_error(r, 400, "Pod", "Pod: required, a Pod object");
+        return;
+    }
     char *text = json_dumps(gsd_jget(args, "Pod"), JSON_COMPACT | JSON_ENCODE_ANY);
     rc = gsd_podspec_parse(text ? text : "", text ? strlen(text) : 0, 0, &spec, &e);
     free(text);

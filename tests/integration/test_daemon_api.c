@@ -346,6 +346,8 @@ static void test_yaml_bodies(void **state)
     json_decref(p);
     yaml_post(&d, "/v1/pods", NULL, "{\"metadata\": {\"name\": \"j\\u0000x\"}}", 400,
               "body: a NUL character (\\u0000) in a string at line 1 column", NULL);
+    yaml_post(&d, "/v1/podgroups", NULL, "{\"spec\": {\"minMember\": 99999999999999999999}}", 400,
+              "body: the number at line 1 column 43 is beyond a 64-bit integer", NULL);
     /* a JSON body is still JSON, whatever else comes */
     yaml_post(&d, "/v1/pods", "application/json", "metadata: {name: y8}\n", 400, "not JSON", NULL);
     /* A misspelt field is named, with the nearest known one, in YAML as in JSON, wherever it is

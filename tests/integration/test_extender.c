@@ -487,7 +487,9 @@ static void test_errors_in_error_field(void **state)
     json_object_set_new(json_object_get(json_object_get(args, "Pod"), "metadata"), "name",
                         json_integer(7));
     r = verb("filter", args);
-    assert_non_null(strstr(json_string_value(json_object_get(r, "Error")), "metadata.name"));
+    const char *said = json_string_value(json_object_get(r, "Error"));
+    assert_int_equal(strncmp(said, "Pod.metadata.name", 17), 0);
+    assert_null(strstr(said + 17, "metadata.name")); /* the field named once */
     assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 0);
     json_decref(r);
     /* No Pod, or a null one: Error names the field (it once said "out of memory"). */
@@ -715,6 +717,7 @@ static void test_preempt_bad_fields(void **state)
     json_object_set_new(json_object_get(json_object_get(args, "Pod"), "metadata"), "name",
                         json_integer(7));
     preempt_refused(args, "Pod.metadata.name");
+    preempt_refused(json_object(), "Pod"); /* it said "body: not JSON" */
     args = load("preempt_meta.json");
     json_object_set_new(args, "NodeNameToMetaVictims", json_string("n-a100-0"));
     preempt_refused(args, "NodeNameToMetaVictims");
