@@ -211,6 +211,15 @@ static void owners_of(struct gsd_reads *rd, const struct gsd_podchunk *c, uint32
     pthread_mutex_unlock(&rd->owners_mu);
 }
 
+/* Whether snapshot @n knows queue @name (the pods of any other would list as none). */
+static int queue_named(const struct gsd_snap *n, const char *name)
+{
+    for (size_t i = 0; i < n->nqueues; i++)
+        if (!strcmp(n->queues[i].name, name))
+            return 1;
+    return 0;
+}
+
 static void list_pods(struct gsd_reads *rd, const struct gsd_snap *n, struct gsd_req *r,
                       const struct gsd_tenant *viewer)
 {
@@ -227,6 +236,14 @@ static void list_pods(struct gsd_reads *rd, const struct gsd_snap *n, struct gsd
     }
     if (viewer)
         tenant = viewer->name;
+    else if (tenant && !gsd_tenant_named(n->cfg, tenant)) { /* as /v1/bills?tenant= answers */
+        gsd_reply_error(r, 404, "tenant", "tenant %.64s not found", tenant);
+        return;
+    }
+    if (queue && *queue && !queue_named(n, queue)) {
+        gsd_reply_error(r, 404, "queue", "queue %.64s not found", queue);
+        return;
+    }
     if (state && *state) {
         want = !strcmp(state, "pending") ? 0 : !strcmp(state, "running") ? 1 : -2;
         if (want == -2) {

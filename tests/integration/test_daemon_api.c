@@ -537,6 +537,11 @@ static void test_errors_name_the_field(void **state)
     /* bytes that are no UTF-8, quoted back escaped: a JSON answer cannot hold them (it said 500,
      * "out of memory", even before the token was read) */
     refused_as(&d, "GET", "/healthz?%FF", "\\xff", "\\xff: no such query argument");
+    assert_int_equal(status_of(&d, "GET", "/v1/pods?tenant=nobody", TOKEN_ADMIN, NULL, field, 128),
+                     404); /* it listed no pod, as though the tenant had none */
+    assert_string_equal(field, "tenant");
+    assert_int_equal(status_of(&d, "GET", "/v1/pods?queue=nope", TOKEN_A, NULL, field, 128), 404);
+    assert_string_equal(field, "queue");
     assert_int_equal(status_of(&d, "GET", "/v1/bills?tenant=a%C3", TOKEN_ADMIN, NULL, field, 128),
                      404);
     assert_string_equal(field, "tenant");
