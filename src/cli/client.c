@@ -89,7 +89,10 @@ static long call(const char *cmd, const struct copts *o, const char *method, con
     if (body)
         curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
     CURLcode rc = curl_easy_perform(c);
-    if (rc != CURLE_OK)
+    if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST)
+        gs__cli_say(cmd, "%s: %s: is gpuschedd running there? (--server or $GPUSCHED_SERVER)", url,
+                    curl_easy_strerror(rc));
+    else if (rc != CURLE_OK)
         gs__cli_say(cmd, "%s: %s", url, curl_easy_strerror(rc));
     else
         curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
@@ -489,15 +492,23 @@ static int pod_arg(const char *cmd, int argc, char **argv, char *path, size_t ca
 
 static int list(const char *cmd, const struct copts *o, const char *cont)
 {
-    char path[1024] = "/v1/pods?";
+    char path[1024] = "/v1/pods";
     const char *keys[] = {"tenant", "state", "queue", "continue"},
                *vals[] = {o->tenant, o->state, o->queue, cont};
     CURL *c = curl_easy_init();
-    for (int i = 0; c && i < 4; i++) {
-        char *e = vals[i] ? curl_easy_escape(c, vals[i], 0) : NULL;
-        if (e && strlen(path) + strlen(e) + 16 < sizeof(path))
-            snprintf(path + strlen(path), sizeof(path) - strlen(path), "%s=%s&", keys[i], e);
+    size_t len = strlen(path);
+    for (int i = 0; i < 4; i++) {
+        char *e = c && vals[i] ? curl_easy_escape(c, vals[i], 0) : NULL;
+        int n =
+            e ? snprintf(path + len, sizeof(path) - len, "%c%s=%s", len > 8 ? '&' : '?', keys[i], e)
+              : 0;
         curl_free(e);
+        if ((vals[i] && !e) || len + (size_t)n >= sizeof(path)) { /* never sent without it */
+            gs__cli_say(cmd, "--%s: %s", keys[i], c ? "too long for a query" : "out of memory");
+            curl_easy_cleanup(c);
+            return EXIT_BAD_INPUT;
+        }
+        len += (size_t)n;
     }
     curl_easy_cleanup(c);
     json_t *ans;

@@ -569,6 +569,19 @@ static void test_client_server(void **state)
     /* a trailing '/' is the same server: the request goes to /v1/..., not //v1/... */
     run(&r, ARGS("status", "--server", "http://127.0.0.1:1//", "--token", "t"));
     expect_has(r.err, "http://127.0.0.1:1/v1/");
+    expect_has(r.err, "is gpuschedd running there?"); /* port 1: nothing listens */
+    result_free(&r);
+    /* the URL asked for, without a stray '?'; a filter too long to send is refused, not dropped */
+    run(&r, ARGS("list", "--server", "http://127.0.0.1:1", "--token", "t"));
+    expect_has(r.err, "http://127.0.0.1:1/v1/pods: ");
+    result_free(&r);
+    char tenant[1100];
+    memset(tenant, 'a', sizeof(tenant) - 1);
+    tenant[sizeof(tenant) - 1] = '\0';
+    run(&r, ARGS("list", "--server", "http://127.0.0.1:1", "--token", "t", "--queue", "q",
+                 "--tenant", tenant));
+    expect_exit(&r, 2);
+    expect_has(r.err, "gpusched list: --tenant: too long for a query");
     result_free(&r);
 }
 
