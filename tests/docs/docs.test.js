@@ -10,7 +10,7 @@
  *     out.json`);
  *   - a command that starts gpuschedd must end in `&`, and the next one wait for /healthz (curl
  *     --retry-connrefused), so that a pasted block works; it is started in the background, on a
- *     free port and a scratch store instead of 127.0.0.1:8080 and /tmp/gpusched or
+ *     free port and a scratch store instead of 127.0.0.1:8080 (or 8081) and /tmp/gpusched or
  *     /var/lib/gpusched (every
  *     later command of the page is rewritten the same way), must answer /healthz, and must
  *     exit 0 on SIGTERM once the page is done. Paths under /etc/ are rewritten into the scratch
@@ -236,7 +236,7 @@ function scratch(page) {
 async function runPage(page, blocks) {
   const dir = scratch(page);
   const port = await freePort();
-  const local = (s) => s.replace(/127\.0\.0\.1:8080/g, '127.0.0.1:' + port)
+  const local = (s) => s.replace(/127\.0\.0\.1:808[01]\b/g, '127.0.0.1:' + port)
     .replace(/\/(tmp|var\/lib)\/gpusched\b/g, path.join(dir, 'store'))
     .replace(/(^|[\s=])\/etc\//g, '$1' + dir + '/etc/');
   const env = Object.assign({}, process.env, {PATH: BUILD + ':' + process.env.PATH});

@@ -689,14 +689,19 @@ static void test_deploy_files(void **state)
     assert_int_equal(gs_config_load_kubesched("deploy/kube-scheduler-extender.yaml", NULL, &p, &d),
                      0);
     gs_profile_free(p);
-    /* v1 (1.25+) and v1beta1 (1.20-1.22, the one the e2e tests run): one extender stanza */
+    /* v1 (1.25+), v1beta3 (1.23-1.24) and v1beta1 (1.20-1.22, the one the e2e tests run): one
+     * extender stanza */
     char *v1 = t_slurp("deploy/kube-scheduler-extender.yaml", NULL);
+    char *v1beta3 = t_slurp("deploy/kube-scheduler-extender-v1beta3.yaml", NULL);
     char *v1beta1 = t_slurp("deploy/kube-scheduler-extender-v1beta1.yaml", NULL);
     assert_non_null(v1);
+    assert_non_null(v1beta3);
     assert_non_null(v1beta1);
     assert_non_null(strstr(v1, "\nextenders:"));
+    assert_string_equal(strstr(v1, "\nextenders:"), strstr(v1beta3, "\nextenders:"));
     assert_string_equal(strstr(v1, "\nextenders:"), strstr(v1beta1, "\nextenders:"));
     free(v1);
+    free(v1beta3);
     free(v1beta1);
     struct gs_cluster *c;
     struct gs_scenario *inv;
