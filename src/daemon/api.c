@@ -208,8 +208,8 @@ const char *gsd_json_error(const json_error_t *e, const char *what, char *buf, s
         break;
     case json_error_numeric_overflow: /* valid JSON: "not JSON" would mislead */
         snprintf(buf, size,
-                 "%s: the number at line %d column %d is beyond a 64-bit integer or double",
-                 what, e->line, e->column);
+                 "%s: the number at line %d column %d is beyond a 64-bit integer or double", what,
+                 e->line, e->column);
         break;
     case json_error_null_character: /* jansson's words name its own flag */
         snprintf(buf, size,
