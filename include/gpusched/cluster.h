@@ -40,6 +40,24 @@ struct gs_node_spec {
     const uint8_t *nvlink_group;
 };
 
+/* Bytes of a card list's text, with the NUL: GS_GPUS_MAX indexes of at most 2 digits, commas. */
+#define GS_GPU_LIST_MAX (GS_GPUS_MAX * 3)
+
+/*
+ * gs_gpu_list_text() - the cards of @mask (bit i: card i; bits at or past GS_GPUS_MAX are not
+ * cards) as gpuschedd writes them in its store, its answers and a pod's gpusched.io/gpu-index
+ * annotation: ascending indexes, comma-separated, no space ("0,1,5"; "" for none).
+ * @out: GS_GPU_LIST_MAX bytes, the caller's. Return: the bytes written, without the NUL.
+ */
+size_t gs_gpu_list_text(uint32_t mask, char out[GS_GPU_LIST_MAX]);
+
+/*
+ * gs_gpu_list_parse() - the cards of text @s written so (NUL-terminated, may be NULL: refused)
+ * into *@mask. Return: the number of cards (0 for ""); -EINVAL for any other text: a sign, a space,
+ * a leading zero, an index of GS_GPUS_MAX or more, an empty item, an index not above the last.
+ */
+int gs_gpu_list_parse(const char *s, uint32_t *mask);
+
 /*
  * gs_topology_default() - the default template of a node with @gpus cards of catalog model @model.
  * SXM boards (V100 SXM2, A100/H100/H200 SXM, HGX): all GPUs in one NVLink group (NVSwitch or

@@ -19,6 +19,45 @@ void gs_topology_default(int model, int gpus, uint8_t *pcie, uint8_t *nvlink)
     }
 }
 
+size_t gs_gpu_list_text(uint32_t mask, char out[GS_GPU_LIST_MAX])
+{
+    size_t off = 0;
+    for (int g = 0; g < GS_GPUS_MAX; g++) {
+        if (!(mask & (1u << g)))
+            continue;
+        if (off)
+            out[off++] = ',';
+        if (g >= 10)
+            out[off++] = (char)('0' + g / 10);
+        out[off++] = (char)('0' + g % 10);
+    }
+    out[off] = '\0';
+    return off;
+}
+
+int gs_gpu_list_parse(const char *s, uint32_t *mask)
+{
+    int n = 0, last = -1;
+    *mask = 0;
+    if (!s)
+        return -EINVAL;
+    for (const char *p = s; *p; p++) {
+        if (n && *p++ != ',')
+            return -EINVAL;
+        if (*p < '0' || *p > '9' || (*p == '0' && p[1] >= '0' && p[1] <= '9'))
+            return -EINVAL;
+        int g = *p - '0';
+        while (p[1] >= '0' && p[1] <= '9' && g < GS_GPUS_MAX)
+            g = g * 10 + *++p - '0';
+        if (g >= GS_GPUS_MAX || g <= last)
+            return -EINVAL;
+        *mask |= 1u << g;
+        last = g;
+        n++;
+    }
+    return n;
+}
+
 int gs_cluster_new(struct gs_cluster **out)
 {
     struct gs_cluster *c = calloc(1, sizeof(*c));

@@ -985,11 +985,8 @@ json_t *gsd_podview_assignment(const struct gsd_podview *v)
     json_t *a = json_object();
     if (!a || !v->running)
         return a;
-    char idx[GS_GPUS_MAX * 4 + 1] = "", milli[16];
-    size_t off = 0;
-    for (int g = 0; g < GS_GPUS_MAX; g++)
-        if (v->cards & (1u << g))
-            off += (size_t)snprintf(idx + off, sizeof(idx) - off, off ? ",%d" : "%d", g);
+    char idx[GS_GPU_LIST_MAX], milli[16];
+    gs_gpu_list_text(v->cards, idx);
     snprintf(milli, sizeof(milli), "%u", v->card_milli);
     json_object_set_new(a, "gpusched.io/node", json_string(v->node_name));
     json_object_set_new(a, "gpusched.io/gpu-index", json_string(idx));
@@ -1187,26 +1184,13 @@ static int meta_spans(const char *m, const char *labels[2], const char *ann[2])
     }
 }
 
-/* The view's cards as "0,2,3" into @idx. */
-static void cards_text(const struct gsd_podview *v, char idx[GS_GPUS_MAX * 4 + 1])
-{
-    size_t off = 0;
-    for (int g = 0; g < GS_GPUS_MAX; g++)
-        if (v->cards & (1u << g)) {
-            if (off)
-                idx[off++] = ',';
-            off += decimal(idx + off, g);
-        }
-    idx[off] = '\0';
-}
-
 /* The annotations: the meta's (@ann, may be NULL) with what a device plugin reads to pick the
  * cards put in, as gsd_podview_assignment()'s json_object_update() puts them: a key there
  * already keeps its place, the others follow in order. */
 static void put_annotations(struct out *o, const struct gsd_podview *v, const char *ann[2])
 {
-    char idx[GS_GPUS_MAX * 4 + 1], milli[24], start[24];
-    cards_text(v, idx);
+    char idx[GS_GPU_LIST_MAX], milli[24], start[24];
+    gs_gpu_list_text(v->cards, idx);
     milli[decimal(milli, v->card_milli)] = start[decimal(start, v->mig_start)] = '\0';
     const char *keys[] = {"gpusched.io/node", "gpusched.io/gpu-index", "gpusched.io/gpu-milli",
                           "gpusched.io/mig-profile", "gpusched.io/mig-placement"};
@@ -1264,9 +1248,9 @@ static void put_view(struct out *o, const struct gsd_podview *v, const char *lab
         put_str(o, v->node_name);
     else
         PUT(o, "null");
-    char idx[GS_GPUS_MAX * 4 + 1] = "";
+    char idx[GS_GPU_LIST_MAX] = "";
     if (v->running)
-        cards_text(v, idx);
+        gs_gpu_list_text(v->cards, idx);
     PUT(o, ",\"gpus\":[");
     put(o, idx, strlen(idx));
     const int64_t nums[] = {v->req.num_gpu, v->req.gpu_milli, v->req.cpu_milli, v->req.memory_mib,

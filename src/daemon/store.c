@@ -44,6 +44,8 @@
 #include "config.h"
 #include "log.h"
 
+#include "gpusched/cluster.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -424,16 +426,6 @@ static void bind_history(sqlite3_stmt *q, int i, const struct gsd_pod *p)
     sqlite3_bind_int(q, i + 2, p->charged);
 }
 
-/* "0,1,5" for a card mask. */
-static void mask_text(uint32_t mask, char *buf, size_t cap)
-{
-    size_t off = 0;
-    buf[0] = '\0';
-    for (int g = 0; g < 32 && off < cap; g++)
-        if (mask & (1u << g))
-            off += (size_t)snprintf(buf + off, cap - off, off ? ",%d" : "%d", g);
-}
-
 /* The cards of a running pod and its open ledger row (@model: its node's, "" unknown). */
 static int record_run(struct gsd_store *s, const struct gsd_pod *p, const char *node,
                       const char *model)
@@ -453,8 +445,8 @@ static int record_run(struct gsd_store *s, const struct gsd_pod *p, const char *
         if (step(s, Q_ASSIGN))
             return -EIO;
     }
-    char gpus[128];
-    mask_text(cards, gpus, sizeof(gpus));
+    char gpus[GS_GPU_LIST_MAX];
+    gs_gpu_list_text(cards, gpus);
     q = s->q[Q_LEDGER_OPEN];
     bind_identity(q, p);
     bind_text(q, 6, node);
@@ -662,10 +654,14 @@ static int ledger_row(sqlite3_stmt *q, void *ud)
     col_text(q, 3, run.node, sizeof(run.node));
     col_text(q, 8, run.model, sizeof(run.model));
     col_text(q, 9, run.mig, sizeof(run.mig));
-    const unsigned char *gpus = sqlite3_column_text(q, 4);
-    run.cards = 0;
-    for (const unsigned char *c = gpus; c && *c; c++) /* "0,1,5": one more card than commas */
-        run.cards += c == gpus || *c == ',';
+    uint32_t mask;
+    const char *gpus = (const char *)sqlite3_column_text(q, 4);
+    run.cards = gs_gpu_list_parse(gpus, &mask);
+    if (run.cards < 0) { /* not as record_run() writes it: the store was changed by hand */
+        gsd_log("error", "store: a ledger row's gpus is not a card list", "pod", run.name, "gpus",
+                gpus ? gpus : "(null)", NULL);
+        return -EIO;
+    }
     run.gpu_milli = sqlite3_column_int(q, 5);
     run.start_us = sqlite3_column_int64(q, 6);
     run.end_us = sqlite3_column_int64(q, 7);

@@ -6,6 +6,7 @@
 #define _DEFAULT_SOURCE /* timegm() */
 #include "forecast_impl.h"
 
+#include "gpusched/cluster.h"
 #include "gpusched/diag.h"
 #include "gpusched/elastic.h"
 #include "gpusched/pod.h"
@@ -246,9 +247,13 @@ static int store_row(struct gs_demand *dm, const char *path, sqlite3_stmt *q, st
     int ints = sqlite3_column_type(q, 3) == SQLITE_INTEGER &&
                sqlite3_column_type(q, 4) == SQLITE_INTEGER &&
                (open || sqlite3_column_type(q, 5) == SQLITE_INTEGER);
-    int64_t cards = gpus && *gpus ? 1 : 0;
-    for (const char *p = gpus; p && *p; p++)
-        cards += *p == ',';
+    uint32_t mask;
+    int cards = gs_gpu_list_parse(gpus, &mask);
+    if (cards < 0)
+        return gs_diag_error(d,
+                             "%s: ledger row id %lld: gpus \"%.64s\" is not a card list as "
+                             "gpuschedd writes it (ascending indexes below %d: \"0,1,5\")",
+                             path, id, gpus ? gpus : "", GS_GPUS_MAX);
     if (!tenant || !model || !ints)
         return gs_diag_error(d,
                              "%s: ledger row id %lld: gpu_milli, start_us and end_us (or NULL) "

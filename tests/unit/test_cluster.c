@@ -117,13 +117,50 @@ static void test_custom_topology_kept(void **state)
     gs_cluster_free(c);
 }
 
+/* A card list written and read back; any other text refused, not counted by its commas. */
+static void test_gpu_list(void **state)
+{
+    (void)state;
+    char text[GS_GPU_LIST_MAX];
+    uint32_t mask;
+    const uint32_t masks[] = {0, 1, 0x23, 0x8000, 0xffff, 0x12345};
+    const char *want[] = {"",
+                          "0",
+                          "0,1,5",
+                          "15",
+                          "0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15",
+                          "0,2,6,8,9,13"}; /* bit 16, no card, left out */
+    for (size_t i = 0; i < sizeof(masks) / sizeof(masks[0]); i++) {
+        size_t n = gs_gpu_list_text(masks[i], text);
+        assert_string_equal(text, want[i]);
+        assert_int_equal(n, strlen(want[i]));
+        assert_int_equal(gs_gpu_list_parse(text, &mask), __builtin_popcount(masks[i] & 0xffff));
+        assert_int_equal(mask, masks[i] & 0xffff);
+    }
+    const char *bad[] = {"zz,,-1",
+                         "0,0",
+                         "1,0",
+                         "16",
+                         " 1",
+                         "1 ",
+                         "01",
+                         "0,",
+                         ",0",
+                         "-1",
+                         "+1",
+                         "0;1",
+                         "99999999999999999999"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        assert_int_equal(gs_gpu_list_parse(bad[i], &mask), -EINVAL);
+    assert_int_equal(gs_gpu_list_parse(NULL, &mask), -EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_default_templates),
-        cmocka_unit_test(test_add_and_find),
-        cmocka_unit_test(test_rejects_bad_nodes),
-        cmocka_unit_test(test_custom_topology_kept),
+        cmocka_unit_test(test_default_templates), cmocka_unit_test(test_add_and_find),
+        cmocka_unit_test(test_rejects_bad_nodes), cmocka_unit_test(test_custom_topology_kept),
+        cmocka_unit_test(test_gpu_list),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -597,6 +597,23 @@ static void test_read_store(void **state)
         assert_int_equal(gs_demand_count(dm), 0);
         gs_demand_free(dm);
     }
+    /* card lists gpuschedd never writes: counted by their commas, "zz,,-1" was three cards */
+    const char *lists[] = {"zz,,-1", "0,0", "1,0", "16", " 1", "01", "0,", ",0", "-1"};
+    for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
+        char row[512];
+        snprintf(row, sizeof(row),
+                 "DELETE FROM ledger; INSERT INTO ledger VALUES(12,12,'ns','z','team-a','u12',"
+                 "'n1','%s',1000,0,NULL,'A100','');",
+                 lists[i]);
+        assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+        assert_int_equal(sqlite3_exec(db, row, NULL, NULL, NULL), SQLITE_OK);
+        sqlite3_close(db);
+        dm = demand();
+        assert_int_equal(gs_demand_read_store(dm, path, &d), -EINVAL);
+        assert_has(d.msg, "ledger row id 12: gpus \"");
+        assert_has(d.msg, "is not a card list as gpuschedd writes it");
+        gs_demand_free(dm);
+    }
     dm = demand();
     const char *notdb = write_tmp("not.db", "hello\n");
     assert_int_equal(gs_demand_read_store(dm, notdb, &d), -EINVAL);
