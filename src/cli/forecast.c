@@ -717,7 +717,7 @@ static void replay_row(FILE *f, const char *way, const struct gs_elastic_result 
     if (r->duty_milli_s)
         snprintf(over, sizeof(over), "%.2f%%",
                  100.0 * (double)r->over_milli_s / (double)r->duty_milli_s);
-    fprintf(f, "%-22s %6lld %10.1f %6.1f%% %7lld %7lld %7lld %7lld %9.1f %6.1f%% %6.1f%% %7s\n",
+    fprintf(f, "%-23s %6lld %10.1f %6.1f%% %7lld %7lld %7lld %7lld %9.1f %6.1f%% %6.1f%% %7s\n",
             way, (long long)r->nodes, (double)r->node_s / 3600.0,
             peak->node_s ? 100.0 * (double)(peak->node_s - r->node_s) / (double)peak->node_s : 0,
             (long long)r->waited, (long long)r->wait_p50_s, (long long)r->wait_p95_s,
@@ -805,7 +805,7 @@ static int run_replay(const struct opts *o, FILE *f, struct gs_diag *d)
                     o->overcommit ? ", over the overcommit" : "");
         if (o->overcommit)
             fprintf(f, "overcommit: a card's compute x %.3g\n", (double)o->overcommit / 1000.0);
-        fprintf(f, "%-22s %6s %10s %7s %7s %7s %7s %7s %9s %7s %7s %7s\n", "provisioning", "nodes",
+        fprintf(f, "%-23s %6s %10s %7s %7s %7s %7s %7s %9s %7s %7s %7s\n", "provisioning", "nodes",
                 "node-h", "saved", "waited", "p50 s", "p95 s", "max s", "unserved", "alloc", "util",
                 "over");
         replay_row(f, ep.right_size ? "static at peak, cards" : "static at peak", &peak, &peak);
