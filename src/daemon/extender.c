@@ -1151,7 +1151,7 @@ static void bind_verb(struct gsd_state *st, struct gsd_req *r, const json_t *arg
         snprintf(err, sizeof(err), "pod %s/%s was not seen by filter or prioritize", ns, name);
     else if (idx < 0)
         snprintf(err, sizeof(err), "node %s is not in gpusched's inventory", node);
-    else if (strcmp(uid ? uid : "", x->spec.uid)) /* another pod of the name, or none */
+    else if (uid && *uid && strcmp(uid, x->spec.uid)) /* another pod of the name */
         snprintf(err, sizeof(err), "pod %s/%s: PodUID %.*s is not the UID filter saw (%s)", ns,
                  name, GSD_UID_MAX, uid ? uid : "", x->spec.uid[0] ? x->spec.uid : "none");
     else
