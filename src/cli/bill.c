@@ -734,8 +734,8 @@ static void table_total(struct sink *s, const char *tenant, int64_t udollars)
 static size_t report_table(struct gs_bill *b, const struct opts *o, const struct input *in,
                            const char *way)
 {
-    static const char *const head[NCOL] = {"TENANT", "RESOURCE", "DAY", "QUANTITY",
-                                           "UNIT",   "RATE/H",   "COST"};
+    static const char *const head[NCOL] = {
+        "TENANT", "RESOURCE", GS__BILL_HEAD_DAY, "QUANTITY", "UNIT", GS__BILL_HEAD_RATE, "COST"};
     struct table t = {{table_line, table_total, way}, NULL, gs_ratecard_currency(in->rc), {0}};
     table_row(&t, head);
     walk(b, o->tenant, &t.s);

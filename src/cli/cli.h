@@ -112,6 +112,11 @@ int gs__summary_agrees(const json_t *summary, const struct gs__pods_seen *seen, 
  * billed twice. Return: 0; -EINVAL naming the pod, in @at's pods. */
 int gs__names_unique(const char **names, size_t n, const char *at, struct gs_diag *d);
 
+/* Headings of the columns a bill's lines share in `gpusched bill` and `gpusched bills`: one
+ * line read in either table is headed the same. */
+#define GS__BILL_HEAD_DAY  "DAY"
+#define GS__BILL_HEAD_RATE "RATE/HOUR"
+
 /*
  * gs__client_table() - print gpuschedd's answer @ans to GET /v1/@cmd (tenants, queues, bills) as
  * a table on standard output (client_tables.c). Return: 0; -1 for another @cmd (nothing printed).

@@ -782,10 +782,13 @@ static struct t_run bill(const char *args)
 /* The seed's rate card example, billed: one line per resource, $8.00, $4.00, $2.00, $1.50. */
 static void expect_seed_lines(const char *out)
 {
-    assert_has(out, "A100-SXM4-80GB exclusive      0      3600  card-s       $8.00   $8.00\n");
-    assert_has(out, "A100-SXM4-80GB mig 4g.40gb    0      3600  instance-s   $4.00   $4.00\n");
-    assert_has(out, "A100-SXM4-80GB mig 2g.20gb    0      3600  instance-s   $2.00   $2.00\n");
-    assert_has(out, "A100-SXM4-80GB shared         0     10800  step-s       $0.50   $1.50\n");
+    /* headed as `gpusched bills` heads the daemon's lines */
+    assert_has(out, "TENANT    RESOURCE                    DAY  QUANTITY  UNIT        RATE/HOUR    "
+                    "COST\n");
+    assert_has(out, "A100-SXM4-80GB exclusive      0      3600  card-s          $8.00   $8.00\n");
+    assert_has(out, "A100-SXM4-80GB mig 4g.40gb    0      3600  instance-s      $4.00   $4.00\n");
+    assert_has(out, "A100-SXM4-80GB mig 2g.20gb    0      3600  instance-s      $2.00   $2.00\n");
+    assert_has(out, "A100-SXM4-80GB shared         0     10800  step-s          $0.50   $1.50\n");
 }
 
 static void test_cli_seed_example_table(void **state)
@@ -795,9 +798,9 @@ static void test_cli_seed_example_table(void **state)
     assert_int_equal(r.status, 0);
     assert_string_equal(r.err, "");
     expect_seed_lines(r.out);
-    assert_has(r.out, "tenant-a  total                                                          "
+    assert_has(r.out, "tenant-a  total                                                             "
                       "$15.50\n");
-    assert_has(r.out, "TOTAL                                                                    "
+    assert_has(r.out, "TOTAL                                                                       "
                       "$15.50\n");
     t_run_free(&r);
 }
@@ -824,7 +827,7 @@ static void test_cli_seed_example_simulated(void **state)
     struct t_run r = bill(json);
     assert_int_equal(r.status, 0);
     expect_seed_lines(r.out);
-    assert_has(r.out, "TOTAL                                                                    "
+    assert_has(r.out, "TOTAL                                                                       "
                       "$15.50\n");
     t_run_free(&r);
 }
