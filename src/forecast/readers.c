@@ -36,9 +36,11 @@ static int csv_seconds(struct csv *c, int col, int64_t empty, int up, int64_t *o
                        struct gs_diag *d)
 {
     const char *s = c->field[col];
+    if (is_nan(s) && empty < 0 && *s)
+        return csv_error(c, col, d, "\"%s\" is not a number, expected seconds", s);
+    if (is_nan(s) && empty < 0)
+        return csv_error(c, col, d, "empty, expected seconds");
     if (is_nan(s)) {
-        if (empty < 0)
-            return csv_error(c, col, d, "empty, expected seconds");
         *out = empty;
         return 0;
     }

@@ -436,6 +436,17 @@ static void test_read_genai(void **state)
         snprintf(want, sizeof(want), "genai4.csv:2:1: gmt_create: \"%s\" is not a time", times[i]);
         assert_has(d.msg, want);
     }
+    /* a duration "nan" was called empty */
+    p = write_tmp("genai6.csv",
+                  GENAI_HEADER "2024-11-15 00:30:00,TXT_2_IMG,SUCCEED,nan,G1,63,,1,30,M0,0\n"
+                               "2024-11-15 00:30:00,TXT_2_IMG,SUCCEED,,G1,63,,1,30,M0,0\n");
+    assert_int_equal(gs_demand_read_genai(dm, p, &d), -EINVAL);
+    assert_has(d.msg, "genai6.csv:2:39: exec_time_seconds: \"nan\" is not a number, expected "
+                      "seconds");
+    p = write_tmp("genai6.csv",
+                  GENAI_HEADER "2024-11-15 00:30:00,TXT_2_IMG,SUCCEED,,G1,63,,1,30,M0,0\n");
+    assert_int_equal(gs_demand_read_genai(dm, p, &d), -EINVAL);
+    assert_has(d.msg, "genai6.csv:2:39: exec_time_seconds: empty, expected seconds");
     p = write_tmp("genai5.csv",
                   GENAI_HEADER "2024-02-29 23:59:59,TXT_2_IMG,SUCCEED,1.0,G1,63,,1,30,M0,0\n");
     assert_int_equal(gs_demand_read_genai(dm, p, &d), 0); /* a leap day */
@@ -632,8 +643,14 @@ static void test_series_csv(void **state)
     assert_int_equal(s.s[0].milli[0], 5);
     gs_series_set_free(&s);
     const char *bad[][2] = {
-        {"time_s,series,milli\n7200,a,5\n3600,a,6\n", "u.csv:3:1: time_s: 3600 of series "
-                                                      "\"a\" is earlier than line 2"},
+        {"time_s,series,milli\n7200,a,5\n3600,a,6\n", "u.csv:3:1: time_s: out of order: 3600 of "
+                                                      "series \"a\" comes after 7200 on line 2"},
+        /* a row too early was called hours missing: the row after it is out of order */
+        {"time_s,series,milli\n0,a,5\n7200,a,6\n3600,a,6\n",
+         "u.csv:4:1: time_s: out of order: 3600 of series \"a\" comes after 7200 on line 3"},
+        {"time_s,series,milli\n0,a,5\n7200,a,6\n10800,a,x\n", "u.csv:3:1: time_s: series \"a\" "
+                                                              "jumps from 0 to 7200 s: 1 hour "
+                                                              "missing (write it,"},
         {"time_s,series,milli\n7200,a,5\n7200,a,6\n", "u.csv:3:1: time_s: 7200 of series \"a\" "
                                                       "repeats the time of line 2"},
         {"time_s,series,milli\n0,a,5\n10800,a,6\n", "u.csv:3:1: time_s: series \"a\" jumps "
