@@ -489,7 +489,7 @@ static void test_money_overflow(void **state)
     /* 2^20 cards for a day at $10^6 an hour: 2.5e19 micro-dollars on one line */
     struct gs_bill_use u = {"t", GS_BILL_EXCLUSIVE, t4, NULL, GS_BILL_CARDS_MAX, 1000, 0, DAY};
     assert_int_equal(gs_bill_add_use(b, &u, &d), -ERANGE);
-    assert_has(d.msg, "T4 exclusive on day 0");
+    assert_has(d.msg, "T4 exclusive on day 0 passes $1,000,000,000,000.00"); /* as amounts print */
     assert_int_equal(gs_bill_count(b), 0);
     /* 500000 card-hours: 5e17 each; two fit exactly, a third passes the total */
     u.cards = 500000;
@@ -502,7 +502,7 @@ static void test_money_overflow(void **state)
     u.start_s = 2 * DAY;
     u.end_s = 2 * DAY + 1;
     assert_int_equal(gs_bill_add_use(b, &u, &d), -ERANGE);
-    assert_has(d.msg, "total");
+    assert_has(d.msg, "the bill's total passes $1,000,000,000,000.00");
     assert_int_equal(gs_bill_count(b), 2);
     assert_int_equal(gs_bill_total_udollars(b, NULL), GS_MONEY_MAX);
     assert_int_equal(sum_lines(b), GS_MONEY_MAX);
@@ -644,10 +644,11 @@ static void test_card_errors(void **state)
          "5:21:", "spec.models.T4.exclusive: \"1.1234567\" has more than 6 decimals"},
         {CARD_HEAD "spec:\n  models:\n    T4: {exclusive: \"-1\"}\n", "5:21:", "is negative"},
         {CARD_HEAD "spec:\n  models:\n    T4: {exclusive: 1e3}\n", "5:21:", "not an amount"},
+        /* one cap for a rate, in one wording, however far past it the rate is */
         {CARD_HEAD "spec:\n  models:\n    T4: {exclusive: \"1000001\"}\n",
-         "5:21:", "above the largest rate"},
+         "5:21:", "\"1000001\" is above the largest rate, $1,000,000.00 per hour"},
         {CARD_HEAD "spec:\n  models:\n    T4: {exclusive: \"99999999999999999999\"}\n",
-         "5:21:", "above the largest amount"},
+         "5:21:", "\"99999999999999999999\" is above the largest rate, $1,000,000.00 per hour"},
         {CARD_HEAD "spec:\n  models:\n    T4: {exclusive: \"1\", shard: \"1\"}\n",
          "5:26:", "unknown field \"shard\" (known: exclusive, mig, sharedPer10Percent"},
         {CARD_HEAD "spec:\n  models:\n    T4: {exclusive: \"1\", exclusive: \"2\"}\n",
