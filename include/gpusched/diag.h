@@ -11,6 +11,7 @@
 #define GPUSCHED_DIAG_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define GS_DIAG_MSG_MAX 512
 
@@ -81,5 +82,16 @@ int gs_text_plain(const char *s);
  * when @cap is 0).
  */
 size_t gs_text_escape(char *dst, size_t cap, const char *src);
+
+#define GS_TIME_TEXT_MAX 48 /* gs_time_text()'s room, with the NUL */
+
+/*
+ * gs_time_text() - @us (microseconds since the Unix epoch) as RFC 3339 UTC, the one form every
+ * output gives a time of the wall clock in: "2026-12-04T21:00:00Z", or with @micro its
+ * microseconds too, "2026-12-04T21:00:00.000000Z" (Kubernetes' MicroTime). A time before the
+ * epoch, or past what the calendar functions take, is written as "<us> us". Into @buf (caller's).
+ * Return: @buf.
+ */
+const char *gs_time_text(char buf[GS_TIME_TEXT_MAX], int64_t us, int micro);
 
 #endif

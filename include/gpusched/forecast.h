@@ -133,6 +133,7 @@ struct gs_series {
 /* Hourly series over the same hours. */
 struct gs_series_set {
     int64_t start_s; /* start of the first hour, seconds of the source's clock */
+    int utc;         /* 1: that clock counts from the Unix epoch (the store, GenAI); 0: a trace's */
     size_t n;        /* hours per series */
     struct gs_series *s;
     size_t count;
@@ -144,11 +145,15 @@ struct gs_series_set {
  * hourly series from the hour of the earliest start to @end_s (exclusive; -1: the latest time
  * any record names, gs_demand_end_s()). Open records end at @end_s, later ones are cut there;
  * when @end_s falls inside an hour, that last hour's value is the mean over the part of it the
- * history covers. Groups come by volume, largest first (ties by name).
+ * history covers, except when a source is gpuschedd's store (gs_demand_read_store()): that hour
+ * is still under way there, not history yet, and the series end at the hour before it. Groups
+ * come by volume, largest first (ties by name).
  * @top: keep the @top largest groups and sum the rest into one named "(other)"; 0 keeps all.
- * Return: 0 and *@out (gs_series_set_free()); -EINVAL with @d (no records; a key the sources do
- * not name, saying which source lacks it; more than GS_FC_HOURS_MAX hours; @end_s before the
- * first record); -E2BIG past GS_FC_SERIES_MAX groups; -ENOMEM.
+ * Return: 0 and *@out (gs_series_set_free()); -ENODATA with @d ("not enough history in FILE":
+ * no records, or, with @end_s -1 or from the store, none before the end of the first hour);
+ * -EINVAL with @d (a key the sources do not name, saying which source lacks it; more than
+ * GS_FC_HOURS_MAX hours; @end_s before the first record); -E2BIG past GS_FC_SERIES_MAX groups;
+ * -ENOMEM.
  * Complexity: O(records + groups x hours).
  */
 int gs_demand_series(const struct gs_demand *dm, enum gs_fc_key key, int by_model, int64_t end_s,
@@ -165,6 +170,14 @@ int gs_series_read_csv(const char *path, struct gs_series_set *out, struct gs_di
 
 /* gs_series_write_csv() - the CSV gs_series_read_csv() reads. Return: 0; -EIO. */
 int gs_series_write_csv(FILE *f, const struct gs_series_set *set);
+
+#define GS_FC_TIME_MAX 80 /* gs_fc_time_text()'s room, with the NUL */
+
+/* gs_fc_time_text() - @s seconds of a source's clock as messages and tables give them: RFC 3339
+ * UTC beside the seconds when @utc (the clock counts from the Unix epoch), "2026-12-04T21:00:00Z
+ * (1796418000 s)", else the seconds alone, "1209600 s" (a trace's own clock, or one past what a
+ * calendar takes). Into @buf (caller's). Return: @buf. */
+const char *gs_fc_time_text(char buf[GS_FC_TIME_MAX], int64_t s, int utc);
 
 /* gs_series_set_free() - release what a set holds and zero it; NULL allowed. */
 void gs_series_set_free(struct gs_series_set *set);

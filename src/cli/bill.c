@@ -4,7 +4,10 @@
 #include "gpusched/billing.h"
 #include "gpusched/catalog.h"
 #include "gpusched/diag.h"
+#include "gpusched/policy.h"
 #include "gpusched/tenancy.h"
+
+#include "../config/yamlutil.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -223,24 +226,42 @@ int gs__json_field_int(const json_t *obj, const char *key, const char *at, int64
     return rc;
 }
 
-/* use_keys() - every key of the usage entry @u is one the bill reads: a key it would skip
- * ("gpus", "cards_milli") would leave the entry priced on what it does not say. */
-static int use_keys(const json_t *u, const char *at, struct gs_diag *d)
+/* key_list() - " (@what has A, B and C)" of the @n keys @known, into @buf (@size bytes). */
+static const char *key_list(const char *what, const char *const *known, size_t n, char *buf,
+                            size_t size)
 {
-    static const char *const known[] = {"mode",        "model",   "profile", "cards",
-                                        "share_milli", "start_s", "end_s"};
+    size_t off = (size_t)snprintf(buf, size, " (%s has ", what);
+    for (size_t i = 0; i < n && off < size; i++)
+        off += (size_t)snprintf(buf + off, size - off, "%s%s",
+                                !i          ? ""
+                                : i + 1 < n ? ", "
+                                            : " and ",
+                                known[i]);
+    if (off < size)
+        snprintf(buf + off, size - off, ")");
+    return buf;
+}
+
+/* known_keys() - every key of @obj (at path @at, "" the document) is one of the @n keys @known,
+ * those the simulator writes there (@what: "a pod", for the message). A key the bill does not
+ * know could say what it does not price ("gpus" beside "cards") or be one misspelt, whose check
+ * would then be skipped; so it is refused, with the key meant when one is near. */
+static int known_keys(const json_t *obj, const char *at, const char *const *known, size_t n,
+                      const char *what, struct gs_diag *d)
+{
     const char *k;
     json_t *v;
-    json_object_foreach((json_t *)u, k, v)
+    json_object_foreach((json_t *)obj, k, v)
     {
         size_t i = 0;
-        while (i < sizeof(known) / sizeof(known[0]) && strcmp(k, known[i]) != 0)
+        while (i < n && strcmp(k, known[i]) != 0)
             i++;
-        if (i == sizeof(known) / sizeof(known[0]))
-            return gs_diag_error(d,
-                                 "%s.%.40s: unknown key (a use has mode, model, profile, cards, "
-                                 "share_milli, start_s and end_s)",
-                                 at, k);
+        if (i < n)
+            continue;
+        char why[320];
+        if (!*gs__hint(k, known, (int)n, why, sizeof(why)))
+            key_list(what, known, n, why, sizeof(why));
+        return gs_diag_error(d, "%s%s%.40s: unknown key%s", at, *at ? "." : "", k, why);
     }
     return 0;
 }
@@ -249,11 +270,13 @@ static int use_keys(const json_t *u, const char *at, struct gs_diag *d)
 static int use_of(const json_t *u, const char *at, const char *tenant, struct gs_bill_use *out,
                   struct gs_diag *d)
 {
+    static const char *const keys[] = {"mode",        "model",   "profile", "cards",
+                                       "share_milli", "start_s", "end_s"};
     json_t *mode, *model, *profile = json_object_get(u, "profile");
     *out = (struct gs_bill_use){.tenant = tenant};
     if (!json_is_object(u))
         return gs_diag_error(d, "%s: expected object, got %s", at, gs__json_type_name(u));
-    int rc = use_keys(u, at, d);
+    int rc = known_keys(u, at, keys, sizeof(keys) / sizeof(keys[0]), "a use", d);
     if (!rc)
         rc = gs__json_field(u, "mode", at, JSON_STRING, &mode, d);
     if (rc)
@@ -314,9 +337,9 @@ static int in_life(const json_t *pod, const struct gs_bill_use *use, const char 
     return 0;
 }
 
-/* life() - the pod's own times, where given: submit_s an integer, start_s and end_s an integer
- * or null (not started, not ended), in that order; a completed pod has ended. A time of another
- * type would let every use through in_life(). */
+/* life() - the pod's own times, which the simulator always writes: submit_s an integer, start_s
+ * and end_s an integer or null (not started, not ended), in that order; a completed pod has
+ * ended. A time missing or of another type would let every use through in_life(). */
 static int life(const json_t *pod, const char *at, struct gs_diag *d)
 {
     static const char *const key[] = {"submit_s", "start_s", "end_s"};
@@ -324,9 +347,10 @@ static int life(const json_t *pod, const char *at, struct gs_diag *d)
     const char *last_key = "";
     for (int i = 0; i < 3; i++) {
         const json_t *v = json_object_get(pod, key[i]);
-        if (v && !json_is_integer(v) && !(i > 0 && json_is_null(v)))
-            return gs_diag_error(d, "%s.%s: expected %s, got %s", at, key[i],
-                                 i ? "integer or null" : "integer", gs__json_type_name(v));
+        if (!v || (!json_is_integer(v) && !(i > 0 && json_is_null(v))))
+            return gs_diag_error(d, "%s.%s: expected %s, %s%s", at, key[i],
+                                 i ? "integer or null" : "integer", v ? "got " : "missing",
+                                 v ? gs__json_type_name(v) : "");
         if (!json_is_integer(v))
             continue;
         if (json_integer_value(v) < last)
@@ -362,19 +386,51 @@ static int known_state(const json_t *state, const char *at, struct gs__pods_seen
                          at, json_string_value(state));
 }
 
+/* pod_name() - the pod's "name" as the simulator writes it, NAMESPACE/NAME (a DNS label and a
+ * DNS subdomain, as a scenario takes them), and its "namespace", where given, the first part.
+ * The name tells two pods apart (unique_names()): a pod without one, or with one written another
+ * way ("a/p " beside "a/p"), would be billed once per copy. */
+static int pod_name(const json_t *pod, const char *at, struct gs_diag *d)
+{
+    json_t *name, *ns = json_object_get(pod, "namespace");
+    int rc = gs__json_field(pod, "name", at, JSON_STRING, &name, d);
+    if (rc)
+        return rc;
+    const char *s = json_string_value(name), *slash = strchr(s, '/');
+    size_t nsl = slash ? (size_t)(slash - s) : 0;
+    if (!slash || !gs_dns_label_ok(s, nsl) || !gs_dns_subdomain_ok(slash + 1, strlen(slash + 1)))
+        return gs_diag_error(d,
+                             "%s.name: \"%.80s\" is not NAMESPACE/NAME as the simulator writes it "
+                             "(a DNS label, '/', a DNS subdomain)",
+                             at, s);
+    if (ns && !json_is_string(ns))
+        return gs_diag_error(d, "%s.namespace: expected string, got %s", at,
+                             gs__json_type_name(ns));
+    if (ns && (json_string_length(ns) != nsl || memcmp(json_string_value(ns), s, nsl) != 0))
+        return gs_diag_error(d, "%s.namespace: \"%.80s\" contradicts %s.name \"%.80s\"", at,
+                             json_string_value(ns), at, s);
+    return 0;
+}
+
 int gs__bill_pod(const json_t *pod, const char *at, struct gs_bill *b, struct gs__pods_seen *seen,
                  struct gs_diag *d)
 {
+    /* what the simulator writes of a pod (docs/scenario.md#output); the bill prices usage */
+    static const char *const pod_keys[] = {
+        "name",        "tenant", "namespace", "queue",       "workload", "state",     "node",
+        "gpus",        "mig",    "gpu_model", "share_milli", "priority", "submit_s",  "wait_s",
+        "preemptions", "reason", "start_s",   "end_s",       "usage",    "placements"};
     json_t *tenant, *usage = NULL, *u;
     size_t j;
     int64_t last_end = INT64_MIN;
     char uat[USE_AT];
     if (!json_is_object(pod))
         return gs_diag_error(d, "%s: expected object, got %s", at, gs__json_type_name(pod));
-    int rc = gs__json_field(pod, "tenant", at, JSON_STRING, &tenant, d);
-    json_t *name = json_object_get(pod, "name");
-    if (!rc && name && !json_is_string(name))
-        rc = gs_diag_error(d, "%s.name: expected string, got %s", at, gs__json_type_name(name));
+    int rc = known_keys(pod, at, pod_keys, sizeof(pod_keys) / sizeof(pod_keys[0]), "a pod", d);
+    if (!rc)
+        rc = gs__json_field(pod, "tenant", at, JSON_STRING, &tenant, d);
+    if (!rc)
+        rc = pod_name(pod, at, d);
     if (!rc)
         rc = known_state(json_object_get(pod, "state"), at, seen, d);
     if (!rc)
@@ -458,17 +514,17 @@ int gs__names_unique(const char **names, size_t n, const char *at, struct gs_dia
     return 0;
 }
 
-/* unique_names() - no named pod of @pods is listed twice: it would be billed twice. */
+/* unique_names() - no pod of @pods (each named, gs__bill_pod()) is listed twice: it would be
+ * billed twice. */
 static int unique_names(const json_t *pods, const char *at, struct gs_diag *d)
 {
-    size_t n = 0, all = json_array_size(pods);
+    size_t all = json_array_size(pods);
     const char **v = all ? malloc(all * sizeof(*v)) : NULL;
     if (all && !v)
         return gs_diag_error_code(d, -ENOMEM, "%s: out of memory", at);
     for (size_t i = 0; i < all; i++)
-        if (json_is_string(json_object_get(json_array_get(pods, i), "name")))
-            v[n++] = json_string_value(json_object_get(json_array_get(pods, i), "name"));
-    int rc = gs__names_unique(v, n, at, d);
+        v[i] = json_string_value(json_object_get(json_array_get(pods, i), "name"));
+    int rc = gs__names_unique(v, all, at, d);
     free(v);
     return rc;
 }
@@ -480,6 +536,10 @@ static bool printable(const char *s, size_t max)
     return n >= 1 && n <= max && gs_text_plain(s);
 }
 
+/* What the simulator writes of a run (docs/scenario.md#output): a way of a comparison has the
+ * first four keys, the document also the cluster and, when it compares ways, the ways. */
+static const char *const run_keys[] = {"way", "pods", "summary", "timeline", "cluster", "ways"};
+
 /* bill_way() - the pods of one run (object @run at @at, "" at the top) into a new bill. */
 static int bill_way(const json_t *run, const char *at, struct input *in, struct gs_diag *d)
 {
@@ -489,7 +549,9 @@ static int bill_way(const json_t *run, const char *at, struct input *in, struct 
     struct way *w = &in->way[in->nway];
     if (!json_is_object(run))
         return gs_diag_error(d, "%s: expected object, got %s", at, gs__json_type_name(run));
-    int rc = *at || name ? gs__json_field(run, "way", at, JSON_STRING, &name, d) : 0;
+    int rc = *at ? known_keys(run, at, run_keys, 4, "a way", d) : 0;
+    if (!rc && (*at || name))
+        rc = gs__json_field(run, "way", at, JSON_STRING, &name, d);
     if (!rc)
         rc = gs__json_field(run, "pods", at, JSON_ARRAY, &pods, d);
     w->name = name ? json_string_value(name) : "run";
@@ -553,6 +615,10 @@ static int bill_file(struct input *in, struct gs_diag *d)
         return gs_diag_error(d, "a trace replay (simulate --nodes/--sequence): its pods have no "
                                 "tenants to bill; bill reads a scenario run (simulate --scenario "
                                 "FILE --json)");
+    int rc = known_keys(in->root, "", run_keys, sizeof(run_keys) / sizeof(run_keys[0]),
+                        "the document", d);
+    if (rc)
+        return rc;
     if (!ways)
         return bill_way(in->root, "", in, d);
     if (!json_is_array(ways))
@@ -561,7 +627,7 @@ static int bill_file(struct input *in, struct gs_diag *d)
         return gs_diag_error(d, "ways: more than %d ways", WAYS_MAX);
     if (json_array_size(ways) == 0) /* else a bill of nothing, no line printed, exit status 0 */
         return gs_diag_error(d, "ways: empty; a simulation writes at least one way");
-    int rc = gs__json_top_is_last_way(in->root, d);
+    rc = gs__json_top_is_last_way(in->root, d);
     if (rc)
         return rc;
     json_array_foreach(ways, i, run)
@@ -668,8 +734,8 @@ static void table_total(struct sink *s, const char *tenant, int64_t udollars)
 static size_t report_table(struct gs_bill *b, const struct opts *o, const struct input *in,
                            const char *way)
 {
-    static const char *const head[NCOL] = {"TENANT", "RESOURCE", "DAY", "QUANTITY",
-                                           "UNIT",   "RATE/H",   "COST"};
+    static const char *const head[NCOL] = {
+        "TENANT", "RESOURCE", GS__BILL_HEAD_DAY, "QUANTITY", "UNIT", GS__BILL_HEAD_RATE, "COST"};
     struct table t = {{table_line, table_total, way}, NULL, gs_ratecard_currency(in->rc), {0}};
     table_row(&t, head);
     walk(b, o->tenant, &t.s);

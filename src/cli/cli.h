@@ -89,11 +89,13 @@ struct gs__pods_seen {
 
 /*
  * gs__bill_pod() - meter every "usage" entry of the simulator's pod object @pod (at path @at)
- * into @b, as `gpusched bill` does: each use must lie inside the pod's life (not before its
- * submit_s or start_s, not after its end_s, not overlapping the previous use; a rejected pod and
- * one never started have none; a state, where given, one the simulator writes; the times
- * integers, start_s and end_s null where not yet, a completed pod's end_s given). *@seen (in and
- * out): the use that ends latest so far, and the pod counted in its state.
+ * into @b, as `gpusched bill` does: the pod has only keys the simulator writes, a name
+ * NAMESPACE/NAME (its namespace, where given, the same), a state the simulator writes, and its
+ * times (submit_s an integer, start_s and end_s integers or null where not yet, a completed
+ * pod's end_s given); each use must lie inside the pod's life (not before its submit_s or
+ * start_s, not after its end_s, not overlapping the previous use; a rejected pod and one never
+ * started have none). *@seen (in and out): the use that ends latest so far, and the pod counted
+ * in its state.
  * Return: 0; -EINVAL (a malformed pod, named by path); gs_bill_add_use()'s errors.
  */
 int gs__bill_pod(const json_t *pod, const char *at, struct gs_bill *b, struct gs__pods_seen *seen,
@@ -109,6 +111,11 @@ int gs__summary_agrees(const json_t *summary, const struct gs__pods_seen *seen, 
 /* gs__names_unique() - no two of @names (sorted in place) are equal: a pod listed twice would be
  * billed twice. Return: 0; -EINVAL naming the pod, in @at's pods. */
 int gs__names_unique(const char **names, size_t n, const char *at, struct gs_diag *d);
+
+/* Headings of the columns a bill's lines share in `gpusched bill` and `gpusched bills`: one
+ * line read in either table is headed the same. */
+#define GS__BILL_HEAD_DAY  "DAY"
+#define GS__BILL_HEAD_RATE "RATE/HOUR"
 
 /*
  * gs__client_table() - print gpuschedd's answer @ans to GET /v1/@cmd (tenants, queues, bills) as

@@ -134,8 +134,8 @@ static void bills(const json_t *ans)
     const char *cur = given ? currency : NULL;
     size_t i;
     const json_t *l;
-    printf("%-24s %-20s %-10s %10s %-12s %-16s %12s %14s\n", "TENANT", "RESOURCE", "DATE",
-           "QUANTITY", "UNIT", "MODEL", "RATE/HOUR", "COST");
+    printf("%-24s %-20s %-10s %10s %-12s %-16s %12s %14s\n", "TENANT", "RESOURCE",
+           GS__BILL_HEAD_DAY, "QUANTITY", "UNIT", "MODEL", GS__BILL_HEAD_RATE, "COST");
     json_array_foreach(json_object_get(ans, "lines"), i, l)
     {
         printf("%-24s %-20s %-10s %10lld %-12s %-16s %12s %14s\n", str(l, "tenant"),

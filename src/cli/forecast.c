@@ -576,8 +576,9 @@ static void write_forecasts(FILE *f, const struct opts *o, const struct gs_serie
             }
         return;
     }
-    fprintf(f, "%zu series, %zu hours of history from %lld s; GPUs held, hourly mean\n", set->count,
-            set->n, (long long)set->start_s);
+    char from[GS_FC_TIME_MAX];
+    fprintf(f, "%zu series, %zu hours of history from %s; GPUs held, hourly mean\n", set->count,
+            set->n, gs_fc_time_text(from, set->start_s, set->utc));
     for (size_t i = 0; i < set->count; i++) {
         fprintf(f, "\n%s: %s (alpha %.3f beta %.3f phi %.3f gamma %.3f omega %.3f)\n",
                 series_label(&set->s[i], lab, sizeof(lab)), gs_fc_method_name(fc[i].method),

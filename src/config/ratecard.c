@@ -226,14 +226,15 @@ static int set_rate(struct rctx *c, const char *where, int model, enum gs_bill_m
     yaml_event_t ev;
     struct gs_diag why;
     int64_t rate;
+    char cap[GS_MONEY_HUMAN_MAX];
     gs_diag_init(&why);
     int rc = value(c, &ev, where, "an amount such as \"8.00\"");
     if (rc)
         return rc;
     rc = gs_money_parse(text(&ev), &rate, &why);
-    if (!rc && rate > GS_RATE_MAX)
-        rc = gs_diag_error(&why, "\"%s\" is above the largest rate $%lld per hour", text(&ev),
-                           GS_RATE_MAX / GS_UDOLLARS_PER_DOLLAR);
+    if (rc == -ERANGE || (!rc && rate > GS_RATE_MAX)) /* one cap, however far past it */
+        rc = gs_diag_error(&why, "\"%s\" is above the largest rate, %s per hour", text(&ev),
+                           gs_money_format_human(GS_RATE_MAX, NULL, cap));
     if (rc) {
         rc = err_at(c, ev.start_mark, "%s: %s", where, why.msg);
     } else if ((rc = gs_ratecard_set(c->rc, model, mode, profile, rate, &why)) != 0) {

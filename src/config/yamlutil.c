@@ -345,13 +345,12 @@ static int near(const unsigned char *a, size_t la, const char *b)
     return row[lb] > 2 ? 3 : row[lb];
 }
 
-int gs__yaml_nearest(const yaml_node_t *k, const char *const *known, int n)
+/* nearest() - gs__nearest() of the @len bytes at @s. */
+static int nearest(const unsigned char *s, size_t len, const char *const *known, int n)
 {
     int best = -1, best_dist = 3;
-    if (k->type != YAML_SCALAR_NODE)
-        return -1;
     for (int i = 0; i < n; i++) {
-        int dist = near(k->data.scalar.value, k->data.scalar.length, known[i]);
+        int dist = near(s, len, known[i]);
         if (dist < best_dist) {
             best = i;
             best_dist = dist;
@@ -360,15 +359,37 @@ int gs__yaml_nearest(const yaml_node_t *k, const char *const *known, int n)
     return best;
 }
 
-const char *gs__yaml_hint(const yaml_node_t *k, const char *const *known, int n, char *buf,
-                          size_t size)
+int gs__nearest(const char *s, const char *const *known, int n)
 {
-    int best = gs__yaml_nearest(k, known, n);
+    return nearest((const unsigned char *)s, strlen(s), known, n);
+}
+
+int gs__yaml_nearest(const yaml_node_t *k, const char *const *known, int n)
+{
+    if (k->type != YAML_SCALAR_NODE)
+        return -1;
+    return nearest(k->data.scalar.value, k->data.scalar.length, known, n);
+}
+
+/* hint() - the suggestion of @known[@best] (none when @best < 0) into @buf. */
+static const char *hint(int best, const char *const *known, char *buf, size_t size)
+{
     if (best >= 0)
         snprintf(buf, size, " (did you mean \"%s\"?)", known[best]);
     else if (size)
         buf[0] = '\0';
     return buf;
+}
+
+const char *gs__hint(const char *s, const char *const *known, int n, char *buf, size_t size)
+{
+    return hint(gs__nearest(s, known, n), known, buf, size);
+}
+
+const char *gs__yaml_hint(const yaml_node_t *k, const char *const *known, int n, char *buf,
+                          size_t size)
+{
+    return hint(gs__yaml_nearest(k, known, n), known, buf, size);
 }
 
 /*

@@ -141,8 +141,11 @@ int gs__yaml_each_field(struct gs__yctx *c, yaml_node_t *map, const char *const 
                         const char *where, gs__yaml_field_fn fn, void *arg);
 
 /*
- * gs__yaml_nearest() - the index in @known of the key nearest @k (edit distance at most 2), or -1.
+ * gs__nearest() - the index in @known (@n entries) of the entry nearest the string @s (edit
+ * distance at most 2; the first of equal distance), or -1 when none is that near.
+ * gs__yaml_nearest() - the same for the scalar key @k; -1 for a key that is not a scalar.
  */
+int gs__nearest(const char *s, const char *const *known, int n);
 int gs__yaml_nearest(const yaml_node_t *k, const char *const *known, int n);
 
 /*
@@ -152,6 +155,8 @@ int gs__yaml_nearest(const yaml_node_t *k, const char *const *known, int n);
  */
 const char *gs__yaml_hint(const yaml_node_t *k, const char *const *known, int n, char *buf,
                           size_t size);
+/* gs__hint() - gs__yaml_hint() of the string @s (a JSON key, an option's word). */
+const char *gs__hint(const char *s, const char *const *known, int n, char *buf, size_t size);
 
 /*
  * gs__yaml_each_pair() - every pair of mapping @map (null counts as empty) to @fn; keys must be

@@ -52,12 +52,13 @@ int gs_money_parse(const char *s, int64_t *out, struct gs_diag *d)
 {
     const char *p = s;
     int64_t whole = 0, frac = 0, scale = GS_UDOLLARS_PER_DOLLAR;
+    char cap[GS_MONEY_HUMAN_MAX];
     if (*p == '-')
         return gs_diag_error_code(d, -EDOM, "\"%.40s\" is negative", s);
     for (; *p >= '0' && *p <= '9'; p++) {
         if (whole > GS_MONEY_MAX / GS_UDOLLARS_PER_DOLLAR)
-            return gs_diag_error_code(d, -ERANGE, "\"%.40s\" is above the largest amount $%lld", s,
-                                      GS_MONEY_MAX / GS_UDOLLARS_PER_DOLLAR);
+            return gs_diag_error_code(d, -ERANGE, "\"%.40s\" is above the largest amount, %s", s,
+                                      gs_money_format_human(GS_MONEY_MAX, NULL, cap));
         whole = whole * 10 + (*p - '0');
     }
     bool digits = p > s, decimals = false;
@@ -77,8 +78,8 @@ int gs_money_parse(const char *s, int64_t *out, struct gs_diag *d)
                              "decimals, e.g. \"8.00\")",
                              s);
     if (whole > (GS_MONEY_MAX - frac) / GS_UDOLLARS_PER_DOLLAR)
-        return gs_diag_error_code(d, -ERANGE, "\"%.40s\" is above the largest amount $%lld", s,
-                                  GS_MONEY_MAX / GS_UDOLLARS_PER_DOLLAR);
+        return gs_diag_error_code(d, -ERANGE, "\"%.40s\" is above the largest amount, %s", s,
+                                  gs_money_format_human(GS_MONEY_MAX, NULL, cap));
     *out = whole * GS_UDOLLARS_PER_DOLLAR + frac;
     return 0;
 }
@@ -637,19 +638,22 @@ static int plan_use(const struct gs_bill *b, const struct gs_bill_use *u, uint32
     int64_t total = b->total, rate = b->res[res]->rate, cost;
     struct piece p;
     size_t slot;
+    char cap[GS_MONEY_HUMAN_MAX]; /* GS_MONEY_MAX as the tables write an amount */
     *fresh = 0;
     for (int64_t s = u->start_s; s < u->end_s; s = p.end_s) {
         piece_at(u, s, &p);
         const struct line *l = line_find(b, tenant, res, p.day, &slot);
         int64_t q = l ? l->pub.quantity : 0;
         if (q > INT64_MAX - p.qty || line_cost(rate, q + p.qty, &cost))
-            return gs_diag_error_code(d, -ERANGE, "the cost of %s on day %lld passes $%lld",
-                                      b->res[res]->label, (long long)p.day,
-                                      GS_MONEY_MAX / GS_UDOLLARS_PER_DOLLAR);
+            return gs_diag_error_code(
+                d, -ERANGE, "the cost of %s on day %lld passes %s", b->res[res]->label,
+                (long long)p.day,
+                gs_money_format_human(GS_MONEY_MAX, gs_ratecard_currency(b->rc), cap));
         total += cost - (l ? l->pub.cost_udollars : 0);
         if (total > GS_MONEY_MAX)
-            return gs_diag_error_code(d, -ERANGE, "the bill's total passes $%lld",
-                                      GS_MONEY_MAX / GS_UDOLLARS_PER_DOLLAR);
+            return gs_diag_error_code(
+                d, -ERANGE, "the bill's total passes %s",
+                gs_money_format_human(GS_MONEY_MAX, gs_ratecard_currency(b->rc), cap));
         *fresh += !l;
     }
     if (b->nline + *fresh > GS_BILL_LINES_MAX)

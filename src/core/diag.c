@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 void gs_diag_init(struct gs_diag *d)
 {
@@ -156,4 +157,20 @@ int gs_bearer_token_ok(const char *s, size_t n)
     while (i < n && s[i] == '=')
         i++;
     return body > 0 && i == n;
+}
+
+const char *gs_time_text(char buf[GS_TIME_TEXT_MAX], int64_t us, int micro)
+{
+    time_t s = (time_t)(us / 1000000);
+    struct tm tm;
+    size_t off = us >= 0 && gmtime_r(&s, &tm)
+                     ? strftime(buf, GS_TIME_TEXT_MAX, "%Y-%m-%dT%H:%M:%S", &tm)
+                     : 0;
+    if (!off)
+        snprintf(buf, GS_TIME_TEXT_MAX, "%lld us", (long long)us);
+    else if (micro)
+        snprintf(buf + off, GS_TIME_TEXT_MAX - off, ".%06dZ", (int)(us % 1000000));
+    else
+        snprintf(buf + off, GS_TIME_TEXT_MAX - off, "Z");
+    return buf;
 }

@@ -62,7 +62,8 @@ static void node_sizes(const struct gsd_state *st, struct gs_advice_params *p)
 }
 
 /* The gauges of the ledger in @path up to @end_s (seconds of the daemon's clock), nodes as @p
- * says; *@out malloc'd ("" while the ledger holds no GPU run). Return: 0; < 0 with @d. */
+ * says; *@out malloc'd ("" while the ledger holds no GPU run through a whole hour: the hour under
+ * way is not history yet). Return: 0; < 0 with @d. */
 static int fit(const char *path, int64_t end_s, const struct gs_advice_params *p, char **out,
                struct gs_diag *d)
 {
@@ -74,13 +75,13 @@ static int fit(const char *path, int64_t end_s, const struct gs_advice_params *p
     int rc = gs_demand_new(&dm);
     if (!rc)
         rc = gs_demand_read_store(dm, path, d);
-    if (!rc && gs_demand_count(dm) == 0) { /* nothing ran on a GPU yet */
+    if (!rc)
+        rc = gs_demand_series(dm, GS_FC_TENANT, 1, end_s, 0, &set, d);
+    if (rc == -ENODATA) { /* not enough history yet: no gauges, and nothing to log */
         gs_demand_free(dm);
         *out = strdup("");
         return *out ? 0 : -ENOMEM;
     }
-    if (!rc)
-        rc = gs_demand_series(dm, GS_FC_TENANT, 1, end_s, 0, &set, d);
     fc = rc ? NULL : calloc(set.count + 1, sizeof(*fc));
     rc = rc ? rc : fc ? 0 : -ENOMEM;
     for (size_t i = 0; !rc && i < set.count; i++)

@@ -17,6 +17,7 @@
 #include "queue.h"
 #include "sched.h"
 
+#include "gpusched/diag.h"
 #include "gpusched/grow.h"
 #include "gpusched/scenario.h"
 #include "gpusched/tenancy.h"
@@ -1109,13 +1110,12 @@ static void put_int(struct out *o, int64_t v)
 
 static void put_time(struct out *o, int64_t us)
 {
-    char buf[GSD_TIME_MAX];
+    char buf[GS_TIME_TEXT_MAX];
     if (!us) {
         PUT(o, "null");
         return;
     }
-    gsd_time_text(buf, us);
-    put_str(o, buf);
+    put_str(o, gs_time_text(buf, us, 1));
 }
 
 /* The plain string at @p: past its closing quote; NULL when @p holds none. */

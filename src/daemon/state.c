@@ -20,6 +20,7 @@
 
 #include "gpusched/catalog.h"
 #include "gpusched/cluster.h"
+#include "gpusched/diag.h"
 #include "gpusched/grow.h"
 #include "gpusched/quantity.h"
 #include "gpusched/scenario.h"
@@ -712,23 +713,12 @@ int gsd_state_reload(struct gsd_state *st, struct gsd_config *cfg, struct gs_dia
     return 0;
 }
 
-/* RFC 3339 UTC with microseconds, as Kubernetes' MicroTime. */
-void gsd_time_text(char buf[GSD_TIME_MAX], int64_t us)
-{
-    time_t s = (time_t)(us / 1000000);
-    struct tm tm;
-    gmtime_r(&s, &tm);
-    size_t off = strftime(buf, GSD_TIME_MAX, "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(buf + off, GSD_TIME_MAX - off, ".%06dZ", (int)(us % 1000000));
-}
-
 json_t *gsd_time_json(int64_t us)
 {
     if (!us)
         return json_null();
-    char buf[GSD_TIME_MAX];
-    gsd_time_text(buf, us);
-    return json_string(buf);
+    char buf[GS_TIME_TEXT_MAX];
+    return json_string(gs_time_text(buf, us, 1));
 }
 
 json_t *gsd_pod_assignment(const struct gsd_state *st, const struct gsd_pod *p)

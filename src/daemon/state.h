@@ -201,11 +201,8 @@ void gsd_pod_set_state(struct gsd_state *st, struct gsd_pod *p, int state);
 /* gsd_pod_complete() - running pod @p ended at @now (the manual clock ran out its walltime):
  * released and forgotten. Return: 0; -EIO. */
 int gsd_pod_complete(struct gsd_state *st, struct gsd_pod *p, int64_t now);
-#define GSD_TIME_MAX 40 /* gsd_time_text()'s room, with the NUL */
-/* gsd_time_text() - @us (wall clock) in RFC 3339 UTC with microseconds, as Kubernetes'
- * MicroTime, into @buf. */
-void gsd_time_text(char buf[GSD_TIME_MAX], int64_t us);
-/* gsd_time_json() - gsd_time_text() as a JSON string; null for 0. New reference. */
+/* gsd_time_json() - @us (wall clock) as gs_time_text() writes it with microseconds, as
+ * Kubernetes' MicroTime, a JSON string; null for 0. New reference. */
 json_t *gsd_time_json(int64_t us);
 /* gsd_pod_json() - the pod as the API shows it, a pending pod's reason as the scheduler has it
  * now (new reference). */

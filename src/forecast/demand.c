@@ -323,11 +323,30 @@ static const char *source_names(const struct gs_demand *dm, char *names, size_t 
 static int too_short(const struct gs_demand *dm, const char *what, struct gs_diag *d)
 {
     char names[512];
-    return gs_diag_error(d,
-                         "not enough history in %s: %s; a forecast needs at least one "
-                         "hour of it (%zu hours for a level model, %zu for a daily season)",
-                         source_names(dm, names, sizeof(names)), what, gs_fc_min_points(GS_FC_ANN),
-                         gs_fc_min_points(GS_FC_ANA));
+    return gs_diag_error_code(d, -ENODATA,
+                              "not enough history in %s: %s; a forecast needs at least one "
+                              "hour of it (%zu hours for a level model, %zu for a daily season)",
+                              source_names(dm, names, sizeof(names)), what,
+                              gs_fc_min_points(GS_FC_ANN), gs_fc_min_points(GS_FC_ANA));
+}
+
+/* sources() - whether every source read (@all), or any (!@all), has the FC_SRC_* @bit. */
+static int sources(const struct gs_demand *dm, unsigned bit, int all)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < dm->nsources; i++)
+        n += (dm->source_keys[i] & bit) != 0;
+    return all ? n > 0 && n == dm->nsources : n > 0;
+}
+
+const char *gs_fc_time_text(char buf[GS_FC_TIME_MAX], int64_t s, int utc)
+{
+    char t[GS_TIME_TEXT_MAX];
+    if (utc && s >= 0 && s <= INT64_MAX / 1000000 && *gs_time_text(t, s * 1000000, 0) != '-')
+        snprintf(buf, GS_FC_TIME_MAX, "%s (%lld s)", t, (long long)s);
+    else
+        snprintf(buf, GS_FC_TIME_MAX, "%lld s", (long long)s);
+    return buf;
 }
 
 int gs_demand_series(const struct gs_demand *dm, enum gs_fc_key key, int by_model, int64_t end_s,
@@ -344,24 +363,29 @@ int gs_demand_series(const struct gs_demand *dm, enum gs_fc_key key, int by_mode
     for (size_t i = 0; i < dm->n; i++)
         first = dm->rec[i].start < first ? dm->rec[i].start : first;
     int64_t t0 = first / GS_FC_STEP_S * GS_FC_STEP_S;
-    int64_t end = end_s >= 0 ? end_s : dm->end_s;
-    if (end <= first && end_s < 0) {
-        char what[64];
-        snprintf(what, sizeof(what), "GPU use only from %lld s, nothing after it yet",
-                 (long long)first);
+    int64_t end = end_s >= 0 ? end_s : dm->end_s, seen = end;
+    int live = sources(dm, FC_SRC_LIVE, 0), utc = sources(dm, FC_SRC_UTC, 1);
+    char t1[GS_FC_TIME_MAX], t2[GS_FC_TIME_MAX];
+    if (live) /* the hour under way: its mean so far would pass for a whole hour's */
+        end -= end % GS_FC_STEP_S;
+    if (end <= first && (end_s < 0 || live)) {
+        char what[160];
+        snprintf(what, sizeof(what), "GPU use only from %s, %s", gs_fc_time_text(t1, first, utc),
+                 seen > first ? "in an hour not over yet" : "nothing after it yet");
         return too_short(dm, what, d);
     }
     if (end <= first)
-        return gs_diag_error(d, "series end %lld s is not after the first record at %lld s",
-                             (long long)end, (long long)first);
+        return gs_diag_error(d, "series end %s is not after the first record at %s",
+                             gs_fc_time_text(t1, end, utc), gs_fc_time_text(t2, first, utc));
     int64_t hours = (end - t0) / GS_FC_STEP_S + ((end - t0) % GS_FC_STEP_S != 0); /* no overflow */
     if (hours > GS_FC_HOURS_MAX) {
         char names[512];
         return gs_diag_error(d,
-                             "%s: %lld hours from the first record (%lld s) to the end (%lld s): "
-                             "more than %d",
+                             "%s: %lld hours from the first record (%s) to the end (%s): more "
+                             "than %d",
                              source_names(dm, names, sizeof(names)), (long long)hours,
-                             (long long)first, (long long)end, GS_FC_HOURS_MAX);
+                             gs_fc_time_text(t1, first, utc), gs_fc_time_text(t2, end, utc),
+                             GS_FC_HOURS_MAX);
     }
     int64_t tend = end; /* records end here; the last hour's mean is over what it covers */
     int64_t last_s = end - (t0 + (hours - 1) * GS_FC_STEP_S);
@@ -423,6 +447,7 @@ int gs_demand_series(const struct gs_demand *dm, enum gs_fc_key key, int by_mode
     qsort(s, ng, sizeof(*s), by_volume);
     memset(out, 0, sizeof(*out));
     out->start_s = t0;
+    out->utc = utc;
     out->n = (size_t)hours;
     out->s = s;
     out->count = ng;

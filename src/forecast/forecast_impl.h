@@ -39,7 +39,12 @@ struct gs_demand {
     size_t nsources;
 };
 
-/* fc_demand_source() - record that @path was read and names the keys of bit mask @keys. */
+/* Bits of a source's mask past its keys (1 << enum gs_fc_key): what its clock is. */
+#define FC_SRC_UTC  (1u << 8) /* seconds of the Unix epoch: the store, the GenAI log */
+#define FC_SRC_LIVE (1u << 9) /* still written to (the store): its hour under way is no history */
+
+/* fc_demand_source() - record that @path was read and names the keys of bit mask @keys (and
+ * the FC_SRC_* bits of its clock). */
 void fc_demand_source(struct gs_demand *dm, const char *path, unsigned keys);
 
 /* fc_demand_truncate() - drop the records past @n and restore the end (an undo after an error). */

@@ -37,9 +37,11 @@ static int csv_seconds(struct csv *c, int col, int64_t empty, int up, int64_t *o
                        struct gs_diag *d)
 {
     const char *s = c->field[col];
+    if (is_nan(s) && empty < 0 && *s)
+        return csv_error(c, col, d, "\"%s\" is not a number, expected seconds", s);
+    if (is_nan(s) && empty < 0)
+        return csv_error(c, col, d, "empty, expected seconds");
     if (is_nan(s)) {
-        if (empty < 0)
-            return csv_error(c, col, d, "empty, expected seconds");
         *out = empty;
         return 0;
     }
@@ -193,7 +195,8 @@ int gs_demand_read_genai(struct gs_demand *dm, const char *path, struct gs_diag 
     static const char *const names[] = {"gmt_create", "exec_time_seconds", "groupId",
                                         "checkpoint_model_version_id", "predict_type"};
     int64_t last = INT64_MIN;
-    return read_csv(dm, path, names, 5, genai_row, &last, K_SERVICE | K_TENANT | K_QUEUE, d);
+    return read_csv(dm, path, names, 5, genai_row, &last,
+                    K_SERVICE | K_TENANT | K_QUEUE | FC_SRC_UTC, d);
 }
 
 /* Pods: num_gpu, gpu_milli, gpu_spec, qos, creation_time, deletion_time */
@@ -314,7 +317,7 @@ int gs_demand_read_store(struct gs_demand *dm, const char *path, struct gs_diag 
     if (rc)
         fc_demand_truncate(dm, n0, end0);
     else
-        fc_demand_source(dm, path, K_TENANT | K_MODEL);
+        fc_demand_source(dm, path, K_TENANT | K_MODEL | FC_SRC_UTC | FC_SRC_LIVE);
     return rc;
 }
 

@@ -15,6 +15,8 @@ struct reading {
     int64_t *last;         /* per series: time of its last row */
     unsigned long *line;   /* per series: line of its last row */
     size_t *len, *cap;     /* per series: values read, room */
+    struct gs_diag gap;    /* the first hours missing ("" none), told once the file is read */
+    int order;             /* a row came out of order: that, not the gap it made, is the error */
 };
 
 static int find_or_add(struct reading *r, const char *name, const char *model, int64_t t,
@@ -91,20 +93,27 @@ static int series_row(struct reading *r, struct csv *c, const int *col, struct g
     if (rc)
         return rc;
     int64_t step = t - r->last[i];
-    if (step > GS_FC_STEP_S && step % GS_FC_STEP_S == 0)
+    /* Hours missing are told once the file is read: a later row may show that this one only came
+     * too early (hours 9, 11, 10), and that is what a person has to fix. */
+    if (step > GS_FC_STEP_S && step % GS_FC_STEP_S == 0 && !r->gap.msg[0])
+        csv_error(c, col[0], &r->gap,
+                  "series \"%s\" jumps from %lld to %lld s: %lld %s missing (write %s, as 0 "
+                  "when nothing was held)",
+                  c->field[col[1]], (long long)r->last[i], (long long)t,
+                  (long long)(step / GS_FC_STEP_S - 1), step == 2 * GS_FC_STEP_S ? "hour" : "hours",
+                  step == 2 * GS_FC_STEP_S ? "it" : "them");
+    r->order = step < 0;
+    if (step < 0)
         return csv_error(c, col[0], d,
-                         "series \"%s\" jumps from %lld to %lld s: %lld hours "
-                         "missing (write them, as 0 when nothing was held)",
-                         c->field[col[1]], (long long)r->last[i], (long long)t,
-                         (long long)(step / GS_FC_STEP_S - 1));
-    if (step != GS_FC_STEP_S) /* "5, 3600" was "earlier than" 5 */
+                         "out of order: %s of series \"%s\" comes after %lld on line %lu; rows "
+                         "must be in time order, an hour apart",
+                         c->field[col[0]], c->field[col[1]], (long long)r->last[i], r->line[i]);
+    if (step % GS_FC_STEP_S != 0 || step == 0) /* "5, 3600" was "earlier than" 5 */
         return csv_error(c, col[0], d,
                          "%s of series \"%s\" %s line %lu: times must increase by "
                          "an hour (%d s)",
                          c->field[col[0]], c->field[col[1]],
-                         step == 0  ? "repeats the time of"
-                         : step < 0 ? "is earlier than"
-                                    : "is not a whole number of hours after",
+                         step == 0 ? "repeats the time of" : "is not a whole number of hours after",
                          r->line[i], GS_FC_STEP_S);
     if (r->len[i] == GS_FC_HOURS_MAX)
         return csv_error(c, col[0], d, "more than %d hours", GS_FC_HOURS_MAX);
@@ -123,6 +132,7 @@ int gs_series_read_csv(const char *path, struct gs_series_set *out, struct gs_di
 {
     struct gs_series_set set = {0};
     struct reading r = {.set = &set};
+    gs_diag_init(&r.gap);
     struct csv c;
     int col[4];
     int rc = csv_open(&c, path, d);
@@ -135,6 +145,8 @@ int gs_series_read_csv(const char *path, struct gs_series_set *out, struct gs_di
     col[3] = csv_find(&c, "model");
     while (!rc && (rc = csv_next(&c, d)) == 1)
         rc = series_row(&r, &c, col, d);
+    if (r.gap.msg[0] && rc != -ENOMEM && !r.order) /* the first error in the file */
+        rc = gs_diag_error(d, "%s", r.gap.msg);
     if (!rc && set.count == 0)
         rc = gs_diag_error(d, "%s: no rows", path);
     for (size_t i = 1; !rc && i < set.count; i++)

@@ -202,9 +202,9 @@ static void test_levels(void **state)
         if (strstr(anon, secret[i]))
             fail_msg("the scrape without a token names %s", secret[i]);
     promtool_passes(&d, anon, "aggregate");
-    /* With the metrics token: per tenant, queue and namespace, per card, quotas and bills; the
-     * forecast from the snapshot published when the fit the first scrape asked for lands. */
-    char *named = scrape_for(&d, "gpusched_recommended_nodes{");
+    /* With the metrics token: per tenant, queue and namespace, per card, quotas and bills (the
+     * forecast needs an hour of history: test_forecast_refit). */
+    char *named = scrape(&d, TOKEN_METRICS);
     struct answer a;
     static const char *const names[] = {
         "gpusched_allocated_gpus{tenant=\"team-a\",queue=\"default\",namespace=\"team-a\"} "
@@ -227,10 +227,6 @@ static void test_levels(void **state)
         "gpusched_resourcequota_cpu_cores{tenant=\"team-b\",namespace=\"team-b\",resourcequota="
         "\"rq\",resource=\"requests.cpu\",type=\"hard\"} 3.500\n",
         "gpusched_bill_accrued_total{tenant=\"team-a\",currency=\"USD\"} 0.0",
-        /* the forecast of the ledger's runs (forecast.c) */
-        "# TYPE gpusched_recommended_nodes gauge\ngpusched_recommended_nodes{model=\"",
-        "gpusched_forecast_gpus{tenant=\"team-a\",model=\"",
-        "\",quantile=\"0.975\"} ",
     };
     has(named, names, sizeof(names) / sizeof(names[0]));
     has_line(named, "gpusched_gpu_allocated_ratio{hostname=\"", "} 0.400"); /* m1's 40 % */
@@ -421,13 +417,15 @@ static void test_max_age(void **state)
     h_cleanup(&d);
 }
 
-/* A daemon of configuration @cfg whose store's ledger holds, from its start, the run @values (a
- * store edited by hand: gpus, gpu_milli, start_us, end_us, model). */
-static void start_with_run(struct daemon *d, const char *cfg, const char *values)
+/* A daemon of configuration @cfg (on the manual clock when @manual) whose store's ledger holds,
+ * from its start, the run @values (a store edited by hand: gpus, gpu_milli, start_us, end_us,
+ * model). */
+static void start_with_run(struct daemon *d, const char *cfg, int manual, const char *values)
 {
     char path[128], sql[512];
     sqlite3 *db;
     assert_int_equal(h_setup(d, cfg), 0);
+    d->manual_clock = manual;
     assert_int_equal(h_start(d), 0); /* makes the store */
     assert_int_equal(h_stop(d), 0);
     snprintf(path, sizeof(path), "%s/data/gpusched.db", d->dir);
@@ -442,38 +440,70 @@ static void start_with_run(struct daemon *d, const char *cfg, const char *values
     assert_int_equal(h_start(d), 0);
 }
 
+/* The value after @mid on the line of @text that begins with @head and holds @mid, into @v
+ * (@n bytes); "" when no line does. Return: @v. */
+static const char *gauge(const char *text, const char *head, const char *mid, char *v, size_t n)
+{
+    v[0] = '\0';
+    for (const char *p = strstr(text, head); p; p = strstr(p + 1, head)) {
+        const char *end = strchr(p, '\n'), *m = strstr(p, mid);
+        if (end && m && m < end && (p == text || p[-1] == '\n')) {
+            snprintf(v, n, "%.*s", (int)(end - m - strlen(mid)), m + strlen(mid));
+            break;
+        }
+    }
+    return v;
+}
+
+/* Scrapes, each after a batch (a snapshot, which asks a refit every second here), until the
+ * gauge of @head and @mid (gauge()) is there and not @old; 20 s at most. Return: its value. */
+static const char *refit_gauge(const struct daemon *d, const char *head, const char *mid,
+                               const char *old, char *v, size_t n)
+{
+    for (int i = 0; i < 200; i++) { /* the refit runs beside the requests */
+        usleep(100000);
+        h_request(d, "POST", "/v1/pods", TOKEN_A, "{}", 400);
+        char *text = scrape(d, TOKEN_METRICS);
+        gauge(text, head, mid, v, n);
+        free(text);
+        if (*v && strcmp(v, old) != 0)
+            return v;
+    }
+    fail_msg("no scrape has %s...%s other than \"%s\"", head, mid, old);
+    return v;
+}
+
 /*
  * A fit goes to a thread of its own, the first too (seconds on a long ledger, which a restart
  * would have spent on the scheduler thread), and a scrape meanwhile gets the last gauges: the
- * first fit's show with no request after the scrape that asked, and with
- * metrics.forecastRefreshSeconds 1, team-b's run started after the first fit shows in the gauges
- * of a later snapshot.
+ * first fit's show with no request after the scrape that asked. A fit reads whole hours (here
+ * on the manual clock): team-b's run, started after the first fit, counts in the gauges once
+ * its hour is over; while it is under way its history is 0 GPUs (the mean of the hour so far
+ * passed for an hour of history: 0.321 GPU where 3 cards were held).
  */
 static void test_forecast_refit(void **state)
 {
     (void)state;
     struct daemon d;
-    char values[160];
-    snprintf(values, sizeof(values), "'0', 1000, %lld, NULL, 'A100-SXM4-80GB'",
-             ((long long)time(NULL) - 3 * 86400) * 1000000LL);
+    static const char *const b = "gpusched_forecast_gpus{tenant=\"team-b\",model=\"";
+    static const char *const median = "quantile=\"0.5\"} ";
+    char v[32];
     start_with_run(&d,
                    "metrics: {token: " TOKEN_METRICS ", forecastRefreshSeconds: 1,"
                    " scrapesPerSecond: 100}\n",
-                   values);
+                   1, "'0', 1000, 0, NULL, 'A100-SXM4-80GB'");
+    h_request(&d, "POST", "/v1/clock", TOKEN_ADMIN, "{\"advance_seconds\": 3600}", 200);
     char *text = scrape_for(&d, "gpusched_forecast_gpus{tenant=\"team-a\""); /* the first fit */
     if (strstr(text, "gpusched_forecast_gpus{tenant=\"team-b\""))
         fail_msg("team-b before it ran");
+    promtool_passes(&d, text, "forecast");
     free(text);
-    json_decref(h_submit(&d, TOKEN_B, h_pod("team-b", "b1", 1, 0), 201)); /* a run of team-b */
-    int seen = 0;
-    for (int i = 0; i < 200 && !seen; i++) { /* up to 20 s: the refit runs beside the requests */
-        usleep(100000);
-        h_request(&d, "POST", "/v1/pods", TOKEN_A, "{}", 400); /* a batch: a snapshot */
-        text = scrape(&d, TOKEN_METRICS);
-        seen = strstr(text, "gpusched_forecast_gpus{tenant=\"team-b\"") != NULL;
-        free(text);
-    }
-    assert_true(seen);
+    json_decref(h_submit(&d, TOKEN_B, h_pod("team-b", "b1", 2, 0), 201)); /* from 3600 s */
+    assert_string_equal(refit_gauge(&d, b, median, "", v, sizeof(v)), "0.000");
+    h_request(&d, "POST", "/v1/clock", TOKEN_ADMIN, "{\"advance_seconds\": 3600}", 200);
+    /* its whole hours, 0 and 2 GPUs, averaged (under 4 hours the forecast is their mean); with
+     * the second of the hour under way counted too, 1.333 */
+    assert_string_equal(refit_gauge(&d, b, median, "0.000", v, sizeof(v)), "1.000");
     assert_int_equal(h_stop(&d), 0);
     h_cleanup(&d);
 }
@@ -486,9 +516,10 @@ static void test_forecast_far_end(void **state)
     (void)state;
     struct daemon d;
     char values[160];
+    /* from the start of an hour: a first hour held in part would be a low hour of the day */
     snprintf(values, sizeof(values), "'0', 1000, %lld, 9223372036854775807, 'A100-SXM4-80GB'",
-             ((long long)time(NULL) - 3 * 86400) * 1000000LL);
-    start_with_run(&d, "metrics: {token: " TOKEN_METRICS "}\n", values);
+             ((long long)time(NULL) / 3600 * 3600 - 3 * 86400) * 1000000LL);
+    start_with_run(&d, "metrics: {token: " TOKEN_METRICS "}\n", 0, values);
     free(scrape_for(&d, "gpusched_forecast_gpus{tenant=\"team-a\",model=\"A100-SXM4-80GB\","
                         "quantile=\"0.5\"} 1.000\n"));
     assert_int_equal(h_stop(&d), 0);
@@ -501,7 +532,7 @@ static void test_forecast_bad_row(void **state)
 {
     (void)state;
     struct daemon d;
-    start_with_run(&d, "metrics: {token: " TOKEN_METRICS "}\n",
+    start_with_run(&d, "metrics: {token: " TOKEN_METRICS "}\n", 0,
                    "'0', 1000, 5000000, 1000000, 'A100-SXM4-80GB'");
     for (int i = 0; i < 4; i++) {
         free(scrape(&d, TOKEN_METRICS));

@@ -489,7 +489,7 @@ static void test_money_overflow(void **state)
     /* 2^20 cards for a day at $10^6 an hour: 2.5e19 micro-dollars on one line */
     struct gs_bill_use u = {"t", GS_BILL_EXCLUSIVE, t4, NULL, GS_BILL_CARDS_MAX, 1000, 0, DAY};
     assert_int_equal(gs_bill_add_use(b, &u, &d), -ERANGE);
-    assert_has(d.msg, "T4 exclusive on day 0");
+    assert_has(d.msg, "T4 exclusive on day 0 passes $1,000,000,000,000.00"); /* as amounts print */
     assert_int_equal(gs_bill_count(b), 0);
     /* 500000 card-hours: 5e17 each; two fit exactly, a third passes the total */
     u.cards = 500000;
@@ -502,7 +502,7 @@ static void test_money_overflow(void **state)
     u.start_s = 2 * DAY;
     u.end_s = 2 * DAY + 1;
     assert_int_equal(gs_bill_add_use(b, &u, &d), -ERANGE);
-    assert_has(d.msg, "total");
+    assert_has(d.msg, "the bill's total passes $1,000,000,000,000.00");
     assert_int_equal(gs_bill_count(b), 2);
     assert_int_equal(gs_bill_total_udollars(b, NULL), GS_MONEY_MAX);
     assert_int_equal(sum_lines(b), GS_MONEY_MAX);
@@ -644,10 +644,11 @@ static void test_card_errors(void **state)
          "5:21:", "spec.models.T4.exclusive: \"1.1234567\" has more than 6 decimals"},
         {CARD_HEAD "spec:\n  models:\n    T4: {exclusive: \"-1\"}\n", "5:21:", "is negative"},
         {CARD_HEAD "spec:\n  models:\n    T4: {exclusive: 1e3}\n", "5:21:", "not an amount"},
+        /* one cap for a rate, in one wording, however far past it the rate is */
         {CARD_HEAD "spec:\n  models:\n    T4: {exclusive: \"1000001\"}\n",
-         "5:21:", "above the largest rate"},
+         "5:21:", "\"1000001\" is above the largest rate, $1,000,000.00 per hour"},
         {CARD_HEAD "spec:\n  models:\n    T4: {exclusive: \"99999999999999999999\"}\n",
-         "5:21:", "above the largest amount"},
+         "5:21:", "\"99999999999999999999\" is above the largest rate, $1,000,000.00 per hour"},
         {CARD_HEAD "spec:\n  models:\n    T4: {exclusive: \"1\", shard: \"1\"}\n",
          "5:26:", "unknown field \"shard\" (known: exclusive, mig, sharedPer10Percent"},
         {CARD_HEAD "spec:\n  models:\n    T4: {exclusive: \"1\", exclusive: \"2\"}\n",
@@ -782,10 +783,13 @@ static struct t_run bill(const char *args)
 /* The seed's rate card example, billed: one line per resource, $8.00, $4.00, $2.00, $1.50. */
 static void expect_seed_lines(const char *out)
 {
-    assert_has(out, "A100-SXM4-80GB exclusive      0      3600  card-s       $8.00   $8.00\n");
-    assert_has(out, "A100-SXM4-80GB mig 4g.40gb    0      3600  instance-s   $4.00   $4.00\n");
-    assert_has(out, "A100-SXM4-80GB mig 2g.20gb    0      3600  instance-s   $2.00   $2.00\n");
-    assert_has(out, "A100-SXM4-80GB shared         0     10800  step-s       $0.50   $1.50\n");
+    /* headed as `gpusched bills` heads the daemon's lines */
+    assert_has(out, "TENANT    RESOURCE                    DAY  QUANTITY  UNIT        RATE/HOUR    "
+                    "COST\n");
+    assert_has(out, "A100-SXM4-80GB exclusive      0      3600  card-s          $8.00   $8.00\n");
+    assert_has(out, "A100-SXM4-80GB mig 4g.40gb    0      3600  instance-s      $4.00   $4.00\n");
+    assert_has(out, "A100-SXM4-80GB mig 2g.20gb    0      3600  instance-s      $2.00   $2.00\n");
+    assert_has(out, "A100-SXM4-80GB shared         0     10800  step-s          $0.50   $1.50\n");
 }
 
 static void test_cli_seed_example_table(void **state)
@@ -795,9 +799,9 @@ static void test_cli_seed_example_table(void **state)
     assert_int_equal(r.status, 0);
     assert_string_equal(r.err, "");
     expect_seed_lines(r.out);
-    assert_has(r.out, "tenant-a  total                                                          "
+    assert_has(r.out, "tenant-a  total                                                             "
                       "$15.50\n");
-    assert_has(r.out, "TOTAL                                                                    "
+    assert_has(r.out, "TOTAL                                                                       "
                       "$15.50\n");
     t_run_free(&r);
 }
@@ -824,7 +828,7 @@ static void test_cli_seed_example_simulated(void **state)
     struct t_run r = bill(json);
     assert_int_equal(r.status, 0);
     expect_seed_lines(r.out);
-    assert_has(r.out, "TOTAL                                                                    "
+    assert_has(r.out, "TOTAL                                                                       "
                       "$15.50\n");
     t_run_free(&r);
 }
@@ -976,6 +980,16 @@ static void test_cli_bad_input(void **state)
     "{\"mode\": \"shared\", \"model\": \"T4\", \"cards\": 1, \"share_milli\": 300, \"start_s\": "  \
     "1, "                                                                                          \
     "\"end_s\": 4}"
+/* A pod's name and tenant; then a pod submitted and started at 0, running, or one pending. */
+#define POD     "{\"name\": \"a/p\", \"tenant\": \"t\", "
+#define RUNNING POD "\"state\": \"running\", \"submit_s\": 0, \"start_s\": 0, \"end_s\": null, "
+#define NAMELESS                                                                                   \
+    "{\"tenant\": \"t\", \"state\": \"running\", \"submit_s\": 0, \"start_s\": 0, \"end_s\": "     \
+    "null, "                                                                                       \
+    "\"usage\": [" SHARE_USE "]}"
+#define PENDING                                                                                    \
+    POD "\"state\": \"pending\", \"submit_s\": 0, \"start_s\": null, \"end_s\": null, \"usage\": " \
+        "[]}"
 
 static void test_cli_bad_shapes(void **state)
 {
@@ -998,11 +1012,10 @@ static void test_cli_bad_shapes(void **state)
         {"{\"runs\": []}",
          "a trace replay (simulate --nodes/--sequence): its pods have no tenants"},
         {"{\"pods\": [], \"summary\": {\"gpu_allocation_at_arrived_pct\": 1}}", "a trace replay"},
-        {"{\"pods\": [{\"tenant\": \"t\", \"state\": \"pending\", \"usage\": []}], \"summary\": "
-         "{\"pods\": 2}}",
+        {"{\"pods\": [" PENDING "], \"summary\": {\"pods\": 2}}",
          "summary.pods: 2, but pods lists 1 pods"},
-        {"{\"ways\": [{\"way\": \"full\", \"pods\": [{\"tenant\": \"t\", \"state\": \"pending\", "
-         "\"usage\": []}], \"summary\": {\"pods\": 1, \"pending\": 0}}]}",
+        {"{\"ways\": [{\"way\": \"full\", \"pods\": [" PENDING "], \"summary\": {\"pods\": 1, "
+         "\"pending\": 0}}]}",
          "ways[0].summary.pending: 0, but ways[0].pods lists 1 pending"},
         {"{\"pods\": [], \"summary\": {\"rejected\": \"0\"}}",
          "summary.rejected: expected integer, got string"},
@@ -1015,78 +1028,112 @@ static void test_cli_bad_shapes(void **state)
          "{\"steps\": 1}}",
          "timeline: not ways[0].timeline"},
         {"{\"pods\": [7]}", "pods[0]: expected object, got integer"},
-        {"{\"pods\": [{\"tenant\": \"t\", \"state\": \"exploded\", \"usage\": []}]}",
+        {"{\"pods\": [" POD "\"state\": \"exploded\", \"usage\": []}]}",
          "pods[0].state: \"exploded\" is not pending, running, completed, preempted or rejected"},
-        {"{\"pods\": [{\"tenant\": \"t\", \"state\": 3, \"usage\": []}]}",
+        {"{\"pods\": [" POD "\"state\": 3, \"usage\": []}]}",
          "pods[0].state: expected string, got integer"},
-        {"{\"pods\": [{\"tenant\": \"t\", \"usage\": []}]}",
-         "pods[0].state: expected string, missing"},
-        {"{\"pods\": [{\"tenant\": \"t\", \"state\": \"running\"}]}",
-         "pods[0].usage: expected array, missing"},
-        {"{\"pods\": [{\"tenant\": \"t\", \"state\": \"running\", \"usage\": [{\"mode\": "
-         "\"whole\"}]}]}",
+        {"{\"pods\": [" POD "\"usage\": []}]}", "pods[0].state: expected string, missing"},
+        {"{\"pods\": [" RUNNING "\"queue\": \"q\"}]}", "pods[0].usage: expected array, missing"},
+        {"{\"pods\": [" RUNNING "\"usage\": [{\"mode\": \"whole\"}]}]}",
          "pods[0].usage[0].mode: \"whole\" is not exclusive, mig, shared or timeslice"},
-        {"{\"pods\": [{\"tenant\": \"t\", \"state\": \"running\", \"usage\": [{\"mode\": \"mig\", "
-         "\"model\": \"A30\", "
+        {"{\"pods\": [" RUNNING "\"usage\": [{\"mode\": \"mig\", \"model\": \"A30\", "
          "\"profile\": null}]}]}",
          "pods[0].usage[0].profile: expected string, got null"},
-        {"{\"pods\": [{\"tenant\": \"t\", \"state\": \"running\", \"usage\": [{\"mode\": "
-         "\"shared\", \"model\": \"T4\", "
+        {"{\"pods\": [" RUNNING "\"usage\": [{\"mode\": \"shared\", \"model\": \"T4\", "
          "\"cards\": 1, \"share_milli\": 30.5}]}]}",
          "pods[0].usage[0].share_milli: expected integer, got real"},
-        {"{\"pods\": [{\"tenant\": \"t\", \"state\": \"running\", \"usage\": [{\"mode\": "
-         "\"shared\", \"model\": \"T4\", "
+        {"{\"pods\": [" RUNNING "\"usage\": [{\"mode\": \"shared\", \"model\": \"T4\", "
          "\"cards\": 1, \"share_milli\": 300, \"start_s\": 5, \"end_s\": 4}]}]}",
          "pods[0].usage[0]: end_s 4 is not in start_s"},
         {"{\"pods\": [{\"tenant\": \"t\", \"state\": \"running\", \"tenant\": \"u\", \"usage\": "
          "[]}]}",
          "duplicate"},
         {"{\"pods\": [{\"tenant\": \"t\\u0000u\", \"usage\": []}]}", "NUL"},
-        {"{\"pods\": [{\"tenant\": \"t\", \"state\": \"running\", \"usage\": [{\"mode\": "
-         "\"shared\", \"gpus\": 2}]}]}",
+        {"{\"pods\": [" RUNNING "\"usage\": [{\"mode\": \"shared\", \"gpus\": 2}]}]}",
          "pods[0].usage[0].gpus: unknown key (a use has mode, model"},
-        {"{\"pods\": [{\"tenant\": \"t\", \"state\": \"running\", \"usage\": [{\"mode\": null}]}]}",
+        {"{\"pods\": [" RUNNING "\"usage\": [{\"mode\": null}]}]}",
          "pods[0].usage[0].mode: expected string, got null"},
-        {"{\"pods\": [{\"name\": \"a/p\", \"tenant\": \"t\", \"state\": \"running\", \"usage\": "
-         "[]}, {\"name\": \"a/p\", "
-         "\"tenant\": \"t\", \"state\": \"running\", \"usage\": []}]}",
+        {"{\"pods\": [" RUNNING "\"usage\": []}, " RUNNING "\"usage\": []}]}",
          "pods: pod \"a/p\" is listed twice"},
-        {"{\"pods\": [{\"tenant\": \"t\", \"state\": \"rejected\", \"usage\": [" SHARE_USE "]}]}",
+        /* a pod without a name, or with one the simulator does not write, escaped that check:
+         * this one was billed three times */
+        {"{\"pods\": [" NAMELESS ", " NAMELESS ", " NAMELESS "], \"summary\": {}}",
+         "pods[0].name: expected string, missing"},
+        {"{\"pods\": [{\"name\": null, \"tenant\": \"t\", \"usage\": []}]}",
+         "pods[0].name: expected string, got null"},
+        {"{\"pods\": [" RUNNING
+         "\"usage\": []}, {\"name\": \"a/p \", \"tenant\": \"t\", \"usage\": "
+         "[]}]}",
+         "pods[1].name: \"a/p \" is not NAMESPACE/NAME as the simulator writes it"},
+        {"{\"pods\": [{\"name\": \"p\", \"tenant\": \"t\", \"usage\": []}]}",
+         "pods[0].name: \"p\" is not NAMESPACE/NAME"},
+        {"{\"pods\": [" POD "\"namespace\": \"b\", \"usage\": []}]}",
+         "pods[0].namespace: \"b\" contradicts pods[0].name \"a/p\""},
+        {"{\"pods\": [" POD "\"namespace\": 1, \"usage\": []}]}",
+         "pods[0].namespace: expected string, got integer"},
+        /* a time missing skipped its check: these were billed (a use at 1 s) */
+        {"{\"pods\": [" POD "\"state\": \"running\", \"start_s\": 0, \"end_s\": null, \"usage\": "
+         "[" SHARE_USE "]}], \"summary\": {}}",
+         "pods[0].submit_s: expected integer, missing"},
+        {"{\"pods\": [" POD "\"state\": \"running\", \"submit_s\": 0, \"end_s\": null, \"usage\": "
+         "[" SHARE_USE "]}], \"summary\": {}}",
+         "pods[0].start_s: expected integer or null, missing"},
+        {"{\"pods\": [" POD "\"state\": \"running\", \"submit_s\": 0, \"start_s\": 0, \"usage\": "
+         "[" SHARE_USE "]}], \"summary\": {}}",
+         "pods[0].end_s: expected integer or null, missing"},
+        /* a key the simulator does not write, named with the one meant when one is near */
+        {"{\"pods\": [" RUNNING "\"usage\": [], \"bogus\": 1}]}",
+         "pods[0].bogus: unknown key (a pod has name, tenant, namespace, queue"},
+        {"{\"pods\": [{\"name\": \"a/p\", \"tenat\": \"t\", \"usage\": []}]}",
+         "pods[0].tenat: unknown key (did you mean \"tenant\"?)"},
+        {"{\"pods\": [], \"sumary\": {}}",
+         "shape.json: sumary: unknown key (did you mean \"summary\"?)"},
+        {"{\"pods\": [], \"summary\": {}, \"bogus\": 1}",
+         "shape.json: bogus: unknown key (the document has way, pods, summary, timeline, cluster "
+         "and "
+         "ways)"},
+        {"{\"ways\": [{\"way\": \"full\", \"pods\": [], \"summary\": {}, \"cluster\": {}}]}",
+         "ways[0].cluster: unknown key (a way has way, pods, summary and timeline)"},
+        {"{\"pods\": [{\"name\": \"a/p\", \"tenant\": \"t\", \"state\": \"rejected\", "
+         "\"submit_s\": "
+         "0, \"start_s\": null, \"end_s\": null, \"usage\": [" SHARE_USE "]}]}",
          "pods[0].usage[0]: a rejected pod never ran"},
         /* printed as it is in the table: a right-to-left override or a C1 control reorders it */
-        {"{\"pods\": [{\"tenant\": \"t\\u202ex\", \"state\": \"running\", \"usage\": [" SHARE_USE
-         "]}]}",
+        {"{\"pods\": [{\"name\": \"a/p\", \"tenant\": \"t\\u202ex\", \"state\": \"running\", "
+         "\"submit_s\": 0, \"start_s\": 0, \"end_s\": null, \"usage\": [" SHARE_USE "]}]}",
          "pods[0].usage[0]: tenant holds a control, bidirectional or zero-width character"},
-        {"{\"pods\": [{\"tenant\": \"t\\u0085x\", \"state\": \"running\", \"usage\": [" SHARE_USE
-         "]}]}",
+        {"{\"pods\": [{\"name\": \"a/p\", \"tenant\": \"t\\u0085x\", \"state\": \"running\", "
+         "\"submit_s\": 0, \"start_s\": 0, \"end_s\": null, \"usage\": [" SHARE_USE "]}]}",
          "pods[0].usage[0]: tenant holds a control"},
-        {"{\"pods\": [{\"tenant\": \"t\", \"state\": \"running\", \"end_s\": 3, \"usage\": "
-         "[" SHARE_USE "]}]}",
+        {"{\"pods\": [" POD
+         "\"state\": \"running\", \"submit_s\": 0, \"start_s\": 0, \"end_s\": 3, "
+         "\"usage\": [" SHARE_USE "]}]}",
          "pods[0].usage[0].end_s: 4 is after the pod's end_s 3"},
-        {"{\"pods\": [{\"tenant\": \"t\", \"state\": \"running\", \"usage\": [" SHARE_USE
-         ", " SHARE_USE "]}]}",
+        {"{\"pods\": [" RUNNING "\"usage\": [" SHARE_USE ", " SHARE_USE "]}]}",
          "pods[0].usage[1].start_s: 1 is before the previous use ended (4)"},
         /* a time of another type, or none where the state says there is one, let every use
          * through; so did a start after the use and a run's end before it */
-        {"{\"pods\": [{\"tenant\": \"t\", \"state\": \"running\", \"end_s\": \"3\", \"usage\": "
-         "[" SHARE_USE "]}]}",
+        {"{\"pods\": [" POD "\"state\": \"running\", \"submit_s\": 0, \"start_s\": 0, \"end_s\": "
+         "\"3\", \"usage\": [" SHARE_USE "]}]}",
          "pods[0].end_s: expected integer or null, got string"},
-        {"{\"pods\": [{\"tenant\": \"t\", \"state\": \"completed\", \"usage\": []}]}",
+        {"{\"pods\": [" POD "\"state\": \"completed\", \"submit_s\": 0, \"start_s\": 0, \"end_s\": "
+         "null, \"usage\": []}]}",
          "pods[0].end_s: expected integer: a completed pod has ended"},
-        {"{\"pods\": [{\"tenant\": \"t\", \"state\": \"running\", \"start_s\": null, \"usage\": "
-         "[" SHARE_USE "]}]}",
+        {"{\"pods\": [" POD
+         "\"state\": \"running\", \"submit_s\": 0, \"start_s\": null, \"end_s\": "
+         "null, \"usage\": [" SHARE_USE "]}]}",
          "pods[0].usage[0]: the pod's start_s is null: a pod that never started has no usage"},
-        {"{\"pods\": [{\"tenant\": \"t\", \"state\": \"running\", \"start_s\": 2, \"usage\": "
-         "[" SHARE_USE "]}]}",
+        {"{\"pods\": [" POD "\"state\": \"running\", \"submit_s\": 0, \"start_s\": 2, \"end_s\": "
+         "null, \"usage\": [" SHARE_USE "]}]}",
          "pods[0].usage[0].start_s: 1 is before the pod's start_s 2"},
-        {"{\"pods\": [{\"tenant\": \"t\", \"state\": \"running\", \"submit_s\": 5, \"start_s\": 2, "
-         "\"usage\": []}]}",
+        {"{\"pods\": [" POD "\"state\": \"running\", \"submit_s\": 5, \"start_s\": 2, \"end_s\": "
+         "null, \"usage\": []}]}",
          "pods[0].start_s: 2 is before the pod's submit_s 5"},
-        {"{\"pods\": [{\"tenant\": \"t\", \"state\": \"running\", \"start_s\": 5, \"end_s\": 2, "
+        {"{\"pods\": [" POD
+         "\"state\": \"running\", \"submit_s\": 0, \"start_s\": 5, \"end_s\": 2, "
          "\"usage\": []}]}",
          "pods[0].end_s: 2 is before the pod's start_s 5"},
-        {"{\"summary\": {\"horizon_s\": 3}, \"pods\": [{\"tenant\": \"t\", \"state\": \"running\", "
-         "\"usage\": [" SHARE_USE "]}]}",
+        {"{\"summary\": {\"horizon_s\": 3}, \"pods\": [" RUNNING "\"usage\": [" SHARE_USE "]}]}",
          "pods[0].usage[0]: ends at 4 s, after the run's summary.horizon_s 3"},
         {"{\"summary\": {\"horizon_s\": -1}, \"pods\": []}",
          "summary.horizon_s: -1 is not in 0..3155760000"},

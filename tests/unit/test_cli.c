@@ -1580,7 +1580,7 @@ static void test_forecast_bad_input(void **state)
     };
     const char *want[] = {
         "bad_dlrm.csv:2:19: deletion_time: deleted (50) before created (100)",
-        "gap.csv:3:1: time_s: series \"a\" jumps from 0 to 7200 s: 1 hours missing",
+        "gap.csv:3:1: time_s: series \"a\" jumps from 0 to 7200 s: 1 hour missing",
         "dup.csv:3:1: time_s: 0 of series \"a\" repeats the time of line 2",
         "series a: ETS(A,N,A) needs 48 hours of history, has 2",
         "--holdout of 168 hours leaves no history",

@@ -329,7 +329,7 @@ static void test_series_from_records(void **state)
     assert_has(d.msg, "is not after the first record");
     gs_demand_free(dm);
     dm = demand();
-    assert_int_equal(gs_demand_series(dm, GS_FC_TOTAL, 0, -1, 0, &s, &d), -EINVAL);
+    assert_int_equal(gs_demand_series(dm, GS_FC_TOTAL, 0, -1, 0, &s, &d), -ENODATA);
     assert_has(d.msg, "not enough history in the sources: no GPU use yet");
     gs_demand_free(dm);
 }
@@ -358,6 +358,7 @@ static void test_read_dlrm(void **state)
     struct gs_series_set s;
     assert_int_equal(gs_demand_series(dm, GS_FC_SERVICE, 0, 3 * 3600, 0, &s, &d), 0);
     assert_string_equal(s.s[0].name, "app_0");
+    assert_false(s.utc); /* the trace's own clock, from its start */
     int64_t a0[3] = {1500, 2000, 2000}, a2[3] = {0, 1000, 0};
     assert_memory_equal(s.s[0].milli, a0, sizeof(a0));
     assert_memory_equal(s.s[1].milli, a2, sizeof(a2));
@@ -409,6 +410,12 @@ static void test_read_genai(void **state)
     struct gs_series_set s;
     assert_int_equal(gs_demand_series(dm, GS_FC_TENANT, 0, -1, 0, &s, &d), 0);
     assert_int_equal(s.start_s, 1731628800); /* 2024-11-15 00:00:00 UTC */
+    assert_true(s.utc);                      /* so messages and the table write its times as such */
+    char t[GS_FC_TIME_MAX];
+    assert_string_equal(gs_fc_time_text(t, s.start_s, s.utc),
+                        "2024-11-15T00:00:00Z (1731628800 s)");
+    assert_string_equal(gs_fc_time_text(t, 1209600, 0), "1209600 s"); /* a trace's clock */
+    assert_string_equal(gs_fc_time_text(t, INT64_MAX / 4, 1), "2305843009213693951 s");
     assert_string_equal(s.s[0].name, "G2");
     assert_int_equal(s.s[0].milli[0], 500);
     assert_int_equal(s.s[0].milli[1], 1000); /* the history ends at 01:30: all of what it saw */
@@ -436,6 +443,17 @@ static void test_read_genai(void **state)
         snprintf(want, sizeof(want), "genai4.csv:2:1: gmt_create: \"%s\" is not a time", times[i]);
         assert_has(d.msg, want);
     }
+    /* a duration "nan" was called empty */
+    p = write_tmp("genai6.csv",
+                  GENAI_HEADER "2024-11-15 00:30:00,TXT_2_IMG,SUCCEED,nan,G1,63,,1,30,M0,0\n"
+                               "2024-11-15 00:30:00,TXT_2_IMG,SUCCEED,,G1,63,,1,30,M0,0\n");
+    assert_int_equal(gs_demand_read_genai(dm, p, &d), -EINVAL);
+    assert_has(d.msg, "genai6.csv:2:39: exec_time_seconds: \"nan\" is not a number, expected "
+                      "seconds");
+    p = write_tmp("genai6.csv",
+                  GENAI_HEADER "2024-11-15 00:30:00,TXT_2_IMG,SUCCEED,,G1,63,,1,30,M0,0\n");
+    assert_int_equal(gs_demand_read_genai(dm, p, &d), -EINVAL);
+    assert_has(d.msg, "genai6.csv:2:39: exec_time_seconds: empty, expected seconds");
     p = write_tmp("genai5.csv",
                   GENAI_HEADER "2024-02-29 23:59:59,TXT_2_IMG,SUCCEED,1.0,G1,63,,1,30,M0,0\n");
     assert_int_equal(gs_demand_read_genai(dm, p, &d), 0); /* a leap day */
@@ -531,18 +549,49 @@ static void test_read_store(void **state)
                      SQLITE_OK);
     dm = demand();
     assert_int_equal(gs_demand_read_store(dm, path, &d), 0);
-    assert_int_equal(gs_demand_series(dm, GS_FC_TENANT, 0, -1, 0, &s, &d), -EINVAL);
+    assert_int_equal(gs_demand_series(dm, GS_FC_TENANT, 0, -1, 0, &s, &d), -ENODATA);
     assert_has(d.msg, "not enough history in ");
-    assert_has(d.msg, "fresh.db: GPU use only from 3600 s, nothing after it yet");
+    assert_has(d.msg, "fresh.db: GPU use only from 1970-01-01T01:00:00Z (3600 s), nothing after "
+                      "it yet");
     assert_has(d.msg, "needs at least one hour of it (4 hours for a level model, 48 for");
     gs_demand_free(dm);
     assert_int_equal(sqlite3_exec(db, "DELETE FROM ledger", NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(db);
     dm = demand();
     assert_int_equal(gs_demand_read_store(dm, path, &d), 0);
-    assert_int_equal(gs_demand_series(dm, GS_FC_TENANT, 0, -1, 0, &s, &d), -EINVAL);
+    assert_int_equal(gs_demand_series(dm, GS_FC_TENANT, 0, -1, 0, &s, &d), -ENODATA);
     assert_has(d.msg, "fresh.db: no GPU use yet");
     gs_demand_free(dm);
+    /* Its first hour not over: 3 cards held since 21:44:57 and a run of 21 s that has ended.
+     * That hour's mean so far, over the 45 minutes before the ledger's last time, was taken for
+     * an hour of history (0.031 GPU where 3 were held); it is not history yet. */
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+                                  "INSERT INTO ledger VALUES(1,1,'ns','a','team-a','u1','n1',"
+                                  "'0,1,2',1000,1796420697000000,NULL,'A100','');"
+                                  "INSERT INTO ledger VALUES(2,2,'ns','b','team-a','u2','n1',"
+                                  "'3',1000,1796420697000000,1796420718000000,'A100','');",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    dm = demand();
+    assert_int_equal(gs_demand_read_store(dm, path, &d), 0);
+    assert_int_equal(gs_demand_series(dm, GS_FC_TENANT, 0, -1, 0, &s, &d), -ENODATA);
+    assert_has(d.msg, "not enough history in ");
+    assert_has(d.msg, "fresh.db: GPU use only from 2026-12-04T21:44:57Z (1796420697 s), in an "
+                      "hour not over yet");
+    /* gpuschedd asks up to now: at 22:30 the hour of 21:00 is history, 22:00 not yet */
+    assert_int_equal(gs_demand_series(dm, GS_FC_TENANT, 0, 1796423400, 0, &s, &d), 0);
+    assert_int_equal(s.start_s, 1796418000);
+    assert_true(s.utc);
+    assert_int_equal(s.n, 1);
+    assert_int_equal(s.s[0].milli[0], (3 * (3600 - 2697) * 1000 + 21 * 1000 + 1800) / 3600);
+    gs_series_set_free(&s);
+    assert_int_equal(gs_demand_series(dm, GS_FC_TENANT, 0, 1796421600, 0, &s, &d), 0);
+    assert_int_equal(s.n, 1); /* at 22:00 sharp too */
+    gs_series_set_free(&s);
+    gs_demand_free(dm);
+    assert_int_equal(sqlite3_exec(db, "DELETE FROM ledger", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
     /* a tenant or model a table would print raw is refused, as in a CSV */
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
     assert_int_equal(sqlite3_exec(db,
@@ -649,8 +698,14 @@ static void test_series_csv(void **state)
     assert_int_equal(s.s[0].milli[0], 5);
     gs_series_set_free(&s);
     const char *bad[][2] = {
-        {"time_s,series,milli\n7200,a,5\n3600,a,6\n", "u.csv:3:1: time_s: 3600 of series "
-                                                      "\"a\" is earlier than line 2"},
+        {"time_s,series,milli\n7200,a,5\n3600,a,6\n", "u.csv:3:1: time_s: out of order: 3600 of "
+                                                      "series \"a\" comes after 7200 on line 2"},
+        /* a row too early was called hours missing: the row after it is out of order */
+        {"time_s,series,milli\n0,a,5\n7200,a,6\n3600,a,6\n",
+         "u.csv:4:1: time_s: out of order: 3600 of series \"a\" comes after 7200 on line 3"},
+        {"time_s,series,milli\n0,a,5\n7200,a,6\n10800,a,x\n", "u.csv:3:1: time_s: series \"a\" "
+                                                              "jumps from 0 to 7200 s: 1 hour "
+                                                              "missing (write it,"},
         {"time_s,series,milli\n7200,a,5\n7200,a,6\n", "u.csv:3:1: time_s: 7200 of series \"a\" "
                                                       "repeats the time of line 2"},
         {"time_s,series,milli\n0,a,5\n10800,a,6\n", "u.csv:3:1: time_s: series \"a\" jumps "

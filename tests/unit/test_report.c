@@ -415,6 +415,19 @@ static void test_bad_input(void **state)
     const char *top_extra = tmp_path("top-extra.json");
     assert_int_equal(json_dump_file(doc, top_extra, 0), 0);
     json_decref(doc);
+    /* ... and one listing a pod without its name twice, in place of another in its state (the
+     * summary's counts hold) */
+    doc = load_json(run);
+    pods = json_object_get(json_array_get(json_object_get(doc, "ways"), 0), "pods");
+    json_object_del(json_array_get(pods, 0), "name");
+    const char *st = json_string_value(json_object_get(json_array_get(pods, 0), "state"));
+    size_t j = 1;
+    while (strcmp(json_string_value(json_object_get(json_array_get(pods, j), "state")), st))
+        j++;
+    json_array_set_new(pods, j, json_deep_copy(json_array_get(pods, 0)));
+    const char *noname = tmp_path("no-name.json");
+    assert_int_equal(json_dump_file(doc, noname, 0), 0);
+    json_decref(doc);
     const char *notjs = write_tmp("not-chart.js", "window.Chart = {};\n");
     const char *ending = write_tmp("ending.js", "/* Chart.js v3 */ var s = '</script>';\n");
     static const char *const none[] = {NULL};
@@ -471,9 +484,12 @@ static void test_bad_input(void **state)
              write_tmp("count.json",
                        "{\"way\": \"full\", \"summary\": {\"completed\": 1}, \"pods\": "
                        "[{\"name\": \"a/p\", \"tenant\": \"t\", \"state\": \"pending\", "
-                       "\"wait_s\": null, \"usage\": []}]}"),
+                       "\"submit_s\": 0, \"start_s\": null, \"end_s\": null, \"wait_s\": null, "
+                       "\"usage\": []}]}"),
              "-o", out, NULL},
          "summary.completed: 1, but pods lists 0 completed"},
+        /* a pod without a name escaped the check for a pod listed twice */
+        {(const char *const[]){"report", noname, "-o", out, NULL}, "pods[0].name: expected string"},
         {(const char *const[]){"report", top, "-o", out, NULL},
          "pods: not ways[2].pods: a comparison's top level repeats its last way"},
         {(const char *const[]){"report", top_tl, "-o", out, NULL},

@@ -1227,6 +1227,19 @@ static void test_quoted_numbers(void **state)
     gs_scenario_free(s);
 }
 
+/* gs_time_text(): RFC 3339 UTC, to the second or the microsecond; what no calendar takes as us. */
+static void test_time_text(void **state)
+{
+    (void)state;
+    char buf[GS_TIME_TEXT_MAX];
+    assert_string_equal(gs_time_text(buf, 1796418000000000, 0), "2026-12-04T21:00:00Z");
+    assert_string_equal(gs_time_text(buf, 1796420697764281, 1), "2026-12-04T21:44:57.764281Z");
+    assert_string_equal(gs_time_text(buf, 0, 1), "1970-01-01T00:00:00.000000Z");
+    assert_string_equal(gs_time_text(buf, -1, 0), "-1 us");
+    gs_time_text(buf, INT64_MAX, 1); /* a year of six digits, or the microseconds: either fits */
+    assert_true(strlen(buf) < sizeof(buf));
+}
+
 /* gs_text_escape(): what messages write; a character is written whole or not at all. */
 static void test_text_escape(void **state)
 {
@@ -1935,6 +1948,7 @@ int main(void)
         cmocka_unit_test(test_full_scenario),
         cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_text_escape),
+        cmocka_unit_test(test_time_text),
         cmocka_unit_test(test_quoted_numbers),
         cmocka_unit_test(test_node_failures),
         cmocka_unit_test(test_many_card_failures),
