@@ -166,6 +166,7 @@ struct conn {
     int refused;      /* a body past a cap: answered when it ends, what arrives is dropped */
     size_t dropped;   /* bytes of it dropped */
     int suspended;    /* counted in s->suspended until answered or gone */
+    int body_due;     /* its deadline is its body's (http.bodyTimeoutSeconds) until the body ends */
 };
 
 static void req_free(struct gsd_req *r)
@@ -787,12 +788,13 @@ static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
     return (size_t)(out - s);
 }
 
-/* Headers a request gives once: two Content-Lengths frame its body two ways (RFC 9112, 6.3: an
- * error, which a proxy before this daemon may have read the other way), two Authorizations are
- * two credentials (RFC 9110, 11.6.2); libmicrohttpd would take the first of each. */
+/* Headers a request gives once: two Content-Lengths, or two Transfer-Encodings, frame its body
+ * two ways (RFC 9112, 6.3: an error, which a proxy before this daemon may have read the other
+ * way), two Authorizations are two credentials (RFC 9110, 11.6.2), two Hosts two targets (RFC
+ * 9112, 3.2); libmicrohttpd would take the first of each. */
 struct once {
     char twice[32];
-    int length, auth;
+    int length, auth, te, host, spaced;
 };
 
 static enum MHD_Result count_once(void *cls, enum MHD_ValueKind kind, const char *key,
@@ -801,13 +803,61 @@ static enum MHD_Result count_once(void *cls, enum MHD_ValueKind kind, const char
     struct once *o = cls;
     (void)kind;
     (void)value;
-    int *n = !strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH)  ? &o->length
-             : !strcasecmp(key, MHD_HTTP_HEADER_AUTHORIZATION) ? &o->auth
-                                                               : NULL;
+    if (key[strcspn(key, " \t")]) { /* RFC 9112, 5.1: "Content-Length : 2" frames nothing here */
+        snprintf(o->twice, sizeof(o->twice), "%s", key);
+        o->spaced = 1;
+        return MHD_NO;
+    }
+    int *n = !strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH)      ? &o->length
+             : !strcasecmp(key, MHD_HTTP_HEADER_AUTHORIZATION)     ? &o->auth
+             : !strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) ? &o->te
+             : !strcasecmp(key, MHD_HTTP_HEADER_HOST)              ? &o->host
+                                                                   : NULL;
     if (!n || ++*n < 2)
         return MHD_YES;
     snprintf(o->twice, sizeof(o->twice), "%s", key);
     return MHD_NO;
+}
+
+/*
+ * A request whose framing or target is not HTTP/1.1's, refused in @r before its body is read,
+ * the connection then closed (what follows could be read as a request of its own): a header
+ * given twice (struct once), a Transfer-Encoding with a Content-Length (RFC 9112, 6.1: a request
+ * smuggled past a proxy that reads the other), one other than chunked, the only coding
+ * libmicrohttpd decodes (501, RFC 9112, 6.1), a space in a header's name (RFC 9112, 5.1). An
+ * HTTP/1.1 request without Host libmicrohttpd refuses itself (MHD_OPTION_STRICT_FOR_CLIENT).
+ * Return: 1 refused; 0.
+ */
+static int misframed(struct MHD_Connection *c, struct gsd_req *r)
+{
+    struct once once = {"", 0, 0, 0, 0, 0};
+    MHD_get_connection_values(c, MHD_HEADER_KIND, count_once, &once);
+    const char *te =
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+    if (once.spaced)
+        gsd_reply_error(r, 400, once.twice, "header name \"%s\" holds a space (RFC 9112, 5.1)",
+                        once.twice);
+    else if (once.twice[0])
+        gsd_reply_error(r, 400, once.twice, "header %s is given more than once", once.twice);
+    else if (te && strcasecmp(te, "chunked"))
+        gsd_reply_error(r, 501, MHD_HTTP_HEADER_TRANSFER_ENCODING,
+                        "Transfer-Encoding %.64s: only chunked is understood", te);
+    else if (te && once.length)
+        gsd_reply_error(r, 400, MHD_HTTP_HEADER_TRANSFER_ENCODING,
+                        "Transfer-Encoding with Content-Length: the body is framed two ways");
+    else
+        return 0;
+    r->close = 1;
+    return 1;
+}
+
+/* The path of request target @url: an absolute-form target (RFC 9112, 3.2.2: a server MUST
+ * accept it) without its scheme and authority, whose Host the request's own Host header is. */
+static const char *origin_form(const char *url)
+{
+    size_t scheme = !strncasecmp(url, "http://", 7) ? 7 : !strncasecmp(url, "https://", 8) ? 8 : 0;
+    const char *path = scheme ? url + scheme + strcspn(url + scheme, "/?") : url;
+    return scheme && *path != '/' ? "/" : path;
 }
 
 static void read_auth(struct MHD_Connection *c, struct gsd_req *r)
@@ -884,6 +934,8 @@ static enum MHD_Result send_reply(struct gsd_server *s, struct MHD_Connection *c
     }
     if (r->status == 401)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+    if (r->close) /* libmicrohttpd then closes the connection after this answer */
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
     for (const char *const *h = r->headers; h && h[0] && h[1]; h += 2)
         MHD_add_response_header(resp, h[0], h[1]);
     enum MHD_Result ret = MHD_queue_response(c, (unsigned)r->status, resp);
@@ -962,20 +1014,19 @@ static enum MHD_Result begin(struct gsd_server *s, struct MHD_Connection *c, con
     k->r = r;
     k->begin_us = gsd_mono_us();
     *con_cls = k;
-    set_deadline(s, c, INT64_MAX); /* its headers are whole */
+    /* its headers are whole: now its body, whether bytes come or not */
+    set_deadline(s, c, k->begin_us + atomic_load(&s->body_timeout_us));
+    k->body_due = 1;
     snprintf(r->method, sizeof(r->method), "%s", method);
+    url = origin_form(url);
     size_t n = strlen(url);
     r->qarg_too_long = n >= sizeof(r->path) ? GSD_CUT_PATH : 0;
     n = n < sizeof(r->path) ? n : sizeof(r->path) - 1; /* cut: refused as too long */
     memcpy(r->path, url, n);
     r->path[n] = '\0';
     MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, keep_qarg, r);
-    struct once once = {"", 0, 0};
-    MHD_get_connection_values(c, MHD_HEADER_KIND, count_once, &once);
-    if (once.twice[0]) {
-        gsd_reply_error(r, 400, once.twice, "header %s is given more than once", once.twice);
+    if (misframed(c, r))
         return send_reply(s, c, k);
-    }
     read_auth(c, r);
     const char *ctype =
         MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
@@ -1119,6 +1170,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         size_t n = *upload_size;
         *upload_size = 0;
         return k->answered ? MHD_YES : take_body(s, k, upload, n);
+    }
+    if (k->body_due) { /* the body is whole (or there was none) */
+        k->body_due = 0;
+        set_deadline(s, c, INT64_MAX);
     }
     if (k->answered)
         return MHD_YES;
@@ -1318,6 +1373,8 @@ static int start_mhd(struct gsd_server *s, const struct gsd_listen *l, struct gs
         {MHD_OPTION_PER_IP_CONNECTION_LIMIT, (intptr_t)h->max_per_client, NULL},
         {MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)h->idle_timeout_s, NULL},
         {MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)CONN_MEMORY, NULL},
+        /* an HTTP/1.1 request without Host, or with a space in its target, is a 400 */
+        {MHD_OPTION_STRICT_FOR_CLIENT, 1, NULL},
         {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_done, s},
         {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, s},
         {MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)unescape, NULL},

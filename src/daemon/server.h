@@ -100,6 +100,7 @@ struct gsd_req {
     const char *ctype;
     const char *const *headers; /* NULL, or more answer headers: name, value, ..., NULL */
     int64_t retry_after;        /* seconds; 0 = no header */
+    int close;                  /* answered with Connection: close (its framing is in doubt) */
     int done;
     pthread_cond_t cv;
     struct gsd_req *next;

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define BIND_MS 30000 /* how long a pod that fits may take to bind (a sanitizer build is slow) */
 
@@ -569,9 +570,10 @@ static int settle(const char *ns, const char *name, char *node, size_t cap)
 static void test_replay(void **state)
 {
     (void)state;
-    char dir[64] = "/tmp/gs_replay.XXXXXX", cmd[2048], path[128];
-    const char *sim = getenv("GPUSCHED_BIN"), *src = getenv("PWD") ? getenv("PWD") : ".";
+    char dir[64] = "/tmp/gs_replay.XXXXXX", cmd[2048], path[128], src[1024];
+    const char *sim = getenv("GPUSCHED_BIN");
     assert_non_null(sim);
+    assert_non_null(getcwd(src, sizeof(src))); /* meson's workdir; $PWD is the caller's shell's */
     assert_non_null(mkdtemp(dir));
     snprintf(cmd, sizeof(cmd),
              "cd '%s' && S='%s' && T=$S/data/alibaba-gpu-v2023 && "

@@ -1113,6 +1113,54 @@ static void test_headers_given_twice(void **state)
                               ans, sizeof(ans)),
                      400);
     assert_non_null(strstr(ans, "\"field\":\"authorization\""));
+    /* a body framed two ways, or by a coding not read, or a header name with a space: refused
+     * before the body, and the connection closed, so the request smuggled after it is not read */
+    static const char *const misframed[][2] = {
+        {"Content-Length: 40\r\nTransfer-Encoding: chunked",
+         "Transfer-Encoding with Content-Length: the body is framed two ways"},
+        {"Transfer-Encoding: gzip", "Transfer-Encoding gzip: only chunked is understood"},
+        {"Content-Length: 2\r\nContent-Length : 50", "header name \\\"Content-Length \\\" holds"},
+        {"Host: b", "header Host is given more than once"},
+    };
+    for (size_t i = 0; i < sizeof(misframed) / sizeof(misframed[0]); i++) {
+        char req[512];
+        snprintf(req, sizeof(req),
+                 "POST /v1/pods HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " TOKEN_A
+                 "\r\nContent-Type: application/json\r\n%s\r\n\r\n0\r\n\r\n"
+                 "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+                 misframed[i][0]);
+        assert_int_not_equal(send_raw(&d, req, ans, sizeof(ans)), 200);
+        if (!strstr(ans, misframed[i][1]))
+            fail_msg("%s: \"%s\" does not say \"%s\"", misframed[i][0], ans, misframed[i][1]);
+        assert_non_null(strstr(ans, "Connection: close"));
+        assert_null(strstr(ans, "\"status\":\"ok\"")); /* the smuggled GET /healthz */
+    }
+    assert_int_equal(pods_status(&d), 200);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
+/* A body that stops coming ends its connection http.bodyTimeoutSeconds after the headers (2 s
+ * here), silent or not: it was ended only when a byte came, so a silent sender held it for the
+ * idle timeout (60 s). */
+static void test_body_stalled(void **state)
+{
+    (void)state;
+    struct daemon d;
+    assert_int_equal(h_setup(&d, "http: {bodyTimeoutSeconds: 2, idleTimeoutSeconds: 60}\n"), 0);
+    assert_int_equal(h_start(&d), 0);
+    static const char req[] = "POST /v1/pods HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: "
+                              "Bearer " TOKEN_A "\r\nContent-Type: application/json\r\n"
+                              "Content-Length: 100\r\n\r\n{";
+    int fd = dial(&d), closed = 0;
+    assert_int_equal(send(fd, req, sizeof(req) - 1, MSG_NOSIGNAL), (ssize_t)sizeof(req) - 1);
+    for (int i = 0; i < 40 && !closed; i++) { /* 20 s at most; the idle timeout is 60 */
+        nanosleep(&(struct timespec){0, 500000000}, NULL);
+        char c;
+        closed = recv(fd, &c, 1, MSG_DONTWAIT) == 0;
+    }
+    close(fd);
+    assert_true(closed);
     assert_int_equal(pods_status(&d), 200);
     assert_int_equal(h_stop(&d), 0);
     h_cleanup(&d);
@@ -1450,6 +1498,7 @@ int main(void)
         cmocka_unit_test(test_chunked_past_the_cap),
         cmocka_unit_test(test_headers_given_twice),
         cmocka_unit_test(test_headers_trickled),
+        cmocka_unit_test(test_body_stalled),
         cmocka_unit_test(test_unsupported_media),
         cmocka_unit_test(test_many_query_arguments),
         cmocka_unit_test(test_one_daemon_per_store),
