@@ -695,9 +695,31 @@ int gsd_state_add_node(struct gsd_state *st, const struct gs_trace_node *r, cons
     return 0;
 }
 
+/* Whether config @cfg leaves every pod held with the tenant it was admitted under: a namespace
+ * moved to another tenant, or a tenant removed, would leave its pods billed and listed under one
+ * tenant while another's token (or none) reads and cancels them. Return: 0; -EINVAL with @d. */
+static int owners_kept(const struct gsd_state *st, const struct gsd_config *cfg, struct gs_diag *d)
+{
+    for (const struct gsd_pod *p = st->head; p; p = p->next) {
+        const struct gsd_tenant *t = gsd_tenant_of_ns(cfg, p->ns);
+        if (!strcmp(t ? t->name : "", p->tenant))
+            continue;
+        return gs_diag_error(d,
+                             "%s: namespace %s, which holds pod %s/%s of tenant %s, would belong "
+                             "to %s%s: cancel its pods first, or leave the namespace with its "
+                             "tenant",
+                             cfg->path ? cfg->path : "the config", p->ns, p->ns, p->name,
+                             p->tenant[0] ? p->tenant : "(none)", t ? "tenant " : "no tenant",
+                             t ? t->name : "");
+    }
+    return 0;
+}
+
 int gsd_state_reload(struct gsd_state *st, struct gsd_config *cfg, struct gs_diag *d)
 {
     struct gsd_config *old = st->cfg;
+    if (owners_kept(st, cfg, d))
+        return -EINVAL;
     st->cfg = cfg;
     int rc = rebuild(st, d);
     if (rc) { /* the old policy stays in force, as it was */

@@ -633,6 +633,18 @@ static void test_sighup_reload(void **state)
     for (int i = 0; i < 1000 && !h_log_has(&d, "config reloaded"); i++)
         nanosleep(&(struct timespec){0, 10000000}, NULL);
     assert_int_equal(status_of(&d, "GET", "/v1/pods", tok, NULL, NULL, 0), 200);
+    /* A file taking team-c's namespace from it while it holds a pod is refused: the pod stayed
+     * billed to team-c, and no token could read or cancel it. */
+    char *pod = h_pod("team-c", "held", 0, 0);
+    assert_int_equal(status_of(&d, "POST", "/v1/pods", tok, pod, NULL, 0), 201);
+    free(pod);
+    assert_int_equal(h_write(d.config, cfg), 0);
+    kill(d.pid, SIGHUP);
+    for (int i = 0; i < 500 && !h_log_has(&d, "config reload refused"); i++)
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+    assert_true(h_log_has(&d, "namespace team-c, which holds pod team-c/held of tenant team-c, "
+                              "would belong to no tenant"));
+    assert_int_equal(status_of(&d, "GET", "/v1/pods/team-c/held", tok, NULL, NULL, 0), 200);
     /* A bad file is refused with its reason logged; the one in force stays. */
     assert_int_equal(
         h_write(d.config, "kind: DaemonConfig\ntenants:\n  - name: x\n    rateLimt: 3\n"), 0);
