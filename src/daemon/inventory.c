@@ -6,6 +6,7 @@
 #include "gpusched/catalog.h"
 #include "gpusched/cluster.h"
 #include "gpusched/diag.h"
+#include "gpusched/policy.h"
 #include "gpusched/scenario.h"
 #include "gpusched/trace.h"
 
@@ -100,8 +101,10 @@ static int from_yaml(const char *path, struct gs_scenario *s, struct gs_diag *d)
     return 0;
 }
 
-/* Node @i of @s into the lookup cluster @c. Return: its cards; as gs_cluster_add_node(). */
-static int add_spec(struct gs_cluster *c, const struct gs_scenario *s, size_t i, struct gs_diag *d)
+/* Node @i of @s (read from @path) into the lookup cluster @c. Return: its cards; -EINVAL for a
+ * name no Kubernetes node has; as gs_cluster_add_node(). */
+static int add_spec(struct gs_cluster *c, const struct gs_scenario *s, size_t i, const char *path,
+                    struct gs_diag *d)
 {
     const struct gs_scn_node *sn = &s->policy.nodes[i];
     const struct gs_node_template *t = &s->policy.templates[sn->template_index];
@@ -115,19 +118,27 @@ static int add_spec(struct gs_cluster *c, const struct gs_scenario *s, size_t i,
         .pcie_domain = t->pcie_domain,
         .nvlink_group = t->nvlink_group,
     };
+    if (!gs_dns_subdomain_ok(sn->name, strlen(sn->name))) /* no agent could heartbeat it */
+        return gs_diag_error(d,
+                             "%s: node \"%s\": not a Kubernetes node name (a DNS-1123 subdomain: "
+                             "1-253 bytes of a-z, 0-9, '-' and '.', each dot-separated part "
+                             "starting and ending with a letter or digit), which gpusched-agent "
+                             "and the API server name a node by",
+                             path, sn->name);
     int rc = gs_cluster_add_node(c, &spec, d);
     return rc < 0 ? rc : t->gpus;
 }
 
 /* The lookup cluster of @s's nodes: names, zones, shapes and topology. */
-static int cluster_of(const struct gs_scenario *s, struct gs_cluster **out, struct gs_diag *d)
+static int cluster_of(const struct gs_scenario *s, const char *path, struct gs_cluster **out,
+                      struct gs_diag *d)
 {
     struct gs_cluster *c;
     if (gs_cluster_new(&c) < 0)
         return -ENOMEM;
     int64_t gpus = 0;
     for (size_t i = 0; i < s->policy.nnodes; i++) {
-        int rc = add_spec(c, s, i, d);
+        int rc = add_spec(c, s, i, path, d);
         if (rc < 0) {
             gs_cluster_free(c);
             return rc;
@@ -344,7 +355,7 @@ int gsd_inventory_load(const char *path, const struct gsd_kube *k, struct gs_clu
     if (!rc && s->policy.nnodes == 0)
         rc = gs_diag_error(d, "%s: no nodes", path);
     if (!rc)
-        rc = cluster_of(s, &c, d);
+        rc = cluster_of(s, path, &c, d);
     if (rc || !inv)
         gs_scenario_free(s);
     if (rc)
