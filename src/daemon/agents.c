@@ -478,11 +478,13 @@ static int listed(const json_t *given, const uint8_t *of, int ngpus)
 }
 
 /* Card @g's migInstances (the card's path @at): at most GS_TOPO_MIG_MAX objects of their kind,
- * each within the card's 8 slices, on a card in MIG mode. Return: 1; 0 with @field and @msg. */
+ * each within the card's 8 slices and none on another's, on a card in MIG mode. Return: 1; 0 with
+ * @field and @msg. */
 static int mig_ok(const json_t *g, const char *at, char *field, size_t fcap, char *msg, size_t mcap)
 {
     const json_t *mig = json_object_get(g, "migInstances"), *x;
     size_t k;
+    unsigned used = 0; /* the card's memory slices the instances read so far hold */
     snprintf(field, fcap, "%s.migInstances", at);
     snprintf(msg, mcap,
              "expected an array of at most %d instances, on a card whose migMode is true",
@@ -498,12 +500,19 @@ static int mig_ok(const json_t *g, const char *at, char *field, size_t fcap, cha
         snprintf(msg, mcap, "expected an object with uuid, giProfile, start, size, memoryMiB");
         if (!json_is_object(x) || !kept_ok(x, in, mig_kept, field, fcap, msg, mcap))
             return 0;
+        json_int_t start = json_integer_value(json_object_get(x, "start")),
+                   size = json_integer_value(json_object_get(x, "size"));
         snprintf(field, fcap, "%s.size", in);
         snprintf(msg, mcap, "start + size past the card's 8 slices");
-        if (json_integer_value(json_object_get(x, "start")) +
-                json_integer_value(json_object_get(x, "size")) >
-            8)
+        if (start + size > 8)
             return 0;
+        unsigned span = ((1u << size) - 1) << start; /* the memory slices it holds */
+        snprintf(field, fcap, "%s.start", in);
+        snprintf(msg, mcap, "slices %d..%d overlap another instance's: a slice is one instance's",
+                 (int)start, (int)(start + size - 1));
+        if (used & span)
+            return 0;
+        used |= span;
     }
     return 1;
 }

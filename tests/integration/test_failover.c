@@ -529,6 +529,10 @@ static const char *const contradict[][2] = {
             "[0, 2, 4]"),
      "topology.gpus[1].migInstances[0].size"},
     {T4_REG("{\"index\": 1, \"pcieDomain\": 1, \"nvlinkGroup\": 1, \"migMode\": true, "
+            "\"migInstances\": [{\"start\": 0, \"size\": 4}, {\"start\": 3, \"size\": 1}]}",
+            "[0, 2, 4]"),
+     "topology.gpus[1].migInstances[1].start"}, /* an instance on another's slices */
+    {T4_REG("{\"index\": 1, \"pcieDomain\": 1, \"nvlinkGroup\": 1, \"migMode\": true, "
             "\"migInstances\": [1]}",
             "[0, 2, 4]"),
      "topology.gpus[1].migInstances[0]"},
