@@ -145,7 +145,17 @@ static int apply_topology(struct gsd_state *st, size_t i)
     return rc == -ENOMEM ? rc : 0; /* -EINVAL: read_topology() let nothing out of range through */
 }
 
-/* A stored registration: shown again, and its topology in force. */
+/* Whether registration @b gives the cards the inventory's node @ni holds: as many, of its model. */
+static int same_cards(const struct gs_node_info *ni, const json_t *b)
+{
+    const char *model = json_string_value(json_object_get(b, "gpuModel"));
+    int m = model ? gs_catalog_find(model, -1) : ni->model;
+    return json_integer_value(json_object_get(b, "gpus")) == ni->gpus &&
+           (ni->gpus == 0 || m == ni->model);
+}
+
+/* A stored registration: shown again, and its topology in force; not used when the inventory's
+ * node is no longer of its cards (as a registration then would be refused: 409). */
 static int load_reg(void *ud, const char *node, const char *body)
 {
     struct gsd_state *st = ud;
@@ -153,7 +163,7 @@ static int load_reg(void *ud, const char *node, const char *body)
     int i = gs_cluster_find(st->cluster, node);
     json_t *j = i >= 0 ? json_loads(body, 0, NULL) : NULL;
     struct gs_node_info ni;
-    if (i < 0 || !j || gs_cluster_node_info(st->cluster, (size_t)i, &ni) ||
+    if (i < 0 || !j || gs_cluster_node_info(st->cluster, (size_t)i, &ni) || !same_cards(&ni, j) ||
         read_topology(json_object_get(j, "topology"), ni.gpus, &st->agents->a[i].topo, field,
                       sizeof(field), msg, sizeof(msg)) < 0) {
         gsd_log("warn", "stored registration of a node the inventory no longer holds so: not used",
@@ -623,7 +633,7 @@ static int check_inventory(struct gsd_req *r, const struct gs_node_info *ni, con
                         model, gs_catalog_names(names, sizeof(names)));
         return -1;
     }
-    if (n == ni->gpus && (ni->gpus == 0 || m == ni->model))
+    if (same_cards(ni, b))
         return 0;
     gsd_reply_error(r, 409, n != ni->gpus ? "gpus" : "gpuModel",
                     "node %s holds %d x %s in the inventory; its agent found %lld x %.64s",

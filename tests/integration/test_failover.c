@@ -650,6 +650,20 @@ static void test_registered_topology(void **state)
     assert_int_equal(json_integer_value(json_array_get(json_array_get(nv, 0), 1)), 2);
     h_answer_free(&a);
     assert_int_equal(h_stop(&d), 0);
+    /* the node's cards are another model after a restart: its registration, of T4s, is not
+     * used (it was, silently), as it would now be refused */
+    char *csv = t_slurp(d.nodes, NULL), *at = strstr(csv, "n-t4-0,64000,262144,4,T4");
+    assert_non_null(at);
+    memcpy(at + strlen("n-t4-0,64000,262144,4,"), "G2", 2);
+    assert_int_equal(h_write(d.nodes, csv), 0);
+    free(csv);
+    assert_int_equal(h_start(&d), 0);
+    assert_true(h_log_has(&d, "stored registration of a node the inventory no longer holds so"));
+    h_expect(&d, "GET", "/v1/nodes/n-t4-0", TOKEN_ADMIN, NULL, 200, &a);
+    assert_true(json_is_null(json_object_get(a.json, "agent")) ||
+                !json_object_get(a.json, "agent"));
+    h_answer_free(&a);
+    assert_int_equal(h_stop(&d), 0);
     h_cleanup(&d);
 }
 
