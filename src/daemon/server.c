@@ -1028,17 +1028,6 @@ static enum MHD_Result begin(struct gsd_server *s, struct MHD_Connection *c, con
     if (misframed(c, r))
         return send_reply(s, c, k);
     read_auth(c, r);
-    const char *ctype =
-        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
-    const char *header,
-        *cenc = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_ENCODING);
-    char why[160];
-    if (strcmp(method, "GET") && strcmp(method, "HEAD") &&
-        gsd_body_type_refused(ctype, cenc, &header, why, sizeof(why))) {
-        gsd_reply_error(r, 415, header, "%s", why);
-        return send_reply(s, c, k);
-    }
-    r->yaml = !strcmp(method, "POST") && gsd_body_is_yaml(ctype);
     r->gzip = takes_gzip(
         MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING));
     int extender = !strncmp(r->path, "/extender/", 10);
@@ -1054,6 +1043,18 @@ static enum MHD_Result begin(struct gsd_server *s, struct MHD_Connection *c, con
         MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     if (gsd_access_check(s->access, r, ci ? ci->client_addr : NULL, k->begin_us, &k->cap))
         return send_reply(s, c, k);
+    /* after who asks: a body's type is nothing to tell one who may not send it */
+    const char *ctype =
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+    const char *header,
+        *cenc = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_ENCODING);
+    char why[160];
+    if (strcmp(method, "GET") && strcmp(method, "HEAD") &&
+        gsd_body_type_refused(ctype, cenc, &header, why, sizeof(why))) {
+        gsd_reply_error(r, 415, header, "%s", why);
+        return send_reply(s, c, k);
+    }
+    r->yaml = !strcmp(method, "POST") && gsd_body_is_yaml(ctype);
     const char *cl =
         MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
     unsigned long long declared = cl ? strtoull(cl, NULL, 10) : 0;
