@@ -393,9 +393,11 @@ static int check_and_fill(struct parser *P)
             if (!P->row_seen[r] || !P->row_seen[c] || r >= c)
                 continue;
             if (P->cell[r][c] != P->cell[c][r] || P->nv[r][c] != P->nv[c][r]) {
-                char what[128];
-                snprintf(what, sizeof(what), "%s, but the other end reads %s%.0d",
-                         gs_link_name(P->cell[c][r]), gs_link_name(P->cell[r][c]), P->nv[r][c]);
+                char what[160];
+                snprintf(what, sizeof(what),
+                         "%s%.0d, but the other end (line %d, column %d) reads %s%.0d",
+                         gs_link_name(P->cell[c][r]), P->nv[c][r], P->cell_line[r][c],
+                         P->cell_col[r][c], gs_link_name(P->cell[r][c]), P->nv[r][c]);
                 return err(P, P->cell_line[c][r], P->cell_col[c][r], "pair reads %s%s", what, "");
             }
         }

@@ -274,7 +274,8 @@ static void test_malformed(void **state)
     bad("\tGPU0\tGPU1\nGPU1\tPIX\t X \nGPU0\t X \tPIX\n", "m.txt:2:1:", "out of order");
     bad("\tGPU0\tGPU1\nGPU0\t X \tX\nGPU1\tPIX\t X \n", "m.txt:2:10:", "X off the diagonal");
     bad("\tGPU0\tGPU1\nGPU0\tPIX\tPIX\nGPU1\tPIX\t X \n", "m.txt:2:6:", "must be X");
-    bad("\tGPU0\tGPU1\nGPU0\t X \tNV2\nGPU1\tNV1\t X \n", "m.txt:3:6:", "other end");
+    bad("\tGPU0\tGPU1\nGPU0\t X \tNV2\nGPU1\tNV1\t X \n", "m.txt:3:6:",
+        "pair reads NV1, but the other end (line 2, column 10) reads NV2"); /* counts it lost */
     bad("\tGPU0\tGPU1\nGPU0\t X \tNV19\nGPU1\tNV19\t X \n",
         "m.txt:2:10:", "NV19: more NVLinks than the 18 a card has");
     bad("\tGPU0\tGPU1\nGPU0\t X \tPIX\nGPU1\tPIX\t X \nGPU7\tPIX\tPIX\n",
