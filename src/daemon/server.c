@@ -1017,7 +1017,8 @@ static enum MHD_Result begin(struct gsd_server *s, struct MHD_Connection *c, con
     /* its headers are whole: now its body, whether bytes come or not */
     set_deadline(s, c, k->begin_us + atomic_load(&s->body_timeout_us));
     k->body_due = 1;
-    snprintf(r->method, sizeof(r->method), "%s", method);
+    /* HEAD is GET without the body (RFC 9110, 9.3.2), which libmicrohttpd leaves out itself */
+    snprintf(r->method, sizeof(r->method), "%s", strcmp(method, "HEAD") ? method : "GET");
     url = origin_form(url);
     size_t n = strlen(url);
     r->qarg_too_long = n >= sizeof(r->path) ? GSD_CUT_PATH : 0;

@@ -1147,6 +1147,18 @@ static void test_headers_given_twice(void **state)
         assert_non_null(strstr(ans, "Connection: close"));
         assert_null(strstr(ans, "\"status\":\"ok\"")); /* the smuggled GET /healthz */
     }
+    /* HEAD is GET's headers (it was a 405), and an absolute-form target is its path */
+    assert_int_equal(
+        send_raw(&d, "HEAD /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", ans,
+                 sizeof(ans)),
+        200);
+    assert_null(strstr(ans, "\"status\""));
+    assert_int_equal(
+        send_raw(
+            &d,
+            "GET http://127.0.0.1/healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+            ans, sizeof(ans)),
+        200);
     assert_int_equal(pods_status(&d), 200);
     assert_int_equal(h_stop(&d), 0);
     h_cleanup(&d);
