@@ -73,6 +73,9 @@ int gs_bearer_token_ok(const char *s, size_t n);
  * CSV row or a terminal. Return: 1 or 0.
  */
 int gs_text_plain(const char *s);
+/* What gs_text_plain() takes, as a message says it after "must be". */
+#define GS_TEXT_PLAIN_IS                                                                           \
+    "plain text (UTF-8 without control, bidirectional or zero-width characters)"
 
 /*
  * gs_text_escape() - @src (NUL-terminated) into @dst (@cap bytes, caller's), as the messages

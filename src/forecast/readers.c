@@ -62,8 +62,8 @@ static int csv_label(struct csv *c, int col, struct gs_diag *d)
     const char *s = c->field[col];
     if (strlen(s) >= GS_FC_NAME_MAX)
         return csv_error(c, col, d, "longer than %d bytes", GS_FC_NAME_MAX - 1);
-    if (!csv_text_ok(s))
-        return csv_error(c, col, d, "must be UTF-8 without control characters");
+    if (!gs_text_plain(s))
+        return csv_error(c, col, d, "must be %s", GS_TEXT_PLAIN_IS);
     return 0;
 }
 
@@ -263,12 +263,12 @@ static int store_row(struct gs_demand *dm, const char *path, sqlite3_stmt *q, st
                              "must be integers, tenant and model text",
                              path, id);
     /* as a CSV's labels: tables and CSV print them, where a comma or a quote splits a field */
-    if (!csv_text_ok(tenant) || !csv_text_ok(model) || strpbrk(tenant, ",\"") ||
+    if (!gs_text_plain(tenant) || !gs_text_plain(model) || strpbrk(tenant, ",\"") ||
         strpbrk(model, ",\""))
         return gs_diag_error(d,
-                             "%s: ledger row id %lld: tenant or model is not UTF-8 text without "
-                             "control characters, commas and quotes",
-                             path, id);
+                             "%s: ledger row id %lld: tenant or model is not %s, without commas "
+                             "and quotes",
+                             path, id, GS_TEXT_PLAIN_IS);
     struct gs_diag local;
     gs_diag_init(&local);
     int rc = gs_demand_add_run(dm, tenant, model, cards, sqlite3_column_int64(q, 3),

@@ -82,10 +82,8 @@ static int series_row(struct reading *r, struct csv *c, const int *col, struct g
         rc = csv_uint(c, col[2], (int64_t)FC_MILLI_MAX * 1000, &v, d);
     for (int k = 1; k < 4 && !rc; k += 2)
         if (col[k] >= 0 &&
-            (strlen(c->field[col[k]]) >= GS_FC_NAME_MAX || !csv_text_ok(c->field[col[k]])))
-            rc = csv_error(c, col[k], d,
-                           "a name must be UTF-8 without control characters, "
-                           "up to %d bytes",
+            (strlen(c->field[col[k]]) >= GS_FC_NAME_MAX || !gs_text_plain(c->field[col[k]])))
+            rc = csv_error(c, col[k], d, "a name must be %s, up to %d bytes", GS_TEXT_PLAIN_IS,
                            GS_FC_NAME_MAX - 1);
     size_t i = 0;
     if (!rc)

@@ -82,8 +82,8 @@ static int parse_name(struct csv *c, int col, char *dst, size_t cap, struct gs_d
         return csv_error(c, col, d, "empty name");
     if (len >= cap)
         return csv_error(c, col, d, "name longer than %zu bytes", cap - 1);
-    if (!csv_text_ok(c->field[col]))
-        return csv_error(c, col, d, "a name must be UTF-8 without control characters");
+    if (!gs_text_plain(c->field[col]))
+        return csv_error(c, col, d, "a name must be %s", GS_TEXT_PLAIN_IS);
     memcpy(dst, c->field[col], len + 1);
     return 0;
 }

@@ -148,17 +148,6 @@ int csv_next(struct csv *c, struct gs_diag *d)
     }
 }
 
-int csv_text_ok(const char *s)
-{
-    /* well-formed UTF-8 (jansson refuses overlong forms and surrogates: a JSON output would lose
-     * the string), no control byte */
-    int n;
-    for (const unsigned char *p = (const unsigned char *)s; *p; p += n)
-        if (*p < 0x20 || *p == 0x7f || !(n = gs_utf8_len(p)))
-            return 0;
-    return 1;
-}
-
 int csv_error(const struct csv *c, int i, struct gs_diag *d, const char *fmt, ...)
 {
     char msg[GS_DIAG_MSG_MAX];

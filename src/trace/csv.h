@@ -43,10 +43,6 @@ int csv_uint(struct csv *c, int i, int64_t max, int64_t *out, struct gs_diag *d)
  * *@out; @what names what was expected ("a number of seconds"). Return: 0; -EINVAL with @d. */
 int csv_real(struct csv *c, int i, const char *what, double *out, struct gs_diag *d);
 
-/* csv_text_ok() - @s is valid UTF-8 (RFC 3629: no overlong form, surrogate or code point past
- * U+10FFFF) without control characters (C0, DEL). */
-int csv_text_ok(const char *s);
-
 /* Report an error about column @i of the current row: "path:line:col: <column>: ...". */
 int csv_error(const struct csv *c, int i, struct gs_diag *d, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

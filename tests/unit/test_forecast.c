@@ -602,7 +602,7 @@ static void test_read_store(void **state)
     sqlite3_close(db);
     dm = demand();
     assert_int_equal(gs_demand_read_store(dm, path, &d), -EINVAL);
-    assert_has(d.msg, "fresh.db: ledger row id 9: tenant or model is not UTF-8 text");
+    assert_has(d.msg, "fresh.db: ledger row id 9: tenant or model is not plain text");
     gs_demand_free(dm);
     /* an end of 2^63-1 us is read as the second it falls in, not as end + 999999 (past
      * INT64_MAX: undefined behaviour) */
@@ -624,8 +624,9 @@ static void test_read_store(void **state)
                                  "be integers"},
         {"1000,'abc',NULL,'A100'", "must be integers"},
         {"1000,0,x'00ff','A100'", "must be integers"},
-        {"1000,0,NULL,'A100,x'", "ledger row id 11: tenant or model is not UTF-8 text without "
-                                 "control characters, commas and quotes"},
+        {"1000,0,NULL,'A100,x'", "ledger row id 11: tenant or model is not plain text (UTF-8 "
+                                 "without control, bidirectional or zero-width characters), "
+                                 "without commas and quotes"},
         {"1000,0,NULL,'A\"100'", "commas and quotes"},
         {"1000,0,NULL,'A100' || char(55296)", "commas and quotes"}, /* a surrogate */
         {"-1,0,NULL,'A100'", "ledger row id 11: a run of 1 cards of -1 milli-GPU"},
@@ -719,12 +720,19 @@ static void test_series_csv(void **state)
         {"time_s,series,milli\n0,a,5\n3601,a,6\n", "is not a whole number of hours after line 2"},
         /* JSON writers (jansson) dropped a name it refuses: an overlong form, a surrogate, a
          * code point past U+10FFFF */
-        {"time_s,series,milli\n0,a\xc0\xaf,5\n", "u.csv:2:3: series: a name must be UTF-8"},
-        {"time_s,series,milli\n0,a\xe0\x80\xaf,5\n", "u.csv:2:3: series: a name must be UTF-8"},
-        {"time_s,series,milli\n0,a\xed\xa0\x80,5\n", "u.csv:2:3: series: a name must be UTF-8"},
+        {"time_s,series,milli\n0,a\xc0\xaf,5\n",
+         "u.csv:2:3: series: a name must be plain text (UTF-8"},
+        {"time_s,series,milli\n0,a\xe0\x80\xaf,5\n",
+         "u.csv:2:3: series: a name must be plain text (UTF-8"},
+        {"time_s,series,milli\n0,a\xed\xa0\x80,5\n",
+         "u.csv:2:3: series: a name must be plain text (UTF-8"},
         {"time_s,series,milli\n0,a\xf4\x90\x80\x80,5\n", "u.csv:2:3: series: a name must be"},
         {"time_s,series,milli\n0,a\xf5\x80\x80\x80,5\n", "u.csv:2:3: series: a name must be"},
-        {"time_s,series,milli\n0,a\xe2\x82,5\n", "u.csv:2:3: series: a name must be UTF-8"},
+        {"time_s,series,milli\n0,a\xe2\x82,5\n",
+         "u.csv:2:3: series: a name must be plain text (UTF-8"},
+        /* a right-to-left override would print the rest of a table's row reversed */
+        {"time_s,series,milli\n0,a\xe2\x80\xae,5\n",
+         "u.csv:2:3: series: a name must be plain text"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         p = write_tmp("u.csv", bad[i][0]);

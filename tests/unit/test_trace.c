@@ -396,7 +396,8 @@ static void test_pods_bad(void **state)
     pods_refused(PODS_HEADER "p1,1000,1024,1,500,|T4|\n", ":2:20: gpu_spec: an empty model name");
     pods_refused(PODS_HEADER "p1,1000,1024,1,500,T4|\n", ":2:20: gpu_spec: an empty model name");
     pods_refused(PODS_HEADER "p1,1000,1024,0,0,T4\n", ":2:18: gpu_spec: a GPU model for a pod");
-    pods_refused(PODS_HEADER "p\xff,1000,1024,1,500,\n", ":2:1: name: a name must be UTF-8");
+    pods_refused(PODS_HEADER "p\xff,1000,1024,1,500,\n",
+                 ":2:1: name: a name must be plain text (UTF-8");
     pods_refused("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,name\n",
                  ":1:54: a duplicate column name");
     nodes_refused(PODS_HEADER "p1,1000,1024,1,1000,\n", ":1:1: missing column \"sn\"");
