@@ -763,26 +763,38 @@ static void *cut_query(void *cls, const char *uri, struct MHD_Connection *c)
     return NULL;
 }
 
-/* Percent-decoding as libmicrohttpd's own, but "%00" kept as written: decoded, its NUL would
- * end the path or a query argument there, so that "?limit=1%00x" read as 1 and
- * "/v1/pods/NS/P%00x" as pod P; kept, it fails every name and number check. */
+/* The first "%00" or "%2F" (any case) in @s, or NULL. */
+static char *kept_escape(char *s)
+{
+    for (char *p = strchr(s, '%'); p; p = strchr(p + 1, '%'))
+        if ((p[1] == '0' && p[2] == '0') || (p[1] == '2' && (p[2] == 'F' || p[2] == 'f')))
+            return p;
+    return NULL;
+}
+
+/* Percent-decoding as libmicrohttpd's own, but "%00" and "%2F" kept as written: decoded, a NUL
+ * would end the path or a query argument there, so that "?limit=1%00x" read as 1 and
+ * "/v1/pods/NS/P%00x" as pod P, and a '/' would split a path's segment in two, so that
+ * "/v1/pods/NS%2FP" read as pod P; kept, they fail every name and number check. */
 static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
 {
     (void)cls;
     (void)c;
     char *out = s;
     for (char *seg = s;;) {
-        char *nul = strstr(seg, "%00");
-        if (nul)
-            *nul = '\0';
+        char *kept = kept_escape(seg), was[3];
+        if (kept) {
+            memcpy(was, kept, 3);
+            *kept = '\0';
+        }
         size_t n = MHD_http_unescape(seg);
         memmove(out, seg, n);
         out += n;
-        if (!nul)
+        if (!kept)
             break;
-        memcpy(out, "%00", 3);
+        memcpy(out, was, 3);
         out += 3;
-        seg = nul + 3;
+        seg = kept + 3;
     }
     *out = '\0';
     return (size_t)(out - s);

@@ -534,6 +534,9 @@ static void test_errors_name_the_field(void **state)
                      404);
     assert_int_equal(status_of(&d, "GET", "/v1/pods/team-a/dup", TOKEN_A, NULL, NULL, 0), 200);
     assert_int_equal(status_of(&d, "GET", "/v1/pods/team-a/d%75p", TOKEN_A, NULL, NULL, 0), 200);
+    /* an encoded '/' is part of its segment, not a second one */
+    assert_int_equal(status_of(&d, "GET", "/v1/pods/team-a%2Fdup", TOKEN_A, NULL, NULL, 0), 404);
+    assert_int_equal(status_of(&d, "GET", "/v1/pods/team-a%2fdup", TOKEN_A, NULL, NULL, 0), 404);
     /* bytes that are no UTF-8, quoted back escaped: a JSON answer cannot hold them (it said 500,
      * "out of memory", even before the token was read) */
     refused_as(&d, "GET", "/healthz?%FF", "\\xff", "\\xff: no such query argument");
