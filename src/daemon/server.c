@@ -124,6 +124,8 @@ struct gsd_server {
     atomic_int queued;        /* HTTP requests handed over and not yet answered */
     atomic_int suspended;     /* connections suspended, not yet resumed and answered */
     _Atomic int64_t max_in_flight, body_timeout_us, header_timeout_us;
+    struct gsd_http_limits started; /* the config's at the start: what a reload cannot change */
+    int started_sync_full;
     int64_t idle_us; /* http.idleTimeoutSeconds, the listener's from its start */
     /* connections whose headers are being read, each with its deadline (reaper_main()) */
     pthread_mutex_t socks_mu;
@@ -310,6 +312,8 @@ static int run_one(struct gsd_server *s, struct gsd_req *r)
         gsd_access_reload(s->access, st->cfg);
         atomic_fetch_add(&s->cfg_gen, 1); /* the syncs take it up: under state_mu, as they read */
         atomic_store(&s->max_in_flight, st->cfg->http.max_in_flight);
+        atomic_store(&s->body_timeout_us, st->cfg->http.body_timeout_s * 1000000);
+        atomic_store(&s->header_timeout_us, st->cfg->http.header_timeout_s * 1000000);
         r->new_cfg = NULL;
         return 0;
     }
@@ -1423,6 +1427,8 @@ int gsd_server_start(struct gsd_state *st, const struct gsd_listen *l, struct gs
         return -ENOMEM;
     }
     s->st = st;
+    s->started = st->cfg->http;
+    s->started_sync_full = st->cfg->store_sync_full;
     st->http = &s->stats;
     atomic_init(&s->max_in_flight, st->cfg->http.max_in_flight);
     atomic_init(&s->body_timeout_us, st->cfg->http.body_timeout_s * 1000000);
@@ -1498,7 +1504,7 @@ int gsd_server_port(const struct gsd_server *s)
 void gsd_server_reload(struct gsd_server *s, struct gsd_config *cfg)
 {
     struct gsd_req *r = req_new(GSD_REQ_RELOAD);
-    const struct gsd_http_limits *was = &s->st->cfg->http; /* the scheduler's: read before */
+    const struct gsd_http_limits *was = &s->started; /* what the listener runs with */
     if (!r) {
         gsd_config_free(cfg);
         gsd_log("error", "config not reloaded: out of memory", NULL);
@@ -1509,11 +1515,9 @@ void gsd_server_reload(struct gsd_server *s, struct gsd_config *cfg)
         was->idle_timeout_s != cfg->http.idle_timeout_s || was->threads != cfg->http.threads)
         gsd_log("warn", "http connection limits, idle timeout and threads change at the next start",
                 NULL);
-    if (s->st->cfg->store_sync_full != cfg->store_sync_full)
+    if (s->started_sync_full != cfg->store_sync_full)
         gsd_log("warn", "storeSync changes at the next start", NULL);
-    atomic_store(&s->body_timeout_us, cfg->http.body_timeout_s * 1000000);
-    atomic_store(&s->header_timeout_us, cfg->http.header_timeout_s * 1000000);
-    r->new_cfg = cfg;
+    r->new_cfg = cfg; /* the timeouts change when the scheduler thread takes it, if it does */
     submit_wait(s, r);
     req_free(r);
     pthread_mutex_lock(&s->mu); /* the syncs take up the new period at once (cfg_gen moved) */
