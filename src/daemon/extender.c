@@ -3,10 +3,11 @@
  *
  * The Go types there carry no json tags, so the wire keys are the Go field names ("Pod",
  * "NodeNames", "FailedNodes", ...). Go decodes keys without regard to case; so does this file,
- * preferring an exact match. filter, prioritize and bind always answer 200 with their result
- * type: the protocol's own Error field carries a failure, which kube-scheduler reports against
- * the pod. preempt's result has no such field: a bad request there is a 400 naming the field, as
- * is a body that is not JSON, or that names a node twice (refuse_twice_named()).
+ * and refuses a field given under two spellings (refuse_case_twins()). filter, prioritize and bind
+ * always answer 200 with their result type: the protocol's own Error field carries a failure, which
+ * kube-scheduler reports against the pod. preempt's result has no such field: a bad request there
+ * is a 400 naming the field, as is a body that is not JSON, or that names a node twice
+ * (refuse_twice_named()).
  *
  * filter and prioritize ask the scheduler (gs_tenancy_probe_node()) what placement would say of
  * the pod on each named node, without binding: its quotas first, then the node's filter, and the
@@ -507,10 +508,42 @@ static int refuse_shape(struct gsd_req *r, const json_t *names, const json_t *no
     return -1;
 }
 
+/*
+ * A field of the verbs' arguments given twice under keys that differ in case only ("Pod" and
+ * "pod"): Go's encoding/json reads both into the one field and keeps the last, gsd_jget() the
+ * exact or first; the request is refused rather than read otherwise than kube-scheduler meant.
+ * O(keys). Return: 0; -1 after answering 400.
+ */
+static int refuse_case_twins(struct gsd_req *r, const json_t *args)
+{
+    static const char *const fields[] = {"Pod",     "NodeNames",         "Nodes",
+                                         "PodName", "PodNamespace",      "PodUID",
+                                         "Node",    "NodeNameToVictims", "NodeNameToMetaVictims"};
+    enum { NF = sizeof(fields) / sizeof(fields[0]) };
+    const char *seen[NF] = {0}, *k;
+    const json_t *v;
+    json_object_foreach((json_t *)args, k, v)
+    {
+        for (size_t f = 0; f < NF; f++) {
+            if (strcasecmp(k, fields[f]))
+                continue;
+            if (seen[f]) {
+                gsd_reply_error(r, 400, fields[f],
+                                "%s: given as \"%.64s\" and \"%.64s\": Go reads keys without "
+                                "regard to case, so both name it",
+                                fields[f], seen[f], k);
+                return -1;
+            }
+            seen[f] = k;
+        }
+    }
+    return 0;
+}
+
 /* ExtenderArgs read whole with jansson. Return: 0; -1 after answering (bad JSON, no memory). */
 static int read_tree(const struct gsd_state *st, struct gsd_req *r, struct ext_args *a)
 {
-    if (gsd_body_json(r, &a->tree))
+    if (gsd_body_json(r, &a->tree) || refuse_case_twins(r, a->tree))
         return -1;
     a->is_object = json_is_object(a->tree);
     a->pod = gsd_jget(a->tree, "Pod");
@@ -1317,6 +1350,10 @@ void gsd_extender_handle(struct gsd_state *st, struct gsd_req *r, const char *ve
     json_t *args;
     if (gsd_body_json(r, &args))
         return;
+    if (refuse_case_twins(r, args)) {
+        json_decref(args);
+        return;
+    }
     if (verb[0] == 'b')
         bind_verb(st, r, args);
     else

@@ -379,6 +379,25 @@ static void test_node_named_twice(void **state)
         snprintf(field, sizeof(field), "Nodes.items[%zu]", n);
         expect_named_twice(verbs[k], args, field, "twice");
     }
+    /* one field under two spellings: Go keeps the last, gpuschedd took the first */
+    json_t *args = load("filter_nodenames.json");
+    json_object_set(args, "pod", json_object_get(args, "Pod"));
+    char *body = json_dumps(args, JSON_COMPACT);
+    struct answer a;
+    assert_int_equal(h_call(&d, "POST", "/extender/filter", TOKEN_ADMIN, body, &a), 0);
+    assert_int_equal(a.status, 400);
+    assert_string_equal(json_string_value(json_object_get(a.json, "field")), "Pod");
+    h_answer_free(&a);
+    free(body);
+    json_decref(args);
+    assert_int_equal(h_call(&d, "POST", "/extender/bind", TOKEN_ADMIN,
+                            "{\"PodName\":\"a\",\"podname\":\"b\",\"PodNamespace\":\"team-a\","
+                            "\"Node\":\"n-a100-0\"}",
+                            &a),
+                     0);
+    assert_int_equal(a.status, 400);
+    assert_string_equal(json_string_value(json_object_get(a.json, "field")), "PodName");
+    h_answer_free(&a);
 }
 
 /* filter of pod @name (in @ns, with UID @uid) with NodeNames or Nodes set to @nodes (consumed):
