@@ -445,6 +445,33 @@ static int check_outputs(const struct opts *o, struct gs_diag *d)
     return gs__cli_check_outputs(out, flag, 2, in, o->nsrc + 1, d);
 }
 
+/* Read every demand source of @o (not --series, which is a series already) into @dm. */
+static int read_demand(const struct opts *o, struct gs_demand *dm, struct gs_diag *d)
+{
+    int rc = 0;
+    for (size_t i = 0; !rc && i < o->nsrc; i++) {
+        const char *p = o->src[i].path;
+        switch (o->src[i].kind) {
+        case 'd':
+            rc = gs_demand_read_dlrm(dm, p, d);
+            break;
+        case 'g':
+            rc = gs_demand_read_genai(dm, p, d);
+            break;
+        case 'p':
+            rc = gs_demand_read_pods(dm, p, d);
+            break;
+        case 's':
+            rc = gs_demand_read_store(dm, p, d);
+            break;
+        default:
+            rc = gs_diag_error(d, "%s: --series holds series, not demand records", p);
+            break;
+        }
+    }
+    return rc;
+}
+
 /* Read every source and build the series. */
 static int load(const struct opts *o, struct gs_series_set *set, struct gs_diag *d)
 {
@@ -458,23 +485,7 @@ static int load(const struct opts *o, struct gs_series_set *set, struct gs_diag 
         return gs_series_read_csv(o->src[0].path, set, d);
     if ((rc = gs_demand_new(&dm)))
         return rc;
-    for (size_t i = 0; !rc && i < o->nsrc; i++) {
-        const char *p = o->src[i].path;
-        switch (o->src[i].kind) {
-        case 'd':
-            rc = gs_demand_read_dlrm(dm, p, d);
-            break;
-        case 'g':
-            rc = gs_demand_read_genai(dm, p, d);
-            break;
-        case 'p':
-            rc = gs_demand_read_pods(dm, p, d);
-            break;
-        default:
-            rc = gs_demand_read_store(dm, p, d);
-            break;
-        }
-    }
+    rc = read_demand(o, dm, d);
     if (!rc)
         rc = gs_demand_series(dm, o->key, o->by_model, o->end_s, o->top, set, d);
     gs_demand_free(dm);
@@ -731,26 +742,8 @@ static int run_replay(const struct opts *o, FILE *f, struct gs_diag *d)
 {
     struct gs_demand *dm;
     int rc = gs_demand_new(&dm);
-    for (size_t i = 0; !rc && i < o->nsrc; i++) {
-        const char *p = o->src[i].path;
-        switch (o->src[i].kind) {
-        case 'd':
-            rc = gs_demand_read_dlrm(dm, p, d);
-            break;
-        case 'g':
-            rc = gs_demand_read_genai(dm, p, d);
-            break;
-        case 'p':
-            rc = gs_demand_read_pods(dm, p, d);
-            break;
-        case 's':
-            rc = gs_demand_read_store(dm, p, d);
-            break;
-        default:
-            rc = gs_diag_error(d, "--replay needs demand records, not --series");
-            break;
-        }
-    }
+    if (!rc)
+        rc = read_demand(o, dm, d);
     struct gs_elastic_params ep = {
         .node_gpus = o->ap.nmodels ? o->ap.node_gpus[0] : o->ap.default_gpus,
         .model = gs_catalog_find("A100-SXM4-80GB", -1),
