@@ -339,7 +339,8 @@ static int in_life(const json_t *pod, const struct gs_bill_use *use, const char 
 
 /* life() - the pod's own times, which the simulator always writes: submit_s an integer, start_s
  * and end_s an integer or null (not started, not ended), in that order; a completed pod has
- * ended. A time missing or of another type would let every use through in_life(). */
+ * ended, a running one started and not ended, a pending or rejected one not ended. A time missing
+ * or of another type would let every use through in_life(). */
 static int life(const json_t *pod, const char *at, struct gs_diag *d)
 {
     static const char *const key[] = {"submit_s", "start_s", "end_s"};
@@ -360,8 +361,15 @@ static int life(const json_t *pod, const char *at, struct gs_diag *d)
         last_key = key[i];
     }
     const char *state = json_string_value(json_object_get(pod, "state"));
-    if (state && !strcmp(state, "completed") && !json_is_integer(json_object_get(pod, "end_s")))
+    int ended = json_is_integer(json_object_get(pod, "end_s"));
+    if (!state)
+        return 0; /* known_state() names it */
+    if (!strcmp(state, "completed") && !ended)
         return gs_diag_error(d, "%s.end_s: expected integer: a completed pod has ended", at);
+    if (!strcmp(state, "running") && !json_is_integer(json_object_get(pod, "start_s")))
+        return gs_diag_error(d, "%s.start_s: expected integer: a running pod has started", at);
+    if (ended && strcmp(state, "completed") && strcmp(state, "preempted"))
+        return gs_diag_error(d, "%s.end_s: expected null: a %s pod has not ended", at, state);
     return 0;
 }
 

@@ -1106,9 +1106,18 @@ static void test_cli_bad_shapes(void **state)
          "\"submit_s\": 0, \"start_s\": 0, \"end_s\": null, \"usage\": [" SHARE_USE "]}]}",
          "pods[0].usage[0]: tenant holds a control"},
         {"{\"pods\": [" POD
-         "\"state\": \"running\", \"submit_s\": 0, \"start_s\": 0, \"end_s\": 3, "
+         "\"state\": \"completed\", \"submit_s\": 0, \"start_s\": 0, \"end_s\": 3, "
          "\"usage\": [" SHARE_USE "]}]}",
          "pods[0].usage[0].end_s: 4 is after the pod's end_s 3"},
+        /* a state the times contradict was billed as the times said */
+        {"{\"pods\": [" POD
+         "\"state\": \"running\", \"submit_s\": 0, \"start_s\": 0, \"end_s\": 9, "
+         "\"usage\": [" SHARE_USE "]}]}",
+         "pods[0].end_s: expected null: a running pod has not ended"},
+        {"{\"pods\": [" POD
+         "\"state\": \"pending\", \"submit_s\": 0, \"start_s\": null, \"end_s\": 9, "
+         "\"usage\": []}]}",
+         "pods[0].end_s: expected null: a pending pod has not ended"},
         {"{\"pods\": [" RUNNING "\"usage\": [" SHARE_USE ", " SHARE_USE "]}]}",
          "pods[0].usage[1].start_s: 1 is before the previous use ended (4)"},
         /* a time of another type, or none where the state says there is one, let every use
@@ -1120,9 +1129,13 @@ static void test_cli_bad_shapes(void **state)
          "null, \"usage\": []}]}",
          "pods[0].end_s: expected integer: a completed pod has ended"},
         {"{\"pods\": [" POD
-         "\"state\": \"running\", \"submit_s\": 0, \"start_s\": null, \"end_s\": "
+         "\"state\": \"pending\", \"submit_s\": 0, \"start_s\": null, \"end_s\": "
          "null, \"usage\": [" SHARE_USE "]}]}",
          "pods[0].usage[0]: the pod's start_s is null: a pod that never started has no usage"},
+        {"{\"pods\": [" POD
+         "\"state\": \"running\", \"submit_s\": 0, \"start_s\": null, \"end_s\": "
+         "null, \"usage\": []}]}",
+         "pods[0].start_s: expected integer: a running pod has started"},
         {"{\"pods\": [" POD "\"state\": \"running\", \"submit_s\": 0, \"start_s\": 2, \"end_s\": "
          "null, \"usage\": [" SHARE_USE "]}]}",
          "pods[0].usage[0].start_s: 1 is before the pod's start_s 2"},
@@ -1130,7 +1143,7 @@ static void test_cli_bad_shapes(void **state)
          "null, \"usage\": []}]}",
          "pods[0].start_s: 2 is before the pod's submit_s 5"},
         {"{\"pods\": [" POD
-         "\"state\": \"running\", \"submit_s\": 0, \"start_s\": 5, \"end_s\": 2, "
+         "\"state\": \"completed\", \"submit_s\": 0, \"start_s\": 5, \"end_s\": 2, "
          "\"usage\": []}]}",
          "pods[0].end_s: 2 is before the pod's start_s 5"},
         {"{\"summary\": {\"horizon_s\": 3}, \"pods\": [" RUNNING "\"usage\": [" SHARE_USE "]}]}",
