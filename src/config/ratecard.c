@@ -234,7 +234,7 @@ static int set_rate(struct rctx *c, const char *where, int model, enum gs_bill_m
     rc = gs_money_parse(text(&ev), &rate, &why);
     if (rc == -ERANGE || (!rc && rate > GS_RATE_MAX)) /* one cap, however far past it */
         rc = gs_diag_error(&why, "\"%s\" is above the largest rate, %s per hour", text(&ev),
-                           gs_money_format_human(GS_RATE_MAX, NULL, cap));
+                           gs_money_format_human(GS_RATE_MAX, gs_ratecard_currency(c->rc), cap));
     if (rc) {
         rc = err_at(c, ev.start_mark, "%s: %s", where, why.msg);
     } else if ((rc = gs_ratecard_set(c->rc, model, mode, profile, rate, &why)) != 0) {

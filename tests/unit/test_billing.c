@@ -649,6 +649,9 @@ static void test_card_errors(void **state)
          "5:21:", "\"1000001\" is above the largest rate, $1,000,000.00 per hour"},
         {CARD_HEAD "spec:\n  models:\n    T4: {exclusive: \"99999999999999999999\"}\n",
          "5:21:", "\"99999999999999999999\" is above the largest rate, $1,000,000.00 per hour"},
+        /* in the card's currency where it is given first, as a bill's amounts are */
+        {CARD_HEAD "spec:\n  currency: EUR\n  models:\n    T4: {exclusive: \"1000001\"}\n",
+         "6:21:", "\"1000001\" is above the largest rate, EUR 1,000,000.00 per hour"},
         {CARD_HEAD "spec:\n  models:\n    T4: {exclusive: \"1\", shard: \"1\"}\n",
          "5:26:", "unknown field \"shard\" (known: exclusive, mig, sharedPer10Percent"},
         {CARD_HEAD "spec:\n  models:\n    T4: {exclusive: \"1\", exclusive: \"2\"}\n",
