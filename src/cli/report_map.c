@@ -45,6 +45,33 @@ struct states {
     json_t *list;
 };
 
+/* card_lists() - node @n (zones[@z].nodes[@i]) gives each of its @gpus cards a PCIe domain (an
+ * integer 0..63) and an NVLink group (one, or null), as the simulator writes them: the page draws
+ * the cards by them. */
+static int card_lists(const struct rp_doc *doc, const json_t *n, int gpus, size_t z, size_t i,
+                      struct gs_diag *d)
+{
+    static const char *const key[] = {"pcie_domain", "nvlink_group"};
+    for (int k = 0; k < 2; k++) {
+        const json_t *a = json_object_get(n, key[k]), *v;
+        size_t g;
+        if (!json_is_array(a) || json_array_size(a) != (size_t)gpus)
+            return gs_diag_error(d, "%s: cluster.zones[%zu].nodes[%zu].%s: expected an array of %d",
+                                 doc->path, z, i, key[k], gpus);
+        json_array_foreach(a, g, v)
+        {
+            int64_t x = json_integer_value(v);
+            if ((k == 1 && json_is_null(v)) || (json_is_integer(v) && x >= 0 && x <= 63))
+                continue;
+            return gs_diag_error(d,
+                                 "%s: cluster.zones[%zu].nodes[%zu].%s[%zu]: expected an "
+                                 "integer 0..63%s",
+                                 doc->path, z, i, key[k], g, k ? " or null" : "");
+        }
+    }
+    return 0;
+}
+
 static int read_cluster(const struct rp_doc *doc, struct cl *cl, struct gs_diag *d)
 {
     json_t *zones = json_object_get(doc->cluster, "zones"), *z, *nodes, *n;
@@ -75,6 +102,14 @@ static int read_cluster(const struct rp_doc *doc, struct cl *cl, struct gs_diag 
                                      "%s: cluster.zones[%zu].nodes[%zu]: expected name, gpus "
                                      "(0..64) and model",
                                      doc->path, i, j);
+            int rc = card_lists(doc, n, (int)json_integer_value(gpus), i, j, d);
+            if (rc)
+                return rc;
+            if (json_is_string(model) && gs_catalog_find(json_string_value(model), -1) < 0)
+                return gs_diag_error(d,
+                                     "%s: cluster.zones[%zu].nodes[%zu].model: unknown GPU model "
+                                     "\"%.40s\"",
+                                     doc->path, i, j, json_string_value(model));
             int32_t id = gs_names_intern(&cl->names, json_string_value(name));
             if (id < 0)
                 return id;
@@ -196,9 +231,12 @@ static int32_t state_of(const struct rp_doc *doc, struct states *st, const struc
     for (size_t i = 0; mode == RP_MIG && mig && i < n; i++) {
         const char *prof = doc->profiles.v[on[i]->profile];
         int size = slices_of(model, prof, &card);
-        if (size == 0)
+        if (size == 0) {
+            json_decref(s);
+            json_decref(mig);
             return gs_diag_error(d, "%s: MIG profile \"%.40s\" is not one of %s's", doc->path, prof,
                                  model >= 0 ? gs_catalog_at(model)->name : "the card model");
+        }
         json_array_append_new(mig, json_pack("{s:s,s:i,s:i,s:s}", "profile", prof, "start",
                                              (int)on[i]->mig_start, "size", size, "tenant",
                                              doc->tenants.v[on[i]->tenant]));

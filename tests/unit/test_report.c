@@ -428,6 +428,36 @@ static void test_bad_input(void **state)
     const char *noname = tmp_path("no-name.json");
     assert_int_equal(json_dump_file(doc, noname, 0), 0);
     json_decref(doc);
+    /* A node's cards drawn from lists the simulator never writes, or of a model it has not. */
+    const char *node_key[] = {"pcie_domain", "nvlink_group", "model"}, *node_bad[3];
+    json_t *node_val[] = {json_pack("[i]", 0),
+                          json_pack("[s,s,s,s,s,s,s,s]", "x", "x", "x", "x", "x", "x", "x", "x"),
+                          json_string("bogus")};
+    for (int k = 0; k < 3; k++) {
+        char name[32];
+        doc = load_json(run);
+        json_t *n0 = json_array_get(
+            json_object_get(
+                json_array_get(json_object_get(json_object_get(doc, "cluster"), "zones"), 0),
+                "nodes"),
+            0);
+        json_object_set_new(n0, node_key[k], node_val[k]);
+        snprintf(name, sizeof(name), "node-%s.json", node_key[k]);
+        node_bad[k] = tmp_path(name);
+        assert_int_equal(json_dump_file(doc, node_bad[k], 0), 0);
+        json_decref(doc);
+    }
+    /* MIG instances on cards the file says are of a model without MIG. */
+    const char *mig = tmp_path("mig.json");
+    simulate(mig, "mig/slices");
+    doc = load_json(mig);
+    json_t *z, *n;
+    size_t zi, ni;
+    json_array_foreach(json_object_get(json_object_get(doc, "cluster"), "zones"), zi, z)
+        json_array_foreach(json_object_get(z, "nodes"), ni, n)
+            json_object_set_new(n, "model", json_string("L40S"));
+    assert_int_equal(json_dump_file(doc, mig, 0), 0);
+    json_decref(doc);
     const char *notjs = write_tmp("not-chart.js", "window.Chart = {};\n");
     const char *ending = write_tmp("ending.js", "/* Chart.js v3 */ var s = '</script>';\n");
     static const char *const none[] = {NULL};
@@ -496,6 +526,13 @@ static void test_bad_input(void **state)
          "timeline: not ways[2].timeline: a comparison's top level repeats its last way"},
         {(const char *const[]){"report", top_extra, "-o", out, NULL},
          "timeline: not ways[2].timeline: a comparison's top level repeats its last way"},
+        {(const char *const[]){"report", node_bad[0], "-o", out, NULL},
+         "cluster.zones[0].nodes[0].pcie_domain: expected an array of 8"},
+        {(const char *const[]){"report", node_bad[1], "-o", out, NULL},
+         "cluster.zones[0].nodes[0].nvlink_group[0]: expected an integer 0..63 or null"},
+        {(const char *const[]){"report", node_bad[2], "-o", out, NULL},
+         "cluster.zones[0].nodes[0].model: unknown GPU model \"bogus\""},
+        {(const char *const[]){"report", mig, "-o", out, NULL}, "is not one of L40S's"},
         {(const char *const[]){"report", run, "-o", out, "--chart-js", tmp_path("none.js"), NULL},
          "libjs-chart.js"},
         {(const char *const[]){"report", run, "-o", out, "--chart-js", notjs, NULL},
