@@ -21,7 +21,7 @@ struct sopts {
     int nfiles;
     const char *way, *json, *rates;
     int64_t horizon_us; /* --horizon, GS_UNSET when not given */
-    int quiet, from_now;
+    int quiet, from_now, rates_given;
 };
 
 static void usage(FILE *f)
@@ -96,6 +96,7 @@ static int parse(int argc, char **argv, struct sopts *o)
             break;
         case 'r':
             o->rates = optarg;
+            o->rates_given = 1;
             break;
         case 'n':
             o->from_now = 1;
@@ -113,6 +114,12 @@ static int parse(int argc, char **argv, struct sopts *o)
     if (optind < argc) {
         gs__cli_say(NULL, "unexpected argument \"%s\" (scenario files follow --scenario)",
                     argv[optind]);
+        return EXIT_BAD_INPUT;
+    }
+    if (o->quiet && o->rates_given) { /* the bills are only in the text report */
+        gs__cli_say(NULL,
+                    "--rates prices the text report's bills, which --quiet leaves out: "
+                    "refused rather than ignored (gpusched bill --rates prices a --json run)");
         return EXIT_BAD_INPUT;
     }
     return 0;

@@ -966,6 +966,12 @@ static void test_scenario_horizon(void **state)
     expect_exit(&r, 2);
     expect_has(r.err, "--horizon \"0s\" must be longer than 0 s");
     result_free(&r);
+    /* --quiet leaves out the bills --rates prices: a file that does not exist went unread */
+    run(&r, ARGS("simulate", "--scenario", "tests/data/scenario/node-failure.yaml", "--quiet",
+                 "--rates", "no-such-rates.yaml"));
+    expect_exit(&r, 2);
+    expect_has(r.err, "--rates prices the text report's bills, which --quiet leaves out");
+    result_free(&r);
     run(&r, ARGS("simulate", "--help"));
     expect_exit(&r, 0);
     expect_has(r.out, "--way WAY");
