@@ -80,9 +80,14 @@ static const char *num(int64_t v, char *buf, size_t size)
     return buf;
 }
 
+/* where() - "FILE:LINE:COL", the file name escaped as messages write it (a name may hold any
+ * byte but '/' and NUL: none of it may move the cursor or recolour the terminal). */
 static const char *where(const struct gs_scn_src *s, char *buf, size_t size)
 {
-    snprintf(buf, size, "%.*s:%u:%u", (int)sizeof(s->file), s->file, s->line, s->col);
+    char file[sizeof(s->file) + 1];
+    snprintf(file, sizeof(file), "%.*s", (int)sizeof(s->file), s->file);
+    size_t n = gs_text_escape(buf, size, file);
+    snprintf(buf + n, size - n, ":%u:%u", s->line, s->col);
     return buf;
 }
 

@@ -718,6 +718,15 @@ static void test_validate_min_resources(void **state)
     assert_int_equal(json_integer_value(json_object_get(mr, "memory_mib")), 65536);
     json_decref(root);
     result_free(&r);
+    /* a file name holding a terminal's escape is printed escaped in every place column */
+    char *text = t_slurp("tests/data/scenario/gang-minresources.yaml", NULL);
+    const char *evil = write_tmp("e\x1b]0;x\x07.yaml", text);
+    free(text);
+    run(&r, ARGS("validate", evil));
+    expect_exit(&r, 0);
+    assert_null(strchr(r.out, '\x1b'));
+    expect_has(r.out, "e\\x1b]0;x\\x07.yaml:");
+    result_free(&r);
 }
 
 /* A GpuClusterPolicy that lists no devices lets no model turn MIG: validate says so. */
