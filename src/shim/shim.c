@@ -6,6 +6,7 @@
 #include "shim.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -172,6 +173,8 @@ static void fork_child(void)
     gs_ledger_clear(&s->ledger);
     gs__fork_child_pool();
     gs__fork_child_graph();
+    if (s->region) /* the parent's slot stays the parent's while the parent lives */
+        gs_region_forget(s->region);
     s->slot = -1;
     s->host_pid = 0;
     atomic_fetch_add(&s->ctx_gen, 1);
@@ -295,11 +298,10 @@ int gs__slot(void)
         return -1;
     pthread_mutex_lock(&s->mu);
     if (s->slot < 0) {
-        struct gs_region_who who;
-        gs_region_who_self(&who);
-        s->slot = gs_region_attach(s->region, &who);
+        s->slot = gs_region_attach(s->region);
         if (s->slot < 0)
-            gs__say("region %s has no free process slot; allocations are refused", s->env.region);
+            gs__say("region %s: no process slot (%s); allocations are refused", s->env.region,
+                    s->slot == -ENOSPC ? "all taken" : strerror(-s->slot));
     }
     int slot = s->slot;
     pthread_mutex_unlock(&s->mu);

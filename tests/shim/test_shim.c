@@ -596,6 +596,78 @@ static void test_killed_process(void **state)
     tc_free(&t);
 }
 
+/* An exec'd image that does not use the GPU holds none of its earlier image's memory: the driver
+ * freed it at exec, and the count gives it back (the slot's lock went with the descriptor). */
+static void test_exec_gives_back(void **state)
+{
+    struct tc t;
+    struct proc p;
+    tc_new(&t, 40, 300, 100, "8192", 0);
+    char *argv[] = {(char *)need("SHIMAPP"), "init", "ctx:0", "alloc:4G", "exec", NULL};
+    start(&p, argv, t.e.kv);
+    wait_holding(&p, &t.r); /* the shell the process became */
+    assert_int_equal(region_used(t.c.region[0], 0, 1), 0);
+    shimapp("proc", "init ctx:0 info:7892:8192 alloc:7892M", &t.e);
+    finish(&p, &t.r);
+    expect_ok(&t.r);
+    tc_free(&t);
+}
+
+/* The pid of the only child of @pid (unshare's: the first process of the new pid namespace). */
+static pid_t child_of(pid_t pid)
+{
+    char path[64], buf[64] = "";
+    snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
+    for (int i = 0; i < 200 && !buf[0]; i++) {
+        FILE *f = fopen(path, "re");
+        if (f && !fgets(buf, sizeof(buf), f))
+            buf[0] = '\0';
+        if (f)
+            fclose(f);
+        if (!buf[0])
+            usleep(10000);
+    }
+    return (pid_t)atoi(buf);
+}
+
+/* A container restarted (Kubernetes gives each container of a pod a pid namespace of its own):
+ * the process killed in one namespace leaves no charge for its replacement in another. */
+static void test_pid_namespace_gone(void **state)
+{
+    static const char unshare[] = "/usr/bin/unshare";
+    struct t_run probe = {0};
+    const char *const try[] = {unshare, "--pid", "--fork", "--mount-proc", "/bin/true", NULL};
+    if (access(unshare, X_OK) == 0)
+        t_run(try, &probe);
+    int can = access(unshare, X_OK) == 0 && probe.status == 0;
+    t_run_free(&probe);
+    if (!can) {
+        fprintf(stderr, "pid namespaces: unshare --pid is not allowed here; case skipped\n");
+        skip();
+    }
+    struct tc t;
+    struct proc p;
+    tc_new(&t, 40, 300, 100, "8192", 0);
+    char *argv[] = {(char *)unshare, "--pid", "--fork",   "--mount-proc", (char *)need("SHIMAPP"),
+                    "init",          "ctx:0", "alloc:4G", "hold",         NULL};
+    start(&p, argv, t.e.kv);
+    wait_holding(&p, &t.r);
+    assert_int_equal(region_used(t.c.region[0], 0, 1), 4 * GIB + 300 * MIB);
+    pid_t app_pid = child_of(p.pid);
+    assert_true(app_pid > 0);
+    kill(app_pid, SIGKILL);
+    finish(&p, &t.r);
+    assert_int_equal(region_used(t.c.region[0], 0, 1), 0);
+    char steps[512];
+    snprintf(steps, sizeof(steps),
+             "--pid --fork --mount-proc %s init ctx:0 info:7892:8192 "
+             "alloc:7892M",
+             need("SHIMAPP"));
+    app(unshare, NULL, steps, &t.e, &t.r);
+    expect_ok(&t.r);
+    tc_free(&t);
+}
+
 /* Many threads allocating and freeing at once near the limit: never above it, nothing left. */
 static void test_threads(void **state)
 {
@@ -1205,6 +1277,8 @@ int main(void)
         cmocka_unit_test(test_malformed_and_unnamed),
         cmocka_unit_test(test_fork),
         cmocka_unit_test(test_killed_process),
+        cmocka_unit_test(test_exec_gives_back),
+        cmocka_unit_test(test_pid_namespace_gone),
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_get_proc_address),
         cmocka_unit_test(test_missing_symbol),
