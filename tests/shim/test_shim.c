@@ -5,7 +5,7 @@
  * file and the region (through src/shim/region.c), so it may carry sanitizers while they do not.
  *
  * Paths come from the environment meson sets: GPUSHARE_LIB, SHIMAPP, SHIMAPP_DL, RTLDNEXT,
- * FAKE_DIR, OLD_DIR, NVML_DIR, VALGRIND ("" when absent).
+ * DLRACE, DLRACE_PLUGIN, FAKE_DIR, OLD_DIR, NVML_DIR, VALGRIND ("" when absent).
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -668,6 +668,24 @@ static void test_pid_namespace_gone(void **state)
     tc_free(&t);
 }
 
+/* A library's constructor calls cuInit (inside the dynamic loader, its lock held) while the main
+ * thread makes its first CUDA call: the library loads the driver before it takes a lock of its own,
+ * so neither waits for the other. A deadlock is killed after 20 s by the program's alarm. */
+static void test_loader_race(void **state)
+{
+    struct tc t;
+    tc_new(&t, 40, 300, 100, "8192", 0);
+    const char *argv[] = {need("DLRACE"), need("DLRACE_PLUGIN"), NULL};
+    run_argv((char *const *)argv, &t.e, &t.r);
+    if (t.r.signal == SIGALRM)
+        fail_msg("cuInit deadlocked with a library's constructor:\n%s", t.r.err);
+    expect_ok(&t.r);
+    assert_string_equal(t.r.out, "done\n");
+    assert_non_null(strstr(t.r.err, "main: cuInit -> 0"));
+    assert_non_null(strstr(t.r.err, "plugin: cuInit -> 0"));
+    tc_free(&t);
+}
+
 /* Many threads allocating and freeing at once near the limit: never above it, nothing left. */
 static void test_threads(void **state)
 {
@@ -1279,6 +1297,7 @@ int main(void)
         cmocka_unit_test(test_killed_process),
         cmocka_unit_test(test_exec_gives_back),
         cmocka_unit_test(test_pid_namespace_gone),
+        cmocka_unit_test(test_loader_race),
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_get_proc_address),
         cmocka_unit_test(test_missing_symbol),
