@@ -5,7 +5,7 @@
  * file and the region (through src/shim/region.c), so it may carry sanitizers while they do not.
  *
  * Paths come from the environment meson sets: GPUSHARE_LIB, SHIMAPP, SHIMAPP_DL, RTLDNEXT,
- * DLRACE, DLRACE_PLUGIN, FAKE_DIR, OLD_DIR, NVML_DIR, VALGRIND ("" when absent).
+ * INTERPOSER, DLRACE, DLRACE_PLUGIN, FAKE_DIR, OLD_DIR, NVML_DIR, VALGRIND ("" when absent).
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -686,6 +686,24 @@ static void test_loader_race(void **state)
     tc_free(&t);
 }
 
+/* An interposer preloaded before the library resolves the next cuInit and cuMemAlloc_v2 for
+ * itself: the library's lookups hand out its own wrappers, never the interposer's functions of the
+ * same names (which would call themselves), and its limit holds behind the interposer. */
+static void test_interposer_before(void **state)
+{
+    struct tc t;
+    tc_new(&t, 40, 100, 100, "4096", 0);
+    env_set(&t.e, "LD_PRELOAD", "%s %s", need("INTERPOSER"), need("GPUSHARE_LIB"));
+    app(need("SHIMAPP_DL"), "proc",
+        "init ctx:0 getproc:cuMemAlloc:12000:0 lookup:cuMemAlloc_v2 alloc:3G alloc:2G=2", &t.e,
+        &t.r);
+    expect_ok(&t.r);
+    assert_non_null(strstr(t.r.out, "getproc cuMemAlloc -> libgpushare.so:cuMemAlloc_v2 "));
+    assert_non_null(strstr(t.r.out, "lookup cuMemAlloc_v2 -> libgpushare.so:cuMemAlloc_v2\n"));
+    assert_null(strstr(t.r.err, "called itself"));
+    tc_free(&t);
+}
+
 /* Many threads allocating and freeing at once near the limit: never above it, nothing left. */
 static void test_threads(void **state)
 {
@@ -1298,6 +1316,7 @@ int main(void)
         cmocka_unit_test(test_exec_gives_back),
         cmocka_unit_test(test_pid_namespace_gone),
         cmocka_unit_test(test_loader_race),
+        cmocka_unit_test(test_interposer_before),
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_get_proc_address),
         cmocka_unit_test(test_missing_symbol),
