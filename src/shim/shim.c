@@ -418,10 +418,20 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cu
     return proc_address(rc, symbol, pfn, cudaVersion, flags);
 }
 
+/* Whether the process has loaded the driver (without this library loading it). */
+static int driver_loaded(void)
+{
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (h)
+        dlclose(h); /* the reference RTLD_NOLOAD took */
+    return h != NULL;
+}
+
 /* A cu* name this library wraps, looked up in @handle: the wrapper when the lookup finds the
  * driver's function, NULL when it finds this library's wrapper of a function the driver lacks (a
  * program probing RTLD_DEFAULT for the driver, or for a feature of it, must not be told it is
- * there), the lookup's own answer otherwise. */
+ * there, nor told so by the library loading the driver: a lookup in a process that has not loaded
+ * it finds nothing, and says nothing), the lookup's own answer otherwise. */
 static void *lookup_cu(void *handle, const char *name, int *hit)
 {
     int i = 0;
@@ -430,8 +440,10 @@ static void *lookup_cu(void *handle, const char *name, int *hit)
     if (i == GS_NFN)
         return NULL;
     *hit = 1;
-    gs__init();
     void *got = real_dlsym()(handle, name);
+    if (got && to_fn(got) == fns[i].wrapper && !atomic_load(&gs__inited) && !driver_loaded())
+        return NULL; /* only this library has it: without it the lookup finds nothing */
+    gs__init();
     if (!gs__shim.real[i])
         gs__missing(i);
     if (got && !gs__shim.real[i] && to_fn(got) == fns[i].wrapper)

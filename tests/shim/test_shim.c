@@ -704,6 +704,27 @@ static void test_interposer_before(void **state)
     tc_free(&t);
 }
 
+/* A program that never loaded the driver probes the process for it: it finds none, as without the
+ * library, and the library neither loads the driver nor says anything (with the driver installed
+ * and without it). */
+static void test_probe_without_driver(void **state)
+{
+    struct tc t;
+    tc_new(&t, 40, 100, 100, "", 0);
+    for (int installed = 1; installed >= 0; installed--) {
+        if (!installed)
+            env_set(&t.e, "LD_LIBRARY_PATH", "%s", "/nonexistent");
+        app(need("SHIMAPP_DL"), NULL, "nogpu dlookup:cuInit dlookup:cuMemAlloc_v2 nogpu", &t.e,
+            &t.r);
+        expect_ok(&t.r);
+        assert_non_null(strstr(t.r.out, "dlookup cuInit -> null\n"));
+        assert_non_null(strstr(t.r.out, "dlookup cuMemAlloc_v2 -> null\n"));
+        assert_null(strstr(t.r.out, "libcuda loaded=1"));
+        assert_string_equal(t.r.err, "");
+    }
+    tc_free(&t);
+}
+
 /* Many threads allocating and freeing at once near the limit: never above it, nothing left. */
 static void test_threads(void **state)
 {
@@ -1317,6 +1338,7 @@ int main(void)
         cmocka_unit_test(test_pid_namespace_gone),
         cmocka_unit_test(test_loader_race),
         cmocka_unit_test(test_interposer_before),
+        cmocka_unit_test(test_probe_without_driver),
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_get_proc_address),
         cmocka_unit_test(test_missing_symbol),
