@@ -169,7 +169,8 @@ static int check_owner(const struct stat *st, const char *name, char *err)
 }
 
 /* Set the region up unless it is ready. Under the object's flock(2), which the kernel drops if
- * its holder dies: a region left half set up by a dead creator is set up again by the next. */
+ * its holder dies: a region left half set up by a dead creator (no magic yet, or ours) is set up
+ * again by the next. Anything else is not ours to overwrite: check_layout() refuses it. */
 static int set_up(int fd, struct region_map *m, const char *name, char *err)
 {
     int rc;
@@ -177,7 +178,8 @@ static int set_up(int fd, struct region_map *m, const char *name, char *err)
         ;
     if (rc < 0)
         return sys_fail(name, "flock", err);
-    rc = atomic_load(&m->state) == ST_READY ? 0 : init_map(m);
+    int fresh = atomic_load(&m->state) != ST_READY && (m->magic == 0 || m->magic == REGION_MAGIC);
+    rc = fresh ? init_map(m) : 0;
     flock(fd, LOCK_UN);
     if (rc < 0)
         snprintf(err, 256, "region %s: cannot make a process-shared robust mutex", name);

@@ -445,6 +445,27 @@ static void test_region_creator_died(void **state)
     shm_unlink(region_name);
 }
 
+/* A region of the right size holding something else (random bytes) is refused as another
+ * layout, never set up over: some process may be using it. */
+static void test_region_corrupt(void **state)
+{
+    struct gs_region *r = open_region();
+    gs_region_close(r);
+    int fd = shm_open(region_name, O_RDWR, 0);
+    assert_true(fd >= 0);
+    uint32_t *words = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    assert_true(words != MAP_FAILED);
+    close(fd);
+    words[0] = 0x9e3779b9; /* state, magic: not ours */
+    words[1] = 0x7f4a7c15;
+    char err[256] = "";
+    assert_int_equal(gs_region_open(region_name, &r, err), -EPROTO);
+    assert_non_null(strstr(err, "was made by another version of libgpushare"));
+    assert_int_equal(words[1], 0x7f4a7c15); /* left as it was */
+    munmap(words, 4096);
+    shm_unlink(region_name);
+}
+
 /*
  * A simulated card and tenant: the tenant launches kernels of @kernel_us as fast as its limiter
  * lets it (and as the card's queue of 1024 kernels allows); the card runs them one after another.
@@ -599,6 +620,7 @@ int main(void)
         cmocka_unit_test(test_region_owner),
         cmocka_unit_test(test_region_file),
         cmocka_unit_test(test_region_creator_died),
+        cmocka_unit_test(test_region_corrupt),
         cmocka_unit_test(test_limiter_settles),
         cmocka_unit_test(test_limiter_slow_samples),
         cmocka_unit_test(test_limiter_tokens),
