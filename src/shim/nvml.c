@@ -6,42 +6,63 @@
 #include "node/nvml_abi.h"
 
 #include <dlfcn.h>
+#include <stdio.h>
 #include <string.h>
 
-static struct {
+struct nvml_fns {
 #define GS_NVML_PTR(name, args) nvmlReturn_t(*name) args;
     GS_NVML_SHIM_FUNCS(GS_NVML_PTR)
 #undef GS_NVML_PTR
-} nv;
+};
+static struct nvml_fns nv;
 
 static void *sym(void *lib, const char *name)
 {
     return dlsym(lib, name);
 }
 
-int gs__nvml_load(void)
+/* Bind NVML's functions into @f and initialise NVML. Return: 0, or -1 with @why (256 bytes). */
+static int load(void *lib, struct nvml_fns *f, char *why)
 {
-    void *lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-        gs__say("cannot load libnvidia-ml.so.1 (%s); compute limits are not enforced", dlerror());
-        return -1;
-    }
     nvmlReturn_t (*init)(void);
     void *p = sym(lib, "nvmlInit_v2");
     memcpy(&init, &p, sizeof(init));
-#define GS_NVML_BIND(name, args) memcpy(&nv.name, &(void *){sym(lib, #name)}, sizeof(nv.name));
+#define GS_NVML_BIND(name, args) memcpy(&f->name, &(void *){sym(lib, #name)}, sizeof(f->name));
     GS_NVML_SHIM_FUNCS(GS_NVML_BIND)
 #undef GS_NVML_BIND
-    if (!init || !nv.nvmlDeviceGetHandleByUUID || !nv.nvmlDeviceGetUtilizationRates) {
-        gs__say("libnvidia-ml.so.1 lacks nvmlInit_v2, nvmlDeviceGetHandleByUUID or "
-                "nvmlDeviceGetUtilizationRates; compute limits are not enforced");
+    if (!init || !f->nvmlDeviceGetHandleByUUID || !f->nvmlDeviceGetUtilizationRates) {
+        snprintf(why, 256,
+                 "libnvidia-ml.so.1 lacks nvmlInit_v2, nvmlDeviceGetHandleByUUID or "
+                 "nvmlDeviceGetUtilizationRates; compute limits are not enforced");
         return -1;
     }
     nvmlReturn_t rc = init();
     if (rc != NVML_SUCCESS) {
-        gs__say("nvmlInit_v2 failed (NVML error %d); compute limits are not enforced", rc);
+        snprintf(why, 256, "nvmlInit_v2 failed (NVML error %d); compute limits are not enforced",
+                 rc);
         return -1;
     }
+    return 0;
+}
+
+int gs__nvml_load(char *why)
+{
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    static int loaded;
+    struct nvml_fns f = {0};
+    void *lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        snprintf(why, 256, "cannot load libnvidia-ml.so.1 (%s); compute limits are not enforced",
+                 dlerror());
+        return -1;
+    }
+    if (load(lib, &f, why) < 0)
+        return -1;
+    pthread_mutex_lock(&mu); /* threads racing to initialise: the first one's functions */
+    if (!loaded)
+        nv = f;
+    loaded = 1;
+    pthread_mutex_unlock(&mu);
     return 0;
 }
 

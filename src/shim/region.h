@@ -6,12 +6,14 @@
  * only) or, without the agent, one POSIX shared-memory object (shm_open) per user, mapped by every
  * process that uses the GPU. It holds a table of devices (by UUID) and a table of process
  * slots; each slot holds what its process has reserved on each device. A device's usage is the sum
- * of the slots, so nothing but the slots needs repair: a slot whose process died (or whose pid was
- * reused, or which an exec'd image left behind) is reaped — zeroed — by whoever finds it, and its
- * memory returns to the container. Reservations take the region's robust process-shared mutex so
- * that check-and-add is atomic across processes; a process that dies holding it hands a
- * consistent state to the next (every update is a single atomic store). Releases and reads take
- * no lock. Slots of another pid namespace are never judged dead by this one.
+ * of the slots, so nothing but the slots needs repair. A process holds its slot's lock, an open
+ * file description lock (fcntl F_OFD_SETLK) on the object, through a descriptor closed at exec;
+ * the kernel drops it when the process dies or execs, in whatever pid namespace it ran, and a
+ * slot whose lock nobody holds is reaped — zeroed — by whoever finds it: its memory returns to
+ * the container. A slot is taken and locked under the region's robust process-shared mutex, which
+ * reservations take too so that check-and-add is atomic across processes; a process that dies
+ * holding it hands a consistent state to the next (every update is a single atomic store).
+ * Releases and reads take no lock. Needs Linux 3.15 or later (open file description locks).
  */
 #ifndef GPUSHARE_REGION_H
 #define GPUSHARE_REGION_H
@@ -23,17 +25,6 @@
 
 struct gs_region;
 
-/* A process as the region records it: pid, start time (clock ticks since boot, field 22 of
- * /proc/PID/stat; 0 when /proc is absent) and pid namespace (inode of /proc/self/ns/pid, or 0). */
-struct gs_region_who {
-    int32_t pid;
-    uint64_t start;
-    uint64_t pidns;
-};
-
-/* gs_region_who_self() - this process, read from /proc. */
-void gs_region_who_self(struct gs_region_who *who);
-
 /*
  * gs_region_open() - open and map the region @name, setting it up if no process has (or one died
  * doing it; an empty file or object is one no process has set up).
@@ -42,15 +33,21 @@ void gs_region_who_self(struct gs_region_who *who);
  *        file (not a symbolic link), which whoever may open it read-write shares: the node agent
  *        makes it, and mounts it into one pod's containers only.
  * @err: 256 bytes; the reason on failure.
- * Return: 0 and *@out set, or a negative errno: -EPERM when the object belongs to another user or
+ * Return: 0 and *@out set to a handle the caller owns (gs_region_close() frees it), or a negative
+ * errno: -EPERM when the object belongs to another user or
  * others may open it (group or other permission bits), -EINVAL when the file is not a regular
- * file, -EPROTO when it has another layout, or what opening or mapping it failed with.
+ * file, -EPROTO when it has another layout, -ENOMEM, or what opening or mapping it failed with.
  */
 int gs_region_open(const char *name, struct gs_region **out, char *err);
 
-/* gs_region_close() - unmap; the object stays for the container's other processes. NULL is
- * accepted. */
+/* gs_region_close() - unmap and free @r, giving up its slot (reaped by the next process that
+ * needs room); the object stays for the container's other processes. NULL is accepted. */
 void gs_region_close(struct gs_region *r);
+
+/* gs_region_forget() - in a forked child: drop the slot the parent holds through @r (the child's
+ * copy of its descriptor is closed; the parent's lock stays). The child's first
+ * gs_region_attach() opens the object again by name and takes a slot of its own. */
+void gs_region_forget(struct gs_region *r);
 
 /*
  * gs_region_device() - the index of the device @uuid, adding it on first sight.
@@ -60,11 +57,13 @@ void gs_region_close(struct gs_region *r);
 int gs_region_device(struct gs_region *r, const unsigned char uuid[16]);
 
 /*
- * gs_region_attach() - take a slot for @who (reusing one its earlier image left, reaping dead
- * processes' slots when none is free).
- * Return: the slot index, or -ENOSPC when GS_REGION_PROCS live processes hold slots, -EIO.
+ * gs_region_attach() - the slot @r holds, taking a free one first (reaping dead processes' slots
+ * when none is free). A slot is held until @r is closed, its process dies or execs.
+ * Return: the slot index, or -ENOSPC when GS_REGION_PROCS live processes hold slots, -EIO, -ESTALE
+ * when in a forked child the name no longer leads to the object mapped, or what opening it again
+ * or locking failed with.
  */
-int gs_region_attach(struct gs_region *r, const struct gs_region_who *who);
+int gs_region_attach(struct gs_region *r);
 
 /*
  * gs_region_reserve() - add @bytes to @slot's usage of device @dev if the device's total stays
@@ -82,7 +81,8 @@ uint64_t gs_region_used(const struct gs_region *r, int dev);
 /* gs_region_slot_used() - @slot's usage of @dev, in bytes. */
 uint64_t gs_region_slot_used(const struct gs_region *r, int slot, int dev);
 
-/* gs_region_reap() - zero the slots of dead processes. Return: how many were reaped, or -EIO. */
+/* gs_region_reap() - zero the slots no live process holds (dead, or exec'd). Return: how many were
+ * reaped, or -EIO. */
 int gs_region_reap(struct gs_region *r);
 
 /*

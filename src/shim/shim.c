@@ -6,6 +6,7 @@
 #include "shim.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,17 +92,26 @@ static dlsym_fn real_dlsym(void)
     return f;
 }
 
-static void load_driver(void)
+/* What the dynamic loader gives: the driver's entry points, and NVML when a compute limit needs
+ * it. Found before the library takes any lock of its own (gs__init_slow). */
+struct loaded {
+    void *cuda;
+    gs_fnptr real[GS_NFN];
+    char cuda_err[200];
+    int nvml; /* 1: loaded, 0: not needed, -1: failed, why in nvml_err */
+    char nvml_err[256];
+};
+
+static void load_driver(struct loaded *l)
 {
     /* Already loaded when the application links it; dlopen then just takes a reference. */
-    gs__shim.cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!gs__shim.cuda) {
-        gs__say("cannot load libcuda.so.1 (%s); every CUDA call returns CUDA_ERROR_NOT_FOUND",
-                dlerror());
+    l->cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!l->cuda) {
+        snprintf(l->cuda_err, sizeof(l->cuda_err), "%s", dlerror());
         return;
     }
     for (int i = 0; i < GS_NFN; i++)
-        gs__shim.real[i] = to_fn(real_dlsym()(gs__shim.cuda, fns[i].name));
+        l->real[i] = to_fn(real_dlsym()(l->cuda, fns[i].name));
 }
 
 /* The limits cannot be applied: say why, and refuse rather than run unlimited. */
@@ -120,7 +130,17 @@ static int binds(const struct gs_shim_list *l)
     return any;
 }
 
-static void read_env(void)
+/* Whether the environment sets a compute limit that binds, which needs NVML. */
+static int wants_nvml(void)
+{
+    struct gs_shim_env e;
+    char err[GS_SHIM_ERR_MAX];
+    return gs_shim_env_parse(NULL, getenv(GS_GPUSHARE_ENV_CORES_PERCENT), NULL, NULL, &e, err) ==
+               0 &&
+           binds(&e.cores_pct);
+}
+
+static void read_env(const struct loaded *l)
 {
     struct gs_shim *s = &gs__shim;
     char err[GS_SHIM_ERR_MAX], mine[GS_SHIM_REGION_MAX + 1];
@@ -144,8 +164,10 @@ static void read_env(void)
         refuse_all(err);
         return;
     }
-    if (s->limiting && gs__nvml_load() < 0)
-        s->limiting = 0; /* gs__nvml_load said why; each limited device repeats it */
+    if (s->limiting && l->nvml < 0) {
+        gs__say("%s", l->nvml_err); /* each limited device repeats it */
+        s->limiting = 0;
+    }
 }
 
 static void fork_prepare(void)
@@ -172,26 +194,45 @@ static void fork_child(void)
     gs_ledger_clear(&s->ledger);
     gs__fork_child_pool();
     gs__fork_child_graph();
+    if (s->region) /* the parent's slot stays the parent's while the parent lives */
+        gs_region_forget(s->region);
     s->slot = -1;
     s->host_pid = 0;
     atomic_fetch_add(&s->ctx_gen, 1);
     gs__fork_child_launch();
 }
 
-static void init_once(void)
+static void install(const struct loaded *l)
 {
-    in_init = 1;
-    load_driver();
-    read_env();
+    gs__shim.cuda = l->cuda;
+    memcpy(gs__shim.real, l->real, sizeof(l->real));
+    if (!l->cuda)
+        gs__say("cannot load libcuda.so.1 (%s); every CUDA call returns CUDA_ERROR_NOT_FOUND",
+                l->cuda_err);
+    read_env(l);
     pthread_atfork(fork_prepare, fork_parent, fork_child);
-    in_init = 0;
-    atomic_store_explicit(&gs__inited, 1, memory_order_release);
 }
 
+/* Every call that takes the dynamic loader's lock (dlopen, dlsym, NVML's initialisation) is made
+ * before init_mu is taken, never under it: a thread inside the loader (a library's constructor
+ * calling cuInit while another thread of the process makes its first CUDA call) must never wait
+ * for a thread that waits for the loader. Threads that race here each load (dlopen counts
+ * references); the first to take init_mu installs what it found. */
 void gs__init_slow(void)
 {
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, init_once);
+    static pthread_mutex_t init_mu = PTHREAD_MUTEX_INITIALIZER;
+    struct loaded l = {0};
+    in_init = 1;
+    load_driver(&l);
+    if (wants_nvml())
+        l.nvml = gs__nvml_load(l.nvml_err) < 0 ? -1 : 1;
+    in_init = 0;
+    pthread_mutex_lock(&init_mu);
+    if (!atomic_load_explicit(&gs__inited, memory_order_relaxed)) {
+        install(&l);
+        atomic_store_explicit(&gs__inited, 1, memory_order_release);
+    }
+    pthread_mutex_unlock(&init_mu);
 }
 
 static int query_uuid(int ordinal, unsigned char uuid[16])
@@ -295,11 +336,10 @@ int gs__slot(void)
         return -1;
     pthread_mutex_lock(&s->mu);
     if (s->slot < 0) {
-        struct gs_region_who who;
-        gs_region_who_self(&who);
-        s->slot = gs_region_attach(s->region, &who);
+        s->slot = gs_region_attach(s->region);
         if (s->slot < 0)
-            gs__say("region %s has no free process slot; allocations are refused", s->env.region);
+            gs__say("region %s: no process slot (%s); allocations are refused", s->env.region,
+                    s->slot == -ENOSPC ? "all taken" : strerror(-s->slot));
     }
     int slot = s->slot;
     pthread_mutex_unlock(&s->mu);
@@ -378,10 +418,20 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cu
     return proc_address(rc, symbol, pfn, cudaVersion, flags);
 }
 
+/* Whether the process has loaded the driver (without this library loading it). */
+static int driver_loaded(void)
+{
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (h)
+        dlclose(h); /* the reference RTLD_NOLOAD took */
+    return h != NULL;
+}
+
 /* A cu* name this library wraps, looked up in @handle: the wrapper when the lookup finds the
  * driver's function, NULL when it finds this library's wrapper of a function the driver lacks (a
  * program probing RTLD_DEFAULT for the driver, or for a feature of it, must not be told it is
- * there), the lookup's own answer otherwise. */
+ * there, nor told so by the library loading the driver: a lookup in a process that has not loaded
+ * it finds nothing, and says nothing), the lookup's own answer otherwise. */
 static void *lookup_cu(void *handle, const char *name, int *hit)
 {
     int i = 0;
@@ -390,8 +440,10 @@ static void *lookup_cu(void *handle, const char *name, int *hit)
     if (i == GS_NFN)
         return NULL;
     *hit = 1;
-    gs__init();
     void *got = real_dlsym()(handle, name);
+    if (got && to_fn(got) == fns[i].wrapper && !atomic_load(&gs__inited) && !driver_loaded())
+        return NULL; /* only this library has it: without it the lookup finds nothing */
+    gs__init();
     if (!gs__shim.real[i])
         gs__missing(i);
     if (got && !gs__shim.real[i] && to_fn(got) == fns[i].wrapper)

@@ -172,8 +172,10 @@ struct gs_probe {
 void gs__probe_before(int ordinal, struct gs_probe *p);
 void gs__probe_after(int ordinal, const struct gs_probe *p);
 
-/* NVML by dlopen (nvml.c). */
-int gs__nvml_load(void);
+/* NVML by dlopen (nvml.c). gs__nvml_load() loads and initialises it; it takes the dynamic loader's
+ * lock, so never with a lock of the library held. Return: 0, or -1 with why in @why (256 bytes;
+ * not said). */
+int gs__nvml_load(char *why);
 void *gs__nvml_device(const unsigned char uuid[16]);
 int gs__nvml_pids(void *dev, unsigned *pids, int max);
 /*

@@ -39,6 +39,8 @@
  *   threads:T:N:S             T threads of N allocate/free cycles; out-of-memory answers allowed
  *   fork ... exit  wait       the child runs the steps up to exit; wait fails if a child failed
  *   hold                      print "holding", wait for the end of standard input
+ *   exec                      become a shell that prints "holding" and waits for the end of
+ *                             standard input: an image that does not use the GPU
  *   sleep:MS
  *   sync  streamsync  eventsync    cuCtxSynchronize / cuStreamSynchronize / cuEventSynchronize
  *   threshold:S:D             device D's default pool keeps S bytes at a synchronisation ("max":
@@ -833,6 +835,10 @@ static CUresult step(char *op, char **a, int na, int *bad)
     if (IS("hold")) {
         hold();
         return CUDA_SUCCESS;
+    }
+    if (IS("exec")) {
+        execl("/bin/sh", "sh", "-c", "echo holding; exec cat >/dev/null", (char *)NULL);
+        return CUDA_ERROR_NOT_FOUND; /* no shell */
     }
     fprintf(stderr, "shimapp: unknown step %s\n", op);
     exit(2);

@@ -5,7 +5,7 @@
  * file and the region (through src/shim/region.c), so it may carry sanitizers while they do not.
  *
  * Paths come from the environment meson sets: GPUSHARE_LIB, SHIMAPP, SHIMAPP_DL, RTLDNEXT,
- * FAKE_DIR, OLD_DIR, NVML_DIR, VALGRIND ("" when absent).
+ * INTERPOSER, DLRACE, DLRACE_PLUGIN, FAKE_DIR, OLD_DIR, NVML_DIR, VALGRIND ("" when absent).
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -593,6 +593,135 @@ static void test_killed_process(void **state)
     assert_int_equal(region_used(t.c.region[0], 0, 0), 4 * GIB + 300 * MIB); /* not yet reaped */
     assert_int_equal(region_used(t.c.region[0], 0, 1), 0);
     shimapp("proc", "init ctx:0 info:7892:8192 alloc:7892M", &t.e);
+    tc_free(&t);
+}
+
+/* An exec'd image that does not use the GPU holds none of its earlier image's memory: the driver
+ * freed it at exec, and the count gives it back (the slot's lock went with the descriptor). */
+static void test_exec_gives_back(void **state)
+{
+    struct tc t;
+    struct proc p;
+    tc_new(&t, 40, 300, 100, "8192", 0);
+    char *argv[] = {(char *)need("SHIMAPP"), "init", "ctx:0", "alloc:4G", "exec", NULL};
+    start(&p, argv, t.e.kv);
+    wait_holding(&p, &t.r); /* the shell the process became */
+    assert_int_equal(region_used(t.c.region[0], 0, 1), 0);
+    shimapp("proc", "init ctx:0 info:7892:8192 alloc:7892M", &t.e);
+    finish(&p, &t.r);
+    expect_ok(&t.r);
+    tc_free(&t);
+}
+
+/* The pid of the only child of @pid (unshare's: the first process of the new pid namespace). */
+static pid_t child_of(pid_t pid)
+{
+    char path[64], buf[64] = "";
+    snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
+    for (int i = 0; i < 200 && !buf[0]; i++) {
+        FILE *f = fopen(path, "re");
+        if (f && !fgets(buf, sizeof(buf), f))
+            buf[0] = '\0';
+        if (f)
+            fclose(f);
+        if (!buf[0])
+            usleep(10000);
+    }
+    return (pid_t)atoi(buf);
+}
+
+/* A container restarted (Kubernetes gives each container of a pod a pid namespace of its own):
+ * the process killed in one namespace leaves no charge for its replacement in another. */
+static void test_pid_namespace_gone(void **state)
+{
+    static const char unshare[] = "/usr/bin/unshare";
+    struct t_run probe = {0};
+    const char *const try[] = {unshare, "--pid", "--fork", "--mount-proc", "/bin/true", NULL};
+    if (access(unshare, X_OK) == 0)
+        t_run(try, &probe);
+    int can = access(unshare, X_OK) == 0 && probe.status == 0;
+    t_run_free(&probe);
+    if (!can) {
+        fprintf(stderr, "pid namespaces: unshare --pid is not allowed here; case skipped\n");
+        skip();
+    }
+    struct tc t;
+    struct proc p;
+    tc_new(&t, 40, 300, 100, "8192", 0);
+    char *argv[] = {(char *)unshare, "--pid", "--fork",   "--mount-proc", (char *)need("SHIMAPP"),
+                    "init",          "ctx:0", "alloc:4G", "hold",         NULL};
+    start(&p, argv, t.e.kv);
+    wait_holding(&p, &t.r);
+    assert_int_equal(region_used(t.c.region[0], 0, 1), 4 * GIB + 300 * MIB);
+    pid_t app_pid = child_of(p.pid);
+    assert_true(app_pid > 0);
+    kill(app_pid, SIGKILL);
+    finish(&p, &t.r);
+    assert_int_equal(region_used(t.c.region[0], 0, 1), 0);
+    char steps[512];
+    snprintf(steps, sizeof(steps),
+             "--pid --fork --mount-proc %s init ctx:0 info:7892:8192 "
+             "alloc:7892M",
+             need("SHIMAPP"));
+    app(unshare, NULL, steps, &t.e, &t.r);
+    expect_ok(&t.r);
+    tc_free(&t);
+}
+
+/* A library's constructor calls cuInit (inside the dynamic loader, its lock held) while the main
+ * thread makes its first CUDA call: the library loads the driver before it takes a lock of its own,
+ * so neither waits for the other. A deadlock is killed after 20 s by the program's alarm. */
+static void test_loader_race(void **state)
+{
+    struct tc t;
+    tc_new(&t, 40, 300, 100, "8192", 0);
+    const char *argv[] = {need("DLRACE"), need("DLRACE_PLUGIN"), NULL};
+    run_argv((char *const *)argv, &t.e, &t.r);
+    if (t.r.signal == SIGALRM)
+        fail_msg("cuInit deadlocked with a library's constructor:\n%s", t.r.err);
+    expect_ok(&t.r);
+    assert_string_equal(t.r.out, "done\n");
+    assert_non_null(strstr(t.r.err, "main: cuInit -> 0"));
+    assert_non_null(strstr(t.r.err, "plugin: cuInit -> 0"));
+    tc_free(&t);
+}
+
+/* An interposer preloaded before the library resolves the next cuInit and cuMemAlloc_v2 for
+ * itself: the library's lookups hand out its own wrappers, never the interposer's functions of the
+ * same names (which would call themselves), and its limit holds behind the interposer. */
+static void test_interposer_before(void **state)
+{
+    struct tc t;
+    tc_new(&t, 40, 100, 100, "4096", 0);
+    env_set(&t.e, "LD_PRELOAD", "%s %s", need("INTERPOSER"), need("GPUSHARE_LIB"));
+    app(need("SHIMAPP_DL"), "proc",
+        "init ctx:0 getproc:cuMemAlloc:12000:0 lookup:cuMemAlloc_v2 alloc:3G alloc:2G=2", &t.e,
+        &t.r);
+    expect_ok(&t.r);
+    assert_non_null(strstr(t.r.out, "getproc cuMemAlloc -> libgpushare.so:cuMemAlloc_v2 "));
+    assert_non_null(strstr(t.r.out, "lookup cuMemAlloc_v2 -> libgpushare.so:cuMemAlloc_v2\n"));
+    assert_null(strstr(t.r.err, "called itself"));
+    tc_free(&t);
+}
+
+/* A program that never loaded the driver probes the process for it: it finds none, as without the
+ * library, and the library neither loads the driver nor says anything (with the driver installed
+ * and without it). */
+static void test_probe_without_driver(void **state)
+{
+    struct tc t;
+    tc_new(&t, 40, 100, 100, "", 0);
+    for (int installed = 1; installed >= 0; installed--) {
+        if (!installed)
+            env_set(&t.e, "LD_LIBRARY_PATH", "%s", "/nonexistent");
+        app(need("SHIMAPP_DL"), NULL, "nogpu dlookup:cuInit dlookup:cuMemAlloc_v2 nogpu", &t.e,
+            &t.r);
+        expect_ok(&t.r);
+        assert_non_null(strstr(t.r.out, "dlookup cuInit -> null\n"));
+        assert_non_null(strstr(t.r.out, "dlookup cuMemAlloc_v2 -> null\n"));
+        assert_null(strstr(t.r.out, "libcuda loaded=1"));
+        assert_string_equal(t.r.err, "");
+    }
     tc_free(&t);
 }
 
@@ -1205,6 +1334,11 @@ int main(void)
         cmocka_unit_test(test_malformed_and_unnamed),
         cmocka_unit_test(test_fork),
         cmocka_unit_test(test_killed_process),
+        cmocka_unit_test(test_exec_gives_back),
+        cmocka_unit_test(test_pid_namespace_gone),
+        cmocka_unit_test(test_loader_race),
+        cmocka_unit_test(test_interposer_before),
+        cmocka_unit_test(test_probe_without_driver),
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_get_proc_address),
         cmocka_unit_test(test_missing_symbol),

@@ -227,15 +227,12 @@ static struct gs_region *open_region(void)
 static void test_region_limit(void **state)
 {
     struct gs_region *r = open_region();
-    struct gs_region_who me;
-    gs_region_who_self(&me);
-    assert_true(me.start > 0);
     int d = gs_region_device(r, uuid0);
     assert_int_equal(d, 0);
     assert_int_equal(gs_region_device(r, uuid0), 0);
-    int s = gs_region_attach(r, &me);
+    int s = gs_region_attach(r);
     assert_true(s >= 0);
-    assert_int_equal(gs_region_attach(r, &me), s); /* the same process: its slot, cleared */
+    assert_int_equal(gs_region_attach(r), s); /* the slot it holds */
     assert_int_equal(gs_region_reserve(r, s, d, 600, 1000), 0);
     assert_int_equal(gs_region_reserve(r, s, d, 401, 1000), -12);
     assert_int_equal(gs_region_reserve(r, s, d, 400, 1000), 0);
@@ -255,10 +252,8 @@ static void test_region_limit(void **state)
 static void test_region_high_mark(void **state)
 {
     struct gs_region *r = open_region();
-    struct gs_region_who me;
-    gs_region_who_self(&me);
     int d = gs_region_device(r, uuid0);
-    int s = gs_region_attach(r, &me);
+    int s = gs_region_attach(r);
     assert_int_equal(gs_region_reserve(r, s, d, 600, 1000), 0);
     int fd = shm_open(region_name, O_RDWR, 0);
     assert_true(fd >= 0);
@@ -275,23 +270,20 @@ static void test_region_high_mark(void **state)
     shm_unlink(region_name);
 }
 
-/* A dead process's slot, a zombie's and one whose pid now names another process are reaped; one
- * from another pid namespace is not. */
+/* A slot no live process holds is reaped: its process exited (a zombie holds nothing), or closed
+ * the region; one held by a live process is not, whatever its pid says. */
 static void test_region_reap(void **state)
 {
     struct gs_region *r = open_region();
-    struct gs_region_who me;
-    gs_region_who_self(&me);
     int d = gs_region_device(r, uuid0);
     pid_t child = fork();
     if (child == 0) {
-        struct gs_region_who who;
-        gs_region_who_self(&who);
-        int s = gs_region_attach(r, &who);
+        gs_region_forget(r); /* as the library does at fork: a slot of its own */
+        int s = gs_region_attach(r);
         _exit(s >= 0 && gs_region_reserve(r, s, d, 300, 1000) == 0 ? 0 : 1);
     }
     int st;
-    /* The zombie still holds its slot until reaped by its parent: wait for the child to end
+    /* The zombie still has its pid until reaped by its parent: wait for the child to end
      * without reaping it (WNOWAIT), however long a busy machine takes to run it... */
     siginfo_t info;
     assert_int_equal(waitid(P_PID, (id_t)child, &info, WEXITED | WNOWAIT), 0);
@@ -301,15 +293,21 @@ static void test_region_reap(void **state)
     assert_int_equal(st, 0);
     assert_int_equal(gs_region_used(r, d), 0);
 
-    struct gs_region_who reused = me;
-    reused.start = me.start + 1; /* our pid, another start time: an earlier owner of the pid */
-    int s = gs_region_attach(r, &reused);
-    assert_int_equal(gs_region_reserve(r, s, d, 100, 1000), 0);
-    struct gs_region_who elsewhere = {999999, 1, me.pidns + 1}; /* not ours to judge */
-    int t = gs_region_attach(r, &elsewhere);
-    assert_int_equal(gs_region_reserve(r, t, d, 50, 1000), 0);
-    assert_int_equal(gs_region_reap(r), 1);
-    assert_int_equal(gs_region_used(r, d), 50);
+    /* Two more holders in this very process (same pid, alive): only the one that let go goes. */
+    char err[256];
+    struct gs_region *gone, *live;
+    assert_int_equal(gs_region_open(region_name, &gone, err), 0);
+    assert_int_equal(gs_region_open(region_name, &live, err), 0);
+    int s = gs_region_attach(r), g = gs_region_attach(gone), l = gs_region_attach(live);
+    assert_true(s >= 0 && g >= 0 && l >= 0 && s != g && g != l && s != l);
+    assert_int_equal(gs_region_reserve(r, s, d, 10, 1000), 0);
+    assert_int_equal(gs_region_reserve(gone, g, d, 100, 1000), 0);
+    assert_int_equal(gs_region_reserve(live, l, d, 50, 1000), 0);
+    assert_int_equal(gs_region_reap(r), 0);
+    gs_region_close(gone);
+    assert_int_equal(gs_region_reap(live), 1);
+    assert_int_equal(gs_region_used(r, d), 60);
+    gs_region_close(live);
     gs_region_close(r);
     shm_unlink(region_name);
 }
@@ -323,9 +321,8 @@ static void test_region_concurrent(void **state)
     for (int k = 0; k < 4; k++) {
         kids[k] = fork();
         if (kids[k] == 0) {
-            struct gs_region_who who;
-            gs_region_who_self(&who);
-            int s = gs_region_attach(r, &who), bad = s < 0;
+            gs_region_forget(r);
+            int s = gs_region_attach(r), bad = s < 0;
             uint64_t x = (uint64_t)k + 1;
             for (int i = 0; i < 20000 && !bad; i++) {
                 x = x * 6364136223846793005ull + 1;
@@ -350,17 +347,16 @@ static void test_region_concurrent(void **state)
 
 static void test_region_util(void **state)
 {
-    struct gs_region *r = open_region();
-    struct gs_region_who me, other;
-    gs_region_who_self(&me);
-    other = me;
-    other.start++;
+    struct gs_region *r = open_region(), *other;
+    char err[256];
+    assert_int_equal(gs_region_open(region_name, &other, err), 0);
     int d = gs_region_device(r, uuid0);
-    int a = gs_region_attach(r, &me), b = gs_region_attach(r, &other);
+    int a = gs_region_attach(r), b = gs_region_attach(other);
     gs_region_set_util(r, a, d, 20, 1000000);
     gs_region_set_util(r, b, d, 15, 400000);
     assert_int_equal(gs_region_util(r, d, 1000000, 1000000), 35);
     assert_int_equal(gs_region_util(r, d, 1000000, 500000), 20); /* b's figure is stale */
+    gs_region_close(other);
     gs_region_close(r);
     shm_unlink(region_name);
 }
@@ -408,9 +404,7 @@ static void test_region_file(void **state)
     close(fd);
     assert_int_equal(gs_region_open(file, &r, err), 0);
     int d = gs_region_device(r, uuid0);
-    struct gs_region_who me;
-    gs_region_who_self(&me);
-    int s = gs_region_attach(r, &me);
+    int s = gs_region_attach(r);
     assert_int_equal(gs_region_reserve(r, s, d, 600, 1000), 0);
     gs_region_close(r);
     assert_int_equal(gs_region_open(file, &r, err), 0); /* the same counts, mapped again */
@@ -433,8 +427,6 @@ static void test_region_file(void **state)
 static void test_region_creator_died(void **state)
 {
     struct gs_region *r = open_region();
-    struct gs_region_who me;
-    gs_region_who_self(&me);
     gs_region_close(r);
     int fd = shm_open(region_name, O_RDWR, 0);
     assert_true(fd >= 0);
@@ -445,11 +437,32 @@ static void test_region_creator_died(void **state)
     close(fd);
     char err[256] = "";
     assert_int_equal(gs_region_open(region_name, &r, err), 0);
-    int d = gs_region_device(r, uuid0), s = gs_region_attach(r, &me);
+    int d = gs_region_device(r, uuid0), s = gs_region_attach(r);
     assert_true(d >= 0 && s >= 0);
     assert_int_equal(gs_region_reserve(r, s, d, 10, 100), 0);
     assert_int_equal(gs_region_used(r, d), 10);
     gs_region_close(r);
+    shm_unlink(region_name);
+}
+
+/* A region of the right size holding something else (random bytes) is refused as another
+ * layout, never set up over: some process may be using it. */
+static void test_region_corrupt(void **state)
+{
+    struct gs_region *r = open_region();
+    gs_region_close(r);
+    int fd = shm_open(region_name, O_RDWR, 0);
+    assert_true(fd >= 0);
+    uint32_t *words = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    assert_true(words != MAP_FAILED);
+    close(fd);
+    words[0] = 0x9e3779b9; /* state, magic: not ours */
+    words[1] = 0x7f4a7c15;
+    char err[256] = "";
+    assert_int_equal(gs_region_open(region_name, &r, err), -EPROTO);
+    assert_non_null(strstr(err, "was made by another version of libgpushare"));
+    assert_int_equal(words[1], 0x7f4a7c15); /* left as it was */
+    munmap(words, 4096);
     shm_unlink(region_name);
 }
 
@@ -607,6 +620,7 @@ int main(void)
         cmocka_unit_test(test_region_owner),
         cmocka_unit_test(test_region_file),
         cmocka_unit_test(test_region_creator_died),
+        cmocka_unit_test(test_region_corrupt),
         cmocka_unit_test(test_limiter_settles),
         cmocka_unit_test(test_limiter_slow_samples),
         cmocka_unit_test(test_limiter_tokens),
