@@ -583,20 +583,47 @@ struct annot {
     unsigned seen;
 };
 
+/* fraction_pct() - "0.4", ".45", "1.0": a fraction 0..1 of at most two decimals, in percent;
+ * -1 otherwise. */
+static long long fraction_pct(const char *s)
+{
+    long long whole = 0, pct = 0;
+    int digits = 0, decimals = 0;
+    for (; *s >= '0' && *s <= '9' && digits < 3; s++, digits++)
+        whole = whole * 10 + (*s - '0');
+    if (*s++ != '.')
+        return -1;
+    for (; *s >= '0' && *s <= '9' && decimals < 3; s++, decimals++)
+        pct = pct * 10 + (*s - '0');
+    if (*s || digits + decimals == 0 || decimals > 2)
+        return -1;
+    pct = whole * 100 + (decimals == 1 ? pct * 10 : pct);
+    return pct <= 100 ? pct : -1;
+}
+
+/* sim.gpusched.io/gpu-util: a whole percentage ("40", "40%") or, with a decimal point, a
+ * fraction ("0.4"); "1" is 1 %, "1.0" all of the time (docs/scenario.md). */
 static int util_pct(struct gs__yctx *c, yaml_node_t *v, int32_t *out)
 {
     char buf[GS__YAML_SHOW_BUF], num[8];
     const char *s = gs__yaml_str(v);
-    long long x;
+    long long x = -1;
     size_t len = s ? strlen(s) : 0;
-    if (len && len < sizeof(num) && s[len - 1] == '%')
+    if (len && s[len - 1] == '%')
         len--;
-    if (s && len < sizeof(num)) {
+    if (s && strchr(s, '.'))
+        x = len == strlen(s) ? fraction_pct(s) : -1;
+    else if (s && len < sizeof(num)) {
         memcpy(num, s, len);
         num[len] = '\0';
+        if (!gs__yaml_parse_int(num, &x))
+            x = -1;
     }
-    if (!s || len >= sizeof(num) || !gs__yaml_parse_int(num, &x) || x < 0 || x > 100)
-        return gs__yaml_err(c, v, "sim.gpusched.io/gpu-util must be a percentage 0..100, not %s",
+    if (x < 0 || x > 100)
+        return gs__yaml_err(c, v,
+                            "sim.gpusched.io/gpu-util must be a whole percentage 0..100 (\"40\" "
+                            "or \"40%%\") or a fraction 0..1 with a decimal point and at most two "
+                            "decimals (\"0.4\"), not %s",
                             gs__yaml_show(v, buf));
     *out = (int32_t)x;
     return 0;

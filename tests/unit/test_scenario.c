@@ -532,6 +532,33 @@ static void test_full_scenario(void **state)
     gs_scenario_free(s);
 }
 
+/* gpu-util "0.4" was refused as docs/scenario.md shows it, and "1" read as 1 %: a decimal point
+ * makes a fraction, a bare integer or N% a percentage. */
+static void test_gpu_util_forms(void **state)
+{
+    static const struct {
+        const char *v;
+        int pct;
+    } forms[] = {{"0.4", 40}, {".5", 50}, {"1.0", 100}, {"1.", 100}, {"0.05", 5},
+                 {"40%", 40}, {"40", 40}, {"1", 1},     {"0", 0}};
+    (void)state;
+    for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+        char text[512];
+        struct gs_diag d;
+        struct warns w;
+        snprintf(text, sizeof(text),
+                 "apiVersion: gpusched.io/v1alpha1\nkind: Cluster\nspec:\n"
+                 "  nodeTemplates: [{name: t, gpuModel: T4, gpus: 2}]\n  nodes: [{name: "
+                 "n1, template: t}]\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p, "
+                 "annotations: {sim.gpusched.io/gpu-util: \"%s\"}}\nspec: {containers: "
+                 "[{name: m}]}\n",
+                 forms[i].v);
+        struct gs_scenario *s = load_text_ok(text, &d, &w);
+        assert_int_equal(s->pods[0].util_pct, forms[i].pct);
+        gs_scenario_free(s);
+    }
+}
+
 /* --- bad inputs: each names the place --- */
 
 struct bad {
@@ -597,6 +624,14 @@ static const struct bad bads[] = {
     {"apiVersion: v1\nkind: Pod\nmetadata: {name: p, annotations: {sim.gpusched.io/arrival: "
      "\"1\\e\"}}\n",
      -EINVAL, ":3:60: ", "arrival: \"1\\x1b\" is not a duration", 0},
+#define UTIL(v)                                                                                    \
+    "apiVersion: v1\nkind: Pod\nmetadata: {name: p, annotations: {sim.gpusched.io/gpu-util: \"" v  \
+    "\"}}\n"
+    {UTIL("40.0"), -EINVAL, ":3:61: ", "gpu-util must be a whole percentage 0..100", 0},
+    {UTIL("0.333"), -EINVAL, ":3:61: ", "at most two decimals (\"0.4\"), not \"0.333\"", 0},
+    {UTIL("1.5"), -EINVAL, ":3:61: ", "or a fraction 0..1", 0},
+    {UTIL("0.4%"), -EINVAL, ":3:61: ", "gpu-util must be", 0},
+    {UTIL("101"), -EINVAL, ":3:61: ", "gpu-util must be", 0},
     {"apiVersion: v1\nkind: Pod\nmetadata: {name: \"a\\eb\"}\n", -EINVAL,
      ":3:18: ", "metadata.name \"a\\x1bb\": expected a DNS subdomain", 0},
     {"apiVersion: v1\nkind: Pod\nmetadata: {name: \"a\xe2\x80\xae"
@@ -1935,6 +1970,7 @@ static void test_pod_parse_json(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_gpu_util_forms),
         cmocka_unit_test(test_pod_parse_json),
         cmocka_unit_test(test_seeds_load_each),
         cmocka_unit_test(test_seed_policy_values),
