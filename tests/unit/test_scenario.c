@@ -624,6 +624,11 @@ static const struct bad bads[] = {
     {"apiVersion: v1\nkind: Pod\nmetadata: {name: p, annotations: {sim.gpusched.io/arrival: "
      "\"1\\e\"}}\n",
      -EINVAL, ":3:60: ", "arrival: \"1\\x1b\" is not a duration", 0},
+    {CL_HDR "  nodeTemplates: [{name: t, gpuModel: A100-SXM4-80GB, gpus: 4, nvlinks: [[0, 1, 4]], "
+            "nvlinkGroups: [[2, 3]]}]\n",
+     -EINVAL, ":4:100: ", "node template t: GPU 0 is NVLinked to GPU 1 but in no NVLink group", 0},
+    {CL_HDR "  nodeTemplates: [{name: t, gpuModel: L40S, gpus: 4, nvlinkGroups: [[0, 1]]}]\n",
+     -EINVAL, ":4:68: ", "node template t: L40S has no NVLink", 0},
 #define UTIL(v)                                                                                    \
     "apiVersion: v1\nkind: Pod\nmetadata: {name: p, annotations: {sim.gpusched.io/gpu-util: \"" v  \
     "\"}}\n"

@@ -580,6 +580,12 @@ static void test_cli(void **state)
                               out, sizeof(out)),
                      2);
     assert_non_null(strstr(out, "give --model"));
+    /* a model without NVLink was written the matrix's NVLink groups */
+    assert_int_equal(topo_cli("--yaml", "--model", "T4", NULL,
+                              DIR "h100_4gpu_nv6_4nic_pix_per_gpu.txt", out, sizeof(out)),
+                     2);
+    assert_non_null(strstr(out, "--model T4: "));
+    assert_non_null(strstr(out, "T4 has no NVLink"));
     write_file("/tmp/gpusched-test-topo-bad.txt", "\tGPU0\tGPU1\nGPU0\t X \tPIX\nGPU1\tPXX\t X \n");
     assert_int_equal(
         topo_cli(NULL, NULL, NULL, NULL, "/tmp/gpusched-test-topo-bad.txt", out, sizeof(out)), 2);
