@@ -805,6 +805,13 @@ static const struct bad bads[] = {
     {"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: topology-gpu-policy}\ndata:\n"
      "  policy.yaml: |\n    scheduling:\n      nvlink:\n        strategy: colcate\n",
      -EINVAL, ":8:19: ", "strategy must be one of colocate, prefer-colocate, spread", 0},
+    /* the range as the ratio is written, not in the thousandths it is kept in */
+    {"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: topology-gpu-policy}\ndata:\n"
+     "  policy.yaml: |\n    scheduling:\n      nvlink: {overcommit: 1000}\n",
+     -EINVAL, ":7:28: ", "scheduling.nvlink.overcommit: \"1000\" is out of range (1..100)", 0},
+    {"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kubeflow-gpu-profiles}\ndata:\n"
+     "  profiles.yaml: \"profiles:\\n- {name: x, overcommitRatio: 0.5}\\n\"\n",
+     -EINVAL, ":5:18: ", "overcommitRatio: \"0.5\" is out of range (1..100)", 0},
     {"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: topology-gpu-policy}\ndata:\n"
      "  policy.yaml: |\n    scheduling:\n      node:\n        timeSlicing: often\n",
      -EINVAL, ":8:22: ", "timeSlicing must be true or false", 0},
