@@ -629,6 +629,22 @@ static const struct bad bads[] = {
      -EINVAL, ":4:100: ", "node template t: GPU 0 is NVLinked to GPU 1 but in no NVLink group", 0},
     {CL_HDR "  nodeTemplates: [{name: t, gpuModel: L40S, gpus: 4, nvlinkGroups: [[0, 1]]}]\n",
      -EINVAL, ":4:68: ", "node template t: L40S has no NVLink", 0},
+    /* values the API server refuses were accepted without a word */
+    {POD_HDR "spec: {restartPolicy: Sometimes, containers: [{name: m}]}\n", -EINVAL,
+     ":4:23: ", "spec.restartPolicy must be one of Always, OnFailure, Never, not \"Sometimes\"", 0},
+    {POD_HDR "spec: {dnsPolicy: 42, containers: [{name: m}]}\n", -EINVAL,
+     ":4:19: ", "spec.dnsPolicy must be a string", 0},
+    {POD_HDR "spec: {containers: [{name: m, imagePullPolicy: Sometimes}]}\n", -EINVAL,
+     ":4:48: ", "spec.containers[0].imagePullPolicy must be one of Always, IfNotPresent, Never", 0},
+    {POD_HDR "spec: {containers: [{name: m, livenessProbe: x}]}\n", -EINVAL,
+     ":4:46: ", "spec.containers[0].livenessProbe must be a mapping", 0},
+    {POD_HDR "spec: {containers: [{name: m}], ephemeralContainers: [{bogus: 1}]}\n", -EINVAL,
+     ":4:56: ", "unknown field \"bogus\" in spec.ephemeralContainers[0]", 0},
+    {POD_HDR "spec: {containers: [{name: m}], ephemeralContainers: [{name: d, resources: "
+             "{limits: {nvidia.com/gpu: 8}}}]}\n",
+     -EINVAL, ":4:65: ", "an ephemeral container may not ask resources", 0},
+    {RES("hugepages-2Mi: 1Gi"), -EINVAL, ":8:16: ",
+     "resource hugepages-2Mi is not modelled: kube-scheduler places such a pod only on a node", 0},
 #define UTIL(v)                                                                                    \
     "apiVersion: v1\nkind: Pod\nmetadata: {name: p, annotations: {sim.gpusched.io/gpu-util: \"" v  \
     "\"}}\n"
