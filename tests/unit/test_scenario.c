@@ -1519,6 +1519,14 @@ static void test_durations(void **state)
         {"0.0000001s", -EDOM, 0},
         {"300000000000d", -ERANGE, 0},
         {"100000000d100000000d", -ERANGE, 0},
+        /* Go's units were refused: ns (whole microseconds only), and the micro signs */
+        {"1000ns", 0, 1},
+        {"1500ns", -EDOM, 0},
+        {"1\xc2\xb5s", 0, 1},
+        {"2\xce\xbcs", 0, 2},
+        {"+5s", 0, 5000000},
+        {".5h", 0, INT64_C(1800000000)},
+        {"1.h", 0, INT64_C(3600000000)},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         const char *why = NULL;
