@@ -26,6 +26,7 @@ struct gs_gpu_model {
     uint16_t sm_count;   /* streaming multiprocessors */
     enum gs_form form;
     const char *note; /* source of the figures, or the assumption made */
+    int nvlink;       /* 1: the card has NVLink (an SXM board, or a PCIe card's NVLink bridge) */
 };
 
 /* gs_catalog_count() - number of models in the catalog (<= GS_MODEL_MAX). */

@@ -68,6 +68,16 @@ int gs_gpu_list_parse(const char *s, uint32_t *mask);
 void gs_topology_default(int model, int gpus, uint8_t *pcie, uint8_t *nvlink);
 
 /*
+ * gs_topology_check() - whether a node's NVLink groups @group and bonded links @nvlinks (a
+ * symmetric matrix, 0 no link) agree with each other and with catalog model @model: a card
+ * without NVLink has neither; an NVLinked GPU is in a group (a DGX-1's cross links join two
+ * groups, so not necessarily its peer's); with links given, a GPU in a group of two or more is
+ * linked to some GPU. Return: 0, or -EINVAL with the reason in @why.
+ */
+int gs_topology_check(int model, int gpus, const uint8_t *group,
+                      const uint8_t (*nvlinks)[GS_GPUS_MAX], char *why, size_t size);
+
+/*
  * gs_cluster_new() - an empty cluster.
  * Return: 0 and *@out set (free with gs_cluster_free()), or -ENOMEM.
  */

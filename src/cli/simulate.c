@@ -296,27 +296,12 @@ static int load_profiles(const struct opts *o, struct inputs *in, struct gs_diag
     return 0;
 }
 
-/* Every peer_<Policy> column should name a policy; a misspelt one would be compared with nothing.
- */
-static void check_peer_names(const struct opts *o, const struct inputs *in, struct gs_diag *d)
-{
-    for (int k = 0; o->sequence && k < in->seq.npeers; k++) {
-        const char *const *name = gs_policy_names();
-        while (*name && strcasecmp(*name, in->seq.peer_policy[k]) != 0)
-            name++;
-        if (!*name)
-            gs_diag_warn(d, "%s: column peer_%s names no policy; it is not compared", o->sequence,
-                         in->seq.peer_policy[k]);
-    }
-}
-
 /* Recovering the reference order costs rows x nodes x policies evaluations: keep "auto" cheap. */
 #define REF_ORDER_BUDGET 400000000ULL
 
 static int load_tie_order(const struct opts *o, struct inputs *in, struct gs_diag *d)
 {
     int want = strcmp(o->tie_order, "reference") == 0;
-    check_peer_names(o, in, d);
     if (!want && o->sequence &&
         (unsigned long long)in->seq.n * in->nnodes * (unsigned)in->seq.npeers > REF_ORDER_BUDGET) {
         gs_diag_warn(d,

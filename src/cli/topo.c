@@ -6,6 +6,7 @@
 #include "cli.h"
 
 #include "gpusched/catalog.h"
+#include "gpusched/cluster.h"
 #include "gpusched/diag.h"
 #include "gpusched/topo.h"
 #include "gpusched/topotext.h"
@@ -93,6 +94,11 @@ int cmd_topo(int argc, char **argv)
         return 1;
     }
     int rc = gs_topo_load(argv[optind], t, &d);
+    char why[160];
+    if (!rc && model &&
+        gs_topology_check(m, t->ngpus, t->nvlink_group, (const uint8_t(*)[GS_GPUS_MAX])t->nvlinks,
+                          why, sizeof(why)))
+        rc = gs_diag_error(&d, "--model %s: %s: %s", model, argv[optind], why);
     if (!rc)
         rc = gs_topo_write(stdout, t, fmt,
                            name                  ? name

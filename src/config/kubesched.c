@@ -26,13 +26,29 @@
 #define DEFAULT_NAME "default-scheduler"
 #define WHERE_MAX    160 /* "profiles[N].plugins.postFilter.disabled[N]" with room to spare */
 
-/* The interpreted keys come first so their index is the enum value. */
-enum { TOP_API_VERSION, TOP_KIND, TOP_PROFILES, TOP_PERCENTAGE };
+/* The interpreted keys come first so their index is the enum value; the rest are kube-scheduler's
+ * process settings (check_inert()), and extenders (check_extender()). */
+enum {
+    TOP_API_VERSION,
+    TOP_KIND,
+    TOP_PROFILES,
+    TOP_PERCENTAGE,
+    TOP_EXTENDERS,
+    TOP_PARALLELISM,
+    TOP_INITIAL_BACKOFF,
+    TOP_MAX_BACKOFF,
+    TOP_LEADER,
+    TOP_CLIENT,
+    TOP_HEALTHZ,
+    TOP_METRICS,
+    TOP_PROFILING, /* and the booleans after it */
+};
 static const char *const top_keys[] = {
     "apiVersion",
     "kind",
     "profiles",
     "percentageOfNodesToScore",
+    "extenders",
     "parallelism",
     "podInitialBackoffSeconds",
     "podMaxBackoffSeconds",
@@ -42,7 +58,6 @@ static const char *const top_keys[] = {
     "metricsBindAddress",
     "enableProfiling",
     "enableContentionProfiling",
-    "extenders",
     "delayCacheUntilActive",
 };
 
@@ -74,6 +89,7 @@ struct sel {
     int nksc;      /* KubeSchedulerConfiguration documents seen */
     int placement; /* for the multi-tenant scheduler (gs_profile_new_placement()) */
     int nprofiles; /* profiles seen */
+    int gpuschedd; /* the document's extender is gpuschedd (check_extender()) */
 };
 
 /* One extension point of one profile. */
@@ -90,10 +106,12 @@ struct scope {
     const char *where;
     struct gs_profile *p;
     int placement;
+    struct sel *s;
 };
 
 struct top {
     yaml_node_t *api, *kind, *profiles;
+    struct sel *s;
 };
 
 struct lists {
@@ -337,20 +355,98 @@ static void percentage_warn(struct gs__yctx *c, yaml_node_t *val)
                       gs__yaml_show(val, buf));
 }
 
-/* A pluginConfig entry: kube-scheduler's own plugins' args are kube-scheduler's to read; args
- * for a plugin gpusched runs would be taken and not applied (its plugins take none). */
+/* kube-scheduler's in-tree plugins that take args. */
+static const char *const kube_plugins[] = {
+    "DefaultPreemption",
+    "DynamicResources",
+    "InterPodAffinity",
+    "NodeAffinity",
+    "NodeResourcesBalancedAllocation",
+    "NodeResourcesFit",
+    "PodTopologySpread",
+    "VolumeBinding",
+};
+
+enum { CONFIG_NAME, CONFIG_ARGS };
+static const char *const config_keys[] = {"name", "args"};
+
+struct config_walk {
+    const struct scope *prof;
+    yaml_node_t *seq, *name, *args;
+};
+
+static int config_field(struct gs__yctx *c, int field, yaml_node_t *val, void *arg)
+{
+    (void)c; /* a field_fn; this level needs no context */
+    struct config_walk *cw = arg;
+    *(field == CONFIG_NAME ? &cw->name : &cw->args) = val;
+    return 0;
+}
+
+/* config_name() - refuse a pluginConfig name no plugin has, suggesting the nearest. */
+static int config_name(struct gs__yctx *c, yaml_node_t *name, const char *where)
+{
+    const char *known[64];
+    char buf[GS__YAML_SHOW_BUF], hint[96];
+    int n = 0;
+    for (size_t i = 0; i < GS__YAML_NKEYS(kube_plugins); i++)
+        known[n++] = kube_plugins[i];
+    for (int id = 0; id < gs_plugin_count() && n < GS__YAML_NKEYS(known); id++)
+        known[n++] = gs_plugin_name(id);
+    return gs__yaml_err(c, name, "%s.name: no plugin %s takes args in gpusched or kube-scheduler%s",
+                        where, gs__yaml_show(name, buf),
+                        gs__yaml_hint(name, known, n, hint, sizeof(hint)));
+}
+
+/*
+ * A pluginConfig entry, as kube-scheduler decodes it: {name, args}, one per plugin. gpusched's
+ * plugins take no args, and a simulation places pods by gpusched's plugins only, so args for
+ * kube-scheduler's own are refused rather than ignored, unless gpuschedd is the extender
+ * (deploy/kube-scheduler-extender.yaml): then they are kube-scheduler's, tuned around it.
+ */
 static int config_item(struct gs__yctx *c, int idx, yaml_node_t *item, void *arg)
 {
-    (void)arg;
-    yaml_node_t *name;
-    int rc = gs__yaml_map_get(c, item, "name", &name);
-    const char *s = name ? gs__yaml_str(name) : NULL;
-    if (!rc && s && gs_plugin_find(s) >= 0)
-        gs__yaml_warn(c, name,
-                      "pluginConfig[%d]: plugin %s takes no args in gpusched; its args are "
-                      "ignored",
-                      idx, s);
-    return rc;
+    struct config_walk *cw = arg;
+    char where[WHERE_MAX], what[WHERE_MAX], buf[GS__YAML_SHOW_BUF];
+    gs__yaml_label(where, sizeof(where), "%s.pluginConfig[%d]", cw->prof->where, idx);
+    cw->name = cw->args = NULL;
+    if (item->type != YAML_MAPPING_NODE)
+        return gs__yaml_type_error(c, item, where, "a mapping");
+    int rc = gs__yaml_each_field(c, item, config_keys, GS__YAML_NKEYS(config_keys), where,
+                                 config_field, cw);
+    if (rc)
+        return rc;
+    const char *s = cw->name ? gs__yaml_text(cw->name) : NULL;
+    if (!s || !*s)
+        return cw->name ? gs__yaml_type_error(c, cw->name, where, "a plugin name")
+                        : gs__yaml_err(c, item, "%s has no name", where);
+    yaml_node_t *first = gs__yaml_earlier(c, cw->seq, idx, "name");
+    if (first)
+        return gs__yaml_err(c, cw->name,
+                            "%s: a second config for plugin %s (the first is at line %zu)", where,
+                            s, (size_t)first->start_mark.line + 1);
+    gs__yaml_label(what, sizeof(what), "%s.args", where);
+    if (cw->args && !gs__yaml_is_null(cw->args) && cw->args->type != YAML_MAPPING_NODE)
+        return gs__yaml_type_error(c, cw->args, what, "a mapping");
+    int kube = -1;
+    for (int i = 0; i < GS__YAML_NKEYS(kube_plugins); i++)
+        if (strcmp(s, kube_plugins[i]) == 0)
+            kube = i;
+    if (kube < 0 && gs_plugin_find(s) < 0)
+        return config_name(c, cw->name, where);
+    if (!cw->args || gs__yaml_is_null(cw->args) || gs__yaml_is_empty(cw->args))
+        return 0;
+    if (kube < 0)
+        return gs__yaml_err(c, cw->args,
+                            "%s: plugin %s takes no args in gpusched; refused rather than ignored",
+                            where, gs__yaml_show(cw->name, buf));
+    if (cw->prof->s->gpuschedd)
+        return 0;
+    return gs__yaml_err(c, cw->args,
+                        "%s: args for kube-scheduler's %s are not modelled: a simulation places "
+                        "pods by gpusched's plugins (or by gpuschedd as kube-scheduler's "
+                        "extender); refused rather than ignored",
+                        where, s);
 }
 
 static int profile_field(struct gs__yctx *c, int field, yaml_node_t *val, void *arg)
@@ -359,12 +455,15 @@ static int profile_field(struct gs__yctx *c, int field, yaml_node_t *val, void *
     char where[WHERE_MAX];
     if (field == PROFILE_PERCENTAGE)
         percentage_warn(c, val);
-    if (field == PROFILE_PLUGIN_CONFIG && val->type == YAML_SEQUENCE_NODE)
-        return gs__yaml_each_item(c, val, "pluginConfig", config_item, NULL);
+    if (field == PROFILE_PLUGIN_CONFIG) {
+        struct config_walk cw = {prof, val, NULL, NULL};
+        gs__yaml_label(where, sizeof(where), "%s.pluginConfig", prof->where);
+        return gs__yaml_each_item(c, val, where, config_item, &cw);
+    }
     if (field != PROFILE_PLUGINS) /* schedulerName is read before; the rest is not interpreted */
         return 0;
     gs__yaml_label(where, sizeof(where), "%s.plugins", prof->where);
-    struct scope parent = {where, prof->p, prof->placement};
+    struct scope parent = {where, prof->p, prof->placement, prof->s};
     return gs__yaml_each_field(c, val, point_keys, GS__YAML_NKEYS(point_keys), where, plugins_field,
                                &parent);
 }
@@ -420,7 +519,7 @@ static int load_profile(struct gs__yctx *c, yaml_node_t *n, int idx, struct sel 
         return rc;
     }
     bool quiet = c->quiet;
-    struct scope prof = {where, p, s->placement};
+    struct scope prof = {where, p, s->placement, s};
     c->quiet = !selected;
     rc = gs__yaml_each_field(c, n, profile_keys, GS__YAML_NKEYS(profile_keys), where, profile_field,
                              &prof);
@@ -446,9 +545,118 @@ static int load_profiles(struct gs__yctx *c, yaml_node_t *seq, struct sel *s)
     return gs__yaml_each_item(c, seq, "profiles", profile_item, s);
 }
 
+/*
+ * check_setting() - one of kube-scheduler's process settings, typed as its strict decoding
+ * types it. None moves a pod but the backoff of unschedulable pods, which a simulation does not
+ * model: only kube-scheduler's defaults are accepted there.
+ */
+static int check_setting(struct gs__yctx *c, int field, yaml_node_t *val)
+{
+    static const long long backoff_default[] = {1, 10}; /* podInitial.., podMaxBackoffSeconds */
+    const char *key = top_keys[field], *type = gs__yaml_scalar_type(val);
+    char buf[GS__YAML_SHOW_BUF];
+    long long v = 0;
+    if (gs__yaml_is_null(val))
+        return 0;
+    if (field == TOP_HEALTHZ || field == TOP_METRICS)
+        return gs__yaml_text(val) ? 0 : gs__yaml_text_error(c, val, key);
+    if (field == TOP_LEADER || field == TOP_CLIENT)
+        return val->type == YAML_MAPPING_NODE ? 0 : gs__yaml_type_error(c, val, key, "a mapping");
+    if (field >= TOP_PROFILING)
+        return type && !strcmp(type, "boolean") ? 0
+                                                : gs__yaml_type_error(c, val, key, "true or false");
+    if (!type || strcmp(type, "integer") || !gs__yaml_parse_int(gs__yaml_str(val), &v) || v < 1 ||
+        v > INT32_MAX)
+        return gs__yaml_err(c, val, "%s must be a positive integer, not %s", key,
+                            gs__yaml_show(val, buf));
+    if (field == TOP_PARALLELISM || v == backoff_default[field - TOP_INITIAL_BACKOFF])
+        return 0;
+    return gs__yaml_err(c, val,
+                        "%s %lld: a simulation does not model kube-scheduler's backoff of "
+                        "unschedulable pods; only its default %lld is accepted, refused rather "
+                        "than ignored",
+                        key, v, backoff_default[field - TOP_INITIAL_BACKOFF]);
+}
+
+/* kube-scheduler's Extender fields, typed: 's' a string, 'i' an integer, 'b' a boolean, 'm' a
+ * mapping, 'q' a sequence. */
+static const char *const ext_keys[] = {
+    "urlPrefix",   "filterVerb", "preemptVerb", "prioritizeVerb",   "bindVerb",         "weight",
+    "enableHTTPS", "tlsConfig",  "httpTimeout", "nodeCacheCapable", "managedResources", "ignorable",
+};
+static const char ext_types[] = "sssssibmsbqb";
+
+struct ext_walk {
+    const char *where;
+    yaml_node_t *url;
+};
+
+static int ext_field(struct gs__yctx *c, int field, yaml_node_t *val, void *arg)
+{
+    struct ext_walk *ew = arg;
+    char what[WHERE_MAX];
+    const char *type = gs__yaml_scalar_type(val);
+    gs__yaml_label(what, sizeof(what), "%s.%s", ew->where, ext_keys[field]);
+    if (field == 0)
+        ew->url = val;
+    switch (gs__yaml_is_null(val) ? 'n' : ext_types[field]) {
+    case 's':
+        return gs__yaml_text(val) ? 0 : gs__yaml_text_error(c, val, what);
+    case 'i':
+        return type && !strcmp(type, "integer") ? 0
+                                                : gs__yaml_type_error(c, val, what, "an integer");
+    case 'b':
+        return type && !strcmp(type, "boolean")
+                   ? 0
+                   : gs__yaml_type_error(c, val, what, "true or false");
+    case 'm':
+        return val->type == YAML_MAPPING_NODE ? 0 : gs__yaml_type_error(c, val, what, "a mapping");
+    case 'q':
+        return val->type == YAML_SEQUENCE_NODE ? 0
+                                               : gs__yaml_type_error(c, val, what, "a sequence");
+    }
+    return 0;
+}
+
+/*
+ * An extender decides placement with kube-scheduler, and a simulation calls none: only gpuschedd's
+ * own extender API (a urlPrefix ending in /extender, docs/kubernetes.md) is what a simulation
+ * runs, as gpusched's placement. Any other is refused rather than ignored.
+ */
+static int ext_item(struct gs__yctx *c, int idx, yaml_node_t *item, void *arg)
+{
+    struct sel *s = arg;
+    char where[WHERE_MAX], buf[GS__YAML_SHOW_BUF];
+    struct ext_walk ew = {where, NULL};
+    gs__yaml_label(where, sizeof(where), "extenders[%d]", idx);
+    if (item->type != YAML_MAPPING_NODE)
+        return gs__yaml_type_error(c, item, where, "a mapping");
+    int rc =
+        gs__yaml_each_field(c, item, ext_keys, GS__YAML_NKEYS(ext_keys), where, ext_field, &ew);
+    if (rc)
+        return rc;
+    const char *url = ew.url ? gs__yaml_text(ew.url) : NULL;
+    size_t n = url ? strlen(url) : 0;
+    while (n && url[n - 1] == '/')
+        n--;
+    if (n >= 9 && strncmp(url + n - 9, "/extender", 9) == 0) {
+        s->gpuschedd = 1;
+        return 0;
+    }
+    return gs__yaml_err(
+        c, ew.url ? ew.url : item,
+        "%s: urlPrefix %s is not gpuschedd's extender (https://HOST:PORT/extender); "
+        "a simulation calls no other extender, refused rather than ignored",
+        where, ew.url ? gs__yaml_show(ew.url, buf) : "(none)");
+}
+
 static int top_field(struct gs__yctx *c, int field, yaml_node_t *val, void *arg)
 {
     struct top *t = arg;
+    if (field == TOP_EXTENDERS)
+        return gs__yaml_each_item(c, val, "extenders", ext_item, t->s);
+    if (field > TOP_EXTENDERS)
+        return check_setting(c, field, val);
     if (field == TOP_PERCENTAGE)
         percentage_warn(c, val);
     else if (field == TOP_API_VERSION)
@@ -508,7 +716,7 @@ static int check_api(struct gs__yctx *c, yaml_node_t *root, const struct top *t)
 static int load_document(struct gs__yctx *c, yaml_node_t *root, void *arg)
 {
     struct sel *s = arg;
-    struct top t = {NULL, NULL, NULL};
+    struct top t = {NULL, NULL, NULL, s};
     bool yes = false;
     int rc = is_ksc(c, root, &yes);
     if (rc || !yes)
@@ -527,7 +735,7 @@ int gs_config_load_kubesched(const char *path, const char *scheduler_name, struc
 {
     unsigned char *buf = NULL;
     size_t len = 0;
-    struct sel s = {scheduler_name, NULL, 0, 0, 0, 0};
+    struct sel s = {scheduler_name, NULL, 0, 0, 0, 0, 0};
     if (!path || !out)
         return gs_diag_error(d, "gs_config_load_kubesched: path and out must not be NULL");
     int rc = gs__yaml_read(path, false, GS_CONFIG_MAX_BYTES, "not a scheduler configuration", &buf,
@@ -581,7 +789,7 @@ static int fixed_points(struct gs__yctx *c, yaml_node_t *root, const struct gs_p
 
 int gs__kubesched_policy(struct gs__yctx *c, yaml_node_t *root, struct gs_policy *pol)
 {
-    struct sel s = {NULL, NULL, 0, 0, 1, 0};
+    struct sel s = {NULL, NULL, 0, 0, 1, 0, 0};
     int rc = load_document(c, root, &s);
     if (!rc && !s.kept)
         rc = gs__yaml_err(c, root, KSC_KIND " without profiles");

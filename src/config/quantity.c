@@ -174,19 +174,28 @@ int gs__qty_parse(const char *s, int e10, int e2, unsigned flags, int64_t *out, 
 }
 
 /* unit_us() - microseconds in the unit at *@p, advancing past it; 0 when none. */
-static uint64_t unit_us(const char **p)
+/* unit_ns() - the duration unit at *@p in nanoseconds, as Go's time.ParseDuration spells them
+ * ("µs" and "μs" too), moving *@p past it; 0 for none. */
+static uint64_t unit_ns(const char **p)
 {
     static const struct {
         const char *name;
-        uint64_t us;
-    } units[] = {{"us", 1},          {"ms", 1000},         {"s", 1000000},
-                 {"m", 60000000ull}, {"h", 3600000000ull}, {"d", 86400000000ull}};
+        uint64_t ns;
+    } units[] = {{"ns", 1},
+                 {"us", 1000},
+                 {"\xc2\xb5s", 1000}, /* U+00B5 micro sign */
+                 {"\xce\xbcs", 1000}, /* U+03BC Greek mu */
+                 {"ms", 1000000},
+                 {"s", 1000000000ull},
+                 {"m", 60000000000ull},
+                 {"h", 3600000000000ull},
+                 {"d", 86400000000000ull}};
     for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
         size_t n = strlen(units[i].name);
         /* "m" must not take the "m" of "ms" */
         if (strncmp(*p, units[i].name, n) == 0 && !(n == 1 && (*p)[1] == 's')) {
             *p += n;
-            return units[i].us;
+            return units[i].ns;
         }
     }
     return 0;
@@ -205,19 +214,20 @@ int gs__duration_parse(const char *s, int64_t *out, const char **why)
         int64_t part;
         int rc = number(&p, &v, why);
         if (rc == -EINVAL)
-            *why = "is not a duration (a number and a unit: 90s, 1.5h, 1h30m, 2d; us, ms too)";
+            *why = "is not a duration (a number and a unit: 90s, 1.5h, 1h30m, 2d; ns, us, ms too)";
         if (rc)
             return rc;
-        uint64_t us = unit_us(&p);
-        if (!us) {
-            *why = "is not a duration (a number and a unit: 90s, 1.5h, 1h30m, 2d; us, ms too)";
+        uint64_t ns = unit_ns(&p);
+        if (!ns) {
+            *why = "is not a duration (a number and a unit: 90s, 1.5h, 1h30m, 2d; ns, us, ms too)";
             return -EINVAL;
         }
         if (v.neg && v.mant) {
             *why = "must not be negative";
             return -EDOM;
         }
-        rc = scale(&v, us, 0, &part, why);
+        v.e10 -= 3; /* nanoseconds to microseconds: a remainder is an error, not rounded */
+        rc = scale(&v, ns, 0, &part, why);
         if (rc == -EDOM)
             *why = "is not a whole number of";
         if (rc)

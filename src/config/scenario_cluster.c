@@ -215,27 +215,41 @@ static int topology_file(struct gs__yctx *c, const struct fields *f, struct gs_n
     return rc;
 }
 
+/* nvlink_agree() - the template's NVLink groups, links and model agree (gs_topology_check()). */
+static int nvlink_agree(struct gs__yctx *c, const struct fields *f,
+                        const struct gs_node_template *t)
+{
+    char why[160];
+    if (!gs_topology_check(t->model, t->gpus, t->nvlink_group, t->nvlinks, why, sizeof(why)))
+        return 0;
+    const yaml_node_t *at = f->f[T_TOPOFILE]  ? f->f[T_TOPOFILE]
+                            : f->f[T_NVLINK]  ? f->f[T_NVLINK]
+                            : f->f[T_NVLINKS] ? f->f[T_NVLINKS]
+                                              : f->f[T_NAME];
+    return gs__yaml_err(c, at, "node template %s: %s", t->name, why);
+}
+
 static int topology(struct gs__yctx *c, const struct fields *f, struct gs_node_template *t)
 {
     memset(t->pcie_domain, 0, sizeof(t->pcie_domain));
     memset(t->nvlink_group, GS_NO_GROUP, sizeof(t->nvlink_group));
     memset(t->nvlinks, 0, sizeof(t->nvlinks));
+    int rc = f->f[T_TOPOFILE] ? topology_file(c, f, t) : 0;
     if (f->f[T_TOPOFILE])
-        return topology_file(c, f, t);
+        return rc ? rc : nvlink_agree(c, f, t);
     if (t->gpus > 0 && !f->f[T_PCIE] && !f->f[T_NVLINK])
         gs_topology_default(t->model, t->gpus, t->pcie_domain, t->nvlink_group);
     if (t->gpus > 0 && !f->f[T_PCIE] && f->f[T_NVLINK]) {
         uint8_t nv[GS_GPUS_MAX];
         gs_topology_default(t->model, t->gpus, t->pcie_domain, nv);
     }
-    int rc = f->f[T_PCIE]
-                 ? read_groups(c, f->f[T_PCIE], "pcieDomains", t->gpus, true, t->pcie_domain)
-                 : 0;
+    rc = f->f[T_PCIE] ? read_groups(c, f->f[T_PCIE], "pcieDomains", t->gpus, true, t->pcie_domain)
+                      : 0;
     if (!rc && f->f[T_NVLINK])
         rc = read_groups(c, f->f[T_NVLINK], "nvlinkGroups", t->gpus, false, t->nvlink_group);
     if (!rc && f->f[T_NVLINKS])
         rc = gs__yaml_each_item(c, f->f[T_NVLINKS], "nvlinks", nvlink_pair, t);
-    return rc;
+    return rc ? rc : nvlink_agree(c, f, t);
 }
 
 static int read_template(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)

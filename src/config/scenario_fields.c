@@ -381,6 +381,25 @@ int gs__scn_enum(struct gs__yctx *c, const yaml_node_t *n, const char *what,
     return gs__yaml_err(c, n, "%s must be one of %s, not %s", what, list, gs__yaml_show(n, buf));
 }
 
+/* as_written() - @v, an integer in units of 10^-@e10 of what the user writes, as they write it
+ * ("1", "100", "0.5"), into @buf (32 bytes). */
+static const char *as_written(int64_t v, int e10, char *buf)
+{
+    int64_t p = 1;
+    for (int i = 0; i < e10; i++)
+        p *= 10;
+    int n = snprintf(buf, 32, "%lld", (long long)(v / p));
+    int64_t f = v % p;
+    if (f && n < 32 - e10 - 1)
+        buf[n++] = '.';
+    for (int64_t q = p / 10; f && q && n < 31; q /= 10) { /* trailing zeros dropped */
+        buf[n++] = (char)('0' + f / q);
+        f %= q;
+    }
+    buf[n] = '\0';
+    return buf;
+}
+
 int gs__scn_qty(struct gs__yctx *c, const yaml_node_t *n, const char *what, int e10, int e2,
                 unsigned flags, const char *unit, int64_t lo, int64_t hi, int64_t *out)
 {
@@ -395,6 +414,10 @@ int gs__scn_qty(struct gs__yctx *c, const yaml_node_t *n, const char *what, int 
                             unit);
     if (rc)
         return gs__yaml_err(c, n, "%s: %s %s", what, gs__yaml_show(n, buf), why);
+    char a[32], b[32];
+    if ((v < lo || v > hi) && e10 > 0 && e2 == 0) /* the range as the user writes it */
+        return gs__yaml_err(c, n, "%s: %s is out of range (%s..%s)", what, gs__yaml_show(n, buf),
+                            as_written(lo, e10, a), as_written(hi, e10, b));
     if (v < lo || v > hi)
         return gs__yaml_err(c, n, "%s: %s is out of range (%lld..%lld %s)", what,
                             gs__yaml_show(n, buf), (long long)lo, (long long)hi, unit);

@@ -69,7 +69,7 @@ static const char *const spec_keys[] = {
      * and overhead RuntimeClass admission writes into the pod, read there;
      * terminationGracePeriodSeconds, how long an evicted pod takes to stop: through Kubernetes
      * its cards are freed when the API server says it is gone, grace included, while an API or
-     * simulated pod stops at once. */
+     * simulated pod stops at once. Those cheap to type are typed (spec_typed, ephemeral()). */
     "automountServiceAccountToken", "dnsConfig", "dnsPolicy", "enableServiceLinks",
     "ephemeralContainers", "hostAliases", "hostIPC", "hostPID", "hostUsers", "hostname",
     "imagePullSecrets", "os", "readinessGates", "restartPolicy", "runtimeClassName",
@@ -145,7 +145,7 @@ static bool mig_profile(const char *p, char *out)
  * do not matter to GPU placement. */
 static int res_kind(const char *name, bool *silent)
 {
-    *silent = strcmp(name, "ephemeral-storage") == 0 || strncmp(name, "hugepages-", 10) == 0;
+    *silent = strcmp(name, "ephemeral-storage") == 0;
     for (int q = 0; q < Q_COUNT; q++)
         if (q != Q_MIG && strcmp(name, res_names[q]) == 0)
             return q;
@@ -174,6 +174,12 @@ static int res_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *ar
     bool silent;
     int q = res_kind(name, &silent);
     gs__yaml_label(what, sizeof(what), "%s.%s", r->list, name);
+    if (q < 0 && strncmp(name, "hugepages-", 10) == 0)
+        return gs__yaml_err(c, k,
+                            "resource %s is not modelled: kube-scheduler places such a pod only on "
+                            "a node with that many free hugepages, and a Cluster's nodes declare "
+                            "none; refused rather than ignored",
+                            name);
     if (q < 0) {
         char hint[96];
         /* HAMi's other way to ask memory, as its users write it: say which one is read */
@@ -393,6 +399,54 @@ static int restart_policy(struct gs__yctx *c, const yaml_node_t *n, struct clist
     return 0;
 }
 
+/* One field accepted without effect, typed as the API server types it: one of @values (a
+ * NULL-terminated list), or, when @values is NULL, a mapping. */
+struct typed {
+    const char *key;
+    const char *const *values;
+};
+
+static const char *const pull_policies[] = {"Always", "IfNotPresent", "Never", NULL};
+static const char *const restart_policies[] = {"Always", "OnFailure", "Never", NULL};
+static const char *const dns_policies[] = {"ClusterFirstWithHostNet", "ClusterFirst", "Default",
+                                           "None", NULL};
+static const struct typed container_typed[] = {
+    {"imagePullPolicy", pull_policies},
+    {"livenessProbe", NULL},
+    {"readinessProbe", NULL},
+    {"startupProbe", NULL},
+    {"lifecycle", NULL},
+    {"securityContext", NULL},
+};
+static const struct typed spec_typed[] = {
+    {"restartPolicy", restart_policies},
+    {"dnsPolicy", dns_policies},
+    {"dnsConfig", NULL},
+    {"securityContext", NULL},
+    {"os", NULL},
+};
+
+/* check_typed() - the fields @t of @keys (@f their values) have their API types. */
+static int check_typed(struct gs__yctx *c, const char *where, const char *const *keys, int nkeys,
+                       yaml_node_t **f, const struct typed *t, size_t nt)
+{
+    char what[96];
+    for (size_t i = 0; i < nt; i++)
+        for (int k = 0; k < nkeys; k++) {
+            if (strcmp(keys[k], t[i].key) || !f[k] || gs__yaml_is_null(f[k]))
+                continue;
+            gs__yaml_label(what, sizeof(what), "%s.%s", where, keys[k]);
+            if (!t[i].values && f[k]->type != YAML_MAPPING_NODE)
+                return gs__yaml_type_error(c, f[k], what, "a mapping");
+            int n = 0, v;
+            while (t[i].values && t[i].values[n])
+                n++;
+            if (t[i].values && gs__scn_enum(c, f[k], what, t[i].values, n, &v))
+                return -EINVAL;
+        }
+    return 0;
+}
+
 static int read_container(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
 {
     struct clist *l = arg;
@@ -419,6 +473,9 @@ static int read_container(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg
         rc = gs__yaml_err(c, f[C_NAME] ? f[C_NAME] : n,
                           "%s.name is required: an API server refuses a container without one",
                           where);
+    if (!rc)
+        rc = check_typed(c, where, container_keys, GS__YAML_NKEYS(container_keys), f,
+                         container_typed, sizeof(container_typed) / sizeof(container_typed[0]));
     if (!rc)
         rc = container_name(c, f[C_NAME], where, l, at);
     if (!rc && f[C_RESTART] && !gs__yaml_is_null(f[C_RESTART]))
@@ -583,20 +640,47 @@ struct annot {
     unsigned seen;
 };
 
+/* fraction_pct() - "0.4", ".45", "1.0": a fraction 0..1 of at most two decimals, in percent;
+ * -1 otherwise. */
+static long long fraction_pct(const char *s)
+{
+    long long whole = 0, pct = 0;
+    int digits = 0, decimals = 0;
+    for (; *s >= '0' && *s <= '9' && digits < 3; s++, digits++)
+        whole = whole * 10 + (*s - '0');
+    if (*s++ != '.')
+        return -1;
+    for (; *s >= '0' && *s <= '9' && decimals < 3; s++, decimals++)
+        pct = pct * 10 + (*s - '0');
+    if (*s || digits + decimals == 0 || decimals > 2)
+        return -1;
+    pct = whole * 100 + (decimals == 1 ? pct * 10 : pct);
+    return pct <= 100 ? pct : -1;
+}
+
+/* sim.gpusched.io/gpu-util: a whole percentage ("40", "40%") or, with a decimal point, a
+ * fraction ("0.4"); "1" is 1 %, "1.0" all of the time (docs/scenario.md). */
 static int util_pct(struct gs__yctx *c, yaml_node_t *v, int32_t *out)
 {
     char buf[GS__YAML_SHOW_BUF], num[8];
     const char *s = gs__yaml_str(v);
-    long long x;
+    long long x = -1;
     size_t len = s ? strlen(s) : 0;
-    if (len && len < sizeof(num) && s[len - 1] == '%')
+    if (len && s[len - 1] == '%')
         len--;
-    if (s && len < sizeof(num)) {
+    if (s && strchr(s, '.'))
+        x = len == strlen(s) ? fraction_pct(s) : -1;
+    else if (s && len < sizeof(num)) {
         memcpy(num, s, len);
         num[len] = '\0';
+        if (!gs__yaml_parse_int(num, &x))
+            x = -1;
     }
-    if (!s || len >= sizeof(num) || !gs__yaml_parse_int(num, &x) || x < 0 || x > 100)
-        return gs__yaml_err(c, v, "sim.gpusched.io/gpu-util must be a percentage 0..100, not %s",
+    if (x < 0 || x > 100)
+        return gs__yaml_err(c, v,
+                            "sim.gpusched.io/gpu-util must be a whole percentage 0..100 (\"40\" "
+                            "or \"40%%\") or a fraction 0..1 with a decimal point and at most two "
+                            "decimals (\"0.4\"), not %s",
                             gs__yaml_show(v, buf));
     *out = (int32_t)x;
     return 0;
@@ -895,6 +979,37 @@ static int toleration(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
     return rc;
 }
 
+/* A field of an ephemeral container: a container's, or targetContainerName; no resources. */
+static int ephemeral_field(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *arg)
+{
+    const char *where = arg, *name = gs__yaml_str(k);
+    char hint[96], buf[GS__YAML_SHOW_BUF];
+    if (name && !strcmp(name, "resources") && !gs__yaml_is_null(v) && !gs__yaml_is_empty(v))
+        return gs__yaml_err(c, k,
+                            "%s.resources: an ephemeral container may not ask resources, as the "
+                            "API server refuses it",
+                            where);
+    for (int i = 0; name && i < GS__YAML_NKEYS(container_keys); i++)
+        if (!strcmp(name, container_keys[i]))
+            return 0;
+    if (name && !strcmp(name, "targetContainerName"))
+        return 0;
+    return gs__yaml_err(
+        c, k, "unknown field %s in %s%s", gs__yaml_show(k, buf), where,
+        gs__yaml_hint(k, container_keys, GS__YAML_NKEYS(container_keys), hint, sizeof(hint)));
+}
+
+/* An ephemeral container (kubectl debug) runs beside the pod and asks nothing of the node. */
+static int ephemeral(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
+{
+    (void)arg;
+    char where[64];
+    gs__yaml_label(where, sizeof(where), "spec.ephemeralContainers[%d]", idx);
+    if (n->type != YAML_MAPPING_NODE)
+        return gs__yaml_type_error(c, n, where, "a mapping");
+    return gs__yaml_each_pair(c, n, where, ephemeral_field, where);
+}
+
 static int read_spec(struct gs__yctx *c, yaml_node_t *spec, struct gs_pod_spec *p)
 {
     yaml_node_t *f[GS__YAML_NKEYS(spec_keys)] = {NULL};
@@ -910,6 +1025,12 @@ static int read_spec(struct gs__yctx *c, yaml_node_t *spec, struct gs_pod_spec *
                           : i == S_CLAIMS ? " (Dynamic Resource Allocation): ask GPUs as "
                                             "nvidia.com/gpu"
                                           : "");
+    if (!rc)
+        rc = check_typed(c, "spec", spec_keys, GS__YAML_NKEYS(spec_keys), f, spec_typed,
+                         sizeof(spec_typed) / sizeof(spec_typed[0]));
+    for (int i = 0; !rc && i < GS__YAML_NKEYS(spec_keys); i++)
+        if (f[i] && !strcmp(spec_keys[i], "ephemeralContainers"))
+            rc = gs__yaml_each_item(c, f[i], "spec.ephemeralContainers", ephemeral, NULL);
     if (!rc)
         rc = read_run(c, f, p, &host_net);
     if (!rc && f[S_PRIORITY_CLASS])

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define TOK_MAX  (GS_TOPO_CPUS_MAX)
 #define TOKS_MAX (GS_GPUS_MAX + GS_TOPO_NICS_MAX + 8) /* device cells and affinity columns */
@@ -106,16 +107,17 @@ static void tokenize(struct line *L)
     }
 }
 
-/* "GPU12" -> 12; -1 when @s is not GPU<digits>. */
+/* "GPU12" -> 12, past GS_GPUS_MAX held at 1000 (a GPU column still, refused as one); -1 when
+ * @s is not GPU<digits>. */
 static int gpu_name(const char *s)
 {
-    if (strncmp(s, "GPU", 3) != 0 || !s[3] || strlen(s) > 6)
+    if (strncmp(s, "GPU", 3) != 0 || !s[3])
         return -1;
     int v = 0;
     for (const char *p = s + 3; *p; p++) {
         if (*p < '0' || *p > '9')
             return -1;
-        v = v * 10 + (*p - '0');
+        v = v > 100 ? 1000 : v * 10 + (*p - '0');
     }
     return v;
 }
@@ -186,13 +188,13 @@ static int header(struct parser *P, const struct line *L)
         } else if (P->naff > 0) {
             return err(P, L->no, k->col, "header: \"%s\" after the affinity columns%s", k->s, "");
         } else if (gpu_name(k->s) >= 0) {
+            if (gpu_name(k->s) >= GS_GPUS_MAX || t->ngpus == GS_GPUS_MAX)
+                return err(P, L->no, k->col, "header: %s: more GPUs than the 16 a node holds%s",
+                           k->s, "");
             if (gpu_name(k->s) != t->ngpus || t->nnics > 0)
                 return err(P, L->no, k->col,
                            "header: %s out of order (GPU columns come first, "
                            "GPU0, GPU1, ...)%s",
-                           k->s, "");
-            if (t->ngpus == GS_GPUS_MAX)
-                return err(P, L->no, k->col, "header: %s: more GPUs than the 16 a node holds%s",
                            k->s, "");
             P->dev_gpu[P->ndev++] = t->ngpus++;
         } else if (nic_name_ok(k->s)) {
@@ -534,8 +536,13 @@ int gs_topo_parse_text(const char *path, const char *buf, size_t len, struct gs_
 int gs_topo_load(const char *path, struct gs_topo *out, struct gs_diag *d)
 {
     FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    struct stat sb;
     if (!f)
         return gs_diag_error_code(d, -errno, "%s: %s", path, strerror(errno));
+    if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) { /* bad input, not an I/O failure */
+        fclose(f);
+        return gs_diag_error(d, "%s: a directory, not a file", path);
+    }
     char *buf = malloc(GS_TOPOTEXT_MAX_BYTES + 1);
     size_t n = buf ? fread(buf, 1, GS_TOPOTEXT_MAX_BYTES + 1, f) : 0;
     int bad = buf && ferror(f);

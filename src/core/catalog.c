@@ -10,27 +10,28 @@
  * The order is part of the ABI of a build only (indexes are not written to files).
  */
 static const struct gs_gpu_model models[] = {
-    {"P100", "Tesla-P100|P100-PCIE-16GB", 16280, 56, GS_FORM_PCIE, "Tesla P100 PCIe 16 GB"},
-    {"T4", "Tesla-T4", 15360, 40, GS_FORM_PCIE, "Tesla T4 16 GB"},
-    {"V100M16", "V100-SXM2-16GB", 16160, 80, GS_FORM_SXM, "Tesla V100 SXM2 16 GB"},
-    {"V100M32", "V100-SXM2-32GB", 32510, 80, GS_FORM_SXM, "Tesla V100 SXM2 32 GB"},
-    {"A10", "NVIDIA-A10", 23028, 72, GS_FORM_PCIE, "A10 24 GB PCIe"},
+    {"P100", "Tesla-P100|P100-PCIE-16GB", 16280, 56, GS_FORM_PCIE, "Tesla P100 PCIe 16 GB", 0},
+    {"T4", "Tesla-T4", 15360, 40, GS_FORM_PCIE, "Tesla T4 16 GB", 0},
+    {"V100M16", "V100-SXM2-16GB", 16160, 80, GS_FORM_SXM, "Tesla V100 SXM2 16 GB", 1},
+    {"V100M32", "V100-SXM2-32GB", 32510, 80, GS_FORM_SXM, "Tesla V100 SXM2 32 GB", 1},
+    {"A10", "NVIDIA-A10", 23028, 72, GS_FORM_PCIE, "A10 24 GB PCIe", 0},
     /* G1-G3: undisclosed codes in the Alibaba trace. Assumed from the host shapes they come in:
      * G1 a 16 GB PCIe inference card (T4-class), G2 an 8-GPU 32 GB SXM board (V100-class, the
      * trace's most common training node), G3 an 8-GPU 80 GB SXM board (A100-class, 128-core
      * hosts). The trace requests GPU share in milli-GPU, never memory, so these figures do not
      * change any trace result. */
-    {"G1", "", 16384, 40, GS_FORM_PCIE, "undisclosed; assumed 16 GB PCIe (T4-class)"},
-    {"G2", "", 32768, 80, GS_FORM_SXM, "undisclosed; assumed 32 GB SXM (V100-class)"},
-    {"G3", "", 81920, 108, GS_FORM_SXM, "undisclosed; assumed 80 GB SXM (A100-class)"},
-    {"A30", "A30-24GB|NVIDIA-A30", 24576, 56, GS_FORM_PCIE, "A30 24 GB PCIe"},
-    {"A100-SXM4-40GB", "A100-40GB|A100-SXM4-40G", 40960, 108, GS_FORM_SXM, "A100 SXM4 40 GB"},
-    {"A100-SXM4-80GB", "A100-80GB|A100-SXM4-80G", 81920, 108, GS_FORM_SXM, "A100 SXM4 80 GB"},
+    {"G1", "", 16384, 40, GS_FORM_PCIE, "undisclosed; assumed 16 GB PCIe (T4-class)", 0},
+    {"G2", "", 32768, 80, GS_FORM_SXM, "undisclosed; assumed 32 GB SXM (V100-class)", 1},
+    {"G3", "", 81920, 108, GS_FORM_SXM, "undisclosed; assumed 80 GB SXM (A100-class)", 1},
+    {"A30", "A30-24GB|NVIDIA-A30", 24576, 56, GS_FORM_PCIE, "A30 24 GB PCIe", 1},
+    {"A100-SXM4-40GB", "A100-40GB|A100-SXM4-40G", 40960, 108, GS_FORM_SXM, "A100 SXM4 40 GB", 1},
+    {"A100-SXM4-80GB", "A100-80GB|A100-SXM4-80G", 81920, 108, GS_FORM_SXM, "A100 SXM4 80 GB", 1},
     {"H100-SXM5-80GB", "H100-80GB|H100|H100-80GB-HBM3", 81559, 132, GS_FORM_SXM,
-     "H100 SXM5 80 GB HBM3"},
-    {"H100-NVL-94GB", "H100-NVL", 95830, 132, GS_FORM_PCIE, "H100 NVL 94 GB (PCIe, NVLink bridge)"},
-    {"H200", "H200-141GB|H200-SXM-141GB", 143771, 132, GS_FORM_SXM, "H200 SXM 141 GB HBM3e"},
-    {"L40S", "NVIDIA-L40S", 46068, 142, GS_FORM_PCIE, "L40S 48 GB PCIe"},
+     "H100 SXM5 80 GB HBM3", 1},
+    {"H100-NVL-94GB", "H100-NVL", 95830, 132, GS_FORM_PCIE, "H100 NVL 94 GB (PCIe, NVLink bridge)",
+     1},
+    {"H200", "H200-141GB|H200-SXM-141GB", 143771, 132, GS_FORM_SXM, "H200 SXM 141 GB HBM3e", 1},
+    {"L40S", "NVIDIA-L40S", 46068, 142, GS_FORM_PCIE, "L40S 48 GB PCIe", 0},
 };
 
 _Static_assert(sizeof(models) / sizeof(models[0]) <= GS_MODEL_MAX, "catalog exceeds mask width");

@@ -19,6 +19,38 @@ void gs_topology_default(int model, int gpus, uint8_t *pcie, uint8_t *nvlink)
     }
 }
 
+int gs_topology_check(int model, int gpus, const uint8_t *group,
+                      const uint8_t (*nvlinks)[GS_GPUS_MAX], char *why, size_t size)
+{
+    const struct gs_gpu_model *m = gs_catalog_at(model);
+    int any = 0;
+    for (int a = 0; a < gpus; a++)
+        for (int b = 0; b < gpus; b++)
+            any |= nvlinks[a][b];
+    for (int a = 0; m && !m->nvlink && a < gpus; a++)
+        if (group[a] != GS_NO_GROUP || any) {
+            snprintf(why, size, "%s has no NVLink, so a node of it has no NVLink group or link",
+                     m->name);
+            return -EINVAL;
+        }
+    for (int a = 0; a < gpus; a++) {
+        int linked = 0, peers = 0;
+        for (int b = 0; b < gpus; b++) {
+            if (nvlinks[a][b] && group[a] == GS_NO_GROUP) {
+                snprintf(why, size, "GPU %d is NVLinked to GPU %d but in no NVLink group", a, b);
+                return -EINVAL;
+            }
+            peers += b != a && group[a] != GS_NO_GROUP && group[b] == group[a];
+            linked |= nvlinks[a][b];
+        }
+        if (any && peers && !linked) {
+            snprintf(why, size, "GPU %d is in NVLink group %d but NVLinked to no GPU", a, group[a]);
+            return -EINVAL;
+        }
+    }
+    return 0;
+}
+
 size_t gs_gpu_list_text(uint32_t mask, char out[GS_GPU_LIST_MAX])
 {
     size_t off = 0;

@@ -8,6 +8,7 @@
 #include "gpusched/catalog.h"
 #include "gpusched/diag.h"
 #include "gpusched/grow.h"
+#include "gpusched/sched.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -261,24 +262,55 @@ int gs_trace_read_pods(const char *path, struct gs_trace_pod **out, size_t *nout
     return rc;
 }
 
-static int seq_peers(struct csv *c, struct gs_sequence *seq, int *peer_col, struct gs_diag *d)
+/* is_policy() - whether @name is a placement policy's, in any case (peer_FGD, peer_fgd). */
+static int is_policy(const char *name)
+{
+    for (const char *const *p = gs_policy_names(); *p; p++)
+        if (strcasecmp(*p, name) == 0)
+            return 1;
+    return 0;
+}
+
+/*
+ * seq_columns() - a sequence's columns: pod, seq (the row's place), peer_<Policy> (where that
+ * policy placed it). Any other is refused, as is a peer column naming no policy: each would be
+ * read as something and compared with nothing.
+ */
+static int seq_columns(struct csv *c, struct gs_sequence *seq, int *peer_col, int *seq_col,
+                       struct gs_diag *d)
 {
     seq->npeers = 0;
-    for (int i = 0; i < c->ncols; i++)
-        if (strncmp(c->header[i], "peer_", 5) == 0) {
-            if (seq->npeers == GS_SEQ_PEERS_MAX)
-                return gs_diag_error(d, "%s:1:%d: more than %d peer_ columns", c->path, c->col[i],
-                                     GS_SEQ_PEERS_MAX);
-            snprintf(seq->peer_policy[seq->npeers], sizeof(seq->peer_policy[0]), "%s",
-                     c->header[i] + 5);
-            peer_col[seq->npeers++] = i;
-        }
+    *seq_col = csv_find(c, "seq");
+    for (int i = 0; i < c->ncols; i++) {
+        const char *h = c->header[i];
+        if (i == *seq_col || strcmp(h, "pod") == 0)
+            continue;
+        if (strncmp(h, "peer_", 5) != 0)
+            return gs_diag_error(d,
+                                 "%s:1:%d: column \"%s\" is not read: a sequence has the columns "
+                                 "seq, pod and peer_<Policy>",
+                                 c->path, c->col[i], h);
+        if (!is_policy(h + 5))
+            return gs_diag_error(d, "%s:1:%d: column %s names no policy (%s)", c->path, c->col[i],
+                                 h, "peer_FGD, peer_BestFit, ...");
+        if (seq->npeers == GS_SEQ_PEERS_MAX)
+            return gs_diag_error(d, "%s:1:%d: more than %d peer_ columns", c->path, c->col[i],
+                                 GS_SEQ_PEERS_MAX);
+        snprintf(seq->peer_policy[seq->npeers], sizeof(seq->peer_policy[0]), "%s", h + 5);
+        peer_col[seq->npeers++] = i;
+    }
     return 0;
 }
 
 static int seq_row(struct csv *c, struct gs_sequence *seq, int pod_col, const int *peer_col,
-                   struct name_index *pix, struct name_index *nix, struct gs_diag *d)
+                   int seq_col, struct name_index *pix, struct name_index *nix, struct gs_diag *d)
 {
+    int64_t at;
+    if (seq_col >= 0 && csv_uint(c, seq_col, INT64_MAX, &at, d))
+        return -EINVAL;
+    if (seq_col >= 0 && at != (int64_t)seq->n)
+        return csv_error(c, seq_col, d, "%lld is not this row's place in the order, %zu",
+                         (long long)at, seq->n);
     int32_t p = index_get(pix, c->field[pod_col], -1);
     if (p < 0)
         return csv_error(c, pod_col, d, "pod \"%s\" is not in the pod list", c->field[pod_col]);
@@ -300,14 +332,14 @@ int gs_trace_read_sequence(const char *path, const struct gs_trace_pod *pods, si
 {
     struct csv c;
     struct name_index pix = {0}, nix = {0};
-    int peer_col[GS_SEQ_PEERS_MAX];
+    int peer_col[GS_SEQ_PEERS_MAX], seq_col = -1;
     size_t cap = 0;
     memset(seq, 0, sizeof(*seq));
     int rc = csv_open(&c, path, d);
     if (rc)
         return rc;
     int pod_col = csv_need(&c, "pod", d);
-    rc = pod_col < 0 ? pod_col : seq_peers(&c, seq, peer_col, d);
+    rc = pod_col < 0 ? pod_col : seq_columns(&c, seq, peer_col, &seq_col, d);
     if (!rc)
         rc = index_build(&pix, pods, sizeof(*pods), npods, npods);
     if (!rc)
@@ -326,7 +358,7 @@ int gs_trace_read_sequence(const char *path, const struct gs_trace_pod *pods, si
             seq->peer = q;
             cap = cp;
         }
-        rc = seq_row(&c, seq, pod_col, peer_col, &pix, &nix, d);
+        rc = seq_row(&c, seq, pod_col, peer_col, seq_col, &pix, &nix, d);
     }
     if (!rc && seq->n == 0)
         rc = gs_diag_error(d, "%s: no pods in the sequence", path);

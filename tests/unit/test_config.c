@@ -544,9 +544,9 @@ static void test_wrong_node_types(void **state)
         ":2:7:", "kind must be");
 }
 
-/* Disabling a filter gpusched's placement always applies, and args for a plugin it runs, were
- * taken without a word: the profile seemed to say what placement did not do. "*" disables the
- * filters gpusched builds, as the shipped profile uses it. */
+/* Disabling a filter gpusched's placement always applies was taken without a word: the profile
+ * seemed to say what placement did not do. "*" disables the filters gpusched builds, as the
+ * shipped profile uses it. */
 static void test_not_applied_warned(void **state)
 {
     (void)state;
@@ -554,20 +554,64 @@ static void test_not_applied_warned(void **state)
     struct gs_profile *p = load_ok(HDR "profiles:\n"
                                        "  - pluginConfig:\n"
                                        "      - name: GPUBinPacking\n"
-                                       "        args: {x: 1}\n"
-                                       "      - name: NodeResourcesFit\n"
-                                       "        args: {scoringStrategy: {type: MostAllocated}}\n"
+                                       "        args: {}\n"
                                        "    plugins:\n"
                                        "      filter:\n"
                                        "        disabled:\n"
                                        "          - name: TaintToleration\n"
                                        "          - name: \"*\"\n",
                                    NULL, &w);
-    assert_int_equal(w.n, 2); /* "*" is what gpusched builds (deploy/kube-scheduler-config.yaml) */
-    assert_has(w.msg[0], ":5:15: pluginConfig[0]: plugin GPUBinPacking takes no args");
-    assert_has(w.msg[1], ":12:19: plugin TaintToleration: gpusched's placement always applies");
+    assert_int_equal(w.n, 1); /* "*" is what gpusched builds (deploy/kube-scheduler-config.yaml) */
+    assert_has(w.msg[0], ":10:19: plugin TaintToleration: gpusched's placement always applies");
     assert_int_equal(gs_profile_count(p, GS_EP_FILTER), 0);
     gs_profile_free(p);
+}
+
+/* pluginConfig and extenders were never read: a scoring strategy, an extender or a misspelt
+ * plugin name was taken without a word though none of it ran. What a simulation does not model
+ * is refused; kube-scheduler's process settings are typed as its strict decoding types them. */
+static void test_unmodelled_refused(void **state)
+{
+    (void)state;
+#define PC(x) HDR "profiles:\n  - schedulerName: a\n    pluginConfig: " x "\n"
+    EXPECT_EINVAL(PC("[{name: NodeResourcesFit, args: {scoringStrategy: {type: MostAllocated}}}]"),
+                  NULL, ":5:51:", "pluginConfig[0]: args for kube-scheduler's NodeResourcesFit",
+                  "refused rather than ignored");
+    EXPECT_EINVAL(PC("abc"), NULL, ":5:19:", "profiles[0].pluginConfig must be a sequence");
+    EXPECT_EINVAL(PC("[{bogus: 1}]"), NULL, ":5:21:", "unknown field \"bogus\"");
+    EXPECT_EINVAL(PC("[{args: {}}]"), NULL, ":5:20:", "pluginConfig[0] has no name");
+    EXPECT_EINVAL(PC("[{name: GPUBinPackng, args: {a: 1}}]"), NULL,
+                  ":5:27:", "no plugin \"GPUBinPackng\"", "did you mean \"GPUBinPacking\"");
+    EXPECT_EINVAL(PC("[{name: GPUBinPacking, args: {a: 1}}]"), NULL,
+                  ":5:48:", "plugin \"GPUBinPacking\" takes no args");
+    EXPECT_EINVAL(PC("[{name: FGD}, {name: FGD}]"), NULL,
+                  ":5:40:", "a second config for plugin FGD");
+    EXPECT_EINVAL(PC("[{name: NodeResourcesFit, args: 1}]"), NULL,
+                  ":5:51:", "pluginConfig[0].args must be a mapping");
+#undef PC
+    EXPECT_EINVAL(HDR "extenders: [{urlPrefix: \"http://x\", filterVerb: filter}]\n", NULL,
+                  ":3:25:", "extenders[0]: urlPrefix \"http://x\" is not gpuschedd's extender");
+    EXPECT_EINVAL(HDR "extenders: 5\n", NULL, ":3:12:", "extenders must be a sequence");
+    EXPECT_EINVAL(HDR "extenders: [{urlPrefix: \"https://g/extender\", weight: x}]\n", NULL,
+                  ":3:55:", "extenders[0].weight must be an integer");
+    EXPECT_EINVAL(HDR "parallelism: abc\n", NULL,
+                  ":3:14:", "parallelism must be a positive integer");
+    EXPECT_EINVAL(HDR "podMaxBackoffSeconds: 99\n", NULL,
+                  ":3:23:", "does not model kube-scheduler's backoff", "default 10");
+    EXPECT_EINVAL(HDR "enableProfiling: 1\n", NULL,
+                  ":3:18:", "enableProfiling must be true or false");
+    EXPECT_EINVAL(HDR "leaderElection: x\n", NULL, ":3:17:", "leaderElection must be a mapping");
+    /* inert settings, kube-scheduler's defaults and gpuschedd as the extender load quietly */
+    struct warns w;
+    gs_profile_free(load_ok(HDR
+                            "parallelism: 16\npodInitialBackoffSeconds: 1\n"
+                            "podMaxBackoffSeconds: 10\nenableProfiling: false\n"
+                            "healthzBindAddress: \"0.0.0.0:10259\"\n"
+                            "extenders: [{urlPrefix: \"https://g:8443/extender\", weight: 1000}]\n"
+                            "profiles:\n  - pluginConfig:\n"
+                            "      - {name: NodeResourcesFit, args: {scoringStrategy: {}}}\n",
+                            NULL, &w));
+    assert_int_equal(w.n, 0);
 }
 
 static void test_nulls_count_as_empty(void **state)
@@ -581,7 +625,7 @@ static void test_nulls_count_as_empty(void **state)
                                        "  - schedulerName: n\n"
                                        "    pluginConfig:\n"
                                        "      - name: NodeResourcesFit\n"
-                                       "        args: {scoringStrategy: {type: MostAllocated}}\n"
+                                       "        args:\n"
                                        "    plugins:\n"
                                        "      score:\n"
                                        "      filter:\n"
@@ -659,7 +703,7 @@ static void test_alias_blowup_is_bounded(void **state)
     char *text = malloc(size), *t = text;
     (void)state;
     assert_non_null(text);
-    static const char head[] = HDR "extenders: &e {name: NotBuilt}\n"
+    static const char head[] = HDR "leaderElection: &e {name: NotBuilt}\n"
                                    "profiles:\n"
                                    "  - &p\n"
                                    "    schedulerName: p\n"
@@ -754,6 +798,7 @@ int main(void)
         cmocka_unit_test(test_plugin_at_wrong_point),
         cmocka_unit_test(test_disabled_star_then_enabled),
         cmocka_unit_test(test_not_applied_warned),
+        cmocka_unit_test(test_unmodelled_refused),
         cmocka_unit_test(test_percentage_of_nodes_warned),
         cmocka_unit_test(test_multi_document),
         cmocka_unit_test(test_select_profile_by_name),

@@ -532,6 +532,33 @@ static void test_full_scenario(void **state)
     gs_scenario_free(s);
 }
 
+/* gpu-util "0.4" was refused as docs/scenario.md shows it, and "1" read as 1 %: a decimal point
+ * makes a fraction, a bare integer or N% a percentage. */
+static void test_gpu_util_forms(void **state)
+{
+    static const struct {
+        const char *v;
+        int pct;
+    } forms[] = {{"0.4", 40}, {".5", 50}, {"1.0", 100}, {"1.", 100}, {"0.05", 5},
+                 {"40%", 40}, {"40", 40}, {"1", 1},     {"0", 0}};
+    (void)state;
+    for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+        char text[512];
+        struct gs_diag d;
+        struct warns w;
+        snprintf(text, sizeof(text),
+                 "apiVersion: gpusched.io/v1alpha1\nkind: Cluster\nspec:\n"
+                 "  nodeTemplates: [{name: t, gpuModel: T4, gpus: 2}]\n  nodes: [{name: "
+                 "n1, template: t}]\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p, "
+                 "annotations: {sim.gpusched.io/gpu-util: \"%s\"}}\nspec: {containers: "
+                 "[{name: m}]}\n",
+                 forms[i].v);
+        struct gs_scenario *s = load_text_ok(text, &d, &w);
+        assert_int_equal(s->pods[0].util_pct, forms[i].pct);
+        gs_scenario_free(s);
+    }
+}
+
 /* --- bad inputs: each names the place --- */
 
 struct bad {
@@ -597,6 +624,35 @@ static const struct bad bads[] = {
     {"apiVersion: v1\nkind: Pod\nmetadata: {name: p, annotations: {sim.gpusched.io/arrival: "
      "\"1\\e\"}}\n",
      -EINVAL, ":3:60: ", "arrival: \"1\\x1b\" is not a duration", 0},
+    {CL_HDR "  nodeTemplates: [{name: t, gpuModel: A100-SXM4-80GB, gpus: 4, nvlinks: [[0, 1, 4]], "
+            "nvlinkGroups: [[2, 3]]}]\n",
+     -EINVAL, ":4:100: ", "node template t: GPU 0 is NVLinked to GPU 1 but in no NVLink group", 0},
+    {CL_HDR "  nodeTemplates: [{name: t, gpuModel: L40S, gpus: 4, nvlinkGroups: [[0, 1]]}]\n",
+     -EINVAL, ":4:68: ", "node template t: L40S has no NVLink", 0},
+    /* values the API server refuses were accepted without a word */
+    {POD_HDR "spec: {restartPolicy: Sometimes, containers: [{name: m}]}\n", -EINVAL,
+     ":4:23: ", "spec.restartPolicy must be one of Always, OnFailure, Never, not \"Sometimes\"", 0},
+    {POD_HDR "spec: {dnsPolicy: 42, containers: [{name: m}]}\n", -EINVAL,
+     ":4:19: ", "spec.dnsPolicy must be a string", 0},
+    {POD_HDR "spec: {containers: [{name: m, imagePullPolicy: Sometimes}]}\n", -EINVAL,
+     ":4:48: ", "spec.containers[0].imagePullPolicy must be one of Always, IfNotPresent, Never", 0},
+    {POD_HDR "spec: {containers: [{name: m, livenessProbe: x}]}\n", -EINVAL,
+     ":4:46: ", "spec.containers[0].livenessProbe must be a mapping", 0},
+    {POD_HDR "spec: {containers: [{name: m}], ephemeralContainers: [{bogus: 1}]}\n", -EINVAL,
+     ":4:56: ", "unknown field \"bogus\" in spec.ephemeralContainers[0]", 0},
+    {POD_HDR "spec: {containers: [{name: m}], ephemeralContainers: [{name: d, resources: "
+             "{limits: {nvidia.com/gpu: 8}}}]}\n",
+     -EINVAL, ":4:65: ", "an ephemeral container may not ask resources", 0},
+    {RES("hugepages-2Mi: 1Gi"), -EINVAL, ":8:16: ",
+     "resource hugepages-2Mi is not modelled: kube-scheduler places such a pod only on a node", 0},
+#define UTIL(v)                                                                                    \
+    "apiVersion: v1\nkind: Pod\nmetadata: {name: p, annotations: {sim.gpusched.io/gpu-util: \"" v  \
+    "\"}}\n"
+    {UTIL("40.0"), -EINVAL, ":3:61: ", "gpu-util must be a whole percentage 0..100", 0},
+    {UTIL("0.333"), -EINVAL, ":3:61: ", "at most two decimals (\"0.4\"), not \"0.333\"", 0},
+    {UTIL("1.5"), -EINVAL, ":3:61: ", "or a fraction 0..1", 0},
+    {UTIL("0.4%"), -EINVAL, ":3:61: ", "gpu-util must be", 0},
+    {UTIL("101"), -EINVAL, ":3:61: ", "gpu-util must be", 0},
     {"apiVersion: v1\nkind: Pod\nmetadata: {name: \"a\\eb\"}\n", -EINVAL,
      ":3:18: ", "metadata.name \"a\\x1bb\": expected a DNS subdomain", 0},
     {"apiVersion: v1\nkind: Pod\nmetadata: {name: \"a\xe2\x80\xae"
@@ -765,6 +821,13 @@ static const struct bad bads[] = {
     {"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: topology-gpu-policy}\ndata:\n"
      "  policy.yaml: |\n    scheduling:\n      nvlink:\n        strategy: colcate\n",
      -EINVAL, ":8:19: ", "strategy must be one of colocate, prefer-colocate, spread", 0},
+    /* the range as the ratio is written, not in the thousandths it is kept in */
+    {"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: topology-gpu-policy}\ndata:\n"
+     "  policy.yaml: |\n    scheduling:\n      nvlink: {overcommit: 1000}\n",
+     -EINVAL, ":7:28: ", "scheduling.nvlink.overcommit: \"1000\" is out of range (1..100)", 0},
+    {"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kubeflow-gpu-profiles}\ndata:\n"
+     "  profiles.yaml: \"profiles:\\n- {name: x, overcommitRatio: 0.5}\\n\"\n",
+     -EINVAL, ":5:18: ", "overcommitRatio: \"0.5\" is out of range (1..100)", 0},
     {"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: topology-gpu-policy}\ndata:\n"
      "  policy.yaml: |\n    scheduling:\n      node:\n        timeSlicing: often\n",
      -EINVAL, ":8:22: ", "timeSlicing must be true or false", 0},
@@ -1456,6 +1519,14 @@ static void test_durations(void **state)
         {"0.0000001s", -EDOM, 0},
         {"300000000000d", -ERANGE, 0},
         {"100000000d100000000d", -ERANGE, 0},
+        /* Go's units were refused: ns (whole microseconds only), and the micro signs */
+        {"1000ns", 0, 1},
+        {"1500ns", -EDOM, 0},
+        {"1\xc2\xb5s", 0, 1},
+        {"2\xce\xbcs", 0, 2},
+        {"+5s", 0, 5000000},
+        {".5h", 0, INT64_C(1800000000)},
+        {"1.h", 0, INT64_C(3600000000)},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         const char *why = NULL;
@@ -1935,6 +2006,7 @@ static void test_pod_parse_json(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_gpu_util_forms),
         cmocka_unit_test(test_pod_parse_json),
         cmocka_unit_test(test_seeds_load_each),
         cmocka_unit_test(test_seed_policy_values),

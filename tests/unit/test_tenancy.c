@@ -690,6 +690,30 @@ static void test_gpumem_quota_per_card(void **state)
     gs_scenario_free(s);
 }
 
+/* A whole-card container beside a HAMi slice became a second slice (the largest gpumem was applied
+ * to every card): containers asking cards of different shapes are refused, naming both. */
+static void test_mixed_card_shapes_refused(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    node(s, "n1", "az-1", tmpl(s, "t4", 4, 0));
+    for (int k = 0; k < 2; k++) {
+        struct gs_pod_spec *p = pod(s, "ns", k ? "same" : "mixed", 1, 0, -1);
+        p->ncontainers = 2;
+        p->containers[1] = p->containers[0];
+        p->containers[0].gpumem_mib = 1000;
+        p->containers[1].gpumem_mib = k ? 1000 : GS_UNSET;
+    }
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    assert_int_equal(find(t, "mixed")->state, GS_POD_REJECTED);
+    assert_non_null(strstr(find(t, "mixed")->reason,
+                           "containers[0] asks nvidia.com/gpumem 1000 MiB per card and "
+                           "containers[1] a whole card"));
+    assert_int_equal(find(t, "same")->state, GS_POD_RUNNING);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
 /* A ResourceQuota's reason writes cpu as Kubernetes writes the quantity: 3 cores "3", not the
  * milli-cores 3000 (which read as 3,000 cores). */
 static void test_cpu_quota_reason(void **state)
@@ -2626,6 +2650,7 @@ int main(void)
         cmocka_unit_test(test_fair_share_settles),
         cmocka_unit_test(test_reclaim_then_fill),
         cmocka_unit_test(test_gpumem_quota_per_card),
+        cmocka_unit_test(test_mixed_card_shapes_refused),
         cmocka_unit_test(test_cpu_quota_reason),
         cmocka_unit_test(test_nvlink_gang_never_split),
         cmocka_unit_test(test_gpuquota_reason),

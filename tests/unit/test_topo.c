@@ -536,6 +536,26 @@ static int topo_cli(const char *a1, const char *a2, const char *a3, const char *
     return st;
 }
 
+/* A directory read as a read error (exit 1), and a GPU column past GPU15 as a NIC. */
+static void test_bad_files(void **state)
+{
+    (void)state;
+    struct gs_topo t;
+    struct gs_diag d;
+    gs_diag_init(&d);
+    /* a directory is bad input (exit 2), not a read error */
+    assert_int_equal(gs_topo_load(DIR, &t, &d), -EINVAL);
+    assert_non_null(strstr(d.msg, "a directory, not a file"));
+    char out[1024];
+    assert_int_equal(topo_cli(NULL, NULL, NULL, NULL, DIR, out, sizeof(out)), 2);
+    /* a GPU column past GPU15 was taken for a NIC */
+    write_file("/tmp/gpusched-test-topo-gpu.txt",
+               "\tGPU0\tGPU99999999999999999999\nGPU0\t X \tSYS\n");
+    assert_int_equal(gs_topo_load("/tmp/gpusched-test-topo-gpu.txt", &t, &d), -EINVAL);
+    assert_non_null(strstr(d.msg, ":1:7: header: GPU99999999999999999999: more GPUs than the 16"));
+    unlink("/tmp/gpusched-test-topo-gpu.txt");
+}
+
 /* gpusched topo: --yaml is a template the Cluster kind loads as it is; --json; bad input exits 2.
  */
 static void test_cli(void **state)
@@ -580,6 +600,12 @@ static void test_cli(void **state)
                               out, sizeof(out)),
                      2);
     assert_non_null(strstr(out, "give --model"));
+    /* a model without NVLink was written the matrix's NVLink groups */
+    assert_int_equal(topo_cli("--yaml", "--model", "T4", NULL,
+                              DIR "h100_4gpu_nv6_4nic_pix_per_gpu.txt", out, sizeof(out)),
+                     2);
+    assert_non_null(strstr(out, "--model T4: "));
+    assert_non_null(strstr(out, "T4 has no NVLink"));
     write_file("/tmp/gpusched-test-topo-bad.txt", "\tGPU0\tGPU1\nGPU0\t X \tPIX\nGPU1\tPXX\t X \n");
     assert_int_equal(
         topo_cli(NULL, NULL, NULL, NULL, "/tmp/gpusched-test-topo-bad.txt", out, sizeof(out)), 2);
@@ -601,6 +627,7 @@ int main(void)
         cmocka_unit_test(test_topology_file_simulates),
         cmocka_unit_test(test_span_uses_cross_links),
         cmocka_unit_test(test_topology_file_errors),
+        cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_cli),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

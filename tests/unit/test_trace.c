@@ -475,12 +475,12 @@ static void test_sequence_good(void **state)
     small_lists(&nodes, &nn, &pods, &np);
     gs_diag_init(&d);
     write_text("seq.csv",
-               "seq,pod,peer_FGD,other,peer_Random\r\n"
-               "0,p3,n3,a,\r\n"
-               "1,p1,,b,n1\r\n"
+               "seq,pod,peer_FGD,peer_Random\r\n"
+               "0,p3,n3,\r\n"
+               "1,p1,,n1\r\n"
                "\r\n"
-               "2,p4,n2,c,n2\r\n"
-               "3,p2,n1,d,n3\r\n",
+               "2,p4,n2,n2\r\n"
+               "3,p2,n1,n3\r\n",
                path, sizeof(path));
     assert_int_equal(gs_trace_read_sequence(path, pods, np, nodes, nn, &seq, &d), 0);
     assert_int_equal(seq.n, 4);
@@ -546,6 +546,14 @@ static void test_sequence_bad(void **state)
     sequence_refused("pod,peer_FGD\np1,n1,x\n", pods, np, nodes, nn, ":2:1: ");
     sequence_refused("pod,peer_FGD\n", pods, np, nodes, nn, ": no pods");
     sequence_refused("", pods, np, nodes, nn, ":1:1: empty file");
+    /* a column read as nothing, and a seq out of order, were taken without a word */
+    sequence_refused("seq,pod,extra\n0,p1,a\n", pods, np, nodes, nn,
+                     ":1:9: column \"extra\" is not read");
+    sequence_refused("pod,peer_Foo\np1,n1\n", pods, np, nodes, nn,
+                     ":1:5: column peer_Foo names no policy");
+    sequence_refused("seq,pod\nx,p1\n", pods, np, nodes, nn, ":2:1: seq: ");
+    sequence_refused("seq,pod\n0,p1\n2,p2\n", pods, np, nodes, nn,
+                     ":3:1: seq: 2 is not this row's place in the order, 1");
 
     char path[256];
     struct gs_sequence seq;

@@ -489,11 +489,55 @@ static int gpu_defaults(const struct gs_policy *pol, const char *ns, struct gs_s
  * all of them before it validates against each. A type: Pod entry then bounds the pod's sums
  * (pod_check()).
  */
+/* shape() - what container @c asks of each of its cards, into @buf. */
+static const char *shape(const struct gs_scn_container *c, char *buf, size_t size)
+{
+    if (c->gpumem_mib == GS_UNSET && c->gpucores == GS_UNSET)
+        snprintf(buf, size, "a whole card");
+    else if (c->gpucores == GS_UNSET)
+        snprintf(buf, size, "nvidia.com/gpumem %lld MiB", (long long)c->gpumem_mib);
+    else if (c->gpumem_mib == GS_UNSET)
+        snprintf(buf, size, "nvidia.com/gpucores %lld", (long long)c->gpucores);
+    else
+        snprintf(buf, size, "nvidia.com/gpumem %lld MiB and gpucores %lld",
+                 (long long)c->gpumem_mib, (long long)c->gpucores);
+    return buf;
+}
+
+/*
+ * same_shape() - refuse container @i when it asks cards of a shape other than the pod's first
+ * GPU container @first asked: a pod's cards are all of one shape (a share of each, or each
+ * whole), so a whole-card container beside a HAMi slice would silently become a slice.
+ */
+static int same_shape(const struct gs_pod_spec *sp, int i, const struct gs_scn_container *c,
+                      int *first, struct gs_scn_container *seen, char *why, size_t size)
+{
+    char a[64], b[64], pa[64], pb[64];
+    if (!(c->gpu != GS_UNSET && c->gpu > 0) && c->gpumem_mib == GS_UNSET && c->gpucores == GS_UNSET)
+        return 0;
+    if (*first < 0) {
+        *first = i;
+        *seen = *c;
+        return 0;
+    }
+    if (c->gpumem_mib == seen->gpumem_mib && c->gpucores == seen->gpucores)
+        return 0;
+    gs__tn_field_path(sp, "containers[]", *first, pa, sizeof(pa));
+    gs__tn_field_path(sp, "containers[]", i, pb, sizeof(pb));
+    gs__say(why, size,
+            "%s asks %s per card and %s %s: a pod's cards are of one shape, so its GPU "
+            "containers must ask the same (run them as separate pods)",
+            pa, shape(seen, a, sizeof(a)), pb, shape(c, b, sizeof(b)));
+    return -1;
+}
+
 static int containers(const struct gs_policy *pol, const struct gs_pod_spec *sp,
                       struct gs_scn_container *sum, const char **field, int16_t *at, char *why,
                       size_t size)
 {
     struct effective e;
+    struct gs_scn_container seen = {0};
+    int first = -1;
     memset(&e, 0, sizeof(e));
     *sum = (struct gs_scn_container){0, GS_UNSET, GS_UNSET, 0, 0, "", 0, 0, 0, 0, 0};
     /* app containers, then init containers, as LimitRanger checks them: the first at fault is
@@ -515,6 +559,10 @@ static int containers(const struct gs_policy *pol, const struct gs_pod_spec *sp,
         for (k = 0; (lr = limits_of(pol, sp->ns, &k));)
             if (limit_check(&c, lr, field, why, size))
                 return -1;
+        if (same_shape(sp, i, &c, &first, &seen, why, size)) {
+            *field = "spec.containers[].resources.limits";
+            return -1;
+        }
         effective_add(&e, &c);
         if (c.gpumem_mib != GS_UNSET && c.gpumem_mib > sum->gpumem_mib)
             sum->gpumem_mib = c.gpumem_mib;

@@ -366,7 +366,7 @@ static int unpark(struct gs_tenancy *t, int32_t group)
 /* @field into @buf with its "containers[]" naming container @at of @sp (index in sp->containers,
  * -1 none) by its place in its own list, as an API server names it ("spec.containers[1]",
  * "spec.initContainers[0]"). */
-static void field_path(const struct gs_pod_spec *sp, const char *field, int at, char *buf,
+void gs__tn_field_path(const struct gs_pod_spec *sp, const char *field, int at, char *buf,
                        size_t size)
 {
     static const char list[] = "containers[]";
@@ -400,8 +400,8 @@ int gs_tenancy_submit(struct gs_tenancy *t, int64_t now, const struct gs_pod_spe
     if (gs__tn_admit(t, p)) {
         if (why && size)
             snprintf(why, size, "%s", p->reason);
-        field_path(sp, p->field ? p->field : "spec", p->field_at, t->refused_field,
-                   sizeof(t->refused_field));
+        gs__tn_field_path(sp, p->field ? p->field : "spec", p->field_at, t->refused_field,
+                          sizeof(t->refused_field));
         return 1;
     }
     p->preemptions = sp->evictions; /* a snapshot's pod: its history goes on */

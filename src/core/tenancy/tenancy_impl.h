@@ -324,6 +324,11 @@ struct gs_tenancy {
 
 /* admission.c */
 int gs__tn_admission_init(struct gs_tenancy *t);
+
+/* gs__tn_field_path() - @field, its "containers[]" naming container @at of @sp as an API server
+ * names it ("spec.containers[1]", "spec.initContainers[0]"), into @buf. */
+void gs__tn_field_path(const struct gs_pod_spec *sp, const char *field, int at, char *buf,
+                       size_t size);
 /* Is tier @ts (NULL or undefined: the tier as the README defines it) a requirement: strategy
  * colocate with maxSkew 0 or unset? prefer-colocate, or colocate with a skew, only prefers. */
 int gs__tn_tier_required(const struct gs_tier_spec *ts);
