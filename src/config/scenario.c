@@ -340,6 +340,9 @@ int gs_scenario_load(struct gs_scenario *s, const char *path, struct gs_diag *d)
     if (!gs__scn_priv(s))
         return gs_diag_error_code(d, -ENOMEM, "%s: out of memory", path);
     const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
+    if (name != path && gs__scn_priv(s)->stdin_read)
+        return gs_diag_error(d, "-: standard input is given twice: it is read once");
+    gs__scn_priv(s)->stdin_read |= name != path;
     unsigned char *buf;
     int rc = gs__yaml_read(path, true, GS_SCN_FILE_MAX_BYTES, "too large for a scenario file", &buf,
                            &L.len, d);

@@ -82,6 +82,7 @@ struct gs_scn_priv {
     bool policy_tenants;             /* a topology policy with a tenants: map was loaded */
     struct gs_scn_src policy_src;    /* its position */
     bool policy_seen, profiles_seen; /* one topology policy and one profiles ConfigMap */
+    bool stdin_read;                 /* "-" was loaded: a second would read an empty stream */
 };
 
 /* One gs_scenario_load() call. */

@@ -975,6 +975,11 @@ static void test_scenario_horizon(void **state)
     expect_exit(&r, 2);
     expect_has(r.err, "--horizon \"0s\" must be longer than 0 s");
     result_free(&r);
+    /* the second read of standard input found it empty, and loaded nothing without a word */
+    run(&r, ARGS("simulate", "--scenario", "-", "--scenario", "-"));
+    expect_exit(&r, 2);
+    expect_has(r.err, "-: standard input is given twice: it is read once");
+    result_free(&r);
     /* --quiet leaves out the bills --rates prices: a file that does not exist went unread */
     run(&r, ARGS("simulate", "--scenario", "tests/data/scenario/node-failure.yaml", "--quiet",
                  "--rates", "no-such-rates.yaml"));
