@@ -130,6 +130,18 @@ static int read_topology(const json_t *j, int ngpus, struct topo *t, char *field
     return 0;
 }
 
+/* model_agrees() - topology @t (read_topology()) is one the cards of node @ni can have: NVLink
+ * only where the model has it (gs_topology_check(), the rule a scenario's node template and a
+ * snapshot of this daemon are read by). Return: 1; 0 with @field and @msg. */
+static int model_agrees(const struct gs_node_info *ni, const struct topo *t, char *field,
+                        size_t fcap, char *msg, size_t mcap)
+{
+    if (!t->known)
+        return 1;
+    snprintf(field, fcap, "topology.nvlinks");
+    return gs_topology_check(ni->model, ni->gpus, t->nvlink, t->links, msg, mcap) == 0;
+}
+
 /* Tell the scheduler node @i's topology: its agent's, else its template's. Return: 0; -ENOMEM. */
 static int apply_topology(struct gsd_state *st, size_t i)
 {
@@ -165,7 +177,8 @@ static int load_reg(void *ud, const char *node, const char *body)
     struct gs_node_info ni;
     if (i < 0 || !j || gs_cluster_node_info(st->cluster, (size_t)i, &ni) || !same_cards(&ni, j) ||
         read_topology(json_object_get(j, "topology"), ni.gpus, &st->agents->a[i].topo, field,
-                      sizeof(field), msg, sizeof(msg)) < 0) {
+                      sizeof(field), msg, sizeof(msg)) < 0 ||
+        !model_agrees(&ni, &st->agents->a[i].topo, field, sizeof(field), msg, sizeof(msg))) {
         gsd_log("warn", "stored registration of a node the inventory no longer holds so: not used",
                 "node", node, NULL);
         json_decref(j);
@@ -690,8 +703,10 @@ static int check_body(struct gsd_req *r, const struct gs_node_info *ni, json_t *
     }
     const json_t *tj = json_object_get(b, "topology");
     int known = read_topology(tj, ni->gpus, t, field, sizeof(field), msg, sizeof(msg));
-    if (known < 0 || (tj && !topology_agrees(tj, ni->name, ni->gpus, t, field, sizeof(field), msg,
-                                             sizeof(msg)))) {
+    if (known < 0 ||
+        (tj &&
+         !topology_agrees(tj, ni->name, ni->gpus, t, field, sizeof(field), msg, sizeof(msg))) ||
+        !model_agrees(ni, t, field, sizeof(field), msg, sizeof(msg))) {
         gsd_reply_error(r, 400, field, "%s", msg);
         json_decref(b);
         return -1;

@@ -273,21 +273,21 @@ static void test_score_weights(void **state)
         top_after_team_a(KSC "          - {name: GPUBinPacking, weight: 50}\n", top), "n-a100-0");
 }
 
-#define TOKEN_NODE      "node-token-0123456789abcdef"
-#define T4_GPU(i, pair) "{\"index\": " #i ", \"pcieDomain\": " #pair ", \"nvlinkGroup\": " #pair "}"
-/* The 4-card T4 box, its cards bridged in pairs (0,2) and (1,3). */
-static const char t4_bridged[] =
+#define TOKEN_NODE   "node-token-0123456789abcdef"
+#define T4_GPU(i, d) "{\"index\": " #i ", \"pcieDomain\": " #d ", \"nvlinkGroup\": null}"
+/* The 4-card T4 box, its cards in two PCIe domains, (0,2) and (1,3). */
+static const char t4_paired[] =
     "{\"gpus\": 4, \"gpuModel\": \"T4\", \"topology\": {\"gpus\": [" T4_GPU(0, 0) ", " T4_GPU(
-        1, 1) ", " T4_GPU(2, 0) ", " T4_GPU(3, 1) "], \"nvlinks\": [[0, 2, 4], [1, 3, 4]]}}";
+        1, 1) ", " T4_GPU(2, 0) ", " T4_GPU(3, 1) "]}}";
 
-/* The topology a node's agent registers picks the cards bind takes: a bridged pair. */
+/* The topology a node's agent registers picks the cards bind takes: a pair in one domain. */
 static void test_registered_topology(void **state)
 {
     (void)state;
     struct daemon d;
     char node[64];
     start(&d, NULL, "nodeToken: " TOKEN_NODE "\n");
-    h_request(&d, "POST", "/v1/nodes/n-t4-0/register", TOKEN_NODE, t4_bridged, 201);
+    h_request(&d, "POST", "/v1/nodes/n-t4-0/register", TOKEN_NODE, t4_paired, 201);
     char *pair = h_pod_annotated("team-a", "pair", 2, 0, "gpusched.io/gpu-model", "T4");
     const char *t4[] = {"n-t4-0"};
     filter_bind(&d, pair, t4, 1, node);

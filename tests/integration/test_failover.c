@@ -480,6 +480,12 @@ static void test_snapshot_tenants(void **state)
         0, 0) ", " gpu1 ", " T4_GPU(2, 0) ", " T4_GPU(3, 1) "], \"nvlinks\": [" edge               \
                                                             ", [1, 3, 4]]}}"
 
+/* The T4 box as it is (T4s have no NVLink): its cards in two PCIe domains, (0,2) and (1,3). */
+#define T4_PCI(i, d) "{\"index\": " #i ", \"pcieDomain\": " #d ", \"nvlinkGroup\": null}"
+#define T4_PAIRED                                                                                  \
+    "{\"gpus\": 4, \"gpuModel\": \"T4\", \"topology\": {\"gpus\": [" T4_PCI(0, 0) ", " T4_PCI(     \
+        1, 1) ", " T4_PCI(2, 0) ", " T4_PCI(3, 1) "]}}"
+
 /* The T4 box with no NVLink: every card alone, each in a PCIe domain of its own. */
 #define T4_ALONE(i) "{\"index\": " #i ", \"pcieDomain\": " #i ", \"nvlinkGroup\": null}"
 #define T4_NONE                                                                                    \
@@ -616,15 +622,20 @@ static void test_registered_topology(void **state)
     h_answer_free(&a);
     cards_of_a_pair(&d, "refused", cards, sizeof(cards));
     assert_string_equal(cards, "0,1");
-    h_expect(&d, "POST", path, TOKEN_NODE, T4_REG(T4_GPU(1, 1), "[0, 2, 4]"), 201, &a);
+    /* well formed, but no T4 has NVLink: a snapshot of it would not load (it did) */
+    h_expect(&d, "POST", path, TOKEN_NODE, T4_REG(T4_GPU(1, 1), "[0, 2, 4]"), 400, &a);
+    assert_string_equal(json_string_value(json_object_get(a.json, "field")), "topology.nvlinks");
+    assert_non_null(strstr(json_string_value(json_object_get(a.json, "error")),
+                           "T4 has no NVLink, so a node of it has no NVLink group or link"));
     h_answer_free(&a);
-    cards_of_a_pair(&d, "bridged", cards, sizeof(cards));
+    h_expect(&d, "POST", path, TOKEN_NODE, T4_PAIRED, 201, &a);
+    h_answer_free(&a);
+    cards_of_a_pair(&d, "paired", cards, sizeof(cards));
     assert_string_equal(cards, "0,2");
-    /* links, none, links again: the node's own entry of pair counts is kept between (the third
-     * wrote before the fleet's table) */
+    /* domains, none, domains again: the node's own entry of pair counts is kept between (the
+     * third wrote before the fleet's table) */
     for (int k = 0; k < 3; k++) {
-        h_expect(&d, "POST", path, TOKEN_ADMIN,
-                 k == 1 ? T4_NONE : T4_REG(T4_GPU(1, 1), "[0, 2, 4]"), 201, &a);
+        h_expect(&d, "POST", path, TOKEN_ADMIN, k == 1 ? T4_NONE : T4_PAIRED, 201, &a);
         h_answer_free(&a);
     }
     cards_of_a_pair(&d, "again", cards, sizeof(cards));
@@ -641,13 +652,12 @@ static void test_registered_topology(void **state)
     for (size_t g = 0; g < 4; g++) { /* the cards as placed: the template's were shown */
         assert_int_equal(
             json_integer_value(json_array_get(json_object_get(a.json, "pcie_domain"), g)), g % 2);
-        assert_int_equal(
-            json_integer_value(json_array_get(json_object_get(a.json, "nvlink_group"), g)), g % 2);
+        assert_true(json_is_null(json_array_get(json_object_get(a.json, "nvlink_group"), g)));
     }
-    json_t *nv =
-        json_object_get(json_object_get(json_object_get(a.json, "agent"), "topology"), "nvlinks");
-    assert_int_equal(json_array_size(nv), 2);
-    assert_int_equal(json_integer_value(json_array_get(json_array_get(nv, 0), 1)), 2);
+    json_t *gpus =
+        json_object_get(json_object_get(json_object_get(a.json, "agent"), "topology"), "gpus");
+    assert_int_equal(json_array_size(gpus), 4);
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(gpus, 1), "pcieDomain")), 1);
     h_answer_free(&a);
     assert_int_equal(h_stop(&d), 0);
     /* the node's cards are another model after a restart: its registration, of T4s, is not
