@@ -30,6 +30,7 @@ struct gsd_http_stats {
     _Atomic uint64_t rejected[GSD_REJECT_N];
     _Atomic uint64_t answered[6]; /* answers by status class: [2] 2xx, ... [5] 5xx */
     _Atomic int64_t in_flight;    /* bytes of bodies being read now */
+    _Atomic int64_t answers;      /* bytes of answers of over 4 KiB being sent now */
     _Atomic int64_t connections;  /* open now */
 };
 

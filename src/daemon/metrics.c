@@ -209,6 +209,11 @@ static void counters(struct gsd_text *b, const struct gsd_snap *n, const struct 
            "Bytes of request bodies being read now (capped by http.maxBytesInFlight).");
     gsd_text_printf(b, "gpusched_http_request_body_bytes_in_flight %lld\n",
                     (long long)atomic_load(&((struct gsd_http_stats *)h)->in_flight));
+    header(b, "gpusched_http_response_bytes_in_flight", "gauge",
+           "Bytes of answers over 4 KiB being sent now (capped by http.maxBytesInFlight with the "
+           "bodies).");
+    gsd_text_printf(b, "gpusched_http_response_bytes_in_flight %lld\n",
+                    (long long)atomic_load(&((struct gsd_http_stats *)h)->answers));
 }
 
 /* ---- with a token: tenants, namespaces, queues, nodes and cards ---- */

@@ -9,7 +9,9 @@
  *    route's body cap; a refusal is answered before a byte of the body is read. A declared
  *    Content-Length over the cap is a 413 at once, and one that would not fit under
  *    http.maxBytesInFlight with the bodies being read now is a 503 with Retry-After. A body's
- *    bytes count as they arrive, so a slow sender holds only what it has sent.
+ *    bytes count as they arrive, so a slow sender holds only what it has sent. Answers of over
+ *    ANSWER_SMALL bytes count with them until sent: one past the cap is a 503, so that clients
+ *    that ask and never read cannot pile up the daemon's memory.
  *  - body: kept up to its cap. One that grows past the cap or past the bytes in flight (chunked,
  *    its length undeclared) is no longer kept: what it held is freed, the rest is read and
  *    dropped, and the 413 (or 503) is answered when the body ends, as libmicrohttpd can answer
@@ -163,6 +165,7 @@ struct conn {
     struct gsd_req *r;
     size_t cap, bufcap;
     int64_t reserved; /* bytes counted in stats.in_flight, given back when the request ends */
+    int64_t answer;   /* bytes counted in stats.answers, given back when the request ends */
     int64_t begin_us; /* monotonic: when its headers were in */
     int answered;     /* a response is queued: whatever else arrives is not read */
     int refused;      /* a body past a cap: answered when it ends, what arrives is dropped */
@@ -925,11 +928,42 @@ static void end_line(struct gsd_req *r)
     r->resp = m;
 }
 
+#define ANSWER_SMALL 4096 /* bytes: an error or a pod; answered whatever is in flight */
+
+/* Count @r's answer (its own copy, over ANSWER_SMALL bytes) in flight with the bodies being read,
+ * under http.maxBytesInFlight; past it the answer becomes a 503 with Retry-After. */
+static void count_answer(struct gsd_server *s, struct conn *k, struct gsd_req *r)
+{
+    int64_t n = (int64_t)r->resp_len;
+    if (!r->resp || r->resp_release || n <= ANSWER_SMALL) /* a shared buffer is held once */
+        return;
+    if (atomic_fetch_add(&s->stats.answers, n) + n + atomic_load(&s->stats.in_flight) <=
+        atomic_load(&s->max_in_flight)) {
+        k->answer = n;
+        return;
+    }
+    atomic_fetch_sub(&s->stats.answers, n);
+    atomic_fetch_add(&s->stats.rejected[GSD_REJECT_BUSY], 1);
+    free(r->resp);
+    r->resp = NULL;
+    int64_t cap = atomic_load(&s->max_in_flight);
+    r->retry_after = n <= cap; /* one larger than the cap would never go: retrying cannot help */
+    if (n > cap)
+        gsd_reply_error(r, 503, "limit",
+                        "the answer is %lld bytes, more than http.maxBytesInFlight (%lld) "
+                        "allows in flight: ask for fewer at a time (?limit=)",
+                        (long long)n, (long long)cap);
+    else
+        gsd_reply_error(r, 503, "", "too many answers in flight; retry shortly");
+    end_line(r);
+}
+
 static enum MHD_Result send_reply(struct gsd_server *s, struct MHD_Connection *c, struct conn *k)
 {
     struct gsd_req *r = k->r;
     gsd_reply_render(r);
     end_line(r);
+    count_answer(s, k, r);
     struct MHD_Response *resp =
         r->resp_release
             ? MHD_create_response_from_buffer_with_free_callback_cls(r->resp_len, r->resp,
@@ -1226,6 +1260,7 @@ static void on_done(void *cls, struct MHD_Connection *c, void **con_cls,
     set_deadline(s, c, gsd_mono_us() + s->idle_us);
     if (k) {
         atomic_fetch_sub(&s->stats.in_flight, k->reserved);
+        atomic_fetch_sub(&s->stats.answers, k->answer);
         if (k->suspended) /* its connection went without the answer being sent */
             atomic_fetch_sub(&s->suspended, 1);
         req_free(k->r);

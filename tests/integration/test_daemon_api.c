@@ -1167,6 +1167,46 @@ static void test_headers_given_twice(void **state)
     h_cleanup(&d);
 }
 
+/* Answers count in flight with the request bodies under http.maxBytesInFlight: each client that
+ * asked for a long list and never read it held its whole answer (3 GB from one address). One
+ * answer larger than the cap is refused naming ?limit=, without Retry-After. */
+static void test_answer_cap(void **state)
+{
+    (void)state;
+    struct daemon d;
+    struct answer a;
+    assert_int_equal(h_setup(&d, "http: {maxBytesInFlight: 4194304}\n"), 0);
+    assert_int_equal(h_start(&d), 0);
+    char *big = malloc(60001), path[64];
+    memset(big, 'x', 60000);
+    big[60000] = '\0';
+    for (int i = 0; i < 80; i++) { /* 80 pods of 60 KB: a list of 4.8 MB */
+        char name[16], *pod;
+        snprintf(name, sizeof(name), "p%d", i);
+        pod = h_pod_annotated("team-a", name, 0, 0, "note", big);
+        h_request(&d, "POST", "/v1/pods", TOKEN_A, pod, 201);
+        free(pod);
+    }
+    free(big);
+    h_expect(&d, "GET", "/v1/pods?limit=80", TOKEN_A, NULL, 503, &a);
+    assert_string_equal(json_string_value(json_object_get(a.json, "field")), "limit");
+    assert_non_null(strstr(json_string_value(json_object_get(a.json, "error")),
+                           "more than http.maxBytesInFlight (4194304) allows in flight"));
+    assert_string_equal(a.retry_after, "");
+    h_answer_free(&a);
+    for (int limit = 40; limit <= 60; limit += 20) { /* 2.4 and 3.6 MB go */
+        snprintf(path, sizeof(path), "/v1/pods?limit=%d", limit);
+        h_expect(&d, "GET", path, TOKEN_A, NULL, 200, &a);
+        assert_int_equal(json_array_size(json_object_get(a.json, "items")), (size_t)limit);
+        h_answer_free(&a);
+    }
+    h_expect(&d, "GET", "/metrics", TOKEN_ADMIN, NULL, 200, &a);
+    assert_non_null(strstr(a.body, "\ngpusched_http_response_bytes_in_flight 0\n"));
+    h_answer_free(&a);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 /* A body that stops coming ends its connection http.bodyTimeoutSeconds after the headers (2 s
  * here), silent or not: it was ended only when a byte came, so a silent sender held it for the
  * idle timeout (60 s). */
@@ -1531,6 +1571,7 @@ int main(void)
         cmocka_unit_test(test_headers_given_twice),
         cmocka_unit_test(test_headers_trickled),
         cmocka_unit_test(test_body_stalled),
+        cmocka_unit_test(test_answer_cap),
         cmocka_unit_test(test_unsupported_media),
         cmocka_unit_test(test_many_query_arguments),
         cmocka_unit_test(test_one_daemon_per_store),
