@@ -477,18 +477,6 @@ static int gpu_defaults(const struct gs_policy *pol, const char *ns, struct gs_s
     return 0;
 }
 
-/*
- * Containers after LimitRange defaults, as the pod's effective request; -1 with @why (and *@field)
- * when a bound is broken. As Kubernetes' LimitRanger admission ("Limit Ranges", kubernetes.io):
- * a container that asks none of a resource gets the range's defaultRequest as its request (its
- * `default`, the limit, where no defaultRequest is given); an extended resource such as
- * nvidia.com/gpu, whose request must equal its limit, gets `default` (else defaultRequest). Each
- * container must then lie within min and max, and within maxLimitRequestRatio (ratios()). With
- * several LimitRanges in a namespace, each is applied in the order loaded: defaults first (a
- * field one of them set is not set again), then every range's bounds, as LimitRanger mutates with
- * all of them before it validates against each. A type: Pod entry then bounds the pod's sums
- * (pod_check()).
- */
 /* shape() - what container @c asks of each of its cards, into @buf. */
 static const char *shape(const struct gs_scn_container *c, char *buf, size_t size)
 {
@@ -531,6 +519,18 @@ static int same_shape(const struct gs_pod_spec *sp, int i, const struct gs_scn_c
     return -1;
 }
 
+/*
+ * Containers after LimitRange defaults, as the pod's effective request; -1 with @why (and *@field)
+ * when a bound is broken. As Kubernetes' LimitRanger admission ("Limit Ranges", kubernetes.io):
+ * a container that asks none of a resource gets the range's defaultRequest as its request (its
+ * `default`, the limit, where no defaultRequest is given); an extended resource such as
+ * nvidia.com/gpu, whose request must equal its limit, gets `default` (else defaultRequest). Each
+ * container must then lie within min and max, and within maxLimitRequestRatio (ratios()). With
+ * several LimitRanges in a namespace, each is applied in the order loaded: defaults first (a
+ * field one of them set is not set again), then every range's bounds, as LimitRanger mutates with
+ * all of them before it validates against each. A type: Pod entry then bounds the pod's sums
+ * (pod_check()).
+ */
 static int containers(const struct gs_policy *pol, const struct gs_pod_spec *sp,
                       struct gs_scn_container *sum, const char **field, int16_t *at, char *why,
                       size_t size)
