@@ -157,6 +157,13 @@ static int read_line(const char *path, char *buf, size_t n)
     return r && buf[0] ? 0 : -EINVAL;
 }
 
+/* Is @tok (NULL: none) a token the agent can send and keep: a bearer token that fits? */
+static int token_ok(const char *tok)
+{
+    return tok && strlen(tok) < sizeof(((struct agent *)0)->token) &&
+           gs_bearer_token_ok(tok, strlen(tok));
+}
+
 /*
  * The node's own token: from the state folder, else by registering with the bootstrap token (the
  * token is then kept there, mode 0600). With a token, the registration is sent again with it, so
@@ -186,6 +193,13 @@ static int register_node(struct agent *a)
     json_decref(reg);
     snprintf(url, sizeof(url), "/v1/nodes/%s/register", a->o.node);
     int have = read_line(path, a->token, sizeof(a->token)) == 0;
+    if (have && !token_ok(a->token)) {
+        say("%s: not a node token (a bearer token, 1..%zu letters, digits and -._~+/); remove "
+            "it to register again with the bootstrap token",
+            path, sizeof(a->token) - 1);
+        free(body);
+        return -1;
+    }
     long st = 0;
     if (!have) {
         if (!a->o.bootstrap_file || read_line(a->o.bootstrap_file, boot, sizeof(boot))) {
@@ -202,7 +216,15 @@ static int register_node(struct agent *a)
         st = http(a, "POST", url, boot, body, &resp);
         json_t *j = st == 201 ? json_loads(resp, 0, NULL) : NULL;
         const char *tok = json_string_value(json_object_get(j, "token"));
-        if (tok && strlen(tok) < sizeof(a->token)) {
+        if (st == 201 && !token_ok(tok)) { /* it goes into every request's headers */
+            say("gpuschedd's answer to registering node %s holds no valid \"token\" (a bearer "
+                "token, 1..%zu letters, digits and -._~+/)",
+                a->o.node, sizeof(a->token) - 1);
+            json_decref(j);
+            free(resp);
+            free(body);
+            return -1;
+        } else if (tok) {
             memcpy(a->token, tok, strlen(tok) + 1);
             int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
             FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
@@ -565,6 +587,8 @@ static int check_forms(const struct opts *o, int flags)
 }
 
 /* Return: 0; -1 bad usage (usage() follows); -2 a value refused, after saying why. */
+#define AGENT_ARG_MAX 200 /* bytes of an option's value */
+
 static int parse(int argc, char **argv, struct opts *o)
 {
     static char host[256];
@@ -611,11 +635,17 @@ static int parse(int argc, char **argv, struct opts *o)
     o->sync_ms = 2000;
     o->disc.sysfs = "/sys";
     o->fmt = GS_TOPO_HUMAN;
-    int c, node_given = 0, fmt_flags = 0;
+    int c, li = 0, node_given = 0, fmt_flags = 0;
     char *end;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "h", lo, &li)) != -1) {
         long v = 0;
+        /* Paths and URLs go into fixed buffers with what the agent adds to them (a node name
+         * has its own rule: check_node()). */
+        if (optarg && c != 'n' && strlen(optarg) > AGENT_ARG_MAX) {
+            say("--%s: at most %d bytes", lo[li].name, AGENT_ARG_MAX);
+            return -2;
+        }
         if (c == 'r' || c == 'H' || c == 'y') {
             errno = 0;
             v = strtol(optarg, &end, 10);

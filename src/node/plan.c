@@ -220,19 +220,18 @@ int gs_plan_pods_json(const char *text, struct gs_plan_pod *out, int max, struct
         json_decref(a);
         return gs_diag_error(d, "pods: %s", a ? "a JSON list is needed" : e.text);
     }
-    if (json_array_size(a) > (size_t)max) {
+    size_t n = json_array_size(a);
+    if (n > (size_t)max) {
         json_decref(a);
-        return gs_diag_error_code(d, -E2BIG, "pods: %zu bound pods; at most %d", json_array_size(a),
-                                  max);
+        return gs_diag_error_code(d, -E2BIG, "pods: %zu bound pods; at most %d", n, max);
     }
     json_array_foreach(a, i, o)
     {
         if ((rc = one_pod(o, (int)i, &out[i], d)) != 0)
             break;
     }
-    int n = (int)json_array_size(a);
     json_decref(a);
-    return rc ? rc : n;
+    return rc ? rc : (int)n;
 }
 
 static const struct gs_plan_pod *find_uid(const struct gs_plan *p, const char *uid)
@@ -766,6 +765,8 @@ int gs_plan_load(struct gs_plan *p, const char *path, struct gs_diag *d)
         if (!json_is_array(got) || json_array_size(got) > GS_GPUS_MAX || cg[0] < 0 ||
             cg[0] > 10000 || cg[1] < 0 || cg[1] > 10000)
             rc = -EINVAL;
+        if (rc) /* the loops below fill fixed arrays: nothing of a bad entry is read */
+            break;
         q->cg_base = (uint16_t)cg[0];
         q->cg_wrote = (uint16_t)cg[1];
         json_array_foreach(r, k, x)

@@ -7,12 +7,15 @@
 
 #include <cmocka.h>
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -121,4 +124,42 @@ const char *t_write(const char *path, const char *text)
     if (!f || fputs(text, f) < 0 || fclose(f) != 0)
         fail_msg("%s: cannot write: %s", path, strerror(errno));
     return path;
+}
+
+pid_t t_odd_server(int n, int status, const char *body, char *server)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof(sa);
+    assert_true(fd >= 0);
+    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    assert_int_equal(listen(fd, 4), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+    snprintf(server, 64, "http://127.0.0.1:%d", ntohs(sa.sin_port));
+    pid_t pid = fork();
+    if (pid != 0) {
+        close(fd);
+        return pid;
+    }
+    for (int i = 0; i < n; i++) {
+        char req[4096], head[160];
+        int c = accept(fd, NULL, NULL);
+        size_t got = 0;
+        ssize_t k;
+        while (c >= 0 && got < sizeof(req) - 1 &&
+               (k = read(c, req + got, sizeof(req) - 1 - got)) > 0) {
+            req[got += (size_t)k] = '\0';
+            if (strstr(req, "\r\n\r\n"))
+                break;
+        }
+        int h = snprintf(head, sizeof(head),
+                         "HTTP/1.1 %d Odd\r\nContent-Type: application/json\r\n"
+                         "Content-Length: %zu\r\nConnection: close\r\n\r\n",
+                         status, strlen(body));
+        if (c >= 0 && write(c, head, (size_t)h) == h && write(c, body, strlen(body)) < 0)
+            i = n;
+        if (c >= 0)
+            close(c);
+    }
+    _exit(0);
 }

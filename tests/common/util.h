@@ -7,6 +7,7 @@
 #define GS_TEST_UTIL_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /*
  * t_slurp() - the whole of file @path, NUL-terminated (malloc'd: the caller frees), its length
@@ -38,5 +39,10 @@ int t_rmtree(const char *dir);
 
 /* t_write() - write @text to @path (the running test fails when it cannot). Return: @path. */
 const char *t_write(const char *path, const char *text);
+
+/* t_odd_server() - a server on 127.0.0.1, in a child, that answers each of @n requests (read up
+ * to the end of their headers) with HTTP @status and @body, then exits: a peer answering as
+ * nothing real would. Its URL into @server (64 bytes). Return: the child's pid (kill, waitpid). */
+pid_t t_odd_server(int n, int status, const char *body, char *server);
 
 #endif

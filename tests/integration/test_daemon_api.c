@@ -839,46 +839,6 @@ static void test_client(void **state)
     h_cleanup(&d);
 }
 
-/* A server on 127.0.0.1 that answers each of @n requests with 200 and @body, in a child; its
- * pid, and its URL in @server (64 bytes). */
-static pid_t odd_server(int n, const char *body, char *server)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof(sa);
-    assert_true(fd >= 0);
-    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-    assert_int_equal(listen(fd, 4), 0);
-    assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
-    snprintf(server, 64, "http://127.0.0.1:%d", ntohs(sa.sin_port));
-    pid_t pid = fork();
-    if (pid != 0) {
-        close(fd);
-        return pid;
-    }
-    for (int i = 0; i < n; i++) {
-        char req[4096], head[160];
-        int c = accept(fd, NULL, NULL);
-        size_t got = 0;
-        ssize_t k;
-        while (c >= 0 && got < sizeof(req) - 1 &&
-               (k = read(c, req + got, sizeof(req) - 1 - got)) > 0) {
-            req[got += (size_t)k] = '\0';
-            if (strstr(req, "\r\n\r\n"))
-                break;
-        }
-        int h = snprintf(head, sizeof(head),
-                         "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                         "Content-Length: %zu\r\nConnection: close\r\n\r\n",
-                         strlen(body));
-        if (c >= 0 && write(c, head, (size_t)h) == h && write(c, body, strlen(body)) < 0)
-            i = n;
-        if (c >= 0)
-            close(c);
-    }
-    _exit(0);
-}
-
 /* The client's tables of an answer missing fields or with numbers at int64's ends: "-" for what
  * is missing, never printf("%s", NULL); no overflow (the ASan+UBSan build stops on one). */
 static void test_client_odd_answers(void **state)
@@ -886,10 +846,10 @@ static void test_client_odd_answers(void **state)
     (void)state;
     const char *bin = getenv("GPUSCHED_BIN");
     char server[64];
-    pid_t pid = odd_server(2,
-                           "{\"started_us\": -9223372036854775808, \"gpu_milli_allocated\": "
-                           "-9223372036854775808, \"state\": 7}\n",
-                           server);
+    pid_t pid = t_odd_server(2, 200,
+                             "{\"started_us\": -9223372036854775808, \"gpu_milli_allocated\": "
+                             "-9223372036854775808, \"state\": 7}\n",
+                             server);
     const char *status[] = {bin, "status", "--server", server, "--token", "t", NULL};
     const char *get[] = {bin, "get", "a/b", "--server", server, "--token", "t", NULL};
     struct t_run r;
@@ -905,7 +865,7 @@ static void test_client_odd_answers(void **state)
     waitpid(pid, NULL, 0);
     /* a 200 that is not a JSON object (another server, a proxy's page) printed an empty table
      * and exit 0: "no pods" where nothing was asked of gpuschedd */
-    pid = odd_server(2, "<html>sign in</html>\n", server);
+    pid = t_odd_server(2, 200, "<html>sign in</html>\n", server);
     const char *list[] = {bin, "list", "--server", server, "--token", "t", NULL};
     for (int i = 0; i < 2; i++) {
         t_run(i ? list : status, &r);
@@ -918,10 +878,10 @@ static void test_client_odd_answers(void **state)
     waitpid(pid, NULL, 0);
     /* what the answer says goes into the table escaped, as every message is written: an escape
      * sequence, a line break or a right-to-left override in a name reaches no terminal */
-    pid = odd_server(1,
-                     "{\"namespace\": \"a\\u001b[31m\", \"name\": \"b\\nc\", \"state\": "
-                     "\"x\\u202ey\", \"reason\": \"\\u009b2J\"}\n",
-                     server);
+    pid = t_odd_server(1, 200,
+                       "{\"namespace\": \"a\\u001b[31m\", \"name\": \"b\\nc\", \"state\": "
+                       "\"x\\u202ey\", \"reason\": \"\\u009b2J\"}\n",
+                       server);
     t_run(get, &r);
     if (r.status != 0 || memchr(r.out, 0x1b, r.out_len) || strstr(r.out, "\xe2\x80\xae") ||
         strstr(r.out, "\xc2\x9b") || !strstr(r.out, "\na\\x1b[31m/b\\x0ac ") ||
@@ -931,7 +891,7 @@ static void test_client_odd_answers(void **state)
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
     /* no start in the answer: no age, rather than the time since 1970 */
-    pid = odd_server(1, "{}\n", server);
+    pid = t_odd_server(1, 200, "{}\n", server);
     t_run(status, &r);
     if (r.status != 0 || r.out_len < 3 || strcmp(r.out + r.out_len - 3, " -\n"))
         fail_msg("status: exit %d, out: %s, err: %s", r.status, r.out, r.err);
@@ -955,7 +915,7 @@ static void test_client_large_answer(void **state)
         at += (size_t)snprintf(body + at, cap - at, "%s{\"namespace\":\"a\",\"name\":\"p%d\"}",
                                i ? "," : "", i);
     snprintf(body + at, cap - at, "]}\n");
-    pid_t pid = odd_server(1, body, server);
+    pid_t pid = t_odd_server(1, 200, body, server);
     const char *list[] = {bin, "list", "--server", server, "--token", "t", NULL};
     struct t_run r;
     t_run(list, &r);

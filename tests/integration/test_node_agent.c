@@ -743,6 +743,60 @@ static void test_bad_usage(void **state)
     agent_says(1, "--yaml needs the GPU model, which nvidia-smi does not give; print --json",
                (const char *[]){"--discover", "--yaml", "--nvml-lib", "/nonexistent",
                                 "--nvidia-smi", smi, "--node", NODE, NULL});
+    /* paths go into fixed buffers with the names the agent adds: a longer one is refused */
+    memset(longname, 'd', 201);
+    longname[201] = '\0';
+    agent_says(2, "--state-dir: at most 200 bytes",
+               (const char *[]){"--node", NODE, "--state-dir", longname, NULL});
+}
+
+/* gpuschedd's answer to a registration without a token the agent can send in a header (none,
+ * or one with a line break that would add headers of its own) is refused, and no token kept. */
+static void test_odd_registration(void **state)
+{
+    (void)state;
+    char server[64], smi[200], text[300], sd[200], tok[240];
+    snprintf(smi, sizeof(smi), "%s/nvidia-smi", E.agent_dir);
+    snprintf(text, sizeof(text),
+             "#!/bin/sh\ncat tests/data/topo/h100_4gpu_nv6_4nic_pix_per_gpu.txt\n");
+    t_write(smi, text);
+    chmod(smi, 0755);
+    snprintf(sd, sizeof(sd), "%s/odd-state", E.agent_dir);
+    snprintf(tok, sizeof(tok), "%s/token", sd);
+    const char *answers[] = {"{\"token\": \"abc\\r\\nX-Evil: 1\"}", "{}", "hello"};
+    for (int i = 0; i < 3; i++) {
+        pid_t pid = t_odd_server(1, 201, answers[i], server);
+        const char *argv[] = {getenv("GPUSCHED_AGENT_BIN"),
+                              "--server",
+                              server,
+                              "--node",
+                              NODE,
+                              "--bootstrap-token-file",
+                              E.boot,
+                              "--state-dir",
+                              sd,
+                              "--nvml-lib",
+                              "/nonexistent",
+                              "--nvidia-smi",
+                              smi,
+                              "--no-device-plugin",
+                              NULL};
+        struct t_run r;
+        t_run(argv, &r);
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        if (r.status != 1 || !strstr(r.err, "holds no valid \"token\""))
+            print_error("answer %s: status %d: %s\n", answers[i], r.status, r.err);
+        assert_int_equal(r.status, 1);
+        assert_non_null(strstr(r.err, "holds no valid \"token\""));
+        assert_int_equal(access(tok, F_OK), -1);
+        t_run_free(&r);
+    }
+    /* a token file that is no bearer token is not sent either */
+    t_write(tok, "abc def\n");
+    agent_says(1, "not a node token",
+               (const char *[]){"--node", NODE, "--state-dir", sd, "--nvml-lib", "/nonexistent",
+                                "--nvidia-smi", smi, NULL});
 }
 
 int main(void)
@@ -757,6 +811,7 @@ int main(void)
         cmocka_unit_test(test_restart_no_double),
         cmocka_unit_test(test_not_ready_and_back),
         cmocka_unit_test(test_bad_usage),
+        cmocka_unit_test(test_odd_registration),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -729,6 +729,20 @@ static void test_plan_restart(void **state)
     assert_int_equal(gs_plan_init(p, &t, 4, NULL, NULL, NULL), 0);
     assert_int_equal(gs_plan_load(p, path, &d), -EINVAL);
     assert_non_null(strstr(d.msg, "not the agent's state"));
+    /* more devices handed out than a pod has cards: refused before any is read */
+    char big[4096];
+    int off = snprintf(big, sizeof(big),
+                       "[{\"uid\":\"u-a\",\"replicas\":[[0,0]],\"mig\":\"\","
+                       "\"migStart\":0,\"cgBase\":0,\"cgWrote\":0,\"got\":[");
+    for (int i = 0; i < 40; i++)
+        off +=
+            snprintf(big + off, sizeof(big) - (size_t)off, "%s[\"GPU-x::%d\",0]", i ? "," : "", i);
+    snprintf(big + off, sizeof(big) - (size_t)off, "]}]");
+    write_file(path, big);
+    assert_int_equal(gs_plan_init(p, &t, 4, NULL, NULL, NULL), 0);
+    assert_int_equal(gs_plan_load(p, path, &d), -EINVAL);
+    assert_int_equal(p->npods, 0);
+    assert_non_null(strstr(d.msg, "not the agent's state"));
     free(p);
 }
 
@@ -755,6 +769,7 @@ static void test_plan_bad_pods(void **state)
                      -EINVAL);
     assert_non_null(strstr(d.msg, "pods[0].uid"));
     assert_int_equal(gs_plan_pods_json("[1,2,3]", pods, 2, &d), -E2BIG);
+    assert_non_null(strstr(d.msg, "3 bound pods; at most 2"));
     struct gs_topo t;
     plan_topo(&t);
     struct gs_plan *p = malloc(sizeof(*p));
