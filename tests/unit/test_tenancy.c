@@ -655,6 +655,40 @@ static void test_reclaim_then_fill(void **state)
     gs_scenario_free(s);
 }
 
+/* A queue that goes past its deserved share after another queue's pod failed gives that pod
+ * victims: it reclaims at once, as it would after a scheduler restart (Volcano's reclaim action
+ * looks at every pending job each session), not only once something frees. */
+static void test_reclaim_when_victims_arrive(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    int t4 = tmpl(s, "t4", 4, 1);
+    node(s, "n1", "az-1", t4);
+    node(s, "n2", "az-1", t4);
+    queue(s, "qa", 1);
+    queue(s, "qb", 1);
+    const char *names[] = {"a0", "a1", "b0", "b1", "p", "b2", "b3", "b4", "b5"};
+    for (int i = 0; i < 9; i++) {
+        struct gs_pod_spec *p = pod(s, "ns", names[i], i == 4 ? 2 : 1,
+                                    i < 4   ? 0
+                                    : i < 5 ? 1
+                                            : 2,
+                                    10000);
+        snprintf(p->queue, sizeof(p->queue), "%s", names[i][0] == 'b' ? "qb" : "qa");
+        snprintf(p->node_name, sizeof(p->node_name), "%s", i < 5 ? "n1" : "n2");
+    }
+    /* At 1 s qb holds 2 of the 2 GPUs it deserves (its demand), so p waits and its victim
+     * search backs off 10 s; at 2 s qb runs 6 against 4 deserved: once the back-off has passed
+     * since then, b0 and b1 are reclaimed for p, which keeps qb at its share. */
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    assert_int_equal(find(t, "p")->start_us, 12 * S);
+    assert_int_equal(find(t, "b0")->preemptions + find(t, "b1")->preemptions, 2);
+    for (int i = 5; i < 9; i++)
+        assert_int_equal(find(t, names[i])->preemptions, 0);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
 /* A ResourceQuota @name in namespace "ns" that bounds nothing yet. */
 static struct gs_rquota_spec *rquota(struct gs_scenario *s, const char *name)
 {
@@ -2649,6 +2683,7 @@ int main(void)
         cmocka_unit_test(test_small_pods_keep_the_big_hole),
         cmocka_unit_test(test_fair_share_settles),
         cmocka_unit_test(test_reclaim_then_fill),
+        cmocka_unit_test(test_reclaim_when_victims_arrive),
         cmocka_unit_test(test_gpumem_quota_per_card),
         cmocka_unit_test(test_mixed_card_shapes_refused),
         cmocka_unit_test(test_cpu_quota_reason),

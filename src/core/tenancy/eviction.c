@@ -95,7 +95,7 @@ static int guaranteed(const struct gs_tenancy *t, const struct rpod *p)
     return 0;
 }
 
-static int reclaimable(const struct gs_tenancy *t, int32_t q)
+int gs__tn_reclaimable(const struct gs_tenancy *t, int32_t q)
 {
     return (size_t)q >= t->pol->nqueues || t->pol->queues[q].reclaimable;
 }
@@ -123,7 +123,7 @@ static int eligible(const struct gs_tenancy *t, const struct rpod *p, const stru
     if (mode == EVICT_PREEMPT && v->prio <= p->prio && extras_of(t, v) > 0)
         return 1; /* it grew into room others need now */
     if (mode == EVICT_RECLAIM)
-        return v->queue != p->queue && reclaimable(t, v->queue) &&
+        return v->queue != p->queue && gs__tn_reclaimable(t, v->queue) &&
                t->q_used[v->queue] > t->q_deserved[v->queue];
     /* The guarantee never reaches over a higher priority: evictions only go down or level,
      * so a pod evicted for a guarantee cannot turn round and evict its evictor's kin. */
@@ -469,7 +469,7 @@ static int may_take(const struct gs_tenancy *t, const struct rpod *p, const stru
         (c->charged == 1 && c->tenant != p->tenant))
         return 0;
     if (mode == EVICT_RECLAIM)
-        return c->queue != p->queue && reclaimable(t, c->queue) &&
+        return c->queue != p->queue && gs__tn_reclaimable(t, c->queue) &&
                t->q_used[c->queue] > t->q_deserved[c->queue];
     return (c->prio < p->prio && c->preemptible) ||
            (guarantee && c->tenant != p->tenant && c->prio <= p->prio);
@@ -738,7 +738,7 @@ static int worth_trying(const struct gs_tenancy *t, const struct rpod *p, enum e
         if (t->q_used[p->queue] + p->milli > t->q_deserved[p->queue])
             return 0;
         for (size_t q = 0; q < t->nqueues; q++)
-            if ((int32_t)q != p->queue && reclaimable(t, (int32_t)q) &&
+            if ((int32_t)q != p->queue && gs__tn_reclaimable(t, (int32_t)q) &&
                 t->q_used[q] > t->q_deserved[q])
                 return 1;
         return 0;
@@ -1367,7 +1367,8 @@ int gs__tn_evict_for(struct gs_tenancy *t, int32_t pod, enum evict_mode mode, st
     if (t->model_limit)
         se.models &= t->model_limit;
     for (size_t q = 0; mode == EVICT_RECLAIM && q < t->nqueues; q++)
-        if ((int32_t)q != p->queue && reclaimable(t, (int32_t)q) && t->q_used[q] > t->q_deserved[q])
+        if ((int32_t)q != p->queue && gs__tn_reclaimable(t, (int32_t)q) &&
+            t->q_used[q] > t->q_deserved[q])
             se.donors |= 1ull << (q & 63); /* reclaim: queues (mod 64) above their share */
     t->vdonors = se.donors;
     bound_init(t, p, mode, guarantee, se.donors, &se.bound);

@@ -537,6 +537,46 @@ static int level_pass(struct gs_tenancy *t, size_t l)
     return r;
 }
 
+/*
+ * Did victims appear that failed pods have not met: a reclaimable queue further past its
+ * deserved share, or a member of an elastic gang past its minMember, since the last look? Binds
+ * make them without freeing anything (a queue that borrows more makes its older pods
+ * reclaimable), so the release epoch alone would try those pods only once something frees, and
+ * a restarted scheduler, trying every pod afresh, would decide otherwise. Pods whose victim
+ * search backs off then try once the back-off has passed (gs__tn_victims_due()). Only the full way
+ * evicts; reclaim matters only while a queue below its share has pods waiting. O(queues).
+ */
+static int victims_new(struct gs_tenancy *t)
+{
+    int more = t->extras_gen != t->extras_seen, over_more = 0, hungry = 0;
+    t->extras_seen = t->extras_gen;
+    for (size_t q = 0; q < t->nqueues; q++) {
+        int64_t over = t->q_used[q] - t->q_deserved[q];
+        over = over > 0 && gs__tn_reclaimable(t, (int32_t)q) ? over : 0;
+        over_more |= over > t->q_over[q];
+        t->q_over[q] = over;
+        hungry |= t->q_used[q] < t->q_deserved[q] && t->q_demand[q] > t->q_used[q];
+    }
+    more = t->way == GS_WAY_FULL && (more || (over_more && hungry));
+    if (more) {
+        t->victims_last = t->now;
+        if (t->victims_at == INT64_MAX)
+            t->victims_at = t->now + GS_EVICT_BACKOFF_US;
+    }
+    return more;
+}
+
+int gs__tn_victims_due(struct gs_tenancy *t)
+{
+    if (t->victims_at > t->now)
+        return 0;
+    /* Searches that backed off after the first new victims but before the last end later. */
+    int64_t again = t->victims_last + GS_EVICT_BACKOFF_US;
+    t->victims_at = again > t->now ? again : INT64_MAX;
+    t->epoch++;
+    return 1;
+}
+
 int gs__tn_pass(struct gs_tenancy *t)
 {
     if (!t->qheaps && !(t->qheaps = gs__zalloc(t->nqueues, sizeof(*t->qheaps))))
@@ -548,8 +588,17 @@ int gs__tn_pass(struct gs_tenancy *t)
     }
     int r = rebucket(t);
     t->work.passes++;
-    for (size_t l = 0; l < t->nlevels && r == 0; l++)
-        r = level_pass(t, l);
+    /* A round that made victims is followed by one that tries the pods they may serve; a few
+     * at most, the rest for the next pass (the epoch has moved on: there will be one). */
+    for (int round = 0; r == 0 && round < GS_VICTIM_ROUNDS; round++) {
+        if (round > 0 && !victims_new(t))
+            break;
+        if (round > 0 || victims_new(t))
+            t->epoch++;
+        for (size_t l = 0; l < t->nlevels && r == 0; l++)
+            r = level_pass(t, l);
+        r = r ? r : rebucket(t);
+    }
     return r;
 }
 

@@ -35,7 +35,9 @@ static int account(struct gs_tenancy *t, int32_t pod, int sign, int restore)
     gs__tn_gang_changed(t, p->wgroup);
     if (p->group >= 0) {
         struct gang *pg = &t->gangs[p->group];
+        int32_t extras = pg->running + pg->done - pg->min;
         pg->running += sign;
+        t->extras_gen += sign > 0 && extras >= 0 && gs__tn_gang_elastic(pg);
         t->elastic_running += gs__tn_gang_elastic(pg) ? sign : 0;
         pg->inqueue &= pg->running + pg->done < pg->min; /* phase Running: admitted no more */
     }

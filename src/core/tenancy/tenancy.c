@@ -101,13 +101,14 @@ static int alloc_state(struct gs_tenancy *t)
         ALLOC(t->use_queue, t->nqueues) || ALLOC(t->usable_held, nt * GS_MODEL_MAX) ||
         ALLOC(t->usable_asked, nt * GS_MODEL_MAX) || ALLOC(t->q_used, t->nqueues) ||
         ALLOC(t->q_demand, t->nqueues) || ALLOC(t->q_deserved, 2 * t->nqueues) ||
-        ALLOC(t->q_weight, t->nqueues) || ALLOC(t->rq_used, pol->nrquotas) ||
-        ALLOC(t->bo_key, GS_MEMO_SLOTS) || ALLOC(t->clean, GS_MEMO_SLOTS) ||
-        ALLOC(t->scratch, nodes) || ALLOC(t->logbits, nodes / 64 + 1) ||
-        ALLOC(t->bo_until, GS_MEMO_SLOTS) || ALLOC(t->resv_ev, GS_RESV_DEPTH) ||
-        ALLOC(t->resv_next, GS_RESV_DEPTH) || ALLOC(t->resv_ids, GS_RESV_DEPTH) ||
-        ALLOC(t->resv_nodes, nodes) || ALLOC(t->ts_asked, nt) || ALLOC(t->ts_entitled, nt) ||
-        ALLOC(t->ts_received, nt) || ALLOC(t->gang_open, nodes))
+        ALLOC(t->q_over, t->nqueues) || ALLOC(t->q_weight, t->nqueues) ||
+        ALLOC(t->rq_used, pol->nrquotas) || ALLOC(t->bo_key, GS_MEMO_SLOTS) ||
+        ALLOC(t->clean, GS_MEMO_SLOTS) || ALLOC(t->scratch, nodes) ||
+        ALLOC(t->logbits, nodes / 64 + 1) || ALLOC(t->bo_until, GS_MEMO_SLOTS) ||
+        ALLOC(t->resv_ev, GS_RESV_DEPTH) || ALLOC(t->resv_next, GS_RESV_DEPTH) ||
+        ALLOC(t->resv_ids, GS_RESV_DEPTH) || ALLOC(t->resv_nodes, nodes) ||
+        ALLOC(t->ts_asked, nt) || ALLOC(t->ts_entitled, nt) || ALLOC(t->ts_received, nt) ||
+        ALLOC(t->gang_open, nodes))
         return -ENOMEM;
     for (size_t q = 0; q < t->nqueues; q++)
         t->q_weight[q] = q < pol->nqueues ? pol->queues[q].weight : 1;
@@ -152,7 +153,7 @@ int gs_tenancy_new(const struct gs_policy *pol, const struct gs_tenancy_opts *o,
     t->head = t->resv_node = -1;
     t->epoch = 1;
     t->resv_gen = 1;
-    t->wake = INT64_MAX;
+    t->wake = t->victims_at = INT64_MAX;
     int r = gs__tn_scores_init(t, d);
     if (r == 0)
         r = gs_fleet_new(pol, &t->fleet, d);
@@ -189,6 +190,7 @@ void gs_tenancy_free(struct gs_tenancy *t)
                    t->q_used,
                    t->q_demand,
                    t->q_deserved,
+                   t->q_over,
                    t->q_weight,
                    t->rq_used,
                    t->user_running,
@@ -271,6 +273,7 @@ static int clock_to(struct gs_tenancy *t, int64_t now)
     gs__tn_work_accrue(t, now);
     t->now = now;
     gs_fleet_set_now(t->fleet, now);
+    gs__tn_victims_due(t);
     return t->wake <= now ? holds_end(t, before > now - 1 ? now - 1 : before) : 0;
 }
 
@@ -731,7 +734,7 @@ int64_t gs_tenancy_next_end(struct gs_tenancy *t)
 
 int64_t gs_tenancy_wake(const struct gs_tenancy *t)
 {
-    return t->wake;
+    return t->wake < t->victims_at ? t->wake : t->victims_at;
 }
 
 /* The filter reason most nodes gave in a reason of placement.c's why_nodes() ("0/N nodes are

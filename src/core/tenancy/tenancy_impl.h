@@ -27,9 +27,10 @@
 #define GS_RESV_DEPTH       4096 /* completions looked at for the head's promise */
 #define GS_NODE_CARDS_MAX   64
 #define GS_EVICT_BACKOFF_US                                                                        \
-    (10LL * 1000000)        /* between victim searches of one tenant, priority and size */
-#define GS_RQ_PER_NS  64    /* ResourceQuotas in one namespace at most */
-#define GS_MEMO_SLOTS 65536 /* shapes remembered for searches and back-off (a power of two) */
+    (10LL * 1000000)           /* between victim searches of one tenant, priority and size */
+#define GS_RQ_PER_NS     64    /* ResourceQuotas in one namespace at most */
+#define GS_MEMO_SLOTS    65536 /* shapes remembered for searches and back-off (a power of two) */
+#define GS_VICTIM_ROUNDS 4     /* rounds of a pass while binds make victims (order.c) */
 
 __extension__ typedef __int128 gs_i128;
 
@@ -221,6 +222,7 @@ struct gs_tenancy {
     /* Queues: the policy's, plus an implicit "default" queue last. */
     size_t nqueues;
     int64_t *q_used, *q_demand, *q_deserved;
+    int64_t *q_over; /* a reclaimable queue's use past its deserved share at the last look */
     int32_t *q_weight;
     /* ResourceQuota usage per quota: gpus, gpumem, cpu, memory, pods. */
     int64_t (*rq_used)[5];
@@ -260,8 +262,13 @@ struct gs_tenancy {
     size_t nzones;
     int32_t *node_key; /* per node: its template x nzones + zone, the index of those two */
     int64_t *running_by_level;
-    int64_t elastic_running; /* running members of elastic gangs (eviction.c) */
-    int64_t *borrowed;       /* [tenant x nlevels + level]: running pods not on dedicated quota */
+    int64_t elastic_running;          /* running members of elastic gangs (eviction.c) */
+    uint64_t extras_gen, extras_seen; /* binds that put an elastic gang's members past minMember;
+                                       * that count at the last look (order.c) */
+    /* New victims came at @victims_last; pods whose victim search backs off (placement.c) try
+     * again at @victims_at, INT64_MAX none due (order.c, victims_new()) */
+    int64_t victims_last, victims_at;
+    int64_t *borrowed; /* [tenant x nlevels + level]: running pods not on dedicated quota */
     /* Victim-search backoff per shape (see backing_off()). */
     uint64_t *bo_key;
     /* Nodes freed, in order, and shapes that found no room (placement.c, clean_of()). */
@@ -384,6 +391,8 @@ int gs__tn_takes_dedicated(const struct gs_tenancy *t, const struct rpod *p, int
 void gs__quota_charge(struct gs_tenancy *t, struct rpod *p, int model, int sign, int restore);
 /* Deserved shares of the queues over the cluster's cards (Volcano proportion). */
 void gs__tn_deserve(struct gs_tenancy *t);
+/* May queue @q's pods be reclaimed by other queues (the implicit default queue may)? */
+int gs__tn_reclaimable(const struct gs_tenancy *t, int32_t q);
 /* Volcano's enqueue check of gang @group's spec.minResources (see ledger.c): 1 admitted (or it
  * names none, or was admitted before), the gang marked Inqueue; 0 it waits, with why in @why
  * (@size bytes). O(pods + PodGroups) when it names some, else O(1). */
@@ -480,6 +489,9 @@ int gs__tn_pending_add(struct gs_tenancy *t, int32_t pod);
 void gs__tn_pending_left(struct gs_tenancy *t, int32_t pod);
 /* Try every pending pod that might now run: 0, or -ENOMEM. */
 int gs__tn_pass(struct gs_tenancy *t);
+/* Is a retry of pods that new victims may serve due by now (order.c)? Then the epoch moves on.
+ * Return: 1 due, 0 not. */
+int gs__tn_victims_due(struct gs_tenancy *t);
 /* Pending pod @pod takes the reason its bucket last failed for, where it is newer than its own. */
 void gs__tn_settle_reason(struct gs_tenancy *t, int32_t pod);
 void gs__tn_queue_free(struct gs_tenancy *t);
