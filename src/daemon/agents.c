@@ -13,6 +13,7 @@
 #include "gpusched/cluster.h"
 #include "gpusched/diag.h"
 #include "gpusched/grow.h"
+#include "gpusched/mig.h"
 #include "gpusched/scenario.h"
 #include "gpusched/tenancy.h"
 #include "gpusched/topo.h"
@@ -540,6 +541,53 @@ static int mig_ok(const json_t *g, const char *at, char *field, size_t fcap, cha
     return 1;
 }
 
+/*
+ * Card @g (at @at) is one model @model (catalog index, -1 unknown) can be: its memory at most the
+ * model's, MIG only on a model that has it, each instance a GPU instance profile of the model
+ * (gpusched/mig.h: the -lgip ID NVML gives as the instance's profileId) of its size, at a start
+ * the profile may take. Return: 1; 0 with @field and @msg.
+ */
+static int card_on_model(const json_t *g, const char *at, int model, char *field, size_t fcap,
+                         char *msg, size_t mcap)
+{
+    const struct gs_gpu_model *cm = gs_catalog_at(model);
+    if (!cm)
+        return 1;
+    snprintf(field, fcap, "%s.memoryMiB", at);
+    snprintf(msg, mcap, "more than a %s has (%u MiB)", cm->name, cm->memory_mib);
+    if (json_integer_value(json_object_get(g, "memoryMiB")) > (json_int_t)cm->memory_mib)
+        return 0;
+    const struct gs_mig_model *mm = gs_mig_model_at(gs_mig_model_find(cm->name));
+    snprintf(field, fcap, "%s.migMode", at);
+    snprintf(msg, mcap, "a %s has no MIG", cm->name);
+    if (!mm && json_is_true(json_object_get(g, "migMode")))
+        return 0;
+    const json_t *x;
+    size_t k;
+    json_array_foreach(json_object_get(g, "migInstances"), k, x)
+    {
+        json_int_t id = json_integer_value(json_object_get(x, "giProfile")),
+                   start = json_integer_value(json_object_get(x, "start")),
+                   size = json_integer_value(json_object_get(x, "size"));
+        const struct gs_mig_profile *pf = NULL;
+        for (int i = 0; i < mm->nprofiles && !pf; i++)
+            pf = mm->profiles[i].id == id ? &mm->profiles[i] : NULL;
+        snprintf(field, fcap, "%s.migInstances[%zu].giProfile", at, k);
+        snprintf(msg, mcap, "no GPU instance profile of a %s has ID %lld", cm->name, (long long)id);
+        if (!pf)
+            return 0;
+        snprintf(field, fcap, "%s.migInstances[%zu].size", at, k);
+        snprintf(msg, mcap, "%s takes %u memory slices", pf->name, pf->memory_slices);
+        if (size != pf->memory_slices)
+            return 0;
+        snprintf(field, fcap, "%s.migInstances[%zu].start", at, k);
+        snprintf(msg, mcap, "%s does not start at memory slice %lld", pf->name, (long long)start);
+        if (!(pf->starts >> start & 1u))
+            return 0;
+    }
+    return 1;
+}
+
 /* No two cards or MIG instances of @gpus share a UUID (NVML's are unique). Return: 1; 0 with
  * @field and @msg. */
 static int uuids_unique(const json_t *gpus, char *field, size_t fcap, char *msg, size_t mcap)
@@ -572,10 +620,11 @@ static int uuids_unique(const json_t *gpus, char *field, size_t fcap, char *msg,
  * its `name` is the node's, the values kept and shown are of their kind, and the NVLink groups
  * (and, with `links`, the PCIe domains) are what gs_topo_derive(), the rule the agent's tree
  * comes from, makes of its `nvlinks` (and `links` and `nics`); `pcieDomains` and `nvlinkGroups`
- * list what gpus[] says. Return: 1; 0 with @field and @msg.
+ * list what gpus[] says; each card is one its model @model can be (card_on_model()). Return: 1; 0
+ * with @field and @msg.
  */
-static int topology_agrees(const json_t *j, const char *name, int ngpus, const struct topo *t,
-                           char *field, size_t fcap, char *msg, size_t mcap)
+static int topology_agrees(const json_t *j, const char *name, int ngpus, int model,
+                           const struct topo *t, char *field, size_t fcap, char *msg, size_t mcap)
 {
     struct gs_topo g;
     const json_t *nm = json_object_get(j, "name"), *x;
@@ -593,7 +642,8 @@ static int topology_agrees(const json_t *j, const char *name, int ngpus, const s
         snprintf(at, sizeof(at), "topology.gpus[%zu]", i);
         if (!kept_ok(x, at, gpu_kept, field, fcap, msg, mcap))
             return 0;
-        if (!mig_ok(x, at, field, fcap, msg, mcap))
+        if (!mig_ok(x, at, field, fcap, msg, mcap) ||
+            !card_on_model(x, at, model, field, fcap, msg, mcap))
             return 0;
     }
     if (!uuids_unique(json_object_get(j, "gpus"), field, fcap, msg, mcap))
@@ -704,8 +754,8 @@ static int check_body(struct gsd_req *r, const struct gs_node_info *ni, json_t *
     const json_t *tj = json_object_get(b, "topology");
     int known = read_topology(tj, ni->gpus, t, field, sizeof(field), msg, sizeof(msg));
     if (known < 0 ||
-        (tj &&
-         !topology_agrees(tj, ni->name, ni->gpus, t, field, sizeof(field), msg, sizeof(msg))) ||
+        (tj && !topology_agrees(tj, ni->name, ni->gpus, ni->model, t, field, sizeof(field), msg,
+                                sizeof(msg))) ||
         !model_agrees(ni, t, field, sizeof(field), msg, sizeof(msg))) {
         gsd_reply_error(r, 400, field, "%s", msg);
         json_decref(b);

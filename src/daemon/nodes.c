@@ -363,15 +363,16 @@ json_t *gsd_node_json(const struct gsd_state *st, size_t i, int cards, const cha
 
 /* ---- POST /v1/nodes/NAME/heartbeat, POST /v1/nodes/NAME/gpus/INDEX/health, POST /v1/clock ---- */
 
-/* gpu_index() - INDEX of "/gpus/INDEX/health": plain decimal digits, at most 3, no sign or space
- * (sscanf's %d took "+1", " 1" and wrapped 4294967299 round to card 3); -1 when not that shape. */
+/* gpu_index() - INDEX of "/gpus/INDEX/health": plain decimal digits, at most 3, no sign, space or
+ * leading zero, one spelling per card (sscanf's %d took "+1", " 1" and wrapped 4294967299 round
+ * to card 3); -1 when not that shape. */
 static int gpu_index(const char *tail)
 {
     if (strncmp(tail, "/gpus/", 6) != 0)
         return -1;
     const char *d = tail + 6;
     size_t n = strspn(d, "0123456789");
-    if (n == 0 || n > 3 || strcmp(d + n, "/health") != 0)
+    if (n == 0 || n > 3 || (n > 1 && d[0] == '0') || strcmp(d + n, "/health") != 0)
         return -1;
     int v = 0;
     for (size_t k = 0; k < n; k++)

@@ -324,6 +324,9 @@ static void test_xid(void **state)
     h_expect(&d, "POST", "/v1/nodes/n-t4-0/gpus/+1/health", TOKEN_NODE, "{\"healthy\": false}", 404,
              &a);
     h_answer_free(&a);
+    h_expect(&d, "POST", "/v1/nodes/n-t4-0/gpus/01/health", TOKEN_NODE, "{\"healthy\": false}", 404,
+             &a);
+    h_answer_free(&a);
     report(&d, c, "{\"healthy\": \"no\"}", 400, &a);
     assert_string_equal(json_string_value(json_object_get(a.json, "field")), "healthy");
     h_answer_free(&a);
@@ -538,6 +541,13 @@ static const char *const contradict[][2] = {
             "\"migInstances\": [{\"start\": 0, \"size\": 4}, {\"start\": 3, \"size\": 1}]}",
             "[0, 2, 4]"),
      "topology.gpus[1].migInstances[1].start"}, /* an instance on another's slices */
+    /* cards no T4 can be: MIG on, more memory than it has */
+    {T4_REG("{\"index\": 1, \"pcieDomain\": 1, \"nvlinkGroup\": 1, \"migMode\": true}",
+            "[0, 2, 4]"),
+     "topology.gpus[1].migMode"},
+    {T4_REG("{\"index\": 1, \"pcieDomain\": 1, \"nvlinkGroup\": 1, \"memoryMiB\": 1073741824}",
+            "[0, 2, 4]"),
+     "topology.gpus[1].memoryMiB"},
     {T4_REG("{\"index\": 1, \"pcieDomain\": 1, \"nvlinkGroup\": 1, \"migMode\": true, "
             "\"migInstances\": [1]}",
             "[0, 2, 4]"),
