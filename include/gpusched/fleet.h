@@ -104,6 +104,7 @@ enum gs_fit_reason {
     GS_FIT_MIG_MODEL,  /* the node's GPU model has no MIG profile of that name */
     GS_FIT_NODE_NAME,  /* not the node spec.nodeName names */
     GS_FIT_TAINT,      /* a NoSchedule or NoExecute taint the pod does not tolerate */
+    GS_FIT_PODS,       /* Too many pods: the node runs its maxPods (GS_NODE_PODS_DEFAULT) */
     GS_FIT_REASONS
 };
 

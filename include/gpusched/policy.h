@@ -222,8 +222,16 @@ struct gs_node_template {
                                                   topologyFile's NV# cells), 0 = none given */
     int32_t timeslice_replicas; /* timeSlicing.replicas: time-slice replicas a card of it
                                    offers (NVIDIA device plugin), 0 = none */
+    int32_t max_pods; /* maxPods: pods a node of it runs at most (kubelet's maxPods, a Node's
+                         allocatable pods), 1..GS_NODE_PODS_MAX; 0 = GS_NODE_PODS_DEFAULT */
     struct gs_scn_src src;
 };
+
+/* Pods one node runs at most: kubelet's maxPods default (KubeletConfiguration reference,
+ * "maxPods ... Default: 110"), and the most a template or a Node may give, the node agent's list
+ * of a node's pods (GS_PLAN_PODS_MAX) being that long. */
+#define GS_NODE_PODS_DEFAULT 110
+#define GS_NODE_PODS_MAX     512
 
 /* A taint's effect, and a toleration's (GS_EFFECT_ANY: a toleration without one matches all):
  * Kubernetes' TaintEffect (k8s.io/api core/v1). */

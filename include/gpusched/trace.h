@@ -34,6 +34,7 @@ struct gs_trace_node {
     int model; /* catalog index, -1 when gpus == 0 */
     int gpus;
     int64_t cpu_milli, memory_mib;
+    int32_t pods; /* pods it runs at most (a Node's capacity.pods), 0 = not given */
 };
 
 #define GS_SEQ_PEERS_MAX 8

@@ -238,9 +238,10 @@ static void text_cluster(const struct gs_scenario *s, const struct derived *dv, 
     for (size_t i = 0; i < s->policy.ntemplates; i++) {
         const struct gs_node_template *t = &s->policy.templates[i];
         size_t n = dv->tpl_nodes[i];
-        fprintf(f, "  template %s: %d x %s, cpu %s milli, memory %s MiB, %zu nodes; pcie", t->name,
-                t->gpus, t->gpus ? model_name(t->model) : "no GPU", num(t->cpu_milli, a, sizeof(a)),
-                num(t->memory_mib, b, sizeof(b)), n);
+        fprintf(f, "  template %s: %d x %s, cpu %s milli, memory %s MiB, %d pods, %zu nodes; pcie",
+                t->name, t->gpus, t->gpus ? model_name(t->model) : "no GPU",
+                num(t->cpu_milli, a, sizeof(a)), num(t->memory_mib, b, sizeof(b)),
+                t->max_pods ? (int)t->max_pods : GS_NODE_PODS_DEFAULT, n);
         for (int g = 0; g < t->gpus; g++)
             fprintf(f, " %d", t->pcie_domain[g]);
         fprintf(f, "; nvlink");
@@ -728,11 +729,12 @@ static json_t *json_cluster(const struct gs_scenario *s, const struct derived *d
                                           : json_integer(nt->nvlink_group[g]));
         }
         json_array_append_new(
-            t,
-            json_pack("{s:s, s:s?, s:i, s:o, s:o, s:o, s:o, s:I, s:o}", "name", nt->name, "model",
-                      nt->gpus ? model_name(nt->model) : NULL, "gpus", nt->gpus, "cpu_milli",
-                      jint(nt->cpu_milli), "memory_mib", jint(nt->memory_mib), "pcie_domains", pcie,
-                      "nvlink_groups", nv, "nodes", (json_int_t)n, "src", jsrc(&nt->src)));
+            t, json_pack("{s:s, s:s?, s:i, s:o, s:o, s:i, s:o, s:o, s:I, s:o}", "name", nt->name,
+                         "model", nt->gpus ? model_name(nt->model) : NULL, "gpus", nt->gpus,
+                         "cpu_milli", jint(nt->cpu_milli), "memory_mib", jint(nt->memory_mib),
+                         "max_pods", nt->max_pods ? (int)nt->max_pods : GS_NODE_PODS_DEFAULT,
+                         "pcie_domains", pcie, "nvlink_groups", nv, "nodes", (json_int_t)n, "src",
+                         jsrc(&nt->src)));
     }
     return json_pack("{s:o, s:I}", "templates", t, "nodes", (json_int_t)s->policy.nnodes);
 }

@@ -42,11 +42,12 @@ enum {
     T_TOPOFILE,
     T_SLICING,
     T_NVLINKS,
+    T_MAXPODS,
     T_COUNT
 };
 static const char *const tpl_keys[] = {"name",        "gpuModel",    "gpus",         "cpuMilli",
                                        "memoryMiB",   "pcieDomains", "nvlinkGroups", "topologyFile",
-                                       "timeSlicing", "nvlinks"};
+                                       "timeSlicing", "nvlinks",     "maxPods"};
 
 /*
  * timeSlicing: {replicas: N} - what NVIDIA's device plugin config says per node with
@@ -274,6 +275,9 @@ static int read_template(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
         t.cpu_milli = v;
     if (!rc && f.f[T_MEM] && !(rc = gs__scn_int(c, f.f[T_MEM], "memoryMiB", 1, INT64_MAX / 2, &v)))
         t.memory_mib = v;
+    if (!rc && f.f[T_MAXPODS] &&
+        !(rc = gs__scn_int(c, f.f[T_MAXPODS], "maxPods", 1, GS_NODE_PODS_MAX, &v)))
+        t.max_pods = (int32_t)v;
     if (!rc)
         rc = topology(c, &f, &t);
     if (!rc && f.f[T_SLICING])

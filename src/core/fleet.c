@@ -51,6 +51,7 @@ struct fnode {
         own_links; /* 1 + its own entry in links[] once gs_fleet_set_topology() made one, else 0 */
     int32_t open_pos; /* position in the fleet's open list, -1 when not there */
     int64_t cpu_left, mem_left;
+    int32_t max_pods;    /* pods it runs at most (its template's maxPods) */
     int32_t sole_tenant; /* tenant of every pod here; -1 none, -2 several */
     int down;            /* not ready: it takes no new pod */
     int nbad;            /* unhealthy cards */
@@ -127,6 +128,7 @@ static const char *const reason_text[GS_FIT_REASONS] = {
     [GS_FIT_MIG_MODEL] = "GPU model has no MIG profile",
     [GS_FIT_NODE_NAME] = "node(s) didn't match the requested node name",
     [GS_FIT_TAINT] = "node(s) had untolerated taint",
+    [GS_FIT_PODS] = "Too many pods",
 };
 
 const char *gs_fit_reason_text(enum gs_fit_reason r)
@@ -183,6 +185,7 @@ static int node_init(struct fnode *nd, const struct gs_policy *s, size_t i, stru
     /* Host resources left out of a template do not constrain placement. */
     nd->cpu_left = t->cpu_milli == GS_UNSET ? INT64_MAX / 4 : t->cpu_milli;
     nd->mem_left = t->memory_mib == GS_UNSET ? INT64_MAX / 4 : t->memory_mib;
+    nd->max_pods = t->max_pods > 0 ? t->max_pods : GS_NODE_PODS_DEFAULT;
     nd->sole_tenant = -1;
     for (int g = 0; g < t->gpus; g++) {
         nd->cards[g].mem_mib = m->memory_mib;
@@ -894,6 +897,8 @@ static enum gs_fit_reason fit_host(const struct fnode *nd, size_t node, const st
     if (r->hard ? (nd->sole_tenant >= 0 && nd->sole_tenant != r->tenant) || nd->sole_tenant == -2
                 : nd->hard && nd->sole_tenant != r->tenant)
         return GS_FIT_ISOLATION;
+    if (nd->npods >= (size_t)nd->max_pods) /* kube-scheduler's NodeResourcesFit counts pods too */
+        return GS_FIT_PODS;
     if (r->cpu_milli > nd->cpu_left)
         return GS_FIT_CPU;
     if (r->memory_mib > nd->mem_left)
@@ -1374,10 +1379,12 @@ int gs_fleet_fits_without(const struct gs_fleet *f, size_t node, const struct gs
     uint32_t touched = 0;
     int64_t cpu = nd->cpu_left, mem = nd->mem_left;
     int hard = nd->hard;
+    size_t pods = nd->npods;
     for (size_t i = 0; i < nd->npods; i++) {
         const struct slot *sl = &nd->pods[i];
         if (!is_gone(sl, gone, ngone))
             continue;
+        pods--;
         cpu += sl->cpu_milli;
         mem += sl->memory_mib;
         hard -= sl->hard;
@@ -1387,7 +1394,7 @@ int gs_fleet_fits_without(const struct gs_fleet *f, size_t node, const struct gs
             touched |= 1u << g;
         }
     }
-    if (r->cpu_milli > cpu || r->memory_mib > mem)
+    if (pods >= (size_t)nd->max_pods || r->cpu_milli > cpu || r->memory_mib > mem)
         return 0;
     if (r->hard || hard) {
         int32_t sole = sole_without(nd, gone, ngone);

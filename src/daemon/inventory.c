@@ -36,7 +36,7 @@ static int add_row(struct gs_scenario *s, const struct gs_trace_node *r, const c
     while (t < p->ntemplates &&
            (p->templates[t].model != (r->gpus ? r->model : GS_UNSET) ||
             p->templates[t].gpus != r->gpus || p->templates[t].cpu_milli != r->cpu_milli ||
-            p->templates[t].memory_mib != r->memory_mib))
+            p->templates[t].memory_mib != r->memory_mib || p->templates[t].max_pods != r->pods))
         t++;
     if (p->nnodes == cap || t == cap)
         return -E2BIG;
@@ -47,6 +47,7 @@ static int add_row(struct gs_scenario *s, const struct gs_trace_node *r, const c
         tp->gpus = r->gpus;
         tp->cpu_milli = r->cpu_milli;
         tp->memory_mib = r->memory_mib;
+        tp->max_pods = r->pods;
         gs_topology_default(r->model, r->gpus, tp->pcie_domain, tp->nvlink_group);
         snprintf(tp->src.file, sizeof(tp->src.file), "%s", origin);
     }
@@ -167,6 +168,23 @@ static int capacity(const json_t *node, const char *name, const char *key, int e
     return 0;
 }
 
+/* Node @name's capacity.pods (kubelet's maxPods) into *@pods, 0 when not given; more than a node
+ * runs here (GS_NODE_PODS_MAX) is taken as that many, with a warning. */
+static int node_pods(const json_t *node, const char *name, int32_t *pods, struct gs_diag *d)
+{
+    int64_t v;
+    int rc = capacity(node, name, "pods", 0, 0, &v, d);
+    if (!rc && v < 0)
+        rc = gs_diag_error(d, "Node %s: status.capacity.pods is negative", name);
+    if (!rc && v > GS_NODE_PODS_MAX)
+        gs_diag_warn(d,
+                     "Node %s: status.capacity.pods %lld: gpuschedd binds at most %d pods to a "
+                     "node",
+                     name, (long long)v, GS_NODE_PODS_MAX);
+    *pods = (int32_t)(v > GS_NODE_PODS_MAX ? GS_NODE_PODS_MAX : v);
+    return rc;
+}
+
 /* The catalog model GPU feature discovery names in nvidia.com/gpu.product ("NVIDIA-A100-SXM4-
  * 80GB", "Tesla-V100-SXM2-16GB"): the catalog name after the vendor prefix, or the whole label. */
 static int product_model(const char *product)
@@ -250,6 +268,8 @@ int gsd_inventory_node(const json_t *node, struct gs_trace_node *row, char zone[
     if (!rc && (r.cpu_milli <= 0 || r.memory_mib <= 0))
         rc = gs_diag_error(d, "Node %s: status.capacity gives no %s", name,
                            r.cpu_milli <= 0 ? "cpu" : "memory");
+    if (!rc)
+        rc = node_pods(node, name, &r.pods, d);
     if (!rc)
         rc = capacity(node, name, "nvidia.com/gpu", 0, 0, &gpus, d);
     if (!rc)

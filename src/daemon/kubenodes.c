@@ -37,6 +37,7 @@ static int same_shape(const struct gsd_state *st, size_t i, const struct gs_trac
             return 0;
     }
     return ni.gpus == r->gpus && (!r->gpus || ni.model == r->model) &&
+           pol->templates[pol->nodes[i].template_index].max_pods == r->pods &&
            ni.cpu_milli == r->cpu_milli && ni.memory_mib == r->memory_mib &&
            !strcmp(ni.zone, *zone ? zone : "default");
 }
@@ -74,7 +75,7 @@ static int take(struct gsd_state *st, const json_t *node, int deleted)
     int same = same_shape(st, (size_t)i, &r, zone, tn, ntn);
     if (!same && !st->health[i].reshaped)
         gsd_log("warn",
-                "Node changed its cards, CPU, memory, zone or taints: placed as it was until "
+                "Node changed its cards, CPU, memory, pods, zone or taints: placed as it was until "
                 "gpuschedd starts again",
                 "node", r.name, NULL);
     st->health[i].reshaped = (uint8_t)!same;

@@ -61,6 +61,8 @@ static void template(struct gsd_text *t, const struct gs_node_template *tp, cons
         gsd_text_printf(t, "      cpuMilli: %" PRId64 "\n", tp->cpu_milli);
     if (tp->memory_mib != GS_UNSET)
         gsd_text_printf(t, "      memoryMiB: %" PRId64 "\n", tp->memory_mib);
+    if (tp->max_pods)
+        gsd_text_printf(t, "      maxPods: %d\n", (int)tp->max_pods);
     if (tp->timeslice_replicas)
         gsd_text_printf(t, "      timeSlicing: {replicas: %d}\n", (int)tp->timeslice_replicas);
     if (tp->gpus <= 0)

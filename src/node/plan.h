@@ -52,12 +52,13 @@
 
 #include "gpusched/catalog.h"
 #include "gpusched/cluster.h"
+#include "gpusched/policy.h"
 #include "gpusched/topo.h"
 
 struct gs_diag;
 
-#define GS_PLAN_PODS_MAX     512
-#define GS_PLAN_REPLICAS_MAX 64  /* nvidia.com/gpu IDs per card */
+#define GS_PLAN_PODS_MAX     GS_NODE_PODS_MAX /* what gpuschedd binds to a node at most */
+#define GS_PLAN_REPLICAS_MAX 64               /* nvidia.com/gpu IDs per card */
 #define GS_PLAN_ID_MAX       112 /* a device ID: "<uuid>::<k>" or a MIG UUID; kubelet allows 63+ */
 #define GS_PLAN_ENV_MAX      12
 #define GS_PLAN_VAL_MAX      1024

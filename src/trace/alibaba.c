@@ -97,6 +97,7 @@ static int is_nan(const char *s)
 static int parse_node(struct csv *c, const int *col, struct gs_trace_node *n, struct gs_diag *d)
 {
     int64_t gpus;
+    memset(n, 0, sizeof(*n)); /* what no column gives (pods) is not given */
     int rc = parse_name(c, col[0], n->name, sizeof(n->name), d);
     if (!rc)
         rc = csv_uint(c, col[1], CPU_MILLI_MAX, &n->cpu_milli, d);

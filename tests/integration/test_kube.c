@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "common/api.h"
+#include "gpusched/policy.h"
 #include "common/util.h"
 
 #include <microhttpd.h>
@@ -917,6 +918,12 @@ static void test_https_after_reload(void **state)
     "\"status\":{\"capacity\":{\"cpu\":\"96\",\"memory\":\"768Gi\",\"nvidia.com/gpu\":\"" count    \
     "\"}}}"
 
+/* KNODE with status.capacity.pods @pods. */
+#define KNODE_PODS(name, pods)                                                                     \
+    "{\"metadata\":{\"name\":\"" name "\",\"labels\":{\"nvidia.com/gpu.product\":\"Tesla-T4\","    \
+    "\"nvidia.com/gpu.count\":\"4\"}},\"status\":{\"capacity\":{\"cpu\":\"96\",\"memory\":"        \
+    "\"768Gi\",\"nvidia.com/gpu\":\"4\",\"pods\":\"" pods "\"}}}"
+
 /* KNODE with spec.taints @taints (a JSON array's text). */
 #define KNODE_TAINTED(name, product, count, zone, taints)                                          \
     "{\"metadata\":{\"name\":\"" name "\",\"labels\":{\"nvidia.com/gpu.product\":\"" product       \
@@ -969,6 +976,19 @@ static void test_inventory_from_nodes(void **state)
     assert_non_null(strstr(a.body, "T4"));
     assert_non_null(strstr(a.body, "zone-2"));
     h_answer_free(&a);
+    assert_int_equal(h_stop(&k), 0);
+    /* capacity.pods is kubelet's maxPods: the node runs that many at most; past what gpuschedd
+     * binds to one node it is taken as that, said once */
+    set_nodes(KNODE_PODS("gpu-p", "2"), KNODE_PODS("gpu-q", "1000"), NULL);
+    assert_int_equal(h_start(&k), 0);
+    assert_int_equal(h_call(&k, "GET", "/v1/nodes/gpu-p", TOKEN_A, NULL, &a), 0);
+    assert_int_equal(json_integer_value(json_object_get(a.json, "max_pods")), 2);
+    h_answer_free(&a);
+    assert_int_equal(h_call(&k, "GET", "/v1/nodes/gpu-q", TOKEN_A, NULL, &a), 0);
+    assert_int_equal(json_integer_value(json_object_get(a.json, "max_pods")), GS_NODE_PODS_MAX);
+    h_answer_free(&a);
+    assert_true(
+        h_log_has(&k, "Node gpu-q: status.capacity.pods 1000: gpuschedd binds at most 512"));
     assert_int_equal(h_stop(&k), 0);
     /* spec.taints are read beside the labels; a PreferNoSchedule one, a preference no score
      * here weighs, is said once and the Node taken, not the whole list refused */

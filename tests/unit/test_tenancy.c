@@ -689,6 +689,38 @@ static void test_reclaim_when_victims_arrive(void **state)
     gs_scenario_free(s);
 }
 
+/* A node runs its template's maxPods at most (kubelet's maxPods, 110 when not given), pods of no
+ * GPU included: the next waits with kube-scheduler's "Too many pods", and runs when one ends. */
+static void test_max_pods(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    int t8 = tmpl(s, "eight", 8, 0);
+    s->policy.templates[t8].max_pods = 2;
+    node(s, "n1", "az-1", t8);
+    pod(s, "ns", "cpu-only", 0, 0, 100);
+    pod(s, "ns", "one-card", 1, 0, 1000);
+    pod(s, "ns", "third", 1, 1, 100);
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    assert_int_equal(find(t, "third")->start_us, 100 * S);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+    s = scn();
+    node(s, "n1", "az-1", tmpl(s, "eight", 8, 0));
+    for (int i = 0; i < GS_NODE_PODS_DEFAULT + 1; i++) {
+        char n[16];
+        snprintf(n, sizeof(n), "p-%d", i);
+        pod(s, "ns", n, 0, 0, -1);
+    }
+    t = run(s, GS_WAY_FULL);
+    char last[16];
+    snprintf(last, sizeof(last), "p-%d", GS_NODE_PODS_DEFAULT);
+    assert_int_equal(find(t, last)->state, GS_POD_PENDING);
+    assert_non_null(strstr(find(t, last)->reason, "Too many pods"));
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
 /* A ResourceQuota @name in namespace "ns" that bounds nothing yet. */
 static struct gs_rquota_spec *rquota(struct gs_scenario *s, const char *name)
 {
@@ -2684,6 +2716,7 @@ int main(void)
         cmocka_unit_test(test_fair_share_settles),
         cmocka_unit_test(test_reclaim_then_fill),
         cmocka_unit_test(test_reclaim_when_victims_arrive),
+        cmocka_unit_test(test_max_pods),
         cmocka_unit_test(test_gpumem_quota_per_card),
         cmocka_unit_test(test_mixed_card_shapes_refused),
         cmocka_unit_test(test_cpu_quota_reason),
