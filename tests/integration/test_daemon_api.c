@@ -97,6 +97,29 @@ static void test_list_across_chunks(void **state)
     h_cleanup(&d);
 }
 
+/* Without --config no token reaches /v1: the daemon starts and /healthz is 200, but every /v1
+ * request is a 401, so it says so once at start; with a config that has tokens it says nothing. */
+static void test_no_tokens_warned(void **state)
+{
+    (void)state;
+    struct daemon d;
+    struct answer a;
+    assert_int_equal(h_setup(&d, NULL), 0);
+    assert_int_equal(h_start(&d), 0);
+    assert_int_equal(h_stop(&d), 0);
+    assert_false(h_log_has(&d, "no tokens configured"));
+    d.config[0] = '\0';
+    assert_int_equal(h_start(&d), 0);
+    assert_true(h_log_has(&d, "level=warn msg=\"no tokens configured: every /v1 request is "
+                              "refused (401); give --config a DaemonConfig"));
+    assert_true(h_log_has(&d, "config=none"));
+    assert_int_equal(h_call(&d, "GET", "/v1/pods", TOKEN_ADMIN, NULL, &a), 0);
+    assert_int_equal(a.status, 401);
+    h_answer_free(&a);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 static void test_lifecycle_and_restart(void **state)
 {
     (void)state;
@@ -1555,6 +1578,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lifecycle_and_restart),
+        cmocka_unit_test(test_no_tokens_warned),
         cmocka_unit_test(test_list_across_chunks),
         cmocka_unit_test(test_tenants_apart),
         cmocka_unit_test(test_errors_name_the_field),
