@@ -22,6 +22,7 @@
  *     test would run this very test) must be a target (`make -n TARGET`);
  *   - every link to a file of the repository leads to one, and its #anchor to a heading there;
  *   - docs/scenario.md's Cluster and Simulation examples, put together, load (gpusched validate);
+ *   - a block introduced as "(`PROGRAM --help`):" is that program's --help, exactly;
  *   - every other place a gpusched, gpuschedd or gpusched-agent command is shown — an inline
  *     `code span` in the prose, a line of another fenced block (a synopsis, a transcript) — has
  *     each of its flags in that program's (or subcommand's) --help.
@@ -224,6 +225,26 @@ function checkLinks(page, text) {
   }
 }
 
+/* ---- --help shown in full ---- */
+
+/* A block a prose line introduces as "(`PROGRAM [SUBCOMMAND] --help`):" is that --help, exactly:
+ * a page that copies it goes stale when the options change. */
+function checkHelpBlocks(page, blocks, prose) {
+  for (const b of blocks.filter((x) => x.info === '')) {
+    const before = prose.filter((p) => p.line < b.line && p.text.trim()).pop();
+    const m = before && before.line >= b.line - 2 &&
+      before.text.match(/\(`((?:build\/)?gpusched[\w-]*(?: [a-z-]+)*) --help`\):\s*$/);
+    if (!m) continue;
+    const args = m[1].split(' ');
+    args[0] = path.basename(args[0]);
+    const h = help(args);
+    const want = h.text.replace(/\s+$/, ''), shown = b.lines.join('\n').replace(/\s+$/, '');
+    check(h.ok && shown === want, page + ':' + b.line + ': the block is `' + m[1] +
+          ' --help` as the program prints it' + (shown === want ? '' : ':\n' + want));
+    log.push(page + ':' + b.line + '\tCOMPARED\t' + m[1] + ' --help');
+  }
+}
+
 /* ---- Scenario examples ---- */
 
 /* The bundled stand-in for a topologyFile an example names, which a reader makes on the node. */
@@ -372,6 +393,7 @@ async function runPage(page, blocks) {
     const {blocks, prose} = parse(source);
     checkLinks(page, source);
     if (page === 'docs/scenario.md') checkScenarioExamples(page, blocks);
+    checkHelpBlocks(page, blocks, prose);
     const sh = blocks.filter((b) => b.info === 'sh');
     const r = await runPage(page, sh);
     ran += r.ran;
