@@ -150,6 +150,9 @@ static void test_lifecycle_and_restart(void **state)
 
     assert_int_equal(h_stop(&d), 0); /* SIGTERM drains and exits 0 */
     assert_true(h_log_has(&d, "msg=stopped"));
+    /* every log line names a pod NS/NAME, the one grep finds all of a pod's lines by */
+    assert_true(h_log_has(&d, "msg=\"pod submitted\" pod=team-a/p1 tenant=team-a\n"));
+    assert_true(h_log_has(&d, "msg=\"pod placed\" pod=team-a/p1 tenant=team-a state=running"));
     assert_int_equal(h_start(&d), 0);
     json_t *g = get(&d, TOKEN_A, "/v1/pods/team-a/p1", 200);
     assert_string_equal(sget(g, "node"), sget(p1, "node"));
