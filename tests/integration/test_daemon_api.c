@@ -120,6 +120,40 @@ static void test_no_tokens_warned(void **state)
     h_cleanup(&d);
 }
 
+/* POST /v1/clock answers the next walltime end in microseconds, and null when no running pod
+ * has one left (not INT64_MAX, which a client would take for a time). */
+static void test_clock_next_end(void **state)
+{
+    (void)state;
+    struct daemon d;
+    struct answer a;
+    assert_int_equal(h_setup(&d, NULL), 0);
+    d.manual_clock = 1;
+    assert_int_equal(h_start(&d), 0);
+    assert_int_equal(h_call(&d, "POST", "/v1/clock", TOKEN_ADMIN, "{\"advance_seconds\": 1}", &a),
+                     0);
+    assert_int_equal(a.status, 200);
+    assert_true(json_is_null(json_object_get(a.json, "next_end_us")));
+    h_answer_free(&a);
+    json_t *p = h_submit(
+        &d, TOKEN_A, h_pod_annotated("team-a", "w", 1, 0, "sim.gpusched.io/duration", "1h"), 201);
+    assert_string_equal(sget(p, "state"), "running");
+    json_decref(p);
+    assert_int_equal(h_call(&d, "POST", "/v1/clock", TOKEN_ADMIN, "{\"advance_seconds\": 1}", &a),
+                     0);
+    assert_int_equal(a.status, 200);
+    assert_int_equal(json_integer_value(json_object_get(a.json, "next_end_us")),
+                     1000000 + 3600000000LL);
+    h_answer_free(&a);
+    assert_int_equal(
+        h_call(&d, "POST", "/v1/clock", TOKEN_ADMIN, "{\"advance_seconds\": 7200}", &a), 0);
+    assert_int_equal(a.status, 200);
+    assert_true(json_is_null(json_object_get(a.json, "next_end_us")));
+    h_answer_free(&a);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 static void test_lifecycle_and_restart(void **state)
 {
     (void)state;
@@ -1582,6 +1616,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lifecycle_and_restart),
         cmocka_unit_test(test_no_tokens_warned),
+        cmocka_unit_test(test_clock_next_end),
         cmocka_unit_test(test_list_across_chunks),
         cmocka_unit_test(test_tenants_apart),
         cmocka_unit_test(test_errors_name_the_field),
