@@ -477,6 +477,35 @@ static void count_pods(const struct gs_scenario *s, size_t *gpu, size_t *gang)
     }
 }
 
+/* text_failure() - one nodeFailures, cardFailures or cardHolds entry as what it is: the three
+ * share one array (gs_node_failure), told apart by gpu and xid, and a card's failure differs from
+ * a node's in whether its pods wait again, which its Xid decides. */
+static void text_failure(const struct gs_node_failure *x, FILE *f)
+{
+    char at[48], end[48];
+    gs_duration_format(x->at_us, at, sizeof(at));
+    if (x->restore_us != GS_UNSET)
+        gs_duration_format(x->restore_us, end, sizeof(end));
+    if (x->gpu < 0) {
+        fprintf(f, "  node %s fails at %s", x->node, at);
+        if (x->restore_us != GS_UNSET)
+            fprintf(f, ", ready again at %s", end);
+    } else if (x->xid == GS_XID_HELD) {
+        fprintf(f, "  card %d of node %s held from %s until %s (its pods run on)", (int)x->gpu,
+                x->node, at, end);
+    } else {
+        fprintf(f, "  card %d of node %s fails at %s", (int)x->gpu, x->node, at);
+        if (x->xid)
+            fprintf(f, ", Xid %d", (int)x->xid);
+        else
+            fprintf(f, ", no Xid given");
+        fprintf(f, " (its pods %s)", gs_xid_loses_work(x->xid) ? "wait again" : "run on");
+        if (x->restore_us != GS_UNSET)
+            fprintf(f, ", healthy again at %s", end);
+    }
+    fputc('\n', f);
+}
+
 static void text_pods(const struct gs_scenario *s, FILE *f)
 {
     size_t gang, gpu;
@@ -491,13 +520,13 @@ static void text_pods(const struct gs_scenario *s, FILE *f)
                 s->sim.horizon_us == GS_UNSET
                     ? "- (until the last pod ends)"
                     : gs_duration_format(s->sim.horizon_us, a, sizeof(a)));
-        for (size_t i = 0; i < s->sim.nfailures; i++) {
-            const struct gs_node_failure *x = &s->sim.failures[i];
-            fprintf(f, "  node %s fails at %lld us", x->node, (long long)x->at_us);
-            if (x->restore_us != GS_UNSET)
-                fprintf(f, ", ready again at %lld us", (long long)x->restore_us);
-            fputc('\n', f);
-        }
+        if (s->sim.now_us != GS_UNSET)
+            fprintf(f, "  now %s\n", gs_duration_format(s->sim.now_us, a, sizeof(a)));
+        if (s->sim.modes_defined)
+            fprintf(f, "  card modes: convert %s, min hold %s\n", s->sim.convert ? "yes" : "no",
+                    gs_duration_format(s->sim.min_hold_us, a, sizeof(a)));
+        for (size_t i = 0; i < s->sim.nfailures; i++)
+            text_failure(&s->sim.failures[i], f);
     }
 }
 
@@ -764,6 +793,44 @@ static json_t *json_scores(const struct gs_scenario *s)
     return a;
 }
 
+/* json_simulation() - the Simulation document as text_pods() prints it: null without one; times
+ * in microseconds from the start (null: unset), each failure under its own list with the place
+ * it was read at. */
+static json_t *json_simulation(const struct gs_scenario *s)
+{
+    const struct gs_sim_spec *sim = &s->sim;
+    if (!sim->defined)
+        return json_null();
+    json_t *ways = json_array(), *nodes = json_array(), *cards = json_array(),
+           *holds = json_array();
+    for (int i = 0; i < sim->ncompare; i++)
+        json_array_append_new(ways, json_string(sim->compare[i]));
+    for (size_t i = 0; i < sim->nfailures; i++) {
+        const struct gs_node_failure *x = &sim->failures[i];
+        if (x->gpu < 0)
+            json_array_append_new(nodes, json_pack("{s:s, s:o, s:o, s:o}", "node", x->node, "at_us",
+                                                   jint(x->at_us), "restore_us",
+                                                   jint(x->restore_us), "src", jsrc(&x->src)));
+        else if (x->xid == GS_XID_HELD)
+            json_array_append_new(holds,
+                                  json_pack("{s:s, s:i, s:o, s:o, s:o}", "node", x->node, "gpu",
+                                            (int)x->gpu, "at_us", jint(x->at_us), "until_us",
+                                            jint(x->restore_us), "src", jsrc(&x->src)));
+        else
+            json_array_append_new(
+                cards, json_pack("{s:s, s:i, s:o, s:b, s:o, s:o, s:o}", "node", x->node, "gpu",
+                                 (int)x->gpu, "xid", x->xid ? json_integer(x->xid) : json_null(),
+                                 "work_lost", gs_xid_loses_work(x->xid), "at_us", jint(x->at_us),
+                                 "restore_us", jint(x->restore_us), "src", jsrc(&x->src)));
+    }
+    return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "compare", ways, "horizon_us",
+                     jint(sim->horizon_us), "now_us", jint(sim->now_us), "card_modes",
+                     sim->modes_defined ? json_pack("{s:b, s:I}", "convert", sim->convert,
+                                                    "min_hold_us", (json_int_t)sim->min_hold_us)
+                                        : json_null(),
+                     "node_failures", nodes, "card_failures", cards, "card_holds", holds);
+}
+
 static int json_report(const struct gs_scenario *s, const struct derived *dv,
                        const struct warnings *w, FILE *f)
 {
@@ -774,12 +841,12 @@ static int json_report(const struct gs_scenario *s, const struct derived *dv,
         json_array_append_new(warns, json_string(w->msg[i]));
     json_t *groups = json_groups_classes(s, &classes), *quotas = json_limits(s, &ranges);
     json_t *root = json_pack(
-        "{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I}", "cluster",
+        "{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I}", "cluster",
         json_cluster(s, dv), "tiers", json_tiers(s), "tenants", tenants, "queues", json_queues(s),
         "podgroups", groups, "priority_classes", classes, "step_profiles", json_profiles(s),
         "resource_quotas", quotas, "limit_ranges", ranges, "effective_limits",
         json_effective(s, dv), "pods", json_pods(s), "scheduler_profiles", json_scores(s),
-        "warnings", warns, "warning_count", (json_int_t)w->n);
+        "simulation", json_simulation(s), "warnings", warns, "warning_count", (json_int_t)w->n);
     if (!root)
         return -ENOMEM;
     int rc = json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);

@@ -217,6 +217,14 @@ static int setup(const struct opts *o, struct gsd_state *st)
         gsd_config_free(cfg);
         return bad(d.msg[0] ? d.msg : strerror(-rc), NULL);
     }
+    /* A daemon no token reaches still starts (and /healthz answers 200), so the only sign of it
+     * would be every client's 401: say so once, in the log an operator reads first. */
+    if (!cfg->has_admin && !cfg->ntenants)
+        gsd_log("warn",
+                "no tokens configured: every /v1 request is refused (401); give --config a "
+                "DaemonConfig with adminTokenSHA256 or tenants with tokenSHA256 "
+                "(deploy/gpuschedd-config.yaml)",
+                "config", o->config ? o->config : "none", NULL);
     rc = gsd_state_init(st, cfg, cluster, inv, o->data_dir, &o->run, &d);
     st->nodes_from_kube = !strcmp(o->nodes, "kubernetes");
     if (rc) {

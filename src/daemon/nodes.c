@@ -498,11 +498,13 @@ static void clock_post(struct gsd_state *st, struct gsd_req *r)
         int64_t target = to >= 0 ? to : st->manual_now_us + (secs >= 0 ? secs * 1000000 : us);
         if (gsd_sched_clock(st, target, !pass || json_is_true(pass)))
             gsd_reply_error(r, 503, "", "the store failed");
-        else
-            gsd_reply_json(r, 200,
-                           json_pack("{s:I, s:I, s:b}", "now_us", (json_int_t)st->manual_now_us,
-                                     "next_end_us", (json_int_t)gs_tenancy_next_end(st->sched.tn),
-                                     "held", st->held));
+        else { /* no end due is null, not INT64_MAX: a client would read that as a time */
+            int64_t end = gs_tenancy_next_end(st->sched.tn);
+            gsd_reply_json(
+                r, 200,
+                json_pack("{s:I, s:o, s:b}", "now_us", (json_int_t)st->manual_now_us, "next_end_us",
+                          end == INT64_MAX ? json_null() : json_integer(end), "held", st->held));
+        }
     }
     json_decref(b);
 }

@@ -253,8 +253,9 @@ void gsd_sched_api_call(struct gsd_state *st, struct gsd_bind *b, const struct g
         b ? gs_grow(st->evictions, &st->capevictions, st->nevictions + 1, sizeof(*v), 16) : NULL;
     if (!v) {
         gsd_bind_free(b);
-        gsd_log("error", "out of memory: a call to the API server is not made", "pod", p->name,
-                NULL);
+        char key[2 * GSD_NAME_MAX + 1];
+        snprintf(key, sizeof(key), "%s/%s", p->ns, p->name);
+        gsd_log("error", "out of memory: a call to the API server is not made", "pod", key, NULL);
         return;
     }
     st->evictions = v;

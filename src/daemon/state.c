@@ -326,8 +326,10 @@ struct gsd_pod *gsd_pod_add(struct gsd_state *st, struct gsd_podspec *spec, cons
         st->failed = 1;
         return NULL; /* memory is abandoned with the process: the store is the truth */
     }
-    gsd_log("info", node >= 0 ? "pod bound" : "pod submitted", "pod", p->name, "namespace", p->ns,
-            "tenant", p->tenant, NULL);
+    char key[2 * GSD_NAME_MAX + 1]; /* NS/NAME, as every log line names a pod */
+    snprintf(key, sizeof(key), "%s/%s", p->ns, p->name);
+    gsd_log("info", node >= 0 ? "pod bound" : "pod submitted", "pod", key, "tenant", p->tenant,
+            NULL);
     if (node >= 0) { /* the extender's bind: there or nowhere */
         rc = gs_tenancy_bind_to(st->sched.tn, gsd_sched_now(st), p->sid, node);
         if (rc == 0)
@@ -435,8 +437,9 @@ static int restore_running(struct gsd_state *st, struct gsd_pod *p, const char *
         return rc;
     snprintf(p->reason, sizeof(p->reason), "was running on %s, which %s", node,
              idx < 0 ? "the inventory no longer lists" : "cannot hold it any more");
-    gsd_log("warn", "pod put back to pending", "pod", p->name, "namespace", p->ns, "reason",
-            p->reason, NULL);
+    char key[2 * GSD_NAME_MAX + 1];
+    snprintf(key, sizeof(key), "%s/%s", p->ns, p->name);
+    gsd_log("warn", "pod put back to pending", "pod", key, "reason", p->reason, NULL);
     gsd_pod_set_state(st, p, GSD_PENDING);
     p->pl = (struct gs_placement){.node = -1};
     return gsd_store_pod_unstart(st->store, p, gsd_sched_now(st));

@@ -658,7 +658,9 @@ static int ledger_row(sqlite3_stmt *q, void *ud)
     const char *gpus = (const char *)sqlite3_column_text(q, 4);
     run.cards = gs_gpu_list_parse(gpus, &mask);
     if (run.cards < 0) { /* not as record_run() writes it: the store was changed by hand */
-        gsd_log("error", "store: a ledger row's gpus is not a card list", "pod", run.name, "gpus",
+        char key[sizeof(run.ns) + sizeof(run.name)];
+        snprintf(key, sizeof(key), "%s/%s", run.ns, run.name);
+        gsd_log("error", "store: a ledger row's gpus is not a card list", "pod", key, "gpus",
                 gpus ? gpus : "(null)", NULL);
         return -EIO;
     }

@@ -122,9 +122,12 @@ int h_start(struct daemon *d)
     d->port = h_free_port();
     snprintf(data, sizeof(data), "%s/data", d->dir);
     snprintf(listen, sizeof(listen), "127.0.0.1:%d", d->port);
-    char *argv[16] = {(char *)bin, "--data-dir", data,       "--listen", listen,
-                      "--nodes",   d->nodes,     "--config", d->config};
-    int argc = 9;
+    char *argv[16] = {(char *)bin, "--data-dir", data, "--listen", listen, "--nodes", d->nodes};
+    int argc = 7;
+    if (d->config[0]) { /* an empty config: gpuschedd without --config */
+        argv[argc++] = "--config";
+        argv[argc++] = d->config;
+    }
     if (d->policy[0]) {
         argv[argc++] = "--config";
         argv[argc++] = d->policy;

@@ -19,7 +19,7 @@ struct daemon {
     char dir[64];    /* temporary directory: store in dir/data, config in dir/config.yaml */
     char log[96];    /* its stderr */
     char nodes[128]; /* inventory CSV */
-    char config[96];
+    char config[96]; /* "" (set after h_setup()): started without --config */
     char tls_cert[96], tls_key[96]; /* when set: --tls-cert/--tls-key, and h_call speaks HTTPS */
     int manual_clock;               /* 1: --manual-clock (POST /v1/clock moves node time) */
     char policy[96]; /* when set: a second --config (GPUQuota, ResourceQuota, PodGroup, ...) */

@@ -21,6 +21,8 @@
  *     flag, as `kubectl SUBCOMMAND --help` or `kubectl options` lists it; `make TARGET` (make
  *     test would run this very test) must be a target (`make -n TARGET`);
  *   - every link to a file of the repository leads to one, and its #anchor to a heading there;
+ *   - docs/scenario.md's Cluster and Simulation examples, put together, load (gpusched validate);
+ *   - a block introduced as "(`PROGRAM --help`):" is that program's --help, exactly;
  *   - every other place a gpusched, gpuschedd or gpusched-agent command is shown — an inline
  *     `code span` in the prose, a line of another fenced block (a synopsis, a transcript) — has
  *     each of its flags in that program's (or subcommand's) --help.
@@ -223,6 +225,62 @@ function checkLinks(page, text) {
   }
 }
 
+/* ---- --help shown in full ---- */
+
+/* A block a prose line introduces as "(`PROGRAM [SUBCOMMAND] --help`):" is that --help, exactly:
+ * a page that copies it goes stale when the options change. */
+function checkHelpBlocks(page, blocks, prose) {
+  for (const b of blocks.filter((x) => x.info === '')) {
+    const before = prose.filter((p) => p.line < b.line && p.text.trim()).pop();
+    const m = before && before.line >= b.line - 2 &&
+      before.text.match(/\(`((?:build\/)?gpusched[\w-]*(?: [a-z-]+)*) --help`\):\s*$/);
+    if (!m) continue;
+    const args = m[1].split(' ');
+    args[0] = path.basename(args[0]);
+    const h = help(args);
+    const want = h.text.replace(/\s+$/, ''), shown = b.lines.join('\n').replace(/\s+$/, '');
+    check(h.ok && shown === want, page + ':' + b.line + ': the block is `' + m[1] +
+          ' --help` as the program prints it' + (shown === want ? '' : ':\n' + want));
+    log.push(page + ':' + b.line + '\tCOMPARED\t' + m[1] + ' --help');
+  }
+}
+
+/* ---- Scenario examples ---- */
+
+/* The bundled stand-in for a topologyFile an example names, which a reader makes on the node. */
+const TOPOLOGY_FILES = {'l40s-topo.txt': 'tests/data/topo/l40s_4gpu_2socket_node_sys_2nic_legend_nic_legend.txt'};
+
+/* docs/scenario.md's Cluster example and its Simulation examples put together as a reader would
+ * (each later `spec:` fragment's fields added to the Simulation document's spec) must load:
+ * `gpusched validate` exits 0, so every node or card the failures name is one of the Cluster's. */
+function checkScenarioExamples(page, blocks) {
+  const yaml = blocks.filter((b) => b.info === 'yaml');
+  const kind = (k) => yaml.find((b) => b.lines.some((l) => l === 'kind: ' + k));
+  const cluster = kind('Cluster'), sim = kind('Simulation');
+  check(cluster && sim, page + ': has a Cluster and a Simulation example');
+  if (!cluster || !sim) return;
+  const frags = yaml.filter((b) => b.line > sim.line && b.lines[0] === 'spec:');
+  const text = [...cluster.lines, '---', ...sim.lines, ...frags.flatMap((b) => b.lines.slice(1))]
+    .join('\n') + '\n';
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gs-docs-scenario-'));
+  try {
+    for (const m of text.matchAll(/topologyFile:\s*(\S+)/g)) {
+      const from = TOPOLOGY_FILES[m[1]];
+      check(from, page + ': topologyFile ' + m[1] + ' has a bundled stand-in in docs.test.js');
+      if (from) fs.copyFileSync(path.join(ROOT, from), path.join(dir, m[1]));
+    }
+    fs.writeFileSync(path.join(dir, 'example.yaml'), text);
+    const r = spawnSync(path.join(BUILD, 'gpusched'), ['validate', path.join(dir, 'example.yaml')],
+                        {encoding: 'utf8'});
+    check(r.status === 0, page + ':' + cluster.line + ': the Cluster and Simulation examples (' +
+          (1 + frags.length) + ' Simulation blocks) load with gpusched validate' +
+          (r.status === 0 ? '' : ' (exit ' + r.status + '):\n' + r.stderr + '\n' + text));
+    log.push(page + ':' + cluster.line + '\tVALIDATED\tCluster and Simulation examples');
+  } finally {
+    fs.rmSync(dir, {recursive: true, force: true});
+  }
+}
+
 /* ---- Running a page ---- */
 
 function scratch(page) {
@@ -334,6 +392,8 @@ async function runPage(page, blocks) {
     const source = fs.readFileSync(path.join(ROOT, page), 'utf8');
     const {blocks, prose} = parse(source);
     checkLinks(page, source);
+    if (page === 'docs/scenario.md') checkScenarioExamples(page, blocks);
+    checkHelpBlocks(page, blocks, prose);
     const sh = blocks.filter((b) => b.info === 'sh');
     const r = await runPage(page, sh);
     ran += r.ran;

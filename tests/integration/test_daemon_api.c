@@ -97,6 +97,63 @@ static void test_list_across_chunks(void **state)
     h_cleanup(&d);
 }
 
+/* Without --config no token reaches /v1: the daemon starts and /healthz is 200, but every /v1
+ * request is a 401, so it says so once at start; with a config that has tokens it says nothing. */
+static void test_no_tokens_warned(void **state)
+{
+    (void)state;
+    struct daemon d;
+    struct answer a;
+    assert_int_equal(h_setup(&d, NULL), 0);
+    assert_int_equal(h_start(&d), 0);
+    assert_int_equal(h_stop(&d), 0);
+    assert_false(h_log_has(&d, "no tokens configured"));
+    d.config[0] = '\0';
+    assert_int_equal(h_start(&d), 0);
+    assert_true(h_log_has(&d, "level=warn msg=\"no tokens configured: every /v1 request is "
+                              "refused (401); give --config a DaemonConfig"));
+    assert_true(h_log_has(&d, "config=none"));
+    assert_int_equal(h_call(&d, "GET", "/v1/pods", TOKEN_ADMIN, NULL, &a), 0);
+    assert_int_equal(a.status, 401);
+    h_answer_free(&a);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
+/* POST /v1/clock answers the next walltime end in microseconds, and null when no running pod
+ * has one left (not INT64_MAX, which a client would take for a time). */
+static void test_clock_next_end(void **state)
+{
+    (void)state;
+    struct daemon d;
+    struct answer a;
+    assert_int_equal(h_setup(&d, NULL), 0);
+    d.manual_clock = 1;
+    assert_int_equal(h_start(&d), 0);
+    assert_int_equal(h_call(&d, "POST", "/v1/clock", TOKEN_ADMIN, "{\"advance_seconds\": 1}", &a),
+                     0);
+    assert_int_equal(a.status, 200);
+    assert_true(json_is_null(json_object_get(a.json, "next_end_us")));
+    h_answer_free(&a);
+    json_t *p = h_submit(
+        &d, TOKEN_A, h_pod_annotated("team-a", "w", 1, 0, "sim.gpusched.io/duration", "1h"), 201);
+    assert_string_equal(sget(p, "state"), "running");
+    json_decref(p);
+    assert_int_equal(h_call(&d, "POST", "/v1/clock", TOKEN_ADMIN, "{\"advance_seconds\": 1}", &a),
+                     0);
+    assert_int_equal(a.status, 200);
+    assert_int_equal(json_integer_value(json_object_get(a.json, "next_end_us")),
+                     1000000 + 3600000000LL);
+    h_answer_free(&a);
+    assert_int_equal(
+        h_call(&d, "POST", "/v1/clock", TOKEN_ADMIN, "{\"advance_seconds\": 7200}", &a), 0);
+    assert_int_equal(a.status, 200);
+    assert_true(json_is_null(json_object_get(a.json, "next_end_us")));
+    h_answer_free(&a);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 static void test_lifecycle_and_restart(void **state)
 {
     (void)state;
@@ -127,6 +184,9 @@ static void test_lifecycle_and_restart(void **state)
 
     assert_int_equal(h_stop(&d), 0); /* SIGTERM drains and exits 0 */
     assert_true(h_log_has(&d, "msg=stopped"));
+    /* every log line names a pod NS/NAME, the one grep finds all of a pod's lines by */
+    assert_true(h_log_has(&d, "msg=\"pod submitted\" pod=team-a/p1 tenant=team-a\n"));
+    assert_true(h_log_has(&d, "msg=\"pod placed\" pod=team-a/p1 tenant=team-a state=running"));
     assert_int_equal(h_start(&d), 0);
     json_t *g = get(&d, TOKEN_A, "/v1/pods/team-a/p1", 200);
     assert_string_equal(sget(g, "node"), sget(p1, "node"));
@@ -1515,6 +1575,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lifecycle_and_restart),
+        cmocka_unit_test(test_no_tokens_warned),
+        cmocka_unit_test(test_clock_next_end),
         cmocka_unit_test(test_list_across_chunks),
         cmocka_unit_test(test_tenants_apart),
         cmocka_unit_test(test_errors_name_the_field),

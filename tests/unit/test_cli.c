@@ -656,6 +656,68 @@ static void test_top_level(void **state)
     result_free(&r);
 }
 
+/* validate prints the Simulation's failures as what each is: a card's failure with its card and
+ * Xid, a card hold as a hold (no node fails), and --json gives the same under "simulation". */
+static void test_validate_simulation(void **state)
+{
+    (void)state;
+    struct t_run r;
+    const char *scn = write_tmp(
+        "failures.yaml",
+        "apiVersion: gpusched.io/v1alpha1\nkind: Cluster\nmetadata: {name: c}\nspec:\n"
+        "  nodeTemplates:\n    - {name: a100, gpuModel: A100-SXM4-80GB, gpus: 8}\n"
+        "  nodes:\n    - {name: \"n[1-2]\", zone: az-1, template: a100}\n---\n"
+        "apiVersion: sim.gpusched.io/v1alpha1\nkind: Simulation\nmetadata: {name: s}\nspec:\n"
+        "  horizon: 6h\n"
+        "  nodeFailures:\n    - {node: n1, at: 30m, restore: 1h}\n"
+        "  cardFailures:\n    - {node: n2, gpu: 2, at: 2h, xid: 79}\n"
+        "    - {node: n2, gpu: 5, at: 2h, restore: 3h, xid: 92}\n"
+        "  cardHolds:\n    - {node: n2, gpu: 0, at: 2h, until: 2h30s}\n");
+    run(&r, ARGS("validate", scn));
+    expect_exit(&r, 0);
+    expect_has(r.out, "  node n1 fails at 30m, ready again at 1h\n");
+    expect_has(r.out, "  card 2 of node n2 fails at 2h, Xid 79 (its pods wait again)\n");
+    expect_has(r.out,
+               "  card 5 of node n2 fails at 2h, Xid 92 (its pods run on), healthy again at 3h\n");
+    expect_has(r.out, "  card 0 of node n2 held from 2h until 2h30s (its pods run on)\n");
+    assert_null(strstr(r.out, "\n  node n2 fails")); /* n2 itself never fails */
+    result_free(&r);
+
+    run(&r, ARGS("validate", "--json", scn));
+    expect_exit(&r, 0);
+    json_t *root = json_loads(r.out, 0, NULL);
+    assert_non_null(root);
+    json_t *sim = json_object_get(root, "simulation");
+    assert_true(json_is_object(sim));
+    assert_int_equal(json_integer_value(json_object_get(sim, "horizon_us")), 6 * 3600000000LL);
+    json_t *nf = json_object_get(sim, "node_failures"), *cf = json_object_get(sim, "card_failures");
+    json_t *ch = json_object_get(sim, "card_holds");
+    assert_int_equal(json_array_size(nf), 1);
+    assert_int_equal(json_array_size(cf), 2);
+    assert_int_equal(json_array_size(ch), 1);
+    json_t *c = json_array_get(cf, 0);
+    assert_string_equal(json_string_value(json_object_get(c, "node")), "n2");
+    assert_int_equal(json_integer_value(json_object_get(c, "gpu")), 2);
+    assert_int_equal(json_integer_value(json_object_get(c, "xid")), 79);
+    assert_true(json_is_true(json_object_get(c, "work_lost")));
+    assert_true(json_is_null(json_object_get(c, "restore_us")));
+    assert_true(json_is_false(json_object_get(json_array_get(cf, 1), "work_lost")));
+    json_t *h = json_array_get(ch, 0);
+    assert_int_equal(json_integer_value(json_object_get(h, "gpu")), 0);
+    assert_int_equal(json_integer_value(json_object_get(h, "until_us")), 7230000000LL);
+    json_decref(root);
+    result_free(&r);
+
+    /* without a Simulation document: null, not absent */
+    run(&r, ARGS("validate", "--json", "tests/data/scenario/gang-minresources.yaml"));
+    expect_exit(&r, 0);
+    root = json_loads(r.out, 0, NULL);
+    assert_non_null(root);
+    assert_true(json_is_null(json_object_get(root, "simulation")));
+    json_decref(root);
+    result_free(&r);
+}
+
 /* gpusched validate: the seed manifests load, and what was understood is printed. */
 #define SEED_DIR "tests/data/seed-manifests/"
 #define SEEDS_ARGS                                                                                 \
@@ -1658,6 +1720,7 @@ int main(void)
         cmocka_unit_test(test_validate_seeds),
         cmocka_unit_test(test_validate_mig_policy_no_devices),
         cmocka_unit_test(test_validate_json),
+        cmocka_unit_test(test_validate_simulation),
         cmocka_unit_test(test_validate_min_resources),
         cmocka_unit_test(test_validate_refusals),
         cmocka_unit_test(test_scenario_never_runs),
