@@ -71,6 +71,8 @@ struct gs_fit {
     int32_t zone_only;    /* the one zone it may use: gs_fleet_node_zone() + 1; 0 = any */
     uint64_t tolerated;   /* bit c - 1: it tolerates the taints of taint class c
                              (gs_fleet_node_taint_class()); an untainted node takes any pod */
+    uint64_t prefer_not;  /* bit c - 1: class c has a PreferNoSchedule taint it does not
+                             tolerate: the node scores less (gs_node_prefers_not()) */
     int64_t cpu_milli;    /* host CPU */
     int64_t memory_mib;   /* host memory */
     int32_t tenant;       /* owner, >= 0 */

@@ -483,9 +483,9 @@ int gs_quota_bucket(const struct gs_model_quota *q, int64_t ded, int64_t sh, int
  * Taints and tolerations, as Kubernetes reads them (k8s.io/api core/v1 Taint, Toleration;
  * validation as k8s.io/kubernetes pkg/apis/core/validation's validateTaints and
  * ValidateTolerations). A pod goes only to nodes whose NoSchedule and NoExecute taints it all
- * tolerates (kube-scheduler's TaintToleration filter). PreferNoSchedule taints are refused: this
- * scheduler has no score plugin that would read them (kube-scheduler weighs them only in
- * TaintToleration's score), and filtering by them would refuse what Kubernetes places.
+ * tolerates (kube-scheduler's TaintToleration filter); a node with a PreferNoSchedule taint it
+ * does not tolerate it takes only when no other node scores as well (TaintToleration's score
+ * prefers the nodes with fewer of them; here such a node's score is demoted, placement.c).
  *
  * gs_effect_find() - "NoSchedule", "PreferNoSchedule", "NoExecute" to enum gs_effect; "" to
  * GS_EFFECT_ANY when @any_ok; else -EINVAL. gs_effect_name() - the name; "" for GS_EFFECT_ANY.
@@ -494,7 +494,7 @@ int gs_quota_bucket(const struct gs_model_quota *q, int64_t ded, int64_t sh, int
  * with @why (@wsize bytes) saying what is wrong and @field the field at fault ("key", "value",
  * "effect"): a key that is no label key (kubernetes.io/docs/concepts/overview/working-with-
  * objects/labels/#syntax-and-character-set) or of GS_SCN_NAME_MAX bytes or more, a value that is
- * no label value, an unknown effect, PreferNoSchedule (not interpreted: refused).
+ * no label value, an unknown effect.
  *
  * gs_toleration_make() - *@out from a toleration's strings (each may be NULL: absent) and
  * @seconds (GS_UNSET: none). Return: 0; -EINVAL with @why and @field ("key", "operator", "value",
@@ -507,7 +507,8 @@ int gs_quota_bucket(const struct gs_model_quota *q, int64_t ded, int64_t sh, int
  *
  * gs_node_untolerated() - the first of node @node's NoSchedule and NoExecute taints (in
  * @pol->taints order) that none of @sp's tolerations tolerates, borrowed from @pol; NULL when
- * it tolerates them all. O(taints x tolerations).
+ * it tolerates them all. gs_node_prefers_not() - the same of its PreferNoSchedule taints.
+ * O(taints x tolerations).
  */
 int gs_effect_find(const char *name, int any_ok);
 /* gs_label_key_ok() - whether @key (NULL: no) is a label key as Kubernetes validates one: an
@@ -535,6 +536,8 @@ int gs_toleration_make(const char *key, const char *op, const char *value, const
                        size_t wsize);
 int gs_tolerates(const struct gs_toleration *tl, const struct gs_taint *tn);
 const struct gs_taint *gs_node_untolerated(const struct gs_policy *pol, size_t node,
+                                           const struct gs_pod_spec *sp);
+const struct gs_taint *gs_node_prefers_not(const struct gs_policy *pol, size_t node,
                                            const struct gs_pod_spec *sp);
 
 #endif

@@ -125,11 +125,6 @@ int gs_taint_make(const char *key, const char *value, const char *effect, struct
         return refuse(field, "effect", why, wsize,
                       "%.40s: expected NoSchedule, PreferNoSchedule or NoExecute",
                       effect ? effect : "(none)");
-    if (e == GS_EFFECT_PREFER_NO_SCHEDULE) /* a filter of it would refuse what Kubernetes places */
-        return refuse(field, "effect", why, wsize,
-                      "PreferNoSchedule is only a preference kube-scheduler's score weighs "
-                      "(TaintToleration), and no score here reads it: write NoSchedule to keep "
-                      "pods that do not tolerate it off the node, or leave the taint out");
     out->effect = (enum gs_effect)e;
     return key_value(key, value ? value : "", out->key, out->value, field, why, wsize);
 }
@@ -171,17 +166,31 @@ int gs_tolerates(const struct gs_toleration *tl, const struct gs_taint *tn)
     return tl->exists || !strcmp(tl->value, tn->value);
 }
 
-const struct gs_taint *gs_node_untolerated(const struct gs_policy *pol, size_t node,
-                                           const struct gs_pod_spec *sp)
+/* The first taint of @node of a kind (@prefer: PreferNoSchedule; else the others) @sp does not
+ * tolerate; NULL none. */
+static const struct gs_taint *untolerated(const struct gs_policy *pol, size_t node,
+                                          const struct gs_pod_spec *sp, int prefer)
 {
     const struct gs_scn_node *n = &pol->nodes[node];
     for (int32_t i = 0; i < n->ntaints; i++) {
         const struct gs_taint *tn = &pol->taints[n->taint_first + i];
-        int ok = tn->effect == GS_EFFECT_PREFER_NO_SCHEDULE;
+        int ok = (tn->effect == GS_EFFECT_PREFER_NO_SCHEDULE) != prefer;
         for (int k = 0; !ok && k < sp->ntolerations; k++)
             ok = gs_tolerates(&sp->tolerations[k], tn);
         if (!ok)
             return tn;
     }
     return NULL;
+}
+
+const struct gs_taint *gs_node_untolerated(const struct gs_policy *pol, size_t node,
+                                           const struct gs_pod_spec *sp)
+{
+    return untolerated(pol, node, sp, 0);
+}
+
+const struct gs_taint *gs_node_prefers_not(const struct gs_policy *pol, size_t node,
+                                           const struct gs_pod_spec *sp)
+{
+    return untolerated(pol, node, sp, 1);
 }

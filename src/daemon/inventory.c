@@ -229,15 +229,6 @@ static int node_taints(const json_t *node, const char *name, struct gs_taint *tn
         char why[256];
         for (int k = 0; k < 3; k++)
             s[k] = json_string_value(json_object_get(x, keys[k]));
-        if (s[2] && !strcmp(s[2], "PreferNoSchedule")) {
-            /* kube-scheduler only scores it (TaintToleration's Score); a filter of it would
-             * refuse what Kubernetes places, and a refusal of the Node would lose all of it */
-            gs_diag_warn(d,
-                         "Node %s: spec.taints[%zu] %.80s:PreferNoSchedule is a preference no "
-                         "score here weighs: the Node is placed as if it had not that taint",
-                         name, i, s[0] ? s[0] : "");
-            continue;
-        }
         if (*ntn >= GS_NODE_TAINTS)
             return gs_diag_error(d, "Node %s: more than %d taints", name, GS_NODE_TAINTS);
         if (gs_taint_make(s[0], s[1], s[2], &tn[*ntn], &field, why, sizeof(why)))

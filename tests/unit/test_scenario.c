@@ -944,13 +944,6 @@ static const struct bad bads[] = {
     {POD_HDR "spec:\n  tolerations: [{key: \"a b\"}]\n  containers: [{name: m}]\n", -EINVAL,
      ":5:23: ", "spec.tolerations[0].key: a b: expected a label key", 0},
     {CL_HDR "  nodeTemplates: [{name: t}]\n  nodes:\n"
-            "  - {name: n, template: t, taints: [{key: k, effect: PreferNoSchedule}]}\n",
-     -EINVAL, ":6:54: ",
-     "taints[0].effect: PreferNoSchedule is only a preference kube-scheduler's score weighs "
-     "(TaintToleration), and no score here reads it: write NoSchedule to keep pods that do not "
-     "tolerate it off the node, or leave the taint out",
-     0},
-    {CL_HDR "  nodeTemplates: [{name: t}]\n  nodes:\n"
             "  - {name: n, template: t, taints: [{key: k, value: v}]}\n",
      -EINVAL, ":6:37: ", "taints[0].effect: (none): expected NoSchedule, PreferNoSchedule or", 0},
     {CL_HDR "  nodeTemplates: [{name: t}]\n  nodes:\n"

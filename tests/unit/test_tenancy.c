@@ -721,6 +721,37 @@ static void test_max_pods(void **state)
     gs_scenario_free(s);
 }
 
+/* A node with a PreferNoSchedule taint a pod does not tolerate takes it only when no other node
+ * fits (kube-scheduler's TaintToleration score): n1 comes first on a tie otherwise, as it does
+ * for a pod that tolerates the taint; "big" finds n2 short of cards and takes n1 all the same. */
+static void test_prefer_no_schedule(void **state)
+{
+    (void)state;
+    for (int tolerate = 0; tolerate < 2; tolerate++) {
+        struct gs_scenario *s = scn();
+        int t8 = tmpl(s, "eight", 8, 0);
+        node(s, "n1", "az-1", t8);
+        node(s, "n2", "az-1", t8);
+        s->policy.taints = calloc(1, sizeof(*s->policy.taints));
+        s->policy.ntaints = 1;
+        snprintf(s->policy.taints[0].key, sizeof(s->policy.taints[0].key), "spot");
+        s->policy.taints[0].effect = GS_EFFECT_PREFER_NO_SCHEDULE;
+        s->policy.nodes[0].ntaints = 1;
+        struct gs_pod_spec *p = pod(s, "ns", "first", 1, 0, -1);
+        if (tolerate) {
+            p->ntolerations = 1;
+            snprintf(p->tolerations[0].key, sizeof(p->tolerations[0].key), "spot");
+            p->tolerations[0].exists = 1;
+        }
+        pod(s, "ns", "big", 8, 1, -1);
+        struct gs_tsim *t = run(s, GS_WAY_FULL);
+        assert_string_equal(node_of(t, "first"), tolerate ? "n1" : "n2");
+        assert_string_equal(node_of(t, "big"), tolerate ? "n2" : "n1");
+        gs_tsim_free(t);
+        gs_scenario_free(s);
+    }
+}
+
 /* A ResourceQuota @name in namespace "ns" that bounds nothing yet. */
 static struct gs_rquota_spec *rquota(struct gs_scenario *s, const char *name)
 {
@@ -2717,6 +2748,7 @@ int main(void)
         cmocka_unit_test(test_reclaim_then_fill),
         cmocka_unit_test(test_reclaim_when_victims_arrive),
         cmocka_unit_test(test_max_pods),
+        cmocka_unit_test(test_prefer_no_schedule),
         cmocka_unit_test(test_gpumem_quota_per_card),
         cmocka_unit_test(test_mixed_card_shapes_refused),
         cmocka_unit_test(test_cpu_quota_reason),

@@ -1209,6 +1209,8 @@ static uint64_t static_shape(const struct rpod *p)
         h = (h ^ ((uint64_t)f->node_only << 32 | (uint32_t)f->zone_only)) * 1099511628211ULL;
     if (f->tolerated)
         h = (h ^ f->tolerated) * 1099511628211ULL;
+    if (f->prefer_not)
+        h = (h ^ f->prefer_not ^ 0x5bd1e995u) * 1099511628211ULL;
     return h;
 }
 
@@ -1281,10 +1283,13 @@ static int pin(const struct gs_tenancy *t, struct rpod *p)
     }
     size_t first[GS_TAINT_CLASSES]; /* the tainted nodes it may use, by their taint classes */
     int nc = gs_fleet_taint_classes(t->fleet, first);
-    p->fit.tolerated = 0;
-    for (int c = 0; c < nc; c++)
+    p->fit.tolerated = p->fit.prefer_not = 0;
+    for (int c = 0; c < nc; c++) {
         if (!gs_node_untolerated(pol, first[c], sp))
             p->fit.tolerated |= 1ULL << c;
+        if (gs_node_prefers_not(pol, first[c], sp))
+            p->fit.prefer_not |= 1ULL << c;
+    }
     return 0;
 }
 

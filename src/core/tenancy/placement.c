@@ -237,7 +237,8 @@ int gs__tn_scores_init(struct gs_tenancy *t, struct gs_diag *d)
 
 /*
  * A node's weighted score: the profile's score plugins (GPUBinPacking, TopologyScore,
- * FairnessScore), each 0..GS_SCORE_MAX times its weight, then demoted as they ask (place_demote).
+ * FairnessScore), each 0..GS_SCORE_MAX times its weight, then demoted as they ask (place_demote)
+ * and once more for a PreferNoSchedule taint the pod does not tolerate.
  */
 static int64_t score(const struct gs_tenancy *t, const struct rpod *p, size_t node,
                      const struct gs_fit_choice *c)
@@ -257,6 +258,11 @@ static int64_t score(const struct gs_tenancy *t, const struct rpod *p, size_t no
         for (int k = t->score_plugin[i]->place_demote ? t->score_plugin[i]->place_demote(&v) : 0;
              k > 0; k--)
             s /= GS_PLACE_DEMOTE;
+    /* A PreferNoSchedule taint it does not tolerate: the node only when no other does as well
+     * (kube-scheduler's TaintToleration score ranks the nodes with fewer such taints first). */
+    int cls = gs_fleet_node_taint_class(t->fleet, node);
+    if (cls && (p->fit.prefer_not >> (cls - 1) & 1))
+        s /= GS_PLACE_DEMOTE;
     return s;
 }
 
