@@ -330,8 +330,8 @@ int gs_tenancy_due(struct gs_tenancy *t, int64_t now, int32_t *id);
 int64_t gs_tenancy_next_end(struct gs_tenancy *t);
 
 /* gs_tenancy_wake() - when a pass should run next though no pod arrives or ends: an empty card's
- * mode hold ends, or pods whose victim search backed off may reclaim from victims that came since
- * (us on the scheduler's clock); INT64_MAX when none is due. */
+ * mode hold ends, or a pod skipped while its victim search backed off tries again (us on the
+ * scheduler's clock); INT64_MAX when none is due. */
 int64_t gs_tenancy_wake(const struct gs_tenancy *t);
 
 /* gs_tenancy_pod() - pod @id as the scheduler sees it (reasons of pods alike settled first).

@@ -678,10 +678,10 @@ static void test_reclaim_when_victims_arrive(void **state)
         snprintf(p->node_name, sizeof(p->node_name), "%s", i < 5 ? "n1" : "n2");
     }
     /* At 1 s qb holds 2 of the 2 GPUs it deserves (its demand), so p waits and its victim
-     * search backs off 10 s; at 2 s qb runs 6 against 4 deserved: once the back-off has passed
-     * since then, b0 and b1 are reclaimed for p, which keeps qb at its share. */
+     * search backs off 10 s; at 2 s qb runs 6 against 4 deserved: once the back-off is over,
+     * b0 and b1 are reclaimed for p, which keeps qb at its share. */
     struct gs_tsim *t = run(s, GS_WAY_FULL);
-    assert_int_equal(find(t, "p")->start_us, 12 * S);
+    assert_int_equal(find(t, "p")->start_us, 11 * S);
     assert_int_equal(find(t, "b0")->preemptions + find(t, "b1")->preemptions, 2);
     for (int i = 5; i < 9; i++)
         assert_int_equal(find(t, names[i])->preemptions, 0);
@@ -750,6 +750,30 @@ static void test_prefer_no_schedule(void **state)
         gs_tsim_free(t);
         gs_scenario_free(s);
     }
+}
+
+/* A pod whose victim search backs off when room appears searches again once the back-off is
+ * over, as kube-scheduler moves a pod out of its backoff queue: p (2 cards) finds one victim at
+ * 1 s; h0 ends at 5 s, while p backs off; at 11 s a card and the low pod make its room. */
+static void test_backoff_ends_in_a_search(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    pclass(s, "low", 0);
+    pclass(s, "high", 1000);
+    node(s, "n1", "az-1", tmpl(s, "eight", 8, 0));
+    for (int i = 0; i < 7; i++) {
+        char n[16];
+        snprintf(n, sizeof(n), "h%d", i);
+        snprintf(pod(s, "ns", n, 1, 0, i ? 10000 : 5)->priority_class, GS_SCN_NAME_MAX, "high");
+    }
+    snprintf(pod(s, "ns", "low", 1, 0, 10000)->priority_class, GS_SCN_NAME_MAX, "low");
+    snprintf(pod(s, "ns", "p", 2, 1, 100)->priority_class, GS_SCN_NAME_MAX, "high");
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    assert_int_equal(find(t, "p")->start_us, 11 * S);
+    assert_int_equal(find(t, "low")->preemptions, 1);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
 }
 
 /* A ResourceQuota @name in namespace "ns" that bounds nothing yet. */
@@ -2748,6 +2772,7 @@ int main(void)
         cmocka_unit_test(test_reclaim_then_fill),
         cmocka_unit_test(test_reclaim_when_victims_arrive),
         cmocka_unit_test(test_max_pods),
+        cmocka_unit_test(test_backoff_ends_in_a_search),
         cmocka_unit_test(test_prefer_no_schedule),
         cmocka_unit_test(test_gpumem_quota_per_card),
         cmocka_unit_test(test_mixed_card_shapes_refused),

@@ -543,7 +543,7 @@ static int level_pass(struct gs_tenancy *t, size_t l)
  * make them without freeing anything (a queue that borrows more makes its older pods
  * reclaimable), so the release epoch alone would try those pods only once something frees, and
  * a restarted scheduler, trying every pod afresh, would decide otherwise. Pods whose victim
- * search backs off then try once the back-off has passed (gs__tn_victims_due()). Only the full way
+ * search backs off then try once the back-off has passed (gs__tn_retry_due()). Only the full way
  * evicts; reclaim matters only while a queue below its share has pods waiting. O(queues).
  */
 static int victims_new(struct gs_tenancy *t)
@@ -558,21 +558,14 @@ static int victims_new(struct gs_tenancy *t)
         hungry |= t->q_used[q] < t->q_deserved[q] && t->q_demand[q] > t->q_used[q];
     }
     more = t->way == GS_WAY_FULL && (more || (over_more && hungry));
-    if (more) {
-        t->victims_last = t->now;
-        if (t->victims_at == INT64_MAX)
-            t->victims_at = t->now + GS_EVICT_BACKOFF_US;
-    }
     return more;
 }
 
-int gs__tn_victims_due(struct gs_tenancy *t)
+int gs__tn_retry_due(struct gs_tenancy *t)
 {
-    if (t->victims_at > t->now)
+    if (t->retry_at > t->now)
         return 0;
-    /* Searches that backed off after the first new victims but before the last end later. */
-    int64_t again = t->victims_last + GS_EVICT_BACKOFF_US;
-    t->victims_at = again > t->now ? again : INT64_MAX;
+    t->retry_at = INT64_MAX;
     t->epoch++;
     return 1;
 }

@@ -796,7 +796,10 @@ int gs__tn_find(struct gs_tenancy *t, int32_t pod, int only_node, const struct t
  * GS_EVICT_BACKOFF_US before the next search, as kube-scheduler backs off unschedulable pods;
  * a pod's first try after it arrives (or is evicted) always searches. With @failed, a search of
  * @p's shape just found none: the wait starts (a search that found victims starts none, so the
- * next member of a gang still searches). Return: 1 when @p's shape waits.
+ * next member of a gang still searches). A pod skipped while its shape waits is tried again when
+ * the wait ends (t->retry_at), as kube-scheduler moves a pod out of its backoff queue: else it
+ * would wait until something else moved, and a restarted scheduler would search for it at once.
+ * Return: 1 when @p's shape waits.
  */
 static int backing_off(struct gs_tenancy *t, const struct rpod *p, int failed)
 {
@@ -805,8 +808,12 @@ static int backing_off(struct gs_tenancy *t, const struct rpod *p, int failed)
                  (uint64_t)(p->fit.ncards * 2 + p->fit.whole) + 1;
     h *= 0x9e3779b97f4a7c15ULL;
     size_t i = (size_t)(h >> 32) & (GS_MEMO_SLOTS - 1);
-    if (!failed)
-        return p->tried_epoch != 0 && t->bo_key[i] == h && t->now < t->bo_until[i];
+    if (!failed) { /* skipped: the pod tries again once the wait is over, whatever moves by then */
+        int waits = p->tried_epoch != 0 && t->bo_key[i] == h && t->now < t->bo_until[i];
+        if (waits && t->bo_until[i] < t->retry_at)
+            t->retry_at = t->bo_until[i];
+        return waits;
+    }
     t->bo_key[i] = h;
     t->bo_until[i] = t->now + GS_EVICT_BACKOFF_US;
     return 1;

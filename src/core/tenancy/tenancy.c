@@ -153,7 +153,7 @@ int gs_tenancy_new(const struct gs_policy *pol, const struct gs_tenancy_opts *o,
     t->head = t->resv_node = -1;
     t->epoch = 1;
     t->resv_gen = 1;
-    t->wake = t->victims_at = INT64_MAX;
+    t->wake = t->retry_at = INT64_MAX;
     int r = gs__tn_scores_init(t, d);
     if (r == 0)
         r = gs_fleet_new(pol, &t->fleet, d);
@@ -273,7 +273,7 @@ static int clock_to(struct gs_tenancy *t, int64_t now)
     gs__tn_work_accrue(t, now);
     t->now = now;
     gs_fleet_set_now(t->fleet, now);
-    gs__tn_victims_due(t);
+    gs__tn_retry_due(t);
     return t->wake <= now ? holds_end(t, before > now - 1 ? now - 1 : before) : 0;
 }
 
@@ -734,7 +734,7 @@ int64_t gs_tenancy_next_end(struct gs_tenancy *t)
 
 int64_t gs_tenancy_wake(const struct gs_tenancy *t)
 {
-    return t->wake < t->victims_at ? t->wake : t->victims_at;
+    return t->wake < t->retry_at ? t->wake : t->retry_at;
 }
 
 /* The filter reason most nodes gave in a reason of placement.c's why_nodes() ("0/N nodes are

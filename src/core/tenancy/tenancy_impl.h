@@ -265,9 +265,8 @@ struct gs_tenancy {
     int64_t elastic_running;          /* running members of elastic gangs (eviction.c) */
     uint64_t extras_gen, extras_seen; /* binds that put an elastic gang's members past minMember;
                                        * that count at the last look (order.c) */
-    /* New victims came at @victims_last; pods whose victim search backs off (placement.c) try
-     * again at @victims_at, INT64_MAX none due (order.c, victims_new()) */
-    int64_t victims_last, victims_at;
+    int64_t retry_at;  /* a pod skipped while its victim search backs off tries then (placement.c,
+                        * backing_off()); INT64_MAX none due */
     int64_t *borrowed; /* [tenant x nlevels + level]: running pods not on dedicated quota */
     /* Victim-search backoff per shape (see backing_off()). */
     uint64_t *bo_key;
@@ -489,9 +488,9 @@ int gs__tn_pending_add(struct gs_tenancy *t, int32_t pod);
 void gs__tn_pending_left(struct gs_tenancy *t, int32_t pod);
 /* Try every pending pod that might now run: 0, or -ENOMEM. */
 int gs__tn_pass(struct gs_tenancy *t);
-/* Is a retry of pods that new victims may serve due by now (order.c)? Then the epoch moves on.
- * Return: 1 due, 0 not. */
-int gs__tn_victims_due(struct gs_tenancy *t);
+/* Is a retry of pods skipped while their victim search backed off due by now (order.c)? Then the
+ * epoch moves on. Return: 1 due, 0 not. */
+int gs__tn_retry_due(struct gs_tenancy *t);
 /* Pending pod @pod takes the reason its bucket last failed for, where it is newer than its own. */
 void gs__tn_settle_reason(struct gs_tenancy *t, int32_t pod);
 void gs__tn_queue_free(struct gs_tenancy *t);
