@@ -159,23 +159,34 @@ static int cluster_of(const struct gs_scenario *s, const char *path, struct gs_c
 static int capacity(const json_t *node, const char *name, const char *key, int e10, int e2,
                     int64_t *v, struct gs_diag *d)
 {
-    const char *q = json_string_value(
-        json_object_get(json_object_get(json_object_get(node, "status"), "capacity"), key));
+    const json_t *x =
+        json_object_get(json_object_get(json_object_get(node, "status"), "capacity"), key);
+    const char *q = json_string_value(x);
     *v = 0;
-    if (q && gs_quantity_parse(q, e10, e2, -1, v))
+    if (x && !q && !json_is_null(x)) /* the API server writes a quantity as a string */
+        return gs_diag_error(d, "Node %s: status.capacity.%s is not a quantity (a string)", name,
+                             key);
+    /* a count of pods rounds up, as Quantity.Value() does; what a node has, down */
+    if (q && gs_quantity_parse(q, e10, e2, strcmp(key, "pods") ? -1 : 1, v))
         return gs_diag_error(d, "Node %s: status.capacity.%s \"%.40s\" is not a quantity", name,
                              key, q);
     return 0;
 }
 
 /* Node @name's capacity.pods (kubelet's maxPods) into *@pods, 0 when not given; more than a node
- * runs here (GS_NODE_PODS_MAX) is taken as that many, with a warning. */
-static int node_pods(const json_t *node, const char *name, int32_t *pods, struct gs_diag *d)
+ * runs here (GS_NODE_PODS_MAX) is taken as that many, with a warning; *@none when it is 0 (the
+ * node takes no pod: it is taken as not ready, with a warning). */
+static int node_pods(const json_t *node, const char *name, int32_t *pods, int *none,
+                     struct gs_diag *d)
 {
     int64_t v;
     int rc = capacity(node, name, "pods", 0, 0, &v, d);
-    if (!rc && v < 0)
-        rc = gs_diag_error(d, "Node %s: status.capacity.pods is negative", name);
+    const char *q = json_string_value(
+        json_object_get(json_object_get(json_object_get(node, "status"), "capacity"), "pods"));
+    *none = !rc && q && v == 0;
+    if (*none)
+        gs_diag_warn(d, "Node %s: status.capacity.pods 0: it runs no pod; taken as not ready",
+                     name);
     if (!rc && v > GS_NODE_PODS_MAX)
         gs_diag_warn(d,
                      "Node %s: status.capacity.pods %lld: gpuschedd binds at most %d pods to a "
@@ -259,8 +270,9 @@ int gsd_inventory_node(const json_t *node, struct gs_trace_node *row, char zone[
     if (!rc && (r.cpu_milli <= 0 || r.memory_mib <= 0))
         rc = gs_diag_error(d, "Node %s: status.capacity gives no %s", name,
                            r.cpu_milli <= 0 ? "cpu" : "memory");
+    int no_pods = 0;
     if (!rc)
-        rc = node_pods(node, name, &r.pods, d);
+        rc = node_pods(node, name, &r.pods, &no_pods, d);
     if (!rc)
         rc = capacity(node, name, "nvidia.com/gpu", 0, 0, &gpus, d);
     if (!rc)
@@ -282,7 +294,7 @@ int gsd_inventory_node(const json_t *node, struct gs_trace_node *row, char zone[
                              name, product ? product : "(no label)", (long long)gpus);
     *row = r;
     snprintf(zone, GS_NAME_MAX, "%s", z && strlen(z) < GS_NAME_MAX ? z : "");
-    *ready = node_ready(node);
+    *ready = node_ready(node) && !no_pods;
     return 0;
 }
 

@@ -990,6 +990,28 @@ static void test_inventory_from_nodes(void **state)
     assert_true(
         h_log_has(&k, "Node gpu-q: status.capacity.pods 1000: gpuschedd binds at most 512"));
     assert_int_equal(h_stop(&k), 0);
+    /* a count rounds up, as Quantity.Value(); 0 pods is a node that runs none, said so (and
+     * taken as not ready by the Nodes' sync, off here: test_nodes_relisted) */
+    set_nodes(KNODE_PODS("gpu-p", "1.5"), KNODE_PODS("gpu-q", "500m"), KNODE_PODS("gpu-z", "0"));
+    assert_int_equal(h_start(&k), 0);
+    const char *names[] = {"/v1/nodes/gpu-p", "/v1/nodes/gpu-q", "/v1/nodes/gpu-z"};
+    const int want[] = {2, 1, GS_NODE_PODS_DEFAULT};
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(h_call(&k, "GET", names[i], TOKEN_A, NULL, &a), 0);
+        assert_int_equal(json_integer_value(json_object_get(a.json, "max_pods")), want[i]);
+        if (i < 2)
+            assert_true(json_is_true(json_object_get(a.json, "ready")));
+        h_answer_free(&a);
+    }
+    assert_true(h_log_has(&k, "Node gpu-z: status.capacity.pods 0: it runs no pod"));
+    assert_int_equal(h_stop(&k), 0);
+    /* a quantity the API server would write as a string, given as a number, is not read as 0 */
+    set_nodes(KNODE_PODS("gpu-p", "2"),
+              "{\"metadata\":{\"name\":\"gpu-n\"},\"status\":{\"capacity\":{\"cpu\":\"96\","
+              "\"memory\":\"768Gi\",\"pods\":3}}}",
+              NULL);
+    assert_int_equal(h_start(&k), -1);
+    assert_true(h_log_has(&k, "Node gpu-n: status.capacity.pods is not a quantity (a string)"));
     /* spec.taints are read beside the labels, a PreferNoSchedule one too (a preference the
      * score weighs) */
     set_nodes(KNODE("gpu-a", "NVIDIA-A100-SXM4-80GB", "8", "zone-1"),
@@ -1080,6 +1102,10 @@ static void test_nodes_relisted(void **state)
               KNODE_READY("gpu-c", "Tesla-T4", "4", "zone-3", "False"));
     node_becomes(&k, "gpu-b", 1);
     node_becomes(&k, "gpu-c", 0);
+    /* a Node whose capacity.pods is 0 runs no pod: not ready while it says so */
+    set_nodes(KNODE("gpu-a", "NVIDIA-A100-SXM4-80GB", "8", "zone-1"), KNODE_PODS("gpu-b", "0"),
+              NULL);
+    node_becomes(&k, "gpu-b", 0);
     assert_int_equal(h_stop(&k), 0);
     h_cleanup(&k);
 }
