@@ -233,6 +233,13 @@ struct gs_node_template {
 #define GS_NODE_PODS_DEFAULT 110
 #define GS_NODE_PODS_MAX     512
 
+/* gs_node_max_pods() - the pods a node of template @t runs at most: its maxPods, else the
+ * default. The one reading of max_pods's 0. */
+static inline int32_t gs_node_max_pods(const struct gs_node_template *t)
+{
+    return t->max_pods > 0 ? t->max_pods : GS_NODE_PODS_DEFAULT;
+}
+
 /* A taint's effect, and a toleration's (GS_EFFECT_ANY: a toleration without one matches all):
  * Kubernetes' TaintEffect (k8s.io/api core/v1). */
 enum gs_effect {

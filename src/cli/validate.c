@@ -241,7 +241,7 @@ static void text_cluster(const struct gs_scenario *s, const struct derived *dv, 
         fprintf(f, "  template %s: %d x %s, cpu %s milli, memory %s MiB, %d pods, %zu nodes; pcie",
                 t->name, t->gpus, t->gpus ? model_name(t->model) : "no GPU",
                 num(t->cpu_milli, a, sizeof(a)), num(t->memory_mib, b, sizeof(b)),
-                t->max_pods ? (int)t->max_pods : GS_NODE_PODS_DEFAULT, n);
+                (int)gs_node_max_pods(t), n);
         for (int g = 0; g < t->gpus; g++)
             fprintf(f, " %d", t->pcie_domain[g]);
         fprintf(f, "; nvlink");
@@ -761,9 +761,8 @@ static json_t *json_cluster(const struct gs_scenario *s, const struct derived *d
             t, json_pack("{s:s, s:s?, s:i, s:o, s:o, s:i, s:o, s:o, s:I, s:o}", "name", nt->name,
                          "model", nt->gpus ? model_name(nt->model) : NULL, "gpus", nt->gpus,
                          "cpu_milli", jint(nt->cpu_milli), "memory_mib", jint(nt->memory_mib),
-                         "max_pods", nt->max_pods ? (int)nt->max_pods : GS_NODE_PODS_DEFAULT,
-                         "pcie_domains", pcie, "nvlink_groups", nv, "nodes", (json_int_t)n, "src",
-                         jsrc(&nt->src)));
+                         "max_pods", (int)gs_node_max_pods(nt), "pcie_domains", pcie,
+                         "nvlink_groups", nv, "nodes", (json_int_t)n, "src", jsrc(&nt->src)));
     }
     return json_pack("{s:o, s:I}", "templates", t, "nodes", (json_int_t)s->policy.nnodes);
 }

@@ -185,7 +185,7 @@ static int node_init(struct fnode *nd, const struct gs_policy *s, size_t i, stru
     /* Host resources left out of a template do not constrain placement. */
     nd->cpu_left = t->cpu_milli == GS_UNSET ? INT64_MAX / 4 : t->cpu_milli;
     nd->mem_left = t->memory_mib == GS_UNSET ? INT64_MAX / 4 : t->memory_mib;
-    nd->max_pods = t->max_pods > 0 ? t->max_pods : GS_NODE_PODS_DEFAULT;
+    nd->max_pods = gs_node_max_pods(t);
     nd->sole_tenant = -1;
     for (int g = 0; g < t->gpus; g++) {
         nd->cards[g].mem_mib = m->memory_mib;

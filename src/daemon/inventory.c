@@ -154,13 +154,18 @@ static int cluster_of(const struct gs_scenario *s, const char *path, struct gs_c
     return 0;
 }
 
-/* Node @name's quantity @key of status.capacity times 10^@e10 x 2^@e2, rounded down, into *@v (0
- * when absent). */
+/* Node @node's status.capacity[@key]; NULL when not given. */
+static const json_t *capacity_of(const json_t *node, const char *key)
+{
+    return json_object_get(json_object_get(json_object_get(node, "status"), "capacity"), key);
+}
+
+/* Node @name's quantity @key of status.capacity times 10^@e10 x 2^@e2 into *@v (0 when absent),
+ * rounded down (a count of pods: up). A value that is not a string is refused. */
 static int capacity(const json_t *node, const char *name, const char *key, int e10, int e2,
                     int64_t *v, struct gs_diag *d)
 {
-    const json_t *x =
-        json_object_get(json_object_get(json_object_get(node, "status"), "capacity"), key);
+    const json_t *x = capacity_of(node, key);
     const char *q = json_string_value(x);
     *v = 0;
     if (x && !q && !json_is_null(x)) /* the API server writes a quantity as a string */
@@ -181,9 +186,7 @@ static int node_pods(const json_t *node, const char *name, int32_t *pods, int *n
 {
     int64_t v;
     int rc = capacity(node, name, "pods", 0, 0, &v, d);
-    const char *q = json_string_value(
-        json_object_get(json_object_get(json_object_get(node, "status"), "capacity"), "pods"));
-    *none = !rc && q && v == 0;
+    *none = !rc && json_is_string(capacity_of(node, "pods")) && v == 0;
     if (*none)
         gs_diag_warn(d, "Node %s: status.capacity.pods 0: it runs no pod; taken as not ready",
                      name);

@@ -339,8 +339,10 @@ json_t *gsd_node_json(const struct gsd_state *st, size_t i, int cards, const cha
         (json_int_t)ni.memory_mib, "memory_mib_free", (json_int_t)mem_left, "ready",
         gsd_node_ready(h), "heartbeats", h->watched, "ready_changed",
         gsd_time_json(h->watched ? h->since_us : 0), "unhealthy_gpus", bad);
-    int32_t mp = st->inv->policy.templates[st->inv->policy.nodes[i].template_index].max_pods;
-    json_object_set_new(n, "max_pods", json_integer(mp ? mp : GS_NODE_PODS_DEFAULT));
+    const struct gs_policy *pol = &st->inv->policy;
+    json_object_set_new(
+        n, "max_pods",
+        json_integer(gs_node_max_pods(&pol->templates[pol->nodes[i].template_index])));
     struct gs_node_template tp; /* what the node's agent registered is what placement reads */
     if (gsd_agent_topology(st, i, &tp)) {
         memcpy(ni.pcie_domain, tp.pcie_domain, sizeof(ni.pcie_domain));
