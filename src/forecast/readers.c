@@ -67,21 +67,14 @@ static int csv_label(struct csv *c, int col, struct gs_diag *d)
     return 0;
 }
 
-/* Find the columns @names in @c into @col. */
-static int need_cols(struct csv *c, const char *const *names, int n, int *col, struct gs_diag *d)
-{
-    for (int i = 0; i < n; i++)
-        if ((col[i] = csv_need(c, names[i], d)) < 0)
-            return col[i];
-    return 0;
-}
-
 typedef int (*row_fn)(struct gs_demand *dm, struct csv *c, const int *col, void *st,
                       struct gs_diag *d);
 
-/* Read every row of @path with @row; on an error, @dm is as it was. */
+/* Read every row of @path with @row (the columns @names; @unread, NULL-terminated, the format's
+ * columns not read, any other refused); on an error, @dm is as it was. */
 static int read_csv(struct gs_demand *dm, const char *path, const char *const *names, int ncols,
-                    row_fn row, void *st, unsigned keys, struct gs_diag *d)
+                    const char *const *unread, row_fn row, void *st, unsigned keys,
+                    struct gs_diag *d)
 {
     struct csv c;
     int col[CSV_COLS_MAX];
@@ -90,7 +83,7 @@ static int read_csv(struct gs_demand *dm, const char *path, const char *const *n
     int rc = csv_open(&c, path, d);
     if (rc)
         return rc;
-    rc = need_cols(&c, names, ncols, col, d);
+    rc = csv_columns(&c, names, ncols, NULL, unread, col, d);
     while (!rc && (rc = csv_next(&c, d)) == 1)
         rc = row(dm, &c, col, st, d);
     if (!rc && c.rows == 0)
@@ -140,7 +133,20 @@ int gs_demand_read_dlrm(struct gs_demand *dm, const char *path, struct gs_diag *
 {
     static const char *const names[] = {"role", "app_name", "gpu_request", "creation_time",
                                         "deletion_time"};
-    return read_csv(dm, path, names, 5, dlrm_row, NULL, K_SERVICE, d);
+    static const char *const unread[] = {"instance_sn",
+                                         "cpu_request",
+                                         "cpu_limit",
+                                         "gpu_limit",
+                                         "rdma_request",
+                                         "rdma_limit",
+                                         "memory_request",
+                                         "memory_limit",
+                                         "disk_request",
+                                         "disk_limit",
+                                         "max_instance_per_node",
+                                         "scheduled_time",
+                                         NULL};
+    return read_csv(dm, path, names, 5, unread, dlrm_row, NULL, K_SERVICE, d);
 }
 
 /* "YYYY-MM-DD HH:MM:SS" as UTC seconds: digits where the pattern has them, and a day the month
@@ -194,8 +200,15 @@ int gs_demand_read_genai(struct gs_demand *dm, const char *path, struct gs_diag 
 {
     static const char *const names[] = {"gmt_create", "exec_time_seconds", "groupId",
                                         "checkpoint_model_version_id", "predict_type"};
+    static const char *const unread[] = {"predict_status",
+                                         "prompt_length",
+                                         "negative_prompt_length",
+                                         "num_images_per_prompt",
+                                         "num_inference_steps",
+                                         "num_lora",
+                                         NULL};
     int64_t last = INT64_MIN;
-    return read_csv(dm, path, names, 5, genai_row, &last,
+    return read_csv(dm, path, names, 5, unread, genai_row, &last,
                     K_SERVICE | K_TENANT | K_QUEUE | FC_SRC_UTC, d);
 }
 
@@ -235,7 +248,9 @@ int gs_demand_read_pods(struct gs_demand *dm, const char *path, struct gs_diag *
 {
     static const char *const names[] = {"num_gpu", "gpu_milli",     "gpu_spec",
                                         "qos",     "creation_time", "deletion_time"};
-    return read_csv(dm, path, names, 6, pod_row, NULL, K_QUEUE | K_MODEL, d);
+    static const char *const unread[] = {"name",      "cpu_milli",      "memory_mib",
+                                         "pod_phase", "scheduled_time", NULL};
+    return read_csv(dm, path, names, 6, unread, pod_row, NULL, K_QUEUE | K_MODEL, d);
 }
 
 /* One ledger row of the store: id, tenant, gpus, gpu_milli, start_us, end_us, model. */
@@ -433,7 +448,7 @@ int gs_util_read_duty(const char *path, struct gs_duty *out, struct gs_diag *d)
     if (rc)
         return rc;
     static const char *const names[] = {"value", "container_ip", "timestamp_anon"};
-    rc = need_cols(&c, names, 3, col, d);
+    rc = csv_columns(&c, names, 3, NULL, NULL, col, d);
     while (!rc && (rc = csv_next(&c, d)) == 1)
         rc = duty_row(&c, col, &u, d);
     csv_close(&c);

@@ -137,10 +137,8 @@ int gs_series_read_csv(const char *path, struct gs_series_set *out, struct gs_di
     if (rc)
         return rc;
     static const char *const names[] = {"time_s", "series", "milli"};
-    for (int i = 0; i < 3 && !rc; i++)
-        if ((col[i] = csv_need(&c, names[i], d)) < 0)
-            rc = col[i];
-    col[3] = csv_find(&c, "model");
+    static const char *const optional[] = {"model", NULL};
+    rc = csv_columns(&c, names, 3, optional, NULL, col, d);
     while (!rc && (rc = csv_next(&c, d)) == 1)
         rc = series_row(&r, &c, col, d);
     if (r.gap.msg[0] && rc != -ENOMEM && !r.order) /* the first error in the file */

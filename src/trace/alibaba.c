@@ -130,13 +130,14 @@ static int parse_node(struct csv *c, const int *col, struct gs_trace_node *n, st
 typedef int (*parse_fn)(struct csv *c, const int *col, void *row, struct gs_diag *d);
 
 /*
- * Read a whole table: the columns @names (found by name), one row struct of @size bytes per line
- * filled by @parse, names unique (@what names a row in messages; @empty is the message for a
- * table without rows). Return: 0 and *@out (free()) of *@nout rows; -errno with @d.
+ * Read a whole table: the columns @names (found by name; @unread, NULL-terminated, the format's
+ * columns not read, any other refused), one row struct of @size bytes per line filled by @parse,
+ * names unique (@what names a row in messages; @empty is the message for a table without rows).
+ * Return: 0 and *@out (free()) of *@nout rows; -errno with @d.
  */
-static int read_table(const char *path, const char *const *names, int ncols, size_t size,
-                      parse_fn parse, const char *what, const char *empty, void **out, size_t *nout,
-                      struct gs_diag *d)
+static int read_table(const char *path, const char *const *names, int ncols,
+                      const char *const *unread, size_t size, parse_fn parse, const char *what,
+                      const char *empty, void **out, size_t *nout, struct gs_diag *d)
 {
     struct csv c;
     char *v = NULL;
@@ -145,9 +146,7 @@ static int read_table(const char *path, const char *const *names, int ncols, siz
     int col[CSV_COLS_MAX], rc = csv_open(&c, path, d);
     if (rc)
         return rc;
-    for (int i = 0; i < ncols && !rc; i++)
-        if ((col[i] = csv_need(&c, names[i], d)) < 0)
-            rc = col[i];
+    rc = csv_columns(&c, names, ncols, NULL, unread, col, d);
     while (!rc && (rc = csv_next(&c, d)) == 1) {
         size_t old = cap;
         char *g = gs_grow(v, &cap, n + 1, size, 1024);
@@ -187,7 +186,7 @@ int gs_trace_read_nodes(const char *path, struct gs_trace_node **out, size_t *no
 {
     static const char *const names[] = {"sn", "cpu_milli", "memory_mib", "gpu", "model"};
     void *v;
-    int rc = read_table(path, names, 5, sizeof(**out), parse_node_row, "node",
+    int rc = read_table(path, names, 5, NULL, sizeof(**out), parse_node_row, "node",
                         "no nodes: the cluster is empty", &v, nout, d);
     if (!rc)
         *out = v;
@@ -255,9 +254,12 @@ int gs_trace_read_pods(const char *path, struct gs_trace_pod **out, size_t *nout
 {
     static const char *const names[] = {"name",    "cpu_milli", "memory_mib",
                                         "num_gpu", "gpu_milli", "gpu_spec"};
+    /* the trace's columns a replay does not read (docs/replay.md) */
+    static const char *const unread[] = {"qos",           "pod_phase",      "creation_time",
+                                         "deletion_time", "scheduled_time", NULL};
     void *v;
-    int rc =
-        read_table(path, names, 6, sizeof(**out), parse_pod_row, "pod", "no pods", &v, nout, d);
+    int rc = read_table(path, names, 6, unread, sizeof(**out), parse_pod_row, "pod", "no pods", &v,
+                        nout, d);
     if (!rc)
         *out = v;
     return rc;

@@ -123,6 +123,49 @@ int csv_need(const struct csv *c, const char *name, struct gs_diag *d)
     return i;
 }
 
+static int listed(const char *const *list, const char *name)
+{
+    for (; list && *list; list++)
+        if (strcmp(*list, name) == 0)
+            return 1;
+    return 0;
+}
+
+/* Append @list's names to @buf as ", a, b". */
+static void list_names(char *buf, size_t cap, const char *const *list)
+{
+    for (; list && *list; list++) {
+        size_t len = strlen(buf);
+        snprintf(buf + len, cap - len, "%s%s", len ? ", " : "", *list);
+    }
+}
+
+int csv_columns(const struct csv *c, const char *const *need, int n, const char *const *optional,
+                const char *const *unread, int *col, struct gs_diag *d)
+{
+    for (int i = 0; i < n; i++)
+        if ((col[i] = csv_need(c, need[i], d)) < 0)
+            return col[i];
+    for (int i = 0; optional && optional[i]; i++)
+        col[n + i] = csv_find(c, optional[i]);
+    for (int i = 0; i < c->ncols_named; i++) {
+        const char *h = c->header[i];
+        int known = listed(optional, h) || listed(unread, h);
+        for (int k = 0; k < n && !known; k++)
+            known = strcmp(need[k], h) == 0;
+        if (known)
+            continue;
+        char names[1024] = "";
+        for (int k = 0; k < n; k++)
+            list_names(names, sizeof(names), (const char *const[]){need[k], NULL});
+        list_names(names, sizeof(names), optional);
+        list_names(names, sizeof(names), unread);
+        return gs_diag_error(d, "%s:1:%d: unknown column \"%s\" (the format's columns: %s)",
+                             c->path, c->col[i], h, names);
+    }
+    return 0;
+}
+
 int csv_next(struct csv *c, struct gs_diag *d)
 {
     for (;;) {

@@ -32,6 +32,17 @@ void csv_close(struct csv *c);
 int csv_find(const struct csv *c, const char *name);
 int csv_need(const struct csv *c, const char *name, struct gs_diag *d);
 
+/*
+ * csv_columns() - find the @n columns @need into @col[0..n-1] (-1 for a name in @optional that
+ * the header lacks: @col holds @n + the count of @optional entries), and refuse a header column
+ * named neither there nor in @unread. @optional and @unread are NULL-terminated lists or NULL:
+ * the optional columns this reader uses, and the format's columns it does not use (documented as
+ * unread). A column in none of them would be data taken in and never read, so it is refused.
+ * Return: 0; -EINVAL with @d ("path:1:col: ...").
+ */
+int csv_columns(const struct csv *c, const char *const *need, int n, const char *const *optional,
+                const char *const *unread, int *col, struct gs_diag *d);
+
 /* Next row. Return: 1 row read; 0 at end of file; -EINVAL with @d (wrong column count, long line,
  * a '"' in a field: quoting is not read, so "a,b" would split). */
 int csv_next(struct csv *c, struct gs_diag *d);

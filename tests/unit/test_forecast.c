@@ -388,6 +388,13 @@ static void test_read_dlrm(void **state)
         assert_int_equal(gs_demand_count(dm), 3);
     }
     assert_has(d.msg, "dlrm2.csv");
+    /* a column the trace does not have is refused, not carried unread */
+    p = write_tmp("dlrm3.csv", "role,app_name,gpu_request,creation_time,deletion_time,gpu_type\n"
+                               "HN,app_0,1,0,,A100\n");
+    assert_int_equal(gs_demand_read_dlrm(dm, p, &d), -EINVAL);
+    assert_has(d.msg, "dlrm3.csv:1:55: unknown column \"gpu_type\" (the format's columns: role, "
+                      "app_name, gpu_request, creation_time, deletion_time, instance_sn,");
+    assert_int_equal(gs_demand_count(dm), 3);
     assert_int_equal(gs_demand_read_dlrm(dm, "/nonexistent/x.csv", &d), -ENOENT);
     gs_demand_free(dm);
 }
@@ -715,6 +722,9 @@ static void test_series_csv(void **state)
         {"time_s,series,milli\n0,a,5\n3600,b,6\n", "u.csv:3:1: series \"b\" starts at 3600"},
         {"time_s,series,milli\n0,a,-5\n", "u.csv:2:5: milli: \"-5\" is negative"},
         {"time_s,series\n0,a\n", "u.csv:1:1: missing column \"milli\""},
+        {"time_s,series,milli,zone\n0,a,5,z\n",
+         "u.csv:1:21: unknown column \"zone\" (the format's columns: time_s, series, milli, "
+         "model)"},
         {"time_s,series,milli\n5,a,5\n3600,a,6\n", "u.csv:3:1: time_s: 3600 of series \"a\" is "
                                                    "not a whole number of hours after line 2"},
         {"time_s,series,milli\n0,a,5\n3601,a,6\n", "is not a whole number of hours after line 2"},

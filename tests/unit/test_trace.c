@@ -189,9 +189,9 @@ static void test_nodes_columns_by_name(void **state)
     struct gs_diag d;
     gs_diag_init(&d);
     write_text("nodes_order.csv",
-               "model,extra,gpu,sn,memory_mib,cpu_milli,more\n"
-               "T4,x,4,node-a,65536,16000,\n"
-               "A10,y,1,node-b,131072,32000,zz\n",
+               "model,gpu,sn,memory_mib,cpu_milli\n"
+               "T4,4,node-a,65536,16000\n"
+               "A10,1,node-b,131072,32000\n",
                path, sizeof(path));
     assert_int_equal(gs_trace_read_nodes(path, &v, &n, &d), 0);
     assert_int_equal(n, 2);
@@ -208,9 +208,9 @@ static void test_nodes_columns_by_name(void **state)
     free(v);
 
     /* errors name the column found by name and its byte column in this order */
-    nodes_refused("model,extra,gpu,sn,memory_mib,cpu_milli\n"
-                  "T4,x,4,node-a,65536,16k\n",
-                  ":2:21: cpu_milli: \"16k\" is not a whole number");
+    nodes_refused("model,gpu,sn,memory_mib,cpu_milli\n"
+                  "T4,4,node-a,65536,16k\n",
+                  ":2:19: cpu_milli: \"16k\" is not a whole number");
 }
 
 static void test_pods_good(void **state)
@@ -222,7 +222,7 @@ static void test_pods_good(void **state)
     struct gs_diag d;
     gs_diag_init(&d);
     write_text("pods.csv",
-               "qos,gpu_spec,name,num_gpu,extra,gpu_milli,memory_mib,cpu_milli\r\n"
+               "qos,gpu_spec,name,num_gpu,pod_phase,gpu_milli,memory_mib,cpu_milli\r\n"
                "LS,V100M16|V100M32,p1,1,a,500,16384,12000\r\n"
                "\r\n"
                "BE,,p2,0,b,0,2048,4000\r\n"
@@ -308,6 +308,10 @@ static void test_nodes_bad_files(void **state)
                   ":1:1: missing column \"model\"");
     nodes_refused("sn,cpu,memory_mib,gpu,model\nn1,64000,262144,0,\n",
                   ":1:1: missing column \"cpu_milli\"");
+    /* a column the format lacks would be taken in and never read */
+    nodes_refused("sn,cpu_milli,memory_mib,gpu,model,pods\nn1,64000,262144,0,,110\n",
+                  ":1:35: unknown column \"pods\" (the format's columns: sn, cpu_milli, "
+                  "memory_mib, gpu, model)");
     nodes_refused("", ":1:1: empty file");
     nodes_refused(NODES_HEADER, ": no nodes");
     nodes_refused(NODES_HEADER "\n\r\n\n", ": no nodes");
@@ -403,6 +407,10 @@ static void test_pods_bad(void **state)
     nodes_refused(PODS_HEADER "p1,1000,1024,1,1000,\n", ":1:1: missing column \"sn\"");
     pods_refused("name,cpu_milli,memory_mib,num_gpu,gpu_milli\np1,1,1,0,0\n",
                  ":1:1: missing column \"gpu_spec\"");
+    pods_refused("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,priority\np1,1,1,0,0,\n",
+                 ":1:54: unknown column \"priority\" (the format's columns: name, cpu_milli, "
+                 "memory_mib, num_gpu, gpu_milli, gpu_spec, qos, pod_phase, creation_time, "
+                 "deletion_time, scheduled_time)");
     pods_refused("", ":1:1: empty file");
     pods_refused(PODS_HEADER, ": no pods");
     pods_refused(PODS_HEADER "p1,1000,1024,1,1000\n", ":2:1: ");
