@@ -161,7 +161,9 @@ int gs_demand_series(const struct gs_demand *dm, enum gs_fc_key key, int by_mode
 
 /*
  * gs_series_read_csv() - series written by gs_series_write_csv(): columns `time_s,series,milli`
- * (an optional `model` column), one row per series and hour, hours a multiple of 3600 s apart.
+ * (an optional `model` column), one row per series and hour, hours a multiple of 3600 s apart;
+ * or `gpusched forecast --format csv`, its method and quantile columns not read (any other
+ * column is refused).
  * Each series' times must increase by exactly one hour from row to row: a time out of order, a
  * repeated time or a missing hour is an error naming file:line:column. All series must cover
  * the same hours. Return: as the readers above.

@@ -283,6 +283,11 @@ int gsd_inventory_node(const json_t *node, struct gs_trace_node *row, char zone[
     if (rc)
         return rc;
     /* the cards on the board: with MIG's mixed strategy nvidia.com/gpu leaves MIG cards out */
+    if (count && *count && (strspn(count, "0123456789") != strlen(count) || strlen(count) > 3))
+        return gs_diag_error(d,
+                             "Node %s: label nvidia.com/gpu.count \"%.20s\" is not a count of "
+                             "GPUs",
+                             name, count);
     if (count && *count)
         gpus = atoll(count);
     if (gpus > GS_GPUS_MAX || gpus < 0)
@@ -301,14 +306,15 @@ int gsd_inventory_node(const json_t *node, struct gs_trace_node *row, char zone[
     return 0;
 }
 
-/* One Node object onto @s. */
-static int add_node(struct gs_scenario *s, const json_t *node, size_t cap, struct gs_diag *d)
+/* One Node object onto @s; *@ready whether it is Ready. */
+static int add_node(struct gs_scenario *s, const json_t *node, size_t cap, int *ready,
+                    struct gs_diag *d)
 {
     struct gs_trace_node r;
     struct gs_taint tn[GS_NODE_TAINTS];
     char zone[GS_NAME_MAX];
-    int ready, ntn;
-    int rc = gsd_inventory_node(node, &r, zone, tn, &ntn, &ready, d);
+    int ntn;
+    int rc = gsd_inventory_node(node, &r, zone, tn, &ntn, ready, d);
     if (!rc)
         rc = add_row(s, &r, zone, tn, ntn, "kubernetes", cap);
     return rc == -E2BIG ? gs_diag_error(d, "Node %s: too many nodes", r.name) : rc;
@@ -336,7 +342,9 @@ int gsd_inventory_append(struct gs_scenario *inv, struct gs_cluster *c,
     return t ? add_row(inv, r, zone, taints, ntaints, "kubernetes", cap) : -ENOMEM;
 }
 
-static int from_kube(const struct gsd_kube *k, struct gs_scenario *s, struct gs_diag *d)
+/* The Nodes of @k onto @s; *@down (free()) 1 for each not Ready. */
+static int from_kube(const struct gsd_kube *k, struct gs_scenario *s, uint8_t **down,
+                     struct gs_diag *d)
 {
     char why[2 * GS_DIAG_MSG_MAX];
     json_t *list, *node;
@@ -349,13 +357,18 @@ static int from_kube(const struct gsd_kube *k, struct gs_scenario *s, struct gs_
         d->warn_ud = "Node taken with a warning";
     }
     const json_t *items = json_object_get(list, "items");
-    int rc = json_is_array(items) ? alloc_nodes(s, json_array_size(items))
+    size_t n = json_array_size(items), i;
+    int rc = json_is_array(items) ? alloc_nodes(s, n)
                                   : gs_diag_error(d, "GET /api/v1/nodes: not a NodeList");
-    size_t i;
+    *down = rc ? NULL : calloc(n ? n : 1, 1);
+    rc = rc ? rc : *down ? 0 : -ENOMEM;
     json_array_foreach(items, i, node)
     {
+        int ready = 1;
         if (!rc)
-            rc = add_node(s, node, json_array_size(items), d);
+            rc = add_node(s, node, n, &ready, d);
+        if (!rc)
+            (*down)[s->policy.nnodes - 1] = (uint8_t)!ready;
     }
     json_decref(list);
     if (d) {
@@ -366,15 +379,16 @@ static int from_kube(const struct gsd_kube *k, struct gs_scenario *s, struct gs_
 }
 
 int gsd_inventory_load(const char *path, const struct gsd_kube *k, struct gs_cluster **cluster,
-                       struct gs_scenario **inv, struct gs_diag *d)
+                       struct gs_scenario **inv, uint8_t **down, struct gs_diag *d)
 {
     struct gs_scenario *s;
     struct gs_cluster *c = NULL;
+    uint8_t *nr = NULL;
     int rc = gs_scenario_new(&s);
     if (rc)
         return rc;
     if (!strcmp(path, "kubernetes"))
-        rc = k ? from_kube(k, s, d)
+        rc = k ? from_kube(k, s, &nr, d)
                : gs_diag_error(d, "--nodes kubernetes needs `kubernetes:` in the DaemonConfig");
     else
         rc = is_yaml(path) ? from_yaml(path, s, d) : from_csv(path, s, d);
@@ -384,8 +398,12 @@ int gsd_inventory_load(const char *path, const struct gsd_kube *k, struct gs_clu
         rc = cluster_of(s, path, &c, d);
     if (rc || !inv)
         gs_scenario_free(s);
+    if (rc || !down)
+        free(nr);
     if (rc)
         return rc;
+    if (down)
+        *down = nr;
     if (cluster)
         *cluster = c;
     else

@@ -26,12 +26,14 @@ struct gs_trace_node;
  * CSV of include/gpusched/trace.h. CSV and Kubernetes nodes go on the default template of their
  * model (gs_topology_default()). The one place that knows the inventory formats.
  * *@cluster: names, zones and shapes, for lookups; *@inv: the same nodes as templates and nodes,
- * for the scheduler (gs_scenario_free()). Either may be NULL when not wanted.
+ * for the scheduler (gs_scenario_free()); *@down (free()), for "kubernetes", one byte per node in
+ * inventory order, 1 where the Node was not Ready as read (gsd_inventory_node()), else NULL. Any
+ * of the three may be NULL when not wanted.
  * Return: 0; -EINVAL/-ENOENT/-EIO with @d (a YAML file with kinds other than Cluster among
  * them, a Node gpusched cannot read, no API server answer, no nodes, no GPU); -ENOMEM.
  */
 int gsd_inventory_load(const char *path, const struct gsd_kube *k, struct gs_cluster **cluster,
-                       struct gs_scenario **inv, struct gs_diag *d);
+                       struct gs_scenario **inv, uint8_t **down, struct gs_diag *d);
 
 /*
  * gsd_inventory_node() - Node object @node (a list item or a watch event's object) as the

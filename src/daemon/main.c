@@ -203,6 +203,8 @@ static int setup(const struct opts *o, struct gsd_state *st)
     struct gsd_config *cfg = NULL;
     struct gs_cluster *cluster = NULL;
     struct gs_scenario *inv = NULL;
+    struct gsd_runopts run = o->run;
+    uint8_t *down = NULL;
     gs_diag_init(&d);
     if (mkdir(o->data_dir, 0700) && errno != EEXIST)
         return bad("--data-dir: cannot create the directory", o->data_dir);
@@ -211,7 +213,7 @@ static int setup(const struct opts *o, struct gsd_state *st)
         return rc;
     rc = load_config(o, &cfg, &d);
     if (!rc)
-        rc = gsd_inventory_load(o->nodes, cfg->kube, &cluster, &inv, &d);
+        rc = gsd_inventory_load(o->nodes, cfg->kube, &cluster, &inv, &down, &d);
     if (rc) {
         gs_cluster_free(cluster);
         gsd_config_free(cfg);
@@ -225,7 +227,9 @@ static int setup(const struct opts *o, struct gsd_state *st)
                 "DaemonConfig with adminTokenSHA256 or tenants with tokenSHA256 "
                 "(deploy/gpuschedd-config.yaml)",
                 "config", o->config ? o->config : "none", NULL);
-    rc = gsd_state_init(st, cfg, cluster, inv, o->data_dir, &o->run, &d);
+    run.api_down = down;
+    rc = gsd_state_init(st, cfg, cluster, inv, o->data_dir, &run, &d);
+    free(down);
     st->nodes_from_kube = !strcmp(o->nodes, "kubernetes");
     if (rc) {
         gsd_log("error", "cannot start", "error", d.msg[0] ? d.msg : strerror(-rc), NULL);

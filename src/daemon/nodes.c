@@ -98,7 +98,7 @@ static int load_gpu(void *ud, const char *node, int gpu, int xid, int64_t since_
     return 0;
 }
 
-int gsd_health_init(struct gsd_state *st)
+int gsd_health_init(struct gsd_state *st, const uint8_t *api_down)
 {
     size_t n = gs_cluster_node_count(st->cluster);
     st->health = calloc(n ? n : 1, sizeof(*st->health));
@@ -110,8 +110,12 @@ int gsd_health_init(struct gsd_state *st)
     struct loader l = {st, gsd_clock_us(st)};
     int rc = gsd_store_health_load(st->store, load_node, load_gpu, &l);
     for (size_t i = 0; !rc && i < n; i++) {
-        st->not_ready += !st->health[i].ready;
-        if (!st->health[i].ready) /* a pod stored running there (an older store) waits too */
+        st->health[i].api_down = api_down ? api_down[i] : 0;
+        if (st->health[i].api_down)
+            gsd_log("warn", "node not ready", "node", gs_cluster_node_name(st->cluster, i), "by",
+                    "Node object", NULL);
+        st->not_ready += !gsd_node_ready(&st->health[i]);
+        if (!gsd_node_ready(&st->health[i])) /* a pod stored running there waits too */
             rc = tell(st, i, -1, 0, 1);
         for (int g = 0; !rc && g < GS_GPUS_MAX; g++)
             if (st->health[i].bad_mask & (1u << g))

@@ -37,11 +37,11 @@ static inline int gsd_node_ready(const struct gsd_node_health *h)
 /* gsd_clock_us() - the node-monitor clock: monotonic, or the manual one with --manual-clock. */
 int64_t gsd_clock_us(const struct gsd_state *st);
 /*
- * gsd_health_init() - read the stored node and card health and tell the scheduler;
- * watched Ready nodes count their grace period from now. Call after the pods are restored.
- * Return: 0; -ENOMEM; -EIO.
+ * gsd_health_init() - read the stored node and card health, take @api_down (per node, 1: its
+ * Node object is not Ready; NULL: none known) and tell the scheduler; watched Ready nodes count
+ * their grace period from now. Call after the pods are restored. Return: 0; -ENOMEM; -EIO.
  */
-int gsd_health_init(struct gsd_state *st);
+int gsd_health_init(struct gsd_state *st, const uint8_t *api_down);
 /* gsd_health_api() - node @node's Node object in the API server says it is Ready (@ready 1) or
  * not, or it was deleted (0): NotReady, its pods requeued, until both say Ready. Return: 0;
  * -ENOMEM. */

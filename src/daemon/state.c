@@ -588,7 +588,7 @@ int gsd_state_init(struct gsd_state *st, struct gsd_config *cfg, struct gs_clust
     if (!rc)
         gsd_groups_recount(st);
     if (!rc)
-        rc = gsd_health_init(st);
+        rc = gsd_health_init(st, run ? run->api_down : NULL);
     if (!rc)
         rc = gsd_agents_init(st);
     if (!rc)

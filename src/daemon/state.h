@@ -142,10 +142,14 @@ struct gsd_state {
     size_t ngroups, capgroups;
 };
 
-/* How the daemon runs its scheduler: gpuschedd's --manual-clock and --way. */
+/* How the daemon runs its scheduler: gpuschedd's --manual-clock and --way, and how it finds
+ * its nodes at start. */
 struct gsd_runopts {
     int manual_clock; /* 1: the clock starts at 0 and moves only by POST /v1/clock (sched.h) */
     int way;          /* enum gs_way: exclusive, sharing or full (gpusched/tenancy.h) */
+    /* per inventory node, 1: its Node object not Ready as the inventory read it
+     * (gsd_inventory_load()'s @down; borrowed for the call); NULL: none known */
+    const uint8_t *api_down;
 };
 
 /*

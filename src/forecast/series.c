@@ -138,7 +138,9 @@ int gs_series_read_csv(const char *path, struct gs_series_set *out, struct gs_di
         return rc;
     static const char *const names[] = {"time_s", "series", "milli"};
     static const char *const optional[] = {"model", NULL};
-    rc = csv_columns(&c, names, 3, optional, NULL, col, d);
+    /* gpusched forecast --format csv's own, beside its point forecast (milli) */
+    static const char *const unread[] = {"method", "q025", "q100", "q500", "q900", "q975", NULL};
+    rc = csv_columns(&c, names, 3, optional, unread, col, d);
     while (!rc && (rc = csv_next(&c, d)) == 1)
         rc = series_row(&r, &c, col, d);
     if (r.gap.msg[0] && rc != -ENOMEM && !r.order) /* the first error in the file */

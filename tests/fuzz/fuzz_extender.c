@@ -109,7 +109,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     write_file("policy.yaml", policy, pol_path, sizeof(pol_path));
     const char *pols[1] = {pol_path};
     if (gsd_config_load(cfg_path, &cfg, &d) || gsd_quota_load(cfg, pols, 1, &d) ||
-        gsd_inventory_load(nodes, NULL, &cluster, &inv, &d) ||
+        gsd_inventory_load(nodes, NULL, &cluster, &inv, NULL, &d) ||
         gsd_state_init(&st, cfg, cluster, inv, dir, NULL, &d)) {
         fprintf(stderr, "fuzz_extender: cannot set up: %s\n", d.msg);
         abort();

@@ -952,6 +952,26 @@ static void set_nodes(const char *a, const char *b, const char *c)
     pthread_mutex_unlock(&f.mu);
 }
 
+/* Node @name of @d's GET /v1/nodes/NAME: its status, and whether it is ready. */
+static long node_state(const struct daemon *k, const char *name, int *ready)
+{
+    char path[96];
+    struct answer a;
+    snprintf(path, sizeof(path), "/v1/nodes/%s", name);
+    assert_int_equal(h_call(k, "GET", path, TOKEN_A, NULL, &a), 0);
+    long status = a.status;
+    *ready = json_is_true(json_object_get(a.json, "ready"));
+    h_answer_free(&a);
+    return status;
+}
+
+/* A Node whose Ready condition is @status. */
+#define KNODE_READY(name, product, count, zone, status)                                            \
+    "{\"metadata\":{\"name\":\"" name "\",\"labels\":{\"nvidia.com/gpu.product\":\"" product       \
+    "\",\"nvidia.com/gpu.count\":\"" count "\",\"topology.kubernetes.io/zone\":\"" zone "\"}},"    \
+    "\"status\":{\"capacity\":{\"cpu\":\"96\",\"memory\":\"768Gi\",\"nvidia.com/gpu\":\"" count    \
+    "\"},\"conditions\":[{\"type\":\"Ready\",\"status\":\"" status "\"}]}}"
+
 /*
  * --nodes kubernetes: the inventory is the API server's Nodes (capacity, the feature-discovery
  * product and count, the zone, the taints); a GPU node of a product gpusched does not know, or
@@ -990,8 +1010,8 @@ static void test_inventory_from_nodes(void **state)
     assert_true(
         h_log_has(&k, "Node gpu-q: status.capacity.pods 1000: gpuschedd binds at most 512"));
     assert_int_equal(h_stop(&k), 0);
-    /* a count rounds up, as Quantity.Value(); 0 pods is a node that runs none, said so (and
-     * taken as not ready by the Nodes' sync, off here: test_nodes_relisted) */
+    /* a count rounds up, as Quantity.Value(); 0 pods is a node that runs none, said so and
+     * not ready, as read at start with the Nodes' sync off (on: test_nodes_relisted) */
     set_nodes(KNODE_PODS("gpu-p", "1.5"), KNODE_PODS("gpu-q", "500m"), KNODE_PODS("gpu-z", "0"));
     assert_int_equal(h_start(&k), 0);
     const char *names[] = {"/v1/nodes/gpu-p", "/v1/nodes/gpu-q", "/v1/nodes/gpu-z"};
@@ -999,12 +1019,30 @@ static void test_inventory_from_nodes(void **state)
     for (int i = 0; i < 3; i++) {
         assert_int_equal(h_call(&k, "GET", names[i], TOKEN_A, NULL, &a), 0);
         assert_int_equal(json_integer_value(json_object_get(a.json, "max_pods")), want[i]);
-        if (i < 2)
-            assert_true(json_is_true(json_object_get(a.json, "ready")));
+        assert_int_equal(json_is_true(json_object_get(a.json, "ready")), i < 2);
         h_answer_free(&a);
     }
     assert_true(h_log_has(&k, "Node gpu-z: status.capacity.pods 0: it runs no pod"));
     assert_int_equal(h_stop(&k), 0);
+    /* a Node NotReady when read at start takes no pod, though nothing reads it again */
+    set_nodes(KNODE_READY("gpu-a", "NVIDIA-A100-SXM4-80GB", "8", "zone-1", "True"),
+              KNODE_READY("gpu-b", "Tesla-T4", "4", "zone-2", "False"), NULL);
+    assert_int_equal(h_start(&k), 0);
+    int ready;
+    assert_int_equal(node_state(&k, "gpu-a", &ready), 200);
+    assert_true(ready);
+    assert_int_equal(node_state(&k, "gpu-b", &ready), 200);
+    assert_false(ready);
+    assert_true(h_log_has(&k, "msg=\"node not ready\" node=gpu-b by=\"Node object\""));
+    assert_int_equal(h_stop(&k), 0);
+    /* the cards' count label is a count, not a number's first digits */
+    set_nodes(KNODE("gpu-a", "NVIDIA-A100-SXM4-80GB", "8", "zone-1"),
+              "{\"metadata\":{\"name\":\"gpu-c\",\"labels\":{\"nvidia.com/gpu.product\":"
+              "\"NVIDIA-A100-SXM4-80GB\",\"nvidia.com/gpu.count\":\"8x\"}},\"status\":{"
+              "\"capacity\":{\"cpu\":\"96\",\"memory\":\"768Gi\",\"nvidia.com/gpu\":\"8\"}}}",
+              NULL);
+    assert_int_equal(h_start(&k), -1);
+    assert_true(h_log_has(&k, "Node gpu-c: label nvidia.com/gpu.count \\\"8x\\\" is not a count"));
     /* a quantity the API server would write as a string, given as a number, is not read as 0 */
     set_nodes(KNODE_PODS("gpu-p", "2"),
               "{\"metadata\":{\"name\":\"gpu-n\"},\"status\":{\"capacity\":{\"cpu\":\"96\","
@@ -1043,19 +1081,6 @@ static void test_inventory_from_nodes(void **state)
     h_cleanup(&k);
 }
 
-/* Node @name of @d's GET /v1/nodes/NAME: its status, and whether it is ready. */
-static long node_state(const struct daemon *k, const char *name, int *ready)
-{
-    char path[96];
-    struct answer a;
-    snprintf(path, sizeof(path), "/v1/nodes/%s", name);
-    assert_int_equal(h_call(k, "GET", path, TOKEN_A, NULL, &a), 0);
-    long status = a.status;
-    *ready = json_is_true(json_object_get(a.json, "ready"));
-    h_answer_free(&a);
-    return status;
-}
-
 /* Wait (30 s at most) until node @name is known and its readiness is @ready. */
 static void node_becomes(const struct daemon *k, const char *name, int ready)
 {
@@ -1069,13 +1094,6 @@ static void node_becomes(const struct daemon *k, const char *name, int ready)
     if (st != 200 || r != ready)
         fail_msg("node %s: HTTP %ld, ready %d, not %d", name, st, r, ready);
 }
-
-/* A Node whose Ready condition is @status. */
-#define KNODE_READY(name, product, count, zone, status)                                            \
-    "{\"metadata\":{\"name\":\"" name "\",\"labels\":{\"nvidia.com/gpu.product\":\"" product       \
-    "\",\"nvidia.com/gpu.count\":\"" count "\",\"topology.kubernetes.io/zone\":\"" zone "\"}},"    \
-    "\"status\":{\"capacity\":{\"cpu\":\"96\",\"memory\":\"768Gi\",\"nvidia.com/gpu\":\"" count    \
-    "\"},\"conditions\":[{\"type\":\"Ready\",\"status\":\"" status "\"}]}}"
 
 /*
  * --nodes kubernetes follows the Nodes: each fresh list (syncSeconds) takes in a Node made since,

@@ -706,13 +706,13 @@ static void test_deploy_files(void **state)
     struct gs_cluster *c;
     struct gs_scenario *inv;
     assert_int_equal(gsd_inventory_load("data/alibaba-gpu-v2023/openb_node_list_gpu_node.csv", NULL,
-                                        &c, &inv, &d),
+                                        &c, &inv, NULL, &d),
                      0);
     assert_int_equal(gs_cluster_node_count(c), 1213);
     assert_int_equal(inv->policy.nnodes, 1213);
     gs_cluster_free(c);
     gs_scenario_free(inv);
-    assert_int_equal(gsd_inventory_load("/nonexistent.csv", NULL, &c, &inv, &d), -ENOENT);
+    assert_int_equal(gsd_inventory_load("/nonexistent.csv", NULL, &c, &inv, NULL, &d), -ENOENT);
     /* names no Kubernetes node has: no agent could register or heartbeat them */
     static const char *const names[] = {"NODE-1", "node_1", "../x", "-a", "a..b"};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -721,7 +721,7 @@ static void test_deploy_files(void **state)
                  "sn,cpu_milli,memory_mib,gpu,model\n%s,96000,786432,8,V100M16\n", names[i]);
         assert_int_equal(write_cfg(text), 0);
         gs_diag_init(&d);
-        assert_int_equal(gsd_inventory_load(path, NULL, &c, &inv, &d), -EINVAL);
+        assert_int_equal(gsd_inventory_load(path, NULL, &c, &inv, NULL, &d), -EINVAL);
         unlink(path);
         assert_non_null(strstr(d.msg, "not a Kubernetes node name"));
         assert_non_null(strstr(d.msg, path));

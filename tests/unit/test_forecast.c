@@ -724,7 +724,7 @@ static void test_series_csv(void **state)
         {"time_s,series\n0,a\n", "u.csv:1:1: missing column \"milli\""},
         {"time_s,series,milli,zone\n0,a,5,z\n",
          "u.csv:1:21: unknown column \"zone\" (the format's columns: time_s, series, milli, "
-         "model)"},
+         "model, method, q025, q100, q500, q900, q975)"},
         {"time_s,series,milli\n5,a,5\n3600,a,6\n", "u.csv:3:1: time_s: 3600 of series \"a\" is "
                                                    "not a whole number of hours after line 2"},
         {"time_s,series,milli\n0,a,5\n3601,a,6\n", "is not a whole number of hours after line 2"},
