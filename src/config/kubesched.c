@@ -260,6 +260,8 @@ static int disable_entry(struct gs__yctx *c, const struct point *pt, const struc
         return 0;
     }
     const char *name = gs__yaml_str(e->name);
+    if (!name) /* parse_entry() refused it already */
+        return gs__yaml_err(c, e->name, "a plugin without a name");
     for (size_t i = 0; pt->ep == GS_EP_FILTER && i < GS__YAML_NKEYS(always_filters); i++)
         if (strcmp(name, always_filters[i]) == 0)
             gs__yaml_warn(c, e->name,

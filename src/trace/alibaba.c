@@ -296,6 +296,10 @@ static int seq_columns(struct csv *c, struct gs_sequence *seq, int *peer_col, in
         if (!is_policy(h + 5))
             return gs_diag_error(d, "%s:1:%d: column %s names no policy (%s)", c->path, c->col[i],
                                  h, "peer_FGD, peer_BestFit, ...");
+        for (int k = 0; k < seq->npeers; k++)
+            if (strcasecmp(seq->peer_policy[k], h + 5) == 0) /* policies match in any case */
+                return gs_diag_error(d, "%s:1:%d: column %s: a second peer_ column of policy %s",
+                                     c->path, c->col[i], h, seq->peer_policy[k]);
         if (seq->npeers == GS_SEQ_PEERS_MAX)
             return gs_diag_error(d, "%s:1:%d: more than %d peer_ columns", c->path, c->col[i],
                                  GS_SEQ_PEERS_MAX);

@@ -232,9 +232,9 @@ int csv_uint(struct csv *c, int i, int64_t max, int64_t *out, struct gs_diag *d)
     for (const char *p = s; *p; p++) {
         if (*p < '0' || *p > '9')
             return csv_error(c, i, d, "\"%s\" is not a whole number", s);
-        v = v * 10 + (*p - '0');
-        if (v > max)
+        if (v > (max - (*p - '0')) / 10) /* v * 10 + digit > max, without overflow */
             return csv_error(c, i, d, "%s exceeds %lld", s, (long long)max);
+        v = v * 10 + (*p - '0');
     }
     *out = v;
     return 0;

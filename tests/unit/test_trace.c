@@ -559,6 +559,12 @@ static void test_sequence_bad(void **state)
                      ":1:9: column \"extra\" is not read");
     sequence_refused("pod,peer_Foo\np1,n1\n", pods, np, nodes, nn,
                      ":1:5: column peer_Foo names no policy");
+    /* one policy's column twice, in another case: one would be dropped */
+    sequence_refused("pod,peer_FGD,peer_fgd\np1,n1,n1\n", pods, np, nodes, nn,
+                     ":1:14: column peer_fgd: a second peer_ column of policy FGD");
+    /* a place past 64 bits is refused, not wrapped */
+    sequence_refused("seq,pod,peer_FGD\n99999999999999999999,p1,n1\n", pods, np, nodes, nn,
+                     ":2:1: seq: 99999999999999999999 exceeds 9223372036854775807");
     sequence_refused("seq,pod\nx,p1\n", pods, np, nodes, nn, ":2:1: seq: ");
     sequence_refused("seq,pod\n0,p1\n2,p2\n", pods, np, nodes, nn,
                      ":3:1: seq: 2 is not this row's place in the order, 1");
