@@ -332,14 +332,22 @@ struct top {
     int api, kind, spec; /* seen */
 };
 
+/* A metadata field: one Kubernetes writes, its value not read. */
+static int meta_field(struct rd *r, int field, void *arg)
+{
+    (void)field;
+    (void)arg;
+    return skip(r);
+}
+
 static int top_field(struct rd *r, int field, void *arg)
 {
     static const char *const keys[] = {"mig", "devices"};
     static const char *const name[] = {"apiVersion", "kind"}, *const value[] = {API_VERSION, KIND};
     struct top *t = arg;
     char buf[TEXT_MAX + 1];
-    if (field == 2) /* metadata: any content */
-        return skip(r);
+    if (field == 2)
+        return fields(r, "metadata", gs__yaml_meta_keys, GS__YAML_NMETA, meta_field, NULL);
     if (field == 3) {
         t->spec = 1;
         return fields(r, "spec", keys, 2, spec_field, t->pol);

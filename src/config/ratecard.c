@@ -189,11 +189,13 @@ static int each_key(struct rctx *c, struct level *lv, key_fn fn)
 static int known_key(struct rctx *c, const yaml_event_t *key, struct level *lv,
                      const char *const *keys, int n)
 {
-    char q[QUOTE_MAX + 8], list[200] = "";
+    char q[QUOTE_MAX + 8], list[400] = "";
     size_t off = 0;
     for (int i = 0; i < n; i++) {
         if (strcmp(text(key), keys[i]) != 0) {
-            off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s", i ? ", " : "", keys[i]);
+            if (off < sizeof(list))
+                off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s", i ? ", " : "",
+                                        keys[i]);
             continue;
         }
         if (lv->seen & (1u << i))
@@ -322,14 +324,23 @@ static int spec_key(struct rctx *c, const yaml_event_t *key, struct level *lv)
 enum { T_API, T_KIND, T_METADATA, T_SPEC };
 static const char *const top_keys[] = {"apiVersion", "kind", "metadata", "spec"};
 
+/* A metadata field: one Kubernetes writes, its value not read. */
+static int meta_key(struct rctx *c, const yaml_event_t *key, struct level *lv)
+{
+    int k = known_key(c, key, lv, gs__yaml_meta_keys, GS__YAML_NMETA);
+    return k < 0 ? k : skip(c, "metadata");
+}
+
 static int top_key(struct rctx *c, const yaml_event_t *key, struct level *lv)
 {
     char q[QUOTE_MAX + 8];
     int k = known_key(c, key, lv, top_keys, NKEYS(top_keys));
     if (k < 0)
         return k;
-    if (k == T_METADATA)
-        return skip(c, "metadata");
+    if (k == T_METADATA) {
+        struct level meta = {"metadata", 0, -1};
+        return each_key(c, &meta, meta_key);
+    }
     if (k == T_SPEC) {
         struct level spec = {"spec", 0, -1};
         int rc = each_key(c, &spec, spec_key);

@@ -451,25 +451,8 @@ int gs__scn_dur(struct gs__yctx *c, const yaml_node_t *n, const char *what, int6
     return 0;
 }
 
-/* Metadata fields Kubernetes writes (kubectl get -o yaml) that mean nothing to a scenario. */
+/* gs__yaml_meta_keys' first; the others Kubernetes writes mean nothing to a scenario. */
 enum { META_NAME, META_NAMESPACE, META_LABELS, META_ANNOTATIONS, META_GENERATE_NAME };
-static const char *const meta_keys[] = {
-    "name",
-    "namespace",
-    "labels",
-    "annotations",
-    "generateName",
-    "uid",
-    "resourceVersion",
-    "generation",
-    "creationTimestamp",
-    "deletionTimestamp",
-    "deletionGracePeriodSeconds",
-    "managedFields",
-    "ownerReferences",
-    "finalizers",
-    "selfLink",
-};
 
 /* metadata.name (@label 0: a DNS subdomain) or metadata.namespace (@label 1: a DNS label), as an
  * API server takes them: the DNS rule is checked before the byte set of every name, so that a
@@ -514,9 +497,9 @@ int gs__scn_meta(struct gs__yctx *c, yaml_node_t *root, yaml_node_t *n, bool nee
                  struct gs__scn_meta *m)
 {
     memset(m, 0, sizeof(*m));
-    int rc = n ? gs__yaml_each_field(c, n, meta_keys, GS__YAML_NKEYS(meta_keys), "metadata",
-                                     meta_field, m)
-               : 0;
+    int rc =
+        n ? gs__yaml_each_field(c, n, gs__yaml_meta_keys, GS__YAML_NMETA, "metadata", meta_field, m)
+          : 0;
     if (rc)
         return rc;
     if (!m->ns)

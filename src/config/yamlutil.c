@@ -23,6 +23,24 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+const char *const gs__yaml_meta_keys[GS__YAML_NMETA] = {
+    "name",
+    "namespace",
+    "labels",
+    "annotations",
+    "generateName",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "managedFields",
+    "ownerReferences",
+    "finalizers",
+    "selfLink",
+};
+
 /* Visits a walk may make per document beyond 4 per node: far above what an alias-free file
  * needs, small enough that a file reusing one subtree a million times fails fast. */
 #define WALK_BUDGET_MIN (1u << 20)

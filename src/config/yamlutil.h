@@ -31,6 +31,11 @@ struct gs_diag;
 #define GS__YAML_KEYS_MAX 64 /* known keys of one mapping (each_field keeps a 64-bit seen-set) */
 #define GS__YAML_NKEYS(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
+/* The fields of a Kubernetes ObjectMeta an object may carry (kubectl get -o yaml writes them all;
+ * the API server refuses any other): name, namespace, labels, annotations, generateName first. */
+#define GS__YAML_NMETA 15
+extern const char *const gs__yaml_meta_keys[GS__YAML_NMETA];
+
 /* One document being walked, and how to report on it. */
 struct gs__yctx {
     const char *path;           /* file named in messages */

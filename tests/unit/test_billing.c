@@ -688,9 +688,14 @@ static void test_card_errors(void **state)
          "3:42:", "unknown GPU model \"T4-x\""},
         {CARD_HEAD "spec: {models: {T4: {exclusive: &r \"1\"}, P100: {exclusive: *r}}}\n",
          "3:60:", "spec.models.P100.exclusive must be an amount such as \"8.00\", not an alias"},
-        {CARD_HEAD "metadata: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]"
-                   "]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]\n",
-         "3:43:", "metadata is nested deeper than 32 levels"},
+        {CARD_HEAD
+         "metadata: {labels: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
+         "[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}\n",
+         "3:52:", "metadata is nested deeper than 32 levels"},
+        /* metadata holds what Kubernetes' ObjectMeta does, nothing else */
+        {CARD_HEAD "metadata: {name: x, bogus: 1}\n",
+         "3:21:", "metadata: unknown field \"bogus\" (known: name, namespace,"},
+        {CARD_HEAD "metadata: 5\n", "3:11:", "metadata must be a mapping"},
         {CARD_HEAD "spec: {models: {T4: {exclusive: \"1\"}}\n", "4:1:", "YAML error"},
         {CARD_HEAD "spec:\n  models:\n    T4: {exclusive: \"\xff\"}\n",
          "5:22:", "YAML error: invalid leading UTF-8 octet"},

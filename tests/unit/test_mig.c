@@ -860,8 +860,11 @@ static void test_policy_errors(void **state)
          "PATH:10:7: strategy single advertises every MIG device as nvidia.com/gpu"},
         {"migProfiles:\n        - 1g.10gb\n        - 2g.20gb\n        - 4g.40gb\n        - 7g.80gb",
          "migProfiles: []", "PATH:12:7: migProfiles of A100-SXM4-80GB is empty"},
-        {"  name: gpu-cluster-policy", "  name: &n gpu-cluster-policy\n  label: *n",
-         "PATH:6:10: YAML aliases are not accepted"},
+        {"  name: gpu-cluster-policy", "  name: &n gpu-cluster-policy\n  labels: *n",
+         "PATH:6:11: YAML aliases are not accepted"},
+        /* metadata holds what Kubernetes' ObjectMeta does, nothing else */
+        {"  name: gpu-cluster-policy", "  name: gpu-cluster-policy\n  namespaec: x",
+         "PATH:6:3: unknown field \"namespaec\" in metadata"},
         {"      migEnabled: true", "      migEnabled: true\n    - name: A100-80GB",
          "PATH:12:13: device A100-SXM4-80GB is listed twice (first at line 10)"},
         {"kind: GpuClusterPolicy", "kind: GpuClusterPolicy\n- x",
