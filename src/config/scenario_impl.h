@@ -91,6 +91,7 @@ struct gs__scn_load {
     const unsigned char *buf; /* the file's bytes, for positions inside embedded documents */
     size_t len;
     char file[sizeof(((struct gs_scn_src *)0)->file)]; /* path as records keep it */
+    size_t ndocs;                                      /* documents read */
 };
 
 /* --- scenario.c: records, indexes and field parsers --- */

@@ -1038,7 +1038,11 @@ static void test_scenario_horizon(void **state)
     expect_has(r.err, "--horizon \"0s\" must be longer than 0 s");
     result_free(&r);
     /* the second read of standard input found it empty, and loaded nothing without a word */
-    run(&r, ARGS("simulate", "--scenario", "-", "--scenario", "-"));
+    char cmd[1024];
+    snprintf(cmd, sizeof(cmd), "'%s' simulate --scenario - --scenario - < '%s'", bin,
+             write_tmp("one-pod.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\n"
+                                       "spec: {containers: [{name: m}]}\n"));
+    t_run((const char *const[]){"/bin/sh", "-c", cmd, NULL}, &r);
     expect_exit(&r, 2);
     expect_has(r.err, "-: standard input is given twice: it is read once");
     result_free(&r);
