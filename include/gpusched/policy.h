@@ -83,10 +83,14 @@ struct gs_tenant_spec {
     char priority_class[GS_SCN_NAME_MAX]; /* GPUQuota spec.priorityClass, "" when not given */
     struct gs_model_quota quotas[GS_SCN_QUOTA_MODELS];
     int nquotas;
-    int32_t max_gpus_per_pod;                             /* GS_UNSET = no limit */
-    int32_t max_pods_per_user;                            /* GS_UNSET = no limit */
-    int topology_awareness, gang_scheduling, bin_packing; /* GPUQuota schedulingPolicy */
-    int has_quota;                                        /* a GPUQuota names it */
+    int32_t max_gpus_per_pod;  /* GS_UNSET = no limit */
+    int32_t max_pods_per_user; /* GS_UNSET = no limit */
+    /* GPUQuota spec.schedulingPolicy, each 1 unless given false: topologyAwareness 0, its
+     * pods take no tier from the tenant (@tier); gangScheduling 0, its PodGroups start their
+     * pods one by one (minMember 1); binPacking 0, the GPUBinPacking score is left out of its
+     * pods' node scores */
+    int topology_awareness, gang_scheduling, bin_packing;
+    int has_quota; /* a GPUQuota names it */
     int in_policy; /* the topology policy's `tenants:` map names it */
     struct gs_scn_src src;
 };
@@ -450,6 +454,10 @@ const struct gs_priority_class_spec *gs_priority_class_builtin(size_t i);
  */
 const struct gs_priority_class_spec *gs_priority_class_find(const struct gs_policy *pol,
                                                             const char *name);
+
+/* gs_tenant_spec_init() - @ts as a tenant named @name with nothing given: no namespace, tier,
+ * priority, gpuCount, quota or limit; its scheduling policy all on. */
+void gs_tenant_spec_init(struct gs_tenant_spec *ts, const char *name);
 
 /*
  * gs_tenant_model_quota() - @ts's GPUQuota entry for catalog model @model, or NULL when it has

@@ -27,16 +27,6 @@
 static const char *const obj_keys[] = {"apiVersion", "kind", "metadata", "spec"};
 enum { O_API, O_KIND, O_META, O_SPEC };
 
-static void tenant_defaults(struct gs_tenant_spec *t)
-{
-    memset(t, 0, sizeof(*t));
-    t->tier = GS_TIER_NONE;
-    t->priority = GS_UNSET;
-    t->gpu_count_milli = GS_UNSET;
-    t->max_gpus_per_pod = GS_UNSET;
-    t->max_pods_per_user = GS_UNSET;
-}
-
 int gs__scn_tenant(struct gs__yctx *c, struct gs__scn_load *L, const yaml_node_t *at,
                    const char *name, long *out)
 {
@@ -44,8 +34,7 @@ int gs__scn_tenant(struct gs__yctx *c, struct gs__scn_load *L, const yaml_node_t
     *out = gs__scn_find(L->s, GS__K_TENANT, "", name);
     if (*out >= 0)
         return 0;
-    tenant_defaults(&t);
-    memcpy(t.name, name, strlen(name) + 1);
+    gs_tenant_spec_init(&t, name);
     gs__scn_src(c, L, at, &t.src);
     *out = gs__scn_push(c, at, L->s, GS__K_TENANT, &t);
     return *out < 0 ? (int)*out : 0;

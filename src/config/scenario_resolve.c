@@ -122,11 +122,7 @@ static int ns_tenant(struct gs_scenario *s, const char *ns, const struct gs_scn_
                                  gs__scn_where(&s->policy.tenants[i].src, own, sizeof(own)));
         }
     struct gs_tenant_spec t;
-    memset(&t, 0, sizeof(t));
-    t.tier = GS_TIER_NONE;
-    t.priority = GS_UNSET;
-    t.gpu_count_milli = t.max_gpus_per_pod = t.max_pods_per_user = GS_UNSET;
-    memcpy(t.name, ns, sizeof(t.name));
+    gs_tenant_spec_init(&t, ns);
     memcpy(t.namespaces[0], ns, sizeof(t.name));
     t.nnamespaces = 1;
     t.src = *src;

@@ -56,6 +56,16 @@ int gs_step_profile_for(const struct gs_policy *pol, const char *name, const cha
     return 0;
 }
 
+void gs_tenant_spec_init(struct gs_tenant_spec *ts, const char *name)
+{
+    memset(ts, 0, sizeof(*ts));
+    snprintf(ts->name, sizeof(ts->name), "%s", name);
+    ts->tier = GS_TIER_NONE;
+    ts->priority = GS_UNSET;
+    ts->gpu_count_milli = ts->max_gpus_per_pod = ts->max_pods_per_user = GS_UNSET;
+    ts->topology_awareness = ts->gang_scheduling = ts->bin_packing = 1;
+}
+
 const struct gs_model_quota *gs_tenant_model_quota(const struct gs_tenant_spec *ts, int model)
 {
     for (int i = 0; ts->has_quota && i < ts->nquotas; i++)

@@ -61,13 +61,8 @@ static size_t add_tenant(struct gs_tenant_spec *v, size_t n, const struct gsd_te
     size_t k = 0;
     while (k < n && strcmp(v[k].name, dt->name))
         k++;
-    if (k == n) {
-        snprintf(v[n].name, sizeof(v[n].name), "%s", dt->name);
-        v[n].tier = GS_TIER_NONE;
-        v[n].priority = v[n].gpu_count_milli = GS_UNSET;
-        v[n].max_gpus_per_pod = v[n].max_pods_per_user = GS_UNSET;
-        n++;
-    }
+    if (k == n)
+        gs_tenant_spec_init(&v[n++], dt->name);
     v[k].nnamespaces = 0;
     for (size_t j = 0; j < dt->nns && j < GS_SCN_NAMESPACES; j++)
         memcpy(v[k].namespaces[v[k].nnamespaces++], dt->ns[j], sizeof(v[k].namespaces[0]));
@@ -203,6 +198,7 @@ void gsd_sched_forget(struct gsd_state *st, struct gsd_pod *p, int done)
     if (!done)
         gs_tenancy_cancel(s->tn, gsd_sched_now(st), p->sid);
     s->by_sid[p->sid] = NULL;
+    s->gone++;
     p->sid = -1;
 }
 

@@ -143,12 +143,10 @@ static void tenant(struct gs_scenario *s, const char *name, int ded_cards, int t
 {
     s->policy.tenants = grow(s->policy.tenants, &s->policy.ntenants, sizeof(*s->policy.tenants));
     struct gs_tenant_spec *ts = &s->policy.tenants[s->policy.ntenants - 1];
-    snprintf(ts->name, sizeof(ts->name), "%s", name);
+    gs_tenant_spec_init(ts, name);
     snprintf(ts->namespaces[0], sizeof(ts->namespaces[0]), "%s", name);
     ts->nnamespaces = 1;
     ts->has_quota = 1;
-    ts->priority = ts->max_gpus_per_pod = ts->max_pods_per_user = GS_UNSET;
-    ts->gpu_count_milli = GS_UNSET;
     ts->nquotas = 1;
     snprintf(ts->quotas[0].key, sizeof(ts->quotas[0].key), "a100-80gb");
     ts->quotas[0].model = gs_catalog_find("A100-SXM4-80GB", -1);
@@ -196,6 +194,33 @@ static void runs_of(const struct gs_tsim *t, const char *name, char *buf, size_t
             off += (size_t)snprintf(
                 buf + off, cap - off, "%s@%lld-%lld;", gs_tsim_node_name(t, u->node),
                 (long long)(u->start_us / 1000000), (long long)(u->end_us / 1000000));
+    }
+}
+
+/* A GPUQuota's schedulingPolicy (tests/data/scenario/scheduling-policy.yaml): each of
+ * binPacking, gangScheduling and topologyAwareness changes where and when its tenant's pods run
+ * when turned off, and nothing of the other tenant's. */
+static void test_scheduling_policy(void **state)
+{
+    (void)state;
+    char buf[256];
+    for (int on = 1; on >= 0; on--) {
+        struct gs_scenario *s = scn_file("tests/data/scenario/scheduling-policy.yaml");
+        for (size_t i = 0; i < s->policy.ntenants; i++) {
+            struct gs_tenant_spec *ts = &s->policy.tenants[i];
+            assert_true(ts->bin_packing && ts->gang_scheduling && ts->topology_awareness);
+            ts->bin_packing = ts->gang_scheduling = ts->topology_awareness = on;
+        }
+        struct gs_tsim *t = run(s, GS_WAY_FULL);
+        assert_string_equal(node_of(t, "p0"), "n1");
+        assert_string_equal(node_of(t, "p1"), on ? "n1" : "n2");
+        runs_of(t, "g0", buf, sizeof(buf));
+        assert_string_equal(buf, on ? "" : "n1@1-3601;");
+        runs_of(t, "g2", buf, sizeof(buf));
+        assert_string_equal(buf, on ? "" : "n1@3601-7201;");
+        assert_string_equal(node_of(t, "b0"), on ? "(none)" : "n3");
+        gs_tsim_free(t);
+        gs_scenario_free(s);
     }
 }
 
@@ -2761,6 +2786,7 @@ int main(void)
         cmocka_unit_test(test_restored_card_modes),
         cmocka_unit_test(test_node_failures),
         cmocka_unit_test(test_taints),
+        cmocka_unit_test(test_scheduling_policy),
         cmocka_unit_test(test_shortfall_per_model),
         cmocka_unit_test(test_shortfall_gang_nvlink),
         cmocka_unit_test(test_dedicated_room_kept),

@@ -725,8 +725,9 @@ static enum gs_tier tier_of(const struct gs_tenancy *t, const struct gs_pod_spec
         return GS_TIER_NONE;
     if (sp->tier != GS_TIER_NONE || sp->tier_given) /* "none" too: the pod's over its tenant's */
         return sp->tier;
-    return tenant >= 0 && (size_t)tenant < t->pol->ntenants ? t->pol->tenants[tenant].tier
-                                                            : GS_TIER_NONE;
+    const struct gs_tenant_spec *ts =
+        tenant >= 0 && (size_t)tenant < t->pol->ntenants ? &t->pol->tenants[tenant] : NULL;
+    return ts && ts->topology_awareness ? ts->tier : GS_TIER_NONE;
 }
 
 /*
@@ -1490,12 +1491,21 @@ int32_t gs__tn_group_find(const struct gs_tenancy *t, const char *ns, const char
     return namemap_get(t->groups, ns, name);
 }
 
+/* The members PodGroup @g starts together: its minMember, or 1 (each alone) where its tenant's
+ * GPUQuota says schedulingPolicy.gangScheduling false. */
+static int32_t gang_min(const struct gs_tenancy *t, const struct gs_podgroup_spec *g)
+{
+    int32_t tn = namemap_get(t->namespaces, g->ns, NULL);
+    int gang = tn < 0 || (size_t)tn >= t->pol->ntenants || t->pol->tenants[tn].gang_scheduling;
+    return gang || g->min_member < 1 ? g->min_member : 1;
+}
+
 int gs__tn_podgroup(struct gs_tenancy *t, const struct gs_podgroup_spec *g)
 {
     int32_t i = namemap_get(t->groups, g->ns, g->name);
     if (i >= 0) { /* a PodGroup made again: its pods keep their gang, with the new spec */
         *t->pgs[i] = *g;
-        t->gangs[i].min = g->min_member;
+        t->gangs[i].min = gang_min(t, g);
         gs__tn_gang_changed(t, i);
         return i;
     }
@@ -1520,7 +1530,7 @@ int gs__tn_podgroup(struct gs_tenancy *t, const struct gs_podgroup_spec *g)
     }
     t->pgs[i] = copy;
     memset(&t->gangs[i], 0, sizeof(t->gangs[i]));
-    t->gangs[i].min = g->min_member;
+    t->gangs[i].min = gang_min(t, g);
     t->gangs[i].level_low = -1;
     t->npgs++;
     return i;
@@ -1536,14 +1546,14 @@ int gs__tn_admission_init(struct gs_tenancy *t)
     t->namespaces = calloc(1, sizeof(*t->namespaces));
     if (!t->groups || !t->users || !t->namespaces)
         return -ENOMEM;
-    for (size_t i = 0; i < pol->npodgroups; i++)
-        if (gs__tn_podgroup(t, &pol->podgroups[i]) < 0)
-            return -ENOMEM;
     /* A namespace named by two tenants is an error of the policy's loader; the first wins. */
     for (size_t i = 0; i < pol->ntenants; i++)
         for (int k = 0; k < pol->tenants[i].nnamespaces && k < GS_SCN_NAMESPACES; k++)
             if (namemap_intern(t->namespaces, pol->tenants[i].namespaces[k], NULL, (int32_t)i) < 0)
                 return -ENOMEM;
+    for (size_t i = 0; i < pol->npodgroups; i++) /* after the namespaces: gang_min() reads them */
+        if (gs__tn_podgroup(t, &pol->podgroups[i]) < 0)
+            return -ENOMEM;
     int r = rq_index(t);
     return r < 0 ? r : make_levels(t);
 }

@@ -221,6 +221,7 @@ int gs__tn_scores_init(struct gs_tenancy *t, struct gs_diag *d)
     }
     t->nscore = 0;
     t->score_max = 0;
+    t->binpack = -1;
     for (int i = 0; i < n && i < GS_SCN_SCORES; i++) {
         if (!gs_plugin_places(v[i].plugin))
             return gs_diag_error(d, "score plugin %s does not score multi-tenant placements",
@@ -228,6 +229,8 @@ int gs__tn_scores_init(struct gs_tenancy *t, struct gs_diag *d)
         const struct gs_plugin *pl = gs__plugins[v[i].plugin];
         if (pl->place_full_only && t->way != GS_WAY_FULL)
             continue;
+        if (!strcmp(pl->name, "GPUBinPacking"))
+            t->binpack = t->nscore;
         t->score_plugin[t->nscore] = pl;
         t->score_weight[t->nscore++] = v[i].weight;
         t->score_max += (int64_t)v[i].weight * GS_SCORE_MAX;
@@ -240,6 +243,14 @@ int gs__tn_scores_init(struct gs_tenancy *t, struct gs_diag *d)
  * FairnessScore), each 0..GS_SCORE_MAX times its weight, then demoted as they ask (place_demote)
  * and once more for a PreferNoSchedule taint the pod does not tolerate.
  */
+/* Whether score plugin @i scores @p the other way round: GPUBinPacking, for a tenant whose
+ * GPUQuota says schedulingPolicy.binPacking false, prefers the emptiest node instead (spread). */
+static int reversed(const struct gs_tenancy *t, const struct rpod *p, int i)
+{
+    return i == t->binpack && (size_t)p->tenant < t->pol->ntenants &&
+           !t->pol->tenants[p->tenant].bin_packing;
+}
+
 static int64_t score(const struct gs_tenancy *t, const struct rpod *p, size_t node,
                      const struct gs_fit_choice *c)
 {
@@ -253,7 +264,9 @@ static int64_t score(const struct gs_tenancy *t, const struct rpod *p, size_t no
     };
     int64_t s = 0;
     for (int i = 0; i < t->nscore; i++)
-        s += (int64_t)t->score_weight[i] * t->score_plugin[i]->place(&v);
+        s += (int64_t)t->score_weight[i] * (reversed(t, p, i)
+                                                ? GS_SCORE_MAX - t->score_plugin[i]->place(&v)
+                                                : t->score_plugin[i]->place(&v));
     for (int i = 0; i < t->nscore; i++)
         for (int k = t->score_plugin[i]->place_demote ? t->score_plugin[i]->place_demote(&v) : 0;
              k > 0; k--)
@@ -286,6 +299,8 @@ static void bound_init(const struct gs_tenancy *t, const struct rpod *p, struct 
     for (int i = 0; i < t->nscore; i++) {
         b->most += (int64_t)t->score_weight[i] * GS_SCORE_MAX;
         b->lazy &= t->score_weight[i] >= 0;
+        if (reversed(t, p, i)) /* its bounds are the packing score's: only the most holds */
+            continue;
         if (t->score_plugin[i]->place_bound_packing && t->score_weight[i] > 0)
             b->wpack += t->score_weight[i];
         if (t->score_plugin[i]->place_bound) {

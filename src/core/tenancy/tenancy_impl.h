@@ -177,6 +177,7 @@ struct gs_tenancy {
     const struct gs_plugin *score_plugin[GS_SCN_SCORES];
     int32_t score_weight[GS_SCN_SCORES];
     int nscore;
+    int binpack; /* GPUBinPacking's place among them, -1 none (a tenant may opt out) */
     int64_t score_max;
     struct gs_fleet *fleet;
     uint32_t models; /* catalog models some node has */
