@@ -275,7 +275,36 @@ static int tier_fields(struct gs__yctx *c, yaml_node_t **f, const char *what,
         t->max_skew = (int32_t)x;
     if (!rc && f[TS_TIME_SLICING])
         rc = gs__scn_bool(c, f[TS_TIME_SLICING], "timeSlicing", &t->timeslice);
+    if (!rc && t->timeslice && !t->sharing) /* time slicing is a way of sharing a card */
+        rc = gs__yaml_err(c, f[TS_TIME_SLICING],
+                          "timeSlicing: true needs sharing: true beside it (time slicing shares "
+                          "a card; without sharing its pods take whole cards)");
     return rc;
+}
+
+/*
+ * What tier @field (0 nvlink, 1 pcie, 2 node, 3 az) builds of @t: nvlink keeps a pod's cards in
+ * one NVLink group, required under colocate with maxSkew 0 (or none) and preferred otherwise;
+ * pcie prefers one PCIe domain; node and az spread a gang's members. A strategy a tier does not
+ * build, or a maxSkew off nvlink, would be taken and do nothing: refused.
+ */
+static int tier_built(struct gs__yctx *c, int field, yaml_node_t **f, const struct gs_tier_spec *t)
+{
+    static const unsigned built[] = {1u << GS_STRATEGY_COLOCATE | 1u << GS_STRATEGY_PREFER_COLOCATE,
+                                     1u << GS_STRATEGY_PREFER_COLOCATE, 1u << GS_STRATEGY_SPREAD,
+                                     1u << GS_STRATEGY_SPREAD};
+    static const char *const does[] = {
+        "colocate (required) or prefer-colocate", "prefer-colocate (one PCIe domain preferred)",
+        "spread (a gang's members over nodes)", "spread (a gang's members over zones)"};
+    if (f[TS_STRATEGY] && !(built[field] >> t->strategy & 1))
+        return gs__yaml_err(c, f[TS_STRATEGY], "scheduling.%s.strategy %s: this tier is %s",
+                            tier_keys[field], strategies[t->strategy], does[field]);
+    if (f[TS_MAX_SKEW] && field != 0)
+        return gs__yaml_err(c, f[TS_MAX_SKEW],
+                            "scheduling.%s.maxSkew: read on the nvlink tier only (0 or none: its "
+                            "NVLink group is required; more: preferred)",
+                            tier_keys[field]);
+    return 0;
 }
 
 static int tier_field(struct gs__yctx *c, int field, yaml_node_t *val, void *arg)
@@ -294,6 +323,8 @@ static int tier_field(struct gs__yctx *c, int field, yaml_node_t *val, void *arg
     gs__yaml_label(what, sizeof(what), "scheduling.%s.overcommit", tier_keys[field]);
     if (!rc)
         rc = tier_fields(c, f, what, &t);
+    if (!rc)
+        rc = tier_built(c, field, f, &t);
     if (rc)
         return rc;
     gs__scn_src(c, p->L, val, &t.src);

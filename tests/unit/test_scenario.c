@@ -834,6 +834,16 @@ static const struct bad bads[] = {
      "  policy.yaml: |\n    scheduling:\n      node:\n        timeSlicing: often\n",
      -EINVAL, ":8:22: ", "timeSlicing must be true or false", 0},
     {"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: topology-gpu-policy}\ndata:\n"
+     "  policy.yaml: |\n    scheduling:\n      node:\n        timeSlicing: true\n",
+     -EINVAL, ":8:22: ", "timeSlicing: true needs sharing: true beside it", 0},
+    /* a strategy or maxSkew a tier does not build would be read and do nothing */
+    {"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: topology-gpu-policy}\ndata:\n"
+     "  policy.yaml: |\n    scheduling:\n      node: {strategy: colocate}\n",
+     -EINVAL, ":7:25: ", "scheduling.node.strategy colocate: this tier is spread", 0},
+    {"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: topology-gpu-policy}\ndata:\n"
+     "  policy.yaml: |\n    scheduling:\n      pcie: {maxSkew: 1}\n",
+     -EINVAL, ":7:24: ", "scheduling.pcie.maxSkew: read on the nvlink tier only", 0},
+    {"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: topology-gpu-policy}\ndata:\n"
      "  policy.yaml: |\n    tenants:\n      t: {gpuCount: 1x}\n",
      -EINVAL, ":7:21: ", "tenants.t.gpuCount: \"1x\" is not a Kubernetes quantity", 0},
     {"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: topology-gpu-policy}\ndata:\n"
