@@ -552,6 +552,9 @@ static int load_profiles(struct gs__yctx *c, yaml_node_t *seq, struct sel *s)
  * types it. None moves a pod but the backoff of unschedulable pods, which a simulation does not
  * model: only kube-scheduler's defaults are accepted there.
  */
+static int typed_map(struct gs__yctx *c, yaml_node_t *val, const char *where,
+                     const char *const *keys, int n, const char *types, yaml_node_t **seen);
+
 static int check_setting(struct gs__yctx *c, int field, yaml_node_t *val)
 {
     static const long long backoff_default[] = {1, 10}; /* podInitial.., podMaxBackoffSeconds */
@@ -562,8 +565,15 @@ static int check_setting(struct gs__yctx *c, int field, yaml_node_t *val)
         return 0;
     if (field == TOP_HEALTHZ || field == TOP_METRICS)
         return gs__yaml_text(val) ? 0 : gs__yaml_text_error(c, val, key);
-    if (field == TOP_LEADER || field == TOP_CLIENT)
-        return val->type == YAML_MAPPING_NODE ? 0 : gs__yaml_type_error(c, val, key, "a mapping");
+    static const char *const client_keys[] = {"kubeconfig", "acceptContentTypes", "contentType",
+                                              "qps", "burst"};
+    static const char *const leader_keys[] = {"leaderElect",      "leaseDuration", "renewDeadline",
+                                              "retryPeriod",      "resourceLock",  "resourceName",
+                                              "resourceNamespace"};
+    if (field == TOP_CLIENT)
+        return typed_map(c, val, key, client_keys, GS__YAML_NKEYS(client_keys), "sssfi", NULL);
+    if (field == TOP_LEADER)
+        return typed_map(c, val, key, leader_keys, GS__YAML_NKEYS(leader_keys), "bssssss", NULL);
     if (field >= TOP_PROFILING)
         return type && !strcmp(type, "boolean") ? 0
                                                 : gs__yaml_type_error(c, val, key, "true or false");
@@ -580,33 +590,50 @@ static int check_setting(struct gs__yctx *c, int field, yaml_node_t *val)
                         key, v, backoff_default[field - TOP_INITIAL_BACKOFF]);
 }
 
-/* kube-scheduler's Extender fields, typed: 's' a string, 'i' an integer, 'b' a boolean, 'm' a
- * mapping, 'q' a sequence. */
-static const char *const ext_keys[] = {
-    "urlPrefix",   "filterVerb", "preemptVerb", "prioritizeVerb",   "bindVerb",         "weight",
-    "enableHTTPS", "tlsConfig",  "httpTimeout", "nodeCacheCapable", "managedResources", "ignorable",
-};
-static const char ext_types[] = "sssssibmsbqb";
-
-struct ext_walk {
+/*
+ * kube-scheduler's typed mappings, checked as its strict decoding checks them: each field of
+ * @keys typed by the same place in @types: 's' a string, 'i' an integer, 'f' a number, 'b' a
+ * boolean, 'm' a mapping (contents not read), 'q' a sequence (contents not read), 'T' a
+ * tlsConfig, 'R' a managedResources list (their fields typed in turn). KubeSchedulerConfiguration
+ * v1's Extender, ExtenderTLSConfig, ExtenderManagedResource, ClientConnectionConfiguration and
+ * LeaderElectionConfiguration (k8s.io/kube-scheduler/config/v1, k8s.io/component-base/config/v1).
+ */
+struct typed {
     const char *where;
-    yaml_node_t *url;
+    const char *const *keys;
+    const char *types;
+    yaml_node_t **seen; /* each field's value, by place (NULL: not wanted) */
 };
 
-static int ext_field(struct gs__yctx *c, int field, yaml_node_t *val, void *arg)
+static const char *const tls_keys[] = {"insecure", "serverName", "certFile", "keyFile",
+                                       "caFile",   "certData",   "keyData",  "caData"};
+static const char *const res_keys[] = {"name", "ignoredByScheduler"};
+
+static int resource_item(struct gs__yctx *c, int idx, yaml_node_t *item, void *arg)
 {
-    struct ext_walk *ew = arg;
+    char where[WHERE_MAX];
+    gs__yaml_label(where, sizeof(where), "%s[%d]", (const char *)arg, idx);
+    return typed_map(c, item, where, res_keys, 2, "sb", NULL);
+}
+
+static int typed_field(struct gs__yctx *c, int field, yaml_node_t *val, void *arg)
+{
+    struct typed *tw = arg;
     char what[WHERE_MAX];
     const char *type = gs__yaml_scalar_type(val);
-    gs__yaml_label(what, sizeof(what), "%s.%s", ew->where, ext_keys[field]);
-    if (field == 0)
-        ew->url = val;
-    switch (gs__yaml_is_null(val) ? 'n' : ext_types[field]) {
+    gs__yaml_label(what, sizeof(what), "%s.%s", tw->where, tw->keys[field]);
+    if (tw->seen)
+        tw->seen[field] = val;
+    switch (gs__yaml_is_null(val) ? 'n' : tw->types[field]) {
     case 's':
         return gs__yaml_text(val) ? 0 : gs__yaml_text_error(c, val, what);
     case 'i':
         return type && !strcmp(type, "integer") ? 0
                                                 : gs__yaml_type_error(c, val, what, "an integer");
+    case 'f':
+        return type && (!strcmp(type, "integer") || !strcmp(type, "float"))
+                   ? 0
+                   : gs__yaml_type_error(c, val, what, "a number");
     case 'b':
         return type && !strcmp(type, "boolean")
                    ? 0
@@ -616,9 +643,27 @@ static int ext_field(struct gs__yctx *c, int field, yaml_node_t *val, void *arg)
     case 'q':
         return val->type == YAML_SEQUENCE_NODE ? 0
                                                : gs__yaml_type_error(c, val, what, "a sequence");
+    case 'T':
+        return typed_map(c, val, what, tls_keys, GS__YAML_NKEYS(tls_keys), "bsssssss", NULL);
+    case 'R':
+        return gs__yaml_each_item(c, val, what, resource_item, what);
     }
     return 0;
 }
+
+static int typed_map(struct gs__yctx *c, yaml_node_t *val, const char *where,
+                     const char *const *keys, int n, const char *types, yaml_node_t **seen)
+{
+    struct typed tw = {where, keys, types, seen};
+    if (val->type != YAML_MAPPING_NODE)
+        return gs__yaml_type_error(c, val, where, "a mapping");
+    return gs__yaml_each_field(c, val, keys, n, where, typed_field, &tw);
+}
+
+static const char *const ext_keys[] = {
+    "urlPrefix",   "filterVerb", "preemptVerb", "prioritizeVerb",   "bindVerb",         "weight",
+    "enableHTTPS", "tlsConfig",  "httpTimeout", "nodeCacheCapable", "managedResources", "ignorable",
+};
 
 /*
  * An extender decides placement with kube-scheduler, and a simulation calls none: only gpuschedd's
@@ -629,15 +674,13 @@ static int ext_item(struct gs__yctx *c, int idx, yaml_node_t *item, void *arg)
 {
     struct sel *s = arg;
     char where[WHERE_MAX], buf[GS__YAML_SHOW_BUF];
-    struct ext_walk ew = {where, NULL};
+    yaml_node_t *seen[GS__YAML_NKEYS(ext_keys)] = {NULL};
     gs__yaml_label(where, sizeof(where), "extenders[%d]", idx);
-    if (item->type != YAML_MAPPING_NODE)
-        return gs__yaml_type_error(c, item, where, "a mapping");
-    int rc =
-        gs__yaml_each_field(c, item, ext_keys, GS__YAML_NKEYS(ext_keys), where, ext_field, &ew);
+    int rc = typed_map(c, item, where, ext_keys, GS__YAML_NKEYS(ext_keys), "sssssibTsbRb", seen);
     if (rc)
         return rc;
-    const char *url = ew.url ? gs__yaml_text(ew.url) : NULL;
+    yaml_node_t *url_at = seen[0];
+    const char *url = url_at ? gs__yaml_text(url_at) : NULL;
     size_t n = url ? strlen(url) : 0;
     while (n && url[n - 1] == '/')
         n--;
@@ -646,10 +689,10 @@ static int ext_item(struct gs__yctx *c, int idx, yaml_node_t *item, void *arg)
         return 0;
     }
     return gs__yaml_err(
-        c, ew.url ? ew.url : item,
+        c, url_at ? url_at : item,
         "%s: urlPrefix %s is not gpuschedd's extender (https://HOST:PORT/extender); "
         "a simulation calls no other extender, refused rather than ignored",
-        where, ew.url ? gs__yaml_show(ew.url, buf) : "(none)");
+        where, url_at ? gs__yaml_show(url_at, buf) : "(none)");
 }
 
 static int top_field(struct gs__yctx *c, int field, yaml_node_t *val, void *arg)
@@ -684,10 +727,14 @@ static int is_ksc(struct gs__yctx *c, yaml_node_t *root, bool *yes)
     if (rc)
         return rc;
     const char *k = kind ? gs__yaml_str(kind) : NULL, *a = api ? gs__yaml_str(api) : NULL;
-    if (k)
-        *yes = strcmp(k, KSC_KIND) == 0;
-    else
-        *yes = a && strncmp(a, API_GROUP, strlen(API_GROUP)) == 0;
+    int group = a && strncmp(a, API_GROUP, strlen(API_GROUP)) == 0;
+    char buf[GS__YAML_SHOW_BUF];
+    if (k && group && strcmp(k, KSC_KIND) != 0) /* a misspelt kind, not another object */
+        return gs__yaml_err(c, kind,
+                            "kind %s: the only document of %s* is a " KSC_KIND
+                            " (its plugins' args go in pluginConfig)",
+                            gs__yaml_show(kind, buf), API_GROUP);
+    *yes = k ? strcmp(k, KSC_KIND) == 0 : group;
     return 0;
 }
 

@@ -458,6 +458,10 @@ static void test_empty_file(void **state)
     EXPECT_EINVAL("", NULL, "no KubeSchedulerConfiguration document");
     EXPECT_EINVAL("# only a comment\n", NULL, "no KubeSchedulerConfiguration document");
     EXPECT_EINVAL("apiVersion: v1\nkind: Pod\n", NULL, "no KubeSchedulerConfiguration document");
+    /* a misspelt kind of the scheduler's group is not some other object to pass over */
+    EXPECT_EINVAL(HDR "---\napiVersion: kubescheduler.config.k8s.io/v1\n"
+                      "kind: KubeSchedulerConfiguraton\n",
+                  NULL, ":5:7: kind \"KubeSchedulerConfiguraton\": the only document of");
 }
 
 static void test_api_versions(void **state)
@@ -601,6 +605,19 @@ static void test_unmodelled_refused(void **state)
     EXPECT_EINVAL(HDR "enableProfiling: 1\n", NULL,
                   ":3:18:", "enableProfiling must be true or false");
     EXPECT_EINVAL(HDR "leaderElection: x\n", NULL, ":3:17:", "leaderElection must be a mapping");
+    /* inside kube-scheduler's typed mappings too, as its strict decoding reads them */
+    EXPECT_EINVAL(HDR "clientConnection: {kubeconfg: /x}\n", NULL,
+                  ":3:20:", "unknown field \"kubeconfg\"");
+    EXPECT_EINVAL(HDR "clientConnection: {qps: lots}\n", NULL,
+                  ":3:25:", "clientConnection.qps must be a number");
+    EXPECT_EINVAL(HDR "extenders: [{urlPrefix: \"https://g/extender\", tlsConfig: {certFle: x}}]\n",
+                  NULL, ":3:59:", "unknown field \"certFle\"");
+    EXPECT_EINVAL(HDR "extenders: [{urlPrefix: \"https://g/extender\", tlsConfig: {insecure: "
+                      "maybe}}]\n",
+                  NULL, ":3:69:", "extenders[0].tlsConfig.insecure must be true or false");
+    EXPECT_EINVAL(HDR "extenders: [{urlPrefix: \"https://g/extender\", managedResources: [{name: "
+                      "nvidia.com/gpu, ignoredByScheduller: true}]}]\n",
+                  NULL, ":3:89:", "unknown field \"ignoredByScheduller\"");
     /* inert settings, kube-scheduler's defaults and gpuschedd as the extender load quietly */
     struct warns w;
     gs_profile_free(load_ok(HDR
@@ -620,7 +637,7 @@ static void test_nulls_count_as_empty(void **state)
     struct warns w;
     struct gs_profile *p = load_ok(HDR "leaderElection:\n"
                                        "  leaderElect: false\n"
-                                       "  anything: [goes, {here: 1}]\n"
+                                       "  resourceName: ~\n"
                                        "profiles:\n"
                                        "  - schedulerName: n\n"
                                        "    pluginConfig:\n"
@@ -703,13 +720,12 @@ static void test_alias_blowup_is_bounded(void **state)
     char *text = malloc(size), *t = text;
     (void)state;
     assert_non_null(text);
-    static const char head[] = HDR "leaderElection: &e {name: NotBuilt}\n"
-                                   "profiles:\n"
+    static const char head[] = HDR "profiles:\n"
                                    "  - &p\n"
                                    "    schedulerName: p\n"
                                    "    plugins:\n"
                                    "      score:\n"
-                                   "        enabled: [*e";
+                                   "        enabled: [&e {name: NotBuilt}";
     /* appended piece by piece: GCC's format checks mistake a sprintf() chain for a null one */
     memcpy(t, head, sizeof(head) - 1);
     t += sizeof(head) - 1;
