@@ -109,44 +109,38 @@ static int add_row(struct gs_demand *dm, struct csv *c, int64_t s, int64_t e, in
     return rc;
 }
 
-/* DLRM: role, app_name, gpu_request, creation_time, deletion_time */
+/* DLRM: app_name, gpu_request, creation_time, deletion_time */
 static int dlrm_row(struct gs_demand *dm, struct csv *c, const int *col, void *st,
                     struct gs_diag *d)
 {
     int64_t gpus, s, e;
-    int rc = csv_label(c, col[1], d);
+    int rc = csv_label(c, col[0], d);
     if (!rc)
-        rc = csv_uint(c, col[2], 16000, &gpus, d);
+        rc = csv_uint(c, col[1], 16000, &gpus, d);
     if (!rc)
-        rc = csv_seconds(c, col[3], 0, 0, &s, d);
+        rc = csv_seconds(c, col[2], 0, 0, &s, d);
     if (!rc)
-        rc = csv_seconds(c, col[4], INT64_MAX, 0, &e, d);
+        rc = csv_seconds(c, col[3], INT64_MAX, 0, &e, d);
     if (rc || gpus == 0)
         return rc;
     if (e < s)
-        return csv_error(c, col[4], d, "deleted (%s) before created (%s)", c->field[col[4]],
-                         c->field[col[3]]);
-    return add_row(dm, c, s, e, gpus * 1000, c->field[col[1]], NULL, NULL, NULL, d);
+        return csv_error(c, col[3], d, "deleted (%s) before created (%s)", c->field[col[3]],
+                         c->field[col[2]]);
+    return add_row(dm, c, s, e, gpus * 1000, c->field[col[0]], NULL, NULL, NULL, d);
 }
 
 int gs_demand_read_dlrm(struct gs_demand *dm, const char *path, struct gs_diag *d)
 {
-    static const char *const names[] = {"role", "app_name", "gpu_request", "creation_time",
+    static const char *const names[] = {"app_name", "gpu_request", "creation_time",
                                         "deletion_time"};
-    static const char *const unread[] = {"instance_sn",
-                                         "cpu_request",
-                                         "cpu_limit",
-                                         "gpu_limit",
-                                         "rdma_request",
-                                         "rdma_limit",
-                                         "memory_request",
-                                         "memory_limit",
-                                         "disk_request",
-                                         "disk_limit",
-                                         "max_instance_per_node",
-                                         "scheduled_time",
-                                         NULL};
-    return read_csv(dm, path, names, 5, unread, dlrm_row, NULL, K_SERVICE, d);
+    static const char *const unread[] = {"instance_sn",    "role",
+                                         "cpu_request",    "cpu_limit",
+                                         "gpu_limit",      "rdma_request",
+                                         "rdma_limit",     "memory_request",
+                                         "memory_limit",   "disk_request",
+                                         "disk_limit",     "max_instance_per_node",
+                                         "scheduled_time", NULL};
+    return read_csv(dm, path, names, 4, unread, dlrm_row, NULL, K_SERVICE, d);
 }
 
 /* "YYYY-MM-DD HH:MM:SS" as UTC seconds: digits where the pattern has them, and a day the month
@@ -219,6 +213,9 @@ static int pod_row(struct gs_demand *dm, struct csv *c, const int *col, void *st
     int rc = csv_uint(c, col[0], 16, &num, d);
     if (!rc)
         rc = csv_uint(c, col[1], 1000, &milli, d);
+    uint32_t models;
+    if (!rc) /* the models as gpusched simulate reads the same column */
+        rc = csv_gpu_spec(c, col[2], &models, d);
     if (!rc)
         rc = csv_label(c, col[2], d);
     if (!rc)

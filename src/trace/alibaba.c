@@ -193,7 +193,7 @@ int gs_trace_read_nodes(const char *path, struct gs_trace_node **out, size_t *no
     return rc;
 }
 
-static int parse_spec(struct csv *c, int col, uint32_t *mask, struct gs_diag *d)
+int csv_gpu_spec(struct csv *c, int col, uint32_t *mask, struct gs_diag *d)
 {
     const char *s = c->field[col];
     *mask = 0;
@@ -228,7 +228,7 @@ static int parse_pod(struct csv *c, const int *col, struct gs_trace_pod *p, stru
     if (!rc)
         rc = csv_uint(c, col[4], GS_MILLI_GPU, &milli, d);
     if (!rc)
-        rc = parse_spec(c, col[5], &p->req.model_mask, d);
+        rc = csv_gpu_spec(c, col[5], &p->req.model_mask, d);
     if (rc)
         return rc;
     p->req.num_gpu = (uint32_t)num;

@@ -54,6 +54,11 @@ int csv_uint(struct csv *c, int i, int64_t max, int64_t *out, struct gs_diag *d)
  * *@out; @what names what was expected ("a number of seconds"). Return: 0; -EINVAL with @d. */
 int csv_real(struct csv *c, int i, const char *what, double *out, struct gs_diag *d);
 
+/* Column @i of the current row as the trace's gpu_spec: GPU models by catalog name or alias
+ * between bars ("V100M16|V100M32"), "" or "nan" for any; *@mask a bit per catalog model (0:
+ * any). Return: 0; -EINVAL with @d (an empty or unknown name). In alibaba.c, the format's own. */
+int csv_gpu_spec(struct csv *c, int i, uint32_t *mask, struct gs_diag *d);
+
 /* Report an error about column @i of the current row: "path:line:col: <column>: ...". */
 int csv_error(const struct csv *c, int i, struct gs_diag *d, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

@@ -392,8 +392,8 @@ static void test_read_dlrm(void **state)
     p = write_tmp("dlrm3.csv", "role,app_name,gpu_request,creation_time,deletion_time,gpu_type\n"
                                "HN,app_0,1,0,,A100\n");
     assert_int_equal(gs_demand_read_dlrm(dm, p, &d), -EINVAL);
-    assert_has(d.msg, "dlrm3.csv:1:55: unknown column \"gpu_type\" (the format's columns: role, "
-                      "app_name, gpu_request, creation_time, deletion_time, instance_sn,");
+    assert_has(d.msg, "dlrm3.csv:1:55: unknown column \"gpu_type\" (the format's columns: "
+                      "app_name, gpu_request, creation_time, deletion_time, instance_sn, role,");
     assert_int_equal(gs_demand_count(dm), 3);
     assert_int_equal(gs_demand_read_dlrm(dm, "/nonexistent/x.csv", &d), -ENOENT);
     gs_demand_free(dm);
@@ -498,6 +498,11 @@ static void test_read_pods(void **state)
         {"p3,1000,1024,2,500,,BE,Running,0,7200,0\n", "pods2.csv:2:16: gpu_milli: pod: a share"},
         {"p3,1000,1024,1,0,,BE,Running,0,7200,0\n", "pods2.csv:2:16: gpu_milli: pod: gpu_milli 0 "
                                                     "outside 1..1000"},
+        /* gpu_spec names catalog models, as the replay reads it: not any label */
+        {"p3,1000,1024,1,500,NOTAMODEL,BE,Running,0,7200,0\n",
+         "pods2.csv:2:20: gpu_spec: unknown GPU model \"NOTAMODEL\""},
+        {"p3,1000,1024,1,500,V100M16|,BE,Running,0,7200,0\n",
+         "pods2.csv:2:20: gpu_spec: an empty model name"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         char text[512];
