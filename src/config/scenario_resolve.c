@@ -16,6 +16,7 @@
 
 #include "gpusched/catalog.h"
 #include "gpusched/diag.h"
+#include "gpusched/quantity.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -253,6 +254,38 @@ static void warn_policy_tenants(struct gs_scenario *s, struct gs_diag *d)
                          "applies to it",
                          gs__scn_where(&ts->src, at, sizeof(at)), ts->name);
     }
+}
+
+/*
+ * gpu_counts() - a tenant's gpuCount (the topology-gpu-policy's tenants: map) is its dedicated
+ * cards, as the tenants' day writes it: with a GPUQuota it must be what the quota's dedicated
+ * cards add up to, else the two say different things (an error); without one nothing holds
+ * those cards for it (a warning: the seed's policy names tenants no GPUQuota does).
+ */
+static int gpu_counts(struct gs_scenario *s, struct gs_diag *d)
+{
+    char at[AT_MAX], a[2][GS_QUANTITY_STR_MAX];
+    for (size_t t = 0; t < s->policy.ntenants; t++) {
+        const struct gs_tenant_spec *ts = &s->policy.tenants[t];
+        int64_t ded = 0;
+        if (ts->gpu_count_milli == GS_UNSET)
+            continue;
+        for (int q = 0; q < ts->nquotas; q++)
+            ded += ts->quotas[q].dedicated_milli;
+        gs_quantity_format_milli(ts->gpu_count_milli, a[0], sizeof(a[0]));
+        gs_quantity_format_milli(ded, a[1], sizeof(a[1]));
+        if (!ts->has_quota)
+            gs_diag_warn(d,
+                         "%s: tenant %s: gpuCount %s is its dedicated cards, but no GPUQuota names "
+                         "it: nothing holds them for it (write a GPUQuota with dedicated cards)",
+                         gs__scn_where(&ts->src, at, sizeof(at)), ts->name, a[0]);
+        else if (ded != ts->gpu_count_milli)
+            return gs_diag_error(d,
+                                 "%s: tenant %s: gpuCount %s is its dedicated cards, and its "
+                                 "GPUQuota's dedicated add up to %s: give one number",
+                                 gs__scn_where(&ts->src, at, sizeof(at)), ts->name, a[0], a[1]);
+    }
+    return 0;
 }
 
 /* warn_dedicated() - a model whose tenants' dedicated cards outnumber the cluster's cards of it:
@@ -506,6 +539,8 @@ int gs_scenario_resolve(struct gs_scenario *s, struct gs_diag *d)
         rc = card_node(s, &s->sim.cards[i], d);
     if (!rc)
         rc = placed_nodes(s, d);
+    if (!rc)
+        rc = gpu_counts(s, d);
     if (rc)
         return rc;
     warn_policy_tenants(s, d);

@@ -448,7 +448,7 @@ static void check_policy(const struct gs_scenario *s)
     assert_true(t->has_quota && t->in_policy);
     assert_int_equal(t->tier, GS_TIER_NVLINK);
     assert_int_equal(t->priority, 100);
-    assert_int_equal(t->gpu_count_milli, 16000);
+    assert_int_equal(t->gpu_count_milli, 10000); /* its GPUQuota's dedicated: 8 + 2 */
     assert_int_equal(t->nquotas, 2);
     assert_int_equal(t->quotas[1].model, gs_catalog_find("L40S", -1));
     assert_int_equal(t->quotas[1].total_milli, 2500);
@@ -839,10 +839,10 @@ static const struct bad bads[] = {
     /* a strategy or maxSkew a tier does not build would be read and do nothing */
     {"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: topology-gpu-policy}\ndata:\n"
      "  policy.yaml: |\n    scheduling:\n      node: {strategy: colocate}\n",
-     -EINVAL, ":7:25: ", "scheduling.node.strategy colocate: this tier is spread", 0},
+     -EINVAL, ":7:24: ", "scheduling.node.strategy colocate: this tier is spread", 0},
     {"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: topology-gpu-policy}\ndata:\n"
      "  policy.yaml: |\n    scheduling:\n      pcie: {maxSkew: 1}\n",
-     -EINVAL, ":7:24: ", "scheduling.pcie.maxSkew: read on the nvlink tier only", 0},
+     -EINVAL, ":7:23: ", "scheduling.pcie.maxSkew: read on the nvlink tier only", 0},
     {"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: topology-gpu-policy}\ndata:\n"
      "  policy.yaml: |\n    tenants:\n      t: {gpuCount: 1x}\n",
      -EINVAL, ":7:21: ", "tenants.t.gpuCount: \"1x\" is not a Kubernetes quantity", 0},
@@ -1716,6 +1716,20 @@ static void test_tenancy(void **state)
     assert_int_equal(gs_scenario_resolve(s, &d), -EINVAL);
     assert_has(d.msg, ":3:1: namespace qa is no tenant's, and would be a tenant of its own named "
                       "qa, but tenant qa (");
+    unlink(path);
+    gs_scenario_free(s);
+
+    /* gpuCount is the tenant's dedicated cards: its GPUQuota may not say otherwise */
+    diag_with(&d, &w);
+    s = new_scenario();
+    path = tmp_file("{apiVersion: gpu.example.com/v1, kind: GPUQuota, metadata: {name: q, "
+                    "namespace: a}, spec: {quotas: {t4: {dedicated: 4, shared: 4}}}}\n---\n"
+                    "{apiVersion: v1, kind: ConfigMap, metadata: {name: topology-gpu-policy}, "
+                    "data: {policy.yaml: \"tenants: {a: {gpuCount: 6}}\"}}\n");
+    load_ok(s, path, &d);
+    assert_int_equal(gs_scenario_resolve(s, &d), -EINVAL);
+    assert_has(d.msg, "tenant a: gpuCount 6 is its dedicated cards, and its GPUQuota's dedicated "
+                      "add up to 4: give one number");
     unlink(path);
     gs_scenario_free(s);
 }
