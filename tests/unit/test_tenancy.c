@@ -224,6 +224,25 @@ static void test_scheduling_policy(void **state)
     }
 }
 
+/* The head's promise binds only pods behind it in GPUQueueSort's order as it is now
+ * (tests/data/scenario/queue-promise.yaml): a queue that fell further below its deserved share
+ * since the promise goes first, and no pod is reclaimed twice for it. */
+static void test_promise_follows_queues(void **state)
+{
+    (void)state;
+    char buf[256];
+    struct gs_scenario *s = scn_file("tests/data/scenario/queue-promise.yaml");
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    runs_of(t, "b7", buf, sizeof(buf));
+    assert_string_equal(buf, "n0@4200-7800;");
+    runs_of(t, "a4", buf, sizeof(buf));
+    assert_string_equal(buf, "n0@0-14400;"); /* once: 4 reclaimed at 600 s, no fifth */
+    runs_of(t, "a0", buf, sizeof(buf));
+    assert_string_equal(buf, "n0@0-600;n0@7800-22200;");
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
 /* Taints and tolerations (tests/data/scenario/taints.yaml): an untolerated NoSchedule or
  * NoExecute taint keeps a pod off its node, an empty key with Exists tolerates every taint, the
  * API server's default NoExecute tolerations (tolerationSeconds 300) are accepted and change
@@ -2787,6 +2806,7 @@ int main(void)
         cmocka_unit_test(test_node_failures),
         cmocka_unit_test(test_taints),
         cmocka_unit_test(test_scheduling_policy),
+        cmocka_unit_test(test_promise_follows_queues),
         cmocka_unit_test(test_shortfall_per_model),
         cmocka_unit_test(test_shortfall_gang_nvlink),
         cmocka_unit_test(test_dedicated_room_kept),

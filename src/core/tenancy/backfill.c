@@ -36,10 +36,15 @@ GS_HEAP(evi, struct evi, evi_less)
 /* The reservation of the blocked head holds @node against @p unless @p ends before it is due. */
 int gs__tn_late(const struct gs_tenancy *t, const struct rpod *p)
 {
-    /* A promise to the head binds only pods that queue behind it: never one of higher priority,
-     * nor one of its level that arrived before it (an evicted pod queues where it was). */
+    /* A promise to the head binds only pods that queue behind it, in GPUQueueSort's order as it
+     * is now: never one of higher priority, nor one of its level whose queue has fallen further
+     * below its deserved share than the head's since the promise, nor one of its level that
+     * arrived before it (an evicted pod queues where it was). */
     const struct rpod *h = t->head >= 0 ? &t->pods[t->head] : NULL;
-    if (!h || p == h || p->level < h->level || (p->level == h->level && gs__tn_before(p, h)))
+    if (!h || p == h || p->level < h->level ||
+        (p->level == h->level && p->queue != h->queue &&
+         gs__tn_hungrier(t, (size_t)p->queue, (size_t)h->queue, 0)) ||
+        (p->level == h->level && gs__tn_before(p, h)))
         return 0;
     int64_t w = gs__tn_walltime(p->sp);
     return w == GS_UNSET || t->now + w > t->shadow_t;

@@ -306,12 +306,11 @@ void gs__tn_settle_reason(struct gs_tenancy *t, int32_t pod)
         memcpy(p->reason, b->reason, sizeof(p->reason));
 }
 
-/* Is queue @a further below its deserved share than queue @b (used / deserved, lower first)? */
-static int hungrier(const struct gs_tenancy *t, size_t a, size_t b)
+int gs__tn_hungrier(const struct gs_tenancy *t, size_t a, size_t b, int ties)
 {
     gs_i128 l = (gs_i128)t->q_used[a] * (t->q_deserved[b] + 1);
     gs_i128 r = (gs_i128)t->q_used[b] * (t->q_deserved[a] + 1);
-    return l < r || (l == r && a < b);
+    return l < r || (ties && l == r && a < b);
 }
 
 /* Gang @g failed: its waiting members are not tried again until something frees. */
@@ -494,7 +493,7 @@ static int level_pass(struct gs_tenancy *t, size_t l)
     while (r == 0) {
         size_t q = nq;
         for (size_t i = 0; i < nq; i++)
-            if (t->qheaps[i].n && (q == nq || hungrier(t, i, q)))
+            if (t->qheaps[i].n && (q == nq || gs__tn_hungrier(t, i, q, 1)))
                 q = i;
         if (q == nq)
             break;

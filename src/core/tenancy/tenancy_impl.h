@@ -445,6 +445,11 @@ int gs__tn_schedule_end(struct gs_tenancy *t, int32_t pod, int64_t end);
 int gs__tn_end_live(const struct gs_tenancy *t, const struct event *e);
 struct event gs__tn_end_pop(struct gs_tenancy *t);
 
+/* gs__tn_hungrier() - is queue @a further below its deserved share than queue @b (used /
+ * deserved, lower first; Volcano's proportion plugin's order), a tie going to the lower index
+ * when @ties? GPUQueueSort's second key, after priority. */
+int gs__tn_hungrier(const struct gs_tenancy *t, size_t a, size_t b, int ties);
+
 /* work.c */
 /* @pod's busy rate per card at full speed: gpu-util x its asked share (admission). */
 int32_t gs__tn_work_rate(const struct rpod *p);
