@@ -286,7 +286,7 @@ struct list_walk {
     const struct point *pt;
     int list;
     const char *where;
-    const char *seen[64]; /* names listed so far: kube-scheduler rejects a plugin listed twice */
+    yaml_node_t *seq; /* the list: kube-scheduler rejects a plugin listed twice in it */
 };
 
 static int list_entry(struct gs__yctx *c, int i, yaml_node_t *n, void *arg)
@@ -296,12 +296,9 @@ static int list_entry(struct gs__yctx *c, int i, yaml_node_t *n, void *arg)
     struct entry e;
     gs__yaml_label(ew, sizeof(ew), "%s[%d]", lw->where, i);
     int rc = parse_entry(c, n, ew, &e);
-    for (int k = 0; !rc && k < i && k < 64; k++)
-        if (strcmp(lw->seen[k], gs__yaml_str(e.name)) == 0)
-            rc = gs__yaml_err(c, e.name, "plugin %s is listed twice in %s",
-                              gs__yaml_show(e.name, buf), lw->where);
-    if (!rc && i < 64)
-        lw->seen[i] = gs__yaml_str(e.name);
+    if (!rc && gs__yaml_earlier(c, lw->seq, i, "name"))
+        rc = gs__yaml_err(c, e.name, "plugin %s is listed twice in %s", gs__yaml_show(e.name, buf),
+                          lw->where);
     if (rc)
         return rc;
     return lw->list == LIST_ENABLED ? enable_entry(c, lw->pt, &e, ew)
@@ -311,7 +308,7 @@ static int list_entry(struct gs__yctx *c, int i, yaml_node_t *n, void *arg)
 static int walk_list(struct gs__yctx *c, yaml_node_t *seq, const struct point *pt, int list)
 {
     char where[WHERE_MAX];
-    struct list_walk lw = {pt, list, where, {NULL}};
+    struct list_walk lw = {pt, list, where, seq};
     gs__yaml_label(where, sizeof(where), "%s.%s", pt->where, list_keys[list]);
     return seq ? gs__yaml_each_item(c, seq, where, list_entry, &lw) : 0;
 }
@@ -347,14 +344,25 @@ static int plugins_field(struct gs__yctx *c, int field, yaml_node_t *val, void *
 
 /* percentageOfNodesToScore below 100 stops kube-scheduler's search early; a simulated pass
  * weighs every feasible node, so a run would not show what such a scheduler picks. */
-static void percentage_warn(struct gs__yctx *c, yaml_node_t *val)
+/* percentageOfNodesToScore: an int32 in 0..100 as kube-scheduler validates it, else refused;
+ * any but 100 (every node) warned of, as gpusched weighs every feasible node. */
+static int percentage_warn(struct gs__yctx *c, yaml_node_t *val)
 {
     char buf[GS__YAML_SHOW_BUF];
-    if (val->type != YAML_SCALAR_NODE || strcmp((const char *)val->data.scalar.value, "100"))
+    const char *type = gs__yaml_scalar_type(val);
+    long long v = 0;
+    if (gs__yaml_is_null(val))
+        return 0;
+    if (!type || strcmp(type, "integer") || !gs__yaml_parse_int(gs__yaml_str(val), &v) || v < 0 ||
+        v > 100)
+        return gs__yaml_err(c, val, "percentageOfNodesToScore must be an integer in 0..100, not %s",
+                            gs__yaml_show(val, buf));
+    if (v != 100)
         gs__yaml_warn(c, val,
                       "percentageOfNodesToScore %s: gpusched weighs every feasible node, as "
                       "kube-scheduler does only at 100; ignored",
                       gs__yaml_show(val, buf));
+    return 0;
 }
 
 /* kube-scheduler's in-tree plugins that take args. */
@@ -456,7 +464,7 @@ static int profile_field(struct gs__yctx *c, int field, yaml_node_t *val, void *
     const struct scope *prof = arg;
     char where[WHERE_MAX];
     if (field == PROFILE_PERCENTAGE)
-        percentage_warn(c, val);
+        return percentage_warn(c, val);
     if (field == PROFILE_PLUGIN_CONFIG) {
         struct config_walk cw = {prof, val, NULL, NULL};
         gs__yaml_label(where, sizeof(where), "%s.pluginConfig", prof->where);
@@ -703,8 +711,8 @@ static int top_field(struct gs__yctx *c, int field, yaml_node_t *val, void *arg)
     if (field > TOP_EXTENDERS)
         return check_setting(c, field, val);
     if (field == TOP_PERCENTAGE)
-        percentage_warn(c, val);
-    else if (field == TOP_API_VERSION)
+        return percentage_warn(c, val);
+    if (field == TOP_API_VERSION)
         t->api = val;
     else if (field == TOP_KIND)
         t->kind = val;

@@ -526,6 +526,11 @@ int gs_topo_parse_text(const char *path, const char *buf, size_t len, struct gs_
     P->d = d;
     P->t = out;
     gs_topo_init(out);
+    if (len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0) { /* a UTF-8 byte-order mark, as an
+                                                            * editor may save the text */
+        buf += 3;
+        len -= 3;
+    }
     int rc = parse(P, buf, len);
     free(P);
     if (!rc)

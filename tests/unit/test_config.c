@@ -340,6 +340,17 @@ static void test_percentage_of_nodes_warned(void **state)
     assert_int_equal(w.n, 1);
     assert_has(w.msg[0], ":4:31: percentageOfNodesToScore \"10\"");
     gs_profile_free(p);
+    /* kube-scheduler validates it as an int32 in 0..100 */
+    EXPECT_EINVAL(HDR "percentageOfNodesToScore: \"1e400\"\n", NULL,
+                  ":3:27:", "percentageOfNodesToScore must be an integer in 0..100");
+    EXPECT_EINVAL(HDR "profiles:\n  - percentageOfNodesToScore: 101\n", NULL,
+                  ":4:31:", "percentageOfNodesToScore must be an integer in 0..100");
+    /* a plugin listed twice, however far down the list */
+    char text[4096] = HDR "profiles:\n  - plugins:\n      score:\n        disabled:\n";
+    for (int i = 0; i < 70; i++)
+        snprintf(text + strlen(text), sizeof(text) - strlen(text), "          - name: P%d\n",
+                 i == 69 ? 66 : i);
+    EXPECT_EINVAL(text, NULL, "plugin \"P66\" is listed twice");
 }
 
 static void test_multi_document(void **state)

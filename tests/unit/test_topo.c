@@ -220,6 +220,16 @@ static void test_forms(void **state)
     assert_int_equal(t.gpu[2].numa, -1);
     assert_int_equal(t.gpu[2].gpu_numa, -1);
     assert_string_equal(t.gpu[2].cpus, "");
+    /* a byte-order mark before the header (an editor's save) is not a word of it */
+    text = "\xef\xbb\xbf\tGPU0\tGPU1\tCPU Affinity\n"
+           "GPU0\t X \tNV4\t0-7\n"
+           "GPU1\tNV4\t X \t0-7\n";
+    rc = parse(text, &t, &d);
+    if (rc)
+        print_error("%s\n", d.msg);
+    assert_int_equal(rc, 0);
+    assert_int_equal(t.ngpus, 2);
+    assert_int_equal(t.nnvlink, 1);
 }
 
 /* A path of NVLinks 0-1-2: one pair is a group, GPU2 keeps its link as an edge. */
