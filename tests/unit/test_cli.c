@@ -1045,7 +1045,7 @@ static void test_scenario_horizon(void **state)
     t_run((const char *const[]){"/bin/sh", "-c", cmd, NULL}, &r);
     expect_exit(&r, 2);
     expect_has(r.err, "-: standard input is given twice: it is read once");
-    result_free(&r);
+    t_run_free(&r); /* run() did not hold these */
     /* --quiet leaves out the bills --rates prices: a file that does not exist went unread */
     run(&r, ARGS("simulate", "--scenario", "tests/data/scenario/node-failure.yaml", "--quiet",
                  "--rates", "no-such-rates.yaml"));
