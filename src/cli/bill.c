@@ -420,6 +420,57 @@ static int pod_name(const json_t *pod, const char *at, struct gs_diag *d)
     return 0;
 }
 
+/*
+ * where_agrees() - what @pod says of where it ran agrees with its @usage (@n uses, each read by
+ * use_of()): one placement per use; as many cards as its placement lists (slices or replicas of
+ * a shared or time-sliced use as many on each card, gpusched.io/same-card); the last use's model
+ * the pod's gpu_model, the last placement the pod's node and gpus. A file that
+ * says otherwise contradicts itself and is refused (docs/billing.md): a use of a million cards
+ * on a pod placed on one, or a use priced as an H100 on a pod that ran on an A100.
+ */
+static int where_agrees(const json_t *pod, const json_t *usage, size_t n, const char *at,
+                        struct gs_diag *d)
+{
+    const json_t *pl = json_object_get(pod, "placements"),
+                 *model = json_object_get(pod, "gpu_model");
+    const json_t *last = json_array_get(usage, n - 1);
+    const char *lm = json_string_value(json_object_get(last, "model"));
+    if (model && !json_is_null(model) &&
+        (!json_is_string(model) ||
+         gs_catalog_find(json_string_value(model), -1) != gs_catalog_find(lm ? lm : "", -1)))
+        return gs_diag_error(d, "%s.gpu_model: %s, but its last use (usage[%zu]) is on %.40s", at,
+                             json_is_string(model) ? json_string_value(model) : "not a string",
+                             n - 1, lm ? lm : "?");
+    if (!pl || json_is_null(pl))
+        return 0;
+    if (!json_is_array(pl) || json_array_size(pl) != n)
+        return gs_diag_error(d, "%s.placements: %zu, but %zu uses: a placement per run", at,
+                             json_array_size(pl), n);
+    for (size_t i = 0; i < n; i++) {
+        const json_t *u = json_array_get(usage, i);
+        const json_t *g = json_object_get(json_array_get(pl, i), "gpus");
+        const char *mode = json_string_value(json_object_get(u, "mode"));
+        json_int_t cards = json_integer_value(json_object_get(u, "cards"));
+        json_int_t ng = (json_int_t)json_array_size(g);
+        int units = mode && (!strcmp(mode, "shared") || !strcmp(mode, "timeslice"));
+        if (ng && (units ? cards % ng != 0 : ng != cards))
+            return gs_diag_error(d,
+                                 "%s.placements[%zu].gpus: %lld card indexes where usage[%zu] "
+                                 "says %lld %s",
+                                 at, i, (long long)ng, i, (long long)cards,
+                                 units ? "slices (as many on each card)" : "cards");
+    }
+    const json_t *lp = json_array_get(pl, n - 1);
+    static const char *const same[] = {"node", "gpus"};
+    for (int k = 0; k < 2; k++) {
+        const json_t *v = json_object_get(pod, same[k]);
+        if (v && !json_is_null(v) && !json_equal(v, json_object_get(lp, same[k])))
+            return gs_diag_error(d, "%s.%s: not what its last placement (placements[%zu]) says", at,
+                                 same[k], n - 1);
+    }
+    return 0;
+}
+
 int gs__bill_pod(const json_t *pod, const char *at, struct gs_bill *b, struct gs__pods_seen *seen,
                  struct gs_diag *d)
 {
@@ -463,6 +514,8 @@ int gs__bill_pod(const json_t *pod, const char *at, struct gs_bill *b, struct gs
         if (!rc && (rc = gs_bill_add_use(b, &use, &why)) != 0)
             rc = gs_diag_error_code(d, rc, "%s: %s", uat, why.msg);
     }
+    if (!rc && json_array_size(usage))
+        rc = where_agrees(pod, usage, json_array_size(usage), at, d);
     return rc;
 }
 

@@ -310,15 +310,7 @@ static int placement(struct ctx *c, const json_t *pl, const json_t *u, int32_t t
         sp.mig_start = (int8_t)slot;
     }
     size_t i;
-    uint64_t seen = 0;
-    /* slices or replicas of one pod may share a card (gpusched.io/same-card): as many on each */
-    int64_t cards = json_integer_value(json_object_get(u, "cards"));
-    int64_t ng = (int64_t)json_array_size(gpus);
-    int units = sp.mode == RP_SHARED || sp.mode == RP_TIMESLICE;
-    if (units ? cards % ng != 0 : ng != cards)
-        return bad(c, at, "gpus: %zu card indexes where the usage says %lld %s",
-                   json_array_size(gpus), (long long)cards,
-                   units ? "slices (as many on each card)" : "cards");
+    uint64_t seen = 0; /* as many indexes as the usage's cards: gs__bill_pod() checked */
     json_array_foreach(gpus, i, g)
     {
         if (!json_is_integer(g) || json_integer_value(g) < 0 || json_integer_value(g) > 63)

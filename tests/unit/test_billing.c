@@ -1154,6 +1154,18 @@ static void test_cli_bad_shapes(void **state)
          "\"state\": \"completed\", \"submit_s\": 0, \"start_s\": 5, \"end_s\": 2, "
          "\"usage\": []}]}",
          "pods[0].end_s: 2 is before the pod's start_s 5"},
+        /* where the pod says it ran agrees with what its usage bills */
+        {"{\"pods\": [" RUNNING "\"gpu_model\": \"A100-SXM4-80GB\", \"usage\": [" SHARE_USE "]}]}",
+         "pods[0].gpu_model: A100-SXM4-80GB, but its last use (usage[0]) is on T4"},
+        {"{\"pods\": [" RUNNING "\"placements\": [], \"usage\": [" SHARE_USE "]}]}",
+         "pods[0].placements: 0, but 1 uses: a placement per run"},
+        {"{\"pods\": [" RUNNING "\"node\": \"n1\", \"placements\": [{\"node\": \"n2\", \"gpus\": "
+         "[0], \"mig\": null}], \"usage\": [" SHARE_USE "]}]}",
+         "pods[0].node: not what its last placement (placements[0]) says"},
+        {"{\"pods\": [" RUNNING "\"placements\": [{\"node\": \"n2\", \"gpus\": [0], \"mig\": "
+         "null}], \"usage\": [{\"mode\": \"exclusive\", \"model\": \"T4\", \"cards\": 1000000, "
+         "\"share_milli\": 1000, \"start_s\": 1, \"end_s\": 4}]}]}",
+         "pods[0].placements[0].gpus: 1 card indexes where usage[0] says 1000000 cards"},
         {"{\"summary\": {\"horizon_s\": 3}, \"pods\": [" RUNNING "\"usage\": [" SHARE_USE "]}]}",
          "pods[0].usage[0]: ends at 4 s, after the run's summary.horizon_s 3"},
         {"{\"summary\": {\"horizon_s\": -1}, \"pods\": []}",

@@ -373,10 +373,12 @@ static void test_bad_input(void **state)
     const char *dup = tmp_path("twice.json");
     assert_int_equal(json_dump_file(doc, dup, 0), 0);
     json_array_remove(pods, json_array_size(pods) - 1);
-    /* A placement on a node the cluster has not. */
-    json_t *pl = json_array_get(json_object_get(json_array_get(pods, 0), "placements"), 0);
+    /* A placement on a node the cluster has not (the pod saying so too, as its last placement) */
+    json_t *pod0 = json_array_get(pods, 0);
+    json_t *pl = json_array_get(json_object_get(pod0, "placements"), 0);
     json_t *node0 = json_incref(json_object_get(pl, "node"));
     json_object_set_new(pl, "node", json_string("no-such-node"));
+    json_object_set_new(pod0, "node", json_string("no-such-node"));
     const char *ghost = tmp_path("ghost.json");
     assert_int_equal(json_dump_file(doc, ghost, 0), 0);
     /* A placement whose cards are not the usage's: one card more, or one card twice. */
@@ -385,8 +387,10 @@ static void test_bad_input(void **state)
     json_t *gpus = json_array();
     for (json_int_t g = 0; g <= cards; g++)
         json_array_append_new(gpus, json_integer(g));
+    json_object_set(pod0, "node", node0);
     json_object_set_new(pl, "node", node0);
     json_object_set_new(pl, "gpus", gpus);
+    json_object_set(pod0, "gpus", gpus);
     const char *more = tmp_path("more-cards.json");
     assert_int_equal(json_dump_file(doc, more, 0), 0);
     json_array_set_new(gpus, (size_t)cards, json_integer(0));
@@ -489,7 +493,7 @@ static void test_bad_input(void **state)
         {(const char *const[]){"report", dup, "-o", out, NULL}, "is listed twice"},
         {(const char *const[]){"report", ghost, "-o", out, NULL}, "which the cluster has not"},
         {(const char *const[]){"report", more, "-o", out, NULL},
-         "card indexes where the usage says"},
+         "card indexes where usage[0] says"},
         {(const char *const[]){"report", twice, "-o", out, NULL}, "card 0 is listed twice"},
         {(const char *const[]){"report",
                                write_tmp("no-ways.json", "{\"ways\": [], \"way\": \"full\", "
