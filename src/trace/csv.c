@@ -131,12 +131,12 @@ static int listed(const char *const *list, const char *name)
     return 0;
 }
 
-/* Append @list's names to @buf as ", a, b". */
-static void list_names(char *buf, size_t cap, const char *const *list)
+/* Append the first @n names of @list (n < 0: up to its NULL) to @buf as ", a, b". */
+static void list_names(char *buf, size_t cap, const char *const *list, int n)
 {
-    for (; list && *list; list++) {
+    for (int i = 0; list && (n < 0 ? list[i] != NULL : i < n); i++) {
         size_t len = strlen(buf);
-        snprintf(buf + len, cap - len, "%s%s", len ? ", " : "", *list);
+        snprintf(buf + len, cap - len, "%s%s", len ? ", " : "", list[i]);
     }
 }
 
@@ -156,10 +156,9 @@ int csv_columns(const struct csv *c, const char *const *need, int n, const char 
         if (known)
             continue;
         char names[1024] = "";
-        for (int k = 0; k < n; k++)
-            list_names(names, sizeof(names), (const char *const[]){need[k], NULL});
-        list_names(names, sizeof(names), optional);
-        list_names(names, sizeof(names), unread);
+        list_names(names, sizeof(names), need, n);
+        list_names(names, sizeof(names), optional, -1);
+        list_names(names, sizeof(names), unread, -1);
         return gs_diag_error(d, "%s:1:%d: unknown column \"%s\" (the format's columns: %s)",
                              c->path, c->col[i], h, names);
     }

@@ -41,10 +41,11 @@ int gs__tn_late(const struct gs_tenancy *t, const struct rpod *p)
      * below its deserved share than the head's since the promise, nor one of its level that
      * arrived before it (an evicted pod queues where it was). */
     const struct rpod *h = t->head >= 0 ? &t->pods[t->head] : NULL;
-    if (!h || p == h || p->level < h->level ||
-        (p->level == h->level && p->queue != h->queue &&
-         gs__tn_hungrier(t, (size_t)p->queue, (size_t)h->queue, 0)) ||
-        (p->level == h->level && gs__tn_before(p, h)))
+    if (!h || p == h || p->level < h->level)
+        return 0;
+    if (p->level == h->level &&
+        (gs__tn_before(p, h) ||
+         (p->queue != h->queue && gs__tn_hungrier(t, (size_t)p->queue, (size_t)h->queue, 0))))
         return 0;
     int64_t w = gs__tn_walltime(p->sp);
     return w == GS_UNSET || t->now + w > t->shadow_t;
