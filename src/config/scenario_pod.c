@@ -638,7 +638,12 @@ static int gpu_models(struct gs__yctx *c, yaml_node_t *v, uint32_t *mask)
 struct annot {
     struct gs_pod_spec *p;
     unsigned seen;
+    size_t bytes; /* of the keys and values so far */
 };
+
+/* The API server's cap on a Pod's annotations, keys and values together
+ * (k8s.io/apimachinery/pkg/api/validation, TotalAnnotationSizeLimitB). */
+#define ANNOTATIONS_MAX_BYTES (256 * 1024)
 
 /* fraction_pct() - "0.4", ".45", "1.0": a fraction 0..1 of at most two decimals, in percent;
  * -1 otherwise. */
@@ -850,6 +855,13 @@ static int annot_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *
     int rc = string_value(c, k, v, "annotation");
     if (rc)
         return rc;
+    const char *val = gs__yaml_str(v);
+    an->bytes += strlen(key) + (val ? strlen(val) : 0);
+    if (an->bytes > ANNOTATIONS_MAX_BYTES)
+        return gs__yaml_err(c, v,
+                            "metadata.annotations: more than %d bytes of keys and values in all, "
+                            "as the API server refuses them",
+                            ANNOTATIONS_MAX_BYTES);
     if (!gs_annotation_key_ok(key))
         return gs__yaml_err(c, k,
                             "annotation key %.80s: expected an optional DNS subdomain prefix and "
@@ -1099,7 +1111,7 @@ static int pod_read(struct gs__yctx *c, yaml_node_t *root, struct gs_pod_spec *p
                     struct gs__scn_meta *m, yaml_node_t **spec)
 {
     yaml_node_t *f[GS__YAML_NKEYS(pod_keys)] = {NULL};
-    struct annot an = {p, 0};
+    struct annot an = {p, 0, 0};
     pod_defaults(p);
     int rc =
         gs__yaml_each_field(c, root, pod_keys, GS__YAML_NKEYS(pod_keys), "Pod", gs__scn_keep, f);

@@ -1772,6 +1772,15 @@ static void test_limits(void **state)
     expect_code("kind: Pod\nmetadata: {name: x}\nspec: {containers: [{name: m, resources: "
                 "{limits: {nvidia.com/mig-1g.10gb: 2}}}]}\n",
                 -EINVAL, "out of range (0..1 instances");
+    /* the API server caps a pod's annotations at 256 KiB in all */
+    size_t big = 300 * 1024;
+    char *huge = malloc(big + 256);
+    assert_non_null(huge);
+    k = (size_t)snprintf(huge, 256, "kind: Pod\nmetadata: {name: x, annotations: {a: \"");
+    memset(huge + k, 'v', big);
+    snprintf(huge + k + big, 128, "\"}}\nspec: {containers: [{name: m}]}\n");
+    expect_code(huge, -EINVAL, "metadata.annotations: more than 262144 bytes");
+    free(huge);
     /* aliases are plain YAML: the aliased mapping reads as if written out */
     struct gs_diag d;
     struct warns w;
