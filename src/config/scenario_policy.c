@@ -580,9 +580,13 @@ int gs__scn_configmap(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *r
         cm.want = "profiles.yaml";
         cm.fn = read_profiles;
         rc = once(c, m.name, &L->s->priv->profiles_seen, "kubeflow-gpu-profiles");
-    } else {
-        gs__yaml_warn(c, m.name, "ConfigMap %s/%s is not interpreted by the scenario; ignored",
-                      m.ns_s, m.name_s);
+    } else { /* a near miss of ours says which was meant */
+        static const char *const ours[] = {"topology-gpu-policy", "kubeflow-gpu-profiles"};
+        int near = m.name ? gs__yaml_nearest(m.name, ours, 2) : -1;
+        gs__yaml_warn(c, m.name,
+                      "ConfigMap %s/%s is not interpreted by the scenario%s%s%s; ignored", m.ns_s,
+                      m.name_s, near >= 0 ? " (did you mean \"" : "", near >= 0 ? ours[near] : "",
+                      near >= 0 ? "\"?)" : "");
         return 0;
     }
     if (!rc && f[CM_DATA])

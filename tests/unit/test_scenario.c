@@ -410,6 +410,13 @@ static void test_warnings(void **state)
     assert_int_equal(s->policy.rquotas[0].gpu_milli, 6000);
     assert_int_equal(s->policy.rquotas[0].pods, 3); /* count/pods, the tighter, was dropped */
     gs_scenario_free(s);
+    /* a near miss of a ConfigMap gpusched reads says which was meant */
+    s = load_text_ok("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: topology-gpu-polcy}\n"
+                     "data: {a: b}\n",
+                     &d, &w);
+    assert_int_equal(w.n, 1);
+    assert_has(w.msg[0], "(did you mean \"topology-gpu-policy\"?); ignored");
+    gs_scenario_free(s);
 }
 
 /* --- a full scenario into exact records --- */
