@@ -195,6 +195,16 @@ int gs_tenancy_podgroup(struct gs_tenancy *t, const struct gs_podgroup_spec *g);
 int gs_tenancy_podgroup_drop(struct gs_tenancy *t, const char *ns, const char *name);
 
 /*
+ * gs_tenancy_podgroup_succeeded() - @n members of PodGroup @ns/@name completed before this
+ * scheduler was made (a driver restarting from its store, or making a new scheduler of the pods
+ * it holds): from now on they count towards its minMember as members completed here do, in
+ * place of those counted so far (Volcano counts a PodGroup's Succeeded pods, status.succeeded,
+ * towards minMember). Return: 0; -ENOENT (no such PodGroup); -EINVAL (@n below 0); -ENOMEM.
+ */
+int gs_tenancy_podgroup_succeeded(struct gs_tenancy *t, const char *ns, const char *name,
+                                  int32_t n);
+
+/*
  * gs_tenancy_bind_to() - place pending pod @id on node @node now, as a binder outside the
  * scheduler (kube-scheduler through the extender) asks: only there, with every quota checked and
  * no eviction. The bind decision is handed out by the next gs_tenancy_schedule().

@@ -131,13 +131,14 @@ static json_t *name_or_null(const char *name)
 
 static json_t *group_json(const struct gsd_group *g)
 {
-    json_t *o = json_pack("{s:s, s:s, s:s, s:i, s:o, s:o, s:s, s:i, s:i, s:i, s:o}", "namespace",
-                          g->spec.ns, "name", g->spec.name, "tenant", g->tenant, "minMember",
-                          g->spec.min_member, "queue", name_or_null(g->spec.queue),
-                          "priorityClassName", name_or_null(g->spec.priority_class), "phase",
-                          g->running < g->spec.min_member ? "Pending" : "Running", "members",
-                          g->members, "running", g->running, "pending", g->members - g->running,
-                          "creationTimestamp", gsd_time_json(g->created_us));
+    /* phase Running once minMember run or ran to completion, as Volcano counts them */
+    json_t *o = json_pack(
+        "{s:s, s:s, s:s, s:i, s:o, s:o, s:s, s:i, s:i, s:i, s:i, s:o}", "namespace", g->spec.ns,
+        "name", g->spec.name, "tenant", g->tenant, "minMember", g->spec.min_member, "queue",
+        name_or_null(g->spec.queue), "priorityClassName", name_or_null(g->spec.priority_class),
+        "phase", g->running + g->succeeded < g->spec.min_member ? "Pending" : "Running", "members",
+        g->members, "running", g->running, "pending", g->members - g->running, "succeeded",
+        g->succeeded, "creationTimestamp", gsd_time_json(g->created_us));
     json_t *m = json_loads(g->meta ? g->meta : "{}", 0, NULL), *mr = gsd_group_min_json(g);
     if (o && mr && json_object_size(mr))
         json_object_set(o, "minResources", mr);
@@ -417,7 +418,9 @@ static void post_parsed(struct gsd_state *st, struct gsd_req *r, const struct gs
         gsd_reply_error(r, 503, "", "the store failed; the daemon restarts from its last commit");
         return;
     }
-    if (gs_tenancy_podgroup(st->sched.tn, &k->spec) < 0) {
+    /* made anew: none of its members has completed, whatever one of that name did before */
+    if (gs_tenancy_podgroup(st->sched.tn, &k->spec) < 0 ||
+        gs_tenancy_podgroup_succeeded(st->sched.tn, k->spec.ns, k->spec.name, 0) < 0) {
         st->failed = 1; /* out of memory: the store has it, the next start will */
         gsd_reply_error(r, 500, "", "out of memory");
         return;

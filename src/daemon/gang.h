@@ -21,6 +21,7 @@ struct gsd_group {
     char tenant[GSD_NAME_MAX];
     int64_t created_us; /* wall clock */
     char *meta; /* {"annotations": {...}, "labels": {...}} as posted: JSON text, keys sorted */
+    int32_t succeeded; /* members that completed: they count towards minMember (stored) */
     /* the scheduler thread's, not stored */
     int32_t members, running; /* pods held that name it; of them, running */
     uint64_t tried;           /* the retry pass that last tried it */

@@ -106,8 +106,12 @@ int gsd_sched_open(struct gsd_state *st, struct gs_diag *d)
     struct gs_tenancy_opts o = {.way = (enum gs_way)st->way, .convert = 1, .min_hold_us = 0};
     if (!rc)
         rc = gs_tenancy_new(&s->pol, &o, &s->tn, d);
-    for (size_t i = 0; !rc && i < st->ngroups; i++)
-        rc = gs_tenancy_podgroup(s->tn, &st->groups[i]->spec);
+    for (size_t i = 0; !rc && i < st->ngroups; i++) {
+        const struct gsd_group *g = st->groups[i];
+        rc = gs_tenancy_podgroup(s->tn, &g->spec);
+        if (!rc && g->succeeded)
+            rc = gs_tenancy_podgroup_succeeded(s->tn, g->spec.ns, g->spec.name, g->succeeded);
+    }
     if (rc)
         gsd_sched_close(st);
     return rc;
@@ -142,6 +146,7 @@ void gsd_sched_sync(struct gsd_state *st, struct gsd_pod *p)
     p->evictions = v.preemptions;
     p->first_start_us = v.first_start_us;
     p->charged = (int8_t)v.charged;
+    p->saved_us = v.saved_us;
     snprintf(p->mig, sizeof(p->mig), "%s", v.mig ? v.mig : "");
     if (v.state == GS_POD_RUNNING) {
         p->pl = (struct gs_placement){v.node, v.gpu_mask, (uint32_t)v.share_milli};

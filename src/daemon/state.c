@@ -376,6 +376,13 @@ int gsd_pod_cancel(struct gsd_state *st, struct gsd_pod *p)
 
 int gsd_pod_complete(struct gsd_state *st, struct gsd_pod *p, int64_t now)
 {
+    if (p->grp) { /* it counts towards minMember from now on, across a restart too */
+        p->grp->succeeded++;
+        if (gsd_store_group_succeeded(st->store, p->grp)) {
+            st->failed = 1;
+            return -EIO;
+        }
+    }
     return pod_leave(st, p, now, 1);
 }
 
@@ -446,12 +453,13 @@ static int restore_running(struct gsd_state *st, struct gsd_pod *p, const char *
 }
 
 /* A stored pod's history, given to the scheduler as a snapshot's annotations give it
- * (sim.gpusched.io/evictions, first-start, charged): gs_tenancy_submit() and
+ * (sim.gpusched.io/evictions, first-start, charged, saved): gs_tenancy_submit() and
  * gs_tenancy_restore() carry it on. */
 static void history(struct gsd_pod *p)
 {
     p->spec.evictions = p->evictions;
     p->spec.charged = p->charged;
+    p->spec.saved_us = p->saved_us;
     if (p->first_start_us >= 0) {
         p->spec.first_start_us = p->first_start_us;
         p->spec.placed_given |= GS_PLACED_FIRST;

@@ -73,10 +73,11 @@ struct gsd_pod {
     int64_t evicted_us; /* GSD_EVICTING: when its Eviction was decided; 0 unknown (a restart) */
     /* Its history (gsd_sched_sync()), kept by the store across a restart: times evicted, when it
      * first started (-1 not yet), the part of its GPUQuota charged while it runs (1 dedicated,
-     * 2 shared, 0 neither). */
+     * 2 shared, 0 neither), what its checkpoints saved of its walltime before this run (us). */
     int32_t evictions;
     int64_t first_start_us;
     int8_t charged;
+    int64_t saved_us;
     struct gsd_pod *hnext;         /* hash chain by namespace/name */
     struct gsd_pod *prev, *next;   /* every pod, by seq */
     struct gsd_pod *pprev, *pnext; /* the pending pods (gsd_state.pending), in no order */

@@ -36,7 +36,10 @@
  * its shared one, 0 neither or not known). Schema 6 adds podgroups.meta, a PodGroup's labels
  * and annotations (JSON text; '{}' in a store written before). Schema 7 adds a PodGroup's
  * spec.minResources: podgroups.min_gpu_milli, min_cpu_milli, min_memory_mib (0 when it names
- * none, as in a store written before). A store of an older schema is
+ * none, as in a store written before). Schema 8 adds what a restart would lose of the scheduler's
+ * own: pods.saved_us (what a pod's checkpoints saved of its walltime before its current run) and
+ * podgroups.succeeded (its members that completed, which count towards minMember); 0 in a store
+ * written before. A store of an older schema is
  * brought forward on open, one step per version, each in its own transaction (migrate[]); a
  * store of a newer schema is refused.
  */
@@ -55,7 +58,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define SCHEMA_VERSION 7
+#define SCHEMA_VERSION 8
 
 /* migrate[v - 1]: schema v to v + 1. */
 static const char *const migrate[SCHEMA_VERSION - 1] = {
@@ -78,6 +81,9 @@ static const char *const migrate[SCHEMA_VERSION - 1] = {
     "ALTER TABLE podgroups ADD COLUMN min_gpu_milli INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE podgroups ADD COLUMN min_cpu_milli INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE podgroups ADD COLUMN min_memory_mib INTEGER NOT NULL DEFAULT 0;",
+    /* the scheduler's own that a restart would lose (0 before: nothing saved, none counted) */
+    "ALTER TABLE pods ADD COLUMN saved_us INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE podgroups ADD COLUMN succeeded INTEGER NOT NULL DEFAULT 0;",
 };
 
 static const char schema[] =
@@ -137,6 +143,7 @@ enum {
     Q_GPU_OK,
     Q_GROUP_PUT,
     Q_GROUP_DELETE,
+    Q_GROUP_SUCCEEDED,
     Q_PROBE,
     Q_COUNT
 };
@@ -148,13 +155,15 @@ static const char *const sql[Q_COUNT] = {
     [Q_POD_INSERT] = "INSERT INTO pods(seq, namespace, name, tenant, uid, meta, cpu_milli,"
                      " memory_mib, num_gpu, gpu_milli, models, gpumem_mib, gpucores, priority,"
                      " source, state, node, reason, submit_us, start_us, mig_profile, spec,"
-                     " evictions, first_start_us, charged)"
+                     " evictions, first_start_us, charged, saved_us)"
                      " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,"
-                     "?20,?21,?22,?23,?24,?25)",
+                     "?20,?21,?22,?23,?24,?25,?26)",
     [Q_POD_START] = "UPDATE pods SET state = 1, node = ?2, reason = '', start_us = ?3,"
-                    " evictions = ?4, first_start_us = ?5, charged = ?6 WHERE id = ?1",
+                    " evictions = ?4, first_start_us = ?5, charged = ?6, saved_us = ?7"
+                    " WHERE id = ?1",
     [Q_POD_UNSTART] = "UPDATE pods SET state = 0, node = NULL, reason = ?2, start_us = 0,"
-                      " evictions = ?3, first_start_us = ?4, charged = ?5 WHERE id = ?1",
+                      " evictions = ?3, first_start_us = ?4, charged = ?5, saved_us = ?6"
+                      " WHERE id = ?1",
     [Q_POD_SOURCE] = "UPDATE pods SET source = ?2 WHERE id = ?1",
     [Q_POD_EVICTING] = "UPDATE pods SET state = 2, node = ?2, reason = ?3 WHERE id = ?1",
     [Q_POD_DELETE] = "DELETE FROM pods WHERE id = ?1",
@@ -170,8 +179,10 @@ static const char *const sql[Q_COUNT] = {
     [Q_GPU_OK] = "DELETE FROM gpu_health WHERE node = ?1 AND gpu = ?2",
     [Q_GROUP_PUT] = "INSERT INTO podgroups(namespace, name, tenant, min_member, queue,"
                     " priority_class, created_us, meta, min_gpu_milli, min_cpu_milli,"
-                    " min_memory_mib) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                    " min_memory_mib, succeeded)"
+                    " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
     [Q_GROUP_DELETE] = "DELETE FROM podgroups WHERE namespace = ?1 AND name = ?2",
+    [Q_GROUP_SUCCEEDED] = "UPDATE podgroups SET succeeded = ?3 WHERE namespace = ?1 AND name = ?2",
     [Q_PROBE] = "INSERT OR REPLACE INTO meta(key, value) VALUES('probe', ?1)",
 };
 
@@ -415,9 +426,10 @@ static void bind_identity(sqlite3_stmt *q, const struct gsd_pod *p)
     bind_text(q, 5, p->uid);
 }
 
-/* Parameters @i..@i+2: the pod's history (evictions, first start or NULL, charged). */
+/* Parameters @i..@i+3: the pod's history (evictions, first start or NULL, charged, saved). */
 static void bind_history(sqlite3_stmt *q, int i, const struct gsd_pod *p)
 {
+    sqlite3_bind_int64(q, i + 3, p->saved_us);
     sqlite3_bind_int(q, i, p->evictions);
     if (p->first_start_us >= 0)
         sqlite3_bind_int64(q, i + 1, p->first_start_us);
@@ -753,6 +765,7 @@ static int row_to_pod(sqlite3_stmt *q, struct gsd_stored *sp)
     p->first_start_us =
         sqlite3_column_type(q, 24) == SQLITE_NULL ? -1 : sqlite3_column_int64(q, 24);
     p->charged = (int8_t)sqlite3_column_int(q, 25);
+    p->saved_us = sqlite3_column_int64(q, 26);
     p->pl.node = -1;
     p->mig_start = -1;
     return p->meta && (p->body || !body || !body[0]) ? 0 : -ENOMEM;
@@ -788,8 +801,8 @@ int gsd_store_load(struct gsd_store *s, int (*fn)(void *ud, struct gsd_stored *s
                                   "SELECT id, seq, namespace, name, tenant, uid, meta, cpu_milli,"
                                   " memory_mib, num_gpu, gpu_milli, models, gpumem_mib, gpucores,"
                                   " priority, source, state, node, reason, submit_us, start_us,"
-                                  " mig_profile, spec, evictions, first_start_us, charged"
-                                  " FROM pods ORDER BY seq",
+                                  " mig_profile, spec, evictions, first_start_us, charged,"
+                                  " saved_us FROM pods ORDER BY seq",
                                   -1, &q, NULL) != SQLITE_OK)
         rc = fail(s, "load pods");
     struct gsd_stored sp;
@@ -829,7 +842,17 @@ int gsd_store_group_put(struct gsd_store *s, const struct gsd_group *g)
     sqlite3_bind_int64(q, 9, g->spec.min_gpu_milli);
     sqlite3_bind_int64(q, 10, g->spec.min_cpu_milli);
     sqlite3_bind_int64(q, 11, g->spec.min_memory_mib);
+    sqlite3_bind_int(q, 12, g->succeeded);
     return step(s, Q_GROUP_PUT);
+}
+
+int gsd_store_group_succeeded(struct gsd_store *s, const struct gsd_group *g)
+{
+    sqlite3_stmt *q = s->q[Q_GROUP_SUCCEEDED];
+    bind_text(q, 1, g->spec.ns);
+    bind_text(q, 2, g->spec.name);
+    sqlite3_bind_int(q, 3, g->succeeded);
+    return step(s, Q_GROUP_SUCCEEDED);
 }
 
 int gsd_store_group_delete(struct gsd_store *s, const struct gsd_group *g)
@@ -859,6 +882,7 @@ static int group_row(sqlite3_stmt *q, void *ud)
     g.spec.min_gpu_milli = sqlite3_column_int64(q, 8);
     g.spec.min_cpu_milli = sqlite3_column_int64(q, 9);
     g.spec.min_memory_mib = sqlite3_column_int64(q, 10);
+    g.succeeded = sqlite3_column_int(q, 11);
     return gr->fn(gr->ud, &g);
 }
 
@@ -868,8 +892,8 @@ int gsd_store_group_load(struct gsd_store *s, int (*fn)(void *ud, const struct g
     struct group_read gr = {fn, ud};
     return each_row(s,
                     "SELECT namespace, name, tenant, min_member, queue, priority_class,"
-                    " created_us, meta, min_gpu_milli, min_cpu_milli, min_memory_mib"
-                    " FROM podgroups ORDER BY created_us, namespace, name",
+                    " created_us, meta, min_gpu_milli, min_cpu_milli, min_memory_mib,"
+                    " succeeded FROM podgroups ORDER BY created_us, namespace, name",
                     NULL, group_row, &gr);
 }
 

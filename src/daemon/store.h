@@ -121,11 +121,12 @@ struct gsd_stored {
 int gsd_store_load(struct gsd_store *s, int (*fn)(void *ud, struct gsd_stored *sp), void *ud);
 
 /*
- * PodGroups: gsd_store_group_put() inserts @g's row, gsd_store_group_delete() removes it;
- * gsd_store_group_load() calls @fn for every stored one, oldest first.
- * Return: 0; the callback's negative return; -EIO.
+ * PodGroups: gsd_store_group_put() inserts @g's row, gsd_store_group_succeeded() writes its
+ * count of members completed, gsd_store_group_delete() removes it; gsd_store_group_load() calls
+ * @fn for every stored one, oldest first. Return: 0; the callback's negative return; -EIO.
  */
 int gsd_store_group_put(struct gsd_store *s, const struct gsd_group *g);
+int gsd_store_group_succeeded(struct gsd_store *s, const struct gsd_group *g);
 int gsd_store_group_delete(struct gsd_store *s, const struct gsd_group *g);
 int gsd_store_group_load(struct gsd_store *s, int (*fn)(void *ud, const struct gsd_group *g),
                          void *ud);

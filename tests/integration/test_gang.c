@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Four 8-card A100 boards. */
 static const char nodes[] = "sn,cpu_milli,memory_mib,gpu,model\n"
@@ -134,6 +135,68 @@ static void test_gang_all_or_nothing(void **state)
 
 /* A gang the tenant's GPUQuota lets only three members of start: none runs, and none of the
  * members tried counts in the quota afterwards. */
+/* Member @name of PodGroup pg2, one card, running @secs seconds on the manual clock. */
+static void submit_timed(const struct daemon *d, const char *name, const char *secs)
+{
+    json_t *p = h_pod_json("team-a", name, 1, 0);
+    h_annotate(p, "scheduling.k8s.io/group-name", "pg2");
+    h_annotate(p, "sim.gpusched.io/duration", secs);
+    json_decref(h_submit(d, TOKEN_A, json_dumps(p, JSON_COMPACT), 201));
+    json_decref(p);
+}
+
+static void succeeded_is(const struct daemon *d, int n, const char *phase)
+{
+    struct answer a;
+    h_expect(d, "GET", "/v1/podgroups/team-a/pg2", TOKEN_A, NULL, 200, &a);
+    assert_int_equal(json_integer_value(json_object_get(a.json, "succeeded")), n);
+    assert_string_equal(json_string_value(json_object_get(a.json, "phase")), phase);
+    h_answer_free(&a);
+}
+
+/* Members that completed count towards minMember, as Volcano counts a PodGroup's Succeeded pods,
+ * and go on counting across a reload (SIGHUP: a new scheduler of the pods held) and a restart:
+ * a later member of a minMember 2 group whose first two completed starts alone each time. */
+static void test_gang_succeeded_kept(void **state)
+{
+    (void)state;
+    struct daemon d;
+    assert_int_equal(h_setup(&d, NULL), 0);
+    d.manual_clock = 1;
+    assert_int_equal(h_write(d.nodes, nodes), 0);
+    assert_int_equal(h_start(&d), 0);
+    h_request(&d, "POST", "/v1/podgroups", TOKEN_A,
+              "{\"metadata\":{\"name\":\"pg2\",\"namespace\":\"team-a\"},"
+              "\"spec\":{\"minMember\":2}}",
+              201);
+    submit_timed(&d, "m0", "10s");
+    pod_is(&d, "m0", "pending", "PodGroup pg2: 1 of minMember 2 pods submitted");
+    submit_timed(&d, "m1", "10s");
+    pod_is(&d, "m0", "running", NULL);
+    h_request(&d, "POST", "/v1/clock", TOKEN_ADMIN, "{\"advance_seconds\": 10}", 200);
+    h_request(&d, "GET", "/v1/pods/team-a/m0", TOKEN_A, NULL, 404); /* completed, gone */
+    succeeded_is(&d, 2, "Running");
+    submit_timed(&d, "m2", "10s");
+    pod_is(&d, "m2", "running", NULL);
+    h_request(&d, "POST", "/v1/clock", TOKEN_ADMIN, "{\"advance_seconds\": 10}", 200);
+    succeeded_is(&d, 3, "Running");
+
+    kill(d.pid, SIGHUP); /* the same config: a new scheduler of the pods held */
+    for (int i = 0; i < 1000 && !h_log_has(&d, "config reloaded"); i++)
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+    assert_true(h_log_has(&d, "config reloaded"));
+    submit_timed(&d, "m3", "10s");
+    pod_is(&d, "m3", "running", NULL);
+
+    assert_int_equal(h_stop(&d), 0);
+    assert_int_equal(h_start(&d), 0);
+    succeeded_is(&d, 3, "Running"); /* m3 runs on */
+    submit_timed(&d, "m4", "10s");
+    pod_is(&d, "m4", "running", NULL);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 static void test_gang_over_quota(void **state)
 {
     (void)state;
@@ -334,8 +397,9 @@ static void stored_group(struct daemon *d, const char *name, char *path, size_t 
     snprintf(path, size, "%s/data/gpusched.db", d->dir);
 }
 
-/* Store schema 7 adds a PodGroup's minResources: a schema 6 store (the table as schema 6 made
- * it) is brought forward, its PodGroup read as naming none, and its member placed at once. */
+/* Store schema 7 adds a PodGroup's minResources, schema 8 its members completed: a schema 6 store
+ * (the tables as schema 6 made them) is brought forward, its PodGroup read as naming none and
+ * with none completed, and its member placed at once. */
 static void test_store_schema6(void **state)
 {
     (void)state;
@@ -348,6 +412,8 @@ static void test_store_schema6(void **state)
                                   "ALTER TABLE podgroups DROP COLUMN min_gpu_milli;"
                                   "ALTER TABLE podgroups DROP COLUMN min_cpu_milli;"
                                   "ALTER TABLE podgroups DROP COLUMN min_memory_mib;"
+                                  "ALTER TABLE podgroups DROP COLUMN succeeded;"
+                                  "ALTER TABLE pods DROP COLUMN saved_us;"
                                   "UPDATE meta SET value = 6 WHERE key = 'schema';",
                                   NULL, NULL, NULL),
                      SQLITE_OK);
@@ -366,10 +432,11 @@ static void test_store_schema6(void **state)
     assert_int_equal(sqlite3_exec(db,
                                   "SELECT (SELECT value FROM meta WHERE key = 'schema')"
                                   " || ' ' || (min_gpu_milli + min_cpu_milli + min_memory_mib)"
+                                  " || ' ' || succeeded"
                                   " FROM podgroups WHERE name = 'pg6'",
                                   first_cell, row, NULL),
                      SQLITE_OK);
-    assert_string_equal(row, "7 0"); /* the last schema; the PodGroup names no minResources */
+    assert_string_equal(row, "8 0 0"); /* the last schema; no minResources, none completed */
     sqlite3_close(db);
     h_cleanup(&d);
 }
@@ -572,6 +639,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gang_all_or_nothing),
         cmocka_unit_test(test_gang_over_quota),
+        cmocka_unit_test(test_gang_succeeded_kept),
         cmocka_unit_test(test_gang_through_extender),
         cmocka_unit_test(test_bad_podgroups),
         cmocka_unit_test(test_podgroup_metadata),

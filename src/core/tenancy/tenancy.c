@@ -521,6 +521,21 @@ int gs_tenancy_podgroup_drop(struct gs_tenancy *t, const char *ns, const char *n
     return 0;
 }
 
+int gs_tenancy_podgroup_succeeded(struct gs_tenancy *t, const char *ns, const char *name, int32_t n)
+{
+    int32_t i = gs__tn_group_find(t, ns, name);
+    if (i < 0)
+        return -ENOENT;
+    if (n < 0)
+        return -EINVAL;
+    struct gang *g = &t->gangs[i];
+    int before = g->working + g->done >= g->min;
+    g->done = n;
+    gs__tn_gang_changed(t, i);
+    t->epoch++; /* fewer of its members may now have to start together */
+    return (g->working + g->done >= g->min) != before ? gs__tn_work_gang(t, i) : 0;
+}
+
 int gs_tenancy_bind_to(struct gs_tenancy *t, int64_t now, int32_t id, int32_t node)
 {
     if (id < 0 || (size_t)id >= t->npods || t->pods[id].state != GS_POD_PENDING || node < 0 ||
