@@ -21,6 +21,7 @@
 #include "gpusched/catalog.h"
 #include "gpusched/cluster.h"
 #include "gpusched/diag.h"
+#include "gpusched/fleet.h"
 #include "gpusched/grow.h"
 #include "gpusched/quantity.h"
 #include "gpusched/scenario.h"
@@ -527,11 +528,28 @@ static int restore_one(void *ud, struct gsd_stored *sp)
     return rc;
 }
 
-/* Every pod held, to the scheduler again (a reload): running ones back where they are. */
-static int resubmit(struct gsd_state *st)
+/* What running pod @p did of its walltime in this run, by the clock of @old, the scheduler it
+ * ran under: the new one resumes it there (a snapshot's sim.gpusched.io/done), rather than
+ * counting its run from its start at the speed it has now. */
+static void progress(struct gsd_pod *p, struct gs_tenancy *old)
+{
+    struct gs_tenancy_pod v;
+    p->spec.placed_given &= ~GS_PLACED_DONE;
+    if (p->state != GSD_RUNNING || p->sid < 0 || gs_tenancy_pod(old, p->sid, &v) < 0 ||
+        v.state != GS_POD_RUNNING)
+        return;
+    p->spec.done_us = v.done_us;
+    p->spec.placed_given |= GS_PLACED_DONE;
+}
+
+/* Every pod held, from scheduler @old to the new one (a reload): running ones back where they
+ * are, as far through their runs as they were. */
+static int resubmit(struct gsd_state *st, struct gs_tenancy *old)
 {
     struct gsd_ferr e;
+    gs_tenancy_advance(old, gsd_sched_now(st)); /* their progress by now, not by its last pass */
     for (struct gsd_pod *p = st->head; p; p = p->next) {
+        progress(p, old);
         p->sid = -1;
         if (p->state == GSD_EVICTING)
             continue;
@@ -644,10 +662,29 @@ void gsd_state_free(struct gsd_state *st)
     memset(st, 0, sizeof(*st));
 }
 
+/* Each card's mode history, from scheduler @old to the new one, after the pods: the mode it last
+ * took and since when, which /v1/snapshot writes and cardModes' hold reads. A mode the new
+ * policy does not let the card have (-EINVAL) is not carried: its history starts anew. */
+static int carry_modes(struct gsd_state *st, const struct gs_tenancy *old)
+{
+    const struct gs_fleet *f = gs_tenancy_fleet(old);
+    int rc = gs_tenancy_advance(st->sched.tn, gsd_sched_now(st));
+    for (size_t i = 0; !rc && i < gs_fleet_node_count(f); i++)
+        for (int g = 0; !rc && g < gs_fleet_node_gpus(f, i); g++) {
+            int64_t since;
+            enum gs_card_mode m = gs_fleet_card_history(f, i, g, &since);
+            if (m != GS_CARD_FREE)
+                rc = gs_tenancy_card_mode(st->sched.tn, (int32_t)i, g, (int)m, since);
+            rc = rc == -EINVAL ? 0 : rc;
+        }
+    return rc;
+}
+
 /*
  * A new scheduler over the inventory and configuration now in force, every pod held submitted
- * again and the running ones put back, the nodes' health and topology told again. Return: 0 (the
- * old scheduler freed); else the old one is back in force, as it was.
+ * again and the running ones put back as far through their runs as they were, the completed
+ * members of each gang counted and each card's mode history carried, the nodes' health and topology
+ * told again. Return: 0 (the old scheduler freed); else the old one is back in force, as it was.
  */
 static int rebuild(struct gsd_state *st, struct gs_diag *d)
 {
@@ -655,7 +692,9 @@ static int rebuild(struct gsd_state *st, struct gs_diag *d)
     memset(&st->sched, 0, sizeof(st->sched));
     int rc = gsd_sched_open(st, d);
     if (!rc)
-        rc = resubmit(st);
+        rc = resubmit(st, keep.tn);
+    if (!rc)
+        rc = carry_modes(st, keep.tn);
     if (!rc)
         rc = gsd_health_apply(st);
     if (rc) {

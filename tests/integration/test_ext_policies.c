@@ -472,6 +472,50 @@ static void test_timeslice(void **state)
     stop(&d);
 }
 
+/* POST /v1/clock with the admin token, @body: its next_end_us. */
+static long long next_end(const struct daemon *d, const char *body)
+{
+    struct answer a;
+    h_expect(d, "POST", "/v1/clock", TOKEN_ADMIN, body, 200, &a);
+    long long v = (long long)json_integer_value(json_object_get(a.json, "next_end_us"));
+    h_answer_free(&a);
+    return v;
+}
+
+/* A pod slowed by a time-sliced card's other pod keeps the progress it made across a reload
+ * (SIGHUP: a new scheduler of the pods held), not the progress a run at its new speed since its
+ * start would have made: two pods keeping the card busy run at half speed for 40 s, so the one
+ * left has 80 s of its 100 s still to do. */
+static void test_progress_kept(void **state)
+{
+    (void)state;
+    struct daemon d;
+    assert_int_equal(h_setup(&d, NULL), 0);
+    d.manual_clock = 1;
+    snprintf(d.nodes, sizeof(d.nodes), "%s/nodes.yaml", d.dir);
+    assert_int_equal(h_write(d.nodes, timeslice_nodes), 0);
+    assert_int_equal(h_start(&d), 0);
+    for (int i = 0; i < 2; i++) {
+        char name[8];
+        snprintf(name, sizeof(name), "s%d", i);
+        json_t *p = h_pod_json("team-a", name, 0, 0);
+        json_t *lim = limits_of(p);
+        json_object_del(lim, "nvidia.com/gpu");
+        json_object_set_new(lim, "nvidia.com/gpu.shared", json_integer(1));
+        json_object_set_new(lim, "nvidia.com/gpumem", json_integer(4096));
+        h_annotate(p, "sim.gpusched.io/duration", i ? "1000s" : "100s");
+        json_decref(h_submit(&d, TOKEN_A, text_of(p), 201));
+    }
+    assert_int_equal(next_end(&d, "{\"advance_seconds\": 40}"), 200000000); /* half speed */
+    h_request(&d, "DELETE", "/v1/pods/team-a/s1", TOKEN_A, NULL, 200);
+    kill(d.pid, SIGHUP);
+    for (int i = 0; i < 1000 && !h_log_has(&d, "config reloaded"); i++)
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+    assert_true(h_log_has(&d, "config reloaded"));
+    assert_int_equal(next_end(&d, "{\"advance_seconds\": 1}"), 120000000);
+    stop(&d);
+}
+
 static const char classes[] = "apiVersion: scheduling.k8s.io/v1\n"
                               "kind: PriorityClass\n"
                               "metadata: {name: high}\n"
@@ -600,6 +644,7 @@ int main(void)
         cmocka_unit_test(test_elastic_podgroup),
         cmocka_unit_test(test_tiers),
         cmocka_unit_test(test_timeslice),
+        cmocka_unit_test(test_progress_kept),
         cmocka_unit_test(test_pending_order),
         cmocka_unit_test(test_churn_guard),
         cmocka_unit_test(test_profile_name),

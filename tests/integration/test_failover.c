@@ -17,6 +17,7 @@
 #include "common/api.h"
 #include "common/util.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -302,6 +303,33 @@ static void snapshot_keeps_card(const struct daemon *d, int c, const char *waiti
     assert_string_equal(json_string_value(json_object_get(run_pod(out, waiting), "state")),
                         "pending");
     json_decref(out);
+}
+
+/* A card's mode history (the mode it last took, and since when) outlives its pod and a reload
+ * (SIGHUP: a new scheduler of the pods held): GET /v1/snapshot still writes it. */
+static void test_modes_kept(void **state)
+{
+    (void)state;
+    struct daemon d;
+    struct answer a;
+    char mode[96];
+    start(&d, NULL);
+    h_request(&d, "POST", "/v1/clock", TOKEN_ADMIN, "{\"advance_seconds\": 5}", 200);
+    submit_on(&d, "p1", 1, "T4", NULL);
+    int c = pod_card(&d, "p1");
+    h_request(&d, "POST", "/v1/clock", TOKEN_ADMIN, "{\"advance_seconds\": 5}", 200);
+    h_request(&d, "DELETE", "/v1/pods/team-a/p1", TOKEN_A, NULL, 200);
+    kill(d.pid, SIGHUP);
+    for (int i = 0; i < 1000 && !h_log_has(&d, "config reloaded"); i++)
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+    assert_true(h_log_has(&d, "config reloaded"));
+    snprintf(mode, sizeof(mode), "{node: \"n-t4-0\", gpu: %d, mode: exclusive, since: ", c);
+    h_expect(&d, "GET", "/v1/snapshot", TOKEN_ADMIN, NULL, 200, &a);
+    if (!strstr(a.body, mode))
+        fail_msg("no \"%s\" in the snapshot: %s", mode, a.body);
+    h_answer_free(&a);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
 }
 
 static void test_xid(void **state)
@@ -693,6 +721,7 @@ int main(void)
         cmocka_unit_test(test_heartbeats),
         cmocka_unit_test(test_system_clock),
         cmocka_unit_test(test_xid),
+        cmocka_unit_test(test_modes_kept),
         cmocka_unit_test(test_registered_topology),
         cmocka_unit_test(test_snapshot_tenants),
     };
