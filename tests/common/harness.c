@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
@@ -350,14 +351,29 @@ json_t *h_extender(const struct daemon *d, const char *verb, const char *pod,
     return j;
 }
 
-int h_log_has(const struct daemon *d, const char *needle)
+/* Lines of the daemon's log containing @needle, up to @most. */
+static int log_count(const struct daemon *d, const char *needle, int most)
 {
     FILE *f = fopen(d->log, "r");
     char line[4096];
     int found = 0;
-    while (f && !found && fgets(line, sizeof(line), f))
-        found = strstr(line, needle) != NULL;
+    while (f && found < most && fgets(line, sizeof(line), f))
+        found += strstr(line, needle) != NULL;
     if (f)
         fclose(f);
     return found;
+}
+
+int h_log_has(const struct daemon *d, const char *needle)
+{
+    return log_count(d, needle, 1);
+}
+
+int h_reload(const struct daemon *d)
+{
+    int before = log_count(d, "config reloaded", INT_MAX);
+    kill(d->pid, SIGHUP);
+    for (int i = 0; i < 1000 && log_count(d, "config reloaded", INT_MAX) == before; i++)
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+    return log_count(d, "config reloaded", INT_MAX) > before ? 0 : -1;
 }

@@ -70,6 +70,10 @@ char *h_pod_annotated(const char *ns, const char *name, int gpus, int cores, con
                       const char *value);
 /* Does the daemon's log contain @needle? */
 int h_log_has(const struct daemon *d, const char *needle);
+/* h_reload() - SIGHUP the daemon, its config files unchanged, and wait (10 s at most) until it
+ * logs "config reloaded" once more: it then runs a new scheduler of the pods it holds. Return: 0;
+ * -1 when it did not. */
+int h_reload(const struct daemon *d);
 /* Write a file. */
 int h_write(const char *path, const char *text);
 /* libcurl's CURLOPT_WRITEFUNCTION gathering a body into a struct h_sink (@ud): s NUL-terminated,

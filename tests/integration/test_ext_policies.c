@@ -435,6 +435,17 @@ static const char timeslice_nodes[] =
     "  nodes:\n"
     "    - {name: ts1, template: a30-ts}\n";
 
+/* Pod team-a/@name asking one time-slice replica (nvidia.com/gpu.shared) with 4 GiB: new ref. */
+static json_t *replica_pod(const char *name)
+{
+    json_t *p = h_pod_json("team-a", name, 0, 0);
+    json_t *lim = limits_of(p);
+    json_object_del(lim, "nvidia.com/gpu");
+    json_object_set_new(lim, "nvidia.com/gpu.shared", json_integer(1));
+    json_object_set_new(lim, "nvidia.com/gpumem", json_integer(4096));
+    return p;
+}
+
 /* Time-slice replicas through the extender: four pods bind to the one card, the fifth finds
  * none. */
 static void test_timeslice(void **state)
@@ -450,11 +461,7 @@ static void test_timeslice(void **state)
     for (int i = 0; i < 5; i++) {
         char name[8];
         snprintf(name, sizeof(name), "r%d", i);
-        json_t *p = h_pod_json("team-a", name, 0, 0);
-        json_t *lim = limits_of(p);
-        json_object_del(lim, "nvidia.com/gpu");
-        json_object_set_new(lim, "nvidia.com/gpu.shared", json_integer(1));
-        json_object_set_new(lim, "nvidia.com/gpumem", json_integer(4096));
+        json_t *p = replica_pod(name);
         char *m = text_of(p);
         if (i < 4) {
             filter_bind(&d, m, ts1, 1, node);
@@ -498,20 +505,13 @@ static void test_progress_kept(void **state)
     for (int i = 0; i < 2; i++) {
         char name[8];
         snprintf(name, sizeof(name), "s%d", i);
-        json_t *p = h_pod_json("team-a", name, 0, 0);
-        json_t *lim = limits_of(p);
-        json_object_del(lim, "nvidia.com/gpu");
-        json_object_set_new(lim, "nvidia.com/gpu.shared", json_integer(1));
-        json_object_set_new(lim, "nvidia.com/gpumem", json_integer(4096));
+        json_t *p = replica_pod(name);
         h_annotate(p, "sim.gpusched.io/duration", i ? "1000s" : "100s");
         json_decref(h_submit(&d, TOKEN_A, text_of(p), 201));
     }
     assert_int_equal(next_end(&d, "{\"advance_seconds\": 40}"), 200000000); /* half speed */
     h_request(&d, "DELETE", "/v1/pods/team-a/s1", TOKEN_A, NULL, 200);
-    kill(d.pid, SIGHUP);
-    for (int i = 0; i < 1000 && !h_log_has(&d, "config reloaded"); i++)
-        nanosleep(&(struct timespec){0, 10000000}, NULL);
-    assert_true(h_log_has(&d, "config reloaded"));
+    assert_int_equal(h_reload(&d), 0);
     assert_int_equal(next_end(&d, "{\"advance_seconds\": 1}"), 120000000);
     stop(&d);
 }

@@ -17,7 +17,6 @@
 #include "common/api.h"
 #include "common/util.h"
 
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -319,10 +318,7 @@ static void test_modes_kept(void **state)
     int c = pod_card(&d, "p1");
     h_request(&d, "POST", "/v1/clock", TOKEN_ADMIN, "{\"advance_seconds\": 5}", 200);
     h_request(&d, "DELETE", "/v1/pods/team-a/p1", TOKEN_A, NULL, 200);
-    kill(d.pid, SIGHUP);
-    for (int i = 0; i < 1000 && !h_log_has(&d, "config reloaded"); i++)
-        nanosleep(&(struct timespec){0, 10000000}, NULL);
-    assert_true(h_log_has(&d, "config reloaded"));
+    assert_int_equal(h_reload(&d), 0);
     snprintf(mode, sizeof(mode), "{node: \"n-t4-0\", gpu: %d, mode: exclusive, since: ", c);
     h_expect(&d, "GET", "/v1/snapshot", TOKEN_ADMIN, NULL, 200, &a);
     if (!strstr(a.body, mode))

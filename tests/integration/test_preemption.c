@@ -21,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 static const char classes[] = "apiVersion: scheduling.k8s.io/v1\n"
                               "kind: PriorityClass\n"
@@ -246,10 +245,7 @@ static void test_checkpoint_kept(void **state)
     sqlite3_close(db);
 
     assert_int_equal(h_start(&d), 0); /* the manual clock starts at 0 again */
-    kill(d.pid, SIGHUP);
-    for (int i = 0; i < 1000 && !h_log_has(&d, "config reloaded"); i++)
-        nanosleep(&(struct timespec){0, 10000000}, NULL);
-    assert_true(h_log_has(&d, "config reloaded"));
+    assert_int_equal(h_reload(&d), 0);
     cancel(&d, "team-b", "hb");
     assert_string_equal(state_of(&d, "team-a", "ck", 10, reason, sizeof(reason)), "running");
     assert_int_equal(clock_next(&d, "{\"advance_seconds\": 1}"), 70000000);
