@@ -7,8 +7,11 @@
  *      call, and for pods asking a MIG instance (the A100 nodes may turn MIG);
  *   3. GET /v1/snapshot with the SUBMISSIONS pods held: its size and time, and `gpusched simulate
  *      --from-now` ($GPUSCHED_BIN, or build/gpusched) continuing it for an hour;
- *   4. restart time with 100,000 pods in the store: from exec to the first answer.
- * Usage: bench_daemon [SUBMISSIONS [STORE_PODS]]
+ *   4. restart time with 100,000 pods in the store: from exec to the first answer;
+ *   5. churn: CHURN cycles of a distinct one-card pod POSTed and DELETEd, one client, on a daemon
+ *      of the default config and on one with compactGonePods: 0: its RSS as the cycles go, and
+ *      cycles per second.
+ * Usage: bench_daemon [SUBMISSIONS [STORE_PODS [CHURN]]]
  */
 #include "../tests/common/harness.h"
 #include "../tests/common/load.h"
@@ -119,6 +122,61 @@ static void bench_submit(int n, const char *prefix, const char *what)
     free(lat);
 }
 
+/* @n create-and-delete cycles of distinct pods through one keep-alive client, on a daemon of
+ * the tests' inventory with @config added (NULL none), said as @label: RSS at each tenth, and
+ * the cycles' rate. */
+static void bench_churn(int n, const char *config, const char *label)
+{
+    struct daemon c;
+    if (h_setup(&c, config) || h_start(&c)) {
+        fprintf(stderr, "bench_daemon: churn: gpuschedd did not start\n");
+        return;
+    }
+    CURL *h = curl_easy_init();
+    char url[128], at[16][24];
+    struct curl_slist *hd = curl_slist_append(NULL, "Authorization: Bearer " TOKEN_A);
+    hd = curl_slist_append(hd, "Expect:");
+    hd = curl_slist_append(hd, "Content-Type: application/json");
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hd);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);
+    int failed = 0, tenth = n / 10 > 0 ? n / 10 : 1, k = 0;
+    double t0 = l_now();
+    for (int i = 0; i < n; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "churn-%d", i);
+        char *body = h_pod("team-a", name, 1, 0);
+        long st = 0, st2 = 0;
+        snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/pods", c.port);
+        curl_easy_setopt(h, CURLOPT_URL, url);
+        curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, NULL);
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+        if (curl_easy_perform(h) == CURLE_OK)
+            curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &st);
+        snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/pods/team-a/%s", c.port, name);
+        curl_easy_setopt(h, CURLOPT_URL, url);
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS, NULL);
+        curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+        curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, "DELETE");
+        if (curl_easy_perform(h) == CURLE_OK)
+            curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &st2);
+        failed += st != 201 || st2 != 200;
+        free(body);
+        if ((i + 1) % tenth == 0 && k < 16)
+            snprintf(at[k++], sizeof(at[0]), "%.1f", l_rss_kb(c.pid) / 1024.0);
+    }
+    double el = l_now() - t0;
+    printf("churn (%s): %d create-and-delete cycles in %.1f s, %.0f cycles/s, %d failed; RSS MB "
+           "at each tenth:",
+           label, n, el, n / el, failed);
+    for (int i = 0; i < k; i++)
+        printf(" %s", at[i]);
+    printf("\n");
+    curl_slist_free_all(hd);
+    curl_easy_cleanup(h);
+    h_stop(&c);
+    h_cleanup(&c);
+}
+
 /* The MIG profiles of an A100-SXM4-80GB, one per extender call in turn. */
 static const char *const mig_profiles[] = {"nvidia.com/mig-1g.10gb", "nvidia.com/mig-2g.20gb",
                                            "nvidia.com/mig-3g.40gb", "nvidia.com/mig-4g.40gb",
@@ -220,11 +278,13 @@ static void bench_snapshot(void)
 int main(int argc, char **argv)
 {
     int subs = argc > 1 ? atoi(argv[1]) : 20000, store = argc > 2 ? atoi(argv[2]) : 100000;
+    int churn = argc > 3 ? atoi(argv[3]) : 100000;
     signal(SIGPIPE, SIG_IGN);
     if (!getenv("GPUSCHEDD_BIN"))
         setenv("GPUSCHEDD_BIN", "build/gpuschedd", 0);
-    if (subs < CLIENTS || store < subs || h_setup(&d, NULL)) {
-        fprintf(stderr, "usage: bench_daemon [SUBMISSIONS >= 8 [STORE_PODS >= SUBMISSIONS]]\n");
+    if (subs < CLIENTS || store < subs || churn < 10 || h_setup(&d, NULL)) {
+        fprintf(stderr, "usage: bench_daemon [SUBMISSIONS >= 8 [STORE_PODS >= SUBMISSIONS "
+                        "[CHURN >= 10]]]\n");
         return 2;
     }
     unsetenv("GPUSCHEDD_VERIFY_SNAPSHOTS"); /* the tests' O(pods) check at each publish */
@@ -260,5 +320,7 @@ int main(int argc, char **argv)
            run + pend, run, pend, l_now() - t0);
     h_stop(&d);
     h_cleanup(&d);
+    bench_churn(churn, NULL, "compactGonePods 1024, the default");
+    bench_churn(churn, "compactGonePods: 0\n", "compactGonePods 0");
     return 0;
 }

@@ -287,20 +287,6 @@ static void *probe_main(void *arg)
     return NULL;
 }
 
-static long rss_kb(pid_t pid)
-{
-    char path[64], line[256];
-    long kb = 0;
-    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-    FILE *f = fopen(path, "r");
-    while (f && fgets(line, sizeof(line), f))
-        if (!strncmp(line, "VmRSS:", 6))
-            kb = atol(line + 6);
-    if (f)
-        fclose(f);
-    return kb;
-}
-
 static void resources(const struct attack_opts *o, struct attack_report *r)
 {
     int *idle = calloc((size_t)o->idle, sizeof(int));
@@ -308,7 +294,7 @@ static void resources(const struct attack_opts *o, struct attack_report *r)
     struct probe p = {&r->healthz, &r->filter_under_conns,
                       l_extender_args(o->nodes, 0, "probe-0", 1, 0, NULL)};
     pthread_t t;
-    r->rss_before_kb = rss_kb(d.pid);
+    r->rss_before_kb = l_rss_kb(d.pid);
     atomic_store(&stopping, 0);
     pthread_create(&t, NULL, probe_main, &p);
     /* 40 idle connections an address: under the daemon's 64 per client, so all are accepted
@@ -341,7 +327,7 @@ static void resources(const struct attack_opts *o, struct attack_report *r)
     while (l_now() < end) {
         for (int i = 0; i < o->slow; i++)
             slow_step(&slow[i]);
-        long kb = rss_kb(d.pid);
+        long kb = l_rss_kb(d.pid);
         r->rss_max_kb = kb > r->rss_max_kb ? kb : r->rss_max_kb;
         nap(0.2);
     }

@@ -87,6 +87,20 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+long l_rss_kb(pid_t pid)
+{
+    char path[64], line[256];
+    long kb = 0;
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "r");
+    while (f && fgets(line, sizeof(line), f))
+        if (!strncmp(line, "VmRSS:", 6))
+            kb = atol(line + 6);
+    if (f)
+        fclose(f);
+    return kb;
+}
+
 double l_pct(double *v, size_t n, double p)
 {
     if (!n)

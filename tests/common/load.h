@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 /* l_now() - seconds on the monotonic clock. */
 double l_now(void);
@@ -19,6 +20,9 @@ int l_write_nodes(const char *path, int n);
  * each when 1..99, else whole; or one MIG instance @mig) with the @n names of l_write_nodes(), in
  * order or @reversed (malloc'd JSON text). */
 char *l_extender_args(int n, int reversed, const char *pod, int gpus, int cores, const char *mig);
+
+/* l_rss_kb() - the resident set of process @pid, KiB (/proc/PID/status VmRSS); 0 unknown. */
+long l_rss_kb(pid_t pid);
 
 /* l_pct() - the @p quantile (0..1) of @v[0..@n), sorting it; 0 when @n is 0. */
 double l_pct(double *v, size_t n, double p);
