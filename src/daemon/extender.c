@@ -1220,6 +1220,18 @@ void gsd_extender_unbind(struct gsd_state *st, const struct gsd_bind *b)
         gsd_pod_cancel(st, p);
 }
 
+/* Pod @p ran to phase Succeeded in Kubernetes: completed there, as a walltime's end completes
+ * one (its gang counts it towards minMember); one the scheduler does not run is cancelled.
+ * Return: 0; -EIO (the store failed). */
+static int succeeded(struct gsd_state *st, struct gsd_pod *p)
+{
+    int64_t now = gsd_sched_now(st);
+    if (p->state != GSD_RUNNING || p->sid < 0 ||
+        gs_tenancy_complete(st->sched.tn, now, p->sid, NULL))
+        return gsd_pod_cancel(st, p);
+    return gsd_pod_complete(st, p, now);
+}
+
 int gsd_extender_sync(struct gsd_state *st, const json_t *live, int64_t listed_us)
 {
     int n = 0;
@@ -1233,12 +1245,14 @@ int gsd_extender_sync(struct gsd_state *st, const json_t *live, int64_t listed_u
             (p->nominated && p->seen_us >= listed_us - GSD_NOMINATED_KEEP_US))
             continue;
         char key[2 * GSD_NAME_MAX + 1];
+        int done;
         snprintf(key, sizeof(key), "%s/%s", p->ns, p->name);
-        const char *uid = json_string_value(json_object_get(live, key));
-        if (uid && (!p->uid[0] || !strcmp(uid, p->uid)))
+        const char *uid = gsd_kube_succeeded(json_object_get(live, key), &done);
+        int same = uid && (!p->uid[0] || !strcmp(uid, p->uid));
+        if (same && !done)
             continue;
         gsd_log("info", "pod no longer run by Kubernetes: cards released", "pod", key, NULL);
-        if (gsd_pod_cancel(st, p))
+        if (same ? succeeded(st, p) : gsd_pod_cancel(st, p))
             return -EIO;
         n++;
     }
@@ -1266,15 +1280,17 @@ int gsd_extender_holds(struct gsd_state *st, const char *key, const char *uid)
 int gsd_extender_gone(struct gsd_state *st, const json_t *gone)
 {
     const char *key;
-    json_t *uid;
+    json_t *v;
     int n = 0;
-    json_object_foreach((json_t *)gone, key, uid)
+    json_object_foreach((json_t *)gone, key, v)
     {
-        struct gsd_pod *p = json_is_string(uid) ? bound_pod(st, key, json_string_value(uid)) : NULL;
+        int done;
+        const char *uid = gsd_kube_succeeded(v, &done);
+        struct gsd_pod *p = uid ? bound_pod(st, key, uid) : NULL;
         if (!p)
             continue;
         gsd_log("info", "pod deleted or finished in Kubernetes: cards released", "pod", key, NULL);
-        if (gsd_pod_cancel(st, p))
+        if (done ? succeeded(st, p) : gsd_pod_cancel(st, p))
             return -EIO;
         n++;
     }

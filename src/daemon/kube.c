@@ -515,8 +515,9 @@ int gsd_kube_evict(struct gsd_bind *b)
     return rc;
 }
 
-/* A pod of a list or a watch event: its key "NS/NAME" into @key, whether it is finished. Return:
- * its UID; NULL when it lacks namespace, name or uid (@missing names which). */
+/* A pod of a list or a watch event: its key "NS/NAME" into @key, whether it is finished (*@finished
+ * 1 Failed, 2 Succeeded, 0 neither). Return: its UID; NULL when it lacks namespace, name or uid
+ * (@missing names which). */
 static const char *pod_key(const json_t *pod, char *key, size_t cap, int *finished,
                            const char **missing)
 {
@@ -530,7 +531,7 @@ static const char *pod_key(const json_t *pod, char *key, size_t cap, int *finish
         return NULL;
     snprintf(key, cap, "%.63s/%.63s", ns, name);
     /* finished: its cards are free though the object stays */
-    *finished = phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"));
+    *finished = !phase ? 0 : !strcmp(phase, "Succeeded") ? 2 : !strcmp(phase, "Failed");
     return uid;
 }
 
@@ -565,6 +566,9 @@ static int list_page(const struct gsd_kube *k, const struct answer *a, json_t *l
         }
         if (!finished)
             json_object_set_new(live, key, json_string(uid));
+        else if (finished == 2) /* it counts towards its gang: gsd_kube_succeeded() */
+            json_object_set_new(live, key,
+                                json_pack("{s:s, s:s}", "uid", uid, "phase", "Succeeded"));
     }
     const json_t *lm = json_object_get(j, "metadata");
     const char *c = json_string_value(json_object_get(lm, "continue"));
@@ -574,6 +578,12 @@ static int list_page(const struct gsd_kube *k, const struct answer *a, json_t *l
     *cont = more ? strdup(c) : NULL;
     json_decref(j); /* c is gone with it */
     return more && !*cont ? -ENOMEM : 0;
+}
+
+const char *gsd_kube_succeeded(const json_t *v, int *succeeded)
+{
+    *succeeded = json_is_object(v);
+    return json_string_value(*succeeded ? json_object_get(v, "uid") : v);
 }
 
 int gsd_kube_live(const struct gsd_kube *k, const atomic_int *stop, json_t **live,
@@ -670,7 +680,7 @@ static void pod_event(struct watch *w, const char *type, const json_t *obj)
     int finished;
     const char *uid = pod_key(obj, key, sizeof(key), &finished, &missing);
     if (uid && (finished || !strcmp(type, "DELETED")))
-        w->sink->gone(w->sink->ud, key, uid);
+        w->sink->gone(w->sink->ud, key, uid, finished == 2 && strcmp(type, "DELETED"));
 }
 
 /* A Node ADDED, MODIFIED or DELETED, as it is. */

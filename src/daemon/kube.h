@@ -106,13 +106,20 @@ int gsd_kube_bind(struct gsd_bind *b);
 /*
  * gsd_kube_live() - the pods Kubernetes runs on a node or is about to: GET
  * /api/v1/pods?fieldSelector=spec.nodeName!= in pages of 500, each within k->timeout_ms and all
- * of them within 20 of it, less those whose status.phase is Succeeded or Failed (their cards are
- * free though the objects stay). Blocks; call it on no thread that holds the state; it gives up
- * between pages once *@stop is set. Return: 0, *@live, an object of "NS/NAME" to metadata.uid
- * (new reference), and @rv the list's resourceVersion ("" when it gave none; @rv may be NULL);
- * -EIO with @why (no connection, a refusal, not a pod list, an item without namespace, name or
- * uid, a continue token given twice, too slow, the token, @stop); -ENOMEM.
+ * of them within 20 of it, less those whose status.phase is Failed; one Succeeded is listed as
+ * {"uid": UID, "phase": "Succeeded"} (the cards of both are free though the objects stay; a
+ * Succeeded pod counts towards its gang). Blocks; call it on no thread that holds the state; it
+ * gives up between pages once *@stop is set. Return: 0, *@live, an object of "NS/NAME" to
+ * metadata.uid or that object (new reference), and @rv the list's resourceVersion ("" when it gave
+ * none; @rv may be NULL); -EIO with @why (no connection, a refusal, not a pod list, an item without
+ * namespace, name or uid, a continue token given twice, too slow, the token, @stop); -ENOMEM.
  */
+/*
+ * gsd_kube_succeeded() - an entry of gsd_kube_live()'s list, or of pods gone (@v: a UID, or
+ * {"uid", "phase": "Succeeded"}): its UID, NULL when it is neither; *@succeeded 1 for the second.
+ */
+const char *gsd_kube_succeeded(const json_t *v, int *succeeded);
+
 int gsd_kube_live(const struct gsd_kube *k, const atomic_int *stop, json_t **live,
                   char rv[GSD_KUBE_RV_MAX], char *why, size_t cap);
 
@@ -130,8 +137,8 @@ struct gsd_kube_sink {
     int (*stop)(void *ud);
     /* a full list (gsd_kube_live()): @live is handed over; @listed_us, wall clock, when asked */
     void (*listed)(void *ud, json_t *live, int64_t listed_us);
-    /* pod @key ("NS/NAME") of UID @uid was deleted, or finished (Succeeded, Failed) */
-    void (*gone)(void *ud, const char *key, const char *uid);
+    /* pod @key ("NS/NAME") of UID @uid was deleted, or finished (Failed; @succeeded 1 Succeeded) */
+    void (*gone)(void *ud, const char *key, const char *uid, int succeeded);
     /* Set to follow the Nodes instead of the pods: @items, every Node (a full list, handed
      * over); @node, one Node object ADDED or MODIFIED, or DELETED (@deleted 1), borrowed. */
     void (*nodes)(void *ud, json_t *items);

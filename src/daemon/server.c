@@ -630,14 +630,16 @@ static void follow_node(void *ud, const json_t *node, int deleted)
 
 /* A pod deleted or finished: released at once when bind took cards for it (looked up first
  * under the state lock, so the many pods gpuschedd never bound cost no store transaction). */
-static void follow_gone(void *ud, const char *key, const char *uid)
+static void follow_gone(void *ud, const char *key, const char *uid, int succeeded)
 {
     struct gsd_server *s = ((struct follower *)ud)->s;
     pthread_mutex_lock(&s->state_mu);
     int held = gsd_extender_holds(s->st, key, uid);
     pthread_mutex_unlock(&s->state_mu);
     struct gsd_req *r = held ? req_new(GSD_REQ_GONE) : NULL;
-    if (r && (r->live = json_pack("{s:s}", key, uid)))
+    if (r &&
+        (r->live = succeeded ? json_pack("{s:{s:s, s:s}}", key, "uid", uid, "phase", "Succeeded")
+                             : json_pack("{s:s}", key, uid)))
         submit_free(s, r);
     else
         req_free(r);

@@ -278,6 +278,7 @@ static json_t *fake_body(const char *method, const char *url)
 
 static int own_queues;   /* pods name the Queue of their namespace's name (setup_queues()) */
 static int grace_s = -1; /* >= 0: the pods made say terminationGracePeriodSeconds: grace_s */
+static const char *group_of_pods; /* non-NULL: the pods made are members of this PodGroup */
 
 static int setup(void **state)
 {
@@ -318,9 +319,14 @@ static json_t *kube_pod(char *text, const char *ns, const char *name)
     free(text);
     snprintf(uid, sizeof(uid), "uid-%s", name);
     json_object_set_new(json_object_get(pod, "metadata"), "uid", json_string(uid));
+    json_t *ann = json_object();
     if (own_queues)
-        json_object_set_new(json_object_get(pod, "metadata"), "annotations",
-                            json_pack("{s:s}", "scheduling.volcano.sh/queue-name", ns));
+        json_object_set_new(ann, "scheduling.volcano.sh/queue-name", json_string(ns));
+    if (group_of_pods)
+        json_object_set_new(ann, "scheduling.k8s.io/group-name", json_string(group_of_pods));
+    if (json_object_size(ann))
+        json_object_set(json_object_get(pod, "metadata"), "annotations", ann);
+    json_decref(ann);
     if (grace_s >= 0)
         json_object_set_new(json_object_get(pod, "spec"), "terminationGracePeriodSeconds",
                             json_integer(grace_s));
@@ -753,10 +759,36 @@ static long pod_status_becomes(const char *name, long status)
     return got;
 }
 
+/* A member of PodGroup team-a/@group (made here, minMember 1) bound as @name on n-cpu-0. */
+static void seat_member(const char *group, const char *name)
+{
+    char body[160];
+    snprintf(body, sizeof(body),
+             "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"team-a\"},"
+             "\"spec\":{\"minMember\":1}}",
+             group);
+    h_request(&d, "POST", "/v1/podgroups", TOKEN_A, body, 201);
+    group_of_pods = group;
+    seat_ok(name, 0, "n-cpu-0");
+    group_of_pods = NULL;
+}
+
+/* PodGroup team-a/@group counts @n members completed (Succeeded in Kubernetes). */
+static void group_succeeded(const char *group, int n)
+{
+    char path[96];
+    struct answer a;
+    snprintf(path, sizeof(path), "/v1/podgroups/team-a/%s", group);
+    h_expect(&d, "GET", path, TOKEN_A, NULL, 200, &a);
+    assert_int_equal(json_integer_value(json_object_get(a.json, "succeeded")), n);
+    h_answer_free(&a);
+}
+
 /*
  * The pod sync: pods bound here that Kubernetes no longer runs — deleted, finished (Succeeded),
  * or made again under another UID — have their cards released; one it still runs keeps them.
- * The list asks for the label bind puts on its pods.
+ * The list asks for the label bind puts on its pods. One Succeeded completed, as Volcano counts
+ * it: its PodGroup's succeeded goes up.
  */
 static void test_sync_releases_gone_pods(void **state)
 {
@@ -773,9 +805,10 @@ static void test_sync_releases_gone_pods(void **state)
              "{\"metadata\":{\"namespace\":\"team-a\",\"name\":\"ks-again\",\"uid\":"
              "\"uid-new\"},\"status\":{\"phase\":\"Pending\"}}]}");
     pthread_mutex_unlock(&f.mu);
-    const char *pods[] = {"ks-keep", "ks-done", "ks-again", "ks-gone"};
-    for (int i = 0; i < 4; i++)
+    const char *pods[] = {"ks-keep", "ks-again", "ks-gone"};
+    for (int i = 0; i < 3; i++)
         seat_ok(pods[i], 0, "n-cpu-0");
+    seat_member("pg-ks", "ks-done");
     follow_pods(section, sizeof(section), 1, 1);
     assert_int_equal(pod_status_becomes("ks-gone", 404), 404);
     assert_int_equal(pod_status_becomes("ks-done", 404), 404); /* the same pass released them */
@@ -784,6 +817,8 @@ static void test_sync_releases_gone_pods(void **state)
     char got[64];
     assert_string_equal(fake_copy(f.list_selector, got), "spec.nodeName!=");
     assert_true(log_count("pod no longer run by Kubernetes: cards released") >= 3);
+    assert_true(log_count("msg=\"pod completed\" pod=team-a/ks-done") == 1);
+    group_succeeded("pg-ks", 1);
     /* A list that cannot be trusted changes nothing: a continue token given again and again
      * (it would never end), or an item that is no pod (everything would look gone). */
     const char *bad[] = {"{\"items\":[],\"metadata\":{\"continue\":\"abc\"}}",
@@ -844,15 +879,21 @@ static void test_watch_releases_at_once(void **state)
     pthread_mutex_unlock(&f.mu);
     seat_ok("kw-keep", 0, "n-cpu-0");
     seat_ok("kw-del", 0, "n-cpu-0");
+    seat_member("pg-kw", "kw-done");
     follow_pods(section, sizeof(section), 2, 300);
     assert_int_equal(fake_count(&f.watches, 1), 1);
     char got[64];
     assert_string_equal(fake_copy(f.watch_rv, got), "10"); /* from the list */
     watch_sends("{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Pod\",\"metadata\":"
                 "{\"resourceVersion\":\"42\"}}}\n"
+                "{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"namespace\":\"team-a\","
+                "\"name\":\"kw-done\",\"uid\":\"uid-kw-done\",\"resourceVersion\":\"42\"},"
+                "\"status\":{\"phase\":\"Succeeded\"}}}\n"
                 "{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"namespace\":\"team-a\","
                 "\"name\":\"kw-del\",\"uid\":\"uid-kw-del\",\"resourceVersion\":\"43\"}}}\n");
     assert_int_equal(pod_status_becomes("kw-del", 404), 404);
+    assert_int_equal(pod_status_becomes("kw-done", 404), 404);
+    group_succeeded("pg-kw", 1); /* Succeeded: completed; deleted: cancelled */
     assert_int_equal(pod_status_becomes("kw-keep", 200), 200);
     assert_int_equal(fake_count(&f.watches, 2), 2); /* the stream ended: watched again */
     assert_string_equal(fake_copy(f.watch_rv, got), "43");
