@@ -169,7 +169,10 @@ const char *gs_tenancy_refused_field(const struct gs_tenancy *t);
 /*
  * gs_tenancy_complete() - running pod @id ended at @now: its cards and quotas go back; in
  * *@share_milli (may be NULL) what it received per card and unit on average since it started,
- * as a bind or evict decision gives it. Return: 0; -EINVAL when it is not running.
+ * as a bind or evict decision gives it. A pod that ended Succeeded counts towards its gang's
+ * minMember from then on; one its activeDeadlineSeconds ended with work left Failed
+ * (DeadlineExceeded), as the kubelet fails it, and counts for nothing, as Volcano counts it.
+ * Return: 0 Succeeded; 1 Failed; -EINVAL when it is not running; -ENOMEM.
  */
 int gs_tenancy_complete(struct gs_tenancy *t, int64_t now, int32_t id, int32_t *share_milli);
 

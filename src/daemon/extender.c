@@ -1221,15 +1221,24 @@ void gsd_extender_unbind(struct gsd_state *st, const struct gsd_bind *b)
 }
 
 /* Pod @p ran to phase Succeeded in Kubernetes: completed there, as a walltime's end completes
- * one (its gang counts it towards minMember); one the scheduler does not run is cancelled.
+ * one (its gang counts it towards minMember, the scheduler's count set to the daemon's, which
+ * holds Kubernetes' word); one the scheduler does not run is cancelled.
  * Return: 0; -EIO (the store failed). */
 static int succeeded(struct gsd_state *st, struct gsd_pod *p)
 {
     int64_t now = gsd_sched_now(st);
+    struct gsd_group *g = p->grp;
     if (p->state != GSD_RUNNING || p->sid < 0 ||
-        gs_tenancy_complete(st->sched.tn, now, p->sid, NULL))
+        gs_tenancy_complete(st->sched.tn, now, p->sid, NULL) < 0)
         return gsd_pod_cancel(st, p);
-    return gsd_pod_complete(st, p, now);
+    int rc = gsd_pod_complete(st, p, now, 1);
+    if (!rc && g &&
+        gs_tenancy_podgroup_succeeded(st->sched.tn, g->spec.ns, g->spec.name, g->succeeded) ==
+            -ENOMEM) {
+        st->failed = 1; /* the store has it: the next start counts it */
+        rc = -EIO;
+    }
+    return rc;
 }
 
 int gsd_extender_sync(struct gsd_state *st, const json_t *live, int64_t listed_us)

@@ -375,8 +375,8 @@ static int complete_due(struct gsd_state *st, int64_t now)
     while (gs_tenancy_due(st->sched.tn, now, &sid)) {
         struct gsd_pod *p = (size_t)sid < st->sched.nsid ? st->sched.by_sid[sid] : NULL;
         int rc = gs_tenancy_complete(st->sched.tn, now, sid, NULL);
-        if (rc == 0 && p)
-            rc = gsd_pod_complete(st, p, now);
+        if (rc >= 0)
+            rc = p ? gsd_pod_complete(st, p, now, rc == 0) : 0;
         if (rc)
             return rc;
     }

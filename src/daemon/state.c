@@ -375,9 +375,9 @@ int gsd_pod_cancel(struct gsd_state *st, struct gsd_pod *p)
     return pod_leave(st, p, gsd_sched_now(st), 0);
 }
 
-int gsd_pod_complete(struct gsd_state *st, struct gsd_pod *p, int64_t now)
+int gsd_pod_complete(struct gsd_state *st, struct gsd_pod *p, int64_t now, int succeeded)
 {
-    if (p->grp) { /* it counts towards minMember from now on, across a restart too */
+    if (p->grp && succeeded) { /* it counts towards minMember from now on, across a restart too */
         p->grp->succeeded++;
         if (gsd_store_group_succeeded(st->store, p->grp)) {
             st->failed = 1;

@@ -213,9 +213,10 @@ int gsd_pod_cancel(struct gsd_state *st, struct gsd_pod *p);
 /* gsd_pod_set_state() - @p (linked) becomes GSD_PENDING, GSD_RUNNING or GSD_EVICTING: the counts,
  * its gang's running members and the pending list follow. */
 void gsd_pod_set_state(struct gsd_state *st, struct gsd_pod *p, int state);
-/* gsd_pod_complete() - running pod @p ended at @now (the manual clock ran out its walltime):
- * released and forgotten. Return: 0; -EIO. */
-int gsd_pod_complete(struct gsd_state *st, struct gsd_pod *p, int64_t now);
+/* gsd_pod_complete() - running pod @p ended at @now (the manual clock ran out its walltime, or
+ * Kubernetes says it Succeeded), gs_tenancy_complete() told already: released and forgotten; when
+ * @succeeded (not Failed by its deadline) its PodGroup counts it. Return: 0; -EIO. */
+int gsd_pod_complete(struct gsd_state *st, struct gsd_pod *p, int64_t now, int succeeded);
 /* gsd_time_json() - @us (wall clock) as gs_time_text() writes it with microseconds, as
  * Kubernetes' MicroTime, a JSON string; null for 0. New reference. */
 json_t *gsd_time_json(int64_t us);

@@ -134,12 +134,16 @@ static void test_gang_all_or_nothing(void **state)
 
 /* A gang the tenant's GPUQuota lets only three members of start: none runs, and none of the
  * members tried counts in the quota afterwards. */
-/* Member @name of PodGroup pg2, one card, running @secs seconds on the manual clock. */
-static void submit_timed(const struct daemon *d, const char *name, const char *secs)
+/* Member @name of PodGroup pg2, one card, running @secs seconds on the manual clock; ended by its
+ * activeDeadlineSeconds @deadline before that when above 0. */
+static void submit_ended(const struct daemon *d, const char *name, const char *secs, int deadline)
 {
     json_t *p = h_pod_json("team-a", name, 1, 0);
     h_annotate(p, "scheduling.k8s.io/group-name", "pg2");
     h_annotate(p, "sim.gpusched.io/duration", secs);
+    if (deadline > 0)
+        json_object_set_new(json_object_get(p, "spec"), "activeDeadlineSeconds",
+                            json_integer(deadline));
     json_decref(h_submit(d, TOKEN_A, json_dumps(p, JSON_COMPACT), 201));
     json_decref(p);
 }
@@ -153,9 +157,10 @@ static void succeeded_is(const struct daemon *d, int n, const char *phase)
     h_answer_free(&a);
 }
 
-/* Members that completed count towards minMember, as Volcano counts a PodGroup's Succeeded pods,
- * and go on counting across a reload (SIGHUP: a new scheduler of the pods held) and a restart:
- * a later member of a minMember 2 group whose first two completed starts alone each time. */
+/* Members that completed count towards minMember, as Volcano counts a PodGroup's Succeeded pods
+ * (one its activeDeadlineSeconds ended, Failed, does not), and go on counting across a reload
+ * (SIGHUP: a new scheduler of the pods held) and a restart: a later member of a minMember 2 group
+ * whose first two completed starts alone each time. */
 static void test_gang_succeeded_kept(void **state)
 {
     (void)state;
@@ -168,26 +173,31 @@ static void test_gang_succeeded_kept(void **state)
               "{\"metadata\":{\"name\":\"pg2\",\"namespace\":\"team-a\"},"
               "\"spec\":{\"minMember\":2}}",
               201);
-    submit_timed(&d, "m0", "10s");
+    submit_ended(&d, "m0", "10s", 0);
     pod_is(&d, "m0", "pending", "PodGroup pg2: 1 of minMember 2 pods submitted");
-    submit_timed(&d, "m1", "10s");
+    submit_ended(&d, "m1", "10s", 0);
     pod_is(&d, "m0", "running", NULL);
     h_request(&d, "POST", "/v1/clock", TOKEN_ADMIN, "{\"advance_seconds\": 10}", 200);
     h_request(&d, "GET", "/v1/pods/team-a/m0", TOKEN_A, NULL, 404); /* completed, gone */
     succeeded_is(&d, 2, "Running");
-    submit_timed(&d, "m2", "10s");
+    submit_ended(&d, "m2", "10s", 0);
     pod_is(&d, "m2", "running", NULL);
     h_request(&d, "POST", "/v1/clock", TOKEN_ADMIN, "{\"advance_seconds\": 10}", 200);
     succeeded_is(&d, 3, "Running");
+    submit_ended(&d, "late", "100s", 5); /* Failed (DeadlineExceeded): it does not count */
+    pod_is(&d, "late", "running", NULL);
+    h_request(&d, "POST", "/v1/clock", TOKEN_ADMIN, "{\"advance_seconds\": 5}", 200);
+    h_request(&d, "GET", "/v1/pods/team-a/late", TOKEN_A, NULL, 404);
+    succeeded_is(&d, 3, "Running");
 
     assert_int_equal(h_reload(&d), 0);
-    submit_timed(&d, "m3", "10s");
+    submit_ended(&d, "m3", "10s", 0);
     pod_is(&d, "m3", "running", NULL);
 
     assert_int_equal(h_stop(&d), 0);
     assert_int_equal(h_start(&d), 0);
     succeeded_is(&d, 3, "Running"); /* m3 runs on */
-    submit_timed(&d, "m4", "10s");
+    submit_ended(&d, "m4", "10s", 0);
     pod_is(&d, "m4", "running", NULL);
     assert_int_equal(h_stop(&d), 0);
     h_cleanup(&d);

@@ -445,23 +445,24 @@ int gs_tenancy_complete(struct gs_tenancy *t, int64_t now, int32_t id, int32_t *
     if (r < 0)
         return r;
     struct rpod *p = &t->pods[id];
-    if (p->wgroup >= 0) /* its work is done: it no longer holds its gang mates back */
+    gs__tn_work_settle(t, id); /* its work by now: did its deadline come first? */
+    int failed = p->sp->deadline_us > 0 && t->now >= p->start + p->sp->deadline_us &&
+                 (p->sp->duration_us == GS_UNSET || p->left > 0);
+    if (p->wgroup >= 0 && !failed) /* Succeeded: it no longer holds its gang mates back */
         t->gangs[p->wgroup].done++;
     r = gs__tn_unplace(t, id);
     gs__vec_push(&t->rlog, p->node);
     if (share_milli)
         *share_milli = gs__tn_slice_share(t, id);
     p->state = GS_POD_COMPLETED;
-    /* its work not done when its deadline came: the kubelet's words for it */
-    if (p->sp->deadline_us > 0 && t->now >= p->start + p->sp->deadline_us &&
-        (p->sp->duration_us == GS_UNSET || p->left > 0))
+    if (failed) /* its work not done when its deadline came: the kubelet's words for it */
         gs__say(p->reason, sizeof(p->reason),
                 "DeadlineExceeded: ended %lld s after it started (activeDeadlineSeconds)",
                 (long long)(p->sp->deadline_us / 1000000));
     t->q_demand[p->queue] -= p->milli;
     gs__tn_usable_charge(t, p, 0, -1);
     t->epoch++;
-    return r;
+    return r < 0 ? r : failed;
 }
 
 int gs_tenancy_cancel(struct gs_tenancy *t, int64_t now, int32_t id)
