@@ -9,8 +9,7 @@
  *      --from-now` ($GPUSCHED_BIN, or build/gpusched) continuing it for an hour;
  *   4. restart time with 100,000 pods in the store: from exec to the first answer;
  *   5. churn: CHURN cycles of a distinct one-card pod POSTed and DELETEd, one client, on a daemon
- *      of the default config and on one with compactGonePods: 0: its RSS as the cycles go, and
- *      cycles per second.
+ *      of the tests' inventory: its RSS as the cycles go, and cycles per second.
  * Usage: bench_daemon [SUBMISSIONS [STORE_PODS [CHURN]]]
  */
 #include "../tests/common/harness.h"
@@ -123,12 +122,11 @@ static void bench_submit(int n, const char *prefix, const char *what)
 }
 
 /* @n create-and-delete cycles of distinct pods through one keep-alive client, on a daemon of
- * the tests' inventory with @config added (NULL none), said as @label: RSS at each tenth, and
- * the cycles' rate. */
-static void bench_churn(int n, const char *config, const char *label)
+ * the tests' inventory: RSS at each tenth, and the cycles' rate. */
+static void bench_churn(int n)
 {
     struct daemon c;
-    if (h_setup(&c, config) || h_start(&c)) {
+    if (h_setup(&c, NULL) || h_start(&c)) {
         fprintf(stderr, "bench_daemon: churn: gpuschedd did not start\n");
         return;
     }
@@ -165,9 +163,9 @@ static void bench_churn(int n, const char *config, const char *label)
             snprintf(at[k++], sizeof(at[0]), "%.1f", l_rss_kb(c.pid) / 1024.0);
     }
     double el = l_now() - t0;
-    printf("churn (%s): %d create-and-delete cycles in %.1f s, %.0f cycles/s, %d failed; RSS MB "
-           "at each tenth:",
-           label, n, el, n / el, failed);
+    printf("churn: %d create-and-delete cycles in %.1f s, %.0f cycles/s, %d failed; RSS MB at "
+           "each tenth:",
+           n, el, n / el, failed);
     for (int i = 0; i < k; i++)
         printf(" %s", at[i]);
     printf("\n");
@@ -320,7 +318,6 @@ int main(int argc, char **argv)
            run + pend, run, pend, l_now() - t0);
     h_stop(&d);
     h_cleanup(&d);
-    bench_churn(churn, NULL, "compactGonePods 1024, the default");
-    bench_churn(churn, "compactGonePods: 0\n", "compactGonePods 0");
+    bench_churn(churn);
     return 0;
 }

@@ -6,9 +6,6 @@
  *   policy: gpusched              # the placement policy: gpusched, the only one the daemon runs
  *   maxBodyBytes: 1048576         # cap of a /v1 request body
  *   maxPods: 1000000              # pods held, pending and running
- *   compactGonePods: 1024         # pods gone (deleted, finished) the scheduler keeps records of
- *                                 # before it is made anew of the pods held, when they are no
- *                                 # more than these (0: never; 0..10000000)
  *   adminToken: "..."             # or adminTokenSHA256: <64 hex digits>
  *   extender: {maxBodyBytes: 4194304}   # cap of filter, prioritize and preempt bodies
  *   nodeToken: "..."              # or nodeTokenSHA256: what node agents send (heartbeat, health)
@@ -603,8 +600,6 @@ static int walk_top_key(const struct walk *w, int i, yaml_node_t *v, struct gsd_
             return err_at(w, v, "%s", "storeSync: expected normal or full");
         c->store_sync_full = !strcmp(scalar(v), "full");
         return 0;
-    case 17:
-        return get_int(w, v, "compactGonePods", 0, 10000000, &c->compact_gone) ? -EINVAL : 0;
     default:
         return get_rates(w, v, c);
     }
@@ -613,11 +608,11 @@ static int walk_top_key(const struct walk *w, int i, yaml_node_t *v, struct gsd_
 static int walk_top(const struct walk *w, yaml_node_t *root, struct gsd_config *c)
 {
     static const char *const keys[] = {
-        "apiVersion", "kind",           "policy",           "maxBodyBytes",
-        "maxPods",    "adminToken",     "adminTokenSHA256", "extender",
-        "tenants",    "nodeToken",      "nodeTokenSHA256",  "nodeMonitorGracePeriodSeconds",
-        "kubernetes", "rateCard",       "metrics",          "http",
-        "storeSync",  "compactGonePods"};
+        "apiVersion", "kind",       "policy",           "maxBodyBytes",
+        "maxPods",    "adminToken", "adminTokenSHA256", "extender",
+        "tenants",    "nodeToken",  "nodeTokenSHA256",  "nodeMonitorGracePeriodSeconds",
+        "kubernetes", "rateCard",   "metrics",          "http",
+        "storeSync"};
     enum { NKEYS = sizeof(keys) / sizeof(keys[0]) };
     int seen[NKEYS] = {0};
     yaml_node_t *tenants = NULL, *admin_at = root, *node_at = root, *metrics_at = root,
@@ -780,7 +775,6 @@ static struct gsd_config *config_new(void)
     c->max_body = 1 << 20;
     c->extender_max_body = 4u << 20;
     c->max_pods = 1000000;
-    c->compact_gone = 1024;
     c->metrics.scrapes_per_s = 5;
     c->metrics.max_age_ms = 1000;
     c->metrics.forecast_refresh_s = 300;

@@ -108,7 +108,6 @@ struct gsd_config {
     struct gsd_http_limits http;
     struct gsd_metrics_cfg metrics;
     int64_t max_pods;           /* pods held (pending + running) */
-    int64_t compact_gone;       /* compactGonePods: gsd_state_compact()'s threshold, 0 never */
     int store_sync_full;        /* storeSync: 1 full (fsync each commit), 0 normal (store.h) */
     char policy[32];            /* placement policy name */
     struct gs_scenario *quotas; /* GPUQuota, ResourceQuota, ... of the policy files; may be NULL */

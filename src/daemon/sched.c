@@ -203,7 +203,6 @@ void gsd_sched_forget(struct gsd_state *st, struct gsd_pod *p, int done)
     if (!done)
         gs_tenancy_cancel(s->tn, gsd_sched_now(st), p->sid);
     s->by_sid[p->sid] = NULL;
-    s->gone++;
     p->sid = -1;
 }
 

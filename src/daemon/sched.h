@@ -37,8 +37,7 @@ struct gsd_sched {
     struct gs_tenancy *tn;
     struct gsd_pod **by_sid; /* the scheduler's pod ids -> the pods held, NULL once gone */
     size_t nsid, capsid;
-    size_t gone; /* of them, NULL: the scheduler keeps a record for each (gsd_state_compact()) */
-    int passed;  /* a pass or an event decided since the pending pods' reasons were read */
+    int passed; /* a pass or an event decided since the pending pods' reasons were read */
 };
 
 /*

@@ -714,8 +714,6 @@ static void *scheduler_main(void *arg)
         if (!atomic_load(&s->failed) && ok && !st->failed)
             gsd_health_expire(st); /* after the batch: its heartbeats count */
         if (!atomic_load(&s->failed) && ok && !st->failed && !st->held)
-            gsd_state_compact(st);
-        if (!atomic_load(&s->failed) && ok && !st->failed && !st->held)
             gsd_sched_run(st);    /* what the batch freed or changed, for the pending */
         gsd_extender_nudge(st);   /* nominated pods whose cards are now theirs alone */
         if (gsd_snap_publish(st)) /* before the answers leave: a client reads its own writes */

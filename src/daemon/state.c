@@ -720,26 +720,6 @@ static int rebuild(struct gsd_state *st, struct gs_diag *d)
     return gsd_sched_take(st);
 }
 
-int gsd_state_compact(struct gsd_state *st)
-{
-    size_t gone = st->sched.gone;
-    if (!st->cfg->compact_gone || gone < (size_t)st->cfg->compact_gone || gone < st->npods)
-        return 0;
-    struct gs_diag d;
-    gs_diag_init(&d);
-    int rc = rebuild(st, &d);
-    char n[2][24];
-    snprintf(n[0], sizeof(n[0]), "%zu", gone);
-    snprintf(n[1], sizeof(n[1]), "%zu", st->npods);
-    if (rc)
-        gsd_log("warn", "scheduler records of pods gone not dropped: tried again later", "gone",
-                n[0], "error", d.msg[0] ? d.msg : strerror(-rc), NULL);
-    else
-        gsd_log("info", "scheduler records of pods gone dropped", "gone", n[0], "held", n[1], NULL);
-    st->sched.gone = rc ? gone / 2 : 0; /* after a failure, again when as many more are gone */
-    return 0;
-}
-
 int gsd_state_add_node(struct gsd_state *st, const struct gs_trace_node *r, const char *zone,
                        const struct gs_taint *taints, int ntaints, struct gs_diag *d)
 {

@@ -171,16 +171,6 @@ void gsd_state_free(struct gsd_state *st);
 int gsd_state_reload(struct gsd_state *st, struct gsd_config *cfg, struct gs_diag *d);
 
 /*
- * gsd_state_compact() - once the scheduler's records of pods gone (deleted, finished) number the
- * DaemonConfig's compactGonePods (0: never) and the pods held at least, a new scheduler of the
- * pods held only, as gsd_state_reload() makes one: memory follows the pods held, not every pod
- * ever submitted, at O(1) amortised per pod. Call between batches' work, in a transaction.
- * Return: 0 (also when there was nothing to do, or the new scheduler could not be made: the old
- * one goes on, logged).
- */
-int gsd_state_compact(struct gsd_state *st);
-
-/*
  * gsd_state_add_node() - node @r (in @zone, "" none; with taints @taints[@ntaints], copied) joins
  * the inventory (the Node objects of the
  * API server, kubenodes.c): a new scheduler over it (as gsd_state_reload() makes one), Ready,

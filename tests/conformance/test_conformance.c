@@ -8,9 +8,7 @@
  * POSTed, and a pass runs. Pod by pod, the simulator's JSON is compared with the daemon's own
  * record, the runs of its SQLite ledger (node, cards, start, end; an eviction closes a run) and
  * what GET /v1/pods says of the pods left (state, reason): each difference is printed and fails
- * the test. The daemon runs with compactGonePods: 1, so it makes a new scheduler of the pods it
- * holds whenever as many pods are gone, as a reload does: what it carries over must leave every
- * decision as it was.
+ * the test.
  *
  * What only a simulation gives a meaning to is left out of both runs alike: the annotation
  * sim.gpusched.io/gpu-util (gpuschedd refuses it; the cards' utilisation is DCGM's there).
@@ -576,8 +574,7 @@ static int case_start(const struct kase *k, struct work *w, struct daemon *d, js
 {
     struct gs_diag diag;
     gs_diag_init(&diag);
-    /* a new scheduler of the pods held whenever as many are gone: it must change nothing */
-    assert_int_equal(h_setup(d, "compactGonePods: 1\n"), 0);
+    assert_int_equal(h_setup(d, NULL), 0);
     snprintf(w->dir, sizeof(w->dir), "%s", d->dir);
     snprintf(d->way, sizeof(d->way), "%s", k->way);
     d->manual_clock = 1;

@@ -243,43 +243,6 @@ static long status_of(struct daemon *d, const char *method, const char *path, co
     return st;
 }
 
-/*
- * Pods come and go for good: the scheduler's record of each gone one is dropped once they number
- * compactGonePods (1024 by default) and the pods held (gsd_state_compact()), and the pods held
- * keep their cards.
- */
-#define COMPACT_MIN 1024
-static void test_records_dropped_after_churn(void **state)
-{
-    (void)state;
-    struct daemon d;
-    assert_int_equal(h_setup(&d, NULL), 0);
-    assert_int_equal(h_start(&d), 0);
-    json_t *keep = h_submit(&d, TOKEN_A, h_pod("team-a", "keep", 2, 0), 201);
-    assert_string_equal(sget(keep, "state"), "running");
-    for (int i = 0; i < COMPACT_MIN + 8; i++) {
-        char name[32], path[64];
-        snprintf(name, sizeof(name), "c%d", i);
-        json_decref(h_submit(&d, TOKEN_A, h_pod("team-a", name, 1, 0), 201));
-        snprintf(path, sizeof(path), "/v1/pods/team-a/%s", name);
-        assert_int_equal(status_of(&d, "DELETE", path, TOKEN_A, NULL, NULL, 0), 200);
-    }
-    assert_true(h_log_has(&d, "msg=\"scheduler records of pods gone dropped\" gone=1024 held=1"));
-    json_t *g = get(&d, TOKEN_A, "/v1/pods/team-a/keep", 200);
-    assert_string_equal(sget(g, "state"), "running");
-    assert_string_equal(sget(g, "node"), sget(keep, "node"));
-    assert_true(json_equal(json_object_get(g, "gpus"), json_object_get(keep, "gpus")));
-    json_decref(g);
-    /* the new scheduler knows those cards are taken: 8-card pods fill the other boards only */
-    json_t *after = h_submit(&d, TOKEN_A, h_pod("team-a", "after", 8, 0), 201);
-    if (!strcmp(sget(after, "state"), "running"))
-        assert_string_not_equal(sget(after, "node"), sget(keep, "node"));
-    json_decref(after);
-    json_decref(keep);
-    assert_int_equal(h_stop(&d), 0);
-    h_cleanup(&d);
-}
-
 /* @method @path is a 400 naming @field, its message saying @words. */
 static void refused_as(struct daemon *d, const char *method, const char *path, const char *field,
                        const char *words)
@@ -1612,7 +1575,6 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lifecycle_and_restart),
-        cmocka_unit_test(test_records_dropped_after_churn),
         cmocka_unit_test(test_no_tokens_warned),
         cmocka_unit_test(test_clock_next_end),
         cmocka_unit_test(test_list_across_chunks),

@@ -135,8 +135,6 @@ static void test_config_errors(void **state)
          ":3:32: nodeMonitorGracePeriodSeconds: expected a whole number"},
         {HEAD "adminToken: \"admin-0123456789abcdef\\0more\"\n", ":3:13: a token must be a string"},
         {HEAD "storeSync: off\n", ":3:12: storeSync: expected normal or full"},
-        {HEAD "compactGonePods: -1\n",
-         ":3:18: compactGonePods: expected a whole number in 0..10000000"},
         {"kind: Pod\n", ":1:7: kind: expected DaemonConfig"},
         {HEAD "nodeMonitorGracePeriodSeconds: 0\n",
          ":3:32: nodeMonitorGracePeriodSeconds: expected a whole number in 1..86400"},
@@ -336,10 +334,6 @@ static void test_config_kubernetes(void **state)
     assert_null(c->kube);
     assert_string_equal(c->rate_card, "data/billing/rates.yaml");
     assert_int_equal(c->store_sync_full, 0); /* the default: normal */
-    assert_int_equal(c->compact_gone, 1024);
-    gsd_config_free(c);
-    assert_int_equal(load_text(HEAD "compactGonePods: 0\n", &c, &d), 0);
-    assert_int_equal(c->compact_gone, 0); /* never */
     gsd_config_free(c);
     assert_int_equal(load_text(HEAD "storeSync: full\n", &c, &d), 0);
     assert_int_equal(c->store_sync_full, 1);
