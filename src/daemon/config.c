@@ -104,15 +104,12 @@ static const char *scalar(const yaml_node_t *n)
     return s && strlen(s) == n->data.scalar.length ? s : NULL;
 }
 
-/* A whole number in [lo, hi]. */
+/* A whole number in [lo, hi], written as YAML writes one: plain, not quoted ("5" is a string). */
 static int get_int(const struct walk *w, const yaml_node_t *n, const char *key, int64_t lo,
                    int64_t hi, int64_t *out)
 {
-    const char *s = scalar(n);
-    char *end;
-    errno = 0;
-    long long v = s && *s ? strtoll(s, &end, 10) : 0;
-    if (!s || !*s || *end || errno || v < lo || v > hi) {
+    long long v = 0;
+    if (!n || !gs__yaml_is_plain(n) || !gs__yaml_parse_int(scalar(n), &v) || v < lo || v > hi) {
         char what[96];
         snprintf(what, sizeof(what), "%s: expected a whole number in %lld..%lld", key,
                  (long long)lo, (long long)hi);
@@ -124,7 +121,7 @@ static int get_int(const struct walk *w, const yaml_node_t *n, const char *key, 
 
 static int get_bool(const struct walk *w, const yaml_node_t *n, const char *key, int *out)
 {
-    const char *s = scalar(n);
+    const char *s = n && gs__yaml_is_plain(n) ? scalar(n) : NULL;
     if (s && (!strcmp(s, "true") || !strcmp(s, "false"))) {
         *out = s[0] == 't';
         return 0;

@@ -135,6 +135,9 @@ static void test_config_errors(void **state)
          ":3:32: nodeMonitorGracePeriodSeconds: expected a whole number"},
         {HEAD "adminToken: \"admin-0123456789abcdef\\0more\"\n", ":3:13: a token must be a string"},
         {HEAD "storeSync: off\n", ":3:12: storeSync: expected normal or full"},
+        /* quoted, a string: as a Kubernetes object's integer field refuses one */
+        {HEAD "maxPods: \"5\"\n", ":3:10: maxPods: expected a whole number in 1..10000000"},
+        {HEAD "metrics: {perPod: \"true\"}\n", ":3:19: perPod: expected true or false"},
         {"kind: Pod\n", ":1:7: kind: expected DaemonConfig"},
         {HEAD "nodeMonitorGracePeriodSeconds: 0\n",
          ":3:32: nodeMonitorGracePeriodSeconds: expected a whole number in 1..86400"},
