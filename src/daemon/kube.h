@@ -114,14 +114,14 @@ int gsd_kube_bind(struct gsd_bind *b);
  * none; @rv may be NULL); -EIO with @why (no connection, a refusal, not a pod list, an item without
  * namespace, name or uid, a continue token given twice, too slow, the token, @stop); -ENOMEM.
  */
+int gsd_kube_live(const struct gsd_kube *k, const atomic_int *stop, json_t **live,
+                  char rv[GSD_KUBE_RV_MAX], char *why, size_t cap);
+
 /*
  * gsd_kube_succeeded() - an entry of gsd_kube_live()'s list, or of pods gone (@v: a UID, or
  * {"uid", "phase": "Succeeded"}): its UID, NULL when it is neither; *@succeeded 1 for the second.
  */
 const char *gsd_kube_succeeded(const json_t *v, int *succeeded);
-
-int gsd_kube_live(const struct gsd_kube *k, const atomic_int *stop, json_t **live,
-                  char rv[GSD_KUBE_RV_MAX], char *why, size_t cap);
 
 /*
  * gsd_kube_get() - GET @path (already escaped) from the API server @k, its answer up to 64 MiB,

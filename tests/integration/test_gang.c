@@ -465,6 +465,8 @@ static void test_store_bad_group(void **state)
          "the stored PodGroup team-a/pgb: spec.minMember"},
         {"UPDATE podgroups SET min_member = 1, meta = 'x'",
          "the stored PodGroup team-a/pgb: metadata: its labels and annotations are not a JSON"},
+        {"UPDATE podgroups SET meta = '{}', succeeded = -1",
+         "the stored PodGroup team-a/pgb: status.succeeded: members completed below 0"},
     };
     stored_group(&d, "pgb", path, sizeof(path));
     for (size_t i = 0; i < sizeof(edits) / sizeof(edits[0]); i++) {
