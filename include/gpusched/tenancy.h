@@ -206,6 +206,9 @@ int gs_tenancy_podgroup_drop(struct gs_tenancy *t, const char *ns, const char *n
  */
 int gs_tenancy_podgroup_succeeded(struct gs_tenancy *t, const char *ns, const char *name,
                                   int32_t n);
+/* gs_tenancy_podgroup_done() - the members of PodGroup @ns/@name counted as completed (what
+ * gs_tenancy_podgroup_succeeded() sets), or -ENOENT. */
+int32_t gs_tenancy_podgroup_done(const struct gs_tenancy *t, const char *ns, const char *name);
 
 /*
  * gs_tenancy_bind_to() - place pending pod @id on node @node now, as a binder outside the

@@ -662,6 +662,22 @@ void gsd_state_free(struct gsd_state *st)
     memset(st, 0, sizeof(*st));
 }
 
+/* The completed members of the config files' PodGroups, from scheduler @old (its policy @pol) to
+ * the new one, where it has them still (the API's come with their stored count). */
+static int carry_done(struct gsd_state *st, const struct gs_tenancy *old,
+                      const struct gs_policy *pol)
+{
+    int rc = 0;
+    for (size_t i = 0; !rc && i < pol->npodgroups; i++) {
+        const struct gs_podgroup_spec *g = &pol->podgroups[i];
+        int32_t n = gs_tenancy_podgroup_done(old, g->ns, g->name);
+        if (n > 0)
+            rc = gs_tenancy_podgroup_succeeded(st->sched.tn, g->ns, g->name, n);
+        rc = rc == -ENOENT ? 0 : rc;
+    }
+    return rc;
+}
+
 /* Each card's mode history, from scheduler @old to the new one, after the pods: the mode it last
  * took and since when, which /v1/snapshot writes and cardModes' hold reads. A mode the new
  * policy does not let the card have (-EINVAL) is not carried: its history starts anew. */
@@ -691,6 +707,8 @@ static int rebuild(struct gsd_state *st, struct gs_diag *d)
     struct gsd_sched keep = st->sched;
     memset(&st->sched, 0, sizeof(st->sched));
     int rc = gsd_sched_open(st, d);
+    if (!rc)
+        rc = carry_done(st, keep.tn, &keep.pol);
     if (!rc)
         rc = resubmit(st, keep.tn);
     if (!rc)

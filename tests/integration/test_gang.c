@@ -132,14 +132,13 @@ static void test_gang_all_or_nothing(void **state)
     h_cleanup(&d);
 }
 
-/* A gang the tenant's GPUQuota lets only three members of start: none runs, and none of the
- * members tried counts in the quota afterwards. */
-/* Member @name of PodGroup pg2, one card, running @secs seconds on the manual clock; ended by its
- * activeDeadlineSeconds @deadline before that when above 0. */
-static void submit_ended(const struct daemon *d, const char *name, const char *secs, int deadline)
+/* Member @name of PodGroup @pg, one card, running @secs seconds on the manual clock; ended by
+ * its activeDeadlineSeconds @deadline before that when above 0. */
+static void submit_ended(const struct daemon *d, const char *pg, const char *name, const char *secs,
+                         int deadline)
 {
     json_t *p = h_pod_json("team-a", name, 1, 0);
-    h_annotate(p, "scheduling.k8s.io/group-name", "pg2");
+    h_annotate(p, "scheduling.k8s.io/group-name", pg);
     h_annotate(p, "sim.gpusched.io/duration", secs);
     if (deadline > 0)
         json_object_set_new(json_object_get(p, "spec"), "activeDeadlineSeconds",
@@ -173,36 +172,62 @@ static void test_gang_succeeded_kept(void **state)
               "{\"metadata\":{\"name\":\"pg2\",\"namespace\":\"team-a\"},"
               "\"spec\":{\"minMember\":2}}",
               201);
-    submit_ended(&d, "m0", "10s", 0);
+    submit_ended(&d, "pg2", "m0", "10s", 0);
     pod_is(&d, "m0", "pending", "PodGroup pg2: 1 of minMember 2 pods submitted");
-    submit_ended(&d, "m1", "10s", 0);
+    submit_ended(&d, "pg2", "m1", "10s", 0);
     pod_is(&d, "m0", "running", NULL);
     h_request(&d, "POST", "/v1/clock", TOKEN_ADMIN, "{\"advance_seconds\": 10}", 200);
     h_request(&d, "GET", "/v1/pods/team-a/m0", TOKEN_A, NULL, 404); /* completed, gone */
     succeeded_is(&d, 2, "Running");
-    submit_ended(&d, "m2", "10s", 0);
+    submit_ended(&d, "pg2", "m2", "10s", 0);
     pod_is(&d, "m2", "running", NULL);
     h_request(&d, "POST", "/v1/clock", TOKEN_ADMIN, "{\"advance_seconds\": 10}", 200);
     succeeded_is(&d, 3, "Running");
-    submit_ended(&d, "late", "100s", 5); /* Failed (DeadlineExceeded): it does not count */
+    submit_ended(&d, "pg2", "late", "100s", 5); /* Failed (DeadlineExceeded): it does not count */
     pod_is(&d, "late", "running", NULL);
     h_request(&d, "POST", "/v1/clock", TOKEN_ADMIN, "{\"advance_seconds\": 5}", 200);
     h_request(&d, "GET", "/v1/pods/team-a/late", TOKEN_A, NULL, 404);
     succeeded_is(&d, 3, "Running");
 
     assert_int_equal(h_reload(&d), 0);
-    submit_ended(&d, "m3", "10s", 0);
+    submit_ended(&d, "pg2", "m3", "10s", 0);
     pod_is(&d, "m3", "running", NULL);
 
     assert_int_equal(h_stop(&d), 0);
     assert_int_equal(h_start(&d), 0);
     succeeded_is(&d, 3, "Running"); /* m3 runs on */
-    submit_ended(&d, "m4", "10s", 0);
+    submit_ended(&d, "pg2", "m4", "10s", 0);
     pod_is(&d, "m4", "running", NULL);
     assert_int_equal(h_stop(&d), 0);
     h_cleanup(&d);
 }
 
+/* A PodGroup of a config file keeps its completed members across a reload as one posted does. */
+static void test_policy_gang_reloaded(void **state)
+{
+    (void)state;
+    struct daemon d;
+    assert_int_equal(h_setup(&d, NULL), 0);
+    d.manual_clock = 1;
+    assert_int_equal(h_write(d.nodes, nodes), 0);
+    assert_int_equal(h_policy(&d, "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
+                                  "metadata: {name: pgp, namespace: team-a}\n"
+                                  "spec: {minMember: 2}\n"),
+                     0);
+    assert_int_equal(h_start(&d), 0);
+    submit_ended(&d, "pgp", "q0", "10s", 0);
+    submit_ended(&d, "pgp", "q1", "10s", 0);
+    pod_is(&d, "q0", "running", NULL);
+    h_request(&d, "POST", "/v1/clock", TOKEN_ADMIN, "{\"advance_seconds\": 10}", 200);
+    assert_int_equal(h_reload(&d), 0);
+    submit_ended(&d, "pgp", "q2", "10s", 0);
+    pod_is(&d, "q2", "running", NULL);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
+/* A gang the tenant's GPUQuota lets only three members of start: none runs, and none of the
+ * members tried counts in the quota afterwards. */
 static void test_gang_over_quota(void **state)
 {
     (void)state;
@@ -648,6 +673,7 @@ int main(void)
         cmocka_unit_test(test_gang_all_or_nothing),
         cmocka_unit_test(test_gang_over_quota),
         cmocka_unit_test(test_gang_succeeded_kept),
+        cmocka_unit_test(test_policy_gang_reloaded),
         cmocka_unit_test(test_gang_through_extender),
         cmocka_unit_test(test_bad_podgroups),
         cmocka_unit_test(test_podgroup_metadata),

@@ -537,6 +537,12 @@ int gs_tenancy_podgroup_succeeded(struct gs_tenancy *t, const char *ns, const ch
     return (g->working + g->done >= g->min) != before ? gs__tn_work_gang(t, i) : 0;
 }
 
+int32_t gs_tenancy_podgroup_done(const struct gs_tenancy *t, const char *ns, const char *name)
+{
+    int32_t i = gs__tn_group_find(t, ns, name);
+    return i < 0 ? -ENOENT : t->gangs[i].done;
+}
+
 int gs_tenancy_bind_to(struct gs_tenancy *t, int64_t now, int32_t id, int32_t node)
 {
     if (id < 0 || (size_t)id >= t->npods || t->pods[id].state != GS_POD_PENDING || node < 0 ||
