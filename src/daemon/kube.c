@@ -517,7 +517,8 @@ int gsd_kube_evict(struct gsd_bind *b)
 
 /* A pod of a list or a watch event: its key "NS/NAME" into @key, whether it is finished (*@finished
  * 1 Failed, 2 Succeeded, 0 neither). Return: its UID; NULL when it lacks namespace, name or uid
- * (@missing names which). */
+ * (@missing names which), or when its names are longer than any pod gpuschedd holds (@missing
+ * NULL: none of its pods, and a key cut short would name another). */
 static const char *pod_key(const json_t *pod, char *key, size_t cap, int *finished,
                            const char **missing)
 {
@@ -529,7 +530,10 @@ static const char *pod_key(const json_t *pod, char *key, size_t cap, int *finish
     *missing = !ns ? "metadata.namespace" : !name ? "metadata.name" : "metadata.uid";
     if (!ns || !name || !uid)
         return NULL;
-    snprintf(key, cap, "%.63s/%.63s", ns, name);
+    *missing = NULL;
+    if (strlen(ns) >= GSD_NAME_MAX || strlen(name) >= GSD_NAME_MAX ||
+        (size_t)snprintf(key, cap, "%s/%s", ns, name) >= cap)
+        return NULL;
     /* finished: its cards are free though the object stays */
     *finished = !phase ? 0 : !strcmp(phase, "Succeeded") ? 2 : !strcmp(phase, "Failed");
     return uid;
@@ -558,7 +562,9 @@ static int list_page(const struct gsd_kube *k, const struct answer *a, json_t *l
         const char *missing;
         int finished;
         const char *uid = pod_key(item, key, sizeof(key), &finished, &missing);
-        if (!uid) { /* not a pod: the whole list is in doubt */
+        if (!uid && !missing)
+            continue; /* not one of gpuschedd's */
+        if (!uid) {   /* not a pod: the whole list is in doubt */
             snprintf(why, cap, "API server %.120s, list of pods: items[%zu] lacks %s",
                      k->api_server, i, missing);
             json_decref(j);
@@ -679,8 +685,8 @@ static void pod_event(struct watch *w, const char *type, const json_t *obj)
     const char *missing;
     int finished;
     const char *uid = pod_key(obj, key, sizeof(key), &finished, &missing);
-    if (uid && (finished || !strcmp(type, "DELETED")))
-        w->sink->gone(w->sink->ud, key, uid, finished == 2 && strcmp(type, "DELETED"));
+    if (uid && (finished || !strcmp(type, "DELETED"))) /* deleted once Succeeded: it counts */
+        w->sink->gone(w->sink->ud, key, uid, finished == 2);
 }
 
 /* A Node ADDED, MODIFIED or DELETED, as it is. */

@@ -793,17 +793,32 @@ static void group_succeeded(const char *group, int n)
 static void test_sync_releases_gone_pods(void **state)
 {
     (void)state;
-    char section[512];
+    char section[512], longest[64], uid[64];
     fake_reset();
+    /* a pod of the longest name gpuschedd holds (63 bytes), and another whose name starts so */
+    snprintf(longest, sizeof(longest), "ks-long-%055d", 0);
+    snprintf(uid, sizeof(uid), "uid-%.59s", longest);
     pthread_mutex_lock(&f.mu);
-    snprintf(f.list, sizeof(f.list), "%s",
+    snprintf(f.list, sizeof(f.list),
              "{\"kind\":\"PodList\",\"metadata\":{},\"items\":["
              "{\"metadata\":{\"namespace\":\"team-a\",\"name\":\"ks-keep\",\"uid\":"
              "\"uid-ks-keep\"},\"status\":{\"phase\":\"Running\"}},"
              "{\"metadata\":{\"namespace\":\"team-a\",\"name\":\"ks-done\",\"uid\":"
              "\"uid-ks-done\"},\"status\":{\"phase\":\"Succeeded\"}},"
+             "{\"metadata\":{\"namespace\":\"team-a\",\"name\":\"%s\",\"uid\":"
+             "\"%s\"},\"status\":{\"phase\":\"Running\"}},"
+             "{\"metadata\":{\"namespace\":\"team-a\",\"name\":\"%s-and-more\",\"uid\":"
+             "\"uid-other\"},\"status\":{\"phase\":\"Running\"}},"
              "{\"metadata\":{\"namespace\":\"team-a\",\"name\":\"ks-again\",\"uid\":"
-             "\"uid-new\"},\"status\":{\"phase\":\"Pending\"}}]}");
+             "\"uid-new\"},\"status\":{\"phase\":\"Pending\"}}]}",
+             longest, uid, longest);
+    pthread_mutex_unlock(&f.mu);
+    pthread_mutex_lock(&f.mu);
+    snprintf(f.pod_uid, sizeof(f.pod_uid), "%s", uid); /* what the API server's GET says */
+    pthread_mutex_unlock(&f.mu);
+    seat_ok(longest, 0, "n-cpu-0");
+    pthread_mutex_lock(&f.mu);
+    f.pod_uid[0] = '\0';
     pthread_mutex_unlock(&f.mu);
     const char *pods[] = {"ks-keep", "ks-again", "ks-gone"};
     for (int i = 0; i < 3; i++)
@@ -814,6 +829,7 @@ static void test_sync_releases_gone_pods(void **state)
     assert_int_equal(pod_status_becomes("ks-done", 404), 404); /* the same pass released them */
     assert_int_equal(pod_status_becomes("ks-again", 404), 404);
     assert_int_equal(pod_status_becomes("ks-keep", 200), 200);
+    assert_int_equal(pod_status_becomes(longest, 200), 200); /* not the longer name's */
     char got[64];
     assert_string_equal(fake_copy(f.list_selector, got), "spec.nodeName!=");
     assert_true(log_count("pod no longer run by Kubernetes: cards released") >= 3);
@@ -880,6 +896,7 @@ static void test_watch_releases_at_once(void **state)
     seat_ok("kw-keep", 0, "n-cpu-0");
     seat_ok("kw-del", 0, "n-cpu-0");
     seat_member("pg-kw", "kw-done");
+    seat_member("pg-kw2", "kw-gone");
     follow_pods(section, sizeof(section), 2, 300);
     assert_int_equal(fake_count(&f.watches, 1), 1);
     char got[64];
@@ -890,10 +907,14 @@ static void test_watch_releases_at_once(void **state)
                 "\"name\":\"kw-done\",\"uid\":\"uid-kw-done\",\"resourceVersion\":\"42\"},"
                 "\"status\":{\"phase\":\"Succeeded\"}}}\n"
                 "{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"namespace\":\"team-a\","
+                "\"name\":\"kw-gone\",\"uid\":\"uid-kw-gone\",\"resourceVersion\":\"42\"},"
+                "\"status\":{\"phase\":\"Succeeded\"}}}\n"
+                "{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"namespace\":\"team-a\","
                 "\"name\":\"kw-del\",\"uid\":\"uid-kw-del\",\"resourceVersion\":\"43\"}}}\n");
     assert_int_equal(pod_status_becomes("kw-del", 404), 404);
     assert_int_equal(pod_status_becomes("kw-done", 404), 404);
-    group_succeeded("pg-kw", 1); /* Succeeded: completed; deleted: cancelled */
+    group_succeeded("pg-kw", 1);  /* Succeeded: completed; deleted: cancelled */
+    group_succeeded("pg-kw2", 1); /* deleted once Succeeded: completed */
     assert_int_equal(pod_status_becomes("kw-keep", 200), 200);
     assert_int_equal(fake_count(&f.watches, 2), 2); /* the stream ended: watched again */
     assert_string_equal(fake_copy(f.watch_rv, got), "43");
