@@ -338,8 +338,8 @@ static int stored_ok(const struct gsd_group *g, struct gs_diag *d)
     }
     if (!rc && !json_is_object(meta))
         rc = bad(&e, "metadata", "its labels and annotations are not a JSON object");
-    if (!rc && g->succeeded < 0)
-        rc = bad(&e, "status.succeeded", "members completed below 0");
+    if (!rc && g->succeeded < 0) /* the store's reader's mark of a value out of range */
+        rc = bad(&e, "status.succeeded", "not a count of members in 0..1000000000");
     if (!rc)
         rc = parse_group(b, &back, &e);
     free(back.meta);

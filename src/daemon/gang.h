@@ -26,8 +26,9 @@ struct gsd_group {
     int32_t members, running; /* pods held that name it; of them, running */
     uint64_t tried;           /* the retry pass that last tried it */
 };
-#define GSD_GANG_MAX   10000 /* minMember at most */
-#define GSD_GROUPS_MAX 100000
+#define GSD_GANG_MAX      10000      /* minMember at most */
+#define GSD_SUCCEEDED_MAX 1000000000 /* members completed counted at most (then no more) */
+#define GSD_GROUPS_MAX    100000
 
 /* gsd_group_find() - the PodGroup @ns/@name, or NULL. O(groups). */
 struct gsd_group *gsd_group_find(const struct gsd_state *st, const char *ns, const char *name);

@@ -377,7 +377,8 @@ int gsd_pod_cancel(struct gsd_state *st, struct gsd_pod *p)
 
 int gsd_pod_complete(struct gsd_state *st, struct gsd_pod *p, int64_t now, int succeeded)
 {
-    if (p->grp && succeeded) { /* it counts towards minMember from now on, across a restart too */
+    /* it counts towards minMember from now on, across a restart too */
+    if (p->grp && succeeded && p->grp->succeeded < GSD_SUCCEEDED_MAX) {
         p->grp->succeeded++;
         if (gsd_store_group_succeeded(st->store, p->grp)) {
             st->failed = 1;

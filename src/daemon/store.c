@@ -882,7 +882,12 @@ static int group_row(sqlite3_stmt *q, void *ud)
     g.spec.min_gpu_milli = sqlite3_column_int64(q, 8);
     g.spec.min_cpu_milli = sqlite3_column_int64(q, 9);
     g.spec.min_memory_mib = sqlite3_column_int64(q, 10);
-    g.succeeded = sqlite3_column_int(q, 11);
+    sqlite3_int64 done = sqlite3_column_int64(q, 11);
+    /* -1 (refused by the caller's check) unless a count in range: not cut to 32 bits */
+    g.succeeded =
+        sqlite3_column_type(q, 11) == SQLITE_INTEGER && done >= 0 && done <= GSD_SUCCEEDED_MAX
+            ? (int32_t)done
+            : -1;
     return gr->fn(gr->ud, &g);
 }
 

@@ -491,7 +491,12 @@ static void test_store_bad_group(void **state)
         {"UPDATE podgroups SET min_member = 1, meta = 'x'",
          "the stored PodGroup team-a/pgb: metadata: its labels and annotations are not a JSON"},
         {"UPDATE podgroups SET meta = '{}', succeeded = -1",
-         "the stored PodGroup team-a/pgb: status.succeeded: members completed below 0"},
+         "the stored PodGroup team-a/pgb: status.succeeded: not a count of members in "
+         "0..1000000000"},
+        {"UPDATE podgroups SET succeeded = 4294967298",
+         "the stored PodGroup team-a/pgb: status.succeeded: not a count"},
+        {"UPDATE podgroups SET succeeded = 'abc'",
+         "the stored PodGroup team-a/pgb: status.succeeded: not a count"},
     };
     stored_group(&d, "pgb", path, sizeof(path));
     for (size_t i = 0; i < sizeof(edits) / sizeof(edits[0]); i++) {
