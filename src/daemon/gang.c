@@ -40,6 +40,30 @@ struct gsd_group *gsd_group_find(const struct gsd_state *st, const char *ns, con
     return NULL;
 }
 
+const struct gs_podgroup_spec *gsd_group_of_files(const struct gsd_config *cfg, const char *ns,
+                                                  const char *name)
+{
+    const struct gs_policy *pol = cfg->quotas ? &cfg->quotas->policy : NULL;
+    for (size_t i = 0; pol && i < pol->npodgroups; i++)
+        if (!strcmp(pol->podgroups[i].name, name) && !strcmp(pol->podgroups[i].ns, ns))
+            return &pol->podgroups[i];
+    return NULL;
+}
+
+int gsd_groups_apart(const struct gsd_state *st, const struct gsd_config *cfg, struct gs_diag *d)
+{
+    for (size_t i = 0; i < st->ngroups; i++) {
+        const struct gs_podgroup_spec *g = &st->groups[i]->spec;
+        const struct gs_podgroup_spec *f = gsd_group_of_files(cfg, g->ns, g->name);
+        if (f)
+            return gs_diag_error(d,
+                                 "%s:%u:%u: PodGroup %s/%s is one POST /v1/podgroups made: delete "
+                                 "it there first, or name this one otherwise",
+                                 f->src.file, f->src.line, f->src.col, g->ns, g->name);
+    }
+    return 0;
+}
+
 static struct gsd_group *keep(struct gsd_state *st, const struct gsd_group *g)
 {
     struct gsd_group **t = gs_grow(st->groups, &st->capgroups, st->ngroups + 1, sizeof(*t), 64);
@@ -397,6 +421,13 @@ static void post_parsed(struct gsd_state *st, struct gsd_req *r, const struct gs
     const struct gsd_group *old = gsd_group_find(st, g->spec.ns, g->spec.name);
     if (old) {
         post_group_again(r, old, g);
+        return;
+    }
+    /* taking a config file's over would reset its gang, its completed members too */
+    if (gsd_group_of_files(st->cfg, g->spec.ns, g->spec.name)) {
+        gsd_reply_error(r, 409, "metadata.name",
+                        "PodGroup %s/%s is defined by the daemon's config files", g->spec.ns,
+                        g->spec.name);
         return;
     }
     if (!gsd_ns_owned(st, g->spec.ns, r) || !gsd_queue_known(st, g->spec.queue, "spec.queue", r) ||

@@ -32,6 +32,13 @@ struct gsd_group {
 
 /* gsd_group_find() - the PodGroup @ns/@name, or NULL. O(groups). */
 struct gsd_group *gsd_group_find(const struct gsd_state *st, const char *ns, const char *name);
+/* gsd_group_of_files() - the PodGroup @ns/@name of config @cfg's policy files, or NULL: those are
+ * the files', the API's others, one name one of them. */
+const struct gs_podgroup_spec *gsd_group_of_files(const struct gsd_config *cfg, const char *ns,
+                                                  const char *name);
+/* gsd_groups_apart() - whether config @cfg's policy files name a PodGroup the API holds. Return:
+ * 0; -EINVAL with @d naming both. */
+int gsd_groups_apart(const struct gsd_state *st, const struct gsd_config *cfg, struct gs_diag *d);
 /* gsd_group_min_json() - @g's spec.minResources as Kubernetes quantities ({} when it names none):
  * a new reference, NULL when out of memory. */
 json_t *gsd_group_min_json(const struct gsd_group *g);

@@ -609,6 +609,8 @@ int gsd_state_init(struct gsd_state *st, struct gsd_config *cfg, struct gs_clust
     if (!rc)
         rc = gsd_groups_restore(st, d);
     if (!rc)
+        rc = gsd_groups_apart(st, cfg, d);
+    if (!rc)
         rc = gsd_sched_open(st, d);
     if (!rc)
         rc = gsd_store_load(st->store, restore_one, st);
@@ -787,7 +789,7 @@ static int owners_kept(const struct gsd_state *st, const struct gsd_config *cfg,
 int gsd_state_reload(struct gsd_state *st, struct gsd_config *cfg, struct gs_diag *d)
 {
     struct gsd_config *old = st->cfg;
-    if (owners_kept(st, cfg, d))
+    if (owners_kept(st, cfg, d) || gsd_groups_apart(st, cfg, d))
         return -EINVAL;
     st->cfg = cfg;
     int rc = rebuild(st, d);

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Four 8-card A100 boards. */
 static const char nodes[] = "sn,cpu_milli,memory_mib,gpu,model\n"
@@ -202,7 +203,9 @@ static void test_gang_succeeded_kept(void **state)
     h_cleanup(&d);
 }
 
-/* A PodGroup of a config file keeps its completed members across a reload as one posted does. */
+/* A PodGroup of a config file keeps its completed members across a reload as one posted does;
+ * the API cannot take its name over (409), nor a config file one the API holds (the reload is
+ * refused, saying which). */
 static void test_policy_gang_reloaded(void **state)
 {
     (void)state;
@@ -222,6 +225,22 @@ static void test_policy_gang_reloaded(void **state)
     assert_int_equal(h_reload(&d), 0);
     submit_ended(&d, "pgp", "q2", "10s", 0);
     pod_is(&d, "q2", "running", NULL);
+    h_request(&d, "POST", "/v1/podgroups", TOKEN_A,
+              "{\"metadata\":{\"name\":\"pgp\",\"namespace\":\"team-a\"},"
+              "\"spec\":{\"minMember\":3}}",
+              409);
+    h_request(&d, "POST", "/v1/podgroups", TOKEN_A,
+              "{\"metadata\":{\"name\":\"pga\",\"namespace\":\"team-a\"},"
+              "\"spec\":{\"minMember\":1}}",
+              201);
+    assert_int_equal(h_policy(&d, "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
+                                  "metadata: {name: pga, namespace: team-a}\n"
+                                  "spec: {minMember: 2}\n"),
+                     0);
+    kill(d.pid, SIGHUP);
+    for (int i = 0; i < 1000 && !h_log_has(&d, "config reload refused"); i++)
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+    assert_true(h_log_has(&d, "PodGroup team-a/pga is one POST /v1/podgroups made"));
     assert_int_equal(h_stop(&d), 0);
     h_cleanup(&d);
 }
