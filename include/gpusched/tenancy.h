@@ -184,6 +184,18 @@ int gs_tenancy_complete(struct gs_tenancy *t, int64_t now, int32_t id, int32_t *
 int gs_tenancy_cancel(struct gs_tenancy *t, int64_t now, int32_t id);
 
 /*
+ * gs_tenancy_release() - the driver is done with pod @id, completed or cancelled, and holds no
+ * decision naming it: its record may serve a pod submitted later, which then gets @id, so a
+ * service that runs for months holds the records of the pods it holds, not of every pod it has
+ * seen. A member of a gang is kept (its gang counts it) until its PodGroup is dropped. Decisions
+ * do not change: every order among pods goes by their seq, never by their ids. A driver that
+ * never releases (the simulator, which reads every pod at the end) keeps them all.
+ * Return: 0; -EINVAL when @id is not a completed or cancelled pod, or was released before;
+ * -ENOMEM.
+ */
+int gs_tenancy_release(struct gs_tenancy *t, int32_t id);
+
+/*
  * gs_tenancy_podgroup() - PodGroup @g (copied) is made, or made again with a new spec: pods that
  * name it from now on are members of its gang. The policy's PodGroups exist from the start. In
  * the full way a pod may name a PodGroup before it is made (Kubernetes objects come in any
@@ -194,7 +206,9 @@ int gs_tenancy_cancel(struct gs_tenancy *t, int64_t now, int32_t id);
 int gs_tenancy_podgroup(struct gs_tenancy *t, const struct gs_podgroup_spec *g);
 
 /* gs_tenancy_podgroup_drop() - PodGroup @ns/@name is deleted: pods that name it later wait for it
- * to be made again. Return: 0; -ENOENT; -EBUSY while a pod of it is pending or running. */
+ * to be made again, a new gang (its members that completed no longer count, as a PodGroup made
+ * anew counts none); those released go (gs_tenancy_release()).
+ * Return: 0; -ENOENT; -EBUSY while a pod of it is pending or running. */
 int gs_tenancy_podgroup_drop(struct gs_tenancy *t, const char *ns, const char *name);
 
 /*

@@ -202,6 +202,7 @@ void gsd_sched_forget(struct gsd_state *st, struct gsd_pod *p, int done)
         return;
     if (!done)
         gs_tenancy_cancel(s->tn, gsd_sched_now(st), p->sid);
+    gs_tenancy_release(s->tn, p->sid); /* its record may serve a later pod: -ENOMEM keeps it */
     s->by_sid[p->sid] = NULL;
     p->sid = -1;
 }

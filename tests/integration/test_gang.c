@@ -160,7 +160,8 @@ static void succeeded_is(const struct daemon *d, int n, const char *phase)
 /* Members that completed count towards minMember, as Volcano counts a PodGroup's Succeeded pods
  * (one its activeDeadlineSeconds ended, Failed, does not), and go on counting across a reload
  * (SIGHUP: a new scheduler of the pods held) and a restart: a later member of a minMember 2 group
- * whose first two completed starts alone each time. */
+ * whose first two completed starts alone each time. Not once the PodGroup is deleted: one made
+ * again under its name starts from none. */
 static void test_gang_succeeded_kept(void **state)
 {
     (void)state;
@@ -199,6 +200,19 @@ static void test_gang_succeeded_kept(void **state)
     succeeded_is(&d, 3, "Running"); /* m3 runs on */
     submit_ended(&d, "pg2", "m4", "10s", 0);
     pod_is(&d, "m4", "running", NULL);
+
+    /* A PodGroup deleted and made again is a new one: none of its members has completed. */
+    h_request(&d, "POST", "/v1/clock", TOKEN_ADMIN, "{\"advance_seconds\": 60}", 200);
+    h_request(&d, "DELETE", "/v1/podgroups/team-a/pg2", TOKEN_A, NULL, 200);
+    h_request(&d, "POST", "/v1/podgroups", TOKEN_A,
+              "{\"metadata\":{\"name\":\"pg2\",\"namespace\":\"team-a\"},"
+              "\"spec\":{\"minMember\":2}}",
+              201);
+    succeeded_is(&d, 0, "Pending");
+    submit_ended(&d, "pg2", "n0", "10s", 0);
+    pod_is(&d, "n0", "pending", "PodGroup pg2: 1 of minMember 2 pods submitted");
+    assert_int_equal(h_reload(&d), 0);
+    pod_is(&d, "n0", "pending", "PodGroup pg2: 1 of minMember 2 pods submitted");
     assert_int_equal(h_stop(&d), 0);
     h_cleanup(&d);
 }

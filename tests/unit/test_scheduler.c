@@ -16,6 +16,7 @@
 #include "gpusched/tenancy.h"
 
 #include "common/util.h"
+#include "tenancy/tenancy_impl.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -489,10 +490,190 @@ static void test_probe_kept_by_shape(void **state)
     }
 }
 
+/* Two schedulers of one run, decision by decision: A keeps every record, B releases each pod
+ * once it is gone (gs_tenancy_release(), as gpuschedd does), so its ids are reused. Ids map to
+ * seq, the pods' own order. */
+#define CHURN_PODS 600
+struct churn {
+    struct fx f;
+    struct gs_tenancy *b;
+    int64_t seq_a[4 * CHURN_PODS], seq_b[4 * CHURN_PODS]; /* id -> seq, -1 none */
+    int32_t id_a[CHURN_PODS], id_b[CHURN_PODS];           /* seq -> id, -1 gone */
+    uint64_t rng;
+};
+
+static uint32_t churn_rand(struct churn *c, uint32_t n)
+{
+    c->rng = c->rng * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (uint32_t)(c->rng >> 33) % n;
+}
+
+/* Pod i: whole cards or a share, some of priority hi, some of gang g, all of a known walltime. */
+static char *churn_pods(uint64_t seed)
+{
+    size_t cap = CHURN_PODS * 320, len = 0;
+    char *y = malloc(cap);
+    assert_non_null(y);
+    static const char *const limits[] = {"nvidia.com/gpu: 1",
+                                         "nvidia.com/gpu: 2",
+                                         "nvidia.com/gpu: 4",
+                                         "nvidia.com/gpu: 8",
+                                         "nvidia.com/gpu: 1, nvidia.com/gpucores: 30",
+                                         "nvidia.com/gpu: 1, nvidia.com/gpucores: 50"};
+    for (int i = 0; i < CHURN_PODS; i++) {
+        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+        uint32_t r = (uint32_t)(seed >> 33);
+        len += (size_t)snprintf(
+            y + len, cap - len,
+            "---\n{apiVersion: v1, kind: Pod, metadata: {name: p%d, namespace: a, annotations: "
+            "{sim.gpusched.io/duration: %us%s}}, spec: {%scontainers: [{name: m, resources: "
+            "{limits: {%s}}}]}}\n",
+            i, 5 + r % 120, r % 7 == 0 ? ", scheduling.k8s.io/group-name: g" : "",
+            r % 5 == 0 ? "priorityClassName: hi, " : "", limits[(r >> 8) % 6]);
+    }
+    return y;
+}
+
+static void churn_same(struct churn *c, const struct gs_decision *da, size_t na,
+                       const struct gs_decision *db, size_t nb)
+{
+    assert_int_equal(na, nb);
+    for (size_t i = 0; i < na; i++) {
+        assert_int_equal(da[i].kind, db[i].kind);
+        assert_int_equal(c->seq_a[da[i].pod], c->seq_b[db[i].pod]);
+        assert_int_equal(da[i].node, db[i].node);
+        assert_int_equal(da[i].gpu_mask, db[i].gpu_mask);
+        assert_int_equal(da[i].share_milli, db[i].share_milli);
+        assert_int_equal(da[i].by < 0 ? -1 : c->seq_a[da[i].by],
+                         db[i].by < 0 ? -1 : c->seq_b[db[i].by]);
+        assert_int_equal(da[i].reclaim, db[i].reclaim);
+    }
+}
+
+/* Pod @i is gone from both: B releases it, and the id it had names nothing till it is reused. */
+static void churn_gone(struct churn *c, int i)
+{
+    assert_int_equal(gs_tenancy_release(c->b, c->id_b[i]), 0);
+    assert_int_equal(gs_tenancy_release(c->b, c->id_b[i]), -EINVAL);
+    c->seq_b[c->id_b[i]] = -1;
+    c->id_a[i] = c->id_b[i] = -1;
+}
+
+static void churn_views(struct churn *c, int submitted)
+{
+    for (int i = 0; i < submitted; i++) {
+        if (c->id_a[i] < 0)
+            continue;
+        struct gs_tenancy_pod a, b;
+        assert_int_equal(gs_tenancy_pod(c->f.t, c->id_a[i], &a), 0);
+        assert_int_equal(gs_tenancy_pod(c->b, c->id_b[i], &b), 0);
+        assert_int_equal(a.state, b.state);
+        assert_int_equal(a.node, b.node);
+        assert_int_equal(a.gpu_mask, b.gpu_mask);
+        assert_int_equal(a.preemptions, b.preemptions);
+        assert_string_equal(a.reason, b.reason);
+    }
+}
+
+static void test_released_records_reused(void **state)
+{
+    (void)state;
+    struct churn *c = calloc(1, sizeof(*c));
+    assert_non_null(c);
+    char *pods = churn_pods(7);
+    setup_fx(&c->f, pods);
+    free(pods);
+    struct gs_diag d;
+    gs_diag_init(&d);
+    struct gs_tenancy_opts o = {GS_WAY_FULL, 1, 0};
+    assert_int_equal(gs_tenancy_new(&c->f.s->policy, &o, &c->b, &d), 0);
+    memset(c->seq_a, -1, sizeof(c->seq_a));
+    memset(c->seq_b, -1, sizeof(c->seq_b));
+    c->rng = 11;
+    struct gs_podgroup_spec g = *c->f.s->policy.podgroups;
+    int64_t now = 0;
+    int next = 0, drops = 0;
+    while (next < CHURN_PODS || now < 4000 * S) {
+        uint32_t r = churn_rand(c, 10);
+        if (r < 5 && next < CHURN_PODS) {
+            int32_t a, b;
+            char why[256];
+            const struct gs_pod_spec *sp = &c->f.s->pods[next];
+            assert_int_equal(gs_tenancy_submit(c->f.t, now, sp, next, &a, why, sizeof(why)), 0);
+            assert_int_equal(gs_tenancy_submit(c->b, now, sp, next, &b, why, sizeof(why)), 0);
+            c->seq_a[a] = c->seq_b[b] = next;
+            c->id_a[next] = a;
+            c->id_b[next++] = b;
+        } else if (r < 6 && next > 0) { /* a pod deleted, pending or running */
+            int i = (int)churn_rand(c, (uint32_t)next);
+            if (c->id_a[i] >= 0) {
+                assert_int_equal(gs_tenancy_cancel(c->f.t, now, c->id_a[i]), 0);
+                assert_int_equal(gs_tenancy_cancel(c->b, now, c->id_b[i]), 0);
+                churn_gone(c, i);
+            }
+        } else {
+            now += (int64_t)(1 + churn_rand(c, 30)) * S;
+        }
+        int32_t a, b;
+        while (gs_tenancy_due(c->f.t, now, &a)) {
+            assert_int_equal(gs_tenancy_due(c->b, now, &b), 1);
+            assert_int_equal(c->seq_a[a], c->seq_b[b]);
+            assert_int_equal(gs_tenancy_complete(c->f.t, now, a, NULL),
+                             gs_tenancy_complete(c->b, now, b, NULL));
+            churn_gone(c, (int)c->seq_a[a]);
+        }
+        assert_int_equal(gs_tenancy_due(c->b, now, &b), 0);
+        const struct gs_decision *da, *db;
+        size_t na, nb;
+        assert_int_equal(gs_tenancy_schedule(c->f.t, now, &da, &na), 0);
+        assert_int_equal(gs_tenancy_schedule(c->b, now, &db, &nb), 0);
+        churn_same(c, da, na, db, nb);
+        if (gs_tenancy_podgroup_drop(c->f.t, "a", "g") == 0) { /* a new gang g of later pods */
+            assert_int_equal(gs_tenancy_podgroup_drop(c->b, "a", "g"), 0);
+            assert_int_equal(gs_tenancy_podgroup(c->f.t, &g), 0);
+            assert_int_equal(gs_tenancy_podgroup(c->b, &g), 0);
+            drops++;
+        }
+        churn_views(c, next);
+    }
+    /* Every pod ran its course; B held far fewer records than pods went through it. */
+    assert_true(drops > 0);
+    assert_int_equal(gs_tenancy_pod_count(c->f.t), CHURN_PODS);
+    assert_true(gs_tenancy_pod_count(c->b) < CHURN_PODS / 4);
+    gs_tenancy_free(c->b);
+    teardown_fx(&c->f);
+    free(c);
+}
+
+/* The nodes-freed and nodes-changed logs keep GS_NODE_LOG_MAX entries at most, however long the
+ * service runs: past that their older half goes; a search from a position dropped visits every
+ * node, one from a position kept the nodes logged since. */
+static void test_node_log_bounded(void **state)
+{
+    (void)state;
+    struct fx f;
+    setup_fx(&f, "");
+    struct nodelog l = {0};
+    for (size_t i = 0; i < GS_NODE_LOG_MAX + 10; i++)
+        assert_int_equal(gs__tn_log(&l, 0), 0);
+    assert_int_equal(gs__tn_log_end(&l), GS_NODE_LOG_MAX + 10);
+    assert_true(l.v.n <= GS_NODE_LOG_MAX);
+    assert_int_equal(gs__tn_logged_since(f.t, &l, 5, 2, 0), SIZE_MAX);
+    size_t end = gs__tn_log_end(&l);
+    assert_int_equal(gs__tn_log(&l, 1), 0);
+    assert_int_equal(gs__tn_logged_since(f.t, &l, end, 2, 0), 1);
+    assert_int_equal(f.t->scratch[0], 1);
+    assert_int_equal(gs__tn_logged_since(f.t, &l, end - 1, 2, 0), 2);
+    free(l.v.v);
+    teardown_fx(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_submit_schedule_cancel),
+        cmocka_unit_test(test_released_records_reused),
+        cmocka_unit_test(test_node_log_bounded),
         cmocka_unit_test(test_node_failure_requeues_gang),
         cmocka_unit_test(test_card_health),
         cmocka_unit_test(test_bind_to),

@@ -1005,7 +1005,7 @@ void gs__tn_victims_update(struct gs_tenancy *t, size_t node)
     }
     if (t->node_cards)
         cards_update(t, node);
-    if (gs__vec_push(&t->clog, (int32_t)node) < 0)
+    if (gs__tn_log(&t->clog, (int32_t)node) < 0)
         t->clog_lost = 1; /* a change not logged: memos are not trusted again */
 }
 
@@ -1380,7 +1380,7 @@ int gs__tn_evict_for(struct gs_tenancy *t, int32_t pod, enum evict_mode mode, st
         mode == EVICT_PREEMPT && !t->model_limit ? &t->vmemo[key & (GS_MEMO_SLOTS - 1)] : NULL;
     int r = search_nodes(t, &se, m && m->key == key ? m : NULL);
     if (r >= 0 && m && !se.best.found)
-        *m = (struct vmemo){key, t->clog.n, se.models, grace_until(t)};
+        *m = (struct vmemo){key, gs__tn_log_end(&t->clog), se.models, grace_until(t)};
     else if (m && m->key == key)
         m->key = 0;
     struct pick best = se.best;

@@ -35,8 +35,8 @@ struct bucket {
     /* Pods ending before (0) or after (1) the reservation failed as a class at fail_epoch;
      * fail_resv is the reservation it met, 0 when none stood in the way. */
     uint64_t fail_epoch[2], fail_resv[2];
-    uint64_t failed_at; /* t->said at that failure */
-    int32_t failed_pod; /* the pod whose failure it was */
+    uint64_t failed_at;   /* t->said at that failure */
+    int32_t failed_group; /* the gang of the pod whose failure it was, -1 none */
     char reason[GS_REASON_MAX];
 };
 
@@ -285,7 +285,7 @@ static void fail(struct gs_tenancy *t, struct bucket *b, struct rpod *p, int gen
         b->fail_resv[was_late] = t->resv_gen;
     }
     b->failed_at = p->said;
-    b->failed_pod = (int32_t)(p - t->pods);
+    b->failed_group = p->group;
     memcpy(b->reason, p->reason, sizeof(b->reason));
 }
 
@@ -295,13 +295,13 @@ void gs__tn_settle_reason(struct gs_tenancy *t, int32_t pod)
     if (p->state != GS_POD_PENDING || p->bucket < 0)
         return;
     const struct bucket *b = &t->buckets[p->bucket];
-    const struct rpod *f = &t->pods[b->failed_pod];
+    int32_t fg = b->failed_group;
     if (b->failed_at <= p->said)
         return;
-    if (p->group >= 0 && f->group != p->group) /* another gang's words would mislead */
+    if (p->group >= 0 && fg != p->group) /* another gang's words would mislead */
         gs__say(p->reason, sizeof(p->reason),
                 "gang %s: not tried while gang %s, alike, could not be placed (%s)", p->sp->group,
-                f->group >= 0 ? t->pgs[f->group]->name : "", b->reason); /* f may be gone */
+                fg >= 0 ? t->pgs[fg]->name : "", b->reason);
     else
         memcpy(p->reason, b->reason, sizeof(p->reason));
 }

@@ -23,6 +23,17 @@ int gs__vec_push(struct vec *v, int32_t x)
     return 0;
 }
 
+int gs__tn_log(struct nodelog *l, int32_t node)
+{
+    if (l->v.n == GS_NODE_LOG_MAX) {
+        size_t half = GS_NODE_LOG_MAX / 2;
+        memmove(l->v.v, l->v.v + half, (l->v.n - half) * sizeof(*l->v.v));
+        l->v.n -= half;
+        l->base += half;
+    }
+    return gs__vec_push(&l->v, node);
+}
+
 /* Account a pod arriving on (+1) or leaving (-1) its devices; the fleet is done by the caller.
  * Return: 1 when its gang's running members crossed minMember (their work starts or stops). */
 static int account(struct gs_tenancy *t, int32_t pod, int sign, int restore)
@@ -155,7 +166,7 @@ int gs__tn_commit(struct gs_tenancy *t, struct txn *x, int32_t by)
                                 .share_milli = gs__tn_slice_share(t, pod),
                                 .by = by,
                                 .reclaim = reclaim};
-        if (gs__vec_push(&t->rlog, p->node) < 0 || gs__tn_decide(t, &d) < 0)
+        if (gs__tn_log(&t->rlog, p->node) < 0 || gs__tn_decide(t, &d) < 0)
             return -ENOMEM;
         gs__tn_work_lost(t, pod);
         p->preemptions++;
@@ -514,15 +525,14 @@ static size_t take_bits(uint64_t *bits, size_t lo, size_t hi, int32_t *out, size
     return w;
 }
 
-size_t gs__tn_logged_since(struct gs_tenancy *t, const struct vec *log, size_t since, size_t cap,
-                           size_t n0)
+size_t gs__tn_logged_since(struct gs_tenancy *t, const struct nodelog *log, size_t since,
+                           size_t cap, size_t n0)
 {
-    size_t n = log->n - since;
-    if (n > cap)
+    if (since < log->base || gs__tn_log_end(log) - since > cap)
         return SIZE_MAX;
     /* A bit per node: each comes out once, in O(n + nodes / 64), where a sort took O(n log n). */
-    for (size_t i = since; i < log->n; i++)
-        t->logbits[(size_t)log->v[i] / 64] |= 1ULL << ((size_t)log->v[i] % 64);
+    for (size_t i = since - log->base; i < log->v.n; i++)
+        t->logbits[(size_t)log->v.v[i] / 64] |= 1ULL << ((size_t)log->v.v[i] % 64);
     size_t w = take_bits(t->logbits, n0, t->pol->nnodes, t->scratch, 0);
     return take_bits(t->logbits, 0, n0, t->scratch, w);
 }
@@ -766,7 +776,7 @@ int gs__tn_find(struct gs_tenancy *t, int32_t pod, int only_node, const struct t
                 *capacity = 1;
                 memcpy(p->reason, cl->reason, sizeof(p->reason));
                 if (settled)
-                    cl->since = t->rlog.n;
+                    cl->since = gs__tn_log_end(&t->rlog);
                 return 1;
             }
             /* A freed node is held for the head: only a full search gives the reason right. It
@@ -800,7 +810,7 @@ int gs__tn_find(struct gs_tenancy *t, int32_t pod, int only_node, const struct t
         cl->key = shape;
         cl->models = models;
         cl->resv = o.reserved ? t->resv_gen : 0;
-        cl->since = t->rlog.n;
+        cl->since = gs__tn_log_end(&t->rlog);
         memcpy(cl->reason, p->reason, sizeof(cl->reason));
     }
     return 1;

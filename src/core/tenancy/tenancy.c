@@ -206,7 +206,7 @@ void gs_tenancy_free(struct gs_tenancy *t)
                    t->resv_ids,
                    t->resv_nodes,
                    t->vmemo,
-                   t->clog.v,
+                   t->clog.v.v,
                    t->readmit,
                    t->gang_members,
                    t->gang_open,
@@ -225,14 +225,15 @@ void gs_tenancy_free(struct gs_tenancy *t)
                    t->scratch,
                    t->logbits,
                    t->gunits,
-                   t->rlog.v,
+                   t->rlog.v.v,
                    t->bo_until,
                    t->ts_asked,
                    t->ts_entitled,
                    t->ts_received,
                    t->ts_shares,
                    t->dec,
-                   t->dirty_gangs.v};
+                   t->dirty_gangs.v,
+                   t->retired.v};
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
         free(all[i]);
     free(t);
@@ -255,7 +256,7 @@ static int holds_end(struct gs_tenancy *t, int64_t before)
     gs_fleet_set_now(t->fleet, before);
     for (size_t n = 0; n < t->pol->nnodes; n++) {
         int64_t at = gs_fleet_next_convertible(t->fleet, n);
-        if (at <= t->now && gs__vec_push(&t->rlog, (int32_t)n))
+        if (at <= t->now && gs__tn_log(&t->rlog, (int32_t)n))
             return -ENOMEM;
     }
     gs_fleet_set_now(t->fleet, t->now);
@@ -385,15 +386,55 @@ void gs__tn_field_path(const struct gs_pod_spec *sp, const char *field, int at, 
              init ? "initContainers" : "containers", k, c + sizeof(list) - 1);
 }
 
+/* Can released record @id serve a new pod? Not while a bucket still lists it (its entry there is
+ * dropped in time), nor while it is the head of the queue. */
+static int reusable(const struct gs_tenancy *t, int32_t id)
+{
+    return !t->pods[id].in_pending && id != t->head;
+}
+
+/* The released records that nothing reads any more go to the front of t->retired, ready: when
+ * none is ready and the driver has had every decision (which may name them), once as many were
+ * released as the last sweep left waiting, so that a release costs O(1) amortised. */
+static void sweep(struct gs_tenancy *t)
+{
+    struct vec *v = &t->retired;
+    if (t->ready || v->n <= 2 * t->kept || (t->ndec && !t->dec_taken))
+        return;
+    for (size_t i = 0; i < v->n; i++)
+        if (reusable(t, v->v[i])) {
+            int32_t id = v->v[i];
+            v->v[i] = v->v[t->ready];
+            v->v[t->ready++] = id;
+        }
+    t->kept = v->n - t->ready;
+}
+
+/* The id a new pod gets: a released record's (its completion's generation moving on, so that
+ * what was pushed for the pod before is stale), else the next. *@reused: 1 the former. */
+static int32_t next_id(struct gs_tenancy *t, int *reused)
+{
+    sweep(t);
+    *reused = t->ready > 0;
+    if (!*reused)
+        return (int32_t)t->npods;
+    int32_t id = t->retired.v[t->ready - 1];
+    uint32_t gen = t->pods[id].gen + 1;
+    memset(&t->pods[id], 0, sizeof(t->pods[id]));
+    t->pods[id].gen = gen;
+    return id;
+}
+
 int gs_tenancy_submit(struct gs_tenancy *t, int64_t now, const struct gs_pod_spec *sp, int64_t seq,
                       int32_t *id, char *why, size_t size)
 {
-    int r = clock_to(t, now);
+    int r = clock_to(t, now), reused;
     if (r < 0 || (r = gs__tn_pods_room(t)) < 0)
         return r;
-    int32_t pod = (int32_t)t->npods;
+    int32_t pod = next_id(t, &reused);
     struct rpod *p = &t->pods[pod];
-    memset(p, 0, sizeof(*p));
+    if (!reused)
+        memset(p, 0, sizeof(*p));
     p->sp = sp;
     p->seq = seq;
     p->submit = t->now;
@@ -405,12 +446,19 @@ int gs_tenancy_submit(struct gs_tenancy *t, int64_t now, const struct gs_pod_spe
             snprintf(why, size, "%s", p->reason);
         gs__tn_field_path(sp, p->field ? p->field : "spec", p->field_at, t->refused_field,
                           sizeof(t->refused_field));
+        p->state = GS_POD_COMPLETED; /* a record ready for reuse stays so */
+        p->released = 1;
         return 1;
     }
     p->preemptions = sp->evictions; /* a snapshot's pod: its history goes on */
     if (sp->placed_given & GS_PLACED_FIRST)
         p->first_start = sp->first_start_us;
-    t->npods++;
+    if (reused) { /* the last ready one: the last of all takes its place */
+        t->ready--;
+        t->retired.v[t->ready] = t->retired.v[--t->retired.n];
+    } else {
+        t->npods++;
+    }
     if ((r = gs__tn_enroll(t, pod)) < 0)
         return r;
     if (p->group >= 0) {
@@ -451,7 +499,7 @@ int gs_tenancy_complete(struct gs_tenancy *t, int64_t now, int32_t id, int32_t *
     if (p->wgroup >= 0 && !failed) /* Succeeded: it no longer holds its gang mates back */
         t->gangs[p->wgroup].done++;
     r = gs__tn_unplace(t, id);
-    gs__vec_push(&t->rlog, p->node);
+    gs__tn_log(&t->rlog, p->node);
     if (share_milli)
         *share_milli = gs__tn_slice_share(t, id);
     p->state = GS_POD_COMPLETED;
@@ -474,7 +522,7 @@ int gs_tenancy_cancel(struct gs_tenancy *t, int64_t now, int32_t id)
     if (r >= 0 && p->state == GS_POD_RUNNING) {
         r = gs__tn_unplace(t, id);
         gs__tn_work_lost(t, id);
-        if (gs__vec_push(&t->rlog, p->node) < 0)
+        if (gs__tn_log(&t->rlog, p->node) < 0)
             r = -ENOMEM;
     } else if (!p->arrived) { /* parked, waiting for its PodGroup: counted nowhere yet */
         p->state = GS_POD_COMPLETED;
@@ -491,6 +539,18 @@ int gs_tenancy_cancel(struct gs_tenancy *t, int64_t now, int32_t id)
     gs__tn_usable_charge(t, p, 0, -1);
     t->epoch++;
     return r;
+}
+
+int gs_tenancy_release(struct gs_tenancy *t, int32_t id)
+{
+    if (id < 0 || (size_t)id >= t->npods || t->pods[id].state != GS_POD_COMPLETED ||
+        t->pods[id].released)
+        return -EINVAL;
+    struct rpod *p = &t->pods[id];
+    p->released = 1;
+    if (p->group >= 0 || p->wgroup >= 0) /* its gang counts it: released with the PodGroup */
+        return 0;
+    return gs__vec_push(&t->retired, id);
 }
 
 int gs_tenancy_podgroup(struct gs_tenancy *t, const struct gs_podgroup_spec *g)
@@ -511,13 +571,27 @@ int gs_tenancy_podgroup_drop(struct gs_tenancy *t, const char *ns, const char *n
     int32_t i = gs__tn_group_find(t, ns, name);
     if (i < 0)
         return -ENOENT;
-    for (size_t k = 0; k < t->gangs[i].members.n; k++) {
-        enum gs_pod_state st = (enum gs_pod_state)t->pods[t->gangs[i].members.v[k]].state;
-        if (st == GS_POD_PENDING || st == GS_POD_RUNNING)
-            return -EBUSY;
+    for (int w = 0; w < 2; w++) {
+        const struct vec *v = w ? &t->gangs[i].workers : &t->gangs[i].members;
+        for (size_t k = 0; k < v->n; k++)
+            if (t->pods[v->v[k]].state != GS_POD_COMPLETED)
+                return -EBUSY;
     }
     t->pgs[i]->min_member = 0; /* the name is held again for pods that name it later */
-    t->gangs[i].min = 0;
+    struct gang *g = &t->gangs[i];
+    for (size_t k = 0; k < g->members.n; k++) { /* one made again has none of them */
+        struct rpod *m = &t->pods[g->members.v[k]];
+        m->group = m->wgroup = -1;
+        if (m->released) /* out of memory, it is only not reused */
+            (void)gs__vec_push(&t->retired, g->members.v[k]);
+    }
+    for (size_t k = 0; k < g->workers.n; k++)
+        t->pods[g->workers.v[k]].wgroup = -1;
+    g->members.n = g->workers.n = 0;
+    g->min = g->done = g->inqueue = 0;
+    g->cards = g->milli_low = g->preemptible = 0;
+    g->level_low = -1;
+    g->key = gs__tn_gang_key(t, g);
     gs__tn_gang_changed(t, i);
     return 0;
 }
@@ -629,7 +703,7 @@ int gs_tenancy_node_ready(struct gs_tenancy *t, int64_t now, int32_t node, int r
     gs_fleet_set_node_ready(t->fleet, (size_t)node, ready);
     t->epoch++;
     if (ready)
-        return gs__vec_push(&t->rlog, node);
+        return gs__tn_log(&t->rlog, node);
     char why[GS_REASON_MAX];
     gs__say(why, sizeof(why), "node %s is not ready: its pods wait again",
             t->pol->nodes[node].name);
@@ -648,7 +722,7 @@ int gs_tenancy_card_health(struct gs_tenancy *t, int64_t now, int32_t node, int 
     gs_fleet_set_card_healthy(t->fleet, (size_t)node, gpu, healthy);
     t->epoch++;
     if (healthy)
-        return gs__vec_push(&t->rlog, node);
+        return gs__tn_log(&t->rlog, node);
     if (!evict)
         return 0;
     char why[GS_REASON_MAX];
@@ -688,7 +762,7 @@ int gs_tenancy_node_topology(struct gs_tenancy *t, int64_t now, int32_t node, co
     if (r < 0 || (r = gs_fleet_set_topology(t->fleet, (size_t)node, pcie, nvlink, links)) < 0)
         return r;
     t->epoch++;
-    return gs__vec_push(&t->rlog, node); /* its cards may now suit a pod they did not */
+    return gs__tn_log(&t->rlog, node); /* its cards may now suit a pod they did not */
 }
 
 int gs_tenancy_advance(struct gs_tenancy *t, int64_t now)

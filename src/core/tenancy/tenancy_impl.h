@@ -79,6 +79,7 @@ struct rpod {
     char mig[16];      /* MIG profile asked for (full scheme), "" for none (fit.mig: the spec's) */
     const char *field; /* rejected: the Pod field at fault (static), NULL for the pod as a whole */
     int16_t field_at;  /* the container @field names (index in sp->containers), -1 none */
+    uint8_t released;  /* the driver is done with it (gs_tenancy_release()) */
     char reason[GS_REASON_MAX];
     int32_t wgroup; /* its PodGroup in every way (work.c: a gang below minMember does no work) */
     /* The work model (work.c). @rate: busy milli-GPU per card at full speed (gpu-util x the
@@ -100,6 +101,22 @@ struct vec {
     int32_t *v;
     size_t n, cap;
 };
+
+/* A log of nodes (freed, or whose pods changed), in order. Positions count from its first entry
+ * for good (gs__tn_log_end()); past GS_NODE_LOG_MAX entries its older half is dropped, so that a
+ * service running for months keeps 1 MiB of it at most, and a search from a position dropped
+ * visits every node instead (gs__tn_logged_since()). */
+#define GS_NODE_LOG_MAX (1 << 18)
+struct nodelog {
+    struct vec v;
+    size_t base; /* the position of v.v[0] */
+};
+static inline size_t gs__tn_log_end(const struct nodelog *l)
+{
+    return l->base + l->v.n;
+}
+/* gs__tn_log() - @node goes at the end of @l. Return: 0; -ENOMEM. */
+int gs__tn_log(struct nodelog *l, int32_t node);
 
 struct bucket;
 struct qheap;
@@ -193,13 +210,18 @@ struct gs_tenancy {
     size_t nvpods;       /* its nodes: the policy may be another by the time it is freed */
     size_t vslots;
     struct vmemo *vmemo; /* fruitless preemption searches, by pod kind */
-    struct vec clog;     /* nodes whose pods changed, in order */
+    struct nodelog clog; /* nodes whose pods changed */
     int clog_lost;
     int64_t *readmit; /* start times of pods run again after an eviction, in order */
     size_t nreadmit, capreadmit, readmit_head;
     int32_t *node_cards;
     struct rpod *pods;
     size_t npods, cappods;
+    /* Records released by the driver (gs_tenancy_release()): [0, ready) may serve a new pod
+     * now; the rest wait until nothing reads them (tenancy.c, sweep()). @kept: those left
+     * waiting by the last sweep. */
+    struct vec retired;
+    size_t ready, kept;
     struct namemap *groups;     /* PodGroup (namespace, name) -> index */
     struct namemap *users;      /* (tenant, user) -> user id */
     struct namemap *namespaces; /* namespace -> tenant */
@@ -272,7 +294,7 @@ struct gs_tenancy {
     /* Victim-search backoff per shape (see backing_off()). */
     uint64_t *bo_key;
     /* Nodes freed, in order, and shapes that found no room (placement.c, clean_of()). */
-    struct vec rlog;
+    struct nodelog rlog;
     struct clean *clean;
     int32_t *scratch;
     uint64_t *logbits; /* a bit per node, all clear between calls (gs__tn_logged_since()) */
@@ -416,8 +438,8 @@ int gs__vec_push(struct vec *v, int32_t x);
 /* The nodes in @log from position @since, once each, in search order from node @n0 (0: ascending),
  * into t->scratch; their count, or SIZE_MAX when more than @cap (a full search is then as cheap).
  */
-size_t gs__tn_logged_since(struct gs_tenancy *t, const struct vec *log, size_t since, size_t cap,
-                           size_t n0);
+size_t gs__tn_logged_since(struct gs_tenancy *t, const struct nodelog *log, size_t since,
+                           size_t cap, size_t n0);
 /* Best node for @pod now: 0 with @node and @mask set, or 1 with the pod's reason set. @x is the
  * attempt under way (NULL none): while it has bound or evicted pods the fleet is not in a state
  * the run will keep, so the search neither uses nor leaves a "nodes freed since" record. */
