@@ -668,12 +668,88 @@ static void test_node_log_bounded(void **state)
     teardown_fx(&f);
 }
 
+#define GANG_POD(name, group)                                                                      \
+    "---\n{apiVersion: scheduling.volcano.sh/v1beta1, kind: PodGroup, metadata: {name: " group     \
+    ", namespace: a}, spec: {minMember: 1}}\n" POD(                                                \
+        name, 8, ", annotations: {scheduling.k8s.io/group-name: " group "}")
+
+/* A gang member moved to its gang's new bucket leaves an entry behind in the old one: its record,
+ * released with its PodGroup, serves no pod while that entry stands, or a later pod of that
+ * bucket would take the old pod's place in line. g4m1 came first: it gets the card. */
+static void test_reused_record_keeps_its_place(void **state)
+{
+    (void)state;
+    struct fx f;
+    setup_fx(&f, POD("b1", 8, "") POD("b2", 8, "") GANG_POD("g0m1", "g0") GANG_POD("a1", "g1")
+                     POD("a2", 8, ", annotations: {scheduling.k8s.io/group-name: g1}")
+                         GANG_POD("g4m1", "g4") GANG_POD("y1", "g3"));
+    const struct gs_decision *dec;
+    int32_t b1 = submit(&f, 0, 0), b2 = submit(&f, 0, 1);
+    submit(&f, 0, 2);
+    int32_t a1 = submit(&f, 0, 3);
+    schedule(&f, 0, &dec);
+    int32_t a2 = submit(&f, 1 * S, 4);
+    schedule(&f, 1 * S, &dec); /* a1 moves to its gang's new bucket */
+    assert_int_equal(gs_tenancy_cancel(f.t, 2 * S, a1), 0);
+    assert_int_equal(gs_tenancy_cancel(f.t, 2 * S, a2), 0);
+    schedule(&f, 2 * S, &dec);
+    assert_int_equal(gs_tenancy_release(f.t, a1), 0); /* kept with its gang till it is dropped */
+    assert_int_equal(gs_tenancy_release(f.t, a2), 0);
+    assert_int_equal(gs_tenancy_podgroup_drop(f.t, "a", "g1"), 0);
+    int32_t g4m1 = submit(&f, 3 * S, 5);
+    schedule(&f, 3 * S, &dec);
+    int32_t y1 = submit(&f, 4 * S, 6);
+    assert_int_equal(gs_tenancy_cancel(f.t, 5 * S, b1), 0);
+    schedule(&f, 5 * S, &dec);
+    assert_int_equal(gs_tenancy_cancel(f.t, 6 * S, b2), 0);
+    schedule(&f, 6 * S, &dec);
+    assert_int_equal(view(&f, g4m1).state, GS_POD_RUNNING);
+    assert_int_equal(view(&f, y1).state, GS_POD_PENDING);
+    teardown_fx(&f);
+}
+
+/* PodGroups made and deleted by the thousand (one per job, as Volcano makes them) take the places
+ * of those deleted: the scheduler holds the PodGroups that stand. One deleted is unknown (its
+ * pods wait for it); one made again under a deleted name is a new gang. */
+static void test_podgroup_places_reused(void **state)
+{
+    (void)state;
+    struct fx f;
+    setup_fx(&f, POD("p0", 8, ""));
+    for (int i = 0; i < 1000; i++) {
+        struct gs_podgroup_spec g = {.ns = "a", .min_member = 1};
+        snprintf(g.name, sizeof(g.name), "h%d", i);
+        assert_int_equal(gs_tenancy_podgroup(f.t, &g), 0);
+        if (i % 100 != 7)
+            assert_int_equal(gs_tenancy_podgroup_drop(f.t, "a", g.name), 0);
+    }
+    assert_true(f.t->npgs <= 1 + 10 + 1); /* g, the ten that stand, one place free */
+    for (int i = 0; i < 1000; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "h%d", i);
+        assert_int_equal(gs_tenancy_podgroup_done(f.t, "a", name), i % 100 == 7 ? 0 : -ENOENT);
+    }
+    struct gs_podgroup_spec h1 = {.ns = "a", .name = "h1", .min_member = 2};
+    assert_int_equal(gs_tenancy_podgroup(f.t, &h1), 0);
+    struct gs_pod_spec sp = f.s->pods[0];
+    snprintf(sp.group, sizeof(sp.group), "h1");
+    int32_t id;
+    char why[256];
+    assert_int_equal(gs_tenancy_submit(f.t, 0, &sp, 0, &id, why, sizeof(why)), 0);
+    const struct gs_decision *dec;
+    assert_int_equal(schedule(&f, 0, &dec), 0);
+    assert_string_equal(view(&f, id).reason, "PodGroup h1: 1 of minMember 2 pods submitted");
+    teardown_fx(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_submit_schedule_cancel),
         cmocka_unit_test(test_released_records_reused),
         cmocka_unit_test(test_node_log_bounded),
+        cmocka_unit_test(test_reused_record_keeps_its_place),
+        cmocka_unit_test(test_podgroup_places_reused),
         cmocka_unit_test(test_node_failure_requeues_gang),
         cmocka_unit_test(test_card_health),
         cmocka_unit_test(test_bind_to),

@@ -106,6 +106,31 @@ static int32_t namemap_intern(struct namemap *m, const char *a, const char *b, i
     return m->val[h];
 }
 
+/* (a, b) leaves @m, if there; the entries after it in its run move back (linear probing keeps no
+ * tombstones). Its key is freed when @m owns its keys. */
+static void namemap_del(struct namemap *m, const char *a, const char *b)
+{
+    if (!m || !m->cap)
+        return;
+    size_t mask = m->cap - 1, i = namemap_slot(m, a, b);
+    if (!m->k1[i])
+        return;
+    if (m->owns)
+        free((char *)m->k1[i]);
+    m->k1[i] = NULL;
+    m->n--;
+    for (size_t j = (i + 1) & mask; m->k1[j]; j = (j + 1) & mask) {
+        size_t h = hash2(m->k1[j], m->k2[j]) & mask;
+        if (((j - h) & mask) < ((j - i) & mask)) /* its home is after the hole: it stays */
+            continue;
+        m->k1[i] = m->k1[j];
+        m->k2[i] = m->k2[j];
+        m->val[i] = m->val[j];
+        m->k1[j] = NULL;
+        i = j;
+    }
+}
+
 static void namemap_free(struct namemap *m)
 {
     if (!m)
@@ -1509,6 +1534,21 @@ int gs__tn_podgroup(struct gs_tenancy *t, const struct gs_podgroup_spec *g)
         gs__tn_gang_changed(t, i);
         return i;
     }
+    if (t->free_gangs.n > 0) { /* a dropped one's place, its lists' memory kept */
+        i = t->free_gangs.v[t->free_gangs.n - 1];
+        struct gang *o = &t->gangs[i];
+        struct gang fresh = {.min = gang_min(t, g), .level_low = -1, .gen = o->gen + 1};
+        fresh.members.v = o->members.v;
+        fresh.members.cap = o->members.cap;
+        fresh.workers.v = o->workers.v;
+        fresh.workers.cap = o->workers.cap;
+        *t->pgs[i] = *g; /* the map's keys point into it */
+        if (namemap_intern(t->groups, t->pgs[i]->ns, t->pgs[i]->name, i) < 0)
+            return -ENOMEM;
+        t->free_gangs.n--;
+        *o = fresh;
+        return i;
+    }
     size_t cg = t->cappgs;
     struct gs_podgroup_spec **v = gs_grow(t->pgs, &t->cappgs, t->npgs + 1, sizeof(*v), 16);
     if (!v)
@@ -1534,6 +1574,13 @@ int gs__tn_podgroup(struct gs_tenancy *t, const struct gs_podgroup_spec *g)
     t->gangs[i].level_low = -1;
     t->npgs++;
     return i;
+}
+
+void gs__tn_podgroup_forget(struct gs_tenancy *t, int32_t group)
+{
+    namemap_del(t->groups, t->pgs[group]->ns, t->pgs[group]->name);
+    if (gs__vec_push(&t->free_gangs, group) < 0) /* out of memory, it is only not reused */
+        return;
 }
 
 int gs__tn_admission_init(struct gs_tenancy *t)
@@ -1567,6 +1614,7 @@ void gs__tn_admission_free(struct gs_tenancy *t)
     }
     free(t->gangs);
     free(t->pgs);
+    free(t->free_gangs.v);
     namemap_free(t->groups);
     namemap_free(t->users);
     namemap_free(t->namespaces);

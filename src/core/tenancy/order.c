@@ -37,6 +37,7 @@ struct bucket {
     uint64_t fail_epoch[2], fail_resv[2];
     uint64_t failed_at;   /* t->said at that failure */
     int32_t failed_group; /* the gang of the pod whose failure it was, -1 none */
+    uint32_t failed_gen;  /* that gang's gen: another PodGroup may have its place now */
     char reason[GS_REASON_MAX];
 };
 
@@ -98,6 +99,7 @@ static int32_t bucket_of(struct gs_tenancy *t, uint64_t key, int32_t list)
     t->buckets = v;
     struct bucket *b = &t->buckets[t->nbuckets];
     memset(b, 0, sizeof(*b));
+    b->failed_group = -1;
     b->key = key;
     b->list = list;
     b->min_dur = INT64_MAX;
@@ -180,8 +182,10 @@ static int rebucket(struct gs_tenancy *t)
                 continue;
             if (m->bucket >= 0 && t->buckets[m->bucket].key == g->key)
                 continue;
-            if (m->bucket >= 0)
-                t->buckets[m->bucket].dead++; /* its entry there is left behind */
+            if (m->bucket >= 0) { /* its entry there is left behind */
+                t->buckets[m->bucket].dead++;
+                m->stale++;
+            }
             int32_t b = bucket_of(t, g->key, list_of(t, m));
             if (b < 0 || (b = bucket_insert(t, pod, b)) < 0)
                 return b;
@@ -215,8 +219,10 @@ static void tidy(struct gs_tenancy *t, struct bucket *b)
         b->min_dur = INT64_MAX;
         for (size_t i = b->start; i < v->n; i++) {
             struct rpod *p = &t->pods[v->v[i]];
-            if (!here(t, b, v->v[i]))
+            if (!here(t, b, v->v[i])) {
+                p->stale--;
                 continue;
+            }
             if (p->state != GS_POD_PENDING) {
                 p->in_pending = 0;
                 continue;
@@ -234,6 +240,8 @@ static void tidy(struct gs_tenancy *t, struct bucket *b)
             break;
         if (here(t, b, pod))
             t->pods[pod].in_pending = 0;
+        else
+            t->pods[pod].stale--;
     }
     if (b->start == v->n)
         v->n = b->start = b->dead = 0;
@@ -286,6 +294,7 @@ static void fail(struct gs_tenancy *t, struct bucket *b, struct rpod *p, int gen
     }
     b->failed_at = p->said;
     b->failed_group = p->group;
+    b->failed_gen = p->group >= 0 ? t->gangs[p->group].gen : 0;
     memcpy(b->reason, p->reason, sizeof(b->reason));
 }
 
@@ -295,13 +304,15 @@ void gs__tn_settle_reason(struct gs_tenancy *t, int32_t pod)
     if (p->state != GS_POD_PENDING || p->bucket < 0)
         return;
     const struct bucket *b = &t->buckets[p->bucket];
-    int32_t fg = b->failed_group;
-    if (b->failed_at <= p->said)
+    if (b->failed_at <= p->said) /* (a bucket that never failed has none of these) */
         return;
+    int32_t fg = b->failed_group;
+    if (fg >= 0 && t->gangs[fg].gen != b->failed_gen)
+        fg = -1;                         /* its PodGroup was deleted */
     if (p->group >= 0 && fg != p->group) /* another gang's words would mislead */
         gs__say(p->reason, sizeof(p->reason),
                 "gang %s: not tried while gang %s, alike, could not be placed (%s)", p->sp->group,
-                fg >= 0 ? t->pgs[fg]->name : "", b->reason);
+                fg >= 0 ? t->pgs[fg]->name : "(deleted)", b->reason);
     else
         memcpy(p->reason, b->reason, sizeof(p->reason));
 }

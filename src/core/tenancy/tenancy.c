@@ -386,11 +386,11 @@ void gs__tn_field_path(const struct gs_pod_spec *sp, const char *field, int at, 
              init ? "initContainers" : "containers", k, c + sizeof(list) - 1);
 }
 
-/* Can released record @id serve a new pod? Not while a bucket still lists it (its entry there is
- * dropped in time), nor while it is the head of the queue. */
+/* Can released record @id serve a new pod? Not while a bucket still lists it, its own or one it
+ * moved on from (the entry is dropped in time), nor while it is the head of the queue. */
 static int reusable(const struct gs_tenancy *t, int32_t id)
 {
-    return !t->pods[id].in_pending && id != t->head;
+    return !t->pods[id].in_pending && !t->pods[id].stale && id != t->head;
 }
 
 /* The released records that nothing reads any more go to the front of t->retired, ready: when
@@ -577,7 +577,7 @@ int gs_tenancy_podgroup_drop(struct gs_tenancy *t, const char *ns, const char *n
             if (t->pods[v->v[k]].state != GS_POD_COMPLETED)
                 return -EBUSY;
     }
-    t->pgs[i]->min_member = 0; /* the name is held again for pods that name it later */
+    t->pgs[i]->min_member = 0;
     struct gang *g = &t->gangs[i];
     for (size_t k = 0; k < g->members.n; k++) { /* one made again has none of them */
         struct rpod *m = &t->pods[g->members.v[k]];
@@ -593,6 +593,7 @@ int gs_tenancy_podgroup_drop(struct gs_tenancy *t, const char *ns, const char *n
     g->level_low = -1;
     g->key = gs__tn_gang_key(t, g);
     gs__tn_gang_changed(t, i);
+    gs__tn_podgroup_forget(t, i);
     return 0;
 }
 

@@ -76,6 +76,7 @@ struct rpod {
     uint64_t said;        /* t->said when its reason was last written by the scheduler */
     uint64_t shape;       /* hash of what makes pods alike (admission.c, static_shape()) */
     int32_t bucket;       /* its bucket of pending pods (order.c), -1 before the first */
+    int32_t stale;        /* its entries left in other buckets (a gang member moved on) */
     char mig[16];      /* MIG profile asked for (full scheme), "" for none (fit.mig: the spec's) */
     const char *field; /* rejected: the Pod field at fault (static), NULL for the pod as a whole */
     int16_t field_at;  /* the container @field names (index in sp->containers), -1 none */
@@ -159,6 +160,7 @@ struct gang {
     int dirty;          /* a member arrived since its pending members were put in buckets */
     int inqueue;        /* its minResources passed the enqueue check (ledger.c) and fewer than
                          * minMember members have run since: Volcano's phase Inqueue */
+    uint32_t gen;       /* PodGroups that had its place before (gs__tn_podgroup_forget()) */
 };
 
 /* A node as the head's promise is worked out (backfill.c): while the cards of the pods taken off
@@ -233,6 +235,7 @@ struct gs_tenancy {
     struct gang *gangs;            /* one per PodGroup, parallel to pgs */
     struct gs_podgroup_spec **pgs; /* the PodGroups: the policy's, then those added */
     size_t npgs, cappgs;
+    struct vec free_gangs;  /* places of PodGroups dropped, for the next made */
     struct vec dirty_gangs; /* gangs a member joined since the last pass */
     /* Tenants: per model [tenant * GS_MODEL_MAX + model], milli. */
     int64_t *ded_used, *sh_used; /* per tenant x GPU model, milli-GPU charged to each */
@@ -385,8 +388,13 @@ int gs__tn_admit(const struct gs_tenancy *t, struct rpod *p);
 int gs__tn_enroll(struct gs_tenancy *t, int32_t pod);
 /* The index of PodGroup @ns/@name, or -1. */
 int32_t gs__tn_group_find(const struct gs_tenancy *t, const char *ns, const char *name);
-/* PodGroup @g (copied) made or made again: its index, or -ENOMEM. */
+/* PodGroup @g (copied) made or made again: its index, or -ENOMEM. A new one may take the place
+ * of one forgotten. */
 int gs__tn_podgroup(struct gs_tenancy *t, const struct gs_podgroup_spec *g);
+/* gs__tn_podgroup_forget() - PodGroup @group, dropped and without members, leaves the name map:
+ * a pod that names it later finds none (and waits for it, as for any PodGroup not made yet), and
+ * its place serves the next PodGroup made. */
+void gs__tn_podgroup_forget(struct gs_tenancy *t, int32_t group);
 /* The @k-th ResourceQuota of @p's namespace (an index into the policy's). */
 static inline int32_t gs__tn_rquota_at(const struct gs_tenancy *t, const struct rpod *p, int k)
 {
