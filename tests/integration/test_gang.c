@@ -705,6 +705,52 @@ static void test_podgroup_metadata(void **state)
     h_cleanup(&d);
 }
 
+/* A member of an elastic gang beyond minMember (its mates completed, counting towards it) is the
+ * first to go for a pod of higher priority, and still is after a reload, which knows of the
+ * completed members only their count: x, of no gang, stays. */
+static void test_elastic_extra_after_reload(void **state)
+{
+    (void)state;
+    for (int reload = 0; reload < 2; reload++) {
+        struct daemon d;
+        assert_int_equal(h_setup(&d, NULL), 0);
+        d.manual_clock = 1;
+        assert_int_equal(
+            h_write(d.nodes,
+                    "sn,cpu_milli,memory_mib,gpu,model\nn0,64000,262144,2,A100-SXM4-80GB\n"),
+            0);
+        assert_int_equal(h_policy(&d, "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\n"
+                                      "metadata: {name: high}\nvalue: 1000\n"),
+                         0);
+        assert_int_equal(h_start(&d), 0);
+        h_request(&d, "POST", "/v1/podgroups", TOKEN_A,
+                  "{\"metadata\":{\"name\":\"pg3\",\"namespace\":\"team-a\"},"
+                  "\"spec\":{\"minMember\":1}}",
+                  201);
+        submit_ended(&d, "pg3", "e1", "5s", 0);
+        h_request(&d, "POST", "/v1/clock", TOKEN_ADMIN, "{\"advance_seconds\": 5}", 200);
+        json_decref(h_submit(
+            &d, TOKEN_A,
+            h_pod_annotated("team-a", "e2", 1, 0, "scheduling.k8s.io/group-name", "pg3"), 201));
+        /* x starts later: of two victims alike, the one that loses less work would go */
+        h_request(&d, "POST", "/v1/clock", TOKEN_ADMIN, "{\"advance_seconds\": 1}", 200);
+        json_decref(h_submit(&d, TOKEN_A, h_pod_annotated("team-a", "x", 1, 0, NULL, NULL), 201));
+        pod_is(&d, "e2", "running", NULL);
+        pod_is(&d, "x", "running", NULL);
+        if (reload)
+            assert_int_equal(h_reload(&d), 0);
+        json_t *z = h_pod_json("team-a", "z", 1, 0);
+        json_object_set_new(json_object_get(z, "spec"), "priorityClassName", json_string("high"));
+        json_decref(h_submit(&d, TOKEN_A, json_dumps(z, JSON_COMPACT), 201));
+        json_decref(z);
+        pod_is(&d, "z", "running", NULL);
+        pod_is(&d, "x", "running", NULL);
+        pod_is(&d, "e2", "pending", NULL);
+        assert_int_equal(h_stop(&d), 0);
+        h_cleanup(&d);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -712,6 +758,7 @@ int main(void)
         cmocka_unit_test(test_gang_over_quota),
         cmocka_unit_test(test_gang_succeeded_kept),
         cmocka_unit_test(test_policy_gang_reloaded),
+        cmocka_unit_test(test_elastic_extra_after_reload),
         cmocka_unit_test(test_gang_through_extender),
         cmocka_unit_test(test_bad_podgroups),
         cmocka_unit_test(test_podgroup_metadata),

@@ -278,7 +278,15 @@ struct gunit {
 
 void gs__tn_gang_changed(struct gs_tenancy *t, int32_t group)
 {
-    if (group < 0 || (size_t)group >= t->capgunits)
+    if (group < 0)
+        return;
+    struct gang *g = &t->gangs[group];
+    int8_t el = (int8_t)gs__tn_gang_elastic(g);
+    if (el != g->el) {
+        t->elastic_running += el ? g->running : -g->running;
+        g->el = el;
+    }
+    if ((size_t)group >= t->capgunits)
         return;
     for (int k = 0; k < GS_GUNIT_WAYS; k++)
         t->gunits[group].w[k].valid = 0;

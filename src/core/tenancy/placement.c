@@ -49,7 +49,7 @@ static int account(struct gs_tenancy *t, int32_t pod, int sign, int restore)
         int32_t extras = pg->running + pg->done - pg->min;
         pg->running += sign;
         t->extras_gen += sign > 0 && extras >= 0 && gs__tn_gang_elastic(pg);
-        t->elastic_running += gs__tn_gang_elastic(pg) ? sign : 0;
+        t->elastic_running += pg->el ? sign : 0;
         pg->inqueue &= pg->running + pg->done < pg->min; /* phase Running: admitted no more */
     }
     t->running_by_level[p->level] += sign;

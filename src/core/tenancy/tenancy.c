@@ -485,6 +485,16 @@ int gs_tenancy_submit(struct gs_tenancy *t, int64_t now, const struct gs_pod_spe
     return gs__tn_pending_add(t, pod);
 }
 
+/* @p, a member of a gang, is gone (completed, failed or deleted): it no longer makes its gang
+ * elastic, unless it completed (then it counts among done). */
+static void left_gang(struct gs_tenancy *t, const struct rpod *p)
+{
+    if (p->group < 0)
+        return;
+    t->gangs[p->group].left++;
+    gs__tn_gang_changed(t, p->group);
+}
+
 int gs_tenancy_complete(struct gs_tenancy *t, int64_t now, int32_t id, int32_t *share_milli)
 {
     if (id < 0 || (size_t)id >= t->npods || t->pods[id].state != GS_POD_RUNNING)
@@ -503,6 +513,7 @@ int gs_tenancy_complete(struct gs_tenancy *t, int64_t now, int32_t id, int32_t *
     if (share_milli)
         *share_milli = gs__tn_slice_share(t, id);
     p->state = GS_POD_COMPLETED;
+    left_gang(t, p);
     if (failed) /* its work not done when its deadline came: the kubelet's words for it */
         gs__say(p->reason, sizeof(p->reason),
                 "DeadlineExceeded: ended %lld s after it started (activeDeadlineSeconds)",
@@ -526,6 +537,7 @@ int gs_tenancy_cancel(struct gs_tenancy *t, int64_t now, int32_t id)
             r = -ENOMEM;
     } else if (!p->arrived) { /* parked, waiting for its PodGroup: counted nowhere yet */
         p->state = GS_POD_COMPLETED;
+        left_gang(t, p);
         return r;
     } else {
         gs__tn_pending_left(t, id);
@@ -535,6 +547,7 @@ int gs_tenancy_cancel(struct gs_tenancy *t, int64_t now, int32_t id)
         t->resv_gen++;
     }
     p->state = GS_POD_COMPLETED;
+    left_gang(t, p);
     t->q_demand[p->queue] -= p->milli;
     gs__tn_usable_charge(t, p, 0, -1);
     t->epoch++;
@@ -588,7 +601,7 @@ int gs_tenancy_podgroup_drop(struct gs_tenancy *t, const char *ns, const char *n
     for (size_t k = 0; k < g->workers.n; k++)
         t->pods[g->workers.v[k]].wgroup = -1;
     g->members.n = g->workers.n = 0;
-    g->min = g->done = g->inqueue = 0;
+    g->min = g->done = g->left = g->inqueue = 0;
     g->cards = g->milli_low = g->preemptible = 0;
     g->level_low = -1;
     g->key = gs__tn_gang_key(t, g);

@@ -150,6 +150,8 @@ struct gang {
     int32_t working;    /* members running in any way (work.c), with their ids in @workers */
     int32_t done;       /* members that completed: they count towards minMember, as Volcano
                          * counts Succeeded pods */
+    int32_t left;       /* of @members, those gone (completed, failed or deleted) */
+    int8_t el;          /* elastic as t->elastic_running counts it (eviction.c) */
     struct vec workers; /* pods that named it, in every way */
     uint64_t key;       /* the members' shapes and minMember: gangs alike share a bucket */
     struct vec members; /* pod ids, in arrival order */
@@ -429,10 +431,11 @@ int gs__tn_reclaimable(const struct gs_tenancy *t, int32_t q);
 int gs__tn_enqueue(struct gs_tenancy *t, int32_t group, char *why, size_t size);
 
 /* placement.c */
-/* Is @g elastic: fewer members must run together (minMember) than it has? */
+/* Is @g elastic: fewer members must run together (minMember) than it has, its members not gone
+ * and those that completed (which is what a new scheduler of the pods held knows of it)? */
 static inline int gs__tn_gang_elastic(const struct gang *g)
 {
-    return g->min > 0 && (int32_t)g->members.n > g->min;
+    return g->min > 0 && (int32_t)g->members.n - g->left + g->done > g->min;
 }
 int gs__tn_place_one(struct gs_tenancy *t, int32_t pod, struct txn *x, int only_node,
                      int *capacity);
@@ -539,7 +542,8 @@ int gs__tn_victims_alloc(struct gs_tenancy *t);
 void gs__tn_victims_update(struct gs_tenancy *t, size_t node);
 /* Running @pod's start time was set anew (gs_tenancy_restore()): the index keeps it too. */
 void gs__tn_victims_started(struct gs_tenancy *t, int32_t pod);
-/* A gang's members started, stopped or grew in number: victim searches work its unit out anew. */
+/* A gang's members started, stopped, came or went, or its minMember changed: victim searches work
+ * its unit out anew, and t->elastic_running counts its running members while it is elastic. */
 void gs__tn_gang_changed(struct gs_tenancy *t, int32_t group);
 void gs__tn_victims_free(struct gs_tenancy *t);
 /* A pod evicted before was bound at @start: its readmission grace runs from then. */
