@@ -448,16 +448,23 @@ static json_t *replica_pod(const char *name)
 
 /* Time-slice replicas through the extender: four pods bind to the one card, the fifth finds
  * none. */
+/* A daemon of the time-sliced inventory above, on the manual clock when @manual. */
+static void start_timeslice(struct daemon *d, int manual)
+{
+    assert_int_equal(h_setup(d, NULL), 0);
+    d->manual_clock = manual;
+    snprintf(d->nodes, sizeof(d->nodes), "%s/nodes.yaml", d->dir);
+    assert_int_equal(h_write(d->nodes, timeslice_nodes), 0);
+    assert_int_equal(h_start(d), 0);
+}
+
 static void test_timeslice(void **state)
 {
     (void)state;
     struct daemon d;
     char node[64];
     const char *ts1[] = {"ts1"};
-    assert_int_equal(h_setup(&d, NULL), 0);
-    snprintf(d.nodes, sizeof(d.nodes), "%s/nodes.yaml", d.dir);
-    assert_int_equal(h_write(d.nodes, timeslice_nodes), 0);
-    assert_int_equal(h_start(&d), 0);
+    start_timeslice(&d, 0);
     for (int i = 0; i < 5; i++) {
         char name[8];
         snprintf(name, sizeof(name), "r%d", i);
@@ -497,11 +504,7 @@ static void test_progress_kept(void **state)
 {
     (void)state;
     struct daemon d;
-    assert_int_equal(h_setup(&d, NULL), 0);
-    d.manual_clock = 1;
-    snprintf(d.nodes, sizeof(d.nodes), "%s/nodes.yaml", d.dir);
-    assert_int_equal(h_write(d.nodes, timeslice_nodes), 0);
-    assert_int_equal(h_start(&d), 0);
+    start_timeslice(&d, 1);
     for (int i = 0; i < 2; i++) {
         char name[8];
         snprintf(name, sizeof(name), "s%d", i);
