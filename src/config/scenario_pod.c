@@ -801,8 +801,15 @@ static int annot_value(struct gs__yctx *c, int a, yaml_node_t *v, struct gs_pod_
     case A_FIRST_START:
         p->placed_given |= GS_PLACED_FIRST;
         return gs__scn_dur(c, v, annot_keys[a], &p->first_start_us);
-    case A_GROUP:
-        return gs__scn_name(c, v, annot_keys[a], p->group, sizeof(p->group));
+    case A_GROUP: { /* a PodGroup's name, which no PodGroup could have, would wait for ever */
+        int r = gs__scn_name(c, v, annot_keys[a], p->group, sizeof(p->group));
+        if (!r && !gs_dns_subdomain_ok(p->group, strlen(p->group)))
+            r = gs__yaml_err(c, v,
+                             "%s \"%s\": expected a PodGroup's name, a DNS subdomain: lowercase "
+                             "letters, digits, '-' and '.', a letter or digit at both ends",
+                             annot_keys[a], p->group);
+        return r;
+    }
     case A_PROFILE:
         return gs__scn_name(c, v, annot_keys[a], p->profile, sizeof(p->profile));
     case A_VGPU:

@@ -600,6 +600,15 @@ static void test_bad_podgroups(void **state)
                      a.body ? a.body : "", bad[i].field);
         h_answer_free(&a);
     }
+    /* a pod naming what no PodGroup could be called would wait for ever: refused */
+    struct answer refused;
+    char *pod = h_pod_annotated("team-a", "p", 1, 0, "scheduling.k8s.io/group-name", "Bad_Name");
+    assert_int_equal(h_call(&d, "POST", "/v1/pods", TOKEN_A, pod, &refused), 0);
+    free(pod);
+    assert_int_equal(refused.status, 400);
+    assert_string_equal(json_string_value(json_object_get(refused.json, "field")),
+                        "metadata.annotations.scheduling.k8s.io/group-name");
+    h_answer_free(&refused);
     /* each message names its field once, whole, as a pod's do */
     static const char *const said[][2] = {
         {"{\"metadata\":{\"name\":\"g\"},\"spec\":{\"minMember\":1,\"minResources\":"
