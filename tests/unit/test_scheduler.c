@@ -742,6 +742,29 @@ static void test_podgroup_places_reused(void **state)
     teardown_fx(&f);
 }
 
+/* In a way without gangs (whole cards only) a pod of a PodGroup still names it: its record is
+ * reused once the PodGroup is deleted. */
+static void test_released_without_gangs(void **state)
+{
+    (void)state;
+    struct fx f;
+    setup_fx(&f, POD("m0", 8, ", annotations: {scheduling.k8s.io/group-name: g}") POD("p1", 8, ""));
+    gs_tenancy_free(f.t);
+    struct gs_diag d;
+    gs_diag_init(&d);
+    struct gs_tenancy_opts o = {GS_WAY_EXCLUSIVE, 1, 0};
+    assert_int_equal(gs_tenancy_new(&f.s->policy, &o, &f.t, &d), 0);
+    int32_t m0 = submit(&f, 0, 0);
+    const struct gs_decision *dec;
+    assert_int_equal(schedule(&f, 0, &dec), 1);
+    assert_int_equal(gs_tenancy_cancel(f.t, 1 * S, m0), 0);
+    assert_int_equal(gs_tenancy_release(f.t, m0), 0);
+    assert_int_equal(schedule(&f, 1 * S, &dec), 0);
+    assert_int_equal(gs_tenancy_podgroup_drop(f.t, "a", "g"), 0);
+    assert_int_equal(submit(&f, 2 * S, 1), m0);
+    teardown_fx(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -750,6 +773,7 @@ int main(void)
         cmocka_unit_test(test_node_log_bounded),
         cmocka_unit_test(test_reused_record_keeps_its_place),
         cmocka_unit_test(test_podgroup_places_reused),
+        cmocka_unit_test(test_released_without_gangs),
         cmocka_unit_test(test_node_failure_requeues_gang),
         cmocka_unit_test(test_card_health),
         cmocka_unit_test(test_bind_to),

@@ -1579,8 +1579,7 @@ int gs__tn_podgroup(struct gs_tenancy *t, const struct gs_podgroup_spec *g)
 void gs__tn_podgroup_forget(struct gs_tenancy *t, int32_t group)
 {
     namemap_del(t->groups, t->pgs[group]->ns, t->pgs[group]->name);
-    if (gs__vec_push(&t->free_gangs, group) < 0) /* out of memory, it is only not reused */
-        return;
+    (void)gs__vec_push(&t->free_gangs, group); /* out of memory, it is only not reused */
 }
 
 int gs__tn_admission_init(struct gs_tenancy *t)

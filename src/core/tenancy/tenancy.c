@@ -592,14 +592,20 @@ int gs_tenancy_podgroup_drop(struct gs_tenancy *t, const char *ns, const char *n
     }
     t->pgs[i]->min_member = 0;
     struct gang *g = &t->gangs[i];
-    for (size_t k = 0; k < g->members.n; k++) { /* one made again has none of them */
+    /* One made again has none of them; those released go (out of memory, only not reused). A
+     * worker of a way without gangs (group -1) is none of its members. */
+    for (size_t k = 0; k < g->workers.n; k++) {
+        struct rpod *w = &t->pods[g->workers.v[k]];
+        w->wgroup = -1;
+        if (w->released && w->group < 0)
+            (void)gs__vec_push(&t->retired, g->workers.v[k]);
+    }
+    for (size_t k = 0; k < g->members.n; k++) {
         struct rpod *m = &t->pods[g->members.v[k]];
         m->group = m->wgroup = -1;
-        if (m->released) /* out of memory, it is only not reused */
+        if (m->released)
             (void)gs__vec_push(&t->retired, g->members.v[k]);
     }
-    for (size_t k = 0; k < g->workers.n; k++)
-        t->pods[g->workers.v[k]].wgroup = -1;
     g->members.n = g->workers.n = 0;
     g->min = g->done = g->left = g->inqueue = 0;
     g->cards = g->milli_low = g->preemptible = 0;
