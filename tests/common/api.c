@@ -36,6 +36,16 @@ const char *h_token_of(const char *ns)
     return strcmp(ns, "team-a") ? TOKEN_B : TOKEN_A;
 }
 
+void h_podgroup(const struct daemon *d, const char *ns, const char *name, int min, long status)
+{
+    char body[256];
+    snprintf(body, sizeof(body),
+             "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\"},"
+             "\"spec\":{\"minMember\":%d}}",
+             name, ns, min);
+    h_request(d, "POST", "/v1/podgroups", h_token_of(ns), body, status);
+}
+
 json_t *h_submit(const struct daemon *d, const char *token, char *body, long status)
 {
     if (!token) {

@@ -23,6 +23,10 @@ void h_request(const struct daemon *d, const char *method, const char *path, con
  */
 json_t *h_submit(const struct daemon *d, const char *token, char *body, long status);
 
+/* h_podgroup() - POST the PodGroup @ns/@name with spec.minMember @min and nothing else to
+ * /v1/podgroups with the token of @ns's tenant (h_token_of()), answered with @status. */
+void h_podgroup(const struct daemon *d, const char *ns, const char *name, int min, long status);
+
 /* h_token_of() - the token of the tenant owning namespace @ns: team-a's, else team-b's. */
 const char *h_token_of(const char *ns);
 

@@ -345,10 +345,7 @@ static void test_elastic_podgroup(void **state)
     struct daemon d;
     char node[64];
     start(&d, NULL, NULL);
-    h_request(&d, "POST", "/v1/podgroups", TOKEN_A,
-              "{\"metadata\":{\"name\":\"pg-e\",\"namespace\":\"team-a\"},"
-              "\"spec\":{\"minMember\":2}}",
-              201);
+    h_podgroup(&d, "team-a", "pg-e", 2, 201);
     const char *t4[] = {"n-t4-0"};
     /* with one card free, minMember 2 is all or nothing */
     char *m = h_pod_annotated("team-a", "blocker", 3, 0, "gpusched.io/gpu-model", "T4");

@@ -87,10 +87,7 @@ static void test_gang_all_or_nothing(void **state)
               400); /* no such PriorityClass: refused, not ignored */
     h_request(&d, "POST", "/v1/podgroups", TOKEN_A, group, 201);
     h_request(&d, "POST", "/v1/podgroups", TOKEN_A, group, 200); /* the same: it is returned */
-    h_request(&d, "POST", "/v1/podgroups", TOKEN_A,
-              "{\"metadata\":{\"name\":\"pg1\",\"namespace\":\"team-a\"},"
-              "\"spec\":{\"minMember\":3}}",
-              409); /* another spec under its name */
+    h_podgroup(&d, "team-a", "pg1", 3, 409);                     /* another spec under its name */
     submit_member(&d, "w0", "pg1");
     submit_member(&d, "w1", "pg1");
     submit_member(&d, "w2", "pg1");
@@ -170,10 +167,7 @@ static void test_gang_succeeded_kept(void **state)
     d.manual_clock = 1;
     assert_int_equal(h_write(d.nodes, nodes), 0);
     assert_int_equal(h_start(&d), 0);
-    h_request(&d, "POST", "/v1/podgroups", TOKEN_A,
-              "{\"metadata\":{\"name\":\"pg2\",\"namespace\":\"team-a\"},"
-              "\"spec\":{\"minMember\":2}}",
-              201);
+    h_podgroup(&d, "team-a", "pg2", 2, 201);
     submit_ended(&d, "pg2", "m0", "10s", 0);
     pod_is(&d, "m0", "pending", "PodGroup pg2: 1 of minMember 2 pods submitted");
     submit_ended(&d, "pg2", "m1", "10s", 0);
@@ -204,10 +198,7 @@ static void test_gang_succeeded_kept(void **state)
     /* A PodGroup deleted and made again is a new one: none of its members has completed. */
     h_request(&d, "POST", "/v1/clock", TOKEN_ADMIN, "{\"advance_seconds\": 60}", 200);
     h_request(&d, "DELETE", "/v1/podgroups/team-a/pg2", TOKEN_A, NULL, 200);
-    h_request(&d, "POST", "/v1/podgroups", TOKEN_A,
-              "{\"metadata\":{\"name\":\"pg2\",\"namespace\":\"team-a\"},"
-              "\"spec\":{\"minMember\":2}}",
-              201);
+    h_podgroup(&d, "team-a", "pg2", 2, 201);
     succeeded_is(&d, 0, "Pending");
     submit_ended(&d, "pg2", "n0", "10s", 0);
     pod_is(&d, "n0", "pending", "PodGroup pg2: 1 of minMember 2 pods submitted");
@@ -239,14 +230,8 @@ static void test_policy_gang_reloaded(void **state)
     assert_int_equal(h_reload(&d), 0);
     submit_ended(&d, "pgp", "q2", "10s", 0);
     pod_is(&d, "q2", "running", NULL);
-    h_request(&d, "POST", "/v1/podgroups", TOKEN_A,
-              "{\"metadata\":{\"name\":\"pgp\",\"namespace\":\"team-a\"},"
-              "\"spec\":{\"minMember\":3}}",
-              409);
-    h_request(&d, "POST", "/v1/podgroups", TOKEN_A,
-              "{\"metadata\":{\"name\":\"pga\",\"namespace\":\"team-a\"},"
-              "\"spec\":{\"minMember\":1}}",
-              201);
+    h_podgroup(&d, "team-a", "pgp", 3, 409);
+    h_podgroup(&d, "team-a", "pga", 1, 201);
     assert_int_equal(h_policy(&d, "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
                                   "metadata: {name: pga, namespace: team-a}\n"
                                   "spec: {minMember: 2}\n"),
@@ -732,10 +717,7 @@ static void test_elastic_extra_after_reload(void **state)
                                       "metadata: {name: high}\nvalue: 1000\n"),
                          0);
         assert_int_equal(h_start(&d), 0);
-        h_request(&d, "POST", "/v1/podgroups", TOKEN_A,
-                  "{\"metadata\":{\"name\":\"pg3\",\"namespace\":\"team-a\"},"
-                  "\"spec\":{\"minMember\":1}}",
-                  201);
+        h_podgroup(&d, "team-a", "pg3", 1, 201);
         submit_ended(&d, "pg3", "e1", "5s", 0);
         h_request(&d, "POST", "/v1/clock", TOKEN_ADMIN, "{\"advance_seconds\": 5}", 200);
         json_decref(h_submit(

@@ -680,10 +680,7 @@ static void test_elastic_podgroup(void **state)
                                       "n-t4-0,64000,262144,4,T4\n"),
                      0);
     assert_int_equal(h_start(&d), 0);
-    h_request(&d, "POST", "/v1/podgroups", TOKEN_A,
-              "{\"metadata\":{\"name\":\"pg-e\",\"namespace\":\"team-a\"},"
-              "\"spec\":{\"minMember\":2}}",
-              201);
+    h_podgroup(&d, "team-a", "pg-e", 2, 201);
     /* six one-card members on four cards: minMember 2 at once, then two more as room allows */
     for (int i = 0; i < 6; i++) {
         char name[8];

@@ -1525,6 +1525,22 @@ static int32_t gang_min(const struct gs_tenancy *t, const struct gs_podgroup_spe
     return gang || g->min_member < 1 ? g->min_member : 1;
 }
 
+/* A gang for PodGroup @g with no members yet; @old: the dropped gang whose place it takes (its
+ * lists' memory is kept and its generation moves on), or NULL for a new place. */
+static struct gang gang_new(const struct gs_tenancy *t, const struct gs_podgroup_spec *g,
+                            const struct gang *old)
+{
+    struct gang n = {.min = gang_min(t, g), .level_low = -1};
+    if (old) {
+        n.gen = old->gen + 1;
+        n.members.v = old->members.v;
+        n.members.cap = old->members.cap;
+        n.workers.v = old->workers.v;
+        n.workers.cap = old->workers.cap;
+    }
+    return n;
+}
+
 int gs__tn_podgroup(struct gs_tenancy *t, const struct gs_podgroup_spec *g)
 {
     int32_t i = namemap_get(t->groups, g->ns, g->name);
@@ -1536,17 +1552,12 @@ int gs__tn_podgroup(struct gs_tenancy *t, const struct gs_podgroup_spec *g)
     }
     if (t->free_gangs.n > 0) { /* a dropped one's place, its lists' memory kept */
         i = t->free_gangs.v[t->free_gangs.n - 1];
-        struct gang *o = &t->gangs[i];
-        struct gang fresh = {.min = gang_min(t, g), .level_low = -1, .gen = o->gen + 1};
-        fresh.members.v = o->members.v;
-        fresh.members.cap = o->members.cap;
-        fresh.workers.v = o->workers.v;
-        fresh.workers.cap = o->workers.cap;
+        struct gang fresh = gang_new(t, g, &t->gangs[i]);
         *t->pgs[i] = *g; /* the map's keys point into it */
         if (namemap_intern(t->groups, t->pgs[i]->ns, t->pgs[i]->name, i) < 0)
             return -ENOMEM;
         t->free_gangs.n--;
-        *o = fresh;
+        t->gangs[i] = fresh;
         return i;
     }
     size_t cg = t->cappgs;
@@ -1569,9 +1580,7 @@ int gs__tn_podgroup(struct gs_tenancy *t, const struct gs_podgroup_spec *g)
         return -ENOMEM;
     }
     t->pgs[i] = copy;
-    memset(&t->gangs[i], 0, sizeof(t->gangs[i]));
-    t->gangs[i].min = gang_min(t, g);
-    t->gangs[i].level_low = -1;
+    t->gangs[i] = gang_new(t, g, NULL);
     t->npgs++;
     return i;
 }
