@@ -8,8 +8,8 @@
  *   3. GET /v1/snapshot with the SUBMISSIONS pods held: its size and time, and `gpusched simulate
  *      --from-now` ($GPUSCHED_BIN, or build/gpusched) continuing it for an hour;
  *   4. restart time with 100,000 pods in the store: from exec to the first answer;
- *   5. churn: CHURN cycles of a distinct one-card pod POSTed and DELETEd, one client, on a daemon
- *      of the tests' inventory: its RSS as the cycles go, and cycles per second.
+ *   5. churn: CHURN cycles of a distinct one-card pod (a user of its own) POSTed and DELETEd, one
+ * client, on a daemon of the tests' inventory: its RSS as the cycles go, and cycles per second.
  * Usage: bench_daemon [SUBMISSIONS [STORE_PODS [CHURN]]]
  */
 #include "../tests/common/harness.h"
@@ -123,6 +123,20 @@ static void bench_submit(int n, const char *prefix, const char *what)
 
 /* @n create-and-delete cycles of distinct pods through one keep-alive client, on a daemon of
  * the tests' inventory: RSS at each tenth, and the cycles' rate. */
+/* A one-card pod of team-a named @name, of a user of that name (notebooks of many users): a
+ * JSON string to free. */
+static char *user_pod(const char *name)
+{
+    char *body = h_pod("team-a", name, 1, 0);
+    json_t *pod = json_loads(body, 0, NULL);
+    free(body);
+    json_object_set_new(json_object_get(json_object_get(pod, "metadata"), "labels"), "user",
+                        json_string(name));
+    body = json_dumps(pod, JSON_COMPACT);
+    json_decref(pod);
+    return body;
+}
+
 static void bench_churn(int n)
 {
     struct daemon c;
@@ -142,7 +156,7 @@ static void bench_churn(int n)
     for (int i = 0; i < n; i++) {
         char name[32];
         snprintf(name, sizeof(name), "churn-%d", i);
-        char *body = h_pod("team-a", name, 1, 0);
+        char *body = user_pod(name);
         long st = 0, st2 = 0;
         snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/pods", c.port);
         curl_easy_setopt(h, CURLOPT_URL, url);

@@ -188,8 +188,10 @@ int gs_tenancy_cancel(struct gs_tenancy *t, int64_t now, int32_t id);
  * decision naming it: its record may serve a pod submitted later, which then gets @id, so a
  * service that runs for months holds the records of the pods it holds, not of every pod it has
  * seen. A member of a gang is kept (its gang counts it) until its PodGroup is dropped. Decisions
- * do not change: every order among pods goes by their seq, never by their ids. A driver that
- * never releases (the simulator, which reads every pod at the end) keeps them all.
+ * do not change: every order among pods goes by their seq, never by their ids. Its `user` label
+ * (maxPodsPerUser's count) is forgotten once no pod still held names it, so distinct users cost
+ * memory only while their pods are held; the pod's spec must still be readable during the call.
+ * A driver that never releases (the simulator, which reads every pod at the end) keeps them all.
  * Return: 0; -EINVAL when @id is not a completed or cancelled pod, or was released before;
  * -ENOMEM.
  */

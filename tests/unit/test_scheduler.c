@@ -765,6 +765,48 @@ static void test_released_without_gangs(void **state)
     teardown_fx(&f);
 }
 
+/* A released pod's `user` is forgotten once no pod held names it: a service seeing a new user in
+ * every pod holds the users of the pods it holds, and an id served again counts maxPodsPerUser
+ * from zero for its new user. */
+static void test_released_users_reused(void **state)
+{
+    (void)state;
+    enum { USERS = 300 };
+    size_t size = 512 + (USERS + 2) * 256, len = 0;
+    char *pods = malloc(size);
+    assert_non_null(pods);
+    len += (size_t)snprintf(pods, size,
+                            "---\napiVersion: gpu.example.com/v1\nkind: GPUQuota\n"
+                            "metadata: {name: q, namespace: a}\n"
+                            "spec: {tenant: ta, quotas: {a100-80gb: {total: 16, dedicated: 16}},"
+                            " limits: {maxPodsPerUser: 1}}\n");
+    for (int i = 0; i < USERS + 2; i++)
+        len += (size_t)snprintf(pods + len, size - len,
+                                "---\n{apiVersion: v1, kind: Pod, metadata: {name: p%d, "
+                                "namespace: a, labels: {user: %s%d}}, spec: {containers: [{name: "
+                                "m, resources: {limits: {nvidia.com/gpu: 1}}}]}}\n",
+                                i, i < USERS ? "u" : "late", i < USERS ? i : 0);
+    struct fx f;
+    setup_fx(&f, pods);
+    free(pods);
+    const struct gs_decision *dec;
+    for (int i = 0; i < USERS; i++) {
+        int32_t id = submit(&f, i * S, (size_t)i);
+        assert_int_equal(schedule(&f, i * S, &dec), 1);
+        assert_int_equal(gs_tenancy_cancel(f.t, i * S, id), 0);
+        assert_int_equal(gs_tenancy_release(f.t, id), 0);
+    }
+    assert_true(f.t->nusers <= 2);
+    int32_t a = submit(&f, USERS * S, USERS), b = submit(&f, USERS * S, USERS + 1);
+    assert_int_equal(schedule(&f, USERS * S, &dec), 1);
+    assert_int_equal(dec[0].pod, a);
+    assert_non_null(strstr(view(&f, b).reason, "user late0 has 1 pods running"));
+    assert_int_equal(gs_tenancy_cancel(f.t, (USERS + 1) * S, a), 0);
+    assert_int_equal(schedule(&f, (USERS + 1) * S, &dec), 1);
+    assert_int_equal(dec[0].pod, b);
+    teardown_fx(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -774,6 +816,7 @@ int main(void)
         cmocka_unit_test(test_reused_record_keeps_its_place),
         cmocka_unit_test(test_podgroup_places_reused),
         cmocka_unit_test(test_released_without_gangs),
+        cmocka_unit_test(test_released_users_reused),
         cmocka_unit_test(test_node_failure_requeues_gang),
         cmocka_unit_test(test_card_health),
         cmocka_unit_test(test_bind_to),

@@ -1655,16 +1655,30 @@ int gs__tn_enroll(struct gs_tenancy *t, int32_t pod)
     struct rpod *p = &t->pods[pod];
     const char *tn =
         (size_t)p->tenant < t->pol->ntenants ? t->pol->tenants[p->tenant].name : p->sp->ns;
-    int32_t u = namemap_intern(t->users, tn, p->sp->user, (int32_t)t->nusers);
-    if (u < 0)
-        return -ENOMEM;
-    if ((size_t)u == t->nusers) {
+    size_t fresh = t->free_users.n ? (size_t)t->free_users.v[t->free_users.n - 1] : t->nusers;
+    if (fresh == t->nusers) { /* room first: an id interned is one that exists */
         int32_t *v = gs_grow(t->user_running, &t->capusers, t->nusers + 1, sizeof(*v), 64);
         if (!v)
             return -ENOMEM;
         t->user_running = v;
-        v[t->nusers++] = 0;
+        if (!(v = gs_grow(t->user_pods, &t->cap_user_pods, t->nusers + 1, sizeof(*v), 64)))
+            return -ENOMEM;
+        t->user_pods = v;
     }
+    size_t known = t->users->n;
+    int32_t u = namemap_intern(t->users, tn, p->sp->user, (int32_t)fresh);
+    if (u < 0)
+        return -ENOMEM;
+    if (t->users->n > known) { /* a user no pod names now: counts from zero */
+        t->user_running[u] = t->user_pods[u] = 0;
+        if ((size_t)u < t->cap_user_said)
+            t->user_said[u].running = 0;
+        if (fresh == t->nusers)
+            t->nusers++;
+        else
+            t->free_users.n--;
+    }
+    t->user_pods[u]++;
     p->user = u;
     if (p->wgroup >= 0 && gs__vec_push(&t->gangs[p->wgroup].workers, pod) < 0)
         return -ENOMEM;
@@ -1699,6 +1713,20 @@ uint64_t gs__tn_gang_key(const struct gs_tenancy *t, const struct gang *g)
                (uint64_t)pg->min_cpu_milli ^ (uint64_t)pg->min_memory_mib << 20) *
               1099511628211ULL;
     return key;
+}
+
+void gs__tn_user_release(struct gs_tenancy *t, struct rpod *p)
+{
+    if (p->user < 0)
+        return;
+    int32_t u = p->user;
+    p->user = -1;
+    if (--t->user_pods[u] > 0)
+        return;
+    const char *tn =
+        (size_t)p->tenant < t->pol->ntenants ? t->pol->tenants[p->tenant].name : p->sp->ns;
+    namemap_del(t->users, tn, p->sp->user);
+    (void)gs__vec_push(&t->free_users, u); /* out of memory, the id is only not reused */
 }
 
 int32_t gs__tn_user_of(const struct gs_tenancy *t, const struct rpod *p)

@@ -194,6 +194,8 @@ void gs_tenancy_free(struct gs_tenancy *t)
                    t->q_weight,
                    t->rq_used,
                    t->user_running,
+                   t->user_pods,
+                   t->free_users.v,
                    t->user_said,
                    t->heap,
                    t->vindex,
@@ -561,6 +563,7 @@ int gs_tenancy_release(struct gs_tenancy *t, int32_t id)
         return -EINVAL;
     struct rpod *p = &t->pods[id];
     p->released = 1;
+    gs__tn_user_release(t, p);
     if (p->group >= 0 || p->wgroup >= 0) /* its gang counts it: released with the PodGroup */
         return 0;
     return gs__vec_push(&t->retired, id);

@@ -254,9 +254,11 @@ struct gs_tenancy {
     int32_t *q_weight;
     /* ResourceQuota usage per quota: gpus, gpumem, cpu, memory, pods. */
     int64_t (*rq_used)[5];
-    /* Users: counts of running pods per user id. */
-    int32_t *user_running;
-    size_t nusers, capusers;
+    /* Users: counts of running pods per user id, and of the pods not released that name it; a
+     * user none names leaves the name map and its id serves the next user (free_users). */
+    int32_t *user_running, *user_pods;
+    size_t nusers, capusers, cap_user_pods;
+    struct vec free_users;
     struct user_said {
         int32_t running; /* user_running + 1 when @reason was made (order.c), 0 never */
         char reason[GS_REASON_MAX];
@@ -388,6 +390,9 @@ void gs__tn_admission_free(struct gs_tenancy *t);
 int gs__tn_admit(const struct gs_tenancy *t, struct rpod *p);
 /* Register an admitted pod: its user, its gang membership. 0 or -ENOMEM. */
 int gs__tn_enroll(struct gs_tenancy *t, int32_t pod);
+/* gs__tn_user_release() - released pod @p no longer names its user: the user leaves once no pod
+ * does. O(1). */
+void gs__tn_user_release(struct gs_tenancy *t, struct rpod *p);
 /* The index of PodGroup @ns/@name, or -1. */
 int32_t gs__tn_group_find(const struct gs_tenancy *t, const char *ns, const char *name);
 /* PodGroup @g (copied) made or made again: its index, or -ENOMEM. A new one may take the place
