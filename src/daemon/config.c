@@ -857,6 +857,7 @@ void gsd_config_free(struct gsd_config *c)
     gs_ratecard_free(c->rates);
     gs_scenario_free(c->quotas);
     free(c->policy_text);
+    free(c->policy_paths);
     free(c);
 }
 

@@ -113,6 +113,7 @@ struct gsd_config {
     struct gs_scenario *quotas; /* GPUQuota, ResourceQuota, ... of the policy files; may be NULL */
     char *policy_text;          /* those files' text as they were read, each after a "---" line (GET
                                    /v1/snapshot writes it out); NULL with no policy file */
+    char *policy_paths;         /* those files' paths, ", " between (for the log); NULL: none */
 };
 
 /*

@@ -76,8 +76,9 @@ static int bind_policy(struct gsd_config *c, struct gs_scenario *s, struct gs_di
 }
 
 /* The text of policy files @paths[0..@n), each after a "---" line and a comment naming it, into
- * c->policy_text: what GET /v1/snapshot hands on. Each is read with the scenario loader's cap,
- * which read it first. Return: 0; -ENOENT, -EIO, -EINVAL (grown past the cap); -ENOMEM. */
+ * c->policy_text: what GET /v1/snapshot hands on; their paths into c->policy_paths. Each is read
+ * with the scenario loader's cap, which read it first. Return: 0; -ENOENT, -EIO, -EINVAL (grown
+ * past the cap); -ENOMEM. */
 static int keep_text(struct gsd_config *c, const char *const *paths, size_t n, struct gs_diag *d)
 {
     char *all = NULL;
@@ -108,8 +109,20 @@ static int keep_text(struct gsd_config *c, const char *const *paths, size_t n, s
         free(all);
         return rc;
     }
+    size_t plen = 1;
+    for (size_t i = 0; i < n; i++)
+        plen += strlen(paths[i]) + 2;
+    char *names = malloc(plen);
+    if (!names) {
+        free(all);
+        return -ENOMEM;
+    }
+    for (size_t i = 0, at = 0; i < n; i++)
+        at += (size_t)snprintf(names + at, plen - at, "%s%s", i ? ", " : "", paths[i]);
     free(c->policy_text);
     c->policy_text = all;
+    free(c->policy_paths);
+    c->policy_paths = names;
     return 0;
 }
 

@@ -802,7 +802,8 @@ int gsd_state_reload(struct gsd_state *st, struct gsd_config *cfg, struct gs_dia
     st->bill_cache = NULL;
     char n[24];
     snprintf(n, sizeof(n), "%zu", cfg->ntenants);
-    gsd_log("info", "config reloaded", "path", cfg->path ? cfg->path : "", "tenants", n, NULL);
+    gsd_log("info", "config reloaded", "path", cfg->path ? cfg->path : "", "policy_files",
+            cfg->policy_paths ? cfg->policy_paths : "", "tenants", n, NULL);
     return 0;
 }
 

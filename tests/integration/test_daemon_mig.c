@@ -548,6 +548,9 @@ static void test_reload(void **state)
     for (int i = 0; i < 500 && !h_log_has(&d, "config reloaded"); i++)
         nanosleep(&(struct timespec){0, 10000000}, NULL);
     assert_true(h_log_has(&d, "config reloaded"));
+    char said[600]; /* the log names every file read again, the policy file too */
+    snprintf(said, sizeof(said), "policy_files=%s ", d.policy);
+    assert_true(h_log_has(&d, said));
     json_decref(h_submit(&d, TOKEN_A, mig_pod("team-a", "p2", "2g.10gb", NULL, NULL), 201));
     /* with 3g.20gb alone allowed, its two starts keep as much placeable: the lower wins */
     expect_at(&d, "team-a", "p1", "running n-a40-0 0 0");
