@@ -82,7 +82,8 @@ static json_t *with_quota(const struct gsd_state *st, const struct gsd_tenant *t
 }
 
 /* The tenant named @name that @viewer (NULL: the admin) may see; else NULL after a 403/404
- * naming @field (the query argument that gave @name; "" when the path did). */
+ * naming @field (the query argument that gave @name; "" when the path did: a 403 then names the
+ * token, Authorization). */
 static const struct gsd_tenant *visible(const struct gsd_state *st, struct gsd_req *r,
                                         const struct gsd_tenant *viewer, const char *name,
                                         const char *field)
@@ -94,8 +95,8 @@ static const struct gsd_tenant *visible(const struct gsd_state *st, struct gsd_r
             break;
         }
     if (viewer)
-        gsd_reply_error(r, 403, field, "tenant %.64s: a tenant token sees its own tenant only",
-                        name);
+        gsd_reply_error(r, 403, field[0] ? field : "Authorization",
+                        "tenant %.64s: a tenant token sees its own tenant only", name);
     else
         gsd_reply_error(r, 404, field, "tenant %.64s not found", name);
     return NULL;
