@@ -202,6 +202,9 @@ static int start_and_horizon(const struct sopts *o, struct gs_scenario *s, struc
         s->sim.horizon_us = o->horizon_us + (o->from_now ? s->sim.now_us : 0);
     /* A pod without a duration runs until the run ends, and without a horizon the run ends at
      * the last arrival: pods pasted from `kubectl get pods` alone make a run of 0 s. */
+    if (!s->npods && !o->from_now)
+        gs_diag_warn(d, "the scenario holds no Pod: every figure is 0; pods are YAML documents "
+                        "of kind Pod (`gpusched generate tenant-day` makes a day of them)");
     size_t timed = 0;
     for (size_t i = 0; i < s->npods; i++)
         timed += s->pods[i].duration_us != GS_UNSET;

@@ -1027,6 +1027,16 @@ static void test_scenario_horizon(void **state)
                          !i);
         result_free(&r);
     }
+    /* A Cluster and no pod: figures of nothing, said so. */
+    const char *podless =
+        write_tmp("podless.yaml", "apiVersion: gpusched.io/v1alpha1\nkind: Cluster\n"
+                                  "metadata: {name: c}\nspec:\n"
+                                  "  nodeTemplates: [{name: t, gpuModel: L40S, gpus: 4}]\n"
+                                  "  nodes: [{name: n1, zone: az-1, template: t}]\n");
+    run(&r, ARGS("simulate", "--scenario", podless, "--quiet"));
+    expect_exit(&r, 0);
+    expect_has(r.err, "warning: the scenario holds no Pod: every figure is 0");
+    result_free(&r);
     run(&r, ARGS("simulate", "--scenario", "tests/data/scenario/node-failure.yaml", "--horizon",
                  "8 hours"));
     expect_exit(&r, 2);
