@@ -261,8 +261,9 @@ int gs_tenancy_card_health(struct gs_tenancy *t, int64_t now, int32_t node, int 
  * gs_tenancy_card_mode() - card @gpu of @node last took mode @mode (not GS_CARD_FREE) at
  * @since_us, no later than now: a snapshot's card put back (gs_fleet_set_card_history()), after
  * its pods are; from then on an empty card changes mode as cardModes allows counting from then.
+ * Pending pods are tried on @node again (a hold may have ended).
  * Return: 0; -EINVAL (no such node or card, @since_us after now, a mode its pods or its node
- * cannot have).
+ * cannot have); -ENOMEM.
  */
 int gs_tenancy_card_mode(struct gs_tenancy *t, int32_t node, int gpu, int mode, int64_t since_us);
 

@@ -807,6 +807,27 @@ static void test_released_users_reused(void **state)
     teardown_fx(&f);
 }
 
+/* A pending pod's reason counts the nodes as they are: a node that went down since its last
+ * search is counted not ready, not as it was then. */
+static void test_reason_after_node_down(void **state)
+{
+    (void)state;
+    struct fx f;
+    setup_fx(&f, POD("x0", 8, "") POD("x1", 8, "") POD("x2", 8, ""));
+    const struct gs_decision *dec;
+    submit(&f, 0, 0);
+    submit(&f, 0, 1);
+    int32_t c = submit(&f, 0, 2);
+    assert_int_equal(schedule(&f, 0, &dec), 2);
+    assert_non_null(strstr(view(&f, c).reason, "2 Insufficient nvidia.com/gpu"));
+    assert_int_equal(gs_tenancy_node_ready(f.t, 1 * S, 1, 0), 0);
+    schedule(&f, 1 * S, &dec); /* x1 waits again beside x2 */
+    assert_string_equal(view(&f, c).reason,
+                        "0/2 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) had "
+                        "untolerated taint {node.kubernetes.io/not-ready: }.");
+    teardown_fx(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -817,6 +838,7 @@ int main(void)
         cmocka_unit_test(test_podgroup_places_reused),
         cmocka_unit_test(test_released_without_gangs),
         cmocka_unit_test(test_released_users_reused),
+        cmocka_unit_test(test_reason_after_node_down),
         cmocka_unit_test(test_node_failure_requeues_gang),
         cmocka_unit_test(test_card_health),
         cmocka_unit_test(test_bind_to),

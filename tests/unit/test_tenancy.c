@@ -276,8 +276,9 @@ static void test_taints(void **state)
 }
 
 /* A gang losing a node (tests/data/scenario/node-failure.yaml): n2 fails at 30 min, both
- * members wait again and run again once it is back at 1 h; n3 failing at 3 h 30 min sends its
- * pod to the first node that frees, n1 at 4 h; n2 failing again takes its pod with it. */
+ * members wait again, and "four", which did not fit before, takes n1 at once (the member sent
+ * back from n1 freed it) until 1 h 30 min, when the gang runs again; n3 failing at 3 h 30 min
+ * sends its pod to n1, freed by the gang then; n2 failing again takes its pod with it. */
 static void test_node_failures(void **state)
 {
     (void)state;
@@ -290,13 +291,15 @@ static void test_node_failures(void **state)
     assert_int_equal(gs_scenario_resolve(s, &d), 0);
     struct gs_tsim *t = run(s, GS_WAY_FULL);
     runs_of(t, "job-0", runs, sizeof(runs));
-    assert_string_equal(runs, "n1@10-1800;n1@3600-10800;");
+    assert_string_equal(runs, "n1@10-1800;n1@5400-12600;");
     runs_of(t, "job-1", runs, sizeof(runs));
-    assert_string_equal(runs, "n2@10-1800;n2@3600-10800;");
+    assert_string_equal(runs, "n2@10-1800;n2@5400-12600;");
+    runs_of(t, "four", runs, sizeof(runs));
+    assert_string_equal(runs, "n1@1800-5400;");
     runs_of(t, "whole-node", runs, sizeof(runs));
-    assert_string_equal(runs, "n3@60-12600;n1@14400-21600;");
+    assert_string_equal(runs, "n3@60-12600;n1@12600-21600;");
     runs_of(t, "late", runs, sizeof(runs)); /* n2 down again from 5 h to 5 h 30 min */
-    assert_string_equal(runs, "n2@10800-18000;n2@19800-21600;");
+    assert_string_equal(runs, "n2@12600-18000;n2@19800-21600;");
     assert_int_equal(find(t, "job-0")->start_us, 10 * 1000000LL); /* its first start */
     gs_tsim_free(t);
     gs_scenario_free(s);

@@ -757,7 +757,8 @@ int gs__tn_find(struct gs_tenancy *t, int32_t pod, int only_node, const struct t
         if (!x || x->evicted.n == 0) {
             shape = shape_of(t, p);
             cl = clean_of(t, shape);
-            if (cl && (cl->models != models || (cl->resv && cl->resv != t->resv_gen)))
+            if (cl && (cl->models != models || (cl->resv && cl->resv != t->resv_gen) ||
+                       cl->lost != t->lost_gen))
                 cl = NULL;
             if (x && x->bound.n > 0) /* ... but a failure now says nothing of the real state */
                 settled = 0;
@@ -810,6 +811,7 @@ int gs__tn_find(struct gs_tenancy *t, int32_t pod, int only_node, const struct t
         cl->key = shape;
         cl->models = models;
         cl->resv = o.reserved ? t->resv_gen : 0;
+        cl->lost = t->lost_gen;
         cl->since = gs__tn_log_end(&t->rlog);
         memcpy(cl->reason, p->reason, sizeof(cl->reason));
     }

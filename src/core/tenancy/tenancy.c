@@ -685,6 +685,8 @@ static int requeue(struct gs_tenancy *t, int32_t id, const char *why)
     int r = gs__tn_unplace(t, id);
     d.share_milli = gs__tn_slice_share(t, id);
     gs__tn_work_lost(t, id);
+    if (r >= 0) /* a gang mate's node, still up, has room again */
+        r = gs__tn_log(&t->rlog, p->node);
     p->state = GS_POD_PENDING;
     p->node = -1;
     gs__say(p->reason, sizeof(p->reason), "%s", why);
@@ -727,6 +729,7 @@ int gs_tenancy_node_ready(struct gs_tenancy *t, int64_t now, int32_t node, int r
     t->epoch++;
     if (ready)
         return gs__tn_log(&t->rlog, node);
+    t->lost_gen++;
     char why[GS_REASON_MAX];
     gs__say(why, sizeof(why), "node %s is not ready: its pods wait again",
             t->pol->nodes[node].name);
@@ -746,6 +749,7 @@ int gs_tenancy_card_health(struct gs_tenancy *t, int64_t now, int32_t node, int 
     t->epoch++;
     if (healthy)
         return gs__tn_log(&t->rlog, node);
+    t->lost_gen++;
     if (!evict)
         return 0;
     char why[GS_REASON_MAX];
@@ -762,9 +766,10 @@ int gs_tenancy_card_mode(struct gs_tenancy *t, int32_t node, int gpu, int mode, 
         return -EINVAL;
     int r =
         gs_fleet_set_card_history(t->fleet, (size_t)node, gpu, (enum gs_card_mode)mode, since_us);
-    if (r == 0)
-        t->epoch++; /* pending pods are worth a try: a card's hold may have ended */
-    return r;
+    if (r < 0)
+        return r;
+    t->epoch++; /* pending pods are worth a try there: a card's hold may have ended */
+    return gs__tn_log(&t->rlog, node);
 }
 
 int gs_xid_loses_work(int xid)

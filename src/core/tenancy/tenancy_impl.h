@@ -142,6 +142,7 @@ struct clean {
                       * they are the same (quota is freed by releases, but on any node) */
     uint64_t resv;   /* the reservation that held a node against it, 0 none: the record holds
                       * while that one stands */
+    uint32_t lost;   /* t->lost_gen then: a node or card lost since makes its counts wrong */
     char reason[GS_REASON_MAX];
 };
 
@@ -276,6 +277,7 @@ struct gs_tenancy {
     struct vec *blists;
     struct qheap *qheaps;
     uint64_t resv_gen, held_hits, said;
+    uint32_t lost_gen; /* nodes gone not ready and cards failed so far (struct clean) */
     /* Expected ends of running pods (min-heap by time, then seq): their walltimes. */
     struct event *heap;
     size_t nheap, capheap;
