@@ -758,7 +758,7 @@ int gs__tn_find(struct gs_tenancy *t, int32_t pod, int only_node, const struct t
             shape = shape_of(t, p);
             cl = clean_of(t, shape);
             if (cl && (cl->models != models || (cl->resv && cl->resv != t->resv_gen) ||
-                       cl->lost != t->lost_gen))
+                       cl->lost != t->lost_gen || t->full_searches))
                 cl = NULL;
             if (x && x->bound.n > 0) /* ... but a failure now says nothing of the real state */
                 settled = 0;

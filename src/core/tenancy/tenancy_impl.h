@@ -278,6 +278,7 @@ struct gs_tenancy {
     struct qheap *qheaps;
     uint64_t resv_gen, held_hits, said;
     uint32_t lost_gen; /* nodes gone not ready and cards failed so far (struct clean) */
+    int full_searches; /* every search a full one, no struct clean used: the tests' reference */
     /* Expected ends of running pods (min-heap by time, then seq): their walltimes. */
     struct event *heap;
     size_t nheap, capheap;
