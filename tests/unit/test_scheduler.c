@@ -862,23 +862,55 @@ static void test_released_users_reused(void **state)
 }
 
 /* A pending pod's reason counts the nodes as they are: a node that went down since its last
- * search is counted not ready, not as it was then. */
+ * search is counted not ready, not as it was then, and counted again once it is back; a failed
+ * card is no free card. */
 static void test_reason_after_node_down(void **state)
 {
     (void)state;
     struct fx f;
-    setup_fx(&f, POD("x0", 8, "") POD("x1", 8, "") POD("x2", 8, ""));
+    setup_fx(&f, POD("x0", 8, "") POD("x1", 8, "") POD("x2", 8, "") POD("x3", 8, ""));
     const struct gs_decision *dec;
     submit(&f, 0, 0);
-    submit(&f, 0, 1);
-    int32_t c = submit(&f, 0, 2);
+    int32_t b = submit(&f, 0, 1), c = submit(&f, 0, 2);
     assert_int_equal(schedule(&f, 0, &dec), 2);
-    assert_non_null(strstr(view(&f, c).reason, "2 Insufficient nvidia.com/gpu"));
+    assert_string_equal(view(&f, c).reason,
+                        "0/2 nodes are available: 2 Insufficient nvidia.com/gpu.");
     assert_int_equal(gs_tenancy_node_ready(f.t, 1 * S, 1, 0), 0);
     schedule(&f, 1 * S, &dec); /* x1 waits again beside x2 */
     assert_string_equal(view(&f, c).reason,
                         "0/2 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) had "
                         "untolerated taint {node.kubernetes.io/not-ready: }.");
+    assert_int_equal(gs_tenancy_cancel(f.t, 2 * S, c), 0);
+    schedule(&f, 2 * S, &dec);
+    assert_int_equal(gs_tenancy_node_ready(f.t, 3 * S, 1, 1), 0);
+    schedule(&f, 3 * S, &dec); /* x1 runs again */
+    assert_int_equal(view(&f, b).state, GS_POD_RUNNING);
+    int32_t d = submit(&f, 4 * S, 3);
+    schedule(&f, 4 * S, &dec);
+    assert_string_equal(view(&f, d).reason,
+                        "0/2 nodes are available: 2 Insufficient nvidia.com/gpu.");
+    teardown_fx(&f);
+}
+
+/* "N free in the cluster, at most M on one node" counts the free cards a pod could take: not a
+ * failed one. */
+static void test_reason_free_cards_healthy(void **state)
+{
+    (void)state;
+    struct fx f;
+    setup_fx(&f, POD("h0", 5, "") POD("h1", 5, "") POD("h2", 4, ""));
+    const struct gs_decision *dec;
+    submit(&f, 0, 0);
+    int32_t b = submit(&f, 0, 1), c = submit(&f, 0, 2);
+    assert_int_equal(schedule(&f, 0, &dec), 2);
+    assert_non_null(strstr(view(&f, c).reason,
+                           "; 6 free nvidia.com/gpu in the cluster, at most 3 on one node"));
+    struct gs_tenancy_pod v = view(&f, b);
+    int idle = __builtin_ctz(~v.gpu_mask); /* a card of its node that h1 does not use */
+    assert_int_equal(gs_tenancy_card_health(f.t, 1 * S, v.node, idle, 0, 1), 0);
+    schedule(&f, 1 * S, &dec);
+    assert_non_null(strstr(view(&f, c).reason,
+                           "; 5 free nvidia.com/gpu in the cluster, at most 3 on one node"));
     teardown_fx(&f);
 }
 
@@ -894,6 +926,7 @@ int main(void)
         cmocka_unit_test(test_released_without_gangs),
         cmocka_unit_test(test_released_users_reused),
         cmocka_unit_test(test_reason_after_node_down),
+        cmocka_unit_test(test_reason_free_cards_healthy),
         cmocka_unit_test(test_node_failure_requeues_gang),
         cmocka_unit_test(test_card_health),
         cmocka_unit_test(test_bind_to),

@@ -727,9 +727,9 @@ int gs_tenancy_node_ready(struct gs_tenancy *t, int64_t now, int32_t node, int r
         return r;
     gs_fleet_set_node_ready(t->fleet, (size_t)node, ready);
     t->epoch++;
+    t->health_gen++; /* the pending pods' reasons count the node anew */
     if (ready)
         return gs__tn_log(&t->rlog, node);
-    t->lost_gen++;
     char why[GS_REASON_MAX];
     gs__say(why, sizeof(why), "node %s is not ready: its pods wait again",
             t->pol->nodes[node].name);
@@ -745,11 +745,12 @@ int gs_tenancy_card_health(struct gs_tenancy *t, int64_t now, int32_t node, int 
     int r = clock_to(t, now);
     if (r < 0)
         return r;
+    int was = gs_fleet_card_healthy(t->fleet, (size_t)node, gpu);
     gs_fleet_set_card_healthy(t->fleet, (size_t)node, gpu, healthy);
     t->epoch++;
+    t->health_gen += was != !!healthy;
     if (healthy)
         return gs__tn_log(&t->rlog, node);
-    t->lost_gen++;
     if (!evict)
         return 0;
     char why[GS_REASON_MAX];

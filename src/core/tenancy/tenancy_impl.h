@@ -142,7 +142,8 @@ struct clean {
                       * they are the same (quota is freed by releases, but on any node) */
     uint64_t resv;   /* the reservation that held a node against it, 0 none: the record holds
                       * while that one stands */
-    uint32_t lost;   /* t->lost_gen then: a node or card lost since makes its counts wrong */
+    uint32_t health; /* t->health_gen then: a node or card lost or back since makes its counts
+                      * wrong */
     char reason[GS_REASON_MAX];
 };
 
@@ -277,8 +278,8 @@ struct gs_tenancy {
     struct vec *blists;
     struct qheap *qheaps;
     uint64_t resv_gen, held_hits, said;
-    uint32_t lost_gen; /* nodes gone not ready and cards failed so far (struct clean) */
-    int full_searches; /* every search a full one, no struct clean used: the tests' reference */
+    uint32_t health_gen; /* changes of nodes' readiness and cards' health so far (struct clean) */
+    int full_searches;   /* every search a full one, no struct clean used: the tests' reference */
     /* Expected ends of running pods (min-heap by time, then seq): their walltimes. */
     struct event *heap;
     size_t nheap, capheap;
