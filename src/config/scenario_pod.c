@@ -919,7 +919,7 @@ static int label_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *
     int rc = string_value(c, k, v, "label");
     if (!rc)
         rc = label_syntax(c, k, v);
-    if (rc)
+    if (rc || !gs__yaml_str(v)[0]) /* an empty value, valid in Kubernetes, names nobody */
         return rc;
     if (strcmp(key, "user") == 0)
         return gs__scn_name(c, v, "label user", p->user, sizeof(p->user));

@@ -424,7 +424,8 @@ static void v1(struct gsd_state *st, struct gsd_req *r, const char *rest)
     }
     if (!strcmp(rest, "clock")) {
         if (!w.admin || strcmp(r->method, "POST"))
-            gsd_reply_error(r, w.admin ? 405 : 403, "", "POST /v1/clock needs the admin token");
+            gsd_reply_error(r, w.admin ? 405 : 403, w.admin ? "" : "Authorization",
+                            "POST /v1/clock needs the admin token");
         else
             gsd_node_post(st, r, NULL);
     } else if (!strcmp(rest, "pods")) {

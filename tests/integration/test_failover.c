@@ -145,6 +145,7 @@ static void test_heartbeats(void **state)
     h_expect(&d, "GET", "/v1/pods", TOKEN_NODE, NULL, 403, &a);
     h_answer_free(&a);
     h_expect(&d, "POST", "/v1/clock", TOKEN_A, "{\"advance_seconds\": 1}", 403, &a);
+    assert_string_equal(json_string_value(json_object_get(a.json, "field")), "Authorization");
     h_answer_free(&a);
     /* a heartbeat's body is none or {} (as beat() sends none): what is not JSON was taken */
     static const char *const beats[] = {"{\"x\": 1}", "}}{{", "{", "[]"};

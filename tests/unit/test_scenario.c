@@ -334,6 +334,22 @@ static void test_mig_and_cards_warned(void **state)
     gs_scenario_free(s);
 }
 
+/* A label's empty value is valid in Kubernetes: `user: ""` names nobody, as no label does. */
+static void test_empty_user_label(void **state)
+{
+    (void)state;
+    struct gs_diag d;
+    struct warns w;
+    struct gs_scenario *s = load_text_ok(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: x, namespace: a, labels: {user: \"\", "
+        "gpusched.io/workload: \"\"}}\nspec: {containers: [{name: m}]}\n",
+        &d, &w);
+    assert_int_equal(s->npods, 1);
+    assert_string_equal(s->pods[0].user, "");
+    assert_string_equal(s->pods[0].workload, "");
+    gs_scenario_free(s);
+}
+
 /* Settings that cancel each other are said to, where they are written. */
 static void test_contradictions_warned(void **state)
 {
@@ -2051,6 +2067,7 @@ int main(void)
         cmocka_unit_test(test_dedicated_past_the_cluster),
         cmocka_unit_test(test_mig_policy_in_stream),
         cmocka_unit_test(test_mig_and_cards_warned),
+        cmocka_unit_test(test_empty_user_label),
         cmocka_unit_test(test_contradictions_warned),
         cmocka_unit_test(test_full_scenario),
         cmocka_unit_test(test_bad_inputs),
