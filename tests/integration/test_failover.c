@@ -418,6 +418,50 @@ static void test_xid(void **state)
 
 /* On the system clock a silent node turns NotReady by itself; this waits for that (a second),
  * asserting only the outcome, never how long it took. */
+/* team-a's pod @name: its pending reason, as gpuschedd says it. */
+static void reason_is(const struct daemon *d, const char *name, const char *want)
+{
+    char path[96];
+    struct answer a;
+    snprintf(path, sizeof(path), "/v1/pods/team-a/%s", name);
+    h_expect(d, "GET", path, TOKEN_A, NULL, 200, &a);
+    const char *why = json_string_value(json_object_get(a.json, "reason"));
+    if (!why || strcmp(why, want))
+        fail_msg("pod %s: reason \"%s\", expected \"%s\"", name, why ? why : "(none)", want);
+    h_answer_free(&a);
+}
+
+/* A pending pod's reason counts the nodes as they are once a node that was lost is back, and
+ * counts no failed card as free: the last search's record is not read past such a change. */
+static void test_reasons_after_failures(void **state)
+{
+    (void)state;
+    struct daemon d;
+    struct answer a;
+    start(&d, NULL);
+    beat(&d, "n-a100-0", TOKEN_NODE, 200);
+    submit_on(&d, "r0", 4, "T4", NULL);
+    submit_on(&d, "r1", 4, "A100-SXM4-80GB", NULL);
+    submit_on(&d, "big", 8, NULL, NULL);
+    assert_on(&d, "r1", "n-a100-0");
+    assert_on(&d, "big", "n-a100-1");
+    advance(&d, 41); /* n-a100-0 misses its heartbeats: r1 waits again */
+    assert_false(node_ready(&d, "n-a100-0"));
+    h_expect(&d, "POST", "/v1/nodes/n-a100-1/gpus/0/health", TOKEN_NODE,
+             "{\"healthy\": false, \"xid\": 79}", 200, &a);
+    h_answer_free(&a);
+    assert_on(&d, "r1", "n-a100-1");
+    reason_is(&d, "big",
+              "0/4 nodes are available: 3 Insufficient nvidia.com/gpu, 1 node(s) had untolerated "
+              "taint {node.kubernetes.io/not-ready: }.");
+    beat(&d, "n-a100-0", TOKEN_NODE, 200);
+    assert_on(&d, "big", "n-a100-0");
+    submit_on(&d, "new8", 8, NULL, NULL);
+    reason_is(&d, "new8", "0/4 nodes are available: 4 Insufficient nvidia.com/gpu.");
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 static void test_system_clock(void **state)
 {
     (void)state;
@@ -718,6 +762,7 @@ int main(void)
         cmocka_unit_test(test_heartbeats),
         cmocka_unit_test(test_system_clock),
         cmocka_unit_test(test_xid),
+        cmocka_unit_test(test_reasons_after_failures),
         cmocka_unit_test(test_modes_kept),
         cmocka_unit_test(test_registered_topology),
         cmocka_unit_test(test_snapshot_tenants),
