@@ -166,6 +166,10 @@ int gs_fleet_node_free_cards(const struct gs_fleet *f, size_t node);
  * slice, a time-slice replica or a MIG instance is not free. Kept as cards change: O(1).
  * Return: the count; 0 for a model out of range or absent. */
 int32_t gs_fleet_model_free_cards(const struct gs_fleet *f, int model);
+/* gs_fleet_node_sound_free_cards() - the cards of @node that a pod of whole cards could take
+ * now: free and healthy, 0 while it is not ready (gs_fleet_model_free_cards()'s, per node). O(1).
+ */
+int gs_fleet_node_sound_free_cards(const struct gs_fleet *f, size_t node);
 enum gs_card_mode gs_fleet_card_mode(const struct gs_fleet *f, size_t node, int gpu);
 int32_t gs_fleet_card_compute(const struct gs_fleet *f, size_t node, int gpu);
 int64_t gs_fleet_card_mem_used(const struct gs_fleet *f, size_t node, int gpu);

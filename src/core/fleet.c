@@ -546,6 +546,11 @@ int gs_fleet_node_free_cards(const struct gs_fleet *f, size_t node)
     return f->nfree[node];
 }
 
+int gs_fleet_node_sound_free_cards(const struct gs_fleet *f, size_t node)
+{
+    return f->nodes[node].free_sound;
+}
+
 int32_t gs_fleet_model_free_cards(const struct gs_fleet *f, int model)
 {
     return model >= 0 && model < GS_MODEL_MAX ? f->model_free[model] : 0;

@@ -361,18 +361,6 @@ static int may_beat(const struct gs_tenancy *t, struct bound *b, size_t node, in
     return up > best || (up == best && node < at);
 }
 
-/* The free cards of @node a pod could take: those failed take none. */
-static int healthy_free_cards(const struct gs_tenancy *t, size_t node)
-{
-    int n = gs_fleet_node_free_cards(t->fleet, node);
-    if (gs_fleet_node_sound(t->fleet, node))
-        return n;
-    for (int g = 0; g < gs_fleet_node_gpus(t->fleet, node); g++)
-        n -= !gs_fleet_card_healthy(t->fleet, node, g) &&
-             gs_fleet_card_mode(t->fleet, node, g) == GS_CARD_FREE;
-    return n;
-}
-
 /*
  * A whole-card pod no node had cards enough for, though the cluster has them free: say how
  * thinly they are spread ("; 4 free nvidia.com/gpu in the cluster, at most 3 on one node"), over
@@ -387,7 +375,8 @@ static int spread_thin(const struct gs_tenancy *t, const struct rpod *p, char *a
     const int32_t *open = gs_fleet_open(t->fleet, &nopen); /* the only nodes with free cards */
     for (size_t k = 0; f->whole && !f->mig && f->ncards > 1 && k < nopen; k++) {
         size_t i = (size_t)open[k];
-        int model = gs_fleet_node_model(t->fleet, i), n = healthy_free_cards(t, i);
+        int model = gs_fleet_node_model(t->fleet, i),
+            n = gs_fleet_node_sound_free_cards(t->fleet, i);
         int taint = gs_fleet_node_taint_class(t->fleet, i);
         if (!gs_fleet_node_ready(t->fleet, i) || (taint && !(f->tolerated >> (taint - 1) & 1)) ||
             (model >= 0 && !gs__model_allowed(f->model_mask, model)) ||
