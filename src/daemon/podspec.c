@@ -79,8 +79,11 @@ int gsd_string_map(const json_t *v, const char *field, json_t **out, struct gsd_
     json_t *x;
     json_object_foreach((json_t *)v, k, x)
     {
-        if (!json_is_string(x))
-            return ferr(e, field, "%s.%s: expected a string", field, k);
+        if (!json_is_string(x)) {
+            char at[sizeof(e->field)];
+            snprintf(at, sizeof(at), "%s.%.80s", field, k);
+            return ferr(e, at, "%s: expected a string", at);
+        }
         int rc =
             meta_pair(field, strcmp(field, "metadata.labels") == 0, k, json_string_value(x), e);
         if (rc)

@@ -383,7 +383,8 @@ static void test_yaml_bodies(void **state)
     yaml_post(&d, "/v1/pods", Y,
               "metadata: {name: y13, namespace: team-a, labels: {a: !!str 5, b: True}}\n"
               "spec: {containers: [{name: m}]}\n",
-              400, "metadata.labels.b: expected a string", NULL); /* !!str 5 is the text */
+              400, "metadata.labels.b: expected a string",
+              "metadata.labels.b"); /* !!str 5 is the text */
     /* a plain float is a number, as kubectl reads it: no text for a string field, a quantity
      * as written (0.1 is 100m); one JSON cannot carry is refused */
     yaml_post(&d, "/v1/pods", Y, "metadata: {name: 1.5}\nspec: {containers: [{}]}\n", 400,

@@ -861,6 +861,39 @@ static void test_released_users_reused(void **state)
     teardown_fx(&f);
 }
 
+/* A gang held by maxPodsPerUser says the user's running count as it is when read: another of
+ * the user's pods starting after the gang's try moves it. */
+static void test_gang_user_limit_words(void **state)
+{
+    (void)state;
+#define U0   ", labels: {user: u0}"
+#define IN_G U0 ", annotations: {scheduling.k8s.io/group-name: g}"
+    struct fx f;
+    setup_fx(&f, "---\napiVersion: gpu.example.com/v1\nkind: GPUQuota\n"
+                 "metadata: {name: q, namespace: a}\n"
+                 "spec: {tenant: ta, quotas: {a100-80gb: {total: 16, dedicated: 16}},"
+                 " limits: {maxPodsPerUser: 2}}\n" POD("s0", 1, U0) POD("s1", 1, U0)
+                     POD("m0", 1, IN_G) POD("m1", 1, IN_G));
+#undef IN_G
+#undef U0
+    const struct gs_decision *dec;
+    submit(&f, 0, 0);
+    assert_int_equal(schedule(&f, 0, &dec), 1);
+    int32_t m0 = submit(&f, 1 * S, 2), m1 = submit(&f, 1 * S, 3);
+    assert_int_equal(schedule(&f, 1 * S, &dec), 0);
+    const char *said = "tenant ta: user u0 has %d pods running, the gang needs 2 more "
+                       "(maxPodsPerUser 2)";
+    char want[256];
+    snprintf(want, sizeof(want), said, 1);
+    assert_string_equal(view(&f, m1).reason, want);
+    submit(&f, 2 * S, 1);
+    assert_int_equal(schedule(&f, 2 * S, &dec), 1);
+    snprintf(want, sizeof(want), said, 2);
+    assert_string_equal(view(&f, m0).reason, want);
+    assert_string_equal(view(&f, m1).reason, want);
+    teardown_fx(&f);
+}
+
 /* A pending pod's reason counts the nodes as they are: a node that went down since its last
  * search is counted not ready, not as it was then, and counted again once it is back; a failed
  * card is no free card. */
@@ -925,6 +958,7 @@ int main(void)
         cmocka_unit_test(test_podgroup_places_reused),
         cmocka_unit_test(test_released_without_gangs),
         cmocka_unit_test(test_released_users_reused),
+        cmocka_unit_test(test_gang_user_limit_words),
         cmocka_unit_test(test_reason_after_node_down),
         cmocka_unit_test(test_reason_free_cards_healthy),
         cmocka_unit_test(test_node_failure_requeues_gang),

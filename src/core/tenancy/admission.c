@@ -1530,7 +1530,7 @@ static int32_t gang_min(const struct gs_tenancy *t, const struct gs_podgroup_spe
 static struct gang gang_new(const struct gs_tenancy *t, const struct gs_podgroup_spec *g,
                             const struct gang *old)
 {
-    struct gang n = {.min = gang_min(t, g), .level_low = -1};
+    struct gang n = {.min = gang_min(t, g), .level_low = -1, .capped = -1};
     if (old) {
         n.gen = old->gen + 1;
         n.members.v = old->members.v;

@@ -298,11 +298,46 @@ static void fail(struct gs_tenancy *t, struct bucket *b, struct rpod *p, int gen
     memcpy(b->reason, p->reason, sizeof(b->reason));
 }
 
+/* How many of gang @g's waiting members are @user's (@user's first such member at *@first). */
+static int32_t gang_user_need(const struct gs_tenancy *t, const struct gang *g, int32_t user,
+                              size_t *first)
+{
+    int32_t need = 0;
+    for (size_t k = g->members.n; k-- > 0;) {
+        const struct rpod *o = &t->pods[g->members.v[k]];
+        if (o->state == GS_POD_PENDING && o->arrived && o->sp->user[0] && o->user == user) {
+            need++;
+            *first = k;
+        }
+    }
+    return need;
+}
+
+/* The words for gang @g held by @user's maxPodsPerUser, the user's count as it is now; none
+ * when no waiting member is the user's any more. */
+static void gang_user_words(const struct gs_tenancy *t, const struct gang *g, int32_t user,
+                            char *why, size_t size)
+{
+    size_t first = 0;
+    int32_t need = gang_user_need(t, g, user, &first);
+    if (!need)
+        return;
+    const struct rpod *m = &t->pods[g->members.v[first]];
+    const struct gs_tenant_spec *ts = &t->pol->tenants[m->tenant];
+    gs__say(why, size,
+            "tenant %s: user %s has %d pods running, the gang needs %d more (maxPodsPerUser %d)",
+            ts->name, m->sp->user, t->user_running[user], need, ts->max_pods_per_user);
+}
+
 void gs__tn_settle_reason(struct gs_tenancy *t, int32_t pod)
 {
     struct rpod *p = &t->pods[pod];
     if (p->state != GS_POD_PENDING || p->bucket < 0)
         return;
+    const struct gang *g = p->group >= 0 ? &t->gangs[p->group] : NULL;
+    if (g && g->capped >= 0 && t->user_running[g->capped] != g->capped_at &&
+        p->said <= g->capped_said) /* another of the user's pods came or went */
+        gang_user_words(t, g, g->capped, p->reason, sizeof(p->reason));
     const struct bucket *b = &t->buckets[p->bucket];
     if (b->failed_at <= p->said) /* (a bucket that never failed has none of these) */
         return;
@@ -385,6 +420,7 @@ static int user_at_limit(struct gs_tenancy *t, struct rpod *p)
 /* maxPodsPerUser for a gang's waiting members together; the reason goes to every one. */
 static int gang_users_at_limit(struct gs_tenancy *t, struct gang *g, struct rpod *p)
 {
+    g->capped = -1;
     if (t->way != GS_WAY_FULL || (size_t)p->tenant >= t->pol->ntenants)
         return 0;
     const struct gs_tenant_spec *ts = &t->pol->tenants[p->tenant];
@@ -394,23 +430,17 @@ static int gang_users_at_limit(struct gs_tenancy *t, struct gang *g, struct rpod
         struct rpod *m = &t->pods[g->members.v[i]];
         if (m->state != GS_POD_PENDING || !m->arrived || !m->sp->user[0])
             continue;
-        int32_t need = 0, seen_before = 0;
-        for (size_t k = 0; k < g->members.n; k++) {
-            const struct rpod *o = &t->pods[g->members.v[k]];
-            int same = o->state == GS_POD_PENDING && o->arrived && o->user == m->user;
-            need += same;
-            seen_before |= same && k < i;
-        }
-        if (seen_before) /* that user was counted at its first member */
+        size_t first = i;
+        int32_t need = gang_user_need(t, g, m->user, &first);
+        if (first < i) /* that user was counted at its first member */
             continue;
         if (t->user_running[m->user] + need > ts->max_pods_per_user) {
             char why[GS_REASON_MAX];
-            gs__say(why, sizeof(why),
-                    "tenant %s: user %s has %d pods running, the gang needs %d more "
-                    "(maxPodsPerUser %d)",
-                    ts->name, m->sp->user[0] ? m->sp->user : "(none)", t->user_running[m->user],
-                    need, ts->max_pods_per_user);
+            gang_user_words(t, g, m->user, why, sizeof(why));
             gang_failed(t, g, why);
+            g->capped = m->user;
+            g->capped_at = t->user_running[m->user];
+            g->capped_said = t->said;
             return 1;
         }
     }

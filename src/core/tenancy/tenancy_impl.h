@@ -149,22 +149,25 @@ struct clean {
 
 struct gang {
     int32_t min, running;
-    int32_t working;    /* members running in any way (work.c), with their ids in @workers */
-    int32_t done;       /* members that completed: they count towards minMember, as Volcano
-                         * counts Succeeded pods */
-    int32_t left;       /* of @members, those gone (completed, failed or deleted) */
-    int8_t el;          /* elastic as t->elastic_running counts it (eviction.c) */
-    struct vec workers; /* pods that named it, in every way */
-    uint64_t key;       /* the members' shapes and minMember: gangs alike share a bucket */
-    struct vec members; /* pod ids, in arrival order */
-    int64_t cards;      /* cards of all members (whole-card gangs), for NVLink colocation */
-    int32_t level_low;  /* the lowest priority level of a member */
-    int32_t milli_low;  /* the least milli-GPU of a member: its units' least (eviction.c) */
-    int preemptible;    /* some member is preemptible */
-    int dirty;          /* a member arrived since its pending members were put in buckets */
-    int inqueue;        /* its minResources passed the enqueue check (ledger.c) and fewer than
-                         * minMember members have run since: Volcano's phase Inqueue */
-    uint32_t gen;       /* PodGroups that had its place before (gs__tn_podgroup_forget()) */
+    int32_t working;      /* members running in any way (work.c), with their ids in @workers */
+    int32_t done;         /* members that completed: they count towards minMember, as Volcano
+                           * counts Succeeded pods */
+    int32_t left;         /* of @members, those gone (completed, failed or deleted) */
+    int8_t el;            /* elastic as t->elastic_running counts it (eviction.c) */
+    struct vec workers;   /* pods that named it, in every way */
+    uint64_t key;         /* the members' shapes and minMember: gangs alike share a bucket */
+    struct vec members;   /* pod ids, in arrival order */
+    int64_t cards;        /* cards of all members (whole-card gangs), for NVLink colocation */
+    int32_t level_low;    /* the lowest priority level of a member */
+    int32_t milli_low;    /* the least milli-GPU of a member: its units' least (eviction.c) */
+    int preemptible;      /* some member is preemptible */
+    int dirty;            /* a member arrived since its pending members were put in buckets */
+    int inqueue;          /* its minResources passed the enqueue check (ledger.c) and fewer than
+                           * minMember members have run since: Volcano's phase Inqueue */
+    uint32_t gen;         /* PodGroups that had its place before (gs__tn_podgroup_forget()) */
+    int32_t capped;       /* the user whose maxPodsPerUser held it at its last try, -1 none */
+    int32_t capped_at;    /* that user's running pods then: the words are made again if it moved */
+    uint64_t capped_said; /* t->said then: a member's reason written since is not those words */
 };
 
 /* A node as the head's promise is worked out (backfill.c): while the cards of the pods taken off
