@@ -161,6 +161,25 @@ static void test_gpuquota(void **state)
     expect_state(&d, "team-a", "a3", "running", NULL);
     a100_quota(&d, &used, &hard);
     assert_int_equal(used, 5000);
+
+    /* A quota lowered under running pods counts them all, at a reload and after a restart: the
+     * tenant waits until its use is below the quota again. */
+    assert_int_equal(h_policy(&d, "apiVersion: gpu.example.com/v1\nkind: GPUQuota\n"
+                                  "metadata: {name: team-gpu-quota, namespace: team-a}\n"
+                                  "spec: {tenant: team-a, quotas: {a100-80gb: {total: 2, "
+                                  "dedicated: 2}}, limits: {maxGPUsPerPod: 4}}\n"),
+                     0);
+    assert_int_equal(h_reload(&d), 0);
+    a100_quota(&d, &used, &hard);
+    assert_int_equal(used, 5000);
+    assert_int_equal(hard, 2000);
+    json_decref(h_submit(&d, NULL, h_pod("team-a", "a5", 1, 0), 201));
+    expect_state(&d, "team-a", "a5", "pending", "GPUQuota a100-80gb total 5/2 GPUs");
+    assert_int_equal(h_stop(&d), 0);
+    assert_int_equal(h_start(&d), 0);
+    a100_quota(&d, &used, &hard);
+    assert_int_equal(used, 5000);
+    expect_state(&d, "team-a", "a5", "pending", "GPUQuota a100-80gb total 5/2 GPUs");
     assert_int_equal(h_stop(&d), 0);
     h_cleanup(&d);
 }

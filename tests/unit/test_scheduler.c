@@ -234,6 +234,40 @@ static void test_restore(void **state)
     teardown_fx(&f);
 }
 
+/* Pods put back over a GPUQuota lowered under them (a reload, a restart) all count: the tenant
+ * waits until its use is below the quota again, and what is over it is borrowed. */
+static void test_restore_over_quota(void **state)
+{
+    (void)state;
+    struct fx f;
+    setup_fx(&f,
+             "---\napiVersion: gpu.example.com/v1\nkind: GPUQuota\n"
+             "metadata: {name: q, namespace: a}\n"
+             "spec: {tenant: ta, quotas: {a100-80gb: {total: 2, dedicated: 2}}}\n" POD("a0", 1, "")
+                 POD("a1", 1, "") POD("a2", 1, "") POD("a3", 1, "") POD("b0", 1, ""));
+    int32_t a[4];
+    for (int i = 0; i < 4; i++) {
+        a[i] = submit(&f, 10 * S, (size_t)i);
+        assert_int_equal(gs_tenancy_restore(f.t, a[i], 0, 1u << i, -1, 3 * S), 0);
+    }
+    int model = gs_fleet_node_model(gs_tenancy_fleet(f.t), 0);
+    int64_t ded, sh;
+    gs_tenancy_quota_used(f.t, 0, model, &ded, &sh);
+    assert_int_equal(ded, 2000);
+    assert_int_equal(sh, 2000);
+    int32_t b = submit(&f, 10 * S, 4);
+    const struct gs_decision *dec;
+    assert_int_equal(schedule(&f, 10 * S, &dec), 0);
+    assert_non_null(strstr(view(&f, b).reason, "GPUQuota a100-80gb total 4/2"));
+    assert_int_equal(gs_tenancy_cancel(f.t, 11 * S, a[0]), 0);
+    assert_int_equal(schedule(&f, 11 * S, &dec), 0); /* 3 of 2 still held */
+    assert_int_equal(gs_tenancy_cancel(f.t, 12 * S, a[1]), 0);
+    assert_int_equal(gs_tenancy_cancel(f.t, 12 * S, a[2]), 0);
+    assert_int_equal(schedule(&f, 12 * S, &dec), 1);
+    assert_int_equal(dec[0].pod, b);
+    teardown_fx(&f);
+}
+
 /* A PodGroup made at run time makes its pods a gang; the probe answers without binding. */
 static void test_podgroup_and_probe(void **state)
 {
@@ -965,6 +999,7 @@ int main(void)
         cmocka_unit_test(test_card_health),
         cmocka_unit_test(test_bind_to),
         cmocka_unit_test(test_restore),
+        cmocka_unit_test(test_restore_over_quota),
         cmocka_unit_test(test_podgroup_and_probe),
         cmocka_unit_test(test_probe_gang_new_user),
         cmocka_unit_test(test_podgroup_made_after_its_pods),

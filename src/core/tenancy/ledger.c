@@ -121,6 +121,15 @@ int gs__quota_check(struct gs_tenancy *t, struct rpod *p, int model, char *why, 
     return 1;
 }
 
+/* The part of its GPUQuota a running pod put back over it counts in (a quota lowered by a reload
+ * under pods that run, as a Kubernetes ResourceQuota lowered under them counts them all): its
+ * dedicated cards while they last, else borrowed, where the guarantee may take it back. */
+static int8_t over_quota_part(const struct gs_tenancy *t, const struct rpod *p, int model)
+{
+    size_t k = (size_t)p->tenant * GS_MODEL_MAX + (size_t)model;
+    return t->ded_used[k] + p->milli <= model_quota(t, p->tenant, model)->dedicated_milli ? 1 : 2;
+}
+
 void gs__quota_charge(struct gs_tenancy *t, struct rpod *p, int model, int sign, int restore)
 {
     int64_t add[5] = {p->gpus, p->gpumem_mib, p->fit.cpu_milli, p->fit.memory_mib, 1};
@@ -139,6 +148,9 @@ void gs__quota_charge(struct gs_tenancy *t, struct rpod *p, int model, int sign,
             p->charged = (int8_t)gpuquota_bucket(t, p, model, why, sizeof(why));
         if (p->charged && t->restore_charged) /* held where it was, whatever the order */
             p->charged = t->restore_charged;  /* pods are put back in */
+        else if (!p->charged && t->restoring && model >= 0 && model_quota(t, p->tenant, model) &&
+                 t->pol->tenants[p->tenant].has_quota && p->milli > 0 && t->way == GS_WAY_FULL)
+            p->charged = over_quota_part(t, p, model);
     }
     if (p->charged && p->model >= 0) {
         size_t k = (size_t)p->tenant * GS_MODEL_MAX + (size_t)p->model;

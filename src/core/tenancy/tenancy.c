@@ -662,8 +662,9 @@ int gs_tenancy_restore(struct gs_tenancy *t, int32_t id, int32_t node, uint32_t 
     struct rpod *p = &t->pods[id];
     p->fit.mig_start = mig_start;
     t->restore_charged = (int8_t)p->sp->charged; /* read by the ledger as it charges the pod */
+    t->restoring = 1;
     int r = gs__tn_bind(t, id, (size_t)node, gpu_mask, NULL);
-    t->restore_charged = 0;
+    t->restore_charged = t->restoring = 0;
     if (r < 0)
         return r;
     p->start = p->since = start_us; /* its work counts from its start */

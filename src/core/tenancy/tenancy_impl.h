@@ -251,6 +251,7 @@ struct gs_tenancy {
      * gs__tn_place_one()'s first passes. */
     uint32_t model_limit;
     int8_t restore_charged; /* gs_tenancy_restore(): the part a pod put back was held in, 0 none */
+    int8_t restoring; /* gs_tenancy_restore() is putting a pod back: it counts, over quota too */
     size_t ntenants;
     /* Queues: the policy's, plus an implicit "default" queue last. */
     size_t nqueues;
