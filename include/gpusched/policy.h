@@ -311,9 +311,10 @@ struct gs_scn_container {
 /* A pod of the workload. */
 struct gs_pod_spec {
     char ns[GS_SCN_NAME_MAX], name[GS_SCN_NAME_MAX];
-    char user[GS_SCN_NAME_MAX];           /* label `user` */
-    char workload[GS_SCN_NAME_MAX];       /* label `gpusched.io/workload`, "" when none */
-    char group[GS_SCN_NAME_MAX];          /* annotation scheduling.k8s.io/group-name */
+    char user[GS_SCN_NAME_MAX];     /* label `user` */
+    char workload[GS_SCN_NAME_MAX]; /* label `gpusched.io/workload`, "" when none */
+    char group[GS_SCN_NAME_MAX];    /* its PodGroup, "" none: named by @group_key */
+    const char *group_key; /* the annotation or label that names @group (static text), NULL none */
     char profile[GS_SCN_NAME_MAX];        /* annotation gpusched.io/profile */
     char vgpu_class[GS_SCN_NAME_MAX];     /* annotation gpusched.io/vgpu-class */
     char priority_class[GS_SCN_NAME_MAX]; /* spec.priorityClassName */

@@ -635,6 +635,33 @@ static int gpu_models(struct gs__yctx *c, yaml_node_t *v, uint32_t *mask)
     return 0;
 }
 
+/*
+ * The PodGroup a pod joins, named by Volcano's annotation scheduling.k8s.io/group-name or by the
+ * coscheduling plugin's label scheduling.x-k8s.io/pod-group (kubernetes-sigs/scheduler-plugins;
+ * pod-group.scheduling.sigs.k8s.io is its older name); @key: the field, as a 400 names it. Two of
+ * them naming different PodGroups are an error: a pod joins one. A name no PodGroup could have
+ * would wait for ever.
+ */
+static int group_name(struct gs__yctx *c, yaml_node_t *v, const char *key, struct gs_pod_spec *p)
+{
+    const char *what = strchr(key + strlen("metadata."), '.') + 1; /* the label or annotation */
+    char g[sizeof(p->group)];
+    int r = gs__scn_name(c, v, what, g, sizeof(g));
+    if (!r && !gs_dns_subdomain_ok(g, strlen(g)))
+        r = gs__yaml_err(c, v,
+                         "%s \"%s\": expected a PodGroup's name, a DNS subdomain: lowercase "
+                         "letters, digits, '-' and '.', a letter or digit at both ends",
+                         what, g);
+    if (!r && p->group_key && strcmp(p->group, g) != 0)
+        r = gs__yaml_err(c, v, "%s \"%s\": %s names PodGroup %s: a pod joins one PodGroup", what, g,
+                         p->group_key, p->group);
+    if (!r) {
+        memcpy(p->group, g, sizeof(g));
+        p->group_key = key;
+    }
+    return r;
+}
+
 struct annot {
     struct gs_pod_spec *p;
     unsigned seen;
@@ -801,15 +828,8 @@ static int annot_value(struct gs__yctx *c, int a, yaml_node_t *v, struct gs_pod_
     case A_FIRST_START:
         p->placed_given |= GS_PLACED_FIRST;
         return gs__scn_dur(c, v, annot_keys[a], &p->first_start_us);
-    case A_GROUP: { /* a PodGroup's name, which no PodGroup could have, would wait for ever */
-        int r = gs__scn_name(c, v, annot_keys[a], p->group, sizeof(p->group));
-        if (!r && !gs_dns_subdomain_ok(p->group, strlen(p->group)))
-            r = gs__yaml_err(c, v,
-                             "%s \"%s\": expected a PodGroup's name, a DNS subdomain: lowercase "
-                             "letters, digits, '-' and '.', a letter or digit at both ends",
-                             annot_keys[a], p->group);
-        return r;
-    }
+    case A_GROUP:
+        return group_name(c, v, "metadata.annotations.scheduling.k8s.io/group-name", p);
     case A_PROFILE:
         return gs__scn_name(c, v, annot_keys[a], p->profile, sizeof(p->profile));
     case A_VGPU:
@@ -925,6 +945,10 @@ static int label_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *
         return gs__scn_name(c, v, "label user", p->user, sizeof(p->user));
     if (strcmp(key, "gpusched.io/workload") == 0)
         return gs__scn_name(c, v, "label gpusched.io/workload", p->workload, sizeof(p->workload));
+    if (strcmp(key, "scheduling.x-k8s.io/pod-group") == 0)
+        return group_name(c, v, "metadata.labels.scheduling.x-k8s.io/pod-group", p);
+    if (strcmp(key, "pod-group.scheduling.sigs.k8s.io") == 0)
+        return group_name(c, v, "metadata.labels.pod-group.scheduling.sigs.k8s.io", p);
     return 0;
 }
 

@@ -201,9 +201,15 @@ static int pod_refs(struct gs_scenario *s, const struct gs_pod_spec *p, struct g
     const char *what = NULL, *name = NULL;
     long g = *p->group ? gs__scn_find(s, GS__K_PODGROUP, p->ns, p->group) : -1;
     const struct gs_podgroup_spec *pg = g >= 0 ? &s->policy.podgroups[g] : NULL;
-    if (*p->group && !pg)
-        what = "PodGroup (annotation scheduling.k8s.io/group-name)", name = p->group;
-    else if (pg && !queue_known(s, pg->queue))
+    char by[GS_SCN_NAME_MAX + 96];
+    if (*p->group && !pg) { /* named by an annotation or a label (scenario_pod.c) */
+        const char *key =
+            p->group_key ? p->group_key : "metadata.annotations.scheduling.k8s.io/group-name";
+        int label = strncmp(key, "metadata.labels.", 16) == 0;
+        snprintf(by, sizeof(by), "PodGroup (%s %s)", label ? "label" : "annotation",
+                 strchr(key + strlen("metadata."), '.') + 1);
+        what = by, name = p->group;
+    } else if (pg && !queue_known(s, pg->queue))
         what = "Queue (its PodGroup's spec.queue)", name = pg->queue;
     else if (pg && !class_known(s, pg->priority_class))
         what = "PriorityClass (its PodGroup's spec.priorityClassName)", name = pg->priority_class;

@@ -89,8 +89,16 @@ static void test_gang_all_or_nothing(void **state)
     h_request(&d, "POST", "/v1/podgroups", TOKEN_A, group, 200); /* the same: it is returned */
     h_podgroup(&d, "team-a", "pg1", 3, 409);                     /* another spec under its name */
     submit_member(&d, "w0", "pg1");
-    submit_member(&d, "w1", "pg1");
-    submit_member(&d, "w2", "pg1");
+    /* the coscheduling plugin's label (and its older name) joins a PodGroup as the annotation */
+    static const char *const label[] = {"scheduling.x-k8s.io/pod-group",
+                                        "pod-group.scheduling.sigs.k8s.io"};
+    for (int i = 0; i < 2; i++) {
+        json_t *p = h_pod_json("team-a", i ? "w2" : "w1", 8, 0);
+        json_object_set_new(json_object_get(p, "metadata"), "labels",
+                            json_pack("{ss}", label[i], "pg1"));
+        json_decref(h_submit(&d, TOKEN_A, json_dumps(p, JSON_COMPACT), 201));
+        json_decref(p);
+    }
     pod_is(&d, "w0", "pending", "PodGroup pg1: 3 of minMember 4 pods submitted");
     submit_member(&d, "w3", "pg1");
     for (int i = 0; i < 4; i++) {
@@ -593,6 +601,19 @@ static void test_bad_podgroups(void **state)
     assert_int_equal(refused.status, 400);
     assert_string_equal(json_string_value(json_object_get(refused.json, "field")),
                         "metadata.annotations.scheduling.k8s.io/group-name");
+    h_answer_free(&refused);
+    /* ... and one whose label and annotation name two PodGroups, which would be one ignored */
+    json_t *two = h_pod_json("team-a", "p", 1, 0);
+    h_annotate(two, "scheduling.k8s.io/group-name", "pg1");
+    json_object_set_new(json_object_get(two, "metadata"), "labels",
+                        json_pack("{ss}", "scheduling.x-k8s.io/pod-group", "pg2"));
+    pod = json_dumps(two, JSON_COMPACT);
+    json_decref(two);
+    assert_int_equal(h_call(&d, "POST", "/v1/pods", TOKEN_A, pod, &refused), 0);
+    free(pod);
+    assert_int_equal(refused.status, 400);
+    assert_non_null(strstr(json_string_value(json_object_get(refused.json, "error")),
+                           "names PodGroup pg2: a pod joins one PodGroup"));
     h_answer_free(&refused);
     /* each message names its field once, whole, as a pod's do */
     static const char *const said[][2] = {

@@ -878,6 +878,22 @@ static const struct bad bads[] = {
     {POD_META "  annotations: {scheduling.k8s.io/group-name: g}\nspec: {containers: [{name: m}]}\n",
      -EINVAL, ":1:1: ", "PodGroup (annotation scheduling.k8s.io/group-name) \"g\" is not defined",
      1},
+    /* the coscheduling plugin's label names the PodGroup as the annotation does; the two
+     * naming different ones are an error, not one of them taken */
+    {POD_META "  labels: {scheduling.x-k8s.io/pod-group: g}\nspec: {containers: [{name: m}]}\n",
+     -EINVAL, ":1:1: ", "PodGroup (label scheduling.x-k8s.io/pod-group) \"g\" is not defined", 1},
+    {POD_META "  labels: {pod-group.scheduling.sigs.k8s.io: g}\n"
+              "spec: {containers: [{name: m}]}\n",
+     -EINVAL, ":1:1: ", "PodGroup (label pod-group.scheduling.sigs.k8s.io) \"g\" is not defined",
+     1},
+    {PG_HDR "spec: {minMember: 1}\n---\n" POD_META "  labels: {scheduling.x-k8s.io/pod-group: g}\n"
+            "  annotations: {scheduling.k8s.io/group-name: h}\nspec: {containers: [{name: m}]}\n",
+     -EINVAL, ":12:47: ",
+     "scheduling.k8s.io/group-name \"h\": metadata.labels.scheduling.x-k8s.io/pod-group names "
+     "PodGroup g: a pod joins one PodGroup",
+     0},
+    {POD_META "  labels: {scheduling.x-k8s.io/pod-group: G}\nspec: {containers: [{name: m}]}\n",
+     -EINVAL, ":6:43: ", "scheduling.x-k8s.io/pod-group \"G\": expected a PodGroup's name", 0},
     {POD_HDR "spec: {priorityClassName: hi, containers: [{name: m}]}\n", -EINVAL,
      ":1:1: ", "PriorityClass (spec.priorityClassName) \"hi\" is not defined", 1},
     /* a PodGroup's missing queue or PriorityClass: its members refused, not run in default */

@@ -1472,7 +1472,8 @@ static void admit_one(const struct gs_tenancy *t, struct rpod *p)
         return;
     }
     if (sp->group[0] && p->group < 0 && t->way == GS_WAY_FULL) {
-        p->field = "metadata.annotations.scheduling.k8s.io/group-name";
+        p->field =
+            sp->group_key ? sp->group_key : "metadata.annotations.scheduling.k8s.io/group-name";
         gs__say(p->reason, sizeof(p->reason), "PodGroup %s/%s is not defined", sp->ns, sp->group);
         p->state = GS_POD_REJECTED;
         return;
