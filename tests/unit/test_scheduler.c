@@ -959,6 +959,36 @@ static void test_reason_after_node_down(void **state)
     teardown_fx(&f);
 }
 
+/* "N free in the cluster, at most M on one node" counts the cards free when the reason is read,
+ * not when the pod's last search failed: another pod taking some moves it, or drops it once too
+ * few are left for the pod. */
+static void test_reason_free_cards_now(void **state)
+{
+    (void)state;
+    struct fx f;
+    setup_fx(&f,
+             POD("x0", 6, "") POD("x1", 5, "") POD("big", 4, "") POD("s0", 1, "") POD("s1", 1, ""));
+    const struct gs_decision *dec;
+    submit(&f, 0, 0);
+    submit(&f, 0, 1);
+    assert_int_equal(schedule(&f, 0, &dec), 2);
+    int32_t big = submit(&f, 1 * S, 2);
+    assert_int_equal(schedule(&f, 1 * S, &dec), 0);
+    assert_string_equal(view(&f, big).reason,
+                        "0/2 nodes are available: 2 Insufficient nvidia.com/gpu; 5 free "
+                        "nvidia.com/gpu in the cluster, at most 3 on one node.");
+    submit(&f, 2 * S, 3);
+    assert_int_equal(schedule(&f, 2 * S, &dec), 1);
+    assert_string_equal(view(&f, big).reason,
+                        "0/2 nodes are available: 2 Insufficient nvidia.com/gpu; 4 free "
+                        "nvidia.com/gpu in the cluster, at most 3 on one node.");
+    submit(&f, 3 * S, 4);
+    assert_int_equal(schedule(&f, 3 * S, &dec), 1);
+    assert_string_equal(view(&f, big).reason,
+                        "0/2 nodes are available: 2 Insufficient nvidia.com/gpu.");
+    teardown_fx(&f);
+}
+
 /* "N free in the cluster, at most M on one node" counts the free cards a pod could take: not a
  * failed one. */
 static void test_reason_free_cards_healthy(void **state)
@@ -994,6 +1024,7 @@ int main(void)
         cmocka_unit_test(test_released_users_reused),
         cmocka_unit_test(test_gang_user_limit_words),
         cmocka_unit_test(test_reason_after_node_down),
+        cmocka_unit_test(test_reason_free_cards_now),
         cmocka_unit_test(test_reason_free_cards_healthy),
         cmocka_unit_test(test_node_failure_requeues_gang),
         cmocka_unit_test(test_card_health),

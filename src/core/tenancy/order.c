@@ -329,11 +329,9 @@ static void gang_user_words(const struct gs_tenancy *t, const struct gang *g, in
             ts->name, m->sp->user, t->user_running[user], need, ts->max_pods_per_user);
 }
 
-void gs__tn_settle_reason(struct gs_tenancy *t, int32_t pod)
+/* What gs__tn_settle_reason() says but for the free cards. */
+static void settle(struct gs_tenancy *t, struct rpod *p)
 {
-    struct rpod *p = &t->pods[pod];
-    if (p->state != GS_POD_PENDING || p->bucket < 0)
-        return;
     const struct gang *g = p->group >= 0 ? &t->gangs[p->group] : NULL;
     if (g && g->capped >= 0 && t->user_running[g->capped] != g->capped_at &&
         p->said <= g->capped_said) /* another of the user's pods came or went */
@@ -350,6 +348,15 @@ void gs__tn_settle_reason(struct gs_tenancy *t, int32_t pod)
                 fg >= 0 ? t->pgs[fg]->name : "(deleted)", b->reason);
     else
         memcpy(p->reason, b->reason, sizeof(p->reason));
+}
+
+void gs__tn_settle_reason(struct gs_tenancy *t, int32_t pod)
+{
+    struct rpod *p = &t->pods[pod];
+    if (p->state != GS_POD_PENDING || p->bucket < 0)
+        return;
+    settle(t, p);
+    gs__tn_recount_thin(t, p);
 }
 
 int gs__tn_hungrier(const struct gs_tenancy *t, size_t a, size_t b, int ties)

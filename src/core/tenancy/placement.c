@@ -440,6 +440,43 @@ static int untolerated(const struct gs_tenancy *t, const struct rpod *p, int onl
     return tn ? gs__say(at, size, " {%s: %s}", tn->key, tn->value) : 0;
 }
 
+/* Do words @r count nodes short of cards ("Insufficient nvidia.com/gpu", not ".../gpumem")? */
+static int says_short_of_cards(const char *r)
+{
+    static const char w[] = " " GS_WORDS_GPU;
+    for (const char *q = strstr(r, w); q; q = strstr(q + 1, w))
+        if (q[sizeof(w) - 1] && strchr(",;.", q[sizeof(w) - 1]))
+            return 1;
+    return 0;
+}
+
+void gs__tn_recount_thin(const struct gs_tenancy *t, struct rpod *p)
+{
+    static const char mark[] = " free nvidia.com/gpu in the cluster, at most ";
+    char *r = p->reason, *head;
+    size_t len = strlen(r);
+    if (!p->fit.whole || p->fit.mig || p->fit.ncards < 2 || strncmp(r, "0/", 2) != 0 ||
+        !says_short_of_cards(r) || len < 2 || r[len - 1] != '.')
+        return; /* no words spread_thin() could have had a part in, or cut short */
+    char *m = strstr(r, mark), *tail = r + len - 1; /* the clauses after it, or the full stop */
+    while (m && m > r && m[-1] >= '0' && m[-1] <= '9')
+        m--;
+    if (m && m - r >= 2 && m[-2] == ';' && m[-1] == ' ') { /* the clause as said: in its place */
+        head = m - 2;
+        tail = strstr(m, "; ") ? strstr(m, "; ") : tail;
+    } else { /* none was said: one goes before the other clauses */
+        head = strstr(r, "; no node has");
+        head = head ? head : tail;
+        tail = head;
+    }
+    char rest[GS_REASON_MAX];
+    memcpy(rest, tail, strlen(tail) + 1);
+    size_t n = (size_t)(head - r);
+    n += (size_t)spread_thin(t, p, head, sizeof(p->reason) - n);
+    if (n < sizeof(p->reason))
+        gs__say(r + n, sizeof(p->reason) - n, "%s", rest);
+}
+
 static void why_nodes(struct gs_tenancy *t, struct rpod *p, const int64_t *count, int64_t quota,
                       const char *quota_why, int64_t reserved, int only_node)
 {

@@ -545,6 +545,11 @@ int gs__tn_pass(struct gs_tenancy *t);
 int gs__tn_retry_due(struct gs_tenancy *t);
 /* Pending pod @pod takes the reason its bucket last failed for, where it is newer than its own. */
 void gs__tn_settle_reason(struct gs_tenancy *t, int32_t pod);
+/* Pod @p's reason counts the free cards of the cluster again ("; N free nvidia.com/gpu in the
+ * cluster, at most M on one node"): a remembered reason counted them when a search failed, and
+ * they move with every pod that starts or ends. O(nodes with free cards); words of another shape
+ * are left as they are. */
+void gs__tn_recount_thin(const struct gs_tenancy *t, struct rpod *p);
 void gs__tn_queue_free(struct gs_tenancy *t);
 
 /* eviction.c */
