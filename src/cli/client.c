@@ -379,6 +379,7 @@ static void client_usage(FILE *f)
             "                                               (every document, a List's items)\n"
             "       gpusched get NAMESPACE/NAME             show one pod\n"
             "       gpusched list [--tenant T] [--queue Q] [--state pending|running]\n"
+            "                     [--continue TOKEN]  500 pods a page, then the next page's TOKEN\n"
             "       gpusched cancel NAMESPACE/NAME          cancel a pod, freeing its cards\n"
             "       gpusched status                         the daemon's totals and age\n"
             "       gpusched tenants | queues               use and deserved share per tenant\n"
@@ -521,6 +522,22 @@ static int list(const char *cmd, const struct copts *o, const char *cont)
     return finish(cmd, st, ans, o->json == OUT_YAML);
 }
 
+/* An option @cmd does not read is refused, not dropped: --tenant, --queue, --state and --continue
+ * are list's, and --tenant the tables' too (the daemon refuses it where it has no meaning). */
+static int options_taken(const char *cmd, const struct copts *o, const char *cont)
+{
+    int list = !strcmp(cmd, "list"),
+        one = !strcmp(cmd, "submit") || !strcmp(cmd, "get") || !strcmp(cmd, "cancel");
+    const char *names[] = {"--tenant", "--queue", "--state", "--continue"};
+    const char *given[] = {o->tenant, o->queue, o->state, cont};
+    for (int i = 0; i < 4; i++)
+        if (given[i] && !list && (one || i > 0)) {
+            gs__cli_say(cmd, "%s is not an option of %s", names[i], cmd);
+            return EXIT_BAD_INPUT;
+        }
+    return 0;
+}
+
 int cmd_client(int argc, char **argv)
 {
     const char *cmd = argv[0];
@@ -528,6 +545,8 @@ int cmd_client(int argc, char **argv)
     char *cont = NULL, path[256];
     json_t *ans = NULL;
     int rc = parse_client(argc, argv, &o, &cont);
+    if (!rc)
+        rc = options_taken(cmd, &o, cont);
     if (rc)
         return rc < 0 ? 0 : rc;
     curl_global_init(CURL_GLOBAL_DEFAULT);

@@ -19,7 +19,7 @@ static void usage(FILE *f)
                "  report     one HTML page of a simulation's JSON: charts and a cluster map\n"
                "  forecast   GPU demand series, forecasts, backtests and capacity advice\n"
                "  topo       read `nvidia-smi topo -m` text; print the topology tree\n"
-               "  version    print the version\n"
+               "  version    print the version (also --version)\n"
                "  submit, get, list, cancel, status, tenants, queues, bills\n"
                "             talk to a running gpuschedd (gpusched submit --help)\n"
                "\n"
@@ -79,6 +79,10 @@ int main(int argc, char **argv)
         if (strcmp(argv[1], client_cmds[i]) == 0)
             return cmd_client(argc - 1, argv + 1);
     if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) {
+        if (argc > 2) {
+            gs__cli_say(argv[1], "unexpected argument \"%s\"", argv[2]);
+            return EXIT_BAD_INPUT;
+        }
         printf("gpusched %s\n", GS_VERSION);
         return 0;
     }

@@ -200,6 +200,12 @@ static int parse_args(int argc, char **argv, struct opts *o)
         int rc = apply_opt(c, optarg, o);
         if (rc > 0)
             return rc;
+        static const char *const scenario_only[] = {"--way", "--horizon", "--rates", "--from-now"};
+        for (size_t k = 0; rc < 0 && k < sizeof(scenario_only) / sizeof(*scenario_only); k++)
+            if (strncmp(argv[optind - 1], scenario_only[k], strlen(scenario_only[k])) == 0)
+                return bad("%s is an option of simulate --scenario FILE: a replay of a pod "
+                           "list (--pods) takes the options of gpusched simulate --help",
+                           argv[optind - 1]);
         if (rc < 0)
             return bad("unknown or incomplete option \"%s\" (see gpusched simulate --help)",
                        argv[optind - 1]);

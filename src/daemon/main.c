@@ -23,6 +23,7 @@
 #include "gpusched/tenancy.h"
 
 #include <curl/curl.h>
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -94,7 +95,9 @@ static int parse_listen(const char *s, struct opts *o)
     memcpy(o->host, h, hl);
     o->host[hl] = '\0';
     o->port = (int)port;
-    return 0;
+    unsigned char addr[sizeof(struct in6_addr)]; /* numeric: no name is looked up */
+    return inet_pton(AF_INET, o->host, addr) == 1 || inet_pton(AF_INET6, o->host, addr) == 1 ? 0
+                                                                                             : -1;
 }
 
 static int parse_args(int argc, char **argv, struct opts *o)
@@ -140,7 +143,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
     if (!o->data_dir || !o->listen)
         return bad("--data-dir and --listen are required", NULL);
     if (parse_listen(o->listen, o))
-        return bad("--listen: expected ADDR:PORT, e.g. 127.0.0.1:8080", o->listen);
+        return bad("--listen: expected a numeric ADDR:PORT (no host name), e.g. 127.0.0.1:8080",
+                   o->listen);
     if (!o->cert != !o->key)
         return bad("--tls-cert and --tls-key go together", NULL);
     if (o->client_ca && !o->cert)
@@ -188,7 +192,7 @@ static int lock_store(const char *dir)
                 "stop that one, or give this one another --data-dir",
                 "lock", path, "pid", pid[0] ? pid : "-", NULL);
         close(fd);
-        return 2;
+        return 1; /* it cannot start, as when the port is taken */
     }
     int n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
     if (ftruncate(fd, 0) || pwrite(fd, pid, (size_t)n, 0) != n)

@@ -145,10 +145,11 @@ static int parse_metadata(const json_t *md, struct gsd_podspec *out, struct gsd_
         if (json_object_get(out->annotations, sim_only[i])) {
             char field[128];
             snprintf(field, sizeof(field), "metadata.annotations.%s", sim_only[i]);
-            rc = ferr(e, field,
-                      "%s: only a simulated run gives it a meaning; gpuschedd takes a pod when it "
-                      "is submitted and does not model how busy it keeps its GPUs",
-                      sim_only[i]);
+            rc = ferr(e, field, "%s: only a simulated run gives it a meaning; %s", sim_only[i],
+                      i == 0   ? "gpuschedd takes a pod when it is submitted"
+                      : i == 1 ? "gpuschedd does not model how busy a pod keeps its GPUs"
+                               : "a simulated run's snapshot writes it, and gpuschedd places a "
+                                 "pod itself (spec.nodeName holds it to a node)");
         }
     return rc;
 }

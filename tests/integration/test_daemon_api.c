@@ -387,6 +387,17 @@ static void test_yaml_bodies(void **state)
               "metadata.labels.b"); /* !!str 5 is the text */
     /* a plain float is a number, as kubectl reads it: no text for a string field, a quantity
      * as written (0.1 is 100m); one JSON cannot carry is refused */
+    /* the simulator's own annotations: each refused saying why it has no meaning here */
+    yaml_post(&d, "/v1/pods", Y,
+              "metadata: {name: y15, annotations: {sim.gpusched.io/arrival: 5m}}\n"
+              "spec: {containers: [{name: m}]}\n",
+              400, "arrival: only a simulated run gives it a meaning; gpuschedd takes a pod when",
+              "metadata.annotations.sim.gpusched.io/arrival");
+    yaml_post(&d, "/v1/pods", Y,
+              "metadata: {name: y16, annotations: {sim.gpusched.io/node: n1}}\n"
+              "spec: {containers: [{name: m}]}\n",
+              400, "a simulated run's snapshot writes it",
+              "metadata.annotations.sim.gpusched.io/node");
     yaml_post(&d, "/v1/pods", Y, "metadata: {name: 1.5}\nspec: {containers: [{}]}\n", 400,
               "metadata.name must be a string, not a number", "metadata.name");
     yaml_post(&d, "/v1/pods", Y, "metadata: {name: y14}\nspec: {containers: [{name: 2.5}]}\n", 400,
@@ -1389,8 +1400,9 @@ static void test_chunked_past_the_cap(void **state)
     h_cleanup(&d);
 }
 
-/* A second gpuschedd on a store in use exits 2 naming the first one's pid: two daemons on one
- * store would each place pods on cards the other holds. Once the first stops, it starts. */
+/* A second gpuschedd on a store in use exits 1 (it cannot start) naming the first one's pid: two
+ * daemons on one store would each place pods on cards the other holds. Once the first stops, it
+ * starts. */
 static void test_one_daemon_per_store(void **state)
 {
     (void)state;
