@@ -465,6 +465,9 @@ static void test_bad_options(void **state)
     refused(ARGS("simulate", "--bogus"), 2, 0, 1, ARGS("--bogus"));
     refused(ARGS("simulate", "--nodes"), 2, 0, 1, ARGS("--nodes"));
     refused(ARGS("simulate", "--quiet", "stray"), 2, 0, 0, ARGS("stray"));
+    /* a scenario's option on a replay says whose it is */
+    refused(ARGS("simulate", "--way", "full"), 2, 0, 0,
+            ARGS("--way is an option of simulate --scenario FILE"));
 }
 
 /* What a usage error quotes of the command line is written escaped, as file contents are: an
@@ -642,6 +645,22 @@ static void test_top_level(void **state)
     expect_exit(&r, 0);
     assert_true(strncmp(r.out, "gpusched ", 9) == 0);
     result_free(&r);
+
+    /* an option or argument a command does not read is refused before any request, not
+     * dropped */
+    const char *const *const no[][2] = {
+        {ARGS("get", "a/b", "--tenant", "x"),
+         ARGS("gpusched get: --tenant is not an option of get")},
+        {ARGS("bills", "--state", "pending"), ARGS("gpusched bills: --state is not an option")},
+        {ARGS("version", "extra"), ARGS("gpusched version: unexpected argument \"extra\"")},
+    };
+    for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++) {
+        run(&r, no[i][0]);
+        expect_exit(&r, 2);
+        expect_has(r.err, no[i][1][0]);
+        assert_int_equal(r.out_len, 0);
+        result_free(&r);
+    }
 
     run(&r, (const char *const[]){NULL});
     expect_exit(&r, 2);
