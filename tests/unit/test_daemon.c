@@ -569,7 +569,7 @@ static void test_podspec(void **state)
         {"{\"kind\":\"Service\"}", "kind"},
         {"{\"metadata\":{\"name\":\"UPPER\"},\"spec\":{}}", "metadata.name"},
         {"{\"metadata\":{\"name\":\"x\",\"namespace\":\"a.b\"}}", "metadata.namespace"},
-        {"{\"metadata\":{\"name\":\"x\",\"labels\":{\"k\":1}}}", "metadata.labels"},
+        {"{\"metadata\":{\"name\":\"x\",\"labels\":{\"k\":1}}}", "metadata.labels.k"},
         {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[]}}", "spec.containers"},
         {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"containers\":[{\"name\":\"m\",\"resources\":{"
          "\"limits\":"
