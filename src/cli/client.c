@@ -30,7 +30,8 @@
 
 struct copts {
     const char *server, *token, *cacert, *tenant, *state, *queue;
-    int json; /* -o: 0 table, 1 json, OUT_YAML yaml */
+    int json;  /* -o: 0 table, 1 json, OUT_YAML yaml */
+    int table; /* -o table given */
 };
 #define OUT_YAML 2
 
@@ -424,6 +425,7 @@ static int parse_client(int argc, char **argv, struct copts *o, char **cont)
                 return EXIT_BAD_INPUT;
             }
             o->json = !strcmp(optarg, "json") ? 1 : !strcmp(optarg, "yaml") ? OUT_YAML : 0;
+            o->table = !strcmp(optarg, "table");
             break;
         case 't':
             o->token = optarg;
@@ -523,15 +525,15 @@ static int list(const char *cmd, const struct copts *o, const char *cont)
 }
 
 /* An option @cmd does not read is refused, not dropped: --tenant, --queue, --state and --continue
- * are list's, and --tenant the tables' too (the daemon refuses it where it has no meaning). */
+ * are list's, --tenant bills' too, and submit and cancel print no table. */
 static int options_taken(const char *cmd, const struct copts *o, const char *cont)
 {
-    int list = !strcmp(cmd, "list"),
-        one = !strcmp(cmd, "submit") || !strcmp(cmd, "get") || !strcmp(cmd, "cancel");
-    const char *names[] = {"--tenant", "--queue", "--state", "--continue"};
-    const char *given[] = {o->tenant, o->queue, o->state, cont};
-    for (int i = 0; i < 4; i++)
-        if (given[i] && !list && (one || i > 0)) {
+    int list = !strcmp(cmd, "list"), bills = !strcmp(cmd, "bills");
+    int no_table = !strcmp(cmd, "submit") || !strcmp(cmd, "cancel");
+    const char *names[] = {"--tenant", "--queue", "--state", "--continue", "-o table"};
+    const char *given[] = {o->tenant, o->queue, o->state, cont, o->table && no_table ? "" : NULL};
+    for (int i = 0; i < 5; i++)
+        if (given[i] && (i == 4 || (!list && !(bills && i == 0)))) {
             gs__cli_say(cmd, "%s is not an option of %s", names[i], cmd);
             return EXIT_BAD_INPUT;
         }

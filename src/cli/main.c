@@ -79,6 +79,10 @@ int main(int argc, char **argv)
         if (strcmp(argv[1], client_cmds[i]) == 0)
             return cmd_client(argc - 1, argv + 1);
     if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) {
+        if (argc == 3 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))) {
+            printf("usage: gpusched version   print the version\n");
+            return 0;
+        }
         if (argc > 2) {
             gs__cli_say(argv[1], "unexpected argument \"%s\"", argv[2]);
             return EXIT_BAD_INPUT;

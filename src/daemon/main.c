@@ -90,8 +90,10 @@ static int parse_listen(const char *s, struct opts *o)
     }
     char *end;
     long port = colon ? strtol(colon + 1, &end, 10) : -1;
-    if (!colon || hl == 0 || hl >= sizeof(o->host) || !colon[1] || *end || port < 0 || port > 65535)
+    if (!colon || hl == 0 || hl >= sizeof(o->host))
         return -1;
+    if (!colon[1] || *end || port < 0 || port > 65535)
+        return -2;
     memcpy(o->host, h, hl);
     o->host[hl] = '\0';
     o->port = (int)port;
@@ -142,7 +144,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
         return bad("unexpected argument", argv[optind]);
     if (!o->data_dir || !o->listen)
         return bad("--data-dir and --listen are required", NULL);
-    if (parse_listen(o->listen, o))
+    int listen_rc = parse_listen(o->listen, o);
+    if (listen_rc == -2)
+        return bad("--listen: the port must be a number 0..65535 (0: any free one)", o->listen);
+    if (listen_rc)
         return bad("--listen: expected a numeric ADDR:PORT (no host name), e.g. 127.0.0.1:8080",
                    o->listen);
     if (!o->cert != !o->key)

@@ -652,6 +652,8 @@ static void test_top_level(void **state)
         {ARGS("get", "a/b", "--tenant", "x"),
          ARGS("gpusched get: --tenant is not an option of get")},
         {ARGS("bills", "--state", "pending"), ARGS("gpusched bills: --state is not an option")},
+        {ARGS("status", "--tenant", "t"), ARGS("gpusched status: --tenant is not an option")},
+        {ARGS("submit", "-", "-o", "table"), ARGS("gpusched submit: -o table is not an option")},
         {ARGS("version", "extra"), ARGS("gpusched version: unexpected argument \"extra\"")},
     };
     for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++) {

@@ -235,7 +235,9 @@ static void test_restore(void **state)
 }
 
 /* Pods put back over a GPUQuota lowered under them (a reload, a restart) all count: the tenant
- * waits until its use is below the quota again, and what is over it is borrowed. */
+ * waits until its use is below the quota again, and what is over its dedicated cards is
+ * borrowed, even for pods held in dedicated cards before (here all four, of a quota since cut
+ * from 4 dedicated to 1). */
 static void test_restore_over_quota(void **state)
 {
     (void)state;
@@ -243,18 +245,19 @@ static void test_restore_over_quota(void **state)
     setup_fx(&f,
              "---\napiVersion: gpu.example.com/v1\nkind: GPUQuota\n"
              "metadata: {name: q, namespace: a}\n"
-             "spec: {tenant: ta, quotas: {a100-80gb: {total: 2, dedicated: 2}}}\n" POD("a0", 1, "")
-                 POD("a1", 1, "") POD("a2", 1, "") POD("a3", 1, "") POD("b0", 1, ""));
+             "spec: {tenant: ta, quotas: {a100-80gb: {total: 2, dedicated: 1, shared: 1}}}\n" POD(
+                 "a0", 1, "") POD("a1", 1, "") POD("a2", 1, "") POD("a3", 1, "") POD("b0", 1, ""));
     int32_t a[4];
     for (int i = 0; i < 4; i++) {
+        f.s->pods[i].charged = 1;
         a[i] = submit(&f, 10 * S, (size_t)i);
         assert_int_equal(gs_tenancy_restore(f.t, a[i], 0, 1u << i, -1, 3 * S), 0);
     }
     int model = gs_fleet_node_model(gs_tenancy_fleet(f.t), 0);
     int64_t ded, sh;
     gs_tenancy_quota_used(f.t, 0, model, &ded, &sh);
-    assert_int_equal(ded, 2000);
-    assert_int_equal(sh, 2000);
+    assert_int_equal(ded, 1000);
+    assert_int_equal(sh, 3000);
     int32_t b = submit(&f, 10 * S, 4);
     const struct gs_decision *dec;
     assert_int_equal(schedule(&f, 10 * S, &dec), 0);
@@ -265,6 +268,9 @@ static void test_restore_over_quota(void **state)
     assert_int_equal(gs_tenancy_cancel(f.t, 12 * S, a[2]), 0);
     assert_int_equal(schedule(&f, 12 * S, &dec), 1);
     assert_int_equal(dec[0].pod, b);
+    gs_tenancy_quota_used(f.t, 0, model, &ded, &sh);
+    assert_int_equal(ded, 1000); /* b0, in the dedicated card a0 left */
+    assert_int_equal(sh, 1000);
     teardown_fx(&f);
 }
 

@@ -121,13 +121,22 @@ int gs__quota_check(struct gs_tenancy *t, struct rpod *p, int model, char *why, 
     return 1;
 }
 
-/* The part of its GPUQuota a running pod put back over it counts in (a quota lowered by a reload
- * under pods that run, as a Kubernetes ResourceQuota lowered under them counts them all): its
- * dedicated cards while they last, else borrowed, where the guarantee may take it back. */
-static int8_t over_quota_part(const struct gs_tenancy *t, const struct rpod *p, int model)
+/*
+ * The part of its GPUQuota a running pod put back (a reload, a restart) counts in: the part it was
+ * held in, whatever the order pods are put back in, or else the one the quota gives it now; and
+ * always one, over the quota too (a quota lowered under pods that run counts them all, as a
+ * Kubernetes ResourceQuota lowered under its pods does). Dedicated only while the tenant's
+ * dedicated cards last, so no lowered quota keeps more out of the guarantee's reach than it
+ * dedicates; the rest is borrowed, which the guarantee may take back.
+ */
+static int8_t restored_part(const struct gs_tenancy *t, const struct rpod *p, int model)
 {
+    int part = t->restore_charged ? t->restore_charged : p->charged ? p->charged : 1;
     size_t k = (size_t)p->tenant * GS_MODEL_MAX + (size_t)model;
-    return t->ded_used[k] + p->milli <= model_quota(t, p->tenant, model)->dedicated_milli ? 1 : 2;
+    return part == 1 &&
+                   t->ded_used[k] + p->milli <= model_quota(t, p->tenant, model)->dedicated_milli
+               ? 1
+               : 2;
 }
 
 void gs__quota_charge(struct gs_tenancy *t, struct rpod *p, int model, int sign, int restore)
@@ -142,15 +151,11 @@ void gs__quota_charge(struct gs_tenancy *t, struct rpod *p, int model, int sign,
     if (sign > 0 && !restore) {
         char why[8];
         p->model = model;
-        p->charged = 0;
-        if (t->way == GS_WAY_FULL && (size_t)p->tenant < t->pol->ntenants &&
-            t->pol->tenants[p->tenant].has_quota && p->milli > 0 && model >= 0)
-            p->charged = (int8_t)gpuquota_bucket(t, p, model, why, sizeof(why));
-        if (p->charged && t->restore_charged) /* held where it was, whatever the order */
-            p->charged = t->restore_charged;  /* pods are put back in */
-        else if (!p->charged && t->restoring && model >= 0 && model_quota(t, p->tenant, model) &&
-                 t->pol->tenants[p->tenant].has_quota && p->milli > 0 && t->way == GS_WAY_FULL)
-            p->charged = over_quota_part(t, p, model);
+        int quota = t->way == GS_WAY_FULL && (size_t)p->tenant < t->pol->ntenants &&
+                    t->pol->tenants[p->tenant].has_quota && p->milli > 0 && model >= 0;
+        p->charged = quota ? (int8_t)gpuquota_bucket(t, p, model, why, sizeof(why)) : 0;
+        if (quota && t->restoring && model_quota(t, p->tenant, model))
+            p->charged = restored_part(t, p, model);
     }
     if (p->charged && p->model >= 0) {
         size_t k = (size_t)p->tenant * GS_MODEL_MAX + (size_t)p->model;
