@@ -1,6 +1,7 @@
 /* gpusched bill: price the simulator's JSON output with a rate card, per tenant, resource, day. */
 #include "cli.h"
 
+#include "gpusched/datadir.h"
 #include "gpusched/billing.h"
 #include "gpusched/catalog.h"
 #include "gpusched/diag.h"
@@ -18,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DEFAULT_RATES  GS_DATA_DIR "/billing/rates.yaml"
 #define JSON_MAX_BYTES (256u * 1024u * 1024u) /* ~1M pods; jansson holds ~10x the file */
 #define WAYS_MAX       64
 #define WAY_NAME_MAX   64
@@ -49,18 +49,21 @@ struct input {
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: gpusched bill [options] FILE.json\n"
-               "  Prices the pods of a `gpusched simulate --json` file (one run, or a comparison\n"
-               "  of ways) per tenant, resource and day.\n"
-               "  --format F     table (default), csv or json\n"
-               "  --rates FILE   the RateCard YAML (default: " DEFAULT_RATES ")\n"
-               "  --way NAME     only this way of a comparison file (default: every way; a\n"
-               "                 single run without \"way\" is named \"run\")\n"
-               "  --tenant NAME  only this tenant's lines\n"
-               "The table prints amounts as people read them, to the cent ($27,112.95); lines\n"
-               "are priced exactly and totals are the exact sums of the lines, each rounded\n"
-               "once. CSV and JSON give the exact amounts: integer micro-dollars next to the\n"
-               "decimal strings (0.000139).\n");
+    char rates[GS_DATA_PATH_MAX];
+    fprintf(f,
+            "usage: gpusched bill [options] FILE.json\n"
+            "  Prices the pods of a `gpusched simulate --json` file (one run, or a comparison\n"
+            "  of ways) per tenant, resource and day.\n"
+            "  --format F     table (default), csv or json\n"
+            "  --rates FILE   the RateCard YAML (default: %s)\n"
+            "  --way NAME     only this way of a comparison file (default: every way; a\n"
+            "                 single run without \"way\" is named \"run\")\n"
+            "  --tenant NAME  only this tenant's lines\n"
+            "The table prints amounts as people read them, to the cent ($27,112.95); lines\n"
+            "are priced exactly and totals are the exact sums of the lines, each rounded\n"
+            "once. CSV and JSON give the exact amounts: integer micro-dollars next to the\n"
+            "decimal strings (0.000139).\n",
+            gs_data_file("billing/rates.yaml", rates, sizeof(rates)));
 }
 
 static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -83,7 +86,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0},
     };
     static const char *const formats[] = {"table", "csv", "json"};
-    *o = (struct opts){.rates = DEFAULT_RATES, .fmt = FMT_TABLE};
+    static char rates[GS_DATA_PATH_MAX];
+    *o = (struct opts){.rates = gs_data_file("billing/rates.yaml", rates, sizeof(rates)),
+                       .fmt = FMT_TABLE};
     int c, k;
     optind = 1;
     opterr = 0;

@@ -3,6 +3,7 @@
 #include "jstream.h"
 #include "report.h"
 
+#include "gpusched/datadir.h"
 #include "gpusched/billing.h"
 #include "gpusched/diag.h"
 #include "gpusched/grow.h"
@@ -16,9 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DEFAULT_RATES    GS_DATA_DIR "/billing/rates.yaml"
 #define DEFAULT_CHART_JS GS_PAGE_CHART_JS
-#define ASSETS_DIR       GS_DATA_DIR "/report"
 #define VALUE_MAX        (64u << 20) /* bytes of one value read whole: a pod, a summary, a cluster */
 #define AT_MAX           RP_AT_MAX
 
@@ -28,16 +27,19 @@ struct ropts {
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: gpusched report [options] RUN.json -o REPORT.html\n"
-               "  One self-contained HTML page (charts and a cluster map; it opens offline) of a\n"
-               "  `gpusched simulate --json` file: a replay of one policy or several, or a\n"
-               "  scenario run of one way or a comparison of ways.\n"
-               "  -o, --output FILE   the page to write\n"
-               "  --rates FILE        the RateCard that prices the bills (default:\n"
-               "                      " DEFAULT_RATES ")\n"
-               "  --chart-js FILE     Chart.js 3, inlined into the page (default: Debian's\n"
-               "                      libjs-chart.js, " DEFAULT_CHART_JS ")\n"
-               "  --title TEXT        the page's heading (default: the input file's name)\n");
+    char rates[GS_DATA_PATH_MAX];
+    fprintf(f,
+            "usage: gpusched report [options] RUN.json -o REPORT.html\n"
+            "  One self-contained HTML page (charts and a cluster map; it opens offline) of a\n"
+            "  `gpusched simulate --json` file: a replay of one policy or several, or a\n"
+            "  scenario run of one way or a comparison of ways.\n"
+            "  -o, --output FILE   the page to write\n"
+            "  --rates FILE        the RateCard that prices the bills (default:\n"
+            "                      %s)\n"
+            "  --chart-js FILE     Chart.js 3, inlined into the page (default: Debian's\n"
+            "                      libjs-chart.js, " DEFAULT_CHART_JS ")\n"
+            "  --title TEXT        the page's heading (default: the input file's name)\n",
+            gs_data_file("billing/rates.yaml", rates, sizeof(rates)));
 }
 
 static int parse(int argc, char **argv, struct ropts *o)
@@ -46,7 +48,9 @@ static int parse(int argc, char **argv, struct ropts *o)
         {"output", required_argument, NULL, 'o'},   {"rates", required_argument, NULL, 'r'},
         {"chart-js", required_argument, NULL, 'c'}, {"title", required_argument, NULL, 't'},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
-    *o = (struct ropts){.rates = DEFAULT_RATES, .chart_js = DEFAULT_CHART_JS};
+    static char rates[GS_DATA_PATH_MAX];
+    *o = (struct ropts){.rates = gs_data_file("billing/rates.yaml", rates, sizeof(rates)),
+                        .chart_js = DEFAULT_CHART_JS};
     optind = 1;
     opterr = 0;
     int c;
@@ -1025,7 +1029,9 @@ int cmd_report(int argc, char **argv)
         json_object_set_new(data, "title", json_string(title));
         json_object_set_new(data, "source", json_string(base_name(o.file)));
         json_object_set_new(data, "generator", json_string("gpusched " GS_VERSION));
-        rc = rp_write_html(o.out, title, data, o.chart_js, ASSETS_DIR, &d);
+        char assets[GS_DATA_PATH_MAX];
+        rc = rp_write_html(o.out, title, data, o.chart_js,
+                           gs_data_file("report", assets, sizeof(assets)), &d);
     }
     json_decref(data);
     doc_free(&doc);

@@ -2,6 +2,7 @@
 #include "cli.h"
 #include "../config/scenario_impl.h"
 
+#include "gpusched/datadir.h"
 #include "gpusched/billing.h"
 #include "gpusched/diag.h"
 #include "gpusched/scenario.h"
@@ -13,8 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_FILES     64
-#define DEFAULT_RATES GS_DATA_DIR "/billing/rates.yaml"
+#define MAX_FILES 64
 
 struct sopts {
     const char *files[MAX_FILES];
@@ -62,7 +62,8 @@ static int parse(int argc, char **argv, struct sopts *o)
                                           {"from-now", no_argument, NULL, 'n'},
                                           {NULL, 0, NULL, 0}};
     memset(o, 0, sizeof(*o));
-    o->rates = DEFAULT_RATES;
+    static char rates[GS_DATA_PATH_MAX];
+    o->rates = gs_data_file("billing/rates.yaml", rates, sizeof(rates));
     o->horizon_us = GS_UNSET;
     optind = 1;
     opterr = 0; /* its message would echo the option as typed */

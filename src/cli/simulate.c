@@ -1,6 +1,7 @@
 /* gpusched simulate: trace replay with the FGD study's method, one or all policies. */
 #include "cli.h"
 
+#include "gpusched/datadir.h"
 #include "gpusched/catalog.h"
 #include "gpusched/config.h"
 #include "gpusched/diag.h"
@@ -17,10 +18,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define DEFAULT_NODES GS_DATA_DIR "/alibaba-gpu-v2023/openb_node_list_gpu_node.csv"
-#define DEFAULT_PODS  GS_DATA_DIR "/alibaba-gpu-v2023/openb_pod_list_default.csv"
-#define MAX_SEEDS     100 /* every run's events stay in memory for the report */
-#define MAX_PROFILES  16
+#define MAX_SEEDS    100 /* every run's events stay in memory for the report */
+#define MAX_PROFILES 16
 
 struct opts {
     const char *nodes, *pods, *sequence, *policy, *config, *scheduler_name, *json, *curve;
@@ -41,6 +40,9 @@ struct inputs {
     uint32_t *ref_prio; /* tie-break order recovered from the reference, or NULL */
     char note[512];     /* extra header lines of the report */
 };
+
+#define DEFAULT_NODES "alibaba-gpu-v2023/openb_node_list_gpu_node.csv" /* gs_data_file() */
+#define DEFAULT_PODS  "alibaba-gpu-v2023/openb_pod_list_default.csv"
 
 static void usage(FILE *f)
 {
@@ -185,8 +187,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
         {"tie-order", required_argument, 0, 'T'},
         {0, 0, 0, 0},
     };
-    *o = (struct opts){.nodes = DEFAULT_NODES,
-                       .pods = DEFAULT_PODS,
+    static char nodes[GS_DATA_PATH_MAX], pods[GS_DATA_PATH_MAX];
+    *o = (struct opts){.nodes = gs_data_file(DEFAULT_NODES, nodes, sizeof(nodes)),
+                       .pods = gs_data_file(DEFAULT_PODS, pods, sizeof(pods)),
                        .policy = "gpusched",
                        .seed_lo = 42,
                        .seed_hi = 42,

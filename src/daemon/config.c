@@ -57,6 +57,7 @@
 
 #include "../config/yamlutil.h"
 
+#include "gpusched/datadir.h"
 #include "gpusched/billing.h"
 #include "gpusched/config.h"
 #include "gpusched/httpurl.h"
@@ -756,7 +757,8 @@ static int load_rates(struct gsd_config *c, struct gs_diag *d)
     gs_diag_init(&why);
     if (c->rate_card) /* read where the config names it */
         return 0;
-    if (gs_ratecard_load(GSD_DEFAULT_RATES, &c->rates, &why))
+    char path[GS_DATA_PATH_MAX];
+    if (gs_ratecard_load(gs_data_file(GSD_DEFAULT_RATES, path, sizeof(path)), &c->rates, &why))
         gsd_log("warn", "no rate card: GET /v1/bills is refused until rateCard names one", "error",
                 why.msg, NULL);
     return 0;

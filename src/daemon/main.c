@@ -20,6 +20,7 @@
 #include "server.h"
 #include "state.h"
 
+#include "gpusched/datadir.h"
 #include "gpusched/tenancy.h"
 
 #include <curl/curl.h>
@@ -36,7 +37,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define DEFAULT_NODES GS_DATA_DIR "/alibaba-gpu-v2023/openb_node_list_gpu_node.csv"
+#define DEFAULT_NODES "alibaba-gpu-v2023/openb_node_list_gpu_node.csv"
 #define CONFIGS_MAX   16
 
 struct opts {
@@ -157,8 +158,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
     o->run.way = o->way ? gs_way_find(o->way) : GS_WAY_FULL;
     if (o->run.way < 0)
         return bad("--way: expected exclusive, sharing or full", o->way);
+    static char nodes[GS_DATA_PATH_MAX];
     if (!o->nodes)
-        o->nodes = DEFAULT_NODES;
+        o->nodes = gs_data_file(DEFAULT_NODES, nodes, sizeof(nodes));
     return 0;
 }
 

@@ -9,6 +9,7 @@
 #include "log.h"
 #include "server.h"
 
+#include "gpusched/datadir.h"
 #include "gpusched/diag.h"
 #include "gpusched/page.h"
 
@@ -63,9 +64,10 @@ static void load(void)
 {
     struct gs_diag d;
     gs_diag_init(&d);
+    char assets[GS_DATA_PATH_MAX];
     struct gs_page_spec spec = {.title = "gpuschedd",
                                 .chart_js = GS_PAGE_CHART_JS,
-                                .assets_dir = GS_DATA_DIR "/report",
+                                .assets_dir = gs_data_file("report", assets, sizeof(assets)),
                                 .extra_js = "ui.js"};
     if (gs_page_html(&spec, &page, &page_len, &d)) {
         snprintf(why, sizeof(why), "%s", d.msg);

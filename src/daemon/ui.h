@@ -14,7 +14,7 @@ int gsd_ui_path(const char *path);
 
 /*
  * gsd_ui_answer() - answer @r when it asks for the page: 200 with the page (GET, HEAD), made
- * once on the first call from GS_DATA_DIR/report and Debian's Chart.js; 503 naming the missing
+ * once on the first call from gs_data_file("report") and Debian's Chart.js; 503 naming the missing
  * file when it cannot be made (logged once); 405 for another method. Any thread; the page is
  * shared, never copied. Return: 1 answered, 0 not the page's path.
  */

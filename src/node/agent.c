@@ -523,7 +523,7 @@ static void usage(FILE *f)
         "  --cgroup-root DIR        cgroup v2 mount holding kubelet's pod cgroups\n"
         "                           (/sys/fs/cgroup; '' = no tenant CPU weights)\n"
         "  --shim PATH              libgpushare.so on the host, mounted into shared pods\n"
-        "                           (/usr/lib/gpusched/libgpushare.so; '' = none)\n"
+        "                           (" GS_SHIM_PATH "; '' = none)\n"
         "  --pod-dir DIR            host folder of the shared pods' libgpushare regions, one\n"
         "                           folder per pod (/var/lib/gpusched/pods)\n"
         "  --context-mib SPEC       MiB a CUDA context is charged: MIB and/or MODEL=MIB, comma-\n"
@@ -627,7 +627,7 @@ static int parse(int argc, char **argv, struct opts *o)
     o->podres = "/var/lib/kubelet/pod-resources/kubelet.sock";
     o->cdi_dir = "/var/run/cdi";
     o->cgroup_root = "/sys/fs/cgroup";
-    o->shim = "/usr/lib/gpusched/libgpushare.so";
+    o->shim = GS_SHIM_PATH; /* where meson install put it (meson.build) */
     o->pod_dir = "/var/lib/gpusched/pods";
     o->mps_pipe = "/tmp/nvidia-mps";
     o->replicas = 10;
