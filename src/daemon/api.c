@@ -302,6 +302,35 @@ static void post_pod(struct gsd_state *st, struct gsd_req *r, const struct who *
     gsd_podspec_clear(&spec);
 }
 
+/*
+ * A pod kube-scheduler bound runs in Kubernetes, whatever gpuschedd's record says: freeing its
+ * cards here would give them to another pod while it still runs on them (and stop its bill).
+ * Where gpuschedd follows the API server, they are freed when it reports the pod gone: a DELETE
+ * is a 409. Without following, only the admin (the operator, or a controller with its token)
+ * may say the pod is gone: a tenant's DELETE is a 403. Return: 1 refused (answered), 0 not.
+ */
+static int bound_in_kube(const struct gsd_state *st, const struct who *w, const struct gsd_pod *p,
+                         struct gsd_req *r)
+{
+    if (p->source != GSD_SRC_EXTENDER || p->nominated)
+        return 0;
+    if (st->cfg->kube && st->cfg->kube->sync_us > 0) {
+        gsd_reply_error(r, 409, "",
+                        "pod %s/%s was bound by kube-scheduler: delete it in Kubernetes; its "
+                        "cards are freed when the API server reports it gone",
+                        p->ns, p->name);
+        return 1;
+    }
+    if (!w->admin) {
+        gsd_reply_error(r, 403, "",
+                        "pod %s/%s was bound by kube-scheduler and runs in Kubernetes: only the "
+                        "admin may free its cards, once the pod is gone there",
+                        p->ns, p->name);
+        return 1;
+    }
+    return 0;
+}
+
 static void one_pod(struct gsd_state *st, struct gsd_req *r, const struct who *w, const char *rest)
 {
     char ns[GSD_NAME_MAX], name[GSD_NAME_MAX];
@@ -320,6 +349,8 @@ static void one_pod(struct gsd_state *st, struct gsd_req *r, const struct who *w
         gsd_reply_error(r, 405, "", "%s: use GET or DELETE", r->method);
         return;
     }
+    if (bound_in_kube(st, w, p, r))
+        return;
     if (gsd_pod_cancel(st, p)) {
         gsd_reply_error(r, 503, "", "the store failed");
         return;

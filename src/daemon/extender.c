@@ -488,14 +488,20 @@ static char *dump_any(const json_t *v)
 
 /*
  * The nodes of ExtenderArgs as kube-scheduler sends them: NodeNames an array (nodeCacheCapable),
- * else Nodes a NodeList with items. Any other shape, read as no node, would have filter nominate
- * the pod for want of one. Return: 0; -1 after answering 400.
+ * else Nodes a NodeList with items, never both (one would go unread). Any other shape, read as
+ * no node, would have filter nominate the pod for want of one. Return: 0; -1 after answering 400.
  */
 static int refuse_shape(struct gsd_req *r, const json_t *names, const json_t *nodes)
 {
     const json_t *items = gsd_jget(nodes, "items");
     if (names && !json_is_null(names) && !json_is_array(names)) {
         gsd_reply_error(r, 400, "NodeNames", "NodeNames: expected an array of node names, or null");
+        return -1;
+    }
+    if (json_is_array(names) && nodes && !json_is_null(nodes)) {
+        gsd_reply_error(r, 400, "Nodes",
+                        "Nodes: given with NodeNames; kube-scheduler sends one of them (NodeNames "
+                        "with nodeCacheCapable), so the other would go unread");
         return -1;
     }
     if (json_is_array(names) || (json_is_object(nodes) && json_is_array(items)))

@@ -91,6 +91,36 @@ static int read_victim(struct preempt *pr, const char *node, size_t i, const jso
     return 0;
 }
 
+static int by_uid(const void *a, const void *b)
+{
+    const struct victim *x = *(const struct victim *const *)a,
+                        *y = *(const struct victim *const *)b;
+    int c = strcmp(x->uid, y->uid);
+    return c ? c : (x > y) - (x < y); /* in the order proposed */
+}
+
+/* A victim proposed twice on a node would be kept for the first: refused, as filter refuses a node
+ * named twice. O(n log n). Return: 0; -EINVAL with @pr's field; -ENOMEM. */
+static int refuse_twice(struct preempt *pr, const struct proposal *p)
+{
+    const struct victim **u = malloc((p->n + 1) * sizeof(*u));
+    if (!u)
+        return -ENOMEM;
+    for (size_t i = 0; i < p->n; i++)
+        u[i] = &p->v[i];
+    qsort(u, p->n, sizeof(*u), by_uid);
+    int rc = 0;
+    for (size_t i = 1; i < p->n && !rc; i++) {
+        if (strcmp(u[i - 1]->uid, u[i]->uid))
+            continue;
+        char what[64];
+        snprintf(what, sizeof(what), "the victim of Pods[%zu] again", (size_t)(u[i - 1] - p->v));
+        rc = bad(pr, what, "%s.%.128s.Pods[%zu]", pr->map, p->node, (size_t)(u[i] - p->v));
+    }
+    free(u);
+    return rc;
+}
+
 /* One node's Victims: {"Pods": [...], "NumPDBViolations": n}. */
 static int read_node(struct preempt *pr, const char *node, const json_t *val, struct proposal *p)
 {
@@ -115,7 +145,7 @@ static int read_node(struct preempt *pr, const char *node, const json_t *val, st
             return rc;
         p->n++;
     }
-    return 0;
+    return refuse_twice(pr, p);
 }
 
 /* The proposals of @args: NodeNameToMetaVictims when given, else NodeNameToVictims. */
@@ -125,6 +155,8 @@ static int read_args(struct preempt *pr, const json_t *args)
     const json_t *full = gsd_jget(args, "NodeNameToVictims");
     pr->meta = meta && !json_is_null(meta);
     pr->map = pr->meta ? "NodeNameToMetaVictims" : "NodeNameToVictims";
+    if (pr->meta && full && !json_is_null(full)) /* kube-scheduler sends one: the other unread */
+        return bad(pr, "given with NodeNameToMetaVictims: give one of them", "NodeNameToVictims");
     const json_t *map = pr->meta ? meta : full, *val;
     if (map && !json_is_null(map) && !json_is_object(map))
         return bad(pr, "expected an object of node names", "%s", pr->map);

@@ -273,8 +273,9 @@ void gsd_sched_evict(struct gsd_state *st, const struct gsd_pod *p, int again)
 }
 
 /*
- * An eviction of a pod bound through Kubernetes: the API server is asked to evict it (once the
- * batch commits, on a bind thread: kube.c), as kube-scheduler's preemption does, and the
+ * An eviction of a pod bound through Kubernetes: the API server, when the DaemonConfig names one,
+ * is asked to evict it (once the batch commits, on a bind thread: kube.c), as kube-scheduler's
+ * preemption does, and the
  * scheduler forgets it (its cards went to whom it was evicted for); the daemon keeps it, holding
  * no card, until the API server says it is gone, and no pod is bound on its node through the
  * extender meanwhile.
@@ -300,9 +301,10 @@ static int evicted_in_kube(struct gsd_state *st, struct gsd_pod *p, int64_t now)
 static int stopped(struct gsd_state *st, struct gsd_pod *p, const struct gs_decision *d,
                    int64_t now)
 {
-    /* bound in Kubernetes; a nominated pod is not yet, so it just waits again */
-    int kube =
-        p->source == GSD_SRC_EXTENDER && p->state == GSD_RUNNING && !p->nominated && st->cfg->kube;
+    /* bound in Kubernetes, where it cannot move: it is evicted there (with no API server to ask,
+     * it stays evicting until the admin's DELETE says it is gone); a nominated pod is not bound
+     * yet, so it just waits again */
+    int kube = p->source == GSD_SRC_EXTENDER && p->state == GSD_RUNNING && !p->nominated;
     p->nudged = 0;
     gsd_pod_set_state(st, p, GSD_PENDING);
     gsd_sched_sync(st, p);

@@ -336,7 +336,8 @@ static void test_share_needs_gpu_resource(void **state)
 
 /* POST @args (consumed) to /extender/@v: a 400 whose field is @field and whose error names
  * @name is expected. */
-static void expect_named_twice(const char *v, json_t *args, const char *field, const char *name)
+static void expect_refused(const char *v, json_t *args, const char *field, const char *w1,
+                           const char *w2)
 {
     char path[64], *body = json_dumps(args, JSON_COMPACT);
     struct answer a;
@@ -344,11 +345,16 @@ static void expect_named_twice(const char *v, json_t *args, const char *field, c
     assert_int_equal(h_call(&d, "POST", path, TOKEN_ADMIN, body, &a), 0);
     assert_int_equal(a.status, 400);
     assert_string_equal(json_string_value(json_object_get(a.json, "field")), field);
-    assert_non_null(strstr(json_string_value(json_object_get(a.json, "error")), name));
-    assert_non_null(strstr(json_string_value(json_object_get(a.json, "error")), "twice"));
+    assert_non_null(strstr(json_string_value(json_object_get(a.json, "error")), w1));
+    assert_non_null(strstr(json_string_value(json_object_get(a.json, "error")), w2));
     h_answer_free(&a);
     free(body);
     json_decref(args);
+}
+
+static void expect_named_twice(const char *v, json_t *args, const char *field, const char *name)
+{
+    expect_refused(v, args, field, name, "twice");
 }
 
 /* A node named twice would be scored twice, and kube-scheduler adds up the scores of a name:
@@ -366,8 +372,11 @@ static void test_node_named_twice(void **state)
         json_array_append_new(names, json_string("n-a100-1"));
         snprintf(field, sizeof(field), "NodeNames[%zu]", n);
         expect_named_twice(verbs[k], json_deep_copy(args), field, "\"n-a100-1\"");
-        json_object_set_new(args, "Nodes", json_object()); /* not the fast reader's shape */
-        expect_named_twice(verbs[k], json_deep_copy(args), field, "\"n-a100-1\"");
+        json_object_set_new(args, "Nodes", json_object()); /* both: Nodes would go unread */
+        expect_refused(verbs[k], json_deep_copy(args), "Nodes", "given with NodeNames", "unread");
+        json_object_del(args, "Nodes");
+        json_object_set(args, "nodeNames", names); /* Go's spelling too: not the fast reader's */
+        json_object_del(args, "NodeNames");
         json_array_set_new(names, n, json_string("not-a-node"));
         json_array_append_new(names, json_string("not-a-node"));
         snprintf(field, sizeof(field), "NodeNames[%zu]", n + 1);
@@ -746,10 +755,91 @@ static void test_preempt_bad_fields(void **state)
                            "Pods");
     json_object_del(json_object_get(json_array_get(pods, 1), "metadata"), "uid");
     preempt_refused(args, "NodeNameToVictims.n-a100-0.Pods[1].metadata.uid");
+    args = load("preempt_meta.json"); /* a victim twice would be kept for the first */
+    pods = json_object_get(
+        json_object_get(json_object_get(args, "NodeNameToMetaVictims"), "n-t4-0"), "Pods");
+    json_array_append(pods, json_array_get(pods, 0));
+    char field[96];
+    snprintf(field, sizeof(field), "NodeNameToMetaVictims.n-t4-0.Pods[%zu]",
+             json_array_size(pods) - 1);
+    preempt_refused(args, field);
+    args = load("preempt_meta.json"); /* both maps: one would go unread */
+    json_object_set_new(args, "NodeNameToVictims", json_object());
+    preempt_refused(args, "NodeNameToVictims");
     struct answer a;
     assert_int_equal(h_call(&d, "POST", "/extender/preempt", TOKEN_ADMIN, "{\"Pod\":", &a), 0);
     assert_int_equal(a.status, 400);
     h_answer_free(&a);
+}
+
+/* filter_nodenames.json's pod as @name (UID "uid-@name"), asking one card. */
+static json_t *one_card(const char *name)
+{
+    json_t *args = load("filter_nodenames.json");
+    json_t *pod = json_object_get(args, "Pod");
+    json_t *meta = json_object_get(pod, "metadata");
+    char uid[64];
+    snprintf(uid, sizeof(uid), "uid-%s", name);
+    json_object_set_new(meta, "name", json_string(name));
+    json_object_set_new(meta, "uid", json_string(uid));
+    json_t *res = json_object_get(
+        json_array_get(json_object_get(json_object_get(pod, "spec"), "containers"), 0),
+        "resources");
+    json_object_set_new(json_object_get(res, "limits"), "nvidia.com/gpu", json_string("1"));
+    json_object_set_new(json_object_get(res, "requests"), "nvidia.com/gpu", json_string("1"));
+    return args;
+}
+
+/*
+ * A pod kube-scheduler bound runs in Kubernetes, where gpuschedd cannot move or stop it (no
+ * `kubernetes:` here): its tenant's DELETE is refused (only the admin may say it is gone), and a
+ * failed card evicts it — it leaves the scheduler and its node takes no extender pod until the
+ * admin says it is gone — instead of being placed again on cards it does not hold.
+ */
+static void test_bound_pod_stays_bound(void **state)
+{
+    (void)state;
+    struct daemon e; /* its own: the group's cards are taken by the tests before */
+    assert_int_equal(h_setup(&e, NULL), 0);
+    assert_int_equal(h_start(&e), 0);
+    json_t *r = h_verb(&e, "filter", one_card("bound-1"));
+    char node[64];
+    snprintf(node, sizeof(node), "%s",
+             json_string_value(json_array_get(json_object_get(r, "NodeNames"), 0)));
+    json_decref(r);
+    r = h_verb(&e, "bind",
+               json_pack("{s:s, s:s, s:s, s:s}", "PodName", "bound-1", "PodNamespace", "team-a",
+                         "PodUID", "uid-bound-1", "Node", node));
+    assert_string_equal(json_string_value(json_object_get(r, "Error")), "");
+    json_decref(r);
+    struct answer a;
+    h_expect(&e, "DELETE", "/v1/pods/team-a/bound-1", TOKEN_A, NULL, 403, &a);
+    assert_non_null(
+        strstr(json_string_value(json_object_get(a.json, "error")), "bound by kube-scheduler"));
+    h_answer_free(&a);
+    h_expect(&e, "GET", "/v1/pods/team-a/bound-1", TOKEN_A, NULL, 200, &a);
+    int gpu = (int)json_integer_value(json_array_get(json_object_get(a.json, "gpus"), 0));
+    h_answer_free(&a);
+    char path[96];
+    snprintf(path, sizeof(path), "/v1/nodes/%s/gpus/%d/health", node, gpu);
+    h_expect(&e, "POST", path, TOKEN_ADMIN, "{\"healthy\": false, \"xid\": 79}", 200, &a);
+    h_answer_free(&a);
+    h_expect(&e, "GET", "/v1/pods/team-a/bound-1", TOKEN_A, NULL, 200, &a);
+    assert_string_equal(json_string_value(json_object_get(a.json, "state")), "pending");
+    assert_true(json_is_null(json_object_get(a.json, "node"))); /* holding nothing */
+    h_answer_free(&a);
+    r = h_verb(&e, "filter", one_card("bound-2"));
+    const char *why = json_string_value(json_object_get(json_object_get(r, "FailedNodes"), node));
+    assert_non_null(why);
+    assert_non_null(strstr(why, "still terminating"));
+    json_decref(r);
+    h_expect(&e, "DELETE", "/v1/pods/team-a/bound-1", TOKEN_ADMIN, NULL, 200, &a);
+    h_answer_free(&a);
+    snprintf(path, sizeof(path), "/v1/nodes/%s/gpus/%d/health", node, gpu);
+    h_expect(&e, "POST", path, TOKEN_ADMIN, "{\"healthy\": true}", 200, &a);
+    h_answer_free(&a);
+    assert_int_equal(h_stop(&e), 0);
+    h_cleanup(&e);
 }
 
 int main(void)
@@ -771,6 +861,7 @@ int main(void)
         cmocka_unit_test(test_preempt),
         cmocka_unit_test(test_preempt_shares),
         cmocka_unit_test(test_preempt_bad_fields),
+        cmocka_unit_test(test_bound_pod_stays_bound),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -878,7 +878,8 @@ static int fake_count(const int *counter, int n)
 
 /*
  * The watch after the list: a pod DELETED is released at once (no list in between), a
- * BOOKMARK's resourceVersion is where the next watch starts, and "410 Gone" lists afresh.
+ * BOOKMARK's resourceVersion is where the next watch starts, and "410 Gone" lists afresh; a
+ * DELETE of a pod followed so is a 409.
  */
 static void test_watch_releases_at_once(void **state)
 {
@@ -916,6 +917,12 @@ static void test_watch_releases_at_once(void **state)
     group_succeeded("pg-kw", 1);  /* Succeeded: completed; deleted: cancelled */
     group_succeeded("pg-kw2", 1); /* deleted once Succeeded: completed */
     assert_int_equal(pod_status_becomes("kw-keep", 200), 200);
+    /* followed, a bound pod leaves when the API server says so, not on a DELETE here */
+    struct answer a;
+    h_expect(&d, "DELETE", "/v1/pods/team-a/kw-keep", TOKEN_ADMIN, NULL, 409, &a);
+    assert_non_null(
+        strstr(json_string_value(json_object_get(a.json, "error")), "delete it in Kubernetes"));
+    h_answer_free(&a);
     assert_int_equal(fake_count(&f.watches, 2), 2); /* the stream ended: watched again */
     assert_string_equal(fake_copy(f.watch_rv, got), "43");
     assert_int_equal(fake_count(&f.lists, 1), 1);
