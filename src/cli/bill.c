@@ -932,6 +932,44 @@ static int select_way(const struct opts *o, const struct input *in, int *sel, st
     return 0;
 }
 
+/* Whether a pod of @run belongs to @tenant; the tenants seen are added to @names (@cap bytes,
+ * comma-separated, each once). */
+static int run_has_tenant(const json_t *run, const char *tenant, char *names, size_t cap)
+{
+    const json_t *pod;
+    size_t k, off = strlen(names);
+    json_array_foreach(json_object_get(run, "pods"), k, pod)
+    {
+        const char *t = json_string_value(json_object_get(pod, "tenant"));
+        if (t && !strcmp(t, tenant))
+            return 1;
+        if (t && off < cap && !strstr(names, t))
+            off += (size_t)snprintf(names + off, cap - off, "%s%s", off ? ", " : "", t);
+    }
+    return 0;
+}
+
+/*
+ * --tenant must name a tenant some pod of the file belongs to: a name misspelt would print an
+ * empty bill and succeed. (A tenant whose pods used nothing is a warning in report().) O(pods).
+ * Return: 0; -EINVAL with @d naming the tenants the file has.
+ */
+static int tenant_known(const struct opts *o, const struct input *in, struct gs_diag *d)
+{
+    const json_t *ways = json_object_get(in->root, "ways"), *run;
+    char names[256] = "";
+    size_t i;
+    if (!o->tenant || (!ways && run_has_tenant(in->root, o->tenant, names, sizeof(names))))
+        return 0;
+    json_array_foreach(ways, i, run)
+    {
+        if (run_has_tenant(run, o->tenant, names, sizeof(names)))
+            return 0;
+    }
+    return gs_diag_error(d, "--tenant: no pod of %s belongs to tenant \"%.64s\" (its tenants: %s)",
+                         o->file, o->tenant, *names ? names : "none");
+}
+
 /* report() - the selected ways in @o's format on stdout. Return: 0, or -ENOMEM. */
 static int report(const struct opts *o, struct input *in, int sel)
 {
@@ -994,6 +1032,8 @@ int cmd_bill(int argc, char **argv)
     }
     if (!rc)
         rc = select_way(&o, &in, &sel, &d);
+    if (!rc)
+        rc = tenant_known(&o, &in, &d);
     if (!rc && (rc = report(&o, &in, sel)) != 0)
         gs_diag_error_code(&d, rc, "out of memory writing the report");
     input_free(&in);

@@ -3,6 +3,7 @@
 
 #include "gpusched/diag.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -53,7 +54,7 @@ const char *gs__cli_cell(const char *s)
     return b;
 }
 
-int main(int argc, char **argv)
+static int dispatch(int argc, char **argv)
 {
     if (argc < 2) {
         usage(stderr);
@@ -98,4 +99,18 @@ int main(int argc, char **argv)
     gs__cli_say(NULL, "unknown command \"%s\"", argv[1]);
     usage(stderr);
     return EXIT_BAD_INPUT;
+}
+
+/* What a command printed must have reached its reader: output cut short by a full disk or a
+ * closed pipe is a failed run (1), said once, not a success. */
+int main(int argc, char **argv)
+{
+    int rc = dispatch(argc, argv);
+    errno = 0;
+    if (rc == 0 && (fflush(stdout) != 0 || ferror(stdout))) {
+        gs__cli_say(argc > 1 ? argv[1] : NULL, "cannot write to standard output: %s",
+                    errno ? strerror(errno) : "a write failed");
+        return 1;
+    }
+    return rc;
 }

@@ -1,6 +1,7 @@
 /*
  * The page of gpusched report: the run's data in the report's page (gpusched/page.h), written
- * beside @out and then renamed, so a page is whole or not there.
+ * beside @out and then renamed, so a page is whole or not there (a device or FIFO named as @out
+ * is written in place).
  */
 #include "report.h"
 
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 int rp_write_html(const char *out, const char *title, const json_t *data, const char *chart_js,
                   const char *assets_dir, struct gs_diag *d)
@@ -25,15 +27,21 @@ int rp_write_html(const char *out, const char *title, const json_t *data, const 
     free(text);
     if (rc)
         return rc;
+    /* a regular file is replaced whole (a reader never sees half a page); anything else — a
+     * device, a FIFO, /dev/stdout — is written in place, never replaced by a file */
+    struct stat st;
+    int in_place = stat(out, &st) == 0 && !S_ISREG(st.st_mode);
     snprintf(tmp, sizeof(tmp), "%s.tmp", out);
-    FILE *f = fopen(tmp, "w");
+    const char *path = in_place ? out : tmp;
+    FILE *f = fopen(path, "w");
     if (!f) {
-        rc = gs_diag_error_code(d, -EIO, "%s: cannot write: %s", tmp, strerror(errno));
+        rc = gs_diag_error_code(d, -EIO, "%s: cannot write: %s", path, strerror(errno));
     } else {
         int bad = fwrite(page, 1, len, f) != len;
-        if (fclose(f) != 0 || bad || rename(tmp, out) != 0) {
+        if (fclose(f) != 0 || bad || (!in_place && rename(tmp, out) != 0)) {
             rc = gs_diag_error_code(d, -EIO, "%s: cannot write: %s", out, strerror(errno));
-            remove(tmp);
+            if (!in_place)
+                remove(tmp);
         }
     }
     free(page);

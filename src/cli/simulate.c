@@ -364,7 +364,10 @@ int gs__cli_check_outputs(const char *const *outs, const char *const *flags, siz
             if (gs__cli_same_file(outs[i], ins[k]))
                 return gs_diag_error(d, "%s %s: is an input file; name another file", flags[i],
                                      outs[i]);
-        int existed = access(outs[i], F_OK) == 0;
+        struct stat st;
+        int existed = stat(outs[i], &st) == 0;
+        if (existed && !S_ISREG(st.st_mode))
+            continue; /* a FIFO or device: opened to probe, a FIFO's reader would see its end */
         FILE *f = fopen(outs[i], "a");
         if (!f)
             return gs_diag_error(d, "%s: cannot write: %s", outs[i], strerror(errno));

@@ -99,6 +99,7 @@ int cmd_topo(int argc, char **argv)
         gs_topology_check(m, t->ngpus, t->nvlink_group, (const uint8_t(*)[GS_GPUS_MAX])t->nvlinks,
                           why, sizeof(why)))
         rc = gs_diag_error(&d, "--model %s: %s: %s", model, argv[optind], why);
+    int read = !rc;
     if (!rc)
         rc = gs_topo_write(stdout, t, fmt,
                            name                  ? name
@@ -110,7 +111,9 @@ int cmd_topo(int argc, char **argv)
     free(t);
     if (rc) {
         gs__cli_say("topo", "%s", d.msg);
-        return rc == -EINVAL || rc == -E2BIG ? EXIT_BAD_INPUT : 1;
+        /* a failed write or no memory fail this run; a file missing or unreadable is bad input,
+         * as for every command */
+        return (read && rc != -EINVAL && rc != -E2BIG) || rc == -ENOMEM ? 1 : EXIT_BAD_INPUT;
     }
     return 0;
 }

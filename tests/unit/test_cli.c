@@ -601,6 +601,63 @@ static void test_unwritable_outputs(void **state)
             2, 1, 0, ARGS(curve));
 }
 
+/* Run `gpusched @cmd` through sh (its redirections in @cmd, the binary as $0): @r. */
+static void run_sh(struct t_run *r, const char *cmd)
+{
+    char line[1024];
+    snprintf(line, sizeof(line), "\"$0\" %s", cmd);
+    const char *argv[] = {"/bin/sh", "-c", line, bin, NULL};
+    release_held();
+    t_run(argv, r);
+    held_out = r->out;
+    held_err = r->err;
+}
+
+/*
+ * A write that fails is a failed run (1) whatever the command, standard output to a full disk
+ * included, said on stderr; a page written to a FIFO goes through it, the FIFO left as it was
+ * (a report is otherwise written beside its file and renamed over it).
+ */
+static void test_failed_writes(void **state)
+{
+    (void)state;
+    static const char *const cmds[] = {
+        "validate tests/data/scenario/full.yaml",
+        "simulate --scenario tests/data/scenario/seed-rates.yaml",
+        "topo tests/data/topo/hgx_h100_8gpu_nv18_no_nic_legend.txt",
+        "bill tests/data/billing/seed-example.json",
+        "forecast --dlrm data/alibaba-dlrm-v2025/disaggregated_DLRM_trace_first24d.csv",
+    };
+    struct t_run r;
+    char cmd[512];
+    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+        snprintf(cmd, sizeof(cmd), "%s > /dev/full", cmds[i]);
+        run_sh(&r, cmd);
+        expect_exit(&r, 1);
+        expect_has(r.err, "No space left on device");
+    }
+    const char *json = tmp_path("fifo-run.json"), *fifo = tmp_path("page.fifo");
+    run(&r, ARGS("simulate", "--scenario", "tests/data/scenario/seed-rates.yaml", "--quiet",
+                 "--json", json));
+    expect_exit(&r, 0);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    snprintf(cmd, sizeof(cmd), "report %s -o %s & cat %s", json, fifo, fifo);
+    run_sh(&r, cmd);
+    expect_exit(&r, 0);
+    expect_has(r.out, "</html>");
+    struct stat st;
+    assert_int_equal(stat(fifo, &st), 0);
+    assert_true(S_ISFIFO(st.st_mode));
+    /* a file that is not there is bad input, for topo as for every command */
+    run(&r, ARGS("topo", tmp_path("no-such-topo.txt")));
+    expect_exit(&r, 2);
+    expect_has(r.err, "No such file or directory");
+    /* a tenant no pod of the file belongs to: an empty bill would look like no use */
+    run(&r, ARGS("bill", "tests/data/billing/seed-example.json", "--tenant", "tenant-z"));
+    expect_exit(&r, 2);
+    expect_has(r.err, "its tenants: tenant-a");
+}
+
 /* The seed profile and the shipped one run through the CLI; conflicting options are refused. */
 static void test_config_profiles(void **state)
 {
@@ -1749,6 +1806,7 @@ int main(void)
         cmocka_unit_test(test_pod_model_not_in_cluster),
         cmocka_unit_test(test_bad_options),
         cmocka_unit_test(test_unwritable_outputs),
+        cmocka_unit_test(test_failed_writes),
         cmocka_unit_test(test_config_profiles),
         cmocka_unit_test(test_unsampleable_workloads),
         cmocka_unit_test(test_top_level),
