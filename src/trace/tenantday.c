@@ -468,14 +468,21 @@ static void draw_jobs(struct gen *g)
     }
 }
 
-/* Stretch batch durations so the day asks for LOAD_PERMILLE of capacity; round to minutes. */
-static void scale_durations(struct gen *g)
+/* The stretch of batch durations (per mille) that makes the day ask for LOAD_PERMILLE of
+ * capacity, before it is held to 0.1x-8x; SCALE_MIN_PERMILLE when nothing can stretch. */
+static uint64_t stretch_wanted(const struct gen *g)
 {
     /* milli-GPU x seconds; at most 750,000 GPUs x 604,800 s x 1500, times 1000 below: < 2^63 */
     uint64_t target = (uint64_t)g->gpus * g->horizon_s * LOAD_PERMILLE;
-    uint64_t f = SCALE_MIN_PERMILLE;
     if (g->scalable_ms > 0 && target > g->fixed_ms)
-        f = (target - g->fixed_ms) * 1000 / g->scalable_ms;
+        return (target - g->fixed_ms) * 1000 / g->scalable_ms;
+    return SCALE_MIN_PERMILLE;
+}
+
+/* Stretch batch durations so the day asks for LOAD_PERMILLE of capacity; round to minutes. */
+static void scale_durations(struct gen *g)
+{
+    uint64_t f = stretch_wanted(g);
     if (f < SCALE_MIN_PERMILLE)
         f = SCALE_MIN_PERMILLE;
     if (f > SCALE_MAX_PERMILLE)
@@ -853,12 +860,21 @@ static void write_pod(FILE *f, const struct gen *g, const struct job *j, size_t 
     fprintf(f, ", cpu: \"%u\", memory: %uGi}}}]}}\n", cpu, mem);
 }
 
-/* Add @j's pods to the hourly demand (milli-GPU x seconds per hour) and the offered total. */
-static void account(const struct gen *g, const struct job *j, uint64_t *hour_ms, uint64_t *all)
+/* The GPU time the day's pods ask for, per mille of the cluster's over the horizon (whole
+ * durations, the hours past its end included). */
+static uint32_t offered(const struct gen *g)
+{
+    uint64_t all = 0;
+    for (size_t i = 0; i < g->njobs; i++)
+        all += pod_milli(&g->jobs[i]) * g->jobs[i].members * g->jobs[i].duration_s;
+    return (uint32_t)(all * 1000 / ((uint64_t)g->gpus * 1000 * g->horizon_s));
+}
+
+/* Add @j's pods to the hourly demand (milli-GPU x seconds per hour). */
+static void account(const struct gen *g, const struct job *j, uint64_t *hour_ms)
 {
     uint64_t milli = pod_milli(j) * j->members;
     uint64_t end = (uint64_t)j->arrival_s + j->duration_s;
-    *all += milli * j->duration_s;
     if (end > g->horizon_s)
         end = g->horizon_s;
     for (uint64_t t = j->arrival_s; t < end;) {
@@ -870,7 +886,7 @@ static void account(const struct gen *g, const struct job *j, uint64_t *hour_ms,
 
 static int write_jobs(FILE *f, const struct gen *g, struct gs_tenantday_stats *st)
 {
-    uint64_t hour_ms[GS_TENANTDAY_HOURS_MAX] = {0}, all = 0;
+    uint64_t hour_ms[GS_TENANTDAY_HOURS_MAX] = {0};
     for (size_t i = 0; i < g->njobs; i++) {
         const struct job *j = &g->jobs[i];
         if (j->members > 1) {
@@ -881,31 +897,15 @@ static int write_jobs(FILE *f, const struct gen *g, struct gs_tenantday_stats *s
             write_pod(f, g, j, i, m);
         st->pods += j->members;
         st->pods_by_kind[j->kind] += j->members;
-        account(g, j, hour_ms, &all);
+        account(g, j, hour_ms);
         if (i % 1024 == 0 && ferror(f)) /* stop early on a full disk */
             return -EIO;
     }
     uint64_t cap_ms = (uint64_t)g->gpus * 1000;
-    st->offered_permille = (uint32_t)(all * 1000 / (cap_ms * g->horizon_s));
+    st->offered_permille = offered(g);
     for (uint32_t h = 0; h < g->p->hours; h++)
         st->hourly_permille[h] = (uint32_t)(hour_ms[h] * 1000 / (cap_ms * 3600));
     return 0;
-}
-
-/* Batch durations stretch at most 8x: a cluster too big for the pods stays idle; say so. */
-static void warn_load(const struct gs_tenantday_stats *st, const struct gs_tenantday_params *p,
-                      struct gs_diag *d)
-{
-    uint32_t o = st->offered_permille;
-    if (o >= 1000 && o <= 4 * LOAD_PERMILLE)
-        return;
-    uint64_t fit = (uint64_t)p->pods * LOAD_PERMILLE / (o ? o : 1);
-    gs_diag_warn(d,
-                 "tenant-day: the pods ask for %" PRIu32 ".%02" PRIu32
-                 "x the cluster's GPU time, not about %d.%dx; about %" PRIu64
-                 " pods would load %" PRIu32 " node(s) so",
-                 o / 1000, o % 1000 / 10, LOAD_PERMILLE / 1000, LOAD_PERMILLE % 1000 / 100,
-                 fit > GS_TENANTDAY_PODS_MAX ? (uint64_t)GS_TENANTDAY_PODS_MAX : fit, p->nodes);
 }
 
 /* --sharing mig: MIG on the 80 GB A100 and H100 boards, any profile (seed 000 section 2.2). */
@@ -935,15 +935,109 @@ static int write_all(FILE *f, struct gen *g, struct gs_tenantday_stats *st)
     return rc;
 }
 
+static void gen_free(struct gen *g)
+{
+    if (g) {
+        free(g->jobs);
+        free(g->elastic);
+        free(g);
+    }
+}
+
+/* The day of @p drawn, its batch durations not yet stretched. Return: it (gen_free()); NULL out
+ * of memory. */
+static struct gen *plan(const struct gs_tenantday_params *p)
+{
+    struct gen *g = calloc(1, sizeof(*g));
+    if (!g)
+        return NULL;
+    g->p = p;
+    g->horizon_s = p->hours * 3600;
+    g->jobs = calloc(p->pods, sizeof(*g->jobs)); /* a job holds at least one pod */
+    gs_rng_seed(&g->rng, p->seed);
+    if (g->jobs) {
+        plan_cluster(g);
+        plan_pods(g);
+    }
+    if (!g->jobs || (p->traffic && plan_elastic(g, g->standing_left) < 0)) {
+        gen_free(g);
+        return NULL;
+    }
+    plan_arrivals(g);
+    draw_jobs(g);
+    return g;
+}
+
+/* Whether @pods pods of @p's day load it about as intended: their durations stretched, they ask
+ * for LOAD_PERMILLE of its GPU time to within 5 %: at least that (@more: @p's pods were too few),
+ * else at most. Return: 1 yes; 0 no; -1 out of memory. */
+static int loads(const struct gs_tenantday_params *p, uint32_t pods, int more)
+{
+    struct gs_tenantday_params q = *p;
+    q.pods = pods;
+    struct gen *g = plan(&q);
+    if (!g)
+        return -1;
+    scale_durations(g);
+    uint32_t o = offered(g);
+    gen_free(g);
+    return more ? o >= LOAD_PERMILLE * 95 / 100 : o <= LOAD_PERMILLE * 105 / 100;
+}
+
+/*
+ * fit_pods() - about how many pods load @p's cluster as intended (loads()): the fewest above
+ * @p->pods when @more, else the most below. Each count's day is drawn afresh — the kinds' mix and
+ * gangs change with the count, so the load is not proportional to it: an exponential search
+ * from @p->pods, then a bisection to 1 %, O(log pods) draws. Return: the count; 0 out of memory.
+ */
+static uint32_t fit_pods(const struct gs_tenantday_params *p, int more)
+{
+    uint32_t no = p->pods, yes; /* a count that does not load it, and one that does */
+    int r;
+    for (;;) {
+        uint64_t next = more ? (uint64_t)no * 2 : no / 2;
+        yes = (uint32_t)(next > GS_TENANTDAY_PODS_MAX ? GS_TENANTDAY_PODS_MAX : next ? next : 1);
+        if (yes == no)
+            return yes; /* the options' bound */
+        if ((r = loads(p, yes, more)) != 0)
+            break;
+        no = yes;
+    }
+    while (r >= 0 && (yes > no ? yes - no : no - yes) > 1 + (yes > no ? yes : no) / 100) {
+        uint32_t mid = no / 2 + yes / 2;
+        if ((r = loads(p, mid, more)) > 0)
+            yes = mid;
+        else if (r == 0)
+            no = mid;
+    }
+    return r < 0 ? 0 : yes;
+}
+
+/* Batch durations stretch at most 8x: a cluster too big for the pods stays idle; say so, with
+ * the pod count that would load it as intended (found by fit_pods()). */
+static void warn_load(const struct gs_tenantday_stats *st, const struct gs_tenantday_params *p,
+                      struct gs_diag *d)
+{
+    uint32_t o = st->offered_permille;
+    if (o >= 1000 && o <= 4 * LOAD_PERMILLE)
+        return;
+    uint32_t fit = fit_pods(p, o < 1000);
+    char how[96] = "";
+    if (fit) /* else out of memory to draw the others: the figure alone */
+        snprintf(how, sizeof(how), "; about %" PRIu32 " pods would load %" PRIu32 " node(s) so",
+                 fit, p->nodes);
+    gs_diag_warn(d,
+                 "tenant-day: the pods ask for %" PRIu32 ".%02" PRIu32
+                 "x the cluster's GPU time, not about %d.%dx%s",
+                 o / 1000, o % 1000 / 10, LOAD_PERMILLE / 1000, LOAD_PERMILLE % 1000 / 100, how);
+}
+
 int gs_tenantday_write(FILE *f, const struct gs_tenantday_params *p, struct gs_tenantday_stats *st,
                        struct gs_diag *d)
 {
     int rc = gs_tenantday_check(p, d);
     if (rc < 0)
         return rc;
-    struct gen *g = calloc(1, sizeof(*g));
-    if (!g)
-        return gs_diag_error_code(d, -ENOMEM, "tenant-day: out of memory");
     /* --elastic: inference replicas follow the day's traffic (the all-day arrival profile)
      * unless a forecast is given. */
     struct gs_tenantday_params own = *p;
@@ -955,36 +1049,20 @@ int gs_tenantday_write(FILE *f, const struct gs_tenantday_params *p, struct gs_t
         own.ntraffic = 24;
     }
     p = &own;
-    g->p = p;
-    g->horizon_s = p->hours * 3600;
-    g->jobs = calloc(p->pods, sizeof(*g->jobs)); /* a job holds at least one pod */
-    if (!g->jobs) {
-        free(g);
+    struct gen *g = plan(p);
+    if (!g)
         return gs_diag_error_code(d, -ENOMEM, "tenant-day: out of memory for %" PRIu32 " pods",
                                   p->pods);
-    }
-    gs_rng_seed(&g->rng, p->seed);
-    plan_cluster(g);
-    plan_pods(g);
-    if (p->traffic && plan_elastic(g, g->standing_left) < 0) {
-        free(g->jobs);
-        free(g);
-        return gs_diag_error_code(d, -ENOMEM, "tenant-day: out of memory");
-    }
-    plan_arrivals(g);
-    draw_jobs(g);
     scale_durations(g);
     qsort(g->jobs, g->njobs, sizeof(*g->jobs), by_arrival);
     struct gs_tenantday_stats local;
     rc = write_all(f, g, &local);
+    gen_free(g);
     if (rc < 0)
         gs_diag_error_code(d, rc, "tenant-day: writing the scenario failed");
     else
         warn_load(&local, p, d);
     if (rc == 0 && st)
         *st = local;
-    free(g->jobs);
-    free(g->elastic);
-    free(g);
     return rc;
 }

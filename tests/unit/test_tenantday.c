@@ -590,6 +590,53 @@ static void test_edge_sizes(void **state)
     }
 }
 
+static void keep_warning(void *ud, const char *msg)
+{
+    snprintf(ud, GS_DIAG_MSG_MAX, "%s", msg);
+}
+
+/* The day of @p: its load (per mille) and the pod count its warning suggests (0: none). */
+static uint32_t load_of(const struct gs_tenantday_params *p, uint32_t *suggested)
+{
+    char warning[GS_DIAG_MSG_MAX] = "", *buf = NULL;
+    size_t len;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    struct gs_diag d;
+    gs_diag_init(&d);
+    d.warn = keep_warning;
+    d.warn_ud = warning;
+    struct gs_tenantday_stats st;
+    assert_int_equal(gs_tenantday_write(f, p, &st, &d), 0);
+    fclose(f);
+    free(buf);
+    const char *about = strstr(warning, "; about ");
+    *suggested = about ? (uint32_t)strtoul(about + 8, NULL, 10) : 0;
+    return st.offered_permille;
+}
+
+/* Too few pods for the cluster, or far too many: the warning's pod count loads it as intended
+ * (about 1.5x, within 5 %) with no warning; the load is not proportional to the count. */
+static void test_load_warning_count(void **state)
+{
+    (void)state;
+    struct gs_tenantday_params p;
+    gs_tenantday_defaults(&p);
+    static const uint32_t nodes[] = {64, 64, 2}, pods[] = {10, 400, 3000};
+    for (size_t i = 0; i < 3; i++) {
+        p.nodes = nodes[i];
+        p.pods = pods[i];
+        uint32_t fit, again;
+        uint32_t o = load_of(&p, &fit);
+        assert_true(o < 1000 || o > 6000);
+        assert_true(fit > 0);
+        p.pods = fit;
+        o = load_of(&p, &again);
+        assert_int_equal(again, 0);
+        assert_in_range(o, 1425, 1575);
+    }
+}
+
 static void test_bad_params(void **state)
 {
     (void)state;
@@ -808,6 +855,7 @@ int main(void)
         cmocka_unit_test(test_same_params_same_bytes),
         cmocka_unit_test(test_sharing_ways),
         cmocka_unit_test(test_edge_sizes),
+        cmocka_unit_test(test_load_warning_count),
         cmocka_unit_test(test_bad_params),
         cmocka_unit_test(test_benchmark_size),
         cmocka_unit_test(test_cli),
