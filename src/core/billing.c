@@ -576,7 +576,7 @@ static int check_use(const struct gs_bill_use *u, struct gs_diag *d)
                              GS_BILL_CARDS_MAX);
     bool whole = u->mode == GS_BILL_EXCLUSIVE || u->mode == GS_BILL_MIG;
     if (whole && u->share_milli != 1000)
-        return gs_diag_error(d, "share_milli %lld must be 1000 for a %s use",
+        return gs_diag_error(d, "share_milli %lld must be 1000 for use of mode %s",
                              (long long)u->share_milli, mode_names[u->mode]);
     if (u->share_milli < 1 || u->share_milli > 1000)
         return gs_diag_error(d, "share_milli %lld is not in 1..1000", (long long)u->share_milli);

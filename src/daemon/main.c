@@ -67,7 +67,8 @@ static void usage(FILE *f)
                "                     a simulated run's: walltimes, grace periods (for tests)\n"
                "  --way WAY          exclusive (whole cards only, as a device-plugin cluster),\n"
                "                     sharing or full (the default): what the scheduler may do,\n"
-               "                     as gpusched simulate --way\n");
+               "                     as gpusched simulate --way\n"
+               "  --version          print the version\n");
 }
 
 static int bad(const char *msg, const char *arg)
@@ -116,6 +117,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
         {"help", no_argument, 0, 'h'},
         {"manual-clock", no_argument, 0, 'M'},
         {"way", required_argument, 0, 'w'},
+        {"version", no_argument, 0, 'V'},
         {0, 0, 0, 0},
     };
     const char **dst[128] = {
@@ -131,6 +133,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
         if (c == 'M') {
             o->run.manual_clock = 1;
             continue;
+        }
+        if (c == 'V') {
+            printf("gpuschedd %s\n", GS_VERSION);
+            return -1;
         }
         if (c < 0 || c >= 128 || !dst[c])
             return bad("unknown or incomplete option (see gpuschedd --help)", argv[optind - 1]);

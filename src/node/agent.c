@@ -535,7 +535,8 @@ static void usage(FILE *f)
         "  --dry-run                print the NVML MIG calls, make none\n"
         "  --nvml-lib PATH, --nvidia-smi CMD, --hwloc-xml FILE, --sysfs DIR  discovery inputs\n"
         "  --ca-file FILE           CA of gpuschedd's TLS certificate\n"
-        "  --discover [--json|--yaml]  print this machine's topology tree and exit\n",
+        "  --discover [--json|--yaml]  print this machine's topology tree and exit\n"
+        "  --version                print the version and exit\n",
         GS_PLAN_REPLICAS_MAX);
 }
 
@@ -618,6 +619,7 @@ static int parse(int argc, char **argv, struct opts *o)
                                        {"json", 0, 0, 'j'},
                                        {"yaml", 0, 0, 'k'},
                                        {"help", 0, 0, 'h'},
+                                       {"version", 0, 0, 'V'},
                                        {0, 0, 0, 0}};
     memset(o, 0, sizeof(*o));
     o->server = "http://127.0.0.1:8080";
@@ -750,6 +752,9 @@ static int parse(int argc, char **argv, struct opts *o)
             break;
         case 'h':
             usage(stdout);
+            exit(0);
+        case 'V':
+            printf("gpusched-agent %s\n", GS_VERSION);
             exit(0);
         default: /* getopt's own message would write the argument unescaped */
             say("%s: an unknown option, or one without its value", argv[optind - 1]);
