@@ -940,9 +940,10 @@ static void test_cli_way_and_tenant(void **state)
     assert_has(r.out, "  $4.17\nTOTAL    "); /* the tenant's total, then the way's */
     assert_string_equal(r.out + strlen(r.out) - 6, "$4.17\n");
     t_run_free(&r);
-    r = bill("--tenant nobody " FIXTURES "comparison.json");
-    assert_int_equal(r.status, 0);
-    assert_has(r.err, "warning: tenant \"nobody\" has no usage");
+    r = bill("--tenant nobody " FIXTURES "comparison.json"); /* misspelt: no empty bill */
+    assert_int_equal(r.status, 2);
+    assert_has(r.err, "belongs to tenant \"nobody\" (its tenants: tenant-");
+    assert_string_equal(r.out, "");
     t_run_free(&r);
     r = bill("--way nope " FIXTURES "comparison.json");
     assert_int_equal(r.status, 2);
