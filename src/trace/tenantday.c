@@ -986,19 +986,21 @@ static int loads(const struct gs_tenantday_params *p, uint32_t pods, int more)
 
 /*
  * fit_pods() - about how many pods load @p's cluster as intended (loads()): the fewest above
- * @p->pods when @more, else the most below. Each count's day is drawn afresh — the kinds' mix and
- * gangs change with the count, so the load is not proportional to it: an exponential search
- * from @p->pods, then a bisection to 1 %, O(log pods) draws. Return: the count; 0 out of memory.
+ * @p->pods when @more, else the most below, into *@count. Each count's day is drawn afresh — the
+ * kinds' mix and gangs change with the count, so the load is not proportional to it: an
+ * exponential search from @p->pods, then a bisection to 1 %, O(log pods) draws.
+ * Return: 1 found; 0 none within 1..GS_TENANTDAY_PODS_MAX (*@count: that bound); -1 out of memory.
  */
-static uint32_t fit_pods(const struct gs_tenantday_params *p, int more)
+static int fit_pods(const struct gs_tenantday_params *p, int more, uint32_t *count)
 {
     uint32_t no = p->pods, yes; /* a count that does not load it, and one that does */
     int r;
     for (;;) {
         uint64_t next = more ? (uint64_t)no * 2 : no / 2;
         yes = (uint32_t)(next > GS_TENANTDAY_PODS_MAX ? GS_TENANTDAY_PODS_MAX : next ? next : 1);
+        *count = yes;
         if (yes == no)
-            return yes; /* the options' bound */
+            return 0; /* not even at the options' bound */
         if ((r = loads(p, yes, more)) != 0)
             break;
         no = yes;
@@ -1010,7 +1012,8 @@ static uint32_t fit_pods(const struct gs_tenantday_params *p, int more)
         else if (r == 0)
             no = mid;
     }
-    return r < 0 ? 0 : yes;
+    *count = yes;
+    return r < 0 ? -1 : 1;
 }
 
 /* Batch durations stretch at most 8x: a cluster too big for the pods stays idle; say so, with
@@ -1018,14 +1021,17 @@ static uint32_t fit_pods(const struct gs_tenantday_params *p, int more)
 static void warn_load(const struct gs_tenantday_stats *st, const struct gs_tenantday_params *p,
                       struct gs_diag *d)
 {
-    uint32_t o = st->offered_permille;
+    uint32_t o = st->offered_permille, fit;
     if (o >= 1000 && o <= 4 * LOAD_PERMILLE)
         return;
-    uint32_t fit = fit_pods(p, o < 1000);
-    char how[96] = "";
-    if (fit) /* else out of memory to draw the others: the figure alone */
+    int found = fit_pods(p, o < 1000, &fit);
+    char how[128] = ""; /* out of memory to draw the others: the figure alone */
+    if (found > 0)
         snprintf(how, sizeof(how), "; about %" PRIu32 " pods would load %" PRIu32 " node(s) so",
                  fit, p->nodes);
+    else if (found == 0)
+        snprintf(how, sizeof(how), "; even %" PRIu32 " pod(s), the %s --pods takes, would not", fit,
+                 o < 1000 ? "most" : "fewest");
     gs_diag_warn(d,
                  "tenant-day: the pods ask for %" PRIu32 ".%02" PRIu32
                  "x the cluster's GPU time, not about %d.%dx%s",

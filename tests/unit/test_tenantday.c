@@ -596,9 +596,12 @@ static void keep_warning(void *ud, const char *msg)
 }
 
 /* The day of @p: its load (per mille) and the pod count its warning suggests (0: none). */
+static char warning[GS_DIAG_MSG_MAX];
+
 static uint32_t load_of(const struct gs_tenantday_params *p, uint32_t *suggested)
 {
-    char warning[GS_DIAG_MSG_MAX] = "", *buf = NULL;
+    warning[0] = '\0';
+    char *buf = NULL;
     size_t len;
     FILE *f = open_memstream(&buf, &len);
     assert_non_null(f);
@@ -635,6 +638,12 @@ static void test_load_warning_count(void **state)
         assert_int_equal(again, 0);
         assert_in_range(o, 1425, 1575);
     }
+    p.nodes = GS_TENANTDAY_NODES_MAX; /* no count --pods takes loads it: said, not a count */
+    p.pods = 1;
+    uint32_t fit;
+    load_of(&p, &fit);
+    assert_int_equal(fit, 0);
+    assert_non_null(strstr(warning, "even 1000000 pod(s), the most --pods takes, would not"));
 }
 
 static void test_bad_params(void **state)
