@@ -932,6 +932,16 @@ static int select_way(const struct opts *o, const struct input *in, int *sel, st
     return 0;
 }
 
+/* Whether @t is one of the comma-separated @names. */
+static int listed(const char *names, const char *t)
+{
+    size_t n = strlen(t);
+    for (const char *p = names; (p = strstr(p, t)) != NULL; p += n)
+        if ((p == names || p[-1] == ' ') && (p[n] == ',' || p[n] == '\0'))
+            return 1;
+    return 0;
+}
+
 /* Whether a pod of @run belongs to @tenant; the tenants seen are added to @names (@cap bytes,
  * comma-separated, each once). */
 static int run_has_tenant(const json_t *run, const char *tenant, char *names, size_t cap)
@@ -943,7 +953,7 @@ static int run_has_tenant(const json_t *run, const char *tenant, char *names, si
         const char *t = json_string_value(json_object_get(pod, "tenant"));
         if (t && !strcmp(t, tenant))
             return 1;
-        if (t && off < cap && !strstr(names, t))
+        if (t && *t && off < cap && !listed(names, t))
             off += (size_t)snprintf(names + off, cap - off, "%s%s", off ? ", " : "", t);
     }
     return 0;

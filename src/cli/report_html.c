@@ -1,7 +1,7 @@
 /*
  * The page of gpusched report: the run's data in the report's page (gpusched/page.h), written
- * beside @out and then renamed, so a page is whole or not there (a device or FIFO named as @out
- * is written in place).
+ * beside @out and then renamed, so a page is whole or not there (a device, FIFO or symbolic link
+ * named as @out is written in place).
  */
 #include "report.h"
 
@@ -28,9 +28,10 @@ int rp_write_html(const char *out, const char *title, const json_t *data, const 
     if (rc)
         return rc;
     /* a regular file is replaced whole (a reader never sees half a page); anything else — a
-     * device, a FIFO, /dev/stdout — is written in place, never replaced by a file */
+     * device, a FIFO, a symbolic link such as /dev/stdout — is written in place (through the
+     * link), never replaced by a file */
     struct stat st;
-    int in_place = stat(out, &st) == 0 && !S_ISREG(st.st_mode);
+    int in_place = lstat(out, &st) == 0 && !S_ISREG(st.st_mode);
     snprintf(tmp, sizeof(tmp), "%s.tmp", out);
     const char *path = in_place ? out : tmp;
     FILE *f = fopen(path, "w");

@@ -366,8 +366,8 @@ int gs__cli_check_outputs(const char *const *outs, const char *const *flags, siz
                                      outs[i]);
         struct stat st;
         int existed = stat(outs[i], &st) == 0;
-        if (existed && !S_ISREG(st.st_mode))
-            continue; /* a FIFO or device: opened to probe, a FIFO's reader would see its end */
+        if (existed && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) || S_ISSOCK(st.st_mode)))
+            continue; /* opened to probe, a FIFO's reader would see its end */
         FILE *f = fopen(outs[i], "a");
         if (!f)
             return gs_diag_error(d, "%s: cannot write: %s", outs[i], strerror(errno));

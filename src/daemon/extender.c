@@ -1170,6 +1170,16 @@ static struct gsd_bind *bind_job(struct gsd_state *st, const struct gsd_pod *p)
 }
 
 /* bind takes the cards and commits; with `kubernetes:` configured, r->bind carries the rest. */
+/* Whether a pod evicted from node @node still runs there (close_evicting()); O(pods) while any
+ * pod is evicting, else O(1). */
+static int node_closed(const struct gsd_state *st, int node)
+{
+    for (const struct gsd_pod *p = st->nevicting && node >= 0 ? st->head : NULL; p; p = p->next)
+        if (p->state == GSD_EVICTING && p->pl.node == node)
+            return 1;
+    return 0;
+}
+
 static void bind_verb(struct gsd_state *st, struct gsd_req *r, const json_t *args)
 {
     const char *name = json_string_value(gsd_jget(args, "PodName"));
@@ -1184,6 +1194,9 @@ static void bind_verb(struct gsd_state *st, struct gsd_req *r, const json_t *arg
         snprintf(err, sizeof(err),
                  "ExtenderBindingArgs: PodName, PodNamespace and Node are "
                  "required strings");
+    else if (!(p && p->state == GSD_RUNNING && p->pl.node == idx) && node_closed(st, idx))
+        snprintf(err, sizeof(err), /* evicted since filter offered it: as filter now says */
+                 "node %s: a pod evicted from this node is still terminating", node);
     else if (p)
         bind_again(st, p, uid, idx, err, sizeof(err));
     else if (!x)

@@ -290,8 +290,10 @@ int main(int argc, char **argv)
 {
     struct opts o = {0};
     int rc = parse_args(argc, argv, &o);
+    if (rc < 0) /* --help or --version printed: 1 when that write failed */
+        return fflush(stdout) || ferror(stdout) ? 1 : 0;
     if (rc)
-        return rc < 0 ? 0 : rc;
+        return rc;
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);

@@ -286,6 +286,11 @@ static int evicted_in_kube(struct gsd_state *st, struct gsd_pod *p, int64_t now)
     snprintf(node, sizeof(node), "%s", gs_cluster_node_name(st->cluster, (size_t)p->pl.node));
     gsd_sched_forget(st, p, 0);
     gsd_pod_set_state(st, p, GSD_EVICTING); /* off the pending list stopped() put it on */
+    char why[sizeof(p->reason)];
+    memcpy(why, p->reason, sizeof(why));
+    snprintf(p->reason, sizeof(p->reason), /* it is never placed again: say what it waits for */
+             "evicted (%.200s): bound by kube-scheduler, it runs on node %s until %s", why, node,
+             st->cfg->kube ? "the API server says it is gone" : "the admin deletes it here");
     p->evicted_us = now;
     gsd_pod_unnominate(st, p);
     gsd_snap_touch(st, p);

@@ -752,10 +752,10 @@ static int parse(int argc, char **argv, struct opts *o)
             break;
         case 'h':
             usage(stdout);
-            exit(0);
+            exit(fflush(stdout) || ferror(stdout) ? 1 : 0);
         case 'V':
             printf("gpusched-agent %s\n", GS_VERSION);
-            exit(0);
+            exit(fflush(stdout) || ferror(stdout) ? 1 : 0);
         default: /* getopt's own message would write the argument unescaped */
             say("%s: an unknown option, or one without its value", argv[optind - 1]);
             return -1;

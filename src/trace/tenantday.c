@@ -1005,8 +1005,11 @@ static int fit_pods(const struct gs_tenantday_params *p, int more, uint32_t *cou
             break;
         no = yes;
     }
-    while (r >= 0 && (yes > no ? yes - no : no - yes) > 1 + (yes > no ? yes : no) / 100) {
-        uint32_t mid = no / 2 + yes / 2;
+    for (;;) {
+        uint32_t lo = yes < no ? yes : no, hi = yes < no ? no : yes;
+        if (r < 0 || hi - lo <= 1 + hi / 100)
+            break;
+        uint32_t mid = lo + (hi - lo) / 2; /* strictly between: hi - lo >= 2 */
         if ((r = loads(p, mid, more)) > 0)
             yes = mid;
         else if (r == 0)

@@ -793,8 +793,9 @@ static json_t *one_card(const char *name)
 /*
  * A pod kube-scheduler bound runs in Kubernetes, where gpuschedd cannot move or stop it (no
  * `kubernetes:` here): its tenant's DELETE is refused (only the admin may say it is gone), and a
- * failed card evicts it — it leaves the scheduler and its node takes no extender pod until the
- * admin says it is gone — instead of being placed again on cards it does not hold.
+ * failed card evicts it — it leaves the scheduler, its reason says what it waits for, and its
+ * node takes no extender pod (filter nor bind) until the admin says it is gone — instead of being
+ * placed again on cards it does not hold.
  */
 static void test_bound_pod_stays_bound(void **state)
 {
@@ -812,6 +813,9 @@ static void test_bound_pod_stays_bound(void **state)
                          "PodUID", "uid-bound-1", "Node", node));
     assert_string_equal(json_string_value(json_object_get(r, "Error")), "");
     json_decref(r);
+    r = h_verb(&e, "filter", one_card("early-1")); /* offered before the eviction below */
+    assert_true(has_name(json_object_get(r, "NodeNames"), node));
+    json_decref(r);
     struct answer a;
     h_expect(&e, "DELETE", "/v1/pods/team-a/bound-1", TOKEN_A, NULL, 403, &a);
     assert_non_null(
@@ -827,7 +831,15 @@ static void test_bound_pod_stays_bound(void **state)
     h_expect(&e, "GET", "/v1/pods/team-a/bound-1", TOKEN_A, NULL, 200, &a);
     assert_string_equal(json_string_value(json_object_get(a.json, "state")), "pending");
     assert_true(json_is_null(json_object_get(a.json, "node"))); /* holding nothing */
+    char want[128];
+    snprintf(want, sizeof(want), "runs on node %s until the admin deletes it", node);
+    assert_non_null(strstr(json_string_value(json_object_get(a.json, "reason")), want));
     h_answer_free(&a);
+    r = h_verb(&e, "bind", /* the node filter offered is closed now: bind says so */
+               json_pack("{s:s, s:s, s:s, s:s}", "PodName", "early-1", "PodNamespace", "team-a",
+                         "PodUID", "uid-early-1", "Node", node));
+    assert_non_null(strstr(json_string_value(json_object_get(r, "Error")), "still terminating"));
+    json_decref(r);
     r = h_verb(&e, "filter", one_card("bound-2"));
     const char *why = json_string_value(json_object_get(json_object_get(r, "FailedNodes"), node));
     assert_non_null(why);

@@ -615,8 +615,9 @@ static void run_sh(struct t_run *r, const char *cmd)
 
 /*
  * A write that fails is a failed run (1) whatever the command, standard output to a full disk
- * included, said on stderr; a page written to a FIFO goes through it, the FIFO left as it was
- * (a report is otherwise written beside its file and renamed over it).
+ * included, said on stderr; a page written to a FIFO or through a symbolic link goes through
+ * it, the FIFO or link left as it was (a report is otherwise written beside its file and renamed
+ * over it).
  */
 static void test_failed_writes(void **state)
 {
@@ -648,6 +649,16 @@ static void test_failed_writes(void **state)
     struct stat st;
     assert_int_equal(stat(fifo, &st), 0);
     assert_true(S_ISFIFO(st.st_mode));
+    /* a link, as /dev/stdout is, with stdout a file: written through, the link kept */
+    const char *link = tmp_path("stdout.link");
+    assert_int_equal(symlink("/proc/self/fd/1", link), 0);
+    run(&r, ARGS("report", json, "-o", link));
+    expect_exit(&r, 0);
+    expect_has(r.out, "</html>");
+    assert_int_equal(lstat(link, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    run(&r, ARGS("report", json, "-o", tmpdir)); /* a directory: bad input, as a missing one */
+    expect_exit(&r, 2);
     /* a file that is not there is bad input, for topo as for every command */
     run(&r, ARGS("topo", tmp_path("no-such-topo.txt")));
     expect_exit(&r, 2);

@@ -638,6 +638,17 @@ static void test_load_warning_count(void **state)
         assert_int_equal(again, 0);
         assert_in_range(o, 1425, 1575);
     }
+    /* tiny days, whose bisection once stalled between two odd counts: a count, in time */
+    static const uint32_t tiny[][3] = {{2, 7, 24}, {1, 5, 1}, {2, 3, 1}, {3, 3, 24}, {3, 6, 24}};
+    for (size_t i = 0; i < sizeof(tiny) / sizeof(tiny[0]); i++) {
+        p.nodes = tiny[i][0];
+        p.pods = tiny[i][1];
+        p.hours = tiny[i][2];
+        uint32_t fit;
+        load_of(&p, &fit);
+        assert_true(fit > tiny[i][1]);
+    }
+    p.hours = 24;
     p.nodes = GS_TENANTDAY_NODES_MAX; /* no count --pods takes loads it: said, not a count */
     p.pods = 1;
     uint32_t fit;
