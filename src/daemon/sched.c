@@ -289,7 +289,7 @@ static int evicted_in_kube(struct gsd_state *st, struct gsd_pod *p, int64_t now)
     char why[sizeof(p->reason)];
     memcpy(why, p->reason, sizeof(why));
     snprintf(p->reason, sizeof(p->reason), /* it is never placed again: say what it waits for */
-             "evicted (%.200s): bound by kube-scheduler, it runs on node %s until %s", why, node,
+             "evicted (%.100s): bound by kube-scheduler, it runs on node %s until %s", why, node,
              st->cfg->kube ? "the API server says it is gone" : "the admin deletes it here");
     p->evicted_us = now;
     gsd_pod_unnominate(st, p);
