@@ -14,6 +14,12 @@
 
 #include <stddef.h>
 
+/* The shipped files, under data/ (gs_data_file()'s @rel). */
+#define GS_DATA_RATES  "billing/rates.yaml"                             /* the default RateCard */
+#define GS_DATA_REPORT "report"                                         /* report.css, report.js */
+#define GS_DATA_NODES  "alibaba-gpu-v2023/openb_node_list_gpu_node.csv" /* the default nodes */
+#define GS_DATA_PODS   "alibaba-gpu-v2023/openb_pod_list_default.csv"   /* the default pods */
+
 /* Room for any path gs_data_file() writes (PATH_MAX on Linux). */
 #define GS_DATA_PATH_MAX 4096
 

@@ -39,7 +39,7 @@ static void usage(FILE *f)
             "  --chart-js FILE     Chart.js 3, inlined into the page (default: Debian's\n"
             "                      libjs-chart.js, " DEFAULT_CHART_JS ")\n"
             "  --title TEXT        the page's heading (default: the input file's name)\n",
-            gs_data_file("billing/rates.yaml", rates, sizeof(rates)));
+            gs_data_file(GS_DATA_RATES, rates, sizeof(rates)));
 }
 
 static int parse(int argc, char **argv, struct ropts *o)
@@ -49,7 +49,7 @@ static int parse(int argc, char **argv, struct ropts *o)
         {"chart-js", required_argument, NULL, 'c'}, {"title", required_argument, NULL, 't'},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
     static char rates[GS_DATA_PATH_MAX];
-    *o = (struct ropts){.rates = gs_data_file("billing/rates.yaml", rates, sizeof(rates)),
+    *o = (struct ropts){.rates = gs_data_file(GS_DATA_RATES, rates, sizeof(rates)),
                         .chart_js = DEFAULT_CHART_JS};
     optind = 1;
     opterr = 0;
@@ -1031,7 +1031,7 @@ int cmd_report(int argc, char **argv)
         json_object_set_new(data, "generator", json_string("gpusched " GS_VERSION));
         char assets[GS_DATA_PATH_MAX];
         rc = rp_write_html(o.out, title, data, o.chart_js,
-                           gs_data_file("report", assets, sizeof(assets)), &d);
+                           gs_data_file(GS_DATA_REPORT, assets, sizeof(assets)), &d);
     }
     json_decref(data);
     doc_free(&doc);

@@ -63,7 +63,7 @@ static int parse(int argc, char **argv, struct sopts *o)
                                           {NULL, 0, NULL, 0}};
     memset(o, 0, sizeof(*o));
     static char rates[GS_DATA_PATH_MAX];
-    o->rates = gs_data_file("billing/rates.yaml", rates, sizeof(rates));
+    o->rates = gs_data_file(GS_DATA_RATES, rates, sizeof(rates));
     o->horizon_us = GS_UNSET;
     optind = 1;
     opterr = 0; /* its message would echo the option as typed */

@@ -6,7 +6,6 @@
 #define _DEFAULT_SOURCE /* realpath() */
 #include "gpusched/datadir.h"
 
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -758,7 +758,7 @@ static int load_rates(struct gsd_config *c, struct gs_diag *d)
     if (c->rate_card) /* read where the config names it */
         return 0;
     char path[GS_DATA_PATH_MAX];
-    if (gs_ratecard_load(gs_data_file(GSD_DEFAULT_RATES, path, sizeof(path)), &c->rates, &why))
+    if (gs_ratecard_load(gs_data_file(GS_DATA_RATES, path, sizeof(path)), &c->rates, &why))
         gsd_log("warn", "no rate card: GET /v1/bills is refused until rateCard names one", "error",
                 why.msg, NULL);
     return 0;

@@ -23,7 +23,6 @@ struct gs_tenant_spec;
 /* kube-controller-manager's --node-monitor-grace-period default (40 s): a node whose agent has
  * been silent that long is NotReady. */
 #define GSD_NODE_GRACE_DEFAULT_US (40 * 1000000LL)
-#define GSD_DEFAULT_RATES         "billing/rates.yaml" /* under gs_data_file() */
 
 struct gsd_tenant {
     char name[GSD_NAME_MAX];

@@ -1169,7 +1169,6 @@ static struct gsd_bind *bind_job(struct gsd_state *st, const struct gsd_pod *p)
     return b;
 }
 
-/* bind takes the cards and commits; with `kubernetes:` configured, r->bind carries the rest. */
 /* Whether a pod evicted from node @node still runs there (close_evicting()); O(pods) while any
  * pod is evicting, else O(1). */
 static int node_closed(const struct gsd_state *st, int node)
@@ -1180,6 +1179,7 @@ static int node_closed(const struct gsd_state *st, int node)
     return 0;
 }
 
+/* bind takes the cards and commits; with `kubernetes:` configured, r->bind carries the rest. */
 static void bind_verb(struct gsd_state *st, struct gsd_req *r, const json_t *args)
 {
     const char *name = json_string_value(gsd_jget(args, "PodName"));

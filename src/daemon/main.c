@@ -37,8 +37,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define DEFAULT_NODES "alibaba-gpu-v2023/openb_node_list_gpu_node.csv"
-#define CONFIGS_MAX   16
+#define CONFIGS_MAX 16
 
 struct opts {
     const char *data_dir, *listen, *nodes, *config, *cert, *key, *client_ca, *way;
@@ -166,7 +165,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
         return bad("--way: expected exclusive, sharing or full", o->way);
     static char nodes[GS_DATA_PATH_MAX];
     if (!o->nodes)
-        o->nodes = gs_data_file(DEFAULT_NODES, nodes, sizeof(nodes));
+        o->nodes = gs_data_file(GS_DATA_NODES, nodes, sizeof(nodes));
     return 0;
 }
 

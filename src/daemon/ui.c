@@ -67,7 +67,7 @@ static void load(void)
     char assets[GS_DATA_PATH_MAX];
     struct gs_page_spec spec = {.title = "gpuschedd",
                                 .chart_js = GS_PAGE_CHART_JS,
-                                .assets_dir = gs_data_file("report", assets, sizeof(assets)),
+                                .assets_dir = gs_data_file(GS_DATA_REPORT, assets, sizeof(assets)),
                                 .extra_js = "ui.js"};
     if (gs_page_html(&spec, &page, &page_len, &d)) {
         snprintf(why, sizeof(why), "%s", d.msg);

@@ -468,21 +468,14 @@ static void draw_jobs(struct gen *g)
     }
 }
 
-/* The stretch of batch durations (per mille) that makes the day ask for LOAD_PERMILLE of
- * capacity, before it is held to 0.1x-8x; SCALE_MIN_PERMILLE when nothing can stretch. */
-static uint64_t stretch_wanted(const struct gen *g)
-{
-    /* milli-GPU x seconds; at most 750,000 GPUs x 604,800 s x 1500, times 1000 below: < 2^63 */
-    uint64_t target = (uint64_t)g->gpus * g->horizon_s * LOAD_PERMILLE;
-    if (g->scalable_ms > 0 && target > g->fixed_ms)
-        return (target - g->fixed_ms) * 1000 / g->scalable_ms;
-    return SCALE_MIN_PERMILLE;
-}
-
 /* Stretch batch durations so the day asks for LOAD_PERMILLE of capacity; round to minutes. */
 static void scale_durations(struct gen *g)
 {
-    uint64_t f = stretch_wanted(g);
+    /* milli-GPU x seconds; at most 750,000 GPUs x 604,800 s x 1500, times 1000 below: < 2^63 */
+    uint64_t target = (uint64_t)g->gpus * g->horizon_s * LOAD_PERMILLE;
+    uint64_t f = SCALE_MIN_PERMILLE;
+    if (g->scalable_ms > 0 && target > g->fixed_ms)
+        f = (target - g->fixed_ms) * 1000 / g->scalable_ms;
     if (f < SCALE_MIN_PERMILLE)
         f = SCALE_MIN_PERMILLE;
     if (f > SCALE_MAX_PERMILLE)
