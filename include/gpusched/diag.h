@@ -97,4 +97,12 @@ size_t gs_text_escape(char *dst, size_t cap, const char *src);
  */
 const char *gs_time_text(char buf[GS_TIME_TEXT_MAX], int64_t us, int micro);
 
+/*
+ * gs_option_problem() - what is wrong with the option getopt_long() just refused, as a message
+ * says it before the option: @c is what it returned, ':' for an option given without its value
+ * (the option string must start with ':'), '?' (or anything else) for one it does not know.
+ * Return: a static string, "missing value for option" or "unknown option".
+ */
+const char *gs_option_problem(int c);
+
 #endif

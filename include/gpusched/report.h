@@ -35,7 +35,8 @@ void gs_report_text(FILE *f, const struct gs_report_ctx *ctx, struct gs_sim_run 
                     size_t npol, size_t nseeds);
 
 /*
- * gs_report_json() - write @path: one run gives {"pods", "summary", "curve"}; several give
+ * gs_report_json() - write @path ("-": standard output): one run gives {"pods", "summary",
+ * "curve"}; several give
  * {"runs": [{"policy", "seed", "pods", "summary", "curve"}...], "mean": {policy: summary}}.
  * "curve" is {"arrived_pct": [0, 1, ...], "allocation_pct": [...]}: the allocation % at each whole
  * arrived % (gs_sim_alloc_at()), null where no arrival came near it.
@@ -45,8 +46,8 @@ int gs_report_json(const char *path, const struct gs_report_ctx *ctx,
                    struct gs_sim_run *const *runs, size_t npol, size_t nseeds, struct gs_diag *d);
 
 /*
- * gs_report_curve() - write @path as CSV: policy, seed, seq, pod, arrived_milli,
- * allocated_milli, arrived_pct, allocation_pct; one row per arrival of every run.
+ * gs_report_curve() - write @path ("-": standard output) as CSV: policy, seed, seq, pod,
+ * arrived_milli, allocated_milli, arrived_pct, allocation_pct; one row per arrival of every run.
  * Return: 0; -EIO with @d naming the file.
  */
 int gs_report_curve(const char *path, const struct gs_report_ctx *ctx,

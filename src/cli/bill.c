@@ -92,7 +92,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
     int c, k;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         if (c == 'h') {
             usage(stdout);
             return -1;
@@ -106,7 +106,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
         } else if (c == 'r' || c == 'w' || c == 't') {
             *(c == 'r' ? &o->rates : c == 'w' ? &o->way : &o->tenant) = optarg;
         } else {
-            return bad("unknown or incomplete option \"%s\" (see gpusched bill --help)",
+            return bad("%s \"%s\" (see gpusched bill --help)", gs_option_problem(c),
                        argv[optind - 1]);
         }
     }

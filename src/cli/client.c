@@ -414,7 +414,7 @@ static int parse_client(int argc, char **argv, struct copts *o, char **cont)
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "ho:", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":ho:", lo, NULL)) != -1) {
         switch (c) {
         case 's':
             o->server = optarg;
@@ -452,7 +452,8 @@ static int parse_client(int argc, char **argv, struct copts *o, char **cont)
             client_usage(stdout);
             return -1;
         default:
-            gs__cli_say(argv[0], "unknown or incomplete option \"%s\"", argv[optind - 1]);
+            gs__cli_say(argv[0], "%s \"%s\" (see gpusched %s --help)", gs_option_problem(c),
+                        argv[optind - 1], argv[0]);
             return EXIT_BAD_INPUT;
         }
     }

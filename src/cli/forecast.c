@@ -64,6 +64,7 @@ static void usage(FILE *f)
             "  --by KEY        total (default), service, tenant, queue or model\n"
             "  --by-model      split each group by GPU model too\n"
             "  --top N         keep the N largest groups, the rest summed as \"(other)\"\n"
+            "                  (0, the default: every group)\n"
             "  --end SECONDS   end of the history (default: the end of the hour of the last\n"
             "                  time the sources name)\n"
             "  --dump-series FILE  write the series as CSV\n"
@@ -320,7 +321,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
     int c, rc = 0, k;
     char *end;
     opterr = 0; /* its message would echo the option as typed */
-    while (!rc && (c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+    while (!rc && (c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
         o->given[c & 127] = 1;
         switch (c) {
         case 'd':
@@ -421,7 +422,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
             usage(stdout);
             return -1;
         default:
-            return bad("unknown or incomplete option \"%s\" (see gpusched forecast --help)",
+            return bad("%s \"%s\" (see gpusched forecast --help)", gs_option_problem(c),
                        argv[optind - 1]);
         }
     }

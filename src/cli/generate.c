@@ -168,7 +168,7 @@ static int parse_args(int argc, char **argv, struct gen_opts *o)
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
         if (c == 'h') {
             usage(stdout);
             return -1;
@@ -176,9 +176,11 @@ static int parse_args(int argc, char **argv, struct gen_opts *o)
         int rc = apply_opt(c, optarg, o);
         if (rc > 0)
             return rc;
-        if (rc < 0)
-            return bad("unknown or incomplete option \"%s\" (see gpusched generate --help)",
-                       argv[optind - 1]);
+        if (rc < 0) {
+            gs__cli_say("generate", "%s \"%s\" (see gpusched generate --help)",
+                        gs_option_problem(c), argv[optind - 1]);
+            return EXIT_BAD_INPUT;
+        }
     }
     if (optind < argc)
         return bad("unexpected argument \"%s\"", argv[optind]);

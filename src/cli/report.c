@@ -54,15 +54,13 @@ static int parse(int argc, char **argv, struct ropts *o)
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "o:h", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":o:h", longs, NULL)) != -1) {
         if (c == 'h') {
             usage(stdout);
             return -1;
         }
         if (c == '?' || c == ':') {
-            gs__cli_say("report",
-                        "unknown or incomplete option \"%s\" (see gpusched report "
-                        "--help)",
+            gs__cli_say("report", "%s \"%s\" (see gpusched report --help)", gs_option_problem(c),
                         argv[optind - 1]);
             return EXIT_BAD_INPUT;
         }

@@ -47,7 +47,7 @@ static void usage(FILE *f)
 static void print_warning(void *ud, const char *msg)
 {
     (void)ud;
-    gs__cli_say(NULL, "warning: %s", msg);
+    gs__cli_say("simulate", "warning: %s", msg);
 }
 
 static int parse(int argc, char **argv, struct sopts *o)
@@ -68,11 +68,11 @@ static int parse(int argc, char **argv, struct sopts *o)
     optind = 1;
     opterr = 0; /* its message would echo the option as typed */
     int c;
-    while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":", longs, NULL)) != -1) {
         switch (c) {
         case 's':
             if (o->nfiles == MAX_FILES) {
-                gs__cli_say(NULL, "more than %d --scenario files", MAX_FILES);
+                gs__cli_say("simulate", "more than %d --scenario files", MAX_FILES);
                 return EXIT_BAD_INPUT;
             }
             o->files[o->nfiles++] = optarg;
@@ -87,7 +87,7 @@ static int parse(int argc, char **argv, struct sopts *o)
             const char *why = "";
             if (gs_duration_parse(optarg, &o->horizon_us, &why) || o->horizon_us <= 0) {
                 why = *why ? why : "must be longer than 0 s";
-                gs__cli_say(NULL, "--horizon \"%s\" %s", optarg, why);
+                gs__cli_say("simulate", "--horizon \"%s\" %s", optarg, why);
                 return EXIT_BAD_INPUT;
             }
             break;
@@ -106,14 +106,13 @@ static int parse(int argc, char **argv, struct sopts *o)
             usage(stdout);
             return -1;
         default:
-            gs__cli_say("simulate",
-                        "unknown or incomplete option \"%s\" (see gpusched simulate --help)",
-                        argv[optind - 1]);
+            gs__cli_say("simulate", "%s \"%s\" (see gpusched simulate --help)",
+                        gs_option_problem(c), argv[optind - 1]);
             return EXIT_BAD_INPUT;
         }
     }
     if (optind < argc) {
-        gs__cli_say(NULL, "unexpected argument \"%s\" (scenario files follow --scenario)",
+        gs__cli_say("simulate", "unexpected argument \"%s\" (scenario files follow --scenario)",
                     argv[optind]);
         return EXIT_BAD_INPUT;
     }
@@ -133,7 +132,8 @@ static int ways_of(const struct sopts *o, const struct gs_scenario *s, enum gs_w
     if (o->way && strcmp(o->way, "compare") != 0) {
         int k = gs_way_find(o->way);
         if (k < 0) {
-            gs__cli_say(NULL, "--way \"%s\": expected exclusive, sharing, full or compare", o->way);
+            gs__cli_say("simulate", "--way \"%s\": expected exclusive, sharing, full or compare",
+                        o->way);
             return EXIT_BAD_INPUT;
         }
         w[(*n)++] = (enum gs_way)k;
@@ -150,7 +150,8 @@ static int ways_of(const struct sopts *o, const struct gs_scenario *s, enum gs_w
     for (int i = 0; i < s->sim.ncompare && *n < GS_WAY_COUNT; i++) {
         int k = gs_way_find(s->sim.compare[i]);
         if (k < 0) {
-            gs__cli_say(NULL, "Simulation spec.compare: unknown way \"%s\"", s->sim.compare[i]);
+            gs__cli_say("simulate", "Simulation spec.compare: unknown way \"%s\"",
+                        s->sim.compare[i]);
             return EXIT_BAD_INPUT;
         }
         w[(*n)++] = (enum gs_way)k;
@@ -162,14 +163,14 @@ static int write_json(const char *path, struct gs_tsim *const *runs, size_t n)
 {
     FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
     if (!f) {
-        gs__cli_say(NULL, "%s: %s", path, strerror(errno));
+        gs__cli_say("simulate", "%s: %s", path, strerror(errno));
         return 1;
     }
     int r = gs_tsim_write_json(f, runs, n);
     if (f != stdout && fclose(f) != 0)
         r = -EIO;
     if (r < 0) {
-        gs__cli_say(NULL, "%s: cannot write the JSON report", path);
+        gs__cli_say("simulate", "%s: cannot write the JSON report", path);
         return 1;
     }
     return 0;
@@ -280,7 +281,7 @@ int cmd_simulate_scenario(int argc, char **argv)
     gs_diag_init(&d);
     d.warn = print_warning;
     if (gs_scenario_new(&s) < 0) {
-        gs__cli_say(NULL, "out of memory");
+        gs__cli_say("simulate", "out of memory");
         return 1;
     }
     const char *json = o.json && strcmp(o.json, "-") != 0 ? o.json : NULL, *in[MAX_FILES + 1];
@@ -288,20 +289,20 @@ int cmd_simulate_scenario(int argc, char **argv)
         in[i] = strcmp(o.files[i], "-") != 0 ? o.files[i] : NULL;
     in[o.nfiles] = o.rates;
     if (gs__cli_check_outputs(&json, (const char *[]){"--json"}, 1, in, (size_t)o.nfiles + 1, &d)) {
-        gs__cli_say(NULL, "%s", d.msg);
+        gs__cli_say("simulate", "%s", d.msg);
         gs_scenario_free(s);
         return EXIT_BAD_INPUT;
     }
     struct gs_ratecard *rates = NULL;
     int r = o.quiet ? 0 : gs_ratecard_load(o.rates, &rates, &d);
     if (r < 0) {
-        gs__cli_say(NULL, "--rates: %s", d.msg[0] ? d.msg : strerror(-r));
+        gs__cli_say("simulate", "--rates: %s", d.msg[0] ? d.msg : strerror(-r));
         gs_scenario_free(s);
         return r == -ENOMEM ? 1 : EXIT_BAD_INPUT;
     }
     r = load_all(&o, s, &d);
     if (r < 0) {
-        gs__cli_say(NULL, "%s", d.msg[0] ? d.msg : strerror(-r));
+        gs__cli_say("simulate", "%s", d.msg[0] ? d.msg : strerror(-r));
         gs_scenario_free(s);
         gs_ratecard_free(rates);
         return r == -ENOMEM || r == -EIO ? 1 : EXIT_BAD_INPUT;
@@ -311,14 +312,14 @@ int cmd_simulate_scenario(int argc, char **argv)
     struct gs_tsim *runs[GS_WAY_COUNT] = {0};
     rc = ways_of(&o, s, ways, &nways);
     if (rc == 0 && s->policy.nnodes == 0) {
-        gs__cli_say(NULL, "%s%s: no nodes; a Cluster document lists them", o.files[0],
+        gs__cli_say("simulate", "%s%s: no nodes; a Cluster document lists them", o.files[0],
                     o.nfiles > 1 ? " and the other files" : "");
         rc = EXIT_BAD_INPUT;
     }
     for (size_t i = 0; rc == 0 && i < nways; i++) {
         r = gs_tsim_run(s, ways[i], &runs[i], &d);
         if (r < 0) {
-            gs__cli_say(NULL, "%s", d.msg[0] ? d.msg : strerror(-r));
+            gs__cli_say("simulate", "%s", d.msg[0] ? d.msg : strerror(-r));
             rc = r == -ENOMEM ? 1 : EXIT_BAD_INPUT;
         }
     }

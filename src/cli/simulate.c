@@ -65,8 +65,10 @@ static void usage(FILE *f)
                "  --tie-order MODE   ties between equal nodes: seed (a seeded random node order),\n"
                "                     reference (the order the sequence's peer_<Policy> placements\n"
                "                     imply), auto (reference when the sequence has them; default)\n"
-               "  --json FILE        write pods and summary as JSON\n"
-               "  --curve FILE       write allocation against arrived request as CSV\n"
+               "  --json FILE        write pods and summary as JSON ('-': standard output, the\n"
+               "                     table then on standard error)\n"
+               "  --curve FILE       write allocation against arrived request as CSV ('-' as\n"
+               "                     for --json)\n"
                "  --quiet            no progress bar\n");
 }
 
@@ -196,7 +198,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
     optind = 1;
     opterr = 0;
     unsigned seen = 0; /* bit per option letter class, for conflicts */
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         int rc = apply_opt(c, optarg, o);
         if (rc > 0)
             return rc;
@@ -206,9 +208,11 @@ static int parse_args(int argc, char **argv, struct opts *o)
                 return bad("%s is an option of simulate --scenario FILE: a replay of a pod "
                            "list (--pods) takes the options of gpusched simulate --help",
                            argv[optind - 1]);
-        if (rc < 0)
-            return bad("unknown or incomplete option \"%s\" (see gpusched simulate --help)",
-                       argv[optind - 1]);
+        if (rc < 0) {
+            gs__cli_say("simulate", "%s \"%s\" (see gpusched simulate --help)",
+                        gs_option_problem(c), argv[optind - 1]);
+            return EXIT_BAD_INPUT;
+        }
         seen |= c == 's' ? 1u : c == 'S' ? 2u : c == 'P' ? 4u : c == 'c' ? 8u : c == 't' ? 16u : 0u;
         if (c == 'h')
             return -1;
@@ -225,6 +229,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
         return bad("%s", "--tune samples arrivals; --sequence gives them: give one or the other");
     if ((o->json && !*o->json) || (o->curve && !*o->curve))
         return bad("%s", "--json/--curve: an empty file name");
+    if (o->json && o->curve && !strcmp(o->json, "-") && !strcmp(o->curve, "-"))
+        return bad("%s", "--json - and --curve -: one of them may go to standard output");
     return 0;
 }
 
@@ -379,6 +385,8 @@ int gs__cli_check_outputs(const char *const *outs, const char *const *flags, siz
 static int check_outputs(const struct opts *o, struct gs_diag *d)
 {
     const char *paths[2] = {o->json, o->curve}, *flag[2] = {"--json", "--curve"};
+    for (int i = 0; i < 2; i++)
+        paths[i] = paths[i] && strcmp(paths[i], "-") != 0 ? paths[i] : NULL; /* stdout */
     const char *inputs[4] = {o->nodes, o->pods, o->sequence, o->config};
     return gs__cli_check_outputs(paths, flag, 2, inputs, 4, d);
 }
@@ -525,8 +533,9 @@ static int report(const struct opts *o, const struct inputs *in, struct gs_sim_r
         rc = gs_report_json(o->json, &ctx, runs, in->nprof, nseeds, d);
     if (!rc && o->curve)
         rc = gs_report_curve(o->curve, &ctx, runs, in->nprof * nseeds, d);
+    int piped = (o->json && !strcmp(o->json, "-")) || (o->curve && !strcmp(o->curve, "-"));
     if (!rc) /* the table last: a failed file write leaves no half-reported run */
-        gs_report_text(stdout, &ctx, runs, in->nprof, nseeds);
+        gs_report_text(piped ? stderr : stdout, &ctx, runs, in->nprof, nseeds);
     return rc;
 }
 

@@ -51,7 +51,7 @@ int cmd_topo(int argc, char **argv)
     const char *name = NULL, *model = NULL;
     int c;
     opterr = 0; /* its message would echo the option as typed */
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         if (c == 'j' || c == 'y') {
             fmt = c == 'j' ? GS_TOPO_JSON : GS_TOPO_YAML;
         } else if (c == 'n') {
@@ -62,7 +62,7 @@ int cmd_topo(int argc, char **argv)
             usage(stdout);
             return 0;
         } else {
-            gs__cli_say("topo", "unknown or incomplete option \"%s\" (see gpusched topo --help)",
+            gs__cli_say("topo", "%s \"%s\" (see gpusched topo --help)", gs_option_problem(c),
                         argv[optind - 1]);
             return EXIT_BAD_INPUT;
         }

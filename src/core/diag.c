@@ -174,3 +174,8 @@ const char *gs_time_text(char buf[GS_TIME_TEXT_MAX], int64_t us, int micro)
         snprintf(buf + off, GS_TIME_TEXT_MAX - off, "Z");
     return buf;
 }
+
+const char *gs_option_problem(int c)
+{
+    return c == ':' ? "missing value for option" : "unknown option";
+}

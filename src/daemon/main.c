@@ -124,7 +124,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
         ['C'] = &o->cert,     ['K'] = &o->key,    ['A'] = &o->client_ca, ['w'] = &o->way};
     int c;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
         if (c == 'h') {
             usage(stdout);
             return -1;
@@ -138,7 +138,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
             return -1;
         }
         if (c < 0 || c >= 128 || !dst[c])
-            return bad("unknown or incomplete option (see gpuschedd --help)", argv[optind - 1]);
+            return bad(gs_option_problem(c), argv[optind - 1]); /* gpuschedd --help lists them */
         if (c == 'c' && o->nconfigs == CONFIGS_MAX)
             return bad("--config: at most 16 files", optarg);
         if (c == 'c')

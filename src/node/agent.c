@@ -640,7 +640,7 @@ static int parse(int argc, char **argv, struct opts *o)
     int c, li = 0, node_given = 0, fmt_flags = 0;
     char *end;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", lo, &li)) != -1) {
+    while ((c = getopt_long(argc, argv, ":h", lo, &li)) != -1) {
         long v = 0;
         /* Paths and URLs go into fixed buffers with what the agent adds to them (a node name
          * has its own rule: check_node()). */
@@ -757,7 +757,7 @@ static int parse(int argc, char **argv, struct opts *o)
             printf("gpusched-agent %s\n", GS_VERSION);
             exit(fflush(stdout) || ferror(stdout) ? 1 : 0);
         default: /* getopt's own message would write the argument unescaped */
-            say("%s: an unknown option, or one without its value", argv[optind - 1]);
+            say("%s \"%s\" (see gpusched-agent --help)", gs_option_problem(c), argv[optind - 1]);
             return -1;
         }
     }
@@ -801,11 +801,8 @@ int main(int argc, char **argv)
     static struct gs_plan plan;
     struct gs_diag d;
     int bad = parse(argc, argv, &a.o);
-    if (bad) {
-        if (bad == -1) /* not for a value refused: its message says all */
-            usage(stderr);
+    if (bad) /* its message says what is wrong; --help gives the usage */
         return 2;
-    }
     gs_diag_init(&d);
     a.topo = &topo;
     a.plan = &plan;

@@ -365,7 +365,9 @@ int gs_report_json(const char *path, const struct gs_report_ctx *ctx,
     }
     if (!root)
         return -ENOMEM;
-    int rc = json_dump_file(root, path, JSON_INDENT(1) | JSON_REAL_PRECISION(6));
+    const size_t flags = JSON_INDENT(1) | JSON_REAL_PRECISION(6);
+    int rc = strcmp(path, "-") != 0 ? json_dump_file(root, path, flags)
+                                    : json_dumpf(root, stdout, flags) || fputc('\n', stdout) < 0;
     json_decref(root);
     if (rc)
         return gs_diag_error_code(d, -EIO, "%s: cannot write: %s", path, strerror(errno));
@@ -375,7 +377,7 @@ int gs_report_json(const char *path, const struct gs_report_ctx *ctx,
 int gs_report_curve(const char *path, const struct gs_report_ctx *ctx,
                     struct gs_sim_run *const *runs, size_t nruns, struct gs_diag *d)
 {
-    FILE *f = fopen(path, "w");
+    FILE *f = strcmp(path, "-") != 0 ? fopen(path, "w") : stdout;
     char a[24], b[24];
     if (!f)
         return gs_diag_error_code(d, -EIO, "%s: cannot write: %s", path, strerror(errno));
@@ -390,7 +392,7 @@ int gs_report_curve(const char *path, const struct gs_report_ctx *ctx,
                     fmt_bp(b, bp(e->used_milli, r->capacity_milli)));
         }
     }
-    if (fclose(f) != 0)
+    if (f != stdout ? fclose(f) != 0 : fflush(f) != 0 || ferror(f))
         return gs_diag_error_code(d, -EIO, "%s: cannot write: %s", path, strerror(errno));
     return 0;
 }

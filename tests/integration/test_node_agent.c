@@ -728,7 +728,8 @@ static void test_bad_usage(void **state)
     agent_says(2, "--yaml is the form", (const char *[]){"--yaml", NULL});
     agent_says(2, "--json and --yaml: give one of them",
                (const char *[]){"--discover", "--json", "--yaml", NULL});
-    agent_says(2, "--bogus\\x07: an unknown option", (const char *[]){"--bogus\a", NULL});
+    agent_says(2, "unknown option \"--bogus\\x07\"", (const char *[]){"--bogus\a", NULL});
+    agent_says(2, "missing value for option \"--node\"", (const char *[]){"--node", NULL});
     /* a server that is no URL was found out only after discovery, as "no answer" */
     agent_says(2, "--server \"\": expected http:// or https:// (gpuschedd's base URL)",
                (const char *[]){"--node", NODE, "--server", "", NULL});

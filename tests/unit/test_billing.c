@@ -968,7 +968,8 @@ static void test_cli_bad_input(void **state)
         {"--rates " FIXTURES "none.yaml " FIXTURES "seed-example.json", "none.yaml: cannot open"},
         {FIXTURES "none.json", "none.json: cannot open"},
         {"--format xml " FIXTURES "seed-example.json", "--format: \"xml\" is not table"},
-        {"--frobnicate " FIXTURES "seed-example.json", "unknown or incomplete option"},
+        {"--frobnicate " FIXTURES "seed-example.json", "unknown option \"--frobnicate\""},
+        {FIXTURES "seed-example.json --rates", "missing value for option \"--rates\""},
         {"", "no FILE.json given"},
         {"a.json b.json", "give one FILE.json"},
     };

@@ -462,8 +462,21 @@ static void test_bad_options(void **state)
     refused(ARGS("simulate", "--tune", "1.2999"), 2, 0, 0, ARGS("--tune", "at most 3 decimals"));
     refused(ARGS("simulate", "--seeds", "5..3"), 2, 0, 0, ARGS("--seeds", "5..3"));
     refused(ARGS("simulate", "--seed", "x7"), 2, 0, 0, ARGS("--seed", "x7"));
-    refused(ARGS("simulate", "--bogus"), 2, 0, 1, ARGS("--bogus"));
-    refused(ARGS("simulate", "--nodes"), 2, 0, 1, ARGS("--nodes"));
+    refused(ARGS("simulate", "--bogus"), 2, 0, 1, ARGS("unknown option \"--bogus\""));
+    refused(ARGS("simulate", "--nodes"), 2, 0, 1, ARGS("missing value for option \"--nodes\""));
+    refused(ARGS("simulate", "--scenario", "x.yaml", "--way"), 2, 0, 1,
+            ARGS("missing value for option \"--way\""));
+    /* every command tells a missing value from an unknown option */
+    const char *const *const other[] = {ARGS("generate", "tenant-day", "--seed"),
+                                        ARGS("forecast", "--top"), ARGS("queues", "--server"),
+                                        ARGS("topo", "--model"), ARGS("report", "-o")};
+    for (size_t i = 0; i < sizeof(other) / sizeof(*other); i++) {
+        struct t_run r;
+        run(&r, other[i]);
+        assert_true(r.exited && r.status == 2);
+        assert_non_null(strstr(r.err, "missing value for option \""));
+        assert_non_null(strstr(r.err, other[i][1 + (i == 0)]));
+    }
     refused(ARGS("simulate", "--quiet", "stray"), 2, 0, 0, ARGS("stray"));
     /* a scenario's option on a replay says whose it is */
     refused(ARGS("simulate", "--way", "full"), 2, 0, 0,
@@ -599,6 +612,17 @@ static void test_unwritable_outputs(void **state)
     refused(ARGS("simulate", "--nodes", EIGHTH_NODES, "--sequence", EIGHTH_SEQUENCE, "--policy",
                  "fgd", "--quiet", "--curve", curve),
             2, 1, 0, ARGS(curve));
+    /* "-" is standard output, as in simulate --scenario: the table goes to standard error */
+    struct t_run r;
+    run(&r, ARGS("simulate", "--nodes", EIGHTH_NODES, "--sequence", EIGHTH_SEQUENCE, "--policy",
+                 "fgd", "--quiet", "--curve", "-"));
+    expect_exit(&r, 0);
+    expect_has(r.out, "policy,seed,seq,pod,arrived_milli");
+    expect_has(r.err, "fgd");
+    assert_int_equal(access("-", F_OK), -1);
+    refused(ARGS("simulate", "--nodes", EIGHTH_NODES, "--sequence", EIGHTH_SEQUENCE, "--quiet",
+                 "--json", "-", "--curve", "-"),
+            2, 0, 0, ARGS("one of them may go to standard output"));
 }
 
 /* Run `gpusched @cmd` through sh (its redirections in @cmd, the binary as $0): @r. */
