@@ -468,10 +468,29 @@ static void history(struct gsd_pod *p)
     }
 }
 
+/* A running pod that the config now in force refuses (@why): it cannot be held back as a pending
+ * one, which would give its cards to another pod while it still runs on them, so the start or
+ * reload is refused. Return: -EINVAL with @d. */
+static int running_refused(const struct gsd_state *st, const struct gsd_pod *p, const char *node,
+                           const char *why, struct gs_diag *d)
+{
+    return gs_diag_error(d,
+                         "%s: pod %s/%s runs on node %s, and this config would refuse it (%s): "
+                         "give the config what the pod needs, or cancel the pod under the config "
+                         "it was admitted under first",
+                         st->cfg->path ? st->cfg->path : "the config", p->ns, p->name, node, why);
+}
+
+struct restore_ctx {
+    struct gsd_state *st;
+    struct gs_diag *d; /* why the start is refused */
+};
+
 /* One stored pod: parsed again from its body and handed to the scheduler as it was. */
 static int restore_one(void *ud, struct gsd_stored *sp)
 {
-    struct gsd_state *st = ud;
+    struct restore_ctx *ctx = ud;
+    struct gsd_state *st = ctx->st;
     struct gsd_pod *p = malloc(sizeof(*p));
     if (!p) {
         free(sp->pod.meta);
@@ -515,13 +534,14 @@ static int restore_one(void *ud, struct gsd_stored *sp)
         snprintf(p->reason, sizeof(p->reason), "cannot read the stored pod again: %.200s", d.msg);
         rc = 0;
     }
+    if (!rc && p->state == GSD_RUNNING && p->sid < 0)
+        rc = running_refused(st, p, sp->node, p->reason, ctx->d);
     struct gs_placement pl = p->pl;
     p->seen_us = p->nominated ? gsd_now_us() : 0; /* kube-scheduler has a while to ask again */
     if (!rc)
         rc = link_pod(st, p);
     if (!rc && p->state == GSD_RUNNING)
-        rc = p->sid >= 0 ? restore_running(st, p, sp->node, pl, p->mig_start)
-                         : gsd_store_pod_unstart(st->store, p, gsd_sched_now(st));
+        rc = restore_running(st, p, sp->node, pl, p->mig_start);
     if (rc && rc != -EIO) {
         unlink_pod(st, p);
         free_pod(p);
@@ -545,7 +565,7 @@ static void progress(struct gsd_pod *p, struct gs_tenancy *old)
 
 /* Every pod held, from scheduler @old to the new one (a reload): running ones back where they
  * are, as far through their runs as they were. */
-static int resubmit(struct gsd_state *st, struct gs_tenancy *old)
+static int resubmit(struct gsd_state *st, struct gs_tenancy *old, struct gs_diag *d)
 {
     struct gsd_ferr e;
     gs_tenancy_advance(old, gsd_sched_now(st)); /* their progress by now, not by its last pass */
@@ -556,7 +576,10 @@ static int resubmit(struct gsd_state *st, struct gs_tenancy *old)
             continue;
         history(p);
         int rc = gsd_sched_submit(st, p, &e);
-        if (rc == -EINVAL) {
+        if (rc == -EINVAL && p->state == GSD_RUNNING)
+            return running_refused(st, p, gs_cluster_node_name(st->cluster, (size_t)p->pl.node),
+                                   e.msg, d);
+        if (rc == -EINVAL) { /* a pending pod stays, held back, saying why */
             snprintf(p->reason, sizeof(p->reason), "%.255s", e.msg);
             continue;
         }
@@ -576,6 +599,50 @@ const char *gsd_node_model(const struct gsd_state *st, int node)
     if (node < 0 || gs_cluster_node_info(st->cluster, (size_t)node, &ni) || ni.model < 0)
         return "";
     return gs_catalog_at(ni.model)->name;
+}
+
+/* Whether config @cfg leaves every pod held with the tenant it was admitted under: a namespace
+ * moved to another tenant, or a tenant removed, would leave its pods billed and listed under one
+ * tenant while another's token (or none) reads and cancels them. Return: 0; -EINVAL with @d. */
+static int owners_kept(const struct gsd_state *st, const struct gsd_config *cfg, struct gs_diag *d)
+{
+    for (const struct gsd_pod *p = st->head; p; p = p->next) {
+        const struct gsd_tenant *t = gsd_tenant_of_ns(cfg, p->ns);
+        if (!strcmp(t ? t->name : "", p->tenant))
+            continue;
+        return gs_diag_error(d,
+                             "%s: namespace %s, which holds pod %s/%s of tenant %s, would belong "
+                             "to %s%s: cancel its pods first, or leave the namespace with its "
+                             "tenant",
+                             cfg->path ? cfg->path : "the config", p->ns, p->ns, p->name,
+                             p->tenant[0] ? p->tenant : "(none)", t ? "tenant " : "no tenant",
+                             t ? t->name : "");
+    }
+    return 0;
+}
+
+/* Whether the queues now in force (the scheduler's policy) still hold every queue a held pod or
+ * posted PodGroup names, as POST checks it: Volcano deletes no Queue that holds pods or PodGroups,
+ * and a pod whose queue went would run in `default` while its annotation names another, which
+ * neither a snapshot nor a retried POST would take. Return: 0; -EINVAL with @d. */
+static int queues_kept(const struct gsd_state *st, struct gs_diag *d)
+{
+    const char *path = st->cfg->path ? st->cfg->path : "the config", *q = NULL, *what = "pod";
+    const char *ns = "", *name = "";
+    for (const struct gsd_pod *p = st->head; p && !q; p = p->next)
+        if (p->state != GSD_EVICTING && p->spec.queue[0] && gsd_queue_find(st, p->spec.queue) < 0)
+            q = p->spec.queue, ns = p->ns, name = p->name;
+    for (size_t i = 0; i < st->ngroups && !q; i++) {
+        const struct gs_podgroup_spec *g = &st->groups[i]->spec;
+        if (g->queue[0] && gsd_queue_find(st, g->queue) < 0)
+            q = g->queue, ns = g->ns, name = g->name, what = "PodGroup";
+    }
+    if (!q)
+        return 0;
+    return gs_diag_error(d,
+                         "%s: Queue %s, which %s %s/%s names, would be gone: let its pods and "
+                         "PodGroups finish or cancel them first, or keep the Queue",
+                         path, q, what, ns, name);
 }
 
 static const double lat_bounds[] = {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
@@ -612,8 +679,11 @@ int gsd_state_init(struct gsd_state *st, struct gsd_config *cfg, struct gs_clust
         rc = gsd_groups_apart(st, cfg, d);
     if (!rc)
         rc = gsd_sched_open(st, d);
+    struct restore_ctx ctx = {st, d};
     if (!rc)
-        rc = gsd_store_load(st->store, restore_one, st);
+        rc = gsd_store_load(st->store, restore_one, &ctx);
+    if (!rc && (owners_kept(st, cfg, d) || queues_kept(st, d)))
+        rc = -EINVAL; /* what a reload refuses, a start does too */
     if (!rc)
         gsd_groups_recount(st);
     if (!rc)
@@ -713,7 +783,9 @@ static int rebuild(struct gsd_state *st, struct gs_diag *d)
     if (!rc)
         rc = carry_done(st, keep.tn, &keep.pol);
     if (!rc)
-        rc = resubmit(st, keep.tn);
+        rc = queues_kept(st, d);
+    if (!rc)
+        rc = resubmit(st, keep.tn, d);
     if (!rc)
         rc = carry_modes(st, keep.tn);
     if (!rc)
@@ -763,26 +835,6 @@ int gsd_state_add_node(struct gsd_state *st, const struct gs_trace_node *r, cons
     char n[24];
     snprintf(n, sizeof(n), "%zu", gs_cluster_node_count(st->cluster));
     gsd_log("info", "node added", "node", r->name, "zone", zone, "nodes", n, NULL);
-    return 0;
-}
-
-/* Whether config @cfg leaves every pod held with the tenant it was admitted under: a namespace
- * moved to another tenant, or a tenant removed, would leave its pods billed and listed under one
- * tenant while another's token (or none) reads and cancels them. Return: 0; -EINVAL with @d. */
-static int owners_kept(const struct gsd_state *st, const struct gsd_config *cfg, struct gs_diag *d)
-{
-    for (const struct gsd_pod *p = st->head; p; p = p->next) {
-        const struct gsd_tenant *t = gsd_tenant_of_ns(cfg, p->ns);
-        if (!strcmp(t ? t->name : "", p->tenant))
-            continue;
-        return gs_diag_error(d,
-                             "%s: namespace %s, which holds pod %s/%s of tenant %s, would belong "
-                             "to %s%s: cancel its pods first, or leave the namespace with its "
-                             "tenant",
-                             cfg->path ? cfg->path : "the config", p->ns, p->ns, p->name,
-                             p->tenant[0] ? p->tenant : "(none)", t ? "tenant " : "no tenant",
-                             t ? t->name : "");
-    }
     return 0;
 }
 

@@ -720,6 +720,14 @@ static void test_sighup_reload(void **state)
     assert_true(h_log_has(&d, "namespace team-c, which holds pod team-c/held of tenant team-c, "
                               "would belong to no tenant"));
     assert_int_equal(status_of(&d, "GET", "/v1/pods/team-c/held", tok, NULL, NULL, 0), 200);
+    /* ... and so is a start with it: no token would read or cancel the pod */
+    assert_int_equal(h_stop(&d), 0);
+    assert_int_equal(h_start(&d), -1);
+    assert_true(h_log_has(&d, "namespace team-c, which holds pod team-c/held of tenant team-c, "
+                              "would belong to no tenant"));
+    assert_int_equal(h_write(d.config, good), 0);
+    assert_int_equal(h_start(&d), 0);
+    assert_int_equal(status_of(&d, "GET", "/v1/pods/team-c/held", tok, NULL, NULL, 0), 200);
     /* A bad file is refused with its reason logged; the one in force stays. */
     assert_int_equal(
         h_write(d.config, "kind: DaemonConfig\ntenants:\n  - name: x\n    rateLimt: 3\n"), 0);

@@ -469,6 +469,58 @@ static void test_bad_policy(void **state)
     h_cleanup(&d);
 }
 
+/* A policy that would refuse what the daemon holds — a running pod past a lowered
+ * maxGPUsPerPod, a Queue a pod or PodGroup names — is refused at SIGHUP and at a start alike:
+ * held back as pending, the running pod's cards went to another pod while it ran on them, and a
+ * pod of a deleted Queue ran in `default` under an annotation naming the other. */
+static void test_policy_keeps_held(void **state)
+{
+    (void)state;
+    struct daemon d;
+    static const char queue[] = "---\n"
+                                "apiVersion: scheduling.volcano.sh/v1beta1\n"
+                                "kind: Queue\n"
+                                "metadata: {name: qb}\n"
+                                "spec: {weight: 1}\n";
+    char both[2048], lowered[2048], want[256];
+    snprintf(both, sizeof(both), "%s%s", policy, queue);
+    snprintf(lowered, sizeof(lowered), "%s", both);
+    memcpy(strstr(lowered, "maxGPUsPerPod: 4"), "maxGPUsPerPod: 2", 16);
+    start(&d, both);
+    json_decref(h_submit(&d, NULL, h_pod("team-a", "a4", 4, 0), 201));
+    json_decref(h_submit(
+        &d, NULL, h_pod_annotated("team-b", "b1", 1, 0, "scheduling.volcano.sh/queue-name", "qb"),
+        201));
+    expect_state(&d, "team-a", "a4", "running", NULL);
+    assert_int_equal(h_policy(&d, lowered), 0);
+    kill(d.pid, SIGHUP);
+    wait_log(&d, "config reload refused");
+    snprintf(want, sizeof(want), "pod team-a/a4 runs on node ");
+    assert_true(h_log_has(&d, want));
+    assert_true(h_log_has(&d, "maxGPUsPerPod 2"));
+    assert_int_equal(h_policy(&d, policy), 0); /* without Queue qb */
+    kill(d.pid, SIGHUP);
+    wait_log(&d, "Queue qb, which pod team-b/b1 names, would be gone");
+    expect_state(&d, "team-a", "a4", "running", NULL);
+    /* a4 still holds its 4 cards of team-a's 8: 4 more fit */
+    json_decref(h_submit(&d, NULL, h_pod("team-a", "a5", 4, 0), 201));
+    expect_state(&d, "team-a", "a5", "running", NULL);
+    assert_int_equal(h_stop(&d), 0);
+    /* a start under either policy is refused, naming the pod; under the old one all is back */
+    assert_int_equal(h_policy(&d, lowered), 0);
+    assert_int_equal(h_start(&d), -1);
+    assert_true(h_log_has(&d, "pod team-a/a4 runs on node "));
+    assert_int_equal(h_policy(&d, policy), 0);
+    assert_int_equal(h_start(&d), -1);
+    assert_true(h_log_has(&d, "Queue qb, which pod team-b/b1 names, would be gone"));
+    assert_int_equal(h_policy(&d, both), 0);
+    assert_int_equal(h_start(&d), 0);
+    expect_state(&d, "team-a", "a4", "running", NULL);
+    expect_state(&d, "team-b", "b1", "running", NULL);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 /* The node pod @ns/@name runs on. */
 static void node_of(const struct daemon *d, const char *ns, const char *name, char *node)
 {
@@ -527,10 +579,11 @@ static void test_score_weights(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_gpuquota),        cmocka_unit_test(test_gpuquota_through_extender),
-        cmocka_unit_test(test_resourcequota),   cmocka_unit_test(test_limit_range),
-        cmocka_unit_test(test_limit_range_pod), cmocka_unit_test(test_pods_per_user),
-        cmocka_unit_test(test_bad_policy),      cmocka_unit_test(test_score_weights),
+        cmocka_unit_test(test_gpuquota),          cmocka_unit_test(test_gpuquota_through_extender),
+        cmocka_unit_test(test_resourcequota),     cmocka_unit_test(test_limit_range),
+        cmocka_unit_test(test_limit_range_pod),   cmocka_unit_test(test_pods_per_user),
+        cmocka_unit_test(test_bad_policy),        cmocka_unit_test(test_score_weights),
+        cmocka_unit_test(test_policy_keeps_held),
     };
     signal(SIGPIPE, SIG_IGN);
     return cmocka_run_group_tests(tests, NULL, NULL);
