@@ -240,8 +240,11 @@ static int bill_compute(const struct gsd_state *st, const char *name, struct bil
 
 json_t *gsd_bill_accrued(struct gsd_state *st)
 {
-    int64_t now = gsd_mono_us();
-    if (st->bill_cache && now - st->bill_cache_at_us < GSD_BILL_CACHE_US)
+    int64_t now = gsd_mono_us(), clock = gsd_sched_now(st);
+    /* kept a while by the wall clock; with --manual-clock, only while that clock stands still:
+     * a step of it is hours of use the bills already price */
+    if (st->bill_cache && now - st->bill_cache_at_us < GSD_BILL_CACHE_US &&
+        (!st->manual_clock || clock == st->bill_cache_clock_us))
         return st->bill_cache;
     struct billing b;
     if (!st->cfg->rates || bill_compute(st, NULL, &b))
@@ -261,6 +264,7 @@ json_t *gsd_bill_accrued(struct gsd_state *st)
     json_decref(st->bill_cache);
     st->bill_cache = totals;
     st->bill_cache_at_us = now;
+    st->bill_cache_clock_us = clock;
     return totals;
 }
 

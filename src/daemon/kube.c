@@ -106,7 +106,8 @@ void gsd_bind_free(struct gsd_bind *b)
     free(b);
 }
 
-/* The token in k->token_file, trailing white space cut. Return: 0; -1 with @why. */
+/* The token in k->token_file, white space around it cut (as client-go reads a token file).
+ * Return: 0; -1 with @why. */
 static int read_token(const struct gsd_kube *k, char *tok, size_t cap, char *why, size_t why_cap)
 {
     FILE *f = fopen(k->token_file, "rb");
@@ -117,6 +118,9 @@ static int read_token(const struct gsd_kube *k, char *tok, size_t cap, char *why
     while (n && strchr(" \t\r\n", tok[n - 1]))
         n--;
     tok[n] = '\0';
+    size_t lead = strspn(tok, " \t\r\n");
+    memmove(tok, tok + lead, n - lead + 1);
+    n -= lead;
     if (!err && n && !strpbrk(tok, "\r\n"))
         return 0;
     snprintf(why, why_cap, "tokenFile %.200s: cannot read a token (%s)", k->token_file,

@@ -21,6 +21,7 @@
 
 #include "gpusched/billing.h"
 #include "gpusched/catalog.h"
+#include "gpusched/fleet.h"
 #include "gpusched/scenario.h"
 
 #include <stdarg.h>
@@ -103,8 +104,10 @@ static void hist(struct gsd_text *b, const char *name, const char *help, const s
 
 static void pending(struct gsd_text *b, const struct gsd_snap *n)
 {
-    const char *why[16];
-    uint64_t cnt[16] = {0};
+    /* one label per reason: a fit reason (gs_fit_reason_text()), "other" or "not tried yet" */
+    enum { LABELS = GS_FIT_REASONS + 2 };
+    const char *why[LABELS];
+    uint64_t cnt[LABELS] = {0};
     int k = 0;
     struct gsd_snap_it it = {0, 0};
     for (const struct gsd_podview *v; (v = gsd_snap_next(n, &it)) != NULL;) {
@@ -114,9 +117,9 @@ static void pending(struct gsd_text *b, const struct gsd_snap *n)
         int i = 0;
         while (i < k && strcmp(why[i], w))
             i++;
-        if (i == k && k < 16)
+        if (i == k && k < LABELS)
             why[k++] = w;
-        cnt[i < 16 ? i : 15]++;
+        cnt[i < LABELS ? i : LABELS - 1]++;
     }
     header(b, "gpusched_pending_pods", "gauge",
            "Pods waiting, by the reason most nodes gave (kube-scheduler words); other: a quota, "

@@ -889,10 +889,13 @@ static void read_auth(struct MHD_Connection *c, struct gsd_req *r)
     r->auth = 2;
     if (strncasecmp(h, "Bearer ", 7) == 0) {
         const char *t = h + 7;
-        while (*t == ' ')
-            t++;
+        size_t n;
+        t += strspn(t, " \t");
+        /* a field value's white space around it is not part of it (RFC 9110, 5.5) */
+        for (n = strlen(t); n && (t[n - 1] == ' ' || t[n - 1] == '\t'); n--)
+            ;
         r->auth = 1;
-        gsd_sha256(t, strlen(t), r->token_sha);
+        gsd_sha256(t, n, r->token_sha);
     }
 }
 

@@ -124,8 +124,8 @@ struct gsd_state {
     uint64_t placed_total, cancelled_total, completed_total;
     uint64_t requeued_total, preempted_total, reclaimed_total;
     json_t *bill_cache; /* gsd_bill_accrued()'s last answer, and when (monotonic) */
-    int64_t bill_cache_at_us;
-    struct gsd_forecaster *fc; /* gsd_forecast_metrics()'s fits */
+    int64_t bill_cache_at_us, bill_cache_clock_us; /* and the scheduler's clock then */
+    struct gsd_forecaster *fc;                     /* gsd_forecast_metrics()'s fits */
     int64_t started_us;
     struct gsd_http_stats *http; /* the listener's counters (server.c); NULL without one */
     struct gsd_snaps *snaps;     /* what reads see (snapshot.c); NULL: nothing published */

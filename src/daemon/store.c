@@ -251,7 +251,14 @@ static int open_db(struct gsd_store *s, const char *path, int sync_full, struct 
     if (rc == SQLITE_OK)
         rc = sqlite3_exec(s->db, schema, NULL, NULL, &err);
     if (rc != SQLITE_OK) {
-        gs_diag_error_code(d, -EIO, "%s: not a gpusched store: %s", path, err ? err : "?");
+        int code = sqlite3_errcode(s->db) & 0xff; /* primary code */
+        gs_diag_error_code(d, -EIO, "%s: %s: %s", path,
+                           code == SQLITE_READONLY || code == SQLITE_CANTOPEN ||
+                                   code == SQLITE_PERM || code == SQLITE_IOERR ||
+                                   code == SQLITE_FULL || code == SQLITE_BUSY
+                               ? "cannot write the store"
+                               : "not a gpusched store",
+                           err ? err : "?");
         sqlite3_free(err);
         return -EIO;
     }

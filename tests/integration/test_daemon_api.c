@@ -1145,6 +1145,31 @@ static int pods_status(const struct daemon *d)
                     ans, sizeof(ans));
 }
 
+/* White space around the Authorization header's value is not part of it (RFC 9110, 5.5): a
+ * token followed by a blank was a 401, and counted against the address's failed-token budget. */
+static void test_token_white_space(void **state)
+{
+    (void)state;
+    struct daemon d;
+    static char ans[4096];
+    assert_int_equal(h_setup(&d, NULL), 0);
+    assert_int_equal(h_start(&d), 0);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(
+            send_raw(&d,
+                     i == 0   ? "GET /v1/pods HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                "Authorization: Bearer " TOKEN_A " \r\nConnection: close\r\n\r\n"
+                     : i == 1 ? "GET /v1/pods HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                "Authorization: Bearer \t" TOKEN_A
+                                "\t \r\nConnection: close\r\n\r\n"
+                              : "GET /v1/pods HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                "Authorization: Bearer " TOKEN_A "x \r\nConnection: close\r\n\r\n",
+                     ans, sizeof(ans)),
+            i < 2 ? 200 : 401);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 /* Content-Length or Authorization given twice is a 400 naming the header, answered at once: not
  * the first of each taken (a body framed two ways, a request waiting for bytes never sent). */
 static void test_headers_given_twice(void **state)
@@ -1612,6 +1637,7 @@ int main(void)
         cmocka_unit_test(test_failed_tokens_throttled),
         cmocka_unit_test(test_chunked_past_the_cap),
         cmocka_unit_test(test_headers_given_twice),
+        cmocka_unit_test(test_token_white_space),
         cmocka_unit_test(test_headers_trickled),
         cmocka_unit_test(test_body_stalled),
         cmocka_unit_test(test_answer_cap),

@@ -508,6 +508,32 @@ static void test_forecast_refit(void **state)
     h_cleanup(&d);
 }
 
+/* On the manual clock the bills' totals follow the clock's steps at once: they were kept for a
+ * minute of the wall clock, so a scrape after a step of hours said what the bills said before. */
+static void test_bill_on_manual_clock(void **state)
+{
+    (void)state;
+    struct daemon d;
+    struct answer a;
+    char needle[160];
+    assert_int_equal(h_setup(&d, "metrics: {token: " TOKEN_METRICS "}\n"), 0);
+    d.manual_clock = 1;
+    assert_int_equal(h_start(&d), 0);
+    json_decref(h_submit(&d, NULL, h_pod("team-a", "a1", 2, 0), 201));
+    free(scrape(&d, TOKEN_METRICS)); /* the totals at the clock's 0 */
+    h_request(&d, "POST", "/v1/clock", TOKEN_ADMIN, "{\"advance_seconds\": 18000}", 200);
+    h_expect(&d, "GET", "/v1/bills", TOKEN_ADMIN, NULL, 200, &a);
+    long long total = (long long)json_integer_value(json_object_get(a.json, "total_udollars"));
+    h_answer_free(&a);
+    assert_true(total > 0);
+    snprintf(needle, sizeof(needle),
+             "gpusched_bill_accrued_total{tenant=\"team-a\",currency=\"USD\"} %lld.%06lld\n",
+             total / 1000000, total % 1000000);
+    free(scrape_for(&d, needle));
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 /* A ledger row ending at 2^63-1 us is a run going on past the end, as gpusched forecast --store
  * reads it: the gauges computed end + 999999 past INT64_MAX (undefined behaviour, a wrapped
  * negative end) and went missing. */
@@ -560,7 +586,7 @@ int main(void)
         cmocka_unit_test(test_levels),           cmocka_unit_test(test_per_pod),
         cmocka_unit_test(test_queues),           cmocka_unit_test(test_max_age),
         cmocka_unit_test(test_forecast_far_end), cmocka_unit_test(test_forecast_bad_row),
-        cmocka_unit_test(test_forecast_refit)};
+        cmocka_unit_test(test_forecast_refit),   cmocka_unit_test(test_bill_on_manual_clock)};
     signal(SIGPIPE, SIG_IGN);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
