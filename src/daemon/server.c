@@ -1032,7 +1032,7 @@ static void healthz(struct gsd_server *s, struct gsd_req *r)
  * client authentication (extendedKeyUsage clientAuth, when the certificate restricts it)?
  * GnuTLS checks it against the trust list libmicrohttpd was given.
  */
-static int client_verified(struct MHD_Connection *c)
+static int client_verified(struct MHD_Connection *c, const char **why)
 {
     const union MHD_ConnectionInfo *i =
         MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
@@ -1040,7 +1040,14 @@ static int client_verified(struct MHD_Connection *c)
     gnutls_typed_vdata_st purpose = {GNUTLS_DT_KEY_PURPOSE_OID,
                                      (unsigned char *)GNUTLS_KP_TLS_WWW_CLIENT, 0};
     unsigned status = 1;
-    return tls && gnutls_certificate_verify_peers(tls, &purpose, 1, &status) == 0 && status == 0;
+    int ok = tls && gnutls_certificate_verify_peers(tls, &purpose, 1, &status) == 0 && status == 0;
+    *why = ok                                      ? ""
+           : status & GNUTLS_CERT_EXPIRED          ? " (the one presented has expired)"
+           : status & GNUTLS_CERT_NOT_ACTIVATED    ? " (the one presented is not valid yet)"
+           : status & GNUTLS_CERT_PURPOSE_MISMATCH ? " (the one presented is not for clientAuth)"
+           : status & GNUTLS_CERT_SIGNER_NOT_FOUND ? " (the one presented is not the CA's)"
+                                                   : "";
+    return ok;
 }
 
 /* @c's headers must be whole by @deadline_us (monotonic; INT64_MAX: none). */
@@ -1087,12 +1094,14 @@ static enum MHD_Result begin(struct gsd_server *s, struct MHD_Connection *c, con
     r->gzip = takes_gzip(
         MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING));
     int extender = !strncmp(r->path, "/extender/", 10);
-    r->client_cert = s->client_ca && extender && client_verified(c);
+    const char *cert_why = "";
+    r->client_cert = s->client_ca && extender && client_verified(c, &cert_why);
     if (s->client_ca && extender && !r->client_cert) {
         atomic_fetch_add(&s->stats.rejected[GSD_REJECT_UNAUTHENTICATED], 1);
         gsd_reply_error(r, 401, "",
                         "/extender/* needs a client certificate signed by the CA gpuschedd was "
-                        "given (--tls-client-ca): kube-scheduler's extender tlsConfig");
+                        "given (--tls-client-ca)%s: kube-scheduler's extender tlsConfig",
+                        cert_why);
         return send_reply(s, c, k);
     }
     const union MHD_ConnectionInfo *ci =
@@ -1349,6 +1358,30 @@ static char *slurp(const char *path, struct gs_diag *d)
     return buf;
 }
 
+/* A warning when the serving certificate (@pem, from @path) is not valid now: the daemon serves
+ * with it, and every client that verifies it refuses the connection. */
+static void warn_cert_dates(const char *pem, const char *path)
+{
+    gnutls_x509_crt_t crt;
+    gnutls_datum_t data = {(unsigned char *)pem, (unsigned)strlen(pem)};
+    if (gnutls_x509_crt_init(&crt) < 0)
+        return;
+    if (gnutls_x509_crt_import(crt, &data, GNUTLS_X509_FMT_PEM) == 0) {
+        time_t now = time(NULL), from = gnutls_x509_crt_get_activation_time(crt),
+               until = gnutls_x509_crt_get_expiration_time(crt);
+        char when[GS_TIME_TEXT_MAX];
+        if (until != (time_t)-1 && until < now)
+            gsd_log("warn", "the TLS certificate has expired: clients that verify it refuse it",
+                    "path", path, "notAfter", gs_time_text(when, (int64_t)until * 1000000, 0),
+                    NULL);
+        else if (from != (time_t)-1 && from > now)
+            gsd_log(
+                "warn", "the TLS certificate is not valid yet: clients that verify it refuse it",
+                "path", path, "notBefore", gs_time_text(when, (int64_t)from * 1000000, 0), NULL);
+    }
+    gnutls_x509_crt_deinit(crt);
+}
+
 static void mhd_panic(void *cls, const char *file, unsigned line, const char *reason)
 {
     char where[32];
@@ -1418,6 +1451,7 @@ static int start_mhd(struct gsd_server *s, const struct gsd_listen *l, struct gs
         s->key = s->cert ? slurp(l->tls_key, d) : NULL;
         if (!s->key)
             return -EINVAL;
+        warn_cert_dates(s->cert, l->tls_cert);
         flags |= MHD_USE_TLS;
     }
     if (l->client_ca && !(s->client_ca = slurp(l->client_ca, d)))

@@ -1039,6 +1039,39 @@ static void test_tls(void **state)
     assert_false(plain_ok);
     memcpy(d.tls_cert, keep, sizeof(keep));
     assert_int_equal(h_stop(&d), 0);
+    /* an expired certificate still serves (a client may not verify it), with a warning */
+    snprintf(cmd, sizeof(cmd),
+             "openssl req -new -key '%s' -subj /CN=127.0.0.1 -out '%s.csr' >/dev/null 2>&1 && "
+             "openssl x509 -req -in '%s.csr' -signkey '%s' -days -1 -out '%s' >/dev/null 2>&1",
+             d.tls_key, d.dir, d.dir, d.tls_key, d.tls_cert);
+    assert_int_equal(system(cmd), 0);
+    char data[128], listen[32];
+    snprintf(data, sizeof(data), "%s/data", d.dir);
+    snprintf(listen, sizeof(listen), "127.0.0.1:%d", h_free_port());
+    char *argv[] = {getenv("GPUSCHEDD_BIN"),
+                    "--data-dir",
+                    data,
+                    "--listen",
+                    listen,
+                    "--nodes",
+                    d.nodes,
+                    "--config",
+                    d.config,
+                    "--tls-cert",
+                    d.tls_cert,
+                    "--tls-key",
+                    d.tls_key,
+                    NULL};
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 2, d.log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    assert_int_equal(posix_spawn(&d.pid, argv[0], &fa, NULL, argv, environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    for (int i = 0; i < 3000 && !h_log_has(&d, "the TLS certificate has expired"); i++)
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+    assert_true(h_log_has(&d, "the TLS certificate has expired"));
+    kill(d.pid, SIGKILL);
+    waitpid(d.pid, NULL, 0);
     h_cleanup(&d);
 }
 
