@@ -943,11 +943,12 @@ static uint32_t best_group(const struct fnode *nd, uint32_t free, int n, int by_
     return m ? gs__cards_lowest(m, n) : 0;
 }
 
-/* @n cards of the smallest NVLink group holding them, from its smallest PCIe domain that does
- * (else its lowest cards): a pod asking no tier still keeps its cards on one NVLink bridge. */
-static uint32_t nvlink_then_pcie(const struct fnode *nd, uint32_t free, int n)
+/* @n cards of the smallest NVLink group holding them (among @allowed, 0 = any), from its
+ * smallest PCIe domain that does (else its lowest cards): a pod asking no tier still keeps its
+ * cards on one NVLink bridge, and one asking the nvlink tier on one PCIe switch where it can. */
+static uint32_t nvlink_then_pcie(const struct fnode *nd, uint32_t free, int n, uint32_t allowed)
 {
-    uint32_t g = group_free(nd, free, n, 1, 0), m;
+    uint32_t g = group_free(nd, free, n, 1, allowed), m;
     if (!g)
         return 0;
     return (m = best_group(nd, g, n, 0, 0)) ? m : gs__cards_lowest(g, n);
@@ -1015,7 +1016,7 @@ static enum gs_fit_reason pick_whole(const struct gs_fleet *f, const struct fnod
     if (__builtin_popcount(free) < r->ncards)
         return GS_FIT_GPU;
     if (r->tier == GS_TIER_NVLINK) {
-        m = best_group(nd, free, r->ncards, 1, r->nvlink_only);
+        m = nvlink_then_pcie(nd, free, r->ncards, r->nvlink_only);
         if (m) {
             *mask = m;
             *topo = domains_of(nd, m) == 1 ? 1000 : 800;
@@ -1024,7 +1025,7 @@ static enum gs_fit_reason pick_whole(const struct gs_fleet *f, const struct fnod
         if (!r->tier_soft || r->nvlink_only)
             return GS_FIT_NVLINK;
     }
-    if ((m = nvlink_then_pcie(nd, free, r->ncards))) {
+    if ((m = nvlink_then_pcie(nd, free, r->ncards, 0))) {
         *topo = domains_of(nd, m) == 1 ? 1000 : 800;
     } else if ((m = best_group(nd, free, r->ncards, 0, 0))) {
         /* one PCIe domain: the best this node can do unless an NVLink group could hold them */

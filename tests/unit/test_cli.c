@@ -1546,6 +1546,21 @@ static void test_scenario_tiers_queues(void **state)
         pod_was(pods, want[i].pod, "completed", NULL, want[i].node, want[i].runs);
     }
     json_decref(root);
+    /* an nvlink pod's cards: in its NVLink group, the smallest PCIe domain that holds them */
+    pods = simulated_pods("tests/data/scenario/nvlink-pcie.yaml", &root);
+    size_t k;
+    json_t *q;
+    int seen = 0;
+    json_array_foreach(pods, k,
+                       q) if (!strcmp(json_string_value(json_object_get(q, "name")), "t/two"))
+    {
+        char *g = json_dumps(json_object_get(q, "gpus"), JSON_COMPACT);
+        assert_string_equal(g, "[2,3]");
+        free(g);
+        seen = 1;
+    }
+    assert_true(seen);
+    json_decref(root);
 }
 
 /* Two 8-card nodes; team-a's pod takes a card of n1, then team-b's pod comes: FairnessScore
