@@ -1202,6 +1202,18 @@ static void test_scenario_timeslice(void **state)
     assert_int_equal(json_integer_value(json_object_get(sum, "card_mode_conversions")), 0);
     json_t *ts = json_object_get(json_array_get(json_object_get(sum, "tenants"), 0), "timeslice");
     assert_true(json_real_value(json_object_get(ts, "received_gpu_hours")) == 1.0);
+    /* the card's time went 3:1 by the queues' weights, and so does what each tenant held of it:
+     * split by the replicas' shares, team-a held 0.7 GPU-hours and kept 1.0 busy */
+    size_t k;
+    json_t *tn;
+    json_array_foreach(json_object_get(sum, "tenants"), k, tn)
+    {
+        double held = json_real_value(json_object_get(tn, "gpu_hours"));
+        double busy = json_real_value(json_object_get(tn, "busy_gpu_hours"));
+        assert_true(held > 0);
+        if (busy > held + 1e-9)
+            fail_msg("tenant %zu: busy %.3f GPU-hours of %.3f held", k, busy, held);
+    }
     json_decref(root);
     run(&r, ARGS("bill", js));
     expect_exit(&r, 0);
