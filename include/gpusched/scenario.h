@@ -76,6 +76,7 @@ struct gs_sim_spec {
                                          (owned; as many as the file gives: a snapshot of a
                                          large cluster may hold thousands of unhealthy cards) */
     size_t nfailures;
+    struct gs_scn_src src; /* where the document is, when defined */
 };
 
 struct gs_scenario {
@@ -83,6 +84,10 @@ struct gs_scenario {
     struct gs_pod_spec *pods; /* the workload */
     size_t npods;
     struct gs_sim_spec sim;
+    /* The first DaemonConfig or RateCard document (gpuschedd's config and rate card: accepted,
+     * not interpreted here), "" none; and where: gpuschedd refuses it in a policy file. */
+    char foreign_kind[32];
+    struct gs_scn_src foreign_src;
     struct gs_scn_priv *priv; /* the loader's array capacities and name indexes; NULL at first */
 };
 

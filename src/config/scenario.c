@@ -256,6 +256,10 @@ static int dispatch(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *roo
     for (size_t i = 0; i < sizeof(kinds_elsewhere) / sizeof(kinds_elsewhere[0]); i++)
         if (strcmp(k, kinds_elsewhere[i]) == 0) {
             gs__yaml_warn(c, kind, "kind %s is accepted but not interpreted by the scenario", k);
+            if (!L->s->foreign_kind[0] && (!strcmp(k, "DaemonConfig") || !strcmp(k, "RateCard"))) {
+                snprintf(L->s->foreign_kind, sizeof(L->s->foreign_kind), "%s", k);
+                gs__scn_src(c, L, root, &L->s->foreign_src);
+            }
             return 0;
         }
     return other_kind(c, kind, k);

@@ -425,6 +425,19 @@ int gs__scn_qty(struct gs__yctx *c, const yaml_node_t *n, const char *what, int 
     return 0;
 }
 
+int gs__scn_bytes(struct gs__yctx *c, yaml_node_t *n, const char *what, unsigned flags,
+                  int64_t hi, int64_t *out)
+{
+    const char *s = gs__yaml_str(n);
+    size_t len = s ? strlen(s) : 0;
+    if (len && strspn(s, "0123456789") == len && strspn(s, "0") < len) /* 0 is out of range */
+        return gs__yaml_err(c, n,
+                            "%s: %.24s is bytes; did you mean %.24sMi? (a Kubernetes quantity, as "
+                            "2Gi or 2048Mi)",
+                            what, s, s);
+    return gs__scn_qty(c, n, what, 0, -20, flags, "MiB", 1, hi, out);
+}
+
 int gs__scn_qty_unread(struct gs__yctx *c, const yaml_node_t *n, const char *what)
 {
     int64_t v;

@@ -337,8 +337,9 @@ static int rq_item(struct gs__yctx *c, struct rq *r, int res, int req, yaml_node
     char what[128];
     gs__yaml_label(what, sizeof(what), "hard.%s", gs__yaml_str(k));
     r->at[res][req] = k;
-    int rc =
-        gs__scn_qty(c, v, what, e10[res], e2[res], fl[res], unit[res], 0, hi[res], &r->v[res][req]);
+    int rc = res == 3 ? gs__scn_gpumem(c, v, what, hi[res], &r->v[res][req])
+                      : gs__scn_qty(c, v, what, e10[res], e2[res], fl[res], unit[res], 0, hi[res],
+                                    &r->v[res][req]);
     if (!rc && res == 0)
         r->v[res][req] *= 1000;
     return rc;
@@ -928,6 +929,7 @@ int gs__scn_simulation(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *
         rc = gs__yaml_each_item(c, f[SIM_CARD_HOLDS], "cardHolds", failure_item, &fl);
     if (!rc) {
         L->s->sim = sim;
+        gs__scn_src(c, L, root, &L->s->sim.src);
     } else {
         free(sim.cards);
         free(sim.failures);
@@ -959,14 +961,9 @@ static int vg_memory(struct gs__yctx *c, yaml_node_t *n, int64_t *out)
     int e2 = len > 2 && strcasecmp(s + len - 2, "gb") == 0   ? 10
              : len > 2 && strcasecmp(s + len - 2, "mb") == 0 ? 0
                                                              : -1;
-    if (s && len && strspn(s, "0123456789") == len)
-        return gs__yaml_err(c, n,
-                            "spec.memory: %.24s is bytes; did you mean %.24sMi? (a Kubernetes "
-                            "quantity, as 2Gi or 2048Mi)",
-                            s, s);
     int rc;
     if (e2 < 0 || len - 2 >= sizeof(num)) {
-        rc = gs__scn_qty(c, n, "spec.memory", 0, -20, 0, "MiB", 1, INT64_MAX / 4, out);
+        rc = gs__scn_bytes(c, n, "spec.memory", 0, INT64_MAX / 4, out);
     } else {
         memcpy(num, s, len - 2);
         num[len - 2] = 0;

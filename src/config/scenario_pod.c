@@ -152,9 +152,8 @@ static int res_kind(const char *name, bool *silent)
     return strncmp(name, "nvidia.com/mig-", 15) == 0 ? Q_MIG : -1;
 }
 
-/* nvidia.com/gpumem: MiB as a plain number (HAMi's unit); a byte quantity ("20Gi") is refused
- * with the number it most likely meant. */
-static int gpumem(struct gs__yctx *c, yaml_node_t *v, const char *what, int64_t *out)
+int gs__scn_gpumem(struct gs__yctx *c, yaml_node_t *v, const char *what, int64_t hi,
+                   int64_t *out)
 {
     char buf[GS__YAML_SHOW_BUF];
     const char *s = gs__yaml_str(v), *why = "";
@@ -163,7 +162,7 @@ static int gpumem(struct gs__yctx *c, yaml_node_t *v, const char *what, int64_t 
     if (len > 2 && s[len - 1] == 'i' && !gs__qty_parse(s, 0, -20, GS__Q_CEIL, &mib, &why))
         return gs__yaml_err(c, v, "%s: nvidia.com/gpumem is MiB as a plain number, e.g. %lld",
                             gs__yaml_show(v, buf), (long long)mib);
-    return gs__scn_qty(c, v, what, 0, 0, GS__Q_PLAIN, "MiB", 0, INT32_MAX, out);
+    return gs__scn_qty(c, v, what, 0, 0, GS__Q_PLAIN, "MiB", 0, hi, out);
 }
 
 static int res_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *arg)
@@ -193,16 +192,20 @@ static int res_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *ar
                           hint);
         return rc;
     }
+    if (r->at[q] && q == Q_MIG)
+        return gs__yaml_err(c, k,
+                            "%s and %s in %s: gpusched places one MIG profile per container "
+                            "(any count of it); give each profile a container of its own",
+                            gs__yaml_str(r->at[q]), name, r->list);
     if (r->at[q])
-        return gs__yaml_err(c, k, "%s is given twice in %s", q == Q_MIG ? "a MIG profile" : name,
-                            r->list);
+        return gs__yaml_err(c, k, "%s is given twice in %s", name, r->list);
     r->at[q] = k;
     switch (q) {
     case Q_GPU:
     case Q_SHARED:
         return gs__scn_qty(c, v, what, 0, 0, 0, "GPUs", 0, GPUS_PER_CONTAINER_MAX, &r->v[q]);
     case Q_GPUMEM: /* HAMi's unit is MiB: "20Gi" would be read as 20 Gi-MiB */
-        return gpumem(c, v, what, &r->v[q]);
+        return gs__scn_gpumem(c, v, what, INT32_MAX, &r->v[q]);
     case Q_GPUCORES:
         return gs__scn_qty(c, v, what, 0, 0, GS__Q_PLAIN, "percent", 0, 100, &r->v[q]);
     case Q_MIG:
@@ -524,6 +527,8 @@ static int string_value(struct gs__yctx *c, const yaml_node_t *k, const yaml_nod
 {
     char what[128];
     gs__yaml_label(what, sizeof(what), "%s %.80s", map, gs__yaml_str(k));
+    if (v->type != YAML_SCALAR_NODE) /* a map of strings, as the API server reads it */
+        return gs__yaml_type_error(c, v, what, "a string");
     return gs__yaml_not_typed(c, v, what);
 }
 

@@ -275,6 +275,10 @@ static int tier_fields(struct gs__yctx *c, yaml_node_t **f, const char *what,
         t->max_skew = (int32_t)x;
     if (!rc && f[TS_TIME_SLICING])
         rc = gs__scn_bool(c, f[TS_TIME_SLICING], "timeSlicing", &t->timeslice);
+    if (!rc && f[TS_OVERCOMMIT] && !t->sharing && t->overcommit_milli != 1000)
+        rc = gs__yaml_err(c, f[TS_OVERCOMMIT],
+                          "overcommit needs sharing: true beside it (it overcommits a shared "
+                          "card's compute; without sharing its pods take whole cards)");
     if (!rc && t->timeslice && !t->sharing) /* time slicing is a way of sharing a card */
         rc = gs__yaml_err(c, f[TS_TIME_SLICING],
                           "timeSlicing: true needs sharing: true beside it (time slicing shares "
@@ -400,8 +404,7 @@ static int pr_fields(struct gs__yctx *c, yaml_node_t **f, const char *where,
         rc = gs__scn_bool(c, f[PR_SHARE], "gpuShare", &p->gpu_share);
     gs__yaml_label(what, sizeof(what), "%s.maxMemory", where);
     if (!rc && f[PR_MAX_MEMORY])
-        rc = gs__scn_qty(c, f[PR_MAX_MEMORY], what, 0, -20, GS__Q_CEIL, "MiB", 1, INT32_MAX,
-                         &p->max_memory_mib);
+        rc = gs__scn_bytes(c, f[PR_MAX_MEMORY], what, GS__Q_CEIL, INT32_MAX, &p->max_memory_mib);
     gs__yaml_label(what, sizeof(what), "%s.overcommitRatio", where);
     if (!rc && f[PR_OVERCOMMIT] &&
         !(rc = gs__scn_qty(c, f[PR_OVERCOMMIT], what, 3, 0, GS__Q_PLAIN, "thousandths", 1000,

@@ -238,6 +238,23 @@ static int pod_refs(struct gs_scenario *s, const struct gs_pod_spec *p, struct g
                          gs__scn_where(&p->src, at, sizeof(at)), p->ns, p->name, what, name);
 }
 
+/* profile_overrides() - a tenant's override changes fields of a step profile the profiles list
+ * defines: one of a profile it lacks (a misspelt name) would apply to no pod, silently. */
+static int profile_overrides(struct gs_scenario *s, struct gs_diag *d)
+{
+    char at[AT_MAX];
+    for (size_t i = 0; i < s->policy.nprofiles; i++) {
+        const struct gs_step_profile *o = &s->policy.profiles[i];
+        if (*o->tenant && gs__scn_find(s, GS__K_PROFILE, "", o->name) < 0)
+            return gs_diag_error(d,
+                                 "%s: tenantOverrides.%s.%s: step profile \"%s\" is not in "
+                                 "profiles (an override changes a profile's fields)",
+                                 gs__scn_where(&o->src, at, sizeof(at)), o->tenant, o->name,
+                                 o->name);
+    }
+    return 0;
+}
+
 static void warn_policy_tenants(struct gs_scenario *s, struct gs_diag *d)
 {
     char at[AT_MAX], pol[AT_MAX];
@@ -537,6 +554,8 @@ int gs_scenario_resolve(struct gs_scenario *s, struct gs_diag *d)
         rc = ns_tenant(s, s->policy.podgroups[i].ns, &s->policy.podgroups[i].src, d);
     for (size_t i = 0; !rc && i < s->npods; i++)
         rc = ns_tenant(s, s->pods[i].ns, &s->pods[i].src, d);
+    if (!rc)
+        rc = profile_overrides(s, d);
     for (size_t i = 0; !rc && i < s->npods; i++)
         rc = pod_refs(s, &s->pods[i], d);
     for (size_t i = 0; !rc && i < s->sim.nfailures; i++)

@@ -55,7 +55,13 @@ static int bind_policy(struct gsd_config *c, struct gs_scenario *s, struct gs_di
         return src_error(d, &s->policy.templates[0].src, "Cluster",
                          "in a config file: the daemon's nodes come from --nodes");
     if (s->sim.defined)
-        return gs_diag_error(d, "a config file holds a Simulation document: the daemon runs none");
+        return src_error(d, &s->sim.src, "Simulation",
+                         "in a config file: the daemon runs none (simulate it with gpusched "
+                         "simulate --scenario)");
+    if (!strcmp(s->foreign_kind, "DaemonConfig") || !strcmp(s->foreign_kind, "RateCard"))
+        return src_error(d, &s->foreign_src, s->foreign_kind,
+                         "in a policy file: the first --config is the DaemonConfig, and its "
+                         "rateCard names the RateCard");
     for (size_t i = 0; i < s->policy.ntenants; i++) {
         const struct gs_tenant_spec *ts = &s->policy.tenants[i];
         if (!ts->has_quota)

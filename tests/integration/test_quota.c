@@ -451,6 +451,18 @@ static void test_bad_policy(void **state)
              "%s:4:11: GPUQuota: spec.tenant is not a DaemonConfig tenant: team-z", d.policy);
     assert_true(h_log_has(&d, want));
 
+    /* a second DaemonConfig, or a Simulation, in a policy file would be read and do nothing */
+    assert_int_equal(h_policy(&d, "kind: DaemonConfig\ntenants: []\n"), 0);
+    assert_int_equal(h_start(&d), -1);
+    snprintf(want, sizeof(want), "%s:1:1: DaemonConfig in a policy file", d.policy);
+    assert_true(h_log_has(&d, want));
+    assert_int_equal(h_policy(&d, "apiVersion: sim.gpusched.io/v1alpha1\nkind: Simulation\n"
+                                  "metadata: {name: s}\n"),
+                     0);
+    assert_int_equal(h_start(&d), -1);
+    snprintf(want, sizeof(want), "%s:1:1: Simulation in a config file", d.policy);
+    assert_true(h_log_has(&d, want));
+
     /* At SIGHUP a bad policy file is refused and the quota in force stays. */
     assert_int_equal(h_policy(&d, policy), 0);
     assert_int_equal(h_start(&d), 0);

@@ -859,6 +859,26 @@ static const struct bad bads[] = {
     {"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: topology-gpu-policy}\ndata:\n"
      "  policy.yaml: |\n    scheduling:\n      node:\n        timeSlicing: true\n",
      -EINVAL, ":8:22: ", "timeSlicing: true needs sharing: true beside it", 0},
+    /* read and left without effect, or misread: refused */
+    {"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: topology-gpu-policy}\ndata:\n"
+     "  policy.yaml: |\n    scheduling:\n      node: {overcommit: 1.5}\n",
+     -EINVAL, ":7:26: ", "overcommit needs sharing: true beside it", 0},
+    {"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kubeflow-gpu-profiles}\ndata:\n"
+     "  profiles.yaml: |\n    profiles:\n    - {name: x, maxMemory: 16384}\n",
+     -EINVAL, ":7:28: ", "profiles[0].maxMemory: 16384 is bytes; did you mean 16384Mi?", 0},
+    {"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kubeflow-gpu-profiles}\ndata:\n"
+     "  profiles.yaml: |\n    profiles:\n    - {name: x, maxMemory: 16Gi}\n"
+     "    tenantOverrides:\n      t: {y: {maxMemory: 8Gi}}\n",
+     -EINVAL, ":9:14: ", "tenantOverrides.t.y: step profile \"y\" is not in profiles", 1},
+    {"apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: r, namespace: a}\n"
+     "spec: {hard: {requests.nvidia.com/gpumem: 1Gi}}\n",
+     -EINVAL, ":4:43: ", "nvidia.com/gpumem is MiB as a plain number, e.g. 1024", 0},
+    {"apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: a, annotations: {x.io/a: [1]}}\n",
+     -EINVAL, ":3:57: ", "annotation x.io/a must be a string, not a sequence", 0},
+    {RES("nvidia.com/mig-1g.10gb: 1, nvidia.com/mig-2g.20gb: 1"), -EINVAL, ":8:43: ",
+     "nvidia.com/mig-1g.10gb and nvidia.com/mig-2g.20gb in limits: gpusched places one MIG "
+     "profile per container",
+     0},
     /* a strategy or maxSkew a tier does not build would be read and do nothing */
     {"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: topology-gpu-policy}\ndata:\n"
      "  policy.yaml: |\n    scheduling:\n      node: {strategy: colocate}\n",
@@ -1051,7 +1071,7 @@ static const struct bad bads[] = {
     /* an annotation's value read as a number: a mapping is refused, not read through NULL */
     {POD_META
      "  annotations: {sim.gpusched.io/evictions: {a: 1}}\nspec: {containers: [{name: m}]}\n",
-     -EINVAL, ":6:44: ", "sim.gpusched.io/evictions must be a count of evictions", 0},
+     -EINVAL, ":6:44: ", "annotation sim.gpusched.io/evictions must be a string, not a mapping", 0},
     /* ... and a string holding one is read, as a snapshot writes it */
     {POD_META
      "  annotations: {sim.gpusched.io/mig-start: \"9\"}\nspec: {containers: [{name: m}]}\n",
