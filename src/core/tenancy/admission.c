@@ -642,12 +642,10 @@ struct card_bounds {
 
 /* The node template @sp's spec.nodeName pins it to, -1 when it names none (or no node: pin()
  * refuses it). */
-static int pinned_template(const struct gs_policy *pol, const struct gs_pod_spec *sp)
+static int pinned_template(const struct gs_tenancy *t, const struct gs_pod_spec *sp)
 {
-    for (size_t i = 0; sp->node_name[0] && i < pol->nnodes; i++)
-        if (strcmp(pol->nodes[i].name, sp->node_name) == 0)
-            return pol->nodes[i].template_index;
-    return -1;
+    int32_t i = sp->node_name[0] ? namemap_get(t->node_names, sp->node_name, NULL) : -1;
+    return i >= 0 ? t->pol->nodes[i].template_index : -1;
 }
 
 /* The bounds over the nodes @sp may use: of GPU models in @model_mask, and only its own node's
@@ -656,7 +654,7 @@ static struct card_bounds bounds_of(const struct gs_tenancy *t, const struct gs_
                                     uint32_t model_mask)
 {
     struct card_bounds b = {0, 0, 0};
-    int only = pinned_template(t->pol, sp);
+    int only = pinned_template(t, sp);
     for (size_t i = 0; i < t->pol->ntemplates; i++) {
         const struct gs_node_template *tp = &t->pol->templates[i];
         if (only >= 0 && (int)i != only)
@@ -1290,9 +1288,8 @@ static int pin(const struct gs_tenancy *t, struct rpod *p)
     const struct gs_pod_spec *sp = p->sp;
     const struct gs_policy *pol = t->pol;
     p->fit.node_only = p->fit.zone_only = 0;
-    for (size_t i = 0; sp->node_name[0] && !p->fit.node_only && i < pol->nnodes; i++)
-        if (strcmp(pol->nodes[i].name, sp->node_name) == 0)
-            p->fit.node_only = (int32_t)i + 1;
+    if (sp->node_name[0]) /* by name, not a scan: a pod per node of a large cluster pins them */
+        p->fit.node_only = namemap_get(t->node_names, sp->node_name, NULL) + 1;
     for (size_t i = 0; sp->node_zone[0] && !p->fit.zone_only && i < pol->nnodes; i++)
         if (strcmp(pol->nodes[i].zone, sp->node_zone) == 0)
             p->fit.zone_only = gs_fleet_node_zone(t->fleet, i) + 1;
@@ -1600,8 +1597,12 @@ int gs__tn_admission_init(struct gs_tenancy *t)
     if (t->users)
         t->users->owns = 1;
     t->namespaces = calloc(1, sizeof(*t->namespaces));
-    if (!t->groups || !t->users || !t->namespaces)
+    t->node_names = calloc(1, sizeof(*t->node_names));
+    if (!t->groups || !t->users || !t->namespaces || !t->node_names)
         return -ENOMEM;
+    for (size_t i = 0; i < pol->nnodes; i++) /* names are unique: the loader refuses others */
+        if (namemap_intern(t->node_names, pol->nodes[i].name, NULL, (int32_t)i) < 0)
+            return -ENOMEM;
     /* A namespace named by two tenants is an error of the policy's loader; the first wins. */
     for (size_t i = 0; i < pol->ntenants; i++)
         for (int k = 0; k < pol->tenants[i].nnamespaces && k < GS_SCN_NAMESPACES; k++)
@@ -1627,6 +1628,7 @@ void gs__tn_admission_free(struct gs_tenancy *t)
     namemap_free(t->groups);
     namemap_free(t->users);
     namemap_free(t->namespaces);
+    namemap_free(t->node_names);
     namemap_free(t->rq_nsmap);
     free(t->rq_groups);
     free(t->rq_idx);

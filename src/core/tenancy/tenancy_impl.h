@@ -234,6 +234,7 @@ struct gs_tenancy {
     struct namemap *groups;     /* PodGroup (namespace, name) -> index */
     struct namemap *users;      /* (tenant, user) -> user id */
     struct namemap *namespaces; /* namespace -> tenant */
+    struct namemap *node_names; /* node name -> its index in pol->nodes (spec.nodeName) */
     struct namemap *rq_nsmap;   /* namespace -> its ResourceQuotas, a group of rq_groups */
     struct rq_group {
         size_t start, n; /* rq_idx[start..start + n): indexes into the policy's rquotas */
