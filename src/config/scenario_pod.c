@@ -152,8 +152,7 @@ static int res_kind(const char *name, bool *silent)
     return strncmp(name, "nvidia.com/mig-", 15) == 0 ? Q_MIG : -1;
 }
 
-int gs__scn_gpumem(struct gs__yctx *c, yaml_node_t *v, const char *what, int64_t hi,
-                   int64_t *out)
+int gs__scn_gpumem(struct gs__yctx *c, yaml_node_t *v, const char *what, int64_t hi, int64_t *out)
 {
     char buf[GS__YAML_SHOW_BUF];
     const char *s = gs__yaml_str(v), *why = "";
