@@ -425,8 +425,8 @@ int gs__scn_qty(struct gs__yctx *c, const yaml_node_t *n, const char *what, int 
     return 0;
 }
 
-int gs__scn_bytes(struct gs__yctx *c, yaml_node_t *n, const char *what, unsigned flags,
-                  int64_t hi, int64_t *out)
+int gs__scn_bytes(struct gs__yctx *c, yaml_node_t *n, const char *what, unsigned flags, int64_t hi,
+                  int64_t *out)
 {
     const char *s = gs__yaml_str(n);
     size_t len = s ? strlen(s) : 0;

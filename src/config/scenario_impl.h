@@ -194,16 +194,15 @@ int gs__scn_qty_unread(struct gs__yctx *c, const yaml_node_t *n, const char *wha
  * quantity ("20Gi") is refused with the number it most likely meant. A pod's limit and a
  * ResourceQuota's hard value alike. Return: 0; -EINVAL with the error recorded at @v.
  */
-int gs__scn_gpumem(struct gs__yctx *c, yaml_node_t *v, const char *what, int64_t hi,
-                   int64_t *out);
+int gs__scn_gpumem(struct gs__yctx *c, yaml_node_t *v, const char *what, int64_t hi, int64_t *out);
 
 /*
  * gs__scn_bytes() - byte quantity @n in MiB, 1..@hi, as gs__scn_qty() reads it with @flags (0 or
  * GS__Q_CEIL), but a bare number — bytes, as Kubernetes reads it, never what a GPU memory size
  * means — is refused naming the likely NUMBERMi. Return: 0; -EINVAL with the error recorded at @n.
  */
-int gs__scn_bytes(struct gs__yctx *c, yaml_node_t *n, const char *what, unsigned flags,
-                  int64_t hi, int64_t *out);
+int gs__scn_bytes(struct gs__yctx *c, yaml_node_t *n, const char *what, unsigned flags, int64_t hi,
+                  int64_t *out);
 
 /* gs__scn_dur() - a duration ("90s", "1h30m", "1.5d") in microseconds, >= 0. */
 int gs__scn_dur(struct gs__yctx *c, const yaml_node_t *n, const char *what, int64_t *out);
