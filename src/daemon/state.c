@@ -621,16 +621,19 @@ static int owners_kept(const struct gsd_state *st, const struct gsd_config *cfg,
     return 0;
 }
 
-/* Whether the queues now in force (the scheduler's policy) still hold every queue a held pod or
- * posted PodGroup names, as POST checks it: Volcano deletes no Queue that holds pods or PodGroups,
- * and a pod whose queue went would run in `default` while its annotation names another, which
- * neither a snapshot nor a retried POST would take. Return: 0; -EINVAL with @d. */
+/* Whether the queues now in force (the scheduler's policy) still hold every queue a pod or
+ * PodGroup of POST names, as POST checks it: Volcano deletes no Queue that holds pods or
+ * PodGroups, and a pod whose queue went would run in `default` while its annotation names
+ * another, which neither a snapshot nor a retried POST would take. A pod kube-scheduler brought
+ * (the extender) was never held to the Queue documents: one naming a queue they lack runs in
+ * `default`, as before. Return: 0; -EINVAL with @d. */
 static int queues_kept(const struct gsd_state *st, struct gs_diag *d)
 {
     const char *path = st->cfg->path ? st->cfg->path : "the config", *q = NULL, *what = "pod";
     const char *ns = "", *name = "";
     for (const struct gsd_pod *p = st->head; p && !q; p = p->next)
-        if (p->state != GSD_EVICTING && p->spec.queue[0] && gsd_queue_find(st, p->spec.queue) < 0)
+        if (p->source == GSD_SRC_API && p->state != GSD_EVICTING && p->spec.queue[0] &&
+            gsd_queue_find(st, p->spec.queue) < 0)
             q = p->spec.queue, ns = p->ns, name = p->name;
     for (size_t i = 0; i < st->ngroups && !q; i++) {
         const struct gs_podgroup_spec *g = &st->groups[i]->spec;
