@@ -1012,7 +1012,7 @@ static void test_tls(void **state)
 {
     (void)state;
     struct daemon d;
-    char cmd[512];
+    char cmd[1024];
     assert_int_equal(h_setup(&d, NULL), 0);
     snprintf(d.tls_cert, sizeof(d.tls_cert), "%s/cert.pem", d.dir);
     snprintf(d.tls_key, sizeof(d.tls_key), "%s/key.pem", d.dir);
