@@ -296,7 +296,7 @@ int gs_tenancy_admit(const struct gs_tenancy *t, const struct gs_pod_spec *sp,
     out->whole = p.fit.whole;
     out->timeslice = p.fit.timeslice;
     out->units = p.fit.units > 1 ? p.fit.units : 1;
-    out->share_milli = p.fit.whole ? 1000 : p.fit.compute;
+    out->share_milli = gs__tn_card_share(&p);
     out->slice_milli = out->share_milli / out->units;
     out->milli = p.milli;
     out->rate_milli = p.rate;
@@ -907,7 +907,7 @@ int gs_tenancy_pod(struct gs_tenancy *t, int32_t id, struct gs_tenancy_pod *out)
         .units = p->fit.units > 1 ? p->fit.units : 1,
         .mig = p->fit.mig,
         .mig_start = placed && p->fit.mig ? p->fit.mig_start : -1,
-        .share_milli = p->fit.whole ? 1000 : p->fit.compute,
+        .share_milli = gs__tn_card_share(p),
         .slice_milli = gs__tn_slice_share(t, id),
         .milli = p->milli,
         .rate_milli = p->rate,

@@ -98,6 +98,13 @@ struct rpod {
     int64_t ts_entitled; /* time-sliced: its part of its queue's entitlement on its cards */
 };
 
+/* The part of each of its cards @p asks, in milli-GPU: 1000 for a whole card (or MIG instance),
+ * else its compute share (time-slice replicas: all of them together). */
+static inline int32_t gs__tn_card_share(const struct rpod *p)
+{
+    return p->fit.whole ? 1000 : p->fit.compute;
+}
+
 struct vec {
     int32_t *v;
     size_t n, cap;

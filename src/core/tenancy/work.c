@@ -308,7 +308,7 @@ static uint32_t cards_share(const struct gs_tenancy *t, size_t node, uint32_t ca
             cs[g].asked[queue_slot(&cs[g], t, p->queue)] += ask;
             sum[g] += ask;
             if (c[g] > 0 && !(passed & (1u << g))) /* the card holds every share */
-                acc[i] += p->fit.whole ? 1000 : p->fit.compute;
+                acc[i] += gs__tn_card_share(p);
         }
     }
     for (uint32_t m = cards; m; m &= m - 1) {
@@ -336,8 +336,7 @@ static void alloc_by_use(const struct gs_tenancy *t, size_t node, uint32_t passe
     for (int pass = 0; pass < 2; pass++)
         for (size_t i = 0; i < np; i++) {
             const struct rpod *p = &t->pods[gs_fleet_pod_at(t->fleet, node, i)];
-            int64_t use = (int64_t)p->rate * p->speed / PPM,
-                    share = p->fit.whole ? 1000 : p->fit.compute;
+            int64_t use = (int64_t)p->rate * p->speed / PPM, share = gs__tn_card_share(p);
             for (uint32_t m = p->mask & passed; m; m &= m - 1) {
                 int g = __builtin_ctz(m);
                 if (pass == 0) {
@@ -416,7 +415,7 @@ int32_t gs__tn_slice_share(const struct gs_tenancy *t, int32_t pod)
     const struct rpod *p = &t->pods[pod];
     int32_t units = p->fit.units > 1 ? p->fit.units : 1;
     if (!p->fit.timeslice)
-        return p->fit.whole ? 1000 : p->fit.compute / units;
+        return gs__tn_card_share(p) / (p->fit.whole ? 1 : units);
     int64_t held = t->now - p->start, s = p->fit.compute / units;
     if (held > 0)
         s = (int64_t)((p->got + held * units - 1) / (held * units));
