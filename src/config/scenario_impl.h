@@ -162,6 +162,33 @@ int gs__scn_enum(struct gs__yctx *c, const yaml_node_t *n, const char *what,
                  const char *const *names, int count, int *out);
 
 /*
+ * The core/v1 types of the pod fields that do not change placement (podtypes.c): a container
+ * (gs__kt_container; an ephemeral one, gs__kt_ephemeral), a volume, and the pod spec's fields
+ * of that kind (gs__kt_pod_spec: those gs__scn_typed_names() lists).
+ */
+struct gs__ktype;
+extern const struct gs__ktype *const gs__kt_container,
+    *const gs__kt_ephemeral, *const gs__kt_volume, *const gs__kt_pod_spec;
+
+/*
+ * gs__scn_typed() - object @n (null counts as empty) checked against type @t as the API server
+ * decodes it: every key a field of @t (an unknown one an error naming the nearest, a warning
+ * when @c->lenient), each value of its field's type, the required fields given, one member of
+ * a union at most. Fields @t marks as the caller's are left to it. @where names @n in messages
+ * ("spec.containers[0]"). Under @c->lenient a value of the wrong type is a warning too.
+ * Return: 0; -EINVAL with the error at its place; -ENOMEM.
+ */
+int gs__scn_typed(struct gs__yctx *c, const struct gs__ktype *t, yaml_node_t *n, const char *where);
+
+/* gs__scn_typed_field() - value @v of field @key of an object of type @t (at @where) checked as
+ * gs__scn_typed() checks it; 0 for a key @t does not type. */
+int gs__scn_typed_field(struct gs__yctx *c, const struct gs__ktype *t, const char *key,
+                        yaml_node_t *v, const char *where);
+
+/* gs__scn_typed_names() - the field names of @t, at most @max, into @out. Return: how many. */
+int gs__scn_typed_names(const struct gs__ktype *t, const char **out, int max);
+
+/*
  * gs__scn_model() - the catalog index of GPU model @name: a catalog name or alias in any case, or
  * the gpu.product label value GPU feature discovery gives it ("NVIDIA-A100-SXM4-80GB", with a
  * "-SHARED" suffix under time slicing). Return: the index or -ENOENT.

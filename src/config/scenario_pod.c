@@ -55,52 +55,35 @@ enum {
     S_CLAIMS, /* Dynamic Resource Allocation: GPUs asked through a ResourceClaim are not read */
     S_SILENT_FIRST,
 };
-static const char *const spec_keys[] = {
-    "containers", "priorityClassName", "priority", "nodeName", "nodeSelector", "initContainers",
-    "schedulerName", "activeDeadlineSeconds", "preemptionPolicy", "overhead", "hostNetwork",
-    "volumes", "tolerations", "affinity", "topologySpreadConstraints", "resources",
-    "schedulingGates", "resourceClaims",
-    /* Accepted: none changes where or when a pod is placed. How the kubelet runs it (dnsConfig,
-     * dnsPolicy, hostAliases, hostname, subdomain, setHostnameAsFQDN, enableServiceLinks, hostIPC,
-     * hostPID, hostUsers, shareProcessNamespace, securityContext, imagePullSecrets, service
-     * accounts, readinessGates, restartPolicy: which containers restart, not when the pod ends);
-     * ephemeralContainers, which Kubernetes lets ask no resources; os, which kube-scheduler does
-     * not filter on (nodeSelector does that); runtimeClassName, whose nodeSelector, tolerations
-     * and overhead RuntimeClass admission writes into the pod, read there;
-     * terminationGracePeriodSeconds, how long an evicted pod takes to stop: through Kubernetes
-     * its cards are freed when the API server says it is gone, grace included, while an API or
-     * simulated pod stops at once. Those cheap to type are typed (spec_typed, ephemeral()). */
-    "automountServiceAccountToken", "dnsConfig", "dnsPolicy", "enableServiceLinks",
-    "ephemeralContainers", "hostAliases", "hostIPC", "hostPID", "hostUsers", "hostname",
-    "imagePullSecrets", "os", "readinessGates", "restartPolicy", "runtimeClassName",
-    "securityContext", "serviceAccount", "serviceAccountName", "setHostnameAsFQDN",
-    "shareProcessNamespace", "subdomain", "terminationGracePeriodSeconds"};
-
-enum { C_NAME, C_RESOURCES, C_IMAGE, C_PORTS = 7, C_RESTART = 23 };
-static const char *const container_keys[] = {"name",
-                                             "resources",
-                                             "image",
-                                             "command",
-                                             "args",
-                                             "env",
-                                             "envFrom",
-                                             "ports",
-                                             "volumeMounts",
-                                             "workingDir",
-                                             "imagePullPolicy",
-                                             "livenessProbe",
-                                             "readinessProbe",
-                                             "startupProbe",
-                                             "lifecycle",
-                                             "securityContext",
-                                             "stdin",
-                                             "stdinOnce",
-                                             "tty",
-                                             "terminationMessagePath",
-                                             "terminationMessagePolicy",
-                                             "volumeDevices",
-                                             "resizePolicy",
-                                             "restartPolicy"};
+static const char *const spec_keys[] = {"containers",
+                                        "priorityClassName",
+                                        "priority",
+                                        "nodeName",
+                                        "nodeSelector",
+                                        "initContainers",
+                                        "schedulerName",
+                                        "activeDeadlineSeconds",
+                                        "preemptionPolicy",
+                                        "overhead",
+                                        "hostNetwork",
+                                        "volumes",
+                                        "tolerations",
+                                        "affinity",
+                                        "topologySpreadConstraints",
+                                        "resources",
+                                        "schedulingGates",
+                                        "resourceClaims"};
+_Static_assert(GS__YAML_NKEYS(spec_keys) == S_SILENT_FIRST, "spec_keys and S_* agree");
+/* From S_SILENT_FIRST on, the fields of gs__kt_pod_spec (podtypes.c), typed there and accepted:
+ * none changes where or when a pod is placed. How the kubelet runs it (dnsConfig, dnsPolicy,
+ * hostAliases, hostname, hostnameOverride, subdomain, setHostnameAsFQDN, enableServiceLinks,
+ * hostIPC, hostPID, hostUsers, shareProcessNamespace, securityContext, imagePullSecrets, service
+ * accounts, readinessGates, restartPolicy: which containers restart, not when the pod ends);
+ * ephemeralContainers, which Kubernetes lets ask no resources; os, which kube-scheduler does not
+ * filter on (nodeSelector does that); runtimeClassName, whose nodeSelector, tolerations and
+ * overhead RuntimeClass admission writes into the pod, read there; terminationGracePeriodSeconds,
+ * how long an evicted pod takes to stop: through Kubernetes its cards are freed when the API
+ * server says it is gone, grace included, while an API or simulated pod stops at once. */
 
 enum { R_LIMITS, R_REQUESTS, R_CLAIMS };
 static const char *const res_keys[] = {"limits", "requests", "claims"};
@@ -373,8 +356,12 @@ static int placed_volume(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
                                        "iscsi",
                                        "rbd"};
     yaml_node_t *v = NULL;
+    char where[48];
     (void)arg;
-    for (size_t k = 0; n->type == YAML_MAPPING_NODE && k < sizeof(keys) / sizeof(keys[0]); k++)
+    gs__yaml_label(where, sizeof(where), "spec.volumes[%d]", idx);
+    int rc = gs__scn_typed(c, gs__kt_volume, n, where);
+    for (size_t k = 0; !rc && n->type == YAML_MAPPING_NODE && k < sizeof(keys) / sizeof(keys[0]);
+         k++)
         if (!gs__yaml_map_get(c, n, keys[k], &v) && v && !gs__yaml_is_null(v)) {
             gs__yaml_warn(c, v,
                           "spec.volumes[%d].%s is not interpreted by the scenario: %s, and "
@@ -386,7 +373,7 @@ static int placed_volume(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
                                   "and keeps two pods writing one apart");
             return 0;
         }
-    return 0;
+    return rc;
 }
 
 /* restartPolicy: Kubernetes allows it on init containers only, and only Always (a sidecar). */
@@ -401,59 +388,22 @@ static int restart_policy(struct gs__yctx *c, const yaml_node_t *n, struct clist
     return 0;
 }
 
-/* One field accepted without effect, typed as the API server types it: one of @values (a
- * NULL-terminated list), or, when @values is NULL, a mapping. */
-struct typed {
-    const char *key;
-    const char *const *values;
-};
-
-static const char *const pull_policies[] = {"Always", "IfNotPresent", "Never", NULL};
-static const char *const restart_policies[] = {"Always", "OnFailure", "Never", NULL};
-static const char *const dns_policies[] = {"ClusterFirstWithHostNet", "ClusterFirst", "Default",
-                                           "None", NULL};
-static const struct typed container_typed[] = {
-    {"imagePullPolicy", pull_policies},
-    {"livenessProbe", NULL},
-    {"readinessProbe", NULL},
-    {"startupProbe", NULL},
-    {"lifecycle", NULL},
-    {"securityContext", NULL},
-};
-static const struct typed spec_typed[] = {
-    {"restartPolicy", restart_policies},
-    {"dnsPolicy", dns_policies},
-    {"dnsConfig", NULL},
-    {"securityContext", NULL},
-    {"os", NULL},
-};
-
-/* check_typed() - the fields @t of @keys (@f their values) have their API types. */
-static int check_typed(struct gs__yctx *c, const char *where, const char *const *keys, int nkeys,
-                       yaml_node_t **f, const struct typed *t, size_t nt)
+/* The fields of container @n the scheduler reads (null when absent), once it is typed. */
+enum { C_NAME, C_RESOURCES, C_PORTS, C_RESTART, C_READ };
+static int container_fields(struct gs__yctx *c, yaml_node_t *n, const char *where, yaml_node_t **f)
 {
-    char what[96];
-    for (size_t i = 0; i < nt; i++)
-        for (int k = 0; k < nkeys; k++) {
-            if (strcmp(keys[k], t[i].key) || !f[k] || gs__yaml_is_null(f[k]))
-                continue;
-            gs__yaml_label(what, sizeof(what), "%s.%s", where, keys[k]);
-            if (!t[i].values && f[k]->type != YAML_MAPPING_NODE)
-                return gs__yaml_type_error(c, f[k], what, "a mapping");
-            int n = 0, v;
-            while (t[i].values && t[i].values[n])
-                n++;
-            if (t[i].values && gs__scn_enum(c, f[k], what, t[i].values, n, &v))
-                return -EINVAL;
-        }
-    return 0;
+    static const char *const read[C_READ] = {"name", "resources", "ports", "restartPolicy"};
+    int rc = gs__scn_typed(c, gs__kt_container, n, where);
+    for (int k = 0; !rc && n->type == YAML_MAPPING_NODE && k < C_READ; k++)
+        rc = gs__yaml_map_get(c, n, read[k], &f[k]);
+    return rc;
 }
 
 static int read_container(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
 {
     struct clist *l = arg;
     struct gs_pod_spec *p = l->p;
-    yaml_node_t *f[GS__YAML_NKEYS(container_keys)] = {NULL}, *r[3] = {NULL};
+    yaml_node_t *f[C_READ] = {NULL}, *r[3] = {NULL};
     struct res rq, lim;
     char where[64];
     int at = p->ncontainers, init = l->init;
@@ -463,21 +413,11 @@ static int read_container(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg
         return gs__yaml_err_code(c, n, -E2BIG,
                                  "more than %d containers in a pod, init containers counted",
                                  GS_SCN_CONTAINERS);
-    int rc = gs__yaml_each_field(c, n, container_keys, GS__YAML_NKEYS(container_keys), where,
-                                 gs__scn_keep, f);
-    for (int k = C_NAME; !rc && k <= C_IMAGE; k += C_IMAGE) /* strings, not 1.5 or true */
-        if (f[k] && !gs__yaml_is_null(f[k]) && !gs__yaml_text(f[k])) {
-            char what[96];
-            gs__yaml_label(what, sizeof(what), "%s.%s", where, container_keys[k]);
-            rc = gs__yaml_text_error(c, f[k], what);
-        }
+    int rc = container_fields(c, n, where, f);
     if (!rc && (!f[C_NAME] || gs__yaml_is_null(f[C_NAME])))
         rc = gs__yaml_err(c, f[C_NAME] ? f[C_NAME] : n,
                           "%s.name is required: an API server refuses a container without one",
                           where);
-    if (!rc)
-        rc = check_typed(c, where, container_keys, GS__YAML_NKEYS(container_keys), f,
-                         container_typed, sizeof(container_typed) / sizeof(container_typed[0]));
     if (!rc)
         rc = container_name(c, f[C_NAME], where, l, at);
     if (!rc && f[C_RESTART] && !gs__yaml_is_null(f[C_RESTART]))
@@ -1026,43 +966,33 @@ static int toleration(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
     return rc;
 }
 
-/* A field of an ephemeral container: a container's, or targetContainerName; no resources. */
-static int ephemeral_field(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *arg)
-{
-    const char *where = arg, *name = gs__yaml_str(k);
-    char hint[96], buf[GS__YAML_SHOW_BUF];
-    if (name && !strcmp(name, "resources") && !gs__yaml_is_null(v) && !gs__yaml_is_empty(v))
-        return gs__yaml_err(c, k,
-                            "%s.resources: an ephemeral container may not ask resources, as the "
-                            "API server refuses it",
-                            where);
-    for (int i = 0; name && i < GS__YAML_NKEYS(container_keys); i++)
-        if (!strcmp(name, container_keys[i]))
-            return 0;
-    if (name && !strcmp(name, "targetContainerName"))
-        return 0;
-    return gs__yaml_err(
-        c, k, "unknown field %s in %s%s", gs__yaml_show(k, buf), where,
-        gs__yaml_hint(k, container_keys, GS__YAML_NKEYS(container_keys), hint, sizeof(hint)));
-}
-
 /* An ephemeral container (kubectl debug) runs beside the pod and asks nothing of the node. */
 static int ephemeral(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
 {
-    (void)arg;
+    yaml_node_t *r = NULL;
     char where[64];
+    (void)arg;
     gs__yaml_label(where, sizeof(where), "spec.ephemeralContainers[%d]", idx);
     if (n->type != YAML_MAPPING_NODE)
         return gs__yaml_type_error(c, n, where, "a mapping");
-    return gs__yaml_each_pair(c, n, where, ephemeral_field, where);
+    int rc = gs__scn_typed(c, gs__kt_ephemeral, n, where);
+    if (!rc && !gs__yaml_map_get(c, n, "resources", &r) && r && !gs__yaml_is_null(r) &&
+        !gs__yaml_is_empty(r))
+        rc = gs__yaml_err(c, r,
+                          "%s.resources: an ephemeral container may not ask resources, as the API "
+                          "server refuses it",
+                          where);
+    return rc;
 }
 
 static int read_spec(struct gs__yctx *c, yaml_node_t *spec, struct gs_pod_spec *p)
 {
-    yaml_node_t *f[GS__YAML_NKEYS(spec_keys)] = {NULL};
-    int host_net = 0;
-    int rc =
-        gs__yaml_each_field(c, spec, spec_keys, GS__YAML_NKEYS(spec_keys), "spec", gs__scn_keep, f);
+    yaml_node_t *f[GS__YAML_KEYS_MAX] = {NULL};
+    const char *known[GS__YAML_KEYS_MAX];
+    int host_net = 0, nk = GS__YAML_NKEYS(spec_keys);
+    memcpy(known, spec_keys, sizeof(spec_keys));
+    nk += gs__scn_typed_names(gs__kt_pod_spec, known + nk, GS__YAML_KEYS_MAX - nk);
+    int rc = gs__yaml_each_field(c, spec, known, nk, "spec", gs__scn_keep, f);
     for (int i = S_WARN_FIRST; !rc && i < S_SILENT_FIRST; i++)
         if (f[i] && !gs__yaml_is_null(f[i]) && !gs__yaml_is_empty(f[i]))
             gs__yaml_warn(c, f[i], "spec.%s is not interpreted by the scenario%s; ignored",
@@ -1072,11 +1002,11 @@ static int read_spec(struct gs__yctx *c, yaml_node_t *spec, struct gs_pod_spec *
                           : i == S_CLAIMS ? " (Dynamic Resource Allocation): ask GPUs as "
                                             "nvidia.com/gpu"
                                           : "");
-    if (!rc)
-        rc = check_typed(c, "spec", spec_keys, GS__YAML_NKEYS(spec_keys), f, spec_typed,
-                         sizeof(spec_typed) / sizeof(spec_typed[0]));
-    for (int i = 0; !rc && i < GS__YAML_NKEYS(spec_keys); i++)
-        if (f[i] && !strcmp(spec_keys[i], "ephemeralContainers"))
+    for (int i = S_SILENT_FIRST; !rc && i < nk; i++)
+        if (f[i])
+            rc = gs__scn_typed_field(c, gs__kt_pod_spec, known[i], f[i], "spec");
+    for (int i = S_SILENT_FIRST; !rc && i < nk; i++)
+        if (f[i] && !strcmp(known[i], "ephemeralContainers"))
             rc = gs__yaml_each_item(c, f[i], "spec.ephemeralContainers", ephemeral, NULL);
     if (!rc)
         rc = read_run(c, f, p, &host_net);

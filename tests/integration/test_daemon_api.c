@@ -344,6 +344,17 @@ static void test_yaml_bodies(void **state)
               "spec.containers[0].resources.limits.nvidia.com/gpu");
     yaml_post(&d, "/v1/pods", Y, "metadata: {name: y3\nspec: {}\n", 400, "body:2:5: YAML error",
               NULL);
+    /* a typo or a wrong type in a field of no effect on placement is refused, not dropped */
+    yaml_post(&d, "/v1/pods", Y,
+              "metadata: {name: y12}\nspec:\n  containers:\n  - name: m\n    env: [{name: A, "
+              "vaule: b}]\n",
+              400, "unknown field \"vaule\" in spec.containers[0].env[0] (did you mean",
+              "spec.containers[0].env[0].vaule");
+    yaml_post(&d, "/v1/pods", "application/json",
+              "{\"metadata\": {\"name\": \"y13\"}, \"spec\": {\"containers\": [{\"name\": \"m\", "
+              "\"ports\": [{\"containerPort\": \"8080\"}]}]}}",
+              400, "spec.containers[0].ports[0].containerPort must be an integer",
+              "spec.containers[0].ports[0].containerPort");
     yaml_post(&d, "/v1/pods", Y, "metadata: {name: y4}\n---\nmetadata: {name: y5}\n", 400,
               "body:3:1: one object per request", NULL);
     yaml_post(&d, "/v1/pods", Y, "metadata: {name: y6}\nmetadata: {name: y7}\n", 400,

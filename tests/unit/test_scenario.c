@@ -667,7 +667,54 @@ static const struct bad bads[] = {
      ":4:56: ", "unknown field \"bogus\" in spec.ephemeralContainers[0]", 0},
     {POD_HDR "spec: {containers: [{name: m}], ephemeralContainers: [{name: d, resources: "
              "{limits: {nvidia.com/gpu: 8}}}]}\n",
-     -EINVAL, ":4:65: ", "an ephemeral container may not ask resources", 0},
+     -EINVAL, ":4:76: ", "an ephemeral container may not ask resources", 0},
+    /* nested fields of no effect on placement are typed as the API server types them: a typo
+     * or a wrong type there was taken and dropped (a misspelt hostPort slipped its warning) */
+    {POD_HDR "spec: {containers: [{name: m, env: [{name: A, vaule: b}]}]}\n", -EINVAL, ":4:47: ",
+     "unknown field \"vaule\" in spec.containers[0].env[0] (did you mean \"value\"?)", 0},
+    {POD_HDR "spec: {containers: [{name: m, env: [{name: A, value: 8080}]}]}\n", -EINVAL,
+     ":4:54: ", "spec.containers[0].env[0].value must be a string, not the integer 8080", 0},
+    {POD_HDR "spec: {containers: [{name: m, ports: [{containerPort: 80, hostPrt: 80}]}]}\n",
+     -EINVAL, ":4:59: ", "unknown field \"hostPrt\" in spec.containers[0].ports[0] (did you mean",
+     0},
+    {POD_HDR "spec: {containers: [{name: m, ports: [{name: http}]}]}\n", -EINVAL,
+     ":4:39: ", "spec.containers[0].ports[0].containerPort is required", 0},
+    {POD_HDR "spec: {containers: [{name: m, command: python}]}\n", -EINVAL,
+     ":4:40: ", "spec.containers[0].command must be a sequence", 0},
+    {POD_HDR "spec: {containers: [{name: m, args: [--lr, 0.1]}]}\n", -EINVAL,
+     ":4:44: ", "spec.containers[0].args[1] must be a string, not the float 0.1", 0},
+    {POD_HDR "spec: {terminationGracePeriodSeconds: \"30\", containers: [{name: m}]}\n", -EINVAL,
+     ":4:39: ", "spec.terminationGracePeriodSeconds must be an integer", 0},
+    {POD_HDR "spec: {containers: [{name: m, livenessProbe: {httpGet: {path: /}}}]}\n", -EINVAL,
+     ":4:56: ", "spec.containers[0].livenessProbe.httpGet.port is required", 0},
+    {POD_HDR "spec: {containers: [{name: m, readinessProbe: {exec: {command: [a]}, tcpSocket: "
+             "{port: 80}}}]}\n",
+     -EINVAL, ":4:81: ", "readinessProbe: exec and tcpSocket are both given", 0},
+    {POD_HDR "spec: {containers: [{name: m, securityContext: {runAsUser: root}}]}\n", -EINVAL,
+     ":4:60: ", "securityContext.runAsUser must be an integer", 0},
+    {POD_HDR "spec: {containers: [{name: m, volumeMounts: [{name: v}]}]}\n", -EINVAL,
+     ":4:46: ", "spec.containers[0].volumeMounts[0].mountPath is required", 0},
+    {POD_HDR "spec:\n  containers: [{name: m}]\n  volumes: [{name: v, persistentVolumeClam: "
+             "{claimName: c}}]\n",
+     -EINVAL, ":6:23: ",
+     "unknown field \"persistentVolumeClam\" in spec.volumes[0] (did you mean "
+     "\"persistentVolumeClaim\"?)",
+     0},
+    {POD_HDR "spec:\n  containers: [{name: m}]\n  volumes: [{name: v, emptyDir: {}, hostPath: "
+             "{path: /x}}]\n",
+     -EINVAL, ":6:47: ", "spec.volumes[0]: emptyDir and hostPath are both given", 0},
+    {POD_HDR "spec:\n  containers: [{name: m}]\n  volumes: [{name: v, emptyDir: {sizeLimit: "
+             "lots}}]\n",
+     -EINVAL, ":6:45: ", "spec.volumes[0].emptyDir.sizeLimit: \"lots\"", 0},
+    {POD_HDR "spec: {securityContext: {sysctls: [{name: a}]}, containers: [{name: m}]}\n", -EINVAL,
+     ":4:36: ", "spec.securityContext.sysctls[0].value is required", 0},
+    {POD_HDR "spec: {os: {name: macos}, containers: [{name: m}]}\n", -EINVAL,
+     ":4:19: ", "spec.os.name must be one of linux, windows", 0},
+    {POD_HDR "spec: {containers: [{name: m}], ephemeralContainers: [{name: d, envv: []}]}\n",
+     -EINVAL, ":4:65: ",
+     "unknown field \"envv\" in spec.ephemeralContainers[0] (did you mean "
+     "\"env\"?)",
+     0},
     {RES("hugepages-2Mi: 1Gi"), -EINVAL, ":8:16: ",
      "resource hugepages-2Mi is not modelled: kube-scheduler places such a pod only on a node", 0},
 #define UTIL(v)                                                                                    \
@@ -1034,7 +1081,8 @@ static const struct bad bads[] = {
      "holds a pod to the nodes its claim's PersistentVolume reaches",
      0},
     {POD_HDR "spec:\n  volumes: [{name: s, emptyDir: {}}, {name: d, ephemeral: "
-             "{volumeClaimTemplate: {}}}]\n  containers: [{name: m}]\n",
+             "{volumeClaimTemplate: {spec: {accessModes: [ReadWriteOnce]}}}}]\n"
+             "  containers: [{name: m}]\n",
      -EINVAL, ":5:59: ", "spec.volumes[1].ephemeral is not interpreted", 0},
     {POD_HDR "spec:\n  volumes: [{name: d, gcePersistentDisk: {pdName: p}}]\n"
              "  containers: [{name: m}]\n",
