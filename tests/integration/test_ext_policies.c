@@ -186,6 +186,27 @@ static void test_queue_capability(void **state)
     assert_int_equal(num(a.json, "allocated_milli"), 2400);
     assert_int_equal(num(a.json, "pods_running"), 2);
     h_answer_free(&a);
+    /* a member naming another queue than its PodGroup's is refused, naming both */
+    h_expect(&d, "POST", "/v1/podgroups", TOKEN_A,
+             "{\"apiVersion\": \"scheduling.volcano.sh/v1beta1\", \"kind\": \"PodGroup\", "
+             "\"metadata\": {\"name\": \"g\", \"namespace\": \"team-a\"}, \"spec\": "
+             "{\"minMember\": 1, \"queue\": \"research\"}}",
+             201, &a);
+    h_answer_free(&a);
+    json_t *m = h_pod_json("team-a", "g0", 1, 0);
+    json_t *ann = json_object();
+    json_object_set_new(ann, "scheduling.k8s.io/group-name", json_string("g"));
+    json_object_set_new(ann, "scheduling.volcano.sh/queue-name", json_string("default"));
+    json_object_set_new(json_object_get(m, "metadata"), "annotations", ann);
+    char *body = json_dumps(m, JSON_COMPACT);
+    json_decref(m);
+    h_expect(&d, "POST", "/v1/pods", TOKEN_A, body, 400, &a);
+    free(body);
+    assert_string_equal(json_string_value(json_object_get(a.json, "field")),
+                        "metadata.annotations.scheduling.volcano.sh/queue-name");
+    assert_non_null(strstr(json_string_value(json_object_get(a.json, "error")),
+                           "names queue default but its PodGroup team-a/g is in queue research"));
+    h_answer_free(&a);
     stop(&d);
 }
 

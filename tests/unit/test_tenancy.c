@@ -1277,6 +1277,38 @@ static void test_gang_min_resources(void **state)
 }
 
 /*
+ * A PodGroup member whose queue-name annotation names another queue than its PodGroup's
+ * spec.queue is refused in the full way, naming both (Volcano would drop the annotation without
+ * a word); the same annotation naming the PodGroup's queue, or none, is taken.
+ */
+static void test_queue_conflict(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn_file("tests/data/scenario/gang-minresources.yaml");
+    struct gs_pod_spec *b1 = NULL;
+    for (size_t i = 0; i < s->npods; i++)
+        if (strcmp(s->pods[i].name, "b-1") == 0)
+            b1 = &s->pods[i];
+    assert_non_null(b1);
+    snprintf(b1->queue, sizeof(b1->queue), "%s", "default");
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    assert_int_equal(find(t, "b-1")->state, GS_POD_REJECTED);
+    assert_string_equal(find(t, "b-1")->reason,
+                        "its queue-name annotation names queue default but its PodGroup ml/b is in "
+                        "queue train (a PodGroup's members run in its queue): drop the annotation "
+                        "or make them agree");
+    gs_tsim_free(t);
+    t = run(s, GS_WAY_EXCLUSIVE); /* no PodGroups there: the annotation is its queue */
+    assert_int_not_equal(find(t, "b-1")->state, GS_POD_REJECTED);
+    gs_tsim_free(t);
+    snprintf(b1->queue, sizeof(b1->queue), "%s", "train");
+    t = run(s, GS_WAY_FULL);
+    assert_int_equal(find(t, "b-1")->start_us, 3600 * S);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
+/*
  * Declared GPU memory is charged: ten 10 GiB pods on four 24 GiB cards, eight run and two wait;
  * when the eight end, both start at once (a kept reservation holds nothing back).
  */
@@ -2841,6 +2873,7 @@ int main(void)
         cmocka_unit_test(test_mig_policy_applied),
         cmocka_unit_test(test_gang_retry_ends),
         cmocka_unit_test(test_gang_min_resources),
+        cmocka_unit_test(test_queue_conflict),
         cmocka_unit_test(test_memory_is_charged),
         cmocka_unit_test(test_borrowing_gang_goes_whole),
         cmocka_unit_test(test_evicted_pods_come_back),

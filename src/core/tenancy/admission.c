@@ -1089,6 +1089,25 @@ static int32_t queue_of(const struct gs_tenancy *t, const struct gs_pod_spec *sp
     return (int32_t)pol->nqueues; /* the implicit default queue */
 }
 
+/*
+ * A member of a PodGroup whose spec.queue names one queue and whose own queue-name annotation
+ * another: Volcano runs it in its PodGroup's queue and drops the annotation without a word. One
+ * of the two is a mistake, so the pod is refused, naming both (in the full way, where PodGroups
+ * are read).
+ */
+static int queue_conflict(const struct gs_tenancy *t, const struct gs_pod_spec *sp, int32_t group,
+                          char *why, size_t size)
+{
+    const char *pg = group >= 0 ? t->pgs[group]->queue : "";
+    if (!pg[0] || !sp->queue[0] || strcmp(pg, sp->queue) == 0)
+        return 0;
+    gs__say(why, size,
+            "its queue-name annotation names queue %s but its PodGroup %s/%s is in queue %s (a "
+            "PodGroup's members run in its queue): drop the annotation or make them agree",
+            sp->queue, t->pgs[group]->ns, t->pgs[group]->name, pg);
+    return 1;
+}
+
 /* The ResourceQuotas of its namespace that count @p: all but those scoped to PriorityClasses
  * it is not of. */
 static void quotas_of(const struct gs_tenancy *t, struct rpod *p)
@@ -1472,6 +1491,11 @@ static void admit_one(const struct gs_tenancy *t, struct rpod *p)
         p->field =
             sp->group_key ? sp->group_key : "metadata.annotations.scheduling.k8s.io/group-name";
         gs__say(p->reason, sizeof(p->reason), "PodGroup %s/%s is not defined", sp->ns, sp->group);
+        p->state = GS_POD_REJECTED;
+        return;
+    }
+    if (t->way == GS_WAY_FULL && queue_conflict(t, sp, p->group, p->reason, sizeof(p->reason))) {
+        p->field = "metadata.annotations.scheduling.volcano.sh/queue-name";
         p->state = GS_POD_REJECTED;
         return;
     }
