@@ -1982,6 +1982,47 @@ static void test_same_card(void **state)
     assert_int_equal(find(t, "two")->end_us, 4 * 3600 * S);
     gs_tsim_free(t);
     gs_scenario_free(s);
+
+    /* what no card could ever hold is refused on arrival, naming why, not left pending: five
+     * replicas where cards offer four, two of 16 GiB on a 24 GiB card, two 20 GiB slices, three
+     * slices of a class letting two share a card */
+    s = scn();
+    t1 = tmpl_of(s, "a30", 1, "A30");
+    s->policy.templates[t1].timeslice_replicas = 4;
+    node(s, "n1", "az-1", t1);
+    int t2 = tmpl_of(s, "a10", 1, "A10");
+    node(s, "n2", "az-1", t2);
+    vgpu_class(s, "two", 1024, 10, 2, 1);
+    replica_pod(s, "ns", "five", 5, 0, 0, 3600)->same_card = 1;
+    replica_pod(s, "ns", "big", 2, 16384, 0, 3600)->same_card = 1;
+    replica_pod(s, "ns", "fits", 2, 8192, 0, 3600)->same_card = 1;
+    slice_pod(s, "wide", 2, 20480, 0)->same_card = 1;
+    struct gs_pod_spec *three = slice_pod(s, "three", 3, 0, 0);
+    three->same_card = 1;
+    three->containers[0].gpumem_mib = GS_UNSET;
+    snprintf(three->vgpu_class, GS_SCN_NAME_MAX, "two");
+    t = run(s, GS_WAY_SHARING);
+    assert_int_equal(find(t, "five")->state, GS_POD_REJECTED);
+    assert_string_equal(find(t, "five")->reason,
+                        "nvidia.com/gpu.shared 5 on one card (gpusched.io/same-card): no card this "
+                        "pod may use offers that many time-slice replicas (at most 4)");
+    assert_int_equal(find(t, "big")->state, GS_POD_REJECTED);
+    assert_string_equal(find(t, "big")->reason,
+                        "nvidia.com/gpu.shared 2 on one card (gpusched.io/same-card): no card this "
+                        "pod may use offers that many time-slice replicas with their "
+                        "nvidia.com/gpumem (at most 4)");
+    assert_int_equal(find(t, "fits")->start_us, 0);
+    assert_int_equal(find(t, "wide")->state, GS_POD_REJECTED);
+    assert_string_equal(find(t, "wide")->reason,
+                        "nvidia.com/gpu 2 slices on one card (gpusched.io/same-card): 40960 MiB "
+                        "and 177% of a card together, more than any card this pod may use gives "
+                        "(24576 MiB, 100%)");
+    assert_int_equal(find(t, "three")->state, GS_POD_REJECTED);
+    assert_string_equal(find(t, "three")->reason,
+                        "nvidia.com/gpu 3 slices on one card (gpusched.io/same-card): "
+                        "VirtualGPUClass two lets 2 share a card");
+    gs_tsim_free(t);
+    gs_scenario_free(s);
 }
 
 /*

@@ -873,8 +873,8 @@ static int timeslice_demand(const struct gs_tenancy *t, struct rpod *p,
                             size_t size)
 {
     struct gs_fit *f = &p->fit;
-    int most = 0;
-    int64_t large = 0;
+    int most = 0, one_card = 0, replicas = 0;
+    int64_t large = 0, mem = c->gpumem_mib == GS_UNSET ? 0 : c->gpumem_mib;
     for (size_t i = 0; i < t->pol->ntemplates; i++) {
         const struct gs_node_template *tp = &t->pol->templates[i];
         const struct gs_gpu_model *m = tp->model >= 0 ? gs_catalog_at(tp->model) : NULL;
@@ -883,6 +883,16 @@ static int timeslice_demand(const struct gs_tenancy *t, struct rpod *p,
             continue;
         most = tp->gpus > most ? tp->gpus : most;
         large = m->memory_mib > large ? m->memory_mib : large;
+        replicas = tp->timeslice_replicas > replicas ? tp->timeslice_replicas : replicas;
+        one_card |= tp->timeslice_replicas >= c->gpu_shared && c->gpu_shared * mem <= m->memory_mib;
+    }
+    if (most > 0 && p->sp->same_card && !one_card) {
+        p->field = "metadata.annotations.gpusched.io/same-card";
+        gs__say(why, size,
+                "nvidia.com/gpu.shared %lld on one card (gpusched.io/same-card): no card this pod "
+                "may use offers that many time-slice replicas%s (at most %d)",
+                (long long)c->gpu_shared, mem ? " with their nvidia.com/gpumem" : "", replicas);
+        return -1;
     }
     if (most == 0 || (c->gpu_shared > most && !p->sp->same_card)) {
         gs__say(why, size,
@@ -954,6 +964,17 @@ static int slice_demand(const struct gs_tenancy *t, struct rpod *p,
                                             : 1000;
     if (f->overcommit < 1000)
         f->overcommit = 1000;
+    if (p->sp->same_card && c->gpu > 1 &&
+        (c->gpu * f->mem_mib > b->large_mib || c->gpu * f->compute > f->overcommit)) {
+        p->field = "metadata.annotations.gpusched.io/same-card";
+        gs__say(why, size,
+                "nvidia.com/gpu %lld slices on one card (gpusched.io/same-card): %lld MiB and "
+                "%lld%% of a card together, more than any card this pod may use gives (%lld MiB, "
+                "%d%%)",
+                (long long)c->gpu, (long long)(c->gpu * f->mem_mib),
+                (long long)(c->gpu * f->compute / 10), (long long)b->large_mib, f->overcommit / 10);
+        return -1;
+    }
     p->milli = c->gpu * f->compute;
     p->gpumem_mib = c->gpu * f->mem_mib;
     return 0;
@@ -1067,6 +1088,14 @@ static int demand(const struct gs_tenancy *t, struct rpod *p, const struct gs_st
     if (slice_demand(t, p, prof, ts, &c, &b, why, size))
         return -1;
     f->max_clients = !vc ? 0 : vc->shareable ? vc->max_clients : 1;
+    if (vc && sp->same_card && c.gpu > (f->max_clients > 0 ? f->max_clients : 1)) {
+        p->field = "metadata.annotations.gpusched.io/same-card";
+        gs__say(why, size,
+                "nvidia.com/gpu %lld slices on one card (gpusched.io/same-card): VirtualGPUClass "
+                "%s lets %d share a card",
+                (long long)c.gpu, vc->name, f->max_clients > 0 ? f->max_clients : 1);
+        return -1;
+    }
     on_one_card(p);
     return 0;
 }
