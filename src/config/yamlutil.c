@@ -795,6 +795,10 @@ int gs__yaml_read(const char *path, bool allow_stdin, size_t max, const char *wh
         fclose(f);
         return gs_diag_error(d, "%s: a directory, not a file", path);
     }
+    if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && (uint64_t)sb.st_size > max) {
+        fclose(f); /* refused before a byte of it is read (slurp() checks what streams give) */
+        return gs_diag_error(d, "%s: larger than %zu bytes; %s", path, max, what);
+    }
     int rc = slurp(f, path, max, what, out, len, d);
     fclose(f);
     return rc;

@@ -16,6 +16,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1021,6 +1022,17 @@ static void test_validate_bad_input(void **state)
     expect_exit(&r, 0);
     expect_has(r.out, "usage: gpusched validate");
     result_free(&r);
+    /* a file past the size cap (here sparse, 2 GiB) is refused from its size, before a read */
+    const char *huge = tmp_path("huge.yaml");
+    int fd = open(huge, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    assert_true(fd >= 0);
+    assert_int_equal(ftruncate(fd, (off_t)2 << 30), 0);
+    close(fd);
+    run(&r, ARGS("validate", huge));
+    expect_exit(&r, 2);
+    expect_has(r.err, "huge.yaml: larger than 1073741824 bytes");
+    result_free(&r);
+    unlink(huge);
 }
 
 /* A percentage is written by one rule in every table: the run's 71.875 % allocation of its one
