@@ -342,6 +342,13 @@ static json_t *run_json(const struct gs_report_ctx *ctx, const struct gs_sim_run
     return o;
 }
 
+/* A report @path ("-": standard output) that could not be written, errno saying why. */
+static int write_error(const char *path, struct gs_diag *d)
+{
+    return gs_diag_error_code(d, -EIO, "%s: cannot write: %s",
+                              strcmp(path, "-") ? path : "standard output", strerror(errno));
+}
+
 int gs_report_json(const char *path, const struct gs_report_ctx *ctx,
                    struct gs_sim_run *const *runs, size_t npol, size_t nseeds, struct gs_diag *d)
 {
@@ -370,7 +377,7 @@ int gs_report_json(const char *path, const struct gs_report_ctx *ctx,
                                     : json_dumpf(root, stdout, flags) || fputc('\n', stdout) < 0;
     json_decref(root);
     if (rc)
-        return gs_diag_error_code(d, -EIO, "%s: cannot write: %s", path, strerror(errno));
+        return write_error(path, d);
     return 0;
 }
 
@@ -380,7 +387,7 @@ int gs_report_curve(const char *path, const struct gs_report_ctx *ctx,
     FILE *f = strcmp(path, "-") != 0 ? fopen(path, "w") : stdout;
     char a[24], b[24];
     if (!f)
-        return gs_diag_error_code(d, -EIO, "%s: cannot write: %s", path, strerror(errno));
+        return write_error(path, d);
     fprintf(f, "policy,seed,seq,pod,arrived_milli,allocated_milli,arrived_pct,allocation_pct\n");
     for (size_t k = 0; k < nruns; k++) {
         const struct gs_sim_run *r = runs[k];
@@ -393,6 +400,6 @@ int gs_report_curve(const char *path, const struct gs_report_ctx *ctx,
         }
     }
     if (f != stdout ? fclose(f) != 0 : fflush(f) != 0 || ferror(f))
-        return gs_diag_error_code(d, -EIO, "%s: cannot write: %s", path, strerror(errno));
+        return write_error(path, d);
     return 0;
 }
