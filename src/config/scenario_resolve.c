@@ -161,24 +161,74 @@ static int node_card(const struct gs_scenario *s, const char *name, int32_t gpu,
                          gs__scn_where(src, at, sizeof(at)), list, name);
 }
 
+static const char *failure_list(const struct gs_node_failure *f)
+{
+    return f->gpu < 0 ? "nodeFailures" : f->xid == GS_XID_HELD ? "cardHolds" : "cardFailures";
+}
+
+static int64_t failure_end(const struct gs_node_failure *f)
+{
+    return f->restore_us == GS_UNSET ? INT64_MAX : f->restore_us;
+}
+
+/* By node, card and start; ties in the order given. */
+static int cmp_failure(const void *a, const void *b)
+{
+    const struct gs_node_failure *x = *(const struct gs_node_failure *const *)a,
+                                 *y = *(const struct gs_node_failure *const *)b;
+    int c = strcmp(x->node, y->node);
+    if (c)
+        return c;
+    if (x->gpu != y->gpu)
+        return x->gpu < y->gpu ? -1 : 1;
+    if (x->at_us != y->at_us)
+        return x->at_us < y->at_us ? -1 : 1;
+    return (x > y) - (x < y);
+}
+
+/*
+ * failure_overlaps() - no two of a Simulation's nodeFailures (cardFailures, cardHolds) entries
+ * hold one node (one card) down at once. Sorted by node, card and start, an entry overlaps an
+ * earlier one exactly when it starts before the latest end seen on its node or card: O(n log n),
+ * where every pair took 11 s for 80,000 entries. Of the overlapping pairs found, the one whose
+ * later entry comes first in the file is named.
+ */
+static int failure_overlaps(const struct gs_scenario *s, struct gs_diag *d)
+{
+    size_t n = s->sim.nfailures;
+    const struct gs_node_failure **v = malloc((n + 1) * sizeof(*v)), *bad = NULL, *with = NULL,
+                                 *open = NULL;
+    if (!v)
+        return gs_diag_error_code(d, -ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        v[i] = &s->sim.failures[i];
+    qsort(v, n, sizeof(*v), cmp_failure);
+    for (size_t i = 0; i < n; i++) {
+        if (open && (strcmp(open->node, v[i]->node) || open->gpu != v[i]->gpu))
+            open = NULL;
+        const struct gs_node_failure *late = open && v[i] > open ? v[i] : open;
+        if (open && v[i]->at_us < failure_end(open) && (!bad || late < bad)) {
+            bad = late;
+            with = late == v[i] ? open : v[i];
+        }
+        if (!open || failure_end(v[i]) > failure_end(open))
+            open = v[i];
+    }
+    free(v);
+    if (!bad)
+        return 0;
+    char at[AT_MAX], other[AT_MAX];
+    return gs_diag_error(d, "%s: %s: %s %s is down or held then already (%s)",
+                         gs__scn_where(&bad->src, at, sizeof(at)), failure_list(bad),
+                         bad->gpu < 0 ? "node" : "a card of node", bad->node,
+                         gs__scn_where(&with->src, other, sizeof(other)));
+}
+
 /* failure_node() - the node (and card) a Simulation's nodeFailures (cardFailures, cardHolds)
- * entry names must be a Cluster's, and not down or held then already by an earlier entry. */
+ * entry names must be a Cluster's. */
 static int failure_node(struct gs_scenario *s, struct gs_node_failure *f, struct gs_diag *d)
 {
-    char at[AT_MAX], other[AT_MAX];
-    const char *list = f->gpu < 0              ? "nodeFailures"
-                       : f->xid == GS_XID_HELD ? "cardHolds"
-                                               : "cardFailures";
-    for (const struct gs_node_failure *e = s->sim.failures; e < f; e++) {
-        int64_t e_end = e->restore_us == GS_UNSET ? INT64_MAX : e->restore_us;
-        int64_t f_end = f->restore_us == GS_UNSET ? INT64_MAX : f->restore_us;
-        if (!strcmp(e->node, f->node) && e->gpu == f->gpu && f->at_us < e_end && e->at_us < f_end)
-            return gs_diag_error(d, "%s: %s: %s %s is down or held then already (%s)",
-                                 gs__scn_where(&f->src, at, sizeof(at)), list,
-                                 f->gpu < 0 ? "node" : "a card of node", f->node,
-                                 gs__scn_where(&e->src, other, sizeof(other)));
-    }
-    return node_card(s, f->node, f->gpu, &f->src, list, &f->index, d);
+    return node_card(s, f->node, f->gpu, &f->src, failure_list(f), &f->index, d);
 }
 
 /* card_node() - a cardModes.cards entry names a node of the Cluster and one of its cards, and
@@ -558,6 +608,8 @@ int gs_scenario_resolve(struct gs_scenario *s, struct gs_diag *d)
         rc = profile_overrides(s, d);
     for (size_t i = 0; !rc && i < s->npods; i++)
         rc = pod_refs(s, &s->pods[i], d);
+    if (!rc)
+        rc = failure_overlaps(s, d);
     for (size_t i = 0; !rc && i < s->sim.nfailures; i++)
         rc = failure_node(s, &s->sim.failures[i], d);
     for (size_t i = 0; !rc && i < s->sim.ncards; i++)

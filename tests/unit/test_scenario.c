@@ -832,6 +832,13 @@ static const struct bad bads[] = {
      "---\n" SIM_HDR "spec:\n  nodeFailures:\n  - {node: n1, at: 1h, restore: 3h}\n"
      "  - {node: n1, at: 2h}\n",
      -EINVAL, ":13:5: ", "nodeFailures: node n1 is down or held then already (", 1},
+    /* the overlap found however far apart the two are, in the file and in time */
+    {CL_HDR
+     "  nodeTemplates: [{name: t, gpuModel: T4, gpus: 2}]\n"
+     "  nodes: [{name: n1, template: t}, {name: n2, template: t}]\n"
+     "---\n" SIM_HDR "spec:\n  nodeFailures:\n  - {node: n1, at: 1h, restore: 9h}\n"
+     "  - {node: n2, at: 2h}\n  - {node: n1, at: 10h}\n  - {node: n1, at: 3h, restore: 4h}\n",
+     -EINVAL, ":15:5: ", "nodeFailures: node n1 is down or held then already (", 1},
     {SIM_HDR "spec:\n  tenants:\n  - {name: t}\n", -EINVAL,
      ":6:5: ", "tenants[0] needs name and namespaces", 0},
     {SIM_HDR "spec:\n  tenants:\n  - {name: t, namespaces: [a b]}\n", -EINVAL,
