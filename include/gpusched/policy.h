@@ -32,7 +32,8 @@ struct gs_policy;
 #define GS_SCN_CONTAINERS    8  /* containers per pod */
 #define GS_SCN_SCOPE_CLASSES 8  /* priority classes in a ResourceQuota scope */
 #define GS_SCN_TIME_MAX_US   (87600LL * 3600 * 1000000) /* arrival, duration, horizon: 10 years */
-#define GS_SCN_RECORDS_MAX   100000                     /* of each policy kind */
+/* Records of each policy kind; PodGroups may number GS_SCN_PODS_MAX (a gang of one each). */
+#define GS_SCN_RECORDS_MAX 100000
 
 /* Where a record came from, for messages: "file:line:col". */
 struct gs_scn_src {

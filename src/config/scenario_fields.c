@@ -36,7 +36,7 @@ static const struct kdesc {
                       GS_SCN_RECORDS_MAX, "queues", "Queue"),
     [GS__K_PODGROUP] = K(gs_podgroup_spec, policy.podgroups, policy.npodgroups,
                          offsetof(struct gs_podgroup_spec, ns), SRC(gs_podgroup_spec),
-                         GS_SCN_RECORDS_MAX, "PodGroups", "PodGroup"),
+                         GS_SCN_PODS_MAX, "PodGroups", "PodGroup"),
     [GS__K_PRIORITY_CLASS] =
         K(gs_priority_class_spec, policy.priority_classes, policy.npriority_classes, NO_NS,
           SRC(gs_priority_class_spec), GS_SCN_RECORDS_MAX, "PriorityClasses", "PriorityClass"),
