@@ -24,6 +24,7 @@
 
 enum kind {
     K_SKIP, /* read by the caller (scenario_pod.c) */
+    K_NONE, /* a field its object may not have (an ephemeral container's ports): null or empty */
     K_STR,
     K_INT,
     K_BOOL,
@@ -39,10 +40,13 @@ enum kind {
     K_ENUM,
 };
 
+enum { U_MOST = 1, U_ONE };       /* a union of at most one member; of exactly one */
+enum { R_REQUIRED = 1, R_EMPTY }; /* required; a string enum that "" leaves unset (defaulted) */
+
 struct kfield {
     const char *name;
     uint8_t kind;
-    uint8_t required;
+    uint8_t required;             /* 0, R_REQUIRED or R_EMPTY */
     const struct gs__ktype *type; /* K_OBJ, K_LIST */
     const char *const *values;    /* K_ENUM, NULL-terminated */
 };
@@ -50,22 +54,24 @@ struct kfield {
 struct gs__ktype {
     const struct kfield *f;
     int n;
-    bool one_of;                  /* its K_OBJ fields are a union: at most one given */
+    uint8_t union_of;             /* its K_OBJ fields are a union: U_MOST, U_ONE (or 0) */
     const struct gs__ktype *base; /* fields it has besides its own (an ephemeral container) */
 };
 
 /* clang-format off */
 #define F(k, t, r, ty, v) {k, t, r, ty, v}
 /* clang-format on */
-#define S(k)    F(k, K_STR, 0, NULL, NULL)
-#define SR(k)   F(k, K_STR, 1, NULL, NULL)
-#define I(k)    F(k, K_INT, 0, NULL, NULL)
-#define IR(k)   F(k, K_INT, 1, NULL, NULL)
-#define B(k)    F(k, K_BOOL, 0, NULL, NULL)
-#define SS(k)   F(k, K_STRS, 0, NULL, NULL)
-#define O(k, t) F(k, K_OBJ, 0, &t, NULL)
-#define L(k, t) F(k, K_LIST, 0, &t, NULL)
-#define E(k, v) F(k, K_ENUM, 0, NULL, v)
+#define S(k)     F(k, K_STR, 0, NULL, NULL)
+#define SR(k)    F(k, K_STR, 1, NULL, NULL)
+#define I(k)     F(k, K_INT, 0, NULL, NULL)
+#define IR(k)    F(k, K_INT, 1, NULL, NULL)
+#define B(k)     F(k, K_BOOL, 0, NULL, NULL)
+#define SS(k)    F(k, K_STRS, 0, NULL, NULL)
+#define O(k, t)  F(k, K_OBJ, 0, &t, NULL)
+#define L(k, t)  F(k, K_LIST, 0, &t, NULL)
+#define E(k, v)  F(k, K_ENUM, 0, NULL, v)
+#define ED(k, v) F(k, K_ENUM, R_EMPTY, NULL, v)
+#define NO(k)    F(k, K_NONE, 0, NULL, NULL)
 #define TYPE(name, one, base, ...)                                                                 \
     static const struct kfield name##_f[] = {__VA_ARGS__};                                         \
     static const struct gs__ktype name = {name##_f, (int)(sizeof(name##_f) / sizeof(name##_f[0])), \
@@ -96,67 +102,64 @@ static const char *const volume_modes[] = {"Block", "Filesystem", NULL};
 static const char *const selector_ops[] = {"In", "NotIn", "Exists", "DoesNotExist", NULL};
 
 /* References and selectors. */
-TYPE(local_ref, false, NULL, S("name"));
-TYPE(key_ref, false, NULL, SR("key"), S("name"), B("optional"));
-TYPE(field_ref, false, NULL, S("apiVersion"), SR("fieldPath"));
-TYPE(resource_ref, false, NULL, S("containerName"), F("divisor", K_QTY, 0, NULL, NULL),
-     SR("resource"));
-TYPE(file_key_ref, false, NULL, SR("key"), B("optional"), SR("path"), SR("volumeName"));
-TYPE(selector_req, false, NULL, SR("key"), F("operator", K_ENUM, 1, NULL, selector_ops),
-     SS("values"));
-TYPE(label_selector, false, NULL, L("matchExpressions", selector_req),
+TYPE(local_ref, 0, NULL, S("name"));
+TYPE(key_ref, 0, NULL, SR("key"), S("name"), B("optional"));
+TYPE(field_ref, 0, NULL, S("apiVersion"), SR("fieldPath"));
+TYPE(resource_ref, 0, NULL, S("containerName"), F("divisor", K_QTY, 0, NULL, NULL), SR("resource"));
+TYPE(file_key_ref, 0, NULL, SR("key"), B("optional"), SR("path"), SR("volumeName"));
+TYPE(selector_req, 0, NULL, SR("key"), F("operator", K_ENUM, 1, NULL, selector_ops), SS("values"));
+TYPE(label_selector, 0, NULL, L("matchExpressions", selector_req),
      F("matchLabels", K_STRMAP, 0, NULL, NULL));
 
 /* A container's environment. */
-TYPE(env_source, true, NULL, O("configMapKeyRef", key_ref), O("fieldRef", field_ref),
+TYPE(env_source, U_ONE, NULL, O("configMapKeyRef", key_ref), O("fieldRef", field_ref),
      O("fileKeyRef", file_key_ref), O("resourceFieldRef", resource_ref),
      O("secretKeyRef", key_ref));
-TYPE(env_var, false, NULL, SR("name"), S("value"), O("valueFrom", env_source));
-TYPE(env_from_ref, false, NULL, S("name"), B("optional"));
-TYPE(env_from, false, NULL, O("configMapRef", env_from_ref), S("prefix"),
+TYPE(env_var, 0, NULL, SR("name"), S("value"), O("valueFrom", env_source));
+TYPE(env_from_ref, 0, NULL, S("name"), B("optional"));
+TYPE(env_from, U_ONE, NULL, O("configMapRef", env_from_ref), S("prefix"),
      O("secretRef", env_from_ref));
 
 /* Ports, mounts, devices. */
-TYPE(container_port, false, NULL, IR("containerPort"), S("hostIP"), I("hostPort"), S("name"),
-     E("protocol", protocols));
-TYPE(volume_mount, false, NULL, SR("mountPath"), E("mountPropagation", propagations), SR("name"),
+TYPE(container_port, 0, NULL, IR("containerPort"), S("hostIP"), I("hostPort"), S("name"),
+     ED("protocol", protocols));
+TYPE(volume_mount, 0, NULL, SR("mountPath"), E("mountPropagation", propagations), SR("name"),
      B("readOnly"), E("recursiveReadOnly", recursive_ro), S("subPath"), S("subPathExpr"));
-TYPE(volume_device, false, NULL, SR("devicePath"), SR("name"));
+TYPE(volume_device, 0, NULL, SR("devicePath"), SR("name"));
 
 /* Probes and lifecycle hooks. */
-TYPE(exec_action, false, NULL, SS("command"));
-TYPE(http_header, false, NULL, SR("name"), S("value"));
-TYPE(http_get, false, NULL, S("host"), L("httpHeaders", http_header), S("path"),
-     F("port", K_PORT, 1, NULL, NULL), E("scheme", schemes));
-TYPE(tcp_socket, false, NULL, S("host"), F("port", K_PORT, 1, NULL, NULL));
-TYPE(grpc_action, false, NULL, IR("port"), S("service"));
-TYPE(sleep_action, false, NULL, I("seconds"));
-TYPE(handler, true, NULL, O("exec", exec_action), O("httpGet", http_get), O("sleep", sleep_action),
+TYPE(exec_action, 0, NULL, SS("command"));
+TYPE(http_header, 0, NULL, SR("name"), S("value"));
+TYPE(http_get, 0, NULL, S("host"), L("httpHeaders", http_header), S("path"),
+     F("port", K_PORT, 1, NULL, NULL), ED("scheme", schemes));
+TYPE(tcp_socket, 0, NULL, S("host"), F("port", K_PORT, 1, NULL, NULL));
+TYPE(grpc_action, 0, NULL, IR("port"), S("service"));
+TYPE(sleep_action, 0, NULL, I("seconds"));
+TYPE(handler, U_ONE, NULL, O("exec", exec_action), O("httpGet", http_get), O("sleep", sleep_action),
      O("tcpSocket", tcp_socket));
-TYPE(lifecycle, false, NULL, O("postStart", handler), O("preStop", handler), S("stopSignal"));
-TYPE(probe, true, NULL, O("exec", exec_action), I("failureThreshold"), O("grpc", grpc_action),
+TYPE(lifecycle, 0, NULL, O("postStart", handler), O("preStop", handler), S("stopSignal"));
+TYPE(probe, U_ONE, NULL, O("exec", exec_action), I("failureThreshold"), O("grpc", grpc_action),
      O("httpGet", http_get), I("initialDelaySeconds"), I("periodSeconds"), I("successThreshold"),
      O("tcpSocket", tcp_socket), I("terminationGracePeriodSeconds"), I("timeoutSeconds"));
-TYPE(resize_policy, false, NULL, SR("resourceName"),
+TYPE(resize_policy, 0, NULL, SR("resourceName"),
      F("restartPolicy", K_ENUM, 1, NULL, resize_restarts));
-TYPE(exit_codes, false, NULL, F("operator", K_ENUM, 1, NULL, in_not_in),
+TYPE(exit_codes, 0, NULL, F("operator", K_ENUM, 1, NULL, in_not_in),
      F("values", K_INTS, 0, NULL, NULL));
-TYPE(restart_rule, false, NULL, F("action", K_ENUM, 1, NULL, rule_actions),
-     O("exitCodes", exit_codes));
+TYPE(restart_rule, 0, NULL, F("action", K_ENUM, 1, NULL, rule_actions), O("exitCodes", exit_codes));
 
 /* Security contexts. */
-TYPE(capabilities, false, NULL, SS("add"), SS("drop"));
-TYPE(selinux_options, false, NULL, S("level"), S("role"), S("type"), S("user"));
-TYPE(profile, false, NULL, S("localhostProfile"), F("type", K_ENUM, 1, NULL, profile_types));
-TYPE(windows_options, false, NULL, S("gmsaCredentialSpec"), S("gmsaCredentialSpecName"),
+TYPE(capabilities, 0, NULL, SS("add"), SS("drop"));
+TYPE(selinux_options, 0, NULL, S("level"), S("role"), S("type"), S("user"));
+TYPE(profile, 0, NULL, S("localhostProfile"), F("type", K_ENUM, 1, NULL, profile_types));
+TYPE(windows_options, 0, NULL, S("gmsaCredentialSpec"), S("gmsaCredentialSpecName"),
      B("hostProcess"), S("runAsUserName"));
-TYPE(security_context, false, NULL, B("allowPrivilegeEscalation"), O("appArmorProfile", profile),
+TYPE(security_context, 0, NULL, B("allowPrivilegeEscalation"), O("appArmorProfile", profile),
      O("capabilities", capabilities), B("privileged"), E("procMount", proc_mounts),
      B("readOnlyRootFilesystem"), I("runAsGroup"), B("runAsNonRoot"), I("runAsUser"),
      O("seLinuxOptions", selinux_options), O("seccompProfile", profile),
      O("windowsOptions", windows_options));
-TYPE(sysctl, false, NULL, SR("name"), SR("value"));
-TYPE(pod_security_context, false, NULL, O("appArmorProfile", profile), I("fsGroup"),
+TYPE(sysctl, 0, NULL, SR("name"), SR("value"));
+TYPE(pod_security_context, 0, NULL, O("appArmorProfile", profile), I("fsGroup"),
      E("fsGroupChangePolicy", fs_group_policies), I("runAsGroup"), B("runAsNonRoot"),
      I("runAsUser"), E("seLinuxChangePolicy", selinux_policies),
      O("seLinuxOptions", selinux_options), O("seccompProfile", profile),
@@ -164,109 +167,113 @@ TYPE(pod_security_context, false, NULL, O("appArmorProfile", profile), I("fsGrou
      L("sysctls", sysctl), O("windowsOptions", windows_options));
 
 /* The container: its name, resources, ports and restartPolicy are also read by the caller. */
-TYPE(gs__kt_container_t, false, NULL, S("name"), F("resources", K_SKIP, 0, NULL, NULL), S("image"),
-     SS("command"), SS("args"), L("env", env_var), L("envFrom", env_from),
-     L("ports", container_port), L("volumeMounts", volume_mount), S("workingDir"),
-     E("imagePullPolicy", pull_policies), O("livenessProbe", probe), O("readinessProbe", probe),
-     O("startupProbe", probe), O("lifecycle", lifecycle), O("securityContext", security_context),
-     B("stdin"), B("stdinOnce"), B("tty"), S("terminationMessagePath"),
-     E("terminationMessagePolicy", message_policies), L("volumeDevices", volume_device),
-     L("resizePolicy", resize_policy), F("restartPolicy", K_SKIP, 0, NULL, NULL),
-     L("restartPolicyRules", restart_rule));
-TYPE(gs__kt_ephemeral_t, false, &gs__kt_container_t, S("targetContainerName"));
+TYPE(gs__kt_container_t, 0, NULL, F("name", K_SKIP, 0, NULL, NULL),
+     F("resources", K_SKIP, 0, NULL, NULL), S("image"), SS("command"), SS("args"),
+     L("env", env_var), L("envFrom", env_from), L("ports", container_port),
+     L("volumeMounts", volume_mount), S("workingDir"), ED("imagePullPolicy", pull_policies),
+     O("livenessProbe", probe), O("readinessProbe", probe), O("startupProbe", probe),
+     O("lifecycle", lifecycle), O("securityContext", security_context), B("stdin"), B("stdinOnce"),
+     B("tty"), S("terminationMessagePath"), ED("terminationMessagePolicy", message_policies),
+     L("volumeDevices", volume_device), L("resizePolicy", resize_policy),
+     F("restartPolicy", K_SKIP, 0, NULL, NULL), L("restartPolicyRules", restart_rule));
+/* The API server refuses an ephemeral container ports, probes, lifecycle, resources, a restart
+ * or resize policy (ValidateEphemeralContainers: it is never restarted nor given resources). */
+TYPE(gs__kt_ephemeral_t, 0, &gs__kt_container_t, S("name"), S("targetContainerName"), NO("ports"),
+     NO("livenessProbe"), NO("readinessProbe"), NO("startupProbe"), NO("lifecycle"),
+     NO("resources"), NO("resizePolicy"), NO("restartPolicy"));
 
 /* Volume sources. */
-TYPE(key_to_path, false, NULL, SR("key"), I("mode"), SR("path"));
-TYPE(aws_ebs, false, NULL, S("fsType"), I("partition"), B("readOnly"), SR("volumeID"));
-TYPE(azure_disk, false, NULL, S("cachingMode"), SR("diskName"), SR("diskURI"), S("fsType"),
-     S("kind"), B("readOnly"));
-TYPE(azure_file, false, NULL, B("readOnly"), SR("secretName"), SR("shareName"));
-TYPE(cephfs, false, NULL, SS("monitors"), S("path"), B("readOnly"), S("secretFile"),
+TYPE(key_to_path, 0, NULL, SR("key"), I("mode"), SR("path"));
+TYPE(aws_ebs, 0, NULL, S("fsType"), I("partition"), B("readOnly"), SR("volumeID"));
+TYPE(azure_disk, 0, NULL, S("cachingMode"), SR("diskName"), SR("diskURI"), S("fsType"), S("kind"),
+     B("readOnly"));
+TYPE(azure_file, 0, NULL, B("readOnly"), SR("secretName"), SR("shareName"));
+TYPE(cephfs, 0, NULL, SS("monitors"), S("path"), B("readOnly"), S("secretFile"),
      O("secretRef", local_ref), S("user"));
-TYPE(cinder, false, NULL, S("fsType"), B("readOnly"), O("secretRef", local_ref), SR("volumeID"));
-TYPE(config_map_volume, false, NULL, I("defaultMode"), L("items", key_to_path), S("name"),
+TYPE(cinder, 0, NULL, S("fsType"), B("readOnly"), O("secretRef", local_ref), SR("volumeID"));
+TYPE(config_map_volume, 0, NULL, I("defaultMode"), L("items", key_to_path), S("name"),
      B("optional"));
-TYPE(csi_volume, false, NULL, SR("driver"), S("fsType"), O("nodePublishSecretRef", local_ref),
+TYPE(csi_volume, 0, NULL, SR("driver"), S("fsType"), O("nodePublishSecretRef", local_ref),
      B("readOnly"), F("volumeAttributes", K_STRMAP, 0, NULL, NULL));
-TYPE(downward_file, false, NULL, O("fieldRef", field_ref), I("mode"), SR("path"),
+TYPE(downward_file, 0, NULL, O("fieldRef", field_ref), I("mode"), SR("path"),
      O("resourceFieldRef", resource_ref));
-TYPE(downward_volume, false, NULL, I("defaultMode"), L("items", downward_file));
-TYPE(empty_dir, false, NULL, S("medium"), F("sizeLimit", K_QTY, 0, NULL, NULL));
-TYPE(typed_ref, false, NULL, S("apiGroup"), SR("kind"), SR("name"), S("namespace"));
-TYPE(volume_resources, false, NULL, F("limits", K_QTYMAP, 0, NULL, NULL),
+TYPE(downward_volume, 0, NULL, I("defaultMode"), L("items", downward_file));
+TYPE(empty_dir, 0, NULL, S("medium"), F("sizeLimit", K_QTY, 0, NULL, NULL));
+TYPE(typed_ref, 0, NULL, S("apiGroup"), SR("kind"), SR("name"), S("namespace"));
+TYPE(volume_resources, 0, NULL, F("limits", K_QTYMAP, 0, NULL, NULL),
      F("requests", K_QTYMAP, 0, NULL, NULL));
-TYPE(claim_spec, false, NULL, SS("accessModes"), O("dataSource", typed_ref),
+TYPE(claim_spec, 0, NULL, SS("accessModes"), O("dataSource", typed_ref),
      O("dataSourceRef", typed_ref), O("resources", volume_resources), O("selector", label_selector),
      S("storageClassName"), S("volumeAttributesClassName"), E("volumeMode", volume_modes),
      S("volumeName"));
-TYPE(claim_template, false, NULL, F("metadata", K_MAP, 0, NULL, NULL),
+TYPE(claim_template, 0, NULL, F("metadata", K_MAP, 0, NULL, NULL),
      F("spec", K_OBJ, 1, &claim_spec, NULL));
-TYPE(ephemeral_volume, false, NULL, O("volumeClaimTemplate", claim_template));
-TYPE(fc_volume, false, NULL, S("fsType"), I("lun"), B("readOnly"), SS("targetWWNs"), SS("wwids"));
-TYPE(flex_volume, false, NULL, SR("driver"), S("fsType"), F("options", K_STRMAP, 0, NULL, NULL),
+TYPE(ephemeral_volume, 0, NULL, O("volumeClaimTemplate", claim_template));
+TYPE(fc_volume, 0, NULL, S("fsType"), I("lun"), B("readOnly"), SS("targetWWNs"), SS("wwids"));
+TYPE(flex_volume, 0, NULL, SR("driver"), S("fsType"), F("options", K_STRMAP, 0, NULL, NULL),
      B("readOnly"), O("secretRef", local_ref));
-TYPE(flocker, false, NULL, S("datasetName"), S("datasetUUID"));
-TYPE(gce_pd, false, NULL, S("fsType"), I("partition"), SR("pdName"), B("readOnly"));
-TYPE(git_repo, false, NULL, S("directory"), SR("repository"), S("revision"));
-TYPE(glusterfs, false, NULL, SR("endpoints"), SR("path"), B("readOnly"));
-TYPE(host_path, false, NULL, SR("path"), E("type", host_path_types));
-TYPE(image_volume, false, NULL, E("pullPolicy", pull_policies), S("reference"));
-TYPE(iscsi, false, NULL, B("chapAuthDiscovery"), B("chapAuthSession"), S("fsType"),
-     S("initiatorName"), SR("iqn"), S("iscsiInterface"), I("lun"), SS("portals"), B("readOnly"),
+TYPE(flocker, 0, NULL, S("datasetName"), S("datasetUUID"));
+TYPE(gce_pd, 0, NULL, S("fsType"), I("partition"), SR("pdName"), B("readOnly"));
+TYPE(git_repo, 0, NULL, S("directory"), SR("repository"), S("revision"));
+TYPE(glusterfs, 0, NULL, SR("endpoints"), SR("path"), B("readOnly"));
+TYPE(host_path, 0, NULL, SR("path"), E("type", host_path_types));
+TYPE(image_volume, 0, NULL, ED("pullPolicy", pull_policies), S("reference"));
+TYPE(iscsi, 0, NULL, B("chapAuthDiscovery"), B("chapAuthSession"), S("fsType"), S("initiatorName"),
+     SR("iqn"), S("iscsiInterface"), I("lun"), SS("portals"), B("readOnly"),
      O("secretRef", local_ref), SR("targetPortal"));
-TYPE(nfs, false, NULL, SR("path"), B("readOnly"), SR("server"));
-TYPE(pvc_source, false, NULL, SR("claimName"), B("readOnly"));
-TYPE(photon_pd, false, NULL, S("fsType"), SR("pdID"));
-TYPE(portworx, false, NULL, S("fsType"), B("readOnly"), SR("volumeID"));
-TYPE(trust_bundle, false, NULL, O("labelSelector", label_selector), S("name"), B("optional"),
+TYPE(nfs, 0, NULL, SR("path"), B("readOnly"), SR("server"));
+TYPE(pvc_source, 0, NULL, SR("claimName"), B("readOnly"));
+TYPE(photon_pd, 0, NULL, S("fsType"), SR("pdID"));
+TYPE(portworx, 0, NULL, S("fsType"), B("readOnly"), SR("volumeID"));
+TYPE(trust_bundle, 0, NULL, O("labelSelector", label_selector), S("name"), B("optional"),
      SR("path"), S("signerName"));
-TYPE(projected_items, false, NULL, L("items", key_to_path), S("name"), B("optional"));
-TYPE(projected_downward, false, NULL, L("items", downward_file));
-TYPE(pod_certificate, false, NULL, S("certificateChainPath"), S("credentialBundlePath"),
-     S("keyPath"), SR("keyType"), I("maxExpirationSeconds"), SR("signerName"),
+TYPE(projected_items, 0, NULL, L("items", key_to_path), S("name"), B("optional"));
+TYPE(projected_downward, 0, NULL, L("items", downward_file));
+TYPE(pod_certificate, 0, NULL, S("certificateChainPath"), S("credentialBundlePath"), S("keyPath"),
+     SR("keyType"), I("maxExpirationSeconds"), SR("signerName"),
      F("userAnnotations", K_STRMAP, 0, NULL, NULL));
-TYPE(sa_token, false, NULL, S("audience"), I("expirationSeconds"), SR("path"));
-TYPE(projection, true, NULL, O("clusterTrustBundle", trust_bundle), O("configMap", projected_items),
-     O("downwardAPI", projected_downward), O("podCertificate", pod_certificate),
-     O("secret", projected_items), O("serviceAccountToken", sa_token));
-TYPE(projected, false, NULL, I("defaultMode"), L("sources", projection));
-TYPE(quobyte, false, NULL, S("group"), B("readOnly"), SR("registry"), S("tenant"), S("user"),
+TYPE(sa_token, 0, NULL, S("audience"), I("expirationSeconds"), SR("path"));
+TYPE(projection, U_ONE, NULL, O("clusterTrustBundle", trust_bundle),
+     O("configMap", projected_items), O("downwardAPI", projected_downward),
+     O("podCertificate", pod_certificate), O("secret", projected_items),
+     O("serviceAccountToken", sa_token));
+TYPE(projected, 0, NULL, I("defaultMode"), L("sources", projection));
+TYPE(quobyte, 0, NULL, S("group"), B("readOnly"), SR("registry"), S("tenant"), S("user"),
      SR("volume"));
-TYPE(rbd, false, NULL, S("fsType"), SR("image"), S("keyring"), SS("monitors"), S("pool"),
-     B("readOnly"), O("secretRef", local_ref), S("user"));
-TYPE(scale_io, false, NULL, S("fsType"), SR("gateway"), S("protectionDomain"), B("readOnly"),
+TYPE(rbd, 0, NULL, S("fsType"), SR("image"), S("keyring"), SS("monitors"), S("pool"), B("readOnly"),
+     O("secretRef", local_ref), S("user"));
+TYPE(scale_io, 0, NULL, S("fsType"), SR("gateway"), S("protectionDomain"), B("readOnly"),
      O("secretRef", local_ref), B("sslEnabled"), S("storageMode"), S("storagePool"), SR("system"),
      S("volumeName"));
-TYPE(secret_volume, false, NULL, I("defaultMode"), L("items", key_to_path), B("optional"),
+TYPE(secret_volume, 0, NULL, I("defaultMode"), L("items", key_to_path), B("optional"),
      S("secretName"));
-TYPE(storageos, false, NULL, S("fsType"), B("readOnly"), O("secretRef", local_ref), S("volumeName"),
+TYPE(storageos, 0, NULL, S("fsType"), B("readOnly"), O("secretRef", local_ref), S("volumeName"),
      S("volumeNamespace"));
-TYPE(vsphere, false, NULL, S("fsType"), S("storagePolicyID"), S("storagePolicyName"),
-     SR("volumePath"));
-TYPE(volume, true, NULL, SR("name"), O("awsElasticBlockStore", aws_ebs), O("azureDisk", azure_disk),
-     O("azureFile", azure_file), O("cephfs", cephfs), O("cinder", cinder),
-     O("configMap", config_map_volume), O("csi", csi_volume), O("downwardAPI", downward_volume),
-     O("emptyDir", empty_dir), O("ephemeral", ephemeral_volume), O("fc", fc_volume),
-     O("flexVolume", flex_volume), O("flocker", flocker), O("gcePersistentDisk", gce_pd),
-     O("gitRepo", git_repo), O("glusterfs", glusterfs), O("hostPath", host_path),
-     O("image", image_volume), O("iscsi", iscsi), O("nfs", nfs),
+TYPE(vsphere, 0, NULL, S("fsType"), S("storagePolicyID"), S("storagePolicyName"), SR("volumePath"));
+TYPE(volume, U_MOST, NULL, SR("name"), O("awsElasticBlockStore", aws_ebs),
+     O("azureDisk", azure_disk), O("azureFile", azure_file), O("cephfs", cephfs),
+     O("cinder", cinder), O("configMap", config_map_volume), O("csi", csi_volume),
+     O("downwardAPI", downward_volume), O("emptyDir", empty_dir), O("ephemeral", ephemeral_volume),
+     O("fc", fc_volume), O("flexVolume", flex_volume), O("flocker", flocker),
+     O("gcePersistentDisk", gce_pd), O("gitRepo", git_repo), O("glusterfs", glusterfs),
+     O("hostPath", host_path), O("image", image_volume), O("iscsi", iscsi), O("nfs", nfs),
      O("persistentVolumeClaim", pvc_source), O("photonPersistentDisk", photon_pd),
      O("portworxVolume", portworx), O("projected", projected), O("quobyte", quobyte), O("rbd", rbd),
      O("scaleIO", scale_io), O("secret", secret_volume), O("storageos", storageos),
      O("vsphereVolume", vsphere));
 
 /* The pod spec's fields of no effect on placement (the rest are read in scenario_pod.c). */
-TYPE(dns_option, false, NULL, S("name"), S("value"));
-TYPE(dns_config, false, NULL, SS("nameservers"), L("options", dns_option), SS("searches"));
-TYPE(host_alias, false, NULL, SS("hostnames"), SR("ip"));
-TYPE(pod_os, false, NULL, F("name", K_ENUM, 1, NULL, os_names));
-TYPE(readiness_gate, false, NULL, SR("conditionType"));
-TYPE(gs__kt_pod_spec_t, false, NULL, B("automountServiceAccountToken"), O("dnsConfig", dns_config),
-     E("dnsPolicy", dns_policies), B("enableServiceLinks"),
+TYPE(dns_option, 0, NULL, S("name"), S("value"));
+TYPE(dns_config, 0, NULL, SS("nameservers"), L("options", dns_option), SS("searches"));
+TYPE(host_alias, 0, NULL, SS("hostnames"), SR("ip"));
+TYPE(pod_os, 0, NULL, F("name", K_ENUM, 1, NULL, os_names));
+TYPE(readiness_gate, 0, NULL, SR("conditionType"));
+TYPE(gs__kt_pod_spec_t, 0, NULL, B("automountServiceAccountToken"), O("dnsConfig", dns_config),
+     ED("dnsPolicy", dns_policies), B("enableServiceLinks"),
      F("ephemeralContainers", K_SKIP, 0, NULL, NULL), L("hostAliases", host_alias), B("hostIPC"),
      B("hostPID"), B("hostUsers"), S("hostname"), S("hostnameOverride"),
      L("imagePullSecrets", local_ref), O("os", pod_os), L("readinessGates", readiness_gate),
-     E("restartPolicy", restart_policies), S("runtimeClassName"),
+     ED("restartPolicy", restart_policies), S("runtimeClassName"),
      O("securityContext", pod_security_context), S("serviceAccount"), S("serviceAccountName"),
      B("setHostnameAsFQDN"), B("shareProcessNamespace"), S("subdomain"),
      I("terminationGracePeriodSeconds"));
@@ -298,6 +305,7 @@ static int fields_of(const struct gs__ktype *t, const struct kfield **out)
 struct obj_walk {
     const struct gs__ktype *t;
     const struct kfield *const *f;
+    int nf;
     const char *where;
     uint64_t given;
     const char *member; /* the union member given, NULL none */
@@ -334,7 +342,7 @@ static int obj_field(struct gs__yctx *c, int i, yaml_node_t *v, void *arg)
         return 0;
     w->given |= (uint64_t)1 << i;
     gs__yaml_label(what, sizeof(what), "%s.%s", w->where, f->name);
-    if (w->t->one_of && f->kind == K_OBJ) {
+    if (w->t->union_of && f->kind == K_OBJ) {
         if (w->member)
             return lenient_end(c, gs__yaml_err(c, v,
                                                "%s: %s and %s are both given; it takes one "
@@ -345,6 +353,20 @@ static int obj_field(struct gs__yctx *c, int i, yaml_node_t *v, void *arg)
     return lenient_end(c, check_value(c, f, v, what));
 }
 
+/* A union that needs one member and has none: "one of exec, httpGet, ... is required". */
+static int union_missing(struct gs__yctx *c, const struct obj_walk *w, yaml_node_t *n)
+{
+    char list[256];
+    size_t k = 0;
+    list[0] = '\0';
+    for (int i = 0; i < w->nf && k < sizeof(list); i++)
+        if (w->f[i]->kind == K_OBJ)
+            k += (size_t)snprintf(list + k, sizeof(list) - k, "%s%s", k ? ", " : "", w->f[i]->name);
+    return gs__yaml_err(c, n,
+                        "%s: one of %s is required: the API server refuses the pod without one",
+                        w->where, list);
+}
+
 static int check_obj(struct gs__yctx *c, const struct gs__ktype *t, yaml_node_t *n,
                      const char *where)
 {
@@ -353,10 +375,12 @@ static int check_obj(struct gs__yctx *c, const struct gs__ktype *t, yaml_node_t 
     int nf = fields_of(t, f);
     for (int i = 0; i < nf; i++)
         names[i] = f[i]->name;
-    struct obj_walk w = {t, f, where, 0, NULL};
+    struct obj_walk w = {t, f, nf, where, 0, NULL};
     int rc = gs__yaml_each_field(c, n, names, nf, where, obj_field, &w);
+    if (!rc && t->union_of == U_ONE && !w.member)
+        rc = lenient_end(c, union_missing(c, &w, n));
     for (int i = 0; !rc && i < nf; i++)
-        if (f[i]->required && !(w.given & ((uint64_t)1 << i)))
+        if (f[i]->required == R_REQUIRED && !(w.given & ((uint64_t)1 << i)))
             rc = gs__yaml_err(c, n, "%s.%s is required: the API server refuses the pod without it",
                               where, f[i]->name);
     return rc;
@@ -398,6 +422,13 @@ static int check_value(struct gs__yctx *c, const struct kfield *f, yaml_node_t *
     switch ((enum kind)f->kind) {
     case K_SKIP:
         return 0;
+    case K_NONE:
+        if (gs__yaml_is_empty(v))
+            return 0;
+        return gs__yaml_err(c, v,
+                            "%s: an ephemeral container may not have it, as the API server "
+                            "refuses it",
+                            what);
     case K_STR:
         return gs__yaml_text(v) ? 0 : gs__yaml_text_error(c, v, what);
     case K_INT:
@@ -424,6 +455,8 @@ static int check_value(struct gs__yctx *c, const struct kfield *f, yaml_node_t *
         return v->type == YAML_MAPPING_NODE ? 0 : gs__yaml_type_error(c, v, what, "a mapping");
     case K_ENUM: {
         int n = 0;
+        if (f->required == R_EMPTY && gs__yaml_text(v) && !*gs__yaml_text(v))
+            return 0;
         while (f->values[n])
             n++;
         return gs__scn_enum(c, v, what, f->values, n, &b);

@@ -414,6 +414,11 @@ static int read_container(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg
                                  "more than %d containers in a pod, init containers counted",
                                  GS_SCN_CONTAINERS);
     int rc = container_fields(c, n, where, f);
+    if (!rc && f[C_NAME] && !gs__yaml_is_null(f[C_NAME]) && !gs__yaml_text(f[C_NAME])) {
+        char what[96]; /* read here, so never a lenient warning */
+        gs__yaml_label(what, sizeof(what), "%s.name", where);
+        rc = gs__yaml_text_error(c, f[C_NAME], what);
+    }
     if (!rc && (!f[C_NAME] || gs__yaml_is_null(f[C_NAME])))
         rc = gs__yaml_err(c, f[C_NAME] ? f[C_NAME] : n,
                           "%s.name is required: an API server refuses a container without one",
@@ -929,7 +934,7 @@ static int read_run(struct gs__yctx *c, yaml_node_t **f, struct gs_pod_spec *p, 
         rc = overhead(c, f[S_OVERHEAD], p);
     if (!rc && f[S_HOST_NETWORK] && !gs__yaml_is_null(f[S_HOST_NETWORK]))
         rc = gs__scn_bool(c, f[S_HOST_NETWORK], "spec.hostNetwork", host_net);
-    if (!rc && f[S_VOLUMES] && f[S_VOLUMES]->type == YAML_SEQUENCE_NODE)
+    if (!rc && f[S_VOLUMES])
         rc = gs__yaml_each_item(c, f[S_VOLUMES], "spec.volumes", placed_volume, NULL);
     return rc;
 }
@@ -969,20 +974,19 @@ static int toleration(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
 /* An ephemeral container (kubectl debug) runs beside the pod and asks nothing of the node. */
 static int ephemeral(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
 {
-    yaml_node_t *r = NULL;
     char where[64];
     (void)arg;
     gs__yaml_label(where, sizeof(where), "spec.ephemeralContainers[%d]", idx);
     if (n->type != YAML_MAPPING_NODE)
         return gs__yaml_type_error(c, n, where, "a mapping");
-    int rc = gs__scn_typed(c, gs__kt_ephemeral, n, where);
-    if (!rc && !gs__yaml_map_get(c, n, "resources", &r) && r && !gs__yaml_is_null(r) &&
-        !gs__yaml_is_empty(r))
-        rc = gs__yaml_err(c, r,
-                          "%s.resources: an ephemeral container may not ask resources, as the API "
-                          "server refuses it",
-                          where);
-    return rc;
+    return gs__scn_typed(c, gs__kt_ephemeral, n, where);
+}
+
+/* A string field absent, null or "": Kubernetes defaults each of priorityClassName,
+ * schedulerName and nodeName given "" as if it were left out (SetDefaults_PodSpec). */
+static bool unset(const yaml_node_t *n)
+{
+    return !n || gs__yaml_is_null(n) || (gs__yaml_text(n) && !*gs__yaml_text(n));
 }
 
 static int read_spec(struct gs__yctx *c, yaml_node_t *spec, struct gs_pod_spec *p)
@@ -1010,7 +1014,7 @@ static int read_spec(struct gs__yctx *c, yaml_node_t *spec, struct gs_pod_spec *
             rc = gs__yaml_each_item(c, f[i], "spec.ephemeralContainers", ephemeral, NULL);
     if (!rc)
         rc = read_run(c, f, p, &host_net);
-    if (!rc && f[S_PRIORITY_CLASS])
+    if (!rc && !unset(f[S_PRIORITY_CLASS]))
         rc = gs__scn_name(c, f[S_PRIORITY_CLASS], "spec.priorityClassName", p->priority_class,
                           sizeof(p->priority_class));
     if (!rc && f[S_PRIORITY] && !gs__yaml_is_null(f[S_PRIORITY])) {
@@ -1019,13 +1023,13 @@ static int read_spec(struct gs__yctx *c, yaml_node_t *spec, struct gs_pod_spec *
         p->priority = (int32_t)v;
         p->has_priority = 1;
     }
-    if (!rc && f[S_NODE_NAME] && !gs__yaml_is_null(f[S_NODE_NAME]))
+    if (!rc && !unset(f[S_NODE_NAME]))
         rc = node_name(c, f[S_NODE_NAME], "spec.nodeName", p);
     if (!rc && f[S_NODE_SELECTOR])
         rc = gs__yaml_each_pair(c, f[S_NODE_SELECTOR], "spec.nodeSelector", selector_pair, p);
     if (!rc && f[S_TOLERATIONS])
         rc = gs__yaml_each_item(c, f[S_TOLERATIONS], "spec.tolerations", toleration, p);
-    if (!rc && f[S_SCHEDULER] && !gs__yaml_is_null(f[S_SCHEDULER])) {
+    if (!rc && !unset(f[S_SCHEDULER])) {
         rc = gs__scn_name(c, f[S_SCHEDULER], "spec.schedulerName", p->scheduler,
                           sizeof(p->scheduler));
         node_src(c, f[S_SCHEDULER], &p->scheduler_src);

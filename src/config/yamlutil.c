@@ -1201,6 +1201,21 @@ static json_t *yaml_scalar(const yaml_node_t *n)
     return json_string(s);
 }
 
+/*
+ * A file mode (a volume's defaultMode, an item's mode) written in octal as the Kubernetes docs
+ * write it (`defaultMode: 0400`): kubectl's YAML 1.1 reads it as the octal number (256), and so
+ * it is read here, under that key alone. Return: the mode, or -1 when @n is not one.
+ */
+static long long octal_mode(const char *key, const yaml_node_t *n)
+{
+    const char *s =
+        n && n->type == YAML_SCALAR_NODE && gs__yaml_is_plain(n) ? gs__yaml_str(n) : NULL;
+    if (!key || !s || (strcmp(key, "mode") && strcmp(key, "defaultMode")) || s[0] != '0' || !s[1] ||
+        strspn(s, "01234567") != strlen(s) || strlen(s) > 12)
+        return -1;
+    return strtoll(s, NULL, 8);
+}
+
 /* YAML node to JSON; depth-bounded, so an aliased cycle stops. NULL on a bad shape. */
 json_t *gs__yaml_json(yaml_document_t *doc, yaml_node_t *n, int depth)
 {
@@ -1218,11 +1233,12 @@ json_t *gs__yaml_json(yaml_document_t *doc, yaml_node_t *n, int depth)
         return out;
     }
     for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
-        yaml_node_t *k = yaml_document_get_node(doc, p->key);
+        yaml_node_t *k = yaml_document_get_node(doc, p->key),
+                    *v = yaml_document_get_node(doc, p->value);
+        long long mode = k ? octal_mode(gs__yaml_str(k), v) : -1;
         if (!k || k->type != YAML_SCALAR_NODE ||
-            json_object_set_new(
-                out, (const char *)k->data.scalar.value,
-                gs__yaml_json(doc, yaml_document_get_node(doc, p->value), depth + 1)))
+            json_object_set_new(out, (const char *)k->data.scalar.value,
+                                mode >= 0 ? json_integer(mode) : gs__yaml_json(doc, v, depth + 1)))
             goto bad;
     }
     return out;
@@ -1271,7 +1287,8 @@ static int manifest_walk(struct gs__yctx *c, yaml_node_t *n, const char *key, in
     char buf[GS__YAML_SHOW_BUF];
     if (n->type == YAML_SCALAR_NODE && !gs__yaml_str(n))
         return gs__yaml_err(c, n, "a NUL character (\\0) in a string: Kubernetes refuses it");
-    if (n->type == YAML_SCALAR_NODE && gs__yaml_is_plain(n) && (why = yaml11_only(gs__yaml_str(n))))
+    if (n->type == YAML_SCALAR_NODE && gs__yaml_is_plain(n) && octal_mode(key, n) < 0 &&
+        (why = yaml11_only(gs__yaml_str(n))))
         return gs__yaml_err(c, n, "%.64s%s%s %s", key ? key : "", key ? ": " : "",
                             gs__yaml_show(n, buf), why);
     const char *type = n->type == YAML_SCALAR_NODE ? gs__yaml_scalar_type(n) : NULL;

@@ -355,6 +355,17 @@ static void test_yaml_bodies(void **state)
               "\"ports\": [{\"containerPort\": \"8080\"}]}]}}",
               400, "spec.containers[0].ports[0].containerPort must be an integer",
               "spec.containers[0].ports[0].containerPort");
+    /* a file mode in octal, as the Kubernetes docs write it, is the number kubectl reads */
+    yaml_post(&d, "/v1/pods", Y,
+              "metadata: {name: y14}\nspec:\n  containers: [{name: m}]\n  volumes:\n  - name: s\n"
+              "    secret: {secretName: s, defaultMode: 0400}\n",
+              201, NULL, NULL);
+    struct answer snap;
+    assert_int_equal(h_call(&d, "GET", "/v1/snapshot", TOKEN_ADMIN, NULL, &snap), 0);
+    assert_int_equal(snap.status, 200);
+    if (!strstr(snap.body, "\"defaultMode\": 256"))
+        fail_msg("no defaultMode 256 in the snapshot");
+    h_answer_free(&snap);
     yaml_post(&d, "/v1/pods", Y, "metadata: {name: y4}\n---\nmetadata: {name: y5}\n", 400,
               "body:3:1: one object per request", NULL);
     yaml_post(&d, "/v1/pods", Y, "metadata: {name: y6}\nmetadata: {name: y7}\n", 400,

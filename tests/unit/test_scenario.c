@@ -667,7 +667,22 @@ static const struct bad bads[] = {
      ":4:56: ", "unknown field \"bogus\" in spec.ephemeralContainers[0]", 0},
     {POD_HDR "spec: {containers: [{name: m}], ephemeralContainers: [{name: d, resources: "
              "{limits: {nvidia.com/gpu: 8}}}]}\n",
-     -EINVAL, ":4:76: ", "an ephemeral container may not ask resources", 0},
+     -EINVAL,
+     ":4:76: ", "spec.ephemeralContainers[0].resources: an ephemeral container may not have it", 0},
+    {POD_HDR "spec: {containers: [{name: m}], ephemeralContainers: [{name: d, restartPolicy: "
+             "Always}]}\n",
+     -EINVAL, ":4:80: ", "spec.ephemeralContainers[0].restartPolicy: an ephemeral container", 0},
+    {POD_HDR "spec: {containers: [{name: {zz: 1}}]}\n", -EINVAL,
+     ":4:28: ", "spec.containers[0].name must be a string, not a mapping", 0},
+    {POD_HDR "spec: {initContainers: [{name: [i]}], containers: [{name: m}]}\n", -EINVAL,
+     ":4:32: ", "spec.initContainers[0].name must be a string", 0},
+    {POD_HDR "spec:\n  containers: [{name: m}]\n  volumes:\n    name: data\n    emptyDir: {}\n",
+     -EINVAL, ":7:5: ", "spec.volumes must be a sequence, not a mapping", 0},
+    {POD_HDR "spec: {containers: [{name: m, readinessProbe: {periodSeconds: 5}}]}\n", -EINVAL,
+     ":4:47: ", "readinessProbe: one of exec, grpc, httpGet, tcpSocket is required", 0},
+    {POD_HDR "spec: {containers: [{name: m, envFrom: [{configMapRef: {name: a}, secretRef: "
+             "{name: b}}]}]}\n",
+     -EINVAL, ":4:78: ", "envFrom[0]: configMapRef and secretRef are both given", 0},
     /* nested fields of no effect on placement are typed as the API server types them: a typo
      * or a wrong type there was taken and dropped (a misspelt hostPort slipped its warning) */
     {POD_HDR "spec: {containers: [{name: m, env: [{name: A, vaule: b}]}]}\n", -EINVAL, ":4:47: ",
@@ -2050,6 +2065,34 @@ static void same_as_text(const char *json)
 }
 
 /* One Pod object, as gpuschedd's API receives it (JSON), through the loader's own parser. */
+/*
+ * What Kubernetes defaults when it is left empty is taken empty: "" for a string enum the API
+ * server fills in (imagePullPolicy, protocol, dnsPolicy, ...), for priorityClassName,
+ * schedulerName and nodeName (as a chart's empty `| quote` writes them); a file mode in octal
+ * as the Kubernetes docs write it (defaultMode: 0400, read as kubectl reads it).
+ */
+static void test_pod_defaults_taken(void **state)
+{
+    (void)state;
+    struct gs_diag d;
+    struct warns w;
+    struct gs_scenario *s = load_text_ok(
+        POD_HDR "spec:\n  restartPolicy: \"\"\n  dnsPolicy: \"\"\n  priorityClassName: \"\"\n"
+                "  schedulerName: \"\"\n  nodeName: \"\"\n  containers:\n  - name: m\n"
+                "    imagePullPolicy: \"\"\n    terminationMessagePolicy: \"\"\n"
+                "    ports: [{containerPort: 80, protocol: \"\"}]\n"
+                "    readinessProbe: {httpGet: {port: 80, scheme: \"\"}}\n"
+                "  volumes:\n  - {name: s, secret: {secretName: s, defaultMode: 0400, items: "
+                "[{key: k, path: p, mode: 0644}]}}\n"
+                "  - {name: i, image: {reference: r, pullPolicy: \"\"}}\n",
+        &d, &w);
+    assert_int_equal(d.nwarn, 0);
+    assert_int_equal(s->npods, 1);
+    assert_string_equal(s->pods[0].priority_class, "");
+    assert_string_equal(s->pods[0].scheduler, "");
+    gs_scenario_free(s);
+}
+
 static void test_pod_parse_json(void **state)
 {
     (void)state;
@@ -2150,6 +2193,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gpu_util_forms),
         cmocka_unit_test(test_pod_parse_json),
+        cmocka_unit_test(test_pod_defaults_taken),
         cmocka_unit_test(test_seeds_load_each),
         cmocka_unit_test(test_seed_policy_values),
         cmocka_unit_test(test_seed_kube_values),

@@ -2008,9 +2008,9 @@ static void test_same_card(void **state)
                         "pod may use offers that many time-slice replicas (at most 4)");
     assert_int_equal(find(t, "big")->state, GS_POD_REJECTED);
     assert_string_equal(find(t, "big")->reason,
-                        "nvidia.com/gpu.shared 2 on one card (gpusched.io/same-card): no card this "
-                        "pod may use offers that many time-slice replicas with their "
-                        "nvidia.com/gpumem (at most 4)");
+                        "nvidia.com/gpumem 16384 MiB x 2 replicas on one card "
+                        "(gpusched.io/same-card): more than the largest time-sliced card this pod "
+                        "may use has (24576 MiB)");
     assert_int_equal(find(t, "fits")->start_us, 0);
     assert_int_equal(find(t, "wide")->state, GS_POD_REJECTED);
     assert_string_equal(find(t, "wide")->reason,

@@ -886,12 +886,30 @@ static int timeslice_demand(const struct gs_tenancy *t, struct rpod *p,
         replicas = tp->timeslice_replicas > replicas ? tp->timeslice_replicas : replicas;
         one_card |= tp->timeslice_replicas >= c->gpu_shared && c->gpu_shared * mem <= m->memory_mib;
     }
-    if (most > 0 && p->sp->same_card && !one_card) {
+    /* all on one card, and no card holds them (one replica is for the checks below) */
+    int none_holds = most > 0 && p->sp->same_card && c->gpu_shared > 1 && !one_card;
+    if (none_holds && c->gpu_shared > replicas) {
         p->field = "metadata.annotations.gpusched.io/same-card";
         gs__say(why, size,
                 "nvidia.com/gpu.shared %lld on one card (gpusched.io/same-card): no card this pod "
-                "may use offers that many time-slice replicas%s (at most %d)",
-                (long long)c->gpu_shared, mem ? " with their nvidia.com/gpumem" : "", replicas);
+                "may use offers that many time-slice replicas (at most %d)",
+                (long long)c->gpu_shared, replicas);
+        return -1;
+    }
+    if (none_holds && c->gpu_shared * mem <= large) {
+        p->field = "metadata.annotations.gpusched.io/same-card";
+        gs__say(why, size,
+                "nvidia.com/gpu.shared %lld on one card (gpusched.io/same-card): no time-sliced "
+                "card this pod may use offers that many replicas with %lld MiB for them",
+                (long long)c->gpu_shared, (long long)(c->gpu_shared * mem));
+        return -1;
+    }
+    if (none_holds) {
+        p->field = "spec.containers[].resources.limits.nvidia.com/gpumem";
+        gs__say(why, size,
+                "nvidia.com/gpumem %lld MiB x %lld replicas on one card (gpusched.io/same-card): "
+                "more than the largest time-sliced card this pod may use has (%lld MiB)",
+                (long long)mem, (long long)c->gpu_shared, (long long)large);
         return -1;
     }
     if (most == 0 || (c->gpu_shared > most && !p->sp->same_card)) {
