@@ -823,11 +823,27 @@ static int annot_value(struct gs__yctx *c, int a, yaml_node_t *v, struct gs_pod_
     }
 }
 
+/* An annotation of ours whose value is a duration (120s, 2h30m). */
+static bool duration_key(const char *key)
+{
+    static const int durations[] = {A_ARRIVAL, A_DURATION, A_CHECKPOINT};
+    for (size_t i = 0; key && i < sizeof(durations) / sizeof(durations[0]); i++)
+        if (!strcmp(key, annot_keys[durations[i]]))
+            return true;
+    return false;
+}
+
 static int annot_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *arg)
 {
     struct annot *an = arg;
     const char *key = gs__yaml_str(k);
     char buf[GS__YAML_SHOW_BUF];
+    const char *type = gs__yaml_scalar_type(v);
+    if (type && !strcmp(type, "integer") && duration_key(key)) /* "120" would not read either */
+        return gs__yaml_err(c, v,
+                            "annotation %s must be a string, not the integer %s: write a duration "
+                            "with its unit, \"%.24ss\"",
+                            key, gs__yaml_show(v, buf), gs__yaml_str(v));
     int rc = string_value(c, k, v, "annotation");
     if (rc)
         return rc;

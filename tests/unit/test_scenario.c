@@ -766,6 +766,10 @@ static const struct bad bads[] = {
      -EINVAL, ":4:9: ", "metadata.name is 300 bytes long; names are at most 63", 0},
     {POD_META "  annotations: {sim.gpusched.io/arrival: \"120\"}\n", -EINVAL,
      ":6:42: ", "is not a duration", 0},
+    {POD_META "  annotations: {sim.gpusched.io/arrival: 120}\n", -EINVAL, ":6:42: ",
+     "annotation sim.gpusched.io/arrival must be a string, not the integer \"120\": write a "
+     "duration with its unit, \"120s\"",
+     0},
     {POD_META "  annotations: {sim.gpusched.io/evictions: x}\n", -EINVAL,
      ":6:44: ", "sim.gpusched.io/evictions must be a count of evictions", 0},
     {POD_META "  annotations: {sim.gpusched.io/charged: maybe}\n", -EINVAL,
