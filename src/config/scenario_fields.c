@@ -467,12 +467,9 @@ int gs__scn_dur(struct gs__yctx *c, const yaml_node_t *n, const char *what, int6
 /* gs__yaml_meta_keys' first; the others Kubernetes writes mean nothing to a scenario. */
 enum { META_NAME, META_NAMESPACE, META_LABELS, META_ANNOTATIONS, META_GENERATE_NAME };
 
-/* metadata.name (@label 0: a DNS subdomain) or metadata.namespace (@label 1: a DNS label), as an
- * API server takes them: the DNS rule is checked before the byte set of every name, so that a
- * byte outside it is named by the DNS rule. */
-static int dns_name(struct gs__yctx *c, yaml_node_t *n, int label, char *dst, size_t size)
+int gs__scn_dns_name(struct gs__yctx *c, const yaml_node_t *n, int label, const char *what,
+                     char *dst, size_t size)
 {
-    const char *what = label ? "metadata.namespace" : "metadata.name";
     int rc = gs__yaml_not_typed(c, n, what);
     if (rc)
         return rc;
@@ -493,10 +490,10 @@ static int meta_field(struct gs__yctx *c, int field, yaml_node_t *val, void *arg
     struct gs__scn_meta *m = arg;
     int rc = 0;
     if (field == META_NAME) {
-        rc = dns_name(c, val, 0, m->name_s, sizeof(m->name_s));
+        rc = gs__scn_dns_name(c, val, 0, "metadata.name", m->name_s, sizeof(m->name_s));
         m->name = val;
     } else if (field == META_NAMESPACE) {
-        rc = dns_name(c, val, 1, m->ns_s, sizeof(m->ns_s));
+        rc = gs__scn_dns_name(c, val, 1, "metadata.namespace", m->ns_s, sizeof(m->ns_s));
         m->ns = val;
     } else if (field == META_LABELS) {
         m->labels = val;

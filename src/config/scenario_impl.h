@@ -155,6 +155,14 @@ int gs__scn_name(struct gs__yctx *c, const yaml_node_t *n, const char *what, cha
 /* gs__scn_key_name() - gs__scn_name() for a mapping key, which is text whatever it looks like. */
 int gs__scn_key_name(struct gs__yctx *c, const yaml_node_t *k, const char *what, char *dst,
                      size_t size);
+/*
+ * gs__scn_dns_name() - a Kubernetes name @n as an API server takes it: a DNS subdomain (@label
+ * 0: an object's name) or a DNS label (@label 1: a namespace, and a tenant, which gpuschedd
+ * names in URLs), checked before gs__scn_key_name()'s byte set so that a byte outside it is
+ * named by the DNS rule. Return: 0; -EINVAL with the error at @n.
+ */
+int gs__scn_dns_name(struct gs__yctx *c, const yaml_node_t *n, int label, const char *what,
+                     char *dst, size_t size);
 int gs__scn_bool(struct gs__yctx *c, const yaml_node_t *n, const char *what, int *out);
 int gs__scn_int(struct gs__yctx *c, const yaml_node_t *n, const char *what, int64_t lo, int64_t hi,
                 int64_t *out);

@@ -741,7 +741,7 @@ static int tenant_item(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
         return gs__yaml_err(c, f[1], "%s.namespaces: empty: a tenant owns at least one namespace",
                             where);
     if (!rc)
-        rc = gs__scn_name(c, f[0], "tenants[].name", name, sizeof(name));
+        rc = gs__scn_dns_name(c, f[0], 1, "tenants[].name", name, sizeof(name));
     yaml_node_t *before =
         rc ? NULL : gs__yaml_earlier(c, ((struct tenants *)arg)->seq, idx, "name");
     if (before) /* the last would have won, the first's namespaces going to tenants of their own */

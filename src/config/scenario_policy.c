@@ -75,7 +75,7 @@ static int ns_item(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
 {
     struct tref *r = arg;
     char ns[GS_SCN_NAME_MAX];
-    int rc = gs__scn_name(c, n, "namespaces[]", ns, sizeof(ns));
+    int rc = gs__scn_dns_name(c, n, 1, "namespaces[]", ns, sizeof(ns));
     yaml_node_t *before = rc ? NULL : gs__yaml_earlier(c, r->seq, idx, NULL);
     if (before)
         return gs__yaml_err(c, n, "namespace %s is listed twice (also at %zu:%zu)", ns,
@@ -211,7 +211,7 @@ int gs__scn_gpuquota(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *ro
                                  gs__scn_keep, f);
     memcpy(name, m.ns_s, sizeof(name));
     if (!rc && f[G_TENANT])
-        rc = gs__scn_name(c, f[G_TENANT], "spec.tenant", name, sizeof(name));
+        rc = gs__scn_dns_name(c, f[G_TENANT], 1, "spec.tenant", name, sizeof(name));
     struct tref r = {L, -1, f[G_NAMESPACES]};
     if (!rc)
         rc = gq_tenant(c, L, f[G_TENANT] ? f[G_TENANT] : m.ns ? m.ns : root, name, &r.t);

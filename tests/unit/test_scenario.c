@@ -861,7 +861,12 @@ static const struct bad bads[] = {
     {SIM_HDR "spec:\n  tenants:\n  - {name: t}\n", -EINVAL,
      ":6:5: ", "tenants[0] needs name and namespaces", 0},
     {SIM_HDR "spec:\n  tenants:\n  - {name: t, namespaces: [a b]}\n", -EINVAL,
-     ":6:28: ", "namespaces[] may hold letters", 0},
+     ":6:28: ", "namespaces[] \"a b\": expected a DNS label", 0},
+    /* tenants and namespaces as gpuschedd and the API server take them: DNS labels */
+    {SIM_HDR "spec:\n  tenants:\n  - {name: Team_A, namespaces: [a]}\n", -EINVAL,
+     ":6:12: ", "tenants[].name \"Team_A\": expected a DNS label", 0},
+    {SIM_HDR "spec:\n  tenants:\n  - {name: t, namespaces: [ML.prod]}\n", -EINVAL,
+     ":6:28: ", "namespaces[] \"ML.prod\": expected a DNS label", 0},
     {SIM_HDR "spec:\n  tenants:\n  - {name: t, namespaces: []}\n", -EINVAL,
      ":6:27: ", "tenants[0].namespaces: empty: a tenant owns at least one namespace", 0},
     /* listed twice, the last entry won and the first's namespaces went to tenants of their own */
