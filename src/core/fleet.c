@@ -1116,10 +1116,10 @@ static enum gs_fit_reason slice_fits(const struct gs_fleet *f, const struct fnod
 {
     if (!slice_mode_ok(f, c, r))
         return GS_FIT_GPU;
-    if (r->timeslice) {
-        if (c->mem_mib - c->mem_used < slice_mem(nd, c, r))
-            return GS_FIT_GPUMEM;
-        return c->clients + units_of(r) <= nd->replicas ? GS_FIT_OK : GS_FIT_GPU;
+    if (r->timeslice) { /* its replicas first: a replica asking no memory is charged its part */
+        if (c->clients + units_of(r) > nd->replicas)
+            return GS_FIT_GPU;
+        return c->mem_mib - c->mem_used < slice_mem(nd, c, r) ? GS_FIT_GPUMEM : GS_FIT_OK;
     }
     struct gs_share_card e;
     share_card(c, 0, r, &e);

@@ -2056,6 +2056,13 @@ static void test_timeslice_tier(void **state)
     assert_int_equal(find(t, "p2")->start_us, 7200 * S);
     assert_int_equal(find(t, "p2")->end_us, 3 * 3600 * S);
     gs_tsim_free(t);
+    /* while it waits, for the card's replicas, not for memory it never declared */
+    s->sim.horizon_us = 1800 * S;
+    t = run(s, GS_WAY_FULL);
+    assert_string_equal(find(t, "p2")->reason,
+                        "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.");
+    gs_tsim_free(t);
+    s->sim.horizon_us = GS_UNSET;
     t = run(s, GS_WAY_SHARING);
     assert_int_equal(find(t, "p1")->start_us, 3600 * S);
     assert_int_equal(find(t, "p2")->end_us, 3 * 3600 * S);
