@@ -5,25 +5,25 @@
 #include <stdio.h>
 #include <string.h>
 
-#define SHOWN_MAX 300 /* bytes of a refused URL a message repeats */
+#define SHOWN_MAX  300             /* bytes of a refused URL a message repeats */
+#define SHOWN_SIZE (SHOWN_MAX + 7) /* with "***" for user information, "..." and the NUL */
 
-/* @s as a message may show it, into @out (SHOWN_MAX + 4 bytes): its first bytes, with user
- * information masked and "..." where it was cut. */
-static void shown(const char *s, char out[SHOWN_MAX + 4])
+/* @s as a message may show it, into @out (SHOWN_SIZE bytes): its first SHOWN_MAX bytes, with
+ * the user information masked as "***" (which may be longer than what it hides: "http://@x")
+ * and "..." where it was cut. */
+static void shown(const char *s, char out[SHOWN_SIZE])
 {
-    snprintf(out, SHOWN_MAX + 1, "%s", s);
-    const char *p = strstr(out, "://");
-    char *host = p ? out + (p - out) + 3 : out;
-    size_t n = strcspn(host, "/?#");
-    char *at = NULL;
-    for (char *c = host; c < host + n; c++)
+    char head[SHOWN_MAX + 1];
+    snprintf(head, sizeof(head), "%s", s);
+    const char *p = strstr(head, "://");
+    size_t host = p ? (size_t)(p - head) + 3 : 0, n = strcspn(head + host, "/?#");
+    const char *at = NULL, *cut = strlen(s) > SHOWN_MAX ? "..." : "";
+    for (const char *c = head + host; c < head + host + n; c++)
         at = *c == '@' ? c : at;
-    if (at) { /* "***" takes the place of at least one byte, so the text only shrinks */
-        memmove(host + 3, at, strlen(at) + 1);
-        memcpy(host, "***", 3);
-    }
-    if (strlen(s) > SHOWN_MAX)
-        strcat(out, "...");
+    if (at)
+        snprintf(out, SHOWN_SIZE, "%.*s***%s%s", (int)host, head, at, cut);
+    else
+        snprintf(out, SHOWN_SIZE, "%s%s", head, cut);
 }
 
 /* What is wrong with @s (its scheme @scheme bytes long), or NULL when it is a base URL. */
@@ -73,7 +73,7 @@ static const char *fault(const char *s, size_t scheme, char *buf, size_t size)
 int gs_http_url(const char *s, char out[GS_HTTP_URL_MAX + 1], char *why, size_t wsize)
 {
     size_t scheme = !s ? 0 : !strncmp(s, "https://", 8) ? 8 : !strncmp(s, "http://", 7) ? 7 : 0;
-    char buf[96], show[SHOWN_MAX + 4];
+    char buf[96], show[SHOWN_SIZE];
     const char *bad = fault(s ? s : "", scheme, buf, sizeof(buf));
     out[0] = '\0';
     if (bad) {

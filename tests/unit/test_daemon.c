@@ -332,6 +332,14 @@ static void test_config_kubernetes(void **state)
     gsd_config_free(c);
     unsetenv("KUBERNETES_SERVICE_HOST");
     unsetenv("KUBERNETES_SERVICE_PORT");
+    /* A long URL whose user information is shorter than its "***" mask ("http://@aaa...", 300
+     * bytes and more) is shown masked and cut; the mask once wrote past the message's buffer. */
+    char url[420];
+    snprintf(url, sizeof(url), "http://@%0400d", 0);
+    snprintf(text, sizeof(text), HEAD "kubernetes:\n  apiServer: %s\n", url);
+    assert_int_not_equal(load_text(text, &c, &d), 0);
+    assert_non_null(strstr(d.msg, ":4:14: apiServer \"http://***@0000"));
+    assert_non_null(strstr(d.msg, "000...\": user information"));
     /* Without the section bind only records; rateCard is a key of its own. */
     assert_int_equal(load_text(HEAD "rateCard: data/billing/rates.yaml\n", &c, &d), 0);
     assert_null(c->kube);
