@@ -136,6 +136,7 @@ struct gs_queue_spec {
     int64_t cap_gpu_milli;    /* capability nvidia.com/gpu, GS_UNSET = none */
     int64_t cap_cpu_milli;    /* capability cpu, GS_UNSET = none */
     int64_t cap_memory_mib;   /* capability memory, GS_UNSET = none */
+    int64_t cap_pods;         /* capability pods: running pods at most, GS_UNSET = none */
     int reclaimable;          /* default true, as in Volcano */
     int32_t overcommit_milli; /* overcommitRatio of nvidia.com/gpu, 1000 when not given */
     struct gs_scn_src src;
@@ -143,7 +144,7 @@ struct gs_queue_spec {
 
 /* A Volcano PodGroup: a gang. spec.minResources, what its first minMember members need
  * together: it is admitted (Volcano's Pending to Inqueue) only when that fits (the tenancy
- * ledger's enqueue check); 0 in a resource it does not name, all three 0 without it. */
+ * ledger's enqueue check); 0 in a resource it does not name, all four 0 without it. */
 struct gs_podgroup_spec {
     char ns[GS_SCN_NAME_MAX], name[GS_SCN_NAME_MAX];
     int32_t min_member;                                   /* >= 1 */
@@ -151,6 +152,7 @@ struct gs_podgroup_spec {
     char priority_class[GS_SCN_NAME_MAX];                 /* "" = none */
     int64_t min_gpu_milli, min_cpu_milli, min_memory_mib; /* minResources nvidia.com/gpu, cpu,
                                                              memory: milli-GPU, milli-CPU, MiB */
+    int64_t min_pods;                                     /* minResources pods: a pod count */
     struct gs_scn_src src;
 };
 

@@ -179,12 +179,12 @@ int gs_pod_parse_json(const char *origin, const struct json_t *pod, int strict,
 
 /*
  * gs_podgroup_min_resources_json() - a Volcano PodGroup's spec.minResources, @v (borrowed: the
- * JSON value gpuschedd read), into @g's min_gpu_milli, min_cpu_milli and min_memory_mib as a
- * scenario's PodGroup reads it: an object of Kubernetes quantities, the resource names a
- * Queue's capability takes (nvidia.com/gpu, cpu, memory; ephemeral-storage and pods bound
- * nothing placed), any other refused. @field (@fsize bytes, >= 1): on error, the key at fault
- * below spec.minResources ("cpu"), "" for the value as a whole.
- * Return: 0; -EINVAL with @d ("body:1:1: ...") and @field; -ENOMEM.
+ * JSON value gpuschedd read), into @g's min_gpu_milli, min_cpu_milli, min_memory_mib and
+ * min_pods as a scenario's PodGroup reads it: an object of Kubernetes quantities, the resource
+ * names a Queue's capability takes (nvidia.com/gpu, cpu, memory, pods: a pod count, as Volcano
+ * counts each pod as pods: 1; ephemeral-storage bounds nothing placed), any other refused. @field
+ * (@fsize bytes, >= 1): on error, the key at fault below spec.minResources ("cpu"), "" for the
+ * value as a whole. Return: 0; -EINVAL with @d ("body:1:1: ...") and @field; -ENOMEM.
  */
 int gs_podgroup_min_resources_json(const struct json_t *v, struct gs_podgroup_spec *g, char *field,
                                    size_t fsize, struct gs_diag *d);

@@ -315,26 +315,26 @@ static void text_tenant(const struct gs_tenant_spec *t, FILE *f)
 
 static void text_queues(const struct gs_scenario *s, FILE *f)
 {
-    char a[32], b[32], c[32], d[32], w[160];
+    char a[32], b[32], c[32], d[32], e[32], w[160];
     fprintf(f, "queues:%s\n", s->policy.nqueues ? "" : " none");
     for (size_t i = 0; i < s->policy.nqueues; i++) {
         const struct gs_queue_spec *q = &s->policy.queues[i];
         fprintf(f,
-                "  %s  weight %d, capability gpu %s cpu %s memory %s MiB, reclaimable %s, "
+                "  %s  weight %d, capability gpu %s cpu %s memory %s MiB pods %s, reclaimable %s, "
                 "overcommit %s  (%s)\n",
                 q->name, q->weight, milli(q->cap_gpu_milli, a, sizeof(a)),
                 milli(q->cap_cpu_milli, b, sizeof(b)), num(q->cap_memory_mib, c, sizeof(c)),
-                q->reclaimable ? "yes" : "no", milli(q->overcommit_milli, d, sizeof(d)),
-                where(&q->src, w, sizeof(w)));
+                num(q->cap_pods, e, sizeof(e)), q->reclaimable ? "yes" : "no",
+                milli(q->overcommit_milli, d, sizeof(d)), where(&q->src, w, sizeof(w)));
     }
     fprintf(f, "podgroups:%s\n", s->policy.npodgroups ? "" : " none");
     for (size_t i = 0; i < s->policy.npodgroups; i++) {
         const struct gs_podgroup_spec *g = &s->policy.podgroups[i];
         char mr[128] = "-";
-        if (g->min_gpu_milli || g->min_cpu_milli || g->min_memory_mib) /* 0: not named */
-            snprintf(mr, sizeof(mr), "gpu %s cpu %s memory %s MiB",
+        if (g->min_gpu_milli || g->min_cpu_milli || g->min_memory_mib || g->min_pods)
+            snprintf(mr, sizeof(mr), "gpu %s cpu %s memory %s MiB pods %lld", /* 0: not named */
                      milli(g->min_gpu_milli, a, sizeof(a)), milli(g->min_cpu_milli, b, sizeof(b)),
-                     num(g->min_memory_mib, c, sizeof(c)));
+                     num(g->min_memory_mib, c, sizeof(c)), (long long)g->min_pods);
         fprintf(f, "  %s/%s  minMember %d, queue %s, priority class %s, minResources %s  (%s)\n",
                 g->ns, g->name, g->min_member, *g->queue ? g->queue : "default",
                 *g->priority_class ? g->priority_class : "-", mr, where(&g->src, w, sizeof(w)));
@@ -634,11 +634,12 @@ static json_t *json_queues(const struct gs_scenario *s)
     for (size_t i = 0; i < s->policy.nqueues; i++) {
         const struct gs_queue_spec *q = &s->policy.queues[i];
         json_array_append_new(
-            a, json_pack("{s:s, s:i, s:o, s:o, s:o, s:b, s:i, s:o}", "name", q->name, "weight",
+            a, json_pack("{s:s, s:i, s:o, s:o, s:o, s:o, s:b, s:i, s:o}", "name", q->name, "weight",
                          q->weight, "capability_gpu_milli", jint(q->cap_gpu_milli),
                          "capability_cpu_milli", jint(q->cap_cpu_milli), "capability_memory_mib",
-                         jint(q->cap_memory_mib), "reclaimable", q->reclaimable, "overcommit_milli",
-                         q->overcommit_milli, "src", jsrc(&q->src)));
+                         jint(q->cap_memory_mib), "capability_pods", jint(q->cap_pods),
+                         "reclaimable", q->reclaimable, "overcommit_milli", q->overcommit_milli,
+                         "src", jsrc(&q->src)));
     }
     return a;
 }
@@ -649,13 +650,13 @@ static json_t *json_groups_classes(const struct gs_scenario *s, json_t **classes
     for (size_t i = 0; i < s->policy.npodgroups; i++) {
         const struct gs_podgroup_spec *g = &s->policy.podgroups[i];
         json_array_append_new(
-            a,
-            json_pack("{s:s, s:s, s:i, s:s, s:s?, s:{s:I, s:I, s:I}, s:o}", "namespace", g->ns,
-                      "name", g->name, "min_member", g->min_member, "queue",
-                      *g->queue ? g->queue : "default", "priority_class",
-                      *g->priority_class ? g->priority_class : NULL, "min_resources", "gpu_milli",
-                      (json_int_t)g->min_gpu_milli, "cpu_milli", (json_int_t)g->min_cpu_milli,
-                      "memory_mib", (json_int_t)g->min_memory_mib, "src", jsrc(&g->src)));
+            a, json_pack("{s:s, s:s, s:i, s:s, s:s?, s:{s:I, s:I, s:I, s:I}, s:o}", "namespace",
+                         g->ns, "name", g->name, "min_member", g->min_member, "queue",
+                         *g->queue ? g->queue : "default", "priority_class",
+                         *g->priority_class ? g->priority_class : NULL, "min_resources",
+                         "gpu_milli", (json_int_t)g->min_gpu_milli, "cpu_milli",
+                         (json_int_t)g->min_cpu_milli, "memory_mib", (json_int_t)g->min_memory_mib,
+                         "pods", (json_int_t)g->min_pods, "src", jsrc(&g->src)));
     }
     *classes = json_array();
     for (size_t i = 0; i < s->policy.npriority_classes; i++) {

@@ -47,10 +47,12 @@ static int dup_error(struct gs__yctx *c, yaml_node_t *at, const char *kind, cons
                         gs__scn_where(first, where, sizeof(where)));
 }
 
-/* Resources of Queue capability and LimitRange lists: GPU, CPU, memory; GS_UNSET = absent. */
+/* Resources of Queue capability, PodGroup minResources and LimitRange lists: GPU, CPU, memory
+ * and (@pods_ok) a pod count; GS_UNSET = absent. */
 struct gcm {
-    int64_t gpu_milli, cpu_milli, memory_mib;
+    int64_t gpu_milli, cpu_milli, memory_mib, pods;
     const char *where;
+    int pods_ok;
 };
 
 static int gcm_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *arg)
@@ -66,25 +68,31 @@ static int gcm_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *ar
                            &g->cpu_milli);
     if (strcmp(name, "memory") == 0)
         return gs__scn_qty(c, v, what, 0, -20, GS__Q_CEIL, "MiB", 0, INT64_MAX / 4, &g->memory_mib);
-    /* ephemeral-storage and pods bound nothing the scenario places; any other resource would
-     * bound pods by a quantity that is not simulated */
+    /* Volcano counts each pod as pods: 1 of its request (GetPodResourceRequest), so a queue's
+     * capability and a PodGroup's minResources bound a pod count */
+    if (strcmp(name, "pods") == 0 && g->pods_ok)
+        return gs__scn_qty(c, v, what, 0, 0, 0, "pods", 0, INT64_MAX / 4, &g->pods);
+    /* ephemeral-storage bounds nothing the scenario places; any other resource would bound pods
+     * by a quantity that is not simulated (a LimitRange takes no pod count: the API server
+     * refuses one) */
     static const char *const known[] = {"nvidia.com/gpu", "cpu", "memory", "ephemeral-storage",
                                         "pods"};
     char hint[96];
-    if (strcmp(name, "ephemeral-storage") != 0 && strcmp(name, "pods") != 0)
-        return gs__yaml_err(c, k,
-                            "resource %s in %s is not interpreted%s: refused rather than ignored",
-                            name, g->where, gs__yaml_hint(k, known, 5, hint, sizeof(hint)));
+    if (strcmp(name, "ephemeral-storage") != 0)
+        return gs__yaml_err(
+            c, k, "resource %s in %s is not interpreted%s: refused rather than ignored", name,
+            g->where, gs__yaml_hint(k, known, g->pods_ok ? 5 : 4, hint, sizeof(hint)));
     int rc = gs__scn_qty_unread(c, v, what);
-    if (!rc && !strcmp(name, "ephemeral-storage"))
+    if (!rc)
         gs__yaml_warn(c, k, "%s: local ephemeral storage is not simulated; not enforced", what);
     return rc;
 }
 
 static int read_gcm(struct gs__yctx *c, yaml_node_t *n, const char *where, struct gcm *g)
 {
-    g->gpu_milli = g->cpu_milli = g->memory_mib = GS_UNSET;
+    g->gpu_milli = g->cpu_milli = g->memory_mib = g->pods = GS_UNSET;
     g->where = where;
+    g->pods_ok = !strcmp(where, "capability") || !strcmp(where, "minResources");
     return n ? gs__yaml_each_pair(c, n, where, gcm_pair, g) : 0;
 }
 
@@ -137,6 +145,7 @@ static int queue_fields(struct gs__yctx *c, yaml_node_t **f, struct gs_queue_spe
     q->cap_gpu_milli = g.gpu_milli;
     q->cap_cpu_milli = g.cpu_milli;
     q->cap_memory_mib = g.memory_mib;
+    q->cap_pods = g.pods;
     if (!rc && f[Q_RECLAIMABLE])
         rc = gs__scn_bool(c, f[Q_RECLAIMABLE], "reclaimable", &q->reclaimable);
     if (!rc && f[Q_OVERCOMMIT] && f[Q_OVERCOMMIT]->type == YAML_MAPPING_NODE)
@@ -177,6 +186,7 @@ static int min_resources(struct gs__yctx *c, yaml_node_t *n, struct gs_podgroup_
     g->min_gpu_milli = r.gpu_milli == GS_UNSET ? 0 : r.gpu_milli;
     g->min_cpu_milli = r.cpu_milli == GS_UNSET ? 0 : r.cpu_milli;
     g->min_memory_mib = r.memory_mib == GS_UNSET ? 0 : r.memory_mib;
+    g->min_pods = r.pods == GS_UNSET ? 0 : r.pods;
     return rc;
 }
 
@@ -680,7 +690,7 @@ int gs__scn_limit_range(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t 
     struct gs_limit_range_spec r;
     struct lr l = {&r, NULL, NULL};
     memset(&r, 0, sizeof(r));
-    struct gcm none = {GS_UNSET, GS_UNSET, GS_UNSET, ""};
+    struct gcm none = {GS_UNSET, GS_UNSET, GS_UNSET, GS_UNSET, "", 0};
     for (int i = 0; i < 4; i++)
         lr_set(&r, i, &none);
     r.ratio_gpu_milli = r.ratio_cpu_milli = r.ratio_memory_milli = GS_UNSET;

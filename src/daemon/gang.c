@@ -143,6 +143,9 @@ json_t *gsd_group_min_json(const struct gsd_group *g)
     gs_quantity_format_mib(g->spec.min_memory_mib, v, sizeof(v));
     if (o && g->spec.min_memory_mib)
         json_object_set_new(o, "memory", json_string(v));
+    snprintf(v, sizeof(v), "%lld", (long long)g->spec.min_pods);
+    if (o && g->spec.min_pods)
+        json_object_set_new(o, "pods", json_string(v));
     return o;
 }
 
@@ -396,7 +399,7 @@ static void post_group_again(struct gsd_req *r, const struct gsd_group *old,
         old->spec.min_gpu_milli == g->spec.min_gpu_milli &&
         old->spec.min_cpu_milli == g->spec.min_cpu_milli &&
         old->spec.min_memory_mib == g->spec.min_memory_mib &&
-        !strcmp(old->spec.queue, g->spec.queue) &&
+        old->spec.min_pods == g->spec.min_pods && !strcmp(old->spec.queue, g->spec.queue) &&
         !strcmp(old->spec.priority_class, g->spec.priority_class) && !strcmp(old->meta, g->meta))
         gsd_reply_json(r, 200, group_json(old));
     else

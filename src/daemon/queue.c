@@ -46,10 +46,10 @@ static json_t *queue_json(const struct gsd_state *st, size_t i, const struct gs_
     int64_t used = gs_tenancy_queue_milli(tn, i), deserved = gs_tenancy_queue_deserved(tn, i);
     int64_t pending = gs_tenancy_queue_demand(tn, i) - used;
     json_t *cap = json_object();
-    const int64_t c[3] = {q ? q->cap_gpu_milli : GS_UNSET, q ? q->cap_cpu_milli : GS_UNSET,
-                          q ? q->cap_memory_mib : GS_UNSET};
-    static const char *const key[3] = {"nvidia.com/gpu", "cpu", "memory"};
-    for (int k = 0; k < 3; k++)
+    const int64_t c[4] = {q ? q->cap_gpu_milli : GS_UNSET, q ? q->cap_cpu_milli : GS_UNSET,
+                          q ? q->cap_memory_mib : GS_UNSET, q ? q->cap_pods : GS_UNSET};
+    static const char *const key[4] = {"nvidia.com/gpu", "cpu", "memory", "pods"};
+    for (int k = 0; k < 4; k++)
         if (c[k] != GS_UNSET)
             json_object_set_new(cap, key[k], json_integer(c[k]));
     return json_pack("{s:s, s:i, s:b, s:o, s:i, s:I, s:I, s:I, s:o, s:i, s:i}", "name",

@@ -39,7 +39,8 @@
  * none, as in a store written before). Schema 8 adds what a restart would lose of the scheduler's
  * own: pods.saved_us (what a pod's checkpoints saved of its walltime before its current run) and
  * podgroups.succeeded (its members that completed, which count towards minMember); 0 in a store
- * written before. A store of an older schema is
+ * written before. Schema 9 adds podgroups.min_pods, the pod count of spec.minResources (0: none,
+ * as in a store written before). A store of an older schema is
  * brought forward on open, one step per version, each in its own transaction (migrate[]); a
  * store of a newer schema is refused.
  */
@@ -58,7 +59,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define SCHEMA_VERSION 8
+#define SCHEMA_VERSION 9
 
 /* migrate[v - 1]: schema v to v + 1. */
 static const char *const migrate[SCHEMA_VERSION - 1] = {
@@ -84,6 +85,8 @@ static const char *const migrate[SCHEMA_VERSION - 1] = {
     /* the scheduler's own that a restart would lose (0 before: nothing saved, none counted) */
     "ALTER TABLE pods ADD COLUMN saved_us INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE podgroups ADD COLUMN succeeded INTEGER NOT NULL DEFAULT 0;",
+    /* minResources' pod count (0 before: none was taken) */
+    "ALTER TABLE podgroups ADD COLUMN min_pods INTEGER NOT NULL DEFAULT 0;",
 };
 
 static const char schema[] =
@@ -179,8 +182,8 @@ static const char *const sql[Q_COUNT] = {
     [Q_GPU_OK] = "DELETE FROM gpu_health WHERE node = ?1 AND gpu = ?2",
     [Q_GROUP_PUT] = "INSERT INTO podgroups(namespace, name, tenant, min_member, queue,"
                     " priority_class, created_us, meta, min_gpu_milli, min_cpu_milli,"
-                    " min_memory_mib, succeeded)"
-                    " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                    " min_memory_mib, succeeded, min_pods)"
+                    " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
     [Q_GROUP_DELETE] = "DELETE FROM podgroups WHERE namespace = ?1 AND name = ?2",
     [Q_GROUP_SUCCEEDED] = "UPDATE podgroups SET succeeded = ?3 WHERE namespace = ?1 AND name = ?2",
     [Q_PROBE] = "INSERT OR REPLACE INTO meta(key, value) VALUES('probe', ?1)",
@@ -850,6 +853,7 @@ int gsd_store_group_put(struct gsd_store *s, const struct gsd_group *g)
     sqlite3_bind_int64(q, 10, g->spec.min_cpu_milli);
     sqlite3_bind_int64(q, 11, g->spec.min_memory_mib);
     sqlite3_bind_int(q, 12, g->succeeded);
+    sqlite3_bind_int64(q, 13, g->spec.min_pods);
     return step(s, Q_GROUP_PUT);
 }
 
@@ -895,6 +899,7 @@ static int group_row(sqlite3_stmt *q, void *ud)
         sqlite3_column_type(q, 11) == SQLITE_INTEGER && done >= 0 && done <= GSD_SUCCEEDED_MAX
             ? (int32_t)done
             : -1;
+    g.spec.min_pods = sqlite3_column_int64(q, 12);
     return gr->fn(gr->ud, &g);
 }
 
@@ -905,7 +910,7 @@ int gsd_store_group_load(struct gsd_store *s, int (*fn)(void *ud, const struct g
     return each_row(s,
                     "SELECT namespace, name, tenant, min_member, queue, priority_class,"
                     " created_us, meta, min_gpu_milli, min_cpu_milli, min_memory_mib,"
-                    " succeeded FROM podgroups ORDER BY created_us, namespace, name",
+                    " succeeded, min_pods FROM podgroups ORDER BY created_us, namespace, name",
                     NULL, group_row, &gr);
 }
 

@@ -120,6 +120,35 @@ static const char queues_policy[] = "apiVersion: scheduling.volcano.sh/v1beta1\n
                                     "metadata: {name: prod}\n"
                                     "spec: {weight: 1}\n";
 
+/* A Queue's capability of pods bounds its running pods, as Volcano counts each pod as pods: 1;
+ * /v1/queues shows it. */
+static void test_queue_capability_pods(void **state)
+{
+    (void)state;
+    struct daemon d;
+    struct answer a;
+    assert_int_equal(h_setup(&d, NULL), 0);
+    assert_int_equal(h_policy(&d, "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\n"
+                                  "metadata: {name: batch}\nspec: {capability: {pods: 1}}\n"),
+                     0);
+    assert_int_equal(h_start(&d), 0);
+    queued(&d, "team-a", "b1", 1, 0, "batch", "running");
+    queued(&d, "team-a", "b2", 1, 0, "batch", "pending");
+    h_expect(&d, "GET", "/v1/pods/team-a/b2", TOKEN_A, NULL, 200, &a);
+    assert_string_equal(json_string_value(json_object_get(a.json, "reason")),
+                        "queue batch: pods 1+1 > capability 1");
+    h_answer_free(&a);
+    h_expect(&d, "GET", "/v1/queues/batch", TOKEN_A, NULL, 200, &a);
+    assert_int_equal(num(json_object_get(a.json, "capability"), "pods"), 1);
+    h_answer_free(&a);
+    h_request(&d, "DELETE", "/v1/pods/team-a/b1", TOKEN_A, NULL, 200);
+    h_expect(&d, "GET", "/v1/pods/team-a/b2", TOKEN_A, NULL, 200, &a);
+    assert_string_equal(json_string_value(json_object_get(a.json, "state")), "running");
+    h_answer_free(&a);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 /* Volcano Queue documents: pods join the queue they name (else `default`), a queue's capability
  * caps its running pods (shares up to overcommitRatio times it), and /v1/queues shows each
  * queue's deserved share by weight, capped at demand and capability. */
@@ -341,9 +370,8 @@ static void test_bills_as_run(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_tenants_and_queues),
-        cmocka_unit_test(test_volcano_queues),
-        cmocka_unit_test(test_bills),
+        cmocka_unit_test(test_tenants_and_queues),    cmocka_unit_test(test_volcano_queues),
+        cmocka_unit_test(test_queue_capability_pods), cmocka_unit_test(test_bills),
         cmocka_unit_test(test_bills_as_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -390,7 +390,7 @@ static void test_old_store(void **state)
                                         -1, &q, NULL),
                      SQLITE_OK);
     assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-    assert_int_equal(sqlite3_column_int(q, 0), 8);
+    assert_int_equal(sqlite3_column_int(q, 0), 9);
     assert_int_equal(sqlite3_column_int(q, 1), 0);
     assert_int_equal(sqlite3_column_int(q, 2), 1);
     assert_int_equal(sqlite3_column_int(q, 3), 0);

@@ -343,11 +343,11 @@ static void test_gang_through_extender(void **state)
     h_cleanup(&d);
 }
 
-/* PodGroup pgm: one member, minResources 32 GPUs (and some CPU and memory), which Volcano's
+/* PodGroup pgm: one member, minResources 32 GPUs (and some CPU, memory and pods), which Volcano's
  * enqueue check refuses (why_pgm) while 8 of the 32 cards are in use. */
 static const char pgm[] = "{\"metadata\":{\"name\":\"pgm\",\"namespace\":\"team-a\"},"
                           "\"spec\":{\"minMember\":1,\"minResources\":{\"nvidia.com/gpu\":"
-                          "\"32\",\"cpu\":\"500m\",\"memory\":\"1Gi\"}}}";
+                          "\"32\",\"cpu\":\"500m\",\"memory\":\"1Gi\",\"pods\":\"1\"}}}";
 static const char why_pgm[] =
     "PodGroup team-a/pgm minResources nvidia.com/gpu 32 exceed what the cluster may admit: "
     "8 in use and 0 held by PodGroups admitted, of 32 x overcommit-factor 1.2";
@@ -383,12 +383,13 @@ static void test_gang_min_resources(void **state)
     struct answer a;
     h_expect(&d, "GET", "/v1/podgroups/team-a/pgm", TOKEN_A, NULL, 200, &a);
     char *mr = json_dumps(json_object_get(a.json, "minResources"), JSON_COMPACT | JSON_SORT_KEYS);
-    assert_string_equal(mr, "{\"cpu\":\"500m\",\"memory\":\"1Gi\",\"nvidia.com/gpu\":\"32\"}");
+    assert_string_equal(mr, "{\"cpu\":\"500m\",\"memory\":\"1Gi\",\"nvidia.com/gpu\":\"32\","
+                            "\"pods\":\"1\"}");
     free(mr);
     h_answer_free(&a);
     h_expect(&d, "GET", "/v1/snapshot", TOKEN_ADMIN, NULL, 200, &a);
     if (!a.body || !strstr(a.body, "  minResources: {\"cpu\":\"500m\",\"memory\":\"1Gi\","
-                                   "\"nvidia.com/gpu\":\"32\"}\n"))
+                                   "\"nvidia.com/gpu\":\"32\",\"pods\":\"1\"}\n"))
         fail_msg("snapshot: %s", a.body ? a.body : "(none)");
     h_answer_free(&a);
     h_request(&d, "DELETE", "/v1/pods/team-a/blocker", TOKEN_A, NULL, 200);
@@ -454,9 +455,10 @@ static void stored_group(struct daemon *d, const char *name, char *path, size_t 
     snprintf(path, size, "%s/data/gpusched.db", d->dir);
 }
 
-/* Store schema 7 adds a PodGroup's minResources, schema 8 its members completed: a schema 6 store
- * (the tables as schema 6 made them) is brought forward, its PodGroup read as naming none and
- * with none completed, and its member placed at once. */
+/* Store schema 7 adds a PodGroup's minResources, schema 8 its members completed, schema 9 the pod
+ * count of its minResources: a schema 6 store (the tables as schema 6 made them) is brought
+ * forward, its PodGroup read as naming none and with none completed, and its member placed at
+ * once. */
 static void test_store_schema6(void **state)
 {
     (void)state;
@@ -470,6 +472,7 @@ static void test_store_schema6(void **state)
                                   "ALTER TABLE podgroups DROP COLUMN min_cpu_milli;"
                                   "ALTER TABLE podgroups DROP COLUMN min_memory_mib;"
                                   "ALTER TABLE podgroups DROP COLUMN succeeded;"
+                                  "ALTER TABLE podgroups DROP COLUMN min_pods;"
                                   "ALTER TABLE pods DROP COLUMN saved_us;"
                                   "UPDATE meta SET value = 6 WHERE key = 'schema';",
                                   NULL, NULL, NULL),
@@ -488,12 +491,13 @@ static void test_store_schema6(void **state)
     char row[64] = "";
     assert_int_equal(sqlite3_exec(db,
                                   "SELECT (SELECT value FROM meta WHERE key = 'schema')"
-                                  " || ' ' || (min_gpu_milli + min_cpu_milli + min_memory_mib)"
+                                  " || ' ' || (min_gpu_milli + min_cpu_milli + min_memory_mib"
+                                  " + min_pods)"
                                   " || ' ' || succeeded"
                                   " FROM podgroups WHERE name = 'pg6'",
                                   first_cell, row, NULL),
                      SQLITE_OK);
-    assert_string_equal(row, "8 0 0"); /* the last schema; no minResources, none completed */
+    assert_string_equal(row, "9 0 0"); /* the last schema; no minResources, none completed */
     sqlite3_close(db);
     h_cleanup(&d);
 }
@@ -569,7 +573,7 @@ static void test_bad_podgroups(void **state)
          "spec.minResources.cpu"},
         {"{\"metadata\":{\"name\":\"g\"},\"spec\":{\"minMember\":1,\"minResources\":4}}",
          "spec.minResources"},
-        /* a resource nothing reads still holds a quantity (it was taken and dropped) */
+        /* the pod count is a quantity */
         {"{\"metadata\":{\"name\":\"g\"},\"spec\":{\"minMember\":1,\"minResources\":"
          "{\"pods\":\"xyz\"}}}",
          "spec.minResources.pods"},

@@ -852,8 +852,8 @@ static void test_validate_seeds(void **state)
     expect_has(r.out, "h100 (H100-SXM5-80GB): total 4, dedicated 4, shared 0");
     expect_has(r.out, "tenant-a  namespaces tenant-a; tier nvlink; priority 100; gpuCount 16");
     expect_has(r.out, "pcie   strategy prefer-colocate, sharing on, overcommit 1.3");
-    expect_has(r.out, "kubeflow-queue  weight 2, capability gpu 32 cpu 320 memory 4194304 MiB, "
-                      "reclaimable yes, overcommit 1.5");
+    expect_has(r.out, "kubeflow-queue  weight 2, capability gpu 32 cpu 320 memory 4194304 MiB "
+                      "pods -, reclaimable yes, overcommit 1.5");
     expect_has(r.out, "kubeflow/pipeline-step-group  minMember 1, queue kubeflow-queue");
     expect_has(r.out, "data-loading  gpuShare on, maxMemory 8192 MiB, overcommit 2, priority 50");
     expect_has(r.out, "tenant-a/tenant-a-gpu-quota  nvidia.com/gpu 4");
@@ -882,7 +882,7 @@ static void test_validate_min_resources(void **state)
     expect_has(r.out, "ml/a  minMember 2, queue train, priority class -, minResources gpu 8 cpu 8 "
                       "memory 65536 MiB");
     expect_has(r.out, "ml/c  minMember 1, queue default, priority class -, minResources gpu 32 "
-                      "cpu 0 memory 0 MiB");
+                      "cpu 0 memory 0 MiB pods 0");
     result_free(&r);
     run(&r, ARGS("validate", "--json", "tests/data/scenario/gang-minresources.yaml"));
     expect_exit(&r, 0);

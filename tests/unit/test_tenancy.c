@@ -120,7 +120,7 @@ static void queue(struct gs_scenario *s, const char *name, int weight)
     struct gs_queue_spec *q = &s->policy.queues[s->policy.nqueues - 1];
     snprintf(q->name, sizeof(q->name), "%s", name);
     q->weight = weight;
-    q->cap_gpu_milli = q->cap_cpu_milli = q->cap_memory_mib = GS_UNSET;
+    q->cap_gpu_milli = q->cap_cpu_milli = q->cap_memory_mib = q->cap_pods = GS_UNSET;
     q->reclaimable = 1;
     q->overcommit_milli = 1000;
 }
@@ -1272,6 +1272,41 @@ static void test_gang_min_resources(void **state)
     t = run(s, GS_WAY_FULL);
     assert_int_equal(find(t, "b-0")->start_us, 120 * S);
     assert_int_equal(find(t, "c-0")->start_us, 180 * S);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
+/*
+ * A Queue's capability bounds its running pods in every resource it names, the pod count too
+ * (tests/data/scenario/queue-capability.yaml); a PodGroup's minResources pods is admitted
+ * against it. Each waits naming the queue and the figures, and starts when room is made.
+ */
+static void test_queue_capability(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn_file("tests/data/scenario/queue-capability.yaml");
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    static const char *const names[] = {"r0", "r1", "r2", "r3", "r4", "b0", "b1", "b2", "g-0"};
+    static const int64_t start_s[] = {0, 0, 3600, 3600, 180, 0, 0, 3600, 5400};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        assert_int_equal(find(t, names[i])->start_us, start_s[i] * S);
+    gs_tsim_free(t);
+    s->sim.horizon_us = 1800 * S; /* the reasons they wait with */
+    t = run(s, GS_WAY_FULL);
+    assert_string_equal(find(t, "r2")->reason, "queue research: cpu 2+1 > capability 2");
+    assert_string_equal(find(t, "r3")->reason, "queue research: memory 8Gi+12Gi > capability 16Gi");
+    assert_string_equal(find(t, "b2")->reason, "queue batch: pods 2+1 > capability 2");
+    assert_string_equal(find(t, "g-1")->reason, "PodGroup ml/g minResources pods 2 exceed what "
+                                                "queue batch may admit: 2 of capability 2 in use");
+    gs_tsim_free(t);
+    for (size_t i = 0; i < s->policy.nqueues; i++) /* without capabilities, all start on arrival */
+        s->policy.queues[i].cap_cpu_milli = s->policy.queues[i].cap_memory_mib =
+            s->policy.queues[i].cap_pods = GS_UNSET;
+    s->sim.horizon_us = GS_UNSET;
+    t = run(s, GS_WAY_FULL);
+    assert_int_equal(find(t, "r2")->start_us, 60 * S);
+    assert_int_equal(find(t, "b2")->start_us, 60 * S);
+    assert_int_equal(find(t, "g-0")->start_us, 1860 * S); /* n1's 8 cards full until b2 ends */
     gs_tsim_free(t);
     gs_scenario_free(s);
 }
@@ -2921,6 +2956,7 @@ int main(void)
         cmocka_unit_test(test_mig_policy_applied),
         cmocka_unit_test(test_gang_retry_ends),
         cmocka_unit_test(test_gang_min_resources),
+        cmocka_unit_test(test_queue_capability),
         cmocka_unit_test(test_queue_conflict),
         cmocka_unit_test(test_memory_is_charged),
         cmocka_unit_test(test_borrowing_gang_goes_whole),

@@ -88,15 +88,15 @@ static int rquota_ok(const struct gs_tenancy *t, const struct rpod *p, char *why
     return 1;
 }
 
-int gs__quota_check(struct gs_tenancy *t, struct rpod *p, int model, char *why, size_t size)
+/* Volcano's capacity and proportion plugins (allocatable: allocated + the pod's request within
+ * the queue's capability in every resource the capability names; the request counts pods: 1):
+ * whole cards within nvidia.com/gpu, shares within it x overcommitRatio; cpu, memory, pods. */
+static int queue_cap_ok(const struct gs_tenancy *t, const struct rpod *p, char *why, size_t size)
 {
-    if (!rquota_ok(t, p, why, size))
-        return 0;
-    if (t->way != GS_WAY_FULL)
+    if ((size_t)p->queue >= t->pol->nqueues)
         return 1;
-    const struct gs_policy *pol = t->pol;
-    if ((size_t)p->queue < pol->nqueues && pol->queues[p->queue].cap_gpu_milli != GS_UNSET) {
-        const struct gs_queue_spec *q = &pol->queues[p->queue];
+    const struct gs_queue_spec *q = &t->pol->queues[p->queue];
+    if (q->cap_gpu_milli != GS_UNSET) {
         int64_t cap = gs_queue_gpu_cap_milli(q, p->fit.whole);
         if (t->q_used[p->queue] + p->milli > cap) {
             char a[32], b[32];
@@ -106,6 +106,32 @@ int gs__quota_check(struct gs_tenancy *t, struct rpod *p, int model, char *why, 
             return 0;
         }
     }
+    static const char *const res[3] = {"cpu", "memory", "pods"};
+    static const enum gs__unit unit[3] = {GS_UNIT_MILLI, GS_UNIT_MIB, GS_UNIT_COUNT};
+    const int64_t cap[3] = {q->cap_cpu_milli, q->cap_memory_mib, q->cap_pods};
+    const int64_t add[3] = {p->fit.cpu_milli, p->fit.memory_mib, 1};
+    for (int r = 0; r < 3; r++) {
+        const int64_t *used = t->q_res[p->queue];
+        if (cap[r] == GS_UNSET || used[r] + add[r] <= cap[r])
+            continue;
+        char u[GS_QUANTITY_STR_MAX], a[GS_QUANTITY_STR_MAX], c[GS_QUANTITY_STR_MAX];
+        gs__say(why, size, "queue %s: %s %s+%s > capability %s", q->name, res[r],
+                gs__amount(unit[r], used[r], u), gs__amount(unit[r], add[r], a),
+                gs__amount(unit[r], cap[r], c));
+        return 0;
+    }
+    return 1;
+}
+
+int gs__quota_check(struct gs_tenancy *t, struct rpod *p, int model, char *why, size_t size)
+{
+    if (!rquota_ok(t, p, why, size))
+        return 0;
+    if (t->way != GS_WAY_FULL)
+        return 1;
+    const struct gs_policy *pol = t->pol;
+    if (!queue_cap_ok(t, p, why, size))
+        return 0;
     if ((size_t)p->tenant < pol->ntenants) {
         const struct gs_tenant_spec *ts = &pol->tenants[p->tenant];
         if (ts->max_pods_per_user != GS_UNSET && p->sp->user[0] &&
@@ -148,6 +174,9 @@ void gs__quota_charge(struct gs_tenancy *t, struct rpod *p, int model, int sign,
     if (p->user >= 0) /* a probed pod's user may be one no pod has had: it holds nothing */
         t->user_running[p->user] += sign;
     t->q_used[p->queue] += sign * p->milli;
+    t->q_res[p->queue][0] += sign * p->fit.cpu_milli;
+    t->q_res[p->queue][1] += sign * p->fit.memory_mib;
+    t->q_res[p->queue][2] += sign;
     if (sign > 0 && !restore) {
         char why[8];
         p->model = model;
@@ -217,16 +246,19 @@ void gs__tn_deserve(struct gs_tenancy *t)
  *   the cluster's total x overcommit-factor (its default, 1.2) - what running pods use.
  * What an admitted PodGroup holds: its minResources while in phase Inqueue; while minMember
  * members or more run (phase Running), what its minResources exceed their requests by (the
- * plugins' GetInqueueResource); else nothing. Units: milli-GPU, milli-CPU, MiB.
+ * plugins' GetInqueueResource); else nothing. Units: milli-GPU, milli-CPU, MiB, pods (each pod
+ * counts pods: 1, as Volcano's GetPodResourceRequest adds it; the cluster's total is its nodes'
+ * maxPods).
  */
-enum { R_GPU, R_CPU, R_MEM, R_N };
+enum { R_GPU, R_CPU, R_MEM, R_PODS, R_N };
 
 static int min_of(const struct gs_podgroup_spec *pg, int64_t v[R_N])
 {
     v[R_GPU] = pg->min_gpu_milli;
     v[R_CPU] = pg->min_cpu_milli;
     v[R_MEM] = pg->min_memory_mib;
-    return v[R_GPU] > 0 || v[R_CPU] > 0 || v[R_MEM] > 0;
+    v[R_PODS] = pg->min_pods;
+    return v[R_GPU] > 0 || v[R_CPU] > 0 || v[R_MEM] > 0 || v[R_PODS] > 0;
 }
 
 /* @a + @b (>= 0), INT64_MAX past it: sums of what the input bounds one by one only. */
@@ -240,6 +272,7 @@ static void add_pod(int64_t v[R_N], const struct rpod *p)
     v[R_GPU] = sat(v[R_GPU], p->milli);
     v[R_CPU] = sat(v[R_CPU], p->fit.cpu_milli);
     v[R_MEM] = sat(v[R_MEM], p->fit.memory_mib);
+    v[R_PODS] = sat(v[R_PODS], 1);
 }
 
 /* The queue of gang @g: its members' (-1 before the first). */
@@ -276,24 +309,24 @@ static void cluster_total(const struct gs_tenancy *t, int64_t total[R_N])
 {
     const struct gs_policy *pol = t->pol;
     total[R_GPU] = gs_fleet_card_count(t->fleet) * 1000;
-    total[R_CPU] = total[R_MEM] = 0;
+    total[R_CPU] = total[R_MEM] = total[R_PODS] = 0;
     for (size_t i = 0; i < pol->nnodes; i++) {
         const struct gs_node_template *nt = &pol->templates[pol->nodes[i].template_index];
-        int64_t v[2] = {nt->cpu_milli, nt->memory_mib};
-        for (int r = 0; r < 2; r++)
+        int64_t v[3] = {nt->cpu_milli, nt->memory_mib, gs_node_max_pods(nt)};
+        for (int r = 0; r < 3; r++)
             total[R_CPU + r] = v[r] == GS_UNSET ? INT64_MAX : sat(total[R_CPU + r], v[r]);
     }
 }
 
 static void amount(char *buf, size_t size, int r, int64_t v)
 {
-    if (r == R_CPU || r == R_MEM) /* as Kubernetes writes them: 2500m, 11Gi */
-        gs__amount(r == R_CPU ? GS_UNIT_MILLI : GS_UNIT_MIB, v, buf);
+    if (r == R_CPU || r == R_MEM || r == R_PODS) /* as Kubernetes writes them: 2500m, 11Gi, 4 */
+        gs__amount(r == R_CPU ? GS_UNIT_MILLI : r == R_MEM ? GS_UNIT_MIB : GS_UNIT_COUNT, v, buf);
     else
         milli_str(buf, size, v);
 }
 
-static const char *const res_name[R_N] = {"nvidia.com/gpu", "cpu", "memory"};
+static const char *const res_name[R_N] = {"nvidia.com/gpu", "cpu", "memory", "pods"};
 
 /* Volcano's overcommit plugin's default overcommit-factor, 1.2: @total (>= 0) and a fifth more.
  * OVERCOMMIT_FACTOR is how reasons write it. */
@@ -358,7 +391,8 @@ int gs__tn_enqueue(struct gs_tenancy *t, int32_t group, char *why, size_t size)
         int64_t c = !qs          ? GS_UNSET
                     : r == R_GPU ? qs->cap_gpu_milli
                     : r == R_CPU ? qs->cap_cpu_milli
-                                 : qs->cap_memory_mib;
+                    : r == R_MEM ? qs->cap_memory_mib
+                                 : qs->cap_pods;
         cap[r] = c == GS_UNSET ? INT64_MAX : c > total[r] ? total[r] : c;
         quse[r] = sat(qalloc[r], held[1][r]);
         idle[r] = total[r] == INT64_MAX ? INT64_MAX : overcommitted(total[r]) - used[r];

@@ -100,15 +100,15 @@ static int alloc_state(struct gs_tenancy *t)
         ALLOC(t->shw_used, nt * GS_MODEL_MAX) || ALLOC(t->use_tenant, nt) ||
         ALLOC(t->use_queue, t->nqueues) || ALLOC(t->usable_held, nt * GS_MODEL_MAX) ||
         ALLOC(t->usable_asked, nt * GS_MODEL_MAX) || ALLOC(t->q_used, t->nqueues) ||
-        ALLOC(t->q_demand, t->nqueues) || ALLOC(t->q_deserved, 2 * t->nqueues) ||
-        ALLOC(t->q_over, t->nqueues) || ALLOC(t->q_weight, t->nqueues) ||
-        ALLOC(t->rq_used, pol->nrquotas) || ALLOC(t->bo_key, GS_MEMO_SLOTS) ||
-        ALLOC(t->clean, GS_MEMO_SLOTS) || ALLOC(t->scratch, nodes) ||
-        ALLOC(t->logbits, nodes / 64 + 1) || ALLOC(t->bo_until, GS_MEMO_SLOTS) ||
-        ALLOC(t->resv_ev, GS_RESV_DEPTH) || ALLOC(t->resv_next, GS_RESV_DEPTH) ||
-        ALLOC(t->resv_ids, GS_RESV_DEPTH) || ALLOC(t->resv_nodes, nodes) ||
-        ALLOC(t->ts_asked, nt) || ALLOC(t->ts_entitled, nt) || ALLOC(t->ts_received, nt) ||
-        ALLOC(t->gang_open, nodes))
+        ALLOC(t->q_res, t->nqueues) || ALLOC(t->q_demand, t->nqueues) ||
+        ALLOC(t->q_deserved, 2 * t->nqueues) || ALLOC(t->q_over, t->nqueues) ||
+        ALLOC(t->q_weight, t->nqueues) || ALLOC(t->rq_used, pol->nrquotas) ||
+        ALLOC(t->bo_key, GS_MEMO_SLOTS) || ALLOC(t->clean, GS_MEMO_SLOTS) ||
+        ALLOC(t->scratch, nodes) || ALLOC(t->logbits, nodes / 64 + 1) ||
+        ALLOC(t->bo_until, GS_MEMO_SLOTS) || ALLOC(t->resv_ev, GS_RESV_DEPTH) ||
+        ALLOC(t->resv_next, GS_RESV_DEPTH) || ALLOC(t->resv_ids, GS_RESV_DEPTH) ||
+        ALLOC(t->resv_nodes, nodes) || ALLOC(t->ts_asked, nt) || ALLOC(t->ts_entitled, nt) ||
+        ALLOC(t->ts_received, nt) || ALLOC(t->gang_open, nodes))
         return -ENOMEM;
     for (size_t q = 0; q < t->nqueues; q++)
         t->q_weight[q] = q < pol->nqueues ? pol->queues[q].weight : 1;
@@ -188,6 +188,7 @@ void gs_tenancy_free(struct gs_tenancy *t)
                    t->usable_asked,
                    t->slot_alloc,
                    t->q_used,
+                   t->q_res,
                    t->q_demand,
                    t->q_deserved,
                    t->q_over,

@@ -264,7 +264,8 @@ struct gs_tenancy {
     /* Queues: the policy's, plus an implicit "default" queue last. */
     size_t nqueues;
     int64_t *q_used, *q_demand, *q_deserved;
-    int64_t *q_over; /* a reclaimable queue's use past its deserved share at the last look */
+    int64_t (*q_res)[3]; /* what a queue's running pods use: milli-CPU, MiB of memory, pods */
+    int64_t *q_over;     /* a reclaimable queue's use past its deserved share at the last look */
     int32_t *q_weight;
     /* ResourceQuota usage per quota: gpus, gpumem, cpu, memory, pods. */
     int64_t (*rq_used)[5];
