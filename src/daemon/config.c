@@ -74,8 +74,6 @@
 #include <unistd.h>
 #include <yaml.h>
 
-#define TOKEN_MIN 16 /* bytes: shorter bearer tokens are guessable */
-
 struct walk {
     const char *path;
     yaml_document_t *doc;
@@ -138,7 +136,7 @@ static int get_token(const struct walk *w, yaml_node_t *n, int hashed, uint8_t o
         return err_at(w, n, "%s", "a token must be a string");
     size_t len = strlen(s);
     if (!hashed) {
-        if (len < TOKEN_MIN)
+        if (len < GSD_TOKEN_MIN)
             return err_at(w, n, "a token must be at least %s bytes long", "16");
         if (!gs_bearer_token_ok(s, len)) /* it could never be sent: no request would match */
             return err_at(w, n, "%s",
@@ -157,6 +155,12 @@ static int get_token(const struct walk *w, yaml_node_t *n, int hashed, uint8_t o
             return err_at(w, n, "%s", "tokenSHA256: expected 64 hex digits");
         out[i] = (uint8_t)v;
     }
+    uint8_t empty[32];
+    gsd_sha256("", 0, empty);
+    if (!memcmp(out, empty, sizeof(empty))) /* printf %s "$TOKEN" | sha256sum, $TOKEN unset */
+        return err_at(w, n, "%s",
+                      "tokenSHA256: the SHA-256 of the empty string (was the token unset when it "
+                      "was hashed?)");
     return 0;
 }
 

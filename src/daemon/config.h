@@ -20,6 +20,7 @@ struct gs_tenant_spec;
 #define GSD_TENANTS_MAX 1024
 #define GSD_NS_MAX      GS_SCN_NAMESPACES /* namespaces per tenant: what the core's tenant holds */
 #define GSD_SHA256_LEN  32
+#define GSD_TOKEN_MIN   16 /* bytes of a bearer token at least: shorter ones are guessable */
 /* kube-controller-manager's --node-monitor-grace-period default (40 s): a node whose agent has
  * been silent that long is NotReady. */
 #define GSD_NODE_GRACE_DEFAULT_US (40 * 1000000LL)

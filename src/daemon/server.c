@@ -894,7 +894,8 @@ static void read_auth(struct MHD_Connection *c, struct gsd_req *r)
         /* a field value's white space around it is not part of it (RFC 9110, 5.5) */
         for (n = strlen(t); n && (t[n - 1] == ' ' || t[n - 1] == '\t'); n--)
             ;
-        r->auth = 1;
+        /* shorter than any token gpuschedd takes: none matches, whatever hash was configured */
+        r->auth = n >= GSD_TOKEN_MIN ? 1 : 2;
         gsd_sha256(t, n, r->token_sha);
     }
 }

@@ -1225,6 +1225,32 @@ static void test_token_white_space(void **state)
     h_cleanup(&d);
 }
 
+/* A bearer token shorter than any gpuschedd takes (16 bytes) matches nothing, though a tenant's
+ * tokenSHA256 was made from it: a hash cannot say how long its token was, and an empty one (a
+ * variable unset when it was hashed) would have let "Bearer " in. */
+static void test_token_too_short(void **state)
+{
+    (void)state;
+    struct daemon d;
+    static char ans[4096];
+    assert_int_equal(
+        h_setup(
+            &d,
+            "  - name: team-c\n"
+            "    tokenSHA256: f9b0078b5df596d2ea19010c001bbd009e651de2c57e8fb7e355f31eb9d3f739\n"
+            "    namespaces: [team-c]\n"),
+        0);
+    assert_int_equal(h_start(&d), 0);
+    assert_int_equal(send_raw(&d,
+                              "GET /v1/pods HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                              "Authorization: Bearer short\r\nConnection: close\r\n\r\n",
+                              ans, sizeof(ans)),
+                     401);
+    assert_non_null(strstr(ans, "the bearer token is not valid"));
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 /* Content-Length or Authorization given twice is a 400 naming the header, answered at once: not
  * the first of each taken (a body framed two ways, a request waiting for bytes never sent). */
 static void test_headers_given_twice(void **state)
@@ -1693,6 +1719,7 @@ int main(void)
         cmocka_unit_test(test_chunked_past_the_cap),
         cmocka_unit_test(test_headers_given_twice),
         cmocka_unit_test(test_token_white_space),
+        cmocka_unit_test(test_token_too_short),
         cmocka_unit_test(test_headers_trickled),
         cmocka_unit_test(test_body_stalled),
         cmocka_unit_test(test_answer_cap),

@@ -153,6 +153,9 @@ static void test_config_errors(void **state)
          ":6:17: namespaces: more than 16 entries"},
         {HEAD "tenants:\n  - name: a\n    tokenSHA256: abc\n    namespaces: [a]\n",
          "tokenSHA256: expected 64 hex digits"},
+        {HEAD "tenants:\n  - name: a\n    tokenSHA256: "
+              "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\n",
+         ":5:18: tokenSHA256: the SHA-256 of the empty string (was the token unset"},
         {HEAD "tenants: [\n", ":4:1:"},
         {HEAD "---\nkind: GPUQuota\n", ":4:1: a second document"},
         {HEAD "kubernetes: [http://x]\n", ":3:13: kubernetes: expected a mapping"},
