@@ -5,25 +5,23 @@
 #include <stdio.h>
 #include <string.h>
 
-#define SHOWN_MAX  300             /* bytes of a refused URL a message repeats */
+#define SHOWN_MAX  160             /* bytes of a refused URL a message repeats, the reason after */
 #define SHOWN_SIZE (SHOWN_MAX + 7) /* with "***" for user information, "..." and the NUL */
 
-/* @s as a message may show it, into @out (SHOWN_SIZE bytes): its first SHOWN_MAX bytes, with
- * the user information masked as "***" (which may be longer than what it hides: "http://@x")
- * and "..." where it was cut. */
+/* @s as a message may show it, into @out (SHOWN_SIZE bytes): its scheme, "***" in place of any
+ * user information (wherever it ends: a password is never shown, however long the URL), then
+ * the rest, SHOWN_MAX bytes in all but the mask, and "..." where it was cut. */
 static void shown(const char *s, char out[SHOWN_SIZE])
 {
-    char head[SHOWN_MAX + 1];
-    snprintf(head, sizeof(head), "%s", s);
-    const char *p = strstr(head, "://");
-    size_t host = p ? (size_t)(p - head) + 3 : 0, n = strcspn(head + host, "/?#");
-    const char *at = NULL, *cut = strlen(s) > SHOWN_MAX ? "..." : "";
-    for (const char *c = head + host; c < head + host + n; c++)
+    const char *p = strstr(s, "://");
+    size_t host = p ? (size_t)(p - s) + 3 : 0, n = strcspn(s + host, "/?#");
+    const char *at = NULL;
+    for (const char *c = s + host; c < s + host + n; c++)
         at = *c == '@' ? c : at;
-    if (at)
-        snprintf(out, SHOWN_SIZE, "%.*s***%s%s", (int)host, head, at, cut);
-    else
-        snprintf(out, SHOWN_SIZE, "%s%s", head, cut);
+    const char *rest = at ? at : s + host;
+    size_t lead = host < SHOWN_MAX ? host : SHOWN_MAX, room = SHOWN_MAX - lead;
+    snprintf(out, SHOWN_SIZE, "%.*s%s%.*s%s", (int)lead, s, at ? "***" : "", (int)room, rest,
+             host > SHOWN_MAX || strlen(rest) > room ? "..." : "");
 }
 
 /* What is wrong with @s (its scheme @scheme bytes long), or NULL when it is a base URL. */

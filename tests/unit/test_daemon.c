@@ -336,13 +336,25 @@ static void test_config_kubernetes(void **state)
     unsetenv("KUBERNETES_SERVICE_HOST");
     unsetenv("KUBERNETES_SERVICE_PORT");
     /* A long URL whose user information is shorter than its "***" mask ("http://@aaa...", 300
-     * bytes and more) is shown masked and cut; the mask once wrote past the message's buffer. */
+     * bytes and more) is shown masked and cut; the mask once wrote past the message's buffer. A
+     * password past the first bytes shown is masked too, and the reason is whole. */
     char url[420];
     snprintf(url, sizeof(url), "http://@%0400d", 0);
     snprintf(text, sizeof(text), HEAD "kubernetes:\n  apiServer: %s\n", url);
     assert_int_not_equal(load_text(text, &c, &d), 0);
     assert_non_null(strstr(d.msg, ":4:14: apiServer \"http://***@0000"));
-    assert_non_null(strstr(d.msg, "000...\": user information"));
+    assert_non_null(strstr(d.msg, "000...\": user information (\"user:password@\"): give the"));
+    snprintf(url, sizeof(url), "http://u:S3CRET%0300d@h", 0);
+    snprintf(text, sizeof(text), HEAD "kubernetes:\n  apiServer: %s\n", url);
+    assert_int_not_equal(load_text(text, &c, &d), 0);
+    assert_null(strstr(d.msg, "S3CRET"));
+    assert_non_null(strstr(d.msg, "apiServer \"http://***@h\": user information"));
+    memcpy(url, "http://h/", 9);
+    memset(url + 9, 'x', 400);
+    memcpy(url + 409, "?a", 3);
+    snprintf(text, sizeof(text), HEAD "kubernetes:\n  apiServer: %s\n", url);
+    assert_int_not_equal(load_text(text, &c, &d), 0);
+    assert_non_null(strstr(d.msg, "xxx...\": a query (\"?\"): paths are appended to a base URL"));
     /* Without the section bind only records; rateCard is a key of its own. */
     assert_int_equal(load_text(HEAD "rateCard: data/billing/rates.yaml\n", &c, &d), 0);
     assert_null(c->kube);
