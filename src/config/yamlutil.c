@@ -1097,7 +1097,12 @@ static int json_scalar(yaml_document_t *doc, const json_t *v)
     } else if (json_is_integer(v)) {
         snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
     } else if (json_is_real(v)) {
+        /* a real stays one: 30.0 or 1e3 is no integer to Go's decoder (an int64 field refuses
+         * it), though its shortest digits, "30", would read as one */
         gs__json_real_text(json_real_value(v), num, sizeof(num));
+        size_t n = strlen(num);
+        if (!strpbrk(num, ".eE") && n + 2 < sizeof(num))
+            memcpy(num + n, ".0", 3);
     } else {
         s = json_is_true(v) ? "true" : json_is_false(v) ? "false" : "null";
     }

@@ -134,6 +134,42 @@ static void cluster(struct gsd_text *t, const struct gsd_state *st)
     }
 }
 
+/*
+ * json_dumps() of @j with @flags, as YAML reads it back: JSON is YAML's flow style, but for the
+ * characters YAML takes as line breaks (U+0085, U+2028, U+2029: "\u0085---" in a string would
+ * end the document) or refuses in a stream (DEL, the C1 controls, U+FEFF, U+FFFE, U+FFFF), which
+ * JSON writes raw; each is written as its \u escape, which JSON and YAML read alike and which
+ * stand only inside strings. Return: a new string (free()); NULL out of memory.
+ */
+static char *yaml_json(const json_t *j, size_t flags)
+{
+    char *s = json_dumps(j, flags);
+    size_t n = s ? strlen(s) : 0, k = 0;
+    char *out = s ? malloc(6 * n + 1) : NULL; /* \uXXXX, 6 bytes, for one byte (DEL) at most */
+    for (size_t i = 0; out && i < n;) {
+        const unsigned char *u = (const unsigned char *)s + i;
+        unsigned cp = 0, len = 1;
+        if (u[0] == 0x7f)
+            cp = 0x7f;
+        else if (u[0] == 0xc2 && i + 1 < n && u[1] >= 0x80 && u[1] <= 0x9f)
+            cp = u[1], len = 2;
+        else if (u[0] == 0xe2 && i + 2 < n && u[1] == 0x80 && (u[2] == 0xa8 || u[2] == 0xa9))
+            cp = u[2] == 0xa8 ? 0x2028 : 0x2029, len = 3;
+        else if (u[0] == 0xef && i + 2 < n &&
+                 ((u[1] == 0xbb && u[2] == 0xbf) || (u[1] == 0xbf && u[2] >= 0xbe)))
+            cp = 0xf000u | (u[1] & 0x3fu) << 6 | (u[2] & 0x3fu), len = 3;
+        if (cp)
+            k += (size_t)sprintf(out + k, "\\u%04x", cp);
+        else
+            out[k++] = s[i];
+        i += len;
+    }
+    if (out)
+        out[k] = '\0';
+    free(s);
+    return out;
+}
+
 /* A PodGroup's labels and annotations as posted, each given one as ", KEY: {JSON}" (JSON is
  * YAML's flow style). */
 static void group_meta(struct gsd_text *t, const struct gsd_group *g)
@@ -143,7 +179,7 @@ static void group_meta(struct gsd_text *t, const struct gsd_group *g)
     json_t *v;
     json_object_foreach(m, k, v)
     {
-        char *text = json_object_size(v) ? json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+        char *text = json_object_size(v) ? yaml_json(v, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
         if (text)
             gsd_text_printf(t, ", %s: %s", k, text);
         free(text);
@@ -167,7 +203,7 @@ static void podgroups(struct gsd_text *t, const struct gsd_state *st)
             gsd_text_printf(t, "  priorityClassName: \"%s\"\n", g->spec.priority_class);
         json_t *mr = gsd_group_min_json(g);
         char *text =
-            mr && json_object_size(mr) ? json_dumps(mr, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+            mr && json_object_size(mr) ? yaml_json(mr, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
         if (text) /* JSON is YAML's flow style */
             gsd_text_printf(t, "  minResources: %s\n", text);
         free(text);
@@ -336,7 +372,7 @@ static int pod(struct gsd_text *t, const struct gsd_state *st, const struct gsd_
             json_object_set_new(an, "sim.gpusched.io/charged",
                                 json_string(v.charged == 1 ? "dedicated" : "shared"));
     }
-    char *s = json_dumps(j, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+    char *s = yaml_json(j, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
     json_decref(j);
     if (!s)
         return -1;

@@ -12,6 +12,8 @@
 
 #include "common/api.h"
 #include "common/util.h"
+#include "gpusched/diag.h"
+#include "gpusched/scenario.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -360,11 +362,39 @@ static void test_yaml_bodies(void **state)
               "metadata: {name: y14}\nspec:\n  containers: [{name: m}]\n  volumes:\n  - name: s\n"
               "    secret: {secretName: s, defaultMode: 0400}\n",
               201, NULL, NULL);
+    /* a real is no integer, as Go's decoder says (an int64 field refuses 30.0 and 1e3) */
+    yaml_post(&d, "/v1/pods", "application/json",
+              "{\"metadata\": {\"name\": \"y25\"}, \"spec\": {\"terminationGracePeriodSeconds\": "
+              "30.0, \"containers\": [{\"name\": \"m\"}]}}",
+              400, "spec.terminationGracePeriodSeconds must be an integer",
+              "spec.terminationGracePeriodSeconds");
+    /* where a quantity stands, a real is one; a string holding what YAML takes as a line break
+     * (U+0085, U+2028) or refuses (DEL, U+0080) is written so the snapshot still loads */
+    yaml_post(&d, "/v1/pods", "application/json",
+              "{\"metadata\": {\"name\": \"y26\", \"annotations\": {\"a\": \"\\u2028---\"}}, "
+              "\"spec\": {\"containers\": [{\"name\": \"m\", \"env\": [{\"name\": \"E\", "
+              "\"value\": \"\\u0085---\\u0085x\\u007f\\u0080\"}], \"resources\": {\"limits\": "
+              "{\"nvidia.com/gpu\": 1.0}}}]}}",
+              201, NULL, NULL);
     struct answer snap;
     assert_int_equal(h_call(&d, "GET", "/v1/snapshot", TOKEN_ADMIN, NULL, &snap), 0);
     assert_int_equal(snap.status, 200);
     if (!strstr(snap.body, "\"defaultMode\": 256"))
         fail_msg("no defaultMode 256 in the snapshot");
+    if (!strstr(snap.body, "\"\\u0085---\\u0085x\\u007f\\u0080\""))
+        fail_msg("the env value is not escaped in the snapshot");
+    char file[] = "/tmp/gs_snapshot.XXXXXX";
+    int fd = mkstemp(file);
+    assert_true(fd >= 0 && write(fd, snap.body, strlen(snap.body)) == (ssize_t)strlen(snap.body));
+    close(fd);
+    struct gs_scenario *scn;
+    struct gs_diag dg;
+    gs_diag_init(&dg);
+    assert_int_equal(gs_scenario_new(&scn), 0);
+    if (gs_scenario_load(scn, file, &dg))
+        fail_msg("the snapshot does not load: %s", dg.msg);
+    gs_scenario_free(scn);
+    unlink(file);
     h_answer_free(&snap);
     yaml_post(&d, "/v1/pods", Y, "metadata: {name: y4}\n---\nmetadata: {name: y5}\n", 400,
               "body:3:1: one object per request", NULL);
