@@ -873,6 +873,26 @@ static int fail(int rc, const struct gs_diag *d)
     return rc == -ENOMEM || rc == -EIO ? 1 : EXIT_BAD_INPUT;
 }
 
+/* A snapshot's cards and placed pods, which `simulate` takes with --from-now only: said where,
+ * since a file valid to continue is refused by a run from the start. */
+static void snapshot_only(const struct gs_scenario *s, struct gs_diag *d)
+{
+    const struct gs_pod_spec *placed = NULL;
+    for (size_t i = 0; i < s->npods && !placed; i++)
+        placed = s->pods[i].placed_node[0] ? &s->pods[i] : NULL;
+    if (s->sim.ncards)
+        gs_diag_warn(d,
+                     "%s:%u:%u: cardModes.cards gives a snapshot's cards: simulate takes it with "
+                     "--from-now only",
+                     s->sim.cards[0].src.file, s->sim.cards[0].src.line, s->sim.cards[0].src.col);
+    if (placed)
+        gs_diag_warn(d,
+                     "%s:%u:%u: pod %s/%s is placed (sim.gpusched.io/node): simulate takes it "
+                     "with --from-now only",
+                     placed->placed_src.file, placed->placed_src.line, placed->placed_src.col,
+                     placed->ns, placed->name);
+}
+
 /* load_all() - every file into @s. */
 static int load_all(struct gs_scenario *s, char **files, int n, struct gs_diag *d)
 {
@@ -881,7 +901,10 @@ static int load_all(struct gs_scenario *s, char **files, int n, struct gs_diag *
         if (rc)
             return rc;
     }
-    return gs_scenario_resolve(s, d);
+    int rc = gs_scenario_resolve(s, d);
+    if (!rc)
+        snapshot_only(s, d);
+    return rc;
 }
 
 /* --- admission: what a run would refuse --- */

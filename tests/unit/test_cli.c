@@ -822,6 +822,25 @@ static void test_validate_simulation(void **state)
     json_decref(root);
     result_free(&r);
 
+    /* a snapshot's cards load, and validate says that simulate takes them with --from-now only
+     * (simulate from the start refuses them) */
+    const char *snap = write_tmp(
+        "cardmodes.yaml",
+        "apiVersion: gpusched.io/v1alpha1\nkind: Cluster\nmetadata: {name: c}\nspec:\n"
+        "  nodeTemplates:\n    - {name: a100, gpuModel: A100-SXM4-80GB, gpus: 8}\n"
+        "  nodes:\n    - {name: n1, zone: az-1, template: a100}\n---\n"
+        "apiVersion: sim.gpusched.io/v1alpha1\nkind: Simulation\nmetadata: {name: s}\nspec:\n"
+        "  cardModes: {cards: [{node: n1, gpu: 3, mode: shared, since: 10us}]}\n");
+    run(&r, ARGS("validate", snap));
+    expect_exit(&r, 0);
+    expect_has(r.err, "cardmodes.yaml:14:23: cardModes.cards gives a snapshot's cards: simulate "
+                      "takes it with --from-now only");
+    result_free(&r);
+    run(&r, ARGS("simulate", "--scenario", snap, "--quiet"));
+    expect_exit(&r, 2);
+    expect_has(r.err, "cardmodes.yaml:14:23: cardModes.cards gives a snapshot's cards");
+    result_free(&r);
+
     /* without a Simulation document: null, not absent */
     run(&r, ARGS("validate", "--json", "tests/data/scenario/gang-minresources.yaml"));
     expect_exit(&r, 0);
