@@ -287,12 +287,6 @@ static int read_template(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
     return gs__scn_commit(c, cl->L, n, f.f[T_NAME], GS__K_TEMPLATE, &t);
 }
 
-static bool name_char(char ch)
-{
-    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-           ch == '-' || ch == '_' || ch == '.';
-}
-
 /* A node name with its range taken apart: prefix[lo-hi]suffix, or a plain name (lo == hi). */
 struct range {
     char prefix[GS_NAME_MAX], suffix[GS_NAME_MAX];
@@ -366,11 +360,13 @@ static int add_nodes(struct gs__yctx *c, struct cl *cl, yaml_node_t *at, const s
         if (len < 0 || len >= GS_NAME_MAX)
             return gs__yaml_err(c, at, "node name %s%0*ld%s is longer than %d bytes", r->prefix,
                                 r->width, i, r->suffix, GS_NAME_MAX - 1);
-        for (const char *p = proto->name; *p; p++)
-            if (!name_char(*p))
-                return gs__yaml_err(c, at,
-                                    "node name may hold letters, digits, '-', '_', '.' and one "
-                                    "[lo-hi] range only");
+        if (!gs_dns_subdomain_ok(proto->name, (size_t)len)) /* as gpuschedd's --nodes takes it */
+            return gs__yaml_err(c, at,
+                                "node name %s is not a Kubernetes node name (a DNS-1123 subdomain: "
+                                "a-z, 0-9, '-' and '.', each dot-separated part starting and "
+                                "ending with a letter or digit), which gpusched-agent and the API "
+                                "server name a node by",
+                                proto->name);
         if (gs__scn_find(cl->L->s, GS__K_NODE, "", proto->name) >= 0)
             return gs__yaml_err(c, at, "duplicate node name \"%s\"", proto->name);
         long k = gs__scn_push(c, at, cl->L->s, GS__K_NODE, proto);

@@ -822,6 +822,13 @@ static const struct bad bads[] = {
     {CL_HDR "  nodeTemplates: [{name: t}]\n  nodes:\n  - {name: \"n[1-3]\", template: t}\n"
             "  - {name: n2, template: t}\n",
      -EINVAL, ":7:12: ", "duplicate node name \"n2\"", 0},
+    /* a node name gpuschedd and the API server would refuse, as they would */
+    {CL_HDR "  nodeTemplates: [{name: t}]\n  nodes:\n  - {name: n_1, template: t}\n", -EINVAL,
+     ":6:12: ", "node name n_1 is not a Kubernetes node name (a DNS-1123 subdomain", 0},
+    {CL_HDR "  nodeTemplates: [{name: t}]\n  nodes:\n  - {name: \"N[1-2]\", template: t}\n",
+     -EINVAL, ":6:12: ", "node name N1 is not a Kubernetes node name", 0},
+    {CL_HDR "  nodeTemplates: [{name: t}]\n  nodes:\n  - {name: \"..\", template: t}\n", -EINVAL,
+     ":6:12: ", "node name .. is not a Kubernetes node name", 0},
     {CL_HDR "  nodes:\n  - {name: \"n[1-3]\", template: nope}\n", -EINVAL,
      ":5:32: ", "node template \"nope\" is not defined", 1},
     {CL_HDR "  nodeTemplates: [{name: t, gpuModel: Z100, gpus: 2}]\n", -EINVAL,
