@@ -614,7 +614,8 @@ static int group_name(struct gs__yctx *c, yaml_node_t *v, const char *key, struc
 struct annot {
     struct gs_pod_spec *p;
     unsigned seen;
-    size_t bytes; /* of the keys and values so far */
+    size_t bytes;         /* of the keys and values so far */
+    yaml_node_t *vgpu_at; /* the value of gpusched.io/vgpu-class, NULL none */
 };
 
 /* The API server's cap on a Pod's annotations, keys and values together
@@ -866,6 +867,7 @@ static int annot_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *
         if (an->seen & (1u << a))
             return gs__yaml_err(c, k, "annotation %s is given twice", key);
         an->seen |= 1u << a;
+        an->vgpu_at = a == A_VGPU ? v : an->vgpu_at;
         return annot_value(c, a, v, an->p);
     }
     /* a misspelt annotation of ours would silently do nothing: say so */
@@ -1091,12 +1093,21 @@ static void warn_mig_and_cards(struct gs__yctx *c, const yaml_node_t *spec,
                       p->ns, p->name);
 }
 
+/* Whether a container of @p asks nvidia.com/gpu (cards, slices or time-slice replicas). */
+static int asks_cards(const struct gs_pod_spec *p)
+{
+    for (int i = 0; i < p->ncontainers; i++)
+        if (p->containers[i].gpu > 0 || p->containers[i].gpu_shared > 0)
+            return 1;
+    return 0;
+}
+
 /* Read Pod document @root into @p (its names from @m, read here too). */
 static int pod_read(struct gs__yctx *c, yaml_node_t *root, struct gs_pod_spec *p,
                     struct gs__scn_meta *m, yaml_node_t **spec)
 {
     yaml_node_t *f[GS__YAML_NKEYS(pod_keys)] = {NULL};
-    struct annot an = {p, 0, 0};
+    struct annot an = {p, 0, 0, NULL};
     pod_defaults(p);
     int rc =
         gs__yaml_each_field(c, root, pod_keys, GS__YAML_NKEYS(pod_keys), "Pod", gs__scn_keep, f);
@@ -1110,6 +1121,11 @@ static int pod_read(struct gs__yctx *c, yaml_node_t *root, struct gs_pod_spec *p
         rc = gs__yaml_err(c, root, "Pod %s/%s has no spec", m->ns_s, m->name_s);
     if (!rc)
         rc = read_spec(c, f[P_SPEC], p);
+    if (!rc && an.vgpu_at && !asks_cards(p))
+        rc = gs__yaml_err(c, an.vgpu_at,
+                          "annotation gpusched.io/vgpu-class needs nvidia.com/gpu, the number of "
+                          "slices: add nvidia.com/gpu: 1 to the container (kubelet hands a "
+                          "container its card only through nvidia.com/gpu's device plugin)");
     if (rc)
         return rc;
     memcpy(p->ns, m->ns_s, sizeof(p->ns));

@@ -233,7 +233,7 @@ static void test_class_and_profile(void **state)
     struct daemon d;
     char node[64];
     start(&d, class_policy, NULL);
-    char *v0 = h_pod_annotated("team-b", "v0", 0, 0, "gpusched.io/vgpu-class", "shared-gpu-small");
+    char *v0 = h_pod_annotated("team-b", "v0", 1, 0, "gpusched.io/vgpu-class", "shared-gpu-small");
     filter_bind(&d, v0, all, 3, node);
     free(v0);
     json_t *g = h_pod_get(&d, "team-b", "v0");

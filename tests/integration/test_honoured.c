@@ -128,7 +128,7 @@ static void test_annotations(void **state)
     start(&d, NULL);
 
     /* A vGPU class: the class's slice (10 % and 2 GiB of one card), counted as shared use. */
-    json_t *v = h_pod_json("team-b", "v0", 0, 0);
+    json_t *v = h_pod_json("team-b", "v0", 1, 0);
     h_annotate(v, "gpusched.io/vgpu-class", "shared-gpu-small");
     json_t *a = post(&d, v, 201);
     assert_string_equal(sget(a, "state"), "running");
@@ -138,10 +138,15 @@ static void test_annotations(void **state)
     team_b_use(&d, &ded, &sh);
     assert_int_equal(ded, 0);
     assert_int_equal(sh, 100);
-    v = h_pod_json("team-b", "v1", 0, 0);
+    v = h_pod_json("team-b", "v1", 1, 0);
     h_annotate(v, "gpusched.io/vgpu-class", "no-such-class");
     refused(&d, v, "metadata.annotations.gpusched.io/vgpu-class",
             "VirtualGPUClass no-such-class is not defined");
+    /* the slice comes through nvidia.com/gpu's device plugin: a class alone gets no card */
+    v = h_pod_json("team-b", "v2", 0, 0);
+    h_annotate(v, "gpusched.io/vgpu-class", "shared-gpu-small");
+    refused(&d, v, "metadata.annotations.gpusched.io/vgpu-class",
+            "annotation gpusched.io/vgpu-class needs nvidia.com/gpu");
 
     /* A topology tier: T4 cards have no NVLink, so a pod that must have its two in one NVLink
      * group could never run and is refused; the same pod without the tier runs there. */

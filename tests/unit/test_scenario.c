@@ -1239,9 +1239,13 @@ static const struct bad bads[] = {
      ":4:44: ", "spec.maxClients must be in 1..1024", 0},
     {VGPU_HDR "spec: {memory: 2Gi, cores: 10, maxClients: 2, isShareable: maybe}\n", -EINVAL,
      ":4:60: ", "spec.isShareable", 0},
-    {POD_META "  annotations: {gpusched.io/vgpu-class: small}\nspec: {containers: [{name: m}]}\n",
+    {POD_META "  annotations: {gpusched.io/vgpu-class: small}\nspec: {containers: [{name: m, "
+              "resources: {limits: {nvidia.com/gpu: 1}}}]}\n",
      -EINVAL,
      ":1:1: ", "VirtualGPUClass (annotation gpusched.io/vgpu-class) \"small\" is not defined", 1},
+    /* a class's slice comes through nvidia.com/gpu's device plugin, as an amount's does */
+    {POD_META "  annotations: {gpusched.io/vgpu-class: small}\nspec: {containers: [{name: m}]}\n",
+     -EINVAL, ":6:41: ", "annotation gpusched.io/vgpu-class needs nvidia.com/gpu", 0},
     {VGPU_HDR "spec: {memory: 2Gi, cores: 10, maxClients: 2}\n---\n" POD_META
               "  annotations: {gpusched.io/vgpu-class: small}\nspec:\n  containers:\n  - name: m\n"
               "    resources:\n      limits: {nvidia.com/gpu: 1, nvidia.com/gpumem: 1024}\n",
