@@ -367,6 +367,69 @@ static int union_missing(struct gs__yctx *c, const struct obj_walk *w, yaml_node
                         w->where, list);
 }
 
+/* The text of field @key of mapping @n, NULL when absent or not a string. */
+static const char *text_of(struct gs__yctx *c, yaml_node_t *n, const char *key, yaml_node_t **at)
+{
+    if (gs__yaml_map_get(c, n, key, at) || !*at)
+        return NULL;
+    return gs__yaml_text(*at);
+}
+
+/* EnvVar: a name of printable ASCII but '=' (the API server's rule since Kubernetes 1.30, looser
+ * than a C identifier), and valueFrom only with an empty value. */
+static int env_var_rule(struct gs__yctx *c, yaml_node_t *n, const char *where)
+{
+    yaml_node_t *at, *from;
+    const char *name = text_of(c, n, "name", &at), *value;
+    for (const char *s = name; s && (!*name || *s); s++)
+        if (!*name || *s < 0x20 || *s > 0x7e || *s == '=')
+            return gs__yaml_err(c, at,
+                                "%s.name: a valid environment variable name must consist only "
+                                "of printable ASCII characters other than '=', as the API server "
+                                "says",
+                                where);
+    if ((value = text_of(c, n, "value", &at)) && *value &&
+        !gs__yaml_map_get(c, n, "valueFrom", &from) && from && !gs__yaml_is_null(from))
+        return gs__yaml_err(c, from, "%s.valueFrom: may not be specified when `value` is not empty",
+                            where);
+    return 0;
+}
+
+/* Volume: its name a DNS label, as volumeMounts name it. */
+static int volume_rule(struct gs__yctx *c, yaml_node_t *n, const char *where)
+{
+    yaml_node_t *at;
+    const char *name = text_of(c, n, "name", &at);
+    if (name && !gs_dns_label_ok(name, strlen(name)))
+        return gs__yaml_err(c, at,
+                            "%s.name: \"%.80s\" is not a DNS label (1-63 bytes of a-z, 0-9 and "
+                            "'-', a letter or digit at both ends), as the API server refuses it",
+                            where, name);
+    return 0;
+}
+
+/* SecurityContext: a privileged container escalates whatever it says. */
+static int security_rule(struct gs__yctx *c, yaml_node_t *n, const char *where)
+{
+    yaml_node_t *priv, *esc;
+    if (gs__yaml_map_get(c, n, "privileged", &priv) ||
+        gs__yaml_map_get(c, n, "allowPrivilegeEscalation", &esc))
+        return -EINVAL;
+    const char *p = priv ? gs__yaml_str(priv) : NULL, *e = esc ? gs__yaml_str(esc) : NULL;
+    if (p && e && !strcmp(p, "true") && !strcmp(e, "false"))
+        return gs__yaml_err(c, esc,
+                            "%s: cannot set `allowPrivilegeEscalation` to false and `privileged` "
+                            "to true, as the API server says",
+                            where);
+    return 0;
+}
+
+/* The API server's validation rules beyond the types, by type: each after its fields passed. */
+static const struct {
+    const struct gs__ktype *t;
+    int (*fn)(struct gs__yctx *c, yaml_node_t *n, const char *where);
+} rules[] = {{&env_var, env_var_rule}, {&volume, volume_rule}, {&security_context, security_rule}};
+
 static int check_obj(struct gs__yctx *c, const struct gs__ktype *t, yaml_node_t *n,
                      const char *where)
 {
@@ -383,6 +446,9 @@ static int check_obj(struct gs__yctx *c, const struct gs__ktype *t, yaml_node_t 
         if (f[i]->required == R_REQUIRED && !(w.given & ((uint64_t)1 << i)))
             rc = gs__yaml_err(c, n, "%s.%s is required: the API server refuses the pod without it",
                               where, f[i]->name);
+    for (size_t i = 0; !rc && i < sizeof(rules) / sizeof(rules[0]); i++)
+        if (rules[i].t == t)
+            rc = lenient_end(c, rules[i].fn(c, n, where));
     return rc;
 }
 

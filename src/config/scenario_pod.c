@@ -357,9 +357,13 @@ static int placed_volume(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
                                        "rbd"};
     yaml_node_t *v = NULL;
     char where[48];
-    (void)arg;
     gs__yaml_label(where, sizeof(where), "spec.volumes[%d]", idx);
     int rc = gs__scn_typed(c, gs__kt_volume, n, where);
+    if (!rc && gs__yaml_earlier(c, arg, idx, "name") && !gs__yaml_map_get(c, n, "name", &v))
+        rc = gs__yaml_err(c, v,
+                          "%s.name: Duplicate value \"%s\": an earlier volume has that name, as "
+                          "the API server refuses it",
+                          where, gs__yaml_str(v));
     for (size_t k = 0; !rc && n->type == YAML_MAPPING_NODE && k < sizeof(keys) / sizeof(keys[0]);
          k++)
         if (!gs__yaml_map_get(c, n, keys[k], &v) && v && !gs__yaml_is_null(v)) {
@@ -953,7 +957,7 @@ static int read_run(struct gs__yctx *c, yaml_node_t **f, struct gs_pod_spec *p, 
     if (!rc && f[S_HOST_NETWORK] && !gs__yaml_is_null(f[S_HOST_NETWORK]))
         rc = gs__scn_bool(c, f[S_HOST_NETWORK], "spec.hostNetwork", host_net);
     if (!rc && f[S_VOLUMES])
-        rc = gs__yaml_each_item(c, f[S_VOLUMES], "spec.volumes", placed_volume, NULL);
+        rc = gs__yaml_each_item(c, f[S_VOLUMES], "spec.volumes", placed_volume, f[S_VOLUMES]);
     return rc;
 }
 
@@ -1005,6 +1009,68 @@ static int ephemeral(struct gs__yctx *c, int idx, yaml_node_t *n, void *arg)
 static bool unset(const yaml_node_t *n)
 {
     return !n || gs__yaml_is_null(n) || (gs__yaml_text(n) && !*gs__yaml_text(n));
+}
+
+/* Whether sequence @volumes (NULL: none) holds a volume named @name. */
+static int has_volume(struct gs__yctx *c, yaml_node_t *volumes, const char *name)
+{
+    yaml_node_t *v;
+    for (yaml_node_item_t *it = volumes && volumes->type == YAML_SEQUENCE_NODE
+                                    ? volumes->data.sequence.items.start
+                                    : NULL;
+         it && it < volumes->data.sequence.items.top; it++) {
+        yaml_node_t *vol = gs__yaml_child(c, *it);
+        if (vol && !gs__yaml_map_get(c, vol, "name", &v) && v && gs__yaml_str(v) &&
+            !strcmp(gs__yaml_str(v), name))
+            return 1;
+    }
+    return 0;
+}
+
+/* Each volumeMounts and volumeDevices entry of the containers of spec field @key names a volume
+ * of @volumes, as the API server requires ("Not found"). */
+static int mounts_known(struct gs__yctx *c, yaml_node_t *spec, const char *key,
+                        yaml_node_t *volumes)
+{
+    static const char *const lists[] = {"volumeMounts", "volumeDevices"};
+    yaml_node_t *cs, *l, *name;
+    if (gs__yaml_map_get(c, spec, key, &cs) || !cs || cs->type != YAML_SEQUENCE_NODE)
+        return 0;
+    int i = 0;
+    for (yaml_node_item_t *it = cs->data.sequence.items.start; it < cs->data.sequence.items.top;
+         it++, i++) {
+        yaml_node_t *ctr = gs__yaml_child(c, *it);
+        for (int k = 0; ctr && ctr->type == YAML_MAPPING_NODE && k < 2; k++) {
+            if (gs__yaml_map_get(c, ctr, lists[k], &l) || !l || l->type != YAML_SEQUENCE_NODE)
+                continue;
+            int j = 0;
+            for (yaml_node_item_t *m = l->data.sequence.items.start; m < l->data.sequence.items.top;
+                 m++, j++) {
+                yaml_node_t *mount = gs__yaml_child(c, *m);
+                if (!mount || gs__yaml_map_get(c, mount, "name", &name) || !name ||
+                    !gs__yaml_str(name) || has_volume(c, volumes, gs__yaml_str(name)))
+                    continue;
+                return gs__yaml_err(c, name,
+                                    "spec.%s[%d].%s[%d].name: Not found: \"%.80s\" (no volume of "
+                                    "spec.volumes has that name), as the API server refuses it",
+                                    key, i, lists[k], j, gs__yaml_str(name));
+            }
+        }
+    }
+    return 0;
+}
+
+/* dnsPolicy None leaves the pod's DNS to its dnsConfig, which must then be given. */
+static int dns_none(struct gs__yctx *c, yaml_node_t *spec)
+{
+    yaml_node_t *policy, *config;
+    if (gs__yaml_map_get(c, spec, "dnsPolicy", &policy) || !policy || !gs__yaml_text(policy) ||
+        strcmp(gs__yaml_text(policy), "None") ||
+        (!gs__yaml_map_get(c, spec, "dnsConfig", &config) && config && !gs__yaml_is_null(config)))
+        return 0;
+    return gs__yaml_err(c, policy,
+                        "spec.dnsConfig: Required value: must provide `dnsConfig` when `dnsPolicy` "
+                        "is None, as the API server says");
 }
 
 static int read_spec(struct gs__yctx *c, yaml_node_t *spec, struct gs_pod_spec *p)
@@ -1063,7 +1129,11 @@ static int read_spec(struct gs__yctx *c, yaml_node_t *spec, struct gs_pod_spec *
     if (!rc && p->ncontainers == ninit)
         rc = gs__yaml_err(c, f[S_CONTAINERS] ? f[S_CONTAINERS] : spec,
                           "a pod needs at least one container");
-    return rc;
+    static const char *const with_mounts[] = {"initContainers", "containers",
+                                              "ephemeralContainers"};
+    for (int i = 0; !rc && i < 3; i++)
+        rc = mounts_known(c, spec, with_mounts[i], f[S_VOLUMES]);
+    return rc ? rc : dns_none(c, spec);
 }
 
 static void pod_defaults(struct gs_pod_spec *p)

@@ -357,6 +357,11 @@ static void test_yaml_bodies(void **state)
               "\"ports\": [{\"containerPort\": \"8080\"}]}]}}",
               400, "spec.containers[0].ports[0].containerPort must be an integer",
               "spec.containers[0].ports[0].containerPort");
+    /* the API server's rules beyond the types: a mount naming no volume */
+    yaml_post(&d, "/v1/pods", Y,
+              "metadata: {name: y27}\nspec:\n  containers:\n  - name: m\n    volumeMounts: [{name: "
+              "nope, mountPath: /x}]\n",
+              400, "Not found: \"nope\"", "spec.containers[0].volumeMounts[0].name");
     /* a file mode in octal, as the Kubernetes docs write it, is the number kubectl reads */
     yaml_post(&d, "/v1/pods", Y,
               "metadata: {name: y14}\nspec:\n  containers: [{name: m}]\n  volumes:\n  - name: s\n"

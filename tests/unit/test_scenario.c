@@ -659,6 +659,26 @@ static const struct bad bads[] = {
      ":4:23: ", "spec.restartPolicy must be one of Always, OnFailure, Never, not \"Sometimes\"", 0},
     {POD_HDR "spec: {dnsPolicy: 42, containers: [{name: m}]}\n", -EINVAL,
      ":4:19: ", "spec.dnsPolicy must be a string", 0},
+    /* the API server's rules beyond the types */
+    {POD_HDR "spec:\n  containers:\n  - name: m\n    env: [{name: \"A=B\", value: x}]\n", -EINVAL,
+     ":7:18: ",
+     "env[0].name: a valid environment variable name must consist only of printable ASCII", 0},
+    {POD_HDR "spec:\n  containers:\n  - name: m\n    env: [{name: A, value: x, valueFrom: "
+             "{fieldRef: {fieldPath: metadata.name}}}]\n",
+     -EINVAL, ":7:42: ", "env[0].valueFrom: may not be specified when `value` is not empty", 0},
+    {POD_HDR "spec:\n  containers:\n  - name: m\n    securityContext: {privileged: true, "
+             "allowPrivilegeEscalation: false}\n",
+     -EINVAL, ":7:67: ", "cannot set `allowPrivilegeEscalation` to false and `privileged` to true",
+     0},
+    {POD_HDR "spec:\n  containers:\n  - name: m\n    volumeMounts: [{name: nope, mountPath: /x}]\n",
+     -EINVAL, ":7:27: ", "spec.containers[0].volumeMounts[0].name: Not found: \"nope\"", 0},
+    {POD_HDR "spec:\n  containers: [{name: m}]\n  volumes:\n  - {name: V_1, emptyDir: {}}\n",
+     -EINVAL, ":7:12: ", "spec.volumes[0].name: \"V_1\" is not a DNS label", 0},
+    {POD_HDR "spec:\n  containers: [{name: m}]\n  volumes:\n  - {name: v, emptyDir: {}}\n"
+             "  - {name: v, emptyDir: {}}\n",
+     -EINVAL, ":8:12: ", "spec.volumes[1].name: Duplicate value \"v\"", 0},
+    {POD_HDR "spec:\n  dnsPolicy: None\n  containers: [{name: m}]\n", -EINVAL,
+     ":5:14: ", "must provide `dnsConfig` when `dnsPolicy` is None", 0},
     {POD_HDR "spec: {containers: [{name: m, imagePullPolicy: Sometimes}]}\n", -EINVAL,
      ":4:48: ", "spec.containers[0].imagePullPolicy must be one of Always, IfNotPresent, Never", 0},
     {POD_HDR "spec: {containers: [{name: m, livenessProbe: x}]}\n", -EINVAL,
