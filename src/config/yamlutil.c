@@ -1292,17 +1292,21 @@ static int manifest_walk(struct gs__yctx *c, yaml_node_t *n, const char *key, in
     char buf[GS__YAML_SHOW_BUF];
     if (n->type == YAML_SCALAR_NODE && !gs__yaml_str(n))
         return gs__yaml_err(c, n, "a NUL character (\\0) in a string: Kubernetes refuses it");
-    if (n->type == YAML_SCALAR_NODE && gs__yaml_is_plain(n) && octal_mode(key, n) < 0 &&
-        (why = yaml11_only(gs__yaml_str(n))))
-        return gs__yaml_err(c, n, "%.64s%s%s %s", key ? key : "", key ? ": " : "",
-                            gs__yaml_show(n, buf), why);
+    char at[192]; /* the field, named as the API server names it ("metadata.labels.a") */
     const char *type = n->type == YAML_SCALAR_NODE ? gs__yaml_scalar_type(n) : NULL;
     double x;
-    if (type && !strcmp(type, "float") && !json_float(n, &x))
+    if (n->type == YAML_SCALAR_NODE && gs__yaml_is_plain(n) && octal_mode(key, n) < 0 &&
+        (why = yaml11_only(gs__yaml_str(n)))) {
+        gs__yaml_path(c, n, at, sizeof(at));
+        return gs__yaml_err(c, n, "%s%s%s %s", at, *at ? ": " : "", gs__yaml_show(n, buf), why);
+    }
+    if (type && !strcmp(type, "float") && !json_float(n, &x)) {
+        gs__yaml_path(c, n, at, sizeof(at));
         return gs__yaml_err(c, n,
-                            "%.64s%s%s is a float JSON cannot carry (kubectl refuses it too): "
-                            "quote it for the text",
-                            key ? key : "", key ? ": " : "", gs__yaml_show(n, buf));
+                            "%s%s%s is a float JSON cannot carry (kubectl refuses it too): quote "
+                            "it for the text",
+                            at, *at ? ": " : "", gs__yaml_show(n, buf));
+    }
     int rc = 0;
     if (n->type == YAML_SEQUENCE_NODE) {
         for (yaml_node_item_t *i = n->data.sequence.items.start;

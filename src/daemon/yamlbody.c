@@ -19,7 +19,8 @@
 struct yaml_body {
     json_t *obj; /* the one document, as JSON */
     int docs;
-    size_t left; /* what the walk may still spend: about twice the body's bytes */
+    size_t left;     /* what the walk may still spend: about twice the body's bytes */
+    char field[192]; /* the field a refusal names, "" for the body as a whole */
 };
 
 static int one_doc(struct gs__yctx *c, yaml_node_t *root, void *arg)
@@ -29,7 +30,10 @@ static int one_doc(struct gs__yctx *c, yaml_node_t *root, void *arg)
         return gs__yaml_err(c, root,
                             "one object per request, not several YAML documents (gpusched "
                             "submit posts each of a file's)");
-    return gs__yaml_manifest(c, root, &b->left, &b->obj);
+    int rc = gs__yaml_manifest(c, root, &b->left, &b->obj);
+    if (rc == -EINVAL && c->err_at)
+        gs__yaml_path(c, c->err_at, b->field, sizeof(b->field));
+    return rc;
 }
 
 int gsd_body_is_yaml(const char *ctype)
@@ -105,7 +109,7 @@ int gsd_body_from_yaml(struct gsd_req *r)
         if (rc == -ENOMEM)
             gsd_reply_error(r, 500, "", "out of memory");
         else
-            gsd_reply_error(r, 400, "", "%s", d.msg);
+            gsd_reply_error(r, 400, b.field, "%s", d.msg);
         return -1;
     }
     free(r->body);

@@ -429,12 +429,12 @@ static void test_yaml_bodies(void **state)
     /* What kubectl's YAML 1.1 reads otherwise, a NUL inside a string, a tag that would be
      * dropped: refused naming the place, never taken changed (a label "x\0y" was "x"). */
     yaml_post(&d, "/v1/pods", Y, "metadata: {name: y9, labels: {a: yes}}\n", 400,
-              "body:1:34: a: \"yes\" is a boolean to kubectl", NULL);
+              "body:1:34: metadata.labels.a: \"yes\" is a boolean to kubectl", "metadata.labels.a");
     yaml_post(&d, "/v1/pods", Y, "metadata: {name: y10, labels: {a: \"x\\0y\"}}\n", 400,
               "a NUL character", NULL);
     yaml_post(&d, "/v1/pods", Y, "metadata: {name: y11}\nspec: {priority: 010}\n", 400,
-              "body:2:18: priority: \"010\" is an integer to kubectl (YAML 1.1 reads 010 as 8",
-              NULL);
+              "body:2:18: spec.priority: \"010\" is an integer to kubectl (YAML 1.1 reads 010 as 8",
+              "spec.priority");
     yaml_post(&d, "/v1/pods", Y, "metadata: {name: y12, labels: {a: !!binary eA==}}\n", 400,
               "body:1:35: YAML tag !!binary is not read", NULL);
     yaml_post(&d, "/v1/pods", Y,
@@ -465,7 +465,10 @@ static void test_yaml_bodies(void **state)
     yaml_post(&d, "/v1/pods", Y,
               "metadata: {name: y15}\nspec: {containers: [{name: m, resources: {requests: {cpu: "
               ".inf}}}]}\n",
-              400, "body:2:59: cpu: \".inf\" is a float JSON cannot carry", NULL);
+              400,
+              "body:2:59: spec.containers[0].resources.requests.cpu: \".inf\" is a float JSON "
+              "cannot carry",
+              "spec.containers[0].resources.requests.cpu");
     yaml_post(&d, "/v1/pods", Y,
               "metadata: {name: y16}\nspec: {containers: [{name: m, resources: {requests: {cpu: "
               "0.1}}}]}\n",
