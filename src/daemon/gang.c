@@ -253,7 +253,8 @@ static int group_meta(const json_t *md, struct gsd_group *g, struct gsd_ferr *e)
         return -ENOMEM;
     }
     if (strlen(g->meta) > GSD_META_MAX)
-        return bad(e, "metadata.annotations", "labels and annotations together exceed the limit");
+        return bad(e, "metadata.annotations",
+                   "labels and annotations together exceed 1 MiB as JSON");
     return 0;
 }
 

@@ -276,7 +276,7 @@ static int new_pod(struct gsd_state *st, struct gsd_podspec *spec, const char *t
     if (strlen(meta) > GSD_META_MAX) {
         free_pod(p);
         set_ferr(e, 400, "metadata.annotations",
-                 "labels and annotations together exceed the limit");
+                 "labels and annotations together exceed 1 MiB as JSON");
         return -EINVAL;
     }
     p->body = spec->body;

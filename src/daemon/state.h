@@ -33,8 +33,11 @@ struct gsd_snaps;
 struct gsd_node_health;
 struct gsd_store;
 
-#define GSD_REASON_MAX 256   /* a pending pod's reason, cut to fit */
-#define GSD_META_MAX   65536 /* labels + annotations as JSON text, bytes */
+#define GSD_REASON_MAX 256 /* a pending pod's reason, cut to fit */
+/* labels + annotations as JSON text, bytes: past what the API server takes (256 KiB of
+ * annotations, TotalAnnotationSizeLimitB, and labels of at most 63 bytes a value), so a pod it
+ * accepted (a kubectl last-applied-configuration of 100 KB) is never refused for it */
+#define GSD_META_MAX (1024 * 1024)
 
 /* GSD_EVICTING: a pod bound through Kubernetes that the scheduler evicted, its Eviction sent to
  * the API server; it holds no cards in the scheduler and is forgotten when the API server says it
