@@ -287,7 +287,7 @@ static int read_list(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *ro
 
 static int read_document(struct gs__yctx *c, yaml_node_t *root, void *arg)
 {
-    ((struct gs__scn_load *)arg)->ndocs++;
+    ((struct gs__scn_load *)arg)->ndocs += root && !gs__yaml_is_null(root); /* "---" alone: none */
     return dispatch(c, arg, root, false);
 }
 
@@ -364,7 +364,8 @@ int gs_scenario_load(struct gs_scenario *s, const char *path, struct gs_diag *d)
         range_hint(name, buf, L.len, d);
     free(buf);
     if (!rc && L.ndocs == 0) /* a file given that says nothing is more likely a mistake */
-        rc = gs_diag_error(d, "%s: no YAML document in it (empty, or comments only)", name);
+        rc = gs_diag_error(
+            d, "%s: no YAML document in it (empty, comments only, or empty documents)", name);
     return rc;
 }
 

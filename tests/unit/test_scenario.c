@@ -623,7 +623,8 @@ static const struct bad bads[] = {
      ":4:27: ", "spec.priorityClassName must be a name", 0},
     {"kind: [Pod]\n", -EINVAL, ":1:7: ", "kind must be a kind name", 0},
     /* a file that says nothing is more likely the wrong file */
-    {"# only a comment\n", -EINVAL, ": ", "no YAML document in it (empty, or comments only)", 0},
+    {"# only a comment\n", -EINVAL, ": ", "no YAML document in it (empty, comments only, or", 0},
+    {"---\n--- null\n", -EINVAL, ": ", "no YAML document in it (empty, comments only, or", 0},
     {"apiVersion: v1\nmetadata: {name: x}\n", -EINVAL, ":1:1: ", "missing field \"kind\"", 0},
     {RES("nvidia.com/gpu: 8Gx"), -EINVAL,
      ":8:32: ", "limits.nvidia.com/gpu: \"8Gx\" is not a Kubernetes quantity", 0},
