@@ -1268,6 +1268,9 @@ static const char *yaml11_only(const char *s)
     const char *d = s + (*s == '-' || *s == '+');
     size_t digits = strspn(d, "0123456789_"), alnum = strspn(d, "0123456789_abcdefABCDEFxXoO");
     int num = d[0] >= '0' && d[0] <= '9' && !d[alnum];
+    if (num && d[0] == '0' && d[1] && !d[digits] && strpbrk(d, "89"))
+        return "is text to kubectl (YAML 1.1 reads a leading 0 as octal, which has no 8 or 9): "
+               "quote it for the text, or write the number without the leading 0";
     if (num && ((d[0] == '0' && d[1] && (!d[digits] || strchr("xXbBoO", d[1]))) ||
                 (!d[digits] && strchr(d, '_'))))
         return "is an integer to kubectl (YAML 1.1 reads 010 as 8, 0x10 as 16, 1_000 as "

@@ -1328,6 +1328,9 @@ static const struct bad bads[] = {
     /* kubectl reads these otherwise than they look; they were taken as written (010 cores) */
     {POD_HDR "spec: {containers: [{name: m, resources: {limits: {cpu: 0100}}}]}\n", -EINVAL,
      ":4:57: ", "\"0100\" is an integer to kubectl", 0},
+    {POD_HDR "spec:\n  containers: [{name: m}]\n  volumes:\n  - {name: s, secret: {secretName: s, "
+             "defaultMode: 0999}}\n",
+     -EINVAL, ":7:52: ", "\"0999\" is text to kubectl (YAML 1.1 reads a leading 0 as octal", 0},
     {POD_META "  labels: {user: yes}\nspec: {containers: [{name: m}]}\n", -EINVAL,
      ":6:18: ", "user: \"yes\" is a boolean to kubectl", 0},
     {"apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: p}\nvalue: 0100\n",
