@@ -27,6 +27,12 @@ int cmd_report(int argc, char **argv);
 void gs__cli_say(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void gs__cli_vsay(const char *cmd, const char *fmt, va_list ap)
     __attribute__((format(printf, 2, 0)));
+/* gs__cli_placed() - @s's first pod a snapshot placed (sim.gpusched.io/node), NULL none: what
+ * simulate takes with --from-now only. */
+struct gs_scenario;
+struct gs_pod_spec;
+const struct gs_pod_spec *gs__cli_placed(const struct gs_scenario *s);
+
 /* gs__cli_cell() - @s (NULL: "-") as a table prints it: gs_text_escape()d, cut at 511 bytes, in
  * one of 8 buffers used in turn (valid until 8 more calls), so one printf may hold 8 cells. */
 const char *gs__cli_cell(const char *s);

@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include "gpusched/diag.h"
+#include "gpusched/scenario.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -41,6 +42,14 @@ void gs__cli_say(const char *cmd, const char *fmt, ...)
     va_start(ap, fmt);
     gs__cli_vsay(cmd, fmt, ap);
     va_end(ap);
+}
+
+const struct gs_pod_spec *gs__cli_placed(const struct gs_scenario *s)
+{
+    for (size_t i = 0; i < s->npods; i++)
+        if (s->pods[i].placed_node[0])
+            return &s->pods[i];
+    return NULL;
 }
 
 const char *gs__cli_cell(const char *s)

@@ -181,9 +181,7 @@ static int write_json(const char *path, struct gs_tsim *const *runs, size_t n)
  * (no pod's duration, no horizon) is warned about. */
 static int start_and_horizon(const struct sopts *o, struct gs_scenario *s, struct gs_diag *d)
 {
-    const struct gs_pod_spec *placed = NULL;
-    for (size_t i = 0; i < s->npods && !placed; i++)
-        placed = s->pods[i].placed_node[0] ? &s->pods[i] : NULL;
+    const struct gs_pod_spec *placed = gs__cli_placed(s);
     if (o->from_now && s->sim.now_us == GS_UNSET)
         return gs_diag_error(d, "--from-now: the scenario has no Simulation spec.now (a snapshot "
                                 "from GET /v1/snapshot has one)");

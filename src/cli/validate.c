@@ -877,9 +877,7 @@ static int fail(int rc, const struct gs_diag *d)
  * since a file valid to continue is refused by a run from the start. */
 static void snapshot_only(const struct gs_scenario *s, struct gs_diag *d)
 {
-    const struct gs_pod_spec *placed = NULL;
-    for (size_t i = 0; i < s->npods && !placed; i++)
-        placed = s->pods[i].placed_node[0] ? &s->pods[i] : NULL;
+    const struct gs_pod_spec *placed = gs__cli_placed(s);
     if (s->sim.ncards)
         gs_diag_warn(d,
                      "%s:%u:%u: cardModes.cards gives a snapshot's cards: simulate takes it with "

@@ -381,13 +381,15 @@ static int env_var_rule(struct gs__yctx *c, yaml_node_t *n, const char *where)
 {
     yaml_node_t *at, *from;
     const char *name = text_of(c, n, "name", &at), *value;
-    for (const char *s = name; s && (!*name || *s); s++)
-        if (!*name || *s < 0x20 || *s > 0x7e || *s == '=')
-            return gs__yaml_err(c, at,
-                                "%s.name: a valid environment variable name must consist only "
-                                "of printable ASCII characters other than '=', as the API server "
-                                "says",
-                                where);
+    int bad = name && !*name;
+    for (const char *s = name; s && *s && !bad; s++)
+        bad = *s < 0x20 || *s > 0x7e || *s == '=';
+    if (bad)
+        return gs__yaml_err(c, at,
+                            "%s.name: a valid environment variable name must consist only "
+                            "of printable ASCII characters other than '=', as the API server "
+                            "says",
+                            where);
     if ((value = text_of(c, n, "value", &at)) && *value &&
         !gs__yaml_map_get(c, n, "valueFrom", &from) && from && !gs__yaml_is_null(from))
         return gs__yaml_err(c, from, "%s.valueFrom: may not be specified when `value` is not empty",
