@@ -47,6 +47,7 @@ struct opts {
     struct gs_discover_opts disc;
     int replicas, beat_s, sync_ms, dry_run, discover_only, no_plugin;
     enum gs_topo_format fmt;
+    char boot[161]; /* the bootstrap token file's line, checked at start; "" when not given */
 };
 
 struct agent {
@@ -115,7 +116,7 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
 static long http(const struct agent *a, const char *method, const char *path, const char *token,
                  const char *json, char **out)
 {
-    char url[1024], auth[200];
+    char url[1024], auth[200], why[CURL_ERROR_SIZE] = "";
     struct body b = {NULL, 0, 0};
     long status = 0;
     CURL *c = curl_easy_init();
@@ -134,8 +135,14 @@ static long http(const struct agent *a, const char *method, const char *path, co
         curl_easy_setopt(c, CURLOPT_CAINFO, a->o.ca_file);
     if (json)
         curl_easy_setopt(c, CURLOPT_POSTFIELDS, json);
-    if (curl_easy_perform(c) == CURLE_OK)
+    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, why);
+    CURLcode rc = curl_easy_perform(c);
+    if (rc == CURLE_OK)
         curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    else if (out) { /* no answer: say why (refused, TLS, timed out) instead of a body */
+        free(b.p);
+        b.p = strdup(why[0] ? why : curl_easy_strerror(rc));
+    }
     curl_slist_free_all(h);
     curl_easy_cleanup(c);
     if (out)
@@ -171,7 +178,7 @@ static int token_ok(const char *tok)
  */
 static int register_node(struct agent *a)
 {
-    char path[600], boot[256], *resp = NULL;
+    char path[600], *resp = NULL;
     snprintf(path, sizeof(path), "%s/token", a->o.state_dir);
     int model = a->topo->ngpus ? gs_nvml_catalog_model(a->topo->gpu[0].name) : -1;
     json_t *topo = json_object();
@@ -202,24 +209,20 @@ static int register_node(struct agent *a)
     }
     long st = 0;
     if (!have) {
-        if (!a->o.bootstrap_file || read_line(a->o.bootstrap_file, boot, sizeof(boot))) {
+        if (!a->o.boot[0]) {
             say("no token in %s and no bootstrap token (--bootstrap-token-file)", path);
             free(body);
             return -1;
         }
-        if (!gs_bearer_token_ok(boot, strlen(boot)) || strlen(boot) > 160) { /* sent whole */
-            say("%s: expected a bearer token, 1..160 letters, digits and -._~+/ (RFC 6750)",
-                a->o.bootstrap_file);
-            free(body);
-            return -1;
-        }
-        st = http(a, "POST", url, boot, body, &resp);
-        json_t *j = st == 201 ? json_loads(resp, 0, NULL) : NULL;
+        st = http(a, "POST", url, a->o.boot, body, &resp);
+        json_t *j = st >= 200 && st < 300 ? json_loads(resp, 0, NULL) : NULL;
         const char *tok = json_string_value(json_object_get(j, "token"));
-        if (st == 201 && !token_ok(tok)) { /* it goes into every request's headers */
-            say("gpuschedd's answer to registering node %s holds no valid \"token\" (a bearer "
-                "token, 1..%zu letters, digits and -._~+/)",
-                a->o.node, sizeof(a->token) - 1);
+        /* a registration by bootstrap token makes a node token (201 Created): any other success
+         * without one would leave the agent sending nothing */
+        if (st >= 200 && st < 300 && (st != 201 || !token_ok(tok))) {
+            say("gpuschedd's answer to registering node %s (HTTP %ld) holds no valid \"token\" "
+                "(a bearer token, 1..%zu letters, digits and -._~+/, with 201 Created)",
+                a->o.node, st, sizeof(a->token) - 1);
             json_decref(j);
             free(resp);
             free(body);
@@ -238,7 +241,12 @@ static int register_node(struct agent *a)
         st = http(a, "POST", url, a->token, body, &resp);
     }
     free(body);
-    if (st != 200 && st != 201) {
+    if (st == 0) {
+        say("cannot reach gpuschedd at %s to register node %s: %s", a->o.server, a->o.node,
+            resp ? resp : "no answer");
+        free(resp);
+        return -1;
+    } else if (st != 200 && st != 201) {
         say("gpuschedd refused to register node %s (HTTP %ld): %s", a->o.node, st,
             resp ? resp : "no answer");
         free(resp);
@@ -571,6 +579,35 @@ static int check_server(struct opts *o)
     return -1;
 }
 
+/* The files the agent will need, read before anything is sent: --ca-file readable, and the
+ * --bootstrap-token-file's line a bearer token of at most 160 bytes (sent whole) into @o->boot.
+ * Return: 0; -1 after saying why. */
+static int check_files(struct opts *o)
+{
+    FILE *f = o->ca_file ? fopen(o->ca_file, "r") : NULL;
+    if (o->ca_file && !f) {
+        say("--ca-file %s: %s", o->ca_file, strerror(errno));
+        return -1;
+    }
+    if (f)
+        fclose(f);
+    if (!o->bootstrap_file)
+        return 0;
+    char line[256];
+    int rc = read_line(o->bootstrap_file, line, sizeof(line));
+    if (rc == -EINVAL || (!rc && (!gs_bearer_token_ok(line, strlen(line)) || strlen(line) > 160))) {
+        say("--bootstrap-token-file %s: %s: expected a bearer token, 1..160 letters, digits and "
+            "-._~+/ (RFC 6750) on its first line",
+            o->bootstrap_file, rc ? "empty" : "not a token");
+        return -1;
+    } else if (rc) {
+        say("--bootstrap-token-file %s: %s", o->bootstrap_file, strerror(-rc));
+        return -1;
+    }
+    memcpy(o->boot, line, strlen(line) + 1);
+    return 0;
+}
+
 /* --json and --yaml choose --discover's form: one of them, and only with it. @flags: bit 0
  * --json given, bit 1 --yaml. Return: 0; -1 after saying why. */
 static int check_forms(const struct opts *o, int flags)
@@ -775,7 +812,7 @@ static int parse(int argc, char **argv, struct opts *o)
         from = "the host name";
     }
     if (check_forms(o, fmt_flags) || check_node(o->node, from) ||
-        (!o->discover_only && check_server(o)))
+        (!o->discover_only && (check_server(o) || check_files(o))))
         return -2;
     if (!o->discover_only)
         o->disc.log = stderr;

@@ -749,10 +749,24 @@ static void test_bad_usage(void **state)
     longname[201] = '\0';
     agent_says(2, "--state-dir: at most 200 bytes",
                (const char *[]){"--node", NODE, "--state-dir", longname, NULL});
+    /* the files registration needs are read at the start, each named with its option */
+    agent_says(2, "--ca-file /nonexistent/ca.pem: No such file or directory",
+               (const char *[]){"--node", NODE, "--ca-file", "/nonexistent/ca.pem", NULL});
+    agent_says(2, "--bootstrap-token-file /nonexistent/t: No such file or directory",
+               (const char *[]){"--node", NODE, "--bootstrap-token-file", "/nonexistent/t", NULL});
+    char boot[200];
+    snprintf(boot, sizeof(boot), "%s/bad-bootstrap", E.agent_dir);
+    t_write(boot, "");
+    agent_says(2, "bad-bootstrap: empty: expected a bearer token",
+               (const char *[]){"--node", NODE, "--bootstrap-token-file", boot, NULL});
+    t_write(boot, "bad token with spaces\n");
+    agent_says(2, "bad-bootstrap: not a token: expected a bearer token",
+               (const char *[]){"--node", NODE, "--bootstrap-token-file", boot, NULL});
 }
 
 /* gpuschedd's answer to a registration without a token the agent can send in a header (none,
- * or one with a line break that would add headers of its own) is refused, and no token kept. */
+ * or one with a line break that would add headers of its own), or a success other than 201
+ * Created, is refused, and no token kept; no answer at all is said to be that. */
 static void test_odd_registration(void **state)
 {
     (void)state;
@@ -764,9 +778,10 @@ static void test_odd_registration(void **state)
     chmod(smi, 0755);
     snprintf(sd, sizeof(sd), "%s/odd-state", E.agent_dir);
     snprintf(tok, sizeof(tok), "%s/token", sd);
-    const char *answers[] = {"{\"token\": \"abc\\r\\nX-Evil: 1\"}", "{}", "hello"};
-    for (int i = 0; i < 3; i++) {
-        pid_t pid = t_odd_server(1, 201, answers[i], server);
+    const char *answers[] = {"{\"token\": \"abc\\r\\nX-Evil: 1\"}", "{}", "hello",
+                             "{\"token\": 5, \"x\":", "{\"token\": \"good-token\"}"};
+    for (int i = 0; i < 5; i++) {
+        pid_t pid = t_odd_server(1, i < 3 ? 201 : 200, answers[i], server);
         const char *argv[] = {getenv("GPUSCHED_AGENT_BIN"),
                               "--server",
                               server,
@@ -793,6 +808,10 @@ static void test_odd_registration(void **state)
         assert_int_equal(access(tok, F_OK), -1);
         t_run_free(&r);
     }
+    agent_says(1, "cannot reach gpuschedd at http://127.0.0.1:1 to register node",
+               (const char *[]){"--node", NODE, "--bootstrap-token-file", E.boot, "--state-dir", sd,
+                                "--nvml-lib", "/nonexistent", "--nvidia-smi", smi,
+                                "--no-device-plugin", NULL});
     /* a token file that is no bearer token is not sent either */
     t_write(tok, "abc def\n");
     agent_says(1, "not a node token",
