@@ -433,7 +433,7 @@ static void store_health(struct gsd_server *s, int ok)
  * (kube.c retries only what got no answer or a 429/5xx); or a nominated pod's nudge. */
 static void send_eviction(struct gsd_server *s, struct gsd_bind *b)
 {
-    char key[2 * GSD_NAME_MAX + 1];
+    char key[GSD_KEY_MAX];
     snprintf(key, sizeof(key), "%s/%s", b->ns, b->name);
     int nudge = b->evict == 2 ? gsd_kube_nudge(b) : 0;
     struct gsd_req *u = nudge == -ENOENT ? req_new(GSD_REQ_UNBIND) : NULL;
@@ -495,7 +495,7 @@ static void finish_bind(struct gsd_server *s, struct gsd_req *r)
     }
     r->bind = NULL;
     int rc = gsd_kube_bind(b);
-    char key[2 * GSD_NAME_MAX + 1];
+    char key[GSD_KEY_MAX];
     snprintf(key, sizeof(key), "%s/%s", b->ns, b->name);
     if (rc == GSD_KUBE_BOUND)
         gsd_log("info", "pod bound in Kubernetes", "pod", key, "node", b->node, NULL);
@@ -700,7 +700,7 @@ static void *scheduler_main(void *arg)
         int n = take_batch(s, batch, failed ? INT64_MAX : due);
         if (!failed && gsd_mono_us() >= last_probe + PROBE_US) {
             /* a batch's commit may have written nothing: only a write says the store can */
-            store_health(s, gsd_store_probe(st->store, gsd_now_us()) == 0);
+            store_health(s, gsd_store_probe(st->store, gsd_sched_now(st)) == 0);
             last_probe = gsd_mono_us();
         }
         gsd_log_hold(); /* the batch's lines, written at once after its commit */

@@ -31,8 +31,10 @@ int gsd_store_commit(struct gsd_store *s);
 void gsd_store_rollback(struct gsd_store *s);
 /*
  * gsd_store_probe() - commit a transaction of its own that writes one row (meta 'probe' = @now_us,
- * wall clock), to learn whether the store can commit now (a full disk, a file size limit, an I/O
- * error say it cannot). Call outside a transaction. Return: 0; -EIO (rolled back; logged).
+ * the scheduler's clock, the ledger's: readers such as `gpusched forecast --store` take it as the
+ * time runs still open have reached), to learn whether the store can commit now (a full disk, a
+ * file size limit, an I/O error say it cannot). Call outside a transaction. Return: 0; -EIO
+ * (rolled back; logged).
  */
 int gsd_store_probe(struct gsd_store *s, int64_t now_us);
 /* gsd_store_pod_insert() - insert @p (sets p->id), its cards and, when running, its ledger row.
@@ -92,7 +94,7 @@ int gsd_store_health_load(
 
 /* One run of a pod on its cards, as the ledger records it. */
 struct gsd_run {
-    char tenant[GSD_NAME_MAX], ns[GSD_NAME_MAX], name[GSD_NAME_MAX];
+    char tenant[GSD_NAME_MAX], ns[GSD_NAME_MAX], name[GSD_OBJ_MAX];
     char node[GS_NAME_MAX];
     char model[GS_NAME_MAX]; /* the node's GPU model when it ran, "" when not recorded */
     char mig[GSD_MIG_MAX];   /* its MIG profile, "" none */

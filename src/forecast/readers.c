@@ -291,6 +291,25 @@ static int store_row(struct gs_demand *dm, const char *path, sqlite3_stmt *q, st
     return rc;
 }
 
+/* Runs still open have reached the time gpuschedd last wrote its probe (meta 'probe', the
+ * scheduler's clock, every 2 s): the history goes on to it, not only to the last start or end
+ * the ledger names (a store of long-running pods would otherwise end where the last began).
+ * A store without the probe (no meta table, or never probed) ends at the ledger's last time.
+ * Return: 0. */
+static int store_now(struct gs_demand *dm, sqlite3 *db)
+{
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'probe'", -1, &q, NULL) ==
+            SQLITE_OK &&
+        sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) == SQLITE_INTEGER) {
+        int64_t now_s = sqlite3_column_int64(q, 0) / 1000000;
+        if (dm->n && now_s > dm->end_s)
+            dm->end_s = now_s;
+    }
+    sqlite3_finalize(q);
+    return 0;
+}
+
 int gs_demand_read_store(struct gs_demand *dm, const char *path, struct gs_diag *d)
 {
     struct stat sb;
@@ -321,7 +340,7 @@ int gs_demand_read_store(struct gs_demand *dm, const char *path, struct gs_diag 
         if ((rc = store_row(dm, path, q, d)) != 0)
             break;
     if (rc == SQLITE_DONE)
-        rc = 0;
+        rc = store_now(dm, db);
     else if (rc > 0)
         rc = gs_diag_error_code(d, -EIO, "%s: reading the ledger: %s", path, sqlite3_errmsg(db));
     sqlite3_finalize(q);

@@ -567,6 +567,22 @@ static void test_read_store(void **state)
                       "it yet");
     assert_has(d.msg, "needs at least one hour of it (4 hours for a level model, 48 for");
     gs_demand_free(dm);
+    /* gpuschedd's probe (meta 'probe', its clock every 2 s) says how far that run has gone: at
+     * 6:30 it has held its card 5 whole hours, which are history */
+    assert_int_equal(sqlite3_exec(db,
+                                  "CREATE TABLE meta(key TEXT PRIMARY KEY, value INTEGER NOT "
+                                  "NULL); INSERT INTO meta VALUES('probe', 23400000000);",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    dm = demand();
+    assert_int_equal(gs_demand_read_store(dm, path, &d), 0);
+    assert_int_equal(gs_demand_series(dm, GS_FC_TENANT, 0, -1, 0, &s, &d), 0);
+    assert_int_equal(s.start_s, 3600);
+    assert_int_equal(s.n, 5);
+    assert_int_equal(s.s[0].milli[4], 500);
+    gs_series_set_free(&s);
+    gs_demand_free(dm);
+    assert_int_equal(sqlite3_exec(db, "DROP TABLE meta", NULL, NULL, NULL), SQLITE_OK);
     assert_int_equal(sqlite3_exec(db, "DELETE FROM ledger", NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(db);
     dm = demand();
