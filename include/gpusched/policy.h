@@ -25,7 +25,12 @@
 
 struct gs_policy;
 
-#define GS_SCN_NAME_MAX      64 /* names (Kubernetes allows 253; longer ones are refused) */
+#define GS_SCN_NAME_MAX 64 /* names written by hand (namespaces, queues, classes...): 63 bytes */
+/* Names controllers make (a Pod, a PodGroup: Volcano's job controller names a job's PodGroup
+ * "<job>-<uid>"): a DNS-1123 subdomain of up to 253 bytes, as Kubernetes' ValidateObjectMeta
+ * allows (k8s.io/apimachinery validation.DNS1123SubdomainMaxLength), with the NUL. */
+#define GS_SCN_OBJ_MAX       254
+#define GS_SCN_POD_KEY_MAX   (GS_SCN_NAME_MAX + GS_SCN_OBJ_MAX) /* "namespace/name", the NUL */
 #define GS_UNSET             (-1)
 #define GS_SCN_QUOTA_MODELS  16 /* GPU models per GPUQuota */
 #define GS_SCN_NAMESPACES    16 /* namespaces mapped to one tenant */
@@ -146,7 +151,7 @@ struct gs_queue_spec {
  * together: it is admitted (Volcano's Pending to Inqueue) only when that fits (the tenancy
  * ledger's enqueue check); 0 in a resource it does not name, all four 0 without it. */
 struct gs_podgroup_spec {
-    char ns[GS_SCN_NAME_MAX], name[GS_SCN_NAME_MAX];
+    char ns[GS_SCN_NAME_MAX], name[GS_SCN_OBJ_MAX];
     int32_t min_member;                                   /* >= 1 */
     char queue[GS_SCN_NAME_MAX];                          /* "" = the default queue */
     char priority_class[GS_SCN_NAME_MAX];                 /* "" = none */
@@ -313,10 +318,10 @@ struct gs_scn_container {
 
 /* A pod of the workload. */
 struct gs_pod_spec {
-    char ns[GS_SCN_NAME_MAX], name[GS_SCN_NAME_MAX];
+    char ns[GS_SCN_NAME_MAX], name[GS_SCN_OBJ_MAX];
     char user[GS_SCN_NAME_MAX];     /* label `user` */
     char workload[GS_SCN_NAME_MAX]; /* label `gpusched.io/workload`, "" when none */
-    char group[GS_SCN_NAME_MAX];    /* its PodGroup, "" none: named by @group_key */
+    char group[GS_SCN_OBJ_MAX];     /* its PodGroup, "" none: named by @group_key */
     const char *group_key; /* the annotation or label that names @group (static text), NULL none */
     char profile[GS_SCN_NAME_MAX];        /* annotation gpusched.io/profile */
     char vgpu_class[GS_SCN_NAME_MAX];     /* annotation gpusched.io/vgpu-class */
@@ -537,9 +542,10 @@ int gs_effect_find(const char *name, int any_ok);
 int gs_label_key_ok(const char *key);
 /* gs_dns_subdomain_ok() - whether @s (@n bytes) is a DNS subdomain as Kubernetes validates most
  * object names (RFC 1123, apimachinery IsDNS1123Subdomain): 1-253 bytes of lowercase letters,
- * digits, '-' and '.', each dot-separated label 1-63 bytes with an alphanumeric at both ends.
- * gs_dns_label_ok() - one such label (IsDNS1123Label: namespaces, container names). Return: 1
- * or 0. */
+ * digits, '-' and '.', each dot-separated label non-empty with an alphanumeric at both ends (the
+ * API server's regular expression bounds no label's length: a 100-byte pod name is valid).
+ * gs_dns_label_ok() - one label of at most 63 bytes (IsDNS1123Label: namespaces, container
+ * names). Return: 1 or 0. */
 int gs_dns_subdomain_ok(const char *s, size_t n);
 int gs_dns_label_ok(const char *s, size_t n);
 int gs_label_word_ok(const char *s, size_t n);

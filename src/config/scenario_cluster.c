@@ -486,7 +486,7 @@ int gs__scn_cluster(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *roo
     int rc = gs__yaml_each_field(c, root, cluster_keys, GS__YAML_NKEYS(cluster_keys), "Cluster",
                                  gs__scn_keep, cl.f);
     if (!rc)
-        rc = gs__scn_meta(c, root, cl.f[CL_META], false, &m);
+        rc = gs__scn_meta(c, root, cl.f[CL_META], false, GS_SCN_NAME_MAX, &m);
     if (rc || !cl.f[CL_SPEC])
         return rc;
     yaml_node_t *spec = cl.f[CL_SPEC];

@@ -490,7 +490,7 @@ static int meta_field(struct gs__yctx *c, int field, yaml_node_t *val, void *arg
     struct gs__scn_meta *m = arg;
     int rc = 0;
     if (field == META_NAME) {
-        rc = gs__scn_dns_name(c, val, 0, "metadata.name", m->name_s, sizeof(m->name_s));
+        rc = gs__scn_dns_name(c, val, 0, "metadata.name", m->name_s, m->name_size);
         m->name = val;
     } else if (field == META_NAMESPACE) {
         rc = gs__scn_dns_name(c, val, 1, "metadata.namespace", m->ns_s, sizeof(m->ns_s));
@@ -504,9 +504,10 @@ static int meta_field(struct gs__yctx *c, int field, yaml_node_t *val, void *arg
 }
 
 int gs__scn_meta(struct gs__yctx *c, yaml_node_t *root, yaml_node_t *n, bool need_name,
-                 struct gs__scn_meta *m)
+                 size_t name_size, struct gs__scn_meta *m)
 {
     memset(m, 0, sizeof(*m));
+    m->name_size = name_size < sizeof(m->name_s) ? name_size : sizeof(m->name_s);
     int rc =
         n ? gs__yaml_each_field(c, n, gs__yaml_meta_keys, GS__YAML_NMETA, "metadata", meta_field, m)
           : 0;

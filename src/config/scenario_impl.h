@@ -257,12 +257,15 @@ int gs__duration_parse(const char *s, int64_t *out, const char **why);
 
 struct gs__scn_meta {
     yaml_node_t *name, *ns, *labels, *annotations;
-    char name_s[GS_SCN_NAME_MAX], ns_s[GS_SCN_NAME_MAX]; /* ns "default" when absent */
+    char name_s[GS_SCN_OBJ_MAX], ns_s[GS_SCN_NAME_MAX]; /* ns "default" when absent */
+    size_t name_size; /* the kind's name buffer: a longer name is refused */
 };
 
-/* gs__scn_meta() - read metadata @n (NULL = absent); @need_name: a missing name is an error. */
+/* gs__scn_meta() - read metadata @n (NULL = absent); @need_name: a missing name is an error;
+ * @name_size: bytes of the kind's name with the NUL (GS_SCN_NAME_MAX, or GS_SCN_OBJ_MAX for the
+ * kinds controllers name), at most sizeof(m->name_s). */
 int gs__scn_meta(struct gs__yctx *c, yaml_node_t *root, yaml_node_t *n, bool need_name,
-                 struct gs__scn_meta *m);
+                 size_t name_size, struct gs__scn_meta *m);
 
 typedef int (*gs__scn_kind_fn)(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root);
 

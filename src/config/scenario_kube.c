@@ -28,12 +28,12 @@ static const char *const obj_keys[] = {"apiVersion", "kind", "metadata", "spec",
 
 /* read_obj() - the common shape: check the top keys, read metadata, give spec (or NULL). */
 static int read_obj(struct gs__yctx *c, yaml_node_t *root, const char *kind, bool need_name,
-                    struct gs__scn_meta *m, yaml_node_t **spec)
+                    size_t name_size, struct gs__scn_meta *m, yaml_node_t **spec)
 {
     yaml_node_t *f[5] = {NULL};
     int rc = gs__yaml_each_field(c, root, obj_keys, 5, kind, gs__scn_keep, f);
     if (!rc)
-        rc = gs__scn_meta(c, root, f[O_META], need_name, m);
+        rc = gs__scn_meta(c, root, f[O_META], need_name, name_size, m);
     *spec = f[O_SPEC];
     return rc;
 }
@@ -160,7 +160,7 @@ int gs__scn_queue(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root)
     struct gs__scn_meta m;
     yaml_node_t *spec, *f[GS__YAML_NKEYS(queue_keys)] = {NULL};
     struct gs_queue_spec q = {.weight = 1, .reclaimable = 1, .overcommit_milli = 1000};
-    int rc = read_obj(c, root, "Queue", true, &m, &spec);
+    int rc = read_obj(c, root, "Queue", true, sizeof(q.name), &m, &spec);
     if (!rc && spec)
         rc = gs__yaml_each_field(c, spec, queue_keys, GS__YAML_NKEYS(queue_keys), "Queue spec",
                                  gs__scn_keep, f);
@@ -221,7 +221,7 @@ int gs__scn_podgroup(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *ro
     yaml_node_t *spec, *f[GS__YAML_NKEYS(pg_keys)] = {NULL};
     struct gs_podgroup_spec g = {.min_member = 1};
     int64_t v;
-    int rc = read_obj(c, root, "PodGroup", true, &m, &spec);
+    int rc = read_obj(c, root, "PodGroup", true, sizeof(g.name), &m, &spec);
     if (!rc && spec)
         rc = gs__yaml_each_field(c, spec, pg_keys, GS__YAML_NKEYS(pg_keys), "PodGroup spec",
                                  gs__scn_keep, f);
@@ -289,7 +289,7 @@ int gs__scn_priority_class(struct gs__yctx *c, struct gs__scn_load *L, yaml_node
     int rc = gs__yaml_each_field(c, root, pc_keys, GS__YAML_NKEYS(pc_keys), "PriorityClass",
                                  gs__scn_keep, f);
     if (!rc)
-        rc = gs__scn_meta(c, root, f[PC_META], true, &m);
+        rc = gs__scn_meta(c, root, f[PC_META], true, sizeof(p.name), &m);
     if (!rc && !f[PC_VALUE])
         rc = gs__yaml_err(c, root, "PriorityClass %s has no value", m.name_s);
     if (!rc && !(rc = gs__scn_int(c, f[PC_VALUE], "value", INT32_MIN, INT32_MAX, &v)))
@@ -488,7 +488,7 @@ int gs__scn_rquota(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *root
     struct gs__scn_meta m;
     yaml_node_t *spec, *f[3] = {NULL};
     struct gs_rquota_spec q = {.pods = GS_UNSET};
-    int rc = read_obj(c, root, "ResourceQuota", true, &m, &spec);
+    int rc = read_obj(c, root, "ResourceQuota", true, sizeof(q.name), &m, &spec);
     if (!rc && spec)
         rc = gs__yaml_each_field(c, spec, rq_keys, 3, "ResourceQuota spec", gs__scn_keep, f);
     if (!rc)
@@ -697,7 +697,7 @@ int gs__scn_limit_range(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t 
     r.pod_max_gpu_milli = r.pod_min_gpu_milli = r.pod_max_memory_mib = GS_UNSET;
     r.pod_min_memory_mib = r.pod_max_cpu_milli = r.pod_min_cpu_milli = GS_UNSET;
     r.pod_ratio_gpu_milli = r.pod_ratio_cpu_milli = r.pod_ratio_memory_milli = GS_UNSET;
-    int rc = read_obj(c, root, "LimitRange", true, &m, &spec);
+    int rc = read_obj(c, root, "LimitRange", true, sizeof(r.name), &m, &spec);
     if (!rc && spec)
         rc = gs__yaml_each_field(c, spec, lr_spec_keys, 1, "LimitRange spec", gs__scn_keep, f);
     if (!rc && f[0])
@@ -908,7 +908,7 @@ int gs__scn_simulation(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *
     yaml_node_t *spec, *f[SIM_NKEYS] = {NULL};
     struct gs_sim_spec sim = {
         .defined = 1, .horizon_us = GS_UNSET, .now_us = GS_UNSET, .convert = 1};
-    int rc = read_obj(c, root, "Simulation", false, &m, &spec);
+    int rc = read_obj(c, root, "Simulation", false, GS_SCN_NAME_MAX, &m, &spec);
     if (!rc && L->s->sim.defined)
         rc = gs__yaml_err(c, root, "a second Simulation document; give one");
     if (!rc && spec)
@@ -996,7 +996,7 @@ int gs__scn_vgpu_class(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *
     yaml_node_t *spec, *f[GS__YAML_NKEYS(vg_keys)] = {NULL};
     struct gs_vgpu_class_spec v = {.shareable = 1};
     int64_t x;
-    int rc = read_obj(c, root, "VirtualGPUClass", true, &m, &spec);
+    int rc = read_obj(c, root, "VirtualGPUClass", true, sizeof(v.name), &m, &spec);
     if (!rc && !spec)
         rc = gs__yaml_err(c, root, "VirtualGPUClass %s has no spec", m.name_s);
     if (!rc)

@@ -1182,7 +1182,7 @@ static int pod_read(struct gs__yctx *c, yaml_node_t *root, struct gs_pod_spec *p
     int rc =
         gs__yaml_each_field(c, root, pod_keys, GS__YAML_NKEYS(pod_keys), "Pod", gs__scn_keep, f);
     if (!rc)
-        rc = gs__scn_meta(c, root, f[P_META], true, m);
+        rc = gs__scn_meta(c, root, f[P_META], true, sizeof(p->name), m);
     if (!rc && m->labels)
         rc = gs__yaml_each_pair(c, m->labels, "metadata.labels", label_pair, p);
     if (!rc && m->annotations)

@@ -205,7 +205,7 @@ int gs__scn_gpuquota(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *ro
     char name[GS_SCN_NAME_MAX];
     int rc = gs__yaml_each_field(c, root, obj_keys, 4, "GPUQuota", gs__scn_keep, o);
     if (!rc)
-        rc = gs__scn_meta(c, root, o[O_META], true, &m);
+        rc = gs__scn_meta(c, root, o[O_META], true, sizeof(name), &m);
     if (!rc && o[O_SPEC])
         rc = gs__yaml_each_field(c, o[O_SPEC], gq_keys, GS__YAML_NKEYS(gq_keys), "GPUQuota spec",
                                  gs__scn_keep, f);
@@ -572,7 +572,7 @@ int gs__scn_configmap(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *r
     int rc = gs__yaml_each_field(c, root, cm_keys, GS__YAML_NKEYS(cm_keys), "ConfigMap",
                                  gs__scn_keep, f);
     if (!rc)
-        rc = gs__scn_meta(c, root, f[CM_META], true, &m);
+        rc = gs__scn_meta(c, root, f[CM_META], true, GS_SCN_NAME_MAX, &m);
     if (rc)
         return rc;
     if (strcmp(m.name_s, "topology-gpu-policy") == 0) {

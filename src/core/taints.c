@@ -53,8 +53,7 @@ int gs_dns_subdomain_ok(const char *s, size_t n)
                 return 0;
             lab = 0;
         } else if ((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-') {
-            if (++lab > 63)
-                return 0;
+            lab++;
         } else {
             return 0;
         }

@@ -186,7 +186,7 @@ static int bill_run(void *ud, const struct gsd_run *run)
         if (!rc)
             return 0;
     }
-    char pod[2 * GSD_NAME_MAX + 1];
+    char pod[GSD_KEY_MAX];
     snprintf(pod, sizeof(pod), "%s/%s", run->ns, run->name);
     json_array_append_new(b->unpriced, json_pack("{s:s, s:s, s:s}", "tenant", run->tenant, "pod",
                                                  pod, "reason", why.msg));

@@ -333,7 +333,7 @@ static int bound_in_kube(const struct gsd_state *st, const struct who *w, const 
 
 static void one_pod(struct gsd_state *st, struct gsd_req *r, const struct who *w, const char *rest)
 {
-    char ns[GSD_NAME_MAX], name[GSD_NAME_MAX];
+    char ns[GSD_NAME_MAX], name[GSD_OBJ_MAX];
     if (gsd_pod_path(rest, ns, name)) {
         gsd_reply_error(r, 404, "", "no such pod: the path is /v1/pods/NAMESPACE/NAME");
         return;

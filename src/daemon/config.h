@@ -16,7 +16,9 @@ struct gs_ratecard;
 struct gs_scenario;
 struct gs_tenant_spec;
 
-#define GSD_NAME_MAX    64 /* namespace, pod and tenant names, with the NUL (63 bytes) */
+#define GSD_NAME_MAX    64 /* namespace, tenant and queue names, with the NUL (63 bytes) */
+#define GSD_OBJ_MAX     GS_SCN_OBJ_MAX     /* pod and PodGroup names, with the NUL (253 bytes) */
+#define GSD_KEY_MAX     GS_SCN_POD_KEY_MAX /* a pod's or PodGroup's "NAMESPACE/NAME", the NUL */
 #define GSD_TENANTS_MAX 1024
 #define GSD_NS_MAX      GS_SCN_NAMESPACES /* namespaces per tenant: what the core's tenant holds */
 #define GSD_SHA256_LEN  32

@@ -55,8 +55,8 @@ json_t *gsd_jget(const json_t *obj, const char *key)
 
 static void ext_remember(struct gsd_state *st, struct gsd_podspec *spec)
 {
-    char key[2 * GSD_NAME_MAX];
-    snprintf(key, sizeof(key), "%.*s/%.*s", GSD_NAME_MAX - 1, spec->ns, GSD_NAME_MAX - 1,
+    char key[GSD_KEY_MAX];
+    snprintf(key, sizeof(key), "%.*s/%.*s", GSD_NAME_MAX - 1, spec->ns, GSD_OBJ_MAX - 1,
              spec->name);
     size_t slot = st->ext_next;
     for (size_t i = 0; i < GSD_EXT_CACHE; i++)
@@ -84,7 +84,7 @@ static struct gsd_extpod *ext_at(struct gsd_state *st, const char *key)
 
 static struct gsd_extpod *ext_find(struct gsd_state *st, const char *ns, const char *name)
 {
-    char key[2 * GSD_NAME_MAX];
+    char key[GSD_KEY_MAX];
     snprintf(key, sizeof(key), "%s/%s", ns, name);
     return ext_at(st, key);
 }
@@ -269,7 +269,7 @@ struct gsd_ext_names {
 struct gsd_ext_memo {
     char *pod; /* the Pod object as compact JSON, NUL-terminated, malloc'd */
     char *raw; /* the Pod's bytes as the filter's body had them, malloc'd (NULL: not known) */
-    char key[2 * GSD_NAME_MAX]; /* the pod's "NS/NAME", under which ext_remember() keeps it */
+    char key[GSD_KEY_MAX]; /* the pod's "NS/NAME", under which ext_remember() keeps it */
     size_t pod_len, raw_len, nn;
     uint64_t gen;
     int32_t *sc; /* per node index: the probe's answer (>= 2 fits, GS_UNSCHEDULABLE), 0 not asked */
@@ -1077,7 +1077,7 @@ static void filter_or_prioritize(struct gsd_state *st, struct gsd_req *r, int is
             gsd_log("warn", "prioritize: bad pod", "error", err, NULL);
         }
     } else {
-        char held[GSD_REASON_MAX], key[2 * GSD_NAME_MAX];
+        char held[GSD_REASON_MAX], key[GSD_KEY_MAX];
         struct gs_tenancy_probe *pr = NULL;
         sc = malloc((a.n ? a.n : 1) * sizeof(*sc));
         why = malloc((a.n ? a.n : 1) * sizeof(*why));
@@ -1229,7 +1229,7 @@ static void bind_verb(struct gsd_state *st, struct gsd_req *r, const json_t *arg
 void gsd_extender_unbind(struct gsd_state *st, const struct gsd_bind *b)
 {
     struct gsd_pod *p = gsd_pod_find(st, b->ns, b->name);
-    char key[2 * GSD_NAME_MAX + 1];
+    char key[GSD_KEY_MAX];
     snprintf(key, sizeof(key), "%s/%s", b->ns, b->name);
     gsd_log("warn",
             b->evict == 2 ? "nominated pod gone from the API server: cards given back"
@@ -1272,7 +1272,7 @@ int gsd_extender_sync(struct gsd_state *st, const json_t *live, int64_t listed_u
         if (p->source != GSD_SRC_EXTENDER || p->submit_us >= settled_us ||
             (p->nominated && p->seen_us >= listed_us - GSD_NOMINATED_KEEP_US))
             continue;
-        char key[2 * GSD_NAME_MAX + 1];
+        char key[GSD_KEY_MAX];
         int done;
         snprintf(key, sizeof(key), "%s/%s", p->ns, p->name);
         const char *uid = gsd_kube_succeeded(json_object_get(live, key), &done);

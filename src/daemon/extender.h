@@ -16,7 +16,7 @@ struct gsd_state;
 #define GSD_EXT_CACHE 4096 /* pods remembered from filter calls for bind */
 
 struct gsd_extpod {
-    char key[2 * GSD_NAME_MAX];
+    char key[GSD_KEY_MAX];
     struct gsd_podspec spec;
     int used;
 };

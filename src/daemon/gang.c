@@ -30,7 +30,8 @@
 #include <string.h>
 
 /* the spec's names are read and written as the API's (opt_name(), a tenant's namespace) */
-_Static_assert(GS_SCN_NAME_MAX == GSD_NAME_MAX, "a PodGroup's names are the API's names");
+_Static_assert(GS_SCN_NAME_MAX == GSD_NAME_MAX && GS_SCN_OBJ_MAX == GSD_OBJ_MAX,
+               "a PodGroup's names are the API's names");
 
 struct gsd_group *gsd_group_find(const struct gsd_state *st, const char *ns, const char *name)
 {
@@ -186,15 +187,19 @@ static int bad(struct gsd_ferr *e, const char *field, const char *msg)
     return -EINVAL;
 }
 
-/* An optional string field of at most 63 bytes into @out. */
-static int opt_name(const json_t *o, const char *key, const char *field, char out[GSD_NAME_MAX],
+/* An optional DNS-subdomain field into @out of @size bytes (GSD_NAME_MAX or GSD_OBJ_MAX). */
+static int opt_name(const json_t *o, const char *key, const char *field, char *out, size_t size,
                     struct gsd_ferr *e)
 {
     const json_t *v = json_object_get(o, key);
     if (!v || json_is_null(v))
         return 0;
-    if (!json_is_string(v) || !gsd_subdomain_ok(json_string_value(v)))
-        return bad(e, field, "expected a DNS name of at most 63 bytes (a-z, 0-9, '-', '.')");
+    if (!json_is_string(v) || !gsd_subdomain_ok(json_string_value(v)) ||
+        json_string_length(v) >= size)
+        return bad(e, field,
+                   size == GSD_OBJ_MAX
+                       ? "expected a DNS name of at most 253 bytes (a-z, 0-9, '-', '.')"
+                       : "expected a DNS name of at most 63 bytes (a-z, 0-9, '-', '.')");
     memcpy(out, json_string_value(v), json_string_length(v) + 1);
     return 0;
 }
@@ -310,8 +315,8 @@ static int parse_group(const json_t *b, struct gsd_group *g, struct gsd_ferr *e)
         gsd_typed_string(md, "namespace", "metadata.", e))
         return -EINVAL;
     if (!json_is_string(json_object_get(md, "name")))
-        return bad(e, "metadata.name", "required: a DNS name of at most 63 bytes");
-    int rc = opt_name(md, "name", "metadata.name", g->spec.name, e);
+        return bad(e, "metadata.name", "required: a DNS name of at most 253 bytes");
+    int rc = opt_name(md, "name", "metadata.name", g->spec.name, sizeof(g->spec.name), e);
     const json_t *ns = json_object_get(md, "namespace");
     if (!rc && ns && !json_is_null(ns) &&
         (!json_is_string(ns) || !gsd_name_ok(json_string_value(ns))))
@@ -333,11 +338,11 @@ static int parse_group(const json_t *b, struct gsd_group *g, struct gsd_ferr *e)
         return bad(e, "spec.minMember", "required: a whole number in 1..10000");
     if (!rc) {
         g->spec.min_member = (int32_t)json_integer_value(min);
-        rc = opt_name(spec, "queue", "spec.queue", g->spec.queue, e);
+        rc = opt_name(spec, "queue", "spec.queue", g->spec.queue, sizeof(g->spec.queue), e);
     }
     if (!rc)
         rc = opt_name(spec, "priorityClassName", "spec.priorityClassName", g->spec.priority_class,
-                      e);
+                      sizeof(g->spec.priority_class), e);
     return rc ? rc : min_resources(json_object_get(spec, "minResources"), g, e);
 }
 
@@ -469,7 +474,7 @@ static void post_parsed(struct gsd_state *st, struct gsd_req *r, const struct gs
             gsd_sched_sync(st, p);
         }
     gsd_snap_touch_all(st); /* its queue may be theirs now */
-    char key[2 * GSD_NAME_MAX + 1], min[16];
+    char key[GSD_KEY_MAX], min[16];
     snprintf(key, sizeof(key), "%s/%s", k->spec.ns, k->spec.name);
     snprintf(min, sizeof(min), "%d", k->spec.min_member);
     gsd_log("info", "podgroup created", "podgroup", key, "tenant", k->tenant, "minMember", min,
@@ -525,7 +530,7 @@ static void drop_group(struct gsd_state *st, struct gsd_req *r, struct gsd_group
 static void one_group(struct gsd_state *st, struct gsd_req *r, const struct gsd_tenant *viewer,
                       const char *rest)
 {
-    char ns[GSD_NAME_MAX] = "", name[GSD_NAME_MAX] = "";
+    char ns[GSD_NAME_MAX] = "", name[GSD_OBJ_MAX] = "";
     const char *slash = strchr(rest, '/');
     size_t nl = slash ? (size_t)(slash - rest) : 0;
     if (!slash || nl >= sizeof(ns) || strlen(slash + 1) >= sizeof(name) || strchr(slash + 1, '/')) {

@@ -264,7 +264,7 @@ static int bound_here(const struct gsd_bind *b, const struct answer *a, const ch
 static int post_binding(struct gsd_bind *b, const char *token, const char *pod_path,
                         int64_t deadline_us)
 {
-    char path[GSD_NAME_MAX * 3 * 2 + 64 + sizeof("/binding")];
+    char path[GSD_KEY_MAX * 3 + 64 + sizeof("/binding")];
     snprintf(path, sizeof(path), "%s/binding", pod_path);
     int maybe_sent = 0;
     for (int attempt = 0; attempt < 2; attempt++) {
@@ -333,7 +333,7 @@ static void add_label(struct gsd_bind *b, const char *token, const char *pod_pat
                       int64_t deadline_us)
 {
     struct answer a = {0};
-    char msg[GS_DIAG_MSG_MAX], key[2 * GSD_NAME_MAX + 1];
+    char msg[GS_DIAG_MSG_MAX], key[GSD_KEY_MAX];
     call(&b->kube, token, "PATCH", pod_path, "application/merge-patch+json", b->patch, deadline_us,
          &a);
     if (a.status < 200 || a.status >= 300) {
@@ -347,7 +347,7 @@ static void add_label(struct gsd_bind *b, const char *token, const char *pod_pat
 
 int gsd_kube_bind(struct gsd_bind *b)
 {
-    char token[TOKEN_MAX], path[GSD_NAME_MAX * 3 * 2 + 64];
+    char token[TOKEN_MAX], path[GSD_KEY_MAX * 3 + 64];
     int64_t deadline_us = gsd_mono_us() + b->kube.timeout_ms * 1000;
     if (b->kube.token_file && read_token(&b->kube, token, sizeof(token), b->err, sizeof(b->err)))
         return GSD_KUBE_REFUSED;
@@ -398,7 +398,7 @@ struct gsd_bind *gsd_nudge_new(const struct gsd_kube *k, const struct gsd_pod *p
 
 int gsd_kube_nudge(struct gsd_bind *b)
 {
-    char token[TOKEN_MAX], path[GSD_NAME_MAX * 3 * 2 + 64], msg[GS_DIAG_MSG_MAX];
+    char token[TOKEN_MAX], path[GSD_KEY_MAX * 3 + 64], msg[GS_DIAG_MSG_MAX];
     if (b->kube.token_file && read_token(&b->kube, token, sizeof(token), b->err, sizeof(b->err)))
         return -EIO;
     char *ns = curl_easy_escape(NULL, b->ns, 0), *name = curl_easy_escape(NULL, b->name, 0);
@@ -496,7 +496,7 @@ static int post_until_answered(struct gsd_bind *b, const char *tok, const char *
 
 int gsd_kube_evict(struct gsd_bind *b)
 {
-    char token[TOKEN_MAX], path[GSD_NAME_MAX * 3 * 2 + 64];
+    char token[TOKEN_MAX], path[GSD_KEY_MAX * 3 + 64];
     if (b->kube.token_file && read_token(&b->kube, token, sizeof(token), b->err, sizeof(b->err)))
         return -EIO;
     const char *tok = b->kube.token_file ? token : NULL;
@@ -535,7 +535,7 @@ static const char *pod_key(const json_t *pod, char *key, size_t cap, int *finish
     if (!ns || !name || !uid)
         return NULL;
     *missing = NULL;
-    if (strlen(ns) >= GSD_NAME_MAX || strlen(name) >= GSD_NAME_MAX ||
+    if (strlen(ns) >= GSD_NAME_MAX || strlen(name) >= GSD_OBJ_MAX ||
         (size_t)snprintf(key, cap, "%s/%s", ns, name) >= cap)
         return NULL;
     /* finished: its cards are free though the object stays */
@@ -562,7 +562,7 @@ static int list_page(const struct gsd_kube *k, const struct answer *a, json_t *l
     }
     json_array_foreach(items, i, item)
     {
-        char key[2 * GSD_NAME_MAX + 2];
+        char key[GSD_KEY_MAX];
         const char *missing;
         int finished;
         const char *uid = pod_key(item, key, sizeof(key), &finished, &missing);
@@ -685,7 +685,7 @@ struct watch {
 /* A pod ADDED, MODIFIED or DELETED: one deleted or finished is gone. */
 static void pod_event(struct watch *w, const char *type, const json_t *obj)
 {
-    char key[2 * GSD_NAME_MAX + 2];
+    char key[GSD_KEY_MAX];
     const char *missing;
     int finished;
     const char *uid = pod_key(obj, key, sizeof(key), &finished, &missing);

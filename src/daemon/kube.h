@@ -21,7 +21,7 @@ struct gsd_pod;
  * every request; a refusal is handed back to the scheduler thread (GSD_REQ_UNBIND).
  */
 struct gsd_bind {
-    char ns[GSD_NAME_MAX], name[GSD_NAME_MAX], uid[GSD_UID_MAX], node[GS_NAME_MAX];
+    char ns[GSD_NAME_MAX], name[GSD_OBJ_MAX], uid[GSD_UID_MAX], node[GS_NAME_MAX];
     int64_t seq;           /* the pod held: a release touches no later pod of that name */
     char *patch, *binding; /* the request bodies, JSON text: the label, the Binding */
     int evict; /* not a bind: 1 an eviction (gsd_evict_new()), 2 a nudge (gsd_nudge_new()) */

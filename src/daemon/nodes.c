@@ -283,7 +283,7 @@ static json_t *cards_json(const struct gsd_state *st, size_t i, const struct gs_
     for (const struct gsd_pod *p = st->head; p; p = p->next)
         for (int g = 0; p->state == GSD_RUNNING && p->pl.node == (int32_t)i && g < ni->gpus; g++)
             if ((p->pl.gpu_mask & (1u << g)) && (!tenant || !strcmp(tenant, p->tenant))) {
-                char key[2 * GSD_NAME_MAX + 1];
+                char key[GSD_KEY_MAX];
                 snprintf(key, sizeof(key), "%s/%s", p->ns, p->name);
                 json_array_append_new(pods[g], json_string(key));
             }

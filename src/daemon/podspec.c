@@ -38,11 +38,11 @@ int gsd_name_ok(const char *s)
     return gs_dns_label_ok(s, strlen(s));
 }
 
-/* A pod name: a DNS subdomain of at most 63 bytes (dots allowed between labels). */
+/* A pod name: a DNS subdomain of at most 253 bytes (dots allowed between labels). */
 int gsd_subdomain_ok(const char *s)
 {
     size_t n = strlen(s);
-    return n < GSD_NAME_MAX && gs_dns_subdomain_ok(s, n);
+    return n < GSD_OBJ_MAX && gs_dns_subdomain_ok(s, n);
 }
 
 /* A metadata key and value as an API server checks them: a label key and value; an annotation
@@ -124,7 +124,7 @@ static int parse_metadata(const json_t *md, struct gsd_podspec *out, struct gsd_
     const json_t *uid = json_object_get(md, "uid");
     if (!json_is_string(name) || !gsd_subdomain_ok(json_string_value(name)))
         return ferr(e, "metadata.name",
-                    "metadata.name: expected a DNS name of at most 63 bytes (a-z, 0-9, '-', '.')");
+                    "metadata.name: expected a DNS name of at most 253 bytes (a-z, 0-9, '-', '.')");
     memcpy(out->name, json_string_value(name), strlen(json_string_value(name)) + 1);
     if (ns && !json_is_null(ns)) {
         if (!json_is_string(ns) || !gsd_name_ok(json_string_value(ns)))

@@ -15,7 +15,7 @@
 #define GSD_MIG_MAX 16 /* a MIG profile name, "1g.10gb+me", with the NUL */
 
 struct gsd_podspec {
-    char ns[GSD_NAME_MAX], name[GSD_NAME_MAX], uid[GSD_UID_MAX];
+    char ns[GSD_NAME_MAX], name[GSD_OBJ_MAX], uid[GSD_UID_MAX];
     json_t *labels, *annotations; /* objects of strings, owned (never NULL after a parse) */
     char *body;           /* the Pod object as received, compact JSON (owned): what the store
                              keeps and a restart parses again */
@@ -108,7 +108,8 @@ void gsd_podspec_clear(struct gsd_podspec *p);
 
 /* gsd_name_ok() - a DNS-1123 label: 1..63 of [a-z0-9-], alphanumeric at both ends. */
 int gsd_name_ok(const char *s);
-/* gsd_subdomain_ok() - a DNS-1123 subdomain of at most 63 bytes: labels joined by dots. */
+/* gsd_subdomain_ok() - a DNS-1123 subdomain of at most 253 bytes (GSD_OBJ_MAX with the NUL):
+ * labels joined by dots, as Kubernetes holds a Pod's or a PodGroup's name. */
 int gsd_subdomain_ok(const char *s);
 
 #endif

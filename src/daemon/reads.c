@@ -144,7 +144,7 @@ int gsd_reads_route(const struct gsd_req *r)
 int gsd_pod_path(const char *rest, char *ns, char *name)
 {
     const char *slash = strchr(rest, '/');
-    if (!slash || (size_t)(slash - rest) >= GSD_NAME_MAX || strlen(slash + 1) >= GSD_NAME_MAX)
+    if (!slash || (size_t)(slash - rest) >= GSD_NAME_MAX || strlen(slash + 1) >= GSD_OBJ_MAX)
         return -1;
     memcpy(ns, rest, (size_t)(slash - rest));
     ns[slash - rest] = '\0';
@@ -290,7 +290,7 @@ static void list_pods(struct gsd_reads *rd, const struct gsd_snap *n, struct gsd
 
 static void one_pod(const struct gsd_snap *n, struct gsd_req *r, const struct gsd_tenant *viewer)
 {
-    char ns[GSD_NAME_MAX], name[GSD_NAME_MAX];
+    char ns[GSD_NAME_MAX], name[GSD_OBJ_MAX];
     if (gsd_pod_path(r->path + 9, ns, name)) {
         gsd_reply_error(r, 404, "", "no such pod: the path is /v1/pods/NAMESPACE/NAME");
         return;

@@ -21,7 +21,8 @@ int gsd_reads_route(const struct gsd_req *r);
 /* gsd_reads_handle() - answer read @r from the snapshot in place. Any thread; O(pods) at most. */
 void gsd_reads_handle(struct gsd_reads *rd, struct gsd_req *r);
 
-/* gsd_pod_path() - "NS/NAME" (what follows /v1/pods/) into @ns and @name (GSD_NAME_MAX each).
+/* gsd_pod_path() - "NS/NAME" (what follows /v1/pods/) into @ns (GSD_NAME_MAX bytes) and @name
+ * (GSD_OBJ_MAX bytes).
  * Return: 0; -1 when the path has another shape. */
 int gsd_pod_path(const char *rest, char *ns, char *name);
 /*

@@ -209,7 +209,7 @@ void gsd_sched_forget(struct gsd_state *st, struct gsd_pod *p, int done)
 
 static void log_pod(const char *msg, const struct gsd_state *st, const struct gsd_pod *p)
 {
-    char key[2 * GSD_NAME_MAX + 1], gpus[64] = "", milli[16];
+    char key[GSD_KEY_MAX], gpus[64] = "", milli[16];
     snprintf(key, sizeof(key), "%s/%s", p->ns, p->name);
     if (p->state != GSD_RUNNING) {
         gsd_log("info", msg, "pod", key, "tenant", p->tenant, "state", "pending", "reason",
@@ -254,7 +254,7 @@ void gsd_sched_api_call(struct gsd_state *st, struct gsd_bind *b, const struct g
         b ? gs_grow(st->evictions, &st->capevictions, st->nevictions + 1, sizeof(*v), 16) : NULL;
     if (!v) {
         gsd_bind_free(b);
-        char key[2 * GSD_NAME_MAX + 1];
+        char key[GSD_KEY_MAX];
         snprintf(key, sizeof(key), "%s/%s", p->ns, p->name);
         gsd_log("error", "out of memory: a call to the API server is not made", "pod", key, NULL);
         return;

@@ -83,7 +83,7 @@ struct gsd_req {
     struct gsd_config *new_cfg;  /* GSD_REQ_RELOAD: handed over, owned by the scheduler after */
     struct gsd_bind *bind;       /* an extender bind's API calls, made after the answer (owned) */
     struct gsd_podparse *pod;    /* POST /v1/pods: its body parsed by the event thread (owned) */
-    char nominate[2 * GSD_NAME_MAX + 2]; /* filter: "NS/NAME" of a pod to nominate, "" none */
+    char nominate[GSD_KEY_MAX];  /* filter: "NS/NAME" of a pod to nominate, "" none */
     json_t *live;      /* GSD_REQ_SYNC: gsd_kube_live()'s pods; GSD_REQ_GONE: pods gone (owned) */
     int64_t listed_us; /* GSD_REQ_SYNC: wall clock when that list was asked for; GSD_REQ_NODES:
                           nonzero when live is a full list of Nodes, else one Node changed */

@@ -850,7 +850,7 @@ static void verify(struct gsd_state *st)
         struct gsd_podview v;
         gsd_podview_fill(st, p, &v);
         if (!p->view || !view_eq(p->view, &v)) {
-            char key[2 * GSD_NAME_MAX + 1];
+            char key[GSD_KEY_MAX];
             snprintf(key, sizeof(key), "%s/%s", p->ns, p->name);
             gsd_log("error", "snapshot: a pod changed without gsd_snap_touch()", "pod", key, NULL);
             abort();

@@ -42,7 +42,7 @@ struct gsd_podview {
     /* its JSON text, made by the first reader that needs it (gsd_podview_text()) */
     _Atomic(char *) text;
     char tenant[GSD_NAME_MAX];
-    char ns[GSD_NAME_MAX], name[GSD_NAME_MAX], uid[GSD_UID_MAX];
+    char ns[GSD_NAME_MAX], name[GSD_OBJ_MAX], uid[GSD_UID_MAX];
     char queue[GSD_NAME_MAX]; /* the queue it runs in */
     char mig[GSD_MIG_MAX];
     uint8_t running, extender;

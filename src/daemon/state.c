@@ -327,7 +327,7 @@ struct gsd_pod *gsd_pod_add(struct gsd_state *st, struct gsd_podspec *spec, cons
         st->failed = 1;
         return NULL; /* memory is abandoned with the process: the store is the truth */
     }
-    char key[2 * GSD_NAME_MAX + 1]; /* NS/NAME, as every log line names a pod */
+    char key[GSD_KEY_MAX]; /* NS/NAME, as every log line names a pod */
     snprintf(key, sizeof(key), "%s/%s", p->ns, p->name);
     gsd_log("info", node >= 0 ? "pod bound" : "pod submitted", "pod", key, "tenant", p->tenant,
             NULL);
@@ -360,7 +360,7 @@ static int pod_leave(struct gsd_state *st, struct gsd_pod *p, int64_t now, int d
         return -EIO;
     }
     gsd_sched_forget(st, p, done);
-    char key[2 * GSD_NAME_MAX + 1];
+    char key[GSD_KEY_MAX];
     snprintf(key, sizeof(key), "%s/%s", p->ns, p->name);
     gsd_log("info", done ? "pod completed" : "pod cancelled", "pod", key, "tenant", p->tenant,
             NULL);
@@ -446,7 +446,7 @@ static int restore_running(struct gsd_state *st, struct gsd_pod *p, const char *
         return rc;
     snprintf(p->reason, sizeof(p->reason), "was running on %s, which %s", node,
              idx < 0 ? "the inventory no longer lists" : "cannot hold it any more");
-    char key[2 * GSD_NAME_MAX + 1];
+    char key[GSD_KEY_MAX];
     snprintf(key, sizeof(key), "%s/%s", p->ns, p->name);
     gsd_log("warn", "pod put back to pending", "pod", key, "reason", p->reason, NULL);
     gsd_pod_set_state(st, p, GSD_PENDING);

@@ -49,7 +49,7 @@ struct gsd_pod {
     int64_t id;  /* store row id */
     int64_t seq; /* arrival order; unique for the life of the store */
     int32_t sid; /* the scheduler's id for it, -1 before it was submitted */
-    char ns[GSD_NAME_MAX], name[GSD_NAME_MAX], tenant[GSD_NAME_MAX], uid[GSD_UID_MAX];
+    char ns[GSD_NAME_MAX], name[GSD_OBJ_MAX], tenant[GSD_NAME_MAX], uid[GSD_UID_MAX];
     char *meta; /* JSON text {"labels":{..},"annotations":{..}}, owned */
     char *body; /* the Pod object as received, JSON text, owned: what a restart parses */
     struct gs_pod_spec spec; /* what the scheduler reads (borrowed by it while the pod lives) */
@@ -58,7 +58,7 @@ struct gsd_pod {
     int32_t gpumem_mib, gpucores, priority;
     int64_t milli;             /* GPU share it holds or asks, milli-GPU (cards x share) */
     char models[160];          /* '|'-joined GPU models it may use, "" any */
-    char group[GSD_NAME_MAX];  /* PodGroup within the namespace, "" = none */
+    char group[GSD_OBJ_MAX];   /* PodGroup within the namespace, "" = none */
     char user[GSD_NAME_MAX];   /* label `user` */
     char pclass[GSD_NAME_MAX]; /* spec.priorityClassName */
     char queue[GSD_NAME_MAX];  /* the queue it runs in */

@@ -101,7 +101,7 @@ static json_t *placements_of(const struct gs_tsim *t, size_t pod, const size_t *
 static json_t *pod_json(const struct gs_tsim *t, size_t i, const size_t *first, const size_t *next)
 {
     const struct gs_tsim_pod *p = &t->out[i];
-    char name[2 * GS_SCN_NAME_MAX + 2];
+    char name[GS_SCN_POD_KEY_MAX];
     snprintf(name, sizeof(name), "%s/%s", p->ns, p->name);
     char mig[40] = "";
     if (p->mig)

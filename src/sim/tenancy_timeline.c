@@ -184,7 +184,7 @@ static json_t *evictions_json(const struct gs_tsim *t)
 {
     const struct gs__timeline *tl = t->tl;
     json_t *a = json_array();
-    char pod[2 * GS_SCN_NAME_MAX + 2], by[2 * GS_SCN_NAME_MAX + 2];
+    char pod[GS_SCN_POD_KEY_MAX], by[GS_SCN_POD_KEY_MAX];
     for (size_t i = 0; a && i < tl->nev; i++) {
         const struct gs_tsim_pod *p = &t->out[tl->ev[i].pod];
         const struct gs_tsim_pod *b = tl->ev[i].by >= 0 ? &t->out[tl->ev[i].by] : NULL;

@@ -382,7 +382,7 @@ static void seat_ok(const char *name, int gpus, const char *node)
 /* Bind, expecting an Error holding @want, and the pod not held afterwards. */
 static void seat_refused(const char *name, int gpus, const char *node, const char *want)
 {
-    char *err = seat(name, gpus, node), path[96];
+    char *err = seat(name, gpus, node), path[320];
     if (!strstr(err, want))
         fail_msg("Error \"%s\" lacks \"%s\"", err, want);
     free(err);
@@ -746,7 +746,7 @@ static void follow_pods(char *section, size_t cap, int timeout, int sync)
 /* Poll GET /v1/pods/team-a/@name until it answers @status (30 s at most): the last status. */
 static long pod_status_becomes(const char *name, long status)
 {
-    char path[96];
+    char path[320];
     long got = 0;
     snprintf(path, sizeof(path), "/v1/pods/team-a/%s", name);
     for (int i = 0; i < 300 && got != status; i++) {
@@ -794,10 +794,10 @@ static void group_succeeded(const char *group, int n)
 static void test_sync_releases_gone_pods(void **state)
 {
     (void)state;
-    char section[512], longest[64], uid[64];
+    char section[512], longest[256], uid[64];
     fake_reset();
-    /* a pod of the longest name gpuschedd holds (63 bytes), and another whose name starts so */
-    snprintf(longest, sizeof(longest), "ks-long-%055d", 0);
+    /* a pod of the longest name Kubernetes allows (253 bytes), and one whose name starts so */
+    snprintf(longest, sizeof(longest), "ks-long-%0245d", 0);
     snprintf(uid, sizeof(uid), "uid-%.59s", longest);
     pthread_mutex_lock(&f.mu);
     snprintf(f.list, sizeof(f.list),

@@ -784,7 +784,11 @@ static const struct bad bads[] = {
      "ppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp"
      "ppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp"
      "ppppppppppppppppppppppppppppppppp\n",
-     -EINVAL, ":4:9: ", "metadata.name is 300 bytes long; names are at most 63", 0},
+     -EINVAL, ":4:9: ", "metadata.name is 300 bytes long; names are at most 253", 0},
+    /* names written by hand (a Queue's) stay at a DNS label's 63 bytes */
+    {"apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: "
+     "qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq}\n",
+     -EINVAL, ":3:18: ", "metadata.name is 64 bytes long; names are at most 63", 0},
     {POD_META "  annotations: {sim.gpusched.io/arrival: \"120\"}\n", -EINVAL,
      ":6:42: ", "is not a duration", 0},
     {POD_META "  annotations: {sim.gpusched.io/arrival: 120}\n", -EINVAL, ":6:42: ",
@@ -1465,6 +1469,30 @@ static void test_quoted_numbers(void **state)
         &d, &w);
     assert_int_equal(s->npods, 1);
     assert_string_equal(s->pods[0].name, "123");
+    gs_scenario_free(s);
+}
+
+/* A pod and its PodGroup of the longest names Kubernetes allows (253 bytes: a Volcano job's
+ * PodGroup is "<job>-<uid>", its pods "<job>-<task>-<index>") load whole and find each other. */
+static void test_long_object_names(void **state)
+{
+    (void)state;
+    char pod[254], group[254], text[2048];
+    memset(pod, 'p', 253), memset(group, 'g', 253);
+    pod[253] = group[253] = '\0';
+    snprintf(text, sizeof(text),
+             "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: %s, "
+             "namespace: a}\nspec: {minMember: 1}\n---\napiVersion: v1\nkind: Pod\nmetadata: "
+             "{name: %s, namespace: a, annotations: {scheduling.k8s.io/group-name: %s}}\n"
+             "spec: {containers: [{name: m}]}\n",
+             group, pod, group);
+    struct gs_diag d;
+    struct warns w;
+    struct gs_scenario *s = load_text_ok(text, &d, &w);
+    assert_int_equal(s->npods, 1);
+    assert_string_equal(s->pods[0].name, pod);
+    assert_string_equal(s->pods[0].group, group);
+    assert_string_equal(s->policy.podgroups[0].name, group);
     gs_scenario_free(s);
 }
 
@@ -2253,6 +2281,7 @@ int main(void)
         cmocka_unit_test(test_text_escape),
         cmocka_unit_test(test_time_text),
         cmocka_unit_test(test_quoted_numbers),
+        cmocka_unit_test(test_long_object_names),
         cmocka_unit_test(test_node_failures),
         cmocka_unit_test(test_many_card_failures),
         cmocka_unit_test(test_timeslice_scenario),
