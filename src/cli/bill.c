@@ -476,6 +476,35 @@ static int where_agrees(const json_t *pod, const json_t *usage, size_t n, const 
     return 0;
 }
 
+/* figures() - the pod's figures that are not priced are still what the simulator writes, so a
+ * file the bill and the report accept is one they read alike: counts and waits integers >= 0
+ * (the wait null when the pod never started), the priority a 32-bit integer, the labels text or
+ * null. */
+static int figures(const json_t *pod, const char *at, struct gs_diag *d)
+{
+    static const char *const counts[] = {"wait_s", "preemptions", "share_milli"};
+    static const char *const texts[] = {"queue", "workload", "reason"};
+    for (int i = 0; i < 3; i++) {
+        const json_t *v = json_object_get(pod, counts[i]);
+        if (v && json_is_integer(v) && json_integer_value(v) < 0)
+            return gs_diag_error(d, "%s.%s: %lld is below 0", at, counts[i],
+                                 (long long)json_integer_value(v));
+        if (v && !json_is_integer(v) && !(i == 0 && json_is_null(v)))
+            return gs_diag_error(d, "%s.%s: expected an integer >= 0%s, got %s", at, counts[i],
+                                 i == 0 ? " (seconds) or null" : "", gs__json_type_name(v));
+        v = json_object_get(pod, texts[i]);
+        if (v && !json_is_string(v) && !json_is_null(v))
+            return gs_diag_error(d, "%s.%s: expected string or null, got %s", at, texts[i],
+                                 gs__json_type_name(v));
+    }
+    const json_t *pr = json_object_get(pod, "priority");
+    if (pr && !(json_is_integer(pr) && json_integer_value(pr) >= INT32_MIN &&
+                json_integer_value(pr) <= INT32_MAX))
+        return gs_diag_error(d, "%s.priority: expected a 32-bit integer, got %s", at,
+                             gs__json_type_name(pr));
+    return 0;
+}
+
 int gs__bill_pod(const json_t *pod, const char *at, struct gs_bill *b, struct gs__pods_seen *seen,
                  struct gs_diag *d)
 {
@@ -499,6 +528,8 @@ int gs__bill_pod(const json_t *pod, const char *at, struct gs_bill *b, struct gs
         rc = known_state(json_object_get(pod, "state"), at, seen, d);
     if (!rc)
         rc = life(pod, at, d);
+    if (!rc)
+        rc = figures(pod, at, d);
     if (!rc)
         rc = gs__json_field(pod, "usage", at, JSON_ARRAY, &usage, d);
     json_array_foreach(usage, j, u)

@@ -350,10 +350,8 @@ static int scenario_pod(struct ctx *c, const json_t *p, const char *at)
     json_t *name = json_object_get(p, "name"), *kind = json_object_get(p, "workload");
     json_t *wait = json_object_get(p, "wait_s"), *pls = json_object_get(p, "placements");
     json_t *usage = json_object_get(p, "usage");
-    if (kind && !json_is_null(kind) && !json_is_string(kind))
-        return bad(c, at, "workload: expected a string or null");
-    if (!wait || !(json_is_null(wait) || (json_is_integer(wait) && json_integer_value(wait) >= 0)))
-        return bad(c, at, "wait_s: expected seconds (an integer >= 0) or null");
+    if (!wait) /* its type was checked with the pod's other figures (gs__bill_pod()) */
+        return bad(c, at, "wait_s: expected seconds (an integer >= 0) or null, missing");
     /* no gpusched.io/workload label: the simulator writes "", gpuschedd null */
     const char *k =
         json_is_string(kind) && *json_string_value(kind) ? json_string_value(kind) : "(none)";
@@ -482,14 +480,20 @@ static int series(struct ctx *c, const json_t *a, int64_t n, const char *at)
 {
     if (!json_is_array(a) || (int64_t)json_array_size(a) != n)
         return bad(c, at, "expected an array of %lld integers (timeline.steps)", (long long)n);
-    for (size_t i = 0; i < json_array_size(a); i++)
-        if (!json_is_integer(json_array_get(a, i)))
-            return bad(c, at, "[%zu]: expected an integer", i);
+    for (size_t i = 0; i < json_array_size(a); i++) {
+        const json_t *v = json_array_get(a, i);
+        if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+            json_integer_value(v) > INT64_MAX / 4)
+            return bad(c, at, "[%zu]: expected an integer in 0..2^61 (milli-GPU)", i);
+    }
     return 0;
 }
 
-/* check_lines() - each of @list's objects has a string "name" and the series @keys. */
-static int check_lines(struct ctx *c, const json_t *list, const char *what, const char *const *keys)
+/* check_lines() - each of @list's objects has a string "name" no other has and the series
+ * @keys, and where @count is not NULL an integer >= 0 of that key (a queue's "weight", written
+ * beside its series and not drawn); a key besides them is named in a warning. */
+static int check_lines(struct ctx *c, const json_t *list, const char *what, const char *const *keys,
+                       const char *count)
 {
     char at[AT_MAX], kat[AT_MAX];
     for (size_t i = 0; i < json_array_size(list); i++) {
@@ -497,12 +501,32 @@ static int check_lines(struct ctx *c, const json_t *list, const char *what, cons
         pathf(at, "%s.%s[%zu]", c->at, what, i);
         int rc = json_is_object(o) ? field(c, o, "name", at, JSON_STRING, &name)
                                    : bad(c, at, "expected an object");
+        for (size_t j = 0; !rc && j < i; j++)
+            if (json_equal(name, json_object_get(json_array_get(list, j), "name")))
+                rc = bad(c, at, "name %.64s: %s[%zu] has that name too", json_string_value(name),
+                         what, j);
         for (const char *const *k = keys; !rc && *k; k++) {
             join(kat, at, *k);
             rc = series(c, json_object_get(o, *k), c->run->steps, kat);
         }
+        const json_t *n = count ? json_object_get(o, count) : NULL;
+        if (!rc && count && (!json_is_integer(n) || json_integer_value(n) < 0)) {
+            join(kat, at, count);
+            rc = bad(c, kat, "expected an integer >= 0");
+        }
         if (rc)
             return rc;
+        const char *key;
+        json_t *v;
+        json_object_foreach(o, key, v)
+        {
+            const char *const *k = keys;
+            while (*k && strcmp(*k, key))
+                k++;
+            if (!*k && strcmp(key, "name") && (!count || strcmp(key, count)))
+                gs__cli_say("report", "warning: %s: %s.%s is not read by this report",
+                            c->doc->path, at, key);
+        }
     }
     return 0;
 }
@@ -556,9 +580,9 @@ static int timeline(struct ctx *c)
     if (!rc && (t.seen & 0x3f) != 0x3f)
         rc = bad(c, t.at, "expected step_s, steps, capacity_milli, tenants, queues and evictions");
     if (!rc)
-        rc = check_lines(&t, c->run->tl_tenants, "tenants", tkeys);
+        rc = check_lines(&t, c->run->tl_tenants, "tenants", tkeys, NULL);
     if (!rc)
-        rc = check_lines(&t, c->run->tl_queues, "queues", qkeys);
+        rc = check_lines(&t, c->run->tl_queues, "queues", qkeys, "weight");
     c->run->has_timeline = !rc;
     return rc;
 }

@@ -451,6 +451,28 @@ static void test_bad_input(void **state)
         assert_int_equal(json_dump_file(doc, node_bad[k], 0), 0);
         json_decref(doc);
     }
+    /* A timeline whose use is below 0, or that draws one tenant twice; a pod whose figures are
+     * not what the simulator writes (gpusched bill refuses it too). */
+    const char *tl_bad[3];
+    for (int k = 0; k < 3; k++) {
+        char name[32];
+        doc = load_json(run);
+        json_t *tl = json_object_get(json_array_get(json_object_get(doc, "ways"), 0), "timeline");
+        json_t *t0 = json_array_get(json_object_get(tl, "tenants"), 0);
+        if (k == 0)
+            json_array_set_new(json_object_get(t0, "allocated_milli"), 0, json_integer(-1));
+        else if (k == 1)
+            json_array_append_new(json_object_get(tl, "tenants"), json_deep_copy(t0));
+        else
+            json_object_set_new(
+                json_array_get(
+                    json_object_get(json_array_get(json_object_get(doc, "ways"), 0), "pods"), 0),
+                "preemptions", json_integer(-1));
+        snprintf(name, sizeof(name), "timeline-%d.json", k);
+        tl_bad[k] = tmp_path(name);
+        assert_int_equal(json_dump_file(doc, tl_bad[k], 0), 0);
+        json_decref(doc);
+    }
     /* MIG instances on cards the file says are of a model without MIG. */
     const char *mig = tmp_path("mig.json");
     simulate(mig, "mig/slices");
@@ -495,6 +517,12 @@ static void test_bad_input(void **state)
         {(const char *const[]){"report", more, "-o", out, NULL},
          "card indexes where usage[0] says"},
         {(const char *const[]){"report", twice, "-o", out, NULL}, "card 0 is listed twice"},
+        {(const char *const[]){"report", tl_bad[0], "-o", out, NULL},
+         "timeline.tenants[0].allocated_milli: [0]: expected an integer in 0..2^61"},
+        {(const char *const[]){"report", tl_bad[1], "-o", out, NULL},
+         "tenants[0] has that name too"},
+        {(const char *const[]){"report", tl_bad[2], "-o", out, NULL},
+         "pods[0].preemptions: -1 is below 0"},
         {(const char *const[]){"report",
                                write_tmp("no-ways.json", "{\"ways\": [], \"way\": \"full\", "
                                                          "\"summary\": {}, \"pods\": []}"),
