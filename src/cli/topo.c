@@ -52,7 +52,10 @@ int cmd_topo(int argc, char **argv)
     int c;
     opterr = 0; /* its message would echo the option as typed */
     while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        if (c == 'j' || c == 'y') {
+        if ((c == 'j' && fmt == GS_TOPO_YAML) || (c == 'y' && fmt == GS_TOPO_JSON)) {
+            gs__cli_say("topo", "--json and --yaml: give one of them");
+            return EXIT_BAD_INPUT;
+        } else if (c == 'j' || c == 'y') {
             fmt = c == 'j' ? GS_TOPO_JSON : GS_TOPO_YAML;
         } else if (c == 'n') {
             name = optarg;

@@ -531,6 +531,12 @@ static void test_topo_name_and_model(void **state)
     expect_exit(&r, 2);
     assert_non_null(strstr(r.err, "--model is for --yaml"));
     result_free(&r);
+    /* both forms: neither the last nor the first wins */
+    run(&r, ARGS("topo", "--json", "--yaml", "--model", "L40S", file));
+    expect_exit(&r, 2);
+    assert_non_null(strstr(r.err, "--json and --yaml: give one of them"));
+    assert_string_equal(r.out, "");
+    result_free(&r);
 }
 
 /* A token that is not RFC 6750's b64token is refused before any request: a line break in it
