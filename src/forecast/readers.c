@@ -9,6 +9,7 @@
 #include "gpusched/cluster.h"
 #include "gpusched/diag.h"
 #include "gpusched/elastic.h"
+#include "gpusched/names.h"
 #include "gpusched/pod.h"
 #include "trace/csv.h"
 
@@ -206,10 +207,18 @@ int gs_demand_read_genai(struct gs_demand *dm, const char *path, struct gs_diag 
                     K_SERVICE | K_TENANT | K_QUEUE | FC_SRC_UTC, d);
 }
 
-/* Pods: num_gpu, gpu_milli, gpu_spec, qos, creation_time, deletion_time */
+/* Pods: num_gpu, gpu_milli, gpu_spec, qos, creation_time, deletion_time, name; @st the names
+ * seen (a pod listed twice would count twice: gpusched simulate refuses the same file) */
 static int pod_row(struct gs_demand *dm, struct csv *c, const int *col, void *st, struct gs_diag *d)
 {
     int64_t num, milli, s, e;
+    struct gs_names *seen = st;
+    size_t before = seen->n;
+    int32_t id = gs_names_intern(seen, c->field[col[6]]);
+    if (id < 0)
+        return gs_diag_error_code(d, id, "out of memory for the pods' names");
+    if (seen->n == before)
+        return csv_error(c, col[6], d, "duplicate pod \"%s\"", c->field[col[6]]);
     int rc = csv_uint(c, col[0], 16, &num, d);
     if (!rc)
         rc = csv_uint(c, col[1], 1000, &milli, d);
@@ -243,11 +252,14 @@ static int pod_row(struct gs_demand *dm, struct csv *c, const int *col, void *st
 
 int gs_demand_read_pods(struct gs_demand *dm, const char *path, struct gs_diag *d)
 {
-    static const char *const names[] = {"num_gpu", "gpu_milli",     "gpu_spec",
-                                        "qos",     "creation_time", "deletion_time"};
-    static const char *const unread[] = {"name",      "cpu_milli",      "memory_mib",
-                                         "pod_phase", "scheduled_time", NULL};
-    return read_csv(dm, path, names, 6, unread, pod_row, NULL, K_QUEUE | K_MODEL, d);
+    static const char *const names[] = {"num_gpu",       "gpu_milli",     "gpu_spec", "qos",
+                                        "creation_time", "deletion_time", "name"};
+    static const char *const unread[] = {"cpu_milli", "memory_mib", "pod_phase", "scheduled_time",
+                                         NULL};
+    struct gs_names seen = {0};
+    int rc = read_csv(dm, path, names, 7, unread, pod_row, &seen, K_QUEUE | K_MODEL, d);
+    gs_names_free(&seen);
+    return rc;
 }
 
 /* One ledger row of the store: id, tenant, gpus, gpu_milli, start_us, end_us, model. */

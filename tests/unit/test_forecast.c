@@ -503,6 +503,9 @@ static void test_read_pods(void **state)
          "pods2.csv:2:20: gpu_spec: unknown GPU model \"NOTAMODEL\""},
         {"p3,1000,1024,1,500,V100M16|,BE,Running,0,7200,0\n",
          "pods2.csv:2:20: gpu_spec: an empty model name"},
+        /* a pod listed twice would count twice, as gpusched simulate refuses it */
+        {"p3,1000,1024,1,500,,BE,Running,0,7200,0\np3,1000,1024,0,0,,BE,Running,0,7200,0\n",
+         "pods2.csv:3:1: name: duplicate pod \"p3\""},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         char text[512];
