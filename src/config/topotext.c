@@ -427,6 +427,9 @@ static int nic_legend(struct parser *P, const struct line *L)
 {
     const struct tok *k = &L->t[0], *v = &L->t[1];
     size_t n = strlen(k->s);
+    if (L->n == 1 && n >= 5 && k->s[n - 1] == ':' && strncmp(k->s, "NIC", 3) == 0)
+        return err(P, L->no, k->col + (int)n, "NIC Legend: %s names no device%s", k->s,
+                   ""); /* the column would keep its NICn name unsaid */
     if (L->n != 2 || n < 5 || k->s[n - 1] != ':' || strncmp(k->s, "NIC", 3) != 0)
         return 0;
     char col[TOK_MAX], first[32];

@@ -349,6 +349,8 @@ static void test_refused_not_dropped(void **state)
     bad(text, "m.txt:9:9:", "NIC1 names two NICs");
     snprintf(text, sizeof(text), "%s  NIC7: mlx5_7\n", m);
     bad(text, "m.txt:9:3:", "NIC7 is no NIC column");
+    snprintf(text, sizeof(text), "%s  NIC0: mlx5_0\n  NIC1: \n", m);
+    bad(text, "m.txt:10:8:", "NIC Legend: NIC1: names no device");
     /* NUMA nodes Linux cannot number (GS_TOPO_NUMA_MAX) */
     bad("GPU0 GPU1 CPU Affinity NUMA Affinity\nGPU0 X PIX 0-3 9999999\n",
         "m.txt:2:16:", "NUMA Affinity \"9999999\": a NUMA node past 1023");
