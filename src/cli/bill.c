@@ -522,6 +522,13 @@ int gs__bill_pod(const json_t *pod, const char *at, struct gs_bill *b, struct gs
     int rc = known_keys(pod, at, pod_keys, sizeof(pod_keys) / sizeof(pod_keys[0]), "a pod", d);
     if (!rc)
         rc = gs__json_field(pod, "tenant", at, JSON_STRING, &tenant, d);
+    /* a tenant is a DNS label wherever one is made (a scenario's tenants[], gpuschedd's config):
+     * no other text reaches a bill's table or CSV, where "=..." would be a spreadsheet formula */
+    if (!rc && !gs_dns_label_ok(json_string_value(tenant), json_string_length(tenant)))
+        rc = gs_diag_error(d,
+                           "%s.tenant: \"%.64s\" is not a tenant's name (a DNS label: a-z, 0-9, "
+                           "'-', 1..63)",
+                           at, json_string_value(tenant));
     if (!rc)
         rc = pod_name(pod, at, d);
     if (!rc)

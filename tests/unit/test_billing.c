@@ -1111,10 +1111,10 @@ static void test_cli_bad_shapes(void **state)
         /* printed as it is in the table: a right-to-left override or a C1 control reorders it */
         {"{\"pods\": [{\"name\": \"a/p\", \"tenant\": \"t\\u202ex\", \"state\": \"running\", "
          "\"submit_s\": 0, \"start_s\": 0, \"end_s\": null, \"usage\": [" SHARE_USE "]}]}",
-         "pods[0].usage[0]: tenant holds a control, bidirectional or zero-width character"},
+         "pods[0].tenant: \"t\\u202ex\" is not a tenant's name"},
         {"{\"pods\": [{\"name\": \"a/p\", \"tenant\": \"t\\u0085x\", \"state\": \"running\", "
          "\"submit_s\": 0, \"start_s\": 0, \"end_s\": null, \"usage\": [" SHARE_USE "]}]}",
-         "pods[0].usage[0]: tenant holds a control"},
+         "pods[0].tenant: \"t\\u0085x\" is not a tenant's name"},
         {"{\"pods\": [" POD
          "\"state\": \"completed\", \"submit_s\": 0, \"start_s\": 0, \"end_s\": 3, "
          "\"usage\": [" SHARE_USE "]}]}",
@@ -1156,6 +1156,13 @@ static void test_cli_bad_shapes(void **state)
          "\"state\": \"completed\", \"submit_s\": 0, \"start_s\": 5, \"end_s\": 2, "
          "\"usage\": []}]}",
          "pods[0].end_s: 2 is before the pod's start_s 5"},
+        /* a tenant no scenario or config could name: "=..." would be a spreadsheet formula in
+         * the CSV; the figures a bill does not price are still the simulator's */
+        {"{\"pods\": [{\"name\": \"a/p\", \"tenant\": \"=HYPERLINK(1)\", \"state\": \"pending\", "
+         "\"submit_s\": 0, \"start_s\": null, \"end_s\": null, \"usage\": []}]}",
+         "pods[0].tenant: \"=HYPERLINK(1)\" is not a tenant's name"},
+        {"{\"pods\": [" RUNNING "\"wait_s\": -1, \"usage\": []}]}",
+         "pods[0].wait_s: -1 is below 0"},
         /* where the pod says it ran agrees with what its usage bills */
         {"{\"pods\": [" RUNNING "\"gpu_model\": \"A100-SXM4-80GB\", \"usage\": [" SHARE_USE "]}]}",
          "pods[0].gpu_model: A100-SXM4-80GB, but its last use (usage[0]) is on T4"},
