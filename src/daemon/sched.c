@@ -318,7 +318,7 @@ static int stopped(struct gsd_state *st, struct gsd_pod *p, const struct gs_deci
     const struct gsd_pod *by =
         d->by >= 0 && (size_t)d->by < st->sched.nsid ? st->sched.by_sid[d->by] : NULL;
     if (by) /* the scheduler's words at the time: the pass since may have said more */
-        snprintf(p->reason, sizeof(p->reason), "%s by %s/%s",
+        snprintf(p->reason, sizeof(p->reason), "%s by %.63s/%.170s", /* cut to fit, at most */
                  d->reclaim ? "reclaimed" : "preempted", by->ns, by->name);
     if (d->by < 0)
         st->requeued_total++;
