@@ -16,6 +16,7 @@
 #include "gpusched/catalog.h"
 #include "gpusched/diag.h"
 #include "gpusched/fleet.h"
+#include "gpusched/mig.h"
 
 #include <errno.h>
 #include <nettle/base64.h>
@@ -149,7 +150,8 @@ static void cl_free(struct cl *cl)
     free(cl->of_doc);
 }
 
-/* The card a span is on, sorting key: card, then start. */
+/* The card a span is on, sorting key: card, then start, then what tells equal starts apart (so
+ * the first clash card_ok() names is the same in every run). */
 static const struct cl *sort_cl;
 
 static size_t card_of(const struct cl *cl, const struct rp_span *s)
@@ -163,7 +165,13 @@ static int by_card(const void *a, const void *b)
     size_t cx = card_of(sort_cl, x), cy = card_of(sort_cl, y);
     if (cx != cy)
         return cx < cy ? -1 : 1;
-    return (x->start_s > y->start_s) - (x->start_s < y->start_s);
+    if (x->start_s != y->start_s)
+        return x->start_s < y->start_s ? -1 : 1;
+    if (x->mode != y->mode)
+        return x->mode < y->mode ? -1 : 1;
+    if (x->end_s != y->end_s)
+        return x->end_s < y->end_s ? -1 : 1;
+    return (x->mig_start > y->mig_start) - (x->mig_start < y->mig_start);
 }
 
 /* Slices of MIG profile @name on catalog model @model, and the card's; 0 when unknown. */
@@ -248,6 +256,66 @@ static int32_t state_of(const struct rp_doc *doc, struct states *st, const struc
     return id;
 }
 
+/* The memory slices [*@lo, *@hi) MIG span @s holds on a card of catalog model @model: its
+ * profile's, at a start NVIDIA's placements allow (nvidia-smi mig -lgipp). Return: 0; -1 not a
+ * start of the profile; -2 no profile of the model. */
+static int mig_slices(const struct rp_doc *doc, const struct rp_span *s, int model, int *lo,
+                      int *hi)
+{
+    int mm = model >= 0 ? gs_mig_model_find(gs_catalog_at(model)->name) : -1;
+    int p = mm >= 0 ? gs_mig_profile_find(mm, doc->profiles.v[s->profile], -1) : -1;
+    if (p < 0)
+        return -2;
+    const struct gs_mig_profile *pr = &gs_mig_model_at(mm)->profiles[p];
+    *lo = s->mig_start;
+    *hi = s->mig_start + pr->memory_slices;
+    return pr->starts & (1u << s->mig_start) ? 0 : -1;
+}
+
+/* card_ok() - the spans @s[0..@n) of one card (sorted by start), of catalog model @model, are
+ * what one card can hold at once: a whole card alone, the same sharing mode, MIG instances at
+ * their profiles' starts on slices no other holds. Return: 0; -EINVAL with @d. */
+static int card_ok(const struct rp_doc *doc, const struct rp_span *s, size_t n, int model,
+                   struct gs_diag *d)
+{
+    static const char *const what[] = {"", "whole", "shared", "MIG", "time-sliced"};
+    _Static_assert(RP_TIMESLICE == 4, "what[] names every mode"); /* gs__bill_pod() knew each */
+    int lo, hi, lo2, hi2;
+    for (size_t i = 0; i < n; i++) {
+        const char *node = doc->nodes.v[s[i].node];
+        int bad = s[i].mode == RP_MIG ? mig_slices(doc, &s[i], model, &lo, &hi) : 0;
+        if (bad == -2)
+            return gs_diag_error(d, "%s: MIG profile \"%.40s\" is not one of %s's", doc->path,
+                                 doc->profiles.v[s[i].profile],
+                                 model >= 0 ? gs_catalog_at(model)->name : "the card model");
+        if (bad)
+            return gs_diag_error(d,
+                                 "%s: MIG %s at memory slice %d on card %d of node \"%.80s\": "
+                                 "not one of the profile's starts",
+                                 doc->path, doc->profiles.v[s[i].profile], s[i].mig_start, s[i].gpu,
+                                 node);
+        for (size_t j = i + 1; j < n && s[j].start_s < s[i].end_s; j++) {
+            /* a run that ended as it started (a pod done within its first second) holds none */
+            if (s[j].end_s == s[j].start_s)
+                continue;
+            int clash = s[i].mode == RP_WHOLE || s[j].mode != s[i].mode;
+            if (!clash && s[i].mode == RP_MIG && !mig_slices(doc, &s[j], model, &lo2, &hi2))
+                clash = lo < hi2 && lo2 < hi;
+            if (clash)
+                return gs_diag_error(d,
+                                     "%s: card %d of node \"%.80s\" is held %s from %lld s and "
+                                     "%s from %lld s at once%s",
+                                     doc->path, s[i].gpu, node, what[s[i].mode],
+                                     (long long)s[i].start_s, what[s[j].mode],
+                                     (long long)s[j].start_s,
+                                     s[i].mode == RP_MIG && s[j].mode == RP_MIG
+                                         ? ": their MIG instances share memory slices"
+                                         : "");
+        }
+    }
+    return 0;
+}
+
 /* The slider's step: the shortest round one giving at most @k times over @horizon_s. */
 static int64_t slider_step(int64_t horizon_s, size_t k)
 {
@@ -290,6 +358,8 @@ static int map_run(const struct rp_doc *doc, const struct cl *cl, struct states 
             size_t card = (size_t)cl->base[node] + (size_t)g, b = a;
             while (b < r->nspans && card_of(cl, &r->spans[b]) == card)
                 b++;
+            if (card_ok(doc, &r->spans[a], b - a, cl->model[node], d))
+                rc = -EINVAL;
             for (size_t t = 0; t < k && rc >= 0; t++) {
                 int64_t at = (int64_t)t * step;
                 size_t n = 0;

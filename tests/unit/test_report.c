@@ -44,9 +44,9 @@ static int teardown(void **state)
 /* @name in the temporary directory, in a rotating buffer: enough for every path one test holds. */
 static const char *tmp_path(const char *name)
 {
-    static char buf[32][256];
+    static char buf[64][256];
     static int next;
-    char *p = buf[next++ % 32];
+    char *p = buf[next++ % 64];
     snprintf(p, sizeof(buf[0]), "%s/%s", tmpdir, name);
     return p;
 }
@@ -473,6 +473,30 @@ static void test_bad_input(void **state)
         assert_int_equal(json_dump_file(doc, tl_bad[k], 0), 0);
         json_decref(doc);
     }
+    /* seed-rates.yaml's pods[1], a 4g.40gb instance at slice 0 of a1-n02's card 0, at a slice
+     * no 4g.40gb starts, or on a1-n01's card 0, which pods[0] holds whole at the same time */
+    const char *rates = tmp_path("rates.json"), *card_bad[2];
+    struct t_run sr =
+        gpusched((const char *[]){"simulate", "--scenario", "tests/data/scenario/seed-rates.yaml",
+                                  "--way", "full", "--json", rates, "--quiet", NULL});
+    expect(&sr, 0, NULL);
+    t_run_free(&sr);
+    for (int k = 0; k < 2; k++) {
+        doc = load_json(rates);
+        json_t *p1 = json_array_get(json_object_get(doc, "pods"), 1);
+        json_t *pl1 = json_array_get(json_object_get(p1, "placements"), 0);
+        assert_string_equal(json_string_value(json_object_get(pl1, "mig")), "4g.40gb@0");
+        if (k == 0) {
+            json_object_set_new(pl1, "mig", json_string("4g.40gb@7"));
+            json_object_set_new(p1, "mig", json_string("4g.40gb@7"));
+        } else {
+            json_object_set_new(pl1, "node", json_string("a1-n01"));
+            json_object_set_new(p1, "node", json_string("a1-n01"));
+        }
+        card_bad[k] = tmp_path(k ? "card-overlap.json" : "mig-slot.json");
+        assert_int_equal(json_dump_file(doc, card_bad[k], 0), 0);
+        json_decref(doc);
+    }
     /* MIG instances on cards the file says are of a model without MIG. */
     const char *mig = tmp_path("mig.json");
     simulate(mig, "mig/slices");
@@ -517,6 +541,11 @@ static void test_bad_input(void **state)
         {(const char *const[]){"report", more, "-o", out, NULL},
          "card indexes where usage[0] says"},
         {(const char *const[]){"report", twice, "-o", out, NULL}, "card 0 is listed twice"},
+        {(const char *const[]){"report", card_bad[0], "-o", out, NULL},
+         "MIG 4g.40gb at memory slice 7 on card 0 of node \"a1-n02\": not one of the profile's "
+         "starts"},
+        {(const char *const[]){"report", card_bad[1], "-o", out, NULL},
+         "card 0 of node \"a1-n01\" is held whole from 0 s and MIG from 0 s at once"},
         {(const char *const[]){"report", tl_bad[0], "-o", out, NULL},
          "timeline.tenants[0].allocated_milli: [0]: expected an integer in 0..2^61"},
         {(const char *const[]){"report", tl_bad[1], "-o", out, NULL},
