@@ -73,12 +73,34 @@ static int card_lists(const struct rp_doc *doc, const json_t *n, int gpus, size_
     return 0;
 }
 
+/* A key of @o (at path @at) not among @keys is named in a warning: the map reads no other. */
+static void warn_keys(const struct rp_doc *doc, const json_t *o, const char *at,
+                      const char *const *keys, size_t n)
+{
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)o, key, v)
+    {
+        size_t k = 0;
+        while (k < n && strcmp(keys[k], key))
+            k++;
+        if (k == n)
+            gs__cli_say("report", "warning: %s: %s.%s is not read by this report", doc->path, at,
+                        key);
+    }
+}
+
 static int read_cluster(const struct rp_doc *doc, struct cl *cl, struct gs_diag *d)
 {
+    static const char *const ckeys[] = {"zones"}, *const zkeys[] = {"name", "nodes"};
+    static const char *const nkeys[] = {
+        "name", "gpus", "model", "nvlink_group", "pcie_domain", "template", "timeslice_replicas"};
     json_t *zones = json_object_get(doc->cluster, "zones"), *z, *nodes, *n;
     size_t i, j;
+    char at[64];
     if (!json_is_array(zones))
         return gs_diag_error(d, "%s: cluster.zones: expected an array", doc->path);
+    warn_keys(doc, doc->cluster, "cluster", ckeys, 1);
     json_array_foreach(zones, i, z) json_array_foreach(json_object_get(z, "nodes"), j, n)
         cl->nnodes++;
     if (!(cl->base = calloc(cl->nnodes + 1, sizeof(*cl->base))) ||
@@ -92,8 +114,13 @@ static int read_cluster(const struct rp_doc *doc, struct cl *cl, struct gs_diag 
         if (!json_is_array(nodes))
             return gs_diag_error(d, "%s: cluster.zones[%zu].nodes: expected an array", doc->path,
                                  i);
+        snprintf(at, sizeof(at), "cluster.zones[%zu]", i);
+        warn_keys(doc, z, at, zkeys, 2);
         json_array_foreach(nodes, j, n)
         {
+            snprintf(at, sizeof(at), "cluster.zones[%zu].nodes[%zu]", i, j);
+            if (json_is_object(n))
+                warn_keys(doc, n, at, nkeys, 7);
             json_t *name = json_object_get(n, "name"), *gpus = json_object_get(n, "gpus");
             json_t *model = json_object_get(n, "model");
             if (!json_is_string(name) || !json_is_integer(gpus) || json_integer_value(gpus) < 0 ||

@@ -625,10 +625,17 @@ static void test_unknown_key_warns(void **state)
     char *text = t_slurp(run, NULL);
     char *with = malloc(strlen(text) + 32);
     sprintf(with, "{\"future\": [1, {\"a\": 2}],%s", text + 1);
-    struct t_run r =
-        gpusched((const char *[]){"report", write_tmp("extra.json", with), "-o", out, NULL});
+    json_t *doc = json_loads(with, 0, NULL);
+    json_t *z0 = json_array_get(json_object_get(json_object_get(doc, "cluster"), "zones"), 0);
+    json_object_set_new(json_array_get(json_object_get(z0, "nodes"), 0), "nvswitch",
+                        json_integer(1));
+    const char *extra = tmp_path("extra.json");
+    assert_int_equal(json_dump_file(doc, extra, 0), 0);
+    json_decref(doc);
+    struct t_run r = gpusched((const char *[]){"report", extra, "-o", out, NULL});
     expect(&r, 0, "warning: ");
     assert_non_null(strstr(r.err, "future is not read by this report"));
+    assert_non_null(strstr(r.err, "cluster.zones[0].nodes[0].nvswitch is not read by this report"));
     assert_int_equal(access(out, F_OK), 0);
     t_run_free(&r);
     free(text);
