@@ -307,7 +307,7 @@ static int card_ok(const struct rp_doc *doc, const struct rp_span *s, size_t n, 
 {
     static const char *const what[] = {"", "whole", "shared", "MIG", "time-sliced"};
     _Static_assert(RP_TIMESLICE == 4, "what[] names every mode"); /* gs__bill_pod() knew each */
-    int lo, hi, lo2, hi2;
+    int lo = 0, hi = 0, lo2, hi2;
     for (size_t i = 0; i < n; i++) {
         const char *node = doc->nodes.v[s[i].node];
         int bad = s[i].mode == RP_MIG ? mig_slices(doc, &s[i], model, &lo, &hi) : 0;
