@@ -524,8 +524,8 @@ static int check_lines(struct ctx *c, const json_t *list, const char *what, cons
             while (*k && strcmp(*k, key))
                 k++;
             if (!*k && strcmp(key, "name") && (!count || strcmp(key, count)))
-                gs__cli_say("report", "warning: %s: %s.%s is not read by this report",
-                            c->doc->path, at, key);
+                gs__cli_say("report", "warning: %s: %s.%s is not read by this report", c->doc->path,
+                            at, key);
         }
     }
     return 0;
@@ -587,6 +587,62 @@ static int timeline(struct ctx *c)
     return rc;
 }
 
+/* The summary figures the page draws, where a file gives them (an older one may not), as the
+ * simulator writes them: a fraction of 0..1, a count, an amount of 0 or more, or an object of
+ * percentages (null: no arrival near that point) or of counts. */
+enum fig { FIG_FRACTION, FIG_COUNT, FIG_AMOUNT, FIG_PCTS, FIG_COUNTS };
+
+static int figure_ok(const json_t *v, enum fig k)
+{
+    double x = json_number_value(v);
+    if (k == FIG_COUNT)
+        return json_is_integer(v) && json_integer_value(v) >= 0;
+    if (k == FIG_FRACTION || k == FIG_AMOUNT)
+        return json_is_number(v) && x >= 0 && (k == FIG_AMOUNT || x <= 1);
+    const char *key;
+    json_t *e;
+    if (!json_is_object(v))
+        return 0;
+    json_object_foreach((json_t *)v, key, e)
+    {
+        if (k == FIG_PCTS ? !json_is_null(e) && !(json_is_number(e) && json_number_value(e) >= 0 &&
+                                                  json_number_value(e) <= 100)
+                          : !figure_ok(e, FIG_COUNT))
+            return 0;
+    }
+    return 1;
+}
+
+static int summary_figures(struct ctx *c, const json_t *summary)
+{
+    static const struct {
+        const char *key;
+        enum fig kind;
+        const char *want;
+    } figs[] = {
+        {"gpu_allocation_ratio", FIG_FRACTION, "a fraction 0..1"},
+        {"gpu_utilization", FIG_FRACTION, "a fraction 0..1"},
+        {"jain_fairness", FIG_FRACTION, "a fraction 0..1"},
+        {"preemptions", FIG_COUNT, "an integer >= 0"},
+        {"reclaims", FIG_COUNT, "an integer >= 0"},
+        {"pods_placed", FIG_COUNT, "an integer >= 0"},
+        {"pods_failed", FIG_COUNT, "an integer >= 0"},
+        {"unallocated_gpus", FIG_AMOUNT, "a number >= 0"},
+        {"fragmented_gpus", FIG_AMOUNT, "a number >= 0"},
+        {"gpu_allocation_at_arrived_pct", FIG_PCTS, "an object of percentages 0..100 or null"},
+        {"failed_by_reason", FIG_COUNTS, "an object of integers >= 0"},
+    };
+    char at[AT_MAX];
+    for (size_t i = 0; i < sizeof(figs) / sizeof(figs[0]); i++) {
+        const json_t *v = json_object_get(summary, figs[i].key);
+        if (v && !figure_ok(v, figs[i].kind)) {
+            pathf(at, "%s%ssummary.%s", c->at, *c->at ? "." : "", figs[i].key);
+            return bad(c, at, "expected %s", figs[i].want);
+        }
+    }
+    return 0;
+}
+
 /* run_member() - a member of a run object (the document itself, a way, a replay's run). */
 static int run_member(struct gs_js *s, const char *key, void *ud)
 {
@@ -616,7 +672,8 @@ static int run_member(struct gs_js *s, const char *key, void *ud)
         return gs_js_array(s, pod_element, &p);
     }
     case 4:
-        return value(c, key, JSON_OBJECT, &c->run->summary);
+        rc = value(c, key, JSON_OBJECT, &c->run->summary);
+        return rc ? rc : summary_figures(c, c->run->summary);
     case 5:
         return timeline(c);
     default:

@@ -532,6 +532,17 @@ static void test_bad_input(void **state)
                                write_tmp("type.json", "{\"way\": \"full\", \"summary\": []}"), "-o",
                                out, NULL},
          "summary: expected an object, got array"},
+        /* the figures the page draws, as the simulator writes them */
+        {(const char *const[]){"report",
+                               write_tmp("figure.json", "{\"way\": \"full\", \"summary\": "
+                                                        "{\"gpu_allocation_ratio\": \"lots\"}}"),
+                               "-o", out, NULL},
+         "summary.gpu_allocation_ratio: expected a fraction 0..1"},
+        {(const char *const[]){"report",
+                               write_tmp("reasons.json", "{\"summary\": {\"failed_by_reason\": "
+                                                         "{\"x\": -1}}}"),
+                               "-o", out, NULL},
+         "summary.failed_by_reason: expected an object of integers >= 0"},
         {(const char *const[]){"report",
                                write_tmp("twice-key.json", "{\"way\": \"a\", \"way\": \"b\"}"),
                                "-o", out, NULL},
