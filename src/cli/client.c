@@ -337,7 +337,7 @@ static int submit_all(const char *cmd, const struct copts *o, const char *path)
 /* The row of pod @p: NAMESPACE/NAME STATE NODE GPUS REASON (the header when @p is NULL). */
 static void pod_row(const json_t *p)
 {
-    char pod[160], gpus[64] = "";
+    char pod[GS_SCN_POD_KEY_MAX], gpus[64] = "";
     size_t k, off = 0;
     const json_t *g;
     if (!p) {
@@ -490,7 +490,13 @@ static int pod_arg(const char *cmd, int argc, char **argv, char *path, size_t ca
         gs__cli_say(cmd, "\"%s\" is not NAMESPACE/NAME", a);
         return EXIT_BAD_INPUT;
     }
-    snprintf(path, cap, "/v1/pods/%s", a);
+    /* whole or not at all: a path cut short would name another pod */
+    if (slash - a >= GS_SCN_NAME_MAX || strlen(slash + 1) >= GS_SCN_OBJ_MAX ||
+        (size_t)snprintf(path, cap, "/v1/pods/%s", a) >= cap) {
+        gs__cli_say(cmd, "\"%.80s...\": a namespace is at most %d bytes, a pod's name %d", a,
+                    GS_SCN_NAME_MAX - 1, GS_SCN_OBJ_MAX - 1);
+        return EXIT_BAD_INPUT;
+    }
     return 0;
 }
 
@@ -545,7 +551,7 @@ int cmd_client(int argc, char **argv)
 {
     const char *cmd = argv[0];
     struct copts o;
-    char *cont = NULL, path[256];
+    char *cont = NULL, path[sizeof("/v1/pods/") + GS_SCN_POD_KEY_MAX];
     json_t *ans = NULL;
     int rc = parse_client(argc, argv, &o, &cont);
     if (!rc)

@@ -85,6 +85,8 @@ static struct gsd_extpod *ext_at(struct gsd_state *st, const char *key)
 static struct gsd_extpod *ext_find(struct gsd_state *st, const char *ns, const char *name)
 {
     char key[GSD_KEY_MAX];
+    if (strlen(ns) >= GSD_NAME_MAX || strlen(name) >= GSD_OBJ_MAX) /* no pod's: never cut */
+        return NULL;
     snprintf(key, sizeof(key), "%s/%s", ns, name);
     return ext_at(st, key);
 }
@@ -1194,6 +1196,11 @@ static void bind_verb(struct gsd_state *st, struct gsd_req *r, const json_t *arg
         snprintf(err, sizeof(err),
                  "ExtenderBindingArgs: PodName, PodNamespace and Node are "
                  "required strings");
+    else if (strlen(ns) >= GSD_NAME_MAX || strlen(name) >= GSD_OBJ_MAX)
+        snprintf(err, sizeof(err),
+                 "ExtenderBindingArgs: PodNamespace is at most %d bytes, PodName %d (Kubernetes' "
+                 "limits)",
+                 GSD_NAME_MAX - 1, GSD_OBJ_MAX - 1);
     else if (!(p && p->state == GSD_RUNNING && p->pl.node == idx) && node_closed(st, idx))
         snprintf(err, sizeof(err), /* evicted since filter offered it: as filter now says */
                  "node %s: a pod evicted from this node is still terminating", node);

@@ -364,7 +364,7 @@ static void nodes(struct gsd_text *b, const struct gsd_snap *n)
 
 static void per_pod(struct gsd_text *b, const struct gsd_snap *n)
 {
-    char host[160], model[96], ns[160], pod[160], r[32];
+    char host[160], model[96], ns[160], pod[2 * GSD_OBJ_MAX], r[32];
     header(b, "gpusched_pod_gpu_allocated_ratio", "gauge",
            "Share of a card a running pod holds (0..1), per card (metrics.perPod).");
     struct gsd_snap_it it = {0, 0};

@@ -289,7 +289,7 @@ static int evicted_in_kube(struct gsd_state *st, struct gsd_pod *p, int64_t now)
     char why[sizeof(p->reason)];
     memcpy(why, p->reason, sizeof(why));
     snprintf(p->reason, sizeof(p->reason), /* it is never placed again: say what it waits for */
-             "evicted (%.100s): bound by kube-scheduler, it runs on node %s until %s", why, node,
+             "evicted (%.330s): bound by kube-scheduler, it runs on node %s until %s", why, node,
              st->cfg->kube ? "the API server says it is gone" : "the admin deletes it here");
     p->evicted_us = now;
     gsd_pod_unnominate(st, p);
@@ -318,7 +318,7 @@ static int stopped(struct gsd_state *st, struct gsd_pod *p, const struct gs_deci
     const struct gsd_pod *by =
         d->by >= 0 && (size_t)d->by < st->sched.nsid ? st->sched.by_sid[d->by] : NULL;
     if (by) /* the scheduler's words at the time: the pass since may have said more */
-        snprintf(p->reason, sizeof(p->reason), "%s by %.63s/%.170s", /* cut to fit, at most */
+        snprintf(p->reason, sizeof(p->reason), "%s by %s/%s",
                  d->reclaim ? "reclaimed" : "preempted", by->ns, by->name);
     if (d->by < 0)
         st->requeued_total++;

@@ -33,7 +33,7 @@ struct gsd_snaps;
 struct gsd_node_health;
 struct gsd_store;
 
-#define GSD_REASON_MAX 256 /* a pending pod's reason, cut to fit */
+#define GSD_REASON_MAX 512 /* a pending pod's reason (the core's GS_REASON_MAX), cut to fit */
 /* labels + annotations as JSON text, bytes: past what the API server takes (256 KiB of
  * annotations, TotalAnnotationSizeLimitB, and labels of at most 63 bytes a value), so a pod it
  * accepted (a kubectl last-applied-configuration of 100 KB) is never refused for it */

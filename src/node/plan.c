@@ -574,7 +574,7 @@ static void answer(const struct gs_plan *p, const struct gs_plan_pod *q, uint32_
 {
     char v[GS_PLAN_VAL_MAX];
     memset(a, 0, sizeof(*a));
-    snprintf(a->pod, sizeof(a->pod), "%s/%.180s", q->ns, q->name);
+    snprintf(a->pod, sizeof(a->pod), "%s/%s", q->ns, q->name);
     const char *mig =
         q->mig[0] ? gs_plan_mig_uuid(p->topo, __builtin_ctz(q->cards), q->mig_start) : NULL;
     if (mig) {

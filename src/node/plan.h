@@ -125,7 +125,7 @@ struct gs_plan {
 
 /* What Allocate answers for one container. */
 struct gs_plan_alloc {
-    char pod[GS_PLAN_PATH_MAX]; /* "ns/name" of the pod matched */
+    char pod[64 + 254]; /* "ns/name" of the pod matched: gs_plan_pod's whole */
     int nenv;
     char env_key[GS_PLAN_ENV_MAX][48];
     char env_val[GS_PLAN_ENV_MAX][GS_PLAN_VAL_MAX];

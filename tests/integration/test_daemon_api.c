@@ -916,6 +916,22 @@ static void test_client(void **state)
     assert_int_equal(client(&d, out, sizeof(out), "get", "team-b/x"), 2); /* 403 */
     assert_int_equal(client(&d, out, sizeof(out), "cancel", "team-a/train-0"), 0);
     assert_int_equal(client(&d, out, sizeof(out), "get", "team-a/train-0"), 2); /* 404 */
+    /* Names of 253 bytes, alike to their last: the one named is the one cancelled (the path was
+     * cut at 256 bytes, naming the other); one byte longer is refused, never cut. */
+    char longs[2][254], arg[300], path[300];
+    for (int i = 0; i < 2; i++) {
+        memset(longs[i], 'v', 252);
+        longs[i][252] = (char)('a' + i), longs[i][253] = '\0';
+        json_decref(h_submit(&d, NULL, h_pod("team-a", longs[i], 0, 0), 201));
+    }
+    snprintf(arg, sizeof(arg), "team-a/%s", longs[1]);
+    assert_int_equal(client(&d, out, sizeof(out), "cancel", arg), 0);
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof(path), "/v1/pods/team-a/%s", longs[i]);
+        h_request(&d, "GET", path, TOKEN_A, NULL, i ? 404 : 200);
+    }
+    strcat(arg, "x");
+    assert_int_equal(client(&d, out, sizeof(out), "get", arg), 2);
     /* A Volcano PodGroup in YAML goes to /v1/podgroups. */
     snprintf(pod, sizeof(pod), "%s/pg.yaml", d.dir);
     assert_int_equal(h_write(pod, "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"

@@ -501,6 +501,19 @@ static void test_bind_same_uid(void **state)
     h_request(&d, "GET", "/v1/pods/team-a/uid-check", TOKEN_ADMIN, NULL, 200);
     h_request(&d, "DELETE", "/v1/pods/team-a/uid-check", TOKEN_ADMIN, NULL,
               200); /* its card back */
+    /* a PodName longer than any pod's is refused, not cut to the name of one filter saw */
+    char name[254], longer[300], path[300];
+    memset(name, 'k', 253);
+    name[253] = '\0';
+    snprintf(longer, sizeof(longer), "%s-and-more", name);
+    json_decref(offer("team-a", name, "u-2", "NodeNames", json_pack("[s]", "n-a100-0"), 200));
+    r = verb("bind", json_pack("{s:s, s:s, s:s, s:s}", "PodName", longer, "PodNamespace", "team-a",
+                               "PodUID", "u-2", "Node", "n-a100-0"));
+    assert_non_null(strstr(json_string_value(json_object_get(r, "Error")),
+                           "PodNamespace is at most 63 bytes, PodName 253"));
+    json_decref(r);
+    snprintf(path, sizeof(path), "/v1/pods/team-a/%s", name);
+    h_request(&d, "GET", path, TOKEN_ADMIN, NULL, 404);
 }
 
 /* A malformed request (a bad Pod, a pod never filtered) in Error; a refusal per node. */

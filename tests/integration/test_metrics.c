@@ -255,9 +255,22 @@ static void test_per_pod(void **state)
     (void)state;
     struct daemon d;
     start(&d, 1);
+    /* a name of 253 bytes is its pod's label whole (it was cut at 157, two pods one series) */
+    char name[254], want[320];
+    memset(name, 'y', 253);
+    name[253] = '\0';
+    struct answer a0;
+    char *body = h_pod("team-a", name, 1, 30);
+    assert_int_equal(h_call(&d, "POST", "/v1/pods", TOKEN_A, body, &a0), 0);
+    assert_int_equal(a0.status, 201);
+    h_answer_free(&a0);
+    free(body);
+    snprintf(want, sizeof(want),
+             "gpusched_pod_gpu_allocated_ratio{namespace=\"team-a\",pod=\"%s\",", name);
     char *text = scrape(&d, TOKEN_METRICS);
-    static const char *const pods[] = {
+    const char *const pods[] = {
         "gpusched_pod_gpu_allocated_ratio{namespace=\"team-a\",pod=\"m2\",hostname=",
+        want,
     };
     has(text, pods, sizeof(pods) / sizeof(pods[0]));
     has_line(text, "gpusched_pod_gpu_allocated_ratio{namespace=\"team-b\",pod=\"m1\",hostname=\"",

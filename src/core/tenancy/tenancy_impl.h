@@ -20,7 +20,8 @@
 
 #include <stdint.h>
 
-#define GS_REASON_MAX 256
+/* A pending pod's reason: room for a PodGroup's name of 253 bytes and why. */
+#define GS_REASON_MAX 512
 /* A pod run again after an eviction is kept 5 min; after GS_EVICTIONS_MAX it is kept for good. */
 #define GS_READMIT_GRACE_US (300 * 1000000LL)
 #define GS_EVICTIONS_MAX    3
