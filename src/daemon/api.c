@@ -334,8 +334,9 @@ static int bound_in_kube(const struct gsd_state *st, const struct who *w, const 
 static void one_pod(struct gsd_state *st, struct gsd_req *r, const struct who *w, const char *rest)
 {
     char ns[GSD_NAME_MAX], name[GSD_OBJ_MAX];
-    if (gsd_pod_path(rest, ns, name)) {
-        gsd_reply_error(r, 404, "", "no such pod: the path is /v1/pods/NAMESPACE/NAME");
+    int bad = gsd_pod_path(rest, ns, name);
+    if (bad) {
+        gsd_reply_error(r, 404, "", "%s", gsd_pod_path_why(bad));
         return;
     }
     if (!may_use_ns(st, w, ns, r))

@@ -144,12 +144,20 @@ int gsd_reads_route(const struct gsd_req *r)
 int gsd_pod_path(const char *rest, char *ns, char *name)
 {
     const char *slash = strchr(rest, '/');
-    if (!slash || (size_t)(slash - rest) >= GSD_NAME_MAX || strlen(slash + 1) >= GSD_OBJ_MAX)
+    if (!slash)
         return -1;
+    if ((size_t)(slash - rest) >= GSD_NAME_MAX || strlen(slash + 1) >= GSD_OBJ_MAX)
+        return -E2BIG;
     memcpy(ns, rest, (size_t)(slash - rest));
     ns[slash - rest] = '\0';
     strcpy(name, slash + 1);
     return gsd_name_ok(ns) && name[0] && !strchr(name, '/') ? 0 : -1;
+}
+
+const char *gsd_pod_path_why(int rc)
+{
+    return rc == -E2BIG ? "no such pod: a namespace is at most 63 bytes, a pod's name 253"
+                        : "no such pod: the path is /v1/pods/NAMESPACE/NAME";
 }
 
 int gsd_may_use_ns(const struct gsd_config *c, const struct gsd_tenant *viewer, const char *ns,
@@ -291,8 +299,9 @@ static void list_pods(struct gsd_reads *rd, const struct gsd_snap *n, struct gsd
 static void one_pod(const struct gsd_snap *n, struct gsd_req *r, const struct gsd_tenant *viewer)
 {
     char ns[GSD_NAME_MAX], name[GSD_OBJ_MAX];
-    if (gsd_pod_path(r->path + 9, ns, name)) {
-        gsd_reply_error(r, 404, "", "no such pod: the path is /v1/pods/NAMESPACE/NAME");
+    int bad = gsd_pod_path(r->path + 9, ns, name);
+    if (bad) {
+        gsd_reply_error(r, 404, "", "%s", gsd_pod_path_why(bad));
         return;
     }
     if (!gsd_may_use_ns(n->cfg, viewer, ns, r))

@@ -23,8 +23,10 @@ void gsd_reads_handle(struct gsd_reads *rd, struct gsd_req *r);
 
 /* gsd_pod_path() - "NS/NAME" (what follows /v1/pods/) into @ns (GSD_NAME_MAX bytes) and @name
  * (GSD_OBJ_MAX bytes).
- * Return: 0; -1 when the path has another shape. */
+ * Return: 0; -E2BIG when a part is longer than any pod's (Kubernetes' 63 and 253 bytes); -1 when
+ * the path has another shape. gsd_pod_path_why() - the 404's words for either (static text). */
 int gsd_pod_path(const char *rest, char *ns, char *name);
+const char *gsd_pod_path_why(int rc);
 /*
  * gsd_may_use_ns() - may @viewer (NULL: the admin) act in namespace @ns of config @c? Otherwise
  * answers @r 403 on metadata.namespace. Return: 1 yes; 0 answered.

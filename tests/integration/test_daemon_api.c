@@ -932,6 +932,12 @@ static void test_client(void **state)
     }
     strcat(arg, "x");
     assert_int_equal(client(&d, out, sizeof(out), "get", arg), 2);
+    struct answer la;
+    snprintf(path, sizeof(path), "/v1/pods/%s", arg);
+    assert_int_equal(h_call(&d, "GET", path, TOKEN_A, NULL, &la), 0);
+    assert_int_equal(la.status, 404);
+    assert_non_null(strstr(la.body, "a namespace is at most 63 bytes, a pod's name 253"));
+    h_answer_free(&la);
     /* A Volcano PodGroup in YAML goes to /v1/podgroups. */
     snprintf(pod, sizeof(pod), "%s/pg.yaml", d.dir);
     assert_int_equal(h_write(pod, "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
