@@ -295,7 +295,7 @@ static void fail(struct gs_tenancy *t, struct bucket *b, struct rpod *p, int gen
     b->failed_at = p->said;
     b->failed_group = p->group;
     b->failed_gen = p->group >= 0 ? t->gangs[p->group].gen : 0;
-    memcpy(b->reason, p->reason, sizeof(b->reason));
+    gs__reason_copy(b->reason, p->reason);
 }
 
 /* How many of gang @g's waiting members are @user's (@user's first such member at *@first). */
@@ -347,7 +347,7 @@ static void settle(struct gs_tenancy *t, struct rpod *p)
                 "gang %s: not tried while gang %s, alike, could not be placed (%s)", p->sp->group,
                 fg >= 0 ? t->pgs[fg]->name : "(deleted)", b->reason);
     else
-        memcpy(p->reason, b->reason, sizeof(p->reason));
+        gs__reason_copy(p->reason, b->reason);
 }
 
 void gs__tn_settle_reason(struct gs_tenancy *t, int32_t pod)
@@ -377,7 +377,7 @@ static void gang_failed(struct gs_tenancy *t, struct gang *g, const char *why)
         m->tried_resv = 0;
         m->said = ++t->said;
         if (why)
-            memcpy(m->reason, why, sizeof(m->reason));
+            gs__reason_copy(m->reason, why);
     }
 }
 
@@ -410,7 +410,7 @@ static int user_at_limit(struct gs_tenancy *t, struct rpod *p)
      * (a user id names one tenant and user, so they are the same for all its pods). */
     struct user_said *u = user_said(t, p->user);
     if (u && u->running == t->user_running[p->user] + 1) {
-        memcpy(p->reason, u->reason, sizeof(p->reason));
+        gs__reason_copy(p->reason, u->reason);
         return 1;
     }
     gs__say(p->reason, sizeof(p->reason),
@@ -419,7 +419,7 @@ static int user_at_limit(struct gs_tenancy *t, struct rpod *p)
             ts->max_pods_per_user);
     if (u) {
         u->running = t->user_running[p->user] + 1;
-        memcpy(u->reason, p->reason, sizeof(u->reason));
+        gs__reason_copy(u->reason, p->reason);
     }
     return 1;
 }

@@ -813,7 +813,7 @@ int gs__tn_find(struct gs_tenancy *t, int32_t pod, int only_node, const struct t
             }
             if (o.reserved == 0) { /* still nowhere: the full search's reason stands */
                 *capacity = 1;
-                memcpy(p->reason, cl->reason, sizeof(p->reason));
+                gs__reason_copy(p->reason, cl->reason);
                 if (settled)
                     cl->since = gs__tn_log_end(&t->rlog);
                 return 1;
@@ -851,7 +851,7 @@ int gs__tn_find(struct gs_tenancy *t, int32_t pod, int only_node, const struct t
         cl->resv = o.reserved ? t->resv_gen : 0;
         cl->health = t->health_gen;
         cl->since = gs__tn_log_end(&t->rlog);
-        memcpy(cl->reason, p->reason, sizeof(cl->reason));
+        gs__reason_copy(cl->reason, p->reason);
     }
     return 1;
 }
@@ -948,7 +948,7 @@ int gs__tn_place_one(struct gs_tenancy *t, int32_t pod, struct txn *x, int only_
     /* A pod that found no victims waits a while before looking again, as kube-scheduler
      * backs off an unschedulable pod: the search visits every node. */
     char why[GS_REASON_MAX];
-    memcpy(why, t->pods[pod].reason, sizeof(why));
+    gs__reason_copy(why, t->pods[pod].reason);
     /* preemptionPolicy: Never keeps a pod from preempting; its queue may still reclaim. */
     for (int mode = p->never_preempt ? EVICT_RECLAIM : EVICT_PREEMPT; mode <= EVICT_RECLAIM;
          mode++) {
@@ -956,7 +956,7 @@ int gs__tn_place_one(struct gs_tenancy *t, int32_t pod, struct txn *x, int only_
         if (r <= 0)
             return r;
     }
-    memcpy(t->pods[pod].reason, why, sizeof(why));
+    gs__reason_copy(t->pods[pod].reason, why);
     return backing_off(t, p, 1);
 }
 
@@ -1016,7 +1016,7 @@ static int place_gang_nvlink(struct gs_tenancy *t, int64_t cards, const int32_t 
                     "free",
                     (long long)cards);
         else
-            memcpy(t->pods[m[k]].reason, t->pods[m[0]].reason, GS_REASON_MAX);
+            gs__reason_copy(t->pods[m[k]].reason, t->pods[m[0]].reason);
     return 1;
 }
 
@@ -1042,13 +1042,13 @@ static int place_members(struct gs_tenancy *t, const int32_t *m, int nm, struct 
             break;
     if (r > 0) {
         char why[GS_REASON_MAX];
-        memcpy(why, t->pods[m[k]].reason, sizeof(why));
+        gs__reason_copy(why, t->pods[m[k]].reason);
         /* The member itself too: it waits for the gang. Members name their gang alike, so the
          * words are formatted once and copied (a gang fails many times a day, each member). */
         for (int j = 0; j < nm; j++) {
             const struct rpod *v = &t->pods[m[j]], *before = j ? &t->pods[m[j - 1]] : NULL;
             if (before && strcmp(before->sp->group, v->sp->group) == 0)
-                memcpy(t->pods[m[j]].reason, before->reason, GS_REASON_MAX);
+                gs__reason_copy(t->pods[m[j]].reason, before->reason);
             else
                 gs__say(t->pods[m[j]].reason, GS_REASON_MAX,
                         "gang %s: member %s cannot be placed: %s", v->sp->group,
@@ -1075,7 +1075,7 @@ int gs__tn_place_gang(struct gs_tenancy *t, int32_t group, int *capacity)
     int lacking = g->min - g->running - g->done; /* completed members count, as in Volcano */
     if (lacking > 0 && nm > 0 && !gs__tn_enqueue(t, group, t->pods[m[0]].reason, GS_REASON_MAX)) {
         for (int k = 1; k < nm; k++) /* minResources do not fit: none is tried */
-            memcpy(t->pods[m[k]].reason, t->pods[m[0]].reason, GS_REASON_MAX);
+            gs__reason_copy(t->pods[m[k]].reason, t->pods[m[0]].reason);
         *capacity = 0;
     } else if (lacking > nm) {
         for (int k = 0; k < nm; k++)
@@ -1173,7 +1173,7 @@ static int probe_gang(struct gs_tenancy *t, struct gs_tenancy_probe *pr)
         if (r == 0)
             r = gs__tn_bind(t, id, node, mask, x) < 0 ? -ENOMEM : 0;
         else if (r > 0)
-            memcpy(why, m->reason, sizeof(why));
+            gs__reason_copy(why, m->reason);
     }
     if (gs__tn_rollback(t, x, 0, 0) < 0)
         r = -ENOMEM;

@@ -19,9 +19,19 @@
 #include "gpusched/tenancy.h"
 
 #include <stdint.h>
+#include <string.h>
 
 /* A pending pod's reason: room for a PodGroup's name of 253 bytes and why. */
 #define GS_REASON_MAX 512
+
+/* gs__reason_copy() - reason @src (NUL-terminated within GS_REASON_MAX) into @dst, its bytes
+ * only: reasons are copied to every pending pod each pass, and most are a tenth of the room. */
+static inline void gs__reason_copy(char *dst, const char *src)
+{
+    size_t n = strnlen(src, GS_REASON_MAX - 1);
+    memmove(dst, src, n);
+    dst[n] = '\0';
+}
 /* A pod run again after an eviction is kept 5 min; after GS_EVICTIONS_MAX it is kept for good. */
 #define GS_READMIT_GRACE_US (300 * 1000000LL)
 #define GS_EVICTIONS_MAX    3
