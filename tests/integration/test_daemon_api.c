@@ -918,7 +918,7 @@ static void test_client(void **state)
     assert_int_equal(client(&d, out, sizeof(out), "get", "team-a/train-0"), 2); /* 404 */
     /* Names of 253 bytes, alike to their last: the one named is the one cancelled (the path was
      * cut at 256 bytes, naming the other); one byte longer is refused, never cut. */
-    char longs[2][254], arg[300], path[300];
+    char longs[2][254], arg[300], path[320];
     for (int i = 0; i < 2; i++) {
         memset(longs[i], 'v', 252);
         longs[i][252] = (char)('a' + i), longs[i][253] = '\0';
