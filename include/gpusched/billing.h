@@ -27,6 +27,8 @@
 #ifndef GPUSCHED_BILLING_H
 #define GPUSCHED_BILLING_H
 
+#include "gpusched/mig.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,7 +44,6 @@ struct gs_diag;
 #define GS_BILL_CARDS_MAX      1048576      /* cards or MIG instances one use holds */
 #define GS_BILL_TIME_MAX_S     3155760000LL /* 100 years of simulated seconds */
 #define GS_BILL_LINES_MAX      (1u << 20)
-#define GS_MIG_PROFILES_MAX    8 /* MIG profiles of one model (A100 has 7) */
 #define GS_RATECARD_MAX_BYTES  (1u << 20)
 
 /* How a use held its devices. Shared and time-sliced are metered alike, priced separately. */
@@ -147,15 +148,6 @@ int gs_ratecard_set(struct gs_ratecard *rc, int model, enum gs_bill_mode mode, c
  */
 int gs_ratecard_rate(const struct gs_ratecard *rc, int model, enum gs_bill_mode mode,
                      const char *profile, int64_t *out, int *derived);
-
-/*
- * gs_ratecard_mig_profile() - the @i-th MIG profile of catalog model @model (NVIDIA MIG user guide,
- * "Supported MIG Profiles"), in order of size.
- * @name, @mem_slices, @card_slices: each may be NULL; the profile's name ("2g.20gb"), the memory
- * slices it holds and how many the card has (8 on A100/H100/H200, 4 on A30).
- * Return: 0; -ENOENT when @i is past the model's last profile (a model without MIG has none).
- */
-int gs_ratecard_mig_profile(int model, int i, const char **name, int *mem_slices, int *card_slices);
 
 /*
  * gs_ratecard_load() - read a RateCard YAML file (src/config/ratecard.c, in the gpusched_io

@@ -201,17 +201,6 @@ static int by_card(const void *a, const void *b)
     return (x->mig_start > y->mig_start) - (x->mig_start < y->mig_start);
 }
 
-/* Slices of MIG profile @name on catalog model @model, and the card's; 0 when unknown. */
-static int slices_of(int model, const char *name, int *card)
-{
-    const char *p;
-    int mem;
-    for (int i = 0; model >= 0 && gs_ratecard_mig_profile(model, i, &p, &mem, card) == 0; i++)
-        if (strcmp(p, name) == 0)
-            return mem;
-    return 0;
-}
-
 /* Tenants of a card in the order of their names, so a state reads the same in every file. */
 static const struct gs_names *sort_tenants;
 
@@ -227,6 +216,28 @@ static int by_slot(const void *a, const void *b)
     return (x->mig_start > y->mig_start) - (x->mig_start < y->mig_start);
 }
 
+/* The MIG model of catalog model @model, or -1. */
+static int mig_model(int model)
+{
+    return model >= 0 ? gs_mig_model_find(gs_catalog_at(model)->name) : -1;
+}
+
+/* The memory slices [*@lo, *@hi) MIG span @s holds on a card of catalog model @model: its
+ * profile's, at a start NVIDIA's placements allow (nvidia-smi mig -lgipp). Return: 0; -1 not a
+ * start of the profile; -2 no profile of the model. */
+static int mig_slices(const struct rp_doc *doc, const struct rp_span *s, int model, int *lo,
+                      int *hi)
+{
+    int mm = mig_model(model);
+    int p = mm >= 0 ? gs_mig_profile_find(mm, doc->profiles.v[s->profile], -1) : -1;
+    if (p < 0)
+        return -2;
+    const struct gs_mig_profile *pr = &gs_mig_model_at(mm)->profiles[p];
+    *lo = s->mig_start;
+    *hi = s->mig_start + pr->memory_slices;
+    return pr->starts & (1u << s->mig_start) ? 0 : -1;
+}
+
 /* state_of() - the number of the state the spans @on[0..@n) make of a card of @model. */
 static int32_t state_of(const struct rp_doc *doc, struct states *st, const struct rp_span **on,
                         size_t n, int model, struct gs_diag *d)
@@ -234,7 +245,7 @@ static int32_t state_of(const struct rp_doc *doc, struct states *st, const struc
     char key[KEY_MAX];
     int32_t tenants[64];
     size_t nt = 0, len = 0;
-    int mode = n ? on[0]->mode : RP_FREE, card = 0;
+    int mode = n ? on[0]->mode : RP_FREE;
     if (mode == RP_MIG)
         qsort(on, n, sizeof(*on), by_slot);
     for (size_t i = 0; i < n && nt < 64; i++)
@@ -263,40 +274,21 @@ static int32_t state_of(const struct rp_doc *doc, struct states *st, const struc
         if (i == 0 || tenants[i] != tenants[i - 1])
             json_array_append_new(json_object_get(s, "tenants"),
                                   json_string(doc->tenants.v[tenants[i]]));
+    /* card_ok() has checked each MIG span's profile and start against the model */
     for (size_t i = 0; mode == RP_MIG && mig && i < n; i++) {
-        const char *prof = doc->profiles.v[on[i]->profile];
-        int size = slices_of(model, prof, &card);
-        if (size == 0) {
-            json_decref(s);
-            json_decref(mig);
-            return gs_diag_error(d, "%s: MIG profile \"%.40s\" is not one of %s's", doc->path, prof,
-                                 model >= 0 ? gs_catalog_at(model)->name : "the card model");
-        }
-        json_array_append_new(mig, json_pack("{s:s,s:i,s:i,s:s}", "profile", prof, "start",
-                                             (int)on[i]->mig_start, "size", size, "tenant",
-                                             doc->tenants.v[on[i]->tenant]));
+        int lo = 0, hi = 0;
+        mig_slices(doc, on[i], model, &lo, &hi);
+        json_array_append_new(mig, json_pack("{s:s,s:i,s:i,s:s}", "profile",
+                                             doc->profiles.v[on[i]->profile], "start", lo, "size",
+                                             hi - lo, "tenant", doc->tenants.v[on[i]->tenant]));
     }
-    if (mode == RP_MIG && json_object_set_new(s, "slices", json_integer(card)) != 0)
+    if (mode == RP_MIG &&
+        json_object_set_new(s, "slices",
+                            json_integer(gs_mig_model_at(mig_model(model))->memory_slices)) != 0)
         s = NULL;
     if (!s || json_object_set_new(s, "mig", mig) != 0 || json_array_append_new(st->list, s) != 0)
         return -ENOMEM;
     return id;
-}
-
-/* The memory slices [*@lo, *@hi) MIG span @s holds on a card of catalog model @model: its
- * profile's, at a start NVIDIA's placements allow (nvidia-smi mig -lgipp). Return: 0; -1 not a
- * start of the profile; -2 no profile of the model. */
-static int mig_slices(const struct rp_doc *doc, const struct rp_span *s, int model, int *lo,
-                      int *hi)
-{
-    int mm = model >= 0 ? gs_mig_model_find(gs_catalog_at(model)->name) : -1;
-    int p = mm >= 0 ? gs_mig_profile_find(mm, doc->profiles.v[s->profile], -1) : -1;
-    if (p < 0)
-        return -2;
-    const struct gs_mig_profile *pr = &gs_mig_model_at(mm)->profiles[p];
-    *lo = s->mig_start;
-    *hi = s->mig_start + pr->memory_slices;
-    return pr->starts & (1u << s->mig_start) ? 0 : -1;
 }
 
 /* card_ok() - the spans @s[0..@n) of one card (sorted by start), of catalog model @model, are

@@ -11,6 +11,7 @@
 #include "gpusched/catalog.h"
 #include "gpusched/diag.h"
 #include "gpusched/grow.h"
+#include "gpusched/mig.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -142,99 +143,29 @@ static int64_t div_half_up(int64_t num, int64_t den)
     return (2 * num + den) / (2 * den);
 }
 
-/* ---- MIG geometry (NVIDIA MIG user guide, "Supported MIG Profiles") ---- */
+/* ---- MIG profiles: the one table, gpusched/mig.h ---- */
 
-struct mig_profile {
-    const char *name;
-    int mem_slices;
-};
-
-struct mig_geometry {
-    const char *model; /* catalog name */
-    int card_slices;   /* memory slices of the whole card */
-    struct mig_profile prof[GS_MIG_PROFILES_MAX];
-};
-
-/* The 80 GB boards (A100, H100) share names: the slice is 10 GB on both. */
-#define MIG_80GB                                                                                   \
-    {                                                                                              \
-        {"1g.10gb", 1}, {"1g.10gb+me", 1}, {"1g.20gb", 2}, {"2g.20gb", 2}, {"3g.40gb", 4},         \
-            {"4g.40gb", 4}, {"7g.80gb", 8},                                                        \
-    }
-
-static const struct mig_geometry geometries[] = {
-    {"A30",
-     4,
-     {{"1g.6gb", 1}, {"1g.6gb+me", 1}, {"2g.12gb", 2}, {"2g.12gb+me", 2}, {"4g.24gb", 4}}},
-    {"A100-SXM4-40GB",
-     8,
-     {{"1g.5gb", 1},
-      {"1g.5gb+me", 1},
-      {"1g.10gb", 2},
-      {"2g.10gb", 2},
-      {"3g.20gb", 4},
-      {"4g.20gb", 4},
-      {"7g.40gb", 8}}},
-    {"A100-SXM4-80GB", 8, MIG_80GB},
-    {"H100-SXM5-80GB", 8, MIG_80GB},
-    {"H100-NVL-94GB",
-     8,
-     {{"1g.12gb", 1},
-      {"1g.12gb+me", 1},
-      {"1g.24gb", 2},
-      {"2g.24gb", 2},
-      {"3g.47gb", 4},
-      {"4g.47gb", 4},
-      {"7g.94gb", 8}}},
-    {"H200",
-     8,
-     {{"1g.18gb", 1},
-      {"1g.18gb+me", 1},
-      {"1g.35gb", 2},
-      {"2g.35gb", 2},
-      {"3g.71gb", 4},
-      {"4g.71gb", 4},
-      {"7g.141gb", 8}}},
-};
-
-static const struct mig_geometry *geometry_of(int model)
+/* The MIG model of catalog model @model, or NULL when it has no MIG. */
+static const struct gs_mig_model *mig_of(int model)
 {
-    const struct gs_gpu_model *m = gs_catalog_at(model);
-    for (size_t i = 0; m && i < sizeof(geometries) / sizeof(geometries[0]); i++)
-        if (strcmp(geometries[i].model, m->name) == 0)
-            return &geometries[i];
-    return NULL;
-}
-
-int gs_ratecard_mig_profile(int model, int i, const char **name, int *mem_slices, int *card_slices)
-{
-    const struct mig_geometry *g = geometry_of(model);
-    if (!g || i < 0 || i >= GS_MIG_PROFILES_MAX || !g->prof[i].name)
-        return -ENOENT;
-    if (name)
-        *name = g->prof[i].name;
-    if (mem_slices)
-        *mem_slices = g->prof[i].mem_slices;
-    if (card_slices)
-        *card_slices = g->card_slices;
-    return 0;
+    return gs_mig_model_at(gs_mig_model_find(gs_catalog_at(model)->name));
 }
 
 /* profile_index() - @profile's index in @model's geometry, or -ENOENT with @d saying which exist.
  */
 static int profile_index(int model, const char *profile, struct gs_diag *d)
 {
-    const struct mig_geometry *g = geometry_of(model);
+    const struct gs_mig_model *g = mig_of(model);
     const char *mname = gs_catalog_at(model)->name;
     char list[160] = "";
     size_t off = 0;
     if (!g)
         return gs_diag_error_code(d, -ENOENT, "%s has no MIG profiles", mname);
-    for (int i = 0; i < GS_MIG_PROFILES_MAX && g->prof[i].name; i++) {
-        if (strcmp(profile, g->prof[i].name) == 0)
+    for (int i = 0; i < g->nprofiles; i++) {
+        if (strcmp(profile, g->profiles[i].name) == 0)
             return i;
         off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s", i ? ", " : "",
-                                g->prof[i].name);
+                                g->profiles[i].name);
     }
     return gs_diag_error_code(d, -ENOENT, "\"%.40s\" is not a MIG profile of %s (its profiles: %s)",
                               profile, mname, list);
@@ -342,8 +273,8 @@ static int rate_of(const struct gs_ratecard *rc, int model, enum gs_bill_mode mo
     if (!def)
         *out = given;
     else if (mode == GS_BILL_MIG)
-        *out = div_half_up(excl * geometry_of(model)->prof[idx].mem_slices,
-                           geometry_of(model)->card_slices);
+        *out = div_half_up(excl * mig_of(model)->profiles[idx].memory_slices,
+                           mig_of(model)->memory_slices);
     else if (mode == GS_BILL_TIMESLICE && r->rate[GS_BILL_SHARED] != UNSET)
         *out = r->rate[GS_BILL_SHARED];
     else
@@ -544,8 +475,7 @@ static int resource_get(struct gs_bill *b, const struct gs_bill_use *u, uint32_t
     if (err)
         return gs_diag_error_code(d, err, "no rate for %s: %s", r.label, why.msg);
     if (u->mode == GS_BILL_MIG)
-        gs_ratecard_mig_profile(u->model, profile_index(u->model, u->profile, NULL), &r.profile,
-                                NULL, NULL);
+        r.profile = mig_of(u->model)->profiles[profile_index(u->model, u->profile, NULL)].name;
     struct resource *copy = malloc(sizeof(*copy));
     struct resource **all =
         copy ? gs_grow(b->res, &b->capres, b->nres + 1, sizeof(*all), 16) : NULL;
