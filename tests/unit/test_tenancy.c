@@ -2036,6 +2036,7 @@ static void test_same_card(void **state)
     three->same_card = 1;
     three->containers[0].gpumem_mib = GS_UNSET;
     snprintf(three->vgpu_class, GS_SCN_NAME_MAX, "two");
+    pod(s, "ns", "whole", 1, 0, 3600)->same_card = 1; /* nothing to put on one card */
     t = run(s, GS_WAY_SHARING);
     assert_int_equal(find(t, "five")->state, GS_POD_REJECTED);
     assert_string_equal(find(t, "five")->reason,
@@ -2056,6 +2057,11 @@ static void test_same_card(void **state)
     assert_string_equal(find(t, "three")->reason,
                         "nvidia.com/gpu 3 slices on one card (gpusched.io/same-card): "
                         "VirtualGPUClass two lets 2 share a card");
+    assert_int_equal(find(t, "whole")->state, GS_POD_REJECTED);
+    assert_string_equal(find(t, "whole")->reason,
+                        "gpusched.io/same-card puts slices (nvidia.com/gpumem, nvidia.com/gpucores, "
+                        "a VirtualGPUClass) or time-slice replicas on one card; this pod asks "
+                        "whole cards (nvidia.com/gpu 1)");
     gs_tsim_free(t);
     gs_scenario_free(s);
 }

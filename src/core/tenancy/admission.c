@@ -1065,10 +1065,20 @@ static int demand(const struct gs_tenancy *t, struct rpod *p, const struct gs_st
     const struct gs_tier_spec *ts = tier ? &t->pol->tiers[tier] : NULL;
     int may_share = t->way != GS_WAY_EXCLUSIVE && (!ts || !ts->defined || ts->sharing) &&
                     (t->way != GS_WAY_FULL || !prof || prof->gpu_share);
+    int fractional = c.gpumem_mib != GS_UNSET || c.gpucores != GS_UNSET;
+    if (sp->same_card && c.gpu > 0 && !fractional && !vc && !(ts && ts->defined && ts->timeslice)) {
+        p->field = "metadata.annotations.gpusched.io/same-card";
+        gs__say(why, size,
+                "gpusched.io/same-card puts slices (nvidia.com/gpumem, nvidia.com/gpucores, a "
+                "VirtualGPUClass) or time-slice replicas on one card; this pod asks whole cards "
+                "(nvidia.com/gpu %lld)",
+                (long long)c.gpu);
+        return -1;
+    }
     if (wants_replicas(&c, ts, may_share))
         return timeslice_demand(t, p, &c, tier, why, size);
     struct card_bounds b = bounds_of(t, p->sp, p->sp->model_mask);
-    int fractional = c.gpumem_mib != GS_UNSET || c.gpucores != GS_UNSET;
+    fractional = c.gpumem_mib != GS_UNSET || c.gpucores != GS_UNSET;
     if (c.gpu > 0 && b.most_gpus == 0 && sp->model_mask) {
         p->field = "metadata.annotations.gpusched.io/gpu-model";
         gs__say(why, size, "no node has GPUs of the models this pod allows");
