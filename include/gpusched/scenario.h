@@ -58,12 +58,13 @@ struct gs_sim_spec {
     int defined;
     char compare[4][16]; /* ways to compare: "exclusive", "sharing", "full" */
     int ncompare;
-    int64_t horizon_us; /* GS_UNSET = until the last pod ends */
-    int64_t now_us;     /* now: a snapshot's clock (GET /v1/snapshot), where `simulate
-                           --from-now` starts; GS_UNSET = none */
-    int from_now;       /* set by the caller (`simulate --from-now`): start at now_us with the
-                           pods that arrived by then submitted, those placed (gs_pod_spec's
-                           placed_*) restored where they run, instead of from 0 */
+    int64_t horizon_us;        /* GS_UNSET = until the last pod ends */
+    int64_t now_us;            /* now: a snapshot's clock (GET /v1/snapshot), where `simulate
+                                  --from-now` starts; GS_UNSET = none */
+    struct gs_scn_src now_src; /* where now is, when given */
+    int from_now; /* set by the caller (`simulate --from-now`): start at now_us with the
+                     pods that arrived by then submitted, those placed (gs_pod_spec's
+                     placed_*) restored where they run, instead of from 0 */
     /* cardModes: {convert: BOOL, minHold: DURATION}: whether an empty card may change mode to
      * follow demand, and how long it keeps a mode first (gs_fleet_set_modes()). */
     int modes_defined;             /* cardModes given: reports then count conversions */

@@ -176,8 +176,8 @@ static int write_json(const char *path, struct gs_tsim *const *runs, size_t n)
     return 0;
 }
 
-/* --from-now needs a snapshot's now; pods placed by a snapshot need --from-now (else their
- * placements would be read and ignored); --horizon counts from the start. A run nothing ends
+/* --from-now needs a snapshot's now; its now, cards and placed pods need --from-now (else they
+ * would be read and ignored); --horizon counts from the start. A run nothing ends
  * (no pod's duration, no horizon) is warned about. */
 static int start_and_horizon(const struct sopts *o, struct gs_scenario *s, struct gs_diag *d)
 {
@@ -185,6 +185,11 @@ static int start_and_horizon(const struct sopts *o, struct gs_scenario *s, struc
     if (o->from_now && s->sim.now_us == GS_UNSET)
         return gs_diag_error(d, "--from-now: the scenario has no Simulation spec.now (a snapshot "
                                 "from GET /v1/snapshot has one)");
+    if (!o->from_now && s->sim.now_us != GS_UNSET)
+        return gs_diag_error(d,
+                             "%s:%u:%u: now gives a snapshot's clock: a snapshot is continued "
+                             "with --from-now",
+                             s->sim.now_src.file, s->sim.now_src.line, s->sim.now_src.col);
     if (!o->from_now && s->sim.ncards)
         return gs_diag_error(d,
                              "%s:%u:%u: cardModes.cards gives a snapshot's cards: a snapshot is "

@@ -873,11 +873,15 @@ static int fail(int rc, const struct gs_diag *d)
     return rc == -ENOMEM || rc == -EIO ? 1 : EXIT_BAD_INPUT;
 }
 
-/* A snapshot's cards and placed pods, which `simulate` takes with --from-now only: said where,
+/* A snapshot's now, cards and placed pods, which `simulate` takes with --from-now only: said where,
  * since a file valid to continue is refused by a run from the start. */
 static void snapshot_only(const struct gs_scenario *s, struct gs_diag *d)
 {
     const struct gs_pod_spec *placed = gs__cli_placed(s);
+    if (s->sim.now_us != GS_UNSET)
+        gs_diag_warn(
+            d, "%s:%u:%u: now gives a snapshot's clock: simulate takes it with --from-now only",
+            s->sim.now_src.file, s->sim.now_src.line, s->sim.now_src.col);
     if (s->sim.ncards)
         gs_diag_warn(d,
                      "%s:%u:%u: cardModes.cards gives a snapshot's cards: simulate takes it with "

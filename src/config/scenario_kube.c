@@ -924,8 +924,8 @@ int gs__scn_simulation(struct gs__yctx *c, struct gs__scn_load *L, yaml_node_t *
                           "leave it out to run full");
     if (!rc && f[SIM_HORIZON])
         rc = gs__scn_dur(c, f[SIM_HORIZON], "horizon", &sim.horizon_us);
-    if (!rc && f[SIM_NOW])
-        rc = gs__scn_dur(c, f[SIM_NOW], "now", &sim.now_us);
+    if (!rc && f[SIM_NOW] && !(rc = gs__scn_dur(c, f[SIM_NOW], "now", &sim.now_us)))
+        gs__scn_src(c, L, f[SIM_NOW], &sim.now_src);
     if (!rc && f[SIM_MODES])
         rc = card_modes(c, L, f[SIM_MODES], &sim);
     struct failures fl = {L, &sim, "nodeFailures", 0}; /* one array for both lists */

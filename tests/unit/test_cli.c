@@ -847,6 +847,20 @@ static void test_validate_simulation(void **state)
     expect_has(r.err, "cardmodes.yaml:14:23: cardModes.cards gives a snapshot's cards");
     result_free(&r);
 
+    /* so is a snapshot's now: a run from 0 would read it and ignore it */
+    snap = write_tmp("now.yaml", "apiVersion: sim.gpusched.io/v1alpha1\nkind: Simulation\n"
+                                 "metadata: {name: s}\nspec:\n  now: 1h\n");
+    run(&r, ARGS("validate", snap));
+    expect_exit(&r, 0);
+    expect_has(r.err, "now.yaml:5:8: now gives a snapshot's clock: simulate takes it with "
+                      "--from-now only");
+    result_free(&r);
+    run(&r, ARGS("simulate", "--scenario", snap, "--quiet"));
+    expect_exit(&r, 2);
+    expect_has(r.err, "now.yaml:5:8: now gives a snapshot's clock: a snapshot is continued with "
+                      "--from-now");
+    result_free(&r);
+
     /* without a Simulation document: null, not absent */
     run(&r, ARGS("validate", "--json", "tests/data/scenario/gang-minresources.yaml"));
     expect_exit(&r, 0);
