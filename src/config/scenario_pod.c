@@ -124,11 +124,9 @@ static bool mig_profile(const char *p, char *out)
     return true;
 }
 
-/* res_kind() - which Q_* resource @name is, or -1 (not modelled); *@silent for resources that
- * do not matter to GPU placement. */
-static int res_kind(const char *name, bool *silent)
+/* res_kind() - which Q_* resource @name is, or -1 (not modelled). */
+static int res_kind(const char *name)
 {
-    *silent = strcmp(name, "ephemeral-storage") == 0;
     for (int q = 0; q < Q_COUNT; q++)
         if (q != Q_MIG && strcmp(name, res_names[q]) == 0)
             return q;
@@ -152,8 +150,7 @@ static int res_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *ar
     struct res *r = arg;
     const char *name = gs__yaml_str(k);
     char what[128];
-    bool silent;
-    int q = res_kind(name, &silent);
+    int q = res_kind(name);
     gs__yaml_label(what, sizeof(what), "%s.%s", r->list, name);
     if (q < 0 && strncmp(name, "hugepages-", 10) == 0)
         return gs__yaml_err(c, k,
@@ -169,7 +166,10 @@ static int res_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *ar
         else
             gs__yaml_hint(k, res_names, Q_COUNT, hint, sizeof(hint));
         int rc = gs__scn_qty_unread(c, v, what);
-        if (!rc && !silent)
+        /* a warning, as a Queue's capability gives: manifests as kubectl prints them ask it */
+        if (!rc && !strcmp(name, "ephemeral-storage"))
+            gs__yaml_note(c, k, "%s: local ephemeral storage is not simulated; not enforced", what);
+        else if (!rc)
             gs__yaml_warn(c, k, "resource %s is not interpreted by the scenario%s; ignored", name,
                           hint);
         return rc;
@@ -1210,18 +1210,22 @@ struct caught {
     char msg[GS_DIAG_MSG_MAX];
     void (*warn)(void *, const char *);
     void *warn_ud;
+    const struct gs__yctx *c;
 };
 
 static void catch_first(void *ud, const char *msg)
 {
     struct caught *k = ud;
-    if (!k->msg[0])
+    if (k->c->noting && k->warn) /* gs__yaml_note(): passed on */
+        k->warn(k->warn_ud, msg);
+    else if (!k->c->noting && !k->msg[0])
         snprintf(k->msg, sizeof(k->msg), "%s", msg);
 }
 
 static void catch_begin(struct gs__yctx *c, struct caught *k)
 {
     k->msg[0] = '\0';
+    k->c = c;
     c->warn_at = NULL;
     if (c->d) {
         k->warn = c->d->warn;

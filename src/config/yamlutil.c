@@ -162,6 +162,20 @@ void gs__yaml_warn(struct gs__yctx *c, const yaml_node_t *n, const char *fmt, ..
     gs_diag_warn(c->d, "%s%s", at, buf);
 }
 
+void gs__yaml_note(struct gs__yctx *c, const yaml_node_t *n, const char *fmt, ...)
+{
+    char buf[GS_DIAG_MSG_MAX];
+    const yaml_node_t *at = c->warn_at;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    c->noting = true;
+    gs__yaml_warn(c, n, "%s", buf);
+    c->noting = false;
+    c->warn_at = at;
+}
+
 /* (Through vsnprintf so that GCC does not warn about the cut at -O3.) */
 void gs__yaml_label(char *buf, size_t size, const char *fmt, ...)
 {

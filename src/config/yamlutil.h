@@ -48,6 +48,7 @@ struct gs__yctx {
     const char *inner;          /* NULL, or the data entry's name when only line0/col0 are exact */
     const yaml_node_t *err_at;  /* the node the last error named, NULL none */
     const yaml_node_t *warn_at; /* the node the first warning named, NULL none */
+    bool noting;                /* set by gs__yaml_note() while it warns */
 };
 
 typedef int (*gs__yaml_field_fn)(struct gs__yctx *c, int field, yaml_node_t *val, void *arg);
@@ -70,6 +71,11 @@ int gs__yaml_err_code(struct gs__yctx *c, const yaml_node_t *n, int code, const 
  * joined by '.' and items as [i] ("spec.containers[0].resources"); "" for the root or a node not
  * found. @buf: @size bytes, cut to fit. */
 void gs__yaml_path(const struct gs__yctx *c, const yaml_node_t *n, char *buf, size_t size);
+
+/* gs__yaml_note() - gs__yaml_warn(), for what stays a warning where a reader turns warnings into
+ * refusals (a Pod's fields): @c->noting is set while it warns, @c->warn_at left as it was. */
+void gs__yaml_note(struct gs__yctx *c, const yaml_node_t *n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* gs__yaml_warn() - warn "path:LINE:COL: <message>" at @n, unless @c->quiet. */
 void gs__yaml_warn(struct gs__yctx *c, const yaml_node_t *n, const char *fmt, ...)
