@@ -430,11 +430,21 @@ int gs__scn_bytes(struct gs__yctx *c, yaml_node_t *n, const char *what, unsigned
 {
     const char *s = gs__yaml_str(n);
     size_t len = s ? strlen(s) : 0;
-    if (len && strspn(s, "0123456789") == len && strspn(s, "0") < len) /* 0 is out of range */
+    /* a plain number is bytes to Kubernetes and MiB to HAMi: which one was meant is asked, the
+     * guess made from its size (a count of MiB is small, of bytes large); 0 is out of range */
+    if (len && len < 19 && strspn(s, "0123456789") == len && strspn(s, "0") < len) {
+        long long b = strtoll(s, NULL, 10);
+        if (b >> 20 == 0)
+            return gs__yaml_err(c, n,
+                                "%s: %s is bytes; did you mean %sMi? (a Kubernetes quantity, as "
+                                "2Gi or 2048Mi)",
+                                what, s, s);
         return gs__yaml_err(c, n,
-                            "%s: %.24s is bytes; did you mean %.24sMi? (a Kubernetes quantity, as "
+                            "%s: %s is bytes, %s%lldMi; write the unit (a Kubernetes quantity, as "
                             "2Gi or 2048Mi)",
-                            what, s, s);
+                            what, s, b & ((1 << 20) - 1) ? "not a whole MiB: about " : "",
+                            (b + (1 << 19)) >> 20);
+    }
     return gs__scn_qty(c, n, what, 0, -20, flags, "MiB", 1, hi, out);
 }
 

@@ -404,7 +404,7 @@ static int pr_fields(struct gs__yctx *c, yaml_node_t **f, const char *where,
         rc = gs__scn_bool(c, f[PR_SHARE], "gpuShare", &p->gpu_share);
     gs__yaml_label(what, sizeof(what), "%s.maxMemory", where);
     if (!rc && f[PR_MAX_MEMORY])
-        rc = gs__scn_bytes(c, f[PR_MAX_MEMORY], what, GS__Q_CEIL, INT32_MAX, &p->max_memory_mib);
+        rc = gs__scn_bytes(c, f[PR_MAX_MEMORY], what, 0, INT32_MAX, &p->max_memory_mib);
     gs__yaml_label(what, sizeof(what), "%s.overcommitRatio", where);
     if (!rc && f[PR_OVERCOMMIT] &&
         !(rc = gs__scn_qty(c, f[PR_OVERCOMMIT], what, 3, 0, GS__Q_PLAIN, "thousandths", 1000,

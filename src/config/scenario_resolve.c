@@ -289,18 +289,29 @@ static int pod_refs(struct gs_scenario *s, const struct gs_pod_spec *p, struct g
 }
 
 /* profile_overrides() - a tenant's override changes fields of a step profile the profiles list
- * defines: one of a profile it lacks (a misspelt name) would apply to no pod, silently. */
+ * defines: one of a profile it lacks (a misspelt name) would apply to no pod, silently; one for a
+ * tenant no document defines applies to none either (warned: a policy may be kept for tenants
+ * this scenario lacks). */
 static int profile_overrides(struct gs_scenario *s, struct gs_diag *d)
 {
     char at[AT_MAX];
     for (size_t i = 0; i < s->policy.nprofiles; i++) {
         const struct gs_step_profile *o = &s->policy.profiles[i];
+        size_t t = 0;
+        while (*o->tenant && t < s->policy.ntenants && strcmp(s->policy.tenants[t].name, o->tenant))
+            t++;
         if (*o->tenant && gs__scn_find(s, GS__K_PROFILE, "", o->name) < 0)
             return gs_diag_error(d,
                                  "%s: tenantOverrides.%s.%s: step profile \"%s\" is not in "
                                  "profiles (an override changes a profile's fields)",
                                  gs__scn_where(&o->src, at, sizeof(at)), o->tenant, o->name,
                                  o->name);
+        if (*o->tenant && t == s->policy.ntenants)
+            gs_diag_warn(d,
+                         "%s: tenantOverrides.%s.%s: no document defines tenant %s (a GPUQuota, "
+                         "the topology-gpu-policy's tenants, a namespace of a pod): it applies to "
+                         "no pod",
+                         gs__scn_where(&o->src, at, sizeof(at)), o->tenant, o->name, o->tenant);
     }
     return 0;
 }

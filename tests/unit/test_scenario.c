@@ -433,6 +433,14 @@ static void test_warnings(void **state)
     assert_int_equal(w.n, 1);
     assert_has(w.msg[0], "(did you mean \"topology-gpu-policy\"?); ignored");
     gs_scenario_free(s);
+    /* an override for a tenant nothing defines applies to no pod */
+    s = load_text_ok("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kubeflow-gpu-profiles}\n"
+                     "data:\n  profiles.yaml: |\n    profiles: [{name: x, maxMemory: 16Gi}]\n"
+                     "    tenantOverrides: {nobody: {x: {maxMemory: 8Gi}}}\n",
+                     &d, &w);
+    assert_int_equal(w.n, 1);
+    assert_has(w.msg[0], ":7:35: tenantOverrides.nobody.x: no document defines tenant nobody");
+    gs_scenario_free(s);
 }
 
 /* --- a full scenario into exact records --- */
@@ -977,6 +985,9 @@ static const struct bad bads[] = {
      "  profiles.yaml: |\n    profiles:\n    - {name: x, maxMemory: 16384}\n",
      -EINVAL, ":7:28: ", "profiles[0].maxMemory: 16384 is bytes; did you mean 16384Mi?", 0},
     {"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kubeflow-gpu-profiles}\ndata:\n"
+     "  profiles.yaml: |\n    profiles:\n    - {name: x, maxMemory: 1.5Ki}\n",
+     -EINVAL, ":7:28: ", "profiles[0].maxMemory: \"1.5Ki\" is not a whole number of MiB", 0},
+    {"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kubeflow-gpu-profiles}\ndata:\n"
      "  profiles.yaml: |\n    profiles:\n    - {name: x, maxMemory: 16Gi}\n"
      "    tenantOverrides:\n      t: {y: {maxMemory: 8Gi}}\n",
      -EINVAL, ":9:14: ", "tenantOverrides.t.y: step profile \"y\" is not in profiles", 1},
@@ -1255,6 +1266,10 @@ static const struct bad bads[] = {
      ":4:16: ", "spec.memory: \"0mb\" is below 512 MiB", 0},
     {VGPU_HDR "spec: {memory: 2048, cores: 10, maxClients: 8}\n", -EINVAL,
      ":4:16: ", "spec.memory: 2048 is bytes; did you mean 2048Mi?", 0},
+    {VGPU_HDR "spec: {memory: 1000000000, cores: 10, maxClients: 8}\n", -EINVAL, ":4:16: ",
+     "spec.memory: 1000000000 is bytes, not a whole MiB: about 954Mi; write the unit", 0},
+    {VGPU_HDR "spec: {memory: 8589934592, cores: 10, maxClients: 8}\n", -EINVAL,
+     ":4:16: ", "spec.memory: 8589934592 is bytes, 8192Mi; write the unit", 0},
     {VGPU_HDR "spec: {memory: 2049k, cores: 10, maxClients: 8}\n", -EINVAL,
      ":4:16: ", "spec.memory: \"2049k\" is not a whole number of MiB", 0},
     {VGPU_HDR "spec: {memory: 256Mi, cores: 10, maxClients: 8}\n", -EINVAL,
