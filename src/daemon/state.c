@@ -468,17 +468,31 @@ static void history(struct gsd_pod *p)
     }
 }
 
+/* The files of config @c, as a message names them: the policy files alone (@policy: what only
+ * they hold, such as Queues), or the DaemonConfig's and theirs (a rule either may give). */
+static const char *config_files(const struct gsd_config *c, int policy, char *buf, size_t size)
+{
+    const char *cfg = c->path ? c->path : "the config";
+    if (!c->policy_paths)
+        return cfg;
+    if (policy)
+        return c->policy_paths;
+    snprintf(buf, size, "%s, %s", cfg, c->policy_paths);
+    return buf;
+}
+
 /* A running pod that the config now in force refuses (@why): it cannot be held back as a pending
  * one, which would give its cards to another pod while it still runs on them, so the start or
  * reload is refused. Return: -EINVAL with @d. */
 static int running_refused(const struct gsd_state *st, const struct gsd_pod *p, const char *node,
                            const char *why, struct gs_diag *d)
 {
+    char files[1024];
     return gs_diag_error(d,
                          "%s: pod %s/%s runs on node %s, and this config would refuse it (%s): "
                          "give the config what the pod needs, or cancel the pod under the config "
                          "it was admitted under first",
-                         st->cfg->path ? st->cfg->path : "the config", p->ns, p->name, node, why);
+                         config_files(st->cfg, 0, files, sizeof(files)), p->ns, p->name, node, why);
 }
 
 struct restore_ctx {
@@ -538,12 +552,12 @@ static int restore_one(void *ud, struct gsd_stored *sp)
         rc = running_refused(st, p, sp->node, p->reason, ctx->d);
     struct gs_placement pl = p->pl;
     p->seen_us = p->nominated ? gsd_now_us() : 0; /* kube-scheduler has a while to ask again */
-    if (!rc)
-        rc = link_pod(st, p);
+    int linked = !rc && !(rc = link_pod(st, p));
     if (!rc && p->state == GSD_RUNNING)
         rc = restore_running(st, p, sp->node, pl, p->mig_start);
-    if (rc && rc != -EIO) {
-        unlink_pod(st, p);
+    if (rc && (rc != -EIO || !linked)) { /* -EIO once linked: the store failed, the pod stays */
+        if (linked)
+            unlink_pod(st, p);
         free_pod(p);
     }
     return rc;
@@ -629,7 +643,8 @@ static int owners_kept(const struct gsd_state *st, const struct gsd_config *cfg,
  * `default`, as before. Return: 0; -EINVAL with @d. */
 static int queues_kept(const struct gsd_state *st, struct gs_diag *d)
 {
-    const char *path = st->cfg->path ? st->cfg->path : "the config", *q = NULL, *what = "pod";
+    char files[1024];
+    const char *path = config_files(st->cfg, 1, files, sizeof(files)), *q = NULL, *what = "pod";
     const char *ns = "", *name = "";
     for (const struct gsd_pod *p = st->head; p && !q; p = p->next)
         if (p->source == GSD_SRC_API && p->state != GSD_EVICTING && p->spec.queue[0] &&

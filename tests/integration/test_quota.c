@@ -518,13 +518,20 @@ static void test_policy_keeps_held(void **state)
     json_decref(h_submit(&d, NULL, h_pod("team-a", "a5", 4, 0), 201));
     expect_state(&d, "team-a", "a5", "running", NULL);
     assert_int_equal(h_stop(&d), 0);
-    /* a start under either policy is refused, naming the pod; under the old one all is back */
+    /* a start under either policy is refused, naming the pod and the files (the Queue's: the
+     * policy file), each said by the start itself (the log emptied first); under the old one
+     * all is back */
     assert_int_equal(h_policy(&d, lowered), 0);
+    assert_int_equal(h_write(d.log, ""), 0);
     assert_int_equal(h_start(&d), -1);
-    assert_true(h_log_has(&d, "pod team-a/a4 runs on node "));
+    snprintf(want, sizeof(want), "%s, %s: pod team-a/a4 runs on node ", d.config, d.policy);
+    assert_true(h_log_has(&d, want));
     assert_int_equal(h_policy(&d, policy), 0);
+    assert_int_equal(h_write(d.log, ""), 0);
     assert_int_equal(h_start(&d), -1);
-    assert_true(h_log_has(&d, "Queue qb, which pod team-b/b1 names, would be gone"));
+    snprintf(want, sizeof(want), "%s: Queue qb, which pod team-b/b1 names, would be gone",
+             d.policy);
+    assert_true(h_log_has(&d, want));
     assert_int_equal(h_policy(&d, both), 0);
     assert_int_equal(h_start(&d), 0);
     expect_state(&d, "team-a", "a4", "running", NULL);
