@@ -1193,6 +1193,25 @@ static enum MHD_Result take_body(struct gsd_server *s, struct conn *k, const cha
     return MHD_YES;
 }
 
+/* A NUL byte in a body: neither JSON nor YAML text holds one, and readers of C strings would
+ * stop there and take the rest as never sent. Return: 1 when refused (a 400 naming it). */
+static int body_nul(struct gsd_req *r)
+{
+    const char *z = r->len ? memchr(r->body, '\0', r->len) : NULL;
+    size_t line = 1, col = 1;
+    if (!z)
+        return 0;
+    for (const char *p = r->body; p < z; p++) {
+        line += *p == '\n';
+        col = *p == '\n' ? 1 : col + 1;
+    }
+    gsd_reply_error(r, 400, "",
+                    "body: a NUL byte at byte offset %zu (line %zu, column %zu); JSON and YAML "
+                    "text hold none",
+                    (size_t)(z - r->body), line, col);
+    return 1;
+}
+
 /* filter and prioritize, answered on this thread. Return: 0 when @r is not one of them. */
 static int answer_here(struct gsd_server *s, struct gsd_req *r)
 {
@@ -1249,7 +1268,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         atomic_fetch_sub(&s->suspended, 1);
         return send_reply(s, c, k);
     }
-    if (k->refused || (r->yaml && gsd_body_from_yaml(r)) || answer_here(s, r))
+    if (k->refused || body_nul(r) || (r->yaml && gsd_body_from_yaml(r)) || answer_here(s, r))
         return send_reply(s, c, k);
     r->conn = c;
     MHD_suspend_connection(c); /* before the hand-over: the answer may come back at once */

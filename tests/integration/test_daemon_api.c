@@ -1243,11 +1243,16 @@ static int post_chunked(const struct daemon *d, const char *path, const char *to
 
 /* Request text @req sent as it is on a socket of its own; the answer read into @ans (@cap
  * bytes). Return: the HTTP status; 0 when the daemon closed without one. */
-static int send_raw(const struct daemon *d, const char *req, char *ans, size_t cap)
+static int send_bytes(const struct daemon *d, const char *req, size_t len, char *ans, size_t cap)
 {
     int fd = dial(d);
-    assert_int_equal(send(fd, req, strlen(req), MSG_NOSIGNAL), (ssize_t)strlen(req));
+    assert_int_equal(send(fd, req, len, MSG_NOSIGNAL), (ssize_t)len);
     return read_answer(fd, ans, cap);
+}
+
+static int send_raw(const struct daemon *d, const char *req, char *ans, size_t cap)
+{
+    return send_bytes(d, req, strlen(req), ans, cap);
 }
 
 /* A plain GET /v1/pods by tenant A on a connection of its own. Return: the HTTP status. */
@@ -1498,6 +1503,20 @@ static void test_unsupported_media(void **state)
                               ans, sizeof(ans)),
                      415);
     assert_non_null(strstr(ans, "\"field\":\"Content-Encoding\""));
+    /* a NUL byte ends no body early: what follows it was sent, and is refused with it */
+    static const char *const types[] = {"application/json", "application/yaml"};
+    for (size_t i = 0; i < 2; i++) {
+        char req[512];
+        size_t len = strlen(pod) + 9; /* the pod, a newline, a NUL, then more */
+        int head = snprintf(req, sizeof(req),
+                            "POST /v1/pods HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer "
+                            "%s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: "
+                            "close\r\n\r\n%s\n",
+                            TOKEN_A, types[i], len, pod);
+        memcpy(req + head, "\0garbage", 8);
+        assert_int_equal(send_bytes(&d, req, (size_t)head + 8, ans, sizeof(ans)), 400);
+        assert_non_null(strstr(ans, "body: a NUL byte at byte offset 63 (line 2, column 1)"));
+    }
     /* who asks comes first: without a token, the body's type is not judged */
     struct answer na;
     assert_int_equal(h_call_as(&d, "POST", "/v1/pods", NULL, "application/xml", pod, &na), 0);
