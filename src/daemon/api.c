@@ -22,6 +22,7 @@
 #include "gpusched/cluster.h"
 #include "gpusched/tenancy.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -169,6 +170,18 @@ static int may_use_ns(const struct gsd_state *st, const struct who *w, const cha
                       struct gsd_req *r)
 {
     return gsd_may_use_ns(st->cfg, w->admin ? NULL : w->tenant, ns, r);
+}
+
+int gsd_parse_count(const char *s, int64_t lo, int64_t hi, int64_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    /* digits only: strtoll() also takes leading blanks and a sign ("?limit=%201") */
+    long long v = s && isdigit((unsigned char)*s) ? strtoll(s, &end, 10) : -1;
+    if (!end || *end || errno || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
 }
 
 const char *gsd_ns_unowned(const struct gsd_state *st, const char *ns, char *buf, size_t cap)
@@ -494,8 +507,10 @@ void gsd_api_handle(struct gsd_state *st, struct gsd_req *r)
 {
     if (!gsd_args_fit(r))
         return;
-    static const char *const bill_args[] = {"tenant", NULL}, *const no_args[] = {NULL};
-    if (!gsd_args_known(r, strcmp(r->path, "/v1/bills") ? no_args : bill_args))
+    static const char *const bill_args[] = {"tenant", NULL}, *const no_args[] = {NULL},
+                             *const page_args[] = {"limit", "continue", NULL};
+    int groups = !strcmp(r->path, "/v1/podgroups") && !strcmp(r->method, "GET");
+    if (!gsd_args_known(r, groups ? page_args : strcmp(r->path, "/v1/bills") ? no_args : bill_args))
         return; /* ?dryRun=All on a POST would otherwise create the pod, as if honoured */
     if (!strncmp(r->path, "/v1/", 4)) {
         v1(st, r, r->path + 4);

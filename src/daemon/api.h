@@ -44,6 +44,10 @@ void gsd_api_prepare(struct gsd_req *r);
 void gsd_api_handle(struct gsd_state *st, struct gsd_req *r);
 const char *gsd_qarg(const struct gsd_req *r, const char *key);
 
+/* gsd_parse_count() - @s as a count in @lo..@hi into *@out: digits only (strtoll() would take
+ * leading blanks and a sign, as in "?limit=%201"). Return: 0; -1 when it is not one. */
+int gsd_parse_count(const char *s, int64_t lo, int64_t hi, int64_t *out);
+
 /* gsd_args_known() - whether every query argument of @r is one of @known (NULL-terminated),
  * each given once; else a 400 naming the first that is not is written: a misspelt filter
  * (?tenat=team-a) would otherwise list everything, ?dryRun=All create the pod, as if honoured,

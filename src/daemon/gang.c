@@ -82,6 +82,7 @@ static struct gsd_group *keep(struct gsd_state *st, const struct gsd_group *g)
     k->meta = meta;
     k->members = k->running = 0;
     k->tried = 0;
+    k->seq = st->group_seq++;
     st->groups[st->ngroups++] = k;
     return k;
 }
@@ -552,6 +553,42 @@ static void one_group(struct gsd_state *st, struct gsd_req *r, const struct gsd_
         gsd_reply_error(r, 405, "", "%s: use GET or DELETE", r->method);
 }
 
+/* The viewer's PodGroups in pages, as GET /v1/pods gives pods: ?limit (500 unless given, at most
+ * GSD_LIST_MAX) from ?continue, the seq of the first not yet given; built on the scheduler
+ * thread, so each answer is bounded whatever a tenant holds. */
+static void list_groups(struct gsd_state *st, struct gsd_req *r, const struct gsd_tenant *viewer)
+{
+    int64_t limit = 500, from = 0, count = 0;
+    if (gsd_qarg(r, "limit") && gsd_parse_count(gsd_qarg(r, "limit"), 1, GSD_LIST_MAX, &limit)) {
+        gsd_reply_error(r, 400, "limit", "limit: expected a whole number in 1..%d", GSD_LIST_MAX);
+        return;
+    }
+    if (gsd_qarg(r, "continue") && gsd_parse_count(gsd_qarg(r, "continue"), 0, INT64_MAX, &from)) {
+        gsd_reply_error(r, 400, "continue", "continue: expected the value a previous list gave");
+        return;
+    }
+    size_t lo = 0, hi = st->ngroups; /* the first of seq >= from */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (st->groups[mid]->seq < from)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    json_t *items = json_array();
+    for (; lo < st->ngroups; lo++) {
+        if (viewer && strcmp(st->groups[lo]->tenant, viewer->name))
+            continue;
+        if (count++ == limit)
+            break;
+        json_array_append_new(items, group_json(st->groups[lo]));
+    }
+    char next[24] = "";
+    if (lo < st->ngroups)
+        snprintf(next, sizeof(next), "%lld", (long long)st->groups[lo]->seq);
+    gsd_reply_json(r, 200, json_pack("{s:o, s:s}", "items", items, "continue", next));
+}
+
 void gsd_podgroups_handle(struct gsd_state *st, struct gsd_req *r, const struct gsd_tenant *viewer,
                           const char *rest)
 {
@@ -562,11 +599,7 @@ void gsd_podgroups_handle(struct gsd_state *st, struct gsd_req *r, const struct 
     } else if (!strcmp(r->method, "POST")) {
         post_group(st, r, viewer);
     } else if (!strcmp(r->method, "GET")) {
-        json_t *items = json_array();
-        for (size_t i = 0; i < st->ngroups; i++)
-            if (!viewer || !strcmp(st->groups[i]->tenant, viewer->name))
-                json_array_append_new(items, group_json(st->groups[i]));
-        gsd_reply_json(r, 200, json_pack("{s:o}", "items", items));
+        list_groups(st, r, viewer);
     } else {
         gsd_reply_error(r, 405, "", "%s: use GET or POST", r->method);
     }

@@ -25,6 +25,7 @@ struct gsd_group {
     /* the scheduler thread's, not stored */
     int32_t members, running; /* pods held that name it; of them, running */
     uint64_t tried;           /* the retry pass that last tried it */
+    int64_t seq;              /* order of creation (restored ones first): a list's continue */
 };
 #define GSD_GANG_MAX      10000      /* minMember at most */
 #define GSD_SUCCEEDED_MAX 1000000000 /* members completed counted at most (then no more) */

@@ -20,7 +20,6 @@
 
 #include "gpusched/page.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -184,18 +183,6 @@ static void reply_text(struct gsd_req *r, struct gsd_text *t)
     r->resp_len = t->len;
 }
 
-static int parse_count(const char *s, int64_t lo, int64_t hi, int64_t *out)
-{
-    char *end = NULL;
-    errno = 0;
-    /* digits only: strtoll() also takes leading blanks and a sign ("?limit=%201") */
-    long long v = s && isdigit((unsigned char)*s) ? strtoll(s, &end, 10) : -1;
-    if (!end || *end || errno || v < lo || v > hi)
-        return -1;
-    *out = v;
-    return 0;
-}
-
 static uint32_t owner_hash(const char *tenant) /* FNV-1a */
 {
     uint32_t h = 2166136261u;
@@ -259,11 +246,11 @@ static void list_pods(struct gsd_reads *rd, const struct gsd_snap *n, struct gsd
             return;
         }
     }
-    if (gsd_qarg(r, "limit") && parse_count(gsd_qarg(r, "limit"), 1, GSD_LIST_MAX, &limit)) {
+    if (gsd_qarg(r, "limit") && gsd_parse_count(gsd_qarg(r, "limit"), 1, GSD_LIST_MAX, &limit)) {
         gsd_reply_error(r, 400, "limit", "limit: expected a whole number in 1..%d", GSD_LIST_MAX);
         return;
     }
-    if (gsd_qarg(r, "continue") && parse_count(gsd_qarg(r, "continue"), 0, INT64_MAX, &from)) {
+    if (gsd_qarg(r, "continue") && gsd_parse_count(gsd_qarg(r, "continue"), 0, INT64_MAX, &from)) {
         gsd_reply_error(r, 400, "continue", "continue: expected the value a previous list gave");
         return;
     }

@@ -142,8 +142,9 @@ struct gsd_state {
     int held; /* manual clock: passes wait for the next POST /v1/clock that asks for one */
     int nodes_from_kube; /* --nodes kubernetes: the Nodes are followed (kubenodes.c) */
     /* PodGroups (gang.c), in creation order; each allocated alone so pods may point at it */
-    struct gsd_group **groups;
+    struct gsd_group **groups; /* in order of seq */
     size_t ngroups, capgroups;
+    int64_t group_seq; /* the next PodGroup's seq */
 };
 
 /* How the daemon runs its scheduler: gpuschedd's --manual-clock and --way, and how it finds
