@@ -128,8 +128,10 @@ static int get_bool(const struct walk *w, const yaml_node_t *n, const char *key,
     return err_at(w, n, "%s: expected true or false", key);
 }
 
-/* A token in plain text (hashed at once, then wiped in the YAML buffer) or as 64 hex digits. */
-static int get_token(const struct walk *w, yaml_node_t *n, int hashed, uint8_t out[32])
+/* A token in plain text (hashed at once, then wiped in the YAML buffer) or as 64 hex digits; @k
+ * its key, named in messages. */
+static int get_token(const struct walk *w, const yaml_node_t *k, yaml_node_t *n, int hashed,
+                     uint8_t out[32])
 {
     char *s = (char *)scalar(n);
     if (!s)
@@ -147,20 +149,21 @@ static int get_token(const struct walk *w, yaml_node_t *n, int hashed, uint8_t o
         return 0;
     }
     if (len != 64)
-        return err_at(w, n, "%s", "tokenSHA256: expected 64 hex digits");
+        return err_at(w, n, "%s: expected 64 hex digits", scalar(k));
     for (int i = 0; i < 32; i++) {
         unsigned v;
         if (sscanf(s + 2 * i, "%2x", &v) != 1 || !strchr("0123456789abcdefABCDEF", s[2 * i]) ||
             !strchr("0123456789abcdefABCDEF", s[2 * i + 1]))
-            return err_at(w, n, "%s", "tokenSHA256: expected 64 hex digits");
+            return err_at(w, n, "%s: expected 64 hex digits", scalar(k));
         out[i] = (uint8_t)v;
     }
     uint8_t empty[32];
     gsd_sha256("", 0, empty);
     if (!memcmp(out, empty, sizeof(empty))) /* printf %s "$TOKEN" | sha256sum, $TOKEN unset */
-        return err_at(w, n, "%s",
-                      "tokenSHA256: the SHA-256 of the empty string (was the token unset when it "
-                      "was hashed?)");
+        return err_at(w, n,
+                      "%s: the SHA-256 of the empty string (was the token unset when it was "
+                      "hashed?)",
+                      scalar(k));
     return 0;
 }
 
@@ -286,7 +289,7 @@ static int walk_tenant(const struct walk *w, yaml_node_t *m, struct gsd_tenant *
                 return err_at(w, v, "%s", "name: expected a DNS label (a-z, 0-9, '-', 1..63)");
             memcpy(t->name, scalar(v), strlen(scalar(v)) + 1);
         } else if (i == 1 || i == 2) {
-            rc = get_token(w, v, i == 2, t->token_sha);
+            rc = get_token(w, k, v, i == 2, t->token_sha);
             has_token++;
         } else if (i == 3) {
             rc = walk_namespaces(w, v, t);
@@ -398,7 +401,7 @@ static int metrics_key(const struct walk *w, int i, yaml_node_t *k, yaml_node_t 
                                                                                          : 0;
     if (m->has_token++)
         return err_at(w, k, "%s", "metrics: give one of token and tokenSHA256");
-    return get_token(w, v, i == 1, m->token_sha) ? -EINVAL : 0;
+    return get_token(w, k, v, i == 1, m->token_sha) ? -EINVAL : 0;
 }
 
 /* http: the listener's bounds, each a whole number in its range. */
@@ -532,7 +535,8 @@ static int get_rates(const struct walk *w, yaml_node_t *v, struct gsd_config *c)
 }
 
 /* One top-level key. */
-static int walk_top_key(const struct walk *w, int i, yaml_node_t *v, struct gsd_config *c)
+static int walk_top_key(const struct walk *w, int i, const yaml_node_t *k, yaml_node_t *v,
+                        struct gsd_config *c)
 {
     int64_t x;
     switch (i) {
@@ -563,7 +567,7 @@ static int walk_top_key(const struct walk *w, int i, yaml_node_t *v, struct gsd_
     case 5:
     case 6:
         c->has_admin++;
-        return get_token(w, v, i == 6, c->admin_sha);
+        return get_token(w, k, v, i == 6, c->admin_sha);
     case 7: {
         static const char *const keys[] = {"maxBodyBytes", "requireToken"};
         return walk_map(w, v, "extender", keys, 2, extender_key, c);
@@ -573,7 +577,7 @@ static int walk_top_key(const struct walk *w, int i, yaml_node_t *v, struct gsd_
     case 9:
     case 10:
         c->has_node++;
-        return get_token(w, v, i == 10, c->node_sha);
+        return get_token(w, k, v, i == 10, c->node_sha);
     case 11:
         if (get_int(w, v, "nodeMonitorGracePeriodSeconds", 1, 86400, &x))
             return -EINVAL;
@@ -628,7 +632,7 @@ static int walk_top(const struct walk *w, yaml_node_t *root, struct gsd_config *
         if (i < 0)
             return i;
         yaml_node_t *v = yaml_document_get_node(w->doc, p->value);
-        int rc = walk_top_key(w, i, v, c);
+        int rc = walk_top_key(w, i, k, v, c);
         if (rc)
             return rc;
         tenants = i == 8 ? v : tenants;
@@ -729,9 +733,11 @@ static int parse_doc(const char *path, const unsigned char *buf, size_t len, str
     yaml_document_t doc;
     yaml_parser_initialize(&ps);
     yaml_parser_set_input_string(&ps, buf, len);
-    if (!yaml_parser_load(&ps, &doc)) {
+    if (!yaml_parser_load(&ps, &doc)) { /* what the event pass cannot see: an unknown alias */
+        int rc = gs_diag_error(d, "%s:%zu:%zu: %s", path, ps.problem_mark.line + 1,
+                               ps.problem_mark.column + 1, ps.problem ? ps.problem : "bad YAML");
         yaml_parser_delete(&ps);
-        return gs_diag_error(d, "%s: cannot parse", path);
+        return rc;
     }
     struct walk w = {path, &doc, d};
     int rc = walk_top(&w, yaml_document_get_root_node(&doc), c);

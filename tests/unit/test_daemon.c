@@ -139,6 +139,7 @@ static void test_config_errors(void **state)
         {HEAD "maxPods: \"5\"\n", ":3:10: maxPods: expected a whole number in 1..10000000"},
         {HEAD "metrics: {perPod: \"true\"}\n", ":3:19: perPod: expected true or false"},
         {"kind: Pod\n", ":1:7: kind: expected DaemonConfig"},
+        {HEAD "maxPods: *foo\n", ":3:10: found undefined alias"},
         {HEAD "nodeMonitorGracePeriodSeconds: 0\n",
          ":3:32: nodeMonitorGracePeriodSeconds: expected a whole number in 1..86400"},
         /* named at the token's value, not at the document */
@@ -156,6 +157,9 @@ static void test_config_errors(void **state)
         {HEAD "tenants:\n  - name: a\n    tokenSHA256: "
               "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\n",
          ":5:18: tokenSHA256: the SHA-256 of the empty string (was the token unset"},
+        {HEAD "adminTokenSHA256: "
+              "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\n",
+         ":3:19: adminTokenSHA256: the SHA-256 of the empty string"},
         {HEAD "tenants: [\n", ":4:1:"},
         {HEAD "---\nkind: GPUQuota\n", ":4:1: a second document"},
         {HEAD "kubernetes: [http://x]\n", ":3:13: kubernetes: expected a mapping"},
