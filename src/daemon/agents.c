@@ -881,7 +881,9 @@ void gsd_agent_handle(struct gsd_state *st, struct gsd_req *r, const char *rest,
     char name[GS_NAME_MAX];
     size_t nl = strcspn(rest, "/");
     if (nl == 0 || nl >= sizeof(name) || rest[nl] != '/') {
-        gsd_reply_error(r, 403, "", "a node token reaches only /v1/nodes/NAME/...");
+        gsd_reply_error(r, 403, "Authorization",
+                        "a node's token reaches only the node agent's routes, /v1/nodes/NAME/... "
+                        "(not GET /v1/nodes or /v1/nodes/NAME)");
         return;
     }
     memcpy(name, rest, nl);
