@@ -356,7 +356,7 @@ static void one_pod(struct gsd_state *st, struct gsd_req *r, const struct who *w
         return;
     struct gsd_pod *p = gsd_pod_find(st, ns, name);
     if (!p) {
-        gsd_reply_error(r, 404, "", "pod %s/%s not found", ns, name);
+        gsd_reply_error(r, 404, "", "pod %s/%s " GSD_POD_GONE, ns, name);
         return;
     }
     if (strcmp(r->method, "DELETE")) { /* GET is a read (reads.c) */

@@ -44,6 +44,12 @@ void gsd_api_prepare(struct gsd_req *r);
 void gsd_api_handle(struct gsd_state *st, struct gsd_req *r);
 const char *gsd_qarg(const struct gsd_req *r, const char *key);
 
+/* What a 404 for a pod says after its name: that an ended pod is not kept, which a Kubernetes
+ * user, who sees Succeeded pods listed, would not expect. */
+#define GSD_POD_GONE                                                                               \
+    "not found (pods are held while pending or running: one that ended or was cancelled is "       \
+    "forgotten, its use kept in /v1/bills)"
+
 /* gsd_parse_count() - @s as a count in @lo..@hi into *@out: digits only (strtoll() would take
  * leading blanks and a sign, as in "?limit=%201"). Return: 0; -1 when it is not one. */
 int gsd_parse_count(const char *s, int64_t lo, int64_t hi, int64_t *out);

@@ -303,7 +303,7 @@ static void one_pod(const struct gsd_snap *n, struct gsd_req *r, const struct gs
             reply_text(r, &t);
             return;
         }
-    gsd_reply_error(r, 404, "", "pod %s/%s not found", ns, name);
+    gsd_reply_error(r, 404, "", "pod %s/%s " GSD_POD_GONE, ns, name);
 }
 
 static void status(const struct gsd_snap *n, struct gsd_req *r, const struct gsd_tenant *viewer)

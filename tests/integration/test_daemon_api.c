@@ -208,7 +208,11 @@ static void test_lifecycle_and_restart(void **state)
     assert_string_equal(sget(g, "state"), "running");
     assert_string_equal(sget(g, "node"), sget(p3, "node"));
     json_decref(g);
-    json_decref(get(&d, TOKEN_A, "/v1/pods/team-a/p3", 404));
+    g = get(&d, TOKEN_A, "/v1/pods/team-a/p3", 404); /* cancelled: said to be forgotten */
+    assert_non_null(strstr(sget(g, "error"), "pod team-a/p3 not found (pods are held while pending "
+                                             "or running: one that ended or was cancelled is "
+                                             "forgotten"));
+    json_decref(g);
 
     h_kill(&d); /* a crash, not a drain: the state still comes back */
     assert_int_equal(h_start(&d), 0);
