@@ -104,24 +104,55 @@ static void tenants(const json_t *ans)
     }
 }
 
+/* The width of a column holding @s, at least @w (a name is at most 253 bytes). */
+static int width(const char *s, int w)
+{
+    size_t n = strlen(s);
+    return n > (size_t)w ? (int)(n < 253 ? n : 253) : w;
+}
+
+/* A queue's capability into @buf (@size bytes), each resource it names as a user wrote it: GPUs
+ * with two decimals, CPU in cores or millicores, memory in Mi, pods; "-" when it names none. */
+static const char *capability(const json_t *c, char *buf, size_t size)
+{
+    static const char *const keys[] = {"nvidia.com/gpu", "cpu", "memory", "pods"};
+    size_t len = 0;
+    buf[0] = '\0';
+    for (size_t k = 0; k < 4 && len < size; k++) {
+        const json_t *v = json_object_get(c, keys[k]);
+        long long x = (long long)json_integer_value(v);
+        char one[24];
+        if (!v)
+            continue;
+        if (k == 0)
+            gpus(x, one);
+        else if (k == 1)
+            snprintf(one, sizeof(one), x % 1000 ? "%lldm" : "%lld", x % 1000 ? x : x / 1000);
+        else
+            snprintf(one, sizeof(one), k == 2 ? "%lldMi" : "%lld", x);
+        len += (size_t)snprintf(buf + len, size - len, "%s%s=%s", len ? "," : "",
+                                k == 0 ? "gpu" : keys[k], one);
+    }
+    return len ? buf : "-";
+}
+
 static void queues(const json_t *ans)
 {
-    char d[24], a[24], p[24], cap[24], share[24];
+    char d[24], a[24], p[24], cap[128], share[24];
     size_t i;
     const json_t *q;
-    printf("%-24s %6s %10s %10s %10s %7s %8s %8s %10s\n", "QUEUE", "WEIGHT", "DESERVED",
-           "ALLOCATED", "PENDING", "SHARE", "RUNNING", "WAITING", "CAPABILITY");
+    printf("%-24s %6s %10s %10s %10s %7s %8s %8s %s\n", "QUEUE", "WEIGHT", "DESERVED", "ALLOCATED",
+           "PENDING", "SHARE", "RUNNING", "WAITING", "CAPABILITY");
     json_array_foreach(json_object_get(ans, "items"), i, q)
     {
-        const json_t *c = json_object_get(json_object_get(q, "capability"), "nvidia.com/gpu");
+        const json_t *c = json_object_get(q, "capability");
         const json_t *s = json_object_get(q, "share_milli");
         snprintf(share, sizeof(share), json_is_integer(s) ? "%lld%%" : "-",
                  (long long)json_integer_value(s) / 10);
-        printf("%-24s %6lld %10s %10s %10s %7s %8lld %8lld %10s\n", str(q, "name"),
-               num(q, "weight"), gpus(num(q, "deserved_milli"), d),
-               gpus(num(q, "allocated_milli"), a), gpus(num(q, "pending_milli"), p), share,
-               num(q, "pods_running"), num(q, "pods_pending"),
-               c ? gpus((long long)json_integer_value(c), cap) : "-");
+        printf("%-24s %6lld %10s %10s %10s %7s %8lld %8lld %s\n", str(q, "name"), num(q, "weight"),
+               gpus(num(q, "deserved_milli"), d), gpus(num(q, "allocated_milli"), a),
+               gpus(num(q, "pending_milli"), p), share, num(q, "pods_running"),
+               num(q, "pods_pending"), capability(c, cap, sizeof(cap)));
     }
 }
 
@@ -134,22 +165,32 @@ static void bills(const json_t *ans)
     const char *cur = given ? currency : NULL;
     size_t i;
     const json_t *l;
-    printf("%-24s %-20s %-10s %10s %-12s %-16s %12s %14s\n", "TENANT", "RESOURCE",
-           GS__BILL_HEAD_DAY, "QUANTITY", "UNIT", "MODEL", GS__BILL_HEAD_RATE, "COST");
+    /* columns as wide as their widest entry, as kubectl's are: a resource names a model, a mode
+     * and a MIG profile ("H100-NVL-94GB mig 1g.12gb+me") */
+    int wt = 24, wr = 20, wm = 16;
     json_array_foreach(json_object_get(ans, "lines"), i, l)
     {
-        printf("%-24s %-20s %-10s %10lld %-12s %-16s %12s %14s\n", str(l, "tenant"),
-               str(l, "resource"), str(l, "date"), num(l, "quantity"), str(l, "unit"),
+        wt = width(str(l, "tenant"), wt);
+        wr = width(str(l, "resource"), wr);
+        wm = width(str(l, "model"), wm);
+    }
+    json_array_foreach(json_object_get(ans, "tenants"), i, l) wt = width(str(l, "tenant"), wt);
+    printf("%-*s %-*s %-10s %10s %-12s %-*s %12s %14s\n", wt, "TENANT", wr, "RESOURCE",
+           GS__BILL_HEAD_DAY, "QUANTITY", "UNIT", wm, "MODEL", GS__BILL_HEAD_RATE, "COST");
+    json_array_foreach(json_object_get(ans, "lines"), i, l)
+    {
+        printf("%-*s %-*s %-10s %10lld %-12s %-*s %12s %14s\n", wt, str(l, "tenant"), wr,
+               str(l, "resource"), str(l, "date"), num(l, "quantity"), str(l, "unit"), wm,
                str(l, "model"), gs_money_format_rate(num(l, "rate_per_hour_udollars"), cur, rate),
                gs_money_format_human(num(l, "cost_udollars"), cur, cost));
     }
-    printf("\n%-24s %14s\n", "TENANT", "TOTAL");
+    printf("\n%-*s %14s\n", wt, "TENANT", "TOTAL");
     json_array_foreach(json_object_get(ans, "tenants"), i, l)
     {
-        printf("%-24s %14s\n", str(l, "tenant"),
+        printf("%-*s %14s\n", wt, str(l, "tenant"),
                gs_money_format_human(num(l, "total_udollars"), cur, cost));
     }
-    printf("%-24s %14s\n", "all", gs_money_format_human(num(ans, "total_udollars"), cur, cost));
+    printf("%-*s %14s\n", wt, "all", gs_money_format_human(num(ans, "total_udollars"), cur, cost));
     size_t unpriced = json_array_size(json_object_get(ans, "unpriced"));
     if (unpriced)
         printf("(%zu runs not priced: the rate card has no rate for them; -o json names them)\n",

@@ -857,6 +857,10 @@ static void test_client(void **state)
     struct daemon d;
     char out[65536], pod[128];
     assert_int_equal(h_setup(&d, NULL), 0);
+    assert_int_equal(h_policy(&d, "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\n"
+                                  "metadata: {name: batch}\nspec: {weight: 1, capability: "
+                                  "{nvidia.com/gpu: 2, cpu: 1500m, pods: 3}}\n"),
+                     0);
     assert_int_equal(h_start(&d), 0);
     snprintf(pod, sizeof(pod), "%s/pod.yaml", d.dir);
     assert_int_equal(h_write(pod, "apiVersion: v1\nkind: Pod\nmetadata:\n  name: train-0\n"
@@ -901,6 +905,7 @@ static void test_client(void **state)
     assert_true(strlen(out) > 2 && !strcmp(out + strlen(out) - 2, "s\n"));
     assert_int_equal(client(&d, out, sizeof(out), "queues", NULL), 0);
     assert_non_null(strstr(squeeze(out), "\ndefault 1 4.00 4.00 0.00 100% 1 0 -\n"));
+    assert_non_null(strstr(out, "\nbatch 1 0.00 0.00 0.00 - 0 0 gpu=2.00,cpu=1500m,pods=3\n"));
     assert_int_equal(client(&d, out, sizeof(out), "queues", "-ojson"), 0);
     assert_non_null(strstr(out, "\"deserved_milli\": 4000"));
     assert_int_equal(client(&d, out, sizeof(out), "tenants", NULL), 0);
@@ -909,7 +914,16 @@ static void test_client(void **state)
     assert_non_null(strstr(out, "\"gpus_allocated\": 4"));
     assert_int_equal(client(&d, out, sizeof(out), "tenants", "-oxml"), 2);
     assert_int_equal(client(&d, out, sizeof(out), "bills", "--tenant=team-b"), 2); /* 403 */
-    assert_int_equal(client(&d, out, sizeof(out), "bills", NULL), 0);
+    /* its columns line up: the day (YYYY-MM-DD) under DAY, whatever the resource's width (a
+     * line once a whole card-second has been used) */
+    const char *line = "\n";
+    for (int i = 0; i < 100 && *line == '\n'; i++) {
+        usleep(i ? 50000 : 0);
+        assert_int_equal(client(&d, out, sizeof(out), "bills", NULL), 0);
+        line = strchr(out, '\n') + 1;
+    }
+    long day = strstr(out, "DAY") - out;
+    assert_true(line[day - 1] == ' ' && line[day + 4] == '-' && line[day + 7] == '-');
     /* headed as `gpusched bill` heads the simulator's lines */
     assert_non_null(
         strstr(squeeze(out), "TENANT RESOURCE DAY QUANTITY UNIT MODEL RATE/HOUR COST\n"));
