@@ -350,6 +350,7 @@ struct gs_pod_spec {
     uint32_t model_mask;             /* allowed GPU models (node selector), 0 = any */
     char node_name[GS_SCN_NAME_MAX]; /* spec.nodeName or nodeSelector kubernetes.io/hostname:
                                         the one node it may run on; "" any */
+    int node_by_selector;            /* node_name came from the nodeSelector alone */
     char node_zone[GS_SCN_NAME_MAX]; /* nodeSelector topology.kubernetes.io/zone; "" any */
     struct gs_toleration tolerations[GS_SCN_TOLERATIONS]; /* spec.tolerations, in order */
     int ntolerations;

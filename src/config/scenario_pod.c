@@ -462,8 +462,13 @@ static int node_name(struct gs__yctx *c, yaml_node_t *v, const char *what, struc
     if (!rc && p->node_name[0] && strcmp(p->node_name, name))
         return gs__yaml_err(c, v, "%s %s and spec.nodeName %s name different nodes", what, name,
                             p->node_name);
-    if (!rc)
+    if (!rc) {
+        if (what[0] == 's') /* spec.nodeName */
+            p->node_by_selector = 0;
+        else if (!p->node_name[0])
+            p->node_by_selector = 1;
         memcpy(p->node_name, name, sizeof(name));
+    }
     return rc;
 }
 

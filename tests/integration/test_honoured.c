@@ -294,6 +294,11 @@ static void test_nodes(void **state)
     a = post(&d, p, 201);
     assert_string_equal(sget(a, "node"), "n-t4-0");
     json_decref(a);
+    p = h_pod_json("team-a", "s9", 1, 0); /* a name none has: the field it came from named */
+    json_object_set_new(spec_of(p), "nodeSelector",
+                        json_pack("{s:s}", "kubernetes.io/hostname", "n-nowhere"));
+    refused(&d, p, "spec.nodeSelector.kubernetes.io/hostname",
+            "node n-nowhere is not in the cluster");
     p = h_pod_json("team-a", "s1", 1, 0);
     json_object_set_new(spec_of(p), "nodeName", json_string("n-a100-0"));
     json_object_set_new(spec_of(p), "nodeSelector",

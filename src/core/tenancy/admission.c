@@ -1370,7 +1370,8 @@ static int pin(const struct gs_tenancy *t, struct rpod *p)
         if (strcmp(pol->nodes[i].zone, sp->node_zone) == 0)
             p->fit.zone_only = gs_fleet_node_zone(t->fleet, i) + 1;
     if (sp->node_name[0] && !p->fit.node_only) {
-        p->field = "spec.nodeName";
+        p->field =
+            sp->node_by_selector ? "spec.nodeSelector.kubernetes.io/hostname" : "spec.nodeName";
         gs__say(p->reason, sizeof(p->reason), "node %s is not in the cluster", sp->node_name);
         return -1;
     }
