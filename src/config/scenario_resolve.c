@@ -415,8 +415,22 @@ static void warn_dedicated(struct gs_scenario *s, struct gs_diag *d)
 static void warn_refs(struct gs_scenario *s, struct gs_diag *d)
 {
     char at[AT_MAX];
+    /* a gang with fewer pods than minMember never starts: its members wait to the end */
+    int32_t *members = calloc(s->policy.npodgroups + 1, sizeof(*members));
+    for (size_t i = 0; members && i < s->npods; i++) {
+        long g = *s->pods[i].group
+                     ? gs__scn_find(s, GS__K_PODGROUP, s->pods[i].ns, s->pods[i].group)
+                     : -1;
+        members[g >= 0 ? g : (long)s->policy.npodgroups]++;
+    }
     for (size_t i = 0; i < s->policy.npodgroups; i++) {
         const struct gs_podgroup_spec *g = &s->policy.podgroups[i];
+        if (members && members[i] > 0 && members[i] < g->min_member)
+            gs_diag_warn(d,
+                         "%s: PodGroup %s/%s has minMember %d and %d pods of the scenario: they "
+                         "wait to the end unless more join it",
+                         gs__scn_where(&g->src, at, sizeof(at)), g->ns, g->name, g->min_member,
+                         members[i]);
         if (!queue_known(s, g->queue))
             gs_diag_warn(d, "%s: PodGroup %s/%s names queue \"%s\", which is not defined",
                          gs__scn_where(&g->src, at, sizeof(at)), g->ns, g->name, g->queue);
@@ -440,6 +454,7 @@ static void warn_refs(struct gs_scenario *s, struct gs_diag *d)
                          "defined",
                          gs__scn_where(&s->policy.tenants[t].src, at, sizeof(at)),
                          s->policy.tenants[t].name, s->policy.tenants[t].priority_class);
+    free(members);
 }
 
 /* warn_limit_ranges() - a LimitRange cap per container below the tenant's per-pod cap wins; a
