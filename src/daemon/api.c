@@ -76,7 +76,8 @@ void gsd_reply_pod(struct gsd_state *st, struct gsd_req *r, int status, struct g
     struct gsd_podview v;
     gsd_podview_fill(st, p, &v);
     size_t extra = 0;
-    for (const char *s[] = {v.node_name, v.reason, v.meta}, **q = s; q < s + 3; q++)
+    for (const char *s[] = {v.node_name, v.reason, v.meta, v.last_eviction}, **q = s; q < s + 4;
+         q++)
         extra += *q ? strlen(*q) + 1 : 0;
     struct gsd_podview *c = malloc(sizeof(*c) + extra);
     if (!c) {
@@ -88,6 +89,7 @@ void gsd_reply_pod(struct gsd_state *st, struct gsd_req *r, int status, struct g
     c->node_name = copy_at(&at, v.node_name);
     c->reason = copy_at(&at, v.reason);
     c->meta = copy_at(&at, v.meta);
+    c->last_eviction = copy_at(&at, v.last_eviction);
     free(r->view);
     r->view = c;
     r->status = status;

@@ -263,6 +263,9 @@ void gsd_podview_fill(const struct gsd_state *st, const struct gsd_pod *p, struc
     v->meta = p->meta;
     v->submit_us = p->submit_us;
     v->start_us = p->start_us;
+    v->evictions = p->evictions;
+    v->last_eviction = p->last_eviction;
+    v->last_eviction_us = p->last_eviction_us;
 }
 
 static int str_eq(const char *a, const char *b)
@@ -283,21 +286,25 @@ static int view_eq(const struct gsd_podview *a, const struct gsd_podview *b)
            a->req.gpu_milli == b->req.gpu_milli && a->req.model_mask == b->req.model_mask &&
            a->gpumem_mib == b->gpumem_mib && a->gpucores == b->gpucores &&
            a->priority == b->priority && str_eq(a->why, b->why) && str_eq(a->reason, b->reason) &&
-           str_eq(a->meta, b->meta) && a->submit_us == b->submit_us && a->start_us == b->start_us;
+           str_eq(a->meta, b->meta) && a->submit_us == b->submit_us && a->start_us == b->start_us &&
+           a->evictions == b->evictions && str_eq(a->last_eviction, b->last_eviction) &&
+           a->last_eviction_us == b->last_eviction_us;
 }
 
 /* @v as a view of its own: its reason and labels copied with it, in one allocation. */
 static struct gsd_podview *view_dup(const struct gsd_podview *v)
 {
     size_t lr = strlen(v->reason) + 1, lm = v->meta ? strlen(v->meta) + 1 : 0;
-    struct gsd_podview *d = malloc(sizeof(*d) + lr + lm);
+    size_t le = strlen(v->last_eviction) + 1;
+    struct gsd_podview *d = malloc(sizeof(*d) + lr + lm + le);
     if (!d)
         return NULL;
     *d = *v;
     char *text = (char *)(d + 1);
     memcpy(text, v->reason, lr);
     d->reason = text;
-    d->meta = v->meta ? memcpy(text + lr, v->meta, lm) : NULL;
+    d->last_eviction = memcpy(text + lr, v->last_eviction, le);
+    d->meta = v->meta ? memcpy(text + lr + le, v->meta, lm) : NULL;
     d->retired_next = d->replaced_by = NULL;
     d->retired = 0;
     atomic_init(&d->text, NULL);
@@ -1028,6 +1035,14 @@ json_t *gsd_podview_json(const struct gsd_podview *v)
         json_object_set_new(o, "mig",
                             json_pack("{s:s, s:o}", "profile", v->mig, "start",
                                       v->running ? json_integer(v->mig_start) : json_null()));
+    if (o) { /* what the reason no longer says once a pass has tried it again */
+        json_object_set_new(o, "evictions", json_integer(v->evictions));
+        json_object_set_new(o, "last_eviction",
+                            v->last_eviction_us
+                                ? json_pack("{s:s, s:o}", "reason", v->last_eviction, "time",
+                                            gsd_time_json(v->last_eviction_us))
+                                : json_null());
+    }
     return o;
 }
 
@@ -1290,6 +1305,18 @@ static void put_view(struct out *o, const struct gsd_podview *v, const char *lab
             PUT(o, "null");
         PUT(o, "}");
     }
+    PUT(o, ",\"evictions\":");
+    put_int(o, v->evictions);
+    PUT(o, ",\"last_eviction\":");
+    if (v->last_eviction_us) {
+        PUT(o, "{\"reason\":");
+        put_str(o, v->last_eviction);
+        PUT(o, ",\"time\":");
+        put_time(o, v->last_eviction_us);
+        PUT(o, "}");
+    } else {
+        PUT(o, "null");
+    }
     PUT(o, "}");
 }
 
@@ -1298,7 +1325,7 @@ char *gsd_podview_dumps(const struct gsd_podview *v)
     const char *labels[2], *ann[2];
     size_t room = 2048; /* the keys, numbers and cards; each string as escaped at worst */
     for (const char *s[] = {v->ns, v->name, v->uid, v->tenant, v->queue, v->mig, v->mig,
-                            v->node_name, v->node_name, v->reason},
+                            v->node_name, v->node_name, v->reason, v->last_eviction},
                     **q = s;
          q < s + sizeof(s) / sizeof(s[0]); q++)
         room += *q ? 6 * strlen(*q) : 0;

@@ -81,6 +81,10 @@ struct gsd_pod {
     int64_t first_start_us;
     int8_t charged;
     int64_t saved_us;
+    /* Its last eviction (preempted, reclaimed, its node lost), which the next pass's reason for
+     * waiting replaces in @reason: what it said and when (scheduler clock; 0 never), stored. */
+    char last_eviction[GSD_REASON_MAX];
+    int64_t last_eviction_us;
     struct gsd_pod *hnext;         /* hash chain by namespace/name */
     struct gsd_pod *prev, *next;   /* every pod, by seq */
     struct gsd_pod *pprev, *pnext; /* the pending pods (gsd_state.pending), in no order */

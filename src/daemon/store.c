@@ -40,9 +40,10 @@
  * own: pods.saved_us (what a pod's checkpoints saved of its walltime before its current run) and
  * podgroups.succeeded (its members that completed, which count towards minMember); 0 in a store
  * written before. Schema 9 adds podgroups.min_pods, the pod count of spec.minResources (0: none,
- * as in a store written before). A store of an older schema is
- * brought forward on open, one step per version, each in its own transaction (migrate[]); a
- * store of a newer schema is refused.
+ * as in a store written before). Schema 10 adds a pod's last eviction: pods.last_eviction (what
+ * it said, '' none) and pods.last_eviction_us (when, scheduler clock; 0 none). A store of an older
+ * schema is brought forward on open, one step per version, each in its own transaction (migrate[]);
+ * a store of a newer schema is refused.
  */
 #include "store.h"
 #include "config.h"
@@ -59,7 +60,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define SCHEMA_VERSION 9
+#define SCHEMA_VERSION 10
 
 /* migrate[v - 1]: schema v to v + 1. */
 static const char *const migrate[SCHEMA_VERSION - 1] = {
@@ -87,6 +88,9 @@ static const char *const migrate[SCHEMA_VERSION - 1] = {
     "ALTER TABLE podgroups ADD COLUMN succeeded INTEGER NOT NULL DEFAULT 0;",
     /* minResources' pod count (0 before: none was taken) */
     "ALTER TABLE podgroups ADD COLUMN min_pods INTEGER NOT NULL DEFAULT 0;",
+    /* 9 -> 10 */
+    "ALTER TABLE pods ADD COLUMN last_eviction TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE pods ADD COLUMN last_eviction_us INTEGER NOT NULL DEFAULT 0;",
 };
 
 static const char schema[] =
@@ -158,15 +162,16 @@ static const char *const sql[Q_COUNT] = {
     [Q_POD_INSERT] = "INSERT INTO pods(seq, namespace, name, tenant, uid, meta, cpu_milli,"
                      " memory_mib, num_gpu, gpu_milli, models, gpumem_mib, gpucores, priority,"
                      " source, state, node, reason, submit_us, start_us, mig_profile, spec,"
-                     " evictions, first_start_us, charged, saved_us)"
+                     " evictions, first_start_us, charged, saved_us, last_eviction,"
+                     " last_eviction_us)"
                      " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,"
-                     "?20,?21,?22,?23,?24,?25,?26)",
+                     "?20,?21,?22,?23,?24,?25,?26,?27,?28)",
     [Q_POD_START] = "UPDATE pods SET state = 1, node = ?2, reason = '', start_us = ?3,"
-                    " evictions = ?4, first_start_us = ?5, charged = ?6, saved_us = ?7"
-                    " WHERE id = ?1",
+                    " evictions = ?4, first_start_us = ?5, charged = ?6, saved_us = ?7,"
+                    " last_eviction = ?8, last_eviction_us = ?9 WHERE id = ?1",
     [Q_POD_UNSTART] = "UPDATE pods SET state = 0, node = NULL, reason = ?2, start_us = 0,"
-                      " evictions = ?3, first_start_us = ?4, charged = ?5, saved_us = ?6"
-                      " WHERE id = ?1",
+                      " evictions = ?3, first_start_us = ?4, charged = ?5, saved_us = ?6,"
+                      " last_eviction = ?7, last_eviction_us = ?8 WHERE id = ?1",
     [Q_POD_SOURCE] = "UPDATE pods SET source = ?2 WHERE id = ?1",
     [Q_POD_EVICTING] = "UPDATE pods SET state = 2, node = ?2, reason = ?3 WHERE id = ?1",
     [Q_POD_DELETE] = "DELETE FROM pods WHERE id = ?1",
@@ -436,9 +441,12 @@ static void bind_identity(sqlite3_stmt *q, const struct gsd_pod *p)
     bind_text(q, 5, p->uid);
 }
 
-/* Parameters @i..@i+3: the pod's history (evictions, first start or NULL, charged, saved). */
+/* Parameters @i..@i+5: the pod's history (evictions, first start or NULL, charged, saved, its
+ * last eviction and when). */
 static void bind_history(sqlite3_stmt *q, int i, const struct gsd_pod *p)
 {
+    bind_text(q, i + 4, p->last_eviction);
+    sqlite3_bind_int64(q, i + 5, p->last_eviction_us);
     sqlite3_bind_int64(q, i + 3, p->saved_us);
     sqlite3_bind_int(q, i, p->evictions);
     if (p->first_start_us >= 0)
@@ -776,6 +784,8 @@ static int row_to_pod(sqlite3_stmt *q, struct gsd_stored *sp)
         sqlite3_column_type(q, 24) == SQLITE_NULL ? -1 : sqlite3_column_int64(q, 24);
     p->charged = (int8_t)sqlite3_column_int(q, 25);
     p->saved_us = sqlite3_column_int64(q, 26);
+    col_text(q, 27, p->last_eviction, sizeof(p->last_eviction));
+    p->last_eviction_us = sqlite3_column_int64(q, 28);
     p->pl.node = -1;
     p->mig_start = -1;
     return p->meta && (p->body || !body || !body[0]) ? 0 : -ENOMEM;
@@ -812,7 +822,8 @@ int gsd_store_load(struct gsd_store *s, int (*fn)(void *ud, struct gsd_stored *s
                                   " memory_mib, num_gpu, gpu_milli, models, gpumem_mib, gpucores,"
                                   " priority, source, state, node, reason, submit_us, start_us,"
                                   " mig_profile, spec, evictions, first_start_us, charged,"
-                                  " saved_us FROM pods ORDER BY seq",
+                                  " saved_us, last_eviction, last_eviction_us FROM pods"
+                                  " ORDER BY seq",
                                   -1, &q, NULL) != SQLITE_OK)
         rc = fail(s, "load pods");
     struct gsd_stored sp;

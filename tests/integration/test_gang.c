@@ -456,7 +456,7 @@ static void stored_group(struct daemon *d, const char *name, char *path, size_t 
 }
 
 /* Store schema 7 adds a PodGroup's minResources, schema 8 its members completed, schema 9 the pod
- * count of its minResources: a schema 6 store (the tables as schema 6 made them) is brought
+ * count of its minResources, schema 10 a pod's last eviction: a schema 6 store (the tables as schema 6 made them) is brought
  * forward, its PodGroup read as naming none and with none completed, and its member placed at
  * once. */
 static void test_store_schema6(void **state)
@@ -474,6 +474,8 @@ static void test_store_schema6(void **state)
                                   "ALTER TABLE podgroups DROP COLUMN succeeded;"
                                   "ALTER TABLE podgroups DROP COLUMN min_pods;"
                                   "ALTER TABLE pods DROP COLUMN saved_us;"
+                                  "ALTER TABLE pods DROP COLUMN last_eviction;"
+                                  "ALTER TABLE pods DROP COLUMN last_eviction_us;"
                                   "UPDATE meta SET value = 6 WHERE key = 'schema';",
                                   NULL, NULL, NULL),
                      SQLITE_OK);
@@ -497,7 +499,7 @@ static void test_store_schema6(void **state)
                                   " FROM podgroups WHERE name = 'pg6'",
                                   first_cell, row, NULL),
                      SQLITE_OK);
-    assert_string_equal(row, "9 0 0"); /* the last schema; no minResources, none completed */
+    assert_string_equal(row, "10 0 0"); /* the last schema; no minResources, none completed */
     sqlite3_close(db);
     h_cleanup(&d);
 }

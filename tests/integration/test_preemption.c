@@ -97,6 +97,22 @@ static const char *state_of(const struct daemon *d, const char *ns, const char *
     return state;
 }
 
+/* Pod @ns/@name was evicted @n times, the last saying @why (a pass since has said why it waits
+ * now in its reason). */
+static void evicted(const struct daemon *d, const char *ns, const char *name, int n,
+                    const char *why)
+{
+    struct answer a;
+    char path[96];
+    snprintf(path, sizeof(path), "/v1/pods/%s/%s", ns, name);
+    assert_int_equal(h_call(d, "GET", path, TOKEN_ADMIN, NULL, &a), 0);
+    assert_int_equal(json_integer_value(json_object_get(a.json, "evictions")), n);
+    json_t *last = json_object_get(a.json, "last_eviction");
+    assert_string_equal(json_string_value(json_object_get(last, "reason")), why);
+    assert_true(json_is_string(json_object_get(last, "time")));
+    h_answer_free(&a);
+}
+
 static void field_refused(const struct daemon *d, const char *pclass, int prio, const char *field)
 {
     struct answer a;
@@ -120,7 +136,7 @@ static void test_preemption(void **state)
     (void)state;
     struct daemon d;
     struct answer a;
-    char reason[512];
+    char reason[512], path[16] = "";
     assert_int_equal(h_setup(&d, NULL), 0);
     assert_int_equal(h_policy(&d, classes), 0);
     assert_int_equal(h_start(&d), 0);
@@ -149,6 +165,8 @@ static void test_preemption(void **state)
         if (!strcmp(state_of(&d, "team-a", name, 10, reason, sizeof(reason)), "pending")) {
             pending++;
             assert_non_null(strstr(reason, "Insufficient nvidia.com/gpu")); /* tried again */
+            evicted(&d, "team-a", name, 1, "preempted by team-a/hi1");      /* ... and why it was */
+            snprintf(path, sizeof(path), "%s", name);
         }
     }
     assert_int_equal(pending, 1);
@@ -164,6 +182,7 @@ static void test_preemption(void **state)
     /* After a restart nothing moves; then hi1 leaves and the 1000 pod goes before the 10 one. */
     assert_int_equal(h_stop(&d), 0);
     assert_int_equal(h_start(&d), 0);
+    evicted(&d, "team-a", path, 1, "preempted by team-a/hi1"); /* stored */
     assert_string_equal(state_of(&d, "team-a", "hi1", 1000, reason, sizeof(reason)), "running");
     assert_string_equal(state_of(&d, "team-a", "nv1", 1000, reason, sizeof(reason)), "pending");
     cancel(&d, "team-a", "hi1");
