@@ -88,6 +88,8 @@ void gsd_sha256(const void *data, size_t len, uint8_t out[GSD_SHA256_LEN])
     sha256_digest(&c, GSD_SHA256_LEN, out);
 }
 
+#define CONFIG_NODES_MAX 100000 /* YAML nodes of a DaemonConfig: a tenant holds about 40 */
+
 static int err_at(const struct walk *w, const yaml_node_t *n, const char *fmt, const char *a)
 {
     char msg[2 * GS_DIAG_MSG_MAX]; /* a quoted message and the text: the message keeps what fits */
@@ -217,8 +219,9 @@ static int rate_key(const struct walk *w, int i, yaml_node_t *k, yaml_node_t *v,
 {
     struct gsd_tenant *t = ud;
     (void)k;
-    if (i == 0 && (!scalar(v) || gs_quantity_parse(scalar(v), 3, 0, 0, &t->rate_milli) ||
-                   t->rate_milli < 1 || t->rate_milli > 1000000000))
+    if (i == 0 && (!scalar(v) || !gs__yaml_is_plain(v) || /* "5" is a string */
+                   gs_quantity_parse(scalar(v), 3, 0, 0, &t->rate_milli) || t->rate_milli < 1 ||
+                   t->rate_milli > 1000000000))
         return err_at(w, v, "%s", "requestsPerSecond: expected a number in 0.001..1000000");
     return i == 1 && get_int(w, v, "burst", 1, 1000000, &t->burst) ? -EINVAL : 0;
 }
@@ -699,64 +702,43 @@ static int read_file(const char *path, unsigned char **buf, size_t *len, struct 
 }
 
 /* Event pass: syntax and nesting depth, before the loader (which recurses) sees the bytes. */
-static int check_events(const char *path, const unsigned char *buf, size_t len, struct gs_diag *d)
+/* The documents of a DaemonConfig file: the first read, a second refused. */
+struct docs {
+    struct gsd_config *c;
+    int n;
+};
+
+static int one_doc(struct gs__yctx *y, yaml_node_t *root, void *arg)
 {
-    yaml_parser_t ps;
-    yaml_event_t ev;
-    int depth = 0, rc = 0, done = 0;
-    yaml_parser_initialize(&ps);
-    yaml_parser_set_input_string(&ps, buf, len);
-    while (!done && !rc) {
-        if (!yaml_parser_parse(&ps, &ev)) {
-            rc = gs_diag_error(d, "%s:%zu:%zu: %s", path, ps.problem_mark.line + 1,
-                               ps.problem_mark.column + 1, ps.problem ? ps.problem : "bad YAML");
-            break;
-        }
-        if (ev.type == YAML_SEQUENCE_START_EVENT || ev.type == YAML_MAPPING_START_EVENT)
-            depth++;
-        if (ev.type == YAML_SEQUENCE_END_EVENT || ev.type == YAML_MAPPING_END_EVENT)
-            depth--;
-        if (depth > GS_CONFIG_MAX_DEPTH)
-            rc = gs_diag_error(d, "%s:%zu:%zu: nested deeper than %d", path, ev.start_mark.line + 1,
-                               ev.start_mark.column + 1, GS_CONFIG_MAX_DEPTH);
-        done = ev.type == YAML_STREAM_END_EVENT;
-        yaml_event_delete(&ev);
+    struct docs *x = arg;
+    int rc;
+    if (x->n++) { /* the file is read whole: nothing is skipped */
+        rc = gs_diag_error(y->d,
+                           "%s:%zu:%zu: a second document: give GPUQuota, ResourceQuota and "
+                           "the other policy kinds in another --config file",
+                           y->path, root->start_mark.line + 1, root->start_mark.column + 1);
+    } else {
+        struct walk w = {y->path, y->doc, y->d};
+        rc = walk_top(&w, root, x->c);
     }
-    yaml_parser_delete(&ps);
+    /* Wipe every scalar: plain tokens must not linger in freed memory. */
+    for (yaml_node_t *n = y->doc->nodes.start; n < y->doc->nodes.top; n++)
+        if (n->type == YAML_SCALAR_NODE)
+            memset(n->data.scalar.value, 0, n->data.scalar.length);
     return rc;
 }
 
+/* The file read as the policy files are (yamlutil.h): nesting bounded, an explicit tag honoured
+ * (!!str 5 is the text "5") or refused, aliases resolved, each error at its line and column. */
 static int parse_doc(const char *path, const unsigned char *buf, size_t len, struct gsd_config *c,
                      struct gs_diag *d)
 {
-    yaml_parser_t ps;
-    yaml_document_t doc;
-    yaml_parser_initialize(&ps);
-    yaml_parser_set_input_string(&ps, buf, len);
-    if (!yaml_parser_load(&ps, &doc)) { /* what the event pass cannot see: an unknown alias */
-        int rc = gs_diag_error(d, "%s:%zu:%zu: %s", path, ps.problem_mark.line + 1,
-                               ps.problem_mark.column + 1, ps.problem ? ps.problem : "bad YAML");
-        yaml_parser_delete(&ps);
-        return rc;
-    }
-    struct walk w = {path, &doc, d};
-    int rc = walk_top(&w, yaml_document_get_root_node(&doc), c);
-    yaml_document_t next;
-    if (!rc && yaml_parser_load(&ps, &next)) { /* the file is read whole: nothing is skipped */
-        yaml_node_t *root = yaml_document_get_root_node(&next);
-        if (root)
-            rc = gs_diag_error(d,
-                               "%s:%zu:%zu: a second document: give GPUQuota, ResourceQuota and "
-                               "the other policy kinds in another --config file",
-                               path, root->start_mark.line + 1, root->start_mark.column + 1);
-        yaml_document_delete(&next);
-    }
-    /* Wipe every scalar: plain tokens must not linger in freed memory. */
-    for (yaml_node_t *n = doc.nodes.start; n < doc.nodes.top; n++)
-        if (n->type == YAML_SCALAR_NODE)
-            memset(n->data.scalar.value, 0, n->data.scalar.length);
-    yaml_document_delete(&doc);
-    yaml_parser_delete(&ps);
+    struct gs__yctx proto = {.path = path, .d = d};
+    struct docs x = {c, 0};
+    int rc = gs__yaml_stream_documents(&proto, buf, len, GS_CONFIG_MAX_DEPTH, CONFIG_NODES_MAX,
+                                       one_doc, &x);
+    if (!rc && !x.n)
+        rc = gs_diag_error(d, "%s: expected a DaemonConfig mapping", path);
     return rc;
 }
 
@@ -807,9 +789,7 @@ int gsd_config_parse(const char *path, const unsigned char *buf, size_t len,
     if (!c)
         return -ENOMEM;
     c->path = strdup(path);
-    int rc = c->path ? check_events(path, buf, len, d) : -ENOMEM;
-    if (!rc)
-        rc = parse_doc(path, buf, len, c, d);
+    int rc = c->path ? parse_doc(path, buf, len, c, d) : -ENOMEM;
     if (rc) {
         gsd_config_free(c);
         return rc;

@@ -139,7 +139,10 @@ static void test_config_errors(void **state)
         {HEAD "maxPods: \"5\"\n", ":3:10: maxPods: expected a whole number in 1..10000000"},
         {HEAD "metrics: {perPod: \"true\"}\n", ":3:19: perPod: expected true or false"},
         {"kind: Pod\n", ":1:7: kind: expected DaemonConfig"},
-        {HEAD "maxPods: *foo\n", ":3:10: found undefined alias"},
+        {HEAD "maxPods: *foo\n", ":3:10: YAML error: found undefined alias"},
+        /* a tag is honoured or refused, as in the policy files: "!!str 5" is text */
+        {HEAD "maxPods: !!str 5\n", ":3:10: maxPods: expected a whole number"},
+        {HEAD "maxPods: !!float 5\n", ":3:10: YAML tag !!float is not read"},
         {HEAD "nodeMonitorGracePeriodSeconds: 0\n",
          ":3:32: nodeMonitorGracePeriodSeconds: expected a whole number in 1..86400"},
         /* named at the token's value, not at the document */
@@ -201,6 +204,9 @@ static void test_config_errors(void **state)
         {HEAD "tenants:\n  - name: a\n    token: tenant-a-0123456789\n    namespaces: [a]\n"
               "    rateLimit: {burst: 2, burst: 3}\n",
          ":7:27: key \"burst\" appears twice"},
+        {HEAD "tenants:\n  - name: a\n    token: tenant-a-0123456789\n    namespaces: [a]\n"
+              "    rateLimit: {requestsPerSecond: \"5\"}\n",
+         ":7:36: requestsPerSecond: expected a number"},
         {HEAD "extender: {requireToken: false}\n",
          ":3:12: extender.requireToken: no longer a setting"},
         {HEAD "extender: {maxBodyBytes: 10}\n", "maxBodyBytes: expected a whole number in 1024.."},
