@@ -380,21 +380,23 @@ static void test_old_store(void **state)
     json_decref(h_submit(&d, TOKEN_A, mig_pod("team-a", "m1", "7g.40gb", NULL, NULL), 201));
     expect_at(&d, "team-a", "m1", "running n-a40-1 0 0");
     h_kill(&d);
-    /* brought to the last schema: the pod's history (schema 5, 8) not known, so none */
+    /* brought to the last schema: the pod's history (schema 5, 8, 10) not known, so none */
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
     sqlite3_stmt *q;
     assert_int_equal(sqlite3_prepare_v2(db,
                                         "SELECT (SELECT value FROM meta WHERE key = 'schema'),"
-                                        " evictions, first_start_us IS NULL, charged, saved_us"
+                                        " evictions, first_start_us IS NULL, charged, saved_us,"
+                                        " last_eviction || last_eviction_us"
                                         " FROM pods WHERE name = 'old'",
                                         -1, &q, NULL),
                      SQLITE_OK);
     assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-    assert_int_equal(sqlite3_column_int(q, 0), 9);
+    assert_int_equal(sqlite3_column_int(q, 0), 10);
     assert_int_equal(sqlite3_column_int(q, 1), 0);
     assert_int_equal(sqlite3_column_int(q, 2), 1);
     assert_int_equal(sqlite3_column_int(q, 3), 0);
     assert_int_equal(sqlite3_column_int(q, 4), 0); /* nothing saved by checkpoints (schema 8) */
+    assert_string_equal((const char *)sqlite3_column_text(q, 5), "0"); /* no eviction (10) */
     sqlite3_finalize(q);
     sqlite3_close(db);
     assert_int_equal(h_start(&d), 0); /* the last schema now: opens as it is */
