@@ -29,7 +29,7 @@
 #define TOKEN_MAX    4096         /* bytes of a bearer token */
 
 struct copts {
-    const char *server, *token, *cacert, *tenant, *state, *queue;
+    const char *server, *token, *cacert, *tenant, *state, *queue, *ns;
     int json;  /* -o: 0 table, 1 json, OUT_YAML yaml */
     int table; /* -o table given */
 };
@@ -379,8 +379,10 @@ static void client_usage(FILE *f)
             "usage: gpusched submit FILE.yaml|FILE.json|-  submit its Pods and Volcano PodGroups\n"
             "                                               (every document, a List's items)\n"
             "       gpusched get NAMESPACE/NAME             show one pod\n"
-            "       gpusched list [--tenant T] [--queue Q] [--state pending|running]\n"
-            "                     [--continue TOKEN]  500 pods a page, then the next page's TOKEN\n"
+            "       gpusched list [-n NAMESPACE] [--tenant T] [--queue Q]\n"
+            "                     [--state pending|running] [--continue TOKEN]\n"
+            "                                               500 pods a page, then the next page's\n"
+            "                                               TOKEN\n"
             "       gpusched cancel NAMESPACE/NAME          cancel a pod, freeing its cards\n"
             "       gpusched status                         the daemon's totals and age\n"
             "       gpusched tenants | queues               use and deserved share per tenant\n"
@@ -402,6 +404,7 @@ static int parse_client(int argc, char **argv, struct copts *o, char **cont)
         {"tenant", required_argument, 0, 'T'},
         {"state", required_argument, 0, 'S'},
         {"queue", required_argument, 0, 'Q'},
+        {"namespace", required_argument, 0, 'n'},
         {"continue", required_argument, 0, 'C'},
         {"json", no_argument, 0, 'j'},
         {"output", required_argument, 0, 'o'},
@@ -414,7 +417,7 @@ static int parse_client(int argc, char **argv, struct copts *o, char **cont)
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":ho:", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":ho:n:", lo, NULL)) != -1) {
         switch (c) {
         case 's':
             o->server = optarg;
@@ -441,6 +444,9 @@ static int parse_client(int argc, char **argv, struct copts *o, char **cont)
             break;
         case 'Q':
             o->queue = optarg;
+            break;
+        case 'n':
+            o->ns = optarg;
             break;
         case 'C':
             *cont = optarg;
@@ -503,11 +509,11 @@ static int pod_arg(const char *cmd, int argc, char **argv, char *path, size_t ca
 static int list(const char *cmd, const struct copts *o, const char *cont)
 {
     char path[1024] = "/v1/pods";
-    const char *keys[] = {"tenant", "state", "queue", "continue"},
-               *vals[] = {o->tenant, o->state, o->queue, cont};
+    const char *keys[] = {"tenant", "state", "queue", "namespace", "continue"},
+               *vals[] = {o->tenant, o->state, o->queue, o->ns, cont};
     CURL *c = curl_easy_init();
     size_t len = strlen(path);
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 5; i++) {
         char *e = c && vals[i] ? curl_easy_escape(c, vals[i], 0) : NULL;
         int n =
             e ? snprintf(path + len, sizeof(path) - len, "%c%s=%s", len > 8 ? '&' : '?', keys[i], e)
@@ -531,16 +537,18 @@ static int list(const char *cmd, const struct copts *o, const char *cont)
     return finish(cmd, st, ans, o->json == OUT_YAML);
 }
 
-/* An option @cmd does not read is refused, not dropped: --tenant, --queue, --state and --continue
- * are list's, --tenant bills' too, and submit and cancel print no table. */
+/* An option @cmd does not read is refused, not dropped: --tenant, --queue, --state, --namespace
+ * and --continue are list's, --tenant bills' too, and submit and cancel print no table. */
 static int options_taken(const char *cmd, const struct copts *o, const char *cont)
 {
     int list = !strcmp(cmd, "list"), bills = !strcmp(cmd, "bills");
     int no_table = !strcmp(cmd, "submit") || !strcmp(cmd, "cancel");
-    const char *names[] = {"--tenant", "--queue", "--state", "--continue", "-o table"};
-    const char *given[] = {o->tenant, o->queue, o->state, cont, o->table && no_table ? "" : NULL};
-    for (int i = 0; i < 5; i++)
-        if (given[i] && (i == 4 || (!list && !(bills && i == 0)))) {
+    const char *names[] = {"--tenant",   "--queue",     "--state",
+                           "--continue", "--namespace", "-o table"};
+    const char *given[] = {o->tenant, o->queue, o->state,
+                           cont,      o->ns,    o->table && no_table ? "" : NULL};
+    for (int i = 0; i < 6; i++)
+        if (given[i] && (i == 5 || (!list && !(bills && i == 0)))) {
             gs__cli_say(cmd, "%s is not an option of %s", names[i], cmd);
             return EXIT_BAD_INPUT;
         }

@@ -219,7 +219,7 @@ static void list_pods(struct gsd_reads *rd, const struct gsd_snap *n, struct gsd
                       const struct gsd_tenant *viewer)
 {
     const char *tenant = gsd_qarg(r, "tenant"), *state = gsd_qarg(r, "state");
-    const char *queue = gsd_qarg(r, "queue");
+    const char *queue = gsd_qarg(r, "queue"), *ns = gsd_qarg(r, "namespace");
     int64_t limit = 500, from = 0;
     int want = -1;
     if (tenant && !*tenant)
@@ -237,6 +237,10 @@ static void list_pods(struct gsd_reads *rd, const struct gsd_snap *n, struct gsd
     }
     if (queue && *queue && !queue_named(n, queue)) {
         gsd_reply_error(r, 404, "queue", "queue %.64s not found", queue);
+        return;
+    }
+    if (ns && *ns && !gsd_name_ok(ns)) { /* a list of none would read as no pods there */
+        gsd_reply_error(r, 400, "namespace", "namespace: expected a DNS label (a-z, 0-9, '-')");
         return;
     }
     if (state && *state) {
@@ -266,7 +270,8 @@ static void list_pods(struct gsd_reads *rd, const struct gsd_snap *n, struct gsd
         if (tenant && owners_c != it.c)
             owners_of(rd, n->pchunk[owners_c = it.c], owners);
         if ((tenant && owners[it.k - 1] != owner) || (tenant && strcmp(v->tenant, tenant)) ||
-            (want >= 0 && v->running != want) || (queue && *queue && strcmp(v->queue, queue)))
+            (want >= 0 && v->running != want) || (queue && *queue && strcmp(v->queue, queue)) ||
+            (ns && *ns && strcmp(v->ns, ns)))
             continue;
         if (count++ == limit)
             break;
@@ -455,7 +460,8 @@ static void metrics(struct gsd_reads *rd, const struct gsd_snap *n, struct gsd_r
 
 void gsd_reads_handle(struct gsd_reads *rd, struct gsd_req *r)
 {
-    static const char *const list_args[] = {"tenant", "state", "queue", "limit", "continue", NULL};
+    static const char *const list_args[] = {"tenant", "state",    "queue", "namespace",
+                                            "limit",  "continue", NULL};
     static const char *const no_args[] = {NULL};
     const struct gsd_snap *n = gsd_snap_get(rd->snaps);
     const struct gsd_tenant *viewer = n && r->who >= 0 ? gsd_tenant_named(n->cfg, r->tenant) : NULL;

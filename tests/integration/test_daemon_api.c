@@ -855,7 +855,7 @@ static void test_client(void **state)
 {
     (void)state;
     struct daemon d;
-    char out[65536], pod[128];
+    char out[65536], pod[128], field[128];
     assert_int_equal(h_setup(&d, NULL), 0);
     assert_int_equal(h_policy(&d, "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\n"
                                   "metadata: {name: batch}\nspec: {weight: 1, capability: "
@@ -890,6 +890,15 @@ static void test_client(void **state)
     assert_non_null(strstr(out, "team-a/train-0"));
     assert_int_equal(client(&d, out, sizeof(out), "list", "--queue=default"), 0);
     assert_non_null(strstr(out, "team-a/train-0")); /* no Queue document: every pod here */
+    /* -n NAMESPACE, as kubectl's: the pods of that namespace only */
+    assert_int_equal(client3(&d, out, sizeof(out), "list", "-n", "team-a"), 0);
+    assert_non_null(strstr(out, "team-a/train-0"));
+    assert_int_equal(client(&d, out, sizeof(out), "list", "--namespace=team-a-dev"), 0);
+    assert_null(strstr(out, "team-a/train-0"));
+    assert_int_equal(client(&d, out, sizeof(out), "status", "--namespace=team-a"), 2);
+    assert_int_equal(status_of(&d, "GET", "/v1/pods?namespace=Team_A", TOKEN_A, NULL, field, 128),
+                     400);
+    assert_string_equal(field, "namespace");
     /* status, tenants, queues and bills are tables, as list is (status: one row, kubectl get's
      * shape, an AGE in seconds as kubectl writes a young one); -o json the answer as it came */
     assert_int_equal(client(&d, out, sizeof(out), "status", "-ojson"), 0);
