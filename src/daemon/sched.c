@@ -320,7 +320,11 @@ static int stopped(struct gsd_state *st, struct gsd_pod *p, const struct gs_deci
     if (by) /* the scheduler's words at the time: the pass since may have said more */
         snprintf(p->reason, sizeof(p->reason), "%s by %s/%s",
                  d->reclaim ? "reclaimed" : "preempted", by->ns, by->name);
-    memcpy(p->last_eviction, p->reason, sizeof(p->last_eviction)); /* kept past the next pass */
+    char *kept = strdup(p->reason); /* kept past the next pass */
+    if (!kept)
+        return -ENOMEM;
+    free(p->last_eviction);
+    p->last_eviction = kept;
     p->last_eviction_us = now;
     if (d->by < 0)
         st->requeued_total++;

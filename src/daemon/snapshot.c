@@ -264,7 +264,7 @@ void gsd_podview_fill(const struct gsd_state *st, const struct gsd_pod *p, struc
     v->submit_us = p->submit_us;
     v->start_us = p->start_us;
     v->evictions = p->evictions;
-    v->last_eviction = p->last_eviction;
+    v->last_eviction = p->last_eviction ? p->last_eviction : "";
     v->last_eviction_us = p->last_eviction_us;
 }
 

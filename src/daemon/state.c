@@ -183,6 +183,7 @@ static void free_pod(struct gsd_pod *p)
     if (p) {
         free(p->meta);
         free(p->body);
+        free(p->last_eviction);
     }
     free(p);
 }
@@ -508,6 +509,7 @@ static int restore_one(void *ud, struct gsd_stored *sp)
     struct gsd_pod *p = malloc(sizeof(*p));
     if (!p) {
         free(sp->pod.meta);
+        free(sp->pod.last_eviction);
         free(sp->pod.body);
         return -ENOMEM;
     }

@@ -82,8 +82,10 @@ struct gsd_pod {
     int8_t charged;
     int64_t saved_us;
     /* Its last eviction (preempted, reclaimed, its node lost), which the next pass's reason for
-     * waiting replaces in @reason: what it said and when (scheduler clock; 0 never), stored. */
-    char last_eviction[GSD_REASON_MAX];
+     * waiting replaces in @reason: what it said (owned, NULL never: most pods never are, and
+     * the room of a reason in each would cost a large store's memory) and when (scheduler clock;
+     * 0 never), stored. */
+    char *last_eviction;
     int64_t last_eviction_us;
     struct gsd_pod *hnext;         /* hash chain by namespace/name */
     struct gsd_pod *prev, *next;   /* every pod, by seq */

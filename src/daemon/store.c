@@ -445,7 +445,7 @@ static void bind_identity(sqlite3_stmt *q, const struct gsd_pod *p)
  * last eviction and when). */
 static void bind_history(sqlite3_stmt *q, int i, const struct gsd_pod *p)
 {
-    bind_text(q, i + 4, p->last_eviction);
+    bind_text(q, i + 4, p->last_eviction ? p->last_eviction : "");
     sqlite3_bind_int64(q, i + 5, p->last_eviction_us);
     sqlite3_bind_int64(q, i + 3, p->saved_us);
     sqlite3_bind_int(q, i, p->evictions);
@@ -784,11 +784,14 @@ static int row_to_pod(sqlite3_stmt *q, struct gsd_stored *sp)
         sqlite3_column_type(q, 24) == SQLITE_NULL ? -1 : sqlite3_column_int64(q, 24);
     p->charged = (int8_t)sqlite3_column_int(q, 25);
     p->saved_us = sqlite3_column_int64(q, 26);
-    col_text(q, 27, p->last_eviction, sizeof(p->last_eviction));
+    const unsigned char *last = sqlite3_column_text(q, 27);
+    p->last_eviction = last && last[0] ? strdup((const char *)last) : NULL;
     p->last_eviction_us = sqlite3_column_int64(q, 28);
     p->pl.node = -1;
     p->mig_start = -1;
-    return p->meta && (p->body || !body || !body[0]) ? 0 : -ENOMEM;
+    return p->meta && (p->body || !body || !body[0]) && (p->last_eviction || !last || !last[0])
+               ? 0
+               : -ENOMEM;
 }
 
 /* Cards of pod @id from the sorted array: binary search, then the run of equal ids. */
@@ -842,6 +845,7 @@ int gsd_store_load(struct gsd_store *s, int (*fn)(void *ud, struct gsd_stored *s
         } else {
             free(sp.pod.meta);
             free(sp.pod.body);
+            free(sp.pod.last_eviction);
         }
     }
     sqlite3_finalize(q);
