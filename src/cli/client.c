@@ -379,7 +379,7 @@ static void client_usage(FILE *f)
             "usage: gpusched submit FILE.yaml|FILE.json|-  submit its Pods and Volcano PodGroups\n"
             "                                               (every document, a List's items)\n"
             "       gpusched get NAMESPACE/NAME             show one pod\n"
-            "       gpusched list [-n NAMESPACE] [--tenant T] [--queue Q]\n"
+            "       gpusched list [-n, --namespace NS] [--tenant T] [--queue Q]\n"
             "                     [--state pending|running] [--continue TOKEN]\n"
             "                                               500 pods a page, then the next page's\n"
             "                                               TOKEN\n"
