@@ -456,9 +456,9 @@ static void stored_group(struct daemon *d, const char *name, char *path, size_t 
 }
 
 /* Store schema 7 adds a PodGroup's minResources, schema 8 its members completed, schema 9 the pod
- * count of its minResources, schema 10 a pod's last eviction: a schema 6 store (the tables as schema 6 made them) is brought
- * forward, its PodGroup read as naming none and with none completed, and its member placed at
- * once. */
+ * count of its minResources, schema 10 a pod's last eviction: a schema 6 store (the tables as
+ * schema 6 made them) is brought forward, its PodGroup read as naming none and with none completed,
+ * and its member placed at once. */
 static void test_store_schema6(void **state)
 {
     (void)state;

@@ -2058,10 +2058,11 @@ static void test_same_card(void **state)
                         "nvidia.com/gpu 3 slices on one card (gpusched.io/same-card): "
                         "VirtualGPUClass two lets 2 share a card");
     assert_int_equal(find(t, "whole")->state, GS_POD_REJECTED);
-    assert_string_equal(find(t, "whole")->reason,
-                        "gpusched.io/same-card puts slices (nvidia.com/gpumem, nvidia.com/gpucores, "
-                        "a VirtualGPUClass) or time-slice replicas on one card; this pod asks "
-                        "whole cards (nvidia.com/gpu 1)");
+    assert_string_equal(
+        find(t, "whole")->reason,
+        "gpusched.io/same-card puts slices (nvidia.com/gpumem, nvidia.com/gpucores, "
+        "a VirtualGPUClass) or time-slice replicas on one card; this pod asks "
+        "whole cards (nvidia.com/gpu 1)");
     gs_tsim_free(t);
     gs_scenario_free(s);
 }
