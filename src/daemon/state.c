@@ -691,6 +691,8 @@ int gsd_state_init(struct gsd_state *st, struct gsd_config *cfg, struct gs_clust
     if (rc)
         return rc;
     st->next_seq = gsd_store_next_seq(st->store);
+    if (st->manual_clock) /* on from where it was: no stored time in its future */
+        st->manual_now_us = gsd_store_last_us(st->store);
     int64_t t0 = gsd_mono_us();
     rc = gsd_store_begin(st->store);
     if (!rc)

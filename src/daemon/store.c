@@ -595,6 +595,24 @@ int64_t gsd_store_next_seq(struct gsd_store *s)
     return next;
 }
 
+int64_t gsd_store_last_us(struct gsd_store *s)
+{
+    sqlite3_stmt *q;
+    int64_t last = 0;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT max(coalesce((SELECT value FROM meta WHERE key = 'probe'), 0),"
+                           " coalesce((SELECT max(max(submit_us, start_us, last_eviction_us))"
+                           " FROM pods), 0),"
+                           " coalesce((SELECT max(max(start_us, coalesce(end_us, 0))) FROM ledger),"
+                           " 0))",
+                           -1, &q, NULL) != SQLITE_OK)
+        return last;
+    if (sqlite3_step(q) == SQLITE_ROW)
+        last = sqlite3_column_int64(q, 0);
+    sqlite3_finalize(q);
+    return last;
+}
+
 int gsd_store_node_put(struct gsd_store *s, const char *node, int ready, int64_t since_us)
 {
     sqlite3_stmt *q = s->q[Q_NODE_PUT];

@@ -59,6 +59,11 @@ int gsd_store_pod_delete(struct gsd_store *s, const struct gsd_pod *p, int64_t e
 /* gsd_store_next_seq() - one past the largest seq ever stored (pods and ledger). */
 int64_t gsd_store_next_seq(struct gsd_store *s);
 
+/* gsd_store_last_us() - the latest scheduler time the store holds (its last probe, a pod's
+ * submission, start or eviction, a run's start or end): where a manual clock resumes after a
+ * restart, so that no stored time lies in its future. 0 for a new store. */
+int64_t gsd_store_last_us(struct gsd_store *s);
+
 /*
  * Node and card health, stored only when it changes (not every heartbeat): a node row says the
  * node is watched by heartbeats and whether it is Ready; a card row exists while it is unhealthy.

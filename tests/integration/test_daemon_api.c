@@ -152,6 +152,14 @@ static void test_clock_next_end(void **state)
     assert_int_equal(a.status, 200);
     assert_true(json_is_null(json_object_get(a.json, "next_end_us")));
     h_answer_free(&a);
+    /* a restart goes on from the store's last time (the last submission, at 7202 s), not 0 */
+    json_decref(h_submit(&d, TOKEN_A, h_pod("team-a", "after", 1, 0), 201));
+    assert_int_equal(h_stop(&d), 0);
+    assert_int_equal(h_start(&d), 0);
+    assert_int_equal(h_call(&d, "POST", "/v1/clock", TOKEN_ADMIN, "{\"advance_us\": 0}", &a), 0);
+    assert_int_equal(a.status, 200);
+    assert_int_equal(json_integer_value(json_object_get(a.json, "now_us")), 7202000000LL);
+    h_answer_free(&a);
     assert_int_equal(h_stop(&d), 0);
     h_cleanup(&d);
 }
