@@ -174,6 +174,19 @@ static int may_use_ns(const struct gsd_state *st, const struct who *w, const cha
     return gsd_may_use_ns(st->cfg, w->admin ? NULL : w->tenant, ns, r);
 }
 
+int gsd_args_given(struct gsd_req *r, const char *const *keys)
+{
+    for (; *keys; keys++) {
+        const char *v = gsd_qarg(r, *keys);
+        if (v && !*v) {
+            gsd_reply_error(r, 400, *keys, "%s: empty; leave the argument out for no filter",
+                            *keys);
+            return 0;
+        }
+    }
+    return 1;
+}
+
 int gsd_parse_count(const char *s, int64_t lo, int64_t hi, int64_t *out)
 {
     char *end = NULL;
@@ -395,8 +408,11 @@ static void accounts(struct gsd_state *st, struct gsd_req *r, const struct who *
         name[len] = '\0';
     }
     const char *of = gsd_qarg(r, "tenant");
+    static const char *const filters[] = {"tenant", NULL};
+    if (bill && !gsd_args_given(r, filters)) /* ?tenant= empty: answered */
+        return;
     if (bill)
-        gsd_bill_handle(st, r, w->tenant, of && *of ? of : NULL);
+        gsd_bill_handle(st, r, w->tenant, of);
     else if (tail)
         gsd_bill_handle(st, r, w->tenant, name);
     else

@@ -59,6 +59,10 @@ int gsd_parse_count(const char *s, int64_t lo, int64_t hi, int64_t *out);
  * (?tenat=team-a) would otherwise list everything, ?dryRun=All create the pod, as if honoured,
  * and of ?tenant=a&tenant=b only the first would count. Return: 1; 0. */
 int gsd_args_known(struct gsd_req *r, const char *const *known);
+/* gsd_args_given() - whether each of @keys (NULL-terminated) that @r gives has a value; else a 400
+ * naming the first empty one is written: "?namespace=" would otherwise filter nothing and list
+ * everything, as though the filter had been left out. Return: 1; 0. */
+int gsd_args_given(struct gsd_req *r, const char *const *keys);
 /* gsd_args_fit() - whether @r's path and query arguments were kept whole (server.h's caps);
  * else a 400 naming the argument (or the path) and the cap is written. Return: 1; 0. */
 int gsd_args_fit(struct gsd_req *r);

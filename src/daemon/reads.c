@@ -222,8 +222,9 @@ static void list_pods(struct gsd_reads *rd, const struct gsd_snap *n, struct gsd
     const char *queue = gsd_qarg(r, "queue"), *ns = gsd_qarg(r, "namespace");
     int64_t limit = 500, from = 0;
     int want = -1;
-    if (tenant && !*tenant)
-        tenant = NULL;
+    static const char *const filters[] = {"tenant", "state", "queue", "namespace", NULL};
+    if (!gsd_args_given(r, filters))
+        return;
     if (viewer && tenant && strcmp(tenant, viewer->name)) {
         gsd_reply_error(r, 403, "tenant", "tenant %.64s: a tenant token lists its own pods only",
                         tenant);
@@ -235,15 +236,15 @@ static void list_pods(struct gsd_reads *rd, const struct gsd_snap *n, struct gsd
         gsd_reply_error(r, 404, "tenant", "tenant %.64s not found", tenant);
         return;
     }
-    if (queue && *queue && !queue_named(n, queue)) {
+    if (queue && !queue_named(n, queue)) {
         gsd_reply_error(r, 404, "queue", "queue %.64s not found", queue);
         return;
     }
-    if (ns && *ns && !gsd_name_ok(ns)) { /* a list of none would read as no pods there */
+    if (ns && !gsd_name_ok(ns)) { /* a list of none would read as no pods there */
         gsd_reply_error(r, 400, "namespace", "namespace: expected a DNS label (a-z, 0-9, '-')");
         return;
     }
-    if (state && *state) {
+    if (state) {
         want = !strcmp(state, "pending") ? 0 : !strcmp(state, "running") ? 1 : -2;
         if (want == -2) {
             gsd_reply_error(r, 400, "state", "state: expected pending or running");
@@ -270,8 +271,8 @@ static void list_pods(struct gsd_reads *rd, const struct gsd_snap *n, struct gsd
         if (tenant && owners_c != it.c)
             owners_of(rd, n->pchunk[owners_c = it.c], owners);
         if ((tenant && owners[it.k - 1] != owner) || (tenant && strcmp(v->tenant, tenant)) ||
-            (want >= 0 && v->running != want) || (queue && *queue && strcmp(v->queue, queue)) ||
-            (ns && *ns && strcmp(v->ns, ns)))
+            (want >= 0 && v->running != want) || (queue && strcmp(v->queue, queue)) ||
+            (ns && strcmp(v->ns, ns)))
             continue;
         if (count++ == limit)
             break;

@@ -1038,7 +1038,7 @@ json_t *gsd_podview_json(const struct gsd_podview *v)
     if (o) { /* what the reason no longer says once a pass has tried it again */
         json_object_set_new(o, "evictions", json_integer(v->evictions));
         json_object_set_new(o, "last_eviction",
-                            v->last_eviction_us
+                            v->last_eviction[0] /* at 0 s on a manual clock too */
                                 ? json_pack("{s:s, s:o}", "reason", v->last_eviction, "time",
                                             gsd_time_json(v->last_eviction_us))
                                 : json_null());
@@ -1308,7 +1308,7 @@ static void put_view(struct out *o, const struct gsd_podview *v, const char *lab
     PUT(o, ",\"evictions\":");
     put_int(o, v->evictions);
     PUT(o, ",\"last_eviction\":");
-    if (v->last_eviction_us) {
+    if (v->last_eviction[0]) {
         PUT(o, "{\"reason\":");
         put_str(o, v->last_eviction);
         PUT(o, ",\"time\":");

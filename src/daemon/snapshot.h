@@ -60,7 +60,7 @@ struct gsd_podview {
     int64_t submit_us, start_us;
     int32_t evictions;
     const char *last_eviction; /* what its last eviction said ("" none) */
-    int64_t last_eviction_us;  /* when (0 never) */
+    int64_t last_eviction_us;  /* when */
     /* the scheduler thread's bookkeeping: readers never look */
     struct gsd_podview *retired_next;
     struct gsd_podview *replaced_by;

@@ -83,8 +83,8 @@ struct gsd_pod {
     int64_t saved_us;
     /* Its last eviction (preempted, reclaimed, its node lost), which the next pass's reason for
      * waiting replaces in @reason: what it said (owned, NULL never: most pods never are, and
-     * the room of a reason in each would cost a large store's memory) and when (scheduler clock;
-     * 0 never), stored. */
+     * the room of a reason in each would cost a large store's memory) and when (scheduler clock,
+     * which a manual one may have at 0), stored. */
     char *last_eviction;
     int64_t last_eviction_us;
     struct gsd_pod *hnext;         /* hash chain by namespace/name */

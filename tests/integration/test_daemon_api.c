@@ -907,6 +907,16 @@ static void test_client(void **state)
     assert_int_equal(status_of(&d, "GET", "/v1/pods?namespace=Team_A", TOKEN_A, NULL, field, 128),
                      400);
     assert_string_equal(field, "namespace");
+    /* an empty filter is refused, not taken as none: it would list everything */
+    static const char *const empty[][2] = {{"/v1/pods?namespace=", "namespace"},
+                                           {"/v1/pods?state=", "state"},
+                                           {"/v1/pods?queue=&limit=1", "queue"},
+                                           {"/v1/pods?tenant=", "tenant"},
+                                           {"/v1/bills?tenant=", "tenant"}};
+    for (size_t i = 0; i < sizeof(empty) / sizeof(empty[0]); i++) {
+        assert_int_equal(status_of(&d, "GET", empty[i][0], TOKEN_A, NULL, field, 128), 400);
+        assert_string_equal(field, empty[i][1]);
+    }
     /* status, tenants, queues and bills are tables, as list is (status: one row, kubectl get's
      * shape, an AGE in seconds as kubectl writes a young one); -o json the answer as it came */
     assert_int_equal(client(&d, out, sizeof(out), "status", "-ojson"), 0);
