@@ -412,6 +412,8 @@ int gsd_sched_clock(struct gsd_state *st, int64_t to, int pass)
     st->manual_now_us = to > st->manual_now_us ? to : st->manual_now_us;
     if (!rc)
         rc = complete_due(st, st->manual_now_us);
+    if (!rc) /* stored: a restart goes on from here, never back */
+        rc = gsd_store_clock(st->store, st->manual_now_us);
     st->held = !pass; /* the pass at @to is the batch's, after the nodes' expiry (server.c) */
     return rc;
 }

@@ -152,6 +152,7 @@ enum {
     Q_GROUP_DELETE,
     Q_GROUP_SUCCEEDED,
     Q_PROBE,
+    Q_CLOCK,
     Q_COUNT
 };
 
@@ -192,6 +193,7 @@ static const char *const sql[Q_COUNT] = {
     [Q_GROUP_DELETE] = "DELETE FROM podgroups WHERE namespace = ?1 AND name = ?2",
     [Q_GROUP_SUCCEEDED] = "UPDATE podgroups SET succeeded = ?3 WHERE namespace = ?1 AND name = ?2",
     [Q_PROBE] = "INSERT OR REPLACE INTO meta(key, value) VALUES('probe', ?1)",
+    [Q_CLOCK] = "INSERT OR REPLACE INTO meta(key, value) VALUES('clock', ?1)",
 };
 
 /* WAL pages added between checkpoints of the thread (SQLite's own auto-checkpoint default), and
@@ -406,6 +408,12 @@ int gsd_store_commit(struct gsd_store *s)
     return rc;
 }
 
+int gsd_store_clock(struct gsd_store *s, int64_t now_us)
+{
+    sqlite3_bind_int64(s->q[Q_CLOCK], 1, now_us);
+    return step(s, Q_CLOCK);
+}
+
 int gsd_store_probe(struct gsd_store *s, int64_t now_us)
 {
     int rc = gsd_store_begin(s);
@@ -600,7 +608,8 @@ int64_t gsd_store_last_us(struct gsd_store *s)
     sqlite3_stmt *q;
     int64_t last = 0;
     if (sqlite3_prepare_v2(s->db,
-                           "SELECT max(coalesce((SELECT value FROM meta WHERE key = 'probe'), 0),"
+                           "SELECT max(coalesce((SELECT max(value) FROM meta"
+                           " WHERE key IN ('probe', 'clock')), 0),"
                            " coalesce((SELECT max(max(submit_us, start_us, last_eviction_us))"
                            " FROM pods), 0),"
                            " coalesce((SELECT max(max(start_us, coalesce(end_us, 0))) FROM ledger),"

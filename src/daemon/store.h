@@ -59,9 +59,14 @@ int gsd_store_pod_delete(struct gsd_store *s, const struct gsd_pod *p, int64_t e
 /* gsd_store_next_seq() - one past the largest seq ever stored (pods and ledger). */
 int64_t gsd_store_next_seq(struct gsd_store *s);
 
-/* gsd_store_last_us() - the latest scheduler time the store holds (its last probe, a pod's
- * submission, start or eviction, a run's start or end): where a manual clock resumes after a
- * restart, so that no stored time lies in its future. 0 for a new store. */
+/* gsd_store_clock() - within the open transaction, the manual clock moved to @now_us (meta
+ * 'clock'). Return: 0; -EIO. */
+int gsd_store_clock(struct gsd_store *s, int64_t now_us);
+
+/* gsd_store_last_us() - the latest scheduler time the store holds (the manual clock, its last
+ * probe, a pod's submission, start or eviction, a run's start or end): where a manual clock
+ * resumes after a restart, so that it never goes back and no stored time lies in its future.
+ * 0 for a new store. */
 int64_t gsd_store_last_us(struct gsd_store *s);
 
 /*

@@ -160,6 +160,15 @@ static void test_clock_next_end(void **state)
     assert_int_equal(a.status, 200);
     assert_int_equal(json_integer_value(json_object_get(a.json, "now_us")), 7202000000LL);
     h_answer_free(&a);
+    /* ... and from the clock itself when it moved past every stored time: it never goes back */
+    assert_int_equal(
+        h_call(&d, "POST", "/v1/clock", TOKEN_ADMIN, "{\"advance_seconds\": 1000}", &a), 0);
+    h_answer_free(&a);
+    h_kill(&d);
+    assert_int_equal(h_start(&d), 0);
+    assert_int_equal(h_call(&d, "POST", "/v1/clock", TOKEN_ADMIN, "{\"advance_us\": 0}", &a), 0);
+    assert_int_equal(json_integer_value(json_object_get(a.json, "now_us")), 8202000000LL);
+    h_answer_free(&a);
     assert_int_equal(h_stop(&d), 0);
     h_cleanup(&d);
 }
