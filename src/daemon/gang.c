@@ -82,7 +82,8 @@ static struct gsd_group *keep(struct gsd_state *st, const struct gsd_group *g)
     k->meta = meta;
     k->members = k->running = 0;
     k->tried = 0;
-    k->seq = st->group_seq++;
+    k->seq = g->seq > st->group_seq ? g->seq : st->group_seq; /* a restored one's, kept */
+    st->group_seq = k->seq + 1;
     st->groups[st->ngroups++] = k;
     return k;
 }

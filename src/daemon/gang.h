@@ -22,10 +22,10 @@ struct gsd_group {
     int64_t created_us; /* wall clock */
     char *meta; /* {"annotations": {...}, "labels": {...}} as posted: JSON text, keys sorted */
     int32_t succeeded; /* members that completed: they count towards minMember (stored) */
+    int64_t seq;       /* order of creation, stored: a list's continue token */
     /* the scheduler thread's, not stored */
     int32_t members, running; /* pods held that name it; of them, running */
     uint64_t tried;           /* the retry pass that last tried it */
-    int64_t seq;              /* order of creation (restored ones first): a list's continue */
 };
 #define GSD_GANG_MAX      10000      /* minMember at most */
 #define GSD_SUCCEEDED_MAX 1000000000 /* members completed counted at most (then no more) */

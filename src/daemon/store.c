@@ -41,7 +41,9 @@
  * podgroups.succeeded (its members that completed, which count towards minMember); 0 in a store
  * written before. Schema 9 adds podgroups.min_pods, the pod count of spec.minResources (0: none,
  * as in a store written before). Schema 10 adds a pod's last eviction: pods.last_eviction (what
- * it said, '' none) and pods.last_eviction_us (when, scheduler clock; 0 none). A store of an older
+ * it said, '' none) and pods.last_eviction_us (when, scheduler clock), and podgroups.seq, the
+ * order they were made in (a list's continue token; numbered by creation in a store written
+ * before). A store of an older
  * schema is brought forward on open, one step per version, each in its own transaction (migrate[]);
  * a store of a newer schema is refused.
  */
@@ -90,7 +92,11 @@ static const char *const migrate[SCHEMA_VERSION - 1] = {
     "ALTER TABLE podgroups ADD COLUMN min_pods INTEGER NOT NULL DEFAULT 0;",
     /* 9 -> 10 */
     "ALTER TABLE pods ADD COLUMN last_eviction TEXT NOT NULL DEFAULT '';"
-    "ALTER TABLE pods ADD COLUMN last_eviction_us INTEGER NOT NULL DEFAULT 0;",
+    "ALTER TABLE pods ADD COLUMN last_eviction_us INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE podgroups ADD COLUMN seq INTEGER NOT NULL DEFAULT 0;"
+    "UPDATE podgroups SET seq = (SELECT count(*) FROM podgroups p"
+    " WHERE (p.created_us, p.namespace, p.name)"
+    " < (podgroups.created_us, podgroups.namespace, podgroups.name));",
 };
 
 static const char schema[] =
@@ -188,8 +194,8 @@ static const char *const sql[Q_COUNT] = {
     [Q_GPU_OK] = "DELETE FROM gpu_health WHERE node = ?1 AND gpu = ?2",
     [Q_GROUP_PUT] = "INSERT INTO podgroups(namespace, name, tenant, min_member, queue,"
                     " priority_class, created_us, meta, min_gpu_milli, min_cpu_milli,"
-                    " min_memory_mib, succeeded, min_pods)"
-                    " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                    " min_memory_mib, succeeded, min_pods, seq)"
+                    " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
     [Q_GROUP_DELETE] = "DELETE FROM podgroups WHERE namespace = ?1 AND name = ?2",
     [Q_GROUP_SUCCEEDED] = "UPDATE podgroups SET succeeded = ?3 WHERE namespace = ?1 AND name = ?2",
     [Q_PROBE] = "INSERT OR REPLACE INTO meta(key, value) VALUES('probe', ?1)",
@@ -896,6 +902,7 @@ int gsd_store_group_put(struct gsd_store *s, const struct gsd_group *g)
     sqlite3_bind_int64(q, 11, g->spec.min_memory_mib);
     sqlite3_bind_int(q, 12, g->succeeded);
     sqlite3_bind_int64(q, 13, g->spec.min_pods);
+    sqlite3_bind_int64(q, 14, g->seq);
     return step(s, Q_GROUP_PUT);
 }
 
@@ -942,6 +949,7 @@ static int group_row(sqlite3_stmt *q, void *ud)
             ? (int32_t)done
             : -1;
     g.spec.min_pods = sqlite3_column_int64(q, 12);
+    g.seq = sqlite3_column_int64(q, 13);
     return gr->fn(gr->ud, &g);
 }
 
@@ -952,7 +960,8 @@ int gsd_store_group_load(struct gsd_store *s, int (*fn)(void *ud, const struct g
     return each_row(s,
                     "SELECT namespace, name, tenant, min_member, queue, priority_class,"
                     " created_us, meta, min_gpu_milli, min_cpu_milli, min_memory_mib,"
-                    " succeeded, min_pods FROM podgroups ORDER BY created_us, namespace, name",
+                    " succeeded, min_pods, seq FROM podgroups"
+                    " ORDER BY seq, created_us, namespace, name",
                     NULL, group_row, &gr);
 }
 
