@@ -1507,6 +1507,31 @@ static void test_never_preempts(void **state)
 }
 
 /*
+ * A pod run again after an eviction is spared for GS_READMIT_GRACE_US (300 s); a pod that could
+ * preempt it only then is tried again when the grace ends, not when something else moves: "low"
+ * runs again at 30 s once "mid" is done, "high" comes at 40 s and takes its card at 330 s (it
+ * waited for low's end at 5030 s, nothing else happening between).
+ */
+static void test_preempts_after_grace(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    node(s, "n1", "az-1", tmpl(s, "t1", 1, 0));
+    pclass(s, "low", 10);
+    pclass(s, "mid", 100);
+    pclass(s, "high", 1000);
+    snprintf(pod(s, "ns", "low", 1, 0, 5000)->priority_class, GS_SCN_NAME_MAX, "low");
+    snprintf(pod(s, "ns", "mid", 1, 10, 20)->priority_class, GS_SCN_NAME_MAX, "mid");
+    snprintf(pod(s, "ns", "high", 1, 40, 100)->priority_class, GS_SCN_NAME_MAX, "high");
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    assert_int_equal(find(t, "mid")->start_us, 10 * S);
+    assert_int_equal(find(t, "low")->preemptions, 2);
+    assert_int_equal(find(t, "high")->start_us, 330 * S);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
+/*
  * Pods alike are tried once per pass, not one by one: 200 one-card pods on 8 cards all run in
  * turn, in arrival order, and the ones still waiting when the run stops each carry the reason
  * their bucket last failed for.
@@ -2971,6 +2996,7 @@ int main(void)
         cmocka_unit_test(test_gang_keeps_its_high_member),
         cmocka_unit_test(test_max_pods_per_user),
         cmocka_unit_test(test_never_preempts),
+        cmocka_unit_test(test_preempts_after_grace),
         cmocka_unit_test(test_alike_pods_tried_once),
         cmocka_unit_test(test_fits_without_matches_release),
         cmocka_unit_test(test_vgpu_memory_cap),

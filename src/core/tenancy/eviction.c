@@ -1387,8 +1387,11 @@ int gs__tn_evict_for(struct gs_tenancy *t, int32_t pod, enum evict_mode mode, st
     struct vmemo *m =
         mode == EVICT_PREEMPT && !t->model_limit ? &t->vmemo[key & (GS_MEMO_SLOTS - 1)] : NULL;
     int r = search_nodes(t, &se, m && m->key == key ? m : NULL);
+    int64_t grace = r >= 0 && !se.best.found ? grace_until(t) : INT64_MAX;
+    if (grace < t->retry_at) /* a victim it spared may be taken then: try the pod again */
+        t->retry_at = grace;
     if (r >= 0 && m && !se.best.found)
-        *m = (struct vmemo){key, gs__tn_log_end(&t->clog), se.models, grace_until(t)};
+        *m = (struct vmemo){key, gs__tn_log_end(&t->clog), se.models, grace};
     else if (m && m->key == key)
         m->key = 0;
     struct pick best = se.best;
