@@ -89,26 +89,36 @@ static void status(const json_t *ans)
            json_is_integer(json_object_get(ans, "started_us")) ? age(since, t) : "-");
 }
 
-static void tenants(const json_t *ans)
-{
-    char a[24], p[24];
-    size_t i;
-    const json_t *t;
-    printf("%-24s %10s %8s %8s %10s %12s\n", "TENANT", "CPU-WEIGHT", "RUNNING", "PENDING", "GPUS",
-           "GPUS-PENDING");
-    json_array_foreach(json_object_get(ans, "items"), i, t)
-    {
-        printf("%-24s %10lld %8lld %8lld %10s %12s\n", str(t, "name"), num(t, "cpu_weight"),
-               num(t, "pods_running"), num(t, "pods_pending"),
-               gpus(num(t, "gpu_milli_allocated"), a), gpus(num(t, "gpu_milli_pending"), p));
-    }
-}
-
 /* The width of a column holding @s, at least @w (a name is at most 253 bytes). */
 static int width(const char *s, int w)
 {
     size_t n = strlen(s);
     return n > (size_t)w ? (int)(n < 253 ? n : 253) : w;
+}
+
+/* The widest "name" of @items, at least @w. */
+static int names_width(const json_t *items, int w)
+{
+    size_t i;
+    const json_t *o;
+    json_array_foreach(items, i, o) w = width(str(o, "name"), w);
+    return w;
+}
+
+static void tenants(const json_t *ans)
+{
+    char a[24], p[24];
+    size_t i;
+    const json_t *t;
+    int wn = names_width(json_object_get(ans, "items"), 24);
+    printf("%-*s %10s %8s %8s %10s %12s\n", wn, "TENANT", "CPU-WEIGHT", "RUNNING", "PENDING",
+           "GPUS", "GPUS-PENDING");
+    json_array_foreach(json_object_get(ans, "items"), i, t)
+    {
+        printf("%-*s %10lld %8lld %8lld %10s %12s\n", wn, str(t, "name"), num(t, "cpu_weight"),
+               num(t, "pods_running"), num(t, "pods_pending"),
+               gpus(num(t, "gpu_milli_allocated"), a), gpus(num(t, "gpu_milli_pending"), p));
+    }
 }
 
 /* A queue's capability into @buf (@size bytes), each resource it names as a user wrote it: GPUs
@@ -141,18 +151,19 @@ static void queues(const json_t *ans)
     char d[24], a[24], p[24], cap[128], share[24];
     size_t i;
     const json_t *q;
-    printf("%-24s %6s %10s %10s %10s %7s %8s %8s %s\n", "QUEUE", "WEIGHT", "DESERVED", "ALLOCATED",
-           "PENDING", "SHARE", "RUNNING", "WAITING", "CAPABILITY");
+    int wn = names_width(json_object_get(ans, "items"), 24);
+    printf("%-*s %6s %10s %10s %10s %7s %8s %8s %s\n", wn, "QUEUE", "WEIGHT", "DESERVED",
+           "ALLOCATED", "PENDING", "SHARE", "RUNNING", "WAITING", "CAPABILITY");
     json_array_foreach(json_object_get(ans, "items"), i, q)
     {
         const json_t *c = json_object_get(q, "capability");
         const json_t *s = json_object_get(q, "share_milli");
         snprintf(share, sizeof(share), json_is_integer(s) ? "%lld%%" : "-",
                  (long long)json_integer_value(s) / 10);
-        printf("%-24s %6lld %10s %10s %10s %7s %8lld %8lld %s\n", str(q, "name"), num(q, "weight"),
-               gpus(num(q, "deserved_milli"), d), gpus(num(q, "allocated_milli"), a),
-               gpus(num(q, "pending_milli"), p), share, num(q, "pods_running"),
-               num(q, "pods_pending"), capability(c, cap, sizeof(cap)));
+        printf("%-*s %6lld %10s %10s %10s %7s %8lld %8lld %s\n", wn, str(q, "name"),
+               num(q, "weight"), gpus(num(q, "deserved_milli"), d),
+               gpus(num(q, "allocated_milli"), a), gpus(num(q, "pending_milli"), p), share,
+               num(q, "pods_running"), num(q, "pods_pending"), capability(c, cap, sizeof(cap)));
     }
 }
 

@@ -136,6 +136,10 @@ static int get_token(const struct walk *w, const yaml_node_t *k, yaml_node_t *n,
                      uint8_t out[32])
 {
     char *s = (char *)scalar(n);
+    if (!s && n && n->type == YAML_SCALAR_NODE && n->data.scalar.length && !n->data.scalar.value[0])
+        return err_at(w, n, "%s",
+                      "this token was read before (an alias of it is not taken): give each "
+                      "token in full where it is used");
     if (!s)
         return err_at(w, n, "%s", "a token must be a string");
     size_t len = strlen(s);
@@ -738,7 +742,7 @@ static int parse_doc(const char *path, const unsigned char *buf, size_t len, str
     int rc = gs__yaml_stream_documents(&proto, buf, len, GS_CONFIG_MAX_DEPTH, CONFIG_NODES_MAX,
                                        one_doc, &x);
     if (!rc && !x.n)
-        rc = gs_diag_error(d, "%s: expected a DaemonConfig mapping", path);
+        rc = gs_diag_error(d, "%s:1:1: no document: expected a DaemonConfig mapping", path);
     return rc;
 }
 

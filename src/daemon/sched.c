@@ -341,6 +341,7 @@ static int stopped(struct gsd_state *st, struct gsd_pod *p, const struct gs_deci
         st->failed = 1;
         return -EIO;
     }
+    p->start_us = 0; /* pending again: no start, as the store (and so a restart) has it */
     return 0;
 }
 

@@ -452,7 +452,9 @@ static int restore_running(struct gsd_state *st, struct gsd_pod *p, const char *
     gsd_log("warn", "pod put back to pending", "pod", key, "reason", p->reason, NULL);
     gsd_pod_set_state(st, p, GSD_PENDING);
     p->pl = (struct gs_placement){.node = -1};
-    return gsd_store_pod_unstart(st->store, p, gsd_sched_now(st));
+    rc = gsd_store_pod_unstart(st->store, p, gsd_sched_now(st));
+    p->start_us = 0;
+    return rc;
 }
 
 /* A stored pod's history, given to the scheduler as a snapshot's annotations give it

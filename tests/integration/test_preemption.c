@@ -97,6 +97,21 @@ static const char *state_of(const struct daemon *d, const char *ns, const char *
     return state;
 }
 
+/* Pod @ns/@name's start_time: NULL when null. */
+static const char *start_of(const struct daemon *d, const char *ns, const char *name)
+{
+    static char start[64];
+    struct answer a;
+    char path[96];
+    snprintf(path, sizeof(path), "/v1/pods/%s/%s", ns, name);
+    assert_int_equal(h_call(d, "GET", path, TOKEN_ADMIN, NULL, &a), 0);
+    const char *s = json_string_value(json_object_get(a.json, "start_time"));
+    snprintf(start, sizeof(start), "%s", s ? s : "");
+    int null = s == NULL;
+    h_answer_free(&a);
+    return null ? NULL : start;
+}
+
 /* Pod @ns/@name was evicted @n times, the last saying @why (a pass since has said why it waits
  * now in its reason). */
 static void evicted(const struct daemon *d, const char *ns, const char *name, int n,
@@ -166,6 +181,7 @@ static void test_preemption(void **state)
             pending++;
             assert_non_null(strstr(reason, "Insufficient nvidia.com/gpu")); /* tried again */
             evicted(&d, "team-a", name, 1, "preempted by team-a/hi1");      /* ... and why it was */
+            assert_null(start_of(&d, "team-a", name)); /* no start: as after a restart */
             snprintf(path, sizeof(path), "%s", name);
         }
     }

@@ -140,6 +140,9 @@ static void test_config_errors(void **state)
         {HEAD "metrics: {perPod: \"true\"}\n", ":3:19: perPod: expected true or false"},
         {"kind: Pod\n", ":1:7: kind: expected DaemonConfig"},
         {HEAD "maxPods: *foo\n", ":3:10: YAML error: found undefined alias"},
+        {"# only a comment\n", ":1:1: no document: expected a DaemonConfig mapping"},
+        {HEAD "adminToken: &t admin-0123456789abcdef\nnodeToken: *t\n",
+         ":3:13: this token was read before (an alias of it is not taken)"},
         /* a tag is honoured or refused, as in the policy files: "!!str 5" is text */
         {HEAD "maxPods: !!str 5\n", ":3:10: maxPods: expected a whole number"},
         {HEAD "maxPods: !!float 5\n", ":3:10: YAML tag !!float is not read"},
