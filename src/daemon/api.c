@@ -187,7 +187,7 @@ int gsd_args_given(struct gsd_req *r, const char *const *keys)
     return 1;
 }
 
-int gsd_parse_count(const char *s, int64_t lo, int64_t hi, int64_t *out)
+static int parse_count(const char *s, int64_t lo, int64_t hi, int64_t *out)
 {
     char *end = NULL;
     errno = 0;
@@ -196,6 +196,21 @@ int gsd_parse_count(const char *s, int64_t lo, int64_t hi, int64_t *out)
     if (!end || *end || errno || v < lo || v > hi)
         return -1;
     *out = v;
+    return 0;
+}
+
+int gsd_page_args(struct gsd_req *r, int64_t *limit, int64_t *from)
+{
+    *limit = 500;
+    *from = 0;
+    if (gsd_qarg(r, "limit") && parse_count(gsd_qarg(r, "limit"), 1, GSD_LIST_MAX, limit)) {
+        gsd_reply_error(r, 400, "limit", "limit: expected a whole number in 1..%d", GSD_LIST_MAX);
+        return -1;
+    }
+    if (gsd_qarg(r, "continue") && parse_count(gsd_qarg(r, "continue"), 0, INT64_MAX, from)) {
+        gsd_reply_error(r, 400, "continue", "continue: expected the value a previous list gave");
+        return -1;
+    }
     return 0;
 }
 

@@ -50,9 +50,11 @@ const char *gsd_qarg(const struct gsd_req *r, const char *key);
     "not found (pods are held while pending or running: one that ended or was cancelled is "       \
     "forgotten, its use kept in /v1/bills)"
 
-/* gsd_parse_count() - @s as a count in @lo..@hi into *@out: digits only (strtoll() would take
- * leading blanks and a sign, as in "?limit=%201"). Return: 0; -1 when it is not one. */
-int gsd_parse_count(const char *s, int64_t lo, int64_t hi, int64_t *out);
+/* gsd_page_args() - a list's page: ?limit (1..GSD_LIST_MAX, 500 unless given) into *@limit and
+ * ?continue (what the previous page gave, 0 unless given) into *@from, each digits only
+ * (strtoll() would take leading blanks and a sign, as in "?limit=%201"); else a 400 naming the
+ * argument is written. Return: 0; -1. */
+int gsd_page_args(struct gsd_req *r, int64_t *limit, int64_t *from);
 
 /* gsd_args_known() - whether every query argument of @r is one of @known (NULL-terminated),
  * each given once; else a 400 naming the first that is not is written: a misspelt filter

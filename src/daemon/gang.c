@@ -559,15 +559,9 @@ static void one_group(struct gsd_state *st, struct gsd_req *r, const struct gsd_
  * thread, so each answer is bounded whatever a tenant holds. */
 static void list_groups(struct gsd_state *st, struct gsd_req *r, const struct gsd_tenant *viewer)
 {
-    int64_t limit = 500, from = 0, count = 0;
-    if (gsd_qarg(r, "limit") && gsd_parse_count(gsd_qarg(r, "limit"), 1, GSD_LIST_MAX, &limit)) {
-        gsd_reply_error(r, 400, "limit", "limit: expected a whole number in 1..%d", GSD_LIST_MAX);
+    int64_t limit, from, count = 0;
+    if (gsd_page_args(r, &limit, &from))
         return;
-    }
-    if (gsd_qarg(r, "continue") && gsd_parse_count(gsd_qarg(r, "continue"), 0, INT64_MAX, &from)) {
-        gsd_reply_error(r, 400, "continue", "continue: expected the value a previous list gave");
-        return;
-    }
     size_t lo = 0, hi = st->ngroups; /* the first of seq >= from */
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;

@@ -220,7 +220,7 @@ static void list_pods(struct gsd_reads *rd, const struct gsd_snap *n, struct gsd
 {
     const char *tenant = gsd_qarg(r, "tenant"), *state = gsd_qarg(r, "state");
     const char *queue = gsd_qarg(r, "queue"), *ns = gsd_qarg(r, "namespace");
-    int64_t limit = 500, from = 0;
+    int64_t limit, from;
     int want = -1;
     static const char *const filters[] = {"tenant", "state", "queue", "namespace", NULL};
     if (!gsd_args_given(r, filters))
@@ -251,14 +251,8 @@ static void list_pods(struct gsd_reads *rd, const struct gsd_snap *n, struct gsd
             return;
         }
     }
-    if (gsd_qarg(r, "limit") && gsd_parse_count(gsd_qarg(r, "limit"), 1, GSD_LIST_MAX, &limit)) {
-        gsd_reply_error(r, 400, "limit", "limit: expected a whole number in 1..%d", GSD_LIST_MAX);
+    if (gsd_page_args(r, &limit, &from))
         return;
-    }
-    if (gsd_qarg(r, "continue") && gsd_parse_count(gsd_qarg(r, "continue"), 0, INT64_MAX, &from)) {
-        gsd_reply_error(r, 400, "continue", "continue: expected the value a previous list gave");
-        return;
-    }
     /* {"items":[...],"continue":"SEQ"} as jansson writes it, of each view's text made once */
     struct gsd_text t = {.max = LIST_MAX_BYTES};
     struct gsd_snap_it it = gsd_snap_from(n, from);
