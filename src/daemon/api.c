@@ -58,38 +58,17 @@ void gsd_reply_json(struct gsd_req *r, int status, json_t *body)
     reply_text(r, status, text);
 }
 
-/* A copy of @s at *@at, which moves past it. */
-static const char *copy_at(char **at, const char *s)
-{
-    if (!s)
-        return NULL;
-    size_t n = strlen(s) + 1;
-    memcpy(*at, s, n);
-    *at += n;
-    return *at - n;
-}
-
 void gsd_reply_pod(struct gsd_state *st, struct gsd_req *r, int status, struct gsd_pod *p)
 {
     if (p->state == GSD_PENDING)
         gsd_sched_sync(st, p);
     struct gsd_podview v;
     gsd_podview_fill(st, p, &v);
-    size_t extra = 0;
-    for (const char *s[] = {v.node_name, v.reason, v.meta, v.last_eviction}, **q = s; q < s + 4;
-         q++)
-        extra += *q ? strlen(*q) + 1 : 0;
-    struct gsd_podview *c = malloc(sizeof(*c) + extra);
+    struct gsd_podview *c = gsd_podview_dup(&v);
     if (!c) {
         reply_text(r, status, gsd_podview_dumps(&v));
         return;
     }
-    memcpy(c, &v, sizeof(v));
-    char *at = (char *)(c + 1);
-    c->node_name = copy_at(&at, v.node_name);
-    c->reason = copy_at(&at, v.reason);
-    c->meta = copy_at(&at, v.meta);
-    c->last_eviction = copy_at(&at, v.last_eviction);
     free(r->view);
     r->view = c;
     r->status = status;

@@ -154,7 +154,7 @@ void gsd_sched_sync(struct gsd_state *st, struct gsd_pod *p)
         p->reason[0] = '\0';
         p->why = NULL;
     } else {
-        snprintf(p->reason, sizeof(p->reason), "%.255s", v.reason);
+        snprintf(p->reason, sizeof(p->reason), "%s", v.reason);
         p->why = v.why;
     }
 }

@@ -291,8 +291,7 @@ static int view_eq(const struct gsd_podview *a, const struct gsd_podview *b)
            a->last_eviction_us == b->last_eviction_us;
 }
 
-/* @v as a view of its own: its reason and labels copied with it, in one allocation. */
-static struct gsd_podview *view_dup(const struct gsd_podview *v)
+struct gsd_podview *gsd_podview_dup(const struct gsd_podview *v)
 {
     size_t lr = strlen(v->reason) + 1, lm = v->meta ? strlen(v->meta) + 1 : 0;
     size_t le = strlen(v->last_eviction) + 1;
@@ -449,7 +448,7 @@ static int make_views(struct gsd_state *st, struct gsd_podview ***fresh, size_t 
         if (p->view && view_eq(p->view, &v))
             continue;
         of[k] = p;
-        made[k] = view_dup(&v);
+        made[k] = gsd_podview_dup(&v);
         rc = made[k++] ? 0 : -ENOMEM;
     }
     if (rc) { /* undo: nothing changes */

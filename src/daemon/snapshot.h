@@ -202,6 +202,10 @@ void gsd_snap_put(struct gsd_snaps *s, const struct gsd_snap *snap);
 /* gsd_podview_fill() - @p as a view into @v, its strings borrowed from @p (valid while @p is
  * unchanged): what a fresh view of @p holds. */
 void gsd_podview_fill(const struct gsd_state *st, const struct gsd_pod *p, struct gsd_podview *v);
+/* gsd_podview_dup() - @v as a view of its own: its reason, last eviction and labels copied with
+ * it, in one allocation that free() releases (its node name stays borrowed: the cluster lives as
+ * long as the daemon). NULL out of memory. */
+struct gsd_podview *gsd_podview_dup(const struct gsd_podview *v);
 /* gsd_podview_text() - gsd_podview_json() of published view @v as compact JSON text, made once
  * and kept with the view (any thread). Return: the text (the view's); NULL out of memory. */
 const char *gsd_podview_text(const struct gsd_podview *v);

@@ -545,7 +545,7 @@ static int restore_one(void *ud, struct gsd_stored *sp)
         pod_names(st, p);
         rc = gsd_sched_submit(st, p, &e);
         if (rc == -EINVAL) { /* the policy now refuses it: it stays, held back, saying why */
-            snprintf(p->reason, sizeof(p->reason), "%.255s", e.msg);
+            snprintf(p->reason, sizeof(p->reason), "%s", e.msg);
             rc = 0;
         }
     } else if (rc != -ENOMEM) {
@@ -598,7 +598,7 @@ static int resubmit(struct gsd_state *st, struct gs_tenancy *old, struct gs_diag
             return running_refused(st, p, gs_cluster_node_name(st->cluster, (size_t)p->pl.node),
                                    e.msg, d);
         if (rc == -EINVAL) { /* a pending pod stays, held back, saying why */
-            snprintf(p->reason, sizeof(p->reason), "%.255s", e.msg);
+            snprintf(p->reason, sizeof(p->reason), "%s", e.msg);
             continue;
         }
         if (rc)

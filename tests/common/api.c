@@ -38,7 +38,7 @@ const char *h_token_of(const char *ns)
 
 void h_podgroup(const struct daemon *d, const char *ns, const char *name, int min, long status)
 {
-    char body[256];
+    char body[512]; /* a 253-byte name and a 63-byte namespace fit */
     snprintf(body, sizeof(body),
              "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\"},"
              "\"spec\":{\"minMember\":%d}}",

@@ -162,6 +162,35 @@ static void succeeded_is(const struct daemon *d, int n, const char *phase)
     h_answer_free(&a);
 }
 
+/* A gang's pending reason names its PodGroup whole, up to a 253-byte name (Kubernetes' longest
+ * object name), and what holds it back after: the daemon keeps the core's reason of up to 512
+ * bytes, before and after a restart. */
+static void test_gang_long_name(void **state)
+{
+    (void)state;
+    struct daemon d;
+    char pg[254], why[320];
+    memset(pg, 'g', 253);
+    pg[253] = '\0';
+    snprintf(why, sizeof(why), "gang %s: member w4 cannot be placed: 0/4 nodes are available", pg);
+    assert_int_equal(h_setup(&d, NULL), 0);
+    assert_int_equal(h_write(d.nodes, nodes), 0);
+    assert_int_equal(h_start(&d), 0);
+    h_podgroup(&d, "team-a", pg, 5, 201); /* five boards asked, four exist */
+    for (int i = 0; i < 5; i++) {
+        char name[8];
+        snprintf(name, sizeof(name), "w%d", i);
+        submit_member(&d, name, pg);
+    }
+    for (int restart = 0; restart < 2; restart++) {
+        pod_is(&d, "w0", "pending", why);
+        assert_int_equal(h_stop(&d), 0);
+        assert_int_equal(h_start(&d), 0);
+    }
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 /* Members that completed count towards minMember, as Volcano counts a PodGroup's Succeeded pods
  * (one its activeDeadlineSeconds ended, Failed, does not), and go on counting across a reload
  * (SIGHUP: a new scheduler of the pods held) and a restart: a later member of a minMember 2 group
@@ -829,6 +858,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gang_all_or_nothing),
         cmocka_unit_test(test_podgroups_paged),
+        cmocka_unit_test(test_gang_long_name),
         cmocka_unit_test(test_gang_over_quota),
         cmocka_unit_test(test_gang_succeeded_kept),
         cmocka_unit_test(test_policy_gang_reloaded),
