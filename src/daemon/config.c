@@ -130,16 +130,27 @@ static int get_bool(const struct walk *w, const yaml_node_t *n, const char *key,
     return err_at(w, n, "%s: expected true or false", key);
 }
 
+/* 1 when scalar @n is all NUL bytes: a token get_token() read and wiped (a written token of NUL
+ * escapes alone reads the same, and is refused all the same). */
+static int wiped(const yaml_node_t *n)
+{
+    for (size_t i = 0; i < n->data.scalar.length; i++)
+        if (n->data.scalar.value[i])
+            return 0;
+    return n->data.scalar.length > 0;
+}
+
 /* A token in plain text (hashed at once, then wiped in the YAML buffer) or as 64 hex digits; @k
  * its key, named in messages. */
 static int get_token(const struct walk *w, const yaml_node_t *k, yaml_node_t *n, int hashed,
                      uint8_t out[32])
 {
     char *s = (char *)scalar(n);
-    if (!s && n && n->type == YAML_SCALAR_NODE && n->data.scalar.length && !n->data.scalar.value[0])
+    if (!s && n && n->type == YAML_SCALAR_NODE) /* a NUL inside: written so, or wiped once read */
         return err_at(w, n, "%s",
-                      "this token was read before (an alias of it is not taken): give each "
-                      "token in full where it is used");
+                      wiped(n) ? "this token was read before (an alias of it is not taken): give "
+                                 "each token in full where it is used"
+                               : "a token cannot hold a NUL byte");
     if (!s)
         return err_at(w, n, "%s", "a token must be a string");
     size_t len = strlen(s);

@@ -133,7 +133,11 @@ static void test_config_errors(void **state)
         /* a "\0" escape cut the value: 40 was read, the rest went unread */
         {HEAD "nodeMonitorGracePeriodSeconds: \"40\\0junk\"\n",
          ":3:32: nodeMonitorGracePeriodSeconds: expected a whole number"},
-        {HEAD "adminToken: \"admin-0123456789abcdef\\0more\"\n", ":3:13: a token must be a string"},
+        {HEAD "adminToken: \"admin-0123456789abcdef\\0more\"\n",
+         ":3:13: a token cannot hold a NUL byte"},
+        /* a leading NUL is not taken for a token read before */
+        {HEAD "adminToken: \"\\0admin-0123456789abcdef\"\n",
+         ":3:13: a token cannot hold a NUL byte"},
         {HEAD "storeSync: off\n", ":3:12: storeSync: expected normal or full"},
         /* quoted, a string: as a Kubernetes object's integer field refuses one */
         {HEAD "maxPods: \"5\"\n", ":3:10: maxPods: expected a whole number in 1..10000000"},
