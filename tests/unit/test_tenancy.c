@@ -1995,6 +1995,37 @@ static void test_mode_conversion(void **state)
 }
 
 /*
+ * A memory slice without nvidia.com/gpucores asks the compute of its memory's share of the largest
+ * card it may use, so memory alone decides how many share a card: on a cluster of a T4 (15360
+ * MiB) and an H100 (81559 MiB), two 30000 MiB slices share the H100, each counted 367 milli (it
+ * took the T4's measure, 1000, a whole H100 each). A slice of gpucores alone holds its share of
+ * the smallest card's memory, which every card holds.
+ */
+static void test_memory_slice_share(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    node(s, "t4", "az-1", tmpl_of(s, "t4", 1, "T4"));
+    node(s, "h100", "az-1", tmpl_of(s, "h100", 1, "H100-SXM5-80GB"));
+    slice_pod(s, "a", 1, 30000, 0);
+    slice_pod(s, "b", 1, 30000, 0);
+    struct gs_pod_spec *c = slice_pod(s, "cores", 1, 0, 0);
+    c->containers[0].gpumem_mib = GS_UNSET;
+    c->containers[0].gpucores = 50;
+    struct gs_tsim *t = run(s, GS_WAY_SHARING);
+    for (int i = 0; i < 2; i++) {
+        const struct gs_tsim_pod *p = find(t, i ? "b" : "a");
+        assert_int_equal(p->start_us, 0);
+        assert_int_equal(p->node, 1);
+        assert_int_equal(p->share_milli, 367); /* 30000 x 1000 / 81559, rounded down */
+    }
+    assert_int_equal(find(t, "cores")->start_us, 0); /* 7680 MiB: on the T4 as on the H100 */
+    assert_int_equal(find(t, "cores")->share_milli, 500);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
+/*
  * A pod may ask its slices or replicas on one card (gpusched.io/same-card: "true"): two 1 GiB
  * slices on a one-card node run there as two clients, so with a class pod capping the card at
  * three clients a further slice waits; without the annotation two slices need two cards and are
@@ -2076,7 +2107,7 @@ static void test_same_card(void **state)
     assert_int_equal(find(t, "wide")->state, GS_POD_REJECTED);
     assert_string_equal(find(t, "wide")->reason,
                         "nvidia.com/gpu 2 slices on one card (gpusched.io/same-card): 40960 MiB "
-                        "and 177% of a card together, more than any card this pod may use gives "
+                        "and 166% of a card together, more than any card this pod may use gives "
                         "(24576 MiB, 100%)");
     assert_int_equal(find(t, "three")->state, GS_POD_REJECTED);
     assert_string_equal(find(t, "three")->reason,
@@ -3010,6 +3041,7 @@ int main(void)
         cmocka_unit_test(test_mode_conversion),
         cmocka_unit_test(test_fleet_open_levels),
         cmocka_unit_test(test_same_card),
+        cmocka_unit_test(test_memory_slice_share),
         cmocka_unit_test(test_timeslice_tier),
         cmocka_unit_test(test_work_timeslice_credit),
         cmocka_unit_test(test_work_shares_add_up),

@@ -636,8 +636,9 @@ static int containers(const struct gs_policy *pol, const struct gs_pod_spec *sp,
 /* What the nodes a pod may use (GPU model in @model_mask, 0 = any) hold at most and at least. */
 struct card_bounds {
     int most_gpus;     /* GPUs of the largest node */
-    int64_t small_mib; /* memory of the smallest card: turns a memory slice into a share */
-    int64_t large_mib; /* memory of the largest card: a slice above it never fits */
+    int64_t small_mib; /* memory of the smallest card: a compute slice's memory is its share */
+    int64_t large_mib; /* memory of the largest card: a slice above it never fits, and a memory
+                          slice's compute share is its share of it */
 };
 
 /* The node template @sp's spec.nodeName pins it to, -1 when it names none (or no node: pin()
@@ -947,8 +948,12 @@ static int timeslice_demand(const struct gs_tenancy *t, struct rpod *p,
 /* The device demand of a pod; -1 with @why when it can never be admitted. */
 /*
  * A fractional request's share of a card: without gpucores, the compute share of its memory on
- * the smallest card @b allows, rounded down; without gpumem, the memory of its compute share. Its
- * overcommit cap in the full way is its step profile's, else its tier's.
+ * the largest card @b allows, rounded down, so that on no card its compute binds before its
+ * memory: memory alone decides how many such pods a card holds, as in HAMi, which asks no compute
+ * of a pod without nvidia.com/gpucores (on a smaller card the share counts less than the memory
+ * it holds); without gpumem, the memory of its compute share of the smallest card, which every
+ * card it may use holds. Its overcommit cap in the full way is its step profile's, else its
+ * tier's.
  */
 static int slice_demand(const struct gs_tenancy *t, struct rpod *p,
                         const struct gs_step_profile *prof, const struct gs_tier_spec *ts,
@@ -956,7 +961,7 @@ static int slice_demand(const struct gs_tenancy *t, struct rpod *p,
                         size_t size)
 {
     struct gs_fit *f = &p->fit;
-    int64_t card = b->small_mib;
+    int64_t card = b->large_mib;
     if (c->gpumem_mib != GS_UNSET && c->gpumem_mib > b->large_mib) {
         gs__say(why, size,
                 "nvidia.com/gpumem %lld MiB: more than the largest card this pod may use "
@@ -972,7 +977,7 @@ static int slice_demand(const struct gs_tenancy *t, struct rpod *p,
      * is its memory's, rounded down, so cards fill by memory: 23 pods of 2000 MiB on 46068. */
     int64_t cores = c->gpucores != GS_UNSET ? c->gpucores * 10 : c->gpumem_mib * 1000 / card;
     f->compute = (int32_t)(cores < 1 ? 1 : cores > 1000 ? 1000 : cores);
-    f->mem_mib = c->gpumem_mib != GS_UNSET ? c->gpumem_mib : card * f->compute / 1000;
+    f->mem_mib = c->gpumem_mib != GS_UNSET ? c->gpumem_mib : b->small_mib * f->compute / 1000;
     if (f->mem_mib < 1)
         f->mem_mib = 1;
     f->overcommit = 1000;
@@ -1019,14 +1024,14 @@ static int wants_replicas(struct gs_scn_container *c, const struct gs_tier_spec 
 
 /*
  * The compute share of a card a pod's kernels use, per card, as it asks it whatever the way gives
- * it (the work model, work.c): nvidia.com/gpucores; else a slice's memory's share of the smallest
+ * it (the work model, work.c): nvidia.com/gpucores; else a slice's memory's share of the largest
  * card it may use (as slice_demand() counts it); else the whole card, or a replica's whole time.
  */
 static int32_t work_share(const struct gs_tenancy *t, const struct rpod *p,
                           const struct gs_scn_container *c)
 {
     int64_t s = 1000;
-    int64_t card = bounds_of(t, p->sp, p->sp->model_mask).small_mib;
+    int64_t card = bounds_of(t, p->sp, p->sp->model_mask).large_mib;
     if (c->gpucores != GS_UNSET)
         s = c->gpucores * 10;
     else if (c->gpumem_mib != GS_UNSET && c->gpu_shared <= 0 && card > 0)
