@@ -145,6 +145,18 @@ int gs__scn_gpumem(struct gs__yctx *c, yaml_node_t *v, const char *what, int64_t
     return gs__scn_qty(c, v, what, 0, 0, GS__Q_PLAIN, "MiB", 0, hi, out);
 }
 
+/* 1 when @name is in a GPU vendor's or sharer's namespace (NVIDIA's, Volcano's, HAMi's): a pod
+ * read leniently (one kube-scheduler passed on, whose other extended resources its own filter
+ * checks) that asks one of these gpusched does not read would be given cards without it. */
+static bool gpu_vendor(const char *name)
+{
+    static const char *const ns[] = {"nvidia.com/", "volcano.sh/", "hami.io/"};
+    for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); i++)
+        if (!strncmp(name, ns[i], strlen(ns[i])))
+            return true;
+    return false;
+}
+
 static int res_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *arg)
 {
     struct res *r = arg;
@@ -169,6 +181,11 @@ static int res_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *ar
         /* a warning, as a Queue's capability gives: manifests as kubectl prints them ask it */
         if (!rc && !strcmp(name, "ephemeral-storage"))
             gs__yaml_note(c, k, "%s: local ephemeral storage is not simulated; not enforced", what);
+        else if (!rc && c->lenient && gpu_vendor(name)) /* kube-scheduler's pod: not a warning */
+            rc = gs__yaml_err(c, k,
+                              "resource %s is not one gpusched places%s: a GPU resource is "
+                              "refused rather than ignored",
+                              name, hint);
         else if (!rc)
             gs__yaml_warn(c, k, "resource %s is not interpreted by the scenario%s; ignored", name,
                           hint);

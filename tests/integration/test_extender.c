@@ -332,6 +332,29 @@ static void test_share_needs_gpu_resource(void **state)
     assert_int_equal(a.status, 400);
     assert_non_null(strstr(a.body, "add nvidia.com/gpu: 1"));
     h_answer_free(&a);
+    /* A GPU resource gpusched does not read is an Error, as POST /v1/pods refuses it: the pod
+     * was given a whole card without it. Another vendor's resource is kube-scheduler's to check. */
+    static const char *const res[] = {"nvidia.com/gpumem-percentage", "nvidia.com/gpus",
+                                      "volcano.sh/vgpu-number", "example.com/nic"};
+    for (int i = 0; i < 4; i++) {
+        char other[512];
+        snprintf(other, sizeof(other),
+                 "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"res-%d\","
+                 "\"namespace\":\"team-a\"},\"spec\":{\"containers\":[{\"name\":\"main\","
+                 "\"resources\":{\"limits\":{\"nvidia.com/gpu\":1,\"%s\":50}}}]}}",
+                 i, res[i]);
+        r = h_extender(&d, "filter", other, nodes, 2);
+        err = json_string_value(json_object_get(r, "Error"));
+        if (i < 3) {
+            assert_non_null(strstr(err, res[i]));
+            assert_non_null(strstr(err, "refused rather than ignored"));
+            assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 0);
+        } else {
+            assert_string_equal(err, "");
+            assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 2);
+        }
+        json_decref(r);
+    }
 }
 
 /* POST @args (consumed) to /extender/@v: a 400 whose field is @field and whose error names
