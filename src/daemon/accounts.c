@@ -40,10 +40,12 @@ static struct use *tenant_use(const struct gsd_state *st)
         if (!t)
             continue; /* a namespace no tenant owns (admin's), or a tenant since removed */
         struct use *x = &u[t - st->cfg->tenants];
+        /* one evicted through Kubernetes (GSD_EVICTING) waits again, as its view and
+         * GET /v1/status show it */
         x->running += p->state == GSD_RUNNING;
-        x->pending += p->state == GSD_PENDING;
+        x->pending += p->state != GSD_RUNNING;
         x->milli += p->state == GSD_RUNNING ? p->milli : 0;
-        x->pending_milli += p->state == GSD_PENDING ? p->milli : 0;
+        x->pending_milli += p->state != GSD_RUNNING ? p->milli : 0;
         x->gpus += p->state == GSD_RUNNING && p->req.gpu_milli == 1000 ? p->req.num_gpu : 0;
     }
     return u;

@@ -79,7 +79,7 @@ void gsd_queues_list(struct gsd_state *st, struct gsd_req *r, const char *name)
     for (const struct gsd_pod *p = st->head; p; p = p->next) {
         int i = gsd_queue_find(st, p->queue);
         if (i >= 0)
-            pods[i][p->state == GSD_PENDING]++;
+            pods[i][p->state != GSD_RUNNING]++; /* evicting: waiting again, as it shows */
     }
     int shadowed = gsd_queue_find(st, "default") < (int)nq; /* a document defines it */
     json_t *items = json_array();

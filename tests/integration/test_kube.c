@@ -1220,6 +1220,34 @@ static json_t *filter_b(const char *name, int gpus)
     return r;
 }
 
+/* The pods GET /v1/status, /v1/queues and /v1/tenants count running and pending are the same
+ * (@running of them running), an evicted pod still stopping in Kubernetes pending in each. */
+static void counts_agree(int running)
+{
+    static const char *const path[3] = {"/v1/status", "/v1/queues", "/v1/tenants"};
+    json_int_t n[3][2] = {{0}};
+    for (int k = 0; k < 3; k++) {
+        struct answer a;
+        assert_int_equal(h_call(&d, "GET", path[k], TOKEN_ADMIN, NULL, &a), 0);
+        assert_int_equal(a.status, 200);
+        json_t *items = k ? json_object_get(a.json, "items") : json_pack("[O]", a.json), *o;
+        size_t i;
+        json_array_foreach(items, i, o)
+        {
+            n[k][0] += json_integer_value(json_object_get(o, "pods_running"));
+            n[k][1] += json_integer_value(json_object_get(o, "pods_pending"));
+        }
+        if (!k)
+            json_decref(items);
+        h_answer_free(&a);
+    }
+    for (int k = 0; k < 3; k++)
+        if (n[k][0] != running || n[k][1] != n[0][1])
+            fail_msg("%s: %lld running, %lld pending; /v1/status %lld, %lld", path[k],
+                     (long long)n[k][0], (long long)n[k][1], (long long)n[0][0],
+                     (long long)n[0][1]);
+}
+
 /*
  * GET /v1/snapshot while a pod evicted from n-t4-0 (4 cards) through Kubernetes still stops
  * there, its grace period 600 s: the pod is not written, every card of the node is held from
@@ -1324,6 +1352,7 @@ static void test_reclaim_evicts_through_api(void **state)
     assert_non_null(strstr(a.body, "\ngpusched_pods_evicted_total{reason=\"reclaim\"} 1\n"));
     h_answer_free(&a);
     snapshot_holds_node("team-b/b1");
+    counts_agree(3); /* a1, a2 running; a3, evicted, and b1 waiting: one count everywhere */
     /* the watch says it is gone: the preemptor is nudged, and binds there */
     pthread_mutex_lock(&f.mu);
     snprintf(f.list, sizeof(f.list), "%s",
