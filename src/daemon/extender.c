@@ -1207,7 +1207,8 @@ static void bind_verb(struct gsd_state *st, struct gsd_req *r, const json_t *arg
     else if (p)
         bind_again(st, p, uid, idx, err, sizeof(err));
     else if (!x)
-        snprintf(err, sizeof(err), "pod %s/%s was not seen by filter or prioritize", ns, name);
+        snprintf(err, sizeof(err), /* a bind, refused or not, takes what they saw */
+                 "pod %s/%s was not seen by filter or prioritize since its last bind", ns, name);
     else if (idx < 0)
         snprintf(err, sizeof(err), "node %s is not in gpusched's inventory", node);
     else if (uid && *uid && strcmp(uid, x->spec.uid)) /* another pod of the name */
