@@ -291,8 +291,14 @@ int gsd_inventory_node(const json_t *node, struct gs_trace_node *row, char zone[
     if (count && *count)
         gpus = atoll(count);
     if (gpus > GS_GPUS_MAX || gpus < 0)
-        return gs_diag_error(d, "Node %s: %lld GPUs, more than %d", name, (long long)gpus,
-                             GS_GPUS_MAX);
+        return gs_diag_error(d, "Node %s: %lld GPUs, more than %d%s", name, (long long)gpus,
+                             GS_GPUS_MAX,
+                             count && *count ? ""
+                                             : " (capacity nvidia.com/gpu without the label "
+                                               "nvidia.com/gpu.count: a device plugin that "
+                                               "advertises replicas of each card, as "
+                                               "gpusched-agent and NVIDIA's time slicing do, "
+                                               "counts them; run GPU feature discovery)");
     r.gpus = (int)gpus;
     r.model = gpus > 0 && product ? product_model(product) : -1;
     if (gpus > 0 && r.model < 0)

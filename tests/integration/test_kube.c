@@ -1056,6 +1056,15 @@ static void test_inventory_from_nodes(void **state)
               KNODE("gpu-b", "NVIDIA-Z9000", "4", "zone-2"), NULL);
     assert_int_equal(h_start(&k), -1); /* exits: the unknown product */
     assert_true(h_log_has(&k, "Node gpu-b: nvidia.com/gpu.product \\\"NVIDIA-Z9000\\\""));
+    /* gpusched-agent's 10 replicas of each card, without the count label: said, not taken */
+    set_nodes(KNODE("gpu-a", "NVIDIA-A100-SXM4-80GB", "8", "zone-1"),
+              "{\"metadata\":{\"name\":\"gpu-r\",\"labels\":{\"nvidia.com/gpu.product\":"
+              "\"Tesla-T4\"}},\"status\":{\"capacity\":{\"cpu\":\"96\",\"memory\":\"768Gi\","
+              "\"nvidia.com/gpu\":\"40\"}}}",
+              NULL);
+    assert_int_equal(h_start(&k), -1);
+    assert_true(h_log_has(&k, "Node gpu-r: 40 GPUs, more than 16"));
+    assert_true(h_log_has(&k, "run GPU feature discovery"));
     set_nodes(KNODE("gpu-a", "NVIDIA-A100-SXM4-80GB", "8", "zone-1"),
               KNODE("gpu-b", "Tesla-T4", "4", "zone-2"), NULL);
     assert_int_equal(h_start(&k), 0);
