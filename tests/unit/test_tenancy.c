@@ -2025,6 +2025,31 @@ static void test_memory_slice_share(void **state)
     gs_scenario_free(s);
 }
 
+/* Time-slice replicas run only where a node template offers replicas: a tenant whose GPUQuota
+ * gives A100s only, on a cluster whose replicas are the A30's, is refused on arrival in the full
+ * way, naming why, not left pending for the day (the A100 nodes said "Insufficient"). */
+static void test_replicas_quota_refused(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    node(s, "a100", "az-1", tmpl(s, "a100", 8, 1));
+    int t1 = tmpl_of(s, "a30", 2, "A30");
+    s->policy.templates[t1].timeslice_replicas = 4;
+    node(s, "t1", "az-1", t1);
+    tenant(s, "ns", 4, 8);
+    replica_pod(s, "ns", "ts", 1, 4096, 0, 3600);
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    assert_int_equal(find(t, "ts")->state, GS_POD_REJECTED);
+    assert_string_equal(find(t, "ts")->reason,
+                        "tenant ns: its GPUQuota gives none of the GPU models whose nodes offer "
+                        "time-slice replicas");
+    gs_tsim_free(t);
+    t = run(s, GS_WAY_SHARING); /* no GPUQuota there: it runs on the A30 */
+    assert_int_equal(find(t, "ts")->start_us, 0);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
 /*
  * A pod may ask its slices or replicas on one card (gpusched.io/same-card: "true"): two 1 GiB
  * slices on a one-card node run there as two clients, so with a class pod capping the card at
@@ -3042,6 +3067,7 @@ int main(void)
         cmocka_unit_test(test_fleet_open_levels),
         cmocka_unit_test(test_same_card),
         cmocka_unit_test(test_memory_slice_share),
+        cmocka_unit_test(test_replicas_quota_refused),
         cmocka_unit_test(test_timeslice_tier),
         cmocka_unit_test(test_work_timeslice_credit),
         cmocka_unit_test(test_work_shares_add_up),

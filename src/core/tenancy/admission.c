@@ -1503,22 +1503,30 @@ static int nvlink_possible(const struct gs_tenancy *t, struct rpod *p)
 }
 
 /* The GPU models a pod may run on: those it allows (all when it names none), and for a MIG
- * instance (full way) only those whose GpuClusterPolicy allows its profile. */
+ * instance (full way) only those whose GpuClusterPolicy allows its profile, for time-slice
+ * replicas only those of node templates that offer replicas. */
 static uint32_t runs_on(const struct gs_tenancy *t, const struct rpod *p)
 {
     uint32_t mask = p->fit.model_mask ? p->fit.model_mask : UINT32_MAX;
-    if (!p->fit.mig)
+    if (!p->fit.mig && !p->fit.timeslice)
         return p->fit.model_mask;
-    uint32_t mig = 0;
+    uint32_t on = 0;
     for (size_t i = 0; i < t->pol->ntemplates; i++) {
-        int model = t->pol->templates[i].model;
+        const struct gs_node_template *tp = &t->pol->templates[i];
+        int model = tp->model;
         const struct gs_gpu_model *m = model >= 0 ? gs_catalog_at(model) : NULL;
-        int mm = m ? gs_mig_model_find(m->name) : -1;
+        if (!m)
+            continue;
+        if (p->fit.timeslice) {
+            on |= tp->timeslice_replicas > 0 ? 1u << model : 0;
+            continue;
+        }
+        int mm = gs_mig_model_find(m->name);
         int prof = mm >= 0 ? gs_mig_profile_find(mm, p->fit.mig, -1) : -1;
         if (prof >= 0 && gs_fleet_mig_allowed(t->pol, mm, prof))
-            mig |= 1u << model;
+            on |= 1u << model;
     }
-    return mask & mig;
+    return mask & on;
 }
 
 /* Does @p's tenant's GPUQuota give some of a model @p may run on (runs_on(), 0: any)? */
@@ -1588,9 +1596,10 @@ static void admit_one(const struct gs_tenancy *t, struct rpod *p)
                                   : "spec.containers[].resources.limits.nvidia.com/gpu";
         gs__say(p->reason, sizeof(p->reason),
                 "tenant %s: its GPUQuota gives none of the GPU models %s%s", ts->name,
-                p->fit.mig       ? "with MIG profile "
-                : sp->model_mask ? "this pod allows"
-                                 : "of the cluster",
+                p->fit.mig         ? "with MIG profile "
+                : p->fit.timeslice ? "whose nodes offer time-slice replicas"
+                : sp->model_mask   ? "this pod allows"
+                                   : "of the cluster",
                 p->fit.mig ? p->fit.mig : "");
         p->state = GS_POD_REJECTED;
     }
