@@ -2501,6 +2501,29 @@ static void test_shortfall_gang_nvlink(void **state)
     gs_scenario_free(s);
 }
 
+/* Time-slice replicas waiting for the A30's replicas are no shortfall of the tenant's dedicated
+ * A100s, which they could not use: four take the card's four replicas, the fifth waits an hour. */
+static void test_shortfall_replicas(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    node(s, "a100", "az-1", tmpl(s, "a100", 8, 1));
+    int t1 = tmpl_of(s, "a30", 1, "A30");
+    s->policy.templates[t1].timeslice_replicas = 4;
+    node(s, "t1", "az-1", t1);
+    tenant(s, "ns", 4, 8);
+    for (int i = 0; i < 5; i++) {
+        char name[8];
+        snprintf(name, sizeof(name), "r%d", i);
+        replica_pod(s, "ns", name, 1, 4096, 0, 3600)->containers[0].gpucores = 25;
+    }
+    struct gs_tsim *t = run(s, GS_WAY_SHARING);
+    assert_int_equal(find(t, "r4")->start_us, 3600 * S);
+    assert_int_equal(shortfall_s(t, "ns"), 0);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
 /*
  * Dedicated quota is kept for its tenant. team-a's training borrows the A100 cards dedicated to
  * team-c; team-c's replica then finds free L40S cards, but they are team-a's dedicated ones, and
@@ -3015,6 +3038,7 @@ int main(void)
         cmocka_unit_test(test_promise_follows_queues),
         cmocka_unit_test(test_shortfall_per_model),
         cmocka_unit_test(test_shortfall_gang_nvlink),
+        cmocka_unit_test(test_shortfall_replicas),
         cmocka_unit_test(test_dedicated_room_kept),
         cmocka_unit_test(test_dedicated_room_whole_cards),
         cmocka_unit_test(test_preempt_smallest_gang),

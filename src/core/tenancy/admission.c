@@ -706,13 +706,18 @@ static int needs_nvlink(const struct rpod *p)
     return p->fit.whole && p->fit.tier == GS_TIER_NVLINK && !p->fit.tier_soft;
 }
 
-/* gs__tn_usable_models() for @p, its gang (if any) asking @gang cards in one NVLink group. */
+static uint32_t runs_on(const struct gs_tenancy *t, const struct rpod *p);
+
+/* gs__tn_usable_models() for @p, its gang (if any) asking @gang cards in one NVLink group: a MIG
+ * instance or time-slice replicas only on the models that offer them (runs_on()). */
 static uint32_t usable_with(const struct gs_tenancy *t, const struct rpod *p, int64_t gang)
 {
     const struct gs_fit *f = &p->fit;
     int64_t cards = f->whole ? f->ncards : 1;
     uint32_t m =
         gs_fleet_models_with(t->fleet, (int)(gang > cards ? gang : cards), needs_nvlink(p));
+    if (f->mig || f->timeslice)
+        return m & runs_on(t, p);
     return f->model_mask ? m & f->model_mask : m;
 }
 
