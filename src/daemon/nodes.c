@@ -344,9 +344,16 @@ json_t *gsd_node_json(const struct gsd_state *st, size_t i, int cards, const cha
         gsd_node_ready(h), "heartbeats", h->watched, "ready_changed",
         gsd_time_json(h->watched ? h->since_us : 0), "unhealthy_gpus", bad);
     const struct gs_policy *pol = &st->inv->policy;
-    json_object_set_new(
-        n, "max_pods",
-        json_integer(gs_node_max_pods(&pol->templates[pol->nodes[i].template_index])));
+    const struct gs_node_template *nt = &pol->templates[pol->nodes[i].template_index];
+    json_object_set_new(n, "max_pods", json_integer(gs_node_max_pods(nt)));
+    if (nt->cpu_milli == GS_UNSET) { /* a template without cpuMilli: CPU bounds no pod */
+        json_object_set_new(n, "cpu_milli", json_null());
+        json_object_set_new(n, "cpu_milli_free", json_null());
+    }
+    if (nt->memory_mib == GS_UNSET) {
+        json_object_set_new(n, "memory_mib", json_null());
+        json_object_set_new(n, "memory_mib_free", json_null());
+    }
     struct gs_node_template tp; /* what the node's agent registered is what placement reads */
     if (gsd_agent_topology(st, i, &tp)) {
         memcpy(ni.pcie_domain, tp.pcie_domain, sizeof(ni.pcie_domain));

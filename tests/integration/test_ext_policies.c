@@ -441,7 +441,8 @@ static void test_tiers(void **state)
     stop(&d);
 }
 
-/* One A30 offered as 4 time-slice replicas (NVIDIA device plugin timeSlicing.replicas). */
+/* One A30 offered as 4 time-slice replicas (NVIDIA device plugin timeSlicing.replicas), and one
+ * of a template giving no CPU or memory, which then bound no pod. */
 static const char timeslice_nodes[] =
     "apiVersion: gpusched.io/v1alpha1\n"
     "kind: Cluster\n"
@@ -450,8 +451,10 @@ static const char timeslice_nodes[] =
     "  nodeTemplates:\n"
     "    - {name: a30-ts, gpuModel: A30, gpus: 1, cpuMilli: 32000, memoryMiB: 262144,\n"
     "       timeSlicing: {replicas: 4}}\n"
+    "    - {name: bare, gpuModel: A30, gpus: 1}\n"
     "  nodes:\n"
-    "    - {name: ts1, template: a30-ts}\n";
+    "    - {name: ts1, template: a30-ts}\n"
+    "    - {name: plain, template: bare}\n";
 
 /* Pod team-a/@name asking one time-slice replica (nvidia.com/gpu.shared) with 4 GiB: new ref. */
 static json_t *replica_pod(const char *name)
@@ -500,6 +503,14 @@ static void test_timeslice(void **state)
     const json_t *card = json_array_get(json_object_get(a.json, "gpu"), 0);
     assert_string_equal(json_string_value(json_object_get(card, "mode")), "timesliced");
     assert_int_equal(json_array_size(json_object_get(card, "pods")), 4);
+    assert_int_equal(json_integer_value(json_object_get(a.json, "cpu_milli")), 32000);
+    assert_int_equal(json_integer_value(json_object_get(a.json, "memory_mib")), 262144);
+    h_answer_free(&a);
+    h_expect(&d, "GET", "/v1/nodes/plain", TOKEN_ADMIN, NULL, 200, &a); /* null, not 2^40 */
+    static const char *const unbounded[] = {"cpu_milli", "cpu_milli_free", "memory_mib",
+                                            "memory_mib_free"};
+    for (int k = 0; k < 4; k++)
+        assert_true(json_is_null(json_object_get(a.json, unbounded[k])));
     h_answer_free(&a);
     stop(&d);
 }
