@@ -47,6 +47,17 @@ const struct gs_gpu_model *gs_catalog_at(int idx);
 int gs_catalog_find(const char *name, int len);
 
 /*
+ * gs_catalog_find_product() - look a model up by the name a node reports for it: a catalog name
+ * or alias in any ASCII case, or with the vendor's prefix and spaces as NVML names it ("NVIDIA
+ * A100-SXM4-80GB", "Tesla V100-SXM2-16GB") or as NVIDIA GPU feature discovery's nvidia.com/
+ * gpu.product label writes it ("NVIDIA-A100-SXM4-80GB", with a "-SHARED" suffix where its device
+ * plugin shares the card by time slicing).
+ * @product: NUL-terminated, not owned.
+ * Return: the model index (>= 0), or -ENOENT when no model has that name.
+ */
+int gs_catalog_find_product(const char *product);
+
+/*
  * gs_catalog_names() - every model's name, comma-separated, into @buf of @size bytes (cut short
  * when it does not fit), for messages about a name the catalog lacks.
  * Return: @buf.

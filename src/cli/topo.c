@@ -82,9 +82,11 @@ int cmd_topo(int argc, char **argv)
         gs__cli_say("topo", "--name \"%s\": 1-63 letters, digits, '-', '_', '.'", name);
         return EXIT_BAD_INPUT;
     }
-    int m = model ? gs_catalog_find(model, -1) : 0;
+    int m = model ? gs_catalog_find_product(model) : 0;
     if (m < 0) {
-        gs__cli_say("topo", "--model %s is not in the GPU catalog", model);
+        char names[1024];
+        gs__cli_say("topo", "--model %s is not in the GPU catalog (%s)", model,
+                    gs_catalog_names(names, sizeof(names)));
         return EXIT_BAD_INPUT;
     }
     if (model)

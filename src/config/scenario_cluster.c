@@ -141,7 +141,7 @@ static int gpus_and_model(struct gs__yctx *c, yaml_node_t *at, const struct fiel
     t->model = GS_UNSET;
     if (f->f[T_MODEL]) {
         const char *m = gs__yaml_str(f->f[T_MODEL]);
-        t->model = m ? gs__scn_model(m) : -ENOENT;
+        t->model = m ? gs_catalog_find_product(m) : -ENOENT;
         if (t->model < 0)
             return gs__yaml_err(c, f->f[T_MODEL],
                                 "gpuModel %s is not in the GPU catalog (try A100-SXM4-80GB, "

@@ -531,20 +531,3 @@ int gs__scn_meta(struct gs__yctx *c, yaml_node_t *root, yaml_node_t *n, bool nee
                             "scenario's objects need stable names)");
     return 0;
 }
-
-int gs__scn_model(const char *name)
-{
-    size_t len = strlen(name);
-    int m = gs_catalog_find(name, -1);
-    if (m >= 0)
-        return m;
-    if (len > 7 && strncasecmp(name, "NVIDIA-", 7) == 0) {
-        name += 7;
-        len -= 7;
-        if ((m = gs_catalog_find(name, (int)len)) >= 0)
-            return m;
-    }
-    if (len > 7 && strcasecmp(name + len - 7, "-SHARED") == 0)
-        return gs_catalog_find(name, (int)len - 7);
-    return -ENOENT;
-}

@@ -196,13 +196,6 @@ int gs__scn_typed_field(struct gs__yctx *c, const struct gs__ktype *t, const cha
 /* gs__scn_typed_names() - the field names of @t, at most @max, into @out. Return: how many. */
 int gs__scn_typed_names(const struct gs__ktype *t, const char **out, int max);
 
-/*
- * gs__scn_model() - the catalog index of GPU model @name: a catalog name or alias in any case, or
- * the gpu.product label value GPU feature discovery gives it ("NVIDIA-A100-SXM4-80GB", with a
- * "-SHARED" suffix under time slicing). Return: the index or -ENOENT.
- */
-int gs__scn_model(const char *name);
-
 /* Quantity flags: round a remainder up (else it is an error); a count in the resource's own
  * unit (decimal suffixes and exponents as Kubernetes writes them, no binary suffix). */
 #define GS__Q_CEIL  1u

@@ -21,6 +21,7 @@
  */
 #include "scenario_impl.h"
 
+#include "gpusched/catalog.h"
 #include "gpusched/diag.h"
 
 #include <errno.h>
@@ -145,9 +146,12 @@ int gs__scn_gpumem(struct gs__yctx *c, yaml_node_t *v, const char *what, int64_t
     return gs__scn_qty(c, v, what, 0, 0, GS__Q_PLAIN, "MiB", 0, hi, out);
 }
 
+static void catch_first(void *ud, const char *msg);
+
 /* 1 when @name is in a GPU vendor's or sharer's namespace (NVIDIA's, Volcano's, HAMi's): a pod
  * read leniently (one kube-scheduler passed on, whose other extended resources its own filter
- * checks) that asks one of these gpusched does not read would be given cards without it. */
+ * checks) that asks one of these gpusched does not read would be given cards without it, so it
+ * is an error there, not a warning (a strict read refuses every such warning, catch_first()). */
 static bool gpu_vendor(const char *name)
 {
     static const char *const ns[] = {"nvidia.com/", "volcano.sh/", "hami.io/"};
@@ -181,7 +185,7 @@ static int res_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *ar
         /* a warning, as a Queue's capability gives: manifests as kubectl prints them ask it */
         if (!rc && !strcmp(name, "ephemeral-storage"))
             gs__yaml_note(c, k, "%s: local ephemeral storage is not simulated; not enforced", what);
-        else if (!rc && c->lenient && gpu_vendor(name)) /* kube-scheduler's pod: not a warning */
+        else if (!rc && gpu_vendor(name) && !(c->d && c->d->warn == catch_first))
             rc = gs__yaml_err(c, k,
                               "resource %s is not one gpusched places%s: a GPU resource is "
                               "refused rather than ignored",
@@ -527,7 +531,7 @@ static int selector_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, voi
         return 0;
     }
     const char *s = gs__yaml_str(v);
-    int m = s ? gs__scn_model(s) : -ENOENT;
+    int m = s ? gs_catalog_find_product(s) : -ENOENT;
     if (m < 0)
         return gs__yaml_err(c, v,
                             "nodeSelector nvidia.com/gpu.product: %s is not a GPU model in "
@@ -597,7 +601,7 @@ static int gpu_models(struct gs__yctx *c, yaml_node_t *v, uint32_t *mask)
                                 gs__yaml_show(v, buf));
         memcpy(one, p, len);
         one[len] = '\0';
-        int k = gs__scn_model(one);
+        int k = gs_catalog_find_product(one);
         if (k < 0)
             return gs__yaml_err(c, v, "gpusched.io/gpu-model: %s is not a GPU model in the catalog",
                                 one);

@@ -16,6 +16,7 @@
  */
 #include "scenario_impl.h"
 
+#include "gpusched/catalog.h"
 #include "gpusched/diag.h"
 
 #include <errno.h>
@@ -130,7 +131,7 @@ static int model_quota(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void 
     int rc = gs__scn_key_name(c, k, "a quotas key", q.key, sizeof(q.key));
     if (rc)
         return rc;
-    q.model = gs__scn_model(q.key);
+    q.model = gs_catalog_find_product(q.key);
     if (q.model < 0)
         return gs__yaml_err(c, k, "quotas key %s names no GPU model in the catalog",
                             gs__yaml_show(k, buf));

@@ -78,7 +78,7 @@ static int map_namespaces(struct gs_scenario *s, struct gs_diag *d)
         struct gs_tenant_spec *ts = &s->policy.tenants[t];
         for (int i = 0; i < ts->nquotas; i++) {
             if (ts->quotas[i].model == GS_UNSET)
-                ts->quotas[i].model = gs__scn_model(ts->quotas[i].key);
+                ts->quotas[i].model = gs_catalog_find_product(ts->quotas[i].key);
             if (ts->quotas[i].model < 0)
                 return gs_diag_error(d, "%s: tenant %s: quota key \"%s\" names no GPU model",
                                      gs__scn_where(&ts->src, at, sizeof(at)), ts->name,

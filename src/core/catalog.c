@@ -88,3 +88,25 @@ int gs_catalog_find(const char *name, int len)
             return i;
     return -ENOENT;
 }
+
+int gs_catalog_find_product(const char *product)
+{
+    static const char *const vendor[] = {"NVIDIA-", "Tesla-"};
+    char buf[128];
+    size_t n = strlen(product);
+    if (n >= sizeof(buf))
+        return -ENOENT;
+    for (size_t i = 0; i <= n; i++)
+        buf[i] = product[i] == ' ' ? '-' : product[i];
+    int m = gs_catalog_find(buf, -1);
+    const char *s = buf;
+    for (size_t i = 0; m < 0 && i < sizeof(vendor) / sizeof(vendor[0]); i++)
+        if (!strncasecmp(s, vendor[i], strlen(vendor[i])))
+            s += strlen(vendor[i]);
+    n = strlen(s);
+    if (m < 0)
+        m = gs_catalog_find(s, -1);
+    if (m < 0 && n > 7 && !strcasecmp(s + n - 7, "-SHARED"))
+        m = gs_catalog_find(s, (int)n - 7);
+    return m;
+}

@@ -199,18 +199,6 @@ static int node_pods(const json_t *node, const char *name, int32_t *pods, int *n
     return rc;
 }
 
-/* The catalog model GPU feature discovery names in nvidia.com/gpu.product ("NVIDIA-A100-SXM4-
- * 80GB", "Tesla-V100-SXM2-16GB"): the catalog name after the vendor prefix, or the whole label. */
-static int product_model(const char *product)
-{
-    static const char *const vendor[] = {"NVIDIA-", "Tesla-"};
-    for (size_t i = 0; i < sizeof(vendor) / sizeof(vendor[0]); i++)
-        if (!strncmp(product, vendor[i], strlen(vendor[i])) &&
-            gs_catalog_find(product + strlen(vendor[i]), -1) >= 0)
-            return gs_catalog_find(product + strlen(vendor[i]), -1);
-    return gs_catalog_find(product, -1);
-}
-
 /* Whether Node @node is Ready: its Ready condition is "True", or it has none yet (a Node just
  * made; kube-scheduler places on it too). */
 static int node_ready(const json_t *node)
@@ -300,7 +288,7 @@ int gsd_inventory_node(const json_t *node, struct gs_trace_node *row, char zone[
                                                "gpusched-agent and NVIDIA's time slicing do, "
                                                "counts them; run GPU feature discovery)");
     r.gpus = (int)gpus;
-    r.model = gpus > 0 && product ? product_model(product) : -1;
+    r.model = gpus > 0 && product ? gs_catalog_find_product(product) : -1;
     if (gpus > 0 && r.model < 0)
         return gs_diag_error(d,
                              "Node %s: nvidia.com/gpu.product \"%.80s\" is no GPU model gpusched "

@@ -180,7 +180,7 @@ static int register_node(struct agent *a)
 {
     char path[600], *resp = NULL;
     snprintf(path, sizeof(path), "%s/token", a->o.state_dir);
-    int model = a->topo->ngpus ? gs_nvml_catalog_model(a->topo->gpu[0].name) : -1;
+    int model = a->topo->ngpus ? gs_catalog_find_product(a->topo->gpu[0].name) : -1;
     json_t *topo = json_object();
     char *tree = NULL;
     size_t tn = 0;
@@ -266,7 +266,7 @@ struct want {
 /* The MIG model of card @g (gpusched/mig.h), or NULL when it has none. */
 static const struct gs_mig_model *mig_model(const struct agent *a, int g)
 {
-    int cm = gs_nvml_catalog_model(a->topo->gpu[g].name);
+    int cm = gs_catalog_find_product(a->topo->gpu[g].name);
     int mm = cm >= 0 ? gs_mig_model_find(gs_catalog_at(cm)->name) : -1;
     return mm >= 0 ? gs_mig_model_at(mm) : NULL;
 }
@@ -850,7 +850,7 @@ int main(int argc, char **argv)
         return 1;
     }
     if (a.o.discover_only) {
-        int m = a.topo->ngpus ? gs_nvml_catalog_model(a.topo->gpu[0].name) : -1;
+        int m = a.topo->ngpus ? gs_catalog_find_product(a.topo->gpu[0].name) : -1;
         if (a.o.fmt == GS_TOPO_YAML && m < 0) { /* the agent has no flag to name the model */
             no_model(a.topo->gpu[0].name, src);
             gs_nvml_close(a.nvml);

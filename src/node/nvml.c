@@ -132,24 +132,10 @@ static void locality(const struct gs_nvml *n, const char *sysfs, int g, struct g
         snprintf(u->cpus, sizeof(u->cpus), "%s", buf);
 }
 
-int gs_nvml_catalog_model(const char *product)
-{
-    char buf[GS_TOPO_NAME_MAX];
-    const char *s = product;
-    if (!strncmp(s, "NVIDIA ", 7))
-        s += 7;
-    else if (!strncmp(s, "Tesla ", 6))
-        s += 6;
-    snprintf(buf, sizeof(buf), "%s", s);
-    for (char *p = buf; *p; p++)
-        *p = *p == ' ' ? '-' : *p;
-    return gs_catalog_find(buf, -1);
-}
-
 /* NVIDIA's name of GPU instance profile ID @id on a card named @product, or "". */
 static void profile_name(const char *product, unsigned id, char *out, size_t n)
 {
-    int model = gs_nvml_catalog_model(product);
+    int model = gs_catalog_find_product(product);
     int mm = model >= 0 ? gs_mig_model_find(gs_catalog_at(model)->name) : -1;
     const struct gs_mig_model *m = mm >= 0 ? gs_mig_model_at(mm) : NULL;
     out[0] = '\0';

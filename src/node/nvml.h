@@ -119,12 +119,4 @@ int gs_xid_is_application(unsigned long long xid);
  */
 int gs_nvml_profile_of(int compute, int memory, int card_memory, int me);
 
-/*
- * gs_nvml_catalog_model() - the catalog index (gpusched/catalog.h) of a GPU NVML names @product
- * ("NVIDIA A100-SXM4-80GB", "NVIDIA H100 80GB HBM3", "Tesla V100-SXM2-16GB"): the name without
- * its "NVIDIA "/"Tesla " prefix, spaces read as '-', looked up with its aliases.
- * Return: the index; -ENOENT when the catalog does not know it.
- */
-int gs_nvml_catalog_model(const char *product);
-
 #endif

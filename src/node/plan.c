@@ -3,6 +3,7 @@
 
 #include "nvml.h"
 
+#include "gpusched/catalog.h"
 #include "gpusched/diag.h"
 #include "gpusched/gpushare_env.h"
 #include "gpusched/mig.h"
@@ -121,7 +122,7 @@ int gs_plan_ctx_parse(const char *spec, struct gs_plan_ctx *out, struct gs_diag 
 void gs_plan_ctx_set(struct gs_plan *p, const struct gs_plan_ctx *c)
 {
     for (int g = 0; g < p->topo->ngpus && g < GS_GPUS_MAX; g++) {
-        int m = gs_nvml_catalog_model(p->topo->gpu[g].name);
+        int m = gs_catalog_find_product(p->topo->gpu[g].name);
         int32_t v = c && m >= 0 ? c->mib[m] : -1;
         if (v < 0 && c)
             v = c->dflt;

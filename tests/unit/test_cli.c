@@ -537,6 +537,18 @@ static void test_topo_name_and_model(void **state)
     assert_non_null(strstr(r.err, "--json and --yaml: give one of them"));
     assert_string_equal(r.out, "");
     result_free(&r);
+    /* the names a node reports: GPU feature discovery's label, NVML's; an unknown one lists all */
+    static const char *const as[] = {"NVIDIA-H100-SXM5-80GB", "NVIDIA H100-SXM5-80GB"};
+    for (int i = 0; i < 2; i++) {
+        run(&r, ARGS("topo", "--yaml", "--model", as[i], file));
+        expect_exit(&r, 0);
+        assert_non_null(strstr(r.out, "gpuModel: H100-SXM5-80GB"));
+        result_free(&r);
+    }
+    run(&r, ARGS("topo", "--yaml", "--model", "Z100", file));
+    expect_exit(&r, 2);
+    assert_non_null(strstr(r.err, "--model Z100 is not in the GPU catalog (P100, T4, "));
+    result_free(&r);
 }
 
 /* A token that is not RFC 6750's b64token is refused before any request: a line break in it

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "gpusched/catalog.h"
 #include "node/discover.h"
 #include "node/isolate.h"
 #include "node/plugin.h"
@@ -118,7 +119,7 @@ static void test_nvml_same_tree_as_text(void **state)
     same_tree(a, b);
     assert_int_equal(a->nvlinks[0][7], 18);
     assert_int_equal(a->gpu[7].mig_mode, 1);
-    assert_int_equal(gs_nvml_catalog_model(a->gpu[0].name) >= 0, 1);
+    assert_int_equal(gs_catalog_find_product(a->gpu[0].name) >= 0, 1);
     gs_nvml_close(n);
     free(a);
     free(b);
