@@ -171,8 +171,14 @@ int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "--child") == 0)
         return child(atol(argv[2]));
-    long n = argc > 1 ? atol(argv[1]) : 2000000;
-    int rounds = argc > 2 ? atoi(argv[2]) : 7;
+    char *end = "";
+    long n = argc > 1 ? strtol(argv[1], &end, 10) : 2000000;
+    long rounds = argc > 2 && !*end ? strtol(argv[2], &end, 10) : 7;
+    if (argc > 3 || *end || n < 1 || n > 1000000000 || rounds < 1 || rounds > 1000) {
+        fprintf(stderr, "usage: bench_gpushare [LAUNCHES [ROUNDS]] (1..1e9 launches, default "
+                        "2000000; 1..1000 rounds, default 7)\n");
+        return 2;
+    }
     char path[64], state[96], region[64], regionenv[96];
     snprintf(path, sizeof(path), "/tmp/bench-gpushare-%d", (int)getpid());
     snprintf(state, sizeof(state), "FAKECUDA_STATE=%s", path);
