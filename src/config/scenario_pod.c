@@ -141,8 +141,13 @@ int gs__scn_gpumem(struct gs__yctx *c, yaml_node_t *v, const char *what, int64_t
     int64_t mib;
     size_t len = s ? strlen(s) : 0;
     if (len > 2 && s[len - 1] == 'i' && !gs__qty_parse(s, 0, -20, GS__Q_CEIL, &mib, &why))
-        return gs__yaml_err(c, v, "%s: nvidia.com/gpumem is MiB as a plain number, e.g. %lld",
-                            gs__yaml_show(v, buf), (long long)mib);
+        return mib <= hi
+                   ? gs__yaml_err(c, v, "%s: nvidia.com/gpumem is MiB as a plain number, e.g. %lld",
+                                  gs__yaml_show(v, buf), (long long)mib)
+                   : gs__yaml_err(c, v,
+                                  "%s: nvidia.com/gpumem is MiB as a plain number (this is "
+                                  "%lld MiB, more than %lld)",
+                                  gs__yaml_show(v, buf), (long long)mib, (long long)hi);
     return gs__scn_qty(c, v, what, 0, 0, GS__Q_PLAIN, "MiB", 0, hi, out);
 }
 

@@ -244,8 +244,8 @@ static const char *route_denied(int who, const struct gsd_req *r)
     if (!strncmp(r->path, "/extender/", 10) && who != GSD_AUTH_ADMIN && who != GSD_AUTH_EXTENDER)
         return "extender verbs need the admin token or kube-scheduler's client certificate";
     if ((node || who == GSD_AUTH_AGENT) && !node_path)
-        return "a node's token reaches only the node agent's routes, /v1/nodes/NAME/... (not "
-               "GET /v1/nodes or /v1/nodes/NAME)";
+        return "a node's token reaches only the node agent's routes, under /v1/nodes/NAME/, and "
+               "not this one";
     if (node_path && !strcmp(r->method, "POST") && !node && who != GSD_AUTH_AGENT &&
         who != GSD_AUTH_ADMIN)
         return "POST /v1/nodes/... needs a node's or the admin token";

@@ -882,8 +882,8 @@ void gsd_agent_handle(struct gsd_state *st, struct gsd_req *r, const char *rest,
     size_t nl = strcspn(rest, "/");
     if (nl == 0 || nl >= sizeof(name) || rest[nl] != '/') {
         gsd_reply_error(r, 403, "Authorization",
-                        "a node's token reaches only the node agent's routes, /v1/nodes/NAME/... "
-                        "(not GET /v1/nodes or /v1/nodes/NAME)");
+                        "a node's token reaches only the node agent's routes, under "
+                        "/v1/nodes/NAME/, and not this one");
         return;
     }
     memcpy(name, rest, nl);

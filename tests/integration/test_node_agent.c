@@ -272,7 +272,11 @@ static void test_registers(void **state)
     assert_int_equal(post("/v1/nodes/" NODE "/heartbeat", token, "{}"), 200);
     assert_int_equal(post("/v1/nodes/" NODE "/heartbeat", BOOT, "{}"), 403);
     assert_int_equal(post("/v1/nodes/" NODE "/register", BOOT, "{\"gpus\": 8}"), 403);
-    json_decref(get("/v1/pods", token, 403));
+    json_t *refused = get("/v1/pods", token, 403); /* says what it reaches, not this route */
+    assert_non_null(strstr(json_string_value(json_object_get(refused, "error")),
+                           "reaches only the node agent's routes, under /v1/nodes/NAME/, and not "
+                           "this one"));
+    json_decref(refused);
     json_decref(get("/v1/nodes/" NODE "/pods", BOOT, 403));
     json_decref(get("/v1/nodes/" NODE "/pods", token, 200));
     assert_int_equal(post("/v1/nodes/" NODE "/register", token, "{\"gpus\": 4}"), 409);

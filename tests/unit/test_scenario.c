@@ -652,6 +652,9 @@ static const struct bad bads[] = {
     {RES("nvidia.com/gpucores: 101"), -EINVAL, ":8:37: ", "out of range (0..100 percent)", 0},
     {RES("nvidia.com/gpumem: 20Gi"), -EINVAL,
      ":8:35: \"20Gi\": ", "nvidia.com/gpumem is MiB as a plain number, e.g. 20480", 0},
+    /* no example of a figure no card holds */
+    {RES("nvidia.com/gpumem: 1Ei"), -EINVAL, ":8:35: \"1Ei\": ",
+     "nvidia.com/gpumem is MiB as a plain number (this is 1099511627776 MiB, more than ", 0},
     {RES("nvidia.com/mig-9x.1gb: 1"), -EINVAL, ":8:16: ", "is not a MIG profile", 0},
     {RES("nvidia.com/gpumem: 1024"), -EINVAL, ":8:16: ", "needs nvidia.com/gpu", 0},
     {RES("nvidia.com/gpu: 1, nvidia.com/gpumem: 0"), -EINVAL, ":8:35: ", "at least 1 MiB", 0},
