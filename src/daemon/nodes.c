@@ -208,7 +208,8 @@ int gsd_health_gpu(struct gsd_state *st, size_t i, int gpu, int healthy, int xid
     } else {
         h->bad_mask |= 1u << gpu;
         h->xid[gpu] = xid;
-        gsd_log("warn", "gpu unhealthy", "node", name, "gpu", g, "xid", x, NULL);
+        gsd_log("warn", "gpu unhealthy", "node", name, "gpu", g, xid ? "xid" : NULL, x,
+                NULL); /* none given: none logged, not xid=0 */
     }
     int rc = tell(st, i, gpu, healthy, !healthy && gs_xid_loses_work(xid));
     if (rc)
