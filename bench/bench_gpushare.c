@@ -174,9 +174,9 @@ int main(int argc, char **argv)
     char *end = "";
     long n = argc > 1 ? strtol(argv[1], &end, 10) : 2000000;
     long rounds = argc > 2 && !*end ? strtol(argv[2], &end, 10) : 7;
-    if (argc > 3 || *end || n < 1 || n > 1000000000 || rounds < 1 || rounds > 1000) {
-        fprintf(stderr, "usage: bench_gpushare [LAUNCHES [ROUNDS]] (1..1e9 launches, default "
-                        "2000000; 1..1000 rounds, default 7)\n");
+    if (argc > 3 || *end || n < 100 || n > 1000000000 || rounds < 1 || rounds > 1000) {
+        fprintf(stderr, "usage: bench_gpushare [LAUNCHES [ROUNDS]] (100..1e9 launches, default "
+                        "2000000, a hundredth of them allocations; 1..1000 rounds, default 7)\n");
         return 2;
     }
     char path[64], state[96], region[64], regionenv[96];

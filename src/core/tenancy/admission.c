@@ -1597,7 +1597,11 @@ static void admit_one(const struct gs_tenancy *t, struct rpod *p)
                 ts->name, ts->max_gpus_per_pod, (long long)p->gpus);
         p->state = GS_POD_REJECTED;
     } else if (t->way == GS_WAY_FULL && ts && ts->has_quota && p->milli > 0 && !quota_gives(t, p)) {
+        int shared = 0; /* asked as nvidia.com/gpu.shared, not turned to replicas by a tier */
+        for (int i = 0; i < sp->ncontainers; i++)
+            shared |= sp->containers[i].gpu_shared > 0;
         p->field = sp->model_mask ? "metadata.annotations.gpusched.io/gpu-model"
+                   : shared       ? "spec.containers[].resources.limits.nvidia.com/gpu.shared"
                                   : "spec.containers[].resources.limits.nvidia.com/gpu";
         gs__say(p->reason, sizeof(p->reason),
                 "tenant %s: its GPUQuota gives none of the GPU models %s%s", ts->name,
