@@ -242,6 +242,11 @@ static void pod_names(struct gsd_state *st, struct gsd_pod *p)
             off += snprintf(p->models + off, sizeof(p->models) - (size_t)off, off ? "|%s" : "%s",
                             gs_catalog_at(m)->name);
     p->grp = p->group[0] ? gsd_group_find(st, p->ns, p->group) : NULL;
+    /* until the scheduler says (gsd_sched_sync()), the queue it would take: a pod the policy
+     * holds back never gets one from it, and is counted in this one's pending */
+    if (!p->queue[0])
+        snprintf(p->queue, sizeof(p->queue), "%s",
+                 p->grp && p->grp->spec.queue[0] ? p->grp->spec.queue : "default");
 }
 
 /* @spec's labels, annotations and PriorityClass as a pod keeps them (p->meta): JSON text, keys

@@ -540,6 +540,42 @@ static void test_policy_keeps_held(void **state)
     h_cleanup(&d);
 }
 
+/* A pending pod a policy holds back (maxGPUsPerPod lowered below what it asks), reloaded and
+ * across a restart, is counted pending in its queue, as GET /v1/status counts it: after a
+ * restart it had no queue and was in none. */
+static void test_held_back_counted(void **state)
+{
+    (void)state;
+    struct daemon d;
+    char lowered[2048];
+    snprintf(lowered, sizeof(lowered), "%s", policy);
+    memcpy(strstr(lowered, "maxGPUsPerPod: 4"), "maxGPUsPerPod: 2", 16);
+    start(&d, policy);
+    for (int i = 0; i < 4; i++) { /* team-a's 8 cards */
+        char name[8];
+        snprintf(name, sizeof(name), "r%d", i);
+        json_decref(h_submit(&d, NULL, h_pod("team-a", name, 2, 0), 201));
+    }
+    json_decref(h_submit(&d, NULL, h_pod("team-a", "w4", 4, 0), 201));
+    expect_state(&d, "team-a", "w4", "pending", NULL);
+    assert_int_equal(h_policy(&d, lowered), 0);
+    assert_int_equal(h_reload(&d), 0);
+    expect_state(&d, "team-a", "w4", "pending", "maxGPUsPerPod 2");
+    assert_int_equal(h_stop(&d), 0); /* a start reads it anew: the scheduler never gives one */
+    assert_int_equal(h_start(&d), 0);
+    expect_state(&d, "team-a", "w4", "pending", "maxGPUsPerPod 2");
+    struct answer a;
+    h_expect(&d, "GET", "/v1/queues/default", TOKEN_ADMIN, NULL, 200, &a);
+    assert_int_equal(json_integer_value(json_object_get(a.json, "pods_pending")), 1);
+    assert_int_equal(json_integer_value(json_object_get(a.json, "pods_running")), 4);
+    h_answer_free(&a);
+    h_expect(&d, "GET", "/v1/pods/team-a/w4", TOKEN_ADMIN, NULL, 200, &a);
+    assert_string_equal(json_string_value(json_object_get(a.json, "queue")), "default");
+    h_answer_free(&a);
+    assert_int_equal(h_stop(&d), 0);
+    h_cleanup(&d);
+}
+
 /* The node pod @ns/@name runs on. */
 static void node_of(const struct daemon *d, const char *ns, const char *name, char *node)
 {
@@ -602,7 +638,7 @@ int main(void)
         cmocka_unit_test(test_resourcequota),     cmocka_unit_test(test_limit_range),
         cmocka_unit_test(test_limit_range_pod),   cmocka_unit_test(test_pods_per_user),
         cmocka_unit_test(test_bad_policy),        cmocka_unit_test(test_score_weights),
-        cmocka_unit_test(test_policy_keeps_held),
+        cmocka_unit_test(test_policy_keeps_held), cmocka_unit_test(test_held_back_counted),
     };
     signal(SIGPIPE, SIG_IGN);
     return cmocka_run_group_tests(tests, NULL, NULL);
