@@ -62,6 +62,30 @@ static size_t on_data(char *p, size_t sz, size_t n, void *ud)
     return add;
 }
 
+/* A Warning header of the answer (RFC 9110: 299 - "text") printed as kubectl prints one,
+ * "Warning: text", on standard error; other headers are not read. */
+static size_t on_header(char *p, size_t sz, size_t n, void *ud)
+{
+    size_t len = sz * n;
+    static const char name[] = "Warning: 299 - \"";
+    if (len > sizeof(name) && !strncasecmp(p, name, sizeof(name) - 1)) {
+        const char *t = p + sizeof(name) - 1, *end = p + len;
+        while (end > t && (end[-1] == '\r' || end[-1] == '\n'))
+            end--;
+        if (end > t && end[-1] == '"')
+            end--;
+        fprintf(stderr, "Warning: ");
+        for (; t < end; t++) /* the quoted-string's escapes undone; printable ASCII only */
+            if (!(*t == '\\' && t + 1 < end))
+                fputc(*t >= 0x20 && *t < 0x7f ? *t : '?', stderr);
+            else
+                fputc(*++t >= 0x20 && *t < 0x7f ? *t : '?', stderr);
+        fputc('\n', stderr);
+    }
+    (void)ud;
+    return len;
+}
+
 /* One request. Return: the HTTP status and *@out (JSON, may be NULL); -1 after a message. */
 static long call(const char *cmd, const struct copts *o, const char *method, const char *path,
                  const char *body, json_t **out)
@@ -82,6 +106,7 @@ static long call(const char *cmd, const struct copts *o, const char *method, con
     curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
     curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
     curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L); /* an address that never answers */

@@ -189,7 +189,10 @@ static int res_pair(struct gs__yctx *c, yaml_node_t *k, yaml_node_t *v, void *ar
         int rc = gs__scn_qty_unread(c, v, what);
         /* a warning, as a Queue's capability gives: manifests as kubectl prints them ask it */
         if (!rc && !strcmp(name, "ephemeral-storage"))
-            gs__yaml_note(c, k, "%s: local ephemeral storage is not simulated; not enforced", what);
+            gs__yaml_note(c, k,
+                          "%s: local ephemeral storage is taken without effect: gpusched neither "
+                          "places nor limits by it",
+                          what);
         else if (!rc && gpu_vendor(name) && !(c->d && c->d->warn == catch_first))
             rc = gs__yaml_err(c, k,
                               "resource %s is not one gpusched places%s: a GPU resource is "

@@ -84,8 +84,33 @@ void gsd_reply_render(struct gsd_req *r)
     free(v);
 }
 
+void gsd_reply_warning(struct gsd_req *r, const char *text)
+{
+    if (!text[0] || r->warning)
+        return;
+    size_t n = strlen(text);
+    char *v = malloc(n * 2 + 16), *o = v;
+    if (!v)
+        return; /* the answer goes without it */
+    o += sprintf(o, "299 - \"");
+    for (const char *c = text; *c; c++) { /* a quoted-string of printable ASCII (RFC 9110) */
+        unsigned char b = (unsigned char)*c;
+        if (b == '"' || b == '\\')
+            *o++ = '\\';
+        *o++ = b >= 0x20 && b < 0x7f ? (char)b : '?';
+    }
+    strcpy(o, "\"");
+    r->warning = v;
+    r->warning_hdr[0] = "Warning";
+    r->warning_hdr[1] = v;
+    r->warning_hdr[2] = NULL;
+    r->headers = r->warning_hdr;
+}
+
 void gsd_reply_error(struct gsd_req *r, int status, const char *field, const char *fmt, ...)
 {
+    if (r->headers == r->warning_hdr) /* a warning of what was taken: nothing is now */
+        r->headers = NULL;
     char raw[GS_DIAG_MSG_MAX], msg[GS_DIAG_MSG_MAX], at[GS_DIAG_MSG_MAX];
     va_list ap;
     va_start(ap, fmt);
@@ -313,6 +338,8 @@ static void post_pod(struct gsd_state *st, struct gsd_req *r, const struct who *
         const struct gsd_tenant *owner = gsd_tenant_of_ns(st->cfg, spec.ns);
         const char *tenant = owner ? owner->name : "";
         struct gsd_pod *held = gsd_pod_find(st, spec.ns, spec.name);
+        char warning[sizeof(e.warning)];
+        memcpy(warning, e.warning, sizeof(warning));
         struct gsd_pod *p = held ? NULL : gsd_pod_add(st, &spec, tenant, GSD_SRC_API, -1, &e);
         if (held)
             post_again(st, r, held, &spec, tenant);
@@ -320,6 +347,8 @@ static void post_pod(struct gsd_state *st, struct gsd_req *r, const struct who *
             gsd_reply_pod(st, r, 201, p);
         else
             gsd_reply_error(r, e.status, e.field, "%s", e.msg);
+        if (held || p) /* taken: what it asks without effect is said, as the API server does */
+            gsd_reply_warning(r, warning);
     }
     gsd_podspec_clear(&spec);
 }

@@ -16,6 +16,9 @@ struct gsd_state;
 void gsd_reply_json(struct gsd_req *r, int status, json_t *body);
 void gsd_reply_error(struct gsd_req *r, int status, const char *field, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* gsd_reply_warning() - answer @r with a Warning header (RFC 9110's 299 code, as the Kubernetes
+ * API server gives one) of @text ("" none; the first only), non-printable bytes as '?'. */
+void gsd_reply_warning(struct gsd_req *r, const char *text);
 /*
  * gsd_reply_pod() - answer @r @status with pod @p as GET /v1/pods/NS/NAME shows it now: its
  * view is copied (with what it points to) and rendered as JSON later by gsd_reply_render(), on

@@ -249,11 +249,23 @@ static int reals_as_text(json_t *v)
     return rc;
 }
 
+/* The first warning a pod's read gives (gs__yaml_note(): what is taken without effect), kept in
+ * the gsd_ferr @ud. */
+static void first_warning(void *ud, const char *msg)
+{
+    struct gsd_ferr *e = ud;
+    int at = 0; /* "body:L:C: ": a JSON body's reader has no lines; the message names the field */
+    sscanf(msg, "body:%*u:%*u: %n", &at);
+    if (!e->warning[0])
+        snprintf(e->warning, sizeof(e->warning), "%s", msg + at);
+}
+
 int gsd_podspec_parse(const char *text, size_t len, int strict, struct gsd_podspec *out,
                       struct gsd_ferr *e)
 {
     json_error_t jerr;
     memset(out, 0, sizeof(*out));
+    e->warning[0] = '\0';
     json_t *pod = json_loadb(text ? text : "", len, JSON_REJECT_DUPLICATES, &jerr);
     char msg[GS_DIAG_MSG_MAX];
     if (!pod)
@@ -284,6 +296,8 @@ int gsd_podspec_parse(const char *text, size_t len, int strict, struct gsd_podsp
     if (!rc) {
         struct gs_diag d;
         gs_diag_init(&d);
+        d.warn = first_warning;
+        d.warn_ud = e;
         rc = gs_pod_parse_json("body", pod, strict, &out->s, e->field, sizeof(e->field), &d);
         if (rc == -ENOMEM)
             snprintf(e->msg, sizeof(e->msg), "out of memory");

@@ -22,11 +22,13 @@ struct gsd_podspec {
     struct gs_pod_spec s; /* what the scheduler reads, as gs_pod_parse() made it */
 };
 
-/* A field error: an HTTP status, the message and the JSON path of the field. */
+/* A field error: an HTTP status, the message and the JSON path of the field; and, for a pod that
+ * parsed, the first warning it gave (what it asks that is taken without effect), "" none. */
 struct gsd_ferr {
     int status;
     char field[128];
     char msg[GS_DIAG_MSG_MAX];
+    char warning[GS_DIAG_MSG_MAX];
 };
 
 /*

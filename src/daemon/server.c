@@ -182,6 +182,7 @@ static void req_free(struct gsd_req *r)
     gsd_bind_free(r->bind);
     gsd_podparse_free(r->pod);
     free(r->view);
+    free(r->warning);
     json_decref(r->live);
     free(r->body);
     if (r->resp_release)

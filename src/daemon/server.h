@@ -99,6 +99,8 @@ struct gsd_req {
     size_t resp_len;
     const char *ctype;
     const char *const *headers; /* NULL, or more answer headers: name, value, ..., NULL */
+    char *warning;              /* gsd_reply_warning()'s header value (owned), or NULL */
+    const char *warning_hdr[3]; /* what headers then names: Warning, it, NULL */
     int64_t retry_after;        /* seconds; 0 = no header */
     int close;                  /* answered with Connection: close (its framing is in doubt) */
     int done;

@@ -225,6 +225,8 @@ static size_t on_header(char *p, size_t sz, size_t n, void *ud)
     if (sz * n > 13 && strncasecmp(p, "Retry-After: ", 13) == 0)
         snprintf(a->retry_after, sizeof(a->retry_after), "%.*s", (int)strcspn(p + 13, "\r\n"),
                  p + 13);
+    if (sz * n > 9 && strncasecmp(p, "Warning: ", 9) == 0)
+        snprintf(a->warning, sizeof(a->warning), "%.*s", (int)strcspn(p + 9, "\r\n"), p + 9);
     return sz * n;
 }
 

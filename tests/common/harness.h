@@ -31,6 +31,7 @@ struct answer {
     char *body; /* NUL-terminated, owned */
     json_t *json;
     char retry_after[16];
+    char warning[640]; /* a Warning header's value, "" none */
 };
 
 /* A fresh directory with config.yaml (two tenants, an admin) and a small node CSV. */

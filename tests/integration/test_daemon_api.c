@@ -837,6 +837,9 @@ static int client3(const struct daemon *d, char *out, size_t cap, const char *a1
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 1, path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    char err[128]; /* its standard error in dir/client.err */
+    snprintf(err, sizeof(err), "%s/client.err", d->dir);
+    posix_spawn_file_actions_addopen(&fa, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     pid_t pid;
     int st = -1;
     if (posix_spawn(&pid, bin, &fa, NULL, argv, environ) == 0)
@@ -1050,6 +1053,39 @@ static void test_client(void **state)
     assert_non_null(strstr(json_string_value(json_object_get(a.json, "error")),
                            "body:3:12: a YAML merge key (<<) is not read"));
     h_answer_free(&a);
+    /* what a pod asks without effect is taken with a Warning header, which the client prints as
+     * kubectl does; a pod without it gets none */
+    char eph[128], said[1024];
+    snprintf(eph, sizeof(eph), "%s/eph.yaml", d.dir);
+    assert_int_equal(h_write(eph, "apiVersion: v1\nkind: Pod\nmetadata:\n  name: eph\n"
+                                  "  namespace: team-a\nspec:\n  containers:\n    - name: main\n"
+                                  "      resources:\n        limits:\n"
+                                  "          ephemeral-storage: 10Gi\n"),
+                     0);
+    assert_int_equal(client(&d, out, sizeof(out), "submit", eph), 0);
+    snprintf(field, sizeof(field), "%s/client.err", d.dir);
+    FILE *ef = fopen(field, "r");
+    assert_non_null(ef);
+    said[fread(said, 1, sizeof(said) - 1, ef)] = '\0';
+    fclose(ef);
+    assert_string_equal(said, "Warning: limits.ephemeral-storage: local ephemeral storage is "
+                              "taken without effect: gpusched neither places nor limits by it\n");
+    struct answer wa;
+    h_expect(&d, "POST", "/v1/pods", TOKEN_A,
+             "{\"metadata\":{\"name\":\"eph2\",\"namespace\":\"team-a\"},\"spec\":{"
+             "\"containers\":[{\"name\":\"m\",\"resources\":{\"requests\":{"
+             "\"ephemeral-storage\":\"1Gi\"}}}]}}",
+             201, &wa);
+    assert_string_equal(wa.warning, "299 - \"requests.ephemeral-storage: local ephemeral storage "
+                                    "is taken without effect: gpusched neither places nor limits "
+                                    "by it\"");
+    h_answer_free(&wa);
+    h_expect(&d, "POST", "/v1/pods", TOKEN_A,
+             "{\"metadata\":{\"name\":\"plain\",\"namespace\":\"team-a\"},\"spec\":{"
+             "\"containers\":[{\"name\":\"m\"}]}}",
+             201, &wa);
+    assert_string_equal(wa.warning, "");
+    h_answer_free(&wa);
     assert_int_equal(h_stop(&d), 0);
     assert_int_equal(client(&d, out, sizeof(out), "status", NULL), 1); /* nobody there */
     h_cleanup(&d);

@@ -421,7 +421,7 @@ static void test_warnings(void **state)
                   WARNS ":10:1: ", "LimitRange team-b/small: max nvidia.com/gpu 2 and no default",
                   "every container that asks no nvidia.com/gpu gets 2");
     ASSERT_WARNED(&w, WARNS ":27:96: ",
-                  "requests.ephemeral-storage: local ephemeral storage is not simulated");
+                  "requests.ephemeral-storage: local ephemeral storage is taken without effect");
     assert_int_equal(w.n, 11);
     assert_int_equal(s->policy.rquotas[0].gpu_milli, 6000);
     assert_int_equal(s->policy.rquotas[0].pods, 3); /* count/pods, the tighter, was dropped */
