@@ -421,7 +421,7 @@ static void test_warnings(void **state)
                   WARNS ":10:1: ", "LimitRange team-b/small: max nvidia.com/gpu 2 and no default",
                   "every container that asks no nvidia.com/gpu gets 2");
     ASSERT_WARNED(&w, WARNS ":27:96: ",
-                  "requests.ephemeral-storage: local ephemeral storage is taken without effect");
+                  "requests.ephemeral-storage: local ephemeral storage is not simulated");
     assert_int_equal(w.n, 11);
     assert_int_equal(s->policy.rquotas[0].gpu_milli, 6000);
     assert_int_equal(s->policy.rquotas[0].pods, 3); /* count/pods, the tighter, was dropped */
@@ -1872,7 +1872,8 @@ static void test_kubectl_list(void **state)
     /* ephemeral-storage, which no node declares, is said to be unchecked, not refused */
     assert_int_equal(w.n, 1);
     assert_non_null(strstr(w.msg[0], ":20:39: limits.ephemeral-storage: local ephemeral storage is "
-                                     "not simulated; not enforced"));
+                                     "taken without effect: gpusched neither places nor limits by "
+                                     "it"));
     assert_int_equal(gs_scenario_tenant_of(s, "shop"), 0);
     assert_string_equal(s->policy.tenants[0].name, "shop");
     gs_scenario_free(s);

@@ -2050,6 +2050,26 @@ static void test_replicas_quota_refused(void **state)
     gs_scenario_free(s);
 }
 
+/* Fractional use is charged to a GPUQuota's shared quota only: with shared 0 a slice never runs,
+ * and is refused on arrival in the full way, saying so, while a whole card runs on dedicated. */
+static void test_shared_zero_refuses_shares(void **state)
+{
+    (void)state;
+    struct gs_scenario *s = scn();
+    node(s, "a100", "az-1", tmpl(s, "a100", 8, 1));
+    tenant(s, "ns", 4, 4); /* dedicated 4, shared 0 */
+    slice_pod(s, "share", 1, 8192, 0);
+    pod(s, "ns", "whole", 1, 0, 3600);
+    struct gs_tsim *t = run(s, GS_WAY_FULL);
+    assert_int_equal(find(t, "share")->state, GS_POD_REJECTED);
+    assert_non_null(strstr(find(t, "share")->reason,
+                           "tenant ns: its GPUQuota's shared quota holds less than this pod's "
+                           "share on every GPU model it may run on"));
+    assert_int_equal(find(t, "whole")->start_us, 0);
+    gs_tsim_free(t);
+    gs_scenario_free(s);
+}
+
 /*
  * A pod may ask its slices or replicas on one card (gpusched.io/same-card: "true"): two 1 GiB
  * slices on a one-card node run there as two clients, so with a class pod capping the card at
@@ -3092,6 +3112,7 @@ int main(void)
         cmocka_unit_test(test_same_card),
         cmocka_unit_test(test_memory_slice_share),
         cmocka_unit_test(test_replicas_quota_refused),
+        cmocka_unit_test(test_shared_zero_refuses_shares),
         cmocka_unit_test(test_timeslice_tier),
         cmocka_unit_test(test_work_timeslice_credit),
         cmocka_unit_test(test_work_shares_add_up),

@@ -1541,6 +1541,23 @@ static int quota_gives(const struct gs_tenancy *t, const struct rpod *p)
     return (quota_models(t, p) & (on ? on : UINT32_MAX)) != 0;
 }
 
+/* Can @p's share fit the shared quota of a model it may run on? Fractional use (slices, replicas,
+ * MIG instances) is charged to shared only (docs/quotas.md), so with too little there it never
+ * runs. 1 for whole cards. */
+static int shared_gives(const struct gs_tenancy *t, const struct rpod *p)
+{
+    const struct gs_tenant_spec *ts = &t->pol->tenants[p->tenant];
+    uint32_t on = runs_on(t, p), m = quota_models(t, p) & (on ? on : UINT32_MAX);
+    if (p->fit.whole)
+        return 1;
+    for (; m; m &= m - 1) {
+        const struct gs_model_quota *q = gs_tenant_model_quota(ts, __builtin_ctz(m));
+        if (q && q->shared_milli >= p->milli)
+            return 1;
+    }
+    return 0;
+}
+
 static void admit_one(const struct gs_tenancy *t, struct rpod *p)
 {
     const struct gs_policy *pol = t->pol;
@@ -1610,6 +1627,15 @@ static void admit_one(const struct gs_tenancy *t, struct rpod *p)
                 : sp->model_mask   ? "this pod allows"
                                    : "of the cluster",
                 p->fit.mig ? p->fit.mig : "");
+        p->state = GS_POD_REJECTED;
+    } else if (t->way == GS_WAY_FULL && ts && ts->has_quota && p->milli > 0 &&
+               !shared_gives(t, p)) {
+        p->field = "spec.containers[].resources";
+        gs__say(p->reason, sizeof(p->reason),
+                "tenant %s: its GPUQuota's shared quota holds less than this pod's share on every "
+                "GPU model it may run on (a share, a replica or a MIG instance is charged to "
+                "shared, dedicated being whole cards)",
+                ts->name);
         p->state = GS_POD_REJECTED;
     }
 }
