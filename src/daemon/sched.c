@@ -337,11 +337,10 @@ static int stopped(struct gsd_state *st, struct gsd_pod *p, const struct gs_deci
         p->pl.node = d->node;
         return evicted_in_kube(st, p, now);
     }
-    if (p->id && gsd_store_pod_unstart(st->store, p, now)) {
+    if (gsd_pod_unstart(st, p, now)) {
         st->failed = 1;
         return -EIO;
     }
-    p->start_us = 0; /* pending again: no start, as the store (and so a restart) has it */
     return 0;
 }
 

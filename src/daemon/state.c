@@ -437,6 +437,13 @@ static char *legacy_body(const struct gsd_pod *p)
 }
 
 /* A stored running pod back on its cards; when that is impossible it waits again. */
+int gsd_pod_unstart(struct gsd_state *st, struct gsd_pod *p, int64_t now_us)
+{
+    int rc = p->id ? gsd_store_pod_unstart(st->store, p, now_us) : 0;
+    p->start_us = 0; /* pending again: no start, as the store (and so a restart) has it */
+    return rc;
+}
+
 static int restore_running(struct gsd_state *st, struct gsd_pod *p, const char *node,
                            struct gs_placement pl, int mig_start)
 {
@@ -457,9 +464,7 @@ static int restore_running(struct gsd_state *st, struct gsd_pod *p, const char *
     gsd_log("warn", "pod put back to pending", "pod", key, "reason", p->reason, NULL);
     gsd_pod_set_state(st, p, GSD_PENDING);
     p->pl = (struct gs_placement){.node = -1};
-    rc = gsd_store_pod_unstart(st->store, p, gsd_sched_now(st));
-    p->start_us = 0;
-    return rc;
+    return gsd_pod_unstart(st, p, gsd_sched_now(st));
 }
 
 /* A stored pod's history, given to the scheduler as a snapshot's annotations give it

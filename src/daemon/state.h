@@ -210,6 +210,10 @@ const char *gsd_node_model(const struct gsd_state *st, int node);
 int gsd_pod_same(const struct gsd_pod *p, const struct gsd_podspec *spec, const char *tenant);
 /* gsd_pod_cancel() - release and forget @p. Return: 0; -EIO. */
 int gsd_pod_cancel(struct gsd_state *st, struct gsd_pod *p);
+/* gsd_pod_unstart() - @p, put back to pending at @now_us (scheduler clock), loses its start in the
+ * store (when stored: its open ledger run ends there) and in memory. Return: 0; the store's
+ * error (gsd_store_pod_unstart()'s; the caller fails the daemon). */
+int gsd_pod_unstart(struct gsd_state *st, struct gsd_pod *p, int64_t now_us);
 /* gsd_pod_set_state() - @p (linked) becomes GSD_PENDING, GSD_RUNNING or GSD_EVICTING: the counts,
  * its gang's running members and the pending list follow. */
 void gsd_pod_set_state(struct gsd_state *st, struct gsd_pod *p, int state);

@@ -1534,11 +1534,11 @@ static uint32_t runs_on(const struct gs_tenancy *t, const struct rpod *p)
     return mask & on;
 }
 
-/* Does @p's tenant's GPUQuota give some of a model @p may run on (runs_on(), 0: any)? */
-static int quota_gives(const struct gs_tenancy *t, const struct rpod *p)
+/* The models @p may run on (runs_on(), 0: any) that its tenant's GPUQuota gives. */
+static uint32_t quota_runs_on(const struct gs_tenancy *t, const struct rpod *p)
 {
     uint32_t on = runs_on(t, p);
-    return (quota_models(t, p) & (on ? on : UINT32_MAX)) != 0;
+    return quota_models(t, p) & (on ? on : UINT32_MAX);
 }
 
 /* Can @p's share fit the shared quota of a model it may run on? Fractional use (slices, replicas,
@@ -1547,10 +1547,9 @@ static int quota_gives(const struct gs_tenancy *t, const struct rpod *p)
 static int shared_gives(const struct gs_tenancy *t, const struct rpod *p)
 {
     const struct gs_tenant_spec *ts = &t->pol->tenants[p->tenant];
-    uint32_t on = runs_on(t, p), m = quota_models(t, p) & (on ? on : UINT32_MAX);
     if (p->fit.whole)
         return 1;
-    for (; m; m &= m - 1) {
+    for (uint32_t m = quota_runs_on(t, p); m; m &= m - 1) {
         const struct gs_model_quota *q = gs_tenant_model_quota(ts, __builtin_ctz(m));
         if (q && q->shared_milli >= p->milli)
             return 1;
@@ -1613,7 +1612,8 @@ static void admit_one(const struct gs_tenancy *t, struct rpod *p)
         gs__say(p->reason, sizeof(p->reason), "tenant %s: maxGPUsPerPod %d < nvidia.com/gpu %lld",
                 ts->name, ts->max_gpus_per_pod, (long long)p->gpus);
         p->state = GS_POD_REJECTED;
-    } else if (t->way == GS_WAY_FULL && ts && ts->has_quota && p->milli > 0 && !quota_gives(t, p)) {
+    } else if (t->way == GS_WAY_FULL && ts && ts->has_quota && p->milli > 0 &&
+               !quota_runs_on(t, p)) {
         int shared = 0; /* asked as nvidia.com/gpu.shared, not turned to replicas by a tier */
         for (int i = 0; i < sp->ncontainers; i++)
             shared |= sp->containers[i].gpu_shared > 0;
